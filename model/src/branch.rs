@@ -1,0 +1,76 @@
+//! Where the contract allows two behaviours, the model takes the branch as an input.
+//!
+//! A request that reaches one of these points cannot be handled without a [`Branch`]:
+//! [`crate::Platform::branch_point`] says which point a request would reach (a pure look
+//! at the state), and the world offers both alternatives as choices, so the checkers
+//! explore every branch and a test names the one it wants.
+
+use serde::Serialize;
+
+/// A place where the contract says "A or B".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum BranchPoint {
+    /// S4 / ORDER-01: a new key for an existing `merchant_order_no` "returns the existing
+    /// object identifier or a conflict".
+    OrderNoReuse,
+    /// S5 / CONC-02, CONC-03: a concurrent same-key request "returns the same object or an
+    /// in-flight conflict".
+    ConcurrentSameKey,
+    /// S8 / ATTEMPT-01: confirm with a new key while processing gives "409
+    /// payment_in_progress or returns the original status".
+    ConfirmWhileProcessing,
+}
+
+impl BranchPoint {
+    /// The two alternatives, the one the contract's example shows first.
+    pub fn alternatives(self) -> [Branch; 2] {
+        match self {
+            BranchPoint::OrderNoReuse => [Branch::S4Conflict, Branch::S4ReturnExisting],
+            BranchPoint::ConcurrentSameKey => [Branch::S5Wait, Branch::S5InProgress],
+            BranchPoint::ConfirmWhileProcessing => {
+                [Branch::S8PaymentInProgress, Branch::S8OriginalStatus]
+            }
+        }
+    }
+}
+
+/// One alternative at a [`BranchPoint`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Branch {
+    /// S4: 409 `order_no_conflict` with `related_resource_id` (the contract's example).
+    S4Conflict,
+    /// S4: 200 with the existing Payment; the new key is bound to it (A-S4-BIND).
+    S4ReturnExisting,
+    /// S5: wait for the executing request and return the same object (or 409
+    /// `operation_in_progress` when the wait times out).
+    S5Wait,
+    /// S5: answer 409 `operation_in_progress` at once.
+    S5InProgress,
+    /// S8: 409 `payment_in_progress` with `related_resource_id` (the contract's example).
+    S8PaymentInProgress,
+    /// S8: 200 with the Payment's current status; no attempt, no charge (A-S8-NOBIND).
+    S8OriginalStatus,
+}
+
+impl Branch {
+    pub fn point(self) -> BranchPoint {
+        match self {
+            Branch::S4Conflict | Branch::S4ReturnExisting => BranchPoint::OrderNoReuse,
+            Branch::S5Wait | Branch::S5InProgress => BranchPoint::ConcurrentSameKey,
+            Branch::S8PaymentInProgress | Branch::S8OriginalStatus => {
+                BranchPoint::ConfirmWhileProcessing
+            }
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Branch::S4Conflict => "S4:conflict",
+            Branch::S4ReturnExisting => "S4:existing",
+            Branch::S5Wait => "S5:wait",
+            Branch::S5InProgress => "S5:in-progress",
+            Branch::S8PaymentInProgress => "S8:payment-in-progress",
+            Branch::S8OriginalStatus => "S8:original-status",
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Identifiers: small copyable newtypes, rendered the way the contract writes them
+//! (`pay_demo_001`, `ref_demo_001`).
+
+use serde::{Serialize, Serializer};
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $fmt:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, $fmt, self.0)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A Payment (`pay_demo_001`).
+    PaymentId, "pay_demo_{:03}"
+);
+id_type!(
+    /// An attempt of a Payment: one charge sent to the upstream (`att_001`).
+    AttemptId, "att_{:03}"
+);
+id_type!(
+    /// A Refund (`ref_demo_001`).
+    RefundId, "ref_demo_{:03}"
+);
+id_type!(
+    /// A checkout session (`cs_demo_001`).
+    SessionId, "cs_demo_{:03}"
+);
+id_type!(
+    /// One HTTP exchange between a merchant server and the platform, numbered by the world.
+    RequestId, "req_{}"
+);
+id_type!(
+    /// A webhook event (`evt_001`).
+    EventId, "evt_{:03}"
+);
+id_type!(
+    /// A merchant (`merchant_1`).
+    MerchantId, "merchant_{}"
+);
+id_type!(
+    /// An API key (`ak_1`): authenticates a merchant in one environment. Rotating it keeps the scope.
+    ApiKeyId, "ak_{}"
+);
+
+/// Test or live: two independent idempotency worlds (SCOPE-02).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Environment {
+    Test,
+    Live,
+}
+
+impl std::fmt::Display for Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Environment::Test => "test",
+            Environment::Live => "live",
+        })
+    }
+}
+
+/// The card a payer typed, as an opaque label (`A`, `B`). The model never sees a card
+/// number; even so, the platform must not keep this label after the upstream call that
+/// used it (CARD-02), and the acquirer's ledger is the only place that records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Card(pub char);
+
+impl std::fmt::Display for Card {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "card {}", self.0)
+    }
+}
+
+impl Serialize for Card {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+/// Either kind of business object a response or webhook refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(untagged)]
+pub enum ResourceId {
+    Payment(PaymentId),
+    Refund(RefundId),
+    Session(SessionId),
+}
+
+impl std::fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResourceId::Payment(id) => id.fmt(f),
+            ResourceId::Refund(id) => id.fmt(f),
+            ResourceId::Session(id) => id.fmt(f),
+        }
+    }
+}

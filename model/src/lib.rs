@@ -1,0 +1,43 @@
+//! # payhub-model
+//!
+//! Pure, sans-IO state machines of the PayHub payment API's contract on idempotency,
+//! retries and status queries: the [`Platform`], the upstream [`Acquirer`] (the ground
+//! truth of money), and merchant integrations.
+//!
+//! This crate never does I/O, never reads a clock and never draws a random number.
+//! Every input carries the simulated time `now`; every place where the contract allows
+//! two behaviours takes a [`Branch`] as input; every place where it is silent reads a
+//! named parameter of [`PlatformParams`] (see `model/ASSUMPTIONS.md`). Every decision
+//! cites the [`Rule`] of the catalogue that makes it.
+//!
+//! Modules, one concept each:
+//! - [`rules`]: the rule catalogue (IDs like `SCOPE-02`).
+//! - [`api`]: requests, responses, objects, errors, in the contract's notation.
+//! - [`platform`]: the platform state machine (admission, execution, timers).
+//! - [`acquirer`]: the upstream acquirer and its money ledger.
+//! - [`branch`]: the contract's "A or B" points.
+//! - [`params`]: the contract's numbers and every assumption.
+//! - [`time`], [`ids`]: simulated time and identifiers.
+
+pub mod acquirer;
+pub mod api;
+pub mod branch;
+pub mod client;
+pub mod harness;
+pub mod ids;
+pub mod params;
+pub mod platform;
+pub mod rules;
+pub mod time;
+
+pub use acquirer::{Acquirer, AcquirerDecision, Ledger, LedgerEntry, UpstreamCall, UpstreamReply};
+pub use api::*;
+pub use branch::{Branch, BranchPoint};
+pub use ids::*;
+pub use params::PlatformParams;
+pub use platform::{
+    ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, Timer, WebhookEvent,
+    WebhookObject,
+};
+pub use rules::{Enforcer, Rule, RuleEntry, Section};
+pub use time::Millis;

@@ -1,0 +1,73 @@
+//! Named parameters: the contract's numbers, and every assumption where it is silent.
+//!
+//! Each field's doc says whether the contract states it (with the rule) or whether it is
+//! an assumption (with its `A-…` name, listed in `model/ASSUMPTIONS.md` with the contract
+//! sentence it fills in). Nothing in the model uses a constant that is not here.
+
+use crate::time::Millis;
+use serde::Serialize;
+
+/// Parameters of the platform model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct PlatformParams {
+    /// Idempotency records are kept this long (contract: 7 days, RET-01).
+    pub retention: Millis,
+    /// The platform waits this long for the upstream before answering 202
+    /// (contract: "about 15 seconds", UPSTREAM-01).
+    pub sync_wait: Millis,
+    /// A concurrent same-key request waits this long for the executing one before
+    /// 409 `operation_in_progress` (assumption A-WAIT-TIMEOUT; CONC-03 names no figure).
+    pub concurrent_wait_timeout: Millis,
+    /// Maximum attempts per Payment (contract: default 3, ATTEMPT-05).
+    pub attempts_max: u8,
+    /// `expires_at` = creation + this (assumption A-EXPIRES-AT; the contract gives no length).
+    pub payment_ttl: Millis,
+    /// A checkout session expires this long after it is created (assumption A-SESSION-TTL).
+    pub session_ttl: Millis,
+    /// Interval of the platform's own upstream queries while a result is unknown
+    /// (assumption A-VERIFY-INTERVAL; RES-01 says only that it verifies).
+    pub verify_interval: Millis,
+    /// The automatic query window: unknown this long after the charge was sent means
+    /// `manual_review` (assumption A-AUTO-WINDOW; RES-03 names no length).
+    pub auto_query_window: Millis,
+    /// Under `manual_review` the platform queries the upstream this often
+    /// (contract: every 24 hours, RES-03).
+    pub manual_review_requery: Millis,
+    /// `Retry-After` on 429 (assumption A-RETRY-AFTER; S10 shows 2).
+    pub retry_after_s: u32,
+    /// Maximum Idempotency-Key length in characters (contract: 255, KEY-07).
+    pub key_len_max: usize,
+    /// Webhook re-deliveries of an event that was not acknowledged
+    /// (assumption A-WEBHOOK-REDELIVERY; the contract says webhooks are primary, not how often).
+    pub webhook_redeliveries_max: u8,
+    /// First re-delivery delay; doubled each time (assumption A-WEBHOOK-REDELIVERY).
+    pub webhook_redelivery_delay: Millis,
+    /// Fee rate snapshotted into a new Payment, in basis points, until changed by
+    /// `Control::SetFeeRate` (assumption A-FEE-SNAPSHOT: "the fee rate of that time" is
+    /// the rate when the Payment was created).
+    pub fee_rate_bps: u32,
+    /// Currencies the platform accepts; others get 422 `unsupported_currency`.
+    pub currencies: &'static [&'static str],
+}
+
+impl Default for PlatformParams {
+    fn default() -> Self {
+        PlatformParams {
+            retention: Millis::days(7),
+            sync_wait: Millis::secs(15),
+            concurrent_wait_timeout: Millis::secs(10),
+            attempts_max: 3,
+            payment_ttl: Millis::hours(24),
+            session_ttl: Millis::mins(30),
+            verify_interval: Millis::mins(1),
+            auto_query_window: Millis::hours(1),
+            manual_review_requery: Millis::hours(24),
+            retry_after_s: 2,
+            key_len_max: 255,
+            webhook_redeliveries_max: 3,
+            webhook_redelivery_delay: Millis::mins(1),
+            fee_rate_bps: 290,
+            currencies: &["USD", "EUR", "CNY", "JPY"],
+        }
+    }
+}

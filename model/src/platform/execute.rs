@@ -1,0 +1,715 @@
+//! Execution: the second half of handling a request, upstream replies, and timers.
+
+use super::admission::NewOp;
+use super::state::*;
+use super::{Platform, PlatformOutput, Timer, UnackedWebhook, WebhookEvent, WebhookObject};
+use crate::acquirer::{ChargeState, RefundState, UpstreamCall, UpstreamReply};
+use crate::api::{
+    ApiError, ApiResponse, ErrorCode, Failure, FailureCode, PaymentStatus, RefundStatus,
+    ResolutionStatus,
+};
+use crate::ids::{AttemptId, Card, EventId, PaymentId, RefundId, RequestId, ResourceId, SessionId};
+use crate::rules::Rule;
+use crate::time::Millis;
+
+impl Platform {
+    /// Executes a new business operation under a fresh idempotency record.
+    pub(super) fn execute(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        scope: Scope,
+        fingerprint: Fingerprint,
+        op: NewOp,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        // CONC-01: this request now holds the right to execute under `scope`.
+        let in_flight = RecordState::InFlight { executor: id };
+        match op {
+            NewOp::CreatePayment {
+                merchant_order_no,
+                amount,
+                currency,
+                card,
+            } => {
+                let payment = self.create_payment(now, &scope, merchant_order_no, amount, currency);
+                match card {
+                    Some(card) => {
+                        self.bind(now, scope.clone(), fingerprint, in_flight);
+                        let attempt = self.start_attempt(now, payment, card, out);
+                        let waits_on = WaitsOn::Charge {
+                            attempt,
+                            created: true,
+                        };
+                        self.await_upstream(now, id, scope, waits_on);
+                    }
+                    None => {
+                        let resource = ResourceId::Payment(payment);
+                        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+                        let response = self.resource_response(201, resource);
+                        respond(out, id, response, Rule::FirstExecution201);
+                    }
+                }
+            }
+            NewOp::Confirm { payment, card } => {
+                // ATTEMPT-02..ATTEMPT-06 were checked at admission; the Payment and its fee
+                // snapshot are kept, only a new attempt is added.
+                self.bind(now, scope.clone(), fingerprint, in_flight);
+                let attempt = self.start_attempt(now, payment, card, out);
+                let waits_on = WaitsOn::Charge {
+                    attempt,
+                    created: false,
+                };
+                self.await_upstream(now, id, scope, waits_on);
+            }
+            NewOp::Cancel { payment } => {
+                let p = self.payments.get_mut(&payment).expect("admitted");
+                if p.status.is_in_progress() {
+                    // CANCEL-01: only the upstream can say the charge is safely canceled.
+                    p.cancel_requested = true;
+                    let attempt = p.latest_attempt().expect("in progress has an attempt");
+                    self.bind(now, scope.clone(), fingerprint, in_flight);
+                    out.push(PlatformOutput::Upstream {
+                        call: UpstreamCall::CancelCharge { attempt },
+                        rule: Rule::Cancel202KeepsStatus,
+                    });
+                    self.await_upstream(now, id, scope, WaitsOn::Cancel { payment });
+                } else {
+                    // No unfinished attempt: nothing can be captured, cancel at once.
+                    p.status = PaymentStatus::Canceled;
+                    p.resolution = ResolutionStatus::Known;
+                    self.bump_payment(now, payment, Rule::TerminalStatuses, out);
+                    let resource = ResourceId::Payment(payment);
+                    self.bind(now, scope, fingerprint, RecordState::Done { resource });
+                    let response = self.resource_response(200, resource);
+                    respond(out, id, response, Rule::TerminalStatuses);
+                }
+            }
+            NewOp::CheckoutSession {
+                merchant_order_no,
+                amount,
+                currency,
+                existing,
+            } => {
+                // CKO-01 / UNIQ-03: an existing order gets a new session for the same Payment.
+                let (payment, rule) = match existing {
+                    Some(p) => (p, Rule::CheckoutNewSession),
+                    None => (
+                        self.create_payment(now, &scope, merchant_order_no, amount, currency),
+                        Rule::CheckoutSameProcess,
+                    ),
+                };
+                self.next.session += 1;
+                let session = SessionId(self.next.session);
+                self.sessions.insert(
+                    session,
+                    Session {
+                        payment,
+                        created_at: now,
+                        expires_at: now.after(self.params.session_ttl),
+                    },
+                );
+                let resource = ResourceId::Session(session);
+                self.bind(now, scope, fingerprint, RecordState::Done { resource });
+                let response = self.resource_response(201, resource);
+                respond(out, id, response, rule);
+            }
+            NewOp::Refund {
+                payment,
+                merchant_refund_no,
+                amount,
+            } => {
+                let p = self.payments.get_mut(&payment).expect("admitted");
+                p.amount_refunded += amount;
+                let attempt = p
+                    .latest_attempt()
+                    .expect("a succeeded payment has an attempt");
+                self.next.refund += 1;
+                let refund = RefundId(self.next.refund);
+                self.refund_nos.insert(
+                    BusinessKey {
+                        merchant: scope.merchant,
+                        environment: scope.environment,
+                        number: merchant_refund_no.clone(),
+                    },
+                    refund,
+                );
+                self.refunds.insert(
+                    refund,
+                    Refund {
+                        payment,
+                        attempt,
+                        merchant: scope.merchant,
+                        environment: scope.environment,
+                        merchant_refund_no,
+                        amount,
+                        status: RefundStatus::Processing,
+                        resolution: ResolutionStatus::Known,
+                        sent_at: now,
+                        version: 1,
+                    },
+                );
+                // The refund is sent once; afterwards the platform only queries (REFUND-01).
+                out.push(PlatformOutput::Upstream {
+                    call: UpstreamCall::Refund {
+                        refund,
+                        attempt,
+                        amount,
+                    },
+                    rule: Rule::UniqueRefundNo,
+                });
+                self.set_timer(
+                    now.after(self.params.sync_wait),
+                    Timer::VerifyRefund(refund),
+                );
+                let resource = ResourceId::Refund(refund);
+                self.bind(now, scope, fingerprint, RecordState::Done { resource });
+                let response = self.resource_response(201, resource);
+                respond(out, id, response, Rule::FirstExecution201);
+            }
+        }
+    }
+
+    fn create_payment(
+        &mut self,
+        now: Millis,
+        scope: &Scope,
+        merchant_order_no: String,
+        amount: u64,
+        currency: String,
+    ) -> PaymentId {
+        self.next.payment += 1;
+        let id = PaymentId(self.next.payment);
+        let expires_at = now.after(self.params.payment_ttl);
+        // UNIQ-01: the order number is bound for good, independently of any key (RET-02).
+        self.order_nos.insert(
+            BusinessKey {
+                merchant: scope.merchant,
+                environment: scope.environment,
+                number: merchant_order_no.clone(),
+            },
+            id,
+        );
+        self.payments.insert(
+            id,
+            Payment {
+                merchant: scope.merchant,
+                environment: scope.environment,
+                merchant_order_no,
+                amount,
+                currency,
+                fee_rate_bps: self.fee_rate_bps,
+                created_at: now,
+                expires_at,
+                status: PaymentStatus::RequiresPaymentMethod,
+                resolution: ResolutionStatus::Known,
+                attempts: Vec::new(),
+                failure: None,
+                cancel_requested: false,
+                amount_refunded: 0,
+                version: 1,
+            },
+        );
+        self.set_timer(expires_at, Timer::PaymentExpiry(id));
+        id
+    }
+
+    /// Adds an attempt and sends its charge. The card goes to the upstream and nowhere
+    /// else (CARD-02).
+    fn start_attempt(
+        &mut self,
+        now: Millis,
+        payment: PaymentId,
+        card: Card,
+        out: &mut Vec<PlatformOutput>,
+    ) -> AttemptId {
+        self.next.attempt += 1;
+        let attempt = AttemptId(self.next.attempt);
+        let p = self.payments.get_mut(&payment).expect("exists");
+        let first = p.attempts.is_empty();
+        p.attempts.push(attempt);
+        p.status = PaymentStatus::Processing;
+        p.resolution = ResolutionStatus::Known;
+        p.failure = None;
+        let call = UpstreamCall::Charge {
+            attempt,
+            payment,
+            merchant: p.merchant,
+            environment: p.environment,
+            amount: p.amount,
+            currency: p.currency.clone(),
+            card,
+        };
+        self.attempts.insert(
+            attempt,
+            Attempt {
+                payment,
+                status: crate::platform::state::AttemptStatus::Processing,
+                sent_at: now,
+            },
+        );
+        if !first {
+            self.bump_payment(now, payment, Rule::CardRetryNewKey, out);
+        }
+        out.push(PlatformOutput::Upstream {
+            call,
+            rule: Rule::ProcessingKnown,
+        });
+        attempt
+    }
+
+    /// The executor waits for the upstream, at most `sync_wait` (UPSTREAM-01).
+    fn await_upstream(&mut self, now: Millis, id: RequestId, scope: Scope, waits_on: WaitsOn) {
+        self.pending
+            .insert(id, Pending::Executor { scope, waits_on });
+        self.set_timer(now.after(self.params.sync_wait), Timer::SyncWait(id));
+    }
+
+    /// Answers an executor and every request waiting on its scope, and marks the record done.
+    fn finish_executor(
+        &mut self,
+        executor: RequestId,
+        status: u16,
+        rule: Rule,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let Some(Pending::Executor { scope, waits_on }) = self.pending.remove(&executor) else {
+            return;
+        };
+        self.cancel_timer(&Timer::SyncWait(executor));
+        let resource = match waits_on {
+            WaitsOn::Charge { attempt, .. } => ResourceId::Payment(self.attempts[&attempt].payment),
+            WaitsOn::Cancel { payment } => ResourceId::Payment(payment),
+        };
+        if let Some(record) = self.records.get_mut(&scope) {
+            record.state = RecordState::Done { resource };
+        }
+        let response = self.resource_response(status, resource);
+        respond(out, executor, response, rule);
+        // CONC-02: the waiters get the same object, latest state, 200.
+        let waiters: Vec<RequestId> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::Waiter { scope: s } if *s == scope))
+            .map(|(id, _)| *id)
+            .collect();
+        for waiter in waiters {
+            self.pending.remove(&waiter);
+            self.cancel_timer(&Timer::WaitTimeout(waiter));
+            let response = self.resource_response(200, resource);
+            respond(out, waiter, response, Rule::ConcurrentWaitSameObject);
+        }
+    }
+
+    /// Executors waiting on this attempt's charge or on its Payment's cancel.
+    fn executors_for(&self, attempt: AttemptId, payment: PaymentId) -> Vec<(RequestId, WaitsOn)> {
+        self.pending
+            .iter()
+            .filter_map(|(id, p)| match p {
+                Pending::Executor { waits_on, .. } => match *waits_on {
+                    WaitsOn::Charge { attempt: a, .. } if a == attempt => Some((*id, *waits_on)),
+                    WaitsOn::Cancel { payment: p } if p == payment => Some((*id, *waits_on)),
+                    _ => None,
+                },
+                Pending::Waiter { .. } => None,
+            })
+            .collect()
+    }
+
+    // ---- upstream replies ---------------------------------------------------------
+
+    pub(super) fn handle_upstream(
+        &mut self,
+        now: Millis,
+        reply: UpstreamReply,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        match reply {
+            UpstreamReply::Charge { attempt, state } => self.on_charge(now, attempt, state, out),
+            UpstreamReply::Refund { refund, state } => self.on_refund(now, refund, state, out),
+        }
+    }
+
+    fn on_charge(
+        &mut self,
+        now: Millis,
+        attempt: AttemptId,
+        state: ChargeState,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let Some(a) = self.attempts.get(&attempt) else {
+            return;
+        };
+        let payment = a.payment;
+        if !a.status.is_unfinished() {
+            return; // a late or duplicated answer about a settled attempt
+        }
+        let p = &self.payments[&payment];
+        let cancel_requested = p.cancel_requested;
+        let (attempt_status, known) = match state {
+            ChargeState::Approved => (AttemptStatus::Succeeded, true),
+            ChargeState::Declined(_) | ChargeState::NotFound => (AttemptStatus::Failed, true),
+            ChargeState::Canceled => (AttemptStatus::Canceled, true),
+            ChargeState::ActionRequired => (AttemptStatus::RequiresAction, false),
+            ChargeState::Error => (a.status, false),
+        };
+        let before = (p.status, p.resolution, p.failure);
+        let p = self.payments.get_mut(&payment).expect("exists");
+        let rule = match state {
+            ChargeState::Approved => {
+                p.status = PaymentStatus::Succeeded;
+                p.resolution = ResolutionStatus::Known;
+                p.cancel_requested = false;
+                Rule::TerminalStatuses
+            }
+            ChargeState::Declined(_) | ChargeState::NotFound | ChargeState::Canceled => {
+                let code = match state {
+                    ChargeState::Declined(code) => code,
+                    _ => FailureCode::NotReceivedByUpstream,
+                };
+                p.resolution = ResolutionStatus::Known;
+                if cancel_requested || state == ChargeState::Canceled {
+                    p.status = PaymentStatus::Canceled;
+                    p.cancel_requested = false;
+                } else {
+                    p.status = PaymentStatus::Failed;
+                    p.failure = Some(Failure {
+                        code,
+                        attempt_id: attempt,
+                    });
+                }
+                Rule::TerminalStatuses
+            }
+            ChargeState::ActionRequired => {
+                p.status = PaymentStatus::RequiresAction;
+                if p.resolution == ResolutionStatus::NeedsQuery {
+                    p.resolution = ResolutionStatus::Known;
+                }
+                Rule::RequiresAction
+            }
+            ChargeState::Error => {
+                if p.resolution == ResolutionStatus::Known && p.status == PaymentStatus::Processing
+                {
+                    p.resolution = ResolutionStatus::NeedsQuery;
+                }
+                Rule::NeedsQuery
+            }
+        };
+        let changed = (p.status, p.resolution, p.failure) != before;
+        self.attempts.get_mut(&attempt).expect("exists").status = attempt_status;
+        if changed {
+            self.bump_payment(now, payment, rule, out);
+        }
+        if known {
+            self.cancel_timer(&Timer::Verify(attempt));
+        } else if !self.has_timer(&Timer::Verify(attempt)) {
+            self.set_timer(
+                now.after(self.params.verify_interval),
+                Timer::Verify(attempt),
+            );
+        }
+        // Answer the executors waiting on this attempt.
+        for (executor, waits_on) in self.executors_for(attempt, payment) {
+            let (status, rule) = match (waits_on, state) {
+                (_, ChargeState::Error) => (202, Rule::UnknownResult),
+                (WaitsOn::Cancel { .. }, ChargeState::ActionRequired) => {
+                    (202, Rule::Cancel202KeepsStatus)
+                }
+                (WaitsOn::Cancel { .. }, _) => (200, Rule::TerminalStatuses),
+                (WaitsOn::Charge { created: true, .. }, _) => (201, Rule::FirstExecution201),
+                (WaitsOn::Charge { created: false, .. }, _) => (200, Rule::CardRetryNewKey),
+            };
+            self.finish_executor(executor, status, rule, out);
+        }
+    }
+
+    fn on_refund(
+        &mut self,
+        now: Millis,
+        refund: RefundId,
+        state: RefundState,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let Some(r) = self.refunds.get_mut(&refund) else {
+            return;
+        };
+        if r.status != RefundStatus::Processing {
+            return;
+        }
+        let before = (r.status, r.resolution);
+        match state {
+            RefundState::Succeeded => {
+                r.status = RefundStatus::Succeeded;
+                r.resolution = ResolutionStatus::Known;
+            }
+            RefundState::Failed => {
+                r.status = RefundStatus::Failed;
+                r.resolution = ResolutionStatus::Known;
+                let (payment, amount) = (r.payment, r.amount);
+                let p = self.payments.get_mut(&payment).expect("exists");
+                p.amount_refunded -= amount;
+            }
+            // Not found or failed to answer: unknown, keep verifying; never send the refund
+            // again (REFUND-01).
+            RefundState::NotFound | RefundState::Error => {
+                if r.resolution == ResolutionStatus::Known {
+                    r.resolution = ResolutionStatus::NeedsQuery;
+                }
+            }
+        }
+        let r = &self.refunds[&refund];
+        if (r.status, r.resolution) != before {
+            self.bump_refund(now, refund, Rule::RefundTimeoutNoSecondRefund, out);
+        }
+        if self.refunds[&refund].status != RefundStatus::Processing {
+            self.cancel_timer(&Timer::VerifyRefund(refund));
+        } else if !self.has_timer(&Timer::VerifyRefund(refund)) {
+            self.set_timer(
+                now.after(self.params.verify_interval),
+                Timer::VerifyRefund(refund),
+            );
+        }
+    }
+
+    // ---- timers -------------------------------------------------------------------
+
+    pub(super) fn fire(&mut self, now: Millis, timer: Timer, out: &mut Vec<PlatformOutput>) {
+        match timer {
+            Timer::SyncWait(executor) => self.on_sync_wait(now, executor, out),
+            Timer::WaitTimeout(waiter) => {
+                if let Some(Pending::Waiter { .. }) = self.pending.remove(&waiter) {
+                    let response =
+                        ApiResponse::error(ApiError::new(ErrorCode::OperationInProgress));
+                    respond(out, waiter, response, Rule::ConcurrentWaitTimeout);
+                }
+            }
+            Timer::Verify(attempt) => self.on_verify(now, attempt, out),
+            Timer::VerifyRefund(refund) => self.on_verify_refund(now, refund, out),
+            Timer::Retention(scope) => {
+                // RET-01: the record goes; the order and refund numbers stay (RET-02, RET-03).
+                let expired = self
+                    .records
+                    .get(&scope)
+                    .is_some_and(|r| r.created_at.after(self.params.retention) <= now);
+                if expired {
+                    self.records.remove(&scope);
+                }
+            }
+            Timer::PaymentExpiry(payment) => {
+                // EXPIRY-01: only a Payment with nothing in progress expires.
+                let p = self.payments.get_mut(&payment).expect("exists");
+                if matches!(
+                    p.status,
+                    PaymentStatus::RequiresPaymentMethod | PaymentStatus::Failed
+                ) {
+                    p.status = PaymentStatus::Expired;
+                    p.resolution = ResolutionStatus::Known;
+                    self.bump_payment(now, payment, Rule::ExpiryLimitsNewOpsOnly, out);
+                }
+            }
+            Timer::WebhookRedeliver(event) => self.redeliver(now, event, out),
+        }
+    }
+
+    /// UPSTREAM-01: no answer within the synchronous wait: 202, result unknown.
+    fn on_sync_wait(&mut self, now: Millis, executor: RequestId, out: &mut Vec<PlatformOutput>) {
+        let Some(Pending::Executor { waits_on, .. }) = self.pending.get(&executor) else {
+            return;
+        };
+        let (attempt, rule) = match *waits_on {
+            WaitsOn::Charge { attempt, .. } => (attempt, Rule::SyncWait),
+            WaitsOn::Cancel { payment } => (
+                self.payments[&payment]
+                    .latest_attempt()
+                    .expect("in progress"),
+                Rule::Cancel202KeepsStatus,
+            ),
+        };
+        let payment = self.attempts[&attempt].payment;
+        let p = self.payments.get_mut(&payment).expect("exists");
+        if p.status == PaymentStatus::Processing && p.resolution == ResolutionStatus::Known {
+            // RES-01: the platform now verifies with the upstream.
+            p.resolution = ResolutionStatus::NeedsQuery;
+            self.bump_payment(now, payment, Rule::NeedsQuery, out);
+        }
+        if !self.has_timer(&Timer::Verify(attempt)) {
+            self.set_timer(
+                now.after(self.params.verify_interval),
+                Timer::Verify(attempt),
+            );
+        }
+        self.finish_executor(executor, 202, rule, out);
+    }
+
+    /// RES-01, RES-03: query the upstream about an unfinished attempt; after the automatic
+    /// window, `manual_review` and a query every 24 hours, never an automatic failure.
+    fn on_verify(&mut self, now: Millis, attempt: AttemptId, out: &mut Vec<PlatformOutput>) {
+        let Some(a) = self.attempts.get(&attempt) else {
+            return;
+        };
+        if !a.status.is_unfinished() {
+            return;
+        }
+        let (payment, sent_at) = (a.payment, a.sent_at);
+        let p = self.payments.get_mut(&payment).expect("exists");
+        let call = if p.cancel_requested {
+            UpstreamCall::CancelCharge { attempt }
+        } else {
+            UpstreamCall::QueryCharge { attempt }
+        };
+        let window_over = now >= sent_at.after(self.params.auto_query_window);
+        let rule = if p.resolution == ResolutionStatus::ManualReview {
+            Rule::ManualReview
+        } else if window_over {
+            p.resolution = ResolutionStatus::ManualReview;
+            self.bump_payment(now, payment, Rule::ManualReview, out);
+            Rule::ManualReview
+        } else {
+            Rule::NeedsQuery
+        };
+        out.push(PlatformOutput::Upstream { call, rule });
+        let next = if rule == Rule::ManualReview {
+            self.params.manual_review_requery
+        } else {
+            self.params.verify_interval
+        };
+        self.set_timer(now.after(next), Timer::Verify(attempt));
+    }
+
+    fn on_verify_refund(&mut self, now: Millis, refund: RefundId, out: &mut Vec<PlatformOutput>) {
+        let Some(r) = self.refunds.get_mut(&refund) else {
+            return;
+        };
+        if r.status != RefundStatus::Processing {
+            return;
+        }
+        let window_over = now >= r.sent_at.after(self.params.auto_query_window);
+        let target = if window_over || r.resolution == ResolutionStatus::ManualReview {
+            ResolutionStatus::ManualReview
+        } else {
+            ResolutionStatus::NeedsQuery
+        };
+        let next = if target == ResolutionStatus::ManualReview {
+            self.params.manual_review_requery
+        } else {
+            self.params.verify_interval
+        };
+        if r.resolution != target {
+            r.resolution = target;
+            self.bump_refund(now, refund, Rule::RefundTimeoutNoSecondRefund, out);
+        }
+        out.push(PlatformOutput::Upstream {
+            call: UpstreamCall::QueryRefund { refund },
+            rule: Rule::RefundTimeoutNoSecondRefund,
+        });
+        self.set_timer(now.after(next), Timer::VerifyRefund(refund));
+    }
+
+    // ---- versions and webhooks ----------------------------------------------------
+
+    /// A Payment changed: new version, and a webhook (WEBHOOK-01).
+    fn bump_payment(
+        &mut self,
+        now: Millis,
+        payment: PaymentId,
+        rule: Rule,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let p = self.payments.get_mut(&payment).expect("exists");
+        p.version += 1;
+        let (merchant, environment) = (p.merchant, p.environment);
+        let view = p.view(payment);
+        let kind = format!("payment.{}", view.status.as_str());
+        self.emit(
+            now,
+            merchant,
+            environment,
+            kind,
+            WebhookObject::Payment(view),
+            rule,
+            out,
+        );
+    }
+
+    fn bump_refund(
+        &mut self,
+        now: Millis,
+        refund: RefundId,
+        rule: Rule,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let r = self.refunds.get_mut(&refund).expect("exists");
+        r.version += 1;
+        let (merchant, environment) = (r.merchant, r.environment);
+        let view = r.view(refund);
+        let kind = format!("refund.{}", view.status.as_str());
+        self.emit(
+            now,
+            merchant,
+            environment,
+            kind,
+            WebhookObject::Refund(view),
+            rule,
+            out,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        now: Millis,
+        merchant: crate::ids::MerchantId,
+        environment: crate::ids::Environment,
+        kind: String,
+        object: WebhookObject,
+        rule: Rule,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        self.next.event += 1;
+        let event = WebhookEvent {
+            id: EventId(self.next.event),
+            merchant,
+            environment,
+            kind,
+            object,
+            delivery: 0,
+        };
+        if self.params.webhook_redeliveries_max > 0 {
+            self.unacked.insert(
+                event.id,
+                UnackedWebhook {
+                    event: event.clone(),
+                },
+            );
+            self.set_timer(
+                now.after(self.params.webhook_redelivery_delay),
+                Timer::WebhookRedeliver(event.id),
+            );
+        }
+        out.push(PlatformOutput::Webhook { event, rule });
+    }
+
+    /// A-WEBHOOK-REDELIVERY: re-send an unacknowledged event with doubling delays.
+    fn redeliver(&mut self, now: Millis, event: EventId, out: &mut Vec<PlatformOutput>) {
+        let Some(unacked) = self.unacked.get_mut(&event) else {
+            return;
+        };
+        unacked.event.delivery += 1;
+        let copy = unacked.event.clone();
+        let delivery = copy.delivery;
+        if delivery >= self.params.webhook_redeliveries_max {
+            self.unacked.remove(&event);
+        } else {
+            let delay = Millis(self.params.webhook_redelivery_delay.0 << delivery);
+            self.set_timer(now.after(delay), Timer::WebhookRedeliver(event));
+        }
+        out.push(PlatformOutput::Webhook {
+            event: copy,
+            rule: Rule::WebhookPrimary,
+        });
+    }
+}
+
+fn respond(out: &mut Vec<PlatformOutput>, to: RequestId, response: ApiResponse, rule: Rule) {
+    out.push(PlatformOutput::Response { to, response, rule });
+}

@@ -1,0 +1,416 @@
+//! The PayHub platform as a sans-IO state machine.
+//!
+//! # Inputs, outputs, time
+//! [`Platform::step`] takes one [`PlatformInput`] with the simulated time `now` and
+//! pushes [`PlatformOutput`]s: responses to merchant requests, calls to the upstream
+//! acquirer, and webhook events. [`Platform::next_timer`] says when the platform next
+//! wants [`PlatformInput::Timeout`]; the driver jumps the clock there and steps again.
+//!
+//! Where the contract allows two behaviours a request needs a [`Branch`]:
+//! [`Platform::branch_point`] tells, without changing anything, which point a request
+//! would reach; `step` refuses such a request without its branch and changes nothing.
+//!
+//! # Order of checks for a request (each cites its rule where it is decided)
+//! authentication (401/403) → rate limit (429, RATE-01) → route (404/405) →
+//! Idempotency-Key header (400, KEY-07) → body (400/422) → object lookup (404) →
+//! idempotency scope (conflict, replay, concurrent wait) → channel pause (503, RATE-04)
+//! → business checks (order/refund number uniqueness, attempt rules) → execution.
+//! Everything before "execution" leaves no record behind (REJECT-01).
+//!
+//! Every output carries the [`Rule`] that decided it, so a trace can say why.
+
+mod admission;
+mod execute;
+pub mod state;
+
+use crate::acquirer::{UpstreamCall, UpstreamReply};
+use crate::api::{ApiRequest, ApiResponse, PaymentView, RefundView};
+use crate::branch::{Branch, BranchPoint};
+use crate::ids::{
+    ApiKeyId, AttemptId, Environment, EventId, MerchantId, PaymentId, RefundId, RequestId,
+    SessionId,
+};
+use crate::params::PlatformParams;
+use crate::rules::Rule;
+use crate::time::Millis;
+use serde::Serialize;
+use state::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub use state::{ApiKeySpec, Fingerprint, IdempotencyRecord, RecordState, Route, Scope};
+
+/// Something the environment switches (not a merchant request).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "control", rename_all = "snake_case")]
+pub enum Control {
+    /// A new API key (rotation: issue the new one, then revoke the old; SCOPE-03).
+    IssueApiKey(ApiKeySpec),
+    /// Revoke an API key: it gets 401 from now on.
+    RevokeApiKey(ApiKeyId),
+    /// Rate-limit a merchant as a whole (429 for every key, RATE-01, RATE-02).
+    SetRateLimited { merchant: MerchantId, on: bool },
+    /// Pause or resume new transactions on the channel (503, RATE-04).
+    SetChannelPaused { on: bool },
+    /// Change the fee rate that new Payments snapshot (ATTEMPT-06).
+    SetFeeRate { bps: u32 },
+}
+
+/// One input to the platform.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
+pub enum PlatformInput {
+    /// A merchant request arrives as HTTP exchange `id`, with the branch to take if it
+    /// reaches a point where the contract allows two behaviours.
+    Request {
+        id: RequestId,
+        request: ApiRequest,
+        branch: Option<Branch>,
+    },
+    /// The acquirer answers.
+    Upstream(UpstreamReply),
+    /// The merchant acknowledged a webhook event (2xx); it is not re-delivered.
+    WebhookAcked(EventId),
+    /// Fire every timer due at or before `now`.
+    Timeout,
+    /// The environment switches something.
+    Control(Control),
+}
+
+/// The object a webhook event carries.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(untagged)]
+pub enum WebhookObject {
+    Payment(PaymentView),
+    Refund(RefundView),
+}
+
+impl WebhookObject {
+    /// The object's `version` (WEBHOOK-02: the latest version prevails).
+    pub fn version(&self) -> u32 {
+        match self {
+            WebhookObject::Payment(p) => p.version,
+            WebhookObject::Refund(r) => r.version,
+        }
+    }
+}
+
+/// A webhook event: `payment.succeeded`, `refund.failed`, … with the object's snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct WebhookEvent {
+    pub id: EventId,
+    pub merchant: MerchantId,
+    pub environment: Environment,
+    /// `payment.<status>` or `refund.<status>`.
+    pub kind: String,
+    pub object: WebhookObject,
+    /// 0 for the first delivery, then 1, 2, … for re-deliveries (A-WEBHOOK-REDELIVERY).
+    pub delivery: u8,
+}
+
+impl std::fmt::Display for WebhookEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (id, status) = match &self.object {
+            WebhookObject::Payment(p) => (p.id.to_string(), p.status.as_str()),
+            WebhookObject::Refund(r) => (r.id.to_string(), r.status.as_str()),
+        };
+        write!(
+            f,
+            "webhook {} {} {{\"id\":\"{id}\",\"status\":\"{status}\",\"version\":{}}}",
+            self.id,
+            self.kind,
+            self.object.version()
+        )?;
+        if self.delivery > 0 {
+            write!(f, " (re-delivery {})", self.delivery)?;
+        }
+        Ok(())
+    }
+}
+
+/// One output of the platform, with the rule that caused it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "output", rename_all = "snake_case")]
+pub enum PlatformOutput {
+    Response {
+        to: RequestId,
+        response: ApiResponse,
+        rule: Rule,
+    },
+    Upstream {
+        call: UpstreamCall,
+        rule: Rule,
+    },
+    Webhook {
+        event: WebhookEvent,
+        rule: Rule,
+    },
+}
+
+/// Misuse of the platform by its driver: nothing was changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepError {
+    /// The request reaches a branch point and no branch was given.
+    BranchRequired(BranchPoint),
+    /// The given branch belongs to another point.
+    WrongBranch { point: BranchPoint, given: Branch },
+    /// A request with this id is still unanswered.
+    DuplicateRequestId(RequestId),
+}
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepError::BranchRequired(p) => write!(
+                f,
+                "request reaches branch point {p:?}: a branch is required"
+            ),
+            StepError::WrongBranch { point, given } => {
+                write!(
+                    f,
+                    "branch {} does not belong to point {point:?}",
+                    given.as_str()
+                )
+            }
+            StepError::DuplicateRequestId(id) => write!(f, "request id {id} is already in flight"),
+        }
+    }
+}
+
+impl std::error::Error for StepError {}
+
+/// A platform timer. Closed set; ordered so that firing order is deterministic.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "timer", rename_all = "snake_case")]
+pub enum Timer {
+    /// The executor's synchronous wait for the upstream ends (UPSTREAM-01): answer 202.
+    SyncWait(RequestId),
+    /// A concurrent same-key request stops waiting (CONC-03).
+    WaitTimeout(RequestId),
+    /// Query the upstream about an unknown or unfinished attempt (RES-01, RES-03).
+    Verify(AttemptId),
+    /// Query the upstream about an unknown refund (REFUND-01).
+    VerifyRefund(RefundId),
+    /// An idempotency record's retention ends (RET-01).
+    Retention(Scope),
+    /// A Payment reaches `expires_at` (EXPIRY-01).
+    PaymentExpiry(PaymentId),
+    /// Re-deliver an unacknowledged webhook event.
+    WebhookRedeliver(EventId),
+}
+
+/// Next identifiers to hand out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+struct Counters {
+    payment: u32,
+    attempt: u32,
+    refund: u32,
+    session: u32,
+    event: u32,
+}
+
+/// A webhook event that may be re-delivered.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+struct UnackedWebhook {
+    event: WebhookEvent,
+}
+
+/// The platform's whole state. Ordered maps only; no card data (CARD-02).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Platform {
+    params: PlatformParams,
+    api_keys: BTreeMap<ApiKeyId, ApiKeySpec>,
+    rate_limited: BTreeSet<MerchantId>,
+    channel_paused: bool,
+    fee_rate_bps: u32,
+    payments: BTreeMap<PaymentId, Payment>,
+    attempts: BTreeMap<AttemptId, Attempt>,
+    refunds: BTreeMap<RefundId, Refund>,
+    sessions: BTreeMap<SessionId, Session>,
+    /// (merchant, environment, merchant_order_no) → Payment (UNIQ-01).
+    order_nos: BTreeMap<BusinessKey, PaymentId>,
+    /// (merchant, environment, merchant_refund_no) → Refund (UNIQ-04).
+    refund_nos: BTreeMap<BusinessKey, RefundId>,
+    records: BTreeMap<Scope, IdempotencyRecord>,
+    pending: BTreeMap<RequestId, Pending>,
+    unacked: BTreeMap<EventId, UnackedWebhook>,
+    timers: BTreeSet<(Millis, Timer)>,
+    next: Counters,
+}
+
+impl Platform {
+    /// A platform with these parameters and API keys.
+    pub fn new(params: PlatformParams, api_keys: impl IntoIterator<Item = ApiKeySpec>) -> Self {
+        let fee_rate_bps = params.fee_rate_bps;
+        Platform {
+            params,
+            api_keys: api_keys.into_iter().map(|k| (k.id, k)).collect(),
+            rate_limited: BTreeSet::new(),
+            channel_paused: false,
+            fee_rate_bps,
+            payments: BTreeMap::new(),
+            attempts: BTreeMap::new(),
+            refunds: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            order_nos: BTreeMap::new(),
+            refund_nos: BTreeMap::new(),
+            records: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            unacked: BTreeMap::new(),
+            timers: BTreeSet::new(),
+            next: Counters::default(),
+        }
+    }
+
+    // ---- getters ------------------------------------------------------------------
+
+    pub fn params(&self) -> &PlatformParams {
+        &self.params
+    }
+    pub fn payments(&self) -> &BTreeMap<PaymentId, Payment> {
+        &self.payments
+    }
+    pub fn attempts(&self) -> &BTreeMap<AttemptId, Attempt> {
+        &self.attempts
+    }
+    pub fn refunds(&self) -> &BTreeMap<RefundId, Refund> {
+        &self.refunds
+    }
+    pub fn sessions(&self) -> &BTreeMap<SessionId, Session> {
+        &self.sessions
+    }
+    pub fn records(&self) -> &BTreeMap<Scope, IdempotencyRecord> {
+        &self.records
+    }
+    pub fn payment_view(&self, id: PaymentId) -> Option<PaymentView> {
+        self.payments.get(&id).map(|p| p.view(id))
+    }
+    pub fn refund_view(&self, id: RefundId) -> Option<RefundView> {
+        self.refunds.get(&id).map(|r| r.view(id))
+    }
+    /// The Payment of an order number, if one was ever created (UNIQ-01).
+    pub fn payment_for_order(
+        &self,
+        merchant: MerchantId,
+        environment: Environment,
+        merchant_order_no: &str,
+    ) -> Option<PaymentId> {
+        self.order_nos
+            .get(&BusinessKey {
+                merchant,
+                environment,
+                number: merchant_order_no.to_owned(),
+            })
+            .copied()
+    }
+    /// Requests not yet answered.
+    pub fn unanswered(&self) -> impl Iterator<Item = RequestId> + '_ {
+        self.pending.keys().copied()
+    }
+    pub fn channel_paused(&self) -> bool {
+        self.channel_paused
+    }
+    pub fn is_rate_limited(&self, merchant: MerchantId) -> bool {
+        self.rate_limited.contains(&merchant)
+    }
+
+    /// When the platform next wants [`PlatformInput::Timeout`].
+    pub fn next_timer(&self) -> Option<Millis> {
+        self.timers.first().map(|(at, _)| *at)
+    }
+
+    /// The timers, in firing order.
+    pub fn timers(&self) -> impl Iterator<Item = &(Millis, Timer)> {
+        self.timers.iter()
+    }
+
+    /// Which branch point `request` would reach if it arrived at `now`, without changing
+    /// anything. The world offers both alternatives of that point as choices.
+    pub fn branch_point(&self, now: Millis, request: &ApiRequest) -> Option<BranchPoint> {
+        match self.admit(now, request) {
+            admission::Admission::Fork(fork) => Some(fork.point()),
+            _ => None,
+        }
+    }
+
+    // ---- the step function ------------------------------------------------------------
+
+    /// Handles one input at `now`, pushing outputs to `out`. On error nothing changed.
+    pub fn step(
+        &mut self,
+        now: Millis,
+        input: PlatformInput,
+        out: &mut Vec<PlatformOutput>,
+    ) -> Result<(), StepError> {
+        match input {
+            PlatformInput::Request {
+                id,
+                request,
+                branch,
+            } => self.handle_request(now, id, &request, branch, out),
+            PlatformInput::Upstream(reply) => {
+                self.handle_upstream(now, reply, out);
+                Ok(())
+            }
+            PlatformInput::WebhookAcked(event) => {
+                self.unacked.remove(&event);
+                self.cancel_timer(&Timer::WebhookRedeliver(event));
+                Ok(())
+            }
+            PlatformInput::Timeout => {
+                self.handle_timeout(now, out);
+                Ok(())
+            }
+            PlatformInput::Control(control) => {
+                self.handle_control(control);
+                Ok(())
+            }
+        }
+    }
+
+    fn handle_control(&mut self, control: Control) {
+        match control {
+            Control::IssueApiKey(spec) => {
+                self.api_keys.insert(spec.id, spec);
+            }
+            Control::RevokeApiKey(id) => {
+                self.api_keys.remove(&id);
+            }
+            Control::SetRateLimited { merchant, on } => {
+                if on {
+                    self.rate_limited.insert(merchant);
+                } else {
+                    self.rate_limited.remove(&merchant);
+                }
+            }
+            Control::SetChannelPaused { on } => self.channel_paused = on,
+            Control::SetFeeRate { bps } => self.fee_rate_bps = bps,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Millis, out: &mut Vec<PlatformOutput>) {
+        while let Some((at, _)) = self.timers.first() {
+            if *at > now {
+                break;
+            }
+            let (_, timer) = self.timers.pop_first().expect("checked non-empty");
+            self.fire(now, timer, out);
+        }
+    }
+
+    // ---- timers -------------------------------------------------------------------
+
+    fn set_timer(&mut self, at: Millis, timer: Timer) {
+        self.timers.insert((at, timer));
+    }
+
+    fn cancel_timer(&mut self, timer: &Timer) {
+        self.timers.retain(|(_, t)| t != timer);
+    }
+
+    fn has_timer(&self, timer: &Timer) -> bool {
+        self.timers.iter().any(|(_, t)| t == timer)
+    }
+}
+
+#[cfg(test)]
+mod tests;

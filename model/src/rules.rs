@@ -1,0 +1,388 @@
+//! The rule catalogue: every normative statement of the contract, once.
+//!
+//! Each [`Rule`] has a stable ID (`SCOPE-02`), the contract section it comes
+//! from, the acceptance-criterion number where the contract gives one
+//! (`AC-014`), who must keep it (platform, merchant client, or wording shown
+//! to a payer) and one line of text. The model cites rules as `Rule::X` at the
+//! line that enforces them, tests carry the rule ID in their name
+//! (`scope_02_test_and_live_are_independent`), and properties list the rules
+//! they check: one search for an ID finds all of them.
+//!
+//! The contract is `shared/spec/000_400c8c8bbb9bb1ae.txt` (Chinese,
+//! authoritative) with its English translation `contract-en.md`.
+
+use serde::Serialize;
+
+/// The section of the contract page a rule comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Section {
+    /// 为什么需要幂等 · Why idempotency is needed
+    WhyIdempotency,
+    /// 哪些请求需要幂等键 · Which requests need an idempotency key
+    KeysRequired,
+    /// 平台的幂等规则 · The platform's idempotency rules
+    PlatformRules,
+    /// 幂等键的生成与保存 · Generating and storing idempotency keys
+    KeyGeneration,
+    /// 保留期 · Retention period
+    Retention,
+    /// 场景示例 · Scenario examples (S1–S13)
+    Scenarios,
+    /// 换卡重试 · Retrying with a different card
+    CardRetry,
+    /// 结果未知时如何查单 · How to query when the result is unknown
+    Query,
+    /// 不要换键重扣 · Do not change the key and charge again on a guess
+    DoNotRecharge,
+    /// 建议查单频率 · Recommended query frequency
+    QueryFrequency,
+    /// 429 与 Retry-After · 429 and Retry-After
+    RateLimit,
+    /// 参考重试实现 · Reference retry implementation
+    ReferenceRetry,
+}
+
+impl Section {
+    /// The section's heading in the English translation.
+    pub fn title(self) -> &'static str {
+        match self {
+            Section::WhyIdempotency => "Why idempotency is needed",
+            Section::KeysRequired => "Which requests need an idempotency key",
+            Section::PlatformRules => "The platform's idempotency rules",
+            Section::KeyGeneration => "Generating and storing idempotency keys",
+            Section::Retention => "Retention period",
+            Section::Scenarios => "Scenario examples",
+            Section::CardRetry => "Retrying with a different card",
+            Section::Query => "How to query when the result is unknown",
+            Section::DoNotRecharge => "Do not change the key and charge again on a guess",
+            Section::QueryFrequency => "Recommended query frequency",
+            Section::RateLimit => "429 and Retry-After",
+            Section::ReferenceRetry => "Reference retry implementation",
+        }
+    }
+}
+
+/// Who must keep a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Enforcer {
+    /// The PayHub platform (implemented by `platform`, judged against the acquirer's ledger).
+    Platform,
+    /// The merchant's integration (implemented by the reference client of `client`).
+    Client,
+    /// Wording shown to a payer or an operator: documented, not machine-checked.
+    Wording,
+}
+
+macro_rules! rules {
+    ($( $variant:ident = $id:literal, $section:ident, $ac:expr, $enforcer:ident, $text:literal; )*) => {
+        /// A normative statement of the contract. See the module doc.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        pub enum Rule {
+            $(
+                #[doc = concat!("`", $id, "`: ", $text)]
+                $variant,
+            )*
+        }
+
+        impl Rule {
+            /// Every rule, in catalogue order.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant),*];
+
+            /// The stable ID, e.g. `SCOPE-02`.
+            pub const fn id(self) -> &'static str {
+                match self { $(Rule::$variant => $id,)* }
+            }
+
+            /// One line of text restating the contract.
+            pub const fn text(self) -> &'static str {
+                match self { $(Rule::$variant => $text,)* }
+            }
+
+            /// The contract section it comes from.
+            pub const fn section(self) -> Section {
+                match self { $(Rule::$variant => Section::$section,)* }
+            }
+
+            /// The acceptance-criterion number, where the contract gives one.
+            pub const fn ac(self) -> Option<&'static str> {
+                match self { $(Rule::$variant => $ac,)* }
+            }
+
+            /// Who must keep the rule.
+            pub const fn enforcer(self) -> Enforcer {
+                match self { $(Rule::$variant => Enforcer::$enforcer,)* }
+            }
+        }
+    };
+}
+
+rules! {
+    // Why idempotency is needed
+    OneBusinessEffect = "EFFECT-01", WhyIdempotency, None, Platform,
+        "However many times one business submission is sent, it produces only one business effect: a retry never charges twice.";
+
+    // Which requests need an idempotency key
+    KeyRequiredCreatePayment = "KEY-01", KeysRequired, None, Platform,
+        "POST /v1/payments requires an Idempotency-Key.";
+    KeyRequiredConfirm = "KEY-02", KeysRequired, None, Platform,
+        "POST /v1/payments/{payment_id}/confirm requires an Idempotency-Key.";
+    KeyRequiredCancel = "KEY-03", KeysRequired, None, Platform,
+        "POST /v1/payments/{payment_id}/cancel requires an Idempotency-Key and has no request body.";
+    KeyRequiredCheckoutSession = "KEY-04", KeysRequired, None, Platform,
+        "POST /v1/checkout/sessions requires an Idempotency-Key.";
+    KeyRequiredRefund = "KEY-05", KeysRequired, None, Platform,
+        "POST /v1/refunds requires an Idempotency-Key.";
+    KeyNotRequiredQueries = "KEY-06", KeysRequired, None, Platform,
+        "Query endpoints (GET …) do not require an Idempotency-Key.";
+    KeyLength = "KEY-07", KeysRequired, None, Platform,
+        "The Idempotency-Key header is 1–255 characters; a missing key gives 400 with error.field = Idempotency-Key.";
+    UniqueOrderNo = "UNIQ-01", KeysRequired, None, Platform,
+        "Create payment is unique per (merchant, environment, merchant_order_no), and this holds after the key expires.";
+    OneUnfinishedAttempt = "UNIQ-02", KeysRequired, None, Platform,
+        "Confirm: a Payment has at most one unfinished attempt at any one time.";
+    CheckoutSameProcess = "UNIQ-03", KeysRequired, None, Platform,
+        "Checkout sessions are associated with the same Payment and never produce a second Payment.";
+    UniqueRefundNo = "UNIQ-04", KeysRequired, None, Platform,
+        "Create refund is unique per (merchant, environment, merchant_refund_no), and this holds after the key expires.";
+
+    // The platform's idempotency rules
+    ScopeComponents = "SCOPE-01", PlatformRules, None, Platform,
+        "The idempotency scope is merchant + environment + method + path + idempotency key.";
+    ScopeEnvironments = "SCOPE-02", PlatformRules, None, Platform,
+        "The same key in test and in live does not interfere.";
+    ScopeApiKeyRotation = "SCOPE-03", PlatformRules, None, Platform,
+        "Rotating the API Key (same merchant and environment) does not change the idempotency scope.";
+    ReplayReusesObject = "REPLAY-01", PlatformRules, Some("AC-014"), Platform,
+        "Same scope and matching safety-relevant parameters: the original business object is reused and nothing executes a second time.";
+    ReplayLatestStatus200 = "REPLAY-02", PlatformRules, Some("AC-014"), Platform,
+        "A replay returns the object's latest status with HTTP 200.";
+    FirstExecution201 = "REPLAY-03", Scenarios, Some("AC-014"), Platform,
+        "The first execution of a create answers 201 (S3, S6, S10, S13).";
+    IdempotencyConflict = "CONFLICT-01", PlatformRules, Some("AC-016"), Platform,
+        "Same key with conflicting safety-relevant parameters (amount, currency, order number …) gives 409 idempotency_conflict and leaves the original unchanged.";
+    ConcurrentOneExecutes = "CONC-01", PlatformRules, Some("AC-015"), Platform,
+        "Of concurrent submissions with the same key only one obtains the right to execute.";
+    ConcurrentWaitSameObject = "CONC-02", PlatformRules, Some("AC-015"), Platform,
+        "The other concurrent requests wait for the execution to finish and return the same object.";
+    ConcurrentWaitTimeout = "CONC-03", PlatformRules, Some("AC-015"), Platform,
+        "A concurrent request whose wait times out gets 409 operation_in_progress (S5: the platform may answer either).";
+    OrderNoNewKey = "ORDER-01", PlatformRules, Some("AC-017"), Platform,
+        "A new key with an existing merchant_order_no creates no second Payment: the platform returns the existing object identifier or a conflict (order_no_conflict with related_resource_id).";
+    SafeParameters = "SAFE-01", PlatformRules, None, Platform,
+        "Safety-relevant parameters are compared per endpoint: amount, currency, merchant order number, merchant refund number, associated payment id.";
+    CardNotCompared = "CARD-01", PlatformRules, Some("AC-018"), Platform,
+        "Card information does not take part in the parameter comparison.";
+    CardNotStored = "CARD-02", PlatformRules, None, Platform,
+        "Card information is not stored.";
+    CardReplayNotCharged = "CARD-03", PlatformRules, Some("AC-018"), Platform,
+        "A replay with the same key never charges newly supplied card information.";
+    RejectionsDoNotOccupyKey = "REJECT-01", PlatformRules, None, Platform,
+        "Requests rejected with 400, 401, 403 or 422 do not use up the idempotency key.";
+    CheckoutNewSession = "CKO-01", PlatformRules, None, Platform,
+        "A checkout session with a new key and the same order number, amount and currency is a new session for the same Payment, not a conflict.";
+
+    // Generating and storing keys
+    DeterministicKeys = "GEN-01", KeyGeneration, None, Client,
+        "Keys are derived deterministically from the business (payment.create:ORDER:1, payment.confirm:ORDER:2, refund.create:REFUND:1).";
+    SequenceOnlyForNewSubmission = "GEN-02", KeyGeneration, None, Client,
+        "The key's sequence number is incremented only for a new business submission (e.g. changing card).";
+    NoSensitiveDataInKeys = "GEN-03", KeyGeneration, None, Client,
+        "Keys must not contain sensitive information (email, name, card number).";
+    RandomKeyPersistedFirst = "GEN-04", KeyGeneration, None, Client,
+        "A random key is written to the database before sending and read back on retry, never regenerated.";
+    OneKeyPerSubmission = "GEN-05", KeyGeneration, None, Client,
+        "One business submission has one key; a key is used only for the same endpoint.";
+    PersistBeforeSend = "GEN-06", KeyGeneration, None, Client,
+        "The key is persisted with the order before the request is sent; after a crash the original key is read back and retried.";
+
+    // Retention
+    RetentionSevenDays = "RET-01", Retention, None, Platform,
+        "Idempotency records are retained online for 7 days.";
+    RetentionOrderNoOutlives = "RET-02", Retention, None, Platform,
+        "After a record expires, merchant order-number uniqueness stays in effect: the order is not treated as new business nor charged again.";
+    RetentionRefundNoOutlives = "RET-03", Retention, None, Platform,
+        "After a record expires, merchant refund-number uniqueness stays in effect.";
+
+    // Scenarios without a rule of their own elsewhere
+    FiveXxMayHaveExecuted = "UNKNOWN-01", Scenarios, Some("AC-069"), Platform,
+        "After a 5xx the request may have been accepted: a retry with the same key returns the original object or executes once (S2).";
+    ConfirmWhileProcessing = "ATTEMPT-01", Scenarios, Some("AC-027"), Platform,
+        "Confirm with a new key while processing or requires_action gives 409 payment_in_progress or the original status, never a new charge (S8).";
+    CardRetryAfterFailure = "ATTEMPT-02", CardRetry, Some("AC-026"), Platform,
+        "A card retry is accepted only after status=failed (the previous attempt definitively failed).";
+    CardRetryNewKey = "ATTEMPT-03", CardRetry, Some("AC-026"), Platform,
+        "A card retry is a confirm with a new idempotency key and card information supplied again.";
+    CardRetryBeforeExpiry = "ATTEMPT-04", CardRetry, Some("AC-026"), Platform,
+        "A card retry must come before expires_at.";
+    AttemptsMax = "ATTEMPT-05", CardRetry, Some("AC-026"), Platform,
+        "A Payment has at most the maximum number of attempts (default 3).";
+    RetryKeepsPaymentAndFee = "ATTEMPT-06", CardRetry, Some("AC-026"), Platform,
+        "A new attempt keeps the original Payment and the fee-rate snapshot.";
+    RefundTimeoutNoSecondRefund = "REFUND-01", Scenarios, Some("AC-033"), Platform,
+        "After a refund request times out the platform keeps verifying and never creates the upstream refund a second time.";
+    RefundReplaySameRefund = "REFUND-02", Scenarios, Some("AC-033"), Platform,
+        "A refund retried with the same key returns the same refund (200).";
+    RefundNotBeyondCaptured = "REFUND-03", Scenarios, None, Platform,
+        "Refunds of a Payment never add up to more than was captured (assumption A-REFUND-LIMIT: the contract names no limit).";
+    Cancel202KeepsStatus = "CANCEL-01", Scenarios, Some("AC-029"), Platform,
+        "Cancel without evidence of a safe cancellation answers 202, keeps the original status and keeps verifying.";
+    Cancel202NotCanceled = "CANCEL-02", Scenarios, Some("AC-029"), Client,
+        "A 202 on cancel is not 'canceled': wait for payment.canceled or query.";
+
+    // Query
+    QueryById = "QUERY-01", Query, None, Platform,
+        "GET /v1/payments/{payment_id} returns the Payment.";
+    QueryByOrderNo = "QUERY-02", Query, None, Platform,
+        "GET /v1/payments?merchant_order_no=… matches exactly and case-sensitively and returns at most one Payment.";
+    QueryRefunds = "QUERY-03", Query, None, Platform,
+        "Refunds are queried by GET /v1/refunds/{refund_id} or GET /v1/refunds?merchant_refund_no=… (and ?status=processing).";
+    QueryReadsKnownState = "QUERY-04", QueryFrequency, None, Platform,
+        "A query reads only the status known to the platform and never triggers a query to the upstream.";
+    NotFoundMeansNeverCreated = "QUERY-05", Query, None, Platform,
+        "No record by order number means the platform never created a Payment for it.";
+    NotFoundRetryOriginalKey = "QUERY-06", Query, None, Client,
+        "On 'no record found', retry the creation with the original idempotency key.";
+    NeedsQuery = "RES-01", Query, None, Platform,
+        "processing + needs_query: result unknown, the platform is verifying with the upstream using the original identifier.";
+    ProcessingKnown = "RES-02", Query, None, Platform,
+        "processing + known: submitted, being processed.";
+    ManualReview = "RES-03", Query, None, Platform,
+        "manual_review: the automatic query window was exceeded; the platform still queries the upstream every 24 hours and never judges the payment failed automatically.";
+    ManualReviewClient = "RES-04", Query, None, Client,
+        "On manual_review keep the order pending confirmation and never charge again.";
+    RequiresAction = "RES-05", Query, None, Platform,
+        "requires_action + known: the payer must complete authentication (next_action).";
+    TerminalStatuses = "RES-06", Query, None, Platform,
+        "succeeded, failed (with failure.attempt_id of the latest attempt), canceled and expired are known statuses; failed lets the payer change card.";
+    FulfilByPaymentId = "RES-07", Query, None, Client,
+        "Fulfil idempotently by Payment ID.";
+    ExpiryLimitsNewOpsOnly = "EXPIRY-01", Query, None, Platform,
+        "expires_at limits only new payment operations: a processing payment keeps being verified after it and may succeed.";
+
+    // Do not re-charge on a guess
+    UnknownResult = "UNKNOWN-02", DoNotRecharge, None, Platform,
+        "A timeout, a 5xx other than 503, or a 202 means the result is unknown: the charge may already have been made.";
+    NeverSwitchKeyOnUnknown = "UNKNOWN-03", DoNotRecharge, None, Client,
+        "When the result is unknown never change the idempotency key or the order number to charge again: retry with the same key or query.";
+    ConflictIsDefect = "UNKNOWN-04", PlatformRules, Some("AC-016"), Client,
+        "idempotency_conflict is an integration defect: never change the parameters and replay the original key.";
+    OrderConflictQueryExisting = "UNKNOWN-05", PlatformRules, Some("AC-017"), Client,
+        "On an order-number conflict query the existing object; never change the order number because of it.";
+
+    // Query frequency
+    QuerySchedule = "SCHED-01", QueryFrequency, None, Client,
+        "After a 202, a timeout or a 5xx query the payment at 10 s, 30 s, 2 min, 5 min, 15 min, 1 h, then every 4 h until 24 h, stopping at a terminal status or on its webhook.";
+    QuerySpacing = "SCHED-02", QueryFrequency, None, Client,
+        "Leave at least 10 seconds between two queries of the same object; do not poll concurrently in batches.";
+    RefundNoPolling = "SCHED-03", QueryFrequency, None, Client,
+        "Refunds are not polled: rely on refund.* events and a daily GET /v1/refunds?status=processing.";
+    WebhookPrimary = "WEBHOOK-01", QueryFrequency, None, Platform,
+        "Webhooks are the primary channel and queries the fallback; each event carries a version.";
+    LatestVersionWins = "WEBHOOK-02", QueryFrequency, None, Client,
+        "When a webhook and a query disagree the latest version prevails.";
+
+    // 429, 503 and timeouts
+    RateLimited = "RATE-01", RateLimit, None, Platform,
+        "429 rate_limited: the request was not executed; Retry-After says how many seconds to wait.";
+    RateLimitPerMerchant = "RATE-02", RateLimit, None, Platform,
+        "Switching key does not get around the merchant's overall limit.";
+    RetryAfterHonoured = "RATE-03", RateLimit, None, Client,
+        "After 429 wait Retry-After seconds, then retry with the original idempotency key.";
+    ChannelPaused = "RATE-04", RateLimit, None, Platform,
+        "503 temporarily_unavailable: the channel suspended new transactions; the request was not accepted and no Payment was produced; the reason is not stated.";
+    Only503NotAccepted = "RATE-05", RateLimit, None, Platform,
+        "503 is the only 5xx that means 'not accepted'; other 5xx are 'result unknown'.";
+    SyncWait = "UPSTREAM-01", RateLimit, None, Platform,
+        "The platform waits synchronously for the upstream for about 15 seconds and answers 202 beyond that.";
+    ClientTimeouts = "TIMEOUT-01", RateLimit, None, Client,
+        "Client timeouts are at least 20 seconds for create and confirm and at least 10 seconds for queries.";
+    PausedMessage = "WORDING-01", Scenarios, None, Wording,
+        "On 503 show the payer 'Temporarily unable to pay, please try again later' (暂时无法支付，请稍后再试).";
+    ConfirmingMessage = "WORDING-02", Query, None, Wording,
+        "While the result is unknown show the payer 'Confirming the payment result' (正在确认支付结果).";
+    ManualReviewSupport = "WORDING-03", Query, None, Wording,
+        "If manual_review is unresolved after 24 hours the merchant may contact technical support with the payment number.";
+
+    // Reference retry implementation
+    RetrySameKey = "RETRY-01", ReferenceRetry, None, Client,
+        "Network errors, 429 and 5xx (503 included) are retried with the same idempotency key; every other response goes to the caller.";
+    RetryBackoff = "RETRY-02", ReferenceRetry, None, Client,
+        "Backoff before try n+1 is min(30 s, 1 s × 2^(n-1)) plus jitter below 250 ms; Retry-After on 429 replaces it.";
+    RetryMaxAttempts = "RETRY-03", ReferenceRetry, None, Client,
+        "At most 5 tries; then the result is unknown: mark the order confirming, query or wait for the webhook, and retry later only with the same key.";
+    QueryByOrderNoAfterCrash = "RETRY-04", ReferenceRetry, None, Client,
+        "When no Payment ID was saved before a crash, query by merchant_order_no (exact match, case-sensitive).";
+}
+
+impl Rule {
+    /// The rule ID as it appears in test names: `SCOPE-02` → `scope_02`.
+    pub fn test_tag(self) -> String {
+        self.id().to_ascii_lowercase().replace('-', "_")
+    }
+
+    /// Looks a rule up by its ID (`SCOPE-02`), case-insensitively.
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL
+            .iter()
+            .copied()
+            .find(|r| r.id().eq_ignore_ascii_case(id))
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// One catalogue entry as data, for `payhub-verify rules --format json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RuleEntry {
+    pub id: &'static str,
+    pub section: &'static str,
+    pub ac: Option<&'static str>,
+    pub enforcer: Enforcer,
+    pub text: &'static str,
+}
+
+impl From<Rule> for RuleEntry {
+    fn from(rule: Rule) -> Self {
+        RuleEntry {
+            id: rule.id(),
+            section: rule.section().title(),
+            ac: rule.ac(),
+            enforcer: rule.enforcer(),
+            text: rule.text(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = BTreeSet::new();
+        for rule in Rule::ALL {
+            assert!(seen.insert(rule.id()), "duplicate rule id {}", rule.id());
+            let (prefix, number) = rule.id().split_once('-').expect("PREFIX-NN");
+            assert!(prefix.chars().all(|c| c.is_ascii_uppercase()), "{rule}");
+            assert!(
+                number.len() == 2 && number.chars().all(|c| c.is_ascii_digit()),
+                "{rule}"
+            );
+            assert!(!rule.text().is_empty());
+            assert_eq!(Rule::from_id(rule.id()), Some(*rule));
+        }
+        assert!(
+            Rule::ALL.len() >= 55,
+            "catalogue has {} rules",
+            Rule::ALL.len()
+        );
+        assert_eq!(Rule::from_id("NOPE-99"), None);
+    }
+}
