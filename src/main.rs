@@ -1,1 +1,54 @@
-fn main() {}
+//! `payhub-verify`: the command line of the harness.
+//!
+//! Exit codes: 0 everything holds, 1 a property was violated or a mutant survived,
+//! 2 bad usage or bad input, 3 an incomplete run.
+
+mod rules_cmd;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
+
+/// Output format of a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "payhub-verify",
+    version,
+    about = "Deterministic simulation and model checking of the PayHub idempotency, retry and status-query contract",
+    after_help = "Examples:\n  payhub-verify rules\n  payhub-verify rules --format json\n  payhub-verify rules --id SCOPE-02"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the rule catalogue: every normative statement of the contract with its ID.
+    #[command(
+        after_help = "Examples:\n  payhub-verify rules\n  payhub-verify rules --format json\n  payhub-verify rules --id KEY-07"
+    )]
+    Rules(rules_cmd::RulesArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let command = cli
+        .command
+        .unwrap_or(Command::Rules(rules_cmd::RulesArgs::default()));
+    let result = match command {
+        Command::Rules(args) => rules_cmd::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("payhub-verify: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -21,6 +21,7 @@
 
 pub mod acquirer;
 pub mod api;
+pub mod assumptions;
 pub mod branch;
 pub mod client;
 pub mod harness;
@@ -32,6 +33,7 @@ pub mod time;
 
 pub use acquirer::{Acquirer, AcquirerDecision, Ledger, LedgerEntry, UpstreamCall, UpstreamReply};
 pub use api::*;
+pub use assumptions::{Assumption, Gap};
 pub use branch::{Branch, BranchPoint};
 pub use ids::*;
 pub use params::PlatformParams;
