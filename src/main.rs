@@ -3,6 +3,7 @@
 //! Exit codes: 0 everything holds, 1 a property was violated or a mutant survived,
 //! 2 bad usage or bad input, 3 an incomplete run.
 
+mod check_cmd;
 mod rules_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -34,6 +35,9 @@ enum Command {
         after_help = "Examples:\n  payhub-verify rules\n  payhub-verify rules --format json\n  payhub-verify rules --id KEY-07"
     )]
     Rules(rules_cmd::RulesArgs),
+    /// Check the presets exhaustively: every always holds, every sometimes is reached.
+    #[command(after_help = "Examples:\n  payhub-verify check\n  payhub-verify check --preset card-retry --threads 2\n  payhub-verify check --list\n  payhub-verify check --format json")]
+    Check(check_cmd::CheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         .unwrap_or(Command::Rules(rules_cmd::RulesArgs::default()));
     let result = match command {
         Command::Rules(args) => rules_cmd::run(&args),
+        Command::Check(args) => check_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

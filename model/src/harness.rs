@@ -6,19 +6,26 @@
 //! [`Bench::advance`] moves simulated time, firing every platform timer on the way.
 //! Request builders in [`req`] read like the contract's request lines.
 //!
+//! Three network faults on a merchant request are scripted by hand, because the contract's
+//! scenarios need them: the answer is lost on its way back ([`Bench::send_response_lost`],
+//! S1, S7, S11), a gateway between merchant and platform answers `500 internal_error`
+//! after the platform has accepted the request ([`Bench::send_answered_500`], S2), or
+//! before it ever reaches the platform ([`Bench::gateway_500`], S2's "executes once").
+//!
 //! The simulated world (crate `payhub-sim`) does all this with faults and choices; the
 //! bench exists so that unit tests can walk through S1–S13 at the request level.
 
 use crate::acquirer::{Acquirer, AcquirerDecision, UpstreamCall, UpstreamReply};
-use crate::api::ApiResponse;
+use crate::api::{ApiError, ApiResponse, ErrorCode};
 use crate::branch::Branch;
-use crate::ids::{ApiKeyId, Environment, MerchantId, RequestId};
+use crate::ids::{ApiKeyId, AttemptId, Environment, MerchantId, RequestId};
 use crate::params::PlatformParams;
 use crate::platform::{
     ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, WebhookEvent,
 };
 use crate::rules::Rule;
 use crate::time::Millis;
+use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 
 /// `ak_1`: merchant 1, test.
@@ -58,8 +65,20 @@ pub fn rotated_key_spec() -> ApiKeySpec {
     }
 }
 
-/// Platform + acquirer, driven by hand.
-#[derive(Clone, Debug)]
+/// What the network does to the platform's answer to one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseFault {
+    /// The answer never reaches the merchant (a client timeout: S1, S7, S11).
+    Lost,
+    /// A gateway answers `500 internal_error` in its place (S2: "may already have been
+    /// accepted").
+    Replaced500,
+}
+
+/// Platform + acquirer, driven by hand. Serializable, so that two benches driven alike
+/// can be compared byte for byte.
+#[derive(Clone, Debug, Serialize)]
 pub struct Bench {
     pub now: Millis,
     pub platform: Platform,
@@ -72,6 +91,12 @@ pub struct Bench {
     pub webhooks: Vec<WebhookEvent>,
     /// Every upstream call ever sent, in order (including dropped ones).
     pub upstream_sent: Vec<UpstreamCall>,
+    /// Every platform output, in the order the platform produced it.
+    pub trace: Vec<PlatformOutput>,
+    /// Requests whose answer the network loses or replaces.
+    pub faults: BTreeMap<RequestId, ResponseFault>,
+    /// The platform's own answers that never reached the merchant, by request.
+    pub undelivered: BTreeMap<RequestId, (ApiResponse, Rule)>,
     next_request: u32,
 }
 
@@ -91,6 +116,9 @@ impl Bench {
             responses: BTreeMap::new(),
             webhooks: Vec::new(),
             upstream_sent: Vec::new(),
+            trace: Vec::new(),
+            faults: BTreeMap::new(),
+            undelivered: BTreeMap::new(),
             next_request: 0,
         }
     }
@@ -113,14 +141,57 @@ impl Bench {
         request: crate::api::ApiRequest,
         branch: Option<Branch>,
     ) -> Result<RequestId, StepError> {
+        self.try_send_faulty(request, branch, None)
+    }
+
+    /// Delivers a request now; its answer, whenever the platform gives it, is lost on the
+    /// way back: [`Bench::response`] stays `None` and the answer is kept in
+    /// [`Bench::undelivered`]. This is a client timeout.
+    pub fn send_response_lost(&mut self, request: crate::api::ApiRequest) -> RequestId {
+        self.try_send_faulty(request, None, Some(ResponseFault::Lost))
+            .unwrap_or_else(|e| panic!("send_response_lost: {e}"))
+    }
+
+    /// Delivers a request now; the merchant at once sees `500 internal_error` from a
+    /// gateway instead of the platform's answer, which goes to [`Bench::undelivered`].
+    pub fn send_answered_500(&mut self, request: crate::api::ApiRequest) -> RequestId {
+        let id = self
+            .try_send_faulty(request, None, Some(ResponseFault::Replaced500))
+            .unwrap_or_else(|e| panic!("send_answered_500: {e}"));
+        self.responses
+            .insert(id, (internal_error(), Rule::FiveXxMayHaveExecuted));
+        id
+    }
+
+    /// A gateway answers `500 internal_error` and the request never reaches the platform.
+    pub fn gateway_500(&mut self, _request: crate::api::ApiRequest) -> RequestId {
         self.next_request += 1;
         let id = RequestId(self.next_request);
-        self.step(PlatformInput::Request {
+        self.responses
+            .insert(id, (internal_error(), Rule::FiveXxMayHaveExecuted));
+        id
+    }
+
+    fn try_send_faulty(
+        &mut self,
+        request: crate::api::ApiRequest,
+        branch: Option<Branch>,
+        fault: Option<ResponseFault>,
+    ) -> Result<RequestId, StepError> {
+        self.next_request += 1;
+        let id = RequestId(self.next_request);
+        if let Some(fault) = fault {
+            self.faults.insert(id, fault);
+        }
+        let stepped = self.step(PlatformInput::Request {
             id,
             request,
             branch,
-        })?;
-        Ok(id)
+        });
+        if stepped.is_err() {
+            self.faults.remove(&id);
+        }
+        stepped.map(|()| id)
     }
 
     /// The response to `id`, if it has been answered.
@@ -180,6 +251,12 @@ impl Bench {
             .expect("upstream replies never fail");
     }
 
+    /// The payer completes (`true`) or fails authentication of a `requires_action` charge
+    /// at the acquirer. The platform learns of it only by querying (RES-05).
+    pub fn payer_authenticates(&mut self, attempt: AttemptId, authenticated: bool) {
+        self.acquirer.handle_payer(self.now, attempt, authenticated);
+    }
+
     /// Switches something in the environment.
     pub fn control(&mut self, control: Control) {
         self.step(PlatformInput::Control(control))
@@ -203,10 +280,15 @@ impl Bench {
     fn step(&mut self, input: PlatformInput) -> Result<(), StepError> {
         let mut out = Vec::new();
         self.platform.step(self.now, input, &mut out)?;
+        self.trace.extend(out.iter().cloned());
         for output in out {
             match output {
                 PlatformOutput::Response { to, response, rule } => {
-                    let previous = self.responses.insert(to, (response, rule));
+                    let previous = if self.faults.contains_key(&to) {
+                        self.undelivered.insert(to, (response, rule))
+                    } else {
+                        self.responses.insert(to, (response, rule))
+                    };
                     assert!(previous.is_none(), "{to} answered twice");
                 }
                 PlatformOutput::Upstream { call, .. } => {
@@ -218,6 +300,11 @@ impl Bench {
         }
         Ok(())
     }
+}
+
+/// What a gateway answers when it fails: `500 {"error":{"code":"internal_error","retryable":true}}`.
+fn internal_error() -> ApiResponse {
+    ApiResponse::error(ApiError::new(ErrorCode::InternalError))
 }
 
 /// Request builders that read like the contract's request lines.

@@ -1,1 +1,20 @@
-//! Filled by later issues.
+//! # payhub-properties
+//!
+//! The invariants of the PayHub contract, each a named predicate over the simulated
+//! world with the rules it checks ([`property`]): safety properties judged against the
+//! acquirer's ledger and the facts the world observed ([`safety`]), reachability
+//! properties that prove the model is not vacuous ([`reach`]), small-scope presets
+//! ([`presets`]) and the exhaustive stateright checker ([`checker`]).
+//!
+//! The same predicates run in the checker, after every step of the seeded simulator
+//! ([`property::AlwaysCheck`]) and in the proptest suites.
+
+pub mod checker;
+pub mod presets;
+pub mod property;
+pub mod reach;
+pub mod safety;
+
+pub use checker::{Limits, PresetReport, Status, check};
+pub use presets::{Preset, preset, presets};
+pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, property};

@@ -1,2 +1,78 @@
-//! Merchant integrations (issue: the contract's reference client and its anti-patterns).
-//! Being built; see the module's own files.
+//! Merchant integrations as models: the contract's reference client, and the
+//! anti-patterns the contract warns against as named variants of its policy.
+//!
+//! A [`MerchantServer`] is a sans-IO state machine: no clock, no randomness, no I/O.
+//! Its state splits into what a crash loses (memory: requests in flight, try counters,
+//! timers) and what survives (the [`MerchantDb`], passed to every step because several
+//! servers of one merchant share it: "multiple servers … compute the same key").
+//!
+//! # Driving a server
+//! ```text
+//! loop {
+//!     server.step(now, &mut db, input, &mut out)?;   // one ClientInput
+//!     for o in out.drain(..) { /* Send → network, AckWebhook → platform, Decision → trace */ }
+//!     // next wake-up: server.poll_timeout(); deliver ClientInput::Wake then
+//! }
+//! ```
+//! Inputs: `Command` (pay, card retry, cancel, amend, refund, daily reconciliation),
+//! `Response`/`NetworkError`/`Timeout` for a [`Handle`] the server sent, `Wake`,
+//! `Webhook`, `Crash`, `Restart`. Every input that can schedule a retry or make a random
+//! key carries a [`Draw`]: `jitter` (below 250 ms, RETRY-02) and `entropy` (random keys,
+//! GEN-04), chosen by the seeded world or the exhaustive checker.
+//!
+//! # The reference policy, step by step ([`Policy::reference`])
+//! - Keys (GEN-01..06): `payment.create:ORDER:1`, `payment.confirm:ORDER:2`,
+//!   `payment.cancel:ORDER:1`, `refund.create:REFUND:1` (or random UUIDs), written to the
+//!   database with the order before the request leaves; read back after a crash.
+//! - Retries (RETRY-01..03, RATE-03): network errors, timeouts, 429, 5xx (503 included)
+//!   and the in-flight 409s are retried with the same key after `min(30 s, 1 s ×
+//!   2^(n-1))` plus jitter, or exactly Retry-After on 429; at most 5 tries; then the
+//!   result is unknown and the order is "confirming".
+//! - Timeouts (TIMEOUT-01): 20 s for every POST, 10 s for queries.
+//! - Queries (SCHED-01, SCHED-02, RETRY-04, QUERY-06): after a 202 or an unknown result,
+//!   at 10 s, 30 s, 2 min, 5 min, 15 min, 1 h, then every 4 h until 24 h; never less than
+//!   10 s apart for one order, by any server; stop at a final status or on its webhook;
+//!   by order number when no Payment id survived; "not found" re-sends the create with
+//!   the original key.
+//! - Versions (WEBHOOK-02): a Payment or Refund state from a response, a query or a
+//!   webhook is applied only if its `version` is newer.
+//! - Card retry (ATTEMPT-02, GEN-02): only after `failed`, before `expires_at`, within 3
+//!   attempts, with sequence + 1. `idempotency_conflict` is a defect (UNKNOWN-04);
+//!   `order_no_conflict` names the Payment to query (UNKNOWN-05); a 202 on cancel is not
+//!   canceled (CANCEL-02); `manual_review` stays pending, never re-charged (RES-04);
+//!   fulfilment once per order (RES-07).
+//! - Refunds (SCHED-03): a persisted key, the same retries, no polling; a daily
+//!   `GET /v1/refunds?status=processing`.
+//!
+//! # Anti-patterns ([`AntiPattern`], each naming the rule it breaks)
+//! See [`AntiPattern::ALL`]; [`Policy::with`] adds one to a policy.
+//!
+//! Files, one concept each: [`keys`] key derivation, [`policy`] the policy and its
+//! numbers, [`schedule`] backoff and query times, [`db`] the database, [`io`] inputs and
+//! outputs, [`decision`] decisions, [`server`] the state machine, `commands` the business
+//! commands, `replies` what it makes of answers, [`bench`] a hand-driven bench with the platform,
+//! [`solo`] one server driven entirely by hand.
+
+pub mod bench;
+mod commands;
+pub mod db;
+pub mod decision;
+pub mod io;
+pub mod keys;
+pub mod policy;
+mod replies;
+pub mod schedule;
+pub mod server;
+pub mod solo;
+
+pub use bench::ClientBench;
+pub use db::{
+    AppliedPayment, AppliedRefund, CancelRecord, MerchantDb, OrderRecord, OrderState, Outcome,
+    RefundRecord, Submission, SubmissionKind,
+};
+pub use decision::{Decision, ObjectState, PayerMessage, Refusal, Subject, Via};
+pub use io::{ClientError, ClientInput, ClientOutput, Command, Draw, Handle};
+pub use keys::{KeyPurpose, Keys};
+pub use policy::{AntiPattern, ClientParams, Policy};
+pub use server::{MerchantServer, Op, ServerConfig, Timer};
+pub use solo::Solo;

@@ -221,7 +221,9 @@ impl Platform {
             key: idem_key,
         };
 
-        // The idempotency scope (SCOPE-01): conflict, replay or concurrent execution.
+        // The idempotency scope (SCOPE-01): conflict, replay or concurrent execution. The
+        // scope carries the merchant and environment of the API key, never the key itself:
+        // test and live never meet (SCOPE-02), a rotated key finds the same records (SCOPE-03).
         if let Some(record) = self.records.get(&scope) {
             if record.fingerprint != fingerprint {
                 // CONFLICT-01; card data is not in the fingerprint (CARD-01).
@@ -235,10 +237,12 @@ impl Platform {
                 RecordState::InFlight { .. } => Admission::Fork(Fork::Concurrent { scope }),
                 RecordState::Done { resource } => {
                     // REPLAY-01, REPLAY-02, CARD-03: the original object, latest state, 200.
-                    Admission::Answer(
-                        self.resource_response(200, *resource),
-                        Rule::ReplayLatestStatus200,
-                    )
+                    // REFUND-02: a refund retried with its key is the same refund.
+                    let rule = match resource {
+                        ResourceId::Refund(_) => Rule::RefundReplaySameRefund,
+                        _ => Rule::ReplayLatestStatus200,
+                    };
+                    Admission::Answer(self.resource_response(200, *resource), rule)
                 }
             });
         }
@@ -259,7 +263,10 @@ impl Platform {
             NewOp::CreatePayment { .. } | NewOp::Confirm { .. } | NewOp::CheckoutSession { .. }
         );
         if new_transaction && self.channel_paused {
-            // RATE-04: not accepted, no Payment, no reason given.
+            // RATE-04: not accepted, no Payment, no reason given. RATE-05: the platform's
+            // only 5xx, answered before any record or execution exists, so it alone means
+            // "not accepted"; any other 5xx a merchant sees comes after acceptance may have
+            // happened (UNKNOWN-01).
             return Err(reject(
                 ErrorCode::TemporarilyUnavailable,
                 None,

@@ -24,6 +24,9 @@ impl Platform {
         out: &mut Vec<PlatformOutput>,
     ) {
         // CONC-01: this request now holds the right to execute under `scope`.
+        // EFFECT-01, UNKNOWN-01: the record is written before anything reaches the upstream,
+        // so whatever the merchant then sees (a timeout, a 5xx, a 202) a retry with the same
+        // key finds this execution and never starts a second one.
         let in_flight = RecordState::InFlight { executor: id };
         match op {
             NewOp::CreatePayment {
@@ -36,7 +39,7 @@ impl Platform {
                 match card {
                     Some(card) => {
                         self.bind(now, scope.clone(), fingerprint, in_flight);
-                        let attempt = self.start_attempt(now, payment, card, out);
+                        let attempt = self.start_attempt(now, payment, card, true, out);
                         let waits_on = WaitsOn::Charge {
                             attempt,
                             created: true,
@@ -55,7 +58,7 @@ impl Platform {
                 // ATTEMPT-02..ATTEMPT-06 were checked at admission; the Payment and its fee
                 // snapshot are kept, only a new attempt is added.
                 self.bind(now, scope.clone(), fingerprint, in_flight);
-                let attempt = self.start_attempt(now, payment, card, out);
+                let attempt = self.start_attempt(now, payment, card, false, out);
                 let waits_on = WaitsOn::Charge {
                     attempt,
                     created: false,
@@ -124,6 +127,8 @@ impl Platform {
                 let attempt = p
                     .latest_attempt()
                     .expect("a succeeded payment has an attempt");
+                // The Payment's `amount_refunded` changed: a new version (WEBHOOK-01).
+                self.touch_payment(payment);
                 self.next.refund += 1;
                 let refund = RefundId(self.next.refund);
                 self.refund_nos.insert(
@@ -215,18 +220,19 @@ impl Platform {
     }
 
     /// Adds an attempt and sends its charge. The card goes to the upstream and nowhere
-    /// else (CARD-02).
+    /// else (CARD-02). `fresh`: the Payment was created by this same request, so its
+    /// first version already shows the attempt; otherwise the change is a new version.
     fn start_attempt(
         &mut self,
         now: Millis,
         payment: PaymentId,
         card: Card,
+        fresh: bool,
         out: &mut Vec<PlatformOutput>,
     ) -> AttemptId {
         self.next.attempt += 1;
         let attempt = AttemptId(self.next.attempt);
         let p = self.payments.get_mut(&payment).expect("exists");
-        let first = p.attempts.is_empty();
         p.attempts.push(attempt);
         p.status = PaymentStatus::Processing;
         p.resolution = ResolutionStatus::Known;
@@ -248,7 +254,11 @@ impl Platform {
                 sent_at: now,
             },
         );
-        if !first {
+        // WEBHOOK-01: a Payment that merchants could already see (a card retry after
+        // `failed`, or the first confirm of a `requires_payment_method` Payment) changes
+        // status: a new version. Bumping only on retries left the first confirm at the
+        // same version with another status.
+        if !fresh {
             self.bump_payment(now, payment, Rule::CardRetryNewKey, out);
         }
         out.push(PlatformOutput::Upstream {
@@ -411,6 +421,8 @@ impl Platform {
         // Answer the executors waiting on this attempt.
         for (executor, waits_on) in self.executors_for(attempt, payment) {
             let (status, rule) = match (waits_on, state) {
+                // CANCEL-01: the upstream gave no evidence of a safe cancellation.
+                (WaitsOn::Cancel { .. }, ChargeState::Error) => (202, Rule::Cancel202KeepsStatus),
                 (_, ChargeState::Error) => (202, Rule::UnknownResult),
                 (WaitsOn::Cancel { .. }, ChargeState::ActionRequired) => {
                     (202, Rule::Cancel202KeepsStatus)
@@ -448,6 +460,7 @@ impl Platform {
                 let (payment, amount) = (r.payment, r.amount);
                 let p = self.payments.get_mut(&payment).expect("exists");
                 p.amount_refunded -= amount;
+                self.touch_payment(payment);
             }
             // Not found or failed to answer: unknown, keep verifying; never send the refund
             // again (REFUND-01).
@@ -606,6 +619,13 @@ impl Platform {
     }
 
     // ---- versions and webhooks ----------------------------------------------------
+
+    /// A Payment's view changed in a field no event is about (`amount_refunded`): a new
+    /// version, so that two different views never carry the same version (WEBHOOK-01;
+    /// WEBHOOK-02 lets the merchant keep the latest). The refund's own events tell the story.
+    fn touch_payment(&mut self, payment: PaymentId) {
+        self.payments.get_mut(&payment).expect("exists").version += 1;
+    }
 
     /// A Payment changed: new version, and a webhook (WEBHOOK-01).
     fn bump_payment(

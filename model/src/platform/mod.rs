@@ -40,8 +40,11 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use state::{ApiKeySpec, Fingerprint, IdempotencyRecord, RecordState, Route, Scope};
 
 /// Something the environment switches (not a merchant request).
+///
+/// Serialized adjacently tagged (`{"control":"revoke_api_key","with":"ak_1"}`): an
+/// internally tagged enum cannot hold a newtype of a string-like id.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "control", rename_all = "snake_case")]
+#[serde(tag = "control", content = "with", rename_all = "snake_case")]
 pub enum Control {
     /// A new API key (rotation: issue the new one, then revoke the old; SCOPE-03).
     IssueApiKey(ApiKeySpec),
@@ -55,9 +58,9 @@ pub enum Control {
     SetFeeRate { bps: u32 },
 }
 
-/// One input to the platform.
+/// One input to the platform. Adjacently tagged like [`Control`] (`WebhookAcked` holds an id).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "input", rename_all = "snake_case")]
+#[serde(tag = "input", content = "with", rename_all = "snake_case")]
 pub enum PlatformInput {
     /// A merchant request arrives as HTTP exchange `id`, with the branch to take if it
     /// reaches a point where the contract allows two behaviours.
@@ -179,8 +182,10 @@ impl std::fmt::Display for StepError {
 impl std::error::Error for StepError {}
 
 /// A platform timer. Closed set; ordered so that firing order is deterministic.
+/// Adjacently tagged (`{"timer":"sync_wait","on":"req_1"}`): most variants hold an id
+/// that serializes as a string, which an internally tagged enum cannot hold.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "timer", rename_all = "snake_case")]
+#[serde(tag = "timer", content = "on", rename_all = "snake_case")]
 pub enum Timer {
     /// The executor's synchronous wait for the upstream ends (UPSTREAM-01): answer 202.
     SyncWait(RequestId),
@@ -214,6 +219,16 @@ struct UnackedWebhook {
     event: WebhookEvent,
 }
 
+/// A map whose keys are structs, serialized as a list of `[key, value]` pairs in key
+/// order: JSON object keys must be strings, and the whole state must serialize (to
+/// compare two runs byte for byte, and to show that no card data is kept, CARD-02).
+fn as_pairs<K: Serialize, V: Serialize, S: serde::Serializer>(
+    map: &BTreeMap<K, V>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(map.iter())
+}
+
 /// The platform's whole state. Ordered maps only; no card data (CARD-02).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Platform {
@@ -227,9 +242,12 @@ pub struct Platform {
     refunds: BTreeMap<RefundId, Refund>,
     sessions: BTreeMap<SessionId, Session>,
     /// (merchant, environment, merchant_order_no) → Payment (UNIQ-01).
+    #[serde(serialize_with = "as_pairs")]
     order_nos: BTreeMap<BusinessKey, PaymentId>,
     /// (merchant, environment, merchant_refund_no) → Refund (UNIQ-04).
+    #[serde(serialize_with = "as_pairs")]
     refund_nos: BTreeMap<BusinessKey, RefundId>,
+    #[serde(serialize_with = "as_pairs")]
     records: BTreeMap<Scope, IdempotencyRecord>,
     pending: BTreeMap<RequestId, Pending>,
     unacked: BTreeMap<EventId, UnackedWebhook>,

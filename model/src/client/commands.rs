@@ -1,0 +1,324 @@
+//! Business commands: what the payer or the merchant asks of a server, and where the
+//! reference policy refuses (each refusal cites the rule behind it).
+
+use super::db::{
+    CancelRecord, OrderRecord, OrderState, Outcome, RefundRecord, Submission, SubmissionKind,
+};
+use super::decision::{Decision, Refusal, Subject};
+use super::io::Command;
+use super::keys::{self, KeyPurpose, Keys};
+use super::policy::AntiPattern;
+use super::server::{Cx, MerchantServer, Op};
+use crate::api::{Endpoint, PaymentStatus};
+use crate::ids::Card;
+use crate::rules::Rule;
+
+impl MerchantServer {
+    // ---- commands -----------------------------------------------------------------
+
+    pub(super) fn on_command(&mut self, cx: &mut Cx, command: Command) {
+        match command {
+            Command::PayOrder {
+                order,
+                amount,
+                currency,
+                card,
+            } => self.pay_order(cx, &order, amount, currency, card),
+            Command::RetryWithCard { order, card } => self.retry_with_card(cx, &order, card),
+            Command::CancelOrder { order } => self.cancel_order(cx, &order),
+            Command::AmendOrder { order, amount } => self.amend_order(cx, &order, amount),
+            Command::RefundOrder {
+                order,
+                refund,
+                amount,
+            } => self.refund_order(cx, &order, &refund, amount),
+            Command::Reconcile => self.reconcile(cx),
+        }
+    }
+
+    fn pay_order(&mut self, cx: &mut Cx, order: &str, amount: u64, currency: String, card: Card) {
+        let subject = Subject::Order(order.to_owned());
+        if order.is_empty() || amount == 0 || amount > i64::MAX as u64 {
+            return cx.refuse(subject, Refusal::InvalidOrder, Rule::SafeParameters);
+        }
+        if keys::derived_len_max(order) > self.config.params.key_len_max {
+            // KEY-07: every key of this order must fit in 255 characters.
+            return cx.refuse(subject, Refusal::InvalidOrder, Rule::KeyLength);
+        }
+        if let Some(rec) = cx.db.order(order) {
+            if rec.amount != amount || rec.currency != currency {
+                // UNKNOWN-04: the order number and its key are bound to these parameters.
+                return cx.refuse(subject, Refusal::ParametersBound, Rule::ConflictIsDefect);
+            }
+            if rec.submission.outcome != Outcome::Sending {
+                let state = rec.state();
+                let rule = if state == OrderState::Paid {
+                    Rule::FulfilByPaymentId
+                } else {
+                    Rule::UniqueOrderNo
+                };
+                return cx.refuse(subject, Refusal::OrderExists { state }, rule);
+            }
+            let op = Op::Submit {
+                order: order.to_owned(),
+                seq: rec.submission.seq,
+            };
+            if self.busy(&op) {
+                return cx.refuse(subject, Refusal::AlreadyInProgress, Rule::DeterministicKeys);
+            }
+            // S5: another server (or a crashed process) started this submission. The key
+            // and the card come from the database, so both servers send the same request
+            // (GEN-01 derived, GEN-04 read back).
+            let rule = match self.config.policy.keys {
+                Keys::Deterministic => Rule::DeterministicKeys,
+                Keys::RandomPersisted => Rule::RandomKeyPersistedFirst,
+            };
+            return self.send_keyed(cx, op, 1, rule);
+        }
+        let key = self.new_key(cx, KeyPurpose::CreatePayment, order, 1);
+        let op = Op::Submit {
+            order: order.to_owned(),
+            seq: 1,
+        };
+        let stored = self.keep_key(cx, &op, key, 1, self.key_rule());
+        cx.db.insert_order(OrderRecord {
+            order_no: order.to_owned(),
+            amount,
+            currency,
+            submission: Submission {
+                seq: 1,
+                kind: SubmissionKind::Create,
+                merchant_order_no: order.to_owned(),
+                key: stored,
+                card,
+                outcome: Outcome::Sending,
+            },
+            payment_id: None,
+            applied: None,
+            cancel: None,
+            confirming_since: None,
+            last_query_at: None,
+            fulfilled: None,
+        });
+        // GEN-06: the key is in the database before the request leaves.
+        self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+    }
+
+    fn retry_with_card(&mut self, cx: &mut Cx, order: &str, card: Card) {
+        let subject = Subject::Order(order.to_owned());
+        let Some(rec) = cx.db.order(order) else {
+            return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
+        };
+        let Some(applied) = rec.applied.clone().filter(|_| rec.payment_id.is_some()) else {
+            return cx.refuse(subject, Refusal::NoPaymentId, Rule::CardRetryAfterFailure);
+        };
+        if rec.submission.outcome == Outcome::Sending {
+            // UNIQ-02: one unfinished attempt at a time, this merchant's own included.
+            let reason = Refusal::AlreadyInProgress;
+            return cx.refuse(subject, reason, Rule::OneUnfinishedAttempt);
+        }
+        let failed = applied.status == PaymentStatus::Failed;
+        let pending = rec.state() == OrderState::PendingConfirmation;
+        let seq = rec.submission.seq + 1;
+        let merchant_order_no = rec.submission.merchant_order_no.clone();
+        if !failed {
+            let in_progress = applied.status.is_in_progress();
+            if in_progress
+                && self
+                    .config
+                    .policy
+                    .has(AntiPattern::CardRetryWhileInProgress)
+            {
+                let pattern = AntiPattern::CardRetryWhileInProgress;
+                cx.decide(
+                    subject.clone(),
+                    Decision::Deviate { pattern },
+                    pattern.breaks(),
+                );
+            } else {
+                // ATTEMPT-02: a card retry only after `failed`; under manual_review never
+                // a new charge (RES-04).
+                let rule = if pending {
+                    Rule::ManualReviewClient
+                } else {
+                    Rule::CardRetryAfterFailure
+                };
+                let status = Some(applied.status);
+                return cx.refuse(subject, Refusal::NotFailed { status }, rule);
+            }
+        }
+        if applied.attempt_count >= self.config.params.attempts_max {
+            return cx.refuse(subject, Refusal::AttemptsExhausted, Rule::AttemptsMax);
+        }
+        if cx.now >= applied.expires_at {
+            return cx.refuse(subject, Refusal::Expired, Rule::CardRetryBeforeExpiry);
+        }
+        // GEN-02: a card change is a new business submission: sequence + 1, a new key.
+        let key = self.new_key(cx, KeyPurpose::ConfirmPayment, order, seq);
+        let op = Op::Submit {
+            order: order.to_owned(),
+            seq,
+        };
+        let stored = self.keep_key(cx, &op, key, seq, Rule::SequenceOnlyForNewSubmission);
+        let rec = cx.order(order);
+        rec.submission = Submission {
+            seq,
+            kind: SubmissionKind::Confirm,
+            merchant_order_no,
+            key: stored,
+            card,
+            outcome: Outcome::Sending,
+        };
+        rec.confirming_since = None;
+        self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+    }
+
+    fn cancel_order(&mut self, cx: &mut Cx, order: &str) {
+        let subject = Subject::Order(order.to_owned());
+        let Some(rec) = cx.db.order(order) else {
+            return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
+        };
+        if rec.payment_id.is_none() {
+            return cx.refuse(subject, Refusal::NoPaymentId, Rule::QueryById);
+        }
+        let state = rec.state();
+        if state.is_settled() && state != OrderState::Failed {
+            return cx.refuse(
+                subject,
+                Refusal::NotCancelable { state },
+                Rule::TerminalStatuses,
+            );
+        }
+        let op = Op::Cancel {
+            order: order.to_owned(),
+        };
+        if let Some(cancel) = &rec.cancel {
+            let again = matches!(cancel.outcome, Outcome::Sending | Outcome::Unknown);
+            if !again || self.busy(&op) {
+                return cx.refuse(
+                    subject,
+                    Refusal::AlreadyInProgress,
+                    Rule::Cancel202NotCanceled,
+                );
+            }
+            // The same cancel, under the same key (a 202 is not canceled: CANCEL-02).
+            if let Some(c) = cx.order(order).cancel.as_mut() {
+                c.outcome = Outcome::Sending;
+            }
+            return self.send_keyed(cx, op, 1, Rule::Cancel202NotCanceled);
+        }
+        let key = if self
+            .config
+            .policy
+            .has(AntiPattern::KeyReusedAcrossEndpoints)
+        {
+            let pattern = AntiPattern::KeyReusedAcrossEndpoints;
+            cx.decide(subject, Decision::Deviate { pattern }, pattern.breaks());
+            self.submission_key(cx, order)
+        } else {
+            // GEN-05: one key per submission and endpoint.
+            self.new_key(cx, KeyPurpose::CancelPayment, order, 1)
+        };
+        let stored = self.keep_key(cx, &op, key, 1, Rule::OneKeyPerSubmission);
+        cx.order(order).cancel = Some(CancelRecord {
+            key: stored,
+            outcome: Outcome::Sending,
+        });
+        self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+    }
+
+    fn amend_order(&mut self, cx: &mut Cx, order: &str, amount: u64) {
+        let subject = Subject::Order(order.to_owned());
+        let Some(rec) = cx.db.order(order) else {
+            return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
+        };
+        if !self.config.policy.has(AntiPattern::ChangedParamsSameKey) || amount == 0 {
+            // UNKNOWN-04: never change the parameters and replay the original key; the
+            // order number is bound to them as well (UNIQ-01).
+            return cx.refuse(subject, Refusal::ParametersBound, Rule::ConflictIsDefect);
+        }
+        let op = Op::Submit {
+            order: order.to_owned(),
+            seq: rec.submission.seq,
+        };
+        let resend = rec.submission.kind == SubmissionKind::Create && !self.busy(&op);
+        let pattern = AntiPattern::ChangedParamsSameKey;
+        cx.decide(subject, Decision::Deviate { pattern }, pattern.breaks());
+        let rec = cx.order(order);
+        rec.amount = amount;
+        if resend {
+            rec.submission.outcome = Outcome::Sending;
+            self.send_keyed(cx, op, 1, pattern.breaks());
+        }
+    }
+
+    fn refund_order(&mut self, cx: &mut Cx, order: &str, refund: &str, amount: u64) {
+        let subject = Subject::Refund(refund.to_owned());
+        let op = Op::Refund {
+            refund: refund.to_owned(),
+        };
+        if let Some(existing) = cx.db.refund(refund) {
+            let same = existing.order_no == order && existing.amount == amount;
+            if same && existing.outcome == Outcome::Sending && !self.busy(&op) {
+                // Another server's refund: the same key from the database.
+                let rule = self.key_rule();
+                return self.send_keyed(cx, op, 1, rule);
+            }
+            return cx.refuse(subject, Refusal::RefundExists, Rule::UniqueRefundNo);
+        }
+        let Some(rec) = cx.db.order(order) else {
+            return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
+        };
+        let state = rec.state();
+        let (Some(payment_id), OrderState::Paid) = (rec.payment_id, state) else {
+            return cx.refuse(subject, Refusal::NotPaid { state }, Rule::TerminalStatuses);
+        };
+        let too_long = keys::derived_len_max(refund) > self.config.params.key_len_max;
+        if refund.is_empty() || amount == 0 || amount > i64::MAX as u64 || too_long {
+            return cx.refuse(subject, Refusal::InvalidOrder, Rule::KeyLength);
+        }
+        let key = if self
+            .config
+            .policy
+            .has(AntiPattern::KeyReusedAcrossEndpoints)
+        {
+            let pattern = AntiPattern::KeyReusedAcrossEndpoints;
+            cx.decide(subject, Decision::Deviate { pattern }, pattern.breaks());
+            self.submission_key(cx, order)
+        } else {
+            self.new_key(cx, KeyPurpose::CreateRefund, refund, 1)
+        };
+        let stored = self.keep_key(cx, &op, key, 1, self.key_rule());
+        cx.db.insert_refund(RefundRecord {
+            refund_no: refund.to_owned(),
+            order_no: order.to_owned(),
+            payment_id,
+            amount,
+            key: stored,
+            outcome: Outcome::Sending,
+            refund_id: None,
+            applied: None,
+        });
+        self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+    }
+
+    /// SCHED-03: refunds are not polled; once a day, list the processing ones, and look up
+    /// each refund whose create never got an answer.
+    fn reconcile(&mut self, cx: &mut Cx) {
+        if !self.busy(&Op::ReconcileRefunds) {
+            let request = self.query_request(Endpoint::ListRefundsProcessing);
+            self.send(cx, Op::ReconcileRefunds, 1, request, Rule::RefundNoPolling);
+        }
+        for refund in cx.db.refund_nos() {
+            let Some(rec) = cx.db.refund(&refund) else {
+                continue;
+            };
+            let op = Op::QueryRefund {
+                refund: refund.clone(),
+            };
+            if rec.outcome == Outcome::Unknown && rec.refund_id.is_none() && !self.busy(&op) {
+                self.send_refund_query(cx, &refund, Rule::RefundNoPolling);
+            }
+        }
+    }
+}

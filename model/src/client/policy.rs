@@ -1,0 +1,307 @@
+//! The reference policy, its parameters, and the anti-patterns the contract warns against.
+//!
+//! A [`Policy`] is data: how keys are made, and which [`AntiPattern`]s the server
+//! follows instead of the contract. The server's code has one path per decision and
+//! asks `policy.has(..)` at the exact point where an anti-pattern departs, so every
+//! variant is the reference client plus one documented deviation.
+
+use super::keys::Keys;
+use crate::rules::Rule;
+use crate::time::Millis;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// How a merchant server integrates: its keys and its deviations from the contract.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Policy {
+    pub keys: Keys,
+    /// Empty for the reference policy.
+    pub anti_patterns: BTreeSet<AntiPattern>,
+}
+
+impl Policy {
+    /// The contract's reference client with deterministic keys (GEN-01).
+    pub fn reference() -> Policy {
+        Policy {
+            keys: Keys::Deterministic,
+            anti_patterns: BTreeSet::new(),
+        }
+    }
+
+    /// The contract's reference client with random keys persisted before sending (GEN-04).
+    pub fn reference_random() -> Policy {
+        Policy {
+            keys: Keys::RandomPersisted,
+            anti_patterns: BTreeSet::new(),
+        }
+    }
+
+    /// This policy, also following `pattern`.
+    pub fn with(mut self, pattern: AntiPattern) -> Policy {
+        self.anti_patterns.insert(pattern);
+        self
+    }
+
+    /// Whether the server follows `pattern`.
+    pub fn has(&self, pattern: AntiPattern) -> bool {
+        self.anti_patterns.contains(&pattern)
+    }
+
+    /// Whether this is a reference policy (no anti-pattern).
+    pub fn is_reference(&self) -> bool {
+        self.anti_patterns.is_empty()
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::reference()
+    }
+}
+
+/// A named way of breaking the contract, as a variant of the reference policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AntiPattern {
+    /// "Don't do this: after a timeout, switching to a new idempotency key … and charging
+    /// again — the payer may be charged twice" (`crypto.randomUUID()` after a timeout).
+    NewKeyAfterTimeout,
+    /// "Don't do this: after a timeout, switching to … a new order number and charging
+    /// again" (`orderNo: \`${order.orderNo}-retry\``: "new order number = new payment").
+    NewOrderNoAfterTimeout,
+    /// "Must be written to the database first and then sent … after a process crash,
+    /// retrieve the original key from the database and retry": here a random key lives in
+    /// memory only and a restarted process makes a new one.
+    KeyNotPersisted,
+    /// "On retry, read it from the database — it must not be regenerated": here every
+    /// retry after a network error, 429 or 5xx draws a new random key.
+    KeyRegeneratedOnRetry,
+    /// "This is an integration defect: fix the key-generation logic; do not change the
+    /// parameters and then replay the original key": here an amended order is re-sent
+    /// under its original key.
+    ChangedParamsSameKey,
+    /// "With a timeout, a 5xx or a 202, the charge may already have been made": here a
+    /// timeout or a 202 counts as a failure and the payment is submitted again as a new
+    /// business submission (a new key, sequence + 1).
+    UnknownAsFailure,
+    /// "Do not treat it as canceled; wait for payment.canceled, or query" (S12): here a
+    /// 202 on cancel closes the order.
+    #[serde(rename = "cancel_202_as_canceled")]
+    Cancel202AsCanceled,
+    /// "Initiate only after the payment has status=failed": here the payer may change
+    /// card while the payment is `processing` or `requires_action`.
+    CardRetryWhileInProgress,
+    /// "When the two give conflicting results, the latest version prevails": here every
+    /// webhook is applied as it comes, older versions included.
+    WebhookIgnoresVersion,
+    /// "Leave at least 10 seconds between two queries of the same object": here the
+    /// server polls every second.
+    PollTooFast,
+    /// "429 rate_limited … Wait Retry-After seconds, then retry with the original
+    /// idempotency key": here a 429 is retried after the usual backoff.
+    IgnoreRetryAfter,
+    /// "manual_review … Keep the order as pending confirmation; do not charge again":
+    /// here the server gives up on the order and charges again under a new order number.
+    RechargeOnManualReview,
+    /// "One business submission corresponds to one key; the same key is used only for
+    /// the same endpoint": here cancel and refunds reuse the order's payment key.
+    KeyReusedAcrossEndpoints,
+}
+
+impl AntiPattern {
+    /// Every variant, in declaration order.
+    pub const ALL: &'static [AntiPattern] = &[
+        AntiPattern::NewKeyAfterTimeout,
+        AntiPattern::NewOrderNoAfterTimeout,
+        AntiPattern::KeyNotPersisted,
+        AntiPattern::KeyRegeneratedOnRetry,
+        AntiPattern::ChangedParamsSameKey,
+        AntiPattern::UnknownAsFailure,
+        AntiPattern::Cancel202AsCanceled,
+        AntiPattern::CardRetryWhileInProgress,
+        AntiPattern::WebhookIgnoresVersion,
+        AntiPattern::PollTooFast,
+        AntiPattern::IgnoreRetryAfter,
+        AntiPattern::RechargeOnManualReview,
+        AntiPattern::KeyReusedAcrossEndpoints,
+    ];
+
+    /// The contract rule the variant breaks.
+    pub const fn breaks(self) -> Rule {
+        match self {
+            AntiPattern::NewKeyAfterTimeout => Rule::NeverSwitchKeyOnUnknown,
+            AntiPattern::NewOrderNoAfterTimeout => Rule::NeverSwitchKeyOnUnknown,
+            AntiPattern::KeyNotPersisted => Rule::PersistBeforeSend,
+            AntiPattern::KeyRegeneratedOnRetry => Rule::RandomKeyPersistedFirst,
+            AntiPattern::ChangedParamsSameKey => Rule::ConflictIsDefect,
+            AntiPattern::UnknownAsFailure => Rule::RetryMaxAttempts,
+            AntiPattern::Cancel202AsCanceled => Rule::Cancel202NotCanceled,
+            AntiPattern::CardRetryWhileInProgress => Rule::CardRetryAfterFailure,
+            AntiPattern::WebhookIgnoresVersion => Rule::LatestVersionWins,
+            AntiPattern::PollTooFast => Rule::QuerySpacing,
+            AntiPattern::IgnoreRetryAfter => Rule::RetryAfterHonoured,
+            AntiPattern::RechargeOnManualReview => Rule::ManualReviewClient,
+            AntiPattern::KeyReusedAcrossEndpoints => Rule::OneKeyPerSubmission,
+        }
+    }
+
+    /// snake_case name, as in traces and on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            AntiPattern::NewKeyAfterTimeout => "new_key_after_timeout",
+            AntiPattern::NewOrderNoAfterTimeout => "new_order_no_after_timeout",
+            AntiPattern::KeyNotPersisted => "key_not_persisted",
+            AntiPattern::KeyRegeneratedOnRetry => "key_regenerated_on_retry",
+            AntiPattern::ChangedParamsSameKey => "changed_params_same_key",
+            AntiPattern::UnknownAsFailure => "unknown_as_failure",
+            AntiPattern::Cancel202AsCanceled => "cancel_202_as_canceled",
+            AntiPattern::CardRetryWhileInProgress => "card_retry_while_in_progress",
+            AntiPattern::WebhookIgnoresVersion => "webhook_ignores_version",
+            AntiPattern::PollTooFast => "poll_too_fast",
+            AntiPattern::IgnoreRetryAfter => "ignore_retry_after",
+            AntiPattern::RechargeOnManualReview => "recharge_on_manual_review",
+            AntiPattern::KeyReusedAcrossEndpoints => "key_reused_across_endpoints",
+        }
+    }
+
+    /// Looks a variant up by its [`AntiPattern::name`].
+    pub fn from_name(name: &str) -> Option<AntiPattern> {
+        AntiPattern::ALL.iter().copied().find(|p| p.name() == name)
+    }
+
+    /// What the server does instead of the reference policy, in one line.
+    pub const fn deviation(self) -> &'static str {
+        match self {
+            AntiPattern::NewKeyAfterTimeout => {
+                "after a create or confirm times out, sends it again at once under a new random key"
+            }
+            AntiPattern::NewOrderNoAfterTimeout => {
+                "after a create times out, creates the payment again as ORDER-retry under a new key"
+            }
+            AntiPattern::KeyNotPersisted => {
+                "keeps a random key in memory only; after a restart, creates again under a new key"
+            }
+            AntiPattern::KeyRegeneratedOnRetry => {
+                "draws a new random key for every retry after a network error, 429 or 5xx"
+            }
+            AntiPattern::ChangedParamsSameKey => {
+                "accepts an amended amount and re-sends the create under the original key"
+            }
+            AntiPattern::UnknownAsFailure => {
+                "takes a timeout or a 202 as a failure and submits again with sequence + 1"
+            }
+            AntiPattern::Cancel202AsCanceled => {
+                "takes a 202 on cancel as canceled and closes the order"
+            }
+            AntiPattern::CardRetryWhileInProgress => {
+                "lets the payer change card while the payment is processing or requires_action"
+            }
+            AntiPattern::WebhookIgnoresVersion => "applies every webhook, older versions included",
+            AntiPattern::PollTooFast => "queries every second, with no spacing",
+            AntiPattern::IgnoreRetryAfter => {
+                "retries a 429 after the usual backoff, not Retry-After"
+            }
+            AntiPattern::RechargeOnManualReview => {
+                "on manual_review, charges again under a new order number"
+            }
+            AntiPattern::KeyReusedAcrossEndpoints => {
+                "sends cancel and refunds under the order's payment key"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for AntiPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The contract's numbers for a merchant client. Each field says where it comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ClientParams {
+    /// Client timeout of create, confirm, cancel and refund requests (contract: at least
+    /// 20 s for create and confirm, TIMEOUT-01; the reference code uses 20 s for every POST).
+    pub post_timeout: Millis,
+    /// Client timeout of queries (contract: at least 10 s, TIMEOUT-01).
+    pub query_timeout: Millis,
+    /// Tries of one POST, the first included (contract: `maxAttempts = 5`, RETRY-03).
+    pub tries_max: u32,
+    /// Backoff after try 1 (contract: 1 s, RETRY-02); doubled after each further try.
+    pub backoff_base: Millis,
+    /// Backoff cap (contract: 30 s, RETRY-02).
+    pub backoff_max: Millis,
+    /// Jitter is below this (contract: `Math.random() * 250`, RETRY-02). The driver
+    /// supplies it with each input that can schedule a retry.
+    pub jitter_max: Millis,
+    /// Query times after the result became unknown (contract: 10 s, 30 s, 2 min, 5 min,
+    /// 15 min, 1 h, SCHED-01).
+    pub query_offsets: &'static [Millis],
+    /// After the last offset, one query every this long (contract: 4 h, SCHED-01) …
+    pub query_every: Millis,
+    /// … until this long after the result became unknown (contract: 24 h, SCHED-01).
+    pub query_until: Millis,
+    /// Least time between two queries of one object (contract: 10 s, SCHED-02).
+    pub query_spacing_min: Millis,
+    /// The query interval of [`AntiPattern::PollTooFast`].
+    pub poll_too_fast_every: Millis,
+    /// Attempts per Payment (contract: default 3, ATTEMPT-05): no card retry beyond it.
+    pub attempts_max: u8,
+    /// Longest Idempotency-Key (contract: 255 characters, KEY-07).
+    pub key_len_max: usize,
+}
+
+/// SCHED-01: 10 s, 30 s, 2 min, 5 min, 15 min, 1 h.
+pub const QUERY_OFFSETS: &[Millis] = &[
+    Millis::secs(10),
+    Millis::secs(30),
+    Millis::mins(2),
+    Millis::mins(5),
+    Millis::mins(15),
+    Millis::hours(1),
+];
+
+impl Default for ClientParams {
+    fn default() -> Self {
+        ClientParams {
+            post_timeout: Millis::secs(20),
+            query_timeout: Millis::secs(10),
+            tries_max: 5,
+            backoff_base: Millis::secs(1),
+            backoff_max: Millis::secs(30),
+            jitter_max: Millis::ms(250),
+            query_offsets: QUERY_OFFSETS,
+            query_every: Millis::hours(4),
+            query_until: Millis::hours(24),
+            query_spacing_min: Millis::secs(10),
+            poll_too_fast_every: Millis::secs(1),
+            attempts_max: 3,
+            key_len_max: 255,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_anti_pattern_has_a_name_a_rule_and_a_warning() {
+        let mut names = BTreeSet::new();
+        for &p in AntiPattern::ALL {
+            assert!(names.insert(p.name()), "{p}");
+            assert_eq!(AntiPattern::from_name(p.name()), Some(p));
+            assert!(!p.deviation().is_empty());
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{}\"", p.name()));
+            assert!(crate::rules::Rule::ALL.contains(&p.breaks()));
+        }
+        assert_eq!(AntiPattern::ALL.len(), 13);
+        assert!(Policy::reference().is_reference());
+        assert!(
+            !Policy::reference()
+                .with(AntiPattern::PollTooFast)
+                .is_reference()
+        );
+    }
+}

@@ -1,0 +1,580 @@
+//! Each anti-pattern of the contract, as a variant of the reference policy: the same
+//! script runs under both, and the test pins the exact point where the variant departs
+//! (the first request that differs, or the first decision), and what the platform does
+//! about it. Tests are named `<tag of the rule it breaks>_<variant name>_…`.
+
+use payhub_model::client::bench::{Fate, Sent};
+use payhub_model::client::*;
+use payhub_model::harness::req;
+use payhub_model::*;
+
+const ORDER: &str = "ORDER-001";
+
+fn pay() -> Command {
+    Command::PayOrder {
+        order: ORDER.to_owned(),
+        amount: 10_000,
+        currency: "USD".to_owned(),
+        card: Card('A'),
+    }
+}
+
+/// Runs `script` on a fresh bench with one server following `policy`.
+fn run(policy: Policy, script: impl Fn(&mut ClientBench)) -> ClientBench {
+    let mut b = ClientBench::one(policy);
+    script(&mut b);
+    b
+}
+
+/// The first request that differs between two runs (time and request), from each run.
+fn departure(reference: &ClientBench, variant: &ClientBench) -> (Option<Sent>, Option<Sent>) {
+    let (a, b) = (reference.sent(), variant.sent());
+    let same = |x: &Sent, y: &Sent| x.at == y.at && x.request == y.request;
+    let i = a.iter().zip(&b).take_while(|(x, y)| same(x, y)).count();
+    (a.get(i).cloned(), b.get(i).cloned())
+}
+
+fn key(sent: &Sent) -> &str {
+    sent.request.idempotency_key.as_deref().expect("keyed")
+}
+
+fn deviations(b: &ClientBench) -> Vec<(Millis, AntiPattern, Rule)> {
+    b.decisions()
+        .into_iter()
+        .filter_map(|(at, _, _, d, rule)| match d {
+            Decision::Deviate { pattern } => Some((at, pattern, rule)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn state(b: &ClientBench) -> OrderState {
+    b.db.order(ORDER).expect("order").state()
+}
+
+fn captures(b: &ClientBench) -> usize {
+    b.bench.acquirer.ledger.captures_on(Card('A'))
+}
+
+// ---- UNKNOWN-03: "don't do this" -------------------------------------------------------
+
+/// The create's response is lost after the charge went through.
+fn lost_response(b: &mut ClientBench) {
+    b.webhook_target = None;
+    b.fates.push_back(Fate::LoseResponse);
+    b.command(0, pay());
+    b.upstream(AcquirerDecision::Approve);
+    b.advance(Millis::secs(25));
+    b.settle(AcquirerDecision::Approve);
+}
+
+#[test]
+fn unknown_03_new_key_after_timeout_sends_a_different_key_at_the_timeout() {
+    let pattern = AntiPattern::NewKeyAfterTimeout;
+    let reference = run(Policy::reference(), lost_response);
+    let variant = run(Policy::reference().with(pattern), lost_response);
+    let (r, v) = departure(&reference, &variant);
+    let (r, v) = (r.unwrap(), v.unwrap());
+    // Reference: the same key after the 1 s backoff. Variant: a new key at once.
+    assert_eq!(
+        (r.at, key(&r)),
+        (Millis::secs(21), "payment.create:ORDER-001:1")
+    );
+    assert_eq!(v.at, Millis::secs(20));
+    assert_ne!(key(&v), "payment.create:ORDER-001:1");
+    assert_eq!(v.rule, Rule::NeverSwitchKeyOnUnknown);
+    assert_eq!(
+        deviations(&variant),
+        [(Millis::secs(20), pattern, pattern.breaks())]
+    );
+    // The platform keeps its promise: the order number is taken (S4, ORDER-01).
+    assert_eq!(variant.bench.platform.payments().len(), 1);
+    assert_eq!(captures(&variant), 1);
+    assert_eq!(state(&variant), OrderState::Paid);
+}
+
+#[test]
+fn unknown_03_new_order_no_after_timeout_creates_a_second_payment_and_charges_twice() {
+    let pattern = AntiPattern::NewOrderNoAfterTimeout;
+    let reference = run(Policy::reference(), lost_response);
+    let variant = run(Policy::reference().with(pattern), lost_response);
+    let (r, v) = departure(&reference, &variant);
+    let (r, v) = (r.unwrap(), v.unwrap());
+    assert_eq!(
+        r.request,
+        req::create("payment.create:ORDER-001:1", ORDER, 10_000, "USD", 'A')
+    );
+    assert_eq!(v.at, Millis::secs(20));
+    assert_eq!(
+        v.request,
+        req::create(
+            "payment.create:ORDER-001-retry:1",
+            "ORDER-001-retry",
+            10_000,
+            "USD",
+            'A'
+        )
+    );
+    assert_eq!(pattern.breaks(), Rule::NeverSwitchKeyOnUnknown);
+    // "New order number = new payment": nothing can stop the second charge.
+    assert_eq!(captures(&reference), 1);
+    assert_eq!(variant.bench.platform.payments().len(), 2);
+    assert_eq!(captures(&variant), 2, "the payer is charged twice");
+}
+
+// ---- GEN-06, GEN-04: keys that do not survive ------------------------------------------
+
+#[test]
+fn gen_06_key_not_persisted_is_lost_on_crash_and_replaced_by_a_new_one() {
+    let pattern = AntiPattern::KeyNotPersisted;
+    let script = |b: &mut ClientBench| {
+        b.webhook_target = None;
+        b.fates.push_back(Fate::LoseResponse);
+        b.command(0, pay());
+        b.upstream(AcquirerDecision::Approve);
+        b.crash(0);
+        b.restart(0);
+    };
+    let reference = run(Policy::reference_random(), script);
+    let variant = run(Policy::reference_random().with(pattern), script);
+    // First departure: the key never reaches the database.
+    let before = reference.sent()[0].clone();
+    assert_eq!(
+        reference.db.order(ORDER).unwrap().submission.key.as_deref(),
+        Some(key(&before))
+    );
+    assert_eq!(variant.db.order(ORDER).unwrap().submission.key, None);
+    assert_eq!(
+        deviations(&variant)[0],
+        (Millis::ZERO, pattern, Rule::PersistBeforeSend)
+    );
+    // Second: after the restart the reference looks the order up; the variant creates
+    // again under a key it just made up.
+    let (r, v) = departure(&reference, &variant);
+    let (r, v) = (r.unwrap(), v.unwrap());
+    assert_eq!(r.request, req::by_order(ORDER));
+    assert_eq!(v.request.endpoint.path(), "/v1/payments");
+    assert_ne!(key(&v), key(&variant.sent()[0]));
+    assert_eq!(v.handle.boot, 1);
+    // The order number still protects the payer (ORDER-01).
+    assert_eq!(captures(&variant), 1);
+}
+
+#[test]
+fn gen_06_key_not_persisted_changes_nothing_with_deterministic_keys() {
+    let script = |b: &mut ClientBench| {
+        b.fates.push_back(Fate::LoseRequest);
+        b.command(0, pay());
+        b.crash(0);
+        b.restart(0);
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(
+        Policy::reference().with(AntiPattern::KeyNotPersisted),
+        script,
+    );
+    assert_eq!(departure(&reference, &variant), (None, None));
+    assert!(
+        deviations(&variant).is_empty(),
+        "a derived key is recomputed"
+    );
+}
+
+/// Two network errors, then the platform answers.
+fn flaky(b: &mut ClientBench) {
+    b.fates.extend([Fate::NetworkError, Fate::NetworkError]);
+    b.command(0, pay());
+    b.advance(Millis::secs(5));
+    b.upstream(AcquirerDecision::Approve);
+}
+
+#[test]
+fn gen_04_key_regenerated_on_retry_sends_a_new_key_on_every_try() {
+    let pattern = AntiPattern::KeyRegeneratedOnRetry;
+    let reference = run(Policy::reference_random(), flaky);
+    let variant = run(Policy::reference_random().with(pattern), flaky);
+    let keys = |b: &ClientBench| {
+        b.sent()
+            .iter()
+            .map(|s| key(s).to_owned())
+            .collect::<Vec<_>>()
+    };
+    let (rk, vk) = (keys(&reference), keys(&variant));
+    assert_eq!(rk.len(), 3);
+    assert!(
+        rk.iter().all(|k| *k == rk[0]),
+        "the reference reads its key back"
+    );
+    assert_eq!(vk.len(), 3);
+    assert_eq!(vk[0], rk[0], "same first key");
+    assert!(
+        vk[1] != vk[0] && vk[2] != vk[1],
+        "a new key per retry: {vk:?}"
+    );
+    let (r, v) = departure(&reference, &variant);
+    assert_eq!(r.unwrap().at, v.clone().unwrap().at, "same time, other key");
+    assert_eq!(v.unwrap().rule, Rule::RandomKeyPersistedFirst);
+    assert_eq!(deviations(&variant).len(), 2);
+    // With derived keys there is nothing to regenerate.
+    let derived = run(Policy::reference().with(pattern), flaky);
+    assert!(
+        keys(&derived)
+            .iter()
+            .all(|k| k == "payment.create:ORDER-001:1")
+    );
+}
+
+// ---- UNKNOWN-04 ------------------------------------------------------------------------
+
+#[test]
+fn unknown_04_changed_params_same_key_replays_the_original_key_with_a_new_amount() {
+    let pattern = AntiPattern::ChangedParamsSameKey;
+    let script = |b: &mut ClientBench| {
+        b.command(0, pay());
+        b.upstream(AcquirerDecision::Approve);
+        b.command(
+            0,
+            Command::AmendOrder {
+                order: ORDER.into(),
+                amount: 12_000,
+            },
+        );
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    let refused = Decision::Refused {
+        reason: Refusal::ParametersBound,
+    };
+    assert!(
+        reference
+            .decisions()
+            .iter()
+            .any(|(_, _, _, d, _)| *d == refused)
+    );
+    let (r, v) = departure(&reference, &variant);
+    assert_eq!(r, None, "the reference sends nothing");
+    // S3: the same key with 12000 instead of 10000.
+    let v = v.unwrap();
+    assert_eq!(
+        v.request,
+        req::create("payment.create:ORDER-001:1", ORDER, 12_000, "USD", 'A')
+    );
+    assert_eq!(v.rule, Rule::ConflictIsDefect);
+    // The platform answers 409 idempotency_conflict and keeps the original (CONFLICT-01).
+    let defect = Decision::Defect {
+        code: ErrorCode::IdempotencyConflict,
+    };
+    assert!(
+        variant
+            .decisions()
+            .iter()
+            .any(|(_, _, _, d, _)| *d == defect)
+    );
+    assert_eq!(
+        variant
+            .bench
+            .platform
+            .payment_view(PaymentId(1))
+            .unwrap()
+            .amount,
+        10_000
+    );
+    assert_eq!(captures(&variant), 1);
+}
+
+// ---- RETRY-03: an unknown result taken for a failure --------------------------------------
+
+/// The upstream is silent: the platform answers 202 at 15 s.
+fn accepted_202(b: &mut ClientBench) {
+    b.command(0, pay());
+    b.advance(Millis::secs(20));
+}
+
+#[test]
+fn retry_03_unknown_as_failure_submits_again_right_after_a_202() {
+    let pattern = AntiPattern::UnknownAsFailure;
+    let reference = run(Policy::reference(), accepted_202);
+    let mut variant = run(Policy::reference().with(pattern), accepted_202);
+    let (r, v) = departure(&reference, &variant);
+    // Reference: its first query at 25 s; variant: a confirm with sequence + 1 at 15 s.
+    assert_eq!(r, None, "the reference has not queried yet at 20 s");
+    let v = v.unwrap();
+    assert_eq!(v.at, Millis::secs(15));
+    assert_eq!(
+        v.request,
+        req::confirm("payment.confirm:ORDER-001:2", PaymentId(1), 'A')
+    );
+    assert_eq!(v.rule, Rule::RetryMaxAttempts);
+    // S8: 409 payment_in_progress; no second charge, whatever happens next.
+    variant.settle(AcquirerDecision::Approve);
+    variant.advance(Millis::mins(5));
+    variant.settle(AcquirerDecision::Approve);
+    assert_eq!(captures(&variant), 1);
+    assert_eq!(variant.bench.platform.attempts().len(), 1);
+}
+
+// ---- CANCEL-02 ---------------------------------------------------------------------------
+
+#[test]
+fn cancel_02_cancel_202_as_canceled_closes_an_order_that_can_still_be_paid() {
+    let pattern = AntiPattern::Cancel202AsCanceled;
+    let script = |b: &mut ClientBench| {
+        b.command(0, pay());
+        b.upstream(AcquirerDecision::RequireAction);
+        b.command(
+            0,
+            Command::CancelOrder {
+                order: ORDER.into(),
+            },
+        );
+        b.lose_upstream_calls();
+        b.advance(Millis::secs(15)); // 202: the upstream could not confirm
+    };
+    let reference = run(Policy::reference(), script);
+    let mut variant = run(Policy::reference().with(pattern), script);
+    assert_eq!(state(&reference), OrderState::AwaitingPayer);
+    assert_eq!(state(&variant), OrderState::Closed);
+    assert_eq!(
+        deviations(&variant),
+        [(Millis::secs(15), pattern, Rule::Cancel202NotCanceled)]
+    );
+    assert!(
+        reference.servers[0].poll_timeout().is_some(),
+        "the reference queries"
+    );
+    assert_eq!(
+        variant.servers[0].poll_timeout(),
+        None,
+        "the variant stops looking"
+    );
+    // The payer authenticates after all: the money moves for a "canceled" order.
+    let attempt = variant.bench.acquirer.awaiting_payer().next().unwrap();
+    variant.bench.payer_authenticates(attempt, true);
+    assert_eq!(captures(&variant), 1);
+    let view = variant.bench.platform.payment_view(PaymentId(1)).unwrap();
+    assert_eq!(
+        view.status,
+        PaymentStatus::RequiresAction,
+        "the platform never said canceled"
+    );
+}
+
+// ---- ATTEMPT-02 on the client side ---------------------------------------------------------
+
+#[test]
+fn attempt_02_card_retry_while_in_progress_sends_a_confirm_while_processing() {
+    let pattern = AntiPattern::CardRetryWhileInProgress;
+    let script = |b: &mut ClientBench| {
+        accepted_202(b);
+        b.command(
+            0,
+            Command::RetryWithCard {
+                order: ORDER.into(),
+                card: Card('B'),
+            },
+        );
+    };
+    let reference = run(Policy::reference(), script);
+    let mut variant = run(Policy::reference().with(pattern), script);
+    let refused = Decision::Refused {
+        reason: Refusal::NotFailed {
+            status: Some(PaymentStatus::Processing),
+        },
+    };
+    assert!(
+        reference
+            .decisions()
+            .iter()
+            .any(|(_, _, _, d, r)| *d == refused && *r == Rule::CardRetryAfterFailure)
+    );
+    let (r, v) = departure(&reference, &variant);
+    assert_eq!(r, None);
+    let v = v.unwrap();
+    assert_eq!(v.at, Millis::secs(20));
+    assert_eq!(
+        v.request,
+        req::confirm("payment.confirm:ORDER-001:2", PaymentId(1), 'B')
+    );
+    // S8: the platform refuses (409 payment_in_progress): card B is never charged.
+    variant.settle(AcquirerDecision::Approve);
+    variant.advance(Millis::mins(2));
+    assert_eq!(variant.bench.acquirer.ledger.captures_on(Card('B')), 0);
+    assert_eq!(captures(&variant), 1);
+}
+
+// ---- WEBHOOK-02 ----------------------------------------------------------------------------
+
+#[test]
+fn webhook_02_webhook_ignores_version_lets_an_old_event_undo_a_payment() {
+    let pattern = AntiPattern::WebhookIgnoresVersion;
+    let script = |b: &mut ClientBench| {
+        b.webhook_target = None;
+        b.command(0, pay());
+        b.advance(Millis::secs(16)); // 202: processing, version 2
+        b.upstream(AcquirerDecision::Approve); // succeeded, version 3
+        let (older, newer) = (b.bench.webhooks[0].clone(), b.bench.webhooks[1].clone());
+        for event in [newer, older] {
+            let draw = b.draw();
+            b.input(0, ClientInput::Webhook { event, draw });
+        }
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    assert_eq!(state(&reference), OrderState::Paid);
+    assert_eq!(reference.db.order(ORDER).unwrap().version(), 3);
+    // The re-delivered version 2 ("processing") is applied over version 3 ("succeeded").
+    assert_eq!(
+        deviations(&variant),
+        [(Millis::secs(16), pattern, Rule::LatestVersionWins)]
+    );
+    assert_eq!(state(&variant), OrderState::Confirming);
+    assert_eq!(variant.db.order(ORDER).unwrap().version(), 2);
+}
+
+// ---- SCHED-02 ------------------------------------------------------------------------------
+
+#[test]
+fn sched_02_poll_too_fast_queries_every_second() {
+    let pattern = AntiPattern::PollTooFast;
+    let reference = run(Policy::reference(), accepted_202);
+    let variant = run(Policy::reference().with(pattern), accepted_202);
+    let (r, v) = departure(&reference, &variant);
+    assert_eq!(r, None, "the reference's first query is at 25 s");
+    let v = v.unwrap();
+    assert_eq!(v.at, Millis::secs(16));
+    assert_eq!(v.request, req::get(PaymentId(1)));
+    let times: Vec<Millis> = variant
+        .sent()
+        .iter()
+        .filter(|s| s.request.endpoint.method() == Method::Get)
+        .map(|s| s.at)
+        .collect();
+    assert_eq!(times, [16, 17, 18, 19, 20].map(Millis::secs));
+    assert!(
+        times
+            .windows(2)
+            .all(|w| w[1].since(w[0]) < Millis::secs(10))
+    );
+    assert_eq!(pattern.breaks(), Rule::QuerySpacing);
+}
+
+// ---- RATE-03 -------------------------------------------------------------------------------
+
+#[test]
+fn rate_03_ignore_retry_after_retries_after_the_backoff_instead() {
+    let pattern = AntiPattern::IgnoreRetryAfter;
+    let script = |b: &mut ClientBench| {
+        b.jitter = Millis::ms(100);
+        b.bench.control(Control::SetRateLimited {
+            merchant: MerchantId(1),
+            on: true,
+        });
+        b.command(0, pay());
+        b.advance(Millis::secs(3));
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    let (r, v) = departure(&reference, &variant);
+    assert_eq!(r.unwrap().at, Millis::secs(2), "Retry-After: 2");
+    let v = v.unwrap();
+    assert_eq!(v.at, Millis::ms(1_100), "1 s backoff + 100 ms jitter");
+    assert_eq!(v.rule, Rule::RetryAfterHonoured);
+    assert_eq!(
+        deviations(&variant)[0],
+        (Millis::ZERO, pattern, pattern.breaks())
+    );
+    // RATE-01, RATE-02: the early retry is not executed either.
+    assert_eq!(variant.bench.platform.payments().len(), 0);
+}
+
+// ---- RES-04 --------------------------------------------------------------------------------
+
+#[test]
+fn res_04_recharge_on_manual_review_charges_a_second_payment() {
+    let pattern = AntiPattern::RechargeOnManualReview;
+    let script = |b: &mut ClientBench| {
+        b.command(0, pay());
+        b.advance(Millis::hours(2)); // silent upstream: manual_review after 1 h
+        b.settle(AcquirerDecision::Approve); // then the acquirer answers everything
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    let (_, v) = departure(&reference, &variant);
+    let v = v.unwrap();
+    assert_eq!(
+        v.request,
+        req::create(
+            "payment.create:ORDER-001-R2:1",
+            "ORDER-001-R2",
+            10_000,
+            "USD",
+            'A'
+        )
+    );
+    assert_eq!(v.rule, Rule::ManualReviewClient);
+    let (at, _, rule) = deviations(&variant)[0];
+    assert_eq!(at, v.at, "the moment manual_review arrives");
+    assert_eq!(rule, Rule::ManualReviewClient);
+    assert_eq!(captures(&reference), 1);
+    assert_eq!(captures(&variant), 2, "the original payment succeeded too");
+}
+
+// ---- GEN-05 --------------------------------------------------------------------------------
+
+#[test]
+fn gen_05_key_reused_across_endpoints_sends_the_payment_key_to_cancel_and_refunds() {
+    let pattern = AntiPattern::KeyReusedAcrossEndpoints;
+    let cancel = |b: &mut ClientBench| {
+        b.command(0, pay());
+        b.upstream(AcquirerDecision::RequireAction);
+        b.command(
+            0,
+            Command::CancelOrder {
+                order: ORDER.into(),
+            },
+        );
+    };
+    let reference = run(Policy::reference(), cancel);
+    let variant = run(Policy::reference().with(pattern), cancel);
+    let (r, v) = departure(&reference, &variant);
+    assert_eq!(key(&r.unwrap()), "payment.cancel:ORDER-001:1");
+    let v = v.unwrap();
+    assert_eq!(key(&v), "payment.create:ORDER-001:1");
+    assert_eq!(
+        v.request.endpoint.path(),
+        "/v1/payments/pay_demo_001/cancel"
+    );
+    // Two refunds of one order under one key: the second is a conflict, not a refund.
+    let refunds = |b: &mut ClientBench| {
+        b.command(0, pay());
+        b.upstream(AcquirerDecision::Approve);
+        for (no, amount) in [("REFUND-001", 3_000), ("REFUND-002", 2_000)] {
+            b.command(
+                0,
+                Command::RefundOrder {
+                    order: ORDER.into(),
+                    refund: no.into(),
+                    amount,
+                },
+            );
+        }
+    };
+    let reference = run(Policy::reference(), refunds);
+    let variant = run(Policy::reference().with(pattern), refunds);
+    assert_eq!(reference.bench.platform.refunds().len(), 2);
+    assert_eq!(variant.bench.platform.refunds().len(), 1);
+    let second = variant.db.refund("REFUND-002").unwrap();
+    assert_eq!(second.outcome, Outcome::Conflict);
+    assert_eq!(pattern.breaks(), Rule::OneKeyPerSubmission);
+}
+
+// ---- every variant has its test ---------------------------------------------------------------
+
+#[test]
+fn every_anti_pattern_has_a_test_named_after_the_rule_it_breaks() {
+    let source = include_str!("client_antipatterns.rs");
+    for &pattern in AntiPattern::ALL {
+        let prefix = format!("fn {}_{}_", pattern.breaks().test_tag(), pattern.name());
+        assert!(source.contains(&prefix), "no test `{prefix}…`");
+    }
+}

@@ -1,0 +1,1127 @@
+//! The reference client, bullet by bullet of the contract. Each test carries the tag of
+//! the rule it shows (`retry_02_…` for RETRY-02). Tests named `…_with_platform` run the
+//! client against the real platform through `ClientBench`; the others feed responses by
+//! hand through `Solo` to pin exact times.
+
+use payhub_model::client::bench::{Fate, Sent};
+use payhub_model::client::solo::{self, Solo, only_send, sends};
+use payhub_model::client::*;
+use payhub_model::harness::{M1_TEST, req};
+use payhub_model::*;
+
+const ORDER: &str = "ORDER-001";
+
+fn pay(order: &str, card: char) -> Command {
+    Command::PayOrder {
+        order: order.to_owned(),
+        amount: 10_000,
+        currency: "USD".to_owned(),
+        card: Card(card),
+    }
+}
+
+fn key(request: &ApiRequest) -> &str {
+    request.idempotency_key.as_deref().expect("a keyed request")
+}
+
+fn posts(b: &ClientBench) -> Vec<Sent> {
+    b.sent()
+        .into_iter()
+        .filter(|s| s.request.endpoint.method() == Method::Post)
+        .collect()
+}
+
+fn gets(b: &ClientBench) -> Vec<Sent> {
+    b.sent()
+        .into_iter()
+        .filter(|s| s.request.endpoint.method() == Method::Get)
+        .collect()
+}
+
+fn decisions_of(outputs: &[ClientOutput]) -> Vec<(Decision, Rule)> {
+    outputs
+        .iter()
+        .filter_map(|o| match o {
+            ClientOutput::Decision { decision, rule, .. } => Some((decision.clone(), *rule)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn has_decision(outputs: &[ClientOutput], wanted: &Decision, rule: Rule) -> bool {
+    decisions_of(outputs)
+        .iter()
+        .any(|(d, r)| d == wanted && *r == rule)
+}
+
+fn order(b: &ClientBench) -> &OrderRecord {
+    b.db.order(ORDER).expect("the order exists")
+}
+
+fn retry_at(outputs: &[ClientOutput]) -> Option<(u32, Millis)> {
+    decisions_of(outputs)
+        .into_iter()
+        .find_map(|(d, _)| match d {
+            Decision::RetryScheduled { try_no, at } => Some((try_no, at)),
+            _ => None,
+        })
+}
+
+fn processing(version: u32) -> PaymentView {
+    solo::payment(
+        1,
+        ORDER,
+        PaymentStatus::Processing,
+        ResolutionStatus::NeedsQuery,
+        version,
+    )
+}
+
+fn succeeded(version: u32) -> PaymentView {
+    solo::payment(
+        1,
+        ORDER,
+        PaymentStatus::Succeeded,
+        ResolutionStatus::Known,
+        version,
+    )
+}
+
+// ---- GEN: keys ---------------------------------------------------------------------
+
+#[test]
+fn gen_01_deterministic_keys_for_create_card_retry_and_refund_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Decline);
+    assert_eq!(order(&b).state(), OrderState::Failed);
+    b.command(
+        0,
+        Command::RetryWithCard {
+            order: ORDER.into(),
+            card: Card('B'),
+        },
+    );
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    b.command(
+        0,
+        Command::RefundOrder {
+            order: ORDER.into(),
+            refund: "REFUND-001".into(),
+            amount: 4_000,
+        },
+    );
+    let keys: Vec<String> = posts(&b)
+        .iter()
+        .map(|s| key(&s.request).to_owned())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "payment.create:ORDER-001:1",
+            "payment.confirm:ORDER-001:2",
+            "refund.create:REFUND-001:1"
+        ]
+    );
+    let persisted: Vec<Rule> = b
+        .decisions()
+        .into_iter()
+        .filter(|(_, _, _, d, _)| matches!(d, Decision::KeyPersisted { .. }))
+        .map(|(_, _, _, _, r)| r)
+        .collect();
+    assert_eq!(
+        persisted,
+        [
+            Rule::DeterministicKeys,
+            Rule::SequenceOnlyForNewSubmission,
+            Rule::DeterministicKeys
+        ]
+    );
+    assert_eq!(b.bench.acquirer.ledger.captures_on(Card('B')), 1);
+    assert_eq!(b.bench.acquirer.ledger.captures_on(Card('A')), 0);
+}
+
+#[test]
+fn gen_01_two_servers_compute_the_same_key_and_one_payment_results_with_platform() {
+    // S5: the payer's "pay" reaches two servers of the merchant; both send the same key.
+    let mut b = ClientBench::new([Policy::reference(), Policy::reference()]);
+    b.branches
+        .insert(BranchPoint::ConcurrentSameKey, Branch::S5InProgress);
+    b.command(0, pay(ORDER, 'A'));
+    b.command(1, pay(ORDER, 'A'));
+    let sent = posts(&b);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(key(&sent[0].request), key(&sent[1].request));
+    assert_eq!(sent[1].rule, Rule::DeterministicKeys);
+    // Server 1 got 409 operation_in_progress: it retries later with the same key (S5).
+    let (_, server, _, decision, rule) = b.decisions().last().cloned().unwrap();
+    assert_eq!(server, 1);
+    assert!(matches!(
+        decision,
+        Decision::RetryScheduled { try_no: 2, .. }
+    ));
+    assert_eq!(rule, Rule::RetryBackoff);
+    b.upstream(AcquirerDecision::Approve);
+    b.advance(Millis::secs(5));
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    assert_eq!(b.bench.platform.payments().len(), 1);
+    assert_eq!(b.bench.acquirer.ledger.entries.len(), 1);
+    // The payer clicking again on a paid order starts nothing.
+    b.command(1, pay(ORDER, 'A'));
+    assert_eq!(posts(&b).len(), 2, "no third submission");
+}
+
+#[test]
+fn gen_02_sequence_increments_only_for_a_new_business_submission() {
+    let mut s = Solo::new(Policy::reference());
+    let (h1, r1, _) = only_send(&s.pay(ORDER, 'A'));
+    s.respond(h1, solo::error(ErrorCode::InternalError, None));
+    let (h2, r2, _) = only_send(&s.wake_next());
+    assert_eq!(key(&r2), key(&r1), "a retry is not a new submission");
+    let failed = solo::payment(1, ORDER, PaymentStatus::Failed, ResolutionStatus::Known, 2);
+    s.respond(h2, solo::with_payment(201, failed));
+    let out = s.command(Command::RetryWithCard {
+        order: ORDER.into(),
+        card: Card('B'),
+    });
+    let (h3, r3, _) = only_send(&out);
+    assert_eq!(key(&r3), "payment.confirm:ORDER-001:2");
+    assert!(has_decision(
+        &out,
+        &Decision::KeyPersisted {
+            key: "payment.confirm:ORDER-001:2".into(),
+            seq: 2
+        },
+        Rule::SequenceOnlyForNewSubmission
+    ));
+    s.network_error(h3);
+    let (_, r4, _) = only_send(&s.wake_next());
+    assert_eq!(key(&r4), "payment.confirm:ORDER-001:2");
+    assert_eq!(s.db.order(ORDER).unwrap().submission.seq, 2);
+}
+
+#[test]
+fn gen_03_keys_carry_no_card_or_personal_data_and_the_db_only_the_card_label() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'Z'));
+    b.upstream(AcquirerDecision::Approve);
+    for sent in posts(&b) {
+        let k = key(&sent.request);
+        assert!(!k.contains('Z'), "{k}");
+        assert_eq!(k, keys::derived(KeyPurpose::CreatePayment, ORDER, 1));
+    }
+    // The database keeps the opaque card label of the current submission, nothing else.
+    let json = serde_json::to_value(&b.db).unwrap();
+    let text = json.to_string();
+    assert_eq!(text.matches("\"card\"").count(), 1, "{text}");
+    assert_eq!(json["orders"][ORDER]["submission"]["card"], "Z");
+}
+
+#[test]
+fn gen_04_random_key_is_persisted_before_sending_and_read_back_with_platform() {
+    let mut b = ClientBench::one(Policy::reference_random());
+    b.fates.push_back(Fate::NetworkError);
+    b.command(0, pay(ORDER, 'A'));
+    let stored = order(&b).submission.key.clone().expect("persisted");
+    assert_eq!(stored.len(), 36, "a UUID: {stored}");
+    let persisted = b
+        .decisions()
+        .into_iter()
+        .find(|(_, _, _, d, _)| matches!(d, Decision::KeyPersisted { .. }))
+        .unwrap();
+    assert_eq!(persisted.4, Rule::RandomKeyPersistedFirst);
+    // The retry after the network error reads the key back.
+    b.advance(Millis::secs(2));
+    // A crash while the retry waits for the upstream; the new process finds the Payment
+    // by order number (RETRY-04) and sends no new create.
+    b.crash(0);
+    b.restart(0);
+    b.upstream(AcquirerDecision::Approve);
+    let keys: Vec<String> = posts(&b)
+        .iter()
+        .map(|s| key(&s.request).to_owned())
+        .collect();
+    assert_eq!(keys.len(), 2);
+    assert!(keys.iter().all(|k| *k == stored), "{keys:?}");
+    assert_eq!(gets(&b)[0].request, req::by_order(ORDER));
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    assert_eq!(b.bench.platform.payments().len(), 1);
+    assert_eq!(b.bench.acquirer.ledger.entries.len(), 1);
+}
+
+#[test]
+fn gen_05_one_key_per_endpoint_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::RequireAction);
+    assert_eq!(order(&b).state(), OrderState::AwaitingPayer);
+    b.command(
+        0,
+        Command::CancelOrder {
+            order: ORDER.into(),
+        },
+    );
+    let sent = posts(&b);
+    assert_eq!(key(&sent[1].request), "payment.cancel:ORDER-001:1");
+    assert_ne!(key(&sent[0].request), key(&sent[1].request));
+    let persisted = b
+        .decisions()
+        .into_iter()
+        .filter(|(_, _, _, d, _)| matches!(d, Decision::KeyPersisted { .. }))
+        .map(|(_, _, _, _, r)| r)
+        .collect::<Vec<_>>();
+    assert_eq!(
+        persisted,
+        [Rule::DeterministicKeys, Rule::OneKeyPerSubmission]
+    );
+}
+
+#[test]
+fn gen_06_crash_between_persisting_the_key_and_sending_retries_with_the_same_key_with_platform() {
+    let mut b = ClientBench::one(Policy::reference_random());
+    // The key is in the database; the process dies before the request leaves.
+    b.command_then_crash(0, pay(ORDER, 'A'));
+    let stored = order(&b).submission.key.clone().expect("persisted first");
+    assert_eq!(b.bench.platform.payments().len(), 0);
+    b.restart(0);
+    let sent = b.sent();
+    // RETRY-04: no Payment id was saved: the new process looks the order up …
+    let lookup = &sent[1];
+    assert_eq!(
+        lookup.request.endpoint.path(),
+        "/v1/payments?merchant_order_no=ORDER-001"
+    );
+    assert_eq!(lookup.rule, Rule::QueryByOrderNoAfterCrash);
+    // … finds nothing, and creates with the original key (QUERY-06).
+    let create = &sent[2];
+    assert_eq!(key(&create.request), stored);
+    assert_eq!(create.rule, Rule::NotFoundRetryOriginalKey);
+    assert_eq!(create.handle.boot, 1, "sent by the new process");
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(order(&b).state(), OrderState::Paid);
+}
+
+#[test]
+fn gen_06_confirm_in_flight_at_a_crash_is_resent_under_its_persisted_key() {
+    let mut s = Solo::new(Policy::reference());
+    let (h1, _, _) = only_send(&s.pay(ORDER, 'A'));
+    let failed = solo::payment(1, ORDER, PaymentStatus::Failed, ResolutionStatus::Known, 2);
+    s.respond(h1, solo::with_payment(201, failed));
+    let (_, before, _) = only_send(&s.command(Command::RetryWithCard {
+        order: ORDER.into(),
+        card: Card('B'),
+    }));
+    s.crash();
+    assert_eq!(s.server.poll_timeout(), None, "timers die with the process");
+    let out = s.restart();
+    let (_, after, rule) = only_send(&out);
+    assert_eq!(after, before, "same key, same card, same Payment");
+    assert_eq!(rule, Rule::PersistBeforeSend);
+}
+
+// ---- RETRY: the reference retry implementation ---------------------------------------
+
+#[test]
+fn retry_01_network_errors_timeouts_429_and_5xx_retry_with_the_same_key() {
+    let mut s = Solo::new(Policy::reference());
+    let (mut h, first, _) = only_send(&s.pay(ORDER, 'A'));
+    let failures: [Option<ApiResponse>; 4] = [
+        Some(solo::error(ErrorCode::InternalError, None)),
+        Some(solo::error(ErrorCode::TemporarilyUnavailable, None)),
+        None,
+        Some(solo::rate_limited(2)),
+    ];
+    for failure in failures {
+        let out = match failure {
+            Some(r) => s.respond(h, r),
+            None => s.network_error(h),
+        };
+        assert!(retry_at(&out).is_some(), "{out:#?}");
+        let (next, request, rule) = only_send(&s.wake_next());
+        assert_eq!(request, first, "the same request, the same key");
+        assert!(matches!(
+            rule,
+            Rule::RetrySameKey | Rule::RetryAfterHonoured
+        ));
+        h = next;
+    }
+    // 503 tells the payer to try later (WORDING-01).
+    assert!(decisions_of(&s.out).iter().any(|(d, r)| *d
+        == Decision::ShowPayer {
+            message: PayerMessage::TemporarilyUnavailable
+        }
+        && *r == Rule::PausedMessage));
+    // Every other response goes to the caller: a 422 is not retried.
+    let out = s.respond(h, solo::error(ErrorCode::UnsupportedCurrency, None));
+    assert!(sends(&out).is_empty());
+    assert_eq!(s.server.poll_timeout(), None);
+    assert_eq!(
+        s.db.order(ORDER).unwrap().state(),
+        OrderState::Rejected(ErrorCode::UnsupportedCurrency)
+    );
+}
+
+#[test]
+fn retry_01_timeout_and_operation_in_progress_retry_with_the_same_key() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, first, _) = only_send(&s.pay(ORDER, 'A'));
+    s.at(Millis::secs(20));
+    s.time_out(h);
+    let (h, second, _) = only_send(&s.wake_next());
+    assert_eq!(second, first);
+    s.respond(h, solo::error(ErrorCode::OperationInProgress, None));
+    let (_, third, _) = only_send(&s.wake_next());
+    assert_eq!(third, first);
+}
+
+#[test]
+fn retry_02_backoff_is_min_30s_and_1s_times_2_pow_n_minus_1_plus_jitter() {
+    let mut s = Solo::new(Policy::reference());
+    let (mut h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    let jitters = [17, 249, 0, 123];
+    let backoffs = [1_000, 2_000, 4_000, 8_000];
+    s.at(Millis::secs(3));
+    for (n, (jitter, backoff)) in jitters.into_iter().zip(backoffs).enumerate() {
+        let failed_at = s.now;
+        s.jitter(Millis::ms(jitter));
+        let out = s.respond(h, solo::error(ErrorCode::InternalError, None));
+        let expected = failed_at.after(Millis::ms(backoff + jitter));
+        assert_eq!(retry_at(&out), Some((n as u32 + 2, expected)));
+        assert_eq!(s.server.poll_timeout(), Some(expected));
+        let out = s.wake_next();
+        assert_eq!(s.now, expected, "try {} leaves exactly on time", n + 2);
+        h = only_send(&out).0;
+    }
+    // The schedule function caps at 30 s for later tries.
+    let params = ClientParams::default();
+    assert_eq!(schedule::backoff(&params, 6), Millis::secs(30));
+    assert_eq!(
+        schedule::retry_delay(&params, 9, Millis::ms(249), None),
+        Millis::ms(30_249)
+    );
+}
+
+#[test]
+fn retry_02_jitter_must_stay_below_250ms() {
+    let mut s = Solo::new(Policy::reference());
+    let mut out = Vec::new();
+    let before = s.server.clone();
+    let err = s.server.step(
+        Millis::ZERO,
+        &mut s.db,
+        ClientInput::Command {
+            command: pay(ORDER, 'A'),
+            draw: Draw::new(Millis::ms(250), 1),
+        },
+        &mut out,
+    );
+    assert_eq!(err, Err(ClientError::JitterOutOfRange(Millis::ms(250))));
+    assert!(out.is_empty());
+    assert_eq!(s.server, before);
+    assert_eq!(s.db.orders().count(), 0);
+}
+
+#[test]
+fn retry_03_after_five_tries_the_order_is_confirming_and_queries_begin() {
+    let mut s = Solo::new(Policy::reference());
+    let (mut h, first, _) = only_send(&s.pay(ORDER, 'A'));
+    for try_no in 1..=5 {
+        let out = s.network_error(h);
+        if try_no < 5 {
+            h = only_send(&s.wake_next()).0;
+            continue;
+        }
+        assert!(sends(&out).is_empty());
+        assert!(has_decision(
+            &out,
+            &Decision::ResultUnknown,
+            Rule::RetryMaxAttempts
+        ));
+        assert!(has_decision(
+            &out,
+            &Decision::ShowPayer {
+                message: PayerMessage::Confirming
+            },
+            Rule::ConfirmingMessage
+        ));
+        let at = s.now.after(Millis::secs(10));
+        assert!(has_decision(
+            &out,
+            &Decision::QueryScheduled { at },
+            Rule::QuerySchedule
+        ));
+    }
+    let tries = sends(&s.out).len();
+    assert_eq!(tries, 5, "at most 5 tries");
+    let rec = s.db.order(ORDER).unwrap();
+    assert_eq!(rec.submission.outcome, Outcome::Unknown);
+    assert_eq!(rec.state(), OrderState::Confirming);
+    // Later, "not found" re-sends the create: only with the same key.
+    let (hq, q, rule) = only_send(&s.wake_next());
+    assert_eq!(
+        q.endpoint.path(),
+        "/v1/payments?merchant_order_no=ORDER-001"
+    );
+    assert_eq!(rule, Rule::QueryByOrderNoAfterCrash);
+    let (_, again, rule) = only_send(&s.respond(hq, solo::listed(vec![])));
+    assert_eq!(again, first);
+    assert_eq!(rule, Rule::NotFoundRetryOriginalKey);
+}
+
+#[test]
+fn retry_04_no_payment_id_after_a_crash_queries_by_order_number_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.webhook_target = None;
+    b.fates.push_back(Fate::LoseResponse);
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(order(&b).payment_id, None, "the response never came back");
+    b.crash(0);
+    b.restart(0);
+    let lookup = b.sent().last().cloned().unwrap();
+    assert_eq!(lookup.request, req::by_order(ORDER));
+    assert_eq!(lookup.rule, Rule::QueryByOrderNoAfterCrash);
+    assert_eq!(lookup.timeout, Millis::secs(10));
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    assert_eq!(order(&b).payment_id, Some(PaymentId(1)));
+    assert_eq!(posts(&b).len(), 1, "found: no second create");
+    assert_eq!(b.bench.acquirer.ledger.entries.len(), 1);
+}
+
+// ---- RATE-03, TIMEOUT-01 -------------------------------------------------------------
+
+#[test]
+fn rate_03_retry_after_overrides_the_backoff_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.jitter = Millis::ms(200);
+    b.bench.control(Control::SetRateLimited {
+        merchant: MerchantId(1),
+        on: true,
+    });
+    b.command(0, pay(ORDER, 'A'));
+    let (at, _, _, decision, rule) = b.decisions().last().cloned().unwrap();
+    // S10: wait exactly Retry-After (2 s): no backoff, no jitter.
+    assert_eq!(
+        decision,
+        Decision::RetryScheduled {
+            try_no: 2,
+            at: at.after(Millis::secs(2))
+        }
+    );
+    assert_eq!(rule, Rule::RetryAfterHonoured);
+    b.bench.control(Control::SetRateLimited {
+        merchant: MerchantId(1),
+        on: false,
+    });
+    b.advance(Millis::ms(1_999));
+    assert_eq!(posts(&b).len(), 1, "not before Retry-After");
+    b.advance(Millis::ms(1));
+    let sent = posts(&b);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[1].at, Millis::secs(2));
+    assert_eq!(sent[1].request, sent[0].request);
+    assert_eq!(sent[1].rule, Rule::RetryAfterHonoured);
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(order(&b).state(), OrderState::Paid);
+}
+
+#[test]
+fn timeout_01_posts_wait_20s_and_queries_10s_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    // The upstream is silent: the platform answers 202 at 15 s, before the client's 20 s.
+    b.advance(Millis::secs(30));
+    let sent = b.sent();
+    assert_eq!(sent[0].timeout, Millis::secs(20));
+    assert_eq!(sent[1].timeout, Millis::secs(10));
+    assert_eq!(sent[1].request, req::get(PaymentId(1)));
+    assert!(
+        !b.decisions()
+            .iter()
+            .any(|(_, _, _, d, _)| matches!(d, Decision::RetryScheduled { .. })),
+        "a 20 s timeout outlasts the platform's 15 s synchronous wait"
+    );
+    let params = ClientParams::default();
+    assert!(params.post_timeout >= Millis::secs(20));
+    assert!(params.query_timeout >= Millis::secs(10));
+}
+
+// ---- SCHED: query frequency ----------------------------------------------------------
+
+#[test]
+fn sched_01_queries_at_10s_30s_2min_5min_15min_1h_then_every_4h_until_24h_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    // The charge is never answered: 202 at 15 s, then the platform keeps verifying.
+    b.advance(Millis::hours(30));
+    let anchor = Millis::secs(15);
+    let queried: Vec<Millis> = gets(&b).iter().map(|s| s.at.since(anchor)).collect();
+    let expected: Vec<Millis> = [
+        Millis::secs(10),
+        Millis::secs(30),
+        Millis::mins(2),
+        Millis::mins(5),
+        Millis::mins(15),
+        Millis::hours(1),
+        Millis::hours(5),
+        Millis::hours(9),
+        Millis::hours(13),
+        Millis::hours(17),
+        Millis::hours(21),
+    ]
+    .into();
+    assert_eq!(queried, expected);
+    assert!(gets(&b).iter().all(|s| s.request == req::get(PaymentId(1))));
+    // The platform turned it over to manual review meanwhile: still pending (RES-04).
+    assert_eq!(order(&b).state(), OrderState::PendingConfirmation);
+    let ended = b
+        .decisions()
+        .into_iter()
+        .filter(|(_, _, _, d, _)| *d == Decision::ScheduleEnded)
+        .count();
+    assert_eq!(ended, 1);
+    assert_eq!(posts(&b).len(), 1, "never charged again");
+}
+
+#[test]
+fn sched_01_queries_stop_at_a_final_status_or_its_webhook_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::secs(50)); // 202 at 15 s, queries at 25 s and 45 s
+    assert_eq!(gets(&b).len(), 2);
+    b.upstream(AcquirerDecision::Approve); // the charge's late answer → payment.succeeded
+    let stopped = b
+        .decisions()
+        .into_iter()
+        .find(|(_, _, _, d, _)| *d == Decision::QueryStopped)
+        .expect("the webhook stops the queries");
+    assert_eq!(stopped.4, Rule::QuerySchedule);
+    assert_eq!(b.servers[0].poll_timeout(), None);
+    b.advance(Millis::hours(25));
+    assert_eq!(gets(&b).len(), 2, "no query after the final status");
+    assert_eq!(order(&b).state(), OrderState::Paid);
+}
+
+#[test]
+fn sched_02_at_least_10s_between_two_queries_of_one_order_by_any_server() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    s.respond(h, solo::with_payment(202, processing(2)));
+    let (hq, _, _) = only_send(&s.wake_next()); // 10 s
+    assert_eq!(s.now, Millis::secs(10));
+    s.at(Millis::secs(12));
+    s.respond(hq, solo::with_payment(200, processing(2)));
+    // The process restarts 3 s after its last query: the next waits until 20 s.
+    s.at(Millis::secs(13));
+    s.crash();
+    let out = s.restart();
+    assert!(sends(&out).is_empty(), "{out:#?}");
+    assert_eq!(s.server.poll_timeout(), Some(Millis::secs(30)));
+    // A second server shares the database. Its cancel gets 202, so it queries too.
+    let mut other = MerchantServer::new(ServerConfig::new(M1_TEST, Policy::reference()));
+    let cancel = Command::CancelOrder {
+        order: ORDER.into(),
+    };
+    s.at(Millis::secs(14));
+    let out = s.input_on(&mut other, command(cancel));
+    let (hc, _, _) = only_send(&out);
+    s.at(Millis::secs(15));
+    let response = solo::with_payment(202, processing(2));
+    s.input_on(&mut other, respond(hc, response));
+    assert_eq!(other.poll_timeout(), Some(Millis::secs(30)));
+    // Both are due at 30 s: the first queries, the second waits until 40 s.
+    let out = s.at(Millis::secs(30)).input(ClientInput::Wake);
+    assert_eq!(sends(&out).len(), 1);
+    let out = s.input_on(&mut other, ClientInput::Wake);
+    assert!(has_decision(
+        &out,
+        &Decision::QueryDeferred {
+            until: Millis::secs(40)
+        },
+        Rule::QuerySpacing
+    ));
+    assert!(sends(&out).is_empty());
+    s.at(Millis::secs(40));
+    let out = s.input_on(&mut other, ClientInput::Wake);
+    assert_eq!(sends(&out).len(), 1);
+    assert_eq!(
+        s.db.order(ORDER).unwrap().last_query_at,
+        Some(Millis::secs(40))
+    );
+}
+
+fn command(command: Command) -> ClientInput {
+    ClientInput::Command {
+        command,
+        draw: Draw::ZERO,
+    }
+}
+
+fn respond(handle: Handle, response: ApiResponse) -> ClientInput {
+    ClientInput::Response {
+        handle,
+        response,
+        draw: Draw::ZERO,
+    }
+}
+
+#[test]
+fn sched_02_the_schedule_itself_keeps_10s_between_queries() {
+    let params = ClientParams::default();
+    let times = schedule::query_offsets(&params);
+    assert_eq!(times[0], Millis::secs(10));
+    for pair in times.windows(2) {
+        assert!(pair[1].since(pair[0]) >= params.query_spacing_min);
+    }
+}
+
+#[test]
+fn sched_03_refunds_are_not_polled_and_reconciled_daily_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    b.command(
+        0,
+        Command::RefundOrder {
+            order: ORDER.into(),
+            refund: "REFUND-001".into(),
+            amount: 10_000,
+        },
+    );
+    let refund = b.db.refund("REFUND-001").unwrap().clone();
+    assert_eq!(refund.refund_id, Some(RefundId(1)));
+    assert_eq!(refund.applied.unwrap().status, RefundStatus::Processing);
+    b.webhook_target = None; // the refund's webhooks are lost
+    b.advance(Millis::mins(10));
+    b.lose_upstream_calls();
+    assert!(gets(&b).is_empty(), "refunds are not polled");
+    b.advance(Millis::hours(23));
+    b.command(0, Command::Reconcile);
+    let reconcile = gets(&b);
+    assert_eq!(reconcile.len(), 1);
+    assert_eq!(
+        reconcile[0].request.endpoint.path(),
+        "/v1/refunds?status=processing"
+    );
+    assert_eq!(reconcile[0].rule, Rule::RefundNoPolling);
+}
+
+#[test]
+fn sched_03_reconciliation_learns_how_a_refund_ended_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    b.webhook_target = None;
+    b.command(
+        0,
+        Command::RefundOrder {
+            order: ORDER.into(),
+            refund: "REFUND-001".into(),
+            amount: 10_000,
+        },
+    );
+    b.upstream(AcquirerDecision::Approve); // refunded; its webhook is not delivered
+    b.command(0, Command::Reconcile);
+    // Not listed as processing any more: one query by id learns the final status.
+    let sent = gets(&b);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[1].request, req::get_refund(RefundId(1)));
+    let applied = b.db.refund("REFUND-001").unwrap().applied.clone().unwrap();
+    assert_eq!(applied.status, RefundStatus::Succeeded);
+    assert_eq!(b.bench.acquirer.ledger.refunds_of(RefundId(1)), 1);
+}
+
+// ---- WEBHOOK-02: versions -------------------------------------------------------------
+
+#[test]
+fn webhook_02_an_older_webhook_version_is_ignored_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.webhook_target = None;
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::secs(16)); // 202 processing/needs_query, version 2
+    b.upstream(AcquirerDecision::Approve); // succeeded, version 3
+    assert_eq!(b.bench.webhooks.len(), 2);
+    let older = b.bench.webhooks[0].clone();
+    let newer = b.bench.webhooks[1].clone();
+    assert!(older.object.version() < newer.object.version());
+    let draw = b.draw();
+    b.input(0, ClientInput::Webhook { event: newer, draw });
+    let draw = b.draw();
+    b.input(0, ClientInput::Webhook { event: older, draw });
+    let (_, _, _, decision, rule) = b
+        .decisions()
+        .into_iter()
+        .rev()
+        .find(|(_, _, _, d, _)| matches!(d, Decision::Stale { .. }))
+        .unwrap();
+    assert_eq!(
+        decision,
+        Decision::Stale {
+            version: 2,
+            applied: 3,
+            via: Via::Webhook
+        }
+    );
+    assert_eq!(rule, Rule::LatestVersionWins);
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    assert_eq!(order(&b).version(), 3);
+}
+
+#[test]
+fn webhook_02_a_query_older_than_the_webhook_is_ignored() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    s.respond(h, solo::with_payment(202, processing(2)));
+    let (hq, _, _) = only_send(&s.wake_next());
+    // The webhook (version 3) overtakes the query's answer (version 2).
+    s.webhook(solo::payment_event(7, succeeded(3)));
+    let out = s.respond(hq, solo::with_payment(200, processing(2)));
+    assert!(has_decision(
+        &out,
+        &Decision::Stale {
+            version: 2,
+            applied: 3,
+            via: Via::Query
+        },
+        Rule::LatestVersionWins
+    ));
+    assert_eq!(s.db.order(ORDER).unwrap().state(), OrderState::Paid);
+}
+
+// ---- UNKNOWN: never re-charge on a guess ---------------------------------------------
+
+#[test]
+fn unknown_03_after_a_timeout_the_same_key_and_order_number_are_retried_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.webhook_target = None;
+    b.fates.push_back(Fate::LoseResponse);
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    b.advance(Millis::secs(21));
+    let sent = posts(&b);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        sent[1].at,
+        Millis::secs(21),
+        "timeout at 20 s, then 1 s backoff"
+    );
+    assert_eq!(
+        sent[1].request, sent[0].request,
+        "same key, same order number"
+    );
+    // S1: the platform answers 200 with the same Payment; one charge.
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    assert_eq!(b.bench.platform.payments().len(), 1);
+    assert_eq!(b.bench.acquirer.ledger.entries.len(), 1);
+}
+
+#[test]
+fn unknown_04_idempotency_conflict_is_reported_as_a_defect_never_retried() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    let out = s.respond(h, solo::error(ErrorCode::IdempotencyConflict, None));
+    assert!(has_decision(
+        &out,
+        &Decision::Defect {
+            code: ErrorCode::IdempotencyConflict
+        },
+        Rule::ConflictIsDefect
+    ));
+    assert!(sends(&out).is_empty());
+    assert_eq!(
+        s.server.poll_timeout(),
+        None,
+        "nothing is retried around it"
+    );
+    assert_eq!(s.db.order(ORDER).unwrap().state(), OrderState::Defect);
+    // Changing the amount and replaying the key is refused too.
+    let out = s.command(Command::AmendOrder {
+        order: ORDER.into(),
+        amount: 12_000,
+    });
+    assert!(has_decision(
+        &out,
+        &Decision::Refused {
+            reason: Refusal::ParametersBound
+        },
+        Rule::ConflictIsDefect
+    ));
+    assert!(sends(&out).is_empty());
+}
+
+#[test]
+fn unknown_05_order_no_conflict_queries_the_existing_payment_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    // Someone created ORDER-001 under another key (say, before a key-scheme change).
+    b.bench
+        .send(req::create("legacy-key", ORDER, 10_000, "USD", 'A'));
+    b.bench.upstream(AcquirerDecision::Approve);
+    b.command(0, pay(ORDER, 'A'));
+    let sent = b.sent();
+    assert_eq!(sent.len(), 2);
+    // S4: 409 order_no_conflict names pay_demo_001: the client queries it.
+    assert_eq!(sent[1].request, req::get(PaymentId(1)));
+    assert_eq!(sent[1].rule, Rule::OrderConflictQueryExisting);
+    assert!(b.decisions().iter().any(|(_, _, _, d, r)| *d
+        == Decision::Adopted {
+            object: ResourceId::Payment(PaymentId(1))
+        }
+        && *r == Rule::OrderConflictQueryExisting));
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    assert!(
+        posts(&b)
+            .iter()
+            .all(|s| s.request.endpoint.path() == "/v1/payments"
+                && s.request.to_string().contains("ORDER-001\"")),
+        "never another order number"
+    );
+    assert_eq!(b.bench.acquirer.ledger.entries.len(), 1);
+}
+
+// ---- QUERY-06 -----------------------------------------------------------------------------
+
+#[test]
+fn query_06_not_found_by_order_number_creates_with_the_original_key_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    for _ in 0..5 {
+        b.fates.push_back(Fate::LoseRequest);
+    }
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::secs(126)); // 5 timeouts and backoffs end at 115 s; query at 125 s
+    let sent = b.sent();
+    // Five creates timed out, the order is confirming, the query by order number finds
+    // nothing: the create is sent again with the original key.
+    assert_eq!(sent.len(), 7, "{:#?}", b.trace_lines());
+    assert!(sent[..5].iter().all(|s| s.request == sent[0].request));
+    assert_eq!(sent[5].request, req::by_order(ORDER));
+    assert_eq!(sent[6].request, sent[0].request);
+    assert_eq!(sent[6].rule, Rule::NotFoundRetryOriginalKey);
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(order(&b).state(), OrderState::Paid);
+}
+
+// ---- RES: manual review, fulfilment ---------------------------------------------------
+
+#[test]
+fn res_04_manual_review_stays_pending_and_is_never_charged_again_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::hours(2)); // the upstream stays silent past the automatic window
+    assert_eq!(order(&b).state(), OrderState::PendingConfirmation);
+    let pending = b
+        .decisions()
+        .into_iter()
+        .find(|(_, _, _, d, _)| *d == Decision::PendingConfirmation)
+        .unwrap();
+    assert_eq!(pending.4, Rule::ManualReviewClient);
+    b.command(
+        0,
+        Command::RetryWithCard {
+            order: ORDER.into(),
+            card: Card('B'),
+        },
+    );
+    let (_, _, _, refusal, rule) = b.decisions().last().cloned().unwrap();
+    assert!(matches!(
+        refusal,
+        Decision::Refused {
+            reason: Refusal::NotFailed { .. }
+        }
+    ));
+    assert_eq!(rule, Rule::ManualReviewClient);
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::hours(30));
+    assert_eq!(posts(&b).len(), 1, "never charged again");
+    // WORDING-03: after the schedule, the merchant may contact support.
+    assert!(b.decisions().iter().any(|(_, _, _, d, r)| *d
+        == Decision::ShowPayer {
+            message: PayerMessage::ContactSupport
+        }
+        && *r == Rule::ManualReviewSupport));
+}
+
+#[test]
+fn res_07_fulfilled_once_whatever_the_channels_and_servers_with_platform() {
+    let mut b = ClientBench::new([Policy::reference(), Policy::reference()]);
+    b.ack_webhooks = false; // the platform re-delivers
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    b.command(1, pay(ORDER, 'A')); // refused: already paid
+    b.advance(Millis::mins(10)); // re-deliveries
+    b.webhook_target = Some(1);
+    b.advance(Millis::mins(10));
+    let fulfil: Vec<_> = b
+        .decisions()
+        .into_iter()
+        .filter(|(_, _, _, d, _)| matches!(d, Decision::Fulfil { .. }))
+        .collect();
+    assert_eq!(fulfil.len(), 1);
+    assert_eq!(fulfil[0].4, Rule::FulfilByPaymentId);
+    assert_eq!(
+        fulfil[0].3,
+        Decision::Fulfil {
+            payment: PaymentId(1)
+        }
+    );
+    assert_eq!(order(&b).fulfilled, Some(PaymentId(1)));
+    assert!(b.bench.webhooks.len() > 1, "re-delivered");
+}
+
+// ---- CANCEL-02 ------------------------------------------------------------------------
+
+#[test]
+fn cancel_02_a_202_on_cancel_is_not_canceled_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::RequireAction);
+    b.command(
+        0,
+        Command::CancelOrder {
+            order: ORDER.into(),
+        },
+    );
+    b.lose_upstream_calls(); // the cancel call to the upstream is lost
+    b.advance(Millis::secs(15));
+    let (_, _, _, decision, rule) = b
+        .decisions()
+        .into_iter()
+        .find(|(_, _, _, d, _)| *d == Decision::CancelNotConfirmed)
+        .expect("202");
+    assert_eq!(decision, Decision::CancelNotConfirmed);
+    assert_eq!(rule, Rule::Cancel202NotCanceled);
+    assert_eq!(order(&b).state(), OrderState::AwaitingPayer, "not canceled");
+    assert!(b.servers[0].poll_timeout().is_some(), "queries follow");
+    // The platform's next verification cancels at the upstream: payment.canceled.
+    b.advance(Millis::mins(1));
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(order(&b).state(), OrderState::Closed);
+    assert_eq!(b.bench.acquirer.ledger.entries.len(), 0);
+}
+
+// ---- ATTEMPT-02 on the client's side ---------------------------------------------------
+
+#[test]
+fn attempt_02_card_retry_only_after_failed_within_attempts_and_before_expiry() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    s.respond(h, solo::with_payment(202, processing(2)));
+    let retry = |card| Command::RetryWithCard {
+        order: ORDER.into(),
+        card: Card(card),
+    };
+    let out = s.command(retry('B'));
+    assert!(sends(&out).is_empty(), "processing: no card retry");
+    assert!(has_decision(
+        &out,
+        &Decision::Refused {
+            reason: Refusal::NotFailed {
+                status: Some(PaymentStatus::Processing)
+            }
+        },
+        Rule::CardRetryAfterFailure
+    ));
+    let mut failed = solo::payment(1, ORDER, PaymentStatus::Failed, ResolutionStatus::Known, 3);
+    failed.attempt_count = 3;
+    s.webhook(solo::payment_event(1, failed.clone()));
+    let out = s.command(retry('B'));
+    assert!(has_decision(
+        &out,
+        &Decision::Refused {
+            reason: Refusal::AttemptsExhausted
+        },
+        Rule::AttemptsMax
+    ));
+    failed.attempt_count = 1;
+    failed.version = 4;
+    s.webhook(solo::payment_event(2, failed));
+    s.at(Millis::hours(24));
+    let out = s.command(retry('B'));
+    assert!(has_decision(
+        &out,
+        &Decision::Refused {
+            reason: Refusal::Expired
+        },
+        Rule::CardRetryBeforeExpiry
+    ));
+    assert_eq!(sends(&s.out).len(), 1, "the create only");
+}
+
+// ---- the whole: no double charge under lost messages ------------------------------------
+
+#[test]
+fn effect_01_reference_clients_never_double_charge_under_lost_messages_and_crashes() {
+    use Fate::*;
+    let fates = [Deliver, LoseRequest, LoseResponse, NetworkError];
+    let mut runs = 0;
+    for policy in [Policy::reference(), Policy::reference_random()] {
+        for a in &fates {
+            for c in &fates {
+                for crash in [false, true] {
+                    for decision in [AcquirerDecision::Approve, AcquirerDecision::Decline] {
+                        let mut b = ClientBench::new([policy.clone(), policy.clone()]);
+                        b.fates.extend([a.clone(), c.clone()]);
+                        b.command(0, pay(ORDER, 'A'));
+                        b.command(1, pay(ORDER, 'A'));
+                        if crash {
+                            b.crash(0);
+                        }
+                        b.settle(decision);
+                        b.advance(Millis::mins(5));
+                        if crash {
+                            b.restart(0);
+                        }
+                        b.settle(decision);
+                        b.advance(Millis::hours(25));
+                        b.settle(decision);
+                        b.advance(Millis::mins(5));
+                        runs += 1;
+                        let ledger = &b.bench.acquirer.ledger;
+                        assert!(ledger.entries.len() <= 1, "{:#?}", b.trace_lines());
+                        assert!(b.bench.platform.payments().len() <= 1);
+                        let state = order(&b).state();
+                        match decision {
+                            AcquirerDecision::Approve => {
+                                assert_eq!(state, OrderState::Paid, "{:#?}", b.trace_lines());
+                                assert_eq!(ledger.entries.len(), 1);
+                            }
+                            // A failed Payment expires after 24 hours (EXPIRY-01).
+                            _ => assert!(
+                                matches!(state, OrderState::Failed | OrderState::Closed),
+                                "{:#?}",
+                                b.trace_lines()
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(runs, 2 * 4 * 4 * 2 * 2);
+}
+
+// ---- every Client rule has a test -------------------------------------------------------
+
+#[test]
+fn every_client_rule_is_cited_by_a_test_name() {
+    let tests = [
+        include_str!("client_reference.rs"),
+        include_str!("client_antipatterns.rs"),
+    ]
+    .concat();
+    let names: Vec<&str> = tests
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("fn "))
+        .filter_map(|l| l.split('(').next())
+        .collect();
+    for rule in Rule::ALL
+        .iter()
+        .filter(|r| r.enforcer() == Enforcer::Client)
+    {
+        let tag = rule.test_tag();
+        assert!(
+            names.iter().any(|n| n.starts_with(&format!("{tag}_"))),
+            "no client test named {tag}_…"
+        );
+    }
+}

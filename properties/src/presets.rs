@@ -1,0 +1,264 @@
+//! Small-scope presets for the exhaustive checker: each names what it explores.
+//!
+//! In these presets the platform is the reference model and the merchant side is
+//! adversarial: any sequence, any interleaving, over a small alphabet of requests, with
+//! a bounded budget of faults. Every state within the preset's time horizon is visited.
+
+use payhub_model::harness::{M1_LIVE, M1_TEST, M2_TEST, M1_TEST_ROTATED, req, rotated_key_spec};
+use payhub_model::{AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams};
+use payhub_sim::network::MsgId;
+use payhub_sim::{Budget, Choice, WorldConfig};
+
+/// A checker preset.
+#[derive(Clone, Debug)]
+pub struct Preset {
+    pub name: &'static str,
+    /// What it explores, in one sentence.
+    pub about: &'static str,
+    pub config: WorldConfig,
+    /// Choices applied to reach the initial state (e.g. a Payment that already succeeded).
+    pub setup: Vec<Choice>,
+    /// States later than this are not expanded (timers repeat forever).
+    pub horizon: Millis,
+    /// The `sometimes` properties this preset must reach.
+    pub reaches: &'static [&'static str],
+}
+
+/// Parameters that keep timer-driven state spaces small while keeping every rule's shape:
+/// the platform verifies every 20 minutes, the automatic window is 1 hour.
+fn checker_params() -> PlatformParams {
+    PlatformParams {
+        verify_interval: Millis::mins(20),
+        auto_query_window: Millis::hours(1),
+        webhook_redeliveries_max: 0,
+        ..PlatformParams::default()
+    }
+}
+
+fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldConfig {
+    WorldConfig {
+        name: name.to_owned(),
+        params: checker_params(),
+        budget,
+        alphabet,
+        decisions: vec![AcquirerDecision::Approve],
+        payer: false,
+        webhooks: Vec::new(),
+        ..WorldConfig::default()
+    }
+}
+
+const NO_FAULTS: Budget = Budget::NONE;
+
+fn m(n: u32) -> MsgId {
+    MsgId(n)
+}
+
+/// Setup: merchant 0 creates ORDER-1 with key K0 and card A, and the acquirer decides.
+fn paid_setup(decision: AcquirerDecision) -> Vec<Choice> {
+    let mut setup = vec![
+        Choice::Send { merchant: 0, request: req::create("K0", "ORDER-1", 10000, "USD", 'A') },
+        Choice::Deliver { msg: m(1), branch: None },
+        Choice::Acquire { msg: m(1), decision },
+    ];
+    if decision != AcquirerDecision::ApproveSilently {
+        setup.push(Choice::DeliverUpstream { msg: m(2) });
+        setup.push(Choice::Deliver { msg: m(2), branch: None });
+    }
+    setup
+}
+
+const PAY_1: PaymentId = PaymentId(1);
+
+/// Every preset, in the order `check --preset all` runs them.
+pub fn presets() -> Vec<Preset> {
+    vec![
+        Preset {
+            name: "replay-conflict",
+            about: "S1, S3, S6, S7: one key replayed with the same parameters, another card, another amount; one lost message and one 500.",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline],
+                ..base(
+                    "replay-conflict",
+                    vec![
+                        (0, req::create("K", "ORDER-1", 10000, "USD", 'A')),
+                        (0, req::create("K", "ORDER-1", 10000, "USD", 'B')),
+                        (0, req::create("K", "ORDER-1", 12000, "USD", 'A')),
+                    ],
+                    Budget { sends: 2, drops: 1, fail_500: 1, ..NO_FAULTS },
+                )
+            },
+            setup: vec![Choice::Send { merchant: 0, request: req::create("K", "ORDER-1", 10000, "USD", 'A') }],
+            horizon: Millis::mins(30),
+            reaches: &["reach:replay-answered-200", "reach:409-idempotency-conflict"],
+        },
+        Preset {
+            name: "concurrent-same-key",
+            about: "S5: two servers send the same key at once while the upstream is slow or silent.",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::ApproveSilently],
+                ..base(
+                    "concurrent-same-key",
+                    vec![
+                        (0, req::create("K", "ORDER-1", 10000, "USD", 'A')),
+                        (1, req::create("K", "ORDER-1", 10000, "USD", 'A')),
+                    ],
+                    Budget { sends: 3, ..NO_FAULTS },
+                )
+            },
+            setup: Vec::new(),
+            horizon: Millis::mins(30),
+            reaches: &["reach:409-operation-in-progress", "reach:202-result-unknown", "reach:needs-query"],
+        },
+        Preset {
+            name: "order-number",
+            about: "S4, RET-02: a new key for a used order number, before and after the 7-day retention.",
+            config: WorldConfig {
+                waits: vec![Millis::days(7)],
+                ..base(
+                    "order-number",
+                    vec![
+                        (0, req::create("K0", "ORDER-1", 10000, "USD", 'A')),
+                        (0, req::create("K2", "ORDER-1", 10000, "USD", 'A')),
+                        (0, req::create("K2", "ORDER-1", 12000, "USD", 'A')),
+                    ],
+                    Budget { sends: 2, waits: 1, ..NO_FAULTS },
+                )
+            },
+            setup: paid_setup(AcquirerDecision::Approve),
+            horizon: Millis::days(8),
+            reaches: &["reach:409-order-no-conflict", "reach:replay-after-retention", "reach:replay-answered-200"],
+        },
+        Preset {
+            name: "card-retry",
+            about: "S8, S9: confirms with new keys and other cards while processing, after a decline, and after expires_at.",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline, AcquirerDecision::RequireAction],
+                payer: true,
+                waits: vec![Millis::hours(25)],
+                ..base(
+                    "card-retry",
+                    vec![
+                        (0, req::confirm("K2", PAY_1, 'B')),
+                        (0, req::confirm("K3", PAY_1, 'C')),
+                    ],
+                    Budget { sends: 3, waits: 1, ..NO_FAULTS },
+                )
+            },
+            setup: paid_setup(AcquirerDecision::Decline),
+            horizon: Millis::hours(27),
+            reaches: &["reach:second-card-succeeded", "reach:409-payment-in-progress"],
+        },
+        Preset {
+            name: "refund",
+            about: "S11: refunds retried with the same key, a new key for a used refund number, a second refund, lost and failing upstream.",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail, AcquirerDecision::ApproveSilently],
+                ..base(
+                    "refund",
+                    vec![
+                        (0, req::refund("R1", PAY_1, "R-1", 6000)),
+                        (0, req::refund("R2", PAY_1, "R-1", 6000)),
+                        (0, req::refund("R3", PAY_1, "R-2", 6000)),
+                    ],
+                    Budget { sends: 3, drops: 1, ..NO_FAULTS },
+                )
+            },
+            setup: paid_setup(AcquirerDecision::Approve),
+            horizon: Millis::hours(1),
+            reaches: &["reach:409-refund-no-conflict", "reach:refund-succeeded", "reach:replay-answered-200"],
+        },
+        Preset {
+            name: "cancel",
+            about: "S12: cancel of a requires_action payment that the upstream cannot confirm, then authentication or cancellation.",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail],
+                payer: true,
+                ..base("cancel", vec![(0, req::cancel("C1", PAY_1))], Budget { sends: 2, ..NO_FAULTS })
+            },
+            setup: paid_setup(AcquirerDecision::RequireAction),
+            horizon: Millis::hours(2),
+            reaches: &["reach:cancel-202", "reach:replay-answered-200"],
+        },
+        Preset {
+            name: "scope",
+            about: "SCOPE-01..03: one key in test and live, for two merchants, and across an API-key rotation.",
+            config: WorldConfig {
+                controls: vec![Control::RevokeApiKey(M1_TEST)],
+                ..base(
+                    "scope",
+                    vec![
+                        (0, req::create_as(M1_TEST, "K", "ORDER-1", 10000, "USD", Some('A'))),
+                        (0, req::create_as(M1_LIVE, "K", "ORDER-1", 10000, "USD", Some('A'))),
+                        (1, req::create_as(M2_TEST, "K", "ORDER-1", 10000, "USD", Some('A'))),
+                        (0, req::create_as(M1_TEST_ROTATED, "K", "ORDER-1", 10000, "USD", Some('A'))),
+                    ],
+                    Budget { sends: 2, controls: 1, ..NO_FAULTS },
+                )
+            },
+            setup: vec![Choice::Control(Control::IssueApiKey(rotated_key_spec()))],
+            horizon: Millis::mins(30),
+            reaches: &["reach:replay-answered-200"],
+        },
+        Preset {
+            name: "rate-and-pause",
+            about: "S10, S13: 429 and 503 switch on and off around a create and its retries.",
+            config: WorldConfig {
+                controls: vec![
+                    Control::SetRateLimited { merchant: MerchantId(1), on: true },
+                    Control::SetRateLimited { merchant: MerchantId(1), on: false },
+                    Control::SetChannelPaused { on: true },
+                    Control::SetChannelPaused { on: false },
+                ],
+                ..base(
+                    "rate-and-pause",
+                    vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
+                    Budget { sends: 2, controls: 2, ..NO_FAULTS },
+                )
+            },
+            setup: Vec::new(),
+            horizon: Millis::mins(30),
+            reaches: &["reach:429-rate-limited", "reach:503-temporarily-unavailable", "reach:replay-answered-200"],
+        },
+        Preset {
+            name: "checkout",
+            about: "CKO-01, UNIQ-03: checkout sessions with new keys for one order, another amount, and paying the Payment.",
+            config: base(
+                "checkout",
+                vec![
+                    (0, req::session("S1", "ORDER-1", 10000, "USD")),
+                    (0, req::session("S2", "ORDER-1", 10000, "USD")),
+                    (0, req::session("S3", "ORDER-1", 12000, "USD")),
+                    (0, req::confirm("C1", PAY_1, 'A')),
+                ],
+                Budget { sends: 3, ..NO_FAULTS },
+            ),
+            setup: Vec::new(),
+            horizon: Millis::mins(30),
+            reaches: &["reach:new-checkout-session-same-payment", "reach:409-order-no-conflict"],
+        },
+        Preset {
+            name: "unknown-result",
+            about: "RES-01, RES-03, EXPIRY-01: a charge whose answer is lost; the platform verifies, goes to manual_review, and a replay reads the latest state.",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail, AcquirerDecision::ApproveSilently],
+                ..base(
+                    "unknown-result",
+                    vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
+                    Budget { sends: 1, upstream_drops: 1, ..NO_FAULTS },
+                )
+            },
+            setup: vec![
+                Choice::Send { merchant: 0, request: req::create("K", "ORDER-1", 10000, "USD", 'A') },
+                Choice::Deliver { msg: m(1), branch: None },
+            ],
+            horizon: Millis::hours(26),
+            reaches: &["reach:202-result-unknown", "reach:needs-query", "reach:manual-review"],
+        },
+    ]
+}
+
+/// Looks a preset up by name.
+pub fn preset(name: &str) -> Option<Preset> {
+    presets().into_iter().find(|p| p.name == name)
+}

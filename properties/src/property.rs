@@ -1,0 +1,129 @@
+//! Properties: named predicates over the world, each tied to the contract rules it checks.
+//!
+//! One registry ([`PROPERTIES`]) serves every driver: the stateright checker, the seeded
+//! simulator (after every step, through [`AlwaysCheck`]) and the proptest suites.
+
+use payhub_model::Rule;
+use payhub_sim::driver::{Check, Violation};
+use payhub_sim::{World, WorldConfig};
+use serde::Serialize;
+
+/// What kind of claim a property makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Safety: holds in every reachable state.
+    Always,
+    /// Reachability: holds in some reachable state of the presets meant to reach it;
+    /// proves the model is not vacuous.
+    Sometimes,
+}
+
+/// The predicate of a property.
+#[derive(Clone, Copy)]
+pub enum Predicate {
+    /// `Some(detail)` when violated.
+    Always(fn(&WorldConfig, &World) -> Option<String>),
+    /// `true` when reached.
+    Sometimes(fn(&WorldConfig, &World) -> bool),
+}
+
+/// A named property.
+#[derive(Clone, Copy)]
+pub struct Property {
+    pub name: &'static str,
+    pub rules: &'static [Rule],
+    /// One sentence: what it claims.
+    pub about: &'static str,
+    pub predicate: Predicate,
+}
+
+impl Property {
+    pub fn kind(&self) -> Kind {
+        match self.predicate {
+            Predicate::Always(_) => Kind::Always,
+            Predicate::Sometimes(_) => Kind::Sometimes,
+        }
+    }
+
+    /// For `always`: `None` if it holds. For `sometimes`: never a violation.
+    pub fn violation(&self, config: &WorldConfig, world: &World) -> Option<String> {
+        match self.predicate {
+            Predicate::Always(f) => f(config, world),
+            Predicate::Sometimes(_) => None,
+        }
+    }
+
+    /// For `sometimes`: whether this state reaches it. For `always`: whether it holds.
+    pub fn holds(&self, config: &WorldConfig, world: &World) -> bool {
+        match self.predicate {
+            Predicate::Always(f) => f(config, world).is_none(),
+            Predicate::Sometimes(f) => f(config, world),
+        }
+    }
+}
+
+impl std::fmt::Debug for Property {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Property")
+            .field("name", &self.name)
+            .field("kind", &self.kind())
+            .finish()
+    }
+}
+
+/// Every property, in report order: safety first, then reachability.
+pub static PROPERTIES: &[Property] = &[
+    crate::safety::ONE_CHARGE_PER_SCOPE,
+    crate::safety::ONE_PAYMENT_PER_ORDER,
+    crate::safety::ONE_CAPTURE_PER_PAYMENT,
+    crate::safety::ONE_UNFINISHED_ATTEMPT,
+    crate::safety::ATTEMPTS_WITHIN_LIMITS,
+    crate::safety::REFUNDS_ONCE_AND_WITHIN_CAPTURED,
+    crate::safety::REJECTIONS_EXECUTE_NOTHING,
+    crate::safety::QUERIES_NEVER_CHARGE,
+    crate::safety::REPLAY_RETURNS_SAME_OBJECT,
+    crate::safety::SCOPES_NEVER_INTERFERE,
+    crate::safety::REPLAYED_CARD_NEVER_CHARGED,
+    crate::safety::FAILED_ONLY_ON_UPSTREAM_EVIDENCE,
+    crate::safety::NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT,
+    crate::safety::SUCCEEDED_IS_CAPTURED,
+    crate::reach::REPLAY_ANSWERED_200,
+    crate::reach::IDEMPOTENCY_CONFLICT,
+    crate::reach::ORDER_NO_CONFLICT,
+    crate::reach::OPERATION_IN_PROGRESS,
+    crate::reach::PAYMENT_IN_PROGRESS,
+    crate::reach::REFUND_NO_CONFLICT,
+    crate::reach::ACCEPTED_202,
+    crate::reach::NEEDS_QUERY,
+    crate::reach::MANUAL_REVIEW,
+    crate::reach::SECOND_CARD_SUCCEEDED,
+    crate::reach::REPLAY_AFTER_RETENTION,
+    crate::reach::RATE_LIMITED,
+    crate::reach::CHANNEL_PAUSED,
+    crate::reach::CANCEL_202,
+    crate::reach::NEW_CHECKOUT_SESSION,
+    crate::reach::REFUND_SUCCEEDED,
+];
+
+/// Looks a property up by name.
+pub fn property(name: &str) -> Option<&'static Property> {
+    PROPERTIES.iter().find(|p| p.name == name)
+}
+
+/// Every `always` property as one [`Check`] for the simulator: the first violated one.
+#[derive(Clone, Copy, Debug)]
+pub struct AlwaysCheck<'a> {
+    pub config: &'a WorldConfig,
+}
+
+impl Check for AlwaysCheck<'_> {
+    fn check(&mut self, world: &World) -> Option<Violation> {
+        PROPERTIES.iter().find_map(|p| {
+            p.violation(self.config, world).map(|detail| Violation {
+                property: p.name.to_owned(),
+                detail,
+            })
+        })
+    }
+}

@@ -1,0 +1,286 @@
+//! Safety properties of the platform, judged against the acquirer's ledger and the
+//! facts the world observed, never against what the platform says about itself alone.
+
+use crate::property::{Predicate, Property};
+use payhub_model::acquirer::ChargeState;
+use payhub_model::platform::state::AttemptStatus;
+use payhub_model::{LedgerEntry, PaymentStatus, Rule};
+use std::collections::BTreeMap;
+
+/// EFFECT-01, REPLAY-01, CONC-01, UNKNOWN-01: one idempotency scope causes at most one
+/// upstream charge, however often and however concurrently it is sent.
+pub const ONE_CHARGE_PER_SCOPE: Property = Property {
+    name: "at-most-one-charge-per-scope",
+    rules: &[
+        Rule::OneBusinessEffect,
+        Rule::ReplayReusesObject,
+        Rule::ConcurrentOneExecutes,
+        Rule::FiveXxMayHaveExecuted,
+        Rule::CardReplayNotCharged,
+    ],
+    about: "An idempotency scope (merchant + environment + method + path + key) sends at most one charge upstream.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .charges_per_scope
+            .iter()
+            .find(|(_, n)| **n > 1)
+            .map(|(scope, n)| format!("{n} charges under {} {} Idempotency-Key: {}", scope.method, scope.path, scope.key))
+    }),
+};
+
+/// UNIQ-01, ORDER-01, RET-02, UNIQ-03: one Payment per (merchant, environment,
+/// merchant_order_no), also after the key's retention.
+pub const ONE_PAYMENT_PER_ORDER: Property = Property {
+    name: "at-most-one-payment-per-order",
+    rules: &[
+        Rule::UniqueOrderNo,
+        Rule::OrderNoNewKey,
+        Rule::RetentionOrderNoOutlives,
+        Rule::CheckoutSameProcess,
+        Rule::CheckoutNewSession,
+    ],
+    about: "No (merchant, environment, merchant_order_no) ever has two Payments, also after the 7-day key retention.",
+    predicate: Predicate::Always(|_, w| {
+        let mut seen = BTreeMap::new();
+        for (id, p) in w.platform.payments() {
+            if let Some(other) = seen.insert((p.merchant, p.environment, &p.merchant_order_no), *id) {
+                return Some(format!("{other} and {id} share order number {}", p.merchant_order_no));
+            }
+        }
+        None
+    }),
+};
+
+/// UNIQ-02, ATTEMPT-01, EFFECT-01: the ledger captures a Payment at most once.
+pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
+    name: "at-most-one-capture-per-payment",
+    rules: &[Rule::OneUnfinishedAttempt, Rule::ConfirmWhileProcessing, Rule::OneBusinessEffect],
+    about: "The acquirer's ledger never captures one Payment twice.",
+    predicate: Predicate::Always(|_, w| {
+        let mut captures: BTreeMap<_, u32> = BTreeMap::new();
+        for e in &w.acquirer.ledger.entries {
+            if let LedgerEntry::Capture { payment, .. } = e {
+                let n = captures.entry(*payment).or_default();
+                *n += 1;
+                if *n > 1 {
+                    return Some(format!("{payment} captured {n} times"));
+                }
+            }
+        }
+        None
+    }),
+};
+
+/// UNIQ-02, ATTEMPT-01: never a second unfinished attempt.
+pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
+    name: "no-new-attempt-while-one-is-unfinished",
+    rules: &[Rule::OneUnfinishedAttempt, Rule::ConfirmWhileProcessing],
+    about: "A Payment never has two attempts that the upstream may still capture.",
+    predicate: Predicate::Always(|_, w| {
+        for (id, p) in w.platform.payments() {
+            let unfinished = p
+                .attempts
+                .iter()
+                .filter(|a| {
+                    let on_platform = w.platform.attempts()[a].status.is_unfinished();
+                    // Judged by the acquirer too: a charge it still holds open counts.
+                    let upstream_open = w
+                        .acquirer
+                        .charges
+                        .get(a)
+                        .is_some_and(|c| c.state == ChargeState::ActionRequired);
+                    on_platform || upstream_open
+                })
+                .count();
+            if unfinished > 1 {
+                return Some(format!("{id} has {unfinished} unfinished attempts"));
+            }
+        }
+        None
+    }),
+};
+
+/// ATTEMPT-02, ATTEMPT-04, ATTEMPT-05: a new attempt only after the previous one
+/// failed, before `expires_at`, within the limit.
+pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
+    name: "attempts-within-limits",
+    rules: &[Rule::CardRetryAfterFailure, Rule::CardRetryBeforeExpiry, Rule::AttemptsMax],
+    about: "Every attempt but the last has failed; none was started at or after expires_at; there are at most attempts_max.",
+    predicate: Predicate::Always(|c, w| {
+        for (id, p) in w.platform.payments() {
+            if p.attempts.len() > c.params.attempts_max as usize {
+                return Some(format!("{id} has {} attempts (max {})", p.attempts.len(), c.params.attempts_max));
+            }
+            for (i, a) in p.attempts.iter().enumerate() {
+                let attempt = &w.platform.attempts()[a];
+                if i > 0 && attempt.sent_at >= p.expires_at {
+                    return Some(format!("{a} of {id} started at {} after expires_at {}", attempt.sent_at, p.expires_at));
+                }
+                if i + 1 < p.attempts.len() && attempt.status != AttemptStatus::Failed {
+                    return Some(format!("{id} started a new attempt while {a} was {:?}", attempt.status));
+                }
+            }
+        }
+        None
+    }),
+};
+
+/// UNIQ-04, REFUND-01, REFUND-03, RET-03: one upstream refund per refund, one refund
+/// per refund number, never more refunded than captured.
+pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
+    name: "refunds-once-and-within-captured",
+    rules: &[
+        Rule::UniqueRefundNo,
+        Rule::RefundTimeoutNoSecondRefund,
+        Rule::RefundNotBeyondCaptured,
+        Rule::RetentionRefundNoOutlives,
+    ],
+    about: "Each refund reaches the upstream once, each merchant_refund_no has one refund, and no capture is refunded beyond its amount.",
+    predicate: Predicate::Always(|_, w| {
+        if let Some((refund, n)) = w.facts.refund_calls.iter().find(|(_, n)| **n > 1) {
+            return Some(format!("{refund} sent upstream {n} times"));
+        }
+        let mut numbers = BTreeMap::new();
+        for (id, r) in w.platform.refunds() {
+            if let Some(other) = numbers.insert((r.merchant, r.environment, &r.merchant_refund_no), *id) {
+                return Some(format!("{other} and {id} share refund number {}", r.merchant_refund_no));
+            }
+        }
+        for e in &w.acquirer.ledger.entries {
+            if let LedgerEntry::Capture { attempt, .. } = e {
+                let (captured, refunded) = w.acquirer.ledger.net_of(*attempt);
+                if refunded > captured {
+                    return Some(format!("{attempt}: refunded {refunded} of {captured} captured"));
+                }
+            }
+        }
+        None
+    }),
+};
+
+/// REJECT-01, RATE-01, RATE-04, CONFLICT-01, CONC-03, ATTEMPT-01: a request answered
+/// 400, 401, 403, 409, 422, 429 or 503 executed nothing and occupies no key.
+pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
+    name: "rejections-execute-nothing",
+    rules: &[
+        Rule::RejectionsDoNotOccupyKey,
+        Rule::RateLimited,
+        Rule::ChannelPaused,
+        Rule::IdempotencyConflict,
+        Rule::ConcurrentWaitTimeout,
+        Rule::ConfirmWhileProcessing,
+        Rule::Only503NotAccepted,
+    ],
+    about: "A request answered 400/401/403/409/422/429/503 created, bound and sent nothing.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .rejected_but_executed
+            .map(|id| format!("{id} was rejected but changed the platform or called the upstream"))
+    }),
+};
+
+/// QUERY-04: queries, replies and timers never charge.
+pub const QUERIES_NEVER_CHARGE: Property = Property {
+    name: "queries-never-charge",
+    rules: &[Rule::QueryReadsKnownState, Rule::RefundTimeoutNoSecondRefund],
+    about: "The platform sends a charge only while executing a create or confirm request, never on a query, a reply or a timer.",
+    predicate: Predicate::Always(|_, w| {
+        (w.facts.unsolicited_charges > 0)
+            .then(|| format!("{} charge(s) sent outside a create or confirm", w.facts.unsolicited_charges))
+    }),
+};
+
+/// REPLAY-01, REPLAY-02, CONC-02: every 2xx answer under one scope names the same object.
+pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
+    name: "replay-returns-same-object",
+    rules: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::ConcurrentWaitSameObject],
+    about: "Within retention, every successful answer under one idempotency scope refers to the same object.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .replay_mismatch
+            .map(|id| format!("{id} was answered with another object than its scope's first answer"))
+    }),
+};
+
+/// SCOPE-01, SCOPE-02, SCOPE-03: answers never cross merchants or environments.
+pub const SCOPES_NEVER_INTERFERE: Property = Property {
+    name: "scopes-never-interfere",
+    rules: &[Rule::ScopeComponents, Rule::ScopeEnvironments, Rule::ScopeApiKeyRotation],
+    about: "A request is never answered with an object of another merchant or environment.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .foreign_object
+            .map(|id| format!("{id} was answered with another merchant's or environment's object"))
+    }),
+};
+
+/// CARD-01, CARD-03: the card of a replay is never charged.
+pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
+    name: "replayed-card-never-charged",
+    rules: &[Rule::CardNotCompared, Rule::CardReplayNotCharged],
+    about: "A charge sent while handling a request uses that request's own card: a replay's card is never charged.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .charged_other_card
+            .map(|id| format!("handling {id} charged a card it did not carry"))
+    }),
+};
+
+/// RES-03, UNKNOWN-02, RES-06: `failed` only on the upstream's word (a decline, or a
+/// voided reference), never because time passed (manual_review never fails by itself).
+pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
+    name: "failed-only-on-upstream-evidence",
+    rules: &[Rule::ManualReview, Rule::UnknownResult, Rule::TerminalStatuses],
+    about: "A Payment is failed only if the acquirer declined its latest attempt or never received it.",
+    predicate: Predicate::Always(|_, w| {
+        for (id, p) in w.platform.payments() {
+            if p.status != PaymentStatus::Failed {
+                continue;
+            }
+            let Some(failure) = p.failure else {
+                return Some(format!("{id} is failed without failure.attempt_id"));
+            };
+            let a = failure.attempt_id;
+            let declined = w
+                .acquirer
+                .charges
+                .get(&a)
+                .is_some_and(|c| matches!(c.state, ChargeState::Declined(_)));
+            if !declined && !w.acquirer.voided.contains(&a) {
+                return Some(format!("{id} is failed but the acquirer did not decline {a}"));
+            }
+        }
+        None
+    }),
+};
+
+/// CANCEL-01, RES-06, EXPIRY-01: money never moves behind a failed, canceled or expired Payment.
+pub const NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT: Property = Property {
+    name: "no-capture-behind-a-closed-payment",
+    rules: &[Rule::Cancel202KeepsStatus, Rule::TerminalStatuses, Rule::ExpiryLimitsNewOpsOnly],
+    about: "No Payment that the platform reports failed, canceled or expired has a capture in the ledger.",
+    predicate: Predicate::Always(|_, w| {
+        for (id, p) in w.platform.payments() {
+            let closed = matches!(p.status, PaymentStatus::Failed | PaymentStatus::Canceled | PaymentStatus::Expired);
+            if closed && w.acquirer.ledger.captures_of(*id).next().is_some() {
+                return Some(format!("{id} is {} but the ledger captured it", p.status.as_str()));
+            }
+        }
+        None
+    }),
+};
+
+/// RES-06: `succeeded` only when the ledger captured the Payment.
+pub const SUCCEEDED_IS_CAPTURED: Property = Property {
+    name: "succeeded-only-when-captured",
+    rules: &[Rule::TerminalStatuses],
+    about: "A Payment the platform reports succeeded has a capture in the ledger.",
+    predicate: Predicate::Always(|_, w| {
+        for (id, p) in w.platform.payments() {
+            if p.status == PaymentStatus::Succeeded && w.acquirer.ledger.captures_of(*id).next().is_none() {
+                return Some(format!("{id} is succeeded but the ledger has no capture"));
+            }
+        }
+        None
+    }),
+};

@@ -1,0 +1,131 @@
+//! What a world contains and which faults it allows.
+
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::{
+    AcquirerDecision, ApiKeyId, ApiKeySpec, ApiRequest, Control, Environment, MerchantId,
+    PlatformParams,
+};
+use serde::Serialize;
+
+/// How many faults and sends a run may still make. Part of the world's state, so the
+/// exhaustive checker's state space is finite; a seeded run sets them high.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Budget {
+    /// Lost merchant ⇄ platform messages (requests, responses, webhooks).
+    pub drops: u8,
+    /// Duplicated merchant ⇄ platform messages.
+    pub duplicates: u8,
+    /// 500s from the platform's edge, before or after executing.
+    pub fail_500: u8,
+    /// Lost upstream calls or replies.
+    pub upstream_drops: u8,
+    /// Control switches (429 on/off, 503 on/off, key rotation, fee change).
+    pub controls: u8,
+    /// Requests from the alphabet (adversarial or scripted senders).
+    pub sends: u8,
+    /// Merchant-server crashes.
+    pub crashes: u8,
+    /// Jumps of the clock by one of the configured waits (`WorldConfig::waits`).
+    pub waits: u8,
+}
+
+impl Budget {
+    /// No faults at all.
+    pub const NONE: Budget = Budget {
+        drops: 0,
+        duplicates: 0,
+        fail_500: 0,
+        upstream_drops: 0,
+        controls: 0,
+        sends: 0,
+        crashes: 0,
+        waits: 0,
+    };
+    /// Practically unlimited (a seeded run's faults are limited by its profile's rates).
+    pub const UNLIMITED: Budget = Budget {
+        drops: u8::MAX,
+        duplicates: u8::MAX,
+        fail_500: u8::MAX,
+        upstream_drops: u8::MAX,
+        controls: u8::MAX,
+        sends: u8::MAX,
+        crashes: u8::MAX,
+        waits: u8::MAX,
+    };
+}
+
+/// The configuration of a world. Not part of the state: the drivers pass it alongside.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorldConfig {
+    /// A name for reports (`create-lossy`, `script:S7`, …).
+    pub name: String,
+    pub params: PlatformParams,
+    /// API keys issued at the start.
+    pub api_keys: Vec<ApiKeySpec>,
+    /// Keys a control may issue later (rotation); used to attribute requests to scopes.
+    pub spare_keys: Vec<ApiKeySpec>,
+    /// Faults and sends allowed.
+    pub budget: Budget,
+    /// Requests senders may send at any time (adversarial presets), by merchant node.
+    pub alphabet: Vec<(u8, ApiRequest)>,
+    /// Controls the environment may switch.
+    pub controls: Vec<Control>,
+    /// Decisions the acquirer may take.
+    pub decisions: Vec<AcquirerDecision>,
+    /// Whether the payer may authenticate `requires_action` charges.
+    pub payer: bool,
+    /// Whether the clock may jump to the next deadline.
+    pub tick: bool,
+    /// Waits the clock may make at any time (e.g. 7 days, to pass the key retention).
+    pub waits: Vec<payhub_model::Millis>,
+    /// Which merchant node receives the webhooks of a (merchant, environment).
+    pub webhooks: Vec<(MerchantId, Environment, u8)>,
+}
+
+impl Default for WorldConfig {
+    fn default() -> Self {
+        WorldConfig {
+            name: "default".into(),
+            params: PlatformParams::default(),
+            api_keys: default_api_keys(),
+            spare_keys: vec![rotated_key_spec()],
+            budget: Budget::NONE,
+            alphabet: Vec::new(),
+            controls: Vec::new(),
+            decisions: vec![
+                AcquirerDecision::Approve,
+                AcquirerDecision::Decline,
+                AcquirerDecision::RequireAction,
+                AcquirerDecision::Fail,
+                AcquirerDecision::ApproveSilently,
+            ],
+            payer: true,
+            tick: true,
+            waits: Vec::new(),
+            webhooks: vec![
+                (MerchantId(1), Environment::Test, 0),
+                (MerchantId(1), Environment::Live, 0),
+                (MerchantId(2), Environment::Test, 1),
+            ],
+        }
+    }
+}
+
+impl WorldConfig {
+    /// The merchant node that receives webhooks for (merchant, environment).
+    pub fn webhook_target(&self, merchant: MerchantId, environment: Environment) -> Option<u8> {
+        self.webhooks
+            .iter()
+            .find(|(m, e, _)| *m == merchant && *e == environment)
+            .map(|(_, _, node)| *node)
+    }
+
+    /// The merchant and environment an API key authenticates, if it is one of ours.
+    pub fn key_owner(&self, key: ApiKeyId) -> Option<(MerchantId, Environment)> {
+        self.api_keys
+            .iter()
+            .chain(&self.spare_keys)
+            .find(|k| k.id == key)
+            .map(|k| (k.merchant, k.environment))
+    }
+}

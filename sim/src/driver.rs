@@ -1,0 +1,283 @@
+//! The seeded driver: a ChaCha RNG picks among the enabled choices, weighted by a fault
+//! profile that the seed also draws (swarm testing), and the properties are checked
+//! after every step. A run is fully described by its seed, or by its tape of choices.
+
+use crate::choice::Choice;
+use crate::config::WorldConfig;
+use crate::trace::Trace;
+use crate::world::{ApplyError, World};
+use payhub_model::AcquirerDecision;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How likely each kind of choice is, relative to delivering a message (weight 1000).
+/// Drawn per seed by [`FaultProfile::swarm`]; printed as `key=value` before a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FaultProfile {
+    pub drop_weight: u32,
+    pub duplicate_weight: u32,
+    pub fail_500_weight: u32,
+    pub upstream_drop_weight: u32,
+    pub control_weight: u32,
+    pub crash_weight: u32,
+    pub send_weight: u32,
+    /// Letting time pass while messages are in flight (delay, timeouts).
+    pub tick_weight: u32,
+    pub approve_weight: u32,
+    pub decline_weight: u32,
+    pub require_action_weight: u32,
+    pub upstream_fail_weight: u32,
+    pub approve_silently_weight: u32,
+    pub authenticate_weight: u32,
+}
+
+impl Default for FaultProfile {
+    /// The default profile: a mildly lossy network, a mostly approving acquirer.
+    fn default() -> Self {
+        FaultProfile {
+            drop_weight: 60,
+            duplicate_weight: 30,
+            fail_500_weight: 20,
+            upstream_drop_weight: 20,
+            control_weight: 5,
+            crash_weight: 10,
+            send_weight: 100,
+            tick_weight: 50,
+            approve_weight: 600,
+            decline_weight: 150,
+            require_action_weight: 50,
+            upstream_fail_weight: 50,
+            approve_silently_weight: 50,
+            authenticate_weight: 200,
+        }
+    }
+}
+
+impl FaultProfile {
+    /// Swarm testing: each seed draws its own mix, from fault-free to very hostile.
+    pub fn swarm(rng: &mut ChaCha8Rng) -> FaultProfile {
+        let mut w = |max: u32| if rng.gen_bool(0.25) { 0 } else { rng.gen_range(0..=max) };
+        FaultProfile {
+            drop_weight: w(300),
+            duplicate_weight: w(150),
+            fail_500_weight: w(100),
+            upstream_drop_weight: w(100),
+            control_weight: w(40),
+            crash_weight: w(60),
+            send_weight: w(300),
+            tick_weight: w(300).max(1),
+            approve_weight: w(1000).max(1),
+            decline_weight: w(500),
+            require_action_weight: w(200),
+            upstream_fail_weight: w(200),
+            approve_silently_weight: w(200),
+            authenticate_weight: w(500).max(1),
+        }
+    }
+
+    /// `drop_weight=60 duplicate_weight=30 …`, the way a run prints its settings.
+    pub fn key_values(&self) -> String {
+        let v = serde_json::to_value(self).unwrap_or_default();
+        let mut parts = Vec::new();
+        if let Some(map) = v.as_object() {
+            // serde_json keeps declaration order only with preserve_order; sort for stability.
+            let ordered: BTreeMap<_, _> = map.iter().collect();
+            for (k, v) in ordered {
+                parts.push(format!("{k}={v}"));
+            }
+        }
+        parts.join(" ")
+    }
+
+    fn weight(&self, choice: &Choice, quiet_otherwise: bool) -> u32 {
+        match choice {
+            Choice::Deliver { .. } | Choice::DeliverUpstream { .. } => 1000,
+            Choice::Drop { .. } => self.drop_weight,
+            Choice::Duplicate { .. } => self.duplicate_weight,
+            Choice::Fail500Before { .. } | Choice::Fail500After { .. } => self.fail_500_weight,
+            Choice::DropUpstream { .. } => self.upstream_drop_weight,
+            Choice::Control(_) => self.control_weight,
+            Choice::Crash { .. } | Choice::Restart { .. } => self.crash_weight,
+            Choice::Send { .. } => self.send_weight,
+            Choice::Tick | Choice::Advance(_) => {
+                if quiet_otherwise {
+                    1000
+                } else {
+                    self.tick_weight
+                }
+            }
+            Choice::Acquire { decision, .. } => match decision {
+                AcquirerDecision::Approve => self.approve_weight,
+                AcquirerDecision::Decline => self.decline_weight,
+                AcquirerDecision::RequireAction => self.require_action_weight,
+                AcquirerDecision::Fail => self.upstream_fail_weight,
+                AcquirerDecision::ApproveSilently => self.approve_silently_weight,
+            },
+            Choice::Authenticate { .. } => self.authenticate_weight,
+        }
+    }
+}
+
+/// A property violation found by a check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// The property's name.
+    pub property: String,
+    /// What exactly went wrong.
+    pub detail: String,
+}
+
+/// Evaluates properties on a state; `None` when all hold.
+pub trait Check {
+    fn check(&mut self, world: &World) -> Option<Violation>;
+}
+
+impl<F: FnMut(&World) -> Option<Violation>> Check for F {
+    fn check(&mut self, world: &World) -> Option<Violation> {
+        self(world)
+    }
+}
+
+/// What one run did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunOutcome {
+    pub seed: Option<u64>,
+    pub steps: usize,
+    /// The choices applied, in order: the run's tape.
+    pub tape: Vec<Choice>,
+    pub violation: Option<Violation>,
+    /// Whether the run stopped because nothing was enabled any more.
+    pub quiescent: bool,
+}
+
+/// Runs `config` from seed `seed` for at most `max_steps` choices, checking after each.
+pub fn run_seed(
+    config: &WorldConfig,
+    seed: u64,
+    profile: &FaultProfile,
+    max_steps: usize,
+    check: &mut dyn Check,
+    mut trace: Option<&mut Trace>,
+) -> RunOutcome {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut world = World::new(config);
+    let mut enabled = Vec::new();
+    let mut tape = Vec::new();
+    let mut violation = check.check(&world);
+    let mut quiescent = false;
+    while violation.is_none() && tape.len() < max_steps {
+        world.enabled(config, &mut enabled);
+        if enabled.is_empty() {
+            quiescent = true;
+            break;
+        }
+        let choice = pick(&mut rng, profile, &enabled);
+        if let Some(t) = trace.as_deref_mut() {
+            t.begin_step(tape.len() as u32);
+        }
+        world
+            .apply(config, &choice, trace.as_deref_mut())
+            .expect("an enabled choice applies");
+        tape.push(choice);
+        violation = check.check(&world);
+    }
+    RunOutcome {
+        seed: Some(seed),
+        steps: tape.len(),
+        tape,
+        violation,
+        quiescent,
+    }
+}
+
+fn pick(rng: &mut ChaCha8Rng, profile: &FaultProfile, enabled: &[Choice]) -> Choice {
+    let only_time = enabled.iter().all(|c| matches!(c, Choice::Tick));
+    let quiet_otherwise = only_time
+        || !enabled
+            .iter()
+            .any(|c| matches!(c, Choice::Deliver { .. } | Choice::DeliverUpstream { .. } | Choice::Acquire { .. }));
+    let weights: Vec<u64> = enabled
+        .iter()
+        .map(|c| profile.weight(c, quiet_otherwise) as u64)
+        .collect();
+    let total: u64 = weights.iter().sum();
+    if total == 0 {
+        return enabled[rng.gen_range(0..enabled.len())].clone();
+    }
+    let mut x = rng.gen_range(0..total);
+    for (choice, w) in enabled.iter().zip(&weights) {
+        if x < *w {
+            return choice.clone();
+        }
+        x -= w;
+    }
+    enabled[enabled.len() - 1].clone()
+}
+
+/// Replays a tape strictly: every choice must be enabled when its turn comes.
+/// Returns the outcome, or the index and error of the first choice that does not apply.
+pub fn replay(
+    config: &WorldConfig,
+    tape: &[Choice],
+    check: &mut dyn Check,
+    mut trace: Option<&mut Trace>,
+) -> Result<(World, RunOutcome), (usize, ApplyError)> {
+    let mut world = World::new(config);
+    let mut violation = check.check(&world);
+    let mut applied = Vec::new();
+    for (i, choice) in tape.iter().enumerate() {
+        if violation.is_some() {
+            break;
+        }
+        if let Some(t) = trace.as_deref_mut() {
+            t.begin_step(i as u32);
+        }
+        world
+            .apply(config, choice, trace.as_deref_mut())
+            .map_err(|e| (i, e))?;
+        applied.push(choice.clone());
+        violation = check.check(&world);
+    }
+    let outcome = RunOutcome {
+        seed: None,
+        steps: applied.len(),
+        tape: applied,
+        violation,
+        quiescent: false,
+    };
+    Ok((world, outcome))
+}
+
+/// Replays a tape of choice labels (a saved tape file): each label must name a choice
+/// enabled at its turn. Errors name the line and the labels that were enabled.
+pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Choice>, String> {
+    let mut world = World::new(config);
+    let mut enabled = Vec::new();
+    let mut tape = Vec::new();
+    for (i, label) in labels.iter().enumerate() {
+        world.enabled(config, &mut enabled);
+        let found = enabled.iter().find(|c| c.to_string() == *label).cloned();
+        let choice = match found {
+            Some(c) => c,
+            // Scripted choices (sends outside the alphabet, advances) are not listed but apply.
+            None => parse_free_choice(label).ok_or_else(|| {
+                let listed: Vec<String> = enabled.iter().map(|c| c.to_string()).collect();
+                format!("step {}: '{label}' is not enabled; enabled: {}", i + 1, listed.join(" | "))
+            })?,
+        };
+        world
+            .apply(config, &choice, None)
+            .map_err(|e| format!("step {}: {e}", i + 1))?;
+        tape.push(choice);
+    }
+    Ok(tape)
+}
+
+fn parse_free_choice(label: &str) -> Option<Choice> {
+    match label {
+        "tick" => Some(Choice::Tick),
+        _ => None,
+    }
+}

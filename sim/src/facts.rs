@@ -1,0 +1,241 @@
+//! Compact history for the properties: facts, not a log.
+//!
+//! The checker hashes the world, facts included, so they are small counters and sticky
+//! flags keyed by ordered maps. They are observed by the world around each platform
+//! step, never reported by the platform itself: a buggy platform cannot hide from them.
+
+use crate::config::WorldConfig;
+use payhub_model::{
+    ApiRequest, ApiResponse, Environment, ErrorCode, MerchantId, Method, Millis, Platform,
+    PlatformOutput, RefundId, RequestId, ResourceId, ResponseBody, Rule, UpstreamCall,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// An idempotency scope as the merchant sees it: merchant + environment + method + path
+/// + key (SCOPE-01), computed from the request, not from the platform.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ScopeKey {
+    pub merchant: MerchantId,
+    pub environment: Environment,
+    pub method: Method,
+    pub path: String,
+    pub key: String,
+}
+
+impl ScopeKey {
+    /// The scope of a keyed request, if its API key is known and it carries a key.
+    pub fn of(config: &WorldConfig, request: &ApiRequest) -> Option<ScopeKey> {
+        let key = request.idempotency_key.clone()?;
+        let (merchant, environment) = config.key_owner(request.api_key)?;
+        Some(ScopeKey {
+            merchant,
+            environment,
+            method: request.endpoint.method(),
+            path: request.endpoint.path(),
+            key,
+        })
+    }
+}
+
+/// Counts of the platform's records, before and after a request (REJECT-01, RATE-01).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    payments: usize,
+    attempts: usize,
+    refunds: usize,
+    sessions: usize,
+    records: usize,
+}
+
+/// The facts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Facts {
+    /// Upstream charge calls caused by requests, per idempotency scope.
+    pub charges_per_scope: BTreeMap<ScopeKey, u8>,
+    /// Charge calls the platform sent on its own (on a timer or a reply): never allowed.
+    pub unsolicited_charges: u8,
+    /// Upstream refund calls, per refund.
+    pub refund_calls: BTreeMap<RefundId, u8>,
+    /// The first request answered 400/401/403/422/429/503 that nevertheless created or
+    /// bound something (sticky).
+    pub rejected_but_executed: Option<RequestId>,
+    /// The object each scope's 2xx answers referred to, and when it was first seen.
+    pub objects_per_scope: BTreeMap<ScopeKey, (ResourceId, Millis)>,
+    /// The first 2xx answer, within retention, that referred to another object than an
+    /// earlier 2xx answer under the same scope (sticky).
+    pub replay_mismatch: Option<RequestId>,
+    /// The first 2xx answer that referred to an object of another merchant or
+    /// environment than the request's (sticky).
+    pub foreign_object: Option<RequestId>,
+    /// The first charge, sent while handling a request, with another card than the
+    /// request's own (sticky): a replayed card must never be charged.
+    pub charged_other_card: Option<RequestId>,
+    /// Every rule that decided a response or an upstream call (a bitset over the
+    /// catalogue): the "sometimes" properties and rule coverage read it.
+    pub rules_exercised: RuleSet,
+    /// A scope was answered again after its first answer's retention had passed.
+    pub replay_after_retention: bool,
+    /// Every (status, error code) answered, as a small sorted set.
+    pub answers: std::collections::BTreeSet<(u16, Option<ErrorCode>)>,
+}
+
+/// A set of rules as a bitset over the catalogue order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct RuleSet(pub u128);
+
+impl RuleSet {
+    fn index(rule: Rule) -> u32 {
+        Rule::ALL.iter().position(|r| *r == rule).expect("in the catalogue") as u32
+    }
+    pub fn insert(&mut self, rule: Rule) {
+        self.0 |= 1u128 << Self::index(rule);
+    }
+    pub fn contains(&self, rule: Rule) -> bool {
+        self.0 & (1u128 << Self::index(rule)) != 0
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Rule> + '_ {
+        Rule::ALL.iter().copied().filter(|r| self.contains(*r))
+    }
+}
+
+impl Facts {
+    pub fn snapshot(&self, platform: &Platform) -> Snapshot {
+        Snapshot {
+            payments: platform.payments().len(),
+            attempts: platform.attempts().len(),
+            refunds: platform.refunds().len(),
+            sessions: platform.sessions().len(),
+            records: platform.records().len(),
+        }
+    }
+
+    /// After the platform handled request `id`.
+    pub fn on_request_handled(
+        &mut self,
+        config: &WorldConfig,
+        id: RequestId,
+        request: &ApiRequest,
+        before: &Snapshot,
+        platform: &Platform,
+        out: &[PlatformOutput],
+    ) {
+        let charges = out
+            .iter()
+            .filter(|o| matches!(o, PlatformOutput::Upstream { call: UpstreamCall::Charge { .. }, .. }))
+            .count() as u8;
+        if charges > 0 {
+            match ScopeKey::of(config, request) {
+                Some(scope) => {
+                    let n = self.charges_per_scope.entry(scope).or_insert(0);
+                    *n = n.saturating_add(charges);
+                }
+                None => self.unsolicited_charges = self.unsolicited_charges.saturating_add(charges),
+            }
+        }
+        self.count_refund_calls(out);
+        self.note_rules(out);
+        let card = request.endpoint.card();
+        let other_card = out.iter().any(|o| matches!(o,
+            PlatformOutput::Upstream { call: UpstreamCall::Charge { card: c, .. }, .. } if Some(*c) != card));
+        if other_card && self.charged_other_card.is_none() {
+            self.charged_other_card = Some(id);
+        }
+        let rejected = out.iter().any(|o| matches!(o,
+            PlatformOutput::Response { to, response, .. }
+                if *to == id && matches!(response.status, 400 | 401 | 403 | 409 | 422 | 429 | 503)));
+        if rejected && self.rejected_but_executed.is_none() {
+            let after = self.snapshot(platform);
+            let executed = after != *before
+                || out.iter().any(|o| matches!(o, PlatformOutput::Upstream { .. }));
+            if executed {
+                self.rejected_but_executed = Some(id);
+            }
+        }
+    }
+
+    /// After the platform handled anything but a request.
+    pub fn on_platform_step(&mut self, out: &[PlatformOutput]) {
+        let charges = out
+            .iter()
+            .filter(|o| matches!(o, PlatformOutput::Upstream { call: UpstreamCall::Charge { .. }, .. }))
+            .count() as u8;
+        self.unsolicited_charges = self.unsolicited_charges.saturating_add(charges);
+        self.count_refund_calls(out);
+        self.note_rules(out);
+    }
+
+    fn note_rules(&mut self, out: &[PlatformOutput]) {
+        for o in out {
+            match o {
+                PlatformOutput::Response { rule, .. }
+                | PlatformOutput::Upstream { rule, .. }
+                | PlatformOutput::Webhook { rule, .. } => self.rules_exercised.insert(*rule),
+            }
+        }
+    }
+
+    /// A response leaves the platform for the merchant that sent request `id`, whose
+    /// scope was `scope` and credentials `owner`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_response(
+        &mut self,
+        now: Millis,
+        retention: Millis,
+        id: RequestId,
+        scope: Option<&ScopeKey>,
+        owner: Option<(MerchantId, Environment)>,
+        response: &ApiResponse,
+        platform: &Platform,
+    ) {
+        self.answers.insert((response.status, response.error_code()));
+        if !response.is_success() {
+            return;
+        }
+        let resource = match &response.body {
+            ResponseBody::Payment(p) => Some(ResourceId::Payment(p.id)),
+            ResponseBody::Refund(r) => Some(ResourceId::Refund(r.id)),
+            ResponseBody::Session(s) => Some(ResourceId::Session(s.id)),
+            _ => None,
+        };
+        if let (Some((merchant, environment)), Some(resource)) = (owner, resource) {
+            let owned_by = match resource {
+                ResourceId::Payment(p) => platform.payments().get(&p).map(|p| (p.merchant, p.environment)),
+                ResourceId::Refund(r) => platform.refunds().get(&r).map(|r| (r.merchant, r.environment)),
+                ResourceId::Session(s) => platform
+                    .sessions()
+                    .get(&s)
+                    .and_then(|s| platform.payments().get(&s.payment))
+                    .map(|p| (p.merchant, p.environment)),
+            };
+            if owned_by != Some((merchant, environment)) && self.foreign_object.is_none() {
+                self.foreign_object = Some(id);
+            }
+        }
+        if let (Some(scope), Some(resource)) = (scope, resource) {
+            match self.objects_per_scope.get(scope) {
+                Some((seen, since)) if now < since.after(retention) => {
+                    if *seen != resource && self.replay_mismatch.is_none() {
+                        self.replay_mismatch = Some(id);
+                    }
+                }
+                Some(_) => {
+                    self.replay_after_retention = true;
+                    self.objects_per_scope.insert(scope.clone(), (resource, now));
+                }
+                None => {
+                    self.objects_per_scope.insert(scope.clone(), (resource, now));
+                }
+            }
+        }
+    }
+
+    fn count_refund_calls(&mut self, out: &[PlatformOutput]) {
+        for o in out {
+            if let PlatformOutput::Upstream { call: UpstreamCall::Refund { refund, .. }, .. } = o {
+                let n = self.refund_calls.entry(*refund).or_insert(0);
+                *n = n.saturating_add(1);
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The network between merchants and the platform, and the upstream link between the
+//! platform and the acquirer.
+//!
+//! A message in flight can be delivered, dropped or duplicated, in any order (so
+//! reordering and arbitrary delay are the order in which the world's driver picks them).
+//! Nothing here decides: the world lists what each message may do as choices.
+
+use payhub_model::{ApiRequest, ApiResponse, RequestId, UpstreamCall, UpstreamReply, WebhookEvent};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A message id, unique within a run (`m7`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct MsgId(pub u32);
+
+impl std::fmt::Display for MsgId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "m{}", self.0)
+    }
+}
+
+/// Who sends or receives. Named like turmoil's hosts: `merchant-0`, `platform`, `acquirer`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Node {
+    /// Merchant server `i` (a client model, or a scripted sender).
+    Merchant(u8),
+    Platform,
+    Acquirer,
+    /// The payer, who authenticates `requires_action` charges.
+    Payer,
+    /// The environment: controls such as rate limits and channel pauses, crashes, time.
+    Env,
+}
+
+impl std::fmt::Display for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Node::Merchant(i) => write!(f, "merchant-{i}"),
+            Node::Platform => f.write_str("platform"),
+            Node::Acquirer => f.write_str("acquirer"),
+            Node::Payer => f.write_str("payer"),
+            Node::Env => f.write_str("env"),
+        }
+    }
+}
+
+/// What travels between merchants and the platform.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Payload {
+    /// A request from merchant `from` as HTTP exchange `id`.
+    Request {
+        from: u8,
+        id: RequestId,
+        request: ApiRequest,
+    },
+    /// The response to exchange `id`, to merchant `to`.
+    Response {
+        to: u8,
+        id: RequestId,
+        response: ApiResponse,
+    },
+    /// A webhook event to merchant `to`.
+    Webhook { to: u8, event: WebhookEvent },
+}
+
+impl Payload {
+    pub fn source(&self) -> Node {
+        match self {
+            Payload::Request { from, .. } => Node::Merchant(*from),
+            Payload::Response { .. } | Payload::Webhook { .. } => Node::Platform,
+        }
+    }
+    pub fn destination(&self) -> Node {
+        match self {
+            Payload::Request { .. } => Node::Platform,
+            Payload::Response { to, .. } | Payload::Webhook { to, .. } => Node::Merchant(*to),
+        }
+    }
+}
+
+/// What travels on the upstream link.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UpstreamMsg {
+    Call(UpstreamCall),
+    Reply(UpstreamReply),
+}
+
+/// Messages in flight, by id. Ordered, so that listing them is deterministic.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct InFlight<T> {
+    next: u32,
+    msgs: BTreeMap<MsgId, T>,
+}
+
+impl<T> Default for InFlight<T> {
+    fn default() -> Self {
+        InFlight {
+            next: 0,
+            msgs: BTreeMap::new(),
+        }
+    }
+}
+
+impl<T: Clone> InFlight<T> {
+    /// Puts a message in flight and returns its id.
+    pub fn send(&mut self, msg: T) -> MsgId {
+        self.next += 1;
+        let id = MsgId(self.next);
+        self.msgs.insert(id, msg);
+        id
+    }
+
+    /// Takes a message out of flight (to deliver or drop it).
+    pub fn take(&mut self, id: MsgId) -> Option<T> {
+        self.msgs.remove(&id)
+    }
+
+    /// A second copy of a message in flight, under a new id.
+    pub fn duplicate(&mut self, id: MsgId) -> Option<MsgId> {
+        let copy = self.msgs.get(&id)?.clone();
+        Some(self.send(copy))
+    }
+
+    pub fn get(&self, id: MsgId) -> Option<&T> {
+        self.msgs.get(&id)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (MsgId, &T)> {
+        self.msgs.iter().map(|(id, m)| (*id, m))
+    }
+
+    pub fn len(&self) -> usize {
+        self.msgs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.msgs.is_empty()
+    }
+
+    /// Removes every message matching `pred` (a crashed server's connections).
+    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        self.msgs.retain(|_, m| keep(m));
+    }
+}

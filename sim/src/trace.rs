@@ -1,0 +1,241 @@
+//! Traces: what happened, step by step, in the contract's own notation.
+//!
+//! Each applied choice appends [`Event`]s (time, from, to, what, and the rule that caused
+//! it). A trace renders as text (`POST /v1/payments  Idempotency-Key: K → 409 {…}`), as
+//! JSON (serde), and as a Mermaid `sequenceDiagram`. Recording is optional: the world
+//! takes `Option<&mut Trace>`, and a failing run is re-run from its tape with recording on.
+
+use crate::network::Node;
+use payhub_model::{
+    ApiRequest, ApiResponse, Control, Millis, RequestId, Rule, UpstreamCall, UpstreamReply,
+    WebhookEvent,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// What an event is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "what", rename_all = "snake_case")]
+pub enum What {
+    /// A request arrives at the platform (or is sent, if it is then lost).
+    Request { id: RequestId, request: ApiRequest },
+    /// A response reaches the merchant.
+    Response { id: RequestId, response: ApiResponse },
+    /// A request or response was lost on the network.
+    Lost { id: RequestId, response: bool },
+    /// The merchant's client timeout fired: no response.
+    Timeout { id: RequestId },
+    /// A network message was duplicated.
+    Duplicated { id: RequestId },
+    /// The platform's edge answered 500 (before or after executing).
+    Fail500 { id: RequestId, executed: bool },
+    UpstreamCall { call: UpstreamCall },
+    UpstreamReply { reply: UpstreamReply },
+    /// An upstream call or reply was lost.
+    UpstreamLost { text: String },
+    Webhook { event: WebhookEvent },
+    WebhookLost { event: WebhookEvent },
+    /// The payer authenticated (or failed to).
+    Authenticated { text: String },
+    Crash,
+    Restart,
+    Control { control: Control },
+    /// The clock moved.
+    Clock { to: Millis },
+    /// A client decision, with the rule that led to it.
+    Decision { text: String },
+}
+
+/// One line of a trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Event {
+    /// The index of the choice that caused it.
+    pub step: u32,
+    pub at: Millis,
+    pub from: Node,
+    pub to: Node,
+    #[serde(flatten)]
+    pub what: What,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
+}
+
+/// A recorded run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Trace {
+    pub events: Vec<Event>,
+    /// The request line of each exchange, so a response renders next to its request.
+    #[serde(skip)]
+    requests: BTreeMap<RequestId, String>,
+    #[serde(skip)]
+    step: u32,
+}
+
+impl Trace {
+    pub fn new() -> Trace {
+        Trace::default()
+    }
+
+    /// Starts the events of the next choice.
+    pub fn begin_step(&mut self, step: u32) {
+        self.step = step;
+    }
+
+    pub fn push(&mut self, at: Millis, from: Node, to: Node, what: What, rule: Option<Rule>) {
+        if let What::Request { id, request } = &what {
+            self.requests.entry(*id).or_insert_with(|| request.to_string());
+        }
+        self.events.push(Event {
+            step: self.step,
+            at,
+            from,
+            to,
+            what,
+            rule,
+        });
+    }
+
+    /// Remembers a request's line without an event (a request lost before arriving).
+    pub fn note_request(&mut self, id: RequestId, request: &ApiRequest) {
+        self.requests.entry(id).or_insert_with(|| request.to_string());
+    }
+
+    fn request_line(&self, id: RequestId) -> String {
+        self.requests
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    /// One event in the contract's notation, without time or nodes.
+    pub fn describe(&self, event: &Event) -> String {
+        match &event.what {
+            What::Request { request, .. } => request.to_string(),
+            What::Response { id, response } => {
+                format!("{} → {response}", self.request_line(*id))
+            }
+            What::Lost { id, response } => {
+                if *response {
+                    format!("{} → (response lost)", self.request_line(*id))
+                } else {
+                    format!("{} (request lost)", self.request_line(*id))
+                }
+            }
+            What::Timeout { id } => format!("{} → (timeout, no response)", self.request_line(*id)),
+            What::Duplicated { id } => format!("{} (duplicated)", self.request_line(*id)),
+            What::Fail500 { id, executed } => format!(
+                "{} → 500 {{\"error\":{{\"code\":\"internal_error\",\"retryable\":true}}}} ({})",
+                self.request_line(*id),
+                if *executed { "after executing" } else { "not executed" }
+            ),
+            What::UpstreamCall { call } => call.to_string(),
+            What::UpstreamReply { reply } => reply.to_string(),
+            What::UpstreamLost { text } => format!("{text} (lost)"),
+            What::Webhook { event } => event.to_string(),
+            What::WebhookLost { event } => format!("{event} (lost)"),
+            What::Authenticated { text } => text.clone(),
+            What::Crash => "(crash: memory lost, database kept)".into(),
+            What::Restart => "(restart from the database)".into(),
+            What::Control { control } => format!("{control:?}"),
+            What::Clock { to } => format!("(clock → {to})"),
+            What::Decision { text } => text.clone(),
+        }
+    }
+
+    /// The trace as text, one line per event:
+    /// `[   20.000s] merchant-0 → platform  POST /v1/payments  Idempotency-Key: K → 200 {…}  [REPLAY-02]`.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for e in &self.events {
+            let secs = e.at.0 as f64 / 1000.0;
+            let route = if e.from == e.to {
+                format!("{}", e.from)
+            } else {
+                format!("{} → {}", e.from, e.to)
+            };
+            let _ = write!(s, "[{secs:>11.3}s] {route:<24} {}", self.describe(e));
+            if let Some(rule) = e.rule {
+                let _ = write!(s, "  [{}]", rule.id());
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The trace as JSON (one object per event).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.events).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// The trace as a Mermaid `sequenceDiagram`: every participant declared first, one
+    /// arrow per message (`-x` for a lost one), notes for timeouts, crashes and the clock.
+    pub fn to_mermaid(&self) -> String {
+        let mut nodes: Vec<Node> = Vec::new();
+        for e in &self.events {
+            for n in [e.from, e.to] {
+                if !nodes.contains(&n) {
+                    nodes.push(n);
+                }
+            }
+        }
+        nodes.sort();
+        let mut s = String::from("sequenceDiagram\n");
+        for n in &nodes {
+            let _ = writeln!(s, "    participant {} as {n}", mermaid_id(*n));
+        }
+        for e in &self.events {
+            let text = mermaid_text(&self.describe(e));
+            let rule = e.rule.map(|r| format!(" [{}]", r.id())).unwrap_or_default();
+            let (from, to) = (mermaid_id(e.from), mermaid_id(e.to));
+            match &e.what {
+                What::Timeout { .. }
+                | What::Crash
+                | What::Restart
+                | What::Clock { .. }
+                | What::Decision { .. }
+                | What::Duplicated { .. } => {
+                    let _ = writeln!(s, "    Note over {from}: {text}{rule}");
+                }
+                What::Lost { .. } | What::UpstreamLost { .. } | What::WebhookLost { .. } => {
+                    let _ = writeln!(s, "    {from}-x{to}: {text}{rule}");
+                }
+                What::Response { .. } | What::UpstreamReply { .. } | What::Fail500 { .. } => {
+                    let _ = writeln!(s, "    {from}-->>{to}: {text}{rule}");
+                }
+                _ if e.from == e.to => {
+                    let _ = writeln!(s, "    Note over {from}: {text}{rule}");
+                }
+                _ => {
+                    let _ = writeln!(s, "    {from}->>{to}: {text}{rule}");
+                }
+            }
+        }
+        s
+    }
+}
+
+/// A Mermaid-safe participant id.
+fn mermaid_id(n: Node) -> String {
+    match n {
+        Node::Merchant(i) => format!("M{i}"),
+        Node::Platform => "P".into(),
+        Node::Acquirer => "A".into(),
+        Node::Payer => "Y".into(),
+        Node::Env => "E".into(),
+    }
+}
+
+/// Message text Mermaid accepts: no `;` or `#` (entity syntax), no line breaks.
+fn mermaid_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            ';' => out.push_str("#59;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,513 @@
+//! The world: platform, acquirer and merchants, with everything between them simulated.
+//!
+//! [`World::enabled`] lists the [`Choice`]s a state allows; [`World::apply`] applies one.
+//! Both drivers use exactly these two functions: the seeded simulator picks a choice with
+//! its RNG, the exhaustive checker tries every one. The world itself never draws a random
+//! number or reads a clock.
+//!
+//! `apply` runs in a fixed order: take the message or event the choice names, step the
+//! actor it goes to, route that actor's outputs into flight, record facts for the
+//! properties, and (when recording) append trace events.
+
+use crate::choice::Choice;
+use crate::config::{Budget, WorldConfig};
+use crate::facts::Facts;
+use crate::network::{InFlight, MsgId, Node, Payload, UpstreamMsg};
+use crate::trace::{Trace, What};
+use payhub_model::{
+    Acquirer, ApiError, ApiRequest, ApiResponse, Branch, ErrorCode, Millis, Platform,
+    PlatformInput, PlatformOutput, RequestId, StepError,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Why a choice could not be applied. Nothing changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApplyError {
+    /// The choice is not enabled in this state.
+    NotEnabled(String),
+    /// The platform refused the input (a request at a branch point without its branch).
+    Platform(StepError),
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::NotEnabled(c) => write!(f, "choice '{c}' is not enabled here"),
+            ApplyError::Platform(e) => write!(f, "the platform refused: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ApplyError {}
+
+/// Where an unanswered request came from.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Origin {
+    pub merchant: u8,
+    /// The request's idempotency scope, as the merchant computes it.
+    pub scope: Option<crate::facts::ScopeKey>,
+    /// The merchant and environment its API key names.
+    pub owner: Option<(payhub_model::MerchantId, payhub_model::Environment)>,
+    /// The platform's answer is to be replaced by a 500 (a fault after execution).
+    pub fail_500: bool,
+}
+
+/// The whole simulated state. Ordered collections only, no trace inside: this is what
+/// the exhaustive checker hashes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct World {
+    pub now: Millis,
+    pub platform: Platform,
+    pub acquirer: Acquirer,
+    /// Merchants ⇄ platform.
+    pub net: InFlight<Payload>,
+    /// Platform ⇄ acquirer.
+    pub link: InFlight<UpstreamMsg>,
+    /// Requests sent and not yet answered, by exchange.
+    pub origins: BTreeMap<RequestId, Origin>,
+    /// Faults and sends still allowed.
+    pub budget: Budget,
+    /// Compact history the properties judge.
+    pub facts: Facts,
+    next_request: u32,
+}
+
+impl World {
+    /// The initial state of a world with this configuration.
+    pub fn new(config: &WorldConfig) -> World {
+        World {
+            now: Millis::ZERO,
+            platform: Platform::new(config.params.clone(), config.api_keys.iter().copied()),
+            acquirer: Acquirer::new(),
+            net: InFlight::default(),
+            link: InFlight::default(),
+            origins: BTreeMap::new(),
+            budget: config.budget,
+            facts: Facts::default(),
+            next_request: 0,
+        }
+    }
+
+    /// The next time something is due: a platform timer.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.platform.next_timer()
+    }
+
+    /// Whether nothing can happen any more without a new request or a fault: no message
+    /// in flight, no timer, no payer action.
+    pub fn is_quiet(&self) -> bool {
+        self.net.is_empty() && self.link.is_empty() && self.next_deadline().is_none()
+    }
+
+    /// Every choice enabled in this state, in a deterministic order.
+    pub fn enabled(&self, config: &WorldConfig, out: &mut Vec<Choice>) {
+        out.clear();
+        let b = &self.budget;
+        for (msg, payload) in self.net.iter() {
+            match payload {
+                Payload::Request { request, .. } => {
+                    let branches = self.branches_for(request);
+                    for branch in &branches {
+                        out.push(Choice::Deliver {
+                            msg,
+                            branch: *branch,
+                        });
+                    }
+                    if b.fail_500 > 0 {
+                        out.push(Choice::Fail500Before { msg });
+                        for branch in &branches {
+                            out.push(Choice::Fail500After {
+                                msg,
+                                branch: *branch,
+                            });
+                        }
+                    }
+                }
+                Payload::Response { .. } | Payload::Webhook { .. } => {
+                    out.push(Choice::Deliver { msg, branch: None });
+                }
+            }
+            if b.drops > 0 {
+                out.push(Choice::Drop { msg });
+            }
+            if b.duplicates > 0 {
+                out.push(Choice::Duplicate { msg });
+            }
+        }
+        for (msg, m) in self.link.iter() {
+            match m {
+                UpstreamMsg::Call(call) => {
+                    for &decision in Acquirer::decisions_for(call) {
+                        if config.decisions.contains(&decision) {
+                            out.push(Choice::Acquire { msg, decision });
+                        }
+                    }
+                }
+                UpstreamMsg::Reply(_) => out.push(Choice::DeliverUpstream { msg }),
+            }
+            if b.upstream_drops > 0 {
+                out.push(Choice::DropUpstream { msg });
+            }
+        }
+        if config.payer {
+            for attempt in self.acquirer.awaiting_payer() {
+                out.push(Choice::Authenticate { attempt, ok: true });
+                out.push(Choice::Authenticate { attempt, ok: false });
+            }
+        }
+        if b.controls > 0 {
+            for control in &config.controls {
+                out.push(Choice::Control(control.clone()));
+            }
+        }
+        if b.sends > 0 {
+            for (merchant, request) in &config.alphabet {
+                out.push(Choice::Send {
+                    merchant: *merchant,
+                    request: request.clone(),
+                });
+            }
+        }
+        if b.waits > 0 {
+            for d in &config.waits {
+                out.push(Choice::Advance(*d));
+            }
+        }
+        if config.tick && self.next_deadline().is_some() {
+            out.push(Choice::Tick);
+        }
+    }
+
+    /// `[None]`, or both alternatives if `request` would reach a branch point now.
+    fn branches_for(&self, request: &ApiRequest) -> Vec<Option<Branch>> {
+        match self.platform.branch_point(self.now, request) {
+            Some(point) => point.alternatives().into_iter().map(Some).collect(),
+            None => vec![None],
+        }
+    }
+
+    /// Applies one choice. On error nothing changed.
+    pub fn apply(
+        &mut self,
+        config: &WorldConfig,
+        choice: &Choice,
+        mut trace: Option<&mut Trace>,
+    ) -> Result<(), ApplyError> {
+        let not_enabled = || ApplyError::NotEnabled(choice.to_string());
+        match choice {
+            Choice::Deliver { msg, branch } => {
+                let payload = self.net.get(*msg).ok_or_else(not_enabled)?.clone();
+                match payload {
+                    Payload::Request { from, id, request } => {
+                        self.deliver_request(config, *msg, from, id, request, *branch, false, trace)?;
+                    }
+                    Payload::Response { to, id, response } => {
+                        self.net.take(*msg);
+                        if let Some(t) = trace.as_deref_mut() {
+                            t.push(self.now, Node::Platform, Node::Merchant(to), What::Response { id, response: response.clone() }, None);
+                        }
+                            }
+                    Payload::Webhook { to, event } => {
+                        self.net.take(*msg);
+                        if let Some(t) = trace.as_deref_mut() {
+                            t.push(self.now, Node::Platform, Node::Merchant(to), What::Webhook { event: event.clone() }, None);
+                        }
+                        // A scripted merchant acknowledges every webhook it receives.
+                        self.step_platform(config, PlatformInput::WebhookAcked(event.id), None, trace)?;
+                    }
+                }
+            }
+            Choice::Drop { msg } => {
+                if self.budget.drops == 0 {
+                    return Err(not_enabled());
+                }
+                let payload = self.net.take(*msg).ok_or_else(not_enabled)?;
+                self.budget.drops -= 1;
+                if let Some(t) = trace {
+                    let (from, to) = (payload.source(), payload.destination());
+                    let what = match payload {
+                        Payload::Request { id, request, .. } => {
+                            t.note_request(id, &request);
+                            What::Lost { id, response: false }
+                        }
+                        Payload::Response { id, .. } => What::Lost { id, response: true },
+                        Payload::Webhook { event, .. } => What::WebhookLost { event },
+                    };
+                    t.push(self.now, from, to, what, None);
+                }
+            }
+            Choice::Duplicate { msg } => {
+                if self.budget.duplicates == 0 {
+                    return Err(not_enabled());
+                }
+                self.net.duplicate(*msg).ok_or_else(not_enabled)?;
+                self.budget.duplicates -= 1;
+                if let Some(t) = trace {
+                    let payload = self.net.get(*msg).expect("just duplicated");
+                    let what = match payload {
+                        Payload::Request { id, request, .. } => {
+                            t.note_request(*id, request);
+                            What::Duplicated { id: *id }
+                        }
+                        Payload::Response { id, .. } => What::Duplicated { id: *id },
+                        Payload::Webhook { event, .. } => What::Decision { text: format!("{event} (duplicated)") },
+                    };
+                    t.push(self.now, payload.source(), payload.destination(), what, None);
+                }
+            }
+            Choice::Fail500Before { msg } => {
+                let Some(Payload::Request { from, id, request }) = self.net.get(*msg).cloned() else {
+                    return Err(not_enabled());
+                };
+                if self.budget.fail_500 == 0 {
+                    return Err(not_enabled());
+                }
+                self.budget.fail_500 -= 1;
+                self.net.take(*msg);
+                if let Some(t) = trace {
+                    t.note_request(id, &request);
+                    t.push(self.now, Node::Merchant(from), Node::Platform, What::Fail500 { id, executed: false }, Some(payhub_model::Rule::UnknownResult));
+                }
+                self.origins.remove(&id);
+                self.net.send(Payload::Response { to: from, id, response: internal_error() });
+            }
+            Choice::Fail500After { msg, branch } => {
+                let Some(Payload::Request { from, id, request }) = self.net.get(*msg).cloned() else {
+                    return Err(not_enabled());
+                };
+                if self.budget.fail_500 == 0 {
+                    return Err(not_enabled());
+                }
+                self.deliver_request(config, *msg, from, id, request, *branch, true, trace)?;
+                self.budget.fail_500 -= 1;
+            }
+            Choice::Acquire { msg, decision } => {
+                let Some(UpstreamMsg::Call(call)) = self.link.get(*msg).cloned() else {
+                    return Err(not_enabled());
+                };
+                self.link.take(*msg);
+                let mut replies = Vec::new();
+                self.acquirer.handle_call(self.now, &call, *decision, &mut replies);
+                if let Some(t) = trace {
+                    let d = serde_json::to_string(decision).unwrap_or_default();
+                    let what = What::Decision { text: format!("{call}: {}", d.trim_matches('"')) };
+                    t.push(self.now, Node::Acquirer, Node::Acquirer, what, None);
+                }
+                for reply in replies {
+                    self.link.send(UpstreamMsg::Reply(reply));
+                }
+            }
+            Choice::DeliverUpstream { msg } => {
+                let Some(UpstreamMsg::Reply(reply)) = self.link.get(*msg).cloned() else {
+                    return Err(not_enabled());
+                };
+                self.link.take(*msg);
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(self.now, Node::Acquirer, Node::Platform, What::UpstreamReply { reply }, None);
+                }
+                self.step_platform(config, PlatformInput::Upstream(reply), None, trace)?;
+            }
+            Choice::DropUpstream { msg } => {
+                if self.budget.upstream_drops == 0 {
+                    return Err(not_enabled());
+                }
+                let m = self.link.take(*msg).ok_or_else(not_enabled)?;
+                self.budget.upstream_drops -= 1;
+                if let Some(t) = trace {
+                    let (from, to, text) = match &m {
+                        UpstreamMsg::Call(c) => (Node::Platform, Node::Acquirer, c.to_string()),
+                        UpstreamMsg::Reply(r) => (Node::Acquirer, Node::Platform, r.to_string()),
+                    };
+                    t.push(self.now, from, to, What::UpstreamLost { text }, None);
+                }
+            }
+            Choice::Authenticate { attempt, ok } => {
+                if !self.acquirer.awaiting_payer().any(|a| a == *attempt) {
+                    return Err(not_enabled());
+                }
+                self.acquirer.handle_payer(self.now, *attempt, *ok);
+                if let Some(t) = trace {
+                    let text = format!("{attempt}: payer authentication {}", if *ok { "succeeded" } else { "failed" });
+                    t.push(self.now, Node::Payer, Node::Acquirer, What::Authenticated { text }, None);
+                }
+            }
+            Choice::Crash { .. } | Choice::Restart { .. } => return Err(not_enabled()),
+            Choice::Control(control) => {
+                // Controls of the configuration spend the budget; scripted ones are free.
+                if config.controls.contains(control) {
+                    if self.budget.controls == 0 {
+                        return Err(not_enabled());
+                    }
+                    self.budget.controls -= 1;
+                }
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(self.now, Node::Env, Node::Platform, What::Control { control: control.clone() }, None);
+                }
+                self.step_platform(config, PlatformInput::Control(control.clone()), None, trace)?;
+            }
+            Choice::Send { merchant, request } => {
+                let scripted = config.alphabet.iter().any(|(m, r)| m == merchant && r == request);
+                if scripted {
+                    if self.budget.sends == 0 {
+                        return Err(not_enabled());
+                    }
+                    self.budget.sends -= 1;
+                }
+                self.send_request(config, *merchant, request.clone(), trace);
+            }
+            Choice::Tick => {
+                let Some(at) = self.next_deadline() else {
+                    return Err(not_enabled());
+                };
+                self.advance_to(config, at, trace)?;
+            }
+            Choice::Advance(d) => {
+                if config.waits.contains(d) {
+                    if self.budget.waits == 0 {
+                        return Err(not_enabled());
+                    }
+                    self.budget.waits -= 1;
+                }
+                let until = self.now.after(*d);
+                while let Some(at) = self.next_deadline() {
+                    if at > until {
+                        break;
+                    }
+                    self.advance_to(config, at, trace.as_deref_mut())?;
+                }
+                self.now = until;
+                if let Some(t) = trace {
+                    t.push(self.now, Node::Env, Node::Env, What::Clock { to: until }, None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts a new request from `merchant` in flight and returns its exchange id.
+    pub fn send_request(
+        &mut self,
+        config: &WorldConfig,
+        merchant: u8,
+        request: ApiRequest,
+        trace: Option<&mut Trace>,
+    ) -> RequestId {
+        self.next_request += 1;
+        let id = RequestId(self.next_request);
+        if let Some(t) = trace {
+            t.note_request(id, &request);
+        }
+        let origin = Origin {
+            merchant,
+            scope: crate::facts::ScopeKey::of(config, &request),
+            owner: config.key_owner(request.api_key),
+            fail_500: false,
+        };
+        self.origins.insert(id, origin);
+        self.net.send(Payload::Request { from: merchant, id, request });
+        id
+    }
+
+    fn advance_to(&mut self, config: &WorldConfig, at: Millis, trace: Option<&mut Trace>) -> Result<(), ApplyError> {
+        self.now = self.now.max(at);
+        self.step_platform(config, PlatformInput::Timeout, None, trace)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn deliver_request(
+        &mut self,
+        config: &WorldConfig,
+        msg: MsgId,
+        from: u8,
+        id: RequestId,
+        request: ApiRequest,
+        branch: Option<Branch>,
+        fail_500: bool,
+        mut trace: Option<&mut Trace>,
+    ) -> Result<(), ApplyError> {
+        // Check first, so that a refused delivery changes nothing.
+        if let Some(point) = self.platform.branch_point(self.now, &request) {
+            match branch {
+                Some(b) if b.point() == point => {}
+                Some(b) => return Err(ApplyError::Platform(StepError::WrongBranch { point, given: b })),
+                None => return Err(ApplyError::Platform(StepError::BranchRequired(point))),
+            }
+        }
+        self.net.take(msg);
+        if fail_500 {
+            if let Some(o) = self.origins.get_mut(&id) {
+                o.fail_500 = true;
+            }
+        }
+        if let Some(t) = trace.as_deref_mut() {
+            t.push(self.now, Node::Merchant(from), Node::Platform, What::Request { id, request: request.clone() }, None);
+        }
+        let before = self.facts.snapshot(&self.platform);
+        let origin_request = request.clone();
+        self.step_platform(config, PlatformInput::Request { id, request, branch }, Some((id, &origin_request, before)), trace)
+    }
+
+    /// Steps the platform and routes its outputs; `request` names the request input, if
+    /// that is what this is, for the facts about what it executed.
+    fn step_platform(
+        &mut self,
+        config: &WorldConfig,
+        input: PlatformInput,
+        request: Option<(RequestId, &ApiRequest, crate::facts::Snapshot)>,
+        mut trace: Option<&mut Trace>,
+    ) -> Result<(), ApplyError> {
+        let mut out = Vec::new();
+        self.platform.step(self.now, input, &mut out).map_err(ApplyError::Platform)?;
+        if let Some((id, req, before)) = request {
+            self.facts.on_request_handled(config, id, req, &before, &self.platform, &out);
+        } else {
+            self.facts.on_platform_step(&out);
+        }
+        for output in out {
+            match output {
+                PlatformOutput::Response { to, response, rule } => {
+                    let Some(origin) = self.origins.remove(&to) else { continue };
+                    self.facts.on_response(
+                        self.now,
+                        config.params.retention,
+                        to,
+                        origin.scope.as_ref(),
+                        origin.owner,
+                        &response,
+                        &self.platform,
+                    );
+                    let response = if origin.fail_500 { internal_error() } else { response };
+                    if let Some(t) = trace.as_deref_mut() {
+                        if origin.fail_500 {
+                            t.push(self.now, Node::Platform, Node::Merchant(origin.merchant), What::Fail500 { id: to, executed: true }, Some(payhub_model::Rule::FiveXxMayHaveExecuted));
+                        } else {
+                            t.push(self.now, Node::Platform, Node::Platform, What::Decision { text: format!("answers {to}: {}", response.status) }, Some(rule));
+                        }
+                    }
+                    self.net.send(Payload::Response { to: origin.merchant, id: to, response });
+                }
+                PlatformOutput::Upstream { call, rule } => {
+                    if let Some(t) = trace.as_deref_mut() {
+                        t.push(self.now, Node::Platform, Node::Acquirer, What::UpstreamCall { call: call.clone() }, Some(rule));
+                    }
+                    self.link.send(UpstreamMsg::Call(call));
+                }
+                PlatformOutput::Webhook { event, rule } => {
+                    if let Some(to) = config.webhook_target(event.merchant, event.environment) {
+                        if let Some(t) = trace.as_deref_mut() {
+                            t.push(self.now, Node::Platform, Node::Platform, What::Decision { text: format!("emits {event}") }, Some(rule));
+                        }
+                        self.net.send(Payload::Webhook { to, event });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `500 {"error":{"code":"internal_error","retryable":true}}` (UNKNOWN-01).
+pub fn internal_error() -> ApiResponse {
+    ApiResponse::error(ApiError::new(ErrorCode::InternalError))
+}

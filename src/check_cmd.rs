@@ -1,0 +1,114 @@
+//! `payhub-verify check`: exhaustive model checking of the presets.
+
+use crate::Format;
+use payhub_properties::checker::{Limits, PresetReport, Status};
+use payhub_properties::{check, presets};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// A preset name, or `all`.
+    #[arg(long, default_value = "all")]
+    pub preset: String,
+    /// Checker threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Stop after this many unique states per preset (the run is then incomplete: exit 3).
+    #[arg(long)]
+    pub max_states: Option<usize>,
+    /// Stop a preset after this many seconds (incomplete: exit 3).
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// Do not expand states deeper than this (incomplete if it cuts: exit 3).
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// List the presets and what each explores.
+    #[arg(long)]
+    pub list: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
+    let all = presets();
+    if args.list {
+        for p in &all {
+            println!("{:<22} {}", p.name, p.about);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let selected: Vec<_> = if args.preset == "all" {
+        all
+    } else {
+        let names: Vec<&str> = all.iter().map(|p| p.name).collect();
+        let chosen: Vec<_> = all.iter().filter(|p| p.name == args.preset).cloned().collect();
+        if chosen.is_empty() {
+            return Err(format!("unknown preset '{}' (presets: {}, all)", args.preset, names.join(", ")));
+        }
+        chosen
+    };
+    let limits = Limits {
+        threads: args.threads,
+        max_states: args.max_states,
+        timeout: args.timeout.map(Duration::from_secs),
+        max_depth: args.depth,
+    };
+    let mut reports = Vec::new();
+    for preset in &selected {
+        let report = check(preset, limits)?;
+        if args.format == Format::Text {
+            print_report(&report);
+        }
+        reports.push(report);
+    }
+    if args.format == Format::Json {
+        println!("{}", serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?);
+    }
+    Ok(exit_code(&reports))
+}
+
+/// 1 if anything is violated or unreached, else 3 if any run was incomplete, else 0.
+pub fn exit_code(reports: &[PresetReport]) -> ExitCode {
+    let failed = reports.iter().any(|r| {
+        r.properties
+            .iter()
+            .any(|p| matches!(p.status, Status::Violated) || (r.complete && p.status == Status::Unreached))
+    });
+    if failed {
+        ExitCode::from(1)
+    } else if reports.iter().any(|r| !r.complete) {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_report(r: &PresetReport) {
+    println!(
+        "preset {:<22} {} unique={} total={} depth={} {:.2}s",
+        r.name,
+        if r.complete { "complete  " } else { "INCOMPLETE" },
+        r.unique_states,
+        r.total_states,
+        r.max_depth,
+        r.seconds
+    );
+    for p in &r.properties {
+        let status = match p.status {
+            Status::Holds => "holds",
+            Status::Violated => "VIOLATED",
+            Status::Reached => "reached",
+            Status::Unreached => "UNREACHED",
+            Status::Unknown => "unknown (incomplete)",
+        };
+        println!("    {:<44} {:<10} [{}]", p.name, status, p.rules.join(", "));
+        if let Some(cx) = &p.counterexample {
+            println!("      {} (BFS path {} steps, shrunk to {})", cx.detail, cx.bfs_length, cx.tape.len());
+            for (i, c) in cx.tape.iter().enumerate() {
+                println!("      {:>3}. {c}", i + 1);
+            }
+        }
+    }
+}
