@@ -43,9 +43,17 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         all
     } else {
         let names: Vec<&str> = all.iter().map(|p| p.name).collect();
-        let chosen: Vec<_> = all.iter().filter(|p| p.name == args.preset).cloned().collect();
+        let chosen: Vec<_> = all
+            .iter()
+            .filter(|p| p.name == args.preset)
+            .cloned()
+            .collect();
         if chosen.is_empty() {
-            return Err(format!("unknown preset '{}' (presets: {}, all)", args.preset, names.join(", ")));
+            return Err(format!(
+                "unknown preset '{}' (presets: {}, all)",
+                args.preset,
+                names.join(", ")
+            ));
         }
         chosen
     };
@@ -64,7 +72,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         reports.push(report);
     }
     if args.format == Format::Json {
-        println!("{}", serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
+        );
     }
     Ok(exit_code(&reports))
 }
@@ -72,9 +83,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
 /// 1 if anything is violated or unreached, else 3 if any run was incomplete, else 0.
 pub fn exit_code(reports: &[PresetReport]) -> ExitCode {
     let failed = reports.iter().any(|r| {
-        r.properties
-            .iter()
-            .any(|p| matches!(p.status, Status::Violated) || (r.complete && p.status == Status::Unreached))
+        r.properties.iter().any(|p| {
+            matches!(p.status, Status::Violated) || (r.complete && p.status == Status::Unreached)
+        })
     });
     if failed {
         ExitCode::from(1)
@@ -89,7 +100,11 @@ fn print_report(r: &PresetReport) {
     println!(
         "preset {:<22} {} unique={} total={} depth={} {:.2}s",
         r.name,
-        if r.complete { "complete  " } else { "INCOMPLETE" },
+        if r.complete {
+            "complete  "
+        } else {
+            "INCOMPLETE"
+        },
         r.unique_states,
         r.total_states,
         r.max_depth,
@@ -105,7 +120,12 @@ fn print_report(r: &PresetReport) {
         };
         println!("    {:<44} {:<10} [{}]", p.name, status, p.rules.join(", "));
         if let Some(cx) = &p.counterexample {
-            println!("      {} (BFS path {} steps, shrunk to {})", cx.detail, cx.bfs_length, cx.tape.len());
+            println!(
+                "      {} (BFS path {} steps, shrunk to {})",
+                cx.detail,
+                cx.bfs_length,
+                cx.tape.len()
+            );
             for (i, c) in cx.tape.iter().enumerate() {
                 println!("      {:>3}. {c}", i + 1);
             }

@@ -36,7 +36,9 @@ enum Command {
     )]
     Rules(rules_cmd::RulesArgs),
     /// Check the presets exhaustively: every always holds, every sometimes is reached.
-    #[command(after_help = "Examples:\n  payhub-verify check\n  payhub-verify check --preset card-retry --threads 2\n  payhub-verify check --list\n  payhub-verify check --format json")]
+    #[command(
+        after_help = "Examples:\n  payhub-verify check\n  payhub-verify check --preset card-retry --threads 2\n  payhub-verify check --list\n  payhub-verify check --format json"
+    )]
     Check(check_cmd::CheckArgs),
 }
 

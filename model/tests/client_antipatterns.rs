@@ -568,6 +568,69 @@ fn gen_05_key_reused_across_endpoints_sends_the_payment_key_to_cancel_and_refund
     assert_eq!(pattern.breaks(), Rule::OneKeyPerSubmission);
 }
 
+// ---- the platform's side: whatever the variant ----------------------------------------------
+
+#[test]
+fn effect_01_the_platform_charges_each_payment_once_whatever_the_variant() {
+    use Fate::*;
+    let new_order_no = [
+        AntiPattern::NewOrderNoAfterTimeout,
+        AntiPattern::RechargeOnManualReview,
+    ];
+    // The key variants act on random keys only (derived keys are recomputed).
+    let random_keys = [
+        AntiPattern::KeyNotPersisted,
+        AntiPattern::KeyRegeneratedOnRetry,
+    ];
+    let mut double_charged = std::collections::BTreeSet::new();
+    for &pattern in AntiPattern::ALL {
+        let base = if random_keys.contains(&pattern) {
+            Policy::reference_random()
+        } else {
+            Policy::reference()
+        };
+        for first in [Deliver, LoseRequest, LoseResponse, NetworkError] {
+            for second in [Deliver, LoseResponse] {
+                for crash in [false, true] {
+                    let policy = base.clone().with(pattern);
+                    let mut b = ClientBench::new([policy.clone(), policy]);
+                    b.fates.extend([first.clone(), second.clone()]);
+                    b.command(0, pay());
+                    b.command(1, pay());
+                    if crash {
+                        b.crash(0);
+                    }
+                    b.advance(Millis::mins(2));
+                    let retry = Command::RetryWithCard {
+                        order: ORDER.into(),
+                        card: Card('B'),
+                    };
+                    b.command(1, retry);
+                    if crash {
+                        b.restart(0);
+                    }
+                    b.advance(Millis::hours(2));
+                    b.settle(AcquirerDecision::Approve);
+                    b.advance(Millis::hours(25));
+                    b.settle(AcquirerDecision::Approve);
+                    let ledger = &b.bench.acquirer.ledger;
+                    // EFFECT-01, the platform's promise: one charge per Payment.
+                    for payment in b.bench.platform.payments().keys() {
+                        assert!(ledger.captures_of(*payment).count() <= 1, "{pattern}");
+                    }
+                    let charges = ledger.captures_on(Card('A')) + ledger.captures_on(Card('B'));
+                    if charges > 1 {
+                        assert!(new_order_no.contains(&pattern), "{pattern}: {charges}");
+                        double_charged.insert(pattern);
+                    }
+                }
+            }
+        }
+    }
+    // Only a new order number gets past the platform, and both such variants do.
+    assert_eq!(double_charged.into_iter().collect::<Vec<_>>(), new_order_no);
+}
+
 // ---- every variant has its test ---------------------------------------------------------------
 
 #[test]

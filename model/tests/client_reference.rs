@@ -211,6 +211,17 @@ fn gen_03_keys_carry_no_card_or_personal_data_and_the_db_only_the_card_label() {
         assert!(!k.contains('Z'), "{k}");
         assert_eq!(k, keys::derived(KeyPurpose::CreatePayment, ORDER, 1));
     }
+    // An order number carrying an e-mail would carry it into the key: refused.
+    b.command(0, pay("jane@example.com", 'Z'));
+    let (_, _, _, refused, rule) = b.decisions().last().cloned().unwrap();
+    assert_eq!(
+        refused,
+        Decision::Refused {
+            reason: Refusal::InvalidOrder
+        }
+    );
+    assert_eq!(rule, Rule::NoSensitiveDataInKeys);
+    assert_eq!(posts(&b).len(), 1);
     // The database keeps the opaque card label of the current submission, nothing else.
     let json = serde_json::to_value(&b.db).unwrap();
     let text = json.to_string();
@@ -629,25 +640,27 @@ fn sched_02_at_least_10s_between_two_queries_of_one_order_by_any_server() {
     s.at(Millis::secs(15));
     let response = solo::with_payment(202, processing(2));
     s.input_on(&mut other, respond(hc, response));
-    assert_eq!(other.poll_timeout(), Some(Millis::secs(30)));
-    // Both are due at 30 s: the first queries, the second waits until 40 s.
-    let out = s.at(Millis::secs(30)).input(ClientInput::Wake);
-    assert_eq!(sends(&out).len(), 1);
+    // The cancel's 202 starts its own schedule: first query at 25 s.
+    assert_eq!(other.poll_timeout(), Some(Millis::secs(25)));
+    s.at(Millis::secs(25));
     let out = s.input_on(&mut other, ClientInput::Wake);
+    assert_eq!(sends(&out).len(), 1);
+    // The first server's 30 s slot comes 5 s after the other's query: deferred to 35 s.
+    let out = s.at(Millis::secs(30)).input(ClientInput::Wake);
     assert!(has_decision(
         &out,
         &Decision::QueryDeferred {
-            until: Millis::secs(40)
+            until: Millis::secs(35)
         },
         Rule::QuerySpacing
     ));
     assert!(sends(&out).is_empty());
-    s.at(Millis::secs(40));
-    let out = s.input_on(&mut other, ClientInput::Wake);
+    let out = s.wake_next();
+    assert_eq!(s.now, Millis::secs(35));
     assert_eq!(sends(&out).len(), 1);
     assert_eq!(
         s.db.order(ORDER).unwrap().last_query_at,
-        Some(Millis::secs(40))
+        Some(Millis::secs(35))
     );
 }
 
@@ -1054,12 +1067,17 @@ fn effect_01_reference_clients_never_double_charge_under_lost_messages_and_crash
     use Fate::*;
     let fates = [Deliver, LoseRequest, LoseResponse, NetworkError];
     let mut runs = 0;
+    let branches = [
+        [Branch::S4Conflict, Branch::S5Wait],
+        [Branch::S4ReturnExisting, Branch::S5InProgress],
+    ];
     for policy in [Policy::reference(), Policy::reference_random()] {
         for a in &fates {
             for c in &fates {
-                for crash in [false, true] {
+                for (crash, branches) in [false, true].into_iter().zip(branches) {
                     for decision in [AcquirerDecision::Approve, AcquirerDecision::Decline] {
                         let mut b = ClientBench::new([policy.clone(), policy.clone()]);
+                        b.branches.extend(branches.map(|br| (br.point(), br)));
                         b.fates.extend([a.clone(), c.clone()]);
                         b.command(0, pay(ORDER, 'A'));
                         b.command(1, pay(ORDER, 'A'));
@@ -1098,6 +1116,58 @@ fn effect_01_reference_clients_never_double_charge_under_lost_messages_and_crash
         }
     }
     assert_eq!(runs, 2 * 4 * 4 * 2 * 2);
+}
+
+// ---- driver errors, late answers, serialization ------------------------------------------
+
+#[test]
+fn a_crashed_server_takes_only_restart_and_ignores_answers_of_its_old_process() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    s.crash();
+    let mut out = Vec::new();
+    let down = s.server.clone();
+    let wake = s.server.step(s.now, &mut s.db, ClientInput::Wake, &mut out);
+    assert_eq!(wake, Err(ClientError::Down));
+    assert_eq!(s.server, down, "nothing changed");
+    s.restart(); // RETRY-04 lookup by the new process
+    let restart = s.server.step(
+        s.now,
+        &mut s.db,
+        ClientInput::Restart { draw: Draw::ZERO },
+        &mut out,
+    );
+    assert_eq!(restart, Err(ClientError::AlreadyUp));
+    assert!(out.is_empty());
+    // An answer for the old process's request is not taken for the new one's.
+    let late = s.respond(h, solo::with_payment(201, succeeded(2)));
+    assert_eq!(
+        decisions_of(&late),
+        [(Decision::LateReply { handle: h }, Rule::ClientTimeouts)]
+    );
+    assert_eq!(s.db.order(ORDER).unwrap().applied, None);
+}
+
+#[test]
+fn server_database_and_trace_serialize_to_json() {
+    let mut b = ClientBench::new([Policy::reference(), Policy::reference_random()]);
+    b.command(0, pay(ORDER, 'A'));
+    b.command(1, pay("ORDER-002", 'B'));
+    b.advance(Millis::secs(40));
+    b.settle(AcquirerDecision::Approve);
+    let outputs: Vec<&ClientOutput> = b.trace.iter().map(|(_, _, o)| o).collect();
+    let trace = serde_json::to_value(outputs).expect("the trace serializes");
+    assert_eq!(trace[0]["output"], "decision");
+    assert_eq!(trace[0]["decision"]["decision"], "key_persisted");
+    assert_eq!(trace[1]["output"], "send");
+    assert!(serde_json::to_string(&b.servers).is_ok());
+    assert!(serde_json::to_string(&b.db).is_ok());
+    let input = ClientInput::Webhook {
+        event: b.bench.webhooks[0].clone(),
+        draw: Draw::ZERO,
+    };
+    assert_eq!(serde_json::to_value(&input).unwrap()["input"], "webhook");
+    assert!(b.trace_lines().iter().all(|l| l.contains("merchant-")));
 }
 
 // ---- every Client rule has a test -------------------------------------------------------

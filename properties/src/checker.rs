@@ -34,9 +34,13 @@ impl PresetModel {
 pub fn initial_state(preset: &Preset) -> Result<World, String> {
     let mut world = World::new(&preset.config);
     for (i, choice) in preset.setup.iter().enumerate() {
-        world
-            .apply(&preset.config, choice, None)
-            .map_err(|e| format!("preset {}: setup step {} ('{choice}'): {e}", preset.name, i + 1))?;
+        world.apply(&preset.config, choice, None).map_err(|e| {
+            format!(
+                "preset {}: setup step {} ('{choice}'): {e}",
+                preset.name,
+                i + 1
+            )
+        })?;
     }
     Ok(world)
 }
@@ -262,20 +266,38 @@ impl Check for One<'_> {
 
 /// Replays a BFS path on the world (after the preset's setup) to prove it violates the
 /// property, then shrinks it.
-fn minimise(preset: &Preset, property: &'static Property, path: &[Choice]) -> Result<Counterexample, String> {
+fn minimise(
+    preset: &Preset,
+    property: &'static Property,
+    path: &[Choice],
+) -> Result<Counterexample, String> {
     let mut full: Vec<Choice> = preset.setup.clone();
     full.extend_from_slice(path);
     let mut check = One {
         property,
         config: &preset.config,
     };
-    let (_, outcome) = driver::replay(&preset.config, &full, &mut check, None)
-        .map_err(|(i, e)| format!("counterexample of {} does not replay at step {}: {e}", property.name, i + 1))?;
-    let violation = outcome
-        .violation
-        .ok_or_else(|| format!("counterexample of {} replays without violating it", property.name))?;
-    let shrunk = payhub_sim::shrink::shrink(&preset.config, &outcome.tape, property.name, &mut check);
-    let choices = if shrunk.len() < outcome.tape.len() { shrunk } else { outcome.tape };
+    let (_, outcome) =
+        driver::replay(&preset.config, &full, &mut check, None).map_err(|(i, e)| {
+            format!(
+                "counterexample of {} does not replay at step {}: {e}",
+                property.name,
+                i + 1
+            )
+        })?;
+    let violation = outcome.violation.ok_or_else(|| {
+        format!(
+            "counterexample of {} replays without violating it",
+            property.name
+        )
+    })?;
+    let shrunk =
+        payhub_sim::shrink::shrink(&preset.config, &outcome.tape, property.name, &mut check);
+    let choices = if shrunk.len() < outcome.tape.len() {
+        shrunk
+    } else {
+        outcome.tape
+    };
     Ok(Counterexample {
         detail: violation.detail,
         tape: choices.iter().map(|c| c.to_string()).collect(),

@@ -4,8 +4,10 @@
 //! adversarial: any sequence, any interleaving, over a small alphabet of requests, with
 //! a bounded budget of faults. Every state within the preset's time horizon is visited.
 
-use payhub_model::harness::{M1_LIVE, M1_TEST, M2_TEST, M1_TEST_ROTATED, req, rotated_key_spec};
-use payhub_model::{AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams};
+use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, req, rotated_key_spec};
+use payhub_model::{
+    AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams,
+};
 use payhub_sim::network::MsgId;
 use payhub_sim::{Budget, Choice, WorldConfig};
 
@@ -44,6 +46,7 @@ fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldCon
         decisions: vec![AcquirerDecision::Approve],
         payer: false,
         webhooks: Vec::new(),
+        immediate_inbox: true,
         ..WorldConfig::default()
     }
 }
@@ -57,13 +60,21 @@ fn m(n: u32) -> MsgId {
 /// Setup: merchant 0 creates ORDER-1 with key K0 and card A, and the acquirer decides.
 fn paid_setup(decision: AcquirerDecision) -> Vec<Choice> {
     let mut setup = vec![
-        Choice::Send { merchant: 0, request: req::create("K0", "ORDER-1", 10000, "USD", 'A') },
-        Choice::Deliver { msg: m(1), branch: None },
-        Choice::Acquire { msg: m(1), decision },
+        Choice::Send {
+            merchant: 0,
+            request: req::create("K0", "ORDER-1", 10000, "USD", 'A'),
+        },
+        Choice::Deliver {
+            msg: m(1),
+            branch: None,
+        },
+        Choice::Acquire {
+            msg: m(1),
+            decision,
+        },
     ];
     if decision != AcquirerDecision::ApproveSilently {
         setup.push(Choice::DeliverUpstream { msg: m(2) });
-        setup.push(Choice::Deliver { msg: m(2), branch: None });
     }
     setup
 }
@@ -85,12 +96,23 @@ pub fn presets() -> Vec<Preset> {
                         (0, req::create("K", "ORDER-1", 10000, "USD", 'B')),
                         (0, req::create("K", "ORDER-1", 12000, "USD", 'A')),
                     ],
-                    Budget { sends: 2, drops: 1, fail_500: 1, ..NO_FAULTS },
+                    Budget {
+                        sends: 2,
+                        drops: 1,
+                        fail_500: 1,
+                        ..NO_FAULTS
+                    },
                 )
             },
-            setup: vec![Choice::Send { merchant: 0, request: req::create("K", "ORDER-1", 10000, "USD", 'A') }],
+            setup: vec![Choice::Send {
+                merchant: 0,
+                request: req::create("K", "ORDER-1", 10000, "USD", 'A'),
+            }],
             horizon: Millis::mins(30),
-            reaches: &["reach:replay-answered-200", "reach:409-idempotency-conflict"],
+            reaches: &[
+                "reach:replay-answered-200",
+                "reach:409-idempotency-conflict",
+            ],
         },
         Preset {
             name: "concurrent-same-key",
@@ -103,12 +125,19 @@ pub fn presets() -> Vec<Preset> {
                         (0, req::create("K", "ORDER-1", 10000, "USD", 'A')),
                         (1, req::create("K", "ORDER-1", 10000, "USD", 'A')),
                     ],
-                    Budget { sends: 3, ..NO_FAULTS },
+                    Budget {
+                        sends: 3,
+                        ..NO_FAULTS
+                    },
                 )
             },
             setup: Vec::new(),
             horizon: Millis::mins(30),
-            reaches: &["reach:409-operation-in-progress", "reach:202-result-unknown", "reach:needs-query"],
+            reaches: &[
+                "reach:409-operation-in-progress",
+                "reach:202-result-unknown",
+                "reach:needs-query",
+            ],
         },
         Preset {
             name: "order-number",
@@ -122,38 +151,66 @@ pub fn presets() -> Vec<Preset> {
                         (0, req::create("K2", "ORDER-1", 10000, "USD", 'A')),
                         (0, req::create("K2", "ORDER-1", 12000, "USD", 'A')),
                     ],
-                    Budget { sends: 2, waits: 1, ..NO_FAULTS },
+                    Budget {
+                        sends: 2,
+                        waits: 1,
+                        ..NO_FAULTS
+                    },
                 )
             },
             setup: paid_setup(AcquirerDecision::Approve),
             horizon: Millis::days(8),
-            reaches: &["reach:409-order-no-conflict", "reach:replay-after-retention", "reach:replay-answered-200"],
+            reaches: &[
+                "reach:409-order-no-conflict",
+                "reach:replay-after-retention",
+                "reach:replay-answered-200",
+            ],
         },
         Preset {
             name: "card-retry",
             about: "S8, S9: confirms with new keys and other cards while processing, after a decline, and after expires_at.",
             config: WorldConfig {
-                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline, AcquirerDecision::RequireAction],
+                decisions: vec![
+                    AcquirerDecision::Approve,
+                    AcquirerDecision::Decline,
+                    AcquirerDecision::RequireAction,
+                ],
                 payer: true,
-                waits: vec![Millis::hours(25)],
+                params: PlatformParams {
+                    payment_ttl: Millis::hours(2),
+                    verify_interval: Millis::mins(30),
+                    ..checker_params()
+                },
+                waits: vec![Millis::hours(3)],
                 ..base(
                     "card-retry",
                     vec![
                         (0, req::confirm("K2", PAY_1, 'B')),
                         (0, req::confirm("K3", PAY_1, 'C')),
                     ],
-                    Budget { sends: 3, waits: 1, ..NO_FAULTS },
+                    Budget {
+                        sends: 3,
+                        waits: 1,
+                        ..NO_FAULTS
+                    },
                 )
             },
             setup: paid_setup(AcquirerDecision::Decline),
-            horizon: Millis::hours(27),
-            reaches: &["reach:second-card-succeeded", "reach:409-payment-in-progress"],
+            horizon: Millis::hours(4),
+            reaches: &[
+                "reach:second-card-succeeded",
+                "reach:409-payment-in-progress",
+            ],
         },
         Preset {
             name: "refund",
             about: "S11: refunds retried with the same key, a new key for a used refund number, a second refund, lost and failing upstream.",
             config: WorldConfig {
-                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail, AcquirerDecision::ApproveSilently],
+                decisions: vec![
+                    AcquirerDecision::Approve,
+                    AcquirerDecision::Fail,
+                    AcquirerDecision::ApproveSilently,
+                ],
                 ..base(
                     "refund",
                     vec![
@@ -161,12 +218,20 @@ pub fn presets() -> Vec<Preset> {
                         (0, req::refund("R2", PAY_1, "R-1", 6000)),
                         (0, req::refund("R3", PAY_1, "R-2", 6000)),
                     ],
-                    Budget { sends: 3, drops: 1, ..NO_FAULTS },
+                    Budget {
+                        sends: 3,
+                        drops: 1,
+                        ..NO_FAULTS
+                    },
                 )
             },
             setup: paid_setup(AcquirerDecision::Approve),
             horizon: Millis::hours(1),
-            reaches: &["reach:409-refund-no-conflict", "reach:refund-succeeded", "reach:replay-answered-200"],
+            reaches: &[
+                "reach:409-refund-no-conflict",
+                "reach:refund-succeeded",
+                "reach:replay-answered-200",
+            ],
         },
         Preset {
             name: "cancel",
@@ -174,7 +239,14 @@ pub fn presets() -> Vec<Preset> {
             config: WorldConfig {
                 decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail],
                 payer: true,
-                ..base("cancel", vec![(0, req::cancel("C1", PAY_1))], Budget { sends: 2, ..NO_FAULTS })
+                ..base(
+                    "cancel",
+                    vec![(0, req::cancel("C1", PAY_1))],
+                    Budget {
+                        sends: 2,
+                        ..NO_FAULTS
+                    },
+                )
             },
             setup: paid_setup(AcquirerDecision::RequireAction),
             horizon: Millis::hours(2),
@@ -188,12 +260,35 @@ pub fn presets() -> Vec<Preset> {
                 ..base(
                     "scope",
                     vec![
-                        (0, req::create_as(M1_TEST, "K", "ORDER-1", 10000, "USD", Some('A'))),
-                        (0, req::create_as(M1_LIVE, "K", "ORDER-1", 10000, "USD", Some('A'))),
-                        (1, req::create_as(M2_TEST, "K", "ORDER-1", 10000, "USD", Some('A'))),
-                        (0, req::create_as(M1_TEST_ROTATED, "K", "ORDER-1", 10000, "USD", Some('A'))),
+                        (
+                            0,
+                            req::create_as(M1_TEST, "K", "ORDER-1", 10000, "USD", Some('A')),
+                        ),
+                        (
+                            0,
+                            req::create_as(M1_LIVE, "K", "ORDER-1", 10000, "USD", Some('A')),
+                        ),
+                        (
+                            1,
+                            req::create_as(M2_TEST, "K", "ORDER-1", 10000, "USD", Some('A')),
+                        ),
+                        (
+                            0,
+                            req::create_as(
+                                M1_TEST_ROTATED,
+                                "K",
+                                "ORDER-1",
+                                10000,
+                                "USD",
+                                Some('A'),
+                            ),
+                        ),
                     ],
-                    Budget { sends: 2, controls: 1, ..NO_FAULTS },
+                    Budget {
+                        sends: 2,
+                        controls: 1,
+                        ..NO_FAULTS
+                    },
                 )
             },
             setup: vec![Choice::Control(Control::IssueApiKey(rotated_key_spec()))],
@@ -205,20 +300,34 @@ pub fn presets() -> Vec<Preset> {
             about: "S10, S13: 429 and 503 switch on and off around a create and its retries.",
             config: WorldConfig {
                 controls: vec![
-                    Control::SetRateLimited { merchant: MerchantId(1), on: true },
-                    Control::SetRateLimited { merchant: MerchantId(1), on: false },
+                    Control::SetRateLimited {
+                        merchant: MerchantId(1),
+                        on: true,
+                    },
+                    Control::SetRateLimited {
+                        merchant: MerchantId(1),
+                        on: false,
+                    },
                     Control::SetChannelPaused { on: true },
                     Control::SetChannelPaused { on: false },
                 ],
                 ..base(
                     "rate-and-pause",
                     vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
-                    Budget { sends: 2, controls: 2, ..NO_FAULTS },
+                    Budget {
+                        sends: 2,
+                        controls: 2,
+                        ..NO_FAULTS
+                    },
                 )
             },
             setup: Vec::new(),
             horizon: Millis::mins(30),
-            reaches: &["reach:429-rate-limited", "reach:503-temporarily-unavailable", "reach:replay-answered-200"],
+            reaches: &[
+                "reach:429-rate-limited",
+                "reach:503-temporarily-unavailable",
+                "reach:replay-answered-200",
+            ],
         },
         Preset {
             name: "checkout",
@@ -231,29 +340,53 @@ pub fn presets() -> Vec<Preset> {
                     (0, req::session("S3", "ORDER-1", 12000, "USD")),
                     (0, req::confirm("C1", PAY_1, 'A')),
                 ],
-                Budget { sends: 3, ..NO_FAULTS },
+                Budget {
+                    sends: 3,
+                    ..NO_FAULTS
+                },
             ),
             setup: Vec::new(),
             horizon: Millis::mins(30),
-            reaches: &["reach:new-checkout-session-same-payment", "reach:409-order-no-conflict"],
+            reaches: &[
+                "reach:new-checkout-session-same-payment",
+                "reach:409-order-no-conflict",
+            ],
         },
         Preset {
             name: "unknown-result",
             about: "RES-01, RES-03, EXPIRY-01: a charge whose answer is lost; the platform verifies, goes to manual_review, and a replay reads the latest state.",
             config: WorldConfig {
-                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail, AcquirerDecision::ApproveSilently],
+                decisions: vec![
+                    AcquirerDecision::Approve,
+                    AcquirerDecision::Fail,
+                    AcquirerDecision::ApproveSilently,
+                ],
                 ..base(
                     "unknown-result",
                     vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
-                    Budget { sends: 1, upstream_drops: 1, ..NO_FAULTS },
+                    Budget {
+                        sends: 1,
+                        upstream_drops: 1,
+                        ..NO_FAULTS
+                    },
                 )
             },
             setup: vec![
-                Choice::Send { merchant: 0, request: req::create("K", "ORDER-1", 10000, "USD", 'A') },
-                Choice::Deliver { msg: m(1), branch: None },
+                Choice::Send {
+                    merchant: 0,
+                    request: req::create("K", "ORDER-1", 10000, "USD", 'A'),
+                },
+                Choice::Deliver {
+                    msg: m(1),
+                    branch: None,
+                },
             ],
             horizon: Millis::hours(26),
-            reaches: &["reach:202-result-unknown", "reach:needs-query", "reach:manual-review"],
+            reaches: &[
+                "reach:202-result-unknown",
+                "reach:needs-query",
+                "reach:manual-review",
+            ],
         },
     ]
 }

@@ -2,7 +2,7 @@
 //! reached in the presets meant to reach it, so a model in which nothing happens fails.
 
 use crate::property::{Predicate, Property};
-use payhub_model::{ErrorCode, PaymentStatus, ResolutionStatus, RefundStatus, Rule};
+use payhub_model::{ErrorCode, PaymentStatus, RefundStatus, ResolutionStatus, Rule};
 use payhub_sim::World;
 
 fn answered(w: &World, status: u16, code: Option<ErrorCode>) -> bool {
@@ -13,7 +13,11 @@ pub const REPLAY_ANSWERED_200: Property = Property {
     name: "reach:replay-answered-200",
     rules: &[Rule::ReplayLatestStatus200],
     about: "A replay is answered 200 with the original object.",
-    predicate: Predicate::Sometimes(|_, w| w.facts.rules_exercised.contains(Rule::ReplayLatestStatus200)),
+    predicate: Predicate::Sometimes(|_, w| {
+        w.facts
+            .rules_exercised
+            .contains(Rule::ReplayLatestStatus200)
+    }),
 };
 
 pub const IDEMPOTENCY_CONFLICT: Property = Property {
@@ -107,26 +111,38 @@ pub const CHANNEL_PAUSED: Property = Property {
     name: "reach:503-temporarily-unavailable",
     rules: &[Rule::ChannelPaused],
     about: "A request is answered 503 temporarily_unavailable.",
-    predicate: Predicate::Sometimes(|_, w| answered(w, 503, Some(ErrorCode::TemporarilyUnavailable))),
+    predicate: Predicate::Sometimes(|_, w| {
+        answered(w, 503, Some(ErrorCode::TemporarilyUnavailable))
+    }),
 };
 
 pub const CANCEL_202: Property = Property {
     name: "reach:cancel-202",
     rules: &[Rule::Cancel202KeepsStatus],
     about: "A cancel the upstream could not confirm is answered 202 with the original status.",
-    predicate: Predicate::Sometimes(|_, w| w.facts.rules_exercised.contains(Rule::Cancel202KeepsStatus) && w.facts.answers.iter().any(|(s, _)| *s == 202)),
+    predicate: Predicate::Sometimes(|_, w| {
+        w.facts.rules_exercised.contains(Rule::Cancel202KeepsStatus)
+            && w.facts.answers.iter().any(|(s, _)| *s == 202)
+    }),
 };
 
 pub const NEW_CHECKOUT_SESSION: Property = Property {
     name: "reach:new-checkout-session-same-payment",
     rules: &[Rule::CheckoutNewSession],
     about: "A checkout session with a new key and the same order is a new session for the same Payment.",
-    predicate: Predicate::Sometimes(|_, w| w.facts.rules_exercised.contains(Rule::CheckoutNewSession)),
+    predicate: Predicate::Sometimes(|_, w| {
+        w.facts.rules_exercised.contains(Rule::CheckoutNewSession)
+    }),
 };
 
 pub const REFUND_SUCCEEDED: Property = Property {
     name: "reach:refund-succeeded",
     rules: &[Rule::RefundReplaySameRefund],
     about: "A refund reaches succeeded.",
-    predicate: Predicate::Sometimes(|_, w| w.platform.refunds().values().any(|r| r.status == RefundStatus::Succeeded)),
+    predicate: Predicate::Sometimes(|_, w| {
+        w.platform
+            .refunds()
+            .values()
+            .any(|r| r.status == RefundStatus::Succeeded)
+    }),
 };

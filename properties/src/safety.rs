@@ -24,7 +24,12 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
             .charges_per_scope
             .iter()
             .find(|(_, n)| **n > 1)
-            .map(|(scope, n)| format!("{n} charges under {} {} Idempotency-Key: {}", scope.method, scope.path, scope.key))
+            .map(|(scope, n)| {
+                format!(
+                    "{n} charges under {} {} Idempotency-Key: {}",
+                    scope.method, scope.path, scope.key
+                )
+            })
     }),
 };
 
@@ -43,8 +48,12 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
     predicate: Predicate::Always(|_, w| {
         let mut seen = BTreeMap::new();
         for (id, p) in w.platform.payments() {
-            if let Some(other) = seen.insert((p.merchant, p.environment, &p.merchant_order_no), *id) {
-                return Some(format!("{other} and {id} share order number {}", p.merchant_order_no));
+            if let Some(other) = seen.insert((p.merchant, p.environment, &p.merchant_order_no), *id)
+            {
+                return Some(format!(
+                    "{other} and {id} share order number {}",
+                    p.merchant_order_no
+                ));
             }
         }
         None
@@ -54,7 +63,11 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
 /// UNIQ-02, ATTEMPT-01, EFFECT-01: the ledger captures a Payment at most once.
 pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
     name: "at-most-one-capture-per-payment",
-    rules: &[Rule::OneUnfinishedAttempt, Rule::ConfirmWhileProcessing, Rule::OneBusinessEffect],
+    rules: &[
+        Rule::OneUnfinishedAttempt,
+        Rule::ConfirmWhileProcessing,
+        Rule::OneBusinessEffect,
+    ],
     about: "The acquirer's ledger never captures one Payment twice.",
     predicate: Predicate::Always(|_, w| {
         let mut captures: BTreeMap<_, u32> = BTreeMap::new();
@@ -104,20 +117,34 @@ pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
 /// failed, before `expires_at`, within the limit.
 pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
     name: "attempts-within-limits",
-    rules: &[Rule::CardRetryAfterFailure, Rule::CardRetryBeforeExpiry, Rule::AttemptsMax],
+    rules: &[
+        Rule::CardRetryAfterFailure,
+        Rule::CardRetryBeforeExpiry,
+        Rule::AttemptsMax,
+    ],
     about: "Every attempt but the last has failed; none was started at or after expires_at; there are at most attempts_max.",
     predicate: Predicate::Always(|c, w| {
         for (id, p) in w.platform.payments() {
             if p.attempts.len() > c.params.attempts_max as usize {
-                return Some(format!("{id} has {} attempts (max {})", p.attempts.len(), c.params.attempts_max));
+                return Some(format!(
+                    "{id} has {} attempts (max {})",
+                    p.attempts.len(),
+                    c.params.attempts_max
+                ));
             }
             for (i, a) in p.attempts.iter().enumerate() {
                 let attempt = &w.platform.attempts()[a];
                 if i > 0 && attempt.sent_at >= p.expires_at {
-                    return Some(format!("{a} of {id} started at {} after expires_at {}", attempt.sent_at, p.expires_at));
+                    return Some(format!(
+                        "{a} of {id} started at {} after expires_at {}",
+                        attempt.sent_at, p.expires_at
+                    ));
                 }
                 if i + 1 < p.attempts.len() && attempt.status != AttemptStatus::Failed {
-                    return Some(format!("{id} started a new attempt while {a} was {:?}", attempt.status));
+                    return Some(format!(
+                        "{id} started a new attempt while {a} was {:?}",
+                        attempt.status
+                    ));
                 }
             }
         }
@@ -142,15 +169,22 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
         }
         let mut numbers = BTreeMap::new();
         for (id, r) in w.platform.refunds() {
-            if let Some(other) = numbers.insert((r.merchant, r.environment, &r.merchant_refund_no), *id) {
-                return Some(format!("{other} and {id} share refund number {}", r.merchant_refund_no));
+            if let Some(other) =
+                numbers.insert((r.merchant, r.environment, &r.merchant_refund_no), *id)
+            {
+                return Some(format!(
+                    "{other} and {id} share refund number {}",
+                    r.merchant_refund_no
+                ));
             }
         }
         for e in &w.acquirer.ledger.entries {
             if let LedgerEntry::Capture { attempt, .. } = e {
                 let (captured, refunded) = w.acquirer.ledger.net_of(*attempt);
                 if refunded > captured {
-                    return Some(format!("{attempt}: refunded {refunded} of {captured} captured"));
+                    return Some(format!(
+                        "{attempt}: refunded {refunded} of {captured} captured"
+                    ));
                 }
             }
         }
@@ -182,30 +216,45 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
 /// QUERY-04: queries, replies and timers never charge.
 pub const QUERIES_NEVER_CHARGE: Property = Property {
     name: "queries-never-charge",
-    rules: &[Rule::QueryReadsKnownState, Rule::RefundTimeoutNoSecondRefund],
+    rules: &[
+        Rule::QueryReadsKnownState,
+        Rule::RefundTimeoutNoSecondRefund,
+    ],
     about: "The platform sends a charge only while executing a create or confirm request, never on a query, a reply or a timer.",
     predicate: Predicate::Always(|_, w| {
-        (w.facts.unsolicited_charges > 0)
-            .then(|| format!("{} charge(s) sent outside a create or confirm", w.facts.unsolicited_charges))
+        (w.facts.unsolicited_charges > 0).then(|| {
+            format!(
+                "{} charge(s) sent outside a create or confirm",
+                w.facts.unsolicited_charges
+            )
+        })
     }),
 };
 
 /// REPLAY-01, REPLAY-02, CONC-02: every 2xx answer under one scope names the same object.
 pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
     name: "replay-returns-same-object",
-    rules: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::ConcurrentWaitSameObject],
+    rules: &[
+        Rule::ReplayReusesObject,
+        Rule::ReplayLatestStatus200,
+        Rule::ConcurrentWaitSameObject,
+    ],
     about: "Within retention, every successful answer under one idempotency scope refers to the same object.",
     predicate: Predicate::Always(|_, w| {
-        w.facts
-            .replay_mismatch
-            .map(|id| format!("{id} was answered with another object than its scope's first answer"))
+        w.facts.replay_mismatch.map(|id| {
+            format!("{id} was answered with another object than its scope's first answer")
+        })
     }),
 };
 
 /// SCOPE-01, SCOPE-02, SCOPE-03: answers never cross merchants or environments.
 pub const SCOPES_NEVER_INTERFERE: Property = Property {
     name: "scopes-never-interfere",
-    rules: &[Rule::ScopeComponents, Rule::ScopeEnvironments, Rule::ScopeApiKeyRotation],
+    rules: &[
+        Rule::ScopeComponents,
+        Rule::ScopeEnvironments,
+        Rule::ScopeApiKeyRotation,
+    ],
     about: "A request is never answered with an object of another merchant or environment.",
     predicate: Predicate::Always(|_, w| {
         w.facts
@@ -230,7 +279,11 @@ pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
 /// voided reference), never because time passed (manual_review never fails by itself).
 pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
     name: "failed-only-on-upstream-evidence",
-    rules: &[Rule::ManualReview, Rule::UnknownResult, Rule::TerminalStatuses],
+    rules: &[
+        Rule::ManualReview,
+        Rule::UnknownResult,
+        Rule::TerminalStatuses,
+    ],
     about: "A Payment is failed only if the acquirer declined its latest attempt or never received it.",
     predicate: Predicate::Always(|_, w| {
         for (id, p) in w.platform.payments() {
@@ -247,7 +300,9 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
                 .get(&a)
                 .is_some_and(|c| matches!(c.state, ChargeState::Declined(_)));
             if !declined && !w.acquirer.voided.contains(&a) {
-                return Some(format!("{id} is failed but the acquirer did not decline {a}"));
+                return Some(format!(
+                    "{id} is failed but the acquirer did not decline {a}"
+                ));
             }
         }
         None
@@ -257,13 +312,23 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
 /// CANCEL-01, RES-06, EXPIRY-01: money never moves behind a failed, canceled or expired Payment.
 pub const NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT: Property = Property {
     name: "no-capture-behind-a-closed-payment",
-    rules: &[Rule::Cancel202KeepsStatus, Rule::TerminalStatuses, Rule::ExpiryLimitsNewOpsOnly],
+    rules: &[
+        Rule::Cancel202KeepsStatus,
+        Rule::TerminalStatuses,
+        Rule::ExpiryLimitsNewOpsOnly,
+    ],
     about: "No Payment that the platform reports failed, canceled or expired has a capture in the ledger.",
     predicate: Predicate::Always(|_, w| {
         for (id, p) in w.platform.payments() {
-            let closed = matches!(p.status, PaymentStatus::Failed | PaymentStatus::Canceled | PaymentStatus::Expired);
+            let closed = matches!(
+                p.status,
+                PaymentStatus::Failed | PaymentStatus::Canceled | PaymentStatus::Expired
+            );
             if closed && w.acquirer.ledger.captures_of(*id).next().is_some() {
-                return Some(format!("{id} is {} but the ledger captured it", p.status.as_str()));
+                return Some(format!(
+                    "{id} is {} but the ledger captured it",
+                    p.status.as_str()
+                ));
             }
         }
         None
@@ -277,7 +342,9 @@ pub const SUCCEEDED_IS_CAPTURED: Property = Property {
     about: "A Payment the platform reports succeeded has a capture in the ledger.",
     predicate: Predicate::Always(|_, w| {
         for (id, p) in w.platform.payments() {
-            if p.status == PaymentStatus::Succeeded && w.acquirer.ledger.captures_of(*id).next().is_none() {
+            if p.status == PaymentStatus::Succeeded
+                && w.acquirer.ledger.captures_of(*id).next().is_none()
+            {
                 return Some(format!("{id} is succeeded but the ledger has no capture"));
             }
         }

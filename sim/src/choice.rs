@@ -73,7 +73,11 @@ impl std::fmt::Display for Choice {
             Choice::DeliverUpstream { msg } => write!(f, "deliver u{}", msg.0),
             Choice::DropUpstream { msg } => write!(f, "drop u{}", msg.0),
             Choice::Authenticate { attempt, ok } => {
-                write!(f, "authenticate {attempt} {}", if *ok { "ok" } else { "fail" })
+                write!(
+                    f,
+                    "authenticate {attempt} {}",
+                    if *ok { "ok" } else { "fail" }
+                )
             }
             Choice::Crash { merchant } => write!(f, "crash merchant-{merchant}"),
             Choice::Restart { merchant } => write!(f, "restart merchant-{merchant}"),

@@ -80,6 +80,10 @@ pub struct WorldConfig {
     pub waits: Vec<payhub_model::Millis>,
     /// Which merchant node receives the webhooks of a (merchant, environment).
     pub webhooks: Vec<(MerchantId, Environment, u8)>,
+    /// Responses and webhooks to scripted merchants arrive at once instead of travelling
+    /// (a scripted sender reacts to nothing, so their delivery order is noise for the
+    /// checker). Scripts that lose responses keep them travelling.
+    pub immediate_inbox: bool,
 }
 
 impl Default for WorldConfig {
@@ -102,6 +106,7 @@ impl Default for WorldConfig {
             payer: true,
             tick: true,
             waits: Vec::new(),
+            immediate_inbox: false,
             webhooks: vec![
                 (MerchantId(1), Environment::Test, 0),
                 (MerchantId(1), Environment::Live, 0),

@@ -58,7 +58,13 @@ impl Default for FaultProfile {
 impl FaultProfile {
     /// Swarm testing: each seed draws its own mix, from fault-free to very hostile.
     pub fn swarm(rng: &mut ChaCha8Rng) -> FaultProfile {
-        let mut w = |max: u32| if rng.gen_bool(0.25) { 0 } else { rng.gen_range(0..=max) };
+        let mut w = |max: u32| {
+            if rng.gen_bool(0.25) {
+                0
+            } else {
+                rng.gen_range(0..=max)
+            }
+        };
         FaultProfile {
             drop_weight: w(300),
             duplicate_weight: w(150),
@@ -195,9 +201,12 @@ pub fn run_seed(
 fn pick(rng: &mut ChaCha8Rng, profile: &FaultProfile, enabled: &[Choice]) -> Choice {
     let only_time = enabled.iter().all(|c| matches!(c, Choice::Tick));
     let quiet_otherwise = only_time
-        || !enabled
-            .iter()
-            .any(|c| matches!(c, Choice::Deliver { .. } | Choice::DeliverUpstream { .. } | Choice::Acquire { .. }));
+        || !enabled.iter().any(|c| {
+            matches!(
+                c,
+                Choice::Deliver { .. } | Choice::DeliverUpstream { .. } | Choice::Acquire { .. }
+            )
+        });
     let weights: Vec<u64> = enabled
         .iter()
         .map(|c| profile.weight(c, quiet_otherwise) as u64)
@@ -264,7 +273,11 @@ pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Cho
             // Scripted choices (sends outside the alphabet, advances) are not listed but apply.
             None => parse_free_choice(label).ok_or_else(|| {
                 let listed: Vec<String> = enabled.iter().map(|c| c.to_string()).collect();
-                format!("step {}: '{label}' is not enabled; enabled: {}", i + 1, listed.join(" | "))
+                format!(
+                    "step {}: '{label}' is not enabled; enabled: {}",
+                    i + 1,
+                    listed.join(" | ")
+                )
             })?,
         };
         world

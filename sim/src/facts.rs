@@ -86,7 +86,10 @@ pub struct RuleSet(pub u128);
 
 impl RuleSet {
     fn index(rule: Rule) -> u32 {
-        Rule::ALL.iter().position(|r| *r == rule).expect("in the catalogue") as u32
+        Rule::ALL
+            .iter()
+            .position(|r| *r == rule)
+            .expect("in the catalogue") as u32
     }
     pub fn insert(&mut self, rule: Rule) {
         self.0 |= 1u128 << Self::index(rule);
@@ -122,7 +125,15 @@ impl Facts {
     ) {
         let charges = out
             .iter()
-            .filter(|o| matches!(o, PlatformOutput::Upstream { call: UpstreamCall::Charge { .. }, .. }))
+            .filter(|o| {
+                matches!(
+                    o,
+                    PlatformOutput::Upstream {
+                        call: UpstreamCall::Charge { .. },
+                        ..
+                    }
+                )
+            })
             .count() as u8;
         if charges > 0 {
             match ScopeKey::of(config, request) {
@@ -141,13 +152,17 @@ impl Facts {
         if other_card && self.charged_other_card.is_none() {
             self.charged_other_card = Some(id);
         }
-        let rejected = out.iter().any(|o| matches!(o,
+        let rejected = out.iter().any(|o| {
+            matches!(o,
             PlatformOutput::Response { to, response, .. }
-                if *to == id && matches!(response.status, 400 | 401 | 403 | 409 | 422 | 429 | 503)));
+                if *to == id && matches!(response.status, 400 | 401 | 403 | 409 | 422 | 429 | 503))
+        });
         if rejected && self.rejected_but_executed.is_none() {
             let after = self.snapshot(platform);
             let executed = after != *before
-                || out.iter().any(|o| matches!(o, PlatformOutput::Upstream { .. }));
+                || out
+                    .iter()
+                    .any(|o| matches!(o, PlatformOutput::Upstream { .. }));
             if executed {
                 self.rejected_but_executed = Some(id);
             }
@@ -158,7 +173,15 @@ impl Facts {
     pub fn on_platform_step(&mut self, out: &[PlatformOutput]) {
         let charges = out
             .iter()
-            .filter(|o| matches!(o, PlatformOutput::Upstream { call: UpstreamCall::Charge { .. }, .. }))
+            .filter(|o| {
+                matches!(
+                    o,
+                    PlatformOutput::Upstream {
+                        call: UpstreamCall::Charge { .. },
+                        ..
+                    }
+                )
+            })
             .count() as u8;
         self.unsolicited_charges = self.unsolicited_charges.saturating_add(charges);
         self.count_refund_calls(out);
@@ -188,7 +211,8 @@ impl Facts {
         response: &ApiResponse,
         platform: &Platform,
     ) {
-        self.answers.insert((response.status, response.error_code()));
+        self.answers
+            .insert((response.status, response.error_code()));
         if !response.is_success() {
             return;
         }
@@ -200,8 +224,14 @@ impl Facts {
         };
         if let (Some((merchant, environment)), Some(resource)) = (owner, resource) {
             let owned_by = match resource {
-                ResourceId::Payment(p) => platform.payments().get(&p).map(|p| (p.merchant, p.environment)),
-                ResourceId::Refund(r) => platform.refunds().get(&r).map(|r| (r.merchant, r.environment)),
+                ResourceId::Payment(p) => platform
+                    .payments()
+                    .get(&p)
+                    .map(|p| (p.merchant, p.environment)),
+                ResourceId::Refund(r) => platform
+                    .refunds()
+                    .get(&r)
+                    .map(|r| (r.merchant, r.environment)),
                 ResourceId::Session(s) => platform
                     .sessions()
                     .get(&s)
@@ -221,10 +251,12 @@ impl Facts {
                 }
                 Some(_) => {
                     self.replay_after_retention = true;
-                    self.objects_per_scope.insert(scope.clone(), (resource, now));
+                    self.objects_per_scope
+                        .insert(scope.clone(), (resource, now));
                 }
                 None => {
-                    self.objects_per_scope.insert(scope.clone(), (resource, now));
+                    self.objects_per_scope
+                        .insert(scope.clone(), (resource, now));
                 }
             }
         }
@@ -232,7 +264,11 @@ impl Facts {
 
     fn count_refund_calls(&mut self, out: &[PlatformOutput]) {
         for o in out {
-            if let PlatformOutput::Upstream { call: UpstreamCall::Refund { refund, .. }, .. } = o {
+            if let PlatformOutput::Upstream {
+                call: UpstreamCall::Refund { refund, .. },
+                ..
+            } = o
+            {
                 let n = self.refund_calls.entry(*refund).or_insert(0);
                 *n = n.saturating_add(1);
             }

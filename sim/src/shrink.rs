@@ -37,7 +37,12 @@ pub fn replay_lenient(
 
 /// Shrinks a tape that violates `property` to a 1-minimal one that still does.
 /// Returns the input unchanged (truncated at the violation) if it does not fail.
-pub fn shrink(config: &WorldConfig, tape: &[Choice], property: &str, check: &mut dyn Check) -> Vec<Choice> {
+pub fn shrink(
+    config: &WorldConfig,
+    tape: &[Choice],
+    property: &str,
+    check: &mut dyn Check,
+) -> Vec<Choice> {
     let Some((mut current, _)) = replay_lenient(config, tape, property, check) else {
         return tape.to_vec();
     };
@@ -52,7 +57,11 @@ pub fn shrink(config: &WorldConfig, tape: &[Choice], property: &str, check: &mut
             if start >= end {
                 continue;
             }
-            let candidate: Vec<Choice> = current[..start].iter().chain(&current[end..]).cloned().collect();
+            let candidate: Vec<Choice> = current[..start]
+                .iter()
+                .chain(&current[end..])
+                .cloned()
+                .collect();
             if let Some((applied, _)) = replay_lenient(config, &candidate, property, check) {
                 if applied.len() < len {
                     current = applied;

@@ -19,32 +19,66 @@ use std::fmt::Write as _;
 #[serde(tag = "what", rename_all = "snake_case")]
 pub enum What {
     /// A request arrives at the platform (or is sent, if it is then lost).
-    Request { id: RequestId, request: ApiRequest },
+    Request {
+        id: RequestId,
+        request: ApiRequest,
+    },
     /// A response reaches the merchant.
-    Response { id: RequestId, response: ApiResponse },
+    Response {
+        id: RequestId,
+        response: ApiResponse,
+    },
     /// A request or response was lost on the network.
-    Lost { id: RequestId, response: bool },
+    Lost {
+        id: RequestId,
+        response: bool,
+    },
     /// The merchant's client timeout fired: no response.
-    Timeout { id: RequestId },
+    Timeout {
+        id: RequestId,
+    },
     /// A network message was duplicated.
-    Duplicated { id: RequestId },
+    Duplicated {
+        id: RequestId,
+    },
     /// The platform's edge answered 500 (before or after executing).
-    Fail500 { id: RequestId, executed: bool },
-    UpstreamCall { call: UpstreamCall },
-    UpstreamReply { reply: UpstreamReply },
+    Fail500 {
+        id: RequestId,
+        executed: bool,
+    },
+    UpstreamCall {
+        call: UpstreamCall,
+    },
+    UpstreamReply {
+        reply: UpstreamReply,
+    },
     /// An upstream call or reply was lost.
-    UpstreamLost { text: String },
-    Webhook { event: WebhookEvent },
-    WebhookLost { event: WebhookEvent },
+    UpstreamLost {
+        text: String,
+    },
+    Webhook {
+        event: WebhookEvent,
+    },
+    WebhookLost {
+        event: WebhookEvent,
+    },
     /// The payer authenticated (or failed to).
-    Authenticated { text: String },
+    Authenticated {
+        text: String,
+    },
     Crash,
     Restart,
-    Control { control: Control },
+    Control {
+        control: Control,
+    },
     /// The clock moved.
-    Clock { to: Millis },
+    Clock {
+        to: Millis,
+    },
     /// A client decision, with the rule that led to it.
-    Decision { text: String },
+    Decision {
+        text: String,
+    },
 }
 
 /// One line of a trace.
@@ -84,7 +118,9 @@ impl Trace {
 
     pub fn push(&mut self, at: Millis, from: Node, to: Node, what: What, rule: Option<Rule>) {
         if let What::Request { id, request } = &what {
-            self.requests.entry(*id).or_insert_with(|| request.to_string());
+            self.requests
+                .entry(*id)
+                .or_insert_with(|| request.to_string());
         }
         self.events.push(Event {
             step: self.step,
@@ -98,7 +134,9 @@ impl Trace {
 
     /// Remembers a request's line without an event (a request lost before arriving).
     pub fn note_request(&mut self, id: RequestId, request: &ApiRequest) {
-        self.requests.entry(id).or_insert_with(|| request.to_string());
+        self.requests
+            .entry(id)
+            .or_insert_with(|| request.to_string());
     }
 
     fn request_line(&self, id: RequestId) -> String {
@@ -127,7 +165,11 @@ impl Trace {
             What::Fail500 { id, executed } => format!(
                 "{} → 500 {{\"error\":{{\"code\":\"internal_error\",\"retryable\":true}}}} ({})",
                 self.request_line(*id),
-                if *executed { "after executing" } else { "not executed" }
+                if *executed {
+                    "after executing"
+                } else {
+                    "not executed"
+                }
             ),
             What::UpstreamCall { call } => call.to_string(),
             What::UpstreamReply { reply } => reply.to_string(),
@@ -165,7 +207,8 @@ impl Trace {
 
     /// The trace as JSON (one object per event).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(&self.events).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        serde_json::to_string_pretty(&self.events)
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
     /// The trace as a Mermaid `sequenceDiagram`: every participant declared first, one

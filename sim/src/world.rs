@@ -200,21 +200,45 @@ impl World {
                 let payload = self.net.get(*msg).ok_or_else(not_enabled)?.clone();
                 match payload {
                     Payload::Request { from, id, request } => {
-                        self.deliver_request(config, *msg, from, id, request, *branch, false, trace)?;
+                        self.deliver_request(
+                            config, *msg, from, id, request, *branch, false, trace,
+                        )?;
                     }
                     Payload::Response { to, id, response } => {
                         self.net.take(*msg);
                         if let Some(t) = trace.as_deref_mut() {
-                            t.push(self.now, Node::Platform, Node::Merchant(to), What::Response { id, response: response.clone() }, None);
+                            t.push(
+                                self.now,
+                                Node::Platform,
+                                Node::Merchant(to),
+                                What::Response {
+                                    id,
+                                    response: response.clone(),
+                                },
+                                None,
+                            );
                         }
-                            }
+                    }
                     Payload::Webhook { to, event } => {
                         self.net.take(*msg);
                         if let Some(t) = trace.as_deref_mut() {
-                            t.push(self.now, Node::Platform, Node::Merchant(to), What::Webhook { event: event.clone() }, None);
+                            t.push(
+                                self.now,
+                                Node::Platform,
+                                Node::Merchant(to),
+                                What::Webhook {
+                                    event: event.clone(),
+                                },
+                                None,
+                            );
                         }
                         // A scripted merchant acknowledges every webhook it receives.
-                        self.step_platform(config, PlatformInput::WebhookAcked(event.id), None, trace)?;
+                        self.step_platform(
+                            config,
+                            PlatformInput::WebhookAcked(event.id),
+                            None,
+                            trace,
+                        )?;
                     }
                 }
             }
@@ -229,7 +253,10 @@ impl World {
                     let what = match payload {
                         Payload::Request { id, request, .. } => {
                             t.note_request(id, &request);
-                            What::Lost { id, response: false }
+                            What::Lost {
+                                id,
+                                response: false,
+                            }
                         }
                         Payload::Response { id, .. } => What::Lost { id, response: true },
                         Payload::Webhook { event, .. } => What::WebhookLost { event },
@@ -251,13 +278,22 @@ impl World {
                             What::Duplicated { id: *id }
                         }
                         Payload::Response { id, .. } => What::Duplicated { id: *id },
-                        Payload::Webhook { event, .. } => What::Decision { text: format!("{event} (duplicated)") },
+                        Payload::Webhook { event, .. } => What::Decision {
+                            text: format!("{event} (duplicated)"),
+                        },
                     };
-                    t.push(self.now, payload.source(), payload.destination(), what, None);
+                    t.push(
+                        self.now,
+                        payload.source(),
+                        payload.destination(),
+                        what,
+                        None,
+                    );
                 }
             }
             Choice::Fail500Before { msg } => {
-                let Some(Payload::Request { from, id, request }) = self.net.get(*msg).cloned() else {
+                let Some(Payload::Request { from, id, request }) = self.net.get(*msg).cloned()
+                else {
                     return Err(not_enabled());
                 };
                 if self.budget.fail_500 == 0 {
@@ -267,13 +303,31 @@ impl World {
                 self.net.take(*msg);
                 if let Some(t) = trace {
                     t.note_request(id, &request);
-                    t.push(self.now, Node::Merchant(from), Node::Platform, What::Fail500 { id, executed: false }, Some(payhub_model::Rule::UnknownResult));
+                    t.push(
+                        self.now,
+                        Node::Merchant(from),
+                        Node::Platform,
+                        What::Fail500 {
+                            id,
+                            executed: false,
+                        },
+                        Some(payhub_model::Rule::UnknownResult),
+                    );
                 }
                 self.origins.remove(&id);
-                self.net.send(Payload::Response { to: from, id, response: internal_error() });
+                self.to_merchant(
+                    config,
+                    Payload::Response {
+                        to: from,
+                        id,
+                        response: internal_error(),
+                    },
+                    None,
+                );
             }
             Choice::Fail500After { msg, branch } => {
-                let Some(Payload::Request { from, id, request }) = self.net.get(*msg).cloned() else {
+                let Some(Payload::Request { from, id, request }) = self.net.get(*msg).cloned()
+                else {
                     return Err(not_enabled());
                 };
                 if self.budget.fail_500 == 0 {
@@ -288,10 +342,13 @@ impl World {
                 };
                 self.link.take(*msg);
                 let mut replies = Vec::new();
-                self.acquirer.handle_call(self.now, &call, *decision, &mut replies);
+                self.acquirer
+                    .handle_call(self.now, &call, *decision, &mut replies);
                 if let Some(t) = trace {
                     let d = serde_json::to_string(decision).unwrap_or_default();
-                    let what = What::Decision { text: format!("{call}: {}", d.trim_matches('"')) };
+                    let what = What::Decision {
+                        text: format!("{call}: {}", d.trim_matches('"')),
+                    };
                     t.push(self.now, Node::Acquirer, Node::Acquirer, what, None);
                 }
                 for reply in replies {
@@ -304,7 +361,13 @@ impl World {
                 };
                 self.link.take(*msg);
                 if let Some(t) = trace.as_deref_mut() {
-                    t.push(self.now, Node::Acquirer, Node::Platform, What::UpstreamReply { reply }, None);
+                    t.push(
+                        self.now,
+                        Node::Acquirer,
+                        Node::Platform,
+                        What::UpstreamReply { reply },
+                        None,
+                    );
                 }
                 self.step_platform(config, PlatformInput::Upstream(reply), None, trace)?;
             }
@@ -328,8 +391,17 @@ impl World {
                 }
                 self.acquirer.handle_payer(self.now, *attempt, *ok);
                 if let Some(t) = trace {
-                    let text = format!("{attempt}: payer authentication {}", if *ok { "succeeded" } else { "failed" });
-                    t.push(self.now, Node::Payer, Node::Acquirer, What::Authenticated { text }, None);
+                    let text = format!(
+                        "{attempt}: payer authentication {}",
+                        if *ok { "succeeded" } else { "failed" }
+                    );
+                    t.push(
+                        self.now,
+                        Node::Payer,
+                        Node::Acquirer,
+                        What::Authenticated { text },
+                        None,
+                    );
                 }
             }
             Choice::Crash { .. } | Choice::Restart { .. } => return Err(not_enabled()),
@@ -342,12 +414,23 @@ impl World {
                     self.budget.controls -= 1;
                 }
                 if let Some(t) = trace.as_deref_mut() {
-                    t.push(self.now, Node::Env, Node::Platform, What::Control { control: control.clone() }, None);
+                    t.push(
+                        self.now,
+                        Node::Env,
+                        Node::Platform,
+                        What::Control {
+                            control: control.clone(),
+                        },
+                        None,
+                    );
                 }
                 self.step_platform(config, PlatformInput::Control(control.clone()), None, trace)?;
             }
             Choice::Send { merchant, request } => {
-                let scripted = config.alphabet.iter().any(|(m, r)| m == merchant && r == request);
+                let scripted = config
+                    .alphabet
+                    .iter()
+                    .any(|(m, r)| m == merchant && r == request);
                 if scripted {
                     if self.budget.sends == 0 {
                         return Err(not_enabled());
@@ -378,7 +461,13 @@ impl World {
                 }
                 self.now = until;
                 if let Some(t) = trace {
-                    t.push(self.now, Node::Env, Node::Env, What::Clock { to: until }, None);
+                    t.push(
+                        self.now,
+                        Node::Env,
+                        Node::Env,
+                        What::Clock { to: until },
+                        None,
+                    );
                 }
             }
         }
@@ -405,11 +494,20 @@ impl World {
             fail_500: false,
         };
         self.origins.insert(id, origin);
-        self.net.send(Payload::Request { from: merchant, id, request });
+        self.net.send(Payload::Request {
+            from: merchant,
+            id,
+            request,
+        });
         id
     }
 
-    fn advance_to(&mut self, config: &WorldConfig, at: Millis, trace: Option<&mut Trace>) -> Result<(), ApplyError> {
+    fn advance_to(
+        &mut self,
+        config: &WorldConfig,
+        at: Millis,
+        trace: Option<&mut Trace>,
+    ) -> Result<(), ApplyError> {
         self.now = self.now.max(at);
         self.step_platform(config, PlatformInput::Timeout, None, trace)
     }
@@ -430,7 +528,12 @@ impl World {
         if let Some(point) = self.platform.branch_point(self.now, &request) {
             match branch {
                 Some(b) if b.point() == point => {}
-                Some(b) => return Err(ApplyError::Platform(StepError::WrongBranch { point, given: b })),
+                Some(b) => {
+                    return Err(ApplyError::Platform(StepError::WrongBranch {
+                        point,
+                        given: b,
+                    }));
+                }
                 None => return Err(ApplyError::Platform(StepError::BranchRequired(point))),
             }
         }
@@ -441,11 +544,29 @@ impl World {
             }
         }
         if let Some(t) = trace.as_deref_mut() {
-            t.push(self.now, Node::Merchant(from), Node::Platform, What::Request { id, request: request.clone() }, None);
+            t.push(
+                self.now,
+                Node::Merchant(from),
+                Node::Platform,
+                What::Request {
+                    id,
+                    request: request.clone(),
+                },
+                None,
+            );
         }
         let before = self.facts.snapshot(&self.platform);
         let origin_request = request.clone();
-        self.step_platform(config, PlatformInput::Request { id, request, branch }, Some((id, &origin_request, before)), trace)
+        self.step_platform(
+            config,
+            PlatformInput::Request {
+                id,
+                request,
+                branch,
+            },
+            Some((id, &origin_request, before)),
+            trace,
+        )
     }
 
     /// Steps the platform and routes its outputs; `request` names the request input, if
@@ -458,16 +579,22 @@ impl World {
         mut trace: Option<&mut Trace>,
     ) -> Result<(), ApplyError> {
         let mut out = Vec::new();
-        self.platform.step(self.now, input, &mut out).map_err(ApplyError::Platform)?;
+        self.platform
+            .step(self.now, input, &mut out)
+            .map_err(ApplyError::Platform)?;
+        let mut acks = Vec::new();
         if let Some((id, req, before)) = request {
-            self.facts.on_request_handled(config, id, req, &before, &self.platform, &out);
+            self.facts
+                .on_request_handled(config, id, req, &before, &self.platform, &out);
         } else {
             self.facts.on_platform_step(&out);
         }
         for output in out {
             match output {
                 PlatformOutput::Response { to, response, rule } => {
-                    let Some(origin) = self.origins.remove(&to) else { continue };
+                    let Some(origin) = self.origins.remove(&to) else {
+                        continue;
+                    };
                     self.facts.on_response(
                         self.now,
                         config.params.retention,
@@ -477,33 +604,130 @@ impl World {
                         &response,
                         &self.platform,
                     );
-                    let response = if origin.fail_500 { internal_error() } else { response };
+                    let response = if origin.fail_500 {
+                        internal_error()
+                    } else {
+                        response
+                    };
                     if let Some(t) = trace.as_deref_mut() {
                         if origin.fail_500 {
-                            t.push(self.now, Node::Platform, Node::Merchant(origin.merchant), What::Fail500 { id: to, executed: true }, Some(payhub_model::Rule::FiveXxMayHaveExecuted));
+                            t.push(
+                                self.now,
+                                Node::Platform,
+                                Node::Merchant(origin.merchant),
+                                What::Fail500 {
+                                    id: to,
+                                    executed: true,
+                                },
+                                Some(payhub_model::Rule::FiveXxMayHaveExecuted),
+                            );
                         } else {
-                            t.push(self.now, Node::Platform, Node::Platform, What::Decision { text: format!("answers {to}: {}", response.status) }, Some(rule));
+                            t.push(
+                                self.now,
+                                Node::Platform,
+                                Node::Platform,
+                                What::Decision {
+                                    text: format!("answers {to}: {}", response.status),
+                                },
+                                Some(rule),
+                            );
                         }
                     }
-                    self.net.send(Payload::Response { to: origin.merchant, id: to, response });
+                    let payload = Payload::Response {
+                        to: origin.merchant,
+                        id: to,
+                        response,
+                    };
+                    self.to_merchant(config, payload, trace.as_deref_mut());
                 }
                 PlatformOutput::Upstream { call, rule } => {
                     if let Some(t) = trace.as_deref_mut() {
-                        t.push(self.now, Node::Platform, Node::Acquirer, What::UpstreamCall { call: call.clone() }, Some(rule));
+                        t.push(
+                            self.now,
+                            Node::Platform,
+                            Node::Acquirer,
+                            What::UpstreamCall { call: call.clone() },
+                            Some(rule),
+                        );
                     }
                     self.link.send(UpstreamMsg::Call(call));
                 }
                 PlatformOutput::Webhook { event, rule } => {
                     if let Some(to) = config.webhook_target(event.merchant, event.environment) {
                         if let Some(t) = trace.as_deref_mut() {
-                            t.push(self.now, Node::Platform, Node::Platform, What::Decision { text: format!("emits {event}") }, Some(rule));
+                            t.push(
+                                self.now,
+                                Node::Platform,
+                                Node::Platform,
+                                What::Decision {
+                                    text: format!("emits {event}"),
+                                },
+                                Some(rule),
+                            );
                         }
-                        self.net.send(Payload::Webhook { to, event });
+                        let id = event.id;
+                        if self.to_merchant(
+                            config,
+                            Payload::Webhook { to, event },
+                            trace.as_deref_mut(),
+                        ) {
+                            acks.push(id);
+                        }
                     }
                 }
             }
         }
+        for event in acks {
+            let mut none = Vec::new();
+            self.platform
+                .step(self.now, PlatformInput::WebhookAcked(event), &mut none)
+                .map_err(ApplyError::Platform)?;
+        }
         Ok(())
+    }
+
+    /// Sends a response or webhook to a merchant: in flight, or (with an immediate inbox)
+    /// delivered at once. Returns whether a webhook was delivered at once (to be acked).
+    fn to_merchant(
+        &mut self,
+        config: &WorldConfig,
+        payload: Payload,
+        trace: Option<&mut Trace>,
+    ) -> bool {
+        if !config.immediate_inbox {
+            self.net.send(payload);
+            return false;
+        }
+        match payload {
+            Payload::Response { to, id, response } => {
+                if let Some(t) = trace {
+                    t.push(
+                        self.now,
+                        Node::Platform,
+                        Node::Merchant(to),
+                        What::Response { id, response },
+                        None,
+                    );
+                }
+                false
+            }
+            Payload::Webhook { to, event } => {
+                if let Some(t) = trace {
+                    t.push(
+                        self.now,
+                        Node::Platform,
+                        Node::Merchant(to),
+                        What::Webhook { event },
+                        None,
+                    );
+                }
+                true
+            }
+            Payload::Request { .. } => {
+                self.net.send(payload);
+                false
+            }
+        }
     }
 }
 

@@ -45,6 +45,10 @@ impl MerchantServer {
             // KEY-07: every key of this order must fit in 255 characters.
             return cx.refuse(subject, Refusal::InvalidOrder, Rule::KeyLength);
         }
+        if self.config.policy.keys == Keys::Deterministic && keys::looks_personal(order) {
+            // GEN-03: a derived key carries the order number; it must carry no e-mail.
+            return cx.refuse(subject, Refusal::InvalidOrder, Rule::NoSensitiveDataInKeys);
+        }
         if let Some(rec) = cx.db.order(order) {
             if rec.amount != amount || rec.currency != currency {
                 // UNKNOWN-04: the order number and its key are bound to these parameters.
@@ -276,6 +280,9 @@ impl MerchantServer {
         let too_long = keys::derived_len_max(refund) > self.config.params.key_len_max;
         if refund.is_empty() || amount == 0 || amount > i64::MAX as u64 || too_long {
             return cx.refuse(subject, Refusal::InvalidOrder, Rule::KeyLength);
+        }
+        if self.config.policy.keys == Keys::Deterministic && keys::looks_personal(refund) {
+            return cx.refuse(subject, Refusal::InvalidOrder, Rule::NoSensitiveDataInKeys);
         }
         let key = if self
             .config

@@ -52,6 +52,13 @@ pub fn derived(purpose: KeyPurpose, number: &str, seq: u32) -> String {
     format!("{}:{number}:{seq}", purpose.prefix())
 }
 
+/// Whether a business number looks like it carries personal data (an e-mail address)
+/// that a derived key would repeat (GEN-03, `Rule::NoSensitiveDataInKeys`). Card numbers
+/// cannot reach a key: the model's cards are opaque labels and keys never include them.
+pub fn looks_personal(number: &str) -> bool {
+    number.contains('@')
+}
+
 /// The longest derived key for a business number (sequence numbers up to `u32::MAX`).
 pub fn derived_len_max(number: &str) -> usize {
     derived(KeyPurpose::ConfirmPayment, number, u32::MAX)

@@ -45,12 +45,34 @@
 //!   `GET /v1/refunds?status=processing`.
 //!
 //! # Anti-patterns ([`AntiPattern`], each naming the rule it breaks)
-//! See [`AntiPattern::ALL`]; [`Policy::with`] adds one to a policy.
+//! See [`AntiPattern::ALL`]; [`Policy::with`] adds one to a policy. Each is the reference
+//! client plus one deviation, taken at one decision point that records
+//! `Decision::Deviate { pattern }` with the rule broken.
+//!
+//! # Assumptions of the client (the contract is silent or ambiguous)
+//! - A-CLIENT-SCHED-ANCHOR: query times count from when the client learned the result is
+//!   unknown (a 202, or the last try failing), not from "first acceptance", which it
+//!   cannot observe; a 202 on cancel starts its own window.
+//! - A-CLIENT-SCHED-4H: "then every 4 hours until 24 hours" is 5 h, 9 h, 13 h, 17 h, 21 h.
+//! - A-CLIENT-INFLIGHT-409: `operation_in_progress` and `payment_in_progress` ("retry later
+//!   with the same key") go through the same retry loop as 429 and 5xx (RETRY-02 backoff,
+//!   5 tries, then unknown).
+//! - A-CLIENT-POST-TIMEOUT: every POST (cancel and refund included) waits 20 s, as the
+//!   contract's reference code does; queries 10 s.
+//! - A-CLIENT-CANCEL-KEY: a cancel's derived key is `payment.cancel:ORDER:1` (the contract
+//!   gives examples for create, confirm and refund only).
+//! - A-CLIENT-DB-TXN: one step of one server is one database transaction; two servers
+//!   never create the same order concurrently (the order number is the primary key).
+//! - A-CLIENT-RESTART-SWEEP: a restarted process resumes every unfinished submission of
+//!   the shared database, whichever server started it.
+//! - A-CLIENT-REFUND-LOOKUP: at the daily reconciliation, a refund whose create never got
+//!   an answer is looked up by refund number, and "not found" re-sends it with its
+//!   original key (S11: "retry with K, or query by merchant_refund_no").
 //!
 //! Files, one concept each: [`keys`] key derivation, [`policy`] the policy and its
 //! numbers, [`schedule`] backoff and query times, [`db`] the database, [`io`] inputs and
 //! outputs, [`decision`] decisions, [`server`] the state machine, `commands` the business
-//! commands, `replies` what it makes of answers, [`bench`] a hand-driven bench with the platform,
+//! commands, `replies` what it makes of answers, [`bench`](mod@bench) a hand-driven bench with the platform,
 //! [`solo`] one server driven entirely by hand.
 
 pub mod bench;
@@ -74,5 +96,5 @@ pub use decision::{Decision, ObjectState, PayerMessage, Refusal, Subject, Via};
 pub use io::{ClientError, ClientInput, ClientOutput, Command, Draw, Handle};
 pub use keys::{KeyPurpose, Keys};
 pub use policy::{AntiPattern, ClientParams, Policy};
-pub use server::{MerchantServer, Op, ServerConfig, Timer};
+pub use server::{ClientTimer, MerchantServer, Op, ServerConfig};
 pub use solo::Solo;

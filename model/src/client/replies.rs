@@ -12,7 +12,7 @@ use super::decision::{Decision, ObjectState, PayerMessage, Subject, Via};
 use super::keys::{self, KeyPurpose, Keys};
 use super::policy::AntiPattern;
 use super::schedule;
-use super::server::{Cx, Flight, MerchantServer, Op, Timer};
+use super::server::{ClientTimer, Cx, Flight, MerchantServer, Op};
 use crate::api::{
     ApiResponse, ErrorCode, PaymentStatus, PaymentView, RefundView, ResolutionStatus, ResponseBody,
 };
@@ -166,7 +166,7 @@ impl MerchantServer {
         let next = try_no + 1;
         self.memory.timers.insert((
             at,
-            Timer::Retry {
+            ClientTimer::Retry {
                 op: op.clone(),
                 try_no: next,
                 rule: send_rule,
@@ -451,6 +451,8 @@ impl MerchantServer {
                 self.stop_queries(cx, order);
                 return;
             }
+            // The cancel's own unknown result: its queries count from this 202 (SCHED-01).
+            cx.order(order).confirming_since = Some(cx.now);
             self.keep_querying(cx, order);
             return;
         }

@@ -98,7 +98,7 @@ impl Op {
 /// A server timer. Closed set; ordered so that firing order is deterministic.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(tag = "timer", rename_all = "snake_case")]
-pub enum Timer {
+pub enum ClientTimer {
     /// Send try `try_no` of a keyed POST, citing `rule` (RETRY-02, RATE-03).
     Retry { op: Op, try_no: u32, rule: Rule },
     /// Query an order's Payment (SCHED-01, SCHED-02).
@@ -118,7 +118,7 @@ pub(super) struct Flight {
 pub(super) struct Memory {
     pub(super) next_handle: u32,
     pub(super) in_flight: BTreeMap<Handle, Flight>,
-    pub(super) timers: BTreeSet<(Millis, Timer)>,
+    pub(super) timers: BTreeSet<(Millis, ClientTimer)>,
     /// Random keys never written to the database (`KeyNotPersisted` only).
     pub(super) unpersisted: BTreeMap<Op, String>,
 }
@@ -199,7 +199,7 @@ impl MerchantServer {
     }
 
     /// The timers, in firing order.
-    pub fn timers(&self) -> impl Iterator<Item = &(Millis, Timer)> {
+    pub fn timers(&self) -> impl Iterator<Item = &(Millis, ClientTimer)> {
         self.memory.timers.iter()
     }
 
@@ -353,7 +353,7 @@ impl MerchantServer {
                 .memory
                 .timers
                 .iter()
-                .any(|(_, t)| matches!(t, Timer::Retry { op: o, .. } if o == op))
+                .any(|(_, t)| matches!(t, ClientTimer::Retry { op: o, .. } if o == op))
     }
 
     /// Whether a keyed op is still waiting for an answer (no other server or channel has
@@ -549,7 +549,7 @@ impl MerchantServer {
             .memory
             .timers
             .iter()
-            .find(|(_, t)| matches!(t, Timer::Query { order: o } if o == order))
+            .find(|(_, t)| matches!(t, ClientTimer::Query { order: o } if o == order))
             .cloned();
         match existing {
             Some((earlier, _)) if earlier <= at => false,
@@ -557,7 +557,7 @@ impl MerchantServer {
                 self.memory.timers.remove(&entry);
                 self.memory.timers.insert((
                     at,
-                    Timer::Query {
+                    ClientTimer::Query {
                         order: order.to_owned(),
                     },
                 ));
@@ -566,7 +566,7 @@ impl MerchantServer {
             None => {
                 self.memory.timers.insert((
                     at,
-                    Timer::Query {
+                    ClientTimer::Query {
                         order: order.to_owned(),
                     },
                 ));
@@ -580,7 +580,7 @@ impl MerchantServer {
         let before = self.memory.timers.len();
         self.memory
             .timers
-            .retain(|(_, t)| !matches!(t, Timer::Query { order: o } if o == order));
+            .retain(|(_, t)| !matches!(t, ClientTimer::Query { order: o } if o == order));
         if self.memory.timers.len() != before {
             cx.order_decide(order, Decision::QueryStopped, Rule::QuerySchedule);
         }
@@ -624,9 +624,9 @@ impl MerchantServer {
         }
     }
 
-    fn fire(&mut self, cx: &mut Cx, timer: Timer) {
+    fn fire(&mut self, cx: &mut Cx, timer: ClientTimer) {
         match timer {
-            Timer::Retry { op, try_no, rule } => {
+            ClientTimer::Retry { op, try_no, rule } => {
                 if self.op_current(cx.db, &op) {
                     self.send_keyed(cx, op, try_no, rule);
                 } else {
@@ -638,7 +638,7 @@ impl MerchantServer {
                     );
                 }
             }
-            Timer::Query { order } => {
+            ClientTimer::Query { order } => {
                 let Some(rec) = cx.db.order(&order) else {
                     return;
                 };
