@@ -5,6 +5,7 @@
 
 mod check_cmd;
 mod rules_cmd;
+mod simulate_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -40,6 +41,16 @@ enum Command {
         after_help = "Examples:\n  payhub-verify check\n  payhub-verify check --preset card-retry --threads 2\n  payhub-verify check --list\n  payhub-verify check --format json"
     )]
     Check(check_cmd::CheckArgs),
+    /// Run seeded simulation sweeps of merchant clients against the platform.
+    #[command(
+        after_help = "Examples:\n  payhub-verify simulate --seeds 0..10000\n  payhub-verify simulate --seeds 0..2000 --policy new_key_after_timeout+new_order_no_after_timeout\n  payhub-verify simulate --seeds 0..100000 --shard 3/8"
+    )]
+    Simulate(simulate_cmd::SimulateArgs),
+    /// Replay one run, from a seed or a saved tape, and print its trace.
+    #[command(
+        after_help = "Examples:\n  payhub-verify replay --seed 17\n  payhub-verify replay --tape target/payhub-report/tapes/seed-17.tape --format mermaid"
+    )]
+    Replay(simulate_cmd::ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +61,8 @@ fn main() -> ExitCode {
     let result = match command {
         Command::Rules(args) => rules_cmd::run(&args),
         Command::Check(args) => check_cmd::run(&args),
+        Command::Simulate(args) => simulate_cmd::run(&args),
+        Command::Replay(args) => simulate_cmd::replay(&args),
     };
     match result {
         Ok(code) => code,

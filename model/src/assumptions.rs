@@ -1,10 +1,14 @@
 //! Every place where the contract is silent or ambiguous and the model had to assume.
 //!
 //! Each [`Assumption`] names the contract sentence it fills in, what the model does, and
-//! the parameter of [`crate::PlatformParams`] or the [`crate::Branch`] that carries it
-//! (if any), so that a reviewer can change the assumption instead of the code. The
-//! model's code cites them by ID (`A-WAIT-TIMEOUT`) at the decision point.
-//! `model/ASSUMPTIONS.md` lists the same IDs (a test keeps the two in step).
+//! the parameter of [`crate::PlatformParams`] or [`crate::client::ClientParams`], or the
+//! [`crate::Branch`], that carries it (if any), so that a reviewer can change the
+//! assumption instead of the code. The platform's assumptions come first, then the
+//! merchant client's (`A-CLIENT-…`). The model's code cites them by ID (`A-WAIT-TIMEOUT`)
+//! at the decision point; a test fails if one is cited nowhere in `model/src` or if the
+//! code cites an ID the catalogue does not have. The table of `model/ASSUMPTIONS.md` is
+//! generated from this catalogue by [`markdown_table`] (a test keeps the two in step;
+//! `PAYHUB_BLESS_ASSUMPTIONS=1 cargo test -p payhub-model assumptions` rewrites it).
 
 use serde::Serialize;
 
@@ -18,6 +22,17 @@ pub enum Gap {
     Alternatives,
     /// The contract's wording admits more than one reading.
     Ambiguous,
+}
+
+impl Gap {
+    /// The kebab-case name, as serialized and as in `model/ASSUMPTIONS.md`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Gap::Silent => "silent",
+            Gap::Alternatives => "alternatives",
+            Gap::Ambiguous => "ambiguous",
+        }
+    }
 }
 
 macro_rules! assumptions {
@@ -80,7 +95,7 @@ assumptions! {
         "Neither S8 branch binds the new key: the client may retry it with the same key after the attempt ends, as 'retry later with the same key' implies.";
     ConflictsDoNotBind = "A-409-NOBIND", Silent, None,
         "Only 400, 401, 403 and 422 are said not to use up a key; 404, 405 and the 409s are not mentioned.",
-        "No 404, 405 or 409 response binds a key; only executions (2xx) do. 429 and 503 execute nothing (RATE-01, RATE-04).";
+        "No 404, 405 or 409 response binds a key. A key is bound only by an execution (its 201, 200 or 202) or by the S4 'existing object' answer (A-S4-BIND); the S8 'original status' answer and a cancel of a canceled Payment answer 200 and bind nothing. 429 and 503 execute nothing (RATE-01, RATE-04).";
     ErrorCodes = "A-ERROR-CODES", Silent, None,
         "The contract names idempotency_conflict, operation_in_progress, order_no_conflict, payment_in_progress, rate_limited, internal_error and temporarily_unavailable only.",
         "Other rejections use: invalid_request (400, with field), authentication_failed (401), permission_denied (403), resource_missing (404), method_not_allowed (405), refund_no_conflict (409, with related_resource_id), unsupported_currency, payment_not_confirmable, payment_expired, attempts_exhausted, payment_not_cancelable, payment_not_refundable, refund_amount_exceeded (422).";
@@ -92,10 +107,10 @@ assumptions! {
         "Such a Payment (and one created without a card) is requires_payment_method; the first confirm creates attempt 1.";
     CheckoutConflict = "A-CKO-CONFLICT", Silent, None,
         "CKO-01 covers a new key with the same order number, amount and currency only.",
-        "A new session for a used order number with another amount or currency, or for a Payment that can no longer be paid, gets 409 order_no_conflict.";
+        "A new session for a used order number with another amount or currency, or whose Payment is neither requires_payment_method nor failed (processing, requires_action, succeeded, canceled, expired), gets 409 order_no_conflict. A failed Payment gets a new session even with its attempts used up, or past expires_at (A-FAILED-AFTER-EXPIRY).";
     PauseScope = "A-PAUSE-SCOPE", Ambiguous, None,
         "RATE-04: the channel \"suspended new transactions\".",
-        "503 applies to new executions of create payment, confirm and checkout session; cancel, refunds, queries and replays of finished keys are still served.";
+        "503 answers every create payment, confirm and checkout session whose key has no record yet, before the business checks, so a new key for a used order number (S4) or a confirm while processing (S8) gets 503 too; cancel, refunds, queries and every request whose key already has a record (replay, conflict, concurrent wait) are still served.";
     RateScope = "A-RATE-SCOPE", Ambiguous, None,
         "RATE-02: \"switching Key cannot get around the merchant's overall limit\" does not say which key (API key or idempotency key).",
         "The limit is per merchant, over every API key, environment, idempotency key and endpoint; it is checked right after authentication, so both readings hold.";
@@ -104,16 +119,16 @@ assumptions! {
         "Retry-After is 2 seconds.";
     AutoWindow = "A-AUTO-WINDOW", Silent, Some("PlatformParams::auto_query_window"),
         "RES-03: \"the automatic query window has been exceeded\" gives no length.",
-        "The window is 1 hour from the charge; then manual_review with a query every 24 hours.";
+        "The window is 1 hour from when the charge (or the refund) was sent upstream; the first verification after it sets manual_review, and the upstream is then queried every 24 hours.";
     VerifyInterval = "A-VERIFY-INTERVAL", Silent, Some("PlatformParams::verify_interval"),
         "RES-01: the platform \"is verifying with the upstream\" — how often is not said.",
-        "The platform queries the upstream every minute while a result is unknown (and while requires_action).";
+        "The platform queries the upstream every minute while a result is unknown (and while requires_action; while a cancel is pending it re-sends the cancel instead). A refund is first queried 15 s after it was sent.";
     ExpiresAt = "A-EXPIRES-AT", Silent, Some("PlatformParams::payment_ttl"),
         "ATTEMPT-04 and EXPIRY-01 use expires_at without giving its length.",
         "expires_at is 24 hours after the Payment is created.";
     SessionTtl = "A-SESSION-TTL", Silent, Some("PlatformParams::session_ttl"),
         "CKO-01 mentions an old session that \"has already expired\" without a length.",
-        "A checkout session expires after 30 minutes.";
+        "A checkout session's expires_at is 30 minutes after it is created. The model only records it: the payer's page is not modelled and nothing happens when a session expires.";
     FeeSnapshot = "A-FEE-SNAPSHOT", Ambiguous, Some("PlatformParams::fee_rate_bps"),
         "ATTEMPT-06: \"keeps … the fee rate of that time\" does not say which time.",
         "The fee rate is snapshotted when the Payment is created and kept by every attempt.";
@@ -128,25 +143,124 @@ assumptions! {
         "A query for a charge the acquirer never saw voids that reference: the attempt fails as not received, and a late charge under it is declined.";
     CancelOutcomes = "A-CANCEL", Silent, None,
         "S12 covers a cancel the upstream could not confirm (202); other cancels are not described.",
-        "Cancel of failed or requires_payment_method cancels at once (200); of succeeded or expired gets 422; of canceled returns it (200); if the upstream says the charge was captured the answer is 200 succeeded; an attempt that fails while a cancel is pending ends canceled.";
+        "Cancel of failed or requires_payment_method cancels at once (200); of succeeded or expired gets 422 payment_not_cancelable; of canceled returns it (200, binding no key); of processing or requires_action sends a cancel upstream: 200 canceled once it is confirmed, 200 succeeded if the upstream says the charge was captured, else 202 (S12). An attempt that fails while a cancel is pending ends canceled.";
     WebhookRedelivery = "A-WEBHOOK-REDELIVERY", Silent, Some("PlatformParams::webhook_redeliveries_max"),
         "WEBHOOK-01 makes webhooks the primary channel but says nothing of delivery guarantees.",
-        "An event not acknowledged is re-delivered up to 3 times, after 1, 2 and 4 minutes.";
+        "An event not acknowledged is re-delivered up to 3 times, 1, 2 and 4 minutes apart (1, 3 and 7 minutes after its first delivery).";
     Versions = "A-VERSION", Silent, None,
         "WEBHOOK-02: \"the latest version prevails\" does not define version.",
-        "Every change visible in the object increments version by one and emits one webhook event carrying the new snapshot.";
+        "An object is created at version 1 without an event. Every later change of its status, resolution_status or failure increments version by one and emits one webhook event carrying the new snapshot; a Payment's amount_refunded changing (a refund created or failed) increments its version without a Payment event (the refund's own events carry it).";
     FirstStatusCodes = "A-STATUS-CODES", Silent, None,
         "The scenarios show 201 for a first create and 200 for a confirm (S9) but no code for a first cancel, session or refund.",
-        "First executions answer 201 (create payment, checkout session, refund), 200 (confirm, cancel) or 202 (no upstream answer within the synchronous wait).";
+        "First executions answer 201 (create payment, checkout session, refund) or 200 (confirm, cancel) with the object, or 202 when the upstream gives no definite answer: none within the synchronous wait, an upstream error, or, for a cancel, a charge still awaiting authentication.";
     FailedAfterExpiry = "A-FAILED-AFTER-EXPIRY", Silent, None,
         "EXPIRY-01 says a processing payment may still succeed after expires_at, not what happens if it fails.",
-        "It becomes failed (with failure.attempt_id) and stays so; a confirm then gets 422 payment_expired.";
+        "It becomes failed (with failure.attempt_id) and is never marked expired; a confirm then gets 422 payment_expired.";
+
+    // The merchant client (`client/`).
+    ClientSchedAnchor = "A-CLIENT-SCHED-ANCHOR", Ambiguous, None,
+        "SCHED-01 counts query times \"from first acceptance\", which a client cannot observe, and starts them \"after receiving a 202, a timeout or a 5xx\".",
+        "Query times count from when the client first learned the payment is not final: a 202; a response or query showing it processing or requires_action; an order_no_conflict naming the existing Payment; or the last try of a retried POST failing (a timeout, a 5xx or a 429 is first retried with the same key, RETRY-01). A 202 on cancel starts its own window; a card retry starts afresh.";
+    ClientSched4h = "A-CLIENT-SCHED-4H", Ambiguous, Some("ClientParams::query_offsets, ClientParams::query_every"),
+        "SCHED-01: \"after that, once every 4 hours until 24 hours\" does not say where the 4-hour steps start.",
+        "They follow the 1-hour query: 5 h, 9 h, 13 h, 17 h and 21 h (25 h is past the 24 hours).";
+    ClientInflight409 = "A-CLIENT-INFLIGHT-409", Silent, None,
+        "S5, S8 and CONC-03 say \"retry later with the same key\" without saying when; the reference retry code hands every 4xx, 409 included, to its caller.",
+        "409 operation_in_progress and payment_in_progress go through the same retry loop as 429 and 5xx: the same key after the RETRY-02 backoff, at most 5 tries, then the result is unknown.";
+    ClientPostTimeout = "A-CLIENT-POST-TIMEOUT", Silent, Some("ClientParams::post_timeout"),
+        "TIMEOUT-01 gives at least 20 s for create and confirm and 10 s for queries; cancel and refund have no figure.",
+        "Every POST, cancel and refund included, times out after 20 s, as the contract's reference code (AbortSignal.timeout(20_000)) does for every POST; queries after 10 s.";
+    ClientCancelKey = "A-CLIENT-CANCEL-KEY", Silent, None,
+        "GEN-01 gives derived-key examples for create, confirm and refund only.",
+        "A cancel's derived key is payment.cancel:ORDER:1. An order has one cancel: asking again re-sends it under the same key while it has no answer (sending or unknown) and is refused once it has one.";
+    ClientDbTxn = "A-CLIENT-DB-TXN", Silent, None,
+        "GEN-06 (\"first persist the key together with the order, then send\") and \"multiple servers … can compute the same key\" say nothing of database transactions.",
+        "One step of one server is one database transaction, committed before any of its requests leaves; the order number is the primary key, so a second server asked to pay the same order finds it and, while it has no answer, re-sends the persisted submission (the same key and card) instead of creating it again.";
+    ClientRestartSweep = "A-CLIENT-RESTART-SWEEP", Silent, None,
+        "GEN-06: \"after a process crash, retrieve the original key from the database and retry\" does not say which process resumes which submission.",
+        "A restarted process resumes every unfinished submission, cancel and refund of the shared database, whichever server started it, and the query schedule of every order whose result is unknown.";
+    ClientRefundLookup = "A-CLIENT-REFUND-LOOKUP", Silent, None,
+        "S11 says \"retry with K, or query by merchant_refund_no\"; SCHED-03 says refunds are not polled. When to look up a refund whose create never got an answer is not said.",
+        "At the daily reconciliation, a refund whose create never got an answer is looked up by refund number; \"not found\" re-sends it with its original key.";
+}
+
+/// The table of `model/ASSUMPTIONS.md`: a header and one row per assumption, in
+/// catalogue order (ID, gap, the contract, the model, parameter). A `|` inside a cell is
+/// escaped, as GitHub tables require even inside code spans.
+pub fn markdown_table() -> String {
+    let cell = |text: &str| text.replace('|', "\\|");
+    let mut table = String::from(
+        "| ID | gap | the contract | the model | parameter |\n|---|---|---|---|---|\n",
+    );
+    for a in Assumption::ALL {
+        let parameter = a
+            .parameter()
+            .map_or_else(|| "—".to_owned(), |p| format!("`{}`", cell(p)));
+        table.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            a.id(),
+            a.gap().as_str(),
+            cell(a.contract()),
+            cell(a.taken()),
+            parameter
+        ));
+    }
+    table
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .expect("readable directory")
+            .map(|e| e.expect("readable entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The `A-…` IDs cited in `text`: an `A-` not preceded by a letter, digit, `_` or
+    /// `-`, followed by upper-case words joined by `-` (`A-CLIENT-SCHED-4H`).
+    fn cited_ids(text: &str) -> BTreeSet<String> {
+        let bytes = text.as_bytes();
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        let id_char = |b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-';
+        let mut ids = BTreeSet::new();
+        for (at, _) in text.match_indices("A-") {
+            if at > 0 && word(bytes[at - 1]) {
+                continue;
+            }
+            let len = bytes[at..].iter().take_while(|b| id_char(**b)).count();
+            let id = text[at..at + len].trim_end_matches('-');
+            if id.len() > 2 {
+                ids.insert(id.to_owned());
+            }
+        }
+        ids
+    }
+
+    /// `model/src` outside this file, concatenated.
+    fn model_source() -> String {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files
+            .iter()
+            .filter(|f| !f.ends_with("assumptions.rs"))
+            .map(|f| std::fs::read_to_string(f).expect("readable source"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 
     #[test]
     fn assumption_ids_are_unique_and_listed_in_assumptions_md() {
@@ -155,11 +269,64 @@ mod tests {
         for a in Assumption::ALL {
             assert!(seen.insert(a.id()), "duplicate {}", a.id());
             assert!(a.id().starts_with("A-"));
+            assert_eq!(cited_ids(a.id()), BTreeSet::from([a.id().to_owned()]));
+            assert!(!a.contract().is_empty() && !a.taken().is_empty());
             assert!(
-                md.contains(a.id()),
+                md.contains(&format!("`{}`", a.id())),
                 "model/ASSUMPTIONS.md does not list {}",
                 a.id()
             );
         }
+    }
+
+    #[test]
+    fn assumptions_md_table_is_generated_from_the_catalogue() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("ASSUMPTIONS.md");
+        let md = std::fs::read_to_string(&path).expect("model/ASSUMPTIONS.md");
+        let start = md.find("\n| ID |").map(|i| i + 1).expect("a table");
+        let end = md[start..]
+            .find("\n\n")
+            .map_or(md.len(), |i| start + i + 1);
+        let table = markdown_table();
+        if std::env::var_os("PAYHUB_BLESS_ASSUMPTIONS").is_some() {
+            let updated = format!("{}{table}{}", &md[..start], &md[end..]);
+            std::fs::write(&path, updated).expect("writable model/ASSUMPTIONS.md");
+            return;
+        }
+        assert!(
+            md[start..end] == table,
+            "model/ASSUMPTIONS.md is out of date: run \
+             PAYHUB_BLESS_ASSUMPTIONS=1 cargo test -p payhub-model assumptions"
+        );
+    }
+
+    #[test]
+    fn every_assumption_is_cited_in_model_src_and_every_citation_is_catalogued() {
+        let cited = cited_ids(&model_source());
+        let missing: Vec<&str> = Assumption::ALL
+            .iter()
+            .map(|a| a.id())
+            .filter(|id| !cited.contains(*id))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "assumptions cited nowhere in model/src outside assumptions.rs: {missing:?}"
+        );
+        let known: BTreeSet<&str> = Assumption::ALL.iter().map(|a| a.id()).collect();
+        let unknown: Vec<&String> = cited
+            .iter()
+            .filter(|id| !known.contains(id.as_str()))
+            .collect();
+        assert!(
+            unknown.is_empty(),
+            "model/src cites assumptions the catalogue does not have: {unknown:?}"
+        );
+    }
+
+    #[test]
+    fn cited_ids_reads_whole_ids_only() {
+        let text = "A-WAIT-TIMEOUT, (A-S4-BIND) AC-014 DATA-01 `A-CLIENT-SCHED-4H` A-… A-";
+        let ids: Vec<String> = cited_ids(text).into_iter().collect();
+        assert_eq!(ids, ["A-CLIENT-SCHED-4H", "A-S4-BIND", "A-WAIT-TIMEOUT"]);
     }
 }

@@ -18,7 +18,7 @@
 use crate::acquirer::{Acquirer, AcquirerDecision, UpstreamCall, UpstreamReply};
 use crate::api::{ApiError, ApiResponse, ErrorCode};
 use crate::branch::Branch;
-use crate::ids::{ApiKeyId, AttemptId, Environment, MerchantId, RequestId};
+use crate::ids::{ApiKeyId, AttemptId, Environment, EventId, MerchantId, RequestId};
 use crate::params::PlatformParams;
 use crate::platform::{
     ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, WebhookEvent,
@@ -255,6 +255,13 @@ impl Bench {
     /// at the acquirer. The platform learns of it only by querying (RES-05).
     pub fn payer_authenticates(&mut self, attempt: AttemptId, authenticated: bool) {
         self.acquirer.handle_payer(self.now, attempt, authenticated);
+    }
+
+    /// The merchant acknowledges webhook event `event` (2xx): the platform stops
+    /// re-delivering it (A-WEBHOOK-REDELIVERY).
+    pub fn ack(&mut self, event: EventId) {
+        self.step(PlatformInput::WebhookAcked(event))
+            .expect("acks never fail");
     }
 
     /// Switches something in the environment.

@@ -220,6 +220,8 @@ rules! {
         "A Payment has at most the maximum number of attempts (default 3).";
     RetryKeepsPaymentAndFee = "ATTEMPT-06", CardRetry, Some("AC-026"), Platform,
         "A new attempt keeps the original Payment and the fee-rate snapshot.";
+    CardRetryOnlyAfterFailed = "ATTEMPT-07", CardRetry, Some("AC-026"), Client,
+        "Initiate a card retry only after the payment has status=failed: never while it is processing or requires_action.";
     RefundTimeoutNoSecondRefund = "REFUND-01", Scenarios, Some("AC-033"), Platform,
         "After a refund request times out the platform keeps verifying and never creates the upstream refund a second time.";
     RefundReplaySameRefund = "REFUND-02", Scenarios, Some("AC-033"), Platform,

@@ -359,11 +359,12 @@ fn cancel_02_cancel_202_as_canceled_closes_an_order_that_can_still_be_paid() {
     );
 }
 
-// ---- ATTEMPT-02 on the client side ---------------------------------------------------------
+// ---- ATTEMPT-07: the client's side of ATTEMPT-02 ------------------------------------------
 
 #[test]
-fn attempt_02_card_retry_while_in_progress_sends_a_confirm_while_processing() {
+fn attempt_07_card_retry_while_in_progress_sends_a_confirm_while_processing() {
     let pattern = AntiPattern::CardRetryWhileInProgress;
+    assert_eq!(pattern.breaks(), Rule::CardRetryOnlyAfterFailed);
     let script = |b: &mut ClientBench| {
         accepted_202(b);
         b.command(
@@ -385,7 +386,11 @@ fn attempt_02_card_retry_while_in_progress_sends_a_confirm_while_processing() {
         reference
             .decisions()
             .iter()
-            .any(|(_, _, _, d, r)| *d == refused && *r == Rule::CardRetryAfterFailure)
+            .any(|(_, _, _, d, r)| *d == refused && *r == Rule::CardRetryOnlyAfterFailed)
+    );
+    assert_eq!(
+        deviations(&variant),
+        [(Millis::secs(20), pattern, Rule::CardRetryOnlyAfterFailed)]
     );
     let (r, v) = departure(&reference, &variant);
     assert_eq!(r, None);

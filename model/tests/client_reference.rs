@@ -1012,10 +1012,10 @@ fn cancel_02_a_202_on_cancel_is_not_canceled_with_platform() {
     assert_eq!(b.bench.acquirer.ledger.entries.len(), 0);
 }
 
-// ---- ATTEMPT-02 on the client's side ---------------------------------------------------
+// ---- ATTEMPT-07: the client's side of ATTEMPT-02 ----------------------------------------
 
 #[test]
-fn attempt_02_card_retry_only_after_failed_within_attempts_and_before_expiry() {
+fn attempt_07_card_retry_only_after_failed_within_attempts_and_before_expiry() {
     let mut s = Solo::new(Policy::reference());
     let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
     s.respond(h, solo::with_payment(202, processing(2)));
@@ -1032,7 +1032,7 @@ fn attempt_02_card_retry_only_after_failed_within_attempts_and_before_expiry() {
                 status: Some(PaymentStatus::Processing)
             }
         },
-        Rule::CardRetryAfterFailure
+        Rule::CardRetryOnlyAfterFailed
     ));
     let mut failed = solo::payment(1, ORDER, PaymentStatus::Failed, ResolutionStatus::Known, 3);
     failed.attempt_count = 3;

@@ -10,6 +10,7 @@
 //! ([`property::AlwaysCheck`]) and in the proptest suites.
 
 pub mod checker;
+pub mod client;
 pub mod presets;
 pub mod property;
 pub mod reach;

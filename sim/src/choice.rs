@@ -10,14 +10,6 @@ use crate::network::MsgId;
 use payhub_model::{AcquirerDecision, ApiRequest, AttemptId, Branch, Control, Millis};
 use serde::Serialize;
 
-/// Where a merchant server crashes, relative to the next thing it handles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CrashPoint {
-    /// Memory is lost; nothing in flight is handled.
-    Idle,
-}
-
 /// One decision of the world.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(tag = "choice", rename_all = "snake_case")]
@@ -43,6 +35,10 @@ pub enum Choice {
     DropUpstream { msg: MsgId },
     /// The payer completes (or fails) authentication of a `requires_action` charge.
     Authenticate { attempt: AttemptId, ok: bool },
+    /// A client node is given workload item `item` (a business command); with
+    /// `crash_after`, the server crashes right after the step's database writes and
+    /// before anything it would send leaves (a crash between persisting and sending).
+    Command { item: u16, crash_after: bool },
     /// A merchant server crashes: its memory is lost, its database survives.
     Crash { merchant: u8 },
     /// A crashed merchant server restarts from its database.
@@ -77,6 +73,13 @@ impl std::fmt::Display for Choice {
                     f,
                     "authenticate {attempt} {}",
                     if *ok { "ok" } else { "fail" }
+                )
+            }
+            Choice::Command { item, crash_after } => {
+                write!(
+                    f,
+                    "command {item}{}",
+                    if *crash_after { " then crash" } else { "" }
                 )
             }
             Choice::Crash { merchant } => write!(f, "crash merchant-{merchant}"),

@@ -1,5 +1,6 @@
 //! What a world contains and which faults it allows.
 
+use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiKeySpec, ApiRequest, Control, Environment, MerchantId,
@@ -54,6 +55,25 @@ impl Budget {
     };
 }
 
+/// A merchant node run by a client model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClientSpec {
+    /// The node (`merchant-N`).
+    pub node: u8,
+    pub api_key: ApiKeyId,
+    pub policy: Policy,
+    /// The database it uses: nodes with the same `db` share one (several servers of one merchant).
+    pub db: u8,
+}
+
+/// A business command the payer or the merchant may give a client node, at most `times` times.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkItem {
+    pub node: u8,
+    pub command: Command,
+    pub times: u8,
+}
+
 /// The configuration of a world. Not part of the state: the drivers pass it alongside.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WorldConfig {
@@ -84,6 +104,12 @@ pub struct WorldConfig {
     /// (a scripted sender reacts to nothing, so their delivery order is noise for the
     /// checker). Scripts that lose responses keep them travelling.
     pub immediate_inbox: bool,
+    /// Merchant nodes run by a client model; every other node is a scripted sender.
+    pub clients: Vec<ClientSpec>,
+    /// Business commands the clients may be given.
+    pub workload: Vec<WorkItem>,
+    /// Whether clients draw a retry jitter (below 250 ms); the checker keeps it 0.
+    pub jitter: bool,
 }
 
 impl Default for WorldConfig {
@@ -107,6 +133,9 @@ impl Default for WorldConfig {
             tick: true,
             waits: Vec::new(),
             immediate_inbox: false,
+            clients: Vec::new(),
+            workload: Vec::new(),
+            jitter: false,
             webhooks: vec![
                 (MerchantId(1), Environment::Test, 0),
                 (MerchantId(1), Environment::Live, 0),
@@ -123,6 +152,11 @@ impl WorldConfig {
             .iter()
             .find(|(m, e, _)| *m == merchant && *e == environment)
             .map(|(_, _, node)| *node)
+    }
+
+    /// The client spec of a node, if a client model runs it.
+    pub fn client(&self, node: u8) -> Option<&ClientSpec> {
+        self.clients.iter().find(|c| c.node == node)
     }
 
     /// The merchant and environment an API key authenticates, if it is one of ours.

@@ -105,7 +105,12 @@ impl FaultProfile {
             Choice::Fail500Before { .. } | Choice::Fail500After { .. } => self.fail_500_weight,
             Choice::DropUpstream { .. } => self.upstream_drop_weight,
             Choice::Control(_) => self.control_weight,
-            Choice::Crash { .. } | Choice::Restart { .. } => self.crash_weight,
+            Choice::Crash { .. } => self.crash_weight,
+            Choice::Restart { .. } => 1000,
+            Choice::Command {
+                crash_after: true, ..
+            } => self.crash_weight,
+            Choice::Command { .. } => self.send_weight,
             Choice::Send { .. } => self.send_weight,
             Choice::Tick | Choice::Advance(_) => {
                 if quiet_otherwise {
@@ -166,7 +171,7 @@ pub fn run_seed(
     max_steps: usize,
     check: &mut dyn Check,
     mut trace: Option<&mut Trace>,
-) -> RunOutcome {
+) -> (World, RunOutcome) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut world = World::new(config);
     let mut enabled = Vec::new();
@@ -189,13 +194,14 @@ pub fn run_seed(
         tape.push(choice);
         violation = check.check(&world);
     }
-    RunOutcome {
+    let outcome = RunOutcome {
         seed: Some(seed),
         steps: tape.len(),
         tape,
         violation,
         quiescent,
-    }
+    };
+    (world, outcome)
 }
 
 fn pick(rng: &mut ChaCha8Rng, profile: &FaultProfile, enabled: &[Choice]) -> Choice {

@@ -76,6 +76,15 @@ pub struct Facts {
     pub rules_exercised: RuleSet,
     /// A scope was answered again after its first answer's retention had passed.
     pub replay_after_retention: bool,
+    /// The business order (database, order number) each Payment was charged for, as
+    /// seen when a client's submission made the platform charge.
+    pub payment_business: BTreeMap<payhub_model::PaymentId, (u8, String)>,
+    /// The key each business submission (database, order, sequence) was first sent with.
+    pub submission_keys: BTreeMap<(u8, String, u32), String>,
+    /// The first business submission sent under a second key (sticky): GEN-05, UNKNOWN-03.
+    pub second_key: Option<(u8, String, u32)>,
+    /// The first order whose applied version went down (sticky): WEBHOOK-02.
+    pub version_regressed: Option<(u8, String)>,
     /// Every (status, error code) answered, as a small sorted set.
     pub answers: std::collections::BTreeSet<(u16, Option<ErrorCode>)>,
 }
@@ -258,6 +267,63 @@ impl Facts {
                     self.objects_per_scope
                         .insert(scope.clone(), (resource, now));
                 }
+            }
+        }
+    }
+
+    /// The charges a client's submission for `business` caused.
+    pub fn on_business_charges(&mut self, business: &(u8, String), out: &[PlatformOutput]) {
+        for o in out {
+            if let PlatformOutput::Upstream {
+                call: UpstreamCall::Charge { payment, .. },
+                ..
+            } = o
+            {
+                self.payment_business
+                    .entry(*payment)
+                    .or_insert_with(|| business.clone());
+            }
+        }
+    }
+
+    /// A client sends business submission (`db`, `order`, `seq`) under `key`.
+    pub fn on_submission_key(&mut self, db: u8, order: &str, seq: u32, key: Option<&str>) {
+        let Some(key) = key else { return };
+        let id = (db, order.to_owned(), seq);
+        match self.submission_keys.get(&id) {
+            Some(first) if first != key => {
+                if self.second_key.is_none() {
+                    self.second_key = Some(id);
+                }
+            }
+            Some(_) => {}
+            None => {
+                self.submission_keys.insert(id, key.to_owned());
+            }
+        }
+    }
+
+    /// The versions of every order's applied Payment state.
+    pub fn versions(&self, db: &payhub_model::client::MerchantDb) -> Vec<(String, u32)> {
+        db.orders()
+            .map(|o| (o.order_no.clone(), o.version()))
+            .collect()
+    }
+
+    /// After a client step: no order's applied version went down (WEBHOOK-02).
+    pub fn on_client_step(
+        &mut self,
+        db_index: u8,
+        before: &[(String, u32)],
+        db: &payhub_model::client::MerchantDb,
+    ) {
+        if self.version_regressed.is_some() {
+            return;
+        }
+        for (order, version) in before {
+            if db.order(order).is_some_and(|o| o.version() < *version) {
+                self.version_regressed = Some((db_index, order.clone()));
+                return;
             }
         }
     }

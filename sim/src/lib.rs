@@ -17,13 +17,15 @@ pub mod choice;
 pub mod config;
 pub mod driver;
 pub mod facts;
+mod merchants;
 pub mod network;
 pub mod shrink;
 pub mod trace;
 pub mod world;
+pub mod worlds;
 
 pub use choice::Choice;
-pub use config::{Budget, WorldConfig};
+pub use config::{Budget, ClientSpec, WorkItem, WorldConfig};
 pub use facts::{Facts, RuleSet, ScopeKey};
 pub use network::{MsgId, Node, Payload};
 pub use trace::{Event, Trace, What};

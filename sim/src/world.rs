@@ -51,6 +51,17 @@ pub struct Origin {
     pub owner: Option<(payhub_model::MerchantId, payhub_model::Environment)>,
     /// The platform's answer is to be replaced by a 500 (a fault after execution).
     pub fail_500: bool,
+    /// The business order (database, order number) a client's submission is for.
+    pub business: Option<(u8, String)>,
+}
+
+/// A client's request waiting for its response.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Awaiting {
+    pub node: u8,
+    pub handle: payhub_model::client::Handle,
+    /// When the client's timeout fires (TIMEOUT-01).
+    pub deadline: Millis,
 }
 
 /// The whole simulated state. Ordered collections only, no trace inside: this is what
@@ -70,7 +81,17 @@ pub struct World {
     pub budget: Budget,
     /// Compact history the properties judge.
     pub facts: Facts,
-    next_request: u32,
+    /// Client models by node (`None`: a scripted sender).
+    pub servers: Vec<Option<payhub_model::client::MerchantServer>>,
+    /// Merchant databases, shared by the servers configured with the same `db`.
+    pub dbs: Vec<payhub_model::client::MerchantDb>,
+    /// Client requests waiting for a response, by exchange.
+    pub awaiting: BTreeMap<RequestId, Awaiting>,
+    /// How often each workload item was given.
+    pub workload_used: Vec<u8>,
+    /// Draws handed to clients so far: the source of their jitter and random keys.
+    pub draws: u32,
+    pub(crate) next_request: u32,
 }
 
 impl World {
@@ -85,13 +106,30 @@ impl World {
             origins: BTreeMap::new(),
             budget: config.budget,
             facts: Facts::default(),
+            servers: crate::merchants::servers(config),
+            dbs: crate::merchants::databases(config),
+            awaiting: BTreeMap::new(),
+            workload_used: vec![0; config.workload.len()],
+            draws: 0,
             next_request: 0,
         }
     }
 
-    /// The next time something is due: a platform timer.
+    /// The next time something is due: a platform timer, a client timer or a client's
+    /// request timeout.
     pub fn next_deadline(&self) -> Option<Millis> {
-        self.platform.next_timer()
+        let clients = self
+            .servers
+            .iter()
+            .flatten()
+            .filter_map(|s| s.poll_timeout());
+        let timeouts = self.awaiting.values().map(|a| a.deadline);
+        self.platform
+            .next_timer()
+            .into_iter()
+            .chain(clients)
+            .chain(timeouts)
+            .min()
     }
 
     /// Whether nothing can happen any more without a new request or a fault: no message
@@ -169,6 +207,7 @@ impl World {
                 });
             }
         }
+        self.enabled_merchants(config, out);
         if b.waits > 0 {
             for d in &config.waits {
                 out.push(Choice::Advance(*d));
@@ -218,6 +257,7 @@ impl World {
                                 None,
                             );
                         }
+                        self.response_to_client(config, to, id, response, trace)?;
                     }
                     Payload::Webhook { to, event } => {
                         self.net.take(*msg);
@@ -232,13 +272,17 @@ impl World {
                                 None,
                             );
                         }
-                        // A scripted merchant acknowledges every webhook it receives.
-                        self.step_platform(
-                            config,
-                            PlatformInput::WebhookAcked(event.id),
-                            None,
-                            trace,
-                        )?;
+                        if self.servers.get(to as usize).is_some_and(|s| s.is_some()) {
+                            self.webhook_to_client(config, to, event, trace)?;
+                        } else {
+                            // A scripted merchant acknowledges every webhook it receives.
+                            self.step_platform(
+                                config,
+                                PlatformInput::WebhookAcked(event.id),
+                                None,
+                                trace,
+                            )?;
+                        }
                     }
                 }
             }
@@ -265,11 +309,34 @@ impl World {
                 }
             }
             Choice::Duplicate { msg } => {
+                let mut trace = trace;
                 if self.budget.duplicates == 0 {
                     return Err(not_enabled());
                 }
-                self.net.duplicate(*msg).ok_or_else(not_enabled)?;
+                let payload = self.net.get(*msg).ok_or_else(not_enabled)?.clone();
                 self.budget.duplicates -= 1;
+                match payload {
+                    // A duplicated request is a second HTTP exchange: same bytes, new id.
+                    // Its answer reaches the merchant, which is not waiting for it.
+                    Payload::Request { from, id, request } => {
+                        self.next_request += 1;
+                        let copy = RequestId(self.next_request);
+                        if let Some(origin) = self.origins.get(&id).cloned() {
+                            self.origins.insert(copy, origin);
+                        }
+                        if let Some(t) = trace.as_deref_mut() {
+                            t.note_request(copy, &request);
+                        }
+                        self.net.send(Payload::Request {
+                            from,
+                            id: copy,
+                            request,
+                        });
+                    }
+                    other => {
+                        self.net.send(other);
+                    }
+                }
                 if let Some(t) = trace {
                     let payload = self.net.get(*msg).expect("just duplicated");
                     let what = match payload {
@@ -404,7 +471,11 @@ impl World {
                     );
                 }
             }
-            Choice::Crash { .. } | Choice::Restart { .. } => return Err(not_enabled()),
+            Choice::Crash { merchant } => self.crash(config, *merchant, trace)?,
+            Choice::Restart { merchant } => self.restart(config, *merchant, trace)?,
+            Choice::Command { item, crash_after } => {
+                self.command(config, *item as usize, *crash_after, trace)?
+            }
             Choice::Control(control) => {
                 // Controls of the configuration spend the budget; scripted ones are free.
                 if config.controls.contains(control) {
@@ -492,6 +563,7 @@ impl World {
             scope: crate::facts::ScopeKey::of(config, &request),
             owner: config.key_owner(request.api_key),
             fail_500: false,
+            business: None,
         };
         self.origins.insert(id, origin);
         self.net.send(Payload::Request {
@@ -506,10 +578,13 @@ impl World {
         &mut self,
         config: &WorldConfig,
         at: Millis,
-        trace: Option<&mut Trace>,
+        mut trace: Option<&mut Trace>,
     ) -> Result<(), ApplyError> {
         self.now = self.now.max(at);
-        self.step_platform(config, PlatformInput::Timeout, None, trace)
+        if self.platform.next_timer().is_some_and(|t| t <= self.now) {
+            self.step_platform(config, PlatformInput::Timeout, None, trace.as_deref_mut())?;
+        }
+        self.fire_client_deadlines(config, trace)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -571,7 +646,7 @@ impl World {
 
     /// Steps the platform and routes its outputs; `request` names the request input, if
     /// that is what this is, for the facts about what it executed.
-    fn step_platform(
+    pub(crate) fn step_platform(
         &mut self,
         config: &WorldConfig,
         input: PlatformInput,
@@ -586,6 +661,9 @@ impl World {
         if let Some((id, req, before)) = request {
             self.facts
                 .on_request_handled(config, id, req, &before, &self.platform, &out);
+            if let Some(business) = self.origins.get(&id).and_then(|o| o.business.clone()) {
+                self.facts.on_business_charges(&business, &out);
+            }
         } else {
             self.facts.on_platform_step(&out);
         }
@@ -694,7 +772,7 @@ impl World {
         payload: Payload,
         trace: Option<&mut Trace>,
     ) -> bool {
-        if !config.immediate_inbox {
+        if !config.immediate_inbox || crate::merchants::for_client(self, &payload) {
             self.net.send(payload);
             return false;
         }

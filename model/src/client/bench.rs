@@ -19,7 +19,6 @@ use crate::api::{ApiRequest, ApiResponse};
 use crate::branch::{Branch, BranchPoint};
 use crate::harness::{Bench, M1_TEST};
 use crate::ids::RequestId;
-use crate::platform::PlatformInput;
 use crate::rules::Rule;
 use crate::time::Millis;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -313,11 +312,7 @@ impl ClientBench {
                     rule: *rule,
                 }),
                 ClientOutput::AckWebhook { event, .. } if self.ack_webhooks => {
-                    let mut ignored = Vec::new();
-                    self.bench
-                        .platform
-                        .step(now, PlatformInput::WebhookAcked(*event), &mut ignored)
-                        .expect("acks never fail");
+                    self.bench.ack(*event);
                 }
                 _ => {}
             }

@@ -114,7 +114,12 @@ impl MerchantServer {
             return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
         };
         let Some(applied) = rec.applied.clone().filter(|_| rec.payment_id.is_some()) else {
-            return cx.refuse(subject, Refusal::NoPaymentId, Rule::CardRetryAfterFailure);
+            // ATTEMPT-07: no Payment known, so no `failed` status seen: no card retry.
+            return cx.refuse(
+                subject,
+                Refusal::NoPaymentId,
+                Rule::CardRetryOnlyAfterFailed,
+            );
         };
         if rec.submission.outcome == Outcome::Sending {
             // UNIQ-02: one unfinished attempt at a time, this merchant's own included.
@@ -140,12 +145,13 @@ impl MerchantServer {
                     pattern.breaks(),
                 );
             } else {
-                // ATTEMPT-02: a card retry only after `failed`; under manual_review never
-                // a new charge (RES-04).
+                // ATTEMPT-07 (the client's side of ATTEMPT-02): a card retry only after
+                // `failed`, never while processing or requires_action; under manual_review
+                // never a new charge (RES-04).
                 let rule = if pending {
                     Rule::ManualReviewClient
                 } else {
-                    Rule::CardRetryAfterFailure
+                    Rule::CardRetryOnlyAfterFailed
                 };
                 let status = Some(applied.status);
                 return cx.refuse(subject, Refusal::NotFailed { status }, rule);

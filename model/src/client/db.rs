@@ -103,7 +103,7 @@ pub enum OrderState {
     AwaitingPayer,
     /// `succeeded`.
     Paid,
-    /// `failed`: the payer may change card (ATTEMPT-02).
+    /// `failed`: the payer may change card (RES-06, ATTEMPT-07).
     Failed,
     /// `canceled` or `expired`.
     Closed,

@@ -71,7 +71,7 @@ pub enum Refusal {
     AlreadyInProgress,
     /// The Payment's id is not known yet.
     NoPaymentId,
-    /// A card retry needs `failed` (ATTEMPT-02).
+    /// A card retry needs `failed` (ATTEMPT-07).
     NotFailed { status: Option<PaymentStatus> },
     /// The attempt limit is reached (ATTEMPT-05).
     AttemptsExhausted,

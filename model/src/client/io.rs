@@ -57,7 +57,7 @@ pub enum Command {
         currency: String,
         card: Card,
     },
-    /// After `failed`, the payer tries another card: a new submission (ATTEMPT-02, GEN-02).
+    /// After `failed`, the payer tries another card: a new submission (ATTEMPT-07, GEN-02).
     RetryWithCard { order: String, card: Card },
     /// The merchant cancels the order's Payment.
     CancelOrder { order: String },

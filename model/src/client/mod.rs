@@ -36,7 +36,7 @@
 //!   the original key.
 //! - Versions (WEBHOOK-02): a Payment or Refund state from a response, a query or a
 //!   webhook is applied only if its `version` is newer.
-//! - Card retry (ATTEMPT-02, GEN-02): only after `failed`, before `expires_at`, within 3
+//! - Card retry (ATTEMPT-07, GEN-02): only after `failed`, before `expires_at`, within 3
 //!   attempts, with sequence + 1. `idempotency_conflict` is a defect (UNKNOWN-04);
 //!   `order_no_conflict` names the Payment to query (UNKNOWN-05); a 202 on cancel is not
 //!   canceled (CANCEL-02); `manual_review` stays pending, never re-charged (RES-04);

@@ -136,7 +136,7 @@ impl AntiPattern {
             AntiPattern::ChangedParamsSameKey => Rule::ConflictIsDefect,
             AntiPattern::UnknownAsFailure => Rule::RetryMaxAttempts,
             AntiPattern::Cancel202AsCanceled => Rule::Cancel202NotCanceled,
-            AntiPattern::CardRetryWhileInProgress => Rule::CardRetryAfterFailure,
+            AntiPattern::CardRetryWhileInProgress => Rule::CardRetryOnlyAfterFailed,
             AntiPattern::WebhookIgnoresVersion => Rule::LatestVersionWins,
             AntiPattern::PollTooFast => Rule::QuerySpacing,
             AntiPattern::IgnoreRetryAfter => Rule::RetryAfterHonoured,

@@ -1,0 +1,155 @@
+//! Named worlds for simulation sweeps: who the merchants are, which policy their servers
+//! follow, and the business they are given.
+
+use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
+use payhub_model::client::{AntiPattern, Command, Policy};
+use payhub_model::harness::{M1_LIVE, M1_TEST};
+use payhub_model::{Card, Environment, MerchantId};
+
+/// Parses a policy name: `reference`, `reference-random`, or anti-pattern names joined
+/// by `+` or `,` (each on top of the reference policy).
+pub fn parse_policy(name: &str) -> Result<Policy, String> {
+    match name {
+        "reference" => Ok(Policy::reference()),
+        "reference-random" => Ok(Policy::reference_random()),
+        _ => {
+            let mut policy = Policy::reference_random();
+            for part in name.split(['+', ',']) {
+                let part = part.trim();
+                let pattern = AntiPattern::from_name(part).ok_or_else(|| {
+                    let names: Vec<&str> = AntiPattern::ALL.iter().map(|p| p.name()).collect();
+                    format!(
+                        "unknown policy '{part}' (policies: reference, reference-random, {})",
+                        names.join(", ")
+                    )
+                })?;
+                policy = policy.with(pattern);
+            }
+            Ok(policy)
+        }
+    }
+}
+
+/// The name of a policy, as [`parse_policy`] reads it.
+pub fn policy_name(policy: &Policy) -> String {
+    if policy.is_reference() {
+        return match policy.keys {
+            payhub_model::client::Keys::Deterministic => "reference".into(),
+            payhub_model::client::Keys::RandomPersisted => "reference-random".into(),
+        };
+    }
+    policy
+        .anti_patterns
+        .iter()
+        .map(|p| p.name())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// The simulation world: `servers` servers of merchant 1 (test) sharing one database,
+/// one server of merchant 1 in live, every fault allowed, and a business day: two
+/// servers paying one order at once, a card change, a second order that is canceled,
+/// a refund sent by two servers, the same order number in live, a reconciliation.
+pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
+    let servers = servers.max(1);
+    let live = servers;
+    let mut clients: Vec<ClientSpec> = (0..servers)
+        .map(|node| ClientSpec {
+            node,
+            api_key: M1_TEST,
+            policy: policy.clone(),
+            db: 0,
+        })
+        .collect();
+    clients.push(ClientSpec {
+        node: live,
+        api_key: M1_LIVE,
+        policy: policy.clone(),
+        db: 1,
+    });
+    let other = if servers > 1 { 1 } else { 0 };
+    let pay = |order: &str, amount: u64, currency: &str, card: char| Command::PayOrder {
+        order: order.into(),
+        amount,
+        currency: currency.into(),
+        card: Card(card),
+    };
+    let workload = vec![
+        WorkItem {
+            node: 0,
+            command: pay("ORDER-1", 10000, "USD", 'A'),
+            times: 1,
+        },
+        WorkItem {
+            node: other,
+            command: pay("ORDER-1", 10000, "USD", 'A'),
+            times: 1,
+        },
+        WorkItem {
+            node: 0,
+            command: Command::RetryWithCard {
+                order: "ORDER-1".into(),
+                card: Card('B'),
+            },
+            times: 2,
+        },
+        WorkItem {
+            node: other,
+            command: pay("ORDER-2", 5000, "EUR", 'C'),
+            times: 1,
+        },
+        WorkItem {
+            node: 0,
+            command: Command::CancelOrder {
+                order: "ORDER-2".into(),
+            },
+            times: 1,
+        },
+        WorkItem {
+            node: 0,
+            command: Command::RefundOrder {
+                order: "ORDER-1".into(),
+                refund: "R-1".into(),
+                amount: 4000,
+            },
+            times: 1,
+        },
+        WorkItem {
+            node: other,
+            command: Command::RefundOrder {
+                order: "ORDER-1".into(),
+                refund: "R-1".into(),
+                amount: 4000,
+            },
+            times: 1,
+        },
+        WorkItem {
+            node: live,
+            command: pay("ORDER-1", 10000, "USD", 'A'),
+            times: 1,
+        },
+        WorkItem {
+            node: 0,
+            command: Command::Reconcile,
+            times: 1,
+        },
+    ];
+    WorldConfig {
+        name: format!(
+            "simulation policy={} servers={servers}",
+            policy_name(policy)
+        ),
+        budget: Budget {
+            crashes: 3,
+            ..Budget::UNLIMITED
+        },
+        clients,
+        workload,
+        jitter: true,
+        webhooks: vec![
+            (MerchantId(1), Environment::Test, 0),
+            (MerchantId(1), Environment::Live, live),
+        ],
+        ..WorldConfig::default()
+    }
+}

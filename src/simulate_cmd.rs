@@ -1,0 +1,520 @@
+//! `payhub-verify simulate` (seeded sweeps) and `payhub-verify replay` (one run, traced).
+
+use crate::Format;
+use payhub_properties::AlwaysCheck;
+use payhub_sim::driver::{self, FaultProfile, RunOutcome};
+use payhub_sim::{Choice, Trace, WorldConfig, worlds};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// A range of seeds, `A..B` (B excluded) or a single seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl std::str::FromStr for SeedRange {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("'{s}' is not a seed range (e.g. 0..10000, or 42)");
+        match s.split_once("..") {
+            Some((a, b)) => {
+                let start: u64 = a.trim().parse().map_err(|_| bad())?;
+                let end: u64 = b.trim().parse().map_err(|_| bad())?;
+                if end <= start {
+                    return Err(format!("seed range '{s}' is empty"));
+                }
+                Ok(SeedRange { start, end })
+            }
+            None => {
+                let seed: u64 = s.trim().parse().map_err(|_| bad())?;
+                Ok(SeedRange {
+                    start: seed,
+                    end: seed + 1,
+                })
+            }
+        }
+    }
+}
+
+/// `I/N`: this shard takes the seeds whose index modulo N is I.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("'{s}' is not a shard (I/N with I < N, e.g. 0/4)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// What world a run uses.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorldArgs {
+    /// Client policy: reference, reference-random, or anti-patterns joined by '+'
+    /// (e.g. new_key_after_timeout+new_order_no_after_timeout).
+    #[arg(long, default_value = "reference")]
+    pub policy: String,
+    /// Servers of merchant 1 (test) sharing one database.
+    #[arg(long, default_value_t = 2)]
+    pub clients: u8,
+    /// Most choices per run.
+    #[arg(long, default_value_t = 400)]
+    pub steps: usize,
+    /// Use the default fault profile for every seed instead of drawing one per seed.
+    #[arg(long)]
+    pub no_swarm: bool,
+}
+
+impl WorldArgs {
+    pub fn config(&self) -> Result<WorldConfig, String> {
+        if self.clients == 0 || self.clients > 8 {
+            return Err(format!("--clients must be 1..=8, not {}", self.clients));
+        }
+        let policy = worlds::parse_policy(&self.policy)?;
+        Ok(worlds::simulation(&policy, self.clients))
+    }
+
+    pub fn profile(&self, seed: u64) -> FaultProfile {
+        if self.no_swarm {
+            FaultProfile::default()
+        } else {
+            FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_5EED_5EED_5EED))
+        }
+    }
+
+    fn replay_flags(&self) -> String {
+        let mut s = format!(
+            "--policy {} --clients {} --steps {}",
+            self.policy, self.clients, self.steps
+        );
+        if self.no_swarm {
+            s.push_str(" --no-swarm");
+        }
+        s
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SimulateArgs {
+    /// Seeds to run, A..B (B excluded).
+    #[arg(long, default_value = "0..10000")]
+    pub seeds: SeedRange,
+    /// Run only shard I of N of the seed range (for CI matrices).
+    #[arg(long)]
+    pub shard: Option<Shard>,
+    /// Worker threads (the output does not depend on it).
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    #[command(flatten)]
+    pub world: WorldArgs,
+    /// Where to save the shrunk counterexample's tape.
+    #[arg(long, default_value = "target/payhub-report")]
+    pub out: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+/// What a sweep found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SweepSummary {
+    pub seeds: u64,
+    pub steps: u64,
+    pub violations: u64,
+    /// How many choices of each kind were applied, over all runs.
+    pub choices: BTreeMap<String, u64>,
+    /// In how many runs each answer (status and error code) occurred.
+    pub answers: BTreeMap<String, u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counterexample: Option<SimCounterexample>,
+}
+
+/// A failing seed, shrunk.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimCounterexample {
+    pub seed: u64,
+    pub profile: String,
+    pub property: String,
+    pub detail: String,
+    pub original_steps: usize,
+    pub tape: Vec<String>,
+    pub tape_file: String,
+    pub replay: String,
+    pub trace: String,
+}
+
+fn kind(choice: &Choice) -> &'static str {
+    match choice {
+        Choice::Deliver { .. } => "deliver",
+        Choice::Drop { .. } => "drop",
+        Choice::Duplicate { .. } => "duplicate",
+        Choice::Fail500Before { .. } => "500-before",
+        Choice::Fail500After { .. } => "500-after",
+        Choice::Acquire { decision, .. } => match decision {
+            payhub_model::AcquirerDecision::Approve => "acquire:approve",
+            payhub_model::AcquirerDecision::Decline => "acquire:decline",
+            payhub_model::AcquirerDecision::RequireAction => "acquire:require_action",
+            payhub_model::AcquirerDecision::Fail => "acquire:fail",
+            payhub_model::AcquirerDecision::ApproveSilently => "acquire:approve_silently",
+        },
+        Choice::DeliverUpstream { .. } => "deliver-upstream",
+        Choice::DropUpstream { .. } => "drop-upstream",
+        Choice::Authenticate { .. } => "authenticate",
+        Choice::Command {
+            crash_after: true, ..
+        } => "command-then-crash",
+        Choice::Command { .. } => "command",
+        Choice::Crash { .. } => "crash",
+        Choice::Restart { .. } => "restart",
+        Choice::Control(_) => "control",
+        Choice::Send { .. } => "send",
+        Choice::Tick => "tick",
+        Choice::Advance(_) => "advance",
+    }
+}
+
+struct SeedResult {
+    seed: u64,
+    outcome: RunOutcome,
+    answers: Vec<String>,
+}
+
+fn run_one(config: &WorldConfig, args: &WorldArgs, seed: u64) -> SeedResult {
+    let profile = args.profile(seed);
+    let mut check = AlwaysCheck { config };
+    let (world, outcome) = driver::run_seed(config, seed, &profile, args.steps, &mut check, None);
+    let world_answers = world
+        .facts
+        .answers
+        .iter()
+        .map(|(status, code)| match code {
+            Some(c) => format!("{status} {}", c.as_str()),
+            None => status.to_string(),
+        })
+        .collect();
+    SeedResult {
+        seed,
+        outcome,
+        answers: world_answers,
+    }
+}
+
+pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
+    let config = args.world.config()?;
+    let seeds: Vec<u64> = (args.seeds.start..args.seeds.end)
+        .filter(|s| {
+            args.shard
+                .is_none_or(|sh| (s - args.seeds.start) % sh.count == sh.index)
+        })
+        .collect();
+    let threads = args.threads.max(1);
+    let mut results: Vec<SeedResult> = Vec::with_capacity(seeds.len());
+    std::thread::scope(|scope| {
+        let chunks: Vec<&[u64]> = seeds.chunks(seeds.len().div_ceil(threads).max(1)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let config = &config;
+                let world = &args.world;
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|&s| run_one(config, world, s))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            results.extend(h.join().expect("simulation worker"));
+        }
+    });
+    results.sort_by_key(|r| r.seed);
+
+    let mut summary = SweepSummary {
+        seeds: results.len() as u64,
+        ..SweepSummary::default()
+    };
+    for r in &results {
+        summary.steps += r.outcome.steps as u64;
+        for c in &r.outcome.tape {
+            *summary.choices.entry(kind(c).to_owned()).or_default() += 1;
+        }
+        for a in &r.answers {
+            *summary.answers.entry(a.clone()).or_default() += 1;
+        }
+        if r.outcome.violation.is_some() {
+            summary.violations += 1;
+        }
+    }
+    if let Some(first) = results.iter().find(|r| r.outcome.violation.is_some()) {
+        summary.counterexample = Some(shrink_and_save(&config, &args.world, first, &args.out)?);
+    }
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
+        ),
+        Format::Text => print_summary(&config, args, &summary),
+    }
+    Ok(if summary.violations > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn shrink_and_save(
+    config: &WorldConfig,
+    args: &WorldArgs,
+    r: &SeedResult,
+    out: &Path,
+) -> Result<SimCounterexample, String> {
+    let violation = r.outcome.violation.clone().expect("failing run");
+    let mut check = AlwaysCheck { config };
+    let shrunk =
+        payhub_sim::shrink::shrink(config, &r.outcome.tape, &violation.property, &mut check);
+    let mut trace = Trace::new();
+    let (_, replayed) = driver::replay(config, &shrunk, &mut check, Some(&mut trace))
+        .map_err(|(i, e)| format!("shrunk tape does not replay at step {}: {e}", i + 1))?;
+    let detail = replayed
+        .violation
+        .map(|v| v.detail)
+        .unwrap_or(violation.detail);
+    let tape: Vec<String> = shrunk.iter().map(|c| c.to_string()).collect();
+    let dir = out.join("tapes");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let file = dir.join(format!("seed-{}.tape", r.seed));
+    std::fs::write(&file, tape_file(config, args, Some(r.seed), &tape))
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok(SimCounterexample {
+        seed: r.seed,
+        profile: args.profile(r.seed).key_values(),
+        property: violation.property,
+        detail,
+        original_steps: r.outcome.steps,
+        tape,
+        tape_file: file.display().to_string(),
+        replay: format!("payhub-verify replay --tape {}", file.display()),
+        trace: trace.to_text(),
+    })
+}
+
+/// A saved tape: a header naming the world, then one choice label per line.
+pub fn tape_file(
+    config: &WorldConfig,
+    args: &WorldArgs,
+    seed: Option<u64>,
+    tape: &[String],
+) -> String {
+    let mut s = String::from("# payhub-verify tape v1\n");
+    s.push_str(&format!("# world: {}\n", config.name));
+    s.push_str(&format!("world-flags: {}\n", args.replay_flags()));
+    if let Some(seed) = seed {
+        s.push_str(&format!("seed: {seed}\n"));
+    }
+    for line in tape {
+        s.push_str(line);
+        s.push('\n');
+    }
+    s
+}
+
+fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
+    println!("world: {}", config.name);
+    println!(
+        "seeds={}..{} shard={} runs={} steps={} (max {} per run)",
+        args.seeds.start,
+        args.seeds.end,
+        args.shard
+            .map(|s| format!("{}/{}", s.index, s.count))
+            .unwrap_or_else(|| "-".into()),
+        s.seeds,
+        s.steps,
+        args.world.steps
+    );
+    println!("choices applied:");
+    for (k, n) in &s.choices {
+        println!("    {k:<26} {n}");
+    }
+    println!("answers (runs in which each occurred):");
+    for (k, n) in &s.answers {
+        println!("    {k:<34} {n}");
+    }
+    match &s.counterexample {
+        None => println!("PASSED: no property violated in {} runs", s.seeds),
+        Some(cx) => {
+            println!(
+                "FAILED: {} of {} runs violated a property",
+                s.violations, s.seeds
+            );
+            println!("SEED={} {}", cx.seed, cx.profile);
+            println!("violation: {}: {}", cx.property, cx.detail);
+            println!(
+                "shrunk from {} to {} choices:",
+                cx.original_steps,
+                cx.tape.len()
+            );
+            print!("{}", cx.trace);
+            println!("reproduce: {}", cx.replay);
+            println!(
+                "       or: payhub-verify replay --seed {} {}",
+                cx.seed,
+                args.world.replay_flags()
+            );
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ReplayArgs {
+    /// Re-run this seed.
+    #[arg(long, conflicts_with = "tape")]
+    pub seed: Option<u64>,
+    /// Replay a saved tape file.
+    #[arg(long)]
+    pub tape: Option<PathBuf>,
+    #[command(flatten)]
+    pub world: WorldArgs,
+    /// Output format of the trace.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TraceFormat,
+}
+
+/// How a trace is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceFormat {
+    Text,
+    Json,
+    Mermaid,
+}
+
+pub fn render(trace: &Trace, format: TraceFormat) -> String {
+    match format {
+        TraceFormat::Text => trace.to_text(),
+        TraceFormat::Json => trace.to_json(),
+        TraceFormat::Mermaid => trace.to_mermaid(),
+    }
+}
+
+/// Parses a tape file: its world flags and its choice labels.
+pub fn read_tape(path: &Path) -> Result<(WorldArgs, Option<u64>, Vec<String>), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("{}: not a text file", path.display()))?;
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, "# payhub-verify tape v1")) => {}
+        _ => {
+            return Err(format!(
+                "{}:1: not a payhub-verify tape (expected '# payhub-verify tape v1')",
+                path.display()
+            ));
+        }
+    }
+    let mut world = None;
+    let mut seed = None;
+    let mut labels = Vec::new();
+    for (i, line) in lines {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(flags) = line.strip_prefix("world-flags:") {
+            world = Some(
+                parse_world_flags(flags)
+                    .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?,
+            );
+        } else if let Some(s) = line.strip_prefix("seed:") {
+            seed =
+                Some(s.trim().parse().map_err(|_| {
+                    format!("{}:{}: bad seed '{}'", path.display(), i + 1, s.trim())
+                })?);
+        } else {
+            labels.push(line.to_owned());
+        }
+    }
+    let world = world.ok_or_else(|| format!("{}: no 'world-flags:' line", path.display()))?;
+    Ok((world, seed, labels))
+}
+
+fn parse_world_flags(flags: &str) -> Result<WorldArgs, String> {
+    let mut args = WorldArgs {
+        policy: "reference".into(),
+        clients: 2,
+        steps: 400,
+        no_swarm: false,
+    };
+    let mut it = flags.split_whitespace();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag {
+            "--policy" => args.policy = value()?.to_owned(),
+            "--clients" => {
+                args.clients = value()?.parse().map_err(|_| "bad --clients".to_string())?
+            }
+            "--steps" => args.steps = value()?.parse().map_err(|_| "bad --steps".to_string())?,
+            "--no-swarm" => args.no_swarm = true,
+            other => return Err(format!("unknown world flag '{other}'")),
+        }
+    }
+    Ok(args)
+}
+
+pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
+    let (world_args, tape) = match (&args.tape, args.seed) {
+        (Some(path), _) => {
+            let (world_args, _, labels) = read_tape(path)?;
+            let config = world_args.config()?;
+            let tape = driver::resolve_labels(&config, &labels)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            (world_args, tape)
+        }
+        (None, Some(seed)) => {
+            let config = args.world.config()?;
+            let mut check = AlwaysCheck { config: &config };
+            let (_, outcome) = driver::run_seed(
+                &config,
+                seed,
+                &args.world.profile(seed),
+                args.world.steps,
+                &mut check,
+                None,
+            );
+            (args.world.clone(), outcome.tape)
+        }
+        (None, None) => return Err("replay needs --seed N or --tape FILE".into()),
+    };
+    let config = world_args.config()?;
+    let mut trace = Trace::new();
+    let mut check = AlwaysCheck { config: &config };
+    let (_, outcome) = driver::replay(&config, &tape, &mut check, Some(&mut trace))
+        .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
+    print!("{}", render(&trace, args.format));
+    if args.format == TraceFormat::Text {
+        match &outcome.violation {
+            Some(v) => println!("VIOLATED {}: {}", v.property, v.detail),
+            None => println!("no property violated in {} steps", outcome.steps),
+        }
+    }
+    Ok(if outcome.violation.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
