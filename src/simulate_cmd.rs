@@ -189,6 +189,9 @@ fn kind(choice: &Choice) -> &'static str {
     }
 }
 
+/// How many failing seeds are shrunk before the shortest is reported.
+const SHRINK_CANDIDATES: usize = 8;
+
 struct SeedResult {
     seed: u64,
     outcome: RunOutcome,
@@ -262,9 +265,15 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
             summary.violations += 1;
         }
     }
-    if let Some(first) = results.iter().find(|r| r.outcome.violation.is_some()) {
-        summary.counterexample = Some(shrink_and_save(&config, &args.world, first, &args.out)?);
+    // Shrink the first few failing seeds and report the shortest counterexample.
+    let mut best: Option<SimCounterexample> = None;
+    for failing in results.iter().filter(|r| r.outcome.violation.is_some()).take(SHRINK_CANDIDATES) {
+        let cx = shrink_and_save(&config, &args.world, failing, &args.out)?;
+        if best.as_ref().is_none_or(|b| cx.tape.len() < b.tape.len()) {
+            best = Some(cx);
+        }
     }
+    summary.counterexample = best;
     match args.format {
         Format::Json => println!(
             "{}",
