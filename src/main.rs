@@ -3,6 +3,7 @@
 //! Exit codes: 0 everything holds, 1 a property was violated or a mutant survived,
 //! 2 bad usage or bad input, 3 an incomplete run.
 
+mod bench_cmd;
 mod check_cmd;
 mod rules_cmd;
 mod simulate_cmd;
@@ -51,6 +52,9 @@ enum Command {
         after_help = "Examples:\n  payhub-verify replay --seed 17\n  payhub-verify replay --tape target/payhub-report/tapes/seed-17.tape --format mermaid"
     )]
     Replay(simulate_cmd::ReplayArgs),
+    /// Measure simulator steps per second and checker states per second.
+    #[command(after_help = "Examples:\n  payhub-verify bench\n  payhub-verify bench --preset scope --format json")]
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Replay(args) => simulate_cmd::replay(&args),
+        Command::Bench(args) => bench_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

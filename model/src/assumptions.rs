@@ -284,9 +284,7 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("ASSUMPTIONS.md");
         let md = std::fs::read_to_string(&path).expect("model/ASSUMPTIONS.md");
         let start = md.find("\n| ID |").map(|i| i + 1).expect("a table");
-        let end = md[start..]
-            .find("\n\n")
-            .map_or(md.len(), |i| start + i + 1);
+        let end = md[start..].find("\n\n").map_or(md.len(), |i| start + i + 1);
         let table = markdown_table();
         if std::env::var_os("PAYHUB_BLESS_ASSUMPTIONS").is_some() {
             let updated = format!("{}{table}{}", &md[..start], &md[end..]);

@@ -35,7 +35,8 @@ pub struct PlatformParams {
     pub manual_review_requery: Millis,
     /// `Retry-After` on 429 (assumption A-RETRY-AFTER; S10 shows 2).
     pub retry_after_s: u32,
-    /// Maximum Idempotency-Key length in characters (contract: 255, KEY-07).
+    /// Maximum Idempotency-Key length in characters (contract: 255, KEY-07; a character is
+    /// a Unicode scalar value, assumption A-KEY-LENGTH).
     pub key_len_max: usize,
     /// Webhook re-deliveries of an event that was not acknowledged
     /// (assumption A-WEBHOOK-REDELIVERY; the contract says webhooks are primary, not how often).

@@ -369,6 +369,33 @@ fn unknown_02_a_202_may_hide_a_charge_that_was_made() {
 // ---- webhooks ----------------------------------------------------------------------------
 
 #[test]
+fn webhook_01_an_unacknowledged_event_is_redelivered_until_acknowledged() {
+    // A-WEBHOOK-REDELIVERY: up to 3 re-deliveries, 1, 2 and 4 minutes apart; an ack stops them.
+    let mut b = Bench::default();
+    paid(&mut b, "K1", "ORDER-001");
+    paid(&mut b, "K2", "ORDER-002");
+    assert_eq!(b.webhooks.len(), 2, "one payment.succeeded each");
+    let (unacked, acked) = (b.webhooks[0].id, b.webhooks[1].id);
+    b.ack(acked);
+    let mut redelivered = Vec::new();
+    for minute in 1..=10u64 {
+        let before = b.webhooks.len();
+        b.advance(Millis::mins(1));
+        for w in &b.webhooks[before..] {
+            assert_eq!(
+                w.object, b.webhooks[0].object,
+                "a re-delivery repeats its event"
+            );
+            redelivered.push((minute, w.id, w.delivery));
+        }
+    }
+    assert_eq!(
+        redelivered,
+        [(1, unacked, 1), (3, unacked, 2), (7, unacked, 3)]
+    );
+}
+
+#[test]
 fn webhook_01_versions_strictly_increase_and_one_version_is_one_view() {
     let mut b = Bench::default();
     // A busy life: authentication, success, refunds (one refused), a card retry, a cancel,

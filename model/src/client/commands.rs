@@ -72,7 +72,8 @@ impl MerchantServer {
             }
             // S5: another server (or a crashed process) started this submission. The key
             // and the card come from the database, so both servers send the same request
-            // (GEN-01 derived, GEN-04 read back).
+            // (GEN-01 derived, GEN-04 read back). A-CLIENT-DB-TXN: the order number is the
+            // database's key and each step one transaction, so no second order exists.
             let rule = match self.config.policy.keys {
                 Keys::Deterministic => Rule::DeterministicKeys,
                 Keys::RandomPersisted => Rule::RandomKeyPersistedFirst,
@@ -179,6 +180,7 @@ impl MerchantServer {
             card,
             outcome: Outcome::Sending,
         };
+        // A new submission: its query schedule, if any, starts afresh (A-CLIENT-SCHED-ANCHOR).
         rec.confirming_since = None;
         self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
     }
@@ -211,7 +213,8 @@ impl MerchantServer {
                     Rule::Cancel202NotCanceled,
                 );
             }
-            // The same cancel, under the same key (a 202 is not canceled: CANCEL-02).
+            // The same cancel, under the same key (a 202 is not canceled: CANCEL-02); an
+            // order has one cancel (A-CLIENT-CANCEL-KEY).
             if let Some(c) = cx.order(order).cancel.as_mut() {
                 c.outcome = Outcome::Sending;
             }
@@ -316,7 +319,7 @@ impl MerchantServer {
     }
 
     /// SCHED-03: refunds are not polled; once a day, list the processing ones, and look up
-    /// each refund whose create never got an answer.
+    /// by refund number each refund whose create never got an answer (A-CLIENT-REFUND-LOOKUP).
     fn reconcile(&mut self, cx: &mut Cx) {
         if !self.busy(&Op::ReconcileRefunds) {
             let request = self.query_request(Endpoint::ListRefundsProcessing);

@@ -8,7 +8,8 @@
 //!
 //! Servers write the database during [`super::MerchantServer::step`], before any output
 //! of that step leaves: a crash "between persisting the key and sending" is a world that
-//! drops the step's `Send`.
+//! drops the step's `Send`. One step is one transaction, and the order number is the
+//! key of an order's record (A-CLIENT-DB-TXN).
 
 use crate::api::{
     ErrorCode, PaymentStatus, PaymentView, RefundStatus, RefundView, ResolutionStatus,

@@ -34,7 +34,8 @@ pub enum KeyPurpose {
 
 impl KeyPurpose {
     /// The key's prefix: `payment.create`, `payment.confirm`, `payment.cancel`,
-    /// `refund.create` (the contract gives no example for cancel; this follows the others).
+    /// `refund.create` (the contract gives no example for cancel; this follows the others:
+    /// A-CLIENT-CANCEL-KEY).
     pub fn prefix(self) -> &'static str {
         match self {
             KeyPurpose::CreatePayment => "payment.create",

@@ -50,9 +50,12 @@
 //! `Decision::Deviate { pattern }` with the rule broken.
 //!
 //! # Assumptions of the client (the contract is silent or ambiguous)
+//! Catalogued with the platform's in [`crate::Assumption`] and `model/ASSUMPTIONS.md`,
+//! and cited where the server decides:
 //! - A-CLIENT-SCHED-ANCHOR: query times count from when the client learned the result is
-//!   unknown (a 202, or the last try failing), not from "first acceptance", which it
-//!   cannot observe; a 202 on cancel starts its own window.
+//!   not final (a 202, a response or query showing it in progress, an order-number
+//!   conflict, or the last try failing), not from "first acceptance", which it cannot
+//!   observe; a 202 on cancel starts its own window.
 //! - A-CLIENT-SCHED-4H: "then every 4 hours until 24 hours" is 5 h, 9 h, 13 h, 17 h, 21 h.
 //! - A-CLIENT-INFLIGHT-409: `operation_in_progress` and `payment_in_progress` ("retry later
 //!   with the same key") go through the same retry loop as 429 and 5xx (RETRY-02 backoff,

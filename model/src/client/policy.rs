@@ -221,7 +221,8 @@ impl std::fmt::Display for AntiPattern {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct ClientParams {
     /// Client timeout of create, confirm, cancel and refund requests (contract: at least
-    /// 20 s for create and confirm, TIMEOUT-01; the reference code uses 20 s for every POST).
+    /// 20 s for create and confirm, TIMEOUT-01; the reference code uses 20 s for every POST:
+    /// assumption A-CLIENT-POST-TIMEOUT).
     pub post_timeout: Millis,
     /// Client timeout of queries (contract: at least 10 s, TIMEOUT-01).
     pub query_timeout: Millis,
@@ -237,7 +238,8 @@ pub struct ClientParams {
     /// Query times after the result became unknown (contract: 10 s, 30 s, 2 min, 5 min,
     /// 15 min, 1 h, SCHED-01).
     pub query_offsets: &'static [Millis],
-    /// After the last offset, one query every this long (contract: 4 h, SCHED-01) …
+    /// After the last offset, one query every this long (contract: 4 h, SCHED-01; where
+    /// the steps start is assumption A-CLIENT-SCHED-4H) …
     pub query_every: Millis,
     /// … until this long after the result became unknown (contract: 24 h, SCHED-01).
     pub query_until: Millis,

@@ -30,7 +30,8 @@ pub(super) enum Reply<'a> {
 
 impl Reply<'_> {
     /// RETRY-01: network errors, 429 and 5xx (503 included) are retried with the same key;
-    /// so are the in-flight conflicts, "retry later with the same key" (S5, S8).
+    /// so are the in-flight conflicts, "retry later with the same key" (S5, S8), in the
+    /// same loop with the same backoff and tries (A-CLIENT-INFLIGHT-409).
     fn is_retryable(self) -> bool {
         match self {
             Reply::NetworkError | Reply::Timeout => true,
@@ -451,7 +452,8 @@ impl MerchantServer {
                 self.stop_queries(cx, order);
                 return;
             }
-            // The cancel's own unknown result: its queries count from this 202 (SCHED-01).
+            // The cancel's own unknown result: its queries count from this 202 (SCHED-01,
+            // A-CLIENT-SCHED-ANCHOR).
             cx.order(order).confirming_since = Some(cx.now);
             self.keep_querying(cx, order);
             return;
@@ -587,7 +589,7 @@ impl MerchantServer {
                 }
                 None => {
                     // S11: "retry with K, or query by merchant_refund_no": never created,
-                    // so retry with the original key.
+                    // so retry with the original key (A-CLIENT-REFUND-LOOKUP).
                     let op = Op::Refund {
                         refund: refund.to_owned(),
                     };

@@ -43,6 +43,7 @@ pub fn query_offsets(params: &ClientParams) -> Vec<Millis> {
         .filter(|o| *o <= params.query_until)
         .collect();
     if params.query_every > Millis::ZERO {
+        // A-CLIENT-SCHED-4H: the 4-hour steps follow the last fixed offset (1 h).
         let mut at = offsets.last().copied().unwrap_or(Millis::ZERO);
         loop {
             at = at.after(params.query_every);

@@ -449,7 +449,8 @@ impl MerchantServer {
         }
     }
 
-    /// Hands a request to the network. TIMEOUT-01: at least 20 s for POSTs, 10 s for GETs.
+    /// Hands a request to the network. TIMEOUT-01: at least 20 s for POSTs, 10 s for GETs;
+    /// A-CLIENT-POST-TIMEOUT: cancel and refund wait 20 s like create and confirm.
     pub(super) fn send(
         &mut self,
         cx: &mut Cx,
@@ -597,6 +598,8 @@ impl MerchantServer {
             return false;
         }
         let now = cx.now;
+        // A-CLIENT-SCHED-ANCHOR: the schedule counts from when this client first learned
+        // that the result is not final, not from "first acceptance", which it cannot see.
         let anchor = *rec.confirming_since.get_or_insert(now);
         let next = if self.config.policy.has(AntiPattern::PollTooFast) {
             Some(now.after(self.config.params.poll_too_fast_every))
@@ -663,6 +666,8 @@ impl MerchantServer {
     // ---- restart ------------------------------------------------------------------
 
     /// A new process resumes every unfinished business submission from the database.
+    /// A-CLIENT-RESTART-SWEEP: every one in the shared database, whichever server started
+    /// it: submissions, cancels and refunds still sending, and every query schedule.
     fn on_restart(&mut self, cx: &mut Cx) {
         self.up = true;
         self.boot += 1;

@@ -4,7 +4,8 @@
 //! [`Platform::admit`] reads the state and decides what a request gets: an answer that
 //! executes nothing, a fork where the contract allows two behaviours, or a new
 //! execution. It never changes anything, so [`Platform::branch_point`] can call it, and
-//! every rejection it returns leaves no idempotency record behind (REJECT-01).
+//! every rejection it returns leaves no idempotency record behind (REJECT-01 for 400,
+//! 401, 403 and 422; A-409-NOBIND for 404, 405 and 409).
 
 use super::state::*;
 use super::{Platform, PlatformOutput, StepError, Timer};
@@ -87,6 +88,8 @@ pub(super) enum Admission {
     },
 }
 
+/// An answer that executes nothing. Codes the contract does not name (`invalid_request`,
+/// `resource_missing`, `payment_not_confirmable`, …) are assumption A-ERROR-CODES.
 fn reject(code: ErrorCode, field: Option<Field>, rule: Rule) -> Admission {
     let mut error = ApiError::new(code);
     error.field = field;
@@ -164,6 +167,8 @@ impl Platform {
         }
 
         // RATE-01, RATE-02: the limit is the merchant's, whatever key is used; nothing executes.
+        // A-RATE-SCOPE: over every API key, environment, idempotency key and endpoint,
+        // checked right after authentication. A-RETRY-AFTER: Retry-After is a parameter.
         if self.rate_limited.contains(&merchant) {
             let mut response = ApiResponse::error(ApiError::new(ErrorCode::RateLimited));
             response.retry_after_s = Some(self.params.retry_after_s);
@@ -174,6 +179,7 @@ impl Platform {
         if let Some(answer) = self.answer_query(merchant, environment, &req.endpoint) {
             return Err(answer);
         }
+        // 404 or 405 (A-ERROR-CODES), binding nothing (A-409-NOBIND).
         if let Endpoint::Other { path, .. } = &req.endpoint {
             let known = ["/v1/payments", "/v1/refunds", "/v1/checkout/sessions"]
                 .iter()
@@ -202,6 +208,8 @@ impl Platform {
                     key_rule,
                 ));
             }
+            // A-KEY-LENGTH: characters are Unicode scalar values; an empty or too long key
+            // gets the same 400 as a missing one.
             Some(k) if k.is_empty() || k.chars().count() > self.params.key_len_max => {
                 return Err(reject(
                     ErrorCode::InvalidRequest,
@@ -226,7 +234,8 @@ impl Platform {
         // test and live never meet (SCOPE-02), a rotated key finds the same records (SCOPE-03).
         if let Some(record) = self.records.get(&scope) {
             if record.fingerprint != fingerprint {
-                // CONFLICT-01; card data is not in the fingerprint (CARD-01).
+                // CONFLICT-01; card data is not in the fingerprint (CARD-01). The 409 binds
+                // nothing (A-409-NOBIND).
                 return Ok(reject(
                     ErrorCode::IdempotencyConflict,
                     None,
@@ -234,6 +243,7 @@ impl Platform {
                 ));
             }
             return Ok(match &record.state {
+                // A-S5-BRANCH: wait for the executor, or 409 operation_in_progress at once.
                 RecordState::InFlight { .. } => Admission::Fork(Fork::Concurrent { scope }),
                 RecordState::Done { resource } => {
                     // REPLAY-01, REPLAY-02, CARD-03: the original object, latest state, 200.
@@ -262,6 +272,9 @@ impl Platform {
             op,
             NewOp::CreatePayment { .. } | NewOp::Confirm { .. } | NewOp::CheckoutSession { .. }
         );
+        // A-PAUSE-SCOPE: create, confirm and checkout session with a key that has no record
+        // yet, before the business checks (S4 and S8 requests get 503 too); cancel, refunds,
+        // queries and keys with a record were answered or go on.
         if new_transaction && self.channel_paused {
             // RATE-04: not accepted, no Payment, no reason given. RATE-05: the platform's
             // only 5xx, answered before any record or execution exists, so it alone means
@@ -288,26 +301,30 @@ impl Platform {
                 if let Some(&existing) = self.order_nos.get(&business(merchant_order_no)) {
                     let p = &self.payments[&existing];
                     if p.amount == *amount && p.currency == *currency {
-                        // ORDER-01 / S4: "the existing object identifier or a conflict".
+                        // ORDER-01 / S4: "the existing object identifier or a conflict"
+                        // (A-S4-BRANCH: both are explored).
                         return Ok(Admission::Fork(Fork::OrderNoReuse {
                             scope,
                             fingerprint,
                             existing,
                         }));
                     }
-                    // UNIQ-01: a different amount or currency under a used order number.
+                    // UNIQ-01: a different amount or currency under a used order number is
+                    // always a conflict, never a branch (A-S4-PARAMS).
                     return Err(order_no_conflict(existing));
                 }
             }
             NewOp::Confirm { payment, .. } => {
                 let p = &self.payments[payment];
                 if p.status.is_in_progress() {
-                    // ATTEMPT-01 / S8 (UNIQ-02: never a second unfinished attempt).
+                    // ATTEMPT-01 / S8 (UNIQ-02: never a second unfinished attempt);
+                    // A-S8-BRANCH: 409 payment_in_progress or the original status.
                     return Ok(Admission::Fork(Fork::ConfirmWhileProcessing {
                         payment: *payment,
                     }));
                 }
                 match p.status {
+                    // A-STATUS-RPM: the first confirm of a Payment without an attempt.
                     PaymentStatus::Failed | PaymentStatus::RequiresPaymentMethod => {}
                     PaymentStatus::Expired => {
                         return Err(reject(
@@ -324,6 +341,8 @@ impl Platform {
                         ));
                     }
                 }
+                // A-FAILED-AFTER-EXPIRY: a Payment that failed after expires_at stays
+                // failed, never expired; a confirm of it is still past expires_at.
                 if now >= p.expires_at {
                     return Err(reject(
                         ErrorCode::PaymentExpired,
@@ -340,6 +359,8 @@ impl Platform {
                 }
             }
             NewOp::Cancel { payment } => {
+                // A-CANCEL: succeeded or expired get 422; canceled is returned (200) without
+                // binding the key; the rest execute.
                 let p = &self.payments[payment];
                 match p.status {
                     PaymentStatus::Succeeded | PaymentStatus::Expired => {
@@ -362,7 +383,9 @@ impl Platform {
                 merchant_order_no, ..
             } => {
                 // Sessions of an existing order were resolved in `validate` (CKO-01); here
-                // only an order whose Payment can no longer be paid conflicts.
+                // only an order whose Payment can no longer be paid conflicts. A-CKO-CONFLICT:
+                // "payable" is requires_payment_method or failed, whatever its attempts or
+                // expires_at; another amount or currency conflicts too.
                 if let Some(&existing) = self.order_nos.get(&business(merchant_order_no)) {
                     let p = &self.payments[&existing];
                     let payable = matches!(
@@ -382,7 +405,8 @@ impl Platform {
                 amount,
             } => {
                 if let Some(&existing) = self.refund_nos.get(&business(merchant_refund_no)) {
-                    // UNIQ-04, RET-03: the refund number outlives the key.
+                    // UNIQ-04, RET-03: the refund number outlives the key. The code
+                    // refund_no_conflict is A-ERROR-CODES; the 409 binds nothing (A-409-NOBIND).
                     let error = ApiError::new(ErrorCode::RefundNoConflict)
                         .related(ResourceId::Refund(existing));
                     return Err(Admission::Answer(
@@ -398,6 +422,8 @@ impl Platform {
                         Rule::RejectionsDoNotOccupyKey,
                     ));
                 }
+                // A-REFUND-LIMIT: processing and succeeded refunds together (`amount_refunded`)
+                // never exceed the Payment's amount.
                 if p.amount_refunded + amount > p.amount {
                     return Err(reject(
                         ErrorCode::RefundAmountExceeded,
@@ -691,6 +717,7 @@ impl Platform {
     ) {
         let (response, rule) = match (fork, branch) {
             (Fork::OrderNoReuse { existing, .. }, Branch::S4Conflict) => {
+                // A-409-NOBIND: the conflict binds nothing.
                 (order_no_conflict_response(existing), Rule::OrderNoNewKey)
             }
             (
@@ -707,7 +734,8 @@ impl Platform {
                 (self.resource_response(200, resource), Rule::OrderNoNewKey)
             }
             (Fork::Concurrent { scope }, Branch::S5Wait) => {
-                // CONC-02: wait for the executor, at most `concurrent_wait_timeout` (CONC-03).
+                // CONC-02: wait for the executor, at most `concurrent_wait_timeout` (CONC-03;
+                // A-WAIT-TIMEOUT: 10 s).
                 self.pending.insert(id, Pending::Waiter { scope });
                 let at = now.after(self.params.concurrent_wait_timeout);
                 self.set_timer(at, Timer::WaitTimeout(id));
@@ -718,6 +746,7 @@ impl Platform {
                 Rule::ConcurrentWaitTimeout,
             ),
             (Fork::ConfirmWhileProcessing { payment }, Branch::S8PaymentInProgress) => {
+                // A-S8-NOBIND: the key is left free.
                 let error = ApiError::new(ErrorCode::PaymentInProgress)
                     .related(ResourceId::Payment(payment));
                 (ApiResponse::error(error), Rule::ConfirmWhileProcessing)

@@ -47,6 +47,7 @@ impl Platform {
                         self.await_upstream(now, id, scope, waits_on);
                     }
                     None => {
+                        // A-STATUS-RPM: no card, no attempt: requires_payment_method, 201.
                         let resource = ResourceId::Payment(payment);
                         self.bind(now, scope, fingerprint, RecordState::Done { resource });
                         let response = self.resource_response(201, resource);
@@ -68,7 +69,8 @@ impl Platform {
             NewOp::Cancel { payment } => {
                 let p = self.payments.get_mut(&payment).expect("admitted");
                 if p.status.is_in_progress() {
-                    // CANCEL-01: only the upstream can say the charge is safely canceled.
+                    // CANCEL-01: only the upstream can say the charge is safely canceled
+                    // (A-CANCEL: 200 canceled or succeeded on its answer, else 202).
                     p.cancel_requested = true;
                     let attempt = p.latest_attempt().expect("in progress has an attempt");
                     self.bind(now, scope.clone(), fingerprint, in_flight);
@@ -78,7 +80,8 @@ impl Platform {
                     });
                     self.await_upstream(now, id, scope, WaitsOn::Cancel { payment });
                 } else {
-                    // No unfinished attempt: nothing can be captured, cancel at once.
+                    // No unfinished attempt: nothing can be captured, cancel at once, 200
+                    // (A-CANCEL, A-STATUS-CODES).
                     p.status = PaymentStatus::Canceled;
                     p.resolution = ResolutionStatus::Known;
                     self.bump_payment(now, payment, Rule::TerminalStatuses, out);
@@ -95,6 +98,8 @@ impl Platform {
                 existing,
             } => {
                 // CKO-01 / UNIQ-03: an existing order gets a new session for the same Payment.
+                // A-STATUS-CODES: 201 for every new session. A-SESSION-TTL: `expires_at` is
+                // recorded only.
                 let (payment, rule) = match existing {
                     Some(p) => (p, Rule::CheckoutNewSession),
                     None => (
@@ -127,7 +132,8 @@ impl Platform {
                 let attempt = p
                     .latest_attempt()
                     .expect("a succeeded payment has an attempt");
-                // The Payment's `amount_refunded` changed: a new version (WEBHOOK-01).
+                // The Payment's `amount_refunded` changed: a new version (WEBHOOK-01), no
+                // Payment event (A-VERSION). It counts processing refunds (A-REFUND-LIMIT).
                 self.touch_payment(payment);
                 self.next.refund += 1;
                 let refund = RefundId(self.next.refund);
@@ -155,6 +161,8 @@ impl Platform {
                     },
                 );
                 // The refund is sent once; afterwards the platform only queries (REFUND-01).
+                // A-REFUND-ASYNC: 201 processing at once, no synchronous wait; the first
+                // query comes `sync_wait` after sending.
                 out.push(PlatformOutput::Upstream {
                     call: UpstreamCall::Refund {
                         refund,
@@ -185,6 +193,7 @@ impl Platform {
     ) -> PaymentId {
         self.next.payment += 1;
         let id = PaymentId(self.next.payment);
+        // A-EXPIRES-AT: `payment_ttl` after creation.
         let expires_at = now.after(self.params.payment_ttl);
         // UNIQ-01: the order number is bound for good, independently of any key (RET-02).
         self.order_nos.insert(
@@ -203,9 +212,11 @@ impl Platform {
                 merchant_order_no,
                 amount,
                 currency,
+                // A-FEE-SNAPSHOT: the rate of the Payment's creation, kept by every attempt.
                 fee_rate_bps: self.fee_rate_bps,
                 created_at: now,
                 expires_at,
+                // A-STATUS-RPM: no attempt yet. A-VERSION: version 1, no event.
                 status: PaymentStatus::RequiresPaymentMethod,
                 resolution: ResolutionStatus::Known,
                 attempts: Vec::new(),
@@ -254,7 +265,7 @@ impl Platform {
                 sent_at: now,
             },
         );
-        // WEBHOOK-01: a Payment that merchants could already see (a card retry after
+        // WEBHOOK-01, A-VERSION: a Payment that merchants could already see (a card retry after
         // `failed`, or the first confirm of a `requires_payment_method` Payment) changes
         // status: a new version. Bumping only on retries left the first confirm at the
         // same version with another status.
@@ -358,6 +369,7 @@ impl Platform {
         let cancel_requested = p.cancel_requested;
         let (attempt_status, known) = match state {
             ChargeState::Approved => (AttemptStatus::Succeeded, true),
+            // A-UPSTREAM-VOID: "never received" is final: the reference is void upstream.
             ChargeState::Declined(_) | ChargeState::NotFound => (AttemptStatus::Failed, true),
             ChargeState::Canceled => (AttemptStatus::Canceled, true),
             ChargeState::ActionRequired => (AttemptStatus::RequiresAction, false),
@@ -367,6 +379,7 @@ impl Platform {
         let p = self.payments.get_mut(&payment).expect("exists");
         let rule = match state {
             ChargeState::Approved => {
+                // Captured: succeeded, even if a cancel is pending (A-CANCEL).
                 p.status = PaymentStatus::Succeeded;
                 p.resolution = ResolutionStatus::Known;
                 p.cancel_requested = false;
@@ -378,6 +391,8 @@ impl Platform {
                     _ => FailureCode::NotReceivedByUpstream,
                 };
                 p.resolution = ResolutionStatus::Known;
+                // A-CANCEL: an attempt that fails while a cancel is pending ends canceled.
+                // A-FAILED-AFTER-EXPIRY: a failure after expires_at is `failed` all the same.
                 if cancel_requested || state == ChargeState::Canceled {
                     p.status = PaymentStatus::Canceled;
                     p.cancel_requested = false;
@@ -410,6 +425,7 @@ impl Platform {
         if changed {
             self.bump_payment(now, payment, rule, out);
         }
+        // A-VERIFY-INTERVAL: unknown or requires_action: query again after `verify_interval`.
         if known {
             self.cancel_timer(&Timer::Verify(attempt));
         } else if !self.has_timer(&Timer::Verify(attempt)) {
@@ -418,7 +434,8 @@ impl Platform {
                 Timer::Verify(attempt),
             );
         }
-        // Answer the executors waiting on this attempt.
+        // Answer the executors waiting on this attempt (A-STATUS-CODES: 202 when the
+        // upstream gave no definite answer).
         for (executor, waits_on) in self.executors_for(attempt, payment) {
             let (status, rule) = match (waits_on, state) {
                 // CANCEL-01: the upstream gave no evidence of a safe cancellation.
@@ -458,12 +475,13 @@ impl Platform {
                 r.status = RefundStatus::Failed;
                 r.resolution = ResolutionStatus::Known;
                 let (payment, amount) = (r.payment, r.amount);
+                // A-REFUND-LIMIT: a failed refund frees its amount.
                 let p = self.payments.get_mut(&payment).expect("exists");
                 p.amount_refunded -= amount;
                 self.touch_payment(payment);
             }
             // Not found or failed to answer: unknown, keep verifying; never send the refund
-            // again (REFUND-01).
+            // again (REFUND-01, A-REFUND-ASYNC).
             RefundState::NotFound | RefundState::Error => {
                 if r.resolution == ResolutionStatus::Known {
                     r.resolution = ResolutionStatus::NeedsQuery;
@@ -474,6 +492,7 @@ impl Platform {
         if (r.status, r.resolution) != before {
             self.bump_refund(now, refund, Rule::RefundTimeoutNoSecondRefund, out);
         }
+        // A-VERIFY-INTERVAL: a refund still processing is queried every `verify_interval`.
         if self.refunds[&refund].status != RefundStatus::Processing {
             self.cancel_timer(&Timer::VerifyRefund(refund));
         } else if !self.has_timer(&Timer::VerifyRefund(refund)) {
@@ -489,6 +508,7 @@ impl Platform {
     pub(super) fn fire(&mut self, now: Millis, timer: Timer, out: &mut Vec<PlatformOutput>) {
         match timer {
             Timer::SyncWait(executor) => self.on_sync_wait(now, executor, out),
+            // CONC-03 after `concurrent_wait_timeout` (A-WAIT-TIMEOUT).
             Timer::WaitTimeout(waiter) => {
                 if let Some(Pending::Waiter { .. }) = self.pending.remove(&waiter) {
                     let response =
@@ -509,7 +529,9 @@ impl Platform {
                 }
             }
             Timer::PaymentExpiry(payment) => {
-                // EXPIRY-01: only a Payment with nothing in progress expires.
+                // EXPIRY-01: only a Payment with nothing in progress expires. The timer
+                // fires once: one processing now and failing later stays failed
+                // (A-FAILED-AFTER-EXPIRY).
                 let p = self.payments.get_mut(&payment).expect("exists");
                 if matches!(
                     p.status,
@@ -545,12 +567,14 @@ impl Platform {
             p.resolution = ResolutionStatus::NeedsQuery;
             self.bump_payment(now, payment, Rule::NeedsQuery, out);
         }
+        // A-VERIFY-INTERVAL: the first query `verify_interval` after the 202.
         if !self.has_timer(&Timer::Verify(attempt)) {
             self.set_timer(
                 now.after(self.params.verify_interval),
                 Timer::Verify(attempt),
             );
         }
+        // A-STATUS-CODES: no upstream answer within the synchronous wait: 202.
         self.finish_executor(executor, 202, rule, out);
     }
 
@@ -565,11 +589,14 @@ impl Platform {
         }
         let (payment, sent_at) = (a.payment, a.sent_at);
         let p = self.payments.get_mut(&payment).expect("exists");
+        // A-CANCEL, A-VERIFY-INTERVAL: while a cancel is pending, re-send the cancel.
         let call = if p.cancel_requested {
             UpstreamCall::CancelCharge { attempt }
         } else {
             UpstreamCall::QueryCharge { attempt }
         };
+        // A-AUTO-WINDOW: counted from when the charge was sent; then manual_review and a
+        // query every `manual_review_requery` (RES-03).
         let window_over = now >= sent_at.after(self.params.auto_query_window);
         let rule = if p.resolution == ResolutionStatus::ManualReview {
             Rule::ManualReview
@@ -596,6 +623,8 @@ impl Platform {
         if r.status != RefundStatus::Processing {
             return;
         }
+        // A-AUTO-WINDOW for refunds, from when the refund was sent; A-REFUND-ASYNC: a
+        // refund with no answer yet is needs_query, never sent again.
         let window_over = now >= r.sent_at.after(self.params.auto_query_window);
         let target = if window_over || r.resolution == ResolutionStatus::ManualReview {
             ResolutionStatus::ManualReview
@@ -622,12 +651,13 @@ impl Platform {
 
     /// A Payment's view changed in a field no event is about (`amount_refunded`): a new
     /// version, so that two different views never carry the same version (WEBHOOK-01;
-    /// WEBHOOK-02 lets the merchant keep the latest). The refund's own events tell the story.
+    /// WEBHOOK-02 lets the merchant keep the latest). The refund's own events tell the story
+    /// (A-VERSION).
     fn touch_payment(&mut self, payment: PaymentId) {
         self.payments.get_mut(&payment).expect("exists").version += 1;
     }
 
-    /// A Payment changed: new version, and a webhook (WEBHOOK-01).
+    /// A Payment changed: new version, and a webhook (WEBHOOK-01, A-VERSION).
     fn bump_payment(
         &mut self,
         now: Millis,
@@ -694,6 +724,7 @@ impl Platform {
             object,
             delivery: 0,
         };
+        // A-WEBHOOK-REDELIVERY: kept until acknowledged, re-delivered with doubling delays.
         if self.params.webhook_redeliveries_max > 0 {
             self.unacked.insert(
                 event.id,

@@ -11,11 +11,12 @@
 //! would reach; `step` refuses such a request without its branch and changes nothing.
 //!
 //! # Order of checks for a request (each cites its rule where it is decided)
-//! authentication (401/403) → rate limit (429, RATE-01) → route (404/405) →
-//! Idempotency-Key header (400, KEY-07) → body (400/422) → object lookup (404) →
-//! idempotency scope (conflict, replay, concurrent wait) → channel pause (503, RATE-04)
-//! → business checks (order/refund number uniqueness, attempt rules) → execution.
-//! Everything before "execution" leaves no record behind (REJECT-01).
+//! authentication (401/403) → rate limit (429, RATE-01, A-RATE-SCOPE) → route (404/405)
+//! → Idempotency-Key header (400, KEY-07, A-KEY-LENGTH) → body (400/422) → object lookup
+//! (404) → idempotency scope (conflict, replay, concurrent wait) → channel pause (503,
+//! RATE-04, A-PAUSE-SCOPE) → business checks (order/refund number uniqueness, attempt
+//! rules) → execution. Everything before "execution" leaves no record behind (REJECT-01,
+//! A-409-NOBIND), except the S4 "existing object" branch (A-S4-BIND).
 //!
 //! Every output carries the [`Rule`] that decided it, so a trace can say why.
 
@@ -54,7 +55,7 @@ pub enum Control {
     SetRateLimited { merchant: MerchantId, on: bool },
     /// Pause or resume new transactions on the channel (503, RATE-04).
     SetChannelPaused { on: bool },
-    /// Change the fee rate that new Payments snapshot (ATTEMPT-06).
+    /// Change the fee rate that new Payments snapshot (ATTEMPT-06, A-FEE-SNAPSHOT).
     SetFeeRate { bps: u32 },
 }
 
@@ -189,17 +190,18 @@ impl std::error::Error for StepError {}
 pub enum Timer {
     /// The executor's synchronous wait for the upstream ends (UPSTREAM-01): answer 202.
     SyncWait(RequestId),
-    /// A concurrent same-key request stops waiting (CONC-03).
+    /// A concurrent same-key request stops waiting (CONC-03, A-WAIT-TIMEOUT).
     WaitTimeout(RequestId),
-    /// Query the upstream about an unknown or unfinished attempt (RES-01, RES-03).
+    /// Query the upstream about an unknown or unfinished attempt (RES-01, RES-03;
+    /// A-VERIFY-INTERVAL, A-AUTO-WINDOW).
     Verify(AttemptId),
-    /// Query the upstream about an unknown refund (REFUND-01).
+    /// Query the upstream about an unknown refund (REFUND-01, A-REFUND-ASYNC).
     VerifyRefund(RefundId),
     /// An idempotency record's retention ends (RET-01).
     Retention(Scope),
     /// A Payment reaches `expires_at` (EXPIRY-01).
     PaymentExpiry(PaymentId),
-    /// Re-deliver an unacknowledged webhook event.
+    /// Re-deliver an unacknowledged webhook event (A-WEBHOOK-REDELIVERY).
     WebhookRedeliver(EventId),
 }
 

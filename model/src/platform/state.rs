@@ -111,7 +111,8 @@ impl AttemptStatus {
 pub struct Attempt {
     pub payment: PaymentId,
     pub status: AttemptStatus,
-    /// When the charge was sent upstream; the automatic query window counts from here.
+    /// When the charge was sent upstream; the automatic query window counts from here
+    /// (A-AUTO-WINDOW).
     pub sent_at: Millis,
 }
 
@@ -123,7 +124,7 @@ pub struct Payment {
     pub merchant_order_no: String,
     pub amount: u64,
     pub currency: String,
-    /// Snapshot taken at creation; kept by every attempt (ATTEMPT-06).
+    /// Snapshot taken at creation; kept by every attempt (ATTEMPT-06, A-FEE-SNAPSHOT).
     pub fee_rate_bps: u32,
     pub created_at: Millis,
     pub expires_at: Millis,
@@ -133,7 +134,7 @@ pub struct Payment {
     pub failure: Option<Failure>,
     /// A cancel was asked for and not yet confirmed by the upstream (CANCEL-01).
     pub cancel_requested: bool,
-    /// Sum of refunds that are processing or succeeded.
+    /// Sum of refunds that are processing or succeeded (A-REFUND-LIMIT).
     pub amount_refunded: u64,
     pub version: u32,
 }
