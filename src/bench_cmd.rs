@@ -98,7 +98,10 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("bench worker")).sum()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("bench worker"))
+            .sum()
     });
     let seconds = started.elapsed().as_secs_f64();
     SimBench {
@@ -152,9 +155,14 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
         peak_rss_bytes: peak_rss(),
     };
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())?),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())?
+        ),
         Format::Text => {
-            println!("simulation (reference client, swarm profiles, at most 400 choices per seed):");
+            println!(
+                "simulation (reference client, swarm profiles, at most 400 choices per seed):"
+            );
             for s in &bench.simulation {
                 println!(
                     "    recording {:<3} threads {}  {:>9} steps in {:>6.2}s  {:>12.0} steps/s",
@@ -181,7 +189,10 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
                 );
             }
             if let Some(rss) = bench.peak_rss_bytes {
-                println!("peak resident memory: {:.1} MiB", rss as f64 / (1024.0 * 1024.0));
+                println!(
+                    "peak resident memory: {:.1} MiB",
+                    rss as f64 / (1024.0 * 1024.0)
+                );
             }
         }
     }

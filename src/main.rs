@@ -6,6 +6,7 @@
 mod bench_cmd;
 mod check_cmd;
 mod rules_cmd;
+mod script_cmd;
 mod simulate_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -53,8 +54,20 @@ enum Command {
     )]
     Replay(simulate_cmd::ReplayArgs),
     /// Measure simulator steps per second and checker states per second.
-    #[command(after_help = "Examples:\n  payhub-verify bench\n  payhub-verify bench --preset scope --format json")]
+    #[command(
+        after_help = "Examples:\n  payhub-verify bench\n  payhub-verify bench --preset scope --format json"
+    )]
     Bench(bench_cmd::BenchArgs),
+    /// Run what-if scripts (docs/scripts.md): every always property after every step, plus the script's expectations.
+    #[command(
+        after_help = "Examples:\n  payhub-verify run scenarios/*.pha\n  payhub-verify run my-what-if.pha --format mermaid"
+    )]
+    Run(script_cmd::RunArgs),
+    /// Run one of the contract's scenarios (scenarios/S01 … S13, the S4/S5/S8 branches, findings F1, F2).
+    #[command(
+        after_help = "Examples:\n  payhub-verify scenario S7\n  payhub-verify scenario S4b --format json\n  payhub-verify scenario --list"
+    )]
+    Scenario(script_cmd::ScenarioArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +81,8 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Replay(args) => simulate_cmd::replay(&args),
         Command::Bench(args) => bench_cmd::run(&args),
+        Command::Run(args) => script_cmd::run(&args),
+        Command::Scenario(args) => script_cmd::scenario(&args),
     };
     match result {
         Ok(code) => code,

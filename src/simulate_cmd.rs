@@ -267,7 +267,11 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
     }
     // Shrink the first few failing seeds and report the shortest counterexample.
     let mut best: Option<SimCounterexample> = None;
-    for failing in results.iter().filter(|r| r.outcome.violation.is_some()).take(SHRINK_CANDIDATES) {
+    for failing in results
+        .iter()
+        .filter(|r| r.outcome.violation.is_some())
+        .take(SHRINK_CANDIDATES)
+    {
         let cx = shrink_and_save(&config, &args.world, failing, &args.out)?;
         if best.as_ref().is_none_or(|b| cx.tape.len() < b.tape.len()) {
             best = Some(cx);

@@ -43,7 +43,10 @@ fn same_seed_same_trace_across_runs_and_threads() {
     });
     assert_eq!(here, threaded);
     let distinct: BTreeSet<u64> = here.iter().copied().collect();
-    assert!(distinct.len() > 1, "different seeds must give different runs");
+    assert!(
+        distinct.len() > 1,
+        "different seeds must give different runs"
+    );
 }
 
 /// Pinned: the hash of seed 3's JSON trace is the same in debug and release builds and on
@@ -67,11 +70,18 @@ fn effect_01_reference_client_sweep_has_no_violation() {
     for seed in 0..300 {
         let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
         let (world, outcome) = driver::run_seed(&config, seed, &profile, 300, &mut check, None);
-        assert!(outcome.violation.is_none(), "seed {seed}: {:?}", outcome.violation);
+        assert!(
+            outcome.violation.is_none(),
+            "seed {seed}: {:?}",
+            outcome.violation
+        );
         statuses.extend(world.facts.answers.iter().map(|(s, _)| *s));
     }
     for status in [200, 201, 202] {
-        assert!(statuses.contains(&status), "no run saw {status}: {statuses:?}");
+        assert!(
+            statuses.contains(&status),
+            "no run saw {status}: {statuses:?}"
+        );
     }
 }
 
@@ -84,18 +94,28 @@ fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
     let mut check = AlwaysCheck { config: &config };
     let failing = (0..500)
         .find_map(|seed| {
-            let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_5EED_5EED_5EED));
+            let profile =
+                FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_5EED_5EED_5EED));
             let (_, outcome) = driver::run_seed(&config, seed, &profile, 400, &mut check, None);
             outcome.violation.clone().map(|v| (outcome, v))
         })
         .expect("the sweep finds the double charge");
     let (outcome, violation) = failing;
     assert_eq!(violation.property, "client-never-charges-an-order-twice");
-    let shrunk = payhub_sim::shrink::shrink(&config, &outcome.tape, &violation.property, &mut check);
-    assert!(shrunk.len() <= 8, "shrunk to {} choices: {shrunk:?}", shrunk.len());
+    let shrunk =
+        payhub_sim::shrink::shrink(&config, &outcome.tape, &violation.property, &mut check);
+    assert!(
+        shrunk.len() <= 8,
+        "shrunk to {} choices: {shrunk:?}",
+        shrunk.len()
+    );
     let mut trace = Trace::new();
-    let (_, replayed) = driver::replay(&config, &shrunk, &mut check, Some(&mut trace)).expect("replays");
-    assert_eq!(replayed.violation.map(|v| v.property), Some(violation.property));
+    let (_, replayed) =
+        driver::replay(&config, &shrunk, &mut check, Some(&mut trace)).expect("replays");
+    assert_eq!(
+        replayed.violation.map(|v| v.property),
+        Some(violation.property)
+    );
     let text = trace.to_text();
     assert!(text.contains("(timeout, no response)"), "{text}");
     assert!(text.contains("ORDER-1-retry"), "{text}");
@@ -125,23 +145,34 @@ fn mermaid_rendering_is_well_formed() {
                 continue;
             }
             body += 1;
-            assert!(!line.contains(';'), "semicolons end Mermaid statements: {line}");
+            assert!(
+                !line.contains(';'),
+                "semicolons end Mermaid statements: {line}"
+            );
             if let Some(rest) = line.strip_prefix("Note over ") {
                 let (who, text) = rest.split_once(": ").expect("Note over X: text");
                 assert!(declared.contains(who), "undeclared {who}");
                 assert!(!text.is_empty());
                 continue;
             }
-            let arrow = ["-->>", "->>", "-x"].iter().find(|a| line.contains(*a)).unwrap_or_else(|| panic!("no arrow: {line}"));
+            let arrow = ["-->>", "->>", "-x"]
+                .iter()
+                .find(|a| line.contains(*a))
+                .unwrap_or_else(|| panic!("no arrow: {line}"));
             let (from, rest) = line.split_once(arrow).unwrap();
-            let (to, text) = rest.split_once(": ").unwrap_or_else(|| panic!("no message text: {line}"));
+            let (to, text) = rest
+                .split_once(": ")
+                .unwrap_or_else(|| panic!("no message text: {line}"));
             assert!(declared.contains(from.trim()), "undeclared {from}: {line}");
             assert!(declared.contains(to.trim()), "undeclared {to}: {line}");
             assert!(!text.trim().is_empty());
         }
         assert!(body > 0);
         if trace.to_text().contains("(crash") {
-            assert!(mermaid.contains("Note over M") && mermaid.contains("crash"), "crash as a note");
+            assert!(
+                mermaid.contains("Note over M") && mermaid.contains("crash"),
+                "crash as a note"
+            );
         }
         if trace.to_text().contains("(timeout, no response)") {
             assert!(mermaid.contains("(timeout, no response)"));

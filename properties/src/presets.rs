@@ -4,12 +4,14 @@
 //! adversarial: any sequence, any interleaving, over a small alphabet of requests, with
 //! a bounded budget of faults. Every state within the preset's time horizon is visited.
 
+use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, req, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams,
 };
+use payhub_model::{Card, Environment};
 use payhub_sim::network::MsgId;
-use payhub_sim::{Budget, Choice, WorldConfig};
+use payhub_sim::{Budget, Choice, ClientSpec, WorkItem, WorldConfig};
 
 /// A checker preset.
 #[derive(Clone, Debug)]
@@ -47,6 +49,7 @@ fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldCon
         payer: false,
         webhooks: Vec::new(),
         immediate_inbox: true,
+        time_waits_for_messages: true,
         ..WorldConfig::default()
     }
 }
@@ -81,8 +84,117 @@ fn paid_setup(decision: AcquirerDecision) -> Vec<Choice> {
 
 const PAY_1: PaymentId = PaymentId(1);
 
+/// A world of reference clients: `servers` servers of merchant 1 (test) sharing one
+/// database, each given `workload`.
+pub fn client_world(
+    name: &str,
+    policy: &Policy,
+    servers: u8,
+    workload: Vec<WorkItem>,
+    budget: Budget,
+) -> WorldConfig {
+    WorldConfig {
+        clients: (0..servers)
+            .map(|node| ClientSpec {
+                node,
+                api_key: M1_TEST,
+                policy: policy.clone(),
+                db: 0,
+            })
+            .collect(),
+        workload,
+        webhooks: vec![(MerchantId(1), Environment::Test, 0)],
+        immediate_inbox: false,
+        // A client's timeout is the point: time passes while messages are in flight.
+        time_waits_for_messages: false,
+        decisions: vec![AcquirerDecision::Approve, AcquirerDecision::ApproveSilently],
+        ..base(name, Vec::new(), budget)
+    }
+}
+
+fn pay(node: u8, order: &str) -> WorkItem {
+    WorkItem {
+        node,
+        command: Command::PayOrder {
+            order: order.into(),
+            amount: 10000,
+            currency: "USD".into(),
+            card: Card('A'),
+        },
+        times: 1,
+    }
+}
+
+/// Presets in which the merchant side is the contract's reference client.
+pub fn client_presets(policy: &Policy) -> Vec<Preset> {
+    vec![
+        Preset {
+            name: "create-lossy",
+            about: "One server pays an order while one message (request, response or upstream answer) is lost or the acquirer goes silent: a timeout, a retry with the same key, queries.",
+            config: client_world(
+                "create-lossy",
+                policy,
+                1,
+                vec![pay(0, "ORDER-1")],
+                Budget {
+                    drops: 1,
+                    ..NO_FAULTS
+                },
+            ),
+            setup: Vec::new(),
+            horizon: Millis::secs(45),
+            reaches: &["reach:replay-answered-200"],
+        },
+        Preset {
+            name: "create-crash",
+            about: "One server pays an order and crashes once, anywhere (also between persisting the key and sending), then restarts from its database.",
+            config: WorldConfig {
+                webhooks: Vec::new(),
+                ..client_world(
+                    "create-crash",
+                    policy,
+                    1,
+                    vec![pay(0, "ORDER-1")],
+                    Budget {
+                        crashes: 1,
+                        ..NO_FAULTS
+                    },
+                )
+            },
+            setup: Vec::new(),
+            horizon: Millis::secs(25),
+            reaches: &[],
+        },
+        Preset {
+            name: "two-servers-one-order",
+            about: "Two servers sharing a database pay the same order at once (the same derived key from both).",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve],
+                webhooks: Vec::new(),
+                ..client_world(
+                    "two-servers-one-order",
+                    policy,
+                    2,
+                    vec![pay(0, "ORDER-1"), pay(1, "ORDER-1")],
+                    NO_FAULTS,
+                )
+            },
+            setup: Vec::new(),
+            horizon: Millis::secs(16),
+            reaches: &[],
+        },
+    ]
+}
+
 /// Every preset, in the order `check --preset all` runs them.
 pub fn presets() -> Vec<Preset> {
+    let mut all = platform_presets();
+    all.extend(client_presets(&Policy::reference()));
+    all
+}
+
+/// Presets in which the platform is the reference and the merchant side adversarial.
+pub fn platform_presets() -> Vec<Preset> {
     vec![
         Preset {
             name: "replay-conflict",

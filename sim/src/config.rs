@@ -96,6 +96,10 @@ pub struct WorldConfig {
     pub payer: bool,
     /// Whether the clock may jump to the next deadline.
     pub tick: bool,
+    /// Whether the clock waits until nothing is in flight before it jumps. A small-scope
+    /// reduction for the checker: messages then arrive before any timer fires, and a late
+    /// answer is modelled by loss or by a silent acquirer instead of by delay.
+    pub time_waits_for_messages: bool,
     /// Waits the clock may make at any time (e.g. 7 days, to pass the key retention).
     pub waits: Vec<payhub_model::Millis>,
     /// Which merchant node receives the webhooks of a (merchant, environment).
@@ -131,6 +135,7 @@ impl Default for WorldConfig {
             ],
             payer: true,
             tick: true,
+            time_waits_for_messages: false,
             waits: Vec::new(),
             immediate_inbox: false,
             clients: Vec::new(),

@@ -19,6 +19,7 @@ pub mod driver;
 pub mod facts;
 mod merchants;
 pub mod network;
+pub mod script;
 pub mod shrink;
 pub mod trace;
 pub mod world;

@@ -90,9 +90,10 @@ impl World {
     }
 
     /// The next draw: jitter below 250 ms (or 0 without jitter) and fresh entropy.
-    fn next_draw(&mut self, config: &WorldConfig) -> Draw {
-        self.draws += 1;
-        let n = self.draws as u64;
+    fn next_draw(&mut self, config: &WorldConfig, node: u8) -> Draw {
+        let count = &mut self.draws[node as usize];
+        *count += 1;
+        let n = ((node as u64) << 32) | *count as u64;
         let jitter = if config.jitter {
             Millis((n.wrapping_mul(7_919)) % 250)
         } else {
@@ -231,7 +232,7 @@ impl World {
         let Some(awaiting) = self.awaiting.remove(&id) else {
             return Ok(()); // scripted sender, or a client that gave up or crashed
         };
-        let draw = self.next_draw(config);
+        let draw = self.next_draw(config, to);
         let input = ClientInput::Response {
             handle: awaiting.handle,
             response,
@@ -251,7 +252,7 @@ impl World {
         if !self.server(to).is_some_and(|s| s.is_up()) {
             return Ok(()); // nobody listens: the platform re-delivers if it does that
         }
-        let draw = self.next_draw(config);
+        let draw = self.next_draw(config, to);
         self.step_client(
             config,
             to,
@@ -292,7 +293,7 @@ impl World {
                 None,
             );
         }
-        let draw = self.next_draw(config);
+        let draw = self.next_draw(config, work.node);
         let input = ClientInput::Command {
             command: work.command.clone(),
             draw,
@@ -346,7 +347,7 @@ impl World {
         node: u8,
         mut trace: Option<&mut Trace>,
     ) -> Result<(), ApplyError> {
-        if !self.server(node).is_some_and(|s| !s.is_up()) {
+        if self.server(node).is_none_or(|s| s.is_up()) {
             return Err(ApplyError::NotEnabled(format!("restart merchant-{node}")));
         }
         if let Some(t) = trace.as_deref_mut() {
@@ -358,7 +359,7 @@ impl World {
                 None,
             );
         }
-        let draw = self.next_draw(config);
+        let draw = self.next_draw(config, node);
         self.step_client(config, node, ClientInput::Restart { draw }, false, trace)
     }
 
@@ -386,7 +387,7 @@ impl World {
                     Some(payhub_model::Rule::ClientTimeouts),
                 );
             }
-            let draw = self.next_draw(config);
+            let draw = self.next_draw(config, a.node);
             self.step_client(
                 config,
                 a.node,

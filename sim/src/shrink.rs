@@ -40,7 +40,10 @@ fn replay_lenient(
             Some(step.choice.clone())
         } else {
             world.enabled(config, &mut enabled);
-            enabled.iter().find(|c| world.signature(c) == step.signature).cloned()
+            enabled
+                .iter()
+                .find(|c| world.signature(c) == step.signature)
+                .cloned()
         };
         let Some(choice) = choice else { continue };
         let signature = world.signature(&choice);
@@ -65,14 +68,22 @@ fn sign(config: &WorldConfig, tape: &[Choice]) -> Vec<Step> {
         if world.apply(config, choice, None).is_err() {
             break;
         }
-        steps.push(Step { choice: choice.clone(), signature });
+        steps.push(Step {
+            choice: choice.clone(),
+            signature,
+        });
     }
     steps
 }
 
 /// Shrinks a tape that violates `property` to a 1-minimal one that still does.
 /// Returns the input unchanged if it does not fail.
-pub fn shrink(config: &WorldConfig, tape: &[Choice], property: &str, check: &mut dyn Check) -> Vec<Choice> {
+pub fn shrink(
+    config: &WorldConfig,
+    tape: &[Choice],
+    property: &str,
+    check: &mut dyn Check,
+) -> Vec<Choice> {
     let steps = sign(config, tape);
     let Some((mut current, _)) = replay_lenient(config, &steps, property, check) else {
         return tape.to_vec();
@@ -88,7 +99,11 @@ pub fn shrink(config: &WorldConfig, tape: &[Choice], property: &str, check: &mut
             if start >= end {
                 continue;
             }
-            let candidate: Vec<Step> = current[..start].iter().chain(&current[end..]).cloned().collect();
+            let candidate: Vec<Step> = current[..start]
+                .iter()
+                .chain(&current[end..])
+                .cloned()
+                .collect();
             if let Some((applied, _)) = replay_lenient(config, &candidate, property, check) {
                 if applied.len() < len {
                     current = applied;

@@ -89,8 +89,9 @@ pub struct World {
     pub awaiting: BTreeMap<RequestId, Awaiting>,
     /// How often each workload item was given.
     pub workload_used: Vec<u8>,
-    /// Draws handed to clients so far: the source of their jitter and random keys.
-    pub draws: u32,
+    /// Draws handed to each client node so far: the source of its jitter and random
+    /// keys. Per node, so that interleaving two nodes' steps does not change either's draws.
+    pub draws: Vec<u32>,
     pub(crate) next_request: u32,
 }
 
@@ -110,7 +111,15 @@ impl World {
             dbs: crate::merchants::databases(config),
             awaiting: BTreeMap::new(),
             workload_used: vec![0; config.workload.len()],
-            draws: 0,
+            draws: vec![
+                0;
+                config
+                    .clients
+                    .iter()
+                    .map(|c| c.node as usize + 1)
+                    .max()
+                    .unwrap_or(0)
+            ],
             next_request: 0,
         }
     }
@@ -213,7 +222,9 @@ impl World {
                 out.push(Choice::Advance(*d));
             }
         }
-        if config.tick && self.next_deadline().is_some() {
+        let time_may_pass =
+            !config.time_waits_for_messages || (self.net.is_empty() && self.link.is_empty());
+        if config.tick && time_may_pass && self.next_deadline().is_some() {
             out.push(Choice::Tick);
         }
     }
@@ -382,7 +393,7 @@ impl World {
                     );
                 }
                 self.origins.remove(&id);
-                self.to_merchant(
+                self.send_to_merchant(
                     config,
                     Payload::Response {
                         to: from,
@@ -716,7 +727,7 @@ impl World {
                         id: to,
                         response,
                     };
-                    self.to_merchant(config, payload, trace.as_deref_mut());
+                    self.send_to_merchant(config, payload, trace.as_deref_mut());
                 }
                 PlatformOutput::Upstream { call, rule } => {
                     if let Some(t) = trace.as_deref_mut() {
@@ -744,7 +755,7 @@ impl World {
                             );
                         }
                         let id = event.id;
-                        if self.to_merchant(
+                        if self.send_to_merchant(
                             config,
                             Payload::Webhook { to, event },
                             trace.as_deref_mut(),
@@ -766,7 +777,7 @@ impl World {
 
     /// Sends a response or webhook to a merchant: in flight, or (with an immediate inbox)
     /// delivered at once. Returns whether a webhook was delivered at once (to be acked).
-    fn to_merchant(
+    fn send_to_merchant(
         &mut self,
         config: &WorldConfig,
         payload: Payload,
@@ -828,16 +839,29 @@ impl World {
                 serde_json::to_string(&request.endpoint).unwrap_or_default()
             ),
             Some(Payload::Response { to, response, .. }) => {
-                format!("response to merchant-{to}: {} {:?}", response.status, response.error_code())
+                format!(
+                    "response to merchant-{to}: {} {:?}",
+                    response.status,
+                    response.error_code()
+                )
             }
             Some(Payload::Webhook { to, event }) => {
-                format!("webhook to merchant-{to}: {} v{}", event.kind, event.object.version())
+                format!(
+                    "webhook to merchant-{to}: {} v{}",
+                    event.kind,
+                    event.object.version()
+                )
             }
             None => "gone".to_owned(),
         };
         let link = |msg: &MsgId| match self.link.get(*msg) {
             Some(UpstreamMsg::Call(call)) => match call {
-                payhub_model::UpstreamCall::Charge { amount, currency, card, .. } => {
+                payhub_model::UpstreamCall::Charge {
+                    amount,
+                    currency,
+                    card,
+                    ..
+                } => {
                     format!("charge {amount} {currency} {card}")
                 }
                 payhub_model::UpstreamCall::QueryCharge { .. } => "query charge".into(),
@@ -846,8 +870,12 @@ impl World {
                 payhub_model::UpstreamCall::QueryRefund { .. } => "query refund".into(),
             },
             Some(UpstreamMsg::Reply(reply)) => match reply {
-                payhub_model::UpstreamReply::Charge { state, .. } => format!("charge reply {state:?}"),
-                payhub_model::UpstreamReply::Refund { state, .. } => format!("refund reply {state:?}"),
+                payhub_model::UpstreamReply::Charge { state, .. } => {
+                    format!("charge reply {state:?}")
+                }
+                payhub_model::UpstreamReply::Refund { state, .. } => {
+                    format!("refund reply {state:?}")
+                }
             },
             None => "gone".to_owned(),
         };
@@ -856,7 +884,9 @@ impl World {
             Choice::Drop { msg } => format!("drop {}", payload(msg)),
             Choice::Duplicate { msg } => format!("duplicate {}", payload(msg)),
             Choice::Fail500Before { msg } => format!("500-before {}", payload(msg)),
-            Choice::Fail500After { msg, branch } => format!("500-after {} {branch:?}", payload(msg)),
+            Choice::Fail500After { msg, branch } => {
+                format!("500-after {} {branch:?}", payload(msg))
+            }
             Choice::Acquire { msg, decision } => format!("acquire {} {decision:?}", link(msg)),
             Choice::DeliverUpstream { msg } => format!("deliver {}", link(msg)),
             Choice::DropUpstream { msg } => format!("drop {}", link(msg)),

@@ -1,0 +1,273 @@
+//! The round trip: a tape (the choices of a run, on a world configuration) written as a
+//! script that [`super::run`] reproduces step for step.
+//!
+//! The script declares the world (`use … delivery=manual`, one `server` line per node,
+//! the webhook routing), then writes one statement per choice: request lines for sends,
+//! business commands for client nodes, `env:` lines for controls, and the world's own
+//! choice labels (`deliver m3`, `acquire u1 approve`, `tick`) for the rest. Under each
+//! step, comments show the trace lines it caused. A run that violated a property ends
+//! with `expect violation NAME`, so the script passes while the bug is there and fails
+//! once it is fixed (or when the line is removed).
+
+use super::parse_step::render_command;
+use super::request;
+use crate::choice::Choice;
+use crate::config::WorldConfig;
+use crate::driver::Violation;
+use crate::trace::Trace;
+use crate::world::World;
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::{ApiKeyId, Control, PlatformParams};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Writes `tape`, run on `config`, as a script; `violation` names the property the run
+/// violates, if any; `about` becomes the script's first (title) comment line.
+pub fn script_from_tape(
+    config: &WorldConfig,
+    tape: &[Choice],
+    violation: Option<&str>,
+    about: &str,
+) -> Result<String, String> {
+    let defaults = PlatformParams::default();
+    if config.params.currencies != defaults.currencies {
+        return Err("a script cannot set the accepted currencies".into());
+    }
+    if config.api_keys != default_api_keys() || config.spare_keys != vec![rotated_key_spec()] {
+        return Err("a script uses the default API keys (ak_1 … ak_5) only".into());
+    }
+
+    // Every node the run involves, with the key its requests carry.
+    let mut nodes: BTreeMap<u8, Option<ApiKeyId>> = BTreeMap::new();
+    for c in &config.clients {
+        nodes.insert(c.node, Some(c.api_key));
+    }
+    for (_, _, n) in &config.webhooks {
+        nodes.entry(*n).or_insert(None);
+    }
+    for choice in tape {
+        match choice {
+            Choice::Send { merchant, request } => {
+                let key = nodes.entry(*merchant).or_insert(None);
+                key.get_or_insert(request.api_key);
+            }
+            Choice::Command { item, .. } => {
+                let work = config.workload.get(*item as usize).ok_or_else(|| {
+                    format!("the tape names workload item {item}, which the world does not have")
+                })?;
+                nodes.entry(work.node).or_insert(None);
+            }
+            Choice::Crash { merchant } | Choice::Restart { merchant } => {
+                nodes.entry(*merchant).or_insert(None);
+            }
+            _ => {}
+        }
+    }
+    let name = |node: u8| -> String {
+        if node < 26 {
+            ((b'A' + node) as char).to_string()
+        } else {
+            format!("S{node}")
+        }
+    };
+    let key_of = |node: u8| {
+        nodes
+            .get(&node)
+            .copied()
+            .flatten()
+            .unwrap_or(payhub_model::harness::M1_TEST)
+    };
+
+    let mut s = String::new();
+    let _ = writeln!(s, "# {about}");
+    let _ = writeln!(
+        s,
+        "# Written by payhub-verify from a run of the world '{}'; `payhub-verify run FILE` replays it.",
+        config.name
+    );
+    let _ = writeln!(
+        s,
+        "# One statement per choice of the world; the comments under a step are the trace it caused."
+    );
+    let mut settings = vec![
+        "platform=reference".to_owned(),
+        "delivery=manual".to_owned(),
+    ];
+    if config.immediate_inbox {
+        settings.push("inbox=immediate".into());
+    }
+    if config.jitter {
+        settings.push("jitter=on".into());
+    }
+    settings.extend(param_settings(&config.params, &defaults));
+    let _ = writeln!(s, "use {}", settings.join(" "));
+    for node in nodes.keys() {
+        let mut line = format!("server {} node={node} key={}", name(*node), key_of(*node));
+        if let Some(c) = config.client(*node) {
+            let _ = write!(
+                line,
+                " client={} db={}",
+                crate::worlds::policy_name(&c.policy),
+                c.db
+            );
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    if config.webhooks.is_empty() {
+        let _ = writeln!(s, "webhooks none");
+    }
+    for (m, e, n) in &config.webhooks {
+        let _ = writeln!(s, "webhooks merchant={} env={e} to={}", m.0, name(*n));
+    }
+
+    // The trace of each step, for the comments.
+    let mut trace = Trace::new();
+    let mut no_check = |_: &World| -> Option<Violation> { None };
+    crate::driver::replay(config, tape, &mut no_check, Some(&mut trace))
+        .map_err(|(i, e)| format!("the tape does not replay at step {}: {e}", i + 1))?;
+    let text = trace.to_text();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut comments: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    if lines.len() == trace.events.len() {
+        for (e, line) in trace.events.iter().zip(lines) {
+            comments.entry(e.step).or_default().push(line.to_owned());
+        }
+    }
+
+    for (i, choice) in tape.iter().enumerate() {
+        let statement = match choice {
+            Choice::Send { merchant, request } => {
+                let line = request::render(request, key_of(*merchant));
+                let mut cur = super::cursor::Cursor::new(&line);
+                let back = request::parse(&mut cur, key_of(*merchant)).map_err(|(col, e)| {
+                    format!(
+                        "step {}: '{line}' does not read back (column {col}: {e})",
+                        i + 1
+                    )
+                })?;
+                if back != *request {
+                    return Err(format!(
+                        "step {}: '{line}' does not read back as the same request",
+                        i + 1
+                    ));
+                }
+                format!("{}: {line}", name(*merchant))
+            }
+            Choice::Command { item, crash_after } => {
+                let work = &config.workload[*item as usize];
+                format!(
+                    "{}: {}{}",
+                    name(work.node),
+                    render_command(&work.command),
+                    if *crash_after { " then crash" } else { "" }
+                )
+            }
+            Choice::Crash { merchant } => format!("crash {}", name(*merchant)),
+            Choice::Restart { merchant } => format!("restart {}", name(*merchant)),
+            Choice::Control(c) => format!("env: {}", control(c)?),
+            Choice::Tick => "tick".to_owned(),
+            Choice::Advance(d) => {
+                let text = d.to_string();
+                if super::parse::parse_duration(&text) != Some(*d) {
+                    return Err(format!(
+                        "step {}: duration {text} does not read back",
+                        i + 1
+                    ));
+                }
+                format!("advance {text}")
+            }
+            other => other.to_string(),
+        };
+        let _ = writeln!(s, "{statement}");
+        for c in comments.get(&(i as u32)).into_iter().flatten() {
+            let _ = writeln!(s, "#   {c}");
+        }
+    }
+    if let Some(name) = violation {
+        let _ = writeln!(
+            s,
+            "# The last step violates {name}; without the next line the run fails."
+        );
+        let _ = writeln!(s, "expect violation {name}");
+    }
+    Ok(s)
+}
+
+fn control(c: &Control) -> Result<String, String> {
+    Ok(match c {
+        Control::SetRateLimited { merchant, on } => {
+            format!("rate-limit {} merchant={}", on_off(*on), merchant.0)
+        }
+        Control::SetChannelPaused { on } => format!("pause-channel {}", on_off(*on)),
+        Control::IssueApiKey(spec) => {
+            let known = default_api_keys()
+                .into_iter()
+                .chain([rotated_key_spec()])
+                .any(|k| k == *spec);
+            if !known {
+                return Err(format!("a script cannot issue the key {spec:?}"));
+            }
+            format!("issue-key {}", spec.id)
+        }
+        Control::RevokeApiKey(id) => format!("revoke-key {id}"),
+        Control::SetFeeRate { bps } => format!("fee-rate {bps}"),
+    })
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+/// `name=value` for every parameter that differs from the default.
+fn param_settings(p: &PlatformParams, d: &PlatformParams) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dur = |name: &str, v: payhub_model::Millis, dv: payhub_model::Millis| {
+        if v != dv {
+            out.push(format!("{name}={v}"));
+        }
+    };
+    dur("retention", p.retention, d.retention);
+    dur("sync_wait", p.sync_wait, d.sync_wait);
+    dur(
+        "concurrent_wait_timeout",
+        p.concurrent_wait_timeout,
+        d.concurrent_wait_timeout,
+    );
+    dur("payment_ttl", p.payment_ttl, d.payment_ttl);
+    dur("session_ttl", p.session_ttl, d.session_ttl);
+    dur("verify_interval", p.verify_interval, d.verify_interval);
+    dur(
+        "auto_query_window",
+        p.auto_query_window,
+        d.auto_query_window,
+    );
+    dur(
+        "manual_review_requery",
+        p.manual_review_requery,
+        d.manual_review_requery,
+    );
+    dur(
+        "webhook_redelivery_delay",
+        p.webhook_redelivery_delay,
+        d.webhook_redelivery_delay,
+    );
+    let mut num = |name: &str, v: u64, dv: u64| {
+        if v != dv {
+            out.push(format!("{name}={v}"));
+        }
+    };
+    num("attempts_max", p.attempts_max.into(), d.attempts_max.into());
+    num(
+        "retry_after",
+        p.retry_after_s.into(),
+        d.retry_after_s.into(),
+    );
+    num("key_len_max", p.key_len_max as u64, d.key_len_max as u64);
+    num(
+        "webhook_redeliveries_max",
+        p.webhook_redeliveries_max.into(),
+        d.webhook_redeliveries_max.into(),
+    );
+    num("fee_rate_bps", p.fee_rate_bps.into(), d.fee_rate_bps.into());
+    out
+}

@@ -1,0 +1,642 @@
+//! Parsing steps: requests, business commands, faults, the environment, time and
+//! the world's step labels.
+
+use super::ast::*;
+use super::cursor::{Cursor, LineError};
+use super::parse::{Parser, err, is_name, parse_duration, parse_merchant};
+use super::request::{self, parse_api_key};
+use crate::choice::Choice;
+use crate::config::WorkItem;
+use crate::network::MsgId;
+use payhub_model::client::Command;
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::{AcquirerDecision, ApiKeySpec, AttemptId, Branch, Card, Control, MerchantId};
+
+const BRANCHES: &[Branch] = &[
+    Branch::S4Conflict,
+    Branch::S4ReturnExisting,
+    Branch::S5Wait,
+    Branch::S5InProgress,
+    Branch::S8PaymentInProgress,
+    Branch::S8OriginalStatus,
+];
+
+impl Parser {
+    pub(super) fn action(
+        &mut self,
+        first: &str,
+        col: u32,
+        cur: &mut Cursor,
+    ) -> Result<Action, LineError> {
+        Ok(match first {
+            "net:" => self.net(cur)?,
+            "platform:" => {
+                let (w, wcol) = cur.expect_word("500")?;
+                if w != "500" {
+                    return err(wcol, format!("platform: 500 before|after, not '{w}'"));
+                }
+                let (when, wcol) = cur.expect_word("before or after")?;
+                let op = match when.as_str() {
+                    "before" => NetOp::Fail500Before,
+                    "after" => NetOp::Fail500After,
+                    _ => return err(wcol, format!("platform: 500 before|after, not '{when}'")),
+                };
+                if cur.peek_word().as_deref() == Some("executing") {
+                    cur.word();
+                }
+                let server = self.of_server(cur)?;
+                Action::Net {
+                    op,
+                    kind: Some(MsgKind::Request),
+                    server,
+                }
+            }
+            "upstream:" => self.upstream(CallKind::Any, cur)?,
+            "upstream" => {
+                let (sel, scol) = cur.expect_word(
+                    "a call kind (charge:, query:, cancel:, refund:, query-refund:, u3:)",
+                )?;
+                let Some(sel) = sel.strip_suffix(':') else {
+                    return err(scol, format!("expected 'upstream {sel}:'"));
+                };
+                let call = match sel {
+                    "charge" => CallKind::Charge,
+                    "query" => CallKind::Query,
+                    "cancel" => CallKind::Cancel,
+                    "refund" => CallKind::Refund,
+                    "query-refund" => CallKind::QueryRefund,
+                    other => match other.strip_prefix('u').and_then(|n| n.parse().ok()) {
+                        Some(n) => CallKind::Id(n),
+                        None => {
+                            return err(
+                                scol,
+                                format!(
+                                    "unknown call kind '{other}' (charge, query, cancel, refund, query-refund, uN)"
+                                ),
+                            );
+                        }
+                    },
+                };
+                self.upstream(call, cur)?
+            }
+            "payer:" => {
+                let (w, wcol) = cur.expect_word("authenticate")?;
+                if w != "authenticate" {
+                    return err(
+                        wcol,
+                        format!("payer: authenticate [att_001] ok|fail, not '{w}'"),
+                    );
+                }
+                let mut attempt = None;
+                if let Some(w) = cur.peek_word().filter(|w| w.starts_with("att_")) {
+                    let c = cur.col();
+                    cur.word();
+                    attempt =
+                        Some(parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?);
+                }
+                Action::Payer {
+                    attempt,
+                    ok: ok_fail(cur)?,
+                }
+            }
+            "env:" => Action::Control(self.env(cur)?),
+            "branch:" => Action::Branch(branch(cur)?),
+            "wait" => {
+                let (d, dcol) = cur.expect_word("a duration (15s, 7d)")?;
+                Action::Wait(
+                    parse_duration(&d)
+                        .ok_or((dcol, format!("'{d}' is not a duration (15s, 2min, 7d)")))?,
+                )
+            }
+            "tick" => Action::Tick,
+            "until" => {
+                let (w, wcol) = cur.expect_word("quiet")?;
+                if w != "quiet" {
+                    return err(wcol, format!("until quiet, not 'until {w}'"));
+                }
+                let mut decision = AcquirerDecision::Approve;
+                for (k, v, c) in cur.pairs()? {
+                    if k != "upstream" {
+                        return err(c, format!("until quiet takes upstream=DECISION, not '{k}'"));
+                    }
+                    decision = parse_decision(&v).ok_or((c + 9, format!("unknown decision '{v}' (approve, decline, require_action, fail, approve_silently)")))?;
+                }
+                Action::UntilQuiet { decision }
+            }
+            "crash" | "restart" => {
+                let (name, ncol) = cur.expect_word("a server")?;
+                let server = self.client_server(&name, ncol)?;
+                if first == "crash" {
+                    Action::Crash { server }
+                } else {
+                    Action::Restart { server }
+                }
+            }
+            "expect:" => Action::Expect(self.expect_response(None, col, cur)?),
+            "expect" => Action::Expect(self.expect(cur)?),
+            "deliver" | "drop" | "duplicate" | "500-before" | "500-after" | "acquire"
+            | "advance" | "authenticate" | "rate-limit" | "pause-channel" | "issue-api-key"
+            | "revoke-api-key" | "fee-rate" => Action::Step(self.step(first, cur)?),
+            _ => {
+                if let Some(name) = first.strip_suffix(':') {
+                    if is_name(name) {
+                        let server = self.server(name, col)?;
+                        return self.request_or_command(server, cur);
+                    }
+                }
+                return err(
+                    col,
+                    format!(
+                        "unknown statement '{first}' (a statement starts with SERVER:, net:, platform:, upstream, payer:, env:, branch:, wait, tick, until quiet, crash, restart, expect, use, server, assume, or a step label such as 'deliver m1')"
+                    ),
+                );
+            }
+        })
+    }
+
+    fn of_server(&self, cur: &mut Cursor) -> Result<Option<usize>, LineError> {
+        match cur.peek_word().as_deref() {
+            Some("of") | Some("to") | Some("from") => {
+                cur.word();
+                let (name, col) = cur.expect_word("a server")?;
+                Ok(Some(self.server(&name, col)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn net(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
+        let (op, ocol) = cur.expect_word("drop, duplicate, hold or release")?;
+        let op = match op.as_str() {
+            "drop" => NetOp::Drop,
+            "duplicate" => NetOp::Duplicate,
+            "hold" => NetOp::Hold,
+            "release" => NetOp::Release,
+            _ => {
+                return err(
+                    ocol,
+                    format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
+                );
+            }
+        };
+        if op == NetOp::Release && cur.at_end() {
+            return Ok(Action::Net {
+                op,
+                kind: None,
+                server: None,
+            });
+        }
+        let (kind, kcol) = cur.expect_word("request, response or webhook")?;
+        let kind = match kind.as_str() {
+            "request" => MsgKind::Request,
+            "response" => MsgKind::Response,
+            "webhook" => MsgKind::Webhook,
+            _ => {
+                return err(
+                    kcol,
+                    format!(
+                        "net: {} request|response|webhook, not '{kind}'",
+                        op_name(op)
+                    ),
+                );
+            }
+        };
+        let server = self.of_server(cur)?;
+        if kind != MsgKind::Webhook && server.is_none() && !self.requested.contains(&usize::MAX) {
+            // Without a server, a request or response is the last request line's.
+            return err(
+                kcol,
+                format!(
+                    "net: {} {} needs a request line before it (or 'to SERVER')",
+                    op_name(op),
+                    kind_name(kind)
+                ),
+            );
+        }
+        Ok(Action::Net {
+            op,
+            kind: Some(kind),
+            server,
+        })
+    }
+
+    fn upstream(&mut self, call: CallKind, cur: &mut Cursor) -> Result<Action, LineError> {
+        let (w, wcol) = cur.expect_word(
+            "a decision (approve, decline, require_action, fail, approve_silently), lost or reply",
+        )?;
+        if w == "lost" {
+            return Ok(Action::UpstreamLost { call });
+        }
+        if w == "reply" {
+            let deliver = match cur.peek_word().as_deref() {
+                Some("lost") => {
+                    cur.word();
+                    false
+                }
+                Some("deliver") => {
+                    cur.word();
+                    true
+                }
+                _ => true,
+            };
+            return Ok(Action::UpstreamReply { deliver });
+        }
+        let decision = parse_decision(&w).ok_or((
+            wcol,
+            format!("unknown decision '{w}' (approve, decline, require_action, fail, approve_silently, lost, reply)"),
+        ))?;
+        let mut reply = ReplyFate::Deliver;
+        for (k, v, c) in cur.pairs()? {
+            if k != "reply" {
+                return err(
+                    c,
+                    format!("upstream takes reply=deliver|lost|held, not '{k}'"),
+                );
+            }
+            reply = match v.as_str() {
+                "deliver" => ReplyFate::Deliver,
+                "lost" => ReplyFate::Lost,
+                "held" => ReplyFate::Held,
+                _ => return err(c + 6, format!("reply=deliver, lost or held, not '{v}'")),
+            };
+        }
+        Ok(Action::Upstream {
+            call,
+            decision,
+            reply,
+        })
+    }
+
+    fn env(&mut self, cur: &mut Cursor) -> Result<Control, LineError> {
+        let (what, wcol) =
+            cur.expect_word("rate-limit, pause-channel, issue-key, revoke-key or fee-rate")?;
+        Ok(match what.as_str() {
+            "rate-limit" | "429" => {
+                let on = on_off(cur)?;
+                let mut merchant = MerchantId(1);
+                for (k, v, c) in cur.pairs()? {
+                    if k != "merchant" {
+                        return err(c, format!("rate-limit takes merchant=N, not '{k}'"));
+                    }
+                    merchant = parse_merchant(&v).ok_or((c, format!("'{v}' is not a merchant")))?;
+                }
+                Control::SetRateLimited { merchant, on }
+            }
+            "pause-channel" | "503" => Control::SetChannelPaused { on: on_off(cur)? },
+            "issue-key" => Control::IssueApiKey(key_spec(cur)?),
+            "revoke-key" => {
+                let (k, c) = cur.expect_word("an API key")?;
+                Control::RevokeApiKey(
+                    parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?,
+                )
+            }
+            "fee-rate" => {
+                let (n, c) = cur.expect_word("basis points")?;
+                Control::SetFeeRate {
+                    bps: n
+                        .parse()
+                        .map_err(|_| (c, format!("'{n}' is not a number of basis points")))?,
+                }
+            }
+            _ => {
+                return err(
+                    wcol,
+                    format!(
+                        "unknown env switch '{what}' (rate-limit, pause-channel, issue-key, revoke-key, fee-rate)"
+                    ),
+                );
+            }
+        })
+    }
+
+    /// A world choice by its label (the labels of `payhub-verify replay` tapes).
+    fn step(&mut self, verb: &str, cur: &mut Cursor) -> Result<Choice, LineError> {
+        let msg = |cur: &mut Cursor, prefix: char| -> Result<(MsgId, char), LineError> {
+            let (w, c) = cur.expect_word("a message id (m3, u2)")?;
+            let mut chars = w.chars();
+            let first = chars.next().unwrap_or(' ');
+            let n: Option<u32> = chars.as_str().parse().ok();
+            match n {
+                Some(n) if first == 'm' || (first == 'u' && prefix == 'u') => Ok((MsgId(n), first)),
+                _ => err(
+                    c,
+                    format!("'{w}' is not a message id (m3, or u2 on the upstream link)"),
+                ),
+            }
+        };
+        let opt_branch = |cur: &mut Cursor| -> Result<Option<Branch>, LineError> {
+            if cur.at_end() {
+                Ok(None)
+            } else {
+                branch(cur).map(Some)
+            }
+        };
+        Ok(match verb {
+            "deliver" => {
+                let (id, link) = msg(cur, 'u')?;
+                if link == 'u' {
+                    Choice::DeliverUpstream { msg: id }
+                } else {
+                    Choice::Deliver {
+                        msg: id,
+                        branch: opt_branch(cur)?,
+                    }
+                }
+            }
+            "drop" => {
+                let (id, link) = msg(cur, 'u')?;
+                if link == 'u' {
+                    Choice::DropUpstream { msg: id }
+                } else {
+                    Choice::Drop { msg: id }
+                }
+            }
+            "duplicate" => Choice::Duplicate {
+                msg: msg(cur, 'm')?.0,
+            },
+            "500-before" => Choice::Fail500Before {
+                msg: msg(cur, 'm')?.0,
+            },
+            "500-after" => {
+                let id = msg(cur, 'm')?.0;
+                Choice::Fail500After {
+                    msg: id,
+                    branch: opt_branch(cur)?,
+                }
+            }
+            "acquire" => {
+                let (w, c) = cur.expect_word("an upstream message id (u2)")?;
+                let id = w
+                    .strip_prefix('u')
+                    .and_then(|n| n.parse().ok())
+                    .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
+                let (d, dc) = cur.expect_word("a decision")?;
+                let decision = parse_decision(&d).ok_or((dc, format!("unknown decision '{d}'")))?;
+                Choice::Acquire {
+                    msg: MsgId(id),
+                    decision,
+                }
+            }
+            "advance" => {
+                let (d, dcol) = cur.expect_word("a duration")?;
+                Choice::Advance(
+                    parse_duration(&d).ok_or((dcol, format!("'{d}' is not a duration")))?,
+                )
+            }
+            "authenticate" => {
+                let (w, c) = cur.expect_word("an attempt id (att_001)")?;
+                let attempt =
+                    parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
+                Choice::Authenticate {
+                    attempt,
+                    ok: ok_fail(cur)?,
+                }
+            }
+            "rate-limit" => {
+                let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
+                let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
+                Choice::Control(Control::SetRateLimited {
+                    merchant,
+                    on: on_off(cur)?,
+                })
+            }
+            "pause-channel" => Choice::Control(Control::SetChannelPaused { on: on_off(cur)? }),
+            "issue-api-key" => Choice::Control(Control::IssueApiKey(key_spec(cur)?)),
+            "revoke-api-key" => {
+                let (k, c) = cur.expect_word("an API key")?;
+                Choice::Control(Control::RevokeApiKey(
+                    parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?,
+                ))
+            }
+            "fee-rate" => {
+                let (n, c) = cur.expect_word("basis points")?;
+                Choice::Control(Control::SetFeeRate {
+                    bps: n
+                        .parse()
+                        .map_err(|_| (c, format!("'{n}' is not a number")))?,
+                })
+            }
+            _ => unreachable!("dispatched on known labels"),
+        })
+    }
+
+    fn request_or_command(&mut self, server: usize, cur: &mut Cursor) -> Result<Action, LineError> {
+        let col = cur.col();
+        let first = cur.peek_word().unwrap_or_default();
+        if first.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+            let request = request::parse(cur, self.servers[server].api_key)?;
+            return Ok(Action::Request { server, request });
+        }
+        let s = &self.servers[server];
+        if s.policy.is_none() {
+            if first.is_empty() {
+                return err(col, "expected a request (POST /v1/payments …)");
+            }
+            return err(
+                col,
+                format!(
+                    "'{first}' is not a method; server {} is a scripted sender and sends requests (GET, POST, DELETE). Business commands need a client server (server {} client=reference)",
+                    s.name, s.name
+                ),
+            );
+        }
+        let command = command(cur)?;
+        let mut crash_after = false;
+        if cur.peek_word().as_deref() == Some("then") {
+            cur.word();
+            let (w, wc) = cur.expect_word("crash")?;
+            if w != "crash" {
+                return err(wc, format!("'then crash', not 'then {w}'"));
+            }
+            crash_after = true;
+        }
+        let item = u16::try_from(self.workload.len())
+            .map_err(|_| (col, "too many commands".to_owned()))?;
+        self.workload.push(WorkItem {
+            node: s.node,
+            command,
+            times: 1,
+        });
+        Ok(Action::Command {
+            server,
+            item,
+            crash_after,
+        })
+    }
+}
+
+fn op_name(op: NetOp) -> &'static str {
+    match op {
+        NetOp::Drop => "drop",
+        NetOp::Duplicate => "duplicate",
+        NetOp::Hold => "hold",
+        NetOp::Release => "release",
+        NetOp::Fail500Before => "500 before",
+        NetOp::Fail500After => "500 after",
+    }
+}
+
+fn kind_name(kind: MsgKind) -> &'static str {
+    match kind {
+        MsgKind::Request => "request",
+        MsgKind::Response => "response",
+        MsgKind::Webhook => "webhook",
+    }
+}
+
+fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
+    let (w, c) = cur.expect_word("a branch (S4:conflict, S5:wait, …)")?;
+    BRANCHES
+        .iter()
+        .copied()
+        .find(|b| b.as_str() == w)
+        .ok_or_else(|| {
+            let names: Vec<&str> = BRANCHES.iter().map(|b| b.as_str()).collect();
+            (
+                c,
+                format!("unknown branch '{w}' (branches: {})", names.join(", ")),
+            )
+        })
+}
+
+fn on_off(cur: &mut Cursor) -> Result<bool, LineError> {
+    let (w, c) = cur.expect_word("on or off")?;
+    match w.as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => err(c, format!("on or off, not '{w}'")),
+    }
+}
+
+fn ok_fail(cur: &mut Cursor) -> Result<bool, LineError> {
+    let (w, c) = cur.expect_word("ok or fail")?;
+    match w.as_str() {
+        "ok" => Ok(true),
+        "fail" => Ok(false),
+        _ => err(c, format!("ok or fail, not '{w}'")),
+    }
+}
+
+fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
+    let (k, c) = cur.expect_word("an API key")?;
+    let id = parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?;
+    default_api_keys()
+        .into_iter()
+        .chain([rotated_key_spec()])
+        .find(|s| s.id == id)
+        .ok_or((
+            c,
+            format!("{k} is not a key the world can issue (ak_1 … ak_5)"),
+        ))
+}
+
+fn parse_attempt(s: &str) -> Option<AttemptId> {
+    let digits = s.strip_prefix("att_")?;
+    digits.parse().ok().map(AttemptId)
+}
+
+pub(crate) fn parse_decision(s: &str) -> Option<AcquirerDecision> {
+    Some(match s.replace('-', "_").as_str() {
+        "approve" => AcquirerDecision::Approve,
+        "decline" => AcquirerDecision::Decline,
+        "require_action" => AcquirerDecision::RequireAction,
+        "fail" => AcquirerDecision::Fail,
+        "approve_silently" => AcquirerDecision::ApproveSilently,
+        _ => return None,
+    })
+}
+
+fn command(cur: &mut Cursor) -> Result<Command, LineError> {
+    let (verb, vcol) =
+        cur.expect_word("a business command (pay, retry-card, cancel, amend, refund, reconcile)")?;
+    let mut word = |what: &str| cur.expect_word(what);
+    let amount = |(w, c): (String, u32)| -> Result<u64, LineError> {
+        w.parse()
+            .map_err(|_| (c, format!("'{w}' is not an amount")))
+    };
+    Ok(match verb.as_str() {
+        "pay" => {
+            let (order, _) = word("an order number")?;
+            let amount = amount(word("an amount")?)?;
+            let (currency, _) = word("a currency")?;
+            let card = card(&mut word)?;
+            Command::PayOrder {
+                order,
+                amount,
+                currency,
+                card,
+            }
+        }
+        "retry-card" => {
+            let (order, _) = word("an order number")?;
+            let card = card(&mut word)?;
+            Command::RetryWithCard { order, card }
+        }
+        "cancel" => Command::CancelOrder {
+            order: word("an order number")?.0,
+        },
+        "amend" => {
+            let (order, _) = word("an order number")?;
+            let amount = amount(word("an amount")?)?;
+            Command::AmendOrder { order, amount }
+        }
+        "refund" => {
+            let (order, _) = word("an order number")?;
+            let (refund, _) = word("a refund number")?;
+            let amount = amount(word("an amount")?)?;
+            Command::RefundOrder {
+                order,
+                refund,
+                amount,
+            }
+        }
+        "reconcile" => Command::Reconcile,
+        _ => {
+            return err(
+                vcol,
+                format!(
+                    "unknown business command '{verb}' (pay, retry-card, cancel, amend, refund, reconcile)"
+                ),
+            );
+        }
+    })
+}
+
+fn card(word: &mut WordFn<'_>) -> Result<Card, LineError> {
+    let (w, c) = word("card")?;
+    if w != "card" {
+        return err(c, format!("expected 'card X', not '{w}'"));
+    }
+    let (label, lc) = word("a card label (A)")?;
+    let mut chars = label.chars();
+    match (chars.next(), chars.next()) {
+        (Some(ch), None) => Ok(Card(ch)),
+        _ => err(lc, format!("a card is one letter, not '{label}'")),
+    }
+}
+
+/// Reads the next word, or fails naming what was expected.
+type WordFn<'a> = dyn FnMut(&str) -> Result<(String, u32), LineError> + 'a;
+
+/// A client command as a script line (after `NAME: `).
+pub(crate) fn render_command(command: &Command) -> String {
+    match command {
+        Command::PayOrder {
+            order,
+            amount,
+            currency,
+            card,
+        } => {
+            format!("pay {order} {amount} {currency} card {}", card.0)
+        }
+        Command::RetryWithCard { order, card } => format!("retry-card {order} card {}", card.0),
+        Command::CancelOrder { order } => format!("cancel {order}"),
+        Command::AmendOrder { order, amount } => format!("amend {order} {amount}"),
+        Command::RefundOrder {
+            order,
+            refund,
+            amount,
+        } => format!("refund {order} {refund} {amount}"),
+        Command::Reconcile => "reconcile".to_owned(),
+    }
+}

@@ -1,0 +1,390 @@
+//! What a run of a script did, and its renderings: text (each statement followed by
+//! the trace lines it caused and the verdict of its expectation), JSON, Mermaid.
+
+use super::ScriptError;
+use super::ast::{Pos, Server};
+use crate::choice::Choice;
+use crate::config::WorldConfig;
+use crate::driver::Violation;
+use crate::trace::Trace;
+use crate::world::World;
+use payhub_model::{ApiRequest, ApiResponse, AttemptId, Card, ErrorCode, PaymentId, RequestId};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// A request line and what came of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Exchange {
+    /// The script line that sent it.
+    pub line: u32,
+    pub server: String,
+    pub node: u8,
+    pub id: RequestId,
+    pub request: ApiRequest,
+    /// The response as the server received it.
+    pub response: Option<ApiResponse>,
+    /// The request or its response was lost.
+    pub lost: bool,
+}
+
+impl Exchange {
+    /// `(status, error code)` of the response, if one arrived.
+    pub fn answer(&self) -> Option<(u16, Option<ErrorCode>)> {
+        self.response.as_ref().map(|r| (r.status, r.error_code()))
+    }
+
+    /// `201`, `409 idempotency_conflict`, `lost` or `pending`.
+    pub fn outcome(&self) -> String {
+        match (&self.response, self.lost) {
+            (Some(r), _) => match r.error_code() {
+                Some(c) => format!("{} {}", r.status, c.as_str()),
+                None => r.status.to_string(),
+            },
+            (None, true) => "lost".to_owned(),
+            (None, false) => "pending".to_owned(),
+        }
+    }
+}
+
+/// An upstream charge call, with the Idempotency-Key of the request that caused it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct CallRecord {
+    pub attempt: AttemptId,
+    pub payment: PaymentId,
+    pub card: Card,
+    pub key: Option<String>,
+}
+
+/// The verdict on one expectation (or on a fault or branch that never applied).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExpectResult {
+    pub pos: Pos,
+    /// The script line, as written.
+    pub text: String,
+    /// `None` when it holds.
+    pub failure: Option<String>,
+    /// The run stopped (at a violation) before this line.
+    pub skipped: bool,
+}
+
+/// A run of a script.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub file: String,
+    pub title: Option<String>,
+    pub servers: Vec<Server>,
+    pub assumptions: Vec<payhub_model::Assumption>,
+    pub config: WorldConfig,
+    pub manual: bool,
+    pub source: Vec<String>,
+    /// Where each statement is.
+    pub statements: Vec<Pos>,
+    pub trace: Trace,
+    /// The choices applied, in order: a tape [`crate::driver::replay`] reproduces.
+    pub tape: Vec<Choice>,
+    /// The script line of each choice.
+    pub step_lines: Vec<u32>,
+    /// Every request line, in order, with its response.
+    pub exchanges: Vec<Exchange>,
+    pub results: Vec<ExpectResult>,
+    /// The first property violated, and the statement whose step violated it.
+    pub violation: Option<(Violation, Pos)>,
+    pub expected_violation: Option<String>,
+    /// A statement that could not apply (the world did not do what the script assumed).
+    pub error: Option<ScriptError>,
+    /// The world after the last step.
+    pub world: World,
+}
+
+impl Report {
+    /// Whether every expectation held and the violations are exactly the expected one.
+    pub fn passed(&self) -> bool {
+        let violation_ok = match (&self.violation, &self.expected_violation) {
+            (None, None) => true,
+            (Some((v, _)), Some(name)) => v.property == *name,
+            _ => false,
+        };
+        self.error.is_none() && violation_ok && self.results.iter().all(|r| r.failure.is_none())
+    }
+
+    /// The failures, one line each (`file:line:column: …`).
+    pub fn failures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(e) = &self.error {
+            out.push(e.to_string());
+        }
+        for r in &self.results {
+            if let Some(f) = &r.failure {
+                out.push(format!(
+                    "{}:{}:{}: {}: {f}",
+                    self.file, r.pos.line, r.pos.column, r.text
+                ));
+            }
+        }
+        if let (Some((v, pos)), None) = (&self.violation, &self.expected_violation) {
+            out.push(format!(
+                "{}:{}:{}: violated {}: {}",
+                self.file, pos.line, pos.column, v.property, v.detail
+            ));
+        }
+        out
+    }
+
+    /// `A=merchant-0 ak_1 (merchant_1 test)`, one per server.
+    fn servers_line(&self) -> String {
+        let parts: Vec<String> = self
+            .servers
+            .iter()
+            .map(|s| {
+                let owner = match (s.merchant, s.environment) {
+                    (Some(m), Some(e)) => format!(" ({m} {e})"),
+                    _ => String::new(),
+                };
+                let client = s
+                    .policy
+                    .as_ref()
+                    .map(|p| format!(" client={p} db={}", s.db))
+                    .unwrap_or_default();
+                format!(
+                    "{}=merchant-{} {}{owner}{client}",
+                    s.name, s.node, s.api_key
+                )
+            })
+            .collect();
+        parts.join(" · ")
+    }
+
+    /// Every setting of the world as `key=value`.
+    fn settings_line(&self) -> String {
+        let p = &self.config.params;
+        format!(
+            "delivery={} inbox={} jitter={} retention={} sync_wait={} concurrent_wait_timeout={} attempts_max={} payment_ttl={} session_ttl={} verify_interval={} auto_query_window={} manual_review_requery={} retry_after={} key_len_max={} webhook_redeliveries_max={} webhook_redelivery_delay={} fee_rate_bps={}",
+            if self.manual { "manual" } else { "auto" },
+            if self.config.immediate_inbox {
+                "immediate"
+            } else {
+                "travel"
+            },
+            if self.config.jitter { "on" } else { "off" },
+            p.retention,
+            p.sync_wait,
+            p.concurrent_wait_timeout,
+            p.attempts_max,
+            p.payment_ttl,
+            p.session_ttl,
+            p.verify_interval,
+            p.auto_query_window,
+            p.manual_review_requery,
+            p.retry_after_s,
+            p.key_len_max,
+            p.webhook_redeliveries_max,
+            p.webhook_redelivery_delay,
+            p.fee_rate_bps
+        )
+    }
+
+    /// One line per trace event, as [`Trace::to_text`] writes them.
+    fn event_lines(&self) -> Vec<String> {
+        let text = self.trace.to_text();
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        if lines.len() == self.trace.events.len() {
+            lines
+        } else {
+            self.trace
+                .events
+                .iter()
+                .map(|e| self.trace.describe(e).replace('\n', " "))
+                .collect()
+        }
+    }
+
+    /// The verdict line: `PASSED: …`, or `FAILED: …`.
+    pub fn verdict(&self) -> String {
+        let held = self
+            .results
+            .iter()
+            .filter(|r| r.failure.is_none() && !r.skipped)
+            .count();
+        let failed = self.results.iter().filter(|r| r.failure.is_some()).count();
+        let violation = match (&self.violation, &self.expected_violation) {
+            (None, _) => "no property violated".to_owned(),
+            (Some((v, pos)), Some(name)) if v.property == *name => {
+                format!("violated {} at line {}, as expected", v.property, pos.line)
+            }
+            (Some((v, pos)), _) => {
+                format!("VIOLATED {} at line {}: {}", v.property, pos.line, v.detail)
+            }
+        };
+        let steps = self.tape.len();
+        if self.passed() {
+            format!("PASSED: {steps} steps, {held} expectations hold, {violation}")
+        } else if let Some(e) = &self.error {
+            format!("FAILED: {e}")
+        } else {
+            format!("FAILED: {steps} steps, {failed} expectations failed, {violation}")
+        }
+    }
+
+    /// The run as text: a header (file, title, servers, settings, assumptions), then each
+    /// statement of the script followed by the trace lines its steps caused and the
+    /// verdict of its expectation, then one verdict line.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "script: {}", self.file);
+        if let Some(t) = &self.title {
+            let _ = writeln!(s, "title: {t}");
+        }
+        let _ = writeln!(s, "servers: {}", self.servers_line());
+        let _ = writeln!(s, "settings: {}", self.settings_line());
+        for a in &self.assumptions {
+            let _ = writeln!(s, "assumes {}: {}", a.id(), a.taken());
+        }
+        let events = self.event_lines();
+        let mut by_line: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+        for (i, e) in self.trace.events.iter().enumerate() {
+            let line = self.step_lines.get(e.step as usize).copied().unwrap_or(0);
+            by_line.entry(line).or_default().push(i);
+        }
+        let mut lines: Vec<u32> = self.statements.iter().map(|p| p.line).collect();
+        for r in &self.results {
+            lines.push(r.pos.line);
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        for line in lines {
+            let text = self
+                .source
+                .get(line as usize - 1)
+                .map(|l| l.trim())
+                .unwrap_or("");
+            let _ = writeln!(s, "{line:>4} | {text}");
+            for i in by_line.get(&line).into_iter().flatten() {
+                let _ = writeln!(s, "     |   {}", events[*i]);
+            }
+            for r in self.results.iter().filter(|r| r.pos.line == line) {
+                let verdict = match (&r.failure, r.skipped) {
+                    (Some(f), _) => format!("FAILED: {f}"),
+                    (None, true) => "not reached".to_owned(),
+                    (None, false) => "ok".to_owned(),
+                };
+                let _ = writeln!(s, "     |   => {verdict}");
+            }
+            if let Some((v, vpos)) = &self.violation {
+                if vpos.line == line {
+                    let _ = writeln!(s, "     |   => violated {}: {}", v.property, v.detail);
+                }
+            }
+        }
+        let _ = writeln!(s, "{}", self.verdict());
+        if !self.passed() {
+            let _ = writeln!(s, "reproduce: payhub-verify run {}", self.file);
+        }
+        s
+    }
+
+    /// The run as JSON.
+    pub fn to_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Step {
+            line: u32,
+            choice: String,
+        }
+        #[derive(Serialize)]
+        struct ExchangeJson<'a> {
+            line: u32,
+            server: &'a str,
+            request: String,
+            outcome: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            response: Option<&'a ApiResponse>,
+        }
+        #[derive(Serialize)]
+        struct ViolationJson<'a> {
+            property: &'a str,
+            detail: &'a str,
+            line: u32,
+        }
+        #[derive(Serialize)]
+        struct Assumed<'a> {
+            id: &'a str,
+            taken: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Json<'a> {
+            file: &'a str,
+            title: Option<&'a str>,
+            passed: bool,
+            verdict: String,
+            servers: &'a [Server],
+            assumptions: Vec<Assumed<'a>>,
+            steps: Vec<Step>,
+            events: &'a [crate::trace::Event],
+            exchanges: Vec<ExchangeJson<'a>>,
+            expectations: &'a [ExpectResult],
+            violation: Option<ViolationJson<'a>>,
+            expected_violation: Option<&'a str>,
+            error: Option<&'a ScriptError>,
+        }
+        let json = Json {
+            file: &self.file,
+            title: self.title.as_deref(),
+            passed: self.passed(),
+            verdict: self.verdict(),
+            servers: &self.servers,
+            assumptions: self
+                .assumptions
+                .iter()
+                .map(|a| Assumed {
+                    id: a.id(),
+                    taken: a.taken(),
+                })
+                .collect(),
+            steps: self
+                .tape
+                .iter()
+                .zip(&self.step_lines)
+                .map(|(c, l)| Step {
+                    line: *l,
+                    choice: c.to_string(),
+                })
+                .collect(),
+            events: &self.trace.events,
+            exchanges: self
+                .exchanges
+                .iter()
+                .map(|x| ExchangeJson {
+                    line: x.line,
+                    server: &x.server,
+                    request: x.request.to_string(),
+                    outcome: x.outcome(),
+                    response: x.response.as_ref(),
+                })
+                .collect(),
+            expectations: &self.results,
+            violation: self.violation.as_ref().map(|(v, pos)| ViolationJson {
+                property: &v.property,
+                detail: &v.detail,
+                line: pos.line,
+            }),
+            expected_violation: self.expected_violation.as_deref(),
+            error: self.error.as_ref(),
+        };
+        serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
+    pub fn to_mermaid(&self) -> String {
+        let mut s = format!("%% script: {}\n", self.file);
+        s.push_str(&self.trace.to_mermaid());
+        for r in &self.results {
+            let verdict = match (&r.failure, r.skipped) {
+                (Some(f), _) => format!("FAILED: {f}"),
+                (None, true) => "not reached".to_owned(),
+                (None, false) => "ok".to_owned(),
+            };
+            let _ = writeln!(s, "%% line {}: {} => {verdict}", r.pos.line, r.text);
+        }
+        let _ = writeln!(s, "%% {}", self.verdict());
+        s
+    }
+}

@@ -1,0 +1,257 @@
+//! `payhub-verify run FILE…` (what-if scripts) and `payhub-verify scenario S7` (the
+//! contract's scenarios, kept as scripts in `scenarios/`).
+//!
+//! Exit codes: 0 every expectation and property held, 1 one failed, 2 a script is
+//! malformed (`file:line:column: what is wrong`; then nothing runs) or a scenario does
+//! not exist.
+
+use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
+use payhub_sim::script::{self, Report, Script, ScriptError};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// How a run is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScriptFormat {
+    /// Each statement with the trace lines it caused and its verdict.
+    Text,
+    Json,
+    Mermaid,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Script files (see docs/scripts.md).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ScriptFormat,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ScenarioArgs {
+    /// The scenario: S1 … S13, a branch (S4b, S5b, S8b) or a contract finding (F1, F2).
+    #[arg(required_unless_present = "list")]
+    pub name: Option<String>,
+    /// List the scenarios with their AC numbers.
+    #[arg(long)]
+    pub list: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ScriptFormat,
+    /// The folder of scenario scripts (default: ./scenarios, else the repository's).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// The names `expect violation` accepts: every *always* property.
+pub fn always_properties() -> Vec<&'static str> {
+    PROPERTIES
+        .iter()
+        .filter(|p| p.kind() == Kind::Always)
+        .map(|p| p.name)
+        .collect()
+}
+
+/// Reads and parses one script file.
+pub fn load(path: &Path) -> Result<Script, ScriptError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| ScriptError::new(&file, 1, 1, format!("cannot read: {e}")))?;
+    script::parse(&file, &bytes, &always_properties())
+}
+
+/// Runs a parsed script, checking every *always* property after every step.
+pub fn execute(script: &Script) -> Report {
+    let mut check = AlwaysCheck {
+        config: &script.config,
+    };
+    script::run(script, &mut check)
+}
+
+fn render(report: &Report, format: ScriptFormat) -> String {
+    match format {
+        ScriptFormat::Text => report.to_text(),
+        ScriptFormat::Json => report.to_json(),
+        ScriptFormat::Mermaid => report.to_mermaid(),
+    }
+}
+
+/// Parses every file first (any error: print them all, run none, exit 2), then runs
+/// each and prints its report.
+fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
+    let mut scripts = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        match load(f) {
+            Ok(s) => scripts.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("{e}");
+        }
+        return ExitCode::from(2);
+    }
+    let reports: Vec<Report> = scripts.iter().map(execute).collect();
+    match format {
+        ScriptFormat::Json => {
+            let items: Vec<String> = reports.iter().map(Report::to_json).collect();
+            println!("[{}]", items.join(",\n"));
+        }
+        _ => {
+            for (i, r) in reports.iter().enumerate() {
+                if i > 0 {
+                    println!();
+                }
+                print!("{}", render(r, format));
+            }
+        }
+    }
+    let failed: Vec<&Report> = reports.iter().filter(|r| !r.passed()).collect();
+    for r in &failed {
+        for f in r.failures() {
+            eprintln!("{f}");
+        }
+    }
+    if reports.len() > 1 && format == ScriptFormat::Text {
+        println!(
+            "\n{} of {} scripts passed",
+            reports.len() - failed.len(),
+            reports.len()
+        );
+    }
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
+    Ok(run_files(&args.files, args.format))
+}
+
+/// The folder of scenario scripts.
+fn scenario_dir(dir: Option<&Path>) -> PathBuf {
+    if let Some(d) = dir {
+        return d.to_path_buf();
+    }
+    let here = PathBuf::from("scenarios");
+    if here.is_dir() {
+        here
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+    }
+}
+
+/// The scenario files of a folder, sorted, with their names (`S07`, `S04b`, `F01`).
+fn scenario_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut files: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pha"))
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?;
+            let name = stem.split('-').next()?.to_owned();
+            Some((name, p))
+        })
+        .collect();
+    // The contract's scenarios first, then the findings.
+    files.sort_by_key(|(name, path)| (!name.starts_with('S'), path.clone()));
+    Ok(files)
+}
+
+/// `s7` → `S07`, `S4b` → `S04b`, `f1` → `F01`.
+pub fn normalize_name(name: &str) -> String {
+    let letters: String = name.chars().take_while(|c| c.is_alphabetic()).collect();
+    let rest = &name[letters.len()..];
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let suffix = &rest[digits.len()..];
+    match digits.parse::<u32>() {
+        Ok(n) => format!("{}{n:02}{}", letters.to_uppercase(), suffix.to_lowercase()),
+        Err(_) => name.to_owned(),
+    }
+}
+
+pub fn scenario(args: &ScenarioArgs) -> Result<ExitCode, String> {
+    let dir = scenario_dir(args.dir.as_deref());
+    let files = scenario_files(&dir)?;
+    if args.list {
+        return list(&files, args.format);
+    }
+    let want = normalize_name(args.name.as_deref().unwrap_or_default());
+    let Some((_, path)) = files.iter().find(|(n, _)| *n == want) else {
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(format!(
+            "no scenario '{}' in {} (scenarios: {})",
+            args.name.as_deref().unwrap_or_default(),
+            dir.display(),
+            names.join(", ")
+        ));
+    };
+    Ok(run_files(std::slice::from_ref(path), args.format))
+}
+
+fn list(files: &[(String, PathBuf)], format: ScriptFormat) -> Result<ExitCode, String> {
+    #[derive(serde::Serialize)]
+    struct Entry {
+        name: String,
+        ac: Option<String>,
+        title: Option<String>,
+        assumptions: Vec<&'static str>,
+        file: String,
+    }
+    let mut entries = Vec::new();
+    for (name, path) in files {
+        let s = load(path).map_err(|e| e.to_string())?;
+        entries.push(Entry {
+            name: name.clone(),
+            ac: s.ac().map(str::to_owned),
+            title: s.title.clone(),
+            assumptions: s.assumptions.iter().map(|a| a.id()).collect(),
+            file: path.display().to_string(),
+        });
+    }
+    match format {
+        ScriptFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?
+        ),
+        _ => {
+            for e in &entries {
+                let assumes = if e.assumptions.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (assumes {})", e.assumptions.join(", "))
+                };
+                println!(
+                    "{:<5} {:<7} {}{assumes}",
+                    e.name,
+                    e.ac.as_deref().unwrap_or("no AC"),
+                    e.title.as_deref().unwrap_or("")
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_names_normalize_to_file_prefixes() {
+        assert_eq!(normalize_name("S7"), "S07");
+        assert_eq!(normalize_name("s7"), "S07");
+        assert_eq!(normalize_name("S4b"), "S04b");
+        assert_eq!(normalize_name("S13"), "S13");
+        assert_eq!(normalize_name("F1"), "F01");
+        assert_eq!(normalize_name("x"), "x");
+    }
+}

@@ -1,0 +1,386 @@
+//! The contract's scenarios S1–S13, their alternative branches (S4, S5, S8) and the
+//! contract findings, run from the scripts of `scenarios/`: the files a reviewer reads
+//! are the runs these tests pin.
+//!
+//! Each test runs one script in the world (every *always* property checked after every
+//! step, every `expect` line of the script checked at its line), pins its text report
+//! with an insta snapshot (`tests/snapshots/`), and asserts the contract's own facts
+//! again in Rust: the AC number, the status and error code of every request in order,
+//! and the scenario's invariant on the acquirer's ledger.
+
+use payhub_model::{Card, ErrorCode, LedgerEntry, PaymentId, Rule};
+use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
+use payhub_sim::script::{self, Report, Script};
+use std::path::PathBuf;
+
+fn scenarios_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+/// The scenario files, sorted, with their names (`S07`, `S04b`, `F01`).
+fn scenario_files() -> Vec<(String, PathBuf)> {
+    let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(scenarios_dir())
+        .expect("scenarios/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pha"))
+        .map(|p| {
+            let stem = p.file_stem().unwrap().to_str().unwrap().to_owned();
+            (stem.split('-').next().unwrap().to_owned(), p)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn always() -> Vec<&'static str> {
+    PROPERTIES
+        .iter()
+        .filter(|p| p.kind() == Kind::Always)
+        .map(|p| p.name)
+        .collect()
+}
+
+/// Parses and runs scenario `name`; the report names the file relative to the repository.
+fn run(name: &str) -> (Script, Report) {
+    let (_, path) = scenario_files()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no scenarios/{name}-….pha"));
+    let label = format!("scenarios/{}", path.file_name().unwrap().to_str().unwrap());
+    let bytes = std::fs::read(&path).expect("readable scenario");
+    let script = script::parse(&label, &bytes, &always()).unwrap_or_else(|e| panic!("{e}"));
+    let mut check = AlwaysCheck {
+        config: &script.config,
+    };
+    let report = script::run(&script, &mut check);
+    (script, report)
+}
+
+/// Runs scenario `name`, requires that it passes, and pins its report.
+fn pinned(name: &str) -> (Script, Report) {
+    let (script, report) = run(name);
+    assert!(
+        report.passed(),
+        "{name} failed:\n{}\n{}",
+        report.failures().join("\n"),
+        report.to_text()
+    );
+    let stem = PathBuf::from(&report.file)
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    insta::assert_snapshot!(stem, report.to_text());
+    (script, report)
+}
+
+/// Every request line's server and outcome, in order: `("A", "409 idempotency_conflict")`.
+fn answers(r: &Report) -> Vec<(String, String)> {
+    r.exchanges
+        .iter()
+        .map(|x| (x.server.clone(), x.outcome()))
+        .collect()
+}
+
+fn a(outcomes: &[&str]) -> Vec<(String, String)> {
+    outcomes
+        .iter()
+        .map(|o| match o.split_once(' ') {
+            Some((s, rest)) if s.len() == 1 => (s.to_owned(), rest.to_owned()),
+            _ => ("A".to_owned(), (*o).to_owned()),
+        })
+        .collect()
+}
+
+fn captures(r: &Report) -> usize {
+    r.world
+        .acquirer
+        .ledger
+        .entries
+        .iter()
+        .filter(|e| matches!(e, LedgerEntry::Capture { .. }))
+        .count()
+}
+
+fn code_of(r: &Report, i: usize) -> Option<ErrorCode> {
+    r.exchanges[i]
+        .response
+        .as_ref()
+        .and_then(|x| x.error_code())
+}
+
+/// Every scenario file is pinned by a test below, and every test's file exists.
+#[test]
+fn every_scenario_file_has_a_test() {
+    let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
+    let tested = [
+        "F01", "F01b", "F02", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06",
+        "S07", "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
+    ];
+    assert_eq!(names, tested);
+    // S1–S13 are all there, and the three "A or B" scenarios have both branches.
+    for n in 1..=13 {
+        assert!(names.contains(&format!("S{n:02}")), "S{n} is missing");
+    }
+    for b in ["S04b", "S05b", "S08b"] {
+        assert!(names.contains(&b.to_owned()));
+    }
+}
+
+#[test]
+fn s01_replay_01_timeout_then_retry_with_k_returns_the_same_payment_once() {
+    let (s, r) = pinned("S01");
+    assert_eq!(s.ac(), Some("AC-014"));
+    assert_eq!(Rule::ReplayReusesObject.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["lost", "200"]));
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn s02_unknown_01_500_after_executing_then_retry_with_k_returns_the_original() {
+    let (s, r) = pinned("S02");
+    assert_eq!(s.ac(), Some("AC-069"));
+    assert_eq!(Rule::FiveXxMayHaveExecuted.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["500 internal_error", "200", "200"]));
+    let retry = r.exchanges[1].response.as_ref().unwrap();
+    assert_eq!(retry.payment().unwrap().id, PaymentId(1));
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn s02b_unknown_01_500_before_executing_then_retry_with_k_executes_once() {
+    let (s, r) = pinned("S02b");
+    assert_eq!(s.ac(), Some("AC-069"));
+    assert_eq!(answers(&r), a(&["500 internal_error", "201"]));
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn s03_conflict_01_same_key_different_amount_201_then_409_idempotency_conflict() {
+    let (s, r) = pinned("S03");
+    assert_eq!(s.ac(), Some("AC-016"));
+    assert_eq!(Rule::IdempotencyConflict.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["201", "409 idempotency_conflict"]));
+    assert_eq!(code_of(&r, 1), Some(ErrorCode::IdempotencyConflict));
+    let original = r.world.platform.payment_view(PaymentId(1)).unwrap();
+    assert_eq!(
+        original.amount, 10000,
+        "the original transaction is unchanged"
+    );
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn s04_order_01_new_key_same_order_conflict_branch_409_order_no_conflict() {
+    let (s, r) = pinned("S04");
+    assert_eq!(s.ac(), Some("AC-017"));
+    assert_eq!(Rule::OrderNoNewKey.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["201", "409 order_no_conflict", "200"]));
+    let error = match &r.exchanges[1].response.as_ref().unwrap().body {
+        payhub_model::ResponseBody::Error { error } => error.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        error.related_resource_id.map(|x| x.to_string()).as_deref(),
+        Some("pay_demo_001")
+    );
+    assert_eq!(r.world.platform.payments().len(), 1);
+    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+}
+
+#[test]
+fn s04b_order_01_new_key_same_order_existing_object_branch_200_same_payment() {
+    let (s, r) = pinned("S04b");
+    assert_eq!(s.ac(), Some("AC-017"));
+    assert_eq!(answers(&r), a(&["201", "200", "200"]));
+    for x in &r.exchanges {
+        assert_eq!(
+            x.response.as_ref().unwrap().payment().unwrap().id,
+            PaymentId(1)
+        );
+    }
+    assert_eq!(r.world.platform.payments().len(), 1);
+    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+}
+
+#[test]
+fn s05_conc_02_concurrent_same_key_wait_branch_201_and_200_one_execution() {
+    let (s, r) = pinned("S05");
+    assert_eq!(s.ac(), Some("AC-015"));
+    assert_eq!(Rule::ConcurrentWaitSameObject.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["A 201", "B 200"]));
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn s05b_conc_03_concurrent_same_key_in_progress_branch_409_then_retry_200() {
+    let (s, r) = pinned("S05b");
+    assert_eq!(s.ac(), Some("AC-015"));
+    assert_eq!(
+        answers(&r),
+        a(&["A 201", "B 409 operation_in_progress", "B 200"])
+    );
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn s06_replay_02_same_key_ten_times_one_payment_one_charge() {
+    let (s, r) = pinned("S06");
+    assert_eq!(s.ac(), Some("AC-014"));
+    let mut expected = vec!["201"];
+    expected.extend(["200"; 9]);
+    assert_eq!(answers(&r), a(&expected));
+    assert_eq!(r.world.platform.payments().len(), 1);
+    assert_eq!(r.world.platform.attempts().len(), 1);
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn s07_card_03_card_b_on_retry_after_timeout_is_never_charged() {
+    let (s, r) = pinned("S07");
+    assert_eq!(s.ac(), Some("AC-018"));
+    assert_eq!(Rule::CardReplayNotCharged.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["lost", "200"]));
+    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+    assert_eq!(r.world.acquirer.ledger.captures_on(Card('A')), 1);
+}
+
+#[test]
+fn s08_attempt_01_confirm_new_key_while_processing_409_payment_in_progress() {
+    let (s, r) = pinned("S08");
+    assert_eq!(s.ac(), Some("AC-027"));
+    assert_eq!(Rule::ConfirmWhileProcessing.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["202", "409 payment_in_progress"]));
+    assert_eq!(r.world.platform.attempts().len(), 1);
+    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+}
+
+#[test]
+fn s08b_attempt_01_confirm_new_key_while_processing_200_original_status() {
+    let (s, r) = pinned("S08b");
+    assert_eq!(s.ac(), Some("AC-027"));
+    assert_eq!(answers(&r), a(&["202", "200"]));
+    let p = r.exchanges[1].response.as_ref().unwrap().payment().unwrap();
+    assert_eq!(p.status, payhub_model::PaymentStatus::Processing);
+    assert_eq!(r.world.platform.attempts().len(), 1);
+    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+}
+
+#[test]
+fn s09_attempt_02_card_retry_after_failure_new_attempt_same_payment_and_fee() {
+    let (s, r) = pinned("S09");
+    assert_eq!(s.ac(), Some("AC-026"));
+    assert_eq!(Rule::CardRetryAfterFailure.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["201", "200", "200"]));
+    let p = r.exchanges[2].response.as_ref().unwrap().payment().unwrap();
+    assert_eq!((p.attempt_count, p.fee_rate_bps), (2, 290));
+    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 1);
+    assert_eq!(r.world.acquirer.ledger.captures_on(Card('A')), 0);
+}
+
+#[test]
+fn s10_rate_01_429_not_executed_then_retry_after_2_seconds_201() {
+    let (s, r) = pinned("S10");
+    assert_eq!(s.ac(), None);
+    assert_eq!(Rule::RateLimited.ac(), None);
+    assert_eq!(answers(&r), a(&["429 rate_limited", "201"]));
+    assert_eq!(
+        r.exchanges[0].response.as_ref().unwrap().retry_after_s,
+        Some(2)
+    );
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn s11_refund_02_refund_timeout_retry_with_k_same_refund_one_upstream_refund() {
+    let (s, r) = pinned("S11");
+    assert_eq!(s.ac(), Some("AC-033"));
+    assert_eq!(Rule::RefundReplaySameRefund.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["201", "lost", "200", "200"]));
+    assert_eq!(
+        r.world
+            .acquirer
+            .ledger
+            .refunds_of(payhub_model::RefundId(1)),
+        1
+    );
+    assert_eq!(r.world.platform.refunds().len(), 1);
+}
+
+#[test]
+fn s12_cancel_01_cancel_202_keeps_requires_action_then_canceled() {
+    let (s, r) = pinned("S12");
+    assert_eq!(s.ac(), Some("AC-029"));
+    assert_eq!(Rule::Cancel202KeepsStatus.ac(), s.ac());
+    assert_eq!(answers(&r), a(&["201", "202", "200"]));
+    let p = r.exchanges[1].response.as_ref().unwrap().payment().unwrap();
+    assert_eq!(p.status, payhub_model::PaymentStatus::RequiresAction);
+    assert_eq!(captures(&r), 0);
+}
+
+#[test]
+fn s13_rate_04_channel_paused_503_nothing_created_then_retry_201() {
+    let (s, r) = pinned("S13");
+    assert_eq!(s.ac(), None);
+    assert_eq!(Rule::ChannelPaused.ac(), None);
+    assert_eq!(answers(&r), a(&["503 temporarily_unavailable", "201"]));
+    assert_eq!(captures(&r), 1);
+}
+
+#[test]
+fn f01_ret_01_confirm_key_replayed_after_retention_is_refused_as_expired() {
+    let (s, r) = pinned("F01");
+    let ids: Vec<&str> = s.assumptions.iter().map(|a| a.id()).collect();
+    assert!(ids.contains(&"A-EXPIRES-AT"), "{ids:?}");
+    assert_eq!(
+        answers(&r),
+        a(&["201", "200", "200", "422 payment_expired"])
+    );
+    assert_eq!(r.world.platform.attempts().len(), 2);
+}
+
+#[test]
+fn f01b_ret_01_confirm_key_replayed_after_retention_charges_again_with_a_long_expiry() {
+    let (s, r) = pinned("F01b");
+    assert_eq!(
+        s.assumptions.iter().map(|a| a.id()).collect::<Vec<_>>(),
+        ["A-EXPIRES-AT"]
+    );
+    assert_eq!(answers(&r), a(&["201", "200", "pending"]));
+    let (v, _) = r.violation.as_ref().expect("the replay breaks a property");
+    assert_eq!(v.property, "at-most-one-charge-per-scope");
+}
+
+#[test]
+fn f02_cko_01_new_key_session_same_order_other_amount_409_order_no_conflict() {
+    let (s, r) = pinned("F02");
+    assert_eq!(
+        s.assumptions.iter().map(|a| a.id()).collect::<Vec<_>>(),
+        ["A-CKO-CONFLICT"]
+    );
+    assert_eq!(answers(&r), a(&["201", "201", "409 order_no_conflict"]));
+    assert_eq!(r.world.platform.payments().len(), 1);
+    assert_eq!(r.world.platform.sessions().len(), 2);
+}
+
+/// A script run and its tape replayed by the driver give the same trace: a script is a
+/// tape with a readable face.
+#[test]
+fn scenario_runs_replay_from_their_tapes() {
+    for (name, _) in scenario_files() {
+        let (s, r) = run(&name);
+        let mut check = AlwaysCheck { config: &s.config };
+        let mut trace = payhub_sim::Trace::new();
+        let (_, outcome) =
+            payhub_sim::driver::replay(&s.config, &r.tape, &mut check, Some(&mut trace))
+                .unwrap_or_else(|(i, e)| panic!("{name}: step {i}: {e}"));
+        assert_eq!(trace.to_text(), r.trace.to_text(), "{name}");
+        assert_eq!(
+            outcome.violation.map(|v| v.property),
+            r.violation.map(|(v, _)| v.property),
+            "{name}"
+        );
+    }
+}
