@@ -5,9 +5,12 @@
 
 mod bench_cmd;
 mod check_cmd;
+mod progress;
+mod report;
 mod rules_cmd;
 mod script_cmd;
 mod simulate_cmd;
+mod verify_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -24,7 +27,7 @@ pub enum Format {
     name = "payhub-verify",
     version,
     about = "Deterministic simulation and model checking of the PayHub idempotency, retry and status-query contract",
-    after_help = "Examples:\n  payhub-verify rules\n  payhub-verify rules --format json\n  payhub-verify rules --id SCOPE-02"
+    after_help = "With no command it runs `verify`.\n\nExamples:\n  payhub-verify\n  payhub-verify check --preset all\n  payhub-verify simulate --seeds 0..10000\n  payhub-verify scenario S7 --format mermaid\n  payhub-verify rules --coverage"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -33,9 +36,14 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Verify everything (the default): presets, simulation, chaos, scenarios, bug zoo; write the report.
+    #[command(
+        after_help = "Examples:\n  payhub-verify\n  payhub-verify verify --quick\n  payhub-verify verify --seeds 100000 --threads 2 --out /tmp/report"
+    )]
+    Verify(verify_cmd::VerifyArgs),
     /// Print the rule catalogue: every normative statement of the contract with its ID.
     #[command(
-        after_help = "Examples:\n  payhub-verify rules\n  payhub-verify rules --format json\n  payhub-verify rules --id KEY-07"
+        after_help = "Examples:\n  payhub-verify rules\n  payhub-verify rules --format json\n  payhub-verify rules --id KEY-07\n  payhub-verify rules --coverage"
     )]
     Rules(rules_cmd::RulesArgs),
     /// Check the presets exhaustively: every always holds, every sometimes is reached.
@@ -74,8 +82,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli
         .command
-        .unwrap_or(Command::Rules(rules_cmd::RulesArgs::default()));
+        .unwrap_or(Command::Verify(verify_cmd::VerifyArgs::default()));
     let result = match command {
+        Command::Verify(args) => verify_cmd::run(&args),
         Command::Rules(args) => rules_cmd::run(&args),
         Command::Check(args) => check_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),

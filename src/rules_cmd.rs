@@ -12,6 +12,9 @@ pub struct RulesArgs {
     /// Print only this rule (e.g. SCOPE-02).
     #[arg(long)]
     pub id: Option<String>,
+    /// For every rule: the properties that check it, or why none does.
+    #[arg(long)]
+    pub coverage: bool,
 }
 
 impl Default for RulesArgs {
@@ -19,6 +22,7 @@ impl Default for RulesArgs {
         RulesArgs {
             format: Format::Text,
             id: None,
+            coverage: false,
         }
     }
 }
@@ -31,6 +35,9 @@ pub fn run(args: &RulesArgs) -> Result<ExitCode, String> {
         ],
         None => Rule::ALL.to_vec(),
     };
+    if args.coverage {
+        return coverage(&rules, args.format);
+    }
     match args.format {
         Format::Json => {
             let entries: Vec<RuleEntry> = rules.into_iter().map(RuleEntry::from).collect();
@@ -49,6 +56,50 @@ pub fn run(args: &RulesArgs) -> Result<ExitCode, String> {
                 println!("{:<11} {:<8} {}{}", rule.id(), who, rule.text(), ac);
             }
             println!("\n{} rules", rules.len());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(serde::Serialize)]
+struct CoverageEntry {
+    id: &'static str,
+    properties: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+}
+
+/// `rules --coverage`: which properties check each rule; the others with a reason.
+fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
+    let entries: Vec<CoverageEntry> = rules
+        .iter()
+        .map(|&r| CoverageEntry {
+            id: r.id(),
+            properties: payhub_properties::PROPERTIES
+                .iter()
+                .filter(|p| p.rules.contains(&r))
+                .map(|p| p.name)
+                .collect(),
+            reason: crate::report::coverage_reason(r),
+        })
+        .collect();
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?
+        ),
+        Format::Text => {
+            for e in &entries {
+                match e.reason {
+                    None => println!("{:<11} checked by {}", e.id, e.properties.join(", ")),
+                    Some(reason) => println!("{:<11} no property: {reason}", e.id),
+                }
+            }
+            let checked = entries.iter().filter(|e| e.reason.is_none()).count();
+            println!(
+                "\n{checked} of {} rules checked by properties; the rest listed with a reason",
+                entries.len()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

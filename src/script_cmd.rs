@@ -135,7 +135,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
 }
 
 /// The folder of scenario scripts.
-fn scenario_dir(dir: Option<&Path>) -> PathBuf {
+pub fn scenario_dir(dir: Option<&Path>) -> PathBuf {
     if let Some(d) = dir {
         return d.to_path_buf();
     }

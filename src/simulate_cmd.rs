@@ -226,15 +226,37 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
                 .is_none_or(|sh| (s - args.seeds.start) % sh.count == sh.index)
         })
         .collect();
-    let threads = args.threads.max(1);
+    let summary = sweep(&config, &args.world, &seeds, args.threads, &args.out)?;
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
+        ),
+        Format::Text => print_summary(&config, args, &summary),
+    }
+    Ok(if summary.violations > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Runs `seeds` on `config` over `threads` workers (the result does not depend on
+/// the thread count), shrinks the first failures and saves the shortest one's tape.
+pub fn sweep(
+    config: &WorldConfig,
+    world: &WorldArgs,
+    seeds: &[u64],
+    threads: usize,
+    out: &Path,
+) -> Result<SweepSummary, String> {
+    let threads = threads.max(1);
     let mut results: Vec<SeedResult> = Vec::with_capacity(seeds.len());
     std::thread::scope(|scope| {
         let chunks: Vec<&[u64]> = seeds.chunks(seeds.len().div_ceil(threads).max(1)).collect();
         let handles: Vec<_> = chunks
             .into_iter()
             .map(|chunk| {
-                let config = &config;
-                let world = &args.world;
                 scope.spawn(move || {
                     chunk
                         .iter()
@@ -272,24 +294,13 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
         .filter(|r| r.outcome.violation.is_some())
         .take(SHRINK_CANDIDATES)
     {
-        let cx = shrink_and_save(&config, &args.world, failing, &args.out)?;
+        let cx = shrink_and_save(config, world, failing, out)?;
         if best.as_ref().is_none_or(|b| cx.tape.len() < b.tape.len()) {
             best = Some(cx);
         }
     }
     summary.counterexample = best;
-    match args.format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
-        ),
-        Format::Text => print_summary(&config, args, &summary),
-    }
-    Ok(if summary.violations > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(summary)
 }
 
 fn shrink_and_save(

@@ -353,24 +353,24 @@ fn a_statement_the_world_cannot_apply_fails_the_run_at_its_line() {
 
 #[test]
 fn expect_violation_passes_only_for_that_property() {
-    let text = format!(
-        r#"use payment_ttl=30d
-A: POST /v1/payments  Idempotency-Key: K1  {BODY}
-upstream: decline
-A: POST /v1/payments/pay_demo_001/confirm  Idempotency-Key: K2  {{"card":"B"}}
-upstream: decline
-wait 8d
-A: POST /v1/payments/pay_demo_001/confirm  Idempotency-Key: K2  {{"card":"B"}}
+    // The contract's "don't do this": a new key and order number after a timeout.
+    let text = r#"server C client=new_key_after_timeout+new_order_no_after_timeout
+webhooks none
+C: pay ORDER-1 10000 USD card A
+net: drop response to C
+upstream: approve
+wait 20s
+upstream: approve
 "#
-    );
+    .to_owned();
     let r = run(&text);
     assert!(!r.passed());
     assert_eq!(
         r.violation.as_ref().unwrap().0.property,
-        "at-most-one-charge-per-scope"
+        "client-never-charges-an-order-twice"
     );
     passes(&format!(
-        "{text}expect violation at-most-one-charge-per-scope\n"
+        "{text}expect violation client-never-charges-an-order-twice\n"
     ));
     let wrong = run(&format!("{text}expect violation queries-never-charge\n"));
     assert!(!wrong.passed());

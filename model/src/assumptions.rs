@@ -149,7 +149,7 @@ assumptions! {
         "An event not acknowledged is re-delivered up to 3 times, 1, 2 and 4 minutes apart (1, 3 and 7 minutes after its first delivery).";
     Versions = "A-VERSION", Silent, None,
         "WEBHOOK-02: \"the latest version prevails\" does not define version.",
-        "An object is created at version 1 without an event. Every later change of its status, resolution_status or failure increments version by one and emits one webhook event carrying the new snapshot; a Payment's amount_refunded changing (a refund created or failed) increments its version without a Payment event (the refund's own events carry it).";
+        "An object is created at version 1 without an event. Every later change of its status, resolution_status or failure increments version by one and emits one webhook event carrying the new snapshot; a Payment's amount_refunded changing (a refund created or failed) does too, with a payment.<status> event, so a client that applies Payment events by version never stays behind.";
     FirstStatusCodes = "A-STATUS-CODES", Silent, None,
         "The scenarios show 201 for a first create and 200 for a confirm (S9) but no code for a first cancel, session or refund.",
         "First executions answer 201 (create payment, checkout session, refund) or 200 (confirm, cancel) with the object, or 202 when the upstream gives no definite answer: none within the synchronous wait, an upstream error, or, for a cancel, a charge still awaiting authentication.";

@@ -26,6 +26,7 @@ pub mod branch;
 pub mod client;
 pub mod harness;
 pub mod ids;
+pub mod mutants;
 pub mod params;
 pub mod platform;
 pub mod rules;
@@ -36,6 +37,7 @@ pub use api::*;
 pub use assumptions::{Assumption, Gap};
 pub use branch::{Branch, BranchPoint};
 pub use ids::*;
+pub use mutants::Mutant;
 pub use params::PlatformParams;
 pub use platform::{
     ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, Timer, WebhookEvent,

@@ -21,12 +21,19 @@ use std::time::{Duration, Instant};
 pub struct PresetModel {
     pub preset: Preset,
     init: World,
+    /// Every rule that decided something in some visited state: a bitset over the
+    /// catalogue, gathered as states are generated (cheaper than visiting paths).
+    exercised: [std::sync::atomic::AtomicU64; 2],
 }
 
 impl PresetModel {
     pub fn new(preset: Preset) -> Result<PresetModel, String> {
         let init = initial_state(&preset)?;
-        Ok(PresetModel { preset, init })
+        Ok(PresetModel {
+            preset,
+            init,
+            exercised: Default::default(),
+        })
     }
 }
 
@@ -76,6 +83,10 @@ impl Model for PresetModel {
     fn next_state(&self, last: &World, action: Choice) -> Option<World> {
         let mut next = last.clone();
         next.apply(&self.preset.config, &action, None).ok()?;
+        let bits = next.facts.rules_exercised.0;
+        use std::sync::atomic::Ordering::Relaxed;
+        self.exercised[0].fetch_or(bits as u64, Relaxed);
+        self.exercised[1].fetch_or((bits >> 64) as u64, Relaxed);
         Some(next)
     }
 
@@ -207,7 +218,13 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
     let complete = !(hit_states || hit_time || hit_depth);
 
     let discoveries = checker.discoveries();
-    let config = &preset.config;
+    let exercised = {
+        use std::sync::atomic::Ordering::Relaxed;
+        let m = checker.model();
+        let bits =
+            (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
+        payhub_sim::RuleSet(bits | m.init.facts.rules_exercised.0)
+    };
     let mut properties = Vec::new();
     for p in PROPERTIES {
         if p.kind() == Kind::Sometimes && !preset.reaches.contains(&p.name) {
@@ -232,7 +249,6 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
             counterexample,
         });
     }
-    let _ = config;
     Ok(PresetReport {
         name: preset.name,
         about: preset.about,
@@ -242,7 +258,7 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         max_depth: checker.max_depth(),
         seconds,
         properties,
-        rules_exercised: Vec::new(),
+        rules_exercised: exercised.iter().map(|r| r.id()).collect(),
     })
 }
 

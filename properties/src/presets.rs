@@ -339,11 +339,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: paid_setup(AcquirerDecision::Approve),
             horizon: Millis::hours(1),
-            reaches: &[
-                "reach:409-refund-no-conflict",
-                "reach:refund-succeeded",
-                "reach:replay-answered-200",
-            ],
+            reaches: &["reach:409-refund-no-conflict", "reach:refund-succeeded"],
         },
         Preset {
             name: "cancel",

@@ -17,8 +17,9 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
         Rule::ConcurrentOneExecutes,
         Rule::FiveXxMayHaveExecuted,
         Rule::CardReplayNotCharged,
+        Rule::RetentionSevenDays,
     ],
-    about: "An idempotency scope (merchant + environment + method + path + key) sends at most one charge upstream.",
+    about: "An idempotency scope (merchant + environment + method + path + key) sends at most one charge upstream within its 7-day retention.",
     predicate: Predicate::Always(|_, w| {
         w.facts
             .charges_per_scope

@@ -719,15 +719,14 @@ impl State {
         let Some((owner, read_only)) = r.api.owner() else {
             return Answer(Class::error(ErrorCode::AuthenticationFailed));
         };
-        let is_get = match &r.ep {
+        let is_get = matches!(
+            r.ep,
             Ep::Get { .. }
-            | Ep::ListByOrder { .. }
-            | Ep::GetRefund { .. }
-            | Ep::ListRefundsByNo { .. }
-            | Ep::UnknownPath => true,
-            Ep::WrongMethod => false,
-            _ => false,
-        };
+                | Ep::ListByOrder { .. }
+                | Ep::GetRefund { .. }
+                | Ep::ListRefundsByNo { .. }
+                | Ep::UnknownPath
+        );
         if read_only && !is_get {
             return Answer(Class::error(ErrorCode::PermissionDenied));
         }

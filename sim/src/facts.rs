@@ -51,8 +51,11 @@ pub struct Snapshot {
 /// The facts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Facts {
-    /// Upstream charge calls caused by requests, per idempotency scope.
+    /// Upstream charge calls caused by requests, per idempotency scope, within the
+    /// scope's retention window (RET-01).
     pub charges_per_scope: BTreeMap<ScopeKey, u8>,
+    /// When the current retention window of each scope's charges began.
+    pub first_charge_at: BTreeMap<ScopeKey, Millis>,
     /// Charge calls the platform sent on its own (on a timer or a reply): never allowed.
     pub unsolicited_charges: u8,
     /// Upstream refund calls, per refund.
@@ -123,8 +126,10 @@ impl Facts {
     }
 
     /// After the platform handled request `id`.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_request_handled(
         &mut self,
+        now: Millis,
         config: &WorldConfig,
         id: RequestId,
         request: &ApiRequest,
@@ -147,6 +152,16 @@ impl Facts {
         if charges > 0 {
             match ScopeKey::of(config, request) {
                 Some(scope) => {
+                    // RET-01: a key is protected for the retention period; a charge under
+                    // it after that starts a new window (a contract finding, not a bug).
+                    let window_over = self
+                        .first_charge_at
+                        .get(&scope)
+                        .is_some_and(|at| now >= at.after(config.params.retention));
+                    if window_over || !self.first_charge_at.contains_key(&scope) {
+                        self.first_charge_at.insert(scope.clone(), now);
+                        self.charges_per_scope.insert(scope.clone(), 0);
+                    }
                     let n = self.charges_per_scope.entry(scope).or_insert(0);
                     *n = n.saturating_add(charges);
                 }

@@ -671,7 +671,7 @@ impl World {
         let mut acks = Vec::new();
         if let Some((id, req, before)) = request {
             self.facts
-                .on_request_handled(config, id, req, &before, &self.platform, &out);
+                .on_request_handled(self.now, config, id, req, &before, &self.platform, &out);
             if let Some(business) = self.origins.get(&id).and_then(|o| o.business.clone()) {
                 self.facts.on_business_charges(&business, &out);
             }

@@ -3,7 +3,8 @@
 
 use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
 use payhub_model::client::{AntiPattern, Command, Policy};
-use payhub_model::harness::{M1_LIVE, M1_TEST};
+use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST, req};
+use payhub_model::{AcquirerDecision, ApiRequest, Control, Endpoint, Json, PaymentId};
 use payhub_model::{Card, Environment, MerchantId};
 
 /// Parses a policy name: `reference`, `reference-random`, or anti-pattern names joined
@@ -150,6 +151,80 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
             (MerchantId(1), Environment::Test, 0),
             (MerchantId(1), Environment::Live, live),
         ],
+        ..WorldConfig::default()
+    }
+}
+
+/// The chaos world: two scripted senders fire any request of a small adversarial alphabet
+/// (replays, conflicting replays, another card, another order's key, other merchants and
+/// environments, missing, empty and over-long keys, a malformed body, a read-only key,
+/// confirms, cancels, refunds, queries) at the reference platform, under every fault,
+/// with rate limits and channel pauses switching.
+pub fn chaos() -> WorldConfig {
+    let create = |k: &str, amount: i64, card: char| req::create(k, "ORDER-1", amount, "USD", card);
+    let pay = PaymentId(1);
+    let long_key = "k".repeat(256);
+    let alphabet: Vec<ApiRequest> = vec![
+        create("K1", 10000, 'A'),
+        create("K1", 10000, 'B'),
+        create("K1", 12000, 'A'),
+        create("K2", 10000, 'A'),
+        req::create_as(M1_LIVE, "K1", "ORDER-1", 10000, "USD", Some('A')),
+        req::create_as(M2_TEST, "K1", "ORDER-1", 10000, "USD", Some('A')),
+        req::create_as(M1_TEST_READ_ONLY, "K3", "ORDER-1", 10000, "USD", Some('A')),
+        req::with_key(create("K1", 10000, 'A'), None),
+        req::with_key(create("K1", 10000, 'A'), Some("")),
+        req::with_key(create("K1", 10000, 'A'), Some(&long_key)),
+        ApiRequest {
+            api_key: M1_TEST,
+            idempotency_key: Some("K4".into()),
+            endpoint: Endpoint::CreatePayment {
+                body: Json::Malformed("{\"amount\":".into()),
+            },
+        },
+        req::confirm("C1", pay, 'B'),
+        req::confirm("C2", pay, 'C'),
+        req::cancel("X1", pay),
+        req::refund("R1", pay, "R-1", 5000),
+        req::refund("R2", pay, "R-1", 5000),
+        req::refund("R3", pay, "R-2", 8000),
+        req::session("S1", "ORDER-2", 10000, "USD"),
+        req::session("S2", "ORDER-2", 10000, "USD"),
+        req::get(pay),
+        req::by_order("ORDER-1"),
+    ];
+    WorldConfig {
+        name: "chaos".into(),
+        alphabet: alphabet
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| ((i % 2) as u8, r))
+            .collect(),
+        budget: Budget {
+            sends: 10,
+            ..Budget::UNLIMITED
+        },
+        controls: vec![
+            Control::SetRateLimited {
+                merchant: MerchantId(1),
+                on: true,
+            },
+            Control::SetRateLimited {
+                merchant: MerchantId(1),
+                on: false,
+            },
+            Control::SetChannelPaused { on: true },
+            Control::SetChannelPaused { on: false },
+        ],
+        decisions: vec![
+            AcquirerDecision::Approve,
+            AcquirerDecision::Decline,
+            AcquirerDecision::RequireAction,
+            AcquirerDecision::Fail,
+            AcquirerDecision::ApproveSilently,
+        ],
+        immediate_inbox: true,
+        webhooks: Vec::new(),
         ..WorldConfig::default()
     }
 }

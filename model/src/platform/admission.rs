@@ -15,6 +15,7 @@ use crate::api::{
 };
 use crate::branch::{Branch, BranchPoint};
 use crate::ids::{Card, Environment, MerchantId, PaymentId, RequestId, ResourceId};
+use crate::mutants::Mutant;
 use crate::rules::Rule;
 use crate::time::Millis;
 
@@ -222,6 +223,12 @@ impl Platform {
 
         // Body, then the object in the path or body (404 for another merchant's object too).
         let (route, fingerprint, op) = self.validate(now, merchant, environment, &req.endpoint)?;
+        // MUTANT card_in_fingerprint / amount_not_in_fingerprint / currency_not_in_fingerprint
+        // (CARD-01, SAFE-01, CONFLICT-01): the fingerprint is computed over the wrong fields.
+        let fingerprint = match self.params.mutant {
+            Some(m) => m.fingerprint(fingerprint, req.endpoint.card()),
+            None => fingerprint,
+        };
         let scope = Scope {
             merchant,
             environment,
@@ -232,7 +239,17 @@ impl Platform {
         // The idempotency scope (SCOPE-01): conflict, replay or concurrent execution. The
         // scope carries the merchant and environment of the API key, never the key itself:
         // test and live never meet (SCOPE-02), a rotated key finds the same records (SCOPE-03).
-        if let Some(record) = self.records.get(&scope) {
+        let found = match self.params.mutant {
+            // MUTANT scope_without_merchant / _environment / _route / _payment_in_path
+            // (SCOPE-01, SCOPE-02): the record lookup drops one component of the scope.
+            Some(m) if m.same_scope(&scope, &scope).is_some() => self
+                .records
+                .iter()
+                .find(|(s, _)| m.same_scope(s, &scope) == Some(true))
+                .map(|(_, r)| r),
+            _ => self.records.get(&scope),
+        };
+        if let Some(record) = found {
             if record.fingerprint != fingerprint {
                 // CONFLICT-01; card data is not in the fingerprint (CARD-01). The 409 binds
                 // nothing (A-409-NOBIND).
@@ -243,8 +260,32 @@ impl Platform {
                 ));
             }
             return Ok(match &record.state {
+                // MUTANT lock_expires_before_upstream (CONC-01, EFFECT-01): the in-flight lock
+                // lapses after the concurrent wait, before the upstream answers; the request
+                // takes the executor for dead and runs the operation again.
+                RecordState::InFlight { .. }
+                    if self.params.mutant == Some(Mutant::LockExpiresBeforeUpstream)
+                        && now >= record.created_at.after(self.params.concurrent_wait_timeout) =>
+                {
+                    Admission::Execute {
+                        scope,
+                        fingerprint,
+                        op,
+                    }
+                }
                 // A-S5-BRANCH: wait for the executor, or 409 operation_in_progress at once.
                 RecordState::InFlight { .. } => Admission::Fork(Fork::Concurrent { scope }),
+                // MUTANT session_replay_new_session (REPLAY-01, CKO-01): a session replay is
+                // taken for "a new session for the same Payment".
+                RecordState::Done {
+                    resource: ResourceId::Session(_),
+                } if self.params.mutant == Some(Mutant::SessionReplayNewSession) => {
+                    Admission::Execute {
+                        scope,
+                        fingerprint,
+                        op,
+                    }
+                }
                 RecordState::Done { resource } => {
                     // REPLAY-01, REPLAY-02, CARD-03: the original object, latest state, 200.
                     // REFUND-02: a refund retried with its key is the same refund.
@@ -316,7 +357,10 @@ impl Platform {
             }
             NewOp::Confirm { payment, .. } => {
                 let p = &self.payments[payment];
-                if p.status.is_in_progress() {
+                // MUTANT second_unfinished_attempt (UNIQ-02, ATTEMPT-01): no in-progress check.
+                let in_progress_checked =
+                    self.params.mutant != Some(Mutant::SecondUnfinishedAttempt);
+                if p.status.is_in_progress() && in_progress_checked {
                     // ATTEMPT-01 / S8 (UNIQ-02: never a second unfinished attempt);
                     // A-S8-BRANCH: 409 payment_in_progress or the original status.
                     return Ok(Admission::Fork(Fork::ConfirmWhileProcessing {
@@ -326,6 +370,11 @@ impl Platform {
                 match p.status {
                     // A-STATUS-RPM: the first confirm of a Payment without an attempt.
                     PaymentStatus::Failed | PaymentStatus::RequiresPaymentMethod => {}
+                    PaymentStatus::Processing | PaymentStatus::RequiresAction
+                        if !in_progress_checked => {}
+                    // MUTANT attempt_after_expiry (ATTEMPT-04): expiry is not checked.
+                    PaymentStatus::Expired
+                        if self.params.mutant == Some(Mutant::AttemptAfterExpiry) => {}
                     PaymentStatus::Expired => {
                         return Err(reject(
                             ErrorCode::PaymentExpired,
@@ -343,14 +392,20 @@ impl Platform {
                 }
                 // A-FAILED-AFTER-EXPIRY: a Payment that failed after expires_at stays
                 // failed, never expired; a confirm of it is still past expires_at.
-                if now >= p.expires_at {
+                // MUTANT attempt_after_expiry (ATTEMPT-04): expires_at is not checked.
+                if now >= p.expires_at && self.params.mutant != Some(Mutant::AttemptAfterExpiry) {
                     return Err(reject(
                         ErrorCode::PaymentExpired,
                         None,
                         Rule::CardRetryBeforeExpiry,
                     ));
                 }
-                if p.attempts.len() >= self.params.attempts_max as usize {
+                // MUTANT fourth_attempt (ATTEMPT-05): the limit is off by one.
+                let limit = match self.params.mutant {
+                    Some(Mutant::FourthAttempt) => self.params.attempts_max as usize + 1,
+                    _ => self.params.attempts_max as usize,
+                };
+                if p.attempts.len() >= limit {
                     return Err(reject(
                         ErrorCode::AttemptsExhausted,
                         None,
@@ -404,7 +459,13 @@ impl Platform {
                 merchant_refund_no,
                 amount,
             } => {
-                if let Some(&existing) = self.refund_nos.get(&business(merchant_refund_no)) {
+                // MUTANT refund_no_not_unique (UNIQ-04): the refund number is not looked up.
+                let refund_no_checked = self.params.mutant != Some(Mutant::RefundNoNotUnique);
+                if let Some(&existing) = self
+                    .refund_nos
+                    .get(&business(merchant_refund_no))
+                    .filter(|_| refund_no_checked)
+                {
                     // UNIQ-04, RET-03: the refund number outlives the key. The code
                     // refund_no_conflict is A-ERROR-CODES; the 409 binds nothing (A-409-NOBIND).
                     let error = ApiError::new(ErrorCode::RefundNoConflict)
@@ -424,7 +485,10 @@ impl Platform {
                 }
                 // A-REFUND-LIMIT: processing and succeeded refunds together (`amount_refunded`)
                 // never exceed the Payment's amount.
-                if p.amount_refunded + amount > p.amount {
+                // MUTANT refund_beyond_captured (REFUND-03): no limit.
+                if p.amount_refunded + amount > p.amount
+                    && self.params.mutant != Some(Mutant::RefundBeyondCaptured)
+                {
                     return Err(reject(
                         ErrorCode::RefundAmountExceeded,
                         Some(Field::Amount),
@@ -677,6 +741,9 @@ impl Platform {
         }
         match self.admit(now, req) {
             Admission::Answer(response, rule) => {
+                if let Some(m) = self.params.mutant {
+                    self.mutant_after_answer(now, m, req, &response, out);
+                }
                 out.push(PlatformOutput::Response {
                     to: id,
                     response,
@@ -774,10 +841,12 @@ impl Platform {
         fingerprint: Fingerprint,
         state: RecordState,
     ) {
-        self.set_timer(
-            now.after(self.params.retention),
-            Timer::Retention(scope.clone()),
-        );
+        // MUTANT retention_expires_early (RET-01): a day instead of 7.
+        let retention = match self.params.mutant {
+            Some(Mutant::RetentionExpiresEarly) => Mutant::EARLY_RETENTION,
+            _ => self.params.retention,
+        };
+        self.set_timer(now.after(retention), Timer::Retention(scope.clone()));
         self.records.insert(
             scope,
             IdempotencyRecord {

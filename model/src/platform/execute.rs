@@ -134,7 +134,7 @@ impl Platform {
                     .expect("a succeeded payment has an attempt");
                 // The Payment's `amount_refunded` changed: a new version (WEBHOOK-01), no
                 // Payment event (A-VERSION). It counts processing refunds (A-REFUND-LIMIT).
-                self.touch_payment(payment);
+                self.bump_payment(now, payment, Rule::WebhookPrimary, out);
                 self.next.refund += 1;
                 let refund = RefundId(self.next.refund);
                 self.refund_nos.insert(
@@ -478,7 +478,7 @@ impl Platform {
                 // A-REFUND-LIMIT: a failed refund frees its amount.
                 let p = self.payments.get_mut(&payment).expect("exists");
                 p.amount_refunded -= amount;
-                self.touch_payment(payment);
+                self.bump_payment(now, payment, Rule::WebhookPrimary, out);
             }
             // Not found or failed to answer: unknown, keep verifying; never send the refund
             // again (REFUND-01, A-REFUND-ASYNC).
@@ -648,14 +648,6 @@ impl Platform {
     }
 
     // ---- versions and webhooks ----------------------------------------------------
-
-    /// A Payment's view changed in a field no event is about (`amount_refunded`): a new
-    /// version, so that two different views never carry the same version (WEBHOOK-01;
-    /// WEBHOOK-02 lets the merchant keep the latest). The refund's own events tell the story
-    /// (A-VERSION).
-    fn touch_payment(&mut self, payment: PaymentId) {
-        self.payments.get_mut(&payment).expect("exists").version += 1;
-    }
 
     /// A Payment changed: new version, and a webhook (WEBHOOK-01, A-VERSION).
     fn bump_payment(

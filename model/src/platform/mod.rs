@@ -255,6 +255,11 @@ pub struct Platform {
     unacked: BTreeMap<EventId, UnackedWebhook>,
     timers: BTreeSet<(Millis, Timer)>,
     next: Counters,
+    /// MUTANT (the bug zoo, `crate::mutants`): cards kept after their upstream call, only
+    /// under a mutant that charges again later (`Mutant::keeps_cards`; breaks CARD-02).
+    /// Always empty for the reference platform.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    mutant_cards: BTreeMap<AttemptId, crate::ids::Card>,
 }
 
 impl Platform {
@@ -278,6 +283,7 @@ impl Platform {
             unacked: BTreeMap::new(),
             timers: BTreeSet::new(),
             next: Counters::default(),
+            mutant_cards: BTreeMap::new(),
         }
     }
 

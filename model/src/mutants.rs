@@ -1,0 +1,192 @@
+//! The bug zoo, platform side: planted bugs as configuration.
+//!
+//! A [`Mutant`] is a realistic bug class of payment platforms, switched on by
+//! [`crate::PlatformParams::mutant`]. The platform code has one path per decision and asks
+//! `self.params.mutant == Some(Mutant::X)` at the exact point where the bug departs from
+//! the contract, with a comment naming the bug and the rule it breaks; there is no copy of
+//! the model per bug. `None` (the default) is the reference platform.
+//!
+//! The client side of the zoo is [`crate::client::AntiPattern`]: each anti-pattern is a
+//! variant of the reference merchant policy.
+//!
+//! Two mutants need the card after the upstream call that used it (to charge again):
+//! only under them does the platform keep it ([`Mutant::keeps_cards`]), which breaks
+//! CARD-02 on top of the rules they are about.
+
+use crate::platform::Scope;
+use crate::platform::state::Route;
+use crate::rules::Rule;
+use crate::time::Millis;
+use serde::Serialize;
+
+macro_rules! mutants {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, [$($rule:ident),+ $(,)?]; )*) => {
+        /// A planted platform bug. See the module doc.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Mutant {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl Mutant {
+            /// Every platform mutant, in declaration order.
+            pub const ALL: &'static [Mutant] = &[$(Mutant::$variant),*];
+
+            /// snake_case name, as in the kill matrix and on the command line.
+            pub const fn name(self) -> &'static str {
+                match self { $(Mutant::$variant => $name,)* }
+            }
+
+            /// The contract rules the bug breaks.
+            pub const fn breaks(self) -> &'static [Rule] {
+                match self { $(Mutant::$variant => &[$(Rule::$rule),+],)* }
+            }
+
+            /// One line: what the buggy platform does.
+            pub fn about(self) -> &'static str {
+                match self { $(Mutant::$variant => first_line(concat!($($doc, "\n"),*)),)* }
+            }
+        }
+    };
+}
+
+/// The first line of a doc comment, without the space rustdoc keeps.
+fn first_line(doc: &'static str) -> &'static str {
+    doc.trim_start().lines().next().unwrap_or("")
+}
+
+mutants! {
+    /// The idempotency key is claimed only when the upstream answers (check, charge, then insert): a same-key retry meanwhile is handled as new business.
+    KeyClaimedAfterCharge = "key_claimed_after_charge", [ConcurrentOneExecutes, ReplayReusesObject];
+    /// The in-flight lock expires after the concurrent wait (10 s), before the upstream answers (15 s): a same-key request then takes over and runs the operation again.
+    LockExpiresBeforeUpstream = "lock_expires_before_upstream", [ConcurrentOneExecutes, OneBusinessEffect];
+    /// A request that waited for a same-key execution runs the operation again when it ends instead of reading the stored result.
+    WaiterReexecutes = "waiter_reexecutes", [ConcurrentWaitSameObject, OneBusinessEffect];
+    /// The fingerprint is taken over the whole body, card included: a replay with another card is a 409 conflict.
+    CardInFingerprint = "card_in_fingerprint", [CardNotCompared];
+    /// The fingerprint leaves out the amount: a replay with another amount returns the original object.
+    AmountNotInFingerprint = "amount_not_in_fingerprint", [IdempotencyConflict, SafeParameters];
+    /// The fingerprint leaves out the currency: a replay with another currency returns the original object.
+    CurrencyNotInFingerprint = "currency_not_in_fingerprint", [IdempotencyConflict, SafeParameters];
+    /// The record lookup ignores the merchant: another merchant's key finds this merchant's object.
+    ScopeWithoutMerchant = "scope_without_merchant", [ScopeComponents];
+    /// The record lookup ignores the environment: the same key in test and live collide.
+    ScopeWithoutEnvironment = "scope_without_environment", [ScopeComponents, ScopeEnvironments];
+    /// The record lookup ignores method and path: one key on two endpoints collides.
+    ScopeWithoutRoute = "scope_without_route", [ScopeComponents];
+    /// The record lookup takes the path template, not the path: one key on two Payments' confirm collides.
+    ScopeWithoutPaymentInPath = "scope_without_payment_in_path", [ScopeComponents, ReplayReusesObject];
+    /// A request rejected with 400, 403 or 422 is stored against its key: the corrected retry finds the key used up.
+    RejectionBindsKey = "rejection_binds_key", [RejectionsDoNotOccupyKey];
+    /// A 429 is stored against the key: the retry after Retry-After finds the key used up.
+    RateLimitBindsKey = "rate_limit_binds_key", [RateLimited, RejectionsDoNotOccupyKey];
+    /// A create answered 503 temporarily_unavailable has already inserted its Payment.
+    PauseCreatesPayment = "pause_creates_payment", [ChannelPaused, Only503NotAccepted];
+    /// An upstream 5xx on a charge is stored as a final failure instead of "unknown, keep verifying".
+    UpstreamErrorIsFinal = "upstream_error_is_final", [UnknownResult, NeedsQuery, TerminalStatuses];
+    /// The order-number binding is deleted with the idempotency record at 7 days: the order can be created and charged again.
+    OrderNoDroppedWithKey = "order_no_dropped_with_key", [RetentionOrderNoOutlives, UniqueOrderNo];
+    /// The order number is checked at admission but committed only when the charge returns: two keys for one order both create.
+    OrderNoCheckNotAtomic = "order_no_check_not_atomic", [UniqueOrderNo, OrderNoNewKey];
+    /// Idempotency records expire after 24 hours instead of 7 days.
+    RetentionExpiresEarly = "retention_expires_early", [RetentionSevenDays];
+    /// A confirm with a new key is accepted while an attempt is processing or requires_action.
+    SecondUnfinishedAttempt = "second_unfinished_attempt", [OneUnfinishedAttempt, ConfirmWhileProcessing];
+    /// The attempt limit is off by one: a fourth attempt is accepted.
+    FourthAttempt = "fourth_attempt", [AttemptsMax];
+    /// Card retries are not checked against expires_at (nor the expired status).
+    AttemptAfterExpiry = "attempt_after_expiry", [CardRetryBeforeExpiry];
+    /// Cancel of an unfinished payment answers 200 canceled at once, without the upstream's word, while the charge may still go through.
+    CancelReportsCanceled = "cancel_reports_canceled", [Cancel202KeepsStatus];
+    /// At the end of the automatic query window the payment is judged failed instead of going to manual_review.
+    ManualReviewFailsOnTimer = "manual_review_fails_on_timer", [ManualReview];
+    /// A new key with a used merchant_refund_no creates a second refund.
+    RefundNoNotUnique = "refund_no_not_unique", [UniqueRefundNo];
+    /// Refunds are not limited to the captured amount.
+    RefundBeyondCaptured = "refund_beyond_captured", [RefundNotBeyondCaptured];
+    /// GET of a processing payment re-submits its charge upstream to refresh the status.
+    QueryTriggersCharge = "query_triggers_charge", [QueryReadsKnownState];
+    /// An upstream requires_action is reported as succeeded.
+    ActionRequiredAsSucceeded = "action_required_as_succeeded", [RequiresAction, TerminalStatuses];
+    /// A checkout-session replay with its original key makes a new session instead of returning the original one.
+    SessionReplayNewSession = "session_replay_new_session", [ReplayReusesObject, CheckoutNewSession];
+    /// A refund whose answer is unknown is sent upstream again instead of queried.
+    RefundResentWhenUnknown = "refund_resent_when_unknown", [RefundTimeoutNoSecondRefund];
+}
+
+impl Mutant {
+    /// Retention under [`Mutant::RetentionExpiresEarly`] (a day, not 7: hours taken for days).
+    pub const EARLY_RETENTION: Millis = Millis::hours(24);
+
+    /// Looks a mutant up by its [`Mutant::name`].
+    pub fn from_name(name: &str) -> Option<Mutant> {
+        Mutant::ALL.iter().copied().find(|m| m.name() == name)
+    }
+
+    /// Whether the platform keeps the card after its upstream call under this mutant
+    /// (it charges again later; CARD-02 is broken as a side effect).
+    pub fn keeps_cards(self) -> bool {
+        matches!(self, Mutant::WaiterReexecutes | Mutant::QueryTriggersCharge)
+    }
+
+    /// Whether this mutant's record lookup treats `record` as the scope of `request`:
+    /// the reference compares every component (SCOPE-01); the scope mutants drop one.
+    /// `None` for mutants that do not change the lookup.
+    pub fn same_scope(self, record: &Scope, request: &Scope) -> Option<bool> {
+        let key = record.key == request.key;
+        let merchant = record.merchant == request.merchant;
+        let environment = record.environment == request.environment;
+        let route = record.route == request.route;
+        Some(match self {
+            Mutant::ScopeWithoutMerchant => key && environment && route,
+            Mutant::ScopeWithoutEnvironment => key && merchant && route,
+            Mutant::ScopeWithoutRoute => key && merchant && environment,
+            Mutant::ScopeWithoutPaymentInPath => {
+                let template = match (record.route, request.route) {
+                    (Route::Confirm(_), Route::Confirm(_)) | (Route::Cancel(_), Route::Cancel(_)) => {
+                        true
+                    }
+                    (a, b) => a == b,
+                };
+                key && merchant && environment && template
+            }
+            _ => return None,
+        })
+    }
+
+    /// Whether a rejection with HTTP `status` is stored against its key under this mutant.
+    pub fn binds_rejection(self, status: u16) -> bool {
+        match self {
+            Mutant::RejectionBindsKey => matches!(status, 400 | 403 | 422),
+            Mutant::RateLimitBindsKey => status == 429,
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Mutant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn every_mutant_has_a_name_a_line_and_rules() {
+        let mut names = BTreeSet::new();
+        for &m in Mutant::ALL {
+            assert!(names.insert(m.name()), "{m}");
+            assert_eq!(Mutant::from_name(m.name()), Some(m));
+            assert!(!m.about().is_empty() && !m.about().contains('\n'), "{m}");
+            assert!(!m.breaks().is_empty(), "{m}");
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(json, format!("\"{}\"", m.name()));
+        }
+        assert!(Mutant::ALL.len() >= 20);
+        assert_eq!(Mutant::from_name("nope"), None);
+    }
+}

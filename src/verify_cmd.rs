@@ -1,0 +1,165 @@
+//! `payhub-verify verify` (the default run): every preset exhaustively, a simulation
+//! sweep of the reference client, a seeded chaos sweep, the contract's scenarios and
+//! findings as scripts, and the bug zoo; then the report.
+
+use crate::report::{self, Report, ScenarioResult};
+use crate::simulate_cmd::{self, WorldArgs};
+use crate::{Format, script_cmd};
+use payhub_properties::checker::Limits;
+use payhub_properties::{check, presets};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct VerifyArgs {
+    /// Seeds of the reference-client simulation sweep.
+    #[arg(long, default_value_t = 10_000)]
+    pub seeds: u64,
+    /// Worker threads (checker and sweeps; results do not depend on it).
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// A quick run: 1,000 seeds, and the bug zoo on its fastest methods.
+    #[arg(long)]
+    pub quick: bool,
+    /// Only this checker preset (default: all).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Stop each preset after this many unique states (the run is then incomplete: exit 3).
+    #[arg(long)]
+    pub max_states: Option<usize>,
+    /// Stop each preset after this many seconds (incomplete: exit 3).
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// Skip the bug zoo.
+    #[arg(long)]
+    pub no_mutants: bool,
+    /// Report folder (Markdown and JSON).
+    #[arg(long, default_value = "target/payhub-report")]
+    pub out: PathBuf,
+    /// Output format of the summary on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+impl Default for VerifyArgs {
+    fn default() -> Self {
+        VerifyArgs {
+            seeds: 10_000,
+            threads: 2,
+            quick: false,
+            preset: None,
+            max_states: None,
+            timeout: None,
+            no_mutants: false,
+            out: PathBuf::from("target/payhub-report"),
+            format: Format::Text,
+        }
+    }
+}
+
+pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
+    let started = Instant::now();
+    let progress = crate::progress::Progress::new(args.format == Format::Text);
+
+    // 1. Exhaustive presets.
+    let all = presets();
+    if let Some(name) = &args.preset {
+        if !all.iter().any(|p| p.name == name) {
+            let names: Vec<&str> = all.iter().map(|p| p.name).collect();
+            return Err(format!(
+                "unknown preset '{name}' (presets: {})",
+                names.join(", ")
+            ));
+        }
+    }
+    let limits = Limits {
+        threads: args.threads.max(1),
+        max_states: args.max_states,
+        timeout: args.timeout.map(Duration::from_secs),
+        max_depth: None,
+    };
+    let selected: Vec<_> = all
+        .iter()
+        .filter(|p| args.preset.as_ref().is_none_or(|n| n == p.name))
+        .collect();
+    let mut presets_run = Vec::new();
+    for (i, preset) in selected.iter().enumerate() {
+        progress.say(&format!(
+            "check {}/{}: {}",
+            i + 1,
+            selected.len(),
+            preset.name
+        ));
+        presets_run.push(check(preset, limits)?);
+    }
+
+    // 2. The reference client under swarm faults.
+    let seeds = if args.quick {
+        args.seeds.min(1_000)
+    } else {
+        args.seeds
+    };
+    progress.say(&format!("simulate {seeds} seeds of the reference client"));
+    let world = WorldArgs {
+        policy: "reference".into(),
+        clients: 2,
+        steps: 400,
+        no_swarm: false,
+    };
+    let config = world.config()?;
+    let seed_list: Vec<u64> = (0..seeds).collect();
+    let sweep = simulate_cmd::sweep(&config, &world, &seed_list, args.threads, &args.out)?;
+
+    // 3. The chaos sweep: adversarial raw requests against the reference platform.
+    let chaos_seeds = seeds / 5;
+    progress.say(&format!(
+        "chaos: {chaos_seeds} seeds of adversarial requests"
+    ));
+    let chaos = report::chaos_sweep(chaos_seeds, args.threads);
+
+    // 4. The contract's scenarios and findings, as scripts.
+    progress.say("scenarios");
+    let scenarios = run_scenarios()?;
+
+    // 5. The bug zoo (wired in when the zoo lands).
+    let zoo: Option<serde_json::Value> = None;
+    let _ = args.no_mutants;
+    progress.done();
+
+    let report = Report::new(
+        presets_run,
+        sweep,
+        chaos,
+        scenarios,
+        zoo,
+        started.elapsed().as_secs_f64(),
+    );
+    let written = report.write(&args.out)?;
+    match args.format {
+        Format::Json => println!("{}", report.to_json()),
+        Format::Text => {
+            print!("{}", report.summary_text());
+            println!("report: {}", written.join(", "));
+        }
+    }
+    Ok(report.exit_code())
+}
+
+fn run_scenarios() -> Result<Vec<ScenarioResult>, String> {
+    let dir = script_cmd::scenario_dir(None);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: cannot read the scenarios folder: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pha"))
+        .collect();
+    files.sort();
+    let mut results = Vec::new();
+    for file in files {
+        let script = script_cmd::load(&file).map_err(|e| e.to_string())?;
+        let report = script_cmd::execute(&script);
+        results.push(ScenarioResult::from_report(&file, &report));
+    }
+    Ok(results)
+}
