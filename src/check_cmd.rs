@@ -132,3 +132,47 @@ fn print_report(r: &PresetReport) {
         }
     }
 }
+
+#[derive(clap::Args, Debug)]
+pub struct ExploreArgs {
+    /// The preset to explore.
+    #[arg(long, default_value = "replay-conflict")]
+    pub preset: String,
+    /// Where to listen: a loopback address only.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    pub addr: String,
+}
+
+/// Serves the Explorer until the process is stopped.
+pub fn explore(args: &ExploreArgs) -> Result<ExitCode, String> {
+    let addr: std::net::SocketAddr = args
+        .addr
+        .parse()
+        .map_err(|_| format!("'{}' is not an address (e.g. 127.0.0.1:3000)", args.addr))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "{addr} is not a loopback address: the Explorer only serves on 127.0.0.1 or [::1]"
+        ));
+    }
+    let all = presets();
+    let preset = all
+        .iter()
+        .find(|p| p.name == args.preset)
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|p| p.name).collect();
+            format!(
+                "unknown preset '{}' (presets: {})",
+                args.preset,
+                names.join(", ")
+            )
+        })?;
+    // Bind first, so that a busy port is a clear error rather than a panic inside the server.
+    drop(std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
+    eprintln!(
+        "Explorer for preset {} on http://{addr}/ (Ctrl-C to stop)",
+        args.preset
+    );
+    payhub_properties::checker::serve(preset, addr)?;
+    Ok(ExitCode::SUCCESS)
+}

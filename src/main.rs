@@ -76,9 +76,28 @@ enum Command {
         after_help = "Examples:\n  payhub-verify scenario S7\n  payhub-verify scenario S4b --format json\n  payhub-verify scenario --list"
     )]
     Scenario(script_cmd::ScenarioArgs),
+    /// Serve stateright's Explorer for a preset on a loopback address, to step through it.
+    #[command(
+        after_help = "Examples:\n  payhub-verify explore --preset card-retry\n  payhub-verify explore --preset scope --addr 127.0.0.1:3001"
+    )]
+    Explore(check_cmd::ExploreArgs),
 }
 
+/// A closed pipe (`payhub-verify check | head`) ends the process quietly, as for any Unix
+/// tool, instead of a panic in `println!`.
+#[cfg(unix)]
+fn quiet_on_closed_pipe() {
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn quiet_on_closed_pipe() {}
+
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     let command = cli
         .command
@@ -92,6 +111,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench_cmd::run(&args),
         Command::Run(args) => script_cmd::run(&args),
         Command::Scenario(args) => script_cmd::scenario(&args),
+        Command::Explore(args) => check_cmd::explore(&args),
     };
     match result {
         Ok(code) => code,

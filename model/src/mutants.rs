@@ -13,8 +13,9 @@
 //! only under them does the platform keep it ([`Mutant::keeps_cards`]), which breaks
 //! CARD-02 on top of the rules they are about.
 
-use crate::platform::Scope;
+use crate::ids::Card;
 use crate::platform::state::Route;
+use crate::platform::{Fingerprint, Scope};
 use crate::rules::Rule;
 use crate::time::Millis;
 use serde::Serialize;
@@ -143,15 +144,102 @@ impl Mutant {
             Mutant::ScopeWithoutRoute => key && merchant && environment,
             Mutant::ScopeWithoutPaymentInPath => {
                 let template = match (record.route, request.route) {
-                    (Route::Confirm(_), Route::Confirm(_)) | (Route::Cancel(_), Route::Cancel(_)) => {
-                        true
-                    }
+                    (Route::Confirm(_), Route::Confirm(_))
+                    | (Route::Cancel(_), Route::Cancel(_)) => true,
                     (a, b) => a == b,
                 };
                 key && merchant && environment && template
             }
             _ => return None,
         })
+    }
+
+    /// The fingerprint this mutant computes instead of `reference` (CARD-01, SAFE-01):
+    /// with the card in it (as a body hash would have it), or without the amount or the
+    /// currency. Other mutants leave it as it is.
+    pub fn fingerprint(self, reference: Fingerprint, card: Option<Card>) -> Fingerprint {
+        use Fingerprint::*;
+        match (self, reference) {
+            (
+                Mutant::CardInFingerprint,
+                CreatePayment {
+                    merchant_order_no,
+                    amount,
+                    currency,
+                },
+            ) => {
+                let merchant_order_no = match card {
+                    Some(card) => format!("{merchant_order_no} +{card}"),
+                    None => merchant_order_no,
+                };
+                CreatePayment {
+                    merchant_order_no,
+                    amount,
+                    currency,
+                }
+            }
+            (
+                Mutant::AmountNotInFingerprint,
+                CreatePayment {
+                    merchant_order_no,
+                    currency,
+                    ..
+                },
+            ) => CreatePayment {
+                merchant_order_no,
+                amount: 0,
+                currency,
+            },
+            (
+                Mutant::AmountNotInFingerprint,
+                CheckoutSession {
+                    merchant_order_no,
+                    currency,
+                    ..
+                },
+            ) => CheckoutSession {
+                merchant_order_no,
+                amount: 0,
+                currency,
+            },
+            (
+                Mutant::AmountNotInFingerprint,
+                Refund {
+                    payment_id,
+                    merchant_refund_no,
+                    ..
+                },
+            ) => Refund {
+                payment_id,
+                merchant_refund_no,
+                amount: 0,
+            },
+            (
+                Mutant::CurrencyNotInFingerprint,
+                CreatePayment {
+                    merchant_order_no,
+                    amount,
+                    ..
+                },
+            ) => CreatePayment {
+                merchant_order_no,
+                amount,
+                currency: String::new(),
+            },
+            (
+                Mutant::CurrencyNotInFingerprint,
+                CheckoutSession {
+                    merchant_order_no,
+                    amount,
+                    ..
+                },
+            ) => CheckoutSession {
+                merchant_order_no,
+                amount,
+                currency: String::new(),
+            },
+            (_, reference) => reference,
+        }
     }
 
     /// Whether a rejection with HTTP `status` is stored against its key under this mutant.

@@ -94,6 +94,11 @@ impl Model for PresetModel {
         action.to_string()
     }
 
+    /// The step in the contract's notation: what the choice does to which message.
+    fn format_step(&self, last: &World, action: Choice) -> Option<String> {
+        Some(format!("{action}: {}", last.signature(&action)))
+    }
+
     fn properties(&self) -> Vec<stateright::Property<Self>> {
         PROPERTIES
             .iter()
@@ -335,4 +340,12 @@ pub fn rules_checked() -> Vec<(Rule, Vec<&'static str>)> {
             (*r, by)
         })
         .collect()
+}
+
+/// Serves stateright's Explorer for `preset` on `addr` until the process stops.
+pub fn serve(preset: Preset, addr: std::net::SocketAddr) -> Result<(), String> {
+    let model = PresetModel::new(preset)?;
+    let checker = model.checker().serve(addr);
+    let _ = checker.unique_state_count();
+    Ok(())
 }

@@ -63,3 +63,108 @@ pub const VERSIONS_NEVER_GO_BACK: Property = Property {
             .map(|(_, order)| format!("order {order} went back to an older version"))
     }),
 };
+
+/// SCHED-02: at least 10 seconds between two queries of one object.
+pub const QUERIES_SPACED: Property = Property {
+    name: "client-spaces-queries",
+    rules: &[Rule::QuerySpacing],
+    about: "A client never sends two queries of the same object less than 10 seconds apart.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .query_too_soon
+            .as_ref()
+            .map(|q| format!("query too soon: {q}"))
+    }),
+};
+
+/// RATE-03: after a 429, wait Retry-After before retrying the same key.
+pub const RETRY_AFTER_HONOURED: Property = Property {
+    name: "client-honours-retry-after",
+    rules: &[Rule::RetryAfterHonoured],
+    about: "After a 429 a client sends nothing under that idempotency scope before Retry-After has passed.",
+    predicate: Predicate::Always(|_, w| w.facts.retry_after_ignored.clone()),
+};
+
+/// GEN-05: a key is used only for the same endpoint.
+pub const KEY_ON_ONE_ENDPOINT: Property = Property {
+    name: "client-uses-a-key-on-one-endpoint",
+    rules: &[Rule::OneKeyPerSubmission],
+    about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .key_on_two_endpoints
+            .as_ref()
+            .map(|k| format!("key reused across endpoints: {k}"))
+    }),
+};
+
+/// UNKNOWN-04: never change the parameters and replay the original key.
+pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
+    name: "client-never-changes-parameters-under-a-key",
+    rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
+    about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .params_changed_under_key
+            .as_ref()
+            .map(|k| format!("parameters changed under a key: {k}"))
+    }),
+};
+
+/// UNKNOWN-03, GEN-02, RETRY-03: an order's payment is created under one key, however
+/// its result turned out; only a new business submission (a card retry) gets a new key.
+pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
+    name: "client-creates-an-order-under-one-key",
+    rules: &[
+        Rule::NeverSwitchKeyOnUnknown,
+        Rule::SequenceOnlyForNewSubmission,
+        Rule::RetryMaxAttempts,
+    ],
+    about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .order_rekeyed
+            .as_ref()
+            .map(|o| format!("order created under a second key: {o}"))
+    }),
+};
+
+/// ATTEMPT-07: a card retry only after `failed`.
+pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
+    name: "client-card-retry-only-after-failed",
+    rules: &[
+        Rule::CardRetryOnlyAfterFailed,
+        Rule::NeverSwitchKeyOnUnknown,
+    ],
+    about: "No request a client waits for is answered 409 payment_in_progress: it never confirms with a new key while the payment is processing or requires_action.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .card_retry_in_progress
+            .map(|id| format!("{id}: a confirm with a new key while the payment was in progress"))
+    }),
+};
+
+/// CANCEL-02: a 202 on cancel is not "canceled". An order the client closed as canceled
+/// has no money captured behind it.
+pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
+    name: "client-never-closes-a-captured-order",
+    rules: &[Rule::Cancel202NotCanceled, Rule::FulfilByPaymentId],
+    about: "No order a client holds as canceled has a capture of its Payment in the ledger.",
+    predicate: Predicate::Always(|_, w| {
+        for db in &w.dbs {
+            for order in db.orders() {
+                let canceled = order.status() == Some(payhub_model::PaymentStatus::Canceled);
+                let Some(payment) = order.payment_id else {
+                    continue;
+                };
+                if canceled && w.acquirer.ledger.captures_of(payment).next().is_some() {
+                    return Some(format!(
+                        "order {} is canceled for the merchant but {payment} was captured",
+                        order.order_no
+                    ));
+                }
+            }
+        }
+        None
+    }),
+};

@@ -352,3 +352,55 @@ pub const SUCCEEDED_IS_CAPTURED: Property = Property {
         None
     }),
 };
+
+/// CONFLICT-01, SAFE-01, CARD-01, SCOPE-01: within retention, a request is answered
+/// `idempotency_conflict` exactly when its safety-relevant parameters differ from those of
+/// its scope's execution. Judged from the requests the merchant sent, not from the
+/// platform's fingerprint: a conflict without an execution under the same scope, a
+/// conflict over the card, and a replay with another amount or currency all fail it.
+pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
+    name: "idempotency-conflict-iff-parameters-differ",
+    rules: &[
+        Rule::IdempotencyConflict,
+        Rule::SafeParameters,
+        Rule::CardNotCompared,
+        Rule::ScopeComponents,
+    ],
+    about: "Within retention, a request under a scope that executed is answered 409 idempotency_conflict if and only if its safety-relevant parameters (not its card) differ from the execution's; a scope that never executed never conflicts.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts.conflict_misjudged.map(|id| {
+            format!("{id}: its conflict verdict contradicts the parameters its scope executed with")
+        })
+    }),
+};
+
+/// REPLAY-01, CONC-01, CONC-02, RET-01: a key that executed is, for its 7-day retention,
+/// answered from its execution (replay, wait or operation_in_progress), never handled as
+/// new business.
+pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
+    name: "same-key-never-new-business",
+    rules: &[
+        Rule::ReplayReusesObject,
+        Rule::ConcurrentOneExecutes,
+        Rule::ConcurrentWaitSameObject,
+        Rule::RetentionSevenDays,
+    ],
+    about: "Within retention of a scope's execution, no request under it is answered 409 order_no_conflict, payment_in_progress or refund_no_conflict.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .replay_as_new_business
+            .map(|id| format!("{id} reused a key that executed, and was answered as new business"))
+    }),
+};
+
+/// SCOPE-01, REPLAY-01: an answer is about the Payment the request names.
+pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
+    name: "answers-name-the-requested-payment",
+    rules: &[Rule::ScopeComponents, Rule::ReplayReusesObject],
+    about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body.",
+    predicate: Predicate::Always(|_, w| {
+        w.facts
+            .answered_other_payment
+            .map(|id| format!("{id} was answered about another Payment than the one it names"))
+    }),
+};

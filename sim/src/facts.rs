@@ -6,8 +6,9 @@
 
 use crate::config::WorldConfig;
 use payhub_model::{
-    ApiRequest, ApiResponse, Environment, ErrorCode, MerchantId, Method, Millis, Platform,
-    PlatformOutput, RefundId, RequestId, ResourceId, ResponseBody, Rule, UpstreamCall,
+    ApiRequest, ApiResponse, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, Millis,
+    PaymentId, Platform, PlatformOutput, RefundId, RequestId, ResourceId, ResponseBody, Rule,
+    UpstreamCall,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -90,6 +91,49 @@ pub struct Facts {
     pub version_regressed: Option<(u8, String)>,
     /// Every (status, error code) answered, as a small sorted set.
     pub answers: std::collections::BTreeSet<(u16, Option<ErrorCode>)>,
+
+    // ---- Facts added with the bug zoo (properties/src/zoo.rs). ----
+    /// Each scope's current execution: when a request under it first executed (an
+    /// upstream call or a new idempotency record in its own step), and the safety-relevant
+    /// parameters that request carried, as the merchant sent them. Replaced once the
+    /// retention has passed (RET-01).
+    pub executions: BTreeMap<ScopeKey, (Millis, String)>,
+    /// The first request whose conflict verdict contradicts its scope's execution within
+    /// retention (sticky): 409 idempotency_conflict with the same parameters or with no
+    /// execution under its scope, or a 2xx with other parameters (CONFLICT-01, CARD-01).
+    pub conflict_misjudged: Option<RequestId>,
+    /// The first request under a scope that executed within retention answered as new
+    /// business: 409 order_no_conflict, payment_in_progress or refund_no_conflict (sticky).
+    pub replay_as_new_business: Option<RequestId>,
+    /// The first 2xx answer about another Payment than the one the request names in its
+    /// path or body (sticky).
+    pub answered_other_payment: Option<RequestId>,
+    /// When clients last sent a query of one object: (merchant, environment, path).
+    pub last_query: BTreeMap<(MerchantId, Environment, String), Millis>,
+    /// The first client query sent less than 10 s after the previous one of the same
+    /// object (sticky): SCHED-02.
+    pub query_too_soon: Option<String>,
+    /// (client node, scope) → no retry of that scope before this time: a 429's
+    /// Retry-After, from when the client got it (RATE-03). Cleared when the node crashes.
+    pub retry_not_before: BTreeMap<(u8, ScopeKey), Millis>,
+    /// The first client request sent before its scope's Retry-After (sticky).
+    pub retry_after_ignored: Option<String>,
+    /// The endpoint (method and path) each client key was first sent on, per merchant
+    /// and environment.
+    pub key_endpoints: BTreeMap<(MerchantId, Environment, String), String>,
+    /// The first client key sent on a second endpoint (sticky): GEN-05.
+    pub key_on_two_endpoints: Option<String>,
+    /// The safety-relevant parameters each client scope was first sent with.
+    pub client_params: BTreeMap<ScopeKey, String>,
+    /// The first client scope re-sent with other parameters (sticky): UNKNOWN-04.
+    pub params_changed_under_key: Option<String>,
+    /// The key of the first client create of each (merchant, environment, order number).
+    pub create_keys: BTreeMap<(MerchantId, Environment, String), String>,
+    /// The first order a client created under a second key (sticky): UNKNOWN-03, GEN-02.
+    pub order_rekeyed: Option<String>,
+    /// The first client request the client was waiting for that was answered 409
+    /// payment_in_progress: a card retry while the payment was in progress (sticky).
+    pub card_retry_in_progress: Option<RequestId>,
 }
 
 /// A set of rules as a bitset over the catalogue order.
@@ -181,6 +225,7 @@ impl Facts {
             PlatformOutput::Response { to, response, .. }
                 if *to == id && matches!(response.status, 400 | 401 | 403 | 409 | 422 | 429 | 503))
         });
+        self.judge_scope_answer(now, config, id, request, before, platform, out);
         if rejected && self.rejected_but_executed.is_none() {
             let after = self.snapshot(platform);
             let executed = after != *before
@@ -352,6 +397,211 @@ impl Facts {
             {
                 let n = self.refund_calls.entry(*refund).or_insert(0);
                 *n = n.saturating_add(1);
+            }
+        }
+    }
+}
+
+/// The safety-relevant parameters of a request as the merchant sent them (SAFE-01): order
+/// number, amount and currency; refund number, amount and payment; nothing for confirm and
+/// cancel (the payment is in the path). Card data is never part of it (CARD-01).
+pub fn safety_parameters(endpoint: &Endpoint) -> String {
+    match endpoint {
+        Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } => format!("{:?} {:?} {:?}", b.merchant_order_no, b.amount, b.currency),
+        Endpoint::CreateCheckoutSession {
+            body: Json::Parsed(b),
+        } => format!("{:?} {:?} {:?}", b.merchant_order_no, b.amount, b.currency),
+        Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } => format!(
+            "{:?} {:?} {:?}",
+            b.payment_id, b.merchant_refund_no, b.amount
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The Payment a request names in its path (confirm, cancel, GET) or body (refund).
+fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
+    match endpoint {
+        Endpoint::ConfirmPayment { payment_id, .. }
+        | Endpoint::CancelPayment { payment_id }
+        | Endpoint::GetPayment { payment_id } => Some(*payment_id),
+        Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } => b.payment_id,
+        _ => None,
+    }
+}
+
+/// SCHED-02: at least this long between two queries of one object.
+const QUERY_SPACING: Millis = Millis::secs(10);
+
+impl Facts {
+    /// The bug zoo's judgement of a request's own answer against its scope's execution
+    /// (CONFLICT-01, REPLAY-01, SCOPE-01), then the execution it makes, if any.
+    #[allow(clippy::too_many_arguments)]
+    fn judge_scope_answer(
+        &mut self,
+        now: Millis,
+        config: &WorldConfig,
+        id: RequestId,
+        request: &ApiRequest,
+        before: &Snapshot,
+        platform: &Platform,
+        out: &[PlatformOutput],
+    ) {
+        let answer = out.iter().find_map(|o| match o {
+            PlatformOutput::Response { to, response, .. } if *to == id => Some(response),
+            _ => None,
+        });
+        if let (Some(named), Some(answer)) = (named_payment(&request.endpoint), answer) {
+            let about = match &answer.body {
+                ResponseBody::Payment(p) if answer.is_success() => Some(p.id),
+                ResponseBody::Refund(r) if answer.is_success() => Some(r.payment_id),
+                _ => None,
+            };
+            if about.is_some_and(|p| p != named) && self.answered_other_payment.is_none() {
+                self.answered_other_payment = Some(id);
+            }
+        }
+        let Some(scope) = ScopeKey::of(config, request) else {
+            return;
+        };
+        let params = safety_parameters(&request.endpoint);
+        let retention = config.params.retention;
+        let execution = self
+            .executions
+            .get(&scope)
+            .filter(|(at, _)| now < at.after(retention))
+            .map(|(_, p)| p.clone());
+        if let Some(answer) = answer {
+            let misjudged = match answer.error_code() {
+                Some(ErrorCode::IdempotencyConflict) => {
+                    execution.as_ref().is_none_or(|p| *p == params)
+                }
+                None if answer.is_success() => execution.as_ref().is_some_and(|p| *p != params),
+                _ => false,
+            };
+            if misjudged && self.conflict_misjudged.is_none() {
+                self.conflict_misjudged = Some(id);
+            }
+            let as_new = matches!(
+                answer.error_code(),
+                Some(
+                    ErrorCode::OrderNoConflict
+                        | ErrorCode::PaymentInProgress
+                        | ErrorCode::RefundNoConflict
+                )
+            );
+            if as_new && execution.is_some() && self.replay_as_new_business.is_none() {
+                self.replay_as_new_business = Some(id);
+            }
+        }
+        let executed = platform.records().len() > before.records
+            || out
+                .iter()
+                .any(|o| matches!(o, PlatformOutput::Upstream { .. }));
+        if executed && execution.is_none() {
+            self.executions.insert(scope, (now, params));
+        }
+    }
+
+    /// An answer leaves the platform for `node` (after any 500 replacement): `awaited`
+    /// when a client waits for it.
+    pub fn on_answer(
+        &mut self,
+        now: Millis,
+        node: u8,
+        awaited: bool,
+        id: RequestId,
+        scope: Option<&ScopeKey>,
+        response: &ApiResponse,
+    ) {
+        if !awaited {
+            return;
+        }
+        if let (Some(scope), Some(seconds)) = (scope, response.retry_after_s) {
+            if response.status == 429 {
+                let until = now.after(Millis::secs(seconds as u64));
+                self.retry_not_before.insert((node, scope.clone()), until);
+            }
+        }
+        if response.error_code() == Some(ErrorCode::PaymentInProgress)
+            && self.card_retry_in_progress.is_none()
+        {
+            self.card_retry_in_progress = Some(id);
+        }
+    }
+
+    /// Client `node` crashed: what its memory held (a pending Retry-After) is gone.
+    pub fn on_client_crash(&mut self, node: u8) {
+        self.retry_not_before.retain(|(n, _), _| *n != node);
+    }
+
+    /// Client `node` sends `request` (SCHED-02, RATE-03, GEN-05, UNKNOWN-03, UNKNOWN-04).
+    pub fn on_client_send(
+        &mut self,
+        now: Millis,
+        config: &WorldConfig,
+        node: u8,
+        request: &ApiRequest,
+    ) {
+        let Some((merchant, environment)) = config.key_owner(request.api_key) else {
+            return;
+        };
+        let endpoint = format!("{} {}", request.endpoint.method(), request.endpoint.path());
+        if request.endpoint.method() == Method::Get {
+            let object = (merchant, environment, request.endpoint.path());
+            if let Some(last) = self.last_query.get(&object) {
+                if now < last.after(QUERY_SPACING) && self.query_too_soon.is_none() {
+                    self.query_too_soon = Some(format!("{endpoint} at {now} after {last}"));
+                }
+            }
+            self.last_query.insert(object, now);
+        }
+        let Some(scope) = ScopeKey::of(config, request) else {
+            return;
+        };
+        let key = scope.key.clone();
+        if let Some(until) = self.retry_not_before.get(&(node, scope.clone())) {
+            if now < *until && self.retry_after_ignored.is_none() {
+                self.retry_after_ignored = Some(format!(
+                    "merchant-{node} sent {endpoint} Idempotency-Key: {key} at {now}, Retry-After ends at {until}"
+                ));
+            }
+        }
+        let first = self
+            .key_endpoints
+            .entry((merchant, environment, key.clone()))
+            .or_insert_with(|| endpoint.clone());
+        if *first != endpoint && self.key_on_two_endpoints.is_none() {
+            self.key_on_two_endpoints = Some(format!("{key} on {first} and {endpoint}"));
+        }
+        let params = safety_parameters(&request.endpoint);
+        let first = self
+            .client_params
+            .entry(scope.clone())
+            .or_insert_with(|| params.clone());
+        if *first != params && self.params_changed_under_key.is_none() {
+            self.params_changed_under_key = Some(format!(
+                "{endpoint} Idempotency-Key: {key}: {first} then {params}"
+            ));
+        }
+        if let Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } = &request.endpoint
+        {
+            if let Some(order) = &b.merchant_order_no {
+                let first = self
+                    .create_keys
+                    .entry((merchant, environment, order.clone()))
+                    .or_insert_with(|| key.clone());
+                if *first != key && self.order_rekeyed.is_none() {
+                    self.order_rekeyed = Some(format!("{order} under {first} and {key}"));
+                }
             }
         }
     }

@@ -173,6 +173,8 @@ impl World {
                             Some(rule),
                         );
                     }
+                    // The bug zoo's client facts (SCHED-02, RATE-03, GEN-05, UNKNOWN-03/04).
+                    self.facts.on_client_send(self.now, config, node, &request);
                     let id = self.send_request(config, node, request, trace.as_deref_mut());
                     if let Some(o) = self.origins.get_mut(&id) {
                         o.business = business;
@@ -328,6 +330,7 @@ impl World {
             )
             .map_err(|e| client_error(node, e))?;
         self.awaiting.retain(|_, a| a.node != node);
+        self.facts.on_client_crash(node);
         if let Some(t) = trace {
             t.push(
                 self.now,

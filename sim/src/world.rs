@@ -556,6 +556,34 @@ impl World {
         Ok(())
     }
 
+    /// The node a webhook of (merchant, environment) goes to: the configured one, or, if
+    /// that is a crashed client, the first running client server of the same merchant and
+    /// environment (the merchant's webhook endpoint is behind a load balancer).
+    fn webhook_node(
+        &self,
+        config: &WorldConfig,
+        merchant: payhub_model::MerchantId,
+        environment: payhub_model::Environment,
+    ) -> Option<u8> {
+        let target = config.webhook_target(merchant, environment)?;
+        let up = |node: u8| {
+            self.servers
+                .get(node as usize)
+                .and_then(|s| s.as_ref())
+                .is_none_or(|s| s.is_up())
+        };
+        if up(target) {
+            return Some(target);
+        }
+        config
+            .clients
+            .iter()
+            .filter(|c| config.key_owner(c.api_key) == Some((merchant, environment)))
+            .map(|c| c.node)
+            .find(|n| up(*n))
+            .or(Some(target))
+    }
+
     /// Puts a new request from `merchant` in flight and returns its exchange id.
     pub fn send_request(
         &mut self,
@@ -698,6 +726,15 @@ impl World {
                     } else {
                         response
                     };
+                    // The bug zoo's client facts: what the client gets (RATE-03, ATTEMPT-07).
+                    self.facts.on_answer(
+                        self.now,
+                        origin.merchant,
+                        self.awaiting.contains_key(&to),
+                        to,
+                        origin.scope.as_ref(),
+                        &response,
+                    );
                     if let Some(t) = trace.as_deref_mut() {
                         if origin.fail_500 {
                             t.push(
@@ -742,7 +779,7 @@ impl World {
                     self.link.send(UpstreamMsg::Call(call));
                 }
                 PlatformOutput::Webhook { event, rule } => {
-                    if let Some(to) = config.webhook_target(event.merchant, event.environment) {
+                    if let Some(to) = self.webhook_node(config, event.merchant, event.environment) {
                         if let Some(t) = trace.as_deref_mut() {
                             t.push(
                                 self.now,

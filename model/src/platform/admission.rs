@@ -742,7 +742,7 @@ impl Platform {
         match self.admit(now, req) {
             Admission::Answer(response, rule) => {
                 if let Some(m) = self.params.mutant {
-                    self.mutant_after_answer(now, m, req, &response, out);
+                    self.mutant_after_answer(now, m, id, req, &response, out);
                 }
                 out.push(PlatformOutput::Response {
                     to: id,

@@ -5,10 +5,11 @@ use super::state::*;
 use super::{Platform, PlatformOutput, Timer, UnackedWebhook, WebhookEvent, WebhookObject};
 use crate::acquirer::{ChargeState, RefundState, UpstreamCall, UpstreamReply};
 use crate::api::{
-    ApiError, ApiResponse, ErrorCode, Failure, FailureCode, PaymentStatus, RefundStatus,
-    ResolutionStatus,
+    ApiError, ApiRequest, ApiResponse, Endpoint, ErrorCode, Failure, FailureCode, Json,
+    PaymentStatus, RefundStatus, ResolutionStatus,
 };
 use crate::ids::{AttemptId, Card, EventId, PaymentId, RefundId, RequestId, ResourceId, SessionId};
+use crate::mutants::Mutant;
 use crate::rules::Rule;
 use crate::time::Millis;
 
@@ -38,7 +39,16 @@ impl Platform {
                 let payment = self.create_payment(now, &scope, merchant_order_no, amount, currency);
                 match card {
                     Some(card) => {
-                        self.bind(now, scope.clone(), fingerprint, in_flight);
+                        // MUTANT order_no_check_not_atomic (UNIQ-01, ORDER-01): the order number
+                        // is committed only when the charge returns (`mutant_before_finish`).
+                        if self.params.mutant == Some(Mutant::OrderNoCheckNotAtomic) {
+                            self.order_nos.retain(|_, p| *p != payment);
+                        }
+                        // MUTANT key_claimed_after_charge (CONC-01, REPLAY-01): the key is
+                        // claimed when the upstream answers (`mutant_before_finish`).
+                        if self.params.mutant != Some(Mutant::KeyClaimedAfterCharge) {
+                            self.bind(now, scope.clone(), fingerprint, in_flight);
+                        }
                         let attempt = self.start_attempt(now, payment, card, true, out);
                         let waits_on = WaitsOn::Charge {
                             attempt,
@@ -58,7 +68,10 @@ impl Platform {
             NewOp::Confirm { payment, card } => {
                 // ATTEMPT-02..ATTEMPT-06 were checked at admission; the Payment and its fee
                 // snapshot are kept, only a new attempt is added.
-                self.bind(now, scope.clone(), fingerprint, in_flight);
+                // MUTANT key_claimed_after_charge (CONC-01, REPLAY-01): claimed on the answer.
+                if self.params.mutant != Some(Mutant::KeyClaimedAfterCharge) {
+                    self.bind(now, scope.clone(), fingerprint, in_flight);
+                }
                 let attempt = self.start_attempt(now, payment, card, false, out);
                 let waits_on = WaitsOn::Charge {
                     attempt,
@@ -67,6 +80,14 @@ impl Platform {
                 self.await_upstream(now, id, scope, waits_on);
             }
             NewOp::Cancel { payment } => {
+                // MUTANT cancel_reports_canceled (CANCEL-01): canceled at once, without the
+                // upstream's word, while the charge may still go through.
+                if self.params.mutant == Some(Mutant::CancelReportsCanceled)
+                    && self.payments[&payment].status.is_in_progress()
+                {
+                    self.mutant_cancel_at_once(now, id, scope, fingerprint, payment, out);
+                    return;
+                }
                 let p = self.payments.get_mut(&payment).expect("admitted");
                 if p.status.is_in_progress() {
                     // CANCEL-01: only the upstream can say the charge is safely canceled
@@ -265,6 +286,11 @@ impl Platform {
                 sent_at: now,
             },
         );
+        // MUTANT waiter_reexecutes / query_triggers_charge: the card is kept to charge again
+        // (breaks CARD-02 on top of their own rules).
+        if self.params.mutant.is_some_and(Mutant::keeps_cards) {
+            self.mutant_cards.insert(attempt, card);
+        }
         // WEBHOOK-01, A-VERSION: a Payment that merchants could already see (a card retry after
         // `failed`, or the first confirm of a `requires_payment_method` Payment) changes
         // status: a new version. Bumping only on retries left the first confirm at the
@@ -373,6 +399,10 @@ impl Platform {
             ChargeState::Declined(_) | ChargeState::NotFound => (AttemptStatus::Failed, true),
             ChargeState::Canceled => (AttemptStatus::Canceled, true),
             ChargeState::ActionRequired => (AttemptStatus::RequiresAction, false),
+            // MUTANT upstream_error_is_final (UNKNOWN-02, RES-01): a 5xx is a failure.
+            ChargeState::Error if self.params.mutant == Some(Mutant::UpstreamErrorIsFinal) => {
+                (AttemptStatus::Failed, true)
+            }
             ChargeState::Error => (a.status, false),
         };
         let before = (p.status, p.resolution, p.failure);
@@ -405,12 +435,30 @@ impl Platform {
                 }
                 Rule::TerminalStatuses
             }
+            // MUTANT action_required_as_succeeded (RES-05, RES-06).
+            ChargeState::ActionRequired
+                if self.params.mutant == Some(Mutant::ActionRequiredAsSucceeded) =>
+            {
+                p.status = PaymentStatus::Succeeded;
+                p.resolution = ResolutionStatus::Known;
+                Rule::RequiresAction
+            }
             ChargeState::ActionRequired => {
                 p.status = PaymentStatus::RequiresAction;
                 if p.resolution == ResolutionStatus::NeedsQuery {
                     p.resolution = ResolutionStatus::Known;
                 }
                 Rule::RequiresAction
+            }
+            // MUTANT upstream_error_is_final (UNKNOWN-02, RES-01): stored as a final failure.
+            ChargeState::Error if self.params.mutant == Some(Mutant::UpstreamErrorIsFinal) => {
+                p.status = PaymentStatus::Failed;
+                p.resolution = ResolutionStatus::Known;
+                p.failure = Some(Failure {
+                    code: FailureCode::NotReceivedByUpstream,
+                    attempt_id: attempt,
+                });
+                Rule::UnknownResult
             }
             ChargeState::Error => {
                 if p.resolution == ResolutionStatus::Known && p.status == PaymentStatus::Processing
@@ -448,6 +496,9 @@ impl Platform {
                 (WaitsOn::Charge { created: true, .. }, _) => (201, Rule::FirstExecution201),
                 (WaitsOn::Charge { created: false, .. }, _) => (200, Rule::CardRetryNewKey),
             };
+            if self.params.mutant.is_some() {
+                self.mutant_before_finish(now, executor, out);
+            }
             self.finish_executor(executor, status, rule, out);
         }
     }
@@ -520,12 +571,33 @@ impl Platform {
             Timer::VerifyRefund(refund) => self.on_verify_refund(now, refund, out),
             Timer::Retention(scope) => {
                 // RET-01: the record goes; the order and refund numbers stay (RET-02, RET-03).
+                // MUTANT retention_expires_early (RET-01): a day instead of 7.
+                let retention = match self.params.mutant {
+                    Some(Mutant::RetentionExpiresEarly) => Mutant::EARLY_RETENTION,
+                    _ => self.params.retention,
+                };
                 let expired = self
                     .records
                     .get(&scope)
-                    .is_some_and(|r| r.created_at.after(self.params.retention) <= now);
+                    .is_some_and(|r| r.created_at.after(retention) <= now);
                 if expired {
-                    self.records.remove(&scope);
+                    let record = self.records.remove(&scope);
+                    // MUTANT order_no_dropped_with_key (RET-02, UNIQ-01): the order number
+                    // goes with the key.
+                    if let (Some(Mutant::OrderNoDroppedWithKey), Some(record)) =
+                        (self.params.mutant, record)
+                    {
+                        if let Fingerprint::CreatePayment {
+                            merchant_order_no, ..
+                        } = record.fingerprint
+                        {
+                            self.order_nos.remove(&BusinessKey {
+                                merchant: scope.merchant,
+                                environment: scope.environment,
+                                number: merchant_order_no,
+                            });
+                        }
+                    }
                 }
             }
             Timer::PaymentExpiry(payment) => {
@@ -574,6 +646,9 @@ impl Platform {
                 Timer::Verify(attempt),
             );
         }
+        if self.params.mutant.is_some() {
+            self.mutant_before_finish(now, executor, out);
+        }
         // A-STATUS-CODES: no upstream answer within the synchronous wait: 202.
         self.finish_executor(executor, 202, rule, out);
     }
@@ -598,6 +673,21 @@ impl Platform {
         // A-AUTO-WINDOW: counted from when the charge was sent; then manual_review and a
         // query every `manual_review_requery` (RES-03).
         let window_over = now >= sent_at.after(self.params.auto_query_window);
+        // MUTANT manual_review_fails_on_timer (RES-03): the window's end is a failure.
+        if window_over
+            && p.resolution != ResolutionStatus::ManualReview
+            && self.params.mutant == Some(Mutant::ManualReviewFailsOnTimer)
+        {
+            p.status = PaymentStatus::Failed;
+            p.resolution = ResolutionStatus::Known;
+            p.failure = Some(Failure {
+                code: FailureCode::NotReceivedByUpstream,
+                attempt_id: attempt,
+            });
+            self.attempts.get_mut(&attempt).expect("exists").status = AttemptStatus::Failed;
+            self.bump_payment(now, payment, Rule::ManualReview, out);
+            return;
+        }
         let rule = if p.resolution == ResolutionStatus::ManualReview {
             Rule::ManualReview
         } else if window_over {
@@ -640,8 +730,20 @@ impl Platform {
             r.resolution = target;
             self.bump_refund(now, refund, Rule::RefundTimeoutNoSecondRefund, out);
         }
+        // MUTANT refund_resent_when_unknown (REFUND-01): the refund is sent again.
+        let call = match self.params.mutant {
+            Some(Mutant::RefundResentWhenUnknown) => {
+                let r = &self.refunds[&refund];
+                UpstreamCall::Refund {
+                    refund,
+                    attempt: r.attempt,
+                    amount: r.amount,
+                }
+            }
+            _ => UpstreamCall::QueryRefund { refund },
+        };
         out.push(PlatformOutput::Upstream {
-            call: UpstreamCall::QueryRefund { refund },
+            call,
             rule: Rule::RefundTimeoutNoSecondRefund,
         });
         self.set_timer(now.after(next), Timer::VerifyRefund(refund));
@@ -750,6 +852,200 @@ impl Platform {
             event: copy,
             rule: Rule::WebhookPrimary,
         });
+    }
+}
+
+/// The bug zoo (`crate::mutants`): what a mutant does at a point where the reference
+/// platform does nothing. Each method is called only with `self.params.mutant` set.
+impl Platform {
+    /// After an answer that executes nothing: the mutants that execute something anyway.
+    pub(super) fn mutant_after_answer(
+        &mut self,
+        now: Millis,
+        mutant: Mutant,
+        id: RequestId,
+        req: &ApiRequest,
+        response: &ApiResponse,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let keyed_scope: Option<Scope> = (|| {
+            let key = self.api_keys.get(&req.api_key)?;
+            let route = match &req.endpoint {
+                Endpoint::CreatePayment { .. } => Route::CreatePayment,
+                Endpoint::ConfirmPayment { payment_id, .. } => Route::Confirm(*payment_id),
+                Endpoint::CancelPayment { payment_id } => Route::Cancel(*payment_id),
+                Endpoint::CreateCheckoutSession { .. } => Route::CheckoutSession,
+                Endpoint::CreateRefund { .. } => Route::Refund,
+                _ => return None,
+            };
+            let idem = req.idempotency_key.clone().filter(|k| !k.is_empty())?;
+            Some(Scope {
+                merchant: key.merchant,
+                environment: key.environment,
+                route,
+                key: idem,
+            })
+        })();
+        // MUTANT rejection_binds_key (REJECT-01) / rate_limit_binds_key (RATE-01): the
+        // rejected request is stored against its key; the key is used up (a lock nobody
+        // releases: the corrected retry conflicts or waits).
+        if mutant.binds_rejection(response.status) {
+            if let Some(scope) = keyed_scope
+                .clone()
+                .filter(|s| !self.records.contains_key(s))
+            {
+                let state = RecordState::InFlight { executor: id };
+                self.bind(now, scope, Fingerprint::Cancel, state);
+            }
+        }
+        // MUTANT pause_creates_payment (RATE-04, RATE-05): the Payment was inserted before
+        // the channel pause was checked.
+        if mutant == Mutant::PauseCreatesPayment
+            && response.error_code() == Some(ErrorCode::TemporarilyUnavailable)
+        {
+            if let (
+                Some(scope),
+                Endpoint::CreatePayment {
+                    body: Json::Parsed(b),
+                },
+            ) = (keyed_scope, &req.endpoint)
+            {
+                if let (Some(order), Some(amount), Some(currency)) =
+                    (b.merchant_order_no.clone(), b.amount, b.currency.clone())
+                {
+                    let taken = self.order_nos.contains_key(&BusinessKey {
+                        merchant: scope.merchant,
+                        environment: scope.environment,
+                        number: order.clone(),
+                    });
+                    if !taken && amount > 0 {
+                        self.create_payment(now, &scope, order, amount as u64, currency);
+                    }
+                }
+            }
+        }
+        // MUTANT query_triggers_charge (QUERY-04): a query of a processing payment
+        // re-submits its latest charge upstream.
+        if mutant == Mutant::QueryTriggersCharge && response.status == 200 {
+            if let Endpoint::GetPayment { payment_id } = &req.endpoint {
+                let p = &self.payments[payment_id];
+                let resend = p.status == PaymentStatus::Processing;
+                if let (true, Some(attempt)) = (resend, p.latest_attempt()) {
+                    if let Some(&card) = self.mutant_cards.get(&attempt) {
+                        let call = UpstreamCall::Charge {
+                            attempt,
+                            payment: *payment_id,
+                            merchant: p.merchant,
+                            environment: p.environment,
+                            amount: p.amount,
+                            currency: p.currency.clone(),
+                            card,
+                        };
+                        out.push(PlatformOutput::Upstream {
+                            call,
+                            rule: Rule::QueryReadsKnownState,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// MUTANT cancel_reports_canceled (CANCEL-01): the Payment is canceled and answered
+    /// 200 at once; the cancel still goes upstream, and the charge may still go through.
+    fn mutant_cancel_at_once(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        scope: Scope,
+        fingerprint: Fingerprint,
+        payment: PaymentId,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let p = self.payments.get_mut(&payment).expect("admitted");
+        p.cancel_requested = true;
+        p.status = PaymentStatus::Canceled;
+        p.resolution = ResolutionStatus::Known;
+        let attempt = p.latest_attempt().expect("in progress has an attempt");
+        out.push(PlatformOutput::Upstream {
+            call: UpstreamCall::CancelCharge { attempt },
+            rule: Rule::Cancel202KeepsStatus,
+        });
+        self.bump_payment(now, payment, Rule::Cancel202KeepsStatus, out);
+        let resource = ResourceId::Payment(payment);
+        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+        let response = self.resource_response(200, resource);
+        respond(out, id, response, Rule::Cancel202KeepsStatus);
+    }
+
+    /// Right before `executor` is answered (its charge answered, or its synchronous wait
+    /// ended).
+    fn mutant_before_finish(
+        &mut self,
+        now: Millis,
+        executor: RequestId,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let Some(Pending::Executor {
+            scope,
+            waits_on: WaitsOn::Charge { attempt, created },
+        }) = self.pending.get(&executor).cloned()
+        else {
+            return;
+        };
+        let payment = self.attempts[&attempt].payment;
+        match self.params.mutant {
+            // MUTANT key_claimed_after_charge (CONC-01, REPLAY-01): the key is claimed now.
+            Some(Mutant::KeyClaimedAfterCharge) if !self.records.contains_key(&scope) => {
+                let p = &self.payments[&payment];
+                let fingerprint = if created {
+                    Fingerprint::CreatePayment {
+                        merchant_order_no: p.merchant_order_no.clone(),
+                        amount: p.amount,
+                        currency: p.currency.clone(),
+                    }
+                } else {
+                    Fingerprint::Confirm
+                };
+                let state = RecordState::InFlight { executor };
+                self.bind(now, scope, fingerprint, state);
+            }
+            // MUTANT order_no_check_not_atomic (UNIQ-01): the order number is committed now.
+            Some(Mutant::OrderNoCheckNotAtomic) if created => {
+                let p = &self.payments[&payment];
+                let business = BusinessKey {
+                    merchant: p.merchant,
+                    environment: p.environment,
+                    number: p.merchant_order_no.clone(),
+                };
+                self.order_nos.entry(business).or_insert(payment);
+            }
+            // MUTANT waiter_reexecutes (CONC-02, EFFECT-01): the requests waiting on this
+            // scope run the operation again (a new attempt with the kept card) instead of
+            // reading the stored result; each becomes the executor of its own attempt.
+            Some(Mutant::WaiterReexecutes) => {
+                let Some(&card) = self.mutant_cards.get(&attempt) else {
+                    return;
+                };
+                let waiters: Vec<RequestId> = self
+                    .pending
+                    .iter()
+                    .filter(|(_, p)| matches!(p, Pending::Waiter { scope: s } if *s == scope))
+                    .map(|(id, _)| *id)
+                    .collect();
+                for waiter in waiters {
+                    self.pending.remove(&waiter);
+                    self.cancel_timer(&Timer::WaitTimeout(waiter));
+                    let again = self.start_attempt(now, payment, card, false, out);
+                    let waits_on = WaitsOn::Charge {
+                        attempt: again,
+                        created: false,
+                    };
+                    self.await_upstream(now, waiter, scope.clone(), waits_on);
+                }
+            }
+            _ => {}
+        }
     }
 }
 

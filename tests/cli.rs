@@ -1,0 +1,239 @@
+//! The command line behaves: exit codes 0/1/2/3, one clear line for bad input, never a
+//! panic or a backtrace.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_payhub-verify"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited, not killed")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn no_panic(o: &Output) {
+    let err = stderr(o);
+    assert!(
+        !err.contains("panicked") && !err.contains("stack backtrace"),
+        "{err}"
+    );
+}
+
+fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("payhub-verify-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn bad_flag_is_usage_error_2() {
+    let o = run(&["check", "--no-such-flag"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--no-such-flag"));
+    no_panic(&o);
+}
+
+#[test]
+fn unknown_preset_is_one_line_and_2() {
+    let o = run(&["check", "--preset", "nope"]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("unknown preset 'nope'"), "{err}");
+    no_panic(&o);
+}
+
+#[test]
+fn unknown_scenario_and_policy_and_rule_are_2() {
+    for args in [
+        &["scenario", "S99"][..],
+        &["simulate", "--seeds", "0..3", "--policy", "nope"],
+        &["rules", "--id", "NOPE-1"],
+        &["simulate", "--seeds", "5..1"],
+        &["simulate", "--seeds", "0..3", "--shard", "4/4"],
+        &["replay"],
+    ] {
+        let o = run(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).trim().is_empty());
+        no_panic(&o);
+    }
+}
+
+#[test]
+fn malformed_or_unreadable_tapes_are_2() {
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (temp("binary.tape", &[0xff, 0xfe, 0x00, 0x01]), "not a text file"),
+        (temp("header.tape", b"hello\n"), "not a payhub-verify tape"),
+        (temp("flags.tape", b"# payhub-verify tape v1\nworld-flags: --bogus 3\n"), "unknown world flag"),
+        (
+            temp("choice.tape", b"# payhub-verify tape v1\nworld-flags: --policy reference --clients 2 --steps 10\ndeliver m99\n"),
+            "is not enabled",
+        ),
+        (PathBuf::from("/nonexistent/x.tape"), "cannot read"),
+    ];
+    for (path, expected) in cases {
+        let o = run(&["replay", "--tape", path.to_str().unwrap()]);
+        assert_eq!(code(&o), 2, "{}: {}", path.display(), stderr(&o));
+        assert!(
+            stderr(&o).contains(expected),
+            "{}: {}",
+            path.display(),
+            stderr(&o)
+        );
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        no_panic(&o);
+    }
+}
+
+#[test]
+fn an_incomplete_check_exits_3() {
+    let o = run(&["check", "--preset", "card-retry", "--max-states", "50"]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("INCOMPLETE"));
+    no_panic(&o);
+}
+
+#[test]
+fn a_complete_check_exits_0_and_a_violating_sweep_exits_1() {
+    let o = run(&["check", "--preset", "replay-conflict", "--format", "json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let preset = &json[0];
+    for field in [
+        "name",
+        "complete",
+        "unique_states",
+        "total_states",
+        "seconds",
+    ] {
+        assert!(preset.get(field).is_some(), "{field}");
+    }
+    for p in preset["properties"].as_array().unwrap() {
+        for field in ["name", "kind", "rules", "status"] {
+            assert!(p.get(field).is_some(), "{field}");
+        }
+    }
+    let out = std::env::temp_dir().join(format!("payhub-verify-cli-out-{}", std::process::id()));
+    let o = run(&[
+        "simulate",
+        "--seeds",
+        "0..300",
+        "--policy",
+        "new_key_after_timeout+new_order_no_after_timeout",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("reproduce: payhub-verify replay --tape"),
+        "{text}"
+    );
+    no_panic(&o);
+}
+
+#[test]
+fn thread_count_does_not_change_state_counts() {
+    for preset in ["concurrent-same-key", "create-lossy"] {
+        let counts: Vec<(u64, u64)> = ["1", "2"]
+            .iter()
+            .map(|t| {
+                let o = run(&[
+                    "check",
+                    "--preset",
+                    preset,
+                    "--threads",
+                    t,
+                    "--format",
+                    "json",
+                ]);
+                assert_eq!(code(&o), 0, "{}", stderr(&o));
+                let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                (
+                    json[0]["unique_states"].as_u64().unwrap(),
+                    json[0]["total_states"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(counts[0], counts[1], "{preset}");
+    }
+}
+
+#[test]
+fn malformed_arguments_never_panic() {
+    let junk: &[&[&str]] = &[
+        &["--seeds"],
+        &["simulate", "--seeds", ""],
+        &["simulate", "--seeds", "a..b"],
+        &["simulate", "--clients", "0", "--seeds", "0..1"],
+        &["simulate", "--clients", "300"],
+        &["check", "--threads", "-1"],
+        &["check", "--depth", "x"],
+        &["replay", "--seed", "1", "--tape", "x"],
+        &["run", "/nonexistent.pha"],
+        &["scenario", ""],
+        &["rules", "--format", "xml"],
+        &["verify", "--seeds", "-3"],
+    ];
+    for args in junk {
+        let o = run(args);
+        let c = code(&o);
+        assert!(c == 2 || c == 1, "{args:?}: exit {c}: {}", stderr(&o));
+        no_panic(&o);
+    }
+}
+
+#[test]
+fn explorer_serves_status_on_loopback() {
+    use std::io::{Read, Write};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut child = bin()
+        .args(["explore", "--preset", "replay-conflict", "--addr", &addr])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut body = String::new();
+    for _ in 0..100 {
+        if let Ok(mut stream) = std::net::TcpStream::connect(&addr) {
+            stream
+                .write_all(b"GET /.status HTTP/1.0\r\nHost: localhost\r\n\r\n")
+                .unwrap();
+            stream.read_to_string(&mut body).unwrap();
+            if !body.is_empty() {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        body.starts_with("HTTP/1.") && body.contains(" 200 "),
+        "{body}"
+    );
+    assert!(body.contains("\"done\""), "{body}");
+    let o = run(&["explore", "--addr", "10.0.0.1:3000"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("not a loopback address"));
+}
