@@ -263,6 +263,7 @@ impl Report {
         });
         let failed = preset_failed
             || self.simulation.violations > 0
+            || self.simulation.liveness_failures > 0
             || self.chaos.violations > 0
             || self.scenarios.iter().any(|s| !s.passed)
             || self.zoo_failed();
@@ -311,8 +312,16 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "simulation: {} seeds of the reference client, {} steps, {} violations",
-            self.simulation.seeds, self.simulation.steps, self.simulation.violations
+            "simulation: {} seeds of the reference client, {} steps, {} violations; {} runs with a submission unresolved 25 h after faults stopped{}",
+            self.simulation.seeds,
+            self.simulation.steps,
+            self.simulation.violations,
+            self.simulation.liveness_failures,
+            self.simulation
+                .first_liveness_failure
+                .as_ref()
+                .map(|f| format!(" (first: {f})"))
+                .unwrap_or_default()
         );
         let _ = writeln!(
             s,

@@ -98,7 +98,7 @@ impl WorldArgs {
         }
     }
 
-    fn replay_flags(&self) -> String {
+    pub fn replay_flags(&self) -> String {
         let mut s = format!(
             "--policy {} --clients {} --steps {}",
             self.policy, self.clients, self.steps
@@ -137,6 +137,11 @@ pub struct SweepSummary {
     pub seeds: u64,
     pub steps: u64,
     pub violations: u64,
+    /// Runs in which, once faults stopped, a submission stayed unresolved for 25 h
+    /// (`eventually:submissions-resolve-within-24h`).
+    pub liveness_failures: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_liveness_failure: Option<String>,
     /// How many choices of each kind were applied, over all runs.
     pub choices: BTreeMap<String, u64>,
     /// In how many runs each answer (status and error code) occurred.
@@ -196,6 +201,8 @@ struct SeedResult {
     seed: u64,
     outcome: RunOutcome,
     answers: Vec<String>,
+    /// The liveness verdict after healing, when no safety property failed.
+    unresolved: Option<String>,
 }
 
 fn run_one(config: &WorldConfig, args: &WorldArgs, seed: u64) -> SeedResult {
@@ -211,10 +218,17 @@ fn run_one(config: &WorldConfig, args: &WorldArgs, seed: u64) -> SeedResult {
             None => status.to_string(),
         })
         .collect();
+    let unresolved = if outcome.violation.is_none() {
+        let mut healed = world;
+        payhub_properties::liveness::check(config, &mut healed)
+    } else {
+        None
+    };
     SeedResult {
         seed,
         outcome,
         answers: world_answers,
+        unresolved,
     }
 }
 
@@ -285,6 +299,15 @@ pub fn sweep(
         }
         if r.outcome.violation.is_some() {
             summary.violations += 1;
+        }
+        if let Some(u) = &r.unresolved {
+            summary.liveness_failures += 1;
+            summary.first_liveness_failure.get_or_insert(format!(
+                "seed {}: {u} (payhub-verify replay --seed {} {})",
+                r.seed,
+                r.seed,
+                world.replay_flags()
+            ));
         }
     }
     // Shrink the first few failing seeds and report the shortest counterexample.
@@ -380,6 +403,15 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
     for (k, n) in &s.answers {
         println!("    {k:<34} {n}");
     }
+    println!(
+        "{}: {} runs healed (faults stopped, 25 h) with a submission still unresolved{}",
+        payhub_properties::liveness::NAME,
+        s.liveness_failures,
+        s.first_liveness_failure
+            .as_ref()
+            .map(|f| format!("; first: {f}"))
+            .unwrap_or_default()
+    );
     match &s.counterexample {
         None => println!("PASSED: no property violated in {} runs", s.seeds),
         Some(cx) => {

@@ -300,3 +300,48 @@ fn parse_free_choice(label: &str) -> Option<Choice> {
         _ => None,
     }
 }
+
+/// Stops every fault and lets the world settle: deliveries first, then approving
+/// acquirers, restarts, successful authentications, and time, in that order of
+/// preference, until nothing is enabled, `span` of simulated time has passed, or
+/// `max_steps` choices were applied. The liveness property is judged on the result.
+pub fn heal(
+    config: &WorldConfig,
+    world: &mut World,
+    span: payhub_model::Millis,
+    max_steps: usize,
+) -> usize {
+    let until = world.now.after(span);
+    let mut enabled = Vec::new();
+    let rank = |c: &Choice| -> Option<u8> {
+        Some(match c {
+            Choice::Deliver { .. } | Choice::DeliverUpstream { .. } => 0,
+            Choice::Acquire {
+                decision: AcquirerDecision::Approve,
+                ..
+            } => 1,
+            Choice::Restart { .. } => 2,
+            Choice::Authenticate { ok: true, .. } => 3,
+            Choice::Tick => 4,
+            _ => return None,
+        })
+    };
+    for step in 0..max_steps {
+        if world.now > until {
+            return step;
+        }
+        world.enabled(config, &mut enabled);
+        let Some(choice) = enabled
+            .iter()
+            .filter_map(|c| rank(c).map(|r| (r, c)))
+            .min_by_key(|(r, _)| *r)
+            .map(|(_, c)| c.clone())
+        else {
+            return step;
+        };
+        if world.apply(config, &choice, None).is_err() {
+            return step;
+        }
+    }
+    max_steps
+}
