@@ -26,13 +26,25 @@ pub struct CheckArgs {
     /// List the presets and what each explores.
     #[arg(long)]
     pub list: bool,
+    /// The merchant policy of the client presets (default: the reference client), e.g.
+    /// new_key_after_timeout+new_order_no_after_timeout.
+    #[arg(long)]
+    pub policy: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
-    let all = presets();
+    let all = match &args.policy {
+        None => presets(),
+        Some(name) => {
+            let policy = payhub_sim::worlds::parse_policy(name)?;
+            let mut all = payhub_properties::presets::platform_presets();
+            all.extend(payhub_properties::presets::client_presets(&policy));
+            all
+        }
+    };
     if args.list {
         for p in &all {
             println!("{:<22} {}", p.name, p.about);
@@ -121,10 +133,15 @@ fn print_report(r: &PresetReport) {
         println!("    {:<44} {:<10} [{}]", p.name, status, p.rules.join(", "));
         if let Some(cx) = &p.counterexample {
             println!(
-                "      {} (BFS path {} steps, shrunk to {})",
+                "      {} ({} {} steps; stateright's path had {})",
                 cx.detail,
-                cx.bfs_length,
-                cx.tape.len()
+                if cx.minimal {
+                    "shortest path:"
+                } else {
+                    "shrunk to"
+                },
+                cx.tape.len(),
+                cx.bfs_length
             );
             for (i, c) in cx.tape.iter().enumerate() {
                 println!("      {:>3}. {c}", i + 1);

@@ -5,6 +5,7 @@
 
 mod bench_cmd;
 mod check_cmd;
+mod mutants_cmd;
 mod progress;
 mod report;
 mod rules_cmd;
@@ -81,6 +82,11 @@ enum Command {
         after_help = "Examples:\n  payhub-verify explore --preset card-retry\n  payhub-verify explore --preset scope --addr 127.0.0.1:3001"
     )]
     Explore(check_cmd::ExploreArgs),
+    /// The bug zoo: planted platform bugs and client anti-patterns, and which property kills each.
+    #[command(
+        after_help = "Examples:\n  payhub-verify mutants\n  payhub-verify mutants --format json --threads 2\n  payhub-verify mutants --show card_in_fingerprint\n  payhub-verify mutants --list"
+    )]
+    Mutants(mutants_cmd::MutantsArgs),
 }
 
 /// A closed pipe (`payhub-verify check | head`) ends the process quietly, as for any Unix
@@ -112,6 +118,7 @@ fn main() -> ExitCode {
         Command::Run(args) => script_cmd::run(&args),
         Command::Scenario(args) => script_cmd::scenario(&args),
         Command::Explore(args) => check_cmd::explore(&args),
+        Command::Mutants(args) => mutants_cmd::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,5 @@
 //! `payhub-verify simulate` (seeded sweeps) and `payhub-verify replay` (one run, traced).
 
-use crate::Format;
 use payhub_properties::AlwaysCheck;
 use payhub_sim::driver::{self, FaultProfile, RunOutcome};
 use payhub_sim::{Choice, Trace, WorldConfig, worlds};
@@ -123,12 +122,21 @@ pub struct SimulateArgs {
     pub threads: usize,
     #[command(flatten)]
     pub world: WorldArgs,
-    /// Where to save the shrunk counterexample's tape.
+    /// Where to save the shrunk counterexample's tape and script.
     #[arg(long, default_value = "target/payhub-report")]
     pub out: PathBuf,
-    /// Output format.
+    /// Output format: a summary (text, json), or the shrunk counterexample as a what-if
+    /// script that `payhub-verify run` reproduces (script).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub format: SweepFormat,
+}
+
+/// How `simulate` prints its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepFormat {
+    Text,
+    Json,
+    Script,
 }
 
 /// What a sweep found.
@@ -162,6 +170,9 @@ pub struct SimCounterexample {
     pub tape_file: String,
     pub replay: String,
     pub trace: String,
+    /// The counterexample as a what-if script (`payhub-verify run` reproduces it).
+    pub script: String,
+    pub script_file: String,
 }
 
 fn kind(choice: &Choice) -> &'static str {
@@ -242,13 +253,17 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
         .collect();
     let summary = sweep(&config, &args.world, &seeds, args.threads, &args.out)?;
     match args.format {
-        Format::Json => println!(
+        SweepFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
         ),
-        Format::Text => print_summary(&config, args, &summary),
+        SweepFormat::Text => print_summary(&config, args, &summary),
+        SweepFormat::Script => match &summary.counterexample {
+            Some(cx) => print!("{}", cx.script),
+            None => eprintln!("no counterexample: nothing to write as a script"),
+        },
     }
-    Ok(if summary.violations > 0 {
+    Ok(if summary.violations > 0 || summary.liveness_failures > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -349,6 +364,18 @@ fn shrink_and_save(
     let file = dir.join(format!("seed-{}.tape", r.seed));
     std::fs::write(&file, tape_file(config, args, Some(r.seed), &tape))
         .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let about = format!(
+        "counterexample of seed {} ({}): {}",
+        r.seed, config.name, violation.property
+    );
+    let script =
+        payhub_sim::script::script_from_tape(config, &shrunk, Some(&violation.property), &about)
+            .unwrap_or_else(|e| {
+                format!("# this counterexample cannot be written as a script: {e}\n")
+            });
+    let script_path = dir.join(format!("seed-{}.pha", r.seed));
+    std::fs::write(&script_path, &script)
+        .map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
     Ok(SimCounterexample {
         seed: r.seed,
         profile: args.profile(r.seed).key_values(),
@@ -359,6 +386,8 @@ fn shrink_and_save(
         tape_file: file.display().to_string(),
         replay: format!("payhub-verify replay --tape {}", file.display()),
         trace: trace.to_text(),
+        script,
+        script_file: script_path.display().to_string(),
     })
 }
 
@@ -428,6 +457,7 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
             );
             print!("{}", cx.trace);
             println!("reproduce: {}", cx.replay);
+            println!("   script: payhub-verify run {}", cx.script_file);
             println!(
                 "       or: payhub-verify replay --seed {} {}",
                 cx.seed,
@@ -458,11 +488,13 @@ pub enum TraceFormat {
     Text,
     Json,
     Mermaid,
+    /// A what-if script that `payhub-verify run` reproduces.
+    Script,
 }
 
 pub fn render(trace: &Trace, format: TraceFormat) -> String {
     match format {
-        TraceFormat::Text => trace.to_text(),
+        TraceFormat::Text | TraceFormat::Script => trace.to_text(),
         TraceFormat::Json => trace.to_json(),
         TraceFormat::Mermaid => trace.to_mermaid(),
     }
@@ -561,6 +593,17 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     let mut check = AlwaysCheck { config: &config };
     let (_, outcome) = driver::replay(&config, &tape, &mut check, Some(&mut trace))
         .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
+    if args.format == TraceFormat::Script {
+        let property = outcome.violation.as_ref().map(|v| v.property.as_str());
+        let script =
+            payhub_sim::script::script_from_tape(&config, &outcome.tape, property, &config.name)?;
+        print!("{script}");
+        return Ok(if outcome.violation.is_some() {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
     print!("{}", render(&trace, args.format));
     if args.format == TraceFormat::Text {
         match &outcome.violation {

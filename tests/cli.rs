@@ -150,7 +150,7 @@ fn a_complete_check_exits_0_and_a_violating_sweep_exits_1() {
 
 #[test]
 fn thread_count_does_not_change_state_counts() {
-    for preset in ["concurrent-same-key", "create-lossy"] {
+    for preset in ["concurrent-same-key", "create-crash"] {
         let counts: Vec<(u64, u64)> = ["1", "2"]
             .iter()
             .map(|t| {
@@ -236,4 +236,44 @@ fn explorer_serves_status_on_loopback() {
     let o = run(&["explore", "--addr", "10.0.0.1:3000"]);
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("not a loopback address"));
+}
+
+#[test]
+fn a_sweep_counterexample_as_a_script_runs_and_needs_its_expect_violation() {
+    let out = std::env::temp_dir().join(format!("payhub-verify-cli-script-{}", std::process::id()));
+    let o = run(&[
+        "simulate",
+        "--seeds",
+        "0..300",
+        "--policy",
+        "new_key_after_timeout+new_order_no_after_timeout",
+        "--format",
+        "script",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let script = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        script.contains("expect violation client-never-charges-an-order-twice"),
+        "{script}"
+    );
+    let with = temp("with.pha", script.as_bytes());
+    let o = run(&["run", with.to_str().unwrap()]);
+    assert_eq!(
+        code(&o),
+        0,
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+    let without: String = script
+        .lines()
+        .filter(|l| !l.starts_with("expect violation"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let without = temp("without.pha", without.as_bytes());
+    let o = run(&["run", without.to_str().unwrap()]);
+    assert_eq!(code(&o), 1);
+    no_panic(&o);
 }

@@ -500,6 +500,125 @@ fn retry_04_no_payment_id_after_a_crash_queries_by_order_number_with_platform() 
     assert_eq!(b.bench.acquirer.ledger.entries.len(), 1);
 }
 
+/// The liveness invariant behind the three tests below: a persisted submission still
+/// sending always has a request in flight or a timer; otherwise nothing will ever resolve it.
+fn assert_not_forgotten(s: &Solo) {
+    let rec = s.db.order(ORDER).expect("the order exists");
+    if rec.submission.outcome == Outcome::Sending {
+        let busy = s.server.in_flight().next().is_some() || s.server.timers().next().is_some();
+        assert!(
+            busy,
+            "{ORDER} is sending with no request and no timer: {rec:#?}"
+        );
+    }
+}
+
+#[test]
+fn retry_04_a_lookup_with_no_answer_resends_the_create_with_the_original_key() {
+    // Seed 0 of the simulation: the create is lost, the process crashes, and the lookup
+    // by order number after the restart times out. The create must not be forgotten.
+    let mut s = Solo::new(Policy::reference());
+    let (_, first, _) = only_send(&s.pay(ORDER, 'A'));
+    s.crash();
+    let (hq, lookup, rule) = only_send(&s.restart());
+    assert_eq!(lookup, req::by_order(ORDER));
+    assert_eq!(rule, Rule::QueryByOrderNoAfterCrash);
+    s.at(Millis::secs(10));
+    let (mut h, again, rule) = only_send(&s.time_out(hq));
+    assert_eq!(again, first, "the same request under the original key");
+    assert_eq!(rule, Rule::RetrySameKey);
+    assert_not_forgotten(&s);
+    // The usual loop follows: 5 tries, then "result unknown" and queries.
+    for try_no in 1..=5 {
+        let out = s.network_error(h);
+        assert_not_forgotten(&s);
+        if try_no < 5 {
+            let (next, request, _) = only_send(&s.wake_next());
+            assert_eq!(key(&request), key(&first));
+            h = next;
+        } else {
+            assert!(has_decision(
+                &out,
+                &Decision::ResultUnknown,
+                Rule::RetryMaxAttempts
+            ));
+            let at = s.now.after(Millis::secs(10));
+            assert!(has_decision(
+                &out,
+                &Decision::QueryScheduled { at },
+                Rule::QuerySchedule
+            ));
+        }
+    }
+}
+
+#[test]
+fn sched_01_a_processing_webhook_that_ends_the_retries_starts_the_queries() {
+    // The create times out; before its retry, a webhook shows the Payment processing. The
+    // retry is no longer needed, but the result is not final: queries must take over, or
+    // a lost `payment.succeeded` leaves the order "confirming" for good.
+    let mut s = Solo::new(Policy::reference());
+    let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    s.at(Millis::secs(20));
+    s.time_out(h);
+    let out = s.webhook(solo::payment_event(1, processing(2)));
+    let at = Millis::secs(30);
+    assert!(has_decision(
+        &out,
+        &Decision::QueryScheduled { at },
+        Rule::QuerySchedule
+    ));
+    assert_eq!(order_of(&s).state(), OrderState::Confirming);
+    // The retry timer fires first and is dropped; the query follows at 30 s, by id.
+    let out = s.wake_next();
+    assert!(sends(&out).is_empty());
+    let (hq, query, _) = only_send(&s.wake_next());
+    assert_eq!(s.now, at);
+    assert_eq!(query.endpoint.path(), "/v1/payments/pay_demo_001");
+    s.respond(hq, solo::with_payment(200, succeeded(3)));
+    assert_eq!(order_of(&s).state(), OrderState::Paid);
+}
+
+#[test]
+fn sched_01_an_unknown_result_a_day_after_an_older_window_gets_its_own_queries() {
+    // The tries run out (window 1 from t0), a lookup finds no Payment and the create is
+    // sent again; the process crashes and comes back after the 24 hours of window 1. The
+    // lookup and every try fail again: the new unknown result gets its own window.
+    let mut s = Solo::new(Policy::reference());
+    let (mut h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    for try_no in 1..=5 {
+        s.network_error(h);
+        if try_no < 5 {
+            h = only_send(&s.wake_next()).0;
+        }
+    }
+    let (hq, _, _) = only_send(&s.wake_next());
+    only_send(&s.respond(hq, solo::listed(vec![])));
+    s.crash();
+    s.at(Millis::hours(25));
+    let (hq, _, _) = only_send(&s.restart());
+    let (mut h, _, _) = only_send(&s.time_out(hq));
+    for try_no in 1..=5 {
+        let out = s.network_error(h);
+        assert_not_forgotten(&s);
+        if try_no < 5 {
+            h = only_send(&s.wake_next()).0;
+        } else {
+            let at = s.now.after(Millis::secs(10));
+            assert!(has_decision(
+                &out,
+                &Decision::QueryScheduled { at },
+                Rule::QuerySchedule
+            ));
+        }
+    }
+    assert_eq!(order_of(&s).confirming_since, Some(s.now));
+}
+
+fn order_of(s: &Solo) -> &OrderRecord {
+    s.db.order(ORDER).expect("the order exists")
+}
+
 // ---- RATE-03, TIMEOUT-01 -------------------------------------------------------------
 
 #[test]

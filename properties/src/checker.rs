@@ -157,8 +157,11 @@ pub struct Counterexample {
     pub detail: String,
     /// The choices, shortest first found by BFS, then shrunk.
     pub tape: Vec<String>,
-    /// Length of the path BFS reported.
+    /// Length of the path stateright reported.
     pub bfs_length: usize,
+    /// Whether `tape` is a shortest path to a violating state (breadth-first search);
+    /// otherwise it is 1-minimal (shrunk).
+    pub minimal: bool,
     #[serde(skip)]
     pub choices: Vec<Choice>,
 }
@@ -217,7 +220,10 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
     let checker = builder.spawn_bfs().join();
     let seconds = started.elapsed().as_secs_f64();
     let unique_states = checker.unique_state_count();
-    let hit_states = limits.max_states.is_some_and(|n| unique_states >= n);
+    // stateright's target counts generated states, repeats included.
+    let hit_states = limits
+        .max_states
+        .is_some_and(|n| unique_states >= n || checker.state_count() >= n);
     let hit_time = limits.timeout.is_some_and(|t| started.elapsed() >= t);
     let hit_depth = limits.max_depth.is_some_and(|d| checker.max_depth() >= d);
     let complete = !(hit_states || hit_time || hit_depth);
@@ -312,6 +318,30 @@ fn minimise(
             property.name
         )
     })?;
+    // BFS from the initial state gives the shortest path to a violating state; stateright
+    // may report a longer one (the last it found), so search again, single-threaded.
+    if let Some(shortest) = shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
+        let mut full: Vec<Choice> = preset.setup.clone();
+        full.extend_from_slice(&shortest);
+        let (_, replayed) =
+            driver::replay(&preset.config, &full, &mut check, None).map_err(|(i, e)| {
+                format!(
+                    "shortest counterexample does not replay at step {}: {e}",
+                    i + 1
+                )
+            })?;
+        let detail = replayed
+            .violation
+            .map(|v| v.detail)
+            .unwrap_or(violation.detail.clone());
+        return Ok(Counterexample {
+            detail,
+            tape: shortest.iter().map(|c| c.to_string()).collect(),
+            bfs_length: path.len(),
+            minimal: true,
+            choices: shortest,
+        });
+    }
     let shrunk =
         payhub_sim::shrink::shrink(&preset.config, &outcome.tape, property.name, &mut check);
     let choices = if shrunk.len() < outcome.tape.len() {
@@ -323,8 +353,35 @@ fn minimise(
         detail: violation.detail,
         tape: choices.iter().map(|c| c.to_string()).collect(),
         bfs_length: path.len(),
+        minimal: false,
         choices,
     })
+}
+
+/// States the shortest-counterexample search may visit before giving up.
+const SHORTEST_SEARCH_STATES: usize = 5_000_000;
+
+/// The shortest path to a state violating `property`: a single-threaded breadth-first
+/// search (stateright's BFS with one thread visits states in depth order) that stops at
+/// the first violation of that property. `None` if none is found within `max_states`.
+pub fn shortest_violation(
+    preset: &Preset,
+    property: &'static Property,
+    max_states: usize,
+) -> Option<Vec<Choice>> {
+    let model = PresetModel::new(preset.clone()).ok()?;
+    let checker = model
+        .checker()
+        .threads(1)
+        .target_state_count(max_states)
+        .finish_when(stateright::HasDiscoveries::AnyOf(
+            [property.name].into_iter().collect(),
+        ))
+        .spawn_bfs()
+        .join();
+    checker
+        .discovery(property.name)
+        .map(|path| path.into_actions())
 }
 
 /// Rules cited by the properties, for coverage.

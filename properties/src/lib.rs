@@ -16,6 +16,7 @@ pub mod presets;
 pub mod property;
 pub mod reach;
 pub mod safety;
+pub mod zoo;
 
 pub use checker::{Limits, PresetReport, Status, check};
 pub use presets::{Preset, preset, presets};

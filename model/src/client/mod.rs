@@ -55,7 +55,8 @@
 //! - A-CLIENT-SCHED-ANCHOR: query times count from when the client learned the result is
 //!   not final (a 202, a response or query showing it in progress, an order-number
 //!   conflict, or the last try failing), not from "first acceptance", which it cannot
-//!   observe; a 202 on cancel starts its own window.
+//!   observe; a 202 on cancel starts its own window, and so does a submission that was
+//!   still sending when it became unknown (an older window of the order may be over).
 //! - A-CLIENT-SCHED-4H: "then every 4 hours until 24 hours" is 5 h, 9 h, 13 h, 17 h, 21 h.
 //! - A-CLIENT-INFLIGHT-409: `operation_in_progress` and `payment_in_progress` ("retry later
 //!   with the same key") go through the same retry loop as 429 and 5xx (RETRY-02 backoff,

@@ -209,7 +209,7 @@ impl MerchantServer {
     fn give_up(&mut self, cx: &mut Cx, op: &Op) {
         match op {
             Op::Submit { order, .. } => {
-                cx.order(order).submission.outcome = Outcome::Unknown;
+                self.became_unknown(cx, order);
                 cx.order_decide(order, Decision::ResultUnknown, Rule::RetryMaxAttempts);
                 let message = PayerMessage::Confirming;
                 cx.order_decide(
@@ -236,6 +236,19 @@ impl MerchantServer {
             }
             _ => {}
         }
+    }
+
+    /// A submission still sending has no result: "confirming" from now. A-CLIENT-SCHED-ANCHOR:
+    /// the query window counts from here, not from an older window of the same order (a
+    /// lookup before a crash, or an unknown result whose create was then found never made
+    /// and sent again), which could be over already and leave the submission unqueried.
+    fn became_unknown(&mut self, cx: &mut Cx, order: &str) {
+        let now = cx.now;
+        let rec = cx.order(order);
+        if rec.submission.outcome == Outcome::Sending {
+            rec.confirming_since = Some(now);
+        }
+        rec.submission.outcome = Outcome::Unknown;
     }
 
     /// The anti-patterns that take an unknown result for a failure or switch key or order
@@ -338,12 +351,10 @@ impl MerchantServer {
         let current = cx.order(order).submission.seq == seq;
         if let (true, Some(view)) = (response.is_success(), response.payment()) {
             let accepted = response.status == 202;
-            if current {
-                cx.order(order).submission.outcome = if accepted {
-                    Outcome::Unknown
-                } else {
-                    Outcome::Answered
-                };
+            if current && accepted {
+                self.became_unknown(cx, order);
+            } else if current {
+                cx.order(order).submission.outcome = Outcome::Answered;
             }
             self.apply_payment(cx, order, view, Via::Response);
             if !current {
@@ -394,7 +405,7 @@ impl MerchantServer {
                     if rec.payment_id.is_none() {
                         rec.payment_id = Some(id);
                     }
-                    rec.submission.outcome = Outcome::Unknown;
+                    self.became_unknown(cx, order);
                     let adopted = ResourceId::Payment(id);
                     let decision = Decision::Adopted { object: adopted };
                     cx.order_decide(order, decision, Rule::OrderConflictQueryExisting);
@@ -518,9 +529,11 @@ impl MerchantServer {
         if cx.db.order(order).is_none() {
             return;
         }
+        let mut answered = false;
         if let Reply::Response(response) = reply
             && response.status == 200
         {
+            answered = true;
             match &response.body {
                 ResponseBody::Payment(view) => {
                     self.apply_payment(cx, order, view, Via::Query);
@@ -537,7 +550,7 @@ impl MerchantServer {
                     }
                     None => self.create_again_with_original_key(cx, order),
                 },
-                _ => {}
+                _ => answered = false,
             }
         }
         // Anything else (network error, timeout, 429, 5xx): the schedule is the retry.
@@ -545,6 +558,28 @@ impl MerchantServer {
         let in_progress = rec.status().is_some_and(PaymentStatus::is_in_progress);
         if rec.confirming_since.is_some() || in_progress {
             self.keep_querying(cx, order);
+        }
+        if !answered {
+            self.lookup_failed(cx, order);
+        }
+    }
+
+    /// RETRY-04 then RETRY-01: a lookup by order number of a create that never got an
+    /// answer (after a crash, no Payment id saved) got no answer either. The create's
+    /// result is still unknown, so it is not forgotten: it is sent again under its
+    /// original key (GEN-06: "retrieve the original key … and retry"), in the retry loop
+    /// that ends, after 5 tries, in "result unknown" and the query schedule (RETRY-03).
+    fn lookup_failed(&mut self, cx: &mut Cx, order: &str) {
+        let rec = cx.order(order);
+        let unanswered_create = rec.submission.outcome == Outcome::Sending
+            && rec.submission.kind == SubmissionKind::Create
+            && rec.payment_id.is_none();
+        let op = Op::Submit {
+            order: order.to_owned(),
+            seq: rec.submission.seq,
+        };
+        if unanswered_create && !self.busy(&op) {
+            self.send_keyed(cx, op, 1, Rule::RetrySameKey);
         }
     }
 
@@ -682,8 +717,6 @@ impl MerchantServer {
         view: &PaymentView,
         via: Via,
     ) -> bool {
-        let ignores_version =
-            via == Via::Webhook && self.config.policy.has(AntiPattern::WebhookIgnoresVersion);
         let rec = cx.order(order);
         let ours = match rec.payment_id {
             Some(id) => id == view.id,
@@ -699,12 +732,39 @@ impl MerchantServer {
             return false;
         }
         rec.payment_id = Some(view.id);
-        if rec.submission.kind == SubmissionKind::Create
-            && rec.submission.outcome == Outcome::Sending
-        {
+        let adopted = rec.submission.kind == SubmissionKind::Create
+            && rec.submission.outcome == Outcome::Sending;
+        if adopted {
             // The order's Payment exists, so its create was accepted: no retry is needed.
             rec.submission.outcome = Outcome::Answered;
         }
+        let applied = self.apply_payment_version(cx, order, view, via);
+        if adopted
+            && cx
+                .order(order)
+                .status()
+                .is_some_and(PaymentStatus::is_in_progress)
+        {
+            // SCHED-01: the retries stop, but the result is not final yet (a webhook or a
+            // query showed it processing after a timeout or a 5xx): query on schedule
+            // until a final status or its webhook. Without this the order is forgotten
+            // when the final webhook is lost.
+            self.keep_querying(cx, order);
+        }
+        applied
+    }
+
+    /// The version comparison and what follows of [`Self::apply_payment`].
+    fn apply_payment_version(
+        &mut self,
+        cx: &mut Cx,
+        order: &str,
+        view: &PaymentView,
+        via: Via,
+    ) -> bool {
+        let ignores_version =
+            via == Via::Webhook && self.config.policy.has(AntiPattern::WebhookIgnoresVersion);
+        let rec = cx.order(order);
         let applied = rec.version();
         let was_manual = rec
             .applied

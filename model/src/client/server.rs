@@ -11,8 +11,10 @@
 //! Memory: requests in flight, try counters, timers (and, under `KeyNotPersisted`, the
 //! keys kept there). The database keeps the rest; [`ClientInput::Restart`] resumes from
 //! it: a submission with no answer is re-sent under its persisted key (GEN-06), or, for
-//! a create whose Payment id was never saved, looked up by order number first (RETRY-04);
-//! an unknown result resumes its query schedule (SCHED-01).
+//! a create whose Payment id was never saved, looked up by order number first (RETRY-04)
+//! and re-sent under its key if the lookup gets no answer; an unknown result resumes its
+//! query schedule (SCHED-01). A submission still sending always has a request in flight
+//! or a timer on some server of its database, or a server down that will resume it.
 //!
 //! # The driver's side of the protocol
 //! For every `Send`, deliver exactly one of `Response`, `NetworkError` or `Timeout` (the

@@ -1,0 +1,233 @@
+//! `payhub-verify mutants`: the bug zoo's kill matrix, and one mutant's counterexample.
+
+use crate::Format;
+use payhub_properties::zoo::{self, KillMatrix, MutantRow, Subject, ZooOptions};
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct MutantsArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Print this mutant's counterexample as a replayable tape and a Mermaid diagram
+    /// (a platform mutant or a client anti-pattern, e.g. card_in_fingerprint).
+    #[arg(long, value_name = "NAME")]
+    pub show: Option<String>,
+    /// Worker threads (the matrix does not depend on it, only the timings).
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Seeds of a simulation sweep (for subjects no preset catches, and the reference).
+    #[arg(long, default_value_t = 2_000)]
+    pub seeds: u64,
+    /// Skip the reference configurations (the unmutated platform and reference clients).
+    #[arg(long)]
+    pub no_reference: bool,
+    /// List the mutants and the rules they break, without running anything.
+    #[arg(long)]
+    pub list: bool,
+}
+
+impl MutantsArgs {
+    fn options(&self) -> ZooOptions {
+        ZooOptions {
+            threads: self.threads.max(1),
+            seeds: self.seeds,
+            references: !self.no_reference,
+            preset_timeout: Duration::from_secs(60),
+            ..ZooOptions::default()
+        }
+    }
+}
+
+pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
+    if args.threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    if args.list {
+        print_list(args.format)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(name) = &args.show {
+        return show(args, name);
+    }
+    let matrix = zoo::run(&Subject::all(), &args.options())?;
+    match args.format {
+        Format::Json => println!("{}", to_json(&matrix)?),
+        Format::Text => print!("{}", text(&matrix)),
+    }
+    Ok(if matrix.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The kill matrix as JSON (what `verify` embeds in its report).
+pub fn to_json(matrix: &KillMatrix) -> Result<String, String> {
+    serde_json::to_string_pretty(matrix).map_err(|e| e.to_string())
+}
+
+fn print_list(format: Format) -> Result<(), String> {
+    let rows: Vec<serde_json::Value> = Subject::all()
+        .into_iter()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name(),
+                "side": s.side(),
+                "rules": s.rules().iter().map(|r| r.id()).collect::<Vec<_>>(),
+                "about": s.about(),
+            })
+        })
+        .collect();
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+        ),
+        Format::Text => {
+            for s in Subject::all() {
+                let rules: Vec<&str> = s.rules().iter().map(|r| r.id()).collect();
+                println!(
+                    "{:<32} {:<8} {:<36} {}",
+                    s.name(),
+                    side(&s),
+                    rules.join(", "),
+                    s.about()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn side(s: &Subject) -> &'static str {
+    match s.side() {
+        zoo::Side::Platform => "platform",
+        zoo::Side::Client => "client",
+    }
+}
+
+fn text(m: &KillMatrix) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<32} {:<8} {:<32} {:<6} {:<44} {:<36} {:>8} {:>9} {:>5}",
+        "mutant", "side", "rules", "killed", "property", "method", "seconds", "states", "steps"
+    );
+    for r in &m.mutants {
+        let side = match r.side {
+            zoo::Side::Platform => "platform",
+            zoo::Side::Client => "client",
+        };
+        let _ = writeln!(
+            s,
+            "{:<32} {:<8} {:<32} {:<6} {:<44} {:<36} {:>8.3} {:>9} {:>5}",
+            r.name,
+            side,
+            r.rules.join(", "),
+            if r.killed { "yes" } else { "NO" },
+            r.property.unwrap_or("-"),
+            r.method.as_deref().unwrap_or("-"),
+            r.seconds,
+            r.states_or_seeds,
+            r.counterexample_steps
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+        );
+    }
+    for r in &m.references {
+        let verdict = if r.caught {
+            format!(
+                "CAUGHT by {}: {}",
+                r.property.unwrap_or("?"),
+                r.detail.as_deref().unwrap_or("")
+            )
+        } else if !r.complete {
+            format!("INCOMPLETE: {}", r.detail.as_deref().unwrap_or(""))
+        } else {
+            "nothing caught".into()
+        };
+        let _ = writeln!(
+            s,
+            "reference {} — {}: {} ({} states or seeds, {:.2}s)",
+            r.name, r.method, verdict, r.states_or_seeds, r.seconds
+        );
+    }
+    let _ = writeln!(
+        s,
+        "bug zoo: {} of {} mutants killed; time to first counterexample: median {:.3}s, max {:.3}s; {:.1}s in all ({} threads)",
+        m.killed, m.total, m.median_seconds, m.max_seconds, m.seconds, m.threads
+    );
+    for r in m.survivors() {
+        let _ = writeln!(s, "SURVIVED {}: {}", r.name, r.about);
+    }
+    for r in m.reference_failures() {
+        let _ = writeln!(s, "REFERENCE FAILED {} ({})", r.name, r.method);
+    }
+    s
+}
+
+fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
+    let subject = Subject::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Subject::all().into_iter().map(|s| s.name()).collect();
+        format!("unknown mutant '{name}' (mutants: {})", names.join(", "))
+    })?;
+    let row = zoo::kill(subject, &args.options())?;
+    let Some(found) = &row.counterexample else {
+        match args.format {
+            Format::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(&row).map_err(|e| e.to_string())?
+            ),
+            Format::Text => println!("{name} SURVIVED: no property caught it ({})", row.about),
+        }
+        return Ok(ExitCode::from(1));
+    };
+    let (tape, trace, mermaid) = zoo::render(found)?;
+    match args.format {
+        Format::Json => {
+            let v = serde_json::json!({
+                "mutant": row_json(&row)?,
+                "config": found.config.name,
+                "tape": tape,
+                "trace": trace,
+                "mermaid": mermaid,
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+            );
+        }
+        Format::Text => {
+            println!(
+                "{} ({}): {}\nbreaks {}\nkilled by {} via {} in {:.3}s; {} choices (first found: {})\n{}",
+                row.name,
+                side(&subject),
+                row.about,
+                row.rules.join(", "),
+                row.property.unwrap_or("?"),
+                row.method.as_deref().unwrap_or("?"),
+                row.seconds,
+                tape.len(),
+                row.found_steps.unwrap_or(0),
+                row.detail.as_deref().unwrap_or(""),
+            );
+            println!(
+                "\n# tape (world {}; one choice label per line)",
+                found.config.name
+            );
+            for label in &tape {
+                println!("{label}");
+            }
+            println!("\n# trace\n{trace}");
+            println!("\n# mermaid\n{mermaid}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row_json(row: &MutantRow) -> Result<serde_json::Value, String> {
+    serde_json::to_value(row).map_err(|e| e.to_string())
+}
