@@ -35,7 +35,7 @@ impl MutantsArgs {
             threads: self.threads.max(1),
             seeds: self.seeds,
             references: !self.no_reference,
-            preset_timeout: Duration::from_secs(60),
+            preset_timeout: Duration::from_secs(30),
             ..ZooOptions::default()
         }
     }

@@ -182,6 +182,9 @@ assumptions! {
     ClientRefundLookup = "A-CLIENT-REFUND-LOOKUP", Silent, None,
         "S11 says \"retry with K, or query by merchant_refund_no\"; SCHED-03 says refunds are not polled. When to look up a refund whose create never got an answer is not said.",
         "At the daily reconciliation, a refund whose create never got an answer is looked up by refund number; \"not found\" re-sends it with its original key.";
+    ClientAfterWindow = "A-CLIENT-AFTER-24H", Silent, Some("ClientParams::query_until"),
+        "SCHED-01: queries \"every 4 hours until 24 hours\"; WEBHOOK-01: webhooks are the primary channel. Nothing is said of a result still unknown after 24 hours for a merchant that missed every webhook delivery (e.g. its servers were down through the re-deliveries).",
+        "The reference client stops querying at 24 hours, as recommended; such an order stays confirming for good (found by the liveness check: a server down from 36 s to 24 h while payment.succeeded and its re-deliveries arrived). The liveness property heals a run for 25 hours and judges it then.";
 }
 
 /// The table of `model/ASSUMPTIONS.md`: a header and one row per assumption, in

@@ -551,8 +551,11 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             Budget::NONE,
         ))
     };
+    // Time waits for messages: the client's queries are answered before the clock moves,
+    // so the hour to manual_review is one line of steps, not every interleaving.
     let manual_review = WorldConfig {
-        decisions: vec![AcquirerDecision::ApproveSilently],
+        decisions: vec![AcquirerDecision::ApproveSilently, AcquirerDecision::Fail],
+        time_waits_for_messages: true,
         ..no_webhooks(client_world(
             "zoo-client-manual-review",
             policy,
@@ -833,7 +836,7 @@ impl Default for ZooOptions {
             threads: 2,
             seeds: 2_000,
             steps: 400,
-            preset_timeout: Duration::from_secs(60),
+            preset_timeout: Duration::from_secs(30),
             references: true,
         }
     }
@@ -1013,7 +1016,13 @@ pub fn kill(subject: Subject, options: &ZooOptions) -> Result<MutantRow, String>
 }
 
 /// State budgets of the passes over the presets (see [`kill`]).
-const PASSES: &[Option<usize>] = &[Some(3_000), Some(30_000), None];
+/// The last one bounds memory: a preset not done by then is left unexplored for this
+/// subject (reported in `tried` as incomplete).
+const PASSES: &[Option<usize>] = &[Some(3_000), Some(30_000), Some(REFERENCE_BUDGET)];
+
+/// States (generated, repeats included) a reference exploration may take: far above the
+/// largest preset (about 312,000), low enough to bound memory if a preset grows by mistake.
+const REFERENCE_BUDGET: usize = 1_500_000;
 
 /// A unit of work of [`run`].
 enum Job {
@@ -1089,13 +1098,13 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
                     let result = match job {
                         Job::Kill(s) => kill(*s, options).map(JobResult::Kill),
                         Job::Preset { reference, preset } => {
-                            explore(preset, None, options.preset_timeout).map(|explored| {
-                                JobResult::Reference {
+                            explore(preset, Some(REFERENCE_BUDGET), options.preset_timeout).map(
+                                |explored| JobResult::Reference {
                                     reference: *reference,
                                     method: format!("exhaustive:{}", preset.name),
                                     explored,
-                                }
-                            })
+                                },
+                            )
                         }
                         Job::Sweep { reference, config } => {
                             sweep(config, options.seeds, options.steps).map(|explored| {

@@ -364,24 +364,33 @@ impl Facts {
     }
 
     /// The versions of every order's applied Payment state.
-    pub fn versions(&self, db: &payhub_model::client::MerchantDb) -> Vec<(String, u32)> {
+    /// Versions are per object: an order re-pointed to another Payment starts over.
+    pub fn versions(
+        &self,
+        db: &payhub_model::client::MerchantDb,
+    ) -> Vec<(String, Option<PaymentId>, u32)> {
         db.orders()
-            .map(|o| (o.order_no.clone(), o.version()))
+            .map(|o| (o.order_no.clone(), o.payment_id, o.version()))
             .collect()
     }
 
-    /// After a client step: no order's applied version went down (WEBHOOK-02).
+    /// After a client step: no order's applied version of its Payment went down
+    /// (WEBHOOK-02).
     pub fn on_client_step(
         &mut self,
         db_index: u8,
-        before: &[(String, u32)],
+        before: &[(String, Option<PaymentId>, u32)],
         db: &payhub_model::client::MerchantDb,
     ) {
         if self.version_regressed.is_some() {
             return;
         }
-        for (order, version) in before {
-            if db.order(order).is_some_and(|o| o.version() < *version) {
+        for (order, payment, version) in before {
+            let same_payment = |o: &payhub_model::client::OrderRecord| o.payment_id == *payment;
+            if db
+                .order(order)
+                .is_some_and(|o| same_payment(o) && o.version() < *version)
+            {
                 self.version_regressed = Some((db_index, order.clone()));
                 return;
             }

@@ -40,6 +40,7 @@ pub fn query_offsets(params: &ClientParams) -> Vec<Millis> {
         .query_offsets
         .iter()
         .copied()
+        // A-CLIENT-AFTER-24H: nothing is queried after the 24-hour window.
         .filter(|o| *o <= params.query_until)
         .collect();
     if params.query_every > Millis::ZERO {
