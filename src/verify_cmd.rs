@@ -122,9 +122,13 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     progress.say("scenarios");
     let scenarios = run_scenarios()?;
 
-    // 5. The bug zoo (wired in when the zoo lands).
-    let zoo: Option<serde_json::Value> = None;
-    let _ = args.no_mutants;
+    // 5. The bug zoo: every mutant must be killed, no reference configuration caught.
+    let zoo = if args.no_mutants {
+        None
+    } else {
+        progress.say("bug zoo");
+        Some(bug_zoo(args)?)
+    };
     progress.done();
 
     let report = Report::new(
@@ -162,4 +166,30 @@ fn run_scenarios() -> Result<Vec<ScenarioResult>, String> {
         results.push(ScenarioResult::from_report(&file, &report));
     }
     Ok(results)
+}
+
+/// Runs the bug zoo and returns its kill matrix as JSON, with one killed mutant's
+/// counterexample as a Mermaid diagram for the report.
+fn bug_zoo(args: &VerifyArgs) -> Result<serde_json::Value, String> {
+    use payhub_properties::zoo::{self, Subject, ZooOptions};
+    let options = ZooOptions {
+        threads: args.threads.max(1),
+        seeds: if args.quick {
+            500
+        } else {
+            ZooOptions::default().seeds
+        },
+        ..ZooOptions::default()
+    };
+    let matrix = zoo::run(&Subject::all(), &options)?;
+    let mut value = serde_json::to_value(&matrix).map_err(|e| e.to_string())?;
+    let example = matrix
+        .mutants
+        .iter()
+        .find_map(|m| m.counterexample.as_ref().map(|found| (m.name, found)))
+        .and_then(|(name, found)| zoo::render(found).ok().map(|rendered| (name, rendered)));
+    if let Some((name, (_, _, mermaid))) = example {
+        value["example"] = serde_json::json!({ "name": name, "mermaid": mermaid });
+    }
+    Ok(value)
 }

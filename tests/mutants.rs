@@ -1,0 +1,186 @@
+//! The bug zoo: every planted bug (platform mutant or client anti-pattern) is caught by a
+//! named property, and the reference configurations by none. If a property is weakened
+//! so that it no longer catches the bug it exists for, this fails.
+
+use payhub_model::Mutant;
+use payhub_model::client::{AntiPattern, Policy};
+use payhub_properties::zoo::{self, Subject, ZooOptions};
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::time::Duration;
+
+/// The matrix's search in a debug build: the same presets in the same order, a smaller
+/// simulation sweep (no subject needs one today).
+fn options() -> ZooOptions {
+    ZooOptions {
+        threads: 2,
+        seeds: 200,
+        steps: 400,
+        preset_timeout: Duration::from_secs(120),
+        references: false,
+    }
+}
+
+/// Every mutant is killed, by a property whose rules overlap the rules the mutant
+/// breaks or by one that judges the money (ledger) directly; the counterexample replays
+/// and renders.
+#[test]
+fn every_mutant_is_killed_by_a_named_property() {
+    let subjects = Subject::all();
+    assert!(subjects.len() >= 24, "{} mutants", subjects.len());
+    assert_eq!(
+        subjects
+            .iter()
+            .filter(|s| matches!(s, Subject::Client(_)))
+            .count(),
+        AntiPattern::ALL.len()
+    );
+    let matrix = zoo::run(&subjects, &options()).unwrap();
+    let survivors: Vec<&str> = matrix.survivors().iter().map(|r| r.name).collect();
+    assert!(survivors.is_empty(), "mutants survived: {survivors:?}");
+    assert_eq!(matrix.killed, subjects.len());
+    for row in &matrix.mutants {
+        let property = row.property.expect("killed by a property");
+        assert!(
+            payhub_properties::property(property).is_some(),
+            "{}: {property} is not a registered property",
+            row.name
+        );
+        assert!(
+            row.method
+                .as_deref()
+                .is_some_and(|m| m.starts_with("exhaustive:") || m == "simulation")
+        );
+        let found = row
+            .counterexample
+            .as_ref()
+            .expect("a replayable counterexample");
+        assert_eq!(row.counterexample_steps, Some(found.choices.len()));
+        assert!(
+            !row.tape.is_empty() && row.tape.len() == found.choices.len(),
+            "{}",
+            row.name
+        );
+        let (tape, text, mermaid) = zoo::render(found).unwrap();
+        assert_eq!(tape, row.tape);
+        assert!(!text.is_empty(), "{}", row.name);
+        assert!(mermaid.starts_with("sequenceDiagram"), "{}", row.name);
+    }
+    // Every property added for the zoo kills something (a check that cannot fail is worth nothing).
+    let killers: BTreeSet<&str> = matrix.mutants.iter().filter_map(|r| r.property).collect();
+    for p in [
+        "idempotency-conflict-iff-parameters-differ",
+        "same-key-never-new-business",
+        "answers-name-the-requested-payment",
+        "client-spaces-queries",
+        "client-honours-retry-after",
+        "client-uses-a-key-on-one-endpoint",
+        "client-never-changes-parameters-under-a-key",
+        "client-creates-an-order-under-one-key",
+        "client-card-retry-only-after-failed",
+        "client-never-closes-a-captured-order",
+    ] {
+        assert!(killers.contains(p), "{p} killed no mutant: {killers:?}");
+    }
+}
+
+/// The reference platform and the reference clients (deterministic and random keys):
+/// nothing is caught in any preset the zoo searches (each explored up to a budget that
+/// keeps a debug build quick; `payhub-verify mutants` explores all of every preset), nor
+/// in a simulation sweep.
+#[test]
+fn reference_configurations_are_caught_by_nothing() {
+    let budget = Some(40_000);
+    let mut explored_fully = 0;
+    let mut presets = zoo::platform_order();
+    presets.extend(zoo::client_order(&Policy::reference_random()));
+    for preset in &presets {
+        let e = zoo::explore(preset, budget, Duration::from_secs(300)).unwrap();
+        assert!(e.skipped.is_none(), "{}: {:?}", preset.name, e.skipped);
+        if let Some(found) = &e.found {
+            panic!(
+                "reference caught in {} by {}: {}\n{}",
+                preset.name,
+                found.property,
+                found.detail,
+                found
+                    .choices
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
+        explored_fully += usize::from(e.complete);
+    }
+    // The zoo's own presets are all small enough to explore completely.
+    let zoo_presets =
+        zoo::zoo_platform_presets().len() + 2 * zoo::zoo_client_presets(&Policy::reference()).len();
+    assert!(
+        explored_fully >= zoo_presets,
+        "{explored_fully} of {} presets explored completely",
+        presets.len()
+    );
+    for policy in [Policy::reference(), Policy::reference_random()] {
+        let config = payhub_sim::worlds::simulation(&policy, 2);
+        let e = zoo::sweep(&config, 200, 400).unwrap();
+        assert!(
+            e.found.is_none(),
+            "{}: {:?}",
+            config.name,
+            e.found.map(|f| f.detail)
+        );
+    }
+}
+
+/// Mutants are configuration: the default parameters carry none, and each name
+/// round-trips.
+#[test]
+fn mutants_are_configuration() {
+    assert_eq!(payhub_model::PlatformParams::default().mutant, None);
+    for &m in Mutant::ALL {
+        assert_eq!(Subject::from_name(m.name()), Some(Subject::Platform(m)));
+        let mut config = Subject::Platform(m).simulation();
+        assert_eq!(config.params.mutant, Some(m));
+        config.params.mutant = None;
+        assert_eq!(config.params, payhub_model::PlatformParams::default());
+    }
+}
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_payhub-verify"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `mutants --show NAME` prints the tape and the Mermaid diagram; an unknown name is one
+/// line on stderr and exit 2.
+#[test]
+fn mutants_show_prints_a_tape_and_a_mermaid_diagram() {
+    let (code, out, _) = cli(&["mutants", "--show", "card_in_fingerprint", "--no-reference"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("idempotency-conflict-iff-parameters-differ"),
+        "{out}"
+    );
+    assert!(out.contains("# tape"), "{out}");
+    assert!(out.contains("sequenceDiagram"), "{out}");
+    assert!(out.contains("409"), "{out}");
+
+    let (code, out, err) = cli(&["mutants", "--show", "no_such_mutant"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("unknown mutant 'no_such_mutant'"), "{err}");
+
+    let (code, out, _) = cli(&["mutants", "--list", "--format", "json"]);
+    assert_eq!(code, 0);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), Subject::all().len());
+}
