@@ -7,7 +7,7 @@ use payhub_properties::checker::{PresetReport, Status};
 use payhub_properties::{AlwaysCheck, PROPERTIES};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::script::Report as ScriptReport;
-use payhub_sim::{Trace, worlds};
+use payhub_sim::worlds;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -582,13 +582,4 @@ impl Report {
 
 fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// The trace of a replayed tape, for reports.
-#[allow(dead_code)]
-pub fn trace_of(config: &payhub_sim::WorldConfig, tape: &[payhub_sim::Choice]) -> Option<Trace> {
-    let mut trace = Trace::new();
-    let mut check = AlwaysCheck { config };
-    driver::replay(config, tape, &mut check, Some(&mut trace)).ok()?;
-    Some(trace)
 }
