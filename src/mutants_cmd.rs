@@ -57,11 +57,17 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
         Format::Json => println!("{}", to_json(&matrix)?),
         Format::Text => print!("{}", text(&matrix)),
     }
-    Ok(if matrix.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    // 1: a mutant survived or a reference configuration was caught; 3: a reference
+    // configuration could not be explored completely (nothing can be claimed about it).
+    Ok(
+        if !matrix.survivors().is_empty() || matrix.reference_caught() {
+            ExitCode::from(1)
+        } else if matrix.reference_incomplete() {
+            ExitCode::from(3)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }
 
 /// The kill matrix as JSON (what `verify` embeds in its report).

@@ -878,6 +878,8 @@ pub struct MutantRow {
     /// Choices from the initial world (a preset setup included) to the first violation, before shrinking.
     pub found_steps: Option<usize>,
     pub detail: Option<String>,
+    /// The world the counterexample runs in (a preset's name, or the simulation world).
+    pub world: Option<String>,
     /// The shrunk counterexample as choice labels: a replayable tape.
     pub tape: Vec<String>,
     pub tried: Vec<Tried>,
@@ -930,7 +932,18 @@ impl KillMatrix {
             .collect()
     }
 
-    /// Every subject killed, no reference configuration caught.
+    /// Whether some reference configuration was caught by a property.
+    pub fn reference_caught(&self) -> bool {
+        self.references.iter().any(|r| r.caught)
+    }
+
+    /// Whether some reference configuration could not be explored completely (nothing
+    /// can then be claimed about it).
+    pub fn reference_incomplete(&self) -> bool {
+        self.references.iter().any(|r| !r.complete)
+    }
+
+    /// Every subject killed, no reference configuration caught, every one complete.
     pub fn passed(&self) -> bool {
         self.survivors().is_empty() && self.reference_failures().is_empty()
     }
@@ -968,6 +981,7 @@ pub fn kill(subject: Subject, options: &ZooOptions) -> Result<MutantRow, String>
         counterexample_steps: None,
         found_steps: None,
         detail: None,
+        world: None,
         tape: Vec::new(),
         tried: Vec::new(),
         counterexample: None,
@@ -983,6 +997,7 @@ pub fn kill(subject: Subject, options: &ZooOptions) -> Result<MutantRow, String>
             row.found_steps = Some(found.found_length);
             row.detail = Some(found.detail.clone());
             row.tape = found.choices.iter().map(|c| c.to_string()).collect();
+            row.world = Some(found.config.name.clone());
             row.counterexample = Some(found);
             row.seconds = started.elapsed().as_secs_f64();
             true
