@@ -14,6 +14,12 @@ mod simulate_cmd;
 mod verify_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+/// The checker clones a world per generated state and the simulator builds a choice
+/// list per step: small, short-lived allocations, where mimalloc is several times faster
+/// than the system allocator (measured with `payhub-verify bench`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 /// Output format of a command.

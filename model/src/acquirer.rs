@@ -17,10 +17,10 @@
 //! "not received" a safe final answer for the platform.
 
 use crate::api::FailureCode;
+use crate::cow::{CowMap, CowSet};
 use crate::ids::{AttemptId, Card, Environment, MerchantId, PaymentId, RefundId};
 use crate::time::Millis;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// A call from the platform to the acquirer.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -226,11 +226,11 @@ impl Ledger {
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Acquirer {
     /// Every charge reference it has seen, with what it knows of it.
-    pub charges: BTreeMap<AttemptId, ChargeRecord>,
+    pub charges: CowMap<AttemptId, ChargeRecord>,
     /// References voided by a query before their charge arrived (A-UPSTREAM-VOID).
-    pub voided: std::collections::BTreeSet<AttemptId>,
+    pub voided: CowSet<AttemptId>,
     /// Refund references and their state.
-    pub refunds: BTreeMap<RefundId, RefundState>,
+    pub refunds: CowMap<RefundId, RefundState>,
     /// Money that moved.
     pub ledger: Ledger,
 }

@@ -24,6 +24,7 @@ pub mod api;
 pub mod assumptions;
 pub mod branch;
 pub mod client;
+pub mod cow;
 pub mod harness;
 pub mod ids;
 pub mod mutants;
@@ -36,6 +37,7 @@ pub use acquirer::{Acquirer, AcquirerDecision, Ledger, LedgerEntry, UpstreamCall
 pub use api::*;
 pub use assumptions::{Assumption, Gap};
 pub use branch::{Branch, BranchPoint};
+pub use cow::{CowMap, CowSet};
 pub use ids::*;
 pub use mutants::Mutant;
 pub use params::PlatformParams;

@@ -10,8 +10,8 @@ use payhub_model::{
     PaymentId, Platform, PlatformOutput, RefundId, RequestId, ResourceId, ResponseBody, Rule,
     UpstreamCall,
 };
+use payhub_model::{CowMap, CowSet};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// An idempotency scope as the merchant sees it: merchant + environment + method + path
 /// + key (SCOPE-01), computed from the request, not from the platform.
@@ -54,18 +54,18 @@ pub struct Snapshot {
 pub struct Facts {
     /// Upstream charge calls caused by requests, per idempotency scope, within the
     /// scope's retention window (RET-01).
-    pub charges_per_scope: BTreeMap<ScopeKey, u8>,
+    pub charges_per_scope: CowMap<ScopeKey, u8>,
     /// When the current retention window of each scope's charges began.
-    pub first_charge_at: BTreeMap<ScopeKey, Millis>,
+    pub first_charge_at: CowMap<ScopeKey, Millis>,
     /// Charge calls the platform sent on its own (on a timer or a reply): never allowed.
     pub unsolicited_charges: u8,
     /// Upstream refund calls, per refund.
-    pub refund_calls: BTreeMap<RefundId, u8>,
+    pub refund_calls: CowMap<RefundId, u8>,
     /// The first request answered 400/401/403/422/429/503 that nevertheless created or
     /// bound something (sticky).
     pub rejected_but_executed: Option<RequestId>,
     /// The object each scope's 2xx answers referred to, and when it was first seen.
-    pub objects_per_scope: BTreeMap<ScopeKey, (ResourceId, Millis)>,
+    pub objects_per_scope: CowMap<ScopeKey, (ResourceId, Millis)>,
     /// The first 2xx answer, within retention, that referred to another object than an
     /// earlier 2xx answer under the same scope (sticky).
     pub replay_mismatch: Option<RequestId>,
@@ -82,22 +82,22 @@ pub struct Facts {
     pub replay_after_retention: bool,
     /// The business order (database, order number) each Payment was charged for, as
     /// seen when a client's submission made the platform charge.
-    pub payment_business: BTreeMap<payhub_model::PaymentId, (u8, String)>,
+    pub payment_business: CowMap<payhub_model::PaymentId, (u8, String)>,
     /// The key each business submission (database, order, sequence) was first sent with.
-    pub submission_keys: BTreeMap<(u8, String, u32), String>,
+    pub submission_keys: CowMap<(u8, String, u32), String>,
     /// The first business submission sent under a second key (sticky): GEN-05, UNKNOWN-03.
     pub second_key: Option<(u8, String, u32)>,
     /// The first order whose applied version went down (sticky): WEBHOOK-02.
     pub version_regressed: Option<(u8, String)>,
     /// Every (status, error code) answered, as a small sorted set.
-    pub answers: std::collections::BTreeSet<(u16, Option<ErrorCode>)>,
+    pub answers: CowSet<(u16, Option<ErrorCode>)>,
 
     // ---- Facts added with the bug zoo (properties/src/zoo.rs). ----
     /// Each scope's current execution: when a request under it first executed (an
     /// upstream call or a new idempotency record in its own step), and the safety-relevant
     /// parameters that request carried, as the merchant sent them. Replaced once the
     /// retention has passed (RET-01).
-    pub executions: BTreeMap<ScopeKey, (Millis, String)>,
+    pub executions: CowMap<ScopeKey, (Millis, String)>,
     /// The first request whose conflict verdict contradicts its scope's execution within
     /// retention (sticky): 409 idempotency_conflict with the same parameters or with no
     /// execution under its scope, or a 2xx with other parameters (CONFLICT-01, CARD-01).
@@ -109,26 +109,26 @@ pub struct Facts {
     /// path or body (sticky).
     pub answered_other_payment: Option<RequestId>,
     /// When clients last sent a query of one object: (merchant, environment, path).
-    pub last_query: BTreeMap<(MerchantId, Environment, String), Millis>,
+    pub last_query: CowMap<(MerchantId, Environment, String), Millis>,
     /// The first client query sent less than 10 s after the previous one of the same
     /// object (sticky): SCHED-02.
     pub query_too_soon: Option<String>,
     /// (client node, scope) → no retry of that scope before this time: a 429's
     /// Retry-After, from when the client got it (RATE-03). Cleared when the node crashes.
-    pub retry_not_before: BTreeMap<(u8, ScopeKey), Millis>,
+    pub retry_not_before: CowMap<(u8, ScopeKey), Millis>,
     /// The first client request sent before its scope's Retry-After (sticky).
     pub retry_after_ignored: Option<String>,
     /// The endpoint (method and path) each client key was first sent on, per merchant
     /// and environment.
-    pub key_endpoints: BTreeMap<(MerchantId, Environment, String), String>,
+    pub key_endpoints: CowMap<(MerchantId, Environment, String), String>,
     /// The first client key sent on a second endpoint (sticky): GEN-05.
     pub key_on_two_endpoints: Option<String>,
     /// The safety-relevant parameters each client scope was first sent with.
-    pub client_params: BTreeMap<ScopeKey, String>,
+    pub client_params: CowMap<ScopeKey, String>,
     /// The first client scope re-sent with other parameters (sticky): UNKNOWN-04.
     pub params_changed_under_key: Option<String>,
     /// The key of the first client create of each (merchant, environment, order number).
-    pub create_keys: BTreeMap<(MerchantId, Environment, String), String>,
+    pub create_keys: CowMap<(MerchantId, Environment, String), String>,
     /// The first order a client created under a second key (sticky): UNKNOWN-03, GEN-02.
     pub order_rekeyed: Option<String>,
     /// The first client request the client was waiting for that was answered 409

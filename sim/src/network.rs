@@ -5,9 +5,9 @@
 //! reordering and arbitrary delay are the order in which the world's driver picks them).
 //! Nothing here decides: the world lists what each message may do as choices.
 
+use payhub_model::CowMap;
 use payhub_model::{ApiRequest, ApiResponse, RequestId, UpstreamCall, UpstreamReply, WebhookEvent};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// A message id, unique within a run (`m7`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -93,14 +93,14 @@ pub enum UpstreamMsg {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct InFlight<T> {
     next: u32,
-    msgs: BTreeMap<MsgId, T>,
+    msgs: CowMap<MsgId, T>,
 }
 
 impl<T> Default for InFlight<T> {
     fn default() -> Self {
         InFlight {
             next: 0,
-            msgs: BTreeMap::new(),
+            msgs: CowMap::new(),
         }
     }
 }

@@ -14,12 +14,12 @@ use crate::config::{Budget, WorldConfig};
 use crate::facts::Facts;
 use crate::network::{InFlight, MsgId, Node, Payload, UpstreamMsg};
 use crate::trace::{Trace, What};
+use payhub_model::CowMap;
 use payhub_model::{
     Acquirer, ApiError, ApiRequest, ApiResponse, Branch, ErrorCode, Millis, Platform,
     PlatformInput, PlatformOutput, RequestId, StepError,
 };
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Why a choice could not be applied. Nothing changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,7 +76,7 @@ pub struct World {
     /// Platform ⇄ acquirer.
     pub link: InFlight<UpstreamMsg>,
     /// Requests sent and not yet answered, by exchange.
-    pub origins: BTreeMap<RequestId, Origin>,
+    pub origins: CowMap<RequestId, Origin>,
     /// Faults and sends still allowed.
     pub budget: Budget,
     /// Compact history the properties judge.
@@ -86,7 +86,7 @@ pub struct World {
     /// Merchant databases, shared by the servers configured with the same `db`.
     pub dbs: Vec<payhub_model::client::MerchantDb>,
     /// Client requests waiting for a response, by exchange.
-    pub awaiting: BTreeMap<RequestId, Awaiting>,
+    pub awaiting: CowMap<RequestId, Awaiting>,
     /// How often each workload item was given.
     pub workload_used: Vec<u8>,
     /// Draws handed to each client node so far: the source of its jitter and random
@@ -104,12 +104,12 @@ impl World {
             acquirer: Acquirer::new(),
             net: InFlight::default(),
             link: InFlight::default(),
-            origins: BTreeMap::new(),
+            origins: CowMap::new(),
             budget: config.budget,
             facts: Facts::default(),
             servers: crate::merchants::servers(config),
             dbs: crate::merchants::databases(config),
-            awaiting: BTreeMap::new(),
+            awaiting: CowMap::new(),
             workload_used: vec![0; config.workload.len()],
             draws: vec![
                 0;

@@ -14,10 +14,10 @@
 use crate::api::{
     ErrorCode, PaymentStatus, PaymentView, RefundStatus, RefundView, ResolutionStatus,
 };
+use crate::cow::CowMap;
 use crate::ids::{Card, PaymentId, RefundId};
 use crate::time::Millis;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Whether a create or confirm is a payment's first submission or a card change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -243,8 +243,8 @@ impl RefundRecord {
 /// The merchant's database. Ordered maps only.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct MerchantDb {
-    orders: BTreeMap<String, OrderRecord>,
-    refunds: BTreeMap<String, RefundRecord>,
+    orders: CowMap<String, OrderRecord>,
+    refunds: CowMap<String, RefundRecord>,
 }
 
 impl MerchantDb {

@@ -32,11 +32,11 @@ use super::schedule;
 use crate::api::{
     ApiRequest, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentStatus, RefundBody,
 };
+use crate::cow::{CowMap, CowSet};
 use crate::ids::ApiKeyId;
 use crate::rules::Rule;
 use crate::time::Millis;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// How a server is set up: whose API key, which policy, which numbers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -119,10 +119,10 @@ pub(super) struct Flight {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub(super) struct Memory {
     pub(super) next_handle: u32,
-    pub(super) in_flight: BTreeMap<Handle, Flight>,
-    pub(super) timers: BTreeSet<(Millis, ClientTimer)>,
+    pub(super) in_flight: CowMap<Handle, Flight>,
+    pub(super) timers: CowSet<(Millis, ClientTimer)>,
     /// Random keys never written to the database (`KeyNotPersisted` only).
-    pub(super) unpersisted: BTreeMap<Op, String>,
+    pub(super) unpersisted: CowMap<Op, String>,
 }
 
 /// Everything one step works with.

@@ -27,6 +27,7 @@ pub mod state;
 use crate::acquirer::{UpstreamCall, UpstreamReply};
 use crate::api::{ApiRequest, ApiResponse, PaymentView, RefundView};
 use crate::branch::{Branch, BranchPoint};
+use crate::cow::{CowMap, CowSet};
 use crate::ids::{
     ApiKeyId, AttemptId, Environment, EventId, MerchantId, PaymentId, RefundId, RequestId,
     SessionId,
@@ -36,7 +37,6 @@ use crate::rules::Rule;
 use crate::time::Millis;
 use serde::Serialize;
 use state::*;
-use std::collections::{BTreeMap, BTreeSet};
 
 pub use state::{ApiKeySpec, Fingerprint, IdempotencyRecord, RecordState, Route, Scope};
 
@@ -225,7 +225,7 @@ struct UnackedWebhook {
 /// order: JSON object keys must be strings, and the whole state must serialize (to
 /// compare two runs byte for byte, and to show that no card data is kept, CARD-02).
 fn as_pairs<K: Serialize, V: Serialize, S: serde::Serializer>(
-    map: &BTreeMap<K, V>,
+    map: &CowMap<K, V>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(map.iter())
@@ -235,31 +235,31 @@ fn as_pairs<K: Serialize, V: Serialize, S: serde::Serializer>(
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Platform {
     params: PlatformParams,
-    api_keys: BTreeMap<ApiKeyId, ApiKeySpec>,
-    rate_limited: BTreeSet<MerchantId>,
+    api_keys: CowMap<ApiKeyId, ApiKeySpec>,
+    rate_limited: CowSet<MerchantId>,
     channel_paused: bool,
     fee_rate_bps: u32,
-    payments: BTreeMap<PaymentId, Payment>,
-    attempts: BTreeMap<AttemptId, Attempt>,
-    refunds: BTreeMap<RefundId, Refund>,
-    sessions: BTreeMap<SessionId, Session>,
+    payments: CowMap<PaymentId, Payment>,
+    attempts: CowMap<AttemptId, Attempt>,
+    refunds: CowMap<RefundId, Refund>,
+    sessions: CowMap<SessionId, Session>,
     /// (merchant, environment, merchant_order_no) → Payment (UNIQ-01).
     #[serde(serialize_with = "as_pairs")]
-    order_nos: BTreeMap<BusinessKey, PaymentId>,
+    order_nos: CowMap<BusinessKey, PaymentId>,
     /// (merchant, environment, merchant_refund_no) → Refund (UNIQ-04).
     #[serde(serialize_with = "as_pairs")]
-    refund_nos: BTreeMap<BusinessKey, RefundId>,
+    refund_nos: CowMap<BusinessKey, RefundId>,
     #[serde(serialize_with = "as_pairs")]
-    records: BTreeMap<Scope, IdempotencyRecord>,
-    pending: BTreeMap<RequestId, Pending>,
-    unacked: BTreeMap<EventId, UnackedWebhook>,
-    timers: BTreeSet<(Millis, Timer)>,
+    records: CowMap<Scope, IdempotencyRecord>,
+    pending: CowMap<RequestId, Pending>,
+    unacked: CowMap<EventId, UnackedWebhook>,
+    timers: CowSet<(Millis, Timer)>,
     next: Counters,
     /// MUTANT (the bug zoo, `crate::mutants`): cards kept after their upstream call, only
     /// under a mutant that charges again later (`Mutant::keeps_cards`; breaks CARD-02).
     /// Always empty for the reference platform.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    mutant_cards: BTreeMap<AttemptId, crate::ids::Card>,
+    #[serde(skip_serializing_if = "CowMap::is_empty")]
+    mutant_cards: CowMap<AttemptId, crate::ids::Card>,
 }
 
 impl Platform {
@@ -269,21 +269,21 @@ impl Platform {
         Platform {
             params,
             api_keys: api_keys.into_iter().map(|k| (k.id, k)).collect(),
-            rate_limited: BTreeSet::new(),
+            rate_limited: CowSet::new(),
             channel_paused: false,
             fee_rate_bps,
-            payments: BTreeMap::new(),
-            attempts: BTreeMap::new(),
-            refunds: BTreeMap::new(),
-            sessions: BTreeMap::new(),
-            order_nos: BTreeMap::new(),
-            refund_nos: BTreeMap::new(),
-            records: BTreeMap::new(),
-            pending: BTreeMap::new(),
-            unacked: BTreeMap::new(),
-            timers: BTreeSet::new(),
+            payments: CowMap::new(),
+            attempts: CowMap::new(),
+            refunds: CowMap::new(),
+            sessions: CowMap::new(),
+            order_nos: CowMap::new(),
+            refund_nos: CowMap::new(),
+            records: CowMap::new(),
+            pending: CowMap::new(),
+            unacked: CowMap::new(),
+            timers: CowSet::new(),
             next: Counters::default(),
-            mutant_cards: BTreeMap::new(),
+            mutant_cards: CowMap::new(),
         }
     }
 
@@ -292,19 +292,19 @@ impl Platform {
     pub fn params(&self) -> &PlatformParams {
         &self.params
     }
-    pub fn payments(&self) -> &BTreeMap<PaymentId, Payment> {
+    pub fn payments(&self) -> &CowMap<PaymentId, Payment> {
         &self.payments
     }
-    pub fn attempts(&self) -> &BTreeMap<AttemptId, Attempt> {
+    pub fn attempts(&self) -> &CowMap<AttemptId, Attempt> {
         &self.attempts
     }
-    pub fn refunds(&self) -> &BTreeMap<RefundId, Refund> {
+    pub fn refunds(&self) -> &CowMap<RefundId, Refund> {
         &self.refunds
     }
-    pub fn sessions(&self) -> &BTreeMap<SessionId, Session> {
+    pub fn sessions(&self) -> &CowMap<SessionId, Session> {
         &self.sessions
     }
-    pub fn records(&self) -> &BTreeMap<Scope, IdempotencyRecord> {
+    pub fn records(&self) -> &CowMap<Scope, IdempotencyRecord> {
         &self.records
     }
     pub fn payment_view(&self, id: PaymentId) -> Option<PaymentView> {
