@@ -1,8 +1,9 @@
 //! `payhub-verify check`: exhaustive model checking of the presets.
 
-use crate::Format;
-use payhub_properties::checker::{Limits, PresetReport, Status};
+use payhub_properties::checker::{Counterexample, Limits, PresetReport, Status};
+use payhub_properties::presets::Preset;
 use payhub_properties::{check, presets};
+use payhub_sim::Choice;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -30,9 +31,19 @@ pub struct CheckArgs {
     /// new_key_after_timeout+new_order_no_after_timeout.
     #[arg(long)]
     pub policy: Option<String>,
-    /// Output format.
+    /// Output format: the verdicts (text, json), or the first counterexample as a what-if
+    /// script that `payhub-verify run` reproduces (script).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub format: CheckFormat,
+}
+
+/// How `check` prints its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    /// The first counterexample (presets in order, then properties) as a what-if script.
+    Script,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
@@ -46,6 +57,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         }
     };
     if args.list {
+        if args.format == CheckFormat::Script {
+            return Err(
+                "--list prints names, not a script (--format script is for counterexamples)".into(),
+            );
+        }
         for p in &all {
             println!("{:<22} {}", p.name, p.about);
         }
@@ -78,18 +94,77 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
     let mut reports = Vec::new();
     for preset in &selected {
         let report = check(preset, limits)?;
-        if args.format == Format::Text {
+        if args.format == CheckFormat::Text {
             print_report(&report);
         }
         reports.push(report);
     }
-    if args.format == Format::Json {
-        println!(
+    match args.format {
+        CheckFormat::Text => {}
+        CheckFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
-        );
+        ),
+        CheckFormat::Script => print_script(args, &selected, &reports)?,
     }
     Ok(exit_code(&reports))
+}
+
+/// Prints the first counterexample as a script on stdout; the others are named on
+/// stderr. No counterexample: a note on stderr, nothing on stdout.
+fn print_script(
+    args: &CheckArgs,
+    presets: &[Preset],
+    reports: &[PresetReport],
+) -> Result<(), String> {
+    let found: Vec<(&Preset, &'static str, &Counterexample)> = presets
+        .iter()
+        .zip(reports)
+        .flat_map(|(preset, r)| {
+            r.properties.iter().filter_map(move |p| {
+                let cx = p.counterexample.as_ref()?;
+                Some((preset, p.name, cx))
+            })
+        })
+        .collect();
+    let Some((preset, property, cx)) = found.first() else {
+        eprintln!("no counterexample: nothing to write as a script");
+        return Ok(());
+    };
+    let policy = args
+        .policy
+        .as_deref()
+        .map(|p| format!(", policy {p}"))
+        .unwrap_or_default();
+    let about = format!(
+        "counterexample of preset {}{policy}: {property} ({})",
+        preset.name, cx.detail
+    );
+    let script = crate::script_cmd::counterexample_script(
+        &preset.config,
+        &from_initial_world(preset, cx),
+        property,
+        &about,
+    )
+    .map_err(|e| format!("preset {}, {property}: {e}", preset.name))?;
+    print!("{script}");
+    for (preset, property, _) in &found[1..] {
+        eprintln!(
+            "also violated in preset {}: {property} (not written; --format text shows its counterexample)",
+            preset.name
+        );
+    }
+    Ok(())
+}
+
+/// A counterexample's choices from the world's initial state: a shortest path starts
+/// after the preset's setup; a shrunk one was shrunk from the setup on, so holds it.
+fn from_initial_world(preset: &Preset, cx: &Counterexample) -> Vec<Choice> {
+    if cx.minimal {
+        preset.setup.iter().chain(&cx.choices).cloned().collect()
+    } else {
+        cx.choices.clone()
+    }
 }
 
 /// 1 if anything is violated or unreached, else 3 if any run was incomplete, else 0.

@@ -55,7 +55,7 @@ enum Command {
     Rules(rules_cmd::RulesArgs),
     /// Check the presets exhaustively: every always holds, every sometimes is reached.
     #[command(
-        after_help = "Examples:\n  payhub-verify check\n  payhub-verify check --preset card-retry --threads 2\n  payhub-verify check --list\n  payhub-verify check --format json"
+        after_help = "Examples:\n  payhub-verify check\n  payhub-verify check --preset card-retry --threads 2\n  payhub-verify check --list\n  payhub-verify check --format json\n  payhub-verify check --preset create-lossy --policy new_key_after_timeout+new_order_no_after_timeout --max-states 60000 --format script > cx.pha && payhub-verify run cx.pha"
     )]
     Check(check_cmd::CheckArgs),
     /// Run seeded simulation sweeps of merchant clients against the platform.
@@ -90,7 +90,7 @@ enum Command {
     Explore(check_cmd::ExploreArgs),
     /// The bug zoo: planted platform bugs and client anti-patterns, and which property kills each.
     #[command(
-        after_help = "Examples:\n  payhub-verify mutants\n  payhub-verify mutants --format json --threads 2\n  payhub-verify mutants --show card_in_fingerprint\n  payhub-verify mutants --list"
+        after_help = "Examples:\n  payhub-verify mutants\n  payhub-verify mutants --format json --threads 2\n  payhub-verify mutants --show card_in_fingerprint\n  payhub-verify mutants --show new_key_after_timeout --format script > cx.pha\n  payhub-verify mutants --list"
     )]
     Mutants(mutants_cmd::MutantsArgs),
 }

@@ -1,6 +1,5 @@
 //! `payhub-verify mutants`: the bug zoo's kill matrix, and one mutant's counterexample.
 
-use crate::Format;
 use payhub_properties::zoo::{self, KillMatrix, MutantRow, Subject, ZooOptions};
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -8,9 +7,11 @@ use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct MutantsArgs {
-    /// Output format.
+    /// Output format; `script` (with --show) writes the counterexample as a what-if script
+    /// that `payhub-verify run` reproduces (client anti-patterns: a script runs only the
+    /// reference platform).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub format: MutantsFormat,
     /// Print this mutant's counterexample as a replayable tape and a Mermaid diagram
     /// (a platform mutant or a client anti-pattern, e.g. card_in_fingerprint).
     #[arg(long, value_name = "NAME")]
@@ -29,6 +30,15 @@ pub struct MutantsArgs {
     pub list: bool,
 }
 
+/// How `mutants` prints its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MutantsFormat {
+    Text,
+    Json,
+    /// With --show: the counterexample as a what-if script.
+    Script,
+}
+
 impl MutantsArgs {
     fn options(&self) -> ZooOptions {
         ZooOptions {
@@ -45,6 +55,11 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     if args.threads == 0 {
         return Err("--threads must be at least 1".into());
     }
+    if args.format == MutantsFormat::Script && (args.list || args.show.is_none()) {
+        return Err(
+            "--format script writes one mutant's counterexample: add --show NAME (e.g. --show new_key_after_timeout)".into(),
+        );
+    }
     if args.list {
         print_list(args.format)?;
         return Ok(ExitCode::SUCCESS);
@@ -54,8 +69,8 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     }
     let matrix = zoo::run(&Subject::all(), &args.options())?;
     match args.format {
-        Format::Json => println!("{}", to_json(&matrix)?),
-        Format::Text => print!("{}", text(&matrix)),
+        MutantsFormat::Json => println!("{}", to_json(&matrix)?),
+        MutantsFormat::Text | MutantsFormat::Script => print!("{}", text(&matrix)),
     }
     // 1: a mutant survived or a reference configuration was caught; 3: a reference
     // configuration could not be explored completely (nothing can be claimed about it).
@@ -75,7 +90,7 @@ pub fn to_json(matrix: &KillMatrix) -> Result<String, String> {
     serde_json::to_string_pretty(matrix).map_err(|e| e.to_string())
 }
 
-fn print_list(format: Format) -> Result<(), String> {
+fn print_list(format: MutantsFormat) -> Result<(), String> {
     let rows: Vec<serde_json::Value> = Subject::all()
         .into_iter()
         .map(|s| {
@@ -88,11 +103,11 @@ fn print_list(format: Format) -> Result<(), String> {
         })
         .collect();
     match format {
-        Format::Json => println!(
+        MutantsFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
         ),
-        Format::Text => {
+        MutantsFormat::Text | MutantsFormat::Script => {
             for s in Subject::all() {
                 let rules: Vec<&str> = s.rules().iter().map(|r| r.id()).collect();
                 println!(
@@ -183,17 +198,40 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
     let row = zoo::kill(subject, &args.options())?;
     let Some(found) = &row.counterexample else {
         match args.format {
-            Format::Json => println!(
+            MutantsFormat::Json => println!(
                 "{}",
                 serde_json::to_string_pretty(&row).map_err(|e| e.to_string())?
             ),
-            Format::Text => println!("{name} SURVIVED: no property caught it ({})", row.about),
+            MutantsFormat::Text => {
+                println!("{name} SURVIVED: no property caught it ({})", row.about)
+            }
+            MutantsFormat::Script => eprintln!(
+                "{name} SURVIVED: no property caught it, so there is no counterexample to write as a script"
+            ),
         }
         return Ok(ExitCode::from(1));
     };
+    if args.format == MutantsFormat::Script {
+        let about = format!(
+            "counterexample of mutant {name} ({}), killed by {} via {}: {}",
+            side(&subject),
+            found.property,
+            row.method.as_deref().unwrap_or("?"),
+            found.detail
+        );
+        let script = crate::script_cmd::counterexample_script(
+            &found.config,
+            &found.choices,
+            found.property,
+            &about,
+        )
+        .map_err(|e| format!("mutant {name}: {e}"))?;
+        print!("{script}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let (tape, trace, mermaid) = zoo::render(found)?;
     match args.format {
-        Format::Json => {
+        MutantsFormat::Json => {
             let v = serde_json::json!({
                 "mutant": row_json(&row)?,
                 "config": found.config.name,
@@ -206,7 +244,7 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
                 serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
             );
         }
-        Format::Text => {
+        MutantsFormat::Text | MutantsFormat::Script => {
             println!(
                 "{} ({}): {}\nbreaks {}\nkilled by {} via {} in {:.3}s; {} choices (first found: {})\n{}",
                 row.name,

@@ -54,10 +54,14 @@ fn unknown_03_checker_counterexample_replays_and_is_minimal() {
             p.name == "client-never-charges-an-order-twice" && p.status == Status::Violated
         })
     };
-    let states_on_path = cx.choices.len() + 1; // stateright counts the initial state as depth 1
+    // stateright counts the initial state as depth 1, so the violating state at the end
+    // of the path has depth `len + 1`, and a search bounded by depth `d` evaluates states
+    // of depth below `d` only. Minimal: bounded so that every state of depth `len` or
+    // less is evaluated, nothing is found; one level deeper, the violation is.
+    let violating_depth = cx.choices.len() + 1;
     assert!(
-        !found_within(states_on_path - 1),
+        !found_within(violating_depth),
         "a shorter counterexample exists"
     );
-    assert!(found_within(states_on_path));
+    assert!(found_within(violating_depth + 1));
 }

@@ -18,11 +18,31 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::{Bound, RangeBounds};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// An ordered map with `BTreeMap`'s interface and a copy-on-write sorted vector inside.
 pub struct CowMap<K, V> {
-    entries: Option<Arc<Vec<(K, V)>>>,
+    entries: Option<Arc<Entries<K, V>>>,
+}
+
+/// The entries one or more clones share, with their hash once someone asked for it.
+///
+/// The checker fingerprints every generated state, and a generated state shares most of
+/// its collections with its parent: caching each collection's hash makes fingerprinting
+/// an unchanged collection one `write_u64` instead of a walk over its entries.
+struct Entries<K, V> {
+    entries: Vec<(K, V)>,
+    /// A function of `entries` alone (a fixed-key hasher), reset by every mutation.
+    hash: OnceLock<u64>,
+}
+
+impl<K: Clone, V: Clone> Clone for Entries<K, V> {
+    fn clone(&self) -> Self {
+        Entries {
+            entries: self.entries.clone(),
+            hash: OnceLock::new(),
+        }
+    }
 }
 
 impl<K, V> CowMap<K, V> {
@@ -32,7 +52,7 @@ impl<K, V> CowMap<K, V> {
 
     fn slice(&self) -> &[(K, V)] {
         match &self.entries {
-            Some(e) => e,
+            Some(e) => &e.entries,
             None => &[],
         }
     }
@@ -73,7 +93,14 @@ impl<K, V> CowMap<K, V> {
 impl<K: Clone, V: Clone> CowMap<K, V> {
     /// The entries, unshared: copies them if another clone still refers to them.
     fn vec_mut(&mut self) -> &mut Vec<(K, V)> {
-        Arc::make_mut(self.entries.get_or_insert_with(Default::default))
+        let shared = Arc::make_mut(self.entries.get_or_insert_with(|| {
+            Arc::new(Entries {
+                entries: Vec::new(),
+                hash: OnceLock::new(),
+            })
+        }));
+        shared.hash = OnceLock::new();
+        &mut shared.entries
     }
 
     pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = (&K, &mut V)> {
@@ -98,13 +125,19 @@ impl<K: Clone, V: Clone> CowMap<K, V> {
             && Arc::strong_count(shared) > 1
         {
             let kept: Vec<(K, V)> = shared
+                .entries
                 .iter()
                 .filter_map(|(k, v)| {
                     let mut v = v.clone();
                     keep(k, &mut v).then(|| (k.clone(), v))
                 })
                 .collect();
-            self.entries = (!kept.is_empty()).then(|| Arc::new(kept));
+            self.entries = (!kept.is_empty()).then(|| {
+                Arc::new(Entries {
+                    entries: kept,
+                    hash: OnceLock::new(),
+                })
+            });
             return;
         }
         let entries = self.vec_mut();
@@ -118,24 +151,60 @@ impl<K: Clone, V: Clone> CowMap<K, V> {
         if self.is_empty() {
             return None;
         }
-        let entries = self.vec_mut();
-        let first = entries.remove(0);
-        if entries.is_empty() {
-            self.entries = None;
-        }
-        Some(first)
+        Some(self.remove_at(0))
     }
 
     pub fn pop_last(&mut self) -> Option<(K, V)> {
         if self.is_empty() {
             return None;
         }
+        Some(self.remove_at(self.len() - 1))
+    }
+}
+
+impl<K: Clone, V: Clone> CowMap<K, V> {
+    /// Inserts at position `i`. A shared vector is copied once, around the new entry,
+    /// into a vector of the right size (not copied, then grown, then shifted).
+    fn insert_at(&mut self, i: usize, key: K, value: V) {
+        if let Some(shared) = &self.entries
+            && Arc::strong_count(shared) > 1
+        {
+            let old = &shared.entries;
+            let mut entries = Vec::with_capacity(old.len() + 1);
+            entries.extend_from_slice(&old[..i]);
+            entries.push((key, value));
+            entries.extend_from_slice(&old[i..]);
+            self.entries = Some(Arc::new(Entries {
+                entries,
+                hash: OnceLock::new(),
+            }));
+        } else {
+            self.vec_mut().insert(i, (key, value));
+        }
+    }
+
+    /// Removes the entry at position `i`; a shared vector is copied once, without it.
+    fn remove_at(&mut self, i: usize) -> (K, V) {
+        if let Some(shared) = &self.entries
+            && Arc::strong_count(shared) > 1
+        {
+            let old = &shared.entries;
+            let removed = old[i].clone();
+            let entries: Vec<(K, V)> = old[..i].iter().chain(&old[i + 1..]).cloned().collect();
+            self.entries = (!entries.is_empty()).then(|| {
+                Arc::new(Entries {
+                    entries,
+                    hash: OnceLock::new(),
+                })
+            });
+            return removed;
+        }
         let entries = self.vec_mut();
-        let last = entries.pop();
+        let removed = entries.remove(i);
         if entries.is_empty() {
             self.entries = None;
         }
-        last
+        removed
     }
 }
 
@@ -212,7 +281,7 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
         match self.search(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.vec_mut()[i].1, value)),
             Err(i) => {
-                self.vec_mut().insert(i, (key, value));
+                self.insert_at(i, key, value);
                 None
             }
         }
@@ -224,12 +293,7 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
         Q: Ord + ?Sized,
     {
         let i = self.search(key).ok()?;
-        let entries = self.vec_mut();
-        let (_, v) = entries.remove(i);
-        if entries.is_empty() {
-            self.entries = None;
-        }
-        Some(v)
+        Some(self.remove_at(i).1)
     }
 
     pub fn entry(&mut self, key: K) -> Entry<'_, K, V> {
@@ -248,7 +312,7 @@ impl<'a, K: Ord + Clone, V: Clone> Entry<'a, K, V> {
         let i = match self.map.search(&self.key) {
             Ok(i) => i,
             Err(i) => {
-                self.map.vec_mut().insert(i, (self.key, make()));
+                self.map.insert_at(i, self.key, make());
                 i
             }
         };
@@ -320,14 +384,37 @@ impl<K: Ord, V: Ord> Ord for CowMap<K, V> {
     }
 }
 
-/// Length, then every entry in key order (as `BTreeMap` hashes).
+/// The fixed-key hasher of the cached digests (aHash, as stateright's fingerprints; fast
+/// on the short strings and small integers of this model).
+fn digest_hasher() -> impl Hasher {
+    use std::hash::BuildHasher;
+    ahash::RandomState::with_seeds(
+        0x7061_7968_7562_2d76,
+        0x6572_6966_792d_636f,
+        0x772d_6d61_702d_6469,
+        0x6765_7374_2d73_6565,
+    )
+    .build_hasher()
+}
+
+/// A 64-bit digest of the length and every entry in key order, computed once per shared
+/// version of the entries (see [`Entries`]) with a fixed-key hasher: equal contents give
+/// equal hashes on every run and machine, whatever the collection's history.
 impl<K: Hash, V: Hash> Hash for CowMap<K, V> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_usize(self.len());
-        for (k, v) in self.slice() {
-            k.hash(state);
-            v.hash(state);
-        }
+        let digest = match &self.entries {
+            Some(shared) if !shared.entries.is_empty() => *shared.hash.get_or_init(|| {
+                let mut h = digest_hasher();
+                h.write_usize(shared.entries.len());
+                for (k, v) in &shared.entries {
+                    k.hash(&mut h);
+                    v.hash(&mut h);
+                }
+                h.finish()
+            }),
+            _ => 0,
+        };
+        state.write_u64(digest);
     }
 }
 
@@ -463,13 +550,10 @@ impl<T> Default for CowSet<T> {
     }
 }
 
-/// Length, then every element in order (as `BTreeSet` hashes).
+/// As [`CowMap`]'s: a cached digest of the elements.
 impl<T: Hash> Hash for CowSet<T> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_usize(self.len());
-        for t in self.map.keys() {
-            t.hash(state);
-        }
+        self.map.hash(state);
     }
 }
 
@@ -507,6 +591,97 @@ impl<'a, T> IntoIterator for &'a CowSet<T> {
 
     fn into_iter(self) -> Self::IntoIter {
         self.map.slice().iter().map(|(t, _)| t)
+    }
+}
+
+/// A copy-on-write box for a large part of the world (the platform, the facts, the
+/// merchants): cloning is a reference-count increment, and any mutable access copies the
+/// part first if another clone still shares it (`Arc::make_mut`). It compares, prints
+/// and serializes as the value inside, so the state stays canonical; it hashes as a
+/// cached digest of the value (as [`CowMap`]), so an unchanged part costs the checker's
+/// fingerprint one `write_u64`.
+pub struct Shared<T>(Arc<Boxed<T>>);
+
+struct Boxed<T> {
+    value: T,
+    hash: OnceLock<u64>,
+}
+
+impl<T: Clone> Clone for Boxed<T> {
+    fn clone(&self) -> Self {
+        Boxed {
+            value: self.value.clone(),
+            hash: OnceLock::new(),
+        }
+    }
+}
+
+impl<T> Shared<T> {
+    pub fn new(value: T) -> Self {
+        Shared(Arc::new(Boxed {
+            value,
+            hash: OnceLock::new(),
+        }))
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0.value
+    }
+}
+
+/// Copies the value first if it is shared, and forgets its digest.
+impl<T: Clone> std::ops::DerefMut for Shared<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        let boxed = Arc::make_mut(&mut self.0);
+        boxed.hash = OnceLock::new();
+        &mut boxed.value
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(Arc::clone(&self.0))
+    }
+}
+
+impl<T: Default> Default for Shared<T> {
+    fn default() -> Self {
+        Shared::new(T::default())
+    }
+}
+
+impl<T: PartialEq> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.value == other.0.value
+    }
+}
+
+impl<T: Eq> Eq for Shared<T> {}
+
+impl<T: Hash> Hash for Shared<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let digest = self.0.hash.get_or_init(|| {
+            let mut h = digest_hasher();
+            self.0.value.hash(&mut h);
+            h.finish()
+        });
+        state.write_u64(*digest);
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.value.fmt(f)
+    }
+}
+
+impl<T: Serialize> Serialize for Shared<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.value.serialize(serializer)
     }
 }
 
@@ -602,5 +777,54 @@ mod tests {
         };
         assert_eq!(a, b);
         assert_eq!(h(&a), h(&b));
+    }
+
+    /// The cached digest follows every mutation, shared or not.
+    #[test]
+    fn cached_hash_is_invalidated_by_mutation() {
+        use std::hash::DefaultHasher;
+        let h = |m: &CowMap<u8, u8>| {
+            let mut s = DefaultHasher::new();
+            m.hash(&mut s);
+            s.finish()
+        };
+        let mut a: CowMap<u8, u8> = [(1, 1)].into_iter().collect();
+        let before = h(&a);
+        let b = a.clone();
+        *a.get_mut(&1).unwrap() = 2; // shared: copied, fresh digest
+        assert_ne!(h(&a), before);
+        assert_eq!(h(&b), before);
+        let after = h(&a);
+        a.insert(1, 1); // unshared: in place, digest reset
+        assert_ne!(h(&a), after);
+        assert_eq!(h(&a), before);
+        a.retain(|_, _| false);
+        assert_eq!(h(&a), h(&CowMap::new()));
+        let mut c: CowMap<u8, u8> = [(1, 1), (2, 2)].into_iter().collect();
+        let _ = h(&c);
+        c.values_mut().for_each(|v| *v += 1);
+        let d: CowMap<u8, u8> = [(1, 2), (2, 3)].into_iter().collect();
+        assert_eq!(h(&c), h(&d));
+    }
+
+    /// A shared box's digest follows mutation and never leaks to a clone that did not
+    /// change.
+    #[test]
+    fn shared_digest_follows_mutation() {
+        use std::hash::DefaultHasher;
+        let h = |m: &Shared<Vec<u8>>| {
+            let mut s = DefaultHasher::new();
+            m.hash(&mut s);
+            s.finish()
+        };
+        let mut a = Shared::new(vec![1u8, 2]);
+        let before = h(&a);
+        let b = a.clone();
+        a.push(3);
+        assert_ne!(h(&a), before);
+        assert_eq!(h(&b), before);
+        a.pop();
+        assert_eq!(h(&a), before);
+        assert_eq!(a, b);
     }
 }

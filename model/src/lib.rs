@@ -37,7 +37,7 @@ pub use acquirer::{Acquirer, AcquirerDecision, Ledger, LedgerEntry, UpstreamCall
 pub use api::*;
 pub use assumptions::{Assumption, Gap};
 pub use branch::{Branch, BranchPoint};
-pub use cow::{CowMap, CowSet};
+pub use cow::{CowMap, CowSet, Shared};
 pub use ids::*;
 pub use mutants::Mutant;
 pub use params::PlatformParams;

@@ -15,6 +15,8 @@ use payhub_sim::driver::{self, Check, Violation};
 use payhub_sim::{Choice, World, WorldConfig};
 use serde::Serialize;
 use stateright::{Checker, Model};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 /// A preset as a stateright model.
@@ -23,17 +25,112 @@ pub struct PresetModel {
     init: World,
     /// Every rule that decided something in some visited state: a bitset over the
     /// catalogue, gathered as states are generated (cheaper than visiting paths).
-    exercised: [std::sync::atomic::AtomicU64; 2],
+    exercised: [AtomicU64; 2],
+    registration: Registration,
+    /// The registry indices of this preset's properties: every `always`, and the
+    /// `sometimes` it means to reach.
+    active: Vec<usize>,
+    /// Bitsets over the registry: `always` properties some visited state violates,
+    /// `sometimes` properties some visited state reaches ([`Registration::Combined`]).
+    /// A union over the visited states, so independent of thread scheduling.
+    violated: AtomicU64,
+    reached: AtomicU64,
+    /// [`Registration::Only`]: the first violating state was reported.
+    first_reported: std::sync::atomic::AtomicBool,
 }
 
+/// How the preset's properties are handed to stateright.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Registration {
+    /// One stateright property per registry property: the Explorer shows each.
+    Each,
+    /// Only this registry property, failing at the first violating state the search
+    /// visits and never again: stateright keeps the *last* failing path it saw for a
+    /// property, so without the latch a single-threaded BFS could report a path longer
+    /// than the shortest (the shortest-counterexample search).
+    Only(usize),
+    /// One stateright `always` property that evaluates them all and records the
+    /// verdicts in bitsets. stateright hashes each property's name with SipHash for
+    /// every visited state; with forty properties that was a fifth of the checker's
+    /// instructions. With `stop_at_violation` it fails (and the search can end) at the
+    /// first violating state; without it, it never fails, so the search is exhaustive.
+    Combined { stop_at_violation: bool },
+}
+
+/// The name of the [`Registration::Combined`] property.
+pub const COMBINED: &str = "every-property-of-the-preset";
+
 impl PresetModel {
+    /// A model whose properties are registered one by one (the Explorer's view).
     pub fn new(preset: Preset) -> Result<PresetModel, String> {
+        PresetModel::with_registration(preset, Registration::Each)
+    }
+
+    pub fn with_registration(
+        preset: Preset,
+        registration: Registration,
+    ) -> Result<PresetModel, String> {
         let init = initial_state(&preset)?;
+        let active = match registration {
+            Registration::Only(i) => vec![i],
+            _ => PROPERTIES
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.kind() == Kind::Always || preset.reaches.contains(&p.name))
+                .map(|(i, _)| i)
+                .collect(),
+        };
         Ok(PresetModel {
             preset,
             init,
             exercised: Default::default(),
+            registration,
+            active,
+            violated: AtomicU64::new(0),
+            reached: AtomicU64::new(0),
+            first_reported: Default::default(),
         })
+    }
+
+    /// Registry indices of the `always` properties some visited state violated.
+    pub fn violated(&self) -> u64 {
+        self.violated.load(Relaxed)
+    }
+
+    /// Registry indices of the `sometimes` properties some visited state reached.
+    pub fn reached(&self) -> u64 {
+        self.reached.load(Relaxed)
+    }
+}
+
+/// Evaluates every property of the preset on `world` ([`Registration::Combined`]).
+/// A `sometimes` property already reached is not evaluated again.
+fn combined(model: &PresetModel, world: &World) -> bool {
+    let config = &model.preset.config;
+    let mut ok = true;
+    for &i in &model.active {
+        let p = &PROPERTIES[i];
+        let bit = 1u64 << i;
+        match p.kind() {
+            Kind::Always => {
+                if !p.holds(config, world) {
+                    model.violated.fetch_or(bit, Relaxed);
+                    ok = false;
+                }
+            }
+            Kind::Sometimes => {
+                if model.reached.load(Relaxed) & bit == 0 && p.holds(config, world) {
+                    model.reached.fetch_or(bit, Relaxed);
+                }
+            }
+        }
+    }
+    match model.registration {
+        Registration::Combined {
+            stop_at_violation: true,
+        } => ok,
+        Registration::Only(_) => ok || model.first_reported.swap(true, Relaxed),
+        _ => true,
     }
 }
 
@@ -62,7 +159,7 @@ macro_rules! conditions {
     ($($i:literal)*) => { &[$(condition::<$i>),*] };
 }
 
-/// One condition per registry slot (at most 48 properties).
+/// One condition per registry slot (at most 48 properties; the bitsets hold 64).
 static CONDITIONS: &[fn(&PresetModel, &World) -> bool] = conditions!(
     0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
     24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47
@@ -84,7 +181,6 @@ impl Model for PresetModel {
         let mut next = last.clone();
         next.apply(&self.preset.config, &action, None).ok()?;
         let bits = next.facts.rules_exercised.0;
-        use std::sync::atomic::Ordering::Relaxed;
         self.exercised[0].fetch_or(bits as u64, Relaxed);
         self.exercised[1].fetch_or((bits >> 64) as u64, Relaxed);
         Some(next)
@@ -100,15 +196,23 @@ impl Model for PresetModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        PROPERTIES
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.kind() == Kind::Always || self.preset.reaches.contains(&p.name))
-            .map(|(i, p)| match p.kind() {
+        let one = |i: usize| {
+            let p = &PROPERTIES[i];
+            match p.kind() {
                 Kind::Always => stateright::Property::always(p.name, CONDITIONS[i]),
                 Kind::Sometimes => stateright::Property::sometimes(p.name, CONDITIONS[i]),
-            })
-            .collect()
+            }
+        };
+        match self.registration {
+            Registration::Each => self.active.iter().map(|&i| one(i)).collect(),
+            Registration::Only(i) => match PROPERTIES[i].kind() {
+                Kind::Always => vec![stateright::Property::always(PROPERTIES[i].name, combined)],
+                Kind::Sometimes => vec![one(i)],
+            },
+            Registration::Combined { .. } => {
+                vec![stateright::Property::always(COMBINED, combined)]
+            }
+        }
     }
 
     fn within_boundary(&self, state: &World) -> bool {
@@ -205,7 +309,12 @@ impl PresetReport {
 
 /// Checks a preset exhaustively (BFS) within `limits`.
 pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
-    let model = PresetModel::new(preset.clone())?;
+    let model = PresetModel::with_registration(
+        preset.clone(),
+        Registration::Combined {
+            stop_at_violation: false,
+        },
+    )?;
     let mut builder = model.checker().threads(limits.threads.max(1));
     if let Some(n) = limits.max_states {
         builder = builder.target_state_count(n);
@@ -228,28 +337,26 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
     let hit_depth = limits.max_depth.is_some_and(|d| checker.max_depth() >= d);
     let complete = !(hit_states || hit_time || hit_depth);
 
-    let discoveries = checker.discoveries();
+    let (violated, reached) = (checker.model().violated(), checker.model().reached());
     let exercised = {
-        use std::sync::atomic::Ordering::Relaxed;
         let m = checker.model();
         let bits =
             (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
         payhub_sim::RuleSet(bits | m.init.facts.rules_exercised.0)
     };
     let mut properties = Vec::new();
-    for p in PROPERTIES {
+    for (i, p) in PROPERTIES.iter().enumerate() {
         if p.kind() == Kind::Sometimes && !preset.reaches.contains(&p.name) {
             continue;
         }
-        let found = discoveries.get(p.name);
-        let (status, counterexample) = match (p.kind(), found) {
-            (Kind::Always, Some(path)) => {
-                let actions = path.clone().into_actions();
-                (Status::Violated, Some(minimise(preset, p, &actions)?))
+        let bit = 1u64 << i;
+        let (status, counterexample) = match p.kind() {
+            Kind::Always if violated & bit != 0 => {
+                (Status::Violated, Some(counterexample(preset, i)?))
             }
-            (Kind::Always, None) if complete => (Status::Holds, None),
-            (Kind::Sometimes, Some(_)) => (Status::Reached, None),
-            (Kind::Sometimes, None) if complete => (Status::Unreached, None),
+            Kind::Always if complete => (Status::Holds, None),
+            Kind::Sometimes if reached & bit != 0 => (Status::Reached, None),
+            Kind::Sometimes if complete => (Status::Unreached, None),
             _ => (Status::Unknown, None),
         };
         properties.push(PropertyReport {
@@ -291,15 +398,27 @@ impl Check for One<'_> {
     }
 }
 
-/// Replays a BFS path on the world (after the preset's setup) to prove it violates the
-/// property, then shrinks it.
-fn minimise(
-    preset: &Preset,
-    property: &'static Property,
-    path: &[Choice],
-) -> Result<Counterexample, String> {
+/// The counterexample of an `always` property the exhaustive search found violated: the
+/// shortest path to a violating state (a second, single-threaded BFS that registers only
+/// this property and stops at its first violation), replayed on the world (after the
+/// preset's setup) to prove it violates the property. Should that search exceed its
+/// state limit, a path found is shrunk instead (then `minimal` is false).
+fn counterexample(preset: &Preset, index: usize) -> Result<Counterexample, String> {
+    let property = &PROPERTIES[index];
+    let (path, minimal) = match shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
+        Some(path) => (path, true),
+        None => (
+            any_violation(preset, index).ok_or_else(|| {
+                format!(
+                    "{}: {} was violated, but no search found the path again",
+                    preset.name, property.name
+                )
+            })?,
+            false,
+        ),
+    };
     let mut full: Vec<Choice> = preset.setup.clone();
-    full.extend_from_slice(path);
+    full.extend_from_slice(&path);
     let mut check = One {
         property,
         config: &preset.config,
@@ -318,44 +437,39 @@ fn minimise(
             property.name
         )
     })?;
-    // BFS from the initial state gives the shortest path to a violating state; stateright
-    // may report a longer one (the last it found), so search again, single-threaded.
-    if let Some(shortest) = shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
-        let mut full: Vec<Choice> = preset.setup.clone();
-        full.extend_from_slice(&shortest);
-        let (_, replayed) =
-            driver::replay(&preset.config, &full, &mut check, None).map_err(|(i, e)| {
-                format!(
-                    "shortest counterexample does not replay at step {}: {e}",
-                    i + 1
-                )
-            })?;
-        let detail = replayed
-            .violation
-            .map(|v| v.detail)
-            .unwrap_or(violation.detail.clone());
-        return Ok(Counterexample {
-            detail,
-            tape: shortest.iter().map(|c| c.to_string()).collect(),
-            bfs_length: path.len(),
-            minimal: true,
-            choices: shortest,
-        });
-    }
-    let shrunk =
-        payhub_sim::shrink::shrink(&preset.config, &outcome.tape, property.name, &mut check);
-    let choices = if shrunk.len() < outcome.tape.len() {
-        shrunk
+    let choices = if minimal {
+        path
     } else {
-        outcome.tape
+        let shrunk =
+            payhub_sim::shrink::shrink(&preset.config, &outcome.tape, property.name, &mut check);
+        if shrunk.len() < outcome.tape.len() {
+            shrunk
+        } else {
+            outcome.tape
+        }
     };
     Ok(Counterexample {
         detail: violation.detail,
         tape: choices.iter().map(|c| c.to_string()).collect(),
-        bfs_length: path.len(),
-        minimal: false,
+        bfs_length: choices.len(),
+        minimal,
         choices,
     })
+}
+
+/// Some path (not necessarily shortest) to a state violating property `index`: a
+/// depth-first search with no state limit, the fallback when the
+/// breadth-first one gives up.
+fn any_violation(preset: &Preset, index: usize) -> Option<Vec<Choice>> {
+    let model = PresetModel::with_registration(preset.clone(), Registration::Only(index)).ok()?;
+    let checker = model
+        .checker()
+        .finish_when(stateright::HasDiscoveries::AnyFailures)
+        .spawn_dfs()
+        .join();
+    checker
+        .discovery(PROPERTIES[index].name)
+        .map(|path| path.into_actions())
 }
 
 /// States the shortest-counterexample search may visit before giving up.
@@ -369,14 +483,13 @@ pub fn shortest_violation(
     property: &'static Property,
     max_states: usize,
 ) -> Option<Vec<Choice>> {
-    let model = PresetModel::new(preset.clone()).ok()?;
+    let index = PROPERTIES.iter().position(|p| p.name == property.name)?;
+    let model = PresetModel::with_registration(preset.clone(), Registration::Only(index)).ok()?;
     let checker = model
         .checker()
         .threads(1)
         .target_state_count(max_states)
-        .finish_when(stateright::HasDiscoveries::AnyOf(
-            [property.name].into_iter().collect(),
-        ))
+        .finish_when(stateright::HasDiscoveries::AnyFailures)
         .spawn_bfs()
         .join();
     checker

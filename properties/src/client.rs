@@ -151,7 +151,7 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     rules: &[Rule::Cancel202NotCanceled, Rule::FulfilByPaymentId],
     about: "No order a client holds as canceled has a capture of its Payment in the ledger.",
     predicate: Predicate::Always(|_, w| {
-        for db in &w.dbs {
+        for db in w.dbs.iter() {
             for order in db.orders() {
                 let canceled = order.status() == Some(payhub_model::PaymentStatus::Canceled);
                 let Some(payment) = order.payment_id else {

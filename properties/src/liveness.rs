@@ -27,7 +27,7 @@ pub const SPAN: Millis = Millis::hours(25);
 /// After healing: `Some(order)` naming a submission the client still does not know.
 pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
     let _ = config;
-    for db in &world.dbs {
+    for db in world.dbs.iter() {
         for order in db.orders() {
             let known = order.state().is_settled()
                 || matches!(

@@ -10,8 +10,7 @@ use payhub_model::{
     AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams,
 };
 use payhub_model::{Card, Environment};
-use payhub_sim::network::MsgId;
-use payhub_sim::{Budget, Choice, ClientSpec, WorkItem, WorldConfig};
+use payhub_sim::{Budget, Choice, ClientSpec, WorkItem, World, WorldConfig};
 
 /// A checker preset.
 #[derive(Clone, Debug)]
@@ -29,8 +28,9 @@ pub struct Preset {
 }
 
 /// Parameters that keep timer-driven state spaces small while keeping every rule's shape:
-/// the platform verifies every 20 minutes, the automatic window is 1 hour.
-fn checker_params() -> PlatformParams {
+/// the platform verifies every 20 minutes, the automatic window is 1 hour, no webhook
+/// re-deliveries. Every platform preset (the bug zoo's included) starts from them.
+pub(crate) fn checker_params() -> PlatformParams {
     PlatformParams {
         verify_interval: Millis::mins(20),
         auto_query_window: Millis::hours(1),
@@ -39,7 +39,10 @@ fn checker_params() -> PlatformParams {
     }
 }
 
-fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldConfig {
+/// An adversarial world over `alphabet`: scripted senders whose responses arrive at once,
+/// an approving acquirer, no payer, no webhooks, and a clock that waits until nothing is
+/// in flight. Every platform preset (the bug zoo's included) is built on it.
+pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldConfig {
     WorldConfig {
         name: name.to_owned(),
         params: checker_params(),
@@ -56,33 +59,86 @@ fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldCon
 
 const NO_FAULTS: Budget = Budget::NONE;
 
-fn m(n: u32) -> MsgId {
-    MsgId(n)
+/// A setup step, resolved against the world as it is built (message ids are not guessed).
+pub(crate) enum Step {
+    /// Merchant 0 sends this request.
+    Send(ApiRequest),
+    /// The first request in flight is delivered.
+    Deliver,
+    /// The first upstream call is decided so.
+    Acquire(AcquirerDecision),
+    /// The first upstream reply is delivered.
+    DeliverUpstream,
 }
 
-/// Setup: merchant 0 creates ORDER-1 with key K0 and card A, and the acquirer decides.
-fn paid_setup(decision: AcquirerDecision) -> Vec<Choice> {
-    let mut setup = vec![
-        Choice::Send {
-            merchant: 0,
-            request: req::create("K0", "ORDER-1", 10000, "USD", 'A'),
-        },
-        Choice::Deliver {
-            msg: m(1),
-            branch: None,
-        },
-        Choice::Acquire {
-            msg: m(1),
-            decision,
-        },
+/// The choices that apply `steps` to a fresh world of `config`.
+pub(crate) fn setup(config: &WorldConfig, steps: Vec<Step>) -> Vec<Choice> {
+    let mut world = World::new(config);
+    let mut enabled = Vec::new();
+    let mut choices = Vec::new();
+    for step in steps {
+        world.enabled(config, &mut enabled);
+        let choice = match step {
+            Step::Send(request) => Choice::Send {
+                merchant: 0,
+                request,
+            },
+            Step::Deliver => enabled
+                .iter()
+                .find(|c| matches!(c, Choice::Deliver { branch: None, .. }))
+                .cloned()
+                .expect("preset setup: a request to deliver"),
+            // Any decision, not only those the preset's acquirer may take later.
+            Step::Acquire(decision) => enabled
+                .iter()
+                .find_map(|c| match c {
+                    Choice::Acquire { msg, .. } => Some(Choice::Acquire {
+                        msg: *msg,
+                        decision,
+                    }),
+                    _ => None,
+                })
+                .expect("preset setup: an upstream call"),
+            Step::DeliverUpstream => enabled
+                .iter()
+                .find(|c| matches!(c, Choice::DeliverUpstream { .. }))
+                .cloned()
+                .expect("preset setup: an upstream reply"),
+        };
+        world
+            .apply(config, &choice, None)
+            .expect("preset setup applies");
+        choices.push(choice);
+    }
+    choices
+}
+
+/// Setup: merchant 0 creates ORDER-1 (10000 USD) under `key` with card A and the acquirer
+/// decides (the Payment is `pay_demo_001`).
+pub(crate) fn paid(key: &str, decision: AcquirerDecision) -> Vec<Step> {
+    let mut steps = vec![
+        Step::Send(req::create(key, "ORDER-1", 10000, "USD", 'A')),
+        Step::Deliver,
+        Step::Acquire(decision),
     ];
     if decision != AcquirerDecision::ApproveSilently {
-        setup.push(Choice::DeliverUpstream { msg: m(2) });
+        steps.push(Step::DeliverUpstream);
     }
-    setup
+    steps
 }
 
-const PAY_1: PaymentId = PaymentId(1);
+impl Preset {
+    /// This preset, starting from the state `steps` reach in its world.
+    pub(crate) fn after(self, steps: Vec<Step>) -> Preset {
+        Preset {
+            setup: setup(&self.config, steps),
+            ..self
+        }
+    }
+}
+
+/// The Payment a setup creates.
+pub(crate) const PAY_1: PaymentId = PaymentId(1);
 
 /// A world of reference clients: `servers` servers of merchant 1 (test) sharing one
 /// database, each given `workload`.
@@ -112,7 +168,8 @@ pub fn client_world(
     }
 }
 
-fn pay(node: u8, order: &str) -> WorkItem {
+/// Node `node` pays `order` (10000 USD, card A) once.
+pub(crate) fn pay(node: u8, order: &str) -> WorkItem {
     WorkItem {
         node,
         command: Command::PayOrder {
@@ -270,14 +327,15 @@ pub fn platform_presets() -> Vec<Preset> {
                     },
                 )
             },
-            setup: paid_setup(AcquirerDecision::Approve),
+            setup: Vec::new(),
             horizon: Millis::days(8),
             reaches: &[
                 "reach:409-order-no-conflict",
                 "reach:replay-after-retention",
                 "reach:replay-answered-200",
             ],
-        },
+        }
+        .after(paid("K0", AcquirerDecision::Approve)),
         Preset {
             name: "card-retry",
             about: "S8, S9: confirms with new keys and other cards while processing, after a decline, and after expires_at.",
@@ -307,13 +365,14 @@ pub fn platform_presets() -> Vec<Preset> {
                     },
                 )
             },
-            setup: paid_setup(AcquirerDecision::Decline),
+            setup: Vec::new(),
             horizon: Millis::hours(4),
             reaches: &[
                 "reach:second-card-succeeded",
                 "reach:409-payment-in-progress",
             ],
-        },
+        }
+        .after(paid("K0", AcquirerDecision::Decline)),
         Preset {
             name: "refund",
             about: "S11: refunds retried with the same key, a new key for a used refund number, a second refund, lost and failing upstream.",
@@ -337,10 +396,11 @@ pub fn platform_presets() -> Vec<Preset> {
                     },
                 )
             },
-            setup: paid_setup(AcquirerDecision::Approve),
+            setup: Vec::new(),
             horizon: Millis::hours(1),
             reaches: &["reach:409-refund-no-conflict", "reach:refund-succeeded"],
-        },
+        }
+        .after(paid("K0", AcquirerDecision::Approve)),
         Preset {
             name: "cancel",
             about: "S12: cancel of a requires_action payment that the upstream cannot confirm, then authentication or cancellation.",
@@ -356,10 +416,11 @@ pub fn platform_presets() -> Vec<Preset> {
                     },
                 )
             },
-            setup: paid_setup(AcquirerDecision::RequireAction),
+            setup: Vec::new(),
             horizon: Millis::hours(2),
             reaches: &["reach:cancel-202", "reach:replay-answered-200"],
-        },
+        }
+        .after(paid("K0", AcquirerDecision::RequireAction)),
         Preset {
             name: "scope",
             about: "SCOPE-01..03: one key in test and live, for two merchants, and across an API-key rotation.",
@@ -479,23 +540,18 @@ pub fn platform_presets() -> Vec<Preset> {
                     },
                 )
             },
-            setup: vec![
-                Choice::Send {
-                    merchant: 0,
-                    request: req::create("K", "ORDER-1", 10000, "USD", 'A'),
-                },
-                Choice::Deliver {
-                    msg: m(1),
-                    branch: None,
-                },
-            ],
+            setup: Vec::new(),
             horizon: Millis::hours(26),
             reaches: &[
                 "reach:202-result-unknown",
                 "reach:needs-query",
                 "reach:manual-review",
             ],
-        },
+        }
+        .after(vec![
+            Step::Send(req::create("K", "ORDER-1", 10000, "USD", 'A')),
+            Step::Deliver,
+        ]),
     ]
 }
 

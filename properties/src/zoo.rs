@@ -24,13 +24,15 @@
 //! history against the contract, so a mutant is caught only by what it does.
 
 use crate::checker::PresetModel;
-use crate::presets::{Preset, client_presets, client_world, platform_presets};
+use crate::presets::{
+    PAY_1, Preset, Step, base, checker_params, client_presets, client_world, paid, pay,
+    platform_presets,
+};
 use crate::property::{AlwaysCheck, Kind, PROPERTIES, Predicate, Property};
 use payhub_model::client::{AntiPattern, Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
 use payhub_model::{
-    AcquirerDecision, ApiRequest, Card, Control, MerchantId, Millis, Mutant, PaymentId,
-    PlatformParams, Rule,
+    AcquirerDecision, Card, Control, MerchantId, Millis, Mutant, PaymentId, PlatformParams, Rule,
 };
 use payhub_sim::driver::{self, Check, FaultProfile, Violation};
 use payhub_sim::{Budget, Choice, Trace, WorkItem, World, WorldConfig, worlds};
@@ -173,92 +175,6 @@ pub fn client_order(policy: &Policy) -> Vec<Preset> {
     slow_last(all)
 }
 
-/// The checker's parameters for platform presets (as in `presets.rs`): verification every
-/// 20 minutes, a 1-hour automatic window, no webhook re-deliveries.
-fn zoo_params() -> PlatformParams {
-    PlatformParams {
-        verify_interval: Millis::mins(20),
-        auto_query_window: Millis::hours(1),
-        webhook_redeliveries_max: 0,
-        ..PlatformParams::default()
-    }
-}
-
-/// An adversarial world over `alphabet`, as the platform presets build it.
-fn zoo_world(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldConfig {
-    WorldConfig {
-        name: name.to_owned(),
-        params: zoo_params(),
-        budget,
-        alphabet,
-        decisions: vec![AcquirerDecision::Approve],
-        payer: false,
-        webhooks: Vec::new(),
-        immediate_inbox: true,
-        time_waits_for_messages: true,
-        ..WorldConfig::default()
-    }
-}
-
-/// A setup step, resolved against the world as it is built (message ids are not guessed).
-enum Step {
-    Send(ApiRequest),
-    Deliver,
-    Acquire(AcquirerDecision),
-    DeliverUpstream,
-}
-
-/// The choices that apply `steps` to a fresh world of `config` (merchant 0 sends).
-fn setup(config: &WorldConfig, steps: Vec<Step>) -> Vec<Choice> {
-    let mut world = World::new(config);
-    let mut enabled = Vec::new();
-    let mut choices = Vec::new();
-    for step in steps {
-        world.enabled(config, &mut enabled);
-        let choice = match step {
-            Step::Send(request) => Choice::Send {
-                merchant: 0,
-                request,
-            },
-            Step::Deliver => enabled
-                .iter()
-                .find(|c| matches!(c, Choice::Deliver { branch: None, .. }))
-                .cloned()
-                .expect("zoo setup: a request to deliver"),
-            Step::Acquire(decision) => enabled
-                .iter()
-                .find(|c| matches!(c, Choice::Acquire { decision: d, .. } if *d == decision))
-                .cloned()
-                .expect("zoo setup: an upstream call"),
-            Step::DeliverUpstream => enabled
-                .iter()
-                .find(|c| matches!(c, Choice::DeliverUpstream { .. }))
-                .cloned()
-                .expect("zoo setup: an upstream reply"),
-        };
-        world
-            .apply(config, &choice, None)
-            .expect("zoo setup applies");
-        choices.push(choice);
-    }
-    choices
-}
-
-/// Setup: merchant 0 creates ORDER-1 (10000 USD) under `key` with card A and the acquirer
-/// decides (the Payment is `pay_demo_001`).
-fn paid(key: &str, decision: AcquirerDecision) -> Vec<Step> {
-    let mut steps = vec![
-        Step::Send(req::create(key, "ORDER-1", 10000, "USD", 'A')),
-        Step::Deliver,
-        Step::Acquire(decision),
-    ];
-    if decision != AcquirerDecision::ApproveSilently {
-        steps.push(Step::DeliverUpstream);
-    }
-    steps
-}
-
-const PAY_1: PaymentId = PaymentId(1);
 const PAY_2: PaymentId = PaymentId(2);
 
 fn sends(n: u8) -> Budget {
@@ -268,6 +184,7 @@ fn sends(n: u8) -> Budget {
     }
 }
 
+/// A zoo preset: `config` from the state `steps` reach, reaching nothing in particular.
 fn preset(
     name: &'static str,
     about: &'static str,
@@ -275,22 +192,23 @@ fn preset(
     steps: Vec<Step>,
     horizon: Millis,
 ) -> Preset {
-    let setup = setup(&config, steps);
     Preset {
         name,
         about,
         config,
-        setup,
+        setup: Vec::new(),
         horizon,
         reaches: &[],
     }
+    .after(steps)
 }
 
-/// Small platform presets for bugs that no general preset reaches. Each holds for the
-/// reference platform (checked with the reference configurations) and explores in
+/// Small platform presets for bugs that no general preset reaches, built like the
+/// platform presets (on `presets::base`, with the same parameters and setups). Each holds for
+/// the reference platform (checked with the reference configurations) and explores in
 /// milliseconds.
 pub fn zoo_platform_presets() -> Vec<Preset> {
-    let fingerprint = zoo_world(
+    let fingerprint = base(
         "zoo-fingerprint",
         vec![
             (0, req::create("K", "ORDER-1", 10000, "EUR", 'A')),
@@ -299,7 +217,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         ],
         sends(1),
     );
-    let routes = zoo_world(
+    let routes = base(
         "zoo-scope-routes",
         vec![
             (0, req::confirm("C", PAY_1, 'B')),
@@ -308,7 +226,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         ],
         sends(2),
     );
-    let rejections = zoo_world(
+    let rejections = base(
         "zoo-rejections",
         vec![
             (0, req::create("K", "ORDER-1", 10000, "XXX", 'A')),
@@ -326,7 +244,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
     );
     let race = WorldConfig {
         decisions: vec![AcquirerDecision::Approve, AcquirerDecision::ApproveSilently],
-        ..zoo_world(
+        ..base(
             "zoo-order-race",
             vec![
                 (0, req::create("K1", "ORDER-1", 10000, "USD", 'A')),
@@ -337,7 +255,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
     };
     let retention = WorldConfig {
         waits: vec![Millis::days(2)],
-        ..zoo_world(
+        ..base(
             "zoo-retention",
             vec![(0, req::create("K0", "ORDER-1", 10000, "USD", 'A'))],
             Budget {
@@ -351,10 +269,10 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         decisions: vec![AcquirerDecision::Decline],
         params: PlatformParams {
             payment_ttl: Millis::hours(2),
-            ..zoo_params()
+            ..checker_params()
         },
         waits: vec![Millis::hours(3)],
-        ..zoo_world(
+        ..base(
             "zoo-attempts",
             vec![
                 (0, req::confirm("K2", PAY_1, 'B')),
@@ -368,7 +286,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
             },
         )
     };
-    let refunds = zoo_world(
+    let refunds = base(
         "zoo-refunds",
         vec![
             (0, req::refund("R1", PAY_1, "R-1", 3000)),
@@ -377,7 +295,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         ],
         sends(2),
     );
-    let query = zoo_world("zoo-query", vec![(0, req::get(PAY_1))], sends(1));
+    let query = base("zoo-query", vec![(0, req::get(PAY_1))], sends(1));
     let mut routes_setup = paid("K0", AcquirerDecision::Decline);
     routes_setup.push(Step::Send(req::create_as(
         payhub_model::harness::M1_TEST,
@@ -464,15 +382,6 @@ fn work(command: Command) -> WorkItem {
     }
 }
 
-fn pay_order() -> WorkItem {
-    work(Command::PayOrder {
-        order: "ORDER-1".into(),
-        amount: 10000,
-        currency: "USD".into(),
-        card: Card('A'),
-    })
-}
-
 /// Small client presets for anti-patterns the general client presets do not reach (an
 /// amended order, a 429, a cancel the upstream cannot confirm, a card retry).
 pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
@@ -488,7 +397,7 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             policy,
             1,
             vec![
-                pay_order(),
+                pay(0, "ORDER-1"),
                 work(Command::CancelOrder {
                     order: "ORDER-1".into(),
                 }),
@@ -503,7 +412,7 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             policy,
             1,
             vec![
-                pay_order(),
+                pay(0, "ORDER-1"),
                 work(Command::AmendOrder {
                     order: "ORDER-1".into(),
                     amount: 12000,
@@ -528,7 +437,7 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             "zoo-client-rate-limit",
             policy,
             1,
-            vec![pay_order()],
+            vec![pay(0, "ORDER-1")],
             Budget {
                 controls: 2,
                 ..Budget::NONE
@@ -542,7 +451,7 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             policy,
             1,
             vec![
-                pay_order(),
+                pay(0, "ORDER-1"),
                 work(Command::RetryWithCard {
                     order: "ORDER-1".into(),
                     card: Card('B'),
@@ -560,7 +469,7 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             "zoo-client-manual-review",
             policy,
             1,
-            vec![pay_order()],
+            vec![pay(0, "ORDER-1")],
             Budget::NONE,
         ))
     };

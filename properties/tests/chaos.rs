@@ -23,11 +23,11 @@
 
 mod common;
 
+use common::requests::{Amount, Currency, Ep};
+use payhub_model::harness::M1_TEST_ROTATED;
 use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST, rotated_key_spec};
-use payhub_model::harness::{M1_TEST_ROTATED, req};
 use payhub_model::{
-    AcquirerDecision, ApiKeyId, ApiRequest, Card, ConfirmBody, Control, CreatePaymentBody,
-    Endpoint, ErrorCode, Json, MerchantId, Method, Millis, PaymentId, RefundBody, RefundId,
+    AcquirerDecision, ApiKeyId, ApiRequest, Control, ErrorCode, MerchantId, Millis,
 };
 use payhub_properties::PROPERTIES;
 use payhub_sim::{Budget, Choice, ScopeKey, World, WorldConfig};
@@ -92,103 +92,8 @@ impl Key {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Amount {
-    Small,
-    Large,
-    Zero,
-    Negative,
-}
-
-impl Amount {
-    fn value(self) -> i64 {
-        match self {
-            Amount::Small => 1_000,
-            Amount::Large => 2_500,
-            Amount::Zero => 0,
-            Amount::Negative => -1,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Currency {
-    Usd,
-    Eur,
-    /// Well formed, not accepted: 422.
-    Gbp,
-    /// Malformed: 400.
-    Lower,
-}
-
-impl Currency {
-    fn code(self) -> &'static str {
-        match self {
-            Currency::Usd => "USD",
-            Currency::Eur => "EUR",
-            Currency::Gbp => "GBP",
-            Currency::Lower => "usd",
-        }
-    }
-}
-
-/// An order number: `ORDER-1`…`ORDER-3`, or 3 for the empty one.
-fn order_no(i: u8) -> String {
-    if i >= 3 {
-        String::new()
-    } else {
-        format!("ORDER-{}", i + 1)
-    }
-}
-
-/// What a request does; `payment` and `refund` name the k-th object at send time.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Ep {
-    Create {
-        order: u8,
-        amount: Amount,
-        currency: Currency,
-        card: Option<char>,
-    },
-    CreateMalformed,
-    Confirm {
-        payment: u8,
-        card: Option<char>,
-    },
-    ConfirmMalformed {
-        payment: u8,
-    },
-    Cancel {
-        payment: u8,
-    },
-    Session {
-        order: u8,
-        amount: Amount,
-        currency: Currency,
-    },
-    Refund {
-        payment: u8,
-        refund_no: u8,
-        amount: Amount,
-    },
-    RefundWithoutPayment,
-    RefundMalformed,
-    Get {
-        payment: u8,
-    },
-    ListByOrder {
-        order: u8,
-    },
-    GetRefund {
-        refund: u8,
-    },
-    ListRefundsByNo {
-        refund_no: u8,
-    },
-    ListRefundsProcessing,
-    WrongMethod,
-    UnknownPath,
-}
+/// Order numbers: `ORDER-1`…`ORDER-3`, and 3 names the empty one.
+const ORDERS: u8 = 3;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Req {
@@ -292,7 +197,7 @@ fn card() -> impl Strategy<Value = Option<char>> {
 }
 
 fn order() -> impl Strategy<Value = u8> {
-    prop_oneof![10 => 0u8..3, 1 => Just(3u8)]
+    prop_oneof![10 => 0u8..ORDERS, 1 => Just(ORDERS)]
 }
 
 fn endpoint() -> impl Strategy<Value = Ep> {
@@ -448,110 +353,12 @@ fn chaos_world() -> WorldConfig {
     }
 }
 
-/// The `k`-th Payment the platform has, in id order (modulo how many there are); `k = 3`
-/// names an id nobody has (404).
-fn payment_ref(world: &World, k: u8) -> PaymentId {
-    let ids: Vec<PaymentId> = world.platform.payments().keys().copied().collect();
-    match (k, ids.len()) {
-        (3, _) | (_, 0) => PaymentId(999),
-        (k, n) => ids[k as usize % n],
-    }
-}
-
-/// The `k`-th Refund, like [`payment_ref`].
-fn refund_ref(world: &World, k: u8) -> RefundId {
-    let ids: Vec<RefundId> = world.platform.refunds().keys().copied().collect();
-    match (k, ids.len()) {
-        (3, _) | (_, 0) => RefundId(999),
-        (k, n) => ids[k as usize % n],
-    }
-}
-
 /// The concrete request of `r` in `world`.
 fn build(world: &World, r: &Req) -> ApiRequest {
-    let k = r.key.header();
-    let endpoint = match &r.ep {
-        Ep::Create {
-            order,
-            amount,
-            currency,
-            card,
-        } => Endpoint::CreatePayment {
-            body: Json::Parsed(CreatePaymentBody {
-                merchant_order_no: Some(order_no(*order)),
-                amount: Some(amount.value()),
-                currency: Some(currency.code().into()),
-                card: card.map(Card),
-            }),
-        },
-        Ep::CreateMalformed => Endpoint::CreatePayment {
-            body: Json::Malformed("{\"amount\":".into()),
-        },
-        Ep::Confirm { payment, card } => Endpoint::ConfirmPayment {
-            payment_id: payment_ref(world, *payment),
-            body: Json::Parsed(ConfirmBody {
-                card: card.map(Card),
-            }),
-        },
-        Ep::ConfirmMalformed { payment } => Endpoint::ConfirmPayment {
-            payment_id: payment_ref(world, *payment),
-            body: Json::Malformed("not json".into()),
-        },
-        Ep::Cancel { payment } => Endpoint::CancelPayment {
-            payment_id: payment_ref(world, *payment),
-        },
-        Ep::Session {
-            order,
-            amount,
-            currency,
-        } => req::session("", &order_no(*order), amount.value(), currency.code()).endpoint,
-        Ep::Refund {
-            payment,
-            refund_no,
-            amount,
-        } => Endpoint::CreateRefund {
-            body: Json::Parsed(RefundBody {
-                payment_id: Some(payment_ref(world, *payment)),
-                merchant_refund_no: Some(format!("R-{}", refund_no + 1)),
-                amount: Some(amount.value()),
-            }),
-        },
-        Ep::RefundWithoutPayment => Endpoint::CreateRefund {
-            body: Json::Parsed(RefundBody {
-                payment_id: None,
-                merchant_refund_no: Some("R-1".into()),
-                amount: Some(500),
-            }),
-        },
-        Ep::RefundMalformed => Endpoint::CreateRefund {
-            body: Json::Malformed("[".into()),
-        },
-        Ep::Get { payment } => Endpoint::GetPayment {
-            payment_id: payment_ref(world, *payment),
-        },
-        Ep::ListByOrder { order } => Endpoint::ListPayments {
-            merchant_order_no: order_no(*order),
-        },
-        Ep::GetRefund { refund } => Endpoint::GetRefund {
-            refund_id: refund_ref(world, *refund),
-        },
-        Ep::ListRefundsByNo { refund_no } => Endpoint::ListRefundsByNo {
-            merchant_refund_no: format!("R-{}", refund_no + 1),
-        },
-        Ep::ListRefundsProcessing => Endpoint::ListRefundsProcessing,
-        Ep::WrongMethod => Endpoint::Other {
-            method: Method::Delete,
-            path: "/v1/payments".into(),
-        },
-        Ep::UnknownPath => Endpoint::Other {
-            method: Method::Get,
-            path: "/v1/unknown".into(),
-        },
-    };
     ApiRequest {
         api_key: r.api.id(),
-        idempotency_key: k,
-        endpoint,
+        idempotency_key: r.key.header(),
+        endpoint: r.ep.endpoint(&world.platform, ORDERS),
     }
 }
 

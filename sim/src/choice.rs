@@ -4,7 +4,7 @@
 //! one ([`crate::World::apply`]). A seeded driver picks among them with a ChaCha RNG; the
 //! exhaustive checker tries them all; a script or a saved tape names them. A choice's
 //! `Display` is its label: unique among the choices enabled in a state and stable across
-//! runs, so a tape of labels replays a run exactly.
+//! runs, so a tape of labels replays a run exactly; `FromStr` reads every label back.
 
 use crate::network::MsgId;
 use payhub_model::{AcquirerDecision, ApiRequest, AttemptId, Branch, Control, Millis};
@@ -93,10 +93,25 @@ impl std::fmt::Display for Choice {
                 Control::RevokeApiKey(id) => write!(f, "revoke-api-key {id}"),
                 Control::SetFeeRate { bps } => write!(f, "fee-rate {bps}"),
             },
-            Choice::Send { merchant, request } => write!(f, "send merchant-{merchant} {request}"),
+            Choice::Send { merchant, request } => write!(
+                f,
+                "send merchant-{merchant} {}",
+                crate::script::render_send(request)
+            ),
             Choice::Tick => f.write_str("tick"),
             Choice::Advance(d) => write!(f, "advance {d}"),
         }
+    }
+}
+
+/// Reads a label back: every label `Display` writes parses to the same choice
+/// (`payhub-verify replay --tape` uses it for choices a world applies without listing
+/// them as enabled: scripted sends, advances, controls).
+impl std::str::FromStr for Choice {
+    type Err = String;
+
+    fn from_str(label: &str) -> Result<Choice, String> {
+        crate::script::parse_label(label)
     }
 }
 
@@ -117,5 +132,213 @@ impl Choice {
                 | Choice::Crash { .. }
                 | Choice::Control(_)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::harness::{default_api_keys, req, rotated_key_spec};
+    use payhub_model::{
+        ApiKeyId, CreatePaymentBody, Endpoint, Json, MerchantId, Method, PaymentId, RefundId,
+    };
+
+    /// Every variant, so that a new one fails to compile here until it has examples.
+    fn variant(c: &Choice) -> &'static str {
+        match c {
+            Choice::Deliver { .. } => "deliver",
+            Choice::Drop { .. } => "drop",
+            Choice::Duplicate { .. } => "duplicate",
+            Choice::Fail500Before { .. } => "500-before",
+            Choice::Fail500After { .. } => "500-after",
+            Choice::Acquire { .. } => "acquire",
+            Choice::DeliverUpstream { .. } => "deliver-upstream",
+            Choice::DropUpstream { .. } => "drop-upstream",
+            Choice::Authenticate { .. } => "authenticate",
+            Choice::Command { .. } => "command",
+            Choice::Crash { .. } => "crash",
+            Choice::Restart { .. } => "restart",
+            Choice::Control(Control::SetRateLimited { .. }) => "rate-limit",
+            Choice::Control(Control::SetChannelPaused { .. }) => "pause-channel",
+            Choice::Control(Control::IssueApiKey(_)) => "issue-api-key",
+            Choice::Control(Control::RevokeApiKey(_)) => "revoke-api-key",
+            Choice::Control(Control::SetFeeRate { .. }) => "fee-rate",
+            Choice::Send { .. } => "send",
+            Choice::Tick => "tick",
+            Choice::Advance(_) => "advance",
+        }
+    }
+
+    const VARIANTS: usize = 20;
+
+    fn examples() -> Vec<Choice> {
+        let branches = [
+            None,
+            Some(Branch::S4Conflict),
+            Some(Branch::S4ReturnExisting),
+            Some(Branch::S5Wait),
+            Some(Branch::S5InProgress),
+            Some(Branch::S8PaymentInProgress),
+            Some(Branch::S8OriginalStatus),
+        ];
+        let mut out = Vec::new();
+        for (i, branch) in branches.into_iter().enumerate() {
+            let msg = MsgId(i as u32 * 7 + 1);
+            out.push(Choice::Deliver { msg, branch });
+            out.push(Choice::Fail500After { msg, branch });
+        }
+        for n in [0, 1, 12, u32::MAX] {
+            let msg = MsgId(n);
+            out.extend([
+                Choice::Drop { msg },
+                Choice::Duplicate { msg },
+                Choice::Fail500Before { msg },
+                Choice::DeliverUpstream { msg },
+                Choice::DropUpstream { msg },
+            ]);
+        }
+        for decision in [
+            AcquirerDecision::Approve,
+            AcquirerDecision::Decline,
+            AcquirerDecision::RequireAction,
+            AcquirerDecision::Fail,
+            AcquirerDecision::ApproveSilently,
+        ] {
+            out.push(Choice::Acquire {
+                msg: MsgId(3),
+                decision,
+            });
+        }
+        for (n, ok) in [(1, true), (2, false), (1234, true)] {
+            out.push(Choice::Authenticate {
+                attempt: AttemptId(n),
+                ok,
+            });
+        }
+        for (item, crash_after) in [(0, false), (0, true), (65535, false)] {
+            out.push(Choice::Command { item, crash_after });
+        }
+        for merchant in [0, 7, 255] {
+            out.push(Choice::Crash { merchant });
+            out.push(Choice::Restart { merchant });
+        }
+        for on in [true, false] {
+            out.push(Choice::Control(Control::SetRateLimited {
+                merchant: MerchantId(2),
+                on,
+            }));
+            out.push(Choice::Control(Control::SetChannelPaused { on }));
+        }
+        for spec in default_api_keys().into_iter().chain([rotated_key_spec()]) {
+            out.push(Choice::Control(Control::IssueApiKey(spec)));
+            out.push(Choice::Control(Control::RevokeApiKey(spec.id)));
+        }
+        out.push(Choice::Control(Control::SetFeeRate { bps: 0 }));
+        out.push(Choice::Control(Control::SetFeeRate { bps: 350 }));
+        let mut requests: Vec<ApiRequest> = crate::worlds::chaos()
+            .alphabet
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        requests.extend([
+            req::get_refund(RefundId(2)),
+            req::by_refund_no("R-1"),
+            req::query(Endpoint::ListRefundsProcessing),
+            req::with_key(
+                req::create("a key with spaces", "ORDER 1", 1, "EUR", 'Z'),
+                None,
+            ),
+            req::with_key(
+                req::create("K", "ORDER-1", 1, "USD", 'A'),
+                Some("\"quoted\""),
+            ),
+            req::with_key(req::create("K", "ORDER-1", 1, "USD", 'A'), Some("{brace")),
+            req::with_api_key(req::get(PaymentId(12)), ApiKeyId(0)),
+            req::with_api_key(req::cancel("X", PaymentId(3)), ApiKeyId(5)),
+            ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: Some("E".into()),
+                endpoint: Endpoint::CreatePayment {
+                    body: Json::Parsed(CreatePaymentBody {
+                        amount: Some(-5),
+                        ..CreatePaymentBody::default()
+                    }),
+                },
+            },
+            req::query(Endpoint::Other {
+                method: Method::Delete,
+                path: "/v1/payments/pay_demo_001".into(),
+            }),
+            req::query(Endpoint::Other {
+                method: Method::Get,
+                path: "/v2/nothing?x=1".into(),
+            }),
+        ]);
+        for (i, request) in requests.into_iter().enumerate() {
+            out.push(Choice::Send {
+                merchant: (i % 3) as u8,
+                request,
+            });
+        }
+        out.push(Choice::Tick);
+        for ms in [
+            0,
+            1,
+            250,
+            1_000,
+            1_500,
+            15_000,
+            60_250,
+            120_000,
+            3_600_000,
+            86_400_000 * 7,
+            86_400_000 + 2 * 3_600_000 + 60_000 + 1_001,
+        ] {
+            out.push(Choice::Advance(Millis(ms)));
+        }
+        out
+    }
+
+    /// Display → parse gives back the same choice, for every variant.
+    #[test]
+    fn every_label_parses_back_to_its_choice() {
+        let all = examples();
+        let covered: std::collections::BTreeSet<&str> = all.iter().map(variant).collect();
+        assert_eq!(covered.len(), VARIANTS, "{covered:?}");
+        for choice in all {
+            let label = choice.to_string();
+            let back: Choice = label
+                .parse()
+                .unwrap_or_else(|e| panic!("'{label}' does not parse: {e}"));
+            assert_eq!(back, choice, "'{label}'");
+            assert_eq!(back.to_string(), label);
+        }
+    }
+
+    #[test]
+    fn bad_labels_say_what_is_wrong() {
+        for (label, expected) in [
+            ("", "expected a choice label"),
+            ("fly m1", "unknown choice 'fly'"),
+            ("deliver x1", "'x1' is not a message id"),
+            ("duplicate u1", "'u1' is not a message id (m3)"),
+            ("deliver m1 S9:nope", "unknown branch 'S9:nope'"),
+            ("acquire u1 maybe", "unknown decision 'maybe'"),
+            ("advance soon", "'soon' is not a duration"),
+            ("tick now", "unexpected 'now'"),
+            (
+                "send merchant-0 PATCH /v1/payments",
+                "unknown method 'PATCH'",
+            ),
+            (
+                "send m0 GET /v1/payments/pay_demo_001",
+                "'m0' is not a node",
+            ),
+            ("issue-api-key ak_9", "not a key the world can issue"),
+            ("command 1 then stop", "'then crash'"),
+        ] {
+            let e = label.parse::<Choice>().unwrap_err();
+            assert!(e.contains(expected), "'{label}': {e}");
+        }
     }
 }

@@ -266,39 +266,60 @@ pub fn replay(
 }
 
 /// Replays a tape of choice labels (a saved tape file): each label must name a choice
-/// enabled at its turn. Errors name the line and the labels that were enabled.
+/// enabled at its turn, or a choice the world applies without listing it (a scripted
+/// `send`, an `advance`, an `env` control, a `tick`). Errors name the line, the label and
+/// the labels that were enabled.
 pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Choice>, String> {
     let mut world = World::new(config);
     let mut enabled = Vec::new();
     let mut tape = Vec::new();
     for (i, label) in labels.iter().enumerate() {
         world.enabled(config, &mut enabled);
+        let listed = || {
+            let listed: Vec<String> = enabled.iter().map(|c| c.to_string()).collect();
+            if listed.is_empty() {
+                "nothing".to_owned()
+            } else {
+                listed.join(" | ")
+            }
+        };
         let found = enabled.iter().find(|c| c.to_string() == *label).cloned();
         let choice = match found {
             Some(c) => c,
-            // Scripted choices (sends outside the alphabet, advances) are not listed but apply.
-            None => parse_free_choice(label).ok_or_else(|| {
-                let listed: Vec<String> = enabled.iter().map(|c| c.to_string()).collect();
-                format!(
-                    "step {}: '{label}' is not enabled; enabled: {}",
-                    i + 1,
-                    listed.join(" | ")
-                )
-            })?,
+            None => match label.parse::<Choice>() {
+                Ok(c) if is_free(&c) => c,
+                Ok(_) => {
+                    return Err(format!(
+                        "step {}: '{label}' is not enabled; enabled: {}",
+                        i + 1,
+                        listed()
+                    ));
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "step {}: '{label}' is not a choice label ({e}); enabled: {}",
+                        i + 1,
+                        listed()
+                    ));
+                }
+            },
         };
         world
             .apply(config, &choice, None)
-            .map_err(|e| format!("step {}: {e}", i + 1))?;
+            .map_err(|e| format!("step {}: '{label}': {e}; enabled: {}", i + 1, listed()))?;
         tape.push(choice);
     }
     Ok(tape)
 }
 
-fn parse_free_choice(label: &str) -> Option<Choice> {
-    match label {
-        "tick" => Some(Choice::Tick),
-        _ => None,
-    }
+/// The choices a world applies without listing them as enabled: the ones a script makes
+/// (`World::apply` takes them outside the configuration's alphabet, waits and controls,
+/// without spending its budget). Every other choice of a tape must be enabled.
+fn is_free(choice: &Choice) -> bool {
+    matches!(
+        choice,
+        Choice::Send { .. } | Choice::Advance(_) | Choice::Control(_) | Choice::Tick
+    )
 }
 
 /// Stops every fault and lets the world settle: deliveries first, then approving
@@ -344,4 +365,49 @@ pub fn heal(
         }
     }
     max_steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::client::Policy;
+
+    fn labels(lines: &[&str]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    /// Labels a script's tape holds (a send outside the alphabet, an advance, a control)
+    /// replay, and the tape they resolve to prints the same labels.
+    #[test]
+    fn free_send_advance_and_control_labels_replay() {
+        let config = crate::worlds::simulation(&Policy::reference(), 2);
+        let tape = labels(&[
+            r#"send merchant-5 POST /v1/payments  Idempotency-Key: K  {"merchant_order_no":"ORDER-9","amount":10000,"currency":"USD","card":"A"}"#,
+            "deliver m1",
+            "advance 15s",
+            "fee-rate 350",
+            r#"send merchant-5 GET /v1/payments?merchant_order_no=ORDER-9  Authorization: Bearer ak_3"#,
+        ]);
+        let choices = resolve_labels(&config, &tape).unwrap();
+        assert!(matches!(choices[0], Choice::Send { merchant: 5, .. }));
+        assert_eq!(choices[2], Choice::Advance(payhub_model::Millis::secs(15)));
+        let back: Vec<String> = choices.iter().map(|c| c.to_string()).collect();
+        assert_eq!(back, tape);
+    }
+
+    #[test]
+    fn unknown_and_disabled_labels_are_named() {
+        let config = crate::worlds::simulation(&Policy::reference(), 2);
+        let e = resolve_labels(&config, &labels(&["fly m1"])).unwrap_err();
+        assert!(
+            e.starts_with("step 1: 'fly m1' is not a choice label"),
+            "{e}"
+        );
+        assert!(e.contains("unknown choice 'fly'"), "{e}");
+        let e = resolve_labels(&config, &labels(&["deliver m99"])).unwrap_err();
+        assert!(e.starts_with("step 1: 'deliver m99' is not enabled"), "{e}");
+        assert!(e.contains("enabled: command 0"), "{e}");
+        let e = resolve_labels(&config, &labels(&["tick"])).unwrap_err();
+        assert!(e.starts_with("step 1: 'tick': "), "{e}");
+    }
 }

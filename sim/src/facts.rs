@@ -97,7 +97,7 @@ pub struct Facts {
     /// upstream call or a new idempotency record in its own step), and the safety-relevant
     /// parameters that request carried, as the merchant sent them. Replaced once the
     /// retention has passed (RET-01).
-    pub executions: CowMap<ScopeKey, (Millis, String)>,
+    pub executions: CowMap<ScopeKey, (Millis, SafeParams)>,
     /// The first request whose conflict verdict contradicts its scope's execution within
     /// retention (sticky): 409 idempotency_conflict with the same parameters or with no
     /// execution under its scope, or a 2xx with other parameters (CONFLICT-01, CARD-01).
@@ -124,7 +124,7 @@ pub struct Facts {
     /// The first client key sent on a second endpoint (sticky): GEN-05.
     pub key_on_two_endpoints: Option<String>,
     /// The safety-relevant parameters each client scope was first sent with.
-    pub client_params: CowMap<ScopeKey, String>,
+    pub client_params: CowMap<ScopeKey, SafeParams>,
     /// The first client scope re-sent with other parameters (sticky): UNKNOWN-04.
     pub params_changed_under_key: Option<String>,
     /// The key of the first client create of each (merchant, environment, order number).
@@ -414,21 +414,69 @@ impl Facts {
 /// The safety-relevant parameters of a request as the merchant sent them (SAFE-01): order
 /// number, amount and currency; refund number, amount and payment; nothing for confirm and
 /// cancel (the payment is in the path). Card data is never part of it (CARD-01).
-pub fn safety_parameters(endpoint: &Endpoint) -> String {
+///
+/// Kept as values, not text: the checker records them for every executed request, and
+/// formatting them was a tenth of its instructions. Displayed as before, only in findings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum SafeParams {
+    /// Confirm, cancel, GET: nothing beyond the path.
+    #[default]
+    None,
+    /// Create Payment or checkout session.
+    Order {
+        merchant_order_no: Option<String>,
+        amount: Option<i64>,
+        currency: Option<String>,
+    },
+    Refund {
+        payment_id: Option<PaymentId>,
+        merchant_refund_no: Option<String>,
+        amount: Option<i64>,
+    },
+}
+
+impl std::fmt::Display for SafeParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SafeParams::None => Ok(()),
+            SafeParams::Order {
+                merchant_order_no,
+                amount,
+                currency,
+            } => write!(f, "{merchant_order_no:?} {amount:?} {currency:?}"),
+            SafeParams::Refund {
+                payment_id,
+                merchant_refund_no,
+                amount,
+            } => write!(f, "{payment_id:?} {merchant_refund_no:?} {amount:?}"),
+        }
+    }
+}
+
+pub fn safety_parameters(endpoint: &Endpoint) -> SafeParams {
     match endpoint {
         Endpoint::CreatePayment {
             body: Json::Parsed(b),
-        } => format!("{:?} {:?} {:?}", b.merchant_order_no, b.amount, b.currency),
+        } => SafeParams::Order {
+            merchant_order_no: b.merchant_order_no.clone(),
+            amount: b.amount,
+            currency: b.currency.clone(),
+        },
         Endpoint::CreateCheckoutSession {
             body: Json::Parsed(b),
-        } => format!("{:?} {:?} {:?}", b.merchant_order_no, b.amount, b.currency),
+        } => SafeParams::Order {
+            merchant_order_no: b.merchant_order_no.clone(),
+            amount: b.amount,
+            currency: b.currency.clone(),
+        },
         Endpoint::CreateRefund {
             body: Json::Parsed(b),
-        } => format!(
-            "{:?} {:?} {:?}",
-            b.payment_id, b.merchant_refund_no, b.amount
-        ),
-        _ => String::new(),
+        } => SafeParams::Refund {
+            payment_id: b.payment_id,
+            merchant_refund_no: b.merchant_refund_no.clone(),
+            amount: b.amount,
+        },
+        _ => SafeParams::None,
     }
 }
 

@@ -286,7 +286,7 @@ impl World {
         }
         self.workload_used[item] += 1;
         if let Some(t) = trace.as_deref_mut() {
-            let text = format!("{:?}", work.command);
+            let text = crate::trace::command_text(&work.command);
             t.push(
                 self.now,
                 Node::Env,

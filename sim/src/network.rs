@@ -8,6 +8,7 @@
 use payhub_model::CowMap;
 use payhub_model::{ApiRequest, ApiResponse, RequestId, UpstreamCall, UpstreamReply, WebhookEvent};
 use serde::Serialize;
+use std::sync::Arc;
 
 /// A message id, unique within a run (`m7`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -90,10 +91,13 @@ pub enum UpstreamMsg {
 }
 
 /// Messages in flight, by id. Ordered, so that listing them is deterministic.
+///
+/// Each message sits behind an `Arc`: a step that takes one message out copies the
+/// map's pointers, not every other message's request body (the checker's case).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct InFlight<T> {
     next: u32,
-    msgs: CowMap<MsgId, T>,
+    msgs: CowMap<MsgId, Arc<T>>,
 }
 
 impl<T> Default for InFlight<T> {
@@ -110,27 +114,32 @@ impl<T: Clone> InFlight<T> {
     pub fn send(&mut self, msg: T) -> MsgId {
         self.next += 1;
         let id = MsgId(self.next);
-        self.msgs.insert(id, msg);
+        self.msgs.insert(id, Arc::new(msg));
         id
     }
 
     /// Takes a message out of flight (to deliver or drop it).
     pub fn take(&mut self, id: MsgId) -> Option<T> {
-        self.msgs.remove(&id)
+        self.msgs
+            .remove(&id)
+            .map(|m| Arc::try_unwrap(m).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     /// A second copy of a message in flight, under a new id.
     pub fn duplicate(&mut self, id: MsgId) -> Option<MsgId> {
-        let copy = self.msgs.get(&id)?.clone();
-        Some(self.send(copy))
+        let copy = Arc::clone(self.msgs.get(&id)?);
+        self.next += 1;
+        let dup = MsgId(self.next);
+        self.msgs.insert(dup, copy);
+        Some(dup)
     }
 
     pub fn get(&self, id: MsgId) -> Option<&T> {
-        self.msgs.get(&id)
+        self.msgs.get(&id).map(|m| &**m)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (MsgId, &T)> {
-        self.msgs.iter().map(|(id, m)| (*id, m))
+        self.msgs.iter().map(|(id, m)| (*id, &**m))
     }
 
     pub fn len(&self) -> usize {

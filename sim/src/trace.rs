@@ -6,6 +6,7 @@
 //! takes `Option<&mut Trace>`, and a failing run is re-run from its tape with recording on.
 
 use crate::network::Node;
+use payhub_model::client::Command;
 use payhub_model::{
     ApiRequest, ApiResponse, Control, Millis, RequestId, Rule, UpstreamCall, UpstreamReply,
     WebhookEvent,
@@ -179,7 +180,7 @@ impl Trace {
             What::Authenticated { text } => text.clone(),
             What::Crash => "(crash: memory lost, database kept)".into(),
             What::Restart => "(restart from the database)".into(),
-            What::Control { control } => format!("{control:?}"),
+            What::Control { control } => control_text(control),
             What::Clock { to } => format!("(clock → {to})"),
             What::Decision { text } => text.clone(),
         }
@@ -258,6 +259,57 @@ impl Trace {
     }
 }
 
+/// A business command given to a client server, in the contract's words:
+/// `pay order ORDER-1 (amount 10000 USD, card A)`. The card is the payer's opaque label
+/// (the model never holds card data).
+pub fn command_text(command: &Command) -> String {
+    match command {
+        Command::PayOrder {
+            order,
+            amount,
+            currency,
+            card,
+        } => format!("pay order {order} (amount {amount} {currency}, {card})"),
+        Command::RetryWithCard { order, card } => format!("retry order {order} ({card})"),
+        Command::CancelOrder { order } => format!("cancel order {order}"),
+        Command::AmendOrder { order, amount } => format!("amend order {order} (amount {amount})"),
+        Command::RefundOrder {
+            order,
+            refund,
+            amount,
+        } => format!("refund order {order} (refund number {refund}, amount {amount})"),
+        Command::Reconcile => "reconcile refunds".to_owned(),
+    }
+}
+
+/// A switch the environment throws on the platform: `rate limit on for merchant_1`.
+pub fn control_text(control: &Control) -> String {
+    match control {
+        Control::SetRateLimited { merchant, on: true } => {
+            format!("rate limit on for {merchant} (429 rate_limited)")
+        }
+        Control::SetRateLimited {
+            merchant,
+            on: false,
+        } => {
+            format!("rate limit off for {merchant}")
+        }
+        Control::SetChannelPaused { on: true } => {
+            "channel paused (503 temporarily_unavailable for new transactions)".to_owned()
+        }
+        Control::SetChannelPaused { on: false } => "channel resumed".to_owned(),
+        Control::IssueApiKey(spec) => format!(
+            "API key {} issued ({} {}{})",
+            spec.id,
+            spec.merchant,
+            spec.environment,
+            if spec.read_only { ", read-only" } else { "" }
+        ),
+        Control::RevokeApiKey(id) => format!("API key {id} revoked"),
+        Control::SetFeeRate { bps } => format!("fee rate set to {bps} bps"),
+    }
+}
+
 /// A Mermaid-safe participant id.
 fn mermaid_id(n: Node) -> String {
     match n {
@@ -281,4 +333,91 @@ fn mermaid_text(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::harness::{default_api_keys, rotated_key_spec};
+    use payhub_model::{Card, MerchantId};
+
+    #[test]
+    fn commands_read_as_the_contract_writes_them() {
+        let order = || "ORDER-1".to_owned();
+        let cases = [
+            (
+                Command::PayOrder {
+                    order: order(),
+                    amount: 10000,
+                    currency: "USD".into(),
+                    card: Card('A'),
+                },
+                "pay order ORDER-1 (amount 10000 USD, card A)",
+            ),
+            (
+                Command::RetryWithCard {
+                    order: order(),
+                    card: Card('B'),
+                },
+                "retry order ORDER-1 (card B)",
+            ),
+            (
+                Command::CancelOrder { order: order() },
+                "cancel order ORDER-1",
+            ),
+            (
+                Command::AmendOrder {
+                    order: order(),
+                    amount: 12000,
+                },
+                "amend order ORDER-1 (amount 12000)",
+            ),
+            (
+                Command::RefundOrder {
+                    order: order(),
+                    refund: "R-1".into(),
+                    amount: 5000,
+                },
+                "refund order ORDER-1 (refund number R-1, amount 5000)",
+            ),
+            (Command::Reconcile, "reconcile refunds"),
+        ];
+        for (command, text) in cases {
+            assert_eq!(command_text(&command), text);
+        }
+    }
+
+    #[test]
+    fn controls_read_as_words_not_rust() {
+        let mut controls = vec![
+            Control::SetRateLimited {
+                merchant: MerchantId(1),
+                on: true,
+            },
+            Control::SetRateLimited {
+                merchant: MerchantId(2),
+                on: false,
+            },
+            Control::SetChannelPaused { on: true },
+            Control::SetChannelPaused { on: false },
+            Control::RevokeApiKey(payhub_model::ApiKeyId(1)),
+            Control::SetFeeRate { bps: 350 },
+        ];
+        for spec in default_api_keys().into_iter().chain([rotated_key_spec()]) {
+            controls.push(Control::IssueApiKey(spec));
+        }
+        for c in &controls {
+            let text = control_text(c);
+            assert!(!text.contains('{') && !text.contains("Set"), "{text}");
+        }
+        assert_eq!(
+            control_text(&controls[0]),
+            "rate limit on for merchant_1 (429 rate_limited)"
+        );
+        assert_eq!(control_text(&controls[5]), "fee rate set to 350 bps");
+        assert_eq!(
+            control_text(&Control::IssueApiKey(rotated_key_spec())),
+            "API key ak_5 issued (merchant_1 test)"
+        );
+    }
 }

@@ -14,11 +14,11 @@ use crate::config::{Budget, WorldConfig};
 use crate::facts::Facts;
 use crate::network::{InFlight, MsgId, Node, Payload, UpstreamMsg};
 use crate::trace::{Trace, What};
-use payhub_model::CowMap;
 use payhub_model::{
     Acquirer, ApiError, ApiRequest, ApiResponse, Branch, ErrorCode, Millis, Platform,
     PlatformInput, PlatformOutput, RequestId, StepError,
 };
+use payhub_model::{CowMap, Shared};
 use serde::Serialize;
 
 /// Why a choice could not be applied. Nothing changed.
@@ -69,7 +69,7 @@ pub struct Awaiting {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct World {
     pub now: Millis,
-    pub platform: Platform,
+    pub platform: Shared<Platform>,
     pub acquirer: Acquirer,
     /// Merchants ⇄ platform.
     pub net: InFlight<Payload>,
@@ -80,11 +80,11 @@ pub struct World {
     /// Faults and sends still allowed.
     pub budget: Budget,
     /// Compact history the properties judge.
-    pub facts: Facts,
+    pub facts: Shared<Facts>,
     /// Client models by node (`None`: a scripted sender).
-    pub servers: Vec<Option<payhub_model::client::MerchantServer>>,
+    pub servers: Shared<Vec<Option<payhub_model::client::MerchantServer>>>,
     /// Merchant databases, shared by the servers configured with the same `db`.
-    pub dbs: Vec<payhub_model::client::MerchantDb>,
+    pub dbs: Shared<Vec<payhub_model::client::MerchantDb>>,
     /// Client requests waiting for a response, by exchange.
     pub awaiting: CowMap<RequestId, Awaiting>,
     /// How often each workload item was given.
@@ -100,15 +100,18 @@ impl World {
     pub fn new(config: &WorldConfig) -> World {
         World {
             now: Millis::ZERO,
-            platform: Platform::new(config.params.clone(), config.api_keys.iter().copied()),
+            platform: Shared::new(Platform::new(
+                config.params.clone(),
+                config.api_keys.iter().copied(),
+            )),
             acquirer: Acquirer::new(),
             net: InFlight::default(),
             link: InFlight::default(),
             origins: CowMap::new(),
             budget: config.budget,
-            facts: Facts::default(),
-            servers: crate::merchants::servers(config),
-            dbs: crate::merchants::databases(config),
+            facts: Shared::default(),
+            servers: Shared::new(crate::merchants::servers(config)),
+            dbs: Shared::new(crate::merchants::databases(config)),
             awaiting: CowMap::new(),
             workload_used: vec![0; config.workload.len()],
             draws: vec![
@@ -155,19 +158,13 @@ impl World {
             match payload {
                 Payload::Request { request, .. } => {
                     let branches = self.branches_for(request);
-                    for branch in &branches {
-                        out.push(Choice::Deliver {
-                            msg,
-                            branch: *branch,
-                        });
+                    for branch in branches.clone() {
+                        out.push(Choice::Deliver { msg, branch });
                     }
                     if b.fail_500 > 0 {
                         out.push(Choice::Fail500Before { msg });
-                        for branch in &branches {
-                            out.push(Choice::Fail500After {
-                                msg,
-                                branch: *branch,
-                            });
+                        for branch in branches {
+                            out.push(Choice::Fail500After { msg, branch });
                         }
                     }
                 }
@@ -229,12 +226,14 @@ impl World {
         }
     }
 
-    /// `[None]`, or both alternatives if `request` would reach a branch point now.
-    fn branches_for(&self, request: &ApiRequest) -> Vec<Option<Branch>> {
-        match self.platform.branch_point(self.now, request) {
-            Some(point) => point.alternatives().into_iter().map(Some).collect(),
-            None => vec![None],
-        }
+    /// `[None]`, or both alternatives if `request` would reach a branch point now (no
+    /// allocation: this runs for every request in flight in every state).
+    fn branches_for(&self, request: &ApiRequest) -> impl Iterator<Item = Option<Branch>> + Clone {
+        let (alternatives, n) = match self.platform.branch_point(self.now, request) {
+            Some(point) => (point.alternatives().map(Some), 2),
+            None => ([None, None], 1),
+        };
+        alternatives.into_iter().take(n)
     }
 
     /// Applies one choice. On error nothing changed.

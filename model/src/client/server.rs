@@ -161,7 +161,8 @@ impl Cx<'_> {
 /// A merchant server: configuration, process incarnation, and memory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct MerchantServer {
-    pub(super) config: ServerConfig,
+    /// Fixed for the server's life; shared between states (cheap clone, cached hash).
+    pub(super) config: crate::cow::Shared<ServerConfig>,
     /// The process incarnation: 0, then + 1 per restart. Like a process id, this is not
     /// state the merchant's code keeps; it only makes handles unique across crashes.
     pub(super) boot: u32,
@@ -173,7 +174,7 @@ impl MerchantServer {
     /// A running server with empty memory.
     pub fn new(config: ServerConfig) -> MerchantServer {
         MerchantServer {
-            config,
+            config: crate::cow::Shared::new(config),
             boot: 0,
             up: true,
             memory: Memory::default(),

@@ -234,7 +234,8 @@ fn as_pairs<K: Serialize, V: Serialize, S: serde::Serializer>(
 /// The platform's whole state. Ordered maps only; no card data (CARD-02).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Platform {
-    params: PlatformParams,
+    /// Fixed for the platform's life; shared between states (cheap clone, cached hash).
+    params: crate::cow::Shared<PlatformParams>,
     api_keys: CowMap<ApiKeyId, ApiKeySpec>,
     rate_limited: CowSet<MerchantId>,
     channel_paused: bool,
@@ -267,7 +268,7 @@ impl Platform {
     pub fn new(params: PlatformParams, api_keys: impl IntoIterator<Item = ApiKeySpec>) -> Self {
         let fee_rate_bps = params.fee_rate_bps;
         Platform {
-            params,
+            params: crate::cow::Shared::new(params),
             api_keys: api_keys.into_iter().map(|k| (k.id, k)).collect(),
             rate_limited: CowSet::new(),
             channel_paused: false,

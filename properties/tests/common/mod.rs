@@ -1,6 +1,10 @@
 //! Shared by the proptest suites: a deterministic, env-scalable proptest configuration,
-//! the always-properties as a `Result`, and tape rendering for failure reports.
+//! the always-properties as a `Result`, tape rendering for failure reports, a shrinking
+//! strategy for operation sequences, and ([`requests`]) the request alphabet of the
+//! chaos and state-machine suites.
 #![allow(dead_code)] // each suite uses its own subset
+
+pub mod requests;
 
 use payhub_properties::AlwaysCheck;
 use payhub_sim::driver::Check;

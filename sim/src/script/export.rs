@@ -30,6 +30,12 @@ pub fn script_from_tape(
     about: &str,
 ) -> Result<String, String> {
     let defaults = PlatformParams::default();
+    if let Some(mutant) = config.params.mutant {
+        return Err(format!(
+            "the world runs the platform mutant {} (a planted bug), and a script runs only the reference platform (use platform=reference)",
+            mutant.name()
+        ));
+    }
     if config.params.currencies != defaults.currencies {
         return Err("a script cannot set the accepted currencies".into());
     }

@@ -25,12 +25,13 @@
 //!
 //! Files: [`ast`] what a script is, `cursor` and `request` the lexing of a line and of a
 //! request line, `parse` the parser (`parse_step` steps, `parse_expect` expectations), `run` the runner, `expect` expectations, `report`
-//! the renderings, `export` the round trip.
+//! the renderings, `export` the round trip, `label` the world's choice labels read back.
 
 pub mod ast;
 mod cursor;
 mod expect;
 mod export;
+mod label;
 mod parse;
 mod parse_expect;
 mod parse_step;
@@ -40,6 +41,7 @@ mod run;
 
 pub use ast::{Script, Server, Statement};
 pub use export::script_from_tape;
+pub(crate) use label::{parse_label, render_send};
 pub use parse::{parse, parse_duration};
 pub use report::{Exchange, ExpectResult, Report};
 pub use run::run;

@@ -484,7 +484,7 @@ fn kind_name(kind: MsgKind) -> &'static str {
     }
 }
 
-fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
+pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
     let (w, c) = cur.expect_word("a branch (S4:conflict, S5:wait, …)")?;
     BRANCHES
         .iter()
@@ -499,7 +499,7 @@ fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
         })
 }
 
-fn on_off(cur: &mut Cursor) -> Result<bool, LineError> {
+pub(super) fn on_off(cur: &mut Cursor) -> Result<bool, LineError> {
     let (w, c) = cur.expect_word("on or off")?;
     match w.as_str() {
         "on" => Ok(true),
@@ -508,7 +508,7 @@ fn on_off(cur: &mut Cursor) -> Result<bool, LineError> {
     }
 }
 
-fn ok_fail(cur: &mut Cursor) -> Result<bool, LineError> {
+pub(super) fn ok_fail(cur: &mut Cursor) -> Result<bool, LineError> {
     let (w, c) = cur.expect_word("ok or fail")?;
     match w.as_str() {
         "ok" => Ok(true),
@@ -517,7 +517,7 @@ fn ok_fail(cur: &mut Cursor) -> Result<bool, LineError> {
     }
 }
 
-fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
+pub(super) fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
     let (k, c) = cur.expect_word("an API key")?;
     let id = parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?;
     default_api_keys()
@@ -530,7 +530,7 @@ fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
         ))
 }
 
-fn parse_attempt(s: &str) -> Option<AttemptId> {
+pub(super) fn parse_attempt(s: &str) -> Option<AttemptId> {
     let digits = s.strip_prefix("att_")?;
     digits.parse().ok().map(AttemptId)
 }

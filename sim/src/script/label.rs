@@ -1,0 +1,180 @@
+//! The world's choice labels, read back: every label [`Choice`]'s `Display` writes
+//! (`deliver m3 S5:wait`, `acquire u1 approve`, `send merchant-2 POST /v1/payments …`,
+//! `advance 15s`, `command 0 then crash`, `rate-limit merchant_1 on`, …) parses to the
+//! same choice. Saved tapes use it for the choices a world does not list as enabled but
+//! applies all the same (scripted sends, advances, controls, ticks).
+
+use super::cursor::{Cursor, LineError};
+use super::parse::{err, parse_duration, parse_merchant};
+use super::parse_step::{branch, key_spec, ok_fail, on_off, parse_attempt, parse_decision};
+use super::request;
+use crate::choice::Choice;
+use crate::network::MsgId;
+use payhub_model::harness::M1_TEST;
+use payhub_model::{ApiRequest, Control};
+
+/// The request of a `send` label: a script request line written against `ak_1`, so that
+/// another key shows as `Authorization: Bearer ak_N` and every field reads back.
+pub(crate) fn render_send(request: &ApiRequest) -> String {
+    request::render(request, M1_TEST)
+}
+
+/// Parses one choice label; the error names the column and what is wrong.
+pub(crate) fn parse_label(label: &str) -> Result<Choice, String> {
+    let mut cur = Cursor::new(label);
+    let choice = label_choice(&mut cur).map_err(|(col, e)| format!("column {col}: {e}"))?;
+    if !cur.at_end() {
+        let (rest, col) = cur.rest();
+        return Err(format!("column {col}: unexpected '{rest}' after the label"));
+    }
+    Ok(choice)
+}
+
+/// `m3` (a merchant-network message) or, where `upstream` allows it, `u2`.
+fn msg(cur: &mut Cursor, upstream: bool) -> Result<(MsgId, bool), LineError> {
+    let what = if upstream {
+        "a message id (m3, or u2 on the upstream link)"
+    } else {
+        "a message id (m3)"
+    };
+    let (w, c) = cur.expect_word(what)?;
+    let (link, digits) = w.split_at(w.chars().next().map_or(0, char::len_utf8));
+    let number = (!digits.is_empty() && digits.chars().all(|d| d.is_ascii_digit()))
+        .then(|| digits.parse::<u32>().ok())
+        .flatten();
+    match (link, number) {
+        ("m", Some(n)) => Ok((MsgId(n), false)),
+        ("u", Some(n)) if upstream => Ok((MsgId(n), true)),
+        _ => err(c, format!("'{w}' is not {what}")),
+    }
+}
+
+/// `merchant-2`: a node of the world, as traces and labels name it.
+fn node(cur: &mut Cursor) -> Result<u8, LineError> {
+    let (w, c) = cur.expect_word("a node (merchant-0)")?;
+    w.strip_prefix("merchant-")
+        .and_then(|n| n.parse().ok())
+        .ok_or((c, format!("'{w}' is not a node (merchant-0)")))
+}
+
+fn optional_branch(cur: &mut Cursor) -> Result<Option<payhub_model::Branch>, LineError> {
+    if cur.at_end() {
+        Ok(None)
+    } else {
+        branch(cur).map(Some)
+    }
+}
+
+fn number<T: std::str::FromStr>(cur: &mut Cursor, what: &str) -> Result<T, LineError> {
+    let (w, c) = cur.expect_word(what)?;
+    w.parse().map_err(|_| (c, format!("'{w}' is not {what}")))
+}
+
+fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
+    let (verb, vcol) = cur.expect_word("a choice label (deliver m1, tick, …)")?;
+    Ok(match verb.as_str() {
+        "deliver" => match msg(cur, true)? {
+            (msg, true) => Choice::DeliverUpstream { msg },
+            (msg, false) => Choice::Deliver {
+                msg,
+                branch: optional_branch(cur)?,
+            },
+        },
+        "drop" => match msg(cur, true)? {
+            (msg, true) => Choice::DropUpstream { msg },
+            (msg, false) => Choice::Drop { msg },
+        },
+        "duplicate" => Choice::Duplicate {
+            msg: msg(cur, false)?.0,
+        },
+        "500-before" => Choice::Fail500Before {
+            msg: msg(cur, false)?.0,
+        },
+        "500-after" => Choice::Fail500After {
+            msg: msg(cur, false)?.0,
+            branch: optional_branch(cur)?,
+        },
+        "acquire" => {
+            let (w, c) = cur.expect_word("an upstream message id (u2)")?;
+            let msg = w
+                .strip_prefix('u')
+                .and_then(|n| n.parse().ok())
+                .map(MsgId)
+                .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
+            let (d, dc) = cur.expect_word("a decision")?;
+            let decision = parse_decision(&d).ok_or((
+                dc,
+                format!(
+                    "unknown decision '{d}' (approve, decline, require_action, fail, approve_silently)"
+                ),
+            ))?;
+            Choice::Acquire { msg, decision }
+        }
+        "authenticate" => {
+            let (w, c) = cur.expect_word("an attempt id (att_001)")?;
+            let attempt = parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
+            Choice::Authenticate {
+                attempt,
+                ok: ok_fail(cur)?,
+            }
+        }
+        "command" => {
+            let item = number(cur, "a workload item number")?;
+            let mut crash_after = false;
+            if cur.peek_word().as_deref() == Some("then") {
+                cur.word();
+                let (w, c) = cur.expect_word("crash")?;
+                if w != "crash" {
+                    return err(c, format!("'then crash', not 'then {w}'"));
+                }
+                crash_after = true;
+            }
+            Choice::Command { item, crash_after }
+        }
+        "crash" => Choice::Crash {
+            merchant: node(cur)?,
+        },
+        "restart" => Choice::Restart {
+            merchant: node(cur)?,
+        },
+        "rate-limit" => {
+            let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
+            let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
+            Choice::Control(Control::SetRateLimited {
+                merchant,
+                on: on_off(cur)?,
+            })
+        }
+        "pause-channel" => Choice::Control(Control::SetChannelPaused { on: on_off(cur)? }),
+        "issue-api-key" => Choice::Control(Control::IssueApiKey(key_spec(cur)?)),
+        "revoke-api-key" => {
+            let (k, c) = cur.expect_word("an API key (ak_1)")?;
+            Choice::Control(Control::RevokeApiKey(
+                request::parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?,
+            ))
+        }
+        "fee-rate" => Choice::Control(Control::SetFeeRate {
+            bps: number(cur, "a number of basis points")?,
+        }),
+        "send" => {
+            let merchant = node(cur)?;
+            let request = request::parse(cur, M1_TEST)?;
+            Choice::Send { merchant, request }
+        }
+        "tick" => Choice::Tick,
+        "advance" => {
+            let (d, dc) = cur.expect_word("a duration (15s)")?;
+            Choice::Advance(
+                parse_duration(&d).ok_or((dc, format!("'{d}' is not a duration (15s, 2min)")))?,
+            )
+        }
+        _ => {
+            return err(
+                vcol,
+                format!(
+                    "unknown choice '{verb}' (deliver, drop, duplicate, 500-before, 500-after, acquire, authenticate, command, crash, restart, rate-limit, pause-channel, issue-api-key, revoke-api-key, fee-rate, send, tick, advance)"
+                ),
+            );
+        }
+    })
+}
