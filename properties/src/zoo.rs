@@ -23,12 +23,12 @@
 //! A property never looks at which mutant is on: each judges the world's observable
 //! history against the contract, so a mutant is caught only by what it does.
 
-use crate::checker::PresetModel;
+use crate::checker::{COMBINED, PresetModel, Registration};
 use crate::presets::{
     PAY_1, Preset, Step, base, checker_params, client_presets, client_world, paid, pay,
     platform_presets,
 };
-use crate::property::{AlwaysCheck, Kind, PROPERTIES, Predicate, Property};
+use crate::property::{AlwaysCheck, Predicate, Property};
 use payhub_model::client::{AntiPattern, Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
 use payhub_model::{
@@ -566,7 +566,14 @@ pub fn explore(
     timeout: Duration,
 ) -> Result<Explored, String> {
     let started = Instant::now();
-    let model = match PresetModel::new(preset.clone()) {
+    // Every property in one stateright property that fails at a violating state: the
+    // search ends at the first one (see `Registration::Combined`).
+    let model = match PresetModel::with_registration(
+        preset.clone(),
+        Registration::Combined {
+            stop_at_violation: true,
+        },
+    ) {
         Ok(m) => m,
         Err(e) => {
             return Ok(Explored {
@@ -589,17 +596,10 @@ pub fn explore(
     let checker = builder.spawn_bfs().join();
     let hit_budget = budget.is_some_and(|n| checker.state_count() >= n);
     let states = checker.unique_state_count() as u64;
-    let discoveries = checker.discoveries();
-    // stateright records, for a property already discovered, every later failing state
-    // it visits (the last one wins), so a discovery's path is a path to *a* failing
-    // state, not the first. It is replayed with every property, in registry order: the
-    // property caught is the first one that fails along it.
-    let path = PROPERTIES
-        .iter()
-        .filter(|p| p.kind() == Kind::Always)
-        .filter_map(|p| discoveries.get(p.name))
-        .map(|path| path.clone().into_actions())
-        .min_by_key(|path| path.len());
+    // The path to a violating state (stateright keeps the last one it saw) is replayed
+    // with every property, in registry order: the property caught is the first one that
+    // fails along it.
+    let path = checker.discovery(COMBINED).map(|path| path.into_actions());
     let hit_time = started.elapsed() >= timeout;
     let found = match path {
         Some(path) => {
