@@ -1,44 +1,10 @@
 //! The command line behaves: exit codes 0/1/2/3, one clear line for bad input, never a
 //! panic or a backtrace.
 
+mod common;
+
+use common::*;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_payhub-verify"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin()
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited, not killed")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn no_panic(o: &Output) {
-    let err = stderr(o);
-    assert!(
-        !err.contains("panicked") && !err.contains("stack backtrace"),
-        "{err}"
-    );
-}
-
-fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("payhub-verify-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
 
 #[test]
 fn bad_flag_is_usage_error_2() {

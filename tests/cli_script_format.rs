@@ -2,46 +2,11 @@
 //! NAME --format script`) run with `payhub-verify run` and reproduce the violation; worlds
 //! a script cannot express are a clear error; saved tapes replay every choice label.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
+use common::*;
 
 const ANTI_PATTERN: &str = "new_key_after_timeout+new_order_no_after_timeout";
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_payhub-verify"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited, not killed")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(
-        !err.contains("panicked") && !err.contains("stack backtrace"),
-        "{err}"
-    );
-    err
-}
-
-fn temp(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "payhub-verify-cli-script-format-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 /// The script passes `run` (exit 0) as written, and fails (exit 1) without its
 /// `expect violation` line: it reproduces the violation, not just any run.

@@ -9,10 +9,10 @@
 //! - the hashed state (the world) is canonical: ordered maps, no trace inside.
 
 use crate::presets::Preset;
-use crate::property::{Kind, PROPERTIES, Predicate, Property};
+use crate::property::{Kind, OneCheck, PROPERTIES, Property};
 use payhub_model::Rule;
-use payhub_sim::driver::{self, Check, Violation};
-use payhub_sim::{Choice, World, WorldConfig};
+use payhub_sim::driver;
+use payhub_sim::{Choice, World};
 use serde::Serialize;
 use stateright::{Checker, Model};
 use std::sync::atomic::AtomicU64;
@@ -380,24 +380,6 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
     })
 }
 
-/// One property as a [`Check`] for replay and shrinking.
-struct One<'a> {
-    property: &'static Property,
-    config: &'a WorldConfig,
-}
-
-impl Check for One<'_> {
-    fn check(&mut self, world: &World) -> Option<Violation> {
-        match self.property.predicate {
-            Predicate::Always(f) => f(self.config, world).map(|detail| Violation {
-                property: self.property.name.to_owned(),
-                detail,
-            }),
-            Predicate::Sometimes(_) => None,
-        }
-    }
-}
-
 /// The counterexample of an `always` property the exhaustive search found violated: the
 /// shortest path to a violating state (a second, single-threaded BFS that registers only
 /// this property and stops at its first violation), replayed on the world (after the
@@ -419,7 +401,7 @@ fn counterexample(preset: &Preset, index: usize) -> Result<Counterexample, Strin
     };
     let mut full: Vec<Choice> = preset.setup.clone();
     full.extend_from_slice(&path);
-    let mut check = One {
+    let mut check = OneCheck {
         property,
         config: &preset.config,
     };

@@ -124,6 +124,26 @@ pub fn property(name: &str) -> Option<&'static Property> {
     PROPERTIES.iter().find(|p| p.name == name)
 }
 
+/// One `always` property as a [`Check`]: replaying and shrinking its counterexample (a
+/// `sometimes` property never fails).
+#[derive(Clone, Copy, Debug)]
+pub struct OneCheck<'a> {
+    pub property: &'static Property,
+    pub config: &'a WorldConfig,
+}
+
+impl Check for OneCheck<'_> {
+    fn check(&mut self, world: &World) -> Option<Violation> {
+        match self.property.predicate {
+            Predicate::Always(f) => f(self.config, world).map(|detail| Violation {
+                property: self.property.name.to_owned(),
+                detail,
+            }),
+            Predicate::Sometimes(_) => None,
+        }
+    }
+}
+
 /// Every `always` property as one [`Check`] for the simulator: the first violated one.
 #[derive(Clone, Copy, Debug)]
 pub struct AlwaysCheck<'a> {

@@ -28,14 +28,14 @@ use crate::presets::{
     PAY_1, Preset, Step, base, checker_params, client_presets, client_world, paid, pay,
     platform_presets,
 };
-use crate::property::{AlwaysCheck, Predicate, Property};
+use crate::property::{AlwaysCheck, OneCheck, Property};
 use payhub_model::client::{AntiPattern, Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
 use payhub_model::{
     AcquirerDecision, Card, Control, MerchantId, Millis, Mutant, PaymentId, PlatformParams, Rule,
 };
-use payhub_sim::driver::{self, Check, FaultProfile, Violation};
-use payhub_sim::{Budget, Choice, Trace, WorkItem, World, WorldConfig, worlds};
+use payhub_sim::driver::{self, FaultProfile};
+use payhub_sim::{Budget, Choice, Trace, WorkItem, WorldConfig, worlds};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -515,24 +515,6 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
 
 // ---- exploring one preset -----------------------------------------------------------
 
-/// One property as a [`Check`], for replaying and shrinking its counterexample.
-struct OneProperty<'a> {
-    property: &'static Property,
-    config: &'a WorldConfig,
-}
-
-impl Check for OneProperty<'_> {
-    fn check(&mut self, world: &World) -> Option<Violation> {
-        match self.property.predicate {
-            Predicate::Always(f) => f(self.config, world).map(|detail| Violation {
-                property: self.property.name.to_owned(),
-                detail,
-            }),
-            Predicate::Sometimes(_) => None,
-        }
-    }
-}
-
 /// A counterexample, replayed and shrunk, with what it takes to replay it again.
 #[derive(Clone, Debug)]
 pub struct Found {
@@ -646,7 +628,7 @@ fn prove(
     tape: &[Choice],
     found_length: usize,
 ) -> Result<Found, String> {
-    let mut check = OneProperty { property, config };
+    let mut check = OneCheck { property, config };
     let (_, outcome) = driver::replay(config, tape, &mut check, None).map_err(|(i, e)| {
         format!(
             "{}: the counterexample of {} does not replay at step {}: {e}",
@@ -1121,7 +1103,7 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
 pub fn render(found: &Found) -> Result<(Vec<String>, String, String), String> {
     let property = crate::property::property(found.property)
         .ok_or_else(|| format!("unknown property {}", found.property))?;
-    let mut check = OneProperty {
+    let mut check = OneCheck {
         property,
         config: &found.config,
     };

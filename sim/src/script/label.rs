@@ -5,8 +5,8 @@
 //! applies all the same (scripted sends, advances, controls, ticks).
 
 use super::cursor::{Cursor, LineError};
-use super::parse::{err, parse_duration, parse_merchant};
-use super::parse_step::{branch, key_spec, ok_fail, on_off, parse_attempt, parse_decision};
+use super::parse::{err, parse_duration};
+use super::parse_step::{branch, ok_fail, parse_attempt, parse_decision};
 use super::request;
 use crate::choice::Choice;
 use crate::network::MsgId;
@@ -137,21 +137,8 @@ fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
         "restart" => Choice::Restart {
             merchant: node(cur)?,
         },
-        "rate-limit" => {
-            let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
-            let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
-            Choice::Control(Control::SetRateLimited {
-                merchant,
-                on: on_off(cur)?,
-            })
-        }
-        "pause-channel" => Choice::Control(Control::SetChannelPaused { on: on_off(cur)? }),
-        "issue-api-key" => Choice::Control(Control::IssueApiKey(key_spec(cur)?)),
-        "revoke-api-key" => {
-            let (k, c) = cur.expect_word("an API key (ak_1)")?;
-            Choice::Control(Control::RevokeApiKey(
-                request::parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?,
-            ))
+        "rate-limit" | "pause-channel" | "issue-api-key" | "revoke-api-key" => {
+            Choice::Control(super::parse_step::control(&verb, cur)?)
         }
         "fee-rate" => Choice::Control(Control::SetFeeRate {
             bps: number(cur, "a number of basis points")?,

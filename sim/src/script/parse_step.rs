@@ -392,21 +392,8 @@ impl Parser {
                     ok: ok_fail(cur)?,
                 }
             }
-            "rate-limit" => {
-                let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
-                let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
-                Choice::Control(Control::SetRateLimited {
-                    merchant,
-                    on: on_off(cur)?,
-                })
-            }
-            "pause-channel" => Choice::Control(Control::SetChannelPaused { on: on_off(cur)? }),
-            "issue-api-key" => Choice::Control(Control::IssueApiKey(key_spec(cur)?)),
-            "revoke-api-key" => {
-                let (k, c) = cur.expect_word("an API key")?;
-                Choice::Control(Control::RevokeApiKey(
-                    parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?,
-                ))
+            "rate-limit" | "pause-channel" | "issue-api-key" | "revoke-api-key" => {
+                Choice::Control(control(verb, cur)?)
             }
             "fee-rate" => {
                 let (n, c) = cur.expect_word("basis points")?;
@@ -497,6 +484,28 @@ pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
                 format!("unknown branch '{w}' (branches: {})", names.join(", ")),
             )
         })
+}
+
+/// The environment's switches, as scripts and tape labels both write them:
+/// `rate-limit merchant_1 on`, `pause-channel off`, `issue-api-key …`, `revoke-api-key ak_2`.
+pub(super) fn control(verb: &str, cur: &mut Cursor) -> Result<Control, LineError> {
+    Ok(match verb {
+        "rate-limit" => {
+            let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
+            let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
+            Control::SetRateLimited {
+                merchant,
+                on: on_off(cur)?,
+            }
+        }
+        "pause-channel" => Control::SetChannelPaused { on: on_off(cur)? },
+        "issue-api-key" => Control::IssueApiKey(key_spec(cur)?),
+        "revoke-api-key" => {
+            let (k, c) = cur.expect_word("an API key (ak_1)")?;
+            Control::RevokeApiKey(parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?)
+        }
+        other => return Err((cur.col(), format!("'{other}' is not a control"))),
+    })
 }
 
 pub(super) fn on_off(cur: &mut Cursor) -> Result<bool, LineError> {

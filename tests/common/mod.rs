@@ -1,0 +1,54 @@
+//! Helpers the command-line tests share: run the binary, read what it printed, write
+//! input files. Each test crate uses some of them.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_payhub-verify"))
+}
+
+/// Runs the binary with `args` (a backtrace would show if it panicked).
+pub fn run(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited, not killed")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// What the binary printed on stderr, which never shows a panic.
+pub fn stderr(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        !err.contains("panicked") && !err.contains("stack backtrace"),
+        "{err}"
+    );
+    err
+}
+
+pub fn no_panic(o: &Output) {
+    stderr(o);
+}
+
+/// Writes `bytes` to `name` in a directory of this test process and returns its path.
+pub fn temp(name: &str, bytes: &(impl AsRef<[u8]> + ?Sized)) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "payhub-verify-{}-{}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes.as_ref()).unwrap();
+    path
+}
