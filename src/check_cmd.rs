@@ -206,18 +206,24 @@ fn print_report(r: &PresetReport) {
             Status::Unknown => "unknown (incomplete)",
         };
         println!("    {:<44} {:<10} [{}]", p.name, status, p.rules.join(", "));
+        if p.status == Status::Violated && p.counterexample.is_none() {
+            println!("      (no counterexample found again within the search limits)");
+        }
         if let Some(cx) = &p.counterexample {
-            println!(
-                "      {} ({} {} steps; stateright's path had {})",
-                cx.detail,
-                if cx.minimal {
-                    "shortest path:"
-                } else {
-                    "shrunk to"
-                },
-                cx.tape.len(),
-                cx.bfs_length
-            );
+            if cx.minimal {
+                println!(
+                    "      {} (shortest path: {} steps)",
+                    cx.detail,
+                    cx.tape.len()
+                );
+            } else {
+                println!(
+                    "      {} (shrunk to {} steps from a {}-step path)",
+                    cx.detail,
+                    cx.tape.len(),
+                    cx.bfs_length
+                );
+            }
             for (i, c) in cx.tape.iter().enumerate() {
                 println!("      {:>3}. {c}", i + 1);
             }

@@ -399,7 +399,8 @@ fn digest_hasher() -> impl Hasher {
 
 /// A 64-bit digest of the length and every entry in key order, computed once per shared
 /// version of the entries (see [`Entries`]) with a fixed-key hasher: equal contents give
-/// equal hashes on every run and machine, whatever the collection's history.
+/// equal hashes within a build, whatever the collection's history (aHash may differ
+/// between CPUs with and without AES instructions; fingerprints never leave a run).
 impl<K: Hash, V: Hash> Hash for CowMap<K, V> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         let digest = match &self.entries {
@@ -516,7 +517,7 @@ impl<T: Ord + Clone> CowSet<T> {
         match self.map.search(&value) {
             Ok(_) => false,
             Err(i) => {
-                self.map.vec_mut().insert(i, (value, ()));
+                self.map.insert_at(i, value, ());
                 true
             }
         }

@@ -261,7 +261,8 @@ pub struct Counterexample {
     pub detail: String,
     /// The choices, shortest first found by BFS, then shrunk.
     pub tape: Vec<String>,
-    /// Length of the path stateright reported.
+    /// Length of the path the search found, before any shrinking (equal to the tape's
+    /// when `minimal`).
     pub bfs_length: usize,
     /// Whether `tape` is a shortest path to a violating state (breadth-first search);
     /// otherwise it is 1-minimal (shrunk).
@@ -315,7 +316,15 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
             stop_at_violation: false,
         },
     )?;
-    let mut builder = model.checker().threads(limits.threads.max(1));
+    // A depth-bounded run is single-threaded: stateright's multi-threaded BFS is not
+    // strictly level-ordered and tracks the depth reached racily, so a bounded run could
+    // skip shallow states or be called complete wrongly.
+    let threads = if limits.max_depth.is_some() {
+        1
+    } else {
+        limits.threads.max(1)
+    };
+    let mut builder = model.checker().threads(threads);
     if let Some(n) = limits.max_states {
         builder = builder.target_state_count(n);
     }
@@ -351,9 +360,7 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         }
         let bit = 1u64 << i;
         let (status, counterexample) = match p.kind() {
-            Kind::Always if violated & bit != 0 => {
-                (Status::Violated, Some(counterexample(preset, i)?))
-            }
+            Kind::Always if violated & bit != 0 => (Status::Violated, counterexample(preset, i)?),
             Kind::Always if complete => (Status::Holds, None),
             Kind::Sometimes if reached & bit != 0 => (Status::Reached, None),
             Kind::Sometimes if complete => (Status::Unreached, None),
@@ -384,21 +391,18 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
 /// shortest path to a violating state (a second, single-threaded BFS that registers only
 /// this property and stops at its first violation), replayed on the world (after the
 /// preset's setup) to prove it violates the property. Should that search exceed its
-/// state limit, a path found is shrunk instead (then `minimal` is false).
-fn counterexample(preset: &Preset, index: usize) -> Result<Counterexample, String> {
+/// state limit, a path found depth-first is shrunk instead (then `minimal` is false);
+/// `None` if that search too exceeds its limit.
+fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample>, String> {
     let property = &PROPERTIES[index];
     let (path, minimal) = match shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
         Some(path) => (path, true),
-        None => (
-            any_violation(preset, index).ok_or_else(|| {
-                format!(
-                    "{}: {} was violated, but no search found the path again",
-                    preset.name, property.name
-                )
-            })?,
-            false,
-        ),
+        None => match any_violation(preset, index, ANY_SEARCH_STATES) {
+            Some(path) => (path, false),
+            None => return Ok(None),
+        },
     };
+    let found_length = path.len();
     let mut full: Vec<Choice> = preset.setup.clone();
     full.extend_from_slice(&path);
     let mut check = OneCheck {
@@ -430,22 +434,23 @@ fn counterexample(preset: &Preset, index: usize) -> Result<Counterexample, Strin
             outcome.tape
         }
     };
-    Ok(Counterexample {
+    Ok(Some(Counterexample {
         detail: violation.detail,
         tape: choices.iter().map(|c| c.to_string()).collect(),
-        bfs_length: choices.len(),
+        bfs_length: found_length,
         minimal,
         choices,
-    })
+    }))
 }
 
 /// Some path (not necessarily shortest) to a state violating property `index`: a
-/// depth-first search with no state limit, the fallback when the
-/// breadth-first one gives up.
-fn any_violation(preset: &Preset, index: usize) -> Option<Vec<Choice>> {
+/// depth-first search within `max_states`, the fallback when the breadth-first one
+/// gives up.
+fn any_violation(preset: &Preset, index: usize, max_states: usize) -> Option<Vec<Choice>> {
     let model = PresetModel::with_registration(preset.clone(), Registration::Only(index)).ok()?;
     let checker = model
         .checker()
+        .target_state_count(max_states)
         .finish_when(stateright::HasDiscoveries::AnyFailures)
         .spawn_dfs()
         .join();
@@ -457,6 +462,9 @@ fn any_violation(preset: &Preset, index: usize) -> Option<Vec<Choice>> {
 /// States the shortest-counterexample search may visit before giving up.
 const SHORTEST_SEARCH_STATES: usize = 5_000_000;
 
+/// States the depth-first fallback may visit before giving up (it keeps only a path).
+const ANY_SEARCH_STATES: usize = 50_000_000;
+
 /// The shortest path to a state violating `property`: a single-threaded breadth-first
 /// search (stateright's BFS with one thread visits states in depth order) that stops at
 /// the first violation of that property. `None` if none is found within `max_states`.
@@ -465,6 +473,10 @@ pub fn shortest_violation(
     property: &'static Property,
     max_states: usize,
 ) -> Option<Vec<Choice>> {
+    // Only an `always` property fails; a `sometimes` one would search to the limit.
+    if property.kind() != Kind::Always {
+        return None;
+    }
     let index = PROPERTIES.iter().position(|p| p.name == property.name)?;
     let model = PresetModel::with_registration(preset.clone(), Registration::Only(index)).ok()?;
     let checker = model
@@ -500,4 +512,17 @@ pub fn serve(preset: Preset, addr: std::net::SocketAddr) -> Result<(), String> {
     let checker = model.checker().serve(addr);
     let _ = checker.unique_state_count();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every property has a condition slot (the Explorer's registration) and a bit in
+    /// the verdict bitsets; a 65th property would otherwise be credited to the 1st.
+    #[test]
+    fn the_registry_fits_the_conditions_and_the_bitsets() {
+        assert!(PROPERTIES.len() <= CONDITIONS.len());
+        assert!(PROPERTIES.len() <= u64::BITS as usize);
+    }
 }

@@ -3,7 +3,6 @@
 
 use crate::property::{Predicate, Property};
 use payhub_model::{LedgerEntry, Rule};
-use std::collections::BTreeMap;
 
 /// EFFECT-01, UNKNOWN-03, RES-04: one business order is captured at most once, however
 /// the client retried, re-keyed, renumbered or re-charged it.
@@ -17,15 +16,16 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
     ],
     about: "The ledger captures each business order of a client at most once (across every Payment its submissions created).",
     predicate: Predicate::Always(|_, w| {
-        let mut captured: BTreeMap<&(u8, String), u32> = BTreeMap::new();
+        // The orders captured so far: a handful, so a vector (this runs on every state).
+        let mut captured: Vec<&(u8, String)> = Vec::new();
         for e in &w.acquirer.ledger.entries {
             if let LedgerEntry::Capture { payment, .. } = e {
                 if let Some(business) = w.facts.payment_business.get(payment) {
-                    let n = captured.entry(business).or_default();
-                    *n += 1;
-                    if *n > 1 {
+                    if captured.contains(&business) {
+                        let n = captured.iter().filter(|b| **b == business).count() + 1;
                         return Some(format!("order {} was captured {n} times", business.1));
                     }
+                    captured.push(business);
                 }
             }
         }

@@ -578,9 +578,9 @@ pub fn explore(
     let checker = builder.spawn_bfs().join();
     let hit_budget = budget.is_some_and(|n| checker.state_count() >= n);
     let states = checker.unique_state_count() as u64;
-    // The path to a violating state (stateright keeps the last one it saw) is replayed
-    // with every property, in registry order: the property caught is the first one that
-    // fails along it.
+    // The path to the first violating state (one thread, breadth-first: at minimal
+    // depth; the search ends there) is replayed with every property, in registry order:
+    // the property caught is the first one that fails along it.
     let path = checker.discovery(COMBINED).map(|path| path.into_actions());
     let hit_time = started.elapsed() >= timeout;
     let found = match path {

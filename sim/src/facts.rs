@@ -120,7 +120,7 @@ pub struct Facts {
     pub retry_after_ignored: Option<String>,
     /// The endpoint (method and path) each client key was first sent on, per merchant
     /// and environment.
-    pub key_endpoints: CowMap<(MerchantId, Environment, String), String>,
+    pub key_endpoints: CowMap<(MerchantId, Environment, String), (Method, String)>,
     /// The first client key sent on a second endpoint (sticky): GEN-05.
     pub key_on_two_endpoints: Option<String>,
     /// The safety-relevant parameters each client scope was first sent with.
@@ -609,12 +609,14 @@ impl Facts {
         let Some((merchant, environment)) = config.key_owner(request.api_key) else {
             return;
         };
-        let endpoint = format!("{} {}", request.endpoint.method(), request.endpoint.path());
-        if request.endpoint.method() == Method::Get {
-            let object = (merchant, environment, request.endpoint.path());
+        // `POST /v1/payments`, formatted only for a finding (this runs on every send).
+        let (method, path) = (request.endpoint.method(), request.endpoint.path());
+        let endpoint = || format!("{method} {path}");
+        if method == Method::Get {
+            let object = (merchant, environment, path.clone());
             if let Some(last) = self.last_query.get(&object) {
                 if now < last.after(QUERY_SPACING) && self.query_too_soon.is_none() {
-                    self.query_too_soon = Some(format!("{endpoint} at {now} after {last}"));
+                    self.query_too_soon = Some(format!("{} at {now} after {last}", endpoint()));
                 }
             }
             self.last_query.insert(object, now);
@@ -626,16 +628,22 @@ impl Facts {
         if let Some(until) = self.retry_not_before.get(&(node, scope.clone())) {
             if now < *until && self.retry_after_ignored.is_none() {
                 self.retry_after_ignored = Some(format!(
-                    "merchant-{node} sent {endpoint} Idempotency-Key: {key} at {now}, Retry-After ends at {until}"
+                    "merchant-{node} sent {} Idempotency-Key: {key} at {now}, Retry-After ends at {until}",
+                    endpoint()
                 ));
             }
         }
         let first = self
             .key_endpoints
             .entry((merchant, environment, key.clone()))
-            .or_insert_with(|| endpoint.clone());
-        if *first != endpoint && self.key_on_two_endpoints.is_none() {
-            self.key_on_two_endpoints = Some(format!("{key} on {first} and {endpoint}"));
+            .or_insert_with(|| (method, path.clone()));
+        if (first.0 != method || first.1 != path) && self.key_on_two_endpoints.is_none() {
+            self.key_on_two_endpoints = Some(format!(
+                "{key} on {} {} and {}",
+                first.0,
+                first.1,
+                endpoint()
+            ));
         }
         let params = safety_parameters(&request.endpoint);
         let first = self
@@ -644,7 +652,8 @@ impl Facts {
             .or_insert_with(|| params.clone());
         if *first != params && self.params_changed_under_key.is_none() {
             self.params_changed_under_key = Some(format!(
-                "{endpoint} Idempotency-Key: {key}: {first} then {params}"
+                "{} Idempotency-Key: {key}: {first} then {params}",
+                endpoint()
             ));
         }
         if let Endpoint::CreatePayment {
