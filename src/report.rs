@@ -134,6 +134,9 @@ pub struct Finding {
     pub parameter: Option<&'static str>,
     /// Scripts whose outcome depends on it.
     pub scripts: Vec<String>,
+    /// Runs of the simulation sweep that ended in the situation it leaves open (a
+    /// submission unresolved after healing, judged a gap of the contract, not a failure).
+    pub simulation_runs: u64,
 }
 
 /// Why a rule is checked by tests rather than by a world property.
@@ -222,6 +225,7 @@ impl Report {
                     .filter(|s| s.assumptions.contains(&a.id()))
                     .map(|s| s.name.clone())
                     .collect(),
+                simulation_runs: simulation.gaps_reached.get(a.id()).map_or(0, |g| g.runs),
             })
             .collect();
         let mut report = Report {
@@ -323,6 +327,13 @@ impl Report {
                 .map(|f| format!(" (first: {f})"))
                 .unwrap_or_default()
         );
+        for (id, gap) in &self.simulation.gaps_reached {
+            let _ = writeln!(
+                s,
+                "    contract finding {id}: reached in {} runs, as assumed (not a failure; first: {})",
+                gap.runs, gap.first
+            );
+        }
         let _ = writeln!(
             s,
             "chaos: {} seeds of adversarial requests, {} steps, {} violations{}",
@@ -470,12 +481,12 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "| ID | gap | the contract | assumed | parameter | scripts |\n|---|---|---|---|---|---|"
+            "| ID | gap | the contract | assumed | parameter | scripts | simulation runs that reached it |\n|---|---|---|---|---|---|---|"
         );
         for f in &self.findings {
             let _ = writeln!(
                 s,
-                "| `{}` | {:?} | {} | {} | {} | {} |",
+                "| `{}` | {:?} | {} | {} | {} | {} | {} |",
                 f.id,
                 f.gap,
                 md_cell(f.contract),
@@ -483,7 +494,8 @@ impl Report {
                 f.parameter
                     .map(|p| format!("`{}`", md_cell(p)))
                     .unwrap_or_else(|| "—".into()),
-                f.scripts.join(", ")
+                f.scripts.join(", "),
+                f.simulation_runs
             );
         }
         let _ = writeln!(

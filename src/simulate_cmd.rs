@@ -1,6 +1,7 @@
 //! `payhub-verify simulate` (seeded sweeps) and `payhub-verify replay` (one run, traced).
 
 use payhub_properties::AlwaysCheck;
+use payhub_properties::liveness::Verdict;
 use payhub_sim::driver::{self, FaultProfile, RunOutcome};
 use payhub_sim::{Choice, Trace, WorldConfig, worlds};
 use rand::SeedableRng;
@@ -150,12 +151,23 @@ pub struct SweepSummary {
     pub liveness_failures: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_liveness_failure: Option<String>,
+    /// Runs in which, once faults stopped, a submission stayed unresolved in a situation
+    /// the contract leaves open, per assumption (A-CLIENT-AFTER-24H, A-WEBHOOK-BLACKOUT):
+    /// contract findings, neither passes nor failures.
+    pub gaps_reached: BTreeMap<String, GapReached>,
     /// How many choices of each kind were applied, over all runs.
     pub choices: BTreeMap<String, u64>,
     /// In how many runs each answer (status and error code) occurred.
     pub answers: BTreeMap<String, u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<SimCounterexample>,
+}
+
+/// How often a sweep reached one documented gap of the contract, and the first run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GapReached {
+    pub runs: u64,
+    pub first: String,
 }
 
 /// A failing seed, shrunk.
@@ -213,7 +225,7 @@ struct SeedResult {
     outcome: RunOutcome,
     answers: Vec<String>,
     /// The liveness verdict after healing, when no safety property failed.
-    unresolved: Option<String>,
+    liveness: Verdict,
 }
 
 fn run_one(config: &WorldConfig, args: &WorldArgs, seed: u64) -> SeedResult {
@@ -229,17 +241,16 @@ fn run_one(config: &WorldConfig, args: &WorldArgs, seed: u64) -> SeedResult {
             None => status.to_string(),
         })
         .collect();
-    let unresolved = if outcome.violation.is_none() {
-        let mut healed = world;
-        payhub_properties::liveness::check(config, &mut healed)
+    let liveness = if outcome.violation.is_none() {
+        payhub_properties::liveness::verdict(config, world, &outcome.tape)
     } else {
-        None
+        Verdict::Resolved
     };
     SeedResult {
         seed,
         outcome,
         answers: world_answers,
-        unresolved,
+        liveness,
     }
 }
 
@@ -315,14 +326,31 @@ pub fn sweep(
         if r.outcome.violation.is_some() {
             summary.violations += 1;
         }
-        if let Some(u) = &r.unresolved {
-            summary.liveness_failures += 1;
-            summary.first_liveness_failure.get_or_insert(format!(
-                "seed {}: {u} (payhub-verify replay --seed {} {})",
-                r.seed,
+        let replay = || {
+            format!(
+                "payhub-verify replay --seed {} {}",
                 r.seed,
                 world.replay_flags()
-            ));
+            )
+        };
+        match &r.liveness {
+            Verdict::Resolved => {}
+            Verdict::Unresolved(u) => {
+                summary.liveness_failures += 1;
+                summary
+                    .first_liveness_failure
+                    .get_or_insert_with(|| format!("seed {}: {u} ({})", r.seed, replay()));
+            }
+            Verdict::Gap { assumption, detail } => {
+                let gap = summary
+                    .gaps_reached
+                    .entry(assumption.id().to_owned())
+                    .or_insert_with(|| GapReached {
+                        runs: 0,
+                        first: format!("seed {}: {detail} ({})", r.seed, replay()),
+                    });
+                gap.runs += 1;
+            }
         }
     }
     // Shrink the first few failing seeds and report the shortest counterexample.
@@ -441,6 +469,12 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
             .map(|f| format!("; first: {f}"))
             .unwrap_or_default()
     );
+    for (id, gap) in &s.gaps_reached {
+        println!(
+            "contract gap {id} reached (assumed, not a failure) in {} runs; first: {}",
+            gap.runs, gap.first
+        );
+    }
     match &s.counterexample {
         None => println!("PASSED: no property violated in {} runs", s.seeds),
         Some(cx) => {

@@ -8,7 +8,9 @@
 //! again in Rust: the AC number, the status and error code of every request in order,
 //! and the scenario's invariant on the acquirer's ledger.
 
-use payhub_model::{Card, ErrorCode, LedgerEntry, PaymentId, Rule};
+use payhub_model::client::OrderState;
+use payhub_model::{Assumption, Card, ErrorCode, LedgerEntry, PaymentId, PaymentStatus, Rule};
+use payhub_properties::liveness::{self, Verdict};
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
 use payhub_sim::script::{self, Report, Script};
 use std::path::PathBuf;
@@ -116,8 +118,8 @@ fn code_of(r: &Report, i: usize) -> Option<ErrorCode> {
 fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
-        "F01", "F01b", "F02", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06",
-        "S07", "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
+        "F01", "F01b", "F02", "F03", "F04", "F05", "S01", "S02", "S02b", "S03", "S04", "S04b",
+        "S05", "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.
@@ -365,6 +367,85 @@ fn f02_cko_01_new_key_session_same_order_other_amount_409_order_no_conflict() {
     assert_eq!(answers(&r), a(&["201", "201", "409 order_no_conflict"]));
     assert_eq!(r.world.platform.payments().len(), 1);
     assert_eq!(r.world.platform.sessions().len(), 2);
+}
+
+/// F03–F05 (A-WEBHOOK-BLACKOUT): the script's run, replayed and healed as the liveness
+/// check does it, leaves ORDER-1 of database 0 behind the platform's latest version of
+/// pay_demo_001 in exactly the blackout situation; returns the healed world's verdict.
+fn blackout(
+    name: &str,
+    state: OrderState,
+    held: (PaymentStatus, u32),
+    latest: (PaymentStatus, u32),
+) -> Verdict {
+    let (s, r) = pinned(name);
+    let ids: Vec<&str> = s.assumptions.iter().map(|a| a.id()).collect();
+    assert!(ids.contains(&"A-WEBHOOK-BLACKOUT"), "{ids:?}");
+    let (world, seen) = liveness::replay_and_heal(&s.config, &r.tape).expect("the tape replays");
+    let order = world.dbs[0].order("ORDER-1").expect("ORDER-1").clone();
+    assert_eq!(order.state(), state);
+    assert_eq!((order.status(), order.version()), (Some(held.0), held.1));
+    let view = world
+        .platform
+        .payment_view(PaymentId(1))
+        .expect("pay_demo_001");
+    assert_eq!((view.status, view.version), latest);
+    assert_eq!(
+        liveness::gap(&s.config, &world, &seen, 0, &order),
+        Ok(Assumption::WebhookBlackout)
+    );
+    liveness::judge(&s.config, &world, &seen)
+}
+
+#[test]
+fn f03_sched_01_requires_action_order_misses_payment_succeeded_in_a_blackout() {
+    let verdict = blackout(
+        "F03",
+        OrderState::AwaitingPayer,
+        (PaymentStatus::RequiresAction, 2),
+        (PaymentStatus::Succeeded, 3),
+    );
+    // The liveness check reports the assumption reached, not a pass or a violation.
+    assert!(
+        matches!(
+            verdict,
+            Verdict::Gap {
+                assumption: Assumption::WebhookBlackout,
+                ..
+            }
+        ),
+        "{verdict:?}"
+    );
+}
+
+#[test]
+fn f04_sched_01_failed_order_misses_payment_expired_in_a_blackout() {
+    let verdict = blackout(
+        "F04",
+        OrderState::Failed,
+        (PaymentStatus::Failed, 2),
+        (PaymentStatus::Expired, 3),
+    );
+    assert_eq!(
+        verdict,
+        Verdict::Resolved,
+        "failed is a status the client knows"
+    );
+}
+
+#[test]
+fn f05_sched_01_paid_order_misses_the_refund_payment_event_in_a_blackout() {
+    let verdict = blackout(
+        "F05",
+        OrderState::Paid,
+        (PaymentStatus::Succeeded, 2),
+        (PaymentStatus::Succeeded, 3),
+    );
+    assert_eq!(
+        verdict,
+        Verdict::Resolved,
+        "paid is a status the client knows"
+    );
 }
 
 /// A script run and its tape replayed by the driver give the same trace: a script is a

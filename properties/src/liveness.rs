@@ -3,10 +3,20 @@
 //! healed ([`payhub_sim::driver::heal`]: no more faults, deliveries and approvals first,
 //! time passing) for the contract's 24-hour window, and then every business submission of
 //! the reference client must be in a status the client knows.
+//!
+//! Where the contract leaves the client no way to learn the result, the run is not
+//! judged a pass or a violation: [`judge`] reports the assumption that was reached
+//! ([`gap`]): A-CLIENT-AFTER-24H (a confirming order whose query window ended) or
+//! A-WEBHOOK-BLACKOUT (an order no query is due for, that missed every delivery of the
+//! Payment's latest event: the servers were down, or it was lost). Telling them
+//! apart needs what reached the merchant side during the run ([`Deliveries`]), which the
+//! world does not keep: [`replay_and_heal`] replays a run's tape and observes it.
 
-use payhub_model::client::OrderState;
-use payhub_model::{Millis, Rule};
-use payhub_sim::{World, WorldConfig};
+use payhub_model::client::{OrderRecord, OrderState, schedule};
+use payhub_model::{Assumption, Millis, PaymentId, PaymentStatus, Rule, WebhookObject};
+use payhub_sim::driver::{self, Observer};
+use payhub_sim::{Choice, Payload, World, WorldConfig};
+use std::collections::BTreeSet;
 
 /// The name the reports use.
 pub const NAME: &str = "eventually:submissions-resolve-within-24h";
@@ -24,30 +34,334 @@ pub const RULES: &[Rule] = &[
 /// How long the healed world is given: the 24-hour query window plus an hour.
 pub const SPAN: Millis = Millis::hours(25);
 
-/// After healing: `Some(order)` naming a submission the client still does not know.
-pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
-    let _ = config;
-    for db in world.dbs.iter() {
-        for order in db.orders() {
-            let known = order.state().is_settled()
-                || matches!(
-                    order.state(),
-                    OrderState::PendingConfirmation | OrderState::AwaitingPayer
-                );
-            if !known {
-                return Some(format!(
-                    "order {} is still {:?} after faults stopped for 25 h",
-                    order.order_no,
-                    order.state()
-                ));
+/// Most choices of the healing phase.
+pub const HEAL_STEPS: usize = 20_000;
+
+/// A Payment version a response or webhook brought to a running client server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    pub node: u8,
+    pub payment: PaymentId,
+    pub version: u32,
+}
+
+/// One delivery of a Payment webhook event to a client node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WebhookDelivery {
+    pub node: u8,
+    pub payment: PaymentId,
+    pub version: u32,
+    /// 0 for the first delivery, then 1, 2, … (A-WEBHOOK-REDELIVERY).
+    pub delivery: u8,
+    /// Whether some server sharing the node's database was running (it hears nothing when
+    /// the node is down).
+    pub db_up: bool,
+    /// Whether the node it was sent to was running (the world routes an event to a
+    /// running server of the merchant when it is sent; that server may crash before it
+    /// arrives).
+    pub node_up: bool,
+    /// Lost in the network (a `drop`): it never reached the node.
+    pub lost: bool,
+}
+
+impl WebhookDelivery {
+    /// Whether the merchant missed it: lost, or the server it was sent to was down.
+    pub fn missed(&self) -> bool {
+        self.lost || !self.node_up
+    }
+}
+
+/// What a run brought to the merchant side, observed around each choice
+/// ([`Observer`]).
+#[derive(Clone, Debug, Default)]
+pub struct Deliveries {
+    /// Every Payment version that reached a running client server, in order.
+    pub received: Vec<Received>,
+    /// Every delivery of a Payment webhook to a client node, in order.
+    pub webhooks: Vec<WebhookDelivery>,
+    /// Every (Payment, version) the platform sent a webhook event of (A-VERSION: every
+    /// change of a Payment emits one).
+    pub emitted: BTreeSet<(PaymentId, u32)>,
+}
+
+/// Whether client node `node` is running.
+pub fn node_up(world: &World, node: u8) -> bool {
+    world
+        .servers
+        .get(node as usize)
+        .and_then(|s| s.as_ref())
+        .is_some_and(|s| s.is_up())
+}
+
+/// Whether some server of database `db` is running.
+pub fn db_up(config: &WorldConfig, world: &World, db: u8) -> bool {
+    config
+        .clients
+        .iter()
+        .any(|c| c.db == db && node_up(world, c.node))
+}
+
+impl Observer for Deliveries {
+    fn before(&mut self, config: &WorldConfig, world: &World, choice: &Choice) {
+        let (msg, lost) = match choice {
+            Choice::Deliver { msg, .. } => (msg, false),
+            Choice::Drop { msg } => (msg, true),
+            _ => return,
+        };
+        let carried = match world.net.get(*msg) {
+            Some(Payload::Response { to, response, .. }) if !lost => {
+                response.payment().map(|p| (*to, p.id, p.version, None))
+            }
+            Some(Payload::Webhook { to, event }) => match &event.object {
+                WebhookObject::Payment(p) => Some((*to, p.id, p.version, Some(event.delivery))),
+                WebhookObject::Refund(_) => None,
+            },
+            _ => None,
+        };
+        let Some((node, payment, version, delivery)) = carried else {
+            return;
+        };
+        if let (Some(spec), Some(delivery)) = (config.client(node), delivery) {
+            self.webhooks.push(WebhookDelivery {
+                node,
+                payment,
+                version,
+                delivery,
+                db_up: db_up(config, world, spec.db),
+                node_up: node_up(world, node),
+                lost,
+            });
+        }
+        if !lost && node_up(world, node) {
+            self.received.push(Received {
+                node,
+                payment,
+                version,
+            });
+        }
+    }
+
+    fn after(&mut self, _: &WorldConfig, world: &World) {
+        for (_, payload) in world.net.iter() {
+            if let Payload::Webhook { event, .. } = payload
+                && let WebhookObject::Payment(p) = &event.object
+            {
+                self.emitted.insert((p.id, p.version));
             }
         }
     }
-    None
 }
 
-/// Heals `world` and judges it.
+/// An order the client does not know the result of after healing, with why.
+fn not_known(world: &World, order: &OrderRecord) -> Option<String> {
+    let state = order.state();
+    if state.is_settled() || state == OrderState::PendingConfirmation {
+        return None;
+    }
+    if state == OrderState::AwaitingPayer {
+        // Known only while it is true: the payer must still authenticate (RES-05).
+        let latest = order
+            .payment_id
+            .and_then(|p| world.platform.payment_view(p));
+        return match latest {
+            Some(view) if view.status == PaymentStatus::RequiresAction => None,
+            Some(view) => Some(format!(
+                "order {} is still AwaitingPayer (version {}) after faults stopped for 25 h, \
+                 but its Payment is {} (version {})",
+                order.order_no,
+                order.version(),
+                view.status.as_str(),
+                view.version
+            )),
+            None => Some(format!(
+                "order {} is AwaitingPayer without a Payment the platform has",
+                order.order_no
+            )),
+        };
+    }
+    Some(format!(
+        "order {} is still {:?} after faults stopped for 25 h",
+        order.order_no, state
+    ))
+}
+
+/// After healing: `Some(order)` naming a submission the client still does not know: not
+/// settled, not pending confirmation (manual_review), and not awaiting the payer while
+/// the platform's Payment still requires action. It does not tell a documented gap from a
+/// violation: [`judge`] does.
+pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
+    let _ = config;
+    world
+        .dbs
+        .iter()
+        .flat_map(|db| db.orders())
+        .find_map(|order| not_known(world, order))
+}
+
+/// Whether order `order` of database `db`, behind the platform's latest version of its
+/// Payment, is exactly a situation the contract leaves open, and which:
+///
+/// - no query of it is due (SCHED-01: the query window is over, or the order is in a
+///   status queries stop at), and the platform sent an event of its latest version that
+///   no server of the database received (WEBHOOK-01: webhooks are the primary channel);
+/// - if it is confirming, that is A-CLIENT-AFTER-24H;
+/// - otherwise A-WEBHOOK-BLACKOUT, which also needs every delivery of that event (the
+///   first and every re-delivery, A-WEBHOOK-REDELIVERY) to have been made and missed:
+///   it found the server it was sent to down, or was lost in the network.
+///
+/// `Err` says which part does not hold.
+pub fn gap(
+    config: &WorldConfig,
+    world: &World,
+    seen: &Deliveries,
+    db: u8,
+    order: &OrderRecord,
+) -> Result<Assumption, String> {
+    let payment = order.payment_id.ok_or("the order names no Payment")?;
+    let latest = world
+        .platform
+        .payment_view(payment)
+        .ok_or_else(|| format!("the platform has no {payment}"))?;
+    let version = latest.version;
+    if order.version() >= version {
+        return Err(format!(
+            "the order holds version {} of {payment}, the platform's latest",
+            order.version()
+        ));
+    }
+    let state = order.state();
+    if !state.is_settled() {
+        let spec = config
+            .clients
+            .iter()
+            .find(|c| c.db == db && world.servers[c.node as usize].is_some())
+            .ok_or("no client server of the order's database")?;
+        let server = world.servers[spec.node as usize]
+            .as_ref()
+            .expect("a client node");
+        let params = &server.config().params;
+        let anchor = order
+            .confirming_since
+            .ok_or("the order has no query window (confirming_since)")?;
+        if let Some(at) = schedule::next_query_at(params, anchor, world.now) {
+            return Err(format!(
+                "its query window (since {anchor}) is not over: a query is due at {at}"
+            ));
+        }
+    }
+    if !seen.emitted.contains(&(payment, version)) {
+        return Err(format!(
+            "the platform sent no webhook event of version {version} of {payment}"
+        ));
+    }
+    let of_db = |node: u8| config.client(node).is_some_and(|c| c.db == db);
+    if seen
+        .received
+        .iter()
+        .any(|r| r.payment == payment && r.version >= version && of_db(r.node))
+    {
+        return Err(format!(
+            "a server of db {db} received version {version} of {payment}"
+        ));
+    }
+    if state == OrderState::Confirming {
+        return Ok(Assumption::ClientAfterWindow);
+    }
+    let deliveries: Vec<&WebhookDelivery> = seen
+        .webhooks
+        .iter()
+        .filter(|d| (d.payment, d.version) == (payment, version) && of_db(d.node))
+        .collect();
+    if let Some(d) = deliveries.iter().find(|d| !d.missed()) {
+        return Err(format!(
+            "delivery {} of version {version} of {payment} reached a running server of db {db}",
+            d.delivery
+        ));
+    }
+    let last = config.params.webhook_redeliveries_max;
+    if let Some(missing) = (0..=last).find(|n| !deliveries.iter().any(|d| d.delivery == *n)) {
+        return Err(format!(
+            "delivery {missing} of version {version} of {payment} never reached db {db} \
+             (not yet made)"
+        ));
+    }
+    Ok(Assumption::WebhookBlackout)
+}
+
+/// The liveness verdict of a healed run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every submission is in a status the client knows.
+    Resolved,
+    /// Some are not, each in a situation the contract leaves open ([`gap`]): the
+    /// assumption was reached; neither a pass nor a violation.
+    Gap {
+        assumption: Assumption,
+        detail: String,
+    },
+    /// A submission the client does not know, outside every documented gap.
+    Unresolved(String),
+}
+
+/// Judges a healed `world`, with what reached the merchant side during the run.
+pub fn judge(config: &WorldConfig, world: &World, seen: &Deliveries) -> Verdict {
+    let mut reached: Option<(Assumption, String)> = None;
+    for (db, orders) in world.dbs.iter().enumerate() {
+        for order in orders.orders() {
+            let Some(why) = not_known(world, order) else {
+                continue;
+            };
+            match gap(config, world, seen, db as u8, order) {
+                Ok(assumption) => {
+                    reached.get_or_insert((assumption, why));
+                }
+                Err(not) => {
+                    return Verdict::Unresolved(format!("{why} (not a documented gap: {not})"));
+                }
+            }
+        }
+    }
+    match reached {
+        None => Verdict::Resolved,
+        Some((assumption, detail)) => Verdict::Gap { assumption, detail },
+    }
+}
+
+/// Replays `tape` from the start, then heals, observing what reaches the merchant side.
+/// `Err` names a choice that does not apply.
+pub fn replay_and_heal(
+    config: &WorldConfig,
+    tape: &[Choice],
+) -> Result<(World, Deliveries), String> {
+    let mut world = World::new(config);
+    let mut seen = Deliveries::default();
+    for (i, choice) in tape.iter().enumerate() {
+        seen.before(config, &world, choice);
+        world
+            .apply(config, choice, None)
+            .map_err(|e| format!("step {}: '{choice}': {e}", i + 1))?;
+        seen.after(config, &world);
+    }
+    driver::heal_observed(config, &mut world, SPAN, HEAL_STEPS, &mut seen);
+    Ok((world, seen))
+}
+
+/// Heals `world` and says whether some submission is not known ([`unresolved`]).
 pub fn check(config: &WorldConfig, world: &mut World) -> Option<String> {
-    payhub_sim::driver::heal(config, world, SPAN, 20_000);
+    driver::heal(config, world, SPAN, HEAL_STEPS);
     unresolved(config, world)
+}
+
+/// The verdict of the run `tape` describes: healed, then judged ([`judge`]). A run whose
+/// healed world has every submission known needs no replay: `world`, the run's end, is
+/// healed first, and the tape is replayed with observation only if something is not
+/// known.
+pub fn verdict(config: &WorldConfig, mut world: World, tape: &[Choice]) -> Verdict {
+    if check(config, &mut world).is_none() {
+        return Verdict::Resolved;
+    }
+    match replay_and_heal(config, tape) {
+        Ok((healed, seen)) => judge(config, &healed, &seen),
+        Err(e) => Verdict::Unresolved(format!("the run's tape does not replay: {e}")),
+    }
 }

@@ -15,21 +15,21 @@
 //! the properties still hold and the client applies every version it receives. A second
 //! suite also checks that every order whose Payment the client knows has converged to the
 //! platform's latest `version` of that Payment (WEBHOOK-02), except where the contract
-//! leaves it open (A-CLIENT-AFTER-24H, [`after_24h_gap`]).
+//! leaves it open (A-CLIENT-AFTER-24H and A-WEBHOOK-BLACKOUT, [`gap`]).
 //!
 //! Findings F1–F3 of an earlier run of that suite are replayed from their tapes: F1 and
-//! F2 are fixed, F3 is the A-CLIENT-AFTER-24H situation. A last test forces the
+//! F2 are fixed, F3 is the A-CLIENT-AFTER-24H situation. Three findings of a soak of it
+//! are A-WEBHOOK-BLACKOUT (`blackout_*`; scripts F03–F05 in `scenarios/`). A last test forces the
 //! anti-patterns `new_key_after_timeout+new_order_no_after_timeout` and asserts that
 //! proptest finds a violation and shrinks it to at most 10 choices.
 
 mod common;
 
 use payhub_model::client::{ClientParams, OrderRecord, OrderState, Policy, schedule};
-use payhub_model::{
-    AcquirerDecision, Assumption, PaymentId, PaymentStatus, PaymentView, WebhookObject,
-};
-use payhub_properties::liveness;
-use payhub_sim::{Choice, Payload, World, WorldConfig, worlds};
+use payhub_model::{AcquirerDecision, Assumption, PaymentId, PaymentStatus, PaymentView};
+use payhub_properties::liveness::{self, Deliveries, Received, Verdict, WebhookDelivery};
+use payhub_sim::driver::Observer;
+use payhub_sim::{Choice, World, WorldConfig, worlds};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 use std::collections::BTreeSet;
@@ -135,39 +135,15 @@ fn pick(v: u16, enabled: &[Choice]) -> Option<&Choice> {
     }
 }
 
-/// A Payment version a response or webhook brought to a running client server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Received {
-    node: u8,
-    payment: PaymentId,
-    version: u32,
-}
-
-/// One delivery of a Payment webhook event to a client node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct WebhookDelivery {
-    node: u8,
-    payment: PaymentId,
-    version: u32,
-    /// 0 for the first delivery, then 1, 2, … (A-WEBHOOK-REDELIVERY).
-    delivery: u8,
-    /// Whether some server sharing the node's database was running (it hears nothing when
-    /// the node is down).
-    db_up: bool,
-}
-
 /// A run of the world: the choices applied, and what the merchant side was sent.
 struct Run<'a> {
     config: &'a WorldConfig,
     world: World,
     tape: Vec<Choice>,
-    /// Every Payment version that reached a running client server, in order.
-    received: Vec<Received>,
-    /// Every delivery of a Payment webhook to a client node, in order.
-    webhooks: Vec<WebhookDelivery>,
-    /// Every (Payment, version) the platform sent a webhook event of (A-VERSION: every
-    /// change of a Payment emits one).
-    emitted: BTreeSet<(PaymentId, u32)>,
+    /// What reached the merchant side (every Payment version a running client server
+    /// received, every webhook delivery, every event emitted), as the liveness check
+    /// observes it.
+    seen: Deliveries,
 }
 
 impl<'a> Run<'a> {
@@ -178,73 +154,24 @@ impl<'a> Run<'a> {
             config,
             world,
             tape: Vec::new(),
-            received: Vec::new(),
-            webhooks: Vec::new(),
-            emitted: BTreeSet::new(),
+            seen: Deliveries::default(),
         })
     }
 
     /// Whether client node `node` is running.
     fn up(&self, node: u8) -> bool {
-        self.world
-            .servers
-            .get(node as usize)
-            .and_then(|s| s.as_ref())
-            .is_some_and(|s| s.is_up())
-    }
-
-    /// Whether some server of database `db` is running.
-    fn db_up(&self, db: u8) -> bool {
-        self.config
-            .clients
-            .iter()
-            .any(|c| c.db == db && self.up(c.node))
+        liveness::node_up(&self.world, node)
     }
 
     /// Applies `choice`, noting what it brings to the merchant side, and checks every
     /// always property.
     fn apply(&mut self, choice: Choice) -> Result<(), String> {
-        if let Choice::Deliver { msg, .. } = &choice {
-            let carried = match self.world.net.get(*msg) {
-                Some(Payload::Response { to, response, .. }) => {
-                    response.payment().map(|p| (*to, p.id, p.version, None))
-                }
-                Some(Payload::Webhook { to, event }) => match &event.object {
-                    WebhookObject::Payment(p) => Some((*to, p.id, p.version, Some(event.delivery))),
-                    WebhookObject::Refund(_) => None,
-                },
-                _ => None,
-            };
-            if let Some((node, payment, version, delivery)) = carried {
-                if let (Some(spec), Some(delivery)) = (self.config.client(node), delivery) {
-                    self.webhooks.push(WebhookDelivery {
-                        node,
-                        payment,
-                        version,
-                        delivery,
-                        db_up: self.db_up(spec.db),
-                    });
-                }
-                if self.up(node) {
-                    self.received.push(Received {
-                        node,
-                        payment,
-                        version,
-                    });
-                }
-            }
-        }
+        self.seen.before(self.config, &self.world, &choice);
         self.world
             .apply(self.config, &choice, None)
             .map_err(|e| format!("'{choice}' failed to apply: {e}"))?;
         self.tape.push(choice);
-        for (_, payload) in self.world.net.iter() {
-            if let Payload::Webhook { event, .. } = payload {
-                if let WebhookObject::Payment(p) = &event.object {
-                    self.emitted.insert((p.id, p.version));
-                }
-            }
-        }
+        self.seen.after(self.config, &self.world);
         common::always(self.config, &self.world)
     }
 
@@ -414,69 +341,32 @@ fn lagging(world: &World) -> Result<Vec<Lag>, String> {
     Ok(lags)
 }
 
-/// Whether `lag` is exactly the situation the contract leaves open, assumption
-/// A-CLIENT-AFTER-24H (`model/src/assumptions.rs`): the result is still unknown to the
-/// client (the order is confirming), its query window is over (SCHED-01: queries "every
-/// 4 hours until 24 hours", then none), and it missed every delivery of the event of the
-/// platform's latest version (WEBHOOK-01: webhooks are the primary channel), which the
-/// platform did send. `Err` says which part does not hold.
-fn after_24h_gap(run: &Run, lag: &Lag) -> Result<(), String> {
-    if lag.order.state() != OrderState::Confirming {
-        return Err(format!(
-            "the order is {:?}, not confirming",
-            lag.order.state()
-        ));
-    }
-    let spec = run
-        .config
-        .clients
-        .iter()
-        .find(|c| c.db == lag.db && run.world.servers[c.node as usize].is_some())
-        .ok_or("no client server of the order's database")?;
-    let server = run.world.servers[spec.node as usize]
-        .as_ref()
-        .expect("a client node");
-    let params = &server.config().params;
-    let anchor = lag
-        .order
-        .confirming_since
-        .ok_or("the order has no query window (confirming_since)")?;
-    if let Some(at) = schedule::next_query_at(params, anchor, run.world.now) {
-        return Err(format!(
-            "its query window (since {anchor}) is not over: a query is due at {at}"
-        ));
-    }
-    let (payment, version) = (lag.latest.id, lag.latest.version);
-    if !run.emitted.contains(&(payment, version)) {
-        return Err(format!(
-            "the platform sent no webhook event of version {version} of {payment}"
-        ));
-    }
-    let heard = run.received.iter().any(|r| {
-        r.payment == payment
-            && r.version >= version
-            && run.config.client(r.node).is_some_and(|c| c.db == lag.db)
-    });
-    if heard {
-        return Err(format!(
-            "a server of db {} received version {version} of {payment}",
-            lag.db
-        ));
-    }
-    Ok(())
+/// Whether `lag` is exactly a situation the contract leaves open, and which assumption
+/// it reaches ([`liveness::gap`], shared with the liveness check): no query of the order
+/// is due (SCHED-01), and it missed every delivery of the event of the platform's latest
+/// version (WEBHOOK-01: webhooks are the primary channel), which the platform did send.
+/// A confirming order is A-CLIENT-AFTER-24H; any other order is A-WEBHOOK-BLACKOUT only
+/// if every delivery of that event was missed: it found the server it was sent to down
+/// (every server of the database, in the soak's findings), or was lost in the network.
+/// `Err` says which part does not hold.
+fn gap(run: &Run, lag: &Lag) -> Result<Assumption, String> {
+    liveness::gap(run.config, &run.world, &run.seen, lag.db, &lag.order)
 }
 
 /// WEBHOOK-02 and the query schedule (SCHED-01), end to end, as issue 6 states them: once
 /// the faults stop, every order whose Payment the client knows holds the platform's
-/// latest version of that Payment — except in the situation the contract leaves open
-/// ([`after_24h_gap`], A-CLIENT-AFTER-24H: see
-/// [`finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h`]).
-fn converged(run: &Run) -> Result<(), String> {
+/// latest version of that Payment — except in the situations the contract leaves open
+/// ([`gap`]: A-CLIENT-AFTER-24H, see
+/// [`finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h`];
+/// A-WEBHOOK-BLACKOUT, see the `blackout_*` tests). Returns the assumptions reached.
+fn converged(run: &Run) -> Result<BTreeSet<Assumption>, String> {
+    let mut reached = BTreeSet::new();
     for lag in lagging(&run.world)? {
-        after_24h_gap(run, &lag)
-            .map_err(|why| format!("{lag}\n(not the A-CLIENT-AFTER-24H situation: {why})"))?;
+        let assumption = gap(run, &lag)
+            .map_err(|why| format!("{lag}\n(not a situation the contract leaves open: {why})"))?;
+        reached.insert(assumption);
     }
-    Ok(())
+    Ok(reached)
 }
 
 /// What a case checks after its schedule.
@@ -502,11 +392,11 @@ fn case(config: &WorldConfig, schedule: &[u16], after: After) -> Result<(), Stri
 /// Heals `run` and checks what `after` asks.
 fn heal_and_check(run: &mut Run, after: After) -> Result<(), String> {
     let faults = run.tape.len();
-    let from = run.received.len();
+    let from = run.seen.received.len();
     let healed = heal(run).and_then(|()| {
-        applies_what_it_receives(run.config, &run.world, &run.received[from..])?;
+        applies_what_it_receives(run.config, &run.world, &run.seen.received[from..])?;
         match after {
-            After::HealAndConverge => converged(run),
+            After::HealAndConverge => converged(run).map(|_| ()),
             _ => Ok(()),
         }
     });
@@ -559,18 +449,15 @@ fn effect_01_reference_client_never_double_charges_under_faults() {
 
 /// WEBHOOK-02, SCHED-01 as issue 6 states the goal: after the faults stop, the client
 /// has converged to the platform's latest `version` of every Payment it knows, unless it
-/// is left in the situation the contract leaves open, A-CLIENT-AFTER-24H ([`converged`]).
+/// is left in a situation the contract leaves open ([`converged`]): A-CLIENT-AFTER-24H
+/// or A-WEBHOOK-BLACKOUT.
 ///
-/// Findings F1–F3 of issue 6 kept it from holding: F1 and F2 are fixed, F3 is that
-/// situation (see their tests below). The schedules are the reference suite's first
+/// Findings F1–F3 of issue 6 kept it from holding: F1 and F2 are fixed, F3 is
+/// A-CLIENT-AFTER-24H (see their tests below). A soak (`PROPTEST_CASES=100000`, release)
+/// then found orders left behind with every server of the merchant's database down
+/// through every delivery of an event and no query due: A-WEBHOOK-BLACKOUT (the
+/// `blackout_*` tests below). The schedules are the reference suite's first
 /// [`CONVERGENCE_CASES`] (same seed), judged by the stricter check after healing.
-///
-/// A soak (`PROPTEST_CASES=100000`, release) reaches A-CLIENT-AFTER-24H within seconds
-/// and accepts it, but also fails on orders left behind in the same way (every server of
-/// the merchant down through every delivery of an event, nobody querying afterwards)
-/// that no assumption names yet: a `requires_action` order whose Payment succeeded, once
-/// the query window is over (the liveness check counts it as resolved); a `failed` order
-/// that misses `payment.expired`; a paid order that misses the event of a refund.
 #[test]
 fn webhook_02_reference_client_converges_to_latest_version_after_faults() {
     reference_suite(
@@ -632,7 +519,7 @@ fn finding_f1_refund_emits_a_payment_event_and_the_paid_order_catches_up() {
     );
     assert_eq!(order_1(&run).version(), 2);
     assert!(
-        run.emitted.contains(&(PAY_1, 3)),
+        run.seen.emitted.contains(&(PAY_1, 3)),
         "the refund emits an event of version 3"
     );
     heal_and_check(&mut run, After::HealAndConverge).unwrap_or_else(|e| panic!("{e}"));
@@ -668,13 +555,15 @@ fn finding_f2_expiry_webhook_reaches_the_running_server_of_the_merchant() {
     );
     assert!(!run.up(0), "node 0 is down");
     assert_eq!(
-        run.webhooks.last(),
+        run.seen.webhooks.last(),
         Some(&WebhookDelivery {
             node: 1,
             payment: PAY_1,
             version: 3,
             delivery: 0,
             db_up: true,
+            node_up: true,
+            lost: false,
         }),
         "payment.expired goes to node 1"
     );
@@ -688,7 +577,7 @@ fn finding_f2_expiry_webhook_reaches_the_running_server_of_the_merchant() {
 /// crash, so every delivery of `payment.succeeded` (the first and the re-deliveries of
 /// A-WEBHOOK-REDELIVERY) finds no server running, and they restart once the 24-hour
 /// query window (SCHED-01) is over. The order stays confirming for good while the
-/// platform has `succeeded`; the liveness check reports it. (Before webhooks were routed
+/// platform has `succeeded`; the liveness check reports the assumption reached. (Before webhooks were routed
 /// to a running server, one crashed server was enough.)
 #[test]
 fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h() {
@@ -720,6 +609,7 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
     );
     // Every delivery of payment.succeeded (v3) found merchant 1's test servers down.
     let succeeded: Vec<&WebhookDelivery> = run
+        .seen
         .webhooks
         .iter()
         .filter(|d| (d.payment, d.version) == (PAY_1, 3))
@@ -757,8 +647,14 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
     assert_eq!(lag.order.last_query_at, None, "it never queried");
     // Exactly the documented situation, which the convergence check accepts and the
     // liveness check reports.
-    after_24h_gap(&run, lag).unwrap_or_else(|why| panic!("{lag}: {why}"));
-    converged(&run).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        gap(&run, lag).unwrap_or_else(|why| panic!("{lag}: {why}")),
+        Assumption::ClientAfterWindow
+    );
+    assert_eq!(
+        converged(&run).unwrap_or_else(|e| panic!("{e}")),
+        BTreeSet::from([Assumption::ClientAfterWindow])
+    );
     let unresolved = liveness::unresolved(&config, &run.world);
     assert!(
         unresolved
@@ -766,6 +662,255 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
             .is_some_and(|u| u.contains("ORDER-1") && u.contains("Confirming")),
         "{unresolved:?}"
     );
+    // The liveness check reports it as the assumption reached, not as a violation.
+    assert!(
+        matches!(
+            liveness::judge(&config, &run.world, &run.seen),
+            Verdict::Gap {
+                assumption: Assumption::ClientAfterWindow,
+                ..
+            }
+        ),
+        "{:?}",
+        liveness::judge(&config, &run.world, &run.seen)
+    );
+}
+
+/// Replays `labels`, heals, and checks that ORDER-1 of database 0 is left behind the
+/// platform in exactly the A-WEBHOOK-BLACKOUT situation: every delivery of the event of
+/// the Payment's latest version found merchant 1's test servers down, no query of the
+/// order is due, and both the convergence test and the liveness check report that
+/// assumption (the liveness check only if the client does not know the result).
+/// Returns the healed run and the lag.
+fn blackout<'a>(config: &'a WorldConfig, labels: &[&str]) -> (Run<'a>, Lag) {
+    assert_eq!(Assumption::WebhookBlackout.id(), "A-WEBHOOK-BLACKOUT");
+    let mut run = finding(config, labels);
+    heal_and_check(&mut run, After::Heal).unwrap_or_else(|e| panic!("{e}"));
+    let lags = lagging(&run.world).expect("every order names a Payment the platform has");
+    let [lag] = lags.as_slice() else {
+        panic!("one order behind the platform, not {lags:#?}");
+    };
+    assert_eq!((lag.db, lag.order.order_no.as_str()), (0, "ORDER-1"));
+    let latest = (lag.latest.id, lag.latest.version);
+    let missed: Vec<&WebhookDelivery> = run
+        .seen
+        .webhooks
+        .iter()
+        .filter(|d| (d.payment, d.version) == latest)
+        .collect();
+    let deliveries = 1 + usize::from(config.params.webhook_redeliveries_max);
+    assert_eq!(missed.len(), deliveries, "{missed:?}");
+    assert!(missed.iter().all(|d| !d.db_up && !d.lost), "{missed:?}");
+    assert_eq!(
+        gap(&run, lag).unwrap_or_else(|why| panic!("{lag}: {why}")),
+        Assumption::WebhookBlackout
+    );
+    assert_eq!(
+        converged(&run).unwrap_or_else(|e| panic!("{e}")),
+        BTreeSet::from([Assumption::WebhookBlackout])
+    );
+    // Nothing else is: had one delivery reached a running server, or never been made, it
+    // would not be the blackout; had it been lost in the network, it would still be.
+    let last = run
+        .seen
+        .webhooks
+        .iter()
+        .rposition(|d| (d.payment, d.version) == latest)
+        .expect("a delivery");
+    let mut heard = run.seen.clone();
+    heard.webhooks[last].node_up = true;
+    let mut unmade = run.seen.clone();
+    unmade.webhooks.remove(last);
+    for seen in [&heard, &unmade] {
+        let why =
+            liveness::gap(config, &run.world, seen, 0, &lag.order).expect_err("not the blackout");
+        assert!(why.contains("delivery"), "{why}");
+    }
+    let mut lost = heard.clone();
+    lost.webhooks[last].lost = true;
+    assert_eq!(
+        liveness::gap(config, &run.world, &lost, 0, &lag.order),
+        Ok(Assumption::WebhookBlackout)
+    );
+    let lag = lag.clone();
+    (run, lag)
+}
+
+/// A-WEBHOOK-BLACKOUT, finding (b) of the soak: ORDER-1 requires action (201, v2
+/// applied: awaiting the payer, queries scheduled); both servers of merchant 1 in test
+/// crash; the payer authenticates and the platform's verification finds the charge
+/// approved (v3, `payment.succeeded`); every delivery of it finds both servers down, and
+/// they restart 24 h later, when the query window is over. The order stays awaiting the
+/// payer for good while the Payment succeeded: a captured payment never fulfilled. The
+/// liveness check, which counted awaiting the payer as known, now reports it (as the
+/// assumption reached). Script: `scenarios/F03-blackout-requires-action-succeeded.pha`.
+#[test]
+fn blackout_requires_action_order_misses_payment_succeeded() {
+    let config = reference_world();
+    let tape = [
+        "command 0",
+        "deliver m1",
+        "acquire u1 require_action",
+        "deliver u2",
+        "deliver m2",
+        "deliver m3",
+        "crash merchant-0",
+        "crash merchant-1",
+        "authenticate att_001 ok",
+        "tick",
+        "acquire u3 approve",
+        "deliver u4",
+        "deliver m4",
+        "tick",
+        "deliver m5",
+        "tick",
+        "deliver m6",
+        "tick",
+        "deliver m7",
+        "tick",
+        "restart merchant-0",
+        "restart merchant-1",
+    ];
+    let (run, lag) = blackout(&config, &tape);
+    assert_eq!(
+        (lag.order.state(), lag.order.version()),
+        (OrderState::AwaitingPayer, 2)
+    );
+    assert_eq!(
+        (lag.latest.status, lag.latest.version),
+        (PaymentStatus::Succeeded, 3)
+    );
+    assert_eq!(lag.order.fulfilled, None, "never fulfilled");
+    let unresolved = liveness::unresolved(&config, &run.world);
+    assert!(
+        unresolved
+            .as_deref()
+            .is_some_and(|u| u.contains("ORDER-1") && u.contains("AwaitingPayer")),
+        "{unresolved:?}"
+    );
+    assert!(
+        matches!(
+            liveness::judge(&config, &run.world, &run.seen),
+            Verdict::Gap {
+                assumption: Assumption::WebhookBlackout,
+                ..
+            }
+        ),
+        "{:?}",
+        liveness::judge(&config, &run.world, &run.seen)
+    );
+    // The liveness verdict of the same run in a sweep: healed from its end, then replayed
+    // with observation.
+    let (world, _) = payhub_sim::driver::replay(
+        &config,
+        &run.tape[..tape.len()],
+        &mut |_: &World| None,
+        None,
+    )
+    .expect("the tape replays");
+    assert!(matches!(
+        liveness::verdict(&config, world, &run.tape[..tape.len()]),
+        Verdict::Gap {
+            assumption: Assumption::WebhookBlackout,
+            ..
+        }
+    ));
+}
+
+/// A-WEBHOOK-BLACKOUT, finding (c) of the soak: ORDER-1 is declined (`failed` v2
+/// applied: no query, SCHED-01 stops at failed); both servers crash; 24 h later the
+/// Payment expires (v3, `payment.expired`) and every delivery finds them down. The order
+/// stays failed against expired for good; the liveness check counts failed as known.
+/// Script: `scenarios/F04-blackout-failed-misses-expired.pha`.
+#[test]
+fn blackout_failed_order_misses_payment_expired() {
+    let config = reference_world();
+    let (run, lag) = blackout(
+        &config,
+        &[
+            "command 0",
+            "deliver m1",
+            "acquire u1 decline",
+            "deliver u2",
+            "deliver m2",
+            "deliver m3",
+            "crash merchant-0",
+            "crash merchant-1",
+            "tick",
+            "deliver m4",
+            "tick",
+            "deliver m5",
+            "tick",
+            "deliver m6",
+            "tick",
+            "deliver m7",
+            "restart merchant-0",
+            "restart merchant-1",
+        ],
+    );
+    assert_eq!(
+        (lag.order.state(), lag.order.version()),
+        (OrderState::Failed, 2)
+    );
+    assert_eq!(
+        (lag.latest.status, lag.latest.version),
+        (PaymentStatus::Expired, 3)
+    );
+    assert_eq!(liveness::unresolved(&config, &run.world), None);
+}
+
+/// A-WEBHOOK-BLACKOUT, finding (d) of the soak: ORDER-1 is paid (v2 applied, fulfilled),
+/// refund R-1 (4000) is created and succeeds; its `payment.succeeded` event (v3,
+/// amount_refunded 4000) and every re-delivery find both servers down (crashed right
+/// after the refund was sent). The paid order stays at v2 for good.
+/// Script: `scenarios/F05-blackout-paid-misses-refund-event.pha`.
+#[test]
+fn blackout_paid_order_misses_the_refund_payment_event() {
+    let config = reference_world();
+    let (run, lag) = blackout(
+        &config,
+        &[
+            "command 0",
+            "deliver m1",
+            "acquire u1 approve",
+            "deliver u2",
+            "deliver m2",
+            "deliver m3",
+            "command 5",
+            "deliver m4",
+            "acquire u3 approve",
+            "deliver u4",
+            "crash merchant-0",
+            "crash merchant-1",
+            "deliver m5",
+            "deliver m6",
+            "deliver m7",
+            "tick",
+            "deliver m8",
+            "deliver m9",
+            "tick",
+            "deliver m10",
+            "deliver m11",
+            "tick",
+            "deliver m12",
+            "deliver m13",
+            "restart merchant-0",
+            "restart merchant-1",
+        ],
+    );
+    assert_eq!(
+        (lag.order.state(), lag.order.version()),
+        (OrderState::Paid, 2)
+    );
+    assert_eq!(
+        (
+            lag.latest.status,
+            lag.latest.version,
+            lag.latest.amount_refunded
+        ),
+        (PaymentStatus::Succeeded, 3, 4000)
+    );
+    assert_eq!(liveness::unresolved(&config, &run.world), None);
 }
 
 /// UNKNOWN-03 / "Don't do this": a client that switches to a new key and a new order

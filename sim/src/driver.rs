@@ -332,6 +332,31 @@ pub fn heal(
     span: payhub_model::Millis,
     max_steps: usize,
 ) -> usize {
+    heal_observed(config, world, span, max_steps, &mut ())
+}
+
+/// Sees every choice a run applies: [`Observer::before`] with the world the choice is
+/// applied to, [`Observer::after`] with the world it made. The liveness check observes
+/// what reached the merchant side (`payhub_properties::liveness::Deliveries`).
+pub trait Observer {
+    fn before(&mut self, config: &WorldConfig, world: &World, choice: &Choice);
+    fn after(&mut self, config: &WorldConfig, world: &World);
+}
+
+/// Observes nothing.
+impl Observer for () {
+    fn before(&mut self, _: &WorldConfig, _: &World, _: &Choice) {}
+    fn after(&mut self, _: &WorldConfig, _: &World) {}
+}
+
+/// [`heal`], showing every choice it applies to `observer`.
+pub fn heal_observed(
+    config: &WorldConfig,
+    world: &mut World,
+    span: payhub_model::Millis,
+    max_steps: usize,
+    observer: &mut dyn Observer,
+) -> usize {
     let until = world.now.after(span);
     let mut enabled = Vec::new();
     let rank = |c: &Choice| -> Option<u8> {
@@ -360,9 +385,11 @@ pub fn heal(
         else {
             return step;
         };
+        observer.before(config, world, &choice);
         if world.apply(config, &choice, None).is_err() {
             return step;
         }
+        observer.after(config, world);
     }
     max_steps
 }

@@ -597,6 +597,11 @@ impl MerchantServer {
         let Some(rec) = cx.db.order_mut(order) else {
             return false;
         };
+        // SCHED-01: queries stop "on entering succeeded / failed / canceled / expired", and
+        // the window below ends at 24 h. A-WEBHOOK-BLACKOUT: a later change of the Payment
+        // (a failed one expiring, a paid one refunded, a requires_action one succeeding
+        // after the window) reaches this client only by webhook; if every delivery finds
+        // every server of its database down, nothing here catches up.
         if rec.state().is_settled() {
             return false;
         }
