@@ -3,7 +3,6 @@
 use payhub_properties::checker::{Counterexample, Limits, PresetReport, Status};
 use payhub_properties::presets::Preset;
 use payhub_properties::{check, presets};
-use payhub_sim::Choice;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -140,13 +139,9 @@ fn print_script(
         "counterexample of preset {}{policy}: {property} ({})",
         preset.name, cx.detail
     );
-    let script = crate::script_cmd::counterexample_script(
-        &preset.config,
-        &from_initial_world(preset, cx),
-        property,
-        &about,
-    )
-    .map_err(|e| format!("preset {}, {property}: {e}", preset.name))?;
+    let script =
+        crate::script_cmd::counterexample_script(&preset.config, &cx.choices, property, &about)
+            .map_err(|e| format!("preset {}, {property}: {e}", preset.name))?;
     print!("{script}");
     for (preset, property, _) in &found[1..] {
         eprintln!(
@@ -155,16 +150,6 @@ fn print_script(
         );
     }
     Ok(())
-}
-
-/// A counterexample's choices from the world's initial state: a shortest path starts
-/// after the preset's setup; a shrunk one was shrunk from the setup on, so holds it.
-fn from_initial_world(preset: &Preset, cx: &Counterexample) -> Vec<Choice> {
-    if cx.minimal {
-        preset.setup.iter().chain(&cx.choices).cloned().collect()
-    } else {
-        cx.choices.clone()
-    }
 }
 
 /// 1 if anything is violated or unreached, else 3 if any run was incomplete, else 0.
@@ -210,7 +195,13 @@ fn print_report(r: &PresetReport) {
             println!("      (no counterexample found again within the search limits)");
         }
         if let Some(cx) = &p.counterexample {
-            if cx.minimal {
+            let setup = cx.tape.len().saturating_sub(cx.bfs_length);
+            if cx.minimal && setup > 0 {
+                println!(
+                    "      {} (shortest path: {} steps after the preset's {setup}-step setup)",
+                    cx.detail, cx.bfs_length
+                );
+            } else if cx.minimal {
                 println!(
                     "      {} (shortest path: {} steps)",
                     cx.detail,

@@ -47,7 +47,8 @@ pub enum Registration {
     /// Only this registry property, failing at the first violating state the search
     /// visits and never again: stateright keeps the *last* failing path it saw for a
     /// property, so without the latch a single-threaded BFS could report a path longer
-    /// than the shortest (the shortest-counterexample search).
+    /// than the shortest (the shortest-counterexample search). Meant for an `always`
+    /// property: a `sometimes` one never fails.
     Only(usize),
     /// One stateright `always` property that evaluates them all and records the
     /// verdicts in bitsets. stateright hashes each property's name with SipHash for
@@ -205,10 +206,10 @@ impl Model for PresetModel {
         };
         match self.registration {
             Registration::Each => self.active.iter().map(|&i| one(i)).collect(),
-            Registration::Only(i) => match PROPERTIES[i].kind() {
-                Kind::Always => vec![stateright::Property::always(PROPERTIES[i].name, combined)],
-                Kind::Sometimes => vec![one(i)],
-            },
+            // Named after the property, so its discovery is found by its name.
+            Registration::Only(i) => {
+                vec![stateright::Property::always(PROPERTIES[i].name, combined)]
+            }
             Registration::Combined { .. } => {
                 vec![stateright::Property::always(COMBINED, combined)]
             }
@@ -259,14 +260,16 @@ pub enum Status {
 #[derive(Clone, Debug, Serialize)]
 pub struct Counterexample {
     pub detail: String,
-    /// The choices, shortest first found by BFS, then shrunk.
+    /// The choices' labels, from the world's initial state (the preset's setup included),
+    /// so the tape replays as printed.
     pub tape: Vec<String>,
-    /// Length of the path the search found, before any shrinking (equal to the tape's
-    /// when `minimal`).
+    /// Length of the path the search found after the preset's setup, before any
+    /// shrinking (the tape's length less the setup when `minimal`).
     pub bfs_length: usize,
     /// Whether `tape` is a shortest path to a violating state (breadth-first search);
     /// otherwise it is 1-minimal (shrunk).
     pub minimal: bool,
+    /// The choices `tape` names, replayable on the preset's initial world.
     #[serde(skip)]
     pub choices: Vec<Choice>,
 }
@@ -424,7 +427,7 @@ fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample
         )
     })?;
     let choices = if minimal {
-        path
+        full
     } else {
         let shrunk =
             payhub_sim::shrink::shrink(&preset.config, &outcome.tape, property.name, &mut check);

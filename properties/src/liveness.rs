@@ -86,11 +86,7 @@ pub struct Deliveries {
 
 /// Whether client node `node` is running.
 pub fn node_up(world: &World, node: u8) -> bool {
-    world
-        .servers
-        .get(node as usize)
-        .and_then(|s| s.as_ref())
-        .is_some_and(|s| s.is_up())
+    world.server_up(node)
 }
 
 /// Whether some server of database `db` is running.
@@ -231,14 +227,12 @@ pub fn gap(
     }
     let state = order.state();
     if !state.is_settled() {
-        let spec = config
+        let server = config
             .clients
             .iter()
-            .find(|c| c.db == db && world.servers[c.node as usize].is_some())
+            .filter(|c| c.db == db)
+            .find_map(|c| world.server(c.node))
             .ok_or("no client server of the order's database")?;
-        let server = world.servers[spec.node as usize]
-            .as_ref()
-            .expect("a client node");
         let params = &server.config().params;
         let anchor = order
             .confirming_since
@@ -336,11 +330,8 @@ pub fn replay_and_heal(
     let mut world = World::new(config);
     let mut seen = Deliveries::default();
     for (i, choice) in tape.iter().enumerate() {
-        seen.before(config, &world, choice);
-        world
-            .apply(config, choice, None)
+        driver::apply_observed(config, &mut world, choice, &mut seen)
             .map_err(|e| format!("step {}: '{choice}': {e}", i + 1))?;
-        seen.after(config, &world);
     }
     driver::heal_observed(config, &mut world, SPAN, HEAL_STEPS, &mut seen);
     Ok((world, seen))

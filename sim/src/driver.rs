@@ -349,6 +349,20 @@ impl Observer for () {
     fn after(&mut self, _: &WorldConfig, _: &World) {}
 }
 
+/// Applies `choice` to `world`, showing `observer` the world before and after (not
+/// after a choice that did not apply: nothing changed).
+pub fn apply_observed(
+    config: &WorldConfig,
+    world: &mut World,
+    choice: &Choice,
+    observer: &mut dyn Observer,
+) -> Result<(), ApplyError> {
+    observer.before(config, world, choice);
+    world.apply(config, choice, None)?;
+    observer.after(config, world);
+    Ok(())
+}
+
 /// [`heal`], showing every choice it applies to `observer`.
 pub fn heal_observed(
     config: &WorldConfig,
@@ -385,11 +399,9 @@ pub fn heal_observed(
         else {
             return step;
         };
-        observer.before(config, world, &choice);
-        if world.apply(config, &choice, None).is_err() {
+        if apply_observed(config, world, &choice, observer).is_err() {
             return step;
         }
-        observer.after(config, world);
     }
     max_steps
 }

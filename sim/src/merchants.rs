@@ -55,7 +55,7 @@ impl World {
     /// Commands, crashes and restarts the merchant side allows.
     pub(crate) fn enabled_merchants(&self, config: &WorldConfig, out: &mut Vec<Choice>) {
         for (i, item) in config.workload.iter().enumerate() {
-            let up = self.server(item.node).is_some_and(|s| s.is_up());
+            let up = self.server_up(item.node);
             if up && self.workload_used[i] < item.times {
                 out.push(Choice::Command {
                     item: i as u16,
@@ -85,8 +85,14 @@ impl World {
         }
     }
 
-    fn server(&self, node: u8) -> Option<&MerchantServer> {
+    /// Client node `node`'s server (`None`: a scripted node or no such node).
+    pub fn server(&self, node: u8) -> Option<&MerchantServer> {
         self.servers.get(node as usize).and_then(|s| s.as_ref())
+    }
+
+    /// Whether client node `node` has a server and it is running.
+    pub fn server_up(&self, node: u8) -> bool {
+        self.server(node).is_some_and(|s| s.is_up())
     }
 
     /// The next draw: jitter below 250 ms (or 0 without jitter) and fresh entropy.
@@ -146,7 +152,7 @@ impl World {
                         }
                         continue;
                     }
-                    let op = self.servers[node as usize].as_ref().and_then(|s| {
+                    let op = self.server(node).and_then(|s| {
                         s.in_flight()
                             .find(|(h, _)| *h == handle)
                             .map(|(_, op)| op.clone())
@@ -421,5 +427,5 @@ pub(crate) fn for_client(world: &World, payload: &Payload) -> bool {
         Payload::Response { to, .. } | Payload::Webhook { to, .. } => *to,
         Payload::Request { .. } => return false,
     };
-    world.servers.get(to as usize).is_some_and(|s| s.is_some())
+    world.server(to).is_some()
 }

@@ -282,7 +282,7 @@ impl World {
                                 None,
                             );
                         }
-                        if self.servers.get(to as usize).is_some_and(|s| s.is_some()) {
+                        if self.server(to).is_some() {
                             self.webhook_to_client(config, to, event, trace)?;
                         } else {
                             // A scripted merchant acknowledges every webhook it receives.
@@ -565,12 +565,8 @@ impl World {
         environment: payhub_model::Environment,
     ) -> Option<u8> {
         let target = config.webhook_target(merchant, environment)?;
-        let up = |node: u8| {
-            self.servers
-                .get(node as usize)
-                .and_then(|s| s.as_ref())
-                .is_none_or(|s| s.is_up())
-        };
+        // A scripted node (no server) always listens.
+        let up = |node: u8| self.server(node).is_none_or(|s| s.is_up());
         if up(target) {
             return Some(target);
         }
