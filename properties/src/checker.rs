@@ -1,5 +1,10 @@
 //! The exhaustive checker: a stateright `Model` over the world of a preset.
 //!
+//! `check` explores it with the level-synchronous search of [`crate::engine`] (the same
+//! counts as stateright's BFS, which a test compares on every preset, at a fraction of
+//! its bookkeeping); the shortest-counterexample search, the depth-first fallback, the
+//! bug zoo and the Explorer use stateright's own checkers.
+//!
 //! Traps of stateright 0.31 closed here rather than inherited:
 //! - a run stopped by a state-count or time limit is reported **incomplete**, never as
 //!   passing;
@@ -8,6 +13,7 @@
 //! - no symmetry reduction is used, so counts do not depend on thread scheduling;
 //! - the hashed state (the world) is canonical: ordered maps, no trace inside.
 
+use crate::engine::{self, Bounds, Flow};
 use crate::presets::Preset;
 use crate::property::{Kind, OneCheck, PROPERTIES, Property};
 use payhub_model::Rule;
@@ -319,39 +325,34 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
             stop_at_violation: false,
         },
     )?;
-    // A depth-bounded run is single-threaded: stateright's multi-threaded BFS is not
-    // strictly level-ordered and tracks the depth reached racily, so a bounded run could
-    // skip shallow states or be called complete wrongly.
-    let threads = if limits.max_depth.is_some() {
-        1
-    } else {
-        limits.threads.max(1)
+    // Level-synchronous (`engine`): a depth bound is exact with any number of threads.
+    let bounds = Bounds {
+        total_states: limits.max_states,
+        timeout: limits.timeout,
+        max_depth: limits.max_depth,
     };
-    let mut builder = model.checker().threads(threads);
-    if let Some(n) = limits.max_states {
-        builder = builder.target_state_count(n);
-    }
-    if let Some(t) = limits.timeout {
-        builder = builder.timeout(t);
-    }
-    if let Some(d) = limits.max_depth {
-        builder = builder.target_max_depth(d);
-    }
     let started = Instant::now();
-    let checker = builder.spawn_bfs().join();
+    let judge = |world: &World| {
+        if combined(&model, world) {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
+    };
+    let explored = engine::bfs(&model, limits.threads.max(1), bounds, &judge);
     let seconds = started.elapsed().as_secs_f64();
-    let unique_states = checker.unique_state_count();
-    // stateright's target counts generated states, repeats included.
+    let unique_states = explored.unique_states;
+    // Like stateright's target, the state bound counts generated states, repeats included.
     let hit_states = limits
         .max_states
-        .is_some_and(|n| unique_states >= n || checker.state_count() >= n);
+        .is_some_and(|n| unique_states >= n || explored.total_states >= n);
     let hit_time = limits.timeout.is_some_and(|t| started.elapsed() >= t);
-    let hit_depth = limits.max_depth.is_some_and(|d| checker.max_depth() >= d);
-    let complete = !(hit_states || hit_time || hit_depth);
+    let hit_depth = limits.max_depth.is_some_and(|d| explored.max_depth >= d);
+    let complete = !(hit_states || hit_time || hit_depth || explored.cut);
 
-    let (violated, reached) = (checker.model().violated(), checker.model().reached());
+    let (violated, reached) = (model.violated(), model.reached());
     let exercised = {
-        let m = checker.model();
+        let m = &model;
         let bits =
             (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
         payhub_sim::RuleSet(bits | m.init.facts.rules_exercised.0)
@@ -382,8 +383,8 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         about: preset.about,
         complete,
         unique_states,
-        total_states: checker.state_count(),
-        max_depth: checker.max_depth(),
+        total_states: explored.total_states,
+        max_depth: explored.max_depth,
         seconds,
         properties,
         rules_exercised: exercised.iter().map(|r| r.id()).collect(),

@@ -11,6 +11,7 @@
 
 pub mod checker;
 pub mod client;
+pub mod engine;
 pub mod liveness;
 pub mod presets;
 pub mod property;

@@ -221,7 +221,6 @@ impl World {
             self.step_platform(
                 config,
                 PlatformInput::WebhookAcked(event),
-                None,
                 trace.as_deref_mut(),
             )?;
         }

@@ -119,10 +119,15 @@ impl<T: Clone> InFlight<T> {
     }
 
     /// Takes a message out of flight (to deliver or drop it).
-    pub fn take(&mut self, id: MsgId) -> Option<T> {
-        self.msgs
-            .remove(&id)
-            .map(|m| Arc::try_unwrap(m).unwrap_or_else(|shared| (*shared).clone()))
+    /// Removes a message and hands it over still shared: the states before this one
+    /// hold the same `Arc`, so unwrapping it would mean a deep clone.
+    pub fn take(&mut self, id: MsgId) -> Option<Arc<T>> {
+        self.msgs.remove(&id)
+    }
+
+    /// The message, shared (a reference-count increment).
+    pub fn get_shared(&self, id: MsgId) -> Option<Arc<T>> {
+        self.msgs.get(&id).cloned()
     }
 
     /// A second copy of a message in flight, under a new id.

@@ -20,6 +20,7 @@ use payhub_model::{
 };
 use payhub_model::{CowMap, Shared};
 use serde::Serialize;
+use smallvec::SmallVec;
 
 /// Why a choice could not be applied. Nothing changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,7 +71,7 @@ pub struct Awaiting {
 pub struct World {
     pub now: Millis,
     pub platform: Shared<Platform>,
-    pub acquirer: Acquirer,
+    pub acquirer: Shared<Acquirer>,
     /// Merchants ⇄ platform.
     pub net: InFlight<Payload>,
     /// Platform ⇄ acquirer.
@@ -88,10 +89,10 @@ pub struct World {
     /// Client requests waiting for a response, by exchange.
     pub awaiting: CowMap<RequestId, Awaiting>,
     /// How often each workload item was given.
-    pub workload_used: Vec<u8>,
+    pub workload_used: SmallVec<[u8; 4]>,
     /// Draws handed to each client node so far: the source of its jitter and random
     /// keys. Per node, so that interleaving two nodes' steps does not change either's draws.
-    pub draws: Vec<u32>,
+    pub draws: SmallVec<[u32; 4]>,
     pub(crate) next_request: u32,
 }
 
@@ -104,7 +105,7 @@ impl World {
                 config.params.clone(),
                 config.api_keys.iter().copied(),
             )),
-            acquirer: Acquirer::new(),
+            acquirer: Shared::new(Acquirer::new()),
             net: InFlight::default(),
             link: InFlight::default(),
             origins: CowMap::new(),
@@ -113,8 +114,8 @@ impl World {
             servers: Shared::new(crate::merchants::servers(config)),
             dbs: Shared::new(crate::merchants::databases(config)),
             awaiting: CowMap::new(),
-            workload_used: vec![0; config.workload.len()],
-            draws: vec![
+            workload_used: smallvec::smallvec![0; config.workload.len()],
+            draws: smallvec::smallvec![
                 0;
                 config
                     .clients
@@ -246,14 +247,22 @@ impl World {
         let not_enabled = || ApplyError::NotEnabled(choice.to_string());
         match choice {
             Choice::Deliver { msg, branch } => {
-                let payload = self.net.get(*msg).ok_or_else(not_enabled)?.clone();
-                match payload {
-                    Payload::Request { from, id, request } => {
+                let payload = self.net.get_shared(*msg).ok_or_else(not_enabled)?;
+                match *payload {
+                    Payload::Request {
+                        from,
+                        id,
+                        ref request,
+                    } => {
                         self.deliver_request(
                             config, *msg, from, id, request, *branch, false, trace,
                         )?;
                     }
-                    Payload::Response { to, id, response } => {
+                    Payload::Response {
+                        to,
+                        id,
+                        ref response,
+                    } => {
                         self.net.take(*msg);
                         if let Some(t) = trace.as_deref_mut() {
                             t.push(
@@ -267,9 +276,9 @@ impl World {
                                 None,
                             );
                         }
-                        self.response_to_client(config, to, id, response, trace)?;
+                        self.response_to_client(config, to, id, response.clone(), trace)?;
                     }
-                    Payload::Webhook { to, event } => {
+                    Payload::Webhook { to, ref event } => {
                         self.net.take(*msg);
                         if let Some(t) = trace.as_deref_mut() {
                             t.push(
@@ -283,13 +292,12 @@ impl World {
                             );
                         }
                         if self.server(to).is_some() {
-                            self.webhook_to_client(config, to, event, trace)?;
+                            self.webhook_to_client(config, to, event.clone(), trace)?;
                         } else {
                             // A scripted merchant acknowledges every webhook it receives.
                             self.step_platform(
                                 config,
                                 PlatformInput::WebhookAcked(event.id),
-                                None,
                                 trace,
                             )?;
                         }
@@ -304,16 +312,20 @@ impl World {
                 self.budget.drops -= 1;
                 if let Some(t) = trace {
                     let (from, to) = (payload.source(), payload.destination());
-                    let what = match payload {
-                        Payload::Request { id, request, .. } => {
-                            t.note_request(id, &request);
+                    let what = match &*payload {
+                        &Payload::Request {
+                            id, ref request, ..
+                        } => {
+                            t.note_request(id, request);
                             What::Lost {
                                 id,
                                 response: false,
                             }
                         }
-                        Payload::Response { id, .. } => What::Lost { id, response: true },
-                        Payload::Webhook { event, .. } => What::WebhookLost { event },
+                        &Payload::Response { id, .. } => What::Lost { id, response: true },
+                        Payload::Webhook { event, .. } => What::WebhookLost {
+                            event: event.clone(),
+                        },
                     };
                     t.push(self.now, from, to, what, None);
                 }
@@ -323,28 +335,32 @@ impl World {
                 if self.budget.duplicates == 0 {
                     return Err(not_enabled());
                 }
-                let payload = self.net.get(*msg).ok_or_else(not_enabled)?.clone();
+                let payload = self.net.get_shared(*msg).ok_or_else(not_enabled)?;
                 self.budget.duplicates -= 1;
-                match payload {
+                match &*payload {
                     // A duplicated request is a second HTTP exchange: same bytes, new id.
                     // Its answer reaches the merchant, which is not waiting for it.
-                    Payload::Request { from, id, request } => {
+                    &Payload::Request {
+                        from,
+                        id,
+                        ref request,
+                    } => {
                         self.next_request += 1;
                         let copy = RequestId(self.next_request);
                         if let Some(origin) = self.origins.get(&id).cloned() {
                             self.origins.insert(copy, origin);
                         }
                         if let Some(t) = trace.as_deref_mut() {
-                            t.note_request(copy, &request);
+                            t.note_request(copy, request);
                         }
                         self.net.send(Payload::Request {
                             from,
                             id: copy,
-                            request,
+                            request: request.clone(),
                         });
                     }
-                    other => {
-                        self.net.send(other);
+                    _ => {
+                        self.net.duplicate(*msg);
                     }
                 }
                 if let Some(t) = trace {
@@ -369,17 +385,17 @@ impl World {
                 }
             }
             Choice::Fail500Before { msg } => {
-                let Some(Payload::Request { from, id, request }) = self.net.get(*msg).cloned()
-                else {
+                let Some(&Payload::Request { from, id, .. }) = self.net.get(*msg) else {
                     return Err(not_enabled());
                 };
                 if self.budget.fail_500 == 0 {
                     return Err(not_enabled());
                 }
                 self.budget.fail_500 -= 1;
-                self.net.take(*msg);
-                if let Some(t) = trace {
-                    t.note_request(id, &request);
+                let taken = self.net.take(*msg);
+                if let (Some(t), Some(Payload::Request { request, .. })) = (trace, taken.as_deref())
+                {
+                    t.note_request(id, request);
                     t.push(
                         self.now,
                         Node::Merchant(from),
@@ -403,24 +419,29 @@ impl World {
                 );
             }
             Choice::Fail500After { msg, branch } => {
-                let Some(Payload::Request { from, id, request }) = self.net.get(*msg).cloned()
-                else {
+                let Some(payload) = self.net.get_shared(*msg) else {
+                    return Err(not_enabled());
+                };
+                let Payload::Request { from, id, request } = &*payload else {
                     return Err(not_enabled());
                 };
                 if self.budget.fail_500 == 0 {
                     return Err(not_enabled());
                 }
-                self.deliver_request(config, *msg, from, id, request, *branch, true, trace)?;
+                self.deliver_request(config, *msg, *from, *id, request, *branch, true, trace)?;
                 self.budget.fail_500 -= 1;
             }
             Choice::Acquire { msg, decision } => {
-                let Some(UpstreamMsg::Call(call)) = self.link.get(*msg).cloned() else {
+                let Some(m) = self.link.get_shared(*msg) else {
+                    return Err(not_enabled());
+                };
+                let UpstreamMsg::Call(call) = &*m else {
                     return Err(not_enabled());
                 };
                 self.link.take(*msg);
                 let mut replies = Vec::new();
                 self.acquirer
-                    .handle_call(self.now, &call, *decision, &mut replies);
+                    .handle_call(self.now, call, *decision, &mut replies);
                 if let Some(t) = trace {
                     let d = serde_json::to_string(decision).unwrap_or_default();
                     let what = What::Decision {
@@ -433,7 +454,7 @@ impl World {
                 }
             }
             Choice::DeliverUpstream { msg } => {
-                let Some(UpstreamMsg::Reply(reply)) = self.link.get(*msg).cloned() else {
+                let Some(&UpstreamMsg::Reply(reply)) = self.link.get(*msg) else {
                     return Err(not_enabled());
                 };
                 self.link.take(*msg);
@@ -446,7 +467,7 @@ impl World {
                         None,
                     );
                 }
-                self.step_platform(config, PlatformInput::Upstream(reply), None, trace)?;
+                self.step_platform(config, PlatformInput::Upstream(reply), trace)?;
             }
             Choice::DropUpstream { msg } => {
                 if self.budget.upstream_drops == 0 {
@@ -455,7 +476,7 @@ impl World {
                 let m = self.link.take(*msg).ok_or_else(not_enabled)?;
                 self.budget.upstream_drops -= 1;
                 if let Some(t) = trace {
-                    let (from, to, text) = match &m {
+                    let (from, to, text) = match &*m {
                         UpstreamMsg::Call(c) => (Node::Platform, Node::Acquirer, c.to_string()),
                         UpstreamMsg::Reply(r) => (Node::Acquirer, Node::Platform, r.to_string()),
                     };
@@ -505,7 +526,7 @@ impl World {
                         None,
                     );
                 }
-                self.step_platform(config, PlatformInput::Control(control.clone()), None, trace)?;
+                self.step_platform(config, PlatformInput::Control(control.clone()), trace)?;
             }
             Choice::Send { merchant, request } => {
                 let scripted = config
@@ -616,7 +637,7 @@ impl World {
     ) -> Result<(), ApplyError> {
         self.now = self.now.max(at);
         if self.platform.next_timer().is_some_and(|t| t <= self.now) {
-            self.step_platform(config, PlatformInput::Timeout, None, trace.as_deref_mut())?;
+            self.step_platform(config, PlatformInput::Timeout, trace.as_deref_mut())?;
         }
         self.fire_client_deadlines(config, trace)
     }
@@ -628,13 +649,13 @@ impl World {
         msg: MsgId,
         from: u8,
         id: RequestId,
-        request: ApiRequest,
+        request: &ApiRequest,
         branch: Option<Branch>,
         fail_500: bool,
         mut trace: Option<&mut Trace>,
     ) -> Result<(), ApplyError> {
         // Check first, so that a refused delivery changes nothing.
-        if let Some(point) = self.platform.branch_point(self.now, &request) {
+        if let Some(point) = self.platform.branch_point(self.now, request) {
             match branch {
                 Some(b) if b.point() == point => {}
                 Some(b) => {
@@ -665,42 +686,42 @@ impl World {
             );
         }
         let before = self.facts.snapshot(&self.platform);
-        let origin_request = request.clone();
-        self.step_platform(
-            config,
-            PlatformInput::Request {
-                id,
-                request,
-                branch,
-            },
-            Some((id, &origin_request, before)),
-            trace,
-        )
+        let mut out = Vec::new();
+        self.platform
+            .step_request(self.now, id, request, branch, &mut out)
+            .map_err(ApplyError::Platform)?;
+        self.facts
+            .on_request_handled(self.now, config, id, request, &before, &self.platform, &out);
+        if let Some(business) = self.origins.get(&id).and_then(|o| o.business.clone()) {
+            self.facts.on_business_charges(&business, &out);
+        }
+        self.route_platform_outputs(config, out, trace)
     }
 
-    /// Steps the platform and routes its outputs; `request` names the request input, if
-    /// that is what this is, for the facts about what it executed.
+    /// Steps the platform with an input other than a request and routes its outputs.
     pub(crate) fn step_platform(
         &mut self,
         config: &WorldConfig,
         input: PlatformInput,
-        request: Option<(RequestId, &ApiRequest, crate::facts::Snapshot)>,
-        mut trace: Option<&mut Trace>,
+        trace: Option<&mut Trace>,
     ) -> Result<(), ApplyError> {
         let mut out = Vec::new();
         self.platform
             .step(self.now, input, &mut out)
             .map_err(ApplyError::Platform)?;
+        self.facts.on_platform_step(&out);
+        self.route_platform_outputs(config, out, trace)
+    }
+
+    /// Routes what one platform step produced: responses to their merchants (or a 500 in
+    /// their place), upstream calls onto the link, webhooks to the merchant's endpoint.
+    fn route_platform_outputs(
+        &mut self,
+        config: &WorldConfig,
+        out: Vec<PlatformOutput>,
+        mut trace: Option<&mut Trace>,
+    ) -> Result<(), ApplyError> {
         let mut acks = Vec::new();
-        if let Some((id, req, before)) = request {
-            self.facts
-                .on_request_handled(self.now, config, id, req, &before, &self.platform, &out);
-            if let Some(business) = self.origins.get(&id).and_then(|o| o.business.clone()) {
-                self.facts.on_business_charges(&business, &out);
-            }
-        } else {
-            self.facts.on_platform_step(&out);
-        }
         for output in out {
             match output {
                 PlatformOutput::Response { to, response, rule } => {

@@ -361,6 +361,19 @@ impl Platform {
 
     // ---- the step function ------------------------------------------------------------
 
+    /// [`PlatformInput::Request`] by reference: the world hands over a request it keeps
+    /// shared with the states before it, without cloning it. On error nothing changed.
+    pub fn step_request(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        request: &ApiRequest,
+        branch: Option<Branch>,
+        out: &mut Vec<PlatformOutput>,
+    ) -> Result<(), StepError> {
+        self.handle_request(now, id, request, branch, out)
+    }
+
     /// Handles one input at `now`, pushing outputs to `out`. On error nothing changed.
     pub fn step(
         &mut self,
@@ -373,7 +386,7 @@ impl Platform {
                 id,
                 request,
                 branch,
-            } => self.handle_request(now, id, &request, branch, out),
+            } => self.step_request(now, id, &request, branch, out),
             PlatformInput::Upstream(reply) => {
                 self.handle_upstream(now, reply, out);
                 Ok(())

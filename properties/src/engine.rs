@@ -1,0 +1,252 @@
+//! The exhaustive search behind `check`: a level-synchronous, multi-threaded
+//! breadth-first search over any [`stateright::Model`], in the manner of TLC.
+//!
+//! stateright's own BFS keeps, for every generated state, a copy of the path of action
+//! indices that led to it (an allocation and a copy per generated state, duplicates
+//! included), an `eventually` bitset, and a `DashMap` entry with the parent's
+//! fingerprint; a third of its per-state overhead is bookkeeping `check` never reads,
+//! since counterexamples come from a second, single-threaded search
+//! ([`crate::checker::shortest_violation`]). This engine keeps only what `check` needs:
+//! a set of 64-bit fingerprints and the current and next levels.
+//!
+//! It reports exactly what stateright's BFS reports for the same model (the test
+//! `properties/tests/engine.rs` compares both on every preset):
+//! - fingerprints are stateright's own (aHash with stateright's fixed keys), so two
+//!   states that collide collide in both;
+//! - `unique_states` counts distinct fingerprints of states within the boundary,
+//!   initial states included; `total_states` counts every generated state within the
+//!   boundary, repeats included, plus the initial ones;
+//! - `max_depth` is the depth (initial states: 1) of the deepest state taken from the
+//!   queue; with a depth target, states at that depth are taken but neither judged nor
+//!   expanded.
+//!
+//! Levels make the result independent of thread scheduling: every state of depth `d` is
+//! judged and expanded before any of depth `d + 1`, so a depth bound is exact with any
+//! number of threads and the counts never depend on which thread reached a state first.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// What to do after judging a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// End the search (a violation was found and the caller wants no more).
+    Stop,
+}
+
+/// When to give up. A search that gives up is incomplete.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bounds {
+    /// Stop once this many states (repeats included) were generated.
+    pub total_states: Option<usize>,
+    pub timeout: Option<Duration>,
+    /// Take states of this depth without judging or expanding them.
+    pub max_depth: Option<usize>,
+}
+
+/// What a search covered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Explored {
+    pub unique_states: usize,
+    pub total_states: usize,
+    pub max_depth: usize,
+    /// A judge asked to stop.
+    pub stopped: bool,
+    /// The state or time bound cut the search short.
+    pub cut: bool,
+}
+
+/// stateright's fingerprint of a state: aHash with its fixed keys (`stateright::stable`).
+pub fn fingerprint<T: Hash>(value: &T) -> u64 {
+    ahash::RandomState::with_seeds(123_456_789_987_654_321, 98_765_432_123_456_789, 0, 0)
+        .hash_one(value)
+}
+
+/// A fingerprint is already a hash: the sets use it as is.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+const SHARDS: usize = 64;
+
+/// The fingerprints seen, in shards chosen by the fingerprint's top bits (the low bits
+/// pick the bucket inside a shard), so two threads rarely wait for each other.
+struct Seen {
+    shards: Vec<Mutex<HashSet<u64, BuildHasherDefault<Identity>>>>,
+}
+
+impl Seen {
+    fn new() -> Seen {
+        Seen {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
+
+    /// Whether `fp` is new (and now seen).
+    fn insert(&self, fp: u64) -> bool {
+        lock(&self.shards[(fp >> 58) as usize % SHARDS]).insert(fp)
+    }
+
+    fn len(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).len()).sum()
+    }
+}
+
+/// States in one unit of work: a thread takes a chunk of the current level (and owns
+/// it: the states it expands are freed by the thread that expanded them) and hands on
+/// its successors in chunks of the same size.
+const CHUNK: usize = 64;
+
+/// Explores `model` breadth-first, level by level, with `threads` threads. `judge` sees
+/// every state taken from the queue (not those past the depth bound) and may stop the
+/// search.
+pub fn bfs<M>(
+    model: &M,
+    threads: usize,
+    bounds: Bounds,
+    judge: &(dyn Fn(&M::State) -> Flow + Sync),
+) -> Explored
+where
+    M: stateright::Model + Sync,
+    M::State: Hash + Send + Sync,
+{
+    let started = Instant::now();
+    let seen = Seen::new();
+    let mut initial: Vec<M::State> = Vec::new();
+    let mut total = 0usize;
+    for state in model.init_states() {
+        if !model.within_boundary(&state) {
+            continue;
+        }
+        total += 1;
+        if seen.insert(fingerprint(&state)) {
+            initial.push(state);
+        }
+    }
+    let mut level: Vec<Vec<M::State>> = vec![initial];
+    let total = AtomicUsize::new(total);
+    let stop = AtomicBool::new(false);
+    let cut = AtomicBool::new(false);
+    let out_of_bounds = || {
+        bounds
+            .total_states
+            .is_some_and(|n| total.load(Relaxed) >= n)
+            || bounds.timeout.is_some_and(|t| started.elapsed() >= t)
+    };
+    let mut depth = 0;
+    let mut max_depth = 0;
+    while level.iter().any(|chunk| !chunk.is_empty()) {
+        depth += 1;
+        max_depth = depth;
+        if bounds.max_depth.is_some_and(|d| depth >= d) {
+            break;
+        }
+        let queue = Mutex::new(std::mem::take(&mut level));
+        let next: Mutex<Vec<Vec<M::State>>> = Mutex::default();
+        let worker = || {
+            let mut out = Vec::with_capacity(CHUNK);
+            let mut actions = Vec::new();
+            'work: loop {
+                if stop.load(Relaxed) {
+                    break;
+                }
+                if out_of_bounds() {
+                    cut.store(true, Relaxed);
+                    break;
+                }
+                let Some(chunk) = lock(&queue).pop() else {
+                    break;
+                };
+                let mut generated = 0;
+                for state in chunk {
+                    if judge(&state) == Flow::Stop {
+                        stop.store(true, Relaxed);
+                        total.fetch_add(generated, Relaxed);
+                        break 'work;
+                    }
+                    model.actions(&state, &mut actions);
+                    for action in actions.drain(..) {
+                        let Some(successor) = model.next_state(&state, action) else {
+                            continue;
+                        };
+                        if !model.within_boundary(&successor) {
+                            continue;
+                        }
+                        generated += 1;
+                        if seen.insert(fingerprint(&successor)) {
+                            out.push(successor);
+                            if out.len() == CHUNK {
+                                let full = std::mem::replace(&mut out, Vec::with_capacity(CHUNK));
+                                lock(&next).push(full);
+                            }
+                        }
+                    }
+                }
+                total.fetch_add(generated, Relaxed);
+            }
+            if !out.is_empty() {
+                lock(&next).push(out);
+            }
+        };
+        if threads <= 1 {
+            worker();
+        } else {
+            std::thread::scope(|scope| {
+                for _ in 0..threads {
+                    scope.spawn(worker);
+                }
+            });
+        }
+        if stop.load(Relaxed) || cut.load(Relaxed) {
+            break;
+        }
+        level = next.into_inner().unwrap_or_else(|e| e.into_inner());
+    }
+    Explored {
+        unique_states: seen.len(),
+        total_states: total.load(Relaxed),
+        max_depth,
+        stopped: stop.load(Relaxed),
+        cut: cut.load(Relaxed),
+    }
+}
+
+/// A lock whose holder cannot leave the data half-changed: poisoning is ignored.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    /// The same digest as stateright's `fingerprint` (a hasher built from its fixed keys,
+    /// fed the value, finished), so both searches see the same collisions.
+    #[test]
+    fn fingerprints_are_staterights() {
+        let value = ("ORDER-1", 7u32, vec![1u8, 2, 3]);
+        let mut hasher =
+            ahash::RandomState::with_seeds(123_456_789_987_654_321, 98_765_432_123_456_789, 0, 0)
+                .build_hasher();
+        value.hash(&mut hasher);
+        assert_eq!(fingerprint(&value), hasher.finish());
+    }
+}

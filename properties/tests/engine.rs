@@ -1,0 +1,107 @@
+//! The checker's own breadth-first search (`engine`) against stateright's: on every
+//! preset small enough for a debug build, both must cover the same states, generate the
+//! same number of states and reach the same depth, with one thread and with two, with
+//! and without a depth bound. A planted mistake in the engine (a state judged but not
+//! counted, a level skipped) shows here as a difference.
+
+use payhub_properties::checker::{PresetModel, Registration};
+use payhub_properties::engine::{self, Bounds, Explored, Flow};
+use payhub_properties::presets;
+use stateright::{Checker, Model};
+
+/// Presets with fewer than ~70,000 states (the largest two are compared by the release
+/// CLI test of thread counts and by `verify`).
+const LARGEST: &[&str] = &["card-retry", "create-lossy"];
+
+fn model(name: &str) -> PresetModel {
+    let preset = presets::preset(name).expect("a preset");
+    PresetModel::with_registration(
+        preset,
+        Registration::Combined {
+            stop_at_violation: false,
+        },
+    )
+    .expect("the preset's setup applies")
+}
+
+fn ours(name: &str, threads: usize, max_depth: Option<usize>) -> Explored {
+    let model = model(name);
+    let bounds = Bounds {
+        max_depth,
+        ..Bounds::default()
+    };
+    engine::bfs(&model, threads, bounds, &|_| Flow::Continue)
+}
+
+fn stateright(name: &str, max_depth: Option<usize>) -> (usize, usize, usize) {
+    let mut builder = model(name).checker().threads(1);
+    if let Some(d) = max_depth {
+        builder = builder.target_max_depth(d);
+    }
+    let checker = builder.spawn_bfs().join();
+    (
+        checker.unique_state_count(),
+        checker.state_count(),
+        checker.max_depth(),
+    )
+}
+
+fn counts(e: &Explored) -> (usize, usize, usize) {
+    (e.unique_states, e.total_states, e.max_depth)
+}
+
+#[test]
+fn the_engine_covers_what_the_stateright_bfs_covers_on_every_preset() {
+    for preset in presets::presets() {
+        if LARGEST.contains(&preset.name) {
+            continue;
+        }
+        let expected = stateright(preset.name, None);
+        for threads in [1, 2] {
+            let got = ours(preset.name, threads, None);
+            assert_eq!(
+                counts(&got),
+                expected,
+                "{} with {threads} threads",
+                preset.name
+            );
+            assert!(!got.cut && !got.stopped, "{}", preset.name);
+        }
+    }
+}
+
+#[test]
+fn a_depth_bound_cuts_where_stateright_cuts() {
+    for (name, depth) in [("refund", 6), ("cancel", 9), ("two-servers-one-order", 12)] {
+        let expected = stateright(name, Some(depth));
+        for threads in [1, 2] {
+            assert_eq!(
+                counts(&ours(name, threads, Some(depth))),
+                expected,
+                "{name} to depth {depth} with {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_judge_that_stops_ends_the_search_early() {
+    let full = ours("refund", 2, None);
+    let model = model("refund");
+    let stopped = engine::bfs(&model, 2, Bounds::default(), &|_| Flow::Stop);
+    assert!(stopped.stopped);
+    assert!(stopped.unique_states < full.unique_states, "{stopped:?}");
+    assert_eq!(stopped.max_depth, 1, "only the initial state was judged");
+}
+
+#[test]
+fn a_state_bound_cuts_the_search() {
+    let model = model("refund");
+    let bounds = Bounds {
+        total_states: Some(1_000),
+        ..Bounds::default()
+    };
+    let cut = engine::bfs(&model, 2, bounds, &|_| Flow::Continue);
+    assert!(cut.cut, "{cut:?}");
+    assert!(cut.total_states >= 1_000, "{cut:?}");
+}
