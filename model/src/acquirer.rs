@@ -19,6 +19,7 @@
 use crate::api::FailureCode;
 use crate::cow::{CowMap, CowSet};
 use crate::ids::{AttemptId, Card, Environment, MerchantId, PaymentId, RefundId};
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -33,7 +34,7 @@ pub enum UpstreamCall {
         merchant: MerchantId,
         environment: Environment,
         amount: u64,
-        currency: String,
+        currency: Text,
         card: Card,
     },
     /// What happened to this attempt's charge? (RES-01: verifying with the original identifier.)

@@ -7,6 +7,7 @@
 //! `409 {"error":{"code":"idempotency_conflict",…}}`.
 
 use crate::ids::{ApiKeyId, AttemptId, Card, PaymentId, RefundId, ResourceId, SessionId};
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -35,11 +36,11 @@ impl std::fmt::Display for Method {
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct CreatePaymentBody {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub merchant_order_no: Option<String>,
+    pub merchant_order_no: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub currency: Option<String>,
+    pub currency: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub card: Option<Card>,
 }
@@ -55,11 +56,11 @@ pub struct ConfirmBody {
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct SessionBody {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub merchant_order_no: Option<String>,
+    pub merchant_order_no: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub currency: Option<String>,
+    pub currency: Option<Text>,
 }
 
 /// Body of `POST /v1/refunds`.
@@ -68,7 +69,7 @@ pub struct RefundBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment_id: Option<PaymentId>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub merchant_refund_no: Option<String>,
+    pub merchant_refund_no: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount: Option<i64>,
 }
@@ -79,7 +80,7 @@ pub struct RefundBody {
 pub enum Json<T> {
     Parsed(T),
     /// A body that is not valid JSON (400 with field `body`).
-    Malformed(String),
+    Malformed(Text),
 }
 
 impl<T: Default> Default for Json<T> {
@@ -108,15 +109,15 @@ pub enum Endpoint {
     /// `GET /v1/payments/{payment_id}`
     GetPayment { payment_id: PaymentId },
     /// `GET /v1/payments?merchant_order_no=…`
-    ListPayments { merchant_order_no: String },
+    ListPayments { merchant_order_no: Text },
     /// `GET /v1/refunds/{refund_id}`
     GetRefund { refund_id: RefundId },
     /// `GET /v1/refunds?merchant_refund_no=…`
-    ListRefundsByNo { merchant_refund_no: String },
+    ListRefundsByNo { merchant_refund_no: Text },
     /// `GET /v1/refunds?status=processing`
     ListRefundsProcessing,
     /// Any other method and path (404, or 405 on a known path).
-    Other { method: Method, path: String },
+    Other { method: Method, path: Text },
 }
 
 impl Endpoint {
@@ -136,24 +137,31 @@ impl Endpoint {
         }
     }
 
-    /// The request path with its query string, as the contract writes it.
-    pub fn path(&self) -> String {
+    /// The request path with its query string, as the contract writes it. The checker
+    /// computes it for every request (idempotency scopes), hence no `String` on the way.
+    pub fn path(&self) -> Text {
         match self {
             Endpoint::CreatePayment { .. } => "/v1/payments".into(),
             Endpoint::ConfirmPayment { payment_id, .. } => {
-                format!("/v1/payments/{payment_id}/confirm")
+                Text::format(format_args!("/v1/payments/{payment_id}/confirm"))
             }
-            Endpoint::CancelPayment { payment_id } => format!("/v1/payments/{payment_id}/cancel"),
+            Endpoint::CancelPayment { payment_id } => {
+                Text::format(format_args!("/v1/payments/{payment_id}/cancel"))
+            }
             Endpoint::CreateCheckoutSession { .. } => "/v1/checkout/sessions".into(),
             Endpoint::CreateRefund { .. } => "/v1/refunds".into(),
-            Endpoint::GetPayment { payment_id } => format!("/v1/payments/{payment_id}"),
-            Endpoint::ListPayments { merchant_order_no } => {
-                format!("/v1/payments?merchant_order_no={merchant_order_no}")
+            Endpoint::GetPayment { payment_id } => {
+                Text::format(format_args!("/v1/payments/{payment_id}"))
             }
-            Endpoint::GetRefund { refund_id } => format!("/v1/refunds/{refund_id}"),
-            Endpoint::ListRefundsByNo { merchant_refund_no } => {
-                format!("/v1/refunds?merchant_refund_no={merchant_refund_no}")
+            Endpoint::ListPayments { merchant_order_no } => Text::format(format_args!(
+                "/v1/payments?merchant_order_no={merchant_order_no}"
+            )),
+            Endpoint::GetRefund { refund_id } => {
+                Text::format(format_args!("/v1/refunds/{refund_id}"))
             }
+            Endpoint::ListRefundsByNo { merchant_refund_no } => Text::format(format_args!(
+                "/v1/refunds?merchant_refund_no={merchant_refund_no}"
+            )),
             Endpoint::ListRefundsProcessing => "/v1/refunds?status=processing".into(),
             Endpoint::Other { path, .. } => path.clone(),
         }
@@ -189,7 +197,7 @@ impl Endpoint {
         fn render<T: Serialize>(body: &Json<T>) -> Option<String> {
             match body {
                 Json::Parsed(b) => serde_json::to_string(b).ok().filter(|s| s != "{}"),
-                Json::Malformed(raw) => Some(raw.clone()),
+                Json::Malformed(raw) => Some(raw.to_string()),
             }
         }
         match self {
@@ -209,7 +217,7 @@ pub struct ApiRequest {
     pub api_key: ApiKeyId,
     /// The `Idempotency-Key` header, if sent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<Text>,
     #[serde(flatten)]
     pub endpoint: Endpoint,
 }
@@ -317,9 +325,9 @@ pub enum FailureCode {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct PaymentView {
     pub id: PaymentId,
-    pub merchant_order_no: String,
+    pub merchant_order_no: Text,
     pub amount: u64,
-    pub currency: String,
+    pub currency: Text,
     pub status: PaymentStatus,
     pub resolution_status: ResolutionStatus,
     pub attempt_count: u8,
@@ -357,7 +365,7 @@ impl RefundStatus {
 pub struct RefundView {
     pub id: RefundId,
     pub payment_id: PaymentId,
-    pub merchant_refund_no: String,
+    pub merchant_refund_no: Text,
     pub amount: u64,
     pub status: RefundStatus,
     pub resolution_status: ResolutionStatus,

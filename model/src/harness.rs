@@ -318,11 +318,12 @@ fn internal_error() -> ApiResponse {
 pub mod req {
     use crate::api::*;
     use crate::ids::{ApiKeyId, Card, PaymentId, RefundId};
+    use crate::text::Text;
 
     use super::M1_TEST;
 
-    fn key(k: &str) -> Option<String> {
-        Some(k.to_owned())
+    fn key(k: &str) -> Option<Text> {
+        Some(k.into())
     }
 
     /// `POST /v1/payments  Idempotency-Key: K  {"merchant_order_no":…,"amount":…,"currency":…}` with a card.
@@ -344,9 +345,9 @@ pub mod req {
             idempotency_key: key(k),
             endpoint: Endpoint::CreatePayment {
                 body: Json::Parsed(CreatePaymentBody {
-                    merchant_order_no: Some(order.to_owned()),
+                    merchant_order_no: Some(order.into()),
                     amount: Some(amount),
-                    currency: Some(currency.to_owned()),
+                    currency: Some(currency.into()),
                     card: card.map(Card),
                 }),
             },
@@ -385,9 +386,9 @@ pub mod req {
             idempotency_key: key(k),
             endpoint: Endpoint::CreateCheckoutSession {
                 body: Json::Parsed(SessionBody {
-                    merchant_order_no: Some(order.to_owned()),
+                    merchant_order_no: Some(order.into()),
                     amount: Some(amount),
-                    currency: Some(currency.to_owned()),
+                    currency: Some(currency.into()),
                 }),
             },
         }
@@ -401,7 +402,7 @@ pub mod req {
             endpoint: Endpoint::CreateRefund {
                 body: Json::Parsed(RefundBody {
                     payment_id: Some(payment),
-                    merchant_refund_no: Some(refund_no.to_owned()),
+                    merchant_refund_no: Some(refund_no.into()),
                     amount: Some(amount),
                 }),
             },
@@ -418,7 +419,7 @@ pub mod req {
     /// `GET /v1/payments?merchant_order_no=…`.
     pub fn by_order(order: &str) -> ApiRequest {
         query(Endpoint::ListPayments {
-            merchant_order_no: order.to_owned(),
+            merchant_order_no: order.into(),
         })
     }
 
@@ -430,7 +431,7 @@ pub mod req {
     /// `GET /v1/refunds?merchant_refund_no=…`.
     pub fn by_refund_no(refund_no: &str) -> ApiRequest {
         query(Endpoint::ListRefundsByNo {
-            merchant_refund_no: refund_no.to_owned(),
+            merchant_refund_no: refund_no.into(),
         })
     }
 
@@ -451,7 +452,7 @@ pub mod req {
 
     /// The same request with another Idempotency-Key header (None: no header).
     pub fn with_key(mut r: ApiRequest, k: Option<&str>) -> ApiRequest {
-        r.idempotency_key = k.map(str::to_owned);
+        r.idempotency_key = k.map(Text::from);
         r
     }
 }

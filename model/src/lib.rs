@@ -18,6 +18,8 @@
 //! - [`branch`]: the contract's "A or B" points.
 //! - [`params`]: the contract's numbers and every assumption.
 //! - [`time`], [`ids`]: simulated time and identifiers.
+//! - [`cow`], [`text`]: copy-on-write collections and cheap-clone strings for the
+//!   state the checker clones.
 
 pub mod acquirer;
 pub mod api;
@@ -31,6 +33,7 @@ pub mod mutants;
 pub mod params;
 pub mod platform;
 pub mod rules;
+pub mod text;
 pub mod time;
 
 pub use acquirer::{Acquirer, AcquirerDecision, Ledger, LedgerEntry, UpstreamCall, UpstreamReply};
@@ -46,4 +49,5 @@ pub use platform::{
     WebhookObject,
 };
 pub use rules::{Enforcer, Rule, RuleEntry, Section};
+pub use text::Text;
 pub use time::Millis;

@@ -17,6 +17,7 @@ use crate::ids::Card;
 use crate::platform::state::Route;
 use crate::platform::{Fingerprint, Scope};
 use crate::rules::Rule;
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -169,7 +170,7 @@ impl Mutant {
                 },
             ) => {
                 let merchant_order_no = match card {
-                    Some(card) => format!("{merchant_order_no} +{card}"),
+                    Some(card) => Text::format(format_args!("{merchant_order_no} +{card}")),
                     None => merchant_order_no,
                 };
                 CreatePayment {
@@ -224,7 +225,7 @@ impl Mutant {
             ) => CreatePayment {
                 merchant_order_no,
                 amount,
-                currency: String::new(),
+                currency: Text::new(),
             },
             (
                 Mutant::CurrencyNotInFingerprint,
@@ -236,7 +237,7 @@ impl Mutant {
             ) => CheckoutSession {
                 merchant_order_no,
                 amount,
-                currency: String::new(),
+                currency: Text::new(),
             },
             (_, reference) => reference,
         }

@@ -12,9 +12,9 @@ const ORDER: &str = "ORDER-001";
 
 fn pay() -> Command {
     Command::PayOrder {
-        order: ORDER.to_owned(),
+        order: ORDER.into(),
         amount: 10_000,
-        currency: "USD".to_owned(),
+        currency: "USD".into(),
         card: Card('A'),
     }
 }

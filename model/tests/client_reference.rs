@@ -13,9 +13,9 @@ const ORDER: &str = "ORDER-001";
 
 fn pay(order: &str, card: char) -> Command {
     Command::PayOrder {
-        order: order.to_owned(),
+        order: order.into(),
         amount: 10_000,
-        currency: "USD".to_owned(),
+        currency: "USD".into(),
         card: Card(card),
     }
 }

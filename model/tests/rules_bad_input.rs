@@ -97,7 +97,7 @@ fn reject_01_missing_fields_are_400_with_the_field_then_same_key_executes() {
 fn safe_01_malformed_safety_parameters_are_400_with_the_field() {
     let cases: [Spoil; 5] = [
         (
-            |b| b.merchant_order_no = Some(String::new()),
+            |b| b.merchant_order_no = Some(Text::new()),
             Field::MerchantOrderNo,
         ),
         (|b| b.amount = Some(0), Field::Amount),

@@ -2,7 +2,7 @@
 //! never does, whatever faults the contract allows. Anti-pattern clients break them.
 
 use crate::property::{Predicate, Property};
-use payhub_model::{LedgerEntry, Rule};
+use payhub_model::{LedgerEntry, Rule, Text};
 
 /// EFFECT-01, UNKNOWN-03, RES-04: one business order is captured at most once, however
 /// the client retried, re-keyed, renumbered or re-charged it.
@@ -17,7 +17,7 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
     about: "The ledger captures each business order of a client at most once (across every Payment its submissions created).",
     predicate: Predicate::Always(|_, w| {
         // The orders captured so far: a handful, so a vector (this runs on every state).
-        let mut captured: Vec<&(u8, String)> = Vec::new();
+        let mut captured: Vec<&(u8, Text)> = Vec::new();
         for e in &w.acquirer.ledger.entries {
             if let LedgerEntry::Capture { payment, .. } = e {
                 if let Some(business) = w.facts.payment_business.get(payment) {

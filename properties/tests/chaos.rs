@@ -357,7 +357,7 @@ fn chaos_world() -> WorldConfig {
 fn build(world: &World, r: &Req) -> ApiRequest {
     ApiRequest {
         api_key: r.api.id(),
-        idempotency_key: r.key.header(),
+        idempotency_key: r.key.header().map(Into::into),
         endpoint: r.ep.endpoint(&world.platform, ORDERS),
     }
 }

@@ -1760,7 +1760,10 @@ impl Sut {
     fn build(&self, r: &Req) -> ApiRequest {
         ApiRequest {
             api_key: r.api.id(),
-            idempotency_key: r.key.header(self.bench.platform.attempts().len()),
+            idempotency_key: r
+                .key
+                .header(self.bench.platform.attempts().len())
+                .map(Into::into),
             endpoint: r.ep.endpoint(&self.bench.platform, ORDERS),
         }
     }

@@ -10,7 +10,7 @@ use payhub_model::{
     PaymentId, Platform, PlatformOutput, RefundId, RequestId, ResourceId, ResponseBody, Rule,
     UpstreamCall,
 };
-use payhub_model::{CowMap, CowSet};
+use payhub_model::{CowMap, CowSet, Text};
 use serde::Serialize;
 
 /// An idempotency scope as the merchant sees it: merchant + environment + method + path
@@ -20,8 +20,8 @@ pub struct ScopeKey {
     pub merchant: MerchantId,
     pub environment: Environment,
     pub method: Method,
-    pub path: String,
-    pub key: String,
+    pub path: Text,
+    pub key: Text,
 }
 
 impl ScopeKey {
@@ -82,13 +82,13 @@ pub struct Facts {
     pub replay_after_retention: bool,
     /// The business order (database, order number) each Payment was charged for, as
     /// seen when a client's submission made the platform charge.
-    pub payment_business: CowMap<payhub_model::PaymentId, (u8, String)>,
+    pub payment_business: CowMap<payhub_model::PaymentId, (u8, Text)>,
     /// The key each business submission (database, order, sequence) was first sent with.
-    pub submission_keys: CowMap<(u8, String, u32), String>,
+    pub submission_keys: CowMap<(u8, Text, u32), Text>,
     /// The first business submission sent under a second key (sticky): GEN-05, UNKNOWN-03.
-    pub second_key: Option<(u8, String, u32)>,
+    pub second_key: Option<(u8, Text, u32)>,
     /// The first order whose applied version went down (sticky): WEBHOOK-02.
-    pub version_regressed: Option<(u8, String)>,
+    pub version_regressed: Option<(u8, Text)>,
     /// Every (status, error code) answered, as a small sorted set.
     pub answers: CowSet<(u16, Option<ErrorCode>)>,
 
@@ -109,7 +109,7 @@ pub struct Facts {
     /// path or body (sticky).
     pub answered_other_payment: Option<RequestId>,
     /// When clients last sent a query of one object: (merchant, environment, path).
-    pub last_query: CowMap<(MerchantId, Environment, String), Millis>,
+    pub last_query: CowMap<(MerchantId, Environment, Text), Millis>,
     /// The first client query sent less than 10 s after the previous one of the same
     /// object (sticky): SCHED-02.
     pub query_too_soon: Option<String>,
@@ -120,7 +120,7 @@ pub struct Facts {
     pub retry_after_ignored: Option<String>,
     /// The endpoint (method and path) each client key was first sent on, per merchant
     /// and environment.
-    pub key_endpoints: CowMap<(MerchantId, Environment, String), (Method, String)>,
+    pub key_endpoints: CowMap<(MerchantId, Environment, Text), (Method, Text)>,
     /// The first client key sent on a second endpoint (sticky): GEN-05.
     pub key_on_two_endpoints: Option<String>,
     /// The safety-relevant parameters each client scope was first sent with.
@@ -128,7 +128,7 @@ pub struct Facts {
     /// The first client scope re-sent with other parameters (sticky): UNKNOWN-04.
     pub params_changed_under_key: Option<String>,
     /// The key of the first client create of each (merchant, environment, order number).
-    pub create_keys: CowMap<(MerchantId, Environment, String), String>,
+    pub create_keys: CowMap<(MerchantId, Environment, Text), Text>,
     /// The first order a client created under a second key (sticky): UNKNOWN-03, GEN-02.
     pub order_rekeyed: Option<String>,
     /// The first client request the client was waiting for that was answered 409
@@ -332,7 +332,7 @@ impl Facts {
     }
 
     /// The charges a client's submission for `business` caused.
-    pub fn on_business_charges(&mut self, business: &(u8, String), out: &[PlatformOutput]) {
+    pub fn on_business_charges(&mut self, business: &(u8, Text), out: &[PlatformOutput]) {
         for o in out {
             if let PlatformOutput::Upstream {
                 call: UpstreamCall::Charge { payment, .. },
@@ -347,9 +347,9 @@ impl Facts {
     }
 
     /// A client sends business submission (`db`, `order`, `seq`) under `key`.
-    pub fn on_submission_key(&mut self, db: u8, order: &str, seq: u32, key: Option<&str>) {
+    pub fn on_submission_key(&mut self, db: u8, order: &Text, seq: u32, key: Option<&Text>) {
         let Some(key) = key else { return };
-        let id = (db, order.to_owned(), seq);
+        let id = (db, order.clone(), seq);
         match self.submission_keys.get(&id) {
             Some(first) if first != key => {
                 if self.second_key.is_none() {
@@ -358,7 +358,7 @@ impl Facts {
             }
             Some(_) => {}
             None => {
-                self.submission_keys.insert(id, key.to_owned());
+                self.submission_keys.insert(id, key.clone());
             }
         }
     }
@@ -368,7 +368,7 @@ impl Facts {
     pub fn versions(
         &self,
         db: &payhub_model::client::MerchantDb,
-    ) -> Vec<(String, Option<PaymentId>, u32)> {
+    ) -> Vec<(Text, Option<PaymentId>, u32)> {
         db.orders()
             .map(|o| (o.order_no.clone(), o.payment_id, o.version()))
             .collect()
@@ -379,7 +379,7 @@ impl Facts {
     pub fn on_client_step(
         &mut self,
         db_index: u8,
-        before: &[(String, Option<PaymentId>, u32)],
+        before: &[(Text, Option<PaymentId>, u32)],
         db: &payhub_model::client::MerchantDb,
     ) {
         if self.version_regressed.is_some() {
@@ -424,13 +424,13 @@ pub enum SafeParams {
     None,
     /// Create Payment or checkout session.
     Order {
-        merchant_order_no: Option<String>,
+        merchant_order_no: Option<Text>,
         amount: Option<i64>,
-        currency: Option<String>,
+        currency: Option<Text>,
     },
     Refund {
         payment_id: Option<PaymentId>,
-        merchant_refund_no: Option<String>,
+        merchant_refund_no: Option<Text>,
         amount: Option<i64>,
     },
 }

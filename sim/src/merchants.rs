@@ -163,7 +163,7 @@ impl World {
                                 spec.db,
                                 order,
                                 *seq,
-                                request.idempotency_key.as_deref(),
+                                request.idempotency_key.as_ref(),
                             );
                             Some((spec.db, order.clone()))
                         }

@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn commands_read_as_the_contract_writes_them() {
-        let order = || "ORDER-1".to_owned();
+        let order = || payhub_model::Text::from("ORDER-1");
         let cases = [
             (
                 Command::PayOrder {

@@ -53,7 +53,7 @@ pub struct Origin {
     /// The platform's answer is to be replaced by a 500 (a fault after execution).
     pub fail_500: bool,
     /// The business order (database, order number) a client's submission is for.
-    pub business: Option<(u8, String)>,
+    pub business: Option<(u8, payhub_model::Text)>,
 }
 
 /// A client's request waiting for its response.

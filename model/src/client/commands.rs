@@ -12,6 +12,7 @@ use super::server::{Cx, MerchantServer, Op};
 use crate::api::{Endpoint, PaymentStatus};
 use crate::ids::Card;
 use crate::rules::Rule;
+use crate::text::Text;
 
 impl MerchantServer {
     // ---- commands -----------------------------------------------------------------
@@ -36,8 +37,8 @@ impl MerchantServer {
         }
     }
 
-    fn pay_order(&mut self, cx: &mut Cx, order: &str, amount: u64, currency: String, card: Card) {
-        let subject = Subject::Order(order.to_owned());
+    fn pay_order(&mut self, cx: &mut Cx, order: &str, amount: u64, currency: Text, card: Card) {
+        let subject = Subject::Order(order.into());
         if order.is_empty() || amount == 0 || amount > i64::MAX as u64 {
             return cx.refuse(subject, Refusal::InvalidOrder, Rule::SafeParameters);
         }
@@ -64,7 +65,7 @@ impl MerchantServer {
                 return cx.refuse(subject, Refusal::OrderExists { state }, rule);
             }
             let op = Op::Submit {
-                order: order.to_owned(),
+                order: order.into(),
                 seq: rec.submission.seq,
             };
             if self.busy(&op) {
@@ -82,18 +83,18 @@ impl MerchantServer {
         }
         let key = self.new_key(cx, KeyPurpose::CreatePayment, order, 1);
         let op = Op::Submit {
-            order: order.to_owned(),
+            order: order.into(),
             seq: 1,
         };
         let stored = self.keep_key(cx, &op, key, 1, self.key_rule());
         cx.db.insert_order(OrderRecord {
-            order_no: order.to_owned(),
+            order_no: order.into(),
             amount,
             currency,
             submission: Submission {
                 seq: 1,
                 kind: SubmissionKind::Create,
-                merchant_order_no: order.to_owned(),
+                merchant_order_no: order.into(),
                 key: stored,
                 card,
                 outcome: Outcome::Sending,
@@ -110,7 +111,7 @@ impl MerchantServer {
     }
 
     fn retry_with_card(&mut self, cx: &mut Cx, order: &str, card: Card) {
-        let subject = Subject::Order(order.to_owned());
+        let subject = Subject::Order(order.into());
         let Some(rec) = cx.db.order(order) else {
             return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
         };
@@ -167,7 +168,7 @@ impl MerchantServer {
         // GEN-02: a card change is a new business submission: sequence + 1, a new key.
         let key = self.new_key(cx, KeyPurpose::ConfirmPayment, order, seq);
         let op = Op::Submit {
-            order: order.to_owned(),
+            order: order.into(),
             seq,
         };
         let stored = self.keep_key(cx, &op, key, seq, Rule::SequenceOnlyForNewSubmission);
@@ -186,7 +187,7 @@ impl MerchantServer {
     }
 
     fn cancel_order(&mut self, cx: &mut Cx, order: &str) {
-        let subject = Subject::Order(order.to_owned());
+        let subject = Subject::Order(order.into());
         let Some(rec) = cx.db.order(order) else {
             return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
         };
@@ -202,7 +203,7 @@ impl MerchantServer {
             );
         }
         let op = Op::Cancel {
-            order: order.to_owned(),
+            order: order.into(),
         };
         if let Some(cancel) = &rec.cancel {
             let again = matches!(cancel.outcome, Outcome::Sending | Outcome::Unknown);
@@ -241,7 +242,7 @@ impl MerchantServer {
     }
 
     fn amend_order(&mut self, cx: &mut Cx, order: &str, amount: u64) {
-        let subject = Subject::Order(order.to_owned());
+        let subject = Subject::Order(order.into());
         let Some(rec) = cx.db.order(order) else {
             return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
         };
@@ -251,7 +252,7 @@ impl MerchantServer {
             return cx.refuse(subject, Refusal::ParametersBound, Rule::ConflictIsDefect);
         }
         let op = Op::Submit {
-            order: order.to_owned(),
+            order: order.into(),
             seq: rec.submission.seq,
         };
         let resend = rec.submission.kind == SubmissionKind::Create && !self.busy(&op);
@@ -266,9 +267,9 @@ impl MerchantServer {
     }
 
     fn refund_order(&mut self, cx: &mut Cx, order: &str, refund: &str, amount: u64) {
-        let subject = Subject::Refund(refund.to_owned());
+        let subject = Subject::Refund(refund.into());
         let op = Op::Refund {
-            refund: refund.to_owned(),
+            refund: refund.into(),
         };
         if let Some(existing) = cx.db.refund(refund) {
             let same = existing.order_no == order && existing.amount == amount;
@@ -306,8 +307,8 @@ impl MerchantServer {
         };
         let stored = self.keep_key(cx, &op, key, 1, self.key_rule());
         cx.db.insert_refund(RefundRecord {
-            refund_no: refund.to_owned(),
-            order_no: order.to_owned(),
+            refund_no: refund.into(),
+            order_no: order.into(),
             payment_id,
             amount,
             key: stored,

@@ -16,6 +16,7 @@ use crate::api::{
 };
 use crate::cow::CowMap;
 use crate::ids::{Card, PaymentId, RefundId};
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -53,9 +54,9 @@ pub struct Submission {
     pub kind: SubmissionKind,
     /// The order number the request carries: the order's own, except under
     /// `NewOrderNoAfterTimeout` and `RechargeOnManualReview`.
-    pub merchant_order_no: String,
+    pub merchant_order_no: Text,
     /// The persisted Idempotency-Key; `None` only under `KeyNotPersisted`.
-    pub key: Option<String>,
+    pub key: Option<Text>,
     /// The opaque card label the payer gave for this submission.
     pub card: Card,
     pub outcome: Outcome,
@@ -86,7 +87,7 @@ impl From<&PaymentView> for AppliedPayment {
 /// A cancel of an order's Payment.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct CancelRecord {
-    pub key: Option<String>,
+    pub key: Option<Text>,
     pub outcome: Outcome,
 }
 
@@ -132,10 +133,10 @@ impl OrderState {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct OrderRecord {
     /// The merchant's order number (`ORDER-001`), the record's key.
-    pub order_no: String,
+    pub order_no: Text,
     /// Bound to the order number at the platform (UNIQ-01).
     pub amount: u64,
-    pub currency: String,
+    pub currency: Text,
     /// The current business submission.
     pub submission: Submission,
     /// The Payment, once a response, a query or a webhook named it.
@@ -219,12 +220,12 @@ impl From<&RefundView> for AppliedRefund {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct RefundRecord {
     /// The merchant's refund number (`REFUND-001`), the record's key.
-    pub refund_no: String,
-    pub order_no: String,
+    pub refund_no: Text,
+    pub order_no: Text,
     pub payment_id: PaymentId,
     pub amount: u64,
     /// The persisted Idempotency-Key; `None` only under `KeyNotPersisted`.
-    pub key: Option<String>,
+    pub key: Option<Text>,
     pub outcome: Outcome,
     pub refund_id: Option<RefundId>,
     /// The latest Refund state applied, by version (WEBHOOK-02).
@@ -243,8 +244,8 @@ impl RefundRecord {
 /// The merchant's database. Ordered maps only.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct MerchantDb {
-    orders: CowMap<String, OrderRecord>,
-    refunds: CowMap<String, RefundRecord>,
+    orders: CowMap<Text, OrderRecord>,
+    refunds: CowMap<Text, RefundRecord>,
 }
 
 impl MerchantDb {
@@ -300,12 +301,12 @@ impl MerchantDb {
     }
 
     /// Order numbers, for a sweep that may change records.
-    pub(super) fn order_nos(&self) -> Vec<String> {
+    pub(super) fn order_nos(&self) -> Vec<Text> {
         self.orders.keys().cloned().collect()
     }
 
     /// Refund numbers, for a sweep that may change records.
-    pub(super) fn refund_nos(&self) -> Vec<String> {
+    pub(super) fn refund_nos(&self) -> Vec<Text> {
         self.refunds.keys().cloned().collect()
     }
 }

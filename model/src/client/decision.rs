@@ -6,6 +6,7 @@ use super::io::Handle;
 use super::policy::AntiPattern;
 use crate::api::{ErrorCode, PaymentStatus, RefundStatus, ResolutionStatus};
 use crate::ids::{PaymentId, ResourceId};
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -14,9 +15,9 @@ use serde::Serialize;
 #[serde(tag = "subject", content = "no", rename_all = "snake_case")]
 pub enum Subject {
     /// An order, by the merchant's order number.
-    Order(String),
+    Order(Text),
     /// A refund, by the merchant's refund number.
-    Refund(String),
+    Refund(Text),
     /// The server as a whole (restart, reconciliation, unknown objects).
     Server,
 }
@@ -104,7 +105,7 @@ pub enum PayerMessage {
 pub enum Decision {
     /// A business submission's key was written to the database before the request
     /// leaves (GEN-06; GEN-01 derived, GEN-04 random, GEN-02 a new sequence).
-    KeyPersisted { key: String, seq: u32 },
+    KeyPersisted { key: Text, seq: u32 },
     /// The server departs from the reference policy here; the rule is the one it breaks.
     Deviate { pattern: AntiPattern },
     /// Try `try_no` of a POST is due at `at` (RETRY-02, RATE-03).

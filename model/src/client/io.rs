@@ -5,6 +5,7 @@ use crate::api::{ApiRequest, ApiResponse};
 use crate::ids::{Card, EventId};
 use crate::platform::WebhookEvent;
 use crate::rules::Rule;
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -52,22 +53,22 @@ pub enum Command {
     /// The payer pays `order` with `card`: create the Payment (or take over a submission
     /// another server started, under its persisted key).
     PayOrder {
-        order: String,
+        order: Text,
         amount: u64,
-        currency: String,
+        currency: Text,
         card: Card,
     },
     /// After `failed`, the payer tries another card: a new submission (ATTEMPT-07, GEN-02).
-    RetryWithCard { order: String, card: Card },
+    RetryWithCard { order: Text, card: Card },
     /// The merchant cancels the order's Payment.
-    CancelOrder { order: String },
+    CancelOrder { order: Text },
     /// The merchant changes a submitted order's amount: refused by the reference policy
     /// (UNKNOWN-04); only `ChangedParamsSameKey` goes through with it.
-    AmendOrder { order: String, amount: u64 },
+    AmendOrder { order: Text, amount: u64 },
     /// The merchant refunds `amount` of a paid order as refund number `refund`.
     RefundOrder {
-        order: String,
-        refund: String,
+        order: Text,
+        refund: Text,
         amount: u64,
     },
     /// Daily reconciliation: `GET /v1/refunds?status=processing` (SCHED-03).

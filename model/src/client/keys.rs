@@ -4,6 +4,7 @@
 //! supplies with an input ([`super::Draw`]), so that a seeded world or an exhaustive
 //! checker chooses it.
 
+use crate::text::Text;
 use serde::Serialize;
 
 /// How a merchant server makes the idempotency key of a business submission.
@@ -49,8 +50,8 @@ impl KeyPurpose {
 /// `payment.create:ORDER-001:1` (GEN-01). Made of the endpoint, the merchant's business
 /// number and the submission's sequence number only: never an e-mail, a name or card
 /// data (GEN-03, `Rule::NoSensitiveDataInKeys`).
-pub fn derived(purpose: KeyPurpose, number: &str, seq: u32) -> String {
-    format!("{}:{number}:{seq}", purpose.prefix())
+pub fn derived(purpose: KeyPurpose, number: &str, seq: u32) -> Text {
+    Text::format(format_args!("{}:{number}:{seq}", purpose.prefix()))
 }
 
 /// Whether a business number looks like it carries personal data (an e-mail address)
@@ -89,9 +90,9 @@ impl Dice {
     }
 
     /// A random UUID in the version-4 layout (`crypto.randomUUID()` in the contract).
-    pub(crate) fn uuid(&mut self) -> String {
+    pub(crate) fn uuid(&mut self) -> Text {
         let (a, b) = (self.next_u64(), self.next_u64());
-        format!(
+        Text::format(format_args!(
             "{:08x}-{:04x}-4{:03x}-{:x}{:03x}-{:012x}",
             a >> 32,
             (a >> 16) & 0xffff,
@@ -99,7 +100,7 @@ impl Dice {
             8 | ((b >> 62) & 0x3),
             (b >> 48) & 0xfff,
             b & 0xffff_ffff_ffff
-        )
+        ))
     }
 }
 

@@ -19,6 +19,7 @@ use crate::api::{
 use crate::ids::ResourceId;
 use crate::platform::{WebhookEvent, WebhookObject};
 use crate::rules::Rule;
+use crate::text::Text;
 
 /// What came back for a request.
 #[derive(Clone, Copy, Debug)]
@@ -181,7 +182,7 @@ impl MerchantServer {
     }
 
     /// Overwrites a keyed op's stored key (anti-patterns only).
-    fn replace_key(&mut self, cx: &mut Cx, op: &Op, key: String) {
+    fn replace_key(&mut self, cx: &mut Cx, op: &Op, key: Text) {
         match op {
             Op::Submit { order, .. } => {
                 if cx.order(order).submission.key.is_some() {
@@ -265,11 +266,14 @@ impl MerchantServer {
             // `createPayment({ ...order, orderNo: `${order.orderNo}-retry` })`
             let pattern = AntiPattern::NewOrderNoAfterTimeout;
             cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
-            let number = format!("{}-retry", cx.order(order).submission.merchant_order_no);
+            let number = Text::format(format_args!(
+                "{}-retry",
+                cx.order(order).submission.merchant_order_no
+            ));
             let key = self.new_key(cx, KeyPurpose::CreatePayment, &number, 1);
             self.restart_submission(cx, order, seq + 1, SubmissionKind::Create, number, key);
             let op = Op::Submit {
-                order: order.to_owned(),
+                order: order.into(),
                 seq: seq + 1,
             };
             self.send_keyed(cx, op, 1, pattern.breaks());
@@ -281,7 +285,7 @@ impl MerchantServer {
             cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
             let key = cx.dice.uuid();
             let op = Op::Submit {
-                order: order.to_owned(),
+                order: order.into(),
                 seq,
             };
             self.replace_key(cx, &op, key);
@@ -305,7 +309,7 @@ impl MerchantServer {
                 cx.order(order).applied = None;
             }
             let op = Op::Submit {
-                order: order.to_owned(),
+                order: order.into(),
                 seq: seq + 1,
             };
             self.send_keyed(cx, op, 1, pattern.breaks());
@@ -322,11 +326,11 @@ impl MerchantServer {
         order: &str,
         seq: u32,
         kind: SubmissionKind,
-        merchant_order_no: String,
-        key: String,
+        merchant_order_no: Text,
+        key: Text,
     ) {
         let op = Op::Submit {
-            order: order.to_owned(),
+            order: order.into(),
             seq,
         };
         let stored = self.keep_key(cx, &op, key, seq, self.key_rule());
@@ -484,7 +488,7 @@ impl MerchantServer {
     }
 
     fn on_refund_answer(&mut self, cx: &mut Cx, refund: &str, response: &ApiResponse) {
-        let subject = Subject::Refund(refund.to_owned());
+        let subject = Subject::Refund(refund.into());
         let Some(rec) = cx.db.refund_mut(refund) else {
             return;
         };
@@ -575,7 +579,7 @@ impl MerchantServer {
             && rec.submission.kind == SubmissionKind::Create
             && rec.payment_id.is_none();
         let op = Op::Submit {
-            order: order.to_owned(),
+            order: order.into(),
             seq: rec.submission.seq,
         };
         if unanswered_create && !self.busy(&op) {
@@ -593,7 +597,7 @@ impl MerchantServer {
             return;
         }
         let op = Op::Submit {
-            order: order.to_owned(),
+            order: order.into(),
             seq: rec.submission.seq,
         };
         rec.submission.outcome = Outcome::Sending;
@@ -626,7 +630,7 @@ impl MerchantServer {
                     // S11: "retry with K, or query by merchant_refund_no": never created,
                     // so retry with the original key (A-CLIENT-REFUND-LOOKUP).
                     let op = Op::Refund {
-                        refund: refund.to_owned(),
+                        refund: refund.into(),
                     };
                     let rec = cx.db.refund_mut(refund).expect("checked");
                     if rec.refund_id.is_none() && rec.outcome == Outcome::Unknown {
@@ -843,14 +847,14 @@ impl MerchantServer {
         self.stop_queries(cx, order);
         let rec = cx.order(order);
         let seq = rec.submission.seq + 1;
-        let number = format!("{}-R{seq}", rec.order_no);
+        let number = Text::format(format_args!("{}-R{seq}", rec.order_no));
         let key = match self.config.policy.keys {
             Keys::Deterministic => keys::derived(KeyPurpose::CreatePayment, &number, 1),
             Keys::RandomPersisted => cx.dice.uuid(),
         };
         self.restart_submission(cx, order, seq, SubmissionKind::Create, number, key);
         let op = Op::Submit {
-            order: order.to_owned(),
+            order: order.into(),
             seq,
         };
         self.send_keyed(cx, op, 1, pattern.breaks());
@@ -866,7 +870,7 @@ impl MerchantServer {
     ) -> bool {
         let ignores_version =
             via == Via::Webhook && self.config.policy.has(AntiPattern::WebhookIgnoresVersion);
-        let subject = Subject::Refund(refund.to_owned());
+        let subject = Subject::Refund(refund.into());
         let Some(rec) = cx.db.refund_mut(refund) else {
             return false;
         };

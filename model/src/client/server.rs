@@ -35,6 +35,7 @@ use crate::api::{
 use crate::cow::{CowMap, CowSet};
 use crate::ids::ApiKeyId;
 use crate::rules::Rule;
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -63,15 +64,15 @@ impl ServerConfig {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     /// The create or confirm of submission `seq` of an order.
-    Submit { order: String, seq: u32 },
+    Submit { order: Text, seq: u32 },
     /// The cancel of an order's Payment.
-    Cancel { order: String },
+    Cancel { order: Text },
     /// The create of a refund.
-    Refund { refund: String },
+    Refund { refund: Text },
     /// A query of an order's Payment: by id, or by order number when no id is known.
-    QueryPayment { order: String },
+    QueryPayment { order: Text },
     /// A query of a refund: by id, or by refund number when no id is known.
-    QueryRefund { refund: String },
+    QueryRefund { refund: Text },
     /// `GET /v1/refunds?status=processing` (SCHED-03).
     ReconcileRefunds,
 }
@@ -104,7 +105,7 @@ pub enum ClientTimer {
     /// Send try `try_no` of a keyed POST, citing `rule` (RETRY-02, RATE-03).
     Retry { op: Op, try_no: u32, rule: Rule },
     /// Query an order's Payment (SCHED-01, SCHED-02).
-    Query { order: String },
+    Query { order: Text },
 }
 
 /// A request in flight.
@@ -122,7 +123,7 @@ pub(super) struct Memory {
     pub(super) in_flight: CowMap<Handle, Flight>,
     pub(super) timers: CowSet<(Millis, ClientTimer)>,
     /// Random keys never written to the database (`KeyNotPersisted` only).
-    pub(super) unpersisted: CowMap<Op, String>,
+    pub(super) unpersisted: CowMap<Op, Text>,
 }
 
 /// Everything one step works with.
@@ -148,7 +149,7 @@ impl Cx<'_> {
     }
 
     pub(super) fn order_decide(&mut self, order: &str, decision: Decision, rule: Rule) {
-        self.decide(Subject::Order(order.to_owned()), decision, rule);
+        self.decide(Subject::Order(order.into()), decision, rule);
     }
 
     pub(super) fn order(&mut self, order: &str) -> &mut OrderRecord {
@@ -273,13 +274,7 @@ impl MerchantServer {
     }
 
     /// A key for a new business submission: derived (GEN-01) or random (GEN-04).
-    pub(super) fn new_key(
-        &self,
-        cx: &mut Cx,
-        purpose: KeyPurpose,
-        number: &str,
-        seq: u32,
-    ) -> String {
+    pub(super) fn new_key(&self, cx: &mut Cx, purpose: KeyPurpose, number: &str, seq: u32) -> Text {
         match self.config.policy.keys {
             Keys::Deterministic => keys::derived(purpose, number, seq),
             Keys::RandomPersisted => cx.dice.uuid(),
@@ -292,10 +287,10 @@ impl MerchantServer {
         &mut self,
         cx: &mut Cx,
         op: &Op,
-        key: String,
+        key: Text,
         seq: u32,
         rule: Rule,
-    ) -> Option<String> {
+    ) -> Option<Text> {
         let lost_on_crash = self.config.policy.has(AntiPattern::KeyNotPersisted)
             && self.config.policy.keys == Keys::RandomPersisted;
         if lost_on_crash {
@@ -320,10 +315,10 @@ impl MerchantServer {
     }
 
     /// The key of an order's current submission, wherever it is kept.
-    pub(super) fn submission_key(&self, cx: &mut Cx, order: &str) -> String {
+    pub(super) fn submission_key(&self, cx: &mut Cx, order: &str) -> Text {
         let rec = cx.db.order(order).expect("looked up");
         let op = Op::Submit {
-            order: order.to_owned(),
+            order: order.into(),
             seq: rec.submission.seq,
         };
         self.stored_key(cx.db, &op)
@@ -331,7 +326,7 @@ impl MerchantServer {
     }
 
     /// The key of a keyed op as stored: in the database, else in this process's memory.
-    pub(super) fn stored_key(&self, db: &MerchantDb, op: &Op) -> Option<String> {
+    pub(super) fn stored_key(&self, db: &MerchantDb, op: &Op) -> Option<Text> {
         let in_db = match op {
             Op::Submit { order, seq } => db
                 .order(order)
@@ -401,7 +396,7 @@ impl MerchantServer {
     }
 
     /// The request of a keyed op, built from the database.
-    fn keyed_request(&self, db: &MerchantDb, op: &Op, key: String) -> Option<ApiRequest> {
+    fn keyed_request(&self, db: &MerchantDb, op: &Op, key: Text) -> Option<ApiRequest> {
         let endpoint = match op {
             Op::Submit { order, .. } => {
                 let rec = db.order(order)?;
@@ -523,7 +518,7 @@ impl MerchantServer {
         };
         let request = self.query_request(endpoint);
         let op = Op::QueryPayment {
-            order: order.to_owned(),
+            order: order.into(),
         };
         self.send(cx, op, 1, request, rule);
         true
@@ -542,7 +537,7 @@ impl MerchantServer {
         };
         let request = self.query_request(endpoint);
         let op = Op::QueryRefund {
-            refund: refund.to_owned(),
+            refund: refund.into(),
         };
         self.send(cx, op, 1, request, rule);
     }
@@ -562,7 +557,7 @@ impl MerchantServer {
                 self.memory.timers.insert((
                     at,
                     ClientTimer::Query {
-                        order: order.to_owned(),
+                        order: order.into(),
                     },
                 ));
                 true
@@ -571,7 +566,7 @@ impl MerchantServer {
                 self.memory.timers.insert((
                     at,
                     ClientTimer::Query {
-                        order: order.to_owned(),
+                        order: order.into(),
                     },
                 ));
                 true

@@ -14,6 +14,7 @@ use crate::harness::M1_TEST;
 use crate::ids::{Card, Environment, EventId, MerchantId, PaymentId, ResourceId};
 use crate::platform::{WebhookEvent, WebhookObject};
 use crate::rules::Rule;
+use crate::text::Text;
 use crate::time::Millis;
 
 /// A server, its database and a clock, stepped by hand.
@@ -88,9 +89,9 @@ impl Solo {
     /// `PayOrder` of `order` for 10000 USD with card `card`.
     pub fn pay(&mut self, order: &str, card: char) -> Vec<ClientOutput> {
         self.command(Command::PayOrder {
-            order: order.to_owned(),
+            order: order.into(),
             amount: 10_000,
-            currency: "USD".to_owned(),
+            currency: "USD".into(),
             card: Card(card),
         })
     }
@@ -171,9 +172,9 @@ pub fn payment(
 ) -> PaymentView {
     PaymentView {
         id: PaymentId(id),
-        merchant_order_no: order.to_owned(),
+        merchant_order_no: order.into(),
         amount: 10_000,
-        currency: "USD".to_owned(),
+        currency: "USD".into(),
         status,
         resolution_status: resolution,
         attempt_count: 1,
@@ -216,7 +217,7 @@ pub fn payment_event(id: u32, view: PaymentView) -> WebhookEvent {
         id: EventId(id),
         merchant: MerchantId(1),
         environment: Environment::Test,
-        kind: format!("payment.{}", view.status.as_str()),
+        kind: Text::format(format_args!("payment.{}", view.status.as_str())),
         object: WebhookObject::Payment(view),
         delivery: 0,
     }

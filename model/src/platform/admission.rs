@@ -17,6 +17,7 @@ use crate::branch::{Branch, BranchPoint};
 use crate::ids::{Card, Environment, MerchantId, PaymentId, RequestId, ResourceId};
 use crate::mutants::Mutant;
 use crate::rules::Rule;
+use crate::text::Text;
 use crate::time::Millis;
 
 /// A validated new business operation. The card lives here only until the upstream
@@ -24,9 +25,9 @@ use crate::time::Millis;
 #[derive(Clone, Debug)]
 pub(super) enum NewOp {
     CreatePayment {
-        merchant_order_no: String,
+        merchant_order_no: Text,
         amount: u64,
-        currency: String,
+        currency: Text,
         card: Option<Card>,
     },
     Confirm {
@@ -37,15 +38,15 @@ pub(super) enum NewOp {
         payment: PaymentId,
     },
     CheckoutSession {
-        merchant_order_no: String,
+        merchant_order_no: Text,
         amount: u64,
-        currency: String,
+        currency: Text,
         /// The order already has this Payment: a new session for it (CKO-01).
         existing: Option<PaymentId>,
     },
     Refund {
         payment: PaymentId,
-        merchant_refund_no: String,
+        merchant_refund_no: Text,
         amount: u64,
     },
 }
@@ -110,7 +111,7 @@ fn amount_of(amount: Option<i64>) -> Result<u64, Admission> {
 }
 
 /// Validates a non-empty string field (400 with `field` otherwise).
-fn text_of(value: &Option<String>, field: Field) -> Result<String, Admission> {
+fn text_of(value: &Option<Text>, field: Field) -> Result<Text, Admission> {
     match value {
         Some(v) if !v.is_empty() => Ok(v.clone()),
         _ => Err(reject(
@@ -123,7 +124,7 @@ fn text_of(value: &Option<String>, field: Field) -> Result<String, Admission> {
 
 impl Platform {
     /// Validates a currency: three upper-case letters (400), and one we accept (422).
-    fn currency_of(&self, value: &Option<String>) -> Result<String, Admission> {
+    fn currency_of(&self, value: &Option<Text>) -> Result<Text, Admission> {
         let c = text_of(value, Field::Currency)?;
         if c.len() != 3 || !c.chars().all(|ch| ch.is_ascii_uppercase()) {
             return Err(reject(
@@ -327,10 +328,10 @@ impl Platform {
                 Rule::ChannelPaused,
             ));
         }
-        let business = |number: &str| BusinessKey {
+        let business = |number: &Text| BusinessKey {
             merchant: scope.merchant,
             environment: scope.environment,
-            number: number.to_owned(),
+            number: number.clone(),
         };
         match &op {
             NewOp::CreatePayment {

@@ -11,6 +11,7 @@ use crate::api::{
 use crate::ids::{AttemptId, Card, EventId, PaymentId, RefundId, RequestId, ResourceId, SessionId};
 use crate::mutants::Mutant;
 use crate::rules::Rule;
+use crate::text::Text;
 use crate::time::Millis;
 
 impl Platform {
@@ -208,9 +209,9 @@ impl Platform {
         &mut self,
         now: Millis,
         scope: &Scope,
-        merchant_order_no: String,
+        merchant_order_no: Text,
         amount: u64,
-        currency: String,
+        currency: Text,
     ) -> PaymentId {
         self.next.payment += 1;
         let id = PaymentId(self.next.payment);
@@ -763,7 +764,7 @@ impl Platform {
         p.version += 1;
         let (merchant, environment) = (p.merchant, p.environment);
         let view = p.view(payment);
-        let kind = format!("payment.{}", view.status.as_str());
+        let kind = Text::format(format_args!("payment.{}", view.status.as_str()));
         self.emit(
             now,
             merchant,
@@ -786,7 +787,7 @@ impl Platform {
         r.version += 1;
         let (merchant, environment) = (r.merchant, r.environment);
         let view = r.view(refund);
-        let kind = format!("refund.{}", view.status.as_str());
+        let kind = Text::format(format_args!("refund.{}", view.status.as_str()));
         self.emit(
             now,
             merchant,
@@ -804,7 +805,7 @@ impl Platform {
         now: Millis,
         merchant: crate::ids::MerchantId,
         environment: crate::ids::Environment,
-        kind: String,
+        kind: Text,
         object: WebhookObject,
         rule: Rule,
         out: &mut Vec<PlatformOutput>,

@@ -34,6 +34,7 @@ use crate::ids::{
 };
 use crate::params::PlatformParams;
 use crate::rules::Rule;
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 use state::*;
@@ -105,7 +106,7 @@ pub struct WebhookEvent {
     pub merchant: MerchantId,
     pub environment: Environment,
     /// `payment.<status>` or `refund.<status>`.
-    pub kind: String,
+    pub kind: Text,
     pub object: WebhookObject,
     /// 0 for the first delivery, then 1, 2, … for re-deliveries (A-WEBHOOK-REDELIVERY).
     pub delivery: u8,
@@ -325,7 +326,7 @@ impl Platform {
             .get(&BusinessKey {
                 merchant,
                 environment,
-                number: merchant_order_no.to_owned(),
+                number: merchant_order_no.into(),
             })
             .copied()
     }

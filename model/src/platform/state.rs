@@ -8,6 +8,7 @@ use crate::ids::{
     ApiKeyId, AttemptId, Environment, MerchantId, PaymentId, RefundId, RequestId, ResourceId,
     SessionId,
 };
+use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -39,7 +40,7 @@ pub struct Scope {
     pub merchant: MerchantId,
     pub environment: Environment,
     pub route: Route,
-    pub key: String,
+    pub key: Text,
 }
 
 /// The safety-relevant parameters of a request, per endpoint (SAFE-01). Card data is
@@ -48,21 +49,21 @@ pub struct Scope {
 #[serde(tag = "endpoint", rename_all = "snake_case")]
 pub enum Fingerprint {
     CreatePayment {
-        merchant_order_no: String,
+        merchant_order_no: Text,
         amount: u64,
-        currency: String,
+        currency: Text,
     },
     /// The payment id is in the path; the body holds only the card.
     Confirm,
     Cancel,
     CheckoutSession {
-        merchant_order_no: String,
+        merchant_order_no: Text,
         amount: u64,
-        currency: String,
+        currency: Text,
     },
     Refund {
         payment_id: PaymentId,
-        merchant_refund_no: String,
+        merchant_refund_no: Text,
         amount: u64,
     },
 }
@@ -121,9 +122,9 @@ pub struct Attempt {
 pub struct Payment {
     pub merchant: MerchantId,
     pub environment: Environment,
-    pub merchant_order_no: String,
+    pub merchant_order_no: Text,
     pub amount: u64,
-    pub currency: String,
+    pub currency: Text,
     /// Snapshot taken at creation; kept by every attempt (ATTEMPT-06, A-FEE-SNAPSHOT).
     pub fee_rate_bps: u32,
     pub created_at: Millis,
@@ -172,7 +173,7 @@ pub struct Refund {
     pub attempt: AttemptId,
     pub merchant: MerchantId,
     pub environment: Environment,
-    pub merchant_refund_no: String,
+    pub merchant_refund_no: Text,
     pub amount: u64,
     pub status: RefundStatus,
     pub resolution: ResolutionStatus,
@@ -218,7 +219,7 @@ impl Session {
 pub struct BusinessKey {
     pub merchant: MerchantId,
     pub environment: Environment,
-    pub number: String,
+    pub number: Text,
 }
 
 /// What an unanswered request is waiting for.

@@ -148,7 +148,7 @@ impl Ep {
                 card,
             } => Endpoint::CreatePayment {
                 body: Json::Parsed(CreatePaymentBody {
-                    merchant_order_no: Some(order_no(*order, orders)),
+                    merchant_order_no: Some(order_no(*order, orders).into()),
                     amount: Some(amount.value()),
                     currency: Some(currency.code().into()),
                     card: card.map(Card),
@@ -176,7 +176,7 @@ impl Ep {
                 currency,
             } => Endpoint::CreateCheckoutSession {
                 body: Json::Parsed(SessionBody {
-                    merchant_order_no: Some(order_no(*order, orders)),
+                    merchant_order_no: Some(order_no(*order, orders).into()),
                     amount: Some(amount.value()),
                     currency: Some(currency.code().into()),
                 }),
@@ -188,14 +188,14 @@ impl Ep {
             } => Endpoint::CreateRefund {
                 body: Json::Parsed(RefundBody {
                     payment_id: Some(payment(*k)),
-                    merchant_refund_no: Some(refund_no(*r)),
+                    merchant_refund_no: Some(refund_no(*r).into()),
                     amount: Some(amount.value()),
                 }),
             },
             Ep::RefundWithoutPayment => Endpoint::CreateRefund {
                 body: Json::Parsed(RefundBody {
                     payment_id: None,
-                    merchant_refund_no: Some(refund_no(0)),
+                    merchant_refund_no: Some(refund_no(0).into()),
                     amount: Some(500),
                 }),
             },
@@ -206,13 +206,13 @@ impl Ep {
                 payment_id: payment(*k),
             },
             Ep::ListByOrder { order } => Endpoint::ListPayments {
-                merchant_order_no: order_no(*order, orders),
+                merchant_order_no: order_no(*order, orders).into(),
             },
             Ep::GetRefund { refund } => Endpoint::GetRefund {
                 refund_id: nth_refund(platform, *refund),
             },
             Ep::ListRefundsByNo { refund_no: r } => Endpoint::ListRefundsByNo {
-                merchant_refund_no: refund_no(*r),
+                merchant_refund_no: refund_no(*r).into(),
             },
             Ep::ListRefundsProcessing => Endpoint::ListRefundsProcessing,
             Ep::WrongMethod => Endpoint::Other {

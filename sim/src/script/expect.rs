@@ -106,11 +106,7 @@ pub(crate) fn evaluate(r: &Runner<'_>, e: &Expectation) -> Result<(), String> {
                 "payment_id" => rec
                     .payment_id
                     .map_or_else(|| "none".to_owned(), |p| p.to_string()),
-                "key" => rec
-                    .submission
-                    .key
-                    .clone()
-                    .unwrap_or_else(|| "none".to_owned()),
+                "key" => rec.submission.key.as_deref().unwrap_or("none").to_owned(),
                 "seq" => rec.submission.seq.to_string(),
                 "card" => rec.submission.card.0.to_string(),
                 "outcome" => tag(
@@ -259,7 +255,7 @@ fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
                     let order = platform
                         .payments()
                         .get(payment)
-                        .map(|p| p.merchant_order_no.clone())
+                        .map(|p| p.merchant_order_no.to_string())
                         .unwrap_or_default();
                     ok("payment", payment.to_string())
                         && ok("card", card.0.to_string())
@@ -312,7 +308,7 @@ fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
             .payments()
             .values()
             .filter(|p| {
-                ok("order", p.merchant_order_no.clone())
+                ok("order", p.merchant_order_no.to_string())
                     && f("merchant").is_none_or(|v| merchant_is(p.merchant, v))
                     && ok("env", p.environment.to_string())
                     && ok("status", p.status.as_str().to_owned())
@@ -328,7 +324,7 @@ fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
             .values()
             .filter(|x| {
                 ok("payment", x.payment.to_string())
-                    && ok("refund_no", x.merchant_refund_no.clone())
+                    && ok("refund_no", x.merchant_refund_no.to_string())
             })
             .count(),
         (CounterScope::Platform, "sessions") => platform

@@ -570,32 +570,38 @@ fn command(cur: &mut Cursor) -> Result<Command, LineError> {
             let (currency, _) = word("a currency")?;
             let card = card(&mut word)?;
             Command::PayOrder {
-                order,
+                order: order.into(),
                 amount,
-                currency,
+                currency: currency.into(),
                 card,
             }
         }
         "retry-card" => {
             let (order, _) = word("an order number")?;
             let card = card(&mut word)?;
-            Command::RetryWithCard { order, card }
+            Command::RetryWithCard {
+                order: order.into(),
+                card,
+            }
         }
         "cancel" => Command::CancelOrder {
-            order: word("an order number")?.0,
+            order: word("an order number")?.0.into(),
         },
         "amend" => {
             let (order, _) = word("an order number")?;
             let amount = amount(word("an amount")?)?;
-            Command::AmendOrder { order, amount }
+            Command::AmendOrder {
+                order: order.into(),
+                amount,
+            }
         }
         "refund" => {
             let (order, _) = word("an order number")?;
             let (refund, _) = word("a refund number")?;
             let amount = amount(word("an amount")?)?;
             Command::RefundOrder {
-                order,
-                refund,
+                order: order.into(),
+                refund: refund.into(),
                 amount,
             }
         }

@@ -9,7 +9,7 @@
 use super::cursor::{Cursor, LineError};
 use payhub_model::{
     ApiKeyId, ApiRequest, Card, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentId,
-    RefundBody, RefundId, SessionBody,
+    RefundBody, RefundId, SessionBody, Text,
 };
 use serde_json::{Map, Value};
 
@@ -36,7 +36,7 @@ pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, L
         idempotency_key: None,
         endpoint: Endpoint::Other {
             method,
-            path: path.clone(),
+            path: path.as_str().into(),
         },
     };
     let mut body: Option<(Body, u32)> = None;
@@ -81,7 +81,7 @@ pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, L
                         "Idempotency-Key: needs a value (\"\" for an empty key)".to_owned(),
                     )
                 })?;
-                request.idempotency_key = Some(value);
+                request.idempotency_key = Some(value.into());
             }
             "authorization" => {
                 let (scheme, scol) = cur.expect_word("Bearer ak_N or none")?;
@@ -193,7 +193,7 @@ fn endpoint(
         (Method::Get, ["v1", "payments"], Some(q)) if q.starts_with("merchant_order_no=") => {
             no_body(
                 Endpoint::ListPayments {
-                    merchant_order_no: q["merchant_order_no=".len()..].to_owned(),
+                    merchant_order_no: q["merchant_order_no=".len()..].into(),
                 },
                 &body,
             )?
@@ -207,7 +207,7 @@ fn endpoint(
         (Method::Get, ["v1", "refunds"], Some(q)) if q.starts_with("merchant_refund_no=") => {
             no_body(
                 Endpoint::ListRefundsByNo {
-                    merchant_refund_no: q["merchant_refund_no=".len()..].to_owned(),
+                    merchant_refund_no: q["merchant_refund_no=".len()..].into(),
                 },
                 &body,
             )?
@@ -218,7 +218,7 @@ fn endpoint(
         _ => no_body(
             Endpoint::Other {
                 method,
-                path: path.to_owned(),
+                path: path.into(),
             },
             &body,
         )?,
@@ -235,7 +235,7 @@ fn json_body<T: Default>(
 ) -> Result<Json<T>, LineError> {
     match body {
         None => Ok(Json::Parsed(T::default())),
-        Some((Body::Raw(raw), _)) => Ok(Json::Malformed(raw)),
+        Some((Body::Raw(raw), _)) => Ok(Json::Malformed(raw.into())),
         Some((Body::Json(map, text), col)) => {
             Ok(Json::Parsed(read(&FieldReader { map, text, col })?))
         }
@@ -273,10 +273,10 @@ impl FieldReader {
         Ok(())
     }
 
-    fn string(&self, name: &str) -> Result<Option<String>, LineError> {
+    fn string(&self, name: &str) -> Result<Option<Text>, LineError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::String(s)) => Ok(Some(s.into())),
             Some(_) => Err((self.col_of(name), format!("'{name}' must be a string"))),
         }
     }

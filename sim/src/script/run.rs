@@ -223,7 +223,9 @@ impl Runner<'_> {
         let key = match &choice {
             Choice::Deliver { msg, .. } | Choice::Fail500After { msg, .. } => {
                 match self.world.net.get(*msg) {
-                    Some(Payload::Request { request, .. }) => request.idempotency_key.clone(),
+                    Some(Payload::Request { request, .. }) => {
+                        request.idempotency_key.as_deref().map(str::to_owned)
+                    }
                     _ => None,
                 }
             }
