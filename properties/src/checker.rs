@@ -188,8 +188,17 @@ impl Model for PresetModel {
         let mut next = last.clone();
         next.apply(&self.preset.config, &action, None).ok()?;
         let bits = next.facts.rules_exercised.0;
-        self.exercised[0].fetch_or(bits as u64, Relaxed);
-        self.exercised[1].fetch_or((bits >> 64) as u64, Relaxed);
+        // Written only when a rule is new: a read-modify-write of this shared word on
+        // every generated state kept the checker's threads waiting for each other.
+        for (word, part) in self
+            .exercised
+            .iter()
+            .zip([bits as u64, (bits >> 64) as u64])
+        {
+            if word.load(Relaxed) & part != part {
+                word.fetch_or(part, Relaxed);
+            }
+        }
         Some(next)
     }
 

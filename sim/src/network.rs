@@ -5,10 +5,9 @@
 //! reordering and arbitrary delay are the order in which the world's driver picks them).
 //! Nothing here decides: the world lists what each message may do as choices.
 
-use payhub_model::CowMap;
 use payhub_model::{ApiRequest, ApiResponse, RequestId, UpstreamCall, UpstreamReply, WebhookEvent};
+use payhub_model::{CowMap, Shared};
 use serde::Serialize;
-use std::sync::Arc;
 
 /// A message id, unique within a run (`m7`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -92,12 +91,13 @@ pub enum UpstreamMsg {
 
 /// Messages in flight, by id. Ordered, so that listing them is deterministic.
 ///
-/// Each message sits behind an `Arc`: a step that takes one message out copies the
-/// map's pointers, not every other message's request body (the checker's case).
+/// Each message sits in a [`Shared`] box: a step that takes one message out copies the
+/// map's pointers, not every other message's request body (the checker's case), and a
+/// message is hashed once in its life, not whenever the map around it changes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct InFlight<T> {
     next: u32,
-    msgs: CowMap<MsgId, Arc<T>>,
+    msgs: CowMap<MsgId, Shared<T>>,
 }
 
 impl<T> Default for InFlight<T> {
@@ -114,25 +114,25 @@ impl<T: Clone> InFlight<T> {
     pub fn send(&mut self, msg: T) -> MsgId {
         self.next += 1;
         let id = MsgId(self.next);
-        self.msgs.insert(id, Arc::new(msg));
+        self.msgs.insert(id, Shared::new(msg));
         id
     }
 
     /// Takes a message out of flight (to deliver or drop it).
     /// Removes a message and hands it over still shared: the states before this one
     /// hold the same `Arc`, so unwrapping it would mean a deep clone.
-    pub fn take(&mut self, id: MsgId) -> Option<Arc<T>> {
+    pub fn take(&mut self, id: MsgId) -> Option<Shared<T>> {
         self.msgs.remove(&id)
     }
 
     /// The message, shared (a reference-count increment).
-    pub fn get_shared(&self, id: MsgId) -> Option<Arc<T>> {
+    pub fn get_shared(&self, id: MsgId) -> Option<Shared<T>> {
         self.msgs.get(&id).cloned()
     }
 
     /// A second copy of a message in flight, under a new id.
     pub fn duplicate(&mut self, id: MsgId) -> Option<MsgId> {
-        let copy = Arc::clone(self.msgs.get(&id)?);
+        let copy = Shared::clone(self.msgs.get(&id)?);
         self.next += 1;
         let dup = MsgId(self.next);
         self.msgs.insert(dup, copy);
