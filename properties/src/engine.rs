@@ -26,8 +26,8 @@
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 /// What to do after judging a state.
@@ -140,30 +140,47 @@ where
             initial.push(state);
         }
     }
-    let mut level: Vec<Vec<M::State>> = vec![initial];
+    let threads = threads.max(1);
+    // The current level and the next, each in one list of chunks per thread: a thread
+    // takes the chunks it generated itself first (their memory is its own and still in
+    // its cache) and steals from the others only when its own list is empty.
+    let current: Vec<Mutex<Vec<Vec<M::State>>>> = (0..threads).map(|_| Mutex::default()).collect();
+    let next: Vec<Mutex<Vec<Vec<M::State>>>> = (0..threads).map(|_| Mutex::default()).collect();
+    lock(&current[0]).push(initial);
     let total = AtomicUsize::new(total);
     let stop = AtomicBool::new(false);
     let cut = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let max_depth = AtomicUsize::new(0);
     let out_of_bounds = || {
         bounds
             .total_states
             .is_some_and(|n| total.load(Relaxed) >= n)
             || bounds.timeout.is_some_and(|t| started.elapsed() >= t)
     };
-    let mut depth = 0;
-    let mut max_depth = 0;
-    while level.iter().any(|chunk| !chunk.is_empty()) {
-        depth += 1;
-        max_depth = depth;
-        if bounds.max_depth.is_some_and(|d| depth >= d) {
-            break;
-        }
-        let queue = Mutex::new(std::mem::take(&mut level));
-        let next: Mutex<Vec<Vec<M::State>>> = Mutex::default();
-        let worker = || {
-            let mut out = Vec::with_capacity(CHUNK);
-            let mut actions = Vec::new();
-            'work: loop {
+    let barrier = Barrier::new(threads);
+    // The threads live for the whole search (each with its allocator's thread-local
+    // heap), meeting at the barrier between levels.
+    let worker = |me: usize| {
+        let mut out = Vec::with_capacity(CHUNK);
+        let mut actions = Vec::new();
+        loop {
+            if barrier.wait().is_leader() {
+                let any = current.iter().any(|q| !lock(q).is_empty());
+                if !any || stop.load(Relaxed) || cut.load(Relaxed) {
+                    done.store(true, Relaxed);
+                } else {
+                    let depth = max_depth.fetch_add(1, Relaxed) + 1;
+                    if bounds.max_depth.is_some_and(|d| depth >= d) {
+                        done.store(true, Relaxed);
+                    }
+                }
+            }
+            barrier.wait();
+            if done.load(Relaxed) {
+                break;
+            }
+            'level: loop {
                 if stop.load(Relaxed) {
                     break;
                 }
@@ -171,7 +188,10 @@ where
                     cut.store(true, Relaxed);
                     break;
                 }
-                let Some(chunk) = lock(&queue).pop() else {
+                let own = lock(&current[me]).pop();
+                let Some(chunk) = own.or_else(|| {
+                    (1..threads).find_map(|k| lock(&current[(me + k) % threads]).pop())
+                }) else {
                     break;
                 };
                 let mut generated = 0;
@@ -179,7 +199,7 @@ where
                     if judge(&state) == Flow::Stop {
                         stop.store(true, Relaxed);
                         total.fetch_add(generated, Relaxed);
-                        break 'work;
+                        break 'level;
                     }
                     model.actions(&state, &mut actions);
                     for action in actions.drain(..) {
@@ -194,7 +214,7 @@ where
                             out.push(successor);
                             if out.len() == CHUNK {
                                 let full = std::mem::replace(&mut out, Vec::with_capacity(CHUNK));
-                                lock(&next).push(full);
+                                lock(&next[me]).push(full);
                             }
                         }
                     }
@@ -202,23 +222,26 @@ where
                 total.fetch_add(generated, Relaxed);
             }
             if !out.is_empty() {
-                lock(&next).push(out);
+                lock(&next[me]).push(std::mem::replace(&mut out, Vec::with_capacity(CHUNK)));
             }
-        };
-        if threads <= 1 {
-            worker();
-        } else {
-            std::thread::scope(|scope| {
-                for _ in 0..threads {
-                    scope.spawn(worker);
+            if barrier.wait().is_leader() {
+                for (now, then) in current.iter().zip(&next) {
+                    std::mem::swap(&mut *lock(now), &mut *lock(then));
                 }
-            });
+            }
         }
-        if stop.load(Relaxed) || cut.load(Relaxed) {
-            break;
-        }
-        level = next.into_inner().unwrap_or_else(|e| e.into_inner());
+    };
+    if threads == 1 {
+        worker(0);
+    } else {
+        std::thread::scope(|scope| {
+            for me in 0..threads {
+                let worker = &worker;
+                scope.spawn(move || worker(me));
+            }
+        });
     }
+    let max_depth = max_depth.load(Relaxed);
     Explored {
         unique_states: seen.len(),
         total_states: total.load(Relaxed),

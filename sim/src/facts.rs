@@ -49,6 +49,9 @@ pub struct Snapshot {
     records: usize,
 }
 
+/// The applied versions of a database's orders (a handful: no allocation).
+pub type Versions = smallvec::SmallVec<[(Text, Option<PaymentId>, u32); 4]>;
+
 /// The facts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Facts {
@@ -363,38 +366,35 @@ impl Facts {
         }
     }
 
-    /// The versions of every order's applied Payment state.
+    /// The versions of every order's applied Payment state, to compare after a client
+    /// step; nothing once a regression was found (the finding is sticky).
     /// Versions are per object: an order re-pointed to another Payment starts over.
-    pub fn versions(
-        &self,
-        db: &payhub_model::client::MerchantDb,
-    ) -> Vec<(Text, Option<PaymentId>, u32)> {
+    pub fn versions(&self, db: &payhub_model::client::MerchantDb) -> Versions {
+        if self.version_regressed.is_some() {
+            return Versions::new();
+        }
         db.orders()
             .map(|o| (o.order_no.clone(), o.payment_id, o.version()))
             .collect()
     }
 
-    /// After a client step: no order's applied version of its Payment went down
-    /// (WEBHOOK-02).
-    pub fn on_client_step(
-        &mut self,
+    /// After a client step: the first order whose applied version of its Payment went
+    /// down (WEBHOOK-02), if any. A question, not a change: most client steps change no
+    /// fact, and asking does not copy the shared facts.
+    pub fn version_regression(
+        &self,
         db_index: u8,
-        before: &[(Text, Option<PaymentId>, u32)],
+        before: &Versions,
         db: &payhub_model::client::MerchantDb,
-    ) {
+    ) -> Option<(u8, Text)> {
         if self.version_regressed.is_some() {
-            return;
+            return None;
         }
-        for (order, payment, version) in before {
-            let same_payment = |o: &payhub_model::client::OrderRecord| o.payment_id == *payment;
-            if db
-                .order(order)
-                .is_some_and(|o| same_payment(o) && o.version() < *version)
-            {
-                self.version_regressed = Some((db_index, order.clone()));
-                return;
-            }
-        }
+        before.iter().find_map(|(order, payment, version)| {
+            db.order(order)
+                .is_some_and(|o| o.payment_id == *payment && o.version() < *version)
+                .then(|| (db_index, order.clone()))
+        })
     }
 
     fn count_refund_calls(&mut self, out: &[PlatformOutput]) {

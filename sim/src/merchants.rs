@@ -128,8 +128,12 @@ impl World {
         server
             .step(self.now, &mut self.dbs[db], input, &mut out)
             .map_err(|e| client_error(node, e))?;
-        self.facts
-            .on_client_step(spec.db, &versions_before, &self.dbs[db]);
+        if let Some(found) = self
+            .facts
+            .version_regression(spec.db, &versions_before, &self.dbs[db])
+        {
+            self.facts.version_regressed = Some(found);
+        }
         let mut acks = Vec::new();
         for output in out {
             match output {
