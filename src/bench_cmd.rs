@@ -25,9 +25,21 @@ pub struct BenchArgs {
     /// Checker threads.
     #[arg(long, default_value_t = 2)]
     pub checker_threads: usize,
+    /// Runs of each preset; the median run is reported (this machine's timings vary by
+    /// ±15 % from run to run).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
     /// Only this preset (default: every preset).
     #[arg(long)]
     pub preset: Option<String>,
+    /// Measure only the checker.
+    #[arg(long)]
+    pub no_simulation: bool,
+    /// Check every preset in this process instead of one child process per preset. The
+    /// memory figure is then the growth of this process's peak, which a preset smaller
+    /// than an earlier one does not move.
+    #[arg(long)]
+    pub in_process: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -43,16 +55,22 @@ struct SimBench {
     steps_per_second: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 struct CheckBench {
-    preset: &'static str,
+    preset: String,
     threads: usize,
     unique_states: usize,
     total_states: usize,
+    /// The median of `runs` runs.
     seconds: f64,
+    runs: u32,
     unique_states_per_second: f64,
-    /// Growth of the peak resident set during the run, per unique state (Linux only).
+    /// Peak resident memory during the runs less the resident memory before them, per
+    /// unique state (Linux only; presets under 10,000 states are too small to tell).
     bytes_per_unique_state: Option<f64>,
+    /// Peak resident memory of the process that checked the preset (its own process
+    /// unless `--in-process`).
+    peak_rss_bytes: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -62,12 +80,93 @@ struct Bench {
     peak_rss_bytes: Option<u64>,
 }
 
+/// Resident set size of this process (VmRSS), if the OS tells.
+fn rss() -> Option<u64> {
+    proc_status_kb("VmRSS:")
+}
+
 /// Peak resident set size of this process (VmHWM), if the OS tells.
 pub fn peak_rss() -> Option<u64> {
+    proc_status_kb("VmHWM:")
+}
+
+fn proc_status_kb(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// Checks `preset` `runs` times in this process and reports the median run.
+fn check_here(
+    preset: &payhub_properties::Preset,
+    threads: usize,
+    runs: u32,
+) -> Result<CheckBench, String> {
+    let before = rss();
+    let limits = Limits {
+        threads,
+        ..Limits::default()
+    };
+    let mut seconds = Vec::new();
+    let mut counts = (0, 0);
+    for _ in 0..runs {
+        let report = check(preset, limits)?;
+        seconds.push(report.seconds);
+        counts = (report.unique_states, report.total_states);
+    }
+    seconds.sort_by(f64::total_cmp);
+    let median = seconds[seconds.len() / 2];
+    let bytes = match (before, peak_rss()) {
+        (Some(b), Some(a)) if a > b && counts.0 >= 10_000 => Some((a - b) as f64 / counts.0 as f64),
+        _ => None,
+    };
+    Ok(CheckBench {
+        preset: preset.name.to_owned(),
+        threads,
+        unique_states: counts.0,
+        total_states: counts.1,
+        seconds: median,
+        runs,
+        unique_states_per_second: counts.0 as f64 / median.max(1e-9),
+        bytes_per_unique_state: bytes,
+        peak_rss_bytes: peak_rss(),
+    })
+}
+
+/// Checks `preset` in a child process of this binary, so that its peak memory is its own.
+fn check_in_child(name: &str, args: &BenchArgs) -> Result<CheckBench, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let output = std::process::Command::new(exe)
+        .args([
+            "bench",
+            "--no-simulation",
+            "--in-process",
+            "--format",
+            "json",
+        ])
+        .args(["--preset", name])
+        .args(["--runs", &args.runs.to_string()])
+        .args(["--checker-threads", &args.checker_threads.to_string()])
+        .output()
+        .map_err(|e| format!("cannot run the benchmark of {name}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "the benchmark of {name} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    #[derive(serde::Deserialize)]
+    struct Child {
+        checker: Vec<CheckBench>,
+    }
+    let child: Child = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("the benchmark of {name} printed no report: {e}"))?;
+    child
+        .checker
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("the benchmark of {name} measured nothing"))
 }
 
 fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
@@ -116,37 +215,31 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
     let threads = args.threads.max(1);
-    let simulation = vec![
-        sim(args.seeds, 1, false),
-        sim(args.seeds, threads, false),
-        sim(args.seeds / 4, 1, true),
-    ];
+    let simulation = if args.no_simulation {
+        Vec::new()
+    } else {
+        vec![
+            sim(args.seeds, 1, false),
+            sim(args.seeds, threads, false),
+            sim(args.seeds / 4, 1, true),
+        ]
+    };
+    if let Some(name) = &args.preset {
+        if !presets().iter().any(|p| p.name == name) {
+            return Err(format!(
+                "unknown preset '{name}' (payhub-verify check --list shows them)"
+            ));
+        }
+    }
     let mut checker = Vec::new();
     for preset in presets() {
         if args.preset.as_deref().is_some_and(|p| p != preset.name) {
             continue;
         }
-        let before = peak_rss();
-        let limits = Limits {
-            threads: args.checker_threads.max(1),
-            ..Limits::default()
-        };
-        let report = check(&preset, limits)?;
-        let after = peak_rss();
-        let bytes = match (before, after) {
-            (Some(b), Some(a)) if a > b && report.unique_states > 10_000 => {
-                Some((a - b) as f64 / report.unique_states as f64)
-            }
-            _ => None,
-        };
-        checker.push(CheckBench {
-            preset: preset.name,
-            threads: limits.threads,
-            unique_states: report.unique_states,
-            total_states: report.total_states,
-            seconds: report.seconds,
-            unique_states_per_second: report.unique_states as f64 / report.seconds.max(1e-9),
-            bytes_per_unique_state: bytes,
+        checker.push(if args.in_process {
+            check_here(&preset, args.checker_threads.max(1), args.runs)?
+        } else {
+            check_in_child(preset.name, args)?
         });
     }
     let bench = Bench {
@@ -160,9 +253,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
             serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())?
         ),
         Format::Text => {
-            println!(
-                "simulation (reference client, swarm profiles, at most 400 choices per seed):"
-            );
+            if !bench.simulation.is_empty() {
+                println!(
+                    "simulation (reference client, swarm profiles, at most 400 choices per seed):"
+                );
+            }
             for s in &bench.simulation {
                 println!(
                     "    recording {:<3} threads {}  {:>9} steps in {:>6.2}s  {:>12.0} steps/s",
@@ -173,10 +268,15 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
                     s.steps_per_second
                 );
             }
-            println!("checker (BFS, every preset exhaustively):");
+            if !bench.checker.is_empty() {
+                println!(
+                    "checker (every preset exhaustively; median of {} runs; memory: peak less resident before, per unique state):",
+                    args.runs
+                );
+            }
             for c in &bench.checker {
                 println!(
-                    "    {:<22} threads {}  {:>9} unique  {:>10} total  {:>7.2}s  {:>9.0} unique/s  {}",
+                    "    {:<22} threads {}  {:>9} unique  {:>10} total  {:>7.2}s  {:>9.0} unique/s  {:>11}  {}",
                     c.preset,
                     c.threads,
                     c.unique_states,
@@ -185,12 +285,18 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
                     c.unique_states_per_second,
                     c.bytes_per_unique_state
                         .map(|b| format!("{b:.0} B/state"))
-                        .unwrap_or_else(|| "-".into())
+                        .unwrap_or_else(|| "-".into()),
+                    c.peak_rss_bytes
+                        .map(|b| format!("peak {:.0} MiB", b as f64 / (1024.0 * 1024.0)))
+                        .unwrap_or_default()
                 );
             }
-            if let Some(rss) = bench.peak_rss_bytes {
+            if let Some(rss) = bench
+                .peak_rss_bytes
+                .filter(|_| !bench.simulation.is_empty())
+            {
                 println!(
-                    "peak resident memory: {:.1} MiB",
+                    "peak resident memory of the simulation benchmark: {:.1} MiB",
                     rss as f64 / (1024.0 * 1024.0)
                 );
             }

@@ -243,3 +243,30 @@ fn a_sweep_counterexample_as_a_script_runs_and_needs_its_expect_violation() {
     assert_eq!(code(&o), 1);
     no_panic(&o);
 }
+
+/// `bench` measures each preset in a child process (its own peak memory) and reports the
+/// median of its runs; an unknown preset is a usage error.
+#[test]
+fn bench_measures_a_preset_in_its_own_process() {
+    let o = run(&[
+        "bench",
+        "--no-simulation",
+        "--preset",
+        "replay-conflict",
+        "--runs",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["simulation"].as_array().map(Vec::len), Some(0));
+    let c = &json["checker"][0];
+    assert_eq!(c["preset"], "replay-conflict");
+    assert_eq!(c["unique_states"], 248);
+    assert_eq!(c["runs"], 2);
+    assert!(c["unique_states_per_second"].as_f64().unwrap() > 0.0);
+    let o = run(&["bench", "--no-simulation", "--preset", "no-such-preset"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    no_panic(&o);
+}
