@@ -18,11 +18,34 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::{Bound, RangeBounds};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// An ordered map with `BTreeMap`'s interface and a copy-on-write sorted vector inside.
 pub struct CowMap<K, V> {
     entries: Option<Arc<Entries<K, V>>>,
+}
+
+/// A cached digest: 0 until someone asks for it, then the digest (a digest of 0 is kept
+/// as 1). Lighter than a `OnceLock`: two threads that ask at once both compute it and
+/// store the same value, which is harmless, so no thread ever waits for another.
+struct Digest(AtomicU64);
+
+impl Digest {
+    const fn new() -> Digest {
+        Digest(AtomicU64::new(0))
+    }
+
+    fn get_or_init(&self, compute: impl FnOnce() -> u64) -> u64 {
+        match self.0.load(Relaxed) {
+            0 => {
+                let digest = compute().max(1);
+                self.0.store(digest, Relaxed);
+                digest
+            }
+            digest => digest,
+        }
+    }
 }
 
 /// The entries one or more clones share, with their hash once someone asked for it.
@@ -33,14 +56,14 @@ pub struct CowMap<K, V> {
 struct Entries<K, V> {
     entries: Vec<(K, V)>,
     /// A function of `entries` alone (a fixed-key hasher), reset by every mutation.
-    hash: OnceLock<u64>,
+    hash: Digest,
 }
 
 impl<K: Clone, V: Clone> Clone for Entries<K, V> {
     fn clone(&self) -> Self {
         Entries {
             entries: self.entries.clone(),
-            hash: OnceLock::new(),
+            hash: Digest::new(),
         }
     }
 }
@@ -96,10 +119,10 @@ impl<K: Clone, V: Clone> CowMap<K, V> {
         let shared = Arc::make_mut(self.entries.get_or_insert_with(|| {
             Arc::new(Entries {
                 entries: Vec::new(),
-                hash: OnceLock::new(),
+                hash: Digest::new(),
             })
         }));
-        shared.hash = OnceLock::new();
+        shared.hash = Digest::new();
         &mut shared.entries
     }
 
@@ -135,7 +158,7 @@ impl<K: Clone, V: Clone> CowMap<K, V> {
             self.entries = (!kept.is_empty()).then(|| {
                 Arc::new(Entries {
                     entries: kept,
-                    hash: OnceLock::new(),
+                    hash: Digest::new(),
                 })
             });
             return;
@@ -176,7 +199,7 @@ impl<K: Clone, V: Clone> CowMap<K, V> {
             entries.extend_from_slice(&old[i..]);
             self.entries = Some(Arc::new(Entries {
                 entries,
-                hash: OnceLock::new(),
+                hash: Digest::new(),
             }));
         } else {
             self.vec_mut().insert(i, (key, value));
@@ -194,7 +217,7 @@ impl<K: Clone, V: Clone> CowMap<K, V> {
             self.entries = (!entries.is_empty()).then(|| {
                 Arc::new(Entries {
                     entries,
-                    hash: OnceLock::new(),
+                    hash: Digest::new(),
                 })
             });
             return removed;
@@ -404,7 +427,7 @@ fn digest_hasher() -> impl Hasher {
 impl<K: Hash, V: Hash> Hash for CowMap<K, V> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         let digest = match &self.entries {
-            Some(shared) if !shared.entries.is_empty() => *shared.hash.get_or_init(|| {
+            Some(shared) if !shared.entries.is_empty() => shared.hash.get_or_init(|| {
                 let mut h = digest_hasher();
                 h.write_usize(shared.entries.len());
                 for (k, v) in &shared.entries {
@@ -605,14 +628,14 @@ pub struct Shared<T>(Arc<Boxed<T>>);
 
 struct Boxed<T> {
     value: T,
-    hash: OnceLock<u64>,
+    hash: Digest,
 }
 
 impl<T: Clone> Clone for Boxed<T> {
     fn clone(&self) -> Self {
         Boxed {
             value: self.value.clone(),
-            hash: OnceLock::new(),
+            hash: Digest::new(),
         }
     }
 }
@@ -621,7 +644,7 @@ impl<T> Shared<T> {
     pub fn new(value: T) -> Self {
         Shared(Arc::new(Boxed {
             value,
-            hash: OnceLock::new(),
+            hash: Digest::new(),
         }))
     }
 }
@@ -638,7 +661,7 @@ impl<T> std::ops::Deref for Shared<T> {
 impl<T: Clone> std::ops::DerefMut for Shared<T> {
     fn deref_mut(&mut self) -> &mut T {
         let boxed = Arc::make_mut(&mut self.0);
-        boxed.hash = OnceLock::new();
+        boxed.hash = Digest::new();
         &mut boxed.value
     }
 }
@@ -670,7 +693,7 @@ impl<T: Hash> Hash for Shared<T> {
             self.0.value.hash(&mut h);
             h.finish()
         });
-        state.write_u64(*digest);
+        state.write_u64(digest);
     }
 }
 
