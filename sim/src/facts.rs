@@ -49,9 +49,6 @@ pub struct Snapshot {
     records: usize,
 }
 
-/// The applied versions of a database's orders (a handful: no allocation).
-pub type Versions = smallvec::SmallVec<[(Text, Option<PaymentId>, u32); 4]>;
-
 /// The facts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Facts {
@@ -366,34 +363,25 @@ impl Facts {
         }
     }
 
-    /// The versions of every order's applied Payment state, to compare after a client
-    /// step; nothing once a regression was found (the finding is sticky).
-    /// Versions are per object: an order re-pointed to another Payment starts over.
-    pub fn versions(&self, db: &payhub_model::client::MerchantDb) -> Versions {
-        if self.version_regressed.is_some() {
-            return Versions::new();
-        }
-        db.orders()
-            .map(|o| (o.order_no.clone(), o.payment_id, o.version()))
-            .collect()
-    }
-
     /// After a client step: the first order whose applied version of its Payment went
-    /// down (WEBHOOK-02), if any. A question, not a change: most client steps change no
-    /// fact, and asking does not copy the shared facts.
+    /// down (WEBHOOK-02), if any, comparing the database `before` the step (a clone: two
+    /// reference counts) with the one after it. A question, not a change: most client
+    /// steps change no fact, and asking does not copy the shared facts. Versions are per
+    /// object: an order re-pointed to another Payment starts over.
     pub fn version_regression(
         &self,
         db_index: u8,
-        before: &Versions,
-        db: &payhub_model::client::MerchantDb,
+        before: &payhub_model::client::MerchantDb,
+        after: &payhub_model::client::MerchantDb,
     ) -> Option<(u8, Text)> {
         if self.version_regressed.is_some() {
             return None;
         }
-        before.iter().find_map(|(order, payment, version)| {
-            db.order(order)
-                .is_some_and(|o| o.payment_id == *payment && o.version() < *version)
-                .then(|| (db_index, order.clone()))
+        before.orders().find_map(|was| {
+            after
+                .order(&was.order_no)
+                .is_some_and(|o| o.payment_id == was.payment_id && o.version() < was.version())
+                .then(|| (db_index, was.order_no.clone()))
         })
     }
 

@@ -123,14 +123,14 @@ impl World {
             .ok_or_else(|| ApplyError::NotEnabled(format!("merchant-{node} runs no client")))?;
         let db = spec.db as usize;
         let mut out = Vec::new();
-        let versions_before = self.facts.versions(&self.dbs[db]);
+        let db_before = self.dbs[db].clone();
         let server = self.servers[node as usize].as_mut().expect("client node");
         server
             .step(self.now, &mut self.dbs[db], input, &mut out)
             .map_err(|e| client_error(node, e))?;
         if let Some(found) = self
             .facts
-            .version_regression(spec.db, &versions_before, &self.dbs[db])
+            .version_regression(spec.db, &db_before, &self.dbs[db])
         {
             self.facts.version_regressed = Some(found);
         }
