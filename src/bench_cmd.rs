@@ -37,7 +37,7 @@ pub struct BenchArgs {
     pub no_simulation: bool,
     /// Check every preset in this process instead of one child process per preset. The
     /// memory figure is then the growth of this process's peak, which a preset smaller
-    /// than an earlier one does not move.
+    /// than an earlier one does not move (it is then left out).
     #[arg(long)]
     pub in_process: bool,
     /// Output format.
@@ -103,22 +103,39 @@ fn check_here(
     threads: usize,
     runs: u32,
 ) -> Result<CheckBench, String> {
-    let before = rss();
+    let (before, peak_before) = (rss(), peak_rss());
     let limits = Limits {
         threads,
         ..Limits::default()
     };
     let mut seconds = Vec::new();
-    let mut counts = (0, 0);
+    let mut counts = None;
     for _ in 0..runs {
         let report = check(preset, limits)?;
         seconds.push(report.seconds);
-        counts = (report.unique_states, report.total_states);
+        let these = (report.unique_states, report.total_states);
+        if counts.is_some_and(|c| c != these) {
+            return Err(format!(
+                "{}: two runs covered different numbers of states ({:?} and {these:?})",
+                preset.name,
+                counts.unwrap_or_default()
+            ));
+        }
+        counts = Some(these);
     }
+    let counts = counts.unwrap_or_default();
     seconds.sort_by(f64::total_cmp);
-    let median = seconds[seconds.len() / 2];
-    let bytes = match (before, peak_rss()) {
-        (Some(b), Some(a)) if a > b && counts.0 >= 10_000 => Some((a - b) as f64 / counts.0 as f64),
+    let mid = seconds.len() / 2;
+    let median = if seconds.len() % 2 == 0 {
+        (seconds[mid - 1] + seconds[mid]) / 2.0
+    } else {
+        seconds[mid]
+    };
+    // Only if this preset raised the peak: otherwise the peak is an earlier preset's.
+    let bytes = match (before, peak_before, peak_rss()) {
+        (Some(b), Some(p), Some(a)) if a > p && a > b && counts.0 >= 10_000 => {
+            Some((a - b) as f64 / counts.0 as f64)
+        }
         _ => None,
     };
     Ok(CheckBench {
@@ -214,6 +231,13 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
+    if let Some(name) = &args.preset {
+        if !presets().iter().any(|p| p.name == name) {
+            return Err(format!(
+                "unknown preset '{name}' (payhub-verify check --list shows them)"
+            ));
+        }
+    }
     let threads = args.threads.max(1);
     let simulation = if args.no_simulation {
         Vec::new()
@@ -224,13 +248,6 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
             sim(args.seeds / 4, 1, true),
         ]
     };
-    if let Some(name) = &args.preset {
-        if !presets().iter().any(|p| p.name == name) {
-            return Err(format!(
-                "unknown preset '{name}' (payhub-verify check --list shows them)"
-            ));
-        }
-    }
     let mut checker = Vec::new();
     for preset in presets() {
         if args.preset.as_deref().is_some_and(|p| p != preset.name) {

@@ -14,15 +14,17 @@ pub struct CheckArgs {
     /// Checker threads.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Stop after this many unique states per preset (the run is then incomplete: exit 3).
-    #[arg(long)]
-    pub max_states: Option<usize>,
+    /// Stop a preset after this many generated states, repeats included (the run is then
+    /// incomplete: exit 3).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_states: Option<u64>,
     /// Stop a preset after this many seconds (incomplete: exit 3).
     #[arg(long)]
     pub timeout: Option<u64>,
-    /// Do not expand states deeper than this (incomplete if it cuts: exit 3).
-    #[arg(long)]
-    pub depth: Option<usize>,
+    /// Do not expand states at this depth or deeper (the initial state is at depth 1;
+    /// incomplete if it cuts: exit 3).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub depth: Option<u64>,
     /// List the presets and what each explores.
     #[arg(long)]
     pub list: bool,
@@ -86,9 +88,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
     };
     let limits = Limits {
         threads: args.threads,
-        max_states: args.max_states,
+        max_states: args.max_states.map(|n| n as usize),
         timeout: args.timeout.map(Duration::from_secs),
-        max_depth: args.depth,
+        max_depth: args.depth.map(|n| n as usize),
     };
     let mut reports = Vec::new();
     for preset in &selected {

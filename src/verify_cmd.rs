@@ -25,9 +25,10 @@ pub struct VerifyArgs {
     /// Only this checker preset (default: all).
     #[arg(long)]
     pub preset: Option<String>,
-    /// Stop each preset after this many unique states (the run is then incomplete: exit 3).
-    #[arg(long)]
-    pub max_states: Option<usize>,
+    /// Stop each preset after this many generated states, repeats included (the run is
+    /// then incomplete: exit 3).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_states: Option<u64>,
     /// Stop each preset after this many seconds (incomplete: exit 3).
     #[arg(long)]
     pub timeout: Option<u64>,
@@ -75,7 +76,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     }
     let limits = Limits {
         threads: args.threads.max(1),
-        max_states: args.max_states,
+        max_states: args.max_states.map(|n| n as usize),
         timeout: args.timeout.map(Duration::from_secs),
         max_depth: None,
     };

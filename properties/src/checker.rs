@@ -240,7 +240,7 @@ impl Model for PresetModel {
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub threads: usize,
-    /// Stop (and report incomplete) after this many unique states.
+    /// Stop (and report incomplete) after this many generated states, repeats included.
     pub max_states: Option<usize>,
     /// Stop (and report incomplete) after this long.
     pub timeout: Option<Duration>,
@@ -341,12 +341,10 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         max_depth: limits.max_depth,
     };
     let started = Instant::now();
+    // `Combined { stop_at_violation: false }`: every state is judged, none stops the search.
     let judge = |world: &World| {
-        if combined(&model, world) {
-            Flow::Continue
-        } else {
-            Flow::Stop
-        }
+        combined(&model, world);
+        Flow::Continue
     };
     let explored = engine::bfs(&model, limits.threads.max(1), bounds, &judge);
     let seconds = started.elapsed().as_secs_f64();
@@ -354,10 +352,10 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
     // Like stateright's target, the state bound counts generated states, repeats included.
     let hit_states = limits
         .max_states
-        .is_some_and(|n| unique_states >= n || explored.total_states >= n);
+        .is_some_and(|n| explored.total_states >= n);
     let hit_time = limits.timeout.is_some_and(|t| started.elapsed() >= t);
     let hit_depth = limits.max_depth.is_some_and(|d| explored.max_depth >= d);
-    let complete = !(hit_states || hit_time || hit_depth || explored.cut);
+    let complete = !(hit_states || hit_time || hit_depth || explored.cut || explored.stopped);
 
     let (violated, reached) = (model.violated(), model.reached());
     let exercised = {

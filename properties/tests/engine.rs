@@ -9,9 +9,14 @@ use payhub_properties::engine::{self, Bounds, Explored, Flow};
 use payhub_properties::presets;
 use stateright::{Checker, Model};
 
-/// Presets with fewer than ~70,000 states (the largest two are compared by the release
-/// CLI test of thread counts and by `verify`).
-const LARGEST: &[&str] = &["card-retry", "create-lossy"];
+/// The two largest presets: stateright's BFS takes too long on them in a debug build, so
+/// the engine is compared with the counts stateright reported for them (`spawn_bfs`, one
+/// thread, stateright 0.31, the model of this commit): (unique, total, max depth). A
+/// change of the model that changes them must re-record them from stateright.
+const LARGEST: &[(&str, (usize, usize, usize))] = &[
+    ("card-retry", (106_891, 311_705, 25)),
+    ("create-lossy", (147_172, 445_517, 25)),
+];
 
 fn model(name: &str) -> PresetModel {
     let preset = presets::preset(name).expect("a preset");
@@ -53,7 +58,7 @@ fn counts(e: &Explored) -> (usize, usize, usize) {
 #[test]
 fn the_engine_covers_what_the_stateright_bfs_covers_on_every_preset() {
     for preset in presets::presets() {
-        if LARGEST.contains(&preset.name) {
+        if LARGEST.iter().any(|(name, _)| *name == preset.name) {
             continue;
         }
         let expected = stateright(preset.name, None);
@@ -67,6 +72,15 @@ fn the_engine_covers_what_the_stateright_bfs_covers_on_every_preset() {
             );
             assert!(!got.cut && !got.stopped, "{}", preset.name);
         }
+    }
+}
+
+#[test]
+fn the_largest_presets_give_staterights_recorded_counts() {
+    for (name, expected) in LARGEST {
+        let got = ours(name, 2, None);
+        assert_eq!(counts(&got), *expected, "{name}");
+        assert!(!got.cut && !got.stopped, "{name}");
     }
 }
 

@@ -118,9 +118,9 @@ impl<T: Clone> InFlight<T> {
         id
     }
 
-    /// Takes a message out of flight (to deliver or drop it).
-    /// Removes a message and hands it over still shared: the states before this one
-    /// hold the same `Arc`, so unwrapping it would mean a deep clone.
+    /// Takes a message out of flight (to deliver or drop it), still in its shared box:
+    /// the states before this one hold the same box, so unboxing it would mean a deep
+    /// clone.
     pub fn take(&mut self, id: MsgId) -> Option<Shared<T>> {
         self.msgs.remove(&id)
     }
