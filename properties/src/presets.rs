@@ -47,7 +47,7 @@ pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) 
         name: name.to_owned(),
         params: checker_params(),
         budget,
-        alphabet,
+        alphabet: alphabet.into_iter().map(|(m, r)| (m, r.into())).collect(),
         decisions: vec![AcquirerDecision::Approve],
         payer: false,
         webhooks: Vec::new(),
@@ -81,7 +81,7 @@ pub(crate) fn setup(config: &WorldConfig, steps: Vec<Step>) -> Vec<Choice> {
         let choice = match step {
             Step::Send(request) => Choice::Send {
                 merchant: 0,
-                request,
+                request: request.into(),
             },
             Step::Deliver => enabled
                 .iter()
@@ -275,7 +275,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: vec![Choice::Send {
                 merchant: 0,
-                request: req::create("K", "ORDER-1", 10000, "USD", 'A'),
+                request: req::create("K", "ORDER-1", 10000, "USD", 'A').into(),
             }],
             horizon: Millis::mins(30),
             reaches: &[

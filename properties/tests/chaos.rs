@@ -379,12 +379,12 @@ fn choices(world: &World, config: &WorldConfig, op: &Op) -> Vec<Choice> {
     match op {
         Op::Send(r) => vec![Choice::Send {
             merchant: r.node,
-            request: build(world, r),
+            request: build(world, r).into(),
         }],
         Op::SendTwice(r) => {
             let send = Choice::Send {
                 merchant: r.node,
-                request: build(world, r),
+                request: build(world, r).into(),
             };
             vec![send.clone(), send]
         }

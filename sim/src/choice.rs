@@ -46,7 +46,11 @@ pub enum Choice {
     /// The environment switches something on the platform (429, 503, keys, fees).
     Control(Control),
     /// A scripted or adversarial sender sends a request.
-    Send { merchant: u8, request: ApiRequest },
+    Send {
+        merchant: u8,
+        /// Shared: the same request is offered in every state of a sweep or a check.
+        request: std::sync::Arc<ApiRequest>,
+    },
     /// The clock jumps to the next deadline and every timer due fires.
     Tick,
     /// The clock moves forward by this much, firing every timer on the way (scripts).
@@ -238,7 +242,7 @@ mod tests {
         let mut requests: Vec<ApiRequest> = crate::worlds::chaos()
             .alphabet
             .into_iter()
-            .map(|(_, r)| r)
+            .map(|(_, r)| ApiRequest::clone(&r))
             .collect();
         requests.extend([
             req::get_refund(RefundId(2)),
@@ -277,7 +281,7 @@ mod tests {
         for (i, request) in requests.into_iter().enumerate() {
             out.push(Choice::Send {
                 merchant: (i % 3) as u8,
-                request,
+                request: request.into(),
             });
         }
         out.push(Choice::Tick);

@@ -87,7 +87,7 @@ pub struct WorldConfig {
     /// Faults and sends allowed.
     pub budget: Budget,
     /// Requests senders may send at any time (adversarial presets), by merchant node.
-    pub alphabet: Vec<(u8, ApiRequest)>,
+    pub alphabet: Vec<(u8, std::sync::Arc<ApiRequest>)>,
     /// Controls the environment may switch.
     pub controls: Vec<Control>,
     /// Decisions the acquirer may take.

@@ -539,7 +539,7 @@ impl World {
                     }
                     self.budget.sends -= 1;
                 }
-                self.send_request(config, *merchant, request.clone(), trace);
+                self.send_request(config, *merchant, ApiRequest::clone(request), trace);
             }
             Choice::Tick => {
                 let Some(at) = self.next_deadline() else {

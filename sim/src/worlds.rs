@@ -198,7 +198,7 @@ pub fn chaos() -> WorldConfig {
         alphabet: alphabet
             .into_iter()
             .enumerate()
-            .map(|(i, r)| ((i % 2) as u8, r))
+            .map(|(i, r)| ((i % 2) as u8, r.into()))
             .collect(),
         budget: Budget {
             sends: 10,

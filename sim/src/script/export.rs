@@ -151,7 +151,7 @@ pub fn script_from_tape(
                         i + 1
                     )
                 })?;
-                if back != *request {
+                if back != **request {
                     return Err(format!(
                         "step {}: '{line}' does not read back as the same request",
                         i + 1

@@ -146,7 +146,10 @@ fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
         "send" => {
             let merchant = node(cur)?;
             let request = request::parse(cur, M1_TEST)?;
-            Choice::Send { merchant, request }
+            Choice::Send {
+                merchant,
+                request: request.into(),
+            }
         }
         "tick" => Choice::Tick,
         "advance" => {

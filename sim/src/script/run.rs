@@ -389,7 +389,7 @@ impl Runner<'_> {
                 self.apply(
                     Choice::Send {
                         merchant: node,
-                        request: request.clone(),
+                        request: request.clone().into(),
                     },
                     i,
                     check,
