@@ -183,8 +183,12 @@ pub struct SimCounterexample {
     pub replay: String,
     pub trace: String,
     /// The counterexample as a what-if script (`payhub-verify run` reproduces it).
-    pub script: String,
-    pub script_file: String,
+    pub script: Option<String>,
+    /// Why it cannot be a script (the tape still replays it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_script: Option<String>,
+    /// Where the script was saved.
+    pub script_file: Option<String>,
 }
 
 fn kind(choice: &Choice) -> &'static str {
@@ -270,7 +274,14 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
         ),
         SweepFormat::Text => print_summary(&config, args, &summary),
         SweepFormat::Script => match &summary.counterexample {
-            Some(cx) => print!("{}", cx.script),
+            Some(cx) => match (&cx.script, &cx.no_script) {
+                (Some(script), _) => print!("{script}"),
+                (None, why) => eprintln!(
+                    "this counterexample cannot be written as a script ({}); it replays with: {}",
+                    why.as_deref().unwrap_or("unknown reason"),
+                    cx.replay
+                ),
+            },
             None => eprintln!("no counterexample: nothing to write as a script"),
         },
     }
@@ -396,14 +407,20 @@ fn shrink_and_save(
         "counterexample of seed {} ({}): {}",
         r.seed, config.name, violation.property
     );
-    let script =
-        payhub_sim::script::script_from_tape(config, &shrunk, Some(&violation.property), &about)
-            .unwrap_or_else(|e| {
-                format!("# this counterexample cannot be written as a script: {e}\n")
-            });
-    let script_path = dir.join(format!("seed-{}.pha", r.seed));
-    std::fs::write(&script_path, &script)
-        .map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
+    let (script, no_script, script_file) = match payhub_sim::script::script_from_tape(
+        config,
+        &shrunk,
+        Some(&violation.property),
+        &about,
+    ) {
+        Ok(text) => {
+            let path = dir.join(format!("seed-{}.pha", r.seed));
+            std::fs::write(&path, &text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            (Some(text), None, Some(path.display().to_string()))
+        }
+        Err(e) => (None, Some(e.to_string()), None),
+    };
     Ok(SimCounterexample {
         seed: r.seed,
         profile: args.profile(r.seed).key_values(),
@@ -415,7 +432,8 @@ fn shrink_and_save(
         replay: format!("payhub-verify replay --tape {}", file.display()),
         trace: trace.to_text(),
         script,
-        script_file: script_path.display().to_string(),
+        no_script,
+        script_file,
     })
 }
 
@@ -491,7 +509,11 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
             );
             print!("{}", cx.trace);
             println!("reproduce: {}", cx.replay);
-            println!("   script: payhub-verify run {}", cx.script_file);
+            match (&cx.script_file, &cx.no_script) {
+                (Some(file), _) => println!("   script: payhub-verify run {file}"),
+                (None, Some(why)) => println!("   (no script: {why})"),
+                (None, None) => {}
+            }
             println!(
                 "       or: payhub-verify replay --seed {} {}",
                 cx.seed,

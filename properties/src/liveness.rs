@@ -75,7 +75,8 @@ impl WebhookDelivery {
 /// ([`Observer`]).
 #[derive(Clone, Debug, Default)]
 pub struct Deliveries {
-    /// Every Payment version that reached a running client server, in order.
+    /// Every Payment version handed to a running client server (in an answer it was
+    /// waiting for, or in a webhook), in order.
     pub received: Vec<Received>,
     /// Every delivery of a Payment webhook to a client node, in order.
     pub webhooks: Vec<WebhookDelivery>,
@@ -105,7 +106,12 @@ impl Observer for Deliveries {
             _ => return,
         };
         let carried = match world.net.get(*msg) {
-            Some(Payload::Response { to, response, .. }) if !lost => {
+            // Only an answer the client is waiting for reaches its code: the answer to a
+            // duplicated request, or to one it gave up on or lost in a crash, is not read
+            // (`World::response_to_client`).
+            Some(Payload::Response { to, id, response })
+                if !lost && world.awaiting.get(id).is_some_and(|a| a.node == *to) =>
+            {
                 response.payment().map(|p| (*to, p.id, p.version, None))
             }
             Some(Payload::Webhook { to, event }) => match &event.object {

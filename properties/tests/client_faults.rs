@@ -676,6 +676,53 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
     );
 }
 
+/// The one case a 100,000-case soak of the convergence suite failed (session 2): a
+/// query of the confirming order is duplicated in the network; the copy's `200`
+/// (carrying `succeeded`, v3) reaches merchant 1's server, which awaits only the
+/// original's answer and leaves it unread, then crashes. The answer to a request the
+/// client is not waiting for is not handed to its code (`World::response_to_client`),
+/// so it is not a version the merchant received: after healing the order is confirming
+/// past its query window, exactly A-CLIENT-AFTER-24H.
+#[test]
+fn an_unawaited_answer_is_not_a_received_version() {
+    let config = reference_world();
+    let mut run = finding(
+        &config,
+        &[
+            "command 0",
+            "deliver m1",
+            "command 5 then crash",
+            "acquire u1 approve",
+            "tick",
+            "deliver m2",
+            "deliver m3",
+            "deliver u2",
+            "drop m4",
+            "tick",
+            "duplicate m5",
+            "drop m5",
+            "deliver m6",
+            "deliver m7",
+            "crash merchant-1",
+            "tick",
+            "tick",
+            "deliver m8",
+            "tick",
+            "deliver m9",
+            "deliver m10",
+            "tick",
+            "restart merchant-0",
+            "restart merchant-1",
+            "tick",
+        ],
+    );
+    heal_and_check(&mut run, After::HealAndConverge).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        converged(&run).unwrap_or_else(|e| panic!("{e}")),
+        BTreeSet::from([Assumption::ClientAfterWindow])
+    );
+}
+
 /// Replays `labels`, heals, and checks that ORDER-1 of database 0 is left behind the
 /// platform in exactly the A-WEBHOOK-BLACKOUT situation: every delivery of the event of
 /// the Payment's latest version found merchant 1's test servers down, no query of the
