@@ -115,6 +115,23 @@ pub enum OrderState {
     Defect,
 }
 
+/// The order's state in words (traces).
+impl std::fmt::Display for OrderState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OrderState::Submitting => f.write_str("submitting"),
+            OrderState::Confirming => f.write_str("confirming"),
+            OrderState::PendingConfirmation => f.write_str("pending confirmation"),
+            OrderState::AwaitingPayer => f.write_str("awaiting the payer"),
+            OrderState::Paid => f.write_str("paid"),
+            OrderState::Failed => f.write_str("failed"),
+            OrderState::Closed => f.write_str("closed"),
+            OrderState::Rejected(code) => write!(f, "rejected: {}", code.as_str()),
+            OrderState::Defect => f.write_str("integration defect"),
+        }
+    }
+}
+
 impl OrderState {
     /// Whether nothing more is sent for the order's payment (queries stop, SCHED-01).
     pub fn is_settled(self) -> bool {

@@ -86,6 +86,59 @@ pub enum Refusal {
     RefundExists,
 }
 
+/// Where an applied version came from, as traces say it.
+impl std::fmt::Display for Via {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Via::Response => "from a response",
+            Via::Query => "from a query",
+            Via::Webhook => "from a webhook",
+        })
+    }
+}
+
+/// Why a command was refused, as traces say it.
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::UnknownOrder => f.write_str("no such order"),
+            Refusal::InvalidOrder => f.write_str("invalid order"),
+            Refusal::OrderExists { state } => write!(f, "the order exists ({state})"),
+            Refusal::ParametersBound => {
+                f.write_str("amount and currency are bound to the submitted order")
+            }
+            Refusal::AlreadyInProgress => f.write_str("already being sent"),
+            Refusal::NoPaymentId => f.write_str("the payment's id is not known yet"),
+            Refusal::NotFailed { status: Some(s) } => {
+                write!(
+                    f,
+                    "a card retry needs failed, the payment is {}",
+                    s.as_str()
+                )
+            }
+            Refusal::NotFailed { status: None } => {
+                f.write_str("a card retry needs failed, the payment's status is unknown")
+            }
+            Refusal::AttemptsExhausted => f.write_str("the attempt limit is reached"),
+            Refusal::Expired => f.write_str("expires_at has passed"),
+            Refusal::NotCancelable { state } => write!(f, "not cancelable ({state})"),
+            Refusal::NotPaid { state } => write!(f, "only a paid order is refunded ({state})"),
+            Refusal::RefundExists => f.write_str("the refund number is taken"),
+        }
+    }
+}
+
+/// What the merchant shows, as traces say it.
+impl std::fmt::Display for PayerMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PayerMessage::TemporarilyUnavailable => "\"temporarily unable to pay\"",
+            PayerMessage::Confirming => "\"confirming the payment result\"",
+            PayerMessage::ContactSupport => "\"contact support\"",
+        })
+    }
+}
+
 /// What the merchant shows (Wording rules: documented, not machine-checked).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -189,13 +242,13 @@ impl std::fmt::Display for Decision {
                     }
                     ObjectState::Refund { status } => status.as_str().to_owned(),
                 };
-                write!(f, "apply {state} version {version} ({via:?})")
+                write!(f, "apply {state} version {version} ({via})")
             }
             Decision::Stale {
                 version,
                 applied,
                 via,
-            } => write!(f, "ignore version {version} <= {applied} ({via:?})"),
+            } => write!(f, "ignore version {version} <= {applied} ({via})"),
             Decision::OtherPayment { payment } => write!(f, "{payment} is not the order's payment"),
             Decision::Adopted { object } => write!(f, "{object} already exists for this number"),
             Decision::Fulfil { payment } => write!(f, "fulfil by {payment}"),
@@ -203,8 +256,8 @@ impl std::fmt::Display for Decision {
             Decision::CancelNotConfirmed => f.write_str("202 on cancel: not canceled"),
             Decision::Rejected { code } => write!(f, "rejected: {}", code.as_str()),
             Decision::Defect { code } => write!(f, "integration defect: {}", code.as_str()),
-            Decision::Refused { reason } => write!(f, "refused: {reason:?}"),
-            Decision::ShowPayer { message } => write!(f, "show {message:?}"),
+            Decision::Refused { reason } => write!(f, "refused: {reason}"),
+            Decision::ShowPayer { message } => write!(f, "show {message}"),
             Decision::LateReply { handle } => write!(f, "late answer for {handle} ignored"),
             Decision::UnknownObject => f.write_str("unknown object ignored"),
             Decision::Restarted { boot } => write!(f, "process {boot} resumes from the database"),
