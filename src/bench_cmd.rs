@@ -124,13 +124,7 @@ fn check_here(
         counts = Some(these);
     }
     let counts = counts.unwrap_or_default();
-    seconds.sort_by(f64::total_cmp);
-    let mid = seconds.len() / 2;
-    let median = if seconds.len() % 2 == 0 {
-        (seconds[mid - 1] + seconds[mid]) / 2.0
-    } else {
-        seconds[mid]
-    };
+    let median = payhub_properties::zoo::median(&mut seconds);
     // Only if this preset raised the peak: otherwise the peak is an earlier preset's.
     let bytes = match (before, peak_before, peak_rss()) {
         (Some(b), Some(p), Some(a)) if a > p && a > b && counts.0 >= 10_000 => {

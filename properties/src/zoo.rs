@@ -1080,12 +1080,7 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
         .filter(|m: &&MutantRow| m.killed)
         .map(|m| m.seconds)
         .collect();
-    times.sort_by(|a, b| a.total_cmp(b));
-    let median_seconds = match times.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => times[n / 2],
-        n => (times[n / 2 - 1] + times[n / 2]) / 2.0,
-    };
+    let median_seconds = median(&mut times);
     Ok(KillMatrix {
         killed: mutants.iter().filter(|m: &&MutantRow| m.killed).count(),
         total: mutants.len(),
@@ -1112,4 +1107,15 @@ pub fn render(found: &Found) -> Result<(Vec<String>, String, String), String> {
         .map_err(|(i, e)| format!("the counterexample does not replay at step {}: {e}", i + 1))?;
     let tape = found.choices.iter().map(|c| c.to_string()).collect();
     Ok((tape, trace.to_text(), trace.to_mermaid()))
+}
+
+/// The median of `values` (sorted in place; the mean of the middle two for an even
+/// count, 0 for none): the zoo's time to a first counterexample, `bench`'s run times.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
 }
