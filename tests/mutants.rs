@@ -2,8 +2,9 @@
 //! named property, and the reference configurations by none. If a property is weakened
 //! so that it no longer catches the bug it exists for, this fails.
 
-use payhub_model::Mutant;
 use payhub_model::client::{AntiPattern, Policy};
+use payhub_model::{Contract, Mutant, ParameterMutant};
+use payhub_properties::AlwaysCheck;
 use payhub_properties::zoo::{self, Subject, ZooOptions};
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -144,6 +145,55 @@ fn mutants_are_configuration() {
         assert_eq!(config.params.mutant, Some(m));
         config.params.mutant = None;
         assert_eq!(config.params, payhub_model::PlatformParams::default());
+    }
+}
+
+/// RET-01, ATTEMPT-05: the reference platform run with a number other than the
+/// contract's is caught by a property that judges by [`Contract`], not by the platform's
+/// parameters: a same-key replay after a day (within the contract's 7) is answered as new
+/// business; a fourth attempt is taken.
+#[test]
+fn ret_01_attempt_05_a_platform_run_with_a_wrong_contract_number_is_killed() {
+    let cases = [
+        (
+            ParameterMutant::Retention1d,
+            "same-key-never-new-business",
+            "exhaustive:order-number",
+        ),
+        (
+            ParameterMutant::AttemptsMax4,
+            "attempts-within-limits",
+            "exhaustive:zoo-attempts",
+        ),
+    ];
+    for (m, property, method) in cases {
+        let subject = Subject::Parameter(m);
+        assert_eq!(Subject::from_name(m.name()), Some(subject));
+        assert!(Subject::all().contains(&subject));
+        let row = zoo::kill(subject, &options()).unwrap();
+        assert!(row.killed, "{m} survived: {:?}", row.tried);
+        assert_eq!(row.property, Some(property), "{m}");
+        assert_eq!(row.method.as_deref(), Some(method), "{m}");
+        let found = row.counterexample.as_ref().expect("a counterexample");
+        assert_eq!(found.config.params, m.apply(found.config.params.clone()));
+        let (world, outcome) = payhub_sim::driver::replay(
+            &found.config,
+            &found.choices,
+            &mut AlwaysCheck {
+                config: &found.config,
+            },
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            outcome.violation.map(|v| v.property),
+            Some(property.to_owned())
+        );
+        if m == ParameterMutant::Retention1d {
+            // Caught between the platform's day and the contract's seven.
+            assert!(world.now >= found.config.params.retention, "{}", world.now);
+            assert!(world.now < Contract::RETENTION, "{}", world.now);
+        }
     }
 }
 

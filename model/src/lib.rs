@@ -16,7 +16,8 @@
 //! - [`platform`]: the platform state machine (admission, execution, timers).
 //! - [`acquirer`]: the upstream acquirer and its money ledger.
 //! - [`branch`]: the contract's "A or B" points.
-//! - [`params`]: the contract's numbers and every assumption.
+//! - [`contract`]: the contract's own numbers ([`Contract`]), which properties judge by.
+//! - [`params`]: the platform's parameters (defaults from [`Contract`]) and every assumption.
 //! - [`time`], [`ids`]: simulated time and identifiers.
 //! - [`cow`], [`text`]: copy-on-write collections and cheap-clone strings for the
 //!   state the checker clones.
@@ -26,6 +27,7 @@ pub mod api;
 pub mod assumptions;
 pub mod branch;
 pub mod client;
+pub mod contract;
 pub mod cow;
 pub mod harness;
 pub mod ids;
@@ -40,9 +42,10 @@ pub use acquirer::{Acquirer, AcquirerDecision, Ledger, LedgerEntry, UpstreamCall
 pub use api::*;
 pub use assumptions::{Assumption, Gap};
 pub use branch::{Branch, BranchPoint};
+pub use contract::Contract;
 pub use cow::{CowMap, CowSet, Shared};
 pub use ids::*;
-pub use mutants::Mutant;
+pub use mutants::{Mutant, ParameterMutant};
 pub use params::PlatformParams;
 pub use platform::{
     ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, Timer, WebhookEvent,

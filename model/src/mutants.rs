@@ -13,6 +13,7 @@
 //! only under them does the platform keep it ([`Mutant::keeps_cards`]), which breaks
 //! CARD-02 on top of the rules they are about.
 
+use crate::PlatformParams;
 use crate::ids::Card;
 use crate::platform::state::Route;
 use crate::platform::{Fingerprint, Scope};
@@ -253,6 +254,82 @@ impl Mutant {
     }
 }
 
+/// A planted bug made by a parameter alone: the reference platform, run with a number
+/// other than the contract's ([`crate::Contract`]). Properties judge by the contract's
+/// figures, never by the platform's parameters, so a wrong number is caught like a wrong
+/// line of code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum ParameterMutant {
+    /// `retention = 1d`: idempotency records expire after a day instead of 7.
+    #[serde(rename = "retention-1d")]
+    Retention1d,
+    /// `attempts_max = 4`: a Payment takes a fourth attempt.
+    #[serde(rename = "attempts-max-4")]
+    AttemptsMax4,
+}
+
+impl ParameterMutant {
+    /// Every parameter mutant, in declaration order.
+    pub const ALL: &'static [ParameterMutant] =
+        &[ParameterMutant::Retention1d, ParameterMutant::AttemptsMax4];
+
+    /// The name, as in the kill matrix and on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ParameterMutant::Retention1d => "retention-1d",
+            ParameterMutant::AttemptsMax4 => "attempts-max-4",
+        }
+    }
+
+    /// The contract rules the wrong number breaks.
+    pub const fn breaks(self) -> &'static [Rule] {
+        match self {
+            ParameterMutant::Retention1d => &[Rule::RetentionSevenDays],
+            ParameterMutant::AttemptsMax4 => &[Rule::AttemptsMax],
+        }
+    }
+
+    /// One line: what the misconfigured platform does.
+    pub const fn about(self) -> &'static str {
+        match self {
+            ParameterMutant::Retention1d => {
+                "The reference platform run with retention = 1d: idempotency records expire after a day instead of 7."
+            }
+            ParameterMutant::AttemptsMax4 => {
+                "The reference platform run with attempts_max = 4: a Payment takes a fourth attempt."
+            }
+        }
+    }
+
+    /// `params` with the wrong number in place of the contract's.
+    pub fn apply(self, params: PlatformParams) -> PlatformParams {
+        match self {
+            ParameterMutant::Retention1d => PlatformParams {
+                retention: Millis::days(1),
+                ..params
+            },
+            ParameterMutant::AttemptsMax4 => PlatformParams {
+                attempts_max: crate::Contract::ATTEMPTS_MAX + 1,
+                ..params
+            },
+        }
+    }
+
+    /// Looks a parameter mutant up by its [`ParameterMutant::name`].
+    pub fn from_name(name: &str) -> Option<ParameterMutant> {
+        ParameterMutant::ALL
+            .iter()
+            .copied()
+            .find(|m| m.name() == name)
+    }
+}
+
+impl std::fmt::Display for ParameterMutant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl std::fmt::Display for Mutant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -277,5 +354,32 @@ mod tests {
         }
         assert!(Mutant::ALL.len() >= 20);
         assert_eq!(Mutant::from_name("nope"), None);
+    }
+
+    /// RET-01, ATTEMPT-05: a parameter mutant changes exactly one number, away from the
+    /// contract's.
+    #[test]
+    fn ret_01_attempt_05_parameter_mutants_change_one_contract_number() {
+        let reference = PlatformParams::default();
+        for &m in ParameterMutant::ALL {
+            assert_eq!(ParameterMutant::from_name(m.name()), Some(m));
+            assert_eq!(Mutant::from_name(m.name()), None, "{m}");
+            assert!(!m.about().is_empty() && !m.breaks().is_empty(), "{m}");
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(json, format!("\"{}\"", m.name()));
+            assert_ne!(m.apply(reference.clone()), reference, "{m}");
+        }
+        let short = ParameterMutant::Retention1d.apply(reference.clone());
+        assert_eq!(short.retention, Millis::days(1));
+        assert!(short.retention < crate::Contract::RETENTION);
+        let more = ParameterMutant::AttemptsMax4.apply(reference.clone());
+        assert_eq!(more.attempts_max, 4);
+        assert_eq!(
+            PlatformParams {
+                retention: reference.retention,
+                ..short
+            },
+            reference
+        );
     }
 }

@@ -2,8 +2,11 @@
 //!
 //! Each field's doc says whether the contract states it (with the rule) or whether it is
 //! an assumption (with its `A-…` name, listed in `model/ASSUMPTIONS.md` with the contract
-//! sentence it fills in). Nothing in the model uses a constant that is not here.
+//! sentence it fills in). Nothing in the model uses a constant that is not here. A field
+//! for a number the contract states defaults to [`Contract`]'s figure; properties judge
+//! against [`Contract`], so a platform run with another figure is caught.
 
+use crate::contract::Contract;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -57,17 +60,17 @@ pub struct PlatformParams {
 impl Default for PlatformParams {
     fn default() -> Self {
         PlatformParams {
-            retention: Millis::days(7),
-            sync_wait: Millis::secs(15),
+            retention: Contract::RETENTION,
+            sync_wait: Contract::SYNC_WAIT,
             concurrent_wait_timeout: Millis::secs(10),
-            attempts_max: 3,
+            attempts_max: Contract::ATTEMPTS_MAX,
             payment_ttl: Millis::hours(24),
             session_ttl: Millis::mins(30),
             verify_interval: Millis::mins(1),
             auto_query_window: Millis::hours(1),
-            manual_review_requery: Millis::hours(24),
-            retry_after_s: 2,
-            key_len_max: 255,
+            manual_review_requery: Contract::MANUAL_REVIEW_REQUERY,
+            retry_after_s: Contract::S10_RETRY_AFTER_S,
+            key_len_max: Contract::KEY_LEN_MAX,
             webhook_redeliveries_max: 3,
             webhook_redelivery_delay: Millis::mins(1),
             fee_rate_bps: 290,

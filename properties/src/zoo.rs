@@ -1,7 +1,8 @@
 //! The bug zoo and its kill matrix: every planted bug must be caught by a named property.
 //!
-//! A subject of the zoo is a platform [`Mutant`] (switched on by `PlatformParams::mutant`)
-//! or a client [`AntiPattern`] (the merchant policy `reference-random + pattern`, as
+//! A subject of the zoo is a platform [`Mutant`] (switched on by `PlatformParams::mutant`),
+//! a [`ParameterMutant`] (the reference platform run with a number other than the
+//! contract's), or a client [`AntiPattern`] (the merchant policy `reference-random + pattern`, as
 //! `payhub-verify simulate --policy` reads it). [`kill`] tries to catch one:
 //!
 //! 1. **exhaustive**: the checker presets, cheapest first, each explored breadth-first
@@ -32,7 +33,8 @@ use crate::property::{AlwaysCheck, OneCheck, Property};
 use payhub_model::client::{AntiPattern, Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
 use payhub_model::{
-    AcquirerDecision, Card, Control, MerchantId, Millis, Mutant, PaymentId, PlatformParams, Rule,
+    AcquirerDecision, Card, Control, MerchantId, Millis, Mutant, ParameterMutant, PaymentId,
+    PlatformParams, Rule,
 };
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Budget, Choice, Trace, WorkItem, WorldConfig, worlds};
@@ -55,19 +57,22 @@ pub enum Side {
     Client,
 }
 
-/// A planted bug: a platform mutant or a client anti-pattern.
+/// A planted bug: a platform mutant, a wrong platform parameter or a client anti-pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Subject {
     Platform(Mutant),
+    Parameter(ParameterMutant),
     Client(AntiPattern),
 }
 
 impl Subject {
-    /// Every subject: the platform mutants, then the client anti-patterns.
+    /// Every subject: the platform mutants, the parameter mutants, then the client
+    /// anti-patterns.
     pub fn all() -> Vec<Subject> {
         Mutant::ALL
             .iter()
             .map(|m| Subject::Platform(*m))
+            .chain(ParameterMutant::ALL.iter().map(|m| Subject::Parameter(*m)))
             .chain(AntiPattern::ALL.iter().map(|p| Subject::Client(*p)))
             .collect()
     }
@@ -75,13 +80,14 @@ impl Subject {
     pub fn name(self) -> &'static str {
         match self {
             Subject::Platform(m) => m.name(),
+            Subject::Parameter(m) => m.name(),
             Subject::Client(p) => p.name(),
         }
     }
 
     pub fn side(self) -> Side {
         match self {
-            Subject::Platform(_) => Side::Platform,
+            Subject::Platform(_) | Subject::Parameter(_) => Side::Platform,
             Subject::Client(_) => Side::Client,
         }
     }
@@ -90,6 +96,7 @@ impl Subject {
     pub fn rules(self) -> Vec<Rule> {
         match self {
             Subject::Platform(m) => m.breaks().to_vec(),
+            Subject::Parameter(m) => m.breaks().to_vec(),
             Subject::Client(p) => vec![p.breaks()],
         }
     }
@@ -98,6 +105,7 @@ impl Subject {
     pub fn about(self) -> &'static str {
         match self {
             Subject::Platform(m) => m.about(),
+            Subject::Parameter(m) => m.about(),
             Subject::Client(p) => p.deviation(),
         }
     }
@@ -112,7 +120,7 @@ impl Subject {
     /// two patterns act only on random keys).
     pub fn policy(self) -> Policy {
         match self {
-            Subject::Platform(_) => Policy::reference(),
+            Subject::Platform(_) | Subject::Parameter(_) => Policy::reference(),
             Subject::Client(p) => Policy::reference_random().with(p),
         }
     }
@@ -127,6 +135,13 @@ impl Subject {
                 }
                 presets
             }
+            Subject::Parameter(m) => {
+                let mut presets = platform_order();
+                for p in &mut presets {
+                    p.config.params = m.apply(p.config.params.clone());
+                }
+                presets
+            }
             Subject::Client(_) => client_order(&self.policy()),
         }
     }
@@ -137,6 +152,10 @@ impl Subject {
         if let Subject::Platform(m) = self {
             config.params.mutant = Some(m);
             config.name = format!("{} mutant={}", config.name, m.name());
+        }
+        if let Subject::Parameter(m) = self {
+            config.params = m.apply(config.params);
+            config.name = format!("{} {}", config.name, m.name());
         }
         config
     }

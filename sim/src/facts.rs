@@ -201,7 +201,7 @@ impl Facts {
                     let window_over = self
                         .first_charge_at
                         .get(&scope)
-                        .is_some_and(|at| now >= at.after(config.params.retention));
+                        .is_some_and(|at| now >= at.after(payhub_model::Contract::RETENTION));
                     if window_over || !self.first_charge_at.contains_key(&scope) {
                         self.first_charge_at.insert(scope.clone(), now);
                         self.charges_per_scope.insert(scope.clone(), 0);
@@ -482,7 +482,7 @@ fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
 }
 
 /// SCHED-02: at least this long between two queries of one object.
-const QUERY_SPACING: Millis = Millis::secs(10);
+const QUERY_SPACING: Millis = payhub_model::Contract::QUERY_SPACING_MIN;
 
 impl Facts {
     /// The bug zoo's judgement of a request's own answer against its scope's execution
@@ -516,7 +516,7 @@ impl Facts {
             return;
         };
         let params = safety_parameters(&request.endpoint);
-        let retention = config.params.retention;
+        let retention = payhub_model::Contract::RETENTION;
         let execution = self
             .executions
             .get(&scope)

@@ -730,7 +730,7 @@ impl World {
                     };
                     self.facts.on_response(
                         self.now,
-                        config.params.retention,
+                        payhub_model::Contract::RETENTION,
                         to,
                         origin.scope.as_ref(),
                         origin.owner,
