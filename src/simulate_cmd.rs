@@ -238,6 +238,7 @@ fn run_one(config: &WorldConfig, args: &WorldArgs, seed: u64) -> SeedResult {
     let (world, outcome) = driver::run_seed(config, seed, &profile, args.steps, &mut check, None);
     let world_answers = world
         .facts
+        .queries
         .answers
         .iter()
         .map(|(status, code)| match code {

@@ -75,7 +75,7 @@ fn effect_01_reference_client_sweep_has_no_violation() {
             "seed {seed}: {:?}",
             outcome.violation
         );
-        statuses.extend(world.facts.answers.iter().map(|(s, _)| *s));
+        statuses.extend(world.facts.queries.answers.iter().map(|(s, _)| *s));
     }
     for status in [200, 201, 202] {
         assert!(

@@ -18,6 +18,7 @@
 //! - [`branch`]: the contract's "A or B" points.
 //! - [`contract`]: the contract's own numbers ([`Contract`]), which properties judge by.
 //! - [`params`]: the platform's parameters (defaults from [`Contract`]) and every assumption.
+//! - [`event`]: the typed event stream every source emits and every judge reads.
 //! - [`time`], [`ids`]: simulated time and identifiers.
 //! - [`cow`], [`text`]: copy-on-write collections and cheap-clone strings for the
 //!   state the checker clones.
@@ -29,6 +30,7 @@ pub mod branch;
 pub mod client;
 pub mod contract;
 pub mod cow;
+pub mod event;
 pub mod harness;
 pub mod ids;
 pub mod mutants;

@@ -187,7 +187,7 @@ impl Model for PresetModel {
     fn next_state(&self, last: &World, action: Choice) -> Option<World> {
         let mut next = last.clone();
         next.apply(&self.preset.config, &action, None).ok()?;
-        let bits = next.facts.rules_exercised.0;
+        let bits = next.facts.queries.rules_exercised.0;
         // Written only when a rule is new: a read-modify-write of this shared word on
         // every generated state kept the checker's threads waiting for each other.
         for (word, part) in self
@@ -362,7 +362,7 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         let m = &model;
         let bits =
             (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
-        payhub_sim::RuleSet(bits | m.init.facts.rules_exercised.0)
+        payhub_sim::RuleSet(bits | m.init.facts.queries.rules_exercised.0)
     };
     let mut properties = Vec::new();
     for (i, p) in PROPERTIES.iter().enumerate() {

@@ -2,7 +2,8 @@
 //! never does, whatever faults the contract allows. Anti-pattern clients break them.
 
 use crate::property::{Predicate, Property};
-use payhub_model::{LedgerEntry, Rule, Text};
+use payhub_model::event::BusinessOrder;
+use payhub_model::{LedgerEntry, Rule};
 
 /// EFFECT-01, UNKNOWN-03, RES-04: one business order is captured at most once, however
 /// the client retried, re-keyed, renumbered or re-charged it.
@@ -15,15 +16,15 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
         Rule::PersistBeforeSend,
     ],
     about: "The ledger captures each business order of a client at most once (across every Payment its submissions created).",
-    predicate: Predicate::Always(|_, w| {
+    predicate: Predicate::Always(|f| {
         // The orders captured so far: a handful, so a vector (this runs on every state).
-        let mut captured: Vec<&(u8, Text)> = Vec::new();
-        for e in &w.acquirer.ledger.entries {
+        let mut captured: Vec<&BusinessOrder> = Vec::new();
+        for e in f.money.ledger() {
             if let LedgerEntry::Capture { payment, .. } = e {
-                if let Some(business) = w.facts.payment_business.get(payment) {
+                if let Some(business) = f.money.payment_business.get(payment) {
                     if captured.contains(&business) {
                         let n = captured.iter().filter(|b| **b == business).count() + 1;
-                        return Some(format!("order {} was captured {n} times", business.1));
+                        return Some(format!("order {} was captured {n} times", business.order));
                     }
                     captured.push(business);
                 }
@@ -44,8 +45,9 @@ pub const ONE_KEY_PER_SUBMISSION: Property = Property {
         Rule::RetrySameKey,
     ],
     about: "Every request of one business submission (order, sequence) carries the same Idempotency-Key.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts.second_key.as_ref().map(|(_, order, seq)| {
+    predicate: Predicate::Always(|f| {
+        f.client.second_key.as_ref().map(|s| {
+            let (order, seq) = (&s.order, s.seq);
             format!("submission {seq} of {order} was sent under a second key")
         })
     }),
@@ -56,8 +58,8 @@ pub const VERSIONS_NEVER_GO_BACK: Property = Property {
     name: "client-never-applies-an-older-version",
     rules: &[Rule::LatestVersionWins],
     about: "The Payment version a client has applied to an order never decreases.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
+    predicate: Predicate::Always(|f| {
+        f.client
             .version_regressed
             .as_ref()
             .map(|(_, order)| format!("order {order} went back to an older version"))
@@ -69,11 +71,13 @@ pub const QUERIES_SPACED: Property = Property {
     name: "client-spaces-queries",
     rules: &[Rule::QuerySpacing],
     about: "A client never sends two queries of the same object less than 10 seconds apart.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
-            .query_too_soon
-            .as_ref()
-            .map(|q| format!("query too soon: {q}"))
+    predicate: Predicate::Always(|f| {
+        f.queries.query_too_soon.as_ref().map(|q| {
+            format!(
+                "query too soon: GET {} at {} after {}",
+                q.path, q.at, q.last
+            )
+        })
     }),
 };
 
@@ -82,7 +86,14 @@ pub const RETRY_AFTER_HONOURED: Property = Property {
     name: "client-honours-retry-after",
     rules: &[Rule::RetryAfterHonoured],
     about: "After a 429 a client sends nothing under that idempotency scope before Retry-After has passed.",
-    predicate: Predicate::Always(|_, w| w.facts.retry_after_ignored.clone()),
+    predicate: Predicate::Always(|f| {
+        f.queries.retry_after_ignored.as_ref().map(|r| {
+            format!(
+                "merchant-{} sent {} {} Idempotency-Key: {} at {}, Retry-After ends at {}",
+                r.node, r.scope.method, r.scope.path, r.scope.key, r.at, r.until
+            )
+        })
+    }),
 };
 
 /// GEN-05: a key is used only for the same endpoint.
@@ -90,11 +101,13 @@ pub const KEY_ON_ONE_ENDPOINT: Property = Property {
     name: "client-uses-a-key-on-one-endpoint",
     rules: &[Rule::OneKeyPerSubmission],
     about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
-            .key_on_two_endpoints
-            .as_ref()
-            .map(|k| format!("key reused across endpoints: {k}"))
+    predicate: Predicate::Always(|f| {
+        f.client.key_on_two_endpoints.as_ref().map(|k| {
+            format!(
+                "key reused across endpoints: {} on {} {} and {} {}",
+                k.key, k.first.0, k.first.1, k.then.0, k.then.1
+            )
+        })
     }),
 };
 
@@ -103,11 +116,13 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
     name: "client-never-changes-parameters-under-a-key",
     rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
     about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
-            .params_changed_under_key
-            .as_ref()
-            .map(|k| format!("parameters changed under a key: {k}"))
+    predicate: Predicate::Always(|f| {
+        f.client.params_changed_under_key.as_ref().map(|k| {
+            format!(
+                "parameters changed under a key: {} {} Idempotency-Key: {}: {} then {}",
+                k.scope.method, k.scope.path, k.scope.key, k.first, k.then
+            )
+        })
     }),
 };
 
@@ -121,11 +136,13 @@ pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
         Rule::RetryMaxAttempts,
     ],
     about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
-            .order_rekeyed
-            .as_ref()
-            .map(|o| format!("order created under a second key: {o}"))
+    predicate: Predicate::Always(|f| {
+        f.client.order_rekeyed.as_ref().map(|o| {
+            format!(
+                "order created under a second key: {} under {} and {}",
+                o.order, o.first, o.then
+            )
+        })
     }),
 };
 
@@ -137,8 +154,8 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
         Rule::NeverSwitchKeyOnUnknown,
     ],
     about: "No request a client waits for is answered 409 payment_in_progress: it never confirms with a new key while the payment is processing or requires_action.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
+    predicate: Predicate::Always(|f| {
+        f.client
             .card_retry_in_progress
             .map(|id| format!("{id}: a confirm with a new key while the payment was in progress"))
     }),
@@ -150,19 +167,16 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     name: "client-never-closes-a-captured-order",
     rules: &[Rule::Cancel202NotCanceled, Rule::FulfilByPaymentId],
     about: "No order a client holds as canceled has a capture of its Payment in the ledger.",
-    predicate: Predicate::Always(|_, w| {
-        for db in w.dbs.iter() {
-            for order in db.orders() {
-                let canceled = order.status() == Some(payhub_model::PaymentStatus::Canceled);
-                let Some(payment) = order.payment_id else {
-                    continue;
-                };
-                if canceled && w.acquirer.ledger.captures_of(payment).next().is_some() {
-                    return Some(format!(
-                        "order {} is canceled for the merchant but {payment} was captured",
-                        order.order_no
-                    ));
-                }
+    predicate: Predicate::Always(|f| {
+        for ((_, order_no), order) in f.client.orders.iter() {
+            let canceled = order.status == Some(payhub_model::PaymentStatus::Canceled);
+            let Some(payment) = order.payment_id else {
+                continue;
+            };
+            if canceled && f.money.captured(payment) {
+                return Some(format!(
+                    "order {order_no} is canceled for the merchant but {payment} was captured"
+                ));
             }
         }
         None

@@ -1,11 +1,17 @@
-//! Properties: named predicates over the world, each tied to the contract rules it checks.
+//! Properties: named predicates over the facts, each tied to the contract rules it checks.
+//!
+//! A predicate reads only [`Facts`], the compact history built from the event stream: it
+//! never looks at the world, the platform or the acquirer, so the same properties judge
+//! a simulated run, a recorded event stream (`payhub-verify judge`) and, later, a live
+//! session. Every verdict and its explanation is decided here, not in `sim`.
 //!
 //! One registry ([`PROPERTIES`]) serves every driver: the stateright checker, the seeded
-//! simulator (after every step, through [`AlwaysCheck`]) and the proptest suites.
+//! simulator (after every step, through [`AlwaysCheck`]), the proptest suites and the
+//! judge of recorded events.
 
 use payhub_model::Rule;
 use payhub_sim::driver::{Check, Violation};
-use payhub_sim::{World, WorldConfig};
+use payhub_sim::{Facts, World, WorldConfig};
 use serde::Serialize;
 
 /// What kind of claim a property makes.
@@ -23,9 +29,9 @@ pub enum Kind {
 #[derive(Clone, Copy)]
 pub enum Predicate {
     /// `Some(detail)` when violated.
-    Always(fn(&WorldConfig, &World) -> Option<String>),
+    Always(fn(&Facts) -> Option<String>),
     /// `true` when reached.
-    Sometimes(fn(&WorldConfig, &World) -> bool),
+    Sometimes(fn(&Facts) -> bool),
 }
 
 /// A named property.
@@ -47,19 +53,29 @@ impl Property {
     }
 
     /// For `always`: `None` if it holds. For `sometimes`: never a violation.
-    pub fn violation(&self, config: &WorldConfig, world: &World) -> Option<String> {
+    pub fn judge(&self, facts: &Facts) -> Option<String> {
         match self.predicate {
-            Predicate::Always(f) => f(config, world),
+            Predicate::Always(f) => f(facts),
             Predicate::Sometimes(_) => None,
         }
     }
 
-    /// For `sometimes`: whether this state reaches it. For `always`: whether it holds.
-    pub fn holds(&self, config: &WorldConfig, world: &World) -> bool {
+    /// For `sometimes`: whether these facts reach it. For `always`: whether it holds.
+    pub fn holds_in(&self, facts: &Facts) -> bool {
         match self.predicate {
-            Predicate::Always(f) => f(config, world).is_none(),
-            Predicate::Sometimes(f) => f(config, world),
+            Predicate::Always(f) => f(facts).is_none(),
+            Predicate::Sometimes(f) => f(facts),
         }
+    }
+
+    /// [`Property::judge`] over a world's facts.
+    pub fn violation(&self, _config: &WorldConfig, world: &World) -> Option<String> {
+        self.judge(&world.facts)
+    }
+
+    /// [`Property::holds_in`] over a world's facts.
+    pub fn holds(&self, _config: &WorldConfig, world: &World) -> bool {
+        self.holds_in(&world.facts)
     }
 }
 
@@ -134,13 +150,10 @@ pub struct OneCheck<'a> {
 
 impl Check for OneCheck<'_> {
     fn check(&mut self, world: &World) -> Option<Violation> {
-        match self.property.predicate {
-            Predicate::Always(f) => f(self.config, world).map(|detail| Violation {
-                property: self.property.name.to_owned(),
-                detail,
-            }),
-            Predicate::Sometimes(_) => None,
-        }
+        self.property.judge(&world.facts).map(|detail| Violation {
+            property: self.property.name.to_owned(),
+            detail,
+        })
     }
 }
 
@@ -153,7 +166,7 @@ pub struct AlwaysCheck<'a> {
 impl Check for AlwaysCheck<'_> {
     fn check(&mut self, world: &World) -> Option<Violation> {
         PROPERTIES.iter().find_map(|p| {
-            p.violation(self.config, world).map(|detail| Violation {
+            p.judge(&world.facts).map(|detail| Violation {
                 property: p.name.to_owned(),
                 detail,
             })

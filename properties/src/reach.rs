@@ -3,18 +3,18 @@
 
 use crate::property::{Predicate, Property};
 use payhub_model::{ErrorCode, PaymentStatus, RefundStatus, ResolutionStatus, Rule};
-use payhub_sim::World;
+use payhub_sim::Facts;
 
-fn answered(w: &World, status: u16, code: Option<ErrorCode>) -> bool {
-    w.facts.answers.contains(&(status, code))
+fn answered(f: &Facts, status: u16, code: Option<ErrorCode>) -> bool {
+    f.queries.answers.contains(&(status, code))
 }
 
 pub const REPLAY_ANSWERED_200: Property = Property {
     name: "reach:replay-answered-200",
     rules: &[Rule::ReplayLatestStatus200],
     about: "A replay is answered 200 with the original object.",
-    predicate: Predicate::Sometimes(|_, w| {
-        w.facts
+    predicate: Predicate::Sometimes(|f| {
+        f.queries
             .rules_exercised
             .contains(Rule::ReplayLatestStatus200)
     }),
@@ -24,58 +24,58 @@ pub const IDEMPOTENCY_CONFLICT: Property = Property {
     name: "reach:409-idempotency-conflict",
     rules: &[Rule::IdempotencyConflict],
     about: "A replay with other parameters is answered 409 idempotency_conflict.",
-    predicate: Predicate::Sometimes(|_, w| answered(w, 409, Some(ErrorCode::IdempotencyConflict))),
+    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::IdempotencyConflict))),
 };
 
 pub const ORDER_NO_CONFLICT: Property = Property {
     name: "reach:409-order-no-conflict",
     rules: &[Rule::OrderNoNewKey],
     about: "A new key for a used order number is answered 409 order_no_conflict.",
-    predicate: Predicate::Sometimes(|_, w| answered(w, 409, Some(ErrorCode::OrderNoConflict))),
+    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::OrderNoConflict))),
 };
 
 pub const OPERATION_IN_PROGRESS: Property = Property {
     name: "reach:409-operation-in-progress",
     rules: &[Rule::ConcurrentWaitTimeout],
     about: "A concurrent same-key request is answered 409 operation_in_progress.",
-    predicate: Predicate::Sometimes(|_, w| answered(w, 409, Some(ErrorCode::OperationInProgress))),
+    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::OperationInProgress))),
 };
 
 pub const PAYMENT_IN_PROGRESS: Property = Property {
     name: "reach:409-payment-in-progress",
     rules: &[Rule::ConfirmWhileProcessing],
     about: "A confirm while processing is answered 409 payment_in_progress.",
-    predicate: Predicate::Sometimes(|_, w| answered(w, 409, Some(ErrorCode::PaymentInProgress))),
+    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::PaymentInProgress))),
 };
 
 pub const REFUND_NO_CONFLICT: Property = Property {
     name: "reach:409-refund-no-conflict",
     rules: &[Rule::UniqueRefundNo],
     about: "A new key for a used refund number is answered 409 refund_no_conflict.",
-    predicate: Predicate::Sometimes(|_, w| answered(w, 409, Some(ErrorCode::RefundNoConflict))),
+    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::RefundNoConflict))),
 };
 
 pub const ACCEPTED_202: Property = Property {
     name: "reach:202-result-unknown",
     rules: &[Rule::SyncWait, Rule::UnknownResult],
     about: "A create or confirm is answered 202 after the synchronous wait.",
-    predicate: Predicate::Sometimes(|_, w| w.facts.answers.iter().any(|(s, _)| *s == 202)),
+    predicate: Predicate::Sometimes(|f| f.queries.answers.iter().any(|(s, _)| *s == 202)),
 };
 
 pub const NEEDS_QUERY: Property = Property {
     name: "reach:needs-query",
     rules: &[Rule::NeedsQuery],
     about: "A Payment is processing with resolution_status needs_query.",
-    predicate: Predicate::Sometimes(|_, w| w.facts.rules_exercised.contains(Rule::NeedsQuery)),
+    predicate: Predicate::Sometimes(|f| f.queries.rules_exercised.contains(Rule::NeedsQuery)),
 };
 
 pub const MANUAL_REVIEW: Property = Property {
     name: "reach:manual-review",
     rules: &[Rule::ManualReview],
     about: "A Payment passes the automatic query window and goes to manual_review.",
-    predicate: Predicate::Sometimes(|_, w| {
-        w.platform
-            .payments()
+    predicate: Predicate::Sometimes(|f| {
+        f.attempts
+            .payments
             .values()
             .any(|p| p.resolution == ResolutionStatus::ManualReview)
     }),
@@ -85,9 +85,9 @@ pub const SECOND_CARD_SUCCEEDED: Property = Property {
     name: "reach:second-card-succeeded",
     rules: &[Rule::CardRetryAfterFailure, Rule::RetryKeepsPaymentAndFee],
     about: "A card retry after a failure succeeds on the same Payment.",
-    predicate: Predicate::Sometimes(|_, w| {
-        w.platform
-            .payments()
+    predicate: Predicate::Sometimes(|f| {
+        f.attempts
+            .payments
             .values()
             .any(|p| p.attempts.len() >= 2 && p.status == PaymentStatus::Succeeded)
     }),
@@ -97,32 +97,32 @@ pub const REPLAY_AFTER_RETENTION: Property = Property {
     name: "reach:replay-after-retention",
     rules: &[Rule::RetentionSevenDays, Rule::RetentionOrderNoOutlives],
     about: "A key is answered again after its 7-day retention has passed.",
-    predicate: Predicate::Sometimes(|_, w| w.facts.replay_after_retention),
+    predicate: Predicate::Sometimes(|f| f.money.replay_after_retention),
 };
 
 pub const RATE_LIMITED: Property = Property {
     name: "reach:429-rate-limited",
     rules: &[Rule::RateLimited],
     about: "A request is answered 429 with Retry-After.",
-    predicate: Predicate::Sometimes(|_, w| answered(w, 429, Some(ErrorCode::RateLimited))),
+    predicate: Predicate::Sometimes(|f| answered(f, 429, Some(ErrorCode::RateLimited))),
 };
 
 pub const CHANNEL_PAUSED: Property = Property {
     name: "reach:503-temporarily-unavailable",
     rules: &[Rule::ChannelPaused],
     about: "A request is answered 503 temporarily_unavailable.",
-    predicate: Predicate::Sometimes(|_, w| {
-        answered(w, 503, Some(ErrorCode::TemporarilyUnavailable))
-    }),
+    predicate: Predicate::Sometimes(|f| answered(f, 503, Some(ErrorCode::TemporarilyUnavailable))),
 };
 
 pub const CANCEL_202: Property = Property {
     name: "reach:cancel-202",
     rules: &[Rule::Cancel202KeepsStatus],
     about: "A cancel the upstream could not confirm is answered 202 with the original status.",
-    predicate: Predicate::Sometimes(|_, w| {
-        w.facts.rules_exercised.contains(Rule::Cancel202KeepsStatus)
-            && w.facts.answers.iter().any(|(s, _)| *s == 202)
+    predicate: Predicate::Sometimes(|f| {
+        f.queries
+            .rules_exercised
+            .contains(Rule::Cancel202KeepsStatus)
+            && f.queries.answers.iter().any(|(s, _)| *s == 202)
     }),
 };
 
@@ -130,8 +130,8 @@ pub const NEW_CHECKOUT_SESSION: Property = Property {
     name: "reach:new-checkout-session-same-payment",
     rules: &[Rule::CheckoutNewSession],
     about: "A checkout session with a new key and the same order is a new session for the same Payment.",
-    predicate: Predicate::Sometimes(|_, w| {
-        w.facts.rules_exercised.contains(Rule::CheckoutNewSession)
+    predicate: Predicate::Sometimes(|f| {
+        f.queries.rules_exercised.contains(Rule::CheckoutNewSession)
     }),
 };
 
@@ -139,9 +139,9 @@ pub const REFUND_SUCCEEDED: Property = Property {
     name: "reach:refund-succeeded",
     rules: &[Rule::RefundReplaySameRefund],
     about: "A refund reaches succeeded.",
-    predicate: Predicate::Sometimes(|_, w| {
-        w.platform
-            .refunds()
+    predicate: Predicate::Sometimes(|f| {
+        f.refunds
+            .refunds
             .values()
             .any(|r| r.status == RefundStatus::Succeeded)
     }),

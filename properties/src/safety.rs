@@ -1,5 +1,6 @@
-//! Safety properties of the platform, judged against the acquirer's ledger and the
-//! facts the world observed, never against what the platform says about itself alone.
+//! Safety properties of the platform, judged from the facts alone: the acquirer's ledger
+//! and what the platform's store and answers were seen to hold, never against what the
+//! platform says about itself alone.
 
 use crate::property::{Predicate, Property};
 use payhub_model::acquirer::ChargeState;
@@ -20,8 +21,8 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
         Rule::RetentionSevenDays,
     ],
     about: "An idempotency scope (merchant + environment + method + path + key) sends at most one charge upstream within its 7-day retention.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
+    predicate: Predicate::Always(|f| {
+        f.money
             .charges_per_scope
             .iter()
             .find(|(_, n)| **n > 1)
@@ -46,9 +47,9 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
         Rule::CheckoutNewSession,
     ],
     about: "No (merchant, environment, merchant_order_no) ever has two Payments, also after the 7-day key retention.",
-    predicate: Predicate::Always(|_, w| {
+    predicate: Predicate::Always(|f| {
         let mut seen = BTreeMap::new();
-        for (id, p) in w.platform.payments() {
+        for (id, p) in f.attempts.payments.iter() {
             if let Some(other) = seen.insert((p.merchant, p.environment, &p.merchant_order_no), *id)
             {
                 return Some(format!(
@@ -70,9 +71,9 @@ pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
         Rule::OneBusinessEffect,
     ],
     about: "The acquirer's ledger never captures one Payment twice.",
-    predicate: Predicate::Always(|_, w| {
+    predicate: Predicate::Always(|f| {
         let mut captures: BTreeMap<_, u32> = BTreeMap::new();
-        for e in &w.acquirer.ledger.entries {
+        for e in f.money.ledger() {
             if let LedgerEntry::Capture { payment, .. } = e {
                 let n = captures.entry(*payment).or_default();
                 *n += 1;
@@ -90,19 +91,23 @@ pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
     name: "no-new-attempt-while-one-is-unfinished",
     rules: &[Rule::OneUnfinishedAttempt, Rule::ConfirmWhileProcessing],
     about: "A Payment never has two attempts that the upstream may still capture.",
-    predicate: Predicate::Always(|_, w| {
-        for (id, p) in w.platform.payments() {
+    predicate: Predicate::Always(|f| {
+        for (id, p) in f.attempts.payments.iter() {
             let unfinished = p
                 .attempts
                 .iter()
                 .filter(|a| {
-                    let on_platform = w.platform.attempts()[a].status.is_unfinished();
+                    let on_platform = f
+                        .attempts
+                        .attempts
+                        .get(a)
+                        .is_some_and(|a| a.status.is_unfinished());
                     // Judged by the acquirer too: a charge it still holds open counts.
-                    let upstream_open = w
-                        .acquirer
+                    let upstream_open = f
+                        .attempts
                         .charges
                         .get(a)
-                        .is_some_and(|c| c.state == ChargeState::ActionRequired);
+                        .is_some_and(|state| *state == ChargeState::ActionRequired);
                     on_platform || upstream_open
                 })
                 .count();
@@ -124,8 +129,8 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
         Rule::AttemptsMax,
     ],
     about: "Every attempt but the last has failed; none was started at or after expires_at; there are at most the contract's 3 (whatever the platform's attempts_max).",
-    predicate: Predicate::Always(|_, w| {
-        for (id, p) in w.platform.payments() {
+    predicate: Predicate::Always(|f| {
+        for (id, p) in f.attempts.payments.iter() {
             if p.attempts.len() > payhub_model::Contract::ATTEMPTS_MAX as usize {
                 return Some(format!(
                     "{id} has {} attempts (max {})",
@@ -134,7 +139,9 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
                 ));
             }
             for (i, a) in p.attempts.iter().enumerate() {
-                let attempt = &w.platform.attempts()[a];
+                let Some(attempt) = f.attempts.attempts.get(a) else {
+                    return Some(format!("{a} of {id} is not in the store"));
+                };
                 if i > 0 && attempt.sent_at >= p.expires_at {
                     return Some(format!(
                         "{a} of {id} started at {} after expires_at {}",
@@ -164,12 +171,12 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
         Rule::RetentionRefundNoOutlives,
     ],
     about: "Each refund reaches the upstream once, each merchant_refund_no has one refund, and no capture is refunded beyond its amount.",
-    predicate: Predicate::Always(|_, w| {
-        if let Some((refund, n)) = w.facts.refund_calls.iter().find(|(_, n)| **n > 1) {
+    predicate: Predicate::Always(|f| {
+        if let Some((refund, n)) = f.refunds.refund_calls.iter().find(|(_, n)| **n > 1) {
             return Some(format!("{refund} sent upstream {n} times"));
         }
         let mut numbers = BTreeMap::new();
-        for (id, r) in w.platform.refunds() {
+        for (id, r) in f.refunds.refunds.iter() {
             if let Some(other) =
                 numbers.insert((r.merchant, r.environment, &r.merchant_refund_no), *id)
             {
@@ -179,9 +186,9 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
                 ));
             }
         }
-        for e in &w.acquirer.ledger.entries {
+        for e in f.money.ledger() {
             if let LedgerEntry::Capture { attempt, .. } = e {
-                let (captured, refunded) = w.acquirer.ledger.net_of(*attempt);
+                let (captured, refunded) = f.money.net_of(*attempt);
                 if refunded > captured {
                     return Some(format!(
                         "{attempt}: refunded {refunded} of {captured} captured"
@@ -207,8 +214,8 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
         Rule::Only503NotAccepted,
     ],
     about: "A request answered 400/401/403/409/422/429/503 created, bound and sent nothing.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
+    predicate: Predicate::Always(|f| {
+        f.money
             .rejected_but_executed
             .map(|id| format!("{id} was rejected but changed the platform or called the upstream"))
     }),
@@ -222,11 +229,11 @@ pub const QUERIES_NEVER_CHARGE: Property = Property {
         Rule::RefundTimeoutNoSecondRefund,
     ],
     about: "The platform sends a charge only while executing a create or confirm request, never on a query, a reply or a timer.",
-    predicate: Predicate::Always(|_, w| {
-        (w.facts.unsolicited_charges > 0).then(|| {
+    predicate: Predicate::Always(|f| {
+        (f.money.unsolicited_charges > 0).then(|| {
             format!(
                 "{} charge(s) sent outside a create or confirm",
-                w.facts.unsolicited_charges
+                f.money.unsolicited_charges
             )
         })
     }),
@@ -241,8 +248,8 @@ pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
         Rule::ConcurrentWaitSameObject,
     ],
     about: "Within retention, every successful answer under one idempotency scope refers to the same object.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts.replay_mismatch.map(|id| {
+    predicate: Predicate::Always(|f| {
+        f.money.replay_mismatch.map(|id| {
             format!("{id} was answered with another object than its scope's first answer")
         })
     }),
@@ -257,8 +264,8 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
         Rule::ScopeApiKeyRotation,
     ],
     about: "A request is never answered with an object of another merchant or environment.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
+    predicate: Predicate::Always(|f| {
+        f.money
             .foreign_object
             .map(|id| format!("{id} was answered with another merchant's or environment's object"))
     }),
@@ -269,8 +276,8 @@ pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     name: "replayed-card-never-charged",
     rules: &[Rule::CardNotCompared, Rule::CardReplayNotCharged],
     about: "A charge sent while handling a request uses that request's own card: a replay's card is never charged.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
+    predicate: Predicate::Always(|f| {
+        f.money
             .charged_other_card
             .map(|id| format!("handling {id} charged a card it did not carry"))
     }),
@@ -286,21 +293,20 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
         Rule::TerminalStatuses,
     ],
     about: "A Payment is failed only if the acquirer declined its latest attempt or never received it.",
-    predicate: Predicate::Always(|_, w| {
-        for (id, p) in w.platform.payments() {
+    predicate: Predicate::Always(|f| {
+        for (id, p) in f.attempts.payments.iter() {
             if p.status != PaymentStatus::Failed {
                 continue;
             }
-            let Some(failure) = p.failure else {
+            let Some(a) = p.failure_attempt else {
                 return Some(format!("{id} is failed without failure.attempt_id"));
             };
-            let a = failure.attempt_id;
-            let declined = w
-                .acquirer
+            let declined = f
+                .attempts
                 .charges
                 .get(&a)
-                .is_some_and(|c| matches!(c.state, ChargeState::Declined(_)));
-            if !declined && !w.acquirer.voided.contains(&a) {
+                .is_some_and(|state| matches!(state, ChargeState::Declined(_)));
+            if !declined && !f.attempts.voided.contains(&a) {
                 return Some(format!(
                     "{id} is failed but the acquirer did not decline {a}"
                 ));
@@ -319,13 +325,13 @@ pub const NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT: Property = Property {
         Rule::ExpiryLimitsNewOpsOnly,
     ],
     about: "No Payment that the platform reports failed, canceled or expired has a capture in the ledger.",
-    predicate: Predicate::Always(|_, w| {
-        for (id, p) in w.platform.payments() {
+    predicate: Predicate::Always(|f| {
+        for (id, p) in f.attempts.payments.iter() {
             let closed = matches!(
                 p.status,
                 PaymentStatus::Failed | PaymentStatus::Canceled | PaymentStatus::Expired
             );
-            if closed && w.acquirer.ledger.captures_of(*id).next().is_some() {
+            if closed && f.money.captured(*id) {
                 return Some(format!(
                     "{id} is {} but the ledger captured it",
                     p.status.as_str()
@@ -341,11 +347,9 @@ pub const SUCCEEDED_IS_CAPTURED: Property = Property {
     name: "succeeded-only-when-captured",
     rules: &[Rule::TerminalStatuses],
     about: "A Payment the platform reports succeeded has a capture in the ledger.",
-    predicate: Predicate::Always(|_, w| {
-        for (id, p) in w.platform.payments() {
-            if p.status == PaymentStatus::Succeeded
-                && w.acquirer.ledger.captures_of(*id).next().is_none()
-            {
+    predicate: Predicate::Always(|f| {
+        for (id, p) in f.attempts.payments.iter() {
+            if p.status == PaymentStatus::Succeeded && !f.money.captured(*id) {
                 return Some(format!("{id} is succeeded but the ledger has no capture"));
             }
         }
@@ -367,8 +371,8 @@ pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
         Rule::ScopeComponents,
     ],
     about: "Within retention, a request under a scope that executed is answered 409 idempotency_conflict if and only if its safety-relevant parameters (not its card) differ from the execution's; a scope that never executed never conflicts.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts.conflict_misjudged.map(|id| {
+    predicate: Predicate::Always(|f| {
+        f.money.conflict_misjudged.map(|id| {
             format!("{id}: its conflict verdict contradicts the parameters its scope executed with")
         })
     }),
@@ -386,8 +390,8 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
         Rule::RetentionSevenDays,
     ],
     about: "Within retention of a scope's execution, no request under it is answered 409 order_no_conflict, payment_in_progress or refund_no_conflict.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
+    predicate: Predicate::Always(|f| {
+        f.money
             .replay_as_new_business
             .map(|id| format!("{id} reused a key that executed, and was answered as new business"))
     }),
@@ -398,8 +402,8 @@ pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
     name: "answers-name-the-requested-payment",
     rules: &[Rule::ScopeComponents, Rule::ReplayReusesObject],
     about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body.",
-    predicate: Predicate::Always(|_, w| {
-        w.facts
+    predicate: Predicate::Always(|f| {
+        f.money
             .answered_other_payment
             .map(|id| format!("{id} was answered about another Payment than the one it names"))
     }),

@@ -446,7 +446,7 @@ struct ScopeClock {
 
 impl ScopeClock {
     fn check(&mut self, config: &WorldConfig, world: &World) -> Result<(), String> {
-        for (scope, &n) in &world.facts.charges_per_scope {
+        for (scope, &n) in &world.facts.money.charges_per_scope {
             match self.seen.get(scope).copied() {
                 None => {
                     self.seen.insert(scope.clone(), (n, world.now));
@@ -502,7 +502,7 @@ fn run(config: &WorldConfig, ops: &[Op]) -> Result<(), String> {
     ANSWERS
         .lock()
         .expect("not poisoned")
-        .extend(world.facts.answers.iter().copied());
+        .extend(world.facts.queries.answers.iter().copied());
     Ok(())
 }
 

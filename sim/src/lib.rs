@@ -9,19 +9,35 @@
 //! of choice labels replays a run exactly. The world never reads a clock or draws a
 //! random number itself.
 //!
-//! One file per concept: [`network`] (messages in flight), [`choice`], [`config`]
-//! (budgets and what a world contains), [`facts`] (compact history for properties),
-//! [`trace`] (text, JSON, Mermaid), [`world`] (enabled + apply).
+//! The world emits one typed event (`payhub_model::event`) for each thing that happens;
+//! the [`sink`] hands each to the [`facts`] (compact history the properties judge) and,
+//! when recording, to the [`trace`]. The flow is one way: world → events → facts →
+//! properties → report.
+//!
+//! One file per concept: [`world`] (state, enabled choices, the `apply` dispatcher) and
+//! one file per fault domain it dispatches to — `wire.rs` (the merchants' network and
+//! the platform edge's 500s), `upstream.rs` (link and acquirer), `merchants.rs` (client
+//! servers, crashes, restarts), `clock.rs` (time) — with `platform_io.rs` (stepping the
+//! platform and routing its outputs); [`network`] (messages in flight), [`choice`],
+//! [`config`] (budgets and what a world contains), [`trace`] (text, JSON, Mermaid, JSON
+//! Lines).
 
 pub mod choice;
+mod clock;
 pub mod config;
 pub mod driver;
 pub mod facts;
 mod merchants;
 pub mod network;
+mod platform_io;
 pub mod script;
 pub mod shrink;
+mod signature;
+pub mod sink;
 pub mod trace;
+mod trace_lines;
+mod upstream;
+mod wire;
 pub mod world;
 pub mod worlds;
 

@@ -10,13 +10,31 @@
 
 use crate::choice::Choice;
 use crate::config::WorldConfig;
-use crate::network::{Node, Payload};
-use crate::trace::{Trace, What};
+use crate::network::Payload;
+use crate::sink::Sink;
 use crate::world::{ApplyError, Awaiting, World};
 use payhub_model::client::{
-    ClientInput, ClientOutput, Draw, MerchantDb, MerchantServer, Op, ServerConfig,
+    ClientInput, ClientOutput, Draw, Handle, MerchantDb, MerchantServer, Op, OrderRecord,
+    ServerConfig,
 };
-use payhub_model::{ApiResponse, Millis, PlatformInput, RequestId, WebhookEvent};
+use payhub_model::event::{BusinessOrder, StoredOrder, SubmissionRef, What};
+use payhub_model::{ApiRequest, ApiResponse, Millis, PlatformInput, RequestId, Rule, WebhookEvent};
+
+/// What happens after a command: the server goes on, or dies before anything it sends
+/// leaves (a crash between persisting and sending).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Then {
+    Run,
+    Crash,
+}
+
+/// Whether what a client step sends leaves the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outbox {
+    Send,
+    /// The process dies first: nothing leaves.
+    Hold,
+}
 
 /// One server per client node, `None` for scripted nodes.
 pub(crate) fn servers(config: &WorldConfig) -> Vec<Option<MerchantServer>> {
@@ -108,32 +126,26 @@ impl World {
         Draw::new(jitter, n.wrapping_mul(0x9E37_79B9_7F4A_7C15))
     }
 
-    /// Steps client `node` and routes its outputs. With `hold_sends`, what it would send
-    /// is discarded (the process dies before it leaves).
+    /// Steps client `node`, emits what changed in its database, and routes its outputs.
     fn step_client(
         &mut self,
         config: &WorldConfig,
         node: u8,
         input: ClientInput,
-        hold_sends: bool,
-        mut trace: Option<&mut Trace>,
+        outbox: Outbox,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ApplyError> {
         let spec = config
             .client(node)
             .ok_or_else(|| ApplyError::NotEnabled(format!("merchant-{node} runs no client")))?;
-        let db = spec.db as usize;
+        let db = spec.db;
         let mut out = Vec::new();
-        let db_before = self.dbs[db].clone();
+        let db_before = self.dbs[db as usize].clone();
         let server = self.servers[node as usize].as_mut().expect("client node");
         server
-            .step(self.now, &mut self.dbs[db], input, &mut out)
+            .step(self.now, &mut self.dbs[db as usize], input, &mut out)
             .map_err(|e| client_error(node, e))?;
-        if let Some(found) = self
-            .facts
-            .version_regression(spec.db, &db_before, &self.dbs[db])
-        {
-            self.facts.version_regressed = Some(found);
-        }
+        self.observe_db(db, &db_before, sink);
         let mut acks = Vec::new();
         for output in out {
             match output {
@@ -142,93 +154,119 @@ impl World {
                     request,
                     timeout,
                     rule,
-                } => {
-                    if hold_sends {
-                        if let Some(t) = trace.as_deref_mut() {
-                            let text = format!("{request} (never sent: the process died first)");
-                            t.push(
-                                self.now,
-                                Node::Merchant(node),
-                                Node::Merchant(node),
-                                What::Decision { text },
-                                Some(rule),
-                            );
-                        }
-                        continue;
-                    }
-                    let op = self.server(node).and_then(|s| {
-                        s.in_flight()
-                            .find(|(h, _)| *h == handle)
-                            .map(|(_, op)| op.clone())
-                    });
-                    let business = match &op {
-                        Some(Op::Submit { order, seq }) => {
-                            self.facts.on_submission_key(
-                                spec.db,
-                                order,
-                                *seq,
-                                request.idempotency_key.as_ref(),
-                            );
-                            Some((spec.db, order.clone()))
-                        }
-                        _ => None,
-                    };
-                    if let Some(t) = trace.as_deref_mut() {
-                        let text = format!("sends {handle} (timeout {timeout})");
-                        t.push(
-                            self.now,
-                            Node::Merchant(node),
-                            Node::Merchant(node),
-                            What::Decision { text },
-                            Some(rule),
-                        );
-                    }
-                    // The bug zoo's client facts (SCHED-02, RATE-03, GEN-05, UNKNOWN-03/04).
-                    self.facts.on_client_send(self.now, config, node, &request);
-                    let id = self.send_request(config, node, request, trace.as_deref_mut());
-                    if let Some(o) = self.origins.get_mut(&id) {
-                        o.business = business;
-                    }
-                    let deadline = self.now.after(timeout);
-                    self.awaiting.insert(
-                        id,
-                        Awaiting {
-                            node,
-                            handle,
-                            deadline,
-                        },
-                    );
-                }
+                } => self.client_send(config, node, handle, request, timeout, rule, outbox, sink),
                 ClientOutput::AckWebhook { event, .. } => acks.push(event),
                 ClientOutput::Decision {
                     subject,
                     decision,
                     rule,
-                } => {
-                    if let Some(t) = trace.as_deref_mut() {
-                        let text = format!("{subject}: {decision}");
-                        t.push(
-                            self.now,
-                            Node::Merchant(node),
-                            Node::Merchant(node),
-                            What::Decision { text },
-                            Some(rule),
-                        );
-                    }
-                }
+                } => self.note(sink, || What::ClientDecided {
+                    node,
+                    subject,
+                    decision,
+                    rule,
+                }),
             }
         }
-        if hold_sends {
+        if outbox == Outbox::Hold {
             return Ok(());
         }
         for event in acks {
-            self.step_platform(
-                config,
-                PlatformInput::WebhookAcked(event),
-                trace.as_deref_mut(),
-            )?;
+            self.step_platform(config, PlatformInput::WebhookAcked(event), sink)?;
         }
         Ok(())
+    }
+
+    /// Client `node` sends `request` as `handle`: an exchange with a deadline, unless the
+    /// process dies before it leaves.
+    #[allow(clippy::too_many_arguments)]
+    fn client_send(
+        &mut self,
+        config: &WorldConfig,
+        node: u8,
+        handle: Handle,
+        request: ApiRequest,
+        timeout: Millis,
+        rule: Rule,
+        outbox: Outbox,
+        sink: &mut Sink<'_>,
+    ) {
+        let owner = config.key_owner(request.api_key);
+        if outbox == Outbox::Hold {
+            self.note(sink, || What::ClientSends {
+                node,
+                handle,
+                request,
+                owner,
+                timeout,
+                rule,
+                submission: None,
+                held: true,
+            });
+            return;
+        }
+        let db = config.client(node).map_or(0, |c| c.db);
+        let submission = self.server(node).and_then(|s| {
+            s.in_flight()
+                .find(|(h, _)| *h == handle)
+                .and_then(|(_, op)| match op {
+                    Op::Submit { order, seq } => Some(SubmissionRef {
+                        db,
+                        order: order.clone(),
+                        seq: *seq,
+                    }),
+                    _ => None,
+                })
+        });
+        let business = submission.as_ref().map(|s| BusinessOrder {
+            db: s.db,
+            order: s.order.clone(),
+        });
+        let sends = What::ClientSends {
+            node,
+            handle,
+            request: request.clone(),
+            owner,
+            timeout,
+            rule,
+            submission,
+            held: false,
+        };
+        self.emit(sink, sends);
+        let id = self.open_exchange(config, node, request, sink);
+        if let Some(o) = self.origins.get_mut(&id) {
+            o.business = business;
+        }
+        let deadline = self.now.after(timeout);
+        self.awaiting.insert(
+            id,
+            Awaiting {
+                node,
+                handle,
+                deadline,
+            },
+        );
+    }
+
+    /// Emits each order of database `db` that a step added or changed.
+    fn observe_db(&mut self, db: u8, before: &MerchantDb, sink: &mut Sink<'_>) {
+        let stored = |o: &OrderRecord| StoredOrder {
+            payment_id: o.payment_id,
+            version: o.version(),
+            status: o.status(),
+        };
+        let changed: Vec<What> = self.dbs[db as usize]
+            .orders()
+            .filter(|o| before.order(&o.order_no).map(stored) != Some(stored(o)))
+            .map(|o| What::OrderStored {
+                db,
+                order_no: o.order_no.clone(),
+                stored: stored(o),
+            })
+            .collect();
+        for what in changed {
+            self.emit(sink, what);
+        }
     }
 
     /// A response reaches node `to`: a client gets it if it still waits for it.
@@ -238,7 +276,7 @@ impl World {
         to: u8,
         id: RequestId,
         response: ApiResponse,
-        trace: Option<&mut Trace>,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ApplyError> {
         let Some(awaiting) = self.awaiting.remove(&id) else {
             return Ok(()); // scripted sender, or a client that gave up or crashed
@@ -249,7 +287,7 @@ impl World {
             response,
             draw,
         };
-        self.step_client(config, to, input, false, trace)
+        self.step_client(config, to, input, Outbox::Send, sink)
     }
 
     /// A webhook reaches client node `to` (it acknowledges it itself).
@@ -258,28 +296,24 @@ impl World {
         config: &WorldConfig,
         to: u8,
         event: WebhookEvent,
-        trace: Option<&mut Trace>,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ApplyError> {
         if !self.server(to).is_some_and(|s| s.is_up()) {
             return Ok(()); // nobody listens: the platform re-delivers if it does that
         }
         let draw = self.next_draw(config, to);
-        self.step_client(
-            config,
-            to,
-            ClientInput::Webhook { event, draw },
-            false,
-            trace,
-        )
+        let input = ClientInput::Webhook { event, draw };
+        self.step_client(config, to, input, Outbox::Send, sink)
     }
 
-    /// Workload item `item` is given to its node.
+    /// Workload item `item` is given to its node; with [`Then::Crash`] the node dies
+    /// right after handling it, before anything it sends leaves.
     pub(crate) fn command(
         &mut self,
         config: &WorldConfig,
         item: usize,
-        crash_after: bool,
-        mut trace: Option<&mut Trace>,
+        then: Then,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ApplyError> {
         let work = config
             .workload
@@ -290,28 +324,24 @@ impl World {
         {
             return Err(ApplyError::NotEnabled(format!("command {item}")));
         }
-        if crash_after && self.budget.crashes == 0 {
+        if then == Then::Crash && self.budget.crashes == 0 {
             return Err(ApplyError::NotEnabled(format!("command {item} then crash")));
         }
         self.workload_used[item] += 1;
-        if let Some(t) = trace.as_deref_mut() {
-            let text = crate::trace::command_text(&work.command);
-            t.push(
-                self.now,
-                Node::Env,
-                Node::Merchant(work.node),
-                What::Decision { text },
-                None,
-            );
-        }
-        let draw = self.next_draw(config, work.node);
-        let input = ClientInput::Command {
-            command: work.command.clone(),
-            draw,
+        let (node, command) = (work.node, work.command.clone());
+        self.note(sink, || What::Commanded {
+            node,
+            command: command.clone(),
+        });
+        let draw = self.next_draw(config, node);
+        let input = ClientInput::Command { command, draw };
+        let outbox = match then {
+            Then::Run => Outbox::Send,
+            Then::Crash => Outbox::Hold,
         };
-        self.step_client(config, work.node, input, crash_after, trace.as_deref_mut())?;
-        if crash_after {
-            self.crash(config, work.node, trace)?;
+        self.step_client(config, node, input, outbox, sink)?;
+        if then == Then::Crash {
+            self.crash(config, node, sink)?;
         }
         Ok(())
     }
@@ -321,34 +351,27 @@ impl World {
         &mut self,
         config: &WorldConfig,
         node: u8,
-        trace: Option<&mut Trace>,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ApplyError> {
         if self.budget.crashes == 0 || !self.server(node).is_some_and(|s| s.is_up()) {
             return Err(ApplyError::NotEnabled(format!("crash merchant-{node}")));
         }
         self.budget.crashes -= 1;
         let mut none = Vec::new();
-        let spec = config.client(node).expect("a client node");
+        let db = config.client(node).expect("a client node").db;
+        let db_before = self.dbs[db as usize].clone();
         let server = self.servers[node as usize].as_mut().expect("client node");
         server
             .step(
                 self.now,
-                &mut self.dbs[spec.db as usize],
+                &mut self.dbs[db as usize],
                 ClientInput::Crash,
                 &mut none,
             )
             .map_err(|e| client_error(node, e))?;
         self.awaiting.retain(|_, a| a.node != node);
-        self.facts.on_client_crash(node);
-        if let Some(t) = trace {
-            t.push(
-                self.now,
-                Node::Merchant(node),
-                Node::Merchant(node),
-                What::Crash,
-                None,
-            );
-        }
+        self.observe_db(db, &db_before, sink);
+        self.emit(sink, What::Crashed { node });
         Ok(())
     }
 
@@ -357,22 +380,20 @@ impl World {
         &mut self,
         config: &WorldConfig,
         node: u8,
-        mut trace: Option<&mut Trace>,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ApplyError> {
         if self.server(node).is_none_or(|s| s.is_up()) {
             return Err(ApplyError::NotEnabled(format!("restart merchant-{node}")));
         }
-        if let Some(t) = trace.as_deref_mut() {
-            t.push(
-                self.now,
-                Node::Merchant(node),
-                Node::Merchant(node),
-                What::Restart,
-                None,
-            );
-        }
+        self.note(sink, || What::Restarted { node });
         let draw = self.next_draw(config, node);
-        self.step_client(config, node, ClientInput::Restart { draw }, false, trace)
+        self.step_client(
+            config,
+            node,
+            ClientInput::Restart { draw },
+            Outbox::Send,
+            sink,
+        )
     }
 
     /// Fires client request timeouts and client timers that are due, in a fixed order:
@@ -380,7 +401,7 @@ impl World {
     pub(crate) fn fire_client_deadlines(
         &mut self,
         config: &WorldConfig,
-        mut trace: Option<&mut Trace>,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ApplyError> {
         let due: Vec<(RequestId, Awaiting)> = self
             .awaiting
@@ -390,26 +411,14 @@ impl World {
             .collect();
         for (id, a) in due {
             self.awaiting.remove(&id);
-            if let Some(t) = trace.as_deref_mut() {
-                t.push(
-                    self.now,
-                    Node::Merchant(a.node),
-                    Node::Merchant(a.node),
-                    What::Timeout { id },
-                    Some(payhub_model::Rule::ClientTimeouts),
-                );
-            }
-            let draw = self.next_draw(config, a.node);
-            self.step_client(
-                config,
-                a.node,
-                ClientInput::Timeout {
-                    handle: a.handle,
-                    draw,
-                },
-                false,
-                trace.as_deref_mut(),
-            )?;
+            let node = a.node;
+            self.note(sink, || What::TimedOut { node, id });
+            let draw = self.next_draw(config, node);
+            let input = ClientInput::Timeout {
+                handle: a.handle,
+                draw,
+            };
+            self.step_client(config, node, input, Outbox::Send, sink)?;
         }
         for node in 0..self.servers.len() as u8 {
             let due = self
@@ -417,7 +426,7 @@ impl World {
                 .and_then(|s| s.poll_timeout())
                 .is_some_and(|t| t <= self.now);
             if due {
-                self.step_client(config, node, ClientInput::Wake, false, trace.as_deref_mut())?;
+                self.step_client(config, node, ClientInput::Wake, Outbox::Send, sink)?;
             }
         }
         Ok(())

@@ -1,12 +1,16 @@
 //! Traces: what happened, step by step, in the contract's own notation.
 //!
-//! Each applied choice appends [`Event`]s (time, from, to, what, and the rule that caused
-//! it). A trace renders as text (`POST /v1/payments  Idempotency-Key: K → 409 {…}`), as
-//! JSON (serde), and as a Mermaid `sequenceDiagram`. Recording is optional: the world
-//! takes `Option<&mut Trace>`, and a failing run is re-run from its tape with recording on.
+//! A trace is a consumer of the event stream ([`payhub_model::event`]): the world emits
+//! events, [`Trace::record`] keeps them (for `--format events`) and turns each into the
+//! lines a reader sees (time, from, to, what, and the rule that caused it). A trace
+//! renders as text (`POST /v1/payments  Idempotency-Key: K → 409 {…}`), as JSON (serde),
+//! as a Mermaid `sequenceDiagram`, and as JSON Lines of its events. Recording is
+//! optional: the world takes `Option<&mut Trace>`, and a failing run is re-run from its
+//! tape with recording on.
 
 use crate::network::Node;
 use payhub_model::client::Command;
+use payhub_model::event as ev;
 use payhub_model::{
     ApiRequest, ApiResponse, Control, Millis, RequestId, Rule, UpstreamCall, UpstreamReply,
     WebhookEvent,
@@ -99,7 +103,11 @@ pub struct Event {
 /// A recorded run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Trace {
+    /// The lines a reader sees.
     pub events: Vec<Event>,
+    /// The event stream the lines were made from, in order.
+    #[serde(skip)]
+    pub stream: Vec<ev::Event>,
     /// The request line of each exchange, so a response renders next to its request.
     #[serde(skip)]
     requests: BTreeMap<RequestId, String>,
@@ -117,7 +125,14 @@ impl Trace {
         self.step = step;
     }
 
-    pub fn push(&mut self, at: Millis, from: Node, to: Node, what: What, rule: Option<Rule>) {
+    pub(crate) fn push(
+        &mut self,
+        at: Millis,
+        from: Node,
+        to: Node,
+        what: What,
+        rule: Option<Rule>,
+    ) {
         if let What::Request { id, request } = &what {
             self.requests
                 .entry(*id)
@@ -134,7 +149,7 @@ impl Trace {
     }
 
     /// Remembers a request's line without an event (a request lost before arriving).
-    pub fn note_request(&mut self, id: RequestId, request: &ApiRequest) {
+    pub(crate) fn note_request(&mut self, id: RequestId, request: &ApiRequest) {
         self.requests
             .entry(id)
             .or_insert_with(|| request.to_string());
@@ -200,6 +215,21 @@ impl Trace {
             let _ = write!(s, "[{secs:>11.3}s] {route:<24} {}", self.describe(e));
             if let Some(rule) = e.rule {
                 let _ = write!(s, "  [{}]", rule.id());
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The event stream as JSON Lines: one event per line, in order.
+    pub fn to_events_jsonl(&self) -> String {
+        let mut s = String::new();
+        for e in &self.stream {
+            match serde_json::to_string(e) {
+                Ok(line) => s.push_str(&line),
+                Err(err) => {
+                    let _ = write!(s, "{{\"error\":\"{err}\"}}");
+                }
             }
             s.push('\n');
         }

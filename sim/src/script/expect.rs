@@ -299,6 +299,7 @@ fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
         (CounterScope::Ledger, "refund-calls") => r
             .world
             .facts
+            .refunds
             .refund_calls
             .iter()
             .filter(|(id, _)| ok("refund", id.to_string()))

@@ -1,0 +1,83 @@
+//! The facts and the verdicts come from the event stream alone: a recorded stream fed
+//! into [`Facts`], without a world, gives the facts the run itself built, and every
+//! property gives the same verdict on both.
+
+use payhub_model::client::{AntiPattern, Policy};
+use payhub_properties::{AlwaysCheck, PROPERTIES};
+use payhub_sim::driver::{self, FaultProfile};
+use payhub_sim::{Facts, Trace, World, WorldConfig, worlds};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// Runs `seed`, recording, and returns the world and its trace.
+fn recorded(config: &WorldConfig, seed: u64) -> (World, Trace) {
+    let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+    let mut trace = Trace::new();
+    let mut check = AlwaysCheck { config };
+    let (world, _) = driver::run_seed(config, seed, &profile, 300, &mut check, Some(&mut trace));
+    (world, trace)
+}
+
+/// Every property's verdict over some facts: (name, violation, holds).
+fn verdicts(facts: &Facts) -> Vec<(&'static str, Option<String>, bool)> {
+    PROPERTIES
+        .iter()
+        .map(|p| (p.name, p.judge(facts), p.holds_in(facts)))
+        .collect()
+}
+
+fn assert_stream_rebuilds(config: &WorldConfig, seed: u64) -> bool {
+    let (world, trace) = recorded(config, seed);
+    assert!(!trace.stream.is_empty(), "seed {seed}: no events");
+    let rebuilt = Facts::from_events(&trace.stream);
+    assert_eq!(rebuilt, *world.facts, "seed {seed}: facts differ");
+    assert_eq!(verdicts(&rebuilt), verdicts(&world.facts), "seed {seed}");
+    verdicts(&rebuilt).iter().any(|(_, v, _)| v.is_some())
+}
+
+#[test]
+fn reference_runs_rebuild_from_their_events() {
+    let config = worlds::simulation(&Policy::reference(), 2);
+    for seed in 0..40 {
+        assert!(
+            !assert_stream_rebuilds(&config, seed),
+            "seed {seed} violated"
+        );
+    }
+}
+
+/// Runs that violate something give the same violation from their events.
+#[test]
+fn violating_runs_rebuild_their_violation_from_their_events() {
+    let mut violated = 0;
+    for anti in [
+        AntiPattern::NewOrderNoAfterTimeout,
+        AntiPattern::KeyRegeneratedOnRetry,
+        AntiPattern::PollTooFast,
+        AntiPattern::ChangedParamsSameKey,
+    ] {
+        let config = worlds::simulation(&Policy::reference().with(anti), 2);
+        for seed in 0..40 {
+            if assert_stream_rebuilds(&config, seed) {
+                violated += 1;
+            }
+        }
+    }
+    assert!(
+        violated > 0,
+        "no run violated anything: nothing was compared"
+    );
+}
+
+/// Facts from an empty stream violate nothing and reach nothing: a property that
+/// passes or is reached with no evidence would be vacuous.
+#[test]
+fn an_empty_stream_violates_and_reaches_nothing() {
+    let facts = Facts::from_events(&[]);
+    for p in PROPERTIES {
+        assert_eq!(p.judge(&facts), None, "{}", p.name);
+        if p.kind() == payhub_properties::Kind::Sometimes {
+            assert!(!p.holds_in(&facts), "{} reached with no events", p.name);
+        }
+    }
+}

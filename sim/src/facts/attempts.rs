@@ -1,0 +1,43 @@
+//! Payments and attempts: what the platform's store holds of them and what the acquirer
+//! knows of their charges (UNIQ-01, UNIQ-02, ATTEMPT-01..05, RES-03, RES-06). Mirrors of
+//! the ground truth, updated from the store and acquirer observations of the stream.
+
+use payhub_model::acquirer::ChargeState;
+use payhub_model::event::{StoredAttempt, StoredPayment, What};
+use payhub_model::{AttemptId, CowMap, CowSet, PaymentId};
+use serde::Serialize;
+
+/// The attempts family.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Attempts {
+    /// Every Payment the platform's store holds.
+    pub payments: CowMap<PaymentId, StoredPayment>,
+    /// Every attempt the platform's store holds.
+    pub attempts: CowMap<AttemptId, StoredAttempt>,
+    /// What the acquirer knows of each charge reference it has seen.
+    pub charges: CowMap<AttemptId, ChargeState>,
+    /// References the acquirer voided before their charge arrived (A-UPSTREAM-VOID).
+    pub voided: CowSet<AttemptId>,
+}
+
+impl Attempts {
+    pub(super) fn observe(&mut self, what: &What) {
+        match what {
+            What::PaymentStored { payment, stored } => {
+                self.payments.insert(*payment, stored.clone());
+            }
+            What::AttemptStored {
+                attempt, stored, ..
+            } => {
+                self.attempts.insert(*attempt, *stored);
+            }
+            What::Charge { attempt, state } => {
+                self.charges.insert(*attempt, *state);
+            }
+            What::Voided { attempt } => {
+                self.voided.insert(*attempt);
+            }
+            _ => {}
+        }
+    }
+}

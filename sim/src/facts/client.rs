@@ -1,0 +1,188 @@
+//! Merchant clients: the keys and parameters they sent, per submission, order and
+//! endpoint, what they were answered, and what their databases hold (GEN-04, GEN-05,
+//! UNKNOWN-03, UNKNOWN-04, ATTEMPT-07, WEBHOOK-02, CANCEL-02).
+
+use super::money::{SafeParams, safety_parameters};
+use payhub_model::event::{Owner, ScopeKey, StoredOrder, SubmissionRef, What};
+use payhub_model::{
+    ApiRequest, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, RequestId, Text,
+};
+use serde::Serialize;
+
+/// The client family.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Clients {
+    /// The key each business submission (database, order, sequence) was first sent with.
+    pub submission_keys: CowMap<(u8, Text, u32), Text>,
+    /// The first business submission sent under a second key.
+    pub second_key: Option<SubmissionRef>,
+    /// What each merchant database holds of each order (a mirror of the databases).
+    pub orders: CowMap<(u8, Text), StoredOrder>,
+    /// The first order whose applied version of the same Payment went down.
+    pub version_regressed: Option<(u8, Text)>,
+    /// The endpoint (method and path) each client key was first sent on, per merchant
+    /// and environment.
+    pub key_endpoints: CowMap<(MerchantId, Environment, Text), (Method, Text)>,
+    /// The first client key sent on a second endpoint.
+    pub key_on_two_endpoints: Option<KeyOnTwoEndpoints>,
+    /// The safety-relevant parameters each client scope was first sent with.
+    pub client_params: CowMap<ScopeKey, SafeParams>,
+    /// The first client scope re-sent with other parameters.
+    pub params_changed_under_key: Option<ParamsChanged>,
+    /// The key of the first client create of each (merchant, environment, order number).
+    pub create_keys: CowMap<(MerchantId, Environment, Text), Text>,
+    /// The first order a client created under a second key.
+    pub order_rekeyed: Option<OrderRekeyed>,
+    /// The first request a client waited for that was answered 409 payment_in_progress.
+    pub card_retry_in_progress: Option<RequestId>,
+}
+
+/// Key `key`, first sent on `first`, then on `then` (method and path).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct KeyOnTwoEndpoints {
+    pub key: Text,
+    pub first: (Method, Text),
+    pub then: (Method, Text),
+}
+
+/// Scope `scope` first sent with `first`, then with `then`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ParamsChanged {
+    pub scope: ScopeKey,
+    pub first: SafeParams,
+    pub then: SafeParams,
+}
+
+/// Order `order` created under `first`, then under `then`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct OrderRekeyed {
+    pub order: Text,
+    pub first: Text,
+    pub then: Text,
+}
+
+impl Clients {
+    pub(super) fn observe(&mut self, what: &What) {
+        match what {
+            What::ClientSends {
+                request,
+                owner,
+                submission,
+                held: false,
+                ..
+            } => {
+                if let Some(s) = submission {
+                    self.on_submission_key(s, request.idempotency_key.as_ref());
+                }
+                self.on_client_send(request, *owner);
+            }
+            What::Answered {
+                id,
+                response,
+                route: Some(route),
+                ..
+            } => {
+                let in_progress = response.error_code() == Some(ErrorCode::PaymentInProgress);
+                if route.awaited
+                    && !route.edge_500
+                    && in_progress
+                    && self.card_retry_in_progress.is_none()
+                {
+                    self.card_retry_in_progress = Some(*id);
+                }
+            }
+            What::OrderStored {
+                db,
+                order_no,
+                stored,
+            } => self.on_order_stored(*db, order_no, stored),
+            _ => {}
+        }
+    }
+
+    /// A client sends business submission `s` under `key`.
+    fn on_submission_key(&mut self, s: &SubmissionRef, key: Option<&Text>) {
+        let Some(key) = key else { return };
+        let id = (s.db, s.order.clone(), s.seq);
+        match self.submission_keys.get(&id) {
+            Some(first) if first != key => {
+                if self.second_key.is_none() {
+                    self.second_key = Some(s.clone());
+                }
+            }
+            Some(_) => {}
+            None => {
+                self.submission_keys.insert(id, key.clone());
+            }
+        }
+    }
+
+    /// WEBHOOK-02: versions are per object; an order re-pointed to another Payment
+    /// starts over.
+    fn on_order_stored(&mut self, db: u8, order_no: &Text, stored: &StoredOrder) {
+        let key = (db, order_no.clone());
+        if let Some(was) = self.orders.get(&key) {
+            let went_back = was.payment_id == stored.payment_id && stored.version < was.version;
+            if went_back && self.version_regressed.is_none() {
+                self.version_regressed = Some(key.clone());
+            }
+        }
+        self.orders.insert(key, stored.clone());
+    }
+
+    /// GEN-05, UNKNOWN-03, UNKNOWN-04 for a request a client sends.
+    fn on_client_send(&mut self, request: &ApiRequest, owner: Owner) {
+        let Some((merchant, environment)) = owner else {
+            return;
+        };
+        let Some(scope) = ScopeKey::of(owner, request) else {
+            return;
+        };
+        let key = scope.key.clone();
+        let (method, path) = (scope.method, scope.path.clone());
+        let first = self
+            .key_endpoints
+            .entry((merchant, environment, key.clone()))
+            .or_insert_with(|| (method, path.clone()));
+        if (first.0 != method || first.1 != path) && self.key_on_two_endpoints.is_none() {
+            let first = first.clone();
+            self.key_on_two_endpoints = Some(KeyOnTwoEndpoints {
+                key: key.clone(),
+                first,
+                then: (method, path),
+            });
+        }
+        let params = safety_parameters(&request.endpoint);
+        let first = self
+            .client_params
+            .entry(scope.clone())
+            .or_insert_with(|| params.clone());
+        if *first != params && self.params_changed_under_key.is_none() {
+            let first = first.clone();
+            self.params_changed_under_key = Some(ParamsChanged {
+                scope,
+                first,
+                then: params,
+            });
+        }
+        if let Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } = &request.endpoint
+        {
+            if let Some(order) = &b.merchant_order_no {
+                let first = self
+                    .create_keys
+                    .entry((merchant, environment, order.clone()))
+                    .or_insert_with(|| key.clone());
+                if *first != key && self.order_rekeyed.is_none() {
+                    let first = first.clone();
+                    self.order_rekeyed = Some(OrderRekeyed {
+                        order: order.clone(),
+                        first,
+                        then: key,
+                    });
+                }
+            }
+        }
+    }
+}

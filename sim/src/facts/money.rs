@@ -1,0 +1,364 @@
+//! Idempotency and money: what each scope executed and was answered, the charges it
+//! caused, and the acquirer's ledger (EFFECT-01, REPLAY-01, CONFLICT-01, SCOPE-01,
+//! RET-01, REJECT-01, CARD-01).
+
+use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
+use payhub_model::{
+    ApiRequest, ApiResponse, AttemptId, Contract, CowMap, Endpoint, ErrorCode, Json, LedgerEntry,
+    Millis, PaymentId, RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
+};
+use serde::Serialize;
+
+/// The money family.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Money {
+    /// Upstream charge calls caused by requests, per idempotency scope, within the
+    /// scope's retention window (RET-01).
+    pub charges_per_scope: CowMap<ScopeKey, u8>,
+    /// When the current retention window of each scope's charges began.
+    pub first_charge_at: CowMap<ScopeKey, Millis>,
+    /// Charge calls the platform sent on its own (on a timer or a reply), or for a
+    /// request without a scope.
+    pub unsolicited_charges: u8,
+    /// The first request answered 400/401/403/409/422/429/503 whose step nevertheless
+    /// changed the store or called the upstream.
+    pub rejected_but_executed: Option<RequestId>,
+    /// The object each scope's 2xx answers referred to, and when it was first seen.
+    pub objects_per_scope: CowMap<ScopeKey, (ResourceId, Millis)>,
+    /// The first 2xx answer, within retention, that referred to another object than an
+    /// earlier 2xx answer under the same scope.
+    pub replay_mismatch: Option<RequestId>,
+    /// The first 2xx answer whose object the store holds for another merchant or
+    /// environment than the request's API key names.
+    pub foreign_object: Option<RequestId>,
+    /// The first request whose step charged another card than the request's own.
+    pub charged_other_card: Option<RequestId>,
+    /// A scope was answered again after its first answer's retention had passed.
+    pub replay_after_retention: bool,
+    /// The business order each Payment was charged for, as seen when a client's
+    /// submission made the platform charge.
+    pub payment_business: CowMap<PaymentId, BusinessOrder>,
+    /// Each scope's current execution: when a request under it first executed (an
+    /// upstream call or a new idempotency record in its own step), and the safety-relevant
+    /// parameters that request carried, as the merchant sent them. Replaced once the
+    /// retention has passed (RET-01).
+    pub executions: CowMap<ScopeKey, (Millis, SafeParams)>,
+    /// The first request whose answer's conflict verdict differs from what its scope's
+    /// execution within retention implies: 409 idempotency_conflict with the same
+    /// parameters or with no execution, or a 2xx with other parameters.
+    pub conflict_misjudged: Option<RequestId>,
+    /// The first request under a scope that executed within retention answered 409
+    /// order_no_conflict, payment_in_progress or refund_no_conflict.
+    pub replay_as_new_business: Option<RequestId>,
+    /// The first 2xx answer about another Payment than the one the request names in its
+    /// path or body.
+    pub answered_other_payment: Option<RequestId>,
+    /// The acquirer's ledger, in the order money moved (a mirror of the ground truth).
+    pub ledger: CowMap<u32, LedgerEntry>,
+}
+
+impl Money {
+    pub(super) fn observe(&mut self, at: Millis, what: &What) {
+        match what {
+            What::Handled {
+                id,
+                request,
+                owner,
+                business,
+                handling,
+            } => {
+                self.on_handled(at, *id, request, *owner, handling);
+                if let Some(business) = business {
+                    self.on_business_charges(business, &handling.calls);
+                }
+            }
+            What::Answered {
+                id,
+                response,
+                route: Some(route),
+                ..
+            } => self.on_answer(at, *id, route, response),
+            What::UpstreamCalled {
+                call: UpstreamCall::Charge { .. },
+                during: None,
+                ..
+            } => self.unsolicited_charges = self.unsolicited_charges.saturating_add(1),
+            What::Ledger { entry } => {
+                self.ledger.insert(self.ledger.len() as u32, entry.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// The ledger's entries, in order.
+    pub fn ledger(&self) -> impl Iterator<Item = &LedgerEntry> {
+        self.ledger.values()
+    }
+
+    /// Total captured, and total refunded, against one attempt.
+    pub fn net_of(&self, attempt: AttemptId) -> (u64, u64) {
+        let (mut captured, mut refunded) = (0, 0);
+        for e in self.ledger() {
+            match e {
+                LedgerEntry::Capture {
+                    attempt: a, amount, ..
+                } if *a == attempt => captured += amount,
+                LedgerEntry::Refund {
+                    attempt: a, amount, ..
+                } if *a == attempt => refunded += amount,
+                _ => {}
+            }
+        }
+        (captured, refunded)
+    }
+
+    /// Whether the ledger captured `payment`.
+    pub fn captured(&self, payment: PaymentId) -> bool {
+        self.ledger()
+            .any(|e| matches!(e, LedgerEntry::Capture { payment: p, .. } if *p == payment))
+    }
+
+    fn on_handled(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        request: &ApiRequest,
+        owner: Owner,
+        handling: &Handling,
+    ) {
+        let scope = ScopeKey::of(owner, request);
+        let charges = handling
+            .calls
+            .iter()
+            .filter(|c| matches!(c, UpstreamCall::Charge { .. }))
+            .count() as u8;
+        if charges > 0 {
+            match &scope {
+                Some(scope) => self.count_charges(now, scope, charges),
+                None => self.unsolicited_charges = self.unsolicited_charges.saturating_add(charges),
+            }
+        }
+        let card = request.endpoint.card();
+        let other_card = handling
+            .calls
+            .iter()
+            .any(|c| matches!(c, UpstreamCall::Charge { card: c, .. } if Some(*c) != card));
+        if other_card && self.charged_other_card.is_none() {
+            self.charged_other_card = Some(id);
+        }
+        let rejected = handling
+            .answer
+            .as_ref()
+            .is_some_and(|r| matches!(r.status, 400 | 401 | 403 | 409 | 422 | 429 | 503));
+        self.on_scope_answer(now, id, request, scope, handling);
+        let executed = handling.store_changed || !handling.calls.is_empty();
+        if rejected && executed && self.rejected_but_executed.is_none() {
+            self.rejected_but_executed = Some(id);
+        }
+    }
+
+    /// RET-01: a key is protected for the retention period; a charge under it after
+    /// that starts a new window (a contract finding, not a bug).
+    fn count_charges(&mut self, now: Millis, scope: &ScopeKey, charges: u8) {
+        let window_over = self
+            .first_charge_at
+            .get(scope)
+            .is_some_and(|at| now >= at.after(Contract::RETENTION));
+        if window_over || !self.first_charge_at.contains_key(scope) {
+            self.first_charge_at.insert(scope.clone(), now);
+            self.charges_per_scope.insert(scope.clone(), 0);
+        }
+        let n = self.charges_per_scope.entry(scope.clone()).or_insert(0);
+        *n = n.saturating_add(charges);
+    }
+
+    /// The charges a client's submission for `business` caused.
+    fn on_business_charges(&mut self, business: &BusinessOrder, calls: &[UpstreamCall]) {
+        for call in calls {
+            if let UpstreamCall::Charge { payment, .. } = call {
+                self.payment_business
+                    .entry(*payment)
+                    .or_insert_with(|| business.clone());
+            }
+        }
+    }
+
+    /// A request's own answer against its scope's execution (CONFLICT-01, REPLAY-01,
+    /// SCOPE-01), then the execution it makes, if any.
+    fn on_scope_answer(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        request: &ApiRequest,
+        scope: Option<ScopeKey>,
+        handling: &Handling,
+    ) {
+        let answer = handling.answer.as_ref();
+        if let (Some(named), Some(answer)) = (named_payment(&request.endpoint), answer) {
+            let about = match &answer.body {
+                ResponseBody::Payment(p) if answer.is_success() => Some(p.id),
+                ResponseBody::Refund(r) if answer.is_success() => Some(r.payment_id),
+                _ => None,
+            };
+            if about.is_some_and(|p| p != named) && self.answered_other_payment.is_none() {
+                self.answered_other_payment = Some(id);
+            }
+        }
+        let Some(scope) = scope else {
+            return;
+        };
+        let params = safety_parameters(&request.endpoint);
+        let execution = self
+            .executions
+            .get(&scope)
+            .filter(|(at, _)| now < at.after(Contract::RETENTION))
+            .map(|(_, p)| p.clone());
+        if let Some(answer) = answer {
+            let misjudged = match answer.error_code() {
+                Some(ErrorCode::IdempotencyConflict) => {
+                    execution.as_ref().is_none_or(|p| *p == params)
+                }
+                None if answer.is_success() => execution.as_ref().is_some_and(|p| *p != params),
+                _ => false,
+            };
+            if misjudged && self.conflict_misjudged.is_none() {
+                self.conflict_misjudged = Some(id);
+            }
+            let as_new = matches!(
+                answer.error_code(),
+                Some(
+                    ErrorCode::OrderNoConflict
+                        | ErrorCode::PaymentInProgress
+                        | ErrorCode::RefundNoConflict
+                )
+            );
+            if as_new && execution.is_some() && self.replay_as_new_business.is_none() {
+                self.replay_as_new_business = Some(id);
+            }
+        }
+        let executed = handling.new_record || !handling.calls.is_empty();
+        if executed && execution.is_none() {
+            self.executions.insert(scope, (now, params));
+        }
+    }
+
+    /// An answer leaves the platform for the merchant that sent request `id`.
+    fn on_answer(&mut self, now: Millis, id: RequestId, route: &Route, response: &ApiResponse) {
+        if !response.is_success() {
+            return;
+        }
+        let resource = match &response.body {
+            ResponseBody::Payment(p) => Some(ResourceId::Payment(p.id)),
+            ResponseBody::Refund(r) => Some(ResourceId::Refund(r.id)),
+            ResponseBody::Session(s) => Some(ResourceId::Session(s.id)),
+            _ => None,
+        };
+        if route.owner.is_some()
+            && resource.is_some()
+            && route.object_owner != route.owner
+            && self.foreign_object.is_none()
+        {
+            self.foreign_object = Some(id);
+        }
+        if let (Some(scope), Some(resource)) = (&route.scope, resource) {
+            match self.objects_per_scope.get(scope) {
+                Some((seen, since)) if now < since.after(Contract::RETENTION) => {
+                    if *seen != resource && self.replay_mismatch.is_none() {
+                        self.replay_mismatch = Some(id);
+                    }
+                }
+                Some(_) => {
+                    self.replay_after_retention = true;
+                    self.objects_per_scope
+                        .insert(scope.clone(), (resource, now));
+                }
+                None => {
+                    self.objects_per_scope
+                        .insert(scope.clone(), (resource, now));
+                }
+            }
+        }
+    }
+}
+
+/// The safety-relevant parameters of a request as the merchant sent them (SAFE-01): order
+/// number, amount and currency; refund number, amount and payment; nothing for confirm and
+/// cancel (the payment is in the path). Card data is never part of it (CARD-01).
+///
+/// Kept as values, not text: the checker records them for every executed request, and
+/// formatting them was a tenth of its instructions. Displayed only in findings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum SafeParams {
+    /// Confirm, cancel, GET: nothing beyond the path.
+    #[default]
+    None,
+    /// Create Payment or checkout session.
+    Order {
+        merchant_order_no: Option<Text>,
+        amount: Option<i64>,
+        currency: Option<Text>,
+    },
+    Refund {
+        payment_id: Option<PaymentId>,
+        merchant_refund_no: Option<Text>,
+        amount: Option<i64>,
+    },
+}
+
+impl std::fmt::Display for SafeParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SafeParams::None => Ok(()),
+            SafeParams::Order {
+                merchant_order_no,
+                amount,
+                currency,
+            } => write!(f, "{merchant_order_no:?} {amount:?} {currency:?}"),
+            SafeParams::Refund {
+                payment_id,
+                merchant_refund_no,
+                amount,
+            } => write!(f, "{payment_id:?} {merchant_refund_no:?} {amount:?}"),
+        }
+    }
+}
+
+pub fn safety_parameters(endpoint: &Endpoint) -> SafeParams {
+    match endpoint {
+        Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } => SafeParams::Order {
+            merchant_order_no: b.merchant_order_no.clone(),
+            amount: b.amount,
+            currency: b.currency.clone(),
+        },
+        Endpoint::CreateCheckoutSession {
+            body: Json::Parsed(b),
+        } => SafeParams::Order {
+            merchant_order_no: b.merchant_order_no.clone(),
+            amount: b.amount,
+            currency: b.currency.clone(),
+        },
+        Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } => SafeParams::Refund {
+            payment_id: b.payment_id,
+            merchant_refund_no: b.merchant_refund_no.clone(),
+            amount: b.amount,
+        },
+        _ => SafeParams::None,
+    }
+}
+
+/// The Payment a request names in its path (confirm, cancel, GET) or body (refund).
+fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
+    match endpoint {
+        Endpoint::ConfirmPayment { payment_id, .. }
+        | Endpoint::CancelPayment { payment_id }
+        | Endpoint::GetPayment { payment_id } => Some(*payment_id),
+        Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } => b.payment_id,
+        _ => None,
+    }
+}

@@ -1,0 +1,160 @@
+//! Answers, rules and the schedule: every (status, error code) answered, every rule that
+//! decided something, and when clients queried and retried (SCHED-02, RATE-03).
+
+use payhub_model::event::{Owner, ScopeKey, What};
+use payhub_model::{
+    ApiRequest, ApiResponse, Contract, CowMap, CowSet, Environment, ErrorCode, MerchantId, Method,
+    Millis, Rule, Text,
+};
+use serde::Serialize;
+
+/// The queries family.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Queries {
+    /// Every rule that decided a response, an upstream call or a webhook (a bitset over
+    /// the catalogue): the "sometimes" properties and rule coverage read it.
+    pub rules_exercised: RuleSet,
+    /// Every (status, error code) the platform answered, as a small sorted set.
+    pub answers: CowSet<(u16, Option<ErrorCode>)>,
+    /// When clients last sent a query of one object: (merchant, environment, path).
+    pub last_query: CowMap<(MerchantId, Environment, Text), Millis>,
+    /// The first client query sent less than the contract's spacing after the previous
+    /// one of the same object.
+    pub query_too_soon: Option<EarlyQuery>,
+    /// (client node, scope) → no retry of that scope before this time: a 429's
+    /// Retry-After, from when the client got it. Cleared when the node crashes.
+    pub retry_not_before: CowMap<(u8, ScopeKey), Millis>,
+    /// The first client request sent before its scope's Retry-After had passed.
+    pub retry_after_ignored: Option<EarlyRetry>,
+}
+
+/// A query of `path` at `at`, after one at `last`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct EarlyQuery {
+    pub path: Text,
+    pub at: Millis,
+    pub last: Millis,
+}
+
+/// Node `node` sent `scope`'s request at `at`; its Retry-After ended at `until`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct EarlyRetry {
+    pub node: u8,
+    pub scope: ScopeKey,
+    pub at: Millis,
+    pub until: Millis,
+}
+
+impl Queries {
+    pub(super) fn observe(&mut self, at: Millis, what: &What) {
+        match what {
+            What::Answered {
+                response,
+                rule,
+                route,
+                ..
+            } => {
+                self.note_rule(*rule);
+                let Some(route) = route else { return };
+                self.answers
+                    .insert((response.status, response.error_code()));
+                // What the client gets: a 500 in place of the answer carries no Retry-After.
+                if route.awaited && !route.edge_500 {
+                    self.on_awaited_answer(at, route.merchant, route.scope.as_ref(), response);
+                }
+            }
+            What::UpstreamCalled { rule, .. } | What::WebhookEmitted { rule, .. } => {
+                self.note_rule(*rule)
+            }
+            What::ClientSends {
+                node,
+                request,
+                owner,
+                held: false,
+                ..
+            } => self.on_client_send(at, *node, request, *owner),
+            What::Crashed { node } => self.retry_not_before.retain(|(n, _), _| n != node),
+            _ => {}
+        }
+    }
+
+    fn note_rule(&mut self, rule: Rule) {
+        if !self.rules_exercised.contains(rule) {
+            self.rules_exercised.insert(rule);
+        }
+    }
+
+    /// RATE-03: a 429's Retry-After binds the client that waits for it, from now.
+    fn on_awaited_answer(
+        &mut self,
+        now: Millis,
+        node: u8,
+        scope: Option<&ScopeKey>,
+        response: &ApiResponse,
+    ) {
+        if let (Some(scope), Some(seconds)) = (scope, response.retry_after_s) {
+            if response.status == 429 {
+                let until = now.after(Millis::secs(seconds as u64));
+                self.retry_not_before.insert((node, scope.clone()), until);
+            }
+        }
+    }
+
+    /// SCHED-02 and RATE-03 for a request a client sends.
+    fn on_client_send(&mut self, now: Millis, node: u8, request: &ApiRequest, owner: Owner) {
+        let Some((merchant, environment)) = owner else {
+            return;
+        };
+        if request.endpoint.method() == Method::Get {
+            let path = request.endpoint.path();
+            let object = (merchant, environment, path.clone());
+            if let Some(last) = self.last_query.get(&object) {
+                if now < last.after(Contract::QUERY_SPACING_MIN) && self.query_too_soon.is_none() {
+                    let last = *last;
+                    self.query_too_soon = Some(EarlyQuery {
+                        path,
+                        at: now,
+                        last,
+                    });
+                }
+            }
+            self.last_query.insert(object, now);
+        }
+        let Some(scope) = ScopeKey::of(owner, request) else {
+            return;
+        };
+        if let Some(until) = self.retry_not_before.get(&(node, scope.clone())) {
+            if now < *until && self.retry_after_ignored.is_none() {
+                let until = *until;
+                self.retry_after_ignored = Some(EarlyRetry {
+                    node,
+                    scope,
+                    at: now,
+                    until,
+                });
+            }
+        }
+    }
+}
+
+/// A set of rules as a bitset over the catalogue order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct RuleSet(pub u128);
+
+impl RuleSet {
+    fn index(rule: Rule) -> u32 {
+        Rule::ALL
+            .iter()
+            .position(|r| *r == rule)
+            .expect("in the catalogue") as u32
+    }
+    pub fn insert(&mut self, rule: Rule) {
+        self.0 |= 1u128 << Self::index(rule);
+    }
+    pub fn contains(&self, rule: Rule) -> bool {
+        self.0 & (1u128 << Self::index(rule)) != 0
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Rule> + '_ {
+        Rule::ALL.iter().copied().filter(|r| self.contains(*r))
+    }
+}

@@ -1,0 +1,49 @@
+//! The event sink: where everything the world emits goes. The facts always read it; the
+//! trace records it when a run is recorded. This is the one place the world's events
+//! fan out: no step writes into the facts or the trace directly.
+
+use crate::facts::Facts;
+use crate::trace::Trace;
+use crate::world::World;
+use payhub_model::event::{Event, What};
+
+/// The consumers of one `apply`: the trace, if recording (the facts live in the world).
+pub struct Sink<'t> {
+    trace: Option<&'t mut Trace>,
+}
+
+impl<'t> Sink<'t> {
+    pub fn new(trace: Option<&'t mut Trace>) -> Sink<'t> {
+        Sink { trace }
+    }
+
+    /// Whether a trace is recording.
+    pub fn recording(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    fn record(&mut self, event: Event) {
+        if let Some(trace) = self.trace.as_deref_mut() {
+            trace.record(event);
+        }
+    }
+}
+
+impl World {
+    /// Emits one event at the current time: into the facts, then to the trace.
+    pub(crate) fn emit(&mut self, sink: &mut Sink<'_>, what: What) {
+        let event = Event::new(self.now, what);
+        Facts::observe(&mut self.facts, &event);
+        sink.record(event);
+    }
+
+    /// Emits an event no fact reads, built only when a trace records it (the checker
+    /// does not pay for what nobody consumes).
+    pub(crate) fn note(&mut self, sink: &mut Sink<'_>, what: impl FnOnce() -> What) {
+        if sink.recording() {
+            let what = what();
+            debug_assert!(!Facts::reads(&what), "a fact reads {what:?}: emit it");
+            self.emit(sink, what);
+        }
+    }
+}

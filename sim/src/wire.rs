@@ -1,0 +1,362 @@
+//! The merchants' network as a fault domain: delivering, losing, duplicating a message,
+//! and the platform edge's 500s, before or after executing (UNKNOWN-01).
+//!
+//! A request that reaches the platform is handled by [`World::deliver_request`]; what
+//! the platform sends back goes out through [`World::send_to_merchant`].
+
+use crate::config::WorldConfig;
+use crate::network::{MsgId, Payload};
+use crate::sink::Sink;
+use crate::world::{ApplyError, Origin, World, internal_error};
+use payhub_model::event::{BusinessOrder, Handling, Message, ScopeKey, What};
+use payhub_model::{ApiRequest, Branch, Platform, PlatformInput, PlatformOutput, RequestId};
+use payhub_model::{StepError, WebhookEvent};
+
+/// What the platform's edge does with a request it lets through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Edge {
+    /// Passes the platform's answer on.
+    Pass,
+    /// Replaces the answer with a 500 once the platform has executed (UNKNOWN-01).
+    Fail500After,
+}
+
+impl World {
+    /// A message in flight reaches its destination.
+    pub(crate) fn deliver(
+        &mut self,
+        config: &WorldConfig,
+        msg: MsgId,
+        branch: Option<Branch>,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), ApplyError> {
+        let payload = self
+            .net
+            .get_shared(msg)
+            .ok_or_else(ApplyError::not_enabled)?;
+        match &*payload {
+            Payload::Request { from, id, request } => {
+                self.deliver_request(config, msg, *from, *id, request, branch, Edge::Pass, sink)
+            }
+            Payload::Response { to, id, response } => {
+                self.net.take(msg);
+                let (to, id) = (*to, *id);
+                self.note(sink, || What::Delivered {
+                    id,
+                    to,
+                    response: response.clone(),
+                });
+                self.response_to_client(config, to, id, response.clone(), sink)
+            }
+            Payload::Webhook { to, event } => {
+                self.net.take(msg);
+                self.deliver_webhook(config, *to, event, sink)
+            }
+        }
+    }
+
+    /// A webhook reaches node `to`: its client handles it; a scripted merchant
+    /// acknowledges every webhook it receives.
+    fn deliver_webhook(
+        &mut self,
+        config: &WorldConfig,
+        to: u8,
+        event: &WebhookEvent,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), ApplyError> {
+        self.note(sink, || What::WebhookDelivered {
+            to,
+            event: event.clone(),
+        });
+        if self.server(to).is_some() {
+            self.webhook_to_client(config, to, event.clone(), sink)
+        } else {
+            self.step_platform(config, PlatformInput::WebhookAcked(event.id), sink)
+        }
+    }
+
+    /// A message in flight is lost.
+    pub(crate) fn drop_message(
+        &mut self,
+        msg: MsgId,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), ApplyError> {
+        if self.budget.drops == 0 {
+            return Err(ApplyError::not_enabled());
+        }
+        let payload = self.net.take(msg).ok_or_else(ApplyError::not_enabled)?;
+        self.budget.drops -= 1;
+        self.note(sink, || What::Lost {
+            message: message_of(&payload),
+        });
+        Ok(())
+    }
+
+    /// A message in flight is duplicated. A duplicated request is a second HTTP exchange:
+    /// same bytes, new id; its answer reaches the merchant, which is not waiting for it.
+    pub(crate) fn duplicate(&mut self, msg: MsgId, sink: &mut Sink<'_>) -> Result<(), ApplyError> {
+        if self.budget.duplicates == 0 {
+            return Err(ApplyError::not_enabled());
+        }
+        let payload = self
+            .net
+            .get_shared(msg)
+            .ok_or_else(ApplyError::not_enabled)?;
+        self.budget.duplicates -= 1;
+        let copy = match &*payload {
+            Payload::Request { from, id, request } => {
+                self.next_request += 1;
+                let copy = RequestId(self.next_request);
+                if let Some(origin) = self.origins.get(id).cloned() {
+                    self.origins.insert(copy, origin);
+                }
+                self.net.send(Payload::Request {
+                    from: *from,
+                    id: copy,
+                    request: request.clone(),
+                });
+                Some(copy)
+            }
+            _ => {
+                self.net.duplicate(msg);
+                None
+            }
+        };
+        self.note(sink, || What::Duplicated {
+            message: message_of(&payload),
+            copy,
+        });
+        Ok(())
+    }
+
+    /// The platform's edge answers a request 500 without letting it through.
+    pub(crate) fn fail_500_before(
+        &mut self,
+        config: &WorldConfig,
+        msg: MsgId,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), ApplyError> {
+        let Some(&Payload::Request { from, id, .. }) = self.net.get(msg) else {
+            return Err(ApplyError::not_enabled());
+        };
+        if self.budget.fail_500 == 0 {
+            return Err(ApplyError::not_enabled());
+        }
+        self.budget.fail_500 -= 1;
+        let taken = self.net.take(msg);
+        if let Some(Payload::Request { request, .. }) = taken.as_deref() {
+            self.note(sink, || What::Refused500 {
+                id,
+                from,
+                request: request.clone(),
+            });
+        }
+        self.origins.remove(&id);
+        let response = internal_error();
+        self.send_to_merchant(
+            config,
+            Payload::Response {
+                to: from,
+                id,
+                response,
+            },
+            sink,
+        );
+        Ok(())
+    }
+
+    /// The platform executes a request, and its edge then answers 500.
+    pub(crate) fn fail_500_after(
+        &mut self,
+        config: &WorldConfig,
+        msg: MsgId,
+        branch: Option<Branch>,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), ApplyError> {
+        let payload = self
+            .net
+            .get_shared(msg)
+            .ok_or_else(ApplyError::not_enabled)?;
+        let Payload::Request { from, id, request } = &*payload else {
+            return Err(ApplyError::not_enabled());
+        };
+        if self.budget.fail_500 == 0 {
+            return Err(ApplyError::not_enabled());
+        }
+        self.deliver_request(
+            config,
+            msg,
+            *from,
+            *id,
+            request,
+            branch,
+            Edge::Fail500After,
+            sink,
+        )?;
+        self.budget.fail_500 -= 1;
+        Ok(())
+    }
+
+    /// A request reaches the platform: the platform handles it, the world observes what
+    /// the step did to its store, and routes its outputs.
+    #[allow(clippy::too_many_arguments)]
+    fn deliver_request(
+        &mut self,
+        config: &WorldConfig,
+        msg: MsgId,
+        from: u8,
+        id: RequestId,
+        request: &ApiRequest,
+        branch: Option<Branch>,
+        edge: Edge,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), ApplyError> {
+        // Check first, so that a refused delivery changes nothing.
+        if let Some(point) = self.platform.branch_point(self.now, request) {
+            let refused = match branch {
+                Some(b) if b.point() == point => None,
+                Some(b) => Some(StepError::WrongBranch { point, given: b }),
+                None => Some(StepError::BranchRequired(point)),
+            };
+            if let Some(e) = refused {
+                return Err(ApplyError::Platform(e));
+            }
+        }
+        self.net.take(msg);
+        if edge == Edge::Fail500After {
+            if let Some(o) = self.origins.get_mut(&id) {
+                o.fail_500 = true;
+            }
+        }
+        self.note(sink, || What::Arrived {
+            id,
+            from,
+            request: request.clone(),
+        });
+        let before = self.platform.clone();
+        let mut out = Vec::new();
+        self.platform
+            .step_request(self.now, id, request, branch, &mut out)
+            .map_err(ApplyError::Platform)?;
+        self.observe_store(&before, sink);
+        let handled = What::Handled {
+            id,
+            request: request.clone(),
+            owner: config.key_owner(request.api_key),
+            business: self.origins.get(&id).and_then(|o| o.business.clone()),
+            handling: handling(id, &before, &self.platform, &out),
+        };
+        self.emit(sink, handled);
+        self.route_platform_outputs(config, out, Some(id), sink)
+    }
+
+    /// Opens HTTP exchange for `request` from `merchant`: a new request in flight.
+    pub(crate) fn open_exchange(
+        &mut self,
+        config: &WorldConfig,
+        merchant: u8,
+        request: ApiRequest,
+        sink: &mut Sink<'_>,
+    ) -> RequestId {
+        self.next_request += 1;
+        let id = RequestId(self.next_request);
+        self.note(sink, || What::Sent {
+            id,
+            from: merchant,
+            request: request.clone(),
+        });
+        let owner = config.key_owner(request.api_key);
+        let origin = Origin {
+            merchant,
+            scope: ScopeKey::of(owner, &request),
+            owner,
+            fail_500: false,
+            business: None::<BusinessOrder>,
+        };
+        self.origins.insert(id, origin);
+        self.net.send(Payload::Request {
+            from: merchant,
+            id,
+            request,
+        });
+        id
+    }
+
+    /// Sends a response or webhook to a merchant: in flight, or (with an immediate inbox)
+    /// delivered at once. Returns whether a webhook was delivered at once (to be acked).
+    pub(crate) fn send_to_merchant(
+        &mut self,
+        config: &WorldConfig,
+        payload: Payload,
+        sink: &mut Sink<'_>,
+    ) -> bool {
+        if !config.immediate_inbox || crate::merchants::for_client(self, &payload) {
+            self.net.send(payload);
+            return false;
+        }
+        match payload {
+            Payload::Response { to, id, response } => {
+                self.note(sink, || What::Delivered { id, to, response });
+                false
+            }
+            Payload::Webhook { to, event } => {
+                self.note(sink, || What::WebhookDelivered { to, event });
+                true
+            }
+            Payload::Request { .. } => {
+                self.net.send(payload);
+                false
+            }
+        }
+    }
+}
+
+/// What one request's step did: its own answer, the calls it sent, and how the store's
+/// counts moved (observed around the step, never reported by the platform).
+fn handling(
+    id: RequestId,
+    before: &Platform,
+    after: &Platform,
+    out: &[PlatformOutput],
+) -> Handling {
+    let counts = |p: &Platform| {
+        (
+            p.payments().len(),
+            p.attempts().len(),
+            p.refunds().len(),
+            p.sessions().len(),
+            p.records().len(),
+        )
+    };
+    Handling {
+        answer: out.iter().find_map(|o| match o {
+            PlatformOutput::Response { to, response, .. } if *to == id => Some(response.clone()),
+            _ => None,
+        }),
+        calls: out
+            .iter()
+            .filter_map(|o| match o {
+                PlatformOutput::Upstream { call, .. } => Some(call.clone()),
+                _ => None,
+            })
+            .collect(),
+        new_record: after.records().len() > before.records().len(),
+        store_changed: counts(after) != counts(before),
+    }
+}
+
+/// A payload as the event stream names it.
+fn message_of(payload: &Payload) -> Message {
+    match payload {
+        Payload::Request { from, id, request } => Message::Request {
+            id: *id,
+            from: *from,
+            request: request.clone(),
+        },
+        Payload::Response { to, id, .. } => Message::Response { id: *id, to: *to },
+        Payload::Webhook { to, event } => Message::Webhook {
+            to: *to,
+            event: event.clone(),
+        },
+    }
+}
