@@ -314,10 +314,12 @@ pub enum What {
         refund: RefundId,
         stored: StoredRefund,
     },
-    /// A merchant database holds a new or changed order.
+    /// A merchant database holds a new or changed order: what it held before (`None`: a
+    /// new order) and now.
     OrderStored {
         db: u8,
         order_no: Text,
+        was: Option<StoredOrder>,
         stored: StoredOrder,
     },
 

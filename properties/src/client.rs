@@ -168,12 +168,8 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     rules: &[Rule::Cancel202NotCanceled, Rule::FulfilByPaymentId],
     about: "No order a client holds as canceled has a capture of its Payment in the ledger.",
     predicate: Predicate::Always(|f| {
-        for ((_, order_no), order) in f.client.orders.iter() {
-            let canceled = order.status == Some(payhub_model::PaymentStatus::Canceled);
-            let Some(payment) = order.payment_id else {
-                continue;
-            };
-            if canceled && f.money.captured(payment) {
+        for ((_, order_no), payment) in f.client.canceled_orders.iter() {
+            if f.money.captured(*payment) {
                 return Some(format!(
                     "order {order_no} is canceled for the merchant but {payment} was captured"
                 ));

@@ -250,6 +250,9 @@ impl World {
 
     /// Emits each order of database `db` that a step added or changed.
     fn observe_db(&mut self, db: u8, before: &MerchantDb, sink: &mut Sink<'_>) {
+        if *before == self.dbs[db as usize] {
+            return; // the same shared maps: nothing changed
+        }
         let stored = |o: &OrderRecord| StoredOrder {
             payment_id: o.payment_id,
             version: o.version(),
@@ -257,11 +260,14 @@ impl World {
         };
         let changed: Vec<What> = self.dbs[db as usize]
             .orders()
-            .filter(|o| before.order(&o.order_no).map(stored) != Some(stored(o)))
-            .map(|o| What::OrderStored {
-                db,
-                order_no: o.order_no.clone(),
-                stored: stored(o),
+            .filter_map(|o| {
+                let was = before.order(&o.order_no).map(stored);
+                (was != Some(stored(o))).then(|| What::OrderStored {
+                    db,
+                    order_no: o.order_no.clone(),
+                    was,
+                    stored: stored(o),
+                })
             })
             .collect();
         for what in changed {

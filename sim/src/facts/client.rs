@@ -5,7 +5,8 @@
 use super::money::{SafeParams, safety_parameters};
 use payhub_model::event::{Owner, ScopeKey, StoredOrder, SubmissionRef, What};
 use payhub_model::{
-    ApiRequest, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, RequestId, Text,
+    ApiRequest, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, PaymentId,
+    PaymentStatus, RequestId, Text,
 };
 use serde::Serialize;
 
@@ -16,23 +17,23 @@ pub struct Clients {
     pub submission_keys: CowMap<(u8, Text, u32), Text>,
     /// The first business submission sent under a second key.
     pub second_key: Option<SubmissionRef>,
-    /// What each merchant database holds of each order (a mirror of the databases).
-    pub orders: CowMap<(u8, Text), StoredOrder>,
+    /// The orders merchant databases hold as canceled, with their Payment (a mirror).
+    pub canceled_orders: CowMap<(u8, Text), PaymentId>,
     /// The first order whose applied version of the same Payment went down.
     pub version_regressed: Option<(u8, Text)>,
     /// The endpoint (method and path) each client key was first sent on, per merchant
     /// and environment.
     pub key_endpoints: CowMap<(MerchantId, Environment, Text), (Method, Text)>,
     /// The first client key sent on a second endpoint.
-    pub key_on_two_endpoints: Option<KeyOnTwoEndpoints>,
+    pub key_on_two_endpoints: Option<Box<KeyOnTwoEndpoints>>,
     /// The safety-relevant parameters each client scope was first sent with.
     pub client_params: CowMap<ScopeKey, SafeParams>,
     /// The first client scope re-sent with other parameters.
-    pub params_changed_under_key: Option<ParamsChanged>,
+    pub params_changed_under_key: Option<Box<ParamsChanged>>,
     /// The key of the first client create of each (merchant, environment, order number).
     pub create_keys: CowMap<(MerchantId, Environment, Text), Text>,
     /// The first order a client created under a second key.
-    pub order_rekeyed: Option<OrderRekeyed>,
+    pub order_rekeyed: Option<Box<OrderRekeyed>>,
     /// The first request a client waited for that was answered 409 payment_in_progress.
     pub card_retry_in_progress: Option<RequestId>,
 }
@@ -61,7 +62,42 @@ pub struct OrderRekeyed {
     pub then: Text,
 }
 
+/// The same Payment, at a lower version than the one applied before.
+fn went_back(was: &StoredOrder, now: &StoredOrder) -> bool {
+    was.payment_id == now.payment_id && now.version < was.version
+}
+
+/// The Payment of an order held as canceled.
+fn canceled(order: &StoredOrder) -> Option<PaymentId> {
+    (order.status == Some(PaymentStatus::Canceled))
+        .then_some(order.payment_id)
+        .flatten()
+}
+
 impl Clients {
+    /// Whether `what` may change this family (asked before the shared facts are copied).
+    pub(super) fn changes(&self, what: &What) -> bool {
+        match what {
+            What::ClientSends { held: false, .. } => true,
+            What::Answered {
+                response,
+                route: Some(route),
+                ..
+            } => {
+                route.awaited
+                    && !route.edge_500
+                    && self.card_retry_in_progress.is_none()
+                    && response.error_code() == Some(ErrorCode::PaymentInProgress)
+            }
+            What::OrderStored { was, stored, .. } => {
+                let regressed = was.as_ref().is_some_and(|w| went_back(w, stored));
+                (regressed && self.version_regressed.is_none())
+                    || canceled(stored) != was.as_ref().and_then(canceled)
+            }
+            _ => false,
+        }
+    }
+
     pub(super) fn observe(&mut self, what: &What) {
         match what {
             What::ClientSends {
@@ -94,8 +130,9 @@ impl Clients {
             What::OrderStored {
                 db,
                 order_no,
+                was,
                 stored,
-            } => self.on_order_stored(*db, order_no, stored),
+            } => self.on_order_stored(*db, order_no, was.as_ref(), stored),
             _ => {}
         }
     }
@@ -118,16 +155,27 @@ impl Clients {
     }
 
     /// WEBHOOK-02: versions are per object; an order re-pointed to another Payment
-    /// starts over.
-    fn on_order_stored(&mut self, db: u8, order_no: &Text, stored: &StoredOrder) {
+    /// starts over. CANCEL-02 needs the orders held as canceled.
+    fn on_order_stored(
+        &mut self,
+        db: u8,
+        order_no: &Text,
+        was: Option<&StoredOrder>,
+        stored: &StoredOrder,
+    ) {
         let key = (db, order_no.clone());
-        if let Some(was) = self.orders.get(&key) {
-            let went_back = was.payment_id == stored.payment_id && stored.version < was.version;
-            if went_back && self.version_regressed.is_none() {
-                self.version_regressed = Some(key.clone());
-            }
+        if was.is_some_and(|was| went_back(was, stored)) && self.version_regressed.is_none() {
+            self.version_regressed = Some(key.clone());
         }
-        self.orders.insert(key, stored.clone());
+        match canceled(stored) {
+            Some(payment) => {
+                self.canceled_orders.insert(key, payment);
+            }
+            None if self.canceled_orders.contains_key(&key) => {
+                self.canceled_orders.remove(&key);
+            }
+            None => {}
+        }
     }
 
     /// GEN-05, UNKNOWN-03, UNKNOWN-04 for a request a client sends.
@@ -146,11 +194,11 @@ impl Clients {
             .or_insert_with(|| (method, path.clone()));
         if (first.0 != method || first.1 != path) && self.key_on_two_endpoints.is_none() {
             let first = first.clone();
-            self.key_on_two_endpoints = Some(KeyOnTwoEndpoints {
+            self.key_on_two_endpoints = Some(Box::new(KeyOnTwoEndpoints {
                 key: key.clone(),
                 first,
                 then: (method, path),
-            });
+            }));
         }
         let params = safety_parameters(&request.endpoint);
         let first = self
@@ -159,11 +207,11 @@ impl Clients {
             .or_insert_with(|| params.clone());
         if *first != params && self.params_changed_under_key.is_none() {
             let first = first.clone();
-            self.params_changed_under_key = Some(ParamsChanged {
+            self.params_changed_under_key = Some(Box::new(ParamsChanged {
                 scope,
                 first,
                 then: params,
-            });
+            }));
         }
         if let Endpoint::CreatePayment {
             body: Json::Parsed(b),
@@ -176,11 +224,11 @@ impl Clients {
                     .or_insert_with(|| key.clone());
                 if *first != key && self.order_rekeyed.is_none() {
                     let first = first.clone();
-                    self.order_rekeyed = Some(OrderRekeyed {
+                    self.order_rekeyed = Some(Box::new(OrderRekeyed {
                         order: order.clone(),
                         first,
                         then: key,
-                    });
+                    }));
                 }
             }
         }

@@ -26,7 +26,7 @@ pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
-use payhub_model::Shared;
+use payhub_model::{Shared, UpstreamCall};
 use payhub_model::event::{Event, What};
 use serde::Serialize;
 
@@ -44,7 +44,7 @@ impl Facts {
     /// Folds one event into the facts. Events no family reads leave the shared facts
     /// untouched (no copy, no new digest): most steps of the checker change no fact.
     pub fn observe(facts: &mut Shared<Facts>, event: &Event) {
-        if !Facts::reads(&event.what) {
+        if !facts.changes(&event.what) {
             return;
         }
         let f: &mut Facts = facts;
@@ -63,6 +63,35 @@ impl Facts {
             Facts::observe(&mut facts, e);
         }
         Facts::clone(&facts)
+    }
+
+    /// Whether `what` may change a family: asked before the shared facts are copied, so
+    /// an event that only repeats what the facts hold costs no copy and no new digest.
+    fn changes(&self, what: &What) -> bool {
+        let own = match what {
+            What::Handled { .. } | What::Ledger { .. } => true,
+            What::Answered {
+                response,
+                route: Some(_),
+                ..
+            } => response.is_success(),
+            What::UpstreamCalled {
+                call: UpstreamCall::Charge { .. },
+                during: None,
+                ..
+            }
+            | What::UpstreamCalled {
+                call: UpstreamCall::Refund { .. },
+                ..
+            } => true,
+            What::PaymentStored { .. }
+            | What::AttemptStored { .. }
+            | What::RefundStored { .. }
+            | What::Charge { .. }
+            | What::Voided { .. } => true,
+            _ => false,
+        };
+        own || self.queries.changes(what) || self.client.changes(what)
     }
 
     /// Whether any family reads this kind of event.

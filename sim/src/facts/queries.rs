@@ -20,12 +20,12 @@ pub struct Queries {
     pub last_query: CowMap<(MerchantId, Environment, Text), Millis>,
     /// The first client query sent less than the contract's spacing after the previous
     /// one of the same object.
-    pub query_too_soon: Option<EarlyQuery>,
+    pub query_too_soon: Option<Box<EarlyQuery>>,
     /// (client node, scope) → no retry of that scope before this time: a 429's
     /// Retry-After, from when the client got it. Cleared when the node crashes.
     pub retry_not_before: CowMap<(u8, ScopeKey), Millis>,
     /// The first client request sent before its scope's Retry-After had passed.
-    pub retry_after_ignored: Option<EarlyRetry>,
+    pub retry_after_ignored: Option<Box<EarlyRetry>>,
 }
 
 /// A query of `path` at `at`, after one at `last`.
@@ -46,6 +46,25 @@ pub struct EarlyRetry {
 }
 
 impl Queries {
+    /// Whether `what` changes this family (asked before the shared facts are copied).
+    pub(super) fn changes(&self, what: &What) -> bool {
+        match what {
+            What::Answered { response, rule, route, .. } => {
+                !self.rules_exercised.contains(*rule)
+                    || route.as_ref().is_some_and(|r| {
+                        !self.answers.contains(&(response.status, response.error_code()))
+                            || (r.awaited && response.status == 429)
+                    })
+            }
+            What::UpstreamCalled { rule, .. } | What::WebhookEmitted { rule, .. } => {
+                !self.rules_exercised.contains(*rule)
+            }
+            What::ClientSends { held: false, .. } => true,
+            What::Crashed { node } => self.retry_not_before.keys().any(|(n, _)| n == node),
+            _ => false,
+        }
+    }
+
     pub(super) fn observe(&mut self, at: Millis, what: &What) {
         match what {
             What::Answered {
@@ -56,8 +75,10 @@ impl Queries {
             } => {
                 self.note_rule(*rule);
                 let Some(route) = route else { return };
-                self.answers
-                    .insert((response.status, response.error_code()));
+                let answer = (response.status, response.error_code());
+                if !self.answers.contains(&answer) {
+                    self.answers.insert(answer);
+                }
                 // What the client gets: a 500 in place of the answer carries no Retry-After.
                 if route.awaited && !route.edge_500 {
                     self.on_awaited_answer(at, route.merchant, route.scope.as_ref(), response);
@@ -111,11 +132,11 @@ impl Queries {
             if let Some(last) = self.last_query.get(&object) {
                 if now < last.after(Contract::QUERY_SPACING_MIN) && self.query_too_soon.is_none() {
                     let last = *last;
-                    self.query_too_soon = Some(EarlyQuery {
+                    self.query_too_soon = Some(Box::new(EarlyQuery {
                         path,
                         at: now,
                         last,
-                    });
+                    }));
                 }
             }
             self.last_query.insert(object, now);
@@ -126,12 +147,12 @@ impl Queries {
         if let Some(until) = self.retry_not_before.get(&(node, scope.clone())) {
             if now < *until && self.retry_after_ignored.is_none() {
                 let until = *until;
-                self.retry_after_ignored = Some(EarlyRetry {
+                self.retry_after_ignored = Some(Box::new(EarlyRetry {
                     node,
                     scope,
                     at: now,
                     until,
-                });
+                }));
             }
         }
     }
