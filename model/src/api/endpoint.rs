@@ -3,10 +3,10 @@
 use super::request::{ConfirmBody, CreatePaymentBody, Json, RefundBody, SessionBody};
 use crate::ids::{Card, PaymentId, RefundId};
 use crate::text::Text;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// HTTP method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Method {
     #[serde(rename = "GET")]
     Get,
@@ -27,8 +27,8 @@ impl std::fmt::Display for Method {
 }
 
 /// Every endpoint of the contract, plus a catch-all for wrong methods and paths.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "endpoint", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "endpoint", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Endpoint {
     /// `POST /v1/payments`
     CreatePayment { body: Json<CreatePaymentBody> },

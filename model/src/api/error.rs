@@ -1,10 +1,10 @@
 //! The `error` object of a non-2xx response: its code, field and retryability.
 
 use crate::ids::ResourceId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `error.code`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// 400: a header or body field is missing or malformed (`error.field` says which).
@@ -115,7 +115,7 @@ impl ErrorCode {
 }
 
 /// `error.field`: which header or body field a 400/422 is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Field {
     #[serde(rename = "Idempotency-Key")]
     IdempotencyKey,
@@ -136,7 +136,8 @@ pub enum Field {
 }
 
 /// The `error` object of a non-2xx response.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ApiError {
     pub code: ErrorCode,
     #[serde(skip_serializing_if = "Option::is_none")]

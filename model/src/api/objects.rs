@@ -4,10 +4,10 @@
 use crate::ids::{AttemptId, PaymentId, RefundId, SessionId};
 use crate::text::Text;
 use crate::time::Millis;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `status` of a Payment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentStatus {
     /// Created by a checkout session or without a card; no attempt yet (assumption A-STATUS-RPM).
@@ -55,7 +55,7 @@ impl PaymentStatus {
 }
 
 /// `resolution_status` of a Payment or Refund (RES-01…RES-03).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResolutionStatus {
     Known,
@@ -74,14 +74,15 @@ impl ResolutionStatus {
 }
 
 /// `failure` of a failed Payment: the code and the attempt that failed (RES-06).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Failure {
     pub code: FailureCode,
     pub attempt_id: AttemptId,
 }
 
 /// Why an attempt definitively failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureCode {
     CardDeclined,
@@ -91,7 +92,8 @@ pub enum FailureCode {
 }
 
 /// The Payment object as returned by the API and carried by webhooks.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PaymentView {
     pub id: PaymentId,
     pub merchant_order_no: Text,
@@ -111,7 +113,7 @@ pub struct PaymentView {
 }
 
 /// `status` of a Refund.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefundStatus {
     Processing,
@@ -130,7 +132,8 @@ impl RefundStatus {
 }
 
 /// The Refund object.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RefundView {
     pub id: RefundId,
     pub payment_id: PaymentId,
@@ -142,7 +145,8 @@ pub struct RefundView {
 }
 
 /// The checkout session object.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SessionView {
     pub id: SessionId,
     pub payment_id: PaymentId,

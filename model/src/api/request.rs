@@ -3,10 +3,11 @@
 use super::endpoint::Endpoint;
 use crate::ids::{ApiKeyId, Card, PaymentId};
 use crate::text::Text;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Body of `POST /v1/payments`. `card` is present when the payer pays immediately.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CreatePaymentBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merchant_order_no: Option<Text>,
@@ -19,14 +20,16 @@ pub struct CreatePaymentBody {
 }
 
 /// Body of `POST /v1/payments/{id}/confirm`: the card the payer supplies (again).
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ConfirmBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub card: Option<Card>,
 }
 
 /// Body of `POST /v1/checkout/sessions`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SessionBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merchant_order_no: Option<Text>,
@@ -37,7 +40,8 @@ pub struct SessionBody {
 }
 
 /// Body of `POST /v1/refunds`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RefundBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment_id: Option<PaymentId>,
@@ -48,7 +52,7 @@ pub struct RefundBody {
 }
 
 /// A JSON body as sent: well-formed, or bytes that do not parse.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Json<T> {
     Parsed(T),
@@ -63,7 +67,7 @@ impl<T: Default> Default for Json<T> {
 }
 
 /// One HTTP request from a merchant server.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ApiRequest {
     /// `Authorization: Bearer …`: names the merchant and environment (401 if unknown).
     pub api_key: ApiKeyId,

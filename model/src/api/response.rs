@@ -2,19 +2,30 @@
 
 use super::error::{ApiError, ErrorCode};
 use super::objects::{PaymentView, RefundView, SessionView};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A response body.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+///
+/// Untagged: each object has its own set of fields (the objects refuse unknown ones) and
+/// its own id prefix, so a body reads back as the variant it was written as. The one
+/// exception would be an empty list, `{"data":[]}`, which could be either list; a list of
+/// refunds is therefore written `{"list":"refunds","data":[…]}`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ResponseBody {
     Payment(PaymentView),
     Refund(RefundView),
     Session(SessionView),
     /// `{"data":[…]}` of a list query.
+    #[serde(deserialize_with = "list::payments")]
     Payments {
         data: Vec<PaymentView>,
     },
+    /// `{"list":"refunds","data":[…]}` of a list query.
+    #[serde(
+        serialize_with = "list::serialize_refunds",
+        deserialize_with = "list::refunds"
+    )]
     Refunds {
         data: Vec<RefundView>,
     },
@@ -23,8 +34,62 @@ pub enum ResponseBody {
     },
 }
 
+/// The two list bodies on the wire: each refuses the other's fields, so that the empty
+/// lists stay apart.
+mod list {
+    use super::{PaymentView, RefundView};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// The value of `"list"`: only lists of refunds carry it.
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Of {
+        Refunds,
+    }
+
+    #[derive(Serialize)]
+    struct RefundsOut<'a> {
+        list: Of,
+        data: &'a [RefundView],
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct PaymentsIn {
+        data: Vec<PaymentView>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RefundsIn {
+        #[serde(rename = "list")]
+        _list: Of,
+        data: Vec<RefundView>,
+    }
+
+    pub(super) fn payments<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PaymentView>, D::Error> {
+        PaymentsIn::deserialize(d).map(|p| p.data)
+    }
+
+    pub(super) fn serialize_refunds<S: Serializer>(
+        data: &[RefundView],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        RefundsOut {
+            list: Of::Refunds,
+            data,
+        }
+        .serialize(s)
+    }
+
+    pub(super) fn refunds<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RefundView>, D::Error> {
+        RefundsIn::deserialize(d).map(|r| r.data)
+    }
+}
+
 /// One HTTP response from the platform.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ApiResponse {
     pub status: u16,
     /// `Retry-After` in seconds (429 only).
