@@ -21,10 +21,10 @@ use crate::cow::{CowMap, CowSet};
 use crate::ids::{AttemptId, Card, Environment, MerchantId, PaymentId, RefundId};
 use crate::text::Text;
 use crate::time::Millis;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A call from the platform to the acquirer.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "call", rename_all = "snake_case")]
 pub enum UpstreamCall {
     /// Charge `card` for an attempt. The only message that carries card data.
@@ -74,7 +74,7 @@ impl std::fmt::Display for UpstreamCall {
 }
 
 /// What the acquirer knows about a charge, as it answers a charge or a query.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChargeState {
     /// Captured: money moved.
@@ -92,7 +92,7 @@ pub enum ChargeState {
 }
 
 /// What the acquirer knows about a refund.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefundState {
     Succeeded,
@@ -102,7 +102,7 @@ pub enum RefundState {
 }
 
 /// A reply from the acquirer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
 pub enum UpstreamReply {
     Charge {
@@ -125,7 +125,7 @@ impl std::fmt::Display for UpstreamReply {
 }
 
 /// The world's decision on a call the acquirer receives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AcquirerDecision {
     /// Charge: capture. Refund: refund. Cancel: cancel if not captured.
@@ -141,7 +141,7 @@ pub enum AcquirerDecision {
 }
 
 /// A charge as the acquirer keeps it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ChargeRecord {
     pub state: ChargeState,
     pub payment: PaymentId,
@@ -152,7 +152,7 @@ pub struct ChargeRecord {
 }
 
 /// One movement of money: the facts the invariants judge.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "entry", rename_all = "snake_case")]
 pub enum LedgerEntry {
     /// A charge was captured: money left the payer's `card`.
@@ -175,7 +175,7 @@ pub enum LedgerEntry {
 }
 
 /// The acquirer's money ledger, in the order money moved.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Ledger {
     pub entries: Vec<LedgerEntry>,
 }

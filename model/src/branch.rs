@@ -5,10 +5,10 @@
 //! at the state), and the world offers both alternatives as choices, so the checkers
 //! explore every branch and a test names the one it wants.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A place where the contract says "A or B".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum BranchPoint {
     /// S4 / ORDER-01: a new key for an existing `merchant_order_no` "returns the existing
     /// object identifier or a conflict".
@@ -35,7 +35,7 @@ impl BranchPoint {
 }
 
 /// One alternative at a [`BranchPoint`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Branch {
     /// S4: 409 `order_no_conflict` with `related_resource_id` (the contract's example).
     S4Conflict,

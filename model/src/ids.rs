@@ -1,7 +1,9 @@
 //! Identifiers: small copyable newtypes, rendered the way the contract writes them
-//! (`pay_demo_001`, `ref_demo_001`).
+//! (`pay_demo_001`, `ref_demo_001`), and read back only from exactly that rendering.
 
-use serde::{Serialize, Serializer};
+use serde::de::{self, Unexpected, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $fmt:literal) => {
@@ -20,7 +22,37 @@ macro_rules! id_type {
                 s.collect_str(self)
             }
         }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_str(IdVisitor($name))
+            }
+        }
     };
+}
+
+/// Reads an id back from its rendering: the number is the trailing digits, and the
+/// string must be exactly what the id renders as (`pay_demo_001`, not `pay_demo_1` nor
+/// `ref_demo_001`), so that every id has one serialized form and the untagged
+/// [`ResourceId`] cannot take one kind of id for another.
+struct IdVisitor<T>(fn(u32) -> T);
+
+impl<T: fmt::Display> Visitor<'_> for IdVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an id like {}", (self.0)(1))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<T, E> {
+        let digits = s.len() - s.bytes().rev().take_while(u8::is_ascii_digit).count();
+        s[digits..]
+            .parse()
+            .ok()
+            .map(self.0)
+            .filter(|id| id.to_string() == s)
+            .ok_or_else(|| E::invalid_value(Unexpected::Str(s), &self))
+    }
 }
 
 id_type!(
@@ -57,7 +89,7 @@ id_type!(
 );
 
 /// Test or live: two independent idempotency worlds (SCOPE-02).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Environment {
     Test,
@@ -91,8 +123,32 @@ impl Serialize for Card {
     }
 }
 
-/// Either kind of business object a response or webhook refers to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+/// From its label alone: a string of exactly one character (`"A"`).
+impl<'de> Deserialize<'de> for Card {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Label;
+        impl Visitor<'_> for Label {
+            type Value = Card;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a card label of one character, like \"A\"")
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Card, E> {
+                let mut chars = s.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => Ok(Card(c)),
+                    _ => Err(E::invalid_value(Unexpected::Str(s), &self)),
+                }
+            }
+        }
+        d.deserialize_str(Label)
+    }
+}
+
+/// Either kind of business object a response or webhook refers to. Untagged: the id's
+/// own prefix (`pay_demo_`, `ref_demo_`, `cs_demo_`) tells which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ResourceId {
     Payment(PaymentId),

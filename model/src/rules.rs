@@ -11,10 +11,10 @@
 //! The contract is `shared/spec/000_400c8c8bbb9bb1ae.txt` (Chinese,
 //! authoritative) with its English translation `contract-en.md`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The section of the contract page a rule comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Section {
     /// 为什么需要幂等 · Why idempotency is needed
@@ -64,7 +64,7 @@ impl Section {
 }
 
 /// Who must keep a rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Enforcer {
     /// The PayHub platform (implemented by `platform`, judged against the acquirer's ledger).
@@ -78,7 +78,9 @@ pub enum Enforcer {
 macro_rules! rules {
     ($( $variant:ident = $id:literal, $section:ident, $ac:expr, $enforcer:ident, $text:literal; )*) => {
         /// A normative statement of the contract. See the module doc.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        /// Serialized, and read back, as its variant name (`PersistBeforeSend`); [`Rule::id`]
+        /// is its ID.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         pub enum Rule {
             $(
                 #[doc = concat!("`", $id, "`: ", $text)]

@@ -10,9 +10,9 @@
 //! It is interchangeable with `String` wherever the state is compared, hashed, printed
 //! or serialized: `Eq`, `Ord`, `Hash`, `Debug`, `Display` and `Serialize` all act on the
 //! `str` it holds, so orderings, fingerprints, cached digests, traces and snapshots are
-//! the same as with `String`.
+//! the same as with `String`; `Deserialize` reads it back from a string.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::fmt;
@@ -281,6 +281,25 @@ impl Serialize for Text {
     }
 }
 
+/// From a string, as `String` (inline or shared by its length, as `From<&str>`).
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Str;
+        impl serde::de::Visitor<'_> for Str {
+            type Value = Text;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text, E> {
+                Ok(Text::from(s))
+            }
+        }
+        deserializer.deserialize_str(Str)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,6 +384,7 @@ mod tests {
         }
     }
 
+    /// Serializes as `String` does, and reads back the same text, kept the same way.
     #[test]
     fn prints_and_serializes_like_string() {
         for s in SAMPLES {
@@ -375,10 +395,10 @@ mod tests {
                 format!("{t:>40}|{t:<3}|"),
                 format!("{string:>40}|{string:<3}|")
             );
-            assert_eq!(
-                serde_json::to_string(&t).unwrap(),
-                serde_json::to_string(&string).unwrap()
-            );
+            let json = serde_json::to_string(&t).unwrap();
+            assert_eq!(json, serde_json::to_string(&string).unwrap());
+            let back: Text = serde_json::from_str(&json).unwrap();
+            assert_eq!((back.as_str(), is_inline(&back)), (*s, is_inline(&t)));
             assert_eq!(format!("{:?}", Some(t)), format!("{:?}", Some(string)));
         }
     }

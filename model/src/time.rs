@@ -1,9 +1,11 @@
 //! Simulated time. The model never reads a clock: every input carries `now`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A point in simulated time, or a duration, in milliseconds since the start of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct Millis(pub u64);
 

@@ -18,10 +18,10 @@ use crate::cow::CowMap;
 use crate::ids::{Card, PaymentId, RefundId};
 use crate::text::Text;
 use crate::time::Millis;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Whether a create or confirm is a payment's first submission or a card change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SubmissionKind {
     /// `POST /v1/payments` (sequence 1, or a new order number under an anti-pattern).
@@ -31,8 +31,13 @@ pub enum SubmissionKind {
 }
 
 /// What came of a keyed request (create, confirm, cancel, refund).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "outcome", content = "code", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(
+    tag = "outcome",
+    content = "code",
+    rename_all = "snake_case",
+    deny_unknown_fields
+)]
 pub enum Outcome {
     /// Persisted and being sent or retried; no answer yet.
     Sending,
@@ -92,8 +97,13 @@ pub struct CancelRecord {
 }
 
 /// What the merchant shows for an order, derived from its record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "state", content = "code", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(
+    tag = "state",
+    content = "code",
+    rename_all = "snake_case",
+    deny_unknown_fields
+)]
 pub enum OrderState {
     /// A create or confirm is being sent or retried.
     Submitting,

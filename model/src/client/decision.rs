@@ -8,11 +8,16 @@ use crate::api::{ErrorCode, PaymentStatus, RefundStatus, ResolutionStatus};
 use crate::ids::{PaymentId, ResourceId};
 use crate::text::Text;
 use crate::time::Millis;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a decision is about.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "subject", content = "no", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(
+    tag = "subject",
+    content = "no",
+    rename_all = "snake_case",
+    deny_unknown_fields
+)]
 pub enum Subject {
     /// An order, by the merchant's order number.
     Order(Text),
@@ -32,7 +37,7 @@ impl std::fmt::Display for Subject {
 }
 
 /// Where an object's state came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Via {
     /// The response to a create, confirm, cancel or refund.
@@ -44,8 +49,8 @@ pub enum Via {
 }
 
 /// The state an applied object is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "object", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "object", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ObjectState {
     Payment {
         status: PaymentStatus,
@@ -57,8 +62,8 @@ pub enum ObjectState {
 }
 
 /// Why a command was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Refusal {
     /// No such order (or refund's order) in the database.
     UnknownOrder,
@@ -140,7 +145,7 @@ impl std::fmt::Display for PayerMessage {
 }
 
 /// What the merchant shows (Wording rules: documented, not machine-checked).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PayerMessage {
     /// "Temporarily unable to pay, please try again later" (WORDING-01).
@@ -153,8 +158,8 @@ pub enum PayerMessage {
 }
 
 /// A decision of a merchant server.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Decision {
     /// A business submission's key was written to the database before the request
     /// leaves (GEN-06; GEN-01 derived, GEN-04 random, GEN-02 a new sequence).

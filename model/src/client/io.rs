@@ -7,11 +7,12 @@ use crate::platform::WebhookEvent;
 use crate::rules::Rule;
 use crate::text::Text;
 use crate::time::Millis;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A request of one server: `h{boot}.{n}`. Unique across the server's restarts, so that
 /// an answer meant for a crashed process is never taken for a new one's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Handle {
     /// The process incarnation that sent it (0 for the first process).
     pub boot: u32,
@@ -26,7 +27,10 @@ impl std::fmt::Display for Handle {
 }
 
 /// The randomness a step may use, drawn by the driver: the model draws none.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(deny_unknown_fields)]
 pub struct Draw {
     /// Added to a retry's backoff (RETRY-02); must be below `ClientParams::jitter_max`.
     pub jitter: Millis,
@@ -47,8 +51,8 @@ impl Draw {
 }
 
 /// What the payer or the merchant asks a server to do.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "command", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Command {
     /// The payer pays `order` with `card`: create the Payment (or take over a submission
     /// another server started, under its persisted key).
@@ -103,8 +107,8 @@ pub enum ClientInput {
 }
 
 /// One output of a merchant server, with the rule that led to it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "output", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "output", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ClientOutput {
     /// Send `request` as exchange `handle`; deliver `Timeout` if no response came within
     /// `timeout` (TIMEOUT-01).

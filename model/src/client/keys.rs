@@ -5,10 +5,10 @@
 //! checker chooses it.
 
 use crate::text::Text;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a merchant server makes the idempotency key of a business submission.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Keys {
     /// `payment.create:ORDER-001:1`, recomputed by every server and every restarted
@@ -20,7 +20,7 @@ pub enum Keys {
 }
 
 /// The endpoint a key is for. A key is used for one endpoint only (GEN-05).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyPurpose {
     /// `POST /v1/payments`

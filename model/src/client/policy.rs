@@ -8,11 +8,12 @@
 use super::keys::Keys;
 use crate::rules::Rule;
 use crate::time::Millis;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// How a merchant server integrates: its keys and its deviations from the contract.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Policy {
     pub keys: Keys,
     /// Empty for the reference policy.
@@ -60,7 +61,7 @@ impl Default for Policy {
 }
 
 /// A named way of breaking the contract, as a variant of the reference policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AntiPattern {
     /// "Don't do this: after a timeout, switching to a new idempotency key … and charging

@@ -174,7 +174,7 @@ pub fn script_from_tape(
             Choice::Tick => "tick".to_owned(),
             Choice::Advance(d) => {
                 let text = d.to_string();
-                if super::parse::parse_duration(&text) != Some(*d) {
+                if super::parse_settings::parse_duration(&text) != Some(*d) {
                     return Err(format!(
                         "step {}: duration {text} does not read back",
                         i + 1

@@ -5,7 +5,8 @@
 //! applies all the same (scripted sends, advances, controls, ticks).
 
 use super::cursor::{Cursor, LineError};
-use super::parse::{err, parse_duration};
+use super::parse::err;
+use super::parse_settings::parse_duration;
 use super::parse_step::{branch, ok_fail, parse_attempt, parse_decision};
 use super::request;
 use crate::choice::Choice;

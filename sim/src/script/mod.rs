@@ -24,8 +24,10 @@
 //! can read, edit and run again.
 //!
 //! Files: [`ast`] what a script is, `cursor` and `request` the lexing of a line and of a
-//! request line, `parse` the parser (`parse_step` steps, `parse_expect` expectations), `run` the runner, `expect` expectations, `report`
-//! the renderings, `export` the round trip, `label` the world's choice labels read back.
+//! request line, `parse` the parser (`parse_settings` settings, `parse_step` steps,
+//! `parse_expect` expectations), `run` the runner (`run/net` the merchant network,
+//! `run/upstream` the upstream link), `expect` expectations, `report` the renderings,
+//! `export` the round trip, `label` the world's choice labels read back.
 
 pub mod ast;
 mod cursor;
@@ -34,6 +36,7 @@ mod export;
 mod label;
 mod parse;
 mod parse_expect;
+mod parse_settings;
 mod parse_step;
 mod report;
 mod request;
@@ -42,7 +45,8 @@ mod run;
 pub use ast::{Script, Server, Statement};
 pub use export::script_from_tape;
 pub(crate) use label::{parse_label, render_send};
-pub use parse::{parse, parse_duration};
+pub use parse::parse;
+pub use parse_settings::parse_duration;
 pub use report::{Exchange, ExpectResult, Report};
 pub use run::run;
 

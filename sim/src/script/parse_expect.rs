@@ -3,7 +3,8 @@
 
 use super::ast::*;
 use super::cursor::{Cursor, LineError};
-use super::parse::{Parser, err, is_name};
+use super::parse::{Parser, err};
+use super::parse_settings::is_name;
 use super::request::{parse_payment_id, parse_refund_id};
 use payhub_model::ErrorCode;
 

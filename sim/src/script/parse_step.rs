@@ -3,7 +3,8 @@
 
 use super::ast::*;
 use super::cursor::{Cursor, LineError};
-use super::parse::{Parser, err, is_name, parse_duration, parse_merchant};
+use super::parse::{Parser, err};
+use super::parse_settings::{is_name, parse_duration, parse_merchant};
 use super::request::{self, parse_api_key};
 use crate::choice::Choice;
 use crate::config::WorkItem;

@@ -1,0 +1,100 @@
+//! What a server makes of answers: responses, network errors, timeouts, webhooks.
+//!
+//! Order of decisions for a keyed POST (create, confirm, cancel, refund):
+//! timeout anti-patterns (the contract's "don't do this" code) → retryable (network
+//! error, timeout, 429, 5xx, 409 `operation_in_progress`/`payment_in_progress`: RETRY-01)
+//! → the answer itself (2xx, 202, 409 `idempotency_conflict`, 409 order/refund number
+//! conflict, other 4xx). Every object applied goes through [`MerchantServer::apply_payment`]
+//! or [`MerchantServer::apply_refund`], which compare versions (WEBHOOK-02).
+//!
+//! Files, one concept each: `retry` retries and giving up, `unknown` the anti-patterns
+//! acting on an unknown result, `answers` answers to keyed POSTs, `queries` answers to
+//! queries, `apply` webhooks and version-checked application of objects.
+
+use super::decision::{Decision, Subject};
+use super::server::{Cx, Flight, MerchantServer, Op};
+use crate::api::{ApiResponse, ErrorCode};
+use crate::rules::Rule;
+
+mod answers;
+mod apply;
+mod queries;
+mod retry;
+mod unknown;
+
+/// What came back for a request.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Reply<'a> {
+    Response(&'a ApiResponse),
+    NetworkError,
+    Timeout,
+}
+
+impl Reply<'_> {
+    /// RETRY-01: network errors, 429 and 5xx (503 included) are retried with the same key;
+    /// so are the in-flight conflicts, "retry later with the same key" (S5, S8), in the
+    /// same loop with the same backoff and tries (A-CLIENT-INFLIGHT-409).
+    fn is_retryable(self) -> bool {
+        match self {
+            Reply::NetworkError | Reply::Timeout => true,
+            Reply::Response(r) => {
+                r.status == 429
+                    || r.status >= 500
+                    || matches!(
+                        r.error_code(),
+                        Some(ErrorCode::OperationInProgress | ErrorCode::PaymentInProgress)
+                    )
+            }
+        }
+    }
+}
+
+/// What made the result unknown, for the anti-patterns that act on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unknown {
+    Timeout,
+    Accepted202,
+}
+
+impl MerchantServer {
+    pub(super) fn on_reply(&mut self, cx: &mut Cx, handle: super::io::Handle, reply: Reply) {
+        let Some(flight) = self.memory.in_flight.remove(&handle) else {
+            let subject = Subject::Server;
+            cx.decide(
+                subject,
+                Decision::LateReply { handle },
+                Rule::ClientTimeouts,
+            );
+            return;
+        };
+        match flight.op.clone() {
+            Op::Submit { .. } | Op::Cancel { .. } | Op::Refund { .. } => {
+                self.on_keyed_reply(cx, flight, reply)
+            }
+            Op::QueryPayment { order } => self.on_payment_query(cx, &order, reply),
+            Op::QueryRefund { refund } => self.on_refund_query(cx, &refund, reply),
+            Op::ReconcileRefunds => self.on_reconcile(cx, reply),
+        }
+    }
+
+    fn on_keyed_reply(&mut self, cx: &mut Cx, flight: Flight, reply: Reply) {
+        if let (Reply::Timeout, Op::Submit { order, seq }) = (reply, &flight.op)
+            && self.op_current(cx.db, &flight.op)
+            && self.deviate_on_unknown(cx, order, *seq, Unknown::Timeout)
+        {
+            return;
+        }
+        if reply.is_retryable() {
+            return self.retry_or_give_up(cx, flight, reply);
+        }
+        let Reply::Response(response) = reply else {
+            unreachable!("network errors and timeouts are retryable");
+        };
+        match &flight.op {
+            Op::Submit { order, seq } => self.on_submission_answer(cx, order, *seq, response),
+            Op::Cancel { order } => self.on_cancel_answer(cx, order, response),
+            Op::Refund { refund } => self.on_refund_answer(cx, refund, response),
+            _ => unreachable!("queries are not keyed"),
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Retries of keyed POSTs (RETRY-01..03, RATE-03) and giving up on them: the result
+//! is then unknown.
+
+use super::Reply;
+use crate::api::{ApiResponse, ErrorCode};
+use crate::client::db::Outcome;
+use crate::client::decision::{Decision, PayerMessage, Subject};
+use crate::client::keys::Keys;
+use crate::client::policy::AntiPattern;
+use crate::client::schedule;
+use crate::client::server::{ClientTimer, Cx, Flight, MerchantServer, Op};
+use crate::rules::Rule;
+use crate::text::Text;
+
+impl MerchantServer {
+    /// RETRY-01..03: the same key after `min(30 s, 1 s × 2^(n-1))` plus jitter, or after
+    /// Retry-After on 429 (RATE-03); after the last try the result is unknown.
+    pub(super) fn retry_or_give_up(&mut self, cx: &mut Cx, flight: Flight, reply: Reply) {
+        let Flight { op, try_no } = flight;
+        if !self.op_current(cx.db, &op) {
+            let decision = Decision::RetryDropped { try_no: try_no + 1 };
+            return cx.decide(op.subject(), decision, Rule::RetrySameKey);
+        }
+        let response = match reply {
+            Reply::Response(r) => Some(r),
+            _ => None,
+        };
+        if matches!(op, Op::Submit { .. })
+            && response.and_then(ApiResponse::error_code) == Some(ErrorCode::TemporarilyUnavailable)
+        {
+            let message = PayerMessage::TemporarilyUnavailable;
+            cx.decide(
+                op.subject(),
+                Decision::ShowPayer { message },
+                Rule::PausedMessage,
+            );
+        }
+        if try_no >= self.config.params.tries_max {
+            return self.give_up(cx, &op);
+        }
+        let retry_after = response
+            .filter(|r| r.status == 429)
+            .and_then(|r| r.retry_after_s);
+        let params = &self.config.params;
+        let (delay, rule) = match retry_after {
+            Some(_) if self.config.policy.has(AntiPattern::IgnoreRetryAfter) => {
+                let pattern = AntiPattern::IgnoreRetryAfter;
+                cx.decide(
+                    op.subject(),
+                    Decision::Deviate { pattern },
+                    pattern.breaks(),
+                );
+                let delay = schedule::retry_delay(params, try_no, cx.jitter, None);
+                (delay, pattern.breaks())
+            }
+            Some(seconds) => (
+                schedule::retry_delay(params, try_no, cx.jitter, Some(seconds)),
+                Rule::RetryAfterHonoured,
+            ),
+            None => (
+                schedule::retry_delay(params, try_no, cx.jitter, None),
+                Rule::RetryBackoff,
+            ),
+        };
+        let mut send_rule = if rule == Rule::RetryBackoff {
+            Rule::RetrySameKey
+        } else {
+            rule
+        };
+        if self.config.policy.has(AntiPattern::KeyRegeneratedOnRetry)
+            && self.config.policy.keys == Keys::RandomPersisted
+        {
+            let pattern = AntiPattern::KeyRegeneratedOnRetry;
+            cx.decide(
+                op.subject(),
+                Decision::Deviate { pattern },
+                pattern.breaks(),
+            );
+            let key = cx.dice.uuid();
+            self.replace_key(cx, &op, key);
+            send_rule = pattern.breaks();
+        }
+        let at = cx.now.after(delay);
+        let next = try_no + 1;
+        self.memory.timers.insert((
+            at,
+            ClientTimer::Retry {
+                op: op.clone(),
+                try_no: next,
+                rule: send_rule,
+            },
+        ));
+        cx.decide(
+            op.subject(),
+            Decision::RetryScheduled { try_no: next, at },
+            rule,
+        );
+    }
+
+    /// Overwrites a keyed op's stored key (anti-patterns only).
+    pub(super) fn replace_key(&mut self, cx: &mut Cx, op: &Op, key: Text) {
+        match op {
+            Op::Submit { order, .. } => {
+                if cx.order(order).submission.key.is_some() {
+                    cx.order(order).submission.key = Some(key);
+                } else {
+                    self.memory.unpersisted.insert(op.clone(), key);
+                }
+            }
+            Op::Cancel { order } => {
+                if let Some(c) = cx.order(order).cancel.as_mut() {
+                    c.key = Some(key);
+                }
+            }
+            Op::Refund { refund } => {
+                if let Some(r) = cx.db.refund_mut(refund) {
+                    r.key = Some(key);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// RETRY-03: still no result after the last try: "confirming"; queries and webhooks
+    /// decide, and any later try uses the same key.
+    fn give_up(&mut self, cx: &mut Cx, op: &Op) {
+        match op {
+            Op::Submit { order, .. } => {
+                self.became_unknown(cx, order);
+                cx.order_decide(order, Decision::ResultUnknown, Rule::RetryMaxAttempts);
+                let message = PayerMessage::Confirming;
+                cx.order_decide(
+                    order,
+                    Decision::ShowPayer { message },
+                    Rule::ConfirmingMessage,
+                );
+                self.keep_querying(cx, order);
+            }
+            Op::Cancel { order } => {
+                if let Some(c) = cx.order(order).cancel.as_mut() {
+                    c.outcome = Outcome::Unknown;
+                }
+                cx.order_decide(order, Decision::ResultUnknown, Rule::RetryMaxAttempts);
+                self.keep_querying(cx, order);
+            }
+            Op::Refund { refund } => {
+                if let Some(r) = cx.db.refund_mut(refund) {
+                    r.outcome = Outcome::Unknown;
+                }
+                // SCHED-03: refunds are not polled: webhooks and the daily reconciliation.
+                let subject = Subject::Refund(refund.clone());
+                cx.decide(subject, Decision::ResultUnknown, Rule::RefundNoPolling);
+            }
+            _ => {}
+        }
+    }
+
+    /// A submission still sending has no result: "confirming" from now. A-CLIENT-SCHED-ANCHOR:
+    /// the query window counts from here, not from an older window of the same order (a
+    /// lookup before a crash, or an unknown result whose create was then found never made
+    /// and sent again), which could be over already and leave the submission unqueried.
+    pub(super) fn became_unknown(&mut self, cx: &mut Cx, order: &str) {
+        let now = cx.now;
+        let rec = cx.order(order);
+        if rec.submission.outcome == Outcome::Sending {
+            rec.confirming_since = Some(now);
+        }
+        rec.submission.outcome = Outcome::Unknown;
+    }
+}

@@ -1,0 +1,69 @@
+//! A restart: a new process resumes from the database (GEN-06, RETRY-04, SCHED-01).
+
+use super::{Cx, Memory, MerchantServer, Op};
+use crate::api::PaymentStatus;
+use crate::client::db::{Outcome, SubmissionKind};
+use crate::client::decision::{Decision, Subject};
+use crate::rules::Rule;
+
+impl MerchantServer {
+    /// A new process resumes every unfinished business submission from the database.
+    /// A-CLIENT-RESTART-SWEEP: every one in the shared database, whichever server started
+    /// it: submissions, cancels and refunds still sending, and every query schedule.
+    pub(super) fn on_restart(&mut self, cx: &mut Cx) {
+        self.up = true;
+        self.boot += 1;
+        self.memory = Memory::default();
+        let boot = self.boot;
+        cx.decide(
+            Subject::Server,
+            Decision::Restarted { boot },
+            Rule::PersistBeforeSend,
+        );
+        for order in cx.db.order_nos() {
+            let rec = cx.db.order(&order).expect("listed");
+            let sub = &rec.submission;
+            let op = Op::Submit {
+                order: order.clone(),
+                seq: sub.seq,
+            };
+            let in_progress = rec.status().is_some_and(PaymentStatus::is_in_progress);
+            let resume_queries = rec.confirming_since.is_some() || in_progress;
+            let cancel_sending = rec
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.outcome == Outcome::Sending);
+            if sub.outcome == Outcome::Sending {
+                if sub.key.is_none() {
+                    // KeyNotPersisted: the key died with the process; it sends again at once.
+                    self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+                } else if sub.kind == SubmissionKind::Create && rec.payment_id.is_none() {
+                    // RETRY-04: no Payment id was saved: look it up by order number first.
+                    self.query_payment(cx, &order, Rule::QueryByOrderNoAfterCrash);
+                } else {
+                    // GEN-06: read the original key back and retry.
+                    self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+                }
+            }
+            if cancel_sending {
+                let op = Op::Cancel {
+                    order: order.clone(),
+                };
+                self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+            }
+            if resume_queries {
+                self.keep_querying(cx, &order);
+            }
+        }
+        for refund in cx.db.refund_nos() {
+            let sending = cx
+                .db
+                .refund(&refund)
+                .is_some_and(|r| r.outcome == Outcome::Sending);
+            if sending {
+                let op = Op::Refund { refund };
+                self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! [`CowSet`]: an ordered set with `BTreeSet`'s interface, a [`CowMap`] with unit values.
+
+use super::map::CowMap;
+use serde::{Serialize, Serializer};
+use std::borrow::Borrow;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::RangeBounds;
+
+/// An ordered set with `BTreeSet`'s interface: a [`CowMap`] with unit values.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CowSet<T> {
+    map: CowMap<T, ()>,
+}
+
+impl<T> CowSet<T> {
+    pub const fn new() -> Self {
+        CowSet { map: CowMap::new() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + ExactSizeIterator + Clone {
+        self.map.keys()
+    }
+
+    pub fn first(&self) -> Option<&T> {
+        self.map.first_key_value().map(|(k, _)| k)
+    }
+
+    pub fn last(&self) -> Option<&T> {
+        self.map.last_key_value().map(|(k, _)| k)
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+}
+
+impl<T: Ord> CowSet<T> {
+    pub fn contains<Q>(&self, value: &Q) -> bool
+    where
+        T: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.map.contains_key(value)
+    }
+
+    pub fn range<Q, R>(&self, range: R) -> impl DoubleEndedIterator<Item = &T>
+    where
+        T: Borrow<Q>,
+        Q: Ord + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        self.map.range(range).map(|(k, _)| k)
+    }
+}
+
+impl<T: Ord + Clone> CowSet<T> {
+    /// Inserts; `true` if the value was not there.
+    pub fn insert(&mut self, value: T) -> bool {
+        match self.map.search(&value) {
+            Ok(_) => false,
+            Err(i) => {
+                self.map.insert_at(i, value, ());
+                true
+            }
+        }
+    }
+
+    /// Removes; `true` if the value was there.
+    pub fn remove<Q>(&mut self, value: &Q) -> bool
+    where
+        T: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.map.remove(value).is_some()
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        self.map.retain(|k, _| keep(k));
+    }
+
+    pub fn pop_first(&mut self) -> Option<T> {
+        self.map.pop_first().map(|(k, _)| k)
+    }
+
+    pub fn pop_last(&mut self) -> Option<T> {
+        self.map.pop_last().map(|(k, _)| k)
+    }
+}
+
+impl<T> Default for CowSet<T> {
+    fn default() -> Self {
+        CowSet::new()
+    }
+}
+
+/// As [`CowMap`]'s: a cached digest of the elements.
+impl<T: Hash> Hash for CowSet<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.map.hash(state);
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for CowSet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl<T: Serialize> Serialize for CowSet<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<T: Ord + Clone> FromIterator<T> for CowSet<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut set = CowSet::new();
+        set.extend(iter);
+        set
+    }
+}
+
+impl<T: Ord + Clone> Extend<T> for CowSet<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for t in iter {
+            self.insert(t);
+        }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a CowSet<T> {
+    type Item = &'a T;
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, (T, ())>, fn(&'a (T, ())) -> &'a T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.map.slice().iter().map(|(t, _)| t)
+    }
+}

@@ -1,0 +1,472 @@
+//! Parsing the settings that come before the first step: `use`, `server`, `webhooks`,
+//! `assume`, and the names and values they take.
+
+use super::ast::Server;
+use super::cursor::{Cursor, LineError};
+use super::parse::{Parser, err};
+use super::request::parse_api_key;
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::{
+    ApiKeyId, ApiKeySpec, Assumption, Environment, MerchantId, Millis, PlatformParams,
+};
+
+/// Words that cannot name a server.
+const RESERVED: &[&str] = &[
+    "use",
+    "server",
+    "webhooks",
+    "assume",
+    "net",
+    "platform",
+    "upstream",
+    "payer",
+    "env",
+    "branch",
+    "expect",
+    "wait",
+    "tick",
+    "until",
+    "crash",
+    "restart",
+    "deliver",
+    "drop",
+    "duplicate",
+    "acquire",
+    "advance",
+    "authenticate",
+    "ledger",
+    "payment",
+    "refund",
+    "webhook",
+    "no",
+    "violation",
+    "order",
+];
+
+impl Parser {
+    pub(super) fn use_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+        let pairs = cur.pairs()?;
+        if pairs.is_empty() {
+            return err(cur.col(), "'use' needs settings (use platform=reference)");
+        }
+        for (name, value, col) in pairs {
+            if !self.use_mode(&name, &value, col)?
+                && !set_param(&mut self.params, &name, &value, col)?
+            {
+                return err(
+                    col,
+                    format!(
+                        "unknown setting '{name}' (settings: platform, delivery, inbox, jitter, {})",
+                        PARAM_NAMES.join(", ")
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// `platform`, `delivery`, `inbox`, `jitter`: how the script runs. Whether `name` is one.
+    fn use_mode(&mut self, name: &str, value: &str, col: u32) -> Result<bool, LineError> {
+        match name {
+            "platform" => {
+                if value != "reference" {
+                    return err(
+                        col,
+                        format!("unknown platform '{value}' (platforms: reference)"),
+                    );
+                }
+            }
+            "delivery" => {
+                self.manual = match value {
+                    "auto" => false,
+                    "manual" => true,
+                    _ => return err(col, format!("delivery=auto or manual, not '{value}'")),
+                }
+            }
+            "inbox" => {
+                self.immediate_inbox = match value {
+                    "travel" => false,
+                    "immediate" => true,
+                    _ => return err(col, format!("inbox=travel or immediate, not '{value}'")),
+                }
+            }
+            "jitter" => {
+                self.jitter = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return err(col, format!("jitter=on or off, not '{value}'")),
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    pub(super) fn server_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+        let (name, ncol) = cur.expect_word("a server name")?;
+        check_name(&name, ncol)?;
+        if self.servers.iter().any(|s| s.name == name) {
+            return err(ncol, format!("server '{name}' is declared twice"));
+        }
+        let settings = server_settings(cur)?;
+        let api_key = server_key(&settings, ncol)?;
+        let owner = key_spec(api_key);
+        let node = self.free_node(settings.node, ncol)?;
+        self.declared = true;
+        self.servers.push(Server {
+            name,
+            node,
+            api_key,
+            merchant: owner.map(|s| s.merchant),
+            environment: owner.map(|s| s.environment),
+            policy: settings.policy,
+            db: settings.db,
+        });
+        Ok(())
+    }
+
+    /// The node a `server` line asks for, or the first free one.
+    fn free_node(&self, node: Option<u8>, ncol: u32) -> Result<u8, LineError> {
+        match node {
+            Some(n) => {
+                if self.servers.iter().any(|s| s.node == n) {
+                    return err(
+                        ncol,
+                        format!(
+                            "node {n} is already server {}",
+                            self.servers
+                                .iter()
+                                .find(|s| s.node == n)
+                                .map(|s| s.name.as_str())
+                                .unwrap_or("?")
+                        ),
+                    );
+                }
+                Ok(n)
+            }
+            None => (0..=u8::MAX)
+                .find(|n| !self.servers.iter().any(|s| s.node == *n))
+                .ok_or((ncol, "too many servers".to_owned())),
+        }
+    }
+
+    pub(super) fn webhooks_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+        if cur.peek_word().as_deref() == Some("none") {
+            cur.word();
+            self.webhooks_set = true;
+            return cur.end();
+        }
+        let mut merchant = None;
+        let mut environment = None;
+        let mut to = None;
+        let col0 = cur.col();
+        for (k, v, col) in cur.pairs()? {
+            match k.as_str() {
+                "merchant" => {
+                    merchant =
+                        Some(parse_merchant(&v).ok_or((col, format!("'{v}' is not a merchant")))?)
+                }
+                "env" => {
+                    environment =
+                        Some(parse_env(&v).ok_or((col, format!("env=test or live, not '{v}'")))?)
+                }
+                "to" => {
+                    let s = self
+                        .servers
+                        .iter()
+                        .find(|s| s.name == v)
+                        .ok_or((col, self.unknown_server(&v)))?;
+                    to = Some(s.node);
+                }
+                _ => {
+                    return err(
+                        col,
+                        format!("unknown webhooks setting '{k}' (settings: merchant, env, to)"),
+                    );
+                }
+            }
+        }
+        match (merchant, environment, to) {
+            (Some(m), Some(e), Some(n)) => {
+                self.webhooks_set = true;
+                self.webhooks.push((m, e, n));
+                Ok(())
+            }
+            _ => err(col0, "webhooks needs merchant=N env=test|live to=SERVER"),
+        }
+    }
+
+    pub(super) fn assume_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+        let (id, col) = cur.expect_word("an assumption ID (A-CKO-CONFLICT)")?;
+        let a = Assumption::ALL.iter().find(|a| a.id() == id).ok_or((
+            col,
+            format!("unknown assumption '{id}' (see model/ASSUMPTIONS.md)"),
+        ))?;
+        cur.end()?;
+        if !self.assumptions.contains(a) {
+            self.assumptions.push(*a);
+        }
+        Ok(())
+    }
+}
+
+/// The `key=… merchant=… env=… node=… client=… db=…` of a `server` line.
+struct ServerSettings {
+    key: Option<ApiKeyId>,
+    merchant: Option<MerchantId>,
+    environment: Option<Environment>,
+    node: Option<u8>,
+    policy: Option<String>,
+    db: u8,
+}
+
+fn server_settings(cur: &mut Cursor) -> Result<ServerSettings, LineError> {
+    let mut key = None;
+    let mut merchant = None;
+    let mut environment = None;
+    let mut node = None;
+    let mut policy = None;
+    let mut db = 0u8;
+    for (k, v, col) in cur.pairs()? {
+        match k.as_str() {
+            "key" => {
+                key = Some(
+                    parse_api_key(&v)
+                        .ok_or((col, format!("'{v}' is not an API key (ak_1 … ak_5)")))?,
+                )
+            }
+            "merchant" => {
+                merchant = Some(
+                    parse_merchant(&v).ok_or((col, format!("'{v}' is not a merchant (1, 2)")))?,
+                )
+            }
+            "env" => {
+                environment =
+                    Some(parse_env(&v).ok_or((col, format!("env=test or live, not '{v}'")))?)
+            }
+            "node" => {
+                node = Some(
+                    v.parse::<u8>()
+                        .map_err(|_| (col, format!("'{v}' is not a node number")))?,
+                )
+            }
+            "client" => {
+                crate::worlds::parse_policy(&v).map_err(|e| (col + 7, e))?;
+                policy = Some(v)
+            }
+            "db" => {
+                db = v
+                    .parse()
+                    .map_err(|_| (col, format!("'{v}' is not a database number")))?
+            }
+            _ => {
+                return err(
+                    col,
+                    format!(
+                        "unknown server setting '{k}' (settings: key, merchant, env, node, client, db)"
+                    ),
+                );
+            }
+        }
+    }
+    Ok(ServerSettings {
+        key,
+        merchant,
+        environment,
+        node,
+        policy,
+        db,
+    })
+}
+
+/// An issued or spare API key, by id.
+fn key_spec(id: ApiKeyId) -> Option<ApiKeySpec> {
+    default_api_keys()
+        .iter()
+        .chain([rotated_key_spec()].iter())
+        .find(|k| k.id == id)
+        .copied()
+}
+
+/// A server's key: the one it names, which must belong to the merchant and environment
+/// it names, or the first writable key of that merchant and environment (1, test).
+fn server_key(settings: &ServerSettings, ncol: u32) -> Result<ApiKeyId, LineError> {
+    match (settings.key, settings.merchant, settings.environment) {
+        (Some(k), m, e) => {
+            if let Some(s) = key_spec(k) {
+                if m.is_some_and(|m| m != s.merchant) || e.is_some_and(|e| e != s.environment) {
+                    return err(
+                        ncol,
+                        format!("key {k} belongs to {} {}", s.merchant, s.environment),
+                    );
+                }
+            }
+            Ok(k)
+        }
+        (None, m, e) => {
+            let m = m.unwrap_or(MerchantId(1));
+            let e = e.unwrap_or(Environment::Test);
+            default_api_keys()
+                .iter()
+                .find(|k| k.merchant == m && k.environment == e && !k.read_only)
+                .map(|k| k.id)
+                .ok_or((ncol, format!("no API key is issued for {m} {e}")))
+        }
+    }
+}
+
+/// A platform parameter of `use` (`retention=7d`). Whether `name` is one.
+fn set_param(
+    params: &mut PlatformParams,
+    name: &str,
+    value: &str,
+    col: u32,
+) -> Result<bool, LineError> {
+    let dur = || {
+        parse_duration(value).ok_or((col, format!("'{value}' is not a duration (15s, 7d, 2min)")))
+    };
+    let num = || -> Result<u64, LineError> {
+        value
+            .parse()
+            .map_err(|_| (col, format!("'{value}' is not a number")))
+    };
+    let small = |n: u64| -> Result<u8, LineError> {
+        u8::try_from(n).map_err(|_| (col, format!("{n} is too large")))
+    };
+    match name {
+        "retention" => params.retention = dur()?,
+        "sync_wait" => params.sync_wait = dur()?,
+        "concurrent_wait_timeout" => params.concurrent_wait_timeout = dur()?,
+        "attempts_max" | "max_attempts" => params.attempts_max = small(num()?)?,
+        "payment_ttl" => params.payment_ttl = dur()?,
+        "session_ttl" => params.session_ttl = dur()?,
+        "verify_interval" => params.verify_interval = dur()?,
+        "auto_query_window" => params.auto_query_window = dur()?,
+        "manual_review_requery" => params.manual_review_requery = dur()?,
+        "retry_after" | "retry_after_s" => {
+            params.retry_after_s =
+                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
+        }
+        "key_len_max" => params.key_len_max = num()? as usize,
+        "webhook_redeliveries_max" => params.webhook_redeliveries_max = small(num()?)?,
+        "webhook_redelivery_delay" => params.webhook_redelivery_delay = dur()?,
+        "fee_rate_bps" => {
+            params.fee_rate_bps =
+                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The `use` settings that set a platform parameter.
+pub(crate) const PARAM_NAMES: &[&str] = &[
+    "retention",
+    "sync_wait",
+    "concurrent_wait_timeout",
+    "attempts_max",
+    "payment_ttl",
+    "session_ttl",
+    "verify_interval",
+    "auto_query_window",
+    "manual_review_requery",
+    "retry_after",
+    "key_len_max",
+    "webhook_redeliveries_max",
+    "webhook_redelivery_delay",
+    "fee_rate_bps",
+];
+
+pub(super) fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+pub(super) fn check_name(name: &str, col: u32) -> Result<(), LineError> {
+    if !is_name(name) {
+        return err(
+            col,
+            format!("'{name}' is not a server name (a letter, then letters, digits, '_' or '-')"),
+        );
+    }
+    if RESERVED.contains(&name) {
+        return err(
+            col,
+            format!("'{name}' is a reserved word and cannot name a server"),
+        );
+    }
+    if name.starts_with("merchant-") {
+        return err(
+            col,
+            format!("'{name}' is how traces name nodes; choose another server name"),
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn parse_merchant(s: &str) -> Option<MerchantId> {
+    s.strip_prefix("merchant_")
+        .unwrap_or(s)
+        .parse()
+        .ok()
+        .map(MerchantId)
+}
+
+pub(super) fn parse_env(s: &str) -> Option<Environment> {
+    match s {
+        "test" => Some(Environment::Test),
+        "live" => Some(Environment::Live),
+        _ => None,
+    }
+}
+
+/// `15s`, `2min`, `7d`, `1d2h`, `1.250s`, `250ms`: what [`Millis`]'s `Display` writes.
+pub fn parse_duration(s: &str) -> Option<Millis> {
+    let mut total: u64 = 0;
+    let mut rest = s;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if num_len == 0 {
+            return None;
+        }
+        let (num, tail) = rest.split_at(num_len);
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let scale: u64 = match unit {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" | "min" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return None,
+        };
+        let ms = match num.split_once('.') {
+            None => num.parse::<u64>().ok()?.checked_mul(scale)?,
+            Some((whole, frac)) => {
+                if frac.is_empty() || frac.len() > 3 || scale < 1_000 {
+                    return None;
+                }
+                let whole: u64 = if whole.is_empty() {
+                    0
+                } else {
+                    whole.parse().ok()?
+                };
+                let frac_ms: u64 = format!("{frac:0<3}").parse().ok()?;
+                whole
+                    .checked_mul(scale)?
+                    .checked_add(frac_ms * (scale / 1_000))?
+            }
+        };
+        total = total.checked_add(ms)?;
+        rest = next;
+    }
+    Some(Millis(total))
+}

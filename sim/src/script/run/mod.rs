@@ -1,0 +1,420 @@
+//! The runner: statements to world choices, applied one at a time.
+//!
+//! Every step goes through [`World::apply`] with the trace on, then through the check
+//! (every *always* property); the first violation stops the run, as in
+//! [`crate::driver::replay`]. Between statements the network *settles* (every message
+//! in flight on the merchant network that is not held is delivered, oldest first),
+//! unless the next statement is passive (`net:`, `platform: 500`, a step label) and so
+//! acts on what is in flight right now, or the script says
+//! `use delivery=manual`.
+//!
+//! Files: this one runs statements; `net` the merchant network (settling and faults),
+//! `upstream` the upstream link (calls, decisions, `until quiet`).
+
+mod net;
+mod upstream;
+
+use super::ScriptError;
+use super::ast::*;
+use super::report::{CallRecord, Exchange, ExpectResult, Report};
+use crate::choice::Choice;
+use crate::driver::{Check, Violation};
+use crate::network::{MsgId, Node, Payload};
+use crate::trace::{Trace, What};
+use crate::world::World;
+use net::Armed;
+use payhub_model::{ApiRequest, Branch, RequestId, UpstreamCall, WebhookEvent};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a run stopped early.
+enum Stop {
+    Violation,
+    Error(ScriptError),
+}
+
+pub(crate) struct Runner<'s> {
+    pub(crate) script: &'s Script,
+    pub(crate) world: World,
+    pub(crate) trace: Trace,
+    tape: Vec<Choice>,
+    step_stmt: Vec<usize>,
+    pub(crate) exchanges: Vec<Exchange>,
+    by_id: BTreeMap<RequestId, usize>,
+    last_exchange: Option<usize>,
+    last_of_server: BTreeMap<usize, usize>,
+    held: BTreeSet<MsgId>,
+    armed: Vec<Armed>,
+    branches: Vec<(Branch, usize)>,
+    pub(crate) webhooks: Vec<(u8, WebhookEvent)>,
+    pub(crate) calls: Vec<CallRecord>,
+    results: Vec<ExpectResult>,
+    violation: Option<(Violation, usize)>,
+}
+
+/// Runs a parsed script; `check` runs after every step (pass every *always* property).
+pub fn run(script: &Script, check: &mut dyn Check) -> Report {
+    let mut r = Runner::new(script);
+    let mut stop = None;
+    if let Some(v) = check.check(&r.world) {
+        r.violation = Some((v, 0));
+        stop = Some(Stop::Violation);
+    }
+    let (next, stop) = r.statements(stop, check);
+    r.not_reached(next);
+    let error = match stop {
+        Some(Stop::Error(e)) => Some(e),
+        _ => None,
+    };
+    if error.is_none() && r.violation.is_none() {
+        r.leftovers();
+    }
+    r.judge_expected_violation(error.is_some());
+    r.results.sort_by_key(|x| x.pos);
+    r.report(error)
+}
+
+impl<'s> Runner<'s> {
+    fn new(script: &'s Script) -> Runner<'s> {
+        Runner {
+            script,
+            world: World::new(&script.config),
+            trace: Trace::new(),
+            tape: Vec::new(),
+            step_stmt: Vec::new(),
+            exchanges: Vec::new(),
+            by_id: BTreeMap::new(),
+            last_exchange: None,
+            last_of_server: BTreeMap::new(),
+            held: BTreeSet::new(),
+            armed: Vec::new(),
+            branches: Vec::new(),
+            webhooks: Vec::new(),
+            calls: Vec::new(),
+            results: Vec::new(),
+            violation: None,
+        }
+    }
+
+    /// Runs the statements in order until one stops the run (unless `stop` already
+    /// did), settling the network after each unless the script or the next statement
+    /// says not to. Returns the index of the first statement not run, and why it stopped.
+    fn statements(
+        &mut self,
+        mut stop: Option<Stop>,
+        check: &mut dyn Check,
+    ) -> (usize, Option<Stop>) {
+        let script = self.script;
+        let n = script.statements.len();
+        let mut next = 0;
+        while stop.is_none() && next < n {
+            let i = next;
+            next += 1;
+            let mut outcome = self.statement(i, check);
+            let next_passive = script
+                .statements
+                .get(i + 1)
+                .is_some_and(|s| s.action.is_passive());
+            if outcome.is_ok() && !script.manual && !next_passive {
+                outcome = self.settle(i, check);
+            }
+            if let Err(s) = outcome {
+                stop = Some(s);
+            }
+        }
+        (next, stop)
+    }
+
+    /// Statements never reached (the run stopped): their expectations did not run.
+    fn not_reached(&mut self, next: usize) {
+        let statements = &self.script.statements;
+        for s in &statements[next.min(statements.len())..] {
+            if matches!(s.action, Action::Expect(_)) {
+                self.results.push(ExpectResult {
+                    pos: s.pos,
+                    text: self.line_text(s.pos),
+                    failure: None,
+                    skipped: true,
+                });
+            }
+        }
+    }
+
+    /// `expect violation NAME`: the run violated that property, and no other.
+    fn judge_expected_violation(&mut self, stopped_by_error: bool) {
+        let Some((name, pos)) = &self.script.expected_violation else {
+            return;
+        };
+        let failure = match &self.violation {
+            Some((v, _)) if v.property == *name => None,
+            Some((v, _)) => Some(format!("{} was violated instead: {}", v.property, v.detail)),
+            None if stopped_by_error => Some("the run stopped before any violation".to_owned()),
+            None => Some(format!("no step violated {name}")),
+        };
+        self.results.push(ExpectResult {
+            pos: *pos,
+            text: self.line_text(*pos),
+            failure,
+            skipped: false,
+        });
+    }
+
+    fn report(mut self, error: Option<ScriptError>) -> Report {
+        let script = self.script;
+        let violation = self.violation.take().map(|(v, stmt)| {
+            let pos = script
+                .statements
+                .get(stmt)
+                .map_or(Pos::default(), |s| s.pos);
+            (v, pos)
+        });
+        let step_lines = self
+            .step_stmt
+            .iter()
+            .map(|i| script.statements[*i].pos.line)
+            .collect();
+        Report {
+            file: script.file.clone(),
+            title: script.title.clone(),
+            servers: script.servers.clone(),
+            assumptions: script.assumptions.clone(),
+            config: script.config.clone(),
+            manual: script.manual,
+            source: script.source.clone(),
+            statements: script.statements.iter().map(|s| s.pos).collect(),
+            trace: self.trace,
+            tape: self.tape,
+            step_lines,
+            exchanges: self.exchanges,
+            results: self.results,
+            violation,
+            expected_violation: script.expected_violation.as_ref().map(|(n, _)| n.clone()),
+            error,
+            world: self.world,
+        }
+    }
+}
+
+impl Runner<'_> {
+    fn line_text(&self, pos: Pos) -> String {
+        self.script
+            .source
+            .get(pos.line as usize - 1)
+            .map(|l| l.trim().to_owned())
+            .unwrap_or_default()
+    }
+
+    fn fail(&self, stmt: usize, message: impl Into<String>) -> Stop {
+        let pos = self.script.statements[stmt].pos;
+        Stop::Error(ScriptError::new(
+            &self.script.file,
+            pos.line,
+            pos.column,
+            message,
+        ))
+    }
+
+    /// Applies one choice, records what it did, and checks the properties.
+    fn apply(&mut self, choice: Choice, stmt: usize, check: &mut dyn Check) -> Result<(), Stop> {
+        let config = &self.script.config;
+        let key = match &choice {
+            Choice::Deliver { msg, .. } | Choice::Fail500After { msg, .. } => {
+                match self.world.net.get(*msg) {
+                    Some(Payload::Request { request, .. }) => {
+                        request.idempotency_key.as_deref().map(str::to_owned)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let from = self.trace.events.len();
+        self.trace.begin_step(self.tape.len() as u32);
+        if let Err(e) = self.world.apply(config, &choice, Some(&mut self.trace)) {
+            return Err(self.fail(stmt, format!("cannot apply '{choice}': {e}")));
+        }
+        if let Choice::Drop { msg } = &choice {
+            self.held.remove(msg);
+        }
+        self.tape.push(choice);
+        self.step_stmt.push(stmt);
+        self.observe(from, key);
+        if let Some(v) = check.check(&self.world) {
+            self.violation = Some((v, stmt));
+            return Err(Stop::Violation);
+        }
+        Ok(())
+    }
+
+    /// Reads what the last step did from its trace events.
+    fn observe(&mut self, from: usize, key: Option<String>) {
+        for e in &self.trace.events[from..] {
+            match &e.what {
+                What::Response { id, response } => {
+                    if let Some(&x) = self.by_id.get(id) {
+                        self.exchanges[x].response = Some(response.clone());
+                    }
+                }
+                What::Lost { id, .. } => {
+                    if let Some(&x) = self.by_id.get(id) {
+                        self.exchanges[x].lost = true;
+                    }
+                }
+                What::Webhook { event } => {
+                    if let Node::Merchant(n) = e.to {
+                        self.webhooks.push((n, event.clone()));
+                    }
+                }
+                What::UpstreamCall {
+                    call:
+                        UpstreamCall::Charge {
+                            attempt,
+                            payment,
+                            card,
+                            ..
+                        },
+                } => self.calls.push(CallRecord {
+                    attempt: *attempt,
+                    payment: *payment,
+                    card: *card,
+                    key: key.clone(),
+                }),
+                _ => {}
+            }
+        }
+    }
+
+    fn statement(&mut self, i: usize, check: &mut dyn Check) -> Result<(), Stop> {
+        let action = self.script.statements[i].action.clone();
+        match action {
+            Action::Request { server, request } => self.request(i, server, request, check),
+            Action::Command {
+                item, crash_after, ..
+            } => self.apply(Choice::Command { item, crash_after }, i, check),
+            Action::Net { op, kind, server } => self.net(i, op, kind, server, check),
+            Action::Upstream {
+                call,
+                decision,
+                reply,
+            } => self.upstream(i, call, decision, reply, check),
+            Action::UpstreamLost { call } => {
+                let msg = self.find_call(i, call)?;
+                self.apply(Choice::DropUpstream { msg }, i, check)
+            }
+            Action::UpstreamReply { deliver } => self.upstream_reply(i, deliver, check),
+            Action::Payer { attempt, ok } => self.payer(i, attempt, ok, check),
+            Action::Control(c) => self.apply(Choice::Control(c), i, check),
+            Action::Branch(b) => {
+                self.branches.push((b, i));
+                Ok(())
+            }
+            Action::Wait(d) => self.apply(Choice::Advance(d), i, check),
+            Action::Tick => {
+                if self.world.next_deadline().is_none() {
+                    return Err(self.fail(i, "tick: no timer is set"));
+                }
+                self.apply(Choice::Tick, i, check)
+            }
+            Action::UntilQuiet { decision } => self.until_quiet(i, decision, check),
+            Action::Crash { server } => self.apply(
+                Choice::Crash {
+                    merchant: self.script.servers[server].node,
+                },
+                i,
+                check,
+            ),
+            Action::Restart { server } => self.apply(
+                Choice::Restart {
+                    merchant: self.script.servers[server].node,
+                },
+                i,
+                check,
+            ),
+            Action::Step(choice) => {
+                if let Choice::Drop { msg } | Choice::Deliver { msg, .. } = &choice {
+                    self.held.remove(msg);
+                }
+                self.apply(choice, i, check)
+            }
+            Action::Expect(e) => {
+                self.expect(i, &e);
+                Ok(())
+            }
+        }
+    }
+
+    /// A request line: the server sends it, and it becomes the script's latest exchange.
+    fn request(
+        &mut self,
+        i: usize,
+        server: usize,
+        request: ApiRequest,
+        check: &mut dyn Check,
+    ) -> Result<(), Stop> {
+        let node = self.script.servers[server].node;
+        self.apply(
+            Choice::Send {
+                merchant: node,
+                request: request.clone().into(),
+            },
+            i,
+            check,
+        )?;
+        let id = match self.world.net.iter().last() {
+            Some((_, Payload::Request { id, .. })) => *id,
+            _ => return Err(self.fail(i, "the request did not leave")),
+        };
+        let pos = self.script.statements[i].pos;
+        self.by_id.insert(id, self.exchanges.len());
+        self.last_exchange = Some(self.exchanges.len());
+        self.last_of_server.insert(server, self.exchanges.len());
+        self.exchanges.push(Exchange {
+            line: pos.line,
+            server: self.script.servers[server].name.clone(),
+            node,
+            id,
+            request,
+            response: None,
+            lost: false,
+        });
+        Ok(())
+    }
+
+    /// An expectation, judged now.
+    fn expect(&mut self, i: usize, e: &Expectation) {
+        let pos = self.script.statements[i].pos;
+        let failure = super::expect::evaluate(self, e).err();
+        self.results.push(ExpectResult {
+            pos,
+            text: self.line_text(pos),
+            failure,
+            skipped: false,
+        });
+    }
+
+    /// After the last statement: faults that never found their message and branches
+    /// never taken are failures.
+    fn leftovers(&mut self) {
+        for a in std::mem::take(&mut self.armed) {
+            let pos = self.script.statements[a.stmt].pos;
+            self.results.push(ExpectResult {
+                pos,
+                text: self.line_text(pos),
+                failure: Some("never applied: no such message appeared".to_owned()),
+                skipped: false,
+            });
+        }
+        for (b, stmt) in std::mem::take(&mut self.branches) {
+            let pos = self.script.statements[stmt].pos;
+            self.results.push(ExpectResult {
+                pos,
+                text: self.line_text(pos),
+                failure: Some(format!(
+                    "branch {} was never taken: no request reached {:?}",
+                    b.as_str(),
+                    b.point()
+                )),
+                skipped: false,
+            });
+        }
+    }
+}

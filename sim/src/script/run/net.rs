@@ -1,0 +1,221 @@
+//! The merchant network under a script: settling (delivering what is in flight, oldest
+//! first), the faults of `net:` and `platform: 500` statements, armed until their
+//! message appears, and the branch a delivered request takes.
+
+use super::{Runner, Stop};
+use crate::choice::Choice;
+use crate::driver::Check;
+use crate::network::{MsgId, Payload};
+use crate::script::ast::*;
+use payhub_model::{Branch, RequestId};
+
+/// Most deliveries one settling may make before the script is said to loop.
+const SETTLE_MAX: usize = 10_000;
+
+/// Which message a `net:` statement means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// The request or the response of this exchange.
+    Exchange(RequestId),
+    /// The next request from this node / response or webhook to this node.
+    Node(u8),
+    Any,
+}
+
+/// A fault waiting for its message to appear.
+#[derive(Clone, Debug)]
+pub(super) struct Armed {
+    op: NetOp,
+    kind: MsgKind,
+    target: Target,
+    pub(super) stmt: usize,
+}
+
+fn matches(kind: MsgKind, target: Target, payload: &Payload) -> bool {
+    match (kind, payload) {
+        (MsgKind::Request, Payload::Request { from, id, .. }) => match target {
+            Target::Exchange(x) => *id == x,
+            Target::Node(n) => *from == n,
+            Target::Any => true,
+        },
+        (MsgKind::Response, Payload::Response { to, id, .. }) => match target {
+            Target::Exchange(x) => *id == x,
+            Target::Node(n) => *to == n,
+            Target::Any => true,
+        },
+        (MsgKind::Webhook, Payload::Webhook { to, .. }) => match target {
+            Target::Node(n) => *to == n,
+            _ => true,
+        },
+        _ => false,
+    }
+}
+
+impl Runner<'_> {
+    /// Delivers every message in flight that is not held, oldest first, applying armed
+    /// faults to the messages they name.
+    pub(super) fn settle(&mut self, stmt: usize, check: &mut dyn Check) -> Result<(), Stop> {
+        for _ in 0..SETTLE_MAX {
+            let next = self
+                .world
+                .net
+                .iter()
+                .find(|(m, _)| !self.held.contains(m))
+                .map(|(m, p)| (m, p.clone()));
+            let Some((msg, payload)) = next else {
+                return Ok(());
+            };
+            if let Some(k) = self
+                .armed
+                .iter()
+                .position(|a| matches(a.kind, a.target, &payload))
+            {
+                let armed = self.armed.remove(k);
+                self.fault(armed.op, msg, &payload, armed.stmt, check)?;
+                continue;
+            }
+            let branch = self.branch_for(&payload, stmt)?;
+            self.apply(Choice::Deliver { msg, branch }, stmt, check)?;
+        }
+        Err(self.fail(
+            stmt,
+            format!("the network did not settle after {SETTLE_MAX} deliveries"),
+        ))
+    }
+
+    /// The branch a request takes if it reaches a branch point now (from `branch:`).
+    fn branch_for(&mut self, payload: &Payload, stmt: usize) -> Result<Option<Branch>, Stop> {
+        let Payload::Request { request, .. } = payload else {
+            return Ok(None);
+        };
+        let Some(point) = self.world.platform.branch_point(self.world.now, request) else {
+            return Ok(None);
+        };
+        match self.branches.iter().position(|(b, _)| b.point() == point) {
+            Some(k) => Ok(Some(self.branches.remove(k).0)),
+            None => {
+                let [a, b] = point.alternatives();
+                Err(self.fail(
+                    stmt,
+                    format!(
+                        "'{request}' reaches the branch point {point:?}, where the contract allows two behaviours: say which with 'branch: {}' or 'branch: {}' before it",
+                        a.as_str(),
+                        b.as_str()
+                    ),
+                ))
+            }
+        }
+    }
+
+    fn fault(
+        &mut self,
+        op: NetOp,
+        msg: MsgId,
+        payload: &Payload,
+        stmt: usize,
+        check: &mut dyn Check,
+    ) -> Result<(), Stop> {
+        match op {
+            NetOp::Drop => self.apply(Choice::Drop { msg }, stmt, check),
+            NetOp::Duplicate => self.apply(Choice::Duplicate { msg }, stmt, check),
+            NetOp::Hold => {
+                self.held.insert(msg);
+                Ok(())
+            }
+            NetOp::Fail500Before => self.apply(Choice::Fail500Before { msg }, stmt, check),
+            NetOp::Fail500After => {
+                let branch = self.branch_for(payload, stmt)?;
+                self.apply(Choice::Fail500After { msg, branch }, stmt, check)
+            }
+            NetOp::Release => Ok(()),
+        }
+    }
+
+    fn target(&self, kind: MsgKind, server: Option<usize>) -> Target {
+        match (kind, server) {
+            (MsgKind::Webhook, Some(s)) => Target::Node(self.script.servers[s].node),
+            (MsgKind::Webhook, None) => Target::Any,
+            (_, Some(s)) => match self.last_of_server.get(&s) {
+                Some(&x) => Target::Exchange(self.exchanges[x].id),
+                None => Target::Node(self.script.servers[s].node),
+            },
+            (_, None) => match self.last_exchange {
+                Some(x) => Target::Exchange(self.exchanges[x].id),
+                None => Target::Any,
+            },
+        }
+    }
+
+    pub(super) fn net(
+        &mut self,
+        i: usize,
+        op: NetOp,
+        kind: Option<MsgKind>,
+        server: Option<usize>,
+        check: &mut dyn Check,
+    ) -> Result<(), Stop> {
+        if op == NetOp::Release {
+            let target = kind.map(|k| (k, self.target(k, server)));
+            let held: Vec<MsgId> = self
+                .held
+                .iter()
+                .copied()
+                .filter(|m| match (target, self.world.net.get(*m)) {
+                    (None, _) => true,
+                    (Some((k, t)), Some(p)) => matches(k, t, p),
+                    (Some(_), None) => false,
+                })
+                .collect();
+            let before = self.armed.len();
+            self.armed.retain(|a| {
+                a.op != NetOp::Hold || target.is_some_and(|(k, t)| a.kind != k || a.target != t)
+            });
+            if held.is_empty() && self.armed.len() == before {
+                return Err(self.fail(i, "nothing held matches"));
+            }
+            for m in held {
+                self.held.remove(&m);
+            }
+            return Ok(());
+        }
+        let kind = kind.expect("only release goes without a kind");
+        let target = self.target(kind, server);
+        let now = self
+            .world
+            .net
+            .iter()
+            .filter(|(_, p)| matches(kind, target, p))
+            .last()
+            .map(|(m, p)| (m, p.clone()));
+        if let Some((msg, payload)) = now {
+            return self.fault(op, msg, &payload, i, check);
+        }
+        if let Target::Exchange(id) = target {
+            let x = &self.exchanges[self.by_id[&id]];
+            let gone = match kind {
+                MsgKind::Request => Some(format!(
+                    "the request of line {} is no longer in flight (it reached the platform or was lost): put this statement right after its request line",
+                    x.line
+                )),
+                MsgKind::Response if x.response.is_some() => Some(format!(
+                    "the response to line {} was already delivered",
+                    x.line
+                )),
+                MsgKind::Response if x.lost => {
+                    Some(format!("the exchange of line {} was already lost", x.line))
+                }
+                _ => None,
+            };
+            if let Some(message) = gone {
+                return Err(self.fail(i, message));
+            }
+        }
+        self.armed.push(Armed {
+            op,
+            kind,
+            target,
+            stmt: i,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,190 @@
+//! The upstream link under a script: `upstream` statements find the call they mean and
+//! decide it; `until quiet` runs the world until nothing but housekeeping is due.
+
+use super::{Runner, Stop};
+use crate::choice::Choice;
+use crate::driver::Check;
+use crate::network::{MsgId, UpstreamMsg};
+use crate::script::ast::*;
+use payhub_model::{Acquirer, AcquirerDecision, AttemptId, Timer, UpstreamCall};
+
+/// Most steps `until quiet` may take.
+const QUIET_MAX: usize = 5_000;
+
+impl Runner<'_> {
+    pub(super) fn find_call(&self, i: usize, kind: CallKind) -> Result<MsgId, Stop> {
+        let found = self.world.link.iter().find(|(m, msg)| {
+            let UpstreamMsg::Call(call) = msg else {
+                return false;
+            };
+            match kind {
+                CallKind::Any => true,
+                CallKind::Charge => matches!(call, UpstreamCall::Charge { .. }),
+                CallKind::Query => matches!(call, UpstreamCall::QueryCharge { .. }),
+                CallKind::Cancel => matches!(call, UpstreamCall::CancelCharge { .. }),
+                CallKind::Refund => matches!(call, UpstreamCall::Refund { .. }),
+                CallKind::QueryRefund => matches!(call, UpstreamCall::QueryRefund { .. }),
+                CallKind::Id(n) => m.0 == n,
+            }
+        });
+        found.map(|(m, _)| m).ok_or_else(|| {
+            let in_flight: Vec<String> = self
+                .world
+                .link
+                .iter()
+                .map(|(m, msg)| match msg {
+                    UpstreamMsg::Call(c) => format!("u{}: {c}", m.0),
+                    UpstreamMsg::Reply(r) => format!("u{}: reply {r}", m.0),
+                })
+                .collect();
+            let what = if in_flight.is_empty() {
+                "nothing".to_owned()
+            } else {
+                in_flight.join("; ")
+            };
+            self.fail(
+                i,
+                format!("no matching upstream call is in flight (in flight: {what})"),
+            )
+        })
+    }
+
+    pub(super) fn upstream(
+        &mut self,
+        i: usize,
+        kind: CallKind,
+        decision: AcquirerDecision,
+        reply: ReplyFate,
+        check: &mut dyn Check,
+    ) -> Result<(), Stop> {
+        let msg = self.find_call(i, kind)?;
+        if let Some(UpstreamMsg::Call(call)) = self.world.link.get(msg) {
+            let allowed = Acquirer::decisions_for(call);
+            if !allowed.contains(&decision) {
+                let names: Vec<String> = allowed
+                    .iter()
+                    .map(|d| {
+                        serde_json::to_string(d)
+                            .unwrap_or_default()
+                            .trim_matches('"')
+                            .to_owned()
+                    })
+                    .collect();
+                return Err(self.fail(i, format!("'{call}' takes {} only", names.join(", "))));
+            }
+        }
+        let last = self.world.link.iter().last().map_or(0, |(m, _)| m.0);
+        self.apply(Choice::Acquire { msg, decision }, i, check)?;
+        let replies: Vec<MsgId> = self
+            .world
+            .link
+            .iter()
+            .filter(|(m, msg)| m.0 > last && matches!(msg, UpstreamMsg::Reply(_)))
+            .map(|(m, _)| m)
+            .collect();
+        for msg in replies {
+            match reply {
+                ReplyFate::Deliver => self.apply(Choice::DeliverUpstream { msg }, i, check)?,
+                ReplyFate::Lost => self.apply(Choice::DropUpstream { msg }, i, check)?,
+                ReplyFate::Held => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `upstream reply [deliver|lost]`: the oldest acquirer reply in flight.
+    pub(super) fn upstream_reply(
+        &mut self,
+        i: usize,
+        deliver: bool,
+        check: &mut dyn Check,
+    ) -> Result<(), Stop> {
+        let msg = self
+            .world
+            .link
+            .iter()
+            .find(|(_, m)| matches!(m, UpstreamMsg::Reply(_)))
+            .map(|(m, _)| m)
+            .ok_or_else(|| self.fail(i, "no acquirer reply is in flight"))?;
+        let choice = if deliver {
+            Choice::DeliverUpstream { msg }
+        } else {
+            Choice::DropUpstream { msg }
+        };
+        self.apply(choice, i, check)
+    }
+
+    /// `payer: authenticate`: the named charge, or the first one waiting for the payer.
+    pub(super) fn payer(
+        &mut self,
+        i: usize,
+        attempt: Option<AttemptId>,
+        ok: bool,
+        check: &mut dyn Check,
+    ) -> Result<(), Stop> {
+        let attempt = match attempt {
+            Some(a) => a,
+            None => self
+                .world
+                .acquirer
+                .awaiting_payer()
+                .next()
+                .ok_or_else(|| self.fail(i, "no charge is waiting for the payer"))?,
+        };
+        self.apply(Choice::Authenticate { attempt, ok }, i, check)
+    }
+
+    pub(super) fn until_quiet(
+        &mut self,
+        i: usize,
+        decision: AcquirerDecision,
+        check: &mut dyn Check,
+    ) -> Result<(), Stop> {
+        for _ in 0..QUIET_MAX {
+            self.settle(i, check)?;
+            let next = self
+                .world
+                .link
+                .iter()
+                .next()
+                .map(|(m, msg)| (m, msg.clone()));
+            match next {
+                Some((msg, UpstreamMsg::Call(call))) => {
+                    let d = if Acquirer::decisions_for(&call).contains(&decision) {
+                        decision
+                    } else {
+                        AcquirerDecision::Approve
+                    };
+                    self.apply(Choice::Acquire { msg, decision: d }, i, check)?;
+                }
+                Some((msg, UpstreamMsg::Reply(_))) => {
+                    self.apply(Choice::DeliverUpstream { msg }, i, check)?;
+                }
+                None => {
+                    if !self.busy() {
+                        return Ok(());
+                    }
+                    self.apply(Choice::Tick, i, check)?;
+                }
+            }
+        }
+        Err(self.fail(i, format!("not quiet after {QUIET_MAX} steps")))
+    }
+
+    /// Whether something is still due besides housekeeping: a platform timer other than
+    /// a key's retention or a Payment's expiry, a client timer, a client's timeout.
+    fn busy(&self) -> bool {
+        let platform = self
+            .world
+            .platform
+            .timers()
+            .any(|(_, t)| !matches!(t, Timer::Retention(_) | Timer::PaymentExpiry(_)));
+        let clients = self
+            .world
+            .servers
+            .iter()
+            .flatten()
+            .any(|s| s.poll_timeout().is_some());
+        platform || clients || !self.world.awaiting.is_empty()
+    }
+}
