@@ -25,10 +25,10 @@ use crate::{
     PaymentId, PaymentStatus, RefundId, RefundStatus, RequestId, ResolutionStatus, Rule, Text,
     WebhookEvent,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Who sends or receives. Named like turmoil's hosts: `merchant-0`, `platform`, `acquirer`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Node {
     /// Merchant server `i` (a client model, or a scripted sender).
@@ -60,7 +60,7 @@ pub type Owner = Option<(MerchantId, Environment)>;
 /// An idempotency scope as the merchant sees it (SCOPE-01): merchant, environment,
 /// method, path and key, computed from the request and its API key's owner, not from
 /// the platform.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ScopeKey {
     pub merchant: MerchantId,
     pub environment: Environment,
@@ -85,7 +85,7 @@ impl ScopeKey {
 }
 
 /// A client's business order: order number `order` in merchant database `db`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct BusinessOrder {
     pub db: u8,
     pub order: Text,
@@ -93,7 +93,7 @@ pub struct BusinessOrder {
 
 /// One business submission of a client (GEN-01): the order in database `db` and its
 /// sequence number.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SubmissionRef {
     pub db: u8,
     pub order: Text,
@@ -101,7 +101,7 @@ pub struct SubmissionRef {
 }
 
 /// How a platform answer travels back to the merchant that asked.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Route {
     /// The node that sent the request.
     pub merchant: u8,
@@ -120,7 +120,7 @@ pub struct Route {
 }
 
 /// What one request did to the platform in the step that handled it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Handling {
     /// The answer to this request in this step, if any (a waiter is answered later).
     pub answer: Option<ApiResponse>,
@@ -134,7 +134,7 @@ pub struct Handling {
 }
 
 /// A message on the merchants' network.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "message", rename_all = "snake_case")]
 pub enum Message {
     Request {
@@ -153,7 +153,7 @@ pub enum Message {
 }
 
 /// What the platform's store holds of a Payment, observed after a step that changed it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct StoredPayment {
     pub merchant: MerchantId,
     pub environment: Environment,
@@ -168,7 +168,7 @@ pub struct StoredPayment {
 }
 
 /// What the platform's store holds of an attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct StoredAttempt {
     pub status: AttemptStatus,
     /// When its charge was sent upstream.
@@ -176,7 +176,7 @@ pub struct StoredAttempt {
 }
 
 /// What the platform's store holds of a refund.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct StoredRefund {
     pub merchant: MerchantId,
     pub environment: Environment,
@@ -185,7 +185,7 @@ pub struct StoredRefund {
 }
 
 /// What a merchant's database holds of an order, observed after a client step changed it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct StoredOrder {
     pub payment_id: Option<PaymentId>,
     /// The latest Payment version applied (0: none).
@@ -194,7 +194,7 @@ pub struct StoredOrder {
 }
 
 /// One thing that happened, at simulated (or recorded) time `at`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
     pub at: Millis,
     #[serde(flatten)]
@@ -202,7 +202,7 @@ pub struct Event {
 }
 
 /// What happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum What {
     // ---- The merchants' network. ----

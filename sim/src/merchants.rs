@@ -248,28 +248,34 @@ impl World {
         );
     }
 
-    /// Emits each order of database `db` that a step added or changed.
+    /// Emits each order of database `db` that a step added or changed (orders are never
+    /// removed, so both sides list them in the same order; a new one is looked up).
     fn observe_db(&mut self, db: u8, before: &MerchantDb, sink: &mut Sink<'_>) {
-        if *before == self.dbs[db as usize] {
-            return; // the same shared maps: nothing changed
-        }
         let stored = |o: &OrderRecord| StoredOrder {
             payment_id: o.payment_id,
             version: o.version(),
             status: o.status(),
         };
-        let changed: Vec<What> = self.dbs[db as usize]
-            .orders()
-            .filter_map(|o| {
-                let was = before.order(&o.order_no).map(stored);
-                (was != Some(stored(o))).then(|| What::OrderStored {
+        let mut was_orders = before.orders().peekable();
+        let mut changed = Vec::new();
+        for o in self.dbs[db as usize].orders() {
+            let was = match was_orders.peek() {
+                Some(w) if w.order_no == o.order_no => was_orders.next(),
+                _ => before.order(&o.order_no),
+            };
+            if was == Some(o) {
+                continue;
+            }
+            let (was, now) = (was.map(stored), stored(o));
+            if was.as_ref() != Some(&now) {
+                changed.push(What::OrderStored {
                     db,
                     order_no: o.order_no.clone(),
                     was,
-                    stored: stored(o),
-                })
-            })
-            .collect();
+                    stored: now,
+                });
+            }
+        }
         for what in changed {
             self.emit(sink, what);
         }

@@ -45,7 +45,7 @@ pub use state::{ApiKeySpec, Fingerprint, IdempotencyRecord, RecordState, Route, 
 ///
 /// Serialized adjacently tagged (`{"control":"revoke_api_key","with":"ak_1"}`): an
 /// internally tagged enum cannot hold a newtype of a string-like id.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(tag = "control", content = "with", rename_all = "snake_case")]
 pub enum Control {
     /// A new API key (rotation: issue the new one, then revoke the old; SCOPE-03).
@@ -82,7 +82,7 @@ pub enum PlatformInput {
 }
 
 /// The object a webhook event carries.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum WebhookObject {
     Payment(PaymentView),
@@ -100,7 +100,7 @@ impl WebhookObject {
 }
 
 /// A webhook event: `payment.succeeded`, `refund.failed`, … with the object's snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 pub struct WebhookEvent {
     pub id: EventId,
     pub merchant: MerchantId,

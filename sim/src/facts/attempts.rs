@@ -21,6 +21,17 @@ pub struct Attempts {
 }
 
 impl Attempts {
+    /// Whether `what` changes this family: every observation of it is a change.
+    pub(super) fn changes(&self, what: &What) -> bool {
+        matches!(
+            what,
+            What::PaymentStored { .. }
+                | What::AttemptStored { .. }
+                | What::Charge { .. }
+                | What::Voided { .. }
+        )
+    }
+
     pub(super) fn observe(&mut self, what: &What) {
         match what {
             What::PaymentStored { payment, stored } => {

@@ -26,34 +26,54 @@ pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
-use payhub_model::{Shared, UpstreamCall};
+use payhub_model::Shared;
 use payhub_model::event::{Event, What};
 use serde::Serialize;
 
-/// The facts, one field per family.
+/// The facts, one field per family, each behind its own [`Shared`] box: an event copies
+/// and re-digests only the families it changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Facts {
-    pub money: money::Money,
-    pub attempts: attempts::Attempts,
-    pub refunds: refunds::Refunds,
-    pub queries: queries::Queries,
-    pub client: client::Clients,
+    pub money: Shared<money::Money>,
+    pub attempts: Shared<attempts::Attempts>,
+    pub refunds: Shared<refunds::Refunds>,
+    pub queries: Shared<queries::Queries>,
+    pub client: Shared<client::Clients>,
 }
 
 impl Facts {
-    /// Folds one event into the facts. Events no family reads leave the shared facts
-    /// untouched (no copy, no new digest): most steps of the checker change no fact.
+    /// Folds one event into the facts. A family is asked first whether the event changes
+    /// it; one that only repeats what the facts hold costs no copy and no new digest
+    /// (most steps of the checker change no fact).
     pub fn observe(facts: &mut Shared<Facts>, event: &Event) {
-        if !facts.changes(&event.what) {
+        let (at, what) = (event.at, &event.what);
+        let f = &**facts;
+        let changed = [
+            f.money.changes(what),
+            f.attempts.changes(what),
+            f.refunds.changes(what),
+            f.queries.changes(what),
+            f.client.changes(what),
+        ];
+        if !changed.contains(&true) {
             return;
         }
         let f: &mut Facts = facts;
-        let at = event.at;
-        f.money.observe(at, &event.what);
-        f.attempts.observe(&event.what);
-        f.refunds.observe(&event.what);
-        f.queries.observe(at, &event.what);
-        f.client.observe(&event.what);
+        if changed[0] {
+            f.money.observe(at, what);
+        }
+        if changed[1] {
+            f.attempts.observe(what);
+        }
+        if changed[2] {
+            f.refunds.observe(what);
+        }
+        if changed[3] {
+            f.queries.observe(at, what);
+        }
+        if changed[4] {
+            f.client.observe(what);
+        }
     }
 
     /// Folds a whole stream, from empty facts: a recorded run judged without its world.
@@ -63,35 +83,6 @@ impl Facts {
             Facts::observe(&mut facts, e);
         }
         Facts::clone(&facts)
-    }
-
-    /// Whether `what` may change a family: asked before the shared facts are copied, so
-    /// an event that only repeats what the facts hold costs no copy and no new digest.
-    fn changes(&self, what: &What) -> bool {
-        let own = match what {
-            What::Handled { .. } | What::Ledger { .. } => true,
-            What::Answered {
-                response,
-                route: Some(_),
-                ..
-            } => response.is_success(),
-            What::UpstreamCalled {
-                call: UpstreamCall::Charge { .. },
-                during: None,
-                ..
-            }
-            | What::UpstreamCalled {
-                call: UpstreamCall::Refund { .. },
-                ..
-            } => true,
-            What::PaymentStored { .. }
-            | What::AttemptStored { .. }
-            | What::RefundStored { .. }
-            | What::Charge { .. }
-            | What::Voided { .. } => true,
-            _ => false,
-        };
-        own || self.queries.changes(what) || self.client.changes(what)
     }
 
     /// Whether any family reads this kind of event.

@@ -58,6 +58,24 @@ pub struct Money {
 }
 
 impl Money {
+    /// Whether `what` may change this family.
+    pub(super) fn changes(&self, what: &What) -> bool {
+        match what {
+            What::Handled { .. } | What::Ledger { .. } => true,
+            What::Answered {
+                response,
+                route: Some(_),
+                ..
+            } => response.is_success(),
+            What::UpstreamCalled {
+                call: UpstreamCall::Charge { .. },
+                during,
+                ..
+            } => during.is_none(),
+            _ => false,
+        }
+    }
+
     pub(super) fn observe(&mut self, at: Millis, what: &What) {
         match what {
             What::Handled {

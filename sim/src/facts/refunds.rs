@@ -15,6 +15,17 @@ pub struct Refunds {
 }
 
 impl Refunds {
+    /// Whether `what` changes this family.
+    pub(super) fn changes(&self, what: &What) -> bool {
+        matches!(
+            what,
+            What::UpstreamCalled {
+                call: UpstreamCall::Refund { .. },
+                ..
+            } | What::RefundStored { .. }
+        )
+    }
+
     pub(super) fn observe(&mut self, what: &What) {
         match what {
             What::UpstreamCalled {
