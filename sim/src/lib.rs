@@ -11,7 +11,8 @@
 //!
 //! One file per concept: [`network`] (messages in flight), [`choice`], [`config`]
 //! (budgets and what a world contains), [`facts`] (compact history for properties),
-//! [`trace`] (text, JSON, Mermaid), [`world`] (enabled + apply).
+//! [`trace`] (text, JSON, Mermaid), [`world`] (enabled + apply), [`prove`] (a failing
+//! tape proved, shrunk and proved again), [`tape`] (a saved run).
 
 pub mod choice;
 pub mod config;
@@ -19,8 +20,10 @@ pub mod driver;
 pub mod facts;
 mod merchants;
 pub mod network;
+pub mod prove;
 pub mod script;
 pub mod shrink;
+pub mod tape;
 pub mod trace;
 pub mod world;
 pub mod worlds;
