@@ -5,8 +5,6 @@ use payhub_model::client::Policy;
 use payhub_properties::AlwaysCheck;
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Trace, worlds};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
 
 /// FNV-1a, 64 bits: a stable hash that does not depend on the platform or the build.
@@ -21,7 +19,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 fn traced_json(seed: u64) -> String {
     let config = worlds::simulation(&Policy::reference(), 2);
-    let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+    let profile = FaultProfile::unsalted(seed);
     let mut trace = Trace::new();
     let mut check = AlwaysCheck { config: &config };
     let (_, outcome) = driver::run_seed(&config, seed, &profile, 300, &mut check, Some(&mut trace));
@@ -68,7 +66,7 @@ fn effect_01_reference_client_sweep_has_no_violation() {
     let mut check = AlwaysCheck { config: &config };
     let mut statuses = BTreeSet::new();
     for seed in 0..300 {
-        let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+        let profile = FaultProfile::unsalted(seed);
         let (world, outcome) = driver::run_seed(&config, seed, &profile, 300, &mut check, None);
         assert!(
             outcome.violation.is_none(),
@@ -94,8 +92,7 @@ fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
     let mut check = AlwaysCheck { config: &config };
     let failing = (0..500)
         .find_map(|seed| {
-            let profile =
-                FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_5EED_5EED_5EED));
+            let profile = FaultProfile::for_seed(seed);
             let (_, outcome) = driver::run_seed(&config, seed, &profile, 400, &mut check, None);
             outcome.violation.clone().map(|v| (outcome, v))
         })
@@ -128,7 +125,7 @@ fn mermaid_rendering_is_well_formed() {
     let config = worlds::simulation(&Policy::reference(), 2);
     let mut check = AlwaysCheck { config: &config };
     for seed in 0..40 {
-        let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+        let profile = FaultProfile::unsalted(seed);
         let mut trace = Trace::new();
         driver::run_seed(&config, seed, &profile, 200, &mut check, Some(&mut trace));
         let mermaid = trace.to_mermaid();

@@ -4,13 +4,13 @@
 //! adversarial: any sequence, any interleaving, over a small alphabet of requests, with
 //! a bounded budget of faults. Every state within the preset's time horizon is visited.
 
+use crate::property::{Kind, PROPERTIES, Property, property};
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, req, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams,
 };
 use payhub_model::{Card, Environment};
-use crate::property::{Kind, PROPERTIES, Property, property};
 use payhub_sim::{Budget, Choice, ClientSpec, WorkItem, World, WorldConfig};
 
 /// A checker preset.

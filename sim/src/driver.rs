@@ -313,6 +313,18 @@ pub fn check_enabled(config: &WorldConfig, tape: &[Choice]) -> Result<(), String
     Ok(())
 }
 
+/// Reads a tape of choice labels (each as its `Display` writes it) and checks it with
+/// [`check_enabled`]. Errors name the step and the label.
+pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Choice>, String> {
+    let tape = labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| crate::tape::parse_label(i, label))
+        .collect::<Result<Vec<Choice>, String>>()?;
+    check_enabled(config, &tape)?;
+    Ok(tape)
+}
+
 /// The choices a world applies without listing them as enabled: the ones a script makes
 /// (`World::apply` takes them outside the configuration's alphabet, waits and controls,
 /// without spending its budget). Every other choice of a tape must be enabled.
@@ -431,6 +443,20 @@ mod tests {
         assert!(matches!(tape[0], Choice::Send { merchant: 5, .. }));
         assert_eq!(tape[2], Choice::Advance(payhub_model::Millis::secs(15)));
         assert_eq!(check_enabled(&config, &tape), Ok(()));
+    }
+
+    #[test]
+    fn labels_resolve_to_the_choices_they_name() {
+        let config = crate::worlds::simulation(&Policy::reference(), 2);
+        let labels: Vec<String> = ["command 0", "deliver m1"].map(String::from).to_vec();
+        let tape = resolve_labels(&config, &labels).unwrap();
+        assert_eq!(tape, choices(&["command 0", "deliver m1"]));
+        let e = resolve_labels(&config, &["fly m1".to_owned()]).unwrap_err();
+        assert!(
+            e.starts_with("step 1: 'fly m1' is not a choice label"),
+            "{e}"
+        );
+        assert!(e.contains("unknown choice 'fly'"), "{e}");
     }
 
     #[test]

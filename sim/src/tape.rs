@@ -141,6 +141,13 @@ impl Tape {
     }
 }
 
+/// Choice `index` (0-based) of a tape, read from its label; the error names the step.
+pub(crate) fn parse_label(index: usize, label: &str) -> Result<Choice, String> {
+    label
+        .parse()
+        .map_err(|e| format!("step {}: '{label}' is not a choice label ({e})", index + 1))
+}
+
 /// A tape's choices as their labels: written with `Display`, read with `FromStr`; an
 /// error names the step.
 mod labels {
@@ -170,12 +177,7 @@ mod labels {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Choice>, A::Error> {
             let mut choices = Vec::new();
             while let Some(label) = seq.next_element::<String>()? {
-                let choice = label.parse::<Choice>().map_err(|e| {
-                    A::Error::custom(format!(
-                        "step {}: '{label}' is not a choice label ({e})",
-                        choices.len() + 1
-                    ))
-                })?;
+                let choice = super::parse_label(choices.len(), &label).map_err(A::Error::custom)?;
                 choices.push(choice);
             }
             Ok(choices)

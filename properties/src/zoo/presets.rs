@@ -7,7 +7,9 @@ use crate::presets::{
 };
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
-use payhub_model::{AcquirerDecision, Card, Control, MerchantId, Millis, PaymentId, PlatformParams};
+use payhub_model::{
+    AcquirerDecision, Card, Control, MerchantId, Millis, PaymentId, PlatformParams,
+};
 use payhub_sim::{Budget, WorkItem, WorldConfig};
 
 /// Presets that take seconds where the others take milliseconds: tried last in their group.
@@ -378,7 +380,6 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
         },
     ]
 }
-
 
 #[cfg(test)]
 mod tests {
