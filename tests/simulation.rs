@@ -4,6 +4,7 @@
 use payhub_model::client::Policy;
 use payhub_properties::AlwaysCheck;
 use payhub_sim::driver::{self, FaultProfile};
+use payhub_sim::prove::{Shrink, prove};
 use payhub_sim::{Trace, worlds};
 use std::collections::BTreeSet;
 
@@ -84,7 +85,7 @@ fn effect_01_reference_client_sweep_has_no_violation() {
 }
 
 /// "Don't do this": a new key and a new order number after a timeout is caught by a
-/// sweep and shrunk to at most 8 choices that read like the contract's example.
+/// sweep, proved and shrunk to at most 8 choices that read like the contract's example.
 #[test]
 fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
     let policy = worlds::parse_policy("new_key_after_timeout+new_order_no_after_timeout").unwrap();
@@ -99,21 +100,16 @@ fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
         .expect("the sweep finds the double charge");
     let (outcome, violation) = failing;
     assert_eq!(violation.property, "client-never-charges-an-order-twice");
-    let shrunk =
-        payhub_sim::shrink::shrink(&config, &outcome.tape, &violation.property, &mut check);
+    let cx = prove(&config, &outcome.tape, &mut check, Shrink::Yes).expect("it proves");
+    assert_eq!(cx.property, violation.property);
+    assert_eq!(cx.found_steps, outcome.steps);
     assert!(
-        shrunk.len() <= 8,
-        "shrunk to {} choices: {shrunk:?}",
-        shrunk.len()
+        cx.choices.len() <= 8,
+        "shrunk to {} choices: {:?}",
+        cx.labels().len(),
+        cx.labels()
     );
-    let mut trace = Trace::new();
-    let (_, replayed) =
-        driver::replay(&config, &shrunk, &mut check, Some(&mut trace)).expect("replays");
-    assert_eq!(
-        replayed.violation.map(|v| v.property),
-        Some(violation.property)
-    );
-    let text = trace.to_text();
+    let text = cx.trace.to_text();
     assert!(text.contains("(timeout, no response)"), "{text}");
     assert!(text.contains("ORDER-1-retry"), "{text}");
 }

@@ -194,3 +194,75 @@ impl Counterexample {
         crate::script::script_from_tape(&self.config, &run.tape, violated, &about)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::FaultProfile;
+    use payhub_model::Millis;
+    use payhub_model::client::Policy;
+
+    /// A stand-in property: the clock never reaches 20 s.
+    fn before_20s(world: &World) -> Option<Violation> {
+        (world.now >= Millis::secs(20)).then(|| Violation {
+            property: "clock-before-20s".into(),
+            detail: format!("the clock is at {}", world.now),
+        })
+    }
+
+    fn failing_run(config: &WorldConfig) -> Vec<Choice> {
+        (0..50)
+            .find_map(|seed| {
+                let profile = FaultProfile::for_seed(seed);
+                let mut check = before_20s;
+                let (_, run) = driver::run_seed(config, seed, &profile, 400, &mut check, None);
+                (run.violation.is_some() && run.steps > 4).then_some(run.tape)
+            })
+            .expect("some seed lets 20 s pass")
+    }
+
+    #[test]
+    fn a_failing_tape_is_proved_shrunk_and_proved_again() {
+        let config = crate::worlds::simulation(&Policy::reference(), 2);
+        let tape = failing_run(&config);
+        let cx = prove(&config, &tape, &mut before_20s, Shrink::Yes).unwrap();
+        assert_eq!(cx.property, "clock-before-20s");
+        assert_eq!(cx.found_steps, tape.len());
+        assert!(cx.choices.len() < tape.len(), "{:?}", cx.labels());
+        assert!(cx.world.now >= Millis::secs(20));
+        assert_eq!(cx.detail, format!("the clock is at {}", cx.world.now));
+        assert!(!cx.trace.events.is_empty());
+        assert_eq!(cx.labels().len(), cx.choices.len());
+        // Not shrunk: the tape as found.
+        let kept = prove(&config, &tape, &mut before_20s, Shrink::No).unwrap();
+        assert_eq!(kept.choices, tape);
+        // Its script (the reference platform and client: a script can say it), whose
+        // run is judged by a check that finds nothing, says so in its title.
+        let script = cx.script(&mut |_: &World| None, "clock").unwrap();
+        assert!(
+            script.starts_with("# clock (replayed, it violates no always property)"),
+            "{script}"
+        );
+    }
+
+    #[test]
+    fn a_tape_that_does_not_fail_or_does_not_replay_is_an_error() {
+        let config = crate::worlds::simulation(&Policy::reference(), 2);
+        let e = prove(&config, &[], &mut before_20s, Shrink::Yes).unwrap_err();
+        assert_eq!(e.failure, Failure::NoViolation { property: None });
+        assert!(!e.shrunk);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: the counterexample replays without a violation",
+                config.name
+            )
+        );
+        let e = prove(&config, &[Choice::Tick], &mut before_20s, Shrink::Yes).unwrap_err();
+        assert!(
+            matches!(e.failure, Failure::DoesNotReplay { step: 1, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("does not replay at step 1"), "{e}");
+    }
+}
