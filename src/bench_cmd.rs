@@ -8,8 +8,6 @@ use payhub_properties::checker::Limits;
 use payhub_properties::{AlwaysCheck, check, presets};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Trace, worlds};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -192,7 +190,7 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
                     let mut steps = 0u64;
                     let mut check = AlwaysCheck { config };
                     for seed in (t * per)..((t + 1) * per).min(seeds) {
-                        let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+                        let profile = FaultProfile::unsalted(seed);
                         let mut trace = Trace::new();
                         let (_, outcome) = driver::run_seed(
                             config,

@@ -2,7 +2,7 @@
 
 use payhub_properties::checker::{Counterexample, Limits, PresetReport, Status};
 use payhub_properties::presets::Preset;
-use payhub_properties::{check, presets};
+use payhub_properties::{AlwaysCheck, check, presets};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -141,9 +141,15 @@ fn print_script(
         "counterexample of preset {}{policy}: {property} ({})",
         preset.name, cx.detail
     );
-    let script =
-        crate::script_cmd::counterexample_script(&preset.config, &cx.choices, property, &about)
-            .map_err(|e| format!("preset {}, {property}: {e}", preset.name))?;
+    let mut run_check = AlwaysCheck {
+        config: &preset.config,
+    };
+    let script = cx.proof.script(&mut run_check, &about).map_err(|e| {
+        format!(
+            "preset {}, {property}: this counterexample cannot be written as a script: {e}",
+            preset.name
+        )
+    })?;
     print!("{script}");
     for (preset, property, _) in &found[1..] {
         eprintln!(

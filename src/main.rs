@@ -8,6 +8,7 @@ mod bench_cmd;
 mod check_cmd;
 mod mutants_cmd;
 mod progress;
+mod replay_cmd;
 mod report;
 mod rules_cmd;
 mod script_cmd;
@@ -66,7 +67,7 @@ enum Command {
     #[command(
         after_help = "Examples:\n  payhub-verify replay --seed 17\n  payhub-verify replay --tape target/payhub-report/tapes/seed-17.tape --format mermaid"
     )]
-    Replay(simulate_cmd::ReplayArgs),
+    Replay(replay_cmd::ReplayArgs),
     /// Measure simulator steps per second and checker states per second.
     #[command(
         after_help = "Examples:\n  payhub-verify bench\n  payhub-verify bench --preset scope --format json"
@@ -118,7 +119,7 @@ fn main() -> ExitCode {
         Command::Rules(args) => rules_cmd::run(&args),
         Command::Check(args) => check_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
-        Command::Replay(args) => simulate_cmd::replay(&args),
+        Command::Replay(args) => replay_cmd::replay(&args),
         Command::Bench(args) => bench_cmd::run(&args),
         Command::Run(args) => script_cmd::run(&args),
         Command::Scenario(args) => script_cmd::scenario(&args),

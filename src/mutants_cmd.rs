@@ -1,6 +1,8 @@
 //! `payhub-verify mutants`: the bug zoo's kill matrix, and one mutant's counterexample.
 
-use payhub_properties::zoo::{self, KillMatrix, MutantRow, Subject, ZooOptions};
+use payhub_properties::AlwaysCheck;
+use payhub_properties::zoo::{self, KillMatrix, MutantRow, Side, Subject, ZooOptions};
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -90,30 +92,40 @@ pub fn to_json(matrix: &KillMatrix) -> Result<String, String> {
     serde_json::to_string_pretty(matrix).map_err(|e| e.to_string())
 }
 
+/// One subject as `mutants --list --format json` prints it (fields in the order that
+/// output has always had).
+#[derive(Serialize)]
+struct Listed {
+    about: &'static str,
+    name: &'static str,
+    rules: Vec<&'static str>,
+    side: Side,
+}
+
 fn print_list(format: MutantsFormat) -> Result<(), String> {
-    let rows: Vec<serde_json::Value> = Subject::all()
-        .into_iter()
-        .map(|s| {
-            serde_json::json!({
-                "name": s.name(),
-                "side": s.side(),
-                "rules": s.rules().iter().map(|r| r.id()).collect::<Vec<_>>(),
-                "about": s.about(),
-            })
-        })
-        .collect();
     match format {
-        MutantsFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
-        ),
+        MutantsFormat::Json => {
+            let rows: Vec<Listed> = Subject::all()
+                .into_iter()
+                .map(|s| Listed {
+                    about: s.about(),
+                    name: s.name(),
+                    rules: s.rules().iter().map(|r| r.id()).collect(),
+                    side: s.side(),
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+            )
+        }
         MutantsFormat::Text | MutantsFormat::Script => {
             for s in Subject::all() {
                 let rules: Vec<&str> = s.rules().iter().map(|r| r.id()).collect();
                 println!(
                     "{:<32} {:<8} {:<36} {}",
                     s.name(),
-                    side(&s),
+                    side_name(s.side()),
                     rules.join(", "),
                     s.about()
                 );
@@ -123,10 +135,11 @@ fn print_list(format: MutantsFormat) -> Result<(), String> {
     Ok(())
 }
 
-fn side(s: &Subject) -> &'static str {
-    match s.side() {
-        zoo::Side::Platform => "platform",
-        zoo::Side::Client => "client",
+/// `platform` or `client`.
+pub fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Platform => "platform",
+        Side::Client => "client",
     }
 }
 
@@ -138,15 +151,11 @@ fn text(m: &KillMatrix) -> String {
         "mutant", "side", "rules", "killed", "property", "method", "seconds", "states", "steps"
     );
     for r in &m.mutants {
-        let side = match r.side {
-            zoo::Side::Platform => "platform",
-            zoo::Side::Client => "client",
-        };
         let _ = writeln!(
             s,
             "{:<32} {:<8} {:<32} {:<6} {:<44} {:<36} {:>8.3} {:>9} {:>5}",
             r.name,
-            side,
+            side_name(r.side),
             r.rules.join(", "),
             if r.killed { "yes" } else { "NO" },
             r.property.unwrap_or("-"),
@@ -211,44 +220,48 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::from(1));
     };
+    let proof = &found.proof;
     if args.format == MutantsFormat::Script {
         let about = format!(
             "counterexample of mutant {name} ({}), killed by {} via {}: {}",
-            side(&subject),
-            found.property,
+            side_name(subject.side()),
+            found.property.name,
             row.method.as_deref().unwrap_or("?"),
-            found.detail
+            proof.detail
         );
-        let script = crate::script_cmd::counterexample_script(
-            &found.config,
-            &found.choices,
-            found.property,
-            &about,
-        )
-        .map_err(|e| format!("mutant {name}: {e}"))?;
+        let mut run_check = AlwaysCheck {
+            config: &proof.config,
+        };
+        let script = proof.script(&mut run_check, &about).map_err(|e| {
+            format!("mutant {name}: this counterexample cannot be written as a script: {e}")
+        })?;
         print!("{script}");
         return Ok(ExitCode::SUCCESS);
     }
-    let (tape, trace, mermaid) = zoo::render(found)?;
+    let (tape, trace, mermaid) = (
+        proof.labels(),
+        proof.trace.to_text(),
+        proof.trace.to_mermaid(),
+    );
     match args.format {
         MutantsFormat::Json => {
-            let v = serde_json::json!({
-                "mutant": row_json(&row)?,
-                "config": found.config.name,
-                "tape": tape,
-                "trace": trace,
-                "mermaid": mermaid,
-            });
+            let shown = Shown {
+                config: &proof.config.name,
+                mermaid,
+                mutant: &row,
+                tape,
+                trace,
+            };
             println!(
                 "{}",
-                serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+                serde_json::to_string_pretty(&shown).map_err(|e| e.to_string())?
             );
         }
         MutantsFormat::Text | MutantsFormat::Script => {
             println!(
                 "{} ({}): {}\nbreaks {}\nkilled by {} via {} in {:.3}s; {} choices (first found: {})\n{}",
                 row.name,
-                side(&subject),
+                side_name(subject.side()),
                 row.about,
                 row.rules.join(", "),
                 row.property.unwrap_or("?"),
@@ -260,7 +273,7 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
             );
             println!(
                 "\n# tape (world {}; one choice label per line)",
-                found.config.name
+                proof.config.name
             );
             for label in &tape {
                 println!("{label}");
@@ -272,6 +285,13 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn row_json(row: &MutantRow) -> Result<serde_json::Value, String> {
-    serde_json::to_value(row).map_err(|e| e.to_string())
+/// One mutant's counterexample as `mutants --show NAME --format json` prints it.
+#[derive(Serialize)]
+struct Shown<'a> {
+    /// The world it runs in.
+    config: &'a str,
+    mermaid: String,
+    mutant: &'a MutantRow,
+    tape: Vec<String>,
+    trace: String,
 }

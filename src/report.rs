@@ -4,12 +4,11 @@
 use crate::simulate_cmd::SweepSummary;
 use payhub_model::{Assumption, Enforcer, Rule};
 use payhub_properties::checker::{PresetReport, Status};
+use payhub_properties::zoo::KillMatrix;
 use payhub_properties::{AlwaysCheck, PROPERTIES};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::script::Report as ScriptReport;
 use payhub_sim::worlds;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -75,7 +74,7 @@ pub fn chaos_sweep(seeds: u64, threads: usize) -> ChaosSummary {
                     let (mut steps, mut violations, mut first) = (0u64, 0u64, None);
                     let mut check = AlwaysCheck { config };
                     for seed in (t * per)..((t + 1) * per).min(seeds) {
-                        let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+                        let profile = FaultProfile::unsalted(seed);
                         let (_, outcome) =
                             driver::run_seed(config, seed, &profile, 200, &mut check, None);
                         steps += outcome.steps as u64;
@@ -199,7 +198,24 @@ pub struct Report {
     pub coverage: Vec<CoverageRow>,
     pub findings: Vec<Finding>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kill_matrix: Option<serde_json::Value>,
+    pub kill_matrix: Option<ZooReport>,
+}
+
+/// The bug zoo's part of the report: the kill matrix, and one killed mutant's
+/// counterexample as a diagram.
+#[derive(Clone, Debug, Serialize)]
+pub struct ZooReport {
+    #[serde(flatten)]
+    pub matrix: KillMatrix,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<Example>,
+}
+
+/// A killed mutant's counterexample as a Mermaid sequence diagram.
+#[derive(Clone, Debug, Serialize)]
+pub struct Example {
+    pub name: &'static str,
+    pub mermaid: String,
 }
 
 impl Report {
@@ -208,7 +224,7 @@ impl Report {
         simulation: SweepSummary,
         chaos: ChaosSummary,
         scenarios: Vec<ScenarioResult>,
-        kill_matrix: Option<serde_json::Value>,
+        kill_matrix: Option<ZooReport>,
         seconds: f64,
     ) -> Report {
         let coverage = coverage(&presets, &scenarios);
@@ -248,15 +264,9 @@ impl Report {
     }
 
     fn zoo_failed(&self) -> bool {
-        self.kill_matrix.as_ref().is_some_and(|m| {
-            let survivors = m["mutants"]
-                .as_array()
-                .is_some_and(|rows| rows.iter().any(|r| r["killed"] == false));
-            let reference = m["references"]
-                .as_array()
-                .is_some_and(|rows| rows.iter().any(|r| r["caught"] == true));
-            survivors || reference
-        })
+        self.kill_matrix
+            .as_ref()
+            .is_some_and(|zoo| !zoo.matrix.survivors().is_empty() || zoo.matrix.reference_caught())
     }
 
     fn exit_code_value(&self) -> u8 {
@@ -355,10 +365,12 @@ impl Report {
         for f in self.scenarios.iter().filter(|x| !x.passed) {
             let _ = writeln!(s, "    FAILED {}: {}", f.name, f.failures.join("; "));
         }
-        if let Some(m) = &self.kill_matrix {
-            let rows = m["mutants"].as_array().cloned().unwrap_or_default();
-            let killed = rows.iter().filter(|r| r["killed"] == true).count();
-            let _ = writeln!(s, "bug zoo: {killed} of {} mutants killed", rows.len());
+        if let Some(zoo) = &self.kill_matrix {
+            let _ = writeln!(
+                s,
+                "bug zoo: {} of {} mutants killed",
+                zoo.matrix.killed, zoo.matrix.total
+            );
         }
         let gaps = self
             .coverage
@@ -531,49 +543,8 @@ impl Report {
             );
         }
 
-        if let Some(m) = &self.kill_matrix {
-            let _ = writeln!(s, "\n## Kill matrix\n");
-            let _ = writeln!(
-                s,
-                "| mutant | side | rules | killed | property | method | seconds | counterexample steps |\n|---|---|---|---|---|---|---|---|"
-            );
-            for r in m["mutants"].as_array().cloned().unwrap_or_default() {
-                let rules = r["rules"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
-                    r["name"].as_str().unwrap_or("?"),
-                    r["side"].as_str().unwrap_or("?"),
-                    rules,
-                    r["killed"],
-                    r["property"].as_str().unwrap_or("—"),
-                    r["method"].as_str().unwrap_or("—"),
-                    r["seconds"]
-                        .as_f64()
-                        .map(|x| format!("{x:.3}"))
-                        .unwrap_or_default(),
-                    r["counterexample_steps"]
-                );
-            }
-            if let Some(example) = m["example"].as_object() {
-                let _ = writeln!(
-                    s,
-                    "\nExample counterexample (`{}`):\n\n```mermaid\n{}```\n",
-                    example.get("name").and_then(|v| v.as_str()).unwrap_or("?"),
-                    example
-                        .get("mermaid")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("")
-                );
-            }
+        if let Some(zoo) = &self.kill_matrix {
+            kill_matrix_markdown(&mut s, zoo);
         }
         s
     }
@@ -589,6 +560,38 @@ impl Report {
         std::fs::write(&json, self.to_json())
             .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
         Ok(vec![md.display().to_string(), json.display().to_string()])
+    }
+}
+
+/// The kill matrix section of the Markdown page.
+fn kill_matrix_markdown(s: &mut String, zoo: &ZooReport) {
+    let _ = writeln!(s, "\n## Kill matrix\n");
+    let _ = writeln!(
+        s,
+        "| mutant | side | rules | killed | property | method | seconds | counterexample steps |\n|---|---|---|---|---|---|---|---|"
+    );
+    for r in &zoo.matrix.mutants {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} | {:.3} | {} |",
+            r.name,
+            crate::mutants_cmd::side_name(r.side),
+            r.rules.join(", "),
+            r.killed,
+            r.property.unwrap_or("—"),
+            r.method.as_deref().unwrap_or("—"),
+            r.seconds,
+            // As the JSON of a missing length reads.
+            r.counterexample_steps
+                .map_or_else(|| "null".to_owned(), |n| n.to_string()),
+        );
+    }
+    if let Some(example) = &zoo.example {
+        let _ = writeln!(
+            s,
+            "\nExample counterexample (`{}`):\n\n```mermaid\n{}```\n",
+            example.name, example.mermaid
+        );
     }
 }
 

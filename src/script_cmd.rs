@@ -7,7 +7,6 @@
 
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
 use payhub_sim::script::{self, Report, Script, ScriptError};
-use payhub_sim::{Choice, WorldConfig, driver};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -69,32 +68,6 @@ pub fn execute(script: &Script) -> Report {
         config: &script.config,
     };
     script::run(script, &mut check)
-}
-
-/// A counterexample as a what-if script that `run` reproduces choice for choice.
-///
-/// `choices` (from the world's initial state) are replayed on `config` with every
-/// *always* property checked after every step, as `run` checks them, and cut at the first
-/// violation; that property becomes the script's `expect violation`. `property` is the
-/// one the counterexample was found for: if another is violated first on the way, or
-/// none is, the title says so. The error says why the run cannot be a script.
-pub fn counterexample_script(
-    config: &WorldConfig,
-    choices: &[Choice],
-    property: &str,
-    about: &str,
-) -> Result<String, String> {
-    let mut check = AlwaysCheck { config };
-    let (_, outcome) = driver::replay(config, choices, &mut check, None)
-        .map_err(|(i, e)| format!("the counterexample does not replay at step {}: {e}", i + 1))?;
-    let violated = outcome.violation.as_ref().map(|v| v.property.as_str());
-    let about = match violated {
-        Some(p) if p == property => about.to_owned(),
-        Some(p) => format!("{about} (on this path {p} is violated first)"),
-        None => format!("{about} (replayed, it violates no always property)"),
-    };
-    script::script_from_tape(config, &outcome.tape, violated, &about)
-        .map_err(|e| format!("this counterexample cannot be written as a script: {e}"))
 }
 
 fn render(report: &Report, format: ScriptFormat) -> String {

@@ -1,11 +1,12 @@
-//! `payhub-verify simulate` (seeded sweeps) and `payhub-verify replay` (one run, traced).
+//! `payhub-verify simulate`: seeded sweeps; a failing seed is proved, shrunk and saved
+//! as a tape (`tapes/seed-N.tape`) and as a what-if script.
 
 use payhub_properties::AlwaysCheck;
 use payhub_properties::liveness::Verdict;
-use payhub_sim::driver::{self, FaultProfile, RunOutcome};
-use payhub_sim::{Choice, Trace, WorldConfig, worlds};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use payhub_sim::driver::{self, RunOutcome};
+use payhub_sim::prove::{Shrink, prove};
+use payhub_sim::tape::{SimulationArgs, Tape};
+use payhub_sim::{Choice, WorldConfig};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -82,31 +83,14 @@ pub struct WorldArgs {
 }
 
 impl WorldArgs {
-    pub fn config(&self) -> Result<WorldConfig, String> {
-        if self.clients == 0 || self.clients > 8 {
-            return Err(format!("--clients must be 1..=8, not {}", self.clients));
+    /// The settings these flags give (what a tape records).
+    pub fn simulation(&self) -> SimulationArgs {
+        SimulationArgs {
+            policy: self.policy.clone(),
+            clients: self.clients,
+            steps: self.steps,
+            no_swarm: self.no_swarm,
         }
-        let policy = worlds::parse_policy(&self.policy)?;
-        Ok(worlds::simulation(&policy, self.clients))
-    }
-
-    pub fn profile(&self, seed: u64) -> FaultProfile {
-        if self.no_swarm {
-            FaultProfile::default()
-        } else {
-            FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_5EED_5EED_5EED))
-        }
-    }
-
-    pub fn replay_flags(&self) -> String {
-        let mut s = format!(
-            "--policy {} --clients {} --steps {}",
-            self.policy, self.clients, self.steps
-        );
-        if self.no_swarm {
-            s.push_str(" --no-swarm");
-        }
-        s
     }
 }
 
@@ -232,7 +216,7 @@ struct SeedResult {
     liveness: Verdict,
 }
 
-fn run_one(config: &WorldConfig, args: &WorldArgs, seed: u64) -> SeedResult {
+fn run_one(config: &WorldConfig, args: &SimulationArgs, seed: u64) -> SeedResult {
     let profile = args.profile(seed);
     let mut check = AlwaysCheck { config };
     let (world, outcome) = driver::run_seed(config, seed, &profile, args.steps, &mut check, None);
@@ -260,14 +244,15 @@ fn run_one(config: &WorldConfig, args: &WorldArgs, seed: u64) -> SeedResult {
 }
 
 pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
-    let config = args.world.config()?;
+    let settings = args.world.simulation();
+    let config = settings.config()?;
     let seeds: Vec<u64> = (args.seeds.start..args.seeds.end)
         .filter(|s| {
             args.shard
                 .is_none_or(|sh| (s - args.seeds.start) % sh.count == sh.index)
         })
         .collect();
-    let summary = sweep(&config, &args.world, &seeds, args.threads, &args.out)?;
+    let summary = sweep(&config, &settings, &seeds, args.threads, &args.out)?;
     match args.format {
         SweepFormat::Json => println!(
             "{}",
@@ -297,7 +282,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
 /// the thread count), shrinks the first failures and saves the shortest one's tape.
 pub fn sweep(
     config: &WorldConfig,
-    world: &WorldArgs,
+    world: &SimulationArgs,
     seeds: &[u64],
     threads: usize,
     out: &Path,
@@ -338,13 +323,7 @@ pub fn sweep(
         if r.outcome.violation.is_some() {
             summary.violations += 1;
         }
-        let replay = || {
-            format!(
-                "payhub-verify replay --seed {} {}",
-                r.seed,
-                world.replay_flags()
-            )
-        };
+        let replay = || format!("payhub-verify replay --seed {} {}", r.seed, world.flags());
         match &r.liveness {
             Verdict::Resolved => {}
             Verdict::Unresolved(u) => {
@@ -381,81 +360,50 @@ pub fn sweep(
     Ok(summary)
 }
 
+/// Proves and shrinks a failing seed's run, and saves it as a tape and (if it can be
+/// one) as a what-if script.
 fn shrink_and_save(
     config: &WorldConfig,
-    args: &WorldArgs,
+    args: &SimulationArgs,
     r: &SeedResult,
     out: &Path,
 ) -> Result<SimCounterexample, String> {
-    let violation = r.outcome.violation.clone().expect("failing run");
     let mut check = AlwaysCheck { config };
-    let shrunk =
-        payhub_sim::shrink::shrink(config, &r.outcome.tape, &violation.property, &mut check);
-    let mut trace = Trace::new();
-    let (_, replayed) = driver::replay(config, &shrunk, &mut check, Some(&mut trace))
-        .map_err(|(i, e)| format!("shrunk tape does not replay at step {}: {e}", i + 1))?;
-    let detail = replayed
-        .violation
-        .map(|v| v.detail)
-        .unwrap_or(violation.detail);
-    let tape: Vec<String> = shrunk.iter().map(|c| c.to_string()).collect();
+    let cx = prove(config, &r.outcome.tape, &mut check, Shrink::Yes)
+        .map_err(|e| format!("seed {}: {e}", r.seed))?;
     let dir = out.join("tapes");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let file = dir.join(format!("seed-{}.tape", r.seed));
-    std::fs::write(&file, tape_file(config, args, Some(r.seed), &tape))
+    let tape = Tape::new(args.clone(), Some(r.seed), cx.choices.clone());
+    std::fs::write(&file, tape.to_json())
         .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     let about = format!(
         "counterexample of seed {} ({}): {}",
-        r.seed, config.name, violation.property
+        r.seed, config.name, cx.property
     );
-    let (script, no_script, script_file) = match payhub_sim::script::script_from_tape(
-        config,
-        &shrunk,
-        Some(&violation.property),
-        &about,
-    ) {
+    let (script, no_script, script_file) = match cx.script(&mut check, &about) {
         Ok(text) => {
             let path = dir.join(format!("seed-{}.pha", r.seed));
             std::fs::write(&path, &text)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             (Some(text), None, Some(path.display().to_string()))
         }
-        Err(e) => (None, Some(e.to_string()), None),
+        Err(e) => (None, Some(e), None),
     };
     Ok(SimCounterexample {
         seed: r.seed,
         profile: args.profile(r.seed).key_values(),
-        property: violation.property,
-        detail,
+        tape: cx.labels(),
+        trace: cx.trace.to_text(),
+        property: cx.property,
+        detail: cx.detail,
         original_steps: r.outcome.steps,
-        tape,
         tape_file: file.display().to_string(),
         replay: format!("payhub-verify replay --tape {}", file.display()),
-        trace: trace.to_text(),
         script,
         no_script,
         script_file,
     })
-}
-
-/// A saved tape: a header naming the world, then one choice label per line.
-pub fn tape_file(
-    config: &WorldConfig,
-    args: &WorldArgs,
-    seed: Option<u64>,
-    tape: &[String],
-) -> String {
-    let mut s = String::from("# payhub-verify tape v1\n");
-    s.push_str(&format!("# world: {}\n", config.name));
-    s.push_str(&format!("world-flags: {}\n", args.replay_flags()));
-    if let Some(seed) = seed {
-        s.push_str(&format!("seed: {seed}\n"));
-    }
-    for line in tape {
-        s.push_str(line);
-        s.push('\n');
-    }
-    s
 }
 
 fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
@@ -518,159 +466,8 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
             println!(
                 "       or: payhub-verify replay --seed {} {}",
                 cx.seed,
-                args.world.replay_flags()
+                args.world.simulation().flags()
             );
         }
     }
-}
-
-#[derive(clap::Args, Debug)]
-pub struct ReplayArgs {
-    /// Re-run this seed.
-    #[arg(long, conflicts_with = "tape")]
-    pub seed: Option<u64>,
-    /// Replay a saved tape file.
-    #[arg(long)]
-    pub tape: Option<PathBuf>,
-    #[command(flatten)]
-    pub world: WorldArgs,
-    /// Output format of the trace.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: TraceFormat,
-}
-
-/// How a trace is printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TraceFormat {
-    Text,
-    Json,
-    Mermaid,
-    /// A what-if script that `payhub-verify run` reproduces.
-    Script,
-}
-
-pub fn render(trace: &Trace, format: TraceFormat) -> String {
-    match format {
-        TraceFormat::Text | TraceFormat::Script => trace.to_text(),
-        TraceFormat::Json => trace.to_json(),
-        TraceFormat::Mermaid => trace.to_mermaid(),
-    }
-}
-
-/// Parses a tape file: its world flags and its choice labels.
-pub fn read_tape(path: &Path) -> Result<(WorldArgs, Option<u64>, Vec<String>), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| format!("{}: not a text file", path.display()))?;
-    let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, "# payhub-verify tape v1")) => {}
-        _ => {
-            return Err(format!(
-                "{}:1: not a payhub-verify tape (expected '# payhub-verify tape v1')",
-                path.display()
-            ));
-        }
-    }
-    let mut world = None;
-    let mut seed = None;
-    let mut labels = Vec::new();
-    for (i, line) in lines {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(flags) = line.strip_prefix("world-flags:") {
-            world = Some(
-                parse_world_flags(flags)
-                    .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?,
-            );
-        } else if let Some(s) = line.strip_prefix("seed:") {
-            seed =
-                Some(s.trim().parse().map_err(|_| {
-                    format!("{}:{}: bad seed '{}'", path.display(), i + 1, s.trim())
-                })?);
-        } else {
-            labels.push(line.to_owned());
-        }
-    }
-    let world = world.ok_or_else(|| format!("{}: no 'world-flags:' line", path.display()))?;
-    Ok((world, seed, labels))
-}
-
-fn parse_world_flags(flags: &str) -> Result<WorldArgs, String> {
-    let mut args = WorldArgs {
-        policy: "reference".into(),
-        clients: 2,
-        steps: 400,
-        no_swarm: false,
-    };
-    let mut it = flags.split_whitespace();
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
-        match flag {
-            "--policy" => args.policy = value()?.to_owned(),
-            "--clients" => {
-                args.clients = value()?.parse().map_err(|_| "bad --clients".to_string())?
-            }
-            "--steps" => args.steps = value()?.parse().map_err(|_| "bad --steps".to_string())?,
-            "--no-swarm" => args.no_swarm = true,
-            other => return Err(format!("unknown world flag '{other}'")),
-        }
-    }
-    Ok(args)
-}
-
-pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
-    let (world_args, tape) = match (&args.tape, args.seed) {
-        (Some(path), _) => {
-            let (world_args, _, labels) = read_tape(path)?;
-            let config = world_args.config()?;
-            let tape = driver::resolve_labels(&config, &labels)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            (world_args, tape)
-        }
-        (None, Some(seed)) => {
-            let config = args.world.config()?;
-            let mut check = AlwaysCheck { config: &config };
-            let (_, outcome) = driver::run_seed(
-                &config,
-                seed,
-                &args.world.profile(seed),
-                args.world.steps,
-                &mut check,
-                None,
-            );
-            (args.world.clone(), outcome.tape)
-        }
-        (None, None) => return Err("replay needs --seed N or --tape FILE".into()),
-    };
-    let config = world_args.config()?;
-    let mut trace = Trace::new();
-    let mut check = AlwaysCheck { config: &config };
-    let (_, outcome) = driver::replay(&config, &tape, &mut check, Some(&mut trace))
-        .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
-    if args.format == TraceFormat::Script {
-        let property = outcome.violation.as_ref().map(|v| v.property.as_str());
-        let script =
-            payhub_sim::script::script_from_tape(&config, &outcome.tape, property, &config.name)?;
-        print!("{script}");
-        return Ok(if outcome.violation.is_some() {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        });
-    }
-    print!("{}", render(&trace, args.format));
-    if args.format == TraceFormat::Text {
-        match &outcome.violation {
-            Some(v) => println!("VIOLATED {}: {}", v.property, v.detail),
-            None => println!("no property violated in {} steps", outcome.steps),
-        }
-    }
-    Ok(if outcome.violation.is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
 }

@@ -2,11 +2,12 @@
 //! sweep of the reference client, a seeded chaos sweep, the contract's scenarios and
 //! findings as scripts, and the bug zoo; then the report.
 
-use crate::report::{self, Report, ScenarioResult};
-use crate::simulate_cmd::{self, WorldArgs};
+use crate::report::{self, Example, Report, ScenarioResult, ZooReport};
+use crate::simulate_cmd;
 use crate::{Format, script_cmd};
 use payhub_properties::checker::Limits;
 use payhub_properties::{check, presets};
+use payhub_sim::tape::SimulationArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -102,12 +103,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         args.seeds
     };
     progress.say(&format!("simulate {seeds} seeds of the reference client"));
-    let world = WorldArgs {
-        policy: "reference".into(),
-        clients: 2,
-        steps: 400,
-        no_swarm: false,
-    };
+    let world = SimulationArgs::default();
     let config = world.config()?;
     let seed_list: Vec<u64> = (0..seeds).collect();
     let sweep = simulate_cmd::sweep(&config, &world, &seed_list, args.threads, &args.out)?;
@@ -169,9 +165,9 @@ fn run_scenarios() -> Result<Vec<ScenarioResult>, String> {
     Ok(results)
 }
 
-/// Runs the bug zoo and returns its kill matrix as JSON, with one killed mutant's
-/// counterexample as a Mermaid diagram for the report.
-fn bug_zoo(args: &VerifyArgs) -> Result<serde_json::Value, String> {
+/// Runs the bug zoo: its kill matrix, with one killed mutant's counterexample as a
+/// Mermaid diagram for the report.
+fn bug_zoo(args: &VerifyArgs) -> Result<ZooReport, String> {
     use payhub_properties::zoo::{self, Subject, ZooOptions};
     let options = ZooOptions {
         threads: args.threads.max(1),
@@ -183,14 +179,11 @@ fn bug_zoo(args: &VerifyArgs) -> Result<serde_json::Value, String> {
         ..ZooOptions::default()
     };
     let matrix = zoo::run(&Subject::all(), &options)?;
-    let mut value = serde_json::to_value(&matrix).map_err(|e| e.to_string())?;
-    let example = matrix
-        .mutants
-        .iter()
-        .find_map(|m| m.counterexample.as_ref().map(|found| (m.name, found)))
-        .and_then(|(name, found)| zoo::render(found).ok().map(|rendered| (name, rendered)));
-    if let Some((name, (_, _, mermaid))) = example {
-        value["example"] = serde_json::json!({ "name": name, "mermaid": mermaid });
-    }
-    Ok(value)
+    let example = matrix.mutants.iter().find_map(|m| {
+        m.counterexample.as_ref().map(|found| Example {
+            name: m.name,
+            mermaid: found.proof.trace.to_mermaid(),
+        })
+    });
+    Ok(ZooReport { matrix, example })
 }

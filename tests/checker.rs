@@ -36,7 +36,8 @@ fn unknown_03_checker_counterexample_replays_and_is_minimal() {
     let mut check_all = AlwaysCheck {
         config: &preset.config,
     };
-    let (_, outcome) = driver::replay(&preset.config, &cx.choices, &mut check_all, None).unwrap();
+    let (_, outcome) =
+        driver::replay(&preset.config, &cx.proof.choices, &mut check_all, None).unwrap();
     assert_eq!(
         outcome.violation.unwrap().property,
         "client-never-charges-an-order-twice"
@@ -58,7 +59,7 @@ fn unknown_03_checker_counterexample_replays_and_is_minimal() {
     // of the path has depth `len + 1`, and a search bounded by depth `d` evaluates states
     // of depth below `d` only. Minimal: bounded so that every state of depth `len` or
     // less is evaluated, nothing is found; one level deeper, the violation is.
-    let violating_depth = cx.choices.len() + 1;
+    let violating_depth = cx.proof.choices.len() + 1;
     assert!(
         !found_within(violating_depth),
         "a shorter counterexample exists"

@@ -41,15 +41,54 @@ fn unknown_scenario_and_policy_and_rule_are_2() {
     }
 }
 
+/// A tape's JSON with `choices` (labels) on the simulation settings given.
+fn tape(settings: &str, choices: &str) -> String {
+    format!(
+        r#"{{"format": "payhub-verify tape v2", "simulation": {{{settings}}}, "choices": [{choices}]}}"#
+    )
+}
+
+const SETTINGS: &str = r#""policy": "reference", "clients": 2, "steps": 10, "no_swarm": false"#;
+
 #[test]
 fn malformed_or_unreadable_tapes_are_2() {
     let cases: Vec<(PathBuf, &str)> = vec![
-        (temp("binary.tape", &[0xff, 0xfe, 0x00, 0x01]), "not a text file"),
-        (temp("header.tape", b"hello\n"), "not a payhub-verify tape"),
-        (temp("flags.tape", b"# payhub-verify tape v1\nworld-flags: --bogus 3\n"), "unknown world flag"),
         (
-            temp("choice.tape", b"# payhub-verify tape v1\nworld-flags: --policy reference --clients 2 --steps 10\ndeliver m99\n"),
-            "is not enabled",
+            temp("binary.tape", &[0xff, 0xfe, 0x00, 0x01]),
+            "not a text file",
+        ),
+        (temp("header.tape", b"hello\n"), "not a payhub-verify tape"),
+        (
+            temp(
+                "v1.tape",
+                b"# payhub-verify tape v1\nworld-flags: --bogus 3\n",
+            ),
+            "a tape of an older payhub-verify (v1",
+        ),
+        (
+            temp(
+                "field.tape",
+                &tape(&format!("{SETTINGS}, \"bogus\": 3"), ""),
+            ),
+            "unknown field `bogus`",
+        ),
+        (
+            temp(
+                "policy.tape",
+                &tape(
+                    r#""policy": "nope", "clients": 2, "steps": 10, "no_swarm": false"#,
+                    "",
+                ),
+            ),
+            "unknown policy 'nope'",
+        ),
+        (
+            temp("label.tape", &tape(SETTINGS, r#""command 0", "fly m1""#)),
+            "step 2: 'fly m1' is not a choice label",
+        ),
+        (
+            temp("choice.tape", &tape(SETTINGS, r#""deliver m99""#)),
+            "step 1: 'deliver m99' is not enabled",
         ),
         (PathBuf::from("/nonexistent/x.tape"), "cannot read"),
     ];
@@ -112,6 +151,33 @@ fn a_complete_check_exits_0_and_a_violating_sweep_exits_1() {
         "{text}"
     );
     no_panic(&o);
+    // Every tape the sweep wrote replays to the violation it printed.
+    let violation = text
+        .lines()
+        .find_map(|l| l.strip_prefix("violation: "))
+        .expect("the violation line");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(out.join("tapes")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "tape") {
+            continue;
+        }
+        let o = run(&["replay", "--tape", path.to_str().unwrap()]);
+        assert_eq!(code(&o), 1, "{}: {}", path.display(), stderr(&o));
+        assert!(stdout(&o).contains("VIOLATED "), "{}", stdout(&o));
+        if text.contains(&format!(
+            "reproduce: payhub-verify replay --tape {}",
+            path.display()
+        )) {
+            assert!(
+                stdout(&o).contains(&format!("VIOLATED {violation}")),
+                "{}",
+                stdout(&o)
+            );
+        }
+        replayed += 1;
+    }
+    assert!(replayed >= 1);
 }
 
 #[test]

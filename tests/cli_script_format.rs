@@ -145,14 +145,26 @@ fn script_format_is_for_one_counterexample() {
 /// advance, a control) replays; an unknown label is named, with exit 2.
 #[test]
 fn a_tape_with_send_and_advance_labels_replays() {
-    let header =
-        "# payhub-verify tape v1\nworld-flags: --policy reference --clients 2 --steps 50\n";
-    let tape = format!(
-        "{header}{}\ndeliver m1\nadvance 15s\nfee-rate 350\n{}\n",
-        r#"send merchant-5 POST /v1/payments  Idempotency-Key: K  {"merchant_order_no":"ORDER-9","amount":10000,"currency":"USD","card":"A"}"#,
-        r#"send merchant-5 GET /v1/payments?merchant_order_no=ORDER-9  Authorization: Bearer ak_3"#,
+    let tape = |choices: &[&str]| {
+        let labels: Vec<String> = choices
+            .iter()
+            .map(|c| serde_json::to_string(c).unwrap())
+            .collect();
+        format!(
+            r#"{{"format": "payhub-verify tape v2", "simulation": {{"policy": "reference", "clients": 2, "steps": 50, "no_swarm": false}}, "choices": [{}]}}"#,
+            labels.join(", ")
+        )
+    };
+    let path = temp(
+        "free.tape",
+        &tape(&[
+            r#"send merchant-5 POST /v1/payments  Idempotency-Key: K  {"merchant_order_no":"ORDER-9","amount":10000,"currency":"USD","card":"A"}"#,
+            "deliver m1",
+            "advance 15s",
+            "fee-rate 350",
+            r#"send merchant-5 GET /v1/payments?merchant_order_no=ORDER-9  Authorization: Bearer ak_3"#,
+        ]),
     );
-    let path = temp("free.tape", &tape);
     let o = run(&["replay", "--tape", path.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let out = stdout(&o);
@@ -163,18 +175,20 @@ fn a_tape_with_send_and_advance_labels_replays() {
     assert!(out.contains("(clock → 15s)"), "{out}");
     assert!(out.contains("no property violated in 5 steps"), "{out}");
 
-    let bad = temp("bad.tape", &format!("{header}deliver m1\nwarp 15s\n"));
+    let bad = temp("bad.tape", &tape(&["deliver m1", "warp 15s"]));
     let o = run(&["replay", "--tape", bad.to_str().unwrap()]);
     assert_eq!(code(&o), 2, "{}", stdout(&o));
     let err = stderr(&o);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("step 1: 'deliver m1' is not enabled"), "{err}");
-    let bad = temp("unknown.tape", &format!("{header}warp 15s\n"));
+    assert!(
+        err.contains("step 2: 'warp 15s' is not a choice label (column 1: unknown choice 'warp'"),
+        "{err}"
+    );
+    let bad = temp("disabled.tape", &tape(&["deliver m1"]));
     let o = run(&["replay", "--tape", bad.to_str().unwrap()]);
     assert_eq!(code(&o), 2, "{}", stdout(&o));
     assert!(
-        stderr(&o)
-            .contains("step 1: 'warp 15s' is not a choice label (column 1: unknown choice 'warp'"),
+        stderr(&o).contains("step 1: 'deliver m1' is not enabled"),
         "{}",
         stderr(&o)
     );

@@ -56,16 +56,32 @@ fn every_mutant_is_killed_by_a_named_property() {
             .counterexample
             .as_ref()
             .expect("a replayable counterexample");
-        assert_eq!(row.counterexample_steps, Some(found.choices.len()));
+        let proof = &found.proof;
+        assert_eq!(row.counterexample_steps, Some(proof.choices.len()));
         assert!(
-            !row.tape.is_empty() && row.tape.len() == found.choices.len(),
+            !row.tape.is_empty() && row.tape.len() == proof.choices.len(),
             "{}",
             row.name
         );
-        let (tape, text, mermaid) = zoo::render(found).unwrap();
-        assert_eq!(tape, row.tape);
-        assert!(!text.is_empty(), "{}", row.name);
-        assert!(mermaid.starts_with("sequenceDiagram"), "{}", row.name);
+        assert_eq!(proof.labels(), row.tape);
+        assert_eq!(proof.property, property);
+        // The proof's trace is the trace of a replay of its choices on its world.
+        let mut check = payhub_properties::property::OneCheck {
+            property: found.property,
+            config: &proof.config,
+        };
+        let mut trace = payhub_sim::Trace::new();
+        let (_, replayed) =
+            payhub_sim::driver::replay(&proof.config, &proof.choices, &mut check, Some(&mut trace))
+                .unwrap();
+        assert_eq!(replayed.violation, Some(proof.violation()), "{}", row.name);
+        assert_eq!(trace.to_text(), proof.trace.to_text(), "{}", row.name);
+        assert!(!trace.to_text().is_empty(), "{}", row.name);
+        assert!(
+            proof.trace.to_mermaid().starts_with("sequenceDiagram"),
+            "{}",
+            row.name
+        );
     }
     // Every property added for the zoo kills something (a check that cannot fail is worth nothing).
     let killers: BTreeSet<&str> = matrix.mutants.iter().filter_map(|r| r.property).collect();
@@ -81,6 +97,10 @@ fn every_mutant_is_killed_by_a_named_property() {
         "client-card-retry-only-after-failed",
         "client-never-closes-a-captured-order",
     ] {
+        assert!(
+            payhub_properties::property(p).is_some(),
+            "{p} is not a registered property"
+        );
         assert!(killers.contains(p), "{p} killed no mutant: {killers:?}");
     }
 }
@@ -102,9 +122,10 @@ fn reference_configurations_are_caught_by_nothing() {
             panic!(
                 "reference caught in {} by {}: {}\n{}",
                 preset.name,
-                found.property,
-                found.detail,
+                found.property.name,
+                found.proof.detail,
                 found
+                    .proof
                     .choices
                     .iter()
                     .map(|c| c.to_string())
@@ -129,7 +150,7 @@ fn reference_configurations_are_caught_by_nothing() {
             e.found.is_none(),
             "{}: {:?}",
             config.name,
-            e.found.map(|f| f.detail)
+            e.found.map(|f| f.proof.detail)
         );
     }
 }
@@ -175,12 +196,12 @@ fn ret_01_attempt_05_a_platform_run_with_a_wrong_contract_number_is_killed() {
         assert_eq!(row.property, Some(property), "{m}");
         assert_eq!(row.method.as_deref(), Some(method), "{m}");
         let found = row.counterexample.as_ref().expect("a counterexample");
-        assert_eq!(found.config.params, m.apply(found.config.params.clone()));
+        assert_eq!(found.proof.config.params, m.apply(found.proof.config.params.clone()));
         let (world, outcome) = payhub_sim::driver::replay(
-            &found.config,
-            &found.choices,
+            &found.proof.config,
+            &found.proof.choices,
             &mut AlwaysCheck {
-                config: &found.config,
+                config: &found.proof.config,
             },
             None,
         )
@@ -191,7 +212,7 @@ fn ret_01_attempt_05_a_platform_run_with_a_wrong_contract_number_is_killed() {
         );
         if m == ParameterMutant::Retention1d {
             // Caught between the platform's day and the contract's seven.
-            assert!(world.now >= found.config.params.retention, "{}", world.now);
+            assert!(world.now >= found.proof.config.params.retention, "{}", world.now);
             assert!(world.now < Contract::RETENTION, "{}", world.now);
         }
     }

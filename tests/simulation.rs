@@ -4,9 +4,8 @@
 use payhub_model::client::Policy;
 use payhub_properties::AlwaysCheck;
 use payhub_sim::driver::{self, FaultProfile};
+use payhub_sim::prove::{Shrink, prove};
 use payhub_sim::{Trace, worlds};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
 
 /// FNV-1a, 64 bits: a stable hash that does not depend on the platform or the build.
@@ -21,7 +20,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 fn traced_json(seed: u64) -> String {
     let config = worlds::simulation(&Policy::reference(), 2);
-    let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+    let profile = FaultProfile::unsalted(seed);
     let mut trace = Trace::new();
     let mut check = AlwaysCheck { config: &config };
     let (_, outcome) = driver::run_seed(&config, seed, &profile, 300, &mut check, Some(&mut trace));
@@ -68,7 +67,7 @@ fn effect_01_reference_client_sweep_has_no_violation() {
     let mut check = AlwaysCheck { config: &config };
     let mut statuses = BTreeSet::new();
     for seed in 0..300 {
-        let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+        let profile = FaultProfile::unsalted(seed);
         let (world, outcome) = driver::run_seed(&config, seed, &profile, 300, &mut check, None);
         assert!(
             outcome.violation.is_none(),
@@ -86,7 +85,7 @@ fn effect_01_reference_client_sweep_has_no_violation() {
 }
 
 /// "Don't do this": a new key and a new order number after a timeout is caught by a
-/// sweep and shrunk to at most 8 choices that read like the contract's example.
+/// sweep, proved and shrunk to at most 8 choices that read like the contract's example.
 #[test]
 fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
     let policy = worlds::parse_policy("new_key_after_timeout+new_order_no_after_timeout").unwrap();
@@ -94,29 +93,23 @@ fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
     let mut check = AlwaysCheck { config: &config };
     let failing = (0..500)
         .find_map(|seed| {
-            let profile =
-                FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_5EED_5EED_5EED));
+            let profile = FaultProfile::for_seed(seed);
             let (_, outcome) = driver::run_seed(&config, seed, &profile, 400, &mut check, None);
             outcome.violation.clone().map(|v| (outcome, v))
         })
         .expect("the sweep finds the double charge");
     let (outcome, violation) = failing;
     assert_eq!(violation.property, "client-never-charges-an-order-twice");
-    let shrunk =
-        payhub_sim::shrink::shrink(&config, &outcome.tape, &violation.property, &mut check);
+    let cx = prove(&config, &outcome.tape, &mut check, Shrink::Yes).expect("it proves");
+    assert_eq!(cx.property, violation.property);
+    assert_eq!(cx.found_steps, outcome.steps);
     assert!(
-        shrunk.len() <= 8,
-        "shrunk to {} choices: {shrunk:?}",
-        shrunk.len()
+        cx.choices.len() <= 8,
+        "shrunk to {} choices: {:?}",
+        cx.labels().len(),
+        cx.labels()
     );
-    let mut trace = Trace::new();
-    let (_, replayed) =
-        driver::replay(&config, &shrunk, &mut check, Some(&mut trace)).expect("replays");
-    assert_eq!(
-        replayed.violation.map(|v| v.property),
-        Some(violation.property)
-    );
-    let text = trace.to_text();
+    let text = cx.trace.to_text();
     assert!(text.contains("(timeout, no response)"), "{text}");
     assert!(text.contains("ORDER-1-retry"), "{text}");
 }
@@ -128,7 +121,7 @@ fn mermaid_rendering_is_well_formed() {
     let config = worlds::simulation(&Policy::reference(), 2);
     let mut check = AlwaysCheck { config: &config };
     for seed in 0..40 {
-        let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+        let profile = FaultProfile::unsalted(seed);
         let mut trace = Trace::new();
         driver::run_seed(&config, seed, &profile, 200, &mut check, Some(&mut trace));
         let mermaid = trace.to_mermaid();

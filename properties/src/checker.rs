@@ -8,8 +8,9 @@
 //! Traps of stateright 0.31 closed here rather than inherited:
 //! - a run stopped by a state-count or time limit is reported **incomplete**, never as
 //!   passing;
-//! - a counterexample is replayed on the world to prove it reaches the violation, then
-//!   shrunk with the tape shrinker, so the printed one is short;
+//! - a counterexample is replayed on the world to prove it reaches the violation
+//!   ([`payhub_sim::prove`]), and shrunk with the tape shrinker when it is not a shortest
+//!   path, so the printed one is short;
 //! - no symmetry reduction is used, so counts do not depend on thread scheduling;
 //! - the hashed state (the world) is canonical: ordered maps, no trace inside.
 
@@ -17,7 +18,7 @@ use crate::engine::{self, Bounds, Flow};
 use crate::presets::Preset;
 use crate::property::{Kind, OneCheck, PROPERTIES, Property};
 use payhub_model::Rule;
-use payhub_sim::driver;
+use payhub_sim::prove::{self, Shrink, prove};
 use payhub_sim::{Choice, World};
 use serde::Serialize;
 use stateright::{Checker, Model};
@@ -83,7 +84,7 @@ impl PresetModel {
             _ => PROPERTIES
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| p.kind() == Kind::Always || preset.reaches.contains(&p.name))
+                .filter(|(_, p)| p.kind() == Kind::Always || preset.reaches.contains(p.name))
                 .map(|(i, _)| i)
                 .collect(),
         };
@@ -271,7 +272,8 @@ pub enum Status {
     Unknown,
 }
 
-/// A counterexample: replayed on the world, shrunk.
+/// A counterexample: the path the search found, proved on the world ([`prove`]), shrunk
+/// unless it is a shortest one.
 #[derive(Clone, Debug, Serialize)]
 pub struct Counterexample {
     pub detail: String,
@@ -284,9 +286,10 @@ pub struct Counterexample {
     /// Whether `tape` is a shortest path to a violating state (breadth-first search);
     /// otherwise it is 1-minimal (shrunk).
     pub minimal: bool,
-    /// The choices `tape` names, replayable on the preset's initial world.
+    /// The proof: the choices `tape` names (replayable on the preset's initial world),
+    /// the world at the violation, the trace, the what-if script.
     #[serde(skip)]
-    pub choices: Vec<Choice>,
+    pub proof: prove::Counterexample,
 }
 
 /// One property's line in a preset report.
@@ -366,7 +369,7 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
     };
     let mut properties = Vec::new();
     for (i, p) in PROPERTIES.iter().enumerate() {
-        if p.kind() == Kind::Sometimes && !preset.reaches.contains(&p.name) {
+        if p.kind() == Kind::Sometimes && !preset.reaches.contains(p.name) {
             continue;
         }
         let bit = 1u64 << i;
@@ -400,57 +403,33 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
 
 /// The counterexample of an `always` property the exhaustive search found violated: the
 /// shortest path to a violating state (a second, single-threaded BFS that registers only
-/// this property and stops at its first violation), replayed on the world (after the
-/// preset's setup) to prove it violates the property. Should that search exceed its
-/// state limit, a path found depth-first is shrunk instead (then `minimal` is false);
-/// `None` if that search too exceeds its limit.
+/// this property and stops at its first violation), proved on the world (after the
+/// preset's setup). Should that search exceed its state limit, a path found depth-first
+/// is proved and shrunk instead (then `minimal` is false); `None` if that search too
+/// exceeds its limit.
 fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample>, String> {
     let property = &PROPERTIES[index];
-    let (path, minimal) = match shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
-        Some(path) => (path, true),
+    let (path, shrink) = match shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
+        Some(path) => (path, Shrink::No),
         None => match any_violation(preset, index, ANY_SEARCH_STATES) {
-            Some(path) => (path, false),
+            Some(path) => (path, Shrink::Yes),
             None => return Ok(None),
         },
     };
-    let found_length = path.len();
-    let mut full: Vec<Choice> = preset.setup.clone();
-    full.extend_from_slice(&path);
+    let mut tape: Vec<Choice> = preset.setup.clone();
+    tape.extend_from_slice(&path);
     let mut check = OneCheck {
         property,
         config: &preset.config,
     };
-    let (_, outcome) =
-        driver::replay(&preset.config, &full, &mut check, None).map_err(|(i, e)| {
-            format!(
-                "counterexample of {} does not replay at step {}: {e}",
-                property.name,
-                i + 1
-            )
-        })?;
-    let violation = outcome.violation.ok_or_else(|| {
-        format!(
-            "counterexample of {} replays without violating it",
-            property.name
-        )
-    })?;
-    let choices = if minimal {
-        full
-    } else {
-        let shrunk =
-            payhub_sim::shrink::shrink(&preset.config, &outcome.tape, property.name, &mut check);
-        if shrunk.len() < outcome.tape.len() {
-            shrunk
-        } else {
-            outcome.tape
-        }
-    };
+    let proof = prove(&preset.config, &tape, &mut check, shrink)
+        .map_err(|e| format!("preset {}, {}: {e}", preset.name, property.name))?;
     Ok(Some(Counterexample {
-        detail: violation.detail,
-        tape: choices.iter().map(|c| c.to_string()).collect(),
-        bfs_length: found_length,
-        minimal,
-        choices,
+        detail: proof.detail.clone(),
+        tape: proof.labels(),
+        bfs_length: path.len(),
+        minimal: shrink == Shrink::No,
+        proof,
     }))
 }
 

@@ -4,6 +4,7 @@
 //! adversarial: any sequence, any interleaving, over a small alphabet of requests, with
 //! a bounded budget of faults. Every state within the preset's time horizon is visited.
 
+use crate::property::{Kind, PROPERTIES, Property, property};
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, req, rotated_key_spec};
 use payhub_model::{
@@ -24,7 +25,56 @@ pub struct Preset {
     /// States later than this are not expanded (timers repeat forever).
     pub horizon: Millis,
     /// The `sometimes` properties this preset must reach.
-    pub reaches: &'static [&'static str],
+    pub reaches: Reaches,
+}
+
+/// The `sometimes` properties a preset must reach, by name: each name is checked against
+/// the registry when the list is made, so a misspelled witness is an error, never one
+/// silently not looked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reaches(&'static [&'static str]);
+
+impl Reaches {
+    /// Nothing in particular.
+    pub const NONE: Reaches = Reaches(&[]);
+
+    /// The properties `names`. Panics if one is not a registered `sometimes` property: a
+    /// preset is written in code, and the test that builds every preset catches it.
+    pub fn of(names: &'static [&'static str]) -> Reaches {
+        for name in names {
+            if let Err(e) = sometimes(name) {
+                panic!("{e}");
+            }
+        }
+        Reaches(names)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains(&name)
+    }
+
+    pub fn names(&self) -> &'static [&'static str] {
+        self.0
+    }
+}
+
+/// The registered `sometimes` property `name`, or why there is none.
+pub fn sometimes(name: &str) -> Result<&'static Property, String> {
+    match property(name) {
+        Some(p) if p.kind() == Kind::Sometimes => Ok(p),
+        Some(_) => Err(format!(
+            "'{name}' is an always property, not a witness a preset can reach"
+        )),
+        None => Err(format!(
+            "'{name}' is not a registered property (sometimes properties: {})",
+            PROPERTIES
+                .iter()
+                .filter(|p| p.kind() == Kind::Sometimes)
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 /// Parameters that keep timer-driven state spaces small while keeping every rule's shape:
@@ -200,7 +250,7 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             ),
             setup: Vec::new(),
             horizon: Millis::secs(45),
-            reaches: &["reach:replay-answered-200"],
+            reaches: Reaches::of(&["reach:replay-answered-200"]),
         },
         Preset {
             name: "create-crash",
@@ -220,7 +270,7 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::secs(25),
-            reaches: &[],
+            reaches: Reaches::NONE,
         },
         Preset {
             name: "two-servers-one-order",
@@ -238,7 +288,7 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::secs(16),
-            reaches: &[],
+            reaches: Reaches::NONE,
         },
     ]
 }
@@ -278,10 +328,10 @@ pub fn platform_presets() -> Vec<Preset> {
                 request: req::create("K", "ORDER-1", 10000, "USD", 'A').into(),
             }],
             horizon: Millis::mins(30),
-            reaches: &[
+            reaches: Reaches::of(&[
                 "reach:replay-answered-200",
                 "reach:409-idempotency-conflict",
-            ],
+            ]),
         },
         Preset {
             name: "concurrent-same-key",
@@ -302,11 +352,11 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::mins(30),
-            reaches: &[
+            reaches: Reaches::of(&[
                 "reach:409-operation-in-progress",
                 "reach:202-result-unknown",
                 "reach:needs-query",
-            ],
+            ]),
         },
         Preset {
             name: "order-number",
@@ -329,11 +379,11 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::days(8),
-            reaches: &[
+            reaches: Reaches::of(&[
                 "reach:409-order-no-conflict",
                 "reach:replay-after-retention",
                 "reach:replay-answered-200",
-            ],
+            ]),
         }
         .after(paid("K0", AcquirerDecision::Approve)),
         Preset {
@@ -367,10 +417,10 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::hours(4),
-            reaches: &[
+            reaches: Reaches::of(&[
                 "reach:second-card-succeeded",
                 "reach:409-payment-in-progress",
-            ],
+            ]),
         }
         .after(paid("K0", AcquirerDecision::Decline)),
         Preset {
@@ -398,7 +448,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::hours(1),
-            reaches: &["reach:409-refund-no-conflict", "reach:refund-succeeded"],
+            reaches: Reaches::of(&["reach:409-refund-no-conflict", "reach:refund-succeeded"]),
         }
         .after(paid("K0", AcquirerDecision::Approve)),
         Preset {
@@ -418,7 +468,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::hours(2),
-            reaches: &["reach:cancel-202", "reach:replay-answered-200"],
+            reaches: Reaches::of(&["reach:cancel-202", "reach:replay-answered-200"]),
         }
         .after(paid("K0", AcquirerDecision::RequireAction)),
         Preset {
@@ -462,7 +512,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: vec![Choice::Control(Control::IssueApiKey(rotated_key_spec()))],
             horizon: Millis::mins(30),
-            reaches: &["reach:replay-answered-200"],
+            reaches: Reaches::of(&["reach:replay-answered-200"]),
         },
         Preset {
             name: "rate-and-pause",
@@ -492,11 +542,11 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::mins(30),
-            reaches: &[
+            reaches: Reaches::of(&[
                 "reach:429-rate-limited",
                 "reach:503-temporarily-unavailable",
                 "reach:replay-answered-200",
-            ],
+            ]),
         },
         Preset {
             name: "checkout",
@@ -516,10 +566,10 @@ pub fn platform_presets() -> Vec<Preset> {
             ),
             setup: Vec::new(),
             horizon: Millis::mins(30),
-            reaches: &[
+            reaches: Reaches::of(&[
                 "reach:new-checkout-session-same-payment",
                 "reach:409-order-no-conflict",
-            ],
+            ]),
         },
         Preset {
             name: "unknown-result",
@@ -542,11 +592,11 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::hours(26),
-            reaches: &[
+            reaches: Reaches::of(&[
                 "reach:202-result-unknown",
                 "reach:needs-query",
                 "reach:manual-review",
-            ],
+            ]),
         }
         .after(vec![
             Step::Send(req::create("K", "ORDER-1", 10000, "USD", 'A')),
@@ -558,4 +608,41 @@ pub fn platform_presets() -> Vec<Preset> {
 /// Looks a preset up by name.
 pub fn preset(name: &str) -> Option<Preset> {
     presets().into_iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every preset builds (its setup applies, its witnesses are registered `sometimes`
+    /// properties): those `check` runs, with every policy, and the bug zoo's.
+    #[test]
+    fn every_preset_builds_with_registered_witnesses() {
+        let mut all = presets();
+        for pattern in payhub_model::client::AntiPattern::ALL {
+            all.extend(client_presets(&Policy::reference_random().with(*pattern)));
+        }
+        all.extend(crate::zoo::platform_order());
+        all.extend(crate::zoo::client_order(&Policy::reference_random()));
+        for preset in &all {
+            for name in preset.reaches.names() {
+                assert!(sometimes(name).is_ok(), "{}: {name}", preset.name);
+            }
+        }
+        let witnesses: usize = presets().iter().map(|p| p.reaches.names().len()).sum();
+        assert!(witnesses >= 20, "{witnesses} witnesses");
+    }
+
+    #[test]
+    #[should_panic(expected = "'reach:replay-answerd-200' is not a registered property")]
+    fn a_misspelled_witness_is_caught_when_the_preset_is_built() {
+        Reaches::of(&["reach:replay-answered-200", "reach:replay-answerd-200"]);
+    }
+
+    #[test]
+    fn an_always_property_is_not_a_witness() {
+        let e = sometimes("client-never-charges-an-order-twice").unwrap_err();
+        assert!(e.contains("is an always property"), "{e}");
+        assert!(sometimes("reach:manual-review").is_ok());
+    }
 }

@@ -6,12 +6,10 @@ use payhub_model::client::{AntiPattern, Policy};
 use payhub_properties::{AlwaysCheck, PROPERTIES};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Facts, Trace, World, WorldConfig, worlds};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 
 /// Runs `seed`, recording, and returns the world and its trace.
 fn recorded(config: &WorldConfig, seed: u64) -> (World, Trace) {
-    let profile = FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed));
+    let profile = FaultProfile::for_seed(seed);
     let mut trace = Trace::new();
     let mut check = AlwaysCheck { config };
     let (world, _) = driver::run_seed(config, seed, &profile, 300, &mut check, Some(&mut trace));

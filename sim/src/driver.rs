@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// How likely each kind of choice is, relative to delivering a message (weight 1000).
-/// Drawn per seed by [`FaultProfile::swarm`]; printed as `key=value` before a run.
+/// Drawn per seed by [`FaultProfile::for_seed`]; printed as `key=value` before a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct FaultProfile {
     pub drop_weight: u32,
@@ -55,7 +55,24 @@ impl Default for FaultProfile {
     }
 }
 
+/// Mixed into a seed before it draws the fault profile of its run ([`FaultProfile::for_seed`]),
+/// so that the profile's draws are not the run's own choices.
+const PROFILE_SALT: u64 = 0x5EED_5EED_5EED_5EED;
+
 impl FaultProfile {
+    /// The swarm profile of seed `seed`: what `payhub-verify simulate` and `replay --seed`
+    /// run it under, and the bug zoo's sweeps.
+    pub fn for_seed(seed: u64) -> FaultProfile {
+        FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed ^ PROFILE_SALT))
+    }
+
+    /// The swarm profile drawn from the seed itself, unsalted: the chaos sweep's, the
+    /// benchmark's and the pinned traces' (`tests/golden/seed-3.fnv`). Kept apart from
+    /// [`FaultProfile::for_seed`] so that their figures and the golden hash stay as they are.
+    pub fn unsalted(seed: u64) -> FaultProfile {
+        FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed))
+    }
+
     /// Swarm testing: each seed draws its own mix, from fault-free to very hostile.
     pub fn swarm(rng: &mut ChaCha8Rng) -> FaultProfile {
         let mut w = |max: u32| {
@@ -265,15 +282,14 @@ pub fn replay(
     Ok((world, outcome))
 }
 
-/// Replays a tape of choice labels (a saved tape file): each label must name a choice
-/// enabled at its turn, or a choice the world applies without listing it (a scripted
-/// `send`, an `advance`, an `env` control, a `tick`). Errors name the line, the label and
+/// Checks that a saved tape replays as a run: each choice must be enabled at its turn,
+/// or be one the world applies without listing it (a scripted `send`, an `advance`, an
+/// `env` control, a `tick`), and must apply. Errors name the step, the choice's label and
 /// the labels that were enabled.
-pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Choice>, String> {
+pub fn check_enabled(config: &WorldConfig, tape: &[Choice]) -> Result<(), String> {
     let mut world = World::new(config);
     let mut enabled = Vec::new();
-    let mut tape = Vec::new();
-    for (i, label) in labels.iter().enumerate() {
+    for (i, choice) in tape.iter().enumerate() {
         world.enabled(config, &mut enabled);
         let listed = || {
             let listed: Vec<String> = enabled.iter().map(|c| c.to_string()).collect();
@@ -283,32 +299,29 @@ pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Cho
                 listed.join(" | ")
             }
         };
-        let found = enabled.iter().find(|c| c.to_string() == *label).cloned();
-        let choice = match found {
-            Some(c) => c,
-            None => match label.parse::<Choice>() {
-                Ok(c) if is_free(&c) => c,
-                Ok(_) => {
-                    return Err(format!(
-                        "step {}: '{label}' is not enabled; enabled: {}",
-                        i + 1,
-                        listed()
-                    ));
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "step {}: '{label}' is not a choice label ({e}); enabled: {}",
-                        i + 1,
-                        listed()
-                    ));
-                }
-            },
-        };
+        if !is_free(choice) && !enabled.contains(choice) {
+            return Err(format!(
+                "step {}: '{choice}' is not enabled; enabled: {}",
+                i + 1,
+                listed()
+            ));
+        }
         world
-            .apply(config, &choice, None)
-            .map_err(|e| format!("step {}: '{label}': {e}; enabled: {}", i + 1, listed()))?;
-        tape.push(choice);
+            .apply(config, choice, None)
+            .map_err(|e| format!("step {}: '{choice}': {e}; enabled: {}", i + 1, listed()))?;
     }
+    Ok(())
+}
+
+/// Reads a tape of choice labels (each as its `Display` writes it) and checks it with
+/// [`check_enabled`]. Errors name the step and the label.
+pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Choice>, String> {
+    let tape = labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| crate::tape::parse_label(i, label))
+        .collect::<Result<Vec<Choice>, String>>()?;
+    check_enabled(config, &tape)?;
     Ok(tape)
 }
 
@@ -411,42 +424,48 @@ mod tests {
     use super::*;
     use payhub_model::client::Policy;
 
-    fn labels(lines: &[&str]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
+    fn choices(labels: &[&str]) -> Vec<Choice> {
+        labels.iter().map(|l| l.parse().unwrap()).collect()
     }
 
-    /// Labels a script's tape holds (a send outside the alphabet, an advance, a control)
-    /// replay, and the tape they resolve to prints the same labels.
+    /// Choices a script's tape holds (a send outside the alphabet, an advance, a control)
+    /// replay without being listed as enabled.
     #[test]
-    fn free_send_advance_and_control_labels_replay() {
+    fn free_send_advance_and_control_choices_replay() {
         let config = crate::worlds::simulation(&Policy::reference(), 2);
-        let tape = labels(&[
+        let tape = choices(&[
             r#"send merchant-5 POST /v1/payments  Idempotency-Key: K  {"merchant_order_no":"ORDER-9","amount":10000,"currency":"USD","card":"A"}"#,
             "deliver m1",
             "advance 15s",
             "fee-rate 350",
             r#"send merchant-5 GET /v1/payments?merchant_order_no=ORDER-9  Authorization: Bearer ak_3"#,
         ]);
-        let choices = resolve_labels(&config, &tape).unwrap();
-        assert!(matches!(choices[0], Choice::Send { merchant: 5, .. }));
-        assert_eq!(choices[2], Choice::Advance(payhub_model::Millis::secs(15)));
-        let back: Vec<String> = choices.iter().map(|c| c.to_string()).collect();
-        assert_eq!(back, tape);
+        assert!(matches!(tape[0], Choice::Send { merchant: 5, .. }));
+        assert_eq!(tape[2], Choice::Advance(payhub_model::Millis::secs(15)));
+        assert_eq!(check_enabled(&config, &tape), Ok(()));
     }
 
     #[test]
-    fn unknown_and_disabled_labels_are_named() {
+    fn labels_resolve_to_the_choices_they_name() {
         let config = crate::worlds::simulation(&Policy::reference(), 2);
-        let e = resolve_labels(&config, &labels(&["fly m1"])).unwrap_err();
+        let labels: Vec<String> = ["command 0", "deliver m1"].map(String::from).to_vec();
+        let tape = resolve_labels(&config, &labels).unwrap();
+        assert_eq!(tape, choices(&["command 0", "deliver m1"]));
+        let e = resolve_labels(&config, &["fly m1".to_owned()]).unwrap_err();
         assert!(
             e.starts_with("step 1: 'fly m1' is not a choice label"),
             "{e}"
         );
         assert!(e.contains("unknown choice 'fly'"), "{e}");
-        let e = resolve_labels(&config, &labels(&["deliver m99"])).unwrap_err();
+    }
+
+    #[test]
+    fn disabled_choices_are_named_with_what_was_enabled() {
+        let config = crate::worlds::simulation(&Policy::reference(), 2);
+        let e = check_enabled(&config, &choices(&["deliver m99"])).unwrap_err();
         assert!(e.starts_with("step 1: 'deliver m99' is not enabled"), "{e}");
         assert!(e.contains("enabled: command 0"), "{e}");
-        let e = resolve_labels(&config, &labels(&["tick"])).unwrap_err();
+        let e = check_enabled(&config, &choices(&["tick"])).unwrap_err();
         assert!(e.starts_with("step 1: 'tick': "), "{e}");
     }
 }

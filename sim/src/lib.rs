@@ -20,7 +20,8 @@
 //! servers, crashes, restarts), `clock.rs` (time) — with `platform_io.rs` (stepping the
 //! platform and routing its outputs); [`network`] (messages in flight), [`choice`],
 //! [`config`] (budgets and what a world contains), [`trace`] (text, JSON, Mermaid, JSON
-//! Lines).
+//! Lines), [`prove`] (a failing tape proved, shrunk and proved again), [`tape`] (a saved
+//! run).
 
 pub mod choice;
 mod clock;
@@ -30,10 +31,12 @@ pub mod facts;
 mod merchants;
 pub mod network;
 mod platform_io;
+pub mod prove;
 pub mod script;
 pub mod shrink;
 mod signature;
 pub mod sink;
+pub mod tape;
 pub mod trace;
 mod trace_lines;
 mod upstream;

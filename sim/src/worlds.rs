@@ -48,9 +48,8 @@ pub fn policy_name(policy: &Policy) -> String {
 }
 
 /// The simulation world: `servers` servers of merchant 1 (test) sharing one database,
-/// one server of merchant 1 in live, every fault allowed, and a business day: two
-/// servers paying one order at once, a card change, a second order that is canceled,
-/// a refund sent by two servers, the same order number in live, a reconciliation.
+/// one server of merchant 1 in live, every fault allowed, and a business day
+/// ([`business_day`]).
 pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
     let servers = servers.max(1);
     let live = servers;
@@ -68,6 +67,31 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
         policy: policy.clone(),
         db: 1,
     });
+    WorldConfig {
+        name: format!(
+            "simulation policy={} servers={servers}",
+            policy_name(policy)
+        ),
+        budget: Budget {
+            crashes: 3,
+            ..Budget::UNLIMITED
+        },
+        clients,
+        workload: business_day(servers),
+        jitter: true,
+        webhooks: vec![
+            (MerchantId(1), Environment::Test, 0),
+            (MerchantId(1), Environment::Live, live),
+        ],
+        ..WorldConfig::default()
+    }
+}
+
+/// The simulation world's workload for `servers` test servers (and the live server after
+/// them): two servers paying one order at once, a card change, a second order that is
+/// canceled, a refund sent by two servers, the same order number in live, a reconciliation.
+fn business_day(servers: u8) -> Vec<WorkItem> {
+    let live = servers;
     let other = if servers > 1 { 1 } else { 0 };
     let pay = |order: &str, amount: u64, currency: &str, card: char| Command::PayOrder {
         order: order.into(),
@@ -75,7 +99,7 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
         currency: currency.into(),
         card: Card(card),
     };
-    let workload = vec![
+    vec![
         WorkItem {
             node: 0,
             command: pay("ORDER-1", 10000, "USD", 'A'),
@@ -134,25 +158,7 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
             command: Command::Reconcile,
             times: 1,
         },
-    ];
-    WorldConfig {
-        name: format!(
-            "simulation policy={} servers={servers}",
-            policy_name(policy)
-        ),
-        budget: Budget {
-            crashes: 3,
-            ..Budget::UNLIMITED
-        },
-        clients,
-        workload,
-        jitter: true,
-        webhooks: vec![
-            (MerchantId(1), Environment::Test, 0),
-            (MerchantId(1), Environment::Live, live),
-        ],
-        ..WorldConfig::default()
-    }
+    ]
 }
 
 /// The chaos world: two scripted senders fire any request of a small adversarial alphabet

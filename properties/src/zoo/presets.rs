@@ -1,0 +1,397 @@
+//! The presets the zoo tries, in order (cheapest first), and its own small presets for
+//! bugs no general preset reaches.
+
+use crate::presets::{
+    PAY_1, Preset, Reaches, Step, base, checker_params, client_presets, client_world, paid, pay,
+    platform_presets,
+};
+use payhub_model::client::{Command, Policy};
+use payhub_model::harness::{M1_TEST_READ_ONLY, req};
+use payhub_model::{
+    AcquirerDecision, Card, Control, MerchantId, Millis, PaymentId, PlatformParams,
+};
+use payhub_sim::{Budget, WorkItem, WorldConfig};
+
+/// Presets that take seconds where the others take milliseconds: tried last in their group.
+const SLOW_PRESETS: &[&str] = &["card-retry", "create-lossy"];
+
+fn slow_last(presets: Vec<Preset>) -> Vec<Preset> {
+    let (slow, cheap): (Vec<Preset>, Vec<Preset>) = presets
+        .into_iter()
+        .partition(|p| SLOW_PRESETS.contains(&p.name));
+    cheap.into_iter().chain(slow).collect()
+}
+
+/// Platform presets (cheap), the zoo's platform presets, the slow platform presets, then
+/// the client presets with the reference client.
+pub fn platform_order() -> Vec<Preset> {
+    let (slow, cheap): (Vec<Preset>, Vec<Preset>) = platform_presets()
+        .into_iter()
+        .partition(|p| SLOW_PRESETS.contains(&p.name));
+    cheap
+        .into_iter()
+        .chain(zoo_platform_presets())
+        .chain(slow)
+        .chain(client_order(&Policy::reference()))
+        .collect()
+}
+
+/// The client presets and the zoo's client presets with `policy`, cheapest first.
+pub fn client_order(policy: &Policy) -> Vec<Preset> {
+    let mut all = client_presets(policy);
+    all.extend(zoo_client_presets(policy));
+    slow_last(all)
+}
+
+const PAY_2: PaymentId = PaymentId(2);
+
+fn sends(n: u8) -> Budget {
+    Budget {
+        sends: n,
+        ..Budget::NONE
+    }
+}
+
+/// A zoo preset: `config` from the state `steps` reach, reaching nothing in particular.
+fn preset(
+    name: &'static str,
+    about: &'static str,
+    config: WorldConfig,
+    steps: Vec<Step>,
+    horizon: Millis,
+) -> Preset {
+    Preset {
+        name,
+        about,
+        config,
+        setup: Vec::new(),
+        horizon,
+        reaches: Reaches::NONE,
+    }
+    .after(steps)
+}
+
+/// Small platform presets for bugs that no general preset reaches, built like the
+/// platform presets (on `presets::base`, with the same parameters and setups). Each holds for
+/// the reference platform (checked with the reference configurations) and explores in
+/// milliseconds.
+pub fn zoo_platform_presets() -> Vec<Preset> {
+    let fingerprint = base(
+        "zoo-fingerprint",
+        vec![
+            (0, req::create("K", "ORDER-1", 10000, "EUR", 'A')),
+            (0, req::create("K", "ORDER-1", 12000, "USD", 'A')),
+            (0, req::create("K", "ORDER-1", 10000, "USD", 'B')),
+        ],
+        sends(1),
+    );
+    let routes = base(
+        "zoo-scope-routes",
+        vec![
+            (0, req::confirm("C", PAY_1, 'B')),
+            (0, req::confirm("C", PAY_2, 'B')),
+            (0, req::cancel("K0", PAY_2)),
+        ],
+        sends(2),
+    );
+    let rejections = base(
+        "zoo-rejections",
+        vec![
+            (0, req::create("K", "ORDER-1", 10000, "XXX", 'A')),
+            (0, req::create("K", "ORDER-1", 0, "USD", 'A')),
+            (
+                0,
+                req::with_api_key(
+                    req::create("K", "ORDER-1", 10000, "USD", 'A'),
+                    M1_TEST_READ_ONLY,
+                ),
+            ),
+            (0, req::create("K", "ORDER-1", 10000, "USD", 'A')),
+        ],
+        sends(2),
+    );
+    let race = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve, AcquirerDecision::ApproveSilently],
+        ..base(
+            "zoo-order-race",
+            vec![
+                (0, req::create("K1", "ORDER-1", 10000, "USD", 'A')),
+                (1, req::create("K2", "ORDER-1", 10000, "USD", 'A')),
+            ],
+            sends(2),
+        )
+    };
+    let retention = WorldConfig {
+        waits: vec![Millis::days(2)],
+        ..base(
+            "zoo-retention",
+            vec![(0, req::create("K0", "ORDER-1", 10000, "USD", 'A'))],
+            Budget {
+                sends: 1,
+                waits: 1,
+                ..Budget::NONE
+            },
+        )
+    };
+    let attempts = WorldConfig {
+        decisions: vec![AcquirerDecision::Decline],
+        params: PlatformParams {
+            payment_ttl: Millis::hours(2),
+            ..checker_params()
+        },
+        waits: vec![Millis::hours(3)],
+        ..base(
+            "zoo-attempts",
+            vec![
+                (0, req::confirm("K2", PAY_1, 'B')),
+                (0, req::confirm("K3", PAY_1, 'C')),
+                (0, req::confirm("K4", PAY_1, 'D')),
+            ],
+            Budget {
+                sends: 3,
+                waits: 1,
+                ..Budget::NONE
+            },
+        )
+    };
+    let refunds = base(
+        "zoo-refunds",
+        vec![
+            (0, req::refund("R1", PAY_1, "R-1", 3000)),
+            (0, req::refund("R2", PAY_1, "R-1", 3000)),
+            (0, req::refund("R3", PAY_1, "R-2", 8000)),
+        ],
+        sends(2),
+    );
+    let query = base("zoo-query", vec![(0, req::get(PAY_1))], sends(1));
+    let mut routes_setup = paid("K0", AcquirerDecision::Decline);
+    routes_setup.push(Step::Send(req::create_as(
+        payhub_model::harness::M1_TEST,
+        "K1",
+        "ORDER-2",
+        5000,
+        "USD",
+        None,
+    )));
+    routes_setup.push(Step::Deliver);
+    let routes = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline],
+        ..routes
+    };
+    let query = WorldConfig {
+        decisions: vec![AcquirerDecision::ApproveSilently],
+        ..query
+    };
+    vec![
+        preset(
+            "zoo-fingerprint",
+            "CONFLICT-01, CARD-01: a paid key replayed with another currency, amount or card.",
+            fingerprint,
+            paid("K", AcquirerDecision::Approve),
+            Millis::mins(30),
+        ),
+        preset(
+            "zoo-scope-routes",
+            "SCOPE-01: one key on two Payments' confirm, and the create's key on a cancel.",
+            routes,
+            routes_setup,
+            Millis::mins(30),
+        ),
+        preset(
+            "zoo-rejections",
+            "REJECT-01: 422, 400 and 403 under a key, then the corrected request under it.",
+            rejections,
+            Vec::new(),
+            Millis::mins(30),
+        ),
+        preset(
+            "zoo-order-race",
+            "UNIQ-01: two keys for one order number at once, while the upstream is slow or silent.",
+            race,
+            Vec::new(),
+            Millis::mins(30),
+        ),
+        preset(
+            "zoo-retention",
+            "RET-01: a paid key replayed two days later, well within its 7-day retention.",
+            retention,
+            paid("K0", AcquirerDecision::Approve),
+            Millis::days(3),
+        ),
+        preset(
+            "zoo-attempts",
+            "ATTEMPT-04, ATTEMPT-05: card retries after three declines, and after expires_at.",
+            attempts,
+            paid("K0", AcquirerDecision::Decline),
+            Millis::hours(4),
+        ),
+        preset(
+            "zoo-refunds",
+            "UNIQ-04, REFUND-03: a refund number under a new key, and refunds beyond the capture.",
+            refunds,
+            paid("K0", AcquirerDecision::Approve),
+            Millis::mins(30),
+        ),
+        preset(
+            "zoo-query",
+            "QUERY-04: a GET of a payment whose charge is unanswered.",
+            query,
+            paid("K0", AcquirerDecision::ApproveSilently),
+            Millis::mins(30),
+        ),
+    ]
+}
+
+fn work(command: Command) -> WorkItem {
+    WorkItem {
+        node: 0,
+        command,
+        times: 1,
+    }
+}
+
+/// Small client presets for anti-patterns the general client presets do not reach (an
+/// amended order, a 429, a cancel the upstream cannot confirm, a card retry).
+pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
+    let no_webhooks = |config: WorldConfig| WorldConfig {
+        webhooks: Vec::new(),
+        ..config
+    };
+    let cancel = WorldConfig {
+        decisions: vec![AcquirerDecision::RequireAction, AcquirerDecision::Fail],
+        payer: true,
+        ..no_webhooks(client_world(
+            "zoo-client-cancel",
+            policy,
+            1,
+            vec![
+                pay(0, "ORDER-1"),
+                work(Command::CancelOrder {
+                    order: "ORDER-1".into(),
+                }),
+            ],
+            Budget::NONE,
+        ))
+    };
+    let amend = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve],
+        ..no_webhooks(client_world(
+            "zoo-client-amend",
+            policy,
+            1,
+            vec![
+                pay(0, "ORDER-1"),
+                work(Command::AmendOrder {
+                    order: "ORDER-1".into(),
+                    amount: 12000,
+                }),
+            ],
+            Budget::NONE,
+        ))
+    };
+    let rate = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve],
+        controls: vec![
+            Control::SetRateLimited {
+                merchant: MerchantId(1),
+                on: true,
+            },
+            Control::SetRateLimited {
+                merchant: MerchantId(1),
+                on: false,
+            },
+        ],
+        ..no_webhooks(client_world(
+            "zoo-client-rate-limit",
+            policy,
+            1,
+            vec![pay(0, "ORDER-1")],
+            Budget {
+                controls: 2,
+                ..Budget::NONE
+            },
+        ))
+    };
+    let card = WorldConfig {
+        decisions: vec![AcquirerDecision::RequireAction, AcquirerDecision::Decline],
+        ..no_webhooks(client_world(
+            "zoo-client-card-retry",
+            policy,
+            1,
+            vec![
+                pay(0, "ORDER-1"),
+                work(Command::RetryWithCard {
+                    order: "ORDER-1".into(),
+                    card: Card('B'),
+                }),
+            ],
+            Budget::NONE,
+        ))
+    };
+    // Time waits for messages: the client's queries are answered before the clock moves,
+    // so the hour to manual_review is one line of steps, not every interleaving.
+    let manual_review = WorldConfig {
+        decisions: vec![AcquirerDecision::ApproveSilently, AcquirerDecision::Fail],
+        time_waits_for_messages: true,
+        ..no_webhooks(client_world(
+            "zoo-client-manual-review",
+            policy,
+            1,
+            vec![pay(0, "ORDER-1")],
+            Budget::NONE,
+        ))
+    };
+    let client = |name, about, config| Preset {
+        name,
+        about,
+        config,
+        setup: Vec::new(),
+        horizon: Millis::secs(25),
+        reaches: Reaches::NONE,
+    };
+    vec![
+        client(
+            "zoo-client-cancel",
+            "CANCEL-02, GEN-05: the merchant cancels a requires_action payment; the upstream cannot confirm; the payer may still authenticate.",
+            cancel,
+        ),
+        client(
+            "zoo-client-amend",
+            "UNKNOWN-04: the merchant amends the amount of a submitted order.",
+            amend,
+        ),
+        client(
+            "zoo-client-rate-limit",
+            "RATE-03: the merchant is rate-limited (429, Retry-After: 2) while paying an order.",
+            rate,
+        ),
+        client(
+            "zoo-client-card-retry",
+            "ATTEMPT-07: the payer asks to change card while the payment requires_action or after a decline.",
+            card,
+        ),
+        Preset {
+            horizon: Millis::mins(70),
+            ..client(
+                "zoo-client-manual-review",
+                "RES-04: the acquirer captures and goes silent; the payment goes to manual_review after the 1-hour window while the client queries.",
+                manual_review,
+            )
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name in [`SLOW_PRESETS`] names a preset (a typo would silently try it first).
+    #[test]
+    fn slow_presets_are_presets() {
+        let mut names: Vec<&str> = platform_presets().iter().map(|p| p.name).collect();
+        names.extend(client_presets(&Policy::reference()).iter().map(|p| p.name));
+        for slow in SLOW_PRESETS {
+            assert!(names.contains(slow), "{slow} is not a preset: {names:?}");
+        }
+    }
+}
