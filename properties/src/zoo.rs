@@ -1,6 +1,6 @@
 //! The bug zoo and its kill matrix: every planted bug must be caught by a named property.
 //!
-//! A subject of the zoo is a platform [`Mutant`] (switched on by `PlatformParams::mutant`),
+//! A subject of the zoo is a platform [`Mutant`] (planted by `WorldConfig::variant`),
 //! a [`ParameterMutant`] (the reference platform run with a number other than the
 //! contract's), or a client [`AntiPattern`] (the merchant policy `reference-random + pattern`, as
 //! `payhub-verify simulate --policy` reads it). [`kill`] tries to catch one:
@@ -34,7 +34,7 @@ use payhub_model::client::{AntiPattern, Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
 use payhub_model::{
     AcquirerDecision, Card, Control, MerchantId, Millis, Mutant, ParameterMutant, PaymentId,
-    PlatformParams, Rule,
+    PlatformParams, Rule, Variant,
 };
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Budget, Choice, Trace, WorkItem, WorldConfig, worlds};
@@ -131,7 +131,7 @@ impl Subject {
             Subject::Platform(m) => {
                 let mut presets = platform_order();
                 for p in &mut presets {
-                    p.config.params.mutant = Some(m);
+                    p.config.variant = Variant::planted(m);
                 }
                 presets
             }
@@ -150,7 +150,7 @@ impl Subject {
     pub fn simulation(self) -> WorldConfig {
         let mut config = worlds::simulation(&self.policy(), 2);
         if let Subject::Platform(m) = self {
-            config.params.mutant = Some(m);
+            config.variant = Variant::planted(m);
             config.name = format!("{} mutant={}", config.name, m.name());
         }
         if let Subject::Parameter(m) = self {
