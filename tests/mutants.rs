@@ -3,7 +3,7 @@
 //! so that it no longer catches the bug it exists for, this fails.
 
 use payhub_model::client::{AntiPattern, Policy};
-use payhub_model::{Contract, Mutant, ParameterMutant};
+use payhub_model::{Contract, Mutant, ParameterMutant, Variant};
 use payhub_properties::AlwaysCheck;
 use payhub_properties::zoo::{self, Subject, ZooOptions};
 use std::collections::BTreeSet;
@@ -155,17 +155,33 @@ fn reference_configurations_are_caught_by_nothing() {
     }
 }
 
-/// Mutants are configuration: the default parameters carry none, and each name
-/// round-trips.
+/// Mutants are configuration: the default world runs the reference platform, a mutant
+/// is the world's variant and nothing else (its parameters are the reference's), and each
+/// name round-trips. A parameter mutant is the reference platform with one parameter off.
 #[test]
 fn mutants_are_configuration() {
-    assert_eq!(payhub_model::PlatformParams::default().mutant, None);
+    let reference = payhub_sim::WorldConfig::default();
+    assert_eq!(reference.variant, Variant::REFERENCE);
+    assert!(
+        payhub_model::Platform::new(reference.params.clone(), []).variant() == Variant::REFERENCE
+    );
     for &m in Mutant::ALL {
         assert_eq!(Subject::from_name(m.name()), Some(Subject::Platform(m)));
         let mut config = Subject::Platform(m).simulation();
-        assert_eq!(config.params.mutant, Some(m));
-        config.params.mutant = None;
+        assert_eq!(config.variant, Variant::planted(m));
+        assert_eq!(config.variant.mutant(), Some(m));
         assert_eq!(config.params, payhub_model::PlatformParams::default());
+        config.variant = Variant::REFERENCE;
+        assert_eq!(config.variant, reference.variant);
+    }
+    for &m in ParameterMutant::ALL {
+        let config = Subject::Parameter(m).simulation();
+        assert_eq!(config.variant, Variant::REFERENCE);
+        assert_eq!(
+            config.params,
+            m.apply(payhub_model::PlatformParams::default())
+        );
+        assert_ne!(config.params, payhub_model::PlatformParams::default());
     }
 }
 

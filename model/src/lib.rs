@@ -50,8 +50,8 @@ pub use ids::*;
 pub use mutants::{Mutant, ParameterMutant};
 pub use params::PlatformParams;
 pub use platform::{
-    ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, Timer, WebhookEvent,
-    WebhookObject,
+    ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, Timer, Variant,
+    WebhookEvent, WebhookObject,
 };
 pub use rules::{Enforcer, Rule, RuleEntry, Section};
 pub use text::Text;

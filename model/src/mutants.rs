@@ -1,24 +1,19 @@
 //! The bug zoo, platform side: planted bugs as configuration.
 //!
-//! A [`Mutant`] is a realistic bug class of payment platforms, switched on by
-//! [`crate::PlatformParams::mutant`]. The platform code has one path per decision and asks
-//! `self.params.mutant == Some(Mutant::X)` at the exact point where the bug departs from
-//! the contract, with a comment naming the bug and the rule it breaks; there is no copy of
-//! the model per bug. `None` (the default) is the reference platform.
+//! A [`Mutant`] is a realistic bug class of payment platforms. It is planted by handing
+//! the platform a [`crate::Variant`] (`Platform::with_variant`); the reference platform
+//! asks its variant at each decision point a bug changes (`platform/variant.rs`) and calls
+//! one seam where a bug does what the contract never does (`platform/mutant_hooks.rs`).
+//! There is no copy of the model per bug; the reference platform is [`crate::Variant::REFERENCE`].
+//!
+//! A [`ParameterMutant`] is a bug made by a number alone: the reference platform run
+//! with a parameter other than the contract's ([`crate::Contract`]).
 //!
 //! The client side of the zoo is [`crate::client::AntiPattern`]: each anti-pattern is a
 //! variant of the reference merchant policy.
-//!
-//! Two mutants need the card after the upstream call that used it (to charge again):
-//! only under them does the platform keep it ([`Mutant::keeps_cards`]), which breaks
-//! CARD-02 on top of the rules they are about.
 
 use crate::PlatformParams;
-use crate::ids::Card;
-use crate::platform::state::Route;
-use crate::platform::{Fingerprint, Scope};
 use crate::rules::Rule;
-use crate::text::Text;
 use crate::time::Millis;
 use serde::Serialize;
 
@@ -118,139 +113,9 @@ mutants! {
 }
 
 impl Mutant {
-    /// Retention under [`Mutant::RetentionExpiresEarly`] (a day, not 7: hours taken for days).
-    pub const EARLY_RETENTION: Millis = Millis::hours(24);
-
     /// Looks a mutant up by its [`Mutant::name`].
     pub fn from_name(name: &str) -> Option<Mutant> {
         Mutant::ALL.iter().copied().find(|m| m.name() == name)
-    }
-
-    /// Whether the platform keeps the card after its upstream call under this mutant
-    /// (it charges again later; CARD-02 is broken as a side effect).
-    pub fn keeps_cards(self) -> bool {
-        matches!(self, Mutant::WaiterReexecutes | Mutant::QueryTriggersCharge)
-    }
-
-    /// Whether this mutant's record lookup treats `record` as the scope of `request`:
-    /// the reference compares every component (SCOPE-01); the scope mutants drop one.
-    /// `None` for mutants that do not change the lookup.
-    pub fn same_scope(self, record: &Scope, request: &Scope) -> Option<bool> {
-        let key = record.key == request.key;
-        let merchant = record.merchant == request.merchant;
-        let environment = record.environment == request.environment;
-        let route = record.route == request.route;
-        Some(match self {
-            Mutant::ScopeWithoutMerchant => key && environment && route,
-            Mutant::ScopeWithoutEnvironment => key && merchant && route,
-            Mutant::ScopeWithoutRoute => key && merchant && environment,
-            Mutant::ScopeWithoutPaymentInPath => {
-                let template = match (record.route, request.route) {
-                    (Route::Confirm(_), Route::Confirm(_))
-                    | (Route::Cancel(_), Route::Cancel(_)) => true,
-                    (a, b) => a == b,
-                };
-                key && merchant && environment && template
-            }
-            _ => return None,
-        })
-    }
-
-    /// The fingerprint this mutant computes instead of `reference` (CARD-01, SAFE-01):
-    /// with the card in it (as a body hash would have it), or without the amount or the
-    /// currency. Other mutants leave it as it is.
-    pub fn fingerprint(self, reference: Fingerprint, card: Option<Card>) -> Fingerprint {
-        use Fingerprint::*;
-        match (self, reference) {
-            (
-                Mutant::CardInFingerprint,
-                CreatePayment {
-                    merchant_order_no,
-                    amount,
-                    currency,
-                },
-            ) => {
-                let merchant_order_no = match card {
-                    Some(card) => Text::format(format_args!("{merchant_order_no} +{card}")),
-                    None => merchant_order_no,
-                };
-                CreatePayment {
-                    merchant_order_no,
-                    amount,
-                    currency,
-                }
-            }
-            (
-                Mutant::AmountNotInFingerprint,
-                CreatePayment {
-                    merchant_order_no,
-                    currency,
-                    ..
-                },
-            ) => CreatePayment {
-                merchant_order_no,
-                amount: 0,
-                currency,
-            },
-            (
-                Mutant::AmountNotInFingerprint,
-                CheckoutSession {
-                    merchant_order_no,
-                    currency,
-                    ..
-                },
-            ) => CheckoutSession {
-                merchant_order_no,
-                amount: 0,
-                currency,
-            },
-            (
-                Mutant::AmountNotInFingerprint,
-                Refund {
-                    payment_id,
-                    merchant_refund_no,
-                    ..
-                },
-            ) => Refund {
-                payment_id,
-                merchant_refund_no,
-                amount: 0,
-            },
-            (
-                Mutant::CurrencyNotInFingerprint,
-                CreatePayment {
-                    merchant_order_no,
-                    amount,
-                    ..
-                },
-            ) => CreatePayment {
-                merchant_order_no,
-                amount,
-                currency: Text::new(),
-            },
-            (
-                Mutant::CurrencyNotInFingerprint,
-                CheckoutSession {
-                    merchant_order_no,
-                    amount,
-                    ..
-                },
-            ) => CheckoutSession {
-                merchant_order_no,
-                amount,
-                currency: Text::new(),
-            },
-            (_, reference) => reference,
-        }
-    }
-
-    /// Whether a rejection with HTTP `status` is stored against its key under this mutant.
-    pub fn binds_rejection(self, status: u16) -> bool {
-        match self {
-            Mutant::RejectionBindsKey => matches!(status, 400 | 403 | 422),
-            Mutant::RateLimitBindsKey => status == 429,
-            _ => false,
-        }
     }
 }
 

@@ -52,9 +52,6 @@ pub struct PlatformParams {
     pub fee_rate_bps: u32,
     /// Currencies the platform accepts; others get 422 `unsupported_currency`.
     pub currencies: &'static [&'static str],
-    /// A planted bug (the bug zoo, `crate::mutants`); `None` is the reference platform.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mutant: Option<crate::mutants::Mutant>,
 }
 
 impl Default for PlatformParams {
@@ -75,7 +72,6 @@ impl Default for PlatformParams {
             webhook_redelivery_delay: Millis::mins(1),
             fee_rate_bps: 290,
             currencies: &["USD", "EUR", "CNY", "JPY"],
-            mutant: None,
         }
     }
 }

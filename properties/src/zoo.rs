@@ -1,6 +1,6 @@
 //! The bug zoo and its kill matrix: every planted bug must be caught by a named property.
 //!
-//! A subject of the zoo is a platform [`Mutant`] (switched on by `PlatformParams::mutant`),
+//! A subject of the zoo is a platform [`Mutant`] (planted by `WorldConfig::variant`),
 //! a [`ParameterMutant`] (the reference platform run with a number other than the
 //! contract's), or a client [`AntiPattern`] (the merchant policy `reference-random + pattern`, as
 //! `payhub-verify simulate --policy` reads it). [`kill`] tries to catch one:
@@ -38,7 +38,7 @@ pub use presets::{client_order, platform_order, zoo_client_presets, zoo_platform
 
 use crate::presets::Preset;
 use payhub_model::client::{AntiPattern, Policy};
-use payhub_model::{Mutant, ParameterMutant, Rule};
+use payhub_model::{Mutant, ParameterMutant, Rule, Variant};
 use payhub_sim::{WorldConfig, worlds};
 use serde::Serialize;
 
@@ -126,7 +126,7 @@ impl Subject {
             Subject::Platform(m) => {
                 let mut presets = platform_order();
                 for p in &mut presets {
-                    p.config.params.mutant = Some(m);
+                    p.config.variant = Variant::planted(m);
                 }
                 presets
             }
@@ -145,7 +145,7 @@ impl Subject {
     pub fn simulation(self) -> WorldConfig {
         let mut config = worlds::simulation(&self.policy(), 2);
         if let Subject::Platform(m) = self {
-            config.params.mutant = Some(m);
+            config.variant = Variant::planted(m);
             config.name = format!("{} mutant={}", config.name, m.name());
         }
         if let Subject::Parameter(m) = self {

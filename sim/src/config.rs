@@ -4,7 +4,7 @@ use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiKeySpec, ApiRequest, Control, Environment, MerchantId,
-    PlatformParams,
+    PlatformParams, Variant,
 };
 use serde::Serialize;
 
@@ -80,6 +80,9 @@ pub struct WorldConfig {
     /// A name for reports (`create-lossy`, `script:S7`, …).
     pub name: String,
     pub params: PlatformParams,
+    /// The platform that runs: the reference, or one with a planted bug (the bug zoo).
+    #[serde(skip_serializing_if = "Variant::is_reference")]
+    pub variant: Variant,
     /// API keys issued at the start.
     pub api_keys: Vec<ApiKeySpec>,
     /// Keys a control may issue later (rotation); used to attribute requests to scopes.
@@ -121,6 +124,7 @@ impl Default for WorldConfig {
         WorldConfig {
             name: "default".into(),
             params: PlatformParams::default(),
+            variant: Variant::REFERENCE,
             api_keys: default_api_keys(),
             spare_keys: vec![rotated_key_spec()],
             budget: Budget::NONE,

@@ -123,9 +123,10 @@ impl World {
     pub fn new(config: &WorldConfig) -> World {
         World {
             now: Millis::ZERO,
-            platform: Shared::new(Platform::new(
+            platform: Shared::new(Platform::with_variant(
                 config.params.clone(),
                 config.api_keys.iter().copied(),
+                config.variant,
             )),
             acquirer: Shared::new(Acquirer::new()),
             net: InFlight::default(),

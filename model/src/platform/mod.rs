@@ -19,10 +19,18 @@
 //! A-409-NOBIND), except the S4 "existing object" branch (A-S4-BIND).
 //!
 //! Every output carries the [`Rule`] that decided it, so a trace can say why.
+//!
+//! # Variants
+//! The bug zoo plants bugs without a copy of this code: admission and execution ask the
+//! platform's [`Variant`] at each decision point a planted bug changes (`variant.rs`), and
+//! call one seam where a planted bug does something the contract never does
+//! (`mutant_hooks.rs`). [`Platform::new`] is the reference platform.
 
 mod admission;
 mod execute;
+mod mutant_hooks;
 pub mod state;
+mod variant;
 
 use crate::acquirer::{UpstreamCall, UpstreamReply};
 use crate::api::{ApiRequest, ApiResponse, PaymentView, RefundView};
@@ -40,6 +48,9 @@ use serde::Serialize;
 use state::*;
 
 pub use state::{ApiKeySpec, Fingerprint, IdempotencyRecord, RecordState, Route, Scope};
+pub use variant::Variant;
+
+use mutant_hooks::Hook;
 
 /// Something the environment switches (not a merchant request).
 ///
@@ -237,6 +248,9 @@ fn as_pairs<K: Serialize, V: Serialize, S: serde::Serializer>(
 pub struct Platform {
     /// Fixed for the platform's life; shared between states (cheap clone, cached hash).
     params: crate::cow::Shared<PlatformParams>,
+    /// The reference, or a planted bug; fixed for the platform's life.
+    #[serde(skip_serializing_if = "Variant::is_reference")]
+    variant: Variant,
     api_keys: CowMap<ApiKeyId, ApiKeySpec>,
     rate_limited: CowSet<MerchantId>,
     channel_paused: bool,
@@ -257,19 +271,29 @@ pub struct Platform {
     unacked: CowMap<EventId, UnackedWebhook>,
     timers: CowSet<(Millis, Timer)>,
     next: Counters,
-    /// MUTANT (the bug zoo, `crate::mutants`): cards kept after their upstream call, only
-    /// under a mutant that charges again later (`Mutant::keeps_cards`; breaks CARD-02).
-    /// Always empty for the reference platform.
+    /// Cards kept after their upstream call, only under a variant that charges again
+    /// later (`mutant_hooks.rs`; breaks CARD-02). Always empty for the reference platform.
     #[serde(skip_serializing_if = "CowMap::is_empty")]
-    mutant_cards: CowMap<AttemptId, crate::ids::Card>,
+    kept_cards: CowMap<AttemptId, crate::ids::Card>,
 }
 
 impl Platform {
-    /// A platform with these parameters and API keys.
+    /// The reference platform with these parameters and API keys.
     pub fn new(params: PlatformParams, api_keys: impl IntoIterator<Item = ApiKeySpec>) -> Self {
+        Platform::with_variant(params, api_keys, Variant::REFERENCE)
+    }
+
+    /// The platform of `variant` (the reference, or a planted bug) with these parameters
+    /// and API keys.
+    pub fn with_variant(
+        params: PlatformParams,
+        api_keys: impl IntoIterator<Item = ApiKeySpec>,
+        variant: Variant,
+    ) -> Self {
         let fee_rate_bps = params.fee_rate_bps;
         Platform {
             params: crate::cow::Shared::new(params),
+            variant,
             api_keys: api_keys.into_iter().map(|k| (k.id, k)).collect(),
             rate_limited: CowSet::new(),
             channel_paused: false,
@@ -285,7 +309,7 @@ impl Platform {
             unacked: CowMap::new(),
             timers: CowSet::new(),
             next: Counters::default(),
-            mutant_cards: CowMap::new(),
+            kept_cards: CowMap::new(),
         }
     }
 
@@ -293,6 +317,9 @@ impl Platform {
 
     pub fn params(&self) -> &PlatformParams {
         &self.params
+    }
+    pub fn variant(&self) -> Variant {
+        self.variant
     }
     pub fn payments(&self) -> &CowMap<PaymentId, Payment> {
         &self.payments

@@ -30,7 +30,7 @@ pub fn script_from_tape(
     about: &str,
 ) -> Result<String, String> {
     let defaults = PlatformParams::default();
-    if let Some(mutant) = config.params.mutant {
+    if let Some(mutant) = config.variant.mutant() {
         return Err(format!(
             "the world runs the platform mutant {} (a planted bug), and a script runs only the reference platform (use platform=reference)",
             mutant.name()

@@ -1,0 +1,89 @@
+//! Cancel (CANCEL-01, A-CANCEL): a Payment with nothing unfinished is canceled at once;
+//! one with an unfinished attempt only on the upstream's word.
+
+use super::respond;
+use crate::acquirer::UpstreamCall;
+use crate::api::{PaymentStatus, ResolutionStatus};
+use crate::ids::{PaymentId, RequestId, ResourceId};
+use crate::platform::Hook;
+use crate::platform::state::*;
+use crate::platform::variant::CancelAnswer;
+use crate::platform::{Platform, PlatformOutput};
+use crate::rules::Rule;
+use crate::time::Millis;
+
+impl Platform {
+    /// Executes a cancel admitted for `payment` (not succeeded, expired or canceled).
+    pub(super) fn execute_cancel(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        scope: Scope,
+        fingerprint: Fingerprint,
+        payment: PaymentId,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        if !self.payments[&payment].status.is_in_progress() {
+            self.cancel_now(now, id, scope, fingerprint, payment, out);
+            return;
+        }
+        match self.variant.cancel_answer() {
+            CancelAnswer::AfterUpstream => {
+                self.cancel_upstream(now, id, scope, fingerprint, payment, out)
+            }
+            CancelAnswer::CanceledAtOnce => {
+                let at_once = Hook::CancelAtOnce {
+                    id,
+                    scope,
+                    fingerprint,
+                    payment,
+                };
+                self.hook(now, at_once, out);
+            }
+        }
+    }
+
+    /// CANCEL-01: only the upstream can say the charge is safely canceled (A-CANCEL: 200
+    /// canceled or succeeded on its answer, else 202).
+    fn cancel_upstream(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        scope: Scope,
+        fingerprint: Fingerprint,
+        payment: PaymentId,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let p = self.payments.get_mut(&payment).expect("admitted");
+        p.cancel_requested = true;
+        let attempt = p.latest_attempt().expect("in progress has an attempt");
+        let in_flight = RecordState::InFlight { executor: id };
+        self.bind(now, scope.clone(), fingerprint, in_flight);
+        out.push(PlatformOutput::Upstream {
+            call: UpstreamCall::CancelCharge { attempt },
+            rule: Rule::Cancel202KeepsStatus,
+        });
+        self.await_upstream(now, id, scope, WaitsOn::Cancel { payment });
+    }
+
+    /// No unfinished attempt: nothing can be captured, cancel at once, 200 (A-CANCEL,
+    /// A-STATUS-CODES).
+    fn cancel_now(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        scope: Scope,
+        fingerprint: Fingerprint,
+        payment: PaymentId,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let p = self.payments.get_mut(&payment).expect("admitted");
+        p.status = PaymentStatus::Canceled;
+        p.resolution = ResolutionStatus::Known;
+        self.bump_payment(now, payment, Rule::TerminalStatuses, out);
+        let resource = ResourceId::Payment(payment);
+        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+        let response = self.resource_response(200, resource);
+        respond(out, id, response, Rule::TerminalStatuses);
+    }
+}

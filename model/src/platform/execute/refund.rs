@@ -1,0 +1,174 @@
+//! Refunds: sent upstream once (REFUND-01), answered 201 processing at once
+//! (A-REFUND-ASYNC), then verified by queries until the upstream says how they ended.
+
+use super::respond;
+use crate::acquirer::{RefundState, UpstreamCall};
+use crate::api::{RefundStatus, ResolutionStatus};
+use crate::ids::{PaymentId, RefundId, RequestId, ResourceId};
+use crate::platform::state::*;
+use crate::platform::{Platform, PlatformOutput, Timer};
+use crate::rules::Rule;
+use crate::text::Text;
+use crate::time::Millis;
+
+impl Platform {
+    /// Executes a refund of `amount` of `payment` under `merchant_refund_no`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn execute_refund(
+        &mut self,
+        now: Millis,
+        id: RequestId,
+        scope: Scope,
+        fingerprint: Fingerprint,
+        payment: PaymentId,
+        (merchant_refund_no, amount): (Text, u64),
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let p = self.payments.get_mut(&payment).expect("admitted");
+        p.amount_refunded += amount;
+        let attempt = p
+            .latest_attempt()
+            .expect("a succeeded payment has an attempt");
+        // The Payment's `amount_refunded` changed: a new version (WEBHOOK-01), no
+        // Payment event (A-VERSION). It counts processing refunds (A-REFUND-LIMIT).
+        self.bump_payment(now, payment, Rule::WebhookPrimary, out);
+        self.next.refund += 1;
+        let refund = RefundId(self.next.refund);
+        // UNIQ-04: the refund number is bound for good (RET-03).
+        self.refund_nos.insert(
+            BusinessKey {
+                merchant: scope.merchant,
+                environment: scope.environment,
+                number: merchant_refund_no.clone(),
+            },
+            refund,
+        );
+        self.refunds.insert(
+            refund,
+            Refund {
+                payment,
+                attempt,
+                merchant: scope.merchant,
+                environment: scope.environment,
+                merchant_refund_no,
+                amount,
+                status: RefundStatus::Processing,
+                resolution: ResolutionStatus::Known,
+                sent_at: now,
+                version: 1,
+            },
+        );
+        // The refund is sent once; afterwards the platform only queries (REFUND-01).
+        // A-REFUND-ASYNC: 201 processing at once, no synchronous wait; the first
+        // query comes `sync_wait` after sending.
+        out.push(PlatformOutput::Upstream {
+            call: UpstreamCall::Refund {
+                refund,
+                attempt,
+                amount,
+            },
+            rule: Rule::UniqueRefundNo,
+        });
+        self.set_timer(
+            now.after(self.params.sync_wait),
+            Timer::VerifyRefund(refund),
+        );
+        let resource = ResourceId::Refund(refund);
+        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+        let response = self.resource_response(201, resource);
+        respond(out, id, response, Rule::FirstExecution201);
+    }
+
+    /// The upstream answers about a refund.
+    pub(super) fn on_refund(
+        &mut self,
+        now: Millis,
+        refund: RefundId,
+        state: RefundState,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let Some(r) = self.refunds.get_mut(&refund) else {
+            return;
+        };
+        if r.status != RefundStatus::Processing {
+            return;
+        }
+        let before = (r.status, r.resolution);
+        match state {
+            RefundState::Succeeded => {
+                r.status = RefundStatus::Succeeded;
+                r.resolution = ResolutionStatus::Known;
+            }
+            RefundState::Failed => {
+                r.status = RefundStatus::Failed;
+                r.resolution = ResolutionStatus::Known;
+                let (payment, amount) = (r.payment, r.amount);
+                // A-REFUND-LIMIT: a failed refund frees its amount.
+                let p = self.payments.get_mut(&payment).expect("exists");
+                p.amount_refunded -= amount;
+                self.bump_payment(now, payment, Rule::WebhookPrimary, out);
+            }
+            // Not found or failed to answer: unknown, keep verifying; never send the refund
+            // again (REFUND-01, A-REFUND-ASYNC).
+            RefundState::NotFound | RefundState::Error => {
+                if r.resolution == ResolutionStatus::Known {
+                    r.resolution = ResolutionStatus::NeedsQuery;
+                }
+            }
+        }
+        let r = &self.refunds[&refund];
+        if (r.status, r.resolution) != before {
+            self.bump_refund(now, refund, Rule::RefundTimeoutNoSecondRefund, out);
+        }
+        // A-VERIFY-INTERVAL: a refund still processing is queried every `verify_interval`.
+        if self.refunds[&refund].status != RefundStatus::Processing {
+            self.cancel_timer(&Timer::VerifyRefund(refund));
+        } else if !self.has_timer(&Timer::VerifyRefund(refund)) {
+            self.set_timer(
+                now.after(self.params.verify_interval),
+                Timer::VerifyRefund(refund),
+            );
+        }
+    }
+
+    /// REFUND-01: verify a refund still processing with the upstream, never send it again.
+    pub(super) fn on_verify_refund(
+        &mut self,
+        now: Millis,
+        refund: RefundId,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let Some(r) = self.refunds.get_mut(&refund) else {
+            return;
+        };
+        if r.status != RefundStatus::Processing {
+            return;
+        }
+        // A-AUTO-WINDOW for refunds, from when the refund was sent; A-REFUND-ASYNC: a
+        // refund with no answer yet is needs_query, never sent again.
+        let window_over = now >= r.sent_at.after(self.params.auto_query_window);
+        let target = if window_over || r.resolution == ResolutionStatus::ManualReview {
+            ResolutionStatus::ManualReview
+        } else {
+            ResolutionStatus::NeedsQuery
+        };
+        let next = if target == ResolutionStatus::ManualReview {
+            self.params.manual_review_requery
+        } else {
+            self.params.verify_interval
+        };
+        if r.resolution != target {
+            r.resolution = target;
+            self.bump_refund(now, refund, Rule::RefundTimeoutNoSecondRefund, out);
+        }
+        let r = &self.refunds[&refund];
+        let call = self
+            .variant
+            .refund_verification(refund, r.attempt, r.amount);
+        out.push(PlatformOutput::Upstream {
+            call,
+            rule: Rule::RefundTimeoutNoSecondRefund,
+        });
+        self.set_timer(now.after(next), Timer::VerifyRefund(refund));
+    }
+}

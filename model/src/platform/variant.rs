@@ -1,0 +1,434 @@
+//! The platform's decision points, and the planted bugs that answer them otherwise.
+//!
+//! Admission and execution read as the contract. At each point where the bug zoo plants
+//! a bug they ask their [`Variant`] instead of deciding alone: each method here is one
+//! such decision point, named for what it decides, whose reference answer is the
+//! contract's (cited by rule) and which one or a few [`Mutant`]s answer otherwise.
+//! [`Variant::REFERENCE`] (the default) answers every point as the contract does.
+//!
+//! What only a mutant does (a charge sent again, a key bound by a rejection, a Payment
+//! canceled without the upstream's word) is no decision of the reference: it lives in
+//! `mutant_hooks.rs`, reached through one seam (`Platform::hook`).
+
+use super::execute::Reading;
+use super::state::{AttemptStatus, IdempotencyRecord, Route, Scope};
+use crate::acquirer::{ChargeState, UpstreamCall};
+use crate::api::{Failure, FailureCode, PaymentStatus, ResolutionStatus};
+use crate::cow::CowMap;
+use crate::ids::{AttemptId, Card, RefundId, ResourceId};
+use crate::mutants::Mutant;
+use crate::params::PlatformParams;
+use crate::platform::Fingerprint;
+use crate::rules::Rule;
+use crate::text::Text;
+use crate::time::Millis;
+use serde::Serialize;
+
+/// Which platform runs: the reference, or the reference with one planted bug
+/// ([`Mutant`]). Handed to the platform apart from its parameters
+/// ([`super::Platform::with_variant`]); fixed for its life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Variant(Option<Mutant>);
+
+/// What cancel of an unfinished Payment answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CancelAnswer {
+    /// CANCEL-01: the upstream is asked; 200 on its evidence, 202 without it.
+    AfterUpstream,
+    /// 200 canceled at once, without the upstream's word (cancel_reports_canceled).
+    CanceledAtOnce,
+}
+
+/// What the end of the automatic query window means for an unfinished attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WindowEnd {
+    /// RES-03: manual_review, and a query every 24 hours; never failed automatically.
+    ManualReview,
+    /// A failure without the upstream's evidence (manual_review_fails_on_timer).
+    Failure,
+}
+
+impl Variant {
+    /// The reference platform: every decision as the contract says.
+    pub const REFERENCE: Variant = Variant(None);
+
+    /// The reference platform with `mutant` planted.
+    pub const fn planted(mutant: Mutant) -> Variant {
+        Variant(Some(mutant))
+    }
+
+    /// The planted bug, if any.
+    pub const fn mutant(self) -> Option<Mutant> {
+        self.0
+    }
+
+    /// Whether this is the reference platform.
+    pub const fn is_reference(&self) -> bool {
+        self.0.is_none()
+    }
+
+    fn is(self, mutant: Mutant) -> bool {
+        self.0 == Some(mutant)
+    }
+
+    // ---- admission ----------------------------------------------------------------
+
+    /// The fingerprint compared under a key: the safety-relevant parameters (SAFE-01,
+    /// CONFLICT-01) and never the card (CARD-01). Reference: `contract`, as admission
+    /// computed it. card_in_fingerprint adds the card (as a body hash would);
+    /// amount_not_in_fingerprint and currency_not_in_fingerprint leave one out.
+    pub(super) fn fingerprint(self, contract: Fingerprint, card: Option<Card>) -> Fingerprint {
+        match self.0 {
+            Some(m) => wrong_fingerprint(m, contract, card),
+            None => contract,
+        }
+    }
+
+    /// How a request's idempotency record is looked up: SCOPE-01, every component of the
+    /// scope (merchant, environment, method and path, key). The scope mutants drop one.
+    pub(super) fn find_record<'a>(
+        self,
+        records: &'a CowMap<Scope, IdempotencyRecord>,
+        scope: &Scope,
+    ) -> Option<&'a IdempotencyRecord> {
+        match self.0 {
+            Some(m) if scope_matches(m, scope, scope).is_some() => records
+                .iter()
+                .find(|(s, _)| scope_matches(m, s, scope) == Some(true))
+                .map(|(_, r)| r),
+            _ => records.get(scope),
+        }
+    }
+
+    /// Whether an in-flight record still holds the right to execute: CONC-01, until its
+    /// execution ends. lock_expires_before_upstream: only for the concurrent wait
+    /// (10 s), which ends before the upstream answers (15 s).
+    pub(super) fn lock_held(
+        self,
+        record: &IdempotencyRecord,
+        now: Millis,
+        params: &PlatformParams,
+    ) -> bool {
+        !(self.is(Mutant::LockExpiresBeforeUpstream)
+            && now >= record.created_at.after(params.concurrent_wait_timeout))
+    }
+
+    /// Whether a replay of an executed scope returns its object: REPLAY-01, always.
+    /// session_replay_new_session: a checkout session's replay makes a new session.
+    pub(super) fn replay_returns_object(self, resource: ResourceId) -> bool {
+        !(self.is(Mutant::SessionReplayNewSession) && matches!(resource, ResourceId::Session(_)))
+    }
+
+    /// Whether a confirm is refused while an attempt is unfinished: UNIQ-02, ATTEMPT-01,
+    /// always. second_unfinished_attempt: no.
+    pub(super) fn one_unfinished_attempt(self) -> bool {
+        !self.is(Mutant::SecondUnfinishedAttempt)
+    }
+
+    /// Whether card retries are held to `expires_at` (and the expired status):
+    /// ATTEMPT-04, always. attempt_after_expiry: no.
+    pub(super) fn retries_before_expiry(self) -> bool {
+        !self.is(Mutant::AttemptAfterExpiry)
+    }
+
+    /// How many attempts a Payment may have: ATTEMPT-05, the platform's `attempts_max`
+    /// (the contract's default 3). fourth_attempt: one more.
+    pub(super) fn attempts_max(self, params: &PlatformParams) -> usize {
+        let max = params.attempts_max as usize;
+        if self.is(Mutant::FourthAttempt) {
+            max + 1
+        } else {
+            max
+        }
+    }
+
+    /// Whether a used merchant_refund_no is refused under a new key: UNIQ-04, always.
+    /// refund_no_not_unique: it is not looked up.
+    pub(super) fn refund_no_unique(self) -> bool {
+        !self.is(Mutant::RefundNoNotUnique)
+    }
+
+    /// Whether refunds are held to the captured amount: REFUND-03 (A-REFUND-LIMIT),
+    /// always. refund_beyond_captured: no limit.
+    pub(super) fn refunds_within_captured(self) -> bool {
+        !self.is(Mutant::RefundBeyondCaptured)
+    }
+
+    // ---- execution ----------------------------------------------------------------
+
+    /// Whether the key is claimed before the charge is sent: CONC-01, EFFECT-01, always.
+    /// key_claimed_after_charge: only when the upstream answers.
+    pub(super) fn claims_key_before_charge(self) -> bool {
+        !self.is(Mutant::KeyClaimedAfterCharge)
+    }
+
+    /// Whether a create's order number is committed before its charge is sent: UNIQ-01,
+    /// always. order_no_check_not_atomic: only when the charge returns.
+    pub(super) fn commits_order_no_before_charge(self) -> bool {
+        !self.is(Mutant::OrderNoCheckNotAtomic)
+    }
+
+    /// What cancel of an unfinished Payment answers: CANCEL-01, after the upstream.
+    /// cancel_reports_canceled: 200 canceled at once.
+    pub(super) fn cancel_answer(self) -> CancelAnswer {
+        if self.is(Mutant::CancelReportsCanceled) {
+            CancelAnswer::CanceledAtOnce
+        } else {
+            CancelAnswer::AfterUpstream
+        }
+    }
+
+    /// How an upstream answer about a charge is read: as the contract reads it
+    /// (`contract`). upstream_error_is_final reads a 5xx as a final failure (UNKNOWN-02,
+    /// RES-01); action_required_as_succeeded reads requires_action as succeeded (RES-05).
+    pub(super) fn read_charge(
+        self,
+        state: ChargeState,
+        attempt: AttemptId,
+        contract: Reading,
+    ) -> Reading {
+        match (self.0, state) {
+            (Some(Mutant::UpstreamErrorIsFinal), ChargeState::Error) => Reading {
+                attempt: AttemptStatus::Failed,
+                known: true,
+                status: PaymentStatus::Failed,
+                resolution: ResolutionStatus::Known,
+                failure: Some(Failure {
+                    code: FailureCode::NotReceivedByUpstream,
+                    attempt_id: attempt,
+                }),
+                rule: Rule::UnknownResult,
+                ..contract
+            },
+            (Some(Mutant::ActionRequiredAsSucceeded), ChargeState::ActionRequired) => Reading {
+                status: PaymentStatus::Succeeded,
+                resolution: ResolutionStatus::Known,
+                ..contract
+            },
+            _ => contract,
+        }
+    }
+
+    /// What the end of the automatic query window means: RES-03, manual_review.
+    /// manual_review_fails_on_timer: a failure.
+    pub(super) fn window_end(self) -> WindowEnd {
+        if self.is(Mutant::ManualReviewFailsOnTimer) {
+            WindowEnd::Failure
+        } else {
+            WindowEnd::ManualReview
+        }
+    }
+
+    /// The upstream call that verifies a refund whose answer is unknown: REFUND-01, a
+    /// query, never the refund again. refund_resent_when_unknown: the refund again.
+    pub(super) fn refund_verification(
+        self,
+        refund: RefundId,
+        attempt: AttemptId,
+        amount: u64,
+    ) -> UpstreamCall {
+        if self.is(Mutant::RefundResentWhenUnknown) {
+            UpstreamCall::Refund {
+                refund,
+                attempt,
+                amount,
+            }
+        } else {
+            UpstreamCall::QueryRefund { refund }
+        }
+    }
+
+    /// How long an idempotency record is kept: RET-01, the platform's `retention` (the
+    /// contract's 7 days). retention_expires_early: a day (hours taken for days).
+    pub(super) fn retention(self, params: &PlatformParams) -> Millis {
+        if self.is(Mutant::RetentionExpiresEarly) {
+            Millis::hours(24)
+        } else {
+            params.retention
+        }
+    }
+}
+
+/// Whether `record` is taken for the scope of `request` under a scope mutant (each drops
+/// one component of SCOPE-01); `None` under a mutant that does not change the lookup.
+fn scope_matches(mutant: Mutant, record: &Scope, request: &Scope) -> Option<bool> {
+    let key = record.key == request.key;
+    let merchant = record.merchant == request.merchant;
+    let environment = record.environment == request.environment;
+    let route = record.route == request.route;
+    Some(match mutant {
+        Mutant::ScopeWithoutMerchant => key && environment && route,
+        Mutant::ScopeWithoutEnvironment => key && merchant && route,
+        Mutant::ScopeWithoutRoute => key && merchant && environment,
+        Mutant::ScopeWithoutPaymentInPath => {
+            let template = match (record.route, request.route) {
+                (Route::Confirm(_), Route::Confirm(_)) | (Route::Cancel(_), Route::Cancel(_)) => {
+                    true
+                }
+                (a, b) => a == b,
+            };
+            key && merchant && environment && template
+        }
+        _ => return None,
+    })
+}
+
+/// The fingerprint `mutant` computes instead of `contract`: with the card in it, or
+/// without the amount or the currency. Other mutants leave it as it is.
+fn wrong_fingerprint(mutant: Mutant, contract: Fingerprint, card: Option<Card>) -> Fingerprint {
+    match mutant {
+        Mutant::CardInFingerprint => with_card(contract, card),
+        Mutant::AmountNotInFingerprint => without_amount(contract),
+        Mutant::CurrencyNotInFingerprint => without_currency(contract),
+        _ => contract,
+    }
+}
+
+/// A create's fingerprint with the card in it (as a hash of the whole body would have it).
+fn with_card(contract: Fingerprint, card: Option<Card>) -> Fingerprint {
+    match (contract, card) {
+        (
+            Fingerprint::CreatePayment {
+                merchant_order_no,
+                amount,
+                currency,
+            },
+            Some(card),
+        ) => Fingerprint::CreatePayment {
+            merchant_order_no: Text::format(format_args!("{merchant_order_no} +{card}")),
+            amount,
+            currency,
+        },
+        (contract, _) => contract,
+    }
+}
+
+/// The fingerprint without the amount.
+fn without_amount(contract: Fingerprint) -> Fingerprint {
+    use Fingerprint::*;
+    match contract {
+        CreatePayment {
+            merchant_order_no,
+            currency,
+            ..
+        } => CreatePayment {
+            merchant_order_no,
+            amount: 0,
+            currency,
+        },
+        CheckoutSession {
+            merchant_order_no,
+            currency,
+            ..
+        } => CheckoutSession {
+            merchant_order_no,
+            amount: 0,
+            currency,
+        },
+        Refund {
+            payment_id,
+            merchant_refund_no,
+            ..
+        } => Refund {
+            payment_id,
+            merchant_refund_no,
+            amount: 0,
+        },
+        other => other,
+    }
+}
+
+/// The fingerprint without the currency.
+fn without_currency(contract: Fingerprint) -> Fingerprint {
+    use Fingerprint::*;
+    match contract {
+        CreatePayment {
+            merchant_order_no,
+            amount,
+            ..
+        } => CreatePayment {
+            merchant_order_no,
+            amount,
+            currency: Text::new(),
+        },
+        CheckoutSession {
+            merchant_order_no,
+            amount,
+            ..
+        } => CheckoutSession {
+            merchant_order_no,
+            amount,
+            currency: Text::new(),
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{Environment, MerchantId, PaymentId};
+
+    fn scope(merchant: u32, environment: Environment, route: Route) -> Scope {
+        Scope {
+            merchant: MerchantId(merchant),
+            environment,
+            route,
+            key: "K".into(),
+        }
+    }
+
+    /// The reference answers every decision point as the contract does, whatever the
+    /// parameters say where the contract leaves a number to them.
+    #[test]
+    fn scope_01_ret_01_the_reference_variant_decides_as_the_contract() {
+        let v = Variant::REFERENCE;
+        let params = PlatformParams::default();
+        assert!(v.is_reference() && Variant::default() == v);
+        assert!(v.claims_key_before_charge() && v.commits_order_no_before_charge());
+        assert!(v.one_unfinished_attempt() && v.retries_before_expiry());
+        assert!(v.refund_no_unique() && v.refunds_within_captured());
+        assert!(v.replay_returns_object(ResourceId::Session(crate::ids::SessionId(1))));
+        assert_eq!(v.attempts_max(&params), 3);
+        assert_eq!(v.retention(&params), Millis::days(7));
+        assert_eq!(v.cancel_answer(), CancelAnswer::AfterUpstream);
+        assert_eq!(v.window_end(), WindowEnd::ManualReview);
+        assert_eq!(
+            v.refund_verification(RefundId(1), AttemptId(1), 5),
+            UpstreamCall::QueryRefund {
+                refund: RefundId(1)
+            }
+        );
+        let f = Fingerprint::Confirm;
+        assert_eq!(v.fingerprint(f.clone(), Some(Card('B'))), f);
+    }
+
+    /// Each scope mutant drops exactly one component of SCOPE-01.
+    #[test]
+    fn scope_01_scope_mutants_drop_one_component() {
+        let request = scope(1, Environment::Test, Route::Confirm(PaymentId(1)));
+        let other_merchant = scope(2, Environment::Test, Route::Confirm(PaymentId(1)));
+        let other_env = scope(1, Environment::Live, Route::Confirm(PaymentId(1)));
+        let other_route = scope(1, Environment::Test, Route::Cancel(PaymentId(1)));
+        let other_payment = scope(1, Environment::Test, Route::Confirm(PaymentId(2)));
+        let others = [&other_merchant, &other_env, &other_route, &other_payment];
+        let cases: [(Mutant, &[&Scope]); 4] = [
+            (Mutant::ScopeWithoutMerchant, &[&other_merchant]),
+            (Mutant::ScopeWithoutEnvironment, &[&other_env]),
+            (Mutant::ScopeWithoutRoute, &[&other_route, &other_payment]),
+            (Mutant::ScopeWithoutPaymentInPath, &[&other_payment]),
+        ];
+        for (m, collide) in cases {
+            assert_eq!(scope_matches(m, &request, &request), Some(true), "{m}");
+            for other in others {
+                let expected = collide.contains(&other);
+                assert_eq!(scope_matches(m, other, &request), Some(expected), "{m}");
+            }
+        }
+        assert_eq!(
+            scope_matches(Mutant::FourthAttempt, &request, &request),
+            None
+        );
+    }
+}
