@@ -6,6 +6,7 @@
 mod alloc;
 mod bench_cmd;
 mod check_cmd;
+mod judge_cmd;
 mod mutants_cmd;
 mod progress;
 mod replay_cmd;
@@ -65,9 +66,14 @@ enum Command {
     Simulate(simulate_cmd::SimulateArgs),
     /// Replay one run, from a seed or a saved tape, and print its trace.
     #[command(
-        after_help = "Examples:\n  payhub-verify replay --seed 17\n  payhub-verify replay --tape target/payhub-report/tapes/seed-17.tape --format mermaid"
+        after_help = "Examples:\n  payhub-verify replay --seed 17\n  payhub-verify replay --tape target/payhub-report/tapes/seed-17.tape --format mermaid\n  payhub-verify replay --seed 3 --format events > run.jsonl"
     )]
     Replay(replay_cmd::ReplayArgs),
+    /// Judge a recorded event stream (JSON Lines, as `replay --format events` writes it) by every property.
+    #[command(
+        after_help = "Examples:\n  payhub-verify replay --seed 3 --format events > run.jsonl && payhub-verify judge run.jsonl\n  payhub-verify judge run.jsonl --format json"
+    )]
+    Judge(judge_cmd::JudgeArgs),
     /// Measure simulator steps per second and checker states per second.
     #[command(
         after_help = "Examples:\n  payhub-verify bench\n  payhub-verify bench --preset scope --format json"
@@ -120,6 +126,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Replay(args) => replay_cmd::replay(&args),
+        Command::Judge(args) => judge_cmd::run(&args),
         Command::Bench(args) => bench_cmd::run(&args),
         Command::Run(args) => script_cmd::run(&args),
         Command::Scenario(args) => script_cmd::scenario(&args),

@@ -31,6 +31,8 @@ pub enum TraceFormat {
     Mermaid,
     /// A what-if script that `payhub-verify run` reproduces.
     Script,
+    /// The event stream, one JSON event per line (`payhub-verify judge` reads it).
+    Events,
 }
 
 /// Reads a tape file: a clear error for a file that cannot be read, is not text or is
@@ -100,6 +102,7 @@ fn render(
         }
         TraceFormat::Json => trace.to_json(),
         TraceFormat::Mermaid => trace.to_mermaid(),
+        TraceFormat::Events => trace.to_events_jsonl(),
         TraceFormat::Script => {
             let property = outcome.violation.as_ref().map(|v| v.property.as_str());
             payhub_sim::script::script_from_tape(config, &outcome.tape, property, &config.name)?

@@ -212,7 +212,10 @@ fn ret_01_attempt_05_a_platform_run_with_a_wrong_contract_number_is_killed() {
         assert_eq!(row.property, Some(property), "{m}");
         assert_eq!(row.method.as_deref(), Some(method), "{m}");
         let found = row.counterexample.as_ref().expect("a counterexample");
-        assert_eq!(found.proof.config.params, m.apply(found.proof.config.params.clone()));
+        assert_eq!(
+            found.proof.config.params,
+            m.apply(found.proof.config.params.clone())
+        );
         let (world, outcome) = payhub_sim::driver::replay(
             &found.proof.config,
             &found.proof.choices,
@@ -228,7 +231,11 @@ fn ret_01_attempt_05_a_platform_run_with_a_wrong_contract_number_is_killed() {
         );
         if m == ParameterMutant::Retention1d {
             // Caught between the platform's day and the contract's seven.
-            assert!(world.now >= found.proof.config.params.retention, "{}", world.now);
+            assert!(
+                world.now >= found.proof.config.params.retention,
+                "{}",
+                world.now
+            );
             assert!(world.now < Contract::RETENTION, "{}", world.now);
         }
     }

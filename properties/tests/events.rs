@@ -29,6 +29,16 @@ fn assert_stream_rebuilds(config: &WorldConfig, seed: u64) -> bool {
     assert!(!trace.stream.is_empty(), "seed {seed}: no events");
     let rebuilt = Facts::from_events(&trace.stream);
     assert_eq!(rebuilt, *world.facts, "seed {seed}: facts differ");
+    // Through its file form too: JSON Lines, read back.
+    let read: Vec<payhub_model::event::Event> = trace
+        .to_events_jsonl()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an event"))
+        .collect();
+    assert_eq!(
+        read, trace.stream,
+        "seed {seed}: JSON Lines do not round-trip"
+    );
     assert_eq!(verdicts(&rebuilt), verdicts(&world.facts), "seed {seed}");
     verdicts(&rebuilt).iter().any(|(_, v, _)| v.is_some())
 }

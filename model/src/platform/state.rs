@@ -13,7 +13,9 @@ use crate::time::Millis;
 use serde::Serialize;
 
 /// What an API key authenticates (SCOPE-03: the key itself is not part of any scope).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 pub struct ApiKeySpec {
     pub id: ApiKeyId,
     pub merchant: MerchantId,
@@ -87,7 +89,9 @@ pub struct IdempotencyRecord {
 }
 
 /// Status of one attempt (one charge sent upstream).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptStatus {
     Processing,
