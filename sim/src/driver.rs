@@ -4,6 +4,7 @@
 
 use crate::choice::Choice;
 use crate::config::WorldConfig;
+use crate::sink::Sink;
 use crate::trace::Trace;
 use crate::world::{ApplyError, World};
 use payhub_model::AcquirerDecision;
@@ -187,8 +188,9 @@ pub fn run_seed(
     profile: &FaultProfile,
     max_steps: usize,
     check: &mut dyn Check,
-    mut trace: Option<&mut Trace>,
+    trace: Option<&mut Trace>,
 ) -> (World, RunOutcome) {
+    let mut sink = Sink::new(trace);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut world = World::new(config);
     let mut enabled = Vec::new();
@@ -202,11 +204,9 @@ pub fn run_seed(
             break;
         }
         let choice = pick(&mut rng, profile, &enabled);
-        if let Some(t) = trace.as_deref_mut() {
-            t.begin_step(tape.len() as u32);
-        }
+        sink.begin_step(tape.len() as u32);
         world
-            .apply(config, &choice, trace.as_deref_mut())
+            .apply_in(config, &choice, &mut sink)
             .expect("an enabled choice applies");
         tape.push(choice);
         violation = check.check(&world);
@@ -254,8 +254,9 @@ pub fn replay(
     config: &WorldConfig,
     tape: &[Choice],
     check: &mut dyn Check,
-    mut trace: Option<&mut Trace>,
+    trace: Option<&mut Trace>,
 ) -> Result<(World, RunOutcome), (usize, ApplyError)> {
+    let mut sink = Sink::new(trace);
     let mut world = World::new(config);
     let mut violation = check.check(&world);
     let mut applied = Vec::new();
@@ -263,11 +264,9 @@ pub fn replay(
         if violation.is_some() {
             break;
         }
-        if let Some(t) = trace.as_deref_mut() {
-            t.begin_step(i as u32);
-        }
+        sink.begin_step(i as u32);
         world
-            .apply(config, choice, trace.as_deref_mut())
+            .apply_in(config, choice, &mut sink)
             .map_err(|e| (i, e))?;
         applied.push(choice.clone());
         violation = check.check(&world);

@@ -17,6 +17,13 @@ impl<'t> Sink<'t> {
         Sink { trace }
     }
 
+    /// Numbers the trace lines of the next choice (its index in the run).
+    pub fn begin_step(&mut self, step: u32) {
+        if let Some(trace) = self.trace.as_deref_mut() {
+            trace.begin_step(step);
+        }
+    }
+
     /// Whether a trace is recording.
     pub fn recording(&self) -> bool {
         self.trace.is_some()

@@ -274,7 +274,16 @@ impl World {
         choice: &Choice,
         trace: Option<&mut Trace>,
     ) -> Result<(), ApplyError> {
-        let sink = &mut Sink::new(trace);
+        self.apply_in(config, choice, &mut Sink::new(trace))
+    }
+
+    /// [`World::apply`], emitting into a sink a driver keeps for a whole run.
+    pub fn apply_in(
+        &mut self,
+        config: &WorldConfig,
+        choice: &Choice,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), ApplyError> {
         let result = match choice {
             Choice::Deliver { msg, branch } => self.deliver(config, *msg, *branch, sink),
             Choice::Drop { msg } => self.drop_message(*msg, sink),
