@@ -164,14 +164,19 @@ fn acquire(cur: &mut Cursor) -> Result<Choice, LineError> {
 /// `command 3` or `command 3 then crash`.
 fn command(cur: &mut Cursor) -> Result<Choice, LineError> {
     let item = number(cur, "a workload item number")?;
-    let mut crash_after = false;
-    if cur.peek_word().as_deref() == Some("then") {
-        cur.word();
-        let (w, c) = cur.expect_word("crash")?;
-        if w != "crash" {
-            return err(c, format!("'then crash', not 'then {w}'"));
-        }
-        crash_after = true;
-    }
+    let crash_after = then_crash(cur)?;
     Ok(Choice::Command { item, crash_after })
+}
+
+/// An optional `then crash` after a command: whether it is there.
+pub(super) fn then_crash(cur: &mut Cursor) -> Result<bool, LineError> {
+    if cur.peek_word().as_deref() != Some("then") {
+        return Ok(false);
+    }
+    cur.word();
+    let (w, c) = cur.expect_word("crash")?;
+    if w != "crash" {
+        return err(c, format!("'then crash', not 'then {w}'"));
+    }
+    Ok(true)
 }

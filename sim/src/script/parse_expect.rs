@@ -8,30 +8,6 @@ use super::parse_settings::is_name;
 use super::request::{parse_payment_id, parse_refund_id};
 use payhub_model::ErrorCode;
 
-/// Every error code, by its contract name.
-pub(crate) const ERROR_CODES: &[ErrorCode] = &[
-    ErrorCode::InvalidRequest,
-    ErrorCode::AuthenticationFailed,
-    ErrorCode::PermissionDenied,
-    ErrorCode::ResourceMissing,
-    ErrorCode::MethodNotAllowed,
-    ErrorCode::IdempotencyConflict,
-    ErrorCode::OperationInProgress,
-    ErrorCode::OrderNoConflict,
-    ErrorCode::RefundNoConflict,
-    ErrorCode::PaymentInProgress,
-    ErrorCode::UnsupportedCurrency,
-    ErrorCode::PaymentNotConfirmable,
-    ErrorCode::PaymentExpired,
-    ErrorCode::AttemptsExhausted,
-    ErrorCode::PaymentNotCancelable,
-    ErrorCode::PaymentNotRefundable,
-    ErrorCode::RefundAmountExceeded,
-    ErrorCode::RateLimited,
-    ErrorCode::InternalError,
-    ErrorCode::TemporarilyUnavailable,
-];
-
 /// Fields an expectation on a response may name (Payment, Refund, session, list, error).
 pub(crate) const RESPONSE_FIELDS: &[&str] = &[
     "id",
@@ -451,5 +427,5 @@ fn fields(cur: &mut Cursor, allowed: &[&str], what: &str) -> Result<Vec<FieldChe
 }
 
 pub(crate) fn error_code(name: &str) -> Option<ErrorCode> {
-    ERROR_CODES.iter().copied().find(|c| c.as_str() == name)
+    ErrorCode::ALL.iter().copied().find(|c| c.as_str() == name)
 }

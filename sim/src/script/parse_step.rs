@@ -3,7 +3,7 @@
 
 use super::ast::*;
 use super::cursor::{Cursor, LineError};
-use super::label::optional_branch;
+use super::label::{optional_branch, then_crash};
 use super::parse::{Parser, err};
 use super::parse_settings::{is_name, parse_duration, parse_merchant};
 use super::request::{self, parse_api_key};
@@ -371,15 +371,7 @@ impl Parser {
             );
         }
         let command = command(cur)?;
-        let mut crash_after = false;
-        if cur.peek_word().as_deref() == Some("then") {
-            cur.word();
-            let (w, wc) = cur.expect_word("crash")?;
-            if w != "crash" {
-                return err(wc, format!("'then crash', not 'then {w}'"));
-            }
-            crash_after = true;
-        }
+        let crash_after = then_crash(cur)?;
         let item = u16::try_from(self.workload.len())
             .map_err(|_| (col, "too many commands".to_owned()))?;
         self.workload.push(WorkItem {
