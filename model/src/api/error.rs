@@ -50,6 +50,30 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::InvalidRequest,
+        ErrorCode::AuthenticationFailed,
+        ErrorCode::PermissionDenied,
+        ErrorCode::ResourceMissing,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::IdempotencyConflict,
+        ErrorCode::OperationInProgress,
+        ErrorCode::OrderNoConflict,
+        ErrorCode::RefundNoConflict,
+        ErrorCode::PaymentInProgress,
+        ErrorCode::UnsupportedCurrency,
+        ErrorCode::PaymentNotConfirmable,
+        ErrorCode::PaymentExpired,
+        ErrorCode::AttemptsExhausted,
+        ErrorCode::PaymentNotCancelable,
+        ErrorCode::PaymentNotRefundable,
+        ErrorCode::RefundAmountExceeded,
+        ErrorCode::RateLimited,
+        ErrorCode::InternalError,
+        ErrorCode::TemporarilyUnavailable,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::InvalidRequest => "invalid_request",

@@ -28,102 +28,116 @@ pub(crate) fn evaluate(r: &Runner<'_>, e: &Expectation) -> Result<(), String> {
                 ))
             }
         }
-        Expectation::Object { kind, id, fields } => {
-            let value = match kind {
-                ObjectKind::Payment => r
-                    .world
-                    .platform
-                    .payment_view(payhub_model::PaymentId(*id))
-                    .map(|v| serde_json::to_value(v).unwrap_or_default()),
-                ObjectKind::Refund => r
-                    .world
-                    .platform
-                    .refund_view(payhub_model::RefundId(*id))
-                    .map(|v| serde_json::to_value(v).unwrap_or_default()),
-            };
-            let value = value.ok_or_else(|| "the platform has no such object".to_owned())?;
-            compare(fields, |name| lookup(&value, name))
-        }
+        Expectation::Object { kind, id, fields } => object(r, *kind, *id, fields),
         Expectation::Webhook {
             present,
             kind,
             fields,
-        } => {
-            let latest = r.webhooks.iter().rev().find(|(_, w)| w.kind == *kind);
-            match (present, latest) {
-                (false, None) => Ok(()),
-                (false, Some((_, w))) => Err(format!("{w} was delivered")),
-                (true, None) => {
-                    let seen: Vec<&str> = r.webhooks.iter().map(|(_, w)| w.kind.as_str()).collect();
-                    Err(format!(
-                        "no {kind} webhook was delivered (delivered: {})",
-                        if seen.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            seen.join(", ")
-                        }
-                    ))
-                }
-                (true, Some((_, w))) => {
-                    let object = serde_json::to_value(&w.object).unwrap_or_default();
-                    compare(fields, |name| match name {
-                        "event" => w.id.to_string(),
-                        "delivery" => w.delivery.to_string(),
-                        _ => lookup(&object, name),
-                    })
-                }
-            }
-        }
+        } => webhook(r, *present, kind, fields),
         Expectation::ClientOrder {
             server,
             order,
             fields,
-        } => {
-            let s = &r.script.servers[*server];
-            let db = r
-                .world
-                .dbs
-                .get(s.db as usize)
-                .ok_or_else(|| format!("server {} has no database", s.name))?;
-            let rec = db
-                .order(order)
-                .ok_or_else(|| format!("server {}'s database has no order {order}", s.name))?;
-            let tag = |v: Value, key: &str| {
-                v.get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or("none")
-                    .to_owned()
-            };
+        } => client_order(r, *server, order, fields),
+    }
+}
+
+/// `expect payment pay_demo_001: …`: the object as the platform holds it now.
+fn object(r: &Runner<'_>, kind: ObjectKind, id: u32, fields: &[FieldCheck]) -> Result<(), String> {
+    let value = match kind {
+        ObjectKind::Payment => r
+            .world
+            .platform
+            .payment_view(payhub_model::PaymentId(id))
+            .map(|v| serde_json::to_value(v).unwrap_or_default()),
+        ObjectKind::Refund => r
+            .world
+            .platform
+            .refund_view(payhub_model::RefundId(id))
+            .map(|v| serde_json::to_value(v).unwrap_or_default()),
+    };
+    let value = value.ok_or_else(|| "the platform has no such object".to_owned())?;
+    compare(fields, |name| lookup(&value, name))
+}
+
+/// `expect webhook KIND …` / `expect no webhook KIND`: the latest delivered of that kind.
+fn webhook(r: &Runner<'_>, present: bool, kind: &str, fields: &[FieldCheck]) -> Result<(), String> {
+    let latest = r.webhooks.iter().rev().find(|(_, w)| w.kind == *kind);
+    match (present, latest) {
+        (false, None) => Ok(()),
+        (false, Some((_, w))) => Err(format!("{w} was delivered")),
+        (true, None) => {
+            let seen: Vec<&str> = r.webhooks.iter().map(|(_, w)| w.kind.as_str()).collect();
+            Err(format!(
+                "no {kind} webhook was delivered (delivered: {})",
+                if seen.is_empty() {
+                    "none".to_owned()
+                } else {
+                    seen.join(", ")
+                }
+            ))
+        }
+        (true, Some((_, w))) => {
+            let object = serde_json::to_value(&w.object).unwrap_or_default();
             compare(fields, |name| match name {
-                "state" => tag(
-                    serde_json::to_value(rec.state()).unwrap_or_default(),
-                    "state",
-                ),
-                "status" => rec
-                    .status()
-                    .map_or_else(|| "none".to_owned(), |s| s.as_str().to_owned()),
-                "version" => rec.version().to_string(),
-                "payment_id" => rec
-                    .payment_id
-                    .map_or_else(|| "none".to_owned(), |p| p.to_string()),
-                "key" => rec.submission.key.as_deref().unwrap_or("none").to_owned(),
-                "seq" => rec.submission.seq.to_string(),
-                "card" => rec.submission.card.0.to_string(),
-                "outcome" => tag(
-                    serde_json::to_value(rec.submission.outcome).unwrap_or_default(),
-                    "outcome",
-                ),
-                "attempt_count" => rec
-                    .applied
-                    .as_ref()
-                    .map_or_else(|| "none".to_owned(), |a| a.attempt_count.to_string()),
-                "fulfilled" => rec
-                    .fulfilled
-                    .map_or_else(|| "none".to_owned(), |p| p.to_string()),
-                _ => "none".to_owned(),
+                "event" => w.id.to_string(),
+                "delivery" => w.delivery.to_string(),
+                _ => lookup(&object, name),
             })
         }
     }
+}
+
+/// `expect A order ORDER-1: …`: the order as the server's database holds it.
+fn client_order(
+    r: &Runner<'_>,
+    server: usize,
+    order: &str,
+    fields: &[FieldCheck],
+) -> Result<(), String> {
+    let s = &r.script.servers[server];
+    let db = r
+        .world
+        .dbs
+        .get(s.db as usize)
+        .ok_or_else(|| format!("server {} has no database", s.name))?;
+    let rec = db
+        .order(order)
+        .ok_or_else(|| format!("server {}'s database has no order {order}", s.name))?;
+    let tag = |v: Value, key: &str| {
+        v.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("none")
+            .to_owned()
+    };
+    compare(fields, |name| match name {
+        "state" => tag(
+            serde_json::to_value(rec.state()).unwrap_or_default(),
+            "state",
+        ),
+        "status" => rec
+            .status()
+            .map_or_else(|| "none".to_owned(), |s| s.as_str().to_owned()),
+        "version" => rec.version().to_string(),
+        "payment_id" => rec
+            .payment_id
+            .map_or_else(|| "none".to_owned(), |p| p.to_string()),
+        "key" => rec.submission.key.as_deref().unwrap_or("none").to_owned(),
+        "seq" => rec.submission.seq.to_string(),
+        "card" => rec.submission.card.0.to_string(),
+        "outcome" => tag(
+            serde_json::to_value(rec.submission.outcome).unwrap_or_default(),
+            "outcome",
+        ),
+        "attempt_count" => rec
+            .applied
+            .as_ref()
+            .map_or_else(|| "none".to_owned(), |a| a.attempt_count.to_string()),
+        "fulfilled" => rec
+            .fulfilled
+            .map_or_else(|| "none".to_owned(), |p| p.to_string()),
+        _ => "none".to_owned(),
+    })
 }
 
 fn response(r: &Runner<'_>, server: Option<usize>, want: &Want) -> Result<(), String> {
@@ -221,53 +235,47 @@ fn merchant_is(m: MerchantId, v: &str) -> bool {
     m.to_string() == v || m.0.to_string() == v
 }
 
-fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
-    let f = |name: &str| {
-        c.filters
+/// The `name=value` filters of a counter: an entry counts if it matches every one.
+struct Filters<'a>(&'a [FieldCheck]);
+
+impl Filters<'_> {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
             .iter()
             .find(|x| x.name == name)
             .map(|x| x.value.as_str())
+    }
+
+    fn ok(&self, name: &str, got: String) -> bool {
+        self.get(name).is_none_or(|v| v == got)
+    }
+
+    fn merchant(&self, m: MerchantId) -> bool {
+        self.get("merchant").is_none_or(|v| merchant_is(m, v))
+    }
+}
+
+fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
+    let f = Filters(&c.filters);
+    let n = match scope {
+        CounterScope::Ledger => ledger_count(r, &c.term, &f),
+        CounterScope::Platform => platform_count(r, &c.term, &f),
     };
-    let ok = |name: &str, got: String| f(name).is_none_or(|v| v == got);
-    let platform = &r.world.platform;
-    let n = match (scope, c.term.as_str()) {
-        (CounterScope::Ledger, "charges") => r
+    n as u64
+}
+
+/// `expect ledger: …`: money that moved, and the upstream calls the runner saw.
+fn ledger_count(r: &Runner<'_>, term: &str, f: &Filters<'_>) -> usize {
+    match term {
+        "charges" => r
             .world
             .acquirer
             .ledger
             .entries
             .iter()
-            .filter(|e| match e {
-                LedgerEntry::Capture {
-                    attempt,
-                    payment,
-                    merchant,
-                    environment,
-                    card,
-                    ..
-                } => {
-                    let key = r
-                        .calls
-                        .iter()
-                        .find(|c| c.attempt == *attempt)
-                        .and_then(|c| c.key.clone())
-                        .unwrap_or_else(|| "none".to_owned());
-                    let order = platform
-                        .payments()
-                        .get(payment)
-                        .map(|p| p.merchant_order_no.to_string())
-                        .unwrap_or_default();
-                    ok("payment", payment.to_string())
-                        && ok("card", card.0.to_string())
-                        && ok("key", key)
-                        && ok("order", order)
-                        && f("merchant").is_none_or(|v| merchant_is(*merchant, v))
-                        && ok("env", environment.to_string())
-                }
-                LedgerEntry::Refund { .. } => false,
-            })
+            .filter(|e| charge_matches(r, e, f))
             .count(),
-        (CounterScope::Ledger, "refunds") => r
+        "refunds" => r
             .world
             .acquirer
             .ledger
@@ -277,64 +285,108 @@ fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
                 LedgerEntry::Refund {
                     refund, attempt, ..
                 } => {
-                    let payment = platform
+                    let payment = r
+                        .world
+                        .platform
                         .attempts()
                         .get(attempt)
                         .map(|a| a.payment.to_string())
                         .unwrap_or_default();
-                    ok("refund", refund.to_string()) && ok("payment", payment)
+                    f.ok("refund", refund.to_string()) && f.ok("payment", payment)
                 }
                 LedgerEntry::Capture { .. } => false,
             })
             .count(),
-        (CounterScope::Ledger, "charge-calls") => r
+        "charge-calls" => r
             .calls
             .iter()
             .filter(|c| {
-                ok("payment", c.payment.to_string())
-                    && ok("card", c.card.0.to_string())
-                    && ok("key", c.key.clone().unwrap_or_else(|| "none".to_owned()))
+                f.ok("payment", c.payment.to_string())
+                    && f.ok("card", c.card.0.to_string())
+                    && f.ok("key", c.key.clone().unwrap_or_else(|| "none".to_owned()))
             })
             .count(),
-        (CounterScope::Ledger, "refund-calls") => r
+        "refund-calls" => r
             .world
             .facts
             .refunds
             .refund_calls
             .iter()
-            .filter(|(id, _)| ok("refund", id.to_string()))
+            .filter(|(id, _)| f.ok("refund", id.to_string()))
             .map(|(_, n)| *n as usize)
             .sum(),
-        (CounterScope::Platform, "payments") => platform
+        _ => 0,
+    }
+}
+
+/// Whether a ledger entry is a capture that matches the filters of `charges(…)`.
+fn charge_matches(r: &Runner<'_>, e: &LedgerEntry, f: &Filters<'_>) -> bool {
+    match e {
+        LedgerEntry::Capture {
+            attempt,
+            payment,
+            merchant,
+            environment,
+            card,
+            ..
+        } => {
+            let key = r
+                .calls
+                .iter()
+                .find(|c| c.attempt == *attempt)
+                .and_then(|c| c.key.clone())
+                .unwrap_or_else(|| "none".to_owned());
+            let order = r
+                .world
+                .platform
+                .payments()
+                .get(payment)
+                .map(|p| p.merchant_order_no.to_string())
+                .unwrap_or_default();
+            f.ok("payment", payment.to_string())
+                && f.ok("card", card.0.to_string())
+                && f.ok("key", key)
+                && f.ok("order", order)
+                && f.merchant(*merchant)
+                && f.ok("env", environment.to_string())
+        }
+        LedgerEntry::Refund { .. } => false,
+    }
+}
+
+/// `expect platform: …`: the platform's records.
+fn platform_count(r: &Runner<'_>, term: &str, f: &Filters<'_>) -> usize {
+    let platform = &r.world.platform;
+    match term {
+        "payments" => platform
             .payments()
             .values()
             .filter(|p| {
-                ok("order", p.merchant_order_no.to_string())
-                    && f("merchant").is_none_or(|v| merchant_is(p.merchant, v))
-                    && ok("env", p.environment.to_string())
-                    && ok("status", p.status.as_str().to_owned())
+                f.ok("order", p.merchant_order_no.to_string())
+                    && f.merchant(p.merchant)
+                    && f.ok("env", p.environment.to_string())
+                    && f.ok("status", p.status.as_str().to_owned())
             })
             .count(),
-        (CounterScope::Platform, "attempts") => platform
+        "attempts" => platform
             .attempts()
             .values()
-            .filter(|a| ok("payment", a.payment.to_string()))
+            .filter(|a| f.ok("payment", a.payment.to_string()))
             .count(),
-        (CounterScope::Platform, "refunds") => platform
+        "refunds" => platform
             .refunds()
             .values()
             .filter(|x| {
-                ok("payment", x.payment.to_string())
-                    && ok("refund_no", x.merchant_refund_no.to_string())
+                f.ok("payment", x.payment.to_string())
+                    && f.ok("refund_no", x.merchant_refund_no.to_string())
             })
             .count(),
-        (CounterScope::Platform, "sessions") => platform
+        "sessions" => platform
             .sessions()
             .values()
-            .filter(|s| ok("payment", s.payment.to_string()))
+            .filter(|s| f.ok("payment", s.payment.to_string()))
             .count(),
-        (CounterScope::Platform, "records") => platform.records().len(),
+        "records" => platform.records().len(),
         _ => 0,
-    };
-    n as u64
+    }
 }

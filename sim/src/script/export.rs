@@ -29,6 +29,31 @@ pub fn script_from_tape(
     violation: Option<&str>,
     about: &str,
 ) -> Result<String, String> {
+    exportable(config)?;
+    let nodes = Nodes::of(config, tape)?;
+    let mut s = String::new();
+    write_settings(&mut s, config, &nodes, about);
+    let comments = step_comments(config, tape)?;
+    for (i, choice) in tape.iter().enumerate() {
+        let statement = nodes.statement(config, i, choice)?;
+        let _ = writeln!(s, "{statement}");
+        for c in comments.get(&(i as u32)).into_iter().flatten() {
+            let _ = writeln!(s, "#   {c}");
+        }
+    }
+    if let Some(name) = violation {
+        let _ = writeln!(
+            s,
+            "# The last step violates {name}; without the next line the run fails."
+        );
+        let _ = writeln!(s, "expect violation {name}");
+    }
+    Ok(s)
+}
+
+/// Whether a script can set up this world: the reference platform, the default
+/// currencies and API keys.
+fn exportable(config: &WorldConfig) -> Result<(), String> {
     let defaults = PlatformParams::default();
     if let Some(mutant) = config.variant.mutant() {
         return Err(format!(
@@ -42,115 +67,76 @@ pub fn script_from_tape(
     if config.api_keys != default_api_keys() || config.spare_keys != vec![rotated_key_spec()] {
         return Err("a script uses the default API keys (ak_1 … ak_5) only".into());
     }
+    Ok(())
+}
 
-    // Every node the run involves, with the key its requests carry.
-    let mut nodes: BTreeMap<u8, Option<ApiKeyId>> = BTreeMap::new();
-    for c in &config.clients {
-        nodes.insert(c.node, Some(c.api_key));
-    }
-    for (_, _, n) in &config.webhooks {
-        nodes.entry(*n).or_insert(None);
-    }
-    for choice in tape {
-        match choice {
-            Choice::Send { merchant, request } => {
-                let key = nodes.entry(*merchant).or_insert(None);
-                key.get_or_insert(request.api_key);
-            }
-            Choice::Command { item, .. } => {
-                let work = config.workload.get(*item as usize).ok_or_else(|| {
-                    format!("the tape names workload item {item}, which the world does not have")
-                })?;
-                nodes.entry(work.node).or_insert(None);
-            }
-            Choice::Crash { merchant } | Choice::Restart { merchant } => {
-                nodes.entry(*merchant).or_insert(None);
-            }
-            _ => {}
+/// Every node the run involves, with the key its requests carry.
+struct Nodes(BTreeMap<u8, Option<ApiKeyId>>);
+
+impl Nodes {
+    fn of(config: &WorldConfig, tape: &[Choice]) -> Result<Nodes, String> {
+        let mut nodes: BTreeMap<u8, Option<ApiKeyId>> = BTreeMap::new();
+        for c in &config.clients {
+            nodes.insert(c.node, Some(c.api_key));
         }
+        for (_, _, n) in &config.webhooks {
+            nodes.entry(*n).or_insert(None);
+        }
+        for choice in tape {
+            match choice {
+                Choice::Send { merchant, request } => {
+                    let key = nodes.entry(*merchant).or_insert(None);
+                    key.get_or_insert(request.api_key);
+                }
+                Choice::Command { item, .. } => {
+                    let work = config.workload.get(*item as usize).ok_or_else(|| {
+                        format!(
+                            "the tape names workload item {item}, which the world does not have"
+                        )
+                    })?;
+                    nodes.entry(work.node).or_insert(None);
+                }
+                Choice::Crash { merchant } | Choice::Restart { merchant } => {
+                    nodes.entry(*merchant).or_insert(None);
+                }
+                _ => {}
+            }
+        }
+        Ok(Nodes(nodes))
     }
-    let name = |node: u8| -> String {
+
+    /// The server name of a node: `A` for node 0, … `Z`, then `S26`, ….
+    fn name(node: u8) -> String {
         if node < 26 {
             ((b'A' + node) as char).to_string()
         } else {
             format!("S{node}")
         }
-    };
-    let key_of = |node: u8| {
-        nodes
+    }
+
+    fn key_of(&self, node: u8) -> ApiKeyId {
+        self.0
             .get(&node)
             .copied()
             .flatten()
             .unwrap_or(payhub_model::harness::M1_TEST)
-    };
-
-    let mut s = String::new();
-    let _ = writeln!(s, "# {about}");
-    let _ = writeln!(
-        s,
-        "# Written by payhub-verify from a run of the world '{}'; `payhub-verify run FILE` replays it.",
-        config.name
-    );
-    let _ = writeln!(
-        s,
-        "# One statement per choice of the world; the comments under a step are the trace it caused."
-    );
-    let mut settings = vec![
-        "platform=reference".to_owned(),
-        "delivery=manual".to_owned(),
-    ];
-    if config.immediate_inbox {
-        settings.push("inbox=immediate".into());
-    }
-    if config.jitter {
-        settings.push("jitter=on".into());
-    }
-    settings.extend(param_settings(&config.params, &defaults));
-    let _ = writeln!(s, "use {}", settings.join(" "));
-    for node in nodes.keys() {
-        let mut line = format!("server {} node={node} key={}", name(*node), key_of(*node));
-        if let Some(c) = config.client(*node) {
-            let _ = write!(
-                line,
-                " client={} db={}",
-                crate::worlds::policy_name(&c.policy),
-                c.db
-            );
-        }
-        let _ = writeln!(s, "{line}");
-    }
-    if config.webhooks.is_empty() {
-        let _ = writeln!(s, "webhooks none");
-    }
-    for (m, e, n) in &config.webhooks {
-        let _ = writeln!(s, "webhooks merchant={} env={e} to={}", m.0, name(*n));
     }
 
-    // The trace of each step, for the comments.
-    let mut trace = Trace::new();
-    let mut no_check = |_: &World| -> Option<Violation> { None };
-    crate::driver::replay(config, tape, &mut no_check, Some(&mut trace))
-        .map_err(|(i, e)| format!("the tape does not replay at step {}: {e}", i + 1))?;
-    let text = trace.to_text();
-    let lines: Vec<&str> = text.lines().collect();
-    let mut comments: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-    if lines.len() == trace.events.len() {
-        for (e, line) in trace.events.iter().zip(lines) {
-            comments.entry(e.step).or_default().push(line.to_owned());
-        }
-    }
-
-    for (i, choice) in tape.iter().enumerate() {
-        let statement = match choice {
+    /// The statement of step `i`: checked to read back as the same choice where the
+    /// rendering could lose something (requests, durations).
+    fn statement(&self, config: &WorldConfig, i: usize, choice: &Choice) -> Result<String, String> {
+        let name = Nodes::name;
+        Ok(match choice {
             Choice::Send { merchant, request } => {
-                let line = request::render(request, key_of(*merchant));
+                let line = request::render(request, self.key_of(*merchant));
                 let mut cur = super::cursor::Cursor::new(&line);
-                let back = request::parse(&mut cur, key_of(*merchant)).map_err(|(col, e)| {
-                    format!(
-                        "step {}: '{line}' does not read back (column {col}: {e})",
-                        i + 1
-                    )
-                })?;
+                let back =
+                    request::parse(&mut cur, self.key_of(*merchant)).map_err(|(col, e)| {
+                        format!(
+                            "step {}: '{line}' does not read back (column {col}: {e})",
+                            i + 1
+                        )
+                    })?;
                 if back != **request {
                     return Err(format!(
                         "step {}: '{line}' does not read back as the same request",
@@ -183,20 +169,82 @@ pub fn script_from_tape(
                 format!("advance {text}")
             }
             other => other.to_string(),
-        };
-        let _ = writeln!(s, "{statement}");
-        for c in comments.get(&(i as u32)).into_iter().flatten() {
-            let _ = writeln!(s, "#   {c}");
-        }
+        })
     }
-    if let Some(name) = violation {
+}
+
+/// The title comments, `use`, one `server` line per node, and the webhook routing.
+fn write_settings(s: &mut String, config: &WorldConfig, nodes: &Nodes, about: &str) {
+    let defaults = PlatformParams::default();
+    let _ = writeln!(s, "# {about}");
+    let _ = writeln!(
+        s,
+        "# Written by payhub-verify from a run of the world '{}'; `payhub-verify run FILE` replays it.",
+        config.name
+    );
+    let _ = writeln!(
+        s,
+        "# One statement per choice of the world; the comments under a step are the trace it caused."
+    );
+    let mut settings = vec![
+        "platform=reference".to_owned(),
+        "delivery=manual".to_owned(),
+    ];
+    if config.immediate_inbox {
+        settings.push("inbox=immediate".into());
+    }
+    if config.jitter {
+        settings.push("jitter=on".into());
+    }
+    settings.extend(param_settings(&config.params, &defaults));
+    let _ = writeln!(s, "use {}", settings.join(" "));
+    for node in nodes.0.keys() {
+        let mut line = format!(
+            "server {} node={node} key={}",
+            Nodes::name(*node),
+            nodes.key_of(*node)
+        );
+        if let Some(c) = config.client(*node) {
+            let _ = write!(
+                line,
+                " client={} db={}",
+                crate::worlds::policy_name(&c.policy),
+                c.db
+            );
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    if config.webhooks.is_empty() {
+        let _ = writeln!(s, "webhooks none");
+    }
+    for (m, e, n) in &config.webhooks {
         let _ = writeln!(
             s,
-            "# The last step violates {name}; without the next line the run fails."
+            "webhooks merchant={} env={e} to={}",
+            m.0,
+            Nodes::name(*n)
         );
-        let _ = writeln!(s, "expect violation {name}");
     }
-    Ok(s)
+}
+
+/// The trace lines each step caused, by step, for the comments under it.
+fn step_comments(
+    config: &WorldConfig,
+    tape: &[Choice],
+) -> Result<BTreeMap<u32, Vec<String>>, String> {
+    let mut trace = Trace::new();
+    let mut no_check = |_: &World| -> Option<Violation> { None };
+    crate::driver::replay(config, tape, &mut no_check, Some(&mut trace))
+        .map_err(|(i, e)| format!("the tape does not replay at step {}: {e}", i + 1))?;
+    let text = trace.to_text();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut comments: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    if lines.len() == trace.events.len() {
+        for (e, line) in trace.events.iter().zip(lines) {
+            comments.entry(e.step).or_default().push(line.to_owned());
+        }
+    }
+    Ok(comments)
 }
 
 fn control(c: &Control) -> Result<String, String> {

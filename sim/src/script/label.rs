@@ -58,7 +58,7 @@ fn node(cur: &mut Cursor) -> Result<u8, LineError> {
         .ok_or((c, format!("'{w}' is not a node (merchant-0)")))
 }
 
-fn optional_branch(cur: &mut Cursor) -> Result<Option<payhub_model::Branch>, LineError> {
+pub(super) fn optional_branch(cur: &mut Cursor) -> Result<Option<payhub_model::Branch>, LineError> {
     if cur.at_end() {
         Ok(None)
     } else {
@@ -95,22 +95,7 @@ fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
             msg: msg(cur, false)?.0,
             branch: optional_branch(cur)?,
         },
-        "acquire" => {
-            let (w, c) = cur.expect_word("an upstream message id (u2)")?;
-            let msg = w
-                .strip_prefix('u')
-                .and_then(|n| n.parse().ok())
-                .map(MsgId)
-                .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
-            let (d, dc) = cur.expect_word("a decision")?;
-            let decision = parse_decision(&d).ok_or((
-                dc,
-                format!(
-                    "unknown decision '{d}' (approve, decline, require_action, fail, approve_silently)"
-                ),
-            ))?;
-            Choice::Acquire { msg, decision }
-        }
+        "acquire" => acquire(cur)?,
         "authenticate" => {
             let (w, c) = cur.expect_word("an attempt id (att_001)")?;
             let attempt = parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
@@ -119,19 +104,7 @@ fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
                 ok: ok_fail(cur)?,
             }
         }
-        "command" => {
-            let item = number(cur, "a workload item number")?;
-            let mut crash_after = false;
-            if cur.peek_word().as_deref() == Some("then") {
-                cur.word();
-                let (w, c) = cur.expect_word("crash")?;
-                if w != "crash" {
-                    return err(c, format!("'then crash', not 'then {w}'"));
-                }
-                crash_after = true;
-            }
-            Choice::Command { item, crash_after }
-        }
+        "command" => command(cur)?,
         "crash" => Choice::Crash {
             merchant: node(cur)?,
         },
@@ -168,4 +141,42 @@ fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
             );
         }
     })
+}
+
+/// `acquire u2 approve`.
+fn acquire(cur: &mut Cursor) -> Result<Choice, LineError> {
+    let (w, c) = cur.expect_word("an upstream message id (u2)")?;
+    let msg = w
+        .strip_prefix('u')
+        .and_then(|n| n.parse().ok())
+        .map(MsgId)
+        .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
+    let (d, dc) = cur.expect_word("a decision")?;
+    let decision = parse_decision(&d).ok_or((
+        dc,
+        format!(
+            "unknown decision '{d}' (approve, decline, require_action, fail, approve_silently)"
+        ),
+    ))?;
+    Ok(Choice::Acquire { msg, decision })
+}
+
+/// `command 3` or `command 3 then crash`.
+fn command(cur: &mut Cursor) -> Result<Choice, LineError> {
+    let item = number(cur, "a workload item number")?;
+    let crash_after = then_crash(cur)?;
+    Ok(Choice::Command { item, crash_after })
+}
+
+/// An optional `then crash` after a command: whether it is there.
+pub(super) fn then_crash(cur: &mut Cursor) -> Result<bool, LineError> {
+    if cur.peek_word().as_deref() != Some("then") {
+        return Ok(false);
+    }
+    cur.word();
+    let (w, c) = cur.expect_word("crash")?;
+    if w != "crash" {
+        return err(c, format!("'then crash', not 'then {w}'"));
+    }
+    Ok(true)
 }

@@ -8,30 +8,6 @@ use super::parse_settings::is_name;
 use super::request::{parse_payment_id, parse_refund_id};
 use payhub_model::ErrorCode;
 
-/// Every error code, by its contract name.
-pub(crate) const ERROR_CODES: &[ErrorCode] = &[
-    ErrorCode::InvalidRequest,
-    ErrorCode::AuthenticationFailed,
-    ErrorCode::PermissionDenied,
-    ErrorCode::ResourceMissing,
-    ErrorCode::MethodNotAllowed,
-    ErrorCode::IdempotencyConflict,
-    ErrorCode::OperationInProgress,
-    ErrorCode::OrderNoConflict,
-    ErrorCode::RefundNoConflict,
-    ErrorCode::PaymentInProgress,
-    ErrorCode::UnsupportedCurrency,
-    ErrorCode::PaymentNotConfirmable,
-    ErrorCode::PaymentExpired,
-    ErrorCode::AttemptsExhausted,
-    ErrorCode::PaymentNotCancelable,
-    ErrorCode::PaymentNotRefundable,
-    ErrorCode::RefundAmountExceeded,
-    ErrorCode::RateLimited,
-    ErrorCode::InternalError,
-    ErrorCode::TemporarilyUnavailable,
-];
-
 /// Fields an expectation on a response may name (Payment, Refund, session, list, error).
 pub(crate) const RESPONSE_FIELDS: &[&str] = &[
     "id",
@@ -312,64 +288,10 @@ impl Parser {
                 format!("unknown counter '{term}' (counters: {})", names.join(", ")),
             );
         };
-        let mut filters = Vec::new();
-        if chars.get(i) == Some(&'(') {
-            let close = chars[i..]
-                .iter()
-                .position(|c| *c == ')')
-                .map(|p| p + i)
-                .ok_or((col + i as u32, "missing ')'".to_owned()))?;
-            let inner: String = chars[i + 1..close].iter().collect();
-            let base = col + i as u32 + 1;
-            for part in inner.split(',') {
-                let offset = inner[..inner.find(part).unwrap_or(0)].chars().count() as u32;
-                let part_col = base + offset + (part.len() - part.trim_start().len()) as u32;
-                let part = part.trim();
-                if part.is_empty() {
-                    continue;
-                }
-                let (k, v) = part
-                    .split_once('=')
-                    .ok_or((part_col, format!("expected name=value, not '{part}'")))?;
-                if !allowed.contains(&k) {
-                    return err(
-                        part_col,
-                        format!(
-                            "'{term}' has no filter '{k}' (filters: {})",
-                            allowed.join(", ")
-                        ),
-                    );
-                }
-                filters.push(FieldCheck {
-                    name: k.to_owned(),
-                    value: v.trim().trim_matches('"').to_owned(),
-                    pos: Pos {
-                        line: 0,
-                        column: part_col,
-                    },
-                });
-            }
-            i = close + 1;
-        }
+        let (filters, i) = counter_filters(&chars, i, col, &term, allowed)?;
         let rest: String = chars[i..].iter().collect();
         let rest_col = col + i as u32 + (rest.len() - rest.trim_start().len()) as u32;
-        let rest = rest.trim();
-        let (cmp, n) = if let Some(n) = rest.strip_prefix("<=") {
-            (Cmp::Le, n)
-        } else if let Some(n) = rest.strip_prefix(">=") {
-            (Cmp::Ge, n)
-        } else if let Some(n) = rest.strip_prefix('=') {
-            (Cmp::Eq, n)
-        } else {
-            return err(
-                rest_col,
-                format!("expected '= N', '<= N' or '>= N' after {term}"),
-            );
-        };
-        let value: u64 = n
-            .trim()
-            .parse()
-            .map_err(|_| (rest_col, format!("'{}' is not a count", n.trim())))?;
+        let (cmp, value) = comparison(rest.trim(), rest_col, &term)?;
         Ok(Expectation::Count {
             scope,
             counter: Counter {
@@ -380,6 +302,78 @@ impl Parser {
             },
         })
     }
+}
+
+/// `(name=value, …)` after a counter's term at `chars[i]`, if there: the filters, each
+/// one the term allows, and the index after the `)`.
+fn counter_filters(
+    chars: &[char],
+    mut i: usize,
+    col: u32,
+    term: &str,
+    allowed: &[&str],
+) -> Result<(Vec<FieldCheck>, usize), LineError> {
+    let mut filters = Vec::new();
+    if chars.get(i) == Some(&'(') {
+        let close = chars[i..]
+            .iter()
+            .position(|c| *c == ')')
+            .map(|p| p + i)
+            .ok_or((col + i as u32, "missing ')'".to_owned()))?;
+        let inner: String = chars[i + 1..close].iter().collect();
+        let base = col + i as u32 + 1;
+        for part in inner.split(',') {
+            let offset = inner[..inner.find(part).unwrap_or(0)].chars().count() as u32;
+            let part_col = base + offset + (part.len() - part.trim_start().len()) as u32;
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let (k, v) = part
+                .split_once('=')
+                .ok_or((part_col, format!("expected name=value, not '{part}'")))?;
+            if !allowed.contains(&k) {
+                return err(
+                    part_col,
+                    format!(
+                        "'{term}' has no filter '{k}' (filters: {})",
+                        allowed.join(", ")
+                    ),
+                );
+            }
+            filters.push(FieldCheck {
+                name: k.to_owned(),
+                value: v.trim().trim_matches('"').to_owned(),
+                pos: Pos {
+                    line: 0,
+                    column: part_col,
+                },
+            });
+        }
+        i = close + 1;
+    }
+    Ok((filters, i))
+}
+
+/// `= N`, `<= N` or `>= N` after a counter.
+fn comparison(rest: &str, rest_col: u32, term: &str) -> Result<(Cmp, u64), LineError> {
+    let (cmp, n) = if let Some(n) = rest.strip_prefix("<=") {
+        (Cmp::Le, n)
+    } else if let Some(n) = rest.strip_prefix(">=") {
+        (Cmp::Ge, n)
+    } else if let Some(n) = rest.strip_prefix('=') {
+        (Cmp::Eq, n)
+    } else {
+        return err(
+            rest_col,
+            format!("expected '= N', '<= N' or '>= N' after {term}"),
+        );
+    };
+    let value: u64 = n
+        .trim()
+        .parse()
+        .map_err(|_| (rest_col, format!("'{}' is not a count", n.trim())))?;
+    Ok((cmp, value))
 }
 
 fn fields(cur: &mut Cursor, allowed: &[&str], what: &str) -> Result<Vec<FieldCheck>, LineError> {
@@ -433,5 +427,5 @@ fn fields(cur: &mut Cursor, allowed: &[&str], what: &str) -> Result<Vec<FieldChe
 }
 
 pub(crate) fn error_code(name: &str) -> Option<ErrorCode> {
-    ERROR_CODES.iter().copied().find(|c| c.as_str() == name)
+    ErrorCode::ALL.iter().copied().find(|c| c.as_str() == name)
 }

@@ -3,6 +3,7 @@
 
 use super::ast::*;
 use super::cursor::{Cursor, LineError};
+use super::label::{optional_branch, then_crash};
 use super::parse::{Parser, err};
 use super::parse_settings::{is_name, parse_duration, parse_merchant};
 use super::request::{self, parse_api_key};
@@ -31,75 +32,10 @@ impl Parser {
     ) -> Result<Action, LineError> {
         Ok(match first {
             "net:" => self.net(cur)?,
-            "platform:" => {
-                let (w, wcol) = cur.expect_word("500")?;
-                if w != "500" {
-                    return err(wcol, format!("platform: 500 before|after, not '{w}'"));
-                }
-                let (when, wcol) = cur.expect_word("before or after")?;
-                let op = match when.as_str() {
-                    "before" => NetOp::Fail500Before,
-                    "after" => NetOp::Fail500After,
-                    _ => return err(wcol, format!("platform: 500 before|after, not '{when}'")),
-                };
-                if cur.peek_word().as_deref() == Some("executing") {
-                    cur.word();
-                }
-                let server = self.of_server(cur)?;
-                Action::Net {
-                    op,
-                    kind: Some(MsgKind::Request),
-                    server,
-                }
-            }
+            "platform:" => self.platform_fault(cur)?,
             "upstream:" => self.upstream(CallKind::Any, cur)?,
-            "upstream" => {
-                let (sel, scol) = cur.expect_word(
-                    "a call kind (charge:, query:, cancel:, refund:, query-refund:, u3:)",
-                )?;
-                let Some(sel) = sel.strip_suffix(':') else {
-                    return err(scol, format!("expected 'upstream {sel}:'"));
-                };
-                let call = match sel {
-                    "charge" => CallKind::Charge,
-                    "query" => CallKind::Query,
-                    "cancel" => CallKind::Cancel,
-                    "refund" => CallKind::Refund,
-                    "query-refund" => CallKind::QueryRefund,
-                    other => match other.strip_prefix('u').and_then(|n| n.parse().ok()) {
-                        Some(n) => CallKind::Id(n),
-                        None => {
-                            return err(
-                                scol,
-                                format!(
-                                    "unknown call kind '{other}' (charge, query, cancel, refund, query-refund, uN)"
-                                ),
-                            );
-                        }
-                    },
-                };
-                self.upstream(call, cur)?
-            }
-            "payer:" => {
-                let (w, wcol) = cur.expect_word("authenticate")?;
-                if w != "authenticate" {
-                    return err(
-                        wcol,
-                        format!("payer: authenticate [att_001] ok|fail, not '{w}'"),
-                    );
-                }
-                let mut attempt = None;
-                if let Some(w) = cur.peek_word().filter(|w| w.starts_with("att_")) {
-                    let c = cur.col();
-                    cur.word();
-                    attempt =
-                        Some(parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?);
-                }
-                Action::Payer {
-                    attempt,
-                    ok: ok_fail(cur)?,
-                }
-            }
+            "upstream" => self.upstream_of_kind(cur)?,
+            "payer:" => payer(cur)?,
             "env:" => Action::Control(self.env(cur)?),
             "branch:" => Action::Branch(branch(cur)?),
             "wait" => {
@@ -110,20 +46,7 @@ impl Parser {
                 )
             }
             "tick" => Action::Tick,
-            "until" => {
-                let (w, wcol) = cur.expect_word("quiet")?;
-                if w != "quiet" {
-                    return err(wcol, format!("until quiet, not 'until {w}'"));
-                }
-                let mut decision = AcquirerDecision::Approve;
-                for (k, v, c) in cur.pairs()? {
-                    if k != "upstream" {
-                        return err(c, format!("until quiet takes upstream=DECISION, not '{k}'"));
-                    }
-                    decision = parse_decision(&v).ok_or((c + 9, format!("unknown decision '{v}' (approve, decline, require_action, fail, approve_silently)")))?;
-                }
-                Action::UntilQuiet { decision }
-            }
+            "until" => until_quiet(cur)?,
             "crash" | "restart" => {
                 let (name, ncol) = cur.expect_word("a server")?;
                 let server = self.client_server(&name, ncol)?;
@@ -153,6 +76,57 @@ impl Parser {
                 );
             }
         })
+    }
+
+    /// `platform: 500 before|after [executing] [of SERVER]`.
+    fn platform_fault(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
+        let (w, wcol) = cur.expect_word("500")?;
+        if w != "500" {
+            return err(wcol, format!("platform: 500 before|after, not '{w}'"));
+        }
+        let (when, wcol) = cur.expect_word("before or after")?;
+        let op = match when.as_str() {
+            "before" => NetOp::Fail500Before,
+            "after" => NetOp::Fail500After,
+            _ => return err(wcol, format!("platform: 500 before|after, not '{when}'")),
+        };
+        if cur.peek_word().as_deref() == Some("executing") {
+            cur.word();
+        }
+        let server = self.of_server(cur)?;
+        Ok(Action::Net {
+            op,
+            kind: Some(MsgKind::Request),
+            server,
+        })
+    }
+
+    /// `upstream charge: …`, `upstream u3: …`: a decision on calls of one kind (or one id).
+    fn upstream_of_kind(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
+        let (sel, scol) =
+            cur.expect_word("a call kind (charge:, query:, cancel:, refund:, query-refund:, u3:)")?;
+        let Some(sel) = sel.strip_suffix(':') else {
+            return err(scol, format!("expected 'upstream {sel}:'"));
+        };
+        let call = match sel {
+            "charge" => CallKind::Charge,
+            "query" => CallKind::Query,
+            "cancel" => CallKind::Cancel,
+            "refund" => CallKind::Refund,
+            "query-refund" => CallKind::QueryRefund,
+            other => match other.strip_prefix('u').and_then(|n| n.parse().ok()) {
+                Some(n) => CallKind::Id(n),
+                None => {
+                    return err(
+                        scol,
+                        format!(
+                            "unknown call kind '{other}' (charge, query, cancel, refund, query-refund, uN)"
+                        ),
+                    );
+                }
+            },
+        };
+        self.upstream(call, cur)
     }
 
     fn of_server(&self, cur: &mut Cursor) -> Result<Option<usize>, LineError> {
@@ -312,40 +286,20 @@ impl Parser {
 
     /// A world choice by its label (the labels of `payhub-verify replay` tapes).
     fn step(&mut self, verb: &str, cur: &mut Cursor) -> Result<Choice, LineError> {
-        let msg = |cur: &mut Cursor, prefix: char| -> Result<(MsgId, char), LineError> {
-            let (w, c) = cur.expect_word("a message id (m3, u2)")?;
-            let mut chars = w.chars();
-            let first = chars.next().unwrap_or(' ');
-            let n: Option<u32> = chars.as_str().parse().ok();
-            match n {
-                Some(n) if first == 'm' || (first == 'u' && prefix == 'u') => Ok((MsgId(n), first)),
-                _ => err(
-                    c,
-                    format!("'{w}' is not a message id (m3, or u2 on the upstream link)"),
-                ),
-            }
-        };
-        let opt_branch = |cur: &mut Cursor| -> Result<Option<Branch>, LineError> {
-            if cur.at_end() {
-                Ok(None)
-            } else {
-                branch(cur).map(Some)
-            }
-        };
         Ok(match verb {
             "deliver" => {
-                let (id, link) = msg(cur, 'u')?;
+                let (id, link) = step_msg(cur, 'u')?;
                 if link == 'u' {
                     Choice::DeliverUpstream { msg: id }
                 } else {
                     Choice::Deliver {
                         msg: id,
-                        branch: opt_branch(cur)?,
+                        branch: optional_branch(cur)?,
                     }
                 }
             }
             "drop" => {
-                let (id, link) = msg(cur, 'u')?;
+                let (id, link) = step_msg(cur, 'u')?;
                 if link == 'u' {
                     Choice::DropUpstream { msg: id }
                 } else {
@@ -353,31 +307,19 @@ impl Parser {
                 }
             }
             "duplicate" => Choice::Duplicate {
-                msg: msg(cur, 'm')?.0,
+                msg: step_msg(cur, 'm')?.0,
             },
             "500-before" => Choice::Fail500Before {
-                msg: msg(cur, 'm')?.0,
+                msg: step_msg(cur, 'm')?.0,
             },
             "500-after" => {
-                let id = msg(cur, 'm')?.0;
+                let id = step_msg(cur, 'm')?.0;
                 Choice::Fail500After {
                     msg: id,
-                    branch: opt_branch(cur)?,
+                    branch: optional_branch(cur)?,
                 }
             }
-            "acquire" => {
-                let (w, c) = cur.expect_word("an upstream message id (u2)")?;
-                let id = w
-                    .strip_prefix('u')
-                    .and_then(|n| n.parse().ok())
-                    .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
-                let (d, dc) = cur.expect_word("a decision")?;
-                let decision = parse_decision(&d).ok_or((dc, format!("unknown decision '{d}'")))?;
-                Choice::Acquire {
-                    msg: MsgId(id),
-                    decision,
-                }
-            }
+            "acquire" => step_acquire(cur)?,
             "advance" => {
                 let (d, dcol) = cur.expect_word("a duration")?;
                 Choice::Advance(
@@ -429,15 +371,7 @@ impl Parser {
             );
         }
         let command = command(cur)?;
-        let mut crash_after = false;
-        if cur.peek_word().as_deref() == Some("then") {
-            cur.word();
-            let (w, wc) = cur.expect_word("crash")?;
-            if w != "crash" {
-                return err(wc, format!("'then crash', not 'then {w}'"));
-            }
-            crash_after = true;
-        }
+        let crash_after = then_crash(cur)?;
         let item = u16::try_from(self.workload.len())
             .map_err(|_| (col, "too many commands".to_owned()))?;
         self.workload.push(WorkItem {
@@ -451,6 +385,78 @@ impl Parser {
             crash_after,
         })
     }
+}
+
+/// `m3` or, where `prefix` is `u`, an upstream `u2`: the id and its link.
+fn step_msg(cur: &mut Cursor, prefix: char) -> Result<(MsgId, char), LineError> {
+    let (w, c) = cur.expect_word("a message id (m3, u2)")?;
+    let mut chars = w.chars();
+    let first = chars.next().unwrap_or(' ');
+    let n: Option<u32> = chars.as_str().parse().ok();
+    match n {
+        Some(n) if first == 'm' || (first == 'u' && prefix == 'u') => Ok((MsgId(n), first)),
+        _ => err(
+            c,
+            format!("'{w}' is not a message id (m3, or u2 on the upstream link)"),
+        ),
+    }
+}
+
+/// `acquire u2 approve` as a step.
+fn step_acquire(cur: &mut Cursor) -> Result<Choice, LineError> {
+    let (w, c) = cur.expect_word("an upstream message id (u2)")?;
+    let id = w
+        .strip_prefix('u')
+        .and_then(|n| n.parse().ok())
+        .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
+    let (d, dc) = cur.expect_word("a decision")?;
+    let decision = parse_decision(&d).ok_or((dc, format!("unknown decision '{d}'")))?;
+    Ok(Choice::Acquire {
+        msg: MsgId(id),
+        decision,
+    })
+}
+
+/// `payer: authenticate [att_001] ok|fail`.
+fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
+    let (w, wcol) = cur.expect_word("authenticate")?;
+    if w != "authenticate" {
+        return err(
+            wcol,
+            format!("payer: authenticate [att_001] ok|fail, not '{w}'"),
+        );
+    }
+    let mut attempt = None;
+    if let Some(w) = cur.peek_word().filter(|w| w.starts_with("att_")) {
+        let c = cur.col();
+        cur.word();
+        attempt = Some(parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?);
+    }
+    Ok(Action::Payer {
+        attempt,
+        ok: ok_fail(cur)?,
+    })
+}
+
+/// `until quiet [upstream=DECISION]`.
+fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
+    let (w, wcol) = cur.expect_word("quiet")?;
+    if w != "quiet" {
+        return err(wcol, format!("until quiet, not 'until {w}'"));
+    }
+    let mut decision = AcquirerDecision::Approve;
+    for (k, v, c) in cur.pairs()? {
+        if k != "upstream" {
+            return err(c, format!("until quiet takes upstream=DECISION, not '{k}'"));
+        }
+        decision = parse_decision(&v).ok_or((
+            c + 9,
+            format!(
+                "unknown decision '{v}' (approve, decline, require_action, fail, approve_silently)"
+            ),
+        ))?;
+    }
+    Ok(Action::UntilQuiet { decision })
 }
 
 fn op_name(op: NetOp) -> &'static str {

@@ -284,48 +284,7 @@ impl Report {
 
     /// The run as JSON.
     pub fn to_json(&self) -> String {
-        #[derive(Serialize)]
-        struct Step {
-            line: u32,
-            choice: String,
-        }
-        #[derive(Serialize)]
-        struct ExchangeJson<'a> {
-            line: u32,
-            server: &'a str,
-            request: String,
-            outcome: String,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            response: Option<&'a ApiResponse>,
-        }
-        #[derive(Serialize)]
-        struct ViolationJson<'a> {
-            property: &'a str,
-            detail: &'a str,
-            line: u32,
-        }
-        #[derive(Serialize)]
-        struct Assumed<'a> {
-            id: &'a str,
-            taken: &'a str,
-        }
-        #[derive(Serialize)]
-        struct Json<'a> {
-            file: &'a str,
-            title: Option<&'a str>,
-            passed: bool,
-            verdict: String,
-            servers: &'a [Server],
-            assumptions: Vec<Assumed<'a>>,
-            steps: Vec<Step>,
-            events: &'a [crate::trace::Event],
-            exchanges: Vec<ExchangeJson<'a>>,
-            expectations: &'a [ExpectResult],
-            violation: Option<ViolationJson<'a>>,
-            expected_violation: Option<&'a str>,
-            error: Option<&'a ScriptError>,
-        }
-        let json = Json {
+        let json = ReportJson {
             file: &self.file,
             title: self.title.as_deref(),
             passed: self.passed(),
@@ -334,7 +293,7 @@ impl Report {
             assumptions: self
                 .assumptions
                 .iter()
-                .map(|a| Assumed {
+                .map(|a| AssumedJson {
                     id: a.id(),
                     taken: a.taken(),
                 })
@@ -343,23 +302,13 @@ impl Report {
                 .tape
                 .iter()
                 .zip(&self.step_lines)
-                .map(|(c, l)| Step {
+                .map(|(c, l)| StepJson {
                     line: *l,
                     choice: c.to_string(),
                 })
                 .collect(),
             events: &self.trace.events,
-            exchanges: self
-                .exchanges
-                .iter()
-                .map(|x| ExchangeJson {
-                    line: x.line,
-                    server: &x.server,
-                    request: x.request.to_string(),
-                    outcome: x.outcome(),
-                    response: x.response.as_ref(),
-                })
-                .collect(),
+            exchanges: self.exchanges.iter().map(ExchangeJson::of).collect(),
             expectations: &self.results,
             violation: self.violation.as_ref().map(|(v, pos)| ViolationJson {
                 property: &v.property,
@@ -387,4 +336,63 @@ impl Report {
         let _ = writeln!(s, "%% {}", self.verdict());
         s
     }
+}
+
+/// [`Report::to_json`]'s document.
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    file: &'a str,
+    title: Option<&'a str>,
+    passed: bool,
+    verdict: String,
+    servers: &'a [Server],
+    assumptions: Vec<AssumedJson<'a>>,
+    steps: Vec<StepJson>,
+    events: &'a [crate::trace::Event],
+    exchanges: Vec<ExchangeJson<'a>>,
+    expectations: &'a [ExpectResult],
+    violation: Option<ViolationJson<'a>>,
+    expected_violation: Option<&'a str>,
+    error: Option<&'a ScriptError>,
+}
+
+#[derive(Serialize)]
+struct StepJson {
+    line: u32,
+    choice: String,
+}
+
+#[derive(Serialize)]
+struct ExchangeJson<'a> {
+    line: u32,
+    server: &'a str,
+    request: String,
+    outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<&'a ApiResponse>,
+}
+
+impl ExchangeJson<'_> {
+    fn of(x: &Exchange) -> ExchangeJson<'_> {
+        ExchangeJson {
+            line: x.line,
+            server: &x.server,
+            request: x.request.to_string(),
+            outcome: x.outcome(),
+            response: x.response.as_ref(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ViolationJson<'a> {
+    property: &'a str,
+    detail: &'a str,
+    line: u32,
+}
+
+#[derive(Serialize)]
+struct AssumedJson<'a> {
+    id: &'a str,
+    taken: &'a str,
 }

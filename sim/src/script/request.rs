@@ -15,18 +15,7 @@ use serde_json::{Map, Value};
 
 /// Parses a request after `NAME:`; `api_key` is the server's key.
 pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, LineError> {
-    let (method, mcol) = cur.expect_word("a method (GET, POST or DELETE)")?;
-    let method = match method.as_str() {
-        "GET" => Method::Get,
-        "POST" => Method::Post,
-        "DELETE" => Method::Delete,
-        other => {
-            return Err((
-                mcol,
-                format!("unknown method '{other}' (methods: GET, POST, DELETE)"),
-            ));
-        }
-    };
+    let method = method(cur)?;
     let (path, pcol) = cur.expect_word("a path (/v1/payments)")?;
     if !path.starts_with('/') {
         return Err((pcol, format!("a path starts with '/', not '{path}'")));
@@ -43,17 +32,7 @@ pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, L
     while !cur.at_end() {
         let col = cur.col();
         if cur.peek() == Some('{') {
-            let (text, col) = cur.rest();
-            let value: Value = serde_json::from_str(&text).map_err(|e| {
-                (
-                    col + e.column().saturating_sub(1) as u32,
-                    format!("bad JSON body: {e}"),
-                )
-            })?;
-            let Value::Object(map) = value else {
-                return Err((col, "a body must be a JSON object".to_owned()));
-            };
-            body = Some((Body::Json(map, text), col));
+            body = Some(json_object(cur)?);
             break;
         }
         let (word, _) = cur.word().expect("not at end");
@@ -73,44 +52,82 @@ pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, L
                 ),
             ));
         };
-        match name.to_ascii_lowercase().as_str() {
-            "idempotency-key" => {
-                let (value, _) = cur.value()?.ok_or_else(|| {
-                    (
-                        cur.col(),
-                        "Idempotency-Key: needs a value (\"\" for an empty key)".to_owned(),
-                    )
-                })?;
-                request.idempotency_key = Some(value.into());
-            }
-            "authorization" => {
-                let (scheme, scol) = cur.expect_word("Bearer ak_N or none")?;
-                request.api_key = match scheme.as_str() {
-                    "none" => ApiKeyId(0),
-                    "Bearer" => {
-                        let (key, kcol) = cur.expect_word("an API key (ak_1)")?;
-                        parse_api_key(&key).ok_or_else(|| {
-                            (kcol, format!("'{key}' is not an API key (ak_1 … ak_5)"))
-                        })?
-                    }
-                    other => {
-                        return Err((
-                            scol,
-                            format!("Authorization: Bearer ak_N or none, not '{other}'"),
-                        ));
-                    }
-                };
-            }
-            _ => {
-                return Err((
-                    col,
-                    format!("unknown header '{name}' (headers: Idempotency-Key, Authorization)"),
-                ));
-            }
-        }
+        header(cur, &mut request, name, col)?;
     }
     request.endpoint = endpoint(method, &path, body, pcol)?;
     Ok(request)
+}
+
+fn method(cur: &mut Cursor) -> Result<Method, LineError> {
+    let (method, mcol) = cur.expect_word("a method (GET, POST or DELETE)")?;
+    match method.as_str() {
+        "GET" => Ok(Method::Get),
+        "POST" => Ok(Method::Post),
+        "DELETE" => Ok(Method::Delete),
+        other => Err((
+            mcol,
+            format!("unknown method '{other}' (methods: GET, POST, DELETE)"),
+        )),
+    }
+}
+
+/// The rest of the line as a JSON object body, and its column.
+fn json_object(cur: &mut Cursor) -> Result<(Body, u32), LineError> {
+    let (text, col) = cur.rest();
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        (
+            col + e.column().saturating_sub(1) as u32,
+            format!("bad JSON body: {e}"),
+        )
+    })?;
+    let Value::Object(map) = value else {
+        return Err((col, "a body must be a JSON object".to_owned()));
+    };
+    Ok((Body::Json(map, text), col))
+}
+
+/// `Idempotency-Key: K` or `Authorization: Bearer ak_N | none`, after its `NAME:`.
+fn header(
+    cur: &mut Cursor,
+    request: &mut ApiRequest,
+    name: &str,
+    col: u32,
+) -> Result<(), LineError> {
+    match name.to_ascii_lowercase().as_str() {
+        "idempotency-key" => {
+            let (value, _) = cur.value()?.ok_or_else(|| {
+                (
+                    cur.col(),
+                    "Idempotency-Key: needs a value (\"\" for an empty key)".to_owned(),
+                )
+            })?;
+            request.idempotency_key = Some(value.into());
+        }
+        "authorization" => {
+            let (scheme, scol) = cur.expect_word("Bearer ak_N or none")?;
+            request.api_key = match scheme.as_str() {
+                "none" => ApiKeyId(0),
+                "Bearer" => {
+                    let (key, kcol) = cur.expect_word("an API key (ak_1)")?;
+                    parse_api_key(&key)
+                        .ok_or_else(|| (kcol, format!("'{key}' is not an API key (ak_1 … ak_5)")))?
+                }
+                other => {
+                    return Err((
+                        scol,
+                        format!("Authorization: Bearer ak_N or none, not '{other}'"),
+                    ));
+                }
+            };
+        }
+        _ => {
+            return Err((
+                col,
+                format!("unknown header '{name}' (headers: Idempotency-Key, Authorization)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `ak_3` → `ApiKeyId(3)`.
@@ -156,6 +173,10 @@ fn endpoint(
         Some((_, col)) => Err((*col, format!("{method} {path} takes no body"))),
         None => Ok(endpoint),
     };
+    // A GET names an object or a list, and takes no body.
+    let get = (method == Method::Get)
+        .then(|| get_endpoint(&segments, query))
+        .flatten();
     let endpoint = match (method, segments.as_slice(), query) {
         (Method::Post, ["v1", "payments"], None) => Endpoint::CreatePayment {
             body: json_body(body, create_payment_body)?,
@@ -184,47 +205,40 @@ fn endpoint(
         (Method::Post, ["v1", "refunds"], None) => Endpoint::CreateRefund {
             body: json_body(body, refund_body)?,
         },
-        (Method::Get, ["v1", "payments", id], None) if parse_payment_id(id).is_some() => no_body(
-            Endpoint::GetPayment {
-                payment_id: parse_payment_id(id).expect("checked"),
-            },
-            &body,
-        )?,
-        (Method::Get, ["v1", "payments"], Some(q)) if q.starts_with("merchant_order_no=") => {
-            no_body(
-                Endpoint::ListPayments {
-                    merchant_order_no: q["merchant_order_no=".len()..].into(),
-                },
-                &body,
-            )?
-        }
-        (Method::Get, ["v1", "refunds", id], None) if parse_refund_id(id).is_some() => no_body(
-            Endpoint::GetRefund {
-                refund_id: parse_refund_id(id).expect("checked"),
-            },
-            &body,
-        )?,
-        (Method::Get, ["v1", "refunds"], Some(q)) if q.starts_with("merchant_refund_no=") => {
-            no_body(
-                Endpoint::ListRefundsByNo {
-                    merchant_refund_no: q["merchant_refund_no=".len()..].into(),
-                },
-                &body,
-            )?
-        }
-        (Method::Get, ["v1", "refunds"], Some("status=processing")) => {
-            no_body(Endpoint::ListRefundsProcessing, &body)?
-        }
         _ => no_body(
-            Endpoint::Other {
+            get.unwrap_or_else(|| Endpoint::Other {
                 method,
                 path: path.into(),
-            },
+            }),
             &body,
         )?,
     };
     let _ = pcol;
     Ok(endpoint)
+}
+
+/// The endpoint a `GET` of `segments?query` names, if the contract has one.
+fn get_endpoint(segments: &[&str], query: Option<&str>) -> Option<Endpoint> {
+    Some(match (segments, query) {
+        (["v1", "payments", id], None) => Endpoint::GetPayment {
+            payment_id: parse_payment_id(id)?,
+        },
+        (["v1", "payments"], Some(q)) if q.starts_with("merchant_order_no=") => {
+            Endpoint::ListPayments {
+                merchant_order_no: q["merchant_order_no=".len()..].into(),
+            }
+        }
+        (["v1", "refunds", id], None) => Endpoint::GetRefund {
+            refund_id: parse_refund_id(id)?,
+        },
+        (["v1", "refunds"], Some(q)) if q.starts_with("merchant_refund_no=") => {
+            Endpoint::ListRefundsByNo {
+                merchant_refund_no: q["merchant_refund_no=".len()..].into(),
+            }
+        }
+        (["v1", "refunds"], Some("status=processing")) => Endpoint::ListRefundsProcessing,
+        _ => return None,
+    })
 }
 
 /// A JSON body for an endpoint: `raw …` stays malformed; a JSON object is read field by
