@@ -190,7 +190,7 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
                     let mut steps = 0u64;
                     let mut check = AlwaysCheck { config };
                     for seed in (t * per)..((t + 1) * per).min(seeds) {
-                        let profile = FaultProfile::unsalted(seed);
+                        let profile = FaultProfile::for_seed(seed);
                         let mut trace = Trace::new();
                         let (_, outcome) = driver::run_seed(
                             config,

@@ -74,7 +74,7 @@ pub fn chaos_sweep(seeds: u64, threads: usize) -> ChaosSummary {
                     let (mut steps, mut violations, mut first) = (0u64, 0u64, None);
                     let mut check = AlwaysCheck { config };
                     for seed in (t * per)..((t + 1) * per).min(seeds) {
-                        let profile = FaultProfile::unsalted(seed);
+                        let profile = FaultProfile::for_seed(seed);
                         let (_, outcome) =
                             driver::run_seed(config, seed, &profile, 200, &mut check, None);
                         steps += outcome.steps as u64;

@@ -20,7 +20,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 fn traced_json(seed: u64) -> String {
     let config = worlds::simulation(&Policy::reference(), 2);
-    let profile = FaultProfile::unsalted(seed);
+    let profile = FaultProfile::for_seed(seed);
     let mut trace = Trace::new();
     let mut check = AlwaysCheck { config: &config };
     let (_, outcome) = driver::run_seed(&config, seed, &profile, 300, &mut check, Some(&mut trace));
@@ -67,7 +67,7 @@ fn effect_01_reference_client_sweep_has_no_violation() {
     let mut check = AlwaysCheck { config: &config };
     let mut statuses = BTreeSet::new();
     for seed in 0..300 {
-        let profile = FaultProfile::unsalted(seed);
+        let profile = FaultProfile::for_seed(seed);
         let (world, outcome) = driver::run_seed(&config, seed, &profile, 300, &mut check, None);
         assert!(
             outcome.violation.is_none(),
@@ -121,7 +121,7 @@ fn mermaid_rendering_is_well_formed() {
     let config = worlds::simulation(&Policy::reference(), 2);
     let mut check = AlwaysCheck { config: &config };
     for seed in 0..40 {
-        let profile = FaultProfile::unsalted(seed);
+        let profile = FaultProfile::for_seed(seed);
         let mut trace = Trace::new();
         driver::run_seed(&config, seed, &profile, 200, &mut check, Some(&mut trace));
         let mermaid = trace.to_mermaid();

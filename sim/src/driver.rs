@@ -61,17 +61,11 @@ impl Default for FaultProfile {
 const PROFILE_SALT: u64 = 0x5EED_5EED_5EED_5EED;
 
 impl FaultProfile {
-    /// The swarm profile of seed `seed`: what `payhub-verify simulate` and `replay --seed`
-    /// run it under, and the bug zoo's sweeps.
+    /// The swarm profile of seed `seed`: the one derivation of a profile from a seed, so
+    /// that every sweep (simulate, verify's chaos sweep, bench, the bug zoo, the pinned
+    /// traces) runs seed N exactly as `replay --seed N` shows it.
     pub fn for_seed(seed: u64) -> FaultProfile {
         FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed ^ PROFILE_SALT))
-    }
-
-    /// The swarm profile drawn from the seed itself, unsalted: the chaos sweep's, the
-    /// benchmark's and the pinned traces' (`tests/golden/seed-3.fnv`). Kept apart from
-    /// [`FaultProfile::for_seed`] so that their figures and the golden hash stay as they are.
-    pub fn unsalted(seed: u64) -> FaultProfile {
-        FaultProfile::swarm(&mut ChaCha8Rng::seed_from_u64(seed))
     }
 
     /// Swarm testing: each seed draws its own mix, from fault-free to very hostile.
