@@ -20,31 +20,8 @@ impl std::fmt::Display for MsgId {
     }
 }
 
-/// Who sends or receives. Named like turmoil's hosts: `merchant-0`, `platform`, `acquirer`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Node {
-    /// Merchant server `i` (a client model, or a scripted sender).
-    Merchant(u8),
-    Platform,
-    Acquirer,
-    /// The payer, who authenticates `requires_action` charges.
-    Payer,
-    /// The environment: controls such as rate limits and channel pauses, crashes, time.
-    Env,
-}
-
-impl std::fmt::Display for Node {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Node::Merchant(i) => write!(f, "merchant-{i}"),
-            Node::Platform => f.write_str("platform"),
-            Node::Acquirer => f.write_str("acquirer"),
-            Node::Payer => f.write_str("payer"),
-            Node::Env => f.write_str("env"),
-        }
-    }
-}
+/// Who sends or receives (`merchant-0`, `platform`, `acquirer`): the event stream's nodes.
+pub use payhub_model::event::Node;
 
 /// What travels between merchants and the platform.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
