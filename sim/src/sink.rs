@@ -47,3 +47,11 @@ impl World {
         }
     }
 }
+
+/// Whether two copy-on-write collections, seen through their first element, share their
+/// storage: a step that did not write a collection leaves it shared with the copy taken
+/// before the step, so nothing in it changed (both empty counts as shared). Compared by
+/// address: two live collections never own the same element.
+pub(crate) fn shares<T>(before: Option<&T>, after: Option<&T>) -> bool {
+    before.map(std::ptr::from_ref) == after.map(std::ptr::from_ref)
+}

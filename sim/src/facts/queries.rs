@@ -49,10 +49,17 @@ impl Queries {
     /// Whether `what` changes this family (asked before the shared facts are copied).
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
-            What::Answered { response, rule, route, .. } => {
+            What::Answered {
+                response,
+                rule,
+                route,
+                ..
+            } => {
                 !self.rules_exercised.contains(*rule)
                     || route.as_ref().is_some_and(|r| {
-                        !self.answers.contains(&(response.status, response.error_code()))
+                        !self
+                            .answers
+                            .contains(&(response.status, response.error_code()))
                             || (r.awaited && response.status == 429)
                     })
             }
