@@ -66,7 +66,18 @@ impl Queries {
             What::UpstreamCalled { rule, .. } | What::WebhookEmitted { rule, .. } => {
                 !self.rules_exercised.contains(*rule)
             }
-            What::ClientSends { held: false, .. } => true,
+            // A query moves its object's last query; any send may ignore a Retry-After.
+            What::ClientSends {
+                request,
+                owner,
+                held: false,
+                ..
+            } => {
+                owner.is_some()
+                    && (request.endpoint.method() == Method::Get
+                        || (self.retry_after_ignored.is_none()
+                            && !self.retry_not_before.is_empty()))
+            }
             What::Crashed { node } => self.retry_not_before.keys().any(|(n, _)| n == node),
             _ => false,
         }
