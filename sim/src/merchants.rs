@@ -259,13 +259,13 @@ impl World {
             version: o.version(),
             status: o.status(),
         };
-        let after = &self.dbs[db as usize];
+        // A copy (two reference counts) to emit while reading it.
+        let after = self.dbs[db as usize].clone();
         if shares(before.orders().next(), after.orders().next()) {
             return;
         }
         let same_orders = before.orders().count() == after.orders().count();
         let mut was_orders = before.orders().peekable();
-        let mut changed = Vec::new();
         for o in after.orders() {
             let was = if same_orders {
                 was_orders.next()
@@ -278,16 +278,14 @@ impl World {
             debug_assert!(was.is_none_or(|w| w.order_no == o.order_no));
             let (was, now) = (was.map(stored), stored(o));
             if was.as_ref() != Some(&now) {
-                changed.push(What::OrderStored {
+                let what = What::OrderStored {
                     db,
                     order_no: o.order_no.clone(),
                     was,
                     stored: now,
-                });
+                };
+                self.emit(sink, what);
             }
-        }
-        for what in changed {
-            self.emit(sink, what);
         }
     }
 

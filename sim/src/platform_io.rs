@@ -149,16 +149,19 @@ impl World {
     /// order. A map the step did not write still shares its entries with `before`
     /// (copy-on-write) and is not walked; only the projection is compared, unbuilt.
     pub(crate) fn observe_store(&mut self, before: &Platform, sink: &mut Sink<'_>) {
-        let mut changed = Vec::new();
-        let after = &*self.platform;
+        // A copy (a reference count) to emit while reading it.
+        let after = self.platform.clone();
         let (was, now) = (before.payments(), after.payments());
         if !shares(was.values().next(), now.values().next()) {
             for (id, p) in now.iter() {
                 if was.get(id).map(payment_seen) != Some(payment_seen(p)) {
-                    changed.push(What::PaymentStored {
-                        payment: *id,
-                        stored: stored_payment(p),
-                    });
+                    self.emit(
+                        sink,
+                        What::PaymentStored {
+                            payment: *id,
+                            stored: stored_payment(p),
+                        },
+                    );
                 }
             }
         }
@@ -166,11 +169,14 @@ impl World {
         if !shares(was.values().next(), now.values().next()) {
             for (id, a) in now.iter() {
                 if was.get(id).map(stored_attempt) != Some(stored_attempt(a)) {
-                    changed.push(What::AttemptStored {
-                        attempt: *id,
-                        payment: a.payment,
-                        stored: stored_attempt(a),
-                    });
+                    self.emit(
+                        sink,
+                        What::AttemptStored {
+                            attempt: *id,
+                            payment: a.payment,
+                            stored: stored_attempt(a),
+                        },
+                    );
                 }
             }
         }
@@ -178,15 +184,15 @@ impl World {
         if !shares(was.values().next(), now.values().next()) {
             for (id, r) in now.iter() {
                 if was.get(id).map(refund_seen) != Some(refund_seen(r)) {
-                    changed.push(What::RefundStored {
-                        refund: *id,
-                        stored: stored_refund(r),
-                    });
+                    self.emit(
+                        sink,
+                        What::RefundStored {
+                            refund: *id,
+                            stored: stored_refund(r),
+                        },
+                    );
                 }
             }
-        }
-        for what in changed {
-            self.emit(sink, what);
         }
     }
 }

@@ -21,20 +21,16 @@ impl<'t> Sink<'t> {
     pub fn recording(&self) -> bool {
         self.trace.is_some()
     }
-
-    fn record(&mut self, event: Event) {
-        if let Some(trace) = self.trace.as_deref_mut() {
-            trace.record(event);
-        }
-    }
 }
 
 impl World {
-    /// Emits one event at the current time: into the facts, then to the trace.
+    /// Emits one event at the current time: into the facts, then to the trace. The
+    /// [`Event`] is built only for a trace: the facts read what happened in place.
     pub(crate) fn emit(&mut self, sink: &mut Sink<'_>, what: What) {
-        let event = Event::new(self.now, what);
-        Facts::observe(&mut self.facts, &event);
-        sink.record(event);
+        Facts::observe_at(&mut self.facts, self.now, &what);
+        if let Some(trace) = sink.trace.as_deref_mut() {
+            trace.record(Event::new(self.now, what));
+        }
     }
 
     /// Emits an event no fact reads, built only when a trace records it (the checker

@@ -26,8 +26,8 @@ pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
-use payhub_model::Shared;
 use payhub_model::event::{Event, What};
+use payhub_model::{Millis, Shared};
 use serde::Serialize;
 
 /// The facts, one field per family, each behind its own [`Shared`] box: an event copies
@@ -46,7 +46,12 @@ impl Facts {
     /// it; one that only repeats what the facts hold costs no copy and no new digest
     /// (most steps of the checker change no fact).
     pub fn observe(facts: &mut Shared<Facts>, event: &Event) {
-        let (at, what) = (event.at, &event.what);
+        Facts::observe_at(facts, event.at, &event.what);
+    }
+
+    /// [`Facts::observe`] of what happened at `at`, before (or without) building its
+    /// [`Event`].
+    pub(crate) fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
         let f = &**facts;
         let changed = [
             f.money.changes(what),

@@ -75,8 +75,7 @@ impl Money {
             } => {
                 response.is_success()
                     && resource_of(response).is_some()
-                    && (route.scope.is_some()
-                        || (self.foreign_object.is_none() && foreign(route)))
+                    && (route.scope.is_some() || (self.foreign_object.is_none() && foreign(route)))
             }
             What::UpstreamCalled {
                 call: UpstreamCall::Charge { .. },
@@ -160,7 +159,7 @@ impl Money {
                 && answer.is_some_and(rejected)
                 && self.rejected_but_executed.is_none())
             || (self.answered_other_payment.is_none() && about_other_payment(request, answer))
-            || (answer.is_some() && ScopeKey::of(owner, request).is_some())
+            || (answer.is_some() && owner.is_some() && request.idempotency_key.is_some())
     }
 
     fn on_handled(
