@@ -225,14 +225,17 @@ impl World {
         let sends = What::ClientSends {
             node,
             handle,
-            request: request.clone(),
+            request,
             owner,
             timeout,
             rule,
             submission,
             held: false,
         };
-        self.emit(sink, sends);
+        self.emit_ref(sink, &sends);
+        let What::ClientSends { request, .. } = sends else {
+            unreachable!("built above")
+        };
         let id = self.open_exchange(config, node, request, sink);
         if let Some(o) = self.origins.get_mut(&id) {
             o.business = business;

@@ -55,12 +55,11 @@ impl World {
                 }
                 PlatformOutput::Webhook { event, rule } => {
                     let to = self.webhook_node(config, event.merchant, event.environment);
-                    let what = What::WebhookEmitted {
-                        event: event.clone(),
-                        rule,
-                        to,
+                    let emitted = What::WebhookEmitted { event, rule, to };
+                    self.emit_ref(sink, &emitted);
+                    let What::WebhookEmitted { event, .. } = emitted else {
+                        unreachable!("built above")
                     };
-                    self.emit(sink, what);
                     if let Some(to) = to {
                         let id = event.id;
                         if self.send_to_merchant(config, Payload::Webhook { to, event }, sink) {
@@ -99,13 +98,16 @@ impl World {
             edge_500: o.fail_500,
             object_owner: object_owner(&self.platform, &response),
         });
-        let what = What::Answered {
+        let answered = What::Answered {
             id: to,
-            response: response.clone(),
+            response,
             rule,
             route,
         };
-        self.emit(sink, what);
+        self.emit_ref(sink, &answered);
+        let What::Answered { response, .. } = answered else {
+            unreachable!("built above")
+        };
         let Some(origin) = origin else { return };
         let response = if origin.fail_500 {
             internal_error()

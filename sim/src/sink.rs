@@ -33,6 +33,34 @@ impl World {
         }
     }
 
+    /// Emits an event built from values the caller still needs: moved in and taken back
+    /// out of `what` afterwards instead of copied (only a recording trace gets a copy).
+    pub(crate) fn emit_ref(&mut self, sink: &mut Sink<'_>, what: &What) {
+        Facts::observe_at(&mut self.facts, self.now, what);
+        if let Some(trace) = sink.trace.as_deref_mut() {
+            trace.record(Event::new(self.now, what.clone()));
+        }
+    }
+
+    /// Emits an event a fact reads only sometimes: built when a trace records it or when
+    /// `changes` (the reading family's own answer, asked on the event's parts) says the
+    /// facts would change; otherwise nobody would see it (debug builds check that).
+    pub(crate) fn emit_if(
+        &mut self,
+        sink: &mut Sink<'_>,
+        changes: bool,
+        what: impl FnOnce() -> What,
+    ) {
+        if changes || sink.recording() {
+            self.emit(sink, what());
+        } else {
+            debug_assert!(
+                !self.facts.changed_by(&what()),
+                "an event skipped as changing nothing changes the facts"
+            );
+        }
+    }
+
     /// Emits an event no fact reads, built only when a trace records it (the checker
     /// does not pay for what nobody consumes).
     pub(crate) fn note(&mut self, sink: &mut Sink<'_>, what: impl FnOnce() -> What) {

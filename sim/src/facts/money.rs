@@ -67,7 +67,7 @@ impl Money {
                 owner,
                 handling,
                 ..
-            } => self.handling_changes(request, *owner, handling),
+            } => self.handling_changes(request, *owner, handling.answer.as_ref(), handling),
             What::Answered {
                 response,
                 route: Some(route),
@@ -151,8 +151,15 @@ impl Money {
     /// changing the store, was answered about another Payment than it names, or was
     /// answered under a scope (answers are judged per scope). Most handled requests are
     /// unkeyed queries, which change nothing here.
-    fn handling_changes(&self, request: &ApiRequest, owner: Owner, handling: &Handling) -> bool {
-        let answer = handling.answer.as_ref();
+    /// The request's own `answer` is passed apart: the caller may not have copied it
+    /// into `handling` yet.
+    pub(super) fn handling_changes(
+        &self,
+        request: &ApiRequest,
+        owner: Owner,
+        answer: Option<&ApiResponse>,
+        handling: &Handling,
+    ) -> bool {
         !handling.calls.is_empty()
             || handling.new_record
             || (handling.store_changed
