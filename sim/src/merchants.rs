@@ -11,7 +11,7 @@
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::network::Payload;
-use crate::sink::Sink;
+use crate::sink::{Sink, shares};
 use crate::world::{ApplyError, Awaiting, World};
 use payhub_model::client::{
     ClientInput, ClientOutput, Draw, Handle, MerchantDb, MerchantServer, Op, OrderRecord,
@@ -225,14 +225,17 @@ impl World {
         let sends = What::ClientSends {
             node,
             handle,
-            request: request.clone(),
+            request,
             owner,
             timeout,
             rule,
             submission,
             held: false,
         };
-        self.emit(sink, sends);
+        self.emit_ref(sink, &sends);
+        let What::ClientSends { request, .. } = sends else {
+            unreachable!("built above")
+        };
         let id = self.open_exchange(config, node, request, sink);
         if let Some(o) = self.origins.get_mut(&id) {
             o.business = business;
@@ -248,36 +251,44 @@ impl World {
         );
     }
 
-    /// Emits each order of database `db` that a step added or changed (orders are never
-    /// removed, so both sides list them in the same order; a new one is looked up).
+    /// Emits each order of database `db` that a step added or changed, as the stream sees
+    /// it (payment, version, status): only that projection is compared. Orders are never
+    /// removed, so with as many orders as `before` the i-th order is the same one on both
+    /// sides; otherwise a new one was inserted and is looked up. A step that wrote no
+    /// order still shares its records with `before` (copy-on-write): nothing to walk.
     fn observe_db(&mut self, db: u8, before: &MerchantDb, sink: &mut Sink<'_>) {
         let stored = |o: &OrderRecord| StoredOrder {
             payment_id: o.payment_id,
             version: o.version(),
             status: o.status(),
         };
+        // A copy (two reference counts) to emit while reading it.
+        let after = self.dbs[db as usize].clone();
+        if shares(before.orders().next(), after.orders().next()) {
+            return;
+        }
+        let same_orders = before.orders().count() == after.orders().count();
         let mut was_orders = before.orders().peekable();
-        let mut changed = Vec::new();
-        for o in self.dbs[db as usize].orders() {
-            let was = match was_orders.peek() {
-                Some(w) if w.order_no == o.order_no => was_orders.next(),
-                _ => before.order(&o.order_no),
+        for o in after.orders() {
+            let was = if same_orders {
+                was_orders.next()
+            } else {
+                match was_orders.peek() {
+                    Some(w) if w.order_no == o.order_no => was_orders.next(),
+                    _ => before.order(&o.order_no),
+                }
             };
-            if was == Some(o) {
-                continue;
-            }
+            debug_assert!(was.is_none_or(|w| w.order_no == o.order_no));
             let (was, now) = (was.map(stored), stored(o));
             if was.as_ref() != Some(&now) {
-                changed.push(What::OrderStored {
+                let what = What::OrderStored {
                     db,
                     order_no: o.order_no.clone(),
                     was,
                     stored: now,
-                });
+                };
+                self.emit(sink, what);
             }
-        }
-        for what in changed {
-            self.emit(sink, what);
         }
     }
 

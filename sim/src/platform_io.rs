@@ -4,13 +4,13 @@
 
 use crate::config::WorldConfig;
 use crate::network::{Payload, UpstreamMsg};
-use crate::sink::Sink;
+use crate::sink::{Sink, shares};
 use crate::world::{ApplyError, World, internal_error};
 use payhub_model::event::{Owner, Route, StoredAttempt, StoredPayment, StoredRefund, What};
 use payhub_model::platform::state::{Attempt, Payment, Refund};
 use payhub_model::{
-    ApiResponse, Environment, MerchantId, Platform, PlatformInput, PlatformOutput, RequestId,
-    ResponseBody,
+    ApiResponse, AttemptId, Environment, MerchantId, Millis, PaymentStatus, Platform,
+    PlatformInput, PlatformOutput, RefundStatus, RequestId, ResolutionStatus, ResponseBody, Text,
 };
 
 impl World {
@@ -55,12 +55,11 @@ impl World {
                 }
                 PlatformOutput::Webhook { event, rule } => {
                     let to = self.webhook_node(config, event.merchant, event.environment);
-                    let what = What::WebhookEmitted {
-                        event: event.clone(),
-                        rule,
-                        to,
+                    let emitted = What::WebhookEmitted { event, rule, to };
+                    self.emit_ref(sink, &emitted);
+                    let What::WebhookEmitted { event, .. } = emitted else {
+                        unreachable!("built above")
                     };
-                    self.emit(sink, what);
                     if let Some(to) = to {
                         let id = event.id;
                         if self.send_to_merchant(config, Payload::Webhook { to, event }, sink) {
@@ -99,13 +98,16 @@ impl World {
             edge_500: o.fail_500,
             object_owner: object_owner(&self.platform, &response),
         });
-        let what = What::Answered {
+        let answered = What::Answered {
             id: to,
-            response: response.clone(),
+            response,
             rule,
             route,
         };
-        self.emit(sink, what);
+        self.emit_ref(sink, &answered);
+        let What::Answered { response, .. } = answered else {
+            unreachable!("built above")
+        };
         let Some(origin) = origin else { return };
         let response = if origin.fail_500 {
             internal_error()
@@ -145,46 +147,54 @@ impl World {
     }
 
     /// Emits what a step changed in the platform's store: each Payment, attempt and
-    /// refund that is new or differs from `before`, in id order.
+    /// refund that is new or differs from `before` in what the stream says of it, in id
+    /// order. A map the step did not write still shares its entries with `before`
+    /// (copy-on-write) and is not walked; only the projection is compared, unbuilt.
     pub(crate) fn observe_store(&mut self, before: &Platform, sink: &mut Sink<'_>) {
-        let mut changed = Vec::new();
-        let after = &*self.platform;
-        if before.payments() != after.payments() {
-            for (id, p) in after.payments().iter() {
-                let was = before.payments().get(id);
-                if was != Some(p) && was.map(stored_payment) != Some(stored_payment(p)) {
-                    changed.push(What::PaymentStored {
-                        payment: *id,
-                        stored: stored_payment(p),
-                    });
+        // A copy (a reference count) to emit while reading it.
+        let after = self.platform.clone();
+        let (was, now) = (before.payments(), after.payments());
+        if !shares(was.values().next(), now.values().next()) {
+            for (id, p) in now.iter() {
+                if was.get(id).map(payment_seen) != Some(payment_seen(p)) {
+                    self.emit(
+                        sink,
+                        What::PaymentStored {
+                            payment: *id,
+                            stored: stored_payment(p),
+                        },
+                    );
                 }
             }
         }
-        if before.attempts() != after.attempts() {
-            for (id, a) in after.attempts().iter() {
-                let was = before.attempts().get(id).map(stored_attempt);
-                if was != Some(stored_attempt(a)) {
-                    changed.push(What::AttemptStored {
-                        attempt: *id,
-                        payment: a.payment,
-                        stored: stored_attempt(a),
-                    });
+        let (was, now) = (before.attempts(), after.attempts());
+        if !shares(was.values().next(), now.values().next()) {
+            for (id, a) in now.iter() {
+                if was.get(id).map(stored_attempt) != Some(stored_attempt(a)) {
+                    self.emit(
+                        sink,
+                        What::AttemptStored {
+                            attempt: *id,
+                            payment: a.payment,
+                            stored: stored_attempt(a),
+                        },
+                    );
                 }
             }
         }
-        if before.refunds() != after.refunds() {
-            for (id, r) in after.refunds().iter() {
-                let was = before.refunds().get(id);
-                if was != Some(r) && was.map(stored_refund) != Some(stored_refund(r)) {
-                    changed.push(What::RefundStored {
-                        refund: *id,
-                        stored: stored_refund(r),
-                    });
+        let (was, now) = (before.refunds(), after.refunds());
+        if !shares(was.values().next(), now.values().next()) {
+            for (id, r) in now.iter() {
+                if was.get(id).map(refund_seen) != Some(refund_seen(r)) {
+                    self.emit(
+                        sink,
+                        What::RefundStored {
+                            refund: *id,
+                            stored: stored_refund(r),
+                        },
+                    );
                 }
             }
-        }
-        for what in changed {
-            self.emit(sink, what);
         }
     }
 }
@@ -212,16 +222,43 @@ fn object_owner(platform: &Platform, response: &ApiResponse) -> Owner {
     }
 }
 
+/// What the stream says of a Payment ([`StoredPayment`]), borrowed from the store.
+type PaymentSeen<'a> = (
+    MerchantId,
+    Environment,
+    &'a Text,
+    PaymentStatus,
+    ResolutionStatus,
+    Millis,
+    &'a [AttemptId],
+    Option<AttemptId>,
+);
+
+fn payment_seen(p: &Payment) -> PaymentSeen<'_> {
+    (
+        p.merchant,
+        p.environment,
+        &p.merchant_order_no,
+        p.status,
+        p.resolution,
+        p.expires_at,
+        &p.attempts,
+        p.failure.map(|f| f.attempt_id),
+    )
+}
+
 fn stored_payment(p: &Payment) -> StoredPayment {
+    let (merchant, environment, order_no, status, resolution, expires_at, attempts, failure) =
+        payment_seen(p);
     StoredPayment {
-        merchant: p.merchant,
-        environment: p.environment,
-        merchant_order_no: p.merchant_order_no.clone(),
-        status: p.status,
-        resolution: p.resolution,
-        expires_at: p.expires_at,
-        attempts: p.attempts.clone(),
-        failure_attempt: p.failure.map(|f| f.attempt_id),
+        merchant,
+        environment,
+        merchant_order_no: order_no.clone(),
+        status,
+        resolution,
+        expires_at,
+        attempts: attempts.to_vec(),
+        failure_attempt: failure,
     }
 }
 
@@ -232,11 +269,17 @@ fn stored_attempt(a: &Attempt) -> StoredAttempt {
     }
 }
 
+/// What the stream says of a refund ([`StoredRefund`]), borrowed from the store.
+fn refund_seen(r: &Refund) -> (MerchantId, Environment, &Text, RefundStatus) {
+    (r.merchant, r.environment, &r.merchant_refund_no, r.status)
+}
+
 fn stored_refund(r: &Refund) -> StoredRefund {
+    let (merchant, environment, refund_no, status) = refund_seen(r);
     StoredRefund {
-        merchant: r.merchant,
-        environment: r.environment,
-        merchant_refund_no: r.merchant_refund_no.clone(),
-        status: r.status,
+        merchant,
+        environment,
+        merchant_refund_no: refund_no.clone(),
+        status,
     }
 }

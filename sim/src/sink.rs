@@ -28,20 +28,44 @@ impl<'t> Sink<'t> {
     pub fn recording(&self) -> bool {
         self.trace.is_some()
     }
-
-    fn record(&mut self, event: Event) {
-        if let Some(trace) = self.trace.as_deref_mut() {
-            trace.record(event);
-        }
-    }
 }
 
 impl World {
-    /// Emits one event at the current time: into the facts, then to the trace.
+    /// Emits one event at the current time: into the facts, then to the trace. The
+    /// [`Event`] is built only for a trace: the facts read what happened in place.
     pub(crate) fn emit(&mut self, sink: &mut Sink<'_>, what: What) {
-        let event = Event::new(self.now, what);
-        Facts::observe(&mut self.facts, &event);
-        sink.record(event);
+        Facts::observe_at(&mut self.facts, self.now, &what);
+        if let Some(trace) = sink.trace.as_deref_mut() {
+            trace.record(Event::new(self.now, what));
+        }
+    }
+
+    /// Emits an event built from values the caller still needs: moved in and taken back
+    /// out of `what` afterwards instead of copied (only a recording trace gets a copy).
+    pub(crate) fn emit_ref(&mut self, sink: &mut Sink<'_>, what: &What) {
+        Facts::observe_at(&mut self.facts, self.now, what);
+        if let Some(trace) = sink.trace.as_deref_mut() {
+            trace.record(Event::new(self.now, what.clone()));
+        }
+    }
+
+    /// Emits an event a fact reads only sometimes: built when a trace records it or when
+    /// `changes` (the reading family's own answer, asked on the event's parts) says the
+    /// facts would change; otherwise nobody would see it (debug builds check that).
+    pub(crate) fn emit_if(
+        &mut self,
+        sink: &mut Sink<'_>,
+        changes: bool,
+        what: impl FnOnce() -> What,
+    ) {
+        if changes || sink.recording() {
+            self.emit(sink, what());
+        } else {
+            debug_assert!(
+                !self.facts.changed_by(&what()),
+                "an event skipped as changing nothing changes the facts"
+            );
+        }
     }
 
     /// Emits an event no fact reads, built only when a trace records it (the checker
@@ -53,4 +77,12 @@ impl World {
             self.emit(sink, what);
         }
     }
+}
+
+/// Whether two copy-on-write collections, seen through their first element, share their
+/// storage: a step that did not write a collection leaves it shared with the copy taken
+/// before the step, so nothing in it changed (both empty counts as shared). Compared by
+/// address: two live collections never own the same element.
+pub(crate) fn shares<T>(before: Option<&T>, after: Option<&T>) -> bool {
+    before.map(std::ptr::from_ref) == after.map(std::ptr::from_ref)
 }

@@ -108,27 +108,22 @@ impl World {
 
     /// Emits the ledger entries, charge states and voided references a step added.
     fn observe_acquirer(&mut self, before: AcquirerBefore, sink: &mut Sink<'_>) {
-        let mut changed: Vec<What> = self.acquirer.ledger.entries[before.entries..]
-            .iter()
-            .map(|entry| What::Ledger {
-                entry: entry.clone(),
-            })
-            .collect();
-        for (attempt, c) in self.acquirer.charges.iter() {
+        // A copy (a reference count) to emit while reading it.
+        let after = self.acquirer.clone();
+        for entry in &after.ledger.entries[before.entries..] {
+            let entry = entry.clone();
+            self.emit(sink, What::Ledger { entry });
+        }
+        for (attempt, c) in after.charges.iter() {
             if before.charges.get(attempt).map(|b| b.state) != Some(c.state) {
-                changed.push(What::Charge {
-                    attempt: *attempt,
-                    state: c.state,
-                });
+                let (attempt, state) = (*attempt, c.state);
+                self.emit(sink, What::Charge { attempt, state });
             }
         }
-        for attempt in self.acquirer.voided.iter() {
+        for attempt in after.voided.iter() {
             if !before.voided.contains(attempt) {
-                changed.push(What::Voided { attempt: *attempt });
+                self.emit(sink, What::Voided { attempt: *attempt });
             }
-        }
-        for what in changed {
-            self.emit(sink, what);
         }
     }
 }

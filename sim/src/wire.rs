@@ -239,14 +239,27 @@ impl World {
             .step_request(self.now, id, request, branch, &mut out)
             .map_err(ApplyError::Platform)?;
         self.observe_store(&before, sink);
-        let handled = What::Handled {
+        let owner = config.key_owner(request.api_key);
+        let answer = out.iter().find_map(|o| match o {
+            PlatformOutput::Response { to, response, .. } if *to == id => Some(response),
+            _ => None,
+        });
+        // The answer is copied into the event only if someone reads it.
+        let handling = handling(&before, &self.platform, &out);
+        let changes = self
+            .facts
+            .handled_changes(request, owner, answer, &handling);
+        let business = self.origins.get(&id).and_then(|o| o.business.clone());
+        self.emit_if(sink, changes, || What::Handled {
             id,
             request: request.clone(),
-            owner: config.key_owner(request.api_key),
-            business: self.origins.get(&id).and_then(|o| o.business.clone()),
-            handling: handling(id, &before, &self.platform, &out),
-        };
-        self.emit(sink, handled);
+            owner,
+            business,
+            handling: Handling {
+                answer: answer.cloned(),
+                ..handling
+            },
+        });
         self.route_platform_outputs(config, out, Some(id), sink)
     }
 
@@ -311,14 +324,10 @@ impl World {
     }
 }
 
-/// What one request's step did: its own answer, the calls it sent, and how the store's
-/// counts moved (observed around the step, never reported by the platform).
-fn handling(
-    id: RequestId,
-    before: &Platform,
-    after: &Platform,
-    out: &[PlatformOutput],
-) -> Handling {
+/// What one request's step did, but its own answer (filled in by the caller): the calls
+/// it sent, and how the store's counts moved (observed around the step, never reported
+/// by the platform).
+fn handling(before: &Platform, after: &Platform, out: &[PlatformOutput]) -> Handling {
     let counts = |p: &Platform| {
         (
             p.payments().len(),
@@ -329,10 +338,7 @@ fn handling(
         )
     };
     Handling {
-        answer: out.iter().find_map(|o| match o {
-            PlatformOutput::Response { to, response, .. } if *to == id => Some(response.clone()),
-            _ => None,
-        }),
+        answer: None,
         calls: out
             .iter()
             .filter_map(|o| match o {

@@ -78,7 +78,12 @@ impl Clients {
     /// Whether `what` may change this family (asked before the shared facts are copied).
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
-            What::ClientSends { held: false, .. } => true,
+            // Without a key a send records nothing here (no submission key, no scope).
+            What::ClientSends {
+                request,
+                held: false,
+                ..
+            } => request.idempotency_key.is_some(),
             What::Answered {
                 response,
                 route: Some(route),

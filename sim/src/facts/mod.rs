@@ -26,8 +26,8 @@ pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
-use payhub_model::Shared;
-use payhub_model::event::{Event, What};
+use payhub_model::event::{Event, Handling, Owner, What};
+use payhub_model::{ApiRequest, ApiResponse, Millis, Shared};
 use serde::Serialize;
 
 /// The facts, one field per family, each behind its own [`Shared`] box: an event copies
@@ -46,15 +46,13 @@ impl Facts {
     /// it; one that only repeats what the facts hold costs no copy and no new digest
     /// (most steps of the checker change no fact).
     pub fn observe(facts: &mut Shared<Facts>, event: &Event) {
-        let (at, what) = (event.at, &event.what);
-        let f = &**facts;
-        let changed = [
-            f.money.changes(what),
-            f.attempts.changes(what),
-            f.refunds.changes(what),
-            f.queries.changes(what),
-            f.client.changes(what),
-        ];
+        Facts::observe_at(facts, event.at, &event.what);
+    }
+
+    /// [`Facts::observe`] of what happened at `at`, before (or without) building its
+    /// [`Event`].
+    pub(crate) fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
+        let changed = facts.families_changed(what);
         if !changed.contains(&true) {
             return;
         }
@@ -74,6 +72,36 @@ impl Facts {
         if changed[4] {
             f.client.observe(what);
         }
+    }
+
+    /// Which families `what` changes: money, attempts, refunds, queries, client.
+    fn families_changed(&self, what: &What) -> [bool; 5] {
+        [
+            self.money.changes(what),
+            self.attempts.changes(what),
+            self.refunds.changes(what),
+            self.queries.changes(what),
+            self.client.changes(what),
+        ]
+    }
+
+    /// Whether `what` changes any family.
+    pub(crate) fn changed_by(&self, what: &What) -> bool {
+        self.families_changed(what).contains(&true)
+    }
+
+    /// Whether `request` (whose API key names `owner`), handled as `handling` says with
+    /// `answer`, changes the facts: asked before its [`What::Handled`] is built, without
+    /// copying the answer (only the money family reads it).
+    pub(crate) fn handled_changes(
+        &self,
+        request: &ApiRequest,
+        owner: Owner,
+        answer: Option<&ApiResponse>,
+        handling: &Handling,
+    ) -> bool {
+        self.money
+            .handling_changes(request, owner, answer, handling)
     }
 
     /// Folds a whole stream, from empty facts: a recorded run judged without its world.

@@ -61,12 +61,22 @@ impl Money {
     /// Whether `what` may change this family.
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
-            What::Handled { .. } | What::Ledger { .. } => true,
+            What::Ledger { .. } => true,
+            What::Handled {
+                request,
+                owner,
+                handling,
+                ..
+            } => self.handling_changes(request, *owner, handling.answer.as_ref(), handling),
             What::Answered {
                 response,
-                route: Some(_),
+                route: Some(route),
                 ..
-            } => response.is_success(),
+            } => {
+                response.is_success()
+                    && resource_of(response).is_some()
+                    && (route.scope.is_some() || (self.foreign_object.is_none() && foreign(route)))
+            }
             What::UpstreamCalled {
                 call: UpstreamCall::Charge { .. },
                 during,
@@ -136,6 +146,29 @@ impl Money {
             .any(|e| matches!(e, LedgerEntry::Capture { payment: p, .. } if *p == payment))
     }
 
+    /// Whether a handled request may change this family: it called the upstream or
+    /// stored a new record (charges, executions, business orders), was rejected after
+    /// changing the store, was answered about another Payment than it names, or was
+    /// answered under a scope (answers are judged per scope). Most handled requests are
+    /// unkeyed queries, which change nothing here.
+    /// The request's own `answer` is passed apart: the caller may not have copied it
+    /// into `handling` yet.
+    pub(super) fn handling_changes(
+        &self,
+        request: &ApiRequest,
+        owner: Owner,
+        answer: Option<&ApiResponse>,
+        handling: &Handling,
+    ) -> bool {
+        !handling.calls.is_empty()
+            || handling.new_record
+            || (handling.store_changed
+                && answer.is_some_and(rejected)
+                && self.rejected_but_executed.is_none())
+            || (self.answered_other_payment.is_none() && about_other_payment(request, answer))
+            || (answer.is_some() && owner.is_some() && request.idempotency_key.is_some())
+    }
+
     fn on_handled(
         &mut self,
         now: Millis,
@@ -164,10 +197,7 @@ impl Money {
         if other_card && self.charged_other_card.is_none() {
             self.charged_other_card = Some(id);
         }
-        let rejected = handling
-            .answer
-            .as_ref()
-            .is_some_and(|r| matches!(r.status, 400 | 401 | 403 | 409 | 422 | 429 | 503));
+        let rejected = handling.answer.as_ref().is_some_and(rejected);
         self.on_scope_answer(now, id, request, scope, handling);
         let executed = handling.store_changed || !handling.calls.is_empty();
         if rejected && executed && self.rejected_but_executed.is_none() {
@@ -212,15 +242,8 @@ impl Money {
         handling: &Handling,
     ) {
         let answer = handling.answer.as_ref();
-        if let (Some(named), Some(answer)) = (named_payment(&request.endpoint), answer) {
-            let about = match &answer.body {
-                ResponseBody::Payment(p) if answer.is_success() => Some(p.id),
-                ResponseBody::Refund(r) if answer.is_success() => Some(r.payment_id),
-                _ => None,
-            };
-            if about.is_some_and(|p| p != named) && self.answered_other_payment.is_none() {
-                self.answered_other_payment = Some(id);
-            }
+        if about_other_payment(request, answer) && self.answered_other_payment.is_none() {
+            self.answered_other_payment = Some(id);
         }
         let Some(scope) = scope else {
             return;
@@ -265,17 +288,8 @@ impl Money {
         if !response.is_success() {
             return;
         }
-        let resource = match &response.body {
-            ResponseBody::Payment(p) => Some(ResourceId::Payment(p.id)),
-            ResponseBody::Refund(r) => Some(ResourceId::Refund(r.id)),
-            ResponseBody::Session(s) => Some(ResourceId::Session(s.id)),
-            _ => None,
-        };
-        if route.owner.is_some()
-            && resource.is_some()
-            && route.object_owner != route.owner
-            && self.foreign_object.is_none()
-        {
+        let resource = resource_of(response);
+        if resource.is_some() && foreign(route) && self.foreign_object.is_none() {
             self.foreign_object = Some(id);
         }
         if let (Some(scope), Some(resource)) = (&route.scope, resource) {
@@ -366,6 +380,40 @@ pub fn safety_parameters(endpoint: &Endpoint) -> SafeParams {
         },
         _ => SafeParams::None,
     }
+}
+
+/// A 400/401/403/409/422/429/503 answer: nothing may have executed (REJECT-01).
+fn rejected(answer: &ApiResponse) -> bool {
+    matches!(answer.status, 400 | 401 | 403 | 409 | 422 | 429 | 503)
+}
+
+/// The request's own 2xx answer is about another Payment than the one it names.
+fn about_other_payment(request: &ApiRequest, answer: Option<&ApiResponse>) -> bool {
+    let (Some(named), Some(answer)) = (named_payment(&request.endpoint), answer) else {
+        return false;
+    };
+    let about = match &answer.body {
+        ResponseBody::Payment(p) if answer.is_success() => Some(p.id),
+        ResponseBody::Refund(r) if answer.is_success() => Some(r.payment_id),
+        _ => None,
+    };
+    about.is_some_and(|p| p != named)
+}
+
+/// The object an answer returns.
+fn resource_of(response: &ApiResponse) -> Option<ResourceId> {
+    match &response.body {
+        ResponseBody::Payment(p) => Some(ResourceId::Payment(p.id)),
+        ResponseBody::Refund(r) => Some(ResourceId::Refund(r.id)),
+        ResponseBody::Session(s) => Some(ResourceId::Session(s.id)),
+        _ => None,
+    }
+}
+
+/// The store holds the answered object for another merchant or environment than the
+/// request's API key names.
+fn foreign(route: &Route) -> bool {
+    route.owner.is_some() && route.object_owner != route.owner
 }
 
 /// The Payment a request names in its path (confirm, cancel, GET) or body (refund).

@@ -66,7 +66,18 @@ impl Queries {
             What::UpstreamCalled { rule, .. } | What::WebhookEmitted { rule, .. } => {
                 !self.rules_exercised.contains(*rule)
             }
-            What::ClientSends { held: false, .. } => true,
+            // A query moves its object's last query; any send may ignore a Retry-After.
+            What::ClientSends {
+                request,
+                owner,
+                held: false,
+                ..
+            } => {
+                owner.is_some()
+                    && (request.endpoint.method() == Method::Get
+                        || (self.retry_after_ignored.is_none()
+                            && !self.retry_not_before.is_empty()))
+            }
             What::Crashed { node } => self.retry_not_before.keys().any(|(n, _)| n == node),
             _ => false,
         }
@@ -170,11 +181,10 @@ impl Queries {
 pub struct RuleSet(pub u128);
 
 impl RuleSet {
+    /// The rule's place in the catalogue: its discriminant, as the catalogue lists the
+    /// rules in declaration order (a test checks it), so no search on every answer.
     fn index(rule: Rule) -> u32 {
-        Rule::ALL
-            .iter()
-            .position(|r| *r == rule)
-            .expect("in the catalogue") as u32
+        rule as u32
     }
     pub fn insert(&mut self, rule: Rule) {
         self.0 |= 1u128 << Self::index(rule);
@@ -184,5 +194,22 @@ impl RuleSet {
     }
     pub fn iter(&self) -> impl Iterator<Item = Rule> + '_ {
         Rule::ALL.iter().copied().filter(|r| self.contains(*r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RuleSet;
+    use payhub_model::Rule;
+
+    #[test]
+    fn a_rule_s_bit_is_its_place_in_the_catalogue() {
+        assert!(Rule::ALL.len() <= 128, "a RuleSet holds 128 rules");
+        for (i, rule) in Rule::ALL.iter().enumerate() {
+            assert_eq!(RuleSet::index(*rule) as usize, i, "{}", rule.id());
+        }
+        let mut set = RuleSet::default();
+        set.insert(Rule::ALL[3]);
+        assert_eq!(set.iter().collect::<Vec<_>>(), vec![Rule::ALL[3]]);
     }
 }
