@@ -1314,3 +1314,84 @@ fn every_client_rule_is_cited_by_a_test_name() {
         );
     }
 }
+
+// ---- issue 16: S8's advice, and a corrected request after a rejection -----------------
+
+/// S8: "wait for the result, or query" (等待结果或查询). A card retry answered 409
+/// payment_in_progress is never sent again: the result is unknown, the client queries the
+/// Payment on the SCHED-01 schedule (A-CLIENT-S8-WAIT).
+#[test]
+fn attempt_01_payment_in_progress_the_client_waits_and_queries_and_never_resends() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    let failed = solo::payment(1, ORDER, PaymentStatus::Failed, ResolutionStatus::Known, 2);
+    s.respond(h, solo::with_payment(201, failed));
+    let out = s.command(Command::RetryWithCard {
+        order: ORDER.into(),
+        card: Card('B'),
+    });
+    let (h, confirm, _) = only_send(&out);
+    assert_eq!(key(&confirm), "payment.confirm:ORDER-001:2");
+    let related = Some(ResourceId::Payment(PaymentId(1)));
+    let out = s.respond(h, solo::error(ErrorCode::PaymentInProgress, related));
+    assert!(has_decision(
+        &out,
+        &Decision::ResultUnknown,
+        Rule::ConfirmWhileProcessing
+    ));
+    assert!(retry_at(&out).is_none(), "no retry of the confirm");
+    let (h, query, _) = only_send(&out);
+    assert_eq!(query, req::get(PaymentId(1)));
+    assert_eq!(s.db.order(ORDER).unwrap().submission.outcome, Outcome::Unknown);
+    // The query shows the other attempt processing: the order is confirming.
+    let mut other = processing(3);
+    other.attempt_count = 2;
+    s.respond(h, solo::with_payment(200, other));
+    assert_eq!(s.db.order(ORDER).unwrap().state(), OrderState::Confirming);
+    // A day of the schedule: queries only, the confirm never again.
+    let mut wakes = 0;
+    while s.server.poll_timeout().is_some() && wakes < 50 {
+        wakes += 1;
+        for (_, request, _, _) in sends(&s.wake_next()) {
+            assert_eq!(request.endpoint.method(), Method::Get, "{request}");
+        }
+    }
+    assert!(wakes > 1, "the schedule ran");
+    let confirms = sends(&s.out)
+        .into_iter()
+        .filter(|(_, r, _, _)| r.idempotency_key.as_deref() == Some("payment.confirm:ORDER-001:2"))
+        .count();
+    assert_eq!(confirms, 1);
+}
+
+/// REJECT-01: "after correcting them, submit with a new key" (修正后用新键提交). A create
+/// rejected with 422 leaves the order rejected; paying it again, corrected, is a new
+/// business submission under payment.create:ORDER:2 (A-CLIENT-CORRECTED-KEY).
+#[test]
+fn reject_01_a_rejected_create_paid_again_corrected_goes_under_a_new_key_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    let pay_in = |currency: &str| Command::PayOrder {
+        order: ORDER.into(),
+        amount: 10_000,
+        currency: currency.into(),
+        card: Card('A'),
+    };
+    b.command(0, pay_in("XYZ"));
+    assert_eq!(
+        order(&b).state(),
+        OrderState::Rejected(ErrorCode::UnsupportedCurrency)
+    );
+    assert!(b.bench.platform.records().is_empty(), "the key was not used up");
+    b.command(0, pay_in("USD"));
+    b.settle(AcquirerDecision::Approve);
+    let keys: Vec<String> = posts(&b).iter().map(|s| key(&s.request).to_owned()).collect();
+    assert_eq!(keys, ["payment.create:ORDER-001:1", "payment.create:ORDER-001:2"]);
+    assert_eq!(posts(&b)[1].rule, Rule::RejectionsDoNotOccupyKey);
+    assert_eq!(order(&b).submission.seq, 2);
+    assert_eq!(order(&b).currency, "USD");
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    assert_eq!(b.bench.platform.payments().len(), 1);
+    // A paid order is not paid again: the resubmission is for rejected creates only.
+    b.command(0, pay_in("USD"));
+    assert_eq!(posts(&b).len(), 2);
+}
