@@ -22,6 +22,9 @@ pub enum Gap {
     Alternatives,
     /// The contract's wording admits more than one reading.
     Ambiguous,
+    /// Two sentences of the contract say incompatible things: both readings are kept
+    /// as a branch the checkers explore, and a client must handle both.
+    Contradiction,
 }
 
 impl Gap {
@@ -31,6 +34,7 @@ impl Gap {
             Gap::Silent => "silent",
             Gap::Alternatives => "alternatives",
             Gap::Ambiguous => "ambiguous",
+            Gap::Contradiction => "contradiction",
         }
     }
 }
@@ -90,7 +94,7 @@ assumptions! {
     S8Branch = "A-S8-BRANCH", Alternatives, Some("Branch::S8PaymentInProgress | Branch::S8OriginalStatus"),
         "S8 / ATTEMPT-01: confirm with a new key while processing gives \"409 payment_in_progress or returns the original status\".",
         "Both are modelled: 409 payment_in_progress with related_resource_id, or 200 with the current Payment; neither creates an attempt.";
-    S8CardRetry = "A-S8-CARD-RETRY", Alternatives, Some("Branch::S8PaymentInProgress | Branch::S8OriginalStatus"),
+    S8CardRetry = "A-S8-CARD-RETRY", Contradiction, Some("Branch::S8PaymentInProgress | Branch::S8OriginalStatus"),
         "The contract contradicts itself. S8 (AC-027): \"平台行为：409 payment_in_progress 或返回原状态，不新扣款\" (409 payment_in_progress or returns the original status; no new charge), for a confirm with a new key while the payment is processing. The card-retry section (换卡重试): \"支付仍在处理（processing、requires_action）时用新键确认会被拒绝（409 payment_in_progress），不会产生新的扣款\" (confirming with a new key while the payment is still being processed (processing, requires_action) will be rejected (409 payment_in_progress), and no new charge will be made): rejected, no alternative.",
         "While processing both readings are kept as the S8 branch the checkers explore: 409 payment_in_progress (both sentences) or 200 with the original status (S8 only). While requires_action only the card-retry sentence speaks (S8 is about processing): 409 payment_in_progress, no branch. A client must handle both answers to a new-key confirm while processing; the reference client does (A-CLIENT-S8-WAIT).";
     S8NoBind = "A-S8-NOBIND", Silent, None,

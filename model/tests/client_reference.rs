@@ -1342,7 +1342,10 @@ fn attempt_01_payment_in_progress_the_client_waits_and_queries_and_never_resends
     assert!(retry_at(&out).is_none(), "no retry of the confirm");
     let (h, query, _) = only_send(&out);
     assert_eq!(query, req::get(PaymentId(1)));
-    assert_eq!(s.db.order(ORDER).unwrap().submission.outcome, Outcome::Unknown);
+    assert_eq!(
+        s.db.order(ORDER).unwrap().submission.outcome,
+        Outcome::Unknown
+    );
     // The query shows the other attempt processing: the order is confirming.
     let mut other = processing(3);
     other.attempt_count = 2;
@@ -1381,11 +1384,20 @@ fn reject_01_a_rejected_create_paid_again_corrected_goes_under_a_new_key_with_pl
         order(&b).state(),
         OrderState::Rejected(ErrorCode::UnsupportedCurrency)
     );
-    assert!(b.bench.platform.records().is_empty(), "the key was not used up");
+    assert!(
+        b.bench.platform.records().is_empty(),
+        "the key was not used up"
+    );
     b.command(0, pay_in("USD"));
     b.settle(AcquirerDecision::Approve);
-    let keys: Vec<String> = posts(&b).iter().map(|s| key(&s.request).to_owned()).collect();
-    assert_eq!(keys, ["payment.create:ORDER-001:1", "payment.create:ORDER-001:2"]);
+    let keys: Vec<String> = posts(&b)
+        .iter()
+        .map(|s| key(&s.request).to_owned())
+        .collect();
+    assert_eq!(
+        keys,
+        ["payment.create:ORDER-001:1", "payment.create:ORDER-001:2"]
+    );
     assert_eq!(posts(&b)[1].rule, Rule::RejectionsDoNotOccupyKey);
     assert_eq!(order(&b).submission.seq, 2);
     assert_eq!(order(&b).currency, "USD");

@@ -139,12 +139,18 @@ fn uniq_04_refund_number_is_unique_per_merchant_and_environment() {
     );
     assert_eq!(b.rule_of(id), Some(Rule::UniqueRefundNo));
     assert_eq!(effects(&b), before);
-    let id = b.send_with(req::refund("K3", pay, "R-001", 1000), Branch::RefundNoExisting);
+    let id = b.send_with(
+        req::refund("K3", pay, "R-001", 1000),
+        Branch::RefundNoExisting,
+    );
     assert_eq!(b.answered(id).status, 200);
     assert_eq!(refund_of(b.answered(id)).id, refund_of(&first).id);
     // The existing-object answer binds K3 (as A-S4-BIND): its replay is the same refund.
     let replay = call(&mut b, req::refund("K3", pay, "R-001", 1000));
-    assert_eq!((replay.status, refund_of(&replay).id), (200, refund_of(&first).id));
+    assert_eq!(
+        (replay.status, refund_of(&replay).id),
+        (200, refund_of(&first).id)
+    );
     // Another amount under the used number always conflicts (A-REFUND-NO-PARAMS).
     let other = req::refund("K4", pay, "R-001", 500);
     assert_eq!(b.platform.branch_point(b.now, &other), None);
@@ -199,7 +205,10 @@ fn ret_03_after_retention_the_refund_number_still_conflicts() {
     // The original key after retention meets the refund number like a new key: the
     // contract's "no special handling needed" reads as either answer (A-REFUND-NO-BRANCH).
     for key in ["K", "K-NEW"] {
-        let id = b.send_with(req::refund(key, pay, "R-001", 1000), Branch::RefundNoConflict);
+        let id = b.send_with(
+            req::refund(key, pay, "R-001", 1000),
+            Branch::RefundNoConflict,
+        );
         let e = assert_error(b.answered(id), 409, ErrorCode::RefundNoConflict);
         assert_eq!(
             e.related_resource_id,
@@ -207,7 +216,10 @@ fn ret_03_after_retention_the_refund_number_still_conflicts() {
         );
     }
     assert_eq!(effects(&b), before);
-    let id = b.send_with(req::refund("K", pay, "R-001", 1000), Branch::RefundNoExisting);
+    let id = b.send_with(
+        req::refund("K", pay, "R-001", 1000),
+        Branch::RefundNoExisting,
+    );
     assert_eq!(b.answered(id).status, 200);
     assert_eq!(refund_of(b.answered(id)).id, refund_of(&first).id);
     assert_eq!(b.platform.refunds().len(), 1);

@@ -5,8 +5,8 @@
 use super::money::{SafeParams, safety_parameters};
 use payhub_model::event::{Owner, Route, ScopeKey, StoredOrder, SubmissionRef, What};
 use payhub_model::{
-    ApiRequest, ApiResponse, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, PaymentId,
-    PaymentStatus, RequestId, Text,
+    ApiRequest, ApiResponse, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
+    PaymentId, PaymentStatus, RequestId, Text,
 };
 use serde::Serialize;
 
@@ -159,9 +159,10 @@ impl Clients {
             .is_some_and(|c| matches!(c.http_status(), 400 | 401 | 403 | 422));
         let scope = route.scope.as_ref()?;
         let create = scope.method == Method::Post && scope.path == "/v1/payments";
-        let known = self.create_keys.iter().any(|((m, e, _), k)| {
-            (*m, *e, k) == (scope.merchant, scope.environment, &scope.key)
-        });
+        let known = self
+            .create_keys
+            .iter()
+            .any(|((m, e, _), k)| (*m, *e, k) == (scope.merchant, scope.environment, &scope.key));
         (rejected && create && known).then_some(scope)
     }
 
