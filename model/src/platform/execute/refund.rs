@@ -4,6 +4,7 @@
 use super::respond;
 use crate::acquirer::{RefundState, UpstreamCall};
 use crate::api::{RefundStatus, ResolutionStatus};
+use crate::cow::CowMap;
 use crate::ids::{PaymentId, RefundId, RequestId, ResourceId};
 use crate::platform::state::*;
 use crate::platform::{Platform, PlatformOutput, Timer};
@@ -107,12 +108,9 @@ impl Platform {
         refund: RefundId,
         out: &mut Vec<PlatformOutput>,
     ) {
-        let Some(r) = self.refunds.get_mut(&refund) else {
+        let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::PendingReview) else {
             return;
         };
-        if r.status != RefundStatus::PendingReview {
-            return;
-        }
         r.status = RefundStatus::Processing;
         r.sent_at = now;
         self.bump_refund(now, refund, Rule::WebhookPrimary, out);
@@ -127,12 +125,9 @@ impl Platform {
         state: RefundState,
         out: &mut Vec<PlatformOutput>,
     ) {
-        let Some(r) = self.refunds.get_mut(&refund) else {
+        let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::Processing) else {
             return;
         };
-        if r.status != RefundStatus::Processing {
-            return;
-        }
         let before = (r.status, r.resolution);
         match state {
             RefundState::Succeeded => {
@@ -178,12 +173,9 @@ impl Platform {
         refund: RefundId,
         out: &mut Vec<PlatformOutput>,
     ) {
-        let Some(r) = self.refunds.get_mut(&refund) else {
+        let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::Processing) else {
             return;
         };
-        if r.status != RefundStatus::Processing {
-            return;
-        }
         // A-AUTO-WINDOW for refunds, from when the refund was sent; A-REFUND-ASYNC: a
         // refund with no answer yet is needs_query, never sent again.
         let window_over = now >= r.sent_at.after(self.params.auto_query_window);
@@ -211,4 +203,13 @@ impl Platform {
         });
         self.set_timer(now.after(next), Timer::VerifyRefund(refund));
     }
+}
+
+/// The refund, if it exists and has `status`.
+fn refund_in(
+    refunds: &mut CowMap<RefundId, Refund>,
+    refund: RefundId,
+    status: RefundStatus,
+) -> Option<&mut Refund> {
+    refunds.get_mut(&refund).filter(|r| r.status == status)
 }
