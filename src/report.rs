@@ -489,7 +489,7 @@ impl Report {
         let _ = writeln!(s, "## Contract findings\n");
         let _ = writeln!(
             s,
-            "Where the contract allows several behaviours (the checkers explore all), is silent, or can be read two ways, and what the harness assumed. Change an assumption through its parameter or branch, not the code.\n"
+            "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first), and what the harness assumed. Change an assumption through its parameter or branch, not the code.\n"
         );
         let contradictions = self
             .findings
@@ -498,7 +498,7 @@ impl Report {
         for f in contradictions {
             let _ = writeln!(
                 s,
-                "**The contract contradicts itself (`{}`).** {}\n\nWhat the harness does, and what a client must do: {} Scripts: {}.\n",
+                "**Contradiction `{}`.** {}\n\nWhat the harness does, and what a client must do: {} Scripts: {}.\n",
                 f.id,
                 f.contract,
                 f.assumed,

@@ -119,7 +119,7 @@ fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
         "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
-        "F13", "F14", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07",
+        "F13", "F14", "F15", "F16", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07",
         "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
@@ -520,6 +520,34 @@ fn f14_rate_01_retryable_flags_of_the_codes_the_contract_shows_none_for() {
         })
         .collect();
     assert_eq!(flags, [true, false, false, true]);
+}
+
+/// The hunt: "not stored" read as the whole platform.
+#[test]
+fn f15_card_02_no_card_is_kept_so_a_card_retry_carries_the_card_again() {
+    let (s, r) = pinned("F15");
+    assert_eq!(assumed(&s), ["A-CARD-NOT-STORED"]);
+    assert_eq!(answers(&r), a(&["201", "400 invalid_request", "200"]));
+    let state = serde_json::to_string(&r.world.platform).expect("serializable");
+    assert!(!state.contains("\"card\""), "no card in the platform's state");
+}
+
+/// The hunt: the fields each endpoint compares.
+#[test]
+fn f16_safe_01_fields_compared_per_endpoint() {
+    let (s, r) = pinned("F16");
+    assert_eq!(assumed(&s), ["A-SAFE-FIELDS"]);
+    assert_eq!(
+        answers(&r),
+        a(&[
+            "201",
+            "409 idempotency_conflict",
+            "200",
+            "200",
+            "201",
+            "409 idempotency_conflict"
+        ])
+    );
 }
 
 /// F03–F05 (A-WEBHOOK-BLACKOUT): the script's run, replayed and healed as the liveness

@@ -160,6 +160,12 @@ assumptions! {
     RetentionStart = "A-RETENTION-START", Ambiguous, Some("PlatformParams::retention"),
         "RET-01: \"幂等记录在线保留 7 天\" (idempotency records are retained online for 7 days) does not say from when, nor whether a replay extends it.",
         "7 days from the record's creation (the first request that executed under the key), whenever its execution finished (a 202 that resolves later included); a replay reads the record and does not extend it.";
+    SafeFields = "A-SAFE-FIELDS", Silent, None,
+        "SAFE-01: \"每个接口参与比较的字段列在接口页（如创建支付）\" (the fields that take part in the comparison for each endpoint are listed on that endpoint's page, e.g. Create payment); those pages are not part of this contract, which names only \"金额、币种、商户订单号、商户退款号、关联支付号等\" (amount, currency, merchant order number, merchant refund number, associated payment number, etc.).",
+        "Compared per endpoint: create payment and checkout session: merchant_order_no, amount, currency; refund: payment_id, merchant_refund_no, amount; confirm and cancel: nothing but the path (the payment id), so a confirm replayed with another card is the same request (CARD-01). Card data is never compared.";
+    CardNotStored = "A-CARD-NOT-STORED", Ambiguous, None,
+        "CARD-02: \"卡信息不参与比较、也不会被保存\" (card information does not take part in the comparison and is not stored either) does not say whether \"not stored\" is about the idempotency record only or the platform as a whole.",
+        "The whole platform: a card lives only in the request until the upstream call that uses it is sent; no record, Payment or attempt keeps it, so every confirm (a card retry included) must carry the card again (400 card otherwise, ATTEMPT-03).";
     Retryable = "A-RETRYABLE", Silent, None,
         "error.retryable appears only in S2 (internal_error, \"retryable\":true) and S13 (temporarily_unavailable, \"retryable\":true); the S8 example shows payment_in_progress with code and related_resource_id only, and no other code's flag is given.",
         "retryable is true for operation_in_progress, payment_in_progress, rate_limited, internal_error and temporarily_unavailable, false for every other code. For payment_in_progress true means that the same request may succeed later (once the attempt has failed it is a card retry), not that it should be re-sent at once: S8 says wait or query (A-CLIENT-S8-WAIT). The reference client decides by status and code, never by the flag.";

@@ -30,7 +30,7 @@ use crate::text::Text;
 use crate::time::Millis;
 
 /// A validated new business operation. The card lives here only until the upstream
-/// call that uses it is sent (CARD-02).
+/// call that uses it is sent (CARD-02, A-CARD-NOT-STORED).
 #[derive(Clone, Debug)]
 pub(super) enum NewOp {
     CreatePayment {
