@@ -489,8 +489,22 @@ impl Report {
         let _ = writeln!(s, "## Contract findings\n");
         let _ = writeln!(
             s,
-            "Where the contract allows several behaviours (the checkers explore all), is silent, or can be read two ways, and what the harness assumed. Change an assumption through its parameter or branch, not the code.\n"
+            "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first), and what the harness assumed. Change an assumption through its parameter or branch, not the code.\n"
         );
+        let contradictions = self
+            .findings
+            .iter()
+            .filter(|f| f.gap == payhub_model::Gap::Contradiction);
+        for f in contradictions {
+            let _ = writeln!(
+                s,
+                "**Contradiction `{}`.** {}\n\nWhat the harness does, and what a client must do: {} Scripts: {}.\n",
+                f.id,
+                f.contract,
+                f.assumed,
+                f.scripts.join(", ")
+            );
+        }
         let _ = writeln!(
             s,
             "| ID | gap | the contract | assumed | parameter | scripts | simulation runs that reached it |\n|---|---|---|---|---|---|---|"

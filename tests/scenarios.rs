@@ -118,8 +118,9 @@ fn code_of(r: &Report, i: usize) -> Option<ErrorCode> {
 fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
-        "F01", "F01b", "F02", "F03", "F04", "F05", "S01", "S02", "S02b", "S03", "S04", "S04b",
-        "S05", "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
+        "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
+        "F13", "F14", "F15", "F16", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07",
+        "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.
@@ -367,6 +368,186 @@ fn f02_cko_01_new_key_session_same_order_other_amount_409_order_no_conflict() {
     assert_eq!(answers(&r), a(&["201", "201", "409 order_no_conflict"]));
     assert_eq!(r.world.platform.payments().len(), 1);
     assert_eq!(r.world.platform.sessions().len(), 2);
+}
+
+fn assumed(s: &Script) -> Vec<&'static str> {
+    s.assumptions.iter().map(|a| a.id()).collect()
+}
+
+/// Issue 16: CKO-01 is not silent: a new key with the same order, amount and currency is
+/// a new session whatever the Payment's status, never order_no_conflict.
+#[test]
+fn f06_cko_01_new_key_session_same_order_is_never_a_conflict_in_any_status() {
+    let (s, r) = pinned("F06");
+    assert_eq!(assumed(&s), ["A-CKO-ANY-STATUS", "A-CKO-CONFLICT"]);
+    assert!(
+        r.exchanges
+            .iter()
+            .all(|x| x.response.as_ref().and_then(|r| r.error_code())
+                != Some(ErrorCode::OrderNoConflict)),
+        "no order_no_conflict"
+    );
+    assert_eq!(
+        answers(&r),
+        a(&["201", "201", "200", "201", "202", "201", "201"])
+    );
+    assert_eq!(r.world.platform.payments().len(), 1);
+    assert_eq!(r.world.platform.sessions().len(), 5);
+    assert_eq!(captures(&r), 1);
+}
+
+/// Issue 16: S8 and the card-retry section disagree for processing (both readings
+/// explored); requires_action gets the 409 only.
+#[test]
+fn f07_attempt_01_s8_and_the_card_retry_section_both_readings_while_processing() {
+    let (s, r) = pinned("F07");
+    assert_eq!(assumed(&s), ["A-S8-CARD-RETRY", "A-S8-NOBIND"]);
+    assert_eq!(
+        answers(&r),
+        a(&[
+            "201",
+            "409 payment_in_progress",
+            "202",
+            "409 payment_in_progress",
+            "200"
+        ])
+    );
+    assert!(Assumption::ALL.iter().any(|a| a.id() == "A-S8-CARD-RETRY"
+        && a.contract().contains("会被拒绝")
+        && a.contract().contains("或返回原状态")));
+    assert_eq!(r.world.platform.attempts().len(), 2);
+}
+
+/// Issue 16: S8's advice is "wait for the result, or query"; a later re-send charges
+/// nothing twice.
+#[test]
+fn f08_attempt_01_after_payment_in_progress_wait_or_query_and_a_resend_charges_nothing_twice() {
+    let (s, r) = pinned("F08");
+    assert_eq!(assumed(&s), ["A-CLIENT-S8-WAIT", "A-S8-NOBIND"]);
+    assert_eq!(code_of(&r, 1), Some(ErrorCode::PaymentInProgress));
+    assert_eq!(code_of(&r, 4), Some(ErrorCode::PaymentNotConfirmable));
+    assert_eq!(captures(&r), 2);
+}
+
+/// Issue 16: REJECT-01's "after correcting them, submit with a new key".
+#[test]
+fn f09_reject_01_a_corrected_create_goes_under_a_new_key() {
+    let (s, r) = pinned("F09");
+    assert_eq!(assumed(&s), ["A-CLIENT-CORRECTED-KEY"]);
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    let order = r.world.dbs[0].order("ORDER-1").expect("ORDER-1");
+    assert_eq!(order.state(), OrderState::Paid);
+    assert_eq!(order.submission.seq, 2);
+    assert_eq!(
+        order.submission.key.as_deref(),
+        Some("payment.create:ORDER-1:2")
+    );
+    assert_eq!(r.world.platform.payments().len(), 1);
+    assert_eq!(captures(&r), 1);
+}
+
+/// Issue 16: pending_review, and the reconciliation query that never lists it.
+#[test]
+fn f10_sched_03_a_pending_review_refund_is_not_listed_by_status_processing() {
+    let (s, r) = pinned("F10");
+    assert_eq!(assumed(&s), ["A-REFUND-REVIEW", "A-REFUND-RECONCILE"]);
+    assert_eq!(answers(&r), a(&["201", "201", "200", "200", "200"]));
+    assert_eq!(
+        r.world
+            .acquirer
+            .ledger
+            .refunds_of(payhub_model::RefundId(1)),
+        1
+    );
+}
+
+/// Issue 16: a used refund number, under a new key or the original one after retention.
+#[test]
+fn f11_uniq_04_a_used_refund_number_gets_the_existing_refund_or_a_conflict() {
+    let (s, r) = pinned("F11");
+    assert_eq!(
+        assumed(&s),
+        ["A-REFUND-NO-BRANCH", "A-REFUND-NO-PARAMS", "A-ERROR-CODES"]
+    );
+    assert_eq!(
+        answers(&r),
+        a(&[
+            "201",
+            "201",
+            "409 refund_no_conflict",
+            "200",
+            "409 refund_no_conflict",
+            "200",
+            "409 refund_no_conflict"
+        ])
+    );
+    assert_eq!(r.world.platform.refunds().len(), 1);
+}
+
+/// The hunt: the 7-day retention counts from the record's creation.
+#[test]
+fn f12_ret_01_retention_counts_from_creation_and_a_replay_does_not_extend_it() {
+    let (s, r) = pinned("F12");
+    assert_eq!(assumed(&s), ["A-RETENTION-START", "A-S4-BRANCH"]);
+    assert_eq!(answers(&r), a(&["201", "200", "409 order_no_conflict"]));
+    assert_eq!(captures(&r), 1);
+}
+
+/// The hunt: requires_action is not expired at expires_at and may still succeed.
+#[test]
+fn f13_expiry_01_requires_action_past_expires_at_still_succeeds() {
+    let (s, r) = pinned("F13");
+    assert_eq!(assumed(&s), ["A-EXPIRY-STATUSES", "A-EXPIRES-AT"]);
+    assert_eq!(answers(&r), a(&["201", "201", "422 payment_expired"]));
+    let paid = r.world.platform.payment_view(PaymentId(1)).unwrap();
+    assert_eq!(paid.status, PaymentStatus::Succeeded);
+    let expired = r.world.platform.payment_view(PaymentId(2)).unwrap();
+    assert_eq!(expired.status, PaymentStatus::Expired);
+}
+
+/// The hunt: which codes are retryable.
+#[test]
+fn f14_rate_01_retryable_flags_of_the_codes_the_contract_shows_none_for() {
+    let (s, r) = pinned("F14");
+    assert_eq!(assumed(&s), ["A-RETRYABLE"]);
+    let flags: Vec<bool> = r
+        .exchanges
+        .iter()
+        .skip(1)
+        .map(|x| match x.response.as_ref().map(|r| &r.body) {
+            Some(payhub_model::ResponseBody::Error { error }) => error.retryable,
+            other => panic!("not an error: {other:?}"),
+        })
+        .collect();
+    assert_eq!(flags, [true, false, false, true]);
+}
+
+/// The hunt: "not stored" read as the whole platform.
+#[test]
+fn f15_card_02_no_card_is_kept_so_a_card_retry_carries_the_card_again() {
+    let (s, r) = pinned("F15");
+    assert_eq!(assumed(&s), ["A-CARD-NOT-STORED"]);
+    assert_eq!(answers(&r), a(&["201", "400 invalid_request", "200"]));
+    let state = serde_json::to_string(&r.world.platform).expect("serializable");
+    assert!(!state.contains("\"card\""), "no card in the platform's state");
+}
+
+/// The hunt: the fields each endpoint compares.
+#[test]
+fn f16_safe_01_fields_compared_per_endpoint() {
+    let (s, r) = pinned("F16");
+    assert_eq!(assumed(&s), ["A-SAFE-FIELDS"]);
+    assert_eq!(
+        answers(&r),
+        a(&[
+            "201",
+            "409 idempotency_conflict",
+            "200",
+            "200",
+            "201",
+            "409 idempotency_conflict"
+        ])
+    );
 }
 
 /// F03–F05 (A-WEBHOOK-BLACKOUT): the script's run, replayed and healed as the liveness

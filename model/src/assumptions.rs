@@ -22,6 +22,9 @@ pub enum Gap {
     Alternatives,
     /// The contract's wording admits more than one reading.
     Ambiguous,
+    /// Two sentences of the contract say incompatible things: both readings are kept
+    /// as a branch the checkers explore, and a client must handle both.
+    Contradiction,
 }
 
 impl Gap {
@@ -31,6 +34,7 @@ impl Gap {
             Gap::Silent => "silent",
             Gap::Alternatives => "alternatives",
             Gap::Ambiguous => "ambiguous",
+            Gap::Contradiction => "contradiction",
         }
     }
 }
@@ -90,12 +94,15 @@ assumptions! {
     S8Branch = "A-S8-BRANCH", Alternatives, Some("Branch::S8PaymentInProgress | Branch::S8OriginalStatus"),
         "S8 / ATTEMPT-01: confirm with a new key while processing gives \"409 payment_in_progress or returns the original status\".",
         "Both are modelled: 409 payment_in_progress with related_resource_id, or 200 with the current Payment; neither creates an attempt.";
+    S8CardRetry = "A-S8-CARD-RETRY", Contradiction, Some("Branch::S8PaymentInProgress | Branch::S8OriginalStatus"),
+        "The contract contradicts itself. S8 (AC-027): \"平台行为：409 payment_in_progress 或返回原状态，不新扣款\" (409 payment_in_progress or returns the original status; no new charge), for a confirm with a new key while the payment is processing. The card-retry section (换卡重试): \"支付仍在处理（processing、requires_action）时用新键确认会被拒绝（409 payment_in_progress），不会产生新的扣款\" (confirming with a new key while the payment is still being processed (processing, requires_action) will be rejected (409 payment_in_progress), and no new charge will be made): rejected, no alternative.",
+        "While processing both readings are kept as the S8 branch the checkers explore: 409 payment_in_progress (both sentences) or 200 with the original status (S8 only). While requires_action only the card-retry sentence speaks (S8 is about processing): 409 payment_in_progress, no branch. A client must handle both answers to a new-key confirm while processing; the reference client does (A-CLIENT-S8-WAIT).";
     S8NoBind = "A-S8-NOBIND", Silent, None,
-        "S8 does not say whether the new key is used up.",
-        "Neither S8 branch binds the new key: the client may retry it with the same key after the attempt ends, as 'retry later with the same key' implies.";
+        "S8 does not say whether the new key is used up; its advice is \"等待结果或查询\" (wait for the result, or query), not a retry.",
+        "Neither S8 branch, nor the 409 while requires_action, binds the new key: nothing executed under it, so a later confirm with the same key, after the attempt ends, is judged afresh (a card retry after failed, 422 after succeeded).";
     ConflictsDoNotBind = "A-409-NOBIND", Silent, None,
         "Only 400, 401, 403 and 422 are said not to use up a key; 404, 405 and the 409s are not mentioned.",
-        "No 404, 405 or 409 response binds a key. A key is bound only by an execution (its 201, 200 or 202) or by the S4 'existing object' answer (A-S4-BIND); the S8 'original status' answer and a cancel of a canceled Payment answer 200 and bind nothing. 429 and 503 execute nothing (RATE-01, RATE-04).";
+        "No 404, 405 or 409 response binds a key. A key is bound only by an execution (its 201, 200 or 202) or by the 'existing object' answers of S4 (A-S4-BIND) and of a used refund number (A-REFUND-NO-BRANCH); the S8 'original status' answer and a cancel of a canceled Payment answer 200 and bind nothing. 429 and 503 execute nothing (RATE-01, RATE-04).";
     ErrorCodes = "A-ERROR-CODES", Silent, None,
         "The contract names idempotency_conflict, operation_in_progress, order_no_conflict, payment_in_progress, rate_limited, internal_error and temporarily_unavailable only.",
         "Other rejections use: invalid_request (400, with field), authentication_failed (401), permission_denied (403), resource_missing (404), method_not_allowed (405), refund_no_conflict (409, with related_resource_id), unsupported_currency, payment_not_confirmable, payment_expired, attempts_exhausted, payment_not_cancelable, payment_not_refundable, refund_amount_exceeded (422).";
@@ -106,8 +113,11 @@ assumptions! {
         "The status table has no status for a Payment created by a checkout session before the payer pays.",
         "Such a Payment (and one created without a card) is requires_payment_method; the first confirm creates attempt 1.";
     CheckoutConflict = "A-CKO-CONFLICT", Silent, None,
-        "CKO-01 covers a new key with the same order number, amount and currency only.",
-        "A new session for a used order number with another amount or currency, or whose Payment is neither requires_payment_method nor failed (processing, requires_action, succeeded, canceled, expired), gets 409 order_no_conflict. A failed Payment gets a new session even with its attempts used up, or past expires_at (A-FAILED-AFTER-EXPIRY).";
+        "CKO-01: \"创建收银会话时换了新键但订单号、金额、币种一致，平台为同一个 Payment 生成新的收银会话（例如旧会话已过期），这不是冲突，也不会产生第二个 Payment\" (a new key with the same order number, amount and currency: a new checkout session for the same Payment; not a conflict, no second Payment). It is not silent on that case; a new key with the same order number and another amount or currency is not discussed.",
+        "A new session for a used order number with another amount or currency gets 409 order_no_conflict naming the existing Payment (as A-S4-PARAMS for create payment). The same order number, amount and currency is never a conflict (A-CKO-ANY-STATUS).";
+    CheckoutAnyStatus = "A-CKO-ANY-STATUS", Ambiguous, None,
+        "CKO-01 says a new key with the same order number, amount and currency gets a new session for the same Payment and \"这不是冲突\" (this is not a conflict), with an expired old session as its example; what a new session means for a Payment that is processing, requires_action, succeeded, canceled or expired is not said.",
+        "Whatever the Payment's status, such a request gets 201 with a new session for the same Payment: never 409 order_no_conflict, never a second Payment, nothing charged. The session is only recorded (A-SESSION-TTL: the payer's page is not modelled); paying through it is a confirm, which the attempt rules answer (S8 while processing, 422 once succeeded or closed). No branch: the other reading that comes to mind, refusing the session, is the conflict CKO-01 rules out, and returning an older session instead has nothing to return for a Payment created by POST /v1/payments. A failed Payment gets a new session even with its attempts used up, or past expires_at (A-FAILED-AFTER-EXPIRY).";
     PauseScope = "A-PAUSE-SCOPE", Ambiguous, None,
         "RATE-04: the channel \"suspended new transactions\".",
         "503 answers every create payment, confirm and checkout session whose key has no record yet, before the business checks, so a new key for a used order number (S4) or a confirm while processing (S8) gets 503 too; cancel, refunds, queries and every request whose key already has a record (replay, conflict, concurrent wait) are still served.";
@@ -134,7 +144,34 @@ assumptions! {
         "The fee rate is snapshotted when the Payment is created and kept by every attempt.";
     RefundLimit = "A-REFUND-LIMIT", Silent, None,
         "The contract names no refund limit.",
-        "Processing and succeeded refunds of a Payment together never exceed its amount (422 refund_amount_exceeded).";
+        "Pending-review, processing and succeeded refunds of a Payment together never exceed its amount (422 refund_amount_exceeded).";
+    RefundReview = "A-REFUND-REVIEW", Silent, Some("PlatformParams::refund_review_from, PlatformParams::refund_review_time"),
+        "SCHED-03 lists refund statuses \"退款（pending_review、processing）… 进入终态\" (refunds (pending_review, processing) … until a final state); nothing says what puts a refund in pending_review or what moves it out.",
+        "A refund of at least refund_review_from (default: none, so the checkers and sweeps never see one) answers 201 pending_review and is not sent upstream; refund_review_time (default 1 hour) later the review ends, always approved: the refund becomes processing (a new version, refund.processing), is sent upstream once and verified like any other, its automatic query window counting from then. Its amount counts toward the limit from creation (A-REFUND-LIMIT). A review that rejects is not modelled.";
+    RefundReconcile = "A-REFUND-RECONCILE", Silent, None,
+        "SCHED-03 recommends \"每日对账时用 GET /v1/refunds?status=processing 补查\" (during daily reconciliation, use GET /v1/refunds?status=processing as a supplementary check) for refunds that are pending_review or processing; the query it names never lists a pending_review refund.",
+        "GET /v1/refunds?status=processing lists processing refunds only. The reference client's daily reconciliation also queries, by id, every refund it knows that is not final and was not listed (A-CLIENT-REFUND-LOOKUP), so a pending_review refund whose events were missed is still caught up; a client that relies on the list alone never sees it.";
+    RefundNoBranch = "A-REFUND-NO-BRANCH", Alternatives, Some("Branch::RefundNoConflict | Branch::RefundNoExisting"),
+        "UNIQ-04 and the retention row: \"订单号与退款号的唯一保护继续有效，不会重新解释为新业务 | 无需特殊处理\" (uniqueness protection for order numbers and refund numbers remains in effect; will not be reinterpreted as new business | no special handling needed). No answer is given for a used refund number, whether under a new key or under the original key once its record has expired; for order numbers S4 gives \"返回已有对象标识或冲突\" (returns the existing object identifier or a conflict).",
+        "By S4's reading, a used refund number with the same Payment and amount is a branch point the checkers explore: 409 refund_no_conflict with related_resource_id (the code is A-ERROR-CODES), or 200 with the existing Refund, the key then bound to it as on the S4 'existing object' branch (A-S4-BIND). Either way no second refund is created. The reference client adopts the named Refund on the 409 and applies it on the 200, so 'no special handling' holds for it on both.";
+    RefundNoParams = "A-REFUND-NO-PARAMS", Silent, None,
+        "A used refund number with another Payment or amount under a new key is not discussed.",
+        "It always gets 409 refund_no_conflict naming the existing Refund (no branch), as A-S4-PARAMS for order numbers.";
+    RetentionStart = "A-RETENTION-START", Ambiguous, Some("PlatformParams::retention"),
+        "RET-01: \"幂等记录在线保留 7 天\" (idempotency records are retained online for 7 days) does not say from when, nor whether a replay extends it.",
+        "7 days from the record's creation (the first request that executed under the key), whenever its execution finished (a 202 that resolves later included); a replay reads the record and does not extend it.";
+    SafeFields = "A-SAFE-FIELDS", Silent, None,
+        "SAFE-01: \"每个接口参与比较的字段列在接口页（如创建支付）\" (the fields that take part in the comparison for each endpoint are listed on that endpoint's page, e.g. Create payment); those pages are not part of this contract, which names only \"金额、币种、商户订单号、商户退款号、关联支付号等\" (amount, currency, merchant order number, merchant refund number, associated payment number, etc.).",
+        "Compared per endpoint: create payment and checkout session: merchant_order_no, amount, currency; refund: payment_id, merchant_refund_no, amount; confirm and cancel: nothing but the path (the payment id), so a confirm replayed with another card is the same request (CARD-01). Card data is never compared.";
+    CardNotStored = "A-CARD-NOT-STORED", Ambiguous, None,
+        "CARD-02: \"卡信息不参与比较、也不会被保存\" (card information does not take part in the comparison and is not stored either) does not say whether \"not stored\" is about the idempotency record only or the platform as a whole.",
+        "The whole platform: a card lives only in the request until the upstream call that uses it is sent; no record, Payment or attempt keeps it, so every confirm (a card retry included) must carry the card again (400 card otherwise, ATTEMPT-03).";
+    Retryable = "A-RETRYABLE", Silent, None,
+        "error.retryable appears only in S2 (internal_error, \"retryable\":true) and S13 (temporarily_unavailable, \"retryable\":true); the S8 example shows payment_in_progress with code and related_resource_id only, and no other code's flag is given.",
+        "retryable is true for operation_in_progress, payment_in_progress, rate_limited, internal_error and temporarily_unavailable, false for every other code. For payment_in_progress true means that the same request may succeed later (once the attempt has failed it is a card retry), not that it should be re-sent at once: S8 says wait or query (A-CLIENT-S8-WAIT). The reference client decides by status and code, never by the flag.";
+    ExpiryStatuses = "A-EXPIRY-STATUSES", Ambiguous, None,
+        "EXPIRY-01: \"订单的有效期只限制新的付款操作，不否定已提交的支付：processing 的支付过了 expires_at 仍会继续查证，并可能成功\" (an order's validity period only limits new payment operations; it does not negate payments already submitted: a processing payment … after expires_at … may succeed) names processing only; the status table lists expired as closed, without saying which Payments become expired.",
+        "At expires_at a requires_payment_method or failed Payment becomes expired (payment.expired); a processing or requires_action one is left as it is, and a requires_action payer who authenticates after expires_at can still succeed (the charge was submitted before it). A confirm or a new session of an expired Payment: 422 payment_expired, and a new session of it is 201 (A-CKO-ANY-STATUS).";
     RefundAsync = "A-REFUND-ASYNC", Silent, None,
         "The 15-second synchronous wait is stated for create and confirm; S11 only says the platform keeps verifying.",
         "A refund answers 201 processing at once; an unknown or not-found refund stays processing (needs_query, later manual_review) and is never sent again.";
@@ -165,8 +202,14 @@ assumptions! {
         "SCHED-01: \"after that, once every 4 hours until 24 hours\" does not say where the 4-hour steps start.",
         "They follow the 1-hour query: 5 h, 9 h, 13 h, 17 h and 21 h (25 h is past the 24 hours).";
     ClientInflight409 = "A-CLIENT-INFLIGHT-409", Silent, None,
-        "S5, S8 and CONC-03 say \"retry later with the same key\" without saying when; the reference retry code hands every 4xx, 409 included, to its caller.",
-        "409 operation_in_progress and payment_in_progress go through the same retry loop as 429 and 5xx: the same key after the RETRY-02 backoff, at most 5 tries, then the result is unknown.";
+        "S5 and CONC-03 say \"在途冲突稍后用同一个键重试\" (for an in-flight conflict, retry later with the same key) without saying when; the reference retry code hands every 4xx, 409 included, to its caller. (S8's advice is different: \"等待结果或查询\", wait for the result or query, A-CLIENT-S8-WAIT.)",
+        "409 operation_in_progress goes through the same retry loop as 429 and 5xx: the same key after the RETRY-02 backoff, at most 5 tries, then the result is unknown.";
+    ClientS8Wait = "A-CLIENT-S8-WAIT", Silent, None,
+        "S8: \"你该做什么：等待结果或查询\" (what you should do: wait for the result, or query) after 409 payment_in_progress; it does not say whether the confirm may be sent again later.",
+        "On 409 payment_in_progress the reference client never re-sends the confirm: the result is unknown, it queries the Payment on the SCHED-01 schedule and waits for its webhook; once the Payment is failed the payer may change card again (a new submission, a new key). Re-sending the same confirm with the same key later is a documented variant, not an anti-pattern: the key is not bound (A-S8-NOBIND), one attempt at a time is the platform's (UNIQ-02), so a re-send while processing gets the same 409, after failed it is the card retry the payer asked for, after succeeded a 422; it charges nothing twice.";
+    ClientCorrectedKey = "A-CLIENT-CORRECTED-KEY", Ambiguous, None,
+        "REJECT-01: \"被 400、401、403、422 拒绝的请求不占用幂等键，修正后用新键提交\" (requests rejected with 400, 401, 403 or 422 do not use up the idempotency key; after correcting them, submit with a new key). GEN-02: with derived keys (payment.create:ORDER-DEMO-001:1) \"序号只在'新的业务提交'（如换卡）时加 1\" (the sequence number is incremented only for a new business submission, e.g. changing card): a corrected request recomputes the same key unless the sequence moves. The two sentences pull apart.",
+        "The reference client never corrects a request by itself: a rejected create leaves the order rejected. When the merchant pays a rejected order again (corrected or not), the client treats it as a new business submission: sequence + 1, so the derived key is new (payment.create:ORDER:2; a random key is drawn and persisted afresh), as REJECT-01 asks. Re-using the rejected key would also be safe at this platform (the key was not used up), but it is not what the contract says.";
     ClientPostTimeout = "A-CLIENT-POST-TIMEOUT", Silent, Some("ClientParams::post_timeout"),
         "TIMEOUT-01 gives at least 20 s for create and confirm and 10 s for queries; cancel and refund have no figure.",
         "Every POST, cancel and refund included, times out after 20 s, as the contract's reference code (AbortSignal.timeout(20_000)) does for every POST; queries after 10 s.";

@@ -17,8 +17,16 @@ pub enum BranchPoint {
     /// in-flight conflict".
     ConcurrentSameKey,
     /// S8 / ATTEMPT-01: confirm with a new key while processing gives "409
-    /// payment_in_progress or returns the original status".
+    /// payment_in_progress or returns the original status". The card-retry section says
+    /// the same confirm "will be rejected (409 payment_in_progress)": the contract
+    /// contradicts itself, and both readings are explored (A-S8-CARD-RETRY). While
+    /// requires_action only the card-retry sentence speaks: 409, no branch.
     ConfirmWhileProcessing,
+    /// UNIQ-04 / RET-03: a new key (or the original key after retention) for a used
+    /// `merchant_refund_no`, the same Payment and amount: the contract names no answer; by
+    /// S4's "the existing object identifier or a conflict" both are explored
+    /// (A-REFUND-NO-BRANCH).
+    RefundNoReuse,
 }
 
 impl BranchPoint {
@@ -30,6 +38,7 @@ impl BranchPoint {
             BranchPoint::ConfirmWhileProcessing => {
                 [Branch::S8PaymentInProgress, Branch::S8OriginalStatus]
             }
+            BranchPoint::RefundNoReuse => [Branch::RefundNoConflict, Branch::RefundNoExisting],
         }
     }
 }
@@ -50,6 +59,11 @@ pub enum Branch {
     S8PaymentInProgress,
     /// S8: 200 with the Payment's current status; no attempt, no charge (A-S8-NOBIND).
     S8OriginalStatus,
+    /// A used refund number: 409 `refund_no_conflict` naming the existing Refund.
+    RefundNoConflict,
+    /// A used refund number: 200 with the existing Refund; the key is bound to it
+    /// (A-REFUND-NO-BRANCH).
+    RefundNoExisting,
 }
 
 impl Branch {
@@ -60,6 +74,7 @@ impl Branch {
             Branch::S8PaymentInProgress | Branch::S8OriginalStatus => {
                 BranchPoint::ConfirmWhileProcessing
             }
+            Branch::RefundNoConflict | Branch::RefundNoExisting => BranchPoint::RefundNoReuse,
         }
     }
 
@@ -71,6 +86,8 @@ impl Branch {
             Branch::S5InProgress => "S5:in-progress",
             Branch::S8PaymentInProgress => "S8:payment-in-progress",
             Branch::S8OriginalStatus => "S8:original-status",
+            Branch::RefundNoConflict => "refund-no:conflict",
+            Branch::RefundNoExisting => "refund-no:existing",
         }
     }
 }

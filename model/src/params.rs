@@ -52,6 +52,13 @@ pub struct PlatformParams {
     pub fee_rate_bps: u32,
     /// Currencies the platform accepts; others get 422 `unsupported_currency`.
     pub currencies: &'static [&'static str],
+    /// A refund of at least this amount starts `pending_review` and is sent upstream
+    /// only when its review ends (assumption A-REFUND-REVIEW; the contract lists the
+    /// status, not what leads to it). `u64::MAX`, the default: no refund is reviewed.
+    pub refund_review_from: u64,
+    /// A review ends this long after the refund was created, always approved: the refund
+    /// then becomes `processing` and is sent upstream (assumption A-REFUND-REVIEW).
+    pub refund_review_time: Millis,
 }
 
 impl Default for PlatformParams {
@@ -72,6 +79,8 @@ impl Default for PlatformParams {
             webhook_redelivery_delay: Millis::mins(1),
             fee_rate_bps: 290,
             currencies: &["USD", "EUR", "CNY", "JPY"],
+            refund_review_from: u64::MAX,
+            refund_review_time: Millis::hours(1),
         }
     }
 }

@@ -181,7 +181,7 @@ rules! {
     CardReplayNotCharged = "CARD-03", PlatformRules, Some("AC-018"), Platform,
         "A replay with the same key never charges newly supplied card information.";
     RejectionsDoNotOccupyKey = "REJECT-01", PlatformRules, None, Platform,
-        "Requests rejected with 400, 401, 403 or 422 do not use up the idempotency key.";
+        "Requests rejected with 400, 401, 403 or 422 do not use up the idempotency key; after correcting them, submit with a new key.";
     CheckoutNewSession = "CKO-01", PlatformRules, None, Platform,
         "A checkout session with a new key and the same order number, amount and currency is a new session for the same Payment, not a conflict.";
 
@@ -211,7 +211,7 @@ rules! {
     FiveXxMayHaveExecuted = "UNKNOWN-01", Scenarios, Some("AC-069"), Platform,
         "After a 5xx the request may have been accepted: a retry with the same key returns the original object or executes once (S2).";
     ConfirmWhileProcessing = "ATTEMPT-01", Scenarios, Some("AC-027"), Platform,
-        "Confirm with a new key while processing or requires_action gives 409 payment_in_progress or the original status, never a new charge (S8).";
+        "Confirm with a new key while the payment is still being processed never charges: S8 gives 409 payment_in_progress or the original status while processing; the card-retry section rejects it with 409 payment_in_progress while processing or requires_action (the two disagree for processing: A-S8-CARD-RETRY). What to do: wait for the result, or query.";
     CardRetryAfterFailure = "ATTEMPT-02", CardRetry, Some("AC-026"), Platform,
         "A card retry is accepted only after status=failed (the previous attempt definitively failed).";
     CardRetryNewKey = "ATTEMPT-03", CardRetry, Some("AC-026"), Platform,
@@ -281,7 +281,7 @@ rules! {
     QuerySpacing = "SCHED-02", QueryFrequency, None, Client,
         "Leave at least 10 seconds between two queries of the same object; do not poll concurrently in batches.";
     RefundNoPolling = "SCHED-03", QueryFrequency, None, Client,
-        "Refunds are not polled: rely on refund.* events and a daily GET /v1/refunds?status=processing.";
+        "Refunds (pending_review, processing) are not polled: rely on refund.* events and a daily GET /v1/refunds?status=processing.";
     WebhookPrimary = "WEBHOOK-01", QueryFrequency, None, Platform,
         "Webhooks are the primary channel and queries the fallback; each event carries a version.";
     LatestVersionWins = "WEBHOOK-02", QueryFrequency, None, Client,

@@ -31,6 +31,14 @@ fn posts(b: &ClientBench) -> Vec<Sent> {
         .collect()
 }
 
+/// The Idempotency-Keys of every POST sent, in order.
+fn post_keys(b: &ClientBench) -> Vec<String> {
+    posts(b)
+        .iter()
+        .map(|s| key(&s.request).to_owned())
+        .collect()
+}
+
 fn gets(b: &ClientBench) -> Vec<Sent> {
     b.sent()
         .into_iter()
@@ -65,6 +73,16 @@ fn retry_at(outputs: &[ClientOutput]) -> Option<(u32, Millis)> {
             Decision::RetryScheduled { try_no, at } => Some((try_no, at)),
             _ => None,
         })
+}
+
+/// The create of `handle` is answered 201 failed (version 2); the payer changes card (B).
+fn declined_then_card_retry(s: &mut Solo, handle: Handle) -> Vec<ClientOutput> {
+    let failed = solo::payment(1, ORDER, PaymentStatus::Failed, ResolutionStatus::Known, 2);
+    s.respond(handle, solo::with_payment(201, failed));
+    s.command(Command::RetryWithCard {
+        order: ORDER.into(),
+        card: Card('B'),
+    })
 }
 
 fn processing(version: u32) -> PaymentView {
@@ -112,10 +130,7 @@ fn gen_01_deterministic_keys_for_create_card_retry_and_refund_with_platform() {
             amount: 4_000,
         },
     );
-    let keys: Vec<String> = posts(&b)
-        .iter()
-        .map(|s| key(&s.request).to_owned())
-        .collect();
+    let keys = post_keys(&b);
     assert_eq!(
         keys,
         [
@@ -179,12 +194,7 @@ fn gen_02_sequence_increments_only_for_a_new_business_submission() {
     s.respond(h1, solo::error(ErrorCode::InternalError, None));
     let (h2, r2, _) = only_send(&s.wake_next());
     assert_eq!(key(&r2), key(&r1), "a retry is not a new submission");
-    let failed = solo::payment(1, ORDER, PaymentStatus::Failed, ResolutionStatus::Known, 2);
-    s.respond(h2, solo::with_payment(201, failed));
-    let out = s.command(Command::RetryWithCard {
-        order: ORDER.into(),
-        card: Card('B'),
-    });
+    let out = declined_then_card_retry(&mut s, h2);
     let (h3, r3, _) = only_send(&out);
     assert_eq!(key(&r3), "payment.confirm:ORDER-001:2");
     assert!(has_decision(
@@ -249,10 +259,7 @@ fn gen_04_random_key_is_persisted_before_sending_and_read_back_with_platform() {
     b.crash(0);
     b.restart(0);
     b.upstream(AcquirerDecision::Approve);
-    let keys: Vec<String> = posts(&b)
-        .iter()
-        .map(|s| key(&s.request).to_owned())
-        .collect();
+    let keys = post_keys(&b);
     assert_eq!(keys.len(), 2);
     assert!(keys.iter().all(|k| *k == stored), "{keys:?}");
     assert_eq!(gets(&b)[0].request, req::by_order(ORDER));
@@ -1313,4 +1320,89 @@ fn every_client_rule_is_cited_by_a_test_name() {
             "no client test named {tag}_…"
         );
     }
+}
+
+// ---- issue 16: S8's advice, and a corrected request after a rejection -----------------
+
+/// S8: "wait for the result, or query" (等待结果或查询). A card retry answered 409
+/// payment_in_progress is never sent again: the result is unknown, the client queries the
+/// Payment on the SCHED-01 schedule (A-CLIENT-S8-WAIT).
+#[test]
+fn attempt_01_payment_in_progress_the_client_waits_and_queries_and_never_resends() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, _, _) = only_send(&s.pay(ORDER, 'A'));
+    let out = declined_then_card_retry(&mut s, h);
+    let (h, confirm, _) = only_send(&out);
+    assert_eq!(key(&confirm), "payment.confirm:ORDER-001:2");
+    let related = Some(ResourceId::Payment(PaymentId(1)));
+    let out = s.respond(h, solo::error(ErrorCode::PaymentInProgress, related));
+    assert!(has_decision(
+        &out,
+        &Decision::ResultUnknown,
+        Rule::ConfirmWhileProcessing
+    ));
+    assert!(retry_at(&out).is_none(), "no retry of the confirm");
+    let (h, query, _) = only_send(&out);
+    assert_eq!(query, req::get(PaymentId(1)));
+    assert_eq!(
+        s.db.order(ORDER).unwrap().submission.outcome,
+        Outcome::Unknown
+    );
+    // The query shows the other attempt processing: the order is confirming.
+    let mut other = processing(3);
+    other.attempt_count = 2;
+    s.respond(h, solo::with_payment(200, other));
+    assert_eq!(s.db.order(ORDER).unwrap().state(), OrderState::Confirming);
+    // A day of the schedule: queries only, the confirm never again.
+    let mut wakes = 0;
+    while s.server.poll_timeout().is_some() && wakes < 50 {
+        wakes += 1;
+        for (_, request, _, _) in sends(&s.wake_next()) {
+            assert_eq!(request.endpoint.method(), Method::Get, "{request}");
+        }
+    }
+    assert!(wakes > 1, "the schedule ran");
+    let confirms = sends(&s.out)
+        .into_iter()
+        .filter(|(_, r, _, _)| r.idempotency_key.as_deref() == Some("payment.confirm:ORDER-001:2"))
+        .count();
+    assert_eq!(confirms, 1);
+}
+
+/// REJECT-01: "after correcting them, submit with a new key" (修正后用新键提交). A create
+/// rejected with 422 leaves the order rejected; paying it again, corrected, is a new
+/// business submission under payment.create:ORDER:2 (A-CLIENT-CORRECTED-KEY).
+#[test]
+fn reject_01_a_rejected_create_paid_again_corrected_goes_under_a_new_key_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    let pay_in = |currency: &str| Command::PayOrder {
+        order: ORDER.into(),
+        amount: 10_000,
+        currency: currency.into(),
+        card: Card('A'),
+    };
+    b.command(0, pay_in("XYZ"));
+    assert_eq!(
+        order(&b).state(),
+        OrderState::Rejected(ErrorCode::UnsupportedCurrency)
+    );
+    assert!(
+        b.bench.platform.records().is_empty(),
+        "the key was not used up"
+    );
+    b.command(0, pay_in("USD"));
+    b.settle(AcquirerDecision::Approve);
+    let keys = post_keys(&b);
+    assert_eq!(
+        keys,
+        ["payment.create:ORDER-001:1", "payment.create:ORDER-001:2"]
+    );
+    assert_eq!(posts(&b)[1].rule, Rule::RejectionsDoNotOccupyKey);
+    assert_eq!(order(&b).submission.seq, 2);
+    assert_eq!(order(&b).currency, "USD");
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    assert_eq!(b.bench.platform.payments().len(), 1);
+    // A paid order is not paid again: the resubmission is for rejected creates only.
+    b.command(0, pay_in("USD"));
+    assert_eq!(posts(&b).len(), 2);
 }

@@ -124,8 +124,14 @@ fn uniq_04_refund_number_is_unique_per_merchant_and_environment() {
     let first = call(&mut b, req::refund("K1", pay, "R-001", 1000));
     b.upstream(Approve);
     let before = effects(&b);
-    // A new key with the same refund number: no second refund.
-    let id = b.send(req::refund("K2", pay, "R-001", 1000));
+    // A new key with the same refund number, Payment and amount: no second refund; the
+    // existing one or a conflict (A-REFUND-NO-BRANCH).
+    let reuse = req::refund("K2", pay, "R-001", 1000);
+    assert_eq!(
+        b.platform.branch_point(b.now, &reuse),
+        Some(BranchPoint::RefundNoReuse)
+    );
+    let id = b.send_with(reuse, Branch::RefundNoConflict);
     let e = assert_error(b.answered(id), 409, ErrorCode::RefundNoConflict);
     assert_eq!(
         e.related_resource_id,
@@ -133,6 +139,26 @@ fn uniq_04_refund_number_is_unique_per_merchant_and_environment() {
     );
     assert_eq!(b.rule_of(id), Some(Rule::UniqueRefundNo));
     assert_eq!(effects(&b), before);
+    let id = b.send_with(
+        req::refund("K3", pay, "R-001", 1000),
+        Branch::RefundNoExisting,
+    );
+    assert_eq!(b.answered(id).status, 200);
+    assert_eq!(refund_of(b.answered(id)).id, refund_of(&first).id);
+    // The existing-object answer binds K3 (as A-S4-BIND): its replay is the same refund.
+    let replay = call(&mut b, req::refund("K3", pay, "R-001", 1000));
+    assert_eq!(
+        (replay.status, refund_of(&replay).id),
+        (200, refund_of(&first).id)
+    );
+    // Another amount under the used number always conflicts (A-REFUND-NO-PARAMS).
+    let other = req::refund("K4", pay, "R-001", 500);
+    assert_eq!(b.platform.branch_point(b.now, &other), None);
+    let id = b.send(other);
+    assert_error(b.answered(id), 409, ErrorCode::RefundNoConflict);
+    // Only K3's record is new: one refund, sent once.
+    assert_eq!(b.platform.refunds().len(), 1);
+    assert_eq!(b.acquirer.ledger.refunds_of(RefundId(1)), 1);
     // Other merchants and environments have their own numbers.
     let live_pay = b.send(req::create_as(
         M1_LIVE,
@@ -176,8 +202,13 @@ fn ret_03_after_retention_the_refund_number_still_conflicts() {
     b.advance(Millis::days(7));
     assert!(b.platform.records().is_empty(), "the keys have expired");
     let before = effects(&b);
+    // The original key after retention meets the refund number like a new key: the
+    // contract's "no special handling needed" reads as either answer (A-REFUND-NO-BRANCH).
     for key in ["K", "K-NEW"] {
-        let id = b.send(req::refund(key, pay, "R-001", 1000));
+        let id = b.send_with(
+            req::refund(key, pay, "R-001", 1000),
+            Branch::RefundNoConflict,
+        );
         let e = assert_error(b.answered(id), 409, ErrorCode::RefundNoConflict);
         assert_eq!(
             e.related_resource_id,
@@ -185,6 +216,13 @@ fn ret_03_after_retention_the_refund_number_still_conflicts() {
         );
     }
     assert_eq!(effects(&b), before);
+    let id = b.send_with(
+        req::refund("K", pay, "R-001", 1000),
+        Branch::RefundNoExisting,
+    );
+    assert_eq!(b.answered(id).status, 200);
+    assert_eq!(refund_of(b.answered(id)).id, refund_of(&first).id);
+    assert_eq!(b.platform.refunds().len(), 1);
     assert_eq!(b.acquirer.ledger.refunds_of(RefundId(1)), 1);
     // The merchant can still find it by its number.
     let q = call(&mut b, req::by_refund_no("R-001"));

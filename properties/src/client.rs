@@ -135,7 +135,7 @@ pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
         Rule::SequenceOnlyForNewSubmission,
         Rule::RetryMaxAttempts,
     ],
-    about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key.",
+    about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key, unless a create under it was rejected with 400, 401, 403 or 422 (REJECT-01: the corrected request goes under a new key).",
     predicate: Predicate::Always(|f| {
         f.client.order_rekeyed.as_ref().map(|o| {
             format!(

@@ -495,6 +495,11 @@ enum Fork {
     ConfirmWhileProcessing {
         payment: usize,
     },
+    RefundNoReuse {
+        scope: Scope,
+        fingerprint: Fingerprint,
+        existing: usize,
+    },
 }
 
 enum NewOp {
@@ -844,9 +849,13 @@ impl State {
             }
             NewOp::Confirm { payment } => {
                 let p = &self.payments[*payment];
-                if p.status.is_in_progress() {
-                    // S8 / ATTEMPT-01.
+                if p.status == PaymentStatus::Processing {
+                    // S8 / ATTEMPT-01 (A-S8-CARD-RETRY: both readings).
                     return Admission::Fork(Fork::ConfirmWhileProcessing { payment: *payment });
+                }
+                if p.status == PaymentStatus::RequiresAction {
+                    // The card-retry section: rejected, no alternative.
+                    return Answer(Class::error(ErrorCode::PaymentInProgress));
                 }
                 match p.status {
                     PaymentStatus::Failed | PaymentStatus::RequiresPaymentMethod => {}
@@ -875,13 +884,10 @@ impl State {
                 existing: Some(existing),
                 ..
             } => {
-                // CKO-01: a new session for a payable order with the same parameters.
+                // CKO-01: the same parameters are a new session for the Payment, whatever
+                // its status (A-CKO-ANY-STATUS); others conflict (A-CKO-CONFLICT).
                 let p = &self.payments[*existing];
-                let payable = matches!(
-                    p.status,
-                    PaymentStatus::RequiresPaymentMethod | PaymentStatus::Failed
-                );
-                if !payable || p.amount != *amount || p.currency != *currency {
+                if p.amount != *amount || p.currency != *currency {
                     return Answer(Class::error(ErrorCode::OrderNoConflict));
                 }
             }
@@ -891,7 +897,16 @@ impl State {
                 refund_no,
                 amount,
             } => {
-                if self.refund_nos.contains_key(&(owner, refund_no.clone())) {
+                if let Some(&existing) = self.refund_nos.get(&(owner, refund_no.clone())) {
+                    let r = &self.refunds[existing];
+                    if r.payment == *payment && r.amount == *amount {
+                        // A-REFUND-NO-BRANCH: the existing Refund or a conflict.
+                        return Admission::Fork(Fork::RefundNoReuse {
+                            scope,
+                            fingerprint,
+                            existing,
+                        });
+                    }
                     return Answer(Class::error(ErrorCode::RefundNoConflict));
                 }
                 let p = &self.payments[*payment];
@@ -1000,6 +1015,21 @@ impl State {
                             Some(Class::error(ErrorCode::PaymentInProgress))
                         };
                         (BranchPoint::ConfirmWhileProcessing, class)
+                    }
+                    Fork::RefundNoReuse {
+                        scope,
+                        fingerprint,
+                        existing,
+                    } => {
+                        let class = if alt {
+                            // The existing Refund; the key is bound to it.
+                            let object = Object::Refund(existing);
+                            self.bind(scope, fingerprint, RecordState::Done(object));
+                            Some(self.object_class(200, object))
+                        } else {
+                            Some(Class::error(ErrorCode::RefundNoConflict))
+                        };
+                        (BranchPoint::RefundNoReuse, class)
                     }
                 };
                 (class, Some(point))
@@ -2098,6 +2128,8 @@ fn effect_01_the_agreement_covers_every_answer_and_branch() {
         "ConcurrentSameKey alt=true",
         "ConfirmWhileProcessing alt=false",
         "ConfirmWhileProcessing alt=true",
+        "RefundNoReuse alt=false",
+        "RefundNoReuse alt=true",
     ];
     let missing: Vec<&str> = expected
         .iter()

@@ -177,6 +177,8 @@ fn message_examples() -> Vec<Choice> {
         Some(Branch::S5InProgress),
         Some(Branch::S8PaymentInProgress),
         Some(Branch::S8OriginalStatus),
+        Some(Branch::RefundNoConflict),
+        Some(Branch::RefundNoExisting),
     ];
     let mut out = Vec::new();
     for (i, branch) in branches.into_iter().enumerate() {

@@ -125,7 +125,9 @@ impl ErrorCode {
         }
     }
 
-    /// `error.retryable`: whether retrying the same request with the same key may succeed.
+    /// `error.retryable`: whether retrying the same request with the same key may succeed
+    /// (A-RETRYABLE: the contract shows the flag for internal_error and
+    /// temporarily_unavailable only).
     pub fn retryable(self) -> bool {
         matches!(
             self,

@@ -119,6 +119,9 @@ pub enum RefundStatus {
     Processing,
     Succeeded,
     Failed,
+    /// SCHED-03 lists `pending_review` and `processing` before a terminal status. What
+    /// puts a refund there and what moves it out is assumption A-REFUND-REVIEW.
+    PendingReview,
 }
 
 impl RefundStatus {
@@ -127,7 +130,13 @@ impl RefundStatus {
             RefundStatus::Processing => "processing",
             RefundStatus::Succeeded => "succeeded",
             RefundStatus::Failed => "failed",
+            RefundStatus::PendingReview => "pending_review",
         }
+    }
+
+    /// `succeeded` or `failed`.
+    pub fn is_final(self) -> bool {
+        matches!(self, RefundStatus::Succeeded | RefundStatus::Failed)
     }
 }
 

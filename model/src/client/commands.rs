@@ -51,6 +51,12 @@ impl MerchantServer {
             return cx.refuse(subject, Refusal::InvalidOrder, Rule::NoSensitiveDataInKeys);
         }
         if let Some(rec) = cx.db.order(order) {
+            if rec.create_rejected() {
+                // REJECT-01: "after correcting them, submit with a new key": the corrected
+                // order is a new business submission (A-CLIENT-CORRECTED-KEY).
+                let seq = rec.submission.seq + 1;
+                return self.resubmit_corrected(cx, order, seq, (amount, currency), card);
+            }
             if rec.amount != amount || rec.currency != currency {
                 // UNKNOWN-04: the order number and its key are bound to these parameters.
                 return cx.refuse(subject, Refusal::ParametersBound, Rule::ConflictIsDefect);
@@ -108,6 +114,39 @@ impl MerchantServer {
         });
         // GEN-06: the key is in the database before the request leaves.
         self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+    }
+
+    /// A-CLIENT-CORRECTED-KEY: the order's create was rejected with 400, 401, 403 or 422
+    /// (nothing executed, REJECT-01); paying it again, corrected or not, is a new business
+    /// submission: sequence + 1, so a derived key is new (`payment.create:ORDER:2`, GEN-02)
+    /// and a random one is drawn and persisted afresh (GEN-04).
+    fn resubmit_corrected(
+        &mut self,
+        cx: &mut Cx,
+        order: &str,
+        seq: u32,
+        (amount, currency): (u64, Text),
+        card: Card,
+    ) {
+        let key = self.new_key(cx, KeyPurpose::CreatePayment, order, seq);
+        let op = Op::Submit {
+            order: order.into(),
+            seq,
+        };
+        let stored = self.keep_key(cx, &op, key, seq, Rule::SequenceOnlyForNewSubmission);
+        let rec = cx.order(order);
+        rec.amount = amount;
+        rec.currency = currency;
+        rec.submission = Submission {
+            seq,
+            kind: SubmissionKind::Create,
+            merchant_order_no: order.into(),
+            key: stored,
+            card,
+            outcome: Outcome::Sending,
+        };
+        rec.confirming_since = None;
+        self.send_keyed(cx, op, 1, Rule::RejectionsDoNotOccupyKey);
     }
 
     fn retry_with_card(&mut self, cx: &mut Cx, order: &str, card: Card) {

@@ -214,6 +214,16 @@ impl OrderRecord {
         }
     }
 
+    /// Whether the order's create was rejected with 400, 401, 403 or 422 (REJECT-01):
+    /// nothing executed, no Payment exists for it, the key was not used up.
+    pub fn create_rejected(&self) -> bool {
+        let rejected = match self.submission.outcome {
+            Outcome::Rejected(code) => matches!(code.http_status(), 400 | 401 | 403 | 422),
+            _ => false,
+        };
+        rejected && self.submission.kind == SubmissionKind::Create && self.payment_id.is_none()
+    }
+
     /// The status applied last, if any.
     pub fn status(&self) -> Option<PaymentStatus> {
         self.applied.as_ref().map(|a| a.status)
@@ -260,11 +270,10 @@ pub struct RefundRecord {
 }
 
 impl RefundRecord {
-    /// Whether the refund reached `succeeded` or `failed`.
+    /// Whether the refund reached `succeeded` or `failed` (`pending_review` and
+    /// `processing` come before a terminal status, SCHED-03).
     pub fn is_final(&self) -> bool {
-        self.applied
-            .as_ref()
-            .is_some_and(|a| a.status != RefundStatus::Processing)
+        self.applied.as_ref().is_some_and(|a| a.status.is_final())
     }
 }
 

@@ -24,13 +24,13 @@ use super::Platform;
 use super::state::*;
 use crate::api::{ApiError, ApiRequest, ApiResponse, Endpoint, ErrorCode, Field, Method};
 use crate::branch::BranchPoint;
-use crate::ids::{Card, Environment, MerchantId, PaymentId, ResourceId};
+use crate::ids::{Card, Environment, MerchantId, PaymentId, RefundId, ResourceId};
 use crate::rules::Rule;
 use crate::text::Text;
 use crate::time::Millis;
 
 /// A validated new business operation. The card lives here only until the upstream
-/// call that uses it is sent (CARD-02).
+/// call that uses it is sent (CARD-02, A-CARD-NOT-STORED).
 #[derive(Clone, Debug)]
 pub(super) enum NewOp {
     CreatePayment {
@@ -71,8 +71,14 @@ pub(super) enum Fork {
     },
     /// S5: the same key is executing.
     Concurrent { scope: Scope },
-    /// S8: confirm with a new key while an attempt is unfinished.
+    /// S8: confirm with a new key while the Payment is processing.
     ConfirmWhileProcessing { payment: PaymentId },
+    /// A new key for a used refund number with the same Payment and amount.
+    RefundNoReuse {
+        scope: Scope,
+        fingerprint: Fingerprint,
+        existing: RefundId,
+    },
 }
 
 impl Fork {
@@ -81,6 +87,7 @@ impl Fork {
             Fork::OrderNoReuse { .. } => BranchPoint::OrderNoReuse,
             Fork::Concurrent { .. } => BranchPoint::ConcurrentSameKey,
             Fork::ConfirmWhileProcessing { .. } => BranchPoint::ConfirmWhileProcessing,
+            Fork::RefundNoReuse { .. } => BranchPoint::RefundNoReuse,
         }
     }
 }
@@ -223,6 +230,14 @@ fn idempotency_key(req: &ApiRequest, key_len_max: usize) -> Result<Text, Admissi
 pub(super) fn order_no_conflict_response(existing: PaymentId) -> ApiResponse {
     ApiResponse::error(
         ApiError::new(ErrorCode::OrderNoConflict).related(ResourceId::Payment(existing)),
+    )
+}
+
+/// The answer of a used refund number: `409 refund_no_conflict` naming its Refund
+/// (UNIQ-04). The code is A-ERROR-CODES; the 409 binds nothing (A-409-NOBIND).
+pub(super) fn refund_no_conflict_response(existing: RefundId) -> ApiResponse {
+    ApiResponse::error(
+        ApiError::new(ErrorCode::RefundNoConflict).related(ResourceId::Refund(existing)),
     )
 }
 

@@ -16,7 +16,9 @@ mod webhooks;
 pub(super) use charge::Reading;
 
 use super::Hook;
-use super::admission::{Admission, Fork, NewOp, order_no_conflict_response};
+use super::admission::{
+    Admission, Fork, NewOp, order_no_conflict_response, refund_no_conflict_response,
+};
 use super::state::*;
 use super::{Platform, PlatformOutput, StepError, Timer};
 use crate::acquirer::UpstreamReply;
@@ -121,11 +123,30 @@ impl Platform {
                     Rule::ConfirmWhileProcessing,
                 )
             }
+            (Fork::RefundNoReuse { existing, .. }, Branch::RefundNoConflict) => {
+                // A-409-NOBIND: the conflict binds nothing.
+                (refund_no_conflict_response(existing), Rule::UniqueRefundNo)
+            }
+            (
+                Fork::RefundNoReuse {
+                    scope,
+                    fingerprint,
+                    existing,
+                },
+                _,
+            ) => {
+                // A-REFUND-NO-BRANCH: the existing Refund, no second refund; the new key is
+                // bound to it, as on the S4 "existing object" branch (A-S4-BIND).
+                let resource = ResourceId::Refund(existing);
+                self.bind(now, scope, fingerprint, RecordState::Done { resource });
+                (self.resource_response(200, resource), Rule::UniqueRefundNo)
+            }
         };
         respond(out, id, response, rule);
     }
 
-    /// Writes an idempotency record and its retention timer (RET-01).
+    /// Writes an idempotency record and its retention timer (RET-01): 7 days from now,
+    /// the record's creation, never extended by a replay (A-RETENTION-START).
     pub(super) fn bind(
         &mut self,
         now: Millis,

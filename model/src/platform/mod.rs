@@ -215,6 +215,8 @@ pub enum Timer {
     PaymentExpiry(PaymentId),
     /// Re-deliver an unacknowledged webhook event (A-WEBHOOK-REDELIVERY).
     WebhookRedeliver(EventId),
+    /// A refund's review ends: it is sent upstream (A-REFUND-REVIEW).
+    RefundReview(RefundId),
 }
 
 /// Next identifiers to hand out.

@@ -45,8 +45,8 @@ pub struct Scope {
     pub key: Text,
 }
 
-/// The safety-relevant parameters of a request, per endpoint (SAFE-01). Card data is
-/// never part of it (CARD-01).
+/// The safety-relevant parameters of a request, per endpoint (SAFE-01; which fields,
+/// A-SAFE-FIELDS). Card data is never part of it (CARD-01).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(tag = "endpoint", rename_all = "snake_case")]
 pub enum Fingerprint {

@@ -3,10 +3,10 @@
 //! UNKNOWN-03, UNKNOWN-04, ATTEMPT-07, WEBHOOK-02, CANCEL-02).
 
 use super::money::{SafeParams, safety_parameters};
-use payhub_model::event::{Owner, ScopeKey, StoredOrder, SubmissionRef, What};
+use payhub_model::event::{Owner, Route, ScopeKey, StoredOrder, SubmissionRef, What};
 use payhub_model::{
-    ApiRequest, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, PaymentId,
-    PaymentStatus, RequestId, Text,
+    ApiRequest, ApiResponse, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
+    PaymentId, PaymentStatus, RequestId, Text,
 };
 use serde::Serialize;
 
@@ -30,7 +30,8 @@ pub struct Clients {
     pub client_params: CowMap<ScopeKey, SafeParams>,
     /// The first client scope re-sent with other parameters.
     pub params_changed_under_key: Option<Box<ParamsChanged>>,
-    /// The key of the first client create of each (merchant, environment, order number).
+    /// The key of the first client create of each (merchant, environment, order number),
+    /// forgotten when a create under it is rejected with 400, 401, 403 or 422 (REJECT-01).
     pub create_keys: CowMap<(MerchantId, Environment, Text), Text>,
     /// The first order a client created under a second key.
     pub order_rekeyed: Option<Box<OrderRekeyed>>,
@@ -89,10 +90,11 @@ impl Clients {
                 route: Some(route),
                 ..
             } => {
-                route.awaited
+                (route.awaited
                     && !route.edge_500
                     && self.card_retry_in_progress.is_none()
-                    && response.error_code() == Some(ErrorCode::PaymentInProgress)
+                    && response.error_code() == Some(ErrorCode::PaymentInProgress))
+                    || self.frees_create_key(response, route).is_some()
             }
             What::OrderStored { was, stored, .. } => {
                 let regressed = was.as_ref().is_some_and(|w| went_back(w, stored));
@@ -123,6 +125,13 @@ impl Clients {
                 route: Some(route),
                 ..
             } => {
+                if let Some(scope) = self.frees_create_key(response, route) {
+                    // REJECT-01: the rejected create used up no key; the corrected one
+                    // goes under a new key (A-CLIENT-CORRECTED-KEY).
+                    self.create_keys.retain(|(m, e, _), k| {
+                        (*m, *e, &*k) != (scope.merchant, scope.environment, &scope.key)
+                    });
+                }
                 let in_progress = response.error_code() == Some(ErrorCode::PaymentInProgress);
                 if route.awaited
                     && !route.edge_500
@@ -143,6 +152,25 @@ impl Clients {
     }
 
     /// A client sends business submission `s` under `key`.
+    /// The scope of a create that `response` rejects with 400, 401, 403 or 422, if a
+    /// client's order was created under its key: that key was not used up (REJECT-01).
+    fn frees_create_key<'a>(
+        &self,
+        response: &ApiResponse,
+        route: &'a Route,
+    ) -> Option<&'a ScopeKey> {
+        let rejected = response
+            .error_code()
+            .is_some_and(|c| matches!(c.http_status(), 400 | 401 | 403 | 422));
+        let scope = route.scope.as_ref()?;
+        let create = scope.method == Method::Post && scope.path == "/v1/payments";
+        let known = self
+            .create_keys
+            .iter()
+            .any(|((m, e, _), k)| (*m, *e, k) == (scope.merchant, scope.environment, &scope.key));
+        (rejected && create && known).then_some(scope)
+    }
+
     fn on_submission_key(&mut self, s: &SubmissionRef, key: Option<&Text>) {
         let Some(key) = key else { return };
         let id = (s.db, s.order.clone(), s.seq);

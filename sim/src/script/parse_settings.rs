@@ -354,6 +354,8 @@ fn set_param(
             params.fee_rate_bps =
                 u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
         }
+        "refund_review_from" => params.refund_review_from = num()?,
+        "refund_review_time" => params.refund_review_time = dur()?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -375,6 +377,8 @@ pub(crate) const PARAM_NAMES: &[&str] = &[
     "webhook_redeliveries_max",
     "webhook_redelivery_delay",
     "fee_rate_bps",
+    "refund_review_from",
+    "refund_review_time",
 ];
 
 pub(super) fn is_name(s: &str) -> bool {

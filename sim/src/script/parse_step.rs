@@ -21,6 +21,8 @@ const BRANCHES: &[Branch] = &[
     Branch::S5InProgress,
     Branch::S8PaymentInProgress,
     Branch::S8OriginalStatus,
+    Branch::RefundNoConflict,
+    Branch::RefundNoExisting,
 ];
 
 impl Parser {

@@ -84,6 +84,18 @@ impl MerchantServer {
                     self.reject(cx, order, ErrorCode::OrderNoConflict);
                 }
             }
+            Some(ErrorCode::PaymentInProgress) => {
+                // S8: "wait for the result, or query" (等待结果或查询): the Payment has an
+                // unfinished attempt and this confirm executed nothing. Never re-send it
+                // (A-CLIENT-S8-WAIT): query the Payment on the SCHED-01 schedule and wait
+                // for its webhook; once it is failed the payer may change card again.
+                if current {
+                    self.became_unknown(cx, order);
+                    cx.order_decide(order, Decision::ResultUnknown, Rule::ConfirmWhileProcessing);
+                    self.query_payment(cx, order, Rule::ConfirmWhileProcessing);
+                    self.keep_querying(cx, order);
+                }
+            }
             code => {
                 if current {
                     self.reject(cx, order, code.unwrap_or(ErrorCode::InvalidRequest));

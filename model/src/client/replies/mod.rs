@@ -2,9 +2,9 @@
 //!
 //! Order of decisions for a keyed POST (create, confirm, cancel, refund):
 //! timeout anti-patterns (the contract's "don't do this" code) → retryable (network
-//! error, timeout, 429, 5xx, 409 `operation_in_progress`/`payment_in_progress`: RETRY-01)
-//! → the answer itself (2xx, 202, 409 `idempotency_conflict`, 409 order/refund number
-//! conflict, other 4xx). Every object applied goes through [`MerchantServer::apply_payment`]
+//! error, timeout, 429, 5xx, 409 `operation_in_progress`: RETRY-01) → the answer itself
+//! (2xx, 202, 409 `idempotency_conflict`, 409 `payment_in_progress`, 409 order/refund
+//! number conflict, other 4xx). Every object applied goes through [`MerchantServer::apply_payment`]
 //! or [`MerchantServer::apply_refund`], which compare versions (WEBHOOK-02).
 //!
 //! Files, one concept each: `retry` retries and giving up, `unknown` the anti-patterns
@@ -32,18 +32,17 @@ pub(super) enum Reply<'a> {
 
 impl Reply<'_> {
     /// RETRY-01: network errors, 429 and 5xx (503 included) are retried with the same key;
-    /// so are the in-flight conflicts, "retry later with the same key" (S5, S8), in the
-    /// same loop with the same backoff and tries (A-CLIENT-INFLIGHT-409).
+    /// so is the in-flight conflict of S5 and CONC-03, "retry later with the same key", in
+    /// the same loop with the same backoff and tries (A-CLIENT-INFLIGHT-409). S8's
+    /// `payment_in_progress` is not retried: its advice is "wait for the result, or query"
+    /// (等待结果或查询), see `answers.rs`.
     fn is_retryable(self) -> bool {
         match self {
             Reply::NetworkError | Reply::Timeout => true,
             Reply::Response(r) => {
                 r.status == 429
                     || r.status >= 500
-                    || matches!(
-                        r.error_code(),
-                        Some(ErrorCode::OperationInProgress | ErrorCode::PaymentInProgress)
-                    )
+                    || r.error_code() == Some(ErrorCode::OperationInProgress)
             }
         }
     }

@@ -144,6 +144,9 @@ impl MerchantServer {
                 );
             }
         }
+        // A-REFUND-RECONCILE: the list holds processing refunds only, so every refund
+        // known here that is not final and not listed (pending_review included) is queried
+        // by id.
         for refund in cx.db.refund_nos() {
             let rec = cx.db.refund(&refund).expect("listed");
             let listed = data.iter().any(|v| v.merchant_refund_no == refund);

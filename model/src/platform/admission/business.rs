@@ -1,7 +1,7 @@
 //! A request with a fresh idempotency scope: the channel pause, then the business checks
 //! (order and refund numbers, attempt rules, what can be canceled or refunded).
 
-use super::{Admission, Fork, NewOp, order_no_conflict, reject};
+use super::{Admission, Fork, NewOp, order_no_conflict, refund_no_conflict_response, reject};
 use crate::api::{ApiError, ApiResponse, ErrorCode, Field, PaymentStatus};
 use crate::ids::{PaymentId, ResourceId};
 use crate::platform::Platform;
@@ -57,7 +57,7 @@ impl Platform {
                 payment,
                 merchant_refund_no,
                 amount,
-            } => self.check_refund(&scope, *payment, merchant_refund_no, *amount)?,
+            } => self.check_refund(&scope, &fingerprint, *payment, merchant_refund_no, *amount)?,
         }
         Ok(Admission::Execute {
             scope,
@@ -106,10 +106,22 @@ impl Platform {
     fn check_confirm(&self, now: Millis, payment: PaymentId) -> Result<(), Admission> {
         let p = &self.payments[&payment];
         let one_unfinished = self.variant.one_unfinished_attempt();
-        if p.status.is_in_progress() && one_unfinished {
+        if p.status == PaymentStatus::Processing && one_unfinished {
             // ATTEMPT-01 / S8 (UNIQ-02: never a second unfinished attempt);
-            // A-S8-BRANCH: 409 payment_in_progress or the original status.
+            // A-S8-BRANCH: 409 payment_in_progress or the original status. The card-retry
+            // section allows only the 409 (A-S8-CARD-RETRY): both readings are explored.
             return Err(Admission::Fork(Fork::ConfirmWhileProcessing { payment }));
+        }
+        if p.status == PaymentStatus::RequiresAction && one_unfinished {
+            // ATTEMPT-01, card-retry section: "rejected (409 payment_in_progress)". S8
+            // speaks of processing only, so requires_action gets the 409 alone
+            // (A-S8-CARD-RETRY); the key is left free (A-S8-NOBIND).
+            let error =
+                ApiError::new(ErrorCode::PaymentInProgress).related(ResourceId::Payment(payment));
+            return Err(Admission::Answer(
+                ApiResponse::error(error),
+                Rule::ConfirmWhileProcessing,
+            ));
         }
         // ATTEMPT-04: only before expires_at.
         let before_expiry = self.variant.retries_before_expiry();
@@ -171,10 +183,10 @@ impl Platform {
         }
     }
 
-    /// Sessions of an existing order were resolved in `validate` (CKO-01); here only an
-    /// order whose Payment can no longer be paid conflicts. A-CKO-CONFLICT: "payable" is
-    /// requires_payment_method or failed, whatever its attempts or expires_at; another
-    /// amount or currency conflicts too.
+    /// Sessions of an existing order were resolved in `validate` (CKO-01): a new key with
+    /// the same order number, amount and currency is a new session for the same Payment,
+    /// never a conflict, whatever the Payment's status (A-CKO-ANY-STATUS). Only another
+    /// amount or currency under a used order number conflicts (A-CKO-CONFLICT).
     fn check_session_order(
         &self,
         scope: &Scope,
@@ -185,12 +197,7 @@ impl Platform {
         let key = Platform::business_key(scope, merchant_order_no);
         if let Some(&existing) = self.order_nos.get(&key) {
             let p = &self.payments[&existing];
-            let payable = matches!(
-                p.status,
-                PaymentStatus::RequiresPaymentMethod | PaymentStatus::Failed
-            );
-            let same = p.amount == amount && p.currency == *currency;
-            if !payable || !same {
+            if p.amount != amount || p.currency != *currency {
                 return Err(order_no_conflict(existing));
             }
         }
@@ -202,6 +209,7 @@ impl Platform {
     fn check_refund(
         &self,
         scope: &Scope,
+        fingerprint: &Fingerprint,
         payment: PaymentId,
         merchant_refund_no: &Text,
         amount: u64,
@@ -212,12 +220,20 @@ impl Platform {
             .get(&key)
             .filter(|_| self.variant.refund_no_unique())
         {
-            // UNIQ-04, RET-03: the refund number outlives the key. The code
-            // refund_no_conflict is A-ERROR-CODES; the 409 binds nothing (A-409-NOBIND).
-            let error =
-                ApiError::new(ErrorCode::RefundNoConflict).related(ResourceId::Refund(existing));
+            // UNIQ-04, RET-03: the refund number outlives the key. The same Payment and
+            // amount: "the existing object or a conflict", both explored
+            // (A-REFUND-NO-BRANCH); another Payment or amount always conflicts
+            // (A-REFUND-NO-PARAMS). The code refund_no_conflict is A-ERROR-CODES.
+            let r = &self.refunds[&existing];
+            if r.payment == payment && r.amount == amount {
+                return Err(Admission::Fork(Fork::RefundNoReuse {
+                    scope: scope.clone(),
+                    fingerprint: fingerprint.clone(),
+                    existing,
+                }));
+            }
             return Err(Admission::Answer(
-                ApiResponse::error(error),
+                refund_no_conflict_response(existing),
                 Rule::UniqueRefundNo,
             ));
         }

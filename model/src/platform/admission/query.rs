@@ -68,6 +68,8 @@ impl Platform {
                 )
             }
             Endpoint::ListRefundsProcessing => {
+                // SCHED-03's reconciliation query lists processing refunds only: never a
+                // pending_review one (A-REFUND-RECONCILE).
                 let data = self
                     .refunds
                     .iter()

@@ -4,6 +4,7 @@
 use super::respond;
 use crate::acquirer::{RefundState, UpstreamCall};
 use crate::api::{RefundStatus, ResolutionStatus};
+use crate::cow::CowMap;
 use crate::ids::{PaymentId, RefundId, RequestId, ResourceId};
 use crate::platform::state::*;
 use crate::platform::{Platform, PlatformOutput, Timer};
@@ -43,6 +44,14 @@ impl Platform {
             },
             refund,
         );
+        // A-REFUND-REVIEW: a refund of at least `refund_review_from` waits for review
+        // (pending_review, 201) and is sent upstream when the review ends.
+        let review = amount >= self.params.refund_review_from;
+        let status = if review {
+            RefundStatus::PendingReview
+        } else {
+            RefundStatus::Processing
+        };
         self.refunds.insert(
             refund,
             Refund {
@@ -52,20 +61,35 @@ impl Platform {
                 environment: scope.environment,
                 merchant_refund_no,
                 amount,
-                status: RefundStatus::Processing,
+                status,
                 resolution: ResolutionStatus::Known,
                 sent_at: now,
                 version: 1,
             },
         );
+        if review {
+            let at = now.after(self.params.refund_review_time);
+            self.set_timer(at, Timer::RefundReview(refund));
+        } else {
+            self.send_refund(now, refund, out);
+        }
+        let resource = ResourceId::Refund(refund);
+        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+        let response = self.resource_response(201, resource);
+        respond(out, id, response, Rule::FirstExecution201);
+    }
+
+    /// Sends a refund upstream, once (REFUND-01), and schedules its first query.
+    fn send_refund(&mut self, now: Millis, refund: RefundId, out: &mut Vec<PlatformOutput>) {
+        let r = &self.refunds[&refund];
         // The refund is sent once; afterwards the platform only queries (REFUND-01).
         // A-REFUND-ASYNC: 201 processing at once, no synchronous wait; the first
         // query comes `sync_wait` after sending.
         out.push(PlatformOutput::Upstream {
             call: UpstreamCall::Refund {
                 refund,
-                attempt,
-                amount,
+                attempt: r.attempt,
+                amount: r.amount,
             },
             rule: Rule::UniqueRefundNo,
         });
@@ -73,10 +97,24 @@ impl Platform {
             now.after(self.params.sync_wait),
             Timer::VerifyRefund(refund),
         );
-        let resource = ResourceId::Refund(refund);
-        self.bind(now, scope, fingerprint, RecordState::Done { resource });
-        let response = self.resource_response(201, resource);
-        respond(out, id, response, Rule::FirstExecution201);
+    }
+
+    /// A-REFUND-REVIEW: the review ends, approved: the refund becomes processing (a new
+    /// version, `refund.processing`), is sent upstream and verified like any other; its
+    /// automatic query window counts from now.
+    pub(super) fn on_refund_review(
+        &mut self,
+        now: Millis,
+        refund: RefundId,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::PendingReview) else {
+            return;
+        };
+        r.status = RefundStatus::Processing;
+        r.sent_at = now;
+        self.bump_refund(now, refund, Rule::WebhookPrimary, out);
+        self.send_refund(now, refund, out);
     }
 
     /// The upstream answers about a refund.
@@ -87,12 +125,9 @@ impl Platform {
         state: RefundState,
         out: &mut Vec<PlatformOutput>,
     ) {
-        let Some(r) = self.refunds.get_mut(&refund) else {
+        let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::Processing) else {
             return;
         };
-        if r.status != RefundStatus::Processing {
-            return;
-        }
         let before = (r.status, r.resolution);
         match state {
             RefundState::Succeeded => {
@@ -138,12 +173,9 @@ impl Platform {
         refund: RefundId,
         out: &mut Vec<PlatformOutput>,
     ) {
-        let Some(r) = self.refunds.get_mut(&refund) else {
+        let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::Processing) else {
             return;
         };
-        if r.status != RefundStatus::Processing {
-            return;
-        }
         // A-AUTO-WINDOW for refunds, from when the refund was sent; A-REFUND-ASYNC: a
         // refund with no answer yet is needs_query, never sent again.
         let window_over = now >= r.sent_at.after(self.params.auto_query_window);
@@ -171,4 +203,13 @@ impl Platform {
         });
         self.set_timer(now.after(next), Timer::VerifyRefund(refund));
     }
+}
+
+/// The refund, if it exists and has `status`.
+fn refund_in(
+    refunds: &mut CowMap<RefundId, Refund>,
+    refund: RefundId,
+    status: RefundStatus,
+) -> Option<&mut Refund> {
+    refunds.get_mut(&refund).filter(|r| r.status == status)
 }

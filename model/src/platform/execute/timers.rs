@@ -32,6 +32,7 @@ impl Platform {
             Timer::Retention(scope) => self.on_retention(now, scope, out),
             Timer::PaymentExpiry(payment) => self.on_payment_expiry(now, payment, out),
             Timer::WebhookRedeliver(event) => self.redeliver(now, event, out),
+            Timer::RefundReview(refund) => self.on_refund_review(now, refund, out),
         }
     }
 
@@ -53,7 +54,8 @@ impl Platform {
         }
     }
 
-    /// EXPIRY-01: only a Payment with nothing in progress expires. The timer fires once:
+    /// EXPIRY-01: only a Payment with nothing in progress expires (A-EXPIRY-STATUSES:
+    /// requires_payment_method and failed; processing and requires_action go on). The timer fires once:
     /// one processing now and failing later stays failed (A-FAILED-AFTER-EXPIRY).
     fn on_payment_expiry(
         &mut self,
