@@ -12,8 +12,8 @@ pub struct CheckArgs {
     #[arg(long, default_value = "all")]
     pub preset: String,
     /// Checker threads (the counts and verdicts do not depend on it, only the time).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: u16,
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
+    pub threads: usize,
     /// Stop a preset after this many generated states, repeats included (the run is then
     /// incomplete: exit 3).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -30,7 +30,7 @@ pub struct CheckArgs {
     pub list: bool,
     /// The merchant policy of the client presets (default: the reference client), e.g.
     /// new_key_after_timeout+new_order_no_after_timeout.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::usage::policy)]
     pub policy: Option<String>,
     /// Output format: the verdicts (text, json), or the first counterexample as a what-if
     /// script that `payhub-verify run` reproduces (script).
@@ -78,16 +78,26 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             .cloned()
             .collect();
         if chosen.is_empty() {
+            return Err(crate::usage::unknown(
+                "preset",
+                &args.preset,
+                names.iter().copied().chain(["all"]),
+            ));
+        }
+        let platform: Vec<&str> = payhub_properties::presets::platform_presets()
+            .iter()
+            .map(|p| p.name)
+            .collect();
+        if args.policy.is_some() && platform.contains(&args.preset.as_str()) {
             return Err(format!(
-                "unknown preset '{}' (presets: {}, all)",
-                args.preset,
-                names.join(", ")
+                "--policy sets the merchant client of the client presets; '{}' is a platform preset (an adversarial sender, no client)",
+                args.preset
             ));
         }
         chosen
     };
     let limits = Limits {
-        threads: usize::from(args.threads),
+        threads: args.threads,
         max_states: args.max_states.map(|n| n as usize),
         timeout: args.timeout.map(Duration::from_secs),
         max_depth: args.depth.map(|n| n as usize),
@@ -256,14 +266,7 @@ pub fn explore(args: &ExploreArgs) -> Result<ExitCode, String> {
         .iter()
         .find(|p| p.name == args.preset)
         .cloned()
-        .ok_or_else(|| {
-            let names: Vec<&str> = all.iter().map(|p| p.name).collect();
-            format!(
-                "unknown preset '{}' (presets: {})",
-                args.preset,
-                names.join(", ")
-            )
-        })?;
+        .ok_or_else(|| crate::usage::unknown("preset", &args.preset, all.iter().map(|p| p.name)))?;
     // Bind first, so that a busy port is a clear error rather than a panic inside the server.
     drop(std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
     eprintln!(

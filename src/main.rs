@@ -6,6 +6,7 @@
 mod alloc;
 mod bench_cmd;
 mod check_cmd;
+mod interrupt;
 mod judge_cmd;
 mod mutants_cmd;
 mod progress;
@@ -14,6 +15,7 @@ mod report;
 mod rules_cmd;
 mod script_cmd;
 mod simulate_cmd;
+mod usage;
 mod verify_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -114,9 +116,26 @@ fn quiet_on_closed_pipe() {
 #[cfg(not(unix))]
 fn quiet_on_closed_pipe() {}
 
+/// A usage error on one line: clap's first line, and its tip if it gives one.
+fn one_line(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut line = lines.next().unwrap_or("error").to_owned();
+    if let Some(tip) = lines.find(|l| l.starts_with("tip:")) {
+        line.push_str(&format!(" ({tip})"));
+    }
+    line
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("{}", one_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
+    };
     let command = cli
         .command
         .unwrap_or(Command::Verify(verify_cmd::VerifyArgs::default()));

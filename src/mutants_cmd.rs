@@ -19,10 +19,10 @@ pub struct MutantsArgs {
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
     /// Worker threads (the matrix does not depend on it, only the timings).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub threads: usize,
     /// Seeds of a simulation sweep (for subjects no preset catches, and the reference).
-    #[arg(long, default_value_t = 2_000)]
+    #[arg(long, default_value_t = 2_000, value_parser = crate::usage::seeds)]
     pub seeds: u64,
     /// Skip the reference configurations (the unmutated platform and reference clients).
     #[arg(long)]
@@ -54,9 +54,6 @@ impl MutantsArgs {
 }
 
 pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
-    if args.threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
     if args.format == MutantsFormat::Script && (args.list || args.show.is_none()) {
         return Err(
             "--format script writes one mutant's counterexample: add --show NAME (e.g. --show new_key_after_timeout)".into(),
@@ -202,7 +199,7 @@ fn text(m: &KillMatrix) -> String {
 fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
     let subject = Subject::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = Subject::all().into_iter().map(|s| s.name()).collect();
-        format!("unknown mutant '{name}' (mutants: {})", names.join(", "))
+        crate::usage::unknown("mutant", name, names.iter().copied())
     })?;
     let row = zoo::kill(subject, &args.options())?;
     let Some(found) = &row.counterexample else {

@@ -59,7 +59,16 @@ pub fn load(path: &Path) -> Result<Script, ScriptError> {
     let file = path.display().to_string();
     let bytes = std::fs::read(path)
         .map_err(|e| ScriptError::new(&file, 1, 1, format!("cannot read: {e}")))?;
-    script::parse(&file, &bytes, &always_properties())
+    let script = script::parse(&file, &bytes, &always_properties())?;
+    if script.statements.is_empty() {
+        return Err(ScriptError::new(
+            &file,
+            1,
+            1,
+            "nothing to check: the script has no statement (only comments or settings)",
+        ));
+    }
+    Ok(script)
 }
 
 /// Runs a parsed script, checking every *always* property after every step.
@@ -187,8 +196,11 @@ pub fn scenario(args: &ScenarioArgs) -> Result<ExitCode, String> {
     let want = normalize_name(args.name.as_deref().unwrap_or_default());
     let Some((_, path)) = files.iter().find(|(n, _)| *n == want) else {
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        let hint = crate::usage::closest(&want, names.iter().copied())
+            .map(|c| format!("did you mean '{c}'? "))
+            .unwrap_or_default();
         return Err(format!(
-            "no scenario '{}' in {} (scenarios: {})",
+            "no scenario '{}' in {} ({hint}scenarios: {})",
             args.name.as_deref().unwrap_or_default(),
             dir.display(),
             names.join(", ")
