@@ -111,7 +111,19 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         reports.push(report);
     }
     match args.format {
-        CheckFormat::Text => {}
+        CheckFormat::Text => {
+            for r in reports.iter().filter(|r| !r.complete) {
+                println!(
+                    "preset {}: not judged (incomplete): stopped by {} after {} states",
+                    r.name,
+                    cut_by(r, &limits),
+                    r.total_states
+                );
+            }
+            if reports.iter().any(|r| !r.complete) {
+                println!("reproduce: {}", crate::usage::command_line());
+            }
+        }
         CheckFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
@@ -186,6 +198,16 @@ pub fn exit_code(reports: &[PresetReport]) -> ExitCode {
     }
 }
 
+/// Which bound stopped an incomplete preset, as the flag that set it.
+pub fn cut_by(r: &PresetReport, limits: &Limits) -> String {
+    match (limits.max_states, limits.max_depth, limits.timeout) {
+        (Some(n), _, _) if r.total_states >= n => format!("--max-states {n}"),
+        (_, Some(d), _) if r.max_depth >= d => format!("--depth {d}"),
+        (_, _, Some(t)) => format!("--timeout {}", t.as_secs()),
+        _ => "a search bound".to_owned(),
+    }
+}
+
 fn print_report(r: &PresetReport) {
     println!(
         "preset {:<22} {} unique={} total={} depth={} {:.2}s",
@@ -206,7 +228,7 @@ fn print_report(r: &PresetReport) {
             Status::Violated => "VIOLATED",
             Status::Reached => "reached",
             Status::Unreached => "UNREACHED",
-            Status::Unknown => "unknown (incomplete)",
+            Status::Unknown => "not judged (incomplete)",
         };
         println!("    {:<44} {:<10} [{}]", p.name, status, p.rules.join(", "));
         if p.status == Status::Violated && p.counterexample.is_none() {

@@ -151,6 +151,9 @@ pub struct SweepSummary {
     pub liveness_failures: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_liveness_failure: Option<String>,
+    /// The command that shows the first liveness failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_liveness_replay: Option<String>,
     /// Runs in which, once faults stopped, a submission stayed unresolved in a situation
     /// the contract leaves open, per assumption (A-CLIENT-AFTER-24H, A-WEBHOOK-BLACKOUT):
     /// contract findings, neither passes nor failures.
@@ -168,6 +171,8 @@ pub struct SweepSummary {
 pub struct GapReached {
     pub runs: u64,
     pub first: String,
+    /// The command that shows the first run reaching it (healing included).
+    pub replay: String,
 }
 
 /// A failing seed, shrunk.
@@ -410,9 +415,10 @@ pub fn sweep(
             Verdict::Resolved => {}
             Verdict::Unresolved(u) => {
                 summary.liveness_failures += 1;
-                summary
-                    .first_liveness_failure
-                    .get_or_insert_with(|| format!("seed {}: {u} ({})", r.seed, replay()));
+                if summary.first_liveness_failure.is_none() {
+                    summary.first_liveness_failure = Some(format!("seed {}: {u}", r.seed));
+                    summary.first_liveness_replay = Some(replay());
+                }
             }
             Verdict::Gap { assumption, detail } => {
                 let gap = summary
@@ -420,7 +426,8 @@ pub fn sweep(
                     .entry(assumption.id().to_owned())
                     .or_insert_with(|| GapReached {
                         runs: 0,
-                        first: format!("seed {}: {detail} ({})", r.seed, replay()),
+                        first: format!("seed {}: {detail}", r.seed),
+                        replay: replay(),
                     });
                 gap.runs += 1;
             }
@@ -544,11 +551,15 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
             .map(|f| format!("; first: {f}"))
             .unwrap_or_default()
     );
+    if let Some(replay) = &s.first_liveness_replay {
+        println!("    reproduce: {replay}");
+    }
     for (id, gap) in &s.gaps_reached {
         println!(
             "contract gap {id} reached (assumed, not a failure) in {} runs; first: {}",
             gap.runs, gap.first
         );
+        println!("    reproduce: {}", gap.replay);
     }
     let again = |seeds: String| {
         let mut line = format!("payhub-verify simulate --seeds {seeds}");
