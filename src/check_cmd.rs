@@ -198,6 +198,25 @@ pub fn exit_code(reports: &[PresetReport]) -> ExitCode {
     }
 }
 
+/// The bounds set, as the flags that set them (`--max-states 5000 --timeout 10`).
+pub fn limits_text(limits: &Limits) -> String {
+    let mut flags = Vec::new();
+    if let Some(n) = limits.max_states {
+        flags.push(format!("--max-states {n}"));
+    }
+    if let Some(d) = limits.max_depth {
+        flags.push(format!("--depth {d}"));
+    }
+    if let Some(t) = limits.timeout {
+        flags.push(format!("--timeout {}", t.as_secs()));
+    }
+    if flags.is_empty() {
+        "no bound (complete)".to_owned()
+    } else {
+        flags.join(" ")
+    }
+}
+
 /// Which bound stopped an incomplete preset, as the flag that set it.
 pub fn cut_by(r: &PresetReport, limits: &Limits) -> String {
     match (limits.max_states, limits.max_depth, limits.timeout) {

@@ -140,6 +140,16 @@ pub fn side_name(side: Side) -> &'static str {
     }
 }
 
+/// A kill method as the matrix names it, a zoo-only preset (a small world of the bug zoo's
+/// own, unknown to `check --preset`) marked as such.
+pub fn method_name(method: &str) -> String {
+    if method.starts_with("exhaustive:zoo-") {
+        format!("{method} (zoo-only preset)")
+    } else {
+        method.to_owned()
+    }
+}
+
 fn text(m: &KillMatrix) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -156,7 +166,7 @@ fn text(m: &KillMatrix) -> String {
             r.rules.join(", "),
             if r.killed { "yes" } else { "NO" },
             r.property.unwrap_or("-"),
-            r.method.as_deref().unwrap_or("-"),
+            r.method.as_deref().map_or_else(|| "-".to_owned(), method_name),
             r.seconds,
             r.states_or_seeds,
             r.counterexample_steps
@@ -172,7 +182,10 @@ fn text(m: &KillMatrix) -> String {
                 r.detail.as_deref().unwrap_or("")
             )
         } else if !r.complete {
-            format!("INCOMPLETE: {}", r.detail.as_deref().unwrap_or(""))
+            format!(
+                "not judged (incomplete): {}",
+                r.detail.as_deref().unwrap_or("")
+            )
         } else {
             "nothing caught".into()
         };
@@ -268,9 +281,11 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
                 row.found_steps.unwrap_or(0),
                 row.detail.as_deref().unwrap_or(""),
             );
+            // Not a `replay --tape` file: that replays the simulation world's settings, and
+            // this world is the zoo's (a preset, perhaps a zoo-only one, with the mutant in).
             println!(
-                "\n# tape (world {}; one choice label per line)",
-                proof.config.name
+                "\n# choices in world {} with the mutant planted, one label per line (not a `replay --tape` file: `payhub-verify mutants --show {} --format script > cx.pha && payhub-verify run cx.pha` reproduces a client anti-pattern; this command shows any mutant again)",
+                proof.config.name, row.name
             );
             for label in &tape {
                 println!("{label}");

@@ -600,7 +600,12 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
                 s.violations, s.seeds
             );
             println!("SEED={} {}", cx.seed, cx.profile);
-            println!("violation: {}: {}", cx.property, cx.detail);
+            println!(
+                "violation: {} [{}]: {}",
+                cx.property,
+                crate::replay_cmd::rules_of(&cx.property).join(", "),
+                cx.detail
+            );
             println!(
                 "shrunk from {} to {} choices:",
                 cx.original_steps,

@@ -144,6 +144,8 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         scenarios,
         zoo,
         started.elapsed().as_secs_f64(),
+        report::Header::now(),
+        crate::check_cmd::limits_text(&limits),
     );
     let written = report.write(&out)?;
     match args.format {

@@ -60,7 +60,7 @@ fn a_violations_reproduce_lines_show_the_violation() {
     let property = out
         .lines()
         .find_map(|l| l.strip_prefix("violation: "))
-        .and_then(|v| v.split(':').next())
+        .and_then(|v| v.split(" [").next())
         .expect("a violation line")
         .to_owned();
     let mut shown = 0;
