@@ -31,7 +31,7 @@ pub struct RunArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ScenarioArgs {
-    /// The scenario: S1 … S13, a branch (S4b, S5b, S8b) or a contract finding (F1, F2).
+    /// The scenario: S1 … S13, a branch (S2b, S4b, S5b, S8b) or a contract finding (F1, F1b, F2 … F5).
     #[arg(required_unless_present = "list")]
     pub name: Option<String>,
     /// List the scenarios with their AC numbers.
@@ -109,6 +109,13 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
         ScriptFormat::Json => {
             let items: Vec<String> = reports.iter().map(Report::to_json).collect();
             println!("[{}]", items.join(",\n"));
+        }
+        // Several diagrams are several Mermaid documents: one fenced block each, a
+        // Markdown page any code host renders (one diagram alone stays a bare document).
+        ScriptFormat::Mermaid if reports.len() > 1 => {
+            for r in &reports {
+                println!("## {}\n\n```mermaid\n{}```\n", r.file, render(r, format));
+            }
         }
         _ => {
             for (i, r) in reports.iter().enumerate() {

@@ -93,3 +93,75 @@ fn near_misses_get_a_did_you_mean() {
         "did you mean 'card_in_fingerprint'?",
     );
 }
+
+/// `scenario --help` names every script in scenarios/ (`S02b` as `S2b`).
+#[test]
+fn scenario_help_lists_every_scenario() {
+    let help = stdout(&run(&["scenario", "--help"]));
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        let prefix = stem.split('-').next().unwrap();
+        let letter = &prefix[..1];
+        let rest = prefix[1..].trim_start_matches('0');
+        let short = format!("{letter}{rest}");
+        assert!(
+            help.split_whitespace().any(|w| w == short),
+            "{short} ({stem}) not in:\n{help}"
+        );
+        n += 1;
+    }
+    assert!(n >= 23);
+}
+
+/// model/ASSUMPTIONS.md names `payhub-verify assumptions`: it exists and prints every
+/// assumption the page lists.
+#[test]
+fn the_assumptions_command_the_docs_name_prints_every_assumption() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("model/ASSUMPTIONS.md"),
+    )
+    .unwrap();
+    assert!(doc.contains("`payhub-verify assumptions`"));
+    let o = run(&["assumptions"]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    let ids: Vec<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `A-"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    assert!(ids.len() > 30, "{ids:?}");
+    for id in ids {
+        assert!(out.contains(&format!("A-{id} (")), "A-{id}");
+    }
+    one_line_2(
+        &["assumptions", "--id", "A-WEBHOOK-BLACKOT"],
+        "did you mean 'A-WEBHOOK-BLACKOUT'?",
+    );
+}
+
+/// Two scripts as Mermaid are two documents: one fenced block each.
+#[test]
+fn several_scripts_as_mermaid_are_one_document_each() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let a = dir.join("S01-timeout-retry.pha");
+    let b = dir.join("S03-same-key-different-amount.pha");
+    let o = run(&[
+        "run",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "mermaid",
+    ]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    let blocks: Vec<&str> = out.split("```mermaid\n").skip(1).collect();
+    assert_eq!(blocks.len(), 2, "{out}");
+    for block in blocks {
+        let doc = block.split("```").next().unwrap();
+        assert_eq!(doc.matches("sequenceDiagram").count(), 1, "{doc}");
+    }
+}
