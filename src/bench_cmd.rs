@@ -15,13 +15,13 @@ use std::time::Instant;
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Seeds per simulation measurement.
-    #[arg(long, default_value_t = 4000)]
+    #[arg(long, default_value_t = 4000, value_parser = crate::usage::seeds)]
     pub seeds: u64,
     /// Threads for the simulation measurement with recording off.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub threads: usize,
     /// Checker threads.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub checker_threads: usize,
     /// Runs of each preset; the median run is reported (this machine's timings vary by
     /// ±15 % from run to run).
@@ -225,8 +225,10 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
 pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
     if let Some(name) = &args.preset {
         if !presets().iter().any(|p| p.name == name) {
-            return Err(format!(
-                "unknown preset '{name}' (payhub-verify check --list shows them)"
+            return Err(crate::usage::unknown(
+                "preset",
+                name,
+                presets().iter().map(|p| p.name),
             ));
         }
     }

@@ -12,8 +12,8 @@ pub struct CheckArgs {
     #[arg(long, default_value = "all")]
     pub preset: String,
     /// Checker threads (the counts and verdicts do not depend on it, only the time).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: u16,
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
+    pub threads: usize,
     /// Stop a preset after this many generated states, repeats included (the run is then
     /// incomplete: exit 3).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -30,7 +30,7 @@ pub struct CheckArgs {
     pub list: bool,
     /// The merchant policy of the client presets (default: the reference client), e.g.
     /// new_key_after_timeout+new_order_no_after_timeout.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::usage::policy)]
     pub policy: Option<String>,
     /// Output format: the verdicts (text, json), or the first counterexample as a what-if
     /// script that `payhub-verify run` reproduces (script).
@@ -78,16 +78,26 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             .cloned()
             .collect();
         if chosen.is_empty() {
+            return Err(crate::usage::unknown(
+                "preset",
+                &args.preset,
+                names.iter().copied().chain(["all"]),
+            ));
+        }
+        let platform: Vec<&str> = payhub_properties::presets::platform_presets()
+            .iter()
+            .map(|p| p.name)
+            .collect();
+        if args.policy.is_some() && platform.contains(&args.preset.as_str()) {
             return Err(format!(
-                "unknown preset '{}' (presets: {}, all)",
-                args.preset,
-                names.join(", ")
+                "--policy sets the merchant client of the client presets; '{}' is a platform preset (an adversarial sender, no client)",
+                args.preset
             ));
         }
         chosen
     };
     let limits = Limits {
-        threads: usize::from(args.threads),
+        threads: args.threads,
         max_states: args.max_states.map(|n| n as usize),
         timeout: args.timeout.map(Duration::from_secs),
         max_depth: args.depth.map(|n| n as usize),
@@ -101,7 +111,19 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         reports.push(report);
     }
     match args.format {
-        CheckFormat::Text => {}
+        CheckFormat::Text => {
+            for r in reports.iter().filter(|r| !r.complete) {
+                println!(
+                    "preset {}: not judged (incomplete): stopped by {} after {} states",
+                    r.name,
+                    cut_by(r, &limits),
+                    r.total_states
+                );
+            }
+            if reports.iter().any(|r| !r.complete) {
+                println!("reproduce: {}", crate::usage::command_line());
+            }
+        }
         CheckFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
@@ -176,6 +198,35 @@ pub fn exit_code(reports: &[PresetReport]) -> ExitCode {
     }
 }
 
+/// The bounds set, as the flags that set them (`--max-states 5000 --timeout 10`).
+pub fn limits_text(limits: &Limits) -> String {
+    let mut flags = Vec::new();
+    if let Some(n) = limits.max_states {
+        flags.push(format!("--max-states {n}"));
+    }
+    if let Some(d) = limits.max_depth {
+        flags.push(format!("--depth {d}"));
+    }
+    if let Some(t) = limits.timeout {
+        flags.push(format!("--timeout {}", t.as_secs()));
+    }
+    if flags.is_empty() {
+        "no bound (complete)".to_owned()
+    } else {
+        flags.join(" ")
+    }
+}
+
+/// Which bound stopped an incomplete preset, as the flag that set it.
+pub fn cut_by(r: &PresetReport, limits: &Limits) -> String {
+    match (limits.max_states, limits.max_depth, limits.timeout) {
+        (Some(n), _, _) if r.total_states >= n => format!("--max-states {n}"),
+        (_, Some(d), _) if r.max_depth >= d => format!("--depth {d}"),
+        (_, _, Some(t)) => format!("--timeout {}", t.as_secs()),
+        _ => "a search bound".to_owned(),
+    }
+}
+
 fn print_report(r: &PresetReport) {
     println!(
         "preset {:<22} {} unique={} total={} depth={} {:.2}s",
@@ -196,7 +247,7 @@ fn print_report(r: &PresetReport) {
             Status::Violated => "VIOLATED",
             Status::Reached => "reached",
             Status::Unreached => "UNREACHED",
-            Status::Unknown => "unknown (incomplete)",
+            Status::Unknown => "not judged (incomplete)",
         };
         println!("    {:<44} {:<10} [{}]", p.name, status, p.rules.join(", "));
         if p.status == Status::Violated && p.counterexample.is_none() {
@@ -256,14 +307,7 @@ pub fn explore(args: &ExploreArgs) -> Result<ExitCode, String> {
         .iter()
         .find(|p| p.name == args.preset)
         .cloned()
-        .ok_or_else(|| {
-            let names: Vec<&str> = all.iter().map(|p| p.name).collect();
-            format!(
-                "unknown preset '{}' (presets: {})",
-                args.preset,
-                names.join(", ")
-            )
-        })?;
+        .ok_or_else(|| crate::usage::unknown("preset", &args.preset, all.iter().map(|p| p.name)))?;
     // Bind first, so that a busy port is a clear error rather than a panic inside the server.
     drop(std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
     eprintln!(

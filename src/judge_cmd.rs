@@ -116,8 +116,9 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
             // The closing line `replay` prints for the same run.
             match violated {
                 Some(v) => println!(
-                    "VIOLATED {}: {}",
+                    "VIOLATED {} [{}]: {}",
                     v.name,
+                    v.rules.join(", "),
                     v.detail.as_deref().unwrap_or_default()
                 ),
                 None => println!("no property violated in {events} events"),

@@ -4,8 +4,10 @@
 //! 2 bad usage or bad input, 3 an incomplete run.
 
 mod alloc;
+mod assumptions_cmd;
 mod bench_cmd;
 mod check_cmd;
+mod interrupt;
 mod judge_cmd;
 mod mutants_cmd;
 mod progress;
@@ -14,6 +16,7 @@ mod report;
 mod rules_cmd;
 mod script_cmd;
 mod simulate_cmd;
+mod usage;
 mod verify_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -54,6 +57,11 @@ enum Command {
         after_help = "Examples:\n  payhub-verify rules\n  payhub-verify rules --format json\n  payhub-verify rules --id KEY-07\n  payhub-verify rules --coverage"
     )]
     Rules(rules_cmd::RulesArgs),
+    /// Print the assumptions the model takes where the contract is silent or ambiguous (model/ASSUMPTIONS.md).
+    #[command(
+        after_help = "Examples:\n  payhub-verify assumptions\n  payhub-verify assumptions --id A-WEBHOOK-BLACKOUT\n  payhub-verify assumptions --format json"
+    )]
+    Assumptions(assumptions_cmd::AssumptionsArgs),
     /// Check the presets exhaustively: every always holds, every sometimes is reached.
     #[command(
         after_help = "Examples:\n  payhub-verify check\n  payhub-verify check --preset card-retry --threads 2\n  payhub-verify check --list\n  payhub-verify check --format json\n  payhub-verify check --preset create-lossy --policy new_key_after_timeout+new_order_no_after_timeout --max-states 60000 --format script > cx.pha && payhub-verify run cx.pha"
@@ -84,9 +92,9 @@ enum Command {
         after_help = "Examples:\n  payhub-verify run scenarios/*.pha\n  payhub-verify run my-what-if.pha --format mermaid"
     )]
     Run(script_cmd::RunArgs),
-    /// Run one of the contract's scenarios (scenarios/S01 … S13, the S4/S5/S8 branches, findings F1, F2).
+    /// Run one of the contract's scenarios or findings scripts (scenarios/: S1–S13, the S2b/S4b/S5b/S8b branches, findings F1, F1b, F2–F5).
     #[command(
-        after_help = "Examples:\n  payhub-verify scenario S7\n  payhub-verify scenario S4b --format json\n  payhub-verify scenario --list"
+        after_help = "Scenarios: S1 S2 S2b S3 S4 S4b S5 S5b S6 S7 S8 S8b S9 S10 S11 S12 S13 (the contract's S1–S13 and the other branch where it says \"or\")\nFindings:  F1 F1b F2 F3 F4 F5 (behaviours the contract permits that a reader would not expect)\n`payhub-verify scenario --list` prints each with its title and AC number.\n\nExamples:\n  payhub-verify scenario S7\n  payhub-verify scenario S4b --format json\n  payhub-verify scenario --list"
     )]
     Scenario(script_cmd::ScenarioArgs),
     /// Serve stateright's Explorer for a preset on a loopback address, to step through it.
@@ -114,15 +122,33 @@ fn quiet_on_closed_pipe() {
 #[cfg(not(unix))]
 fn quiet_on_closed_pipe() {}
 
+/// A usage error on one line: clap's first line, and its tip if it gives one.
+fn one_line(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut line = lines.next().unwrap_or("error").to_owned();
+    if let Some(tip) = lines.find(|l| l.starts_with("tip:")) {
+        line.push_str(&format!(" ({tip})"));
+    }
+    line
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("{}", one_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
+    };
     let command = cli
         .command
         .unwrap_or(Command::Verify(verify_cmd::VerifyArgs::default()));
     let result = match command {
         Command::Verify(args) => verify_cmd::run(&args),
         Command::Rules(args) => rules_cmd::run(&args),
+        Command::Assumptions(args) => assumptions_cmd::run(&args),
         Command::Check(args) => check_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Replay(args) => replay_cmd::replay(&args),

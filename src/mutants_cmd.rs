@@ -19,10 +19,10 @@ pub struct MutantsArgs {
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
     /// Worker threads (the matrix does not depend on it, only the timings).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub threads: usize,
     /// Seeds of a simulation sweep (for subjects no preset catches, and the reference).
-    #[arg(long, default_value_t = 2_000)]
+    #[arg(long, default_value_t = 2_000, value_parser = crate::usage::seeds)]
     pub seeds: u64,
     /// Skip the reference configurations (the unmutated platform and reference clients).
     #[arg(long)]
@@ -54,9 +54,6 @@ impl MutantsArgs {
 }
 
 pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
-    if args.threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
     if args.format == MutantsFormat::Script && (args.list || args.show.is_none()) {
         return Err(
             "--format script writes one mutant's counterexample: add --show NAME (e.g. --show new_key_after_timeout)".into(),
@@ -143,6 +140,16 @@ pub fn side_name(side: Side) -> &'static str {
     }
 }
 
+/// A kill method as the matrix names it, a zoo-only preset (a small world of the bug zoo's
+/// own, unknown to `check --preset`) marked as such.
+pub fn method_name(method: &str) -> String {
+    if method.starts_with("exhaustive:zoo-") {
+        format!("{method} (zoo-only preset)")
+    } else {
+        method.to_owned()
+    }
+}
+
 fn text(m: &KillMatrix) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -159,7 +166,7 @@ fn text(m: &KillMatrix) -> String {
             r.rules.join(", "),
             if r.killed { "yes" } else { "NO" },
             r.property.unwrap_or("-"),
-            r.method.as_deref().unwrap_or("-"),
+            r.method.as_deref().map_or_else(|| "-".to_owned(), method_name),
             r.seconds,
             r.states_or_seeds,
             r.counterexample_steps
@@ -175,7 +182,10 @@ fn text(m: &KillMatrix) -> String {
                 r.detail.as_deref().unwrap_or("")
             )
         } else if !r.complete {
-            format!("INCOMPLETE: {}", r.detail.as_deref().unwrap_or(""))
+            format!(
+                "not judged (incomplete): {}",
+                r.detail.as_deref().unwrap_or("")
+            )
         } else {
             "nothing caught".into()
         };
@@ -202,7 +212,7 @@ fn text(m: &KillMatrix) -> String {
 fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
     let subject = Subject::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = Subject::all().into_iter().map(|s| s.name()).collect();
-        format!("unknown mutant '{name}' (mutants: {})", names.join(", "))
+        crate::usage::unknown("mutant", name, names.iter().copied())
     })?;
     let row = zoo::kill(subject, &args.options())?;
     let Some(found) = &row.counterexample else {
@@ -271,9 +281,11 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
                 row.found_steps.unwrap_or(0),
                 row.detail.as_deref().unwrap_or(""),
             );
+            // Not a `replay --tape` file: that replays the simulation world's settings, and
+            // this world is the zoo's (a preset, perhaps a zoo-only one, with the mutant in).
             println!(
-                "\n# tape (world {}; one choice label per line)",
-                proof.config.name
+                "\n# choices in world {} with the mutant planted, one label per line (not a `replay --tape` file: `payhub-verify mutants --show {} --format script > cx.pha && payhub-verify run cx.pha` reproduces a client anti-pattern; this command shows any mutant again)",
+                proof.config.name, row.name
             );
             for label in &tape {
                 println!("{label}");

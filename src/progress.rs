@@ -36,3 +36,38 @@ impl Progress {
         }
     }
 }
+
+/// A progress bar over a known number of items on stderr; nothing when stderr is not a
+/// terminal. Workers share it (`inc` takes `&self`).
+pub struct Bar {
+    bar: Option<ProgressBar>,
+}
+
+impl Bar {
+    pub fn new(wanted: bool, len: u64, what: &str) -> Bar {
+        if !wanted || !std::io::stderr().is_terminal() {
+            return Bar { bar: None };
+        }
+        let bar = ProgressBar::new(len);
+        bar.set_style(
+            ProgressStyle::with_template(&format!(
+                "{{bar:30}} {{pos}}/{{len}} {what} {{elapsed}} (eta {{eta}}, Ctrl-C: stop and report)"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Bar { bar: Some(bar) }
+    }
+
+    pub fn inc(&self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    pub fn done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,10 +1,14 @@
-//! `payhub-verify replay`: one run, from a seed or a saved tape, traced.
+//! `payhub-verify replay`: one run, from a seed or a saved tape, traced; then healed as
+//! `simulate` heals every run (faults stop for 25 simulated hours) and judged for
+//! liveness, so that a command `simulate` prints shows what it claimed.
 
 use crate::simulate_cmd::WorldArgs;
-use payhub_properties::AlwaysCheck;
-use payhub_sim::driver::{self, RunOutcome};
+use payhub_properties::liveness::{self, Verdict};
+use payhub_properties::{AlwaysCheck, PROPERTIES};
+use payhub_sim::driver::{self, Observer, RunOutcome};
 use payhub_sim::tape::Tape;
-use payhub_sim::{Choice, Trace, WorldConfig};
+use payhub_sim::{Choice, Trace, World, WorldConfig};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -71,37 +75,179 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
     }
 }
 
-pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
-    let (config, tape) = choices(args)?;
-    let mut trace = Trace::new();
-    let mut check = AlwaysCheck { config: &config };
-    let (_, outcome) = driver::replay(&config, &tape, &mut check, Some(&mut trace))
-        .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
-    print!("{}", render(&config, &outcome, &trace, args.format)?);
-    Ok(if outcome.violation.is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+/// The verdict of a replayed run, in every format.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunVerdict {
+    /// `violated`, `holds`, or `holds, contract finding reached`.
+    pub status: &'static str,
+    /// The violated property, if one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub property: Option<String>,
+    /// Its rules (`REPLAY-03`).
+    pub rules: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The documented gap of the contract the healed run reached (`A-WEBHOOK-BLACKOUT`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<&'static str>,
+    pub steps: usize,
+    /// Choices of the healing phase (faults stopped, 25 simulated hours), when it ran.
+    pub healing_steps: usize,
 }
 
-/// What `replay` prints for a run in `format`.
+impl RunVerdict {
+    /// The closing line of the text format.
+    pub fn line(&self) -> String {
+        match (&self.property, self.finding) {
+            (Some(p), _) => format!(
+                "VIOLATED {p} [{}]: {}",
+                self.rules.join(", "),
+                self.detail.as_deref().unwrap_or_default()
+            ),
+            (None, Some(f)) => format!(
+                "no property violated in {} steps; then healed (faults stopped, 25 simulated hours, {} choices): contract finding {f} reached, as assumed (not a failure): {}",
+                self.steps,
+                self.healing_steps,
+                self.detail.as_deref().unwrap_or_default()
+            ),
+            (None, None) => format!(
+                "no property violated in {} steps; then healed (faults stopped, 25 simulated hours, {} choices): every submission known",
+                self.steps, self.healing_steps
+            ),
+        }
+    }
+
+    fn exit_code(&self) -> ExitCode {
+        if self.property.is_some() {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// The rule IDs of a property, by name.
+pub fn rules_of(property: &str) -> Vec<&'static str> {
+    if property == liveness::NAME {
+        return liveness::RULES.iter().map(|r| r.id()).collect();
+    }
+    PROPERTIES
+        .iter()
+        .find(|p| p.name == property)
+        .map(|p| p.rules.iter().map(|r| r.id()).collect())
+        .unwrap_or_default()
+}
+
+/// Collects the choices the healing phase applies.
+#[derive(Default)]
+struct Healing(Vec<Choice>);
+
+impl Observer for Healing {
+    fn before(&mut self, _: &WorldConfig, _: &World, choice: &Choice) {
+        self.0.push(choice.clone());
+    }
+    fn after(&mut self, _: &WorldConfig, _: &World) {}
+}
+
+pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
+    let (config, tape) = choices(args)?;
+    let mut check = AlwaysCheck { config: &config };
+    let (world, outcome) = driver::replay(&config, &tape, &mut check, None)
+        .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
+    let mut verdict = RunVerdict {
+        status: "holds",
+        property: None,
+        rules: Vec::new(),
+        detail: None,
+        finding: None,
+        steps: outcome.steps,
+        healing_steps: 0,
+    };
+    // The run as traced: the tape, then (no safety violation) its healing phase.
+    let mut full = tape.clone();
+    match &outcome.violation {
+        Some(v) => {
+            verdict.status = "violated";
+            verdict.rules = rules_of(&v.property);
+            verdict.property = Some(v.property.clone());
+            verdict.detail = Some(v.detail.clone());
+        }
+        None => {
+            let mut healed = world.clone();
+            let mut healing = Healing::default();
+            driver::heal_observed(
+                &config,
+                &mut healed,
+                liveness::SPAN,
+                liveness::HEAL_STEPS,
+                &mut healing,
+            );
+            verdict.healing_steps = healing.0.len();
+            full.extend(healing.0);
+            match liveness::verdict(&config, world, &tape) {
+                Verdict::Resolved => {}
+                Verdict::Gap { assumption, detail } => {
+                    verdict.status = "holds, contract finding reached";
+                    verdict.finding = Some(assumption.id());
+                    verdict.detail = Some(detail);
+                }
+                Verdict::Unresolved(detail) => {
+                    verdict.status = "violated";
+                    verdict.property = Some(liveness::NAME.to_owned());
+                    verdict.rules = rules_of(liveness::NAME);
+                    verdict.detail = Some(detail);
+                }
+            }
+        }
+    }
+    let mut trace = Trace::new();
+    let mut quiet = AlwaysCheck { config: &config };
+    driver::replay(&config, &full, &mut quiet, Some(&mut trace))
+        .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
+    print!(
+        "{}",
+        render(&config, &outcome, &trace, &verdict, tape.len(), args.format)?
+    );
+    Ok(verdict.exit_code())
+}
+
+/// What `replay` prints for a run in `format`; every format carries the verdict.
 fn render(
     config: &WorldConfig,
     outcome: &RunOutcome,
     trace: &Trace,
+    verdict: &RunVerdict,
+    run_steps: usize,
     format: TraceFormat,
 ) -> Result<String, String> {
     Ok(match format {
         TraceFormat::Text => {
-            let verdict = match &outcome.violation {
-                Some(v) => format!("VIOLATED {}: {}", v.property, v.detail),
-                None => format!("no property violated in {} steps", outcome.steps),
-            };
-            format!("{}{verdict}\n", trace.to_text())
+            let (mut run, mut healing) = (trace.clone(), trace.clone());
+            run.events.retain(|e| (e.step as usize) < run_steps);
+            healing.events.retain(|e| (e.step as usize) >= run_steps);
+            let mut s = run.to_text();
+            if verdict.healing_steps > 0 {
+                s.push_str(&format!(
+                    "--- healing: faults stop; deliveries, approvals and restarts first; 25 simulated hours ({} choices) ---\n",
+                    verdict.healing_steps
+                ));
+                s.push_str(&healing.to_text());
+            }
+            format!("{s}{}\n", verdict.line())
         }
-        TraceFormat::Json => trace.to_json(),
-        TraceFormat::Mermaid => trace.to_mermaid(),
+        TraceFormat::Json => {
+            // The trace's JSON as `Trace::to_json` writes it, after the verdict.
+            let verdict = serde_json::to_string_pretty(verdict).map_err(|e| e.to_string())?;
+            format!(
+                "{{\n\"verdict\": {verdict},\n\"trace\": {}\n}}\n",
+                trace.to_json()
+            )
+        }
+        TraceFormat::Mermaid => {
+            let note = (verdict.property.is_some() || verdict.finding.is_some())
+                .then(|| verdict.line());
+            trace.to_mermaid_with_verdict(note.as_deref())
+        }
         TraceFormat::Events => trace.to_events_jsonl(),
         TraceFormat::Script => {
             let property = outcome.violation.as_ref().map(|v| v.property.as_str());

@@ -19,6 +19,8 @@ use std::process::ExitCode;
 #[derive(Clone, Debug, Serialize)]
 pub struct ScenarioResult {
     pub name: String,
+    /// The script file, as `payhub-verify run` takes it.
+    pub file: String,
     pub title: Option<String>,
     pub passed: bool,
     pub failures: Vec<String>,
@@ -37,6 +39,7 @@ impl ScenarioResult {
                 .and_then(|s| s.to_str())
                 .unwrap_or("?")
                 .to_owned(),
+            file: path.display().to_string(),
             title: report.title.clone(),
             passed: report.passed(),
             failures: report.failures(),
@@ -45,10 +48,6 @@ impl ScenarioResult {
             text: report.to_text(),
             mermaid: report.trace.to_mermaid(),
         }
-    }
-
-    fn is_finding(&self) -> bool {
-        self.name.starts_with('F')
     }
 }
 
@@ -171,9 +170,16 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
                 .filter(|p| p.rules.contains(&rule))
                 .map(|p| p.name)
                 .collect(),
+            // A preset exercised a rule if the rule decided something in a state it visited,
+            // or a witness of the rule (a *sometimes* property) was reached there.
             presets: presets
                 .iter()
-                .filter(|p| p.rules_exercised.contains(&rule.id()))
+                .filter(|p| {
+                    p.rules_exercised.contains(&rule.id())
+                        || p.properties.iter().any(|q| {
+                            q.status == Status::Reached && q.rules.contains(&rule.id())
+                        })
+                })
                 .map(|p| p.name)
                 .collect(),
             scenarios: scenarios
@@ -186,10 +192,82 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
         .collect()
 }
 
+/// Who made a report, when, and how: read at the edge of the run (the wall clock, `git`),
+/// never by the model.
+#[derive(Clone, Debug, Serialize)]
+pub struct Header {
+    pub version: &'static str,
+    /// `git rev-parse --short HEAD` of the repository, or `unknown`.
+    pub commit: String,
+    /// UTC, `2026-12-01 09:51:02 UTC`.
+    pub date: String,
+    /// The command line, as a shell takes it back: also the reproduce command.
+    pub command: String,
+    pub cores: usize,
+}
+
+impl Header {
+    pub fn now() -> Header {
+        let commit = std::process::Command::new("git")
+            .args(["rev-parse", "--short", "HEAD"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "unknown".to_owned());
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Header {
+            version: env!("CARGO_PKG_VERSION"),
+            commit,
+            date: utc(secs),
+            command: crate::usage::command_line(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC` (the civil calendar).
+pub fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Something that failed or was not judged, and the command that shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Problem {
+    pub what: String,
+    pub reproduce: String,
+}
+
 /// Everything a `verify` run found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub verdict: &'static str,
+    pub header: Header,
+    /// The bounds the presets ran under (`--max-states 5000`), for an incomplete one.
+    pub limits: String,
+    pub problems: Vec<Problem>,
     pub seconds: f64,
     pub presets: Vec<PresetReport>,
     pub simulation: SweepSummary,
@@ -226,6 +304,8 @@ impl Report {
         scenarios: Vec<ScenarioResult>,
         kill_matrix: Option<ZooReport>,
         seconds: f64,
+        header: Header,
+        limits: String,
     ) -> Report {
         let coverage = coverage(&presets, &scenarios);
         let findings = Assumption::ALL
@@ -246,6 +326,9 @@ impl Report {
             .collect();
         let mut report = Report {
             verdict: "",
+            header,
+            limits,
+            problems: Vec::new(),
             seconds,
             presets,
             simulation,
@@ -258,8 +341,9 @@ impl Report {
         report.verdict = match report.exit_code_value() {
             0 => "all hold",
             1 => "FAILED",
-            _ => "INCOMPLETE",
+            _ => "not judged (incomplete)",
         };
+        report.problems = report.problems();
         report
     }
 
@@ -283,7 +367,8 @@ impl Report {
             || self.zoo_failed();
         if failed {
             1
-        } else if self.presets.iter().any(|r| !r.complete) {
+        } else if self.presets.iter().any(|r| !r.complete) || self.simulation.incomplete.is_some()
+        {
             3
         } else {
             0
@@ -298,63 +383,154 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
+    /// What failed or was not judged, one line each with its reproduce command: the
+    /// first thing the report and the summary show.
+    pub fn problems(&self) -> Vec<Problem> {
+        let mut out = Vec::new();
+        for r in &self.presets {
+            for p in &r.properties {
+                let failed = p.status == Status::Violated
+                    || (r.complete && p.status == Status::Unreached);
+                if failed {
+                    out.push(Problem {
+                        what: format!(
+                            "preset {}: `{}` [{}] {}{}",
+                            r.name,
+                            p.name,
+                            p.rules.join(", "),
+                            if p.status == Status::Violated {
+                                "violated"
+                            } else {
+                                "never reached"
+                            },
+                            p.counterexample
+                                .as_ref()
+                                .map(|c| format!(": {}", c.detail))
+                                .unwrap_or_default()
+                        ),
+                        reproduce: format!("payhub-verify check --preset {}", r.name),
+                    });
+                }
+            }
+            if !r.complete {
+                out.push(Problem {
+                    what: format!(
+                        "preset {}: not judged (incomplete): stopped by {} after {} states",
+                        r.name, self.limits, r.total_states
+                    ),
+                    reproduce: self.header.command.clone(),
+                });
+            }
+        }
+        if let Some(cx) = &self.simulation.counterexample {
+            out.push(Problem {
+                what: format!(
+                    "simulation seed {}: `{}` [{}] violated: {}",
+                    cx.seed,
+                    cx.property,
+                    crate::replay_cmd::rules_of(&cx.property).join(", "),
+                    cx.detail
+                ),
+                reproduce: cx.replay.clone(),
+            });
+        }
+        if let (Some(first), Some(replay)) = (
+            &self.simulation.first_liveness_failure,
+            &self.simulation.first_liveness_replay,
+        ) {
+            out.push(Problem {
+                what: format!(
+                    "simulation: {} runs left a submission unresolved after healing: `{}` [{}]; first: {first}",
+                    self.simulation.liveness_failures,
+                    payhub_properties::liveness::NAME,
+                    crate::replay_cmd::rules_of(payhub_properties::liveness::NAME).join(", ")
+                ),
+                reproduce: replay.clone(),
+            });
+        }
+        if let Some(v) = &self.chaos.first_violation {
+            out.push(Problem {
+                what: format!("chaos: {} runs violated a property; first: {v}", self.chaos.violations),
+                reproduce: self.header.command.clone(),
+            });
+        }
+        for sc in self.scenarios.iter().filter(|x| !x.passed) {
+            out.push(Problem {
+                what: format!("script {}: {}", sc.name, sc.failures.join("; ")),
+                reproduce: format!("payhub-verify run {}", sc.file),
+            });
+        }
+        if let Some(zoo) = &self.kill_matrix {
+            for m in zoo.matrix.survivors() {
+                out.push(Problem {
+                    what: format!("bug zoo: mutant `{}` [{}] survived", m.name, m.rules.join(", ")),
+                    reproduce: format!("payhub-verify mutants --show {}", m.name),
+                });
+            }
+            for r in zoo.matrix.reference_failures() {
+                out.push(Problem {
+                    what: format!(
+                        "bug zoo: reference configuration {} {}",
+                        r.name,
+                        if r.caught { "caught by a property" } else { "not judged (incomplete)" }
+                    ),
+                    reproduce: "payhub-verify mutants".to_owned(),
+                });
+            }
+        }
+        out
+    }
+
     /// The summary a reviewer reads first.
     pub fn summary_text(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "payhub-verify: {} ({:.1}s)", self.verdict, self.seconds);
+        for p in self.problems() {
+            let _ = writeln!(s, "  {}\n    reproduce: {}", p.what, p.reproduce);
+        }
         let _ = writeln!(s, "exhaustive presets:");
         for r in &self.presets {
             let bad: Vec<&str> = r
                 .properties
                 .iter()
-                .filter(|p| !matches!(p.status, Status::Holds | Status::Reached))
+                .filter(|p| matches!(p.status, Status::Violated | Status::Unreached))
                 .map(|p| p.name)
                 .collect();
+            let verdict = if !r.complete {
+                format!("not judged (incomplete: stopped by {})", self.limits)
+            } else if bad.is_empty() {
+                "all hold, all reached".to_owned()
+            } else {
+                format!("NOT OK: {}", bad.join(", "))
+            };
             let _ = writeln!(
                 s,
-                "    {:<24} {:<10} {:>9} states {:>7.2}s  {}",
+                "    {:<24} {:<10} {:>9} states {:>7.2}s  {verdict}",
                 r.name,
-                if r.complete { "complete" } else { "INCOMPLETE" },
+                if r.complete { "complete" } else { "incomplete" },
                 r.unique_states,
                 r.seconds,
-                if bad.is_empty() {
-                    "all hold, all reached".to_owned()
-                } else {
-                    format!("NOT OK: {}", bad.join(", "))
-                }
             );
         }
         let _ = writeln!(
             s,
-            "simulation: {} seeds of the reference client, {} steps, {} violations; {} runs with a submission unresolved 25 h after faults stopped{}",
+            "simulation: {} seeds of the reference client, {} steps, {} violations; {} runs with a submission unresolved 25 h after faults stopped",
             self.simulation.seeds,
             self.simulation.steps,
             self.simulation.violations,
             self.simulation.liveness_failures,
-            self.simulation
-                .first_liveness_failure
-                .as_ref()
-                .map(|f| format!(" (first: {f})"))
-                .unwrap_or_default()
         );
         for (id, gap) in &self.simulation.gaps_reached {
             let _ = writeln!(
                 s,
-                "    contract finding {id}: reached in {} runs, as assumed (not a failure; first: {})",
-                gap.runs, gap.first
+                "    contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}\n    reproduce: {}",
+                gap.runs, gap.first, gap.replay
             );
         }
         let _ = writeln!(
             s,
-            "chaos: {} seeds of adversarial requests, {} steps, {} violations{}",
-            self.chaos.seeds,
-            self.chaos.steps,
-            self.chaos.violations,
-            self.chaos
-                .first_violation
-                .as_ref()
-                .map(|v| format!(" (first: {v})"))
-                .unwrap_or_default()
+            "chaos: {} seeds of adversarial requests, {} steps, {} violations",
+            self.chaos.seeds, self.chaos.steps, self.chaos.violations,
         );
         let passed = self.scenarios.iter().filter(|x| x.passed).count();
         let _ = writeln!(
@@ -362,9 +538,6 @@ impl Report {
             "scenarios and findings scripts: {passed} of {} pass",
             self.scenarios.len()
         );
-        for f in self.scenarios.iter().filter(|x| !x.passed) {
-            let _ = writeln!(s, "    FAILED {}: {}", f.name, f.failures.join("; "));
-        }
         if let Some(zoo) = &self.kill_matrix {
             let _ = writeln!(
                 s,
@@ -388,108 +561,153 @@ impl Report {
         s
     }
 
-    /// The Markdown page.
+    /// The Markdown page: the verdict, what failed and how to reproduce it on the first
+    /// screen; then one table per kind of check, one row per item. Diagrams and
+    /// paragraph-sized texts are in `report.json` and `diagrams/`.
     pub fn markdown(&self) -> String {
         let mut s = String::new();
+        let h = &self.header;
         let _ = writeln!(s, "# payhub-verify report\n");
+        let _ = writeln!(s, "**Verdict: {}** in {:.1} s\n", self.verdict, self.seconds);
         let _ = writeln!(
             s,
-            "Verdict: **{}** in {:.1} s. Reproduce with `cargo run --release`.\n",
-            self.verdict, self.seconds
+            "- {} {}, commit {}, {}",
+            "payhub-verify", h.version, h.commit, h.date
         );
-        let _ = writeln!(s, "```text\n{}```\n", self.summary_text());
+        let _ = writeln!(s, "- command: `{}` on {} cores", h.command, h.cores);
+        let _ = writeln!(s, "- reproduce: `{}`", h.command);
+        let problems = self.problems();
+        if !problems.is_empty() {
+            let _ = writeln!(s, "\n## What failed\n");
+            for p in &problems {
+                let _ = writeln!(s, "- {}  \n  reproduce: `{}`", p.what, p.reproduce);
+            }
+        }
+        let _ = writeln!(s, "\n## Summary\n\n```text\n{}```\n", self.summary_text());
 
-        let _ = writeln!(s, "## Verdict per property and preset\n");
+        self.presets_markdown(&mut s);
+        self.simulation_markdown(&mut s);
+        self.scenarios_markdown(&mut s);
+        self.findings_markdown(&mut s);
+        self.coverage_markdown(&mut s);
+        if let Some(zoo) = &self.kill_matrix {
+            kill_matrix_markdown(&mut s, zoo);
+        }
+        s
+    }
+
+    /// One table, a row per preset; a failing preset's counterexamples below it.
+    fn presets_markdown(&self, s: &mut String) {
+        let platform: Vec<&str> = payhub_properties::presets::platform_presets()
+            .iter()
+            .map(|p| p.name)
+            .collect();
+        let _ = writeln!(s, "## Exhaustive presets\n");
+        let _ = writeln!(
+            s,
+            "Client properties (`client-*`) have nothing to judge in a platform preset (an adversarial sender, no client): not applicable there.\n"
+        );
+        let _ = writeln!(
+            s,
+            "| preset | result | unique states | total states | depth | seconds | always held | sometimes reached | not applicable |\n|---|---|---|---|---|---|---|---|---|"
+        );
         for r in &self.presets {
+            let applies = |name: &str| !(platform.contains(&r.name) && name.starts_with("client-"));
+            let count = |kind: payhub_properties::Kind, ok: Status| {
+                let of_kind: Vec<_> = r
+                    .properties
+                    .iter()
+                    .filter(|p| p.kind == kind && applies(p.name))
+                    .collect();
+                format!(
+                    "{}/{}",
+                    of_kind.iter().filter(|p| p.status == ok).count(),
+                    of_kind.len()
+                )
+            };
+            let na = r.properties.iter().filter(|p| !applies(p.name)).count();
+            let result = if !r.complete {
+                "not judged (incomplete)"
+            } else if r.passed() {
+                "pass"
+            } else {
+                "**FAIL**"
+            };
             let _ = writeln!(
                 s,
-                "### {} — {}\n\n{}\n\n{} unique / {} total states, depth {}, {:.2} s.\n",
+                "| `{}` | {result} | {} | {} | {} | {:.2} | {} | {} | {na} |",
                 r.name,
-                if r.complete {
-                    "complete"
-                } else {
-                    "**incomplete**"
-                },
-                r.about,
                 r.unique_states,
                 r.total_states,
                 r.max_depth,
-                r.seconds
+                r.seconds,
+                count(payhub_properties::Kind::Always, Status::Holds),
+                count(payhub_properties::Kind::Sometimes, Status::Reached),
             );
-            let _ = writeln!(s, "| property | kind | rules | status |\n|---|---|---|---|");
-            for p in &r.properties {
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {:?} | {} | {:?} |",
-                    p.name,
-                    p.kind,
-                    p.rules.join(", "),
-                    p.status
-                );
-            }
-            s.push('\n');
+        }
+        s.push('\n');
+        for r in &self.presets {
             for p in r.properties.iter().filter(|p| p.counterexample.is_some()) {
                 let cx = p.counterexample.as_ref().expect("filtered");
                 let _ = writeln!(
                     s,
-                    "Counterexample of `{}`: {}\n\n```text\n{}\n```\n",
+                    "Counterexample of `{}` [{}] in `{}`: {}\n\n```text\n{}\n```\n",
                     p.name,
+                    p.rules.join(", "),
+                    r.name,
                     cx.detail,
                     cx.tape.join("\n")
                 );
             }
         }
+    }
 
+    fn simulation_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Simulation\n");
         let _ = writeln!(
             s,
-            "{} seeds of the reference client (two servers sharing a database, one live server; swarm fault profiles), {} steps, {} violations.\n",
-            self.simulation.seeds, self.simulation.steps, self.simulation.violations
+            "{} seeds of the reference client (two servers sharing a database, one live server; swarm fault profiles), {} steps, {} violations; each run healed for 25 simulated hours, {} left a submission unresolved. Chaos: {} seeds of adversarial requests, {} steps, {} violations. Choice and answer counts are in `report.json`.\n",
+            self.simulation.seeds,
+            self.simulation.steps,
+            self.simulation.violations,
+            self.simulation.liveness_failures,
+            self.chaos.seeds,
+            self.chaos.steps,
+            self.chaos.violations
         );
-        let _ = writeln!(s, "| choice | applied |\n|---|---|");
-        for (k, n) in &self.simulation.choices {
-            let _ = writeln!(s, "| {k} | {n} |");
-        }
-        let _ = writeln!(s, "\n| answer | runs |\n|---|---|");
-        for (k, n) in &self.simulation.answers {
-            let _ = writeln!(s, "| {k} | {n} |");
-        }
         if let Some(cx) = &self.simulation.counterexample {
             let _ = writeln!(
                 s,
-                "\n### Counterexample: `{}`\n\n{}\n\nReplay: `{}`\n\n```text\n{}```\n",
+                "### Counterexample: `{}`\n\n{}\n\nReplay: `{}`\n\n```text\n{}```\n",
                 cx.property, cx.detail, cx.replay, cx.trace
             );
         }
-        let _ = writeln!(
-            s,
-            "\nChaos: {} seeds of adversarial requests against the reference platform, {} steps, {} violations.\n",
-            self.chaos.seeds, self.chaos.steps, self.chaos.violations
-        );
+    }
 
-        let _ = writeln!(s, "## Scenarios S1–S13 (and their alternatives)\n");
+    fn scenarios_markdown(&self, s: &mut String) {
+        let _ = writeln!(s, "## Scenarios and findings scripts\n");
         let _ = writeln!(s, "| script | title | result |\n|---|---|---|");
         for sc in &self.scenarios {
             let _ = writeln!(
                 s,
                 "| `{}` | {} | {} |",
                 sc.name,
-                sc.title.clone().unwrap_or_default(),
+                md_cell(sc.title.as_deref().unwrap_or_default()),
                 if sc.passed { "pass" } else { "**FAIL**" }
             );
         }
-        if let Some(s1) = self.scenarios.iter().find(|x| x.name.starts_with("S07")) {
-            let _ = writeln!(
-                s,
-                "\nOne of them as a sequence diagram (`{}`):\n\n```mermaid\n{}```\n",
-                s1.name, s1.mermaid
-            );
-        }
+        let _ = writeln!(
+            s,
+            "\nEach script's trace and sequence diagram: `payhub-verify scenario NAME [--format mermaid]`; the findings' diagrams are in `diagrams/`.\n"
+        );
+    }
 
+    /// Where the contract is silent or ambiguous: one line each, then the details.
+    fn findings_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Contract findings\n");
         let _ = writeln!(
             s,
-            "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first), and what the harness assumed. Change an assumption through its parameter or branch, not the code.\n"
+            "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. The texts of the others are in `report.json`.\n"
         );
         let contradictions = self
             .findings
@@ -505,62 +723,46 @@ impl Report {
                 f.scripts.join(", ")
             );
         }
-        let _ = writeln!(
-            s,
-            "| ID | gap | the contract | assumed | parameter | scripts | simulation runs that reached it |\n|---|---|---|---|---|---|---|"
-        );
         for f in &self.findings {
-            let _ = writeln!(
-                s,
-                "| `{}` | {:?} | {} | {} | {} | {} | {} |",
-                f.id,
-                f.gap,
-                md_cell(f.contract),
-                md_cell(f.assumed),
-                f.parameter
-                    .map(|p| format!("`{}`", md_cell(p)))
-                    .unwrap_or_else(|| "—".into()),
-                f.scripts.join(", "),
-                f.simulation_runs
-            );
+            let mut line = format!("- `{}` ({:?})", f.id, f.gap);
+            if let Some(p) = f.parameter {
+                let _ = write!(line, ", parameter `{}`", md_cell(p));
+            }
+            if !f.scripts.is_empty() {
+                let _ = write!(line, ", scripts {}", f.scripts.join(", "));
+            }
+            if f.simulation_runs > 0 {
+                let _ = write!(line, ", reached in {} simulation runs", f.simulation_runs);
+            }
+            let _ = writeln!(s, "{line}");
         }
-        let _ = writeln!(
-            s,
-            "\nBehaviours the contract permits that a reader would not expect, each with its trace:\n"
-        );
-        for f in self.scenarios.iter().filter(|x| x.is_finding()) {
-            let _ = writeln!(
-                s,
-                "### {} — {}\n\n```mermaid\n{}```\n\n<details><summary>trace in the contract's notation</summary>\n\n```text\n{}```\n</details>\n",
-                f.name,
-                f.title.clone().unwrap_or_default(),
-                f.mermaid,
-                f.text
-            );
-        }
+        s.push('\n');
+    }
 
+    fn coverage_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Rule coverage\n");
         let _ = writeln!(
             s,
-            "| rule | kept by | properties | presets that exercised it | scenarios | note |\n|---|---|---|---|---|---|"
+            "Each rule, the properties that check it, and the presets and scripts that exercised it (why a rule no property checks is checked otherwise: `report.json`, `payhub-verify rules --coverage`).\n"
+        );
+        let _ = writeln!(
+            s,
+            "| rule | properties | presets | scripts |\n|---|---|---|---|"
         );
         for c in &self.coverage {
             let _ = writeln!(
                 s,
-                "| `{}` | {:?} | {} | {} | {} | {} |",
+                "| `{}` | {} | {} | {} |",
                 c.id,
-                c.enforcer,
-                c.properties.join(", "),
-                c.presets.join(", "),
-                c.scenarios.join(", "),
-                c.reason.unwrap_or("")
+                if c.properties.is_empty() {
+                    format!("({:?}: tests)", c.enforcer)
+                } else {
+                    c.properties.len().to_string()
+                },
+                c.presets.join(" "),
+                c.scenarios.join(" "),
             );
         }
-
-        if let Some(zoo) = &self.kill_matrix {
-            kill_matrix_markdown(&mut s, zoo);
-        }
-        s
     }
 
     /// Writes `report.md` and `report.json` to `out`; returns their paths.
@@ -573,7 +775,27 @@ impl Report {
             .map_err(|e| format!("cannot write {}: {e}", md.display()))?;
         std::fs::write(&json, self.to_json())
             .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
-        Ok(vec![md.display().to_string(), json.display().to_string()])
+        // The diagrams, one Mermaid document each.
+        let diagrams = out.join("diagrams");
+        std::fs::create_dir_all(&diagrams)
+            .map_err(|e| format!("cannot create {}: {e}", diagrams.display()))?;
+        let mut written = Vec::new();
+        for sc in &self.scenarios {
+            written.push((format!("{}.mmd", sc.name), sc.mermaid.clone()));
+        }
+        if let Some(example) = self.kill_matrix.as_ref().and_then(|z| z.example.as_ref()) {
+            written.push((format!("mutant-{}.mmd", example.name), example.mermaid.clone()));
+        }
+        for (name, text) in written {
+            let path = diagrams.join(name);
+            std::fs::write(&path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Ok(vec![
+            md.display().to_string(),
+            json.display().to_string(),
+            format!("{}/", diagrams.display()),
+        ])
     }
 }
 
@@ -593,22 +815,114 @@ fn kill_matrix_markdown(s: &mut String, zoo: &ZooReport) {
             r.rules.join(", "),
             r.killed,
             r.property.unwrap_or("—"),
-            r.method.as_deref().unwrap_or("—"),
+            r.method
+                .as_deref()
+                .map_or_else(|| "—".to_owned(), crate::mutants_cmd::method_name),
             r.seconds,
             // As the JSON of a missing length reads.
             r.counterexample_steps
                 .map_or_else(|| "null".to_owned(), |n| n.to_string()),
         );
     }
+    let _ = writeln!(
+        s,
+        "\nA `zoo-*` preset is a small world of the bug zoo's own, not one `check --preset` knows: `payhub-verify mutants --show NAME` shows that mutant's counterexample and a tape `replay --tape` accepts."
+    );
     if let Some(example) = &zoo.example {
         let _ = writeln!(
             s,
-            "\nExample counterexample (`{}`):\n\n```mermaid\n{}```\n",
-            example.name, example.mermaid
+            "\nOne killed mutant's counterexample as a diagram: `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`.",
+            example.name
         );
     }
 }
 
 fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_properties::checker::Limits;
+
+    fn header() -> Header {
+        Header {
+            version: "0.1.0",
+            commit: "abc1234".into(),
+            date: utc(1_764_582_662),
+            command: "payhub-verify verify --preset create-lossy".into(),
+            cores: 2,
+        }
+    }
+
+    fn report(presets: Vec<PresetReport>) -> Report {
+        Report::new(
+            presets,
+            SweepSummary::default(),
+            ChaosSummary::default(),
+            Vec::new(),
+            None,
+            1.0,
+            header(),
+            "no bound (complete)".into(),
+        )
+    }
+
+    #[test]
+    fn utc_dates_follow_the_civil_calendar() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc(1_764_582_662), "2025-12-01 09:51:02 UTC");
+    }
+
+    /// With a violation, the first 20 lines name the verdict, version, commit, date, the
+    /// violated property, its rule and the command that reproduces it.
+    #[test]
+    fn the_first_screen_names_the_violation_its_rule_and_the_reproduce_command() {
+        use payhub_model::client::{AntiPattern, Policy};
+        let policy = Policy::reference_random().with(AntiPattern::NewOrderNoAfterTimeout);
+        let preset = payhub_properties::presets::client_presets(&policy)
+            .into_iter()
+            .find(|p| p.name == "create-lossy")
+            .expect("create-lossy");
+        let limits = Limits {
+            threads: 1,
+            max_states: Some(20_000),
+            timeout: None,
+            max_depth: None,
+        };
+        let checked = payhub_properties::check(&preset, limits).expect("checks");
+        let violated = checked
+            .properties
+            .iter()
+            .find(|p| p.status == Status::Violated)
+            .expect("the anti-pattern is caught")
+            .clone();
+        let md = report(vec![checked]).markdown();
+        let screen: Vec<&str> = md.lines().take(20).collect();
+        let screen = screen.join("\n");
+        for needle in [
+            "FAILED",
+            "0.1.0",
+            "abc1234",
+            "2025-12-01",
+            violated.name,
+            violated.rules[0],
+            "reproduce: `payhub-verify check --preset create-lossy`",
+        ] {
+            assert!(screen.contains(needle), "{needle} not in:\n{screen}");
+        }
+    }
+
+    #[test]
+    fn a_passing_report_puts_its_verdict_and_header_first() {
+        let md = report(Vec::new()).markdown();
+        let screen: Vec<&str> = md.lines().take(20).collect();
+        let screen = screen.join("\n");
+        for needle in ["all hold", "0.1.0", "abc1234", "2025-12-01", "2 cores"] {
+            assert!(screen.contains(needle), "{needle} not in:\n{screen}");
+        }
+        assert!(!md.contains("## What failed"));
+    }
 }

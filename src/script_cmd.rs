@@ -31,7 +31,7 @@ pub struct RunArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ScenarioArgs {
-    /// The scenario: S1 … S13, a branch (S4b, S5b, S8b) or a contract finding (F1, F2).
+    /// The scenario: S1 … S13, a branch (S2b, S4b, S5b, S8b) or a contract finding (F1, F1b, F2 … F5).
     #[arg(required_unless_present = "list")]
     pub name: Option<String>,
     /// List the scenarios with their AC numbers.
@@ -59,7 +59,16 @@ pub fn load(path: &Path) -> Result<Script, ScriptError> {
     let file = path.display().to_string();
     let bytes = std::fs::read(path)
         .map_err(|e| ScriptError::new(&file, 1, 1, format!("cannot read: {e}")))?;
-    script::parse(&file, &bytes, &always_properties())
+    let script = script::parse(&file, &bytes, &always_properties())?;
+    if script.statements.is_empty() {
+        return Err(ScriptError::new(
+            &file,
+            1,
+            1,
+            "nothing to check: the script has no statement (only comments or settings)",
+        ));
+    }
+    Ok(script)
 }
 
 /// Runs a parsed script, checking every *always* property after every step.
@@ -100,6 +109,13 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
         ScriptFormat::Json => {
             let items: Vec<String> = reports.iter().map(Report::to_json).collect();
             println!("[{}]", items.join(",\n"));
+        }
+        // Several diagrams are several Mermaid documents: one fenced block each, a
+        // Markdown page any code host renders (one diagram alone stays a bare document).
+        ScriptFormat::Mermaid if reports.len() > 1 => {
+            for r in &reports {
+                println!("## {}\n\n```mermaid\n{}```\n", r.file, render(r, format));
+            }
         }
         _ => {
             for (i, r) in reports.iter().enumerate() {
@@ -187,8 +203,11 @@ pub fn scenario(args: &ScenarioArgs) -> Result<ExitCode, String> {
     let want = normalize_name(args.name.as_deref().unwrap_or_default());
     let Some((_, path)) = files.iter().find(|(n, _)| *n == want) else {
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        let hint = crate::usage::closest(&want, names.iter().copied())
+            .map(|c| format!("did you mean '{c}'? "))
+            .unwrap_or_default();
         return Err(format!(
-            "no scenario '{}' in {} (scenarios: {})",
+            "no scenario '{}' in {} ({hint}scenarios: {})",
             args.name.as_deref().unwrap_or_default(),
             dir.display(),
             names.join(", ")

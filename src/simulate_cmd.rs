@@ -9,6 +9,7 @@ use payhub_sim::tape::{SimulationArgs, Tape};
 use payhub_sim::{Choice, WorldConfig};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -69,13 +70,13 @@ impl std::str::FromStr for Shard {
 pub struct WorldArgs {
     /// Client policy: reference, reference-random, or anti-patterns joined by '+'
     /// (e.g. new_key_after_timeout+new_order_no_after_timeout).
-    #[arg(long, default_value = "reference")]
+    #[arg(long, default_value = "reference", value_parser = crate::usage::policy)]
     pub policy: String,
-    /// Servers of merchant 1 (test) sharing one database.
-    #[arg(long, default_value_t = 2)]
+    /// Servers of merchant 1 (test) sharing one database, 1 to 8.
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::clients)]
     pub clients: u8,
-    /// Most choices per run.
-    #[arg(long, default_value_t = 400)]
+    /// Most choices per run (at least 1).
+    #[arg(long, default_value_t = 400, value_parser = crate::usage::steps)]
     pub steps: usize,
     /// Use the default fault profile for every seed instead of drawing one per seed.
     #[arg(long)]
@@ -103,13 +104,18 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub shard: Option<Shard>,
     /// Worker threads (the output does not depend on it).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub threads: usize,
     #[command(flatten)]
     pub world: WorldArgs,
-    /// Where to save the shrunk counterexample's tape and script.
-    #[arg(long, default_value = "target/payhub-report")]
-    pub out: PathBuf,
+    /// Stop after this many seconds; the seeds run so far are reported, not judged
+    /// (incomplete: exit 3).
+    #[arg(long, alias = "duration", value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// Where to save the shrunk counterexample's tape and script (default:
+    /// target/payhub-report in the repository, or in the current folder outside it).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Output format: a summary (text, json), or the shrunk counterexample as a what-if
     /// script that `payhub-verify run` reproduces (script).
     #[arg(long, value_enum, default_value = "text")]
@@ -127,7 +133,17 @@ pub enum SweepFormat {
 /// What a sweep found.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SweepSummary {
+    /// Seeds run (all asked for, unless `incomplete`).
     pub seeds: u64,
+    /// Seeds asked for.
+    pub seeds_asked: u64,
+    /// Why the sweep stopped before every seed ran (`--timeout 10s`, Ctrl-C): its
+    /// result is then not judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+    /// The first seed not run, when incomplete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_not_run: Option<u64>,
     pub steps: u64,
     pub violations: u64,
     /// Runs in which, once faults stopped, a submission stayed unresolved for 25 h
@@ -135,6 +151,9 @@ pub struct SweepSummary {
     pub liveness_failures: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_liveness_failure: Option<String>,
+    /// The command that shows the first liveness failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_liveness_replay: Option<String>,
     /// Runs in which, once faults stopped, a submission stayed unresolved in a situation
     /// the contract leaves open, per assumption (A-CLIENT-AFTER-24H, A-WEBHOOK-BLACKOUT):
     /// contract findings, neither passes nor failures.
@@ -152,6 +171,8 @@ pub struct SweepSummary {
 pub struct GapReached {
     pub runs: u64,
     pub first: String,
+    /// The command that shows the first run reaching it (healing included).
+    pub replay: String,
 }
 
 /// A failing seed, shrunk.
@@ -252,7 +273,25 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
                 .is_none_or(|sh| (s - args.seeds.start) % sh.count == sh.index)
         })
         .collect();
-    let summary = sweep(&config, &settings, &seeds, args.threads, &args.out)?;
+    if seeds.is_empty() {
+        return Err(format!(
+            "nothing to check: shard {} of seeds {}..{} holds no seed",
+            args.shard
+                .map(|s| format!("{}/{}", s.index, s.count))
+                .unwrap_or_default(),
+            args.seeds.start,
+            args.seeds.end
+        ));
+    }
+    let out = crate::usage::out_dir(args.out.as_deref());
+    crate::interrupt::install();
+    let bounds = Bounds {
+        deadline: args
+            .timeout
+            .map(|s| (std::time::Instant::now() + std::time::Duration::from_secs(s), s)),
+        progress: args.format == SweepFormat::Text,
+    };
+    let summary = sweep(&config, &settings, &seeds, args.threads, &out, &bounds)?;
     match args.format {
         SweepFormat::Json => println!(
             "{}",
@@ -271,11 +310,30 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
             None => eprintln!("no counterexample: nothing to write as a script"),
         },
     }
-    Ok(if summary.violations > 0 || summary.liveness_failures > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(summary.exit_code()))
+}
+
+impl SweepSummary {
+    /// 1: a run violated a property or left a submission unresolved; 3: the sweep
+    /// stopped early (nothing is claimed for the seeds not run); 0: every seed held.
+    pub fn exit_code(&self) -> u8 {
+        if self.violations > 0 || self.liveness_failures > 0 {
+            1
+        } else if self.incomplete.is_some() {
+            3
+        } else {
+            0
+        }
+    }
+}
+
+/// What may stop a sweep early, and whether it shows progress on a terminal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bounds {
+    /// Stop at this instant (`--timeout SECONDS`, the seconds given).
+    pub deadline: Option<(std::time::Instant, u64)>,
+    /// A progress bar on stderr, if it is a terminal.
+    pub progress: bool,
 }
 
 /// Runs `seeds` on `config` over `threads` workers (the result does not depend on
@@ -286,19 +344,39 @@ pub fn sweep(
     seeds: &[u64],
     threads: usize,
     out: &Path,
+    bounds: &Bounds,
 ) -> Result<SweepSummary, String> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let threads = threads.max(1);
+    let bar = crate::progress::Bar::new(bounds.progress, seeds.len() as u64, "seeds");
+    // Workers take the next seed in order, and check the bounds before taking one: the
+    // seeds run are always a prefix of `seeds`, whatever the thread count.
+    let next = AtomicUsize::new(0);
+    let stopped = AtomicBool::new(false);
+    let stop_now = || {
+        crate::interrupt::requested()
+            || bounds
+                .deadline
+                .is_some_and(|(at, _)| std::time::Instant::now() >= at)
+    };
     let mut results: Vec<SeedResult> = Vec::with_capacity(seeds.len());
     std::thread::scope(|scope| {
-        let chunks: Vec<&[u64]> = seeds.chunks(seeds.len().div_ceil(threads).max(1)).collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (next, stopped, bar) = (&next, &stopped, &bar);
                 scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|&s| run_one(config, world, s))
-                        .collect::<Vec<_>>()
+                    let mut mine = Vec::new();
+                    loop {
+                        if stop_now() {
+                            stopped.store(true, Ordering::SeqCst);
+                            break;
+                        }
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        let Some(&seed) = seeds.get(i) else { break };
+                        mine.push(run_one(config, world, seed));
+                        bar.inc();
+                    }
+                    mine
                 })
             })
             .collect();
@@ -306,12 +384,21 @@ pub fn sweep(
             results.extend(h.join().expect("simulation worker"));
         }
     });
+    bar.done();
     results.sort_by_key(|r| r.seed);
 
     let mut summary = SweepSummary {
         seeds: results.len() as u64,
+        seeds_asked: seeds.len() as u64,
         ..SweepSummary::default()
     };
+    if stopped.load(Ordering::SeqCst) && results.len() < seeds.len() {
+        summary.incomplete = Some(match bounds.deadline {
+            Some((at, secs)) if std::time::Instant::now() >= at => format!("--timeout {secs}"),
+            _ => "interrupted (Ctrl-C)".to_owned(),
+        });
+        summary.first_not_run = seeds.get(results.len()).copied();
+    }
     for r in &results {
         summary.steps += r.outcome.steps as u64;
         for c in &r.outcome.tape {
@@ -328,9 +415,10 @@ pub fn sweep(
             Verdict::Resolved => {}
             Verdict::Unresolved(u) => {
                 summary.liveness_failures += 1;
-                summary
-                    .first_liveness_failure
-                    .get_or_insert_with(|| format!("seed {}: {u} ({})", r.seed, replay()));
+                if summary.first_liveness_failure.is_none() {
+                    summary.first_liveness_failure = Some(format!("seed {}: {u}", r.seed));
+                    summary.first_liveness_replay = Some(replay());
+                }
             }
             Verdict::Gap { assumption, detail } => {
                 let gap = summary
@@ -338,7 +426,8 @@ pub fn sweep(
                     .entry(assumption.id().to_owned())
                     .or_insert_with(|| GapReached {
                         runs: 0,
-                        first: format!("seed {}: {detail} ({})", r.seed, replay()),
+                        first: format!("seed {}: {detail}", r.seed),
+                        replay: replay(),
                     });
                 gap.runs += 1;
             }
@@ -373,19 +462,18 @@ fn shrink_and_save(
         .map_err(|e| format!("seed {}: {e}", r.seed))?;
     let dir = out.join("tapes");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let file = dir.join(format!("seed-{}.tape", r.seed));
+    let name = tape_name(args, r.seed);
+    let file = dir.join(format!("{name}.tape"));
     let tape = Tape::new(args.clone(), Some(r.seed), cx.choices.clone());
-    std::fs::write(&file, tape.to_json())
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    write_new(&file, &tape.to_json())?;
     let about = format!(
         "counterexample of seed {} ({}): {}",
         r.seed, config.name, cx.property
     );
     let (script, no_script, script_file) = match cx.script(&mut check, &about) {
         Ok(text) => {
-            let path = dir.join(format!("seed-{}.pha", r.seed));
-            std::fs::write(&path, &text)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            let path = dir.join(format!("{name}.pha"));
+            write_new(&path, &text)?;
             (Some(text), None, Some(path.display().to_string()))
         }
         Err(e) => (None, Some(e), None),
@@ -404,6 +492,33 @@ fn shrink_and_save(
         no_script,
         script_file,
     })
+}
+
+/// A counterexample's file name, from what it depends on: the policy, the world's and
+/// driver's settings (the fault profile is drawn from the seed unless `--no-swarm`), and
+/// the seed: `reference.clients-2.steps-400.seed-17`.
+pub fn tape_name(args: &SimulationArgs, seed: u64) -> String {
+    format!(
+        "{}.clients-{}.steps-{}{}.seed-{seed}",
+        args.policy.replace(['+', ','], "+"),
+        args.clients,
+        args.steps,
+        if args.no_swarm { ".no-swarm" } else { "" }
+    )
+}
+
+/// Writes `text` to `path`; a file there with other content (written by another build of
+/// the model) is replaced, and stderr says so: never silently.
+fn write_new(path: &Path, text: &str) -> Result<(), String> {
+    if let Ok(old) = std::fs::read_to_string(path)
+        && old != text
+    {
+        eprintln!(
+            "payhub-verify: replacing {} (its content differs: written by another build)",
+            path.display()
+        );
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
@@ -436,21 +551,61 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
             .map(|f| format!("; first: {f}"))
             .unwrap_or_default()
     );
+    if let Some(replay) = &s.first_liveness_replay {
+        println!("    reproduce: {replay}");
+    }
     for (id, gap) in &s.gaps_reached {
         println!(
             "contract gap {id} reached (assumed, not a failure) in {} runs; first: {}",
             gap.runs, gap.first
         );
+        println!("    reproduce: {}", gap.replay);
     }
+    let again = |seeds: String| {
+        let mut line = format!("payhub-verify simulate --seeds {seeds}");
+        if let Some(sh) = args.shard {
+            let _ = write!(line, " --shard {}/{}", sh.index, sh.count);
+        }
+        let _ = write!(line, " {}", args.world.simulation().flags());
+        line
+    };
     match &s.counterexample {
-        None => println!("PASSED: no property violated in {} runs", s.seeds),
+        None if s.liveness_failures > 0 => {
+            println!(
+                "FAILED: {} of {} runs left a submission unresolved after healing ({})",
+                s.liveness_failures,
+                s.seeds,
+                payhub_properties::liveness::NAME
+            );
+        }
+        None => match (&s.incomplete, s.first_not_run) {
+            (Some(why), first) => {
+                println!(
+                    "not judged (incomplete): stopped by {why} after {} of {} runs, none violated a property",
+                    s.seeds, s.seeds_asked
+                );
+                println!(
+                    "reproduce: {}",
+                    again(format!("{}..{}", args.seeds.start, args.seeds.end))
+                );
+                if let (Some(first), None) = (first, args.shard) {
+                    println!(" continue: {}", again(format!("{first}..{}", args.seeds.end)));
+                }
+            }
+            (None, _) => println!("PASSED: no property violated in {} runs", s.seeds),
+        },
         Some(cx) => {
             println!(
                 "FAILED: {} of {} runs violated a property",
                 s.violations, s.seeds
             );
             println!("SEED={} {}", cx.seed, cx.profile);
-            println!("violation: {}: {}", cx.property, cx.detail);
+            println!(
+                "violation: {} [{}]: {}",
+                cx.property,
+                crate::replay_cmd::rules_of(&cx.property).join(", "),
+                cx.detail
+            );
             println!(
                 "shrunk from {} to {} choices:",
                 cx.original_steps,

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct VerifyArgs {
-    /// Seeds of the reference-client simulation sweep.
-    #[arg(long, default_value_t = 10_000)]
+    /// Seeds of the reference-client simulation sweep (at least 1).
+    #[arg(long, default_value_t = 10_000, value_parser = crate::usage::seeds)]
     pub seeds: u64,
     /// Worker threads (checker and sweeps; results do not depend on it).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub threads: usize,
     /// A quick run: 1,000 seeds, and the bug zoo on its fastest methods.
     #[arg(long)]
@@ -36,9 +36,10 @@ pub struct VerifyArgs {
     /// Skip the bug zoo.
     #[arg(long)]
     pub no_mutants: bool,
-    /// Report folder (Markdown and JSON).
-    #[arg(long, default_value = "target/payhub-report")]
-    pub out: PathBuf,
+    /// Report folder (Markdown and JSON; default: target/payhub-report in the repository,
+    /// or in the current folder outside it).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Output format of the summary on stdout.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -54,7 +55,7 @@ impl Default for VerifyArgs {
             max_states: None,
             timeout: None,
             no_mutants: false,
-            out: PathBuf::from("target/payhub-report"),
+            out: None,
             format: Format::Text,
         }
     }
@@ -62,16 +63,17 @@ impl Default for VerifyArgs {
 
 pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let started = Instant::now();
+    let out = crate::usage::out_dir(args.out.as_deref());
     let progress = crate::progress::Progress::new(args.format == Format::Text);
 
     // 1. Exhaustive presets.
     let all = presets();
     if let Some(name) = &args.preset {
         if !all.iter().any(|p| p.name == name) {
-            let names: Vec<&str> = all.iter().map(|p| p.name).collect();
-            return Err(format!(
-                "unknown preset '{name}' (presets: {})",
-                names.join(", ")
+            return Err(crate::usage::unknown(
+                "preset",
+                name,
+                all.iter().map(|p| p.name),
             ));
         }
     }
@@ -106,7 +108,14 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let world = SimulationArgs::default();
     let config = world.config()?;
     let seed_list: Vec<u64> = (0..seeds).collect();
-    let sweep = simulate_cmd::sweep(&config, &world, &seed_list, args.threads, &args.out)?;
+    let sweep = simulate_cmd::sweep(
+        &config,
+        &world,
+        &seed_list,
+        args.threads,
+        &out,
+        &simulate_cmd::Bounds::default(),
+    )?;
 
     // 3. The chaos sweep: adversarial raw requests against the reference platform.
     let chaos_seeds = seeds / 5;
@@ -135,8 +144,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         scenarios,
         zoo,
         started.elapsed().as_secs_f64(),
+        report::Header::now(),
+        crate::check_cmd::limits_text(&limits),
     );
-    let written = report.write(&args.out)?;
+    let written = report.write(&out)?;
     match args.format {
         Format::Json => println!("{}", report.to_json()),
         Format::Text => {

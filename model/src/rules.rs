@@ -78,12 +78,13 @@ pub enum Enforcer {
 macro_rules! rules {
     ($( $variant:ident = $id:literal, $section:ident, $ac:expr, $enforcer:ident, $text:literal; )*) => {
         /// A normative statement of the contract. See the module doc.
-        /// Serialized, and read back, as its variant name (`PersistBeforeSend`); [`Rule::id`]
-        /// is its ID.
+        /// Serialized, and read back, as its ID ([`Rule::id`], `GEN-06`): the one public name
+        /// of a rule in every format.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         pub enum Rule {
             $(
                 #[doc = concat!("`", $id, "`: ", $text)]
+                #[serde(rename = $id)]
                 $variant,
             )*
         }

@@ -2,6 +2,14 @@
 //! amount (`Advance`), firing the platform's timers and the clients' deadlines due on
 //! the way, in a fixed order: the platform's timer, then clients' timeouts by exchange,
 //! then clients' wakes by node.
+//!
+//! A jump is bounded whatever its length: everything pending when it starts, and
+//! everything that arms on the way, settles within a horizon (the latest pending deadline
+//! plus [`settle`], the longest chain of one-shot periods the platform arms). Beyond it
+//! only deadlines that re-arm themselves are left (the daily manual-review query, a
+//! client's status polls); their firings between the horizon and the end of the jump are
+//! not replayed one by one: each is overdue and fires once, at the end. `wait 99999999d`
+//! is as cheap as `wait 8d`.
 
 use crate::config::WorldConfig;
 use crate::sink::Sink;
@@ -35,15 +43,39 @@ impl World {
             self.budget.waits -= 1;
         }
         let until = self.now.after(d);
+        let horizon = self
+            .latest_deadline()
+            .unwrap_or(self.now)
+            .max(self.now)
+            .after(settle(&config.params));
         while let Some(at) = self.next_deadline() {
             if at > until {
                 break;
             }
+            // Past the horizon every deadline left re-arms itself: jump to the end, where
+            // each fires once and re-arms beyond it.
+            let at = if at > horizon { until } else { at };
             self.advance_to(config, at, sink)?;
         }
         self.now = until;
         self.note(sink, || What::Clock { to: until });
         Ok(())
+    }
+
+    /// The latest deadline pending: the platform's timers, clients' timeouts and wakes.
+    fn latest_deadline(&self) -> Option<Millis> {
+        let clients = self
+            .servers
+            .iter()
+            .flatten()
+            .filter_map(|s| s.poll_timeout());
+        let timeouts = self.awaiting.values().map(|a| a.deadline);
+        self.platform
+            .timers()
+            .map(|(at, _)| *at)
+            .chain(clients)
+            .chain(timeouts)
+            .max()
     }
 
     fn advance_to(
@@ -58,4 +90,30 @@ impl World {
         }
         self.fire_client_deadlines(config, sink)
     }
+}
+
+/// How long what is pending can keep arming one-shot deadlines: the sum of the platform's
+/// periods (a record's retention, a Payment's and a session's expiry, the automatic query
+/// window and a manual-review re-query, every webhook re-delivery, the waits). Past it only
+/// self-re-arming deadlines remain.
+fn settle(p: &payhub_model::PlatformParams) -> Millis {
+    let redeliveries = (0..p.webhook_redeliveries_max as u32)
+        .fold(Millis::ZERO, |sum, i| {
+            sum.after(Millis::ms(
+                p.webhook_redelivery_delay.0.saturating_mul(1u64 << i.min(32)),
+            ))
+        });
+    [
+        p.retention,
+        p.payment_ttl,
+        p.session_ttl,
+        p.auto_query_window,
+        p.manual_review_requery,
+        p.verify_interval,
+        p.sync_wait,
+        p.concurrent_wait_timeout,
+        redeliveries,
+    ]
+    .into_iter()
+    .fold(Millis::ZERO, Millis::after)
 }

@@ -243,8 +243,16 @@ impl Trace {
     }
 
     /// The trace as a Mermaid `sequenceDiagram`: every participant declared first, one
-    /// arrow per message (`-x` for a lost one), notes for timeouts, crashes and the clock.
+    /// arrow per message (`-x` for a lost one, and for one that reaches a crashed server),
+    /// notes for timeouts, crashes and the clock. A request is written out once, on its
+    /// arrow; its response shows only the status and the object.
     pub fn to_mermaid(&self) -> String {
+        self.to_mermaid_with_verdict(None)
+    }
+
+    /// [`Trace::to_mermaid`], with `verdict` (the violated property, its rules, what went
+    /// wrong) as a note over every participant at the end: the step that violated it.
+    pub fn to_mermaid_with_verdict(&self, verdict: Option<&str>) -> String {
         let mut nodes: Vec<Node> = Vec::new();
         for e in &self.events {
             for n in [e.from, e.to] {
@@ -258,11 +266,27 @@ impl Trace {
         for n in &nodes {
             let _ = writeln!(s, "    participant {} as {n}", mermaid_id(*n));
         }
+        let mut down: Vec<Node> = Vec::new();
         for e in &self.events {
-            let text = mermaid_text(&self.describe(e));
+            let text = match &e.what {
+                What::Response { response, .. } => mermaid_text(&response.to_string()),
+                _ => mermaid_text(&self.describe(e)),
+            };
             let rule = e.rule.map(|r| format!(" [{}]", r.id())).unwrap_or_default();
             let (from, to) = (mermaid_id(e.from), mermaid_id(e.to));
             match &e.what {
+                What::Crash => {
+                    down.push(e.from);
+                }
+                What::Restart => down.retain(|n| *n != e.from),
+                _ => {}
+            }
+            let to_crashed = down.contains(&e.to)
+                && matches!(e.what, What::Response { .. } | What::Webhook { .. });
+            match &e.what {
+                _ if to_crashed => {
+                    let _ = writeln!(s, "    {from}-x{to}: {text} (lost: server down){rule}");
+                }
                 What::Timeout { .. }
                 | What::Crash
                 | What::Restart
@@ -284,6 +308,17 @@ impl Trace {
                     let _ = writeln!(s, "    {from}->>{to}: {text}{rule}");
                 }
             }
+        }
+        if let Some(verdict) = verdict {
+            let over = match (nodes.first(), nodes.last()) {
+                (Some(a), Some(b)) if a != b => format!("{},{}", mermaid_id(*a), mermaid_id(*b)),
+                (Some(a), _) => mermaid_id(*a),
+                _ => {
+                    let _ = writeln!(s, "    participant P as platform");
+                    "P".to_owned()
+                }
+            };
+            let _ = writeln!(s, "    Note over {over}: {}", mermaid_text(verdict));
         }
         s
     }

@@ -324,7 +324,13 @@ impl Report {
     /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
     pub fn to_mermaid(&self) -> String {
         let mut s = format!("%% script: {}\n", self.file);
-        s.push_str(&self.trace.to_mermaid());
+        let note = self.violation.as_ref().map(|(v, pos)| {
+            format!(
+                "VIOLATED {} (line {}): {}",
+                v.property, pos.line, v.detail
+            )
+        });
+        s.push_str(&self.trace.to_mermaid_with_verdict(note.as_deref()));
         for r in &self.results {
             let verdict = match (&r.failure, r.skipped) {
                 (Some(f), _) => format!("FAILED: {f}"),

@@ -29,6 +29,9 @@ impl MerchantServer {
             };
             let in_progress = rec.status().is_some_and(PaymentStatus::is_in_progress);
             let resume_queries = rec.confirming_since.is_some() || in_progress;
+            let unknown_create = sub.outcome == Outcome::Unknown
+                && sub.kind == SubmissionKind::Create
+                && rec.payment_id.is_none();
             let cancel_sending = rec
                 .cancel
                 .as_ref()
@@ -51,8 +54,12 @@ impl MerchantServer {
                 };
                 self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
             }
-            if resume_queries {
-                self.keep_querying(cx, &order);
+            // RETRY-04 (the contract's `findPaymentByOrderNo`: "when, after a crash, no
+            // Payment ID was saved, query by merchant order number"): a create whose result
+            // is unknown and whose query window ended while the servers were down is looked
+            // up once; an empty answer means it was never created (QUERY-06).
+            if resume_queries && !self.keep_querying(cx, &order) && unknown_create {
+                self.query_payment(cx, &order, Rule::QueryByOrderNoAfterCrash);
             }
         }
         for refund in cx.db.refund_nos() {

@@ -1,0 +1,192 @@
+//! What every subcommand validates the same way: thread, client and seed counts, policy
+//! and preset names, with a did-you-mean for a near miss. One place, so that
+//! `--threads 0` reads the same in `check`, `simulate`, `verify`, `mutants` and `bench`.
+
+use payhub_model::client::AntiPattern;
+
+/// Most worker threads a command takes.
+pub const THREADS_MAX: usize = 1024;
+/// Most merchant servers a simulation world has (`--clients`).
+pub const CLIENTS_MAX: u8 = 8;
+
+fn count<T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy>(
+    s: &str,
+    min: T,
+    max: T,
+    what: &str,
+) -> Result<T, String> {
+    let bad = || format!("must be a number of {what} from {min} to {max}, not '{s}'");
+    let n: T = s.trim().parse().map_err(|_| bad())?;
+    if n < min || n > max {
+        return Err(bad());
+    }
+    Ok(n)
+}
+
+/// `--threads N` (and `--checker-threads`): 1 to [`THREADS_MAX`].
+pub fn threads(s: &str) -> Result<usize, String> {
+    count(s, 1, THREADS_MAX, "threads")
+}
+
+/// `--clients N`: 1 to [`CLIENTS_MAX`].
+pub fn clients(s: &str) -> Result<u8, String> {
+    count(s, 1, CLIENTS_MAX, "merchant servers")
+}
+
+/// A count of seeds (`verify --seeds N`, `mutants --seeds N`): at least 1, since a run
+/// over no seed checks nothing.
+pub fn seeds(s: &str) -> Result<u64, String> {
+    at_least_one(s, "seed")
+}
+
+/// `--steps N`: at least 1, since a run of no step checks nothing.
+pub fn steps(s: &str) -> Result<usize, String> {
+    at_least_one(s, "step")
+}
+
+fn at_least_one<T: std::str::FromStr + PartialEq + From<u8>>(s: &str, what: &str) -> Result<T, String> {
+    match s.trim().parse::<T>() {
+        Ok(n) if n != T::from(0) => Ok(n),
+        Ok(_) => Err(format!("nothing to check: a run of 0 {what}s checks nothing (give 1 or more)")),
+        Err(_) => Err(format!("'{s}' is not a number of {what}s")),
+    }
+}
+
+/// Where a command writes its report and tapes: `out` if given, else
+/// `target/payhub-report` of the repository when run inside it (from any subfolder: no
+/// stray `target/` there), else of the current folder.
+pub fn out_dir(out: Option<&std::path::Path>) -> std::path::PathBuf {
+    if let Some(out) = out {
+        return out.to_path_buf();
+    }
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = std::env::current_dir().unwrap_or_default();
+    match repo.canonicalize() {
+        Ok(root) if here.starts_with(&root) => root.join("target/payhub-report"),
+        _ => std::path::PathBuf::from("target/payhub-report"),
+    }
+}
+
+/// The command line this process was started with, as a shell would take it back.
+pub fn command_line() -> String {
+    let mut line = String::from("payhub-verify");
+    for arg in std::env::args().skip(1) {
+        line.push(' ');
+        if arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=+,@".contains(c))
+        {
+            line.push_str(&arg);
+        } else {
+            line.push('\'');
+            line.push_str(&arg.replace('\'', "'\\''"));
+            line.push('\'');
+        }
+    }
+    line
+}
+
+/// The closest of `candidates` to `word`, if it is close enough to be a typo.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// `unknown WHAT 'word' (did you mean 'x'?; WHATs: a, b, c)`.
+pub fn unknown<'a>(
+    what: &str,
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str> + Clone,
+) -> String {
+    let names: Vec<&str> = candidates.clone().into_iter().collect();
+    let hint = closest(word, candidates)
+        .map(|c| format!("did you mean '{c}'? "))
+        .unwrap_or_default();
+    format!(
+        "unknown {what} '{word}' ({hint}{what}s: {})",
+        names.join(", ")
+    )
+}
+
+/// A `--policy` value: `reference`, `reference-random`, or distinct anti-patterns joined
+/// by `+` (each already is the reference client plus one deviation). Returns it as given.
+pub fn policy(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    if s == "reference" || s == "reference-random" {
+        return Ok(s.to_owned());
+    }
+    let names = || {
+        ["reference", "reference-random"]
+            .into_iter()
+            .chain(AntiPattern::ALL.iter().map(|p| p.name()))
+    };
+    let parts: Vec<&str> = s.split(['+', ',']).map(str::trim).collect();
+    let mut seen: Vec<&str> = Vec::new();
+    for part in &parts {
+        if *part == "reference" || *part == "reference-random" {
+            let rest: Vec<&str> = parts.iter().copied().filter(|p| p != part).collect();
+            return Err(format!(
+                "'{part}' cannot be combined: each anti-pattern already is the reference client plus one deviation (write --policy {})",
+                rest.join("+")
+            ));
+        }
+        if AntiPattern::from_name(part).is_none() {
+            return Err(unknown("policy", part, names()));
+        }
+        if seen.contains(part) {
+            return Err(format!("policy '{s}' names '{part}' twice"));
+        }
+        seen.push(part);
+    }
+    Ok(s.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_the_same_everywhere() {
+        assert_eq!(threads("2"), Ok(2));
+        assert_eq!(
+            threads("0").unwrap_err(),
+            "must be a number of threads from 1 to 1024, not '0'"
+        );
+        assert_eq!(
+            clients("1000").unwrap_err(),
+            "must be a number of merchant servers from 1 to 8, not '1000'"
+        );
+        assert_eq!(
+            clients("0").unwrap_err(),
+            "must be a number of merchant servers from 1 to 8, not '0'"
+        );
+        assert_eq!(
+            seeds("0").unwrap_err(),
+            "nothing to check: a run of 0 seeds checks nothing (give 1 or more)"
+        );
+        assert!(steps("0").is_err());
+        assert_eq!(seeds("10"), Ok(10));
+    }
+
+    #[test]
+    fn policies_are_checked_and_near_misses_named() {
+        assert_eq!(policy("reference").as_deref(), Ok("reference"));
+        assert!(policy("new_key_after_timeout+poll_too_fast").is_ok());
+        let e = policy("reference+new_key_after_timeout").unwrap_err();
+        assert!(e.contains("write --policy new_key_after_timeout"), "{e}");
+        let e = policy("poll_too_fast+poll_too_fast").unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+        let e = policy("new_key_after_timout").unwrap_err();
+        assert!(e.contains("did you mean 'new_key_after_timeout'?"), "{e}");
+    }
+
+    #[test]
+    fn closest_names_a_typo_only() {
+        assert_eq!(closest("card-rerty", ["card-retry", "scope"]), Some("card-retry"));
+        assert_eq!(closest("zzz", ["card-retry", "scope"]), None);
+    }
+}

@@ -1,0 +1,46 @@
+//! Every input is bounded in time and memory: a clock jump far beyond anything pending is
+//! one step, not a loop over the timers that re-arm themselves on the way.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+const CREATE: &str = r#"A: POST /v1/payments  Idempotency-Key: K  {"merchant_order_no":"ORDER-001","amount":10000,"currency":"USD","card":"A"}"#;
+
+/// A create the acquirer never answers: the platform re-queries it every day for good
+/// (RES-03), the timer that re-arms itself on the way.
+#[test]
+fn a_script_waiting_99999999_days_finishes_at_once() {
+    let script = temp("wait-long.pha", &format!("{CREATE}\nwait 99999999d\n"));
+    let started = Instant::now();
+    let o = run(&["run", script.to_str().unwrap()]);
+    let took = started.elapsed();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    let out = stdout(&o);
+    // Bounded output: the queries up to the horizon, then one firing at the end.
+    assert!(out.lines().count() < 200, "{} lines", out.lines().count());
+    assert!(out.contains("(clock → 99999999d)"), "{out}");
+    // The platform's daily query still fires once the jump is over.
+    let last_query = out
+        .lines()
+        .filter(|l| l.contains("query charge att_001"))
+        .next_back()
+        .expect("a query");
+    assert!(last_query.contains("[8639999913600.000s]"), "{last_query}");
+}
+
+#[test]
+fn a_tape_advancing_99999999_days_replays_at_once() {
+    let tape = temp(
+        "advance-long.tape",
+        r#"{"format": "payhub-verify tape v2", "simulation": {"policy": "reference", "clients": 2, "steps": 10, "no_swarm": false}, "choices": ["advance 99999999d", "advance 99999999d"]}"#,
+    );
+    let started = Instant::now();
+    let o = run(&["replay", "--tape", tape.to_str().unwrap()]);
+    let took = started.elapsed();
+    no_panic(&o);
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(stdout(&o).contains("99999999d"), "{}{}", stdout(&o), stderr(&o));
+}
