@@ -10,7 +10,7 @@ use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::script::Report as ScriptReport;
 use payhub_sim::worlds;
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -176,9 +176,9 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
                 .iter()
                 .filter(|p| {
                     p.rules_exercised.contains(&rule.id())
-                        || p.properties.iter().any(|q| {
-                            q.status == Status::Reached && q.rules.contains(&rule.id())
-                        })
+                        || p.properties
+                            .iter()
+                            .any(|q| q.status == Status::Reached && q.rules.contains(&rule.id()))
                 })
                 .map(|p| p.name)
                 .collect(),
@@ -367,8 +367,7 @@ impl Report {
             || self.zoo_failed();
         if failed {
             1
-        } else if self.presets.iter().any(|r| !r.complete) || self.simulation.incomplete.is_some()
-        {
+        } else if self.presets.iter().any(|r| !r.complete) || self.simulation.incomplete.is_some() {
             3
         } else {
             0
@@ -389,8 +388,8 @@ impl Report {
         let mut out = Vec::new();
         for r in &self.presets {
             for p in &r.properties {
-                let failed = p.status == Status::Violated
-                    || (r.complete && p.status == Status::Unreached);
+                let failed =
+                    p.status == Status::Violated || (r.complete && p.status == Status::Unreached);
                 if failed {
                     out.push(Problem {
                         what: format!(
@@ -450,7 +449,10 @@ impl Report {
         }
         if let Some(v) = &self.chaos.first_violation {
             out.push(Problem {
-                what: format!("chaos: {} runs violated a property; first: {v}", self.chaos.violations),
+                what: format!(
+                    "chaos: {} runs violated a property; first: {v}",
+                    self.chaos.violations
+                ),
                 reproduce: self.header.command.clone(),
             });
         }
@@ -463,7 +465,11 @@ impl Report {
         if let Some(zoo) = &self.kill_matrix {
             for m in zoo.matrix.survivors() {
                 out.push(Problem {
-                    what: format!("bug zoo: mutant `{}` [{}] survived", m.name, m.rules.join(", ")),
+                    what: format!(
+                        "bug zoo: mutant `{}` [{}] survived",
+                        m.name,
+                        m.rules.join(", ")
+                    ),
                     reproduce: format!("payhub-verify mutants --show {}", m.name),
                 });
             }
@@ -472,7 +478,11 @@ impl Report {
                     what: format!(
                         "bug zoo: reference configuration {} {}",
                         r.name,
-                        if r.caught { "caught by a property" } else { "not judged (incomplete)" }
+                        if r.caught {
+                            "caught by a property"
+                        } else {
+                            "not judged (incomplete)"
+                        }
                     ),
                     reproduce: "payhub-verify mutants".to_owned(),
                 });
@@ -568,7 +578,11 @@ impl Report {
         let mut s = String::new();
         let h = &self.header;
         let _ = writeln!(s, "# payhub-verify report\n");
-        let _ = writeln!(s, "**Verdict: {}** in {:.1} s\n", self.verdict, self.seconds);
+        let _ = writeln!(
+            s,
+            "**Verdict: {}** in {:.1} s\n",
+            self.verdict, self.seconds
+        );
         let _ = writeln!(
             s,
             "- {} {}, commit {}, {}",
@@ -739,28 +753,49 @@ impl Report {
         s.push('\n');
     }
 
+    /// Rules the properties judge, with what exercised them, in a table; the rules only
+    /// unit tests and scenarios check, in one line by who keeps them (the reasons are in
+    /// `report.json` and `payhub-verify rules --coverage`).
     fn coverage_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Rule coverage\n");
+        let (judged, tested): (Vec<_>, Vec<_>) =
+            self.coverage.iter().partition(|c| !c.properties.is_empty());
         let _ = writeln!(
             s,
-            "Each rule, the properties that check it, and the presets and scripts that exercised it (why a rule no property checks is checked otherwise: `report.json`, `payhub-verify rules --coverage`).\n"
+            "{} rules: {} judged by properties (below: how many properties, and the presets and scripts that exercised each), {} checked by unit tests and scenarios only.\n",
+            self.coverage.len(),
+            judged.len(),
+            tested.len()
         );
         let _ = writeln!(
             s,
             "| rule | properties | presets | scripts |\n|---|---|---|---|"
         );
-        for c in &self.coverage {
+        for c in &judged {
             let _ = writeln!(
                 s,
                 "| `{}` | {} | {} | {} |",
                 c.id,
-                if c.properties.is_empty() {
-                    format!("({:?}: tests)", c.enforcer)
-                } else {
-                    c.properties.len().to_string()
-                },
+                c.properties.len(),
                 c.presets.join(" "),
                 c.scenarios.join(" "),
+            );
+        }
+        let mut by_enforcer: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for c in &tested {
+            by_enforcer
+                .entry(format!("{:?}", c.enforcer))
+                .or_default()
+                .push(c.id);
+        }
+        for (enforcer, ids) in by_enforcer {
+            let _ = writeln!(
+                s,
+                "\nChecked by tests only ({enforcer}): {}.",
+                ids.iter()
+                    .map(|id| format!("`{id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
     }
@@ -784,7 +819,10 @@ impl Report {
             written.push((format!("{}.mmd", sc.name), sc.mermaid.clone()));
         }
         if let Some(example) = self.kill_matrix.as_ref().and_then(|z| z.example.as_ref()) {
-            written.push((format!("mutant-{}.mmd", example.name), example.mermaid.clone()));
+            written.push((
+                format!("mutant-{}.mmd", example.name),
+                example.mermaid.clone(),
+            ));
         }
         for (name, text) in written {
             let path = diagrams.join(name);

@@ -42,5 +42,10 @@ fn a_tape_advancing_99999999_days_replays_at_once() {
     let took = started.elapsed();
     no_panic(&o);
     assert!(took < Duration::from_secs(1), "took {took:?}");
-    assert!(stdout(&o).contains("99999999d"), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("99999999d"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
 }

@@ -119,8 +119,8 @@ fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
         "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
-        "F13", "F14", "F15", "F16", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07",
-        "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
+        "F13", "F14", "F15", "F16", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b",
+        "S06", "S07", "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.
@@ -529,7 +529,10 @@ fn f15_card_02_no_card_is_kept_so_a_card_retry_carries_the_card_again() {
     assert_eq!(assumed(&s), ["A-CARD-NOT-STORED"]);
     assert_eq!(answers(&r), a(&["201", "400 invalid_request", "200"]));
     let state = serde_json::to_string(&r.world.platform).expect("serializable");
-    assert!(!state.contains("\"card\""), "no card in the platform's state");
+    assert!(
+        !state.contains("\"card\""),
+        "no card in the platform's state"
+    );
 }
 
 /// The hunt: the fields each endpoint compares.
