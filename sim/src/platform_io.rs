@@ -9,7 +9,7 @@ use crate::world::{ApplyError, World, internal_error};
 use payhub_model::event::{Owner, Route, StoredAttempt, StoredPayment, StoredRefund, What};
 use payhub_model::platform::state::{Attempt, Payment, Refund};
 use payhub_model::{
-    ApiResponse, AttemptId, Environment, MerchantId, Millis, PaymentStatus, Platform,
+    ApiResponse, AttemptId, CowMap, Environment, MerchantId, Millis, PaymentStatus, Platform,
     PlatformInput, PlatformOutput, RefundStatus, RequestId, ResolutionStatus, ResponseBody, Text,
 };
 
@@ -148,53 +148,57 @@ impl World {
 
     /// Emits what a step changed in the platform's store: each Payment, attempt and
     /// refund that is new or differs from `before` in what the stream says of it, in id
-    /// order. A map the step did not write still shares its entries with `before`
-    /// (copy-on-write) and is not walked; only the projection is compared, unbuilt.
+    /// order.
     pub(crate) fn observe_store(&mut self, before: &Platform, sink: &mut Sink<'_>) {
         // A copy (a reference count) to emit while reading it.
         let after = self.platform.clone();
-        let (was, now) = (before.payments(), after.payments());
-        if !shares(was.values().next(), now.values().next()) {
-            for (id, p) in now.iter() {
-                if was.get(id).map(payment_seen) != Some(payment_seen(p)) {
-                    self.emit(
-                        sink,
-                        What::PaymentStored {
-                            payment: *id,
-                            stored: stored_payment(p),
-                        },
-                    );
-                }
-            }
-        }
-        let (was, now) = (before.attempts(), after.attempts());
-        if !shares(was.values().next(), now.values().next()) {
-            for (id, a) in now.iter() {
-                if was.get(id).map(stored_attempt) != Some(stored_attempt(a)) {
-                    self.emit(
-                        sink,
-                        What::AttemptStored {
-                            attempt: *id,
-                            payment: a.payment,
-                            stored: stored_attempt(a),
-                        },
-                    );
-                }
-            }
-        }
-        let (was, now) = (before.refunds(), after.refunds());
-        if !shares(was.values().next(), now.values().next()) {
-            for (id, r) in now.iter() {
-                if was.get(id).map(refund_seen) != Some(refund_seen(r)) {
-                    self.emit(
-                        sink,
-                        What::RefundStored {
-                            refund: *id,
-                            stored: stored_refund(r),
-                        },
-                    );
-                }
-            }
+        each_changed(
+            before.payments(),
+            after.payments(),
+            payment_seen,
+            |id, p| {
+                let (payment, stored) = (*id, stored_payment(p));
+                self.emit(sink, What::PaymentStored { payment, stored });
+            },
+        );
+        each_changed(
+            before.attempts(),
+            after.attempts(),
+            stored_attempt,
+            |id, a| {
+                let (attempt, payment, stored) = (*id, a.payment, stored_attempt(a));
+                self.emit(
+                    sink,
+                    What::AttemptStored {
+                        attempt,
+                        payment,
+                        stored,
+                    },
+                );
+            },
+        );
+        each_changed(before.refunds(), after.refunds(), refund_seen, |id, r| {
+            let (refund, stored) = (*id, stored_refund(r));
+            self.emit(sink, What::RefundStored { refund, stored });
+        });
+    }
+}
+
+/// Calls `changed` with each entry of `now` that is new or differs from `was` in what
+/// `seen` projects of it (compared unbuilt), in key order. A map the step did not write
+/// still shares its entries with `was` (copy-on-write) and is not walked.
+fn each_changed<'a, K: Ord, V, P: PartialEq>(
+    was: &'a CowMap<K, V>,
+    now: &'a CowMap<K, V>,
+    seen: impl Fn(&'a V) -> P,
+    mut changed: impl FnMut(&'a K, &'a V),
+) {
+    if shares(was.values().next(), now.values().next()) {
+        return;
+    }
+    for (id, v) in now.iter() {
+        if was.get(id).is_none_or(|w| seen(w) != seen(v)) {
+            changed(id, v);
         }
     }
 }

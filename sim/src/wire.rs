@@ -246,9 +246,11 @@ impl World {
         });
         // The answer is copied into the event only if someone reads it.
         let handling = handling(&before, &self.platform, &out);
+        // Only the money family reads a handled request.
         let changes = self
             .facts
-            .handled_changes(request, owner, answer, &handling);
+            .money
+            .handling_changes(request, owner, answer, &handling);
         let business = self.origins.get(&id).and_then(|o| o.business.clone());
         self.emit_if(sink, changes, || What::Handled {
             id,

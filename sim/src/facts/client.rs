@@ -63,6 +63,20 @@ pub struct OrderRekeyed {
     pub then: Text,
 }
 
+/// The value first recorded under `key`, recording `value()` if there is none. A key
+/// already there leaves the map as it is: not copied, its digest kept (most sends repeat
+/// what the facts hold).
+fn first_or_insert<K: Ord + Clone, V: Clone>(
+    map: &mut CowMap<K, V>,
+    key: K,
+    value: impl FnOnce() -> V,
+) -> &V {
+    if !map.contains_key(&key) {
+        map.insert(key.clone(), value());
+    }
+    &map[&key]
+}
+
 /// The same Payment, at a lower version than the one applied before.
 fn went_back(was: &StoredOrder, now: &StoredOrder) -> bool {
     was.payment_id == now.payment_id && now.version < was.version
@@ -221,10 +235,11 @@ impl Clients {
         };
         let key = scope.key.clone();
         let (method, path) = (scope.method, scope.path.clone());
-        let first = self
-            .key_endpoints
-            .entry((merchant, environment, key.clone()))
-            .or_insert_with(|| (method, path.clone()));
+        let first = first_or_insert(
+            &mut self.key_endpoints,
+            (merchant, environment, key.clone()),
+            || (method, path.clone()),
+        );
         if (first.0 != method || first.1 != path) && self.key_on_two_endpoints.is_none() {
             let first = first.clone();
             self.key_on_two_endpoints = Some(Box::new(KeyOnTwoEndpoints {
@@ -234,10 +249,7 @@ impl Clients {
             }));
         }
         let params = safety_parameters(&request.endpoint);
-        let first = self
-            .client_params
-            .entry(scope.clone())
-            .or_insert_with(|| params.clone());
+        let first = first_or_insert(&mut self.client_params, scope.clone(), || params.clone());
         if *first != params && self.params_changed_under_key.is_none() {
             let first = first.clone();
             self.params_changed_under_key = Some(Box::new(ParamsChanged {
@@ -251,10 +263,11 @@ impl Clients {
         } = &request.endpoint
         {
             if let Some(order) = &b.merchant_order_no {
-                let first = self
-                    .create_keys
-                    .entry((merchant, environment, order.clone()))
-                    .or_insert_with(|| key.clone());
+                let first = first_or_insert(
+                    &mut self.create_keys,
+                    (merchant, environment, order.clone()),
+                    || key.clone(),
+                );
                 if *first != key && self.order_rekeyed.is_none() {
                     let first = first.clone();
                     self.order_rekeyed = Some(Box::new(OrderRekeyed {

@@ -26,8 +26,8 @@ pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
-use payhub_model::event::{Event, Handling, Owner, What};
-use payhub_model::{ApiRequest, ApiResponse, Millis, Shared};
+use payhub_model::event::{Event, What};
+use payhub_model::{Millis, Shared};
 use serde::Serialize;
 
 /// The facts, one field per family, each behind its own [`Shared`] box: an event copies
@@ -88,20 +88,6 @@ impl Facts {
     /// Whether `what` changes any family.
     pub(crate) fn changed_by(&self, what: &What) -> bool {
         self.families_changed(what).contains(&true)
-    }
-
-    /// Whether `request` (whose API key names `owner`), handled as `handling` says with
-    /// `answer`, changes the facts: asked before its [`What::Handled`] is built, without
-    /// copying the answer (only the money family reads it).
-    pub(crate) fn handled_changes(
-        &self,
-        request: &ApiRequest,
-        owner: Owner,
-        answer: Option<&ApiResponse>,
-        handling: &Handling,
-    ) -> bool {
-        self.money
-            .handling_changes(request, owner, answer, handling)
     }
 
     /// Folds a whole stream, from empty facts: a recorded run judged without its world.

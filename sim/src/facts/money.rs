@@ -151,9 +151,9 @@ impl Money {
     /// changing the store, was answered about another Payment than it names, or was
     /// answered under a scope (answers are judged per scope). Most handled requests are
     /// unkeyed queries, which change nothing here.
-    /// The request's own `answer` is passed apart: the caller may not have copied it
-    /// into `handling` yet.
-    pub(super) fn handling_changes(
+    /// The request's own `answer` is passed apart: the world asks before it copies the
+    /// answer into `handling` for a [`What::Handled`] (only this family reads one).
+    pub(crate) fn handling_changes(
         &self,
         request: &ApiRequest,
         owner: Owner,
