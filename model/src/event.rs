@@ -165,6 +165,8 @@ pub struct StoredPayment {
     pub attempts: Vec<AttemptId>,
     /// `failure.attempt_id`.
     pub failure_attempt: Option<AttemptId>,
+    /// `version`: raised by every change a merchant could see (A-VERSION).
+    pub version: u32,
 }
 
 /// What the platform's store holds of an attempt.

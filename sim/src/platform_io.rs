@@ -222,6 +222,7 @@ fn stored_payment(p: &Payment) -> StoredPayment {
         expires_at: p.expires_at,
         attempts: p.attempts.clone(),
         failure_attempt: p.failure.map(|f| f.attempt_id),
+        version: p.version,
     }
 }
 

@@ -14,13 +14,16 @@
 //! - [`attempts`]: the platform's Payments and attempts, the acquirer's charges;
 //! - [`refunds`]: refunds on the platform and upstream;
 //! - [`queries`]: every answer and rule seen, query spacing, Retry-After;
-//! - [`client`]: what merchant clients sent and stored.
+//! - [`client`]: what merchant clients sent and stored;
+//! - [`responses`]: every answer against what the contract prescribes for it and the
+//!   store at answer time.
 
 pub mod attempts;
 pub mod client;
 pub mod money;
 pub mod queries;
 pub mod refunds;
+pub mod responses;
 
 pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
@@ -39,6 +42,7 @@ pub struct Facts {
     pub refunds: Shared<refunds::Refunds>,
     pub queries: Shared<queries::Queries>,
     pub client: Shared<client::Clients>,
+    pub responses: Shared<responses::Responses>,
 }
 
 impl Facts {
@@ -54,11 +58,21 @@ impl Facts {
             f.refunds.changes(what),
             f.queries.changes(what),
             f.client.changes(what),
+            f.responses.changes(what, &f.attempts),
         ];
         if !changed.contains(&true) {
             return;
         }
         let f: &mut Facts = facts;
+        // Before the attempts family: a store change is judged against what it replaces.
+        if changed[5] {
+            let Facts {
+                responses,
+                attempts,
+                ..
+            } = f;
+            responses.observe(what, attempts);
+        }
         if changed[0] {
             f.money.observe(at, what);
         }
