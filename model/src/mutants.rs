@@ -146,6 +146,10 @@ mutants! {
     ReplayInProgressAnswersConflict = "replay_in_progress_answers_conflict", [ConcurrentWaitTimeout, ReplayLatestStatus200];
     /// A query of a Payment under verification answers resolution_status known (a state never stored).
     QueryHidesNeedsQuery = "query_hides_needs_query", [QueryReadsKnownState, NeedsQuery];
+    /// S8: a confirm while an attempt is unfinished is answered 422 payment_not_confirmable, neither of the contract's two answers.
+    ConfirmWhileProcessingUnconfirmable = "confirm_while_processing_unconfirmable", [ConfirmWhileProcessing];
+    /// S4: a new key for an existing order number is answered 201 with the existing Payment, as if it had been created.
+    OrderNoReuseAnswersCreated = "order_no_reuse_answers_created", [OrderNoNewKey, FirstExecution201];
 }
 
 impl Mutant {

@@ -120,6 +120,7 @@ pub static PROPERTIES: &[Property] = &[
     crate::responses::VERSIONS_RISE,
     crate::responses::IN_PROGRESS_ONLY_WHILE_IN_FLIGHT,
     crate::responses::QUERIES_ANSWER_KNOWN_STATE,
+    crate::responses::BRANCHES_ANSWER_ONE_OF_TWO,
     crate::client::ORDER_CHARGED_ONCE,
     crate::client::ONE_KEY_PER_SUBMISSION,
     crate::client::VERSIONS_NEVER_GO_BACK,

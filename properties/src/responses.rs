@@ -227,3 +227,22 @@ pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
         )
     }),
 };
+
+/// ORDER-01 (S4), CONC-02 and CONC-03 (S5), ATTEMPT-01 (S8): where the contract allows
+/// two answers, one of those two.
+pub const BRANCHES_ANSWER_ONE_OF_TWO: Property = Property {
+    name: "branches-answer-one-of-the-two",
+    rules: &[
+        Rule::OrderNoNewKey,
+        Rule::ConcurrentWaitSameObject,
+        Rule::ConcurrentWaitTimeout,
+        Rule::ConfirmWhileProcessing,
+    ],
+    about: "S4: a create for an order number that has a Payment succeeds only as 200 with that Payment, and conflicts only as order_no_conflict; S5: while a request under the scope executes, no other succeeds in its own step (it waits for the same object, or gets operation_in_progress); S8: a confirm of a Payment in progress gets 409 payment_in_progress or 200 with the Payment, or an answer that comes before that point (400, 401, 403, 429, 503).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.branch_misanswered,
+            "the answer is neither of the two the contract allows here",
+        )
+    }),
+};

@@ -793,3 +793,81 @@ fn query_04_queries_answer_known_state() {
         ),
     );
 }
+
+/// ORDER-01 (S4), CONC-02/CONC-03 (S5), ATTEMPT-01 (S8): each point's two answers hold,
+/// any third is violated.
+#[test]
+fn order_01_conc_03_attempt_01_branches_answer_one_of_the_two() {
+    let name = "branches-answer-one-of-the-two";
+    let paid = stored(Succeeded, 2, &[1], None);
+    let reuse = req::create("K2", "ORDER-1", 10000, "USD", 'A');
+    let s4 = |answer| {
+        // The step that created the Payment ends with its own request handled.
+        cat(vec![
+            vec![store(paid.clone())],
+            read(1, &req::get(PAY), payment(200, view_of(&paid))),
+            handled_bound(7, &reuse, answer),
+        ])
+    };
+    holds(name, s4(payment(200, view_of(&paid))));
+    holds(
+        name,
+        s4(related(
+            ErrorCode::OrderNoConflict,
+            Some(ResourceId::Payment(PAY)),
+        )),
+    );
+    violated(name, s4(payment(201, view_of(&paid))));
+    violated(
+        name,
+        s4(payment(
+            200,
+            PaymentView {
+                id: PaymentId(2),
+                ..view_of(&paid)
+            },
+        )),
+    );
+    violated(name, s4(error(ErrorCode::PaymentInProgress)));
+    // S5: a same-scope request succeeding in its own step while the execution runs.
+    let r = create();
+    let s5 = |answer| cat(vec![handled(1, &r, None, true), read(2, &r, answer)]);
+    holds(name, s5(error(ErrorCode::OperationInProgress)));
+    violated(name, s5(payment(200, view_of(&paid))));
+    // S8: a confirm of a Payment in progress.
+    let busy = stored(RequiresAction, 2, &[1], None);
+    let confirm = req::confirm("K2", PAY, 'B');
+    let s8 = |answer| cat(vec![vec![store(busy.clone())], read(3, &confirm, answer)]);
+    holds(
+        name,
+        s8(related(
+            ErrorCode::PaymentInProgress,
+            Some(ResourceId::Payment(PAY)),
+        )),
+    );
+    holds(name, s8(payment(200, view_of(&busy))));
+    holds(name, s8(error(ErrorCode::TemporarilyUnavailable)));
+    violated(name, s8(error(ErrorCode::PaymentNotConfirmable)));
+    violated(name, s8(error(ErrorCode::AttemptsExhausted)));
+    violated(name, s8(payment(202, view_of(&busy))));
+}
+
+/// Request `id` handled in a step that bound its key (the S4 "existing object" branch
+/// binds it, A-S4-BIND) and answered at once.
+fn handled_bound(id: u32, request: &ApiRequest, answer: ApiResponse) -> Vec<Event> {
+    vec![
+        ev(What::Handled {
+            id: RequestId(id),
+            request: request.clone(),
+            owner: Some(M1),
+            business: None,
+            handling: Handling {
+                answer: Some(answer.clone()),
+                calls: Vec::new(),
+                new_record: true,
+                store_changed: true,
+            },
+        }),
+        answered(id, request, answer),
+    ]
+}

@@ -348,6 +348,16 @@ fn wrong_answer(mutant: Mutant, response: &mut ApiResponse, rule: Rule) {
         {
             p.resolution_status = ResolutionStatus::Known;
         }
+        (Mutant::ConfirmWhileProcessingUnconfirmable, _)
+            if code == Some(ErrorCode::PaymentInProgress) =>
+        {
+            *response = ApiResponse::error(ApiError::new(ErrorCode::PaymentNotConfirmable));
+        }
+        (Mutant::OrderNoReuseAnswersCreated, ResponseBody::Payment(_))
+            if rule == Rule::OrderNoNewKey =>
+        {
+            response.status = 201;
+        }
         _ => {}
     }
 }

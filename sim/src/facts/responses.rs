@@ -26,6 +26,9 @@ pub struct Responses {
     pub executing: CowMap<ScopeKey, RequestId>,
     /// Requests waiting on a same-key execution (no answer, nothing executed in their step).
     pub waiting: CowSet<RequestId>,
+    /// The Payment the request step being observed created (its store observation comes
+    /// before its `Handled`, which clears it): `None` between steps.
+    pub created_now: Option<PaymentId>,
     /// REPLAY-02, CONC-02: the first answer to a POST that showed a Payment otherwise than
     /// the store held it (status, resolution_status, version, failure.attempt_id).
     pub stale_answer: Option<Box<Misanswer>>,
@@ -63,6 +66,9 @@ pub struct Responses {
     pub in_progress_without_execution: Option<Box<Misanswer>>,
     /// QUERY-04, QUERY-05: the first query answered with a state the store does not hold.
     pub query_unknown_state: Option<Box<Misanswer>>,
+    /// ORDER-01, CONC-02, CONC-03, ATTEMPT-01: the first answer at one of the contract's
+    /// "A or B" points (S4, S5, S8) that is neither A nor B.
+    pub branch_misanswered: Option<Box<Misanswer>>,
 }
 
 /// What a Payment looked like, as far as the response properties compare it.
@@ -210,6 +216,7 @@ enum Slot {
     Version,
     InProgress,
     Query,
+    Branch,
 }
 
 impl Responses {
@@ -227,6 +234,7 @@ impl Responses {
             Slot::Version => &mut self.unversioned_change,
             Slot::InProgress => &mut self.in_progress_without_execution,
             Slot::Query => &mut self.query_unknown_state,
+            Slot::Branch => &mut self.branch_misanswered,
         }
     }
 
@@ -244,6 +252,7 @@ impl Responses {
             Slot::Version => &self.unversioned_change,
             Slot::InProgress => &self.in_progress_without_execution,
             Slot::Query => &self.query_unknown_state,
+            Slot::Branch => &self.branch_misanswered,
         };
         witness.is_none()
     }
@@ -251,7 +260,7 @@ impl Responses {
     /// Whether `what` changes this family (asked before the shared facts are copied):
     /// it moves an execution or a wait, or it fills an open witness.
     pub(super) fn changes(&self, what: &What, store: &Attempts) -> bool {
-        if self.moves_flight(what) {
+        if self.moves_flight(what, store) {
             return true;
         }
         let mut found = false;
@@ -268,26 +277,45 @@ impl Responses {
                 *witness = Some(Box::new(m));
             }
         }
-        self.move_flight(what);
+        self.move_flight(what, store);
     }
 
-    /// Whether `what` starts or ends an execution or a wait.
-    fn moves_flight(&self, what: &What) -> bool {
+    /// Whether `what` starts or ends an execution or a wait, or creates a Payment.
+    fn moves_flight(&self, what: &What, store: &Attempts) -> bool {
         match what {
             What::Handled {
                 request,
                 owner,
                 handling,
                 ..
-            } => handling.answer.is_none() && ScopeKey::of(*owner, request).is_some(),
+            } => {
+                self.created_now.is_some()
+                    || (handling.answer.is_none() && ScopeKey::of(*owner, request).is_some())
+            }
             What::Answered { id, .. } => {
                 self.waiting.contains(id) || self.executing.values().any(|e| e == id)
             }
+            What::PaymentStored { payment, .. } => !store.payments.contains_key(payment),
             _ => false,
         }
     }
 
-    fn move_flight(&mut self, what: &What) {
+    fn move_flight(&mut self, what: &What, store: &Attempts) {
+        match what {
+            What::Handled { .. } if self.created_now.is_some() => {
+                self.created_now = None;
+                self.move_flight_handled(what);
+            }
+            What::PaymentStored { payment, .. } => {
+                if !store.payments.contains_key(payment) {
+                    self.created_now = Some(*payment);
+                }
+            }
+            _ => self.move_flight_handled(what),
+        }
+    }
+
+    fn move_flight_handled(&mut self, what: &What) {
         match what {
             What::Handled {
                 id,
@@ -396,6 +424,80 @@ impl Responses {
         }
         if let Some(m) = judge_query(request, owner, answer, store, miss) {
             found(Slot::Query, m);
+        }
+        if let Some(m) = self.judge_branch(request, owner, handling, answer, store, miss) {
+            found(Slot::Branch, m);
+        }
+    }
+
+    /// The contract's "A or B" points, answered in the request's own step:
+    /// - S4 (ORDER-01): a create for an order number the store holds succeeds only as 200
+    ///   with that Payment; it conflicts only as order_no_conflict (or, under its key,
+    ///   idempotency_conflict or operation_in_progress);
+    /// - S5 (CONC-02, CONC-03): while an execution under the scope is in flight, a request
+    ///   under it never succeeds in its own step (it waits, or gets operation_in_progress);
+    /// - S8 (ATTEMPT-01): a confirm of a Payment in progress that executes nothing gets
+    ///   409 payment_in_progress or 200 with the Payment, or an answer that comes before
+    ///   the point (400, 401, 403, 429, 503, operation_in_progress).
+    fn judge_branch(
+        &self,
+        request: &ApiRequest,
+        owner: Owner,
+        handling: &Handling,
+        answer: &ApiResponse,
+        store: &Attempts,
+        miss: impl Fn() -> Misanswer,
+    ) -> Option<Misanswer> {
+        let code = answer.error_code();
+        let scope = ScopeKey::of(owner, request);
+        if answer.is_success() && scope.is_some_and(|s| self.executing.contains_key(&s)) {
+            return Some(miss());
+        }
+        match &request.endpoint {
+            Endpoint::CreatePayment { .. } => {
+                let order = order_no(&request.endpoint)?;
+                let (merchant, environment) = owner?;
+                let (existing, _) = store.payments.iter().find(|(_, p)| {
+                    p.merchant == merchant
+                        && p.environment == environment
+                        && p.merchant_order_no == *order
+                })?;
+                // Its own first execution created it: no S4 point.
+                if self.created_now == Some(*existing) {
+                    return None;
+                }
+                let right = match &answer.body {
+                    ResponseBody::Payment(p) => answer.status == 200 && p.id == *existing,
+                    _ if answer.status == 409 => matches!(
+                        code,
+                        Some(
+                            ErrorCode::OrderNoConflict
+                                | ErrorCode::IdempotencyConflict
+                                | ErrorCode::OperationInProgress
+                        )
+                    ),
+                    _ => !answer.is_success(),
+                };
+                (!right).then(|| miss().about(*existing, None, None))
+            }
+            Endpoint::ConfirmPayment { payment_id, .. } => {
+                let p = owned(store, owner, *payment_id)?;
+                if !p.status.is_in_progress() || handling.store_changed || executed(handling) {
+                    return None;
+                }
+                let right = match &answer.body {
+                    ResponseBody::Payment(v) => answer.status == 200 && v.id == *payment_id,
+                    _ => {
+                        matches!(
+                            code,
+                            Some(ErrorCode::PaymentInProgress | ErrorCode::OperationInProgress)
+                        ) || matches!(answer.status, 400 | 401 | 403 | 429 | 503)
+                    }
+                };
+                let stored = Some(Shown::of_store(p));
+                (!right).then(|| miss().about(*payment_id, None, stored))
+            }
+            _ => None,
         }
     }
 
