@@ -5,7 +5,7 @@
 //! event, with no world and no platform behind them: the properties judge what was seen.
 
 use payhub_model::event::{Event, Handling, Route, ScopeKey, StoredPayment, What};
-use payhub_model::harness::{M1_TEST, req};
+use payhub_model::harness::req;
 use payhub_model::{
     ApiError, ApiRequest, ApiResponse, AttemptId, Endpoint, Environment, ErrorCode, EventId,
     Failure, FailureCode, Field, MerchantId, Method, Millis, PaymentId, PaymentStatus, PaymentView,
@@ -332,19 +332,14 @@ fn replay_03_first_execution_201_replay_200() {
     violated(name, executor(200));
     // 201 to an endpoint that creates nothing (a GET, a cancel), in a step that changed the store.
     for request in [req::get(PAY), req::cancel("X", PAY)] {
-        let created = ev(What::Handled {
-            id: RequestId(5),
-            request,
-            owner: Some(M1),
-            business: None,
-            handling: Handling {
-                answer: Some(payment(201, view.clone())),
-                calls: Vec::new(),
-                new_record: true,
-                store_changed: true,
-            },
-        });
-        violated(name, vec![store(now.clone()), created]);
+        let answer = Some(payment(201, view.clone()));
+        violated(
+            name,
+            cat(vec![
+                vec![store(now.clone())],
+                handled(5, &request, answer, true),
+            ]),
+        );
     }
 }
 
@@ -806,7 +801,7 @@ fn order_01_conc_03_attempt_01_branches_answer_one_of_the_two() {
         cat(vec![
             vec![store(paid.clone())],
             read(1, &req::get(PAY), payment(200, view_of(&paid))),
-            handled_bound(7, &reuse, answer),
+            handled(7, &reuse, Some(answer), true),
         ])
     };
     holds(name, s4(payment(200, view_of(&paid))));
@@ -850,24 +845,4 @@ fn order_01_conc_03_attempt_01_branches_answer_one_of_the_two() {
     violated(name, s8(error(ErrorCode::PaymentNotConfirmable)));
     violated(name, s8(error(ErrorCode::AttemptsExhausted)));
     violated(name, s8(payment(202, view_of(&busy))));
-}
-
-/// Request `id` handled in a step that bound its key (the S4 "existing object" branch
-/// binds it, A-S4-BIND) and answered at once.
-fn handled_bound(id: u32, request: &ApiRequest, answer: ApiResponse) -> Vec<Event> {
-    vec![
-        ev(What::Handled {
-            id: RequestId(id),
-            request: request.clone(),
-            owner: Some(M1),
-            business: None,
-            handling: Handling {
-                answer: Some(answer.clone()),
-                calls: Vec::new(),
-                new_record: true,
-                store_changed: true,
-            },
-        }),
-        answered(id, request, answer),
-    ]
 }

@@ -219,42 +219,30 @@ enum Slot {
     Branch,
 }
 
-impl Responses {
-    fn slot(&mut self, slot: Slot) -> &mut Option<Box<Misanswer>> {
-        match slot {
-            Slot::Stale => &mut self.stale_answer,
-            Slot::SuccessCode => &mut self.wrong_success_code,
-            Slot::RetryAfter => &mut self.retry_after_missing,
-            Slot::FiveXx => &mut self.wrong_5xx,
-            Slot::Key => &mut self.key_misjudged,
-            Slot::NotFound => &mut self.not_found_misjudged,
-            Slot::Related => &mut self.related_misnamed,
-            Slot::Cancel202 => &mut self.cancel_202_changed,
-            Slot::Attempts => &mut self.miscounted_attempts,
-            Slot::Version => &mut self.unversioned_change,
-            Slot::InProgress => &mut self.in_progress_without_execution,
-            Slot::Query => &mut self.query_unknown_state,
-            Slot::Branch => &mut self.branch_misanswered,
+/// The witness of `slot` in a family, borrowed as `place` says (`&self`, `&mut self`).
+macro_rules! witness {
+    ($slot:expr, $($place:tt)+) => {
+        match $slot {
+            Slot::Stale => $($place)+.stale_answer,
+            Slot::SuccessCode => $($place)+.wrong_success_code,
+            Slot::RetryAfter => $($place)+.retry_after_missing,
+            Slot::FiveXx => $($place)+.wrong_5xx,
+            Slot::Key => $($place)+.key_misjudged,
+            Slot::NotFound => $($place)+.not_found_misjudged,
+            Slot::Related => $($place)+.related_misnamed,
+            Slot::Cancel202 => $($place)+.cancel_202_changed,
+            Slot::Attempts => $($place)+.miscounted_attempts,
+            Slot::Version => $($place)+.unversioned_change,
+            Slot::InProgress => $($place)+.in_progress_without_execution,
+            Slot::Query => $($place)+.query_unknown_state,
+            Slot::Branch => $($place)+.branch_misanswered,
         }
-    }
+    };
+}
 
+impl Responses {
     fn is_open(&self, slot: Slot) -> bool {
-        let witness = match slot {
-            Slot::Stale => &self.stale_answer,
-            Slot::SuccessCode => &self.wrong_success_code,
-            Slot::RetryAfter => &self.retry_after_missing,
-            Slot::FiveXx => &self.wrong_5xx,
-            Slot::Key => &self.key_misjudged,
-            Slot::NotFound => &self.not_found_misjudged,
-            Slot::Related => &self.related_misnamed,
-            Slot::Cancel202 => &self.cancel_202_changed,
-            Slot::Attempts => &self.miscounted_attempts,
-            Slot::Version => &self.unversioned_change,
-            Slot::InProgress => &self.in_progress_without_execution,
-            Slot::Query => &self.query_unknown_state,
-            Slot::Branch => &self.branch_misanswered,
-        };
-        witness.is_none()
+        witness!(slot, &self).is_none()
     }
 
     /// Whether `what` changes this family (asked before the shared facts are copied):
@@ -272,7 +260,7 @@ impl Responses {
         let mut findings = Vec::new();
         self.judge(what, store, &mut |slot, m| findings.push((slot, m)));
         for (slot, m) in findings {
-            let witness = self.slot(slot);
+            let witness = witness!(slot, &mut self);
             if witness.is_none() {
                 *witness = Some(Box::new(m));
             }
@@ -620,7 +608,7 @@ fn judge_key(
 }
 
 /// The Payment the store holds under `id` for `owner`, if any.
-fn owned<'a>(store: &'a Attempts, owner: Owner, id: PaymentId) -> Option<&'a StoredPayment> {
+fn owned(store: &Attempts, owner: Owner, id: PaymentId) -> Option<&StoredPayment> {
     let (merchant, environment) = owner?;
     store
         .payments
@@ -773,9 +761,12 @@ fn judge_any_answer(
         found(Slot::RetryAfter, miss());
     }
     let paused = response.error_code() == Some(ErrorCode::TemporarilyUnavailable);
-    if (response.status >= 500 && !(response.status == 503 && paused))
-        || (paused && response.status != 503)
-    {
+    let only_503 = if paused {
+        response.status == 503
+    } else {
+        response.status < 500
+    };
+    if !only_503 {
         found(Slot::FiveXx, miss());
     }
     let views: &[PaymentView] = match &response.body {
