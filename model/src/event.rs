@@ -184,6 +184,8 @@ pub struct StoredRefund {
     pub environment: Environment,
     pub merchant_refund_no: Text,
     pub status: RefundStatus,
+    /// `version` (A-VERSION).
+    pub version: u32,
 }
 
 /// What a merchant's database holds of an order, observed after a client step changed it.

@@ -22,7 +22,7 @@ pub const ANSWERS_SHOW_CURRENT_STATE: Property = Property {
         Rule::ConcurrentWaitSameObject,
         Rule::ReplayReusesObject,
     ],
-    about: "Every answer to a POST (first execution, replay, wait) shows its Payment's status, resolution_status, version and failure.attempt_id as the store holds them when the answer leaves (attempt_count: attempt-count-is-attempts-made).",
+    about: "Every answer to a POST (first execution, replay, wait) shows its Payment's status, resolution_status, version and failure.attempt_id, or its Refund's status and version, as the store holds them when the answer leaves (attempt_count: attempt-count-is-attempts-made).",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.stale_answer,

@@ -284,6 +284,41 @@ fn replay_02_answers_show_the_current_state() {
     violated(name, executor);
 }
 
+/// REPLAY-02, REFUND-02: a refund replay shows the refund's current status and version.
+#[test]
+fn refund_02_answers_show_the_current_refund() {
+    use payhub_model::event::StoredRefund;
+    use payhub_model::{RefundStatus, RefundView};
+    let name = "answers-show-the-current-state";
+    let stored = StoredRefund {
+        merchant: M1.0,
+        environment: M1.1,
+        merchant_refund_no: "R-1".into(),
+        status: RefundStatus::Succeeded,
+        version: 2,
+    };
+    let refund = ev(What::RefundStored {
+        refund: RefundId(1),
+        stored: stored.clone(),
+    });
+    let view = |status, version| RefundView {
+        id: RefundId(1),
+        payment_id: PAY,
+        merchant_refund_no: "R-1".into(),
+        amount: 5000,
+        status,
+        resolution_status: Known,
+        version,
+    };
+    let r = req::refund("R", PAY, "R-1", 5000);
+    let answer = |v| ApiResponse::ok(200, ResponseBody::Refund(v));
+    let replay = |v| cat(vec![vec![refund.clone()], read(2, &r, answer(v))]);
+    holds(name, replay(view(RefundStatus::Succeeded, 2)));
+    violated(name, replay(view(RefundStatus::Processing, 2)));
+    violated(name, replay(view(RefundStatus::Succeeded, 1)));
+    violated(name, read(2, &r, answer(view(RefundStatus::Succeeded, 2))));
+}
+
 /// REPLAY-03, REPLAY-02, CONC-02: 201 only for a create's first execution; a replay, a
 /// reread and a waiter get 200; a create's own execution 201 or 202.
 #[test]

@@ -239,5 +239,6 @@ fn stored_refund(r: &Refund) -> StoredRefund {
         environment: r.environment,
         merchant_refund_no: r.merchant_refund_no.clone(),
         status: r.status,
+        version: r.version,
     }
 }

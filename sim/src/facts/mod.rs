@@ -58,7 +58,13 @@ impl Facts {
             f.refunds.changes(what),
             f.queries.changes(what),
             f.client.changes(what),
-            f.responses.changes(what, &f.attempts),
+            f.responses.changes(
+                what,
+                &responses::Store {
+                    attempts: &f.attempts,
+                    refunds: &f.refunds,
+                },
+            ),
         ];
         if !changed.contains(&true) {
             return;
@@ -69,9 +75,11 @@ impl Facts {
             let Facts {
                 responses,
                 attempts,
+                refunds,
                 ..
             } = f;
-            responses.observe(what, attempts);
+            let store = responses::Store { attempts, refunds };
+            responses.observe(what, &store);
         }
         if changed[0] {
             f.money.observe(at, what);

@@ -10,11 +10,12 @@
 //! a run of a platform that answers as the contract says.
 
 use super::attempts::Attempts;
+use super::refunds::Refunds;
 use payhub_model::event::{Handling, Owner, ScopeKey, StoredPayment, What};
 use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, Contract, CowMap, CowSet, Endpoint, ErrorCode, Field, Json,
-    Method, PaymentId, PaymentStatus, PaymentView, RequestId, ResolutionStatus, ResourceId,
-    ResponseBody, Text, WebhookObject,
+    Method, PaymentId, PaymentStatus, PaymentView, RefundId, RefundStatus, RequestId,
+    ResolutionStatus, ResourceId, ResponseBody, Text, WebhookObject,
 };
 use serde::Serialize;
 
@@ -69,6 +70,14 @@ pub struct Responses {
     /// ORDER-01, CONC-02, CONC-03, ATTEMPT-01: the first answer at one of the contract's
     /// "A or B" points (S4, S5, S8) that is neither A nor B.
     pub branch_misanswered: Option<Box<Misanswer>>,
+}
+
+/// The platform's store as the facts mirror it when an event is judged: the attempts
+/// family's Payments and the refunds family's refunds.
+#[derive(Clone, Copy)]
+pub(super) struct Store<'a> {
+    pub attempts: &'a Attempts,
+    pub refunds: &'a Refunds,
 }
 
 /// What a Payment looked like, as far as the response properties compare it.
@@ -151,6 +160,9 @@ pub struct Misanswer {
     pub payment: Option<PaymentId>,
     pub shown: Option<Shown>,
     pub stored: Option<Shown>,
+    /// A refund shown (status, version), and as the store held it.
+    pub refund: Option<(RefundId, RefundStatus, u32)>,
+    pub stored_refund: Option<(RefundStatus, u32)>,
 }
 
 impl Misanswer {
@@ -162,6 +174,8 @@ impl Misanswer {
             payment: None,
             shown: None,
             stored: None,
+            refund: None,
+            stored_refund: None,
         }
     }
 
@@ -196,6 +210,18 @@ impl Misanswer {
             Some(stored) => s.push_str(&format!(", stored {stored}")),
             None if self.payment.is_some() => s.push_str(", not in the store"),
             None => {}
+        }
+        if let Some((id, status, version)) = self.refund {
+            s.push_str(&format!(
+                " about {id}: shown {} version {version}",
+                status.as_str()
+            ));
+            match self.stored_refund {
+                Some((status, version)) => {
+                    s.push_str(&format!(", stored {} version {version}", status.as_str()))
+                }
+                None => s.push_str(", not in the store"),
+            }
         }
         s
     }
@@ -247,7 +273,7 @@ impl Responses {
 
     /// Whether `what` changes this family (asked before the shared facts are copied):
     /// it moves an execution or a wait, or it fills an open witness.
-    pub(super) fn changes(&self, what: &What, store: &Attempts) -> bool {
+    pub(super) fn changes(&self, what: &What, store: &Store<'_>) -> bool {
         if self.moves_flight(what, store) {
             return true;
         }
@@ -256,7 +282,7 @@ impl Responses {
         found
     }
 
-    pub(super) fn observe(&mut self, what: &What, store: &Attempts) {
+    pub(super) fn observe(&mut self, what: &What, store: &Store<'_>) {
         let mut findings = Vec::new();
         self.judge(what, store, &mut |slot, m| findings.push((slot, m)));
         for (slot, m) in findings {
@@ -269,7 +295,7 @@ impl Responses {
     }
 
     /// Whether `what` starts or ends an execution or a wait, or creates a Payment.
-    fn moves_flight(&self, what: &What, store: &Attempts) -> bool {
+    fn moves_flight(&self, what: &What, store: &Store<'_>) -> bool {
         match what {
             What::Handled {
                 request,
@@ -283,19 +309,19 @@ impl Responses {
             What::Answered { id, .. } => {
                 self.waiting.contains(id) || self.executing.values().any(|e| e == id)
             }
-            What::PaymentStored { payment, .. } => !store.payments.contains_key(payment),
+            What::PaymentStored { payment, .. } => !store.attempts.payments.contains_key(payment),
             _ => false,
         }
     }
 
-    fn move_flight(&mut self, what: &What, store: &Attempts) {
+    fn move_flight(&mut self, what: &What, store: &Store<'_>) {
         match what {
             What::Handled { .. } if self.created_now.is_some() => {
                 self.created_now = None;
                 self.move_flight_handled(what);
             }
             What::PaymentStored { payment, .. } => {
-                if !store.payments.contains_key(payment) {
+                if !store.attempts.payments.contains_key(payment) {
                     self.created_now = Some(*payment);
                 }
             }
@@ -334,7 +360,7 @@ impl Responses {
     }
 
     /// Every misanswer `what` shows, reported to `found`.
-    fn judge(&self, what: &What, store: &Attempts, found: &mut dyn FnMut(Slot, Misanswer)) {
+    fn judge(&self, what: &What, store: &Store<'_>, found: &mut dyn FnMut(Slot, Misanswer)) {
         match what {
             What::Handled {
                 id,
@@ -383,7 +409,7 @@ impl Responses {
         owner: Owner,
         handling: &Handling,
         answer: &ApiResponse,
-        store: &Attempts,
+        store: &Store<'_>,
         found: &mut dyn FnMut(Slot, Misanswer),
     ) {
         let miss = || Misanswer::of(Some(id), answer);
@@ -433,7 +459,7 @@ impl Responses {
         owner: Owner,
         handling: &Handling,
         answer: &ApiResponse,
-        store: &Attempts,
+        store: &Store<'_>,
         miss: impl Fn() -> Misanswer,
     ) -> Option<Misanswer> {
         let code = answer.error_code();
@@ -445,7 +471,7 @@ impl Responses {
             Endpoint::CreatePayment { .. } => {
                 let order = order_no(&request.endpoint)?;
                 let (merchant, environment) = owner?;
-                let (existing, _) = store.payments.iter().find(|(_, p)| {
+                let (existing, _) = store.attempts.payments.iter().find(|(_, p)| {
                     p.merchant == merchant
                         && p.environment == environment
                         && p.merchant_order_no == *order
@@ -495,13 +521,23 @@ impl Responses {
         id: RequestId,
         scope: &ScopeKey,
         response: &ApiResponse,
-        store: &Attempts,
+        store: &Store<'_>,
         found: &mut dyn FnMut(Slot, Misanswer),
     ) {
         let miss = || Misanswer::of(Some(id), response);
+        if let ResponseBody::Refund(r) = &response.body {
+            let stored = store.refunds.refunds.get(&r.id);
+            let current = stored.is_some_and(|s| s.status == r.status && s.version == r.version);
+            if !current {
+                let mut m = miss();
+                m.refund = Some((r.id, r.status, r.version));
+                m.stored_refund = stored.map(|s| (s.status, s.version));
+                found(Slot::Stale, m);
+            }
+        }
         if let ResponseBody::Payment(p) = &response.body {
             let shown = Shown::of_view(p);
-            let stored = store.payments.get(&p.id).map(Shown::of_store);
+            let stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
             if stored.is_none_or(|s| !shown.same_state(s)) {
                 found(Slot::Stale, miss().about(p.id, Some(shown), stored));
             }
@@ -608,9 +644,10 @@ fn judge_key(
 }
 
 /// The Payment the store holds under `id` for `owner`, if any.
-fn owned(store: &Attempts, owner: Owner, id: PaymentId) -> Option<&StoredPayment> {
+fn owned<'a>(store: &Store<'a>, owner: Owner, id: PaymentId) -> Option<&'a StoredPayment> {
     let (merchant, environment) = owner?;
     store
+        .attempts
         .payments
         .get(&id)
         .filter(|p| p.merchant == merchant && p.environment == environment)
@@ -622,7 +659,7 @@ fn judge_not_found(
     request: &ApiRequest,
     owner: Owner,
     answer: &ApiResponse,
-    store: &Attempts,
+    store: &Store<'_>,
     miss: impl Fn() -> Misanswer,
 ) -> Option<Misanswer> {
     let door = matches!(answer.status, 401 | 429);
@@ -657,7 +694,7 @@ fn judge_related(
     request: &ApiRequest,
     owner: Owner,
     answer: &ApiResponse,
-    store: &Attempts,
+    store: &Store<'_>,
     miss: impl Fn() -> Misanswer,
 ) -> Option<Misanswer> {
     let ResponseBody::Error { error } = &answer.body else {
@@ -668,7 +705,7 @@ fn judge_related(
         ErrorCode::OrderNoConflict => {
             let order = order_no(&request.endpoint)?;
             let (merchant, environment) = owner?;
-            let existing = store.payments.iter().find(|(_, p)| {
+            let existing = store.attempts.payments.iter().find(|(_, p)| {
                 p.merchant == merchant
                     && p.environment == environment
                     && p.merchant_order_no == *order
@@ -710,7 +747,7 @@ fn judge_query(
     request: &ApiRequest,
     owner: Owner,
     answer: &ApiResponse,
-    store: &Attempts,
+    store: &Store<'_>,
     miss: impl Fn() -> Misanswer,
 ) -> Option<Misanswer> {
     if !answer.is_success() {
@@ -732,7 +769,7 @@ fn judge_query(
         }
         (Endpoint::ListPayments { merchant_order_no }, ResponseBody::Payments { data }) => {
             let (merchant, environment) = owner?;
-            let existing = store.payments.iter().find(|(_, p)| {
+            let existing = store.attempts.payments.iter().find(|(_, p)| {
                 p.merchant == merchant
                     && p.environment == environment
                     && p.merchant_order_no == *merchant_order_no
@@ -753,7 +790,7 @@ fn judge_query(
 fn judge_any_answer(
     id: RequestId,
     response: &ApiResponse,
-    store: &Attempts,
+    store: &Store<'_>,
     found: &mut dyn FnMut(Slot, Misanswer),
 ) {
     let miss = || Misanswer::of(Some(id), response);
@@ -775,7 +812,7 @@ fn judge_any_answer(
         _ => &[],
     };
     for p in views {
-        let stored = store.payments.get(&p.id).map(Shown::of_store);
+        let stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
         if stored.is_some_and(|s| s.attempts != p.attempt_count) {
             found(
                 Slot::Attempts,
@@ -790,11 +827,11 @@ fn judge_any_answer(
 fn judge_store_change(
     payment: PaymentId,
     stored: &StoredPayment,
-    store: &Attempts,
+    store: &Store<'_>,
     found: &mut dyn FnMut(Slot, Misanswer),
 ) {
     let now = Shown::of_store(stored);
-    let before = store.payments.get(&payment).map(Shown::of_store);
+    let before = store.attempts.payments.get(&payment).map(Shown::of_store);
     let unversioned = match before {
         Some(b) => {
             now.version < b.version || (now.version == b.version && now.visible() != b.visible())
@@ -809,6 +846,8 @@ fn judge_store_change(
             payment: Some(payment),
             shown: Some(now),
             stored: before,
+            refund: None,
+            stored_refund: None,
         };
         found(Slot::Version, m);
     }
@@ -816,8 +855,8 @@ fn judge_store_change(
 
 /// A webhook of the store's current version shows the stored state and attempt_count;
 /// none shows a version the store has not reached.
-fn judge_webhook(p: &PaymentView, store: &Attempts, found: &mut dyn FnMut(Slot, Misanswer)) {
-    let Some(stored) = store.payments.get(&p.id).map(Shown::of_store) else {
+fn judge_webhook(p: &PaymentView, store: &Store<'_>, found: &mut dyn FnMut(Slot, Misanswer)) {
+    let Some(stored) = store.attempts.payments.get(&p.id).map(Shown::of_store) else {
         return;
     };
     let shown = Shown::of_view(p);
@@ -828,6 +867,8 @@ fn judge_webhook(p: &PaymentView, store: &Attempts, found: &mut dyn FnMut(Slot, 
         payment: Some(p.id),
         shown: Some(shown),
         stored: Some(stored),
+        refund: None,
+        stored_refund: None,
     };
     if shown.version > stored.version
         || (shown.version == stored.version && !shown.same_state(stored))
