@@ -165,6 +165,8 @@ pub struct StoredPayment {
     pub attempts: Vec<AttemptId>,
     /// `failure.attempt_id`.
     pub failure_attempt: Option<AttemptId>,
+    /// `version`: raised by every change a merchant could see (A-VERSION).
+    pub version: u32,
 }
 
 /// What the platform's store holds of an attempt.
@@ -182,6 +184,8 @@ pub struct StoredRefund {
     pub environment: Environment,
     pub merchant_refund_no: Text,
     pub status: RefundStatus,
+    /// `version` (A-VERSION).
+    pub version: u32,
 }
 
 /// What a merchant's database holds of an order, observed after a client step changed it.

@@ -110,6 +110,46 @@ mutants! {
     SessionReplayNewSession = "session_replay_new_session", [ReplayReusesObject, CheckoutNewSession];
     /// A refund whose answer is unknown is sent upstream again instead of queried.
     RefundResentWhenUnknown = "refund_resent_when_unknown", [RefundTimeoutNoSecondRefund];
+
+    // ---- detail mutants: responses --------------------------------------------------
+    // What the platform answers, as the contract prescribes it in detail: status codes,
+    // headers, error fields, the object's current state, versions. Each is killed by a
+    // property of `properties/src/responses.rs`.
+
+    /// A replay answers the object one version behind the store (a cache refreshed one write late).
+    ReplayAnswersPreviousVersion = "replay_answers_previous_version", [ReplayLatestStatus200];
+    /// A replay is answered 201 Created, as if it had executed again.
+    ReplayAnswersCreated = "replay_answers_created", [ReplayLatestStatus200, FirstExecution201];
+    /// A 429 rate_limited is answered without a Retry-After header.
+    RateLimitWithoutRetryAfter = "rate_limit_without_retry_after", [RateLimited];
+    /// A paused channel answers 500 internal_error instead of 503 temporarily_unavailable.
+    PauseAnswersInternalError = "pause_answers_internal_error", [ChannelPaused, Only503NotAccepted];
+    /// A missing or invalid Idempotency-Key is answered 400 without error.field.
+    KeyErrorWithoutField = "key_error_without_field", [KeyRequiredCreatePayment, KeyLength];
+    /// The key length is counted in bytes: a key of 255 characters or fewer but more than 255 bytes is refused.
+    KeyLengthInBytes = "key_length_in_bytes", [KeyLength];
+    /// A GET of a Payment the merchant does not have answers 403 permission_denied instead of 404.
+    MissingPaymentAnswersForbidden = "missing_payment_answers_forbidden", [QueryById, NotFoundMeansNeverCreated];
+    /// 409 order_no_conflict is answered without related_resource_id.
+    OrderNoConflictWithoutRelated = "order_no_conflict_without_related", [UniqueOrderNo, OrderNoNewKey];
+    /// 409 payment_in_progress is answered without related_resource_id.
+    PaymentInProgressWithoutRelated = "payment_in_progress_without_related", [ConfirmWhileProcessing];
+    /// A cancel answered 202 has already marked the Payment canceled.
+    CancelAcceptedMarksCanceled = "cancel_accepted_marks_canceled", [Cancel202KeepsStatus];
+    /// failure.attempt_id names the Payment's first attempt, not the one that failed last.
+    FailureNamesFirstAttempt = "failure_names_first_attempt", [TerminalStatuses, CardRetryAfterFailure];
+    /// attempt_count in answers leaves out the attempt still in progress.
+    AttemptCountOffByOne = "attempt_count_off_by_one", [ReplayLatestStatus200, CardRetryAfterFailure];
+    /// The switch to needs_query is stored without a new version (and without its webhook).
+    VersionNotBumpedOnNeedsQuery = "version_not_bumped_on_needs_query", [NeedsQuery, WebhookPrimary];
+    /// A replay of a Payment still in progress is answered 409 operation_in_progress though nothing is executing.
+    ReplayInProgressAnswersConflict = "replay_in_progress_answers_conflict", [ConcurrentWaitTimeout, ReplayLatestStatus200];
+    /// A query of a Payment under verification answers resolution_status known (a state never stored).
+    QueryHidesNeedsQuery = "query_hides_needs_query", [QueryReadsKnownState, NeedsQuery];
+    /// S8: a confirm while an attempt is unfinished is answered 422 payment_not_confirmable, neither of the contract's two answers.
+    ConfirmWhileProcessingUnconfirmable = "confirm_while_processing_unconfirmable", [ConfirmWhileProcessing];
+    /// S4: a new key for an existing order number is answered 201 with the existing Payment, as if it had been created.
+    OrderNoReuseAnswersCreated = "order_no_reuse_answers_created", [OrderNoNewKey, FirstExecution201];
 }
 
 impl Mutant {

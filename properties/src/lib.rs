@@ -16,6 +16,7 @@ pub mod liveness;
 pub mod presets;
 pub mod property;
 pub mod reach;
+pub mod responses;
 pub mod safety;
 pub mod zoo;
 

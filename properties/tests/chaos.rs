@@ -78,6 +78,12 @@ enum Key {
     Longest,
     /// 256 characters: one too many.
     TooLong,
+    /// 1 character: the shortest valid key.
+    Shortest,
+    /// 255 two-byte characters (510 bytes): valid, counted in characters (A-KEY-LENGTH).
+    MultiByte,
+    /// 256 two-byte characters: one too many.
+    MultiByteTooLong,
 }
 
 impl Key {
@@ -88,6 +94,9 @@ impl Key {
             Key::Empty => Some(String::new()),
             Key::Longest => Some("k".repeat(255)),
             Key::TooLong => Some("k".repeat(256)),
+            Key::Shortest => Some("k".into()),
+            Key::MultiByte => Some("é".repeat(255)),
+            Key::MultiByteTooLong => Some("é".repeat(256)),
         }
     }
 }
@@ -119,6 +128,9 @@ enum Op {
     Send(Req),
     /// Concurrent submissions: the same request twice in flight at once.
     SendTwice(Req),
+    /// The request with its order number in lower case (`order-1`): another order for
+    /// the platform (QUERY-02: exact, case-sensitive).
+    SendLowerCase(Req),
     Net {
         net: Net,
         k: u8,
@@ -161,11 +173,14 @@ fn api() -> impl Strategy<Value = Api> {
 
 fn key() -> impl Strategy<Value = Key> {
     prop_oneof![
-        12 => (0u8..4).prop_map(Key::K),
+        30 => (0u8..4).prop_map(Key::K),
         1 => Just(Key::Missing),
         1 => Just(Key::Empty),
         1 => Just(Key::Longest),
         1 => Just(Key::TooLong),
+        1 => Just(Key::Shortest),
+        1 => Just(Key::MultiByte),
+        1 => Just(Key::MultiByteTooLong),
     ]
 }
 
@@ -246,6 +261,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         14 => request().prop_map(Op::Send),
         2 => request().prop_map(Op::SendTwice),
+        2 => request().prop_map(Op::SendLowerCase),
         16 => k().prop_map(|k| Op::Net { net: Net::Deliver, k }),
         2 => k().prop_map(|k| Op::Net { net: Net::Drop, k }),
         2 => k().prop_map(|k| Op::Net { net: Net::Duplicate, k }),
@@ -266,7 +282,7 @@ fn op() -> impl Strategy<Value = Op> {
 fn simpler(op: &Op) -> Vec<Op> {
     let mut out = Vec::new();
     match op {
-        Op::SendTwice(r) => out.push(Op::Send(r.clone())),
+        Op::SendTwice(r) | Op::SendLowerCase(r) => out.push(Op::Send(r.clone())),
         Op::Send(r) => {
             if r.node != 0 {
                 out.push(Op::Send(Req {
@@ -362,6 +378,29 @@ fn build(world: &World, r: &Req) -> ApiRequest {
     }
 }
 
+/// `request` with its merchant_order_no in lower case.
+fn lower_case_order(mut request: ApiRequest) -> ApiRequest {
+    use payhub_model::{Endpoint, Json};
+    let lower = |o: &mut Option<payhub_model::Text>| {
+        if let Some(order) = o {
+            *order = order.to_lowercase().as_str().into();
+        }
+    };
+    match &mut request.endpoint {
+        Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } => lower(&mut b.merchant_order_no),
+        Endpoint::CreateCheckoutSession {
+            body: Json::Parsed(b),
+        } => lower(&mut b.merchant_order_no),
+        Endpoint::ListPayments { merchant_order_no } => {
+            *merchant_order_no = merchant_order_no.to_lowercase().as_str().into()
+        }
+        _ => {}
+    }
+    request
+}
+
 /// The `k`-th enabled choice matching `want`, if any.
 fn kth(enabled: &[Choice], k: u8, want: impl Fn(&Choice) -> bool) -> Option<Choice> {
     let matching: Vec<&Choice> = enabled.iter().filter(|c| want(c)).collect();
@@ -380,6 +419,10 @@ fn choices(world: &World, config: &WorldConfig, op: &Op) -> Vec<Choice> {
         Op::Send(r) => vec![Choice::Send {
             merchant: r.node,
             request: build(world, r).into(),
+        }],
+        Op::SendLowerCase(r) => vec![Choice::Send {
+            merchant: r.node,
+            request: lower_case_order(build(world, r)).into(),
         }],
         Op::SendTwice(r) => {
             let send = Choice::Send {

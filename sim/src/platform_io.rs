@@ -236,6 +236,7 @@ type PaymentSeen<'a> = (
     Millis,
     &'a [AttemptId],
     Option<AttemptId>,
+    u32,
 );
 
 fn payment_seen(p: &Payment) -> PaymentSeen<'_> {
@@ -248,11 +249,12 @@ fn payment_seen(p: &Payment) -> PaymentSeen<'_> {
         p.expires_at,
         &p.attempts,
         p.failure.map(|f| f.attempt_id),
+        p.version,
     )
 }
 
 fn stored_payment(p: &Payment) -> StoredPayment {
-    let (merchant, environment, order_no, status, resolution, expires_at, attempts, failure) =
+    let (merchant, environment, order_no, status, resolution, expires_at, attempts, failure, version) =
         payment_seen(p);
     StoredPayment {
         merchant,
@@ -263,6 +265,7 @@ fn stored_payment(p: &Payment) -> StoredPayment {
         expires_at,
         attempts: attempts.to_vec(),
         failure_attempt: failure,
+        version,
     }
 }
 
@@ -274,16 +277,17 @@ fn stored_attempt(a: &Attempt) -> StoredAttempt {
 }
 
 /// What the stream says of a refund ([`StoredRefund`]), borrowed from the store.
-fn refund_seen(r: &Refund) -> (MerchantId, Environment, &Text, RefundStatus) {
-    (r.merchant, r.environment, &r.merchant_refund_no, r.status)
+fn refund_seen(r: &Refund) -> (MerchantId, Environment, &Text, RefundStatus, u32) {
+    (r.merchant, r.environment, &r.merchant_refund_no, r.status, r.version)
 }
 
 fn stored_refund(r: &Refund) -> StoredRefund {
-    let (merchant, environment, refund_no, status) = refund_seen(r);
+    let (merchant, environment, refund_no, status, version) = refund_seen(r);
     StoredRefund {
         merchant,
         environment,
         merchant_refund_no: refund_no.clone(),
         status,
+        version,
     }
 }

@@ -166,6 +166,45 @@ fn business_day(servers: u8) -> Vec<WorkItem> {
 /// environments, missing, empty and over-long keys, a malformed body, a read-only key,
 /// confirms, cancels, refunds, queries) at the reference platform, under every fault,
 /// with rate limits and channel pauses switching.
+/// The input edges of the chaos alphabet (issue 15): keys of 1 and 255 characters next to
+/// the 0 and 256 above, multi-byte keys of 255 and 256 characters, keyless and empty-key
+/// requests on every endpoint that needs a key, an order number that differs only in
+/// case, refunds of an unpaid Payment (the session's) and beyond a refunded one, confirm
+/// and cancel of a Payment once closed, GETs of unknown ids and routes.
+fn chaos_edges() -> Vec<ApiRequest> {
+    let pay = PaymentId(1);
+    let unpaid = PaymentId(2);
+    let create =
+        |k: Option<&str>| req::with_key(req::create("K1", "ORDER-1", 10000, "USD", 'A'), k);
+    let mut edges = vec![
+        create(Some("k")),
+        create(Some(&"k".repeat(255))),
+        create(Some(&"é".repeat(255))),
+        create(Some(&"é".repeat(256))),
+        req::create("K5", "order-1", 10000, "USD", 'A'),
+        req::by_order("order-1"),
+        req::refund("R4", unpaid, "R-3", 5000),
+        req::refund("R5", pay, "R-4", 10000),
+        req::cancel("X2", unpaid),
+        req::confirm("C3", unpaid, 'A'),
+        req::get(PaymentId(9)),
+        req::get_refund(payhub_model::RefundId(9)),
+        req::query(Endpoint::Other {
+            method: payhub_model::Method::Delete,
+            path: "/v1/payments/pay_demo_001".into(),
+        }),
+    ];
+    for k in [None, Some("")] {
+        edges.extend([
+            req::with_key(req::confirm("C1", pay, 'B'), k),
+            req::with_key(req::cancel("X1", pay), k),
+            req::with_key(req::session("S1", "ORDER-2", 10000, "USD"), k),
+            req::with_key(req::refund("R1", pay, "R-1", 5000), k),
+        ]);
+    }
+    edges
+}
+
 pub fn chaos() -> WorldConfig {
     let create = |k: &str, amount: i64, card: char| req::create(k, "ORDER-1", amount, "USD", card);
     let pay = PaymentId(1);
@@ -199,6 +238,7 @@ pub fn chaos() -> WorldConfig {
         req::get(pay),
         req::by_order("ORDER-1"),
     ];
+    let alphabet: Vec<ApiRequest> = alphabet.into_iter().chain(chaos_edges()).collect();
     WorldConfig {
         name: "chaos".into(),
         alphabet: alphabet

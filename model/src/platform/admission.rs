@@ -132,7 +132,7 @@ impl Platform {
         if let Endpoint::Other { path, .. } = &req.endpoint {
             return Err(unknown_route(path));
         }
-        let key = idempotency_key(req, self.params.key_len_max)?;
+        let key = idempotency_key(req, self.params.key_len_max, self.variant)?;
 
         // Body, then the object in the path or body (404 for another merchant's object too).
         let (route, fingerprint, op) = self.validate(now, merchant, environment, &req.endpoint)?;
@@ -201,7 +201,11 @@ fn unknown_route(path: &Text) -> Admission {
 }
 
 /// KEY-01..KEY-05, KEY-07: a POST carries a key of 1–`key_len_max` characters.
-fn idempotency_key(req: &ApiRequest, key_len_max: usize) -> Result<Text, Admission> {
+fn idempotency_key(
+    req: &ApiRequest,
+    key_len_max: usize,
+    variant: super::Variant,
+) -> Result<Text, Admission> {
     let key_rule = match &req.endpoint {
         Endpoint::CreatePayment { .. } => Rule::KeyRequiredCreatePayment,
         Endpoint::ConfirmPayment { .. } => Rule::KeyRequiredConfirm,
@@ -217,7 +221,7 @@ fn idempotency_key(req: &ApiRequest, key_len_max: usize) -> Result<Text, Admissi
         )),
         // A-KEY-LENGTH: characters are Unicode scalar values; an empty or too long key
         // gets the same 400 as a missing one.
-        Some(k) if k.is_empty() || k.chars().count() > key_len_max => Err(reject(
+        Some(k) if k.is_empty() || variant.key_too_long(k, key_len_max) => Err(reject(
             ErrorCode::InvalidRequest,
             Some(Field::IdempotencyKey),
             Rule::KeyLength,

@@ -401,7 +401,10 @@ impl Platform {
         branch: Option<Branch>,
         out: &mut Vec<PlatformOutput>,
     ) -> Result<(), StepError> {
-        self.handle_request(now, id, request, branch, out)
+        let start = out.len();
+        let result = self.handle_request(now, id, request, branch, out);
+        self.variant.finish_answers(&mut out[start..]);
+        result
     }
 
     /// Handles one input at `now`, pushing outputs to `out`. On error nothing changed.
@@ -418,7 +421,9 @@ impl Platform {
                 branch,
             } => self.step_request(now, id, &request, branch, out),
             PlatformInput::Upstream(reply) => {
+                let start = out.len();
                 self.handle_upstream(now, reply, out);
+                self.variant.finish_answers(&mut out[start..]);
                 Ok(())
             }
             PlatformInput::WebhookAcked(event) => {
@@ -427,7 +432,9 @@ impl Platform {
                 Ok(())
             }
             PlatformInput::Timeout => {
+                let start = out.len();
                 self.handle_timeout(now, out);
+                self.variant.finish_answers(&mut out[start..]);
                 Ok(())
             }
             PlatformInput::Control(control) => {

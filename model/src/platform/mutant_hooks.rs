@@ -293,6 +293,10 @@ impl Platform {
         executor: RequestId,
         out: &mut Vec<PlatformOutput>,
     ) {
+        if mutant == Mutant::CancelAcceptedMarksCanceled {
+            self.cancel_marked_before_202(now, executor, out);
+            return;
+        }
         let Some(Pending::Executor {
             scope,
             waits_on: WaitsOn::Charge { attempt, created },
@@ -332,6 +336,30 @@ impl Platform {
             // reading the stored result; each becomes the executor of its own attempt.
             Mutant::WaiterReexecutes => self.reexecute_waiters(now, &scope, attempt, out),
             _ => {}
+        }
+    }
+
+    /// MUTANT cancel_202_marks_canceled (CANCEL-01): a cancel about to be answered 202
+    /// (its Payment still in progress: the upstream gave no evidence) marks the Payment
+    /// canceled first, while its charge may still go through.
+    fn cancel_marked_before_202(
+        &mut self,
+        now: crate::time::Millis,
+        executor: RequestId,
+        out: &mut Vec<PlatformOutput>,
+    ) {
+        let Some(Pending::Executor {
+            waits_on: WaitsOn::Cancel { payment },
+            ..
+        }) = self.pending.get(&executor).cloned()
+        else {
+            return;
+        };
+        let p = self.payments.get_mut(&payment).expect("exists");
+        if p.status.is_in_progress() {
+            p.status = PaymentStatus::Canceled;
+            p.resolution = ResolutionStatus::Known;
+            self.bump_payment(now, payment, Rule::Cancel202KeepsStatus, out);
         }
     }
 

@@ -13,12 +13,16 @@
 use super::execute::Reading;
 use super::state::{AttemptStatus, IdempotencyRecord, Route, Scope};
 use crate::acquirer::{ChargeState, UpstreamCall};
-use crate::api::{Failure, FailureCode, PaymentStatus, ResolutionStatus};
+use crate::api::{
+    ApiError, ApiResponse, ErrorCode, Failure, FailureCode, Field, PaymentStatus, ResolutionStatus,
+    ResponseBody,
+};
 use crate::cow::CowMap;
 use crate::ids::{AttemptId, Card, RefundId, ResourceId};
 use crate::mutants::Mutant;
 use crate::params::PlatformParams;
 use crate::platform::Fingerprint;
+use crate::platform::PlatformOutput;
 use crate::rules::Rule;
 use crate::text::Text;
 use crate::time::Millis;
@@ -182,13 +186,23 @@ impl Variant {
     /// How an upstream answer about a charge is read: as the contract reads it
     /// (`contract`). upstream_error_is_final reads a 5xx as a final failure (UNKNOWN-02,
     /// RES-01); action_required_as_succeeded reads requires_action as succeeded (RES-05).
+    /// failure_names_first_attempt names the Payment's first attempt (`attempts`, oldest
+    /// first) in `failure.attempt_id` instead of the one that failed (RES-06).
     pub(super) fn read_charge(
         self,
         state: ChargeState,
         attempt: AttemptId,
+        attempts: &[AttemptId],
         contract: Reading,
     ) -> Reading {
         match (self.0, state) {
+            (Some(Mutant::FailureNamesFirstAttempt), _) => Reading {
+                failure: contract.failure.map(|f| Failure {
+                    attempt_id: attempts.first().copied().unwrap_or(f.attempt_id),
+                    ..f
+                }),
+                ..contract
+            },
             (Some(Mutant::UpstreamErrorIsFinal), ChargeState::Error) => Reading {
                 attempt: AttemptStatus::Failed,
                 known: true,
@@ -239,6 +253,38 @@ impl Variant {
         }
     }
 
+    /// Whether an Idempotency-Key is longer than `max`: KEY-07, A-KEY-LENGTH, counted in
+    /// characters (Unicode scalar values). key_length_in_bytes counts bytes.
+    pub(super) fn key_too_long(self, key: &str, max: usize) -> bool {
+        if self.is(Mutant::KeyLengthInBytes) {
+            key.len() > max
+        } else {
+            key.chars().count() > max
+        }
+    }
+
+    /// Whether a change of a Payment decided by `rule` gets a new version and its event:
+    /// WEBHOOK-01, A-VERSION, every change. version_not_bumped_on_needs_query: not the
+    /// switch to needs_query.
+    pub(super) fn bumps_version(self, rule: Rule) -> bool {
+        !(self.is(Mutant::VersionNotBumpedOnNeedsQuery) && rule == Rule::NeedsQuery)
+    }
+
+    /// The answers of one step as they leave the platform: the reference sends each as it
+    /// was built, with every detail the contract prescribes (the status code, Retry-After,
+    /// `error.field`, `related_resource_id`, the object's current state). The response
+    /// detail mutants change one detail of the answers they concern.
+    pub(super) fn finish_answers(self, out: &mut [PlatformOutput]) {
+        let Some(m) = self.0 else {
+            return;
+        };
+        for output in out {
+            if let PlatformOutput::Response { response, rule, .. } = output {
+                wrong_answer(m, response, *rule);
+            }
+        }
+    }
+
     /// How long an idempotency record is kept: RET-01, the platform's `retention` (the
     /// contract's 7 days). retention_expires_early: a day (hours taken for days).
     pub(super) fn retention(self, params: &PlatformParams) -> Millis {
@@ -247,6 +293,72 @@ impl Variant {
         } else {
             params.retention
         }
+    }
+}
+
+/// The answer `mutant` sends instead of `response` (decided by `rule`): one detail
+/// wrong. Other mutants leave it as it is.
+fn wrong_answer(mutant: Mutant, response: &mut ApiResponse, rule: Rule) {
+    let replay = rule == Rule::ReplayLatestStatus200;
+    let code = response.error_code();
+    match (mutant, &mut response.body) {
+        (Mutant::ReplayAnswersPreviousVersion, ResponseBody::Payment(p)) if replay => {
+            p.version = p.version.saturating_sub(1).max(1);
+        }
+        (Mutant::ReplayAnswersCreated, _) if replay => response.status = 201,
+        (Mutant::RateLimitWithoutRetryAfter, _) if response.status == 429 => {
+            response.retry_after_s = None;
+        }
+        (Mutant::PauseAnswersInternalError, _)
+            if code == Some(ErrorCode::TemporarilyUnavailable) =>
+        {
+            *response = ApiResponse::error(ApiError::new(ErrorCode::InternalError));
+        }
+        (Mutant::KeyErrorWithoutField, ResponseBody::Error { error })
+            if error.field == Some(Field::IdempotencyKey) =>
+        {
+            error.field = None;
+        }
+        (Mutant::MissingPaymentAnswersForbidden, _)
+            if rule == Rule::QueryById && code == Some(ErrorCode::ResourceMissing) =>
+        {
+            *response = ApiResponse::error(ApiError::new(ErrorCode::PermissionDenied));
+        }
+        (Mutant::OrderNoConflictWithoutRelated, ResponseBody::Error { error })
+            if error.code == ErrorCode::OrderNoConflict =>
+        {
+            error.related_resource_id = None;
+        }
+        (Mutant::PaymentInProgressWithoutRelated, ResponseBody::Error { error })
+            if error.code == ErrorCode::PaymentInProgress =>
+        {
+            error.related_resource_id = None;
+        }
+        (Mutant::AttemptCountOffByOne, ResponseBody::Payment(p)) if p.status.is_in_progress() => {
+            p.attempt_count = p.attempt_count.saturating_sub(1);
+        }
+        (Mutant::ReplayInProgressAnswersConflict, ResponseBody::Payment(p))
+            if replay && p.status.is_in_progress() =>
+        {
+            *response = ApiResponse::error(ApiError::new(ErrorCode::OperationInProgress));
+        }
+        (Mutant::QueryHidesNeedsQuery, ResponseBody::Payment(p))
+            if rule == Rule::QueryReadsKnownState
+                && p.resolution_status == ResolutionStatus::NeedsQuery =>
+        {
+            p.resolution_status = ResolutionStatus::Known;
+        }
+        (Mutant::ConfirmWhileProcessingUnconfirmable, _)
+            if code == Some(ErrorCode::PaymentInProgress) =>
+        {
+            *response = ApiResponse::error(ApiError::new(ErrorCode::PaymentNotConfirmable));
+        }
+        (Mutant::OrderNoReuseAnswersCreated, ResponseBody::Payment(_))
+            if rule == Rule::OrderNoNewKey =>
+        {
+            response.status = 201;
+        }
+        _ => {}
     }
 }
 

@@ -2,8 +2,8 @@
 //! bugs no general preset reaches.
 
 use crate::presets::{
-    PAY_1, Preset, Reaches, Step, base, checker_params, client_presets, client_world, paid, pay,
-    platform_presets,
+    EDGE_PRESETS, PAY_1, Preset, Reaches, Step, base, checker_params, client_presets, client_world,
+    paid, pay, platform_presets,
 };
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
@@ -22,15 +22,21 @@ fn slow_last(presets: Vec<Preset>) -> Vec<Preset> {
     cheap.into_iter().chain(slow).collect()
 }
 
-/// Platform presets (cheap), the zoo's platform presets, the slow platform presets, then
+/// Platform presets (cheap), the zoo's platform presets, the input-edge presets, the slow platform presets, then
 /// the client presets with the reference client.
 pub fn platform_order() -> Vec<Preset> {
     let (slow, cheap): (Vec<Preset>, Vec<Preset>) = platform_presets()
         .into_iter()
         .partition(|p| SLOW_PRESETS.contains(&p.name));
+    // The input-edge presets come after the zoo's own (the detail mutants they catch
+    // are the only ones that get there).
+    let (edges, cheap): (Vec<Preset>, Vec<Preset>) = cheap
+        .into_iter()
+        .partition(|p| EDGE_PRESETS.contains(&p.name));
     cheap
         .into_iter()
         .chain(zoo_platform_presets())
+        .chain(edges)
         .chain(slow)
         .chain(client_order(&Policy::reference()))
         .collect()

@@ -14,13 +14,16 @@
 //! - [`attempts`]: the platform's Payments and attempts, the acquirer's charges;
 //! - [`refunds`]: refunds on the platform and upstream;
 //! - [`queries`]: every answer and rule seen, query spacing, Retry-After;
-//! - [`client`]: what merchant clients sent and stored.
+//! - [`client`]: what merchant clients sent and stored;
+//! - [`responses`]: every answer against what the contract prescribes for it and the
+//!   store at answer time.
 
 pub mod attempts;
 pub mod client;
 pub mod money;
 pub mod queries;
 pub mod refunds;
+pub mod responses;
 
 pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
@@ -39,6 +42,7 @@ pub struct Facts {
     pub refunds: Shared<refunds::Refunds>,
     pub queries: Shared<queries::Queries>,
     pub client: Shared<client::Clients>,
+    pub responses: Shared<responses::Responses>,
 }
 
 impl Facts {
@@ -57,6 +61,17 @@ impl Facts {
             return;
         }
         let f: &mut Facts = facts;
+        // Before the attempts family: a store change is judged against what it replaces.
+        if changed[5] {
+            let Facts {
+                responses,
+                attempts,
+                refunds,
+                ..
+            } = f;
+            let store = responses::Store { attempts, refunds };
+            responses.observe(what, &store);
+        }
         if changed[0] {
             f.money.observe(at, what);
         }
@@ -75,13 +90,20 @@ impl Facts {
     }
 
     /// Which families `what` changes: money, attempts, refunds, queries, client.
-    fn families_changed(&self, what: &What) -> [bool; 5] {
+    fn families_changed(&self, what: &What) -> [bool; 6] {
         [
             self.money.changes(what),
             self.attempts.changes(what),
             self.refunds.changes(what),
             self.queries.changes(what),
             self.client.changes(what),
+            self.responses.changes(
+                what,
+                &responses::Store {
+                    attempts: &self.attempts,
+                    refunds: &self.refunds,
+                },
+            ),
         ]
     }
 

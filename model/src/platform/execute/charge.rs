@@ -213,7 +213,9 @@ impl Platform {
         let p = &self.payments[&payment];
         let before = (p.status, p.resolution, p.failure);
         let contract = contract_reading(state, attempt, a.status, p);
-        let reading = self.variant.read_charge(state, attempt, contract);
+        let reading = self
+            .variant
+            .read_charge(state, attempt, &p.attempts, contract);
         let p = self.payments.get_mut(&payment).expect("exists");
         p.status = reading.status;
         p.resolution = reading.resolution;

@@ -19,6 +19,9 @@ impl Platform {
         rule: Rule,
         out: &mut Vec<PlatformOutput>,
     ) {
+        if !self.variant.bumps_version(rule) {
+            return;
+        }
         let p = self.payments.get_mut(&payment).expect("exists");
         p.version += 1;
         let (merchant, environment) = (p.merchant, p.environment);

@@ -1,0 +1,248 @@
+//! Response-level properties: the executable reading of the contract's answers. Each
+//! judges, from the facts alone, one thing the contract prescribes about what the
+//! platform answers (a status code, a header, an error field, the object's current
+//! state, its version), written from the contract's text and never by asking the
+//! platform. The facts are `payhub_sim::facts::responses` (first witnesses, judged against
+//! the store as it was at answer time) and the attempts family's mirror of the store.
+
+use crate::property::{Predicate, Property};
+use payhub_model::{Contract, PaymentStatus, Rule};
+use payhub_sim::facts::responses::Misanswer;
+
+fn explain(witness: &Option<Box<Misanswer>>, what: &str) -> Option<String> {
+    witness.as_ref().map(|m| format!("{}: {what}", m.who()))
+}
+
+/// REPLAY-02, CONC-02, REPLAY-01: every answer to a POST shows its Payment as the store
+/// holds it at answer time: a replay or a waiter's answer the object's latest state.
+pub const ANSWERS_SHOW_CURRENT_STATE: Property = Property {
+    name: "answers-show-the-current-state",
+    rules: &[
+        Rule::ReplayLatestStatus200,
+        Rule::ConcurrentWaitSameObject,
+        Rule::ReplayReusesObject,
+    ],
+    about: "Every answer to a POST (first execution, replay, wait) shows its Payment's status, resolution_status, version and failure.attempt_id, or its Refund's status and version, as the store holds them when the answer leaves (attempt_count: attempt-count-is-attempts-made).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.stale_answer,
+            "the answer does not show the Payment's current state",
+        )
+    }),
+};
+
+/// REPLAY-03, REPLAY-02, CONC-02: 201 for a first execution, 200 for a replay.
+pub const FIRST_EXECUTION_201_REPLAY_200: Property = Property {
+    name: "first-execution-201-replay-200",
+    rules: &[
+        Rule::FirstExecution201,
+        Rule::ReplayLatestStatus200,
+        Rule::ConcurrentWaitSameObject,
+    ],
+    about: "A create's own execution is answered 201 (202 while the upstream has not answered); a request whose step created, bound and sent nothing (a replay, a reread) and a request that waited are answered 200 when they succeed; only creates are ever answered 201.",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.wrong_success_code,
+            "201 is for a first execution, 200 for a replay or a wait",
+        )
+    }),
+};
+
+/// RATE-01: a 429 says when to retry.
+pub const RATE_LIMIT_CARRIES_RETRY_AFTER: Property = Property {
+    name: "rate-limit-carries-retry-after",
+    rules: &[Rule::RateLimited],
+    about: "Every 429 rate_limited carries a Retry-After of at least one second.",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.retry_after_missing,
+            "a 429 without Retry-After",
+        )
+    }),
+};
+
+/// RATE-04, RATE-05: 503 temporarily_unavailable is the platform's only 5xx.
+pub const ONLY_5XX_IS_503: Property = Property {
+    name: "only-5xx-is-503-temporarily-unavailable",
+    rules: &[Rule::ChannelPaused, Rule::Only503NotAccepted],
+    about: "The platform's own answers (before any edge failure) include no 5xx but 503, and a 503 is temporarily_unavailable (what it created is judged by rejections-execute-nothing).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.wrong_5xx,
+            "the only 5xx the platform answers is 503 temporarily_unavailable",
+        )
+    }),
+};
+
+/// KEY-01..KEY-07: a missing or invalid key is 400 with `error.field = Idempotency-Key`
+/// on every endpoint that needs one.
+pub const INVALID_KEY_400_FIELD: Property = Property {
+    name: "invalid-key-answered-400-idempotency-key",
+    rules: &[
+        Rule::KeyRequiredCreatePayment,
+        Rule::KeyRequiredConfirm,
+        Rule::KeyRequiredCancel,
+        Rule::KeyRequiredCheckoutSession,
+        Rule::KeyRequiredRefund,
+        Rule::KeyNotRequiredQueries,
+        Rule::KeyLength,
+    ],
+    about: "On create, confirm, cancel, checkout session and refund, a missing, empty or over-255-character Idempotency-Key (counted in characters) is answered 400 invalid_request with error.field = Idempotency-Key (unless authentication or the rate limit answered first: 401, 403, 429); a key of 1 to 255 characters, and a query, never are.",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.key_misjudged,
+            "the Idempotency-Key was judged against its 1-255 characters wrongly, or without error.field",
+        )
+    }),
+};
+
+/// QUERY-01, QUERY-05: what does not exist is 404 (405 for a known path).
+pub const NOT_FOUND_404_405: Property = Property {
+    name: "unknown-objects-and-routes-answered-404-405",
+    rules: &[Rule::QueryById, Rule::NotFoundMeansNeverCreated],
+    about: "A GET of a Payment the merchant does not have (unknown, or another merchant's or environment's) is answered 404 resource_missing, one it has never is; a route that does not exist is answered 404, or 405 for a known path (unless authentication or the rate limit answered first).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.not_found_misjudged,
+            "what does not exist is answered 404 (405), what exists never is",
+        )
+    }),
+};
+
+/// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an existing object name it.
+pub const CONFLICTS_NAME_RELATED_RESOURCE: Property = Property {
+    name: "conflicts-name-the-related-resource",
+    rules: &[
+        Rule::OrderNoNewKey,
+        Rule::UniqueOrderNo,
+        Rule::ConfirmWhileProcessing,
+        Rule::UniqueRefundNo,
+    ],
+    about: "409 order_no_conflict carries related_resource_id = the order's Payment in the store, 409 payment_in_progress the Payment in the path, 409 refund_no_conflict a refund.",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.related_misnamed,
+            "the conflict does not name the existing object in related_resource_id",
+        )
+    }),
+};
+
+/// CANCEL-01: 202 to a cancel leaves the status as it was.
+pub const CANCEL_202_KEEPS_STATUS: Property = Property {
+    name: "cancel-202-keeps-the-status",
+    rules: &[Rule::Cancel202KeepsStatus],
+    about: "A cancel answered 202 shows its Payment still processing or requires_action, and the store holds it so: without the upstream's word nothing is canceled.",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.cancel_202_changed,
+            "a cancel answered 202 changed the status",
+        )
+    }),
+};
+
+/// RES-06, ATTEMPT-02: `failure.attempt_id` names the attempt that failed last.
+pub const FAILURE_NAMES_LATEST_ATTEMPT: Property = Property {
+    name: "failure-names-the-latest-attempt",
+    rules: &[Rule::TerminalStatuses, Rule::CardRetryAfterFailure],
+    about: "A Payment the store holds failed has failure.attempt_id = its latest attempt (answers and webhooks show what the store holds: answers-show-the-current-state, queries-answer-known-state, versions-rise-with-every-visible-change).",
+    predicate: Predicate::Always(|f| {
+        for (id, p) in f.attempts.payments.iter() {
+            if p.status != PaymentStatus::Failed {
+                continue;
+            }
+            let latest = p.attempts.last().copied();
+            if p.failure_attempt != latest || latest.is_none() {
+                return Some(format!(
+                    "{id} is failed with failure.attempt_id {:?}, its latest attempt is {:?}",
+                    p.failure_attempt.map(|a| a.to_string()),
+                    latest.map(|a| a.to_string())
+                ));
+            }
+        }
+        None
+    }),
+};
+
+/// ATTEMPT-05, REPLAY-02: `attempt_count` is the number of attempts made.
+pub const ATTEMPT_COUNT_IS_ATTEMPTS_MADE: Property = Property {
+    name: "attempt-count-is-attempts-made",
+    rules: &[
+        Rule::AttemptsMax,
+        Rule::ReplayLatestStatus200,
+        Rule::CardRetryAfterFailure,
+    ],
+    about: "Every answer, and every webhook of the Payment's current version, shows attempt_count = the attempts the store holds for the Payment (never more than the contract's 3: attempts-within-limits).",
+    predicate: Predicate::Always(|f| {
+        if let Some(m) = &f.responses.miscounted_attempts {
+            return Some(format!(
+                "{}: attempt_count is not the attempts made (max {})",
+                m.who(),
+                Contract::ATTEMPTS_MAX
+            ));
+        }
+        None
+    }),
+};
+
+/// WEBHOOK-01, A-VERSION: versions rise with every visible change.
+pub const VERSIONS_RISE: Property = Property {
+    name: "versions-rise-with-every-visible-change",
+    rules: &[Rule::WebhookPrimary],
+    about: "Every change of a Payment's status, resolution_status, attempts or failure.attempt_id in the store raises its version, which never goes back; a webhook never shows the current version with another state, nor a version the store has not reached: one version, one state.",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.unversioned_change,
+            "a visible change without a higher version, or two states under one version",
+        )
+    }),
+};
+
+/// CONC-03, CONC-01: operation_in_progress only while the original is in flight.
+pub const IN_PROGRESS_ONLY_WHILE_IN_FLIGHT: Property = Property {
+    name: "operation-in-progress-only-while-in-flight",
+    rules: &[Rule::ConcurrentWaitTimeout, Rule::ConcurrentOneExecutes],
+    about: "409 operation_in_progress answers a request only while a request under the same Idempotency-Key is executing and not yet answered (when, not whose: a crossed scope is judged by scopes-never-interfere and answers-name-the-requested-payment).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.in_progress_without_execution,
+            "operation_in_progress while nothing executes under its Idempotency-Key",
+        )
+    }),
+};
+
+/// QUERY-04, QUERY-01, QUERY-02, QUERY-05: queries read only known state.
+pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
+    name: "queries-answer-known-state",
+    rules: &[
+        Rule::QueryReadsKnownState,
+        Rule::QueryById,
+        Rule::QueryByOrderNo,
+        Rule::NotFoundMeansNeverCreated,
+    ],
+    about: "A GET answers the Payment it names as the store holds it (status, resolution_status, version, failure.attempt_id); a list by order number answers the order's Payment as stored, or nothing when the store holds none (exact, case-sensitive).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.query_unknown_state,
+            "the query answered a state the platform does not hold",
+        )
+    }),
+};
+
+/// ORDER-01 (S4), CONC-02 and CONC-03 (S5), ATTEMPT-01 (S8): where the contract allows
+/// two answers, one of those two.
+pub const BRANCHES_ANSWER_ONE_OF_TWO: Property = Property {
+    name: "branches-answer-one-of-the-two",
+    rules: &[
+        Rule::OrderNoNewKey,
+        Rule::ConcurrentWaitSameObject,
+        Rule::ConcurrentWaitTimeout,
+        Rule::ConfirmWhileProcessing,
+    ],
+    about: "S4: a create for an order number that has a Payment succeeds only as 200 with that Payment, and conflicts only as order_no_conflict; S5: while a request under the scope executes, no other succeeds in its own step (it waits for the same object, or gets operation_in_progress); S8: a confirm of a Payment in progress gets 409 payment_in_progress or 200 with the Payment, or an answer that comes before that point (400, 401, 403, 429, 503).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.branch_misanswered,
+            "the answer is neither of the two the contract allows here",
+        )
+    }),
+};
