@@ -700,16 +700,24 @@ impl Report {
 
     fn scenarios_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Scenarios and findings scripts\n");
-        let _ = writeln!(s, "| script | title | result |\n|---|---|---|");
-        for sc in &self.scenarios {
-            let _ = writeln!(
-                s,
-                "| `{}` | {} | {} |",
-                sc.name,
-                md_cell(sc.title.as_deref().unwrap_or_default()),
-                if sc.passed { "pass" } else { "**FAIL**" }
-            );
+        let passed = self.scenarios.iter().filter(|sc| sc.passed).count();
+        let _ = writeln!(
+            s,
+            "{passed} of {} scripts pass (titles in `report.json`, `payhub-verify scenario --list`).\n",
+            self.scenarios.len()
+        );
+        let names = |pass: bool| {
+            self.scenarios
+                .iter()
+                .filter(|sc| sc.passed == pass)
+                .map(|sc| format!("`{}`", sc.name))
+                .collect::<Vec<_>>()
+        };
+        let failed = names(false);
+        if !failed.is_empty() {
+            let _ = writeln!(s, "**FAILED:** {}.\n", failed.join(", "));
         }
+        let _ = writeln!(s, "Passed: {}.", names(true).join(", "));
         let _ = writeln!(
             s,
             "\nEach script's trace and sequence diagram: `payhub-verify scenario NAME [--format mermaid]`; the findings' diagrams are in `diagrams/`.\n"
@@ -840,26 +848,31 @@ impl Report {
 /// The kill matrix section of the Markdown page.
 fn kill_matrix_markdown(s: &mut String, zoo: &ZooReport) {
     let _ = writeln!(s, "\n## Kill matrix\n");
+    let killed = zoo.matrix.mutants.iter().filter(|r| r.killed).count();
     let _ = writeln!(
         s,
-        "| mutant | side | rules | killed | property | method | seconds | counterexample steps |\n|---|---|---|---|---|---|---|---|"
+        "{killed} of {} planted bugs killed; each row: the rules it breaks, the property that killed it, how, and the counterexample's length in choices (sides, times and the rest: `report.json`).\n",
+        zoo.matrix.mutants.len()
+    );
+    let _ = writeln!(
+        s,
+        "| mutant | rules | killed by | method | steps |\n|---|---|---|---|---|"
     );
     for r in &zoo.matrix.mutants {
+        let property = match (r.killed, r.property) {
+            (true, Some(p)) => p.to_owned(),
+            _ => "**SURVIVED**".to_owned(),
+        };
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} | {:.3} | {} |",
+            "| `{}` | {} | {property} | {} | {} |",
             r.name,
-            crate::mutants_cmd::side_name(r.side),
             r.rules.join(", "),
-            r.killed,
-            r.property.unwrap_or("—"),
             r.method
                 .as_deref()
                 .map_or_else(|| "—".to_owned(), crate::mutants_cmd::method_name),
-            r.seconds,
-            // As the JSON of a missing length reads.
             r.counterexample_steps
-                .map_or_else(|| "null".to_owned(), |n| n.to_string()),
+                .map_or_else(|| "—".to_owned(), |n| n.to_string()),
         );
     }
     let _ = writeln!(

@@ -254,8 +254,17 @@ fn payment_seen(p: &Payment) -> PaymentSeen<'_> {
 }
 
 fn stored_payment(p: &Payment) -> StoredPayment {
-    let (merchant, environment, order_no, status, resolution, expires_at, attempts, failure, version) =
-        payment_seen(p);
+    let (
+        merchant,
+        environment,
+        order_no,
+        status,
+        resolution,
+        expires_at,
+        attempts,
+        failure,
+        version,
+    ) = payment_seen(p);
     StoredPayment {
         merchant,
         environment,
@@ -278,7 +287,13 @@ fn stored_attempt(a: &Attempt) -> StoredAttempt {
 
 /// What the stream says of a refund ([`StoredRefund`]), borrowed from the store.
 fn refund_seen(r: &Refund) -> (MerchantId, Environment, &Text, RefundStatus, u32) {
-    (r.merchant, r.environment, &r.merchant_refund_no, r.status, r.version)
+    (
+        r.merchant,
+        r.environment,
+        &r.merchant_refund_no,
+        r.status,
+        r.version,
+    )
 }
 
 fn stored_refund(r: &Refund) -> StoredRefund {
