@@ -1,0 +1,418 @@
+//! The HTTP edge: HTTP/1.1 on a TCP listener (hyper 1 under axum's router), the
+//! sandbox's core behind a mutex, `now` read here and nowhere else.
+//!
+//! Limits: request headers at most [`HEADER_BYTES_MAX`] (hyper answers 431 over it),
+//! read within [`HEADER_READ_TIMEOUT`]; a body at most [`BODY_BYTES_MAX`] (413 over it,
+//! in the contract's error shape), read within [`BODY_READ_TIMEOUT`] (408). A fault that
+//! resets the connection sets `SO_LINGER` to 0 and drops it: the client reads a
+//! connection reset, not an answer.
+
+use super::faults::Plan;
+use super::http_map::{HttpReply, HttpRequest, Wire};
+use super::sandbox::Sandbox;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use payhub_model::{ErrorCode, Field, Millis, PaymentId};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tower::ServiceExt as _;
+
+/// Request bodies over this are answered 413.
+pub const BODY_BYTES_MAX: usize = 64 * 1024;
+/// The request line and headers together, at most (hyper's read buffer).
+pub const HEADER_BYTES_MAX: usize = 64 * 1024;
+/// Headers not complete within this close the connection.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// A body not complete within this is answered 408.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where `now` comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClockMode {
+    /// Milliseconds since the sandbox started.
+    Real,
+    /// The session's own clock, moved only by `POST /__sandbox/clock/advance`.
+    Manual,
+}
+
+/// The edge's state: the core and the clock.
+pub struct Edge {
+    core: Mutex<Sandbox>,
+    clock: ClockMode,
+    started: Instant,
+}
+
+impl Edge {
+    pub fn new(core: Sandbox, clock: ClockMode) -> Edge {
+        Edge {
+            core: Mutex::new(core),
+            clock,
+            started: Instant::now(),
+        }
+    }
+
+    /// Runs `f` on the core at the edge's `now`, printing the world's errors. A panic
+    /// in the core (a bug) is answered 500 and printed, and the session goes on.
+    fn with_core<T>(&self, f: impl FnOnce(&mut Sandbox, Millis) -> T) -> Option<T> {
+        let mut core = self.core.lock().unwrap_or_else(|p| p.into_inner());
+        let now = match self.clock {
+            ClockMode::Real => Millis(self.started.elapsed().as_millis() as u64),
+            ClockMode::Manual => core.now(),
+        };
+        let core = &mut *core;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(core, now)));
+        for e in core.take_errors() {
+            eprintln!("payhub-verify serve: sandbox error: {e}");
+        }
+        result.ok()
+    }
+}
+
+/// The connection's kill switch, handed to the handlers as a request extension: the
+/// handler sets the socket to reset on close (while the connection still holds it open),
+/// then asks the connection's task to drop it.
+#[derive(Clone)]
+struct Kill(Arc<Notify>, Linger);
+
+impl Kill {
+    fn reset(&self) {
+        self.1.reset_on_close();
+        self.0.notify_one();
+    }
+}
+
+/// Accepts connections until the listener fails for good.
+pub async fn serve(listener: TcpListener, edge: Arc<Edge>) {
+    let router = router(edge);
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                // Out of descriptors and the like: wait, then go on accepting.
+                eprintln!("payhub-verify serve: accept: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(connection(stream, router.clone()));
+    }
+}
+
+/// One connection: hyper's HTTP/1.1 with the limits above; a kill drops it with a reset.
+async fn connection(stream: tokio::net::TcpStream, router: Router) {
+    let kill = Arc::new(Notify::new());
+    let switch = Kill(kill.clone(), Linger::of(&stream));
+    let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+        req.extensions_mut().insert(switch.clone());
+        router.clone().oneshot(req.map(Body::new))
+    });
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(HEADER_BYTES_MAX)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::select! {
+        _ = conn => {}
+        // Dropping the connection closes the socket: with `SO_LINGER` 0, a reset.
+        _ = kill.notified() => {}
+    }
+}
+
+/// The raw socket, to set `SO_LINGER` 0 before the connection is dropped.
+#[derive(Clone, Copy)]
+struct Linger {
+    #[cfg(unix)]
+    fd: std::os::fd::RawFd,
+}
+
+impl Linger {
+    fn of(stream: &tokio::net::TcpStream) -> Linger {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            Linger {
+                fd: stream.as_raw_fd(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = stream;
+            Linger {}
+        }
+    }
+
+    /// Closing the socket now sends a reset (the connection still owns it, open).
+    fn reset_on_close(&self) {
+        #[cfg(unix)]
+        {
+            let linger = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            // SAFETY: `fd` is the open socket of the connection, which is dropped only
+            // after this call; the option value is a valid `linger` of the size passed.
+            unsafe {
+                libc::setsockopt(
+                    self.fd,
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    (&linger as *const libc::linger).cast(),
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                );
+            }
+        }
+    }
+}
+
+fn router(edge: Arc<Edge>) -> Router {
+    Router::new()
+        .route("/__sandbox/clock/advance", post(advance))
+        .route("/__sandbox/verdict", get(verdict))
+        .route("/__sandbox/events", get(events))
+        .route("/__sandbox/script", get(script))
+        .route("/__sandbox/reset", post(reset))
+        .route("/__sandbox/faults", get(faults).post(set_faults))
+        .route("/__sandbox/authenticate", post(authenticate))
+        .fallback(api)
+        .with_state(edge)
+}
+
+/// The body, within the limits; the edge's answer otherwise.
+async fn read_body(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HttpReply> {
+    let too_large = || {
+        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
+        reply.status = 413;
+        reply
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > BODY_BYTES_MAX as u64) {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(
+        BODY_READ_TIMEOUT,
+        axum::body::to_bytes(body, BODY_BYTES_MAX),
+    )
+    .await
+    {
+        Ok(Ok(bytes)) => Ok(bytes.to_vec()),
+        Ok(Err(_)) => Err(too_large()),
+        Err(_) => {
+            let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
+            reply.status = 408;
+            Err(reply)
+        }
+    }
+}
+
+fn respond(reply: HttpReply) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut builder = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, reply.content_type);
+    if let Some(s) = reply.retry_after_s {
+        builder = builder.header(header::RETRY_AFTER, s.to_string());
+    }
+    builder
+        .body(Body::from(reply.body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn crashed() -> Response {
+    respond(HttpReply::from_response(
+        &payhub_sim::world::internal_error(),
+    ))
+}
+
+/// Every request that is not a control endpoint: the contract's API.
+async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
+    let kill = req.extensions().get::<Kill>().cloned();
+    let (parts, body) = req.into_parts();
+    let body = match read_body(&parts.headers, body).await {
+        Ok(b) => b,
+        Err(reply) => return respond(reply),
+    };
+    let header = |name: &str| parts.headers.get(name).map(|v| v.as_bytes().to_vec());
+    let http = HttpRequest {
+        method: parts.method.as_str().to_owned(),
+        target: parts
+            .uri
+            .path_and_query()
+            .map_or("/", |pq| pq.as_str())
+            .to_owned(),
+        authorization: header("authorization"),
+        idempotency_key: header("idempotency-key"),
+        body,
+    };
+    let Some(reply) = edge.with_core(|core, now| core.handle(now, &http)) else {
+        return crashed();
+    };
+    match (reply.wire, kill) {
+        (Wire::Reset, Some(kill)) => {
+            kill.reset();
+            // The connection is dropped before this answers.
+            std::future::pending::<()>().await;
+            crashed()
+        }
+        _ => respond(reply),
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdvanceBody {
+    by: String,
+}
+
+fn bad(message: impl std::fmt::Display) -> Response {
+    let body = serde_json::json!({ "error": { "code": "invalid_request", "message": message.to_string(), "retryable": false } });
+    respond(HttpReply::json(400, body.to_string()))
+}
+
+/// Reads a control endpoint's JSON body.
+async fn control_body<T: serde::de::DeserializeOwned>(req: Request) -> Result<T, Response> {
+    let (parts, body) = req.into_parts();
+    let bytes = read_body(&parts.headers, body).await.map_err(respond)?;
+    serde_json::from_slice(&bytes).map_err(|e| bad(format!("bad JSON body: {e}")))
+}
+
+/// `POST /__sandbox/clock/advance {"by":"8d"}`: returns once every timer due has fired.
+async fn advance(State(edge): State<Arc<Edge>>, req: Request) -> Response {
+    let body: AdvanceBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let Some(by) = payhub_sim::script::parse_duration(&body.by) else {
+        return bad(format!(
+            "'{}' is not a duration (250ms, 15s, 2min, 4h, 8d)",
+            body.by
+        ));
+    };
+    match edge.with_core(|core, _| core.advance(by)) {
+        Some(Ok(now)) => {
+            let json = serde_json::json!({ "now": now.to_string(), "now_ms": now.0 });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct VerdictQuery {
+    format: Option<String>,
+}
+
+/// `GET /__sandbox/verdict[?format=markdown]`.
+async fn verdict(
+    State(edge): State<Arc<Edge>>,
+    axum::extract::Query(q): axum::extract::Query<VerdictQuery>,
+) -> Response {
+    let markdown = q.format.as_deref() == Some("markdown");
+    let reply = edge.with_core(|core, _| {
+        let facts = &core.world().facts;
+        if markdown {
+            let md = super::verdict::to_markdown(facts, core.trace());
+            HttpReply::text(200, "text/markdown; charset=utf-8", md)
+        } else {
+            let json = super::verdict::to_json(facts, core.trace().stream.len());
+            HttpReply::json(200, json)
+        }
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
+async fn events(State(edge): State<Arc<Edge>>) -> Response {
+    let reply =
+        edge.with_core(|core, _| HttpReply::text(200, "application/x-ndjson", core.events_jsonl()));
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
+async fn script(State(edge): State<Arc<Edge>>) -> Response {
+    let reply = edge.with_core(|core, _| match super::script::export(core) {
+        Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
+        Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
+async fn reset(State(edge): State<Arc<Edge>>) -> Response {
+    let reply = edge.with_core(|core, now| {
+        core.reset(now);
+        HttpReply::json(200, "{\"reset\":true}".into())
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/faults`: the plan in force.
+async fn faults(State(edge): State<Arc<Edge>>) -> Response {
+    let reply = edge.with_core(|core, _| {
+        let json = serde_json::to_string(core.plan()).unwrap_or_default();
+        HttpReply::json(200, json)
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `POST /__sandbox/faults`: replaces the plan (its counts start again).
+async fn set_faults(State(edge): State<Arc<Edge>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(&parts.headers, body).await {
+        Ok(b) => b,
+        Err(r) => return respond(r),
+    };
+    let plan = match std::str::from_utf8(&bytes)
+        .map_err(|_| "not UTF-8".to_owned())
+        .and_then(Plan::from_json)
+    {
+        Ok(p) => p,
+        Err(e) => return bad(e),
+    };
+    let reply = edge.with_core(|core, _| {
+        core.set_plan(plan);
+        let json = serde_json::to_string(core.plan()).unwrap_or_default();
+        HttpReply::json(200, json)
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthenticateBody {
+    payment_id: PaymentId,
+    #[serde(default = "yes")]
+    ok: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /__sandbox/authenticate {"payment_id":"pay_demo_001","ok":true}`: the payer
+/// completes (or fails) 3-D Secure for a test card C charge.
+async fn authenticate(State(edge): State<Arc<Edge>>, req: Request) -> Response {
+    let body: AuthenticateBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    match edge.with_core(|core, _| core.authenticate(body.payment_id, body.ok)) {
+        Some(Ok(attempt)) => {
+            let json = serde_json::json!({ "attempt_id": attempt, "ok": body.ok });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
+}
