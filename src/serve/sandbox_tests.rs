@@ -1,0 +1,283 @@
+//! The core without a socket: requests in, replies out, on the session's own clock.
+
+use super::*;
+use crate::serve::http_map::Wire;
+use crate::serve::faults::Plan;
+use payhub_model::{LedgerEntry, Millis};
+use serde_json::Value;
+
+fn sandbox(branches: Branches, plan: &str) -> Sandbox {
+    Sandbox::new(Settings {
+        seed: 7,
+        branches,
+        plan: Plan::from_json(plan).unwrap(),
+    })
+}
+
+fn plain() -> Sandbox {
+    sandbox(Branches::A, "{}")
+}
+
+fn send(sb: &mut Sandbox, method: &str, target: &str, key: Option<&str>, body: &str) -> HttpReply {
+    let http = HttpRequest {
+        method: method.into(),
+        target: target.into(),
+        authorization: Some(b"Bearer ak_1".to_vec()),
+        idempotency_key: key.map(|k| k.as_bytes().to_vec()),
+        body: body.as_bytes().to_vec(),
+    };
+    let now = sb.now();
+    sb.handle(now, &http)
+}
+
+fn create(sb: &mut Sandbox, key: &str, order: &str, amount: i64, card: char) -> HttpReply {
+    let body = format!(
+        r#"{{"merchant_order_no":"{order}","amount":{amount},"currency":"USD","card":"{card}"}}"#
+    );
+    send(sb, "POST", "/v1/payments", Some(key), &body)
+}
+
+fn get(sb: &mut Sandbox, target: &str) -> HttpReply {
+    send(sb, "GET", target, None, "")
+}
+
+fn json(reply: &HttpReply) -> Value {
+    serde_json::from_str(&reply.body).unwrap_or_else(|e| panic!("{e}: {}", reply.body))
+}
+
+fn captures(sb: &Sandbox) -> usize {
+    sb.world()
+        .acquirer
+        .ledger
+        .entries
+        .iter()
+        .filter(|e| matches!(e, LedgerEntry::Capture { .. }))
+        .count()
+}
+
+fn violated(sb: &Sandbox) -> Vec<&'static str> {
+    crate::judge_cmd::verdicts(&sb.world().facts)
+        .into_iter()
+        .filter(|v| v.status == "violated")
+        .map(|v| v.name)
+        .collect()
+}
+
+#[test]
+fn replay_02_the_same_key_replayed_answers_the_same_payment_and_charges_once() {
+    let mut sb = plain();
+    let first = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    let again = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!((first.status, again.status), (201, 200));
+    assert_eq!(first.body, again.body);
+    assert_eq!(json(&first)["status"], "succeeded");
+    assert_eq!(captures(&sb), 1);
+    assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
+}
+
+#[test]
+fn conflict_01_a_changed_amount_under_the_key_is_409() {
+    let mut sb = plain();
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    let changed = create(&mut sb, "k1", "ORDER-1", 10001, 'A');
+    assert_eq!(changed.status, 409);
+    assert_eq!(json(&changed)["error"]["code"], "idempotency_conflict");
+    assert_eq!(captures(&sb), 1);
+}
+
+#[test]
+fn upstream_01_a_slow_card_answers_202_after_the_wait_and_is_captured_after() {
+    let mut sb = plain();
+    let reply = create(&mut sb, "k1", "ORDER-1", 500, 'D');
+    assert_eq!(reply.status, 202);
+    assert_eq!(json(&reply)["status"], "processing");
+    assert_eq!(sb.world_now(), payhub_model::Contract::SYNC_WAIT);
+    let later = get(&mut sb, "/v1/payments/pay_demo_001");
+    assert_eq!(json(&later)["status"], "succeeded");
+    assert_eq!(captures(&sb), 1);
+}
+
+#[test]
+fn res_03_a_silent_card_goes_to_manual_review_when_the_query_window_ends() {
+    let mut sb = plain();
+    let reply = create(&mut sb, "k1", "ORDER-1", 500, 'E');
+    assert_eq!(reply.status, 202);
+    assert_eq!(json(&reply)["resolution_status"], "needs_query");
+    sb.advance(Millis::hours(2)).unwrap();
+    let later = get(&mut sb, "/v1/payments/pay_demo_001");
+    assert_eq!(
+        json(&later)["resolution_status"],
+        "manual_review",
+        "{}",
+        later.body
+    );
+    assert_eq!(captures(&sb), 1, "the silent acquirer did capture");
+}
+
+#[test]
+fn res_05_card_c_requires_action_until_the_payer_authenticates() {
+    let mut sb = plain();
+    let reply = create(&mut sb, "k1", "ORDER-1", 500, 'C');
+    assert_eq!(json(&reply)["status"], "requires_action", "{}", reply.body);
+    assert!(sb.authenticate(payhub_model::PaymentId(2), true).is_err());
+    sb.authenticate(payhub_model::PaymentId(1), true).unwrap();
+    sb.advance(Millis::mins(5)).unwrap();
+    let later = get(&mut sb, "/v1/payments/pay_demo_001");
+    assert_eq!(json(&later)["status"], "succeeded", "{}", later.body);
+}
+
+#[test]
+fn declined_and_failing_cards_end_failed_without_money() {
+    let mut sb = plain();
+    let declined = create(&mut sb, "k1", "ORDER-1", 500, 'B');
+    assert_eq!(json(&declined)["status"], "failed", "{}", declined.body);
+    create(&mut sb, "k2", "ORDER-2", 500, 'F');
+    sb.advance(Millis::mins(5)).unwrap();
+    let failed = get(&mut sb, "/v1/payments/pay_demo_002");
+    assert_eq!(json(&failed)["status"], "failed", "{}", failed.body);
+    assert_eq!(captures(&sb), 0);
+}
+
+#[test]
+fn unknown_02_execute_then_reset_and_the_same_key_charges_once() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","action":"reset_after"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let lost = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!(lost.wire, Wire::Reset);
+    assert_eq!(captures(&sb), 1, "it executed");
+    let retried = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!(retried.status, 200);
+    assert_eq!(json(&retried)["id"], "pay_demo_001");
+    assert_eq!(captures(&sb), 1);
+    assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
+}
+
+#[test]
+fn unknown_03_a_new_key_and_order_number_after_a_reset_is_the_double_charge() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","action":"reset_after"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    let again = create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A');
+    assert_eq!(again.status, 201);
+    assert_eq!(captures(&sb), 2);
+    assert_eq!(violated(&sb), ["client-never-charges-an-order-twice"]);
+    let json = super::super::verdict::to_json(&sb.world().facts, sb.trace().stream.len());
+    assert!(
+        json.contains("UNKNOWN-03") && json.contains("EFFECT-01"),
+        "{json}"
+    );
+}
+
+#[test]
+fn an_order_whose_result_the_client_learned_is_not_a_resubmission() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","action":"reset_before"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let lost = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!(lost.wire, Wire::Reset);
+    assert_eq!(captures(&sb), 0, "nothing executed");
+    let list = get(&mut sb, "/v1/payments?merchant_order_no=ORDER-1");
+    assert_eq!(list.status, 200, "{}", list.body);
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!(captures(&sb), 1);
+    assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
+}
+
+#[test]
+fn unknown_01_500_after_executing_then_the_same_key_answers_the_payment() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","action":"500_after"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let failed = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!(failed.status, 500);
+    assert_eq!(json(&failed)["error"]["code"], "internal_error");
+    let retried = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!((retried.status, captures(&sb)), (200, 1));
+}
+
+#[test]
+fn rate_01_and_rate_04_429_with_the_plans_retry_after_then_503() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"rate_limited"},
+                            {"endpoint":"create_payment","nth":2,"action":"unavailable"}],
+                  "retry_after_s":1}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let limited = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!((limited.status, limited.retry_after_s), (429, Some(1)));
+    sb.advance(Millis::secs(1)).unwrap();
+    let paused = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!(paused.status, 503);
+    assert_eq!(json(&paused)["error"]["code"], "temporarily_unavailable");
+    let ok = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!((ok.status, captures(&sb)), (201, 1));
+}
+
+#[test]
+fn order_01_the_branch_setting_picks_the_s4_answer() {
+    for (branches, status) in [(Branches::A, 409), (Branches::B, 200)] {
+        let mut sb = sandbox(branches, "{}");
+        create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+        let second = create(&mut sb, "k2", "ORDER-1", 10000, 'A');
+        assert_eq!(second.status, status, "{branches:?}: {}", second.body);
+        assert_eq!(captures(&sb), 1);
+    }
+}
+
+#[test]
+fn ret_01_advancing_eight_days_fires_the_timers_and_the_key_is_free_again() {
+    let mut sb = plain();
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    let now = sb.advance(Millis::days(8)).unwrap();
+    assert_eq!(now, Millis::days(8));
+    let after = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_ne!(after.status, 200, "the record expired: {}", after.body);
+    assert_eq!(captures(&sb), 1);
+}
+
+#[test]
+fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","action":"reset_after"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A');
+    let from_events = payhub_sim::Facts::from_events(&sb.trace().stream);
+    let session = crate::judge_cmd::verdicts(&sb.world().facts);
+    let judged = crate::judge_cmd::verdicts(&from_events);
+    let status =
+        |v: &[crate::judge_cmd::Verdict]| -> Vec<_> { v.iter().map(|v| v.status).collect() };
+    assert_eq!(status(&session), status(&judged));
+    let script = crate::serve::script::export(&sb).unwrap();
+    assert!(
+        script.contains("use platform=reference delivery=manual"),
+        "{script}"
+    );
+    assert!(
+        script
+            .contains("client-never-charges-an-order-twice (violated in the session, holds here)")
+    );
+}
+
+#[test]
+fn reset_starts_a_new_session_at_the_edges_time() {
+    let mut sb = plain();
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    sb.reset(Millis::secs(30));
+    assert_eq!((sb.now(), sb.world_now()), (Millis::secs(30), Millis::ZERO));
+    assert!(sb.tape().is_empty());
+    let again = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!((again.status, captures(&sb)), (201, 1));
+}
+
+#[test]
+fn the_real_clock_moves_the_world_and_never_back() {
+    let mut sb = plain();
+    let http = HttpRequest {
+        method: "GET".into(),
+        target: "/v1/payments/pay_demo_001".into(),
+        authorization: Some(b"Bearer ak_1".to_vec()),
+        ..HttpRequest::default()
+    };
+    sb.handle(Millis::secs(3), &http);
+    assert_eq!(sb.world_now(), Millis::secs(3));
+    sb.advance(Millis::secs(60)).unwrap();
+    let reply = sb.handle(Millis::secs(4), &http);
+    assert_eq!(reply.status, 404);
+    assert_eq!(sb.world_now(), Millis::secs(63));
+}
