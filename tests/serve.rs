@@ -1,0 +1,423 @@
+//! `payhub-verify serve` over real sockets: the binary on a free loopback port, driven by
+//! a minimal HTTP/1.1 client on `std::net::TcpStream`, every test bounded in requests
+//! and time, the child killed at the end.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const IO_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A running sandbox; killed when dropped.
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+    stderr: std::path::PathBuf,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What came back on a connection.
+#[derive(Debug)]
+enum Outcome {
+    Answer(Reply),
+    /// The connection was reset or closed without a byte of answer.
+    Reset(ErrorKind),
+}
+
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Serve {
+    fn start(name: &str, args: &[&str]) -> Serve {
+        let stderr = temp(&format!("{name}.stderr"), "");
+        let mut child = bin()
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .env("RUST_BACKTRACE", "1")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("serve starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(first)) = lines.next() {
+                let _ = tx.send(first);
+            }
+            for _ in lines {}
+        });
+        let first = rx
+            .recv_timeout(IO_TIMEOUT)
+            .expect("serve prints its address");
+        let addr = first
+            .rsplit("http://")
+            .next()
+            .and_then(|a| a.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no address in '{first}'"));
+        Serve {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    /// Sends raw bytes on a new connection and reads until the server closes it.
+    fn raw(&self, bytes: &[u8]) -> Outcome {
+        let mut stream = TcpStream::connect_timeout(&self.addr, IO_TIMEOUT).unwrap();
+        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+        if let Err(e) = stream.write_all(bytes) {
+            return Outcome::Reset(e.kind());
+        }
+        let mut got = Vec::new();
+        if let Err(e) = stream.read_to_end(&mut got) {
+            if got.is_empty() {
+                return Outcome::Reset(e.kind());
+            }
+        }
+        if got.is_empty() {
+            return Outcome::Reset(ErrorKind::UnexpectedEof);
+        }
+        Outcome::Answer(parse(&got))
+    }
+
+    fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Outcome {
+        let mut req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: sandbox\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (n, v) in headers {
+            req.push_str(&format!("{n}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        self.raw(req.as_bytes())
+    }
+
+    fn answer(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+        match self.send(method, path, headers, body) {
+            Outcome::Answer(r) => r,
+            Outcome::Reset(kind) => panic!("{method} {path}: no answer ({kind:?})"),
+        }
+    }
+
+    fn create(&self, api_key: &str, key: &str, order: &str, amount: u64) -> Outcome {
+        let body = format!(
+            r#"{{"merchant_order_no":"{order}","amount":{amount},"currency":"USD","card":"A"}}"#
+        );
+        let auth = format!("Bearer {api_key}");
+        self.send(
+            "POST",
+            "/v1/payments",
+            &[("Authorization", &auth), ("Idempotency-Key", key)],
+            &body,
+        )
+    }
+
+    fn created(&self, key: &str, order: &str, amount: u64) -> Reply {
+        match self.create("ak_1", key, order, amount) {
+            Outcome::Answer(r) => r,
+            Outcome::Reset(kind) => panic!("create {key}: no answer ({kind:?})"),
+        }
+    }
+
+    fn control(&self, method: &str, path: &str, body: &str) -> Reply {
+        self.answer(method, path, &[], body)
+    }
+
+    fn verdict(&self) -> Value {
+        self.control("GET", "/__sandbox/verdict", "").json()
+    }
+
+    /// The session's events judged by `payhub-verify judge`, and the session's script
+    /// run by `payhub-verify run`: (judge's JSON, run's exit code).
+    fn judged_and_run(&self, name: &str) -> (Value, i32) {
+        let events = self.control("GET", "/__sandbox/events", "");
+        assert_eq!(events.status, 200);
+        let file = temp(&format!("{name}.jsonl"), &events.body);
+        let judged = run(&["judge", file.to_str().unwrap(), "--format", "json"]);
+        no_panic(&judged);
+        let judged: Value = serde_json::from_str(&stdout(&judged)).expect("judge prints JSON");
+        let script = self.control("GET", "/__sandbox/script", "");
+        assert_eq!(script.status, 200, "{}", script.body);
+        let file = temp(&format!("{name}.pha"), &script.body);
+        let ran = run(&["run", file.to_str().unwrap()]);
+        no_panic(&ran);
+        (judged, code(&ran))
+    }
+
+    /// The child is still running and never panicked.
+    fn healthy(&mut self) {
+        assert!(self.child.try_wait().unwrap().is_none(), "serve exited");
+        let err = std::fs::read_to_string(&self.stderr).unwrap();
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+fn parse(bytes: &[u8]) -> Reply {
+    let text = String::from_utf8_lossy(bytes);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {text}"));
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    Reply {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+fn statuses(properties: &Value) -> Vec<(String, String)> {
+    properties
+        .as_array()
+        .expect("a list of properties")
+        .iter()
+        .map(|p| (p["name"].to_string(), p["status"].to_string()))
+        .collect()
+}
+
+#[test]
+fn serve_replay_02_the_same_key_is_one_payment_and_a_changed_amount_409() {
+    let mut s = Serve::start("replay", &[]);
+    let first = s.created("k1", "ORDER-1", 10000);
+    let again = s.created("k1", "ORDER-1", 10000);
+    assert_eq!((first.status, again.status), (201, 200));
+    assert_eq!(first.json(), again.json());
+    assert_eq!(first.json()["id"], "pay_demo_001");
+    let changed = s.created("k1", "ORDER-1", 10001);
+    assert_eq!(changed.status, 409);
+    assert_eq!(
+        changed.json(),
+        serde_json::json!({"error":{"code":"idempotency_conflict","retryable":false}})
+    );
+    let list = s.answer(
+        "GET",
+        "/v1/payments?merchant_order_no=ORDER-1",
+        &[("Authorization", "Bearer ak_1")],
+        "",
+    );
+    assert_eq!(list.json()["data"].as_array().map(Vec::len), Some(1));
+    assert_eq!(s.verdict()["holds"], true);
+    s.healthy();
+}
+
+#[test]
+fn serve_unknown_02_execute_then_reset_then_the_same_key_is_one_charge() {
+    let plan = temp(
+        "reset-after.json",
+        r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#,
+    );
+    let mut s = Serve::start("reset", &["--faults", plan.to_str().unwrap()]);
+    match s.create("ak_1", "k1", "ORDER-1", 10000) {
+        Outcome::Reset(kind) => assert_eq!(kind, ErrorKind::ConnectionReset),
+        Outcome::Answer(r) => panic!("answered: {r:?}"),
+    }
+    let retried = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(retried.status, 200, "{}", retried.body);
+    assert_eq!(retried.json()["id"], "pay_demo_001");
+    let verdict = s.verdict();
+    assert_eq!(verdict["holds"], true, "{verdict:#}");
+    let (judged, ran) = s.judged_and_run("reset");
+    assert_eq!(
+        statuses(&judged["properties"]),
+        statuses(&verdict["properties"])
+    );
+    assert_eq!(ran, 0, "the script replays with no property violated");
+    s.healthy();
+}
+
+#[test]
+fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double_charge() {
+    let mut s = Serve::start("dont", &[]);
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#;
+    assert_eq!(s.control("POST", "/__sandbox/faults", plan).status, 200);
+    assert!(matches!(
+        s.create("ak_1", "k1", "ORDER-1", 10000),
+        Outcome::Reset(_)
+    ));
+    let renumbered = s.created("k2", "ORDER-1-retry", 10000);
+    assert_eq!(renumbered.status, 201);
+    let verdict = s.verdict();
+    assert_eq!(verdict["holds"], false);
+    let violated: Vec<&Value> = verdict["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "violated")
+        .collect();
+    assert_eq!(violated.len(), 1, "{verdict:#}");
+    assert_eq!(violated[0]["name"], "client-never-charges-an-order-twice");
+    assert_eq!(violated[0]["detail"], "order ORDER-1 was captured 2 times");
+    let rules = violated[0]["rules"].to_string();
+    assert!(
+        rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),
+        "{rules}"
+    );
+    let md = s.control("GET", "/__sandbox/verdict?format=markdown", "");
+    assert!(
+        md.body
+            .contains("**VIOLATED** `client-never-charges-an-order-twice`")
+    );
+    assert!(md.body.contains("```mermaid"), "{}", md.body);
+    let (judged, _) = s.judged_and_run("dont");
+    assert_eq!(
+        statuses(&judged["properties"]),
+        statuses(&verdict["properties"])
+    );
+    s.healthy();
+}
+
+#[test]
+fn serve_ret_01_the_manual_clock_advances_eight_days() {
+    let mut s = Serve::start("clock", &["--clock", "manual"]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"8d"}"#);
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    assert_eq!(moved.json()["now_ms"], 8 * 86_400_000u64);
+    let bad = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"soon"}"#);
+    assert_eq!(bad.status, 400);
+    // The key's record is gone; the order number still has its Payment (S4: 409).
+    let after = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(after.status, 409, "{}", after.body);
+    assert_eq!(after.json()["error"]["code"], "order_no_conflict");
+    assert_eq!(s.verdict()["holds"], true);
+    let reset = s.control("POST", "/__sandbox/reset", "");
+    assert_eq!(reset.status, 200);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    s.healthy();
+}
+
+#[test]
+fn serve_faults_429_with_retry_after_503_and_500_after() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"rate_limited"},
+                            {"endpoint":"create_payment","nth":2,"action":"unavailable"},
+                            {"endpoint":"create_payment","nth":3,"action":"500_after"}],
+                  "retry_after_s":1}"#;
+    let plan = temp("429-503-500.json", plan);
+    let mut s = Serve::start("codes", &["--faults", plan.to_str().unwrap()]);
+    let limited = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(limited.status, 429);
+    assert_eq!(limited.header("retry-after"), Some("1"));
+    std::thread::sleep(Duration::from_millis(1100));
+    let paused = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(paused.status, 503);
+    assert_eq!(paused.json()["error"]["code"], "temporarily_unavailable");
+    let failed = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(failed.status, 500);
+    let replayed = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(replayed.status, 200);
+    assert_eq!(s.verdict()["holds"], true);
+    s.healthy();
+}
+
+#[test]
+fn serve_malformed_and_hostile_requests_leave_it_answering() {
+    let mut s = Serve::start("hostile", &[]);
+    // Slow senders: headers begun and never finished hold nothing up.
+    let slow: Vec<TcpStream> = (0..5)
+        .map(|_| {
+            let mut c = TcpStream::connect_timeout(&s.addr, IO_TIMEOUT).unwrap();
+            c.write_all(b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nContent-Le")
+                .unwrap();
+            c
+        })
+        .collect();
+    let auth = ("Authorization", "Bearer ak_1");
+    let big_header = format!(
+        "POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(70 * 1024)
+    );
+    let big_body = "x".repeat(100 * 1024);
+    let mut statuses = std::collections::BTreeMap::<u16, u32>::new();
+    for i in 0..200 {
+        let outcome = match i % 8 {
+            0 => s.send("POST", "/v1/payments", &[auth, ("Idempotency-Key", "m")], "{"),
+            1 => s.raw(
+                b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 3\r\n\r\n\xff\xfe{",
+            ),
+            2 => s.raw(big_header.as_bytes()),
+            3 => s.send("POST", "/v1/payments", &[auth], &big_body),
+            4 => s.raw(b"\x00\x01garbage\r\nConnection: close\r\n\r\n"),
+            5 => s.raw(
+                b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nIdempotency-Key: \xc3\x28\r\nContent-Length: 2\r\n\r\n{}",
+            ),
+            6 => s.send(
+                "POST",
+                "/v1/payments",
+                &[auth, ("Idempotency-Key", "c")],
+                r#"{"amount":1,"card":"4242424242424242"}"#,
+            ),
+            _ => s.send("DELETE", "/v1/payments/pay_demo_xyz", &[auth], ""),
+        };
+        if let Outcome::Answer(r) = outcome {
+            *statuses.entry(r.status).or_default() += 1;
+        }
+    }
+    for status in [400, 413, 431] {
+        assert!(statuses.contains_key(&status), "{statuses:?}");
+    }
+    let events = s.control("GET", "/__sandbox/events", "");
+    assert!(!events.body.contains("4242"), "a card number was recorded");
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    drop(slow);
+    s.healthy();
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_address_without_the_flag() {
+    let o = run(&["serve", "--addr", "0.0.0.0:0"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--allow-non-loopback"));
+}
+
+#[test]
+fn serve_help_shows_the_cards_keys_controls_and_examples() {
+    let o = run(&["serve", "--help"]);
+    assert_eq!(code(&o), 0);
+    let help = stdout(&o);
+    for want in [
+        "Test cards",
+        "ak_4 merchant 1 test read-only",
+        "/__sandbox/clock/advance",
+        "Examples:",
+        "payhub-verify serve --addr 127.0.0.1:0 --clock manual",
+    ] {
+        assert!(help.contains(want), "{want}: {help}");
+    }
+}
