@@ -147,6 +147,41 @@ fn serve_faults_429_with_retry_after_503_and_500_after() {
 }
 
 #[test]
+fn serve_conc_02_concurrent_same_key_creates_on_two_connections_execute_once() {
+    for (branches, second_status) in [("a", 200), ("b", 409)] {
+        let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"slow_upstream","ms":1500}]}"#;
+        let plan = temp(&format!("slow-{branches}.json"), plan);
+        let name = format!("conc-{branches}");
+        let mut s = Serve::start(
+            &name,
+            &["--faults", plan.to_str().unwrap(), "--branches", branches],
+        );
+        let (first, second) = std::thread::scope(|scope| {
+            let first = scope.spawn(|| s.created("k1", "ORDER-1", 10000));
+            std::thread::sleep(Duration::from_millis(300));
+            let second = s.created("k1", "ORDER-1", 10000);
+            (first.join().unwrap(), second)
+        });
+        assert_eq!(first.status, 201, "{branches}: {}", first.body);
+        assert_eq!(second.status, second_status, "{branches}: {}", second.body);
+        if second_status == 200 {
+            assert_eq!(first.json(), second.json());
+        } else {
+            assert_eq!(second.json()["error"]["code"], "operation_in_progress");
+        }
+        let verdict = s.verdict();
+        assert_eq!(verdict["holds"], true, "{verdict:#}");
+        let (judged, ran) = s.judged_and_run(&name);
+        assert_eq!(
+            statuses(&judged["properties"]),
+            statuses(&verdict["properties"])
+        );
+        assert_eq!(ran, 0);
+        s.healthy();
+    }
+}
+
+#[test]
 fn serve_malformed_and_hostile_requests_leave_it_answering() {
     let mut s = Serve::start("hostile", &[]);
     // Slow senders: headers begun and never finished hold nothing up.

@@ -85,22 +85,24 @@ fn outcome_of(card: Card) -> Outcome {
         .map_or(Outcome::Approve, |t| t.outcome)
 }
 
-/// How the acquirer decides `call`: `None` for a slow card's charge while the exchange
-/// that sent it still waits (it is decided once the answer is in flight). `card_of`
-/// names the card an attempt was charged on, for the calls that carry no card.
+/// Whether `call` is a charge on the slow card: the sandbox holds it on the link until
+/// the exchange that sent it has its answer (the 202 after the synchronous wait).
+pub fn is_slow(call: &UpstreamCall) -> bool {
+    matches!(call, UpstreamCall::Charge { card, .. } if outcome_of(*card) == Outcome::Slow)
+}
+
+/// How the acquirer decides `call`. `card_of` names the card an attempt was charged
+/// on, for the calls that carry no card.
 pub fn decision(
     call: &UpstreamCall,
-    waiting: bool,
     card_of: impl Fn(payhub_model::AttemptId) -> Option<Card>,
-) -> Option<AcquirerDecision> {
+) -> AcquirerDecision {
     use AcquirerDecision::*;
-    Some(match call {
+    match call {
         UpstreamCall::Charge { card, .. } => match outcome_of(*card) {
-            Outcome::Approve => Approve,
+            Outcome::Approve | Outcome::Slow => Approve,
             Outcome::Decline => Decline,
             Outcome::RequireAction => RequireAction,
-            Outcome::Slow if waiting => return None,
-            Outcome::Slow => Approve,
             Outcome::Silent => ApproveSilently,
             Outcome::Fail => Fail,
         },
@@ -111,7 +113,7 @@ pub fn decision(
         UpstreamCall::CancelCharge { .. }
         | UpstreamCall::Refund { .. }
         | UpstreamCall::QueryRefund { .. } => Approve,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -135,24 +137,17 @@ mod tests {
     fn every_card_selects_its_decision() {
         let none = |_| None;
         let want = [
-            ('A', Some(AcquirerDecision::Approve)),
-            ('B', Some(AcquirerDecision::Decline)),
-            ('C', Some(AcquirerDecision::RequireAction)),
-            ('D', None),
-            ('E', Some(AcquirerDecision::ApproveSilently)),
-            ('F', Some(AcquirerDecision::Fail)),
+            ('A', AcquirerDecision::Approve),
+            ('B', AcquirerDecision::Decline),
+            ('C', AcquirerDecision::RequireAction),
+            ('D', AcquirerDecision::Approve),
+            ('E', AcquirerDecision::ApproveSilently),
+            ('F', AcquirerDecision::Fail),
         ];
         for (label, decision) in want {
-            assert_eq!(
-                super::decision(&charge(label), true, none),
-                decision,
-                "{label}"
-            );
+            assert_eq!(super::decision(&charge(label), none), decision, "{label}");
+            assert_eq!(is_slow(&charge(label)), label == 'D', "{label}");
         }
-        assert_eq!(
-            super::decision(&charge('D'), false, none),
-            Some(AcquirerDecision::Approve)
-        );
     }
 
     #[test]
@@ -160,12 +155,12 @@ mod tests {
         let query = UpstreamCall::QueryCharge {
             attempt: AttemptId(1),
         };
-        let silent = super::decision(&query, false, |_| Some(Card('E')));
-        let known = super::decision(&query, false, |_| Some(Card('A')));
-        let unseen = super::decision(&query, false, |_| None);
-        assert_eq!(silent, Some(AcquirerDecision::Fail));
-        assert_eq!(known, Some(AcquirerDecision::Approve));
-        assert_eq!(unseen, Some(AcquirerDecision::Approve));
+        let silent = super::decision(&query, |_| Some(Card('E')));
+        let known = super::decision(&query, |_| Some(Card('A')));
+        let unseen = super::decision(&query, |_| None);
+        assert_eq!(silent, AcquirerDecision::Fail);
+        assert_eq!(known, AcquirerDecision::Approve);
+        assert_eq!(unseen, AcquirerDecision::Approve);
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub enum Action {
     RateLimited,
     /// The platform answers 503 `temporarily_unavailable` (a create; the channel is paused).
     Unavailable,
+    /// The acquirer answers the request's upstream calls only `ms` after they were sent
+    /// (the session's time then follows the clock: concurrent requests meet it in flight).
+    SlowUpstream,
 }
 
 /// One rule of the plan. Every matcher given must match; `nth` counts matches from 1.
@@ -65,6 +68,9 @@ pub struct Rule {
     #[serde(default = "one")]
     pub times: u32,
     pub action: Action,
+    /// For `slow_upstream`: how long the upstream takes, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
 }
 
 fn one() -> u32 {
@@ -89,6 +95,12 @@ impl Plan {
         for (i, rule) in plan.faults.iter().enumerate() {
             if rule.nth == 0 || rule.times == 0 {
                 return Err(format!("fault {}: nth and times count from 1", i + 1));
+            }
+            if (rule.action == Action::SlowUpstream) != rule.ms.is_some() {
+                return Err(format!(
+                    "fault {}: \"ms\" goes with the action slow_upstream, and only with it",
+                    i + 1
+                ));
             }
             if let Some(e) = &rule.endpoint {
                 if !ENDPOINTS.contains(&e.as_str()) {
@@ -189,21 +201,21 @@ impl Faults {
         &self.plan
     }
 
-    /// Counts `request` against every rule; the action of the first rule whose window
+    /// Counts `request` against every rule; the first rule whose window
     /// (`nth` .. `nth + times`) it falls in.
-    pub fn next(&mut self, request: &ApiRequest) -> Option<Action> {
-        let mut action = None;
-        for (rule, n) in self.plan.faults.iter().zip(&mut self.matched) {
+    pub fn next(&mut self, request: &ApiRequest) -> Option<&Rule> {
+        let mut hit = None;
+        for (i, (rule, n)) in self.plan.faults.iter().zip(&mut self.matched).enumerate() {
             if !rule.matches(request) {
                 continue;
             }
             *n += 1;
             let window = rule.nth..rule.nth.saturating_add(rule.times);
-            if action.is_none() && window.contains(n) {
-                action = Some(rule.action);
+            if hit.is_none() && window.contains(n) {
+                hit = Some(i);
             }
         }
-        action
+        hit.map(|i| &self.plan.faults[i])
     }
 }
 
@@ -221,11 +233,12 @@ mod tests {
         let mut faults = Faults::new(plan);
         let create = req::create("K", "ORDER-1", 100, "USD", 'A');
         let other = req::create("K", "ORDER-2", 100, "USD", 'A');
-        assert_eq!(faults.next(&create), None);
-        assert_eq!(faults.next(&other), None);
-        assert_eq!(faults.next(&create), Some(Action::Fail500After));
-        assert_eq!(faults.next(&create), Some(Action::Fail500After));
-        assert_eq!(faults.next(&create), None);
+        let mut next = |r| faults.next(r).map(|rule| rule.action);
+        assert_eq!(next(&create), None);
+        assert_eq!(next(&other), None);
+        assert_eq!(next(&create), Some(Action::Fail500After));
+        assert_eq!(next(&create), Some(Action::Fail500After));
+        assert_eq!(next(&create), None);
     }
 
     #[test]
@@ -240,6 +253,14 @@ mod tests {
             (
                 r#"{"faults":[{"endpoint":"pay","action":"reset_after"}]}"#,
                 "unknown endpoint 'pay'",
+            ),
+            (
+                r#"{"faults":[{"action":"slow_upstream"}]}"#,
+                "\"ms\" goes with",
+            ),
+            (
+                r#"{"faults":[{"action":"reset_after","ms":5}]}"#,
+                "\"ms\" goes with",
             ),
         ] {
             let e = Plan::from_json(text).unwrap_err();

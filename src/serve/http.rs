@@ -9,7 +9,7 @@
 
 use super::faults::Plan;
 use super::http_map::{HttpReply, HttpRequest, Wire};
-use super::sandbox::Sandbox;
+use super::sandbox::{Sandbox, Step};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -17,7 +17,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use payhub_model::{ErrorCode, Field, Millis, PaymentId};
+use payhub_model::{ErrorCode, Field, Millis, PaymentId, RequestId};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
@@ -273,8 +273,15 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         idempotency_key: header("idempotency-key"),
         body,
     };
-    let Some(reply) = edge.with_core(|core, now| core.handle(now, &http)) else {
+    let Some(step) = edge.with_core(|core, now| core.handle(now, &http)) else {
         return crashed();
+    };
+    let reply = match step {
+        Step::Answered(reply) => reply,
+        Step::Pending(id) => match wait(&edge, id).await {
+            Some(reply) => reply,
+            None => return crashed(),
+        },
     };
     match (reply.wire, kill) {
         (Wire::Reset, Some(kill)) => {
@@ -284,6 +291,51 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
             crashed()
         }
         _ => respond(reply),
+    }
+}
+
+/// How often a pending exchange is looked at (under `--clock manual` time moves only by
+/// the control endpoint, so this is how soon an advance reaches a waiting request).
+const POLL_EVERY: Duration = Duration::from_millis(20);
+
+/// Marks a pending exchange abandoned if its handler is dropped (the client went away).
+struct Waiting<'a> {
+    edge: &'a Edge,
+    id: RequestId,
+    done: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let id = self.id;
+            self.edge.with_core(|core, _| core.abandon(id));
+        }
+    }
+}
+
+/// Waits, lock released, until the core answers pending exchange `id`: polled at the
+/// time it is next due (real clock) and every [`POLL_EVERY`].
+async fn wait(edge: &Edge, id: RequestId) -> Option<HttpReply> {
+    let mut guard = Waiting {
+        edge,
+        id,
+        done: false,
+    };
+    loop {
+        let (reply, wake) = edge.with_core(|core, now| {
+            let reply = core.poll(now, id);
+            (reply, core.wake_at().map(|t| t.since(now)))
+        })?;
+        if let Some(reply) = reply {
+            guard.done = true;
+            return Some(reply);
+        }
+        let nap = match (edge.clock, wake) {
+            (ClockMode::Real, Some(d)) => Duration::from_millis(d.0).min(POLL_EVERY),
+            _ => POLL_EVERY,
+        };
+        tokio::time::sleep(nap).await;
     }
 }
 

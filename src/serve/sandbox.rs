@@ -33,6 +33,7 @@ use payhub_model::{
 };
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
 use payhub_sim::{Budget, Choice, Trace, World, WorldConfig};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Steps one driving loop may take before the sandbox calls it a bug.
@@ -69,7 +70,48 @@ pub struct Sandbox {
     faults: Faults,
     orders: Orders,
     draws: u64,
+    /// Exchanges waiting for their answer, in arrival order.
+    pending: Vec<Exchange>,
+    /// Upstream calls the acquirer does not decide yet, and until when.
+    held: BTreeMap<MsgId, Release>,
+    /// The exchange being stepped, and how long its upstream takes (`slow_upstream`).
+    current: Option<(RequestId, Option<Millis>)>,
+    /// The upstream link's messages seen so far (ids only grow).
+    link_seen: Option<MsgId>,
     errors: Vec<String>,
+}
+
+/// What one HTTP request came to.
+#[derive(Debug)]
+pub enum Step {
+    Answered(HttpReply),
+    /// The platform holds the exchange while an upstream call is held on the wire
+    /// (`slow_upstream`): ask again with [`Sandbox::poll`] as time passes.
+    Pending(RequestId),
+}
+
+/// An exchange in the world, from its send to its answer.
+#[derive(Clone, Debug)]
+struct Exchange {
+    id: RequestId,
+    owner: Option<(MerchantId, Environment)>,
+    request: ApiRequest,
+    action: Option<Action>,
+    /// A control switched on for this exchange alone (429, 503), switched off after it.
+    control: Option<Control>,
+    /// How long its upstream calls take (`slow_upstream`).
+    slow: Option<Millis>,
+    /// Nobody waits for the answer any more (the client went away): it is lost.
+    abandoned: bool,
+}
+
+/// When a held upstream call may be decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Release {
+    /// At this world time (`slow_upstream`).
+    At(Millis),
+    /// Once this exchange has its answer (the slow test card: the 202 comes first).
+    AfterAnswer(RequestId),
 }
 
 /// The world of a sandbox: the default API keys and the rotated pair, no client models
@@ -114,12 +156,17 @@ impl Sandbox {
             faults: Faults::new(settings.plan.clone()),
             orders: Orders::default(),
             draws: 0,
+            pending: Vec::new(),
+            held: BTreeMap::new(),
+            current: None,
+            link_seen: None,
             errors: Vec::new(),
             settings,
         }
     }
 
     /// Starts a new session at edge time `now`: a new world, tape, fault counters.
+    /// Exchanges still pending are answered by nothing (their clients see the reset).
     pub fn reset(&mut self, now: Millis) {
         let settings = self.settings.clone();
         *self = Sandbox::new(settings);
@@ -169,17 +216,53 @@ impl Sandbox {
         std::mem::take(&mut self.errors)
     }
 
-    /// Answers one HTTP request at edge time `now`.
-    pub fn handle(&mut self, now: Millis, http: &HttpRequest) -> HttpReply {
+    fn failed(&mut self, e: String) -> HttpReply {
+        if self.errors.len() < 100 {
+            self.errors.push(e);
+        }
+        HttpReply::from_response(&payhub_sim::world::internal_error())
+    }
+
+    /// Answers one HTTP request at edge time `now`, or leaves it pending.
+    pub fn handle(&mut self, now: Millis, http: &HttpRequest) -> Step {
         match self.exchange(now, http) {
+            Ok(step) => step,
+            Err(e) => Step::Answered(self.failed(e)),
+        }
+    }
+
+    /// A pending exchange at edge time `now`: its answer, or `None` while it waits.
+    pub fn poll(&mut self, now: Millis, id: RequestId) -> Option<HttpReply> {
+        let polled = self
+            .move_world_to(now.since(self.epoch))
+            .and_then(|()| self.progress(id));
+        match polled {
             Ok(reply) => reply,
             Err(e) => {
-                if self.errors.len() < 100 {
-                    self.errors.push(e);
-                }
-                HttpReply::from_response(&payhub_sim::world::internal_error())
+                self.pending.retain(|x| x.id != id);
+                Some(self.failed(e))
             }
         }
+    }
+
+    /// The client of a pending exchange went away: its answer will be lost.
+    pub fn abandon(&mut self, id: RequestId) {
+        if let Some(x) = self.pending.iter_mut().find(|x| x.id == id) {
+            x.abandoned = true;
+        }
+    }
+
+    /// When, in edge time, something is next due for a pending exchange: a held call's
+    /// release or the world's next deadline.
+    pub fn wake_at(&self) -> Option<Millis> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        self.next_release()
+            .into_iter()
+            .chain(self.world.next_deadline())
+            .min()
+            .map(|t| self.epoch.after(t))
     }
 
     /// Moves the session's clock forward by `by`, firing every timer due on the way
@@ -206,18 +289,20 @@ impl Sandbox {
             })
             .ok_or_else(|| format!("{payment} has no charge waiting for authentication"))?;
         self.apply(Choice::Authenticate { attempt, ok })?;
-        self.drive_link(false)?;
+        self.drive_link()?;
         Ok(attempt)
     }
 
-    fn exchange(&mut self, now: Millis, http: &HttpRequest) -> Result<HttpReply, String> {
+    fn exchange(&mut self, now: Millis, http: &HttpRequest) -> Result<Step, String> {
         self.move_world_to(now.since(self.epoch))?;
         let request = match http_map::to_api_request(http) {
             Ok(r) => r,
-            Err(edge_answer) => return Ok(edge_answer),
+            Err(edge_answer) => return Ok(Step::Answered(edge_answer)),
         };
         let owner = self.config.key_owner(request.api_key);
-        let action = self.faults.next(&request);
+        let rule = self.faults.next(&request).cloned();
+        let action = rule.as_ref().map(|r| r.action);
+        let slow = rule.as_ref().and_then(|r| r.ms).map(Millis);
         let control = match (action, owner) {
             (Some(Action::RateLimited), Some((merchant, _))) => {
                 Some(Control::SetRateLimited { merchant, on: true })
@@ -228,21 +313,6 @@ impl Sandbox {
         if let Some(c) = &control {
             self.apply(Choice::Control(c.clone()))?;
         }
-        let reply = self.in_world(owner, request, action);
-        if let Some(c) = control {
-            self.apply(Choice::Control(switched_off(c)))?;
-        }
-        reply
-    }
-
-    /// The exchange in the world: sent, delivered (or faulted), its answer awaited,
-    /// delivered (or lost).
-    fn in_world(
-        &mut self,
-        owner: Option<(MerchantId, Environment)>,
-        request: ApiRequest,
-        action: Option<Action>,
-    ) -> Result<HttpReply, String> {
         let b = &self.world.budget;
         if b.drops < 16 || b.fail_500 < 16 {
             self.world.budget = Budget::UNLIMITED;
@@ -258,45 +328,172 @@ impl Sandbox {
         if let (Some(b), Some(origin)) = (business, self.world.origins.get_mut(&id)) {
             origin.business = Some(b);
         }
-        match action {
-            Some(Action::ResetBefore) => {
-                self.apply(Choice::Drop { msg })?;
-                self.orders.observe(owner, &request, None);
-                return Ok(HttpReply::reset());
-            }
-            Some(Action::Fail500Before) => self.apply(Choice::Fail500Before { msg })?,
+        self.pending.push(Exchange {
+            id,
+            owner,
+            request: request.clone(),
+            action,
+            control,
+            slow,
+            abandoned: false,
+        });
+        self.current = Some((id, slow));
+        let delivered = match action {
+            Some(Action::ResetBefore) => self.apply(Choice::Drop { msg }),
+            Some(Action::Fail500Before) => self.apply(Choice::Fail500Before { msg }),
             Some(Action::Fail500After) => {
                 let branch = self.branch_for(&request);
-                self.apply(Choice::Fail500After { msg, branch })?
+                self.apply(Choice::Fail500After { msg, branch })
             }
             _ => {
                 let branch = self.branch_for(&request);
-                self.apply(Choice::Deliver { msg, branch })?
+                self.apply(Choice::Deliver { msg, branch })
             }
+        };
+        self.current = None;
+        delivered?;
+        if action == Some(Action::ResetBefore) {
+            let x = self.take_pending(id);
+            self.orders.observe(x.owner, &x.request, None);
+            self.switch_off(x.control)?;
+            return Ok(Step::Answered(HttpReply::reset()));
         }
-        let (answer, response) = self.await_answer(id)?;
-        self.drive_link(false)?;
-        if action == Some(Action::ResetAfter) {
-            self.apply(Choice::Drop { msg: answer })?;
-            self.orders.observe(owner, &request, None);
-            return Ok(HttpReply::reset());
-        }
-        self.apply(Choice::Deliver {
-            msg: answer,
-            branch: None,
-        })?;
-        self.orders.observe(owner, &request, Some(&response));
-        Ok(HttpReply::from_response(&response))
+        Ok(match self.progress(id)? {
+            Some(reply) => Step::Answered(reply),
+            None => Step::Pending(id),
+        })
     }
 
-    /// Applies one choice, recording it in the tape and the trace.
+    fn take_pending(&mut self, id: RequestId) -> Exchange {
+        let i = self
+            .pending
+            .iter()
+            .position(|x| x.id == id)
+            .expect("a pending exchange");
+        self.pending.remove(i)
+    }
+
+    fn switch_off(&mut self, control: Option<Control>) -> Result<(), String> {
+        match control {
+            Some(c) => self.apply(Choice::Control(switched_off(c))),
+            None => Ok(()),
+        }
+    }
+
+    /// Steps pending exchange `id` towards its answer: the upstream first, then, with
+    /// nothing left to decide and no call held on the wire, the clock to the next
+    /// deadline. Its answer once it is in flight (delivered, or lost for a fault), or
+    /// `None` while a held call makes it wait for time to pass.
+    fn progress(&mut self, id: RequestId) -> Result<Option<HttpReply>, String> {
+        let Some(slow) = self.pending.iter().find(|x| x.id == id).map(|x| x.slow) else {
+            return Err(format!("{id} is not pending"));
+        };
+        for _ in 0..STEPS_MAX {
+            if let Some((answer, response)) = self.answer_in_flight(id) {
+                return self.finish(id, answer, response).map(Some);
+            }
+            self.current = Some((id, slow));
+            let moved = self.drive_link();
+            self.current = None;
+            if moved? {
+                continue;
+            }
+            if self.next_release().is_some() {
+                return Ok(None);
+            }
+            if self.world.next_deadline().is_none() {
+                return Err(format!("{id}: unanswered, and nothing is due"));
+            }
+            self.apply(Choice::Tick)?;
+        }
+        Err(format!("{id}: unanswered after {STEPS_MAX} steps"))
+    }
+
+    /// The next time a call held until a time is released, if one is still held.
+    fn next_release(&self) -> Option<Millis> {
+        self.held
+            .values()
+            .filter_map(|r| match r {
+                Release::At(t) if *t > self.world.now => Some(*t),
+                _ => None,
+            })
+            .min()
+    }
+
+    /// The exchange's answer is in flight: lost (reset after executing, an abandoned
+    /// client) or delivered; its control switched off.
+    fn finish(
+        &mut self,
+        id: RequestId,
+        answer: MsgId,
+        response: ApiResponse,
+    ) -> Result<HttpReply, String> {
+        let x = self.take_pending(id);
+        self.drive_link()?;
+        let lost = x.action == Some(Action::ResetAfter) || x.abandoned;
+        let reply = if lost {
+            self.apply(Choice::Drop { msg: answer })?;
+            self.orders.observe(x.owner, &x.request, None);
+            HttpReply::reset()
+        } else {
+            self.apply(Choice::Deliver {
+                msg: answer,
+                branch: None,
+            })?;
+            self.orders.observe(x.owner, &x.request, Some(&response));
+            HttpReply::from_response(&response)
+        };
+        self.switch_off(x.control)?;
+        Ok(reply)
+    }
+
+    /// Applies one choice, recording it in the tape and the trace, and holds the
+    /// upstream calls it put on the link that must wait.
     fn apply(&mut self, choice: Choice) -> Result<(), String> {
         self.trace.begin_step(self.tape.len() as u32);
         self.world
             .apply(&self.config, &choice, Some(&mut self.trace))
             .map_err(|e| format!("{choice}: {e}"))?;
         self.tape.push(choice);
+        self.hold_new_calls();
         Ok(())
+    }
+
+    /// New calls of the exchange being stepped: all of them for `slow_upstream`, a
+    /// slow card's charge until the exchange has its answer.
+    fn hold_new_calls(&mut self) {
+        let seen = self.link_seen;
+        let fresh: Vec<(MsgId, bool)> = self
+            .world
+            .link
+            .iter()
+            .filter(|(msg, _)| seen.is_none_or(|s| *msg > s))
+            .map(|(msg, m)| (msg, matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c))))
+            .collect();
+        if let Some((last, _)) = fresh.last() {
+            self.link_seen = Some(*last);
+        }
+        let Some((id, slow)) = self.current else {
+            return;
+        };
+        for (msg, slow_card) in fresh {
+            if !matches!(self.world.link.get(msg), Some(UpstreamMsg::Call(_))) {
+                continue;
+            }
+            if let Some(d) = slow {
+                self.held.insert(msg, Release::At(self.world.now.after(d)));
+            } else if slow_card {
+                self.held.insert(msg, Release::AfterAnswer(id));
+            }
+        }
+    }
+
+    /// Whether a held call may be decided now.
+    fn released(&self, release: Release) -> bool {
+        match release {
+            Release::At(t) => t <= self.world.now,
+            Release::AfterAnswer(id) => !self.world.origins.contains_key(&id),
+        }
     }
 
     /// The request put in flight last (message ids only grow).
@@ -320,39 +517,29 @@ impl Sandbox {
         })
     }
 
-    /// Drives the world until the answer to exchange `id` is in flight: the upstream
-    /// first, then, with nothing left to decide, the clock to the next deadline.
-    fn await_answer(&mut self, id: RequestId) -> Result<(MsgId, ApiResponse), String> {
-        for _ in 0..STEPS_MAX {
-            if let Some(found) = self.answer_in_flight(id) {
-                return Ok(found);
-            }
-            if self.drive_link(true)? {
-                continue;
-            }
-            if self.world.next_deadline().is_none() {
-                return Err(format!("{id}: unanswered, and nothing is due"));
-            }
-            self.apply(Choice::Tick)?;
-        }
-        Err(format!("{id}: unanswered after {STEPS_MAX} steps"))
-    }
-
-    /// Decides every call on the upstream link by its test card and delivers every
-    /// reply; `waiting`: a slow card's charge is held. Returns whether anything moved.
-    fn drive_link(&mut self, waiting: bool) -> Result<bool, String> {
+    /// Decides every call on the upstream link by its test card (but those held) and
+    /// delivers every reply. Returns whether anything moved.
+    fn drive_link(&mut self) -> Result<bool, String> {
         let mut moved = false;
         for _ in 0..STEPS_MAX {
             let acquirer = &self.world.acquirer;
             let card_of = |a: AttemptId| acquirer.charges.get(&a).map(|c| c.card);
             let next = self.world.link.iter().find_map(|(msg, m)| match m {
-                UpstreamMsg::Call(call) => cards::decision(call, waiting, card_of)
-                    .map(|decision| Choice::Acquire { msg, decision }),
+                UpstreamMsg::Call(_) if self.held.get(&msg).is_some_and(|r| !self.released(*r)) => {
+                    None
+                }
+                UpstreamMsg::Call(call) => Some(Choice::Acquire {
+                    msg,
+                    decision: cards::decision(call, card_of),
+                }),
                 UpstreamMsg::Reply(_) => Some(Choice::DeliverUpstream { msg }),
             });
             let Some(choice) = next else {
                 return Ok(moved);
             };
+            if let Choice::Acquire { msg, .. } = &choice {
+                self.held.remove(msg);
+            }
             self.apply(choice)?;
             moved = true;
         }
@@ -362,13 +549,23 @@ impl Sandbox {
     }
 
     /// Moves the world's clock to `target`: every deadline on the way by `Tick` (the
-    /// upstream driven after each), then the rest by `Advance`.
+    /// upstream driven after each), then the rest by `Advance`. A call held until a
+    /// time on the way is released when the clock passes it.
     fn move_world_to(&mut self, target: Millis) -> Result<(), String> {
         for _ in 0..STEPS_MAX {
-            self.drive_link(false)?;
-            match self.world.next_deadline() {
-                Some(at) if at <= target => self.apply(Choice::Tick)?,
-                _ => break,
+            self.drive_link()?;
+            let deadline = self.world.next_deadline();
+            let release = self.next_release();
+            let Some(next) = deadline.into_iter().chain(release).min() else {
+                break;
+            };
+            if next > target {
+                break;
+            }
+            if deadline == Some(next) {
+                self.apply(Choice::Tick)?;
+            } else {
+                self.apply(Choice::Advance(next.since(self.world.now)))?;
             }
         }
         if self.world.now < target {

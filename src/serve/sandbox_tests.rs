@@ -27,7 +27,27 @@ fn send(sb: &mut Sandbox, method: &str, target: &str, key: Option<&str>, body: &
         body: body.as_bytes().to_vec(),
     };
     let now = sb.now();
-    sb.handle(now, &http)
+    answered(sb.handle(now, &http))
+}
+
+fn answered(step: Step) -> HttpReply {
+    match step {
+        Step::Answered(reply) => reply,
+        Step::Pending(id) => panic!("{id} is pending"),
+    }
+}
+
+fn create_request(key: &str, order: &str, card: char) -> HttpRequest {
+    HttpRequest {
+        method: "POST".into(),
+        target: "/v1/payments".into(),
+        authorization: Some(b"Bearer ak_1".to_vec()),
+        idempotency_key: Some(key.as_bytes().to_vec()),
+        body: format!(
+            r#"{{"merchant_order_no":"{order}","amount":100,"currency":"USD","card":"{card}"}}"#
+        )
+        .into_bytes(),
+    }
 }
 
 fn create(sb: &mut Sandbox, key: &str, order: &str, amount: i64, card: char) -> HttpReply {
@@ -277,7 +297,66 @@ fn the_real_clock_moves_the_world_and_never_back() {
     sb.handle(Millis::secs(3), &http);
     assert_eq!(sb.world_now(), Millis::secs(3));
     sb.advance(Millis::secs(60)).unwrap();
-    let reply = sb.handle(Millis::secs(4), &http);
+    let reply = answered(sb.handle(Millis::secs(4), &http));
     assert_eq!(reply.status, 404);
     assert_eq!(sb.world_now(), Millis::secs(63));
+}
+
+const SLOW: &str =
+    r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"slow_upstream","ms":1000}]}"#;
+
+#[test]
+fn conc_02_a_concurrent_same_key_create_waits_and_gets_the_same_payment() {
+    let mut sb = sandbox(Branches::A, SLOW);
+    let create = create_request("k1", "ORDER-1", 'A');
+    let Step::Pending(first) = sb.handle(Millis::ZERO, &create) else {
+        panic!("the first create waits for its slow upstream");
+    };
+    let Step::Pending(second) = sb.handle(Millis::ms(200), &create) else {
+        panic!("the second create waits for the first (S5, wait)");
+    };
+    assert_eq!(sb.wake_at(), Some(Millis::secs(1)));
+    assert!(sb.poll(Millis::ms(500), first).is_none());
+    let a = sb
+        .poll(Millis::secs(1), first)
+        .expect("answered once the upstream answers");
+    let b = sb.poll(Millis::secs(1), second).expect("answered with it");
+    assert_eq!((a.status, b.status), (201, 200), "{} / {}", a.body, b.body);
+    assert_eq!(json(&a)["id"], json(&b)["id"]);
+    assert_eq!(captures(&sb), 1, "one execution");
+    assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
+    let script = crate::serve::script::export(&sb).unwrap();
+    assert!(
+        script.contains("S5:wait") || script.contains("S5"),
+        "{script}"
+    );
+}
+
+#[test]
+fn conc_03_the_other_s5_branch_answers_operation_in_progress_at_once() {
+    let mut sb = sandbox(Branches::B, SLOW);
+    let create = create_request("k1", "ORDER-1", 'A');
+    let Step::Pending(first) = sb.handle(Millis::ZERO, &create) else {
+        panic!("the first create waits for its slow upstream");
+    };
+    let second = answered(sb.handle(Millis::ms(200), &create));
+    assert_eq!(second.status, 409);
+    assert_eq!(json(&second)["error"]["code"], "operation_in_progress");
+    let a = sb.poll(Millis::secs(2), first).unwrap();
+    assert_eq!((a.status, captures(&sb)), (201, 1));
+}
+
+#[test]
+fn an_abandoned_exchange_loses_its_answer_and_the_order_stays_unknown() {
+    let mut sb = sandbox(Branches::A, SLOW);
+    let Step::Pending(first) = sb.handle(Millis::ZERO, &create_request("k1", "ORDER-1", 'A'))
+    else {
+        panic!("pending");
+    };
+    sb.abandon(first);
+    let lost = sb.poll(Millis::secs(1), first).unwrap();
+    assert_eq!(lost.wire, Wire::Reset);
+    let again = answered(sb.handle(Millis::secs(2), &create_request("k2", "ORDER-2", 'A')));
+    assert_eq!(again.status, 201);
+    assert_eq!(violated(&sb), ["client-never-charges-an-order-twice"]);
 }
