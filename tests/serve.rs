@@ -6,7 +6,6 @@ mod common;
 mod serve_support;
 
 use common::*;
-use serde_json::Value;
 use serve_support::*;
 use std::io::{ErrorKind, Write};
 use std::net::TcpStream;
@@ -51,14 +50,7 @@ fn serve_unknown_02_execute_then_reset_then_the_same_key_is_one_charge() {
     let retried = s.created("k1", "ORDER-1", 10000);
     assert_eq!(retried.status, 200, "{}", retried.body);
     assert_eq!(retried.json()["id"], "pay_demo_001");
-    let verdict = s.verdict();
-    assert_eq!(verdict["holds"], true, "{verdict:#}");
-    let (judged, ran) = s.judged_and_run("reset");
-    assert_eq!(
-        statuses(&judged["properties"]),
-        statuses(&verdict["properties"])
-    );
-    assert_eq!(ran, 0, "the script replays with no property violated");
+    s.holds_everywhere("reset");
     s.healthy();
 }
 
@@ -73,18 +65,10 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
     ));
     let renumbered = s.created("k2", "ORDER-1-retry", 10000);
     assert_eq!(renumbered.status, 201);
-    let verdict = s.verdict();
-    assert_eq!(verdict["holds"], false);
-    let violated: Vec<&Value> = verdict["properties"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["status"] == "violated")
-        .collect();
-    assert_eq!(violated.len(), 1, "{verdict:#}");
-    assert_eq!(violated[0]["name"], "client-never-charges-an-order-twice");
-    assert_eq!(violated[0]["detail"], "order ORDER-1 was captured 2 times");
-    let rules = violated[0]["rules"].to_string();
+    let violated = s.the_violation("dont");
+    assert_eq!(violated["name"], "client-never-charges-an-order-twice");
+    assert_eq!(violated["detail"], "order ORDER-1 was captured 2 times");
+    let rules = violated["rules"].to_string();
     assert!(
         rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),
         "{rules}"
@@ -95,11 +79,6 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
             .contains("**VIOLATED** `client-never-charges-an-order-twice`")
     );
     assert!(md.body.contains("```mermaid"), "{}", md.body);
-    let (judged, _) = s.judged_and_run("dont");
-    assert_eq!(
-        statuses(&judged["properties"]),
-        statuses(&verdict["properties"])
-    );
     s.healthy();
 }
 
@@ -169,14 +148,7 @@ fn serve_conc_02_concurrent_same_key_creates_on_two_connections_execute_once() {
         } else {
             assert_eq!(second.json()["error"]["code"], "operation_in_progress");
         }
-        let verdict = s.verdict();
-        assert_eq!(verdict["holds"], true, "{verdict:#}");
-        let (judged, ran) = s.judged_and_run(&name);
-        assert_eq!(
-            statuses(&judged["properties"]),
-            statuses(&verdict["properties"])
-        );
-        assert_eq!(ran, 0);
+        s.holds_everywhere(&name);
         s.healthy();
     }
 }

@@ -50,14 +50,7 @@ fn serve_node_reference_client_survives_reset_500_429_503_with_one_payment() {
     assert_eq!(result["status"], "succeeded", "{result}");
     assert_eq!(result["payment_id"], "pay_demo_001", "{result}");
     assert_eq!(result["trail"], serde_json::json!([200]), "{result}");
-    let verdict = s.verdict();
-    assert_eq!(verdict["holds"], true, "{verdict:#}");
-    let (judged, ran) = s.judged_and_run("node-ref");
-    assert_eq!(
-        statuses(&judged["properties"]),
-        statuses(&verdict["properties"])
-    );
-    assert_eq!(ran, 0, "the session's script replays with the same verdict");
+    s.holds_everywhere("node-ref");
     s.healthy();
 }
 
@@ -73,10 +66,7 @@ fn serve_node_reference_client_slow_acquirer_202_then_eight_days_later() {
     let again = node("reference_client.mjs", &s, &["ORDER-1", "D", "k-slow"]);
     assert_eq!(again["trail"], serde_json::json!([409]), "{again}");
     assert_eq!(again["payment_id"], "pay_demo_001", "{again}");
-    let verdict = s.verdict();
-    assert_eq!(verdict["holds"], true, "{verdict:#}");
-    let (_, ran) = s.judged_and_run("node-slow");
-    assert_eq!(ran, 0);
+    s.holds_everywhere("node-slow");
     s.healthy();
 }
 
@@ -91,17 +81,9 @@ fn serve_node_dont_do_this_client_gets_the_double_charge_named() {
         serde_json::json!(["network error", 409, 201]),
         "{result}"
     );
-    let verdict = s.verdict();
-    assert_eq!(verdict["holds"], false);
-    let violated: Vec<&Value> = verdict["properties"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["status"] == "violated")
-        .collect();
-    assert_eq!(violated.len(), 1, "{verdict:#}");
-    assert_eq!(violated[0]["name"], "client-never-charges-an-order-twice");
-    let rules = violated[0]["rules"].to_string();
+    let violated = s.the_violation("node-dont");
+    assert_eq!(violated["name"], "client-never-charges-an-order-twice");
+    let rules = violated["rules"].to_string();
     assert!(
         rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),
         "{rules}"

@@ -3,6 +3,7 @@
 use super::*;
 use crate::serve::faults::Plan;
 use crate::serve::http_map::Wire;
+use payhub_model::event::What;
 use payhub_model::{LedgerEntry, Millis};
 use serde_json::Value;
 
@@ -65,14 +66,17 @@ fn json(reply: &HttpReply) -> Value {
     serde_json::from_str(&reply.body).unwrap_or_else(|e| panic!("{e}: {}", reply.body))
 }
 
+/// Captures, as the session's event stream shows the ledger.
 fn captures(sb: &Sandbox) -> usize {
-    sb.world()
-        .acquirer
-        .ledger
-        .entries
-        .iter()
-        .filter(|e| matches!(e, LedgerEntry::Capture { .. }))
-        .count()
+    let capture = |e: &&payhub_model::event::Event| {
+        matches!(
+            e.what,
+            What::Ledger {
+                entry: LedgerEntry::Capture { .. }
+            }
+        )
+    };
+    sb.trace().stream.iter().filter(capture).count()
 }
 
 fn violated(sb: &Sandbox) -> Vec<&'static str> {

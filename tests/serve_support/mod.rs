@@ -175,6 +175,38 @@ impl Serve {
         (judged, code(&ran))
     }
 
+    /// The verdict holds, `judge` gives it again from the session's events, and the
+    /// session's script replays under `run` with no property violated.
+    pub fn holds_everywhere(&self, name: &str) {
+        let verdict = self.verdict();
+        assert_eq!(verdict["holds"], true, "{verdict:#}");
+        let (judged, ran) = self.judged_and_run(name);
+        assert_eq!(
+            statuses(&judged["properties"]),
+            statuses(&verdict["properties"])
+        );
+        assert_eq!(ran, 0, "the session's script replays with the same verdict");
+    }
+
+    /// The one property the verdict has violated, which `judge` finds violated too.
+    pub fn the_violation(&self, name: &str) -> Value {
+        let verdict = self.verdict();
+        assert_eq!(verdict["holds"], false);
+        let violated: Vec<&Value> = verdict["properties"]
+            .as_array()
+            .expect("a list of properties")
+            .iter()
+            .filter(|p| p["status"] == "violated")
+            .collect();
+        assert_eq!(violated.len(), 1, "{verdict:#}");
+        let (judged, _) = self.judged_and_run(name);
+        assert_eq!(
+            statuses(&judged["properties"]),
+            statuses(&verdict["properties"])
+        );
+        violated[0].clone()
+    }
+
     /// The child is still running and never panicked.
     pub fn healthy(&mut self) {
         assert!(self.child.try_wait().unwrap().is_none(), "serve exited");
