@@ -206,6 +206,71 @@ fn serve_malformed_and_hostile_requests_leave_it_answering() {
     s.healthy();
 }
 
+/// A merchant's webhook endpoint: answers `status` to every POST, hands each body over.
+fn webhook_receiver(status: u16) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let mut reader = BufReader::new(conn);
+            let mut length = 0;
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            // Handed over before the answer, so the test sees it before the sandbox
+            // knows how the POST went.
+            let _ = tx.send(String::from_utf8_lossy(&body).into_owned());
+            let answer =
+                format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = reader.get_mut().write_all(answer.as_bytes());
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn serve_webhook_01_webhooks_are_posted_and_an_acknowledged_one_is_not_sent_again() {
+    let (url, received) = webhook_receiver(200);
+    let mut s = Serve::start("hooks", &["--webhooks", &url, "--clock", "manual"]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let body = received.recv_timeout(IO_TIMEOUT).expect("a webhook");
+    let event: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(event["type"], "payment.succeeded", "{event}");
+    assert_eq!(event["object"]["id"], "pay_demo_001", "{event}");
+    assert!(
+        event["id"].is_string() && event["version"].is_u64(),
+        "{event}"
+    );
+    let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"1h"}"#);
+    assert_eq!(moved.status, 200);
+    assert!(received.try_recv().is_err(), "acknowledged: not sent again");
+    s.holds_everywhere("hooks");
+    s.healthy();
+}
+
+#[test]
+fn serve_a_webhook_answered_500_is_delivered_again_when_the_clock_advances() {
+    let (url, received) = webhook_receiver(500);
+    let mut s = Serve::start("hooks-500", &["--webhooks", &url, "--clock", "manual"]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let first = received.recv_timeout(IO_TIMEOUT).expect("a webhook");
+    let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"2min"}"#);
+    assert_eq!(moved.status, 200);
+    // The advance returned after the re-delivery was POSTed.
+    let again = received.try_recv().expect("delivered again");
+    let id = |b: &str| serde_json::from_str::<serde_json::Value>(b).unwrap()["id"].clone();
+    assert_eq!(id(&first), id(&again));
+    s.healthy();
+}
+
 #[test]
 fn serve_refuses_a_non_loopback_address_without_the_flag() {
     let o = run(&["serve", "--addr", "0.0.0.0:0"]);

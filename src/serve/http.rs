@@ -42,19 +42,21 @@ pub enum ClockMode {
     Manual,
 }
 
-/// The edge's state: the core and the clock.
+/// The edge's state: the core, the clock, where webhooks go.
 pub struct Edge {
     core: Mutex<Sandbox>,
     clock: ClockMode,
     started: Instant,
+    webhooks: Option<(String, u16, String)>,
 }
 
 impl Edge {
-    pub fn new(core: Sandbox, clock: ClockMode) -> Edge {
+    pub fn new(core: Sandbox, clock: ClockMode, webhooks: Option<(String, u16, String)>) -> Edge {
         Edge {
             core: Mutex::new(core),
             clock,
             started: Instant::now(),
+            webhooks,
         }
     }
 
@@ -88,8 +90,44 @@ impl Kill {
     }
 }
 
+/// How often the background task fires due timers (real clock) and sends webhooks.
+const BACKGROUND_EVERY: Duration = Duration::from_millis(20);
+
+/// The background task: under the real clock, what comes due fires without a request;
+/// webhooks in flight are POSTed.
+async fn background(edge: Arc<Edge>) {
+    loop {
+        if edge.clock == ClockMode::Real {
+            edge.with_core(|core, now| core.catch_up(now));
+        }
+        flush_webhooks(&edge).await;
+        tokio::time::sleep(BACKGROUND_EVERY).await;
+    }
+}
+
+/// POSTs every webhook handed out now, concurrently, and reports each.
+async fn flush_webhooks(edge: &Edge) {
+    let Some(target) = &edge.webhooks else {
+        return;
+    };
+    let out = edge
+        .with_core(|core, _| core.take_webhooks())
+        .unwrap_or_default();
+    let mut posts = tokio::task::JoinSet::new();
+    for w in out {
+        let target = target.clone();
+        posts.spawn(async move { (w.msg, super::webhooks::post(&target, &w.body).await) });
+    }
+    while let Some(done) = posts.join_next().await {
+        if let Ok((msg, acknowledged)) = done {
+            edge.with_core(|core, _| core.webhook_done(msg, acknowledged));
+        }
+    }
+}
+
 /// Accepts connections until the listener fails for good.
 pub async fn serve(listener: TcpListener, edge: Arc<Edge>) {
+    tokio::spawn(background(edge.clone()));
     let router = router(edge);
     loop {
         let (stream, _) = match listener.accept().await {
@@ -369,7 +407,16 @@ async fn advance(State(edge): State<Arc<Edge>>, req: Request) -> Response {
             body.by
         ));
     };
-    match edge.with_core(|core, _| core.advance(by)) {
+    let advanced = edge.with_core(|core, _| core.advance(by));
+    // Returns once every webhook due has been delivered (or lost) too.
+    for _ in 0..1_000 {
+        flush_webhooks(&edge).await;
+        if edge.with_core(|core, _| core.webhooks_settled()) != Some(false) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    match advanced {
         Some(Ok(now)) => {
             let json = serde_json::json!({ "now": now.to_string(), "now_ms": now.0 });
             respond(HttpReply::json(200, json.to_string()))

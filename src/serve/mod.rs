@@ -5,8 +5,8 @@
 //! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
 //! and its live driver), [`http_map`] HTTP ↔ model, [`cards`] the test cards,
 //! [`faults`] the fault plan, [`business`] business orders as the wire witnesses them,
-//! [`verdict`] and [`script`] what the session exports, [`http`] the edge (tokio,
-//! hyper, axum).
+//! [`verdict`] and [`script`] what the session exports, [`webhooks`] the webhook
+//! outbox and its POST, [`http`] the edge (tokio, hyper, axum).
 
 pub mod business;
 pub mod cards;
@@ -16,6 +16,7 @@ pub mod http_map;
 pub mod sandbox;
 pub mod script;
 pub mod verdict;
+pub mod webhooks;
 
 use http::ClockMode;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
@@ -47,6 +48,10 @@ pub struct ServeArgs {
     /// `seeded` a mix drawn from `--seed`.
     #[arg(long, value_enum, default_value = "a")]
     pub branches: Branches,
+    /// POST the platform's webhooks to this http:// URL (a 2xx acknowledges one; anything
+    /// else loses it, and the platform re-delivers).
+    #[arg(long)]
+    pub webhooks: Option<String>,
 }
 
 /// The `after_help` of `serve --help`.
@@ -71,6 +76,7 @@ Examples:
   payhub-verify serve
   payhub-verify serve --addr 127.0.0.1:0 --clock manual
   payhub-verify serve --faults plan.json --branches b
+  payhub-verify serve --webhooks http://127.0.0.1:9000/payhub
   curl -s localhost:8080/v1/payments -H 'Authorization: Bearer ak_1' -H 'Idempotency-Key: k1' \\
     -d '{\"merchant_order_no\":\"ORDER-1\",\"amount\":10000,\"currency\":\"USD\",\"card\":\"A\"}'
   curl -s localhost:8080/__sandbox/verdict?format=markdown
@@ -92,10 +98,16 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             faults::Plan::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?
         }
     };
+    let webhooks = args
+        .webhooks
+        .as_deref()
+        .map(webhooks::parse_url)
+        .transpose()?;
     let core = Sandbox::new(Settings {
         seed: args.seed,
         branches: args.branches,
         plan,
+        webhooks: webhooks.is_some(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -115,7 +127,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             );
         }
         print!("{}", banner(addr, args));
-        let edge = Arc::new(http::Edge::new(core, args.clock));
+        let edge = Arc::new(http::Edge::new(core, args.clock, webhooks));
         tokio::select! {
             _ = http::serve(listener, edge) => {}
             _ = tokio::signal::ctrl_c() => println!("payhub-verify serve: stopped"),
@@ -131,8 +143,11 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
     let mut s = format!("payhub-verify serve: listening on http://{addr}\n");
     let _ = writeln!(
         s,
-        "clock: {:?}, branches: {:?}, seed: {}",
-        args.clock, args.branches, args.seed
+        "clock: {:?}, branches: {:?}, seed: {}, webhooks: {}",
+        args.clock,
+        args.branches,
+        args.seed,
+        args.webhooks.as_deref().unwrap_or("none")
     );
     s.push_str("API keys (Authorization: Bearer …):\n");
     for k in default_api_keys() {

@@ -26,6 +26,7 @@ use super::business::Orders;
 use super::cards;
 use super::faults::{Action, Faults, Plan};
 use super::http_map::{self, HttpReply, HttpRequest};
+use super::webhooks::{Outbox, Outgoing};
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     ApiKeyId, ApiRequest, ApiResponse, AttemptId, Branch, Control, Environment, MerchantId, Millis,
@@ -56,6 +57,9 @@ pub struct Settings {
     pub seed: u64,
     pub branches: Branches,
     pub plan: Plan,
+    /// Whether webhooks go out (`--webhooks URL`): each (merchant, environment) to the
+    /// node of its key; without it the platform emits them to nobody.
+    pub webhooks: bool,
 }
 
 /// One sandbox session.
@@ -78,6 +82,7 @@ pub struct Sandbox {
     current: Option<(RequestId, Option<Millis>)>,
     /// The upstream link's messages seen so far (ids only grow).
     link_seen: Option<MsgId>,
+    outbox: Outbox,
     errors: Vec<String>,
 }
 
@@ -117,7 +122,7 @@ enum Release {
 /// The world of a sandbox: the default API keys and the rotated pair, no client models
 /// (every node is a scripted sender: the merchant's own integration is the client),
 /// every fault affordable, no webhooks, responses travelling so that one can be lost.
-pub fn world_config(plan: &Plan) -> WorldConfig {
+pub fn world_config(plan: &Plan, webhooks: bool) -> WorldConfig {
     let mut params = PlatformParams::default();
     if let Some(s) = plan.retry_after_s {
         params.retry_after_s = s;
@@ -128,7 +133,15 @@ pub fn world_config(plan: &Plan) -> WorldConfig {
         api_keys: default_api_keys(),
         spare_keys: vec![rotated_key_spec()],
         budget: Budget::UNLIMITED,
-        webhooks: Vec::new(),
+        webhooks: if webhooks {
+            default_api_keys()
+                .iter()
+                .filter(|k| !k.read_only)
+                .map(|k| (k.merchant, k.environment, node_of(k.id)))
+                .collect()
+        } else {
+            Vec::new()
+        },
         immediate_inbox: false,
         ..WorldConfig::default()
     }
@@ -146,7 +159,7 @@ pub fn node_of(key: ApiKeyId) -> u8 {
 
 impl Sandbox {
     pub fn new(settings: Settings) -> Sandbox {
-        let config = world_config(&settings.plan);
+        let config = world_config(&settings.plan, settings.webhooks);
         Sandbox {
             world: World::new(&config),
             config,
@@ -160,6 +173,7 @@ impl Sandbox {
             held: BTreeMap::new(),
             current: None,
             link_seen: None,
+            outbox: Outbox::default(),
             errors: Vec::new(),
             settings,
         }
@@ -263,6 +277,54 @@ impl Sandbox {
             .chain(self.world.next_deadline())
             .min()
             .map(|t| self.epoch.after(t))
+    }
+
+    /// Under the real clock, fires what has come due by edge time `now` (re-deliveries,
+    /// the platform's own queries) even when no request arrives; nothing if nothing is due.
+    pub fn catch_up(&mut self, now: Millis) {
+        let due = self
+            .world
+            .next_deadline()
+            .is_some_and(|t| self.epoch.after(t) <= now);
+        if due && self.pending.is_empty() {
+            if let Err(e) = self.move_world_to(now.since(self.epoch)) {
+                self.errors.push(e);
+            }
+        }
+    }
+
+    /// Webhooks in flight not handed out yet: the edge POSTs each and reports it with
+    /// [`Sandbox::webhook_done`].
+    pub fn take_webhooks(&mut self) -> Vec<Outgoing> {
+        let in_flight = self.world.net.iter().filter_map(|(msg, p)| match p {
+            Payload::Webhook { event, .. } => Some((msg, event)),
+            _ => None,
+        });
+        self.outbox.take(in_flight)
+    }
+
+    /// How the POST of a webhook went: acknowledged (delivered) or lost.
+    pub fn webhook_done(&mut self, msg: MsgId, acknowledged: bool) {
+        if !self.outbox.done(msg) || self.world.net.get(msg).is_none() {
+            return;
+        }
+        let choice = if acknowledged {
+            Choice::Deliver { msg, branch: None }
+        } else {
+            Choice::Drop { msg }
+        };
+        if let Err(e) = self.apply(choice) {
+            self.errors.push(e);
+        }
+    }
+
+    /// Whether no webhook is in flight (every one handed out was reported).
+    pub fn webhooks_settled(&self) -> bool {
+        !self
+            .world
+            .net
+            .iter()
+            .any(|(_, p)| matches!(p, Payload::Webhook { .. }))
     }
 
     /// Moves the session's clock forward by `by`, firing every timer due on the way

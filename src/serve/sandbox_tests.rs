@@ -12,6 +12,7 @@ fn sandbox(branches: Branches, plan: &str) -> Sandbox {
         seed: 7,
         branches,
         plan: Plan::from_json(plan).unwrap(),
+        webhooks: false,
     })
 }
 
@@ -363,4 +364,48 @@ fn an_abandoned_exchange_loses_its_answer_and_the_order_stays_unknown() {
     let again = answered(sb.handle(Millis::secs(2), &create_request("k2", "ORDER-2", 'A')));
     assert_eq!(again.status, 201);
     assert_eq!(violated(&sb), ["client-never-charges-an-order-twice"]);
+}
+
+fn with_webhooks() -> Sandbox {
+    Sandbox::new(Settings {
+        seed: 0,
+        branches: Branches::A,
+        plan: Plan::default(),
+        webhooks: true,
+    })
+}
+
+#[test]
+fn webhook_01_an_acknowledged_webhook_is_not_delivered_again() {
+    let mut sb = with_webhooks();
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    let out = sb.take_webhooks();
+    assert_eq!(out.len(), 1, "{out:?}");
+    let body: Value = serde_json::from_str(&out[0].body).unwrap();
+    assert_eq!(body["type"], "payment.succeeded");
+    assert_eq!(body["object"]["id"], "pay_demo_001");
+    assert!(body["id"].is_string() && body["version"].is_u64(), "{body}");
+    assert!(sb.take_webhooks().is_empty(), "handed out once");
+    assert!(!sb.webhooks_settled());
+    sb.webhook_done(out[0].msg, true);
+    assert!(sb.webhooks_settled());
+    sb.advance(Millis::hours(1)).unwrap();
+    assert!(sb.take_webhooks().is_empty());
+    crate::serve::script::export(&sb).unwrap();
+}
+
+#[test]
+fn a_lost_webhook_is_delivered_again_as_time_passes() {
+    let mut sb = with_webhooks();
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    let out = sb.take_webhooks();
+    sb.webhook_done(out[0].msg, false);
+    assert!(sb.take_webhooks().is_empty());
+    sb.advance(Millis::mins(2)).unwrap();
+    let again = sb.take_webhooks();
+    assert_eq!(again.len(), 1, "re-delivered");
+    assert_eq!(
+        serde_json::from_str::<Value>(&again[0].body).unwrap()["id"],
+        serde_json::from_str::<Value>(&out[0].body).unwrap()["id"]
+    );
 }
