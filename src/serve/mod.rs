@@ -69,8 +69,10 @@ Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox
   GET|POST /__sandbox/faults, POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
 
 Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
-  \"action\":\"reset_after\"}],\"retry_after_s\":1}; actions: reset_before, reset_after,
-  500_before, 500_after, rate_limited, unavailable.
+  \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint, api_key, key, order; actions
+  reset_before, reset_after (executed, then the connection is reset), 500_before, 500_after,
+  rate_limited (429 with retry_after_s), unavailable (503), slow_upstream with \"ms\" (the
+  upstream answers that much later: a concurrent same-key request meets it in flight).
 
 Examples:
   payhub-verify serve

@@ -19,6 +19,12 @@
 //! Under `--clock manual` the edge passes the session's own time, and only
 //! [`Sandbox::advance`] moves it.
 //!
+//! Held calls: the slow card's charge is held on the link until its exchange has its
+//! answer (so the answer is the 202 of the synchronous wait); a `slow_upstream` fault
+//! holds an exchange's calls until a time. While a call is held until a time, the clock
+//! does not jump: the exchange is [`Step::Pending`] and the edge polls it
+//! ([`Sandbox::poll`]) as time passes, so a concurrent request (S5) meets it in flight.
+//!
 //! No clock, no I/O: errors of the world (none are expected) are answered 500 and kept
 //! for the edge to print ([`Sandbox::take_errors`]).
 
