@@ -206,6 +206,25 @@ fn serve_malformed_and_hostile_requests_leave_it_answering() {
     s.healthy();
 }
 
+#[test]
+fn serve_timeout_01_a_client_that_gives_up_on_a_held_answer_retries_the_same_key() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":3000}]}"#;
+    let plan = temp("hold.json", plan);
+    let mut s = Serve::start("hold", &["--faults", plan.to_str().unwrap()]);
+    let body = r#"{"merchant_order_no":"ORDER-1","amount":10000,"currency":"USD","card":"A"}"#;
+    let request = format!(
+        "POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nIdempotency-Key: k1\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let gave_up = s.raw_within(request.as_bytes(), Duration::from_millis(400));
+    assert!(matches!(gave_up, Outcome::Reset(_)), "{gave_up:?}");
+    let retried = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(retried.status, 200, "{}", retried.body);
+    assert_eq!(retried.json()["id"], "pay_demo_001");
+    s.holds_everywhere("hold");
+    s.healthy();
+}
+
 /// A merchant's webhook endpoint: answers `status` to every POST, hands each body over.
 fn webhook_receiver(status: u16) -> (String, std::sync::mpsc::Receiver<String>) {
     use std::io::{BufRead, BufReader, Read};

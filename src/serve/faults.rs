@@ -16,7 +16,7 @@
 //! unknown to the client), `500_before` / `500_after` are the platform edge's 500s,
 //! `rate_limited` and `unavailable` switch the platform's own 429 (with the platform's
 //! `Retry-After`, `retry_after_s` of the plan) and 503 `temporarily_unavailable` on for
-//! that one request.
+//! that one request; `slow_upstream` holds its upstream calls `ms`, `hold` its answer.
 
 use payhub_model::{ApiRequest, Endpoint, Json};
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,9 @@ pub enum Action {
     /// The acquirer answers the request's upstream calls only `ms` after they were sent
     /// (the session's time then follows the clock: concurrent requests meet it in flight).
     SlowUpstream,
+    /// The platform executes; its answer is held `ms` before it is written (a client
+    /// whose timeout is shorter gives up: the answer is then lost, the result unknown).
+    Hold,
 }
 
 /// One rule of the plan. Every matcher given must match; `nth` counts matches from 1.
@@ -68,7 +71,7 @@ pub struct Rule {
     #[serde(default = "one")]
     pub times: u32,
     pub action: Action,
-    /// For `slow_upstream`: how long the upstream takes, in milliseconds.
+    /// For `slow_upstream` and `hold`: how long, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms: Option<u64>,
 }
@@ -96,9 +99,10 @@ impl Plan {
             if rule.nth == 0 || rule.times == 0 {
                 return Err(format!("fault {}: nth and times count from 1", i + 1));
             }
-            if (rule.action == Action::SlowUpstream) != rule.ms.is_some() {
+            let timed = matches!(rule.action, Action::SlowUpstream | Action::Hold);
+            if timed != rule.ms.is_some() {
                 return Err(format!(
-                    "fault {}: \"ms\" goes with the action slow_upstream, and only with it",
+                    "fault {}: \"ms\" goes with the actions slow_upstream and hold, and only with them",
                     i + 1
                 ));
             }
@@ -256,11 +260,11 @@ mod tests {
             ),
             (
                 r#"{"faults":[{"action":"slow_upstream"}]}"#,
-                "\"ms\" goes with",
+                "\"ms\" goes with the actions",
             ),
             (
                 r#"{"faults":[{"action":"reset_after","ms":5}]}"#,
-                "\"ms\" goes with",
+                "\"ms\" goes with the actions",
             ),
         ] {
             let e = Plan::from_json(text).unwrap_err();

@@ -72,7 +72,9 @@ Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",
   \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint, api_key, key, order; actions
   reset_before, reset_after (executed, then the connection is reset), 500_before, 500_after,
   rate_limited (429 with retry_after_s), unavailable (503), slow_upstream with \"ms\" (the
-  upstream answers that much later: a concurrent same-key request meets it in flight).
+  upstream answers that much later: a concurrent same-key request meets it in flight),
+  hold with \"ms\" (executed, the answer written that much later; a client that gives up
+  first has an unknown result).
 
 Examples:
   payhub-verify serve

@@ -112,6 +112,9 @@ struct Exchange {
     control: Option<Control>,
     /// How long its upstream calls take (`slow_upstream`).
     slow: Option<Millis>,
+    /// How long its answer is held (`hold`), and, once the answer is in flight, until when.
+    hold: Option<Millis>,
+    held_until: Option<Millis>,
     /// Nobody waits for the answer any more (the client went away): it is lost.
     abandoned: bool,
 }
@@ -253,9 +256,10 @@ impl Sandbox {
 
     /// A pending exchange at edge time `now`: its answer, or `None` while it waits.
     pub fn poll(&mut self, now: Millis, id: RequestId) -> Option<HttpReply> {
-        let polled = self
-            .move_world_to(now.since(self.epoch))
-            .and_then(|()| self.progress(id));
+        let polled = self.move_world_to(now.since(self.epoch)).and_then(|()| {
+            self.reap();
+            self.progress(id)
+        });
         match polled {
             Ok(reply) => reply,
             Err(e) => {
@@ -265,10 +269,29 @@ impl Sandbox {
         }
     }
 
-    /// The client of a pending exchange went away: its answer will be lost.
+    /// The client of a pending exchange went away: its answer is lost (now, if it is in
+    /// flight, or when it is).
     pub fn abandon(&mut self, id: RequestId) {
         if let Some(x) = self.pending.iter_mut().find(|x| x.id == id) {
             x.abandoned = true;
+        }
+        self.reap();
+    }
+
+    /// Loses the answers in flight of abandoned exchanges.
+    fn reap(&mut self) {
+        let abandoned: Vec<RequestId> = self
+            .pending
+            .iter()
+            .filter(|x| x.abandoned)
+            .map(|x| x.id)
+            .collect();
+        for id in abandoned {
+            if let Some((answer, response)) = self.answer_in_flight(id) {
+                if let Err(e) = self.finish(id, answer, response) {
+                    self.errors.push(e);
+                }
+            }
         }
     }
 
@@ -278,24 +301,30 @@ impl Sandbox {
         if self.pending.is_empty() {
             return None;
         }
+        let holds = self.pending.iter().filter_map(|x| x.held_until);
         self.next_release()
             .into_iter()
+            .chain(holds)
             .chain(self.world.next_deadline())
             .min()
             .map(|t| self.epoch.after(t))
     }
 
     /// Under the real clock, fires what has come due by edge time `now` (re-deliveries,
-    /// the platform's own queries) even when no request arrives; nothing if nothing is due.
+    /// the platform's own queries, a held call of an abandoned exchange) even when no
+    /// request arrives; nothing if nothing is due or an exchange is waited for.
     pub fn catch_up(&mut self, now: Millis) {
         let due = self
             .world
             .next_deadline()
-            .is_some_and(|t| self.epoch.after(t) <= now);
-        if due && self.pending.is_empty() {
+            .into_iter()
+            .chain(self.next_release())
+            .any(|t| self.epoch.after(t) <= now);
+        if due && self.pending.iter().all(|x| x.abandoned) {
             if let Err(e) = self.move_world_to(now.since(self.epoch)) {
                 self.errors.push(e);
             }
+            self.reap();
         }
     }
 
@@ -363,6 +392,7 @@ impl Sandbox {
 
     fn exchange(&mut self, now: Millis, http: &HttpRequest) -> Result<Step, String> {
         self.move_world_to(now.since(self.epoch))?;
+        self.reap();
         let request = match http_map::to_api_request(http) {
             Ok(r) => r,
             Err(edge_answer) => return Ok(Step::Answered(edge_answer)),
@@ -370,7 +400,9 @@ impl Sandbox {
         let owner = self.config.key_owner(request.api_key);
         let rule = self.faults.next(&request).cloned();
         let action = rule.as_ref().map(|r| r.action);
-        let slow = rule.as_ref().and_then(|r| r.ms).map(Millis);
+        let ms = rule.as_ref().and_then(|r| r.ms).map(Millis);
+        let slow = ms.filter(|_| action == Some(Action::SlowUpstream));
+        let hold = ms.filter(|_| action == Some(Action::Hold));
         let control = match (action, owner) {
             (Some(Action::RateLimited), Some((merchant, _))) => {
                 Some(Control::SetRateLimited { merchant, on: true })
@@ -403,6 +435,8 @@ impl Sandbox {
             action,
             control,
             slow,
+            hold,
+            held_until: None,
             abandoned: false,
         });
         self.current = Some((id, slow));
@@ -458,6 +492,9 @@ impl Sandbox {
         };
         for _ in 0..STEPS_MAX {
             if let Some((answer, response)) = self.answer_in_flight(id) {
+                if self.still_held(id) {
+                    return Ok(None);
+                }
                 return self.finish(id, answer, response).map(Some);
             }
             self.current = Some((id, slow));
@@ -475,6 +512,18 @@ impl Sandbox {
             self.apply(Choice::Tick)?;
         }
         Err(format!("{id}: unanswered after {STEPS_MAX} steps"))
+    }
+
+    /// Whether exchange `id`'s answer, in flight, is held (`hold`) until a later time;
+    /// the hold starts when the answer is first seen.
+    fn still_held(&mut self, id: RequestId) -> bool {
+        let now = self.world.now;
+        let Some(x) = self.pending.iter_mut().find(|x| x.id == id) else {
+            return false;
+        };
+        let Some(d) = x.hold else { return false };
+        let until = *x.held_until.get_or_insert(now.after(d));
+        now < until && !x.abandoned
     }
 
     /// The next time a call held until a time is released, if one is still held.

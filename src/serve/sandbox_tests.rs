@@ -359,8 +359,9 @@ fn an_abandoned_exchange_loses_its_answer_and_the_order_stays_unknown() {
         panic!("pending");
     };
     sb.abandon(first);
-    let lost = sb.poll(Millis::secs(1), first).unwrap();
-    assert_eq!(lost.wire, Wire::Reset);
+    sb.catch_up(Millis::secs(1));
+    assert_eq!(sb.wake_at(), None, "its answer was lost once it came");
+    assert_eq!(captures(&sb), 1);
     let again = answered(sb.handle(Millis::secs(2), &create_request("k2", "ORDER-2", 'A')));
     assert_eq!(again.status, 201);
     assert_eq!(violated(&sb), ["client-never-charges-an-order-twice"]);
@@ -407,5 +408,40 @@ fn a_lost_webhook_is_delivered_again_as_time_passes() {
     assert_eq!(
         serde_json::from_str::<Value>(&again[0].body).unwrap()["id"],
         serde_json::from_str::<Value>(&out[0].body).unwrap()["id"]
+    );
+}
+
+const HOLD: &str =
+    r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":1500}]}"#;
+
+#[test]
+fn timeout_01_a_held_answer_is_written_late() {
+    let mut sb = sandbox(Branches::A, HOLD);
+    let Step::Pending(id) = sb.handle(Millis::ZERO, &create_request("k1", "ORDER-1", 'A')) else {
+        panic!("held");
+    };
+    assert_eq!(captures(&sb), 1, "executed before the hold");
+    assert_eq!(sb.wake_at(), Some(Millis::ms(1500)));
+    assert!(sb.poll(Millis::secs(1), id).is_none());
+    assert_eq!(sb.poll(Millis::ms(1500), id).unwrap().status, 201);
+}
+
+#[test]
+fn timeout_01_a_client_that_gives_up_on_a_held_answer_has_an_unknown_result() {
+    let mut sb = sandbox(Branches::A, HOLD);
+    let Step::Pending(id) = sb.handle(Millis::ZERO, &create_request("k1", "ORDER-1", 'A')) else {
+        panic!("held");
+    };
+    sb.abandon(id);
+    assert_eq!(sb.wake_at(), None, "nothing pending any more");
+    let retried = answered(sb.handle(Millis::secs(2), &create_request("k1", "ORDER-1", 'A')));
+    assert_eq!((retried.status, captures(&sb)), (200, 1));
+    assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
+    let renumbered = answered(sb.handle(Millis::secs(3), &create_request("k2", "ORDER-2", 'A')));
+    assert_eq!(renumbered.status, 201);
+    assert!(
+        violated(&sb).is_empty(),
+        "the replay told the client the result: {:?}",
+        violated(&sb)
     );
 }

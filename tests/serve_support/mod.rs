@@ -92,8 +92,13 @@ impl Serve {
 
     /// Sends raw bytes on a new connection and reads until the server closes it.
     pub fn raw(&self, bytes: &[u8]) -> Outcome {
+        self.raw_within(bytes, IO_TIMEOUT)
+    }
+
+    /// [`Serve::raw`], giving up (and closing) after `timeout`, as a client's timeout does.
+    pub fn raw_within(&self, bytes: &[u8], timeout: Duration) -> Outcome {
         let mut stream = TcpStream::connect_timeout(&self.addr, IO_TIMEOUT).unwrap();
-        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_read_timeout(Some(timeout)).unwrap();
         stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
         if let Err(e) = stream.write_all(bytes) {
             return Outcome::Reset(e.kind());
