@@ -48,7 +48,7 @@ pub enum Action {
 }
 
 /// One rule of the plan. Every matcher given must match; `nth` counts matches from 1.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     /// `create_payment`, `confirm_payment`, `cancel_payment`, `create_checkout_session`,
@@ -71,6 +71,10 @@ pub struct Rule {
     #[serde(default = "one")]
     pub times: u32,
     pub action: Action,
+    /// Instead of the `nth` .. `nth + times` window: every match is faulted with this
+    /// chance (0 < p ≤ 1), drawn from the sandbox's `--seed`, so a run repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
     /// For `slow_upstream` and `hold`: how long, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms: Option<u64>,
@@ -81,7 +85,7 @@ fn one() -> u32 {
 }
 
 /// A fault plan: its rules, and the platform's `Retry-After` (A-RETRY-AFTER, default 2).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     #[serde(default)]
@@ -98,6 +102,17 @@ impl Plan {
         for (i, rule) in plan.faults.iter().enumerate() {
             if rule.nth == 0 || rule.times == 0 {
                 return Err(format!("fault {}: nth and times count from 1", i + 1));
+            }
+            if let Some(p) = rule.probability {
+                if !(p > 0.0 && p <= 1.0) {
+                    return Err(format!("fault {}: a probability is in (0, 1]", i + 1));
+                }
+                if rule.nth != 1 || rule.times != 1 {
+                    return Err(format!(
+                        "fault {}: a probability replaces nth and times",
+                        i + 1
+                    ));
+                }
             }
             let timed = matches!(rule.action, Action::SlowUpstream | Action::Hold);
             if timed != rule.ms.is_some() {
@@ -193,12 +208,17 @@ impl Rule {
 pub struct Faults {
     plan: Plan,
     matched: Vec<u32>,
+    seed: u64,
 }
 
 impl Faults {
-    pub fn new(plan: Plan) -> Faults {
+    pub fn new(plan: Plan, seed: u64) -> Faults {
         let matched = vec![0; plan.faults.len()];
-        Faults { plan, matched }
+        Faults {
+            plan,
+            matched,
+            seed,
+        }
     }
 
     pub fn plan(&self) -> &Plan {
@@ -214,13 +234,30 @@ impl Faults {
                 continue;
             }
             *n += 1;
-            let window = rule.nth..rule.nth.saturating_add(rule.times);
-            if hit.is_none() && window.contains(n) {
+            let faulted = match rule.probability {
+                Some(p) => chance(self.seed, i, *n) < p,
+                None => (rule.nth..rule.nth.saturating_add(rule.times)).contains(n),
+            };
+            if hit.is_none() && faulted {
                 hit = Some(i);
             }
         }
         hit.map(|i| &self.plan.faults[i])
     }
+}
+
+/// A uniform draw in [0, 1) for the `n`th match of rule `rule`.
+fn chance(seed: u64, rule: usize, n: u32) -> f64 {
+    let x = splitmix64(seed ^ ((rule as u64) << 32) ^ u64::from(n));
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// SplitMix64: the seeded draws of the sandbox (faults, branches), no RNG crate needed.
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -234,7 +271,7 @@ mod tests {
             r#"{"faults":[{"endpoint":"create_payment","order":"ORDER-1","nth":2,"times":2,"action":"500_after"}]}"#,
         )
         .unwrap();
-        let mut faults = Faults::new(plan);
+        let mut faults = Faults::new(plan, 0);
         let create = req::create("K", "ORDER-1", 100, "USD", 'A');
         let other = req::create("K", "ORDER-2", 100, "USD", 'A');
         let mut next = |r| faults.next(r).map(|rule| rule.action);
@@ -243,6 +280,25 @@ mod tests {
         assert_eq!(next(&create), Some(Action::Fail500After));
         assert_eq!(next(&create), Some(Action::Fail500After));
         assert_eq!(next(&create), None);
+    }
+
+    #[test]
+    fn a_probability_faults_a_seeded_share_of_the_matches() {
+        let plan = Plan::from_json(
+            r#"{"faults":[{"endpoint":"create_payment","probability":0.25,"action":"500_after"}]}"#,
+        )
+        .unwrap();
+        let create = req::create("K", "ORDER-1", 100, "USD", 'A');
+        let run = |seed| {
+            let mut faults = Faults::new(plan.clone(), seed);
+            (0..400)
+                .map(|_| faults.next(&create).is_some())
+                .collect::<Vec<bool>>()
+        };
+        let hits = run(3).iter().filter(|h| **h).count();
+        assert!((60..140).contains(&hits), "{hits} of 400 at 0.25");
+        assert_eq!(run(3), run(3), "the same seed, the same faults");
+        assert_ne!(run(3), run(4));
     }
 
     #[test]
@@ -261,6 +317,14 @@ mod tests {
             (
                 r#"{"faults":[{"action":"slow_upstream"}]}"#,
                 "\"ms\" goes with the actions",
+            ),
+            (
+                r#"{"faults":[{"probability":1.5,"action":"reset_after"}]}"#,
+                "in (0, 1]",
+            ),
+            (
+                r#"{"faults":[{"probability":0.5,"nth":2,"action":"reset_after"}]}"#,
+                "replaces nth and times",
             ),
             (
                 r#"{"faults":[{"action":"reset_after","ms":5}]}"#,

@@ -34,7 +34,7 @@ pub struct ServeArgs {
     /// Listen on a non-loopback address: anyone who can reach it can use the sandbox.
     #[arg(long)]
     pub allow_non_loopback: bool,
-    /// The seed of `--branches seeded`.
+    /// The seed of `--branches seeded` and of the fault plan's probabilities.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// A fault plan (JSON, see `POST /__sandbox/faults`).
@@ -69,7 +69,8 @@ Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox
   GET|POST /__sandbox/faults, POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
 
 Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
-  \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint, api_key, key, order; actions
+  \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint, api_key, key, order; the
+  nth match and the times-1 after it, or \"probability\":0.1 of every match (drawn from --seed); actions
   reset_before, reset_after (executed, then the connection is reset), 500_before, 500_after,
   rate_limited (429 with retry_after_s), unavailable (503), slow_upstream with \"ms\" (the
   upstream answers that much later: a concurrent same-key request meets it in flight),

@@ -175,7 +175,7 @@ impl Sandbox {
             trace: Trace::new(),
             tape: Vec::new(),
             epoch: Millis::ZERO,
-            faults: Faults::new(settings.plan.clone()),
+            faults: Faults::new(settings.plan.clone(), settings.seed),
             orders: Orders::default(),
             draws: 0,
             pending: Vec::new(),
@@ -199,7 +199,7 @@ impl Sandbox {
     /// Replaces the fault plan (its counters start at 0; `retry_after_s` applies from
     /// the next reset, since the platform's parameters are fixed for a session).
     pub fn set_plan(&mut self, plan: Plan) {
-        self.faults = Faults::new(plan.clone());
+        self.faults = Faults::new(plan.clone(), self.settings.seed);
         self.settings.plan = plan;
     }
 
@@ -700,7 +700,9 @@ impl Sandbox {
             Branches::B => b,
             Branches::Seeded => {
                 self.draws += 1;
-                if splitmix64(self.settings.seed ^ self.draws.rotate_left(32)) & 1 == 0 {
+                if super::faults::splitmix64(self.settings.seed ^ self.draws.rotate_left(32)) & 1
+                    == 0
+                {
                     a
                 } else {
                     b
@@ -724,14 +726,6 @@ fn switched_off(control: Control) -> Control {
         Control::SetChannelPaused { .. } => Control::SetChannelPaused { on: false },
         other => other,
     }
-}
-
-/// SplitMix64: the seeded branch draws (no RNG crate for one bit per branch point).
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
