@@ -50,6 +50,13 @@ fn serve_unknown_02_execute_then_reset_then_the_same_key_is_one_charge() {
     let retried = s.created("k1", "ORDER-1", 10000);
     assert_eq!(retried.status, 200, "{}", retried.body);
     assert_eq!(retried.json()["id"], "pay_demo_001");
+    let har = s.control("GET", "/__sandbox/har", "").json();
+    assert_eq!(har["log"]["version"], "1.2");
+    let entries = har["log"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{har:#}");
+    assert_eq!(entries[0]["response"]["status"], 0, "the reset: no answer");
+    assert_eq!(entries[1]["response"]["status"], 200);
+    assert_eq!(entries[1]["request"]["headers"][1]["value"], "k1");
     s.holds_everywhere("reset");
     s.healthy();
 }

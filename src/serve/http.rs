@@ -216,6 +216,7 @@ fn router(edge: Arc<Edge>) -> Router {
         .route("/__sandbox/verdict", get(verdict))
         .route("/__sandbox/events", get(events))
         .route("/__sandbox/script", get(script))
+        .route("/__sandbox/har", get(har))
         .route("/__sandbox/reset", post(reset))
         .route("/__sandbox/faults", get(faults).post(set_faults))
         .route("/__sandbox/authenticate", post(authenticate))
@@ -462,6 +463,15 @@ async fn script(State(edge): State<Arc<Edge>>) -> Response {
     let reply = edge.with_core(|core, _| match super::script::export(core) {
         Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
         Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/har`: the session's exchanges as HAR 1.2.
+async fn har(State(edge): State<Arc<Edge>>) -> Response {
+    let reply = edge.with_core(|core, _| {
+        let har = super::har::to_har(&core.trace().stream);
+        HttpReply::json(200, har)
     });
     reply.map_or_else(crashed, respond)
 }

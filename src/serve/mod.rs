@@ -5,12 +5,13 @@
 //! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
 //! and its live driver), [`http_map`] HTTP ↔ model, [`cards`] the test cards,
 //! [`faults`] the fault plan, [`business`] business orders as the wire witnesses them,
-//! [`verdict`] and [`script`] what the session exports, [`webhooks`] the webhook
+//! [`verdict`], [`script`] and [`har`] what the session exports, [`webhooks`] the webhook
 //! outbox and its POST, [`http`] the edge (tokio, hyper, axum).
 
 pub mod business;
 pub mod cards;
 pub mod faults;
+pub mod har;
 pub mod http;
 pub mod http_map;
 pub mod sandbox;
@@ -65,7 +66,8 @@ API keys (Authorization: Bearer ak_N): ak_1 merchant 1 test, ak_2 merchant 1 liv
   not issued).
 
 Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox/verdict
-  [?format=markdown], GET /__sandbox/events, GET /__sandbox/script, POST /__sandbox/reset,
+  [?format=markdown], GET /__sandbox/events, GET /__sandbox/script, GET /__sandbox/har,
+  POST /__sandbox/reset,
   GET|POST /__sandbox/faults, POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
 
 Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
