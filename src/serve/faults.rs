@@ -84,12 +84,43 @@ fn one() -> u32 {
     1
 }
 
+/// What a matching webhook suffers on its way to the merchant's URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WebhookAction {
+    /// Lost before it is POSTed (the platform re-delivers as time passes).
+    Drop,
+    /// POSTed twice.
+    Duplicate,
+    /// POSTed `ms` later (a later webhook may overtake it: reordering).
+    Delay,
+}
+
+/// One webhook rule: the `nth` webhook of a `type` (`payment.succeeded`; any if absent).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookRule {
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default = "one")]
+    pub nth: u32,
+    #[serde(default = "one")]
+    pub times: u32,
+    pub action: WebhookAction,
+    /// For `delay`: how long, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+}
+
 /// A fault plan: its rules, and the platform's `Retry-After` (A-RETRY-AFTER, default 2).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     #[serde(default)]
     pub faults: Vec<Rule>,
+    /// Faults of webhooks (`--webhooks URL`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhook_faults: Vec<WebhookRule>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<u32>,
 }
@@ -129,6 +160,20 @@ impl Plan {
                         ENDPOINTS.join(", ")
                     ));
                 }
+            }
+        }
+        for (i, rule) in plan.webhook_faults.iter().enumerate() {
+            if rule.nth == 0 || rule.times == 0 {
+                return Err(format!(
+                    "webhook fault {}: nth and times count from 1",
+                    i + 1
+                ));
+            }
+            if (rule.action == WebhookAction::Delay) != rule.ms.is_some() {
+                return Err(format!(
+                    "webhook fault {}: \"ms\" goes with the action delay, and only with it",
+                    i + 1
+                ));
             }
         }
         Ok(plan)
@@ -208,17 +253,36 @@ impl Rule {
 pub struct Faults {
     plan: Plan,
     matched: Vec<u32>,
+    webhooks_matched: Vec<u32>,
     seed: u64,
 }
 
 impl Faults {
     pub fn new(plan: Plan, seed: u64) -> Faults {
         let matched = vec![0; plan.faults.len()];
+        let webhooks_matched = vec![0; plan.webhook_faults.len()];
         Faults {
             plan,
             matched,
+            webhooks_matched,
             seed,
         }
+    }
+
+    /// Counts a webhook of type `kind` against the webhook rules; the first that hits.
+    pub fn next_webhook(&mut self, kind: &str) -> Option<&WebhookRule> {
+        let mut hit = None;
+        let rules = self.plan.webhook_faults.iter();
+        for (i, (rule, n)) in rules.zip(&mut self.webhooks_matched).enumerate() {
+            if rule.kind.as_deref().is_some_and(|k| k != kind) {
+                continue;
+            }
+            *n += 1;
+            if hit.is_none() && (rule.nth..rule.nth.saturating_add(rule.times)).contains(n) {
+                hit = Some(i);
+            }
+        }
+        hit.map(|i| &self.plan.webhook_faults[i])
     }
 
     pub fn plan(&self) -> &Plan {

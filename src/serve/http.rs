@@ -116,7 +116,10 @@ async fn flush_webhooks(edge: &Edge) {
     let mut posts = tokio::task::JoinSet::new();
     for w in out {
         let target = target.clone();
-        posts.spawn(async move { (w.msg, super::webhooks::post(&target, &w.body).await) });
+        posts.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(w.delay_ms)).await;
+            (w.msg, super::webhooks::post(&target, &w.body).await)
+        });
     }
     while let Some(done) = posts.join_next().await {
         if let Ok((msg, acknowledged)) = done {

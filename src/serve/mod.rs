@@ -77,7 +77,8 @@ Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",
   rate_limited (429 with retry_after_s), unavailable (503), slow_upstream with \"ms\" (the
   upstream answers that much later: a concurrent same-key request meets it in flight),
   hold with \"ms\" (executed, the answer written that much later; a client that gives up
-  first has an unknown result).
+  first has an unknown result). Webhooks: \"webhook_faults\":[{\"type\":\"payment.succeeded\",
+  \"nth\":1,\"action\":\"drop\"}], actions drop, duplicate, delay with \"ms\" (reordering).
 
 Examples:
   payhub-verify serve

@@ -30,7 +30,7 @@
 
 use super::business::Orders;
 use super::cards;
-use super::faults::{Action, Faults, Plan};
+use super::faults::{Action, Faults, Plan, WebhookAction};
 use super::http_map::{self, HttpReply, HttpRequest};
 use super::webhooks::{Outbox, Outgoing};
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
@@ -328,14 +328,39 @@ impl Sandbox {
         }
     }
 
-    /// Webhooks in flight not handed out yet: the edge POSTs each and reports it with
+    /// Webhooks in flight not handed out yet, after the plan's webhook faults (lost,
+    /// duplicated: both copies go out, delayed): the edge POSTs each and reports it with
     /// [`Sandbox::webhook_done`].
     pub fn take_webhooks(&mut self) -> Vec<Outgoing> {
-        let in_flight = self.world.net.iter().filter_map(|(msg, p)| match p {
-            Payload::Webhook { event, .. } => Some((msg, event)),
-            _ => None,
-        });
-        self.outbox.take(in_flight)
+        let mut out = Vec::new();
+        for _ in 0..2 {
+            let in_flight = self.world.net.iter().filter_map(|(msg, p)| match p {
+                Payload::Webhook { event, .. } => Some((msg, event)),
+                _ => None,
+            });
+            let fresh = self.outbox.fresh(in_flight);
+            if fresh.is_empty() {
+                break;
+            }
+            for (msg, event) in fresh {
+                self.top_up_budget();
+                let rule = self.faults.next_webhook(event.kind.as_str()).cloned();
+                let action = rule.as_ref().map(|r| r.action);
+                let step = match action {
+                    Some(WebhookAction::Drop) => self.apply(Choice::Drop { msg }),
+                    Some(WebhookAction::Duplicate) => self.apply(Choice::Duplicate { msg }),
+                    _ => Ok(()),
+                };
+                if let Err(e) = step {
+                    self.errors.push(e);
+                }
+                if action != Some(WebhookAction::Drop) {
+                    let delay = rule.and_then(|r| r.ms).unwrap_or(0);
+                    out.push(self.outbox.hand(msg, &event, delay));
+                }
+            }
+        }
+        out
     }
 
     /// How the POST of a webhook went: acknowledged (delivered) or lost.
@@ -413,10 +438,7 @@ impl Sandbox {
         if let Some(c) = &control {
             self.apply(Choice::Control(c.clone()))?;
         }
-        let b = &self.world.budget;
-        if b.drops < 16 || b.fail_500 < 16 {
-            self.world.budget = Budget::UNLIMITED;
-        }
+        self.top_up_budget();
         let business = self.orders.business_of(owner, &request);
         self.apply(Choice::Send {
             merchant: node_of(request.api_key),
@@ -464,6 +486,16 @@ impl Sandbox {
             Some(reply) => Step::Answered(reply),
             None => Step::Pending(id),
         })
+    }
+
+    /// The world's fault budget, refilled before it runs low: a session has no end. (A
+    /// script starts with the full budget, so a session of more than 239 faults of one
+    /// kind exports a script that stops short.)
+    fn top_up_budget(&mut self) {
+        let b = &self.world.budget;
+        if b.drops < 16 || b.fail_500 < 16 || b.duplicates < 16 {
+            self.world.budget = Budget::UNLIMITED;
+        }
     }
 
     fn take_pending(&mut self, id: RequestId) -> Exchange {

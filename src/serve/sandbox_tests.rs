@@ -368,12 +368,42 @@ fn an_abandoned_exchange_loses_its_answer_and_the_order_stays_unknown() {
 }
 
 fn with_webhooks() -> Sandbox {
+    webhooks_with("{}")
+}
+
+fn webhooks_with(plan: &str) -> Sandbox {
     Sandbox::new(Settings {
         seed: 0,
         branches: Branches::A,
-        plan: Plan::default(),
+        plan: Plan::from_json(plan).unwrap(),
         webhooks: true,
     })
+}
+
+#[test]
+fn webhook_faults_lose_duplicate_and_delay_webhooks() {
+    // Every rule counts every webhook it matches: the first, its re-delivery, the copy,
+    // then ORDER-2's, the fourth.
+    let mut sb = webhooks_with(
+        r#"{"webhook_faults":[{"type":"payment.succeeded","nth":1,"action":"drop"},
+                              {"nth":2,"action":"duplicate"},
+                              {"nth":4,"action":"delay","ms":700}]}"#,
+    );
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert!(sb.take_webhooks().is_empty(), "the first is lost");
+    sb.advance(Millis::mins(2)).unwrap();
+    let twice = sb.take_webhooks();
+    assert_eq!(twice.len(), 2, "the re-delivery, duplicated: {twice:?}");
+    assert_eq!(twice[0].body, twice[1].body);
+    for w in &twice {
+        sb.webhook_done(w.msg, true);
+    }
+    create(&mut sb, "k2", "ORDER-2", 10000, 'A');
+    let late = sb.take_webhooks();
+    assert_eq!(late.len(), 1);
+    assert_eq!(late[0].delay_ms, 700);
+    assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
+    crate::serve::script::export(&sb).unwrap();
 }
 
 #[test]

@@ -23,6 +23,8 @@ pub const POST_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Outgoing {
     pub msg: MsgId,
     pub body: String,
+    /// POSTed this much later (a `delay` webhook fault).
+    pub delay_ms: u64,
 }
 
 /// The webhooks handed to the edge and not yet reported.
@@ -32,21 +34,25 @@ pub struct Outbox {
 }
 
 impl Outbox {
-    /// The webhooks in flight not handed out yet, now handed out.
-    pub fn take<'a>(
-        &mut self,
+    /// The webhooks in flight not handed out yet, with what they are to carry.
+    pub fn fresh<'a>(
+        &self,
         in_flight: impl Iterator<Item = (MsgId, &'a WebhookEvent)>,
-    ) -> Vec<Outgoing> {
-        let mut out = Vec::new();
-        for (msg, event) in in_flight {
-            if self.handed.insert(msg) {
-                out.push(Outgoing {
-                    msg,
-                    body: body(event),
-                });
-            }
+    ) -> Vec<(MsgId, WebhookEvent)> {
+        in_flight
+            .filter(|(msg, _)| !self.handed.contains(msg))
+            .map(|(msg, e)| (msg, e.clone()))
+            .collect()
+    }
+
+    /// Hands one out.
+    pub fn hand(&mut self, msg: MsgId, event: &WebhookEvent, delay_ms: u64) -> Outgoing {
+        self.handed.insert(msg);
+        Outgoing {
+            msg,
+            body: body(event),
+            delay_ms,
         }
-        out
     }
 
     /// A handed-out webhook was reported.
