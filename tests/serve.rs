@@ -80,6 +80,16 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
         rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),
         "{rules}"
     );
+    let page = s.control("GET", "/__sandbox/", "");
+    assert!(
+        page.body.contains("client-never-charges-an-order-twice"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("ORDER-1-retry"),
+        "the exchanges are on the page"
+    );
     let md = s.control("GET", "/__sandbox/verdict?format=markdown", "");
     assert!(
         md.body

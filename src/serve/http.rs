@@ -220,6 +220,7 @@ fn router(edge: Arc<Edge>) -> Router {
         .route("/__sandbox/events", get(events))
         .route("/__sandbox/script", get(script))
         .route("/__sandbox/har", get(har))
+        .route("/__sandbox/", get(page))
         .route("/__sandbox/reset", post(reset))
         .route("/__sandbox/faults", get(faults).post(set_faults))
         .route("/__sandbox/authenticate", post(authenticate))
@@ -466,6 +467,15 @@ async fn script(State(edge): State<Arc<Edge>>) -> Response {
     let reply = edge.with_core(|core, _| match super::script::export(core) {
         Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
         Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/`: the page.
+async fn page(State(edge): State<Arc<Edge>>) -> Response {
+    let reply = edge.with_core(|core, _| {
+        let html = super::page::to_html(&core.world().facts, core.trace());
+        HttpReply::text(200, "text/html; charset=utf-8", html)
     });
     reply.map_or_else(crashed, respond)
 }

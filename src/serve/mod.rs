@@ -5,7 +5,8 @@
 //! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
 //! and its live driver), [`http_map`] HTTP ↔ model, [`cards`] the test cards,
 //! [`faults`] the fault plan, [`business`] business orders as the wire witnesses them,
-//! [`verdict`], [`script`] and [`har`] what the session exports, [`webhooks`] the webhook
+//! [`verdict`], [`script`] and [`har`] what the session exports, [`page`] the page at
+//! `/__sandbox/`, [`webhooks`] the webhook
 //! outbox and its POST, [`http`] the edge (tokio, hyper, axum).
 
 pub mod business;
@@ -14,6 +15,7 @@ pub mod faults;
 pub mod har;
 pub mod http;
 pub mod http_map;
+pub mod page;
 pub mod sandbox;
 pub mod script;
 pub mod verdict;
