@@ -100,6 +100,46 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
 }
 
 #[test]
+fn serve_merchants_are_namespaces_that_run_side_by_side() {
+    let plan = temp(
+        "namespaces.json",
+        r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#,
+    );
+    let mut s = Serve::start("namespaces", &["--faults", plan.to_str().unwrap()]);
+    // Merchant 1 renumbers after the reset; merchant 2 retries with the same key.
+    assert!(matches!(
+        s.create("ak_1", "k1", "ORDER-1", 100),
+        Outcome::Reset(_)
+    ));
+    assert!(matches!(
+        s.create("ak_3", "k1", "ORDER-1", 100),
+        Outcome::Reset(_)
+    ));
+    let Outcome::Answer(m1) = s.create("ak_1", "k2", "ORDER-1-retry", 100) else {
+        panic!("merchant 1's second create");
+    };
+    let Outcome::Answer(m2) = s.create("ak_3", "k1", "ORDER-1", 100) else {
+        panic!("merchant 2's retry");
+    };
+    assert_eq!((m1.status, m2.status), (201, 200));
+    assert_eq!(m2.json()["id"], "pay_demo_001", "merchant 2's own session");
+    let verdict = |m: u32| {
+        s.control("GET", &format!("/__sandbox/verdict?merchant={m}"), "")
+            .json()
+    };
+    assert_eq!(verdict(1)["holds"], false);
+    assert_eq!(verdict(2)["holds"], true);
+    assert_eq!(
+        s.control("POST", "/__sandbox/reset?merchant=1", "").status,
+        200
+    );
+    assert_eq!(verdict(1)["holds"], true);
+    assert_eq!(verdict(1)["events"], 0);
+    assert_ne!(verdict(2)["events"], 0, "merchant 2's session is untouched");
+    s.healthy();
+}
+
+#[test]
 fn serve_ret_01_the_manual_clock_advances_eight_days() {
     let mut s = Serve::start("clock", &["--clock", "manual"]);
     assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);

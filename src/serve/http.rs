@@ -12,11 +12,12 @@ use super::http_map::{HttpReply, HttpRequest, Wire};
 use super::sandbox::{Sandbox, Step};
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{ErrorCode, Field, Millis, PaymentId, RequestId};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -42,28 +43,36 @@ pub enum ClockMode {
     Manual,
 }
 
-/// The edge's state: the core, the clock, where webhooks go.
+/// The edge's state: one core per namespace, the clock, where webhooks go.
 pub struct Edge {
-    core: Mutex<Sandbox>,
+    cores: Vec<Mutex<Sandbox>>,
     clock: ClockMode,
     started: Instant,
     webhooks: Option<(String, u16, String)>,
 }
 
 impl Edge {
-    pub fn new(core: Sandbox, clock: ClockMode, webhooks: Option<(String, u16, String)>) -> Edge {
+    pub fn new(
+        cores: Vec<Sandbox>,
+        clock: ClockMode,
+        webhooks: Option<(String, u16, String)>,
+    ) -> Edge {
         Edge {
-            core: Mutex::new(core),
+            cores: cores.into_iter().map(Mutex::new).collect(),
             clock,
             started: Instant::now(),
             webhooks,
         }
     }
 
-    /// Runs `f` on the core at the edge's `now`, printing the world's errors. A panic
+    /// Runs `f` on namespace `ns`'s core at the edge's `now`, printing the world's errors. A panic
     /// in the core (a bug) is answered 500 and printed, and the session goes on.
-    fn with_core<T>(&self, f: impl FnOnce(&mut Sandbox, Millis) -> T) -> Option<T> {
-        let mut core = self.core.lock().unwrap_or_else(|p| p.into_inner());
+    fn with_core<T>(&self, ns: usize, f: impl FnOnce(&mut Sandbox, Millis) -> T) -> Option<T> {
+        let mut core = self
+            .cores
+            .get(ns)?
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let now = match self.clock {
             ClockMode::Real => Millis(self.started.elapsed().as_millis() as u64),
             ClockMode::Manual => core.now(),
@@ -97,21 +106,23 @@ const BACKGROUND_EVERY: Duration = Duration::from_millis(20);
 /// webhooks in flight are POSTed.
 async fn background(edge: Arc<Edge>) {
     loop {
-        if edge.clock == ClockMode::Real {
-            edge.with_core(|core, now| core.catch_up(now));
+        for ns in 0..edge.cores.len() {
+            if edge.clock == ClockMode::Real {
+                edge.with_core(ns, |core, now| core.catch_up(now));
+            }
+            flush_webhooks(&edge, ns).await;
         }
-        flush_webhooks(&edge).await;
         tokio::time::sleep(BACKGROUND_EVERY).await;
     }
 }
 
 /// POSTs every webhook handed out now, concurrently, and reports each.
-async fn flush_webhooks(edge: &Edge) {
+async fn flush_webhooks(edge: &Edge, ns: usize) {
     let Some(target) = &edge.webhooks else {
         return;
     };
     let out = edge
-        .with_core(|core, _| core.take_webhooks())
+        .with_core(ns, |core, _| core.take_webhooks())
         .unwrap_or_default();
     let mut posts = tokio::task::JoinSet::new();
     for w in out {
@@ -123,7 +134,7 @@ async fn flush_webhooks(edge: &Edge) {
     }
     while let Some(done) = posts.join_next().await {
         if let Ok((msg, acknowledged)) = done {
-            edge.with_core(|core, _| core.webhook_done(msg, acknowledged));
+            edge.with_core(ns, |core, _| core.webhook_done(msg, acknowledged));
         }
     }
 }
@@ -316,12 +327,13 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         idempotency_key: header("idempotency-key"),
         body,
     };
-    let Some(step) = edge.with_core(|core, now| core.handle(now, &http)) else {
+    let ns = namespace_of_key(http.authorization.as_deref());
+    let Some(step) = edge.with_core(ns, |core, now| core.handle(now, &http)) else {
         return crashed();
     };
     let reply = match step {
         Step::Answered(reply) => reply,
-        Step::Pending(id) => match wait(&edge, id).await {
+        Step::Pending(id) => match wait(&edge, ns, id).await {
             Some(reply) => reply,
             None => return crashed(),
         },
@@ -344,6 +356,7 @@ const POLL_EVERY: Duration = Duration::from_millis(20);
 /// Marks a pending exchange abandoned if its handler is dropped (the client went away).
 struct Waiting<'a> {
     edge: &'a Edge,
+    ns: usize,
     id: RequestId,
     done: bool,
 }
@@ -352,21 +365,22 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if !self.done {
             let id = self.id;
-            self.edge.with_core(|core, _| core.abandon(id));
+            self.edge.with_core(self.ns, |core, _| core.abandon(id));
         }
     }
 }
 
 /// Waits, lock released, until the core answers pending exchange `id`: polled at the
 /// time it is next due (real clock) and every [`POLL_EVERY`].
-async fn wait(edge: &Edge, id: RequestId) -> Option<HttpReply> {
+async fn wait(edge: &Edge, ns: usize, id: RequestId) -> Option<HttpReply> {
     let mut guard = Waiting {
         edge,
+        ns,
         id,
         done: false,
     };
     loop {
-        let (reply, wake) = edge.with_core(|core, now| {
+        let (reply, wake) = edge.with_core(ns, |core, now| {
             let reply = core.poll(now, id);
             (reply, core.wake_at().map(|t| t.since(now)))
         })?;
@@ -401,7 +415,8 @@ async fn control_body<T: serde::de::DeserializeOwned>(req: Request) -> Result<T,
 }
 
 /// `POST /__sandbox/clock/advance {"by":"8d"}`: returns once every timer due has fired.
-async fn advance(State(edge): State<Arc<Edge>>, req: Request) -> Response {
+async fn advance(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) -> Response {
+    let ns = q.index();
     let body: AdvanceBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -412,11 +427,11 @@ async fn advance(State(edge): State<Arc<Edge>>, req: Request) -> Response {
             body.by
         ));
     };
-    let advanced = edge.with_core(|core, _| core.advance(by));
+    let advanced = edge.with_core(ns, |core, _| core.advance(by));
     // Returns once every webhook due has been delivered (or lost) too.
     for _ in 0..1_000 {
-        flush_webhooks(&edge).await;
-        if edge.with_core(|core, _| core.webhooks_settled()) != Some(false) {
+        flush_webhooks(&edge, ns).await;
+        if edge.with_core(ns, |core, _| core.webhooks_settled()) != Some(false) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -434,15 +449,42 @@ async fn advance(State(edge): State<Arc<Edge>>, req: Request) -> Response {
 #[derive(serde::Deserialize)]
 struct VerdictQuery {
     format: Option<String>,
+    merchant: Option<u32>,
+}
+
+/// `?merchant=2`: the namespace a control endpoint acts on (merchant 1 by default).
+#[derive(serde::Deserialize)]
+struct Ns {
+    merchant: Option<u32>,
+}
+
+impl Ns {
+    fn index(&self) -> usize {
+        namespace_of_merchant(self.merchant.unwrap_or(1))
+    }
+}
+
+/// Namespaces: merchant 1's keys (ak_1, ak_2, ak_4, ak_5 and unknown keys) and
+/// merchant 2's (ak_3) are sessions of their own, so two tests can run side by side.
+fn namespace_of_merchant(merchant: u32) -> usize {
+    usize::from(merchant == 2)
+}
+
+fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
+    let key = super::http_map::api_key(authorization);
+    let merchant = default_api_keys()
+        .into_iter()
+        .chain([rotated_key_spec()])
+        .find(|k| k.id == key)
+        .map_or(1, |k| k.merchant.0);
+    namespace_of_merchant(merchant)
 }
 
 /// `GET /__sandbox/verdict[?format=markdown]`.
-async fn verdict(
-    State(edge): State<Arc<Edge>>,
-    axum::extract::Query(q): axum::extract::Query<VerdictQuery>,
-) -> Response {
+async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -> Response {
     let markdown = q.format.as_deref() == Some("markdown");
-    let reply = edge.with_core(|core, _| {
+    let ns = namespace_of_merchant(q.merchant.unwrap_or(1));
+    let reply = edge.with_core(ns, |core, _| {
         let facts = &core.world().facts;
         if markdown {
             let md = super::verdict::to_markdown(facts, core.trace());
@@ -456,15 +498,18 @@ async fn verdict(
 }
 
 /// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
-async fn events(State(edge): State<Arc<Edge>>) -> Response {
-    let reply =
-        edge.with_core(|core, _| HttpReply::text(200, "application/x-ndjson", core.events_jsonl()));
+async fn events(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
+        HttpReply::text(200, "application/x-ndjson", core.events_jsonl())
+    });
     reply.map_or_else(crashed, respond)
 }
 
 /// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
-async fn script(State(edge): State<Arc<Edge>>) -> Response {
-    let reply = edge.with_core(|core, _| match super::script::export(core) {
+async fn script(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| match super::script::export(core) {
         Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
         Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
     });
@@ -472,8 +517,9 @@ async fn script(State(edge): State<Arc<Edge>>) -> Response {
 }
 
 /// `GET /__sandbox/`: the page.
-async fn page(State(edge): State<Arc<Edge>>) -> Response {
-    let reply = edge.with_core(|core, _| {
+async fn page(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
         let html = super::page::to_html(&core.world().facts, core.trace());
         HttpReply::text(200, "text/html; charset=utf-8", html)
     });
@@ -481,8 +527,9 @@ async fn page(State(edge): State<Arc<Edge>>) -> Response {
 }
 
 /// `GET /__sandbox/har`: the session's exchanges as HAR 1.2.
-async fn har(State(edge): State<Arc<Edge>>) -> Response {
-    let reply = edge.with_core(|core, _| {
+async fn har(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
         let har = super::har::to_har(&core.trace().stream);
         HttpReply::json(200, har)
     });
@@ -490,8 +537,9 @@ async fn har(State(edge): State<Arc<Edge>>) -> Response {
 }
 
 /// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
-async fn reset(State(edge): State<Arc<Edge>>) -> Response {
-    let reply = edge.with_core(|core, now| {
+async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, now| {
         core.reset(now);
         HttpReply::json(200, "{\"reset\":true}".into())
     });
@@ -499,8 +547,9 @@ async fn reset(State(edge): State<Arc<Edge>>) -> Response {
 }
 
 /// `GET /__sandbox/faults`: the plan in force.
-async fn faults(State(edge): State<Arc<Edge>>) -> Response {
-    let reply = edge.with_core(|core, _| {
+async fn faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
         let json = serde_json::to_string(core.plan()).unwrap_or_default();
         HttpReply::json(200, json)
     });
@@ -508,7 +557,8 @@ async fn faults(State(edge): State<Arc<Edge>>) -> Response {
 }
 
 /// `POST /__sandbox/faults`: replaces the plan (its counts start again).
-async fn set_faults(State(edge): State<Arc<Edge>>, req: Request) -> Response {
+async fn set_faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) -> Response {
+    let ns = q.index();
     let (parts, body) = req.into_parts();
     let bytes = match read_body(&parts.headers, body).await {
         Ok(b) => b,
@@ -521,7 +571,7 @@ async fn set_faults(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         Ok(p) => p,
         Err(e) => return bad(e),
     };
-    let reply = edge.with_core(|core, _| {
+    let reply = edge.with_core(ns, |core, _| {
         core.set_plan(plan);
         let json = serde_json::to_string(core.plan()).unwrap_or_default();
         HttpReply::json(200, json)
@@ -543,12 +593,17 @@ fn yes() -> bool {
 
 /// `POST /__sandbox/authenticate {"payment_id":"pay_demo_001","ok":true}`: the payer
 /// completes (or fails) 3-D Secure for a test card C charge.
-async fn authenticate(State(edge): State<Arc<Edge>>, req: Request) -> Response {
+async fn authenticate(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = q.index();
     let body: AuthenticateBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,
     };
-    match edge.with_core(|core, _| core.authenticate(body.payment_id, body.ok)) {
+    match edge.with_core(ns, |core, _| core.authenticate(body.payment_id, body.ok)) {
         Some(Ok(attempt)) => {
             let json = serde_json::json!({ "attempt_id": attempt, "ok": body.ok });
             respond(HttpReply::json(200, json.to_string()))

@@ -141,7 +141,7 @@ pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
 }
 
 /// `Bearer ak_N` → `ak_N`; anything else is no key (`ak_0`, answered 401).
-fn api_key(header: Option<&[u8]>) -> ApiKeyId {
+pub fn api_key(header: Option<&[u8]>) -> ApiKeyId {
     header
         .and_then(|h| std::str::from_utf8(h).ok())
         .and_then(|h| h.trim().strip_prefix("Bearer "))

@@ -65,7 +65,8 @@ Test cards (the body's \"card\" is a label; any other value is 400 field card, n
 
 API keys (Authorization: Bearer ak_N): ak_1 merchant 1 test, ak_2 merchant 1 live,
   ak_3 merchant 2 test, ak_4 merchant 1 test read-only, ak_5 merchant 1 test (rotated,
-  not issued).
+  not issued). Each merchant is a session of its own (a namespace: two tests can run side
+  by side); the control endpoints take ?merchant=2 (merchant 1 by default).
 
 Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox/verdict
   [?format=markdown], GET /__sandbox/events, GET /__sandbox/script, GET /__sandbox/har,
@@ -113,12 +114,14 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         .as_deref()
         .map(webhooks::parse_url)
         .transpose()?;
-    let core = Sandbox::new(Settings {
+    let settings = Settings {
         seed: args.seed,
         branches: args.branches,
         plan,
         webhooks: webhooks.is_some(),
-    });
+    };
+    // One session per namespace: merchant 1, merchant 2.
+    let cores = vec![Sandbox::new(settings.clone()), Sandbox::new(settings)];
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -137,7 +140,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             );
         }
         print!("{}", banner(addr, args));
-        let edge = Arc::new(http::Edge::new(core, args.clock, webhooks));
+        let edge = Arc::new(http::Edge::new(cores, args.clock, webhooks));
         tokio::select! {
             _ = http::serve(listener, edge) => {}
             _ = tokio::signal::ctrl_c() => println!("payhub-verify serve: stopped"),
@@ -189,6 +192,7 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
         http::HEADER_BYTES_MAX,
         http::HEADER_READ_TIMEOUT.as_secs()
     );
+    s.push_str("namespaces: merchant 1 and merchant 2 are sessions of their own; control endpoints take ?merchant=2\n");
     s.push_str("control endpoints:\n");
     for (route, what) in [
         (
