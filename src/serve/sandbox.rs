@@ -256,7 +256,14 @@ impl Sandbox {
 
     /// A pending exchange at edge time `now`: its answer, or `None` while it waits.
     pub fn poll(&mut self, now: Millis, id: RequestId) -> Option<HttpReply> {
-        let polled = self.move_world_to(now.since(self.epoch)).and_then(|()| {
+        // Time moves only when something comes due: a poll every few milliseconds would
+        // otherwise put an `advance` on the tape each time.
+        let moved = if self.due_by(now) {
+            self.move_world_to(now.since(self.epoch))
+        } else {
+            Ok(())
+        };
+        let polled = moved.and_then(|()| {
             self.reap();
             self.progress(id)
         });
@@ -267,6 +274,18 @@ impl Sandbox {
                 Some(self.failed(e))
             }
         }
+    }
+
+    /// Whether something comes due by edge time `now`: a deadline of the world, a held
+    /// call's release, the end of a held answer.
+    fn due_by(&self, now: Millis) -> bool {
+        let holds = self.pending.iter().filter_map(|x| x.held_until);
+        self.world
+            .next_deadline()
+            .into_iter()
+            .chain(self.next_release())
+            .chain(holds)
+            .any(|t| self.epoch.after(t) <= now)
     }
 
     /// The client of a pending exchange went away: its answer is lost (now, if it is in
@@ -314,13 +333,7 @@ impl Sandbox {
     /// the platform's own queries, a held call of an abandoned exchange) even when no
     /// request arrives; nothing if nothing is due or an exchange is waited for.
     pub fn catch_up(&mut self, now: Millis) {
-        let due = self
-            .world
-            .next_deadline()
-            .into_iter()
-            .chain(self.next_release())
-            .any(|t| self.epoch.after(t) <= now);
-        if due && self.pending.iter().all(|x| x.abandoned) {
+        if self.due_by(now) && self.pending.iter().all(|x| x.abandoned) {
             if let Err(e) = self.move_world_to(now.since(self.epoch)) {
                 self.errors.push(e);
             }
