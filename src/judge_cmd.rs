@@ -27,17 +27,17 @@ pub enum JudgeFormat {
     Json,
 }
 
-/// One property's verdict over the file.
+/// One property's verdict over the file (or over a sandbox session's facts).
 #[derive(Debug, Serialize)]
-struct Verdict {
-    name: &'static str,
-    kind: Kind,
-    rules: Vec<&'static str>,
+pub(crate) struct Verdict {
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
+    pub(crate) rules: Vec<&'static str>,
     /// `holds` / `violated` for an always property, `reached` / `unreached` for a
     /// sometimes one.
-    status: &'static str,
+    pub(crate) status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    detail: Option<String>,
+    pub(crate) detail: Option<String>,
 }
 
 /// Folds the events of `path` into facts: a clear error naming `file:line` for a line
@@ -65,7 +65,7 @@ fn fold(path: &Path) -> Result<(Facts, usize), String> {
     Ok((Facts::clone(&facts), events))
 }
 
-fn verdicts(facts: &Facts) -> Vec<Verdict> {
+pub(crate) fn verdicts(facts: &Facts) -> Vec<Verdict> {
     PROPERTIES
         .iter()
         .map(|p| {

@@ -15,6 +15,7 @@ mod replay_cmd;
 mod report;
 mod rules_cmd;
 mod script_cmd;
+mod serve;
 mod simulate_cmd;
 mod usage;
 mod verify_cmd;
@@ -107,6 +108,9 @@ enum Command {
         after_help = "Examples:\n  payhub-verify mutants\n  payhub-verify mutants --format json --threads 2\n  payhub-verify mutants --show card_in_fingerprint\n  payhub-verify mutants --show new_key_after_timeout --format script > cx.pha\n  payhub-verify mutants --list"
     )]
     Mutants(mutants_cmd::MutantsArgs),
+    /// The sandbox: the platform model as a live HTTP API on loopback, with test cards, faults on the wire, a test clock and a verdict.
+    #[command(after_help = serve::HELP)]
+    Serve(serve::ServeArgs),
 }
 
 /// A closed pipe (`payhub-verify check | head`) ends the process quietly, as for any Unix
@@ -158,6 +162,7 @@ fn main() -> ExitCode {
         Command::Scenario(args) => script_cmd::scenario(&args),
         Command::Explore(args) => check_cmd::explore(&args),
         Command::Mutants(args) => mutants_cmd::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(code) => code,

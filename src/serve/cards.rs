@@ -1,0 +1,173 @@
+//! The test cards: which acquirer outcome each label selects.
+//!
+//! A request's `card` is a test label, never a card number: the sandbox accepts only the
+//! labels of [`CARDS`] and answers any other value `400 invalid_request` (field `card`)
+//! at its edge, before the request reaches the model or the session's events, so a real
+//! card number is never stored, logged or recorded.
+
+use payhub_model::{AcquirerDecision, Card, UpstreamCall};
+
+/// One test card: its label, the acquirer's behaviour, and what the merchant sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TestCard {
+    pub label: char,
+    pub outcome: Outcome,
+    /// One line for `serve`'s banner and `--help`.
+    pub about: &'static str,
+}
+
+/// What the acquirer does with a charge on a test card.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Captures and answers at once.
+    Approve,
+    /// Declines (`card_declined`).
+    Decline,
+    /// Asks for authentication (3-D Secure): `POST /__sandbox/authenticate`.
+    RequireAction,
+    /// Answers only after the platform's synchronous wait (~15 s), so the create or
+    /// confirm answers 202 `processing`; the charge is captured right after.
+    Slow,
+    /// Captures and never answers; its status queries fail too: the Payment goes to
+    /// `needs_query`, then `manual_review` when the automatic query window ends.
+    Silent,
+    /// Fails (5xx) without charging.
+    Fail,
+}
+
+/// The test card table.
+pub const CARDS: &[TestCard] = &[
+    TestCard {
+        label: 'A',
+        outcome: Outcome::Approve,
+        about: "approved at once: 200/201 succeeded",
+    },
+    TestCard {
+        label: 'B',
+        outcome: Outcome::Decline,
+        about: "declined: failed, failure.code card_declined",
+    },
+    TestCard {
+        label: 'C',
+        outcome: Outcome::RequireAction,
+        about: "requires_action: POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}",
+    },
+    TestCard {
+        label: 'D',
+        outcome: Outcome::Slow,
+        about: "slow acquirer: answered after the ~15 s wait, so 202 processing; captured right after",
+    },
+    TestCard {
+        label: 'E',
+        outcome: Outcome::Silent,
+        about: "silent acquirer: captured, never answered: needs_query, then manual_review after 1 h",
+    },
+    TestCard {
+        label: 'F',
+        outcome: Outcome::Fail,
+        about: "acquirer 5xx before charging: the platform verifies, the Payment fails",
+    },
+];
+
+/// The test card of a label, if it is one.
+pub fn test_card(label: &str) -> Option<&'static TestCard> {
+    let mut chars = label.chars();
+    let (Some(c), None) = (chars.next(), chars.next()) else {
+        return None;
+    };
+    CARDS.iter().find(|t| t.label == c)
+}
+
+fn outcome_of(card: Card) -> Outcome {
+    CARDS
+        .iter()
+        .find(|t| t.label == card.0)
+        .map_or(Outcome::Approve, |t| t.outcome)
+}
+
+/// Whether `call` is a charge on the slow card: the sandbox holds it on the link until
+/// the exchange that sent it has its answer (the 202 after the synchronous wait).
+pub fn is_slow(call: &UpstreamCall) -> bool {
+    matches!(call, UpstreamCall::Charge { card, .. } if outcome_of(*card) == Outcome::Slow)
+}
+
+/// How the acquirer decides `call`. `card_of` names the card an attempt was charged
+/// on, for the calls that carry no card.
+pub fn decision(
+    call: &UpstreamCall,
+    card_of: impl Fn(payhub_model::AttemptId) -> Option<Card>,
+) -> AcquirerDecision {
+    use AcquirerDecision::*;
+    match call {
+        UpstreamCall::Charge { card, .. } => match outcome_of(*card) {
+            Outcome::Approve | Outcome::Slow => Approve,
+            Outcome::Decline => Decline,
+            Outcome::RequireAction => RequireAction,
+            Outcome::Silent => ApproveSilently,
+            Outcome::Fail => Fail,
+        },
+        UpstreamCall::QueryCharge { attempt } => match card_of(*attempt).map(outcome_of) {
+            Some(Outcome::Silent) => Fail,
+            _ => Approve,
+        },
+        UpstreamCall::CancelCharge { .. }
+        | UpstreamCall::Refund { .. }
+        | UpstreamCall::QueryRefund { .. } => Approve,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::{AttemptId, Environment, MerchantId, PaymentId};
+
+    fn charge(label: char) -> UpstreamCall {
+        UpstreamCall::Charge {
+            attempt: AttemptId(1),
+            payment: PaymentId(1),
+            merchant: MerchantId(1),
+            environment: Environment::Test,
+            amount: 100,
+            currency: "USD".into(),
+            card: Card(label),
+        }
+    }
+
+    #[test]
+    fn every_card_selects_its_decision() {
+        let none = |_| None;
+        let want = [
+            ('A', AcquirerDecision::Approve),
+            ('B', AcquirerDecision::Decline),
+            ('C', AcquirerDecision::RequireAction),
+            ('D', AcquirerDecision::Approve),
+            ('E', AcquirerDecision::ApproveSilently),
+            ('F', AcquirerDecision::Fail),
+        ];
+        for (label, decision) in want {
+            assert_eq!(super::decision(&charge(label), none), decision, "{label}");
+            assert_eq!(is_slow(&charge(label)), label == 'D', "{label}");
+        }
+    }
+
+    #[test]
+    fn a_silent_cards_queries_fail_and_others_are_answered() {
+        let query = UpstreamCall::QueryCharge {
+            attempt: AttemptId(1),
+        };
+        let silent = super::decision(&query, |_| Some(Card('E')));
+        let known = super::decision(&query, |_| Some(Card('A')));
+        let unseen = super::decision(&query, |_| None);
+        assert_eq!(silent, AcquirerDecision::Fail);
+        assert_eq!(known, AcquirerDecision::Approve);
+        assert_eq!(unseen, AcquirerDecision::Approve);
+    }
+
+    #[test]
+    fn only_the_table_labels_are_test_cards() {
+        assert_eq!(test_card("A").map(|c| c.outcome), Some(Outcome::Approve));
+        for bad in ["", "G", "AB", "4242424242424242", "a"] {
+            assert!(test_card(bad).is_none(), "{bad}");
+        }
+    }
+}

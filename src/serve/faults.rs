@@ -1,0 +1,402 @@
+//! Faults on the wire: a plan of rules, each matching requests by endpoint, API key,
+//! idempotency key or order number, and faulting the Nth match (and the `times - 1`
+//! after it: "N faults, then answer").
+//!
+//! The plan is JSON, given at start (`--faults FILE`) or replaced at run time
+//! (`POST /__sandbox/faults`):
+//!
+//! ```json
+//! {"faults":[{"endpoint":"create_payment","order":"ORDER-1","nth":1,"times":1,"action":"reset_after"},
+//!            {"endpoint":"create_payment","action":"rate_limited"}]}
+//! ```
+//!
+//! Every fault is a choice of the world, so the session's events and script show it:
+//! `reset_before` loses the request (the connection is reset, nothing executed),
+//! `reset_after` executes and loses the response (the connection is reset: the result is
+//! unknown to the client), `500_before` / `500_after` are the platform edge's 500s,
+//! `rate_limited` and `unavailable` switch the platform's own 429 (with the platform's
+//! `Retry-After`, `retry_after_s` of the plan) and 503 `temporarily_unavailable` on for
+//! that one request; `slow_upstream` holds its upstream calls `ms`, `hold` its answer.
+
+use payhub_model::{ApiRequest, Endpoint, Json};
+use serde::{Deserialize, Serialize};
+
+/// What a matching request suffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// The connection is reset before the request reaches the platform.
+    ResetBefore,
+    /// The platform executes the request; the connection is then reset, unanswered.
+    ResetAfter,
+    /// The platform's edge answers 500 without executing.
+    #[serde(rename = "500_before")]
+    Fail500Before,
+    /// The platform executes, its edge answers 500.
+    #[serde(rename = "500_after")]
+    Fail500After,
+    /// The platform answers 429 with its `Retry-After`.
+    RateLimited,
+    /// The platform answers 503 `temporarily_unavailable` (a create; the channel is paused).
+    Unavailable,
+    /// The acquirer answers the request's upstream calls only `ms` after they were sent
+    /// (the session's time then follows the clock: concurrent requests meet it in flight).
+    SlowUpstream,
+    /// The platform executes; its answer is held `ms` before it is written (a client
+    /// whose timeout is shorter gives up: the answer is then lost, the result unknown).
+    Hold,
+}
+
+/// One rule of the plan. Every matcher given must match; `nth` counts matches from 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// `create_payment`, `confirm_payment`, `cancel_payment`, `create_checkout_session`,
+    /// `create_refund`, `get_payment`, `list_payments`, `get_refund`, … (the model's names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// `ak_1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// The `Idempotency-Key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The body's `merchant_order_no`, or the one a `list_payments` query names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// The first match faulted (1 = the first).
+    #[serde(default = "one")]
+    pub nth: u32,
+    /// How many matches in a row, from the `nth`, are faulted.
+    #[serde(default = "one")]
+    pub times: u32,
+    pub action: Action,
+    /// Instead of the `nth` .. `nth + times` window: every match is faulted with this
+    /// chance (0 < p ≤ 1), drawn from the sandbox's `--seed`, so a run repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    /// For `slow_upstream` and `hold`: how long, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// What a matching webhook suffers on its way to the merchant's URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WebhookAction {
+    /// Lost before it is POSTed (the platform re-delivers as time passes).
+    Drop,
+    /// POSTed twice.
+    Duplicate,
+    /// POSTed `ms` later (a later webhook may overtake it: reordering).
+    Delay,
+}
+
+/// One webhook rule: the `nth` webhook of a `type` (`payment.succeeded`; any if absent).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookRule {
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default = "one")]
+    pub nth: u32,
+    #[serde(default = "one")]
+    pub times: u32,
+    pub action: WebhookAction,
+    /// For `delay`: how long, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+}
+
+/// A fault plan: its rules, and the platform's `Retry-After` (A-RETRY-AFTER, default 2).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    #[serde(default)]
+    pub faults: Vec<Rule>,
+    /// Faults of webhooks (`--webhooks URL`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhook_faults: Vec<WebhookRule>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u32>,
+}
+
+impl Plan {
+    /// Reads a plan; one clear sentence for a bad one.
+    pub fn from_json(text: &str) -> Result<Plan, String> {
+        let plan: Plan =
+            serde_json::from_str(text).map_err(|e| format!("not a fault plan: {e}"))?;
+        for (i, rule) in plan.faults.iter().enumerate() {
+            if rule.nth == 0 || rule.times == 0 {
+                return Err(format!("fault {}: nth and times count from 1", i + 1));
+            }
+            if let Some(p) = rule.probability {
+                if !(p > 0.0 && p <= 1.0) {
+                    return Err(format!("fault {}: a probability is in (0, 1]", i + 1));
+                }
+                if rule.nth != 1 || rule.times != 1 {
+                    return Err(format!(
+                        "fault {}: a probability replaces nth and times",
+                        i + 1
+                    ));
+                }
+            }
+            let timed = matches!(rule.action, Action::SlowUpstream | Action::Hold);
+            if timed != rule.ms.is_some() {
+                return Err(format!(
+                    "fault {}: \"ms\" goes with the actions slow_upstream and hold, and only with them",
+                    i + 1
+                ));
+            }
+            if let Some(e) = &rule.endpoint {
+                if !ENDPOINTS.contains(&e.as_str()) {
+                    return Err(format!(
+                        "fault {}: unknown endpoint '{e}' (endpoints: {})",
+                        i + 1,
+                        ENDPOINTS.join(", ")
+                    ));
+                }
+            }
+        }
+        for (i, rule) in plan.webhook_faults.iter().enumerate() {
+            if rule.nth == 0 || rule.times == 0 {
+                return Err(format!(
+                    "webhook fault {}: nth and times count from 1",
+                    i + 1
+                ));
+            }
+            if (rule.action == WebhookAction::Delay) != rule.ms.is_some() {
+                return Err(format!(
+                    "webhook fault {}: \"ms\" goes with the action delay, and only with it",
+                    i + 1
+                ));
+            }
+        }
+        Ok(plan)
+    }
+}
+
+/// The endpoint names a rule may match.
+pub const ENDPOINTS: &[&str] = &[
+    "create_payment",
+    "confirm_payment",
+    "cancel_payment",
+    "create_checkout_session",
+    "create_refund",
+    "get_payment",
+    "list_payments",
+    "get_refund",
+    "list_refunds_by_no",
+    "list_refunds_processing",
+    "other",
+];
+
+/// The model's name of an endpoint.
+pub fn endpoint_name(endpoint: &Endpoint) -> &'static str {
+    match endpoint {
+        Endpoint::CreatePayment { .. } => "create_payment",
+        Endpoint::ConfirmPayment { .. } => "confirm_payment",
+        Endpoint::CancelPayment { .. } => "cancel_payment",
+        Endpoint::CreateCheckoutSession { .. } => "create_checkout_session",
+        Endpoint::CreateRefund { .. } => "create_refund",
+        Endpoint::GetPayment { .. } => "get_payment",
+        Endpoint::ListPayments { .. } => "list_payments",
+        Endpoint::GetRefund { .. } => "get_refund",
+        Endpoint::ListRefundsByNo { .. } => "list_refunds_by_no",
+        Endpoint::ListRefundsProcessing => "list_refunds_processing",
+        Endpoint::Other { .. } => "other",
+    }
+}
+
+/// The order number a request names, if any.
+pub fn order_of(request: &ApiRequest) -> Option<&str> {
+    match &request.endpoint {
+        Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } => b.merchant_order_no.as_ref().map(|t| t.as_str()),
+        Endpoint::CreateCheckoutSession {
+            body: Json::Parsed(b),
+        } => b.merchant_order_no.as_ref().map(|t| t.as_str()),
+        Endpoint::ListPayments { merchant_order_no } => Some(merchant_order_no.as_str()),
+        _ => None,
+    }
+}
+
+impl Rule {
+    fn matches(&self, request: &ApiRequest) -> bool {
+        let endpoint = self
+            .endpoint
+            .as_deref()
+            .is_none_or(|e| e == endpoint_name(&request.endpoint));
+        let api_key = self
+            .api_key
+            .as_deref()
+            .is_none_or(|k| k == request.api_key.to_string());
+        let key = self
+            .key
+            .as_deref()
+            .is_none_or(|k| request.idempotency_key.as_ref().map(|t| t.as_str()) == Some(k));
+        let order = self
+            .order
+            .as_deref()
+            .is_none_or(|o| order_of(request) == Some(o));
+        endpoint && api_key && key && order
+    }
+}
+
+/// A plan in force: its rules and how many requests each has matched.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    plan: Plan,
+    matched: Vec<u32>,
+    webhooks_matched: Vec<u32>,
+    seed: u64,
+}
+
+impl Faults {
+    pub fn new(plan: Plan, seed: u64) -> Faults {
+        let matched = vec![0; plan.faults.len()];
+        let webhooks_matched = vec![0; plan.webhook_faults.len()];
+        Faults {
+            plan,
+            matched,
+            webhooks_matched,
+            seed,
+        }
+    }
+
+    /// Counts a webhook of type `kind` against the webhook rules; the first that hits.
+    pub fn next_webhook(&mut self, kind: &str) -> Option<&WebhookRule> {
+        let mut hit = None;
+        let rules = self.plan.webhook_faults.iter();
+        for (i, (rule, n)) in rules.zip(&mut self.webhooks_matched).enumerate() {
+            if rule.kind.as_deref().is_some_and(|k| k != kind) {
+                continue;
+            }
+            *n += 1;
+            if hit.is_none() && (rule.nth..rule.nth.saturating_add(rule.times)).contains(n) {
+                hit = Some(i);
+            }
+        }
+        hit.map(|i| &self.plan.webhook_faults[i])
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Counts `request` against every rule; the first rule whose window
+    /// (`nth` .. `nth + times`) it falls in.
+    pub fn next(&mut self, request: &ApiRequest) -> Option<&Rule> {
+        let mut hit = None;
+        for (i, (rule, n)) in self.plan.faults.iter().zip(&mut self.matched).enumerate() {
+            if !rule.matches(request) {
+                continue;
+            }
+            *n += 1;
+            let faulted = match rule.probability {
+                Some(p) => chance(self.seed, i, *n) < p,
+                None => (rule.nth..rule.nth.saturating_add(rule.times)).contains(n),
+            };
+            if hit.is_none() && faulted {
+                hit = Some(i);
+            }
+        }
+        hit.map(|i| &self.plan.faults[i])
+    }
+}
+
+/// A uniform draw in [0, 1) for the `n`th match of rule `rule`.
+fn chance(seed: u64, rule: usize, n: u32) -> f64 {
+    let x = splitmix64(seed ^ ((rule as u64) << 32) ^ u64::from(n));
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// SplitMix64: the seeded draws of the sandbox (faults, branches), no RNG crate needed.
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::harness::req;
+
+    #[test]
+    fn the_nth_match_and_the_times_after_it_are_faulted() {
+        let plan = Plan::from_json(
+            r#"{"faults":[{"endpoint":"create_payment","order":"ORDER-1","nth":2,"times":2,"action":"500_after"}]}"#,
+        )
+        .unwrap();
+        let mut faults = Faults::new(plan, 0);
+        let create = req::create("K", "ORDER-1", 100, "USD", 'A');
+        let other = req::create("K", "ORDER-2", 100, "USD", 'A');
+        let mut next = |r| faults.next(r).map(|rule| rule.action);
+        assert_eq!(next(&create), None);
+        assert_eq!(next(&other), None);
+        assert_eq!(next(&create), Some(Action::Fail500After));
+        assert_eq!(next(&create), Some(Action::Fail500After));
+        assert_eq!(next(&create), None);
+    }
+
+    #[test]
+    fn a_probability_faults_a_seeded_share_of_the_matches() {
+        let plan = Plan::from_json(
+            r#"{"faults":[{"endpoint":"create_payment","probability":0.25,"action":"500_after"}]}"#,
+        )
+        .unwrap();
+        let create = req::create("K", "ORDER-1", 100, "USD", 'A');
+        let run = |seed| {
+            let mut faults = Faults::new(plan.clone(), seed);
+            (0..400)
+                .map(|_| faults.next(&create).is_some())
+                .collect::<Vec<bool>>()
+        };
+        let hits = run(3).iter().filter(|h| **h).count();
+        assert!((60..140).contains(&hits), "{hits} of 400 at 0.25");
+        assert_eq!(run(3), run(3), "the same seed, the same faults");
+        assert_ne!(run(3), run(4));
+    }
+
+    #[test]
+    fn bad_plans_say_what_is_wrong() {
+        for (text, want) in [
+            ("{", "not a fault plan"),
+            (r#"{"faults":[{"action":"explode"}]}"#, "unknown variant"),
+            (
+                r#"{"faults":[{"nth":0,"action":"reset_after"}]}"#,
+                "count from 1",
+            ),
+            (
+                r#"{"faults":[{"endpoint":"pay","action":"reset_after"}]}"#,
+                "unknown endpoint 'pay'",
+            ),
+            (
+                r#"{"faults":[{"action":"slow_upstream"}]}"#,
+                "\"ms\" goes with the actions",
+            ),
+            (
+                r#"{"faults":[{"probability":1.5,"action":"reset_after"}]}"#,
+                "in (0, 1]",
+            ),
+            (
+                r#"{"faults":[{"probability":0.5,"nth":2,"action":"reset_after"}]}"#,
+                "replaces nth and times",
+            ),
+            (
+                r#"{"faults":[{"action":"reset_after","ms":5}]}"#,
+                "\"ms\" goes with the actions",
+            ),
+        ] {
+            let e = Plan::from_json(text).unwrap_err();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! The session as HAR 1.2 (`GET /__sandbox/har`): one entry per HTTP exchange the
+//! session's events show, request and response as the wire carried them, for any HAR
+//! viewer. Built from the event stream alone (`Sent`, `Delivered`, `Lost`); times are the
+//! session's clock (`startedDateTime` counts from 1970-01-01T00:00:00Z = the session's
+//! time 0), an exchange whose answer never reached the client has status 0 and
+//! `_error`. Requests the edge answered itself (a card number, a bad key) are not in the
+//! events, so not here either.
+
+use payhub_model::event::{Event, What};
+use payhub_model::{ApiRequest, ApiResponse, Endpoint, Json, Millis, RequestId};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The body of a request as the wire carried it (malformed bodies as recorded: redacted).
+fn request_body(request: &ApiRequest) -> Option<String> {
+    fn text<T: serde::Serialize>(body: &Json<T>) -> String {
+        match body {
+            Json::Parsed(b) => serde_json::to_string(b).unwrap_or_default(),
+            Json::Malformed(raw) => raw.to_string(),
+        }
+    }
+    match &request.endpoint {
+        Endpoint::CreatePayment { body } => Some(text(body)),
+        Endpoint::ConfirmPayment { body, .. } => Some(text(body)),
+        Endpoint::CreateCheckoutSession { body } => Some(text(body)),
+        Endpoint::CreateRefund { body } => Some(text(body)),
+        _ => None,
+    }
+}
+
+/// `1970-01-01T00:00:05.250Z` for 5.25 s of session time.
+fn iso(at: Millis) -> String {
+    let ms = at.0;
+    let (secs, millis) = (ms / 1000, ms % 1000);
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (h, m, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+}
+
+fn request_json(request: &ApiRequest) -> Value {
+    let path = request.endpoint.path();
+    let mut headers =
+        vec![json!({"name": "Authorization", "value": format!("Bearer {}", request.api_key)})];
+    if let Some(key) = &request.idempotency_key {
+        headers.push(json!({"name": "Idempotency-Key", "value": key.as_str()}));
+    }
+    let query: Vec<Value> = path
+        .as_str()
+        .split_once('?')
+        .map(|(_, q)| q)
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            json!({"name": name, "value": value})
+        })
+        .collect();
+    let mut out = json!({
+        "method": request.endpoint.method().to_string(),
+        "url": format!("http://sandbox{}", path),
+        "httpVersion": "HTTP/1.1",
+        "cookies": [],
+        "headers": headers,
+        "queryString": query,
+        "headersSize": -1,
+        "bodySize": 0,
+    });
+    if let Some(body) = request_body(request) {
+        out["bodySize"] = json!(body.len());
+        out["postData"] = json!({"mimeType": "application/json", "text": body});
+    }
+    out
+}
+
+fn response_json(response: Option<&ApiResponse>) -> Value {
+    let Some(r) = response else {
+        return json!({
+            "status": 0, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+            "headers": [], "content": {"size": 0, "mimeType": "x-unknown"},
+            "redirectURL": "", "headersSize": -1, "bodySize": -1,
+            "_error": "no answer reached the client (connection reset, or it gave up)",
+        });
+    };
+    let text = serde_json::to_string(&r.body).unwrap_or_default();
+    let mut headers = vec![json!({"name": "Content-Type", "value": "application/json"})];
+    if let Some(s) = r.retry_after_s {
+        headers.push(json!({"name": "Retry-After", "value": s.to_string()}));
+    }
+    json!({
+        "status": r.status, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+        "headers": headers,
+        "content": {"size": text.len(), "mimeType": "application/json", "text": text},
+        "redirectURL": "", "headersSize": -1, "bodySize": text.len(),
+    })
+}
+
+/// The session's exchanges as a HAR 1.2 log.
+pub fn to_har(events: &[Event]) -> String {
+    struct Exchange<'a> {
+        sent: Millis,
+        request: &'a ApiRequest,
+        answered: Option<(Millis, &'a ApiResponse)>,
+    }
+    let mut exchanges: BTreeMap<RequestId, Exchange> = BTreeMap::new();
+    for e in events {
+        match &e.what {
+            What::Sent { id, request, .. } => {
+                exchanges.insert(
+                    *id,
+                    Exchange {
+                        sent: e.at,
+                        request,
+                        answered: None,
+                    },
+                );
+            }
+            What::Delivered { id, response, .. } => {
+                if let Some(x) = exchanges.get_mut(id) {
+                    x.answered = Some((e.at, response));
+                }
+            }
+            _ => {}
+        }
+    }
+    let entries: Vec<Value> = exchanges
+        .values()
+        .map(|x| {
+            let wait = x.answered.map_or(0, |(at, _)| at.since(x.sent).0);
+            json!({
+                "startedDateTime": iso(x.sent),
+                "time": wait,
+                "request": request_json(x.request),
+                "response": response_json(x.answered.map(|(_, r)| r)),
+                "cache": {},
+                "timings": {"send": 0, "wait": wait, "receive": 0},
+            })
+        })
+        .collect();
+    let har = json!({
+        "log": {
+            "version": "1.2",
+            "creator": {"name": "payhub-verify serve", "version": env!("CARGO_PKG_VERSION")},
+            "entries": entries,
+        }
+    });
+    serde_json::to_string_pretty(&har).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_times_render_as_iso_dates() {
+        assert_eq!(iso(Millis::ZERO), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(Millis(5_250)), "1970-01-01T00:00:05.250Z");
+        assert_eq!(
+            iso(Millis::days(8).after(Millis::hours(25))),
+            "1970-01-10T01:00:00.000Z"
+        );
+        assert_eq!(iso(Millis::days(365 + 59)), "1971-03-01T00:00:00.000Z");
+    }
+}

@@ -1,0 +1,614 @@
+//! The HTTP edge: HTTP/1.1 on a TCP listener (hyper 1 under axum's router), the
+//! sandbox's core behind a mutex, `now` read here and nowhere else.
+//!
+//! Limits: request headers at most [`HEADER_BYTES_MAX`] (hyper answers 431 over it),
+//! read within [`HEADER_READ_TIMEOUT`]; a body at most [`BODY_BYTES_MAX`] (413 over it,
+//! in the contract's error shape), read within [`BODY_READ_TIMEOUT`] (408). A fault that
+//! resets the connection sets `SO_LINGER` to 0 and drops it: the client reads a
+//! connection reset, not an answer.
+
+use super::faults::Plan;
+use super::http_map::{HttpReply, HttpRequest, Wire};
+use super::sandbox::{Sandbox, Step};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::{ErrorCode, Field, Millis, PaymentId, RequestId};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tower::ServiceExt as _;
+
+/// Request bodies over this are answered 413.
+pub const BODY_BYTES_MAX: usize = 64 * 1024;
+/// The request line and headers together, at most (hyper's read buffer).
+pub const HEADER_BYTES_MAX: usize = 64 * 1024;
+/// Headers not complete within this close the connection.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// A body not complete within this is answered 408.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where `now` comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClockMode {
+    /// Milliseconds since the sandbox started.
+    Real,
+    /// The session's own clock, moved only by `POST /__sandbox/clock/advance`.
+    Manual,
+}
+
+/// The edge's state: one core per namespace, the clock, where webhooks go.
+pub struct Edge {
+    cores: Vec<Mutex<Sandbox>>,
+    clock: ClockMode,
+    started: Instant,
+    webhooks: Option<(String, u16, String)>,
+}
+
+impl Edge {
+    pub fn new(
+        cores: Vec<Sandbox>,
+        clock: ClockMode,
+        webhooks: Option<(String, u16, String)>,
+    ) -> Edge {
+        Edge {
+            cores: cores.into_iter().map(Mutex::new).collect(),
+            clock,
+            started: Instant::now(),
+            webhooks,
+        }
+    }
+
+    /// Runs `f` on namespace `ns`'s core at the edge's `now`, printing the world's errors. A panic
+    /// in the core (a bug) is answered 500 and printed, and the session goes on.
+    fn with_core<T>(&self, ns: usize, f: impl FnOnce(&mut Sandbox, Millis) -> T) -> Option<T> {
+        let mut core = self
+            .cores
+            .get(ns)?
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let now = match self.clock {
+            ClockMode::Real => Millis(self.started.elapsed().as_millis() as u64),
+            ClockMode::Manual => core.now(),
+        };
+        let core = &mut *core;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(core, now)));
+        for e in core.take_errors() {
+            eprintln!("payhub-verify serve: sandbox error: {e}");
+        }
+        result.ok()
+    }
+}
+
+/// The connection's kill switch, handed to the handlers as a request extension: the
+/// handler sets the socket to reset on close (while the connection still holds it open),
+/// then asks the connection's task to drop it.
+#[derive(Clone)]
+struct Kill(Arc<Notify>, Linger);
+
+impl Kill {
+    fn reset(&self) {
+        self.1.reset_on_close();
+        self.0.notify_one();
+    }
+}
+
+/// How often the background task fires due timers (real clock) and sends webhooks.
+const BACKGROUND_EVERY: Duration = Duration::from_millis(20);
+
+/// The background task: under the real clock, what comes due fires without a request;
+/// webhooks in flight are POSTed.
+async fn background(edge: Arc<Edge>) {
+    loop {
+        for ns in 0..edge.cores.len() {
+            if edge.clock == ClockMode::Real {
+                edge.with_core(ns, |core, now| core.catch_up(now));
+            }
+            flush_webhooks(&edge, ns).await;
+        }
+        tokio::time::sleep(BACKGROUND_EVERY).await;
+    }
+}
+
+/// POSTs every webhook handed out now, concurrently, and reports each.
+async fn flush_webhooks(edge: &Edge, ns: usize) {
+    let Some(target) = &edge.webhooks else {
+        return;
+    };
+    let out = edge
+        .with_core(ns, |core, _| core.take_webhooks())
+        .unwrap_or_default();
+    let mut posts = tokio::task::JoinSet::new();
+    for w in out {
+        let target = target.clone();
+        posts.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(w.delay_ms)).await;
+            (w.msg, super::webhooks::post(&target, &w.body).await)
+        });
+    }
+    while let Some(done) = posts.join_next().await {
+        if let Ok((msg, acknowledged)) = done {
+            edge.with_core(ns, |core, _| core.webhook_done(msg, acknowledged));
+        }
+    }
+}
+
+/// Accepts connections until the listener fails for good.
+pub async fn serve(listener: TcpListener, edge: Arc<Edge>) {
+    tokio::spawn(background(edge.clone()));
+    let router = router(edge);
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                // Out of descriptors and the like: wait, then go on accepting.
+                eprintln!("payhub-verify serve: accept: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(connection(stream, router.clone()));
+    }
+}
+
+/// One connection: hyper's HTTP/1.1 with the limits above; a kill drops it with a reset.
+async fn connection(stream: tokio::net::TcpStream, router: Router) {
+    let kill = Arc::new(Notify::new());
+    let switch = Kill(kill.clone(), Linger::of(&stream));
+    let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+        req.extensions_mut().insert(switch.clone());
+        router.clone().oneshot(req.map(Body::new))
+    });
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(HEADER_BYTES_MAX)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::select! {
+        _ = conn => {}
+        // Dropping the connection closes the socket: with `SO_LINGER` 0, a reset.
+        _ = kill.notified() => {}
+    }
+}
+
+/// The raw socket, to set `SO_LINGER` 0 before the connection is dropped.
+#[derive(Clone, Copy)]
+struct Linger {
+    #[cfg(unix)]
+    fd: std::os::fd::RawFd,
+}
+
+impl Linger {
+    fn of(stream: &tokio::net::TcpStream) -> Linger {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            Linger {
+                fd: stream.as_raw_fd(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = stream;
+            Linger {}
+        }
+    }
+
+    /// Closing the socket now sends a reset (the connection still owns it, open).
+    fn reset_on_close(&self) {
+        #[cfg(unix)]
+        {
+            let linger = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            // SAFETY: `fd` is the open socket of the connection, which is dropped only
+            // after this call; the option value is a valid `linger` of the size passed.
+            unsafe {
+                libc::setsockopt(
+                    self.fd,
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    (&linger as *const libc::linger).cast(),
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                );
+            }
+        }
+    }
+}
+
+fn router(edge: Arc<Edge>) -> Router {
+    Router::new()
+        .route("/__sandbox/clock/advance", post(advance))
+        .route("/__sandbox/verdict", get(verdict))
+        .route("/__sandbox/events", get(events))
+        .route("/__sandbox/script", get(script))
+        .route("/__sandbox/har", get(har))
+        .route("/__sandbox/", get(page))
+        .route("/__sandbox/reset", post(reset))
+        .route("/__sandbox/faults", get(faults).post(set_faults))
+        .route("/__sandbox/authenticate", post(authenticate))
+        .fallback(api)
+        .with_state(edge)
+}
+
+/// The body, within the limits; the edge's answer otherwise.
+async fn read_body(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HttpReply> {
+    let too_large = || {
+        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
+        reply.status = 413;
+        reply
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > BODY_BYTES_MAX as u64) {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(
+        BODY_READ_TIMEOUT,
+        axum::body::to_bytes(body, BODY_BYTES_MAX),
+    )
+    .await
+    {
+        Ok(Ok(bytes)) => Ok(bytes.to_vec()),
+        Ok(Err(_)) => Err(too_large()),
+        Err(_) => {
+            let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
+            reply.status = 408;
+            Err(reply)
+        }
+    }
+}
+
+fn respond(reply: HttpReply) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut builder = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, reply.content_type);
+    if let Some(s) = reply.retry_after_s {
+        builder = builder.header(header::RETRY_AFTER, s.to_string());
+    }
+    builder
+        .body(Body::from(reply.body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn crashed() -> Response {
+    respond(HttpReply::from_response(
+        &payhub_sim::world::internal_error(),
+    ))
+}
+
+/// The request line and headers over [`HEADER_BYTES_MAX`]: 431 (hyper's own limit is
+/// on its read buffer, which one large read can pass).
+fn headers_too_large(parts: &axum::http::request::Parts) -> Option<Response> {
+    let bytes: usize = parts.uri.to_string().len()
+        + parts
+            .headers
+            .iter()
+            .map(|(n, v)| n.as_str().len() + v.len() + 4)
+            .sum::<usize>();
+    (bytes > HEADER_BYTES_MAX).then(|| {
+        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, None);
+        reply.status = 431;
+        respond(reply)
+    })
+}
+
+/// Every request that is not a control endpoint: the contract's API.
+async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
+    let kill = req.extensions().get::<Kill>().cloned();
+    let (parts, body) = req.into_parts();
+    if let Some(too_large) = headers_too_large(&parts) {
+        return too_large;
+    }
+    let body = match read_body(&parts.headers, body).await {
+        Ok(b) => b,
+        Err(reply) => return respond(reply),
+    };
+    let header = |name: &str| parts.headers.get(name).map(|v| v.as_bytes().to_vec());
+    let http = HttpRequest {
+        method: parts.method.as_str().to_owned(),
+        target: parts
+            .uri
+            .path_and_query()
+            .map_or("/", |pq| pq.as_str())
+            .to_owned(),
+        authorization: header("authorization"),
+        idempotency_key: header("idempotency-key"),
+        body,
+    };
+    let ns = namespace_of_key(http.authorization.as_deref());
+    let Some(step) = edge.with_core(ns, |core, now| core.handle(now, &http)) else {
+        return crashed();
+    };
+    let reply = match step {
+        Step::Answered(reply) => reply,
+        Step::Pending(id) => match wait(&edge, ns, id).await {
+            Some(reply) => reply,
+            None => return crashed(),
+        },
+    };
+    match (reply.wire, kill) {
+        (Wire::Reset, Some(kill)) => {
+            kill.reset();
+            // The connection is dropped before this answers.
+            std::future::pending::<()>().await;
+            crashed()
+        }
+        _ => respond(reply),
+    }
+}
+
+/// How often a pending exchange is looked at (under `--clock manual` time moves only by
+/// the control endpoint, so this is how soon an advance reaches a waiting request).
+const POLL_EVERY: Duration = Duration::from_millis(20);
+
+/// Marks a pending exchange abandoned if its handler is dropped (the client went away).
+struct Waiting<'a> {
+    edge: &'a Edge,
+    ns: usize,
+    id: RequestId,
+    done: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let id = self.id;
+            self.edge.with_core(self.ns, |core, _| core.abandon(id));
+        }
+    }
+}
+
+/// Waits, lock released, until the core answers pending exchange `id`: polled at the
+/// time it is next due (real clock) and every [`POLL_EVERY`].
+async fn wait(edge: &Edge, ns: usize, id: RequestId) -> Option<HttpReply> {
+    let mut guard = Waiting {
+        edge,
+        ns,
+        id,
+        done: false,
+    };
+    loop {
+        let (reply, wake) = edge.with_core(ns, |core, now| {
+            let reply = core.poll(now, id);
+            (reply, core.wake_at().map(|t| t.since(now)))
+        })?;
+        if let Some(reply) = reply {
+            guard.done = true;
+            return Some(reply);
+        }
+        let nap = match (edge.clock, wake) {
+            (ClockMode::Real, Some(d)) => Duration::from_millis(d.0).min(POLL_EVERY),
+            _ => POLL_EVERY,
+        };
+        tokio::time::sleep(nap).await;
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdvanceBody {
+    by: String,
+}
+
+fn bad(message: impl std::fmt::Display) -> Response {
+    let body = serde_json::json!({ "error": { "code": "invalid_request", "message": message.to_string(), "retryable": false } });
+    respond(HttpReply::json(400, body.to_string()))
+}
+
+/// Reads a control endpoint's JSON body.
+async fn control_body<T: serde::de::DeserializeOwned>(req: Request) -> Result<T, Response> {
+    let (parts, body) = req.into_parts();
+    let bytes = read_body(&parts.headers, body).await.map_err(respond)?;
+    serde_json::from_slice(&bytes).map_err(|e| bad(format!("bad JSON body: {e}")))
+}
+
+/// `POST /__sandbox/clock/advance {"by":"8d"}`: returns once every timer due has fired.
+async fn advance(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) -> Response {
+    let ns = q.index();
+    let body: AdvanceBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let Some(by) = payhub_sim::script::parse_duration(&body.by) else {
+        return bad(format!(
+            "'{}' is not a duration (250ms, 15s, 2min, 4h, 8d)",
+            body.by
+        ));
+    };
+    let advanced = edge.with_core(ns, |core, _| core.advance(by));
+    // Returns once every webhook due has been delivered (or lost) too.
+    for _ in 0..1_000 {
+        flush_webhooks(&edge, ns).await;
+        if edge.with_core(ns, |core, _| core.webhooks_settled()) != Some(false) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    match advanced {
+        Some(Ok(now)) => {
+            let json = serde_json::json!({ "now": now.to_string(), "now_ms": now.0 });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct VerdictQuery {
+    format: Option<String>,
+    merchant: Option<u32>,
+}
+
+/// `?merchant=2`: the namespace a control endpoint acts on (merchant 1 by default).
+#[derive(serde::Deserialize)]
+struct Ns {
+    merchant: Option<u32>,
+}
+
+impl Ns {
+    fn index(&self) -> usize {
+        namespace_of_merchant(self.merchant.unwrap_or(1))
+    }
+}
+
+/// Namespaces: merchant 1's keys (ak_1, ak_2, ak_4, ak_5 and unknown keys) and
+/// merchant 2's (ak_3) are sessions of their own, so two tests can run side by side.
+fn namespace_of_merchant(merchant: u32) -> usize {
+    usize::from(merchant == 2)
+}
+
+fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
+    let key = super::http_map::api_key(authorization);
+    let merchant = default_api_keys()
+        .into_iter()
+        .chain([rotated_key_spec()])
+        .find(|k| k.id == key)
+        .map_or(1, |k| k.merchant.0);
+    namespace_of_merchant(merchant)
+}
+
+/// `GET /__sandbox/verdict[?format=markdown]`.
+async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -> Response {
+    let markdown = q.format.as_deref() == Some("markdown");
+    let ns = namespace_of_merchant(q.merchant.unwrap_or(1));
+    let reply = edge.with_core(ns, |core, _| {
+        let facts = &core.world().facts;
+        if markdown {
+            let md = super::verdict::to_markdown(facts, core.trace());
+            HttpReply::text(200, "text/markdown; charset=utf-8", md)
+        } else {
+            let json = super::verdict::to_json(facts, core.trace().stream.len());
+            HttpReply::json(200, json)
+        }
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
+async fn events(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
+        HttpReply::text(200, "application/x-ndjson", core.events_jsonl())
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
+async fn script(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| match super::script::export(core) {
+        Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
+        Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/`: the page.
+async fn page(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
+        let html = super::page::to_html(&core.world().facts, core.trace());
+        HttpReply::text(200, "text/html; charset=utf-8", html)
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/har`: the session's exchanges as HAR 1.2.
+async fn har(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
+        let har = super::har::to_har(&core.trace().stream);
+        HttpReply::json(200, har)
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
+async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, now| {
+        core.reset(now);
+        HttpReply::json(200, "{\"reset\":true}".into())
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/faults`: the plan in force.
+async fn faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
+        let json = serde_json::to_string(core.plan()).unwrap_or_default();
+        HttpReply::json(200, json)
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `POST /__sandbox/faults`: replaces the plan (its counts start again).
+async fn set_faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) -> Response {
+    let ns = q.index();
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(&parts.headers, body).await {
+        Ok(b) => b,
+        Err(r) => return respond(r),
+    };
+    let plan = match std::str::from_utf8(&bytes)
+        .map_err(|_| "not UTF-8".to_owned())
+        .and_then(Plan::from_json)
+    {
+        Ok(p) => p,
+        Err(e) => return bad(e),
+    };
+    let reply = edge.with_core(ns, |core, _| {
+        core.set_plan(plan);
+        let json = serde_json::to_string(core.plan()).unwrap_or_default();
+        HttpReply::json(200, json)
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthenticateBody {
+    payment_id: PaymentId,
+    #[serde(default = "yes")]
+    ok: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /__sandbox/authenticate {"payment_id":"pay_demo_001","ok":true}`: the payer
+/// completes (or fails) 3-D Secure for a test card C charge.
+async fn authenticate(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = q.index();
+    let body: AuthenticateBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    match edge.with_core(ns, |core, _| core.authenticate(body.payment_id, body.ok)) {
+        Some(Ok(attempt)) => {
+            let json = serde_json::json!({ "attempt_id": attempt, "ok": body.ok });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
+}

@@ -1,0 +1,433 @@
+//! HTTP ↔ model: a request's method, target, headers and body bytes to an
+//! [`ApiRequest`], and an [`ApiResponse`] back to a status, headers and a JSON body.
+//!
+//! The mapping is pure. What the model cannot represent is answered here, in the
+//! contract's shape, and never reaches the session: a method other than GET, POST and
+//! DELETE (405 on a contract path, 404 elsewhere), an `Idempotency-Key` that is not
+//! UTF-8 or is longer than [`KEY_BYTES_MAX`] (400, field `Idempotency-Key`, the answer
+//! the platform gives a key over 255 characters), and a `card` that is not a test label
+//! (400, field `card`: see [`super::cards`]). A body that does not parse as the
+//! endpoint's JSON becomes `Json::Malformed` with a redacted description instead of its
+//! bytes (the platform answers 400 field `body`; the bytes could hold card data).
+
+use super::cards;
+use payhub_model::{
+    ApiError, ApiKeyId, ApiRequest, ApiResponse, ConfirmBody, CreatePaymentBody, Endpoint,
+    ErrorCode, Field, Json, Method, PaymentId, RefundBody, RefundId, SessionBody, Text,
+};
+use serde::de::DeserializeOwned;
+
+/// An `Idempotency-Key` longer than this many bytes is answered at the edge (the
+/// platform's limit is 255 characters, at most 1020 bytes of UTF-8).
+pub const KEY_BYTES_MAX: usize = 1024;
+
+/// One HTTP request as the edge read it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpRequest {
+    pub method: String,
+    /// The path and query as sent (`/v1/payments?merchant_order_no=ORDER-1`).
+    pub target: String,
+    pub authorization: Option<Vec<u8>>,
+    pub idempotency_key: Option<Vec<u8>>,
+    pub body: Vec<u8>,
+}
+
+/// What the edge does with the connection after a reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    /// Writes the reply.
+    Answer,
+    /// Resets the connection without a byte of answer (a fault on the wire).
+    Reset,
+}
+
+/// One HTTP reply: status, `Retry-After`, a JSON (or text) body, and what the wire does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpReply {
+    pub status: u16,
+    pub retry_after_s: Option<u32>,
+    pub content_type: &'static str,
+    pub body: String,
+    pub wire: Wire,
+}
+
+impl HttpReply {
+    /// A JSON reply.
+    pub fn json(status: u16, body: String) -> HttpReply {
+        HttpReply {
+            status,
+            retry_after_s: None,
+            content_type: "application/json",
+            body,
+            wire: Wire::Answer,
+        }
+    }
+
+    /// A reply of another type (JSON Lines, Markdown, a script).
+    pub fn text(status: u16, content_type: &'static str, body: String) -> HttpReply {
+        HttpReply {
+            content_type,
+            ..HttpReply::json(status, body)
+        }
+    }
+
+    /// The connection is reset instead of answered.
+    pub fn reset() -> HttpReply {
+        HttpReply {
+            wire: Wire::Reset,
+            ..HttpReply::json(0, String::new())
+        }
+    }
+
+    /// The platform's answer on the wire: its status, `Retry-After` and body.
+    pub fn from_response(response: &ApiResponse) -> HttpReply {
+        HttpReply {
+            retry_after_s: response.retry_after_s,
+            ..HttpReply::json(response.status, to_json(&response.body))
+        }
+    }
+
+    /// An error in the contract's shape: `{"error":{"code",…,"retryable"}}`.
+    pub fn error(status: u16, error: ApiError) -> HttpReply {
+        let body = payhub_model::ResponseBody::Error { error };
+        HttpReply::json(status, to_json(&body))
+    }
+
+    /// The contract's error for `code`, with its own status.
+    pub fn code(code: ErrorCode, field: Option<Field>) -> HttpReply {
+        let mut error = ApiError::new(code);
+        error.field = field;
+        HttpReply::error(code.http_status(), error)
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// The model's request, or the edge's own answer for what the model cannot represent.
+pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
+    let (route, query) = match http.target.split_once('?') {
+        Some((r, q)) => (r, Some(q)),
+        None => (http.target.as_str(), None),
+    };
+    let method = match http.method.as_str() {
+        "GET" => Method::Get,
+        "POST" => Method::Post,
+        "DELETE" => Method::Delete,
+        _ if is_contract_path(route) => {
+            return Err(HttpReply::code(ErrorCode::MethodNotAllowed, None));
+        }
+        _ => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
+    };
+    let idempotency_key = match &http.idempotency_key {
+        None => None,
+        Some(bytes) => match std::str::from_utf8(bytes) {
+            Ok(key) if bytes.len() <= KEY_BYTES_MAX => Some(Text::from(key)),
+            _ => {
+                return Err(HttpReply::code(
+                    ErrorCode::InvalidRequest,
+                    Some(Field::IdempotencyKey),
+                ));
+            }
+        },
+    };
+    let endpoint = endpoint(method, &http.target, route, query, &http.body)?;
+    Ok(ApiRequest {
+        api_key: api_key(http.authorization.as_deref()),
+        idempotency_key,
+        endpoint,
+    })
+}
+
+/// `Bearer ak_N` → `ak_N`; anything else is no key (`ak_0`, answered 401).
+pub fn api_key(header: Option<&[u8]>) -> ApiKeyId {
+    header
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .and_then(|h| h.trim().strip_prefix("Bearer "))
+        .and_then(|k| k.trim().strip_prefix("ak_"))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse().ok())
+        .map_or(ApiKeyId(0), ApiKeyId)
+}
+
+/// Whether `route` is one of the contract's paths (a wrong method there is 405).
+fn is_contract_path(route: &str) -> bool {
+    let segments: Vec<&str> = route.trim_start_matches('/').split('/').collect();
+    matches!(
+        segments.as_slice(),
+        ["v1", "payments"]
+            | ["v1", "payments", _]
+            | ["v1", "payments", _, "confirm" | "cancel"]
+            | ["v1", "checkout", "sessions"]
+            | ["v1", "refunds"]
+            | ["v1", "refunds", _]
+    )
+}
+
+fn endpoint(
+    method: Method,
+    target: &str,
+    route: &str,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<Endpoint, HttpReply> {
+    let segments: Vec<&str> = route.trim_start_matches('/').split('/').collect();
+    let other = || Endpoint::Other {
+        method,
+        path: target.into(),
+    };
+    Ok(match (method, segments.as_slice(), query) {
+        (Method::Post, ["v1", "payments"], None) => Endpoint::CreatePayment {
+            body: json_body::<CreatePaymentBody>(body)?,
+        },
+        (Method::Post, ["v1", "payments", id, "confirm"], None) => match id_of(id) {
+            Some(payment_id) => Endpoint::ConfirmPayment {
+                payment_id,
+                body: json_body::<ConfirmBody>(body)?,
+            },
+            None => other(),
+        },
+        (Method::Post, ["v1", "payments", id, "cancel"], None) => match id_of(id) {
+            Some(payment_id) => Endpoint::CancelPayment { payment_id },
+            None => other(),
+        },
+        (Method::Post, ["v1", "checkout", "sessions"], None) => Endpoint::CreateCheckoutSession {
+            body: json_body::<SessionBody>(body)?,
+        },
+        (Method::Post, ["v1", "refunds"], None) => Endpoint::CreateRefund {
+            body: json_body::<RefundBody>(body)?,
+        },
+        (Method::Get, ["v1", "payments", id], None) => match id_of::<PaymentId>(id) {
+            Some(payment_id) => Endpoint::GetPayment { payment_id },
+            None => other(),
+        },
+        (Method::Get, ["v1", "refunds", id], None) => match id_of::<RefundId>(id) {
+            Some(refund_id) => Endpoint::GetRefund { refund_id },
+            None => other(),
+        },
+        (Method::Get, ["v1", "payments"], Some(q)) => match param(q, "merchant_order_no") {
+            Some(no) => Endpoint::ListPayments {
+                merchant_order_no: no.into(),
+            },
+            None => other(),
+        },
+        (Method::Get, ["v1", "refunds"], Some(q)) => {
+            if let Some(no) = param(q, "merchant_refund_no") {
+                Endpoint::ListRefundsByNo {
+                    merchant_refund_no: no.into(),
+                }
+            } else if param(q, "status").as_deref() == Some("processing") {
+                Endpoint::ListRefundsProcessing
+            } else {
+                other()
+            }
+        }
+        _ => other(),
+    })
+}
+
+/// An id from its rendering (`pay_demo_001`), as the model reads it.
+fn id_of<T: DeserializeOwned>(segment: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(percent_decode(segment)?)).ok()
+}
+
+/// The percent-decoded value of `name` in a query string (`+` is a space).
+fn param(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode(k)? == name).then(|| percent_decode(&v.replace('+', " ")))?
+    })
+}
+
+/// `%41` → `A`; `None` for a bad escape or bytes that are not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A JSON body: empty is `{}`; a `card` that is not a test label is the edge's 400; a
+/// body that is not the endpoint's JSON is `Malformed`, described, never kept.
+fn json_body<T: DeserializeOwned + Default>(body: &[u8]) -> Result<Json<T>, HttpReply> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Json::Parsed(T::default()));
+    }
+    let value: serde_json::Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(_) => return Ok(malformed(body, "not JSON")),
+    };
+    if let Some(card) = value.get("card") {
+        let label = card.as_str().and_then(cards::test_card);
+        if label.is_none() && !card.is_null() {
+            return Err(HttpReply::code(
+                ErrorCode::InvalidRequest,
+                Some(Field::Card),
+            ));
+        }
+    }
+    Ok(match serde_json::from_value(value) {
+        Ok(parsed) => Json::Parsed(parsed),
+        Err(_) => malformed(body, "not this endpoint's fields"),
+    })
+}
+
+fn malformed<T>(body: &[u8], why: &str) -> Json<T> {
+    Json::Malformed(Text::format(format_args!(
+        "(a body of {} bytes, {why}; not recorded)",
+        body.len()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::ResponseBody;
+
+    fn req(method: &str, target: &str, body: &str) -> HttpRequest {
+        HttpRequest {
+            method: method.into(),
+            target: target.into(),
+            authorization: Some(b"Bearer ak_3".to_vec()),
+            idempotency_key: Some(b"K-1".to_vec()),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_create_maps_to_the_models_request() {
+        let body = r#"{"merchant_order_no":"ORDER-1","amount":10000,"currency":"USD","card":"A"}"#;
+        let r = to_api_request(&req("POST", "/v1/payments", body)).unwrap();
+        assert_eq!(r.api_key, ApiKeyId(3));
+        assert_eq!(r.idempotency_key.as_ref().map(Text::as_str), Some("K-1"));
+        let Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } = &r.endpoint
+        else {
+            panic!("{:?}", r.endpoint);
+        };
+        assert_eq!(b.amount, Some(10000));
+        assert_eq!(b.card, Some(payhub_model::Card('A')));
+    }
+
+    #[test]
+    fn ids_and_queries_are_read_from_their_rendering() {
+        let r = to_api_request(&req("GET", "/v1/payments/pay_demo_012", "")).unwrap();
+        assert_eq!(
+            r.endpoint,
+            Endpoint::GetPayment {
+                payment_id: PaymentId(12)
+            }
+        );
+        let r =
+            to_api_request(&req("GET", "/v1/payments?merchant_order_no=ORDER%201", "")).unwrap();
+        assert_eq!(
+            r.endpoint,
+            Endpoint::ListPayments {
+                merchant_order_no: "ORDER 1".into()
+            }
+        );
+        let r = to_api_request(&req("GET", "/v1/refunds?status=processing", "")).unwrap();
+        assert_eq!(r.endpoint, Endpoint::ListRefundsProcessing);
+        let r = to_api_request(&req("POST", "/v1/payments/pay_demo_1/cancel", "")).unwrap();
+        assert!(matches!(r.endpoint, Endpoint::Other { .. }), "{r:?}");
+    }
+
+    #[test]
+    fn bad_bodies_are_malformed_and_never_kept() {
+        for body in ["{", "[1,2]", r#"{"amount":"ten"}"#, r#"{"colour":"red"}"#] {
+            let r = to_api_request(&req("POST", "/v1/payments", body)).unwrap();
+            let Endpoint::CreatePayment {
+                body: Json::Malformed(text),
+            } = &r.endpoint
+            else {
+                panic!("{body}: {:?}", r.endpoint);
+            };
+            assert!(text.as_str().contains("not recorded"), "{text}");
+        }
+        let r = to_api_request(&HttpRequest {
+            body: vec![0xff, 0xfe, b'{'],
+            ..req("POST", "/v1/refunds", "")
+        })
+        .unwrap();
+        assert!(matches!(
+            r.endpoint,
+            Endpoint::CreateRefund {
+                body: Json::Malformed(_)
+            }
+        ));
+    }
+
+    #[test]
+    fn a_card_number_is_refused_at_the_edge_with_field_card() {
+        for card in [r#""4242424242424242""#, r#""Z""#, "4242", "{}"] {
+            let body = format!(r#"{{"amount":1,"card":{card}}}"#);
+            let reply = to_api_request(&req("POST", "/v1/payments", &body)).unwrap_err();
+            assert_eq!(reply.status, 400);
+            assert_eq!(
+                reply.body,
+                r#"{"error":{"code":"invalid_request","field":"card","retryable":false}}"#
+            );
+            assert!(!reply.body.contains("4242"));
+        }
+    }
+
+    #[test]
+    fn methods_and_keys_the_model_cannot_hold_are_answered_here() {
+        let put = to_api_request(&req("PUT", "/v1/payments", "")).unwrap_err();
+        assert_eq!(put.status, 405);
+        let nowhere = to_api_request(&req("PATCH", "/v2/x", "")).unwrap_err();
+        assert_eq!(nowhere.status, 404);
+        let bad_key = HttpRequest {
+            idempotency_key: Some(vec![0xc3, 0x28]),
+            ..req("POST", "/v1/payments", "")
+        };
+        let reply = to_api_request(&bad_key).unwrap_err();
+        assert_eq!(reply.status, 400);
+        assert!(reply.body.contains("Idempotency-Key"), "{}", reply.body);
+    }
+
+    #[test]
+    fn api_keys_are_read_from_bearer_only() {
+        assert_eq!(api_key(Some(b"Bearer ak_2")), ApiKeyId(2));
+        for h in [
+            &b"ak_2"[..],
+            b"Bearer ak_",
+            b"Bearer ak_x",
+            b"Basic ak_1",
+            b"\xff",
+        ] {
+            assert_eq!(api_key(Some(h)), ApiKeyId(0), "{h:?}");
+        }
+        assert_eq!(api_key(None), ApiKeyId(0));
+    }
+
+    #[test]
+    fn responses_render_in_the_contracts_shape() {
+        let mut error = ApiError::new(ErrorCode::RateLimited);
+        error.field = None;
+        let response = ApiResponse {
+            status: 429,
+            retry_after_s: Some(2),
+            body: ResponseBody::Error { error },
+        };
+        let reply = HttpReply::from_response(&response);
+        assert_eq!(reply.status, 429);
+        assert_eq!(reply.retry_after_s, Some(2));
+        assert_eq!(
+            reply.body,
+            r#"{"error":{"code":"rate_limited","retryable":true}}"#
+        );
+    }
+}

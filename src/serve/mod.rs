@@ -1,0 +1,227 @@
+//! `payhub-verify serve`: the sandbox. The platform model as a live HTTP API on
+//! loopback, its acquirer driven by test cards, faults on the wire from a plan, a test
+//! clock, and the harness's verdict over the session.
+//!
+//! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
+//! and its live driver), [`http_map`] HTTP ↔ model, [`cards`] the test cards,
+//! [`faults`] the fault plan, [`business`] business orders as the wire witnesses them,
+//! [`verdict`], [`script`] and [`har`] what the session exports, [`page`] the page at
+//! `/__sandbox/`, [`webhooks`] the webhook
+//! outbox and its POST, [`http`] the edge (tokio, hyper, axum).
+
+pub mod business;
+pub mod cards;
+pub mod faults;
+pub mod har;
+pub mod http;
+pub mod http_map;
+pub mod page;
+pub mod sandbox;
+pub mod script;
+pub mod verdict;
+pub mod webhooks;
+
+use http::ClockMode;
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use sandbox::{Branches, Sandbox, Settings};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0: any free port; the banner prints the one taken).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Listen on a non-loopback address: anyone who can reach it can use the sandbox.
+    #[arg(long)]
+    pub allow_non_loopback: bool,
+    /// The seed of `--branches seeded` and of the fault plan's probabilities.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// A fault plan (JSON, see `POST /__sandbox/faults`).
+    #[arg(long)]
+    pub faults: Option<PathBuf>,
+    /// `real`: the session's time follows the wall clock; `manual`: it moves only with
+    /// `POST /__sandbox/clock/advance`.
+    #[arg(long, value_enum, default_value = "real")]
+    pub clock: ClockMode,
+    /// Where the contract allows two answers (S4, S5, S8): `a` the first, `b` the second,
+    /// `seeded` a mix drawn from `--seed`.
+    #[arg(long, value_enum, default_value = "a")]
+    pub branches: Branches,
+    /// POST the platform's webhooks to this http:// URL (a 2xx acknowledges one; anything
+    /// else loses it, and the platform re-delivers).
+    #[arg(long)]
+    pub webhooks: Option<String>,
+}
+
+/// The `after_help` of `serve --help`.
+pub const HELP: &str = "\
+Test cards (the body's \"card\" is a label; any other value is 400 field card, never stored):
+  A approve   B decline   C requires_action (POST /__sandbox/authenticate)
+  D slow: 202 after the ~15 s wait   E silent: needs_query, then manual_review   F acquirer 5xx
+
+API keys (Authorization: Bearer ak_N): ak_1 merchant 1 test, ak_2 merchant 1 live,
+  ak_3 merchant 2 test, ak_4 merchant 1 test read-only, ak_5 merchant 1 test (rotated,
+  not issued). Each merchant is a session of its own (a namespace: two tests can run side
+  by side); the control endpoints take ?merchant=2 (merchant 1 by default).
+
+Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox/verdict
+  [?format=markdown], GET /__sandbox/events, GET /__sandbox/script, GET /__sandbox/har,
+  POST /__sandbox/reset,
+  GET|POST /__sandbox/faults, POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
+
+Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
+  \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint, api_key, key, order; the
+  nth match and the times-1 after it, or \"probability\":0.1 of every match (drawn from --seed); actions
+  reset_before, reset_after (executed, then the connection is reset), 500_before, 500_after,
+  rate_limited (429 with retry_after_s), unavailable (503), slow_upstream with \"ms\" (the
+  upstream answers that much later: a concurrent same-key request meets it in flight),
+  hold with \"ms\" (executed, the answer written that much later; a client that gives up
+  first has an unknown result). Webhooks: \"webhook_faults\":[{\"type\":\"payment.succeeded\",
+  \"nth\":1,\"action\":\"drop\"}], actions drop, duplicate, delay with \"ms\" (reordering).
+
+Examples:
+  payhub-verify serve
+  payhub-verify serve --addr 127.0.0.1:0 --clock manual
+  payhub-verify serve --faults plan.json --branches b
+  payhub-verify serve --webhooks http://127.0.0.1:9000/payhub
+  curl -s localhost:8080/v1/payments -H 'Authorization: Bearer ak_1' -H 'Idempotency-Key: k1' \\
+    -d '{\"merchant_order_no\":\"ORDER-1\",\"amount\":10000,\"currency\":\"USD\",\"card\":\"A\"}'
+  curl -s localhost:8080/__sandbox/verdict?format=markdown
+  curl -s localhost:8080/__sandbox/events > session.jsonl && payhub-verify judge session.jsonl
+  curl -s localhost:8080/__sandbox/script > session.pha && payhub-verify run session.pha";
+
+pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
+    if !args.addr.ip().is_loopback() && !args.allow_non_loopback {
+        return Err(format!(
+            "{} is not a loopback address; add --allow-non-loopback to listen on it",
+            args.addr
+        ));
+    }
+    let plan = match &args.faults {
+        None => faults::Plan::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+            faults::Plan::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+    };
+    let webhooks = args
+        .webhooks
+        .as_deref()
+        .map(webhooks::parse_url)
+        .transpose()?;
+    let settings = Settings {
+        seed: args.seed,
+        branches: args.branches,
+        plan,
+        webhooks: webhooks.is_some(),
+    };
+    // One session per namespace: merchant 1, merchant 2.
+    let cores = vec![Sandbox::new(settings.clone()), Sandbox::new(settings)];
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the listening address: {e}"))?;
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "payhub-verify serve: WARNING: listening on {addr}, not loopback: anyone who reaches it can use this sandbox"
+            );
+        }
+        print!("{}", banner(addr, args));
+        let edge = Arc::new(http::Edge::new(cores, args.clock, webhooks));
+        tokio::select! {
+            _ = http::serve(listener, edge) => {}
+            _ = tokio::signal::ctrl_c() => println!("payhub-verify serve: stopped"),
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// What `serve` prints at start: its address first (a test reads that line), the keys,
+/// the test cards and the control endpoints.
+pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
+    use std::fmt::Write as _;
+    let mut s = format!("payhub-verify serve: listening on http://{addr}\n");
+    let _ = writeln!(
+        s,
+        "clock: {:?}, branches: {:?}, seed: {}, webhooks: {}",
+        args.clock,
+        args.branches,
+        args.seed,
+        args.webhooks.as_deref().unwrap_or("none")
+    );
+    s.push_str("API keys (Authorization: Bearer …):\n");
+    for k in default_api_keys() {
+        let _ = writeln!(
+            s,
+            "  {:<5} {} {}{}",
+            k.id.to_string(),
+            k.merchant,
+            k.environment,
+            if k.read_only { " read-only" } else { "" }
+        );
+    }
+    let r = rotated_key_spec();
+    let _ = writeln!(
+        s,
+        "  {:<5} {} {} (the rotated key: not issued until rotation)",
+        r.id.to_string(),
+        r.merchant,
+        r.environment
+    );
+    s.push_str("test cards (\"card\" in the body):\n");
+    for c in cards::CARDS {
+        let _ = writeln!(s, "  {}  {}", c.label, c.about);
+    }
+    let _ = writeln!(
+        s,
+        "limits: body {} bytes (413), headers {} bytes (431), header and body read timeouts {} s",
+        http::BODY_BYTES_MAX,
+        http::HEADER_BYTES_MAX,
+        http::HEADER_READ_TIMEOUT.as_secs()
+    );
+    s.push_str("namespaces: merchant 1 and merchant 2 are sessions of their own; control endpoints take ?merchant=2\n");
+    s.push_str("control endpoints:\n");
+    for (route, what) in [
+        (
+            "POST /__sandbox/clock/advance {\"by\":\"8d\"}",
+            "moves the session clock; returns after every timer due has fired",
+        ),
+        (
+            "GET  /__sandbox/verdict[?format=markdown]",
+            "every property of the harness over the session",
+        ),
+        (
+            "GET  /__sandbox/events",
+            "the session's events, JSON Lines (payhub-verify judge reads them)",
+        ),
+        (
+            "GET  /__sandbox/script",
+            "the session as a what-if script (payhub-verify run replays it)",
+        ),
+        ("POST /__sandbox/reset", "a new session"),
+        (
+            "GET|POST /__sandbox/faults",
+            "the fault plan in force / a new one",
+        ),
+        (
+            "POST /__sandbox/authenticate {\"payment_id\":…,\"ok\":true}",
+            "the payer's 3-D Secure for card C",
+        ),
+    ] {
+        let _ = writeln!(s, "  {route:<58} {what}");
+    }
+    s
+}

@@ -1,0 +1,77 @@
+//! The session's verdict: every property of the harness over the session's facts (the
+//! judge of `payhub-verify judge`, so that the session's event stream judged there gives
+//! the same verdicts), as JSON and as Markdown with the session's sequence diagram.
+
+use crate::judge_cmd::{Verdict, verdicts};
+use payhub_sim::{Facts, Trace};
+use std::fmt::Write as _;
+
+/// Trace lines beyond which the Markdown verdict leaves the diagram out.
+const DIAGRAM_LINES_MAX: usize = 400;
+
+/// `{"holds":…,"events":N,"properties":[…]}`: the shape of `judge --format json`, with
+/// whether every always property holds.
+pub fn to_json(facts: &Facts, events: usize) -> String {
+    let verdicts = verdicts(facts);
+    let holds = !verdicts.iter().any(|v| v.status == "violated");
+    let json = serde_json::json!({ "holds": holds, "events": events, "properties": verdicts });
+    serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// The verdict as Markdown: a table of every property, then each violation with its
+/// rules and the session as a Mermaid sequence diagram in the contract's notation.
+pub fn to_markdown(facts: &Facts, trace: &Trace) -> String {
+    let verdicts = verdicts(facts);
+    let violated: Vec<&Verdict> = verdicts.iter().filter(|v| v.status == "violated").collect();
+    let mut s = String::from("# Sandbox verdict\n\n");
+    match violated.first() {
+        None => {
+            let _ = writeln!(s, "**All hold** over {} events.\n", trace.stream.len());
+        }
+        Some(v) => {
+            let _ = writeln!(
+                s,
+                "**VIOLATED** `{}` over {} events: {}\n",
+                v.name,
+                trace.stream.len(),
+                v.detail.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    s.push_str("| property | status | rules | detail |\n|---|---|---|---|\n");
+    for v in &verdicts {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} |",
+            v.name,
+            v.status,
+            v.rules.join(", "),
+            v.detail.as_deref().unwrap_or("").replace('|', "\\|")
+        );
+    }
+    for v in &violated {
+        let _ = writeln!(
+            s,
+            "\n## {}\n\n{}\n\nRules: {}.",
+            v.name,
+            v.detail.as_deref().unwrap_or_default(),
+            v.rules.join(", ")
+        );
+    }
+    if !violated.is_empty() {
+        if trace.events.len() <= DIAGRAM_LINES_MAX {
+            let _ = write!(
+                s,
+                "\n## The session\n\n```mermaid\n{}```\n",
+                trace.to_mermaid()
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "\nThe session has {} trace lines, too many for a diagram: `GET /__sandbox/events` has them all.",
+                trace.events.len()
+            );
+        }
+    }
+    s
+}

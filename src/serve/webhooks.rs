@@ -1,0 +1,147 @@
+//! Webhooks: the platform's events POSTed to the merchant's URL (`--webhooks URL`).
+//!
+//! The core routes every (merchant, environment) to the node of its API key and keeps
+//! the webhooks in flight in the world; it hands each out once ([`Outbox`]), and the
+//! edge reports how the POST went: a 2xx acknowledges it (`Choice::Deliver`: the
+//! platform stops re-delivering), anything else or no answer within
+//! [`POST_TIMEOUT`] loses it (`Choice::Drop`: the platform re-delivers per
+//! A-WEBHOOK-REDELIVERY, as time passes). The body: `{"id","type","version","object"}`.
+//!
+//! The POST is a minimal HTTP/1.1 client on a tokio `TcpStream` (`http://` only).
+
+use payhub_model::{WebhookEvent, WebhookObject};
+use payhub_sim::network::MsgId;
+use std::collections::BTreeSet;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A webhook POST not answered within this is lost.
+pub const POST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One webhook to POST.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outgoing {
+    pub msg: MsgId,
+    pub body: String,
+    /// POSTed this much later (a `delay` webhook fault).
+    pub delay_ms: u64,
+}
+
+/// The webhooks handed to the edge and not yet reported.
+#[derive(Clone, Debug, Default)]
+pub struct Outbox {
+    handed: BTreeSet<MsgId>,
+}
+
+impl Outbox {
+    /// The webhooks in flight not handed out yet, with what they are to carry.
+    pub fn fresh<'a>(
+        &self,
+        in_flight: impl Iterator<Item = (MsgId, &'a WebhookEvent)>,
+    ) -> Vec<(MsgId, WebhookEvent)> {
+        in_flight
+            .filter(|(msg, _)| !self.handed.contains(msg))
+            .map(|(msg, e)| (msg, e.clone()))
+            .collect()
+    }
+
+    /// Hands one out.
+    pub fn hand(&mut self, msg: MsgId, event: &WebhookEvent, delay_ms: u64) -> Outgoing {
+        self.handed.insert(msg);
+        Outgoing {
+            msg,
+            body: body(event),
+            delay_ms,
+        }
+    }
+
+    /// A handed-out webhook was reported.
+    pub fn done(&mut self, msg: MsgId) -> bool {
+        self.handed.remove(&msg)
+    }
+}
+
+/// `{"id":"evt_001","type":"payment.succeeded","version":2,"object":{…}}`.
+pub fn body(event: &WebhookEvent) -> String {
+    let object = match &event.object {
+        WebhookObject::Payment(p) => serde_json::to_value(p),
+        WebhookObject::Refund(r) => serde_json::to_value(r),
+    }
+    .unwrap_or_default();
+    serde_json::json!({
+        "id": event.id,
+        "type": event.kind.as_str(),
+        "version": event.object.version(),
+        "object": object,
+    })
+    .to_string()
+}
+
+/// `http://host:port/path` → (host, port, path).
+pub fn parse_url(url: &str) -> Result<(String, u16, String), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("'{url}': webhooks go to an http:// URL"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) => (
+            h,
+            p.parse()
+                .map_err(|_| format!("'{url}': '{p}' is not a port"))?,
+        ),
+        None => (authority, 80),
+    };
+    if host.is_empty() {
+        return Err(format!("'{url}': no host"));
+    }
+    Ok((host.to_owned(), port, path.to_owned()))
+}
+
+/// POSTs one webhook; whether it was answered 2xx within [`POST_TIMEOUT`].
+pub async fn post(target: &(String, u16, String), body: &str) -> bool {
+    tokio::time::timeout(POST_TIMEOUT, post_once(target, body))
+        .await
+        .unwrap_or(false)
+}
+
+async fn post_once((host, port, path): &(String, u16, String), body: &str) -> bool {
+    let Ok(mut stream) = tokio::net::TcpStream::connect((host.as_str(), *port)).await else {
+        return false;
+    };
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    if stream.read_exact(&mut head).await.is_err() {
+        return false;
+    }
+    // "HTTP/1.1 2xx"
+    head.starts_with(b"HTTP/1.") && head[9] == b'2'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_http_with_a_host() {
+        assert_eq!(
+            parse_url("http://127.0.0.1:9000/hooks").unwrap(),
+            ("127.0.0.1".into(), 9000, "/hooks".into())
+        );
+        assert_eq!(
+            parse_url("http://localhost").unwrap(),
+            ("localhost".into(), 80, "/".into())
+        );
+        for bad in ["https://x/", "http://:80/", "http://h:port/"] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! `payhub-verify serve` over real sockets: the binary on a free loopback port, driven by
+//! a minimal HTTP/1.1 client on `std::net::TcpStream`, every test bounded in requests
+//! and time, the child killed at the end.
+
+mod common;
+mod serve_support;
+
+use common::*;
+use serve_support::*;
+use std::io::{ErrorKind, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+#[test]
+fn serve_replay_02_the_same_key_is_one_payment_and_a_changed_amount_409() {
+    let mut s = Serve::start("replay", &[]);
+    let first = s.created("k1", "ORDER-1", 10000);
+    let again = s.created("k1", "ORDER-1", 10000);
+    assert_eq!((first.status, again.status), (201, 200));
+    assert_eq!(first.json(), again.json());
+    assert_eq!(first.json()["id"], "pay_demo_001");
+    let changed = s.created("k1", "ORDER-1", 10001);
+    assert_eq!(changed.status, 409);
+    assert_eq!(
+        changed.json(),
+        serde_json::json!({"error":{"code":"idempotency_conflict","retryable":false}})
+    );
+    let list = s.answer(
+        "GET",
+        "/v1/payments?merchant_order_no=ORDER-1",
+        &[("Authorization", "Bearer ak_1")],
+        "",
+    );
+    assert_eq!(list.json()["data"].as_array().map(Vec::len), Some(1));
+    assert_eq!(s.verdict()["holds"], true);
+    s.healthy();
+}
+
+#[test]
+fn serve_unknown_02_execute_then_reset_then_the_same_key_is_one_charge() {
+    let plan = temp(
+        "reset-after.json",
+        r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#,
+    );
+    let mut s = Serve::start("reset", &["--faults", plan.to_str().unwrap()]);
+    match s.create("ak_1", "k1", "ORDER-1", 10000) {
+        Outcome::Reset(kind) => assert_eq!(kind, ErrorKind::ConnectionReset),
+        Outcome::Answer(r) => panic!("answered: {r:?}"),
+    }
+    let retried = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(retried.status, 200, "{}", retried.body);
+    assert_eq!(retried.json()["id"], "pay_demo_001");
+    let har = s.control("GET", "/__sandbox/har", "").json();
+    assert_eq!(har["log"]["version"], "1.2");
+    let entries = har["log"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{har:#}");
+    assert_eq!(entries[0]["response"]["status"], 0, "the reset: no answer");
+    assert_eq!(entries[1]["response"]["status"], 200);
+    assert_eq!(entries[1]["request"]["headers"][1]["value"], "k1");
+    s.holds_everywhere("reset");
+    s.healthy();
+}
+
+#[test]
+fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double_charge() {
+    let mut s = Serve::start("dont", &[]);
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#;
+    assert_eq!(s.control("POST", "/__sandbox/faults", plan).status, 200);
+    assert!(matches!(
+        s.create("ak_1", "k1", "ORDER-1", 10000),
+        Outcome::Reset(_)
+    ));
+    let renumbered = s.created("k2", "ORDER-1-retry", 10000);
+    assert_eq!(renumbered.status, 201);
+    let violated = s.the_violation("dont");
+    assert_eq!(violated["name"], "client-never-charges-an-order-twice");
+    assert_eq!(violated["detail"], "order ORDER-1 was captured 2 times");
+    let rules = violated["rules"].to_string();
+    assert!(
+        rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),
+        "{rules}"
+    );
+    let page = s.control("GET", "/__sandbox/", "");
+    assert!(
+        page.body.contains("client-never-charges-an-order-twice"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("ORDER-1-retry"),
+        "the exchanges are on the page"
+    );
+    let md = s.control("GET", "/__sandbox/verdict?format=markdown", "");
+    assert!(
+        md.body
+            .contains("**VIOLATED** `client-never-charges-an-order-twice`")
+    );
+    assert!(md.body.contains("```mermaid"), "{}", md.body);
+    s.healthy();
+}
+
+#[test]
+fn serve_merchants_are_namespaces_that_run_side_by_side() {
+    let plan = temp(
+        "namespaces.json",
+        r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#,
+    );
+    let mut s = Serve::start("namespaces", &["--faults", plan.to_str().unwrap()]);
+    // Merchant 1 renumbers after the reset; merchant 2 retries with the same key.
+    assert!(matches!(
+        s.create("ak_1", "k1", "ORDER-1", 100),
+        Outcome::Reset(_)
+    ));
+    assert!(matches!(
+        s.create("ak_3", "k1", "ORDER-1", 100),
+        Outcome::Reset(_)
+    ));
+    let Outcome::Answer(m1) = s.create("ak_1", "k2", "ORDER-1-retry", 100) else {
+        panic!("merchant 1's second create");
+    };
+    let Outcome::Answer(m2) = s.create("ak_3", "k1", "ORDER-1", 100) else {
+        panic!("merchant 2's retry");
+    };
+    assert_eq!((m1.status, m2.status), (201, 200));
+    assert_eq!(m2.json()["id"], "pay_demo_001", "merchant 2's own session");
+    let verdict = |m: u32| {
+        s.control("GET", &format!("/__sandbox/verdict?merchant={m}"), "")
+            .json()
+    };
+    assert_eq!(verdict(1)["holds"], false);
+    assert_eq!(verdict(2)["holds"], true);
+    assert_eq!(
+        s.control("POST", "/__sandbox/reset?merchant=1", "").status,
+        200
+    );
+    assert_eq!(verdict(1)["holds"], true);
+    assert_eq!(verdict(1)["events"], 0);
+    assert_ne!(verdict(2)["events"], 0, "merchant 2's session is untouched");
+    s.healthy();
+}
+
+#[test]
+fn serve_ret_01_the_manual_clock_advances_eight_days() {
+    let mut s = Serve::start("clock", &["--clock", "manual"]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"8d"}"#);
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    assert_eq!(moved.json()["now_ms"], 8 * 86_400_000u64);
+    let bad = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"soon"}"#);
+    assert_eq!(bad.status, 400);
+    // The key's record is gone; the order number still has its Payment (S4: 409).
+    let after = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(after.status, 409, "{}", after.body);
+    assert_eq!(after.json()["error"]["code"], "order_no_conflict");
+    assert_eq!(s.verdict()["holds"], true);
+    let reset = s.control("POST", "/__sandbox/reset", "");
+    assert_eq!(reset.status, 200);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    s.healthy();
+}
+
+#[test]
+fn serve_faults_429_with_retry_after_503_and_500_after() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"rate_limited"},
+                            {"endpoint":"create_payment","nth":2,"action":"unavailable"},
+                            {"endpoint":"create_payment","nth":3,"action":"500_after"}],
+                  "retry_after_s":1}"#;
+    let plan = temp("429-503-500.json", plan);
+    let mut s = Serve::start("codes", &["--faults", plan.to_str().unwrap()]);
+    let limited = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(limited.status, 429);
+    assert_eq!(limited.header("retry-after"), Some("1"));
+    std::thread::sleep(Duration::from_millis(1100));
+    let paused = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(paused.status, 503);
+    assert_eq!(paused.json()["error"]["code"], "temporarily_unavailable");
+    let failed = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(failed.status, 500);
+    let replayed = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(replayed.status, 200);
+    assert_eq!(s.verdict()["holds"], true);
+    s.healthy();
+}
+
+#[test]
+fn serve_conc_02_concurrent_same_key_creates_on_two_connections_execute_once() {
+    for (branches, second_status) in [("a", 200), ("b", 409)] {
+        let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"slow_upstream","ms":1500}]}"#;
+        let plan = temp(&format!("slow-{branches}.json"), plan);
+        let name = format!("conc-{branches}");
+        let mut s = Serve::start(
+            &name,
+            &["--faults", plan.to_str().unwrap(), "--branches", branches],
+        );
+        let (first, second) = std::thread::scope(|scope| {
+            let first = scope.spawn(|| s.created("k1", "ORDER-1", 10000));
+            std::thread::sleep(Duration::from_millis(300));
+            let second = s.created("k1", "ORDER-1", 10000);
+            (first.join().unwrap(), second)
+        });
+        assert_eq!(first.status, 201, "{branches}: {}", first.body);
+        assert_eq!(second.status, second_status, "{branches}: {}", second.body);
+        if second_status == 200 {
+            assert_eq!(first.json(), second.json());
+        } else {
+            assert_eq!(second.json()["error"]["code"], "operation_in_progress");
+        }
+        s.holds_everywhere(&name);
+        s.healthy();
+    }
+}
+
+#[test]
+fn serve_malformed_and_hostile_requests_leave_it_answering() {
+    let mut s = Serve::start("hostile", &[]);
+    // Slow senders: headers begun and never finished hold nothing up.
+    let slow: Vec<TcpStream> = (0..5)
+        .map(|_| {
+            let mut c = TcpStream::connect_timeout(&s.addr, IO_TIMEOUT).unwrap();
+            c.write_all(b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nContent-Le")
+                .unwrap();
+            c
+        })
+        .collect();
+    let auth = ("Authorization", "Bearer ak_1");
+    let big_header = format!(
+        "POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(70 * 1024)
+    );
+    let big_body = "x".repeat(100 * 1024);
+    let mut statuses = std::collections::BTreeMap::<u16, u32>::new();
+    for i in 0..200 {
+        let outcome = match i % 8 {
+            0 => s.send("POST", "/v1/payments", &[auth, ("Idempotency-Key", "m")], "{"),
+            1 => s.raw(
+                b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 3\r\n\r\n\xff\xfe{",
+            ),
+            2 => s.raw(big_header.as_bytes()),
+            3 => s.send("POST", "/v1/payments", &[auth], &big_body),
+            4 => s.raw(b"\x00\x01garbage\r\nConnection: close\r\n\r\n"),
+            5 => s.raw(
+                b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nIdempotency-Key: \xc3\x28\r\nContent-Length: 2\r\n\r\n{}",
+            ),
+            6 => s.send(
+                "POST",
+                "/v1/payments",
+                &[auth, ("Idempotency-Key", "c")],
+                r#"{"amount":1,"card":"4242424242424242"}"#,
+            ),
+            _ => s.send("DELETE", "/v1/payments/pay_demo_xyz", &[auth], ""),
+        };
+        if let Outcome::Answer(r) = outcome {
+            *statuses.entry(r.status).or_default() += 1;
+        }
+    }
+    for status in [400, 413, 431] {
+        assert!(statuses.contains_key(&status), "{statuses:?}");
+    }
+    let events = s.control("GET", "/__sandbox/events", "");
+    assert!(!events.body.contains("4242"), "a card number was recorded");
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    drop(slow);
+    s.healthy();
+}
+
+#[test]
+fn serve_timeout_01_a_client_that_gives_up_on_a_held_answer_retries_the_same_key() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":3000}]}"#;
+    let plan = temp("hold.json", plan);
+    let mut s = Serve::start("hold", &["--faults", plan.to_str().unwrap()]);
+    let body = r#"{"merchant_order_no":"ORDER-1","amount":10000,"currency":"USD","card":"A"}"#;
+    let request = format!(
+        "POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nIdempotency-Key: k1\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let gave_up = s.raw_within(request.as_bytes(), Duration::from_millis(400));
+    assert!(matches!(gave_up, Outcome::Reset(_)), "{gave_up:?}");
+    let retried = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(retried.status, 200, "{}", retried.body);
+    assert_eq!(retried.json()["id"], "pay_demo_001");
+    s.holds_everywhere("hold");
+    s.healthy();
+}
+
+/// A merchant's webhook endpoint: answers `status` to every POST, hands each body over.
+fn webhook_receiver(status: u16) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let mut reader = BufReader::new(conn);
+            let mut length = 0;
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            // Handed over before the answer, so the test sees it before the sandbox
+            // knows how the POST went.
+            let _ = tx.send(String::from_utf8_lossy(&body).into_owned());
+            let answer =
+                format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = reader.get_mut().write_all(answer.as_bytes());
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn serve_webhook_01_webhooks_are_posted_and_an_acknowledged_one_is_not_sent_again() {
+    let (url, received) = webhook_receiver(200);
+    let mut s = Serve::start("hooks", &["--webhooks", &url, "--clock", "manual"]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let body = received.recv_timeout(IO_TIMEOUT).expect("a webhook");
+    let event: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(event["type"], "payment.succeeded", "{event}");
+    assert_eq!(event["object"]["id"], "pay_demo_001", "{event}");
+    assert!(
+        event["id"].is_string() && event["version"].is_u64(),
+        "{event}"
+    );
+    let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"1h"}"#);
+    assert_eq!(moved.status, 200);
+    assert!(received.try_recv().is_err(), "acknowledged: not sent again");
+    s.holds_everywhere("hooks");
+    s.healthy();
+}
+
+#[test]
+fn serve_a_webhook_answered_500_is_delivered_again_when_the_clock_advances() {
+    let (url, received) = webhook_receiver(500);
+    let mut s = Serve::start("hooks-500", &["--webhooks", &url, "--clock", "manual"]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let first = received.recv_timeout(IO_TIMEOUT).expect("a webhook");
+    let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"2min"}"#);
+    assert_eq!(moved.status, 200);
+    // The advance returned after the re-delivery was POSTed.
+    let again = received.try_recv().expect("delivered again");
+    let id = |b: &str| serde_json::from_str::<serde_json::Value>(b).unwrap()["id"].clone();
+    assert_eq!(id(&first), id(&again));
+    s.healthy();
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_address_without_the_flag() {
+    let o = run(&["serve", "--addr", "0.0.0.0:0"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--allow-non-loopback"));
+}
+
+#[test]
+fn serve_help_shows_the_cards_keys_controls_and_examples() {
+    let o = run(&["serve", "--help"]);
+    assert_eq!(code(&o), 0);
+    let help = stdout(&o);
+    for want in [
+        "Test cards",
+        "ak_4 merchant 1 test read-only",
+        "/__sandbox/clock/advance",
+        "Examples:",
+        "payhub-verify serve --addr 127.0.0.1:0 --clock manual",
+    ] {
+        assert!(help.contains(want), "{want}: {help}");
+    }
+}
