@@ -86,15 +86,9 @@ pub fn command_line() -> String {
     line
 }
 
-/// The closest of `candidates` to `word`, if it is close enough to be a typo.
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
+/// The closest of `candidates` to `word`, if it is close enough to be a typo (one
+/// implementation for the scripts and the command line).
+pub use payhub_sim::script::closest;
 
 /// `unknown WHAT 'word' (did you mean 'x'?; WHATs: a, b, c)`.
 pub fn unknown<'a>(

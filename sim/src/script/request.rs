@@ -215,17 +215,62 @@ fn endpoint(
         (Method::Get, ["v1", "refunds"], Some("status=processing")) => {
             no_body(Endpoint::ListRefundsProcessing, &body)?
         }
-        _ => no_body(
-            Endpoint::Other {
-                method,
-                path: path.into(),
-            },
-            &body,
-        )?,
+        _ => {
+            // A near miss of a route is a typo (`/v1/paymnets`), not a request for a 404.
+            let shape: Vec<String> = segments
+                .iter()
+                .map(|s| {
+                    if parse_payment_id(s).is_some() || parse_refund_id(s).is_some() {
+                        "{id}".to_owned()
+                    } else {
+                        (*s).to_owned()
+                    }
+                })
+                .collect();
+            let asked = format!(
+                "{method} /{}{}",
+                shape.join("/"),
+                query.map(|q| format!("?{}", q.split('=').next().unwrap_or(q))).unwrap_or_default()
+            );
+            if let Some(route) = super::suggest::closest_route(&asked, ROUTES) {
+                return Err((
+                    pcol,
+                    format!("unknown endpoint {method} {path} (did you mean {route}?)"),
+                ));
+            }
+            match body {
+                Some((_, col)) => {
+                    return Err((
+                        col,
+                        format!(
+                            "{method} {path} is not an endpoint the platform routes (it answers 404): it takes no body (endpoints: {})",
+                            ROUTES.join(", ")
+                        ),
+                    ));
+                }
+                None => Endpoint::Other {
+                    method,
+                    path: path.into(),
+                },
+            }
+        }
     };
-    let _ = pcol;
     Ok(endpoint)
 }
+
+/// The platform's routes, as a did-you-mean names them.
+const ROUTES: &[&str] = &[
+    "POST /v1/payments",
+    "POST /v1/payments/{id}/confirm",
+    "POST /v1/payments/{id}/cancel",
+    "POST /v1/checkout/sessions",
+    "POST /v1/refunds",
+    "GET /v1/payments/{id}",
+    "GET /v1/payments?merchant_order_no",
+    "GET /v1/refunds/{id}",
+    "GET /v1/refunds?merchant_refund_no",
+    "GET /v1/refunds?status",
+];
 
 /// A JSON body for an endpoint: `raw …` stays malformed; a JSON object is read field by
 /// field (unknown fields and wrong types are script errors).
