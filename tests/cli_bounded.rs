@@ -44,3 +44,37 @@ fn a_tape_advancing_99999999_days_replays_at_once() {
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert!(stdout(&o).contains("99999999d"), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// A sweep of a hundred million seeds stopped by `--timeout` reports the seeds it ran as
+/// not judged (exit 3, never PASSED), with the command that reproduces it and the one
+/// that continues it; the seeds are never held in memory.
+#[test]
+fn a_huge_sweep_stopped_by_its_timeout_is_not_judged() {
+    let out = temp("unused", "").parent().unwrap().join("timeout-report");
+    let started = Instant::now();
+    let o = run(&[
+        "simulate",
+        "--seeds",
+        "0..100000000",
+        "--timeout",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    let text = stdout(&o);
+    assert_eq!(code(&o), 3, "{text}{}", stderr(&o));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(!text.contains("PASSED"), "{text}");
+    assert!(
+        text.contains("not judged (incomplete): stopped by --timeout 1 after "),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "reproduce: payhub-verify simulate --seeds 0..100000000 --policy reference --clients 2 --steps 400"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(" continue: payhub-verify simulate --seeds "), "{text}");
+}
