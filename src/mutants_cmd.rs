@@ -166,7 +166,9 @@ fn text(m: &KillMatrix) -> String {
             r.rules.join(", "),
             if r.killed { "yes" } else { "NO" },
             r.property.unwrap_or("-"),
-            r.method.as_deref().map_or_else(|| "-".to_owned(), method_name),
+            r.method
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), method_name),
             r.seconds,
             r.states_or_seeds,
             r.counterexample_steps

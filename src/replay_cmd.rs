@@ -244,8 +244,8 @@ fn render(
             )
         }
         TraceFormat::Mermaid => {
-            let note = (verdict.property.is_some() || verdict.finding.is_some())
-                .then(|| verdict.line());
+            let note =
+                (verdict.property.is_some() || verdict.finding.is_some()).then(|| verdict.line());
             trace.to_mermaid_with_verdict(note.as_deref())
         }
         TraceFormat::Events => trace.to_events_jsonl(),

@@ -176,9 +176,9 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
                 .iter()
                 .filter(|p| {
                     p.rules_exercised.contains(&rule.id())
-                        || p.properties.iter().any(|q| {
-                            q.status == Status::Reached && q.rules.contains(&rule.id())
-                        })
+                        || p.properties
+                            .iter()
+                            .any(|q| q.status == Status::Reached && q.rules.contains(&rule.id()))
                 })
                 .map(|p| p.name)
                 .collect(),
@@ -253,6 +253,14 @@ pub fn utc(secs: u64) -> String {
     )
 }
 
+/// How long a run took, who made it, and the bounds it ran under.
+pub struct RunInfo {
+    pub seconds: f64,
+    pub header: Header,
+    /// The presets' bounds, as flags (`--max-states 5000`).
+    pub limits: String,
+}
+
 /// Something that failed or was not judged, and the command that shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Problem {
@@ -303,10 +311,13 @@ impl Report {
         chaos: ChaosSummary,
         scenarios: Vec<ScenarioResult>,
         kill_matrix: Option<ZooReport>,
-        seconds: f64,
-        header: Header,
-        limits: String,
+        run: RunInfo,
     ) -> Report {
+        let RunInfo {
+            seconds,
+            header,
+            limits,
+        } = run;
         let coverage = coverage(&presets, &scenarios);
         let findings = Assumption::ALL
             .iter()
@@ -367,8 +378,7 @@ impl Report {
             || self.zoo_failed();
         if failed {
             1
-        } else if self.presets.iter().any(|r| !r.complete) || self.simulation.incomplete.is_some()
-        {
+        } else if self.presets.iter().any(|r| !r.complete) || self.simulation.incomplete.is_some() {
             3
         } else {
             0
@@ -389,8 +399,8 @@ impl Report {
         let mut out = Vec::new();
         for r in &self.presets {
             for p in &r.properties {
-                let failed = p.status == Status::Violated
-                    || (r.complete && p.status == Status::Unreached);
+                let failed =
+                    p.status == Status::Violated || (r.complete && p.status == Status::Unreached);
                 if failed {
                     out.push(Problem {
                         what: format!(
@@ -450,7 +460,10 @@ impl Report {
         }
         if let Some(v) = &self.chaos.first_violation {
             out.push(Problem {
-                what: format!("chaos: {} runs violated a property; first: {v}", self.chaos.violations),
+                what: format!(
+                    "chaos: {} runs violated a property; first: {v}",
+                    self.chaos.violations
+                ),
                 reproduce: self.header.command.clone(),
             });
         }
@@ -463,7 +476,11 @@ impl Report {
         if let Some(zoo) = &self.kill_matrix {
             for m in zoo.matrix.survivors() {
                 out.push(Problem {
-                    what: format!("bug zoo: mutant `{}` [{}] survived", m.name, m.rules.join(", ")),
+                    what: format!(
+                        "bug zoo: mutant `{}` [{}] survived",
+                        m.name,
+                        m.rules.join(", ")
+                    ),
                     reproduce: format!("payhub-verify mutants --show {}", m.name),
                 });
             }
@@ -472,7 +489,11 @@ impl Report {
                     what: format!(
                         "bug zoo: reference configuration {} {}",
                         r.name,
-                        if r.caught { "caught by a property" } else { "not judged (incomplete)" }
+                        if r.caught {
+                            "caught by a property"
+                        } else {
+                            "not judged (incomplete)"
+                        }
                     ),
                     reproduce: "payhub-verify mutants".to_owned(),
                 });
@@ -568,11 +589,15 @@ impl Report {
         let mut s = String::new();
         let h = &self.header;
         let _ = writeln!(s, "# payhub-verify report\n");
-        let _ = writeln!(s, "**Verdict: {}** in {:.1} s\n", self.verdict, self.seconds);
         let _ = writeln!(
             s,
-            "- {} {}, commit {}, {}",
-            "payhub-verify", h.version, h.commit, h.date
+            "**Verdict: {}** in {:.1} s\n",
+            self.verdict, self.seconds
+        );
+        let _ = writeln!(
+            s,
+            "- payhub-verify {}, commit {}, {}",
+            h.version, h.commit, h.date
         );
         let _ = writeln!(s, "- command: `{}` on {} cores", h.command, h.cores);
         let _ = writeln!(s, "- reproduce: `{}`", h.command);
@@ -770,7 +795,10 @@ impl Report {
             written.push((format!("{}.mmd", sc.name), sc.mermaid.clone()));
         }
         if let Some(example) = self.kill_matrix.as_ref().and_then(|z| z.example.as_ref()) {
-            written.push((format!("mutant-{}.mmd", example.name), example.mermaid.clone()));
+            written.push((
+                format!("mutant-{}.mmd", example.name),
+                example.mermaid.clone(),
+            ));
         }
         for (name, text) in written {
             let path = diagrams.join(name);
@@ -849,9 +877,11 @@ mod tests {
             ChaosSummary::default(),
             Vec::new(),
             None,
-            1.0,
-            header(),
-            "no bound (complete)".into(),
+            RunInfo {
+                seconds: 1.0,
+                header: header(),
+                limits: "no bound (complete)".into(),
+            },
         )
     }
 

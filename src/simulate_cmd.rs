@@ -289,9 +289,12 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
     let out = crate::usage::out_dir(args.out.as_deref());
     crate::interrupt::install();
     let bounds = Bounds {
-        deadline: args
-            .timeout
-            .map(|s| (std::time::Instant::now() + std::time::Duration::from_secs(s), s)),
+        deadline: args.timeout.map(|s| {
+            (
+                std::time::Instant::now() + std::time::Duration::from_secs(s),
+                s,
+            )
+        }),
         progress: args.format == SweepFormat::Text,
     };
     let summary = sweep(&config, &settings, seeds, args.threads, &out, &bounds)?;
@@ -409,7 +412,11 @@ impl Acc {
             Verdict::Resolved => {}
             Verdict::Unresolved(u) => {
                 self.liveness += 1;
-                if self.first_liveness.as_ref().is_none_or(|(s, _)| r.seed < *s) {
+                if self
+                    .first_liveness
+                    .as_ref()
+                    .is_none_or(|(s, _)| r.seed < *s)
+                {
                     self.first_liveness = Some((r.seed, u.clone()));
                 }
             }
@@ -700,7 +707,10 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
                     again(format!("{}..{}", args.seeds.start, args.seeds.end))
                 );
                 if let (Some(first), None) = (first, args.shard) {
-                    println!(" continue: {}", again(format!("{first}..{}", args.seeds.end)));
+                    println!(
+                        " continue: {}",
+                        again(format!("{first}..{}", args.seeds.end))
+                    );
                 }
             }
             (None, _) => println!("PASSED: no property violated in {} runs", s.seeds),

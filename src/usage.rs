@@ -44,10 +44,15 @@ pub fn steps(s: &str) -> Result<usize, String> {
     at_least_one(s, "step")
 }
 
-fn at_least_one<T: std::str::FromStr + PartialEq + From<u8>>(s: &str, what: &str) -> Result<T, String> {
+fn at_least_one<T: std::str::FromStr + PartialEq + From<u8>>(
+    s: &str,
+    what: &str,
+) -> Result<T, String> {
     match s.trim().parse::<T>() {
         Ok(n) if n != T::from(0) => Ok(n),
-        Ok(_) => Err(format!("nothing to check: a run of 0 {what}s checks nothing (give 1 or more)")),
+        Ok(_) => Err(format!(
+            "nothing to check: a run of 0 {what}s checks nothing (give 1 or more)"
+        )),
         Err(_) => Err(format!("'{s}' is not a number of {what}s")),
     }
 }
@@ -180,7 +185,10 @@ mod tests {
 
     #[test]
     fn closest_names_a_typo_only() {
-        assert_eq!(closest("card-rerty", ["card-retry", "scope"]), Some("card-retry"));
+        assert_eq!(
+            closest("card-rerty", ["card-retry", "scope"]),
+            Some("card-retry")
+        );
         assert_eq!(closest("zzz", ["card-retry", "scope"]), None);
     }
 }

@@ -142,9 +142,11 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         chaos,
         scenarios,
         zoo,
-        started.elapsed().as_secs_f64(),
-        report::Header::now(),
-        crate::check_cmd::limits_text(&limits),
+        report::RunInfo {
+            seconds: started.elapsed().as_secs_f64(),
+            header: report::Header::now(),
+            limits: crate::check_cmd::limits_text(&limits),
+        },
     );
     let written = report.write(&out)?;
     match args.format {

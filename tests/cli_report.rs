@@ -13,7 +13,14 @@ fn out_dir(name: &str) -> std::path::PathBuf {
 #[test]
 fn a_passing_verify_writes_a_short_report_whose_first_screen_holds_the_header() {
     let out = out_dir("report-pass");
-    let o = run(&["verify", "--quick", "--seeds", "30", "--out", out.to_str().unwrap()]);
+    let o = run(&[
+        "verify",
+        "--quick",
+        "--seeds",
+        "30",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let text = stdout(&o);
     assert_eq!(code(&o), 0, "{text}{}", stderr(&o));
     assert!(text.starts_with("payhub-verify: all hold"), "{text}");
@@ -62,7 +69,10 @@ fn an_incomplete_verify_is_not_judged_names_its_bound_and_exits_3() {
     let o = run(&args);
     let text = stdout(&o);
     assert_eq!(code(&o), 3, "{text}");
-    assert!(text.starts_with("payhub-verify: not judged (incomplete)"), "{text}");
+    assert!(
+        text.starts_with("payhub-verify: not judged (incomplete)"),
+        "{text}"
+    );
     assert!(!text.contains("NOT OK"), "{text}");
     assert!(!text.contains("PASSED"), "{text}");
     assert!(text.contains("stopped by --max-states 300"), "{text}");

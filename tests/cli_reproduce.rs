@@ -10,7 +10,10 @@ fn commands(out: &str, prefix: &str) -> Vec<Vec<String>> {
     out.lines()
         .filter_map(|l| l.trim_start().strip_prefix(prefix))
         .map(|cmd| {
-            let cmd = cmd.trim().strip_prefix("payhub-verify ").expect("a payhub-verify command");
+            let cmd = cmd
+                .trim()
+                .strip_prefix("payhub-verify ")
+                .expect("a payhub-verify command");
             cmd.split_whitespace().map(str::to_owned).collect()
         })
         .collect()
@@ -28,7 +31,10 @@ fn a_contract_findings_reproduce_line_shows_the_finding() {
     let o = run(&["simulate", "--seeds", "5261..5262"]);
     let out = stdout(&o);
     assert_eq!(code(&o), 0, "{out}");
-    assert!(out.contains("contract gap A-WEBHOOK-BLACKOUT reached"), "{out}");
+    assert!(
+        out.contains("contract gap A-WEBHOOK-BLACKOUT reached"),
+        "{out}"
+    );
     let cmds = commands(&out, "reproduce:");
     assert_eq!(cmds.len(), 1, "{out}");
     let o = run_owned(&cmds[0]);
@@ -44,7 +50,10 @@ fn a_contract_findings_reproduce_line_shows_the_finding() {
 /// A violating sweep's tape, seed and script commands each show the same violation.
 #[test]
 fn a_violations_reproduce_lines_show_the_violation() {
-    let out_dir = temp("unused", "").parent().unwrap().join("violation-report");
+    let out_dir = temp("unused", "")
+        .parent()
+        .unwrap()
+        .join("violation-report");
     let o = run(&[
         "simulate",
         "--seeds",
@@ -70,7 +79,10 @@ fn a_violations_reproduce_lines_show_the_violation() {
             let text = stdout(&o);
             assert_eq!(code(&o), 1, "{cmd:?}: {text}");
             let last = text.lines().last().unwrap();
-            assert!(last.starts_with(&format!("VIOLATED {property} [")), "{cmd:?}: {last}");
+            assert!(
+                last.starts_with(&format!("VIOLATED {property} [")),
+                "{cmd:?}: {last}"
+            );
             shown += 1;
         }
     }
@@ -97,7 +109,10 @@ fn an_incomplete_checks_reproduce_line_gives_the_same_verdict() {
     let o = run(&args);
     let out = stdout(&o);
     assert_eq!(code(&o), 3, "{out}");
-    assert!(out.contains("not judged (incomplete): stopped by --max-states 300"), "{out}");
+    assert!(
+        out.contains("not judged (incomplete): stopped by --max-states 300"),
+        "{out}"
+    );
     assert!(!out.contains("unknown (incomplete)"), "{out}");
     let cmds = commands(&out, "reproduce:");
     assert_eq!(cmds, [args.map(str::to_owned).to_vec()], "{out}");
@@ -115,7 +130,10 @@ fn seed_178812_resolves_after_the_restart_lookup() {
     let o = run(&["simulate", "--seeds", "178812..178813"]);
     let out = stdout(&o);
     assert_eq!(code(&o), 0, "{out}");
-    assert!(out.contains("PASSED: no property violated in 1 runs"), "{out}");
+    assert!(
+        out.contains("PASSED: no property violated in 1 runs"),
+        "{out}"
+    );
     let o = run(&["replay", "--seed", "178812"]);
     let text = stdout(&o);
     assert_eq!(code(&o), 0);
@@ -124,27 +142,45 @@ fn seed_178812_resolves_after_the_restart_lookup() {
         text[restart..].contains("GET /v1/payments?merchant_order_no=ORDER-1"),
         "{text}"
     );
-    assert!(text.lines().last().unwrap().ends_with("every submission known"));
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .ends_with("every submission known")
+    );
 }
 
 /// Every output format of a violating replay carries the verdict: the property and its
 /// rule IDs.
 #[test]
 fn every_replay_format_carries_the_verdict() {
-    let args = ["replay", "--seed", "0", "--policy", "new_order_no_after_timeout"];
+    let args = [
+        "replay",
+        "--seed",
+        "0",
+        "--policy",
+        "new_order_no_after_timeout",
+    ];
     let o = run(&[&args[..], &["--format", "json"]].concat());
     assert_eq!(code(&o), 1);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     assert_eq!(v["verdict"]["status"], "violated");
-    let property = v["verdict"]["property"].as_str().expect("a property").to_owned();
-    assert!(v["verdict"]["rules"][0].as_str().unwrap().contains('-'), "{v}");
+    let property = v["verdict"]["property"]
+        .as_str()
+        .expect("a property")
+        .to_owned();
+    assert!(
+        v["verdict"]["rules"][0].as_str().unwrap().contains('-'),
+        "{v}"
+    );
     assert!(v["trace"].as_array().is_some_and(|t| !t.is_empty()));
     let o = run(&[&args[..], &["--format", "mermaid"]].concat());
     assert_eq!(code(&o), 1);
     let m = stdout(&o);
     let note = m.lines().last().unwrap();
     assert!(
-        note.trim_start().starts_with("Note over") && note.contains(&format!("VIOLATED {property} [")),
+        note.trim_start().starts_with("Note over")
+            && note.contains(&format!("VIOLATED {property} [")),
         "{note}"
     );
 }

@@ -71,7 +71,10 @@ fn the_explorers_states_and_steps_read_in_the_contracts_terms() {
 
     let step = &first[0];
     let outcome = step["outcome"].as_str().expect("a step text");
-    assert!(outcome.contains('→') || outcome.contains("merchant-"), "{outcome}");
+    assert!(
+        outcome.contains('→') || outcome.contains("merchant-"),
+        "{outcome}"
+    );
     no_debug_dump(outcome);
     let after = step["state"].as_str().unwrap();
     no_debug_dump(after);

@@ -6,8 +6,7 @@ use payhub_sim::script;
 fn error(source: &str) -> String {
     let names = ["client-never-charges-an-order-twice"];
     script::parse("t.pha", source.as_bytes(), &names)
-        .err()
-        .expect("a script error")
+        .expect_err("a script error")
         .to_string()
 }
 
@@ -15,7 +14,10 @@ fn error(source: &str) -> String {
 fn near_misses_in_scripts_name_what_was_meant() {
     let create = r#"{"merchant_order_no":"O","amount":1,"currency":"USD","card":"A"}"#;
     let cases = [
-        ("wiat 15s\n".to_owned(), "t.pha:1:1: unknown statement 'wiat' (did you mean 'wait'?)"),
+        (
+            "wiat 15s\n".to_owned(),
+            "t.pha:1:1: unknown statement 'wiat' (did you mean 'wait'?)",
+        ),
         ("upstrem: approve\n".to_owned(), "did you mean 'upstream'?"),
         (
             format!("A: POST /v1/paymnets  Idempotency-Key: K  {create}\n"),
@@ -43,8 +45,7 @@ fn a_path_no_route_resembles_is_a_404_request_without_a_body() {
     let names: [&str; 0] = [];
     assert!(script::parse("t.pha", b"A: GET /admin\n", &names).is_ok());
     let e = script::parse("t.pha", b"A: POST /admin  {\"x\":1}\n", &names)
-        .err()
-        .unwrap()
+        .unwrap_err()
         .to_string();
     assert!(e.contains("not an endpoint the platform routes"), "{e}");
 }

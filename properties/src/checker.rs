@@ -601,9 +601,7 @@ impl Model for ExplorerModel {
                 let p = &PROPERTIES[i];
                 match p.kind() {
                     Kind::Always => stateright::Property::always(p.name, SHOWN_CONDITIONS[i]),
-                    Kind::Sometimes => {
-                        stateright::Property::sometimes(p.name, SHOWN_CONDITIONS[i])
-                    }
+                    Kind::Sometimes => stateright::Property::sometimes(p.name, SHOWN_CONDITIONS[i]),
                 }
             })
             .collect()
@@ -625,7 +623,7 @@ pub fn step_text(config: &payhub_sim::WorldConfig, world: &World, choice: &Choic
         return s;
     }
     for line in trace.to_text().lines() {
-        s.push_str("\n");
+        s.push('\n');
         s.push_str(line);
     }
     s
@@ -697,7 +695,9 @@ pub fn state_text(config: &payhub_sim::WorldConfig, world: &World) -> String {
             Payload::Response { to, response, .. } => {
                 format!("platform → merchant-{to}    {response}")
             }
-            Payload::Webhook { to, event } => format!("platform → merchant-{to}    webhook {event}"),
+            Payload::Webhook { to, event } => {
+                format!("platform → merchant-{to}    webhook {event}")
+            }
         };
         let _ = writeln!(s, "  {msg}  {line}");
     }
@@ -720,8 +720,16 @@ pub fn state_text(config: &payhub_sim::WorldConfig, world: &World) -> String {
         let _ = writeln!(s, "  {}", ledger_text(entry));
     }
     for spec in &config.clients {
-        let up = if world.server_up(spec.node) { "up" } else { "DOWN" };
-        let _ = writeln!(s, "merchant-{} ({up}, database {}) orders:", spec.node, spec.db);
+        let up = if world.server_up(spec.node) {
+            "up"
+        } else {
+            "DOWN"
+        };
+        let _ = writeln!(
+            s,
+            "merchant-{} ({up}, database {}) orders:",
+            spec.node, spec.db
+        );
         let Some(db) = world.dbs.get(spec.db as usize) else {
             continue;
         };

@@ -97,12 +97,13 @@ impl World {
 /// window and a manual-review re-query, every webhook re-delivery, the waits). Past it only
 /// self-re-arming deadlines remain.
 fn settle(p: &payhub_model::PlatformParams) -> Millis {
-    let redeliveries = (0..p.webhook_redeliveries_max as u32)
-        .fold(Millis::ZERO, |sum, i| {
-            sum.after(Millis::ms(
-                p.webhook_redelivery_delay.0.saturating_mul(1u64 << i.min(32)),
-            ))
-        });
+    let redeliveries = (0..p.webhook_redeliveries_max as u32).fold(Millis::ZERO, |sum, i| {
+        sum.after(Millis::ms(
+            p.webhook_redelivery_delay
+                .0
+                .saturating_mul(1u64 << i.min(32)),
+        ))
+    });
     [
         p.retention,
         p.payment_ttl,

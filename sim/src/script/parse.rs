@@ -222,7 +222,10 @@ impl Parser {
         // `upstrem:` reads as a server named `upstrem`: name the statement it nearly is.
         let hint = super::suggest::hint(
             name,
-            names.iter().copied().chain(super::parse_step::PREFIXES.iter().copied()),
+            names
+                .iter()
+                .copied()
+                .chain(super::parse_step::PREFIXES.iter().copied()),
         );
         format!(
             "unknown server '{name}'{hint} (servers: {})",

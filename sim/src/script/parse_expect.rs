@@ -186,10 +186,8 @@ impl Parser {
             _ => {
                 if let Some(name) = w.strip_suffix(':')
                     && self.servers.iter().all(|s| s.name != name)
-                    && let Some(near) = super::suggest::closest(
-                        &w,
-                        ["ledger:", "platform:", "webhook:"].into_iter(),
-                    )
+                    && let Some(near) =
+                        super::suggest::closest(&w, ["ledger:", "platform:", "webhook:"])
                 {
                     return err(
                         wcol,

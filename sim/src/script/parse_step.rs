@@ -145,10 +145,7 @@ impl Parser {
                         return self.request_or_command(server, cur);
                     }
                 }
-                let hint = super::suggest::hint(
-                    first,
-                    STATEMENTS.iter().chain(PREFIXES).copied(),
-                );
+                let hint = super::suggest::hint(first, STATEMENTS.iter().chain(PREFIXES).copied());
                 return err(
                     col,
                     format!(
@@ -663,9 +660,27 @@ pub(crate) fn render_command(command: &Command) -> String {
 
 /// The words a statement starts with (and the step labels), for a did-you-mean.
 const STATEMENTS: &[&str] = &[
-    "wait", "tick", "until", "crash", "restart", "expect", "use", "server", "assume",
-    "deliver", "drop", "duplicate", "500-before", "500-after", "acquire", "advance",
-    "authenticate", "rate-limit", "pause-channel", "issue-api-key", "revoke-api-key",
+    "wait",
+    "tick",
+    "until",
+    "crash",
+    "restart",
+    "expect",
+    "use",
+    "server",
+    "assume",
+    "deliver",
+    "drop",
+    "duplicate",
+    "500-before",
+    "500-after",
+    "acquire",
+    "advance",
+    "authenticate",
+    "rate-limit",
+    "pause-channel",
+    "issue-api-key",
+    "revoke-api-key",
     "fee-rate",
 ];
 

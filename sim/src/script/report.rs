@@ -375,12 +375,10 @@ impl Report {
     /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
     pub fn to_mermaid(&self) -> String {
         let mut s = format!("%% script: {}\n", self.file);
-        let note = self.violation.as_ref().map(|(v, pos)| {
-            format!(
-                "VIOLATED {} (line {}): {}",
-                v.property, pos.line, v.detail
-            )
-        });
+        let note = self
+            .violation
+            .as_ref()
+            .map(|(v, pos)| format!("VIOLATED {} (line {}): {}", v.property, pos.line, v.detail));
         s.push_str(&self.trace.to_mermaid_with_verdict(note.as_deref()));
         for r in &self.results {
             let verdict = match (&r.failure, r.skipped) {

@@ -230,7 +230,9 @@ fn endpoint(
             let asked = format!(
                 "{method} /{}{}",
                 shape.join("/"),
-                query.map(|q| format!("?{}", q.split('=').next().unwrap_or(q))).unwrap_or_default()
+                query
+                    .map(|q| format!("?{}", q.split('=').next().unwrap_or(q)))
+                    .unwrap_or_default()
             );
             if let Some(route) = super::suggest::closest_route(&asked, ROUTES) {
                 return Err((

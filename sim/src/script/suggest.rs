@@ -40,7 +40,10 @@ mod tests {
 
     #[test]
     fn a_typo_is_named_and_a_stranger_is_not() {
-        assert_eq!(closest("upstrem:", ["upstream:", "net:"]), Some("upstream:"));
+        assert_eq!(
+            closest("upstrem:", ["upstream:", "net:"]),
+            Some("upstream:")
+        );
         assert_eq!(closest("wiat", ["wait", "tick"]), Some("wait"));
         assert_eq!(closest("zzz", ["wait", "tick"]), None);
     }
