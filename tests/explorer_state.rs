@@ -6,24 +6,6 @@
 mod common;
 
 use common::*;
-use std::io::{Read, Write};
-
-fn get(addr: &str, path: &str) -> String {
-    for _ in 0..100 {
-        if let Ok(mut stream) = std::net::TcpStream::connect(addr) {
-            let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
-            stream.write_all(request.as_bytes()).unwrap();
-            let mut body = String::new();
-            stream.read_to_string(&mut body).unwrap();
-            if !body.is_empty() {
-                return body;
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    panic!("the Explorer did not answer {path}");
-}
-
 /// The JSON body of an HTTP answer.
 fn json(answer: &str) -> serde_json::Value {
     let body = answer.split("\r\n\r\n").nth(1).expect("a body");
@@ -38,21 +20,11 @@ fn no_debug_dump(text: &str) {
 
 #[test]
 fn the_explorers_states_and_steps_read_in_the_contracts_terms() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut child = bin()
-        .args(["explore", "--preset", "create-lossy", "--addr", &addr])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let init = json(&get(&addr, "/.states/"));
-    let first = json(&get(&addr, "/.states/0"));
+    let (mut child, addr) = explorer("create-lossy");
+    let init = json(&http_get(&addr, "/.states/"));
+    let first = json(&http_get(&addr, "/.states/0"));
     // Follow the first step again: the world after the client's first command.
-    let second = json(&get(&addr, "/.states/0/0"));
+    let second = json(&http_get(&addr, "/.states/0/0"));
     child.kill().unwrap();
     child.wait().unwrap();
 

@@ -163,15 +163,17 @@ fn condition<const I: usize>(model: &PresetModel, world: &World) -> bool {
     PROPERTIES[I].holds(&model.preset.config, world)
 }
 
-macro_rules! conditions {
-    ($($i:literal)*) => { &[$(condition::<$i>),*] };
+/// `&[f::<0>, …, f::<47>]`: one instance of a condition per registry slot (at most 48
+/// properties; the bitsets hold 64).
+macro_rules! slots {
+    ($f:ident) => {
+        slots!($f; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
+            24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47)
+    };
+    ($f:ident; $($i:literal)*) => { &[$($f::<$i>),*] };
 }
 
-/// One condition per registry slot (at most 48 properties; the bitsets hold 64).
-static CONDITIONS: &[fn(&PresetModel, &World) -> bool] = conditions!(
-    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
-    24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47
-);
+static CONDITIONS: &[fn(&PresetModel, &World) -> bool] = slots!(condition);
 
 impl Model for PresetModel {
     type State = World;
@@ -547,14 +549,7 @@ fn shown_condition<const I: usize>(model: &ExplorerModel, shown: &Shown) -> bool
     PROPERTIES[I].holds(&model.0.preset.config, &shown.world)
 }
 
-macro_rules! shown_conditions {
-    ($($i:literal)*) => { &[$(shown_condition::<$i>),*] };
-}
-
-static SHOWN_CONDITIONS: &[fn(&ExplorerModel, &Shown) -> bool] = shown_conditions!(
-    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
-    24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47
-);
+static SHOWN_CONDITIONS: &[fn(&ExplorerModel, &Shown) -> bool] = slots!(shown_condition);
 
 impl Model for ExplorerModel {
     type State = Shown;
