@@ -67,6 +67,7 @@ pub fn out_dir(out: Option<&std::path::Path>) -> std::path::PathBuf {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let here = std::env::current_dir().unwrap_or_default();
     match repo.canonicalize() {
+        Ok(root) if here == root => std::path::PathBuf::from("target/payhub-report"),
         Ok(root) if here.starts_with(&root) => root.join("target/payhub-report"),
         _ => std::path::PathBuf::from("target/payhub-report"),
     }

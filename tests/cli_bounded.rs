@@ -85,3 +85,34 @@ fn a_huge_sweep_stopped_by_its_timeout_is_not_judged() {
         "{text}"
     );
 }
+
+/// Run from a subfolder of the repository, a command writes under the repository's
+/// target/payhub-report, never a stray target/ in the subfolder.
+#[test]
+fn a_run_from_a_subfolder_writes_no_stray_target() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sub = repo.join("scenarios");
+    let o = bin()
+        .args([
+            "simulate",
+            "--seeds",
+            "0..2",
+            "--policy",
+            "new_order_no_after_timeout",
+        ])
+        .current_dir(&sub)
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert_eq!(code(&o), 1, "{text}");
+    assert!(!sub.join("target").exists());
+    let root = repo.canonicalize().unwrap();
+    let tape = text
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce: payhub-verify replay --tape "))
+        .expect("a tape");
+    assert!(
+        std::path::Path::new(tape).starts_with(root.join("target/payhub-report/tapes")),
+        "{tape}"
+    );
+}
