@@ -286,7 +286,7 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
             // Not a `replay --tape` file: that replays the simulation world's settings, and
             // this world is the zoo's (a preset, perhaps a zoo-only one, with the mutant in).
             println!(
-                "\n# choices in world {} with the mutant planted, one label per line (not a `replay --tape` file: `payhub-verify mutants --show {} --format script > cx.pha && payhub-verify run cx.pha` reproduces a client anti-pattern; this command shows any mutant again)",
+                "\n# tape (world {} with the mutant planted, one choice label per line; not a `replay --tape` file, which replays the simulation world: `payhub-verify mutants --show {} --format script > cx.pha && payhub-verify run cx.pha` reproduces a client anti-pattern)",
                 proof.config.name, row.name
             );
             for label in &tape {

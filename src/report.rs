@@ -253,6 +253,14 @@ pub fn utc(secs: u64) -> String {
     )
 }
 
+/// How long a run took, who made it, and the bounds it ran under.
+pub struct RunInfo {
+    pub seconds: f64,
+    pub header: Header,
+    /// The presets' bounds, as flags (`--max-states 5000`).
+    pub limits: String,
+}
+
 /// Something that failed or was not judged, and the command that shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Problem {
@@ -303,10 +311,13 @@ impl Report {
         chaos: ChaosSummary,
         scenarios: Vec<ScenarioResult>,
         kill_matrix: Option<ZooReport>,
-        seconds: f64,
-        header: Header,
-        limits: String,
+        run: RunInfo,
     ) -> Report {
+        let RunInfo {
+            seconds,
+            header,
+            limits,
+        } = run;
         let coverage = coverage(&presets, &scenarios);
         let findings = Assumption::ALL
             .iter()
@@ -585,8 +596,8 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "- {} {}, commit {}, {}",
-            "payhub-verify", h.version, h.commit, h.date
+            "- payhub-verify {}, commit {}, {}",
+            h.version, h.commit, h.date
         );
         let _ = writeln!(s, "- command: `{}` on {} cores", h.command, h.cores);
         let _ = writeln!(s, "- reproduce: `{}`", h.command);
@@ -914,9 +925,11 @@ mod tests {
             ChaosSummary::default(),
             Vec::new(),
             None,
-            1.0,
-            header(),
-            "no bound (complete)".into(),
+            RunInfo {
+                seconds: 1.0,
+                header: header(),
+                limits: "no bound (complete)".into(),
+            },
         )
     }
 

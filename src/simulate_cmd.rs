@@ -267,12 +267,15 @@ fn run_one(config: &WorldConfig, args: &SimulationArgs, seed: u64) -> SeedResult
 pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
     let settings = args.world.simulation();
     let config = settings.config()?;
-    let seeds: Vec<u64> = (args.seeds.start..args.seeds.end)
-        .filter(|s| {
-            args.shard
-                .is_none_or(|sh| (s - args.seeds.start) % sh.count == sh.index)
-        })
-        .collect();
+    let seeds = match args.shard {
+        None => Seeds::range(args.seeds.start, args.seeds.end),
+        Some(sh) => Seeds {
+            start: args.seeds.start,
+            end: args.seeds.end,
+            offset: sh.index,
+            stride: sh.count,
+        },
+    };
     if seeds.is_empty() {
         return Err(format!(
             "nothing to check: shard {} of seeds {}..{} holds no seed",
@@ -294,7 +297,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
         }),
         progress: args.format == SweepFormat::Text,
     };
-    let summary = sweep(&config, &settings, &seeds, args.threads, &out, &bounds)?;
+    let summary = sweep(&config, &settings, seeds, args.threads, &out, &bounds)?;
     match args.format {
         SweepFormat::Json => println!(
             "{}",
@@ -339,22 +342,148 @@ pub struct Bounds {
     pub progress: bool,
 }
 
+/// The seeds of a sweep, without holding them: `start..end`, every `stride`-th from
+/// `start + offset` (a shard). `simulate --seeds 0..100000000` takes no memory for them.
+#[derive(Clone, Copy, Debug)]
+pub struct Seeds {
+    pub start: u64,
+    pub end: u64,
+    pub offset: u64,
+    pub stride: u64,
+}
+
+impl Seeds {
+    /// `start..end`, all of them.
+    pub fn range(start: u64, end: u64) -> Seeds {
+        Seeds {
+            start,
+            end,
+            offset: 0,
+            stride: 1,
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        let first = self.start.saturating_add(self.offset);
+        if first >= self.end {
+            0
+        } else {
+            (self.end - first).div_ceil(self.stride)
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: u64) -> Option<u64> {
+        (i < self.len()).then(|| self.start + self.offset + i * self.stride)
+    }
+}
+
+/// What one worker found, folded as it goes: memory does not grow with the seeds.
+#[derive(Default)]
+struct Acc {
+    done: u64,
+    steps: u64,
+    choices: BTreeMap<String, u64>,
+    answers: BTreeMap<String, u64>,
+    violations: u64,
+    /// The smallest violating seeds this worker ran, with their tapes (at most
+    /// [`SHRINK_CANDIDATES`]): the global smallest are among the workers' smallest.
+    violating: Vec<SeedResult>,
+    liveness: u64,
+    first_liveness: Option<(u64, String)>,
+    /// Per assumption: runs, and the smallest seed with its detail.
+    gaps: BTreeMap<&'static str, (u64, u64, String)>,
+}
+
+impl Acc {
+    fn absorb(&mut self, r: SeedResult) {
+        self.done += 1;
+        self.steps += r.outcome.steps as u64;
+        for c in &r.outcome.tape {
+            *self.choices.entry(kind(c).to_owned()).or_default() += 1;
+        }
+        for a in &r.answers {
+            *self.answers.entry(a.clone()).or_default() += 1;
+        }
+        match &r.liveness {
+            Verdict::Resolved => {}
+            Verdict::Unresolved(u) => {
+                self.liveness += 1;
+                if self
+                    .first_liveness
+                    .as_ref()
+                    .is_none_or(|(s, _)| r.seed < *s)
+                {
+                    self.first_liveness = Some((r.seed, u.clone()));
+                }
+            }
+            Verdict::Gap { assumption, detail } => {
+                let gap = self
+                    .gaps
+                    .entry(assumption.id())
+                    .or_insert((0, r.seed, detail.clone()));
+                gap.0 += 1;
+                if r.seed < gap.1 {
+                    (gap.1, gap.2) = (r.seed, detail.clone());
+                }
+            }
+        }
+        if r.outcome.violation.is_some() {
+            self.violations += 1;
+            self.violating.push(r);
+            self.violating.sort_by_key(|r| r.seed);
+            self.violating.truncate(SHRINK_CANDIDATES);
+        }
+    }
+
+    fn merge(&mut self, other: Acc) {
+        self.done += other.done;
+        self.steps += other.steps;
+        for (k, n) in other.choices {
+            *self.choices.entry(k).or_default() += n;
+        }
+        for (k, n) in other.answers {
+            *self.answers.entry(k).or_default() += n;
+        }
+        self.violations += other.violations;
+        self.violating.extend(other.violating);
+        self.violating.sort_by_key(|r| r.seed);
+        self.violating.truncate(SHRINK_CANDIDATES);
+        self.liveness += other.liveness;
+        if let Some((seed, u)) = other.first_liveness
+            && self.first_liveness.as_ref().is_none_or(|(s, _)| seed < *s)
+        {
+            self.first_liveness = Some((seed, u));
+        }
+        for (id, (runs, seed, detail)) in other.gaps {
+            let gap = self.gaps.entry(id).or_insert((0, seed, detail.clone()));
+            gap.0 += runs;
+            if seed < gap.1 {
+                (gap.1, gap.2) = (seed, detail);
+            }
+        }
+    }
+}
+
 /// Runs `seeds` on `config` over `threads` workers (the result does not depend on
 /// the thread count), shrinks the first failures and saves the shortest one's tape.
 pub fn sweep(
     config: &WorldConfig,
     world: &SimulationArgs,
-    seeds: &[u64],
+    seeds: Seeds,
     threads: usize,
     out: &Path,
     bounds: &Bounds,
 ) -> Result<SweepSummary, String> {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let threads = threads.max(1);
-    let bar = crate::progress::Bar::new(bounds.progress, seeds.len() as u64, "seeds");
+    let bar = crate::progress::Bar::new(bounds.progress, seeds.len(), "seeds");
     // Workers take the next seed in order, and check the bounds before taking one: the
     // seeds run are always a prefix of `seeds`, whatever the thread count.
-    let next = AtomicUsize::new(0);
+    let next = AtomicU64::new(0);
     let stopped = AtomicBool::new(false);
     let stop_now = || {
         crate::interrupt::requested()
@@ -362,21 +491,21 @@ pub fn sweep(
                 .deadline
                 .is_some_and(|(at, _)| std::time::Instant::now() >= at)
     };
-    let mut results: Vec<SeedResult> = Vec::with_capacity(seeds.len());
+    let mut acc = Acc::default();
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 let (next, stopped, bar) = (&next, &stopped, &bar);
                 scope.spawn(move || {
-                    let mut mine = Vec::new();
+                    let mut mine = Acc::default();
                     loop {
                         if stop_now() {
                             stopped.store(true, Ordering::SeqCst);
                             break;
                         }
                         let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(&seed) = seeds.get(i) else { break };
-                        mine.push(run_one(config, world, seed));
+                        let Some(seed) = seeds.get(i) else { break };
+                        mine.absorb(run_one(config, world, seed));
                         bar.inc();
                     }
                     mine
@@ -384,58 +513,44 @@ pub fn sweep(
             })
             .collect();
         for h in handles {
-            results.extend(h.join().expect("simulation worker"));
+            acc.merge(h.join().expect("simulation worker"));
         }
     });
     bar.done();
-    results.sort_by_key(|r| r.seed);
 
+    let replay = |seed: u64| format!("payhub-verify replay --seed {seed} {}", world.flags());
     let mut summary = SweepSummary {
-        seeds: results.len() as u64,
-        seeds_asked: seeds.len() as u64,
+        seeds: acc.done,
+        seeds_asked: seeds.len(),
+        steps: acc.steps,
+        violations: acc.violations,
+        liveness_failures: acc.liveness,
+        choices: acc.choices,
+        answers: acc.answers,
         ..SweepSummary::default()
     };
-    if stopped.load(Ordering::SeqCst) && results.len() < seeds.len() {
+    if let Some((seed, u)) = &acc.first_liveness {
+        summary.first_liveness_failure = Some(format!("seed {seed}: {u}"));
+        summary.first_liveness_replay = Some(replay(*seed));
+    }
+    for (id, (runs, seed, detail)) in &acc.gaps {
+        summary.gaps_reached.insert(
+            (*id).to_owned(),
+            GapReached {
+                runs: *runs,
+                first: format!("seed {seed}: {detail}"),
+                replay: replay(*seed),
+            },
+        );
+    }
+    if stopped.load(Ordering::SeqCst) && acc.done < seeds.len() {
         summary.incomplete = Some(match bounds.deadline {
             Some((at, secs)) if std::time::Instant::now() >= at => format!("--timeout {secs}"),
             _ => "interrupted (Ctrl-C)".to_owned(),
         });
-        summary.first_not_run = seeds.get(results.len()).copied();
+        summary.first_not_run = seeds.get(acc.done);
     }
-    for r in &results {
-        summary.steps += r.outcome.steps as u64;
-        for c in &r.outcome.tape {
-            *summary.choices.entry(kind(c).to_owned()).or_default() += 1;
-        }
-        for a in &r.answers {
-            *summary.answers.entry(a.clone()).or_default() += 1;
-        }
-        if r.outcome.violation.is_some() {
-            summary.violations += 1;
-        }
-        let replay = || format!("payhub-verify replay --seed {} {}", r.seed, world.flags());
-        match &r.liveness {
-            Verdict::Resolved => {}
-            Verdict::Unresolved(u) => {
-                summary.liveness_failures += 1;
-                if summary.first_liveness_failure.is_none() {
-                    summary.first_liveness_failure = Some(format!("seed {}: {u}", r.seed));
-                    summary.first_liveness_replay = Some(replay());
-                }
-            }
-            Verdict::Gap { assumption, detail } => {
-                let gap = summary
-                    .gaps_reached
-                    .entry(assumption.id().to_owned())
-                    .or_insert_with(|| GapReached {
-                        runs: 0,
-                        first: format!("seed {}: {detail}", r.seed),
-                        replay: replay(),
-                    });
-                gap.runs += 1;
-            }
-        }
-    }
+    let results = acc.violating;
     // Shrink the first few failing seeds and report the shortest counterexample.
     let mut best: Option<SimCounterexample> = None;
     for failing in results

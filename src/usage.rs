@@ -67,6 +67,7 @@ pub fn out_dir(out: Option<&std::path::Path>) -> std::path::PathBuf {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let here = std::env::current_dir().unwrap_or_default();
     match repo.canonicalize() {
+        Ok(root) if here == root => std::path::PathBuf::from("target/payhub-report"),
         Ok(root) if here.starts_with(&root) => root.join("target/payhub-report"),
         _ => std::path::PathBuf::from("target/payhub-report"),
     }
@@ -91,15 +92,9 @@ pub fn command_line() -> String {
     line
 }
 
-/// The closest of `candidates` to `word`, if it is close enough to be a typo.
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
+/// The closest of `candidates` to `word`, if it is close enough to be a typo (one
+/// implementation for the scripts and the command line).
+pub use payhub_sim::script::closest;
 
 /// `unknown WHAT 'word' (did you mean 'x'?; WHATs: a, b, c)`.
 pub fn unknown<'a>(

@@ -107,11 +107,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     progress.say(&format!("simulate {seeds} seeds of the reference client"));
     let world = SimulationArgs::default();
     let config = world.config()?;
-    let seed_list: Vec<u64> = (0..seeds).collect();
     let sweep = simulate_cmd::sweep(
         &config,
         &world,
-        &seed_list,
+        simulate_cmd::Seeds::range(0, seeds),
         args.threads,
         &out,
         &simulate_cmd::Bounds::default(),
@@ -143,9 +142,11 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         chaos,
         scenarios,
         zoo,
-        started.elapsed().as_secs_f64(),
-        report::Header::now(),
-        crate::check_cmd::limits_text(&limits),
+        report::RunInfo {
+            seconds: started.elapsed().as_secs_f64(),
+            header: report::Header::now(),
+            limits: crate::check_cmd::limits_text(&limits),
+        },
     );
     let written = report.write(&out)?;
     match args.format {

@@ -233,31 +233,8 @@ fn malformed_arguments_never_panic() {
 
 #[test]
 fn explorer_serves_status_on_loopback() {
-    use std::io::{Read, Write};
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut child = bin()
-        .args(["explore", "--preset", "replay-conflict", "--addr", &addr])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut body = String::new();
-    for _ in 0..100 {
-        if let Ok(mut stream) = std::net::TcpStream::connect(&addr) {
-            stream
-                .write_all(b"GET /.status HTTP/1.0\r\nHost: localhost\r\n\r\n")
-                .unwrap();
-            stream.read_to_string(&mut body).unwrap();
-            if !body.is_empty() {
-                break;
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let (mut child, addr) = explorer("replay-conflict");
+    let body = http_get(&addr, "/.status");
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(

@@ -25,8 +25,7 @@ fn a_script_waiting_99999999_days_finishes_at_once() {
     // The platform's daily query still fires once the jump is over.
     let last_query = out
         .lines()
-        .filter(|l| l.contains("query charge att_001"))
-        .next_back()
+        .rfind(|l| l.contains("query charge att_001"))
         .expect("a query");
     assert!(last_query.contains("[8639999913600.000s]"), "{last_query}");
 }
@@ -47,5 +46,73 @@ fn a_tape_advancing_99999999_days_replays_at_once() {
         "{}{}",
         stdout(&o),
         stderr(&o)
+    );
+}
+
+/// A sweep of a hundred million seeds stopped by `--timeout` reports the seeds it ran as
+/// not judged (exit 3, never PASSED), with the command that reproduces it and the one
+/// that continues it; the seeds are never held in memory.
+#[test]
+fn a_huge_sweep_stopped_by_its_timeout_is_not_judged() {
+    let out = temp("unused", "").parent().unwrap().join("timeout-report");
+    let started = Instant::now();
+    let o = run(&[
+        "simulate",
+        "--seeds",
+        "0..100000000",
+        "--timeout",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    let text = stdout(&o);
+    assert_eq!(code(&o), 3, "{text}{}", stderr(&o));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(!text.contains("PASSED"), "{text}");
+    assert!(
+        text.contains("not judged (incomplete): stopped by --timeout 1 after "),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "reproduce: payhub-verify simulate --seeds 0..100000000 --policy reference --clients 2 --steps 400"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(" continue: payhub-verify simulate --seeds "),
+        "{text}"
+    );
+}
+
+/// Run from a subfolder of the repository, a command writes under the repository's
+/// target/payhub-report, never a stray target/ in the subfolder.
+#[test]
+fn a_run_from_a_subfolder_writes_no_stray_target() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sub = repo.join("scenarios");
+    let o = bin()
+        .args([
+            "simulate",
+            "--seeds",
+            "0..2",
+            "--policy",
+            "new_order_no_after_timeout",
+        ])
+        .current_dir(&sub)
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert_eq!(code(&o), 1, "{text}");
+    assert!(!sub.join("target").exists());
+    let root = repo.canonicalize().unwrap();
+    let tape = text
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce: payhub-verify replay --tape "))
+        .expect("a tape");
+    assert!(
+        std::path::Path::new(tape).starts_with(root.join("target/payhub-report/tapes")),
+        "{tape}"
     );
 }

@@ -52,3 +52,38 @@ pub fn temp(name: &str, bytes: &(impl AsRef<[u8]> + ?Sized)) -> PathBuf {
     std::fs::write(&path, bytes.as_ref()).unwrap();
     path
 }
+
+/// Starts the Explorer for `preset` on a free loopback port: the process and its address.
+pub fn explorer(preset: &str) -> (std::process::Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = bin()
+        .args(["explore", "--preset", preset, "--addr", &addr])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    (child, addr)
+}
+
+/// `GET path` from the server at `addr` (HTTP/1.0), retried until it answers: the raw
+/// answer, status line included.
+pub fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    for _ in 0..100 {
+        if let Ok(mut stream) = std::net::TcpStream::connect(addr) {
+            let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+            stream.write_all(request.as_bytes()).unwrap();
+            let mut body = String::new();
+            stream.read_to_string(&mut body).unwrap();
+            if !body.is_empty() {
+                return body;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("no answer to GET {path} from {addr}");
+}

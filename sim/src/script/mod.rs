@@ -41,6 +41,7 @@ mod parse_step;
 mod report;
 mod request;
 mod run;
+mod suggest;
 
 pub use ast::{Script, Server, Statement};
 pub use export::script_from_tape;
@@ -49,6 +50,7 @@ pub use parse::parse;
 pub use parse_settings::parse_duration;
 pub use report::{Exchange, ExpectResult, Report};
 pub use run::run;
+pub use suggest::closest;
 
 use serde::Serialize;
 

@@ -219,7 +219,18 @@ impl Parser {
 
     pub(super) fn unknown_server(&self, name: &str) -> String {
         let names: Vec<&str> = self.servers.iter().map(|s| s.name.as_str()).collect();
-        format!("unknown server '{name}' (servers: {})", names.join(", "))
+        // `upstrem:` reads as a server named `upstrem`: name the statement it nearly is.
+        let hint = super::suggest::hint(
+            name,
+            names
+                .iter()
+                .copied()
+                .chain(super::parse_step::PREFIXES.iter().copied()),
+        );
+        format!(
+            "unknown server '{name}'{hint} (servers: {})",
+            names.join(", ")
+        )
     }
 
     pub(super) fn server(&self, name: &str, col: u32) -> Result<usize, LineError> {

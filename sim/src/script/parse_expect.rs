@@ -162,6 +162,16 @@ impl Parser {
                 self.webhook(false, cur)
             }
             _ => {
+                if let Some(name) = w.strip_suffix(':')
+                    && self.servers.iter().all(|s| s.name != name)
+                    && let Some(near) =
+                        super::suggest::closest(&w, ["ledger:", "platform:", "webhook:"])
+                {
+                    return err(
+                        wcol,
+                        format!("unknown expectation 'expect {w}' (did you mean 'expect {near}'?)"),
+                    );
+                }
                 if let Some(name) = w.strip_suffix(':') {
                     let server = self.server(name, wcol)?;
                     return self.expect_response(Some(server), wcol, cur);

@@ -70,10 +70,11 @@ impl Parser {
                         return self.request_or_command(server, cur);
                     }
                 }
+                let hint = super::suggest::hint(first, STATEMENTS.iter().chain(PREFIXES).copied());
                 return err(
                     col,
                     format!(
-                        "unknown statement '{first}' (a statement starts with SERVER:, net:, platform:, upstream, payer:, env:, branch:, wait, tick, until quiet, crash, restart, expect, use, server, assume, or a step label such as 'deliver m1')"
+                        "unknown statement '{first}'{hint} (a statement starts with SERVER:, net:, platform:, upstream, payer:, env:, branch:, wait, tick, until quiet, crash, restart, expect, use, server, assume, or a step label such as 'deliver m1')"
                     ),
                 );
             }
@@ -664,3 +665,34 @@ pub(crate) fn render_command(command: &Command) -> String {
         Command::Reconcile => "reconcile".to_owned(),
     }
 }
+
+/// The words a statement starts with (and the step labels), for a did-you-mean.
+const STATEMENTS: &[&str] = &[
+    "wait",
+    "tick",
+    "until",
+    "crash",
+    "restart",
+    "expect",
+    "use",
+    "server",
+    "assume",
+    "deliver",
+    "drop",
+    "duplicate",
+    "500-before",
+    "500-after",
+    "acquire",
+    "advance",
+    "authenticate",
+    "rate-limit",
+    "pause-channel",
+    "issue-api-key",
+    "revoke-api-key",
+    "fee-rate",
+];
+
+/// The statements written `WORD:` that are not a server's.
+pub(super) const PREFIXES: &[&str] = &[
+    "net", "platform", "upstream", "payer", "env", "branch", "expect",
+];

@@ -205,15 +205,11 @@ fn endpoint(
         (Method::Post, ["v1", "refunds"], None) => Endpoint::CreateRefund {
             body: json_body(body, refund_body)?,
         },
-        _ => no_body(
-            get.unwrap_or_else(|| Endpoint::Other {
-                method,
-                path: path.into(),
-            }),
-            &body,
-        )?,
+        _ => match get {
+            Some(endpoint) => no_body(endpoint, &body)?,
+            None => unrouted(method, path, &segments, query, body, pcol)?,
+        },
     };
-    let _ = pcol;
     Ok(endpoint)
 }
 
@@ -239,6 +235,69 @@ fn get_endpoint(segments: &[&str], query: Option<&str>) -> Option<Endpoint> {
         (["v1", "refunds"], Some("status=processing")) => Endpoint::ListRefundsProcessing,
         _ => return None,
     })
+}
+
+/// The platform's routes, as a did-you-mean names them.
+const ROUTES: &[&str] = &[
+    "POST /v1/payments",
+    "POST /v1/payments/{id}/confirm",
+    "POST /v1/payments/{id}/cancel",
+    "POST /v1/checkout/sessions",
+    "POST /v1/refunds",
+    "GET /v1/payments/{id}",
+    "GET /v1/payments?merchant_order_no",
+    "GET /v1/refunds/{id}",
+    "GET /v1/refunds?merchant_refund_no",
+    "GET /v1/refunds?status",
+];
+
+/// A method and path the platform does not route: a near miss of a route is a typo
+/// (`/v1/paymnets`), not a request for a 404; any other is sent as it is, without a body.
+fn unrouted(
+    method: Method,
+    path: &str,
+    segments: &[&str],
+    query: Option<&str>,
+    body: Option<(Body, u32)>,
+    pcol: u32,
+) -> Result<Endpoint, LineError> {
+    // A near miss of a route is a typo (`/v1/paymnets`), not a request for a 404.
+    let shape: Vec<String> = segments
+        .iter()
+        .map(|s| {
+            if parse_payment_id(s).is_some() || parse_refund_id(s).is_some() {
+                "{id}".to_owned()
+            } else {
+                (*s).to_owned()
+            }
+        })
+        .collect();
+    let asked = format!(
+        "{method} /{}{}",
+        shape.join("/"),
+        query
+            .map(|q| format!("?{}", q.split('=').next().unwrap_or(q)))
+            .unwrap_or_default()
+    );
+    if let Some(route) = super::suggest::closest_route(&asked, ROUTES) {
+        return Err((
+            pcol,
+            format!("unknown endpoint {method} {path} (did you mean {route}?)"),
+        ));
+    }
+    match body {
+        Some((_, col)) => Err((
+            col,
+            format!(
+                "{method} {path} is not an endpoint the platform routes (it answers 404): it takes no body (endpoints: {})",
+                ROUTES.join(", ")
+            ),
+        )),
+        None => Ok(Endpoint::Other {
+            method,
+            path: path.into(),
+        }),
+    }
 }
 
 /// A JSON body for an endpoint: `raw …` stays malformed; a JSON object is read field by
