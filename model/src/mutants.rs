@@ -150,6 +150,8 @@ mutants! {
     ConfirmWhileProcessingUnconfirmable = "confirm_while_processing_unconfirmable", [ConfirmWhileProcessing];
     /// S4: a new key for an existing order number is answered 201 with the existing Payment, as if it had been created.
     OrderNoReuseAnswersCreated = "order_no_reuse_answers_created", [OrderNoNewKey, FirstExecution201];
+    /// A same-key request with other parameters, while the original executes, waits or gets 409 operation_in_progress instead of idempotency_conflict.
+    InFlightHidesConflict = "in_flight_hides_conflict", [IdempotencyConflict, SafeParameters];
 }
 
 impl Mutant {

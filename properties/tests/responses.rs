@@ -881,3 +881,20 @@ fn order_01_conc_03_attempt_01_branches_answer_one_of_the_two() {
     violated(name, s8(error(ErrorCode::AttemptsExhausted)));
     violated(name, s8(payment(202, view_of(&busy))));
 }
+
+/// CONFLICT-01: the original in flight does not hide a conflict: a same-key request with
+/// another amount is idempotency_conflict, never operation_in_progress (the extension of
+/// idempotency-conflict-iff-parameters-differ).
+#[test]
+fn conflict_01_in_flight_does_not_hide_a_conflict() {
+    let name = "idempotency-conflict-iff-parameters-differ";
+    let original = create();
+    let other_amount = req::create("K", "ORDER-1", 12000, "USD", 'A');
+    let busy = error(ErrorCode::OperationInProgress);
+    let conflict = error(ErrorCode::IdempotencyConflict);
+    let after_original =
+        |r: &ApiRequest, answer| cat(vec![handled(1, &original, None, true), read(2, r, answer)]);
+    holds(name, after_original(&original, busy.clone()));
+    holds(name, after_original(&other_amount, conflict));
+    violated(name, after_original(&other_amount, busy));
+}

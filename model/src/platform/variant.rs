@@ -11,7 +11,7 @@
 //! `mutant_hooks.rs`, reached through one seam (`Platform::hook`).
 
 use super::execute::Reading;
-use super::state::{AttemptStatus, IdempotencyRecord, Route, Scope};
+use super::state::{AttemptStatus, IdempotencyRecord, RecordState, Route, Scope};
 use crate::acquirer::{ChargeState, UpstreamCall};
 use crate::api::{
     ApiError, ApiResponse, ErrorCode, Failure, FailureCode, Field, PaymentStatus, ResolutionStatus,
@@ -116,6 +116,14 @@ impl Variant {
     ) -> bool {
         !(self.is(Mutant::LockExpiresBeforeUpstream)
             && now >= record.created_at.after(params.concurrent_wait_timeout))
+    }
+
+    /// Whether a request's fingerprint is compared with its record's before anything
+    /// else: CONFLICT-01, always, also while the record's execution is in flight.
+    /// in_flight_hides_conflict: an in-flight record is waited on (or answered
+    /// operation_in_progress) whatever the parameters.
+    pub(super) fn compares_first(self, state: &RecordState) -> bool {
+        !(self.is(Mutant::InFlightHidesConflict) && matches!(state, RecordState::InFlight { .. }))
     }
 
     /// Whether a replay of an executed scope returns its object: REPLAY-01, always.

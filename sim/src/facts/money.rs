@@ -45,7 +45,8 @@ pub struct Money {
     pub executions: CowMap<ScopeKey, (Millis, SafeParams)>,
     /// The first request whose answer's conflict verdict differs from what its scope's
     /// execution within retention implies: 409 idempotency_conflict with the same
-    /// parameters or with no execution, or a 2xx with other parameters.
+    /// parameters or with no execution, or a 2xx or 409 operation_in_progress with other
+    /// parameters (the original in flight does not hide a conflict).
     pub conflict_misjudged: Option<RequestId>,
     /// The first request under a scope that executed within retention answered 409
     /// order_no_conflict, payment_in_progress or refund_no_conflict.
@@ -260,6 +261,10 @@ impl Money {
                     execution.as_ref().is_none_or(|p| *p == params)
                 }
                 None if answer.is_success() => execution.as_ref().is_some_and(|p| *p != params),
+                // The original in flight does not hide a conflict (CONFLICT-01 before CONC-03).
+                Some(ErrorCode::OperationInProgress) => {
+                    execution.as_ref().is_some_and(|p| *p != params)
+                }
                 _ => false,
             };
             if misjudged && self.conflict_misjudged.is_none() {

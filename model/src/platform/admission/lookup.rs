@@ -19,7 +19,7 @@ impl Platform {
         fingerprint: Fingerprint,
         op: NewOp,
     ) -> Admission {
-        if record.fingerprint != fingerprint {
+        if record.fingerprint != fingerprint && self.variant.compares_first(&record.state) {
             // CONFLICT-01; card data is not in the fingerprint (CARD-01). The 409 binds
             // nothing (A-409-NOBIND).
             return reject(
