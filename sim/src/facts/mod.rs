@@ -14,10 +14,14 @@
 //! - [`attempts`]: the platform's Payments and attempts, the acquirer's charges;
 //! - [`refunds`]: refunds on the platform and upstream;
 //! - [`queries`]: every answer and rule seen, query spacing, Retry-After;
-//! - [`client`]: what merchant clients sent and stored.
+//! - [`client`]: what merchant clients sent and stored;
+//! - [`cadence`]: when clients retry, wait and query, and when the platform verifies;
+//! - [`effects`]: what clients do to their orders and show their payers.
 
 pub mod attempts;
+pub mod cadence;
 pub mod client;
+pub mod effects;
 pub mod money;
 pub mod queries;
 pub mod refunds;
@@ -27,6 +31,7 @@ pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
 use payhub_model::Shared;
+use payhub_model::client::{Decision, ObjectState};
 use payhub_model::event::{Event, What};
 use serde::Serialize;
 
@@ -39,6 +44,8 @@ pub struct Facts {
     pub refunds: Shared<refunds::Refunds>,
     pub queries: Shared<queries::Queries>,
     pub client: Shared<client::Clients>,
+    pub cadence: Shared<cadence::Cadence>,
+    pub effects: Shared<effects::Effects>,
 }
 
 impl Facts {
@@ -54,6 +61,8 @@ impl Facts {
             f.refunds.changes(what),
             f.queries.changes(what),
             f.client.changes(what),
+            f.cadence.changes(what),
+            f.effects.changes(what),
         ];
         if !changed.contains(&true) {
             return;
@@ -73,6 +82,13 @@ impl Facts {
         }
         if changed[4] {
             f.client.observe(what);
+        }
+        // After the attempts family: both read the platform's store as this event left it.
+        if changed[5] {
+            f.cadence.observe(at, what, &f.attempts);
+        }
+        if changed[6] {
+            f.effects.observe(at, what, &f.attempts);
         }
     }
 
@@ -102,6 +118,30 @@ impl Facts {
                 | What::OrderStored { .. }
                 | What::ClientSends { held: false, .. }
                 | What::Crashed { .. }
-        )
+                | What::TimedOut { .. }
+        ) || matches!(what, What::ClientDecided { decision, .. } if reads_decision(decision))
+        // `Delivered` is read too, for client nodes only: the world emits those and notes
+        // the answers scripted senders get.
     }
+}
+
+/// The client decisions a family reads (the world emits these and notes the rest): the
+/// retries and the end of the query schedule (cadence), fulfilments, payer messages,
+/// pending confirmations and the manual_review states they follow (effects).
+pub fn reads_decision(decision: &Decision) -> bool {
+    matches!(
+        decision,
+        Decision::RetryScheduled { .. }
+            | Decision::ScheduleEnded
+            | Decision::Fulfil { .. }
+            | Decision::ShowPayer { .. }
+            | Decision::PendingConfirmation
+            | Decision::Applied {
+                object: ObjectState::Payment {
+                    resolution: payhub_model::ResolutionStatus::ManualReview,
+                    ..
+                },
+                ..
+            }
+    )
 }
