@@ -40,6 +40,14 @@ fn every_mutant_is_killed_by_a_named_property() {
     let survivors: Vec<&str> = matrix.survivors().iter().map(|r| r.name).collect();
     assert!(survivors.is_empty(), "mutants survived: {survivors:?}");
     assert_eq!(matrix.killed, subjects.len());
+    let detail = subjects.iter().filter(|s| s.is_detail()).count();
+    assert!(detail >= 10, "{detail} detail mutants");
+    assert!(
+        subjects
+            .iter()
+            .filter(|s| s.is_detail())
+            .all(|s| s.section() == "detail mutants: cadence and effects")
+    );
     for row in &matrix.mutants {
         let property = row.property.expect("killed by a property");
         assert!(
