@@ -22,7 +22,12 @@ fn always() -> Vec<&'static str> {
 fn counterexample() -> (WorldConfig, Vec<Choice>, String) {
     let policy = worlds::parse_policy("new_key_after_timeout+new_order_no_after_timeout")
         .expect("known policy");
-    let config = worlds::simulation(&policy, 2);
+    // The simulation world without its outages (429, 503): the world this pinned
+    // counterexample was found in.
+    let config = WorldConfig {
+        controls: Vec::new(),
+        ..worlds::simulation(&policy, 2)
+    };
     for seed in 0..2_000 {
         let mut check = AlwaysCheck { config: &config };
         let (_, outcome) = driver::run_seed(

@@ -89,7 +89,11 @@ fn effect_01_reference_client_sweep_has_no_violation() {
 #[test]
 fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
     let policy = worlds::parse_policy("new_key_after_timeout+new_order_no_after_timeout").unwrap();
-    let config = worlds::simulation(&policy, 2);
+    // Without the outages (429, 503): the world whose shortest counterexample is pinned.
+    let config = payhub_sim::WorldConfig {
+        controls: Vec::new(),
+        ..worlds::simulation(&policy, 2)
+    };
     let mut check = AlwaysCheck { config: &config };
     let failing = (0..500)
         .find_map(|seed| {

@@ -152,6 +152,12 @@ mutants! {
     OrderNoReuseAnswersCreated = "order_no_reuse_answers_created", [OrderNoNewKey, FirstExecution201];
     /// A same-key request with other parameters, while the original executes, waits or gets 409 operation_in_progress instead of idempotency_conflict.
     InFlightHidesConflict = "in_flight_hides_conflict", [IdempotencyConflict, SafeParameters];
+
+    // ---- detail mutants: cadence and effects ----
+    /// The automatic verification of an unknown charge waits 24 hours between queries, as slowly as manual_review, instead of verifying within the automatic window.
+    VerificationStalls = "verification_stalls", [NeedsQuery, ManualReview];
+    /// A charge unanswered within the synchronous wait goes straight to manual_review: no automatic query window.
+    ManualReviewAtOnce = "manual_review_at_once", [ManualReview, NeedsQuery];
 }
 
 impl Mutant {
@@ -173,18 +179,27 @@ pub enum ParameterMutant {
     /// `attempts_max = 4`: a Payment takes a fourth attempt.
     #[serde(rename = "attempts-max-4")]
     AttemptsMax4,
+    // ---- detail mutants: cadence and effects ----
+    /// `manual_review_requery = 48h`: under manual_review the upstream is queried every
+    /// 48 hours instead of 24.
+    #[serde(rename = "manual-review-requery-48h")]
+    ManualReviewRequery48h,
 }
 
 impl ParameterMutant {
     /// Every parameter mutant, in declaration order.
-    pub const ALL: &'static [ParameterMutant] =
-        &[ParameterMutant::Retention1d, ParameterMutant::AttemptsMax4];
+    pub const ALL: &'static [ParameterMutant] = &[
+        ParameterMutant::Retention1d,
+        ParameterMutant::AttemptsMax4,
+        ParameterMutant::ManualReviewRequery48h,
+    ];
 
     /// The name, as in the kill matrix and on the command line.
     pub const fn name(self) -> &'static str {
         match self {
             ParameterMutant::Retention1d => "retention-1d",
             ParameterMutant::AttemptsMax4 => "attempts-max-4",
+            ParameterMutant::ManualReviewRequery48h => "manual-review-requery-48h",
         }
     }
 
@@ -193,6 +208,7 @@ impl ParameterMutant {
         match self {
             ParameterMutant::Retention1d => &[Rule::RetentionSevenDays],
             ParameterMutant::AttemptsMax4 => &[Rule::AttemptsMax],
+            ParameterMutant::ManualReviewRequery48h => &[Rule::ManualReview],
         }
     }
 
@@ -204,6 +220,9 @@ impl ParameterMutant {
             }
             ParameterMutant::AttemptsMax4 => {
                 "The reference platform run with attempts_max = 4: a Payment takes a fourth attempt."
+            }
+            ParameterMutant::ManualReviewRequery48h => {
+                "The reference platform run with manual_review_requery = 48h: under manual_review the upstream is queried every 48 hours instead of 24."
             }
         }
     }
@@ -217,6 +236,10 @@ impl ParameterMutant {
             },
             ParameterMutant::AttemptsMax4 => PlatformParams {
                 attempts_max: crate::Contract::ATTEMPTS_MAX + 1,
+                ..params
+            },
+            ParameterMutant::ManualReviewRequery48h => PlatformParams {
+                manual_review_requery: Millis(crate::Contract::MANUAL_REVIEW_REQUERY.0 * 2),
                 ..params
             },
         }

@@ -636,6 +636,223 @@ fn effect_01_the_platform_charges_each_payment_once_whatever_the_variant() {
     assert_eq!(double_charged.into_iter().collect::<Vec<_>>(), new_order_no);
 }
 
+// ---- detail mutants: cadence and effects ------------------------------------------------------
+
+/// The channel is paused: every create is answered 503 and retried.
+fn paused(b: &mut ClientBench) {
+    b.bench.control(Control::SetChannelPaused { on: true });
+    b.command(0, pay());
+    b.advance(Millis::secs(20));
+}
+
+/// When the server sent its requests of `method`.
+fn times(b: &ClientBench, method: Method) -> Vec<Millis> {
+    b.sent()
+        .iter()
+        .filter(|s| s.request.endpoint.method() == method)
+        .map(|s| s.at)
+        .collect()
+}
+
+fn post_times(b: &ClientBench) -> Vec<Millis> {
+    times(b, Method::Post)
+}
+
+fn get_times(b: &ClientBench) -> Vec<Millis> {
+    times(b, Method::Get)
+}
+
+fn shown(b: &ClientBench) -> Vec<PayerMessage> {
+    b.decisions()
+        .into_iter()
+        .filter_map(|(_, _, _, d, _)| match d {
+            Decision::ShowPayer { message } => Some(message),
+            _ => None,
+        })
+        .collect()
+}
+
+fn fulfilments(b: &ClientBench) -> Vec<Millis> {
+    b.decisions()
+        .into_iter()
+        .filter_map(|(at, _, _, d, _)| matches!(d, Decision::Fulfil { .. }).then_some(at))
+        .collect()
+}
+
+#[test]
+fn retry_02_backoff_not_doubled_waits_one_second_before_every_retry() {
+    let pattern = AntiPattern::BackoffNotDoubled;
+    let reference = run(Policy::reference(), paused);
+    let variant = run(Policy::reference().with(pattern), paused);
+    assert_eq!(post_times(&reference), [0, 1, 3, 7, 15].map(Millis::secs));
+    assert_eq!(post_times(&variant)[..5], [0, 1, 2, 3, 4].map(Millis::secs));
+    assert_eq!(
+        deviations(&variant)[0],
+        (Millis::ZERO, pattern, Rule::RetryBackoff)
+    );
+}
+
+#[test]
+fn retry_02_jitter_not_capped_adds_four_times_the_jitter() {
+    let pattern = AntiPattern::JitterNotCapped;
+    let script = |b: &mut ClientBench| {
+        b.jitter = Millis::ms(100);
+        paused(b);
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    assert_eq!(post_times(&reference)[1], Millis::ms(1_100));
+    // 400 ms of jitter: beyond the contract's 250 ms.
+    assert_eq!(post_times(&variant)[1], Millis::ms(1_400));
+}
+
+#[test]
+fn timeout_01_post_timeout_5s_gives_up_on_a_create_after_5_seconds() {
+    let pattern = AntiPattern::PostTimeout5s;
+    let reference = run(Policy::reference(), accepted_202);
+    let variant = run(Policy::reference().with(pattern), accepted_202);
+    assert_eq!(reference.sent()[0].timeout, Millis::secs(20));
+    assert_eq!(variant.sent()[0].timeout, Millis::secs(5));
+    assert!(variant.sent()[0].timeout < Contract::POST_TIMEOUT_MIN);
+}
+
+#[test]
+fn timeout_01_query_timeout_5s_gives_up_on_a_query_after_5_seconds() {
+    let pattern = AntiPattern::QueryTimeout5s;
+    let script = |b: &mut ClientBench| {
+        accepted_202(b);
+        b.advance(Millis::secs(10));
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    let query = |b: &ClientBench| {
+        b.sent()
+            .into_iter()
+            .find(|s| s.request.endpoint.method() == Method::Get)
+            .expect("a query")
+    };
+    assert_eq!(query(&reference).timeout, Millis::secs(10));
+    assert_eq!(query(&variant).timeout, Millis::secs(5));
+    // Creates keep their 20 s.
+    assert_eq!(variant.sent()[0].timeout, Millis::secs(20));
+}
+
+#[test]
+fn sched_01_queries_stop_at_1h_ends_the_schedule_after_an_hour() {
+    let pattern = AntiPattern::QueriesStopAt1h;
+    let script = |b: &mut ClientBench| {
+        b.webhook_target = None;
+        accepted_202(b);
+        b.advance(Millis::hours(6));
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    let last = |b: &ClientBench| *get_times(b).last().expect("queries");
+    // The schedule counts from the 202 at 15 s.
+    assert_eq!(last(&reference), Millis::secs(15).after(Millis::hours(5)));
+    assert_eq!(last(&variant), Millis::secs(15).after(Millis::hours(1)));
+    assert!(
+        variant
+            .decisions()
+            .iter()
+            .any(|(_, _, _, d, _)| *d == Decision::ScheduleEnded)
+    );
+}
+
+#[test]
+fn sched_01_queries_after_final_goes_on_querying_a_succeeded_payment() {
+    let pattern = AntiPattern::QueriesAfterFinal;
+    let script = |b: &mut ClientBench| {
+        b.webhook_target = None;
+        accepted_202(b);
+        b.advance(Millis::secs(10)); // the query at 25 s: processing
+        b.settle(AcquirerDecision::Approve);
+        b.advance(Millis::mins(10));
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    assert_eq!(state(&reference), OrderState::Paid);
+    assert_eq!(state(&variant), OrderState::Paid);
+    let after = |b: &ClientBench| {
+        get_times(b)
+            .into_iter()
+            .filter(|t| *t > Millis::secs(45))
+            .count()
+    };
+    assert_eq!(after(&reference), 0, "{:?}", get_times(&reference));
+    assert!(after(&variant) > 0, "{:?}", get_times(&variant));
+}
+
+#[test]
+fn res_07_fulfil_per_version_fulfils_again_after_a_refund() {
+    let pattern = AntiPattern::FulfilPerVersion;
+    let script = |b: &mut ClientBench| {
+        b.command(0, pay());
+        b.settle(AcquirerDecision::Approve);
+        b.command(
+            0,
+            Command::RefundOrder {
+                order: ORDER.into(),
+                refund: "R-1".into(),
+                amount: 4_000,
+            },
+        );
+        b.settle(AcquirerDecision::Approve);
+        b.deliver_webhooks(0);
+        b.advance(Millis::secs(30));
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    assert_eq!(fulfilments(&reference).len(), 1);
+    assert!(
+        fulfilments(&variant).len() >= 2,
+        "{:?}",
+        fulfilments(&variant)
+    );
+}
+
+#[test]
+fn res_07_fulfil_before_succeeded_fulfils_a_processing_payment() {
+    let pattern = AntiPattern::FulfilBeforeSucceeded;
+    let reference = run(Policy::reference(), accepted_202);
+    let variant = run(Policy::reference().with(pattern), accepted_202);
+    assert_eq!(fulfilments(&reference), []);
+    assert_eq!(fulfilments(&variant), [Millis::secs(15)]);
+    assert_eq!(state(&variant), OrderState::Confirming);
+}
+
+#[test]
+fn wording_01_confirming_on_503_shows_confirming_instead_of_unavailable() {
+    let pattern = AntiPattern::ConfirmingOn503;
+    let reference = run(Policy::reference(), paused);
+    let variant = run(Policy::reference().with(pattern), paused);
+    assert_eq!(shown(&reference)[0], PayerMessage::TemporarilyUnavailable);
+    assert_eq!(shown(&variant)[0], PayerMessage::Confirming);
+    assert!(!shown(&variant).contains(&PayerMessage::TemporarilyUnavailable));
+}
+
+#[test]
+fn res_06_close_on_failed_closes_a_declined_order() {
+    let pattern = AntiPattern::CloseOnFailed;
+    let script = |b: &mut ClientBench| {
+        b.command(0, pay());
+        b.settle(AcquirerDecision::Decline);
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    assert_eq!(state(&reference), OrderState::Failed);
+    assert_eq!(state(&variant), OrderState::Closed);
+    assert_eq!(
+        variant
+            .bench
+            .platform
+            .payment_view(PaymentId(1))
+            .unwrap()
+            .status,
+        PaymentStatus::Failed
+    );
+}
+
 // ---- every variant has its test ---------------------------------------------------------------
 
 #[test]

@@ -40,8 +40,8 @@ pub struct PresetModel {
     /// Bitsets over the registry: `always` properties some visited state violates,
     /// `sometimes` properties some visited state reaches ([`Registration::Combined`]).
     /// A union over the visited states, so independent of thread scheduling.
-    violated: AtomicU64,
-    reached: AtomicU64,
+    violated: [AtomicU64; 2],
+    reached: [AtomicU64; 2],
     /// [`Registration::Only`]: the first violating state was reported.
     first_reported: std::sync::atomic::AtomicBool,
 }
@@ -94,21 +94,36 @@ impl PresetModel {
             exercised: Default::default(),
             registration,
             active,
-            violated: AtomicU64::new(0),
-            reached: AtomicU64::new(0),
+            violated: Default::default(),
+            reached: Default::default(),
             first_reported: Default::default(),
         })
     }
 
     /// Registry indices of the `always` properties some visited state violated.
-    pub fn violated(&self) -> u64 {
-        self.violated.load(Relaxed)
+    pub fn violated(&self) -> u128 {
+        load(&self.violated)
     }
 
     /// Registry indices of the `sometimes` properties some visited state reached.
-    pub fn reached(&self) -> u64 {
-        self.reached.load(Relaxed)
+    pub fn reached(&self) -> u128 {
+        load(&self.reached)
     }
+}
+
+/// A 128-bit set over the registry as two atomic words (no stable `AtomicU128`).
+fn load(bits: &[AtomicU64; 2]) -> u128 {
+    (bits[0].load(Relaxed) as u128) | ((bits[1].load(Relaxed) as u128) << 64)
+}
+
+/// Adds registry index `i` to `bits`.
+fn set(bits: &[AtomicU64; 2], i: usize) {
+    bits[i / 64].fetch_or(1u64 << (i % 64), Relaxed);
+}
+
+/// Whether `bits` holds registry index `i`.
+fn has(bits: &[AtomicU64; 2], i: usize) -> bool {
+    bits[i / 64].load(Relaxed) & (1u64 << (i % 64)) != 0
 }
 
 /// Evaluates every property of the preset on `world` ([`Registration::Combined`]).
@@ -118,17 +133,16 @@ fn combined(model: &PresetModel, world: &World) -> bool {
     let mut ok = true;
     for &i in &model.active {
         let p = &PROPERTIES[i];
-        let bit = 1u64 << i;
         match p.kind() {
             Kind::Always => {
                 if !p.holds(config, world) {
-                    model.violated.fetch_or(bit, Relaxed);
+                    set(&model.violated, i);
                     ok = false;
                 }
             }
             Kind::Sometimes => {
-                if model.reached.load(Relaxed) & bit == 0 && p.holds(config, world) {
-                    model.reached.fetch_or(bit, Relaxed);
+                if !has(&model.reached, i) && p.holds(config, world) {
+                    set(&model.reached, i);
                 }
             }
         }
@@ -163,13 +177,14 @@ fn condition<const I: usize>(model: &PresetModel, world: &World) -> bool {
     PROPERTIES[I].holds(&model.preset.config, world)
 }
 
-/// `&[f::<0>, …, f::<63>]`: one instance of a condition per registry slot (at most 64
-/// properties, as many as the bitsets hold).
+/// `&[f::<0>, …, f::<95>]`: one instance of a condition per registry slot (at most 96
+/// properties; the bitsets hold 128).
 macro_rules! slots {
     ($f:ident) => {
         slots!($f; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
             24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47
-            48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63)
+            48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71
+            72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95)
     };
     ($f:ident; $($i:literal)*) => { &[$($f::<$i>),*] };
 }
@@ -375,7 +390,7 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         if p.kind() == Kind::Sometimes && !preset.reaches.contains(p.name) {
             continue;
         }
-        let bit = 1u64 << i;
+        let bit = 1u128 << i;
         let (status, counterexample) = match p.kind() {
             Kind::Always if violated & bit != 0 => (Status::Violated, counterexample(preset, i)?),
             Kind::Always if complete => (Status::Holds, None),
@@ -772,6 +787,6 @@ mod tests {
     #[test]
     fn the_registry_fits_the_conditions_and_the_bitsets() {
         assert!(PROPERTIES.len() <= CONDITIONS.len());
-        assert!(PROPERTIES.len() <= u64::BITS as usize);
+        assert!(PROPERTIES.len() <= CONDITIONS.len() && CONDITIONS.len() <= u128::BITS as usize);
     }
 }

@@ -9,8 +9,10 @@
 //! The same predicates run in the checker, after every step of the seeded simulator
 //! ([`property::AlwaysCheck`]) and in the proptest suites.
 
+pub mod cadence;
 pub mod checker;
 pub mod client;
+pub mod effects;
 pub mod engine;
 pub mod liveness;
 pub mod presets;

@@ -219,7 +219,9 @@ pub fn gap(
     db: u8,
     order: &OrderRecord,
 ) -> Result<Assumption, String> {
-    let payment = order.payment_id.ok_or("the order names no Payment")?;
+    let Some(payment) = order.payment_id else {
+        return window_ran_without_payment(config, world, db, order);
+    };
     let latest = world
         .platform
         .payment_view(payment)
@@ -286,6 +288,51 @@ pub fn gap(
         ));
     }
     Ok(Assumption::WebhookBlackout)
+}
+
+/// A-CLIENT-AFTER-24H for a confirming order that names no Payment (every answer was
+/// lost or refused, say 429 all day), only if the gap's own conditions hold: its query
+/// window really ran its 24 hours (its last query came the contract's last scheduled
+/// offset after the window began, SCHED-01) and the platform holds no Payment of its
+/// order number, so no webhook will ever tell (QUERY-05: none was created).
+fn window_ran_without_payment(
+    config: &WorldConfig,
+    world: &World,
+    db: u8,
+    order: &OrderRecord,
+) -> Result<Assumption, String> {
+    if order.state() != OrderState::Confirming {
+        return Err("the order names no Payment".into());
+    }
+    let anchor = order
+        .confirming_since
+        .ok_or("the order names no Payment and has no query window")?;
+    let due = anchor.after(payhub_sim::facts::cadence::last_scheduled_query());
+    match order.last_query_at {
+        Some(last) if last >= due => {}
+        last => {
+            return Err(format!(
+                "the order names no Payment and its query window (since {anchor}) did not run                  its 24 hours: last query {}, the schedule's last is due at {due}",
+                last.map_or_else(|| "none".to_owned(), |t| t.to_string())
+            ));
+        }
+    }
+    let number = &order.submission.merchant_order_no;
+    let owners: Vec<_> = config
+        .clients
+        .iter()
+        .filter(|c| c.db == db)
+        .map(|c| config.key_owner(c.api_key))
+        .collect();
+    let created = world.platform.payments().iter().find(|(_, p)| {
+        p.merchant_order_no == *number && owners.contains(&Some((p.merchant, p.environment)))
+    });
+    match created {
+        Some((id, _)) => Err(format!(
+            "the order names no Payment, but the platform holds {id} for {number}"
+        )),
+        None => Ok(Assumption::ClientAfterWindow),
+    }
 }
 
 /// The liveness verdict of a healed run.

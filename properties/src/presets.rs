@@ -107,7 +107,7 @@ pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) 
     }
 }
 
-const NO_FAULTS: Budget = Budget::NONE;
+pub(crate) const NO_FAULTS: Budget = Budget::NONE;
 
 /// A setup step, resolved against the world as it is built (message ids are not guessed).
 pub(crate) enum Step {
@@ -290,7 +290,43 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             horizon: Millis::secs(16),
             reaches: Reaches::NONE,
         },
+        outage_preset(policy),
     ]
+}
+
+/// The name of the client preset under 429 and 503 ([`outage_preset`]).
+pub const OUTAGE_PRESET: &str = "client-rate-and-pause";
+
+/// S10, S13 for the reference client: it pays an order while the merchant is rate-limited
+/// (429, Retry-After) and the channel is paused (503) for a while; jitter is drawn.
+fn outage_preset(policy: &Policy) -> Preset {
+    let config = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve],
+        webhooks: Vec::new(),
+        jitter: true,
+        controls: payhub_sim::worlds::outages(),
+        ..client_world(
+            OUTAGE_PRESET,
+            policy,
+            1,
+            vec![pay(0, "ORDER-1")],
+            Budget {
+                controls: 3,
+                ..NO_FAULTS
+            },
+        )
+    };
+    Preset {
+        name: OUTAGE_PRESET,
+        about: "S10, S13: one server pays an order while the merchant is rate-limited (429, Retry-After: 2) and the channel paused (503): retries after Retry-After and the backoff with jitter, \"temporarily unavailable\", then the payment.",
+        config,
+        setup: Vec::new(),
+        horizon: Millis::secs(30),
+        reaches: Reaches::of(&[
+            "reach:429-rate-limited",
+            "reach:503-temporarily-unavailable",
+        ]),
+    }
 }
 
 /// Every preset, in the order `check --preset all` runs them.

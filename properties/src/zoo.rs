@@ -105,6 +105,27 @@ impl Subject {
         }
     }
 
+    /// Whether it is one of the detail mutants (cadence and merchant effects), the zoo's
+    /// second section after the bug zoo of issue 14.
+    pub fn is_detail(self) -> bool {
+        match self {
+            Subject::Platform(m) => {
+                matches!(m, Mutant::VerificationStalls | Mutant::ManualReviewAtOnce)
+            }
+            Subject::Parameter(m) => m == ParameterMutant::ManualReviewRequery48h,
+            Subject::Client(p) => p.is_detail(),
+        }
+    }
+
+    /// The kill matrix's section the subject is listed under.
+    pub fn section(self) -> &'static str {
+        if self.is_detail() {
+            "detail mutants: cadence and effects"
+        } else {
+            "bug zoo"
+        }
+    }
+
     /// Looks a subject up by name (`card_in_fingerprint`, `poll_too_fast`).
     pub fn from_name(name: &str) -> Option<Subject> {
         Subject::all().into_iter().find(|s| s.name() == name)

@@ -7,7 +7,7 @@ use crate::config::WorldConfig;
 use crate::sink::Sink;
 use crate::trace::Trace;
 use crate::world::{ApplyError, World};
-use payhub_model::AcquirerDecision;
+use payhub_model::{AcquirerDecision, Control};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -21,6 +21,8 @@ pub struct FaultProfile {
     pub duplicate_weight: u32,
     pub fail_500_weight: u32,
     pub upstream_drop_weight: u32,
+    /// Environment controls: in the simulation world merchant 1's rate limit (429) and
+    /// the channel pause (503), switched on and off.
     pub control_weight: u32,
     pub crash_weight: u32,
     pub send_weight: u32,
@@ -193,11 +195,11 @@ pub fn run_seed(
     let mut quiescent = false;
     while violation.is_none() && tape.len() < max_steps {
         world.enabled(config, &mut enabled);
-        if enabled.is_empty() {
+        if enabled.is_empty() || only_controls(config, &enabled) {
             quiescent = true;
             break;
         }
-        let choice = pick(&mut rng, profile, &enabled);
+        let choice = pick(&mut rng, profile, &Outages::of(config, &world), &enabled);
         sink.begin_step(tape.len() as u32);
         world
             .apply_in(config, &choice, &mut sink)
@@ -215,7 +217,66 @@ pub fn run_seed(
     (world, outcome)
 }
 
-fn pick(rng: &mut ChaCha8Rng, profile: &FaultProfile, enabled: &[Choice]) -> Choice {
+/// Whether, in a world of client servers, only the environment could act (switch a
+/// control): nothing the merchants or the platform wait for is left, and the run is over.
+/// The simulation world's rate limits and pauses do not keep a finished run going; the
+/// chaos world, of scripted senders only, runs its full length as before.
+fn only_controls(config: &WorldConfig, enabled: &[Choice]) -> bool {
+    !config.clients.is_empty() && enabled.iter().all(|c| matches!(c, Choice::Control(_)))
+}
+
+/// How readily an outage of a world of client servers ends once it began, relative to a
+/// delivery (1000): a rate limit or a channel pause lasts a few steps, not the rest of a
+/// run whose clock jumps hours at a time; when only time could pass otherwise, it ends
+/// before the clock jumps four times in five ([`OUTAGE_END_WEIGHT_QUIET`]).
+const OUTAGE_END_WEIGHT: u32 = 250;
+
+/// [`OUTAGE_END_WEIGHT`] when nothing but time is pending (a tick weighs 1000 then).
+const OUTAGE_END_WEIGHT_QUIET: u32 = 4000;
+
+/// The outages a world of client servers is in (merchants rate-limited, the channel
+/// paused), so that a control is weighed by what it changes: one that changes nothing
+/// weighs 0, ending an outage [`OUTAGE_END_WEIGHT`] (or [`OUTAGE_END_WEIGHT_QUIET`]),
+/// beginning one `control_weight`. In a
+/// world of scripted senders only (chaos) every control weighs `control_weight`, as
+/// before.
+struct Outages<'w> {
+    world: Option<&'w World>,
+}
+
+impl<'w> Outages<'w> {
+    fn of(config: &WorldConfig, world: &'w World) -> Outages<'w> {
+        Outages {
+            world: (!config.clients.is_empty()).then_some(world),
+        }
+    }
+
+    fn weight(&self, profile: &FaultProfile, control: &Control, quiet: bool) -> u32 {
+        let Some(world) = self.world else {
+            return profile.control_weight;
+        };
+        let (now, on) = match control {
+            Control::SetRateLimited { merchant, on } => {
+                (world.platform.is_rate_limited(*merchant), *on)
+            }
+            Control::SetChannelPaused { on } => (world.platform.channel_paused(), *on),
+            _ => return profile.control_weight,
+        };
+        match (now == on, on) {
+            (true, _) => 0,
+            (false, true) => profile.control_weight,
+            (false, false) if quiet => OUTAGE_END_WEIGHT_QUIET,
+            (false, false) => OUTAGE_END_WEIGHT,
+        }
+    }
+}
+
+fn pick(
+    rng: &mut ChaCha8Rng,
+    profile: &FaultProfile,
+    outages: &Outages<'_>,
+    enabled: &[Choice],
+) -> Choice {
     let only_time = enabled.iter().all(|c| matches!(c, Choice::Tick));
     let quiet_otherwise = only_time
         || !enabled.iter().any(|c| {
@@ -226,10 +287,21 @@ fn pick(rng: &mut ChaCha8Rng, profile: &FaultProfile, enabled: &[Choice]) -> Cho
         });
     let weights: Vec<u64> = enabled
         .iter()
-        .map(|c| profile.weight(c, quiet_otherwise) as u64)
+        .map(|c| match c {
+            Choice::Control(control) => outages.weight(profile, control, quiet_otherwise),
+            c => profile.weight(c, quiet_otherwise),
+        } as u64)
         .collect();
     let total: u64 = weights.iter().sum();
     if total == 0 {
+        // Nothing weighs: any choice, but not a control that changes nothing.
+        let pool: Vec<&Choice> = enabled
+            .iter()
+            .filter(|c| !matches!(c, Choice::Control(k) if outages.weight(profile, k, true) == 0))
+            .collect();
+        if outages.world.is_some() && !pool.is_empty() {
+            return pool[rng.gen_range(0..pool.len())].clone();
+        }
         return enabled[rng.gen_range(0..enabled.len())].clone();
     }
     let mut x = rng.gen_range(0..total);
@@ -378,6 +450,29 @@ pub fn heal_observed(
     observer: &mut dyn Observer,
 ) -> usize {
     let until = world.now.after(span);
+    // The outages end with the faults: a rate limit or a channel pause still on is
+    // switched off first (RATE-01, RATE-04), as the environment's own control, outside
+    // the run's budget (whatever the run spent of it).
+    let ends: Vec<Control> = config
+        .controls
+        .iter()
+        .filter(|c| {
+            matches!(
+                c,
+                Control::SetRateLimited { on: false, .. } | Control::SetChannelPaused { on: false }
+            )
+        })
+        .cloned()
+        .collect();
+    if !ends.is_empty() {
+        let free = WorldConfig {
+            controls: Vec::new(),
+            ..config.clone()
+        };
+        for control in ends {
+            let _ = apply_observed(&free, world, &Choice::Control(control), observer);
+        }
+    }
     let mut enabled = Vec::new();
     let rank = |c: &Choice| -> Option<u8> {
         Some(match c {
@@ -457,7 +552,8 @@ mod tests {
         let config = crate::worlds::simulation(&Policy::reference(), 2);
         let e = check_enabled(&config, &choices(&["deliver m99"])).unwrap_err();
         assert!(e.starts_with("step 1: 'deliver m99' is not enabled"), "{e}");
-        assert!(e.contains("enabled: command 0"), "{e}");
+        assert!(e.contains("enabled: rate-limit merchant_1 on | "), "{e}");
+        assert!(e.contains(" | command 0 | "), "{e}");
         let e = check_enabled(&config, &choices(&["tick"])).unwrap_err();
         assert!(e.starts_with("step 1: 'tick': "), "{e}");
     }

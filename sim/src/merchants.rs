@@ -160,12 +160,20 @@ impl World {
                     subject,
                     decision,
                     rule,
-                } => self.note(sink, || What::ClientDecided {
-                    node,
-                    subject,
-                    decision,
-                    rule,
-                }),
+                } => {
+                    let read = crate::facts::reads_decision(&decision);
+                    let what = What::ClientDecided {
+                        node,
+                        subject,
+                        decision,
+                        rule,
+                    };
+                    if read {
+                        self.emit(sink, what);
+                    } else {
+                        self.note(sink, || what);
+                    }
+                }
             }
         }
         if outbox == Outbox::Hold {
@@ -435,7 +443,7 @@ impl World {
         for (id, a) in due {
             self.awaiting.remove(&id);
             let node = a.node;
-            self.note(sink, || What::TimedOut { node, id });
+            self.emit(sink, What::TimedOut { node, id });
             let draw = self.next_draw(config, node);
             let input = ClientInput::Timeout {
                 handle: a.handle,

@@ -41,11 +41,17 @@ impl World {
             Payload::Response { to, id, response } => {
                 self.net.take(msg);
                 let (to, id) = (*to, *id);
-                self.note(sink, || What::Delivered {
-                    id,
-                    to,
-                    response: response.clone(),
-                });
+                // A client node's answers are read by the facts (what it is handling).
+                if self.server(to).is_some() {
+                    let response = response.clone();
+                    self.emit(sink, What::Delivered { id, to, response });
+                } else {
+                    self.note(sink, || What::Delivered {
+                        id,
+                        to,
+                        response: response.clone(),
+                    });
+                }
                 self.response_to_client(config, to, id, response.clone(), sink)
             }
             Payload::Webhook { to, event } => {

@@ -74,10 +74,15 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
         ),
         budget: Budget {
             crashes: 3,
+            // Up to four outages (on and off) a run.
+            controls: 8,
             ..Budget::UNLIMITED
         },
         clients,
         workload: business_day(servers),
+        // S10, S13: the reference client meets 429s and 503s too; each seed's swarm
+        // profile draws how often (`FaultProfile::control_weight`), and healing ends them.
+        controls: outages(),
         jitter: true,
         webhooks: vec![
             (MerchantId(1), Environment::Test, 0),
@@ -85,6 +90,17 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
         ],
         ..WorldConfig::default()
     }
+}
+
+/// Merchant 1's rate limit (429, Retry-After) and the channel pause (503), on and off:
+/// the simulation world's outages, and the client preset's under 429 and 503.
+pub fn outages() -> Vec<Control> {
+    let rate = |on| Control::SetRateLimited {
+        merchant: MerchantId(1),
+        on,
+    };
+    let pause = |on| Control::SetChannelPaused { on };
+    vec![rate(true), rate(false), pause(true), pause(false)]
 }
 
 /// The simulation world's workload for `servers` test servers (and the live server after

@@ -107,6 +107,41 @@ pub enum AntiPattern {
     /// "One business submission corresponds to one key; the same key is used only for
     /// the same endpoint": here cancel and refunds reuse the order's payment key.
     KeyReusedAcrossEndpoints,
+
+    // ---- detail mutants: cadence and effects ----
+    /// "Math.min(30_000, 1000 * 2 ** (attempt - 1))": here the backoff stays at 1 s and
+    /// never doubles.
+    BackoffNotDoubled,
+    /// "+ Math.floor(Math.random() * 250)": here the jitter is four times the drawn one,
+    /// up to a second.
+    JitterNotCapped,
+    /// "Client timeouts: at least 20 seconds for creating and confirming payments": here
+    /// creates and confirms give up after 5 s.
+    #[serde(rename = "post_timeout_5s")]
+    PostTimeout5s,
+    /// "at least 10 seconds for queries": here queries give up after 5 s.
+    #[serde(rename = "query_timeout_5s")]
+    QueryTimeout5s,
+    /// "10 seconds, 30 seconds, 2 minutes, 5 minutes, 15 minutes, 1 hour; after that,
+    /// once every 4 hours until 24 hours": here the schedule ends after the 1-hour query.
+    #[serde(rename = "queries_stop_at_1h")]
+    QueriesStopAt1h,
+    /// "On entering succeeded / failed / canceled / expired … stop": here the schedule
+    /// goes on after a final status.
+    QueriesAfterFinal,
+    /// "Fulfil idempotently by Payment id": here the order is fulfilled again for every
+    /// newer `succeeded` version (a refund's, a webhook's).
+    FulfilPerVersion,
+    /// Fulfil only on `succeeded`: here the order is fulfilled as soon as its Payment
+    /// exists, processing included.
+    FulfilBeforeSucceeded,
+    /// 503 temporarily_unavailable: "Temporarily unable to pay, please try again later":
+    /// here the payer is shown "confirming the payment result".
+    #[serde(rename = "confirming_on_503")]
+    ConfirmingOn503,
+    /// Close an order only on a closed Payment: here a declined (failed) payment closes
+    /// the order as canceled.
+    CloseOnFailed,
 }
 
 impl AntiPattern {
@@ -125,7 +160,36 @@ impl AntiPattern {
         AntiPattern::IgnoreRetryAfter,
         AntiPattern::RechargeOnManualReview,
         AntiPattern::KeyReusedAcrossEndpoints,
+        // detail mutants: cadence and effects
+        AntiPattern::BackoffNotDoubled,
+        AntiPattern::JitterNotCapped,
+        AntiPattern::PostTimeout5s,
+        AntiPattern::QueryTimeout5s,
+        AntiPattern::QueriesStopAt1h,
+        AntiPattern::QueriesAfterFinal,
+        AntiPattern::FulfilPerVersion,
+        AntiPattern::FulfilBeforeSucceeded,
+        AntiPattern::ConfirmingOn503,
+        AntiPattern::CloseOnFailed,
     ];
+
+    /// Whether the variant is one of the detail mutants (cadence and merchant effects),
+    /// listed after the anti-patterns the contract names.
+    pub const fn is_detail(self) -> bool {
+        matches!(
+            self,
+            AntiPattern::BackoffNotDoubled
+                | AntiPattern::JitterNotCapped
+                | AntiPattern::PostTimeout5s
+                | AntiPattern::QueryTimeout5s
+                | AntiPattern::QueriesStopAt1h
+                | AntiPattern::QueriesAfterFinal
+                | AntiPattern::FulfilPerVersion
+                | AntiPattern::FulfilBeforeSucceeded
+                | AntiPattern::ConfirmingOn503
+                | AntiPattern::CloseOnFailed
+        )
+    }
 
     /// The contract rule the variant breaks.
     pub const fn breaks(self) -> Rule {
@@ -143,6 +207,16 @@ impl AntiPattern {
             AntiPattern::IgnoreRetryAfter => Rule::RetryAfterHonoured,
             AntiPattern::RechargeOnManualReview => Rule::ManualReviewClient,
             AntiPattern::KeyReusedAcrossEndpoints => Rule::OneKeyPerSubmission,
+            AntiPattern::BackoffNotDoubled => Rule::RetryBackoff,
+            AntiPattern::JitterNotCapped => Rule::RetryBackoff,
+            AntiPattern::PostTimeout5s => Rule::ClientTimeouts,
+            AntiPattern::QueryTimeout5s => Rule::ClientTimeouts,
+            AntiPattern::QueriesStopAt1h => Rule::QuerySchedule,
+            AntiPattern::QueriesAfterFinal => Rule::QuerySchedule,
+            AntiPattern::FulfilPerVersion => Rule::FulfilByPaymentId,
+            AntiPattern::FulfilBeforeSucceeded => Rule::FulfilByPaymentId,
+            AntiPattern::ConfirmingOn503 => Rule::PausedMessage,
+            AntiPattern::CloseOnFailed => Rule::TerminalStatuses,
         }
     }
 
@@ -162,6 +236,16 @@ impl AntiPattern {
             AntiPattern::IgnoreRetryAfter => "ignore_retry_after",
             AntiPattern::RechargeOnManualReview => "recharge_on_manual_review",
             AntiPattern::KeyReusedAcrossEndpoints => "key_reused_across_endpoints",
+            AntiPattern::BackoffNotDoubled => "backoff_not_doubled",
+            AntiPattern::JitterNotCapped => "jitter_not_capped",
+            AntiPattern::PostTimeout5s => "post_timeout_5s",
+            AntiPattern::QueryTimeout5s => "query_timeout_5s",
+            AntiPattern::QueriesStopAt1h => "queries_stop_at_1h",
+            AntiPattern::QueriesAfterFinal => "queries_after_final",
+            AntiPattern::FulfilPerVersion => "fulfil_per_version",
+            AntiPattern::FulfilBeforeSucceeded => "fulfil_before_succeeded",
+            AntiPattern::ConfirmingOn503 => "confirming_on_503",
+            AntiPattern::CloseOnFailed => "close_on_failed",
         }
     }
 
@@ -208,6 +292,22 @@ impl AntiPattern {
             AntiPattern::KeyReusedAcrossEndpoints => {
                 "sends cancel and refunds under the order's payment key"
             }
+            AntiPattern::BackoffNotDoubled => "waits 1 s before every retry, never doubling",
+            AntiPattern::JitterNotCapped => "adds four times the drawn jitter, up to 1 s",
+            AntiPattern::PostTimeout5s => "gives up on a create or confirm after 5 s",
+            AntiPattern::QueryTimeout5s => "gives up on a query after 5 s",
+            AntiPattern::QueriesStopAt1h => "ends the query schedule after the 1-hour query",
+            AntiPattern::QueriesAfterFinal => "goes on querying after a final status",
+            AntiPattern::FulfilPerVersion => {
+                "fulfils the order again for every newer succeeded version"
+            }
+            AntiPattern::FulfilBeforeSucceeded => {
+                "fulfils the order as soon as its Payment exists, processing included"
+            }
+            AntiPattern::ConfirmingOn503 => {
+                "shows the payer \"confirming\" on a 503 instead of \"temporarily unavailable\""
+            }
+            AntiPattern::CloseOnFailed => "closes the order as canceled when the payment fails",
         }
     }
 }
@@ -248,6 +348,8 @@ pub struct ClientParams {
     pub query_spacing_min: Millis,
     /// The query interval of [`AntiPattern::PollTooFast`].
     pub poll_too_fast_every: Millis,
+    /// The timeout of [`AntiPattern::PostTimeout5s`] and [`AntiPattern::QueryTimeout5s`].
+    pub short_timeout: Millis,
     /// Attempts per Payment (contract: default 3, ATTEMPT-05): no card retry beyond it.
     pub attempts_max: u8,
     /// Longest Idempotency-Key (contract: 255 characters, KEY-07).
@@ -278,6 +380,7 @@ impl Default for ClientParams {
             query_until: Millis::hours(24),
             query_spacing_min: Millis::secs(10),
             poll_too_fast_every: Millis::secs(1),
+            short_timeout: Millis::secs(5),
             attempts_max: 3,
             key_len_max: 255,
         }
@@ -299,7 +402,11 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", p.name()));
             assert!(crate::rules::Rule::ALL.contains(&p.breaks()));
         }
-        assert_eq!(AntiPattern::ALL.len(), 13);
+        assert_eq!(AntiPattern::ALL.len(), 23);
+        assert_eq!(
+            AntiPattern::ALL.iter().filter(|p| p.is_detail()).count(),
+            10
+        );
         assert!(Policy::reference().is_reference());
         assert!(
             !Policy::reference()

@@ -242,6 +242,27 @@ impl Variant {
         }
     }
 
+    /// How long the platform waits between two automatic verifications of an unknown
+    /// charge: RES-01, `verify_interval` (A-VERIFY-INTERVAL), within the automatic window.
+    /// verification_stalls: 24 hours, the manual_review cadence (RES-03).
+    pub(super) fn verify_interval(self, params: &PlatformParams) -> Millis {
+        if self.is(Mutant::VerificationStalls) {
+            crate::Contract::MANUAL_REVIEW_REQUERY
+        } else {
+            params.verify_interval
+        }
+    }
+
+    /// The resolution of a charge unanswered within the synchronous wait: RES-01,
+    /// needs_query (the automatic window starts). manual_review_at_once: manual_review.
+    pub(super) fn unknown_resolution(self) -> ResolutionStatus {
+        if self.is(Mutant::ManualReviewAtOnce) {
+            ResolutionStatus::ManualReview
+        } else {
+            ResolutionStatus::NeedsQuery
+        }
+    }
+
     /// The upstream call that verifies a refund whose answer is unknown: REFUND-01, a
     /// query, never the refund again. refund_resent_when_unknown: the refund again.
     pub(super) fn refund_verification(

@@ -2,8 +2,8 @@
 //! bugs no general preset reaches.
 
 use crate::presets::{
-    EDGE_PRESETS, PAY_1, Preset, Reaches, Step, base, checker_params, client_presets, client_world,
-    paid, pay, platform_presets,
+    EDGE_PRESETS, NO_FAULTS, OUTAGE_PRESET, PAY_1, Preset, Reaches, Step, base, checker_params,
+    client_presets, client_world, paid, pay, platform_presets,
 };
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
@@ -42,11 +42,19 @@ pub fn platform_order() -> Vec<Preset> {
         .collect()
 }
 
-/// The client presets and the zoo's client presets with `policy`, cheapest first.
+/// The client presets and the zoo's client presets with `policy`, cheapest first; the
+/// preset under 429 and 503 ([`OUTAGE_PRESET`]) and the zoo's detail presets
+/// ([`zoo_detail_client_presets`]) after every other, so that each bug is still caught
+/// where it was caught before they existed.
 pub fn client_order(policy: &Policy) -> Vec<Preset> {
-    let mut all = client_presets(policy);
+    let (outage, mut all): (Vec<Preset>, Vec<Preset>) = client_presets(policy)
+        .into_iter()
+        .partition(|p| p.name == OUTAGE_PRESET);
     all.extend(zoo_client_presets(policy));
-    slow_last(all)
+    let mut all = slow_last(all);
+    all.extend(outage);
+    all.extend(zoo_detail_client_presets(policy));
+    all
 }
 
 const PAY_2: PaymentId = PaymentId(2);
@@ -188,6 +196,16 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         decisions: vec![AcquirerDecision::ApproveSilently],
         ..query
     };
+    // Every upstream answer a 5xx: the result stays unknown, manual_review after the
+    // window, then a re-query each day (RES-03).
+    let manual_review = WorldConfig {
+        decisions: vec![AcquirerDecision::Fail],
+        ..base(
+            "zoo-manual-review",
+            vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
+            sends(1),
+        )
+    };
     vec![
         preset(
             "zoo-fingerprint",
@@ -244,6 +262,14 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
             query,
             paid("K0", AcquirerDecision::ApproveSilently),
             Millis::mins(30),
+        ),
+        // ---- detail mutants: cadence and effects ----
+        preset(
+            "zoo-manual-review",
+            "RES-01, RES-03: every upstream answer is a 5xx for two days: verification, manual_review, the daily re-query.",
+            manual_review,
+            Vec::new(),
+            Millis::hours(50),
         ),
     ]
 }
@@ -385,6 +411,36 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             )
         },
     ]
+}
+
+/// Small client presets for the detail mutants no other client preset reaches in
+/// milliseconds: a paid order refunded (a newer `succeeded` version by webhook).
+pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
+    let refund = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve],
+        ..client_world(
+            "zoo-client-refund",
+            policy,
+            1,
+            vec![
+                pay(0, "ORDER-1"),
+                work(Command::RefundOrder {
+                    order: "ORDER-1".into(),
+                    refund: "R-1".into(),
+                    amount: 4000,
+                }),
+            ],
+            NO_FAULTS,
+        )
+    };
+    vec![Preset {
+        name: "zoo-client-refund",
+        about: "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",
+        config: refund,
+        setup: Vec::new(),
+        horizon: Millis::secs(25),
+        reaches: Reaches::NONE,
+    }]
 }
 
 #[cfg(test)]

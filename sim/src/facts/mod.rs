@@ -17,9 +17,13 @@
 //! - [`client`]: what merchant clients sent and stored;
 //! - [`responses`]: every answer against what the contract prescribes for it and the
 //!   store at answer time.
+//! - [`cadence`]: when clients retry, wait and query, and when the platform verifies;
+//! - [`effects`]: what clients do to their orders and show their payers.
 
 pub mod attempts;
+pub mod cadence;
 pub mod client;
+pub mod effects;
 pub mod money;
 pub mod queries;
 pub mod refunds;
@@ -29,6 +33,7 @@ pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
+use payhub_model::client::{Decision, ObjectState};
 use payhub_model::event::{Event, What};
 use payhub_model::{Millis, Shared};
 use serde::Serialize;
@@ -43,6 +48,8 @@ pub struct Facts {
     pub queries: Shared<queries::Queries>,
     pub client: Shared<client::Clients>,
     pub responses: Shared<responses::Responses>,
+    pub cadence: Shared<cadence::Cadence>,
+    pub effects: Shared<effects::Effects>,
 }
 
 impl Facts {
@@ -87,10 +94,18 @@ impl Facts {
         if changed[4] {
             f.client.observe(what);
         }
+        // After the attempts family: both read the platform's store as this event left it.
+        if changed[6] {
+            f.cadence.observe(at, what, &f.attempts);
+        }
+        if changed[7] {
+            f.effects.observe(at, what, &f.attempts);
+        }
     }
 
-    /// Which families `what` changes: money, attempts, refunds, queries, client.
-    fn families_changed(&self, what: &What) -> [bool; 6] {
+    /// Which families `what` changes: money, attempts, refunds, queries, client,
+    /// responses, cadence, effects.
+    fn families_changed(&self, what: &What) -> [bool; 8] {
         [
             self.money.changes(what),
             self.attempts.changes(what),
@@ -104,6 +119,8 @@ impl Facts {
                     refunds: &self.refunds,
                 },
             ),
+            self.cadence.changes(what),
+            self.effects.changes(what),
         ]
     }
 
@@ -138,6 +155,30 @@ impl Facts {
                 | What::OrderStored { .. }
                 | What::ClientSends { held: false, .. }
                 | What::Crashed { .. }
-        )
+                | What::TimedOut { .. }
+        ) || matches!(what, What::ClientDecided { decision, .. } if reads_decision(decision))
+        // `Delivered` is read too, for client nodes only: the world emits those and notes
+        // the answers scripted senders get.
     }
+}
+
+/// The client decisions a family reads (the world emits these and notes the rest): the
+/// retries and the end of the query schedule (cadence), fulfilments, payer messages,
+/// pending confirmations and the manual_review states they follow (effects).
+pub fn reads_decision(decision: &Decision) -> bool {
+    matches!(
+        decision,
+        Decision::RetryScheduled { .. }
+            | Decision::ScheduleEnded
+            | Decision::Fulfil { .. }
+            | Decision::ShowPayer { .. }
+            | Decision::PendingConfirmation
+            | Decision::Applied {
+                object: ObjectState::Payment {
+                    resolution: payhub_model::ResolutionStatus::ManualReview,
+                    ..
+                },
+                ..
+            }
+    )
 }

@@ -152,10 +152,26 @@ impl MerchantServer {
             rec.fulfilled = Some(view.id);
             let payment = view.id;
             cx.order_decide(order, Decision::Fulfil { payment }, Rule::FulfilByPaymentId);
+        } else if let Some(pattern) = self.wrong_fulfilment(view, rec.fulfilled.is_some()) {
+            cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
+            cx.order(order).fulfilled = Some(view.id);
+            let payment = view.id;
+            cx.order_decide(order, Decision::Fulfil { payment }, pattern.breaks());
+        }
+        if view.status == PaymentStatus::Failed
+            && self.config.policy.has(AntiPattern::CloseOnFailed)
+        {
+            let pattern = AntiPattern::CloseOnFailed;
+            cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
+            if let Some(applied) = cx.order(order).applied.as_mut() {
+                applied.status = PaymentStatus::Canceled;
+            }
         }
         if view.status.is_terminal() {
             // SCHED-01: stop at a final status, whether a query or a webhook brought it.
-            self.stop_queries(cx, order);
+            if !self.config.policy.has(AntiPattern::QueriesAfterFinal) {
+                self.stop_queries(cx, order);
+            }
             return;
         }
         let manual = view.resolution_status == ResolutionStatus::ManualReview;
@@ -170,6 +186,20 @@ impl MerchantServer {
                 self.recharge_on_manual_review(cx, order);
             }
         }
+    }
+
+    /// The anti-pattern that fulfils where RES-07 does not: again for a newer `succeeded`
+    /// version (`FulfilPerVersion`), or for a Payment not succeeded yet
+    /// (`FulfilBeforeSucceeded`).
+    fn wrong_fulfilment(&self, view: &PaymentView, fulfilled: bool) -> Option<AntiPattern> {
+        let policy = &self.config.policy;
+        if view.status == PaymentStatus::Succeeded && policy.has(AntiPattern::FulfilPerVersion) {
+            return Some(AntiPattern::FulfilPerVersion);
+        }
+        (!fulfilled
+            && view.status != PaymentStatus::Succeeded
+            && policy.has(AntiPattern::FulfilBeforeSucceeded))
+        .then_some(AntiPattern::FulfilBeforeSucceeded)
     }
 
     /// `RechargeOnManualReview`: gives up on the order's Payment and charges again under

@@ -28,19 +28,36 @@ impl MerchantServer {
         if matches!(op, Op::Submit { .. })
             && response.and_then(ApiResponse::error_code) == Some(ErrorCode::TemporarilyUnavailable)
         {
-            let message = PayerMessage::TemporarilyUnavailable;
+            let message = if self.config.policy.has(AntiPattern::ConfirmingOn503) {
+                let pattern = AntiPattern::ConfirmingOn503;
+                cx.decide(
+                    op.subject(),
+                    Decision::Deviate { pattern },
+                    pattern.breaks(),
+                );
+                PayerMessage::Confirming
+            } else {
+                PayerMessage::TemporarilyUnavailable
+            };
             cx.decide(
                 op.subject(),
                 Decision::ShowPayer { message },
                 Rule::PausedMessage,
             );
         }
-        if try_no >= self.config.params.tries_max {
-            return self.give_up(cx, &op);
-        }
         let retry_after = response
             .filter(|r| r.status == 429)
             .and_then(|r| r.retry_after_s);
+        if try_no >= self.config.params.tries_max {
+            if let Some(seconds) = retry_after {
+                // RATE-03 outlasts the tries: whatever sends this op again (a lookup that
+                // finds nothing, QUERY-06; a restart) waits for this 429's Retry-After.
+                let until = cx.now.after(crate::time::Millis::secs(u64::from(seconds)));
+                self.memory.held_back.insert(op.clone(), until);
+            }
+            return self.give_up(cx, &op);
+        }
+        let (failed_try, jitter) = self.detail_backoff(cx, &op, try_no);
         let params = &self.config.params;
         let (delay, rule) = match retry_after {
             Some(_) if self.config.policy.has(AntiPattern::IgnoreRetryAfter) => {
@@ -50,15 +67,15 @@ impl MerchantServer {
                     Decision::Deviate { pattern },
                     pattern.breaks(),
                 );
-                let delay = schedule::retry_delay(params, try_no, cx.jitter, None);
+                let delay = schedule::retry_delay(params, failed_try, jitter, None);
                 (delay, pattern.breaks())
             }
             Some(seconds) => (
-                schedule::retry_delay(params, try_no, cx.jitter, Some(seconds)),
+                schedule::retry_delay(params, failed_try, jitter, Some(seconds)),
                 Rule::RetryAfterHonoured,
             ),
             None => (
-                schedule::retry_delay(params, try_no, cx.jitter, None),
+                schedule::retry_delay(params, failed_try, jitter, None),
                 Rule::RetryBackoff,
             ),
         };
@@ -95,6 +112,30 @@ impl MerchantServer {
             Decision::RetryScheduled { try_no: next, at },
             rule,
         );
+    }
+
+    /// The try number the backoff counts from and the jitter added, as RETRY-02 says
+    /// (`try_no`, the drawn jitter) or as `BackoffNotDoubled` (always the first try's 1 s)
+    /// and `JitterNotCapped` (four times the jitter) get them wrong.
+    fn detail_backoff(&self, cx: &mut Cx, op: &Op, try_no: u32) -> (u32, crate::time::Millis) {
+        let policy = &self.config.policy;
+        let mut failed_try = try_no;
+        let mut jitter = cx.jitter;
+        for pattern in [AntiPattern::BackoffNotDoubled, AntiPattern::JitterNotCapped] {
+            if !policy.has(pattern) {
+                continue;
+            }
+            cx.decide(
+                op.subject(),
+                Decision::Deviate { pattern },
+                pattern.breaks(),
+            );
+            match pattern {
+                AntiPattern::BackoffNotDoubled => failed_try = 1,
+                _ => jitter = crate::time::Millis(jitter.0 * 4),
+            }
+        }
+        (failed_try, jitter)
     }
 
     /// Overwrites a keyed op's stored key (anti-patterns only).

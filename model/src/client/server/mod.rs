@@ -129,6 +129,9 @@ pub(super) struct Memory {
     pub(super) timers: CowSet<(Millis, ClientTimer)>,
     /// Random keys never written to the database (`KeyNotPersisted` only).
     pub(super) unpersisted: CowMap<Op, Text>,
+    /// Keyed ops whose last try was answered 429 with Retry-After when the tries ran
+    /// out: not sent again before this time (RATE-03).
+    pub(in crate::client) held_back: CowMap<Op, Millis>,
 }
 
 /// Everything one step works with.

@@ -133,7 +133,8 @@ impl MerchantServer {
         // (a failed one expiring, a paid one refunded, a requires_action one succeeding
         // after the window) reaches this client only by webhook; if every delivery finds
         // every server of its database down, nothing here catches up.
-        if rec.state().is_settled() {
+        let goes_on = self.config.policy.has(AntiPattern::QueriesAfterFinal);
+        if rec.state().is_settled() && !goes_on {
             return false;
         }
         let now = cx.now;
@@ -143,7 +144,11 @@ impl MerchantServer {
         let next = if self.config.policy.has(AntiPattern::PollTooFast) {
             Some(now.after(self.config.params.poll_too_fast_every))
         } else {
-            schedule::next_query_at(&self.config.params, anchor, now)
+            schedule::next_query_at(&self.config.params, anchor, now).filter(|at| {
+                // QueriesStopAt1h: nothing after the 1-hour query.
+                !self.config.policy.has(AntiPattern::QueriesStopAt1h)
+                    || *at <= anchor.after(Millis::hours(1))
+            })
         };
         let Some(at) = next else {
             return false;

@@ -43,6 +43,21 @@ impl MerchantServer {
     /// on every try). Only a random key kept in memory can be missing, after a crash: the
     /// naive process then makes a new one (`KeyNotPersisted`).
     pub(in crate::client) fn send_keyed(&mut self, cx: &mut Cx, op: Op, try_no: u32, rule: Rule) {
+        if let Some(until) = self.memory.held_back.get(&op).copied() {
+            if cx.now < until {
+                // RATE-03: a Retry-After outlasting the tries still holds: send then.
+                let rule = Rule::RetryAfterHonoured;
+                let timer = ClientTimer::Retry {
+                    op: op.clone(),
+                    try_no,
+                    rule,
+                };
+                self.memory.timers.insert((until, timer));
+                let decision = Decision::RetryScheduled { try_no, at: until };
+                return cx.decide(op.subject(), decision, rule);
+            }
+            self.memory.held_back.remove(&op);
+        }
         let (key, rule) = match self.stored_key(cx.db, &op) {
             Some(key) => (key, rule),
             None => {
@@ -114,6 +129,28 @@ impl MerchantServer {
         }
     }
 
+    /// TIMEOUT-01: 10 s for a GET, 20 s for a POST; 5 s for a GET under `QueryTimeout5s`
+    /// and for a create or confirm under `PostTimeout5s`.
+    fn timeout_of(&self, cx: &mut Cx, op: &Op, request: &ApiRequest) -> crate::time::Millis {
+        let params = &self.config.params;
+        let (pattern, normal) = match &request.endpoint {
+            e if e.method() == Method::Get => (AntiPattern::QueryTimeout5s, params.query_timeout),
+            Endpoint::CreatePayment { .. } | Endpoint::ConfirmPayment { .. } => {
+                (AntiPattern::PostTimeout5s, params.post_timeout)
+            }
+            _ => return params.post_timeout,
+        };
+        if !self.config.policy.has(pattern) {
+            return normal;
+        }
+        cx.decide(
+            op.subject(),
+            Decision::Deviate { pattern },
+            pattern.breaks(),
+        );
+        params.short_timeout
+    }
+
     /// Hands a request to the network. TIMEOUT-01: at least 20 s for POSTs, 10 s for GETs;
     /// A-CLIENT-POST-TIMEOUT: cancel and refund wait 20 s like create and confirm.
     pub(in crate::client) fn send(
@@ -129,11 +166,7 @@ impl MerchantServer {
             boot: self.boot,
             n: self.memory.next_handle,
         };
-        let timeout = if request.endpoint.method() == Method::Get {
-            self.config.params.query_timeout
-        } else {
-            self.config.params.post_timeout
-        };
+        let timeout = self.timeout_of(cx, &op, &request);
         self.memory.in_flight.insert(handle, Flight { op, try_no });
         cx.out.push(ClientOutput::Send {
             handle,

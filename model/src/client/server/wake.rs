@@ -2,6 +2,7 @@
 
 use super::{ClientTimer, Cx, MerchantServer};
 use crate::client::decision::{Decision, PayerMessage};
+use crate::client::policy::AntiPattern;
 use crate::rules::Rule;
 
 impl MerchantServer {
@@ -33,7 +34,8 @@ impl MerchantServer {
                 let Some(rec) = cx.db.order(&order) else {
                     return;
                 };
-                if rec.state().is_settled() {
+                let goes_on = self.config.policy.has(AntiPattern::QueriesAfterFinal);
+                if rec.state().is_settled() && !goes_on {
                     return;
                 }
                 let sent = self.query_payment(cx, &order, Rule::QuerySchedule);

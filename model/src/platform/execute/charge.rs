@@ -231,7 +231,7 @@ impl Platform {
             self.cancel_timer(&Timer::Verify(attempt));
         } else if !self.has_timer(&Timer::Verify(attempt)) {
             self.set_timer(
-                now.after(self.params.verify_interval),
+                now.after(self.variant.verify_interval(&self.params)),
                 Timer::Verify(attempt),
             );
         }
@@ -288,13 +288,13 @@ impl Platform {
         let p = self.payments.get_mut(&payment).expect("exists");
         if p.status == PaymentStatus::Processing && p.resolution == ResolutionStatus::Known {
             // RES-01: the platform now verifies with the upstream.
-            p.resolution = ResolutionStatus::NeedsQuery;
+            p.resolution = self.variant.unknown_resolution();
             self.bump_payment(now, payment, Rule::NeedsQuery, out);
         }
         // A-VERIFY-INTERVAL: the first query `verify_interval` after the 202.
         if !self.has_timer(&Timer::Verify(attempt)) {
             self.set_timer(
-                now.after(self.params.verify_interval),
+                now.after(self.variant.verify_interval(&self.params)),
                 Timer::Verify(attempt),
             );
         }
@@ -348,7 +348,7 @@ impl Platform {
         let next = if rule == Rule::ManualReview {
             self.params.manual_review_requery
         } else {
-            self.params.verify_interval
+            self.variant.verify_interval(&self.params)
         };
         self.set_timer(now.after(next), Timer::Verify(attempt));
     }

@@ -1,0 +1,116 @@
+//! Cadence properties: when the client retries, how long it waits, how long it queries,
+//! and when the platform verifies an unknown charge with the upstream. Every figure is
+//! the contract's ([`payhub_model::Contract`]), read in `sim/src/facts/cadence.rs`;
+//! Retry-After (RATE-03) and the 10-second spacing (SCHED-02) are `client-honours-retry-after`
+//! and `client-spaces-queries`.
+
+use crate::property::{Predicate, Property};
+use payhub_model::Rule;
+
+/// RETRY-02: the backoff and jitter of the contract's reference code.
+pub const CLIENT_BACKOFF: Property = Property {
+    name: "client-backs-off-as-the-reference-code",
+    rules: &[Rule::RetryBackoff],
+    about: "Every retry a client schedules comes min(30 s, 1 s × 2^(n-1)) plus a jitter below 250 ms after try n failed (a 429 with Retry-After excepted: RATE-03).",
+    predicate: Predicate::Always(|f| {
+        f.cadence.off_backoff.as_ref().map(|b| {
+            format!(
+                "merchant-{} scheduled try {} of {} {} after the try before failed; the reference code waits from {} to below {}",
+                b.node, b.try_no, b.subject, b.delay, b.least, b.below
+            )
+        })
+    }),
+};
+
+/// TIMEOUT-01: at least 20 s for create and confirm, at least 10 s for queries.
+pub const CLIENT_TIMEOUTS: Property = Property {
+    name: "client-waits-the-contract-timeouts",
+    rules: &[Rule::ClientTimeouts],
+    about: "A client waits at least 20 s for a create or confirm and at least 10 s for a query before it gives up on the answer.",
+    predicate: Predicate::Always(|f| {
+        f.cadence.short_timeout.as_ref().map(|t| {
+            format!(
+                "merchant-{} sent {} with a timeout of {}, below the contract's {}",
+                t.node, t.what, t.timeout, t.minimum
+            )
+        })
+    }),
+};
+
+/// SCHED-01: the schedule runs to 24 hours (10 s … 1 h, then every 4 hours).
+pub const CLIENT_QUERIES_24H: Property = Property {
+    name: "client-queries-until-24-hours",
+    rules: &[Rule::QuerySchedule],
+    about: "A client ends the query schedule of an unknown result only after its last query within 24 hours (10 s, 30 s, 2 min, 5 min, 15 min, 1 h, then every 4 h), counted from no earlier than the order's creation.",
+    predicate: Predicate::Always(|f| {
+        f.cadence.schedule_cut.as_ref().map(|c| {
+            format!(
+                "merchant-{} ended the query schedule of {} at {}; the order was created at {}, so the schedule runs until {} at least",
+                c.node, c.order, c.at, c.since, c.due
+            )
+        })
+    }),
+};
+
+/// SCHED-01: queries stop at a final status.
+pub const CLIENT_STOPS_AT_FINAL: Property = Property {
+    name: "client-stops-querying-at-a-final-status",
+    rules: &[Rule::QuerySchedule],
+    about: "A client never queries a Payment its database already holds as succeeded, canceled or expired.",
+    predicate: Predicate::Always(|f| {
+        f.cadence.query_after_final.as_ref().map(|q| {
+            format!(
+                "merchant-{} queried {} at {} though its database holds order {} as final",
+                q.node, q.payment, q.at, q.order
+            )
+        })
+    }),
+};
+
+/// RES-01, RES-03: the automatic window verifies faster than the manual_review cadence.
+pub const PLATFORM_VERIFIES: Property = Property {
+    name: "platform-verifies-unknown-results-within-its-window",
+    rules: &[Rule::NeedsQuery, Rule::ManualReview],
+    about: "The platform queries the upstream about an unfinished charge less than 24 hours (the manual_review cadence) after the charge, and less than 24 hours after each automatic query before.",
+    predicate: Predicate::Always(|f| {
+        f.cadence.late_verification.as_ref().map(|v| {
+            format!(
+                "the platform verified {} at {}, {} after {}: the automatic window verifies faster than once in {}",
+                v.attempt, v.at, v.gap, v.since, v.limit
+            )
+        })
+    }),
+};
+
+/// RES-03: "the platform still queries the upstream once every 24 hours".
+pub const PLATFORM_REQUERIES_MANUAL_REVIEW: Property = Property {
+    name: "platform-requeries-manual-review-every-24-hours",
+    rules: &[Rule::ManualReview],
+    about: "Under manual_review the platform queries the upstream about the charge at most 24 hours after its previous query.",
+    predicate: Predicate::Always(|f| {
+        f.cadence.late_requery.as_ref().map(|v| {
+            format!(
+                "the platform re-queried {} under manual_review at {}, {} after the query at {} (every {} at most)",
+                v.attempt, v.at, v.gap, v.since, v.limit
+            )
+        })
+    }),
+};
+
+/// RES-03: manual_review means "the automatic query window has been exceeded".
+pub const PLATFORM_MANUAL_REVIEW_AFTER_WINDOW: Property = Property {
+    name: "platform-goes-to-manual-review-after-its-automatic-queries",
+    rules: &[Rule::ManualReview, Rule::NeedsQuery],
+    about: "A Payment goes to manual_review only after the platform queried the upstream about its latest attempt on its own (the automatic window ran).",
+    predicate: Predicate::Always(|f| {
+        f.cadence.early_manual_review.as_ref().map(|m| {
+            let attempt = m
+                .attempt
+                .map_or_else(|| "no attempt".to_owned(), |a| a.to_string());
+            format!(
+                "{} went to manual_review at {} before the platform queried {attempt} upstream",
+                m.payment, m.at
+            )
+        })
+    }),
+};

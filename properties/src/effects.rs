@@ -1,0 +1,86 @@
+//! Merchant effects: what a client does to an order (fulfil, close) and shows its payer,
+//! judged against the platform's store (`sim/src/facts/effects.rs`). Captures are judged
+//! by `client-never-charges-an-order-twice` and `client-never-closes-a-captured-order`.
+
+use crate::property::{Predicate, Property};
+use payhub_model::Rule;
+use payhub_sim::facts::effects::{Closing, Fulfilment};
+
+fn closing(c: &Closing, what: &str) -> String {
+    let status = c.status.map_or("unknown", |s| s.as_str());
+    format!(
+        "order {} (db {}) {what} at {}; the platform holds {} as {status}",
+        c.order, c.db, c.at, c.payment
+    )
+}
+
+fn fulfilment(f: &Fulfilment, what: &str) -> String {
+    format!(
+        "merchant-{} fulfilled order {} for {} at {} {what} (the platform holds it as {})",
+        f.node,
+        f.order,
+        f.payment,
+        f.at,
+        f.status.as_str()
+    )
+}
+
+/// RES-07: fulfil idempotently by Payment id, and only what succeeded.
+pub const FULFILS_ONCE_WHEN_SUCCEEDED: Property = Property {
+    name: "client-fulfils-an-order-once-when-succeeded",
+    rules: &[Rule::FulfilByPaymentId],
+    about: "A client fulfils each order at most once, and only for a Payment the platform holds as succeeded.",
+    predicate: Predicate::Always(|f| {
+        let e = &f.effects;
+        if let Some(u) = &e.fulfilled_unpaid {
+            return Some(fulfilment(u, "before it succeeded"));
+        }
+        e.fulfilled_twice.as_ref().map(|t| {
+            let first = t.first.map_or_else(String::new, |p| format!(" after {p}"));
+            fulfilment(t, &format!("a second time{first}"))
+        })
+    }),
+};
+
+/// CANCEL-02, RES-06, RES-07: close an order once, on a closed Payment, never one that
+/// was fulfilled (an order is fulfilled or closed, never both).
+pub const CLOSES_ONCE_ON_A_CLOSED_PAYMENT: Property = Property {
+    name: "client-closes-an-order-once-on-a-closed-payment",
+    rules: &[
+        Rule::Cancel202NotCanceled,
+        Rule::TerminalStatuses,
+        Rule::FulfilByPaymentId,
+    ],
+    about: "A client database holds an order as closed (canceled or expired) at most once, only when the platform holds its Payment as canceled or expired, and never an order the client fulfilled (nor fulfils one it closed).",
+    predicate: Predicate::Always(|f| {
+        let e = &f.effects;
+        if let Some(c) = &e.closed_open {
+            return Some(closing(c, "was closed"));
+        }
+        if let Some(c) = &e.closed_twice {
+            return Some(closing(c, "was closed a second time"));
+        }
+        e.fulfilled_and_closed
+            .as_ref()
+            .map(|c| closing(c, "is both fulfilled and closed"))
+    }),
+};
+
+/// WORDING-01, WORDING-02, RES-04: the payer message of the status table.
+pub const MESSAGE_MATCHES_STATUS: Property = Property {
+    name: "client-shows-the-status-table-message",
+    rules: &[
+        Rule::PausedMessage,
+        Rule::ConfirmingMessage,
+        Rule::ManualReviewClient,
+    ],
+    about: "A client shows \"temporarily unavailable\" on a 503 (and first), \"confirming\" only while the result is unknown, and keeps an order pending confirmation only for a manual_review Payment.",
+    predicate: Predicate::Always(|f| {
+        f.effects.wrong_message.as_ref().map(|m| {
+            format!(
+                "merchant-{} showed \"{}\" for {} at {}: {}",
+                m.node, m.shown, m.subject, m.at, m.why
+            )
+        })
+    }),
+};

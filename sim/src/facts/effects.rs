@@ -1,0 +1,313 @@
+//! Merchant effects: what a client does to its orders and shows its payer, judged
+//! against the platform's store (RES-07, CANCEL-02, RES-06, WORDING-01, WORDING-02,
+//! RES-04).
+//!
+//! An order is fulfilled (`Decision::Fulfil`) at most once and only for a succeeded
+//! Payment; it is closed (its database holds it canceled or expired) at most once and
+//! only on a Payment the platform holds canceled or expired; never both; and the payer
+//! message follows the status table. As in [`super::cadence`], the first witnesses are
+//! state and the history behind them sits in a [`Scratch`], outside a state's identity
+//! for the checker.
+
+use super::attempts::Attempts;
+use super::cadence::{ClientInputs, Input, Scratch};
+use payhub_model::client::{Decision, ObjectState, PayerMessage, Subject};
+use payhub_model::event::{StoredOrder, What};
+use payhub_model::{
+    Environment, MerchantId, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
+};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A business order as the platform scopes it: merchant, environment, order number.
+pub type OrderKey = (MerchantId, Environment, Text);
+
+/// History the effect properties need (see [`super::cadence`]'s module doc).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EffectHistory {
+    /// The Payment each order was fulfilled for.
+    pub fulfilled: BTreeMap<OrderKey, PaymentId>,
+    /// The orders client databases hold as closed (canceled or expired), with their
+    /// Payment (a mirror).
+    pub closed: BTreeMap<(u8, Text), PaymentId>,
+    /// Every order a client database ever held as closed.
+    pub ever_closed: BTreeSet<(u8, Text)>,
+}
+
+/// The effects family.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Effects {
+    pub inputs: Scratch<ClientInputs>,
+    pub history: Scratch<EffectHistory>,
+    /// The first order fulfilled a second time.
+    pub fulfilled_twice: Option<Box<Fulfilment>>,
+    /// The first order fulfilled for a Payment the platform does not hold as succeeded.
+    pub fulfilled_unpaid: Option<Box<Fulfilment>>,
+    /// The first order closed a second time.
+    pub closed_twice: Option<Box<Closing>>,
+    /// The first order closed while the platform's Payment was not closed.
+    pub closed_open: Option<Box<Closing>>,
+    /// The first order both fulfilled and closed.
+    pub fulfilled_and_closed: Option<Box<Closing>>,
+    /// The first payer message off the status table.
+    pub wrong_message: Option<Box<WrongMessage>>,
+}
+
+/// Order `order` fulfilled for `payment` (held `status` by the platform), after `first`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Fulfilment {
+    pub node: u8,
+    pub order: Text,
+    pub payment: PaymentId,
+    pub status: PaymentStatus,
+    pub first: Option<PaymentId>,
+    pub at: Millis,
+}
+
+/// Order `order` of database `db` closed on `payment`, which the platform holds `status`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Closing {
+    pub db: u8,
+    pub order: Text,
+    pub payment: PaymentId,
+    pub status: Option<PaymentStatus>,
+    pub at: Millis,
+}
+
+/// Merchant-`node` showed `message` about `subject` while handling `input`: `why` it is
+/// off the table.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct WrongMessage {
+    pub node: u8,
+    pub subject: Text,
+    pub shown: Text,
+    pub why: &'static str,
+    pub at: Millis,
+}
+
+fn closed(order: &StoredOrder) -> Option<PaymentId> {
+    matches!(
+        order.status,
+        Some(PaymentStatus::Canceled | PaymentStatus::Expired)
+    )
+    .then_some(order.payment_id)
+    .flatten()
+}
+
+/// The merchant, environment and order number of `payment` in the platform's store.
+fn order_key(attempts: &Attempts, payment: PaymentId, order: &Text) -> Option<OrderKey> {
+    let p = attempts.payments.get(&payment)?;
+    Some((p.merchant, p.environment, order.clone()))
+}
+
+impl Effects {
+    /// Whether `what` may change this family.
+    pub(super) fn changes(&self, what: &What) -> bool {
+        match what {
+            What::Delivered { .. } | What::TimedOut { .. } => true,
+            What::ClientDecided { decision, .. } => super::reads_decision(decision),
+            What::OrderStored {
+                db,
+                order_no,
+                stored,
+                ..
+            } => {
+                let key = (*db, order_no.clone());
+                closed(stored) != self.history.closed.get(&key).copied()
+            }
+            _ => false,
+        }
+    }
+
+    pub(super) fn observe(&mut self, at: Millis, what: &What, attempts: &Attempts) {
+        match what {
+            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.observe(what),
+            What::ClientDecided {
+                node,
+                subject,
+                decision,
+                ..
+            } => match decision {
+                Decision::Fulfil { payment } => {
+                    if let Subject::Order(order) = subject {
+                        self.on_fulfil(at, *node, order, *payment, attempts);
+                    }
+                }
+                Decision::ShowPayer { message } => self.on_message(at, *node, subject, *message),
+                Decision::Applied {
+                    object:
+                        ObjectState::Payment {
+                            resolution: ResolutionStatus::ManualReview,
+                            ..
+                        },
+                    ..
+                } => {
+                    if let Subject::Order(order) = subject {
+                        let applied = &mut self.inputs.applied_manual_review;
+                        applied.insert(*node, order.clone());
+                    }
+                }
+                Decision::PendingConfirmation => {
+                    let applied = match subject {
+                        Subject::Order(o) => self.inputs.applied_manual_review.get(node) == Some(o),
+                        _ => false,
+                    };
+                    if !applied {
+                        let why = "pending confirmation without a manual_review Payment applied";
+                        self.wrong(at, *node, subject, "pending confirmation", why);
+                    }
+                }
+                _ => {}
+            },
+            What::OrderStored {
+                db,
+                order_no,
+                stored,
+                ..
+            } => self.on_order(at, *db, order_no, stored, attempts),
+            _ => {}
+        }
+    }
+
+    /// RES-07: fulfil once per order, by Payment id, and only a succeeded Payment.
+    fn on_fulfil(
+        &mut self,
+        at: Millis,
+        node: u8,
+        order: &Text,
+        payment: PaymentId,
+        attempts: &Attempts,
+    ) {
+        let Some(key) = order_key(attempts, payment, order) else {
+            return; // the platform's store is not observed: not judged
+        };
+        let status = attempts.payments[&payment].status;
+        let first = self.history.fulfilled.get(&key).copied();
+        let fulfilment = || {
+            Box::new(Fulfilment {
+                node,
+                order: order.clone(),
+                payment,
+                status,
+                first,
+                at,
+            })
+        };
+        if status != PaymentStatus::Succeeded && self.fulfilled_unpaid.is_none() {
+            self.fulfilled_unpaid = Some(fulfilment());
+        }
+        if first.is_some() && self.fulfilled_twice.is_none() {
+            self.fulfilled_twice = Some(fulfilment());
+        }
+        self.history.fulfilled.entry(key.clone()).or_insert(payment);
+        let closing = self
+            .history
+            .closed
+            .iter()
+            .find(|((_, o), p)| order_key(attempts, **p, o).as_ref() == Some(&key));
+        if let (Some(((db, _), p)), None) = (closing, &self.fulfilled_and_closed) {
+            self.fulfilled_and_closed = Some(Box::new(Closing {
+                db: *db,
+                order: order.clone(),
+                payment: *p,
+                status: attempts.payments.get(p).map(|p| p.status),
+                at,
+            }));
+        }
+    }
+
+    /// CANCEL-02, RES-06: an order is closed once, on a Payment the platform holds
+    /// canceled or expired, and never after it was fulfilled.
+    fn on_order(
+        &mut self,
+        at: Millis,
+        db: u8,
+        order: &Text,
+        stored: &StoredOrder,
+        attempts: &Attempts,
+    ) {
+        let key = (db, order.clone());
+        let Some(payment) = closed(stored) else {
+            self.history.closed.remove(&key);
+            return;
+        };
+        if self.history.closed.insert(key.clone(), payment).is_some() {
+            return; // still closed
+        }
+        let status = attempts.payments.get(&payment).map(|p| p.status);
+        let closing = || {
+            Box::new(Closing {
+                db,
+                order: order.clone(),
+                payment,
+                status,
+                at,
+            })
+        };
+        if !self.history.ever_closed.insert(key) && self.closed_twice.is_none() {
+            self.closed_twice = Some(closing());
+        }
+        let platform_closed = matches!(
+            status,
+            Some(PaymentStatus::Canceled | PaymentStatus::Expired)
+        );
+        if status.is_some() && !platform_closed && self.closed_open.is_none() {
+            self.closed_open = Some(closing());
+        }
+        let fulfilled = order_key(attempts, payment, order)
+            .is_some_and(|k| self.history.fulfilled.contains_key(&k));
+        if fulfilled && self.fulfilled_and_closed.is_none() {
+            self.fulfilled_and_closed = Some(closing());
+        }
+    }
+
+    /// WORDING-01, WORDING-02: "temporarily unavailable" only on a 503, and first on it;
+    /// "confirming" only while the result is unknown (never on a definite 200 or 201).
+    fn on_message(&mut self, at: Millis, node: u8, subject: &Subject, message: PayerMessage) {
+        let input = self.inputs.of(node);
+        let on_503 = matches!(input, Some(Input::Answer { status: 503, .. }));
+        let shown = match message {
+            PayerMessage::TemporarilyUnavailable => {
+                self.inputs.showed_unavailable.insert(node);
+                if on_503 {
+                    return;
+                }
+                "temporarily unavailable without a 503"
+            }
+            PayerMessage::Confirming => match input {
+                _ if on_503 && !self.inputs.showed_unavailable.contains(&node) => {
+                    "confirming on a 503, before temporarily unavailable"
+                }
+                Some(Input::Answer { status, .. })
+                    if (200..300).contains(&status) && status != 202 =>
+                {
+                    "confirming on a definite 2xx answer"
+                }
+                _ => return,
+            },
+            // WORDING-03 (after 24 hours of manual review): not judged here.
+            PayerMessage::ContactSupport => return,
+        };
+        self.wrong(at, node, subject, message_text(message), shown);
+    }
+
+    fn wrong(&mut self, at: Millis, node: u8, subject: &Subject, shown: &str, why: &'static str) {
+        if self.wrong_message.is_none() {
+            self.wrong_message = Some(Box::new(WrongMessage {
+                node,
+                subject: Text::format(format_args!("{subject}")),
+                shown: shown.into(),
+                why,
+                at,
+            }));
+        }
+    }
+}
+
+fn message_text(message: PayerMessage) -> &'static str {
+    match message {
+        PayerMessage::TemporarilyUnavailable => "temporarily unavailable",
+        PayerMessage::Confirming => "confirming",
+        PayerMessage::ContactSupport => "contact support",
+    }
+}
