@@ -164,7 +164,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
         healing_steps: 0,
     };
     // The run as traced: the tape, then (no safety violation) its healing phase.
-    let mut full = tape.clone();
+    let mut healing_choices = Vec::new();
     match &outcome.violation {
         Some(v) => {
             verdict.status = "violated";
@@ -183,7 +183,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
                 &mut healing,
             );
             verdict.healing_steps = healing.0.len();
-            full.extend(healing.0);
+            healing_choices = healing.0;
             match liveness::verdict(&config, world, &tape) {
                 Verdict::Resolved => {}
                 Verdict::Gap { assumption, detail } => {
@@ -202,8 +202,26 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     }
     let mut trace = Trace::new();
     let mut quiet = AlwaysCheck { config: &config };
-    driver::replay(&config, &full, &mut quiet, Some(&mut trace))
+    let (mut traced, _) = driver::replay(&config, &tape, &mut quiet, Some(&mut trace))
         .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
+    // The healing phase as the sweep applied it: the outages it switches off are the
+    // environment's own controls, outside the run's budget (driver::heal_observed).
+    let free = WorldConfig {
+        controls: Vec::new(),
+        ..config.clone()
+    };
+    for (i, choice) in healing_choices.iter().enumerate() {
+        let step = tape.len() + i;
+        trace.begin_step(step as u32);
+        let under = if matches!(choice, Choice::Control(_)) {
+            &free
+        } else {
+            &config
+        };
+        traced
+            .apply(under, choice, Some(&mut trace))
+            .map_err(|e| format!("healing step {}: {e}", step + 1))?;
+    }
     print!(
         "{}",
         render(&config, &outcome, &trace, &verdict, tape.len(), args.format)?

@@ -283,7 +283,7 @@ fn mutants_show_prints_a_tape_and_a_mermaid_diagram() {
         out.contains("idempotency-conflict-iff-parameters-differ"),
         "{out}"
     );
-    assert!(out.contains("# choices in world"), "{out}");
+    assert!(out.contains("# tape (world"), "{out}");
     assert!(out.contains("sequenceDiagram"), "{out}");
     assert!(out.contains("409"), "{out}");
 

@@ -361,6 +361,12 @@ pub enum What {
     Controlled { control: Control },
     /// The clock moved to `to`.
     Clock { to: Millis },
+    /// A jump of the clock past the horizon of everything pending compressed the
+    /// deadlines that re-arm themselves (the platform's manual_review re-query, the
+    /// clients' wakes): from `from` to `to` they fire once, at `to`, not once per period.
+    /// A harness artefact (a `wait 99999999d`), not the platform's behaviour: the
+    /// cadence properties do not judge the periods it compressed.
+    ClockCompressed { from: Millis, to: Millis },
 }
 
 impl Event {

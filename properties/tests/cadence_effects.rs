@@ -115,6 +115,7 @@ fn payment(ms: u64, status: PaymentStatus, resolution: ResolutionStatus) -> Even
                 expires_at: Millis::days(1),
                 attempts: vec![ATT],
                 failure_attempt: None,
+                version: 1,
             },
         },
     )

@@ -54,7 +54,13 @@ impl World {
             }
             // Past the horizon every deadline left re-arms itself: jump to the end, where
             // each fires once and re-arms beyond it.
-            let at = if at > horizon { until } else { at };
+            let at = if at > horizon {
+                let from = self.now;
+                self.emit(sink, What::ClockCompressed { from, to: until });
+                until
+            } else {
+                at
+            };
             self.advance_to(config, at, sink)?;
         }
         self.now = until;

@@ -277,12 +277,20 @@ impl Cadence {
                 stored.resolution == ResolutionStatus::ManualReview
                     && !self.history.manual_review.contains(payment)
             }
+            What::ClockCompressed { .. } => !self.history.queried.is_empty(),
             _ => false,
         }
     }
 
     pub(super) fn observe(&mut self, at: Millis, what: &What, attempts: &Attempts) {
         match what {
+            // The periods a compressed jump skipped are not the platform's: its queries
+            // count as made up to the jump's end.
+            What::ClockCompressed { to, .. } => {
+                for t in self.history.queried.values_mut() {
+                    *t = (*t).max(*to);
+                }
+            }
             What::Delivered { .. } | What::TimedOut { .. } => self.inputs.observe(what),
             What::ClientSends {
                 node,

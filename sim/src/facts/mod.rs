@@ -156,6 +156,7 @@ impl Facts {
                 | What::ClientSends { held: false, .. }
                 | What::Crashed { .. }
                 | What::TimedOut { .. }
+                | What::ClockCompressed { .. }
         ) || matches!(what, What::ClientDecided { decision, .. } if reads_decision(decision))
         // `Delivered` is read too, for client nodes only: the world emits those and notes
         // the answers scripted senders get.
