@@ -742,14 +742,22 @@ impl Report {
             s,
             "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. The texts of the others are in `report.json`.\n"
         );
-        let contradictions = self
-            .findings
-            .iter()
-            .filter(|f| f.gap == payhub_model::Gap::Contradiction);
-        for f in contradictions {
+        // In full: the contradictions, and the readings a findings script demonstrates
+        // (each quotes the contract, Chinese and English, and says what was assumed).
+        let shown = |f: &&Finding| match f.gap {
+            payhub_model::Gap::Contradiction => true,
+            payhub_model::Gap::Ambiguous => f.scripts.iter().any(|s| s.starts_with('F')),
+            _ => false,
+        };
+        for f in self.findings.iter().filter(shown) {
+            let kind = if f.gap == payhub_model::Gap::Contradiction {
+                "Contradiction"
+            } else {
+                "Reading"
+            };
             let _ = writeln!(
                 s,
-                "**Contradiction `{}`.** {}\n\nWhat the harness does, and what a client must do: {} Scripts: {}.\n",
+                "**{kind} `{}`.** {}\n\nWhat the harness does, and what a client must do: {} Scripts: {}.\n",
                 f.id,
                 f.contract,
                 f.assumed,
@@ -781,7 +789,7 @@ impl Report {
             self.coverage.iter().partition(|c| !c.properties.is_empty());
         let _ = writeln!(
             s,
-            "{} rules: {} judged by properties (below: how many properties, and the presets and scripts that exercised each), {} checked by unit tests and scenarios only.\n",
+            "{} rules: {} judged by properties (below: how many properties judge each, and how many presets and scripts exercised it; which ones: `report.json`), {} checked by unit tests and scenarios only.\n",
             self.coverage.len(),
             judged.len(),
             tested.len()
@@ -796,8 +804,8 @@ impl Report {
                 "| `{}` | {} | {} | {} |",
                 c.id,
                 c.properties.len(),
-                c.presets.join(" "),
-                c.scenarios.join(" "),
+                c.presets.len(),
+                c.scenarios.len(),
             );
         }
         let mut by_enforcer: BTreeMap<String, Vec<&str>> = BTreeMap::new();
