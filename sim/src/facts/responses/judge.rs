@@ -1,0 +1,299 @@
+//! The judging functions of the responses family that need no family state: keys, not
+//! found, related resources, queries, every answer, store changes and webhooks.
+
+use super::{Misanswer, Shown, Slot, Store};
+use payhub_model::event::{Owner, StoredPayment};
+use payhub_model::{
+    ApiRequest, ApiResponse, Contract, Endpoint, ErrorCode, Field, Json, PaymentId, PaymentView,
+    RequestId, ResourceId, ResponseBody, Text,
+};
+
+/// KEY-07: 1 to 255 characters (A-KEY-LENGTH: Unicode scalar values).
+fn valid_key(key: Option<&Text>) -> bool {
+    key.is_some_and(|k| {
+        let n = k.chars().count();
+        (Contract::KEY_LEN_MIN..=Contract::KEY_LEN_MAX).contains(&n)
+    })
+}
+
+/// The 400 of a missing or invalid key.
+fn key_rejection(answer: &ApiResponse) -> bool {
+    match &answer.body {
+        ResponseBody::Error { error } => {
+            answer.status == 400
+                && error.code == ErrorCode::InvalidRequest
+                && error.field == Some(Field::IdempotencyKey)
+        }
+        _ => false,
+    }
+}
+
+/// Answered before the request is read any further: authentication (401, 403) and the
+/// merchant's rate limit (429), A-RATE-SCOPE.
+fn answered_at_the_door(answer: &ApiResponse) -> bool {
+    matches!(answer.status, 401 | 403 | 429)
+}
+
+/// KEY-01..KEY-07: every keyed endpoint answers an invalid key 400 with
+/// `error.field = Idempotency-Key`, and never so a valid key; a query needs none (KEY-06).
+pub(super) fn judge_key(
+    request: &ApiRequest,
+    answer: &ApiResponse,
+    found: &mut dyn FnMut(Misanswer),
+    miss: impl Fn() -> Misanswer,
+) {
+    let rejected = key_rejection(answer);
+    if request.endpoint.requires_key() {
+        let valid = valid_key(request.idempotency_key.as_ref());
+        if (!valid && !rejected && !answered_at_the_door(answer)) || (valid && rejected) {
+            found(miss());
+        }
+    } else if rejected {
+        found(miss());
+    }
+}
+
+/// The Payment the store holds under `id` for `owner`, if any.
+pub(super) fn owned<'a>(
+    store: &Store<'a>,
+    owner: Owner,
+    id: PaymentId,
+) -> Option<&'a StoredPayment> {
+    let (merchant, environment) = owner?;
+    store
+        .attempts
+        .payments
+        .get(&id)
+        .filter(|p| p.merchant == merchant && p.environment == environment)
+}
+
+/// QUERY-01, QUERY-05: a GET of a Payment the merchant does not have is 404; a route that
+/// does not exist is 404, or 405 for a known path with another method (A-ERROR-CODES).
+pub(super) fn judge_not_found(
+    request: &ApiRequest,
+    owner: Owner,
+    answer: &ApiResponse,
+    store: &Store<'_>,
+    miss: impl Fn() -> Misanswer,
+) -> Option<Misanswer> {
+    let door = matches!(answer.status, 401 | 429);
+    match &request.endpoint {
+        Endpoint::GetPayment { payment_id } => {
+            let known = owned(store, owner, *payment_id).is_some();
+            let not_found = answer.error_code() == Some(ErrorCode::ResourceMissing);
+            let wrong = if known {
+                not_found
+            } else {
+                !not_found && !door
+            };
+            wrong.then(|| {
+                let stored = owned(store, owner, *payment_id).map(Shown::of_store);
+                miss().about(*payment_id, None, stored)
+            })
+        }
+        Endpoint::Other { .. } => {
+            let missing = matches!(
+                answer.error_code(),
+                Some(ErrorCode::ResourceMissing | ErrorCode::MethodNotAllowed)
+            );
+            (!missing && !door && answer.status != 403).then(miss)
+        }
+        _ => None,
+    }
+}
+
+/// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an existing object name it
+/// in related_resource_id.
+pub(super) fn judge_related(
+    request: &ApiRequest,
+    owner: Owner,
+    answer: &ApiResponse,
+    store: &Store<'_>,
+    miss: impl Fn() -> Misanswer,
+) -> Option<Misanswer> {
+    let ResponseBody::Error { error } = &answer.body else {
+        return None;
+    };
+    let related = error.related_resource_id;
+    let right = match error.code {
+        ErrorCode::OrderNoConflict => {
+            let order = order_no(&request.endpoint)?;
+            let (merchant, environment) = owner?;
+            let existing = store.attempts.payments.iter().find(|(_, p)| {
+                p.merchant == merchant
+                    && p.environment == environment
+                    && p.merchant_order_no == *order
+            });
+            match existing {
+                Some((id, _)) => related == Some(ResourceId::Payment(*id)),
+                None => related.is_some(),
+            }
+        }
+        ErrorCode::PaymentInProgress => match &request.endpoint {
+            Endpoint::ConfirmPayment { payment_id, .. } => {
+                related == Some(ResourceId::Payment(*payment_id))
+            }
+            _ => related.is_some(),
+        },
+        ErrorCode::RefundNoConflict => matches!(related, Some(ResourceId::Refund(_))),
+        _ => return None,
+    };
+    (!right).then(miss)
+}
+
+/// The order number a create or checkout session carries.
+pub(super) fn order_no(endpoint: &Endpoint) -> Option<&Text> {
+    match endpoint {
+        Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } => b.merchant_order_no.as_ref(),
+        Endpoint::CreateCheckoutSession {
+            body: Json::Parsed(b),
+        } => b.merchant_order_no.as_ref(),
+        _ => None,
+    }
+}
+
+/// QUERY-04, QUERY-05: a query answers the state the store holds, all of it and no
+/// other: a GET the Payment as stored; a list by order number the order's Payment, or
+/// nothing if the store holds none (exact and case-sensitive).
+pub(super) fn judge_query(
+    request: &ApiRequest,
+    owner: Owner,
+    answer: &ApiResponse,
+    store: &Store<'_>,
+    miss: impl Fn() -> Misanswer,
+) -> Option<Misanswer> {
+    if !answer.is_success() {
+        return None;
+    }
+    let agrees = |p: &PaymentView| {
+        owned(store, owner, p.id).is_some_and(|s| Shown::of_store(s).same_state(Shown::of_view(p)))
+    };
+    let misshown = |p: &PaymentView| {
+        let stored = owned(store, owner, p.id).map(Shown::of_store);
+        miss().about(p.id, Some(Shown::of_view(p)), stored)
+    };
+    match (&request.endpoint, &answer.body) {
+        (Endpoint::GetPayment { payment_id }, ResponseBody::Payment(p)) => {
+            if p.id != *payment_id {
+                return Some(misshown(p));
+            }
+            (!agrees(p)).then(|| misshown(p))
+        }
+        (Endpoint::ListPayments { merchant_order_no }, ResponseBody::Payments { data }) => {
+            let (merchant, environment) = owner?;
+            let existing = store.attempts.payments.iter().find(|(_, p)| {
+                p.merchant == merchant
+                    && p.environment == environment
+                    && p.merchant_order_no == *merchant_order_no
+            });
+            match (existing, data.as_slice()) {
+                (None, []) => None,
+                (Some((id, _)), [p]) if p.id == *id => (!agrees(p)).then(|| misshown(p)),
+                (_, [p, ..]) => Some(misshown(p)),
+                (Some((id, s)), []) => Some(miss().about(*id, None, Some(Shown::of_store(s)))),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Every answer, whoever waits for it: 429 with Retry-After (RATE-01), 503 only as
+/// temporarily_unavailable and no other 5xx (RATE-05), attempt_count as stored.
+pub(super) fn judge_any_answer(
+    id: RequestId,
+    response: &ApiResponse,
+    store: &Store<'_>,
+    found: &mut dyn FnMut(Slot, Misanswer),
+) {
+    let miss = || Misanswer::of(Some(id), response);
+    if response.status == 429 && response.retry_after_s.is_none_or(|s| s == 0) {
+        found(Slot::RetryAfter, miss());
+    }
+    let paused = response.error_code() == Some(ErrorCode::TemporarilyUnavailable);
+    let only_503 = if paused {
+        response.status == 503
+    } else {
+        response.status < 500
+    };
+    if !only_503 {
+        found(Slot::FiveXx, miss());
+    }
+    let views: &[PaymentView] = match &response.body {
+        ResponseBody::Payment(p) => std::slice::from_ref(p),
+        ResponseBody::Payments { data } => data,
+        _ => &[],
+    };
+    for p in views {
+        let stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
+        if stored.is_some_and(|s| s.attempts != p.attempt_count) {
+            found(
+                Slot::Attempts,
+                miss().about(p.id, Some(Shown::of_view(p)), stored),
+            );
+        }
+    }
+}
+
+/// WEBHOOK-01, A-VERSION: a change the store makes to a Payment raises its version; the
+/// version never goes back.
+pub(super) fn judge_store_change(
+    payment: PaymentId,
+    stored: &StoredPayment,
+    store: &Store<'_>,
+    found: &mut dyn FnMut(Slot, Misanswer),
+) {
+    let now = Shown::of_store(stored);
+    let before = store.attempts.payments.get(&payment).map(Shown::of_store);
+    let unversioned = match before {
+        Some(b) => {
+            now.version < b.version || (now.version == b.version && now.visible() != b.visible())
+        }
+        None => now.version == 0,
+    };
+    if unversioned {
+        let m = Misanswer {
+            request: None,
+            status: 0,
+            code: None,
+            payment: Some(payment),
+            shown: Some(now),
+            stored: before,
+            refund: None,
+            stored_refund: None,
+        };
+        found(Slot::Version, m);
+    }
+}
+
+/// A webhook of the store's current version shows the stored state and attempt_count;
+/// none shows a version the store has not reached.
+pub(super) fn judge_webhook(
+    p: &PaymentView,
+    store: &Store<'_>,
+    found: &mut dyn FnMut(Slot, Misanswer),
+) {
+    let Some(stored) = store.attempts.payments.get(&p.id).map(Shown::of_store) else {
+        return;
+    };
+    let shown = Shown::of_view(p);
+    let m = Misanswer {
+        request: None,
+        status: 0,
+        code: None,
+        payment: Some(p.id),
+        shown: Some(shown),
+        stored: Some(stored),
+        refund: None,
+        stored_refund: None,
+    };
+    if shown.version > stored.version
+        || (shown.version == stored.version && !shown.same_state(stored))
+    {
+        found(Slot::Version, m.clone());
+    }
+    if shown.version == stored.version && shown.attempts != stored.attempts {
+        found(Slot::Attempts, m);
+    }
+}
