@@ -121,38 +121,41 @@ const PLATFORM_COUNTERS: &[(&str, &[&str])] = &[
     ("records", &[]),
 ];
 
+/// `expect payment ID: …` and `expect refund ID: …` (`w` is `payment` or `refund`).
+fn object_expectation(w: &str, cur: &mut Cursor) -> Result<Expectation, LineError> {
+    let (id, icol) = cur.expect_word("an object id followed by ':'")?;
+    let Some(id) = id.strip_suffix(':') else {
+        return err(icol, format!("expected '{id}:'"));
+    };
+    let (kind, n, allowed) = if w == "payment" {
+        (
+            ObjectKind::Payment,
+            parse_payment_id(id).map(|p| p.0),
+            PAYMENT_FIELDS,
+        )
+    } else {
+        (
+            ObjectKind::Refund,
+            parse_refund_id(id).map(|r| r.0),
+            REFUND_FIELDS,
+        )
+    };
+    let n = n.ok_or((icol, format!("'{id}' is not a {w} id")))?;
+    let fields = fields(cur, allowed, w)?;
+    Ok(Expectation::Object {
+        kind,
+        id: n,
+        fields,
+    })
+}
+
 impl Parser {
     pub(super) fn expect(&mut self, cur: &mut Cursor) -> Result<Expectation, LineError> {
         let (w, wcol) = cur.expect_word("what to expect (expect: 201, expect ledger: …)")?;
         match w.as_str() {
             "ledger:" => self.counter(CounterScope::Ledger, cur),
             "platform:" => self.counter(CounterScope::Platform, cur),
-            "payment" | "refund" => {
-                let (id, icol) = cur.expect_word("an object id followed by ':'")?;
-                let Some(id) = id.strip_suffix(':') else {
-                    return err(icol, format!("expected '{id}:'"));
-                };
-                let (kind, n, allowed) = if w == "payment" {
-                    (
-                        ObjectKind::Payment,
-                        parse_payment_id(id).map(|p| p.0),
-                        PAYMENT_FIELDS,
-                    )
-                } else {
-                    (
-                        ObjectKind::Refund,
-                        parse_refund_id(id).map(|r| r.0),
-                        REFUND_FIELDS,
-                    )
-                };
-                let n = n.ok_or((icol, format!("'{id}' is not a {w} id")))?;
-                let fields = fields(cur, allowed, w.as_str())?;
-                Ok(Expectation::Object {
-                    kind,
-                    id: n,
-                    fields,
-                })
-            }
+            "payment" | "refund" => object_expectation(&w, cur),
             "webhook:" => self.webhook(true, cur),
             "no" => {
                 let (x, xcol) = cur.expect_word("webhook:")?;
