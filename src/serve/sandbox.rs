@@ -29,7 +29,6 @@
 //! for the edge to print ([`Sandbox::take_errors`]).
 
 use super::business::Orders;
-use super::cards;
 use super::faults::{Action, Faults, Plan, WebhookAction};
 use super::http_map::{self, HttpReply, HttpRequest};
 use super::webhooks::{Outbox, Outgoing};
@@ -38,7 +37,7 @@ use payhub_model::{
     ApiKeyId, ApiRequest, ApiResponse, AttemptId, Branch, Control, Environment, MerchantId, Millis,
     PaymentId, PlatformParams, RequestId,
 };
-use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
+use payhub_sim::network::{MsgId, Payload};
 use payhub_sim::{Budget, Choice, Trace, World, WorldConfig};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -609,133 +608,6 @@ impl Sandbox {
         Ok(reply)
     }
 
-    /// Applies one choice, recording it in the tape and the trace, and holds the
-    /// upstream calls it put on the link that must wait.
-    fn apply(&mut self, choice: Choice) -> Result<(), String> {
-        self.trace.begin_step(self.tape.len() as u32);
-        self.world
-            .apply(&self.config, &choice, Some(&mut self.trace))
-            .map_err(|e| format!("{choice}: {e}"))?;
-        self.tape.push(choice);
-        self.hold_new_calls();
-        Ok(())
-    }
-
-    /// New calls of the exchange being stepped: all of them for `slow_upstream`, a
-    /// slow card's charge until the exchange has its answer.
-    fn hold_new_calls(&mut self) {
-        let seen = self.link_seen;
-        let fresh: Vec<(MsgId, bool)> = self
-            .world
-            .link
-            .iter()
-            .filter(|(msg, _)| seen.is_none_or(|s| *msg > s))
-            .map(|(msg, m)| (msg, matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c))))
-            .collect();
-        if let Some((last, _)) = fresh.last() {
-            self.link_seen = Some(*last);
-        }
-        let Some((id, slow)) = self.current else {
-            return;
-        };
-        for (msg, slow_card) in fresh {
-            if !matches!(self.world.link.get(msg), Some(UpstreamMsg::Call(_))) {
-                continue;
-            }
-            if let Some(d) = slow {
-                self.held.insert(msg, Release::At(self.world.now.after(d)));
-            } else if slow_card {
-                self.held.insert(msg, Release::AfterAnswer(id));
-            }
-        }
-    }
-
-    /// Whether a held call may be decided now.
-    fn released(&self, release: Release) -> bool {
-        match release {
-            Release::At(t) => t <= self.world.now,
-            Release::AfterAnswer(id) => !self.world.origins.contains_key(&id),
-        }
-    }
-
-    /// The request put in flight last (message ids only grow).
-    fn newest_request(&self) -> Option<(MsgId, RequestId)> {
-        self.world
-            .net
-            .iter()
-            .filter_map(|(msg, p)| match p {
-                Payload::Request { id, .. } => Some((msg, *id)),
-                _ => None,
-            })
-            .last()
-    }
-
-    fn answer_in_flight(&self, id: RequestId) -> Option<(MsgId, ApiResponse)> {
-        self.world.net.iter().find_map(|(msg, p)| match p {
-            Payload::Response {
-                id: to, response, ..
-            } if *to == id => Some((msg, response.clone())),
-            _ => None,
-        })
-    }
-
-    /// Decides every call on the upstream link by its test card (but those held) and
-    /// delivers every reply. Returns whether anything moved.
-    fn drive_link(&mut self) -> Result<bool, String> {
-        let mut moved = false;
-        for _ in 0..STEPS_MAX {
-            let acquirer = &self.world.acquirer;
-            let card_of = |a: AttemptId| acquirer.charges.get(&a).map(|c| c.card);
-            let next = self.world.link.iter().find_map(|(msg, m)| match m {
-                UpstreamMsg::Call(_) if self.held.get(&msg).is_some_and(|r| !self.released(*r)) => {
-                    None
-                }
-                UpstreamMsg::Call(call) => Some(Choice::Acquire {
-                    msg,
-                    decision: cards::decision(call, card_of),
-                }),
-                UpstreamMsg::Reply(_) => Some(Choice::DeliverUpstream { msg }),
-            });
-            let Some(choice) = next else {
-                return Ok(moved);
-            };
-            if let Choice::Acquire { msg, .. } = &choice {
-                self.held.remove(msg);
-            }
-            self.apply(choice)?;
-            moved = true;
-        }
-        Err(format!(
-            "the upstream link still moves after {STEPS_MAX} steps"
-        ))
-    }
-
-    /// Moves the world's clock to `target`: every deadline on the way by `Tick` (the
-    /// upstream driven after each), then the rest by `Advance`. A call held until a
-    /// time on the way is released when the clock passes it.
-    fn move_world_to(&mut self, target: Millis) -> Result<(), String> {
-        for _ in 0..STEPS_MAX {
-            self.drive_link()?;
-            let deadline = self.world.next_deadline();
-            let release = self.next_release();
-            let Some(next) = deadline.into_iter().chain(release).min() else {
-                break;
-            };
-            if next > target {
-                break;
-            }
-            if deadline == Some(next) {
-                self.apply(Choice::Tick)?;
-            } else {
-                self.apply(Choice::Advance(next.since(self.world.now)))?;
-            }
-        }
-        if self.world.now < target {
-            self.apply(Choice::Advance(target.since(self.world.now)))?;
-        }
-        Ok(())
-    }
-
     /// The branch the settings take where `request` reaches a branch point now.
     fn branch_for(&mut self, request: &ApiRequest) -> Option<Branch> {
         let point = self.world.platform.branch_point(self.world.now, request)?;
@@ -772,6 +644,9 @@ fn switched_off(control: Control) -> Control {
         other => other,
     }
 }
+
+#[path = "sandbox_upstream.rs"]
+mod upstream;
 
 #[cfg(test)]
 #[path = "sandbox_tests.rs"]
