@@ -10,125 +10,12 @@ use payhub_sim::{Choice, WorldConfig};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-/// A range of seeds, `A..B` (B excluded) or a single seed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SeedRange {
-    pub start: u64,
-    pub end: u64,
-}
-
-impl std::str::FromStr for SeedRange {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("'{s}' is not a seed range (e.g. 0..10000, or 42)");
-        match s.split_once("..") {
-            Some((a, b)) => {
-                let start: u64 = a.trim().parse().map_err(|_| bad())?;
-                let end: u64 = b.trim().parse().map_err(|_| bad())?;
-                if end <= start {
-                    return Err(format!("seed range '{s}' is empty"));
-                }
-                Ok(SeedRange { start, end })
-            }
-            None => {
-                let seed: u64 = s.trim().parse().map_err(|_| bad())?;
-                Ok(SeedRange {
-                    start: seed,
-                    end: seed + 1,
-                })
-            }
-        }
-    }
-}
-
-/// `I/N`: this shard takes the seeds whose index modulo N is I.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("'{s}' is not a shard (I/N with I < N, e.g. 0/4)");
-        let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: u64 = i.trim().parse().map_err(|_| bad())?;
-        let count: u64 = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index >= count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-/// What world a run uses.
-#[derive(clap::Args, Debug, Clone)]
-pub struct WorldArgs {
-    /// Client policy: reference, reference-random, or anti-patterns joined by '+'
-    /// (e.g. new_key_after_timeout+new_order_no_after_timeout).
-    #[arg(long, default_value = "reference", value_parser = crate::usage::policy)]
-    pub policy: String,
-    /// Servers of merchant 1 (test) sharing one database, 1 to 8.
-    #[arg(long, default_value_t = 2, value_parser = crate::usage::clients)]
-    pub clients: u8,
-    /// Most choices per run (at least 1).
-    #[arg(long, default_value_t = 400, value_parser = crate::usage::steps)]
-    pub steps: usize,
-    /// Use the default fault profile for every seed instead of drawing one per seed.
-    #[arg(long)]
-    pub no_swarm: bool,
-}
-
-impl WorldArgs {
-    /// The settings these flags give (what a tape records).
-    pub fn simulation(&self) -> SimulationArgs {
-        SimulationArgs {
-            policy: self.policy.clone(),
-            clients: self.clients,
-            steps: self.steps,
-            no_swarm: self.no_swarm,
-        }
-    }
-}
-
-#[derive(clap::Args, Debug)]
-pub struct SimulateArgs {
-    /// Seeds to run, A..B (B excluded).
-    #[arg(long, default_value = "0..10000")]
-    pub seeds: SeedRange,
-    /// Run only shard I of N of the seed range (for CI matrices).
-    #[arg(long)]
-    pub shard: Option<Shard>,
-    /// Worker threads (the output does not depend on it).
-    #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
-    pub threads: usize,
-    #[command(flatten)]
-    pub world: WorldArgs,
-    /// Stop after this many seconds; the seeds run so far are reported, not judged
-    /// (incomplete: exit 3).
-    #[arg(long, alias = "duration", value_name = "SECONDS")]
-    pub timeout: Option<u64>,
-    /// Where to save the shrunk counterexample's tape and script (default:
-    /// target/payhub-report in the repository, or in the current folder outside it).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Output format: a summary (text, json), or the shrunk counterexample as a what-if
-    /// script that `payhub-verify run` reproduces (script).
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: SweepFormat,
-}
-
-/// How `simulate` prints its result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SweepFormat {
-    Text,
-    Json,
-    Script,
-}
+mod args;
+#[allow(unused_imports)] // SeedRange and Shard keep their public paths
+pub use args::{SeedRange, Shard, SimulateArgs, SweepFormat, WorldArgs};
 
 /// What a sweep found.
 #[derive(Clone, Debug, Default, Serialize)]

@@ -1,0 +1,380 @@
+//! How a report reads: the summary text a reviewer reads first, and the Markdown page.
+
+use super::{Finding, Report, ZooReport};
+use payhub_properties::checker::Status;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+impl Report {
+    /// The summary a reviewer reads first.
+    pub fn summary_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "payhub-verify: {} ({:.1}s)", self.verdict, self.seconds);
+        for p in self.problems() {
+            let _ = writeln!(s, "  {}\n    reproduce: {}", p.what, p.reproduce);
+        }
+        let _ = writeln!(s, "exhaustive presets:");
+        for r in &self.presets {
+            let bad: Vec<&str> = r
+                .properties
+                .iter()
+                .filter(|p| matches!(p.status, Status::Violated | Status::Unreached))
+                .map(|p| p.name)
+                .collect();
+            let verdict = if !r.complete {
+                format!("not judged (incomplete: stopped by {})", self.limits)
+            } else if bad.is_empty() {
+                "all hold, all reached".to_owned()
+            } else {
+                format!("NOT OK: {}", bad.join(", "))
+            };
+            let _ = writeln!(
+                s,
+                "    {:<24} {:<10} {:>9} states {:>7.2}s  {verdict}",
+                r.name,
+                if r.complete { "complete" } else { "incomplete" },
+                r.unique_states,
+                r.seconds,
+            );
+        }
+        let _ = writeln!(
+            s,
+            "simulation: {} seeds of the reference client, {} steps, {} violations; {} runs with a submission unresolved 25 h after faults stopped",
+            self.simulation.seeds,
+            self.simulation.steps,
+            self.simulation.violations,
+            self.simulation.liveness_failures,
+        );
+        for (id, gap) in &self.simulation.gaps_reached {
+            let _ = writeln!(
+                s,
+                "    contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}\n    reproduce: {}",
+                gap.runs, gap.first, gap.replay
+            );
+        }
+        let _ = writeln!(
+            s,
+            "chaos: {} seeds of adversarial requests, {} steps, {} violations",
+            self.chaos.seeds, self.chaos.steps, self.chaos.violations,
+        );
+        let passed = self.scenarios.iter().filter(|x| x.passed).count();
+        let _ = writeln!(
+            s,
+            "scenarios and findings scripts: {passed} of {} pass",
+            self.scenarios.len()
+        );
+        if let Some(zoo) = &self.kill_matrix {
+            let _ = writeln!(
+                s,
+                "bug zoo: {} of {} mutants killed",
+                zoo.matrix.killed, zoo.matrix.total
+            );
+        }
+        let gaps = self
+            .coverage
+            .iter()
+            .filter(|c| c.properties.is_empty())
+            .count();
+        let _ = writeln!(
+            s,
+            "rules: {} in the catalogue, {} checked by properties, {} by unit tests and scenarios; {} assumptions recorded",
+            self.coverage.len(),
+            self.coverage.len() - gaps,
+            gaps,
+            self.findings.len()
+        );
+        s
+    }
+
+    /// The Markdown page: the verdict, what failed and how to reproduce it on the first
+    /// screen; then one table per kind of check, one row per item. Diagrams and
+    /// paragraph-sized texts are in `report.json` and `diagrams/`.
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        let h = &self.header;
+        let _ = writeln!(s, "# payhub-verify report\n");
+        let _ = writeln!(
+            s,
+            "**Verdict: {}** in {:.1} s\n",
+            self.verdict, self.seconds
+        );
+        let _ = writeln!(
+            s,
+            "- payhub-verify {}, commit {}, {}",
+            h.version, h.commit, h.date
+        );
+        let _ = writeln!(s, "- command: `{}` on {} cores", h.command, h.cores);
+        let _ = writeln!(s, "- reproduce: `{}`", h.command);
+        let problems = self.problems();
+        if !problems.is_empty() {
+            let _ = writeln!(s, "\n## What failed\n");
+            for p in &problems {
+                let _ = writeln!(s, "- {}  \n  reproduce: `{}`", p.what, p.reproduce);
+            }
+        }
+        let _ = writeln!(s, "\n## Summary\n\n```text\n{}```\n", self.summary_text());
+
+        self.presets_markdown(&mut s);
+        self.simulation_markdown(&mut s);
+        self.scenarios_markdown(&mut s);
+        self.findings_markdown(&mut s);
+        self.coverage_markdown(&mut s);
+        if let Some(zoo) = &self.kill_matrix {
+            kill_matrix_markdown(&mut s, zoo);
+        }
+        s
+    }
+
+    /// One table, a row per preset; a failing preset's counterexamples below it.
+    fn presets_markdown(&self, s: &mut String) {
+        let platform: Vec<&str> = payhub_properties::presets::platform_presets()
+            .iter()
+            .map(|p| p.name)
+            .collect();
+        let _ = writeln!(s, "## Exhaustive presets\n");
+        let _ = writeln!(
+            s,
+            "Client properties (`client-*`) have nothing to judge in a platform preset (an adversarial sender, no client): not applicable there.\n"
+        );
+        let _ = writeln!(
+            s,
+            "| preset | result | unique states | total states | depth | seconds | always held | sometimes reached | not applicable |\n|---|---|---|---|---|---|---|---|---|"
+        );
+        for r in &self.presets {
+            let applies = |name: &str| !(platform.contains(&r.name) && name.starts_with("client-"));
+            let count = |kind: payhub_properties::Kind, ok: Status| {
+                let of_kind: Vec<_> = r
+                    .properties
+                    .iter()
+                    .filter(|p| p.kind == kind && applies(p.name))
+                    .collect();
+                format!(
+                    "{}/{}",
+                    of_kind.iter().filter(|p| p.status == ok).count(),
+                    of_kind.len()
+                )
+            };
+            let na = r.properties.iter().filter(|p| !applies(p.name)).count();
+            let result = if !r.complete {
+                "not judged (incomplete)"
+            } else if r.passed() {
+                "pass"
+            } else {
+                "**FAIL**"
+            };
+            let _ = writeln!(
+                s,
+                "| `{}` | {result} | {} | {} | {} | {:.2} | {} | {} | {na} |",
+                r.name,
+                r.unique_states,
+                r.total_states,
+                r.max_depth,
+                r.seconds,
+                count(payhub_properties::Kind::Always, Status::Holds),
+                count(payhub_properties::Kind::Sometimes, Status::Reached),
+            );
+        }
+        s.push('\n');
+        for r in &self.presets {
+            for p in r.properties.iter().filter(|p| p.counterexample.is_some()) {
+                let cx = p.counterexample.as_ref().expect("filtered");
+                let _ = writeln!(
+                    s,
+                    "Counterexample of `{}` [{}] in `{}`: {}\n\n```text\n{}\n```\n",
+                    p.name,
+                    p.rules.join(", "),
+                    r.name,
+                    cx.detail,
+                    cx.tape.join("\n")
+                );
+            }
+        }
+    }
+
+    fn simulation_markdown(&self, s: &mut String) {
+        let _ = writeln!(s, "## Simulation\n");
+        let _ = writeln!(
+            s,
+            "{} seeds of the reference client (two servers sharing a database, one live server; swarm fault profiles), {} steps, {} violations; each run healed for 25 simulated hours, {} left a submission unresolved. Chaos: {} seeds of adversarial requests, {} steps, {} violations. Choice and answer counts are in `report.json`.\n",
+            self.simulation.seeds,
+            self.simulation.steps,
+            self.simulation.violations,
+            self.simulation.liveness_failures,
+            self.chaos.seeds,
+            self.chaos.steps,
+            self.chaos.violations
+        );
+        if let Some(cx) = &self.simulation.counterexample {
+            let _ = writeln!(
+                s,
+                "### Counterexample: `{}`\n\n{}\n\nReplay: `{}`\n\n```text\n{}```\n",
+                cx.property, cx.detail, cx.replay, cx.trace
+            );
+        }
+    }
+
+    fn scenarios_markdown(&self, s: &mut String) {
+        let _ = writeln!(s, "## Scenarios and findings scripts\n");
+        let passed = self.scenarios.iter().filter(|sc| sc.passed).count();
+        let _ = writeln!(
+            s,
+            "{passed} of {} scripts pass (titles in `report.json`, `payhub-verify scenario --list`).\n",
+            self.scenarios.len()
+        );
+        let names = |pass: bool| {
+            self.scenarios
+                .iter()
+                .filter(|sc| sc.passed == pass)
+                .map(|sc| format!("`{}`", sc.name))
+                .collect::<Vec<_>>()
+        };
+        let failed = names(false);
+        if !failed.is_empty() {
+            let _ = writeln!(s, "**FAILED:** {}.\n", failed.join(", "));
+        }
+        let _ = writeln!(s, "Passed: {}.", names(true).join(", "));
+        let _ = writeln!(
+            s,
+            "\nEach script's trace and sequence diagram: `payhub-verify scenario NAME [--format mermaid]`; the findings' diagrams are in `diagrams/`.\n"
+        );
+    }
+
+    /// Where the contract is silent or ambiguous: one line each, then the details.
+    fn findings_markdown(&self, s: &mut String) {
+        let _ = writeln!(s, "## Contract findings\n");
+        let _ = writeln!(
+            s,
+            "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. The texts of the others are in `report.json`.\n"
+        );
+        // In full: the contradictions, and the readings a findings script demonstrates
+        // (each quotes the contract, Chinese and English, and says what was assumed).
+        let shown = |f: &&Finding| match f.gap {
+            payhub_model::Gap::Contradiction => true,
+            payhub_model::Gap::Ambiguous => f.scripts.iter().any(|s| s.starts_with('F')),
+            _ => false,
+        };
+        for f in self.findings.iter().filter(shown) {
+            let kind = if f.gap == payhub_model::Gap::Contradiction {
+                "Contradiction"
+            } else {
+                "Reading"
+            };
+            let _ = writeln!(
+                s,
+                "**{kind} `{}`.** {}\n\nWhat the harness does, and what a client must do: {} Scripts: {}.\n",
+                f.id,
+                f.contract,
+                f.assumed,
+                f.scripts.join(", ")
+            );
+        }
+        for f in &self.findings {
+            let mut line = format!("- `{}` ({:?})", f.id, f.gap);
+            if let Some(p) = f.parameter {
+                let _ = write!(line, ", parameter `{}`", md_cell(p));
+            }
+            if !f.scripts.is_empty() {
+                let _ = write!(line, ", scripts {}", f.scripts.join(", "));
+            }
+            if f.simulation_runs > 0 {
+                let _ = write!(line, ", reached in {} simulation runs", f.simulation_runs);
+            }
+            let _ = writeln!(s, "{line}");
+        }
+        s.push('\n');
+    }
+
+    /// Rules the properties judge, with what exercised them, in a table; the rules only
+    /// unit tests and scenarios check, in one line by who keeps them (the reasons are in
+    /// `report.json` and `payhub-verify rules --coverage`).
+    fn coverage_markdown(&self, s: &mut String) {
+        let _ = writeln!(s, "## Rule coverage\n");
+        let (judged, tested): (Vec<_>, Vec<_>) =
+            self.coverage.iter().partition(|c| !c.properties.is_empty());
+        let _ = writeln!(
+            s,
+            "{} rules: {} judged by properties (below: how many properties judge each, and how many presets and scripts exercised it; which ones: `report.json`), {} checked by unit tests and scenarios only.\n",
+            self.coverage.len(),
+            judged.len(),
+            tested.len()
+        );
+        let _ = writeln!(
+            s,
+            "| rule | properties | presets | scripts |\n|---|---|---|---|"
+        );
+        for c in &judged {
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} |",
+                c.id,
+                c.properties.len(),
+                c.presets.len(),
+                c.scenarios.len(),
+            );
+        }
+        let mut by_enforcer: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for c in &tested {
+            by_enforcer
+                .entry(format!("{:?}", c.enforcer))
+                .or_default()
+                .push(c.id);
+        }
+        for (enforcer, ids) in by_enforcer {
+            let _ = writeln!(
+                s,
+                "\nChecked by tests only ({enforcer}): {}.",
+                ids.iter()
+                    .map(|id| format!("`{id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+}
+
+/// The kill matrix section of the Markdown page.
+fn kill_matrix_markdown(s: &mut String, zoo: &ZooReport) {
+    let _ = writeln!(s, "\n## Kill matrix\n");
+    let killed = zoo.matrix.mutants.iter().filter(|r| r.killed).count();
+    let _ = writeln!(
+        s,
+        "{killed} of {} planted bugs killed; each row: the rules it breaks, the property that killed it, how, and the counterexample's length in choices (sides, times and the rest: `report.json`).\n",
+        zoo.matrix.mutants.len()
+    );
+    let _ = writeln!(
+        s,
+        "| mutant | rules | killed by | method | steps |\n|---|---|---|---|---|"
+    );
+    for r in &zoo.matrix.mutants {
+        let property = match (r.killed, r.property) {
+            (true, Some(p)) => p.to_owned(),
+            _ => "**SURVIVED**".to_owned(),
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {property} | {} | {} |",
+            r.name,
+            r.rules.join(", "),
+            r.method
+                .as_deref()
+                .map_or_else(|| "—".to_owned(), crate::mutants_cmd::method_name),
+            r.counterexample_steps
+                .map_or_else(|| "—".to_owned(), |n| n.to_string()),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nA `zoo-*` preset is a small world of the bug zoo's own, not one `check --preset` knows: `payhub-verify mutants --show NAME` shows that mutant's counterexample and a tape `replay --tape` accepts."
+    );
+    if let Some(example) = &zoo.example {
+        let _ = writeln!(
+            s,
+            "\nOne killed mutant's counterexample as a diagram: `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`.",
+            example.name
+        );
+    }
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
