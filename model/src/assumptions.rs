@@ -197,7 +197,7 @@ assumptions! {
     // The merchant client (`client/`).
     ClientSchedAnchor = "A-CLIENT-SCHED-ANCHOR", Ambiguous, None,
         "SCHED-01 counts query times \"from first acceptance\", which a client cannot observe, and starts them \"after receiving a 202, a timeout or a 5xx\".",
-        "Query times count from when the client first learned the payment is not final: a 202; a response or query showing it processing or requires_action; an order_no_conflict naming the existing Payment; or the last try of a retried POST failing (a timeout, a 5xx or a 429 is first retried with the same key, RETRY-01). A 202 on cancel starts its own window; a card retry starts afresh.";
+        "Query times count from when the client first learned the payment is not final: a 202; a response or query showing it processing or requires_action; an order_no_conflict naming the existing Payment; a 409 payment_in_progress (A-CLIENT-S8-WAIT); or the last try of a retried POST failing (a timeout, a 5xx or a 429 is first retried with the same key, RETRY-01). A 202 on cancel starts its own window; a card retry starts afresh.";
     ClientSched4h = "A-CLIENT-SCHED-4H", Ambiguous, Some("ClientParams::query_offsets, ClientParams::query_every"),
         "SCHED-01: \"after that, once every 4 hours until 24 hours\" does not say where the 4-hour steps start.",
         "They follow the 1-hour query: 5 h, 9 h, 13 h, 17 h and 21 h (25 h is past the 24 hours).";

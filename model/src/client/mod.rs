@@ -58,9 +58,15 @@
 //!   observe; a 202 on cancel starts its own window, and so does a submission that was
 //!   still sending when it became unknown (an older window of the order may be over).
 //! - A-CLIENT-SCHED-4H: "then every 4 hours until 24 hours" is 5 h, 9 h, 13 h, 17 h, 21 h.
-//! - A-CLIENT-INFLIGHT-409: `operation_in_progress` and `payment_in_progress` ("retry later
-//!   with the same key") go through the same retry loop as 429 and 5xx (RETRY-02 backoff,
-//!   5 tries, then unknown).
+//! - A-CLIENT-INFLIGHT-409: `operation_in_progress` (S5, CONC-03: "retry later with the
+//!   same key") goes through the same retry loop as 429 and 5xx (RETRY-02 backoff, 5 tries,
+//!   then unknown).
+//! - A-CLIENT-S8-WAIT: `payment_in_progress` (S8: "wait for the result, or query") is
+//!   never re-sent: the result is unknown and the Payment is queried on the SCHED-01
+//!   schedule.
+//! - A-CLIENT-CORRECTED-KEY: paying a create rejected with 400, 401, 403 or 422 again is a
+//!   new submission under a new key (REJECT-01: "after correcting them, submit with a new
+//!   key"), sequence + 1.
 //! - A-CLIENT-POST-TIMEOUT: every POST (cancel and refund included) waits 20 s, as the
 //!   contract's reference code does; queries 10 s.
 //! - A-CLIENT-CANCEL-KEY: a cancel's derived key is `payment.cancel:ORDER:1` (the contract
