@@ -1,0 +1,461 @@
+//! The wire family: what any source that sees HTTP exchanges can witness (a recorded
+//! log, a proxy capture, the sandbox, the simulated world), folded from the wire events
+//! alone (`Sent`, `Delivered`, `Lost`, `TimedOut`).
+//!
+//! Not a field of [`super::Facts`]: the checker hashes those, and per-exchange history
+//! would multiply its states. [`WireFacts`] is folded beside them by the judges of
+//! recorded streams (`judge`, `check-log`, the sandbox's verdict).
+//!
+//! An exchange is *known* once its answer reached the client with a status below 500;
+//! a request with no answer (reset, lost, timed out) or a 5xx is an *unknown outcome*
+//! (UNKNOWN-01, UNKNOWN-02; Jepsen's `:info`), never judged as executed or not. The
+//! scope of a request is its API key's merchant and environment, its method, path and
+//! `Idempotency-Key` (SCOPE-01); a request whose key names no known owner is counted in
+//! [`WireFacts::ownerless`] and judged by nothing that needs a scope.
+//!
+//! Memory: the open exchanges (bounded by the concurrency of the source), and, per
+//! distinct idempotency scope, key, order number, queried object and payment, one small
+//! record; the first witness of each pattern only. Nothing grows with the number of
+//! requests that repeat what is held.
+
+use super::money::{SafeParams, safety_parameters};
+use payhub_model::event::{Message, Owner, ScopeKey, What};
+use payhub_model::{
+    ApiKeyId, ApiRequest, ApiResponse, Contract, Endpoint, Environment, ErrorCode, Json,
+    MerchantId, Method, Millis, PaymentId, RequestId, ResponseBody, Text,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One exchange as a witness names it: when it was sent and closed, what was sent,
+/// and what came back (`None`: an unknown outcome).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Seen {
+    pub id: RequestId,
+    pub sent: Millis,
+    pub closed: Millis,
+    pub method: Method,
+    pub path: Text,
+    pub key: Option<Text>,
+    pub params: SafeParams,
+    pub answer: Option<Answer>,
+}
+
+/// The part of an answer a witness shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Answer {
+    pub status: u16,
+    pub code: Option<ErrorCode>,
+    /// The object's id (`pay_demo_001`, `re_demo_001`), if the body carries one.
+    pub object: Option<Text>,
+    pub version: Option<u32>,
+    pub retry_after_s: Option<u32>,
+    pub related: bool,
+}
+
+impl Answer {
+    fn of(r: &ApiResponse) -> Answer {
+        let (object, version) = match &r.body {
+            ResponseBody::Payment(p) => (Some(Text::from(p.id.to_string())), Some(p.version)),
+            ResponseBody::Refund(x) => (Some(Text::from(x.id.to_string())), Some(x.version)),
+            ResponseBody::Session(s) => (Some(Text::from(s.id.to_string())), None),
+            _ => (None, None),
+        };
+        let related = match &r.body {
+            ResponseBody::Error { error } => error.related_resource_id.is_some(),
+            _ => false,
+        };
+        Answer {
+            status: r.status,
+            code: r.error_code(),
+            object,
+            version,
+            retry_after_s: r.retry_after_s,
+            related,
+        }
+    }
+}
+
+/// What a witness shows broke, with the exchanges that show it (oldest first).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Witness {
+    pub breach: Breach,
+    pub entries: Vec<Seen>,
+}
+
+/// The patterns the wire properties look for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Breach {
+    /// REPLAY-01/02: a replay of an executed scope with its parameters got 201 or
+    /// another object.
+    ReplayNotSameObject,
+    /// CONFLICT-01: other parameters under an executed scope were not answered 409
+    /// idempotency_conflict.
+    ConflictMissing,
+    /// CONFLICT-01: the same parameters were answered 409 idempotency_conflict.
+    ConflictWithoutChange,
+    /// UNIQ-01, ORDER-01: two Payments for one order number.
+    TwoPaymentsForOrder,
+    /// ORDER-01, ATTEMPT-01, UNIQ-04: a conflict with no related_resource_id.
+    RelatedResourceMissing,
+    /// WEBHOOK-02's versions: a later answer showed an older version.
+    VersionWentBack,
+    /// UNKNOWN-03: a new key for an order whose create had an unknown outcome.
+    NewKeyAfterUnknown,
+    /// UNKNOWN-03: the same purchase under a new order number while the first is unknown.
+    NewOrderNoAfterUnknown,
+    /// GEN-05: one key on two endpoints.
+    KeyOnTwoEndpoints,
+    /// UNKNOWN-04, GEN-05: a key re-sent with other parameters.
+    ParamsChangedUnderKey,
+    /// SCHED-02: two queries of one object less than 10 s apart.
+    QueryTooSoon,
+    /// RATE-03: a request under a scope before its Retry-After had passed.
+    RetryAfterIgnored,
+}
+
+/// The first exchange executed (answered 2xx) in a scope.
+#[derive(Clone, Debug)]
+struct Executed {
+    seen: Seen,
+}
+
+/// A create whose outcome its client does not know.
+#[derive(Clone, Debug)]
+struct Unknown {
+    seen: Seen,
+    purchase: (Option<i64>, Option<Text>),
+}
+
+type Owned<T> = (MerchantId, Environment, T);
+
+/// The wire family. See the module doc.
+#[derive(Clone, Debug, Default)]
+pub struct WireFacts {
+    owners: BTreeMap<ApiKeyId, (MerchantId, Environment)>,
+    open: BTreeMap<RequestId, (Seen, Owner, Endpoint)>,
+    executed: BTreeMap<ScopeKey, Executed>,
+    first_params: BTreeMap<ScopeKey, Seen>,
+    key_endpoints: BTreeMap<Owned<Text>, Seen>,
+    order_payments: BTreeMap<Owned<Text>, (PaymentId, Seen)>,
+    unknown_orders: BTreeMap<Owned<Text>, Unknown>,
+    versions: BTreeMap<PaymentId, Seen>,
+    last_query: BTreeMap<Owned<Text>, Seen>,
+    retry_after: BTreeMap<ScopeKey, (Millis, Seen)>,
+    /// Copies the network made of a request: not the client's.
+    copies: std::collections::BTreeSet<RequestId>,
+    /// The first witness of each pattern.
+    pub witnesses: BTreeMap<Breach, Witness>,
+    /// Exchanges closed: known, unknown.
+    pub known: u64,
+    pub unknown: u64,
+    /// Requests whose API key names no known owner.
+    pub ownerless: u64,
+}
+
+fn order_no(endpoint: &Endpoint) -> Option<&Text> {
+    match endpoint {
+        Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } => b.merchant_order_no.as_ref(),
+        _ => None,
+    }
+}
+
+impl WireFacts {
+    /// Facts whose owners are resolved by this table of API keys.
+    pub fn new(owners: impl IntoIterator<Item = (ApiKeyId, (MerchantId, Environment))>) -> Self {
+        WireFacts {
+            owners: owners.into_iter().collect(),
+            ..WireFacts::default()
+        }
+    }
+
+    /// Exchanges sent and not closed yet.
+    pub fn open(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Folds one event (only the wire's are read).
+    pub fn observe(&mut self, at: Millis, what: &What) {
+        match what {
+            What::Sent { id, request, .. } => self.sent(at, *id, request),
+            What::Duplicated {
+                copy: Some(copy), ..
+            } => {
+                self.copies.insert(*copy);
+            }
+            What::Delivered { id, response, .. } => self.closed(at, *id, Some(response)),
+            What::Lost {
+                message: Message::Response { id, .. } | Message::Request { id, .. },
+            } => self.closed(at, *id, None),
+            What::TimedOut { id, .. } => self.closed(at, *id, None),
+            _ => {}
+        }
+    }
+
+    fn sent(&mut self, at: Millis, id: RequestId, request: &ApiRequest) {
+        let owner = self.owners.get(&request.api_key).copied();
+        if owner.is_none() {
+            self.ownerless += 1;
+        }
+        let seen = Seen {
+            id,
+            sent: at,
+            closed: at,
+            method: request.endpoint.method(),
+            path: request.endpoint.path(),
+            key: request.idempotency_key.clone(),
+            params: safety_parameters(&request.endpoint),
+            answer: None,
+        };
+        if let Some(scope) = ScopeKey::of(owner, request) {
+            self.on_keyed_send(&seen, &scope);
+        }
+        if let Some((m, e)) = owner {
+            self.on_owned_send(&seen, (m, e), &request.endpoint);
+        }
+        self.open
+            .insert(id, (seen, owner, request.endpoint.clone()));
+    }
+
+    fn note(&mut self, breach: Breach, entries: Vec<Seen>) {
+        self.witnesses
+            .entry(breach)
+            .or_insert(Witness { breach, entries });
+    }
+
+    /// GEN-05 (one endpoint per key, the parameters bound to it) and RATE-03.
+    fn on_keyed_send(&mut self, seen: &Seen, scope: &ScopeKey) {
+        let k = (scope.merchant, scope.environment, scope.key.clone());
+        match self.key_endpoints.get(&k) {
+            Some(first) if (first.method, &first.path) != (seen.method, &seen.path) => {
+                let first = first.clone();
+                self.note(Breach::KeyOnTwoEndpoints, vec![first, seen.clone()]);
+            }
+            Some(_) => {}
+            None => {
+                self.key_endpoints.insert(k, seen.clone());
+            }
+        }
+        match self.first_params.get(scope) {
+            Some(first) if first.params != seen.params => {
+                let first = first.clone();
+                self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);
+            }
+            Some(_) => {}
+            None => {
+                self.first_params.insert(scope.clone(), seen.clone());
+            }
+        }
+        if let Some((until, limited)) = self.retry_after.remove(scope) {
+            if seen.sent < until {
+                self.note(Breach::RetryAfterIgnored, vec![limited, seen.clone()]);
+            }
+        }
+    }
+
+    /// UNKNOWN-03 (a new key or order number after an unknown result) and SCHED-02.
+    fn on_owned_send(&mut self, seen: &Seen, (m, e): (MerchantId, Environment), ep: &Endpoint) {
+        if let Some(order) = order_no(ep) {
+            let k = (m, e, order.clone());
+            if let Some(u) = self.unknown_orders.get(&k) {
+                if u.seen.key != seen.key {
+                    let u = u.seen.clone();
+                    self.note(Breach::NewKeyAfterUnknown, vec![u, seen.clone()]);
+                }
+            }
+            let purchase = purchase(&seen.params);
+            let renumbered = self
+                .unknown_orders
+                .iter()
+                .find(|((um, ue, uo), u)| {
+                    (*um, *ue) == (m, e) && uo != order && u.purchase == purchase
+                })
+                .map(|(_, u)| u.seen.clone());
+            if let Some(u) = renumbered {
+                self.note(Breach::NewOrderNoAfterUnknown, vec![u, seen.clone()]);
+            }
+        }
+        if seen.method == Method::Get {
+            let k = (m, e, seen.path.clone());
+            if let Some(last) = self.last_query.get(&k) {
+                if seen.sent < last.sent.after(Contract::QUERY_SPACING_MIN) {
+                    let last = last.clone();
+                    self.note(Breach::QueryTooSoon, vec![last, seen.clone()]);
+                }
+            }
+            self.last_query.insert(k, seen.clone());
+        }
+    }
+
+    fn closed(&mut self, at: Millis, id: RequestId, response: Option<&ApiResponse>) {
+        if self.copies.remove(&id) {
+            return;
+        }
+        let Some((mut seen, owner, endpoint)) = self.open.remove(&id) else {
+            return;
+        };
+        seen.closed = at;
+        match response.filter(|r| r.status < 500) {
+            None => {
+                self.unknown += 1;
+                self.on_unknown(seen, owner, &endpoint);
+            }
+            Some(r) => {
+                self.known += 1;
+                seen.answer = Some(Answer::of(r));
+                self.on_known(seen, owner, r);
+            }
+        }
+    }
+
+    fn on_unknown(&mut self, seen: Seen, owner: Owner, endpoint: &Endpoint) {
+        let (Some((m, e)), Some(order)) = (owner, order_no(endpoint)) else {
+            return;
+        };
+        let purchase = purchase(&seen.params);
+        self.unknown_orders
+            .entry((m, e, order.clone()))
+            .or_insert(Unknown { seen, purchase });
+    }
+
+    fn on_known(&mut self, seen: Seen, owner: Owner, r: &ApiResponse) {
+        self.judge_related(&seen, r);
+        if let Some(p) = r.payment() {
+            self.judge_version(&seen, p.id, p.version);
+        }
+        let Some((m, e)) = owner else { return };
+        if let Some(p) = r.payment() {
+            // The client learned this order's Payment: its result is known again.
+            self.unknown_orders
+                .remove(&(m, e, p.merchant_order_no.clone()));
+            self.judge_order(&seen, (m, e), p.id, &p.merchant_order_no);
+        }
+        if let (Some(s), true) = (r.retry_after_s, matches!(r.status, 429 | 503)) {
+            if let Some(scope) = self.scope_of(&seen, (m, e)) {
+                let until = seen.closed.after(Millis::secs(u64::from(s)));
+                self.retry_after.insert(scope, (until, seen.clone()));
+            }
+        }
+        if let Some(scope) = self.scope_of(&seen, (m, e)) {
+            if seen.method == Method::Post && seen.params != SafeParams::None {
+                self.judge_replay(&scope, seen, r);
+            }
+        }
+    }
+
+    fn scope_of(&self, seen: &Seen, (m, e): (MerchantId, Environment)) -> Option<ScopeKey> {
+        Some(ScopeKey {
+            merchant: m,
+            environment: e,
+            method: seen.method,
+            path: seen.path.clone(),
+            key: seen.key.clone()?,
+        })
+    }
+
+    /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
+    fn judge_related(&mut self, seen: &Seen, r: &ApiResponse) {
+        let needs = matches!(
+            r.error_code(),
+            Some(
+                ErrorCode::OrderNoConflict
+                    | ErrorCode::PaymentInProgress
+                    | ErrorCode::RefundNoConflict
+            )
+        );
+        if needs && seen.answer.as_ref().is_some_and(|a| !a.related) {
+            self.note(Breach::RelatedResourceMissing, vec![seen.clone()]);
+        }
+    }
+
+    /// A version shown by an answer to a request sent after the highest version seen
+    /// was received never goes back (concurrent requests are not ordered).
+    fn judge_version(&mut self, seen: &Seen, payment: PaymentId, version: u32) {
+        match self.versions.get(&payment) {
+            Some(high) => {
+                let v = high.answer.as_ref().and_then(|a| a.version).unwrap_or(0);
+                if version < v && seen.sent >= high.closed {
+                    let high = high.clone();
+                    self.note(Breach::VersionWentBack, vec![high, seen.clone()]);
+                } else if version > v {
+                    self.versions.insert(payment, seen.clone());
+                }
+            }
+            None => {
+                self.versions.insert(payment, seen.clone());
+            }
+        }
+    }
+
+    /// UNIQ-01: one Payment per (merchant, environment, order number).
+    fn judge_order(
+        &mut self,
+        seen: &Seen,
+        (m, e): (MerchantId, Environment),
+        id: PaymentId,
+        order: &Text,
+    ) {
+        let k = (m, e, order.clone());
+        match self.order_payments.get(&k) {
+            Some((first, first_seen)) if *first != id => {
+                let first_seen = first_seen.clone();
+                self.note(Breach::TwoPaymentsForOrder, vec![first_seen, seen.clone()]);
+            }
+            Some(_) => {}
+            None => {
+                self.order_payments.insert(k, (id, seen.clone()));
+            }
+        }
+    }
+
+    /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution, within the
+    /// retention (RET-01; a request near its end is not judged: the record may be gone).
+    fn judge_replay(&mut self, scope: &ScopeKey, seen: Seen, r: &ApiResponse) {
+        let Some(first) = self.executed.get(scope) else {
+            if r.is_success() {
+                self.executed.insert(scope.clone(), Executed { seen });
+            }
+            return;
+        };
+        let horizon = first
+            .seen
+            .closed
+            .after(Contract::RETENTION)
+            .0
+            .saturating_sub(Millis::hours(1).0);
+        if seen.sent.0 >= horizon || seen.sent < first.seen.closed {
+            return;
+        }
+        let conflict = r.error_code() == Some(ErrorCode::IdempotencyConflict);
+        let same = first.seen.params == seen.params;
+        let first_object = first.seen.answer.as_ref().and_then(|a| a.object.clone());
+        let object = seen.answer.as_ref().and_then(|a| a.object.clone());
+        let breach = match (same, conflict) {
+            (false, false) if r.is_success() => Some(Breach::ConflictMissing),
+            (true, true) => Some(Breach::ConflictWithoutChange),
+            (true, false) if r.is_success() && (r.status == 201 || object != first_object) => {
+                Some(Breach::ReplayNotSameObject)
+            }
+            _ => None,
+        };
+        if let Some(b) = breach {
+            let first = first.seen.clone();
+            self.note(b, vec![first, seen]);
+        }
+    }
+}
+
+/// What makes two creates the same purchase while one is unknown: amount and currency
+/// (the log cannot tell a renumbered order from a new one of the same amount; see
+/// docs/check-log.md).
+fn purchase(params: &SafeParams) -> (Option<i64>, Option<Text>) {
+    match params {
+        SafeParams::Order {
+            amount, currency, ..
+        } => (*amount, currency.clone()),
+        _ => (None, None),
+    }
+}
