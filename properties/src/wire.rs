@@ -169,9 +169,16 @@ pub fn params(p: &SafeParams) -> String {
 /// `201 pay_demo_001 v2`, `409 idempotency_conflict`, `no answer`.
 pub fn answer(s: &Seen) -> String {
     let Some(a) = &s.answer else {
-        return "no answer (an unknown outcome)".into();
+        return if s.open {
+            "no answer recorded (the log ends first)".into()
+        } else {
+            "no answer (an unknown outcome)".into()
+        };
     };
     let mut out = a.status.to_string();
+    if a.status >= 500 {
+        out.push_str(" (an unknown outcome)");
+    }
     if let Some(c) = a.code {
         out.push(' ');
         out.push_str(c.as_str());

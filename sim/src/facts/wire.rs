@@ -38,7 +38,10 @@ pub struct Seen {
     pub path: Text,
     pub key: Option<Text>,
     pub params: SafeParams,
+    /// The answer that reached the client (a 5xx too: still an unknown outcome).
     pub answer: Option<Answer>,
+    /// Not closed yet: a witness taken at its send, before its answer.
+    pub open: bool,
 }
 
 /// The part of an answer a witness shows.
@@ -115,6 +118,22 @@ pub enum Breach {
     RetryAfterIgnored,
 }
 
+/// What reached the client: the whole answer, or only its status and Retry-After.
+#[derive(Clone, Copy)]
+enum Reply<'a> {
+    Full(&'a ApiResponse),
+    Status(u16, Option<u32>),
+}
+
+impl Reply<'_> {
+    fn status(&self) -> u16 {
+        match self {
+            Reply::Full(r) => r.status,
+            Reply::Status(s, _) => *s,
+        }
+    }
+}
+
 /// The first exchange executed (answered 2xx) in a scope.
 #[derive(Clone, Debug)]
 struct Executed {
@@ -129,6 +148,9 @@ struct Unknown {
 }
 
 type Owned<T> = (MerchantId, Environment, T);
+
+/// Closes between two prunings of the windowed records.
+const PRUNE_EVERY: u64 = 4096;
 
 /// The wire family. See the module doc.
 #[derive(Clone, Debug, Default)]
@@ -177,6 +199,11 @@ impl WireFacts {
         self.open.len()
     }
 
+    /// Resolves `key` to `owner` from now on (a log reader learns keys as it reads).
+    pub fn own(&mut self, key: ApiKeyId, owner: (MerchantId, Environment)) {
+        self.owners.insert(key, owner);
+    }
+
     /// Folds one event (only the wire's are read).
     pub fn observe(&mut self, at: Millis, what: &What) {
         match what {
@@ -186,7 +213,15 @@ impl WireFacts {
             } => {
                 self.copies.insert(*copy);
             }
-            What::Delivered { id, response, .. } => self.closed(at, *id, Some(response)),
+            What::Delivered { id, response, .. } => {
+                self.closed(at, *id, Some(Reply::Full(response)));
+            }
+            What::DeliveredStatus {
+                id,
+                status,
+                retry_after_s,
+                ..
+            } => self.closed(at, *id, Some(Reply::Status(*status, *retry_after_s))),
             What::Lost {
                 message: Message::Response { id, .. } | Message::Request { id, .. },
             } => self.closed(at, *id, None),
@@ -209,6 +244,7 @@ impl WireFacts {
             key: request.idempotency_key.clone(),
             params: safety_parameters(&request.endpoint),
             answer: None,
+            open: true,
         };
         if let Some(scope) = ScopeKey::of(owner, request) {
             self.on_keyed_send(&seen, &scope);
@@ -290,7 +326,7 @@ impl WireFacts {
         }
     }
 
-    fn closed(&mut self, at: Millis, id: RequestId, response: Option<&ApiResponse>) {
+    fn closed(&mut self, at: Millis, id: RequestId, reply: Option<Reply<'_>>) {
         if self.copies.remove(&id) {
             return;
         }
@@ -298,15 +334,70 @@ impl WireFacts {
             return;
         };
         seen.closed = at;
-        match response.filter(|r| r.status < 500) {
+        seen.open = false;
+        if (self.known + self.unknown) % PRUNE_EVERY == 0 {
+            self.prune(at);
+        }
+        seen.answer = reply.map(|r| match r {
+            Reply::Full(r) => Answer::of(r),
+            Reply::Status(status, retry_after_s) => Answer {
+                status,
+                code: None,
+                object: None,
+                version: None,
+                retry_after_s,
+                related: false,
+            },
+        });
+        self.fill_witnesses(&seen);
+        match reply.filter(|r| r.status() < 500) {
             None => {
                 self.unknown += 1;
                 self.on_unknown(seen, owner, &endpoint);
             }
-            Some(r) => {
+            Some(Reply::Full(r)) => {
                 self.known += 1;
-                seen.answer = Some(Answer::of(r));
                 self.on_known(seen, owner, r);
+            }
+            Some(Reply::Status(..)) => {
+                self.known += 1;
+                if let Some((m, e)) = owner {
+                    self.note_retry_after(&seen, (m, e));
+                }
+            }
+        }
+    }
+
+    /// Forgets what no later request can be judged against: scopes, keys and their
+    /// parameters past the retention (RET-01: the platform forgot them too), queries
+    /// past the spacing, Retry-Afters that ended. Order numbers and Payments are kept
+    /// (UNIQ-01 and versions have no window).
+    fn prune(&mut self, now: Millis) {
+        let window = Millis(now.0.saturating_sub(Contract::RETENTION.0));
+        let spacing = Millis(now.0.saturating_sub(Contract::QUERY_SPACING_MIN.0));
+        self.executed.retain(|_, x| x.seen.sent >= window);
+        self.first_params.retain(|_, x| x.sent >= window);
+        self.key_endpoints.retain(|_, x| x.sent >= window);
+        self.last_query.retain(|_, x| x.sent >= spacing);
+        self.retry_after.retain(|_, (until, _)| *until >= now);
+    }
+
+    /// A witness taken at an exchange's send shows its answer once it has one.
+    fn fill_witnesses(&mut self, closed: &Seen) {
+        for w in self.witnesses.values_mut() {
+            for e in w.entries.iter_mut().filter(|e| e.open && e.id == closed.id) {
+                *e = closed.clone();
+            }
+        }
+    }
+
+    /// RATE-03: a 429 or 503 with Retry-After holds its scope until then.
+    fn note_retry_after(&mut self, seen: &Seen, owner: (MerchantId, Environment)) {
+        let Some(a) = &seen.answer else { return };
+        if let (Some(s), true) = (a.retry_after_s, matches!(a.status, 429 | 503)) {
+            if let Some(scope) = self.scope_of(seen, owner) {
+                let until = seen.closed.after(Millis::secs(u64::from(s)));
+                self.retry_after.insert(scope, (until, seen.clone()));
             }
         }
     }
@@ -333,12 +424,7 @@ impl WireFacts {
                 .remove(&(m, e, p.merchant_order_no.clone()));
             self.judge_order(&seen, (m, e), p.id, &p.merchant_order_no);
         }
-        if let (Some(s), true) = (r.retry_after_s, matches!(r.status, 429 | 503)) {
-            if let Some(scope) = self.scope_of(&seen, (m, e)) {
-                let until = seen.closed.after(Millis::secs(u64::from(s)));
-                self.retry_after.insert(scope, (until, seen.clone()));
-            }
-        }
+        self.note_retry_after(&seen, (m, e));
         if let Some(scope) = self.scope_of(&seen, (m, e)) {
             if seen.method == Method::Post && seen.params != SafeParams::None {
                 self.judge_replay(&scope, seen, r);
