@@ -36,7 +36,8 @@ fn check_log(name: &str, body: &str) -> (Value, i32) {
     let file = temp(name, body);
     let o = run(&["check-log", file.to_str().unwrap(), "--format", "json"]);
     no_panic(&o);
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+    let v: Value =
+        serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
     (v["files"][0].clone(), code(&o))
 }
 
@@ -51,7 +52,12 @@ fn by_name(properties: &Value) -> Vec<(String, Value)> {
 
 /// Runs `script` against a sandbox with `plan`, then judges its tapes: the verdict of
 /// the session, and check-log's of its events and of its HAR.
-fn session(name: &str, plan: &str, script: &str, args: &[&str]) -> (Value, (Value, i32), (Value, i32)) {
+fn session(
+    name: &str,
+    plan: &str,
+    script: &str,
+    args: &[&str],
+) -> (Value, (Value, i32), (Value, i32)) {
     let plan = temp(&format!("{name}-plan.json"), plan);
     let mut s = Serve::start(name, &["--faults", plan.to_str().unwrap()]);
     node(script, &s, args);
@@ -67,20 +73,32 @@ fn session(name: &str, plan: &str, script: &str, args: &[&str]) -> (Value, (Valu
 
 /// The events give the verdict exactly; the HAR gives it for what the wire witnesses.
 fn agree(verdict: &Value, events: &Value, har: &Value) {
-    assert_eq!(statuses(&events["properties"]), statuses(&verdict["properties"]));
+    assert_eq!(
+        statuses(&events["properties"]),
+        statuses(&verdict["properties"])
+    );
     let har = by_name(&har["properties"]);
     let mut wire_judged = 0;
     for (name, sandbox) in by_name(&verdict["properties"]) {
-        let (_, from_har) = har.iter().find(|(n, _)| *n == name).expect("every property");
+        let (_, from_har) = har
+            .iter()
+            .find(|(n, _)| *n == name)
+            .expect("every property");
         if from_har["status"] == "cannot_judge" {
             let missing = from_har["missing"].as_array().expect("what was missing");
-            assert!(!missing.is_empty() && missing.iter().all(|m| m["why"].is_string()), "{name}");
+            assert!(
+                !missing.is_empty() && missing.iter().all(|m| m["why"].is_string()),
+                "{name}"
+            );
         } else {
             assert_eq!(from_har["status"], sandbox["status"], "{name}");
             wire_judged += 1;
         }
     }
-    assert!(wire_judged >= 10, "the wire properties judge the HAR: {wire_judged}");
+    assert!(
+        wire_judged >= 10,
+        "the wire properties judge the HAR: {wire_judged}"
+    );
 }
 
 #[test]
@@ -90,8 +108,12 @@ fn check_log_reference_client_tapes_give_the_sandboxs_verdict() {
                             {"endpoint":"create_payment","nth":3,"action":"rate_limited"},
                             {"endpoint":"create_payment","nth":4,"action":"unavailable"}],
                   "retry_after_s":1}"#;
-    let (verdict, (events, events_code), (har, har_code)) =
-        session("cl-ref", plan, "reference_client.mjs", &["ORDER-1", "A", "k-ref-1"]);
+    let (verdict, (events, events_code), (har, har_code)) = session(
+        "cl-ref",
+        plan,
+        "reference_client.mjs",
+        &["ORDER-1", "A", "k-ref-1"],
+    );
     assert_eq!(verdict["holds"], true, "{verdict:#}");
     agree(&verdict, &events, &har);
     assert_eq!((events_code, har_code), (0, 0), "{har:#}");
@@ -102,8 +124,12 @@ fn check_log_reference_client_tapes_give_the_sandboxs_verdict() {
 #[test]
 fn check_log_dont_do_this_tapes_give_the_sandboxs_verdict_and_the_har_its_wire_part() {
     let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#;
-    let (verdict, (events, events_code), (har, har_code)) =
-        session("cl-dont", plan, "dont_do_this.mjs", &["ORDER-1", "A", "k-dont"]);
+    let (verdict, (events, events_code), (har, har_code)) = session(
+        "cl-dont",
+        plan,
+        "dont_do_this.mjs",
+        &["ORDER-1", "A", "k-dont"],
+    );
     agree(&verdict, &events, &har);
     assert_eq!((events_code, har_code), (1, 1));
     let har = by_name(&har["properties"]);
@@ -111,11 +137,23 @@ fn check_log_dont_do_this_tapes_give_the_sandboxs_verdict_and_the_har_its_wire_p
     // The ledger's double charge: the sandbox sees it, a HAR cannot.
     let charged = find("client-never-charges-an-order-twice");
     assert_eq!(charged["status"], "cannot_judge");
-    assert!(charged["missing"].to_string().contains("the acquirer's ledger is not in a log"), "{charged}");
+    assert!(
+        charged["missing"]
+            .to_string()
+            .contains("the acquirer's ledger is not in a log"),
+        "{charged}"
+    );
     // What the wire shows of it: a new key for the order whose result was unknown.
     let wire = find("wire-client-keeps-key-and-order-after-unknown");
     assert_eq!(wire["status"], "violated", "{wire}");
-    assert!(wire["detail"].as_str().unwrap().starts_with("entry 1 "), "{wire}");
-    assert_eq!(wire["witness"]["entries"].as_array().unwrap().len(), 2, "{wire}");
+    assert!(
+        wire["detail"].as_str().unwrap().starts_with("entry 1 "),
+        "{wire}"
+    );
+    assert_eq!(
+        wire["witness"]["entries"].as_array().unwrap().len(),
+        2,
+        "{wire}"
+    );
     assert!(wire["rules"].to_string().contains("UNKNOWN-03"));
 }

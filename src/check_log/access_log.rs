@@ -39,12 +39,15 @@ pub struct AccessLine {
 
 /// Whether a JSON object looks like this shape (for format detection).
 pub fn looks_like(v: &serde_json::Value) -> bool {
-    ["time", "method", "path"].iter().all(|k| v.get(k).is_some())
+    ["time", "method", "path"]
+        .iter()
+        .all(|k| v.get(k).is_some())
 }
 
 /// Line `n` as an entry, or why it does not read.
 pub fn entry(n: u64, text: &str) -> Result<Entry, String> {
-    let l: AccessLine = serde_json::from_str(text).map_err(|e| format!("not the access-log shape: {e}"))?;
+    let l: AccessLine =
+        serde_json::from_str(text).map_err(|e| format!("not the access-log shape: {e}"))?;
     let started_ms = super::entry::parse_time(&l.time)
         .ok_or_else(|| format!("time '{}' is not a date", l.time))?;
     let outcome = match (l.status, &l.error) {

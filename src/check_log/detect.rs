@@ -42,8 +42,10 @@ pub fn detect(path: &Path) -> Result<Format, String> {
     let at = format!("{}:1", path.display());
     let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
     if text.iter().all(u8::is_ascii_whitespace) {
-        let rest = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if rest as usize <= head.len() {
+        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let blank = len <= PEEK
+            && std::fs::read(path).is_ok_and(|all| all.iter().all(u8::is_ascii_whitespace));
+        if blank {
             return Err(format!("{}: empty: nothing to judge", path.display()));
         }
     }

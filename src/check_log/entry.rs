@@ -134,7 +134,9 @@ pub fn target_of(url: &str) -> String {
 /// `Bearer sk_1` → `sk_1`.
 pub fn bearer(value: &str) -> Option<String> {
     let v = value.trim();
-    let token = v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "))?;
+    let token = v
+        .strip_prefix("Bearer ")
+        .or_else(|| v.strip_prefix("bearer "))?;
     Some(token.trim().to_owned()).filter(|t| !t.is_empty())
 }
 
@@ -177,7 +179,11 @@ pub fn parse_time(s: &str) -> Option<i64> {
         return None;
     }
     // Days from civil (Howard Hinnant's algorithm).
-    let (yy, mm) = if mo <= 2 { (y - 1, mo + 9) } else { (y, mo - 3) };
+    let (yy, mm) = if mo <= 2 {
+        (y - 1, mo + 9)
+    } else {
+        (y, mo - 3)
+    };
     let era = yy.div_euclid(400);
     let yoe = yy - era * 400;
     let doy = (153 * mm + 2) / 5 + d - 1;
@@ -196,9 +202,20 @@ mod tests {
         assert_eq!(parse_time("1970-01-01T00:00:00.000Z"), Some(0));
         assert_eq!(parse_time("1970-01-01T00:00:05.25Z"), Some(5_250));
         assert_eq!(parse_time("1970-01-01T01:00:00+01:00"), Some(0));
-        assert_eq!(parse_time("1970-01-10T01:00:00.000Z"), Some(9 * 86_400_000 + 3_600_000));
-        assert_eq!(parse_time("2026-12-01T10:00:00.123456-05:00").map(|t| t % 1000), Some(123));
-        for bad in ["", "yesterday", "2026-13-01T00:00:00Z", "2026-12-01T00:00:00Q"] {
+        assert_eq!(
+            parse_time("1970-01-10T01:00:00.000Z"),
+            Some(9 * 86_400_000 + 3_600_000)
+        );
+        assert_eq!(
+            parse_time("2026-12-01T10:00:00.123456-05:00").map(|t| t % 1000),
+            Some(123)
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-01T00:00:00Z",
+            "2026-12-01T00:00:00Q",
+        ] {
             assert_eq!(parse_time(bad), None, "{bad}");
         }
     }
@@ -213,7 +230,10 @@ mod tests {
 
     #[test]
     fn urls_become_targets() {
-        assert_eq!(target_of("https://api.example/v1/payments?a=1"), "/v1/payments?a=1");
+        assert_eq!(
+            target_of("https://api.example/v1/payments?a=1"),
+            "/v1/payments?a=1"
+        );
         assert_eq!(target_of("http://h"), "/");
         assert_eq!(target_of("/v1/refunds"), "/v1/refunds");
         assert_eq!(bearer("Bearer ak_1").as_deref(), Some("ak_1"));

@@ -110,20 +110,39 @@ impl Feed {
         };
         self.entries += 1;
         self.judged += 1;
-        request.api_key = self.keys.resolve(entry.api_key.as_deref(), &mut self.folded.wire);
+        request.api_key = self
+            .keys
+            .resolve(entry.api_key.as_deref(), &mut self.folded.wire);
         let base = *self.base.get_or_insert(entry.started_ms);
         let start = Millis(entry.started_ms.saturating_sub(base).max(0) as u64).max(self.last);
         self.last = start;
         self.flush_until(start);
         let id = id_of(entry.label);
         let from = 0;
-        self.folded.observe(&Event::new(start, What::Sent { id, from, request }));
+        self.folded
+            .observe(&Event::new(start, What::Sent { id, from, request }));
         let end = start.after(Millis(entry.duration_ms));
         let what = match (&entry.outcome, entry.response()) {
-            (_, Some(response)) => What::Delivered { id, to: from, response },
-            (Outcome::Answered { status, retry_after_s, .. }, None) => {
+            (_, Some(response)) => What::Delivered {
+                id,
+                to: from,
+                response,
+            },
+            (
+                Outcome::Answered {
+                    status,
+                    retry_after_s,
+                    ..
+                },
+                None,
+            ) => {
                 self.bodiless += 1;
-                What::DeliveredStatus { id, to: from, status: *status, retry_after_s: *retry_after_s }
+                What::DeliveredStatus {
+                    id,
+                    to: from,
+                    status: *status,
+                    retry_after_s: *retry_after_s,
+                }
             }
             (Outcome::NoAnswer, None) => What::Lost {
                 message: Message::Response { id, to: from },
@@ -148,6 +167,9 @@ impl Feed {
     /// The log has ended: every exchange closed, and what the log lacked said.
     pub fn finish(&mut self) {
         self.flush_until(Millis(u64::MAX));
+        if let Some(why) = self.keys.unknown_reason(self.judged) {
+            self.folded.supply.lack(Evidence::ApiKeys, why);
+        }
         self.folded.close();
         let s = &mut self.folded.supply;
         if self.bodiless > 0 {
@@ -159,12 +181,18 @@ impl Feed {
                 ),
             );
         }
-        if let Some(why) = self.keys.unknown_reason(self.judged) {
-            s.lack(Evidence::ApiKeys, why);
-        }
-        s.lack(Evidence::Platform, "the platform's own record (what each request executed, its store) is not in a log");
+        s.lack(
+            Evidence::Platform,
+            "a log holds no record of what each request executed, nor the platform's store",
+        );
         s.lack(Evidence::Ledger, "the acquirer's ledger is not in a log");
-        s.lack(Evidence::ClientProcess, "the client's own decisions (its timeouts, the submission behind a request) are not in a log");
-        s.lack(Evidence::MerchantDb, "the merchant's database is not in a log");
+        s.lack(
+            Evidence::ClientProcess,
+            "a log holds no timeout, retry or submission of the client's process",
+        );
+        s.lack(
+            Evidence::MerchantDb,
+            "the merchant's database is not in a log",
+        );
     }
 }

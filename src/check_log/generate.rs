@@ -84,17 +84,53 @@ pub fn write(n: u64, out: &mut impl Write) -> std::io::Result<()> {
         );
         let object = payment(i, amount);
         if i % 10 == 0 {
-            line(&mut out, at, "POST", "/v1/payments", Some(&key), Some(&body), None, None)?;
+            line(
+                &mut out,
+                at,
+                "POST",
+                "/v1/payments",
+                Some(&key),
+                Some(&body),
+                None,
+                None,
+            )?;
             written += 1;
             let retry = at + 1_000;
-            line(&mut out, retry, "POST", "/v1/payments", Some(&key), Some(&body), Some(200), Some(&object))?;
+            line(
+                &mut out,
+                retry,
+                "POST",
+                "/v1/payments",
+                Some(&key),
+                Some(&body),
+                Some(200),
+                Some(&object),
+            )?;
         } else {
-            line(&mut out, at, "POST", "/v1/payments", Some(&key), Some(&body), Some(201), Some(&object))?;
+            line(
+                &mut out,
+                at,
+                "POST",
+                "/v1/payments",
+                Some(&key),
+                Some(&body),
+                Some(201),
+                Some(&object),
+            )?;
         }
         written += 1;
         if written < n {
             let path = format!("/v1/payments/{}", PaymentId(i as u32));
-            line(&mut out, at + 2_000, "GET", &path, None, None, Some(200), Some(&object))?;
+            line(
+                &mut out,
+                at + 2_000,
+                "GET",
+                &path,
+                None,
+                None,
+                Some(200),
+                Some(&object),
+            )?;
             written += 1;
         }
     }
@@ -106,6 +142,9 @@ mod tests {
     #[test]
     fn generated_times_are_iso_dates() {
         assert_eq!(super::time(super::START_MS), "2026-12-01T00:00:00.000Z");
-        assert_eq!(super::super::entry::parse_time("2026-12-01T00:00:00.000Z"), Some(super::START_MS));
+        assert_eq!(
+            super::super::entry::parse_time("2026-12-01T00:00:00.000Z"),
+            Some(super::START_MS)
+        );
     }
 }

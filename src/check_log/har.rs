@@ -92,7 +92,10 @@ impl Body {
 fn base64(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0);
-    for c in text.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=') {
+    for c in text
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
+    {
         let v = match c {
             b'A'..=b'Z' => c - b'A',
             b'a'..=b'z' => c - b'a' + 26,
@@ -128,13 +131,15 @@ fn to_entry(i: u64, e: HarEntry) -> Result<Entry, String> {
     };
     let outcome = match &e.response {
         Some(resp) if resp.status > 0 && resp.error.is_none() && e.error.is_none() => {
-            let retry_after_s = header(&resp.headers, "Retry-After").and_then(|v| v.trim().parse().ok());
+            let retry_after_s =
+                header(&resp.headers, "Retry-After").and_then(|v| v.trim().parse().ok());
             let body = match &resp.content {
                 Some(c) => c.bytes()?,
                 None => None,
             };
             Outcome::Answered {
-                status: u16::try_from(resp.status).map_err(|_| format!("status {}", resp.status))?,
+                status: u16::try_from(resp.status)
+                    .map_err(|_| format!("status {}", resp.status))?,
                 retry_after_s,
                 body,
             }
@@ -153,7 +158,10 @@ fn to_entry(i: u64, e: HarEntry) -> Result<Entry, String> {
 
 /// Streams `reader`'s `log.entries`, calling `each` with each entry (1-based index) or
 /// why it does not read. `Err` for a file that is not a HAR.
-pub fn read(reader: impl Read, each: &mut dyn FnMut(Result<Entry, (Label, String)>)) -> Result<(), String> {
+pub fn read(
+    reader: impl Read,
+    each: &mut dyn FnMut(Result<Entry, (Label, String)>),
+) -> Result<(), String> {
     let mut de = serde_json::Deserializer::from_reader(reader);
     let found = Top { each }
         .deserialize(&mut de)
@@ -187,7 +195,9 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
         let mut found = false;
         while let Some(key) = map.next_key::<String>()? {
             if key == "log" {
-                found = map.next_value_seed(Log { each: &mut *self.each })?;
+                found = map.next_value_seed(Log {
+                    each: &mut *self.each,
+                })?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -217,7 +227,9 @@ impl<'de> Visitor<'de> for Log<'_, '_> {
         let mut found = false;
         while let Some(key) = map.next_key::<String>()? {
             if key == "entries" {
-                map.next_value_seed(Entries { each: &mut *self.each })?;
+                map.next_value_seed(Entries {
+                    each: &mut *self.each,
+                })?;
                 found = true;
             } else {
                 map.next_value::<IgnoredAny>()?;

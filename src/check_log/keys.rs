@@ -47,7 +47,8 @@ impl Keys {
     pub fn load(map: Option<&Path>) -> Result<Keys, String> {
         let mut keys = Keys::default();
         for k in default_api_keys().into_iter().chain([rotated_key_spec()]) {
-            keys.map.insert(k.id.to_string(), (k.merchant, k.environment));
+            keys.map
+                .insert(k.id.to_string(), (k.merchant, k.environment));
         }
         let Some(path) = map else { return Ok(keys) };
         let text = std::fs::read_to_string(path)

@@ -72,7 +72,10 @@ impl Judged {
         if self.verdicts.iter().any(|v| v.status == Status::Violated) {
             1
         } else if self.judged == 0
-            || self.verdicts.iter().all(|v| v.status == Status::CannotJudge)
+            || self
+                .verdicts
+                .iter()
+                .all(|v| v.status == Status::CannotJudge)
         {
             2
         } else if self.skipped > 0 {
@@ -85,7 +88,8 @@ impl Judged {
 
 pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     if let Some(n) = args.generate {
-        generate::write(n, &mut std::io::stdout().lock()).map_err(|e| format!("cannot write: {e}"))?;
+        generate::write(n, &mut std::io::stdout().lock())
+            .map_err(|e| format!("cannot write: {e}"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut worst = 0u8;
@@ -149,11 +153,20 @@ pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String>
                 })?;
             }
             feed.finish();
-            let label = if format == Format::Har { Label::HarEntry } else { Label::Line };
+            let label = if format == Format::Har {
+                Label::HarEntry
+            } else {
+                Label::Line
+            };
             let name = |s: &payhub_sim::facts::wire::Seen| {
                 format!("{} (at +{})", label(u64::from(s.id.0)), s.sent)
             };
-            let verdicts = crate::judge_cmd::judge_all(&feed.folded.facts, &feed.folded.wire, &feed.folded.supply, &name);
+            let verdicts = crate::judge_cmd::judge_all(
+                &feed.folded.facts,
+                &feed.folded.wire,
+                &feed.folded.supply,
+                &name,
+            );
             Judged {
                 file: path.to_owned(),
                 format,
@@ -205,7 +218,9 @@ fn judge_events(path: &Path, progress: &crate::progress::Progress) -> Result<Jud
         entries += 1;
         let read = text
             .ok_or_else(|| "not UTF-8 text".to_owned())
-            .and_then(|t| serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}")));
+            .and_then(|t| {
+                serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}"))
+            });
         match read {
             Ok(e) => folded.observe(&e),
             Err(why) => {

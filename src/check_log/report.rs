@@ -44,7 +44,10 @@ pub fn closing(j: &Judged) -> String {
         .filter(|v| v.status != Status::CannotJudge)
         .count();
     let cannot = j.verdicts.len() - judged;
-    match (j.exit(), j.verdicts.iter().find(|v| v.status == Status::Violated)) {
+    match (
+        j.exit(),
+        j.verdicts.iter().find(|v| v.status == Status::Violated),
+    ) {
         (1, Some(v)) => format!(
             "VIOLATED {} [{}]: {}",
             v.name,
@@ -55,9 +58,7 @@ pub fn closing(j: &Judged) -> String {
             "INCOMPLETE: {} entries unreadable; nothing violated in the rest ({judged} properties judged, {cannot} cannot judge)",
             j.skipped
         ),
-        _ => format!(
-            "all {judged} properties judged hold; {cannot} cannot judge from this source"
-        ),
+        _ => format!("all {judged} properties judged hold; {cannot} cannot judge from this source"),
     }
 }
 
@@ -70,8 +71,18 @@ fn text(j: &Judged) -> String {
         let _ = writeln!(s, "  … and {} more", j.skipped as usize - j.skips.len());
     }
     for v in &j.verdicts {
-        let detail = v.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
-        let _ = writeln!(s, "{} {}{detail}  [{}]", v.status_text(), v.name, v.rules.join(", "));
+        let detail = v
+            .detail
+            .as_deref()
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "{} {}{detail}  [{}]",
+            v.status_text(),
+            v.name,
+            v.rules.join(", ")
+        );
         if let Some(w) = &v.witness {
             for e in &w.entries {
                 let _ = writeln!(s, "    {}", witness_line(j, e));
@@ -122,7 +133,12 @@ fn json(j: &Judged) -> serde_json::Value {
 }
 
 fn markdown(j: &Judged) -> String {
-    let mut s = format!("# check-log: {}\n\n{}\n\n**{}**\n\n", j.file.display(), read_line(j), closing(j));
+    let mut s = format!(
+        "# check-log: {}\n\n{}\n\n**{}**\n\n",
+        j.file.display(),
+        read_line(j),
+        closing(j)
+    );
     for (label, why) in &j.skips {
         let _ = writeln!(s, "- skipped {label}: {why}");
     }
@@ -138,7 +154,13 @@ fn markdown(j: &Judged) -> String {
         );
     }
     for v in j.verdicts.iter().filter(|v| v.status == Status::Violated) {
-        let _ = writeln!(s, "\n## {}\n\n{}\n\nRules: {}.", v.name, v.detail.as_deref().unwrap_or_default(), v.rules.join(", "));
+        let _ = writeln!(
+            s,
+            "\n## {}\n\n{}\n\nRules: {}.",
+            v.name,
+            v.detail.as_deref().unwrap_or_default(),
+            v.rules.join(", ")
+        );
         if v.witness.is_some() {
             let _ = write!(s, "\n```mermaid\n{}```\n", mermaid(j, v));
         }
@@ -149,7 +171,9 @@ fn markdown(j: &Judged) -> String {
 /// The witness entries as a sequence diagram: each request, its answer (or a lost
 /// one), and the gap before the next.
 pub fn mermaid(j: &Judged, v: &Verdict) -> String {
-    let mut s = String::from("sequenceDiagram\n    participant C as client\n    participant P as platform\n");
+    let mut s = String::from(
+        "sequenceDiagram\n    participant C as client\n    participant P as platform\n",
+    );
     let Some(w) = &v.witness else { return s };
     let mut last: Option<&Seen> = None;
     for e in &w.entries {
@@ -157,7 +181,13 @@ pub fn mermaid(j: &Judged, v: &Verdict) -> String {
             let _ = writeln!(s, "    Note over C,P: {} later", e.sent.since(prev.closed));
         }
         let clean = |t: String| t.replace([';', '#'], " ");
-        let _ = writeln!(s, "    C->>P: {} +{} {}", name(j, e), e.sent, clean(request(e)));
+        let _ = writeln!(
+            s,
+            "    C->>P: {} +{} {}",
+            name(j, e),
+            e.sent,
+            clean(request(e))
+        );
         match &e.answer {
             Some(_) => {
                 let _ = writeln!(s, "    P-->>C: {}", clean(answer(e)));

@@ -58,10 +58,10 @@ pub struct Answer {
 
 impl Answer {
     fn of(r: &ApiResponse) -> Answer {
-        let (object, version) = match &r.body {
-            ResponseBody::Payment(p) => (Some(Text::from(p.id.to_string())), Some(p.version)),
-            ResponseBody::Refund(x) => (Some(Text::from(x.id.to_string())), Some(x.version)),
-            ResponseBody::Session(s) => (Some(Text::from(s.id.to_string())), None),
+        let (object, version) = match (&r.body, r.payment(), r.refund()) {
+            (_, Some(p), _) => (Some(Text::from(p.id.to_string())), Some(p.version)),
+            (_, _, Some(x)) => (Some(Text::from(x.id.to_string())), Some(x.version)),
+            (ResponseBody::Session(s), _, _) => (Some(Text::from(s.id.to_string())), None),
             _ => (None, None),
         };
         let related = match &r.body {
