@@ -26,6 +26,7 @@ use payhub_model::{
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// One exchange as a witness names it: when it was sent and closed, what was sent,
 /// and what came back (`None`: an unknown outcome).
@@ -137,17 +138,21 @@ impl Reply<'_> {
 /// The first exchange executed (answered 2xx) in a scope.
 #[derive(Clone, Debug)]
 struct Executed {
-    seen: Seen,
+    seen: Rec,
 }
 
 /// A create whose outcome its client does not know.
 #[derive(Clone, Debug)]
 struct Unknown {
-    seen: Seen,
+    seen: Rec,
     purchase: (Option<i64>, Option<Text>),
 }
 
 type Owned<T> = (MerchantId, Environment, T);
+
+/// One exchange's record, shared by every map that holds it (one allocation per
+/// exchange seen, not one per map).
+type Rec = Rc<Seen>;
 
 /// Closes between two prunings of the windowed records.
 const PRUNE_EVERY: u64 = 4096;
@@ -156,15 +161,15 @@ const PRUNE_EVERY: u64 = 4096;
 #[derive(Clone, Debug, Default)]
 pub struct WireFacts {
     owners: BTreeMap<ApiKeyId, (MerchantId, Environment)>,
-    open: BTreeMap<RequestId, (Seen, Owner, Endpoint)>,
+    open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
     executed: BTreeMap<ScopeKey, Executed>,
-    first_params: BTreeMap<ScopeKey, Seen>,
-    key_endpoints: BTreeMap<Owned<Text>, Seen>,
-    order_payments: BTreeMap<Owned<Text>, (PaymentId, Seen)>,
+    first_params: BTreeMap<ScopeKey, Rec>,
+    key_endpoints: BTreeMap<Owned<Text>, Rec>,
+    order_payments: BTreeMap<Owned<Text>, (PaymentId, Rec)>,
     unknown_orders: BTreeMap<Owned<Text>, Unknown>,
-    versions: BTreeMap<PaymentId, Seen>,
-    last_query: BTreeMap<Owned<Text>, Seen>,
-    retry_after: BTreeMap<ScopeKey, (Millis, Seen)>,
+    versions: BTreeMap<PaymentId, Rec>,
+    last_query: BTreeMap<Owned<Text>, Rec>,
+    retry_after: BTreeMap<ScopeKey, (Millis, Rec)>,
     /// Copies the network made of a request: not the client's.
     copies: std::collections::BTreeSet<RequestId>,
     /// The first witness of each pattern.
@@ -235,7 +240,7 @@ impl WireFacts {
         if owner.is_none() {
             self.ownerless += 1;
         }
-        let seen = Seen {
+        let seen = Rc::new(Seen {
             id,
             sent: at,
             closed: at,
@@ -245,7 +250,7 @@ impl WireFacts {
             params: safety_parameters(&request.endpoint),
             answer: None,
             open: true,
-        };
+        });
         if let Some(scope) = ScopeKey::of(owner, request) {
             self.on_keyed_send(&seen, &scope);
         }
@@ -256,14 +261,15 @@ impl WireFacts {
             .insert(id, (seen, owner, request.endpoint.clone()));
     }
 
-    fn note(&mut self, breach: Breach, entries: Vec<Seen>) {
-        self.witnesses
-            .entry(breach)
-            .or_insert(Witness { breach, entries });
+    fn note(&mut self, breach: Breach, entries: Vec<Rec>) {
+        self.witnesses.entry(breach).or_insert_with(|| Witness {
+            breach,
+            entries: entries.iter().map(|e| Seen::clone(e)).collect(),
+        });
     }
 
     /// GEN-05 (one endpoint per key, the parameters bound to it) and RATE-03.
-    fn on_keyed_send(&mut self, seen: &Seen, scope: &ScopeKey) {
+    fn on_keyed_send(&mut self, seen: &Rec, scope: &ScopeKey) {
         let k = (scope.merchant, scope.environment, scope.key.clone());
         match self.key_endpoints.get(&k) {
             Some(first) if (first.method, &first.path) != (seen.method, &seen.path) => {
@@ -293,7 +299,7 @@ impl WireFacts {
     }
 
     /// UNKNOWN-03 (a new key or order number after an unknown result) and SCHED-02.
-    fn on_owned_send(&mut self, seen: &Seen, (m, e): (MerchantId, Environment), ep: &Endpoint) {
+    fn on_owned_send(&mut self, seen: &Rec, (m, e): (MerchantId, Environment), ep: &Endpoint) {
         if let Some(order) = order_no(ep) {
             let k = (m, e, order.clone());
             if let Some(u) = self.unknown_orders.get(&k) {
@@ -330,9 +336,10 @@ impl WireFacts {
         if self.copies.remove(&id) {
             return;
         }
-        let Some((mut seen, owner, endpoint)) = self.open.remove(&id) else {
+        let Some((sent, owner, endpoint)) = self.open.remove(&id) else {
             return;
         };
+        let mut seen = Seen::clone(&sent);
         seen.closed = at;
         seen.open = false;
         if (self.known + self.unknown) % PRUNE_EVERY == 0 {
@@ -350,6 +357,7 @@ impl WireFacts {
             },
         });
         self.fill_witnesses(&seen);
+        let seen = Rc::new(seen);
         match reply.filter(|r| r.status() < 500) {
             None => {
                 self.unknown += 1;
@@ -392,7 +400,7 @@ impl WireFacts {
     }
 
     /// RATE-03: a 429 or 503 with Retry-After holds its scope until then.
-    fn note_retry_after(&mut self, seen: &Seen, owner: (MerchantId, Environment)) {
+    fn note_retry_after(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
         let Some(a) = &seen.answer else { return };
         if let (Some(s), true) = (a.retry_after_s, matches!(a.status, 429 | 503)) {
             if let Some(scope) = self.scope_of(seen, owner) {
@@ -402,7 +410,7 @@ impl WireFacts {
         }
     }
 
-    fn on_unknown(&mut self, seen: Seen, owner: Owner, endpoint: &Endpoint) {
+    fn on_unknown(&mut self, seen: Rec, owner: Owner, endpoint: &Endpoint) {
         let (Some((m, e)), Some(order)) = (owner, order_no(endpoint)) else {
             return;
         };
@@ -412,7 +420,7 @@ impl WireFacts {
             .or_insert(Unknown { seen, purchase });
     }
 
-    fn on_known(&mut self, seen: Seen, owner: Owner, r: &ApiResponse) {
+    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ApiResponse) {
         self.judge_related(&seen, r);
         if let Some(p) = r.payment() {
             self.judge_version(&seen, p.id, p.version);
@@ -432,7 +440,7 @@ impl WireFacts {
         }
     }
 
-    fn scope_of(&self, seen: &Seen, (m, e): (MerchantId, Environment)) -> Option<ScopeKey> {
+    fn scope_of(&self, seen: &Rec, (m, e): (MerchantId, Environment)) -> Option<ScopeKey> {
         Some(ScopeKey {
             merchant: m,
             environment: e,
@@ -443,7 +451,7 @@ impl WireFacts {
     }
 
     /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
-    fn judge_related(&mut self, seen: &Seen, r: &ApiResponse) {
+    fn judge_related(&mut self, seen: &Rec, r: &ApiResponse) {
         let needs = matches!(
             r.error_code(),
             Some(
@@ -459,7 +467,7 @@ impl WireFacts {
 
     /// A version shown by an answer to a request sent after the highest version seen
     /// was received never goes back (concurrent requests are not ordered).
-    fn judge_version(&mut self, seen: &Seen, payment: PaymentId, version: u32) {
+    fn judge_version(&mut self, seen: &Rec, payment: PaymentId, version: u32) {
         match self.versions.get(&payment) {
             Some(high) => {
                 let v = high.answer.as_ref().and_then(|a| a.version).unwrap_or(0);
@@ -479,7 +487,7 @@ impl WireFacts {
     /// UNIQ-01: one Payment per (merchant, environment, order number).
     fn judge_order(
         &mut self,
-        seen: &Seen,
+        seen: &Rec,
         (m, e): (MerchantId, Environment),
         id: PaymentId,
         order: &Text,
@@ -499,7 +507,7 @@ impl WireFacts {
 
     /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution, within the
     /// retention (RET-01; a request near its end is not judged: the record may be gone).
-    fn judge_replay(&mut self, scope: &ScopeKey, seen: Seen, r: &ApiResponse) {
+    fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ApiResponse) {
         let Some(first) = self.executed.get(scope) else {
             if r.is_success() {
                 self.executed.insert(scope.clone(), Executed { seen });
