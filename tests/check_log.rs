@@ -311,3 +311,45 @@ fn check_log_a_generated_log_is_judged_and_holds() {
     assert_eq!(f["judged"], 2000);
     assert!(statuses_of_wire(&f).iter().all(|s| s == "holds"), "{f:#}");
 }
+
+#[test]
+fn check_log_wire_properties_agree_with_the_registry_on_the_simulators_anti_patterns() {
+    for (args, registry, wire) in [
+        (
+            &["--seed", "0", "--policy", "new_order_no_after_timeout"][..],
+            "client-never-charges-an-order-twice",
+            "wire-client-keeps-key-and-order-after-unknown",
+        ),
+        (
+            &["--seed", "2", "--policy", "poll_too_fast"][..],
+            "client-spaces-queries",
+            "wire-client-spaces-queries",
+        ),
+    ] {
+        let events = run(&[&["replay"], args, &["--format", "events"]].concat());
+        let file = temp(&format!("cl-sim-{}.jsonl", args[3]), &stdout(&events));
+        let (f, code) = judged(&[file.to_str().unwrap()]);
+        assert_eq!(code, 1, "{args:?}");
+        assert_eq!(f["format"], "events");
+        assert_eq!(property(&f, registry)["status"], "violated", "{args:?}");
+        assert_eq!(property(&f, wire)["status"], "violated", "{args:?}: {f:#}");
+    }
+    // A passing run: the wire properties hold where the registry holds.
+    let events = run(&["replay", "--seed", "11", "--format", "events"]);
+    let file = temp("cl-sim-11.jsonl", &stdout(&events));
+    let (f, code) = judged(&[file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{f:#}");
+    assert!(statuses_of_wire(&f).iter().all(|s| s == "holds"));
+}
+
+#[test]
+fn check_log_several_files_exit_with_the_worst() {
+    let ok = fixture("har/firefox.har");
+    let bad = fixture("har/platform-replay-201.har");
+    let partial = fixture("har/one-unreadable.har");
+    let empty = temp("cl-several-empty.har", "");
+    let exit = |files: &[&str]| code(&run(&[&["check-log"], files].concat()));
+    assert_eq!(exit(&[&ok, &partial]), 3);
+    assert_eq!(exit(&[&partial, &bad, &ok]), 1);
+    assert_eq!(exit(&[&bad, empty.to_str().unwrap()]), 2);
+}
