@@ -353,3 +353,32 @@ fn check_log_several_files_exit_with_the_worst() {
     assert_eq!(exit(&[&partial, &bad, &ok]), 1);
     assert_eq!(exit(&[&bad, empty.to_str().unwrap()]), 2);
 }
+
+#[test]
+fn check_log_a_503_temporarily_unavailable_is_known_not_accepted_and_a_500_unknown() {
+    let log = |status: u16, body: &str| {
+        let create = |t: &str, key: &str| {
+            format!(
+                r#""time":"2026-12-01T10:00:{t}Z","method":"POST","path":"/v1/payments","api_key":"ak_1","idempotency_key":"{key}","request_body":"{{\"merchant_order_no\":\"ORDER-1\",\"amount\":100,\"currency\":\"USD\"}}""#
+            )
+        };
+        format!(
+            "{{{},\"status\":{status},\"response_body\":{}}}\n{{{},\"status\":409,\"response_body\":\"{{\\\"error\\\":{{\\\"code\\\":\\\"order_no_conflict\\\",\\\"retryable\\\":false,\\\"related_resource_id\\\":\\\"pay_demo_001\\\"}}}}\"}}\n",
+            create("00.000", "k-1"),
+            serde_json::to_string(body).unwrap(),
+            create("05.000", "k-2"),
+        )
+    };
+    let paused = r#"{"error":{"code":"temporarily_unavailable","retryable":true}}"#;
+    let file = temp("cl-503.jsonl", &log(503, paused));
+    let (f, code) = judged(&[file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{f:#}");
+    let internal = r#"{"error":{"code":"internal_error","retryable":true}}"#;
+    let failed = temp("cl-500.jsonl", &log(500, internal));
+    let (f, code) = judged(&[failed.to_str().unwrap()]);
+    assert_eq!(code, 1, "{f:#}");
+    assert_eq!(
+        violated(&f),
+        ["wire-client-keeps-key-and-order-after-unknown"]
+    );
+}

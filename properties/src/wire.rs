@@ -128,7 +128,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         name: "wire-client-honours-retry-after",
         rules: &[Rule::RetryAfterHonoured],
         side: Side::Client,
-        about: "After a 429 or 503 with Retry-After, a client sends nothing under that scope before Retry-After has passed.",
+        about: "After a 429 with Retry-After, a client sends nothing under that scope before Retry-After has passed.",
         breaches: &[Breach::RetryAfterIgnored],
         needs: SCOPED,
     },
@@ -176,7 +176,7 @@ pub fn answer(s: &Seen) -> String {
         };
     };
     let mut out = a.status.to_string();
-    if a.status >= 500 {
+    if a.status >= 500 && a.code != Some(payhub_model::ErrorCode::TemporarilyUnavailable) {
         out.push_str(" (an unknown outcome)");
     }
     if let Some(c) = a.code {

@@ -6,8 +6,9 @@
 //! would multiply its states. [`WireFacts`] is folded beside them by the judges of
 //! recorded streams (`judge`, `check-log`, the sandbox's verdict).
 //!
-//! An exchange is *known* once its answer reached the client with a status below 500;
-//! a request with no answer (reset, lost, timed out) or a 5xx is an *unknown outcome*
+//! An exchange is *known* once its answer reached the client with a status below 500
+//! (or the one 5xx that means "not accepted", 503 temporarily_unavailable, RATE-05);
+//! a request with no answer (reset, lost, timed out) or another 5xx is an *unknown outcome*
 //! (UNKNOWN-01, UNKNOWN-02; Jepsen's `:info`), never judged as executed or not. The
 //! scope of a request is its API key's merchant and environment, its method, path and
 //! `Idempotency-Key` (SCOPE-01); a request whose key names no known owner is counted in
@@ -115,7 +116,7 @@ pub enum Breach {
     ParamsChangedUnderKey,
     /// SCHED-02: two queries of one object less than 10 s apart.
     QueryTooSoon,
-    /// RATE-03: a request under a scope before its Retry-After had passed.
+    /// RATE-03: a request under a scope before its 429's Retry-After had passed.
     RetryAfterIgnored,
 }
 
@@ -127,10 +128,15 @@ enum Reply<'a> {
 }
 
 impl Reply<'_> {
-    fn status(&self) -> u16 {
+    /// Whether the client knows the outcome: any answer below 500, and the one 5xx that
+    /// means "not accepted", 503 temporarily_unavailable (RATE-05: "treat other 5xx as
+    /// result unknown"); a bare 503 without that body is unknown too.
+    fn known(&self) -> bool {
         match self {
-            Reply::Full(r) => r.status,
-            Reply::Status(s, _) => *s,
+            Reply::Full(r) => {
+                r.status < 500 || r.error_code() == Some(ErrorCode::TemporarilyUnavailable)
+            }
+            Reply::Status(s, _) => *s < 500,
         }
     }
 }
@@ -358,7 +364,7 @@ impl WireFacts {
         });
         self.fill_witnesses(&seen);
         let seen = Rc::new(seen);
-        match reply.filter(|r| r.status() < 500) {
+        match reply.filter(Reply::known) {
             None => {
                 self.unknown += 1;
                 self.on_unknown(seen, owner, &endpoint);
@@ -399,10 +405,11 @@ impl WireFacts {
         }
     }
 
-    /// RATE-03: a 429 or 503 with Retry-After holds its scope until then.
+    /// RATE-03: a 429 with Retry-After holds its scope until then ("Wait Retry-After
+    /// seconds, then retry with the original idempotency key"; a 503 says "retry later").
     fn note_retry_after(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
         let Some(a) = &seen.answer else { return };
-        if let (Some(s), true) = (a.retry_after_s, matches!(a.status, 429 | 503)) {
+        if let (Some(s), 429) = (a.retry_after_s, a.status) {
             if let Some(scope) = self.scope_of(seen, owner) {
                 let until = seen.closed.after(Millis::secs(u64::from(s)));
                 self.retry_after.insert(scope, (until, seen.clone()));
