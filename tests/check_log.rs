@@ -382,3 +382,29 @@ fn check_log_a_503_temporarily_unavailable_is_known_not_accepted_and_a_500_unkno
         ["wire-client-keeps-key-and-order-after-unknown"]
     );
 }
+
+/// The text output groups what this source cannot judge by the evidence it lacks: one
+/// paragraph per missing set, naming its properties, instead of a line per property.
+#[test]
+fn check_log_text_groups_what_it_cannot_judge_by_the_missing_evidence() {
+    let o = run(&["check-log", &fixture("har/sanitized.har")]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        !out.lines().any(|l| l.starts_with("cannot judge (")),
+        "one line per property: {out}"
+    );
+    let keys = out
+        .lines()
+        .position(|l| l.starts_with("cannot judge, 8 properties: needs every request's API key"))
+        .unwrap_or_else(|| panic!("no API-key paragraph: {out}"));
+    let names = out.lines().nth(keys + 1).unwrap();
+    assert!(
+        names.contains("wire-client-keeps-key-and-order-after-unknown"),
+        "{names}"
+    );
+    assert!(
+        out.contains("cannot judge, 20 properties: needs the platform's own record"),
+        "{out}"
+    );
+}

@@ -70,7 +70,11 @@ fn text(j: &Judged) -> String {
     if j.skipped as usize > j.skips.len() {
         let _ = writeln!(s, "  … and {} more", j.skipped as usize - j.skips.len());
     }
-    for v in &j.verdicts {
+    for v in j
+        .verdicts
+        .iter()
+        .filter(|v| v.status != Status::CannotJudge)
+    {
         let detail = v
             .detail
             .as_deref()
@@ -89,7 +93,44 @@ fn text(j: &Judged) -> String {
             }
         }
     }
+    s += &cannot_judge(j);
     s + &closing(j) + "\n"
+}
+
+/// The properties this source cannot judge, one paragraph per missing evidence set
+/// (`cannot judge, 16 properties: needs the acquirer's ledger (…)` and their names), so
+/// that a reader sees at a glance what the log lacks rather than one line per property.
+fn cannot_judge(j: &Judged) -> String {
+    let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for v in j
+        .verdicts
+        .iter()
+        .filter(|v| v.status == Status::CannotJudge)
+    {
+        let needs = v.status_text();
+        match groups.iter_mut().find(|(n, _)| *n == needs) {
+            Some((_, names)) => names.push(v.name),
+            None => groups.push((needs, vec![v.name])),
+        }
+    }
+    let mut s = String::new();
+    for (needs, names) in groups {
+        let needs = needs
+            .trim_start_matches("cannot judge (")
+            .trim_end_matches(')');
+        let _ = writeln!(
+            s,
+            "cannot judge, {} {}: {needs}\n    {}",
+            names.len(),
+            if names.len() == 1 {
+                "property"
+            } else {
+                "properties"
+            },
+            names.join(", ")
+        );
+    }
+    s
 }
 
 /// `entry 3  +5.250s → +5.370s  POST /v1/payments … → 201 pay_demo_001 version 1`.
