@@ -232,6 +232,7 @@ fn router(edge: Arc<Edge>) -> Router {
         .route("/__sandbox/script", get(script))
         .route("/__sandbox/har", get(har))
         .route("/__sandbox/", get(page))
+        .route("/__sandbox/page.json", get(page_json))
         .route("/__sandbox/reset", post(reset))
         .route("/__sandbox/faults", get(faults).post(set_faults))
         .route("/__sandbox/authenticate", post(authenticate))
@@ -516,12 +517,20 @@ async fn script(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response 
     reply.map_or_else(crashed, respond)
 }
 
-/// `GET /__sandbox/`: the page.
-async fn page(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+/// `GET /__sandbox/`: the page (a shell; its script fetches `page.json`).
+async fn page() -> Response {
+    respond(HttpReply::text(
+        200,
+        "text/html; charset=utf-8",
+        super::page::to_html(),
+    ))
+}
+
+/// `GET /__sandbox/page.json`: what the page renders.
+async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = q.index();
     let reply = edge.with_core(ns, |core, _| {
-        let html = super::page::to_html(&core.world().facts, core.trace());
-        HttpReply::text(200, "text/html; charset=utf-8", html)
+        HttpReply::json(200, super::page::to_json(&core.world().facts, core.trace()))
     });
     reply.map_or_else(crashed, respond)
 }
