@@ -315,3 +315,69 @@ fn serve_help_shows_the_cards_keys_controls_and_examples() {
         assert!(help.contains(want), "{want}: {help}");
     }
 }
+
+/// `--tape FILE`: the session's events in the file as they happen (the lines of
+/// `/__sandbox/events`); a long session's record in memory rotates, the verdict still
+/// judges every event and says what the record no longer holds, the events export is
+/// refused (pointing at the file), and the file, judged, gives the session's verdict.
+#[test]
+fn serve_tape_file_records_every_event_and_a_long_session_stays_bounded() {
+    let tape = temp("session.jsonl", "");
+    let mut s = Serve::start("tape", &["--tape", tape.to_str().unwrap()]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let events = s.control("GET", "/__sandbox/events", "").body;
+    assert!(events.lines().count() > 3, "{events}");
+    assert_eq!(
+        std::fs::read_to_string(&tape).unwrap(),
+        events,
+        "as it happens"
+    );
+
+    // 16,000 queries of orders that do not exist: past two trace segments.
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let s = &s;
+            scope.spawn(move || {
+                for i in 0..4_000 {
+                    let path = format!("/v1/payments?merchant_order_no=NONE-{t}-{i}");
+                    let reply = s.answer("GET", &path, &[("Authorization", "Bearer ak_1")], "");
+                    assert!(reply.status < 500, "{}", reply.body);
+                }
+            });
+        }
+    });
+    let verdict = s.verdict();
+    assert_eq!(verdict["holds"], true, "{verdict:#}");
+    let record = &verdict["record"];
+    let judged = record["events_judged"].as_u64().unwrap();
+    assert!(record["events_dropped"].as_u64().unwrap() > 0, "{record}");
+    assert!(
+        record["note"].as_str().unwrap().contains("no longer held"),
+        "{record}"
+    );
+    let refused = s.control("GET", "/__sandbox/events", "");
+    assert_eq!(refused.status, 410, "{}", refused.body);
+    assert!(refused.body.contains("--tape FILE"), "{}", refused.body);
+    let page = s.control("GET", "/__sandbox/page.json", "").json();
+    assert!(page["note"].as_str().unwrap().contains("no longer held"));
+
+    let file = std::fs::read_to_string(&tape).unwrap();
+    assert_eq!(
+        file.lines().count() as u64,
+        judged,
+        "every event is in the file"
+    );
+    let judge = run(&["judge", tape.to_str().unwrap(), "--format", "json"]);
+    let judge: serde_json::Value = serde_json::from_str(&stdout(&judge)).unwrap();
+    assert_eq!(
+        statuses(&judge["properties"]),
+        statuses(&verdict["properties"])
+    );
+
+    // A reset starts the file again: it holds one session.
+    assert_eq!(s.control("POST", "/__sandbox/reset", "").status, 200);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let events = s.control("GET", "/__sandbox/events", "").body;
+    assert_eq!(std::fs::read_to_string(&tape).unwrap(), events);
+    s.healthy();
+}

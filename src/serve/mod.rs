@@ -16,8 +16,10 @@ pub mod har;
 pub mod http;
 pub mod http_map;
 pub mod page;
+pub mod record;
 pub mod sandbox;
 pub mod script;
+pub mod tape_file;
 pub mod verdict;
 pub mod webhooks;
 
@@ -51,6 +53,11 @@ pub struct ServeArgs {
     /// `seeded` a mix drawn from `--seed`.
     #[arg(long, value_enum, default_value = "a")]
     pub branches: Branches,
+    /// Record the session's events to FILE as JSON Lines as they happen (what
+    /// `payhub-verify judge` reads); merchant 2's go to FILE with `-merchant-2` before its
+    /// extension. A reset starts the file again.
+    #[arg(long, value_name = "FILE")]
+    pub tape: Option<PathBuf>,
     /// POST the platform's webhooks to this http:// URL (a 2xx acknowledges one; anything
     /// else loses it, and the platform re-delivers).
     #[arg(long)]
@@ -88,6 +95,7 @@ Examples:
   payhub-verify serve --addr 127.0.0.1:0 --clock manual
   payhub-verify serve --faults plan.json --branches b
   payhub-verify serve --webhooks http://127.0.0.1:9000/payhub
+  payhub-verify serve --tape session.jsonl   # then: payhub-verify judge session.jsonl
   curl -s localhost:8080/v1/payments -H 'Authorization: Bearer ak_1' -H 'Idempotency-Key: k1' \\
     -d '{\"merchant_order_no\":\"ORDER-1\",\"amount\":10000,\"currency\":\"USD\",\"card\":\"A\"}'
   curl -s localhost:8080/__sandbox/verdict?format=markdown
@@ -121,7 +129,17 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         webhooks: webhooks.is_some(),
     };
     // One session per namespace: merchant 1, merchant 2.
-    let cores = vec![Sandbox::new(settings.clone()), Sandbox::new(settings)];
+    let mut namespaces = Vec::new();
+    for ns in 0..2 {
+        let tape = match &args.tape {
+            Some(base) => Some(tape_file::TapeFile::create(&tape_file::path_of(base, ns))?),
+            None => None,
+        };
+        namespaces.push(http::Namespace {
+            core: Sandbox::new(settings.clone()),
+            tape,
+        });
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -140,7 +158,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             );
         }
         print!("{}", banner(addr, args));
-        let edge = Arc::new(http::Edge::new(cores, args.clock, webhooks));
+        let edge = Arc::new(http::Edge::new(namespaces, args.clock, webhooks));
         tokio::select! {
             _ = http::serve(listener, edge) => {}
             _ = tokio::signal::ctrl_c() => println!("payhub-verify serve: stopped"),
@@ -162,6 +180,14 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
         args.seed,
         args.webhooks.as_deref().unwrap_or("none")
     );
+    if let Some(base) = &args.tape {
+        let _ = writeln!(
+            s,
+            "tape: merchant 1's events to {}, merchant 2's to {} (JSON Lines, as they happen)",
+            base.display(),
+            tape_file::path_of(base, 1).display()
+        );
+    }
     s.push_str("API keys (Authorization: Bearer …):\n");
     for k in default_api_keys() {
         let _ = writeln!(

@@ -5,7 +5,8 @@
 //! Without JavaScript the page links to the verdict and the events. Its icon is inline,
 //! so a browser asks the sandbox for nothing that would enter the session.
 
-use payhub_sim::{Facts, Trace};
+use super::record::Record;
+use payhub_sim::Facts;
 
 /// Trace lines shown, the latest ones.
 const LINES_MAX: usize = 500;
@@ -56,7 +57,8 @@ function render(s) {
     v.append(ul);
   }
   document.getElementById('summary').textContent = s.lines_total + ' trace lines' +
-    (s.lines.length < s.lines_total ? ', the latest ' + s.lines.length + ' shown' : '');
+    (s.lines.length < s.lines_total ? ', the latest ' + s.lines.length + ' shown' : '') +
+    (s.note ? '; ' + s.note : '');
   document.getElementById('trace').textContent = s.lines.join('\n');
 }
 async function refresh() {
@@ -73,18 +75,19 @@ refresh();
 
 /// `GET /__sandbox/page.json`: what the page renders. `{"events":N,"violated":[{"name",
 /// "detail","rules"}],"lines_total":N,"lines":[…]}`, the latest [`LINES_MAX`] lines.
-pub fn to_json(facts: &Facts, trace: &Trace) -> String {
+pub fn to_json(facts: &Facts, record: &Record) -> String {
     let violated: Vec<_> = crate::judge_cmd::verdicts(facts)
         .into_iter()
         .filter(|v| v.status == "violated")
         .map(|v| serde_json::json!({ "name": v.name, "detail": v.detail, "rules": v.rules }))
         .collect();
-    let text = trace.to_text();
+    let text = record.text();
     let lines: Vec<&str> = text.lines().collect();
     let shown = &lines[lines.len().saturating_sub(LINES_MAX)..];
     let json = serde_json::json!({
-        "events": trace.stream.len(),
+        "events": record.events_total(),
         "violated": violated,
+        "note": record.note(),
         "lines_total": lines.len(),
         "lines": shown,
     });
@@ -106,7 +109,7 @@ mod tests {
     #[test]
     fn an_empty_session_holds_and_shows_no_exchange() {
         let json: serde_json::Value =
-            serde_json::from_str(&to_json(&Facts::default(), &Trace::new())).unwrap();
+            serde_json::from_str(&to_json(&Facts::default(), &Record::default())).unwrap();
         assert_eq!(json["events"], 0);
         assert_eq!(json["violated"], serde_json::json!([]));
         assert_eq!(json["lines_total"], 0);

@@ -15,7 +15,7 @@ use payhub_sim::driver::Violation;
 /// The session's script.
 pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let config = sandbox.config();
-    let tape = sandbox.tape();
+    let tape = sandbox.tape()?;
     let mut no_check = |_: &World| -> Option<Violation> { None };
     let (replayed, _) = payhub_sim::driver::replay(config, tape, &mut no_check, None)
         .map_err(|(i, e)| format!("the session does not replay at step {}: {e}", i + 1))?;
@@ -28,7 +28,7 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let about = format!(
         "A payhub-verify serve session: {} choices, {} events, ending at {}",
         tape.len(),
-        sandbox.trace().stream.len(),
+        sandbox.record().events_total(),
         sandbox.world_now()
     );
     let text = payhub_sim::script::script_from_tape(config, tape, violation, &about)?;
