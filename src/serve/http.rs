@@ -520,7 +520,11 @@ async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -
     let reply = edge.with_core(ns, |core, _| {
         let facts = &core.world().facts;
         if markdown {
-            let md = super::verdict::to_markdown(facts, core.trace());
+            let session = super::diagrams::Session {
+                world: core.world(),
+                record: core.record(),
+            };
+            let md = super::verdict::to_markdown(facts, core.trace(), &session);
             HttpReply::text(200, "text/markdown; charset=utf-8", md)
         } else {
             let record = core.record();

@@ -11,6 +11,7 @@
 
 pub mod business;
 pub mod cards;
+pub mod diagrams;
 pub mod faults;
 pub mod har;
 pub mod http;

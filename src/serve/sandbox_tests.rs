@@ -497,3 +497,49 @@ fn timeout_01_a_client_that_gives_up_on_a_held_answer_has_an_unknown_result() {
         violated(&sb)
     );
 }
+
+/// The verdict's diagram of a violation draws its witnesses only: the two creates of the
+/// double charge (the second under its new order number) and their charges, with the
+/// property and its rules as a note; an unrelated order of the session is not in it,
+/// though the session's diagram has it.
+#[test]
+fn unknown_03_the_double_charges_diagram_draws_its_witnesses_only() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","order":"ORDER-1","nth":1,"action":"reset_after"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    assert_eq!(create(&mut sb, "k0", "ORDER-OTHER", 500, 'A').status, 201);
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!(
+        create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A').status,
+        201
+    );
+    let session = crate::serve::diagrams::Session {
+        world: sb.world(),
+        record: sb.record(),
+    };
+    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let (_, witness) = md
+        .split_once("The entries that witness it:")
+        .unwrap_or_else(|| panic!("no witness diagram: {md}"));
+    let (witness, whole) = witness
+        .split_once("## The session")
+        .expect("the session's diagram");
+    for named in [
+        "Idempotency-Key: k1",
+        "Idempotency-Key: k2",
+        "ORDER-1-retry",
+        "att_002",
+        "att_003",
+    ] {
+        assert!(witness.contains(named), "{named} not in {witness}");
+    }
+    assert!(
+        witness.contains("Note over")
+            && witness.contains("client-never-charges-an-order-twice [EFFECT-01, UNKNOWN-03"),
+        "{witness}"
+    );
+    assert!(
+        !witness.contains("ORDER-OTHER") && !witness.contains("att_001"),
+        "{witness}"
+    );
+    assert!(whole.contains("ORDER-OTHER"), "{whole}");
+}

@@ -1,7 +1,9 @@
 //! The session's verdict: every property of the harness over the session's facts (the
 //! judge of `payhub-verify judge`, so that the session's event stream judged there gives
-//! the same verdicts), as JSON and as Markdown with the session's sequence diagram.
+//! the same verdicts), as JSON and as Markdown with a diagram of each violation's
+//! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
+use super::diagrams::Session;
 use crate::judge_cmd::{Verdict, verdicts};
 use payhub_sim::{Facts, Trace};
 use std::fmt::Write as _;
@@ -19,24 +21,28 @@ pub fn to_json(facts: &Facts, events: usize) -> String {
 }
 
 /// The verdict as Markdown: a table of every property, then each violation with its
-/// rules and the session as a Mermaid sequence diagram in the contract's notation.
-pub fn to_markdown(facts: &Facts, trace: &Trace) -> String {
+/// rules and the diagram of its witnesses, and the session (the trace segment held last)
+/// as a Mermaid sequence diagram in the contract's notation.
+pub fn to_markdown(facts: &Facts, trace: &Trace, session: &Session) -> String {
     let verdicts = verdicts(facts);
     let violated: Vec<&Verdict> = verdicts.iter().filter(|v| v.status == "violated").collect();
     let mut s = String::from("# Sandbox verdict\n\n");
     match violated.first() {
         None => {
-            let _ = writeln!(s, "**All hold** over {} events.\n", trace.stream.len());
+            let _ = writeln!(s, "**All hold** over {} events.\n", session.events_total());
         }
         Some(v) => {
             let _ = writeln!(
                 s,
                 "**VIOLATED** `{}` over {} events: {}\n",
                 v.name,
-                trace.stream.len(),
+                session.events_total(),
                 v.detail.as_deref().unwrap_or_default()
             );
         }
+    }
+    if let Some(note) = session.record.note() {
+        let _ = writeln!(s, "Every event was judged; {note}.\n");
     }
     s.push_str("| property | status | rules | detail |\n|---|---|---|---|\n");
     for v in &verdicts {
@@ -57,6 +63,7 @@ pub fn to_markdown(facts: &Facts, trace: &Trace) -> String {
             v.detail.as_deref().unwrap_or_default(),
             v.rules.join(", ")
         );
+        s.push_str(&session.witness_diagram(v));
     }
     if !violated.is_empty() {
         if trace.events.len() <= DIAGRAM_LINES_MAX {
