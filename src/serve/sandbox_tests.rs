@@ -299,6 +299,13 @@ fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
         script
             .contains("client-never-charges-an-order-twice (violated in the session, holds here)")
     );
+    // What the script can say of it: the ledger the verdict judged.
+    assert!(
+        script.ends_with(
+            "expect ledger: charges(order=ORDER-1) = 1\nexpect ledger: charges(order=ORDER-1-retry) = 1\n"
+        ),
+        "{script}"
+    );
 }
 
 #[test]
