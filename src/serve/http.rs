@@ -268,6 +268,7 @@ fn router(edge: Arc<Edge>) -> Router {
         .route("/__sandbox/reset", post(reset))
         .route("/__sandbox/faults", get(faults).post(set_faults))
         .route("/__sandbox/authenticate", post(authenticate))
+        .route("/__sandbox/fill", post(fill))
         .fallback(api)
         .with_state(edge)
 }
@@ -690,4 +691,43 @@ async fn authenticate(
         Some(Err(e)) => bad(e),
         None => crashed(),
     }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FillBody {
+    payments: usize,
+}
+
+/// Payments one call of `fill` creates under the lock; the lock is released between.
+const FILL_CHUNK: usize = 1_000;
+/// The most one `POST /__sandbox/fill` creates.
+const FILL_MAX: usize = 1_000_000;
+
+/// `POST /__sandbox/fill {"payments":N}`: N more Payments in the session (the load
+/// benchmark's setup), in chunks, so that other requests are answered in between.
+async fn fill(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) -> Response {
+    let ns = q.index();
+    let body: FillBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    if body.payments > FILL_MAX {
+        return bad(format!("at most {FILL_MAX} Payments per call"));
+    }
+    let mut left = body.payments;
+    let held = loop {
+        let chunk = left.min(FILL_CHUNK);
+        let held = match edge.with_core(ns, |core, now| core.fill(now, chunk)) {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => return bad(e),
+            None => return crashed(),
+        };
+        left -= chunk;
+        if left == 0 {
+            break held;
+        }
+        tokio::task::yield_now().await;
+    };
+    respond(HttpReply::json(200, serde_json::json!({ "held": held }).to_string()))
 }

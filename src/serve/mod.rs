@@ -78,7 +78,7 @@ API keys (Authorization: Bearer ak_N): ak_1 merchant 1 test, ak_2 merchant 1 liv
 
 Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox/verdict
   [?format=markdown], GET /__sandbox/events, GET /__sandbox/script, GET /__sandbox/har,
-  POST /__sandbox/reset,
+  POST /__sandbox/reset, POST /__sandbox/fill {\"payments\":N} (N Payments more, for load tests),
   GET|POST /__sandbox/faults, POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
 
 Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
@@ -239,6 +239,10 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
             "the session as a what-if script (payhub-verify run replays it)",
         ),
         ("POST /__sandbox/reset", "a new session"),
+        (
+            "POST /__sandbox/fill {\"payments\":N}",
+            "N more Payments, created through the model (load tests)",
+        ),
         (
             "GET|POST /__sandbox/faults",
             "the fault plan in force / a new one",

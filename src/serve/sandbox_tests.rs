@@ -550,3 +550,17 @@ fn unknown_03_the_double_charges_diagram_draws_its_witnesses_only() {
     );
     assert!(whole.contains("ORDER-OTHER"), "{whole}");
 }
+
+/// The load benchmark's setup: `fill` creates Payments as merchant 1's creates would,
+/// numbered on from those held, each charged once.
+#[test]
+fn fill_creates_payments_as_creates_would() {
+    let mut sb = plain();
+    assert_eq!(create(&mut sb, "k1", "ORDER-1", 100, 'A').status, 201);
+    assert_eq!(sb.fill(sb.now(), 30), Ok(31));
+    assert_eq!(sb.fill(sb.now(), 9), Ok(40));
+    assert_eq!(captures(&sb), 40);
+    let again = get(&mut sb, "/v1/payments?merchant_order_no=FILL-39");
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert!(violated(&sb).is_empty());
+}
