@@ -729,5 +729,8 @@ async fn fill(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) 
         }
         tokio::task::yield_now().await;
     };
-    respond(HttpReply::json(200, serde_json::json!({ "held": held }).to_string()))
+    respond(HttpReply::json(
+        200,
+        serde_json::json!({ "held": held }).to_string(),
+    ))
 }
