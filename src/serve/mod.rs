@@ -5,9 +5,11 @@
 //! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
 //! and its live driver), [`http_map`] HTTP ↔ model, [`cards`] the test cards,
 //! [`faults`] the fault plan, [`business`] business orders as the wire witnesses them,
-//! [`verdict`], [`script`] and [`har`] what the session exports, [`page`] the page at
-//! `/__sandbox/`, [`webhooks`] the webhook
-//! outbox and its POST, [`http`] the edge (tokio, hyper, axum).
+//! [`record`] the session's trace and tape in memory, bounded, [`verdict`] (with
+//! [`diagrams`], a diagram of each violation's witnesses), [`script`] and [`har`] what
+//! the session exports, [`page`] the page at `/__sandbox/`, [`webhooks`] the webhook
+//! outbox and its POST, [`tape_file`] `--tape FILE`, [`http`] the edge (tokio, hyper,
+//! axum).
 
 pub mod business;
 pub mod cards;
