@@ -138,32 +138,64 @@ impl Folded {
         self.events += 1;
     }
 
-    /// A whole stream, with the harness's API keys.
-    pub(crate) fn of_stream<'a>(events: impl IntoIterator<Item = &'a Event>) -> Folded {
-        let mut f = Folded::new(harness_owners());
-        for e in events {
-            f.observe(e);
-        }
-        f.close();
-        f
-    }
-
     /// The stream has ended: what its wire facts lacked.
     pub(crate) fn close(&mut self) {
-        if self.wire.ownerless > 0 {
-            self.supply.lack(
-                payhub_properties::evidence::Evidence::ApiKeys,
-                format!(
-                    "{} request(s) with an API key that names no known merchant",
-                    self.wire.ownerless
-                ),
-            );
-        }
+        lack_ownerless(&self.wire, &mut self.supply);
     }
 
     /// Every verdict, exchanges named `exchange #N`.
     pub(crate) fn verdicts(&self) -> Vec<Verdict> {
         judge_all(&self.facts, &self.wire, &self.supply, &|s: &Seen| {
+            format!("exchange {} (at {})", s.id, s.sent)
+        })
+    }
+}
+
+/// A stream that has ended lacks the API keys of requests whose key names no merchant.
+fn lack_ownerless(wire: &WireFacts, supply: &mut Supply) {
+    if wire.ownerless > 0 {
+        supply.lack(
+            payhub_properties::evidence::Evidence::ApiKeys,
+            format!(
+                "{} request(s) with an API key that names no known merchant",
+                wire.ownerless
+            ),
+        );
+    }
+}
+
+/// The wire facts of a stream and what it supplied: what the judges need beside the
+/// world's facts. The sandbox keeps one, folded from every event as it is recorded, so
+/// that its verdict judges the whole session even after its record dropped old events.
+#[derive(Clone, Debug)]
+pub(crate) struct WireSide {
+    pub(crate) wire: WireFacts,
+    pub(crate) supply: Supply,
+}
+
+impl Default for WireSide {
+    fn default() -> WireSide {
+        WireSide {
+            wire: harness_owners(),
+            supply: Supply::empty(),
+        }
+    }
+}
+
+impl WireSide {
+    pub(crate) fn observe(&mut self, e: &Event) {
+        self.wire.observe(e.at, &e.what);
+        self.supply.saw(&e.what);
+    }
+
+    /// The stream has ended (so far): what its wire facts lacked.
+    pub(crate) fn close(&mut self) {
+        lack_ownerless(&self.wire, &mut self.supply);
+    }
+
+    /// Every verdict over `facts` and this wire side, exchanges named `exchange #N`.
+    pub(crate) fn verdicts(&self, facts: &Facts) -> Vec<Verdict> {
+        judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
             format!("exchange {} (at {})", s.id, s.sent)
         })
     }

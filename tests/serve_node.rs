@@ -88,5 +88,26 @@ fn serve_node_dont_do_this_client_gets_the_double_charge_named() {
         rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),
         "{rules}"
     );
+    // The script cannot file the second create under the first order (its request lines
+    // carry no business order): it reproduces the ledger the verdict judged instead, the
+    // order captured once under each number, and `run` checks it against the replay.
+    let script = s.control("GET", "/__sandbox/script", "").body;
+    let expected = "expect ledger: charges(order=ORDER-1) = 1\nexpect ledger: charges(order=ORDER-1-retry) = 1\n";
+    assert!(script.ends_with(expected), "{script}");
+    let (_, ran) = s.judged_and_run("node-dont-script");
+    assert_eq!(
+        ran, 0,
+        "the script's ledger expectations hold in the replay"
+    );
+    let claimed_once = script.replace(
+        "charges(order=ORDER-1-retry) = 1",
+        "charges(order=ORDER-1-retry) = 0",
+    );
+    let file = temp("node-dont-once.pha", &claimed_once);
+    assert_eq!(
+        code(&run(&["run", file.to_str().unwrap()])),
+        1,
+        "a ledger without the second charge fails"
+    );
     s.healthy();
 }

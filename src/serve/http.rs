@@ -10,6 +10,7 @@
 use super::faults::Plan;
 use super::http_map::{HttpReply, HttpRequest, Wire};
 use super::sandbox::{Sandbox, Step};
+use super::tape_file::TapeFile;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Query, Request, State};
@@ -43,46 +44,77 @@ pub enum ClockMode {
     Manual,
 }
 
-/// The edge's state: one core per namespace, the clock, where webhooks go.
+/// The edge's state: one session per namespace, the clock, where webhooks go.
 pub struct Edge {
-    cores: Vec<Mutex<Sandbox>>,
+    namespaces: Vec<Mutex<Namespace>>,
     clock: ClockMode,
     started: Instant,
     webhooks: Option<(String, u16, String)>,
 }
 
+/// One namespace: its session's core and, with `--tape FILE`, the file its events go to.
+pub struct Namespace {
+    pub core: Sandbox,
+    pub tape: Option<TapeFile>,
+}
+
+impl Namespace {
+    /// Writes the events recorded since the last call to the tape file (the record may
+    /// then rotate its trace).
+    fn hand_out_events(&mut self) {
+        match &mut self.tape {
+            Some(file) => {
+                self.core.hand_out_events(|e| file.write(e));
+                file.flush();
+            }
+            None => self.core.hand_out_events(|_| {}),
+        }
+    }
+}
+
 impl Edge {
     pub fn new(
-        cores: Vec<Sandbox>,
+        namespaces: Vec<Namespace>,
         clock: ClockMode,
         webhooks: Option<(String, u16, String)>,
     ) -> Edge {
         Edge {
-            cores: cores.into_iter().map(Mutex::new).collect(),
+            namespaces: namespaces.into_iter().map(Mutex::new).collect(),
             clock,
             started: Instant::now(),
             webhooks,
         }
     }
 
-    /// Runs `f` on namespace `ns`'s core at the edge's `now`, printing the world's errors. A panic
-    /// in the core (a bug) is answered 500 and printed, and the session goes on.
-    fn with_core<T>(&self, ns: usize, f: impl FnOnce(&mut Sandbox, Millis) -> T) -> Option<T> {
-        let mut core = self
-            .cores
+    /// Runs `f` on namespace `ns` at the edge's `now`, printing the world's errors and
+    /// writing its new events to the tape file. A panic in the core (a bug) is answered
+    /// 500 and printed, and the session goes on.
+    fn with_namespace<T>(
+        &self,
+        ns: usize,
+        f: impl FnOnce(&mut Namespace, Millis) -> T,
+    ) -> Option<T> {
+        let mut guard = self
+            .namespaces
             .get(ns)?
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let now = match self.clock {
             ClockMode::Real => Millis(self.started.elapsed().as_millis() as u64),
-            ClockMode::Manual => core.now(),
+            ClockMode::Manual => guard.core.now(),
         };
-        let core = &mut *core;
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(core, now)));
-        for e in core.take_errors() {
+        let namespace = &mut *guard;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(namespace, now)));
+        for e in namespace.core.take_errors() {
             eprintln!("payhub-verify serve: sandbox error: {e}");
         }
+        namespace.hand_out_events();
         result.ok()
+    }
+
+    /// [`Edge::with_namespace`] on the namespace's core.
+    fn with_core<T>(&self, ns: usize, f: impl FnOnce(&mut Sandbox, Millis) -> T) -> Option<T> {
+        self.with_namespace(ns, |n, now| f(&mut n.core, now))
     }
 }
 
@@ -106,7 +138,7 @@ const BACKGROUND_EVERY: Duration = Duration::from_millis(20);
 /// webhooks in flight are POSTed.
 async fn background(edge: Arc<Edge>) {
     loop {
-        for ns in 0..edge.cores.len() {
+        for ns in 0..edge.namespaces.len() {
             if edge.clock == ClockMode::Real {
                 edge.with_core(ns, |core, now| core.catch_up(now));
             }
@@ -232,9 +264,11 @@ fn router(edge: Arc<Edge>) -> Router {
         .route("/__sandbox/script", get(script))
         .route("/__sandbox/har", get(har))
         .route("/__sandbox/", get(page))
+        .route("/__sandbox/page.json", get(page_json))
         .route("/__sandbox/reset", post(reset))
         .route("/__sandbox/faults", get(faults).post(set_faults))
         .route("/__sandbox/authenticate", post(authenticate))
+        .route("/__sandbox/fill", post(fill))
         .fallback(api)
         .with_state(edge)
 }
@@ -487,21 +521,49 @@ async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -
     let reply = edge.with_core(ns, |core, _| {
         let facts = &core.world().facts;
         if markdown {
-            let md = super::verdict::to_markdown(facts, core.trace());
+            let session = super::diagrams::Session {
+                world: core.world(),
+                record: core.record(),
+            };
+            let md = super::verdict::to_markdown(facts, core.trace(), &session);
             HttpReply::text(200, "text/markdown; charset=utf-8", md)
         } else {
-            let json = super::verdict::to_json(facts, &core.trace().stream);
-            HttpReply::json(200, json)
+            let record = core.record();
+            let json = super::verdict::to_json(facts, record);
+            HttpReply::json(200, with_record(json, record))
         }
     });
     reply.map_or_else(crashed, respond)
 }
 
+/// 410 Gone, in the error shape, with why: what the session's record no longer holds.
+fn gone(message: String) -> HttpReply {
+    let body =
+        serde_json::json!({ "error": { "code": "gone", "message": message, "retryable": false } });
+    HttpReply::json(410, body.to_string())
+}
+
+/// The verdict's JSON with the session's `"record"`: every event judged, and what the
+/// record in memory no longer holds (`"note"`, when it dropped some).
+fn with_record(verdict: String, record: &super::record::Record) -> String {
+    let Ok(mut json) = serde_json::from_str::<serde_json::Value>(&verdict) else {
+        return verdict;
+    };
+    json["record"] = serde_json::json!({
+        "events_judged": record.events_total(),
+        "events_held": record.events_held().count(),
+        "events_dropped": record.events_dropped(),
+        "note": record.note(),
+    });
+    serde_json::to_string_pretty(&json).unwrap_or(verdict)
+}
+
 /// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
 async fn events(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = q.index();
-    let reply = edge.with_core(ns, |core, _| {
-        HttpReply::text(200, "application/x-ndjson", core.events_jsonl())
+    let reply = edge.with_core(ns, |core, _| match core.events_jsonl() {
+        Ok(lines) => HttpReply::text(200, "application/x-ndjson", lines),
+        Err(e) => gone(e),
     });
     reply.map_or_else(crashed, respond)
 }
@@ -509,19 +571,33 @@ async fn events(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response 
 /// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
 async fn script(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = q.index();
-    let reply = edge.with_core(ns, |core, _| match super::script::export(core) {
-        Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
-        Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+    let reply = edge.with_core(ns, |core, _| match core.tape() {
+        Err(e) => gone(e),
+        Ok(_) => match super::script::export(core) {
+            Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
+            Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+        },
     });
     reply.map_or_else(crashed, respond)
 }
 
-/// `GET /__sandbox/`: the page.
-async fn page(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+/// `GET /__sandbox/`: the page (a shell; its script fetches `page.json`).
+async fn page() -> Response {
+    respond(HttpReply::text(
+        200,
+        "text/html; charset=utf-8",
+        super::page::to_html(),
+    ))
+}
+
+/// `GET /__sandbox/page.json`: what the page renders.
+async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = q.index();
     let reply = edge.with_core(ns, |core, _| {
-        let html = super::page::to_html(&core.world().facts, core.trace());
-        HttpReply::text(200, "text/html; charset=utf-8", html)
+        HttpReply::json(
+            200,
+            super::page::to_json(&core.world().facts, core.record()),
+        )
     });
     reply.map_or_else(crashed, respond)
 }
@@ -530,7 +606,8 @@ async fn page(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
 async fn har(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = q.index();
     let reply = edge.with_core(ns, |core, _| {
-        let har = super::har::to_har(&core.trace().stream);
+        let held: Vec<_> = core.record().events_held().cloned().collect();
+        let har = super::har::to_har(&held);
         HttpReply::json(200, har)
     });
     reply.map_or_else(crashed, respond)
@@ -539,8 +616,11 @@ async fn har(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
 /// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
 async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = q.index();
-    let reply = edge.with_core(ns, |core, now| {
-        core.reset(now);
+    let reply = edge.with_namespace(ns, |n, now| {
+        n.core.reset(now);
+        if let Some(file) = &mut n.tape {
+            file.restart();
+        }
         HttpReply::json(200, "{\"reset\":true}".into())
     });
     reply.map_or_else(crashed, respond)
@@ -611,4 +691,46 @@ async fn authenticate(
         Some(Err(e)) => bad(e),
         None => crashed(),
     }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FillBody {
+    payments: usize,
+}
+
+/// Payments one call of `fill` creates under the lock; the lock is released between.
+const FILL_CHUNK: usize = 1_000;
+/// The most one `POST /__sandbox/fill` creates.
+const FILL_MAX: usize = 1_000_000;
+
+/// `POST /__sandbox/fill {"payments":N}`: N more Payments in the session (the load
+/// benchmark's setup), in chunks, so that other requests are answered in between.
+async fn fill(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) -> Response {
+    let ns = q.index();
+    let body: FillBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    if body.payments > FILL_MAX {
+        return bad(format!("at most {FILL_MAX} Payments per call"));
+    }
+    let mut left = body.payments;
+    let held = loop {
+        let chunk = left.min(FILL_CHUNK);
+        let held = match edge.with_core(ns, |core, now| core.fill(now, chunk)) {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => return bad(e),
+            None => return crashed(),
+        };
+        left -= chunk;
+        if left == 0 {
+            break held;
+        }
+        tokio::task::yield_now().await;
+    };
+    respond(HttpReply::json(
+        200,
+        serde_json::json!({ "held": held }).to_string(),
+    ))
 }

@@ -5,19 +5,24 @@
 //! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
 //! and its live driver), [`http_map`] HTTP ↔ model, [`cards`] the test cards,
 //! [`faults`] the fault plan, [`business`] business orders as the wire witnesses them,
-//! [`verdict`], [`script`] and [`har`] what the session exports, [`page`] the page at
-//! `/__sandbox/`, [`webhooks`] the webhook
-//! outbox and its POST, [`http`] the edge (tokio, hyper, axum).
+//! [`record`] the session's trace and tape in memory, bounded, [`verdict`] (with
+//! [`diagrams`], a diagram of each violation's witnesses), [`script`] and [`har`] what
+//! the session exports, [`page`] the page at `/__sandbox/`, [`webhooks`] the webhook
+//! outbox and its POST, [`tape_file`] `--tape FILE`, [`http`] the edge (tokio, hyper,
+//! axum).
 
 pub mod business;
 pub mod cards;
+pub mod diagrams;
 pub mod faults;
 pub mod har;
 pub mod http;
 pub mod http_map;
 pub mod page;
+pub mod record;
 pub mod sandbox;
 pub mod script;
+pub mod tape_file;
 pub mod verdict;
 pub mod webhooks;
 
@@ -51,6 +56,11 @@ pub struct ServeArgs {
     /// `seeded` a mix drawn from `--seed`.
     #[arg(long, value_enum, default_value = "a")]
     pub branches: Branches,
+    /// Record the session's events to FILE as JSON Lines as they happen (what
+    /// `payhub-verify judge` reads); merchant 2's go to FILE with `-merchant-2` before its
+    /// extension. A reset starts the file again.
+    #[arg(long, value_name = "FILE")]
+    pub tape: Option<PathBuf>,
     /// POST the platform's webhooks to this http:// URL (a 2xx acknowledges one; anything
     /// else loses it, and the platform re-delivers).
     #[arg(long)]
@@ -70,7 +80,7 @@ API keys (Authorization: Bearer ak_N): ak_1 merchant 1 test, ak_2 merchant 1 liv
 
 Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox/verdict
   [?format=markdown], GET /__sandbox/events, GET /__sandbox/script, GET /__sandbox/har,
-  POST /__sandbox/reset,
+  POST /__sandbox/reset, POST /__sandbox/fill {\"payments\":N} (N Payments more, for load tests),
   GET|POST /__sandbox/faults, POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
 
 Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
@@ -88,6 +98,7 @@ Examples:
   payhub-verify serve --addr 127.0.0.1:0 --clock manual
   payhub-verify serve --faults plan.json --branches b
   payhub-verify serve --webhooks http://127.0.0.1:9000/payhub
+  payhub-verify serve --tape session.jsonl   # then: payhub-verify judge session.jsonl
   curl -s localhost:8080/v1/payments -H 'Authorization: Bearer ak_1' -H 'Idempotency-Key: k1' \\
     -d '{\"merchant_order_no\":\"ORDER-1\",\"amount\":10000,\"currency\":\"USD\",\"card\":\"A\"}'
   curl -s localhost:8080/__sandbox/verdict?format=markdown
@@ -121,7 +132,17 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         webhooks: webhooks.is_some(),
     };
     // One session per namespace: merchant 1, merchant 2.
-    let cores = vec![Sandbox::new(settings.clone()), Sandbox::new(settings)];
+    let mut namespaces = Vec::new();
+    for ns in 0..2 {
+        let tape = match &args.tape {
+            Some(base) => Some(tape_file::TapeFile::create(&tape_file::path_of(base, ns))?),
+            None => None,
+        };
+        namespaces.push(http::Namespace {
+            core: Sandbox::new(settings.clone()),
+            tape,
+        });
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -140,7 +161,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             );
         }
         print!("{}", banner(addr, args));
-        let edge = Arc::new(http::Edge::new(cores, args.clock, webhooks));
+        let edge = Arc::new(http::Edge::new(namespaces, args.clock, webhooks));
         tokio::select! {
             _ = http::serve(listener, edge) => {}
             _ = tokio::signal::ctrl_c() => println!("payhub-verify serve: stopped"),
@@ -162,6 +183,14 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
         args.seed,
         args.webhooks.as_deref().unwrap_or("none")
     );
+    if let Some(base) = &args.tape {
+        let _ = writeln!(
+            s,
+            "tape: merchant 1's events to {}, merchant 2's to {} (JSON Lines, as they happen)",
+            base.display(),
+            tape_file::path_of(base, 1).display()
+        );
+    }
     s.push_str("API keys (Authorization: Bearer …):\n");
     for k in default_api_keys() {
         let _ = writeln!(
@@ -212,6 +241,10 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
             "the session as a what-if script (payhub-verify run replays it)",
         ),
         ("POST /__sandbox/reset", "a new session"),
+        (
+            "POST /__sandbox/fill {\"payments\":N}",
+            "N more Payments, created through the model (load tests)",
+        ),
         (
             "GET|POST /__sandbox/faults",
             "the fault plan in force / a new one",

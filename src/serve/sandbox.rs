@@ -31,6 +31,7 @@
 use super::business::Orders;
 use super::faults::{Action, Faults, Plan, WebhookAction};
 use super::http_map::{self, HttpReply, HttpRequest};
+use super::record::Record;
 use super::webhooks::{Outbox, Outgoing};
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{
@@ -72,8 +73,8 @@ pub struct Sandbox {
     settings: Settings,
     config: WorldConfig,
     world: World,
-    trace: Trace,
-    tape: Vec<Choice>,
+    /// The trace and the tape, bounded ([`super::record`]).
+    record: Record,
     /// The edge time at which this session's world time 0 began (the last reset).
     epoch: Millis,
     faults: Faults,
@@ -171,8 +172,7 @@ impl Sandbox {
         Sandbox {
             world: World::new(&config),
             config,
-            trace: Trace::new(),
-            tape: Vec::new(),
+            record: Record::default(),
             epoch: Millis::ZERO,
             faults: Faults::new(settings.plan.clone(), settings.seed),
             orders: Orders::default(),
@@ -224,13 +224,25 @@ impl Sandbox {
         &self.config
     }
 
+    /// The current segment of the session's trace (the record holds the one before too).
     pub fn trace(&self) -> &Trace {
-        &self.trace
+        self.record.segments()[1]
     }
 
-    /// The choices applied so far.
-    pub fn tape(&self) -> &[Choice] {
-        &self.tape
+    /// The session's trace and tape.
+    pub fn record(&self) -> &Record {
+        &self.record
+    }
+
+    /// Hands the events recorded since the last call to `f` (`--tape FILE`), and lets the
+    /// record rotate its trace: the edge calls it after every call into the core.
+    pub fn hand_out_events(&mut self, f: impl FnMut(&payhub_model::event::Event)) {
+        self.record.hand_out(f);
+    }
+
+    /// The choices applied so far, or why the session no longer holds them.
+    pub fn tape(&self) -> Result<&[Choice], String> {
+        self.record.tape()
     }
 
     /// Errors of the world since the last call (each answered 500).
@@ -628,9 +640,38 @@ impl Sandbox {
         })
     }
 
-    /// The session's event stream as JSON Lines (what `payhub-verify judge` reads).
-    pub fn events_jsonl(&self) -> String {
-        self.trace.to_events_jsonl()
+    /// Creates `n` Payments (card A, keys `fill-N`, orders `FILL-N`, N counting on from
+    /// the Payments already held), each as an HTTP create of merchant 1's test key would:
+    /// the load benchmark's way to a session that holds many (`POST /__sandbox/fill`).
+    /// How many Payments the session holds after.
+    pub fn fill(&mut self, now: Millis, n: usize) -> Result<usize, String> {
+        let from = self.world.platform.payments().len();
+        for i in from..from + n {
+            let http = HttpRequest {
+                method: "POST".into(),
+                target: "/v1/payments".into(),
+                authorization: Some(b"Bearer ak_1".to_vec()),
+                idempotency_key: Some(format!("fill-{i}").into_bytes()),
+                body: format!(
+                    r#"{{"merchant_order_no":"FILL-{i}","amount":100,"currency":"USD","card":"A"}}"#
+                )
+                .into_bytes(),
+            };
+            match self.handle(now, &http) {
+                Step::Answered(reply) if reply.status == 201 => {}
+                Step::Answered(reply) => {
+                    return Err(format!("fill-{i}: {} {}", reply.status, reply.body));
+                }
+                Step::Pending(id) => return Err(format!("fill-{i}: {id} pending")),
+            }
+        }
+        Ok(self.world.platform.payments().len())
+    }
+
+    /// The session's event stream as JSON Lines (what `payhub-verify judge` reads), or
+    /// why not (the record dropped its first events).
+    pub fn events_jsonl(&self) -> Result<String, String> {
+        self.record.events_jsonl()
     }
 }
 

@@ -186,7 +186,7 @@ fn unknown_03_a_new_key_and_order_number_after_a_reset_is_the_double_charge() {
     assert_eq!(again.status, 201);
     assert_eq!(captures(&sb), 2);
     assert_eq!(violated(&sb), ["client-never-charges-an-order-twice"]);
-    let json = super::super::verdict::to_json(&sb.world().facts, &sb.trace().stream);
+    let json = super::super::verdict::to_json(&sb.world().facts, sb.record());
     assert!(
         json.contains("UNKNOWN-03") && json.contains("EFFECT-01"),
         "{json}"
@@ -256,6 +256,28 @@ fn ret_01_advancing_eight_days_fires_the_timers_and_the_key_is_free_again() {
     assert_eq!(captures(&sb), 1);
 }
 
+/// RET-01 and memory: a session of many keys holds the records of the last 7 days only;
+/// the platform drops each as its retention timer fires, and the sandbox fires them as
+/// its clock moves.
+#[test]
+fn ret_01_expired_idempotency_records_are_dropped_as_the_model_drops_them() {
+    let mut sb = plain();
+    for day in 0..10 {
+        for i in 0..20 {
+            let key = format!("k-{day}-{i}");
+            let reply = create(&mut sb, &key, &format!("ORDER-{day}-{i}"), 100, 'A');
+            assert_eq!(reply.status, 201, "{}", reply.body);
+        }
+        sb.advance(Millis::days(1)).unwrap();
+    }
+    // Now day 10: the records of days 4..=9 are under 7 days old; those of days 0..=3
+    // are gone.
+    assert_eq!(sb.world().platform.records().len(), 6 * 20);
+    sb.advance(Millis::days(8)).unwrap();
+    assert_eq!(sb.world().platform.records().len(), 0);
+    assert_eq!(captures(&sb), 200, "the Payments themselves stay (RET-02)");
+}
+
 #[test]
 fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
     let plan = r#"{"faults":[{"endpoint":"create_payment","action":"reset_after"}]}"#;
@@ -277,6 +299,13 @@ fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
         script
             .contains("client-never-charges-an-order-twice (violated in the session, holds here)")
     );
+    // What the script can say of it: the ledger the verdict judged.
+    assert!(
+        script.ends_with(
+            "expect ledger: charges(order=ORDER-1) = 1\nexpect ledger: charges(order=ORDER-1-retry) = 1\n"
+        ),
+        "{script}"
+    );
 }
 
 #[test]
@@ -285,7 +314,7 @@ fn reset_starts_a_new_session_at_the_edges_time() {
     create(&mut sb, "k1", "ORDER-1", 10000, 'A');
     sb.reset(Millis::secs(30));
     assert_eq!((sb.now(), sb.world_now()), (Millis::secs(30), Millis::ZERO));
-    assert!(sb.tape().is_empty());
+    assert!(sb.tape().unwrap().is_empty());
     let again = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
     assert_eq!((again.status, captures(&sb)), (201, 1));
 }
@@ -474,4 +503,64 @@ fn timeout_01_a_client_that_gives_up_on_a_held_answer_has_an_unknown_result() {
         "the replay told the client the result: {:?}",
         violated(&sb)
     );
+}
+
+/// The verdict's diagram of a violation draws its witnesses only: the two creates of the
+/// double charge (the second under its new order number) and their charges, with the
+/// property and its rules as a note; an unrelated order of the session is not in it,
+/// though the session's diagram has it.
+#[test]
+fn unknown_03_the_double_charges_diagram_draws_its_witnesses_only() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","order":"ORDER-1","nth":1,"action":"reset_after"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    assert_eq!(create(&mut sb, "k0", "ORDER-OTHER", 500, 'A').status, 201);
+    create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+    assert_eq!(
+        create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A').status,
+        201
+    );
+    let session = crate::serve::diagrams::Session {
+        world: sb.world(),
+        record: sb.record(),
+    };
+    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let (_, witness) = md
+        .split_once("The entries that witness it:")
+        .unwrap_or_else(|| panic!("no witness diagram: {md}"));
+    let (witness, whole) = witness
+        .split_once("## The session")
+        .expect("the session's diagram");
+    for named in [
+        "Idempotency-Key: k1",
+        "Idempotency-Key: k2",
+        "ORDER-1-retry",
+        "att_002",
+        "att_003",
+    ] {
+        assert!(witness.contains(named), "{named} not in {witness}");
+    }
+    assert!(
+        witness.contains("Note over")
+            && witness.contains("client-never-charges-an-order-twice [EFFECT-01, UNKNOWN-03"),
+        "{witness}"
+    );
+    assert!(
+        !witness.contains("ORDER-OTHER") && !witness.contains("att_001"),
+        "{witness}"
+    );
+    assert!(whole.contains("ORDER-OTHER"), "{whole}");
+}
+
+/// The load benchmark's setup: `fill` creates Payments as merchant 1's creates would,
+/// numbered on from those held, each charged once.
+#[test]
+fn fill_creates_payments_as_creates_would() {
+    let mut sb = plain();
+    assert_eq!(create(&mut sb, "k1", "ORDER-1", 100, 'A').status, 201);
+    assert_eq!(sb.fill(sb.now(), 30), Ok(31));
+    assert_eq!(sb.fill(sb.now(), 9), Ok(40));
+    assert_eq!(captures(&sb), 40);
+    let again = get(&mut sb, "/v1/payments?merchant_order_no=FILL-39");
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert!(violated(&sb).is_empty());
 }

@@ -11,11 +11,11 @@ impl Sandbox {
     /// Applies one choice, recording it in the tape and the trace, and holds the
     /// upstream calls it put on the link that must wait.
     pub(super) fn apply(&mut self, choice: Choice) -> Result<(), String> {
-        self.trace.begin_step(self.tape.len() as u32);
+        let trace = self.record.trace_for_next_step();
         self.world
-            .apply(&self.config, &choice, Some(&mut self.trace))
+            .apply(&self.config, &choice, Some(trace))
             .map_err(|e| format!("{choice}: {e}"))?;
-        self.tape.push(choice);
+        self.record.push_choice(choice);
         self.hold_new_calls();
         Ok(())
     }

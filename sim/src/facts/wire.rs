@@ -27,7 +27,7 @@ use payhub_model::{
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// One exchange as a witness names it: when it was sent and closed, what was sent,
 /// and what came back (`None`: an unknown outcome).
@@ -158,7 +158,7 @@ type Owned<T> = (MerchantId, Environment, T);
 
 /// One exchange's record, shared by every map that holds it (one allocation per
 /// exchange seen, not one per map).
-type Rec = Rc<Seen>;
+type Rec = Arc<Seen>;
 
 /// Closes between two prunings of the windowed records.
 const PRUNE_EVERY: u64 = 4096;
@@ -246,7 +246,7 @@ impl WireFacts {
         if owner.is_none() {
             self.ownerless += 1;
         }
-        let seen = Rc::new(Seen {
+        let seen = Arc::new(Seen {
             id,
             sent: at,
             closed: at,
@@ -363,7 +363,7 @@ impl WireFacts {
             },
         });
         self.fill_witnesses(&seen);
-        let seen = Rc::new(seen);
+        let seen = Arc::new(seen);
         match reply.filter(Reply::known) {
             None => {
                 self.unknown += 1;

@@ -1,0 +1,206 @@
+//! The verdict's diagrams: for each violated property, a Mermaid sequence diagram of the
+//! entries that witness it, not the whole session, with the property, its rules and what
+//! it saw as a note at the end.
+//!
+//! The witnesses are found from what the violation names (as Elle explains an anomaly by
+//! the operations it cites): the identifiers in its detail (an order number, a Payment,
+//! an attempt, a key, a request), widened through the session's state (a business order
+//! to the Payments filed under it, a Payment to the acquirer's attempts on it), and every
+//! trace entry that names one of them as a whole word, with the other entries of the same
+//! HTTP exchanges (a request and its answer). A detail that names nothing the record holds
+//! is said so, and the session's diagram stands for it.
+
+use super::record::Record;
+use crate::judge_cmd::Verdict;
+use payhub_model::RequestId;
+use payhub_sim::{Event, Trace, What, World};
+use std::collections::BTreeSet;
+
+/// Entries beyond which a witness diagram is cut (the earliest are kept).
+const WITNESS_LINES_MAX: usize = 200;
+
+/// What the verdict's diagrams are drawn from: the session's state and its record.
+pub struct Session<'a> {
+    pub world: &'a World,
+    pub record: &'a Record,
+}
+
+impl Session<'_> {
+    /// Every event of the session, judged (held or no longer held).
+    pub fn events_total(&self) -> usize {
+        self.record.events_total()
+    }
+
+    /// The Markdown block for violated property `v`: its witness diagram, or why there
+    /// is none.
+    pub fn witness_diagram(&self, v: &Verdict) -> String {
+        let detail = v.detail.as_deref().unwrap_or_default();
+        // A wire property names its witness exchanges; a property over the world's facts
+        // names orders, Payments and keys in its detail.
+        let found = match &v.witness {
+            Some(w) => self.of_exchanges(&w.entries.iter().map(|s| s.id).collect()),
+            None => self.witnesses(&self.widen(identifiers(detail))),
+        };
+        let Some(mut trace) = found else {
+            return "\nThe violation names no exchange the record holds: the session's diagram below is its witness.\n"
+                .to_owned();
+        };
+        let mut cut = String::new();
+        if trace.events.len() > WITNESS_LINES_MAX {
+            cut = format!(
+                "\nThe first {WITNESS_LINES_MAX} of {} witness entries are drawn.\n",
+                trace.events.len()
+            );
+            trace.events.truncate(WITNESS_LINES_MAX);
+        }
+        let note = format!("{} [{}]: {detail}", v.name, v.rules.join(", "));
+        format!(
+            "\nThe entries that witness it:\n\n```mermaid\n{}```\n{cut}",
+            trace.to_mermaid_with_verdict(Some(&note))
+        )
+    }
+
+    /// The identifiers, with the Payments filed under a named business order and the
+    /// acquirer's attempts on a named Payment.
+    fn widen(&self, mut names: BTreeSet<String>) -> BTreeSet<String> {
+        for (payment, business) in self.world.facts.money.payment_business.iter() {
+            if names.contains(business.order.as_str()) {
+                names.insert(payment.to_string());
+            }
+        }
+        for (attempt, charge) in self.world.acquirer.charges.iter() {
+            if names.contains(&charge.payment.to_string()) {
+                names.insert(attempt.to_string());
+            }
+        }
+        names
+    }
+
+    /// The trace entries held that name one of `names`, with the rest of their exchanges,
+    /// in order, as a trace of their own (the current segment's, which renders request
+    /// lines); `None` if there is none.
+    fn witnesses(&self, names: &BTreeSet<String>) -> Option<Trace> {
+        if names.is_empty() {
+            return None;
+        }
+        let segments = self.record.segments();
+        let entries = || {
+            segments
+                .iter()
+                .flat_map(|t| t.events.iter().map(move |e| (*t, e)))
+        };
+        let named: Vec<bool> = entries()
+            .map(|(t, e)| names_one(&t.describe(e), names))
+            .collect();
+        let exchanges: BTreeSet<RequestId> = entries()
+            .zip(&named)
+            .filter(|(_, n)| **n)
+            .filter_map(|((_, e), _)| exchange_of(e))
+            .collect();
+        let events: Vec<Event> = entries()
+            .zip(&named)
+            .filter(|((_, e), n)| **n || exchange_of(e).is_some_and(|id| exchanges.contains(&id)))
+            .map(|((_, e), _)| e.clone())
+            .collect();
+        if events.is_empty() {
+            return None;
+        }
+        let mut trace = segments[1].clone();
+        trace.events = events;
+        Some(trace)
+    }
+}
+
+impl Session<'_> {
+    /// The trace entries held of these exchanges, in order; `None` if there is none.
+    fn of_exchanges(&self, ids: &BTreeSet<RequestId>) -> Option<Trace> {
+        let segments = self.record.segments();
+        let events: Vec<Event> = segments
+            .iter()
+            .flat_map(|t| t.events.iter())
+            .filter(|e| exchange_of(e).is_some_and(|id| ids.contains(&id)))
+            .cloned()
+            .collect();
+        if events.is_empty() {
+            return None;
+        }
+        let mut trace = segments[1].clone();
+        trace.events = events;
+        Some(trace)
+    }
+}
+
+/// A duration as a detail writes it (`0s`, `250ms`, `24h`): not an identifier.
+fn is_duration(w: &str) -> bool {
+    let unit = w.trim_start_matches(|c: char| c.is_ascii_digit());
+    unit.len() < w.len() && matches!(unit, "ms" | "s" | "m" | "h" | "d")
+}
+
+/// The HTTP exchange a trace entry belongs to.
+fn exchange_of(e: &Event) -> Option<RequestId> {
+    match &e.what {
+        What::Request { id, .. }
+        | What::Response { id, .. }
+        | What::Lost { id, .. }
+        | What::Timeout { id }
+        | What::Duplicated { id }
+        | What::Fail500 { id, .. } => Some(*id),
+        _ => None,
+    }
+}
+
+/// The characters of an identifier: `ORDER-1`, `pay_demo_001`, `att_002`, `k1`.
+fn ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-' || c == '_'
+}
+
+/// The identifiers a detail names: words of identifier characters with a letter and a
+/// digit, but not a node's name (`merchant-1` is in every exchange of its key).
+fn identifiers(detail: &str) -> BTreeSet<String> {
+    detail
+        .split(|c: char| !ident_char(c))
+        .map(|w| w.trim_matches(['-', '_']))
+        .filter(|w| w.len() >= 2)
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .filter(|w| w.chars().any(|c| c.is_ascii_alphabetic()))
+        .filter(|w| !w.starts_with("merchant-"))
+        .filter(|w| !is_duration(w))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `text` has one of `names` as a whole word (`ORDER-1` is not in `ORDER-1-retry`).
+fn names_one(text: &str, names: &BTreeSet<String>) -> bool {
+    text.split(|c: char| !ident_char(c))
+        .any(|w| names.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_detail_names_orders_payments_and_keys_but_no_node() {
+        let got =
+            identifiers("order ORDER-1 was captured 2 times by merchant-1 (pay_demo_002, k1).");
+        let want: BTreeSet<String> = ["ORDER-1", "k1", "pay_demo_002"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_name_is_a_whole_word() {
+        let names: BTreeSet<String> = ["ORDER-1".to_owned()].into();
+        assert!(names_one(
+            r#"{"merchant_order_no":"ORDER-1","amount":1}"#,
+            &names
+        ));
+        assert!(!names_one(
+            r#"{"merchant_order_no":"ORDER-1-retry"}"#,
+            &names
+        ));
+        assert!(!names_one("ORDER-10", &names));
+    }
+}

@@ -1,0 +1,235 @@
+//! The session's record in memory, bounded: the trace in two segments and the tape of
+//! choices, each with a cap, so that a session that runs for days holds a bounded amount
+//! of it. The verdict does not need the record: the world folds every event into its
+//! facts as it happens, so it judges the whole session whatever the record dropped.
+//!
+//! - **Trace**: events go into the current segment. Once the edge has handed them out
+//!   ([`Record::hand_out`], which `--tape FILE` writes as JSON Lines) and the segment holds
+//!   [`SEGMENT_EVENTS_MAX`], it becomes the earlier segment and the one before that is
+//!   dropped (counted in [`Record::events_dropped`]). The page and the diagrams show the
+//!   events held; the events export refuses once any was dropped (a partial stream
+//!   judged alone would not give the session's verdict), pointing at `--tape FILE`.
+//! - **Tape**: at most [`TAPE_CHOICES_MAX`] choices; past it the tape is dropped and the
+//!   script export refuses for the rest of the session (a script replays from the start).
+//!
+//! The first request of a segment that was answered in the previous one renders by its
+//! id (`req_N`) rather than its line: the segment does not know its line.
+
+use crate::judge_cmd::WireSide;
+use payhub_model::event::Event;
+use payhub_sim::{Choice, Trace};
+
+/// Events a trace segment holds before it is rotated (two are held: at most twice this).
+pub const SEGMENT_EVENTS_MAX: usize = 20_000;
+/// Choices the tape holds; one more and the session's script can no longer be exported.
+pub const TAPE_CHOICES_MAX: usize = 100_000;
+
+/// The session's trace and tape, bounded.
+#[derive(Default)]
+pub struct Record {
+    /// The wire facts and the evidence of every event recorded, folded as each segment
+    /// is handed out (dropped segments included): the verdict's wire side.
+    wire: WireSide,
+    /// Events of `current` folded into `wire` so far.
+    folded: usize,
+    earlier: Trace,
+    current: Trace,
+    /// Events of `current` handed out so far.
+    handed: usize,
+    events_dropped: usize,
+    tape: Vec<Choice>,
+    /// Choices applied, including those dropped (the trace's step numbers).
+    steps: u64,
+    choices_dropped: u64,
+}
+
+impl Record {
+    /// The trace the next choice records into, its step number set.
+    pub fn trace_for_next_step(&mut self) -> &mut Trace {
+        self.current
+            .begin_step(u32::try_from(self.steps).unwrap_or(u32::MAX));
+        &mut self.current
+    }
+
+    /// Records an applied choice on the tape (or counts it, once the tape is dropped).
+    pub fn push_choice(&mut self, choice: Choice) {
+        self.steps += 1;
+        if self.choices_dropped > 0 {
+            self.choices_dropped += 1;
+        } else if self.tape.len() >= TAPE_CHOICES_MAX {
+            self.choices_dropped = self.tape.len() as u64 + 1;
+            self.tape = Vec::new();
+        } else {
+            self.tape.push(choice);
+        }
+    }
+
+    /// Hands every event recorded since the last call to `f`, in order, then rotates the
+    /// trace if its current segment is full.
+    pub fn hand_out(&mut self, mut f: impl FnMut(&Event)) {
+        for e in &self.current.stream[self.handed..] {
+            f(e);
+        }
+        self.handed = self.current.stream.len();
+        for e in &self.current.stream[self.folded..] {
+            self.wire.observe(e);
+        }
+        self.folded = self.current.stream.len();
+        if self.current.stream.len() >= SEGMENT_EVENTS_MAX {
+            self.events_dropped += self.earlier.stream.len();
+            self.earlier = std::mem::take(&mut self.current);
+            self.handed = 0;
+            self.folded = 0;
+        }
+    }
+
+    /// The wire side of the whole session so far: every event folded, the ones not yet
+    /// handed out included, and closed (what its wire lacked).
+    pub fn wire_side(&self) -> WireSide {
+        let mut side = self.wire.clone();
+        for e in &self.current.stream[self.folded..] {
+            side.observe(e);
+        }
+        side.close();
+        side
+    }
+
+    /// Every event of the session, held or dropped.
+    pub fn events_total(&self) -> usize {
+        self.events_dropped + self.earlier.stream.len() + self.current.stream.len()
+    }
+
+    /// Events no longer held.
+    pub fn events_dropped(&self) -> usize {
+        self.events_dropped
+    }
+
+    /// The segments held, oldest first.
+    pub fn segments(&self) -> [&Trace; 2] {
+        [&self.earlier, &self.current]
+    }
+
+    /// The events held, in order.
+    pub fn events_held(&self) -> impl Iterator<Item = &Event> {
+        self.earlier.stream.iter().chain(&self.current.stream)
+    }
+
+    /// The trace held, as text (one line per trace event).
+    pub fn text(&self) -> String {
+        self.earlier.to_text() + &self.current.to_text()
+    }
+
+    /// The whole session's events as JSON Lines, or why not: some were dropped.
+    pub fn events_jsonl(&self) -> Result<String, String> {
+        if self.events_dropped > 0 {
+            return Err(format!(
+                "the session's first {} of {} events are no longer held (a trace segment holds {SEGMENT_EVENTS_MAX}); \
+                 `serve --tape FILE` records every event as it happens",
+                self.events_dropped,
+                self.events_total()
+            ));
+        }
+        Ok(self.earlier.to_events_jsonl() + &self.current.to_events_jsonl())
+    }
+
+    /// The whole session's tape, or why not: it was dropped.
+    pub fn tape(&self) -> Result<&[Choice], String> {
+        if self.choices_dropped > 0 {
+            return Err(format!(
+                "the session applied {} choices, more than the {TAPE_CHOICES_MAX} a script is exported for; \
+                 POST /__sandbox/reset starts a new session",
+                self.choices_dropped
+            ));
+        }
+        Ok(&self.tape)
+    }
+
+    /// What the record no longer holds, for the verdict: `None` when it holds it all.
+    pub fn note(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.events_dropped > 0 {
+            parts.push(format!(
+                "the first {} of {} events are no longer held in memory: the events export is refused, \
+                 and the diagrams show only the events held (--tape FILE has every event)",
+                self.events_dropped,
+                self.events_total()
+            ));
+        }
+        if self.choices_dropped > 0 {
+            parts.push(format!(
+                "the tape of {} choices was dropped: the script export is refused",
+                self.choices_dropped
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::Millis;
+    use payhub_model::event::What;
+
+    fn event(i: u64) -> Event {
+        Event {
+            at: Millis(i),
+            what: What::Clock { to: Millis(i) },
+        }
+    }
+
+    #[test]
+    fn a_full_segment_rotates_and_the_one_before_is_dropped_and_counted() {
+        let mut r = Record::default();
+        let mut written = 0;
+        for i in 0..(2 * SEGMENT_EVENTS_MAX + 5) as u64 {
+            r.current.stream.push(event(i));
+            r.hand_out(|_| written += 1);
+        }
+        assert_eq!(
+            written,
+            2 * SEGMENT_EVENTS_MAX + 5,
+            "every event handed out once"
+        );
+        assert_eq!(r.events_total(), 2 * SEGMENT_EVENTS_MAX + 5);
+        assert_eq!(r.events_dropped(), SEGMENT_EVENTS_MAX);
+        assert_eq!(r.events_held().count(), SEGMENT_EVENTS_MAX + 5);
+        assert_eq!(
+            r.events_held().next().map(|e| e.at),
+            Some(Millis(SEGMENT_EVENTS_MAX as u64))
+        );
+        let refused = r.events_jsonl().unwrap_err();
+        assert!(refused.contains("--tape FILE"), "{refused}");
+        assert!(r.note().unwrap().contains("no longer held"));
+    }
+
+    #[test]
+    fn events_not_handed_out_are_never_rotated_away() {
+        let mut r = Record::default();
+        for i in 0..(3 * SEGMENT_EVENTS_MAX) as u64 {
+            r.current.stream.push(event(i));
+        }
+        assert_eq!((r.events_dropped(), r.note()), (0, None));
+        let mut written = 0;
+        r.hand_out(|_| written += 1);
+        assert_eq!((written, r.events_dropped()), (3 * SEGMENT_EVENTS_MAX, 0));
+        assert!(r.events_jsonl().is_ok());
+    }
+
+    #[test]
+    fn a_tape_past_its_cap_is_dropped_and_the_script_refused() {
+        let mut r = Record::default();
+        for _ in 0..TAPE_CHOICES_MAX {
+            r.push_choice(Choice::Tick);
+        }
+        assert_eq!(r.tape().map(<[_]>::len), Ok(TAPE_CHOICES_MAX));
+        r.push_choice(Choice::Tick);
+        r.push_choice(Choice::Tick);
+        let refused = r.tape().unwrap_err();
+        assert!(
+            refused.contains(&format!("{} choices", TAPE_CHOICES_MAX + 2)),
+            "{refused}"
+        );
+        assert!(r.note().unwrap().contains("script export is refused"));
+    }
+}
