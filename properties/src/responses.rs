@@ -246,3 +246,17 @@ pub const BRANCHES_ANSWER_ONE_OF_TWO: Property = Property {
         )
     }),
 };
+
+/// RES-05 (and the status table, RES-02..RES-06): every Payment shown is a row of the
+/// table, with next_action exactly when requires_action.
+pub const SHOWN_AS_THE_STATUS_TABLE_LISTS: Property = Property {
+    name: "payments-shown-as-the-status-table-lists",
+    rules: &[Rule::RequiresAction],
+    about: "Every answer and webhook shows a Payment as a row of the contract's status table (processing with needs_query, known or manual_review; requires_action with known or manual_review; succeeded, failed, canceled and expired with known; requires_payment_method with known), with next_action exactly when it is requires_action (RES-05: the payer must complete authentication).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.off_the_status_table,
+            "a Payment shown as no row of the status table, or next_action not exactly when requires_action",
+        )
+    }),
+};

@@ -9,14 +9,16 @@
 //!   `failure.attempt_id`, not of the latest attempt.
 //! - `no-capture-behind-a-closed-payment` must see a capture of any attempt of the
 //!   Payment, not only of the latest.
-//! - `succeeded-is-captured` must not accept a capture of another Payment.
+//! - `succeeded-only-when-captured` must not accept a capture of another Payment.
+//! - `payments-shown-as-the-status-table-lists` covers every row of the table, not only
+//!   requires_action's next_action (the case its planted bug makes).
 
 use payhub_model::acquirer::ChargeState;
 use payhub_model::event::{Event, StoredAttempt, StoredPayment, What};
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
-    AttemptId, Card, Environment, FailureCode, LedgerEntry, MerchantId, Millis, PaymentId,
-    PaymentStatus, RefundId, ResolutionStatus,
+    AttemptId, Card, Environment, EventId, FailureCode, LedgerEntry, MerchantId, Millis, PaymentId,
+    PaymentStatus, PaymentView, RefundId, ResolutionStatus, Rule, WebhookEvent, WebhookObject,
 };
 use payhub_properties::property;
 use payhub_sim::Facts;
@@ -205,4 +207,70 @@ fn succeeded_with_a_capture_of_another_payment() {
             payment(PaymentStatus::Succeeded, &[1], None),
         ],
     );
+}
+
+fn shown(status: PaymentStatus, resolution: ResolutionStatus, next_action: bool) -> Event {
+    ev(What::WebhookEmitted {
+        event: WebhookEvent {
+            id: EventId(1),
+            merchant: M,
+            environment: ENV,
+            kind: "payment.updated".into(),
+            object: WebhookObject::Payment(PaymentView {
+                id: PAY,
+                merchant_order_no: "ORDER-1".into(),
+                amount: 10000,
+                currency: "USD".into(),
+                status,
+                resolution_status: resolution,
+                attempt_count: 1,
+                failure: None,
+                next_action,
+                expires_at: Millis::hours(2),
+                fee_rate_bps: 0,
+                amount_refunded: 0,
+                version: 2,
+            }),
+            delivery: 0,
+        },
+        rule: Rule::WebhookPrimary,
+        to: Some(0),
+    })
+}
+
+/// RES-02..RES-06: every row of the status table holds; every pair it does not list, and
+/// next_action other than exactly with requires_action, is violated.
+#[test]
+fn status_table_rows_beyond_next_action() {
+    use PaymentStatus::*;
+    use ResolutionStatus::*;
+    let name = "payments-shown-as-the-status-table-lists";
+    for (status, resolution) in [
+        (Processing, NeedsQuery),
+        (Processing, Known),
+        (Processing, ManualReview),
+        (RequiresAction, Known),
+        (RequiresAction, ManualReview),
+        (Succeeded, Known),
+        (Failed, Known),
+        (Canceled, Known),
+        (Expired, Known),
+        (RequiresPaymentMethod, Known),
+    ] {
+        holds(name, &[shown(status, resolution, status == RequiresAction)]);
+    }
+    // The planted bug's case, and its mirror.
+    violated(name, &[shown(RequiresAction, Known, false)]);
+    violated(name, &[shown(Processing, Known, true)]);
+    // Pairs no row lists.
+    for (status, resolution) in [
+        (RequiresAction, NeedsQuery),
+        (Succeeded, NeedsQuery),
+        (Succeeded, ManualReview),
+        (Failed, ManualReview),
+        (Canceled, NeedsQuery),
+        (Expired, ManualReview),
+    ] {
+        violated(name, &[shown(status, resolution, status == RequiresAction)]);
+    }
 }

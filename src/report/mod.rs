@@ -120,7 +120,7 @@ pub struct CoverageRow {
     pub scenarios: Vec<String>,
     /// Why no property checks it, if none does.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<&'static str>,
+    pub reason: Option<String>,
 }
 
 /// Where the contract is silent or ambiguous, and what the harness assumed.
@@ -138,23 +138,21 @@ pub struct Finding {
     pub simulation_runs: u64,
 }
 
-/// Why a rule is checked by tests rather than by a world property.
-pub fn coverage_reason(rule: Rule) -> Option<&'static str> {
-    if !PROPERTIES.iter().any(|p| p.rules.contains(&rule)) {
-        Some(match rule.enforcer() {
-            Enforcer::Wording => {
-                "wording shown to a payer or operator: documented, not machine-checked"
-            }
-            Enforcer::Client => {
-                "a client obligation on timing or form: checked by the client model's unit tests named after it, and exercised by the simulation sweeps"
-            }
-            Enforcer::Platform => {
-                "a response shape or status: checked by the platform model's unit tests named after it and by the scenario scripts"
-            }
-        })
-    } else {
-        None
+/// Why no property judges a rule, and which tests and scripts check it instead (the
+/// catalogue's [`Rule::unjudged`]); `None` for a rule a property judges. A rule no
+/// property judges and the catalogue gives no reason for says so (and fails
+/// `tests/rule_catalogue.rs`).
+pub fn coverage_reason(rule: Rule) -> Option<String> {
+    if PROPERTIES.iter().any(|p| p.rules.contains(&rule)) {
+        return None;
     }
+    Some(match rule.unjudged() {
+        Some(u) => format!("{}; checked by {}", u.why, u.checked_by.join(", ")),
+        None => match rule.enforcer() {
+            Enforcer::Wording => "wording shown to a payer or operator: no reason recorded".into(),
+            _ => "no property and no reason recorded in the catalogue (model/src/rules.rs)".into(),
+        },
+    })
 }
 
 /// The coverage table: every rule with the properties that check it, the presets and

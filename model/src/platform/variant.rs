@@ -387,6 +387,11 @@ fn wrong_answer(mutant: Mutant, response: &mut ApiResponse, rule: Rule) {
         {
             response.status = 201;
         }
+        (Mutant::RequiresActionWithoutNextAction, ResponseBody::Payment(p))
+            if p.status == PaymentStatus::RequiresAction =>
+        {
+            p.next_action = false;
+        }
         _ => {}
     }
 }

@@ -227,6 +227,12 @@ pub(super) fn judge_any_answer(
     };
     for p in views {
         let stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
+        if !on_the_status_table(p) {
+            found(
+                Slot::Table,
+                miss().about(p.id, Some(Shown::of_view(p)), stored),
+            );
+        }
         if stored.is_some_and(|s| s.attempts != p.attempt_count) {
             found(
                 Slot::Attempts,
@@ -234,6 +240,25 @@ pub(super) fn judge_any_answer(
             );
         }
     }
+}
+
+/// RES-02..RES-06, the contract's status table: a Payment shows one of its rows
+/// (processing with needs_query, known or manual_review; requires_action with known or
+/// manual_review; succeeded, failed, canceled, expired with known; and, before any
+/// attempt, requires_payment_method with known, A-STATUS-RPM), and next_action exactly
+/// when it is requires_action (RES-05: "guide the payer to complete authentication
+/// (`next_action`)").
+pub(super) fn on_the_status_table(p: &PaymentView) -> bool {
+    use payhub_model::PaymentStatus::*;
+    use payhub_model::ResolutionStatus::*;
+    let row = match p.status {
+        Processing => true,
+        RequiresAction => matches!(p.resolution_status, Known | ManualReview),
+        RequiresPaymentMethod | Succeeded | Failed | Canceled | Expired => {
+            p.resolution_status == Known
+        }
+    };
+    row && p.next_action == (p.status == RequiresAction)
 }
 
 /// WEBHOOK-01, A-VERSION: a change the store makes to a Payment raises its version; the
@@ -274,6 +299,19 @@ pub(super) fn judge_webhook(
     store: &Store<'_>,
     found: &mut dyn FnMut(Slot, Misanswer),
 ) {
+    if !on_the_status_table(p) {
+        let m = Misanswer {
+            request: None,
+            status: 0,
+            code: None,
+            payment: Some(p.id),
+            shown: Some(Shown::of_view(p)),
+            stored: store.attempts.payments.get(&p.id).map(Shown::of_store),
+            refund: None,
+            stored_refund: None,
+        };
+        found(Slot::Table, m);
+    }
     let Some(stored) = store.attempts.payments.get(&p.id).map(Shown::of_store) else {
         return;
     };
