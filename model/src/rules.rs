@@ -381,12 +381,6 @@ impl Rule {
                     "model/tests/rules_attempts.rs::attempt_03_card_retry_needs_a_new_key_and_the_card_again",
                 ],
             ),
-            Rule::QueryRefunds => (
-                "it names the refund queries (GET /v1/refunds/{refund_id}, ?merchant_refund_no=…, ?status=processing); queries-answer-known-state judges Payment answers against the store, not yet refund answers: a gap of the properties, not of the contract",
-                &[
-                    "model/tests/rules_queries.rs::query_03_refunds_by_id_by_number_and_by_status_processing",
-                ],
-            ),
             Rule::NotFoundRetryOriginalKey => (
                 "it asks, on \"no record found\" by order number, to \"retry the creation with the original idempotency key\": the key of every create of an order is judged by client-creates-an-order-under-one-key and the order being known after healing by liveness, but no planted bug makes a new key after a not-found specifically, so the rule is not claimed by either",
                 &[

@@ -210,7 +210,7 @@ pub const IN_PROGRESS_ONLY_WHILE_IN_FLIGHT: Property = Property {
     }),
 };
 
-/// QUERY-04, QUERY-01, QUERY-02, QUERY-05: queries read only known state.
+/// QUERY-04, QUERY-01, QUERY-02, QUERY-03, QUERY-05: queries read only known state.
 pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
     name: "queries-answer-known-state",
     rules: &[
@@ -218,8 +218,9 @@ pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
         Rule::QueryById,
         Rule::QueryByOrderNo,
         Rule::NotFoundMeansNeverCreated,
+        Rule::QueryRefunds,
     ],
-    about: "A GET answers the Payment it names as the store holds it (status, resolution_status, version, failure.attempt_id); a list by order number answers the order's Payment as stored, or nothing when the store holds none (exact, case-sensitive).",
+    about: "A GET answers the Payment it names as the store holds it (status, resolution_status, version, failure.attempt_id); a list by order number answers the order's Payment as stored, or nothing when the store holds none (exact, case-sensitive); a refund query answers as stored (status, version) the refund it names, the refund of its merchant_refund_no (or nothing), or with ?status=processing every processing refund of the merchant and no other.",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.query_unknown_state,

@@ -10,15 +10,18 @@
 //! - `no-capture-behind-a-closed-payment` must see a capture of any attempt of the
 //!   Payment, not only of the latest.
 //! - `succeeded-only-when-captured` must not accept a capture of another Payment.
+//! - `queries-answer-known-state` covers refund queries (QUERY-03), not only Payments.
 //! - `payments-shown-as-the-status-table-lists` covers every row of the table, not only
 //!   requires_action's next_action (the case its planted bug makes).
 
 use payhub_model::acquirer::ChargeState;
-use payhub_model::event::{Event, StoredAttempt, StoredPayment, What};
+use payhub_model::event::{Event, Handling, StoredAttempt, StoredPayment, StoredRefund, What};
+use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
-    AttemptId, Card, Environment, EventId, FailureCode, LedgerEntry, MerchantId, Millis, PaymentId,
-    PaymentStatus, PaymentView, RefundId, ResolutionStatus, Rule, WebhookEvent, WebhookObject,
+    ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, EventId, FailureCode,
+    LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView, RefundId, RefundStatus,
+    RefundView, RequestId, ResolutionStatus, ResponseBody, Rule, WebhookEvent, WebhookObject,
 };
 use payhub_properties::property;
 use payhub_sim::Facts;
@@ -273,4 +276,94 @@ fn status_table_rows_beyond_next_action() {
     ] {
         violated(name, &[shown(status, resolution, status == RequiresAction)]);
     }
+}
+
+fn refund_stored(status: RefundStatus, version: u32) -> Event {
+    ev(What::RefundStored {
+        refund: RefundId(1),
+        stored: StoredRefund {
+            merchant: M,
+            environment: ENV,
+            merchant_refund_no: "R-1".into(),
+            status,
+            version,
+        },
+    })
+}
+
+fn refund_view(status: RefundStatus, version: u32) -> RefundView {
+    RefundView {
+        id: RefundId(1),
+        payment_id: PAY,
+        merchant_refund_no: "R-1".into(),
+        amount: 5000,
+        status,
+        resolution_status: ResolutionStatus::Known,
+        version,
+    }
+}
+
+fn query(request: ApiRequest, body: ResponseBody) -> Event {
+    ev(What::Handled {
+        id: RequestId(1),
+        request,
+        owner: Some((M, ENV)),
+        business: None,
+        handling: Handling {
+            answer: Some(ApiResponse::ok(200, body)),
+            calls: Vec::new(),
+            new_record: false,
+            store_changed: false,
+        },
+    })
+}
+
+/// QUERY-03, QUERY-04: a refund query answers the refund as stored: by id, by
+/// merchant_refund_no, and `?status=processing` (every processing refund, no other).
+#[test]
+fn queries_of_refunds_answer_known_state() {
+    use RefundStatus::{PendingReview, Processing, Succeeded};
+    let name = "queries-answer-known-state";
+    let stored = refund_stored(Processing, 2);
+    let by_id = req::get_refund(RefundId(1));
+    let by_no = req::by_refund_no("R-1");
+    let processing = req::query(Endpoint::ListRefundsProcessing);
+    let one = |v: RefundView| ResponseBody::Refunds { data: vec![v] };
+    let none = ResponseBody::Refunds { data: vec![] };
+    for (request, body) in [
+        (
+            by_id.clone(),
+            ResponseBody::Refund(refund_view(Processing, 2)),
+        ),
+        (by_no.clone(), one(refund_view(Processing, 2))),
+        (processing.clone(), one(refund_view(Processing, 2))),
+    ] {
+        holds(name, &[stored.clone(), query(request, body)]);
+    }
+    // A version behind, a status never stored, a refund missing, one not processing.
+    for (request, body) in [
+        (
+            by_id.clone(),
+            ResponseBody::Refund(refund_view(Processing, 1)),
+        ),
+        (by_id, ResponseBody::Refund(refund_view(Succeeded, 2))),
+        (by_no.clone(), one(refund_view(Processing, 1))),
+        (by_no.clone(), none.clone()),
+        (processing.clone(), none.clone()),
+    ] {
+        violated(name, &[stored.clone(), query(request, body)]);
+    }
+    let reviewed = refund_stored(PendingReview, 2);
+    holds(
+        name,
+        &[reviewed.clone(), query(processing.clone(), none.clone())],
+    );
+    violated(
+        name,
+        &[
+            reviewed,
+            query(processing, one(refund_view(PendingReview, 2))),
+        ],
+    );
+    holds(name, &[query(by_no, none)]);
 }

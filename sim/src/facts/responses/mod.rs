@@ -71,7 +71,8 @@ pub struct Responses {
     /// CONC-03: the first 409 operation_in_progress while nothing executes under its
     /// Idempotency-Key.
     pub in_progress_without_execution: Option<Box<Misanswer>>,
-    /// QUERY-04, QUERY-05: the first query answered with a state the store does not hold.
+    /// QUERY-03, QUERY-04, QUERY-05: the first query (of a Payment or a refund) answered
+    /// with a state the store does not hold.
     pub query_unknown_state: Option<Box<Misanswer>>,
     /// ORDER-01, CONC-02, CONC-03, ATTEMPT-01: the first answer at one of the contract's
     /// "A or B" points (S4, S5, S8) that is neither A nor B.
