@@ -1,7 +1,7 @@
 //! `payhub-verify mutants`: the bug zoo's kill matrix, and one mutant's counterexample.
 
 use payhub_properties::AlwaysCheck;
-use payhub_properties::zoo::{self, KillMatrix, MutantRow, Side, Subject, ZooOptions};
+use payhub_properties::zoo::{self, KillMatrix, MutantRow, Side, Subject, ZooControl, ZooOptions};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -53,6 +53,9 @@ impl MutantsArgs {
     }
 }
 
+/// The zoo's progress and stop flag for this process (one `mutants` run).
+static ZOO: ZooControl = ZooControl::new();
+
 pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     if args.format == MutantsFormat::Script && (args.list || args.show.is_none()) {
         return Err(
@@ -66,17 +69,37 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     if let Some(name) = &args.show {
         return show(args, name);
     }
-    let matrix = zoo::run(&Subject::all(), &args.options())?;
+    // Ctrl-C: the workers finish the jobs in hand, and the matrix of what ran is printed
+    // as not judged (incomplete), with the command that runs it all.
+    crate::interrupt::install();
+    let options = ZooOptions {
+        control: Some(&ZOO),
+        ..args.options()
+    };
+    let follow = crate::progress::FollowZoo::start(args.format == MutantsFormat::Text, &ZOO);
+    let matrix = zoo::run(&Subject::all(), &options);
+    follow.done();
+    let matrix = matrix?;
     match args.format {
         MutantsFormat::Json => println!("{}", to_json(&matrix)?),
-        MutantsFormat::Text | MutantsFormat::Script => print!("{}", text(&matrix)),
+        MutantsFormat::Text | MutantsFormat::Script => {
+            print!("{}", text(&matrix));
+            if let Some(why) = &matrix.incomplete {
+                println!(
+                    "bug zoo: not judged (incomplete): {why}\n    reproduce: {}",
+                    crate::usage::command_line()
+                );
+            }
+        }
     }
-    // 1: a mutant survived or a reference configuration was caught; 3: a reference
-    // configuration could not be explored completely (nothing can be claimed about it).
+    // 1: a mutant survived or a reference configuration was caught (also in a run cut
+    // short: what ran is real); 3: a reference configuration could not be explored
+    // completely, or the run was interrupted (nothing can be claimed about what did not
+    // run).
     Ok(
         if !matrix.survivors().is_empty() || matrix.reference_caught() {
             ExitCode::from(1)
-        } else if matrix.reference_incomplete() {
+        } else if matrix.reference_incomplete() || matrix.incomplete.is_some() {
             ExitCode::from(3)
         } else {
             ExitCode::SUCCESS
@@ -199,8 +222,14 @@ fn text(m: &KillMatrix) -> String {
     }
     let _ = writeln!(
         s,
-        "bug zoo: {} of {} mutants killed; time to first counterexample: median {:.3}s, max {:.3}s; {:.1}s in all ({} threads)",
-        m.killed, m.total, m.median_seconds, m.max_seconds, m.seconds, m.threads
+        "bug zoo: {} of {} mutants{} killed; time to first counterexample: median {:.3}s, max {:.3}s; {:.1}s in all ({} threads)",
+        m.killed,
+        m.total,
+        if m.incomplete.is_some() { " run" } else { "" },
+        m.median_seconds,
+        m.max_seconds,
+        m.seconds,
+        m.threads
     );
     for r in m.survivors() {
         let _ = writeln!(s, "SURVIVED {}: {}", r.name, r.about);

@@ -19,6 +19,7 @@ fn options() -> ZooOptions {
         steps: 400,
         preset_timeout: Duration::from_secs(120),
         references: false,
+        control: None,
     }
 }
 

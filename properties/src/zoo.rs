@@ -33,7 +33,9 @@ mod matrix;
 mod presets;
 
 pub use explore::{Explored, Found, explore, sweep};
-pub use matrix::{KillMatrix, MutantRow, ReferenceRow, Tried, ZooOptions, kill, median, run};
+pub use matrix::{
+    KillMatrix, MutantRow, ReferenceRow, Tried, ZooControl, ZooOptions, kill, median, run,
+};
 pub use presets::{client_order, platform_order, zoo_client_presets, zoo_platform_presets};
 
 use crate::presets::Preset;

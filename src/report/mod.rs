@@ -258,6 +258,9 @@ pub struct RunInfo {
     pub header: Header,
     /// The presets' bounds, as flags (`--max-states 5000`).
     pub limits: String,
+    /// Why the run stopped before every part ran (`interrupted (Ctrl-C) during the
+    /// simulation sweep; not run: chaos, scripts, bug zoo`), if it did.
+    pub interrupted: Option<String>,
 }
 
 /// Something that failed or was not judged, and the command that shows it.
@@ -284,6 +287,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kill_matrix: Option<ZooReport>,
+    /// Why the run stopped early, if it did: nothing is then claimed for what did not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// The bug zoo's part of the report: the kill matrix, and one killed mutant's
@@ -316,6 +322,7 @@ impl Report {
             seconds,
             header,
             limits,
+            interrupted,
         } = run;
         let coverage = coverage(&presets, &scenarios);
         let findings = Assumption::ALL
@@ -347,6 +354,7 @@ impl Report {
             coverage,
             findings,
             kill_matrix,
+            interrupted,
         };
         report.verdict = match report.exit_code_value() {
             0 => "all hold",
@@ -377,7 +385,14 @@ impl Report {
             || self.zoo_failed();
         if failed {
             1
-        } else if self.presets.iter().any(|r| !r.complete) || self.simulation.incomplete.is_some() {
+        } else if self.presets.iter().any(|r| !r.complete)
+            || self.simulation.incomplete.is_some()
+            || self.interrupted.is_some()
+            || self
+                .kill_matrix
+                .as_ref()
+                .is_some_and(|z| z.matrix.incomplete.is_some())
+        {
             3
         } else {
             0
@@ -396,6 +411,22 @@ impl Report {
     /// first thing the report and the summary show.
     pub fn problems(&self) -> Vec<Problem> {
         let mut out = Vec::new();
+        if let Some(why) = &self.interrupted {
+            out.push(Problem {
+                what: format!("not judged (incomplete): {why}"),
+                reproduce: self.header.command.clone(),
+            });
+        }
+        if let Some(why) = self
+            .kill_matrix
+            .as_ref()
+            .and_then(|z| z.matrix.incomplete.as_ref())
+        {
+            out.push(Problem {
+                what: format!("bug zoo: not judged (incomplete): {why}"),
+                reproduce: self.header.command.clone(),
+            });
+        }
         for r in &self.presets {
             for p in &r.properties {
                 let failed =
@@ -430,6 +461,15 @@ impl Report {
                     reproduce: self.header.command.clone(),
                 });
             }
+        }
+        if let Some(why) = &self.simulation.incomplete {
+            out.push(Problem {
+                what: format!(
+                    "simulation: not judged (incomplete): {why} after {} of {} seeds",
+                    self.simulation.seeds, self.simulation.seeds_asked
+                ),
+                reproduce: self.header.command.clone(),
+            });
         }
         if let Some(cx) = &self.simulation.counterexample {
             out.push(Problem {
@@ -564,6 +604,7 @@ mod tests {
                 seconds: 1.0,
                 header: header(),
                 limits: "no bound (complete)".into(),
+                interrupted: None,
             },
         )
     }
