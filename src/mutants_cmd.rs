@@ -18,6 +18,10 @@ pub struct MutantsArgs {
     /// (a platform mutant or a client anti-pattern, e.g. card_in_fingerprint).
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
+    /// With --show: also write the counterexample as a tape that `payhub-verify replay
+    /// --tape FILE` replays (in the zoo's world, with the mutant planted).
+    #[arg(long, value_name = "FILE", requires = "show")]
+    pub save_tape: Option<std::path::PathBuf>,
     /// Worker threads (the matrix does not depend on it, only the timings).
     #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub threads: usize,
@@ -262,6 +266,9 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(1));
     };
     let proof = &found.proof;
+    if let Some(path) = &args.save_tape {
+        save_tape(subject, row.method.as_deref().unwrap_or("?"), proof, path)?;
+    }
     if args.format == MutantsFormat::Script {
         let about = format!(
             "counterexample of mutant {name} ({}), killed by {} via {}: {}",
@@ -312,10 +319,9 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
                 row.found_steps.unwrap_or(0),
                 row.detail.as_deref().unwrap_or(""),
             );
-            // Not a `replay --tape` file: that replays the simulation world's settings, and
-            // this world is the zoo's (a preset, perhaps a zoo-only one, with the mutant in).
+            // The labels; `--save-tape FILE` writes them as a tape `replay --tape` reads.
             println!(
-                "\n# tape (world {} with the mutant planted, one choice label per line; not a `replay --tape` file, which replays the simulation world: `payhub-verify mutants --show {} --format script > cx.pha && payhub-verify run cx.pha` reproduces a client anti-pattern)",
+                "\n# tape (world {} with the mutant planted, one choice label per line; `payhub-verify mutants --show {} --save-tape cx.tape && payhub-verify replay --tape cx.tape` replays it)",
                 proof.config.name, row.name
             );
             for label in &tape {
@@ -326,6 +332,40 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a zoo counterexample as a tape (`replay --tape FILE` replays it): its choices
+/// from the initial world of the method that found it, which is checked to be the world
+/// the counterexample ran in.
+fn save_tape(
+    subject: Subject,
+    method: &str,
+    proof: &payhub_sim::prove::Counterexample,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let world = subject.world_of(method);
+    if world.as_ref() != Some(&proof.config) {
+        return Err(format!(
+            "mutant {}: its counterexample's world ({}) is not the world of method {method}; no tape written",
+            subject.name(),
+            proof.config.name
+        ));
+    }
+    let tape = payhub_sim::tape::Tape::of_zoo(
+        payhub_sim::tape::ZooWorld {
+            mutant: subject.name().to_owned(),
+            method: method.to_owned(),
+        },
+        proof.choices.clone(),
+    );
+    std::fs::write(path, tape.to_json())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    eprintln!(
+        "tape: {} (payhub-verify replay --tape {} replays it)",
+        path.display(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// One mutant's counterexample as `mutants --show NAME --format json` prints it.
