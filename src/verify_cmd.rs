@@ -36,6 +36,12 @@ pub struct VerifyArgs {
     /// Skip the bug zoo.
     #[arg(long)]
     pub no_mutants: bool,
+    /// Plant this bug of the zoo (`mutants --list`) and check the presets the zoo tries
+    /// for it, the bug in (with --preset: that one): the run fails where a property
+    /// catches the bug. The simulation, chaos, scripts and the zoo are not run (they run
+    /// the reference platform, or are the zoo).
+    #[arg(long, value_name = "NAME")]
+    pub mutant: Option<String>,
     /// Report folder (Markdown and JSON; default: target/payhub-report in the repository,
     /// or in the current folder outside it).
     #[arg(long)]
@@ -55,6 +61,7 @@ impl Default for VerifyArgs {
             max_states: None,
             timeout: None,
             no_mutants: false,
+            mutant: None,
             out: None,
             format: Format::Text,
         }
@@ -98,8 +105,26 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     crate::interrupt::install();
     let progress = crate::progress::Progress::new(args.format == Format::Text);
 
+    // 0. A planted bug (`--mutant NAME`): its presets, the bug in, and nothing else.
+    let planted = match &args.mutant {
+        None => None,
+        Some(name) => Some(
+            payhub_properties::zoo::Subject::from_name(name).ok_or_else(|| {
+                let names: Vec<&str> = payhub_properties::zoo::Subject::all()
+                    .into_iter()
+                    .map(|s| s.name())
+                    .collect();
+                crate::usage::unknown("mutant", name, names.iter().copied())
+            })?,
+        ),
+    };
+    let rest = planted.is_none();
+
     // 1. Exhaustive presets.
-    let all = presets();
+    let all = match planted {
+        Some(subject) => subject.presets(),
+        None => presets(),
+    };
     if let Some(name) = &args.preset {
         if !all.iter().any(|p| p.name == name) {
             return Err(crate::usage::unknown(
@@ -149,11 +174,17 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     };
     let world = SimulationArgs::default();
     let config = world.config()?;
-    let seeds_run = if interrupted.is_some() { 0 } else { seeds };
+    let seeds_run = if interrupted.is_some() || !rest {
+        0
+    } else {
+        seeds
+    };
     progress.say(&format!(
         "simulate {seeds_run} seeds of the reference client"
     ));
-    let sweep = if seeds_run == 0 {
+    let sweep = if !rest {
+        simulate_cmd::SweepSummary::default()
+    } else if seeds_run == 0 {
         simulate_cmd::SweepSummary {
             seeds_asked: seeds,
             incomplete: Some("interrupted (Ctrl-C)".into()),
@@ -172,7 +203,11 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     interrupted = interrupted.or_else(|| interrupted_at(1, args.no_mutants));
 
     // 3. The chaos sweep: adversarial raw requests against the reference platform.
-    let chaos_seeds = if interrupted.is_some() { 0 } else { seeds / 5 };
+    let chaos_seeds = if interrupted.is_some() || !rest {
+        0
+    } else {
+        seeds / 5
+    };
     progress.say(&format!(
         "chaos: {chaos_seeds} seeds of adversarial requests"
     ));
@@ -180,7 +215,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     interrupted = interrupted.or_else(|| interrupted_at(2, args.no_mutants));
 
     // 4. The contract's scenarios and findings, as scripts.
-    let scenarios = if interrupted.is_some() {
+    let scenarios = if interrupted.is_some() || !rest {
         Vec::new()
     } else {
         progress.say("scenarios");
@@ -189,7 +224,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     interrupted = interrupted.or_else(|| interrupted_at(3, args.no_mutants));
 
     // 5. The bug zoo: every mutant must be killed, no reference configuration caught.
-    let zoo = if args.no_mutants || interrupted.is_some() {
+    let zoo = if args.no_mutants || interrupted.is_some() || !rest {
         None
     } else {
         progress.say("bug zoo");
@@ -209,6 +244,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             header: report::Header::now(),
             limits: crate::check_cmd::limits_text(&limits),
             interrupted,
+            planted: planted.map(|s| s.name()),
         },
     );
     let written = report.write(&out)?;

@@ -261,6 +261,8 @@ pub struct RunInfo {
     /// Why the run stopped before every part ran (`interrupted (Ctrl-C) during the
     /// simulation sweep; not run: chaos, scripts, bug zoo`), if it did.
     pub interrupted: Option<String>,
+    /// The bug of the zoo planted in the presets (`verify --mutant NAME`), if one was.
+    pub planted: Option<&'static str>,
 }
 
 /// Something that failed or was not judged, and the command that shows it.
@@ -290,6 +292,9 @@ pub struct Report {
     /// Why the run stopped early, if it did: nothing is then claimed for what did not run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// The zoo's bug planted in the presets (`verify --mutant NAME`): only those ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planted: Option<&'static str>,
 }
 
 /// The bug zoo's part of the report: the kill matrix, and one killed mutant's
@@ -323,6 +328,7 @@ impl Report {
             header,
             limits,
             interrupted,
+            planted,
         } = run;
         let coverage = coverage(&presets, &scenarios);
         let findings = Assumption::ALL
@@ -355,6 +361,7 @@ impl Report {
             findings,
             kill_matrix,
             interrupted,
+            planted,
         };
         report.verdict = match report.exit_code_value() {
             0 => "all hold",
@@ -448,7 +455,14 @@ impl Report {
                                 .map(|c| format!(": {}", c.detail))
                                 .unwrap_or_default()
                         ),
-                        reproduce: format!("payhub-verify check --preset {}", r.name),
+                        // `check` runs the reference platform: a planted bug's preset
+                        // is reproduced by `verify --mutant`.
+                        reproduce: match self.planted {
+                            Some(m) => {
+                                format!("payhub-verify verify --mutant {m} --preset {}", r.name)
+                            }
+                            None => format!("payhub-verify check --preset {}", r.name),
+                        },
                     });
                 }
             }
@@ -605,6 +619,7 @@ mod tests {
                 header: header(),
                 limits: "no bound (complete)".into(),
                 interrupted: None,
+                planted: None,
             },
         )
     }
