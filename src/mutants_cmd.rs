@@ -1,7 +1,7 @@
 //! `payhub-verify mutants`: the bug zoo's kill matrix, and one mutant's counterexample.
 
 use payhub_properties::AlwaysCheck;
-use payhub_properties::zoo::{self, KillMatrix, MutantRow, Side, Subject, ZooOptions};
+use payhub_properties::zoo::{self, KillMatrix, MutantRow, Side, Subject, ZooControl, ZooOptions};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -18,6 +18,10 @@ pub struct MutantsArgs {
     /// (a platform mutant or a client anti-pattern, e.g. card_in_fingerprint).
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
+    /// With --show: also write the counterexample as a tape that `payhub-verify replay
+    /// --tape FILE` replays (in the zoo's world, with the mutant planted).
+    #[arg(long, value_name = "FILE", requires = "show")]
+    pub save_tape: Option<std::path::PathBuf>,
     /// Worker threads (the matrix does not depend on it, only the timings).
     #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub threads: usize,
@@ -53,6 +57,9 @@ impl MutantsArgs {
     }
 }
 
+/// The zoo's progress and stop flag for this process (one `mutants` run).
+static ZOO: ZooControl = ZooControl::new();
+
 pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     if args.format == MutantsFormat::Script && (args.list || args.show.is_none()) {
         return Err(
@@ -66,17 +73,37 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     if let Some(name) = &args.show {
         return show(args, name);
     }
-    let matrix = zoo::run(&Subject::all(), &args.options())?;
+    // Ctrl-C: the workers finish the jobs in hand, and the matrix of what ran is printed
+    // as not judged (incomplete), with the command that runs it all.
+    crate::interrupt::install();
+    let options = ZooOptions {
+        control: Some(&ZOO),
+        ..args.options()
+    };
+    let follow = crate::progress::FollowZoo::start(args.format == MutantsFormat::Text, &ZOO);
+    let matrix = zoo::run(&Subject::all(), &options);
+    follow.done();
+    let matrix = matrix?;
     match args.format {
         MutantsFormat::Json => println!("{}", to_json(&matrix)?),
-        MutantsFormat::Text | MutantsFormat::Script => print!("{}", text(&matrix)),
+        MutantsFormat::Text | MutantsFormat::Script => {
+            print!("{}", text(&matrix));
+            if let Some(why) = &matrix.incomplete {
+                println!(
+                    "bug zoo: not judged (incomplete): {why}\n    reproduce: {}",
+                    crate::usage::command_line()
+                );
+            }
+        }
     }
-    // 1: a mutant survived or a reference configuration was caught; 3: a reference
-    // configuration could not be explored completely (nothing can be claimed about it).
+    // 1: a mutant survived or a reference configuration was caught (also in a run cut
+    // short: what ran is real); 3: a reference configuration could not be explored
+    // completely, or the run was interrupted (nothing can be claimed about what did not
+    // run).
     Ok(
         if !matrix.survivors().is_empty() || matrix.reference_caught() {
             ExitCode::from(1)
-        } else if matrix.reference_incomplete() {
+        } else if matrix.reference_incomplete() || matrix.incomplete.is_some() {
             ExitCode::from(3)
         } else {
             ExitCode::SUCCESS
@@ -199,8 +226,14 @@ fn text(m: &KillMatrix) -> String {
     }
     let _ = writeln!(
         s,
-        "bug zoo: {} of {} mutants killed; time to first counterexample: median {:.3}s, max {:.3}s; {:.1}s in all ({} threads)",
-        m.killed, m.total, m.median_seconds, m.max_seconds, m.seconds, m.threads
+        "bug zoo: {} of {} mutants{} killed; time to first counterexample: median {:.3}s, max {:.3}s; {:.1}s in all ({} threads)",
+        m.killed,
+        m.total,
+        if m.incomplete.is_some() { " run" } else { "" },
+        m.median_seconds,
+        m.max_seconds,
+        m.seconds,
+        m.threads
     );
     for r in m.survivors() {
         let _ = writeln!(s, "SURVIVED {}: {}", r.name, r.about);
@@ -233,6 +266,9 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(1));
     };
     let proof = &found.proof;
+    if let Some(path) = &args.save_tape {
+        save_tape(subject, row.method.as_deref().unwrap_or("?"), proof, path)?;
+    }
     if args.format == MutantsFormat::Script {
         let about = format!(
             "counterexample of mutant {name} ({}), killed by {} via {}: {}",
@@ -283,10 +319,9 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
                 row.found_steps.unwrap_or(0),
                 row.detail.as_deref().unwrap_or(""),
             );
-            // Not a `replay --tape` file: that replays the simulation world's settings, and
-            // this world is the zoo's (a preset, perhaps a zoo-only one, with the mutant in).
+            // The labels; `--save-tape FILE` writes them as a tape `replay --tape` reads.
             println!(
-                "\n# tape (world {} with the mutant planted, one choice label per line; not a `replay --tape` file, which replays the simulation world: `payhub-verify mutants --show {} --format script > cx.pha && payhub-verify run cx.pha` reproduces a client anti-pattern)",
+                "\n# tape (world {} with the mutant planted, one choice label per line; `payhub-verify mutants --show {} --save-tape cx.tape && payhub-verify replay --tape cx.tape` replays it)",
                 proof.config.name, row.name
             );
             for label in &tape {
@@ -297,6 +332,40 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a zoo counterexample as a tape (`replay --tape FILE` replays it): its choices
+/// from the initial world of the method that found it, which is checked to be the world
+/// the counterexample ran in.
+fn save_tape(
+    subject: Subject,
+    method: &str,
+    proof: &payhub_sim::prove::Counterexample,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let world = subject.world_of(method);
+    if world.as_ref() != Some(&proof.config) {
+        return Err(format!(
+            "mutant {}: its counterexample's world ({}) is not the world of method {method}; no tape written",
+            subject.name(),
+            proof.config.name
+        ));
+    }
+    let tape = payhub_sim::tape::Tape::of_zoo(
+        payhub_sim::tape::ZooWorld {
+            mutant: subject.name().to_owned(),
+            method: method.to_owned(),
+        },
+        proof.choices.clone(),
+    );
+    std::fs::write(path, tape.to_json())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    eprintln!(
+        "tape: {} (payhub-verify replay --tape {} replays it)",
+        path.display(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// One mutant's counterexample as `mutants --show NAME --format json` prints it.

@@ -54,12 +54,21 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
     match (&args.tape, args.seed) {
         (Some(path), _) => {
             let tape = read_tape(path)?;
-            let config = tape
-                .simulation
-                .config()
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            driver::check_enabled(&config, &tape.choices)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let at = |e: String| format!("{}: {e}", path.display());
+            let config = match &tape.zoo {
+                // A bug zoo counterexample: the zoo's world with the mutant planted, from
+                // its preset's setup.
+                Some(z) => {
+                    let (config, setup) = zoo_world(z).map_err(at)?;
+                    check_zoo_tape(&config, &setup, &tape.choices).map_err(at)?;
+                    config
+                }
+                None => {
+                    let config = tape.simulation.config().map_err(at)?;
+                    driver::check_enabled(&config, &tape.choices).map_err(at)?;
+                    config
+                }
+            };
             Ok((config, tape.choices))
         }
         (None, Some(seed)) => {
@@ -73,6 +82,44 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
         }
         (None, None) => Err("replay needs --seed N or --tape FILE".into()),
     }
+}
+
+/// A zoo tape replays as the checker explored it: each choice enabled at its turn, free
+/// (as `driver::check_enabled` takes them: a send, an advance, a control, a tick), or one
+/// of its preset's setup (which may apply choices the world does not list, such as an
+/// acquirer decision outside the preset's own; shrinking may have dropped some of the
+/// setup). Errors name the step.
+fn check_zoo_tape(config: &WorldConfig, setup: &[Choice], tape: &[Choice]) -> Result<(), String> {
+    let mut world = World::new(config);
+    let mut enabled = Vec::new();
+    for (i, choice) in tape.iter().enumerate() {
+        world.enabled(config, &mut enabled);
+        if !driver::is_free(choice) && !enabled.contains(choice) && !setup.contains(choice) {
+            return Err(format!(
+                "step {}: '{choice}' is not enabled, nor a step of the preset's setup",
+                i + 1
+            ));
+        }
+        world
+            .apply(config, choice, None)
+            .map_err(|e| format!("step {}: '{choice}': {e}", i + 1))?;
+    }
+    Ok(())
+}
+
+/// The world a zoo tape names (`mutants --show NAME --save-tape FILE`), with its setup.
+fn zoo_world(z: &payhub_sim::tape::ZooWorld) -> Result<(WorldConfig, Vec<Choice>), String> {
+    use payhub_properties::zoo::Subject;
+    let subject = Subject::from_name(&z.mutant).ok_or_else(|| {
+        let names: Vec<&str> = Subject::all().into_iter().map(|s| s.name()).collect();
+        crate::usage::unknown("mutant", &z.mutant, names.iter().copied())
+    })?;
+    subject.start_of(&z.method).ok_or_else(|| {
+        format!(
+            "mutant {}: no world for method '{}' (exhaustive:PRESET or simulation)",
+            z.mutant, z.method
+        )
+    })
 }
 
 /// The verdict of a replayed run, in every format.

@@ -65,22 +65,36 @@ pub fn run(args: &RulesArgs) -> Result<ExitCode, String> {
 struct CoverageEntry {
     id: &'static str,
     properties: Vec<&'static str>,
+    /// Why no property judges it (rules no property judges only).
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'static str>,
+    /// The tests and scripts that check it instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    checked_by: Vec<&'static str>,
 }
 
 /// `rules --coverage`: which properties check each rule; the others with a reason.
 fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
     let entries: Vec<CoverageEntry> = rules
         .iter()
-        .map(|&r| CoverageEntry {
-            id: r.id(),
-            properties: payhub_properties::PROPERTIES
+        .map(|&r| {
+            let properties: Vec<&'static str> = payhub_properties::PROPERTIES
                 .iter()
                 .filter(|p| p.rules.contains(&r))
                 .map(|p| p.name)
-                .collect(),
-            reason: crate::report::coverage_reason(r),
+                .collect();
+            let unjudged = properties.is_empty().then(|| r.unjudged()).flatten();
+            CoverageEntry {
+                id: r.id(),
+                reason: properties.is_empty().then(|| {
+                    unjudged.map_or(
+                        "no reason recorded in the catalogue (model/src/rules.rs)",
+                        |u| u.why,
+                    )
+                }),
+                checked_by: unjudged.map(|u| u.checked_by.to_vec()).unwrap_or_default(),
+                properties,
+            }
         })
         .collect();
     match format {
@@ -92,13 +106,17 @@ fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
             for e in &entries {
                 match e.reason {
                     None => println!("{:<11} checked by {}", e.id, e.properties.join(", ")),
-                    Some(reason) => println!("{:<11} no property: {reason}", e.id),
+                    Some(reason) => {
+                        println!("{:<11} no property: {reason}", e.id);
+                        println!("{:<11} checked by {}", "", e.checked_by.join(", "));
+                    }
                 }
             }
             let checked = entries.iter().filter(|e| e.reason.is_none()).count();
             println!(
-                "\n{checked} of {} rules checked by properties; the rest listed with a reason",
-                entries.len()
+                "\n{checked} of {} rules judged by properties; the other {} listed with why none does and what checks them",
+                entries.len(),
+                entries.len() - checked
             );
         }
     }

@@ -36,6 +36,12 @@ pub struct VerifyArgs {
     /// Skip the bug zoo.
     #[arg(long)]
     pub no_mutants: bool,
+    /// Plant this bug of the zoo (`mutants --list`) and check the presets the zoo tries
+    /// for it, the bug in (with --preset: that one): the run fails where a property
+    /// catches the bug. The simulation, chaos, scripts and the zoo are not run (they run
+    /// the reference platform, or are the zoo).
+    #[arg(long, value_name = "NAME")]
+    pub mutant: Option<String>,
     /// Report folder (Markdown and JSON; default: target/payhub-report in the repository,
     /// or in the current folder outside it).
     #[arg(long)]
@@ -55,19 +61,70 @@ impl Default for VerifyArgs {
             max_states: None,
             timeout: None,
             no_mutants: false,
+            mutant: None,
             out: None,
             format: Format::Text,
         }
     }
 }
 
+/// The zoo's progress and stop flag for this process (one `verify` run).
+static ZOO: payhub_properties::zoo::ZooControl = payhub_properties::zoo::ZooControl::new();
+
+/// The parts of a run, in order, for what an interrupted run did not reach.
+const PARTS: [&str; 5] = ["presets", "simulation sweep", "chaos", "scripts", "bug zoo"];
+
+/// `interrupted (Ctrl-C) during PART; not run: …`, if Ctrl-C was pressed by the end of
+/// part `i` of [`PARTS`].
+fn interrupted_at(i: usize, no_mutants: bool) -> Option<String> {
+    if !crate::interrupt::requested() {
+        return None;
+    }
+    let rest: Vec<&str> = PARTS[i + 1..]
+        .iter()
+        .copied()
+        .filter(|p| !(no_mutants && *p == "bug zoo"))
+        .collect();
+    Some(if rest.is_empty() {
+        format!("interrupted (Ctrl-C) during the {}", PARTS[i])
+    } else {
+        format!(
+            "interrupted (Ctrl-C) during the {}; not run: {}",
+            PARTS[i],
+            rest.join(", ")
+        )
+    })
+}
+
 pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let started = Instant::now();
     let out = crate::usage::out_dir(args.out.as_deref());
+    // Ctrl-C: each part stops after the work in hand (a preset, the seeds being run, a
+    // zoo job), the rest is not run, and the report says what was not judged (exit 3
+    // unless something already failed). A second Ctrl-C ends the process at once.
+    crate::interrupt::install();
     let progress = crate::progress::Progress::new(args.format == Format::Text);
 
+    // 0. A planted bug (`--mutant NAME`): its presets, the bug in, and nothing else.
+    let planted = match &args.mutant {
+        None => None,
+        Some(name) => Some(
+            payhub_properties::zoo::Subject::from_name(name).ok_or_else(|| {
+                let names: Vec<&str> = payhub_properties::zoo::Subject::all()
+                    .into_iter()
+                    .map(|s| s.name())
+                    .collect();
+                crate::usage::unknown("mutant", name, names.iter().copied())
+            })?,
+        ),
+    };
+    let rest = planted.is_none();
+
     // 1. Exhaustive presets.
-    let all = presets();
+    let all = match planted {
+        Some(subject) => subject.presets(),
+        None => presets(),
+    };
     if let Some(name) = &args.preset {
         if !all.iter().any(|p| p.name == name) {
             return Err(crate::usage::unknown(
@@ -89,6 +146,9 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         .collect();
     let mut presets_run = Vec::new();
     for (i, preset) in selected.iter().enumerate() {
+        if crate::interrupt::requested() {
+            break;
+        }
         progress.say(&format!(
             "check {}/{}: {}",
             i + 1,
@@ -98,42 +158,79 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         presets_run.push(check(preset, limits)?);
     }
 
-    // 2. The reference client under swarm faults.
+    let skipped_presets = selected.len() - presets_run.len();
+    let mut interrupted = interrupted_at(0, args.no_mutants).map(|why| {
+        format!(
+            "{why} ({skipped_presets} of {} presets not run)",
+            selected.len()
+        )
+    });
+
+    // 2. The reference client under swarm faults (it stops by itself on Ctrl-C).
     let seeds = if args.quick {
         args.seeds.min(1_000)
     } else {
         args.seeds
     };
-    progress.say(&format!("simulate {seeds} seeds of the reference client"));
     let world = SimulationArgs::default();
     let config = world.config()?;
-    let sweep = simulate_cmd::sweep(
-        &config,
-        &world,
-        simulate_cmd::Seeds::range(0, seeds),
-        args.threads,
-        &out,
-        &simulate_cmd::Bounds::default(),
-    )?;
+    let seeds_run = if interrupted.is_some() || !rest {
+        0
+    } else {
+        seeds
+    };
+    progress.say(&format!(
+        "simulate {seeds_run} seeds of the reference client"
+    ));
+    let sweep = if !rest {
+        simulate_cmd::SweepSummary::default()
+    } else if seeds_run == 0 {
+        simulate_cmd::SweepSummary {
+            seeds_asked: seeds,
+            incomplete: Some("interrupted (Ctrl-C)".into()),
+            ..Default::default()
+        }
+    } else {
+        simulate_cmd::sweep(
+            &config,
+            &world,
+            simulate_cmd::Seeds::range(0, seeds),
+            args.threads,
+            &out,
+            &simulate_cmd::Bounds::default(),
+        )?
+    };
+    interrupted = interrupted.or_else(|| interrupted_at(1, args.no_mutants));
 
     // 3. The chaos sweep: adversarial raw requests against the reference platform.
-    let chaos_seeds = seeds / 5;
+    let chaos_seeds = if interrupted.is_some() || !rest {
+        0
+    } else {
+        seeds / 5
+    };
     progress.say(&format!(
         "chaos: {chaos_seeds} seeds of adversarial requests"
     ));
     let chaos = report::chaos_sweep(chaos_seeds, args.threads);
+    interrupted = interrupted.or_else(|| interrupted_at(2, args.no_mutants));
 
     // 4. The contract's scenarios and findings, as scripts.
-    progress.say("scenarios");
-    let scenarios = run_scenarios()?;
+    let scenarios = if interrupted.is_some() || !rest {
+        Vec::new()
+    } else {
+        progress.say("scenarios");
+        run_scenarios()?
+    };
+    interrupted = interrupted.or_else(|| interrupted_at(3, args.no_mutants));
 
     // 5. The bug zoo: every mutant must be killed, no reference configuration caught.
-    let zoo = if args.no_mutants {
+    let zoo = if args.no_mutants || interrupted.is_some() || !rest {
         None
     } else {
         progress.say("bug zoo");
         Some(bug_zoo(args)?)
     };
+    interrupted = interrupted.or_else(|| interrupted_at(4, args.no_mutants));
     progress.done();
 
     let report = Report::new(
@@ -146,6 +243,8 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             seconds: started.elapsed().as_secs_f64(),
             header: report::Header::now(),
             limits: crate::check_cmd::limits_text(&limits),
+            interrupted,
+            planted: planted.map(|s| s.name()),
         },
     );
     let written = report.write(&out)?;
@@ -188,9 +287,14 @@ fn bug_zoo(args: &VerifyArgs) -> Result<ZooReport, String> {
         } else {
             ZooOptions::default().seeds
         },
+        control: Some(&ZOO),
         ..ZooOptions::default()
     };
-    let matrix = zoo::run(&Subject::all(), &options)?;
+    // No bar of its own (the spinner runs): only Ctrl-C turned into the zoo's stop flag.
+    let follow = crate::progress::FollowZoo::start(false, &ZOO);
+    let matrix = zoo::run(&Subject::all(), &options);
+    follow.done();
+    let matrix = matrix?;
     let example = matrix.mutants.iter().find_map(|m| {
         m.counterexample.as_ref().map(|found| Example {
             name: m.name,

@@ -19,6 +19,7 @@ fn options() -> ZooOptions {
         steps: 400,
         preset_timeout: Duration::from_secs(120),
         references: false,
+        control: None,
     }
 }
 
@@ -84,6 +85,13 @@ fn every_mutant_is_killed_by_a_named_property() {
                 .unwrap();
         assert_eq!(replayed.violation, Some(proof.violation()), "{}", row.name);
         assert_eq!(trace.to_text(), proof.trace.to_text(), "{}", row.name);
+        // What a zoo tape names (`mutants --show NAME --save-tape FILE`) is this world:
+        // `replay --tape` rebuilds it.
+        let subject = Subject::from_name(row.name).unwrap();
+        let (world, _setup) = subject
+            .start_of(row.method.as_deref().unwrap())
+            .unwrap_or_else(|| panic!("{}: no world for its method", row.name));
+        assert_eq!(world, proof.config, "{}", row.name);
         assert!(!trace.to_text().is_empty(), "{}", row.name);
         assert!(
             proof.trace.to_mermaid().starts_with("sequenceDiagram"),
@@ -94,6 +102,8 @@ fn every_mutant_is_killed_by_a_named_property() {
     // Every property added for the zoo kills something (a check that cannot fail is worth nothing).
     let killers: BTreeSet<&str> = matrix.mutants.iter().filter_map(|r| r.property).collect();
     for p in [
+        "payments-shown-as-the-status-table-lists",
+        "queries-answer-known-state",
         "idempotency-conflict-iff-parameters-differ",
         "same-key-never-new-business",
         "answers-name-the-requested-payment",
@@ -297,4 +307,47 @@ fn mutants_show_prints_a_tape_and_a_mermaid_diagram() {
     assert_eq!(code, 0);
     let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), Subject::all().len());
+}
+
+/// `mutants --show NAME --save-tape FILE` writes a tape that `replay --tape FILE`
+/// replays to the same violation: a platform mutant in a preset with a setup, one in a
+/// zoo-only preset, and a client anti-pattern.
+#[test]
+fn mutants_show_saves_a_tape_that_replay_reproduces() {
+    let dir = std::env::temp_dir().join(format!("payhub-zoo-tapes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in [
+        "requires_action_without_next_action",
+        "refund_query_answers_previous_version",
+        "new_key_after_timeout",
+    ] {
+        let tape = dir.join(format!("{name}.tape"));
+        let tape = tape.to_str().unwrap();
+        let (code, out, err) = cli(&["mutants", "--show", name, "--save-tape", tape]);
+        assert_eq!(code, 0, "{out}{err}");
+        let killer = out
+            .lines()
+            .find_map(|l| l.strip_prefix("killed by "))
+            .and_then(|l| l.split(' ').next())
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_owned();
+        let (code, out, err) = cli(&["replay", "--tape", tape]);
+        assert_eq!(code, 1, "{name}: {out}{err}");
+        let last = out.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with(&format!("VIOLATED {killer} [")),
+            "{name}: {last}"
+        );
+    }
+    // A tape naming no mutant the zoo has is one line, exit 2.
+    let bad = dir.join("bad.tape");
+    std::fs::write(
+        &bad,
+        r#"{"format": "payhub-verify tape v2", "simulation": {"policy": "reference", "clients": 2, "steps": 10, "no_swarm": false}, "zoo": {"mutant": "no_such", "method": "simulation"}, "choices": []}"#,
+    )
+    .unwrap();
+    let (code, _, err) = cli(&["replay", "--tape", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("unknown mutant 'no_such'"), "{err}");
 }

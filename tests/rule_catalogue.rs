@@ -111,3 +111,59 @@ fn test_name_scanner_finds_attributed_tests() {
     let src = "#[test]\nfn key_07_long_key() {}\n#[test]\n#[should_panic]\nfn scope_02_x() {}";
     assert_eq!(test_names(src), ["key_07_long_key", "scope_02_x"]);
 }
+
+/// `rules --coverage`: a rule no property judges says why, and names the tests and
+/// scripts that check it instead; each of those exists (a test by that name in that file,
+/// a script that cites the rule). A rule a property judges carries no stale reason.
+#[test]
+fn every_rule_no_property_judges_says_why_and_names_tests_that_exist() {
+    let root = workspace();
+    let mut problems = Vec::new();
+    let mut unjudged = 0;
+    for rule in Rule::ALL {
+        let judged = payhub_properties::PROPERTIES
+            .iter()
+            .any(|p| p.rules.contains(rule));
+        match (judged, rule.unjudged()) {
+            (true, Some(_)) => problems.push(format!(
+                "{} is judged by a property but the catalogue says why none does",
+                rule.id()
+            )),
+            (false, None) => problems.push(format!(
+                "{} is judged by no property and the catalogue gives no reason",
+                rule.id()
+            )),
+            (true, None) => {}
+            (false, Some(u)) => {
+                unjudged += 1;
+                if u.why.len() < 60 || !u.why.contains('"') {
+                    problems.push(format!(
+                        "{}: the reason should quote what the rule asks for",
+                        rule.id()
+                    ));
+                }
+                if u.checked_by.is_empty() {
+                    problems.push(format!("{}: names no test or script", rule.id()));
+                }
+                for place in u.checked_by {
+                    if let Some((path, name)) = place.split_once("::") {
+                        let text = fs::read_to_string(root.join(path)).unwrap_or_default();
+                        if !test_names(&text).iter().any(|t| t == name) {
+                            problems.push(format!("{}: no #[test] {name} in {path}", rule.id()));
+                        }
+                    } else {
+                        let text = fs::read_to_string(root.join(place)).unwrap_or_default();
+                        if !text.contains(rule.id()) {
+                            problems.push(format!(
+                                "{}: {place} does not exist or does not cite it",
+                                rule.id()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(unjudged > 0, "no unjudged rule was checked");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

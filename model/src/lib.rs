@@ -53,6 +53,6 @@ pub use platform::{
     ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, Timer, Variant,
     WebhookEvent, WebhookObject,
 };
-pub use rules::{Enforcer, Rule, RuleEntry, Section};
+pub use rules::{Enforcer, Rule, RuleEntry, Section, Unjudged};
 pub use text::Text;
 pub use time::Millis;

@@ -152,6 +152,10 @@ mutants! {
     OrderNoReuseAnswersCreated = "order_no_reuse_answers_created", [OrderNoNewKey, FirstExecution201];
     /// A same-key request with other parameters, while the original executes, waits or gets 409 operation_in_progress instead of idempotency_conflict.
     InFlightHidesConflict = "in_flight_hides_conflict", [IdempotencyConflict, SafeParameters];
+    /// RES-05: a requires_action Payment is answered without next_action: the payer is never guided to authenticate.
+    RequiresActionWithoutNextAction = "requires_action_without_next_action", [RequiresAction];
+    /// QUERY-03: refund queries (by id, by merchant_refund_no, ?status=processing) answer from a read replica one write behind: the refund's previous version.
+    RefundQueryAnswersPreviousVersion = "refund_query_answers_previous_version", [QueryRefunds, QueryReadsKnownState];
 
     // ---- detail mutants: cadence and effects ----
     /// The automatic verification of an unknown charge waits 24 hours between queries, as slowly as manual_review, instead of verifying within the automatic window.

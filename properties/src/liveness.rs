@@ -168,21 +168,22 @@ fn not_known(world: &World, order: &OrderRecord) -> Option<String> {
         return match latest {
             Some(view) if view.status == PaymentStatus::RequiresAction => None,
             Some(view) => Some(format!(
-                "order {} is still AwaitingPayer (version {}) after faults stopped for 25 h, \
-                 but its Payment is {} (version {})",
+                "order {} still awaits the payer's authentication (requires_action, version {}) \
+                 after faults stopped for 25 h, but its Payment is {} (version {})",
                 order.order_no,
                 order.version(),
                 view.status.as_str(),
                 view.version
             )),
             None => Some(format!(
-                "order {} is AwaitingPayer without a Payment the platform has",
+                "order {} awaits the payer's authentication (requires_action) without a Payment the platform has",
                 order.order_no
             )),
         };
     }
     Some(format!(
-        "order {} is still {:?} after faults stopped for 25 h",
+        // In the contract's words (WORDING-02's "confirming"), never the model's names.
+        "order {} is still {} after faults stopped for 25 h",
         order.order_no, state
     ))
 }

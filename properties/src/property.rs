@@ -121,6 +121,7 @@ pub static PROPERTIES: &[Property] = &[
     crate::responses::IN_PROGRESS_ONLY_WHILE_IN_FLIGHT,
     crate::responses::QUERIES_ANSWER_KNOWN_STATE,
     crate::responses::BRANCHES_ANSWER_ONE_OF_TWO,
+    crate::responses::SHOWN_AS_THE_STATUS_TABLE_LISTS,
     crate::client::ORDER_CHARGED_ONCE,
     crate::client::ONE_KEY_PER_SUBMISSION,
     crate::client::VERSIONS_NEVER_GO_BACK,

@@ -210,7 +210,7 @@ pub const IN_PROGRESS_ONLY_WHILE_IN_FLIGHT: Property = Property {
     }),
 };
 
-/// QUERY-04, QUERY-01, QUERY-02, QUERY-05: queries read only known state.
+/// QUERY-04, QUERY-01, QUERY-02, QUERY-03, QUERY-05: queries read only known state.
 pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
     name: "queries-answer-known-state",
     rules: &[
@@ -218,8 +218,9 @@ pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
         Rule::QueryById,
         Rule::QueryByOrderNo,
         Rule::NotFoundMeansNeverCreated,
+        Rule::QueryRefunds,
     ],
-    about: "A GET answers the Payment it names as the store holds it (status, resolution_status, version, failure.attempt_id); a list by order number answers the order's Payment as stored, or nothing when the store holds none (exact, case-sensitive).",
+    about: "A GET answers the Payment it names as the store holds it (status, resolution_status, version, failure.attempt_id); a list by order number answers the order's Payment as stored, or nothing when the store holds none (exact, case-sensitive); a refund query answers as stored (status, version) the refund it names, the refund of its merchant_refund_no (or nothing), or with ?status=processing every processing refund of the merchant and no other.",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.query_unknown_state,
@@ -243,6 +244,20 @@ pub const BRANCHES_ANSWER_ONE_OF_TWO: Property = Property {
         explain(
             &f.responses.branch_misanswered,
             "the answer is neither of the two the contract allows here",
+        )
+    }),
+};
+
+/// RES-05 (and the status table, RES-02..RES-06): every Payment shown is a row of the
+/// table, with next_action exactly when requires_action.
+pub const SHOWN_AS_THE_STATUS_TABLE_LISTS: Property = Property {
+    name: "payments-shown-as-the-status-table-lists",
+    rules: &[Rule::RequiresAction],
+    about: "Every answer and webhook shows a Payment as a row of the contract's status table (processing with needs_query, known or manual_review; requires_action with known or manual_review; succeeded, failed, canceled and expired with known; requires_payment_method with known), with next_action exactly when it is requires_action (RES-05: the payer must complete authentication).",
+    predicate: Predicate::Always(|f| {
+        explain(
+            &f.responses.off_the_status_table,
+            "a Payment shown as no row of the status table, or next_action not exactly when requires_action",
         )
     }),
 };

@@ -170,7 +170,7 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
         Rule::RefundNotBeyondCaptured,
         Rule::RetentionRefundNoOutlives,
     ],
-    about: "Each refund reaches the upstream once, each merchant_refund_no has one refund, and no capture is refunded beyond its amount.",
+    about: "Each refund reaches the upstream once, each merchant_refund_no has one refund, and no attempt is refunded beyond what the ledger captured of it (nothing, for an attempt never captured).",
     predicate: Predicate::Always(|f| {
         if let Some((refund, n)) = f.refunds.refund_calls.iter().find(|(_, n)| **n > 1) {
             return Some(format!("{refund} sent upstream {n} times"));
@@ -186,8 +186,10 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
                 ));
             }
         }
+        // Every attempt money was paid back against, captured or not: a refund with no
+        // capture behind it is refunded beyond its (zero) capture.
         for e in f.money.ledger() {
-            if let LedgerEntry::Capture { attempt, .. } = e {
+            if let LedgerEntry::Refund { attempt, .. } = e {
                 let (captured, refunded) = f.money.net_of(*attempt);
                 if refunded > captured {
                     return Some(format!(
@@ -298,8 +300,14 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
             if p.status != PaymentStatus::Failed {
                 continue;
             }
-            let Some(a) = p.failure_attempt else {
+            if p.failure_attempt.is_none() {
                 return Some(format!("{id} is failed without failure.attempt_id"));
+            }
+            // The latest attempt, not the one failure.attempt_id names: an earlier decline
+            // is no evidence about a later attempt (which attempt failure.attempt_id
+            // names is failure-names-the-latest-attempt's).
+            let Some(&a) = p.attempts.last() else {
+                return Some(format!("{id} is failed without an attempt"));
             };
             let declined = f
                 .attempts
@@ -308,7 +316,7 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
                 .is_some_and(|state| matches!(state, ChargeState::Declined(_)));
             if !declined && !f.attempts.voided.contains(&a) {
                 return Some(format!(
-                    "{id} is failed but the acquirer did not decline {a}"
+                    "{id} is failed but the acquirer did not decline its latest attempt {a}"
                 ));
             }
         }

@@ -33,7 +33,9 @@ mod matrix;
 mod presets;
 
 pub use explore::{Explored, Found, explore, sweep};
-pub use matrix::{KillMatrix, MutantRow, ReferenceRow, Tried, ZooOptions, kill, median, run};
+pub use matrix::{
+    KillMatrix, MutantRow, ReferenceRow, Tried, ZooControl, ZooOptions, kill, median, run,
+};
 pub use presets::{client_order, platform_order, zoo_client_presets, zoo_platform_presets};
 
 use crate::presets::Preset;
@@ -160,6 +162,26 @@ impl Subject {
             }
             Subject::Client(_) => client_order(&self.policy()),
         }
+    }
+
+    /// The world a kill-matrix method (`exhaustive:PRESET`, `simulation`) explores with
+    /// the bug switched on: what a zoo tape names (`payhub_sim::tape::ZooWorld`).
+    pub fn world_of(self, method: &str) -> Option<WorldConfig> {
+        self.start_of(method).map(|(config, _)| config)
+    }
+
+    /// [`Subject::world_of`], with the setup its runs start with (a preset's; a
+    /// counterexample's choices begin with it, and the setup may apply choices the world
+    /// does not list, such as an acquirer decision outside the preset's own).
+    pub fn start_of(self, method: &str) -> Option<(WorldConfig, Vec<payhub_sim::Choice>)> {
+        if method == "simulation" {
+            return Some((self.simulation(), Vec::new()));
+        }
+        let name = method.strip_prefix("exhaustive:")?;
+        self.presets()
+            .into_iter()
+            .find(|p| p.name == name)
+            .map(|p| (p.config, p.setup))
     }
 
     /// The simulation world with the bug switched on.

@@ -659,7 +659,7 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
     assert!(
         unresolved
             .as_deref()
-            .is_some_and(|u| u.contains("ORDER-1") && u.contains("Confirming")),
+            .is_some_and(|u| u.contains("ORDER-1 is still confirming after")),
         "{unresolved:?}"
     );
     // The liveness check reports it as the assumption reached, not as a violation.
@@ -830,9 +830,9 @@ fn blackout_requires_action_order_misses_payment_succeeded() {
     assert_eq!(lag.order.fulfilled, None, "never fulfilled");
     let unresolved = liveness::unresolved(&config, &run.world);
     assert!(
-        unresolved
-            .as_deref()
-            .is_some_and(|u| u.contains("ORDER-1") && u.contains("AwaitingPayer")),
+        unresolved.as_deref().is_some_and(|u| u.contains("ORDER-1")
+            && u.contains("awaits the payer's authentication (requires_action")
+            && !u.contains("AwaitingPayer")),
         "{unresolved:?}"
     );
     assert!(

@@ -393,7 +393,7 @@ pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Cho
 /// The choices a world applies without listing them as enabled: the ones a script makes
 /// (`World::apply` takes them outside the configuration's alphabet, waits and controls,
 /// without spending its budget). Every other choice of a tape must be enabled.
-fn is_free(choice: &Choice) -> bool {
+pub fn is_free(choice: &Choice) -> bool {
     matches!(
         choice,
         Choice::Send { .. } | Choice::Advance(_) | Choice::Control(_) | Choice::Tick

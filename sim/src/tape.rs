@@ -35,9 +35,25 @@ pub struct Tape {
     /// The seed that drew the run, if a seed did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// A bug zoo counterexample (`mutants --show NAME --save-tape FILE`): the run is in
+    /// the zoo's world with the mutant planted, not in the simulation world `simulation`
+    /// names (which `replay` then does not use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoo: Option<ZooWorld>,
     /// The choices, from the initial world.
     #[serde(with = "labels")]
     pub choices: Vec<Choice>,
+}
+
+/// The world of a bug zoo counterexample: the planted bug and where the kill matrix
+/// found it, as its method names it (`exhaustive:cancel`, `simulation`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZooWorld {
+    /// The mutant, parameter mutant or client anti-pattern (`card_in_fingerprint`).
+    pub mutant: String,
+    /// The method that found it: `exhaustive:PRESET` or `simulation`.
+    pub method: String,
 }
 
 /// The version of the tape format.
@@ -114,7 +130,16 @@ impl Tape {
             format: Version::V2,
             simulation,
             seed,
+            zoo: None,
             choices,
+        }
+    }
+
+    /// A bug zoo counterexample's tape: its choices from the initial world of `zoo`.
+    pub fn of_zoo(zoo: ZooWorld, choices: Vec<Choice>) -> Tape {
+        Tape {
+            zoo: Some(zoo),
+            ..Tape::new(SimulationArgs::default(), None, choices)
         }
     }
 

@@ -10,6 +10,12 @@ impl Report {
     pub fn summary_text(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "payhub-verify: {} ({:.1}s)", self.verdict, self.seconds);
+        if let Some(m) = self.planted {
+            let _ = writeln!(
+                s,
+                "  planted bug: mutant {m} in every preset below; the simulation, chaos, scripts and bug zoo not run"
+            );
+        }
         for p in self.problems() {
             let _ = writeln!(s, "  {}\n    reproduce: {}", p.what, p.reproduce);
         }

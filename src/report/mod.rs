@@ -120,7 +120,7 @@ pub struct CoverageRow {
     pub scenarios: Vec<String>,
     /// Why no property checks it, if none does.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<&'static str>,
+    pub reason: Option<String>,
 }
 
 /// Where the contract is silent or ambiguous, and what the harness assumed.
@@ -138,23 +138,21 @@ pub struct Finding {
     pub simulation_runs: u64,
 }
 
-/// Why a rule is checked by tests rather than by a world property.
-pub fn coverage_reason(rule: Rule) -> Option<&'static str> {
-    if !PROPERTIES.iter().any(|p| p.rules.contains(&rule)) {
-        Some(match rule.enforcer() {
-            Enforcer::Wording => {
-                "wording shown to a payer or operator: documented, not machine-checked"
-            }
-            Enforcer::Client => {
-                "a client obligation on timing or form: checked by the client model's unit tests named after it, and exercised by the simulation sweeps"
-            }
-            Enforcer::Platform => {
-                "a response shape or status: checked by the platform model's unit tests named after it and by the scenario scripts"
-            }
-        })
-    } else {
-        None
+/// Why no property judges a rule, and which tests and scripts check it instead (the
+/// catalogue's [`Rule::unjudged`]); `None` for a rule a property judges. A rule no
+/// property judges and the catalogue gives no reason for says so (and fails
+/// `tests/rule_catalogue.rs`).
+pub fn coverage_reason(rule: Rule) -> Option<String> {
+    if PROPERTIES.iter().any(|p| p.rules.contains(&rule)) {
+        return None;
     }
+    Some(match rule.unjudged() {
+        Some(u) => format!("{}; checked by {}", u.why, u.checked_by.join(", ")),
+        None => match rule.enforcer() {
+            Enforcer::Wording => "wording shown to a payer or operator: no reason recorded".into(),
+            _ => "no property and no reason recorded in the catalogue (model/src/rules.rs)".into(),
+        },
+    })
 }
 
 /// The coverage table: every rule with the properties that check it, the presets and
@@ -260,6 +258,11 @@ pub struct RunInfo {
     pub header: Header,
     /// The presets' bounds, as flags (`--max-states 5000`).
     pub limits: String,
+    /// Why the run stopped before every part ran (`interrupted (Ctrl-C) during the
+    /// simulation sweep; not run: chaos, scripts, bug zoo`), if it did.
+    pub interrupted: Option<String>,
+    /// The bug of the zoo planted in the presets (`verify --mutant NAME`), if one was.
+    pub planted: Option<&'static str>,
 }
 
 /// Something that failed or was not judged, and the command that shows it.
@@ -286,6 +289,12 @@ pub struct Report {
     pub findings: Vec<Finding>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kill_matrix: Option<ZooReport>,
+    /// Why the run stopped early, if it did: nothing is then claimed for what did not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
+    /// The zoo's bug planted in the presets (`verify --mutant NAME`): only those ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planted: Option<&'static str>,
 }
 
 /// The bug zoo's part of the report: the kill matrix, and one killed mutant's
@@ -318,6 +327,8 @@ impl Report {
             seconds,
             header,
             limits,
+            interrupted,
+            planted,
         } = run;
         let coverage = coverage(&presets, &scenarios);
         let findings = Assumption::ALL
@@ -349,6 +360,8 @@ impl Report {
             coverage,
             findings,
             kill_matrix,
+            interrupted,
+            planted,
         };
         report.verdict = match report.exit_code_value() {
             0 => "all hold",
@@ -379,7 +392,14 @@ impl Report {
             || self.zoo_failed();
         if failed {
             1
-        } else if self.presets.iter().any(|r| !r.complete) || self.simulation.incomplete.is_some() {
+        } else if self.presets.iter().any(|r| !r.complete)
+            || self.simulation.incomplete.is_some()
+            || self.interrupted.is_some()
+            || self
+                .kill_matrix
+                .as_ref()
+                .is_some_and(|z| z.matrix.incomplete.is_some())
+        {
             3
         } else {
             0
@@ -398,6 +418,22 @@ impl Report {
     /// first thing the report and the summary show.
     pub fn problems(&self) -> Vec<Problem> {
         let mut out = Vec::new();
+        if let Some(why) = &self.interrupted {
+            out.push(Problem {
+                what: format!("not judged (incomplete): {why}"),
+                reproduce: self.header.command.clone(),
+            });
+        }
+        if let Some(why) = self
+            .kill_matrix
+            .as_ref()
+            .and_then(|z| z.matrix.incomplete.as_ref())
+        {
+            out.push(Problem {
+                what: format!("bug zoo: not judged (incomplete): {why}"),
+                reproduce: self.header.command.clone(),
+            });
+        }
         for r in &self.presets {
             for p in &r.properties {
                 let failed =
@@ -419,7 +455,14 @@ impl Report {
                                 .map(|c| format!(": {}", c.detail))
                                 .unwrap_or_default()
                         ),
-                        reproduce: format!("payhub-verify check --preset {}", r.name),
+                        // `check` runs the reference platform: a planted bug's preset
+                        // is reproduced by `verify --mutant`.
+                        reproduce: match self.planted {
+                            Some(m) => {
+                                format!("payhub-verify verify --mutant {m} --preset {}", r.name)
+                            }
+                            None => format!("payhub-verify check --preset {}", r.name),
+                        },
                     });
                 }
             }
@@ -432,6 +475,15 @@ impl Report {
                     reproduce: self.header.command.clone(),
                 });
             }
+        }
+        if let Some(why) = &self.simulation.incomplete {
+            out.push(Problem {
+                what: format!(
+                    "simulation: not judged (incomplete): {why} after {} of {} seeds",
+                    self.simulation.seeds, self.simulation.seeds_asked
+                ),
+                reproduce: self.header.command.clone(),
+            });
         }
         if let Some(cx) = &self.simulation.counterexample {
             out.push(Problem {
@@ -566,6 +618,8 @@ mod tests {
                 seconds: 1.0,
                 header: header(),
                 limits: "no bound (complete)".into(),
+                interrupted: None,
+                planted: None,
             },
         )
     }

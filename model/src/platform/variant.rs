@@ -387,6 +387,23 @@ fn wrong_answer(mutant: Mutant, response: &mut ApiResponse, rule: Rule) {
         {
             response.status = 201;
         }
+        (Mutant::RequiresActionWithoutNextAction, ResponseBody::Payment(p))
+            if p.status == PaymentStatus::RequiresAction =>
+        {
+            p.next_action = false;
+        }
+        (Mutant::RefundQueryAnswersPreviousVersion, ResponseBody::Refund(r))
+            if rule == Rule::QueryRefunds =>
+        {
+            r.version = r.version.saturating_sub(1).max(1);
+        }
+        (Mutant::RefundQueryAnswersPreviousVersion, ResponseBody::Refunds { data })
+            if rule == Rule::QueryRefunds =>
+        {
+            for r in data {
+                r.version = r.version.saturating_sub(1).max(1);
+            }
+        }
         _ => {}
     }
 }

@@ -27,6 +27,32 @@ pub struct ZooOptions {
     pub preset_timeout: Duration,
     /// Whether to run the reference configurations too.
     pub references: bool,
+    /// Progress and stop requests, shared with the caller (a progress bar, Ctrl-C): `None`
+    /// runs every job and reports nothing on the way.
+    pub control: Option<&'static ZooControl>,
+}
+
+/// How a caller follows a zoo run and stops it: jobs done of jobs in all, and a stop flag
+/// the workers read before each job (a stopped run's matrix is marked incomplete).
+#[derive(Debug, Default)]
+pub struct ZooControl {
+    pub done: AtomicUsize,
+    pub total: AtomicUsize,
+    pub stop: std::sync::atomic::AtomicBool,
+}
+
+impl ZooControl {
+    pub const fn new() -> ZooControl {
+        ZooControl {
+            done: AtomicUsize::new(0),
+            total: AtomicUsize::new(0),
+            stop: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
 }
 
 impl Default for ZooOptions {
@@ -37,6 +63,7 @@ impl Default for ZooOptions {
             steps: 400,
             preset_timeout: Duration::from_secs(30),
             references: true,
+            control: None,
         }
     }
 }
@@ -115,6 +142,10 @@ pub struct KillMatrix {
     /// Wall time of the whole run.
     pub seconds: f64,
     pub threads: usize,
+    /// Why the run stopped before every job ran (`interrupted (Ctrl-C) after 12 of 86
+    /// jobs`): the matrix then holds only the jobs that ran, and claims nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 impl KillMatrix {
@@ -303,10 +334,16 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
     }
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Result<JobResult, String>)>> = Mutex::new(Vec::new());
+    if let Some(c) = options.control {
+        c.total.store(jobs.len(), Ordering::SeqCst);
+    }
     std::thread::scope(|scope| {
         for _ in 0..options.threads.max(1) {
             scope.spawn(|| {
                 loop {
+                    if options.control.is_some_and(ZooControl::stopped) {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = jobs.get(i) else { break };
                     let result = match job {
@@ -331,12 +368,22 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
                         }
                     };
                     results.lock().expect("results").push((i, result));
+                    if let Some(c) = options.control {
+                        c.done.fetch_add(1, Ordering::SeqCst);
+                    }
                 }
             });
         }
     });
     let mut results = results.into_inner().expect("results");
     results.sort_by_key(|(i, _)| *i);
+    let incomplete = (results.len() < jobs.len()).then(|| {
+        format!(
+            "interrupted (Ctrl-C) after {} of {} jobs",
+            results.len(),
+            jobs.len()
+        )
+    });
     let mut mutants = Vec::new();
     let mut rows = ReferenceRows::default();
     for (_, result) in results {
@@ -364,6 +411,7 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
         max_seconds: times.last().copied().unwrap_or(0.0),
         seconds: started.elapsed().as_secs_f64(),
         threads: options.threads.max(1),
+        incomplete,
     })
 }
 

@@ -8,7 +8,8 @@ use crate::presets::{
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
 use payhub_model::{
-    AcquirerDecision, Card, Control, MerchantId, Millis, PaymentId, PlatformParams,
+    AcquirerDecision, Card, Control, Endpoint, MerchantId, Millis, PaymentId, PlatformParams,
+    RefundId,
 };
 use payhub_sim::{Budget, WorkItem, WorldConfig};
 
@@ -178,6 +179,16 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         sends(2),
     );
     let query = base("zoo-query", vec![(0, req::get(PAY_1))], sends(1));
+    let refund_query = base(
+        "zoo-refund-query",
+        vec![
+            (0, req::refund("R1", PAY_1, "R-1", 3000)),
+            (0, req::get_refund(RefundId(1))),
+            (0, req::by_refund_no("R-1")),
+            (0, req::query(Endpoint::ListRefundsProcessing)),
+        ],
+        sends(2),
+    );
     let mut routes_setup = paid("K0", AcquirerDecision::Decline);
     routes_setup.push(Step::Send(req::create_as(
         payhub_model::harness::M1_TEST,
@@ -261,6 +272,13 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
             "QUERY-04: a GET of a payment whose charge is unanswered.",
             query,
             paid("K0", AcquirerDecision::ApproveSilently),
+            Millis::mins(30),
+        ),
+        preset(
+            "zoo-refund-query",
+            "QUERY-03: a refund of a paid Payment, then one of its three queries (by id, by number, ?status=processing).",
+            refund_query,
+            paid("K0", AcquirerDecision::Approve),
             Millis::mins(30),
         ),
         // ---- detail mutants: cadence and effects ----

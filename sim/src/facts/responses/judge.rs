@@ -2,10 +2,10 @@
 //! found, related resources, queries, every answer, store changes and webhooks.
 
 use super::{Misanswer, Shown, Slot, Store};
-use payhub_model::event::{Owner, StoredPayment};
+use payhub_model::event::{Owner, StoredPayment, StoredRefund};
 use payhub_model::{
     ApiRequest, ApiResponse, Contract, Endpoint, ErrorCode, Field, Json, PaymentId, PaymentView,
-    RequestId, ResourceId, ResponseBody, Text,
+    RefundId, RefundStatus, RefundView, RequestId, ResourceId, ResponseBody, Text,
 };
 
 /// KEY-07: 1 to 255 characters (A-KEY-LENGTH: Unicode scalar values).
@@ -195,6 +195,79 @@ pub(super) fn judge_query(
                 (Some((id, s)), []) => Some(miss().about(*id, None, Some(Shown::of_store(s)))),
             }
         }
+        _ => judge_refund_query(request, owner, answer, store, miss),
+    }
+}
+
+/// QUERY-03, QUERY-04: a refund query answers the refunds the store holds as it holds
+/// them (status, version): a GET the refund it names; a list by merchant_refund_no that
+/// refund, or nothing if the store holds none; `?status=processing` every processing
+/// refund of the merchant and no other (A-REFUND-RECONCILE).
+fn judge_refund_query(
+    request: &ApiRequest,
+    owner: Owner,
+    answer: &ApiResponse,
+    store: &Store<'_>,
+    miss: impl Fn() -> Misanswer,
+) -> Option<Misanswer> {
+    let (merchant, environment) = owner?;
+    let mine = |s: &StoredRefund| s.merchant == merchant && s.environment == environment;
+    let misshown = |r: Option<&RefundView>, id: RefundId| {
+        let mut m = miss();
+        m.refund = r.map(|r| (r.id, r.status, r.version));
+        m.stored_refund = store
+            .refunds
+            .refunds
+            .get(&id)
+            .map(|s| (s.status, s.version));
+        m
+    };
+    let agrees = |r: &RefundView| {
+        store
+            .refunds
+            .refunds
+            .get(&r.id)
+            .is_some_and(|s| mine(s) && s.status == r.status && s.version == r.version)
+    };
+    let check_all = |data: &[RefundView], expected: &[RefundId]| {
+        if let Some(r) = data.iter().find(|r| !agrees(r)) {
+            return Some(misshown(Some(r), r.id));
+        }
+        let shown: Vec<RefundId> = data.iter().map(|r| r.id).collect();
+        expected
+            .iter()
+            .find(|id| !shown.contains(id))
+            .map(|id| misshown(None, *id))
+            .or_else(|| {
+                data.iter()
+                    .find(|r| !expected.contains(&r.id))
+                    .map(|r| misshown(Some(r), r.id))
+            })
+    };
+    match (&request.endpoint, &answer.body) {
+        (Endpoint::GetRefund { refund_id }, ResponseBody::Refund(r)) => {
+            (r.id != *refund_id || !agrees(r)).then(|| misshown(Some(r), r.id))
+        }
+        (Endpoint::ListRefundsByNo { merchant_refund_no }, ResponseBody::Refunds { data }) => {
+            let expected: Vec<RefundId> = store
+                .refunds
+                .refunds
+                .iter()
+                .filter(|(_, s)| mine(s) && s.merchant_refund_no == *merchant_refund_no)
+                .map(|(id, _)| *id)
+                .collect();
+            check_all(data, &expected)
+        }
+        (Endpoint::ListRefundsProcessing, ResponseBody::Refunds { data }) => {
+            let expected: Vec<RefundId> = store
+                .refunds
+                .refunds
+                .iter()
+                .filter(|(_, s)| mine(s) && s.status == RefundStatus::Processing)
+                .map(|(id, _)| *id)
+                .collect();
+            check_all(data, &expected)
+        }
         _ => None,
     }
 }
@@ -227,6 +300,12 @@ pub(super) fn judge_any_answer(
     };
     for p in views {
         let stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
+        if !on_the_status_table(p) {
+            found(
+                Slot::Table,
+                miss().about(p.id, Some(Shown::of_view(p)), stored),
+            );
+        }
         if stored.is_some_and(|s| s.attempts != p.attempt_count) {
             found(
                 Slot::Attempts,
@@ -234,6 +313,25 @@ pub(super) fn judge_any_answer(
             );
         }
     }
+}
+
+/// RES-02..RES-06, the contract's status table: a Payment shows one of its rows
+/// (processing with needs_query, known or manual_review; requires_action with known or
+/// manual_review; succeeded, failed, canceled, expired with known; and, before any
+/// attempt, requires_payment_method with known, A-STATUS-RPM), and next_action exactly
+/// when it is requires_action (RES-05: "guide the payer to complete authentication
+/// (`next_action`)").
+pub(super) fn on_the_status_table(p: &PaymentView) -> bool {
+    use payhub_model::PaymentStatus::*;
+    use payhub_model::ResolutionStatus::*;
+    let row = match p.status {
+        Processing => true,
+        RequiresAction => matches!(p.resolution_status, Known | ManualReview),
+        RequiresPaymentMethod | Succeeded | Failed | Canceled | Expired => {
+            p.resolution_status == Known
+        }
+    };
+    row && p.next_action == (p.status == RequiresAction)
 }
 
 /// WEBHOOK-01, A-VERSION: a change the store makes to a Payment raises its version; the
@@ -274,6 +372,19 @@ pub(super) fn judge_webhook(
     store: &Store<'_>,
     found: &mut dyn FnMut(Slot, Misanswer),
 ) {
+    if !on_the_status_table(p) {
+        let m = Misanswer {
+            request: None,
+            status: 0,
+            code: None,
+            payment: Some(p.id),
+            shown: Some(Shown::of_view(p)),
+            stored: store.attempts.payments.get(&p.id).map(Shown::of_store),
+            refund: None,
+            stored_refund: None,
+        };
+        found(Slot::Table, m);
+    }
     let Some(stored) = store.attempts.payments.get(&p.id).map(Shown::of_store) else {
         return;
     };

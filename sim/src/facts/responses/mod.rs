@@ -71,11 +71,16 @@ pub struct Responses {
     /// CONC-03: the first 409 operation_in_progress while nothing executes under its
     /// Idempotency-Key.
     pub in_progress_without_execution: Option<Box<Misanswer>>,
-    /// QUERY-04, QUERY-05: the first query answered with a state the store does not hold.
+    /// QUERY-03, QUERY-04, QUERY-05: the first query (of a Payment or a refund) answered
+    /// with a state the store does not hold.
     pub query_unknown_state: Option<Box<Misanswer>>,
     /// ORDER-01, CONC-02, CONC-03, ATTEMPT-01: the first answer at one of the contract's
     /// "A or B" points (S4, S5, S8) that is neither A nor B.
     pub branch_misanswered: Option<Box<Misanswer>>,
+    /// RES-02..RES-06: the first answer or webhook showing a Payment whose status and
+    /// resolution_status are no row of the contract's status table, or with next_action
+    /// other than exactly when requires_action (RES-05).
+    pub off_the_status_table: Option<Box<Misanswer>>,
 }
 
 /// The platform's store as the facts mirror it when an event is judged: the attempts
@@ -249,6 +254,7 @@ enum Slot {
     InProgress,
     Query,
     Branch,
+    Table,
 }
 
 /// The witness of `slot` in a family, borrowed as `place` says (`&self`, `&mut self`).
@@ -268,6 +274,7 @@ macro_rules! witness {
             Slot::InProgress => $($place)+.in_progress_without_execution,
             Slot::Query => $($place)+.query_unknown_state,
             Slot::Branch => $($place)+.branch_misanswered,
+            Slot::Table => $($place)+.off_the_status_table,
         }
     };
 }

@@ -1,0 +1,369 @@
+//! No property narrower than its name (issue 15): for each property whose predicate once
+//! covered less than its name promises, an event stream that plants exactly the case the
+//! name covers and the predicate missed, judged from the events alone
+//! ([`Facts::from_events`], no world), next to the contract's own case, which must hold.
+//!
+//! - `refunds-once-and-within-captured` iterated captures only: a refund with no capture
+//!   behind it was invisible.
+//! - `failed-only-on-upstream-evidence` accepted a decline of any attempt named by
+//!   `failure.attempt_id`, not of the latest attempt.
+//! - `no-capture-behind-a-closed-payment` must see a capture of any attempt of the
+//!   Payment, not only of the latest.
+//! - `succeeded-only-when-captured` must not accept a capture of another Payment.
+//! - `queries-answer-known-state` covers refund queries (QUERY-03), not only Payments.
+//! - `payments-shown-as-the-status-table-lists` covers every row of the table, not only
+//!   requires_action's next_action (the case its planted bug makes).
+
+use payhub_model::acquirer::ChargeState;
+use payhub_model::event::{Event, Handling, StoredAttempt, StoredPayment, StoredRefund, What};
+use payhub_model::harness::req;
+use payhub_model::platform::state::AttemptStatus;
+use payhub_model::{
+    ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, EventId, FailureCode,
+    LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView, RefundId, RefundStatus,
+    RefundView, RequestId, ResolutionStatus, ResponseBody, Rule, WebhookEvent, WebhookObject,
+};
+use payhub_properties::property;
+use payhub_sim::Facts;
+
+const M: MerchantId = MerchantId(1);
+const ENV: Environment = Environment::Test;
+const PAY: PaymentId = PaymentId(1);
+
+fn ev(what: What) -> Event {
+    Event::new(Millis(0), what)
+}
+
+fn verdict(name: &str, events: &[Event]) -> Option<String> {
+    let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
+    p.judge(&Facts::from_events(events))
+}
+
+#[track_caller]
+fn violated(name: &str, events: &[Event]) {
+    assert!(verdict(name, events).is_some(), "{name} should be violated");
+}
+
+#[track_caller]
+fn holds(name: &str, events: &[Event]) {
+    assert_eq!(verdict(name, events), None, "{name} should hold");
+}
+
+fn capture(payment: PaymentId, attempt: u32, amount: u64) -> Event {
+    ev(What::Ledger {
+        entry: LedgerEntry::Capture {
+            attempt: AttemptId(attempt),
+            payment,
+            merchant: M,
+            environment: ENV,
+            amount,
+            card: Card('A'),
+            at: Millis(0),
+        },
+    })
+}
+
+fn refund(refund: u32, attempt: u32, amount: u64) -> Event {
+    ev(What::Ledger {
+        entry: LedgerEntry::Refund {
+            refund: RefundId(refund),
+            attempt: AttemptId(attempt),
+            amount,
+            at: Millis(0),
+        },
+    })
+}
+
+fn payment(status: PaymentStatus, attempts: &[u32], failure: Option<u32>) -> Event {
+    ev(What::PaymentStored {
+        payment: PAY,
+        stored: StoredPayment {
+            merchant: M,
+            environment: ENV,
+            merchant_order_no: "ORDER-1".into(),
+            status,
+            resolution: ResolutionStatus::Known,
+            expires_at: Millis::hours(2),
+            attempts: attempts.iter().map(|a| AttemptId(*a)).collect(),
+            failure_attempt: failure.map(AttemptId),
+            version: 1 + attempts.len() as u32,
+        },
+    })
+}
+
+fn attempt(attempt: u32, status: AttemptStatus) -> Event {
+    ev(What::AttemptStored {
+        attempt: AttemptId(attempt),
+        payment: PAY,
+        stored: StoredAttempt {
+            status,
+            sent_at: Millis(0),
+        },
+    })
+}
+
+fn charge(attempt: u32, state: ChargeState) -> Event {
+    ev(What::Charge {
+        attempt: AttemptId(attempt),
+        state,
+    })
+}
+
+/// REFUND-02 (and the property's name): a refund is within what was captured, also when
+/// nothing was captured: money paid back against an attempt the ledger never captured.
+#[test]
+fn refund_with_no_capture_behind_it() {
+    let name = "refunds-once-and-within-captured";
+    holds(name, &[capture(PAY, 1, 10000), refund(1, 1, 10000)]);
+    violated(name, &[capture(PAY, 1, 10000), refund(1, 1, 10001)]);
+    // The case the predicate missed: no capture at all behind the refund, with or
+    // without a capture of another attempt in the ledger.
+    violated(name, &[refund(1, 1, 5000)]);
+    violated(name, &[capture(PAY, 2, 10000), refund(1, 1, 5000)]);
+}
+
+/// RES-06 and the property's name: failed only if the acquirer declined the *latest*
+/// attempt (or never received it), not any earlier one.
+#[test]
+fn failed_judged_on_the_latest_attempt() {
+    let name = "failed-only-on-upstream-evidence";
+    let declined = ChargeState::Declined(FailureCode::CardDeclined);
+    // The contract's case: one attempt, declined.
+    holds(
+        name,
+        &[
+            attempt(1, AttemptStatus::Failed),
+            charge(1, declined),
+            payment(PaymentStatus::Failed, &[1], Some(1)),
+        ],
+    );
+    // A card retry declined: the latest attempt is the one declined.
+    holds(
+        name,
+        &[
+            charge(1, declined),
+            charge(2, declined),
+            payment(PaymentStatus::Failed, &[1, 2], Some(2)),
+        ],
+    );
+    // The case the predicate missed: the first attempt declined, the second still at the
+    // acquirer (or approved), and the Payment failed naming the first attempt.
+    for second in [ChargeState::ActionRequired, ChargeState::Approved] {
+        violated(
+            name,
+            &[
+                charge(1, declined),
+                charge(2, second),
+                payment(PaymentStatus::Failed, &[1, 2], Some(1)),
+            ],
+        );
+    }
+    // Second attempt never sent a reply yet (no charge known): not evidence either.
+    violated(
+        name,
+        &[
+            charge(1, declined),
+            payment(PaymentStatus::Failed, &[1, 2], Some(1)),
+        ],
+    );
+}
+
+/// CANCEL-01, RES-06: a closed Payment has no capture of *any* of its attempts.
+#[test]
+fn closed_payment_with_a_capture_of_an_earlier_attempt() {
+    let name = "no-capture-behind-a-closed-payment";
+    holds(
+        name,
+        &[
+            charge(1, ChargeState::Declined(FailureCode::CardDeclined)),
+            payment(PaymentStatus::Failed, &[1], Some(1)),
+        ],
+    );
+    for status in [
+        PaymentStatus::Failed,
+        PaymentStatus::Canceled,
+        PaymentStatus::Expired,
+    ] {
+        violated(
+            name,
+            &[capture(PAY, 1, 10000), payment(status, &[1, 2], Some(2))],
+        );
+    }
+}
+
+/// RES-06: succeeded means captured, and by a capture of *this* Payment.
+#[test]
+fn succeeded_with_a_capture_of_another_payment() {
+    let name = "succeeded-only-when-captured";
+    holds(
+        name,
+        &[
+            capture(PAY, 1, 10000),
+            payment(PaymentStatus::Succeeded, &[1], None),
+        ],
+    );
+    violated(name, &[payment(PaymentStatus::Succeeded, &[1], None)]);
+    violated(
+        name,
+        &[
+            capture(PaymentId(2), 9, 10000),
+            payment(PaymentStatus::Succeeded, &[1], None),
+        ],
+    );
+}
+
+fn shown(status: PaymentStatus, resolution: ResolutionStatus, next_action: bool) -> Event {
+    ev(What::WebhookEmitted {
+        event: WebhookEvent {
+            id: EventId(1),
+            merchant: M,
+            environment: ENV,
+            kind: "payment.updated".into(),
+            object: WebhookObject::Payment(PaymentView {
+                id: PAY,
+                merchant_order_no: "ORDER-1".into(),
+                amount: 10000,
+                currency: "USD".into(),
+                status,
+                resolution_status: resolution,
+                attempt_count: 1,
+                failure: None,
+                next_action,
+                expires_at: Millis::hours(2),
+                fee_rate_bps: 0,
+                amount_refunded: 0,
+                version: 2,
+            }),
+            delivery: 0,
+        },
+        rule: Rule::WebhookPrimary,
+        to: Some(0),
+    })
+}
+
+/// RES-02..RES-06: every row of the status table holds; every pair it does not list, and
+/// next_action other than exactly with requires_action, is violated.
+#[test]
+fn status_table_rows_beyond_next_action() {
+    use PaymentStatus::*;
+    use ResolutionStatus::*;
+    let name = "payments-shown-as-the-status-table-lists";
+    for (status, resolution) in [
+        (Processing, NeedsQuery),
+        (Processing, Known),
+        (Processing, ManualReview),
+        (RequiresAction, Known),
+        (RequiresAction, ManualReview),
+        (Succeeded, Known),
+        (Failed, Known),
+        (Canceled, Known),
+        (Expired, Known),
+        (RequiresPaymentMethod, Known),
+    ] {
+        holds(name, &[shown(status, resolution, status == RequiresAction)]);
+    }
+    // The planted bug's case, and its mirror.
+    violated(name, &[shown(RequiresAction, Known, false)]);
+    violated(name, &[shown(Processing, Known, true)]);
+    // Pairs no row lists.
+    for (status, resolution) in [
+        (RequiresAction, NeedsQuery),
+        (Succeeded, NeedsQuery),
+        (Succeeded, ManualReview),
+        (Failed, ManualReview),
+        (Canceled, NeedsQuery),
+        (Expired, ManualReview),
+    ] {
+        violated(name, &[shown(status, resolution, status == RequiresAction)]);
+    }
+}
+
+fn refund_stored(status: RefundStatus, version: u32) -> Event {
+    ev(What::RefundStored {
+        refund: RefundId(1),
+        stored: StoredRefund {
+            merchant: M,
+            environment: ENV,
+            merchant_refund_no: "R-1".into(),
+            status,
+            version,
+        },
+    })
+}
+
+fn refund_view(status: RefundStatus, version: u32) -> RefundView {
+    RefundView {
+        id: RefundId(1),
+        payment_id: PAY,
+        merchant_refund_no: "R-1".into(),
+        amount: 5000,
+        status,
+        resolution_status: ResolutionStatus::Known,
+        version,
+    }
+}
+
+fn query(request: ApiRequest, body: ResponseBody) -> Event {
+    ev(What::Handled {
+        id: RequestId(1),
+        request,
+        owner: Some((M, ENV)),
+        business: None,
+        handling: Handling {
+            answer: Some(ApiResponse::ok(200, body)),
+            calls: Vec::new(),
+            new_record: false,
+            store_changed: false,
+        },
+    })
+}
+
+/// QUERY-03, QUERY-04: a refund query answers the refund as stored: by id, by
+/// merchant_refund_no, and `?status=processing` (every processing refund, no other).
+#[test]
+fn queries_of_refunds_answer_known_state() {
+    use RefundStatus::{PendingReview, Processing, Succeeded};
+    let name = "queries-answer-known-state";
+    let stored = refund_stored(Processing, 2);
+    let by_id = req::get_refund(RefundId(1));
+    let by_no = req::by_refund_no("R-1");
+    let processing = req::query(Endpoint::ListRefundsProcessing);
+    let one = |v: RefundView| ResponseBody::Refunds { data: vec![v] };
+    let none = ResponseBody::Refunds { data: vec![] };
+    for (request, body) in [
+        (
+            by_id.clone(),
+            ResponseBody::Refund(refund_view(Processing, 2)),
+        ),
+        (by_no.clone(), one(refund_view(Processing, 2))),
+        (processing.clone(), one(refund_view(Processing, 2))),
+    ] {
+        holds(name, &[stored.clone(), query(request, body)]);
+    }
+    // A version behind, a status never stored, a refund missing, one not processing.
+    for (request, body) in [
+        (
+            by_id.clone(),
+            ResponseBody::Refund(refund_view(Processing, 1)),
+        ),
+        (by_id, ResponseBody::Refund(refund_view(Succeeded, 2))),
+        (by_no.clone(), one(refund_view(Processing, 1))),
+        (by_no.clone(), none.clone()),
+        (processing.clone(), none.clone()),
+    ] {
+        violated(name, &[stored.clone(), query(request, body)]);
+    }
+    let reviewed = refund_stored(PendingReview, 2);
+    holds(
+        name,
+        &[reviewed.clone(), query(processing.clone(), none.clone())],
+    );
+    violated(
+        name,
+        &[
+            reviewed,
+            query(processing, one(refund_view(PendingReview, 2))),
+        ],
+    );
+    holds(name, &[query(by_no, none)]);
+}

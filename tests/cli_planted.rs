@@ -1,0 +1,110 @@
+//! Issue 15, "a planted bug of each kind named under Why is killed by `verify` alone":
+//! for each kind (responses, cadence, merchant effects, input edges), `verify --mutant
+//! NAME --preset P` with the bug planted fails, naming the property that caught it and a
+//! reproduce command that plants the bug again; `verify --preset P` without it passes.
+//! (The fifth kind, properties narrower than their names, is
+//! `properties/tests/narrowness.rs`: it fails on the predicates before their fix.)
+
+mod common;
+
+use common::*;
+
+/// (kind, mutant, preset that catches it, property that catches it).
+const KINDS: &[(&str, &str, &str, &str)] = &[
+    (
+        "responses",
+        "replay_answers_previous_version",
+        "replay-conflict",
+        "answers-show-the-current-state",
+    ),
+    (
+        "cadence",
+        "backoff_not_doubled",
+        "create-crash",
+        "client-backs-off-as-the-reference-code",
+    ),
+    (
+        "merchant effects",
+        "fulfil_before_succeeded",
+        "create-crash",
+        "client-fulfils-an-order-once-when-succeeded",
+    ),
+    (
+        "input edges",
+        "key_length_in_bytes",
+        "edges-keys",
+        "invalid-key-answered-400-idempotency-key",
+    ),
+];
+
+fn out_dir(name: &str) -> String {
+    std::env::temp_dir()
+        .join(format!("payhub-planted-{}-{name}", std::process::id()))
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn verify_fails_with_each_kind_of_planted_bug_and_passes_without() {
+    for (kind, mutant, preset, property) in KINDS {
+        let out = out_dir(mutant);
+        let o = run(&[
+            "verify", "--mutant", mutant, "--preset", preset, "--out", &out,
+        ]);
+        let text = stdout(&o);
+        assert_eq!(code(&o), 1, "{kind}: {text}{}", stderr(&o));
+        let head: Vec<&str> = text.lines().take(4).collect();
+        assert!(
+            head[0].starts_with("payhub-verify: FAILED"),
+            "{kind}: {text}"
+        );
+        assert!(
+            head[1].contains(&format!("planted bug: mutant {mutant}")),
+            "{kind}: {text}"
+        );
+        assert!(
+            head[2].contains(&format!("preset {preset}: `{property}`"))
+                && head[2].contains("violated"),
+            "{kind}: {text}"
+        );
+        assert_eq!(
+            head[3].trim(),
+            format!("reproduce: payhub-verify verify --mutant {mutant} --preset {preset}"),
+            "{kind}"
+        );
+    }
+    // Without the bug: the same presets, the reference platform and client.
+    let mut presets: Vec<&str> = KINDS.iter().map(|k| k.2).collect();
+    presets.dedup();
+    for preset in presets {
+        let out = out_dir(preset);
+        let o = run(&[
+            "verify",
+            "--preset",
+            preset,
+            "--no-mutants",
+            "--seeds",
+            "20",
+            "--out",
+            &out,
+        ]);
+        let text = stdout(&o);
+        assert_eq!(code(&o), 0, "{preset}: {text}{}", stderr(&o));
+        assert!(text.starts_with("payhub-verify: all hold"), "{text}");
+    }
+}
+
+/// An unknown mutant is one line and exit 2, with a did-you-mean.
+#[test]
+fn verify_with_an_unknown_mutant_exits_2() {
+    let o = run(&["verify", "--mutant", "replay_answers_previous_versoin"]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("unknown mutant 'replay_answers_previous_versoin'"),
+        "{err}"
+    );
+    assert!(err.contains("replay_answers_previous_version"), "{err}");
+}
