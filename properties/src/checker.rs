@@ -282,6 +282,43 @@ impl Default for Limits {
     }
 }
 
+/// How the search goes, beyond its limits: the order, the visited set, the reduction.
+/// The default is the breadth-first search over every state as it is (the counts
+/// `check` has always reported).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Search {
+    pub order: Order,
+    /// Canonical states: message ids do not tell states apart (`World::hash_canonical`).
+    pub canonical_ids: bool,
+    /// SPIN's supertrace: a visited set of `2^n` bits instead of every fingerprint, in a
+    /// depth-first search; the run is incomplete (exit 3) with the states it may have
+    /// missed estimated, never a pass.
+    pub bitstate: Option<u32>,
+}
+
+/// The order of the search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Level by level: a depth bound is exact, the depth reported is a shortest one.
+    #[default]
+    Breadth,
+    /// One path at a time: memory is the visited set and a path, not a level; the same
+    /// states and counts, the depth reported is the longest path followed.
+    Depth,
+}
+
+/// What a bitstate run covered and may have missed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct BitstateReport {
+    pub bits: u64,
+    pub hashes: u32,
+    /// The share of bits set at the end.
+    pub fill: f64,
+    /// The expected number of new states taken for seen ones (and not explored).
+    pub expected_missed: f64,
+}
+
 /// The verdict on one property in one preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -338,6 +375,13 @@ pub struct PresetReport {
     pub properties: Vec<PropertyReport>,
     /// Rules that decided some response or call in some visited state.
     pub rules_exercised: Vec<&'static str>,
+    /// The preset's scope (`drops=2; servers 1, orders 1`).
+    pub scope: String,
+    /// Reductions on (`ids`), empty if none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reductions: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bitstate: Option<BitstateReport>,
 }
 
 impl PresetReport {
@@ -353,6 +397,11 @@ impl PresetReport {
 
 /// Checks a preset exhaustively (BFS) within `limits`.
 pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
+    check_with(preset, limits, Search::default())
+}
+
+/// Checks a preset within `limits`, searching as `search` says.
+pub fn check_with(preset: &Preset, limits: Limits, search: Search) -> Result<PresetReport, String> {
     let model = PresetModel::with_registration(
         preset.clone(),
         Registration::Combined {
@@ -371,7 +420,44 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         combined(&model, world);
         Flow::Continue
     };
-    let explored = engine::bfs(&model, limits.threads.max(1), bounds, &judge);
+    let threads = limits.threads.max(1);
+    let plain = |w: &World| engine::fingerprint(w);
+    let canonical = |w: &World| engine::fingerprint(&payhub_sim::Canonical(w));
+    let fp: &(dyn Fn(&World) -> u64 + Sync) = if search.canonical_ids {
+        &canonical
+    } else {
+        &plain
+    };
+    let mut bitstate = None;
+    let explored = match (search.bitstate, search.order) {
+        (Some(log2), _) => {
+            let bits = engine::visited::Bitstate::new(log2, engine::visited::BITSTATE_HASHES);
+            let e = engine::dfs(&model, threads, bounds, &judge, fp, &bits);
+            bitstate = Some(BitstateReport {
+                bits: bits.bits(),
+                hashes: bits.hashes(),
+                fill: bits.fill(),
+                expected_missed: bits.expected_missed(),
+            });
+            e
+        }
+        (None, Order::Breadth) => engine::bfs_over(
+            &model,
+            threads,
+            bounds,
+            &judge,
+            fp,
+            &engine::visited::Exact::default(),
+        ),
+        (None, Order::Depth) => engine::dfs(
+            &model,
+            threads,
+            bounds,
+            &judge,
+            fp,
+            &engine::visited::Exact::default(),
+        ),
+    };
     let seconds = started.elapsed().as_secs_f64();
     let unique_states = explored.unique_states;
     // Like stateright's target, the state bound counts generated states, repeats included.
@@ -380,7 +466,13 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         .is_some_and(|n| explored.total_states >= n);
     let hit_time = limits.timeout.is_some_and(|t| started.elapsed() >= t);
     let hit_depth = limits.max_depth.is_some_and(|d| explored.max_depth >= d);
-    let complete = !(hit_states || hit_time || hit_depth || explored.cut || explored.stopped);
+    // A bitstate run may have taken new states for seen ones: never complete.
+    let complete = !(hit_states
+        || hit_time
+        || hit_depth
+        || explored.cut
+        || explored.stopped
+        || bitstate.is_some());
 
     let (violated, reached) = (model.violated(), model.reached());
     let exercised = {
@@ -420,6 +512,13 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         seconds,
         properties,
         rules_exercised: exercised.iter().map(|r| r.id()).collect(),
+        scope: preset.scope_text(),
+        reductions: if search.canonical_ids {
+            vec!["ids"]
+        } else {
+            Vec::new()
+        },
+        bitstate,
     })
 }
 

@@ -30,8 +30,11 @@
 //! A panic in one thread (a bug in the model) ends the search and is raised again by
 //! `bfs` after every thread left: the others never wait for it at the barrier.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+mod dfs;
+pub mod visited;
+
+pub use dfs::dfs;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
@@ -72,50 +75,6 @@ pub fn fingerprint<T: Hash>(value: &T) -> u64 {
         .hash_one(value)
 }
 
-/// A fingerprint is already a hash: the sets use it as is.
-#[derive(Default)]
-struct Identity(u64);
-
-impl Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-const SHARDS: usize = 64;
-
-/// The fingerprints seen, in shards chosen by bits 32–37 of the fingerprint, so two
-/// threads rarely wait for each other. Not the top bits: the hash table inside a shard
-/// uses the top seven as its control byte, which would then take only two values.
-struct Seen {
-    shards: Vec<Mutex<HashSet<u64, BuildHasherDefault<Identity>>>>,
-}
-
-impl Seen {
-    fn new() -> Seen {
-        Seen {
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
-        }
-    }
-
-    /// Whether `fp` is new (and now seen).
-    fn insert(&self, fp: u64) -> bool {
-        lock(&self.shards[(fp >> 32) as usize % SHARDS]).insert(fp)
-    }
-
-    fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len()).sum()
-    }
-}
-
 /// States in one unit of work: a thread takes a chunk of the current level (and owns
 /// it: the states it expands are freed by the thread that expanded them) and hands on
 /// its successors in chunks of the same size.
@@ -134,8 +93,30 @@ where
     M: stateright::Model + Sync,
     M::State: Hash + Send + Sync,
 {
+    bfs_over(
+        model,
+        threads,
+        bounds,
+        judge,
+        &|s| fingerprint(s),
+        &visited::Exact::default(),
+    )
+}
+
+/// [`bfs`] with the states fingerprinted by `fp` (a canonical form) into `seen`.
+pub fn bfs_over<M>(
+    model: &M,
+    threads: usize,
+    bounds: Bounds,
+    judge: &(dyn Fn(&M::State) -> Flow + Sync),
+    fp: &(dyn Fn(&M::State) -> u64 + Sync),
+    seen: &dyn visited::Visited,
+) -> Explored
+where
+    M: stateright::Model + Sync,
+    M::State: Send + Sync,
+{
     let started = Instant::now();
-    let seen = Seen::new();
     let mut initial: Vec<M::State> = Vec::new();
     let mut total = 0usize;
     for state in model.init_states() {
@@ -143,7 +124,7 @@ where
             continue;
         }
         total += 1;
-        if seen.insert(fingerprint(&state)) {
+        if seen.insert(fp(&state)) {
             initial.push(state);
         }
     }
@@ -221,7 +202,7 @@ where
                                 continue;
                             }
                             generated += 1;
-                            if seen.insert(fingerprint(&successor)) {
+                            if seen.insert(fp(&successor)) {
                                 out.push(successor);
                                 if out.len() == CHUNK {
                                     let full =
