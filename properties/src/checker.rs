@@ -400,13 +400,50 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
     check_with(preset, limits, Search::default())
 }
 
-/// Checks a preset within `limits`, searching as `search` says.
-pub fn check_with(preset: &Preset, limits: Limits, search: Search) -> Result<PresetReport, String> {
+/// What a search of a preset found, before counterexamples are looked for.
+#[derive(Clone, Copy, Debug)]
+pub struct Searched {
+    pub explored: engine::Explored,
+    pub complete: bool,
+    pub seconds: f64,
+    /// Registry indices of the `always` properties some judged state violated.
+    pub violated: u128,
+    /// Registry indices of the `sometimes` properties some judged state reached.
+    pub reached: u128,
+    pub exercised: payhub_sim::RuleSet,
+    pub bitstate: Option<BitstateReport>,
+}
+
+/// Searches a preset within `limits` as `search` says, judging every state (or, with
+/// `stop_at_violation`, until the first violating one) and returning the verdicts' bits.
+pub fn search(
+    preset: &Preset,
+    limits: Limits,
+    search: Search,
+    stop_at_violation: bool,
+) -> Result<Searched, String> {
+    let plain = |w: &World| engine::fingerprint(w);
+    let canonical = |w: &World| engine::fingerprint(&payhub_sim::Canonical(w));
+    let fp: &(dyn Fn(&World) -> u64 + Sync) = if search.canonical_ids {
+        &canonical
+    } else {
+        &plain
+    };
+    search_by(preset, limits, search, stop_at_violation, fp)
+}
+
+/// [`search`] with the states told apart by `fp` alone (whatever `search.canonical_ids`
+/// says): the seam the reduction's soundness test plants an unsound canonical form in.
+pub fn search_by(
+    preset: &Preset,
+    limits: Limits,
+    search: Search,
+    stop_at_violation: bool,
+    fp: &(dyn Fn(&World) -> u64 + Sync),
+) -> Result<Searched, String> {
     let model = PresetModel::with_registration(
         preset.clone(),
-        Registration::Combined {
-            stop_at_violation: false,
-        },
+        Registration::Combined { stop_at_violation },
     )?;
     // Level-synchronous (`engine`): a depth bound is exact with any number of threads.
     let bounds = Bounds {
@@ -415,19 +452,14 @@ pub fn check_with(preset: &Preset, limits: Limits, search: Search) -> Result<Pre
         max_depth: limits.max_depth,
     };
     let started = Instant::now();
-    // `Combined { stop_at_violation: false }`: every state is judged, none stops the search.
     let judge = |world: &World| {
-        combined(&model, world);
-        Flow::Continue
+        if combined(&model, world) {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
     };
     let threads = limits.threads.max(1);
-    let plain = |w: &World| engine::fingerprint(w);
-    let canonical = |w: &World| engine::fingerprint(&payhub_sim::Canonical(w));
-    let fp: &(dyn Fn(&World) -> u64 + Sync) = if search.canonical_ids {
-        &canonical
-    } else {
-        &plain
-    };
     let mut bitstate = None;
     let explored = match (search.bitstate, search.order) {
         (Some(log2), _) => {
@@ -459,7 +491,6 @@ pub fn check_with(preset: &Preset, limits: Limits, search: Search) -> Result<Pre
         ),
     };
     let seconds = started.elapsed().as_secs_f64();
-    let unique_states = explored.unique_states;
     // Like stateright's target, the state bound counts generated states, repeats included.
     let hit_states = limits
         .max_states
@@ -473,14 +504,35 @@ pub fn check_with(preset: &Preset, limits: Limits, search: Search) -> Result<Pre
         || explored.cut
         || explored.stopped
         || bitstate.is_some());
-
-    let (violated, reached) = (model.violated(), model.reached());
     let exercised = {
         let m = &model;
         let bits =
             (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
         payhub_sim::RuleSet(bits | m.init.facts.queries.rules_exercised.0)
     };
+    Ok(Searched {
+        explored,
+        complete,
+        seconds,
+        violated: model.violated(),
+        reached: model.reached(),
+        exercised,
+        bitstate,
+    })
+}
+
+/// Checks a preset within `limits`, searching as `search` says.
+pub fn check_with(preset: &Preset, limits: Limits, how: Search) -> Result<PresetReport, String> {
+    let Searched {
+        explored,
+        complete,
+        seconds,
+        violated,
+        reached,
+        exercised,
+        bitstate,
+    } = search(preset, limits, how, false)?;
+    let unique_states = explored.unique_states;
     let mut properties = Vec::new();
     for (i, p) in PROPERTIES.iter().enumerate() {
         if p.kind() == Kind::Sometimes && !preset.reaches.contains(p.name) {
@@ -513,7 +565,7 @@ pub fn check_with(preset: &Preset, limits: Limits, search: Search) -> Result<Pre
         properties,
         rules_exercised: exercised.iter().map(|r| r.id()).collect(),
         scope: preset.scope_text(),
-        reductions: if search.canonical_ids {
+        reductions: if how.canonical_ids {
             vec!["ids"]
         } else {
             Vec::new()
