@@ -66,7 +66,7 @@ pub struct CheckArgs {
 pub struct Faults(pub Vec<(Knob, u8)>);
 
 /// `--faults drops=2,crashes=1`: known knobs, each once, each a count from 0 to 9.
-fn faults(s: &str) -> Result<Faults, String> {
+pub(crate) fn faults(s: &str) -> Result<Faults, String> {
     let mut set: Vec<(Knob, u8)> = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, n) = part

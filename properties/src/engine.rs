@@ -260,7 +260,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::BuildHasher;
+    use std::hash::{BuildHasher, Hasher};
 
     /// `fingerprint` is the digest stateright 0.31 computes in its private `fingerprint`
     /// (`stable::hasher()`: aHash with the seeds copied here, fed the value, finished);
@@ -368,5 +368,86 @@ mod tests {
         }
         let e = bfs(&Outside, 2, Bounds::default(), &|_| Flow::Continue);
         assert_eq!((e.unique_states, e.total_states, e.max_depth), (0, 0, 0));
+    }
+
+    /// The depth-first search covers what the breadth-first one covers, with any number
+    /// of threads; a bitstate array too small for the states takes some for seen ones.
+    #[test]
+    fn depth_first_covers_the_same_states_and_a_full_bitstate_misses_some() {
+        let model = Counter {
+            limit: 3_000,
+            panic_at: u32::MAX,
+            boundary: u32::MAX,
+        };
+        let fp = |s: &u32| fingerprint(s);
+        let b = bfs(&model, 1, Bounds::default(), &|_| Flow::Continue);
+        for threads in [1, 2, 3] {
+            let d = dfs(
+                &model,
+                threads,
+                Bounds::default(),
+                &|_| Flow::Continue,
+                &fp,
+                &visited::Exact::default(),
+            );
+            assert_eq!(
+                (d.unique_states, d.total_states),
+                (b.unique_states, b.total_states)
+            );
+            assert!(!d.cut && !d.stopped);
+        }
+        let judged = AtomicUsize::new(0);
+        let tight = visited::Bitstate::new(16, 3);
+        let many = Counter {
+            limit: 200_000,
+            panic_at: u32::MAX,
+            boundary: u32::MAX,
+        };
+        let e = dfs(
+            &many,
+            2,
+            Bounds::default(),
+            &|_| {
+                judged.fetch_add(1, Relaxed);
+                Flow::Continue
+            },
+            &fp,
+            &tight,
+        );
+        assert!(e.unique_states < 200_002, "{e:?}");
+        assert_eq!(judged.load(Relaxed), e.unique_states);
+        assert!(tight.expected_missed() > 1.0);
+    }
+
+    #[test]
+    fn depth_first_stops_when_judged_so_and_panics_are_raised() {
+        let model = Counter {
+            limit: 1_000_000,
+            panic_at: 5_000,
+            boundary: u32::MAX,
+        };
+        let fp = |s: &u32| fingerprint(s);
+        for threads in [1, 2] {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                dfs(
+                    &model,
+                    threads,
+                    Bounds::default(),
+                    &|_| Flow::Continue,
+                    &fp,
+                    &visited::Exact::default(),
+                )
+            }));
+            assert!(run.is_err(), "{threads} threads");
+            let e = dfs(
+                &model,
+                threads,
+                Bounds::default(),
+                &|s| if *s == 40 { Flow::Stop } else { Flow::Continue },
+                &fp,
+                &visited::Exact::default(),
+            );
+            assert!(e.stopped && e.unique_states < 5_000, "{e:?}");
+        }
     }
 }
