@@ -270,6 +270,7 @@ fn check_here(
         },
         canonical_ids: args.reduce.contains(&crate::check_cmd::Reduction::Ids),
         bitstate: None,
+        interrupted: None,
     };
     let mut seconds = Vec::new();
     let mut counts = None;

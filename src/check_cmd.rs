@@ -219,6 +219,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         },
         canonical_ids: args.reduce.contains(&Reduction::Ids),
         bitstate: args.bitstate,
+        interrupted: Some(crate::interrupt::requested),
     };
     if args.search == SearchOrder::Dfs && args.depth.is_some() {
         return Err("--depth bounds a breadth-first search (a depth-first one would cut states it reaches again shallower); drop --search dfs or --depth".into());
@@ -230,8 +231,21 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         max_depth: args.depth.map(|n| n as usize),
     };
     let mut reports = Vec::new();
+    // Ctrl-C: the preset in hand ends incomplete and is reported; the others are not run.
+    crate::interrupt::install();
+    let progress = crate::progress::Progress::new(args.format == CheckFormat::Text);
     for preset in &selected {
-        let report = payhub_properties::checker::check_with(preset, limits, search)?;
+        if crate::interrupt::requested() {
+            break;
+        }
+        progress.say(&format!(
+            "preset {} ({}), Ctrl-C: stop and report",
+            preset.name,
+            preset.scope_text()
+        ));
+        let report = payhub_properties::checker::check_with(preset, limits, search);
+        progress.done();
+        let report = report?;
         if args.format == CheckFormat::Text {
             print_report(&report, !change.is_empty());
         }
@@ -258,7 +272,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
                     r.total_states
                 );
             }
-            if reports.iter().any(|r| !r.complete) {
+            let skipped = selected.len() - reports.len();
+            if skipped > 0 {
+                println!("{skipped} presets not checked (stopped by Ctrl-C)");
+            }
+            if reports.iter().any(|r| !r.complete) || skipped > 0 {
                 println!("reproduce: {}", crate::usage::command_line());
             }
         }
@@ -267,6 +285,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
         ),
         CheckFormat::Script => print_script(args, &selected, &reports)?,
+    }
+    let passed_so_far = reports.iter().all(|r| r.passed());
+    if reports.len() < selected.len() && passed_so_far {
+        // Stopped by Ctrl-C before every preset ran: incomplete, never a pass.
+        return Ok(ExitCode::from(3));
     }
     Ok(exit_code(&reports))
 }
@@ -357,6 +380,9 @@ pub fn limits_text(limits: &Limits) -> String {
 
 /// Which bound stopped an incomplete preset, as the flag that set it.
 pub fn cut_by(r: &PresetReport, limits: &Limits) -> String {
+    if crate::interrupt::requested() {
+        return "Ctrl-C".to_owned();
+    }
     match (limits.max_states, limits.max_depth, limits.timeout) {
         (Some(n), _, _) if r.total_states >= n => format!("--max-states {n}"),
         (_, Some(d), _) if r.max_depth >= d => format!("--depth {d}"),

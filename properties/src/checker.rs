@@ -285,7 +285,7 @@ impl Default for Limits {
 /// How the search goes, beyond its limits: the order, the visited set, the reduction.
 /// The default is the breadth-first search over every state as it is (the counts
 /// `check` has always reported).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Search {
     pub order: Order,
     /// Canonical states: message ids do not tell states apart (`World::hash_canonical`).
@@ -294,6 +294,8 @@ pub struct Search {
     /// depth-first search; the run is incomplete (exit 3) with the states it may have
     /// missed estimated, never a pass.
     pub bitstate: Option<u32>,
+    /// Asked now and then: `true` ends the search, incomplete (Ctrl-C).
+    pub interrupted: Option<fn() -> bool>,
 }
 
 /// The order of the search.
@@ -450,6 +452,7 @@ pub fn search_by(
         total_states: limits.max_states,
         timeout: limits.timeout,
         max_depth: limits.max_depth,
+        interrupted: search.interrupted,
     };
     let started = Instant::now();
     let judge = |world: &World| {
@@ -498,8 +501,10 @@ pub fn search_by(
     let hit_time = limits.timeout.is_some_and(|t| started.elapsed() >= t);
     let hit_depth = limits.max_depth.is_some_and(|d| explored.max_depth >= d);
     // A bitstate run may have taken new states for seen ones: never complete.
+    let hit_interrupt = search.interrupted.is_some_and(|f| f());
     let complete = !(hit_states
         || hit_time
+        || hit_interrupt
         || hit_depth
         || explored.cut
         || explored.stopped

@@ -55,6 +55,8 @@ pub struct Bounds {
     pub timeout: Option<Duration>,
     /// Take states of this depth without judging or expanding them.
     pub max_depth: Option<usize>,
+    /// Asked now and then: `true` stops the search as if a bound cut it (Ctrl-C).
+    pub interrupted: Option<fn() -> bool>,
 }
 
 /// What a search covered.
@@ -148,6 +150,7 @@ where
             .total_states
             .is_some_and(|n| total.load(Relaxed) >= n)
             || bounds.timeout.is_some_and(|t| started.elapsed() >= t)
+            || bounds.interrupted.is_some_and(|f| f())
     };
     let barrier = Barrier::new(threads);
     // The threads live for the whole search (each with its allocator's thread-local

@@ -17,6 +17,7 @@ const PLAIN: Search = Search {
     order: Order::Breadth,
     canonical_ids: false,
     bitstate: None,
+    interrupted: None,
 };
 const IDS: Search = Search {
     canonical_ids: true,
@@ -29,7 +30,7 @@ const DFS: Search = Search {
 const DFS_IDS: Search = Search {
     order: Order::Depth,
     canonical_ids: true,
-    bitstate: None,
+    ..PLAIN
 };
 
 /// The presets a debug build takes seconds on: checked in a release build only.

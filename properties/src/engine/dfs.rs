@@ -66,6 +66,7 @@ where
             .total_states
             .is_some_and(|n| total.load(Relaxed) >= n)
             || bounds.timeout.is_some_and(|t| started.elapsed() >= t)
+            || bounds.interrupted.is_some_and(|f| f())
     };
     let worker = || {
         loop {
