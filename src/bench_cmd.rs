@@ -105,8 +105,11 @@ fn growth(args: &BenchArgs) -> Result<ExitCode, String> {
         }
         for n in 0..=2 {
             // The preset's own faults of every kind are replaced: `n` of `kind` only.
-            let faults = format!("drops=0,dups=0,fail_500=0,upstream_drops=0,crashes=0,{kind}={n}")
-                .replace(&format!("{kind}=0,"), "");
+            let faults = ["drops", "dups", "fail_500", "upstream_drops", "crashes"]
+                .iter()
+                .map(|k| format!("{k}={}", if k == kind { n } else { 0 }))
+                .collect::<Vec<_>>()
+                .join(",");
             for (search, flags) in GROWTH_SEARCHES {
                 let output = std::process::Command::new(&exe)
                     .args([
