@@ -125,7 +125,7 @@ where
     } else {
         std::thread::scope(|scope| {
             for _ in 0..threads {
-                scope.spawn(&worker);
+                scope.spawn(worker);
             }
         });
     }

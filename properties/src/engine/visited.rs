@@ -14,6 +14,9 @@ pub trait Visited: Sync {
     fn insert(&self, fp: u64) -> bool;
     /// How many states were taken as new.
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// A fingerprint is already a hash: the sets use it as is.
