@@ -4,8 +4,9 @@
 
 use crate::Format;
 use payhub_model::client::Policy;
-use payhub_properties::checker::Limits;
-use payhub_properties::{AlwaysCheck, check, presets};
+use payhub_properties::checker::{Limits, Order, Search, check_with};
+use payhub_properties::presets::ScopeChange;
+use payhub_properties::{AlwaysCheck, presets};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Trace, worlds};
 use serde::Serialize;
@@ -41,6 +42,151 @@ pub struct BenchArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// The growth table instead: unique states, seconds and peak memory of each client
+    /// preset at 0, 1 and 2 faults of its kind, with and without each reduction, each
+    /// run in a process of its own (bounded by --growth-timeout and --growth-max-states).
+    #[arg(long)]
+    pub growth: bool,
+    /// Seconds one run of the growth table may take (then it is shown as cut).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub growth_timeout: u64,
+    /// States (repeats included) one run of the growth table may generate.
+    #[arg(long, default_value_t = 200_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub growth_max_states: u64,
+    /// The scope and search of the preset measured (as `check` takes them; used by the
+    /// growth table's child processes).
+    #[arg(long, value_parser = crate::check_cmd::faults)]
+    pub faults: Option<crate::check_cmd::Faults>,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub reduce: Vec<crate::check_cmd::Reduction>,
+    #[arg(long, value_enum, default_value = "bfs")]
+    pub search: crate::check_cmd::SearchOrder,
+    /// With the growth table's bounds (a child's).
+    #[arg(long, hide = true)]
+    pub max_states: Option<u64>,
+    #[arg(long, hide = true)]
+    pub timeout: Option<u64>,
+}
+
+/// The growth table's presets, each with the fault kind it grows.
+const GROWTH: &[(&str, &str)] = &[
+    ("create-lossy", "drops"),
+    ("create-crash", "crashes"),
+    ("two-servers-one-order", "drops"),
+];
+
+/// The searches the growth table compares, as `check` flags.
+const GROWTH_SEARCHES: &[(&str, &[&str])] = &[
+    ("bfs", &[]),
+    ("bfs, ids", &["--reduce", "ids"]),
+    ("dfs", &["--search", "dfs"]),
+    ("dfs, ids", &["--search", "dfs", "--reduce", "ids"]),
+];
+
+#[derive(Debug, Serialize)]
+struct GrowthRow {
+    preset: &'static str,
+    faults: String,
+    search: &'static str,
+    complete: bool,
+    unique_states: usize,
+    total_states: usize,
+    seconds: f64,
+    peak_rss_bytes: Option<u64>,
+}
+
+/// The growth table: every (preset, faults, search) in a child process.
+fn growth(args: &BenchArgs) -> Result<ExitCode, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let mut rows = Vec::new();
+    for (preset, kind) in GROWTH {
+        if args.preset.as_deref().is_some_and(|p| p != *preset) {
+            continue;
+        }
+        for n in 0..=2 {
+            // The preset's own faults of every kind are replaced: `n` of `kind` only.
+            let faults = ["drops", "dups", "fail_500", "upstream_drops", "crashes"]
+                .iter()
+                .map(|k| format!("{k}={}", if k == kind { n } else { 0 }))
+                .collect::<Vec<_>>()
+                .join(",");
+            for (search, flags) in GROWTH_SEARCHES {
+                let output = std::process::Command::new(&exe)
+                    .args([
+                        "bench",
+                        "--no-simulation",
+                        "--in-process",
+                        "--format",
+                        "json",
+                    ])
+                    .args(["--preset", preset, "--runs", "1", "--faults", &faults])
+                    .args(["--checker-threads", &args.checker_threads.to_string()])
+                    .args(["--timeout", &args.growth_timeout.to_string()])
+                    .args(["--max-states", &args.growth_max_states.to_string()])
+                    .args(*flags)
+                    .output()
+                    .map_err(|e| format!("cannot run the benchmark of {preset}: {e}"))?;
+                if !output.status.success() {
+                    return Err(format!(
+                        "the benchmark of {preset} --faults {faults} ({search}) failed: {}",
+                        String::from_utf8_lossy(&output.stderr).trim()
+                    ));
+                }
+                #[derive(serde::Deserialize)]
+                struct Child {
+                    checker: Vec<CheckBench>,
+                }
+                let child: Child = serde_json::from_slice(&output.stdout)
+                    .map_err(|e| format!("the benchmark of {preset} printed no report: {e}"))?;
+                let c = child
+                    .checker
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| format!("the benchmark of {preset} measured nothing"))?;
+                let row = GrowthRow {
+                    preset,
+                    faults: format!("{kind}={n}"),
+                    search,
+                    complete: c.complete,
+                    unique_states: c.unique_states,
+                    total_states: c.total_states,
+                    seconds: c.seconds,
+                    peak_rss_bytes: c.peak_rss_bytes,
+                };
+                if args.format == Format::Text {
+                    print_growth(&row);
+                }
+                rows.push(row);
+            }
+        }
+    }
+    if args.format == Format::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_growth(r: &GrowthRow) {
+    println!(
+        "    {:<22} {:<10} {:<9} {:>11} unique  {:>12} total  {:>8.2}s  {:>9}{}",
+        r.preset,
+        r.faults,
+        r.search,
+        r.unique_states,
+        r.total_states,
+        r.seconds,
+        r.peak_rss_bytes
+            .map(|b| format!("{:.0} MiB", b as f64 / (1024.0 * 1024.0)))
+            .unwrap_or_default(),
+        if r.complete {
+            ""
+        } else {
+            "  (cut: incomplete)"
+        }
+    );
 }
 
 #[derive(Debug, Serialize)]
@@ -69,6 +215,13 @@ struct CheckBench {
     /// Peak resident memory of the process that checked the preset (its own process
     /// unless `--in-process`).
     peak_rss_bytes: Option<u64>,
+    /// Whether the search ran to the end (the growth table's bounds may cut it).
+    #[serde(default = "yes")]
+    complete: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Serialize)]
@@ -99,17 +252,35 @@ fn proc_status_kb(field: &str) -> Option<u64> {
 fn check_here(
     preset: &payhub_properties::Preset,
     threads: usize,
-    runs: u32,
+    args: &BenchArgs,
 ) -> Result<CheckBench, String> {
+    let runs = args.runs;
     let (before, peak_before) = (rss(), peak_rss());
     let limits = Limits {
         threads,
+        max_states: args.max_states.map(|n| n as usize),
+        timeout: args.timeout.map(std::time::Duration::from_secs),
         ..Limits::default()
+    };
+    let preset = &preset.clone().with_scope(&ScopeChange {
+        faults: args.faults.clone().map(|f| f.0).unwrap_or_default(),
+        ..ScopeChange::default()
+    })?;
+    let search = Search {
+        order: match args.search {
+            crate::check_cmd::SearchOrder::Bfs => Order::Breadth,
+            crate::check_cmd::SearchOrder::Dfs => Order::Depth,
+        },
+        canonical_ids: args.reduce.contains(&crate::check_cmd::Reduction::Ids),
+        bitstate: None,
+        interrupted: None,
     };
     let mut seconds = Vec::new();
     let mut counts = None;
+    let mut complete = true;
     for _ in 0..runs {
-        let report = check(preset, limits)?;
+        let report = check_with(preset, limits, search)?;
+        complete &= report.complete;
         seconds.push(report.seconds);
         let these = (report.unique_states, report.total_states);
         if counts.is_some_and(|c| c != these) {
@@ -140,6 +311,7 @@ fn check_here(
         unique_states_per_second: counts.0 as f64 / median.max(1e-9),
         bytes_per_unique_state: bytes,
         peak_rss_bytes: peak_rss(),
+        complete,
     })
 }
 
@@ -223,6 +395,9 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
+    if args.growth {
+        return growth(args);
+    }
     if let Some(name) = &args.preset {
         if !presets().iter().any(|p| p.name == name) {
             return Err(crate::usage::unknown(
@@ -248,7 +423,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
             continue;
         }
         checker.push(if args.in_process {
-            check_here(&preset, args.checker_threads.max(1), args.runs)?
+            check_here(&preset, args.checker_threads.max(1), args)?
         } else {
             check_in_child(preset.name, args)?
         });

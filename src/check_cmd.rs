@@ -1,8 +1,8 @@
 //! `payhub-verify check`: exhaustive model checking of the presets.
 
-use payhub_properties::checker::{Counterexample, Limits, PresetReport, Status};
-use payhub_properties::presets::Preset;
-use payhub_properties::{AlwaysCheck, check, presets};
+use payhub_properties::checker::{Counterexample, Limits, Order, PresetReport, Search, Status};
+use payhub_properties::presets::{Knob, ORDERS_MAX, Preset, SERVERS_MAX, ScopeChange};
+use payhub_properties::{AlwaysCheck, presets};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -25,9 +25,32 @@ pub struct CheckArgs {
     /// incomplete if it cuts: exit 3).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub depth: Option<u64>,
-    /// List the presets and what each explores.
+    /// List the presets, what each explores and its default scope.
     #[arg(long)]
     pub list: bool,
+    /// Set fault budgets of the scope, e.g. drops=2,crashes=1 (knobs: drops, dups,
+    /// fail_500, upstream_drops, crashes, sends, controls, waits); the others keep the
+    /// preset's default (`--list`).
+    #[arg(long, value_parser = faults)]
+    pub faults: Option<Faults>,
+    /// Merchant servers of a client preset (sharing one database and policy).
+    #[arg(long, value_parser = servers)]
+    pub servers: Option<u8>,
+    /// Orders a client preset pays (ORDER-1, ORDER-2, ...).
+    #[arg(long, value_parser = orders)]
+    pub orders: Option<u8>,
+    /// State-space reductions: ids (message ids do not tell states apart).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub reduce: Vec<Reduction>,
+    /// The search order: bfs (level by level; shortest depths) or dfs (memory is the
+    /// visited set and one path; the same states and counts).
+    #[arg(long, value_enum, default_value = "bfs")]
+    pub search: SearchOrder,
+    /// SPIN's supertrace: a visited set of 2^N bits (N from 16 to 35), searched depth
+    /// first, in bounded memory; the run is incomplete (exit 3) with the states it may
+    /// have missed estimated, never a pass.
+    #[arg(long, value_parser = bitstate)]
+    pub bitstate: Option<u32>,
     /// The merchant policy of the client presets (default: the reference client), e.g.
     /// new_key_after_timeout+new_order_no_after_timeout.
     #[arg(long, value_parser = crate::usage::policy)]
@@ -36,6 +59,89 @@ pub struct CheckArgs {
     /// script that `payhub-verify run` reproduces (script).
     #[arg(long, value_enum, default_value = "text")]
     pub format: CheckFormat,
+}
+
+/// Fault budgets given with `--faults`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Faults(pub Vec<(Knob, u8)>);
+
+/// `--faults drops=2,crashes=1`: known knobs, each once, each a count from 0 to 9.
+pub(crate) fn faults(s: &str) -> Result<Faults, String> {
+    let mut set: Vec<(Knob, u8)> = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, n) = part
+            .split_once('=')
+            .ok_or_else(|| format!("'{part}' is not KNOB=N (e.g. drops=2)"))?;
+        let name = name.trim();
+        let knob = Knob::from_name(name).ok_or_else(|| {
+            crate::usage::unknown("fault knob", name, Knob::ALL.iter().map(|k| k.name()))
+        })?;
+        let n: u8 = n
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n <= FAULTS_MAX)
+            .ok_or_else(|| {
+                format!(
+                    "{name} must be a count from 0 to {FAULTS_MAX}, not '{}'",
+                    n.trim()
+                )
+            })?;
+        if set.iter().any(|(k, _)| *k == knob) {
+            return Err(format!("{name} is given twice"));
+        }
+        set.push((knob, n));
+    }
+    if set.is_empty() {
+        return Err("no knob given (e.g. drops=2,crashes=1)".into());
+    }
+    Ok(Faults(set))
+}
+
+/// Most of one fault kind a scope takes: past a few, no scope finishes anyway.
+const FAULTS_MAX: u8 = 9;
+
+fn servers(s: &str) -> Result<u8, String> {
+    count(s, SERVERS_MAX, "merchant servers")
+}
+
+fn orders(s: &str) -> Result<u8, String> {
+    count(s, ORDERS_MAX, "orders")
+}
+
+fn count(s: &str, max: u8, what: &str) -> Result<u8, String> {
+    s.trim()
+        .parse::<u8>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| format!("must be a number of {what} from 1 to {max}, not '{s}'"))
+}
+
+fn bitstate(s: &str) -> Result<u32, String> {
+    use payhub_properties::engine::visited::{BITSTATE_LOG2_MAX, BITSTATE_LOG2_MIN};
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (BITSTATE_LOG2_MIN..=BITSTATE_LOG2_MAX).contains(n))
+        .ok_or_else(|| {
+            format!(
+                "must be N for 2^N bits, from {BITSTATE_LOG2_MIN} (8 KiB) to {BITSTATE_LOG2_MAX} (4 GiB), not '{s}'"
+            )
+        })
+}
+
+/// A state-space reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Reduction {
+    /// Canonical states: message ids do not tell states apart.
+    Ids,
+}
+
+/// `--search`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchOrder {
+    Bfs,
+    Dfs,
 }
 
 /// How `check` prints its result.
@@ -65,6 +171,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         }
         for p in &all {
             println!("{:<22} {}", p.name, p.about);
+            println!("{:<22} default scope: {}", "", p.scope_text());
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -96,6 +203,27 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         }
         chosen
     };
+    let change = ScopeChange {
+        faults: args.faults.clone().map(|f| f.0).unwrap_or_default(),
+        servers: args.servers,
+        orders: args.orders,
+    };
+    let selected = selected
+        .into_iter()
+        .map(|p| p.with_scope(&change))
+        .collect::<Result<Vec<_>, String>>()?;
+    let search = Search {
+        order: match args.search {
+            SearchOrder::Bfs => Order::Breadth,
+            SearchOrder::Dfs => Order::Depth,
+        },
+        canonical_ids: args.reduce.contains(&Reduction::Ids),
+        bitstate: args.bitstate,
+        interrupted: Some(crate::interrupt::requested),
+    };
+    if args.search == SearchOrder::Dfs && args.depth.is_some() {
+        return Err("--depth bounds a breadth-first search (a depth-first one would cut states it reaches again shallower); drop --search dfs or --depth".into());
+    }
     let limits = Limits {
         threads: args.threads,
         max_states: args.max_states.map(|n| n as usize),
@@ -103,16 +231,40 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         max_depth: args.depth.map(|n| n as usize),
     };
     let mut reports = Vec::new();
+    // Ctrl-C: the preset in hand ends incomplete and is reported; the others are not run.
+    crate::interrupt::install();
+    let progress = crate::progress::Progress::new(args.format == CheckFormat::Text);
     for preset in &selected {
-        let report = check(preset, limits)?;
+        if crate::interrupt::requested() {
+            break;
+        }
+        progress.say(&format!(
+            "preset {} ({}), Ctrl-C: stop and report",
+            preset.name,
+            preset.scope_text()
+        ));
+        let report = payhub_properties::checker::check_with(preset, limits, search);
+        progress.done();
+        let report = report?;
         if args.format == CheckFormat::Text {
-            print_report(&report);
+            print_report(&report, !change.is_empty());
         }
         reports.push(report);
     }
     match args.format {
         CheckFormat::Text => {
             for r in reports.iter().filter(|r| !r.complete) {
+                if let Some(b) = &r.bitstate {
+                    println!(
+                        "preset {}: not judged (incomplete): a bitstate search (2^{} bits, {} hashes a state, {:.1}% set) may have missed about {:.0} states (and what only they lead to)",
+                        r.name,
+                        b.bits.trailing_zeros(),
+                        b.hashes,
+                        b.fill * 100.0,
+                        b.expected_missed
+                    );
+                    continue;
+                }
                 println!(
                     "preset {}: not judged (incomplete): stopped by {} after {} states",
                     r.name,
@@ -120,7 +272,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
                     r.total_states
                 );
             }
-            if reports.iter().any(|r| !r.complete) {
+            let skipped = selected.len() - reports.len();
+            if skipped > 0 {
+                println!("{skipped} presets not checked (stopped by Ctrl-C)");
+            }
+            if reports.iter().any(|r| !r.complete) || skipped > 0 {
                 println!("reproduce: {}", crate::usage::command_line());
             }
         }
@@ -129,6 +285,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
         ),
         CheckFormat::Script => print_script(args, &selected, &reports)?,
+    }
+    let passed_so_far = reports.iter().all(|r| r.passed());
+    if reports.len() < selected.len() && passed_so_far {
+        // Stopped by Ctrl-C before every preset ran: incomplete, never a pass.
+        return Ok(ExitCode::from(3));
     }
     Ok(exit_code(&reports))
 }
@@ -219,6 +380,9 @@ pub fn limits_text(limits: &Limits) -> String {
 
 /// Which bound stopped an incomplete preset, as the flag that set it.
 pub fn cut_by(r: &PresetReport, limits: &Limits) -> String {
+    if crate::interrupt::requested() {
+        return "Ctrl-C".to_owned();
+    }
     match (limits.max_states, limits.max_depth, limits.timeout) {
         (Some(n), _, _) if r.total_states >= n => format!("--max-states {n}"),
         (_, Some(d), _) if r.max_depth >= d => format!("--depth {d}"),
@@ -227,7 +391,8 @@ pub fn cut_by(r: &PresetReport, limits: &Limits) -> String {
     }
 }
 
-fn print_report(r: &PresetReport) {
+/// The report of one preset; its scope is shown when set on the command line.
+fn print_report(r: &PresetReport, show_scope: bool) {
     println!(
         "preset {:<22} {} unique={} total={} depth={} {:.2}s",
         r.name,
@@ -241,6 +406,19 @@ fn print_report(r: &PresetReport) {
         r.max_depth,
         r.seconds
     );
+    if !r.reductions.is_empty() || r.bitstate.is_some() {
+        let mut how = r
+            .reductions
+            .iter()
+            .map(|r| format!("reduce {r}"))
+            .collect::<Vec<_>>();
+        if let Some(b) = &r.bitstate {
+            how.push(format!("bitstate 2^{}", b.bits.trailing_zeros()));
+        }
+        println!("    scope {}; {}", r.scope, how.join(", "));
+    } else if show_scope {
+        println!("    scope {}", r.scope);
+    }
     for p in &r.properties {
         let status = match p.status {
             Status::Holds => "holds",

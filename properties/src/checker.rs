@@ -282,6 +282,45 @@ impl Default for Limits {
     }
 }
 
+/// How the search goes, beyond its limits: the order, the visited set, the reduction.
+/// The default is the breadth-first search over every state as it is (the counts
+/// `check` has always reported).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Search {
+    pub order: Order,
+    /// Canonical states: message ids do not tell states apart (`World::hash_canonical`).
+    pub canonical_ids: bool,
+    /// SPIN's supertrace: a visited set of `2^n` bits instead of every fingerprint, in a
+    /// depth-first search; the run is incomplete (exit 3) with the states it may have
+    /// missed estimated, never a pass.
+    pub bitstate: Option<u32>,
+    /// Asked now and then: `true` ends the search, incomplete (Ctrl-C).
+    pub interrupted: Option<fn() -> bool>,
+}
+
+/// The order of the search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Level by level: a depth bound is exact, the depth reported is a shortest one.
+    #[default]
+    Breadth,
+    /// One path at a time: memory is the visited set and a path, not a level; the same
+    /// states and counts, the depth reported is the longest path followed.
+    Depth,
+}
+
+/// What a bitstate run covered and may have missed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct BitstateReport {
+    pub bits: u64,
+    pub hashes: u32,
+    /// The share of bits set at the end.
+    pub fill: f64,
+    /// The expected number of new states taken for seen ones (and not explored).
+    pub expected_missed: f64,
+}
+
 /// The verdict on one property in one preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -338,6 +377,13 @@ pub struct PresetReport {
     pub properties: Vec<PropertyReport>,
     /// Rules that decided some response or call in some visited state.
     pub rules_exercised: Vec<&'static str>,
+    /// The preset's scope (`drops=2; servers 1, orders 1`).
+    pub scope: String,
+    /// Reductions on (`ids`), empty if none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reductions: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bitstate: Option<BitstateReport>,
 }
 
 impl PresetReport {
@@ -353,42 +399,145 @@ impl PresetReport {
 
 /// Checks a preset exhaustively (BFS) within `limits`.
 pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
+    check_with(preset, limits, Search::default())
+}
+
+/// What a search of a preset found, before counterexamples are looked for.
+#[derive(Clone, Copy, Debug)]
+pub struct Searched {
+    pub explored: engine::Explored,
+    pub complete: bool,
+    pub seconds: f64,
+    /// Registry indices of the `always` properties some judged state violated.
+    pub violated: u128,
+    /// Registry indices of the `sometimes` properties some judged state reached.
+    pub reached: u128,
+    pub exercised: payhub_sim::RuleSet,
+    pub bitstate: Option<BitstateReport>,
+}
+
+/// Searches a preset within `limits` as `search` says, judging every state (or, with
+/// `stop_at_violation`, until the first violating one) and returning the verdicts' bits.
+pub fn search(
+    preset: &Preset,
+    limits: Limits,
+    search: Search,
+    stop_at_violation: bool,
+) -> Result<Searched, String> {
+    let plain = |w: &World| engine::fingerprint(w);
+    let canonical = |w: &World| engine::fingerprint(&payhub_sim::Canonical(w));
+    let fp: &(dyn Fn(&World) -> u64 + Sync) = if search.canonical_ids {
+        &canonical
+    } else {
+        &plain
+    };
+    search_by(preset, limits, search, stop_at_violation, fp)
+}
+
+/// [`search`] with the states told apart by `fp` alone (whatever `search.canonical_ids`
+/// says): the seam the reduction's soundness test plants an unsound canonical form in.
+pub fn search_by(
+    preset: &Preset,
+    limits: Limits,
+    search: Search,
+    stop_at_violation: bool,
+    fp: &(dyn Fn(&World) -> u64 + Sync),
+) -> Result<Searched, String> {
     let model = PresetModel::with_registration(
         preset.clone(),
-        Registration::Combined {
-            stop_at_violation: false,
-        },
+        Registration::Combined { stop_at_violation },
     )?;
     // Level-synchronous (`engine`): a depth bound is exact with any number of threads.
     let bounds = Bounds {
         total_states: limits.max_states,
         timeout: limits.timeout,
         max_depth: limits.max_depth,
+        interrupted: search.interrupted,
     };
     let started = Instant::now();
-    // `Combined { stop_at_violation: false }`: every state is judged, none stops the search.
     let judge = |world: &World| {
-        combined(&model, world);
-        Flow::Continue
+        if combined(&model, world) {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
     };
-    let explored = engine::bfs(&model, limits.threads.max(1), bounds, &judge);
+    let threads = limits.threads.max(1);
+    let mut bitstate = None;
+    let explored = match (search.bitstate, search.order) {
+        (Some(log2), _) => {
+            let bits = engine::visited::Bitstate::new(log2, engine::visited::BITSTATE_HASHES);
+            let e = engine::dfs(&model, threads, bounds, &judge, fp, &bits);
+            bitstate = Some(BitstateReport {
+                bits: bits.bits(),
+                hashes: bits.hashes(),
+                fill: bits.fill(),
+                expected_missed: bits.expected_missed(),
+            });
+            e
+        }
+        (None, Order::Breadth) => engine::bfs_over(
+            &model,
+            threads,
+            bounds,
+            &judge,
+            fp,
+            &engine::visited::Exact::default(),
+        ),
+        (None, Order::Depth) => engine::dfs(
+            &model,
+            threads,
+            bounds,
+            &judge,
+            fp,
+            &engine::visited::Exact::default(),
+        ),
+    };
     let seconds = started.elapsed().as_secs_f64();
-    let unique_states = explored.unique_states;
     // Like stateright's target, the state bound counts generated states, repeats included.
     let hit_states = limits
         .max_states
         .is_some_and(|n| explored.total_states >= n);
     let hit_time = limits.timeout.is_some_and(|t| started.elapsed() >= t);
     let hit_depth = limits.max_depth.is_some_and(|d| explored.max_depth >= d);
-    let complete = !(hit_states || hit_time || hit_depth || explored.cut || explored.stopped);
-
-    let (violated, reached) = (model.violated(), model.reached());
+    // A bitstate run may have taken new states for seen ones: never complete.
+    let hit_interrupt = search.interrupted.is_some_and(|f| f());
+    let complete = !(hit_states
+        || hit_time
+        || hit_interrupt
+        || hit_depth
+        || explored.cut
+        || explored.stopped
+        || bitstate.is_some());
     let exercised = {
         let m = &model;
         let bits =
             (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
         payhub_sim::RuleSet(bits | m.init.facts.queries.rules_exercised.0)
     };
+    Ok(Searched {
+        explored,
+        complete,
+        seconds,
+        violated: model.violated(),
+        reached: model.reached(),
+        exercised,
+        bitstate,
+    })
+}
+
+/// Checks a preset within `limits`, searching as `search` says.
+pub fn check_with(preset: &Preset, limits: Limits, how: Search) -> Result<PresetReport, String> {
+    let Searched {
+        explored,
+        complete,
+        seconds,
+        violated,
+        reached,
+        exercised,
+        bitstate,
+    } = search(preset, limits, how, false)?;
+    let unique_states = explored.unique_states;
     let mut properties = Vec::new();
     for (i, p) in PROPERTIES.iter().enumerate() {
         if p.kind() == Kind::Sometimes && !preset.reaches.contains(p.name) {
@@ -420,6 +569,13 @@ pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
         seconds,
         properties,
         rules_exercised: exercised.iter().map(|r| r.id()).collect(),
+        scope: preset.scope_text(),
+        reductions: if how.canonical_ids {
+            vec!["ids"]
+        } else {
+            Vec::new()
+        },
+        bitstate,
     })
 }
 

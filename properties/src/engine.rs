@@ -30,8 +30,11 @@
 //! A panic in one thread (a bug in the model) ends the search and is raised again by
 //! `bfs` after every thread left: the others never wait for it at the barrier.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+mod dfs;
+pub mod visited;
+
+pub use dfs::dfs;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
@@ -52,6 +55,8 @@ pub struct Bounds {
     pub timeout: Option<Duration>,
     /// Take states of this depth without judging or expanding them.
     pub max_depth: Option<usize>,
+    /// Asked now and then: `true` stops the search as if a bound cut it (Ctrl-C).
+    pub interrupted: Option<fn() -> bool>,
 }
 
 /// What a search covered.
@@ -72,50 +77,6 @@ pub fn fingerprint<T: Hash>(value: &T) -> u64 {
         .hash_one(value)
 }
 
-/// A fingerprint is already a hash: the sets use it as is.
-#[derive(Default)]
-struct Identity(u64);
-
-impl Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-const SHARDS: usize = 64;
-
-/// The fingerprints seen, in shards chosen by bits 32–37 of the fingerprint, so two
-/// threads rarely wait for each other. Not the top bits: the hash table inside a shard
-/// uses the top seven as its control byte, which would then take only two values.
-struct Seen {
-    shards: Vec<Mutex<HashSet<u64, BuildHasherDefault<Identity>>>>,
-}
-
-impl Seen {
-    fn new() -> Seen {
-        Seen {
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
-        }
-    }
-
-    /// Whether `fp` is new (and now seen).
-    fn insert(&self, fp: u64) -> bool {
-        lock(&self.shards[(fp >> 32) as usize % SHARDS]).insert(fp)
-    }
-
-    fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len()).sum()
-    }
-}
-
 /// States in one unit of work: a thread takes a chunk of the current level (and owns
 /// it: the states it expands are freed by the thread that expanded them) and hands on
 /// its successors in chunks of the same size.
@@ -134,8 +95,30 @@ where
     M: stateright::Model + Sync,
     M::State: Hash + Send + Sync,
 {
+    bfs_over(
+        model,
+        threads,
+        bounds,
+        judge,
+        &|s| fingerprint(s),
+        &visited::Exact::default(),
+    )
+}
+
+/// [`bfs`] with the states fingerprinted by `fp` (a canonical form) into `seen`.
+pub fn bfs_over<M>(
+    model: &M,
+    threads: usize,
+    bounds: Bounds,
+    judge: &(dyn Fn(&M::State) -> Flow + Sync),
+    fp: &(dyn Fn(&M::State) -> u64 + Sync),
+    seen: &dyn visited::Visited,
+) -> Explored
+where
+    M: stateright::Model + Sync,
+    M::State: Send + Sync,
+{
     let started = Instant::now();
-    let seen = Seen::new();
     let mut initial: Vec<M::State> = Vec::new();
     let mut total = 0usize;
     for state in model.init_states() {
@@ -143,7 +126,7 @@ where
             continue;
         }
         total += 1;
-        if seen.insert(fingerprint(&state)) {
+        if seen.insert(fp(&state)) {
             initial.push(state);
         }
     }
@@ -167,6 +150,7 @@ where
             .total_states
             .is_some_and(|n| total.load(Relaxed) >= n)
             || bounds.timeout.is_some_and(|t| started.elapsed() >= t)
+            || bounds.interrupted.is_some_and(|f| f())
     };
     let barrier = Barrier::new(threads);
     // The threads live for the whole search (each with its allocator's thread-local
@@ -221,7 +205,7 @@ where
                                 continue;
                             }
                             generated += 1;
-                            if seen.insert(fingerprint(&successor)) {
+                            if seen.insert(fp(&successor)) {
                                 out.push(successor);
                                 if out.len() == CHUNK {
                                     let full =
@@ -279,7 +263,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::BuildHasher;
+    use std::hash::{BuildHasher, Hasher};
 
     /// `fingerprint` is the digest stateright 0.31 computes in its private `fingerprint`
     /// (`stable::hasher()`: aHash with the seeds copied here, fed the value, finished);
@@ -387,5 +371,86 @@ mod tests {
         }
         let e = bfs(&Outside, 2, Bounds::default(), &|_| Flow::Continue);
         assert_eq!((e.unique_states, e.total_states, e.max_depth), (0, 0, 0));
+    }
+
+    /// The depth-first search covers what the breadth-first one covers, with any number
+    /// of threads; a bitstate array too small for the states takes some for seen ones.
+    #[test]
+    fn depth_first_covers_the_same_states_and_a_full_bitstate_misses_some() {
+        let model = Counter {
+            limit: 3_000,
+            panic_at: u32::MAX,
+            boundary: u32::MAX,
+        };
+        let fp = |s: &u32| fingerprint(s);
+        let b = bfs(&model, 1, Bounds::default(), &|_| Flow::Continue);
+        for threads in [1, 2, 3] {
+            let d = dfs(
+                &model,
+                threads,
+                Bounds::default(),
+                &|_| Flow::Continue,
+                &fp,
+                &visited::Exact::default(),
+            );
+            assert_eq!(
+                (d.unique_states, d.total_states),
+                (b.unique_states, b.total_states)
+            );
+            assert!(!d.cut && !d.stopped);
+        }
+        let judged = AtomicUsize::new(0);
+        let tight = visited::Bitstate::new(16, 3);
+        let many = Counter {
+            limit: 200_000,
+            panic_at: u32::MAX,
+            boundary: u32::MAX,
+        };
+        let e = dfs(
+            &many,
+            2,
+            Bounds::default(),
+            &|_| {
+                judged.fetch_add(1, Relaxed);
+                Flow::Continue
+            },
+            &fp,
+            &tight,
+        );
+        assert!(e.unique_states < 200_002, "{e:?}");
+        assert_eq!(judged.load(Relaxed), e.unique_states);
+        assert!(tight.expected_missed() > 1.0);
+    }
+
+    #[test]
+    fn depth_first_stops_when_judged_so_and_panics_are_raised() {
+        let model = Counter {
+            limit: 1_000_000,
+            panic_at: 5_000,
+            boundary: u32::MAX,
+        };
+        let fp = |s: &u32| fingerprint(s);
+        for threads in [1, 2] {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                dfs(
+                    &model,
+                    threads,
+                    Bounds::default(),
+                    &|_| Flow::Continue,
+                    &fp,
+                    &visited::Exact::default(),
+                )
+            }));
+            assert!(run.is_err(), "{threads} threads");
+            let e = dfs(
+                &model,
+                threads,
+                Bounds::default(),
+                &|s| if *s == 40 { Flow::Stop } else { Flow::Continue },
+                &fp,
+                &visited::Exact::default(),
+            );
+            assert!(e.stopped && e.unique_states < 5_000, "{e:?}");
+        }
     }
 }

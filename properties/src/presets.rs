@@ -645,8 +645,10 @@ pub fn platform_presets() -> Vec<Preset> {
 }
 
 mod edges;
+mod scope;
 use edges::edge_presets;
 pub use edges::{EDGE_PRESETS, key_edges};
+pub use scope::{Knob, ORDERS_MAX, SERVERS_MAX, ScopeChange};
 
 /// Looks a preset up by name.
 pub fn preset(name: &str) -> Option<Preset> {

@@ -49,4 +49,4 @@ pub use config::{Budget, ClientSpec, WorkItem, WorldConfig};
 pub use facts::{Facts, RuleSet, ScopeKey};
 pub use network::{MsgId, Node, Payload};
 pub use trace::{Event, Trace, What};
-pub use world::{ApplyError, World};
+pub use world::{ApplyError, Canonical, World};

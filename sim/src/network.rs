@@ -77,6 +77,49 @@ pub struct InFlight<T> {
     msgs: CowMap<MsgId, Shared<T>>,
 }
 
+/// Takes the one `u64` a [`Shared`] box hashes as (its cached digest).
+#[derive(Default)]
+struct Last(u64);
+
+impl std::hash::Hasher for Last {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+impl<T: std::hash::Hash> InFlight<T> {
+    /// Hashes the messages in flight as a multiset, without their ids or the next id:
+    /// two states whose messages differ only in the ids the order of sending gave them
+    /// hash alike. Sound because a message id appears nowhere else in a world (not in
+    /// its facts, its clients, its platform): renaming the ids of one state gives the
+    /// other, and every choice names its message by id, so both have the same futures
+    /// up to that renaming (the checker's canonical form, `World::hash_canonical`).
+    pub fn hash_unnamed<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut digests: smallvec::SmallVec<[u64; 8]> = self
+            .msgs
+            .iter()
+            .map(|(_, m)| {
+                let mut last = Last::default();
+                std::hash::Hash::hash(m, &mut last);
+                last.0
+            })
+            .collect();
+        digests.sort_unstable();
+        state.write_usize(digests.len());
+        for d in digests {
+            state.write_u64(d);
+        }
+    }
+}
+
 impl<T> Default for InFlight<T> {
     fn default() -> Self {
         InFlight {
