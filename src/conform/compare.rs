@@ -107,10 +107,21 @@ fn is_model_id(s: &str) -> bool {
         .any(|p| s.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
 }
 
+/// A target id as the id map keys it: with its namespace (`2/pay_1`) when ids are per
+/// merchant, as it is otherwise (namespace 0).
+pub fn qualified(ns: u32, target: &str) -> String {
+    if ns == 0 {
+        target.to_owned()
+    } else {
+        format!("{ns}/{target}")
+    }
+}
+
 /// Compares; on success `ids` has the answer's new bindings, on failure it is unchanged.
 pub fn matches(
     model: &ApiResponse,
     seen: &Observed,
+    ns: u32,
     ids: &mut IdMap,
     volatile: &[String],
     extra: &[String],
@@ -127,7 +138,7 @@ pub fn matches(
     }
     let want = serde_json::to_value(&model.body).map_err(|e| e.to_string())?;
     let mut trial = ids.clone();
-    value(&want, &seen.body, "", &mut trial, volatile, extra)?;
+    value(&want, &seen.body, "", ns, &mut trial, volatile, extra)?;
     *ids = trial;
     Ok(())
 }
@@ -136,6 +147,7 @@ fn value(
     want: &Value,
     got: &Value,
     path: &str,
+    ns: u32,
     ids: &mut IdMap,
     volatile: &[String],
     extra: &[String],
@@ -150,7 +162,7 @@ fn value(
                 if volatile.iter().any(|v| v == k) {
                     continue;
                 }
-                value(wv, gv, &here, ids, volatile, extra)?;
+                value(wv, gv, &here, ns, ids, volatile, extra)?;
             }
             if let Some(k) = g
                 .keys()
@@ -169,12 +181,12 @@ fn value(
                 ));
             }
             for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
-                value(wv, gv, &format!("{path}[{i}]"), ids, volatile, extra)?;
+                value(wv, gv, &format!("{path}[{i}]"), ns, ids, volatile, extra)?;
             }
             Ok(())
         }
         (Value::String(w), Value::String(g)) if is_model_id(w) => ids
-            .bind(g, w)
+            .bind(&qualified(ns, g), w)
             .map_err(|e| format!("{path}: {e}")),
         (w, g) if w == g => Ok(()),
         (w, g) => Err(format!("{path} is {g} where the model answers {w}")),
@@ -210,12 +222,12 @@ mod tests {
             retry_after: None,
             body: serde_json::json!({"error":{"code":"order_no_conflict","retryable":false,"related_resource_id":id}}),
         };
-        matches(&model, &seen("pay_X"), &mut ids, &[], &[]).unwrap();
+        matches(&model, &seen("pay_X"), 0, &mut ids, &[], &[]).unwrap();
         assert_eq!(ids.model_of("pay_X"), Some("pay_demo_001"));
-        matches(&model, &seen("pay_X"), &mut ids, &[], &[]).unwrap();
-        let e = matches(&model, &seen("pay_Y"), &mut ids, &[], &[]).unwrap_err();
+        matches(&model, &seen("pay_X"), 0, &mut ids, &[], &[]).unwrap();
+        let e = matches(&model, &seen("pay_Y"), 0, &mut ids, &[], &[]).unwrap_err();
         assert!(e.contains("pay_demo_001 was pay_X"), "{e}");
-        let e = matches(&error(ErrorCode::RateLimited), &seen("pay_X"), &mut ids, &[], &[]).unwrap_err();
+        let e = matches(&error(ErrorCode::RateLimited), &seen("pay_X"), 0, &mut ids, &[], &[]).unwrap_err();
         assert!(e.contains("status 409"), "{e}");
     }
 

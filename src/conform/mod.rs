@@ -198,6 +198,7 @@ pub async fn connect(url: &str, profile: profile::Loaded, max_states: usize) -> 
         node_budget: 20_000,
         volatile: profile.profile.volatile.clone(),
         extra: profile.profile.extra_fields.clone(),
+        ids_per_merchant: profile.profile.isolation.ids_per_merchant,
     };
     let timeout = Duration::from_millis(profile.timeout.0);
     let proxy = proxy::Proxy::start(direct.clone(), timeout).await?;

@@ -61,15 +61,23 @@ pub struct Sent {
 }
 
 /// The target's ids for the objects a case names, read off its answers.
+/// Keyed by namespace (see [`Settings::namespace`]) and number.
 #[derive(Clone, Debug, Default)]
 pub struct TargetRefs {
-    pub payments: BTreeMap<String, String>,
-    pub refunds: BTreeMap<String, String>,
+    pub payments: BTreeMap<(u32, String), String>,
+    pub refunds: BTreeMap<(u32, String), String>,
 }
 
 impl TargetRefs {
-    /// Reads the Payments and Refunds of an answer body.
-    pub fn learn(&mut self, body: &serde_json::Value) {
+    pub fn payment(&self, ns: u32, order: &str) -> Option<&String> {
+        self.payments.get(&(ns, order.to_owned()))
+    }
+    pub fn refund(&self, ns: u32, refund_no: &str) -> Option<&String> {
+        self.refunds.get(&(ns, refund_no.to_owned()))
+    }
+
+    /// Reads the Payments and Refunds of an answer body seen in namespace `ns`.
+    pub fn learn(&mut self, ns: u32, body: &serde_json::Value) {
         let mut objects: Vec<&serde_json::Value> = vec![body];
         if let Some(data) = body.get("data").and_then(|d| d.as_array()) {
             objects.extend(data);
@@ -77,10 +85,10 @@ impl TargetRefs {
         for o in objects {
             let id = o.get("id").and_then(|v| v.as_str());
             if let (Some(id), Some(no)) = (id, o.get("merchant_order_no").and_then(|v| v.as_str())) {
-                self.payments.insert(no.to_owned(), id.to_owned());
+                self.payments.insert((ns, no.to_owned()), id.to_owned());
             }
             if let (Some(id), Some(no)) = (id, o.get("merchant_refund_no").and_then(|v| v.as_str())) {
-                self.refunds.insert(no.to_owned(), id.to_owned());
+                self.refunds.insert((ns, no.to_owned()), id.to_owned());
             }
         }
     }
@@ -95,6 +103,21 @@ pub struct Settings {
     pub node_budget: usize,
     pub volatile: Vec<String>,
     pub extra: Vec<String>,
+    /// The target numbers its objects per merchant (the sandbox: a session per
+    /// merchant), so an id means something only with its merchant.
+    pub ids_per_merchant: bool,
+}
+
+impl Settings {
+    /// The namespace of a request sent with model key `ak_N`: its merchant when ids are
+    /// per merchant (ak_3 is merchant 2), else one for all.
+    pub fn namespace(&self, key_of: u32) -> u32 {
+        match (self.ids_per_merchant, key_of) {
+            (false, _) => 0,
+            (true, 3) => 2,
+            (true, _) => 1,
+        }
+    }
 }
 
 /// How a round went.
@@ -117,6 +140,7 @@ pub struct Oracle {
 struct ModelSide<'a> {
     ids: &'a IdMap,
     refs: &'a TargetRefs,
+    ns: u32,
 }
 
 impl Side for ModelSide<'_> {
@@ -128,16 +152,14 @@ impl Side for ModelSide<'_> {
     }
     fn payment(&self, order: &str, slot: u8) -> String {
         self.refs
-            .payments
-            .get(order)
-            .and_then(|t| self.ids.model_of(t))
+            .payment(self.ns, order)
+            .and_then(|t| self.ids.model_of(&compare::qualified(self.ns, t)))
             .map_or_else(|| case::unknown_payment(slot), str::to_owned)
     }
     fn refund(&self, refund_no: &str, slot: u8) -> String {
         self.refs
-            .refunds
-            .get(refund_no)
-            .and_then(|t| self.ids.model_of(t))
+            .refund(self.ns, refund_no)
+            .and_then(|t| self.ids.model_of(&compare::qualified(self.ns, t)))
             .map_or_else(|| case::unknown_refund(slot), str::to_owned)
     }
 }
@@ -304,6 +326,15 @@ impl Oracle {
         sent: &[Sent],
         misses: &mut Vec<String>,
     ) -> Result<Vec<State>, String> {
+        let mut st = st;
+        // What the upstream had to do from earlier rounds is done first (but a slow
+        // card's charge, which may still wait).
+        while let Some((c, _)) = link_moves(&st.world)
+            .into_iter()
+            .find(|(_, kind)| *kind != LinkMove::SlowCharge)
+        {
+            self.apply(&mut st, c)?;
+        }
         let limit = st.world.now.after(self.settings.horizon);
         let ex = sent
             .iter()
@@ -385,7 +416,7 @@ impl Oracle {
         out.extend(
             link_moves(w)
                 .into_iter()
-                .filter(|(_, slow)| concurrent || *slow)
+                .filter(|(_, kind)| !kind.eager(concurrent))
                 .map(|(c, _)| (c, None)),
         );
         // Time passes while the target takes time to answer, within the horizon.
@@ -419,7 +450,8 @@ impl Oracle {
                 };
                 match &sent[i].seen {
                     Seen::Answer(obs) => {
-                        compare::matches(&response, obs, &mut node.st.ids, &self.settings.volatile, &self.settings.extra)
+                        let ns = self.settings.namespace(sent[i].req.key_of);
+                        compare::matches(&response, obs, ns, &mut node.st.ids, &self.settings.volatile, &self.settings.extra)
                             .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
                             .map_err(Miss::World)?;
@@ -440,13 +472,13 @@ impl Oracle {
             if drop_stray(self, &mut node.st, &ours).map_err(Miss::World)? {
                 moved = true;
             }
-            if !is_concurrent(sent) {
-                // One request at a time: the upstream's moves commute with nothing the
-                // round does, so they are taken at once (a slow card's charge waits).
-                if let Some((c, _)) = link_moves(&node.st.world).into_iter().find(|(_, slow)| !slow) {
-                    self.apply(&mut node.st, c).map_err(Miss::World)?;
-                    moved = true;
-                }
+            let concurrent = is_concurrent(sent);
+            if let Some((c, _)) = link_moves(&node.st.world)
+                .into_iter()
+                .find(|(_, kind)| kind.eager(concurrent))
+            {
+                self.apply(&mut node.st, c).map_err(Miss::World)?;
+                moved = true;
             }
             if !moved {
                 return Ok(());
@@ -455,9 +487,11 @@ impl Oracle {
     }
 
     fn send(&self, node: &mut Node, i: usize, names: &Names, refs: &TargetRefs, s: &Sent) -> Result<(), Miss> {
+        let ns = self.settings.namespace(s.req.key_of);
         let side = ModelSide {
             ids: &node.st.ids,
             refs,
+            ns,
         };
         let http = s.req.render(names, &side);
         match http_map::to_api_request(&to_http_request(&http)) {
@@ -471,7 +505,7 @@ impl Oracle {
                     body,
                 };
                 if let Seen::Answer(obs) = &s.seen {
-                    compare::matches(&response, obs, &mut node.st.ids, &self.settings.volatile, &self.settings.extra)
+                    compare::matches(&response, obs, ns, &mut node.st.ids, &self.settings.volatile, &self.settings.extra)
                         .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
                 }
                 node.ex[i].done = true;
@@ -535,9 +569,32 @@ fn is_concurrent(sent: &[Sent]) -> bool {
     sent.iter().filter(|s| s.after.is_none()).count() > 1
 }
 
-/// The upstream's next moves: each call decided by its test card, each reply delivered;
-/// `true` for a charge on the slow card (decided only after the synchronous wait).
-fn link_moves(w: &World) -> Vec<(Choice, bool)> {
+/// What kind of upstream move: its place in the exploration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LinkMove {
+    /// A charge on the slow card: decided only after the synchronous wait, so the
+    /// exploration places it (before or after the 202).
+    SlowCharge,
+    /// A charge: in a round of requests at once, when it is decided against the other
+    /// requests' arrival is the race window, so the exploration places it.
+    Charge,
+    /// Queries, cancels, refunds, replies: taken at once (they commute with what the
+    /// round's requests can witness; the sandbox, too, drives them at once).
+    Other,
+}
+
+impl LinkMove {
+    fn eager(self, concurrent: bool) -> bool {
+        match self {
+            LinkMove::SlowCharge => false,
+            LinkMove::Charge => !concurrent,
+            LinkMove::Other => true,
+        }
+    }
+}
+
+/// The upstream's next moves: each call decided by its test card, each reply delivered.
+fn link_moves(w: &World) -> Vec<(Choice, LinkMove)> {
     let acquirer = &w.acquirer;
     let card_of = |a| acquirer.charges.get(&a).map(|c| c.card);
     w.link
@@ -548,9 +605,15 @@ fn link_moves(w: &World) -> Vec<(Choice, bool)> {
                     msg,
                     decision: cards::decision(call, card_of),
                 },
-                cards::is_slow(call),
+                if cards::is_slow(call) {
+                    LinkMove::SlowCharge
+                } else if matches!(call, payhub_model::UpstreamCall::Charge { .. }) {
+                    LinkMove::Charge
+                } else {
+                    LinkMove::Other
+                },
             ),
-            UpstreamMsg::Reply(_) => (Choice::DeliverUpstream { msg }, false),
+            UpstreamMsg::Reply(_) => (Choice::DeliverUpstream { msg }, LinkMove::Other),
         })
         .collect()
 }

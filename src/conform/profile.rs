@@ -98,6 +98,10 @@ pub struct Isolation {
     /// once per merchant of the profile), if the target has a reset endpoint.
     #[serde(default)]
     pub reset: Option<String>,
+    /// The target numbers objects per merchant (each merchant a namespace of its own,
+    /// as in the sandbox): an id is compared together with its merchant.
+    #[serde(default)]
+    pub ids_per_merchant: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

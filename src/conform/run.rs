@@ -52,6 +52,7 @@ pub struct CaseRun {
 struct TargetSide<'a> {
     profile: &'a Loaded,
     refs: &'a TargetRefs,
+    ns: u32,
 }
 
 impl Side for TargetSide<'_> {
@@ -67,15 +68,13 @@ impl Side for TargetSide<'_> {
     }
     fn payment(&self, order: &str, slot: u8) -> String {
         self.refs
-            .payments
-            .get(order)
+            .payment(self.ns, order)
             .cloned()
             .unwrap_or_else(|| case::unknown_payment(slot))
     }
     fn refund(&self, refund_no: &str, slot: u8) -> String {
         self.refs
-            .refunds
-            .get(refund_no)
+            .refund(self.ns, refund_no)
             .cloned()
             .unwrap_or_else(|| case::unknown_refund(slot))
     }
@@ -152,7 +151,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                 let sent = send_round(t, &names, &refs, reqs, ri, &mut exchanges).await?;
                 for s in &sent {
                     if let Seen::Answer(o) = &s.seen {
-                        refs.learn(&o.body);
+                        refs.learn(t.settings.namespace(s.req.key_of), &o.body);
                     }
                 }
                 oracle.round(&names, &round_refs, &sent)
@@ -198,13 +197,14 @@ async fn send_round(
     ri: usize,
     exchanges: &mut Vec<Exchange>,
 ) -> Result<Vec<Sent>, String> {
-    let side = TargetSide {
-        profile: &t.profile,
-        refs,
-    };
     let mut tasks = tokio::task::JoinSet::new();
     let mut https = Vec::new();
     for (i, req) in reqs.iter().enumerate() {
+        let side = TargetSide {
+            profile: &t.profile,
+            refs,
+            ns: t.settings.namespace(req.key_of),
+        };
         let http = req.render(names, &side);
         let mut headers = vec![("Authorization".to_owned(), http.authorization.clone())];
         if let Some(k) = &http.idempotency_key {
