@@ -64,7 +64,7 @@ pub struct ConformArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: ConformFormat,
     /// Model states the oracle may hold between rounds; more is an incomplete run.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 2048)]
     pub max_states: usize,
     /// Runs a shrinking candidate with concurrent requests gets before it is dropped (a
     /// flaky target's race may need more than one).

@@ -14,7 +14,7 @@
 //! answer differs ends there. The states where every answer matched are the new set;
 //! an empty set is a violation; more than the bound is an incomplete run.
 //!
-//! Bounds: at most `max_states` states between rounds (default 512), at most
+//! Bounds: at most `max_states` states between rounds (default 2048), at most
 //! `node_budget` explored nodes per round and state (default 20,000); past either the
 //! run is incomplete, never a pass.
 
@@ -176,6 +176,8 @@ struct Ex {
 struct Node {
     st: State,
     ex: Vec<Ex>,
+    /// Upstream messages from before the round (left as the round's start has them).
+    backlog: Arc<Vec<MsgId>>,
 }
 
 /// What two states must share to be the same state for the oracle: everything but the
@@ -326,15 +328,36 @@ impl Oracle {
         sent: &[Sent],
         misses: &mut Vec<String>,
     ) -> Result<Vec<State>, String> {
+        // What the upstream still had to do from earlier rounds may have happened by
+        // now, or part of it, or none: every prefix of it is a start (a slow card's
+        // charge excepted: it is placed by the exploration).
+        let mut starts = vec![st.clone()];
         let mut st = st;
-        // What the upstream had to do from earlier rounds is done first (but a slow
-        // card's charge, which may still wait).
         while let Some((c, _)) = link_moves(&st.world)
             .into_iter()
             .find(|(_, kind)| *kind != LinkMove::SlowCharge)
         {
+            if starts.len() > 64 {
+                return Err("the upstream's backlog is longer than 64 moves".into());
+            }
             self.apply(&mut st, c)?;
+            starts.push(st.clone());
         }
+        let mut found = Vec::new();
+        for start in starts {
+            found.append(&mut self.explore_from(start, names, refs, sent, misses)?);
+        }
+        Ok(found)
+    }
+
+    fn explore_from(
+        &self,
+        st: State,
+        names: &Names,
+        refs: &TargetRefs,
+        sent: &[Sent],
+        misses: &mut Vec<String>,
+    ) -> Result<Vec<State>, String> {
         let limit = st.world.now.after(self.settings.horizon);
         let ex = sent
             .iter()
@@ -344,7 +367,15 @@ impl Oracle {
                 done: matches!(s.seen, Seen::NotSent),
             })
             .collect();
-        let mut stack = vec![Node { st, ex }];
+        let backlog = Arc::new(
+            st.world
+                .link
+                .iter()
+                .filter(|(_, m)| !matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c)))
+                .map(|(m, _)| m)
+                .collect::<Vec<_>>(),
+        );
+        let mut stack = vec![Node { st, ex, backlog }];
         let mut visited: HashSet<u64> = HashSet::new();
         let mut found = Vec::new();
         let mut nodes = 0usize;
@@ -414,7 +445,7 @@ impl Oracle {
         }
         let concurrent = is_concurrent(sent);
         out.extend(
-            link_moves(w)
+            link_moves_except(w, &node.backlog)
                 .into_iter()
                 .filter(|(_, kind)| !kind.eager(concurrent))
                 .map(|(c, _)| (c, None)),
@@ -473,7 +504,7 @@ impl Oracle {
                 moved = true;
             }
             let concurrent = is_concurrent(sent);
-            if let Some((c, _)) = link_moves(&node.st.world)
+            if let Some((c, _)) = link_moves_except(&node.st.world, &node.backlog)
                 .into_iter()
                 .find(|(_, kind)| kind.eager(concurrent))
             {
@@ -595,10 +626,17 @@ impl LinkMove {
 
 /// The upstream's next moves: each call decided by its test card, each reply delivered.
 fn link_moves(w: &World) -> Vec<(Choice, LinkMove)> {
+    link_moves_except(w, &[])
+}
+
+/// [`link_moves`] but those on messages of `backlog` (the upstream's work from before
+/// the round, whose progress the round's start already chose).
+fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, LinkMove)> {
     let acquirer = &w.acquirer;
     let card_of = |a| acquirer.charges.get(&a).map(|c| c.card);
     w.link
         .iter()
+        .filter(|(msg, _)| !backlog.contains(msg))
         .map(|(msg, m)| match m {
             UpstreamMsg::Call(call) => (
                 Choice::Acquire {
