@@ -28,7 +28,11 @@ fn json(o: &std::process::Output) -> Value {
 fn conform_the_reference_sandbox_passes_50_cases_with_proxy_faults() {
     let s = Serve::start("conform-ref", &["--clock", "manual"]);
     let url = format!("http://{}", s.addr);
-    let o = conform(&url, PROFILE, &["--seeds", "0..50", "--proxy-faults", "--format", "json"]);
+    let o = conform(
+        &url,
+        PROFILE,
+        &["--seeds", "0..50", "--proxy-faults", "--format", "json"],
+    );
     no_panic(&o);
     assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
     let r = json(&o);
@@ -41,32 +45,65 @@ fn conform_the_reference_sandbox_passes_50_cases_with_proxy_faults() {
 #[test]
 fn conform_the_other_branches_s4_s5_s8_pass_as_well() {
     let s = Serve::start("conform-b", &["--clock", "manual", "--branches", "b"]);
-    let o = conform(&format!("http://{}", s.addr), PROFILE, &["--seeds", "0..40", "--proxy-faults"]);
+    let o = conform(
+        &format!("http://{}", s.addr),
+        PROFILE,
+        &["--seeds", "0..40", "--proxy-faults"],
+    );
     assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
 }
 
 /// A planted bug is found, shrunk, and printed three ways.
 #[test]
 fn conform_finds_and_shrinks_a_planted_bug() {
-    let s = Serve::start("conform-mut", &["--clock", "manual", "--mutant", "amount_not_in_fingerprint"]);
-    let o = conform(&format!("http://{}", s.addr), PROFILE, &["--seeds", "0..300", "--format", "json"]);
+    let s = Serve::start(
+        "conform-mut",
+        &["--clock", "manual", "--mutant", "amount_not_in_fingerprint"],
+    );
+    let o = conform(
+        &format!("http://{}", s.addr),
+        PROFILE,
+        &["--seeds", "0..300", "--format", "json"],
+    );
     no_panic(&o);
     assert_eq!(code(&o), 1, "{}\n{}", stdout(&o), stderr(&o));
     let r = json(&o);
     let f = &r["violations"][0];
     let shrunk = f["shrunk_requests"].as_u64().unwrap();
-    assert!(shrunk <= 3 && shrunk <= f["requests"].as_u64().unwrap(), "{f}");
+    assert!(
+        shrunk <= 3 && shrunk <= f["requests"].as_u64().unwrap(),
+        "{f}"
+    );
     let last = f["exchanges"].as_array().unwrap().last().unwrap();
-    assert!(last["request"].as_str().unwrap().starts_with("POST /v1/payments"), "{last}");
-    assert!(f["mermaid"].as_str().unwrap().starts_with("sequenceDiagram"));
+    assert!(
+        last["request"]
+            .as_str()
+            .unwrap()
+            .starts_with("POST /v1/payments"),
+        "{last}"
+    );
+    assert!(
+        f["mermaid"]
+            .as_str()
+            .unwrap()
+            .starts_with("sequenceDiagram")
+    );
     let script = f["script"].as_str().unwrap();
     assert!(script.contains("use platform=reference"), "{script}");
     // The script is the model's own run of the shrunk case: `run` replays it, passing.
     let file = temp("conform-shrunk.pha", script);
     let replay = run(&["run", file.to_str().unwrap()]);
     assert_eq!(code(&replay), 0, "{}\n{}", stdout(&replay), stderr(&replay));
-    let text = conform(&format!("http://{}", s.addr), PROFILE, &["--seeds", "0..300"]);
-    assert!(stdout(&text).contains("the model allows: 409"), "{}", stdout(&text));
+    let text = conform(
+        &format!("http://{}", s.addr),
+        PROFILE,
+        &["--seeds", "0..300"],
+    );
+    assert!(
+        stdout(&text).contains("the model allows: 409"),
+        "{}",
+        stdout(&text)
+    );
 }
 
 /// The planted race: two same-key creates that both execute (the key claimed only when
@@ -80,12 +117,26 @@ fn conform_finds_the_planted_race_with_concurrent_same_key_creates() {
     );
     let s = Serve::start(
         "conform-race",
-        &["--clock", "real", "--faults", plan.to_str().unwrap(), "--mutant", "key_claimed_after_charge"],
+        &[
+            "--clock",
+            "real",
+            "--faults",
+            plan.to_str().unwrap(),
+            "--mutant",
+            "key_claimed_after_charge",
+        ],
     );
     let o = conform(
         &format!("http://{}", s.addr),
         REAL_PROFILE,
-        &["--seeds", "0..40", "--format", "json", "--shrink-budget", "40"],
+        &[
+            "--seeds",
+            "0..40",
+            "--format",
+            "json",
+            "--shrink-budget",
+            "40",
+        ],
     );
     no_panic(&o);
     assert_eq!(code(&o), 1, "{}\n{}", stdout(&o), stderr(&o));
@@ -97,10 +148,15 @@ fn conform_finds_the_planted_race_with_concurrent_same_key_creates() {
         .iter()
         .filter(|e| e["round"].as_u64() == Some(round))
         .collect();
-    assert!(at_once.len() >= 2, "the breaking round sends requests at once: {f}");
+    assert!(
+        at_once.len() >= 2,
+        "the breaking round sends requests at once: {f}"
+    );
     let key = |e: &Value| {
         let r = e["request"].as_str().unwrap().to_owned();
-        r.split("Idempotency-Key: ").nth(1).map(|k| k.split(' ').next().unwrap().to_owned())
+        r.split("Idempotency-Key: ")
+            .nth(1)
+            .map(|k| k.split(' ').next().unwrap().to_owned())
     };
     assert_eq!(key(at_once[0]), key(at_once[1]), "{f}");
 }
@@ -133,8 +189,16 @@ fn conform_kill_matrix_over_http_for_a_subset_of_the_zoo() {
 
 #[test]
 fn conform_a_target_that_is_down_is_one_line_and_exit_2() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let o = conform(&format!("http://127.0.0.1:{port}"), PROFILE, &["--seeds", "0..5"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = conform(
+        &format!("http://127.0.0.1:{port}"),
+        PROFILE,
+        &["--seeds", "0..5"],
+    );
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -143,7 +207,9 @@ fn conform_a_target_that_is_down_is_one_line_and_exit_2() {
 
 #[test]
 fn conform_a_profile_with_an_unknown_key_is_one_line_and_exit_2() {
-    let text = std::fs::read_to_string(PROFILE).unwrap().replace("\"volatile\"", "\"volatiles\"");
+    let text = std::fs::read_to_string(PROFILE)
+        .unwrap()
+        .replace("\"volatile\"", "\"volatiles\"");
     let profile = temp("conform-bad-profile.json", &text);
     let o = conform("http://127.0.0.1:9", profile.to_str().unwrap(), &[]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));

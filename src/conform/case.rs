@@ -217,7 +217,8 @@ impl Req {
                 currency,
                 card,
             } => {
-                let mut b = json!({"merchant_order_no": order(o), "amount": amount, "currency": currency});
+                let mut b =
+                    json!({"merchant_order_no": order(o), "amount": amount, "currency": currency});
                 if let Some(c) = card {
                     b["card"] = json!(side.card(c));
                 }
@@ -292,7 +293,11 @@ impl Http {
         let mut s = format!("{} {}", self.method, self.target);
         if let Some(k) = &self.idempotency_key {
             let shown = if k.chars().count() > 40 {
-                format!("{}…({} chars)", k.chars().take(12).collect::<String>(), k.chars().count())
+                format!(
+                    "{}…({} chars)",
+                    k.chars().take(12).collect::<String>(),
+                    k.chars().count()
+                )
             } else {
                 k.clone()
             };

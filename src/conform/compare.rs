@@ -104,7 +104,10 @@ pub fn unexpected_field(body: &Value, extra: &[String]) -> Option<String> {
 fn is_model_id(s: &str) -> bool {
     ["pay_demo_", "att_", "ref_demo_", "cs_demo_"]
         .iter()
-        .any(|p| s.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+        .any(|p| {
+            s.strip_prefix(p)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
 }
 
 /// A target id as the id map keys it: with its namespace (`2/pay_1`) when ids are per
@@ -127,7 +130,10 @@ pub fn matches(
     extra: &[String],
 ) -> Result<(), String> {
     if model.status != seen.status {
-        return Err(format!("status {} where the model answers {}", seen.status, model.status));
+        return Err(format!(
+            "status {} where the model answers {}",
+            seen.status, model.status
+        ));
     }
     let want_retry = model.retry_after_s.map(|s| s.to_string());
     if want_retry != seen.retry_after {
@@ -227,7 +233,15 @@ mod tests {
         matches(&model, &seen("pay_X"), 0, &mut ids, &[], &[]).unwrap();
         let e = matches(&model, &seen("pay_Y"), 0, &mut ids, &[], &[]).unwrap_err();
         assert!(e.contains("pay_demo_001 was pay_X"), "{e}");
-        let e = matches(&error(ErrorCode::RateLimited), &seen("pay_X"), 0, &mut ids, &[], &[]).unwrap_err();
+        let e = matches(
+            &error(ErrorCode::RateLimited),
+            &seen("pay_X"),
+            0,
+            &mut ids,
+            &[],
+            &[],
+        )
+        .unwrap_err();
         assert!(e.contains("status 409"), "{e}");
     }
 

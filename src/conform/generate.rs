@@ -153,9 +153,15 @@ impl Gen<'_> {
                 }
                 (8, Some(m)) => {
                     let changed = if self.rng.chance(500) {
-                        Made { amount: m.amount + 1, ..m }
+                        Made {
+                            amount: m.amount + 1,
+                            ..m
+                        }
                     } else {
-                        Made { currency: "EUR", ..m }
+                        Made {
+                            currency: "EUR",
+                            ..m
+                        }
                     };
                     one(self.create(changed))
                 }
@@ -169,8 +175,19 @@ impl Gen<'_> {
                 }
                 (11 | 12, Some(m)) => {
                     let card = self.card();
-                    let key = if self.rng.chance(300) { m.key } else { self.key() };
-                    one(self.req(1, KeyUse::Slot(key), Op::Confirm { order: m.order, card }))
+                    let key = if self.rng.chance(300) {
+                        m.key
+                    } else {
+                        self.key()
+                    };
+                    one(self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Confirm {
+                            order: m.order,
+                            card,
+                        },
+                    ))
                 }
                 (13, Some(m)) => {
                     let key = self.key();
@@ -179,9 +196,23 @@ impl Gen<'_> {
                 (14, _) => {
                     let key = self.key();
                     let order = self.order();
-                    let s = self.req(1, KeyUse::Slot(key), Op::Session { order, amount: 5000 });
-                    let again = Req { fault: Fault::None, ..s };
-                    if self.rng.chance(500) { one(s) } else { vec![Round::Send(vec![s, again])] }
+                    let s = self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Session {
+                            order,
+                            amount: 5000,
+                        },
+                    );
+                    let again = Req {
+                        fault: Fault::None,
+                        ..s
+                    };
+                    if self.rng.chance(500) {
+                        one(s)
+                    } else {
+                        vec![Round::Send(vec![s, again])]
+                    }
                 }
                 (15 | 16, Some(m)) => {
                     let refund = if self.refunds > 0 && self.rng.chance(300) {
@@ -190,15 +221,33 @@ impl Gen<'_> {
                         self.refunds += 1;
                         self.refunds
                     };
-                    let amount = if self.rng.chance(200) { m.amount + 1 } else { m.amount / 2 };
+                    let amount = if self.rng.chance(200) {
+                        m.amount + 1
+                    } else {
+                        m.amount / 2
+                    };
                     let key = self.key();
-                    one(self.req(1, KeyUse::Slot(key), Op::Refund { order: m.order, refund, amount }))
+                    one(self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Refund {
+                            order: m.order,
+                            refund,
+                            amount,
+                        },
+                    ))
                 }
                 (17, Some(m)) => {
-                    let key_of = if self.has(3) && self.rng.chance(300) { 3 } else { 1 };
+                    let key_of = if self.has(3) && self.rng.chance(300) {
+                        3
+                    } else {
+                        1
+                    };
                     one(self.req(key_of, KeyUse::Missing, Op::GetPayment { order: m.order }))
                 }
-                (18, Some(m)) => one(self.req(1, KeyUse::Missing, Op::FindPayment { order: m.order })),
+                (18, Some(m)) => {
+                    one(self.req(1, KeyUse::Missing, Op::FindPayment { order: m.order }))
+                }
                 (19, _) if self.refunds > 0 => {
                     let refund = 1 + self.rng.below(self.refunds as usize) as u8;
                     let op = if self.rng.chance(500) {
@@ -212,13 +261,50 @@ impl Gen<'_> {
                     // A request the contract rejects, then its corrected retry.
                     let key = self.key();
                     let order = self.order();
-                    let good = Made { key_of: 1, key, order, amount: 10000, currency: "USD", card: Some(Outcome::Approve) };
+                    let good = Made {
+                        key_of: 1,
+                        key,
+                        order,
+                        amount: 10000,
+                        currency: "USD",
+                        card: Some(Outcome::Approve),
+                    };
                     let bad = match self.rng.below(5) {
-                        0 => self.req(1, KeyUse::Missing, Op::Create { order, amount: 10000, currency: "USD", card: Some(Outcome::Approve) }),
-                        1 => self.req(1, KeyUse::TooLong, Op::Create { order, amount: 10000, currency: "USD", card: Some(Outcome::Approve) }),
-                        2 => self.req(1, KeyUse::Wide(key), Op::Create { order, amount: 10000, currency: "USD", card: Some(Outcome::Approve) }),
+                        0 => self.req(
+                            1,
+                            KeyUse::Missing,
+                            Op::Create {
+                                order,
+                                amount: 10000,
+                                currency: "USD",
+                                card: Some(Outcome::Approve),
+                            },
+                        ),
+                        1 => self.req(
+                            1,
+                            KeyUse::TooLong,
+                            Op::Create {
+                                order,
+                                amount: 10000,
+                                currency: "USD",
+                                card: Some(Outcome::Approve),
+                            },
+                        ),
+                        2 => self.req(
+                            1,
+                            KeyUse::Wide(key),
+                            Op::Create {
+                                order,
+                                amount: 10000,
+                                currency: "USD",
+                                card: Some(Outcome::Approve),
+                            },
+                        ),
                         3 if self.has(4) => self.create(Made { key_of: 4, ..good }),
-                        _ => self.create(Made { currency: "XXX", ..good }),
+                        _ => self.create(Made {
+                            currency: "XXX",
+                            ..good
+                        }),
                     };
                     self.made.push(good);
                     let fixed = self.create(good);
@@ -226,7 +312,10 @@ impl Gen<'_> {
                 }
                 (21, Some(m)) => {
                     // One key across merchants, environments, endpoints.
-                    let other = [2u32, 3].into_iter().filter(|k| self.has(*k)).collect::<Vec<_>>();
+                    let other = [2u32, 3]
+                        .into_iter()
+                        .filter(|k| self.has(*k))
+                        .collect::<Vec<_>>();
                     match self.rng.below(3) {
                         0 if !other.is_empty() => {
                             let key_of = self.rng.pick(&other);
@@ -234,14 +323,35 @@ impl Gen<'_> {
                         }
                         1 => {
                             let order = self.order();
-                            one(self.req(1, KeyUse::Slot(m.key), Op::Session { order, amount: 5000 }))
+                            one(self.req(
+                                1,
+                                KeyUse::Slot(m.key),
+                                Op::Session {
+                                    order,
+                                    amount: 5000,
+                                },
+                            ))
                         }
                         _ => {
                             let n = self.new_create(None);
                             let a = self.create(n);
                             let card = self.card();
-                            let c1 = self.req(1, KeyUse::Slot(m.key), Op::Confirm { order: m.order, card });
-                            let c2 = self.req(1, KeyUse::Slot(m.key), Op::Confirm { order: n.order, card });
+                            let c1 = self.req(
+                                1,
+                                KeyUse::Slot(m.key),
+                                Op::Confirm {
+                                    order: m.order,
+                                    card,
+                                },
+                            );
+                            let c2 = self.req(
+                                1,
+                                KeyUse::Slot(m.key),
+                                Op::Confirm {
+                                    order: n.order,
+                                    card,
+                                },
+                            );
                             seq(vec![a, c1, c2])
                         }
                     }
@@ -252,7 +362,10 @@ impl Gen<'_> {
                     let m = self.new_create(card);
                     let first = self.create(m);
                     let second = match self.rng.below(4) {
-                        0 => self.create(Made { amount: m.amount + 100, ..m }),
+                        0 => self.create(Made {
+                            amount: m.amount + 100,
+                            ..m
+                        }),
                         1 => {
                             let key = self.key();
                             self.create(Made { key, ..m })
@@ -284,8 +397,19 @@ impl Gen<'_> {
                     let mut v = vec![first];
                     for _ in 0..3 {
                         let key = self.key();
-                        let card = if self.rng.chance(700) { Outcome::Decline } else { self.card() };
-                        v.push(self.req(1, KeyUse::Slot(key), Op::Confirm { order: n.order, card }));
+                        let card = if self.rng.chance(700) {
+                            Outcome::Decline
+                        } else {
+                            self.card()
+                        };
+                        v.push(self.req(
+                            1,
+                            KeyUse::Slot(key),
+                            Op::Confirm {
+                                order: n.order,
+                                card,
+                            },
+                        ));
                     }
                     seq(v)
                 }
@@ -294,7 +418,6 @@ impl Gen<'_> {
             return r;
         }
     }
-
 }
 
 /// Requests sent one after another: a round each.
@@ -340,13 +463,18 @@ mod tests {
         let cases: Vec<Case> = (0..200).map(|s| generate(s, &a)).collect();
         assert!(cases.iter().any(|c| c.is_concurrent()));
         let same_key_at_once = cases.iter().any(|c| {
-            c.rounds.iter().any(|r| matches!(r, Round::Send(v) if v.len() > 1 && v[0].key == v[1].key))
+            c.rounds
+                .iter()
+                .any(|r| matches!(r, Round::Send(v) if v.len() > 1 && v[0].key == v[1].key))
         });
         assert!(same_key_at_once);
         let faults = cases
             .iter()
             .flat_map(|c| &c.rounds)
-            .filter_map(|r| match r { Round::Send(v) => Some(v), _ => None })
+            .filter_map(|r| match r {
+                Round::Send(v) => Some(v),
+                _ => None,
+            })
             .flatten()
             .filter(|r| r.fault != Fault::None)
             .count();

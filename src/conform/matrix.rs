@@ -8,9 +8,9 @@
 //! which a second request meets the first one in flight. A mutant neither finds is
 //! listed with the reason the wire cannot see it, if one is known, else as missed.
 
+use super::profile::{Loaded, Outcome};
 use super::report::Finding;
 use super::{SweepOptions, connect, sweep};
-use super::profile::{Loaded, Outcome};
 
 /// Cases against the real-clock sandbox, per mutant.
 pub const REAL_CLOCK_CASES: usize = 60;
@@ -114,7 +114,12 @@ fn setups(dir: &std::path::Path) -> Result<Vec<(&'static str, Vec<String>)>, Str
         ("manual clock", vec!["--clock".into(), "manual".into()]),
         (
             "real clock, upstream 150 ms late",
-            vec!["--clock".into(), "real".into(), "--faults".into(), plan.display().to_string()],
+            vec![
+                "--clock".into(),
+                "real".into(),
+                "--faults".into(),
+                plan.display().to_string(),
+            ],
         ),
     ])
 }
@@ -132,7 +137,9 @@ pub async fn kill_matrix(
         .collect();
     if !only.is_empty() {
         if let Some(bad) = only.iter().find(|n| !names.contains(n)) {
-            return Err(format!("--mutants: {bad} is not a platform or parameter mutant of the zoo"));
+            return Err(format!(
+                "--mutants: {bad} is not a platform or parameter mutant of the zoo"
+            ));
         }
         names.retain(|n| only.contains(n));
     }
@@ -153,6 +160,7 @@ pub async fn kill_matrix(
         };
         let started = Instant::now();
         for (label, args) in &setups {
+            let phase_at = started.elapsed().as_secs_f64();
             let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
             args.extend(["--mutant", &name]);
             let (_child, url) = start_serve(&args)?;
@@ -163,7 +171,10 @@ pub async fn kill_matrix(
                 // wait in real time, and fewer cases (each create takes 150 ms).
                 p.profile.clock.advance = None;
                 p.profile.cards.retain(|c| {
-                    matches!(c.outcome, Outcome::Approve | Outcome::Decline | Outcome::Fail)
+                    matches!(
+                        c.outcome,
+                        Outcome::Approve | Outcome::Decline | Outcome::Fail
+                    )
                 });
                 o.seeds.truncate(REAL_CLOCK_CASES);
             }
@@ -173,7 +184,8 @@ pub async fn kill_matrix(
             if let Some(f) = report.violations.into_iter().next() {
                 row.found = true;
                 row.setup = Some((*label).to_owned());
-                row.seconds_to_detection = Some(started.elapsed().as_secs_f64() - f.shrink_seconds());
+                // Until the violation: earlier setups, the sandbox's start, the cases.
+                row.seconds_to_detection = Some(phase_at + f.detected_after_s);
                 row.shrunk_requests = Some(f.shrunk_requests);
                 row.finding = Some(f);
                 break;
@@ -194,16 +206,12 @@ pub async fn kill_matrix(
     Ok(rows)
 }
 
-impl Finding {
-    /// Not measured separately: time to detection is counted up to the violation.
-    fn shrink_seconds(&self) -> f64 {
-        0.0
-    }
-}
-
 pub fn text(rows: &[Row]) -> String {
     let found = rows.iter().filter(|r| r.found).count();
-    let blind = rows.iter().filter(|r| !r.found && r.reason.is_some()).count();
+    let blind = rows
+        .iter()
+        .filter(|r| !r.found && r.reason.is_some())
+        .count();
     let mut s = format!(
         "conform kill matrix over HTTP: {found} of {} mutants found, {blind} the wire cannot see, {} missed\n",
         rows.len(),
@@ -223,9 +231,16 @@ pub fn text(rows: &[Row]) -> String {
             s.push_str(&format!(
                 "  {:<40} {}  after {} cases{}\n",
                 r.mutant,
-                if r.reason.is_some() { "blind " } else { "MISSED" },
+                if r.reason.is_some() {
+                    "blind "
+                } else {
+                    "MISSED"
+                },
                 r.cases,
-                r.reason.as_deref().map(|x| format!(": {x}")).unwrap_or_default()
+                r.reason
+                    .as_deref()
+                    .map(|x| format!(": {x}"))
+                    .unwrap_or_default()
             ));
         }
     }
@@ -233,14 +248,24 @@ pub fn text(rows: &[Row]) -> String {
 }
 
 pub fn markdown(rows: &[Row]) -> String {
-    let mut s = String::from("| mutant | over HTTP | shrunk requests | time to detection | cases | setup / reason |\n|---|---|---|---|---|---|\n");
+    let mut s = String::from(
+        "| mutant | over HTTP | shrunk requests | time to detection | cases | setup / reason |\n|---|---|---|---|---|---|\n",
+    );
     for r in rows {
         s.push_str(&format!(
             "| `{}` | {} | {} | {} | {} | {} |\n",
             r.mutant,
-            if r.found { "found" } else if r.reason.is_some() { "blind" } else { "missed" },
+            if r.found {
+                "found"
+            } else if r.reason.is_some() {
+                "blind"
+            } else {
+                "missed"
+            },
             r.shrunk_requests.map(|n| n.to_string()).unwrap_or_default(),
-            r.seconds_to_detection.map(|t| format!("{t:.1} s")).unwrap_or_default(),
+            r.seconds_to_detection
+                .map(|t| format!("{t:.1} s"))
+                .unwrap_or_default(),
             r.cases,
             r.setup.as_deref().or(r.reason.as_deref()).unwrap_or("")
         ));

@@ -109,8 +109,14 @@ fn seeds_of(args: &ConformArgs) -> Result<(SeedRange, String), String> {
     let range = match (&args.seeds, args.preset.as_deref()) {
         (Some(r), _) => *r,
         (None, None | Some("smoke")) => SeedRange { start: 0, end: 50 },
-        (None, Some("sweep")) => SeedRange { start: 0, end: 2000 },
-        (None, Some("long")) => SeedRange { start: 0, end: 20000 },
+        (None, Some("sweep")) => SeedRange {
+            start: 0,
+            end: 2000,
+        },
+        (None, Some("long")) => SeedRange {
+            start: 0,
+            end: 20000,
+        },
         (None, Some(other)) => {
             return Err(format!(
                 "--preset {other}: not a conform preset (smoke, sweep, long)"
@@ -157,9 +163,16 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     if args.kill_matrix {
-        let rows = runtime.block_on(matrix::kill_matrix(&profile, &options, &args.mutants, args.max_states))?;
+        let rows = runtime.block_on(matrix::kill_matrix(
+            &profile,
+            &options,
+            &args.mutants,
+            args.max_states,
+        ))?;
         let out = match args.format {
-            ConformFormat::Json => serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?,
+            ConformFormat::Json => {
+                serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+            }
             ConformFormat::Markdown => matrix::markdown(&rows),
             ConformFormat::Text => matrix::text(&rows),
         };
@@ -189,7 +202,11 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
 }
 
 /// The target behind a fresh proxy, checked to answer.
-pub async fn connect(url: &str, profile: profile::Loaded, max_states: usize) -> Result<Target, String> {
+pub async fn connect(
+    url: &str,
+    profile: profile::Loaded,
+    max_states: usize,
+) -> Result<Target, String> {
     let direct = wire::authority(url)?;
     let settings = oracle::Settings {
         branches: profile.branches.clone(),
@@ -261,7 +278,11 @@ pub async fn sweep(
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {
             report.not_run = o.seeds.len() - n;
-            report.continue_with = Some(format!("--seeds {}..{}", seed, o.seeds.last().map_or(seed, |l| l + 1)));
+            report.continue_with = Some(format!(
+                "--seeds {}..{}",
+                seed,
+                o.seeds.last().map_or(seed, |l| l + 1)
+            ));
             break;
         }
         let case = generate::generate(seed, &alphabet);
@@ -280,8 +301,11 @@ pub async fn sweep(
                     format!("{run_id}s{seed}x{k}")
                 };
                 let shrunk =
-                    shrink::shrink(t, case.clone(), run, o.reruns, o.shrink_budget, &mut tag).await?;
-                report.violations.push(finding(t, &case, shrunk, report.cases_run, detected));
+                    shrink::shrink(t, case.clone(), run, o.reruns, o.shrink_budget, &mut tag)
+                        .await?;
+                report
+                    .violations
+                    .push(finding(t, &case, shrunk, report.cases_run, detected));
                 report.not_run = o.seeds.len() - n - 1;
                 break;
             }
@@ -293,7 +317,13 @@ pub async fn sweep(
     Ok(report)
 }
 
-fn finding(t: &Target, case: &case::Case, shrunk: shrink::Shrunk, cases: usize, detected_s: f64) -> Finding {
+fn finding(
+    t: &Target,
+    case: &case::Case,
+    shrunk: shrink::Shrunk,
+    cases: usize,
+    detected_s: f64,
+) -> Finding {
     let (round, allowed, tape) = match &shrunk.run.outcome {
         CaseOutcome::Violation {
             round,
@@ -312,7 +342,10 @@ fn finding(t: &Target, case: &case::Case, shrunk: shrink::Shrunk, cases: usize, 
         Err(e) => format!("# no script: {e}\n"),
     };
     for e in shrunk.run.exchanges.iter().filter(|e| e.round == round) {
-        script.push_str(&format!("# the target answered {}  →  {}\n", e.request, e.answer));
+        script.push_str(&format!(
+            "# the target answered {}  →  {}\n",
+            e.request, e.answer
+        ));
     }
     for a in &allowed {
         script.push_str(&format!("# the model allows {a}\n"));

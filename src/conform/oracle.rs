@@ -84,10 +84,12 @@ impl TargetRefs {
         }
         for o in objects {
             let id = o.get("id").and_then(|v| v.as_str());
-            if let (Some(id), Some(no)) = (id, o.get("merchant_order_no").and_then(|v| v.as_str())) {
+            if let (Some(id), Some(no)) = (id, o.get("merchant_order_no").and_then(|v| v.as_str()))
+            {
                 self.payments.insert((ns, no.to_owned()), id.to_owned());
             }
-            if let (Some(id), Some(no)) = (id, o.get("merchant_refund_no").and_then(|v| v.as_str())) {
+            if let (Some(id), Some(no)) = (id, o.get("merchant_refund_no").and_then(|v| v.as_str()))
+            {
                 self.refunds.insert((ns, no.to_owned()), id.to_owned());
             }
         }
@@ -125,7 +127,9 @@ impl Settings {
 pub enum Verdict {
     Conforms,
     /// No state explains the answers: the model's answers that were closest.
-    Broken { allowed: Vec<String> },
+    Broken {
+        allowed: Vec<String>,
+    },
     Incomplete(String),
 }
 
@@ -283,7 +287,15 @@ impl Oracle {
         if std::env::var_os("CONFORM_DEBUG").is_some() {
             eprintln!("round: {} states -> {}", self.states.len(), next.len());
             for st in next.iter().take(3) {
-                eprintln!("  now {} tape {}", st.world.now, st.tape.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" | "));
+                eprintln!(
+                    "  now {} tape {}",
+                    st.world.now,
+                    st.tape
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                );
             }
         }
         if next.len() > self.settings.max_states {
@@ -317,7 +329,10 @@ impl Oracle {
             .collect();
         let mut misses = Vec::new();
         let found = self.explore(st, names, refs, &sent, &mut misses).ok()?;
-        found.into_iter().min_by_key(|s| s.tape.len()).map(|s| s.tape)
+        found
+            .into_iter()
+            .min_by_key(|s| s.tape.len())
+            .map(|s| s.tape)
     }
 
     fn explore(
@@ -418,7 +433,12 @@ impl Oracle {
     }
 
     /// The choices that may come next, each with the request it delivers or drops.
-    fn moves(&self, node: &Node, sent: &[Sent], limit: Millis) -> Vec<(Choice, Option<(usize, bool)>)> {
+    fn moves(
+        &self,
+        node: &Node,
+        sent: &[Sent],
+        limit: Millis,
+    ) -> Vec<(Choice, Option<(usize, bool)>)> {
         let w = &node.st.world;
         let mut out = Vec::new();
         for (i, e) in node.ex.iter().enumerate() {
@@ -434,7 +454,13 @@ impl Oracle {
                 Some(point) => {
                     for b in point.alternatives() {
                         if self.settings.branches.contains(&b) {
-                            out.push((Choice::Deliver { msg, branch: Some(b) }, Some((i, false))));
+                            out.push((
+                                Choice::Deliver {
+                                    msg,
+                                    branch: Some(b),
+                                },
+                                Some((i, false)),
+                            ));
                         }
                     }
                 }
@@ -462,28 +488,43 @@ impl Oracle {
 
     /// Deterministic steps: sends whose turn has come, answers in flight compared and
     /// delivered (or dropped, for a lost answer), stray messages dropped.
-    fn settle(&self, node: &mut Node, names: &Names, refs: &TargetRefs, sent: &[Sent]) -> Result<(), Miss> {
+    fn settle(
+        &self,
+        node: &mut Node,
+        names: &Names,
+        refs: &TargetRefs,
+        sent: &[Sent],
+    ) -> Result<(), Miss> {
         loop {
             let mut moved = false;
-            for i in 0..sent.len() {
+            for (i, one) in sent.iter().enumerate() {
                 if node.ex[i].done {
                     continue;
                 }
-                let ready = sent[i].after.is_none_or(|j| node.ex[j].done);
+                let ready = one.after.is_none_or(|j| node.ex[j].done);
                 if node.ex[i].sent.is_none() && ready {
-                    self.send(node, i, names, refs, &sent[i])?;
+                    self.send(node, i, names, refs, one)?;
                     moved = true;
                     continue;
                 }
-                let Some((_, id)) = node.ex[i].sent else { continue };
+                let Some((_, id)) = node.ex[i].sent else {
+                    continue;
+                };
                 let Some((msg, response)) = answer_in_flight(&node.st.world, id) else {
                     continue;
                 };
-                match &sent[i].seen {
+                match &one.seen {
                     Seen::Answer(obs) => {
-                        let ns = self.settings.namespace(sent[i].req.key_of);
-                        compare::matches(&response, obs, ns, &mut node.st.ids, &self.settings.volatile, &self.settings.extra)
-                            .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                        let ns = self.settings.namespace(one.req.key_of);
+                        compare::matches(
+                            &response,
+                            obs,
+                            ns,
+                            &mut node.st.ids,
+                            &self.settings.volatile,
+                            &self.settings.extra,
+                        )
+                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
                             .map_err(Miss::World)?;
                     }
@@ -492,7 +533,8 @@ impl Oracle {
                             .map_err(Miss::World)?;
                     }
                     Seen::Unknown | Seen::NotSent => {
-                        self.apply(&mut node.st, Choice::Drop { msg }).map_err(Miss::World)?;
+                        self.apply(&mut node.st, Choice::Drop { msg })
+                            .map_err(Miss::World)?;
                     }
                 }
                 node.ex[i].done = true;
@@ -517,7 +559,14 @@ impl Oracle {
         }
     }
 
-    fn send(&self, node: &mut Node, i: usize, names: &Names, refs: &TargetRefs, s: &Sent) -> Result<(), Miss> {
+    fn send(
+        &self,
+        node: &mut Node,
+        i: usize,
+        names: &Names,
+        refs: &TargetRefs,
+        s: &Sent,
+    ) -> Result<(), Miss> {
         let ns = self.settings.namespace(s.req.key_of);
         let side = ModelSide {
             ids: &node.st.ids,
@@ -536,8 +585,15 @@ impl Oracle {
                     body,
                 };
                 if let Seen::Answer(obs) = &s.seen {
-                    compare::matches(&response, obs, ns, &mut node.st.ids, &self.settings.volatile, &self.settings.extra)
-                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                    compare::matches(
+                        &response,
+                        obs,
+                        ns,
+                        &mut node.st.ids,
+                        &self.settings.volatile,
+                        &self.settings.extra,
+                    )
+                    .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
                 }
                 node.ex[i].done = true;
                 node.ex[i].delivered = true;
@@ -590,7 +646,9 @@ pub fn to_http_request(http: &Http) -> HttpRequest {
 
 fn answer_in_flight(w: &World, id: RequestId) -> Option<(MsgId, ApiResponse)> {
     w.net.iter().find_map(|(msg, p)| match p {
-        Payload::Response { id: to, response, .. } if *to == id => Some((msg, response.clone())),
+        Payload::Response {
+            id: to, response, ..
+        } if *to == id => Some((msg, response.clone())),
         _ => None,
     })
 }

@@ -54,7 +54,9 @@ pub struct KeyEntry {
     pub model: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Approve,
@@ -145,22 +147,20 @@ impl Loaded {
         let model_keys = profile
             .api_keys
             .iter()
-            .map(|k| match k.model.strip_prefix("ak_").map(str::parse::<u32>) {
-                Some(Ok(n)) if (1..=4).contains(&n) => Ok(n),
-                _ => Err(format!(
-                    "api_keys: model key {:?} is not one of ak_1…ak_4",
-                    k.model
-                )),
-            })
+            .map(
+                |k| match k.model.strip_prefix("ak_").map(str::parse::<u32>) {
+                    Some(Ok(n)) if (1..=4).contains(&n) => Ok(n),
+                    _ => Err(format!(
+                        "api_keys: model key {:?} is not one of ak_1…ak_4",
+                        k.model
+                    )),
+                },
+            )
             .collect::<Result<Vec<_>, _>>()?;
         if !model_keys.contains(&1) {
             return Err("api_keys: no key stands for ak_1 (merchant 1, test)".into());
         }
-        if !profile
-            .cards
-            .iter()
-            .any(|c| c.outcome == Outcome::Approve)
-        {
+        if !profile.cards.iter().any(|c| c.outcome == Outcome::Approve) {
             return Err("cards: no card with outcome approve".into());
         }
         let branches = match &profile.branches {

@@ -51,7 +51,8 @@ impl Report {
     pub fn exit_code(&self) -> u8 {
         if !self.violations.is_empty() {
             1
-        } else if !self.incomplete.is_empty() || (self.not_run > 0 && self.continue_with.is_some()) {
+        } else if !self.incomplete.is_empty() || (self.not_run > 0 && self.continue_with.is_some())
+        {
             3
         } else if self.cases_run == 0 {
             2
@@ -78,7 +79,11 @@ impl Report {
             self.target,
             self.profile,
             self.seeds,
-            if self.proxy_faults { ", proxy faults" } else { "" },
+            if self.proxy_faults {
+                ", proxy faults"
+            } else {
+                ""
+            },
             self.elapsed_s,
             self.cases_per_s
         );
@@ -131,7 +136,11 @@ impl Finding {
     pub fn notation(&self) -> String {
         let mut s = String::new();
         for e in &self.exchanges {
-            let mark = if e.round == self.breaking_round { "!! " } else { "   " };
+            let mark = if e.round == self.breaking_round {
+                "!! "
+            } else {
+                "   "
+            };
             if e.answer.is_empty() {
                 let _ = writeln!(s, "{mark}{}", e.request);
             } else {
@@ -139,7 +148,9 @@ impl Finding {
             }
         }
         if self.allowed.is_empty() {
-            s.push_str("   the model has no answer here at all (its paths end before this round)\n");
+            s.push_str(
+                "   the model has no answer here at all (its paths end before this round)\n",
+            );
         }
         for a in &self.allowed {
             let _ = writeln!(s, "   the model allows: {a}");

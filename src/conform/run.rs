@@ -57,7 +57,10 @@ struct TargetSide<'a> {
 
 impl Side for TargetSide<'_> {
     fn api_key(&self, model_key: u32) -> String {
-        self.profile.target_key(model_key).unwrap_or("none").to_owned()
+        self.profile
+            .target_key(model_key)
+            .unwrap_or("none")
+            .to_owned()
     }
     fn card(&self, outcome: Outcome) -> String {
         self.profile
@@ -132,12 +135,18 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
     for (ri, round) in case.rounds.iter().enumerate() {
-        let before = oracle.states.first().map(|s| s.tape.clone()).unwrap_or_default();
+        let before = oracle
+            .states
+            .first()
+            .map(|s| s.tape.clone())
+            .unwrap_or_default();
         let round_refs = refs.clone();
         let verdict = match round {
             Round::Advance(by) => {
                 let Some(path) = &t.profile.profile.clock.advance else {
-                    return Err("the case moves the clock, and the profile has no clock.advance".into());
+                    return Err(
+                        "the case moves the clock, and the profile has no clock.advance".into(),
+                    );
                 };
                 control(t, path, Some(format!("{{\"by\":\"{}ms\"}}", by.0))).await?;
                 exchanges.push(Exchange {
@@ -247,7 +256,10 @@ async fn send_round(
             after: None,
         });
         if req.fault == Fault::Duplicate {
-            let second = t.proxy.take_second(&https[i].1).unwrap_or(Err(WireError::Reset));
+            let second = t
+                .proxy
+                .take_second(&https[i].1)
+                .unwrap_or(Err(WireError::Reset));
             let seen = seen_of(t, Fault::None, second, &https[i].0)?;
             exchanges.push(Exchange {
                 round: ri,

@@ -65,7 +65,11 @@ pub async fn shrink(
     let mut best = Shrunk { case, run, runs: 0 };
     'outer: loop {
         for cand in candidates(&best.case) {
-            let tries = if cand.is_concurrent() { reruns.max(1) } else { 1 };
+            let tries = if cand.is_concurrent() {
+                reruns.max(1)
+            } else {
+                1
+            };
             for _ in 0..tries {
                 if best.runs >= budget {
                     break 'outer;

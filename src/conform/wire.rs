@@ -81,7 +81,11 @@ pub fn encode(req: &WireRequest, host: &str) -> Vec<u8> {
 }
 
 /// Sends `req` to `addr` (`127.0.0.1:8080`) and reads the whole answer within `timeout`.
-pub async fn send(addr: &str, req: &WireRequest, timeout: Duration) -> Result<WireReply, WireError> {
+pub async fn send(
+    addr: &str,
+    req: &WireRequest,
+    timeout: Duration,
+) -> Result<WireReply, WireError> {
     match tokio::time::timeout(timeout, exchange(addr, req)).await {
         Ok(r) => r,
         Err(_) => Err(WireError::Timeout),
