@@ -139,7 +139,7 @@ impl Gen<'_> {
         let one = |r: Req| vec![Round::Send(vec![r])];
         loop {
             let old = self.old();
-            let roll = self.rng.below(30);
+            let roll = self.rng.below(33);
             let r = match (roll, old) {
                 (0..=4, _) | (_, None) => {
                     let card = Some(self.card());
@@ -221,21 +221,17 @@ impl Gen<'_> {
                         self.refunds += 1;
                         self.refunds
                     };
-                    let amount = if self.rng.chance(200) {
-                        m.amount + 1
-                    } else {
-                        m.amount / 2
-                    };
+                    let amount = if self.rng.chance(200) { m.amount + 1 } else { m.amount / 2 };
                     let key = self.key();
-                    one(self.req(
-                        1,
-                        KeyUse::Slot(key),
-                        Op::Refund {
-                            order: m.order,
-                            refund,
-                            amount,
-                        },
-                    ))
+                    let first = self.req(1, KeyUse::Slot(key), Op::Refund { order: m.order, refund, amount });
+                    if self.rng.chance(400) {
+                        // The same refund number again under a new key (UNIQ-04).
+                        let key = self.key();
+                        let again = self.req(1, KeyUse::Slot(key), Op::Refund { order: m.order, refund, amount });
+                        seq(vec![first, again])
+                    } else {
+                        one(first)
+                    }
                 }
                 (17, Some(m)) => {
                     let key_of = if self.has(3) && self.rng.chance(300) {
@@ -413,10 +409,50 @@ impl Gen<'_> {
                     }
                     seq(v)
                 }
+                (30, _) if self.a.clock => {
+                    // A card retry after expires_at (CARD-RETRY, EXPIRY-01).
+                    let card = if self.rng.chance(500) { None } else { Some(Outcome::Decline) };
+                    let n = self.new_create(card);
+                    let first = self.create(n);
+                    let key = self.key();
+                    let retry = self.req(1, KeyUse::Slot(key), Op::Confirm { order: n.order, card: Outcome::Approve });
+                    vec![
+                        Round::Send(vec![first]),
+                        Round::Advance(Millis::hours(25)),
+                        Round::Send(vec![retry]),
+                    ]
+                }
+                (31 | 32, _) => {
+                    // Cancel of an unfinished Payment, then its status (CANCEL-02).
+                    let card = self.rng.pick(&[Outcome::Slow, Outcome::Silent, Outcome::RequireAction]);
+                    let n = self.new_create(Some(card));
+                    let first = self.create(n);
+                    let key = self.key();
+                    let cancel = self.req(1, KeyUse::Slot(key), Op::Cancel { order: n.order });
+                    let get = self.req(1, KeyUse::Missing, Op::GetPayment { order: n.order });
+                    seq(vec![first, cancel, get])
+                }
                 _ => continue,
             };
             return r;
         }
+    }
+}
+
+/// What the profile cannot do becomes what it can: a card it has no outcome for is
+/// the approving one, a key it has not is `ak_1`.
+fn sanitize(r: &mut Req, a: &Alphabet) {
+    let fix = |o: &mut Outcome| {
+        if !a.outcomes.contains(o) {
+            *o = Outcome::Approve;
+        }
+    };
+    match &mut r.op {
+        Op::Create { card: Some(c), .. } | Op::Confirm { card: c, .. } => fix(c),
+        _ => {}
+    }
+    if !a.keys.contains(&r.key_of) {
+        r.key_of = 1;
     }
 }
 
@@ -439,6 +475,13 @@ pub fn generate(seed: u64, a: &Alphabet) -> Case {
     let mut rounds = Vec::new();
     while rounds.len() < n {
         rounds.extend(g.round());
+    }
+    for round in &mut rounds {
+        if let Round::Send(reqs) = round {
+            for r in reqs {
+                sanitize(r, a);
+            }
+        }
     }
     Case { seed, rounds }
 }

@@ -3,7 +3,7 @@
 //! conform sweep run against it until it finds a violation (then shrunk).
 //!
 //! Each mutant is tried first against a sandbox on the manual test clock (conform moves
-//! it), then, if that found nothing, against one on the real clock whose upstream
+//! it; its branches seeded, so that both alternatives of S4, S5 and S8 are taken), then, if that found nothing, against one on the real clock whose upstream
 //! answers 150 ms late (the sandbox's `slow_upstream` fault): a race needs a window in
 //! which a second request meets the first one in flight. A mutant neither finds is
 //! listed with the reason the wire cannot see it, if one is known, else as missed.
@@ -52,10 +52,7 @@ pub fn blind_reason(name: &str) -> Option<&'static str> {
         "query_triggers_charge" | "refund_resent_when_unknown" => {
             "the second upstream call shows on the acquirer's ledger, not in any answer: the wire cannot see it"
         }
-        "version_not_bumped_on_needs_query" => {
-            "the missing version shows only in webhooks (not requested by conform) and in the version of a later change"
-        }
-        "manual_review_requery_48h" | "manual-review-requery-48h" | "verification_stalls" => {
+        "manual-review-requery-48h" => {
             "changes only how often the platform queries the acquirer under manual_review: upstream traffic the wire does not carry"
         }
         _ => return None,
