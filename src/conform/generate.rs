@@ -221,13 +221,33 @@ impl Gen<'_> {
                         self.refunds += 1;
                         self.refunds
                     };
-                    let amount = if self.rng.chance(200) { m.amount + 1 } else { m.amount / 2 };
+                    let amount = if self.rng.chance(200) {
+                        m.amount + 1
+                    } else {
+                        m.amount / 2
+                    };
                     let key = self.key();
-                    let first = self.req(1, KeyUse::Slot(key), Op::Refund { order: m.order, refund, amount });
+                    let first = self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Refund {
+                            order: m.order,
+                            refund,
+                            amount,
+                        },
+                    );
                     if self.rng.chance(400) {
                         // The same refund number again under a new key (UNIQ-04).
                         let key = self.key();
-                        let again = self.req(1, KeyUse::Slot(key), Op::Refund { order: m.order, refund, amount });
+                        let again = self.req(
+                            1,
+                            KeyUse::Slot(key),
+                            Op::Refund {
+                                order: m.order,
+                                refund,
+                                amount,
+                            },
+                        );
                         seq(vec![first, again])
                     } else {
                         one(first)
@@ -411,11 +431,22 @@ impl Gen<'_> {
                 }
                 (30, _) if self.a.clock => {
                     // A card retry after expires_at (CARD-RETRY, EXPIRY-01).
-                    let card = if self.rng.chance(500) { None } else { Some(Outcome::Decline) };
+                    let card = if self.rng.chance(500) {
+                        None
+                    } else {
+                        Some(Outcome::Decline)
+                    };
                     let n = self.new_create(card);
                     let first = self.create(n);
                     let key = self.key();
-                    let retry = self.req(1, KeyUse::Slot(key), Op::Confirm { order: n.order, card: Outcome::Approve });
+                    let retry = self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Confirm {
+                            order: n.order,
+                            card: Outcome::Approve,
+                        },
+                    );
                     vec![
                         Round::Send(vec![first]),
                         Round::Advance(Millis::hours(25)),
@@ -424,7 +455,9 @@ impl Gen<'_> {
                 }
                 (31 | 32, _) => {
                     // Cancel of an unfinished Payment, then its status (CANCEL-02).
-                    let card = self.rng.pick(&[Outcome::Slow, Outcome::Silent, Outcome::RequireAction]);
+                    let card =
+                        self.rng
+                            .pick(&[Outcome::Slow, Outcome::Silent, Outcome::RequireAction]);
                     let n = self.new_create(Some(card));
                     let first = self.create(n);
                     let key = self.key();

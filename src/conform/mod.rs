@@ -99,6 +99,8 @@ Examples:
 pub struct SweepOptions {
     pub seeds: Vec<u64>,
     pub seeds_text: String,
+    /// How `--seeds` continues from a seed not reached: the range's end and the shard.
+    pub continue_to: String,
     pub proxy_faults: bool,
     pub reruns: usize,
     pub shrink_budget: usize,
@@ -149,9 +151,17 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             Some(Instant::now() + Duration::from_millis(d.0))
         }
     };
+    let continue_to = format!(
+        "..{}{}",
+        range.end,
+        args.shard
+            .map(|sh| format!(" --shard {}/{}", sh.index, sh.count))
+            .unwrap_or_default()
+    );
     let options = SweepOptions {
         seeds,
         seeds_text,
+        continue_to,
         proxy_faults: args.proxy_faults,
         reruns: args.reruns,
         shrink_budget: args.shrink_budget,
