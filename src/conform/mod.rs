@@ -288,11 +288,7 @@ pub async fn sweep(
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {
             report.not_run = o.seeds.len() - n;
-            report.continue_with = Some(format!(
-                "--seeds {}..{}",
-                seed,
-                o.seeds.last().map_or(seed, |l| l + 1)
-            ));
+            report.continue_with = Some(format!("--seeds {seed}{}", o.continue_to));
             break;
         }
         let case = generate::generate(seed, &alphabet);
