@@ -284,20 +284,6 @@ impl Oracle {
             }
         }
         let next = dedup(next);
-        if std::env::var_os("CONFORM_DEBUG").is_some() {
-            eprintln!("round: {} states -> {}", self.states.len(), next.len());
-            for st in next.iter().take(3) {
-                eprintln!(
-                    "  now {} tape {}",
-                    st.world.now,
-                    st.tape
-                        .iter()
-                        .map(|c| c.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                );
-            }
-        }
         if next.len() > self.settings.max_states {
             return Verdict::Incomplete(format!(
                 "{} model states are consistent with the answers, over the bound of {} (--max-states)",
