@@ -139,7 +139,7 @@ impl Gen<'_> {
         let one = |r: Req| vec![Round::Send(vec![r])];
         loop {
             let old = self.old();
-            let roll = self.rng.below(33);
+            let roll = self.rng.below(34);
             let r = match (roll, old) {
                 (0..=4, _) | (_, None) => {
                     let card = Some(self.card());
@@ -429,7 +429,23 @@ impl Gen<'_> {
                     }
                     seq(v)
                 }
-                (30, _) if self.a.clock => {
+                (30 | 33, _) if self.a.clock && self.rng.chance(333) => {
+                    // The order number past the key's retention (RET-02, UNIQ-01).
+                    let n = self.new_create(Some(Outcome::Approve));
+                    let first = self.create(n);
+                    let key = if self.rng.chance(300) {
+                        n.key
+                    } else {
+                        self.key()
+                    };
+                    let again = self.create(Made { key, ..n });
+                    vec![
+                        Round::Send(vec![first]),
+                        Round::Advance(Millis::days(8)),
+                        Round::Send(vec![again]),
+                    ]
+                }
+                (30 | 33, _) if self.a.clock && self.rng.chance(500) => {
                     // A card retry after expires_at (CARD-RETRY, EXPIRY-01).
                     let card = if self.rng.chance(500) {
                         None
@@ -451,6 +467,20 @@ impl Gen<'_> {
                         Round::Send(vec![first]),
                         Round::Advance(Millis::hours(25)),
                         Round::Send(vec![retry]),
+                    ]
+                }
+                (30 | 33, _) if self.a.clock => {
+                    // An unanswered charge past the automatic query window (RES-03).
+                    let n = self.new_create(Some(Outcome::Silent));
+                    let first = self.create(n);
+                    let get = self.req(1, KeyUse::Missing, Op::GetPayment { order: n.order });
+                    let by =
+                        self.rng
+                            .pick(&[Millis::mins(30), Millis::hours(2), Millis::hours(25)]);
+                    vec![
+                        Round::Send(vec![first]),
+                        Round::Advance(by),
+                        Round::Send(vec![get]),
                     ]
                 }
                 (31 | 32, _) => {
