@@ -7,6 +7,7 @@ mod alloc;
 mod assumptions_cmd;
 mod bench_cmd;
 mod check_cmd;
+mod check_log;
 mod conform;
 mod interrupt;
 mod judge_cmd;
@@ -84,6 +85,12 @@ enum Command {
         after_help = "Examples:\n  payhub-verify replay --seed 3 --format events > run.jsonl && payhub-verify judge run.jsonl\n  payhub-verify judge run.jsonl --format json"
     )]
     Judge(judge_cmd::JudgeArgs),
+    /// Judge recorded traffic (HAR 1.2, payhub events, the access-log shape of docs/check-log.md) against the contract.
+    #[command(
+        name = "check-log",
+        after_help = "Exit codes: 0 every property judged holds, 1 a violation, 2 bad input or nothing judged, 3 incomplete (entries unreadable).\n\nExamples:\n  curl -s localhost:8080/__sandbox/har > session.har && payhub-verify check-log session.har\n  payhub-verify check-log capture.har --api-key-map keys.json --format markdown\n  payhub-verify check-log --generate 3000000 > big.jsonl && payhub-verify check-log big.jsonl"
+    )]
+    CheckLog(check_log::CheckLogArgs),
     /// Measure simulator steps per second and checker states per second.
     #[command(
         after_help = "Examples:\n  payhub-verify bench\n  payhub-verify bench --preset scope --format json"
@@ -161,6 +168,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Replay(args) => replay_cmd::replay(&args),
         Command::Judge(args) => judge_cmd::run(&args),
+        Command::CheckLog(args) => check_log::run(&args),
         Command::Bench(args) => bench_cmd::run(&args),
         Command::Run(args) => script_cmd::run(&args),
         Command::Scenario(args) => script_cmd::scenario(&args),

@@ -32,7 +32,20 @@ fn serve_replay_02_the_same_key_is_one_payment_and_a_changed_amount_409() {
         "",
     );
     assert_eq!(list.json()["data"].as_array().map(Vec::len), Some(1));
-    assert_eq!(s.verdict()["holds"], true);
+    // The platform answered right; the client changed the amount under its key, which
+    // the wire witnesses (UNKNOWN-04).
+    let verdict = s.verdict();
+    let violated: Vec<&serde_json::Value> = verdict["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "violated")
+        .collect();
+    assert_eq!(violated.len(), 1, "{verdict:#}");
+    assert_eq!(
+        violated[0]["name"],
+        "wire-client-never-changes-parameters-under-a-key"
+    );
     s.healthy();
 }
 

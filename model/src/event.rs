@@ -259,6 +259,14 @@ pub enum What {
         to: u8,
         response: ApiResponse,
     },
+    /// A response reaches merchant node `to`, of which the source (a recorded log)
+    /// kept the status and `Retry-After` but no body in the contract's shape.
+    DeliveredStatus {
+        id: RequestId,
+        to: u8,
+        status: u16,
+        retry_after_s: Option<u32>,
+    },
 
     // ---- Webhooks. ----
     /// The platform emits a webhook event for node `to` (`None`: no endpoint configured).

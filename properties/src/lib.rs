@@ -14,12 +14,14 @@ pub mod checker;
 pub mod client;
 pub mod effects;
 pub mod engine;
+pub mod evidence;
 pub mod liveness;
 pub mod presets;
 pub mod property;
 pub mod reach;
 pub mod responses;
 pub mod safety;
+pub mod wire;
 pub mod zoo;
 
 pub use checker::{Limits, PresetReport, Status, check};

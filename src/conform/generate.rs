@@ -332,7 +332,7 @@ impl Gen<'_> {
                         .into_iter()
                         .filter(|k| self.has(*k))
                         .collect::<Vec<_>>();
-                    match self.rng.below(3) {
+                    match self.rng.below(4) {
                         0 if !other.is_empty() => {
                             let key_of = self.rng.pick(&other);
                             one(self.create(Made { key_of, ..m }))
@@ -349,26 +349,17 @@ impl Gen<'_> {
                             ))
                         }
                         _ => {
-                            let n = self.new_create(None);
-                            let a = self.create(n);
+                            // One key on two Payments' confirm (SCOPE-01: the path is
+                            // part of the scope).
+                            let _ = m;
+                            let n1 = self.new_create(None);
+                            let n2 = self.new_create(None);
+                            let (a1, a2) = (self.create(n1), self.create(n2));
                             let card = self.card();
-                            let c1 = self.req(
-                                1,
-                                KeyUse::Slot(m.key),
-                                Op::Confirm {
-                                    order: m.order,
-                                    card,
-                                },
-                            );
-                            let c2 = self.req(
-                                1,
-                                KeyUse::Slot(m.key),
-                                Op::Confirm {
-                                    order: n.order,
-                                    card,
-                                },
-                            );
-                            seq(vec![a, c1, c2])
+                            let key = self.key();
+                            let c1 = self.req(1, KeyUse::Slot(key), Op::Confirm { order: n1.order, card });
+                            let c2 = self.req(1, KeyUse::Slot(key), Op::Confirm { order: n2.order, card });
+                            seq(vec![a1, a2, c1, c2])
                         }
                     }
                 }

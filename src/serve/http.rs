@@ -490,7 +490,7 @@ async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -
             let md = super::verdict::to_markdown(facts, core.trace());
             HttpReply::text(200, "text/markdown; charset=utf-8", md)
         } else {
-            let json = super::verdict::to_json(facts, core.trace().stream.len());
+            let json = super::verdict::to_json(facts, &core.trace().stream);
             HttpReply::json(200, json)
         }
     });

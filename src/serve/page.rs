@@ -26,7 +26,10 @@ fn escape(s: &str) -> String {
 /// The page.
 pub fn to_html(facts: &Facts, trace: &Trace) -> String {
     let verdicts = crate::judge_cmd::verdicts(facts);
-    let violated: Vec<_> = verdicts.iter().filter(|v| v.status == "violated").collect();
+    let violated: Vec<_> = verdicts
+        .iter()
+        .filter(|v| v.status == crate::judge_cmd::Status::Violated)
+        .collect();
     let mut s = String::from(
         "<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"2\">\
          <title>payhub-verify sandbox</title><style>body{font-family:sans-serif;margin:1em}\

@@ -84,7 +84,7 @@ fn captures(sb: &Sandbox) -> usize {
 fn violated(sb: &Sandbox) -> Vec<&'static str> {
     crate::judge_cmd::verdicts(&sb.world().facts)
         .into_iter()
-        .filter(|v| v.status == "violated")
+        .filter(|v| v.status == crate::judge_cmd::Status::Violated)
         .map(|v| v.name)
         .collect()
 }
@@ -187,7 +187,7 @@ fn unknown_03_a_new_key_and_order_number_after_a_reset_is_the_double_charge() {
     assert_eq!(again.status, 201);
     assert_eq!(captures(&sb), 2);
     assert_eq!(violated(&sb), ["client-never-charges-an-order-twice"]);
-    let json = super::super::verdict::to_json(&sb.world().facts, sb.trace().stream.len());
+    let json = super::super::verdict::to_json(&sb.world().facts, &sb.trace().stream);
     assert!(
         json.contains("UNKNOWN-03") && json.contains("EFFECT-01"),
         "{json}"

@@ -23,7 +23,7 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let session_verdicts = verdicts(&sandbox.world().facts);
     let violation = script_verdicts
         .iter()
-        .find(|v| v.status == "violated")
+        .find(|v| v.status == crate::judge_cmd::Status::Violated)
         .map(|v| v.name);
     let about = format!(
         "A payhub-verify serve session: {} choices, {} events, ending at {}",

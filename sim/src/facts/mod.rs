@@ -28,6 +28,7 @@ pub mod money;
 pub mod queries;
 pub mod refunds;
 pub mod responses;
+pub mod wire;
 
 pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;

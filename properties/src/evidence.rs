@@ -1,0 +1,341 @@
+//! Evidence: what a property needs to be judged, and what a source supplied.
+//!
+//! A property reads facts, and facts are folded from events; a source that cannot see
+//! some kind of event (a recorded log sees the wire only: no acquirer ledger, no
+//! platform store, no merchant database) leaves the facts that kind feeds empty, and a
+//! property over them would "hold" vacuously. So every property declares the
+//! [`Evidence`] it needs ([`needs`]), every source says what it supplied ([`Supply`]),
+//! and a property whose needs are not all supplied is *cannot judge*, naming what was
+//! missing and why, never *holds*.
+//!
+//! A stream says what it holds by the kinds of events in it ([`Supply::of_events`]): a
+//! `Handled` event means the source observed the platform (and the model's acquirer
+//! behind it), a `ClientSends` that it observed the client's process, and so on. A log
+//! reader adds what it knows of its own gaps ([`Supply::lack`]: "no response bodies
+//! recorded", "one API key unknown").
+
+use crate::property::Property;
+use payhub_model::event::What;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One kind of evidence a property may need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    /// Requests and whether and how they were answered, as the wire carried them.
+    Wire,
+    /// The API key of every request, resolved to its merchant and environment
+    /// (SCOPE-01: the idempotency scope starts with them).
+    ApiKeys,
+    /// The bodies of the answers (the object, its id, status and version; the error).
+    ResponseBodies,
+    /// The platform's own record: what each request executed, the rule of each answer,
+    /// its store of Payments, attempts and refunds, its upstream calls and webhooks.
+    Platform,
+    /// The acquirer's ledger: which charges and captures moved money.
+    Ledger,
+    /// The client's own decisions: each send with its submission, timeout and rule,
+    /// the retries it scheduled, what it fulfilled and showed its payer.
+    ClientProcess,
+    /// The merchant's database: the orders it holds and the versions it applied.
+    MerchantDb,
+}
+
+impl Evidence {
+    pub const ALL: [Evidence; 7] = [
+        Evidence::Wire,
+        Evidence::ApiKeys,
+        Evidence::ResponseBodies,
+        Evidence::Platform,
+        Evidence::Ledger,
+        Evidence::ClientProcess,
+        Evidence::MerchantDb,
+    ];
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+
+    /// What it is, in a few words (for "cannot judge (needs …)").
+    pub fn about(self) -> &'static str {
+        match self {
+            Evidence::Wire => "the requests and answers on the wire",
+            Evidence::ApiKeys => "every request's API key",
+            Evidence::ResponseBodies => "the answers' bodies",
+            Evidence::Platform => "the platform's own record",
+            Evidence::Ledger => "the acquirer's ledger",
+            Evidence::ClientProcess => "the client's own decisions",
+            Evidence::MerchantDb => "the merchant's database",
+        }
+    }
+
+    /// Why a stream that holds no event of this kind lacks it.
+    fn absent_from_stream(self) -> &'static str {
+        match self {
+            Evidence::Wire => "no request on the wire in the stream",
+            Evidence::ApiKeys | Evidence::ResponseBodies => "not in the stream",
+            Evidence::Platform => {
+                "no platform event (what a request executed, the store) in the stream"
+            }
+            Evidence::Ledger => "no acquirer event in the stream",
+            Evidence::ClientProcess => {
+                "no client decision in the stream (the requests came from outside the model)"
+            }
+            Evidence::MerchantDb => "no merchant database event in the stream",
+        }
+    }
+}
+
+impl std::fmt::Display for Evidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.about())
+    }
+}
+
+/// A set of [`Evidence`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct EvidenceSet(u8);
+
+impl EvidenceSet {
+    pub const NONE: EvidenceSet = EvidenceSet(0);
+
+    pub const fn of(kinds: &[Evidence]) -> EvidenceSet {
+        let mut bits = 0u8;
+        let mut i = 0;
+        while i < kinds.len() {
+            bits |= 1 << (kinds[i] as u8);
+            i += 1;
+        }
+        EvidenceSet(bits)
+    }
+
+    pub fn contains(self, e: Evidence) -> bool {
+        self.0 & e.bit() != 0
+    }
+
+    pub fn insert(&mut self, e: Evidence) {
+        self.0 |= e.bit();
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Evidence> {
+        Evidence::ALL.into_iter().filter(move |e| self.contains(*e))
+    }
+}
+
+impl Serialize for EvidenceSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+/// What a source supplied: the kinds of evidence present, and for each one missing,
+/// why.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Supply {
+    present: EvidenceSet,
+    /// Gaps the source itself reported (a log without bodies, an unknown key); they win
+    /// over presence.
+    lacks: BTreeMap<Evidence, String>,
+}
+
+/// One piece of evidence a property needed and did not get, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Missing {
+    pub evidence: Evidence,
+    pub why: String,
+}
+
+impl Supply {
+    /// A source that sees everything: the simulated world, whose facts are complete.
+    pub fn complete() -> Supply {
+        Supply {
+            present: EvidenceSet::of(&Evidence::ALL),
+            lacks: BTreeMap::new(),
+        }
+    }
+
+    /// Nothing yet; [`Supply::saw`] adds what each event shows.
+    pub fn empty() -> Supply {
+        Supply::default()
+    }
+
+    /// What a stream of events shows: see the module doc.
+    pub fn of_events<'a>(events: impl IntoIterator<Item = &'a What>) -> Supply {
+        let mut s = Supply::empty();
+        for w in events {
+            s.saw(w);
+        }
+        s
+    }
+
+    /// Adds what one event shows the source could see.
+    pub fn saw(&mut self, what: &What) {
+        use Evidence as E;
+        let kinds: &[Evidence] = match what {
+            What::Sent { .. } => &[E::Wire, E::ApiKeys, E::ResponseBodies],
+            // The model's platform, with the model's acquirer behind it.
+            What::Handled { .. } | What::Answered { .. } => &[E::Platform, E::Ledger],
+            What::Ledger { .. } | What::Charge { .. } | What::Acquired { .. } => &[E::Ledger],
+            What::ClientSends { .. } | What::ClientDecided { .. } => &[E::ClientProcess],
+            What::OrderStored { .. } => &[E::MerchantDb],
+            _ => &[],
+        };
+        for k in kinds {
+            self.present.insert(*k);
+        }
+    }
+
+    /// The source lacks `evidence`, for this reason (a reason already given is kept).
+    pub fn lack(&mut self, evidence: Evidence, why: impl Into<String>) {
+        self.lacks.entry(evidence).or_insert_with(|| why.into());
+    }
+
+    /// Whether `evidence` was supplied.
+    pub fn has(&self, evidence: Evidence) -> bool {
+        self.present.contains(evidence) && !self.lacks.contains_key(&evidence)
+    }
+
+    /// What of `needs` is missing, with the reasons: empty when it can be judged.
+    pub fn missing(&self, needs: EvidenceSet) -> Vec<Missing> {
+        needs
+            .iter()
+            .filter(|e| !self.has(*e))
+            .map(|e| Missing {
+                evidence: e,
+                why: self
+                    .lacks
+                    .get(&e)
+                    .cloned()
+                    .unwrap_or_else(|| e.absent_from_stream().to_owned()),
+            })
+            .collect()
+    }
+}
+
+use Evidence::{ClientProcess, Ledger, MerchantDb, Platform};
+
+const PLATFORM: EvidenceSet = EvidenceSet::of(&[Platform]);
+const PLATFORM_LEDGER: EvidenceSet = EvidenceSet::of(&[Platform, Ledger]);
+const CLIENT: EvidenceSet = EvidenceSet::of(&[ClientProcess]);
+const CLIENT_PLATFORM: EvidenceSet = EvidenceSet::of(&[ClientProcess, Platform]);
+const CLIENT_DB: EvidenceSet = EvidenceSet::of(&[ClientProcess, MerchantDb]);
+const DB: EvidenceSet = EvidenceSet::of(&[MerchantDb]);
+const DB_LEDGER: EvidenceSet = EvidenceSet::of(&[MerchantDb, Platform, Ledger]);
+
+/// What each property of [`crate::PROPERTIES`] needs: the kinds of events that feed
+/// the facts it reads (see `sim/src/facts/`: money and attempts read `Handled`,
+/// `Answered` and the ledger; client, queries and cadence read the clients' sends and
+/// decisions; effects the merchants' databases). A test checks that every registered
+/// property has exactly one row.
+pub static NEEDS: &[(&Property, EvidenceSet)] = {
+    use crate::safety as s;
+    use crate::{cadence as c, client as cl, effects as e, reach as r, responses as re};
+    &[
+        (&s::ONE_CHARGE_PER_SCOPE, PLATFORM_LEDGER),
+        (&s::ONE_PAYMENT_PER_ORDER, PLATFORM_LEDGER),
+        (&s::ONE_CAPTURE_PER_PAYMENT, PLATFORM_LEDGER),
+        (&s::ONE_UNFINISHED_ATTEMPT, PLATFORM_LEDGER),
+        (&s::ATTEMPTS_WITHIN_LIMITS, PLATFORM_LEDGER),
+        (&s::REFUNDS_ONCE_AND_WITHIN_CAPTURED, PLATFORM_LEDGER),
+        (&s::REJECTIONS_EXECUTE_NOTHING, PLATFORM_LEDGER),
+        (&s::QUERIES_NEVER_CHARGE, PLATFORM_LEDGER),
+        (&s::REPLAY_RETURNS_SAME_OBJECT, PLATFORM_LEDGER),
+        (&s::SCOPES_NEVER_INTERFERE, PLATFORM_LEDGER),
+        (&s::REPLAYED_CARD_NEVER_CHARGED, PLATFORM_LEDGER),
+        (&s::FAILED_ONLY_ON_UPSTREAM_EVIDENCE, PLATFORM_LEDGER),
+        (&s::NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT, PLATFORM_LEDGER),
+        (&s::SUCCEEDED_IS_CAPTURED, PLATFORM_LEDGER),
+        (&s::CONFLICT_IFF_PARAMETERS_DIFFER, PLATFORM_LEDGER),
+        (&s::SAME_KEY_NEVER_NEW_BUSINESS, PLATFORM_LEDGER),
+        (&s::ANSWERS_NAME_THE_REQUESTED_PAYMENT, PLATFORM),
+        (&re::ANSWERS_SHOW_CURRENT_STATE, PLATFORM),
+        (&re::FIRST_EXECUTION_201_REPLAY_200, PLATFORM),
+        (&re::RATE_LIMIT_CARRIES_RETRY_AFTER, PLATFORM),
+        (&re::ONLY_5XX_IS_503, PLATFORM),
+        (&re::INVALID_KEY_400_FIELD, PLATFORM),
+        (&re::NOT_FOUND_404_405, PLATFORM),
+        (&re::CONFLICTS_NAME_RELATED_RESOURCE, PLATFORM),
+        (&re::CANCEL_202_KEEPS_STATUS, PLATFORM),
+        (&re::FAILURE_NAMES_LATEST_ATTEMPT, PLATFORM),
+        (&re::ATTEMPT_COUNT_IS_ATTEMPTS_MADE, PLATFORM),
+        (&re::VERSIONS_RISE, PLATFORM),
+        (&re::IN_PROGRESS_ONLY_WHILE_IN_FLIGHT, PLATFORM),
+        (&re::QUERIES_ANSWER_KNOWN_STATE, PLATFORM),
+        (&re::BRANCHES_ANSWER_ONE_OF_TWO, PLATFORM),
+        (&cl::ORDER_CHARGED_ONCE, PLATFORM_LEDGER),
+        (&cl::ONE_KEY_PER_SUBMISSION, CLIENT),
+        (&cl::VERSIONS_NEVER_GO_BACK, DB),
+        (&cl::QUERIES_SPACED, CLIENT),
+        (&cl::RETRY_AFTER_HONOURED, CLIENT_PLATFORM),
+        (&cl::KEY_ON_ONE_ENDPOINT, CLIENT),
+        (&cl::PARAMETERS_BOUND_TO_KEY, CLIENT),
+        (&cl::ORDER_CREATED_UNDER_ONE_KEY, CLIENT_PLATFORM),
+        (&cl::CARD_RETRY_ONLY_AFTER_FAILED, CLIENT_PLATFORM),
+        (&cl::CLOSED_ORDER_NOT_CAPTURED, DB_LEDGER),
+        (&c::CLIENT_BACKOFF, CLIENT),
+        (&c::CLIENT_TIMEOUTS, CLIENT),
+        (&c::CLIENT_QUERIES_24H, CLIENT_PLATFORM),
+        (&c::CLIENT_STOPS_AT_FINAL, CLIENT_PLATFORM),
+        (&c::PLATFORM_VERIFIES, PLATFORM_LEDGER),
+        (&c::PLATFORM_REQUERIES_MANUAL_REVIEW, PLATFORM_LEDGER),
+        (&c::PLATFORM_MANUAL_REVIEW_AFTER_WINDOW, PLATFORM_LEDGER),
+        (&e::FULFILS_ONCE_WHEN_SUCCEEDED, CLIENT_DB),
+        (&e::CLOSES_ONCE_ON_A_CLOSED_PAYMENT, CLIENT_DB),
+        (&e::MESSAGE_MATCHES_STATUS, CLIENT_DB),
+        (&r::REPLAY_ANSWERED_200, PLATFORM),
+        (&r::IDEMPOTENCY_CONFLICT, PLATFORM),
+        (&r::ORDER_NO_CONFLICT, PLATFORM),
+        (&r::OPERATION_IN_PROGRESS, PLATFORM),
+        (&r::PAYMENT_IN_PROGRESS, PLATFORM),
+        (&r::REFUND_NO_CONFLICT, PLATFORM),
+        (&r::ACCEPTED_202, PLATFORM),
+        (&r::NEEDS_QUERY, PLATFORM),
+        (&r::MANUAL_REVIEW, PLATFORM),
+        (&r::SECOND_CARD_SUCCEEDED, PLATFORM),
+        (&r::REPLAY_AFTER_RETENTION, PLATFORM),
+        (&r::RATE_LIMITED, PLATFORM),
+        (&r::CHANNEL_PAUSED, PLATFORM),
+        (&r::CANCEL_202, PLATFORM),
+        (&r::NEW_CHECKOUT_SESSION, PLATFORM),
+        (&r::REFUND_SUCCEEDED, PLATFORM),
+    ]
+};
+
+/// What `property` needs (by name: each registered property has one row of [`NEEDS`]).
+pub fn needs(property: &Property) -> EvidenceSet {
+    NEEDS
+        .iter()
+        .find(|(p, _)| p.name == property.name)
+        .map_or(EvidenceSet::of(&Evidence::ALL), |(_, n)| *n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PROPERTIES;
+
+    #[test]
+    fn every_property_has_one_row_of_needs() {
+        for p in PROPERTIES {
+            let rows = NEEDS.iter().filter(|(q, _)| q.name == p.name).count();
+            assert_eq!(rows, 1, "{}", p.name);
+        }
+        assert_eq!(NEEDS.len(), PROPERTIES.len());
+    }
+
+    #[test]
+    fn a_wire_only_stream_cannot_judge_the_ledger_and_says_why() {
+        let mut s = Supply::empty();
+        s.lack(Evidence::Ledger, "the acquirer's ledger is not in a log");
+        let m = s.missing(needs(&crate::safety::ONE_CHARGE_PER_SCOPE));
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[1].evidence, Evidence::Ledger);
+        assert_eq!(m[1].why, "the acquirer's ledger is not in a log");
+        assert!(
+            Supply::complete()
+                .missing(needs(&crate::safety::ONE_CHARGE_PER_SCOPE))
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,314 @@
+//! Wire properties: the contract's rules that the requests and answers on the wire can
+//! witness alone, judged over [`WireFacts`] (see `sim/src/facts/wire.rs`). They judge a
+//! recorded log (`check-log`), the sandbox's session and a simulated run's stream alike;
+//! each needs only [`Evidence::Wire`] and what its pattern reads (the API keys for a
+//! scope, the bodies for an object).
+//!
+//! An explanation names the exchanges that witness the breach, oldest first, in the
+//! contract's notation: `entry 12 replays key K of entry 3 with amount 12000; the
+//! platform answered 200, the contract requires 409 idempotency_conflict`. The source
+//! says how an exchange is named (a HAR entry, a log line, an exchange of a stream).
+
+use crate::evidence::{Evidence, EvidenceSet};
+use payhub_model::{Contract, Rule};
+use payhub_sim::facts::SafeParams;
+use payhub_sim::facts::wire::{Breach, Seen, WireFacts, Witness};
+
+/// Who is judged: the platform's answers or the client's requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Platform,
+    Client,
+}
+
+/// A property the wire can witness.
+#[derive(Clone, Copy, Debug)]
+pub struct WireProperty {
+    pub name: &'static str,
+    pub rules: &'static [Rule],
+    pub side: Side,
+    pub about: &'static str,
+    /// The patterns it looks for, in the order it reports them.
+    pub breaches: &'static [Breach],
+    pub needs: EvidenceSet,
+}
+
+impl WireProperty {
+    /// The first witness of its patterns, if any.
+    pub fn witness<'a>(&self, facts: &'a WireFacts) -> Option<&'a Witness> {
+        self.breaches.iter().find_map(|b| facts.witnesses.get(b))
+    }
+}
+
+use Evidence::{ApiKeys, ResponseBodies, Wire};
+const SCOPED: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys]);
+const SCOPED_BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, ResponseBodies]);
+const BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies]);
+
+/// Every wire property, platform side first.
+pub static WIRE_PROPERTIES: &[WireProperty] = &[
+    WireProperty {
+        name: "wire-replay-answers-200-with-the-same-object",
+        rules: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200],
+        side: Side::Platform,
+        about: "A request replaying an executed scope with its parameters is answered 200 with the object of the first execution.",
+        breaches: &[Breach::ReplayNotSameObject],
+        needs: SCOPED_BODIES,
+    },
+    WireProperty {
+        name: "wire-conflict-exactly-when-parameters-differ",
+        rules: &[Rule::IdempotencyConflict, Rule::SafeParameters],
+        side: Side::Platform,
+        about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are.",
+        breaches: &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
+        needs: SCOPED_BODIES,
+    },
+    WireProperty {
+        name: "wire-one-payment-per-order-number",
+        rules: &[Rule::UniqueOrderNo, Rule::OrderNoNewKey],
+        side: Side::Platform,
+        about: "The answers of one merchant and environment never show two Payments for one merchant_order_no.",
+        breaches: &[Breach::TwoPaymentsForOrder],
+        needs: SCOPED_BODIES,
+    },
+    WireProperty {
+        name: "wire-conflicts-carry-related-resource-id",
+        rules: &[
+            Rule::OrderNoNewKey,
+            Rule::ConfirmWhileProcessing,
+            Rule::UniqueRefundNo,
+        ],
+        side: Side::Platform,
+        about: "A 409 order_no_conflict, payment_in_progress or refund_no_conflict carries error.related_resource_id.",
+        breaches: &[Breach::RelatedResourceMissing],
+        needs: BODIES,
+    },
+    WireProperty {
+        name: "wire-versions-never-go-back",
+        rules: &[Rule::LatestVersionWins, Rule::WebhookPrimary],
+        side: Side::Platform,
+        about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at a lower version.",
+        breaches: &[Breach::VersionWentBack],
+        needs: BODIES,
+    },
+    WireProperty {
+        name: "wire-client-keeps-key-and-order-after-unknown",
+        rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::OneBusinessEffect],
+        side: Side::Client,
+        about: "After a create whose outcome is unknown (no answer, a timeout, a 5xx), the client sends no create of that order under a new key, nor the same purchase under a new order number, until it learns the order's Payment.",
+        breaches: &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
+        needs: SCOPED_BODIES,
+    },
+    WireProperty {
+        name: "wire-client-uses-a-key-on-one-endpoint",
+        rules: &[Rule::OneKeyPerSubmission],
+        side: Side::Client,
+        about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
+        breaches: &[Breach::KeyOnTwoEndpoints],
+        needs: SCOPED,
+    },
+    WireProperty {
+        name: "wire-client-never-changes-parameters-under-a-key",
+        rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
+        side: Side::Client,
+        about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
+        breaches: &[Breach::ParamsChangedUnderKey],
+        needs: SCOPED,
+    },
+    WireProperty {
+        name: "wire-client-spaces-queries",
+        rules: &[Rule::QuerySpacing],
+        side: Side::Client,
+        about: "A client never sends two queries of the same object less than 10 seconds apart.",
+        breaches: &[Breach::QueryTooSoon],
+        needs: SCOPED,
+    },
+    WireProperty {
+        name: "wire-client-honours-retry-after",
+        rules: &[Rule::RetryAfterHonoured],
+        side: Side::Client,
+        about: "After a 429 with Retry-After, a client sends nothing under that scope before Retry-After has passed.",
+        breaches: &[Breach::RetryAfterIgnored],
+        needs: SCOPED,
+    },
+];
+
+/// `merchant_order_no ORDER-1, amount 12000, currency USD`.
+pub fn params(p: &SafeParams) -> String {
+    fn field<T: std::fmt::Display>(out: &mut Vec<String>, name: &str, v: &Option<T>) {
+        if let Some(v) = v {
+            out.push(format!("{name} {v}"));
+        }
+    }
+    let mut out = Vec::new();
+    match p {
+        SafeParams::None => return "no parameters".into(),
+        SafeParams::Order {
+            merchant_order_no,
+            amount,
+            currency,
+        } => {
+            field(&mut out, "merchant_order_no", merchant_order_no);
+            field(&mut out, "amount", amount);
+            field(&mut out, "currency", currency);
+        }
+        SafeParams::Refund {
+            payment_id,
+            merchant_refund_no,
+            amount,
+        } => {
+            field(&mut out, "payment_id", payment_id);
+            field(&mut out, "merchant_refund_no", merchant_refund_no);
+            field(&mut out, "amount", amount);
+        }
+    }
+    out.join(", ")
+}
+
+/// `201 pay_demo_001 v2`, `409 idempotency_conflict`, `no answer`.
+pub fn answer(s: &Seen) -> String {
+    let Some(a) = &s.answer else {
+        return if s.open {
+            "no answer recorded (the log ends first)".into()
+        } else {
+            "no answer (an unknown outcome)".into()
+        };
+    };
+    let mut out = a.status.to_string();
+    if a.status >= 500 && a.code != Some(payhub_model::ErrorCode::TemporarilyUnavailable) {
+        out.push_str(" (an unknown outcome)");
+    }
+    if let Some(c) = a.code {
+        out.push(' ');
+        out.push_str(c.as_str());
+    }
+    if let Some(o) = &a.object {
+        out.push(' ');
+        out.push_str(o);
+    }
+    if let Some(v) = a.version {
+        out.push_str(&format!(" version {v}"));
+    }
+    if let Some(r) = a.retry_after_s {
+        out.push_str(&format!(" Retry-After {r}"));
+    }
+    out
+}
+
+/// `POST /v1/payments Idempotency-Key K-1 (amount 100 …)`.
+pub fn request(s: &Seen) -> String {
+    let key = s
+        .key
+        .as_ref()
+        .map(|k| format!(" Idempotency-Key {k}"))
+        .unwrap_or_default();
+    let p = if s.params == SafeParams::None {
+        String::new()
+    } else {
+        format!(" ({})", params(&s.params))
+    };
+    format!("{} {}{key}{p}", s.method, s.path)
+}
+
+/// The explanation of a witness, each exchange named by `name` (`entry 12`).
+pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
+    let [first, then] = match w.entries.as_slice() {
+        [a, b] => [a, b],
+        [a] => return one(w.breach, a, name),
+        _ => return format!("{:?}", w.breach),
+    };
+    let (a, b) = (name(first), name(then));
+    let gap = then.sent.since(first.closed);
+    let key = then.key.as_deref().unwrap_or("-");
+    match w.breach {
+        Breach::ReplayNotSameObject => format!(
+            "{b} replays key {key} of {a} with the same parameters ({}), {gap} after {a}'s answer {}; the platform answered {}, the contract requires 200 with the object of the first execution",
+            params(&then.params),
+            answer(first),
+            answer(then)
+        ),
+        Breach::ConflictMissing => format!(
+            "{b} replays key {key} of {a} with {} (first: {}); the platform answered {}, the contract requires 409 idempotency_conflict",
+            params(&then.params),
+            params(&first.params),
+            answer(then)
+        ),
+        Breach::ConflictWithoutChange => format!(
+            "{b} replays key {key} of {a} with the same parameters ({}); the platform answered 409 idempotency_conflict, the contract requires the first execution's object",
+            params(&then.params)
+        ),
+        Breach::TwoPaymentsForOrder => format!(
+            "{a} answered {} and {b} answered {} for the same merchant_order_no; the contract allows one Payment per order number",
+            answer(first),
+            answer(then)
+        ),
+        Breach::VersionWentBack => format!(
+            "{a} answered {}; {b}, sent {gap} after that answer, got {}: a version went back",
+            answer(first),
+            answer(then)
+        ),
+        Breach::NewKeyAfterUnknown => format!(
+            "{a} ({}) had an unknown outcome; {gap} later {b} sent the same order under another key {key}: the contract requires the same key until the result is known",
+            request(first)
+        ),
+        Breach::NewOrderNoAfterUnknown => format!(
+            "{a} ({}) had an unknown outcome; {gap} later {b} sent the same purchase under another order number ({}): a second order for a result not yet known",
+            request(first),
+            params(&then.params)
+        ),
+        Breach::KeyOnTwoEndpoints => format!(
+            "{b} sends key {key} on {} {} after {a} sent it on {} {}",
+            then.method, then.path, first.method, first.path
+        ),
+        Breach::ParamsChangedUnderKey => format!(
+            "{b} re-sends key {key} of {a} with {} (first: {})",
+            params(&then.params),
+            params(&first.params)
+        ),
+        Breach::QueryTooSoon => format!(
+            "{b} queries {} {} after {a} (sent at {} and {}); the contract requires at least {}",
+            then.path,
+            then.sent.since(first.sent),
+            first.sent,
+            then.sent,
+            Contract::QUERY_SPACING_MIN
+        ),
+        Breach::RetryAfterIgnored => format!(
+            "{a} was answered {}; {b} re-sent key {key} {gap} later",
+            answer(first)
+        ),
+        Breach::RelatedResourceMissing => one(w.breach, first, name),
+    }
+}
+
+fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
+    match breach {
+        Breach::RelatedResourceMissing => format!(
+            "{} ({}) was answered {} without error.related_resource_id; the contract requires it to name the existing object",
+            name(s),
+            request(s),
+            answer(s)
+        ),
+        other => format!("{other:?}: {}", name(s)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_breach_is_reported_by_exactly_one_wire_property() {
+        use std::collections::BTreeSet;
+        let mut all = BTreeSet::new();
+        for p in WIRE_PROPERTIES {
+            assert!(!p.rules.is_empty(), "{}", p.name);
+            assert!(p.needs.contains(Evidence::Wire), "{}", p.name);
+            for b in p.breaches {
+                assert!(all.insert(*b), "{b:?} twice");
+            }
+        }
+        assert_eq!(all.len(), 12);
+    }
+}

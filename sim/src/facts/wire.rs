@@ -1,0 +1,562 @@
+//! The wire family: what any source that sees HTTP exchanges can witness (a recorded
+//! log, a proxy capture, the sandbox, the simulated world), folded from the wire events
+//! alone (`Sent`, `Delivered`, `Lost`, `TimedOut`).
+//!
+//! Not a field of [`super::Facts`]: the checker hashes those, and per-exchange history
+//! would multiply its states. [`WireFacts`] is folded beside them by the judges of
+//! recorded streams (`judge`, `check-log`, the sandbox's verdict).
+//!
+//! An exchange is *known* once its answer reached the client with a status below 500
+//! (or the one 5xx that means "not accepted", 503 temporarily_unavailable, RATE-05);
+//! a request with no answer (reset, lost, timed out) or another 5xx is an *unknown outcome*
+//! (UNKNOWN-01, UNKNOWN-02; Jepsen's `:info`), never judged as executed or not. The
+//! scope of a request is its API key's merchant and environment, its method, path and
+//! `Idempotency-Key` (SCOPE-01); a request whose key names no known owner is counted in
+//! [`WireFacts::ownerless`] and judged by nothing that needs a scope.
+//!
+//! Memory: the open exchanges (bounded by the concurrency of the source), and, per
+//! distinct idempotency scope, key, order number, queried object and payment, one small
+//! record; the first witness of each pattern only. Nothing grows with the number of
+//! requests that repeat what is held.
+
+use super::money::{SafeParams, safety_parameters};
+use payhub_model::event::{Message, Owner, ScopeKey, What};
+use payhub_model::{
+    ApiKeyId, ApiRequest, ApiResponse, Contract, Endpoint, Environment, ErrorCode, Json,
+    MerchantId, Method, Millis, PaymentId, RequestId, ResponseBody, Text,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// One exchange as a witness names it: when it was sent and closed, what was sent,
+/// and what came back (`None`: an unknown outcome).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Seen {
+    pub id: RequestId,
+    pub sent: Millis,
+    pub closed: Millis,
+    pub method: Method,
+    pub path: Text,
+    pub key: Option<Text>,
+    pub params: SafeParams,
+    /// The answer that reached the client (a 5xx too: still an unknown outcome).
+    pub answer: Option<Answer>,
+    /// Not closed yet: a witness taken at its send, before its answer.
+    pub open: bool,
+}
+
+/// The part of an answer a witness shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Answer {
+    pub status: u16,
+    pub code: Option<ErrorCode>,
+    /// The object's id (`pay_demo_001`, `re_demo_001`), if the body carries one.
+    pub object: Option<Text>,
+    pub version: Option<u32>,
+    pub retry_after_s: Option<u32>,
+    pub related: bool,
+}
+
+impl Answer {
+    fn of(r: &ApiResponse) -> Answer {
+        let (object, version) = match (&r.body, r.payment(), r.refund()) {
+            (_, Some(p), _) => (Some(Text::from(p.id.to_string())), Some(p.version)),
+            (_, _, Some(x)) => (Some(Text::from(x.id.to_string())), Some(x.version)),
+            (ResponseBody::Session(s), _, _) => (Some(Text::from(s.id.to_string())), None),
+            _ => (None, None),
+        };
+        let related = match &r.body {
+            ResponseBody::Error { error } => error.related_resource_id.is_some(),
+            _ => false,
+        };
+        Answer {
+            status: r.status,
+            code: r.error_code(),
+            object,
+            version,
+            retry_after_s: r.retry_after_s,
+            related,
+        }
+    }
+}
+
+/// What a witness shows broke, with the exchanges that show it (oldest first).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Witness {
+    pub breach: Breach,
+    pub entries: Vec<Seen>,
+}
+
+/// The patterns the wire properties look for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Breach {
+    /// REPLAY-01/02: a replay of an executed scope with its parameters got 201 or
+    /// another object.
+    ReplayNotSameObject,
+    /// CONFLICT-01: other parameters under an executed scope were not answered 409
+    /// idempotency_conflict.
+    ConflictMissing,
+    /// CONFLICT-01: the same parameters were answered 409 idempotency_conflict.
+    ConflictWithoutChange,
+    /// UNIQ-01, ORDER-01: two Payments for one order number.
+    TwoPaymentsForOrder,
+    /// ORDER-01, ATTEMPT-01, UNIQ-04: a conflict with no related_resource_id.
+    RelatedResourceMissing,
+    /// WEBHOOK-02's versions: a later answer showed an older version.
+    VersionWentBack,
+    /// UNKNOWN-03: a new key for an order whose create had an unknown outcome.
+    NewKeyAfterUnknown,
+    /// UNKNOWN-03: the same purchase under a new order number while the first is unknown.
+    NewOrderNoAfterUnknown,
+    /// GEN-05: one key on two endpoints.
+    KeyOnTwoEndpoints,
+    /// UNKNOWN-04, GEN-05: a key re-sent with other parameters.
+    ParamsChangedUnderKey,
+    /// SCHED-02: two queries of one object less than 10 s apart.
+    QueryTooSoon,
+    /// RATE-03: a request under a scope before its 429's Retry-After had passed.
+    RetryAfterIgnored,
+}
+
+/// What reached the client: the whole answer, or only its status and Retry-After.
+#[derive(Clone, Copy)]
+enum Reply<'a> {
+    Full(&'a ApiResponse),
+    Status(u16, Option<u32>),
+}
+
+impl Reply<'_> {
+    /// Whether the client knows the outcome: any answer below 500, and the one 5xx that
+    /// means "not accepted", 503 temporarily_unavailable (RATE-05: "treat other 5xx as
+    /// result unknown"); a bare 503 without that body is unknown too.
+    fn known(&self) -> bool {
+        match self {
+            Reply::Full(r) => {
+                r.status < 500 || r.error_code() == Some(ErrorCode::TemporarilyUnavailable)
+            }
+            Reply::Status(s, _) => *s < 500,
+        }
+    }
+}
+
+/// The first exchange executed (answered 2xx) in a scope.
+#[derive(Clone, Debug)]
+struct Executed {
+    seen: Rec,
+}
+
+/// A create whose outcome its client does not know.
+#[derive(Clone, Debug)]
+struct Unknown {
+    seen: Rec,
+    purchase: (Option<i64>, Option<Text>),
+}
+
+type Owned<T> = (MerchantId, Environment, T);
+
+/// One exchange's record, shared by every map that holds it (one allocation per
+/// exchange seen, not one per map).
+type Rec = Rc<Seen>;
+
+/// Closes between two prunings of the windowed records.
+const PRUNE_EVERY: u64 = 4096;
+
+/// The wire family. See the module doc.
+#[derive(Clone, Debug, Default)]
+pub struct WireFacts {
+    owners: BTreeMap<ApiKeyId, (MerchantId, Environment)>,
+    open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
+    executed: BTreeMap<ScopeKey, Executed>,
+    first_params: BTreeMap<ScopeKey, Rec>,
+    key_endpoints: BTreeMap<Owned<Text>, Rec>,
+    order_payments: BTreeMap<Owned<Text>, (PaymentId, Rec)>,
+    unknown_orders: BTreeMap<Owned<Text>, Unknown>,
+    versions: BTreeMap<PaymentId, Rec>,
+    last_query: BTreeMap<Owned<Text>, Rec>,
+    retry_after: BTreeMap<ScopeKey, (Millis, Rec)>,
+    /// Copies the network made of a request: not the client's.
+    copies: std::collections::BTreeSet<RequestId>,
+    /// The first witness of each pattern.
+    pub witnesses: BTreeMap<Breach, Witness>,
+    /// Exchanges closed: known, unknown.
+    pub known: u64,
+    pub unknown: u64,
+    /// Requests whose API key names no known owner.
+    pub ownerless: u64,
+}
+
+fn order_no(endpoint: &Endpoint) -> Option<&Text> {
+    match endpoint {
+        Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } => b.merchant_order_no.as_ref(),
+        _ => None,
+    }
+}
+
+impl WireFacts {
+    /// Facts whose owners are resolved by this table of API keys.
+    pub fn new(owners: impl IntoIterator<Item = (ApiKeyId, (MerchantId, Environment))>) -> Self {
+        WireFacts {
+            owners: owners.into_iter().collect(),
+            ..WireFacts::default()
+        }
+    }
+
+    /// Exchanges sent and not closed yet.
+    pub fn open(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Resolves `key` to `owner` from now on (a log reader learns keys as it reads).
+    pub fn own(&mut self, key: ApiKeyId, owner: (MerchantId, Environment)) {
+        self.owners.insert(key, owner);
+    }
+
+    /// Folds one event (only the wire's are read).
+    pub fn observe(&mut self, at: Millis, what: &What) {
+        match what {
+            What::Sent { id, request, .. } => self.sent(at, *id, request),
+            What::Duplicated {
+                copy: Some(copy), ..
+            } => {
+                self.copies.insert(*copy);
+            }
+            What::Delivered { id, response, .. } => {
+                self.closed(at, *id, Some(Reply::Full(response)));
+            }
+            What::DeliveredStatus {
+                id,
+                status,
+                retry_after_s,
+                ..
+            } => self.closed(at, *id, Some(Reply::Status(*status, *retry_after_s))),
+            What::Lost {
+                message: Message::Response { id, .. } | Message::Request { id, .. },
+            } => self.closed(at, *id, None),
+            What::TimedOut { id, .. } => self.closed(at, *id, None),
+            _ => {}
+        }
+    }
+
+    fn sent(&mut self, at: Millis, id: RequestId, request: &ApiRequest) {
+        let owner = self.owners.get(&request.api_key).copied();
+        if owner.is_none() {
+            self.ownerless += 1;
+        }
+        let seen = Rc::new(Seen {
+            id,
+            sent: at,
+            closed: at,
+            method: request.endpoint.method(),
+            path: request.endpoint.path(),
+            key: request.idempotency_key.clone(),
+            params: safety_parameters(&request.endpoint),
+            answer: None,
+            open: true,
+        });
+        if let Some(scope) = ScopeKey::of(owner, request) {
+            self.on_keyed_send(&seen, &scope);
+        }
+        if let Some((m, e)) = owner {
+            self.on_owned_send(&seen, (m, e), &request.endpoint);
+        }
+        self.open
+            .insert(id, (seen, owner, request.endpoint.clone()));
+    }
+
+    fn note(&mut self, breach: Breach, entries: Vec<Rec>) {
+        self.witnesses.entry(breach).or_insert_with(|| Witness {
+            breach,
+            entries: entries.iter().map(|e| Seen::clone(e)).collect(),
+        });
+    }
+
+    /// GEN-05 (one endpoint per key, the parameters bound to it) and RATE-03.
+    fn on_keyed_send(&mut self, seen: &Rec, scope: &ScopeKey) {
+        let k = (scope.merchant, scope.environment, scope.key.clone());
+        match self.key_endpoints.get(&k) {
+            Some(first) if (first.method, &first.path) != (seen.method, &seen.path) => {
+                let first = first.clone();
+                self.note(Breach::KeyOnTwoEndpoints, vec![first, seen.clone()]);
+            }
+            Some(_) => {}
+            None => {
+                self.key_endpoints.insert(k, seen.clone());
+            }
+        }
+        match self.first_params.get(scope) {
+            Some(first) if first.params != seen.params => {
+                let first = first.clone();
+                self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);
+            }
+            Some(_) => {}
+            None => {
+                self.first_params.insert(scope.clone(), seen.clone());
+            }
+        }
+        if let Some((until, limited)) = self.retry_after.remove(scope) {
+            if seen.sent < until {
+                self.note(Breach::RetryAfterIgnored, vec![limited, seen.clone()]);
+            }
+        }
+    }
+
+    /// UNKNOWN-03 (a new key or order number after an unknown result) and SCHED-02.
+    fn on_owned_send(&mut self, seen: &Rec, (m, e): (MerchantId, Environment), ep: &Endpoint) {
+        if let Some(order) = order_no(ep) {
+            let k = (m, e, order.clone());
+            if let Some(u) = self.unknown_orders.get(&k) {
+                if u.seen.key != seen.key {
+                    let u = u.seen.clone();
+                    self.note(Breach::NewKeyAfterUnknown, vec![u, seen.clone()]);
+                }
+            }
+            let purchase = purchase(&seen.params);
+            let renumbered = self
+                .unknown_orders
+                .iter()
+                .find(|((um, ue, uo), u)| {
+                    (*um, *ue) == (m, e) && uo != order && u.purchase == purchase
+                })
+                .map(|(_, u)| u.seen.clone());
+            if let Some(u) = renumbered {
+                self.note(Breach::NewOrderNoAfterUnknown, vec![u, seen.clone()]);
+            }
+        }
+        if seen.method == Method::Get {
+            let k = (m, e, seen.path.clone());
+            if let Some(last) = self.last_query.get(&k) {
+                if seen.sent < last.sent.after(Contract::QUERY_SPACING_MIN) {
+                    let last = last.clone();
+                    self.note(Breach::QueryTooSoon, vec![last, seen.clone()]);
+                }
+            }
+            self.last_query.insert(k, seen.clone());
+        }
+    }
+
+    fn closed(&mut self, at: Millis, id: RequestId, reply: Option<Reply<'_>>) {
+        if self.copies.remove(&id) {
+            return;
+        }
+        let Some((sent, owner, endpoint)) = self.open.remove(&id) else {
+            return;
+        };
+        let mut seen = Seen::clone(&sent);
+        seen.closed = at;
+        seen.open = false;
+        if (self.known + self.unknown) % PRUNE_EVERY == 0 {
+            self.prune(at);
+        }
+        seen.answer = reply.map(|r| match r {
+            Reply::Full(r) => Answer::of(r),
+            Reply::Status(status, retry_after_s) => Answer {
+                status,
+                code: None,
+                object: None,
+                version: None,
+                retry_after_s,
+                related: false,
+            },
+        });
+        self.fill_witnesses(&seen);
+        let seen = Rc::new(seen);
+        match reply.filter(Reply::known) {
+            None => {
+                self.unknown += 1;
+                self.on_unknown(seen, owner, &endpoint);
+            }
+            Some(Reply::Full(r)) => {
+                self.known += 1;
+                self.on_known(seen, owner, r);
+            }
+            Some(Reply::Status(..)) => {
+                self.known += 1;
+                if let Some((m, e)) = owner {
+                    self.note_retry_after(&seen, (m, e));
+                }
+            }
+        }
+    }
+
+    /// Forgets what no later request can be judged against: scopes, keys and their
+    /// parameters past the retention (RET-01: the platform forgot them too), queries
+    /// past the spacing, Retry-Afters that ended. Order numbers and Payments are kept
+    /// (UNIQ-01 and versions have no window).
+    fn prune(&mut self, now: Millis) {
+        let window = Millis(now.0.saturating_sub(Contract::RETENTION.0));
+        let spacing = Millis(now.0.saturating_sub(Contract::QUERY_SPACING_MIN.0));
+        self.executed.retain(|_, x| x.seen.sent >= window);
+        self.first_params.retain(|_, x| x.sent >= window);
+        self.key_endpoints.retain(|_, x| x.sent >= window);
+        self.last_query.retain(|_, x| x.sent >= spacing);
+        self.retry_after.retain(|_, (until, _)| *until >= now);
+    }
+
+    /// A witness taken at an exchange's send shows its answer once it has one.
+    fn fill_witnesses(&mut self, closed: &Seen) {
+        for w in self.witnesses.values_mut() {
+            for e in w.entries.iter_mut().filter(|e| e.open && e.id == closed.id) {
+                *e = closed.clone();
+            }
+        }
+    }
+
+    /// RATE-03: a 429 with Retry-After holds its scope until then ("Wait Retry-After
+    /// seconds, then retry with the original idempotency key"; a 503 says "retry later").
+    fn note_retry_after(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
+        let Some(a) = &seen.answer else { return };
+        if let (Some(s), 429) = (a.retry_after_s, a.status) {
+            if let Some(scope) = self.scope_of(seen, owner) {
+                let until = seen.closed.after(Millis::secs(u64::from(s)));
+                self.retry_after.insert(scope, (until, seen.clone()));
+            }
+        }
+    }
+
+    fn on_unknown(&mut self, seen: Rec, owner: Owner, endpoint: &Endpoint) {
+        let (Some((m, e)), Some(order)) = (owner, order_no(endpoint)) else {
+            return;
+        };
+        let purchase = purchase(&seen.params);
+        self.unknown_orders
+            .entry((m, e, order.clone()))
+            .or_insert(Unknown { seen, purchase });
+    }
+
+    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ApiResponse) {
+        self.judge_related(&seen, r);
+        if let Some(p) = r.payment() {
+            self.judge_version(&seen, p.id, p.version);
+        }
+        let Some((m, e)) = owner else { return };
+        if let Some(p) = r.payment() {
+            // The client learned this order's Payment: its result is known again.
+            self.unknown_orders
+                .remove(&(m, e, p.merchant_order_no.clone()));
+            self.judge_order(&seen, (m, e), p.id, &p.merchant_order_no);
+        }
+        self.note_retry_after(&seen, (m, e));
+        if let Some(scope) = self.scope_of(&seen, (m, e)) {
+            if seen.method == Method::Post && seen.params != SafeParams::None {
+                self.judge_replay(&scope, seen, r);
+            }
+        }
+    }
+
+    fn scope_of(&self, seen: &Rec, (m, e): (MerchantId, Environment)) -> Option<ScopeKey> {
+        Some(ScopeKey {
+            merchant: m,
+            environment: e,
+            method: seen.method,
+            path: seen.path.clone(),
+            key: seen.key.clone()?,
+        })
+    }
+
+    /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
+    fn judge_related(&mut self, seen: &Rec, r: &ApiResponse) {
+        let needs = matches!(
+            r.error_code(),
+            Some(
+                ErrorCode::OrderNoConflict
+                    | ErrorCode::PaymentInProgress
+                    | ErrorCode::RefundNoConflict
+            )
+        );
+        if needs && seen.answer.as_ref().is_some_and(|a| !a.related) {
+            self.note(Breach::RelatedResourceMissing, vec![seen.clone()]);
+        }
+    }
+
+    /// A version shown by an answer to a request sent after the highest version seen
+    /// was received never goes back (concurrent requests are not ordered).
+    fn judge_version(&mut self, seen: &Rec, payment: PaymentId, version: u32) {
+        match self.versions.get(&payment) {
+            Some(high) => {
+                let v = high.answer.as_ref().and_then(|a| a.version).unwrap_or(0);
+                if version < v && seen.sent >= high.closed {
+                    let high = high.clone();
+                    self.note(Breach::VersionWentBack, vec![high, seen.clone()]);
+                } else if version > v {
+                    self.versions.insert(payment, seen.clone());
+                }
+            }
+            None => {
+                self.versions.insert(payment, seen.clone());
+            }
+        }
+    }
+
+    /// UNIQ-01: one Payment per (merchant, environment, order number).
+    fn judge_order(
+        &mut self,
+        seen: &Rec,
+        (m, e): (MerchantId, Environment),
+        id: PaymentId,
+        order: &Text,
+    ) {
+        let k = (m, e, order.clone());
+        match self.order_payments.get(&k) {
+            Some((first, first_seen)) if *first != id => {
+                let first_seen = first_seen.clone();
+                self.note(Breach::TwoPaymentsForOrder, vec![first_seen, seen.clone()]);
+            }
+            Some(_) => {}
+            None => {
+                self.order_payments.insert(k, (id, seen.clone()));
+            }
+        }
+    }
+
+    /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution, within the
+    /// retention (RET-01; a request near its end is not judged: the record may be gone).
+    fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ApiResponse) {
+        let Some(first) = self.executed.get(scope) else {
+            if r.is_success() {
+                self.executed.insert(scope.clone(), Executed { seen });
+            }
+            return;
+        };
+        let horizon = first
+            .seen
+            .closed
+            .after(Contract::RETENTION)
+            .0
+            .saturating_sub(Millis::hours(1).0);
+        if seen.sent.0 >= horizon || seen.sent < first.seen.closed {
+            return;
+        }
+        let conflict = r.error_code() == Some(ErrorCode::IdempotencyConflict);
+        let same = first.seen.params == seen.params;
+        let first_object = first.seen.answer.as_ref().and_then(|a| a.object.clone());
+        let object = seen.answer.as_ref().and_then(|a| a.object.clone());
+        let breach = match (same, conflict) {
+            (false, false) if r.is_success() => Some(Breach::ConflictMissing),
+            (true, true) => Some(Breach::ConflictWithoutChange),
+            (true, false) if r.is_success() && (r.status == 201 || object != first_object) => {
+                Some(Breach::ReplayNotSameObject)
+            }
+            _ => None,
+        };
+        if let Some(b) = breach {
+            let first = first.seen.clone();
+            self.note(b, vec![first, seen]);
+        }
+    }
+}
+
+/// What makes two creates the same purchase while one is unknown: amount and currency
+/// (the log cannot tell a renumbered order from a new one of the same amount; see
+/// docs/check-log.md).
+fn purchase(params: &SafeParams) -> (Option<i64>, Option<Text>) {
+    match params {
+        SafeParams::Order {
+            amount, currency, ..
+        } => (*amount, currency.clone()),
+        _ => (None, None),
+    }
+}

@@ -1,0 +1,80 @@
+//! The access-log shape for gateways (docs/check-log.md): JSON Lines, one object per
+//! exchange, in the order requests started.
+//!
+//! ```json
+//! {"time":"2026-12-01T10:00:00.000Z","duration_ms":120,"method":"POST","path":"/v1/payments",
+//!  "api_key":"ak_1","idempotency_key":"K-1","request_body":"{\"merchant_order_no\":\"O-1\",…}",
+//!  "status":201,"retry_after":null,"response_body":"{\"id\":\"pay_demo_001\",…}","error":null}
+//! ```
+//!
+//! `time`, `method` and `path` are required; a missing `status`, status 0 or an `error`
+//! is an unknown outcome. Other fields a gateway writes are ignored.
+
+use super::entry::{Entry, Label, Outcome, bearer, target_of};
+use crate::serve::http_map::HttpRequest;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+pub struct AccessLine {
+    time: String,
+    #[serde(default)]
+    duration_ms: Option<f64>,
+    method: String,
+    path: String,
+    #[serde(default)]
+    api_key: Option<String>,
+    #[serde(default)]
+    idempotency_key: Option<String>,
+    #[serde(default)]
+    request_body: Option<String>,
+    #[serde(default)]
+    status: Option<u16>,
+    #[serde(default)]
+    retry_after: Option<u32>,
+    #[serde(default)]
+    response_body: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// Whether a JSON object looks like this shape (for format detection).
+pub fn looks_like(v: &serde_json::Value) -> bool {
+    ["time", "method", "path"]
+        .iter()
+        .all(|k| v.get(k).is_some())
+}
+
+/// Line `n` as an entry, or why it does not read.
+pub fn entry(n: u64, text: &str) -> Result<Entry, String> {
+    let l: AccessLine =
+        serde_json::from_str(text).map_err(|e| format!("not the access-log shape: {e}"))?;
+    let started_ms = super::entry::parse_time(&l.time)
+        .ok_or_else(|| format!("time '{}' is not a date", l.time))?;
+    let outcome = match (l.status, &l.error) {
+        (Some(status), None) if status > 0 => Outcome::Answered {
+            status,
+            retry_after_s: l.retry_after,
+            body: l.response_body.map(String::into_bytes),
+        },
+        _ => Outcome::NoAnswer,
+    };
+    let api_key = l
+        .api_key
+        .as_deref()
+        .map(|k| bearer(k).unwrap_or_else(|| k.trim().to_owned()))
+        .filter(|k| !k.is_empty());
+    Ok(Entry {
+        label: Label::Line(n),
+        started_ms,
+        duration_ms: l.duration_ms.filter(|d| *d > 0.0).map_or(0, |d| d as u64),
+        http: HttpRequest {
+            method: l.method.to_ascii_uppercase(),
+            target: target_of(&l.path),
+            authorization: None,
+            idempotency_key: l.idempotency_key.map(String::into_bytes),
+            body: l.request_body.map(String::into_bytes).unwrap_or_default(),
+        },
+        api_key,
+        outcome,
+    })
+}

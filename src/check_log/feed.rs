@@ -1,0 +1,198 @@
+//! Entries to events, in time order: each entry is a `Sent` at its start and, at its
+//! end, a `Delivered` (a body in the contract's shape), a `DeliveredStatus` (a status
+//! only) or a `Lost` (no answer: an unknown outcome). Ends of exchanges wait in a heap
+//! until the next entry starts after them, so overlapping exchanges interleave as they
+//! happened; the heap holds only exchanges still open (bounded by the log's concurrency).
+//! Entries must come in the order of their start (HAR viewers, Chrome, Firefox and the
+//! access-log shape all write them so); an entry that starts before the one before it is
+//! taken at that one's time.
+
+use super::entry::{Entry, Label, Outcome, Skip};
+use super::keys::Keys;
+use crate::judge_cmd::Folded;
+use payhub_model::event::{Event, Message, What};
+use payhub_model::{Millis, RequestId};
+use payhub_properties::evidence::Evidence;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Unreadable entries listed by name; beyond this many, only counted.
+const SKIPS_LISTED: usize = 50;
+
+/// A pending end of an exchange, ordered by time then by arrival.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Pending {
+    at: Millis,
+    seq: u64,
+    event: EventBox,
+}
+
+/// `Event` is not `Ord`; the heap orders by (`at`, `seq`) only.
+#[derive(Debug)]
+struct EventBox(Event);
+impl PartialEq for EventBox {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for EventBox {}
+impl PartialOrd for EventBox {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for EventBox {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+/// The judge's input side for a log: entries in, facts out.
+pub struct Feed {
+    pub folded: Folded,
+    pub keys: Keys,
+    heap: BinaryHeap<Reverse<Pending>>,
+    seq: u64,
+    /// Milliseconds since the epoch of the first entry: the log's time 0.
+    base: Option<i64>,
+    last: Millis,
+    pub entries: u64,
+    pub judged: u64,
+    pub ignored: u64,
+    pub skipped: u64,
+    pub skips: Vec<(Label, String)>,
+    pub bodiless: u64,
+}
+
+/// The exchange id of an entry: its label's number, so that a witness names it back.
+pub fn id_of(label: Label) -> RequestId {
+    match label {
+        Label::HarEntry(n) | Label::Line(n) => RequestId(n as u32),
+    }
+}
+
+impl Feed {
+    pub fn new(keys: Keys) -> Feed {
+        Feed {
+            folded: Folded::new(keys.wire_facts()),
+            keys,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            base: None,
+            last: Millis::ZERO,
+            entries: 0,
+            judged: 0,
+            ignored: 0,
+            skipped: 0,
+            skips: Vec::new(),
+            bodiless: 0,
+        }
+    }
+
+    /// An entry that could not be read at all.
+    pub fn unreadable(&mut self, label: Label, why: String) {
+        self.entries += 1;
+        self.skipped += 1;
+        if self.skips.len() < SKIPS_LISTED {
+            self.skips.push((label, why));
+        }
+    }
+
+    pub fn push(&mut self, entry: Entry) {
+        let mut request = match entry.request() {
+            Ok(r) => r,
+            Err(Skip::NotTheApi) => {
+                self.entries += 1;
+                self.ignored += 1;
+                return;
+            }
+            Err(Skip::Unreadable(why)) => return self.unreadable(entry.label, why),
+        };
+        self.entries += 1;
+        self.judged += 1;
+        request.api_key = self
+            .keys
+            .resolve(entry.api_key.as_deref(), &mut self.folded.wire);
+        let base = *self.base.get_or_insert(entry.started_ms);
+        let start = Millis(entry.started_ms.saturating_sub(base).max(0) as u64).max(self.last);
+        self.last = start;
+        self.flush_until(start);
+        let id = id_of(entry.label);
+        let from = 0;
+        self.folded
+            .observe(&Event::new(start, What::Sent { id, from, request }));
+        let end = start.after(Millis(entry.duration_ms));
+        let what = match (&entry.outcome, entry.response()) {
+            (_, Some(response)) => What::Delivered {
+                id,
+                to: from,
+                response,
+            },
+            (
+                Outcome::Answered {
+                    status,
+                    retry_after_s,
+                    ..
+                },
+                None,
+            ) => {
+                self.bodiless += 1;
+                What::DeliveredStatus {
+                    id,
+                    to: from,
+                    status: *status,
+                    retry_after_s: *retry_after_s,
+                }
+            }
+            (Outcome::NoAnswer, None) => What::Lost {
+                message: Message::Response { id, to: from },
+            },
+        };
+        self.seq += 1;
+        self.heap.push(Reverse(Pending {
+            at: end,
+            seq: self.seq,
+            event: EventBox(Event::new(end, what)),
+        }));
+    }
+
+    fn flush_until(&mut self, t: Millis) {
+        while self.heap.peek().is_some_and(|Reverse(p)| p.at <= t) {
+            if let Some(Reverse(p)) = self.heap.pop() {
+                self.folded.observe(&p.event.0);
+            }
+        }
+    }
+
+    /// The log has ended: every exchange closed, and what the log lacked said.
+    pub fn finish(&mut self) {
+        self.flush_until(Millis(u64::MAX));
+        if let Some(why) = self.keys.unknown_reason(self.judged) {
+            self.folded.supply.lack(Evidence::ApiKeys, why);
+        }
+        self.folded.close();
+        let s = &mut self.folded.supply;
+        if self.bodiless > 0 {
+            s.lack(
+                Evidence::ResponseBodies,
+                format!(
+                    "{} of {} answers have no body in the contract's shape recorded",
+                    self.bodiless, self.judged
+                ),
+            );
+        }
+        s.lack(
+            Evidence::Platform,
+            "a log holds no record of what each request executed, nor the platform's store",
+        );
+        s.lack(Evidence::Ledger, "the acquirer's ledger is not in a log");
+        s.lack(
+            Evidence::ClientProcess,
+            "a log holds no timeout, retry or submission of the client's process",
+        );
+        s.lack(
+            Evidence::MerchantDb,
+            "the merchant's database is not in a log",
+        );
+    }
+}

@@ -1,0 +1,282 @@
+//! HAR 1.2, read leniently and streamed: `log.entries` is visited one entry at a time
+//! (serde_json's streaming deserializer with a seed over the array, each entry kept as
+//! raw JSON only until it is read), so memory holds one entry, not the file.
+//!
+//! Lenient: fields a HAR viewer needs but the judge does not (`pages`, `lastAccess`,
+//! `cache`, `timings`, cookies) may be absent; Chrome's `_`-prefixed fields are ignored
+//! except `_error`; a request with no `response`, status 0 or an `_error` is an
+//! unknown outcome; sanitized exports without `Authorization` are read (their scope is
+//! then unknown unless `--api-key-map` names it); bodies as text or base64
+//! (`encoding`). An entry that does not read is skipped with its index and why; a file
+//! whose JSON is broken is rejected at the line and column where it breaks.
+
+use super::entry::{Entry, Label, Outcome, bearer, parse_time, target_of};
+use crate::serve::http_map::HttpRequest;
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use std::fmt;
+use std::io::Read;
+
+#[derive(Deserialize)]
+struct HarEntry {
+    #[serde(rename = "startedDateTime")]
+    started: String,
+    #[serde(default)]
+    time: Option<f64>,
+    request: HarRequest,
+    #[serde(default)]
+    response: Option<HarResponse>,
+    #[serde(rename = "_error", default)]
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct HarRequest {
+    method: String,
+    url: String,
+    #[serde(default)]
+    headers: Vec<Header>,
+    #[serde(rename = "postData", default)]
+    post_data: Option<Body>,
+}
+
+#[derive(Deserialize)]
+struct HarResponse {
+    status: i64,
+    #[serde(default)]
+    headers: Vec<Header>,
+    #[serde(default)]
+    content: Option<Body>,
+    #[serde(rename = "_error", default)]
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    name: String,
+    value: String,
+}
+
+#[derive(Deserialize)]
+struct Body {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(name))
+        .map(|h| h.value.as_str())
+}
+
+impl Body {
+    fn bytes(&self) -> Result<Option<Vec<u8>>, String> {
+        let Some(text) = &self.text else {
+            return Ok(None);
+        };
+        match self.encoding.as_deref() {
+            None | Some("") => Ok(Some(text.as_bytes().to_vec())),
+            Some(e) if e.eq_ignore_ascii_case("base64") => base64(text)
+                .map(Some)
+                .ok_or_else(|| "a body marked base64 is not base64".to_owned()),
+            Some(other) => Err(format!("a body in encoding '{other}'")),
+        }
+    }
+}
+
+/// Standard base64 (padding optional, whitespace ignored).
+fn base64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
+    {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+fn to_entry(i: u64, e: HarEntry) -> Result<Entry, String> {
+    let started_ms = parse_time(&e.started)
+        .ok_or_else(|| format!("startedDateTime '{}' is not a date", e.started))?;
+    let r = &e.request;
+    let body = match &r.post_data {
+        Some(b) => b.bytes()?.unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let http = HttpRequest {
+        method: r.method.to_ascii_uppercase(),
+        target: target_of(&r.url),
+        authorization: None,
+        idempotency_key: header(&r.headers, "Idempotency-Key").map(|k| k.as_bytes().to_vec()),
+        body,
+    };
+    let outcome = match &e.response {
+        Some(resp) if resp.status > 0 && resp.error.is_none() && e.error.is_none() => {
+            let retry_after_s =
+                header(&resp.headers, "Retry-After").and_then(|v| v.trim().parse().ok());
+            let body = match &resp.content {
+                Some(c) => c.bytes()?,
+                None => None,
+            };
+            Outcome::Answered {
+                status: u16::try_from(resp.status)
+                    .map_err(|_| format!("status {}", resp.status))?,
+                retry_after_s,
+                body,
+            }
+        }
+        _ => Outcome::NoAnswer,
+    };
+    Ok(Entry {
+        label: Label::HarEntry(i),
+        started_ms,
+        duration_ms: e.time.filter(|t| *t > 0.0).map_or(0, |t| t as u64),
+        api_key: header(&r.headers, "Authorization").and_then(bearer),
+        http,
+        outcome,
+    })
+}
+
+/// Streams `reader`'s `log.entries`, calling `each` with each entry (1-based index) or
+/// why it does not read. `Err` for a file that is not a HAR.
+pub fn read(
+    reader: impl Read,
+    each: &mut dyn FnMut(Result<Entry, (Label, String)>),
+) -> Result<(), String> {
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let found = Top { each }
+        .deserialize(&mut de)
+        .map_err(|e| format!("{}:{}: not a HAR: {e}", e.line(), e.column()))?;
+    de.end()
+        .map_err(|e| format!("{}:{}: not a HAR: trailing data", e.line(), e.column()))?;
+    if !found {
+        return Err("1: not a HAR: no log.entries".into());
+    }
+    Ok(())
+}
+
+/// The top object: `{"log": …}`; `true` once `log.entries` was read.
+struct Top<'a, 'b> {
+    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+}
+
+impl<'de> DeserializeSeed<'de> for Top<'_, '_> {
+    type Value = bool;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_, '_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a HAR object {\"log\": {\"entries\": […]}}")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut found = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "log" {
+                found = map.next_value_seed(Log {
+                    each: &mut *self.each,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// `log`: its `entries`; `version`, `creator`, `pages` are not needed.
+struct Log<'a, 'b> {
+    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+}
+
+impl<'de> DeserializeSeed<'de> for Log<'_, '_> {
+    type Value = bool;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Log<'_, '_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the HAR's log object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut found = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "entries" {
+                map.next_value_seed(Entries {
+                    each: &mut *self.each,
+                })?;
+                found = true;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+struct Entries<'a, 'b> {
+    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+}
+
+impl<'de> DeserializeSeed<'de> for Entries<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entries<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the array log.entries")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0u64;
+        while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
+            i += 1;
+            let read = serde_json::from_str::<HarEntry>(raw.get())
+                .map_err(|e| e.to_string())
+                .and_then(|e| to_entry(i, e))
+                .map_err(|why| (Label::HarEntry(i), why));
+            (self.each)(read);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_reads_standard_and_url_safe() {
+        assert_eq!(base64("eyJhIjoxfQ==").unwrap(), br#"{"a":1}"#);
+        assert_eq!(base64("eyJhIjoxfQ").unwrap(), br#"{"a":1}"#);
+        assert!(base64("not*base64").is_none());
+    }
+}

@@ -1,0 +1,248 @@
+//! `payhub-verify check-log FILE…`: recorded traffic judged against the contract.
+//!
+//! One way, as everywhere in the harness: a reader per format turns records into
+//! entries ([`entry`]: [`har`] HAR 1.2, [`access_log`] the gateway shape; the project's
+//! own event stream needs no entries), [`feed`] turns entries into events in time
+//! order, the facts and the wire facts fold them, and the judge of `payhub-verify
+//! judge` gives every property's verdict: `holds`, `violated`, or `cannot_judge`
+//! naming the evidence a log cannot hold ([`report`] prints them).
+//!
+//! Exit codes: 0 every property judged holds; 1 a violation; 2 bad input or nothing
+//! judged; 3 incomplete: some entries were unreadable (skipped, listed) and nothing was
+//! violated in the rest, so a pass is not claimed.
+
+pub mod access_log;
+pub mod detect;
+pub mod entry;
+pub mod feed;
+pub mod generate;
+pub mod har;
+pub mod keys;
+pub mod report;
+
+use crate::judge_cmd::{Folded, Status, Verdict};
+use detect::Format;
+use entry::Label;
+use feed::Feed;
+use payhub_model::event::Event;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct CheckLogArgs {
+    /// HAR 1.2 files, payhub event streams (JSON Lines) or access logs (JSON Lines, the
+    /// shape of docs/check-log.md); the format of each is detected.
+    #[arg(required_unless_present = "generate")]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: LogFormat,
+    /// API keys to merchant and environment (JSON: {"KEY": {"merchant": 1,
+    /// "environment": "test"}, "*": …}; "*" is the owner of entries with no key).
+    #[arg(long)]
+    pub api_key_map: Option<PathBuf>,
+    /// Print a generated access log of N exchanges to stdout instead (for measuring:
+    /// `check-log --generate 3000000 > big.jsonl`).
+    #[arg(long, value_name = "N")]
+    pub generate: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+/// One file judged.
+pub struct Judged {
+    pub file: PathBuf,
+    pub format: Format,
+    pub entries: u64,
+    pub judged: u64,
+    pub ignored: u64,
+    pub skipped: u64,
+    pub skips: Vec<(Label, String)>,
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Judged {
+    pub fn exit(&self) -> u8 {
+        if self.verdicts.iter().any(|v| v.status == Status::Violated) {
+            1
+        } else if self.judged == 0
+            || self
+                .verdicts
+                .iter()
+                .all(|v| v.status == Status::CannotJudge)
+        {
+            2
+        } else if self.skipped > 0 {
+            3
+        } else {
+            0
+        }
+    }
+}
+
+pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
+    if let Some(n) = args.generate {
+        generate::write(n, &mut std::io::stdout().lock())
+            .map_err(|e| format!("cannot write: {e}"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut worst = 0u8;
+    let mut all = Vec::new();
+    for file in &args.files {
+        match judge_file(file, args.api_key_map.as_deref()) {
+            Ok(j) => {
+                worst = rank(worst, j.exit());
+                all.push(j);
+            }
+            Err(e) => {
+                eprintln!("payhub-verify check-log: {e}");
+                worst = 2;
+            }
+        }
+    }
+    report::print(&all, args.format)?;
+    Ok(ExitCode::from(worst))
+}
+
+/// The worse of two exit codes: bad input, then a violation, then incomplete.
+fn rank(a: u8, b: u8) -> u8 {
+    let order = |c: u8| match c {
+        2 => 3,
+        1 => 2,
+        3 => 1,
+        _ => 0,
+    };
+    if order(b) > order(a) { b } else { a }
+}
+
+/// Judges one file; `Err` (exit 2) when it is none of the formats, empty, or judged
+/// nothing.
+pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String> {
+    let format = detect::detect(path)?;
+    let progress = crate::progress::Progress::new(true);
+    let judged = match format {
+        Format::Events => judge_events(path, &progress)?,
+        Format::Har | Format::AccessLog => {
+            let mut feed = Feed::new(keys::Keys::load(key_map)?);
+            let file = std::fs::File::open(path)
+                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+            let reader = std::io::BufReader::with_capacity(1 << 16, file);
+            let mut each = |r: Result<entry::Entry, (Label, String)>| {
+                match r {
+                    Ok(e) => feed.push(e),
+                    Err((label, why)) => feed.unreadable(label, why),
+                }
+                if feed.entries % 65_536 == 0 {
+                    progress.say(&format!("{} entries", feed.entries));
+                }
+            };
+            if format == Format::Har {
+                har::read(reader, &mut each).map_err(|e| format!("{}:{e}", path.display()))?;
+            } else {
+                read_lines(path, reader, &mut |n, text| {
+                    let read = text
+                        .ok_or_else(|| "not UTF-8 text".to_owned())
+                        .and_then(|t| access_log::entry(n, t));
+                    each(read.map_err(|w| (Label::Line(n), w)));
+                })?;
+            }
+            feed.finish();
+            let label = if format == Format::Har {
+                Label::HarEntry
+            } else {
+                Label::Line
+            };
+            let name = |s: &payhub_sim::facts::wire::Seen| {
+                format!("{} (at +{})", label(u64::from(s.id.0)), s.sent)
+            };
+            let verdicts = crate::judge_cmd::judge_all(
+                &feed.folded.facts,
+                &feed.folded.wire,
+                &feed.folded.supply,
+                &name,
+            );
+            Judged {
+                file: path.to_owned(),
+                format,
+                entries: feed.entries,
+                judged: feed.judged,
+                ignored: feed.ignored,
+                skipped: feed.skipped,
+                skips: feed.skips,
+                verdicts,
+            }
+        }
+    };
+    progress.done();
+    if judged.judged == 0 {
+        return Err(format!(
+            "{}: {} entries, none a request to the contract's API (/v1/…): nothing judged",
+            path.display(),
+            judged.entries
+        ));
+    }
+    Ok(judged)
+}
+
+/// Lines of a JSON Lines file, one at a time: `each(line number, text)` for each
+/// non-blank line (`None`: the line is not UTF-8).
+fn read_lines(
+    path: &Path,
+    reader: impl BufRead,
+    each: &mut dyn FnMut(u64, Option<&str>),
+) -> Result<(), String> {
+    for (i, line) in reader.split(b'\n').enumerate() {
+        let n = i as u64 + 1;
+        let line = line.map_err(|e| format!("{}:{n}: cannot read: {e}", path.display()))?;
+        match std::str::from_utf8(&line) {
+            Ok(text) if text.trim().is_empty() => {}
+            Ok(text) => each(n, Some(text)),
+            Err(_) => each(n, None),
+        }
+    }
+    Ok(())
+}
+
+fn judge_events(path: &Path, progress: &crate::progress::Progress) -> Result<Judged, String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut folded = Folded::new(crate::judge_cmd::harness_owners());
+    let (mut entries, mut skipped, mut skips) = (0u64, 0u64, Vec::new());
+    read_lines(path, std::io::BufReader::new(file), &mut |n, text| {
+        entries += 1;
+        let read = text
+            .ok_or_else(|| "not UTF-8 text".to_owned())
+            .and_then(|t| {
+                serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}"))
+            });
+        match read {
+            Ok(e) => folded.observe(&e),
+            Err(why) => {
+                skipped += 1;
+                if skips.len() < 50 {
+                    skips.push((Label::Line(n), why));
+                }
+            }
+        }
+        if entries % 65_536 == 0 {
+            progress.say(&format!("{entries} events"));
+        }
+    })?;
+    folded.close();
+    Ok(Judged {
+        file: path.to_owned(),
+        format: Format::Events,
+        entries,
+        judged: folded.events as u64,
+        ignored: 0,
+        skipped,
+        skips,
+        verdicts: folded.verdicts(),
+    })
+}

@@ -1,0 +1,244 @@
+//! What `check-log` prints: per file, what was read (entries judged, not the API,
+//! unreadable with why), every property's verdict, and for each violation its witness
+//! entries, Elle-style: the minimal set of exchanges that shows it, with their times and
+//! the gaps between them, in the contract's notation, and (Markdown) a Mermaid sequence
+//! diagram of those entries alone.
+
+use super::{Judged, LogFormat};
+use crate::judge_cmd::{Status, Verdict};
+use payhub_properties::wire::{answer, request};
+use payhub_sim::facts::wire::Seen;
+use std::fmt::Write as _;
+
+pub fn print(all: &[Judged], format: LogFormat) -> Result<(), String> {
+    let out = match format {
+        LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
+        LogFormat::Markdown => all.iter().map(markdown).collect::<Vec<_>>().join("\n"),
+        LogFormat::Json => {
+            let files: Vec<serde_json::Value> = all.iter().map(json).collect();
+            serde_json::to_string_pretty(&serde_json::json!({ "files": files }))
+                .map_err(|e| e.to_string())?
+        }
+    };
+    println!("{}", out.trim_end());
+    Ok(())
+}
+
+fn read_line(j: &Judged) -> String {
+    format!(
+        "{}: {}, {} entries: {} judged, {} not the API, {} unreadable",
+        j.file.display(),
+        j.format.about(),
+        j.entries,
+        j.judged,
+        j.ignored,
+        j.skipped
+    )
+}
+
+/// The closing line: what the exit code says.
+pub fn closing(j: &Judged) -> String {
+    let judged = j
+        .verdicts
+        .iter()
+        .filter(|v| v.status != Status::CannotJudge)
+        .count();
+    let cannot = j.verdicts.len() - judged;
+    match (
+        j.exit(),
+        j.verdicts.iter().find(|v| v.status == Status::Violated),
+    ) {
+        (1, Some(v)) => format!(
+            "VIOLATED {} [{}]: {}",
+            v.name,
+            v.rules.join(", "),
+            v.detail.as_deref().unwrap_or_default()
+        ),
+        (3, _) => format!(
+            "INCOMPLETE: {} entries unreadable; nothing violated in the rest ({judged} properties judged, {cannot} cannot judge)",
+            j.skipped
+        ),
+        _ => format!("all {judged} properties judged hold; {cannot} cannot judge from this source"),
+    }
+}
+
+fn text(j: &Judged) -> String {
+    let mut s = read_line(j) + "\n";
+    for (label, why) in &j.skips {
+        let _ = writeln!(s, "  skipped {label}: {why}");
+    }
+    if j.skipped as usize > j.skips.len() {
+        let _ = writeln!(s, "  … and {} more", j.skipped as usize - j.skips.len());
+    }
+    for v in j
+        .verdicts
+        .iter()
+        .filter(|v| v.status != Status::CannotJudge)
+    {
+        let detail = v
+            .detail
+            .as_deref()
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "{} {}{detail}  [{}]",
+            v.status_text(),
+            v.name,
+            v.rules.join(", ")
+        );
+        if let Some(w) = &v.witness {
+            for e in &w.entries {
+                let _ = writeln!(s, "    {}", witness_line(j, e));
+            }
+        }
+    }
+    s += &cannot_judge(j);
+    s + &closing(j) + "\n"
+}
+
+/// The properties this source cannot judge, one paragraph per missing evidence set
+/// (`cannot judge, 16 properties: needs the acquirer's ledger (…)` and their names), so
+/// that a reader sees at a glance what the log lacks rather than one line per property.
+fn cannot_judge(j: &Judged) -> String {
+    let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for v in j
+        .verdicts
+        .iter()
+        .filter(|v| v.status == Status::CannotJudge)
+    {
+        let needs = v.status_text();
+        match groups.iter_mut().find(|(n, _)| *n == needs) {
+            Some((_, names)) => names.push(v.name),
+            None => groups.push((needs, vec![v.name])),
+        }
+    }
+    let mut s = String::new();
+    for (needs, names) in groups {
+        let needs = needs
+            .trim_start_matches("cannot judge (")
+            .trim_end_matches(')');
+        let _ = writeln!(
+            s,
+            "cannot judge, {} {}: {needs}\n    {}",
+            names.len(),
+            if names.len() == 1 {
+                "property"
+            } else {
+                "properties"
+            },
+            names.join(", ")
+        );
+    }
+    s
+}
+
+/// `entry 3  +5.250s → +5.370s  POST /v1/payments … → 201 pay_demo_001 version 1`.
+fn witness_line(j: &Judged, e: &Seen) -> String {
+    format!(
+        "{:<10} +{} → +{}  {} → {}",
+        name(j, e),
+        e.sent,
+        e.closed,
+        request(e),
+        answer(e)
+    )
+}
+
+fn name(j: &Judged, e: &Seen) -> String {
+    match j.format {
+        super::Format::Har => format!("entry {}", e.id.0),
+        super::Format::AccessLog => format!("line {}", e.id.0),
+        super::Format::Events => format!("exchange {}", e.id),
+    }
+}
+
+fn json(j: &Judged) -> serde_json::Value {
+    let skipped: Vec<serde_json::Value> = j
+        .skips
+        .iter()
+        .map(|(l, why)| serde_json::json!({ "entry": l.to_string(), "why": why }))
+        .collect();
+    serde_json::json!({
+        "file": j.file.display().to_string(),
+        "format": j.format,
+        "entries": j.entries,
+        "judged": j.judged,
+        "not_the_api": j.ignored,
+        "unreadable": j.skipped,
+        "skipped": skipped,
+        "exit": j.exit(),
+        "verdict": closing(j),
+        "properties": j.verdicts,
+    })
+}
+
+fn markdown(j: &Judged) -> String {
+    let mut s = format!(
+        "# check-log: {}\n\n{}\n\n**{}**\n\n",
+        j.file.display(),
+        read_line(j),
+        closing(j)
+    );
+    for (label, why) in &j.skips {
+        let _ = writeln!(s, "- skipped {label}: {why}");
+    }
+    s.push_str("\n| property | status | rules | detail |\n|---|---|---|---|\n");
+    for v in &j.verdicts {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} |",
+            v.name,
+            v.status_text().replace('|', "\\|"),
+            v.rules.join(", "),
+            v.detail.as_deref().unwrap_or("").replace('|', "\\|")
+        );
+    }
+    for v in j.verdicts.iter().filter(|v| v.status == Status::Violated) {
+        let _ = writeln!(
+            s,
+            "\n## {}\n\n{}\n\nRules: {}.",
+            v.name,
+            v.detail.as_deref().unwrap_or_default(),
+            v.rules.join(", ")
+        );
+        if v.witness.is_some() {
+            let _ = write!(s, "\n```mermaid\n{}```\n", mermaid(j, v));
+        }
+    }
+    s
+}
+
+/// The witness entries as a sequence diagram: each request, its answer (or a lost
+/// one), and the gap before the next.
+pub fn mermaid(j: &Judged, v: &Verdict) -> String {
+    let mut s = String::from(
+        "sequenceDiagram\n    participant C as client\n    participant P as platform\n",
+    );
+    let Some(w) = &v.witness else { return s };
+    let mut last: Option<&Seen> = None;
+    for e in &w.entries {
+        if let Some(prev) = last {
+            let _ = writeln!(s, "    Note over C,P: {} later", e.sent.since(prev.closed));
+        }
+        let clean = |t: String| t.replace([';', '#'], " ");
+        let _ = writeln!(
+            s,
+            "    C->>P: {} +{} {}",
+            name(j, e),
+            e.sent,
+            clean(request(e))
+        );
+        match &e.answer {
+            Some(_) => {
+                let _ = writeln!(s, "    P-->>C: {}", clean(answer(e)));
+            }
+            None => {
+                let _ = writeln!(s, "    P--xC: no answer (unknown outcome)");
+            }
+        }
+        last = Some(e);
+    }
+    let _ = writeln!(s, "    Note over C,P: {} [{}]", v.name, v.rules.join(", "));
+    s
+}
