@@ -357,8 +357,22 @@ impl Gen<'_> {
                             let (a1, a2) = (self.create(n1), self.create(n2));
                             let card = self.card();
                             let key = self.key();
-                            let c1 = self.req(1, KeyUse::Slot(key), Op::Confirm { order: n1.order, card });
-                            let c2 = self.req(1, KeyUse::Slot(key), Op::Confirm { order: n2.order, card });
+                            let c1 = self.req(
+                                1,
+                                KeyUse::Slot(key),
+                                Op::Confirm {
+                                    order: n1.order,
+                                    card,
+                                },
+                            );
+                            let c2 = self.req(
+                                1,
+                                KeyUse::Slot(key),
+                                Op::Confirm {
+                                    order: n2.order,
+                                    card,
+                                },
+                            );
                             seq(vec![a1, a2, c1, c2])
                         }
                     }
