@@ -8,6 +8,7 @@ mod assumptions_cmd;
 mod bench_cmd;
 mod check_cmd;
 mod check_log;
+mod conform;
 mod interrupt;
 mod judge_cmd;
 mod mutants_cmd;
@@ -118,6 +119,9 @@ enum Command {
     /// The sandbox: the platform model as a live HTTP API on loopback, with test cards, faults on the wire, a test clock and a verdict.
     #[command(after_help = serve::HELP)]
     Serve(serve::ServeArgs),
+    /// Test a platform against the contract over HTTP: generated cases, proxy faults, the model as the oracle.
+    #[command(after_help = conform::HELP)]
+    Conform(conform::ConformArgs),
 }
 
 /// A closed pipe (`payhub-verify check | head`) ends the process quietly, as for any Unix
@@ -171,6 +175,7 @@ fn main() -> ExitCode {
         Command::Explore(args) => check_cmd::explore(&args),
         Command::Mutants(args) => mutants_cmd::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Conform(args) => conform::run(&args),
     };
     match result {
         Ok(code) => code,

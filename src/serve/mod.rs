@@ -28,7 +28,7 @@ pub mod webhooks;
 
 use http::ClockMode;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
-use sandbox::{Branches, Sandbox, Settings};
+use sandbox::{Branches, Planted, Sandbox, Settings};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,6 +65,10 @@ pub struct ServeArgs {
     /// else loses it, and the platform re-delivers).
     #[arg(long)]
     pub webhooks: Option<String>,
+    /// Plant a bug of the zoo in the platform (`payhub-verify mutants --list`: a platform
+    /// or a parameter mutant), for `payhub-verify conform` to find.
+    #[arg(long, value_name = "NAME")]
+    pub mutant: Option<String>,
 }
 
 /// The `after_help` of `serve --help`.
@@ -125,11 +129,18 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         .as_deref()
         .map(webhooks::parse_url)
         .transpose()?;
+    let planted = match &args.mutant {
+        None => Planted::Reference,
+        Some(name) => Planted::from_name(name).ok_or_else(|| {
+            format!("--mutant {name}: not a platform or parameter mutant of the zoo (payhub-verify mutants --list)")
+        })?,
+    };
     let settings = Settings {
         seed: args.seed,
         branches: args.branches,
         plan,
         webhooks: webhooks.is_some(),
+        planted,
     };
     // One session per namespace: merchant 1, merchant 2.
     let mut namespaces = Vec::new();
@@ -177,11 +188,15 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
     let mut s = format!("payhub-verify serve: listening on http://{addr}\n");
     let _ = writeln!(
         s,
-        "clock: {:?}, branches: {:?}, seed: {}, webhooks: {}",
+        "clock: {:?}, branches: {:?}, seed: {}, webhooks: {}{}",
         args.clock,
         args.branches,
         args.seed,
-        args.webhooks.as_deref().unwrap_or("none")
+        args.webhooks.as_deref().unwrap_or("none"),
+        args.mutant
+            .as_deref()
+            .map(|m| format!(", PLANTED BUG: {m}"))
+            .unwrap_or_default()
     );
     if let Some(base) = &args.tape {
         let _ = writeln!(

@@ -66,6 +66,37 @@ pub struct Settings {
     /// Whether webhooks go out (`--webhooks URL`): each (merchant, environment) to the
     /// node of its key; without it the platform emits them to nobody.
     pub webhooks: bool,
+    /// A planted bug of the zoo (`serve --mutant NAME`): a platform mutant through
+    /// `WorldConfig::variant`, or a wrong contract number through the parameters.
+    pub planted: Planted,
+}
+
+/// The platform a session runs: the reference, or one planted bug of the zoo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Planted {
+    #[default]
+    Reference,
+    Mutant(payhub_model::Mutant),
+    Parameter(payhub_model::ParameterMutant),
+}
+
+impl Planted {
+    /// A zoo name (`payhub-verify mutants --list`): a platform or a parameter mutant.
+    pub fn from_name(name: &str) -> Option<Planted> {
+        payhub_model::Mutant::from_name(name)
+            .map(Planted::Mutant)
+            .or_else(|| payhub_model::ParameterMutant::from_name(name).map(Planted::Parameter))
+    }
+
+    /// The world configuration with this bug planted.
+    pub fn plant(self, mut config: WorldConfig) -> WorldConfig {
+        match self {
+            Planted::Reference => {}
+            Planted::Mutant(m) => config.variant = payhub_model::Variant::planted(m),
+            Planted::Parameter(m) => config.params = m.apply(config.params),
+        }
+        config
+    }
 }
 
 /// One sandbox session.
@@ -168,7 +199,9 @@ pub fn node_of(key: ApiKeyId) -> u8 {
 
 impl Sandbox {
     pub fn new(settings: Settings) -> Sandbox {
-        let config = world_config(&settings.plan, settings.webhooks);
+        let config = settings
+            .planted
+            .plant(world_config(&settings.plan, settings.webhooks));
         Sandbox {
             world: World::new(&config),
             config,

@@ -13,6 +13,7 @@ fn sandbox(branches: Branches, plan: &str) -> Sandbox {
         branches,
         plan: Plan::from_json(plan).unwrap(),
         webhooks: false,
+        planted: Planted::Reference,
     })
 }
 
@@ -406,6 +407,7 @@ fn webhooks_with(plan: &str) -> Sandbox {
         branches: Branches::A,
         plan: Plan::from_json(plan).unwrap(),
         webhooks: true,
+        planted: Planted::Reference,
     })
 }
 

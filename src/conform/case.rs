@@ -1,0 +1,321 @@
+//! A generated case: rounds of requests over the contract's endpoints, each request
+//! with the fault the proxy gives it; a round of several requests is sent at once, each
+//! on its own connection. Requests name orders, refunds and keys by slot (`o1`, `r1`,
+//! `k1`) and Payments by the order they were created for: the case renders the same
+//! request for the target (its keys, cards and ids) and for each model state (the
+//! model's keys, cards and the ids that state mapped the target's to).
+
+use super::profile::Outcome;
+use payhub_model::Millis;
+use serde::Serialize;
+
+/// The fault the proxy gives one request (`proxy.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    None,
+    ResetBefore,
+    ResetAfter,
+    Hold(u16),
+    Duplicate,
+}
+
+impl Fault {
+    /// The proxy's header value.
+    pub fn header(self) -> Option<String> {
+        match self {
+            Fault::None => None,
+            Fault::ResetBefore => Some("reset_before".into()),
+            Fault::ResetAfter => Some("reset_after".into()),
+            Fault::Hold(ms) => Some(format!("hold:{ms}")),
+            Fault::Duplicate => Some("duplicate".into()),
+        }
+    }
+
+    fn note(self) -> String {
+        match self {
+            Fault::None => String::new(),
+            Fault::ResetBefore => "  [proxy: reset before forwarding]".into(),
+            Fault::ResetAfter => "  [proxy: forwarded, then reset]".into(),
+            Fault::Hold(ms) => format!("  [proxy: held {ms} ms]"),
+            Fault::Duplicate => "  [proxy: sent twice]".into(),
+        }
+    }
+}
+
+/// Which `Idempotency-Key` a request carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyUse {
+    /// No header.
+    Missing,
+    /// Key slot N of the case.
+    Slot(u8),
+    /// 256 characters: one over the limit (KEY-07).
+    TooLong,
+    /// 200 two-byte characters, slot N: under the limit in characters, over it in bytes.
+    Wide(u8),
+}
+
+/// One operation of the contract, its objects named by slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    Create {
+        order: u8,
+        amount: i64,
+        currency: &'static str,
+        card: Option<Outcome>,
+    },
+    Confirm {
+        order: u8,
+        card: Outcome,
+    },
+    Cancel {
+        order: u8,
+    },
+    Session {
+        order: u8,
+        amount: i64,
+    },
+    Refund {
+        order: u8,
+        refund: u8,
+        amount: i64,
+    },
+    GetPayment {
+        order: u8,
+    },
+    FindPayment {
+        order: u8,
+    },
+    GetRefund {
+        refund: u8,
+    },
+    FindRefund {
+        refund: u8,
+    },
+}
+
+/// One request of a case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Req {
+    /// The model key it is sent with (`ak_N`; the profile names the target's).
+    pub key_of: u32,
+    pub key: KeyUse,
+    pub op: Op,
+    pub fault: Fault,
+}
+
+/// One round: requests sent at once, or the target's clock moved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Round {
+    Send(Vec<Req>),
+    Advance(Millis),
+}
+
+/// A generated case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Case {
+    pub seed: u64,
+    pub rounds: Vec<Round>,
+}
+
+impl Case {
+    /// Requests in all rounds.
+    pub fn requests(&self) -> usize {
+        self.rounds
+            .iter()
+            .map(|r| match r {
+                Round::Send(v) => v.len(),
+                Round::Advance(_) => 1,
+            })
+            .sum()
+    }
+
+    pub fn is_concurrent(&self) -> bool {
+        self.rounds
+            .iter()
+            .any(|r| matches!(r, Round::Send(v) if v.len() > 1))
+    }
+}
+
+/// The names a case's slots take in one run: `PREFIX-TAG-o1`, `PREFIX-TAG-r1`, `PREFIX-TAG-k1`.
+#[derive(Clone, Debug)]
+pub struct Names {
+    pub stem: String,
+}
+
+impl Names {
+    pub fn new(prefix: &str, tag: &str) -> Names {
+        Names {
+            stem: format!("{prefix}-{tag}"),
+        }
+    }
+    pub fn order(&self, slot: u8) -> String {
+        format!("{}-o{slot}", self.stem)
+    }
+    pub fn refund(&self, slot: u8) -> String {
+        format!("{}-r{slot}", self.stem)
+    }
+    pub fn key(&self, key: KeyUse) -> Option<String> {
+        match key {
+            KeyUse::Missing => None,
+            KeyUse::Slot(n) => Some(format!("{}-k{n}", self.stem)),
+            KeyUse::TooLong => Some("k".repeat(256)),
+            KeyUse::Wide(n) => Some(format!("{}{}-k{n}", "é".repeat(200), self.stem)),
+        }
+    }
+}
+
+/// How one side (the target, or a model state) spells what a request names.
+pub trait Side {
+    fn api_key(&self, model_key: u32) -> String;
+    fn card(&self, outcome: Outcome) -> String;
+    /// The Payment created for order `order` (an id that exists nowhere if none is known).
+    fn payment(&self, order: &str, slot: u8) -> String;
+    fn refund(&self, refund_no: &str, slot: u8) -> String;
+}
+
+/// An id no Payment has: `pay_demo_9NN` (the model numbers from 1).
+pub fn unknown_payment(slot: u8) -> String {
+    format!("pay_demo_{}", 900 + u32::from(slot))
+}
+
+pub fn unknown_refund(slot: u8) -> String {
+    format!("ref_demo_{}", 900 + u32::from(slot))
+}
+
+/// The HTTP request: method, path and query, headers, JSON body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Http {
+    pub method: &'static str,
+    pub target: String,
+    pub authorization: String,
+    pub idempotency_key: Option<String>,
+    pub body: Option<String>,
+}
+
+fn query_escape(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+impl Req {
+    pub fn render(&self, names: &Names, side: &dyn Side) -> Http {
+        use serde_json::json;
+        let order = |slot: u8| names.order(slot);
+        let (method, target, body) = match self.op {
+            Op::Create {
+                order: o,
+                amount,
+                currency,
+                card,
+            } => {
+                let mut b =
+                    json!({"merchant_order_no": order(o), "amount": amount, "currency": currency});
+                if let Some(c) = card {
+                    b["card"] = json!(side.card(c));
+                }
+                ("POST", "/v1/payments".to_owned(), Some(b))
+            }
+            Op::Confirm { order: o, card } => (
+                "POST",
+                format!("/v1/payments/{}/confirm", side.payment(&order(o), o)),
+                Some(json!({"card": side.card(card)})),
+            ),
+            Op::Cancel { order: o } => (
+                "POST",
+                format!("/v1/payments/{}/cancel", side.payment(&order(o), o)),
+                None,
+            ),
+            Op::Session { order: o, amount } => (
+                "POST",
+                "/v1/checkout/sessions".to_owned(),
+                Some(json!({"merchant_order_no": order(o), "amount": amount, "currency": "USD"})),
+            ),
+            Op::Refund {
+                order: o,
+                refund,
+                amount,
+            } => (
+                "POST",
+                "/v1/refunds".to_owned(),
+                Some(json!({"payment_id": side.payment(&order(o), o),
+                    "merchant_refund_no": names.refund(refund), "amount": amount})),
+            ),
+            Op::GetPayment { order: o } => (
+                "GET",
+                format!("/v1/payments/{}", side.payment(&order(o), o)),
+                None,
+            ),
+            Op::FindPayment { order: o } => (
+                "GET",
+                format!("/v1/payments?merchant_order_no={}", query_escape(&order(o))),
+                None,
+            ),
+            Op::GetRefund { refund } => (
+                "GET",
+                format!("/v1/refunds/{}", side.refund(&names.refund(refund), refund)),
+                None,
+            ),
+            Op::FindRefund { refund } => (
+                "GET",
+                format!(
+                    "/v1/refunds?merchant_refund_no={}",
+                    query_escape(&names.refund(refund))
+                ),
+                None,
+            ),
+        };
+        Http {
+            method,
+            target,
+            authorization: format!("Bearer {}", side.api_key(self.key_of)),
+            idempotency_key: if method == "POST" {
+                names.key(self.key)
+            } else {
+                None
+            },
+            body: body.map(|b| b.to_string()),
+        }
+    }
+}
+
+impl Http {
+    /// `POST /v1/payments  Idempotency-Key: K  {…}`, the contract's notation.
+    pub fn notation(&self) -> String {
+        let mut s = format!("{} {}", self.method, self.target);
+        if let Some(k) = &self.idempotency_key {
+            let shown = if k.chars().count() > 40 {
+                format!(
+                    "{}…({} chars)",
+                    k.chars().take(12).collect::<String>(),
+                    k.chars().count()
+                )
+            } else {
+                k.clone()
+            };
+            s.push_str(&format!("  Idempotency-Key: {shown}"));
+        }
+        if let Some(b) = &self.body {
+            s.push_str(&format!("  {b}"));
+        }
+        s
+    }
+}
+
+/// One request in the notation, with its key and fault.
+pub fn line(req: &Req, http: &Http) -> String {
+    let key = if req.key_of == 1 {
+        String::new()
+    } else {
+        format!("  (as ak_{})", req.key_of)
+    };
+    format!("{}{key}{}", http.notation(), req.fault.note())
+}

@@ -1,0 +1,595 @@
+//! Generation from the model: a seed → a case of 2 to 7 rounds over the contract's
+//! endpoints, the same seed always the same case.
+//!
+//! The moves are the checker presets' alphabets in request form: creates with a new
+//! key and order, the same key again (the same body; a changed card, the safe
+//! parameter; a changed amount or currency, a conflict), a new key for a used order
+//! number (S4), a create without a card and its confirms (new keys while it is
+//! unfinished: S8; declines up to the attempt limit), cancels, checkout sessions and
+//! their replays, refunds (within and beyond the captured amount, a used refund
+//! number), the GETs by id, `merchant_order_no` and `merchant_refund_no`, requests the
+//! contract rejects (no key, a key over 255 characters, one of 200 two-byte
+//! characters, a read-only key, an unsupported currency) and their corrected retries,
+//! one key across merchants, environments and endpoints, rounds of two or three
+//! requests at once (the same key, the same key with another amount, two keys for one
+//! order), and — when the profile can move the target's clock — clock jumps. Each
+//! request gets a proxy fault with probability `fault_rate`.
+
+use super::case::{Case, Fault, KeyUse, Op, Req, Round};
+use super::profile::Outcome;
+use crate::serve::faults::splitmix64;
+use payhub_model::Millis;
+
+/// What the generator may use.
+#[derive(Clone, Debug)]
+pub struct Alphabet {
+    pub outcomes: Vec<Outcome>,
+    /// Model keys the profile has (1 always).
+    pub keys: Vec<u32>,
+    pub clock: bool,
+    /// Proxy faults, per request, in thousandths.
+    pub fault_rate: u16,
+}
+
+struct Rng(u64, u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.1 += 1;
+        splitmix64(self.0 ^ self.1.rotate_left(29))
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, per_mille: u16) -> bool {
+        self.below(1000) < per_mille as usize
+    }
+    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
+        v[self.below(v.len())]
+    }
+}
+
+/// A create the case made: its key, order, body.
+#[derive(Clone, Copy)]
+struct Made {
+    key_of: u32,
+    key: u8,
+    order: u8,
+    amount: i64,
+    currency: &'static str,
+    card: Option<Outcome>,
+}
+
+struct Gen<'a> {
+    rng: Rng,
+    a: &'a Alphabet,
+    made: Vec<Made>,
+    keys: u8,
+    orders: u8,
+    refunds: u8,
+}
+
+impl Gen<'_> {
+    fn key(&mut self) -> u8 {
+        self.keys += 1;
+        self.keys
+    }
+    fn order(&mut self) -> u8 {
+        self.orders += 1;
+        self.orders
+    }
+    fn card(&mut self) -> Outcome {
+        if self.rng.chance(500) {
+            Outcome::Approve
+        } else {
+            self.rng.pick(&self.a.outcomes)
+        }
+    }
+    fn has(&self, k: u32) -> bool {
+        self.a.keys.contains(&k)
+    }
+    fn req(&mut self, key_of: u32, key: KeyUse, op: Op) -> Req {
+        let fault = if self.rng.chance(self.a.fault_rate) {
+            match self.rng.below(20) {
+                0..=7 => Fault::ResetAfter,
+                8..=11 => Fault::ResetBefore,
+                12..=16 => Fault::Duplicate,
+                _ => Fault::Hold(20),
+            }
+        } else {
+            Fault::None
+        };
+        Req {
+            key_of,
+            key,
+            op,
+            fault,
+        }
+    }
+    fn create(&mut self, m: Made) -> Req {
+        self.req(
+            m.key_of,
+            KeyUse::Slot(m.key),
+            Op::Create {
+                order: m.order,
+                amount: m.amount,
+                currency: m.currency,
+                card: m.card,
+            },
+        )
+    }
+    fn new_create(&mut self, card: Option<Outcome>) -> Made {
+        let m = Made {
+            key_of: 1,
+            key: self.key(),
+            order: self.order(),
+            amount: 10000,
+            currency: "USD",
+            card,
+        };
+        self.made.push(m);
+        m
+    }
+    fn old(&mut self) -> Option<Made> {
+        (!self.made.is_empty()).then(|| self.made[self.rng.below(self.made.len())])
+    }
+
+    /// One round.
+    fn round(&mut self) -> Vec<Round> {
+        let one = |r: Req| vec![Round::Send(vec![r])];
+        loop {
+            let old = self.old();
+            let roll = self.rng.below(34);
+            let r = match (roll, old) {
+                (0..=4, _) | (_, None) => {
+                    let card = Some(self.card());
+                    let m = self.new_create(card);
+                    one(self.create(m))
+                }
+                (5 | 6, Some(m)) => one(self.create(m)),
+                (7, Some(m)) => {
+                    let card = Some(self.card());
+                    one(self.create(Made { card, ..m }))
+                }
+                (8, Some(m)) => {
+                    let changed = if self.rng.chance(500) {
+                        Made {
+                            amount: m.amount + 1,
+                            ..m
+                        }
+                    } else {
+                        Made {
+                            currency: "EUR",
+                            ..m
+                        }
+                    };
+                    one(self.create(changed))
+                }
+                (9, Some(m)) => {
+                    let key = self.key();
+                    one(self.create(Made { key, ..m }))
+                }
+                (10, _) => {
+                    let m = self.new_create(None);
+                    one(self.create(m))
+                }
+                (11 | 12, Some(m)) => {
+                    let card = self.card();
+                    let key = if self.rng.chance(300) {
+                        m.key
+                    } else {
+                        self.key()
+                    };
+                    one(self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Confirm {
+                            order: m.order,
+                            card,
+                        },
+                    ))
+                }
+                (13, Some(m)) => {
+                    let key = self.key();
+                    one(self.req(1, KeyUse::Slot(key), Op::Cancel { order: m.order }))
+                }
+                (14, _) => {
+                    let key = self.key();
+                    let order = self.order();
+                    let s = self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Session {
+                            order,
+                            amount: 5000,
+                        },
+                    );
+                    let again = Req {
+                        fault: Fault::None,
+                        ..s
+                    };
+                    if self.rng.chance(500) {
+                        one(s)
+                    } else {
+                        vec![Round::Send(vec![s, again])]
+                    }
+                }
+                (15 | 16, Some(m)) => {
+                    let refund = if self.refunds > 0 && self.rng.chance(300) {
+                        self.refunds
+                    } else {
+                        self.refunds += 1;
+                        self.refunds
+                    };
+                    let amount = if self.rng.chance(200) {
+                        m.amount + 1
+                    } else {
+                        m.amount / 2
+                    };
+                    let key = self.key();
+                    let first = self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Refund {
+                            order: m.order,
+                            refund,
+                            amount,
+                        },
+                    );
+                    if self.rng.chance(400) {
+                        // The same refund number again under a new key (UNIQ-04).
+                        let key = self.key();
+                        let again = self.req(
+                            1,
+                            KeyUse::Slot(key),
+                            Op::Refund {
+                                order: m.order,
+                                refund,
+                                amount,
+                            },
+                        );
+                        seq(vec![first, again])
+                    } else {
+                        one(first)
+                    }
+                }
+                (17, Some(m)) => {
+                    let key_of = if self.has(3) && self.rng.chance(300) {
+                        3
+                    } else {
+                        1
+                    };
+                    one(self.req(key_of, KeyUse::Missing, Op::GetPayment { order: m.order }))
+                }
+                (18, Some(m)) => {
+                    one(self.req(1, KeyUse::Missing, Op::FindPayment { order: m.order }))
+                }
+                (19, _) if self.refunds > 0 => {
+                    let refund = 1 + self.rng.below(self.refunds as usize) as u8;
+                    let op = if self.rng.chance(500) {
+                        Op::GetRefund { refund }
+                    } else {
+                        Op::FindRefund { refund }
+                    };
+                    one(self.req(1, KeyUse::Missing, op))
+                }
+                (20, _) => {
+                    // A request the contract rejects, then its corrected retry.
+                    let key = self.key();
+                    let order = self.order();
+                    let good = Made {
+                        key_of: 1,
+                        key,
+                        order,
+                        amount: 10000,
+                        currency: "USD",
+                        card: Some(Outcome::Approve),
+                    };
+                    let bad = match self.rng.below(5) {
+                        0 => self.req(
+                            1,
+                            KeyUse::Missing,
+                            Op::Create {
+                                order,
+                                amount: 10000,
+                                currency: "USD",
+                                card: Some(Outcome::Approve),
+                            },
+                        ),
+                        1 => self.req(
+                            1,
+                            KeyUse::TooLong,
+                            Op::Create {
+                                order,
+                                amount: 10000,
+                                currency: "USD",
+                                card: Some(Outcome::Approve),
+                            },
+                        ),
+                        2 => self.req(
+                            1,
+                            KeyUse::Wide(key),
+                            Op::Create {
+                                order,
+                                amount: 10000,
+                                currency: "USD",
+                                card: Some(Outcome::Approve),
+                            },
+                        ),
+                        3 if self.has(4) => self.create(Made { key_of: 4, ..good }),
+                        _ => self.create(Made {
+                            currency: "XXX",
+                            ..good
+                        }),
+                    };
+                    self.made.push(good);
+                    let fixed = self.create(good);
+                    seq(vec![bad, fixed])
+                }
+                (21, Some(m)) => {
+                    // One key across merchants, environments, endpoints.
+                    let other = [2u32, 3]
+                        .into_iter()
+                        .filter(|k| self.has(*k))
+                        .collect::<Vec<_>>();
+                    match self.rng.below(4) {
+                        0 if !other.is_empty() => {
+                            let key_of = self.rng.pick(&other);
+                            one(self.create(Made { key_of, ..m }))
+                        }
+                        1 => {
+                            let order = self.order();
+                            one(self.req(
+                                1,
+                                KeyUse::Slot(m.key),
+                                Op::Session {
+                                    order,
+                                    amount: 5000,
+                                },
+                            ))
+                        }
+                        _ => {
+                            // One key on two Payments' confirm (SCOPE-01: the path is
+                            // part of the scope).
+                            let _ = m;
+                            let n1 = self.new_create(None);
+                            let n2 = self.new_create(None);
+                            let (a1, a2) = (self.create(n1), self.create(n2));
+                            let card = self.card();
+                            let key = self.key();
+                            let c1 = self.req(
+                                1,
+                                KeyUse::Slot(key),
+                                Op::Confirm {
+                                    order: n1.order,
+                                    card,
+                                },
+                            );
+                            let c2 = self.req(
+                                1,
+                                KeyUse::Slot(key),
+                                Op::Confirm {
+                                    order: n2.order,
+                                    card,
+                                },
+                            );
+                            seq(vec![a1, a2, c1, c2])
+                        }
+                    }
+                }
+                (22..=25, _) => {
+                    // Requests at once.
+                    let card = Some(self.card());
+                    let m = self.new_create(card);
+                    let first = self.create(m);
+                    let second = match self.rng.below(4) {
+                        0 => self.create(Made {
+                            amount: m.amount + 100,
+                            ..m
+                        }),
+                        1 => {
+                            let key = self.key();
+                            self.create(Made { key, ..m })
+                        }
+                        _ => self.create(m),
+                    };
+                    let mut v = vec![first, second];
+                    if self.rng.chance(250) {
+                        v.push(self.create(m));
+                    }
+                    vec![Round::Send(v)]
+                }
+                (26 | 27, _) if self.a.clock => {
+                    let by = self.rng.pick(&[
+                        Millis::secs(16),
+                        Millis::mins(2),
+                        Millis::hours(2),
+                        Millis::hours(25),
+                        Millis::days(2),
+                        Millis::days(8),
+                    ]);
+                    vec![Round::Advance(by)]
+                }
+                (28 | 29, Some(m)) => {
+                    // Card retries of one Payment until the attempt limit.
+                    let n = self.new_create(Some(Outcome::Decline));
+                    let _ = m;
+                    let first = self.create(n);
+                    let mut v = vec![first];
+                    for _ in 0..3 {
+                        let key = self.key();
+                        let card = if self.rng.chance(700) {
+                            Outcome::Decline
+                        } else {
+                            self.card()
+                        };
+                        v.push(self.req(
+                            1,
+                            KeyUse::Slot(key),
+                            Op::Confirm {
+                                order: n.order,
+                                card,
+                            },
+                        ));
+                    }
+                    seq(v)
+                }
+                (30 | 33, _) if self.a.clock && self.rng.chance(333) => {
+                    // The order number past the key's retention (RET-02, UNIQ-01).
+                    let n = self.new_create(Some(Outcome::Approve));
+                    let first = self.create(n);
+                    let key = if self.rng.chance(300) {
+                        n.key
+                    } else {
+                        self.key()
+                    };
+                    let again = self.create(Made { key, ..n });
+                    vec![
+                        Round::Send(vec![first]),
+                        Round::Advance(Millis::days(8)),
+                        Round::Send(vec![again]),
+                    ]
+                }
+                (30 | 33, _) if self.a.clock && self.rng.chance(500) => {
+                    // A card retry after expires_at (CARD-RETRY, EXPIRY-01).
+                    let card = if self.rng.chance(500) {
+                        None
+                    } else {
+                        Some(Outcome::Decline)
+                    };
+                    let n = self.new_create(card);
+                    let first = self.create(n);
+                    let key = self.key();
+                    let retry = self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::Confirm {
+                            order: n.order,
+                            card: Outcome::Approve,
+                        },
+                    );
+                    vec![
+                        Round::Send(vec![first]),
+                        Round::Advance(Millis::hours(25)),
+                        Round::Send(vec![retry]),
+                    ]
+                }
+                (30 | 33, _) if self.a.clock => {
+                    // An unanswered charge past the automatic query window (RES-03).
+                    let n = self.new_create(Some(Outcome::Silent));
+                    let first = self.create(n);
+                    let get = self.req(1, KeyUse::Missing, Op::GetPayment { order: n.order });
+                    let by =
+                        self.rng
+                            .pick(&[Millis::mins(30), Millis::hours(2), Millis::hours(25)]);
+                    vec![
+                        Round::Send(vec![first]),
+                        Round::Advance(by),
+                        Round::Send(vec![get]),
+                    ]
+                }
+                (31 | 32, _) => {
+                    // Cancel of an unfinished Payment, then its status (CANCEL-02).
+                    let card =
+                        self.rng
+                            .pick(&[Outcome::Slow, Outcome::Silent, Outcome::RequireAction]);
+                    let n = self.new_create(Some(card));
+                    let first = self.create(n);
+                    let key = self.key();
+                    let cancel = self.req(1, KeyUse::Slot(key), Op::Cancel { order: n.order });
+                    let get = self.req(1, KeyUse::Missing, Op::GetPayment { order: n.order });
+                    seq(vec![first, cancel, get])
+                }
+                _ => continue,
+            };
+            return r;
+        }
+    }
+}
+
+/// What the profile cannot do becomes what it can: a card it has no outcome for is
+/// the approving one, a key it has not is `ak_1`.
+fn sanitize(r: &mut Req, a: &Alphabet) {
+    let fix = |o: &mut Outcome| {
+        if !a.outcomes.contains(o) {
+            *o = Outcome::Approve;
+        }
+    };
+    match &mut r.op {
+        Op::Create { card: Some(c), .. } | Op::Confirm { card: c, .. } => fix(c),
+        _ => {}
+    }
+    if !a.keys.contains(&r.key_of) {
+        r.key_of = 1;
+    }
+}
+
+/// Requests sent one after another: a round each.
+fn seq(v: Vec<Req>) -> Vec<Round> {
+    v.into_iter().map(|r| Round::Send(vec![r])).collect()
+}
+
+/// The case of `seed`.
+pub fn generate(seed: u64, a: &Alphabet) -> Case {
+    let mut g = Gen {
+        rng: Rng(splitmix64(seed ^ 0xc0f0_4d11), 0),
+        a,
+        made: Vec::new(),
+        keys: 0,
+        orders: 0,
+        refunds: 0,
+    };
+    let n = 2 + g.rng.below(6);
+    let mut rounds = Vec::new();
+    while rounds.len() < n {
+        rounds.extend(g.round());
+    }
+    for round in &mut rounds {
+        if let Round::Send(reqs) = round {
+            for r in reqs {
+                sanitize(r, a);
+            }
+        }
+    }
+    Case { seed, rounds }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alphabet() -> Alphabet {
+        Alphabet {
+            outcomes: vec![Outcome::Approve, Outcome::Decline, Outcome::Slow],
+            keys: vec![1, 2, 3, 4],
+            clock: true,
+            fault_rate: 150,
+        }
+    }
+
+    #[test]
+    fn a_seed_is_always_the_same_case_and_cases_cover_concurrency_and_faults() {
+        let a = alphabet();
+        assert_eq!(generate(7, &a), generate(7, &a));
+        let cases: Vec<Case> = (0..200).map(|s| generate(s, &a)).collect();
+        assert!(cases.iter().any(|c| c.is_concurrent()));
+        let same_key_at_once = cases.iter().any(|c| {
+            c.rounds
+                .iter()
+                .any(|r| matches!(r, Round::Send(v) if v.len() > 1 && v[0].key == v[1].key))
+        });
+        assert!(same_key_at_once);
+        let faults = cases
+            .iter()
+            .flat_map(|c| &c.rounds)
+            .filter_map(|r| match r {
+                Round::Send(v) => Some(v),
+                _ => None,
+            })
+            .flatten()
+            .filter(|r| r.fault != Fault::None)
+            .count();
+        assert!(faults > 20, "{faults}");
+        assert!(cases.iter().all(|c| (2..=7 + 4).contains(&c.rounds.len())));
+    }
+}

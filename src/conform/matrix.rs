@@ -1,0 +1,285 @@
+//! The kill matrix over HTTP: for every platform and parameter mutant of the zoo,
+//! `payhub-verify serve --mutant NAME` started as a child on a free loopback port and a
+//! conform sweep run against it until it finds a violation (then shrunk).
+//!
+//! Each mutant is tried first against a sandbox on the manual test clock (conform moves
+//! it; its branches seeded, so that both alternatives of S4, S5 and S8 are taken), then
+//! on the manual clock with the second alternatives always (a bug in a branch a seeded
+//! mix takes rarely), then, if neither found it, against one on the real clock whose
+//! upstream answers 150 ms late (the sandbox's `slow_upstream` fault): a race needs a
+//! window in which a second request meets the first one in flight. A mutant none finds
+//! is listed with the reason the wire cannot see it, if one is known, else as missed.
+
+use super::profile::{Loaded, Outcome};
+use super::report::Finding;
+use super::{SweepOptions, connect, sweep};
+
+/// Cases against the real-clock sandbox, per mutant.
+pub const REAL_CLOCK_CASES: usize = 60;
+use payhub_model::{Mutant, ParameterMutant};
+use serde::Serialize;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub mutant: String,
+    pub found: bool,
+    /// The sandbox it was found against.
+    pub setup: Option<String>,
+    pub cases: usize,
+    pub seconds_to_detection: Option<f64>,
+    pub shrunk_requests: Option<usize>,
+    pub reason: Option<String>,
+    #[serde(skip)]
+    pub finding: Option<Finding>,
+}
+
+/// Why the wire cannot show a mutant to conform (what it would need).
+pub fn blind_reason(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "scope_without_merchant" => {
+            "the sandbox runs each merchant in a namespace (a world) of its own, so no idempotency record is shared across merchants: the bug has nothing to collide with over this target"
+        }
+        "lock_expires_before_upstream" => {
+            "needs a same-key request to arrive after the 10 s concurrent wait and before the upstream answers (15 s): an upstream over 10 s late in real time, past the sweeps' bounds"
+        }
+        "cancel_accepted_marks_canceled" => {
+            "needs a cancel the acquirer does not answer within the synchronous wait (a 202): the sandbox's test cards answer every cancel at once"
+        }
+        "rate_limit_binds_key" | "rate_limit_without_retry_after" => {
+            "needs the target to rate-limit on demand (429): conform cannot make a target answer 429, and a 429 the proxy made up is not the target's"
+        }
+        "pause_creates_payment" | "pause_answers_internal_error" => {
+            "needs the target's channel paused (503 temporarily_unavailable) on demand"
+        }
+        "query_triggers_charge" | "refund_resent_when_unknown" => {
+            "the second upstream call shows on the acquirer's ledger, not in any answer: the wire cannot see it"
+        }
+        "manual-review-requery-48h" => {
+            "changes only how often the platform queries the acquirer under manual_review: upstream traffic the wire does not carry"
+        }
+        _ => return None,
+    })
+}
+
+struct Child2 {
+    child: Child,
+}
+
+impl Drop for Child2 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `serve` with `args` on a free port; its address.
+fn start_serve(args: &[&str]) -> Result<(Child2, String), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let mut child = Command::new(exe)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start serve: {e}"))?;
+    let stdout = child.stdout.take().ok_or("serve has no stdout")?;
+    let guard = Child2 { child };
+    let mut lines = BufReader::new(stdout);
+    let mut first = String::new();
+    lines
+        .read_line(&mut first)
+        .map_err(|e| format!("serve printed nothing: {e}"))?;
+    std::thread::spawn(move || for _ in lines.lines() {});
+    let url = first
+        .trim()
+        .rsplit(' ')
+        .next()
+        .filter(|u| u.starts_with("http://"))
+        .ok_or_else(|| format!("serve's first line is not its address: {first:?}"))?
+        .to_owned();
+    Ok((guard, url))
+}
+
+/// The sandbox setups a mutant is tried against, in order.
+fn setups(dir: &std::path::Path) -> Result<Vec<(&'static str, Vec<String>)>, String> {
+    let plan = dir.join("slow-upstream.json");
+    std::fs::write(
+        &plan,
+        r#"{"faults":[{"endpoint":"create_payment","probability":1.0,"action":"slow_upstream","ms":150},
+                      {"endpoint":"confirm_payment","probability":1.0,"action":"slow_upstream","ms":150}]}"#,
+    )
+    .map_err(|e| format!("{}: {e}", plan.display()))?;
+    Ok(vec![
+        ("manual clock", vec!["--clock".into(), "manual".into()]),
+        (
+            "manual clock, branches b",
+            vec![
+                "--clock".into(),
+                "manual".into(),
+                "--branches".into(),
+                "b".into(),
+            ],
+        ),
+        (
+            "real clock, upstream 150 ms late",
+            vec![
+                "--clock".into(),
+                "real".into(),
+                "--faults".into(),
+                plan.display().to_string(),
+            ],
+        ),
+    ])
+}
+
+pub async fn kill_matrix(
+    profile: &Loaded,
+    o: &SweepOptions,
+    only: &[String],
+    max_states: usize,
+) -> Result<Vec<Row>, String> {
+    let mut names: Vec<String> = Mutant::ALL
+        .iter()
+        .map(|m| m.name().to_owned())
+        .chain(ParameterMutant::ALL.iter().map(|m| m.name().to_owned()))
+        .collect();
+    if !only.is_empty() {
+        if let Some(bad) = only.iter().find(|n| !names.contains(n)) {
+            return Err(format!(
+                "--mutants: {bad} is not a platform or parameter mutant of the zoo"
+            ));
+        }
+        names.retain(|n| only.contains(n));
+    }
+    let dir = std::env::temp_dir().join(format!("payhub-conform-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let setups = setups(&dir)?;
+    let mut rows = Vec::new();
+    for name in names {
+        let mut row = Row {
+            mutant: name.clone(),
+            found: false,
+            setup: None,
+            cases: 0,
+            seconds_to_detection: None,
+            shrunk_requests: None,
+            reason: None,
+            finding: None,
+        };
+        let started = Instant::now();
+        for (label, args) in &setups {
+            let phase_at = started.elapsed().as_secs_f64();
+            let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+            args.extend(["--mutant", &name]);
+            let (_child, url) = start_serve(&args)?;
+            let mut p = profile.clone();
+            let mut o = o.clone();
+            if label.starts_with("real clock") {
+                // The real clock: no clock moves, no cards that wait out the synchronous
+                // wait in real time, and fewer cases (each create takes 150 ms).
+                p.profile.clock.advance = None;
+                p.profile.cards.retain(|c| {
+                    matches!(
+                        c.outcome,
+                        Outcome::Approve | Outcome::Decline | Outcome::Fail
+                    )
+                });
+                o.seeds.truncate(REAL_CLOCK_CASES);
+            }
+            let target = connect(&url, p, max_states).await?;
+            let report = sweep(&target, &url, &o, Some(())).await?;
+            row.cases += report.cases_run;
+            if let Some(f) = report.violations.into_iter().next() {
+                row.found = true;
+                row.setup = Some((*label).to_owned());
+                // Until the violation: earlier setups, the sandbox's start, the cases.
+                row.seconds_to_detection = Some(phase_at + f.detected_after_s);
+                row.shrunk_requests = Some(f.shrunk_requests);
+                row.finding = Some(f);
+                break;
+            }
+        }
+        if !row.found {
+            row.reason = blind_reason(&name).map(str::to_owned);
+        }
+        eprintln!(
+            "conform kill matrix: {name}: {} ({} cases, {:.1}s)",
+            if row.found { "found" } else { "not found" },
+            row.cases,
+            started.elapsed().as_secs_f64()
+        );
+        rows.push(row);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(rows)
+}
+
+pub fn text(rows: &[Row]) -> String {
+    let found = rows.iter().filter(|r| r.found).count();
+    let blind = rows
+        .iter()
+        .filter(|r| !r.found && r.reason.is_some())
+        .count();
+    let mut s = format!(
+        "conform kill matrix over HTTP: {found} of {} mutants found, {blind} the wire cannot see, {} missed\n",
+        rows.len(),
+        rows.len() - found - blind
+    );
+    for r in rows {
+        if r.found {
+            s.push_str(&format!(
+                "  {:<40} found    shrunk to {:>2} requests, {:>5.1}s, {:>3} cases ({})\n",
+                r.mutant,
+                r.shrunk_requests.unwrap_or(0),
+                r.seconds_to_detection.unwrap_or(0.0),
+                r.cases,
+                r.setup.as_deref().unwrap_or("")
+            ));
+        } else {
+            s.push_str(&format!(
+                "  {:<40} {}  after {} cases{}\n",
+                r.mutant,
+                if r.reason.is_some() {
+                    "blind "
+                } else {
+                    "MISSED"
+                },
+                r.cases,
+                r.reason
+                    .as_deref()
+                    .map(|x| format!(": {x}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    s
+}
+
+pub fn markdown(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| mutant | over HTTP | shrunk requests | time to detection | cases | setup / reason |\n|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            r.mutant,
+            if r.found {
+                "found"
+            } else if r.reason.is_some() {
+                "blind"
+            } else {
+                "missed"
+            },
+            r.shrunk_requests.map(|n| n.to_string()).unwrap_or_default(),
+            r.seconds_to_detection
+                .map(|t| format!("{t:.1} s"))
+                .unwrap_or_default(),
+            r.cases,
+            r.setup.as_deref().or(r.reason.as_deref()).unwrap_or("")
+        ));
+    }
+    s
+}

@@ -1,0 +1,372 @@
+//! `payhub-verify conform`: a real platform under test, the model as the oracle over
+//! HTTP (docs/conform.md).
+//!
+//! One concept per file: [`profile`] what conform knows of a target, [`case`] a
+//! generated case and how it renders, [`generate`] seeds → cases, [`wire`] the HTTP
+//! client, [`proxy`] the fault-injecting proxy, [`compare`] an answer against the
+//! model's, [`oracle`] the set of model states, [`run`] one case against the target,
+//! [`shrink`] shrinking against the live target, [`report`] what conform prints,
+//! [`matrix`] the kill matrix over HTTP (`serve --mutant` for every mutant of the zoo).
+
+pub mod case;
+pub mod compare;
+pub mod generate;
+pub mod matrix;
+pub mod oracle;
+pub mod profile;
+pub mod proxy;
+pub mod report;
+pub mod run;
+pub mod shrink;
+pub mod wire;
+
+use crate::simulate_cmd::{SeedRange, Shard};
+use report::{Finding, Report};
+use run::{CaseOutcome, Target};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConformFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ConformArgs {
+    /// The target's base URL (`http://127.0.0.1:8080`); overrides the profile's
+    /// `base_url`. Not needed with --kill-matrix (conform starts each sandbox itself).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// The profile of the target (JSON, docs/conform.md; docs/profiles/sandbox.json for
+    /// `payhub-verify serve --clock manual`).
+    #[arg(long)]
+    pub profile: PathBuf,
+    /// Seeds of the cases, `A..B` (B excluded) or one seed.
+    #[arg(long, conflicts_with = "preset")]
+    pub seeds: Option<SeedRange>,
+    /// A named sweep: `smoke` (seeds 0..50), `sweep` (0..2000), `long` (0..20000).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Put the proxy's faults on the wire (reset before forwarding, forward then reset,
+    /// hold, duplicate) on about one request in seven.
+    #[arg(long)]
+    pub proxy_faults: bool,
+    /// `I/N`: run only the seeds whose index modulo N is I (a CI matrix).
+    #[arg(long)]
+    pub shard: Option<Shard>,
+    /// Start no case after this long (`90s`, `10min`); the seeds not reached make the
+    /// run incomplete (exit 3) and the report prints how to continue.
+    #[arg(long)]
+    pub duration: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ConformFormat,
+    /// Model states the oracle may hold between rounds; more is an incomplete run.
+    #[arg(long, default_value_t = 2048)]
+    pub max_states: usize,
+    /// Runs a shrinking candidate with concurrent requests gets before it is dropped (a
+    /// flaky target's race may need more than one).
+    #[arg(long, default_value_t = 3)]
+    pub reruns: usize,
+    /// Runs of the target the shrinking of one violation may spend.
+    #[arg(long, default_value_t = 150)]
+    pub shrink_budget: usize,
+    /// Start `payhub-verify serve --mutant NAME` for every platform and parameter mutant
+    /// of the zoo (or those of --mutants), and report which conform finds over HTTP.
+    #[arg(long)]
+    pub kill_matrix: bool,
+    /// With --kill-matrix: only these mutants (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub mutants: Vec<String>,
+}
+
+pub const HELP: &str = "\
+Exit codes: 0 every case conforms; 1 a violation (printed shrunk, as Mermaid and as a
+what-if script); 2 bad usage, a bad profile, a target that is down or answers a field the
+profile does not expect; 3 incomplete (a bound of the oracle, or --duration ran out).
+
+Examples:
+  payhub-verify serve --addr 127.0.0.1:8080 --clock manual &
+  payhub-verify conform --target http://127.0.0.1:8080 --profile docs/profiles/sandbox.json --preset sweep --proxy-faults
+  payhub-verify conform --target http://127.0.0.1:8080 --profile docs/profiles/sandbox.json --seeds 0..100000 --shard 3/8 --duration 10min
+  payhub-verify conform --profile docs/profiles/sandbox.json --kill-matrix --seeds 0..300
+  payhub-verify conform --profile docs/profiles/sandbox.json --kill-matrix --mutants key_claimed_after_charge,card_in_fingerprint";
+
+/// How a sweep runs.
+#[derive(Clone, Debug)]
+pub struct SweepOptions {
+    pub seeds: Vec<u64>,
+    pub seeds_text: String,
+    /// How `--seeds` continues from a seed not reached: the range's end and the shard.
+    pub continue_to: String,
+    pub proxy_faults: bool,
+    pub reruns: usize,
+    pub shrink_budget: usize,
+    pub deadline: Option<Instant>,
+}
+
+fn seeds_of(args: &ConformArgs) -> Result<(SeedRange, String), String> {
+    let range = match (&args.seeds, args.preset.as_deref()) {
+        (Some(r), _) => *r,
+        (None, None | Some("smoke")) => SeedRange { start: 0, end: 50 },
+        (None, Some("sweep")) => SeedRange {
+            start: 0,
+            end: 2000,
+        },
+        (None, Some("long")) => SeedRange {
+            start: 0,
+            end: 20000,
+        },
+        (None, Some(other)) => {
+            return Err(format!(
+                "--preset {other}: not a conform preset (smoke, sweep, long)"
+            ));
+        }
+    };
+    Ok((range, format!("{}..{}", range.start, range.end)))
+}
+
+pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(&args.profile)
+        .map_err(|e| format!("{}: cannot read: {e}", args.profile.display()))?;
+    let profile = profile::Loaded::from_json(&text)
+        .map_err(|e| format!("{}: {e}", args.profile.display()))?;
+    let (range, mut seeds_text) = seeds_of(args)?;
+    let seeds: Vec<u64> = (range.start..range.end)
+        .filter(|s| {
+            args.shard
+                .is_none_or(|sh| (s - range.start) % sh.count == sh.index)
+        })
+        .collect();
+    if let Some(sh) = &args.shard {
+        seeds_text.push_str(&format!(" shard {}/{}", sh.index, sh.count));
+    }
+    let deadline = match &args.duration {
+        None => None,
+        Some(d) => {
+            let d = payhub_sim::script::parse_duration(d)
+                .ok_or_else(|| format!("--duration {d}: not a duration (90s, 10min)"))?;
+            Some(Instant::now() + Duration::from_millis(d.0))
+        }
+    };
+    let continue_to = format!(
+        "..{}{}",
+        range.end,
+        args.shard
+            .map(|sh| format!(" --shard {}/{}", sh.index, sh.count))
+            .unwrap_or_default()
+    );
+    let options = SweepOptions {
+        seeds,
+        seeds_text,
+        continue_to,
+        proxy_faults: args.proxy_faults,
+        reruns: args.reruns,
+        shrink_budget: args.shrink_budget,
+        deadline,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    if args.kill_matrix {
+        let rows = runtime.block_on(matrix::kill_matrix(
+            &profile,
+            &options,
+            &args.mutants,
+            args.max_states,
+        ))?;
+        let out = match args.format {
+            ConformFormat::Json => {
+                serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+            }
+            ConformFormat::Markdown => matrix::markdown(&rows),
+            ConformFormat::Text => matrix::text(&rows),
+        };
+        println!("{out}");
+        let missed = rows.iter().any(|r| !r.found && r.reason.is_none());
+        return Ok(ExitCode::from(if missed { 1 } else { 0 }));
+    }
+    let url = args
+        .target
+        .clone()
+        .or_else(|| profile.profile.base_url.clone())
+        .ok_or("no target: give --target URL or the profile's base_url")?;
+    let report = runtime.block_on(async {
+        let target = connect(&url, profile, args.max_states).await?;
+        sweep(&target, &url, &options, None).await
+    })?;
+    let out = match args.format {
+        ConformFormat::Text => report.text(),
+        ConformFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
+        ConformFormat::Markdown => report.markdown(),
+    };
+    print!("{out}");
+    if !out.ends_with('\n') {
+        println!();
+    }
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+/// The target behind a fresh proxy, checked to answer.
+pub async fn connect(
+    url: &str,
+    profile: profile::Loaded,
+    max_states: usize,
+) -> Result<Target, String> {
+    let direct = wire::authority(url)?;
+    let settings = oracle::Settings {
+        branches: profile.branches.clone(),
+        horizon: profile.horizon,
+        max_states,
+        node_budget: 20_000,
+        volatile: profile.profile.volatile.clone(),
+        extra: profile.profile.extra_fields.clone(),
+        ids_per_merchant: profile.profile.isolation.ids_per_merchant,
+    };
+    let timeout = Duration::from_millis(profile.timeout.0);
+    let proxy = proxy::Proxy::start(direct.clone(), timeout).await?;
+    let target = Target {
+        profile,
+        direct,
+        proxy,
+        settings,
+    };
+    run::probe(&target)
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    Ok(target)
+}
+
+/// The generator's alphabet for a profile.
+pub fn alphabet(profile: &profile::Loaded, proxy_faults: bool) -> generate::Alphabet {
+    generate::Alphabet {
+        outcomes: profile.outcomes(),
+        keys: profile.model_keys.clone(),
+        clock: profile.profile.clock.advance.is_some(),
+        fault_rate: if proxy_faults { 150 } else { 0 },
+    }
+}
+
+/// Runs the options' seeds until the first violation (shrunk), the end, or the deadline.
+/// `bar`: progress on a terminal.
+pub async fn sweep(
+    t: &Target,
+    url: &str,
+    o: &SweepOptions,
+    quiet: Option<()>,
+) -> Result<Report, String> {
+    let started = Instant::now();
+    let alphabet = alphabet(&t.profile, o.proxy_faults);
+    let bar = crate::progress::Bar::new(quiet.is_none(), o.seeds.len() as u64, "cases");
+    let run_id = if t.profile.profile.isolation.reset.is_some() {
+        String::new()
+    } else {
+        // Without a reset endpoint names must differ from any earlier run's.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        format!("{:x}", t % 0xff_ffff)
+    };
+    let mut report = Report {
+        target: url.to_owned(),
+        profile: t.profile.profile.name.clone(),
+        seeds: o.seeds_text.clone(),
+        proxy_faults: o.proxy_faults,
+        cases_run: 0,
+        requests: 0,
+        elapsed_s: 0.0,
+        cases_per_s: 0.0,
+        violations: Vec::new(),
+        incomplete: Vec::new(),
+        not_run: 0,
+        continue_with: None,
+    };
+    for (n, &seed) in o.seeds.iter().enumerate() {
+        if o.deadline.is_some_and(|d| Instant::now() >= d) {
+            report.not_run = o.seeds.len() - n;
+            report.continue_with = Some(format!("--seeds {seed}{}", o.continue_to));
+            break;
+        }
+        let case = generate::generate(seed, &alphabet);
+        let run = run::run_case(t, &case, &format!("{run_id}s{seed}")).await?;
+        report.cases_run += 1;
+        report.requests += case.requests();
+        bar.inc();
+        match &run.outcome {
+            CaseOutcome::Conforms => {}
+            CaseOutcome::Incomplete(why) => report.incomplete.push((seed, why.clone())),
+            CaseOutcome::Violation { .. } => {
+                let detected = started.elapsed().as_secs_f64();
+                let mut k = 0usize;
+                let mut tag = || {
+                    k += 1;
+                    format!("{run_id}s{seed}x{k}")
+                };
+                let shrunk =
+                    shrink::shrink(t, case.clone(), run, o.reruns, o.shrink_budget, &mut tag)
+                        .await?;
+                report
+                    .violations
+                    .push(finding(t, &case, shrunk, report.cases_run, detected));
+                report.not_run = o.seeds.len() - n - 1;
+                break;
+            }
+        }
+    }
+    bar.done();
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    report.cases_per_s = report.cases_run as f64 / report.elapsed_s.max(1e-9);
+    Ok(report)
+}
+
+fn finding(
+    t: &Target,
+    case: &case::Case,
+    shrunk: shrink::Shrunk,
+    cases: usize,
+    detected_s: f64,
+) -> Finding {
+    let (round, allowed, tape) = match &shrunk.run.outcome {
+        CaseOutcome::Violation {
+            round,
+            allowed,
+            tape,
+        } => (*round, allowed.clone(), tape.clone()),
+        _ => (0, Vec::new(), Vec::new()),
+    };
+    let config = oracle::model_config();
+    let about = format!(
+        "payhub-verify conform against {}: seed {}, the shrunk case's model run",
+        t.profile.profile.name, case.seed
+    );
+    let mut script = match payhub_sim::script::script_from_tape(&config, &tape, None, &about) {
+        Ok(s) => s,
+        Err(e) => format!("# no script: {e}\n"),
+    };
+    for e in shrunk.run.exchanges.iter().filter(|e| e.round == round) {
+        script.push_str(&format!(
+            "# the target answered {}  →  {}\n",
+            e.request, e.answer
+        ));
+    }
+    for a in &allowed {
+        script.push_str(&format!("# the model allows {a}\n"));
+    }
+    Finding {
+        seed: case.seed,
+        requests: case.requests(),
+        shrunk_requests: shrunk.case.requests(),
+        shrink_runs: shrunk.runs,
+        detected_after_cases: cases,
+        detected_after_s: detected_s,
+        mermaid: report::mermaid(&shrunk.run.exchanges, round, &allowed),
+        exchanges: shrunk.run.exchanges,
+        breaking_round: round,
+        allowed,
+        script,
+    }
+}

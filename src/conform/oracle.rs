@@ -1,0 +1,858 @@
+//! The online oracle: the set of model states consistent with everything the target
+//! has answered so far.
+//!
+//! A state is a world of the simulator (`payhub_sim::World`: the reference platform,
+//! the acquirer driven by the test cards, the network), the mapping of the target's ids
+//! to that state's, and the choices that led there (its tape, for the what-if script).
+//! A round of requests is explored from each state over every order the world allows:
+//! each request delivered (taking, at a branch point the profile allows, either
+//! alternative), the upstream's calls decided by their card and its replies delivered
+//! in any order between them, the clock jumping to the platform's next deadline within
+//! the horizon. A request whose answer was lost (reset after forwarding, a timeout) is
+//! either never executed or executed with its answer dropped. Each answer, once the
+//! model puts it in flight, is compared with the target's (`compare.rs`): a path whose
+//! answer differs ends there. The states where every answer matched are the new set;
+//! an empty set is a violation; more than the bound is an incomplete run.
+//!
+//! Bounds: at most `max_states` states between rounds (default 2048), at most
+//! `node_budget` explored nodes per round and state (default 20,000); past either the
+//! run is incomplete, never a pass.
+
+use super::case::{self, Http, Names, Req, Side};
+use super::compare::{self, IdMap, Observed};
+use super::profile::Outcome;
+use crate::serve::cards;
+use crate::serve::http_map::{self, HttpRequest};
+use crate::serve::sandbox::{node_of, world_config};
+use payhub_model::{ApiResponse, Branch, Millis, RequestId, ResponseBody};
+use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
+use payhub_sim::{Budget, Choice, World, WorldConfig};
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// One model state.
+#[derive(Clone, Debug)]
+pub struct State {
+    pub world: World,
+    pub ids: IdMap,
+    pub tape: Vec<Choice>,
+}
+
+/// What the target's side of one request came to.
+#[derive(Clone, Debug)]
+pub enum Seen {
+    Answer(Observed),
+    /// Forwarded, no answer (reset after forwarding, a timeout): executed or not.
+    Unknown,
+    /// Never forwarded (reset before): nothing reached the target.
+    NotSent,
+    /// Whatever the model answers (to write the model's own run of a round).
+    Any,
+}
+
+/// One request of a round with what was seen of it; `after`: sent only once that
+/// request of the round is done (a duplicate's second copy).
+#[derive(Clone, Debug)]
+pub struct Sent {
+    pub req: Req,
+    pub seen: Seen,
+    pub after: Option<usize>,
+}
+
+/// The target's ids for the objects a case names, read off its answers.
+/// Keyed by namespace (see [`Settings::namespace`]) and number.
+#[derive(Clone, Debug, Default)]
+pub struct TargetRefs {
+    pub payments: BTreeMap<(u32, String), String>,
+    pub refunds: BTreeMap<(u32, String), String>,
+}
+
+impl TargetRefs {
+    pub fn payment(&self, ns: u32, order: &str) -> Option<&String> {
+        self.payments.get(&(ns, order.to_owned()))
+    }
+    pub fn refund(&self, ns: u32, refund_no: &str) -> Option<&String> {
+        self.refunds.get(&(ns, refund_no.to_owned()))
+    }
+
+    /// Reads the Payments and Refunds of an answer body seen in namespace `ns`.
+    pub fn learn(&mut self, ns: u32, body: &serde_json::Value) {
+        let mut objects: Vec<&serde_json::Value> = vec![body];
+        if let Some(data) = body.get("data").and_then(|d| d.as_array()) {
+            objects.extend(data);
+        }
+        for o in objects {
+            let id = o.get("id").and_then(|v| v.as_str());
+            if let (Some(id), Some(no)) = (id, o.get("merchant_order_no").and_then(|v| v.as_str()))
+            {
+                self.payments.insert((ns, no.to_owned()), id.to_owned());
+            }
+            if let (Some(id), Some(no)) = (id, o.get("merchant_refund_no").and_then(|v| v.as_str()))
+            {
+                self.refunds.insert((ns, no.to_owned()), id.to_owned());
+            }
+        }
+    }
+}
+
+/// The oracle's settings from the profile and the command line.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub branches: Vec<Branch>,
+    pub horizon: Millis,
+    pub max_states: usize,
+    pub node_budget: usize,
+    pub volatile: Vec<String>,
+    pub extra: Vec<String>,
+    /// The target numbers its objects per merchant (the sandbox: a session per
+    /// merchant), so an id means something only with its merchant.
+    pub ids_per_merchant: bool,
+}
+
+impl Settings {
+    /// The namespace of a request sent with model key `ak_N`: its merchant when ids are
+    /// per merchant (ak_3 is merchant 2), else one for all.
+    pub fn namespace(&self, key_of: u32) -> u32 {
+        match (self.ids_per_merchant, key_of) {
+            (false, _) => 0,
+            (true, 3) => 2,
+            (true, _) => 1,
+        }
+    }
+}
+
+/// How a round went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Conforms,
+    /// No state explains the answers: the model's answers that were closest.
+    Broken {
+        allowed: Vec<String>,
+    },
+    Incomplete(String),
+}
+
+pub struct Oracle {
+    config: WorldConfig,
+    pub states: Vec<State>,
+    settings: Settings,
+}
+
+/// The model's side of a request in one state: model keys and cards, and the model ids
+/// that state bound the target's to.
+struct ModelSide<'a> {
+    ids: &'a IdMap,
+    refs: &'a TargetRefs,
+    ns: u32,
+}
+
+impl Side for ModelSide<'_> {
+    fn api_key(&self, model_key: u32) -> String {
+        format!("ak_{model_key}")
+    }
+    fn card(&self, outcome: Outcome) -> String {
+        outcome.model_card().to_string()
+    }
+    fn payment(&self, order: &str, slot: u8) -> String {
+        self.refs
+            .payment(self.ns, order)
+            .and_then(|t| self.ids.model_of(&compare::qualified(self.ns, t)))
+            .map_or_else(|| case::unknown_payment(slot), str::to_owned)
+    }
+    fn refund(&self, refund_no: &str, slot: u8) -> String {
+        self.refs
+            .refund(self.ns, refund_no)
+            .and_then(|t| self.ids.model_of(&compare::qualified(self.ns, t)))
+            .map_or_else(|| case::unknown_refund(slot), str::to_owned)
+    }
+}
+
+/// One request's progress in one path of the exploration.
+#[derive(Clone, Debug, Hash)]
+struct Ex {
+    sent: Option<(MsgId, RequestId)>,
+    delivered: bool,
+    done: bool,
+}
+
+#[derive(Clone)]
+struct Node {
+    st: State,
+    ex: Vec<Ex>,
+    /// Upstream messages from before the round (left as the round's start has them).
+    backlog: Arc<Vec<MsgId>>,
+}
+
+/// What two states must share to be the same state for the oracle: everything but the
+/// history the properties read (`facts`), which the oracle does not judge.
+fn key_of(w: &World, ids: &IdMap) -> u64 {
+    hash_of(&(
+        w.now,
+        &w.platform,
+        &w.acquirer,
+        &w.net,
+        &w.link,
+        &w.origins,
+        ids,
+    ))
+}
+
+fn hash_of(v: &impl Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+/// The model's world: the sandbox's (the reference platform, the default API keys, no
+/// webhooks, answers that travel so that one can be lost).
+pub fn model_config() -> WorldConfig {
+    world_config(&crate::serve::faults::Plan::default(), false)
+}
+
+impl Oracle {
+    pub fn new(settings: Settings) -> Oracle {
+        let config = model_config();
+        let world = World::new(&config);
+        Oracle {
+            states: vec![State {
+                world,
+                ids: IdMap::default(),
+                tape: Vec::new(),
+            }],
+            config,
+            settings,
+        }
+    }
+
+    /// Moves every state's clock by `by`, as a test clock does: the upstream driven and
+    /// every timer due fired on the way.
+    pub fn advance(&mut self, by: Millis) -> Verdict {
+        let mut next = Vec::new();
+        for st in std::mem::take(&mut self.states) {
+            let mut st = st;
+            let target = st.world.now.after(by);
+            if let Err(e) = self.move_to(&mut st, target) {
+                return Verdict::Incomplete(format!("the model cannot advance: {e}"));
+            }
+            next.push(st);
+        }
+        self.states = dedup(next);
+        Verdict::Conforms
+    }
+
+    fn apply(&self, st: &mut State, choice: Choice) -> Result<(), String> {
+        if st.world.budget.drops < 16 {
+            st.world.budget = Budget::UNLIMITED;
+        }
+        st.world
+            .apply(&self.config, &choice, None)
+            .map_err(|e| format!("{choice}: {e}"))?;
+        st.tape.push(choice);
+        Ok(())
+    }
+
+    fn move_to(&self, st: &mut State, target: Millis) -> Result<(), String> {
+        for _ in 0..10_000 {
+            while let Some((c, _)) = link_moves(&st.world).into_iter().next() {
+                self.apply(st, c)?;
+            }
+            drop_stray(self, st, &[])?;
+            match st.world.next_deadline() {
+                Some(d) if d <= target => self.apply(st, Choice::Tick)?,
+                _ => break,
+            }
+        }
+        if st.world.now < target {
+            let by = target.since(st.world.now);
+            self.apply(st, Choice::Advance(by))?;
+        }
+        Ok(())
+    }
+
+    /// One round: `sent` against every state. `names` and `refs` render the requests.
+    pub fn round(&mut self, names: &Names, refs: &TargetRefs, sent: &[Sent]) -> Verdict {
+        let mut next = Vec::new();
+        let mut misses: Vec<String> = Vec::new();
+        for st in self.states.iter().cloned() {
+            match self.explore(st, names, refs, sent, &mut misses) {
+                Ok(mut found) => next.append(&mut found),
+                Err(e) => return Verdict::Incomplete(e),
+            }
+            if next.len() > self.settings.max_states * 4 {
+                next = dedup(next);
+            }
+        }
+        let next = dedup(next);
+        if next.len() > self.settings.max_states {
+            return Verdict::Incomplete(format!(
+                "{} model states are consistent with the answers, over the bound of {} (--max-states)",
+                next.len(),
+                self.settings.max_states
+            ));
+        }
+        if next.is_empty() {
+            misses.sort();
+            misses.dedup();
+            misses.truncate(6);
+            return Verdict::Broken { allowed: misses };
+        }
+        self.states = next;
+        Verdict::Conforms
+    }
+
+    /// The model's own run of a round of requests from the first state: the choices
+    /// of that state and of one path through the round (for the what-if script).
+    pub fn model_run(&self, names: &Names, refs: &TargetRefs, reqs: &[Req]) -> Option<Vec<Choice>> {
+        let st = self.states.first()?.clone();
+        let sent: Vec<Sent> = reqs
+            .iter()
+            .map(|r| Sent {
+                req: *r,
+                seen: Seen::Any,
+                after: None,
+            })
+            .collect();
+        let mut misses = Vec::new();
+        let found = self.explore(st, names, refs, &sent, &mut misses).ok()?;
+        found
+            .into_iter()
+            .min_by_key(|s| s.tape.len())
+            .map(|s| s.tape)
+    }
+
+    fn explore(
+        &self,
+        st: State,
+        names: &Names,
+        refs: &TargetRefs,
+        sent: &[Sent],
+        misses: &mut Vec<String>,
+    ) -> Result<Vec<State>, String> {
+        // What the upstream still had to do from earlier rounds may have happened by
+        // now, or part of it, or none: every prefix of it is a start (a slow card's
+        // charge excepted: it is placed by the exploration).
+        let mut starts = vec![st.clone()];
+        let mut st = st;
+        while let Some((c, _)) = link_moves(&st.world)
+            .into_iter()
+            .find(|(_, kind)| *kind != LinkMove::SlowCharge)
+        {
+            if starts.len() > 64 {
+                return Err("the upstream's backlog is longer than 64 moves".into());
+            }
+            self.apply(&mut st, c)?;
+            starts.push(st.clone());
+        }
+        let mut found = Vec::new();
+        for start in starts {
+            found.append(&mut self.explore_from(start, names, refs, sent, misses)?);
+        }
+        Ok(found)
+    }
+
+    fn explore_from(
+        &self,
+        st: State,
+        names: &Names,
+        refs: &TargetRefs,
+        sent: &[Sent],
+        misses: &mut Vec<String>,
+    ) -> Result<Vec<State>, String> {
+        let limit = st.world.now.after(self.settings.horizon);
+        let ex = sent
+            .iter()
+            .map(|s| Ex {
+                sent: None,
+                delivered: false,
+                done: matches!(s.seen, Seen::NotSent),
+            })
+            .collect();
+        let backlog = Arc::new(
+            st.world
+                .link
+                .iter()
+                .filter(|(_, m)| !matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c)))
+                .map(|(m, _)| m)
+                .collect::<Vec<_>>(),
+        );
+        let mut stack = vec![Node { st, ex, backlog }];
+        let mut visited: HashSet<u64> = HashSet::new();
+        let mut found = Vec::new();
+        let mut nodes = 0usize;
+        while let Some(mut node) = stack.pop() {
+            nodes += 1;
+            if nodes > self.settings.node_budget {
+                return Err(format!(
+                    "a round has more than {} interleavings to explore from one state (node budget)",
+                    self.settings.node_budget
+                ));
+            }
+            match self.settle(&mut node, names, refs, sent) {
+                Err(Miss::Answer(m)) => {
+                    misses.push(m);
+                    continue;
+                }
+                Err(Miss::World(e)) => return Err(e),
+                Ok(()) => {}
+            }
+            if !visited.insert(hash_of(&(key_of(&node.st.world, &node.st.ids), &node.ex))) {
+                continue;
+            }
+            if node.ex.iter().all(|e| e.done) {
+                found.push(node.st);
+                continue;
+            }
+            for (choice, marks) in self.moves(&node, sent, limit) {
+                let mut child = node.clone();
+                if self.apply(&mut child.st, choice).is_err() {
+                    continue;
+                }
+                if let Some((i, done)) = marks {
+                    child.ex[i].delivered = true;
+                    child.ex[i].done |= done;
+                }
+                stack.push(child);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The choices that may come next, each with the request it delivers or drops.
+    fn moves(
+        &self,
+        node: &Node,
+        sent: &[Sent],
+        limit: Millis,
+    ) -> Vec<(Choice, Option<(usize, bool)>)> {
+        let w = &node.st.world;
+        let mut out = Vec::new();
+        for (i, e) in node.ex.iter().enumerate() {
+            let Some((msg, _)) = e.sent else { continue };
+            if e.delivered || e.done {
+                continue;
+            }
+            let Some(Payload::Request { request, .. }) = w.net.get(msg) else {
+                continue;
+            };
+            match w.platform.branch_point(w.now, request) {
+                None => out.push((Choice::Deliver { msg, branch: None }, Some((i, false)))),
+                Some(point) => {
+                    for b in point.alternatives() {
+                        if self.settings.branches.contains(&b) {
+                            out.push((
+                                Choice::Deliver {
+                                    msg,
+                                    branch: Some(b),
+                                },
+                                Some((i, false)),
+                            ));
+                        }
+                    }
+                }
+            }
+            if matches!(sent[i].seen, Seen::Unknown) {
+                out.push((Choice::Drop { msg }, Some((i, true))));
+            }
+        }
+        let concurrent = is_concurrent(sent);
+        out.extend(
+            link_moves_except(w, &node.backlog)
+                .into_iter()
+                .filter(|(_, kind)| !kind.eager(concurrent))
+                .map(|(c, _)| (c, None)),
+        );
+        // Time passes while the target takes time to answer, within the horizon.
+        let waiting = node.ex.iter().any(|e| e.delivered && !e.done);
+        if let Some(d) = w.next_deadline() {
+            if waiting && d <= limit {
+                out.push((Choice::Tick, None));
+            }
+        }
+        out
+    }
+
+    /// Deterministic steps: sends whose turn has come, answers in flight compared and
+    /// delivered (or dropped, for a lost answer), stray messages dropped.
+    fn settle(
+        &self,
+        node: &mut Node,
+        names: &Names,
+        refs: &TargetRefs,
+        sent: &[Sent],
+    ) -> Result<(), Miss> {
+        loop {
+            let mut moved = false;
+            for (i, one) in sent.iter().enumerate() {
+                if node.ex[i].done {
+                    continue;
+                }
+                let ready = one.after.is_none_or(|j| node.ex[j].done);
+                if node.ex[i].sent.is_none() && ready {
+                    self.send(node, i, names, refs, one)?;
+                    moved = true;
+                    continue;
+                }
+                let Some((_, id)) = node.ex[i].sent else {
+                    continue;
+                };
+                let Some((msg, response)) = answer_in_flight(&node.st.world, id) else {
+                    continue;
+                };
+                match &one.seen {
+                    Seen::Answer(obs) => {
+                        let ns = self.settings.namespace(one.req.key_of);
+                        compare::matches(
+                            &response,
+                            obs,
+                            ns,
+                            &mut node.st.ids,
+                            &self.settings.volatile,
+                            &self.settings.extra,
+                        )
+                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                        self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
+                            .map_err(Miss::World)?;
+                    }
+                    Seen::Any => {
+                        self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
+                            .map_err(Miss::World)?;
+                    }
+                    Seen::Unknown | Seen::NotSent => {
+                        self.apply(&mut node.st, Choice::Drop { msg })
+                            .map_err(Miss::World)?;
+                    }
+                }
+                node.ex[i].done = true;
+                node.ex[i].delivered = true;
+                moved = true;
+            }
+            let ours: Vec<RequestId> = node.ex.iter().filter_map(|e| e.sent.map(|s| s.1)).collect();
+            if drop_stray(self, &mut node.st, &ours).map_err(Miss::World)? {
+                moved = true;
+            }
+            let concurrent = is_concurrent(sent);
+            if let Some((c, _)) = link_moves_except(&node.st.world, &node.backlog)
+                .into_iter()
+                .find(|(_, kind)| kind.eager(concurrent))
+            {
+                self.apply(&mut node.st, c).map_err(Miss::World)?;
+                moved = true;
+            }
+            if !moved {
+                return Ok(());
+            }
+        }
+    }
+
+    fn send(
+        &self,
+        node: &mut Node,
+        i: usize,
+        names: &Names,
+        refs: &TargetRefs,
+        s: &Sent,
+    ) -> Result<(), Miss> {
+        let ns = self.settings.namespace(s.req.key_of);
+        let side = ModelSide {
+            ids: &node.st.ids,
+            refs,
+            ns,
+        };
+        let http = s.req.render(names, &side);
+        match http_map::to_api_request(&to_http_request(&http)) {
+            Err(edge) => {
+                // The sandbox's edge answers what the model cannot represent.
+                let body: ResponseBody = serde_json::from_str(&edge.body)
+                    .map_err(|e| Miss::World(format!("the edge's answer: {e}")))?;
+                let response = ApiResponse {
+                    status: edge.status,
+                    retry_after_s: edge.retry_after_s,
+                    body,
+                };
+                if let Seen::Answer(obs) = &s.seen {
+                    compare::matches(
+                        &response,
+                        obs,
+                        ns,
+                        &mut node.st.ids,
+                        &self.settings.volatile,
+                        &self.settings.extra,
+                    )
+                    .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                }
+                node.ex[i].done = true;
+                node.ex[i].delivered = true;
+            }
+            Ok(request) => {
+                let merchant = node_of(request.api_key);
+                self.apply(
+                    &mut node.st,
+                    Choice::Send {
+                        merchant,
+                        request: Arc::new(request),
+                    },
+                )
+                .map_err(Miss::World)?;
+                let newest = node
+                    .st
+                    .world
+                    .net
+                    .iter()
+                    .filter_map(|(msg, p)| match p {
+                        Payload::Request { id, .. } => Some((msg, *id)),
+                        _ => None,
+                    })
+                    .last()
+                    .ok_or_else(|| Miss::World("the sent request is not in flight".into()))?;
+                node.ex[i].sent = Some(newest);
+            }
+        }
+        Ok(())
+    }
+}
+
+enum Miss {
+    /// This path's answer differs from the target's.
+    Answer(String),
+    /// The model itself failed (a bug of the harness): the run is incomplete.
+    World(String),
+}
+
+/// The model's request for a rendered one.
+pub fn to_http_request(http: &Http) -> HttpRequest {
+    HttpRequest {
+        method: http.method.to_owned(),
+        target: http.target.clone(),
+        authorization: Some(http.authorization.clone().into_bytes()),
+        idempotency_key: http.idempotency_key.clone().map(String::into_bytes),
+        body: http.body.clone().unwrap_or_default().into_bytes(),
+    }
+}
+
+fn answer_in_flight(w: &World, id: RequestId) -> Option<(MsgId, ApiResponse)> {
+    w.net.iter().find_map(|(msg, p)| match p {
+        Payload::Response {
+            id: to, response, ..
+        } if *to == id => Some((msg, response.clone())),
+        _ => None,
+    })
+}
+
+/// Whether a round sends more than one request at once.
+fn is_concurrent(sent: &[Sent]) -> bool {
+    sent.iter().filter(|s| s.after.is_none()).count() > 1
+}
+
+/// What kind of upstream move: its place in the exploration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LinkMove {
+    /// A charge on the slow card: decided only after the synchronous wait, so the
+    /// exploration places it (before or after the 202).
+    SlowCharge,
+    /// A charge: in a round of requests at once, when it is decided against the other
+    /// requests' arrival is the race window, so the exploration places it.
+    Charge,
+    /// Queries, cancels, refunds, replies: taken at once (they commute with what the
+    /// round's requests can witness; the sandbox, too, drives them at once).
+    Other,
+}
+
+impl LinkMove {
+    fn eager(self, concurrent: bool) -> bool {
+        match self {
+            LinkMove::SlowCharge => false,
+            LinkMove::Charge => !concurrent,
+            LinkMove::Other => true,
+        }
+    }
+}
+
+/// The upstream's next moves: each call decided by its test card, each reply delivered.
+fn link_moves(w: &World) -> Vec<(Choice, LinkMove)> {
+    link_moves_except(w, &[])
+}
+
+/// [`link_moves`] but those on messages of `backlog` (the upstream's work from before
+/// the round, whose progress the round's start already chose).
+fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, LinkMove)> {
+    let acquirer = &w.acquirer;
+    let card_of = |a| acquirer.charges.get(&a).map(|c| c.card);
+    w.link
+        .iter()
+        .filter(|(msg, _)| !backlog.contains(msg))
+        .map(|(msg, m)| match m {
+            UpstreamMsg::Call(call) => (
+                Choice::Acquire {
+                    msg,
+                    decision: cards::decision(call, card_of),
+                },
+                if cards::is_slow(call) {
+                    LinkMove::SlowCharge
+                } else if matches!(call, payhub_model::UpstreamCall::Charge { .. }) {
+                    LinkMove::Charge
+                } else {
+                    LinkMove::Other
+                },
+            ),
+            UpstreamMsg::Reply(_) => (Choice::DeliverUpstream { msg }, LinkMove::Other),
+        })
+        .collect()
+}
+
+/// Drops webhooks and answers to requests of earlier rounds (nobody reads them).
+fn drop_stray(o: &Oracle, st: &mut State, ours: &[RequestId]) -> Result<bool, String> {
+    let stray: Vec<MsgId> = st
+        .world
+        .net
+        .iter()
+        .filter(|(_, p)| match p {
+            Payload::Webhook { .. } => true,
+            Payload::Response { id, .. } => !ours.contains(id),
+            Payload::Request { .. } => false,
+        })
+        .map(|(m, _)| m)
+        .collect();
+    for msg in &stray {
+        o.apply(st, Choice::Drop { msg: *msg })?;
+    }
+    Ok(!stray.is_empty())
+}
+
+fn dedup(states: Vec<State>) -> Vec<State> {
+    let mut seen = HashSet::new();
+    states
+        .into_iter()
+        .filter(|s| seen.insert(key_of(&s.world, &s.ids)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conform::case::{Fault, KeyUse, Op};
+    use crate::serve::faults::Plan;
+    use crate::serve::sandbox::{Branches, Planted, Sandbox, Settings as SandboxSettings, Step};
+
+    fn settings() -> Settings {
+        Settings {
+            branches: crate::conform::profile::ALL_BRANCHES.to_vec(),
+            horizon: Millis::mins(2),
+            max_states: 64,
+            node_budget: 20_000,
+            volatile: vec!["expires_at".into()],
+            extra: Vec::new(),
+            ids_per_merchant: false,
+        }
+    }
+
+    fn create(key: u8) -> Req {
+        Req {
+            key_of: 1,
+            key: KeyUse::Slot(key),
+            op: Op::Create {
+                order: 1,
+                amount: 10000,
+                currency: "USD",
+                card: Some(Outcome::Approve),
+            },
+            fault: Fault::None,
+        }
+    }
+
+    /// The sandbox (the reference over its sans-IO core) as the target.
+    fn answer(sb: &mut Sandbox, names: &Names, req: &Req) -> Seen {
+        let side = ModelSide {
+            ids: &IdMap::default(),
+            refs: &TargetRefs::default(),
+            ns: 0,
+        };
+        let http = to_http_request(&req.render(names, &side));
+        let Step::Answered(reply) = sb.handle(sb.now(), &http) else {
+            panic!("pending")
+        };
+        Seen::Answer(Observed {
+            status: reply.status,
+            retry_after: reply.retry_after_s.map(|s| s.to_string()),
+            body: serde_json::from_str(&reply.body).unwrap(),
+        })
+    }
+
+    fn sandbox(planted: Planted) -> Sandbox {
+        Sandbox::new(SandboxSettings {
+            seed: 0,
+            branches: Branches::A,
+            plan: Plan::default(),
+            webhooks: false,
+            planted,
+        })
+    }
+
+    fn sent(req: Req, seen: Seen) -> Vec<Sent> {
+        vec![Sent {
+            req,
+            seen,
+            after: None,
+        }]
+    }
+
+    #[test]
+    fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
+        let names = Names::new("T", "1");
+        let refs = TargetRefs::default();
+        let mut sb = sandbox(Planted::Reference);
+        let mut o = Oracle::new(settings());
+        // A create whose answer is lost: executed or not, two states.
+        let _ = answer(&mut sb, &names, &create(1));
+        assert_eq!(
+            o.round(&names, &refs, &sent(create(1), Seen::Unknown)),
+            Verdict::Conforms
+        );
+        assert_eq!(o.states.len(), 2);
+        // The retry under the same key: the sandbox replays (200); only "executed" explains it.
+        let replay = answer(&mut sb, &names, &create(1));
+        assert_eq!(
+            o.round(&names, &refs, &sent(create(1), replay.clone())),
+            Verdict::Conforms
+        );
+        assert_eq!(o.states.len(), 1);
+        // The same answer once more, but 201: a planted wrong status is a violation.
+        let Seen::Answer(mut wrong) = replay else {
+            unreachable!()
+        };
+        wrong.status = 201;
+        let Verdict::Broken { allowed } =
+            o.round(&names, &refs, &sent(create(1), Seen::Answer(wrong)))
+        else {
+            panic!("a 201 replay conformed");
+        };
+        assert!(allowed.iter().any(|a| a.starts_with("200")), "{allowed:?}");
+    }
+
+    #[test]
+    fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
+        let names = Names::new("T", "2");
+        let refs = TargetRefs::default();
+        let mut sb = sandbox(Planted::Mutant(
+            payhub_model::Mutant::AmountNotInFingerprint,
+        ));
+        let mut o = Oracle::new(settings());
+        let first = answer(&mut sb, &names, &create(1));
+        assert_eq!(
+            o.round(&names, &refs, &sent(create(1), first)),
+            Verdict::Conforms
+        );
+        let mut changed = create(1);
+        changed.op = Op::Create {
+            order: 1,
+            amount: 10001,
+            currency: "USD",
+            card: Some(Outcome::Approve),
+        };
+        let seen = answer(&mut sb, &names, &changed);
+        assert!(matches!(
+            o.round(&names, &refs, &sent(changed, seen)),
+            Verdict::Broken { .. }
+        ));
+    }
+}

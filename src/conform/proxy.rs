@@ -1,0 +1,211 @@
+//! The fault-injecting proxy conform runs between itself and the target, on loopback.
+//!
+//! Each request says which fault it gets in the header [`FAULT_HEADER`] (the case's
+//! generator placed it; the proxy strips it before forwarding): none, `reset_before`
+//! (the connection is reset and nothing is forwarded), `reset_after` (forwarded, the
+//! target's answer read and thrown away, then the client's connection reset: the result
+//! is unknown to the client), `hold:MS` (held that long before forwarding: concurrent
+//! requests arrive in another order), `duplicate` (forwarded twice, one after the other;
+//! the client gets the first answer, the second is kept for the oracle under the
+//! request's [`TAG_HEADER`]). The vocabulary is the sandbox's (`serve --help`).
+
+use super::wire::{self, WireError, WireReply, WireRequest};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+pub const FAULT_HEADER: &str = "x-conform-fault";
+pub const TAG_HEADER: &str = "x-conform-tag";
+
+/// A request over this many bytes is refused (conform's own requests are small).
+const REQUEST_BYTES_MAX: usize = 256 * 1024;
+
+/// What the proxy saw of a duplicated request's second copy, by tag.
+pub type Seconds = Arc<Mutex<BTreeMap<String, Result<WireReply, WireError>>>>;
+
+/// A running proxy: its address and the second answers of duplicated requests.
+pub struct Proxy {
+    pub addr: String,
+    pub seconds: Seconds,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Proxy {
+    /// Starts a proxy on a free loopback port in front of `target` (`host:port`).
+    pub async fn start(target: String, timeout: Duration) -> Result<Proxy, String> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| format!("the proxy cannot listen on loopback: {e}"))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("the proxy has no address: {e}"))?
+            .to_string();
+        let seconds = Seconds::default();
+        let kept = seconds.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let _ = stream.set_nodelay(true);
+                tokio::spawn(connection(stream, target.clone(), timeout, kept.clone()));
+            }
+        });
+        Ok(Proxy {
+            addr,
+            seconds,
+            task,
+        })
+    }
+
+    /// The second answer of duplicated request `tag`, once the proxy has it.
+    pub fn take_second(&self, tag: &str) -> Option<Result<WireReply, WireError>> {
+        self.seconds.lock().ok()?.remove(tag)
+    }
+}
+
+async fn connection(mut stream: TcpStream, target: String, timeout: Duration, seconds: Seconds) {
+    let Ok(Some(mut req)) = read_request(&mut stream).await else {
+        return;
+    };
+    let fault = take_header(&mut req, FAULT_HEADER).unwrap_or_default();
+    let tag = take_header(&mut req, TAG_HEADER).unwrap_or_default();
+    match fault.as_str() {
+        "reset_before" => return reset(stream),
+        "reset_after" => {
+            let _ = wire::send(&target, &req, timeout).await;
+            return reset(stream);
+        }
+        hold if hold.starts_with("hold:") => {
+            let ms = hold[5..].parse::<u64>().unwrap_or(0).min(10_000);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        _ => {}
+    }
+    let first = wire::send(&target, &req, timeout).await;
+    if fault == "duplicate" {
+        let second = wire::send(&target, &req, timeout).await;
+        if let Ok(mut kept) = seconds.lock() {
+            kept.insert(tag, second);
+        }
+    }
+    match first {
+        Ok(reply) => {
+            let _ = stream.write_all(&encode_reply(&reply)).await;
+            let _ = stream.shutdown().await;
+        }
+        Err(_) => reset(stream),
+    }
+}
+
+/// Drops the connection with a reset (`SO_LINGER` 0): the client reads a network error.
+fn reset(stream: TcpStream) {
+    if let Ok(std) = stream.into_std() {
+        socket_linger_zero(&std);
+        drop(std);
+    }
+}
+
+#[cfg(unix)]
+fn socket_linger_zero(stream: &std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: the descriptor is the open socket `stream` owns, closed only after this
+    // call; the option value is a valid `linger` of the size passed.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+#[cfg(not(unix))]
+fn socket_linger_zero(_: &std::net::TcpStream) {}
+
+fn take_header(req: &mut WireRequest, name: &str) -> Option<String> {
+    let i = req
+        .headers
+        .iter()
+        .position(|(n, _)| n.eq_ignore_ascii_case(name))?;
+    Some(req.headers.remove(i).1)
+}
+
+fn encode_reply(reply: &WireReply) -> Vec<u8> {
+    let mut s = format!("HTTP/1.1 {} X\r\n", reply.status);
+    for (n, v) in &reply.headers {
+        if ["content-length", "connection", "transfer-encoding"]
+            .iter()
+            .any(|h| n.eq_ignore_ascii_case(h))
+        {
+            continue;
+        }
+        s.push_str(&format!("{n}: {v}\r\n"));
+    }
+    s.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+        reply.body.len(),
+        reply.body
+    ));
+    s.into_bytes()
+}
+
+/// Reads one request (head and `Content-Length` body) from a client of the proxy.
+async fn read_request(stream: &mut TcpStream) -> Result<Option<WireRequest>, ()> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 8192];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let text = std::str::from_utf8(&buf[..end]).map_err(|_| ())?;
+            let mut lines = text.split("\r\n");
+            let mut first = lines.next().unwrap_or("").split(' ');
+            let method = first.next().unwrap_or("").to_owned();
+            let target = first.next().unwrap_or("/").to_owned();
+            let mut headers: Vec<(String, String)> = lines
+                .filter_map(|l| l.split_once(':'))
+                .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+                .collect();
+            let length = headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.parse::<usize>().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + length {
+                let body = String::from_utf8_lossy(&buf[end + 4..end + 4 + length]).into_owned();
+                let has_body = headers
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+                headers.retain(|(n, _)| {
+                    !["host", "content-length", "connection", "content-type"]
+                        .iter()
+                        .any(|h| n.eq_ignore_ascii_case(h))
+                });
+                return Ok(Some(WireRequest {
+                    method,
+                    target,
+                    headers,
+                    body: (has_body || !body.is_empty()).then_some(body),
+                }));
+            }
+        }
+        let n = stream.read(&mut chunk).await.map_err(|_| ())?;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.len() > REQUEST_BYTES_MAX {
+            return Err(());
+        }
+    }
+}

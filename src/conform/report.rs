@@ -1,0 +1,198 @@
+//! conform's report: the sweep's counts and speed, and each violation found — its
+//! shrunk case in the contract's notation, as a Mermaid sequence diagram, and as a
+//! what-if script for `payhub-verify run` (docs/scripts.md) — as text, JSON or Markdown.
+
+use super::run::Exchange;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub seed: u64,
+    /// Requests of the generated case, and of the shrunk one.
+    pub requests: usize,
+    pub shrunk_requests: usize,
+    /// Runs of the target shrinking took.
+    pub shrink_runs: usize,
+    /// Cases run until this one, and seconds (shrinking not included).
+    pub detected_after_cases: usize,
+    pub detected_after_s: f64,
+    /// The shrunk case as run: every exchange, the last round's the one that broke.
+    pub exchanges: Vec<Exchange>,
+    /// The round whose answers no model state explains (0-based).
+    pub breaking_round: usize,
+    /// The model's answers that round could have had (closest paths), with why each differs.
+    pub allowed: Vec<String>,
+    pub mermaid: String,
+    pub script: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub target: String,
+    pub profile: String,
+    pub seeds: String,
+    pub proxy_faults: bool,
+    pub cases_run: usize,
+    pub requests: usize,
+    pub elapsed_s: f64,
+    pub cases_per_s: f64,
+    pub violations: Vec<Finding>,
+    /// Cases the oracle could not finish (bounds): never a pass.
+    pub incomplete: Vec<(u64, String)>,
+    /// Seeds not reached (the duration ran out, or the run stopped at a violation).
+    pub not_run: usize,
+    /// How to continue, when seeds were not reached.
+    pub continue_with: Option<String>,
+}
+
+impl Report {
+    /// 0 conforms, 1 a violation, 3 incomplete, 2 nothing checked.
+    pub fn exit_code(&self) -> u8 {
+        if !self.violations.is_empty() {
+            1
+        } else if !self.incomplete.is_empty() || (self.not_run > 0 && self.continue_with.is_some())
+        {
+            3
+        } else if self.cases_run == 0 {
+            2
+        } else {
+            0
+        }
+    }
+
+    pub fn verdict(&self) -> &'static str {
+        match self.exit_code() {
+            0 => "conforms",
+            1 => "VIOLATION",
+            3 => "incomplete",
+            _ => "nothing checked",
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "payhub-verify conform: {} — {} cases ({} requests) against {} [{}], seeds {}{}, {:.1}s, {:.1} cases/s\n",
+            self.verdict(),
+            self.cases_run,
+            self.requests,
+            self.target,
+            self.profile,
+            self.seeds,
+            if self.proxy_faults {
+                ", proxy faults"
+            } else {
+                ""
+            },
+            self.elapsed_s,
+            self.cases_per_s
+        );
+        for (seed, why) in &self.incomplete {
+            let _ = writeln!(s, "incomplete: seed {seed}: {why}");
+        }
+        if let Some(c) = &self.continue_with {
+            let _ = writeln!(s, "not run: {} seeds; continue with: {c}", self.not_run);
+        }
+        for f in &self.violations {
+            s.push_str(&f.text());
+        }
+        s
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "# payhub-verify conform: {}\n\n| | |\n|---|---|\n| target | {} |\n| profile | {} |\n| seeds | {} |\n| proxy faults | {} |\n| cases | {} ({} requests) |\n| time | {:.1} s, {:.1} cases/s |\n\n",
+            self.verdict(),
+            self.target,
+            self.profile,
+            self.seeds,
+            self.proxy_faults,
+            self.cases_run,
+            self.requests,
+            self.elapsed_s,
+            self.cases_per_s
+        );
+        for (seed, why) in &self.incomplete {
+            let _ = writeln!(s, "- incomplete: seed {seed}: {why}");
+        }
+        for f in &self.violations {
+            let _ = write!(
+                s,
+                "## Violation (seed {}, shrunk from {} to {} requests)\n\n```text\n{}```\n\n```mermaid\n{}```\n\nWhat-if script (`payhub-verify run`):\n\n```text\n{}```\n\n",
+                f.seed,
+                f.requests,
+                f.shrunk_requests,
+                f.notation(),
+                f.mermaid,
+                f.script
+            );
+        }
+        s
+    }
+}
+
+impl Finding {
+    /// The shrunk case in the contract's notation, the breaking answer marked.
+    pub fn notation(&self) -> String {
+        let mut s = String::new();
+        for e in &self.exchanges {
+            let mark = if e.round == self.breaking_round {
+                "!! "
+            } else {
+                "   "
+            };
+            if e.answer.is_empty() {
+                let _ = writeln!(s, "{mark}{}", e.request);
+            } else {
+                let _ = writeln!(s, "{mark}{}  →  {}", e.request, e.answer);
+            }
+        }
+        if self.allowed.is_empty() {
+            s.push_str(
+                "   the model has no answer here at all (its paths end before this round)\n",
+            );
+        }
+        for a in &self.allowed {
+            let _ = writeln!(s, "   the model allows: {a}");
+        }
+        s
+    }
+
+    pub fn text(&self) -> String {
+        format!(
+            "violation: seed {} (found after {} cases, {:.1}s), shrunk from {} to {} requests in {} runs:\n{}mermaid:\n{}what-if script (payhub-verify run):\n{}",
+            self.seed,
+            self.detected_after_cases,
+            self.detected_after_s,
+            self.requests,
+            self.shrunk_requests,
+            self.shrink_runs,
+            self.notation(),
+            self.mermaid,
+            self.script
+        )
+    }
+}
+
+/// The exchanges as a Mermaid sequence diagram.
+pub fn mermaid(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> String {
+    let clean = |t: &str| t.replace([';', '#'], ",");
+    let mut s = String::from(
+        "sequenceDiagram\n    participant M as conform (merchant)\n    participant T as target\n",
+    );
+    for e in exchanges {
+        if e.answer.is_empty() {
+            let _ = writeln!(s, "    Note over M,T: {}", clean(&e.request));
+            continue;
+        }
+        let _ = writeln!(s, "    M->>T: {}", clean(&e.request));
+        let _ = writeln!(s, "    T-->>M: {}", clean(&e.answer));
+        if e.round == breaking_round {
+            let _ = writeln!(s, "    Note over T: no model state explains this answer");
+        }
+    }
+    if let Some(a) = allowed.first() {
+        let _ = writeln!(s, "    Note over M,T: the model allows: {}", clean(a));
+    }
+    s
+}

@@ -1,0 +1,344 @@
+//! One case against the live target: the namespace reset (if the profile has a reset
+//! endpoint) and fresh names, each round's requests sent at once through the proxy,
+//! each answer given to the oracle, the case's outcome.
+
+use super::case::{self, Case, Fault, Names, Round, Side};
+use super::compare::{self, Observed};
+use super::oracle::{self, Oracle, Seen, Sent, TargetRefs, Verdict};
+use super::profile::{Loaded, Outcome};
+use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
+use super::wire::{self, WireError, WireReply, WireRequest};
+use payhub_sim::Choice;
+use std::time::Duration;
+
+/// The target as a case sees it.
+pub struct Target {
+    pub profile: Loaded,
+    /// `host:port` of the target itself (resets, clock moves).
+    pub direct: String,
+    pub proxy: Proxy,
+    pub settings: oracle::Settings,
+}
+
+/// One exchange as the report prints it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Exchange {
+    pub round: usize,
+    pub request: String,
+    pub answer: String,
+}
+
+/// How a case went.
+#[derive(Clone, Debug)]
+pub enum CaseOutcome {
+    Conforms,
+    /// Round `round` (0-based) got an answer no model state explains.
+    Violation {
+        round: usize,
+        allowed: Vec<String>,
+        /// The model's choices through the longest conforming prefix and its own run of
+        /// the breaking round (for the what-if script).
+        tape: Vec<Choice>,
+    },
+    Incomplete(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct CaseRun {
+    pub exchanges: Vec<Exchange>,
+    pub outcome: CaseOutcome,
+}
+
+struct TargetSide<'a> {
+    profile: &'a Loaded,
+    refs: &'a TargetRefs,
+    ns: u32,
+}
+
+impl Side for TargetSide<'_> {
+    fn api_key(&self, model_key: u32) -> String {
+        self.profile
+            .target_key(model_key)
+            .unwrap_or("none")
+            .to_owned()
+    }
+    fn card(&self, outcome: Outcome) -> String {
+        self.profile
+            .card(outcome)
+            .or_else(|| self.profile.card(Outcome::Approve))
+            .unwrap_or("A")
+            .to_owned()
+    }
+    fn payment(&self, order: &str, slot: u8) -> String {
+        self.refs
+            .payment(self.ns, order)
+            .cloned()
+            .unwrap_or_else(|| case::unknown_payment(slot))
+    }
+    fn refund(&self, refund_no: &str, slot: u8) -> String {
+        self.refs
+            .refund(self.ns, refund_no)
+            .cloned()
+            .unwrap_or_else(|| case::unknown_refund(slot))
+    }
+}
+
+/// The model merchants the profile's keys belong to (1 for ak_1, ak_2, ak_4; 2 for ak_3).
+fn merchants(profile: &Loaded) -> Vec<u32> {
+    let mut m: Vec<u32> = profile
+        .model_keys
+        .iter()
+        .map(|k| if *k == 3 { 2 } else { 1 })
+        .collect();
+    m.sort();
+    m.dedup();
+    m
+}
+
+fn timeout(t: &Target) -> Duration {
+    Duration::from_millis(t.profile.timeout.0)
+}
+
+/// POSTs a control endpoint of the target (reset, clock) for each merchant.
+async fn control(t: &Target, path: &str, body: Option<String>) -> Result<(), String> {
+    for m in merchants(&t.profile) {
+        let req = WireRequest {
+            method: "POST".into(),
+            target: path.replace("{merchant}", &m.to_string()),
+            headers: Vec::new(),
+            body: body.clone(),
+        };
+        match wire::send(&t.direct, &req, timeout(t)).await {
+            Ok(r) if (200..300).contains(&r.status) => {}
+            Ok(r) => {
+                return Err(format!(
+                    "POST {} answered {}: {}",
+                    req.target,
+                    r.status,
+                    r.body.chars().take(200).collect::<String>()
+                ));
+            }
+            Err(WireError::Connect(e)) => return Err(format!("the target is down ({e})")),
+            Err(e) => return Err(format!("POST {}: {e}", req.target)),
+        }
+    }
+    Ok(())
+}
+
+/// Runs `case` under names of `tag`. `Err`: the target or the profile is unusable (exit 2).
+pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, String> {
+    let names = Names::new(t.profile.prefix(), tag);
+    if let Some(reset) = &t.profile.profile.isolation.reset {
+        control(t, reset, None).await?;
+    }
+    let mut oracle = Oracle::new(t.settings.clone());
+    let mut refs = TargetRefs::default();
+    let mut exchanges = Vec::new();
+    for (ri, round) in case.rounds.iter().enumerate() {
+        let before = oracle
+            .states
+            .first()
+            .map(|s| s.tape.clone())
+            .unwrap_or_default();
+        let round_refs = refs.clone();
+        let verdict = match round {
+            Round::Advance(by) => {
+                let Some(path) = &t.profile.profile.clock.advance else {
+                    return Err(
+                        "the case moves the clock, and the profile has no clock.advance".into(),
+                    );
+                };
+                control(t, path, Some(format!("{{\"by\":\"{}ms\"}}", by.0))).await?;
+                exchanges.push(Exchange {
+                    round: ri,
+                    request: format!("(the target's clock moves {})", by),
+                    answer: String::new(),
+                });
+                oracle.advance(*by)
+            }
+            Round::Send(reqs) => {
+                let sent = send_round(t, &names, &refs, reqs, ri, &mut exchanges).await?;
+                for s in &sent {
+                    if let Seen::Answer(o) = &s.seen {
+                        refs.learn(t.settings.namespace(s.req.key_of), &o.body);
+                    }
+                }
+                oracle.round(&names, &round_refs, &sent)
+            }
+        };
+        match verdict {
+            Verdict::Conforms => {}
+            Verdict::Broken { allowed } => {
+                let tape = match round {
+                    Round::Send(reqs) => oracle.model_run(&names, &round_refs, reqs),
+                    Round::Advance(_) => None,
+                };
+                return Ok(CaseRun {
+                    exchanges,
+                    outcome: CaseOutcome::Violation {
+                        round: ri,
+                        allowed,
+                        tape: tape.unwrap_or(before),
+                    },
+                });
+            }
+            Verdict::Incomplete(why) => {
+                return Ok(CaseRun {
+                    exchanges,
+                    outcome: CaseOutcome::Incomplete(why),
+                });
+            }
+        }
+    }
+    Ok(CaseRun {
+        exchanges,
+        outcome: CaseOutcome::Conforms,
+    })
+}
+
+/// Sends a round's requests at once and reads what came of each (a duplicate's second
+/// copy as a request of its own, sent after the first).
+async fn send_round(
+    t: &Target,
+    names: &Names,
+    refs: &TargetRefs,
+    reqs: &[case::Req],
+    ri: usize,
+    exchanges: &mut Vec<Exchange>,
+) -> Result<Vec<Sent>, String> {
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut https = Vec::new();
+    for (i, req) in reqs.iter().enumerate() {
+        let side = TargetSide {
+            profile: &t.profile,
+            refs,
+            ns: t.settings.namespace(req.key_of),
+        };
+        let http = req.render(names, &side);
+        let mut headers = vec![("Authorization".to_owned(), http.authorization.clone())];
+        if let Some(k) = &http.idempotency_key {
+            headers.push(("Idempotency-Key".into(), k.clone()));
+        }
+        if let Some(f) = req.fault.header() {
+            headers.push((FAULT_HEADER.into(), f));
+        }
+        let tag = format!("{}-{ri}-{i}", names.stem);
+        headers.push((TAG_HEADER.into(), tag.clone()));
+        let wire_req = WireRequest {
+            method: http.method.into(),
+            target: http.target.clone(),
+            headers,
+            body: http.body.clone(),
+        };
+        let addr = t.proxy.addr.clone();
+        let limit = timeout(t);
+        tasks.spawn(async move { (i, wire::send(&addr, &wire_req, limit).await) });
+        https.push((http, tag));
+    }
+    let mut results: Vec<Option<Result<WireReply, WireError>>> = vec![None; reqs.len()];
+    while let Some(done) = tasks.join_next().await {
+        let (i, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
+        results[i] = Some(r);
+    }
+    let mut sent = Vec::new();
+    let mut seconds = Vec::new();
+    for (i, req) in reqs.iter().enumerate() {
+        let result = results[i].take().unwrap_or(Err(WireError::Reset));
+        let seen = seen_of(t, req.fault, result, &https[i].0)?;
+        exchanges.push(Exchange {
+            round: ri,
+            request: case::line(req, &https[i].0),
+            answer: seen_text(&seen),
+        });
+        sent.push(Sent {
+            req: *req,
+            seen,
+            after: None,
+        });
+        if req.fault == Fault::Duplicate {
+            let second = t
+                .proxy
+                .take_second(&https[i].1)
+                .unwrap_or(Err(WireError::Reset));
+            let seen = seen_of(t, Fault::None, second, &https[i].0)?;
+            exchanges.push(Exchange {
+                round: ri,
+                request: format!("{}  (the proxy's second copy)", https[i].0.notation()),
+                answer: seen_text(&seen),
+            });
+            let copy = case::Req {
+                fault: Fault::None,
+                ..*req
+            };
+            seconds.push(Sent {
+                req: copy,
+                seen,
+                after: Some(i),
+            });
+        }
+    }
+    sent.extend(seconds);
+    Ok(sent)
+}
+
+fn seen_text(seen: &Seen) -> String {
+    match seen {
+        Seen::Answer(o) => o.notation(),
+        Seen::Unknown => "(no answer: connection reset or timeout)".into(),
+        Seen::NotSent => "(connection reset before forwarding)".into(),
+        Seen::Any => "(any)".into(),
+    }
+}
+
+fn seen_of(
+    t: &Target,
+    fault: Fault,
+    result: Result<WireReply, WireError>,
+    http: &case::Http,
+) -> Result<Seen, String> {
+    match result {
+        Ok(reply) => {
+            let body: serde_json::Value = serde_json::from_str(&reply.body)
+                .unwrap_or(serde_json::Value::String(reply.body.clone()));
+            if let Some(field) = compare::unexpected_field(&body, &t.profile.profile.extra_fields) {
+                return Err(format!(
+                    "the target answered {} with field {field}, which the contract does not name and the profile does not expect (add it to \"extra_fields\" or \"volatile\")",
+                    http.notation()
+                ));
+            }
+            Ok(Seen::Answer(Observed {
+                status: reply.status,
+                retry_after: reply.header("retry-after").map(str::to_owned),
+                body,
+            }))
+        }
+        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
+        Err(WireError::Malformed(e)) => Err(format!(
+            "the target's answer to {} is not HTTP: {e}",
+            http.notation()
+        )),
+        Err(WireError::Reset | WireError::Timeout) => Ok(if fault == Fault::ResetBefore {
+            Seen::NotSent
+        } else {
+            Seen::Unknown
+        }),
+    }
+}
+
+/// Whether the target answers at all (a GET of a Payment nobody has).
+pub async fn probe(t: &Target) -> Result<(), String> {
+    let req = WireRequest {
+        method: "GET".into(),
+        target: "/v1/payments/pay_demo_999".into(),
+        headers: vec![(
+            "Authorization".into(),
+            format!("Bearer {}", t.profile.target_key(1).unwrap_or("")),
+        )],
+        body: None,
+    };
+    match wire::send(&t.direct, &req, timeout(t)).await {
+        Ok(_) => Ok(()),
+        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
+        Err(e) => Err(format!("the target does not answer HTTP: {e}")),
+    }
+}

@@ -1,0 +1,89 @@
+//! Shrinking against the live target: a violating case made smaller one step at a time
+//! (a round left out, a request of a concurrent round left out, a proxy fault taken
+//! away), each candidate run in a fresh namespace (new names; the reset endpoint first,
+//! if the profile has one), kept if it still violates. A candidate with concurrent
+//! requests may fail only sometimes: it gets up to `reruns` runs before it is dropped;
+//! the whole shrink spends at most `budget` runs.
+
+use super::case::{Case, Fault, Round};
+use super::run::{CaseOutcome, CaseRun, Target, run_case};
+
+pub struct Shrunk {
+    pub case: Case,
+    pub run: CaseRun,
+    /// Runs of the target spent shrinking.
+    pub runs: usize,
+}
+
+/// Smaller cases than `case`, simplest first.
+fn candidates(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    let with = |rounds: Vec<Round>| Case {
+        seed: case.seed,
+        rounds,
+    };
+    for i in 0..case.rounds.len() {
+        let mut r = case.rounds.clone();
+        r.remove(i);
+        if r.iter().any(|x| matches!(x, Round::Send(_))) {
+            out.push(with(r));
+        }
+    }
+    for (i, round) in case.rounds.iter().enumerate() {
+        let Round::Send(reqs) = round else { continue };
+        if reqs.len() > 1 {
+            for j in 0..reqs.len() {
+                let mut v = reqs.clone();
+                v.remove(j);
+                let mut r = case.rounds.clone();
+                r[i] = Round::Send(v);
+                out.push(with(r));
+            }
+        }
+        for (j, req) in reqs.iter().enumerate() {
+            if req.fault != Fault::None {
+                let mut v = reqs.clone();
+                v[j].fault = Fault::None;
+                let mut r = case.rounds.clone();
+                r[i] = Round::Send(v);
+                out.push(with(r));
+            }
+        }
+    }
+    out
+}
+
+/// Shrinks `case` (which violated in `run`). `next_tag` names each run's namespace.
+pub async fn shrink(
+    t: &Target,
+    case: Case,
+    run: CaseRun,
+    reruns: usize,
+    budget: usize,
+    next_tag: &mut dyn FnMut() -> String,
+) -> Result<Shrunk, String> {
+    let mut best = Shrunk { case, run, runs: 0 };
+    'outer: loop {
+        for cand in candidates(&best.case) {
+            let tries = if cand.is_concurrent() {
+                reruns.max(1)
+            } else {
+                1
+            };
+            for _ in 0..tries {
+                if best.runs >= budget {
+                    break 'outer;
+                }
+                best.runs += 1;
+                let run = run_case(t, &cand, &next_tag()).await?;
+                if matches!(run.outcome, CaseOutcome::Violation { .. }) {
+                    best.case = cand;
+                    best.run = run;
+                    continue 'outer;
+                }
+            }
+        }
+        break;
+    }
+    Ok(best)
+}

@@ -1,0 +1,251 @@
+//! `payhub-verify conform` against `payhub-verify serve` on free loopback ports: the
+//! reference passes a sweep with proxy faults; planted bugs (`serve --mutant`) are found
+//! and shrunk, the planted race among them; a target answering a field the profile does
+//! not expect, a target that is down and a profile with an unknown key are each one
+//! line and exit 2. Bounded: at most a few hundred cases per test, children killed.
+
+mod common;
+mod serve_support;
+
+use common::*;
+use serde_json::Value;
+use serve_support::*;
+
+const PROFILE: &str = "docs/profiles/sandbox.json";
+const REAL_PROFILE: &str = "docs/profiles/sandbox-real-clock.json";
+
+fn conform(target: &str, profile: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["conform", "--target", target, "--profile", profile];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn json(o: &std::process::Output) -> Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+#[test]
+fn conform_the_reference_sandbox_passes_50_cases_with_proxy_faults() {
+    let s = Serve::start("conform-ref", &["--clock", "manual"]);
+    let url = format!("http://{}", s.addr);
+    let o = conform(
+        &url,
+        PROFILE,
+        &["--seeds", "0..50", "--proxy-faults", "--format", "json"],
+    );
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    let r = json(&o);
+    assert_eq!(r["cases_run"], 50);
+    assert!(r["requests"].as_u64().unwrap() > 150, "{r}");
+    assert_eq!(r["violations"].as_array().unwrap().len(), 0);
+    assert_eq!(r["incomplete"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn conform_the_other_branches_s4_s5_s8_pass_as_well() {
+    let s = Serve::start("conform-b", &["--clock", "manual", "--branches", "b"]);
+    let o = conform(
+        &format!("http://{}", s.addr),
+        PROFILE,
+        &["--seeds", "0..40", "--proxy-faults"],
+    );
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+}
+
+/// A planted bug is found, shrunk, and printed three ways.
+#[test]
+fn conform_finds_and_shrinks_a_planted_bug() {
+    let s = Serve::start(
+        "conform-mut",
+        &["--clock", "manual", "--mutant", "amount_not_in_fingerprint"],
+    );
+    let o = conform(
+        &format!("http://{}", s.addr),
+        PROFILE,
+        &["--seeds", "0..300", "--format", "json"],
+    );
+    no_panic(&o);
+    assert_eq!(code(&o), 1, "{}\n{}", stdout(&o), stderr(&o));
+    let r = json(&o);
+    let f = &r["violations"][0];
+    let shrunk = f["shrunk_requests"].as_u64().unwrap();
+    assert!(
+        shrunk <= 3 && shrunk <= f["requests"].as_u64().unwrap(),
+        "{f}"
+    );
+    let last = f["exchanges"].as_array().unwrap().last().unwrap();
+    assert!(
+        last["request"]
+            .as_str()
+            .unwrap()
+            .starts_with("POST /v1/payments"),
+        "{last}"
+    );
+    assert!(
+        f["mermaid"]
+            .as_str()
+            .unwrap()
+            .starts_with("sequenceDiagram")
+    );
+    let script = f["script"].as_str().unwrap();
+    assert!(script.contains("use platform=reference"), "{script}");
+    // The script is the model's own run of the shrunk case: `run` replays it, passing.
+    let file = temp("conform-shrunk.pha", script);
+    let replay = run(&["run", file.to_str().unwrap()]);
+    assert_eq!(code(&replay), 0, "{}\n{}", stdout(&replay), stderr(&replay));
+    let text = conform(
+        &format!("http://{}", s.addr),
+        PROFILE,
+        &["--seeds", "0..300"],
+    );
+    assert!(
+        stdout(&text).contains("the model allows: 409"),
+        "{}",
+        stdout(&text)
+    );
+}
+
+/// The planted race: two same-key creates that both execute (the key claimed only when
+/// the upstream answers), found by concurrent same-key requests while the sandbox's
+/// upstream answers 150 ms late.
+#[test]
+fn conform_finds_the_planted_race_with_concurrent_same_key_creates() {
+    let plan = temp(
+        "conform-slow.json",
+        r#"{"faults":[{"endpoint":"create_payment","probability":1.0,"action":"slow_upstream","ms":150}]}"#,
+    );
+    let s = Serve::start(
+        "conform-race",
+        &[
+            "--clock",
+            "real",
+            "--faults",
+            plan.to_str().unwrap(),
+            "--mutant",
+            "key_claimed_after_charge",
+        ],
+    );
+    let o = conform(
+        &format!("http://{}", s.addr),
+        REAL_PROFILE,
+        &[
+            "--seeds",
+            "0..40",
+            "--format",
+            "json",
+            "--shrink-budget",
+            "40",
+        ],
+    );
+    no_panic(&o);
+    assert_eq!(code(&o), 1, "{}\n{}", stdout(&o), stderr(&o));
+    let f = &json(&o)["violations"][0];
+    let round = f["breaking_round"].as_u64().unwrap();
+    let at_once: Vec<&Value> = f["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["round"].as_u64() == Some(round))
+        .collect();
+    assert!(
+        at_once.len() >= 2,
+        "the breaking round sends requests at once: {f}"
+    );
+    let key = |e: &Value| {
+        let r = e["request"].as_str().unwrap().to_owned();
+        r.split("Idempotency-Key: ")
+            .nth(1)
+            .map(|k| k.split(' ').next().unwrap().to_owned())
+    };
+    assert_eq!(key(at_once[0]), key(at_once[1]), "{f}");
+}
+
+#[test]
+fn conform_kill_matrix_over_http_for_a_subset_of_the_zoo() {
+    let o = run(&[
+        "conform",
+        "--profile",
+        PROFILE,
+        "--kill-matrix",
+        "--mutants",
+        "card_in_fingerprint,scope_without_route,replay_answers_created,fourth_attempt,retention_expires_early",
+        "--seeds",
+        "0..300",
+        "--format",
+        "json",
+    ]);
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    let rows = json(&o);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    for r in rows {
+        assert_eq!(r["found"], true, "{r}");
+        assert!(r["shrunk_requests"].as_u64().unwrap() >= 1, "{r}");
+        assert!(r["seconds_to_detection"].as_f64().unwrap() >= 0.0, "{r}");
+    }
+}
+
+#[test]
+fn conform_a_target_that_is_down_is_one_line_and_exit_2() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = conform(
+        &format!("http://127.0.0.1:{port}"),
+        PROFILE,
+        &["--seeds", "0..5"],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("the target is down"), "{err}");
+}
+
+#[test]
+fn conform_a_profile_with_an_unknown_key_is_one_line_and_exit_2() {
+    let text = std::fs::read_to_string(PROFILE)
+        .unwrap()
+        .replace("\"volatile\"", "\"volatiles\"");
+    let profile = temp("conform-bad-profile.json", &text);
+    let o = conform("http://127.0.0.1:9", profile.to_str().unwrap(), &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("unknown field `volatiles`"), "{err}");
+}
+
+/// A stand-in target on loopback that answers every request with one body.
+fn fake_target(body: &'static str) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        // Bounded: a handful of connections, then the thread ends.
+        for stream in listener.incoming().take(8) {
+            let Ok(mut s) = stream else { continue };
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let reply = format!(
+                "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = s.write_all(reply.as_bytes());
+        }
+    });
+    (addr, handle)
+}
+
+#[test]
+fn conform_a_field_the_profile_does_not_expect_is_one_line_and_exit_2() {
+    let (addr, _t) = fake_target(r#"{"id":"pay_1","status":"succeeded","trace_id":"abc"}"#);
+    let o = conform(&format!("http://{addr}"), PROFILE, &["--seeds", "0..1"]);
+    assert_eq!(code(&o), 2, "{}\n{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("field .trace_id"), "{err}");
+}
