@@ -20,6 +20,7 @@ mod script_cmd;
 mod serve;
 mod simulate_cmd;
 mod usage;
+mod utc;
 mod verify_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};

@@ -143,54 +143,7 @@ pub fn bearer(value: &str) -> Option<String> {
 /// Milliseconds since the epoch of an RFC 3339 / ISO 8601 time
 /// (`2026-12-01T10:00:00.123Z`, `…+01:00`, fractions of any length).
 pub fn parse_time(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let t = s.get(from..from + len)?;
-        t.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| t.parse().ok())?
-    };
-    let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    if b.get(4) != Some(&b'-') || !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
-        return None;
-    }
-    let (h, mi, sec) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    let mut i = 19;
-    let mut ms = 0i64;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        let frac = format!("{:0<3}", &s[start..i]);
-        ms = frac.get(..3)?.parse().ok()?;
-    }
-    let offset_min = match b.get(i) {
-        Some(b'Z' | b'z') | None => 0,
-        Some(sign @ (b'+' | b'-')) => {
-            let (oh, om) = (num(i + 1, 2)?, num(i + 4, 2)?);
-            let m = oh * 60 + om;
-            if *sign == b'-' { -m } else { m }
-        }
-        _ => return None,
-    };
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    // Days from civil (Howard Hinnant's algorithm).
-    let (yy, mm) = if mo <= 2 {
-        (y - 1, mo + 9)
-    } else {
-        (y, mo - 3)
-    };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let doy = (153 * mm + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
-    Some(secs * 1000 + ms)
+    crate::utc::parse_ms(s)
 }
 
 #[cfg(test)]

@@ -31,21 +31,7 @@ fn request_body(request: &ApiRequest) -> Option<String> {
 
 /// `1970-01-01T00:00:05.250Z` for 5.25 s of session time.
 fn iso(at: Millis) -> String {
-    let ms = at.0;
-    let (secs, millis) = (ms / 1000, ms % 1000);
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (h, m, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+    crate::utc::iso_ms(i64::try_from(at.0).unwrap_or(i64::MAX))
 }
 
 fn request_json(request: &ApiRequest) -> Value {
