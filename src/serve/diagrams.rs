@@ -83,48 +83,39 @@ impl Session<'_> {
         if names.is_empty() {
             return None;
         }
-        let segments = self.record.segments();
-        let entries = || {
-            segments
-                .iter()
-                .flat_map(|t| t.events.iter().map(move |e| (*t, e)))
-        };
-        let named: Vec<bool> = entries()
-            .map(|(t, e)| names_one(&t.describe(e), names))
+        let named = |t: &Trace, e: &Event| names_one(&t.describe(e), names);
+        let exchanges: BTreeSet<RequestId> = self
+            .entries()
+            .filter(|(t, e)| named(t, e))
+            .filter_map(|(_, e)| exchange_of(e))
             .collect();
-        let exchanges: BTreeSet<RequestId> = entries()
-            .zip(&named)
-            .filter(|(_, n)| **n)
-            .filter_map(|((_, e), _)| exchange_of(e))
-            .collect();
-        let events: Vec<Event> = entries()
-            .zip(&named)
-            .filter(|((_, e), n)| **n || exchange_of(e).is_some_and(|id| exchanges.contains(&id)))
-            .map(|((_, e), _)| e.clone())
-            .collect();
-        if events.is_empty() {
-            return None;
-        }
-        let mut trace = segments[1].clone();
-        trace.events = events;
-        Some(trace)
+        self.held(|t, e| named(t, e) || exchange_of(e).is_some_and(|id| exchanges.contains(&id)))
     }
-}
 
-impl Session<'_> {
     /// The trace entries held of these exchanges, in order; `None` if there is none.
     fn of_exchanges(&self, ids: &BTreeSet<RequestId>) -> Option<Trace> {
-        let segments = self.record.segments();
-        let events: Vec<Event> = segments
-            .iter()
-            .flat_map(|t| t.events.iter())
-            .filter(|e| exchange_of(e).is_some_and(|id| ids.contains(&id)))
-            .cloned()
+        self.held(|_, e| exchange_of(e).is_some_and(|id| ids.contains(&id)))
+    }
+
+    /// Every entry held, with the segment it is in.
+    fn entries(&self) -> impl Iterator<Item = (&Trace, &Event)> {
+        self.record
+            .segments()
+            .into_iter()
+            .flat_map(|t| t.events.iter().map(move |e| (t, e)))
+    }
+
+    /// The entries held that `keep` keeps, as a trace of their own; `None` if none.
+    fn held(&self, keep: impl Fn(&Trace, &Event) -> bool) -> Option<Trace> {
+        let events: Vec<Event> = self
+            .entries()
+            .filter(|(t, e)| keep(t, e))
+            .map(|(_, e)| e.clone())
             .collect();
         if events.is_empty() {
             return None;
         }
-        let mut trace = segments[1].clone();
+        let mut trace = self.record.segments()[1].clone();
         trace.events = events;
         Some(trace)
     }
