@@ -419,6 +419,8 @@ fn print_report(r: &PresetReport, show_scope: bool) {
     } else if show_scope {
         println!("    scope {}", r.scope);
     }
+    // The name column is as wide as the longest name, so statuses line up.
+    let width = r.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for p in &r.properties {
         let status = match p.status {
             Status::Holds => "holds",
@@ -427,7 +429,12 @@ fn print_report(r: &PresetReport, show_scope: bool) {
             Status::Unreached => "UNREACHED",
             Status::Unknown => "not judged (incomplete)",
         };
-        println!("    {:<44} {:<10} [{}]", p.name, status, p.rules.join(", "));
+        println!(
+            "    {:<width$} {:<10} [{}]",
+            p.name,
+            status,
+            p.rules.join(", ")
+        );
         if p.status == Status::Violated && p.counterexample.is_none() {
             println!("      (no counterexample found again within the search limits)");
         }
