@@ -44,7 +44,9 @@ function render(s) {
   v.replaceChildren();
   if (s.violated.length === 0) {
     v.className = 'holds';
-    v.append(el('p', null, 'All hold over ' + s.events + ' events.'));
+    v.append(el('p', null, 'All hold over ' + s.events + ' events: ' + s.judged +
+      ' properties judged' + (s.cannot_judge ? '; ' + s.cannot_judge +
+      ' cannot be judged from what the sandbox sees (the verdict says why)' : '') + '.'));
   } else {
     v.className = 'violated';
     v.append(el('p', null, 'VIOLATED:'));
@@ -76,17 +78,29 @@ refresh();
 /// `GET /__sandbox/page.json`: what the page renders. `{"events":N,"violated":[{"name",
 /// "detail","rules"}],"lines_total":N,"lines":[…]}`, the latest [`LINES_MAX`] lines.
 pub fn to_json(facts: &Facts, record: &Record) -> String {
-    let violated: Vec<_> = super::verdict::verdicts(facts, record)
-        .into_iter()
-        .filter(|v| v.status == crate::judge_cmd::Status::Violated)
+    use crate::judge_cmd::Status;
+    let verdicts = super::verdict::verdicts(facts, record);
+    let violated: Vec<_> = verdicts
+        .iter()
+        .filter(|v| v.status == Status::Violated)
         .map(|v| serde_json::json!({ "name": v.name, "detail": v.detail, "rules": v.rules }))
         .collect();
+    let judged = verdicts
+        .iter()
+        .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
+        .count();
+    let cannot_judge = verdicts
+        .iter()
+        .filter(|v| v.status == Status::CannotJudge)
+        .count();
     let text = record.text();
     let lines: Vec<&str> = text.lines().collect();
     let shown = &lines[lines.len().saturating_sub(LINES_MAX)..];
     let json = serde_json::json!({
         "events": record.events_total(),
         "violated": violated,
+        "judged": judged,
+        "cannot_judge": cannot_judge,
         "note": record.note(),
         "lines_total": lines.len(),
         "lines": shown,

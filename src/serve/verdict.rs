@@ -44,7 +44,19 @@ pub fn to_markdown(facts: &Facts, trace: &Trace, session: &Session) -> String {
     let mut s = String::from("# Sandbox verdict\n\n");
     match violated.first() {
         None => {
-            let _ = writeln!(s, "**All hold** over {} events.\n", session.events_total());
+            let cannot = verdicts
+                .iter()
+                .filter(|v| v.status == Status::CannotJudge)
+                .count();
+            let _ = writeln!(
+                s,
+                "**All hold** over {} events: {} properties judged, {cannot} cannot be judged from what the sandbox sees (the table says why).\n",
+                session.events_total(),
+                verdicts
+                    .iter()
+                    .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
+                    .count()
+            );
         }
         Some(v) => {
             let _ = writeln!(
