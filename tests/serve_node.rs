@@ -88,26 +88,39 @@ fn serve_node_dont_do_this_client_gets_the_double_charge_named() {
         rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),
         "{rules}"
     );
-    // The script cannot file the second create under the first order (its request lines
-    // carry no business order): it reproduces the ledger the verdict judged instead, the
-    // order captured once under each number, and `run` checks it against the replay.
+    // The script files each create under the business order the sandbox gave it
+    // (`for order ORDER-1 … POST …`), so `run` judges the same double charge: with the
+    // export's `expect violation` it passes; without it, it fails naming the property
+    // and its rules.
     let script = s.control("GET", "/__sandbox/script", "").body;
-    let expected = "expect ledger: charges(order=ORDER-1) = 1\nexpect ledger: charges(order=ORDER-1-retry) = 1\n";
-    assert!(script.ends_with(expected), "{script}");
+    assert!(
+        script.contains("B: for order ORDER-1 db=2 POST /v1/payments"),
+        "{script}"
+    );
+    assert!(
+        script.contains("expect violation client-never-charges-an-order-twice\n"),
+        "{script}"
+    );
     let (_, ran) = s.judged_and_run("node-dont-script");
+    assert_eq!(ran, 0, "the script expects the violation it reproduces");
+    let unexpected = script.replace("expect violation client-never-charges-an-order-twice\n", "");
+    let file = temp("node-dont-unexpected.pha", &unexpected);
+    let out = run(&["run", file.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}");
+    assert!(
+        text.contains("VIOLATED client-never-charges-an-order-twice"),
+        "{text}"
+    );
+    let json = run(&["run", file.to_str().unwrap(), "--format", "json"]);
+    let report: Value = serde_json::from_str(&stdout(&json)).expect("run prints JSON");
     assert_eq!(
-        ran, 0,
-        "the script's ledger expectations hold in the replay"
+        report[0]["violation"]["property"], violated["name"],
+        "the property of the sandbox's verdict (whose rules are UNKNOWN-03, EFFECT-01)"
     );
-    let claimed_once = script.replace(
-        "charges(order=ORDER-1-retry) = 1",
-        "charges(order=ORDER-1-retry) = 0",
-    );
-    let file = temp("node-dont-once.pha", &claimed_once);
-    assert_eq!(
-        code(&run(&["run", file.to_str().unwrap()])),
-        1,
-        "a ledger without the second charge fails"
-    );
+    // Without the filing, the script's world has no business order to charge twice.
+    let unfiled = unexpected.replace("for order ORDER-1 db=2 ", "");
+    let file = temp("node-dont-unfiled.pha", &unfiled);
+    assert_eq!(code(&run(&["run", file.to_str().unwrap()])), 0, "{unfiled}");
     s.healthy();
 }

@@ -1,35 +1,36 @@
-//! The session as a what-if script: its tape written by `script_from_tape`, which
+//! The session as a what-if script: its tape written by `script_from_tape_filed`, which
 //! `payhub-verify run` replays choice for choice in the simulated world.
 //!
-//! The script's world is the sandbox's, minus what a script cannot say: the business
-//! orders the sandbox read off the wire (`business.rs`). The export replays the tape to
-//! find the verdict `run` will give, expects its first violation (so the script passes
-//! while the behaviour is there), and says in a comment which verdicts the session had
-//! that the script's world cannot reproduce.
+//! The sandbox files each create under the business order it read off the wire
+//! (`business.rs`) by setting the origin's `Origin::business` after the send, beside the
+//! tape. The export carries that filing into the script: every request line the session
+//! filed gets `for order ORDER db=N`, which `run` sets on the origin at the same point.
+//! The filing is read back from the session's `handled` events (one per request the
+//! platform executed; a request it never executed judges nothing either way). The export
+//! replays the tape with that filing to find the verdict `run` will give, expects its
+//! first violation (so the script passes while the behaviour is there), and, should a
+//! verdict still differ from the session's (events no longer held), says which in a
+//! comment.
 //!
-//! Why a script cannot say a business order: the world takes it from a request's origin
-//! (`Origin::business`), which only a client model's business command sets (`pay`); a
-//! script's request line is a scripted send (`Choice::Send` carries the request alone),
-//! and the sandbox files its exchanges under business orders beside the tape, not on it.
-//! So `client-never-charges-an-order-twice`, which judges captures per business order,
-//! sees none in the script's world. What the script can reproduce is the ledger that
-//! verdict judged: for each business order the session captured more than once, the
-//! export adds `expect ledger: charges(order=N) = n` for each order number filed under
-//! it, which `run` checks against the replayed acquirer (and fails if the replay did not
-//! charge them).
+//! When the replay violates no property but the session's ledger has a business order
+//! captured more than once (the filing lost with events no longer held), the export adds
+//! `expect ledger: charges(order=N) = n` for each order number filed under it: the money
+//! `client-never-charges-an-order-twice` judged, checked against the replayed acquirer.
 
 use super::sandbox::Sandbox;
 use crate::judge_cmd::verdicts;
+use payhub_model::RequestId;
+use payhub_model::event::{BusinessOrder, What};
 use payhub_sim::World;
-use payhub_sim::driver::Violation;
+use payhub_sim::choice::Choice;
+use payhub_sim::network::Payload;
+use std::collections::BTreeMap;
 
 /// The session's script.
 pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let config = sandbox.config();
     let tape = sandbox.tape()?;
-    let mut no_check = |_: &World| -> Option<Violation> { None };
-    let (replayed, _) = payhub_sim::driver::replay(config, tape, &mut no_check, None)
-        .map_err(|(i, e)| format!("the session does not replay at step {}: {e}", i + 1))?;
+    let (replayed, filed) = replay_filed(sandbox, tape)?;
     let script_verdicts = verdicts(&replayed.facts);
     let session_verdicts = verdicts(&sandbox.world().facts);
     let violation = script_verdicts
@@ -42,7 +43,7 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
         sandbox.record().events_total(),
         sandbox.world_now()
     );
-    let text = payhub_sim::script::script_from_tape(config, tape, violation, &about)?;
+    let text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, violation, &about)?;
     let differ: Vec<String> = session_verdicts
         .iter()
         .zip(&script_verdicts)
@@ -54,15 +55,59 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
             )
         })
         .collect();
+    // After an expected violation the run stops: ledger lines there would not be reached.
+    let ledger = match violation {
+        Some(_) => String::new(),
+        None => ledger_expectations(sandbox.world()),
+    };
     if differ.is_empty() {
-        return Ok(text);
+        return Ok(text + &ledger);
     }
     let (title, rest) = text.split_once('\n').unwrap_or((&text, ""));
     Ok(format!(
-        "{title}\n# The session filed creates under business orders its wire witnessed (a new order number for an order whose result was unknown), which a script cannot express; verdicts that differ: {}.\n{rest}{}",
+        "{title}\n# The session's events are no longer all held, so some business orders it filed are not on these lines; verdicts that differ: {}.\n{rest}{ledger}",
         differ.join("; "),
-        ledger_expectations(sandbox.world())
     ))
+}
+
+/// The tape replayed with each send filed under the business order the session gave its
+/// request (from the `handled` events held), and that filing by step.
+fn replay_filed(
+    sandbox: &Sandbox,
+    tape: &[Choice],
+) -> Result<(World, BTreeMap<usize, BusinessOrder>), String> {
+    let by_request: BTreeMap<RequestId, BusinessOrder> = sandbox
+        .record()
+        .events_held()
+        .filter_map(|e| match &e.what {
+            What::Handled {
+                id,
+                business: Some(b),
+                ..
+            } => Some((*id, b.clone())),
+            _ => None,
+        })
+        .collect();
+    let config = sandbox.config();
+    let mut world = World::new(config);
+    let mut filed = BTreeMap::new();
+    for (i, choice) in tape.iter().enumerate() {
+        world
+            .apply(config, choice, None)
+            .map_err(|e| format!("the session does not replay at step {}: {e}", i + 1))?;
+        if !matches!(choice, Choice::Send { .. }) {
+            continue;
+        }
+        let Some((_, Payload::Request { id, .. })) = world.net.iter().last() else {
+            continue;
+        };
+        let id = *id;
+        if let (Some(b), Some(origin)) = (by_request.get(&id), world.origins.get_mut(&id)) {
+            origin.business = Some(b.clone());
+            filed.insert(i, b.clone());
+        }
+    }
+    Ok((world, filed))
 }
 
 /// `expect ledger:` lines for every business order the session captured more than once:
@@ -96,7 +141,7 @@ fn ledger_expectations(world: &World) -> String {
         }
         let list: Vec<&str> = numbers.keys().map(String::as_str).collect();
         s.push_str(&format!(
-            "# The session filed order numbers {} under business order {business} and captured it {} times (client-never-charges-an-order-twice, UNKNOWN-03, EFFECT-01); a script's request lines carry no business order, so `run` judges the ledger instead:\n",
+            "# The session filed order numbers {} under business order {business} and captured it {} times (client-never-charges-an-order-twice, UNKNOWN-03, EFFECT-01); the ledger as the session left it:\n",
             list.join(", "),
             numbers.values().sum::<usize>()
         ));

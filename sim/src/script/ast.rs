@@ -2,6 +2,7 @@
 
 use crate::choice::Choice;
 use crate::config::WorldConfig;
+use payhub_model::event::BusinessOrder;
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiRequest, AttemptId, Branch, Control, Environment, ErrorCode,
     MerchantId, Millis,
@@ -243,10 +244,13 @@ pub enum ObjectKind {
 /// What a statement does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// `A: POST /v1/payments …`: server `server` sends this request.
+    /// `A: POST /v1/payments …`: server `server` sends this request; `A: for order
+    /// ORDER-1 POST …` files it under that business order (the origin's
+    /// `Origin::business`, as the sandbox files a create it read off the wire).
     Request {
         server: usize,
         request: ApiRequest,
+        business: Option<BusinessOrder>,
     },
     /// `C: pay ORDER-1 …`: client server `server` is given workload item `item`.
     Command {

@@ -16,6 +16,7 @@ use crate::config::WorldConfig;
 use crate::driver::Violation;
 use crate::trace::Trace;
 use crate::world::World;
+use payhub_model::event::BusinessOrder;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{ApiKeyId, Control, PlatformParams};
 use std::collections::BTreeMap;
@@ -29,13 +30,48 @@ pub fn script_from_tape(
     violation: Option<&str>,
     about: &str,
 ) -> Result<String, String> {
+    script_from_tape_filed(config, tape, &BTreeMap::new(), violation, about)
+}
+
+/// [`script_from_tape`] for a run whose sends were filed under business orders outside
+/// the tape (the sandbox's `business.rs`): `filed` maps a step of the tape (a
+/// `Choice::Send`) to the business order its request's origin carried, written as
+/// `NAME: for order ORDER db=N POST …`.
+pub fn script_from_tape_filed(
+    config: &WorldConfig,
+    tape: &[Choice],
+    filed: &BTreeMap<usize, BusinessOrder>,
+    violation: Option<&str>,
+    about: &str,
+) -> Result<String, String> {
     exportable(config)?;
+    if let Some((i, _)) = filed
+        .iter()
+        .find(|(i, _)| !matches!(tape.get(**i), Some(Choice::Send { .. })))
+    {
+        return Err(format!(
+            "step {} is filed under a business order but is not a request",
+            i + 1
+        ));
+    }
     let nodes = Nodes::of(config, tape)?;
     let mut s = String::new();
     write_settings(&mut s, config, &nodes, about);
     let comments = step_comments(config, tape)?;
     for (i, choice) in tape.iter().enumerate() {
-        let statement = nodes.statement(config, i, choice)?;
+        let mut statement = nodes.statement(config, i, choice)?;
+        if let (Some(b), Choice::Send { merchant, .. }) = (filed.get(&i), choice) {
+            let (name, line) = statement.split_once(": ").expect("a request line");
+            let db = if b.db == nodes.db_of(config, *merchant) {
+                String::new()
+            } else {
+                format!(" db={}", b.db)
+            };
+            statement = format!(
+                "{name}: for order {}{db} {line}",
+                request::render_value(&b.order)
+            );
+        }
         let _ = writeln!(s, "{statement}");
         for c in comments.get(&(i as u32)).into_iter().flatten() {
             let _ = writeln!(s, "#   {c}");
@@ -112,6 +148,11 @@ impl Nodes {
         } else {
             format!("S{node}")
         }
+    }
+
+    /// The database of a node's server line: its client's, else 0 (as `server` sets it).
+    fn db_of(&self, config: &WorldConfig, node: u8) -> u8 {
+        config.client(node).map_or(0, |c| c.db)
     }
 
     fn key_of(&self, node: u8) -> ApiKeyId {

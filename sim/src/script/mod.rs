@@ -44,7 +44,7 @@ mod run;
 mod suggest;
 
 pub use ast::{Script, Server, Statement};
-pub use export::script_from_tape;
+pub use export::{script_from_tape, script_from_tape_filed};
 pub(crate) use label::{parse_label, render_send};
 pub use parse::parse;
 pub use parse_settings::parse_duration;

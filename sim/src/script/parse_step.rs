@@ -11,8 +11,11 @@ use crate::choice::Choice;
 use crate::config::WorkItem;
 use crate::network::MsgId;
 use payhub_model::client::Command;
+use payhub_model::event::BusinessOrder;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
-use payhub_model::{AcquirerDecision, ApiKeySpec, AttemptId, Branch, Card, Control, MerchantId};
+use payhub_model::{
+    AcquirerDecision, ApiKeySpec, AttemptId, Branch, Card, Control, Endpoint, MerchantId,
+};
 
 const BRANCHES: &[Branch] = &[
     Branch::S4Conflict,
@@ -353,12 +356,72 @@ impl Parser {
         })
     }
 
+    /// `for order ORDER [db=N]` before a request line: the business order the request is
+    /// for, in the server's database unless `db=` names another.
+    fn business_clause(&self, server: usize, cur: &mut Cursor) -> Result<BusinessOrder, LineError> {
+        cur.word().expect("peeked 'for'");
+        let (word, wcol) = cur.expect_word("'order' (for order ORDER-1 POST /v1/payments …)")?;
+        if word != "order" {
+            return err(
+                wcol,
+                format!(
+                    "expected 'for order ORDER', found 'for {word}'{}",
+                    super::suggest::hint(&word, ["order"])
+                ),
+            );
+        }
+        let ocol = cur.col();
+        let (order, _) = cur.value()?.filter(|(o, _)| !o.is_empty()).ok_or((
+            ocol,
+            "'for order' needs an order number (ORDER-1)".to_owned(),
+        ))?;
+        if order.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && matches!(order.as_str(), "GET" | "POST" | "DELETE")
+        {
+            return err(ocol, "'for order' needs an order number before the method");
+        }
+        let mut db = self.servers[server].db;
+        if cur.peek_word().is_some_and(|w| w.starts_with("db=")) {
+            let (_, v, vcol) = cur.pair()?.expect("a db= pair");
+            db = v.parse().map_err(|_| {
+                (
+                    vcol,
+                    format!("db= is a database number (0 … 255), not '{v}'"),
+                )
+            })?;
+        }
+        Ok(BusinessOrder {
+            db,
+            order: order.as_str().into(),
+        })
+    }
+
     fn request_or_command(&mut self, server: usize, cur: &mut Cursor) -> Result<Action, LineError> {
         let col = cur.col();
         let first = cur.peek_word().unwrap_or_default();
+        if first == "for" {
+            let business = self.business_clause(server, cur)?;
+            let rcol = cur.col();
+            let request = request::parse(cur, self.servers[server].api_key)?;
+            if !matches!(request.endpoint, Endpoint::CreatePayment { .. }) {
+                return err(
+                    rcol,
+                    "'for order' files a create under a business order: it goes on a POST /v1/payments line",
+                );
+            }
+            return Ok(Action::Request {
+                server,
+                request,
+                business: Some(business),
+            });
+        }
         if first.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
             let request = request::parse(cur, self.servers[server].api_key)?;
-            return Ok(Action::Request { server, request });
+            return Ok(Action::Request {
+                server,
+                request,
+                business: None,
+            });
         }
         let s = &self.servers[server];
         if s.policy.is_none() {
@@ -368,8 +431,10 @@ impl Parser {
             return err(
                 col,
                 format!(
-                    "'{first}' is not a method; server {} is a scripted sender and sends requests (GET, POST, DELETE). Business commands need a client server (server {} client=reference)",
-                    s.name, s.name
+                    "'{first}' is not a method{}; server {} is a scripted sender and sends requests (GET, POST, DELETE, or 'for order ORDER POST …'). Business commands need a client server (server {} client=reference)",
+                    super::suggest::hint(&first, ["for"]),
+                    s.name,
+                    s.name
                 ),
             );
         }

@@ -23,6 +23,7 @@ use crate::network::{MsgId, Node, Payload};
 use crate::trace::{Trace, What};
 use crate::world::World;
 use net::Armed;
+use payhub_model::event::BusinessOrder;
 use payhub_model::{ApiRequest, Branch, RequestId, UpstreamCall, WebhookEvent};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -286,7 +287,11 @@ impl Runner<'_> {
     fn statement(&mut self, i: usize, check: &mut dyn Check) -> Result<(), Stop> {
         let action = self.script.statements[i].action.clone();
         match action {
-            Action::Request { server, request } => self.request(i, server, request, check),
+            Action::Request {
+                server,
+                request,
+                business,
+            } => self.request(i, server, request, business, check),
             Action::Command {
                 item, crash_after, ..
             } => self.apply(Choice::Command { item, crash_after }, i, check),
@@ -348,6 +353,7 @@ impl Runner<'_> {
         i: usize,
         server: usize,
         request: ApiRequest,
+        business: Option<BusinessOrder>,
         check: &mut dyn Check,
     ) -> Result<(), Stop> {
         let node = self.script.servers[server].node;
@@ -363,6 +369,10 @@ impl Runner<'_> {
             Some((_, Payload::Request { id, .. })) => *id,
             _ => return Err(self.fail(i, "the request did not leave")),
         };
+        // As the sandbox files a create: on the origin, before the request is delivered.
+        if let (Some(b), Some(origin)) = (business, self.world.origins.get_mut(&id)) {
+            origin.business = Some(b);
+        }
         let pos = self.script.statements[i].pos;
         self.by_id.insert(id, self.exchanges.len());
         self.last_exchange = Some(self.exchanges.len());
