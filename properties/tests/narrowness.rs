@@ -15,13 +15,17 @@
 //!   requires_action's next_action (the case its planted bug makes).
 
 use payhub_model::acquirer::ChargeState;
-use payhub_model::event::{Event, Handling, StoredAttempt, StoredPayment, StoredRefund, What};
+use payhub_model::client::{Decision, Subject};
+use payhub_model::event::{
+    Event, Handling, StoredAttempt, StoredOrder, StoredPayment, StoredRefund, What,
+};
 use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, EventId, FailureCode,
     LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView, RefundId, RefundStatus,
-    RefundView, RequestId, ResolutionStatus, ResponseBody, Rule, WebhookEvent, WebhookObject,
+    RefundView, RequestId, ResolutionStatus, ResponseBody, Rule, UpstreamCall, WebhookEvent,
+    WebhookObject,
 };
 use payhub_properties::property;
 use payhub_sim::Facts;
@@ -366,4 +370,239 @@ fn queries_of_refunds_answer_known_state() {
         ],
     );
     holds(name, &[query(by_no, none)]);
+}
+
+fn stored(id: PaymentId, merchant: MerchantId, env: Environment, order: &str) -> Event {
+    stored_as(id, merchant, env, order, PaymentStatus::Processing)
+}
+
+fn stored_as(
+    id: PaymentId,
+    merchant: MerchantId,
+    environment: Environment,
+    order: &str,
+    status: PaymentStatus,
+) -> Event {
+    ev(What::PaymentStored {
+        payment: id,
+        stored: StoredPayment {
+            merchant,
+            environment,
+            merchant_order_no: order.into(),
+            status,
+            resolution: ResolutionStatus::Known,
+            expires_at: Millis::hours(2),
+            attempts: vec![AttemptId(id.0)],
+            failure_attempt: None,
+            version: 2,
+        },
+    })
+}
+
+/// UNIQ-01: one Payment per (merchant, environment, order number): two under one
+/// order are violated, the same number under a second merchant or in live holds.
+#[test]
+fn one_payment_per_order_in_its_own_scope_only() {
+    let name = "at-most-one-payment-per-order";
+    let first = stored(PAY, M, ENV, "ORDER-1");
+    violated(
+        name,
+        &[first.clone(), stored(PaymentId(2), M, ENV, "ORDER-1")],
+    );
+    for other in [
+        stored(PaymentId(2), MerchantId(2), ENV, "ORDER-1"),
+        stored(PaymentId(2), M, Environment::Live, "ORDER-1"),
+        stored(PaymentId(2), M, ENV, "ORDER-2"),
+    ] {
+        holds(name, &[first.clone(), other]);
+    }
+}
+
+/// UNIQ-02: a Payment is captured once, whichever attempts the captures are of (a card
+/// retry's second capture is the double charge, not a new Payment's).
+#[test]
+fn second_capture_of_another_attempt_of_one_payment() {
+    let name = "at-most-one-capture-per-payment";
+    holds(
+        name,
+        &[capture(PAY, 1, 10000), capture(PaymentId(2), 2, 10000)],
+    );
+    violated(name, &[capture(PAY, 1, 10000), capture(PAY, 2, 10000)]);
+    violated(name, &[capture(PAY, 1, 10000), capture(PAY, 1, 10000)]);
+}
+
+fn handled_with_charge(request: ApiRequest) -> Event {
+    ev(What::Handled {
+        id: RequestId(1),
+        request,
+        owner: Some((M, ENV)),
+        business: None,
+        handling: Handling {
+            answer: Some(ApiResponse::ok(200, ResponseBody::Payments { data: vec![] })),
+            calls: vec![UpstreamCall::Charge {
+                attempt: AttemptId(1),
+                payment: PAY,
+                merchant: M,
+                environment: ENV,
+                amount: 10000,
+                currency: "USD".into(),
+                card: Card('A'),
+            }],
+            new_record: true,
+            store_changed: true,
+        },
+    })
+}
+
+/// QUERY-04 and the property's name: a charge only while executing a create or a
+/// confirm. The predicate counted only charges of requests without an idempotency
+/// scope (GETs) and of timers: a keyed cancel, refund or checkout session that charged
+/// was counted under its scope, and passed.
+#[test]
+fn charges_of_keyed_requests_other_than_create_and_confirm() {
+    let name = "queries-never-charge";
+    for request in [
+        req::create("k1", "ORDER-1", 10000, "USD", 'A'),
+        req::confirm("k1", PAY, 'A'),
+    ] {
+        holds(name, &[handled_with_charge(request)]);
+    }
+    for request in [
+        req::get(PAY),
+        req::cancel("k1", PAY),
+        req::refund("k1", PAY, "R-1", 5000),
+        req::session("k1", "ORDER-1", 10000, "USD"),
+    ] {
+        violated(name, &[handled_with_charge(request)]);
+    }
+}
+
+fn fulfil(order: &str, payment: PaymentId) -> Event {
+    ev(What::ClientDecided {
+        node: 0,
+        subject: Subject::Order(order.into()),
+        decision: Decision::Fulfil { payment },
+        rule: Rule::FulfilByPaymentId,
+    })
+}
+
+fn order_held(order: &str, payment: PaymentId, status: PaymentStatus) -> Event {
+    ev(What::OrderStored {
+        db: 0,
+        order_no: order.into(),
+        was: None,
+        stored: StoredOrder {
+            payment_id: Some(payment),
+            version: 2,
+            status: Some(status),
+        },
+    })
+}
+
+/// RES-07: an order is fulfilled once, whichever Payment the second fulfilment names
+/// (a second Payment of the same order, seen through another merchant server), and only
+/// a succeeded one; the same order number of a second merchant is another order.
+#[test]
+fn fulfilled_twice_through_a_second_payment() {
+    use PaymentStatus::Succeeded;
+    let name = "client-fulfils-an-order-once-when-succeeded";
+    let one = stored_as(PAY, M, ENV, "ORDER-1", Succeeded);
+    let two = stored_as(PaymentId(2), M, ENV, "ORDER-1", Succeeded);
+    let other_merchant = stored_as(PaymentId(3), MerchantId(2), ENV, "ORDER-1", Succeeded);
+    holds(name, &[one.clone(), fulfil("ORDER-1", PAY)]);
+    holds(
+        name,
+        &[
+            one.clone(),
+            other_merchant,
+            fulfil("ORDER-1", PAY),
+            fulfil("ORDER-1", PaymentId(3)),
+        ],
+    );
+    violated(
+        name,
+        &[one.clone(), fulfil("ORDER-1", PAY), fulfil("ORDER-1", PAY)],
+    );
+    violated(
+        name,
+        &[
+            one.clone(),
+            two,
+            fulfil("ORDER-1", PAY),
+            fulfil("ORDER-1", PaymentId(2)),
+        ],
+    );
+    for status in [
+        PaymentStatus::Processing,
+        PaymentStatus::RequiresAction,
+        PaymentStatus::Failed,
+    ] {
+        violated(
+            name,
+            &[
+                stored_as(PAY, M, ENV, "ORDER-1", status),
+                fulfil("ORDER-1", PAY),
+            ],
+        );
+    }
+}
+
+/// CANCEL-02, RES-07: an order is never both fulfilled and closed, in either order, also
+/// when the database reopened the order between the two; closed only on a canceled or
+/// expired Payment.
+#[test]
+fn fulfilled_after_a_closing_the_database_undid() {
+    use PaymentStatus::{Canceled, Processing, Succeeded};
+    let name = "client-closes-an-order-once-on-a-closed-payment";
+    let canceled = stored_as(PAY, M, ENV, "ORDER-1", Canceled);
+    holds(
+        name,
+        &[canceled.clone(), order_held("ORDER-1", PAY, Canceled)],
+    );
+    violated(
+        name,
+        &[
+            stored_as(PAY, M, ENV, "ORDER-1", Processing),
+            order_held("ORDER-1", PAY, Canceled),
+        ],
+    );
+    // Fulfilled, then closed.
+    violated(
+        name,
+        &[
+            stored_as(PAY, M, ENV, "ORDER-1", Succeeded),
+            fulfil("ORDER-1", PAY),
+            canceled.clone(),
+            order_held("ORDER-1", PAY, Canceled),
+        ],
+    );
+    // Closed, then fulfilled while still closed.
+    violated(
+        name,
+        &[
+            canceled.clone(),
+            order_held("ORDER-1", PAY, Canceled),
+            fulfil("ORDER-1", PAY),
+        ],
+    );
+    // Closed, reopened by the database, then fulfilled: closed and fulfilled all the same.
+    violated(
+        name,
+        &[
+            canceled.clone(),
+            order_held("ORDER-1", PAY, Canceled),
+            order_held("ORDER-1", PAY, Succeeded),
+            fulfil("ORDER-1", PAY),
+        ],
+    );
+    // Closed twice (closed, reopened, closed).
+    violated(
+        name,
+        &[
+            canceled.clone(),
+            order_held("ORDER-1", PAY, Canceled),
+            order_held("ORDER-1", PAY, Processing),
+            order_held("ORDER-1", PAY, Canceled),
+        ],
+    );
 }
