@@ -606,3 +606,30 @@ fn fulfilled_after_a_closing_the_database_undid() {
         ],
     );
 }
+
+/// CANCEL-02 and the property's name: an order a client closed, canceled or expired, has
+/// no capture behind it; the predicate once read canceled orders only.
+#[test]
+fn expired_order_with_a_capture_behind_it() {
+    use PaymentStatus::{Canceled, Expired, Succeeded};
+    let name = "client-never-closes-a-captured-order";
+    holds(name, &[order_held("ORDER-1", PAY, Expired)]);
+    holds(
+        name,
+        &[capture(PAY, 1, 10000), order_held("ORDER-1", PAY, Succeeded)],
+    );
+    for status in [Canceled, Expired] {
+        violated(
+            name,
+            &[capture(PAY, 1, 10000), order_held("ORDER-1", PAY, status)],
+        );
+    }
+    // Another Payment's capture is no capture of this order's.
+    holds(
+        name,
+        &[
+            capture(PaymentId(2), 2, 10000),
+            order_held("ORDER-1", PAY, Canceled),
+        ],
+    );
+}
