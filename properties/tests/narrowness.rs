@@ -17,12 +17,12 @@
 use payhub_model::acquirer::ChargeState;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::{
-    Event, Handling, StoredAttempt, StoredOrder, StoredPayment, StoredRefund, What,
+    Event, Handling, Route, ScopeKey, StoredAttempt, StoredOrder, StoredPayment, StoredRefund, What,
 };
 use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
-    ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, EventId, FailureCode,
+    ApiError, ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, ErrorCode, EventId, FailureCode, Field,
     LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView, RefundId, RefundStatus,
     RefundView, RequestId, ResolutionStatus, ResponseBody, Rule, UpstreamCall, WebhookEvent,
     WebhookObject,
@@ -632,4 +632,111 @@ fn expired_order_with_a_capture_behind_it() {
             order_held("ORDER-1", PAY, Canceled),
         ],
     );
+}
+
+fn answered(request: ApiRequest, answer: ApiResponse) -> Event {
+    ev(What::Handled {
+        id: RequestId(1),
+        request,
+        owner: Some((M, ENV)),
+        business: None,
+        handling: Handling {
+            answer: Some(answer),
+            calls: Vec::new(),
+            new_record: false,
+            store_changed: false,
+        },
+    })
+}
+
+fn keyed_requests(key: &str) -> Vec<ApiRequest> {
+    vec![
+        req::create(key, "ORDER-1", 10000, "USD", 'A'),
+        req::confirm(key, PAY, 'A'),
+        req::cancel(key, PAY),
+        req::session(key, "ORDER-1", 10000, "USD"),
+        req::refund(key, PAY, "R-1", 5000),
+    ]
+}
+
+fn leaves(request: &ApiRequest, response: ApiResponse, routed: bool) -> Event {
+    let owner = Some((M, ENV));
+    ev(What::Answered {
+        id: RequestId(1),
+        response,
+        rule: Rule::RateLimited,
+        route: routed.then(|| Route {
+            merchant: 0,
+            owner,
+            scope: ScopeKey::of(owner, request),
+            awaited: true,
+            edge_500: false,
+            object_owner: None,
+        }),
+    })
+}
+
+/// RATE-01: every 429 carries Retry-After: on every endpoint, queries included, to a
+/// waiter (answered after its own step) and to nobody (a client gone).
+#[test]
+fn rate_limit_on_every_endpoint() {
+    let name = "rate-limit-carries-retry-after";
+    let limited = |retry_after_s| ApiResponse {
+        retry_after_s,
+        ..ApiResponse::error(ApiError::new(ErrorCode::RateLimited))
+    };
+    let mut requests = keyed_requests("k1");
+    requests.extend([
+        req::get(PAY),
+        req::get_refund(RefundId(1)),
+        req::by_order("ORDER-1"),
+    ]);
+    for request in requests {
+        for routed in [true, false] {
+            holds(name, &[leaves(&request, limited(Some(2)), routed)]);
+            violated(name, &[leaves(&request, limited(None), routed)]);
+            violated(name, &[leaves(&request, limited(Some(0)), routed)]);
+        }
+    }
+}
+
+/// KEY-01..KEY-07 and the property's name: on every endpoint that needs a key (create,
+/// confirm, cancel, checkout session, refund), a missing, empty or 256-character key is
+/// 400 with error.field = Idempotency-Key; 1 and 255 characters (multi-byte counted as
+/// characters) never are; a query needs none.
+#[test]
+fn invalid_key_on_every_keyed_endpoint() {
+    let name = "invalid-key-answered-400-idempotency-key";
+    let with_field = ApiResponse::error(ApiError {
+        field: Some(Field::IdempotencyKey),
+        ..ApiError::new(ErrorCode::InvalidRequest)
+    });
+    let without_field = ApiResponse::error(ApiError::new(ErrorCode::InvalidRequest));
+    let ok = ApiResponse::ok(200, ResponseBody::Payments { data: vec![] });
+    let long = "k".repeat(256);
+    let longest = "é".repeat(255);
+    for valid in [false, true] {
+        let keys: Vec<Option<&str>> = if valid {
+            vec![Some("k"), Some(&longest)]
+        } else {
+            vec![None, Some(""), Some(&long)]
+        };
+        for key in keys {
+            for mut request in keyed_requests("x") {
+                request.idempotency_key = key.map(Into::into);
+                let (right, wrong) = if valid {
+                    (&ok, &with_field)
+                } else {
+                    (&with_field, &ok)
+                };
+                holds(name, &[answered(request.clone(), right.clone())]);
+                violated(name, &[answered(request.clone(), wrong.clone())]);
+                if !valid {
+                    violated(name, &[answered(request, without_field.clone())]);
+                }
+            }
+        }
+    }
+    holds(name, &[answered(req::get(PAY), ok.clone())]);
+    violated(name, &[answered(req::get(PAY), with_field)]);
 }
