@@ -13,6 +13,80 @@
 //! - `queries-answer-known-state` covers refund queries (QUERY-03), not only Payments.
 //! - `payments-shown-as-the-status-table-lists` covers every row of the table, not only
 //!   requires_action's next_action (the case its planted bug makes).
+//!
+//! Property → test ("—": no narrowness test yet; the next engineer's list). The test
+//! `the_table_names_every_property` keeps this table in step with the registry.
+//!
+//! | property | test |
+//! |---|---|
+//! | `at-most-one-charge-per-scope` | — |
+//! | `at-most-one-payment-per-order` | one_payment_per_order_in_its_own_scope_only |
+//! | `at-most-one-capture-per-payment` | second_capture_of_another_attempt_of_one_payment |
+//! | `no-new-attempt-while-one-is-unfinished` | — |
+//! | `attempts-within-limits` | — |
+//! | `refunds-once-and-within-captured` | refund_with_no_capture_behind_it |
+//! | `rejections-execute-nothing` | — |
+//! | `queries-never-charge` | charges_of_keyed_requests_other_than_create_and_confirm (found: fixed) |
+//! | `replay-returns-same-object` | — |
+//! | `scopes-never-interfere` | — |
+//! | `replayed-card-never-charged` | — |
+//! | `failed-only-on-upstream-evidence` | failed_judged_on_the_latest_attempt |
+//! | `no-capture-behind-a-closed-payment` | closed_payment_with_a_capture_of_an_earlier_attempt |
+//! | `succeeded-only-when-captured` | succeeded_with_a_capture_of_another_payment |
+//! | `idempotency-conflict-iff-parameters-differ` | — |
+//! | `same-key-never-new-business` | — |
+//! | `answers-name-the-requested-payment` | — |
+//! | `answers-show-the-current-state` | — |
+//! | `first-execution-201-replay-200` | — |
+//! | `rate-limit-carries-retry-after` | rate_limit_on_every_endpoint |
+//! | `only-5xx-is-503-temporarily-unavailable` | — |
+//! | `invalid-key-answered-400-idempotency-key` | invalid_key_on_every_keyed_endpoint |
+//! | `unknown-objects-and-routes-answered-404-405` | — |
+//! | `conflicts-name-the-related-resource` | — |
+//! | `cancel-202-keeps-the-status` | — |
+//! | `failure-names-the-latest-attempt` | — |
+//! | `attempt-count-is-attempts-made` | — |
+//! | `versions-rise-with-every-visible-change` | — |
+//! | `operation-in-progress-only-while-in-flight` | — |
+//! | `queries-answer-known-state` | queries_of_refunds_answer_known_state |
+//! | `branches-answer-one-of-the-two` | — |
+//! | `payments-shown-as-the-status-table-lists` | status_table_rows_beyond_next_action |
+//! | `client-backs-off-as-the-reference-code` | — |
+//! | `client-waits-the-contract-timeouts` | — |
+//! | `client-queries-until-24-hours` | — |
+//! | `client-stops-querying-at-a-final-status` | — |
+//! | `platform-verifies-unknown-results-within-its-window` | — |
+//! | `platform-requeries-manual-review-every-24-hours` | — |
+//! | `platform-goes-to-manual-review-after-its-automatic-queries` | — |
+//! | `client-fulfils-an-order-once-when-succeeded` | fulfilled_twice_through_a_second_payment |
+//! | `client-closes-an-order-once-on-a-closed-payment` | fulfilled_after_a_closing_the_database_undid (found: fixed) |
+//! | `client-shows-the-status-table-message` | — |
+//! | `client-never-charges-an-order-twice` | — |
+//! | `client-sends-one-key-per-submission` | — |
+//! | `client-never-applies-an-older-version` | — |
+//! | `client-spaces-queries` | — |
+//! | `client-honours-retry-after` | — |
+//! | `client-uses-a-key-on-one-endpoint` | — |
+//! | `client-never-changes-parameters-under-a-key` | — |
+//! | `client-creates-an-order-under-one-key` | — |
+//! | `client-card-retry-only-after-failed` | — |
+//! | `client-never-closes-a-captured-order` | expired_order_with_a_capture_behind_it (found: fixed) |
+//! | `reach:replay-answered-200` | — |
+//! | `reach:409-idempotency-conflict` | — |
+//! | `reach:409-order-no-conflict` | — |
+//! | `reach:409-operation-in-progress` | — |
+//! | `reach:409-payment-in-progress` | — |
+//! | `reach:409-refund-no-conflict` | — |
+//! | `reach:202-result-unknown` | — |
+//! | `reach:needs-query` | — |
+//! | `reach:manual-review` | — |
+//! | `reach:second-card-succeeded` | — |
+//! | `reach:replay-after-retention` | — |
+//! | `reach:429-rate-limited` | — |
+//! | `reach:503-temporarily-unavailable` | — |
+//! | `reach:cancel-202` | — |
+//! | `reach:new-checkout-session-same-payment` | — |
+//! | `reach:refund-succeeded` | — |
 
 use payhub_model::acquirer::ChargeState;
 use payhub_model::client::{Decision, Subject};
@@ -739,4 +813,14 @@ fn invalid_key_on_every_keyed_endpoint() {
     }
     holds(name, &[answered(req::get(PAY), ok.clone())]);
     violated(name, &[answered(req::get(PAY), with_field)]);
+}
+
+/// The table at the top of this file lists every property of the registry.
+#[test]
+fn the_table_names_every_property() {
+    let table = include_str!("narrowness.rs");
+    for p in payhub_properties::PROPERTIES {
+        let row = format!("//! | `{}` |", p.name);
+        assert!(table.contains(&row), "{} has no row in the table", p.name);
+    }
 }
