@@ -42,7 +42,7 @@
 //! | `only-5xx-is-503-temporarily-unavailable` | — |
 //! | `invalid-key-answered-400-idempotency-key` | invalid_key_on_every_keyed_endpoint |
 //! | `unknown-objects-and-routes-answered-404-405` | — |
-//! | `conflicts-name-the-related-resource` | — |
+//! | `conflicts-name-the-related-resource` | refund_no_conflict_names_the_refund_of_its_number (found: fixed) |
 //! | `cancel-202-keeps-the-status` | — |
 //! | `failure-names-the-latest-attempt` | — |
 //! | `attempt-count-is-attempts-made` | — |
@@ -98,7 +98,7 @@ use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
     ApiError, ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, ErrorCode, EventId, FailureCode, Field,
     LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView, RefundId, RefundStatus,
-    RefundView, RequestId, ResolutionStatus, ResponseBody, Rule, UpstreamCall, WebhookEvent,
+    RefundView, RequestId, ResolutionStatus, ResourceId, ResponseBody, Rule, UpstreamCall, WebhookEvent,
     WebhookObject,
 };
 use payhub_properties::property;
@@ -822,5 +822,37 @@ fn the_table_names_every_property() {
     for p in payhub_properties::PROPERTIES {
         let row = format!("//! | `{}` |", p.name);
         assert!(table.contains(&row), "{} has no row in the table", p.name);
+    }
+}
+
+/// UNIQ-04 and the property's name: 409 refund_no_conflict names *the* refund holding the
+/// refund number (as order_no_conflict names the order's Payment), not any refund.
+#[test]
+fn refund_no_conflict_names_the_refund_of_its_number() {
+    let name = "conflicts-name-the-related-resource";
+    let conflict = |related| {
+        ApiResponse::error(ApiError {
+            related_resource_id: related,
+            ..ApiError::new(ErrorCode::RefundNoConflict)
+        })
+    };
+    let held = refund_stored(RefundStatus::Succeeded, 2);
+    let again = req::refund("k2", PAY, "R-1", 5000);
+    holds(
+        name,
+        &[
+            held.clone(),
+            answered(again.clone(), conflict(Some(ResourceId::Refund(RefundId(1))))),
+        ],
+    );
+    for related in [
+        None,
+        Some(ResourceId::Refund(RefundId(7))),
+        Some(ResourceId::Payment(PAY)),
+    ] {
+        violated(
+            name,
+            &[held.clone(), answered(again.clone(), conflict(related))],
+        );
     }
 }
