@@ -96,10 +96,10 @@ use payhub_model::event::{
 use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
-    ApiError, ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, ErrorCode, EventId, FailureCode, Field,
-    LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView, RefundId, RefundStatus,
-    RefundView, RequestId, ResolutionStatus, ResourceId, ResponseBody, Rule, UpstreamCall, WebhookEvent,
-    WebhookObject,
+    ApiError, ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, ErrorCode, EventId,
+    FailureCode, Field, LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView,
+    RefundId, RefundStatus, RefundView, RequestId, ResolutionStatus, ResourceId, ResponseBody,
+    Rule, UpstreamCall, WebhookEvent, WebhookObject,
 };
 use payhub_properties::property;
 use payhub_sim::Facts;
@@ -512,7 +512,10 @@ fn handled_with_charge(request: ApiRequest) -> Event {
         owner: Some((M, ENV)),
         business: None,
         handling: Handling {
-            answer: Some(ApiResponse::ok(200, ResponseBody::Payments { data: vec![] })),
+            answer: Some(ApiResponse::ok(
+                200,
+                ResponseBody::Payments { data: vec![] },
+            )),
             calls: vec![UpstreamCall::Charge {
                 attempt: AttemptId(1),
                 payment: PAY,
@@ -690,7 +693,10 @@ fn expired_order_with_a_capture_behind_it() {
     holds(name, &[order_held("ORDER-1", PAY, Expired)]);
     holds(
         name,
-        &[capture(PAY, 1, 10000), order_held("ORDER-1", PAY, Succeeded)],
+        &[
+            capture(PAY, 1, 10000),
+            order_held("ORDER-1", PAY, Succeeded),
+        ],
     );
     for status in [Canceled, Expired] {
         violated(
@@ -842,7 +848,10 @@ fn refund_no_conflict_names_the_refund_of_its_number() {
         name,
         &[
             held.clone(),
-            answered(again.clone(), conflict(Some(ResourceId::Refund(RefundId(1))))),
+            answered(
+                again.clone(),
+                conflict(Some(ResourceId::Refund(RefundId(1)))),
+            ),
         ],
     );
     for related in [
