@@ -13,13 +13,24 @@
 //! - `queries-answer-known-state` covers refund queries (QUERY-03), not only Payments.
 //! - `payments-shown-as-the-status-table-lists` covers every row of the table, not only
 //!   requires_action's next_action (the case its planted bug makes).
+//! - `queries-never-charge` counted a keyed request's charge under its scope only: a
+//!   cancel, refund or checkout session that charged passed (now: a charge outside a
+//!   create or confirm is unsolicited, `sim/src/facts/money.rs`).
+//! - `client-closes-an-order-once-on-a-closed-payment` judged a fulfilment against the
+//!   orders closed *now*: an order closed, reopened by its database, then fulfilled passed
+//!   (now: against every order ever closed, `sim/src/facts/effects.rs`).
+//! - `client-never-closes-a-captured-order` read canceled orders only: an expired order
+//!   with a capture behind it passed (now: canceled or expired, `sim/src/facts/client.rs`).
+//! - `conflicts-name-the-related-resource` accepted any refund as refund_no_conflict's
+//!   related_resource_id (now: the refund holding the number,
+//!   `sim/src/facts/responses/judge.rs`).
 //!
 //! Property → test ("—": no narrowness test yet; the next engineer's list). The test
 //! `the_table_names_every_property` keeps this table in step with the registry.
 //!
 //! | property | test |
 //! |---|---|
-//! | `at-most-one-charge-per-scope` | — |
+//! | `at-most-one-charge-per-scope` | two_charges_under_one_scope_of_either_endpoint |
 //! | `at-most-one-payment-per-order` | one_payment_per_order_in_its_own_scope_only |
 //! | `at-most-one-capture-per-payment` | second_capture_of_another_attempt_of_one_payment |
 //! | `no-new-attempt-while-one-is-unfinished` | — |
@@ -863,5 +874,54 @@ fn refund_no_conflict_names_the_refund_of_its_number() {
             name,
             &[held.clone(), answered(again.clone(), conflict(related))],
         );
+    }
+}
+
+/// EFFECT-01 and the property's name: one charge per scope on every charging endpoint
+/// (create and confirm alike); the same key under a second merchant, in live, or on the
+/// other endpoint is another scope.
+#[test]
+fn two_charges_under_one_scope_of_either_endpoint() {
+    let name = "at-most-one-charge-per-scope";
+    let under = |owner: (MerchantId, Environment), request: ApiRequest| {
+        let Event { at, what } = handled_with_charge(request);
+        let what = match what {
+            What::Handled {
+                id,
+                request,
+                business,
+                handling,
+                ..
+            } => What::Handled {
+                id,
+                request,
+                owner: Some(owner),
+                business,
+                handling,
+            },
+            other => other,
+        };
+        Event { at, what }
+    };
+    let create = req::create("k1", "ORDER-1", 10000, "USD", 'A');
+    let confirm = req::confirm("k1", PAY, 'A');
+    for request in [create.clone(), confirm.clone()] {
+        violated(
+            name,
+            &[under((M, ENV), request.clone()), under((M, ENV), request)],
+        );
+    }
+    for (a, b) in [
+        (
+            under((M, ENV), create.clone()),
+            under((MerchantId(2), ENV), create.clone()),
+        ),
+        (
+            under((M, ENV), create.clone()),
+            under((M, Environment::Live), create.clone()),
+        ),
+        (under((M, ENV), create), under((M, ENV), confirm)),
+    ] {
+        holds(name, &[a, b]);
     }
 }
