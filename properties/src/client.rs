@@ -161,12 +161,12 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
     }),
 };
 
-/// CANCEL-02: a 202 on cancel is not "canceled". An order the client closed as canceled
-/// has no money captured behind it.
+/// CANCEL-02: a 202 on cancel is not "canceled". An order the client closed (canceled
+/// or expired) has no money captured behind it.
 pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     name: "client-never-closes-a-captured-order",
     rules: &[Rule::Cancel202NotCanceled, Rule::FulfilByPaymentId],
-    about: "No order a client holds as canceled has a capture of its Payment in the ledger.",
+    about: "No order a client holds as closed (canceled or expired) has a capture of its Payment in the ledger.",
     predicate: Predicate::Always(|f| {
         for ((_, order_no), payment) in f.client.canceled_orders.iter() {
             if f.money.captured(*payment) {

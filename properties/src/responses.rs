@@ -118,7 +118,7 @@ pub const CONFLICTS_NAME_RELATED_RESOURCE: Property = Property {
         Rule::ConfirmWhileProcessing,
         Rule::UniqueRefundNo,
     ],
-    about: "409 order_no_conflict carries related_resource_id = the order's Payment in the store, 409 payment_in_progress the Payment in the path, 409 refund_no_conflict a refund.",
+    about: "409 order_no_conflict carries related_resource_id = the order's Payment in the store, 409 payment_in_progress the Payment in the path, 409 refund_no_conflict the refund holding the refund number (any refund while the store shows none).",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.related_misnamed,

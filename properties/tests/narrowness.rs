@@ -13,15 +13,104 @@
 //! - `queries-answer-known-state` covers refund queries (QUERY-03), not only Payments.
 //! - `payments-shown-as-the-status-table-lists` covers every row of the table, not only
 //!   requires_action's next_action (the case its planted bug makes).
+//! - `queries-never-charge` counted a keyed request's charge under its scope only: a
+//!   cancel, refund or checkout session that charged passed (now: a charge outside a
+//!   create or confirm is unsolicited, `sim/src/facts/money.rs`).
+//! - `client-closes-an-order-once-on-a-closed-payment` judged a fulfilment against the
+//!   orders closed *now*: an order closed, reopened by its database, then fulfilled passed
+//!   (now: against every order ever closed, `sim/src/facts/effects.rs`).
+//! - `client-never-closes-a-captured-order` read canceled orders only: an expired order
+//!   with a capture behind it passed (now: canceled or expired, `sim/src/facts/client.rs`).
+//! - `conflicts-name-the-related-resource` accepted any refund as refund_no_conflict's
+//!   related_resource_id (now: the refund holding the number,
+//!   `sim/src/facts/responses/judge.rs`).
+//!
+//! Property → test ("—": no narrowness test yet; the next engineer's list). The test
+//! `the_table_names_every_property` keeps this table in step with the registry.
+//!
+//! | property | test |
+//! |---|---|
+//! | `at-most-one-charge-per-scope` | two_charges_under_one_scope_of_either_endpoint |
+//! | `at-most-one-payment-per-order` | one_payment_per_order_in_its_own_scope_only |
+//! | `at-most-one-capture-per-payment` | second_capture_of_another_attempt_of_one_payment |
+//! | `no-new-attempt-while-one-is-unfinished` | — |
+//! | `attempts-within-limits` | — |
+//! | `refunds-once-and-within-captured` | refund_with_no_capture_behind_it |
+//! | `rejections-execute-nothing` | — |
+//! | `queries-never-charge` | charges_of_keyed_requests_other_than_create_and_confirm (found: fixed) |
+//! | `replay-returns-same-object` | — |
+//! | `scopes-never-interfere` | — |
+//! | `replayed-card-never-charged` | — |
+//! | `failed-only-on-upstream-evidence` | failed_judged_on_the_latest_attempt |
+//! | `no-capture-behind-a-closed-payment` | closed_payment_with_a_capture_of_an_earlier_attempt |
+//! | `succeeded-only-when-captured` | succeeded_with_a_capture_of_another_payment |
+//! | `idempotency-conflict-iff-parameters-differ` | — |
+//! | `same-key-never-new-business` | — |
+//! | `answers-name-the-requested-payment` | — |
+//! | `answers-show-the-current-state` | — |
+//! | `first-execution-201-replay-200` | — |
+//! | `rate-limit-carries-retry-after` | rate_limit_on_every_endpoint |
+//! | `only-5xx-is-503-temporarily-unavailable` | — |
+//! | `invalid-key-answered-400-idempotency-key` | invalid_key_on_every_keyed_endpoint |
+//! | `unknown-objects-and-routes-answered-404-405` | — |
+//! | `conflicts-name-the-related-resource` | refund_no_conflict_names_the_refund_of_its_number (found: fixed) |
+//! | `cancel-202-keeps-the-status` | — |
+//! | `failure-names-the-latest-attempt` | — |
+//! | `attempt-count-is-attempts-made` | — |
+//! | `versions-rise-with-every-visible-change` | — |
+//! | `operation-in-progress-only-while-in-flight` | — |
+//! | `queries-answer-known-state` | queries_of_refunds_answer_known_state |
+//! | `branches-answer-one-of-the-two` | — |
+//! | `payments-shown-as-the-status-table-lists` | status_table_rows_beyond_next_action |
+//! | `client-backs-off-as-the-reference-code` | — |
+//! | `client-waits-the-contract-timeouts` | — |
+//! | `client-queries-until-24-hours` | — |
+//! | `client-stops-querying-at-a-final-status` | — |
+//! | `platform-verifies-unknown-results-within-its-window` | — |
+//! | `platform-requeries-manual-review-every-24-hours` | — |
+//! | `platform-goes-to-manual-review-after-its-automatic-queries` | — |
+//! | `client-fulfils-an-order-once-when-succeeded` | fulfilled_twice_through_a_second_payment |
+//! | `client-closes-an-order-once-on-a-closed-payment` | fulfilled_after_a_closing_the_database_undid (found: fixed) |
+//! | `client-shows-the-status-table-message` | — |
+//! | `client-never-charges-an-order-twice` | — |
+//! | `client-sends-one-key-per-submission` | — |
+//! | `client-never-applies-an-older-version` | — |
+//! | `client-spaces-queries` | — |
+//! | `client-honours-retry-after` | — |
+//! | `client-uses-a-key-on-one-endpoint` | — |
+//! | `client-never-changes-parameters-under-a-key` | — |
+//! | `client-creates-an-order-under-one-key` | — |
+//! | `client-card-retry-only-after-failed` | — |
+//! | `client-never-closes-a-captured-order` | expired_order_with_a_capture_behind_it (found: fixed) |
+//! | `reach:replay-answered-200` | — |
+//! | `reach:409-idempotency-conflict` | — |
+//! | `reach:409-order-no-conflict` | — |
+//! | `reach:409-operation-in-progress` | — |
+//! | `reach:409-payment-in-progress` | — |
+//! | `reach:409-refund-no-conflict` | — |
+//! | `reach:202-result-unknown` | — |
+//! | `reach:needs-query` | — |
+//! | `reach:manual-review` | — |
+//! | `reach:second-card-succeeded` | — |
+//! | `reach:replay-after-retention` | — |
+//! | `reach:429-rate-limited` | — |
+//! | `reach:503-temporarily-unavailable` | — |
+//! | `reach:cancel-202` | — |
+//! | `reach:new-checkout-session-same-payment` | — |
+//! | `reach:refund-succeeded` | — |
 
 use payhub_model::acquirer::ChargeState;
-use payhub_model::event::{Event, Handling, StoredAttempt, StoredPayment, StoredRefund, What};
+use payhub_model::client::{Decision, Subject};
+use payhub_model::event::{
+    Event, Handling, Route, ScopeKey, StoredAttempt, StoredOrder, StoredPayment, StoredRefund, What,
+};
 use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
-    ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, EventId, FailureCode,
-    LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView, RefundId, RefundStatus,
-    RefundView, RequestId, ResolutionStatus, ResponseBody, Rule, WebhookEvent, WebhookObject,
+    ApiError, ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, ErrorCode, EventId,
+    FailureCode, Field, LedgerEntry, MerchantId, Millis, PaymentId, PaymentStatus, PaymentView,
+    RefundId, RefundStatus, RefundView, RequestId, ResolutionStatus, ResourceId, ResponseBody,
+    Rule, UpstreamCall, WebhookEvent, WebhookObject,
 };
 use payhub_properties::property;
 use payhub_sim::Facts;
@@ -366,4 +455,473 @@ fn queries_of_refunds_answer_known_state() {
         ],
     );
     holds(name, &[query(by_no, none)]);
+}
+
+fn stored(id: PaymentId, merchant: MerchantId, env: Environment, order: &str) -> Event {
+    stored_as(id, merchant, env, order, PaymentStatus::Processing)
+}
+
+fn stored_as(
+    id: PaymentId,
+    merchant: MerchantId,
+    environment: Environment,
+    order: &str,
+    status: PaymentStatus,
+) -> Event {
+    ev(What::PaymentStored {
+        payment: id,
+        stored: StoredPayment {
+            merchant,
+            environment,
+            merchant_order_no: order.into(),
+            status,
+            resolution: ResolutionStatus::Known,
+            expires_at: Millis::hours(2),
+            attempts: vec![AttemptId(id.0)],
+            failure_attempt: None,
+            version: 2,
+        },
+    })
+}
+
+/// UNIQ-01: one Payment per (merchant, environment, order number): two under one
+/// order are violated, the same number under a second merchant or in live holds.
+#[test]
+fn one_payment_per_order_in_its_own_scope_only() {
+    let name = "at-most-one-payment-per-order";
+    let first = stored(PAY, M, ENV, "ORDER-1");
+    violated(
+        name,
+        &[first.clone(), stored(PaymentId(2), M, ENV, "ORDER-1")],
+    );
+    for other in [
+        stored(PaymentId(2), MerchantId(2), ENV, "ORDER-1"),
+        stored(PaymentId(2), M, Environment::Live, "ORDER-1"),
+        stored(PaymentId(2), M, ENV, "ORDER-2"),
+    ] {
+        holds(name, &[first.clone(), other]);
+    }
+}
+
+/// UNIQ-02: a Payment is captured once, whichever attempts the captures are of (a card
+/// retry's second capture is the double charge, not a new Payment's).
+#[test]
+fn second_capture_of_another_attempt_of_one_payment() {
+    let name = "at-most-one-capture-per-payment";
+    holds(
+        name,
+        &[capture(PAY, 1, 10000), capture(PaymentId(2), 2, 10000)],
+    );
+    violated(name, &[capture(PAY, 1, 10000), capture(PAY, 2, 10000)]);
+    violated(name, &[capture(PAY, 1, 10000), capture(PAY, 1, 10000)]);
+}
+
+fn handled_with_charge(request: ApiRequest) -> Event {
+    ev(What::Handled {
+        id: RequestId(1),
+        request,
+        owner: Some((M, ENV)),
+        business: None,
+        handling: Handling {
+            answer: Some(ApiResponse::ok(
+                200,
+                ResponseBody::Payments { data: vec![] },
+            )),
+            calls: vec![UpstreamCall::Charge {
+                attempt: AttemptId(1),
+                payment: PAY,
+                merchant: M,
+                environment: ENV,
+                amount: 10000,
+                currency: "USD".into(),
+                card: Card('A'),
+            }],
+            new_record: true,
+            store_changed: true,
+        },
+    })
+}
+
+/// QUERY-04 and the property's name: a charge only while executing a create or a
+/// confirm. The predicate counted only charges of requests without an idempotency
+/// scope (GETs) and of timers: a keyed cancel, refund or checkout session that charged
+/// was counted under its scope, and passed.
+#[test]
+fn charges_of_keyed_requests_other_than_create_and_confirm() {
+    let name = "queries-never-charge";
+    for request in [
+        req::create("k1", "ORDER-1", 10000, "USD", 'A'),
+        req::confirm("k1", PAY, 'A'),
+    ] {
+        holds(name, &[handled_with_charge(request)]);
+    }
+    for request in [
+        req::get(PAY),
+        req::cancel("k1", PAY),
+        req::refund("k1", PAY, "R-1", 5000),
+        req::session("k1", "ORDER-1", 10000, "USD"),
+    ] {
+        violated(name, &[handled_with_charge(request)]);
+    }
+}
+
+fn fulfil(order: &str, payment: PaymentId) -> Event {
+    ev(What::ClientDecided {
+        node: 0,
+        subject: Subject::Order(order.into()),
+        decision: Decision::Fulfil { payment },
+        rule: Rule::FulfilByPaymentId,
+    })
+}
+
+fn order_held(order: &str, payment: PaymentId, status: PaymentStatus) -> Event {
+    ev(What::OrderStored {
+        db: 0,
+        order_no: order.into(),
+        was: None,
+        stored: StoredOrder {
+            payment_id: Some(payment),
+            version: 2,
+            status: Some(status),
+        },
+    })
+}
+
+/// RES-07: an order is fulfilled once, whichever Payment the second fulfilment names
+/// (a second Payment of the same order, seen through another merchant server), and only
+/// a succeeded one; the same order number of a second merchant is another order.
+#[test]
+fn fulfilled_twice_through_a_second_payment() {
+    use PaymentStatus::Succeeded;
+    let name = "client-fulfils-an-order-once-when-succeeded";
+    let one = stored_as(PAY, M, ENV, "ORDER-1", Succeeded);
+    let two = stored_as(PaymentId(2), M, ENV, "ORDER-1", Succeeded);
+    let other_merchant = stored_as(PaymentId(3), MerchantId(2), ENV, "ORDER-1", Succeeded);
+    holds(name, &[one.clone(), fulfil("ORDER-1", PAY)]);
+    holds(
+        name,
+        &[
+            one.clone(),
+            other_merchant,
+            fulfil("ORDER-1", PAY),
+            fulfil("ORDER-1", PaymentId(3)),
+        ],
+    );
+    violated(
+        name,
+        &[one.clone(), fulfil("ORDER-1", PAY), fulfil("ORDER-1", PAY)],
+    );
+    violated(
+        name,
+        &[
+            one.clone(),
+            two,
+            fulfil("ORDER-1", PAY),
+            fulfil("ORDER-1", PaymentId(2)),
+        ],
+    );
+    for status in [
+        PaymentStatus::Processing,
+        PaymentStatus::RequiresAction,
+        PaymentStatus::Failed,
+    ] {
+        violated(
+            name,
+            &[
+                stored_as(PAY, M, ENV, "ORDER-1", status),
+                fulfil("ORDER-1", PAY),
+            ],
+        );
+    }
+}
+
+/// CANCEL-02, RES-07: an order is never both fulfilled and closed, in either order, also
+/// when the database reopened the order between the two; closed only on a canceled or
+/// expired Payment.
+#[test]
+fn fulfilled_after_a_closing_the_database_undid() {
+    use PaymentStatus::{Canceled, Processing, Succeeded};
+    let name = "client-closes-an-order-once-on-a-closed-payment";
+    let canceled = stored_as(PAY, M, ENV, "ORDER-1", Canceled);
+    holds(
+        name,
+        &[canceled.clone(), order_held("ORDER-1", PAY, Canceled)],
+    );
+    violated(
+        name,
+        &[
+            stored_as(PAY, M, ENV, "ORDER-1", Processing),
+            order_held("ORDER-1", PAY, Canceled),
+        ],
+    );
+    // Fulfilled, then closed.
+    violated(
+        name,
+        &[
+            stored_as(PAY, M, ENV, "ORDER-1", Succeeded),
+            fulfil("ORDER-1", PAY),
+            canceled.clone(),
+            order_held("ORDER-1", PAY, Canceled),
+        ],
+    );
+    // Closed, then fulfilled while still closed.
+    violated(
+        name,
+        &[
+            canceled.clone(),
+            order_held("ORDER-1", PAY, Canceled),
+            fulfil("ORDER-1", PAY),
+        ],
+    );
+    // Closed, reopened by the database, then fulfilled: closed and fulfilled all the same.
+    violated(
+        name,
+        &[
+            canceled.clone(),
+            order_held("ORDER-1", PAY, Canceled),
+            order_held("ORDER-1", PAY, Succeeded),
+            fulfil("ORDER-1", PAY),
+        ],
+    );
+    // Closed twice (closed, reopened, closed).
+    violated(
+        name,
+        &[
+            canceled.clone(),
+            order_held("ORDER-1", PAY, Canceled),
+            order_held("ORDER-1", PAY, Processing),
+            order_held("ORDER-1", PAY, Canceled),
+        ],
+    );
+}
+
+/// CANCEL-02 and the property's name: an order a client closed, canceled or expired, has
+/// no capture behind it; the predicate once read canceled orders only.
+#[test]
+fn expired_order_with_a_capture_behind_it() {
+    use PaymentStatus::{Canceled, Expired, Succeeded};
+    let name = "client-never-closes-a-captured-order";
+    holds(name, &[order_held("ORDER-1", PAY, Expired)]);
+    holds(
+        name,
+        &[
+            capture(PAY, 1, 10000),
+            order_held("ORDER-1", PAY, Succeeded),
+        ],
+    );
+    for status in [Canceled, Expired] {
+        violated(
+            name,
+            &[capture(PAY, 1, 10000), order_held("ORDER-1", PAY, status)],
+        );
+    }
+    // Another Payment's capture is no capture of this order's.
+    holds(
+        name,
+        &[
+            capture(PaymentId(2), 2, 10000),
+            order_held("ORDER-1", PAY, Canceled),
+        ],
+    );
+}
+
+fn answered(request: ApiRequest, answer: ApiResponse) -> Event {
+    ev(What::Handled {
+        id: RequestId(1),
+        request,
+        owner: Some((M, ENV)),
+        business: None,
+        handling: Handling {
+            answer: Some(answer),
+            calls: Vec::new(),
+            new_record: false,
+            store_changed: false,
+        },
+    })
+}
+
+fn keyed_requests(key: &str) -> Vec<ApiRequest> {
+    vec![
+        req::create(key, "ORDER-1", 10000, "USD", 'A'),
+        req::confirm(key, PAY, 'A'),
+        req::cancel(key, PAY),
+        req::session(key, "ORDER-1", 10000, "USD"),
+        req::refund(key, PAY, "R-1", 5000),
+    ]
+}
+
+fn leaves(request: &ApiRequest, response: ApiResponse, routed: bool) -> Event {
+    let owner = Some((M, ENV));
+    ev(What::Answered {
+        id: RequestId(1),
+        response,
+        rule: Rule::RateLimited,
+        route: routed.then(|| Route {
+            merchant: 0,
+            owner,
+            scope: ScopeKey::of(owner, request),
+            awaited: true,
+            edge_500: false,
+            object_owner: None,
+        }),
+    })
+}
+
+/// RATE-01: every 429 carries Retry-After: on every endpoint, queries included, to a
+/// waiter (answered after its own step) and to nobody (a client gone).
+#[test]
+fn rate_limit_on_every_endpoint() {
+    let name = "rate-limit-carries-retry-after";
+    let limited = |retry_after_s| ApiResponse {
+        retry_after_s,
+        ..ApiResponse::error(ApiError::new(ErrorCode::RateLimited))
+    };
+    let mut requests = keyed_requests("k1");
+    requests.extend([
+        req::get(PAY),
+        req::get_refund(RefundId(1)),
+        req::by_order("ORDER-1"),
+    ]);
+    for request in requests {
+        for routed in [true, false] {
+            holds(name, &[leaves(&request, limited(Some(2)), routed)]);
+            violated(name, &[leaves(&request, limited(None), routed)]);
+            violated(name, &[leaves(&request, limited(Some(0)), routed)]);
+        }
+    }
+}
+
+/// KEY-01..KEY-07 and the property's name: on every endpoint that needs a key (create,
+/// confirm, cancel, checkout session, refund), a missing, empty or 256-character key is
+/// 400 with error.field = Idempotency-Key; 1 and 255 characters (multi-byte counted as
+/// characters) never are; a query needs none.
+#[test]
+fn invalid_key_on_every_keyed_endpoint() {
+    let name = "invalid-key-answered-400-idempotency-key";
+    let with_field = ApiResponse::error(ApiError {
+        field: Some(Field::IdempotencyKey),
+        ..ApiError::new(ErrorCode::InvalidRequest)
+    });
+    let without_field = ApiResponse::error(ApiError::new(ErrorCode::InvalidRequest));
+    let ok = ApiResponse::ok(200, ResponseBody::Payments { data: vec![] });
+    let long = "k".repeat(256);
+    let longest = "é".repeat(255);
+    for valid in [false, true] {
+        let keys: Vec<Option<&str>> = if valid {
+            vec![Some("k"), Some(&longest)]
+        } else {
+            vec![None, Some(""), Some(&long)]
+        };
+        for key in keys {
+            for mut request in keyed_requests("x") {
+                request.idempotency_key = key.map(Into::into);
+                let (right, wrong) = if valid {
+                    (&ok, &with_field)
+                } else {
+                    (&with_field, &ok)
+                };
+                holds(name, &[answered(request.clone(), right.clone())]);
+                violated(name, &[answered(request.clone(), wrong.clone())]);
+                if !valid {
+                    violated(name, &[answered(request, without_field.clone())]);
+                }
+            }
+        }
+    }
+    holds(name, &[answered(req::get(PAY), ok.clone())]);
+    violated(name, &[answered(req::get(PAY), with_field)]);
+}
+
+/// The table at the top of this file lists every property of the registry.
+#[test]
+fn the_table_names_every_property() {
+    let table = include_str!("narrowness.rs");
+    for p in payhub_properties::PROPERTIES {
+        let row = format!("//! | `{}` |", p.name);
+        assert!(table.contains(&row), "{} has no row in the table", p.name);
+    }
+}
+
+/// UNIQ-04 and the property's name: 409 refund_no_conflict names *the* refund holding the
+/// refund number (as order_no_conflict names the order's Payment), not any refund.
+#[test]
+fn refund_no_conflict_names_the_refund_of_its_number() {
+    let name = "conflicts-name-the-related-resource";
+    let conflict = |related| {
+        ApiResponse::error(ApiError {
+            related_resource_id: related,
+            ..ApiError::new(ErrorCode::RefundNoConflict)
+        })
+    };
+    let held = refund_stored(RefundStatus::Succeeded, 2);
+    let again = req::refund("k2", PAY, "R-1", 5000);
+    holds(
+        name,
+        &[
+            held.clone(),
+            answered(
+                again.clone(),
+                conflict(Some(ResourceId::Refund(RefundId(1)))),
+            ),
+        ],
+    );
+    for related in [
+        None,
+        Some(ResourceId::Refund(RefundId(7))),
+        Some(ResourceId::Payment(PAY)),
+    ] {
+        violated(
+            name,
+            &[held.clone(), answered(again.clone(), conflict(related))],
+        );
+    }
+}
+
+/// EFFECT-01 and the property's name: one charge per scope on every charging endpoint
+/// (create and confirm alike); the same key under a second merchant, in live, or on the
+/// other endpoint is another scope.
+#[test]
+fn two_charges_under_one_scope_of_either_endpoint() {
+    let name = "at-most-one-charge-per-scope";
+    let under = |owner: (MerchantId, Environment), request: ApiRequest| {
+        let Event { at, what } = handled_with_charge(request);
+        let what = match what {
+            What::Handled {
+                id,
+                request,
+                business,
+                handling,
+                ..
+            } => What::Handled {
+                id,
+                request,
+                owner: Some(owner),
+                business,
+                handling,
+            },
+            other => other,
+        };
+        Event { at, what }
+    };
+    let create = req::create("k1", "ORDER-1", 10000, "USD", 'A');
+    let confirm = req::confirm("k1", PAY, 'A');
+    for request in [create.clone(), confirm.clone()] {
+        violated(
+            name,
+            &[under((M, ENV), request.clone()), under((M, ENV), request)],
+        );
+    }
+    for (a, b) in [
+        (
+            under((M, ENV), create.clone()),
+            under((MerchantId(2), ENV), create.clone()),
+        ),
+        (
+            under((M, ENV), create.clone()),
+            under((M, Environment::Live), create.clone()),
+        ),
+        (under((M, ENV), create), under((M, ENV), confirm)),
+    ] {
+        holds(name, &[a, b]);
+    }
 }

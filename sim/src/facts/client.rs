@@ -17,7 +17,8 @@ pub struct Clients {
     pub submission_keys: CowMap<(u8, Text, u32), Text>,
     /// The first business submission sent under a second key.
     pub second_key: Option<SubmissionRef>,
-    /// The orders merchant databases hold as canceled, with their Payment (a mirror).
+    /// The orders merchant databases hold as closed (canceled or expired), with their
+    /// Payment (a mirror).
     pub canceled_orders: CowMap<(u8, Text), PaymentId>,
     /// The first order whose applied version of the same Payment went down.
     pub version_regressed: Option<(u8, Text)>,
@@ -83,10 +84,15 @@ fn went_back(was: &StoredOrder, now: &StoredOrder) -> bool {
 }
 
 /// The Payment of an order held as canceled.
+/// The Payment of an order its database holds as closed: canceled or expired (an
+/// expired order is closed as surely as a canceled one, and as wrongly if captured).
 fn canceled(order: &StoredOrder) -> Option<PaymentId> {
-    (order.status == Some(PaymentStatus::Canceled))
-        .then_some(order.payment_id)
-        .flatten()
+    matches!(
+        order.status,
+        Some(PaymentStatus::Canceled | PaymentStatus::Expired)
+    )
+    .then_some(order.payment_id)
+    .flatten()
 }
 
 impl Clients {

@@ -17,7 +17,7 @@ use payhub_model::{
     Environment, MerchantId, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
 };
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// A business order as the platform scopes it: merchant, environment, order number.
 pub type OrderKey = (MerchantId, Environment, Text);
@@ -30,8 +30,9 @@ pub struct EffectHistory {
     /// The orders client databases hold as closed (canceled or expired), with their
     /// Payment (a mirror).
     pub closed: BTreeMap<(u8, Text), PaymentId>,
-    /// Every order a client database ever held as closed.
-    pub ever_closed: BTreeSet<(u8, Text)>,
+    /// Every order a client database ever held as closed, with the Payment of its
+    /// latest closing: an order the database reopened was closed all the same.
+    pub ever_closed: BTreeMap<(u8, Text), PaymentId>,
 }
 
 /// The effects family.
@@ -200,9 +201,10 @@ impl Effects {
             self.fulfilled_twice = Some(fulfilment());
         }
         self.history.fulfilled.entry(key.clone()).or_insert(payment);
+        // Ever closed, not only closed now: a closing the database undid still closed it.
         let closing = self
             .history
-            .closed
+            .ever_closed
             .iter()
             .find(|((_, o), p)| order_key(attempts, **p, o).as_ref() == Some(&key));
         if let (Some(((db, _), p)), None) = (closing, &self.fulfilled_and_closed) {
@@ -244,7 +246,8 @@ impl Effects {
                 at,
             })
         };
-        if !self.history.ever_closed.insert(key) && self.closed_twice.is_none() {
+        let before = self.history.ever_closed.insert(key, payment);
+        if before.is_some() && self.closed_twice.is_none() {
             self.closed_twice = Some(closing());
         }
         let platform_closed = matches!(

@@ -18,7 +18,7 @@ pub struct Money {
     /// When the current retention window of each scope's charges began.
     pub first_charge_at: CowMap<ScopeKey, Millis>,
     /// Charge calls the platform sent on its own (on a timer or a reply), or for a
-    /// request without a scope.
+    /// request without a scope or other than a create or confirm (QUERY-04).
     pub unsolicited_charges: u8,
     /// The first request answered 400/401/403/409/422/429/503 whose step nevertheless
     /// changed the store or called the upstream.
@@ -185,9 +185,13 @@ impl Money {
             .filter(|c| matches!(c, UpstreamCall::Charge { .. }))
             .count() as u8;
         if charges > 0 {
-            match &scope {
-                Some(scope) => self.count_charges(now, scope, charges),
-                None => self.unsolicited_charges = self.unsolicited_charges.saturating_add(charges),
+            if let Some(scope) = &scope {
+                self.count_charges(now, scope, charges);
+            }
+            // QUERY-04: only a create or a confirm charges; a keyed cancel, refund or
+            // checkout session that charged is counted under its scope and here.
+            if scope.is_none() || !charges_by_contract(&request.endpoint) {
+                self.unsolicited_charges = self.unsolicited_charges.saturating_add(charges);
             }
         }
         let card = request.endpoint.card();
@@ -385,6 +389,14 @@ pub fn safety_parameters(endpoint: &Endpoint) -> SafeParams {
         },
         _ => SafeParams::None,
     }
+}
+
+/// The endpoints that may charge: create and confirm (QUERY-04).
+fn charges_by_contract(endpoint: &Endpoint) -> bool {
+    matches!(
+        endpoint,
+        Endpoint::CreatePayment { .. } | Endpoint::ConfirmPayment { .. }
+    )
 }
 
 /// A 400/401/403/409/422/429/503 answer: nothing may have executed (REJECT-01).

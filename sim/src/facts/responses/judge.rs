@@ -135,10 +135,29 @@ pub(super) fn judge_related(
             }
             _ => related.is_some(),
         },
-        ErrorCode::RefundNoConflict => matches!(related, Some(ResourceId::Refund(_))),
+        // The refund holding the number when the store shows it, else some refund.
+        ErrorCode::RefundNoConflict => match refund_of_number(request, owner, store) {
+            Some(id) => related == Some(ResourceId::Refund(id)),
+            None => matches!(related, Some(ResourceId::Refund(_))),
+        },
         _ => return None,
     };
     (!right).then(miss)
+}
+
+/// The refund the store holds under the refund number a refund request carries.
+fn refund_of_number(request: &ApiRequest, owner: Owner, store: &Store<'_>) -> Option<RefundId> {
+    let Endpoint::CreateRefund {
+        body: Json::Parsed(b),
+    } = &request.endpoint
+    else {
+        return None;
+    };
+    let (number, (merchant, environment)) = (b.merchant_refund_no.as_ref()?, owner?);
+    let mut held = store.refunds.refunds.iter().filter(|(_, r)| {
+        r.merchant == merchant && r.environment == environment && r.merchant_refund_no == *number
+    });
+    held.next().map(|(id, _)| *id)
 }
 
 /// The order number a create or checkout session carries.
