@@ -4,7 +4,7 @@
 
 use crate::config::WorldConfig;
 use crate::network::{Payload, UpstreamMsg};
-use crate::sink::{Sink, shares};
+use crate::sink::Sink;
 use crate::world::{ApplyError, World, internal_error};
 use payhub_model::event::{Owner, Route, StoredAttempt, StoredPayment, StoredRefund, What};
 use payhub_model::platform::state::{Attempt, Payment, Refund};
@@ -21,12 +21,11 @@ impl World {
         input: PlatformInput,
         sink: &mut Sink<'_>,
     ) -> Result<(), ApplyError> {
-        let before = self.platform.clone();
         let mut out = Vec::new();
         self.platform
             .step(self.now, input, &mut out)
             .map_err(ApplyError::Platform)?;
-        self.observe_store(&before, sink);
+        self.observe_store(sink);
         self.route_platform_outputs(config, out, None, sink)
     }
 
@@ -146,59 +145,72 @@ impl World {
             .or(Some(target))
     }
 
-    /// Emits what a step changed in the platform's store: each Payment, attempt and
-    /// refund that is new or differs from `before` in what the stream says of it, in id
-    /// order.
-    pub(crate) fn observe_store(&mut self, before: &Platform, sink: &mut Sink<'_>) {
+    /// Emits what the last step changed in the platform's store: each Payment, attempt
+    /// and refund that is new or differs from what it was before the step in what the
+    /// stream says of it, in id order. Only the entries the step wrote are compared (the
+    /// stores' journals): the cost is what the step touched, not what the platform holds.
+    pub(crate) fn observe_store(&mut self, sink: &mut Sink<'_>) {
+        let written = self.platform.take_written();
         // A copy (a reference count) to emit while reading it.
         let after = self.platform.clone();
         each_changed(
-            before.payments(),
+            written.payments,
             after.payments(),
-            payment_seen,
+            |a, b| payment_seen(a) == payment_seen(b),
             |id, p| {
-                let (payment, stored) = (*id, stored_payment(p));
-                self.emit(sink, What::PaymentStored { payment, stored });
+                let stored = stored_payment(p);
+                self.emit(
+                    sink,
+                    What::PaymentStored {
+                        payment: id,
+                        stored,
+                    },
+                );
             },
         );
         each_changed(
-            before.attempts(),
+            written.attempts,
             after.attempts(),
-            stored_attempt,
+            |a, b| stored_attempt(a) == stored_attempt(b),
             |id, a| {
-                let (attempt, payment, stored) = (*id, a.payment, stored_attempt(a));
+                let (payment, stored) = (a.payment, stored_attempt(a));
                 self.emit(
                     sink,
                     What::AttemptStored {
-                        attempt,
+                        attempt: id,
                         payment,
                         stored,
                     },
                 );
             },
         );
-        each_changed(before.refunds(), after.refunds(), refund_seen, |id, r| {
-            let (refund, stored) = (*id, stored_refund(r));
-            self.emit(sink, What::RefundStored { refund, stored });
-        });
+        each_changed(
+            written.refunds,
+            after.refunds(),
+            |a, b| refund_seen(a) == refund_seen(b),
+            |id, r| {
+                let stored = stored_refund(r);
+                self.emit(sink, What::RefundStored { refund: id, stored });
+            },
+        );
     }
 }
 
-/// Calls `changed` with each entry of `now` that is new or differs from `was` in what
-/// `seen` projects of it (compared unbuilt), in key order. A map the step did not write
-/// still shares its entries with `was` (copy-on-write) and is not walked.
-fn each_changed<'a, K: Ord, V, P: PartialEq>(
-    was: &'a CowMap<K, V>,
+/// Calls `changed`, in key order, with each entry of `now` that the step wrote (`was`:
+/// each key written, with its value before) and that is new or differs from its value
+/// before in what the stream says of it (`same`, comparing projections unbuilt). A key the step removed is
+/// not reported, as an entry absent after the step.
+fn each_changed<'a, K: Ord + Copy, V>(
+    mut was: Vec<(K, Option<V>)>,
     now: &'a CowMap<K, V>,
-    seen: impl Fn(&'a V) -> P,
-    mut changed: impl FnMut(&'a K, &'a V),
+    same: impl Fn(&V, &V) -> bool,
+    mut changed: impl FnMut(K, &'a V),
 ) {
-    if shares(was.values().next(), now.values().next()) {
-        return;
-    }
-    for (id, v) in now.iter() {
-        if was.get(id).is_none_or(|w| seen(w) != seen(v)) {
-            changed(id, v);
+    was.sort_unstable_by_key(|(k, _)| *k);
+    for (id, before) in &was {
+        let Some(v) = now.get(id) else { continue };
+        if before.as_ref().is_none_or(|w| !same(w, v)) {
+            changed(*id, v);
         }
     }
 }

@@ -239,19 +239,19 @@ impl World {
             from,
             request: request.clone(),
         });
-        let before = self.platform.clone();
+        let before = StoreCounts::of(&self.platform);
         let mut out = Vec::new();
         self.platform
             .step_request(self.now, id, request, branch, &mut out)
             .map_err(ApplyError::Platform)?;
-        self.observe_store(&before, sink);
+        self.observe_store(sink);
         let owner = config.key_owner(request.api_key);
         let answer = out.iter().find_map(|o| match o {
             PlatformOutput::Response { to, response, .. } if *to == id => Some(response),
             _ => None,
         });
         // The answer is copied into the event only if someone reads it.
-        let handling = handling(&before, &self.platform, &out);
+        let handling = handling(before, StoreCounts::of(&self.platform), &out);
         // Only the money family reads a handled request.
         let changes = self
             .facts
@@ -332,19 +332,33 @@ impl World {
     }
 }
 
+/// How many Payments, attempts, refunds, sessions and idempotency records the store
+/// holds: read around a request's step to say how the store moved.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct StoreCounts {
+    payments: usize,
+    attempts: usize,
+    refunds: usize,
+    sessions: usize,
+    records: usize,
+}
+
+impl StoreCounts {
+    fn of(p: &Platform) -> Self {
+        StoreCounts {
+            payments: p.payments().len(),
+            attempts: p.attempts().len(),
+            refunds: p.refunds().len(),
+            sessions: p.sessions().len(),
+            records: p.records().len(),
+        }
+    }
+}
+
 /// What one request's step did, but its own answer (filled in by the caller): the calls
 /// it sent, and how the store's counts moved (observed around the step, never reported
 /// by the platform).
-fn handling(before: &Platform, after: &Platform, out: &[PlatformOutput]) -> Handling {
-    let counts = |p: &Platform| {
-        (
-            p.payments().len(),
-            p.attempts().len(),
-            p.refunds().len(),
-            p.sessions().len(),
-            p.records().len(),
-        )
-    };
+fn handling(before: StoreCounts, after: StoreCounts, out: &[PlatformOutput]) -> Handling {
     Handling {
         answer: None,
         calls: out
@@ -354,8 +368,8 @@ fn handling(before: &Platform, after: &Platform, out: &[PlatformOutput]) -> Hand
                 _ => None,
             })
             .collect(),
-        new_record: after.records().len() > before.records().len(),
-        store_changed: counts(after) != counts(before),
+        new_record: after.records > before.records,
+        store_changed: after != before,
     }
 }
 

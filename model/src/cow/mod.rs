@@ -13,15 +13,18 @@
 //! hold a handful of entries, where a sorted vector beats a tree.
 //!
 //! Files, one concept each: `map` the map, `set` the set (a map with unit values),
-//! `shared` the copy-on-write box, `digest` the cached digests they hash as.
+//! `shared` the copy-on-write box, `digest` the cached digests they hash as, `journaled`
+//! a map that remembers what the step under way wrote (for observing a step cheaply).
 
 mod digest;
+mod journaled;
 mod map;
 mod set;
 mod shared;
 #[cfg(test)]
 mod tests;
 
+pub use journaled::Journaled;
 pub use map::{CowMap, Entry};
 pub use set::CowSet;
 pub use shared::Shared;

@@ -141,3 +141,63 @@ fn shared_digest_follows_mutation() {
     assert_eq!(h(&a), before);
     assert_eq!(a, b);
 }
+
+/// A `Journaled` map's journal names every key whose value a step changed, with the
+/// value before (what the world compares to observe a step), whatever the writes.
+#[test]
+fn journal_names_every_change_with_its_value_before() {
+    let mut map: Journaled<u8, u32> = Journaled::new();
+    let mut x: u32 = 11;
+    for step in 0..300u32 {
+        let before: BTreeMap<u8, u32> = map.iter().map(|(k, v)| (*k, *v)).collect();
+        map.begin();
+        for _ in 0..(step % 4) {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let key = (x >> 8) as u8 % 12;
+            match x % 3 {
+                0 => {
+                    map.insert(key, step);
+                }
+                1 => {
+                    map.remove(&key);
+                }
+                _ => {
+                    if let Some(v) = map.get_mut(&key) {
+                        *v += 1;
+                    }
+                }
+            }
+        }
+        let journal = map.take_journal();
+        let mut keys: Vec<u8> = journal.iter().map(|(k, _)| *k).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), journal.len(), "each key once");
+        for (k, was) in &journal {
+            assert_eq!(was.as_ref(), before.get(k), "value before of {k}");
+        }
+        for k in 0..12u8 {
+            if before.get(&k) != map.get(&k) {
+                assert!(keys.contains(&k), "changed key {k} journaled");
+            }
+        }
+        assert!(map.take_journal().is_empty(), "taken");
+    }
+}
+
+/// The journal is scratch: two maps with the same entries are equal and hash alike
+/// whatever their journals hold.
+#[test]
+fn journal_is_not_state() {
+    let mut a: Journaled<u8, u32> = [(1, 1)].into_iter().collect();
+    let b: Journaled<u8, u32> = [(1, 2)].into_iter().collect();
+    *a.get_mut(&1).unwrap() = 2;
+    assert_eq!(a, b);
+    let hash = |m: &Journaled<u8, u32>| {
+        let mut h = std::hash::DefaultHasher::new();
+        m.hash(&mut h);
+        h.finish()
+    };
+    assert_eq!(hash(&a), hash(&b));
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+}

@@ -31,11 +31,12 @@ mod execute;
 mod mutant_hooks;
 pub mod state;
 mod variant;
+mod written;
 
 use crate::acquirer::{UpstreamCall, UpstreamReply};
 use crate::api::{ApiRequest, ApiResponse, PaymentView, RefundView};
 use crate::branch::{Branch, BranchPoint};
-use crate::cow::{CowMap, CowSet};
+use crate::cow::{CowMap, CowSet, Journaled};
 use crate::ids::{
     ApiKeyId, AttemptId, Environment, EventId, MerchantId, PaymentId, RefundId, RequestId,
     SessionId,
@@ -49,6 +50,7 @@ use state::*;
 
 pub use state::{ApiKeySpec, Fingerprint, IdempotencyRecord, RecordState, Route, Scope};
 pub use variant::Variant;
+pub use written::Written;
 
 use mutant_hooks::Hook;
 
@@ -257,9 +259,9 @@ pub struct Platform {
     rate_limited: CowSet<MerchantId>,
     channel_paused: bool,
     fee_rate_bps: u32,
-    payments: CowMap<PaymentId, Payment>,
-    attempts: CowMap<AttemptId, Attempt>,
-    refunds: CowMap<RefundId, Refund>,
+    payments: Journaled<PaymentId, Payment>,
+    attempts: Journaled<AttemptId, Attempt>,
+    refunds: Journaled<RefundId, Refund>,
     sessions: CowMap<SessionId, Session>,
     /// (merchant, environment, merchant_order_no) → Payment (UNIQ-01).
     #[serde(serialize_with = "as_pairs")]
@@ -300,9 +302,9 @@ impl Platform {
             rate_limited: CowSet::new(),
             channel_paused: false,
             fee_rate_bps,
-            payments: CowMap::new(),
-            attempts: CowMap::new(),
-            refunds: CowMap::new(),
+            payments: Journaled::new(),
+            attempts: Journaled::new(),
+            refunds: Journaled::new(),
             sessions: CowMap::new(),
             order_nos: CowMap::new(),
             refund_nos: CowMap::new(),
@@ -401,6 +403,7 @@ impl Platform {
         branch: Option<Branch>,
         out: &mut Vec<PlatformOutput>,
     ) -> Result<(), StepError> {
+        self.begin_step();
         let start = out.len();
         let result = self.handle_request(now, id, request, branch, out);
         self.variant.finish_answers(&mut out[start..]);
@@ -414,6 +417,7 @@ impl Platform {
         input: PlatformInput,
         out: &mut Vec<PlatformOutput>,
     ) -> Result<(), StepError> {
+        self.begin_step();
         match input {
             PlatformInput::Request {
                 id,

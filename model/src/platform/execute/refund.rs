@@ -4,7 +4,7 @@
 use super::respond;
 use crate::acquirer::{RefundState, UpstreamCall};
 use crate::api::{RefundStatus, ResolutionStatus};
-use crate::cow::CowMap;
+use crate::cow::Journaled;
 use crate::ids::{PaymentId, RefundId, RequestId, ResourceId};
 use crate::platform::state::*;
 use crate::platform::{Platform, PlatformOutput, Timer};
@@ -207,7 +207,7 @@ impl Platform {
 
 /// The refund, if it exists and has `status`.
 fn refund_in(
-    refunds: &mut CowMap<RefundId, Refund>,
+    refunds: &mut Journaled<RefundId, Refund>,
     refund: RefundId,
     status: RefundStatus,
 ) -> Option<&mut Refund> {
