@@ -558,61 +558,6 @@ fn with_record(verdict: String, record: &super::record::Record) -> String {
     serde_json::to_string_pretty(&json).unwrap_or(verdict)
 }
 
-/// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
-async fn events(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
-    let reply = edge.with_core(ns, |core, _| match core.events_jsonl() {
-        Ok(lines) => HttpReply::text(200, "application/x-ndjson", lines),
-        Err(e) => gone(e),
-    });
-    reply.map_or_else(crashed, respond)
-}
-
-/// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
-async fn script(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
-    let reply = edge.with_core(ns, |core, _| match core.tape() {
-        Err(e) => gone(e),
-        Ok(_) => match super::script::export(core) {
-            Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
-            Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
-        },
-    });
-    reply.map_or_else(crashed, respond)
-}
-
-/// `GET /__sandbox/`: the page (a shell; its script fetches `page.json`).
-async fn page() -> Response {
-    respond(HttpReply::text(
-        200,
-        "text/html; charset=utf-8",
-        super::page::to_html(),
-    ))
-}
-
-/// `GET /__sandbox/page.json`: what the page renders.
-async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
-    let reply = edge.with_core(ns, |core, _| {
-        HttpReply::json(
-            200,
-            super::page::to_json(&core.world().facts, core.record()),
-        )
-    });
-    reply.map_or_else(crashed, respond)
-}
-
-/// `GET /__sandbox/har`: the session's exchanges as HAR 1.2.
-async fn har(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
-    let reply = edge.with_core(ns, |core, _| {
-        let held: Vec<_> = core.record().events_held().cloned().collect();
-        let har = super::har::to_har(&held);
-        HttpReply::json(200, har)
-    });
-    reply.map_or_else(crashed, respond)
-}
-
 /// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
 async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = q.index();
@@ -734,3 +679,7 @@ async fn fill(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) 
         serde_json::json!({ "held": held }).to_string(),
     ))
 }
+
+#[path = "http_exports.rs"]
+mod exports;
+use exports::*;

@@ -1,0 +1,87 @@
+//! The oracle's upstream moves: which link choices a world offers and in what place of
+//! the exploration, stray drops, and deduplication of states.
+
+use super::*;
+
+/// What kind of upstream move: its place in the exploration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LinkMove {
+    /// A charge on the slow card: decided only after the synchronous wait, so the
+    /// exploration places it (before or after the 202).
+    SlowCharge,
+    /// A charge: in a round of requests at once, when it is decided against the other
+    /// requests' arrival is the race window, so the exploration places it.
+    Charge,
+    /// Queries, cancels, refunds, replies: taken at once (they commute with what the
+    /// round's requests can witness; the sandbox, too, drives them at once).
+    Other,
+}
+
+impl LinkMove {
+    pub(super) fn eager(self, concurrent: bool) -> bool {
+        match self {
+            LinkMove::SlowCharge => false,
+            LinkMove::Charge => !concurrent,
+            LinkMove::Other => true,
+        }
+    }
+}
+
+/// The upstream's next moves: each call decided by its test card, each reply delivered.
+pub(super) fn link_moves(w: &World) -> Vec<(Choice, LinkMove)> {
+    link_moves_except(w, &[])
+}
+
+/// [`link_moves`] but those on messages of `backlog` (the upstream's work from before
+/// the round, whose progress the round's start already chose).
+pub(super) fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, LinkMove)> {
+    let acquirer = &w.acquirer;
+    let card_of = |a| acquirer.charges.get(&a).map(|c| c.card);
+    w.link
+        .iter()
+        .filter(|(msg, _)| !backlog.contains(msg))
+        .map(|(msg, m)| match m {
+            UpstreamMsg::Call(call) => (
+                Choice::Acquire {
+                    msg,
+                    decision: cards::decision(call, card_of),
+                },
+                if cards::is_slow(call) {
+                    LinkMove::SlowCharge
+                } else if matches!(call, payhub_model::UpstreamCall::Charge { .. }) {
+                    LinkMove::Charge
+                } else {
+                    LinkMove::Other
+                },
+            ),
+            UpstreamMsg::Reply(_) => (Choice::DeliverUpstream { msg }, LinkMove::Other),
+        })
+        .collect()
+}
+
+/// Drops webhooks and answers to requests of earlier rounds (nobody reads them).
+pub(super) fn drop_stray(o: &Oracle, st: &mut State, ours: &[RequestId]) -> Result<bool, String> {
+    let stray: Vec<MsgId> = st
+        .world
+        .net
+        .iter()
+        .filter(|(_, p)| match p {
+            Payload::Webhook { .. } => true,
+            Payload::Response { id, .. } => !ours.contains(id),
+            Payload::Request { .. } => false,
+        })
+        .map(|(m, _)| m)
+        .collect();
+    for msg in &stray {
+        o.apply(st, Choice::Drop { msg: *msg })?;
+    }
+    Ok(!stray.is_empty())
+}
+
+pub(super) fn dedup(states: Vec<State>) -> Vec<State> {
+    let mut seen = HashSet::new();
+    states
+        .into_iter()
+        .filter(|s| seen.insert(key_of(&s.world, &s.ids)))
+        .collect()
+}

@@ -1,0 +1,125 @@
+use super::*;
+use crate::conform::case::{Fault, KeyUse, Op};
+use crate::serve::faults::Plan;
+use crate::serve::sandbox::{Branches, Planted, Sandbox, Settings as SandboxSettings, Step};
+
+fn settings() -> Settings {
+    Settings {
+        branches: crate::conform::profile::ALL_BRANCHES.to_vec(),
+        horizon: Millis::mins(2),
+        max_states: 64,
+        node_budget: 20_000,
+        volatile: vec!["expires_at".into()],
+        extra: Vec::new(),
+        ids_per_merchant: false,
+    }
+}
+
+fn create(key: u8) -> Req {
+    Req {
+        key_of: 1,
+        key: KeyUse::Slot(key),
+        op: Op::Create {
+            order: 1,
+            amount: 10000,
+            currency: "USD",
+            card: Some(Outcome::Approve),
+        },
+        fault: Fault::None,
+    }
+}
+
+/// The sandbox (the reference over its sans-IO core) as the target.
+fn answer(sb: &mut Sandbox, names: &Names, req: &Req) -> Seen {
+    let side = ModelSide {
+        ids: &IdMap::default(),
+        refs: &TargetRefs::default(),
+        ns: 0,
+    };
+    let http = to_http_request(&req.render(names, &side));
+    let Step::Answered(reply) = sb.handle(sb.now(), &http) else {
+        panic!("pending")
+    };
+    Seen::Answer(Observed {
+        status: reply.status,
+        retry_after: reply.retry_after_s.map(|s| s.to_string()),
+        body: serde_json::from_str(&reply.body).unwrap(),
+    })
+}
+
+fn sandbox(planted: Planted) -> Sandbox {
+    Sandbox::new(SandboxSettings {
+        seed: 0,
+        branches: Branches::A,
+        plan: Plan::default(),
+        webhooks: false,
+        planted,
+    })
+}
+
+fn sent(req: Req, seen: Seen) -> Vec<Sent> {
+    vec![Sent {
+        req,
+        seen,
+        after: None,
+    }]
+}
+
+#[test]
+fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
+    let names = Names::new("T", "1");
+    let refs = TargetRefs::default();
+    let mut sb = sandbox(Planted::Reference);
+    let mut o = Oracle::new(settings());
+    // A create whose answer is lost: executed or not, two states.
+    let _ = answer(&mut sb, &names, &create(1));
+    assert_eq!(
+        o.round(&names, &refs, &sent(create(1), Seen::Unknown)),
+        Verdict::Conforms
+    );
+    assert_eq!(o.states.len(), 2);
+    // The retry under the same key: the sandbox replays (200); only "executed" explains it.
+    let replay = answer(&mut sb, &names, &create(1));
+    assert_eq!(
+        o.round(&names, &refs, &sent(create(1), replay.clone())),
+        Verdict::Conforms
+    );
+    assert_eq!(o.states.len(), 1);
+    // The same answer once more, but 201: a planted wrong status is a violation.
+    let Seen::Answer(mut wrong) = replay else {
+        unreachable!()
+    };
+    wrong.status = 201;
+    let Verdict::Broken { allowed } = o.round(&names, &refs, &sent(create(1), Seen::Answer(wrong)))
+    else {
+        panic!("a 201 replay conformed");
+    };
+    assert!(allowed.iter().any(|a| a.starts_with("200")), "{allowed:?}");
+}
+
+#[test]
+fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
+    let names = Names::new("T", "2");
+    let refs = TargetRefs::default();
+    let mut sb = sandbox(Planted::Mutant(
+        payhub_model::Mutant::AmountNotInFingerprint,
+    ));
+    let mut o = Oracle::new(settings());
+    let first = answer(&mut sb, &names, &create(1));
+    assert_eq!(
+        o.round(&names, &refs, &sent(create(1), first)),
+        Verdict::Conforms
+    );
+    let mut changed = create(1);
+    changed.op = Op::Create {
+        order: 1,
+        amount: 10001,
+        currency: "USD",
+        card: Some(Outcome::Approve),
+    };
+    let seen = answer(&mut sb, &names, &changed);
+    assert!(matches!(
+        o.round(&names, &refs, &sent(changed, seen)),
+        Verdict::Broken { .. }
+    ));
+}

@@ -1,0 +1,58 @@
+//! The session's exports over HTTP: its events, what-if script, HAR, and the page.
+
+use super::*;
+
+/// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
+pub(super) async fn events(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| match core.events_jsonl() {
+        Ok(lines) => HttpReply::text(200, "application/x-ndjson", lines),
+        Err(e) => gone(e),
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
+pub(super) async fn script(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| match core.tape() {
+        Err(e) => gone(e),
+        Ok(_) => match crate::serve::script::export(core) {
+            Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
+            Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+        },
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/`: the page (a shell; its script fetches `page.json`).
+pub(super) async fn page() -> Response {
+    respond(HttpReply::text(
+        200,
+        "text/html; charset=utf-8",
+        crate::serve::page::to_html(),
+    ))
+}
+
+/// `GET /__sandbox/page.json`: what the page renders.
+pub(super) async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
+        HttpReply::json(
+            200,
+            crate::serve::page::to_json(&core.world().facts, core.record()),
+        )
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/har`: the session's exchanges as HAR 1.2.
+pub(super) async fn har(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
+        let held: Vec<_> = core.record().events_held().cloned().collect();
+        let har = crate::serve::har::to_har(&held);
+        HttpReply::json(200, har)
+    });
+    reply.map_or_else(crashed, respond)
+}
