@@ -461,15 +461,12 @@ async fn advance(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Reques
             body.by
         ));
     };
+    // A delivery already on its way is settled first (its acknowledgement recorded at
+    // the time it was answered), so the jump cannot make it look unanswered.
+    settle_webhooks(&edge, ns).await;
     let advanced = edge.with_core(ns, |core, _| core.advance(by));
     // Returns once every webhook due has been delivered (or lost) too.
-    for _ in 0..1_000 {
-        flush_webhooks(&edge, ns).await;
-        if edge.with_core(ns, |core, _| core.webhooks_settled()) != Some(false) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    settle_webhooks(&edge, ns).await;
     match advanced {
         Some(Ok(now)) => {
             let json = serde_json::json!({ "now": now.to_string(), "now_ms": now.0 });
@@ -477,6 +474,17 @@ async fn advance(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Reques
         }
         Some(Err(e)) => bad(e),
         None => crashed(),
+    }
+}
+
+/// Delivers the webhooks in flight until none is left (at most 10 s).
+async fn settle_webhooks(edge: &Arc<Edge>, ns: usize) {
+    for _ in 0..1_000 {
+        flush_webhooks(edge, ns).await;
+        if edge.with_core(ns, |core, _| core.webhooks_settled()) != Some(false) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

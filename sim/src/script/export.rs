@@ -9,7 +9,7 @@
 //! with `expect violation NAME`, so the script passes while the bug is there and fails
 //! once it is fixed (or when the line is removed).
 
-use super::parse_step::render_command;
+use super::command::render_command;
 use super::request;
 use crate::choice::Choice;
 use crate::config::WorldConfig;

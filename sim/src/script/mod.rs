@@ -30,6 +30,7 @@
 //! `export` the round trip, `label` the world's choice labels read back.
 
 pub mod ast;
+mod command;
 mod cursor;
 mod expect;
 mod export;

@@ -2,6 +2,7 @@
 //! the world's step labels.
 
 use super::ast::*;
+use super::command::command;
 use super::cursor::{Cursor, LineError};
 use super::label::{optional_branch, then_crash};
 use super::parse::{Parser, err};
@@ -10,11 +11,10 @@ use super::request::{self, parse_api_key};
 use crate::choice::Choice;
 use crate::config::WorkItem;
 use crate::network::MsgId;
-use payhub_model::client::Command;
 use payhub_model::event::BusinessOrder;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{
-    AcquirerDecision, ApiKeySpec, AttemptId, Branch, Card, Control, Endpoint, MerchantId,
+    AcquirerDecision, ApiKeySpec, AttemptId, Branch, Control, Endpoint, MerchantId,
 };
 
 const BRANCHES: &[Branch] = &[
@@ -628,107 +628,6 @@ pub(crate) fn parse_decision(s: &str) -> Option<AcquirerDecision> {
         "approve_silently" => AcquirerDecision::ApproveSilently,
         _ => return None,
     })
-}
-
-fn command(cur: &mut Cursor) -> Result<Command, LineError> {
-    let (verb, vcol) =
-        cur.expect_word("a business command (pay, retry-card, cancel, amend, refund, reconcile)")?;
-    let mut word = |what: &str| cur.expect_word(what);
-    let amount = |(w, c): (String, u32)| -> Result<u64, LineError> {
-        w.parse()
-            .map_err(|_| (c, format!("'{w}' is not an amount")))
-    };
-    Ok(match verb.as_str() {
-        "pay" => {
-            let (order, _) = word("an order number")?;
-            let amount = amount(word("an amount")?)?;
-            let (currency, _) = word("a currency")?;
-            let card = card(&mut word)?;
-            Command::PayOrder {
-                order: order.into(),
-                amount,
-                currency: currency.into(),
-                card,
-            }
-        }
-        "retry-card" => {
-            let (order, _) = word("an order number")?;
-            let card = card(&mut word)?;
-            Command::RetryWithCard {
-                order: order.into(),
-                card,
-            }
-        }
-        "cancel" => Command::CancelOrder {
-            order: word("an order number")?.0.into(),
-        },
-        "amend" => {
-            let (order, _) = word("an order number")?;
-            let amount = amount(word("an amount")?)?;
-            Command::AmendOrder {
-                order: order.into(),
-                amount,
-            }
-        }
-        "refund" => {
-            let (order, _) = word("an order number")?;
-            let (refund, _) = word("a refund number")?;
-            let amount = amount(word("an amount")?)?;
-            Command::RefundOrder {
-                order: order.into(),
-                refund: refund.into(),
-                amount,
-            }
-        }
-        "reconcile" => Command::Reconcile,
-        _ => {
-            return err(
-                vcol,
-                format!(
-                    "unknown business command '{verb}' (pay, retry-card, cancel, amend, refund, reconcile)"
-                ),
-            );
-        }
-    })
-}
-
-fn card(word: &mut WordFn<'_>) -> Result<Card, LineError> {
-    let (w, c) = word("card")?;
-    if w != "card" {
-        return err(c, format!("expected 'card X', not '{w}'"));
-    }
-    let (label, lc) = word("a card label (A)")?;
-    let mut chars = label.chars();
-    match (chars.next(), chars.next()) {
-        (Some(ch), None) => Ok(Card(ch)),
-        _ => err(lc, format!("a card is one letter, not '{label}'")),
-    }
-}
-
-/// Reads the next word, or fails naming what was expected.
-type WordFn<'a> = dyn FnMut(&str) -> Result<(String, u32), LineError> + 'a;
-
-/// A client command as a script line (after `NAME: `).
-pub(crate) fn render_command(command: &Command) -> String {
-    match command {
-        Command::PayOrder {
-            order,
-            amount,
-            currency,
-            card,
-        } => {
-            format!("pay {order} {amount} {currency} card {}", card.0)
-        }
-        Command::RetryWithCard { order, card } => format!("retry-card {order} card {}", card.0),
-        Command::CancelOrder { order } => format!("cancel {order}"),
-        Command::AmendOrder { order, amount } => format!("amend {order} {amount}"),
-        Command::RefundOrder {
-            order,
-            refund,
-            amount,
-        } => format!("refund {order} {refund} {amount}"),
-        Command::Reconcile => "reconcile".to_owned(),
-    }
 }
 
 /// The words a statement starts with (and the step labels), for a did-you-mean.
