@@ -835,7 +835,7 @@ fn invalid_key_on_every_keyed_endpoint() {
 /// The table at the top of this file lists every property of the registry.
 #[test]
 fn the_table_names_every_property() {
-    let table = include_str!("narrowness.rs");
+    let table = include_str!("main.rs");
     for p in payhub_properties::PROPERTIES {
         let row = format!("//! | `{}` |", p.name);
         assert!(table.contains(&row), "{} has no row in the table", p.name);
