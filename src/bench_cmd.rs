@@ -81,6 +81,10 @@ const GROWTH_SEARCHES: &[(&str, &[&str])] = &[
     ("bfs, ids", &["--reduce", "ids"]),
     ("dfs", &["--search", "dfs"]),
     ("dfs, ids", &["--search", "dfs", "--reduce", "ids"]),
+    (
+        "dfs, requests",
+        &["--search", "dfs", "--reduce", "requests"],
+    ),
 ];
 
 #[derive(Debug, Serialize)]
@@ -272,6 +276,7 @@ fn check_here(
             crate::check_cmd::SearchOrder::Dfs => Order::Depth,
         },
         canonical_ids: args.reduce.contains(&crate::check_cmd::Reduction::Ids),
+        canonical_requests: args.reduce.contains(&crate::check_cmd::Reduction::Requests),
         bitstate: None,
         interrupted: None,
     };

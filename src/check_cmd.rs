@@ -39,7 +39,8 @@ pub struct CheckArgs {
     /// Orders a client preset pays (ORDER-1, ORDER-2, ...).
     #[arg(long, value_parser = orders)]
     pub orders: Option<u8>,
-    /// State-space reductions: ids (message ids do not tell states apart).
+    /// State-space reductions: ids (message ids do not tell states apart), requests
+    /// (request ids neither: renumbered by rank; implies ids).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub reduce: Vec<Reduction>,
     /// The search order: bfs (level by level; shortest depths) or dfs (memory is the
@@ -135,6 +136,8 @@ fn bitstate(s: &str) -> Result<u32, String> {
 pub enum Reduction {
     /// Canonical states: message ids do not tell states apart.
     Ids,
+    /// Request ids renumbered by rank among those a state holds (implies ids).
+    Requests,
 }
 
 /// `--search`.
@@ -218,6 +221,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             SearchOrder::Dfs => Order::Depth,
         },
         canonical_ids: args.reduce.contains(&Reduction::Ids),
+        canonical_requests: args.reduce.contains(&Reduction::Requests),
         bitstate: args.bitstate,
         interrupted: Some(crate::interrupt::requested),
     };

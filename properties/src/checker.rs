@@ -290,12 +290,29 @@ pub struct Search {
     pub order: Order,
     /// Canonical states: message ids do not tell states apart (`World::hash_canonical`).
     pub canonical_ids: bool,
+    /// Canonical request ids too: request ids renumbered by rank, on top of the message
+    /// multiset (`World::hash_canonical_requests`; implies `canonical_ids`).
+    pub canonical_requests: bool,
     /// SPIN's supertrace: a visited set of `2^n` bits instead of every fingerprint, in a
     /// depth-first search; the run is incomplete (exit 3) with the states it may have
     /// missed estimated, never a pass.
     pub bitstate: Option<u32>,
     /// Asked now and then: `true` ends the search, incomplete (Ctrl-C).
     pub interrupted: Option<fn() -> bool>,
+}
+
+impl Search {
+    /// The reductions on, by their `--reduce` names.
+    pub fn reductions(&self) -> Vec<&'static str> {
+        let mut on = Vec::new();
+        if self.canonical_ids || self.canonical_requests {
+            on.push("ids");
+        }
+        if self.canonical_requests {
+            on.push("requests");
+        }
+        on
+    }
 }
 
 /// The order of the search.
@@ -426,7 +443,10 @@ pub fn search(
 ) -> Result<Searched, String> {
     let plain = |w: &World| engine::fingerprint(w);
     let canonical = |w: &World| engine::fingerprint(&payhub_sim::Canonical(w));
-    let fp: &(dyn Fn(&World) -> u64 + Sync) = if search.canonical_ids {
+    let requests = |w: &World| engine::fingerprint(&payhub_sim::CanonicalRequests(w));
+    let fp: &(dyn Fn(&World) -> u64 + Sync) = if search.canonical_requests {
+        &requests
+    } else if search.canonical_ids {
         &canonical
     } else {
         &plain
@@ -570,11 +590,7 @@ pub fn check_with(preset: &Preset, limits: Limits, how: Search) -> Result<Preset
         properties,
         rules_exercised: exercised.iter().map(|r| r.id()).collect(),
         scope: preset.scope_text(),
-        reductions: if how.canonical_ids {
-            vec!["ids"]
-        } else {
-            Vec::new()
-        },
+        reductions: how.reductions(),
         bitstate,
     })
 }

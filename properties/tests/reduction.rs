@@ -17,11 +17,16 @@ use payhub_properties::zoo::Subject;
 const PLAIN: Search = Search {
     order: Order::Breadth,
     canonical_ids: false,
+    canonical_requests: false,
     bitstate: None,
     interrupted: None,
 };
 const IDS: Search = Search {
     canonical_ids: true,
+    ..PLAIN
+};
+const REQUESTS: Search = Search {
+    canonical_requests: true,
     ..PLAIN
 };
 const DFS: Search = Search {
@@ -82,6 +87,7 @@ fn every_preset_gives_the_same_verdicts_with_each_reduction() {
         let ids = run(&preset, IDS, None);
         for (how, r, like) in [
             ("ids", &ids, &plain),
+            ("requests", &run(&preset, REQUESTS, None), &ids),
             ("dfs", &run(&preset, DFS, None), &plain),
             ("dfs+ids", &run(&preset, DFS_IDS, None), &ids),
         ] {
@@ -114,11 +120,14 @@ fn zoo_alike(max_states: Option<usize>, presets: usize, order: Order) -> usize {
         for preset in subject.presets().into_iter().take(presets) {
             let plain = run(&preset, Search { order, ..PLAIN }, max_states);
             let ids = run(&preset, Search { order, ..IDS }, max_states);
-            if !plain.complete || !ids.complete {
+            let requests = run(&preset, Search { order, ..REQUESTS }, max_states);
+            if !plain.complete || !ids.complete || !requests.complete {
                 continue;
             }
-            if let Some(d) = differ(&ids, &plain) {
-                panic!("{} on {} with ids: {d}", subject.name(), preset.name);
+            for (how, r) in [("ids", &ids), ("requests", &requests)] {
+                if let Some(d) = differ(r, &plain) {
+                    panic!("{} on {} with {how}: {d}", subject.name(), preset.name);
+                }
             }
             if plain.violated != 0 {
                 caught += 1;
@@ -147,6 +156,63 @@ fn the_whole_zoo_is_caught_alike() {
     let caught = zoo_alike(Some(3_000_000), usize::MAX, Order::Depth);
     eprintln!("{caught} subjects caught alike");
     assert!(caught >= 20, "only {caught} subjects compared");
+}
+
+/// The request ids a world's debug rendering shows, each once.
+fn request_ids_shown(world: &payhub_sim::World) -> std::collections::BTreeSet<u32> {
+    let text = format!("{world:?}");
+    text.split("RequestId(")
+        .skip(1)
+        .map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().expect("RequestId(n)")
+        })
+        .collect()
+}
+
+/// The request-id renaming (`check --reduce requests`, sim/src/canonical.rs) reaches
+/// every id a world holds: in every state of every preset (and of the zoo's subjects,
+/// whose breaches leave ids in the facts as witnesses), within a bound, the renamed
+/// copy shows exactly the ids 1..n and no other. An id in a place the renaming does not
+/// know would keep its number (above n, or not in order), and this fails.
+#[test]
+fn renaming_reaches_every_request_id() {
+    use std::sync::Mutex;
+    let wrong: Mutex<Option<String>> = Mutex::default();
+    let renamed_states = std::sync::atomic::AtomicUsize::new(0);
+    let check = |w: &payhub_sim::World| {
+        let shown = request_ids_shown(w);
+        let renamed = w.requests_renumbered();
+        let after = request_ids_shown(&renamed);
+        let expected: std::collections::BTreeSet<u32> = (1..=shown.len() as u32).collect();
+        if after != expected {
+            let text = format!("{renamed:?}");
+            let at = text
+                .find(&format!("RequestId({})", after.last().unwrap()))
+                .unwrap();
+            wrong.lock().unwrap().get_or_insert(format!(
+                "ids {shown:?} renamed to {after:?}, not 1..={}: ...{}...",
+                shown.len(),
+                &text[at.saturating_sub(300)..(at + 40).min(text.len())]
+            ));
+        }
+        if shown != expected {
+            renamed_states.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        payhub_properties::engine::fingerprint(w)
+    };
+    let mut presets: Vec<Preset> = presets::presets();
+    for subject in Subject::all() {
+        presets.extend(subject.presets().into_iter().take(1));
+    }
+    for preset in &presets {
+        checker::search_by(preset, limits(Some(600)), DFS, false, &check).expect("builds");
+        if let Some(w) = wrong.lock().unwrap().take() {
+            panic!("{}: {w}", preset.name);
+        }
+    }
+    let renamed = renamed_states.into_inner();
+    assert!(renamed > 1_000, "only {renamed} states needed renaming");
 }
 
 /// The test can fail: a canonical form that forgets the facts (the history the

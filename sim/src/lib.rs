@@ -23,6 +23,7 @@
 //! Lines), [`prove`] (a failing tape proved, shrunk and proved again), [`tape`] (a saved
 //! run).
 
+mod canonical;
 pub mod choice;
 mod clock;
 pub mod config;
@@ -44,6 +45,7 @@ mod wire;
 pub mod world;
 pub mod worlds;
 
+pub use canonical::CanonicalRequests;
 pub use choice::Choice;
 pub use config::{Budget, ClientSpec, WorkItem, WorldConfig};
 pub use facts::{Facts, RuleSet, ScopeKey};

@@ -175,6 +175,19 @@ impl<T: Clone> InFlight<T> {
         self.msgs.is_empty()
     }
 
+    /// Replaces each message `f` gives a replacement for, under the same id (the
+    /// checker's canonical form renames a copy it only hashes: `canonical.rs`).
+    pub(crate) fn replace_each(&mut self, f: impl Fn(&T) -> Option<T>) {
+        let changed: Vec<(MsgId, T)> = self
+            .msgs
+            .iter()
+            .filter_map(|(id, m)| f(m).map(|m| (*id, m)))
+            .collect();
+        for (id, m) in changed {
+            self.msgs.insert(id, Shared::new(m));
+        }
+    }
+
     /// Removes every message matching `pred` (a crashed server's connections).
     pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
         self.msgs.retain(|_, m| keep(m));

@@ -27,6 +27,7 @@
 //! (`mutant_hooks.rs`). [`Platform::new`] is the reference platform.
 
 mod admission;
+mod canonical;
 mod execute;
 mod mutant_hooks;
 pub mod state;
