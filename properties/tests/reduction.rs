@@ -206,13 +206,14 @@ fn renaming_reaches_every_request_id() {
         presets.extend(subject.presets().into_iter().take(1));
     }
     for preset in &presets {
-        checker::search_by(preset, limits(Some(600)), DFS, false, &check).expect("builds");
+        checker::search_by(preset, limits(Some(300)), DFS, false, &check).expect("builds");
         if let Some(w) = wrong.lock().unwrap().take() {
             panic!("{}: {w}", preset.name);
         }
     }
     let renamed = renamed_states.into_inner();
-    assert!(renamed > 1_000, "only {renamed} states needed renaming");
+    eprintln!("{renamed} states renamed");
+    assert!(renamed > 500, "only {renamed} states needed renaming");
 }
 
 /// The test can fail: a canonical form that forgets the facts (the history the
