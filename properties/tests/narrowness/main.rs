@@ -39,6 +39,12 @@
 //! - `reach:manual-review` read the store's current state: a Payment in manual_review
 //!   and resolved since was not reached at the end of a judged stream (now: the cadence
 //!   family's history).
+//! - The liveness classifier (`properties/src/liveness.rs`, not a registry property)
+//!   filed a confirming order behind its Payment as A-CLIENT-AFTER-24H once the
+//!   *client's own* schedule said no query was due: a client that stopped querying early
+//!   while its servers ran was a documented gap. Now the gap also needs the contract's
+//!   window to have run: its last query no earlier than the last scheduled query a
+//!   running server of its database owed (`liveness::window_ran`, tested in its module).
 //!
 //! Property → test ("—": no narrowness test yet; the next engineer's list). The test
 //! `the_table_names_every_property` keeps this table in step with the registry.
