@@ -376,6 +376,18 @@ fn schedule_ends_only_after_its_late_steps() {
     };
     violated(name, &second(Millis::hours(21)));
     holds(name, &second(Millis::hours(26)));
+    // A server no submission named the database of: judged against the earliest order of
+    // that number (violated before 21 h, which is early for either database; after it,
+    // which database it writes is not known).
+    let unnamed = |end| {
+        vec![
+            created(Millis::ZERO, 0),
+            created(Millis::hours(5), 1),
+            ends(end, 2),
+        ]
+    };
+    violated(name, &unnamed(Millis::hours(20)));
+    holds(name, &unnamed(Millis::hours(22)));
 }
 
 /// SCHED-01 and the name: no query of a Payment its database holds as final, whether by

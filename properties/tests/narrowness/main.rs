@@ -28,6 +28,9 @@
 //!   query by merchant order number of an order its database holds as final passed (now:
 //!   both, the order number against the database the server writes,
 //!   `sim/src/facts/cadence.rs`).
+//! - `client-queries-until-24-hours` judged only servers a submission had named the
+//!   database of: a second server that only queried and ended the schedule early passed
+//!   (now: judged against the earliest order of that number, `sim/src/facts/cadence.rs`).
 //! - `client-sends-one-key-per-submission` read keyed sends only: a submission re-sent
 //!   without its key passed (now: a keyless send of a keyed submission is a second key,
 //!   `sim/src/facts/client.rs`).
@@ -85,7 +88,7 @@
 //! | `payments-shown-as-the-status-table-lists` | status_table_rows_beyond_next_action |
 //! | `client-backs-off-as-the-reference-code` | cadence_client::backoff_after_every_retried_answer_to_its_cap_and_jitter |
 //! | `client-waits-the-contract-timeouts` | cadence_client::timeouts_of_confirms_and_of_every_query |
-//! | `client-queries-until-24-hours` | cadence_client::schedule_ends_only_after_its_late_steps |
+//! | `client-queries-until-24-hours` | cadence_client::schedule_ends_only_after_its_late_steps (found: fixed) |
 //! | `client-stops-querying-at-a-final-status` | cadence_client::no_query_after_a_final_status_by_id_or_by_order_number (found: fixed) |
 //! | `platform-verifies-unknown-results-within-its-window` | cadence_client::verification_late_after_the_charge_or_after_a_query |
 //! | `platform-requeries-manual-review-every-24-hours` | cadence_client::manual_review_requeries_on_every_day |

@@ -464,10 +464,18 @@ impl Cadence {
         let Subject::Order(order) = subject else {
             return;
         };
-        let Some(db) = self.history.node_db.get(&node) else {
-            return;
+        // A server no submission named the database of (one that only queried, or ended
+        // the schedule of an order another server of its database sent) is judged
+        // against the earliest order of that number in any database: ending before
+        // that one's 24 hours is early whichever database it writes.
+        let since = match self.history.node_db.get(&node) {
+            Some(db) => self.history.created.get(&(*db, order.clone())),
+            None => (self.history.created.iter())
+                .filter(|((_, o), _)| o == order)
+                .map(|(_, t)| t)
+                .min(),
         };
-        let Some(since) = self.history.created.get(&(*db, order.clone())) else {
+        let Some(since) = since else {
             return;
         };
         let due = since.after(last_scheduled_query());
