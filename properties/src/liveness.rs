@@ -101,11 +101,11 @@ impl Deliveries {
     /// and not going down or coming up at it (a server restarted at `t` skips a query
     /// due at `t`; one crashing at `t` may not have made it).
     pub fn db_up_through(&self, db: u8, t: Millis) -> bool {
-        let of_db = self.uptime.iter().filter(|u| u.db == db);
+        let mut of_db = self.uptime.iter().rev().filter(|u| u.db == db);
         if of_db.clone().any(|u| u.at == t) {
             return false;
         }
-        of_db.filter(|u| u.at < t).last().is_none_or(|u| u.up)
+        of_db.find(|u| u.at < t).is_none_or(|u| u.up)
     }
 
     fn note_uptime(&mut self, config: &WorldConfig, world: &World) {
