@@ -24,6 +24,30 @@
 //! - `conflicts-name-the-related-resource` accepted any refund as refund_no_conflict's
 //!   related_resource_id (now: the refund holding the number,
 //!   `sim/src/facts/responses/judge.rs`).
+//! - `client-stops-querying-at-a-final-status` judged queries by Payment id only: a
+//!   query by merchant order number of an order its database holds as final passed (now:
+//!   both, the order number against the database the server writes,
+//!   `sim/src/facts/cadence.rs`).
+//! - `client-queries-until-24-hours` judged only servers a submission had named the
+//!   database of: a second server that only queried and ended the schedule early passed
+//!   (now: judged against the earliest order of that number, `sim/src/facts/cadence.rs`).
+//! - `client-sends-one-key-per-submission` read keyed sends only: a submission re-sent
+//!   without its key passed (now: a keyless send of a keyed submission is a second key,
+//!   `sim/src/facts/client.rs`).
+//! - `reach:202-result-unknown` counted any 202, a cancel's too, and `reach:cancel-202`
+//!   a cancel's 200 (same rule) next to a create's 202 (now: by the rule that decided
+//!   the 202, `rules_202` in `sim/src/facts/queries.rs`).
+//! - `reach:needs-query` counted the rule only: a store holding a Payment processing with
+//!   needs_query (a recorded stream's store events carry no rule) was not reached.
+//! - `reach:manual-review` read the store's current state: a Payment in manual_review
+//!   and resolved since was not reached at the end of a judged stream (now: the cadence
+//!   family's history).
+//! - The liveness classifier (`properties/src/liveness.rs`, not a registry property)
+//!   filed a confirming order behind its Payment as A-CLIENT-AFTER-24H once the
+//!   *client's own* schedule said no query was due: a client that stopped querying early
+//!   while its servers ran was a documented gap. Now the gap also needs the contract's
+//!   window to have run: its last query no earlier than the last scheduled query a
+//!   running server of its database owed (`liveness::window_ran`, tested in its module).
 //!
 //! Property → test ("—": no narrowness test yet; the next engineer's list). The test
 //! `the_table_names_every_property` keeps this table in step with the registry.
@@ -62,42 +86,42 @@
 //! | `queries-answer-known-state` | queries_of_refunds_answer_known_state |
 //! | `branches-answer-one-of-the-two` | — |
 //! | `payments-shown-as-the-status-table-lists` | status_table_rows_beyond_next_action |
-//! | `client-backs-off-as-the-reference-code` | — |
-//! | `client-waits-the-contract-timeouts` | — |
-//! | `client-queries-until-24-hours` | — |
-//! | `client-stops-querying-at-a-final-status` | — |
-//! | `platform-verifies-unknown-results-within-its-window` | — |
-//! | `platform-requeries-manual-review-every-24-hours` | — |
-//! | `platform-goes-to-manual-review-after-its-automatic-queries` | — |
+//! | `client-backs-off-as-the-reference-code` | cadence_client::backoff_after_every_retried_answer_to_its_cap_and_jitter |
+//! | `client-waits-the-contract-timeouts` | cadence_client::timeouts_of_confirms_and_of_every_query |
+//! | `client-queries-until-24-hours` | cadence_client::schedule_ends_only_after_its_late_steps (found: fixed) |
+//! | `client-stops-querying-at-a-final-status` | cadence_client::no_query_after_a_final_status_by_id_or_by_order_number (found: fixed) |
+//! | `platform-verifies-unknown-results-within-its-window` | cadence_client::verification_late_after_the_charge_or_after_a_query |
+//! | `platform-requeries-manual-review-every-24-hours` | cadence_client::manual_review_requeries_on_every_day |
+//! | `platform-goes-to-manual-review-after-its-automatic-queries` | cadence_client::manual_review_after_the_latest_attempt_s_own_queries |
 //! | `client-fulfils-an-order-once-when-succeeded` | fulfilled_twice_through_a_second_payment |
 //! | `client-closes-an-order-once-on-a-closed-payment` | fulfilled_after_a_closing_the_database_undid (found: fixed) |
-//! | `client-shows-the-status-table-message` | — |
-//! | `client-never-charges-an-order-twice` | — |
-//! | `client-sends-one-key-per-submission` | — |
-//! | `client-never-applies-an-older-version` | — |
-//! | `client-spaces-queries` | — |
-//! | `client-honours-retry-after` | — |
-//! | `client-uses-a-key-on-one-endpoint` | — |
-//! | `client-never-changes-parameters-under-a-key` | — |
-//! | `client-creates-an-order-under-one-key` | — |
-//! | `client-card-retry-only-after-failed` | — |
+//! | `client-shows-the-status-table-message` | cadence_client::payer_messages_of_every_row_and_server |
+//! | `client-never-charges-an-order-twice` | cadence_client::one_business_order_captured_through_two_payments |
+//! | `client-sends-one-key-per-submission` | cadence_client::one_submission_under_a_second_or_no_key (found: fixed) |
+//! | `client-never-applies-an-older-version` | cadence_client::applied_version_goes_back_in_any_database |
+//! | `client-spaces-queries` | cadence_client::queries_spaced_across_servers_and_objects |
+//! | `client-honours-retry-after` | cadence_client::retry_after_on_every_keyed_endpoint |
+//! | `client-uses-a-key-on-one-endpoint` | cadence_client::key_on_any_two_of_the_keyed_endpoints |
+//! | `client-never-changes-parameters-under-a-key` | cadence_client::parameters_changed_under_a_key_of_every_endpoint |
+//! | `client-creates-an-order-under-one-key` | cadence_client::order_rekeyed_after_answers_that_free_no_key |
+//! | `client-card-retry-only-after-failed` | cadence_client::payment_in_progress_to_any_waiting_server |
 //! | `client-never-closes-a-captured-order` | expired_order_with_a_capture_behind_it (found: fixed) |
-//! | `reach:replay-answered-200` | — |
-//! | `reach:409-idempotency-conflict` | — |
-//! | `reach:409-order-no-conflict` | — |
-//! | `reach:409-operation-in-progress` | — |
-//! | `reach:409-payment-in-progress` | — |
-//! | `reach:409-refund-no-conflict` | — |
-//! | `reach:202-result-unknown` | — |
-//! | `reach:needs-query` | — |
-//! | `reach:manual-review` | — |
-//! | `reach:second-card-succeeded` | — |
-//! | `reach:replay-after-retention` | — |
-//! | `reach:429-rate-limited` | — |
-//! | `reach:503-temporarily-unavailable` | — |
-//! | `reach:cancel-202` | — |
-//! | `reach:new-checkout-session-same-payment` | — |
-//! | `reach:refund-succeeded` | — |
+//! | `reach:replay-answered-200` | cadence_client::replay_reached_on_every_keyed_endpoint |
+//! | `reach:409-idempotency-conflict` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:409-order-no-conflict` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:409-operation-in-progress` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:409-payment-in-progress` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:409-refund-no-conflict` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:202-result-unknown` | cadence_client::two_kinds_of_202_reached_apart (found: fixed) |
+//! | `reach:needs-query` | cadence_client::needs_query_reached_from_the_store_or_a_rule (found: fixed) |
+//! | `reach:manual-review` | cadence_client::manual_review_reached_though_resolved_since (found: fixed) |
+//! | `reach:second-card-succeeded` | cadence_client::second_card_reached_by_a_second_attempt_only |
+//! | `reach:replay-after-retention` | cadence_client::replay_after_retention_of_a_payment_or_a_refund_key |
+//! | `reach:429-rate-limited` | cadence_client::rate_limit_and_pause_reached_on_every_endpoint |
+//! | `reach:503-temporarily-unavailable` | cadence_client::rate_limit_and_pause_reached_on_every_endpoint |
+//! | `reach:cancel-202` | cadence_client::two_kinds_of_202_reached_apart (found: fixed) |
+//! | `reach:new-checkout-session-same-payment` | cadence_client::new_checkout_session_reached_by_its_rule |
+//! | `reach:refund-succeeded` | cadence_client::refund_succeeded_reached_in_the_store |
 
 use payhub_model::acquirer::ChargeState;
 use payhub_model::client::{Decision, Subject};
@@ -114,6 +138,8 @@ use payhub_model::{
 };
 use payhub_properties::property;
 use payhub_sim::Facts;
+
+mod cadence_client;
 
 const M: MerchantId = MerchantId(1);
 const ENV: Environment = Environment::Test;
