@@ -273,6 +273,31 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_profiles_load_and_the_manual_clock_ones_have_controls() {
+        for (file, controls) in [
+            ("sandbox.json", true),
+            ("sandbox-shared.json", true),
+            ("sandbox-real-clock.json", true),
+        ] {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/profiles/");
+            let text = std::fs::read_to_string(format!("{path}{file}")).unwrap();
+            let p = Loaded::from_json(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+            let c = &p.profile.controls;
+            assert_eq!(
+                c.rate_limit.is_some() && c.pause.is_some(),
+                controls,
+                "{file}"
+            );
+        }
+        let e = Loaded::from_json(&GOOD.replace(
+            "\"name\":\"t\"",
+            "\"name\":\"t\",\"controls\":{\"rate_limit\":{\"path\":\"/x\",\"on\":1}}",
+        ))
+        .unwrap_err();
+        assert!(e.contains("off"), "{e}");
+    }
+
+    #[test]
     fn unknown_keys_and_values_are_named() {
         let e = Loaded::from_json(&GOOD.replace("\"name\"", "\"nmae\"")).unwrap_err();
         assert!(e.contains("nmae"), "{e}");
