@@ -446,10 +446,16 @@ impl Gen<'_> {
                     seq(v)
                 }
                 (30 | 33, _) if self.a.clock && self.rng.chance(333) => {
-                    // The order number past the key's retention (RET-02, UNIQ-01).
+                    // The order number past the key's retention (RET-02, UNIQ-01), or the
+                    // key within it (RET-01).
                     let n = self.new_create(Some(Outcome::Approve));
                     let first = self.create(n);
-                    let key = if self.rng.chance(300) {
+                    // Past the retention (8 d), or within it but past a day: the same key
+                    // then replays (a record dropped early answers it as a new request).
+                    let by = self
+                        .rng
+                        .pick(&[Millis::days(8), Millis::hours(25), Millis::days(2)]);
+                    let key = if by < Millis::days(7) || self.rng.chance(300) {
                         n.key
                     } else {
                         self.key()
@@ -457,7 +463,7 @@ impl Gen<'_> {
                     let again = self.create(Made { key, ..n });
                     vec![
                         Round::Send(vec![first]),
-                        Round::Advance(Millis::days(8)),
+                        Round::Advance(by),
                         Round::Send(vec![again]),
                     ]
                 }
