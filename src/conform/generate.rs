@@ -12,8 +12,10 @@
 //! characters, a read-only key, an unsupported currency) and their corrected retries,
 //! one key across merchants, environments and endpoints, rounds of two or three
 //! requests at once (the same key, the same key with another amount, two keys for one
-//! order), and — when the profile can move the target's clock — clock jumps. Each
-//! request gets a proxy fault with probability `fault_rate`.
+//! order), — when the profile can move the target's clock — clock jumps, and — when it
+//! has controls — the target rate-limited or paused and back (429 and 503: not
+//! executed, nothing bound). Each request gets a proxy fault with probability
+//! `fault_rate`.
 
 use super::case::{Case, Fault, KeyUse, Op, Req, Round, Switch};
 use super::profile::Outcome;
