@@ -13,6 +13,7 @@ use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod crates;
 mod vs_stateright;
 
 #[derive(clap::Args, Debug)]
@@ -73,6 +74,10 @@ pub struct BenchArgs {
     /// speed-up from 1 to 2 threads, each search in a process of its own.
     #[arg(long)]
     pub vs_stateright: bool,
+    /// The hand-written `Text` and allocator shim against compact_str, smol_str and the
+    /// `mimalloc` crate, side by side in this process (micro-benchmarks).
+    #[arg(long)]
+    pub crates: bool,
     /// Which checker a child process of `--vs-stateright` runs.
     #[arg(long, hide = true, value_enum, default_value = "engine")]
     pub searcher: vs_stateright::Searcher,
@@ -434,6 +439,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
     }
     if args.vs_stateright {
         return vs_stateright::compare(args);
+    }
+    if args.crates {
+        return crates::compare(args);
     }
     let threads = args.threads.max(1);
     let simulation = if args.no_simulation {

@@ -28,7 +28,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 /// mimalloc (see `alloc.rs`).
 #[global_allocator]
-static GLOBAL: alloc::MiMalloc = alloc::MiMalloc;
+static GLOBAL: alloc::Installed = alloc::Installed;
 use std::process::ExitCode;
 
 /// Output format of a command.
