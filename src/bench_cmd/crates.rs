@@ -18,7 +18,7 @@ use payhub_model::Text;
 use serde::Serialize;
 use smol_str::SmolStr;
 use std::alloc::{GlobalAlloc, Layout};
-use std::hash::{BuildHasher as _, Hash};
+use std::hash::Hash;
 use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
