@@ -21,7 +21,14 @@ fn a_shard_is_incomplete_and_prints_the_same_twice() {
     assert_eq!(code(&a), 3, "{}", stderr(&a));
     assert_eq!(stdout(&a), stdout(&run(&args)));
     assert!(stdout(&a).contains("\"violations\": []"), "{}", stdout(&a));
-    let text = run(&["check", "--swarm", "--shard", "0/2", "--preset", "replay-conflict"]);
+    let text = run(&[
+        "check",
+        "--swarm",
+        "--shard",
+        "0/2",
+        "--preset",
+        "replay-conflict",
+    ]);
     assert_eq!(code(&text), 3);
     assert!(stdout(&text).contains("not judged"), "{}", stdout(&text));
 }

@@ -84,6 +84,10 @@ impl Default for Budget {
     }
 }
 
+/// The walk's stack: each state on the path, the actions still to try from it, its
+/// depth.
+type Stack<M> = Vec<(<M as Model>::State, Vec<<M as Model>::Action>, usize)>;
+
 /// What one bounded random walk covered and found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Walk<A> {
@@ -122,14 +126,14 @@ where
     let mut total = 0usize;
     let mut deepest = 0usize;
     let mut spent = false;
-    // (state, actions still to try, its depth); `path[k]` leads to `stack[k + 1]`.
-    let mut stack: Vec<(M::State, Vec<M::Action>, usize)> = Vec::new();
+    // `path[k]` leads to `stack[k + 1]`.
+    let mut stack: Stack<M> = Vec::new();
     let mut path: Vec<M::Action> = Vec::new();
     // Takes `state` at `depth` if it is new or reached shallower than before: judges it
     // and, unless it violates something or sits at the bound, pushes it to expand.
     let mut enter = |state: M::State,
                      depth: usize,
-                     stack: &mut Vec<(M::State, Vec<M::Action>, usize)>,
+                     stack: &mut Stack<M>,
                      path: &[M::Action],
                      rng: &mut ChaCha8Rng|
      -> bool {
