@@ -14,8 +14,9 @@ mod judge;
 use super::attempts::Attempts;
 use super::refunds::Refunds;
 use judge::{
-    judge_any_answer, judge_key, judge_not_found, judge_query, judge_related, judge_store_change,
-    judge_webhook, order_no, owned,
+    judge_any_answer, judge_key, judge_not_found, judge_query, judge_refund_change,
+    judge_refund_webhook, judge_related, judge_store_change, judge_webhook, order_no, owned,
+    refund_of_number,
 };
 use payhub_model::event::{Handling, Owner, ScopeKey, StoredPayment, What};
 use payhub_model::{
@@ -401,6 +402,17 @@ impl Responses {
             What::PaymentStored { payment, stored } => {
                 judge_store_change(*payment, stored, store, found)
             }
+            What::RefundStored { refund, stored } => {
+                judge_refund_change(*refund, stored, store, found)
+            }
+            What::WebhookEmitted {
+                event:
+                    payhub_model::WebhookEvent {
+                        object: WebhookObject::Refund(r),
+                        ..
+                    },
+                ..
+            } => judge_refund_webhook(r, store, found),
             What::WebhookEmitted {
                 event:
                     payhub_model::WebhookEvent {
@@ -433,6 +445,13 @@ impl Responses {
             found(Slot::SuccessCode, miss());
         }
         if answer.status == 201 && !creates(&request.endpoint) {
+            found(Slot::SuccessCode, miss());
+        }
+        // REPLAY-03: a create that created its Payment in this step is its first
+        // execution: 201, or 202 while the upstream has not answered.
+        let first = matches!(request.endpoint, Endpoint::CreatePayment { .. })
+            && self.created_now.is_some();
+        if first && answer.is_success() && !matches!(answer.status, 201 | 202) {
             found(Slot::SuccessCode, miss());
         }
         judge_key(request, answer, &mut |m| found(Slot::Key, m), miss);
@@ -507,6 +526,20 @@ impl Responses {
                 };
                 (!right).then(|| miss().about(*existing, None, None))
             }
+            // A-REFUND-NO-BRANCH, A-REFUND-NO-PARAMS: a used refund number (the step
+            // created nothing) gets 409 refund_no_conflict, or 200 with the Refund that
+            // holds it, never another Refund nor a new one.
+            Endpoint::CreateRefund { .. } => {
+                let existing = refund_of_number(request, owner, store)?;
+                if handling.store_changed || executed(handling) {
+                    return None;
+                }
+                let right = match &answer.body {
+                    ResponseBody::Refund(r) => answer.status == 200 && r.id == existing,
+                    _ => !answer.is_success(),
+                };
+                (!right).then(miss)
+            }
             Endpoint::ConfirmPayment { payment_id, .. } => {
                 let p = owned(store, owner, *payment_id)?;
                 if !p.status.is_in_progress() || handling.store_changed || executed(handling) {
@@ -579,7 +612,10 @@ impl Responses {
         // REPLAY-03: a create's own execution is answered 201, or 202 while the upstream
         // has not answered.
         let executor = self.executing.get(scope) == Some(&id);
-        let create = scope.method == Method::Post && scope.path == "/v1/payments";
+        // A-STATUS-CODES: a checkout session's and a refund's first execution too.
+        let create = scope.method == Method::Post
+            && ["/v1/payments", "/v1/checkout/sessions", "/v1/refunds"]
+                .contains(&scope.path.as_str());
         if executor && create && response.is_success() && !matches!(response.status, 201 | 202) {
             found(Slot::SuccessCode, miss());
         }
@@ -587,12 +623,13 @@ impl Responses {
 }
 
 impl Responses {
-    /// CONC-03: an execution under `scope`'s Idempotency-Key is in flight. Only the key
-    /// is compared: whether the answer crossed into another merchant's, environment's or
-    /// Payment's scope is judged by scopes-never-interfere and
-    /// answers-name-the-requested-payment; this family judges when, not whose.
+    /// CONC-03, SCOPE-01: an execution under `scope` is in flight: the same merchant,
+    /// environment, method, path and Idempotency-Key. A second merchant's (or the live
+    /// environment's, or another endpoint's) execution under the same key is another
+    /// scope: an operation_in_progress for it is the interference SCOPE-01 rules out, and
+    /// no other property sees it (a 409 carries no object).
     fn in_flight(&self, scope: &ScopeKey) -> bool {
-        self.executing.keys().any(|s| s.key == scope.key)
+        self.executing.contains_key(scope)
     }
 }
 
