@@ -880,7 +880,14 @@ fn unknown_objects_on_every_endpoint_that_names_one() {
                 answered(&request, LIVE, &error(ErrorCode::PaymentNotConfirmable)),
             ],
         );
-        // What comes first: the key's 400 for confirm and cancel, a field's for a refund.
+        // What comes first: authentication (403 for a read-only key on a POST; a GET is
+        // never 403), the key's 400 for confirm and cancel, a field's for a refund.
+        let forbidden = error(ErrorCode::PermissionDenied);
+        if request.endpoint.method() == Method::Get {
+            violated(name, &[answered(&request, MINE, &forbidden)]);
+        } else {
+            holds(name, &[answered(&request, MINE, &forbidden)]);
+        }
         if request.endpoint.requires_key() {
             holds(name, &[answered(&request, MINE, &key_400)]);
         }

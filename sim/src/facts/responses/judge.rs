@@ -4,8 +4,8 @@
 use super::{Misanswer, Shown, Slot, Store};
 use payhub_model::event::{Owner, StoredPayment, StoredRefund};
 use payhub_model::{
-    ApiRequest, ApiResponse, Contract, Endpoint, ErrorCode, Field, Json, PaymentId, PaymentView,
-    RefundId, RefundStatus, RefundView, RequestId, ResourceId, ResponseBody, Text,
+    ApiRequest, ApiResponse, Contract, Endpoint, ErrorCode, Field, Json, Method, PaymentId,
+    PaymentView, RefundId, RefundStatus, RefundView, RequestId, ResourceId, ResponseBody, Text,
 };
 
 /// KEY-07: 1 to 255 characters (A-KEY-LENGTH: Unicode scalar values).
@@ -80,7 +80,11 @@ pub(super) fn judge_not_found(
     miss: impl Fn() -> Misanswer,
 ) -> Option<Misanswer> {
     let not_found = answer.error_code() == Some(ErrorCode::ResourceMissing);
-    let door = answered_at_the_door(answer);
+    // A GET is never 403: a read-only API key may read (A-ERROR-CODES).
+    let door = match request.endpoint.method() {
+        Method::Get => matches!(answer.status, 401 | 429),
+        _ => answered_at_the_door(answer),
+    };
     // Whether the merchant has the object, and what else may come before the 404.
     let (known, before) = match &request.endpoint {
         Endpoint::GetPayment { payment_id } => (owned(store, owner, *payment_id).is_some(), false),
@@ -103,7 +107,7 @@ pub(super) fn judge_not_found(
                 answer.error_code(),
                 Some(ErrorCode::ResourceMissing | ErrorCode::MethodNotAllowed)
             );
-            return (!missing && !door).then(miss);
+            return (!missing && !answered_at_the_door(answer)).then(miss);
         }
         _ => return None,
     };
