@@ -271,11 +271,17 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
         Rule::ScopeEnvironments,
         Rule::ScopeApiKeyRotation,
     ],
-    about: "A request is never answered with an object of another merchant or environment.",
+    about: "A request is never answered with an object of another merchant or environment (its own object, or one a list answer shows), and a webhook never shows one to another merchant or environment than the store holds it for.",
     predicate: Predicate::Always(|f| {
         f.money
             .foreign_object
             .map(|id| format!("{id} was answered with another merchant's or environment's object"))
+            .or_else(|| {
+                f.responses
+                    .foreign_shown
+                    .as_ref()
+                    .map(|m| format!("{}: another merchant's or environment's object", m.who()))
+            })
     }),
 };
 

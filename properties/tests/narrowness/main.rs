@@ -34,6 +34,9 @@
 //!   retries only, not the first confirm of a checkout session's Payment.
 //! - `rejections-execute-nothing` did not count 404 and 405 as rejections, nor a
 //!   rejection that stored an idempotency record (`sim/src/facts/money.rs`).
+//! - `scopes-never-interfere` judged an answer's single object only: a list answer or a
+//!   webhook showing another merchant's or environment's Payment or refund passed
+//!   (`sim/src/facts/responses/foreign.rs`).
 //! - `replayed-card-never-charged` compared the charged card with the request's own only:
 //!   a replay charging the card it carried passed.
 //! - `idempotency-conflict-iff-parameters-differ`, `same-key-never-new-business` and
@@ -66,7 +69,7 @@
 //! | `rejections-execute-nothing` | rejections_404_405_and_a_key_bound_by_a_rejection (found: fixed) |
 //! | `queries-never-charge` | charges_of_keyed_requests_other_than_create_and_confirm (found: fixed) |
 //! | `replay-returns-same-object` | replay_and_waiter_answered_another_object |
-//! | `scopes-never-interfere` | answers_with_objects_of_another_merchant_or_environment |
+//! | `scopes-never-interfere` | answers_with_objects_of_another_merchant_or_environment (found: fixed) |
 //! | `replayed-card-never-charged` | replay_charging_its_own_card (found: fixed) |
 //! | `failed-only-on-upstream-evidence` | failed_judged_on_the_latest_attempt |
 //! | `no-capture-behind-a-closed-payment` | closed_payment_with_a_capture_of_an_earlier_attempt |

@@ -371,7 +371,8 @@ fn replay_and_waiter_answered_another_object() {
 }
 
 /// SCOPE-01, SCOPE-02: no answer carries an object the store holds for another merchant
-/// or environment: on every endpoint, keyed or not, Payments, refunds and sessions.
+/// or environment: on every endpoint, keyed or not, Payments, refunds and sessions, single
+/// or listed, and no webhook shows one.
 #[test]
 fn answers_with_objects_of_another_merchant_or_environment() {
     let name = "scopes-never-interfere";
@@ -413,6 +414,78 @@ fn answers_with_objects_of_another_merchant_or_environment() {
             }
         }
     }
+    // Found: what the world's owner of "the answer's object" leaves out. A list answer
+    // (by order number, by refund number, ?status=processing) and a webhook showing a
+    // Payment or refund the store holds for another merchant or environment passed (now:
+    // `sim/src/facts/responses/foreign.rs`).
+    let theirs = stored(PAY, MerchantId(2), ENV, "ORDER-1");
+    let ours = stored(PAY, M, ENV, "ORDER-1");
+    let listed = |request: &ApiRequest, body: ResponseBody| {
+        out(1, request, MINE, ApiResponse::ok(200, body))
+    };
+    let payments = ResponseBody::Payments {
+        data: vec![view(PAY, PaymentStatus::Processing, 2, 1)],
+    };
+    let by_order = req::by_order("ORDER-1");
+    holds(name, &[ours.clone(), listed(&by_order, payments.clone())]);
+    violated(name, &[theirs.clone(), listed(&by_order, payments)]);
+    let mut their_refund = refund_stored(RefundStatus::Processing, 2);
+    if let What::RefundStored { stored, .. } = &mut their_refund.what {
+        stored.environment = Environment::Live;
+    }
+    let refunds = ResponseBody::Refunds {
+        data: vec![refund_view(RefundStatus::Processing, 2)],
+    };
+    for request in [
+        req::by_refund_no("R-1"),
+        req::query(Endpoint::ListRefundsProcessing),
+    ] {
+        holds(
+            name,
+            &[
+                refund_stored(RefundStatus::Processing, 2),
+                listed(&request, refunds.clone()),
+            ],
+        );
+        violated(
+            name,
+            &[their_refund.clone(), listed(&request, refunds.clone())],
+        );
+    }
+    let webhook = |object| {
+        ev(What::WebhookEmitted {
+            event: WebhookEvent {
+                id: EventId(1),
+                merchant: M,
+                environment: ENV,
+                kind: "payment.processing".into(),
+                object,
+                delivery: 0,
+            },
+            rule: Rule::WebhookPrimary,
+            to: Some(0),
+        })
+    };
+    let payment_hook = webhook(WebhookObject::Payment(view(
+        PAY,
+        PaymentStatus::Processing,
+        2,
+        1,
+    )));
+    holds(name, &[ours, payment_hook.clone()]);
+    violated(name, &[theirs, payment_hook]);
+    let refund_hook = webhook(WebhookObject::Refund(refund_view(
+        RefundStatus::Processing,
+        2,
+    )));
+    holds(
+        name,
+        &[
+            refund_stored(RefundStatus::Processing, 2),
+            refund_hook.clone(),
+        ],
+    );
+    violated(name, &[their_refund, refund_hook]);
 }
 
 /// CARD-01, CARD-03: a replay's card is never charged. Found: the predicate compared the

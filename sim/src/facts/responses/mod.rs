@@ -9,10 +9,12 @@
 //! and waits in flight) and the first witness of each misanswer, so it adds no states to
 //! a run of a platform that answers as the contract says.
 
+mod foreign;
 mod judge;
 
 use super::attempts::Attempts;
 use super::refunds::Refunds;
+use foreign::{judge_foreign_list, judge_foreign_webhook};
 use judge::{
     judge_any_answer, judge_key, judge_not_found, judge_query, judge_refund_change,
     judge_refund_webhook, judge_related, judge_store_change, judge_webhook, order_no, owned,
@@ -82,6 +84,9 @@ pub struct Responses {
     /// resolution_status are no row of the contract's status table, or with next_action
     /// other than exactly when requires_action (RES-05).
     pub off_the_status_table: Option<Box<Misanswer>>,
+    /// SCOPE-01, SCOPE-02: the first list answer or webhook showing a Payment or refund
+    /// the store holds for another merchant or environment than the one it is shown to.
+    pub foreign_shown: Option<Box<Misanswer>>,
 }
 
 /// The platform's store as the facts mirror it when an event is judged: the attempts
@@ -256,6 +261,7 @@ enum Slot {
     Query,
     Branch,
     Table,
+    Foreign,
 }
 
 /// The witness of `slot` in a family, borrowed as `place` says (`&self`, `&mut self`).
@@ -276,6 +282,7 @@ macro_rules! witness {
             Slot::Query => $($place)+.query_unknown_state,
             Slot::Branch => $($place)+.branch_misanswered,
             Slot::Table => $($place)+.off_the_status_table,
+            Slot::Foreign => $($place)+.foreign_shown,
         }
     };
 }
@@ -395,6 +402,7 @@ impl Responses {
             } => {
                 judge_any_answer(*id, response, store, found);
                 let Some(route) = route else { return };
+                judge_foreign_list(*id, response, route.owner, store, found);
                 if let Some(scope) = &route.scope {
                     self.judge_post_answer(*id, scope, response, store, found);
                 }
@@ -405,22 +413,13 @@ impl Responses {
             What::RefundStored { refund, stored } => {
                 judge_refund_change(*refund, stored, store, found)
             }
-            What::WebhookEmitted {
-                event:
-                    payhub_model::WebhookEvent {
-                        object: WebhookObject::Refund(r),
-                        ..
-                    },
-                ..
-            } => judge_refund_webhook(r, store, found),
-            What::WebhookEmitted {
-                event:
-                    payhub_model::WebhookEvent {
-                        object: WebhookObject::Payment(p),
-                        ..
-                    },
-                ..
-            } => judge_webhook(p, store, found),
+            What::WebhookEmitted { event, .. } => {
+                judge_foreign_webhook(event, store, found);
+                match &event.object {
+                    WebhookObject::Refund(r) => judge_refund_webhook(r, store, found),
+                    WebhookObject::Payment(p) => judge_webhook(p, store, found),
+                }
+            }
             _ => {}
         }
     }
