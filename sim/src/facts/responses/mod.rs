@@ -446,10 +446,11 @@ impl Responses {
         if answer.status == 201 && !creates(&request.endpoint) {
             found(Slot::SuccessCode, miss());
         }
-        // REPLAY-03: a create that created its Payment in this step is its first
-        // execution: 201, or 202 while the upstream has not answered.
+        // REPLAY-03: a create whose step created its Payment is its first execution:
+        // 201, or 202 while the upstream has not answered.
         let first = matches!(request.endpoint, Endpoint::CreatePayment { .. })
-            && self.created_now.is_some();
+            && self.created_now.is_some()
+            && !nothing_done;
         if first && answer.is_success() && !matches!(answer.status, 201 | 202) {
             found(Slot::SuccessCode, miss());
         }
