@@ -210,7 +210,7 @@ pub const IN_PROGRESS_ONLY_WHILE_IN_FLIGHT: Property = Property {
         Rule::ConcurrentOneExecutes,
         Rule::ScopeComponents,
     ],
-    about: "409 operation_in_progress answers a request only while a request under the same scope (merchant, environment, method, path and Idempotency-Key: SCOPE-01) is executing and not yet answered; another merchant's, environment's or endpoint's execution under the same key is no reason.",
+    about: "409 operation_in_progress answers a request only while a request under the same Idempotency-Key, merchant and environment (SCOPE-01) is executing and not yet answered; another merchant's or environment's execution under the same key is no reason (a crossed endpoint or Payment: answers-name-the-requested-payment).",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.in_progress_without_execution,

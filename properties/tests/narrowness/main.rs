@@ -49,7 +49,7 @@
 //!   GETs of refunds, confirm, cancel and refunds naming a Payment (A-NOT-FOUND-POST).
 //! - `versions-rise-with-every-visible-change` judged Payments only, not refunds.
 //! - `operation-in-progress-only-while-in-flight` compared the Idempotency-Key only: a
-//!   second merchant's, live's or another endpoint's execution under the same key passed.
+//!   second merchant's or live's execution under the same key passed.
 //! - `branches-answer-one-of-the-two` did not judge the used refund number's point
 //!   (A-REFUND-NO-BRANCH).
 //!

@@ -623,13 +623,17 @@ impl Responses {
 }
 
 impl Responses {
-    /// CONC-03, SCOPE-01: an execution under `scope` is in flight: the same merchant,
-    /// environment, method, path and Idempotency-Key. A second merchant's (or the live
-    /// environment's, or another endpoint's) execution under the same key is another
-    /// scope: an operation_in_progress for it is the interference SCOPE-01 rules out, and
-    /// no other property sees it (a 409 carries no object).
+    /// CONC-03, SCOPE-01: an execution under `scope`'s Idempotency-Key is in flight for
+    /// the same merchant and environment. A second merchant's (or the live environment's)
+    /// execution under the same key is another scope: an operation_in_progress for it is
+    /// the interference SCOPE-01 rules out, and no other property sees it (a 409 carries
+    /// no object). The method and path are not compared: a crossed endpoint or Payment
+    /// is left to answers-name-the-requested-payment, which sees the crossed object when
+    /// the request is answered with it (the zoo's scope_without_payment_in_path).
     fn in_flight(&self, scope: &ScopeKey) -> bool {
-        self.executing.contains_key(scope)
+        self.executing.keys().any(|s| {
+            s.key == scope.key && s.merchant == scope.merchant && s.environment == scope.environment
+        })
     }
 }
 
