@@ -14,6 +14,9 @@ pub struct Attempts {
     pub payments: CowMap<PaymentId, StoredPayment>,
     /// Every attempt the platform's store holds.
     pub attempts: CowMap<AttemptId, StoredAttempt>,
+    /// The Payment each stored attempt is of, as its store observation says (whether or
+    /// not the Payment's record lists it).
+    pub payment_of: CowMap<AttemptId, PaymentId>,
     /// What the acquirer knows of each charge reference it has seen.
     pub charges: CowMap<AttemptId, ChargeState>,
     /// References the acquirer voided before their charge arrived (A-UPSTREAM-VOID).
@@ -38,9 +41,14 @@ impl Attempts {
                 self.payments.insert(*payment, stored.clone());
             }
             What::AttemptStored {
-                attempt, stored, ..
+                attempt,
+                payment,
+                stored,
             } => {
                 self.attempts.insert(*attempt, *stored);
+                if self.payment_of.get(attempt) != Some(payment) {
+                    self.payment_of.insert(*attempt, *payment);
+                }
             }
             What::Charge { attempt, state } => {
                 self.charges.insert(*attempt, *state);
@@ -50,5 +58,24 @@ impl Attempts {
             }
             _ => {}
         }
+    }
+}
+
+impl Attempts {
+    /// Every attempt of `payment`: those its record lists, in order, then those the store
+    /// holds for it that the record does not list (UNIQ-02, ATTEMPT-05: an attempt made
+    /// is one the store holds, listed or not).
+    pub fn attempts_of(&self, payment: PaymentId) -> Vec<AttemptId> {
+        let mut all: Vec<AttemptId> = self
+            .payments
+            .get(&payment)
+            .map(|p| p.attempts.to_vec())
+            .unwrap_or_default();
+        for (a, p) in self.payment_of.iter() {
+            if *p == payment && !all.contains(a) {
+                all.push(*a);
+            }
+        }
+        all
     }
 }
