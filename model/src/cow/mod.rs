@@ -28,7 +28,11 @@ mod schedule;
 mod set;
 mod shared;
 #[cfg(test)]
+mod bench;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_tree;
 
 pub use entries::{Iter, Range};
 pub use journaled::Journaled;

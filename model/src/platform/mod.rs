@@ -378,7 +378,7 @@ impl Platform {
     }
 
     /// The timers, in firing order.
-    pub fn timers(&self) -> impl Iterator<Item = &(Millis, Timer)> {
+    pub fn timers(&self) -> impl DoubleEndedIterator<Item = &(Millis, Timer)> {
         self.timers.iter()
     }
 
