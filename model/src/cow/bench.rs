@@ -125,8 +125,14 @@ fn cow_map_against_crates() {
     for n in [4u64, 16, 64, 1_000, 100_000] {
         let rows = [
             (CowMap::NAME, measure::<CowMap<u64, [u64; 4]>>(n)),
-            (imbl::OrdMap::<u64, [u64; 4]>::NAME, measure::<imbl::OrdMap<u64, [u64; 4]>>(n)),
-            (BTreeMap::<u64, [u64; 4]>::NAME, measure::<BTreeMap<u64, [u64; 4]>>(n)),
+            (
+                imbl::OrdMap::<u64, [u64; 4]>::NAME,
+                measure::<imbl::OrdMap<u64, [u64; 4]>>(n),
+            ),
+            (
+                BTreeMap::<u64, [u64; 4]>::NAME,
+                measure::<BTreeMap<u64, [u64; 4]>>(n),
+            ),
         ];
         for (name, [a, b, c, d]) in rows {
             println!("{n:>8} {name:>13} {a:>11.1} ns {b:>6.1} ns {c:>9.1} ns {d:>11.2} ns");

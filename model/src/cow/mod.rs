@@ -18,8 +18,11 @@
 //! `entries` what a map's entries are (a sorted vector while few, a persistent B-tree past
 //! that), `shared` the copy-on-write box, `digest` the cached digests they hash as,
 //! `journaled` a map that remembers what the step under way wrote (for observing a step
-//! cheaply), `schedule` a set of timers indexed by timer.
+//! cheaply), `schedule` a set of timers indexed by timer, `derived` an index that is not state.
 
+#[cfg(test)]
+mod bench;
+mod derived;
 mod digest;
 mod entries;
 mod journaled;
@@ -28,12 +31,11 @@ mod schedule;
 mod set;
 mod shared;
 #[cfg(test)]
-mod bench;
-#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_tree;
 
+pub use derived::Derived;
 pub use entries::{Iter, Range};
 pub use journaled::Journaled;
 pub use map::{CowMap, Entry};

@@ -28,7 +28,9 @@ fn behaves_like_btreemap_across_the_threshold() {
         let growing = (step / 2_500) % 2 == 0;
         let key = ((x >> 8) % 400) as u16;
         match (x % 10, growing) {
-            (0..=5, true) | (0..=1, false) => assert_eq!(cow.insert(key, step), std.insert(key, step)),
+            (0..=5, true) | (0..=1, false) => {
+                assert_eq!(cow.insert(key, step), std.insert(key, step))
+            }
             (6, _) | (2..=5, false) => assert_eq!(cow.remove(&key), std.remove(&key)),
             (7, _) => {
                 if let (Some(a), Some(b)) = (cow.get_mut(&key), std.get_mut(&key)) {
@@ -66,7 +68,10 @@ fn behaves_like_btreemap_across_the_threshold() {
             assert!(cow.range(..key).rev().eq(std.range(..key).rev()));
         }
     }
-    assert!(snapshots.iter().any(|(c, _)| c.len() > 4 * TREE_PAST), "grew into a tree");
+    assert!(
+        snapshots.iter().any(|(c, _)| c.len() > 4 * TREE_PAST),
+        "grew into a tree"
+    );
     for (c, s) in snapshots {
         assert!(c.iter().eq(s.iter()), "a snapshot never moved");
     }
@@ -89,7 +94,11 @@ fn the_form_of_the_entries_is_not_observable() {
     );
     let mut other = grown.clone();
     other.insert(7, "changed".into());
-    assert_ne!(digest(&other), digest(&grown), "a change shows in the digest");
+    assert_ne!(
+        digest(&other),
+        digest(&grown),
+        "a change shows in the digest"
+    );
     assert_ne!(other, grown);
 }
 
@@ -100,7 +109,11 @@ fn changes_from_is_exactly_what_changed() {
     for size in [10u32, 5_000] {
         let before: CowMap<u32, u32> = (0..size).map(|k| (k, k)).collect();
         let mut after = before.clone();
-        assert_eq!(after.changes_from(&before).count(), 0, "a clone changed nothing");
+        assert_eq!(
+            after.changes_from(&before).count(),
+            0,
+            "a clone changed nothing"
+        );
         after.insert(size + 3, 0); // added
         *after.get_mut(&7).unwrap() += 1; // changed
         after.insert(2, 2); // written, but the same value
@@ -113,7 +126,10 @@ fn changes_from_is_exactly_what_changed() {
         let mut set_after = set_before.clone();
         set_after.insert(size + 1);
         set_after.remove(&1);
-        assert_eq!(set_after.added_since(&set_before).collect::<Vec<_>>(), vec![&(size + 1)]);
+        assert_eq!(
+            set_after.added_since(&set_before).collect::<Vec<_>>(),
+            vec![&(size + 1)]
+        );
     }
 }
 
