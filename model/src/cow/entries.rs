@@ -166,6 +166,22 @@ impl<K: Ord + Clone, V: Clone> Entries<K, V> {
         Some(Entries::Sorted(v))
     }
 
+    /// A copy of these (shared) entries without `key`'s entry, and that entry, for a
+    /// vector copied once without it; `None` if the key is absent or the entries are a
+    /// tree (whose copy is cheap: the caller removes from it).
+    pub(super) fn copy_removing<Q>(&self, key: &Q) -> Option<(Entries<K, V>, (K, V))>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let Entries::Sorted(old) = self else {
+            return None;
+        };
+        let i = search(old, key).ok()?;
+        let v: Vec<(K, V)> = old[..i].iter().chain(&old[i + 1..]).cloned().collect();
+        Some((Entries::Sorted(v), old[i].clone()))
+    }
+
     pub(super) fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
         K: Borrow<Q>,

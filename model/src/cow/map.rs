@@ -200,6 +200,10 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
     }
 
     pub fn pop_first(&mut self) -> Option<(K, V)> {
+        if self.if_shared().is_some() {
+            let key = self.first_key_value()?.0.clone();
+            return self.remove_entry(&key);
+        }
         self.shared.as_ref()?;
         let first = self.entries_mut().pop_first();
         self.tidy();
@@ -207,6 +211,10 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
     }
 
     pub fn pop_last(&mut self) -> Option<(K, V)> {
+        if self.if_shared().is_some() {
+            let key = self.last_key_value()?.0.clone();
+            return self.remove_entry(&key);
+        }
         self.shared.as_ref()?;
         let last = self.entries_mut().pop_last();
         self.tidy();
@@ -242,10 +250,26 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
         K: Borrow<Q>,
         Q: Ord + ?Sized,
     {
+        self.remove_entry(key).map(|(_, v)| v)
+    }
+
+    /// Removes `key`'s entry. Shared vector entries are copied once, without it (not
+    /// copied, then shifted).
+    fn remove_entry<Q>(&mut self, key: &Q) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         if !self.contains_key(key) {
             return None;
         }
-        let removed = self.entries_mut().remove(key).map(|(_, v)| v);
+        if let Some(entries) = self.if_shared()
+            && let Some((copy, removed)) = entries.copy_removing(key)
+        {
+            self.shared = shared(copy);
+            return Some(removed);
+        }
+        let removed = self.entries_mut().remove(key);
         self.tidy();
         removed
     }

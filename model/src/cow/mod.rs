@@ -39,6 +39,6 @@ pub use derived::Derived;
 pub use entries::{Iter, Range};
 pub use journaled::Journaled;
 pub use map::{CowMap, Entry};
-pub use schedule::Schedule;
+pub use schedule::{INDEX_PAST, Schedule};
 pub use set::CowSet;
 pub use shared::Shared;

@@ -3,10 +3,13 @@
 //! the ground truth, updated from the store and acquirer observations of the stream.
 
 use payhub_model::acquirer::ChargeState;
-use payhub_model::cow::Derived;
+use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{StoredAttempt, StoredPayment, What};
 use payhub_model::{AttemptId, CowMap, CowSet, Environment, MerchantId, PaymentId, Text};
 use serde::Serialize;
+
+/// A merchant order number's scope: (merchant, environment, merchant_order_no).
+type OrderKey = (MerchantId, Environment, Text);
 
 /// The attempts family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -19,11 +22,12 @@ pub struct Attempts {
     pub charges: CowMap<AttemptId, ChargeState>,
     /// References the acquirer voided before their charge arrived (A-UPSTREAM-VOID).
     pub voided: CowSet<AttemptId>,
-    /// `payments` by (merchant, environment, merchant_order_no): an index, not state (a
-    /// walk over every Payment per request made the sandbox's answers cost time in
-    /// proportion to the Payments held).
+    /// `payments` by (merchant, environment, merchant_order_no), once they are more than
+    /// [`INDEX_PAST`]: an index, not state (a walk over every Payment per request made
+    /// the sandbox's answers cost time in proportion to the Payments held; a few, the
+    /// checker's case, are walked, which costs less than copying an index).
     #[serde(skip)]
-    by_order: Derived<CowMap<(MerchantId, Environment, Text), CowSet<PaymentId>>>,
+    by_order: Derived<Option<CowMap<OrderKey, CowSet<PaymentId>>>>,
 }
 
 impl Attempts {
@@ -34,8 +38,42 @@ impl Attempts {
         environment: Environment,
         order: &Text,
     ) -> Option<(&PaymentId, &StoredPayment)> {
-        let ids = self.by_order.get(&(merchant, environment, order.clone()))?;
+        let Some(index) = &*self.by_order else {
+            return self.payments.iter().find(|(_, p)| {
+                p.merchant == merchant
+                    && p.environment == environment
+                    && p.merchant_order_no == *order
+            });
+        };
+        let ids = index.get(&(merchant, environment, order.clone()))?;
         ids.iter().find_map(|id| self.payments.get_key_value(id))
+    }
+
+    /// Keeps `by_order` in step with a Payment just stored (`old`: what it replaced).
+    fn index_order(
+        &mut self,
+        payment: PaymentId,
+        old: Option<&StoredPayment>,
+        new: &StoredPayment,
+    ) {
+        let key = |p: &StoredPayment| (p.merchant, p.environment, p.merchant_order_no.clone());
+        match &mut *self.by_order {
+            None if self.payments.len() > INDEX_PAST => {
+                let mut index: CowMap<OrderKey, CowSet<PaymentId>> = CowMap::new();
+                for (id, p) in self.payments.iter() {
+                    index.entry(key(p)).or_default().insert(*id);
+                }
+                *self.by_order = Some(index);
+            }
+            None => {}
+            Some(_) if old.is_some_and(|o| key(o) == key(new)) => {}
+            Some(index) => {
+                if let Some(ids) = old.and_then(|o| index.get_mut(&key(o))) {
+                    ids.remove(&payment);
+                }
+                index.entry(key(new)).or_default().insert(payment);
+            }
+        }
     }
 
     /// Whether `what` changes this family: every observation of it is a change.
@@ -52,18 +90,8 @@ impl Attempts {
     pub(super) fn observe(&mut self, what: &What) {
         match what {
             What::PaymentStored { payment, stored } => {
-                let key =
-                    |p: &StoredPayment| (p.merchant, p.environment, p.merchant_order_no.clone());
-                if let Some(old) = self.payments.insert(*payment, stored.clone())
-                    && key(&old) != key(stored)
-                    && let Some(ids) = self.by_order.get_mut(&key(&old))
-                {
-                    ids.remove(payment);
-                }
-                self.by_order
-                    .entry(key(stored))
-                    .or_default()
-                    .insert(*payment);
+                let old = self.payments.insert(*payment, stored.clone());
+                self.index_order(*payment, old.as_ref(), stored);
             }
             What::AttemptStored {
                 attempt, stored, ..
