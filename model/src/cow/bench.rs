@@ -122,7 +122,7 @@ fn cow_map_against_crates() {
         "{:>8} {:>13} {:>14} {:>9} {:>12} {:>14}",
         "entries", "map", "clone+insert", "get", "pop+insert", "iterate/entry"
     );
-    for n in [4u64, 16, 64, 1_000, 100_000] {
+    for n in [4u64, 16, 48, 1_000, 100_000] {
         let rows = [
             (CowMap::NAME, measure::<CowMap<u64, [u64; 4]>>(n)),
             (
