@@ -63,6 +63,11 @@ impl<K, V> CowMap<K, V> {
         self.shared = None;
     }
 
+    /// Whether another clone still refers to these entries.
+    pub(super) fn is_shared(&self) -> bool {
+        self.if_shared().is_some()
+    }
+
     /// The entries, if another clone still refers to them.
     fn if_shared(&self) -> Option<&Entries<K, V>> {
         self.shared
@@ -226,10 +231,13 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
         K: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        if !self.contains_key(key) {
+        // Shared entries are copied only if the key is there; unshared ones are searched once.
+        if self.if_shared().is_some() && !self.contains_key(key) {
             return None;
         }
-        self.entries_mut().get_mut(key)
+        let shared = Arc::make_mut(self.shared.as_mut()?);
+        shared.hash = Digest::new();
+        shared.entries.get_mut(key)
     }
 
     /// Inserts, returning the value the key had. Shared vector entries are copied once,
@@ -260,15 +268,17 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
         K: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        if !self.contains_key(key) {
-            return None;
+        if let Some(entries) = self.if_shared() {
+            if let Entries::Sorted(_) = entries {
+                let (copy, removed) = entries.copy_removing(key)?;
+                self.shared = shared(copy);
+                return Some(removed);
+            }
+            if !self.contains_key(key) {
+                return None;
+            }
         }
-        if let Some(entries) = self.if_shared()
-            && let Some((copy, removed)) = entries.copy_removing(key)
-        {
-            self.shared = shared(copy);
-            return Some(removed);
-        }
+        // Unshared: searched once (a miss only forgets the cached digest).
         let removed = self.entries_mut().remove(key);
         self.tidy();
         removed

@@ -73,11 +73,11 @@ impl<T: Ord> CowSet<T> {
 impl<T: Ord + Clone> CowSet<T> {
     /// Inserts; `true` if the value was not there.
     pub fn insert(&mut self, value: T) -> bool {
-        if self.map.contains_key(&value) {
+        // Shared: `contains_key` first, so that a value already there copies nothing.
+        if self.map.is_shared() && self.map.contains_key(&value) {
             return false;
         }
-        self.map.insert(value, ());
-        true
+        self.map.insert(value, ()).is_none()
     }
 
     /// Removes; `true` if the value was there.
