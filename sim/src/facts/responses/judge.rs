@@ -163,11 +163,9 @@ pub(super) fn judge_related(
         ErrorCode::OrderNoConflict => {
             let order = order_no(&request.endpoint)?;
             let (merchant, environment) = owner?;
-            let existing = store.attempts.payments.iter().find(|(_, p)| {
-                p.merchant == merchant
-                    && p.environment == environment
-                    && p.merchant_order_no == *order
-            });
+            let existing = store
+                .attempts
+                .payment_by_order(merchant, environment, order);
             // ORDER-01: the conflict is with the Payment holding the number; with none in
             // the store there is nothing to conflict with.
             existing.is_some_and(|(id, _)| related == Some(ResourceId::Payment(*id)))
@@ -249,11 +247,10 @@ pub(super) fn judge_query(
         }
         (Endpoint::ListPayments { merchant_order_no }, ResponseBody::Payments { data }) => {
             let (merchant, environment) = owner?;
-            let existing = store.attempts.payments.iter().find(|(_, p)| {
-                p.merchant == merchant
-                    && p.environment == environment
-                    && p.merchant_order_no == *merchant_order_no
-            });
+            let existing =
+                store
+                    .attempts
+                    .payment_by_order(merchant, environment, merchant_order_no);
             match (existing, data.as_slice()) {
                 (None, []) => None,
                 (Some((id, _)), [p]) if p.id == *id => (!agrees(p)).then(|| misshown(p)),

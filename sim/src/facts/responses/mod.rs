@@ -503,11 +503,10 @@ impl Responses {
             Endpoint::CreatePayment { .. } => {
                 let order = order_no(&request.endpoint)?;
                 let (merchant, environment) = owner?;
-                let (existing, _) = store.attempts.payments.iter().find(|(_, p)| {
-                    p.merchant == merchant
-                        && p.environment == environment
-                        && p.merchant_order_no == *order
-                })?;
+                let (existing, _) =
+                    store
+                        .attempts
+                        .payment_by_order(merchant, environment, order)?;
                 // Its own first execution created it: no S4 point.
                 if self.created_now == Some(*existing) {
                     return None;
