@@ -28,6 +28,14 @@ const MALLOC_ALIGN: usize = 16;
 /// mimalloc, with plain `mi_malloc`/`mi_realloc` where they give the alignment asked for.
 pub struct MiMalloc;
 
+/// The allocator `main.rs` installs: this shim, or with the feature `crate-mimalloc` the
+/// `mimalloc` crate's, to measure one against the other (`payhub-verify bench --crates`;
+/// README "mimalloc, called plainly").
+#[cfg(not(feature = "crate-mimalloc"))]
+pub use self::MiMalloc as Installed;
+#[cfg(feature = "crate-mimalloc")]
+pub use mimalloc::MiMalloc as Installed;
+
 /// Whether the plain calls give `align` for a block of `size` bytes.
 fn plain(align: usize, size: usize) -> bool {
     align <= MALLOC_ALIGN && align <= size

@@ -13,6 +13,9 @@ use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod crates;
+mod vs_stateright;
+
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Seeds per simulation measurement.
@@ -66,6 +69,18 @@ pub struct BenchArgs {
     pub max_states: Option<u64>,
     #[arg(long, hide = true)]
     pub timeout: Option<u64>,
+    /// The checker against stateright's BFS and DFS on the same model (`--preset`,
+    /// default create-lossy): unique states/s, the ratio to stateright's DFS, and the
+    /// speed-up from 1 to 2 threads, each search in a process of its own.
+    #[arg(long)]
+    pub vs_stateright: bool,
+    /// The hand-written `Text` and allocator shim against compact_str, smol_str and the
+    /// `mimalloc` crate, side by side in this process (micro-benchmarks).
+    #[arg(long)]
+    pub crates: bool,
+    /// Which checker a child process of `--vs-stateright` runs.
+    #[arg(long, hide = true, value_enum, default_value = "engine")]
+    pub searcher: vs_stateright::Searcher,
 }
 
 /// The growth table's presets, each with the fault kind it grows.
@@ -270,6 +285,10 @@ fn check_here(
         faults: args.faults.clone().map(|f| f.0).unwrap_or_default(),
         ..ScopeChange::default()
     })?;
+    if args.searcher == vs_stateright::Searcher::Stateright {
+        let dfs = args.search == crate::check_cmd::SearchOrder::Dfs;
+        return vs_stateright::stateright_here(preset, dfs, runs);
+    }
     let search = Search {
         order: match args.search {
             crate::check_cmd::SearchOrder::Bfs => Order::Breadth,
@@ -322,6 +341,16 @@ fn check_here(
 
 /// Checks `preset` in a child process of this binary, so that its peak memory is its own.
 fn check_in_child(name: &str, args: &BenchArgs) -> Result<CheckBench, String> {
+    check_in_child_with(name, args, args.checker_threads, &[])
+}
+
+/// [`check_in_child`] with `threads` checker threads and `extra` flags for the child.
+fn check_in_child_with(
+    name: &str,
+    args: &BenchArgs,
+    threads: usize,
+    extra: &[&str],
+) -> Result<CheckBench, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let output = std::process::Command::new(exe)
         .args([
@@ -333,7 +362,8 @@ fn check_in_child(name: &str, args: &BenchArgs) -> Result<CheckBench, String> {
         ])
         .args(["--preset", name])
         .args(["--runs", &args.runs.to_string()])
-        .args(["--checker-threads", &args.checker_threads.to_string()])
+        .args(["--checker-threads", &threads.to_string()])
+        .args(extra)
         .output()
         .map_err(|e| format!("cannot run the benchmark of {name}: {e}"))?;
     if !output.status.success() {
@@ -411,6 +441,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
                 presets().iter().map(|p| p.name),
             ));
         }
+    }
+    if args.vs_stateright {
+        return vs_stateright::compare(args);
+    }
+    if args.crates {
+        return crates::compare(args);
     }
     let threads = args.threads.max(1);
     let simulation = if args.no_simulation {

@@ -60,6 +60,8 @@ pub struct CheckArgs {
     /// script that `payhub-verify run` reproduces (script).
     #[arg(long, value_enum, default_value = "text")]
     pub format: CheckFormat,
+    #[command(flatten)]
+    pub swarm: crate::swarm_cmd::SwarmArgs,
 }
 
 /// Fault budgets given with `--faults`.
@@ -215,6 +217,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         .into_iter()
         .map(|p| p.with_scope(&change))
         .collect::<Result<Vec<_>, String>>()?;
+    if let Some(shard) = args.swarm.shard {
+        return crate::swarm_cmd::run(args, shard, &selected);
+    }
     let search = Search {
         order: match args.search {
             SearchOrder::Bfs => Order::Breadth,

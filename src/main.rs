@@ -19,6 +19,7 @@ mod rules_cmd;
 mod script_cmd;
 mod serve;
 mod simulate_cmd;
+mod swarm_cmd;
 mod usage;
 mod utc;
 mod verify_cmd;
@@ -27,7 +28,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 /// mimalloc (see `alloc.rs`).
 #[global_allocator]
-static GLOBAL: alloc::MiMalloc = alloc::MiMalloc;
+static GLOBAL: alloc::Installed = alloc::Installed;
 use std::process::ExitCode;
 
 /// Output format of a command.

@@ -71,12 +71,26 @@ pub fn load(path: &Path) -> Result<Script, ScriptError> {
     Ok(script)
 }
 
-/// Runs a parsed script, checking every *always* property after every step.
+/// Runs a parsed script, checking every *always* property after every step; a
+/// violated property is reported with its rule IDs.
 pub fn execute(script: &Script) -> Report {
     let mut check = AlwaysCheck {
         config: &script.config,
     };
-    script::run(script, &mut check)
+    let mut report = script::run(script, &mut check);
+    if let Some((v, _)) = &report.violation {
+        report.violation_rules = rules_of(&v.property);
+    }
+    report
+}
+
+/// The rule IDs a property cites (`model/src/rules.rs`), as `check` and `verify` print them.
+pub fn rules_of(property: &str) -> Vec<&'static str> {
+    PROPERTIES
+        .iter()
+        .find(|p| p.name == property)
+        .map(|p| p.rules.iter().map(|r| r.id()).collect())
+        .unwrap_or_default()
 }
 
 fn render(report: &Report, format: ScriptFormat) -> String {
@@ -263,6 +277,32 @@ fn list(files: &[(String, PathBuf)], format: ScriptFormat) -> Result<ExitCode, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_violated_property_is_named_with_its_rule_ids() {
+        let rules = rules_of("client-never-charges-an-order-twice");
+        assert!(rules.contains(&"EFFECT-01"), "{rules:?}");
+        assert!(rules_of("no-such-property").is_empty());
+        let source = b"A: POST /v1/payments  Idempotency-Key: K1  {\"merchant_order_no\":\"ORDER-001\",\"amount\":100,\"currency\":\"USD\",\"card\":\"A\"}\n";
+        let script = script::parse("t.pha", source, &always_properties()).unwrap();
+        let mut report = execute(&script);
+        // No violation here: no rules to print, and none printed.
+        assert!(report.violation_rules.is_empty());
+        report.violation = Some((
+            payhub_sim::driver::Violation {
+                property: "client-never-charges-an-order-twice".into(),
+                detail: "planted".into(),
+            },
+            Default::default(),
+        ));
+        report.violation_rules = rules_of("client-never-charges-an-order-twice");
+        assert!(
+            report
+                .verdict()
+                .contains("client-never-charges-an-order-twice [EFFECT-01")
+        );
+        assert!(report.to_json().contains("\"rules\""));
+    }
 
     #[test]
     fn scenario_names_normalize_to_file_prefixes() {

@@ -249,3 +249,93 @@ fn conform_a_field_the_profile_does_not_expect_is_one_line_and_exit_2() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("field .trace_id"), "{err}");
 }
+
+const SHARED_PROFILE: &str = "docs/profiles/sandbox-shared.json";
+
+/// The profile's controls make the sandbox's platform answer its own 429 and 503, card G
+/// makes a cancel 202, and `serve --shared-merchants` puts two merchants in one world:
+/// the six mutants only those show are found over HTTP, each in the setup that shows it.
+#[test]
+fn conform_kill_matrix_finds_the_mutants_that_need_controls_a_late_cancel_or_shared_merchants() {
+    let o = run(&[
+        "conform",
+        "--profile",
+        PROFILE,
+        "--kill-matrix",
+        "--mutants",
+        "rate_limit_binds_key,rate_limit_without_retry_after,pause_creates_payment,pause_answers_internal_error,cancel_accepted_marks_canceled,scope_without_merchant",
+        "--seeds",
+        "0..300",
+        "--format",
+        "json",
+    ]);
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    let rows = json(&o);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for r in rows {
+        assert_eq!(r["found"], true, "{r}");
+        let want = if r["mutant"] == "scope_without_merchant" {
+            "manual clock, merchants in one session"
+        } else {
+            "manual clock"
+        };
+        assert_eq!(r["setup"], want, "{r}");
+    }
+}
+
+/// A profile without controls and without card G: those mutants are listed blind, with
+/// what the profile lacks, and never missed (exit 0).
+#[test]
+fn conform_kill_matrix_says_why_a_profile_without_controls_is_blind() {
+    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(PROFILE).unwrap()).unwrap();
+    p.as_object_mut().unwrap().remove("controls");
+    p["cards"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["outcome"] != "slow_cancel");
+    let profile = temp("conform-no-controls.json", &p.to_string());
+    let o = run(&[
+        "conform",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--kill-matrix",
+        "--mutants",
+        "rate_limit_binds_key,pause_answers_internal_error,cancel_accepted_marks_canceled",
+        "--seeds",
+        "0..15",
+        "--format",
+        "json",
+    ]);
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    let rows = json(&o);
+    let reasons: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["found"], false, "{r}");
+            r["reason"].as_str().unwrap()
+        })
+        .collect();
+    assert!(reasons[0].contains("no controls.rate_limit"), "{reasons:?}");
+    assert!(reasons[1].contains("no controls.pause"), "{reasons:?}");
+    assert!(reasons[2].contains("slow_cancel"), "{reasons:?}");
+}
+
+#[test]
+fn conform_the_reference_with_merchants_in_one_session_passes() {
+    let s = Serve::start(
+        "conform-shared",
+        &["--clock", "manual", "--shared-merchants"],
+    );
+    let o = conform(
+        &format!("http://{}", s.addr),
+        SHARED_PROFILE,
+        &["--seeds", "0..60", "--proxy-faults"],
+    );
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+}

@@ -31,6 +31,7 @@
 //! `bfs` after every thread left: the others never wait for it at the barrier.
 
 mod dfs;
+pub mod swarm;
 pub mod visited;
 
 pub use dfs::dfs;

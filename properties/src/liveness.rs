@@ -13,7 +13,7 @@
 //! world does not keep: [`replay_and_heal`] replays a run's tape and observes it.
 
 use payhub_model::client::{OrderRecord, OrderState, schedule};
-use payhub_model::{Assumption, Millis, PaymentId, PaymentStatus, Rule, WebhookObject};
+use payhub_model::{Assumption, Contract, Millis, PaymentId, PaymentStatus, Rule, WebhookObject};
 use payhub_sim::driver::{self, Observer};
 use payhub_sim::{Choice, Payload, World, WorldConfig};
 use std::collections::BTreeSet;
@@ -83,6 +83,50 @@ pub struct Deliveries {
     /// Every (Payment, version) the platform sent a webhook event of (A-VERSION: every
     /// change of a Payment emits one).
     pub emitted: BTreeSet<(PaymentId, u32)>,
+    /// When each client database went down (no server of it running) or up again, in
+    /// order; a database with no entry was up from the start.
+    pub uptime: Vec<DbUptime>,
+}
+
+/// From `at`, database `db` has a server running (`up`) or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DbUptime {
+    pub at: Millis,
+    pub db: u8,
+    pub up: bool,
+}
+
+impl Deliveries {
+    /// Whether database `db` had a server running all through instant `t`: up before it
+    /// and not going down or coming up at it (a server restarted at `t` skips a query
+    /// due at `t`; one crashing at `t` may not have made it).
+    pub fn db_up_through(&self, db: u8, t: Millis) -> bool {
+        let mut of_db = self.uptime.iter().rev().filter(|u| u.db == db);
+        if of_db.clone().any(|u| u.at == t) {
+            return false;
+        }
+        of_db.find(|u| u.at < t).is_none_or(|u| u.up)
+    }
+
+    fn note_uptime(&mut self, config: &WorldConfig, world: &World) {
+        let dbs: BTreeSet<u8> = config.clients.iter().map(|c| c.db).collect();
+        for db in dbs {
+            let up = db_up(config, world, db);
+            let was = self
+                .uptime
+                .iter()
+                .rev()
+                .find(|u| u.db == db)
+                .is_none_or(|u| u.up);
+            if up != was {
+                self.uptime.push(DbUptime {
+                    at: world.now,
+                    db,
+                    up,
+                });
+            }
+        }
+    }
 }
 
 /// Whether client node `node` is running.
@@ -143,7 +187,8 @@ impl Observer for Deliveries {
         }
     }
 
-    fn after(&mut self, _: &WorldConfig, world: &World) {
+    fn after(&mut self, config: &WorldConfig, world: &World) {
+        self.note_uptime(config, world);
         for (_, payload) in world.net.iter() {
             if let Payload::Webhook { event, .. } = payload
                 && let WebhookObject::Payment(p) = &event.object
@@ -251,6 +296,9 @@ pub fn gap(
                 "its query window (since {anchor}) is not over: a query is due at {at}"
             ));
         }
+        if state == OrderState::Confirming {
+            window_ran(seen, db, order.last_query_at, anchor)?;
+        }
     }
     if !seen.emitted.contains(&(payment, version)) {
         return Err(format!(
@@ -289,6 +337,51 @@ pub fn gap(
         ));
     }
     Ok(Assumption::WebhookBlackout)
+}
+
+/// A-CLIENT-AFTER-24H's own condition, read from the contract's numbers and not the
+/// client's (whose schedule may be the bug): the order's query window ran its 24 hours,
+/// every query of the contract's schedule (SCHED-01, A-CLIENT-SCHED-4H) made while a
+/// server of its database was running. Judged on the order's last query: it is no
+/// earlier than the latest scheduled query a running server owed (less the 10-second
+/// spacing a deferral may add, SCHED-02). A server down through the rest of the window
+/// (the assumption's own case) owed nothing after it went down.
+pub fn window_ran(
+    seen: &Deliveries,
+    db: u8,
+    last_query_at: Option<Millis>,
+    anchor: Millis,
+) -> Result<(), String> {
+    let owed = contract_query_times(anchor)
+        .filter(|t| seen.db_up_through(db, *t))
+        .last();
+    let Some(owed) = owed else {
+        return Ok(());
+    };
+    let earliest = Millis(owed.0.saturating_sub(Contract::QUERY_SPACING_MIN.0));
+    match last_query_at {
+        Some(last) if last >= earliest => Ok(()),
+        last => Err(format!(
+            "its query window (since {anchor}) did not run its 24 hours: a server of db {db} \
+             was running at {owed}, a query of the contract's schedule, but the order's last \
+             query was {}",
+            last.map_or_else(|| "none".to_owned(), |t| t.to_string())
+        )),
+    }
+}
+
+/// SCHED-01 from the contract's numbers: every query time of a window opened at `anchor`
+/// (10 s … 1 h, then every 4 hours while within 24 hours).
+fn contract_query_times(anchor: Millis) -> impl Iterator<Item = Millis> {
+    let last = payhub_sim::facts::cadence::last_scheduled_query();
+    let fixed = Contract::QUERY_OFFSETS.to_vec();
+    let mut at = *fixed.last().expect("offsets");
+    let mut steps = Vec::new();
+    while at.after(Contract::QUERY_EVERY) <= last {
+        at = at.after(Contract::QUERY_EVERY);
+        steps.push(at);
+    }
+    fixed.into_iter().chain(steps).map(move |o| anchor.after(o))
 }
 
 /// A-CLIENT-AFTER-24H for a confirming order that names no Payment (every answer was
@@ -408,5 +501,63 @@ pub fn verdict(config: &WorldConfig, mut world: World, tape: &[Choice]) -> Verdi
     match replay_and_heal(config, tape) {
         Ok((healed, seen)) => judge(config, &healed, &seen),
         Err(e) => Verdict::Unresolved(format!("the run's tape does not replay: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DbUptime, Deliveries, window_ran};
+    use payhub_model::Millis;
+
+    fn down_then_up(down: Millis, up: Option<Millis>) -> Deliveries {
+        let mut seen = Deliveries::default();
+        seen.uptime.push(DbUptime {
+            at: down,
+            db: 0,
+            up: false,
+        });
+        if let Some(at) = up {
+            seen.uptime.push(DbUptime {
+                at,
+                db: 0,
+                up: true,
+            });
+        }
+        seen
+    }
+
+    /// A-CLIENT-AFTER-24H only if its window ran: a client that stopped querying after
+    /// 1 h while its servers ran (a cut schedule, the client's own bug) is no gap; one
+    /// whose servers were down through the rest of the window (the assumption's case) is.
+    #[test]
+    fn the_window_ran_its_24_hours_or_its_servers_were_down() {
+        let anchor = Millis::secs(5);
+        let running = Deliveries::default();
+        let at = |t: Millis| Some(anchor.after(t));
+        assert!(window_ran(&running, 0, at(Millis::hours(21)), anchor).is_ok());
+        // A query deferred by the 10-second spacing is still the 21-hour one.
+        let deferred = Millis::hours(21).0 - 9_000;
+        assert!(window_ran(&running, 0, at(Millis(deferred)), anchor).is_ok());
+        for cut in [at(Millis::hours(1)), at(Millis::hours(17)), None] {
+            let why = window_ran(&running, 0, cut, anchor).expect_err("the window did not run");
+            assert!(why.contains("did not run its 24 hours"), "{why}");
+        }
+        // Down from 36 s for good: it owed the 10 s and 30 s queries only.
+        let down = down_then_up(anchor.after(Millis::secs(36)), None);
+        assert!(window_ran(&down, 0, at(Millis::secs(30)), anchor).is_ok());
+        assert!(window_ran(&down, 0, at(Millis::secs(10)), anchor).is_err());
+        // Down from the start (F3): it owed nothing.
+        let never = down_then_up(Millis::ZERO, None);
+        assert!(window_ran(&never, 0, None, anchor).is_ok());
+        // Back up at 9 h: it owed 13 h, 17 h and 21 h.
+        let back = down_then_up(Millis::ZERO, Some(anchor.after(Millis::hours(9))));
+        assert!(window_ran(&back, 0, None, anchor).is_err());
+        assert!(window_ran(&back, 0, at(Millis::hours(21)), anchor).is_ok());
+        // Another database's downtime is not this one's.
+        assert!(window_ran(&never, 1, None, anchor).is_err());
+        // Restarted at the very instant of the last query: that query was not owed, the
+        // ones before it found every server down.
+        let at_21 = down_then_up(Millis::ZERO, Some(anchor.after(Millis::hours(21))));
+        assert!(window_ran(&at_21, 0, None, anchor).is_ok());
     }
 }

@@ -59,26 +59,34 @@ pub const ACCEPTED_202: Property = Property {
     name: "reach:202-result-unknown",
     rules: &[Rule::SyncWait, Rule::UnknownResult],
     about: "A create or confirm is answered 202 after the synchronous wait.",
-    predicate: Predicate::Sometimes(|f| f.queries.answers.iter().any(|(s, _)| *s == 202)),
+    // A create's or confirm's 202 only: a cancel's 202 is `reach:cancel-202`.
+    predicate: Predicate::Sometimes(|f| {
+        let by = &f.queries.rules_202;
+        by.contains(Rule::SyncWait) || by.contains(Rule::UnknownResult)
+    }),
 };
 
 pub const NEEDS_QUERY: Property = Property {
     name: "reach:needs-query",
     rules: &[Rule::NeedsQuery],
     about: "A Payment is processing with resolution_status needs_query.",
-    predicate: Predicate::Sometimes(|f| f.queries.rules_exercised.contains(Rule::NeedsQuery)),
+    // The rule that put a Payment there, or the store holding one there now (a recorded
+    // stream's store events carry no rule).
+    predicate: Predicate::Sometimes(|f| {
+        f.queries.rules_exercised.contains(Rule::NeedsQuery)
+            || f.attempts.payments.values().any(|p| {
+                p.status == PaymentStatus::Processing
+                    && p.resolution == ResolutionStatus::NeedsQuery
+            })
+    }),
 };
 
 pub const MANUAL_REVIEW: Property = Property {
     name: "reach:manual-review",
     rules: &[Rule::ManualReview],
     about: "A Payment passes the automatic query window and goes to manual_review.",
-    predicate: Predicate::Sometimes(|f| {
-        f.attempts
-            .payments
-            .values()
-            .any(|p| p.resolution == ResolutionStatus::ManualReview)
-    }),
+    // Ever in manual_review, also if resolved since (the cadence family's history).
+    predicate: Predicate::Sometimes(|f| !f.cadence.history.manual_review.is_empty()),
 };
 
 pub const SECOND_CARD_SUCCEEDED: Property = Property {
@@ -118,12 +126,8 @@ pub const CANCEL_202: Property = Property {
     name: "reach:cancel-202",
     rules: &[Rule::Cancel202KeepsStatus],
     about: "A cancel the upstream could not confirm is answered 202 with the original status.",
-    predicate: Predicate::Sometimes(|f| {
-        f.queries
-            .rules_exercised
-            .contains(Rule::Cancel202KeepsStatus)
-            && f.queries.answers.iter().any(|(s, _)| *s == 202)
-    }),
+    // The cancel's own 202: not a cancel's 200 (the same rule) next to a create's 202.
+    predicate: Predicate::Sometimes(|f| f.queries.rules_202.contains(Rule::Cancel202KeepsStatus)),
 };
 
 pub const NEW_CHECKOUT_SESSION: Property = Property {

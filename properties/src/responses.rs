@@ -39,7 +39,7 @@ pub const FIRST_EXECUTION_201_REPLAY_200: Property = Property {
         Rule::ReplayLatestStatus200,
         Rule::ConcurrentWaitSameObject,
     ],
-    about: "A create's own execution is answered 201 (202 while the upstream has not answered); a request whose step created, bound and sent nothing (a replay, a reread) and a request that waited are answered 200 when they succeed; only creates are ever answered 201.",
+    about: "A create's own execution (of a Payment, a checkout session or a refund, A-STATUS-CODES), answered in its own step or later, is answered 201 (202 while the upstream has not answered); a request whose step created, bound and sent nothing (a replay, a reread) and a request that waited are answered 200 when they succeed; only creates are ever answered 201.",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.wrong_success_code,
@@ -96,11 +96,16 @@ pub const INVALID_KEY_400_FIELD: Property = Property {
     }),
 };
 
-/// QUERY-01, QUERY-05: what does not exist is 404 (405 for a known path).
+/// QUERY-01, QUERY-03, QUERY-05, A-NOT-FOUND-POST: what does not exist is 404 (405 for
+/// a known path), on every endpoint that names an object.
 pub const NOT_FOUND_404_405: Property = Property {
     name: "unknown-objects-and-routes-answered-404-405",
-    rules: &[Rule::QueryById, Rule::NotFoundMeansNeverCreated],
-    about: "A GET of a Payment the merchant does not have (unknown, or another merchant's or environment's) is answered 404 resource_missing, one it has never is; a route that does not exist is answered 404, or 405 for a known path (unless authentication or the rate limit answered first).",
+    rules: &[
+        Rule::QueryById,
+        Rule::QueryRefunds,
+        Rule::NotFoundMeansNeverCreated,
+    ],
+    about: "A GET of a Payment or a refund the merchant does not have (unknown, or another merchant's or environment's), a confirm or cancel of such a Payment and a refund naming one are answered 404 resource_missing (A-NOT-FOUND-POST: unless authentication, the rate limit or, first, the key's or a refund field's 400 answered), and one it has never is; a route that does not exist is answered 404, or 405 for a known path (unless authentication or the rate limit answered first).",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.not_found_misjudged,
@@ -118,7 +123,7 @@ pub const CONFLICTS_NAME_RELATED_RESOURCE: Property = Property {
         Rule::ConfirmWhileProcessing,
         Rule::UniqueRefundNo,
     ],
-    about: "409 order_no_conflict carries related_resource_id = the order's Payment in the store, 409 payment_in_progress the Payment in the path, 409 refund_no_conflict the refund holding the refund number (any refund while the store shows none).",
+    about: "409 order_no_conflict carries related_resource_id = the order's Payment in the store (never answered while the store holds none), 409 payment_in_progress the Payment in the path, 409 refund_no_conflict the refund holding the refund number (any refund while the store shows none).",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.related_misnamed,
@@ -184,11 +189,11 @@ pub const ATTEMPT_COUNT_IS_ATTEMPTS_MADE: Property = Property {
     }),
 };
 
-/// WEBHOOK-01, A-VERSION: versions rise with every visible change.
+/// WEBHOOK-01, A-VERSION: versions rise with every visible change, of Payments and refunds.
 pub const VERSIONS_RISE: Property = Property {
     name: "versions-rise-with-every-visible-change",
     rules: &[Rule::WebhookPrimary],
-    about: "Every change of a Payment's status, resolution_status, attempts or failure.attempt_id in the store raises its version, which never goes back; a webhook never shows the current version with another state, nor a version the store has not reached: one version, one state.",
+    about: "Every change of a Payment's status, resolution_status, attempts or failure.attempt_id, and of a refund's status, in the store raises its version, which never goes back; a webhook (of a Payment or a refund) never shows the current version with another state, nor a version the store has not reached: one version, one state.",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.unversioned_change,
@@ -200,8 +205,12 @@ pub const VERSIONS_RISE: Property = Property {
 /// CONC-03, CONC-01: operation_in_progress only while the original is in flight.
 pub const IN_PROGRESS_ONLY_WHILE_IN_FLIGHT: Property = Property {
     name: "operation-in-progress-only-while-in-flight",
-    rules: &[Rule::ConcurrentWaitTimeout, Rule::ConcurrentOneExecutes],
-    about: "409 operation_in_progress answers a request only while a request under the same Idempotency-Key is executing and not yet answered (when, not whose: a crossed scope is judged by scopes-never-interfere and answers-name-the-requested-payment).",
+    rules: &[
+        Rule::ConcurrentWaitTimeout,
+        Rule::ConcurrentOneExecutes,
+        Rule::ScopeComponents,
+    ],
+    about: "409 operation_in_progress answers a request only while a request under the same Idempotency-Key, merchant and environment (SCOPE-01) is executing and not yet answered; another merchant's or environment's execution under the same key is no reason (a crossed endpoint or Payment: answers-name-the-requested-payment).",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.in_progress_without_execution,
@@ -238,8 +247,9 @@ pub const BRANCHES_ANSWER_ONE_OF_TWO: Property = Property {
         Rule::ConcurrentWaitSameObject,
         Rule::ConcurrentWaitTimeout,
         Rule::ConfirmWhileProcessing,
+        Rule::UniqueRefundNo,
     ],
-    about: "S4: a create for an order number that has a Payment succeeds only as 200 with that Payment, and conflicts only as order_no_conflict; S5: while a request under the scope executes, no other succeeds in its own step (it waits for the same object, or gets operation_in_progress); S8: a confirm of a Payment in progress gets 409 payment_in_progress or 200 with the Payment, or an answer that comes before that point (400, 401, 403, 429, 503).",
+    about: "S4: a create for an order number that has a Payment succeeds only as 200 with that Payment, and conflicts only as order_no_conflict; S5: while a request under the scope executes, no other succeeds in its own step (it waits for the same object, or gets operation_in_progress); S8: a confirm of a Payment in progress gets 409 payment_in_progress or 200 with the Payment, or an answer that comes before that point (400, 401, 403, 429, 503); a used refund number (A-REFUND-NO-BRANCH) gets 409 refund_no_conflict or 200 with the Refund holding it, never another or a new one.",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.branch_misanswered,

@@ -90,11 +90,13 @@ pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
 pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
     name: "no-new-attempt-while-one-is-unfinished",
     rules: &[Rule::OneUnfinishedAttempt, Rule::ConfirmWhileProcessing],
-    about: "A Payment never has two attempts that the upstream may still capture.",
+    about: "A Payment never has two attempts (of those the store holds for it, listed by its record or not) that the upstream may still capture.",
     predicate: Predicate::Always(|f| {
-        for (id, p) in f.attempts.payments.iter() {
-            let unfinished = p
+        for (id, _) in f.attempts.payments.iter() {
+            // Every attempt the store holds for it, listed by its record or not.
+            let unfinished = f
                 .attempts
+                .attempts_of(*id)
                 .iter()
                 .filter(|a| {
                     let on_platform = f
@@ -119,36 +121,39 @@ pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
     }),
 };
 
-/// ATTEMPT-02, ATTEMPT-04, ATTEMPT-05: a new attempt only after the previous one
-/// failed, before `expires_at`, within the limit.
+/// ATTEMPT-02, ATTEMPT-04, ATTEMPT-05, EXPIRY-01: a new attempt only after the previous
+/// one failed, before `expires_at`, within the limit.
 pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
     name: "attempts-within-limits",
     rules: &[
         Rule::CardRetryAfterFailure,
         Rule::CardRetryBeforeExpiry,
         Rule::AttemptsMax,
+        Rule::ExpiryLimitsNewOpsOnly,
     ],
-    about: "Every attempt but the last has failed; none was started at or after expires_at; there are at most the contract's 3 (whatever the platform's attempts_max).",
+    about: "Every attempt of a Payment the store holds (listed by its record or not) but the last has failed; none was started at or after expires_at (the first confirm of a checkout session's Payment included: EXPIRY-01); there are at most the contract's 3 (whatever the platform's attempts_max).",
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
-            if p.attempts.len() > payhub_model::Contract::ATTEMPTS_MAX as usize {
+            let attempts = f.attempts.attempts_of(*id);
+            if attempts.len() > payhub_model::Contract::ATTEMPTS_MAX as usize {
                 return Some(format!(
                     "{id} has {} attempts (max {})",
-                    p.attempts.len(),
+                    attempts.len(),
                     payhub_model::Contract::ATTEMPTS_MAX
                 ));
             }
-            for (i, a) in p.attempts.iter().enumerate() {
+            for (i, a) in attempts.iter().enumerate() {
                 let Some(attempt) = f.attempts.attempts.get(a) else {
                     return Some(format!("{a} of {id} is not in the store"));
                 };
-                if i > 0 && attempt.sent_at >= p.expires_at {
+                // A first attempt too: a checkout session's Payment is confirmed later.
+                if attempt.sent_at >= p.expires_at {
                     return Some(format!(
                         "{a} of {id} started at {} after expires_at {}",
                         attempt.sent_at, p.expires_at
                     ));
                 }
-                if i + 1 < p.attempts.len() && attempt.status != AttemptStatus::Failed {
+                if i + 1 < attempts.len() && attempt.status != AttemptStatus::Failed {
                     return Some(format!(
                         "{id} started a new attempt while {a} was {:?}",
                         attempt.status
@@ -202,8 +207,9 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
     }),
 };
 
-/// REJECT-01, RATE-01, RATE-04, CONFLICT-01, CONC-03, ATTEMPT-01: a request answered
-/// 400, 401, 403, 409, 422, 429 or 503 executed nothing and occupies no key.
+/// REJECT-01, RATE-01, RATE-04, CONFLICT-01, CONC-03, ATTEMPT-01, A-409-NOBIND: a request
+/// answered 400, 401, 403, 404, 405, 409, 422, 429 or 503 executed nothing and occupies no
+/// key.
 pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
     name: "rejections-execute-nothing",
     rules: &[
@@ -215,7 +221,7 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
         Rule::ConfirmWhileProcessing,
         Rule::Only503NotAccepted,
     ],
-    about: "A request answered 400/401/403/409/422/429/503 created, bound and sent nothing.",
+    about: "A request answered 400/401/403/404/405/409/422/429/503 created, bound (stored an idempotency record) and sent nothing.",
     predicate: Predicate::Always(|f| {
         f.money
             .rejected_but_executed
@@ -265,11 +271,17 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
         Rule::ScopeEnvironments,
         Rule::ScopeApiKeyRotation,
     ],
-    about: "A request is never answered with an object of another merchant or environment.",
+    about: "A request is never answered with an object of another merchant or environment (its own object, or one a list answer shows), and a webhook never shows one to another merchant or environment than the store holds it for.",
     predicate: Predicate::Always(|f| {
         f.money
             .foreign_object
             .map(|id| format!("{id} was answered with another merchant's or environment's object"))
+            .or_else(|| {
+                f.responses
+                    .foreign_shown
+                    .as_ref()
+                    .map(|m| format!("{}: another merchant's or environment's object", m.who()))
+            })
     }),
 };
 
@@ -277,7 +289,7 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
 pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     name: "replayed-card-never-charged",
     rules: &[Rule::CardNotCompared, Rule::CardReplayNotCharged],
-    about: "A charge sent while handling a request uses that request's own card: a replay's card is never charged.",
+    about: "A charge sent while handling a request uses that request's own card, and a request under a scope that executed within retention (a replay) charges nothing, whatever card it carries.",
     predicate: Predicate::Always(|f| {
         f.money
             .charged_other_card
@@ -378,7 +390,7 @@ pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
         Rule::CardNotCompared,
         Rule::ScopeComponents,
     ],
-    about: "Within retention, a request under a scope that executed is answered 409 idempotency_conflict if and only if its safety-relevant parameters (not its card) differ from the execution's; a scope that never executed never conflicts.",
+    about: "Within retention, a request under a scope that executed is answered 409 idempotency_conflict if and only if its safety-relevant parameters (not its card) differ from the execution's, in its own step or, having waited, later; a scope that never executed never conflicts.",
     predicate: Predicate::Always(|f| {
         f.money.conflict_misjudged.map(|id| {
             format!("{id}: its conflict verdict contradicts the parameters its scope executed with")
@@ -397,7 +409,7 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
         Rule::ConcurrentWaitSameObject,
         Rule::RetentionSevenDays,
     ],
-    about: "Within retention of a scope's execution, no request under it is answered 409 order_no_conflict, payment_in_progress or refund_no_conflict.",
+    about: "Within retention of a scope's execution, no request under it is answered 409 order_no_conflict, payment_in_progress or refund_no_conflict, in its own step or later (a waiter).",
     predicate: Predicate::Always(|f| {
         f.money
             .replay_as_new_business
@@ -409,7 +421,7 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
 pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
     name: "answers-name-the-requested-payment",
     rules: &[Rule::ScopeComponents, Rule::ReplayReusesObject],
-    about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body.",
+    about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body, in its own step or later (a waiter).",
     predicate: Predicate::Always(|f| {
         f.money
             .answered_other_payment

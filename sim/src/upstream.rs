@@ -114,16 +114,15 @@ impl World {
             let entry = entry.clone();
             self.emit(sink, What::Ledger { entry });
         }
-        for (attempt, c) in after.charges.iter() {
+        // Only what the step changed is walked (`changes_from`), not every charge held.
+        for (attempt, c) in after.charges.changes_from(&before.charges) {
             if before.charges.get(attempt).map(|b| b.state) != Some(c.state) {
                 let (attempt, state) = (*attempt, c.state);
                 self.emit(sink, What::Charge { attempt, state });
             }
         }
-        for attempt in after.voided.iter() {
-            if !before.voided.contains(attempt) {
-                self.emit(sink, What::Voided { attempt: *attempt });
-            }
+        for attempt in after.voided.added_since(&before.voided) {
+            self.emit(sink, What::Voided { attempt: *attempt });
         }
     }
 }

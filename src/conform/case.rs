@@ -107,12 +107,41 @@ pub struct Req {
     pub fault: Fault,
 }
 
-/// One round: requests sent at once, or the target's clock moved.
+/// One of the platform's own inputs a profile's controls switch (`controls` in the
+/// profile): the contract's 429 and 503 are "not executed" answers of the platform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Switch {
+    /// Model merchant N rate-limited (429 with `Retry-After`) or not.
+    RateLimit { merchant: u32, on: bool },
+    /// The payment channel paused (503 `temporarily_unavailable`) or not.
+    Pause { on: bool },
+}
+
+impl std::fmt::Display for Switch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let on_off = |on: bool| if on { "on" } else { "off" };
+        match self {
+            Switch::RateLimit { merchant, on } => {
+                write!(
+                    f,
+                    "(the target's rate limit for merchant {merchant}: {})",
+                    on_off(*on)
+                )
+            }
+            Switch::Pause { on } => write!(f, "(the target's channel pause: {})", on_off(*on)),
+        }
+    }
+}
+
+/// One round: requests sent at once, the target's clock moved, or one of its inputs
+/// switched.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Round {
     Send(Vec<Req>),
     Advance(Millis),
+    Control(Switch),
 }
 
 /// A generated case.
@@ -129,7 +158,7 @@ impl Case {
             .iter()
             .map(|r| match r {
                 Round::Send(v) => v.len(),
-                Round::Advance(_) => 1,
+                Round::Advance(_) | Round::Control(_) => 1,
             })
             .sum()
     }

@@ -12,10 +12,12 @@
 //! characters, a read-only key, an unsupported currency) and their corrected retries,
 //! one key across merchants, environments and endpoints, rounds of two or three
 //! requests at once (the same key, the same key with another amount, two keys for one
-//! order), and — when the profile can move the target's clock — clock jumps. Each
-//! request gets a proxy fault with probability `fault_rate`.
+//! order), — when the profile can move the target's clock — clock jumps, and — when it
+//! has controls — the target rate-limited or paused and back (429 and 503: not
+//! executed, nothing bound). Each request gets a proxy fault with probability
+//! `fault_rate`.
 
-use super::case::{Case, Fault, KeyUse, Op, Req, Round};
+use super::case::{Case, Fault, KeyUse, Op, Req, Round, Switch};
 use super::profile::Outcome;
 use crate::serve::faults::splitmix64;
 use payhub_model::Millis;
@@ -27,6 +29,10 @@ pub struct Alphabet {
     /// Model keys the profile has (1 always).
     pub keys: Vec<u32>,
     pub clock: bool,
+    /// The profile can switch the target's rate limit (`controls.rate_limit`).
+    pub rate_limit: bool,
+    /// The profile can pause the target's channel (`controls.pause`).
+    pub pause: bool,
     /// Proxy faults, per request, in thousandths.
     pub fault_rate: u16,
 }
@@ -139,7 +145,14 @@ impl Gen<'_> {
         let one = |r: Req| vec![Round::Send(vec![r])];
         loop {
             let old = self.old();
-            let roll = self.rng.below(34);
+            // The control moves only for a profile that has controls: a profile without
+            // them keeps the cases it always had.
+            let controls = if self.a.rate_limit || self.a.pause {
+                2
+            } else {
+                0
+            };
+            let roll = self.rng.below(34 + controls);
             let r = match (roll, old) {
                 (0..=4, _) | (_, None) => {
                     let card = Some(self.card());
@@ -435,10 +448,16 @@ impl Gen<'_> {
                     seq(v)
                 }
                 (30 | 33, _) if self.a.clock && self.rng.chance(333) => {
-                    // The order number past the key's retention (RET-02, UNIQ-01).
+                    // The order number past the key's retention (RET-02, UNIQ-01), or the
+                    // key within it (RET-01).
                     let n = self.new_create(Some(Outcome::Approve));
                     let first = self.create(n);
-                    let key = if self.rng.chance(300) {
+                    // Past the retention (8 d), or within it but past a day: the same key
+                    // then replays (a record dropped early answers it as a new request).
+                    let by = self
+                        .rng
+                        .pick(&[Millis::days(8), Millis::hours(25), Millis::days(2)]);
+                    let key = if by < Millis::days(7) || self.rng.chance(300) {
                         n.key
                     } else {
                         self.key()
@@ -446,7 +465,7 @@ impl Gen<'_> {
                     let again = self.create(Made { key, ..n });
                     vec![
                         Round::Send(vec![first]),
-                        Round::Advance(Millis::days(8)),
+                        Round::Advance(by),
                         Round::Send(vec![again]),
                     ]
                 }
@@ -488,11 +507,17 @@ impl Gen<'_> {
                         Round::Send(vec![get]),
                     ]
                 }
+                (34, _) if self.a.rate_limit => self.rate_limited(),
+                (35, _) if self.a.pause => self.paused(),
+                (34 | 35, _) => continue,
                 (31 | 32, _) => {
-                    // Cancel of an unfinished Payment, then its status (CANCEL-02).
-                    let card =
-                        self.rng
-                            .pick(&[Outcome::Slow, Outcome::Silent, Outcome::RequireAction]);
+                    // Cancel of an unfinished Payment, then its status (CANCEL-02); with
+                    // card G the acquirer answers the cancel late: 202 (A-CANCEL).
+                    let mut cards = vec![Outcome::Slow, Outcome::Silent, Outcome::RequireAction];
+                    if self.a.outcomes.contains(&Outcome::SlowCancel) {
+                        cards.push(Outcome::SlowCancel);
+                    }
+                    let card = self.rng.pick(&cards);
                     let n = self.new_create(Some(card));
                     let first = self.create(n);
                     let key = self.key();
@@ -504,6 +529,83 @@ impl Gen<'_> {
             };
             return r;
         }
+    }
+}
+
+impl Gen<'_> {
+    /// The merchant rate-limited (RATE-01, RATE-02): a create and a query answered 429
+    /// and not executed; once the limit is off, the same create under the same key
+    /// executes (the 429 bound nothing).
+    fn rate_limited(&mut self) -> Vec<Round> {
+        let merchant = if self.has(3) && self.rng.chance(250) {
+            2
+        } else {
+            1
+        };
+        let key_of = if merchant == 2 { 3 } else { 1 };
+        let card = Some(self.card());
+        let m = Made {
+            key_of,
+            ..self.new_create(card)
+        };
+        if let Some(last) = self.made.last_mut() {
+            last.key_of = key_of;
+        }
+        let first = self.create(m);
+        let mut rounds = vec![
+            Round::Control(Switch::RateLimit { merchant, on: true }),
+            Round::Send(vec![first]),
+        ];
+        if self.rng.chance(400) {
+            let find = self.req(key_of, KeyUse::Missing, Op::FindPayment { order: m.order });
+            rounds.push(Round::Send(vec![find]));
+        }
+        rounds.push(Round::Control(Switch::RateLimit {
+            merchant,
+            on: false,
+        }));
+        rounds.push(Round::Send(vec![self.create(m)]));
+        rounds
+    }
+
+    /// The channel paused (RATE-04, RATE-05): a new create (or a confirm of a Payment
+    /// made before) answered 503 and not accepted; once resumed, the same request
+    /// under the same key executes.
+    fn paused(&mut self) -> Vec<Round> {
+        let on = Round::Control(Switch::Pause { on: true });
+        let off = Round::Control(Switch::Pause { on: false });
+        if self.rng.chance(300) {
+            let n = self.new_create(None);
+            let made = self.create(n);
+            let key = self.key();
+            let card = self.card();
+            let confirm = self.req(
+                1,
+                KeyUse::Slot(key),
+                Op::Confirm {
+                    order: n.order,
+                    card,
+                },
+            );
+            return vec![
+                Round::Send(vec![made]),
+                on,
+                Round::Send(vec![confirm]),
+                off,
+                Round::Send(vec![confirm]),
+            ];
+        }
+        let card = Some(self.card());
+        let m = self.new_create(card);
+        let first = self.create(m);
+        let mut rounds = vec![on, Round::Send(vec![first])];
+        if self.rng.chance(400) {
+            let find = self.req(1, KeyUse::Missing, Op::FindPayment { order: m.order });
+            rounds.push(Round::Send(vec![find]));
+        }
+        rounds.push(off);
+        rounds.push(Round::Send(vec![self.create(m)]));
+        rounds
     }
 }
 
@@ -563,6 +665,8 @@ mod tests {
             outcomes: vec![Outcome::Approve, Outcome::Decline, Outcome::Slow],
             keys: vec![1, 2, 3, 4],
             clock: true,
+            rate_limit: true,
+            pause: true,
             fault_rate: 150,
         }
     }
@@ -591,5 +695,45 @@ mod tests {
             .count();
         assert!(faults > 20, "{faults}");
         assert!(cases.iter().all(|c| (2..=7 + 4).contains(&c.rounds.len())));
+    }
+
+    #[test]
+    fn control_moves_come_only_with_controls_and_switch_back_off() {
+        let a = alphabet();
+        let switches = |c: &Case| -> Vec<Switch> {
+            c.rounds
+                .iter()
+                .filter_map(|r| match r {
+                    Round::Control(s) => Some(*s),
+                    _ => None,
+                })
+                .collect()
+        };
+        let cases: Vec<Case> = (0..300).map(|s| generate(s, &a)).collect();
+        let all: Vec<Switch> = cases.iter().flat_map(switches).collect();
+        assert!(all.contains(&Switch::RateLimit {
+            merchant: 1,
+            on: true
+        }));
+        assert!(all.contains(&Switch::Pause { on: true }));
+        for c in &cases {
+            let s = switches(c);
+            let ons = s
+                .iter()
+                .filter(|x| {
+                    matches!(
+                        x,
+                        Switch::RateLimit { on: true, .. } | Switch::Pause { on: true }
+                    )
+                })
+                .count();
+            assert_eq!(ons * 2, s.len(), "every switch on is switched off: {s:?}");
+        }
+        let without = Alphabet {
+            rate_limit: false,
+            pause: false,
+            ..alphabet()
+        };
+        assert!((0..300).all(|s| switches(&generate(s, &without)).is_empty()));
     }
 }

@@ -36,29 +36,31 @@ pub struct Row {
     pub finding: Option<Finding>,
 }
 
-/// Why the wire cannot show a mutant to conform (what it would need).
-pub fn blind_reason(name: &str) -> Option<&'static str> {
+/// Why the wire cannot show a mutant to conform (what it would need), for a target
+/// described by `profile`: some need a control or a test card the profile may lack.
+pub fn blind_reason(name: &str, profile: &Loaded) -> Option<String> {
+    let controls = &profile.profile.controls;
     Some(match name {
         "scope_without_merchant" => {
-            "the sandbox runs each merchant in a namespace (a world) of its own, so no idempotency record is shared across merchants: the bug has nothing to collide with over this target"
+            "needs two merchants in one world: the sandbox's setups (each merchant a session of its own, and `serve --shared-merchants`) gave the bug nothing to collide with".into()
         }
         "lock_expires_before_upstream" => {
-            "needs a same-key request to arrive after the 10 s concurrent wait and before the upstream answers (15 s): an upstream over 10 s late in real time, past the sweeps' bounds"
+            "needs a same-key request to arrive after the 10 s concurrent wait and before the upstream answers (15 s): an upstream over 10 s late in real time, past the sweeps' bounds (the manual clock's advance cannot come between a request and its answer)".into()
         }
-        "cancel_accepted_marks_canceled" => {
-            "needs a cancel the acquirer does not answer within the synchronous wait (a 202): the sandbox's test cards answer every cancel at once"
+        "cancel_accepted_marks_canceled" if profile.card(Outcome::SlowCancel).is_none() => {
+            "needs a cancel the acquirer does not answer within the synchronous wait (a 202): the profile has no card with outcome slow_cancel (the sandbox's card G)".into()
         }
-        "rate_limit_binds_key" | "rate_limit_without_retry_after" => {
-            "needs the target to rate-limit on demand (429): conform cannot make a target answer 429, and a 429 the proxy made up is not the target's"
+        "rate_limit_binds_key" | "rate_limit_without_retry_after" if controls.rate_limit.is_none() => {
+            "needs the target to rate-limit on demand (429): the profile has no controls.rate_limit, and a 429 the proxy made up is not the target's".into()
         }
-        "pause_creates_payment" | "pause_answers_internal_error" => {
-            "needs the target's channel paused (503 temporarily_unavailable) on demand"
+        "pause_creates_payment" | "pause_answers_internal_error" if controls.pause.is_none() => {
+            "needs the target's channel paused (503 temporarily_unavailable) on demand: the profile has no controls.pause".into()
         }
         "query_triggers_charge" | "refund_resent_when_unknown" => {
-            "the second upstream call shows on the acquirer's ledger, not in any answer: the wire cannot see it"
+            "the second upstream call shows on the acquirer's ledger, not in any answer: the wire cannot see it".into()
         }
         "manual-review-requery-48h" => {
-            "changes only how often the platform queries the acquirer under manual_review: upstream traffic the wire does not carry"
+            "changes only how often the platform queries the acquirer under manual_review: upstream traffic the wire does not carry".into()
         }
         _ => return None,
     })
@@ -103,6 +105,27 @@ fn start_serve(args: &[&str]) -> Result<(Child2, String), String> {
     Ok((guard, url))
 }
 
+/// The setup whose sandbox keeps every merchant in one session.
+const SHARED: &str = "manual clock, merchants in one session";
+
+/// The profile for `serve --shared-merchants`: one namespace, so ids are not per
+/// merchant and the namespace's endpoints are POSTed once (docs/profiles/sandbox-shared.json).
+pub fn shared(profile: &Loaded) -> Loaded {
+    let mut p = profile.clone();
+    let once = |path: &mut Option<String>| {
+        if let Some(x) = path {
+            *x = x.replace("?merchant={merchant}", "");
+        }
+    };
+    p.profile.isolation.ids_per_merchant = false;
+    once(&mut p.profile.isolation.reset);
+    once(&mut p.profile.clock.advance);
+    if let Some(c) = &mut p.profile.controls.pause {
+        c.path = c.path.replace("?merchant={merchant}", "");
+    }
+    p
+}
+
 /// The sandbox setups a mutant is tried against, in order.
 fn setups(dir: &std::path::Path) -> Result<Vec<(&'static str, Vec<String>)>, String> {
     let plan = dir.join("slow-upstream.json");
@@ -121,6 +144,14 @@ fn setups(dir: &std::path::Path) -> Result<Vec<(&'static str, Vec<String>)>, Str
                 "manual".into(),
                 "--branches".into(),
                 "b".into(),
+            ],
+        ),
+        (
+            SHARED,
+            vec![
+                "--clock".into(),
+                "manual".into(),
+                "--shared-merchants".into(),
             ],
         ),
         (
@@ -175,7 +206,11 @@ pub async fn kill_matrix(
             let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
             args.extend(["--mutant", &name]);
             let (_child, url) = start_serve(&args)?;
-            let mut p = profile.clone();
+            let mut p = if *label == SHARED {
+                shared(profile)
+            } else {
+                profile.clone()
+            };
             let mut o = o.clone();
             if label.starts_with("real clock") {
                 // The real clock: no clock moves, no cards that wait out the synchronous
@@ -187,6 +222,8 @@ pub async fn kill_matrix(
                         Outcome::Approve | Outcome::Decline | Outcome::Fail
                     )
                 });
+                // The controls' cases (429, 503) were tried on the manual clock.
+                p.profile.controls = Default::default();
                 o.seeds.truncate(REAL_CLOCK_CASES);
             }
             let target = connect(&url, p, max_states).await?;
@@ -203,7 +240,7 @@ pub async fn kill_matrix(
             }
         }
         if !row.found {
-            row.reason = blind_reason(&name).map(str::to_owned);
+            row.reason = blind_reason(&name, profile);
         }
         eprintln!(
             "conform kill matrix: {name}: {} ({} cases, {:.1}s)",

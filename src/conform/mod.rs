@@ -247,6 +247,8 @@ pub fn alphabet(profile: &profile::Loaded, proxy_faults: bool) -> generate::Alph
         outcomes: profile.outcomes(),
         keys: profile.model_keys.clone(),
         clock: profile.profile.clock.advance.is_some(),
+        rate_limit: profile.profile.controls.rate_limit.is_some(),
+        pause: profile.profile.controls.pause.is_some(),
         fault_rate: if proxy_faults { 150 } else { 0 },
     }
 }

@@ -24,7 +24,7 @@ use super::profile::Outcome;
 use crate::serve::cards;
 use crate::serve::http_map::{self, HttpRequest};
 use crate::serve::sandbox::{node_of, world_config};
-use payhub_model::{ApiResponse, Branch, Millis, RequestId, ResponseBody};
+use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
 use payhub_sim::{Budget, Choice, World, WorldConfig};
 use std::collections::{BTreeMap, HashSet};
@@ -241,6 +241,27 @@ impl Oracle {
         Verdict::Conforms
     }
 
+    /// Switches one of the platform's inputs in every state, as the target's control
+    /// does: the merchant's rate limit, the channel's pause.
+    pub fn control(&mut self, s: case::Switch) -> Verdict {
+        let control = match s {
+            case::Switch::RateLimit { merchant, on } => Control::SetRateLimited {
+                merchant: MerchantId(merchant),
+                on,
+            },
+            case::Switch::Pause { on } => Control::SetChannelPaused { on },
+        };
+        let mut next = Vec::new();
+        for mut st in std::mem::take(&mut self.states) {
+            if let Err(e) = self.apply(&mut st, Choice::Control(control.clone())) {
+                return Verdict::Incomplete(format!("the model cannot switch {s}: {e}"));
+            }
+            next.push(st);
+        }
+        self.states = dedup(next);
+        Verdict::Conforms
+    }
+
     fn apply(&self, st: &mut State, choice: Choice) -> Result<(), String> {
         if st.world.budget.drops < 16 {
             st.world.budget = Budget::UNLIMITED;
@@ -368,11 +389,13 @@ impl Oracle {
                 done: matches!(s.seen, Seen::NotSent),
             })
             .collect();
+        let acquirer = &st.world.acquirer;
+        let card_of = |a| acquirer.charges.get(&a).map(|c| c.card);
         let backlog = Arc::new(
             st.world
                 .link
                 .iter()
-                .filter(|(_, m)| !matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c)))
+                .filter(|(_, m)| !matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c, card_of)))
                 .map(|(m, _)| m)
                 .collect::<Vec<_>>(),
         );

@@ -6,8 +6,8 @@ use super::*;
 /// What kind of upstream move: its place in the exploration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum LinkMove {
-    /// A charge on the slow card: decided only after the synchronous wait, so the
-    /// exploration places it (before or after the 202).
+    /// A charge on the slow card (a cancel of a card G charge): decided only after the
+    /// synchronous wait, so the exploration places it (before or after the 202).
     SlowCharge,
     /// A charge: in a round of requests at once, when it is decided against the other
     /// requests' arrival is the race window, so the exploration places it.
@@ -46,7 +46,7 @@ pub(super) fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, Li
                     msg,
                     decision: cards::decision(call, card_of),
                 },
-                if cards::is_slow(call) {
+                if cards::is_slow(call, card_of) {
                     LinkMove::SlowCharge
                 } else if matches!(call, payhub_model::UpstreamCall::Charge { .. }) {
                     LinkMove::Charge

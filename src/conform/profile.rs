@@ -42,6 +42,32 @@ pub struct Profile {
     /// unknown result.
     #[serde(default)]
     pub timeout: Option<String>,
+    /// The target's test endpoints that switch the platform's own inputs: its rate
+    /// limit (429 with `Retry-After`) and its paused channel (503
+    /// `temporarily_unavailable`). Without one, no case switches it.
+    #[serde(default)]
+    pub controls: Controls,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Controls {
+    /// Rate-limits one merchant (`{merchant}` in the path: the model merchant number).
+    #[serde(default)]
+    pub rate_limit: Option<Switch>,
+    /// Pauses the payment channel (POSTed once per merchant of the profile, as reset:
+    /// the contract's pause is the platform's, not one merchant's).
+    #[serde(default)]
+    pub pause: Option<Switch>,
+}
+
+/// A test endpoint POSTed with one body to switch an input on and another to switch it off.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Switch {
+    pub path: String,
+    pub on: serde_json::Value,
+    pub off: serde_json::Value,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -65,6 +91,9 @@ pub enum Outcome {
     Slow,
     Silent,
     Fail,
+    /// Silent, and a cancel of its charge answered only after the synchronous wait
+    /// (cancel 202).
+    SlowCancel,
 }
 
 impl Outcome {
@@ -77,6 +106,7 @@ impl Outcome {
             Outcome::Slow => 'D',
             Outcome::Silent => 'E',
             Outcome::Fail => 'F',
+            Outcome::SlowCancel => 'G',
         }
     }
 }
@@ -240,6 +270,31 @@ mod tests {
         assert_eq!(p.card(Outcome::Approve), Some("ok"));
         assert_eq!(p.target_key(1), Some("k1"));
         assert_eq!(p.prefix(), "CF");
+    }
+
+    #[test]
+    fn the_shipped_profiles_load_and_the_manual_clock_ones_have_controls() {
+        for (file, controls) in [
+            ("sandbox.json", true),
+            ("sandbox-shared.json", true),
+            ("sandbox-real-clock.json", true),
+        ] {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/profiles/");
+            let text = std::fs::read_to_string(format!("{path}{file}")).unwrap();
+            let p = Loaded::from_json(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+            let c = &p.profile.controls;
+            assert_eq!(
+                c.rate_limit.is_some() && c.pause.is_some(),
+                controls,
+                "{file}"
+            );
+        }
+        let e = Loaded::from_json(&GOOD.replace(
+            "\"name\":\"t\"",
+            "\"name\":\"t\",\"controls\":{\"rate_limit\":{\"path\":\"/x\",\"on\":1}}",
+        ))
+        .unwrap_err();
+        assert!(e.contains("off"), "{e}");
     }
 
     #[test]

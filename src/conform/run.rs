@@ -2,7 +2,7 @@
 //! endpoint) and fresh names, each round's requests sent at once through the proxy,
 //! each answer given to the oracle, the case's outcome.
 
-use super::case::{self, Case, Fault, Names, Round, Side};
+use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::oracle::{self, Oracle, Seen, Sent, TargetRefs, Verdict};
 use super::profile::{Loaded, Outcome};
@@ -99,12 +99,44 @@ fn timeout(t: &Target) -> Duration {
     Duration::from_millis(t.profile.timeout.0)
 }
 
-/// POSTs a control endpoint of the target (reset, clock) for each merchant.
+/// POSTs a control endpoint of the target (reset, clock, pause) for each merchant
+/// (once, if the path does not name the merchant).
 async fn control(t: &Target, path: &str, body: Option<String>) -> Result<(), String> {
-    for m in merchants(&t.profile) {
+    let mut targets: Vec<String> = merchants(&t.profile)
+        .into_iter()
+        .map(|m| path.replace("{merchant}", &m.to_string()))
+        .collect();
+    targets.dedup();
+    post_each(t, targets, body).await
+}
+
+/// Switches one of the target's inputs with the profile's control for it.
+async fn switch(t: &Target, s: Switch) -> Result<(), String> {
+    let controls = &t.profile.profile.controls;
+    let (entry, on, what) = match s {
+        Switch::RateLimit { on, .. } => (&controls.rate_limit, on, "controls.rate_limit"),
+        Switch::Pause { on } => (&controls.pause, on, "controls.pause"),
+    };
+    let Some(c) = entry else {
+        return Err(format!(
+            "the case switches the target's input, and the profile has no {what}"
+        ));
+    };
+    let body = Some(if on { &c.on } else { &c.off }.to_string());
+    match s {
+        Switch::RateLimit { merchant, .. } => {
+            let target = c.path.replace("{merchant}", &merchant.to_string());
+            post_each(t, vec![target], body).await
+        }
+        Switch::Pause { .. } => control(t, &c.path, body).await,
+    }
+}
+
+async fn post_each(t: &Target, targets: Vec<String>, body: Option<String>) -> Result<(), String> {
+    for target in targets {
         let req = WireRequest {
             method: "POST".into(),
-            target: path.replace("{merchant}", &m.to_string()),
+            target,
             headers: Vec::new(),
             body: body.clone(),
         };
@@ -156,6 +188,15 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                 });
                 oracle.advance(*by)
             }
+            Round::Control(s) => {
+                switch(t, *s).await?;
+                exchanges.push(Exchange {
+                    round: ri,
+                    request: s.to_string(),
+                    answer: String::new(),
+                });
+                oracle.control(*s)
+            }
             Round::Send(reqs) => {
                 let sent = send_round(t, &names, &refs, reqs, ri, &mut exchanges).await?;
                 for s in &sent {
@@ -171,7 +212,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
             Verdict::Broken { allowed } => {
                 let tape = match round {
                     Round::Send(reqs) => oracle.model_run(&names, &round_refs, reqs),
-                    Round::Advance(_) => None,
+                    Round::Advance(_) | Round::Control(_) => None,
                 };
                 return Ok(CaseRun {
                     exchanges,

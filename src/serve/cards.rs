@@ -33,6 +33,10 @@ pub enum Outcome {
     Silent,
     /// Fails (5xx) without charging.
     Fail,
+    /// Captures and never answers, as [`Outcome::Silent`]; a cancel of its charge is
+    /// answered only after the platform's synchronous wait, so the cancel answers 202
+    /// (the cancel is accepted; the status stays until the acquirer's answer).
+    SlowCancel,
 }
 
 /// The test card table.
@@ -67,6 +71,11 @@ pub const CARDS: &[TestCard] = &[
         outcome: Outcome::Fail,
         about: "acquirer 5xx before charging: the platform verifies, the Payment fails",
     },
+    TestCard {
+        label: 'G',
+        outcome: Outcome::SlowCancel,
+        about: "silent acquirer (as E) whose cancel is answered only after the ~15 s wait: a cancel answers 202",
+    },
 ];
 
 /// The test card of a label, if it is one.
@@ -85,10 +94,21 @@ fn outcome_of(card: Card) -> Outcome {
         .map_or(Outcome::Approve, |t| t.outcome)
 }
 
-/// Whether `call` is a charge on the slow card: the sandbox holds it on the link until
-/// the exchange that sent it has its answer (the 202 after the synchronous wait).
-pub fn is_slow(call: &UpstreamCall) -> bool {
-    matches!(call, UpstreamCall::Charge { card, .. } if outcome_of(*card) == Outcome::Slow)
+/// Whether `call` is answered only after the synchronous wait: a charge on the slow
+/// card (D), a cancel of a charge on card G. The sandbox holds it on the link until the
+/// exchange that sent it has its answer (the 202 after the synchronous wait). `card_of`
+/// names the card an attempt was charged on.
+pub fn is_slow(
+    call: &UpstreamCall,
+    card_of: impl Fn(payhub_model::AttemptId) -> Option<Card>,
+) -> bool {
+    match call {
+        UpstreamCall::Charge { card, .. } => outcome_of(*card) == Outcome::Slow,
+        UpstreamCall::CancelCharge { attempt } => {
+            card_of(*attempt).map(outcome_of) == Some(Outcome::SlowCancel)
+        }
+        _ => false,
+    }
 }
 
 /// How the acquirer decides `call`. `card_of` names the card an attempt was charged
@@ -103,11 +123,11 @@ pub fn decision(
             Outcome::Approve | Outcome::Slow => Approve,
             Outcome::Decline => Decline,
             Outcome::RequireAction => RequireAction,
-            Outcome::Silent => ApproveSilently,
+            Outcome::Silent | Outcome::SlowCancel => ApproveSilently,
             Outcome::Fail => Fail,
         },
         UpstreamCall::QueryCharge { attempt } => match card_of(*attempt).map(outcome_of) {
-            Some(Outcome::Silent) => Fail,
+            Some(Outcome::Silent | Outcome::SlowCancel) => Fail,
             _ => Approve,
         },
         UpstreamCall::CancelCharge { .. }
@@ -143,11 +163,24 @@ mod tests {
             ('D', AcquirerDecision::Approve),
             ('E', AcquirerDecision::ApproveSilently),
             ('F', AcquirerDecision::Fail),
+            ('G', AcquirerDecision::ApproveSilently),
         ];
         for (label, decision) in want {
             assert_eq!(super::decision(&charge(label), none), decision, "{label}");
-            assert_eq!(is_slow(&charge(label)), label == 'D', "{label}");
+            assert_eq!(is_slow(&charge(label), none), label == 'D', "{label}");
         }
+    }
+
+    #[test]
+    fn only_a_card_g_charge_is_canceled_late() {
+        let cancel = UpstreamCall::CancelCharge {
+            attempt: AttemptId(1),
+        };
+        for label in ['A', 'D', 'E', 'G'] {
+            let slow = is_slow(&cancel, |_| Some(Card(label)));
+            assert_eq!(slow, label == 'G', "{label}");
+        }
+        assert!(!is_slow(&cancel, |_| None));
     }
 
     #[test]
@@ -166,7 +199,7 @@ mod tests {
     #[test]
     fn only_the_table_labels_are_test_cards() {
         assert_eq!(test_card("A").map(|c| c.outcome), Some(Outcome::Approve));
-        for bad in ["", "G", "AB", "4242424242424242", "a"] {
+        for bad in ["", "H", "AB", "4242424242424242", "a"] {
             assert!(test_card(bad).is_none(), "{bad}");
         }
     }

@@ -50,6 +50,9 @@ pub struct Edge {
     clock: ClockMode,
     started: Instant,
     webhooks: Option<(String, u16, String)>,
+    /// `serve --shared-merchants`: every merchant in one session (namespace 0), so the
+    /// platform's scopes, not the sandbox's namespaces, keep merchants apart.
+    shared: bool,
 }
 
 /// One namespace: its session's core and, with `--tape FILE`, the file its events go to.
@@ -83,7 +86,14 @@ impl Edge {
             clock,
             started: Instant::now(),
             webhooks,
+            shared: false,
         }
+    }
+
+    /// Every merchant in one session (`serve --shared-merchants`).
+    pub fn shared(mut self) -> Edge {
+        self.shared = true;
+        self
     }
 
     /// Runs `f` on namespace `ns` at the edge's `now`, printing the world's errors and
@@ -94,6 +104,7 @@ impl Edge {
         ns: usize,
         f: impl FnOnce(&mut Namespace, Millis) -> T,
     ) -> Option<T> {
+        let ns = if self.shared { 0 } else { ns };
         let mut guard = self
             .namespaces
             .get(ns)?
@@ -267,6 +278,7 @@ fn router(edge: Arc<Edge>) -> Router {
         .route("/__sandbox/page.json", get(page_json))
         .route("/__sandbox/reset", post(reset))
         .route("/__sandbox/faults", get(faults).post(set_faults))
+        .route("/__sandbox/controls", post(controls))
         .route("/__sandbox/authenticate", post(authenticate))
         .route("/__sandbox/fill", post(fill))
         .fallback(api)
@@ -610,6 +622,50 @@ async fn set_faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Req
         HttpReply::json(200, json)
     });
     reply.map_or_else(crashed, respond)
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ControlsBody {
+    #[serde(default)]
+    rate_limited: Option<bool>,
+    #[serde(default)]
+    paused: Option<bool>,
+}
+
+/// `POST /__sandbox/controls?merchant=N {"rate_limited":true}` / `{"paused":true}`: the
+/// platform's own rate limit of merchant N (429 with `Retry-After`) or its paused
+/// channel (503 `temporarily_unavailable`), on until switched off (or a reset).
+async fn controls(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>, req: Request) -> Response {
+    use payhub_model::{Control, MerchantId};
+    let ns = q.index();
+    let merchant = MerchantId(q.merchant.unwrap_or(1));
+    let body: ControlsBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let mut switches = Vec::new();
+    if let Some(on) = body.rate_limited {
+        switches.push(Control::SetRateLimited { merchant, on });
+    }
+    if let Some(on) = body.paused {
+        switches.push(Control::SetChannelPaused { on });
+    }
+    if switches.is_empty() {
+        return bad("nothing to switch: give \"rate_limited\" or \"paused\" (true or false)");
+    }
+    let done = edge.with_core(ns, |core, now| {
+        switches.into_iter().try_for_each(|c| core.control(now, c))
+    });
+    match done {
+        Some(Ok(())) => {
+            let json =
+                serde_json::json!({ "rate_limited": body.rate_limited, "paused": body.paused });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
 }
 
 #[derive(serde::Deserialize)]

@@ -69,6 +69,10 @@ pub struct ServeArgs {
     /// or a parameter mutant), for `payhub-verify conform` to find.
     #[arg(long, value_name = "NAME")]
     pub mutant: Option<String>,
+    /// Every merchant in one session instead of one each: the platform's idempotency
+    /// scopes alone keep merchants apart (`conform` with docs/profiles/sandbox-shared.json).
+    #[arg(long)]
+    pub shared_merchants: bool,
 }
 
 /// The `after_help` of `serve --help`.
@@ -76,6 +80,7 @@ pub const HELP: &str = "\
 Test cards (the body's \"card\" is a label; any other value is 400 field card, never stored):
   A approve   B decline   C requires_action (POST /__sandbox/authenticate)
   D slow: 202 after the ~15 s wait   E silent: needs_query, then manual_review   F acquirer 5xx
+  G silent, and a cancel answered only after the ~15 s wait (cancel 202)
 
 API keys (Authorization: Bearer ak_N): ak_1 merchant 1 test, ak_2 merchant 1 live,
   ak_3 merchant 2 test, ak_4 merchant 1 test read-only, ak_5 merchant 1 test (rotated,
@@ -85,7 +90,8 @@ API keys (Authorization: Bearer ak_N): ak_1 merchant 1 test, ak_2 merchant 1 liv
 Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox/verdict
   [?format=markdown], GET /__sandbox/events, GET /__sandbox/script, GET /__sandbox/har,
   POST /__sandbox/reset, POST /__sandbox/fill {\"payments\":N} (N Payments more, for load tests),
-  GET|POST /__sandbox/faults, POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
+  GET|POST /__sandbox/faults, POST /__sandbox/controls {\"rate_limited\":true} | {\"paused\":true}
+  (the platform's own 429 / 503 until switched off), POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
 
 Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
   \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint, api_key, key, order; the
@@ -172,7 +178,12 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             );
         }
         print!("{}", banner(addr, args));
-        let edge = Arc::new(http::Edge::new(namespaces, args.clock, webhooks));
+        let edge = http::Edge::new(namespaces, args.clock, webhooks);
+        let edge = Arc::new(if args.shared_merchants {
+            edge.shared()
+        } else {
+            edge
+        });
         tokio::select! {
             _ = http::serve(listener, edge) => {}
             _ = tokio::signal::ctrl_c() => println!("payhub-verify serve: stopped"),
@@ -236,7 +247,11 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
         http::HEADER_BYTES_MAX,
         http::HEADER_READ_TIMEOUT.as_secs()
     );
-    s.push_str("namespaces: merchant 1 and merchant 2 are sessions of their own; control endpoints take ?merchant=2\n");
+    if args.shared_merchants {
+        s.push_str("namespaces: one session for every merchant (--shared-merchants)\n");
+    } else {
+        s.push_str("namespaces: merchant 1 and merchant 2 are sessions of their own; control endpoints take ?merchant=2\n");
+    }
     s.push_str("control endpoints:\n");
     for (route, what) in [
         (

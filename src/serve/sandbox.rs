@@ -393,6 +393,18 @@ impl Sandbox {
         Ok(self.world.now)
     }
 
+    /// Switches one of the platform's own inputs at edge time `now` until switched back
+    /// (`POST /__sandbox/controls`): the merchant's rate limit (429 with `Retry-After`)
+    /// or the paused channel (503 `temporarily_unavailable`). The platform answers them
+    /// itself, so a planted bug in how it does shows.
+    pub fn control(&mut self, now: Millis, control: Control) -> Result<(), String> {
+        self.move_world_to(now.since(self.epoch))?;
+        self.reap();
+        self.apply(Choice::Control(control))?;
+        self.drive_link()?;
+        Ok(())
+    }
+
     /// The payer completes (or fails) the authentication of `payment`'s `requires_action`
     /// charge; the platform learns of it by querying (RES-05), as time passes.
     pub fn authenticate(&mut self, payment: PaymentId, ok: bool) -> Result<AttemptId, String> {

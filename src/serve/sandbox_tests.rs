@@ -568,3 +568,56 @@ fn fill_creates_payments_as_creates_would() {
     assert_eq!(again.status, 200, "{}", again.body);
     assert!(violated(&sb).is_empty());
 }
+
+#[test]
+fn rate_02_and_rate_04_the_controls_switch_the_platforms_own_429_and_503_until_off() {
+    let mut sb = plain();
+    let merchant = MerchantId(1);
+    let on = Control::SetRateLimited { merchant, on: true };
+    let now = sb.now();
+    sb.control(now, on).unwrap();
+    for _ in 0..2 {
+        let r = create(&mut sb, "K1", "ORDER-1", 100, 'A');
+        assert_eq!((r.status, r.retry_after_s), (429, Some(2)), "{}", r.body);
+    }
+    let now = sb.now();
+    sb.control(
+        now,
+        Control::SetRateLimited {
+            merchant,
+            on: false,
+        },
+    )
+    .unwrap();
+    sb.control(now, Control::SetChannelPaused { on: true })
+        .unwrap();
+    let r = create(&mut sb, "K1", "ORDER-1", 100, 'A');
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(r.body.contains("temporarily_unavailable"), "{}", r.body);
+    sb.control(now, Control::SetChannelPaused { on: false })
+        .unwrap();
+    let r = create(&mut sb, "K1", "ORDER-1", 100, 'A');
+    assert_eq!(
+        r.status, 201,
+        "neither the 429s nor the 503 bound K1: {}",
+        r.body
+    );
+    assert_eq!(captures(&sb), 1);
+}
+
+#[test]
+fn cancel_02_a_card_g_cancel_is_answered_by_the_acquirer_after_the_wait_202() {
+    let mut sb = plain();
+    let r = create(&mut sb, "K1", "ORDER-1", 100, 'G');
+    assert_eq!(r.status, 202, "{}", r.body);
+    let id = json(&r)["id"].as_str().unwrap().to_owned();
+    let c = send(
+        &mut sb,
+        "POST",
+        &format!("/v1/payments/{id}/cancel"),
+        Some("K2"),
+        "",
+    );
+    assert_eq!(c.status, 202, "{}", c.body);
+    assert_eq!(json(&c)["status"], "processing", "{}", c.body);
+}

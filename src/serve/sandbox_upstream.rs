@@ -21,15 +21,20 @@ impl Sandbox {
     }
 
     /// New calls of the exchange being stepped: all of them for `slow_upstream`, a
-    /// slow card's charge until the exchange has its answer.
+    /// slow card's charge (a card G charge's cancel) until the exchange has its answer.
     pub(super) fn hold_new_calls(&mut self) {
         let seen = self.link_seen;
+        let acquirer = &self.world.acquirer;
+        let card_of = |a: AttemptId| acquirer.charges.get(&a).map(|c| c.card);
         let fresh: Vec<(MsgId, bool)> = self
             .world
             .link
             .iter()
             .filter(|(msg, _)| seen.is_none_or(|s| *msg > s))
-            .map(|(msg, m)| (msg, matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c))))
+            .map(|(msg, m)| {
+                let slow = matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c, card_of));
+                (msg, slow)
+            })
             .collect();
         if let Some((last, _)) = fresh.last() {
             self.link_seen = Some(*last);

@@ -4,7 +4,7 @@
 # 100 keep-alive connections for each number of Payments held.
 #
 #   bash tests/node/load.sh                 # 1k and 10k Payments held
-#   bash tests/node/load.sh 0 1000 100000   # any list (see README for what 100k costs)
+#   bash tests/node/load.sh 1000 100000 1000000   # any list (1M: minutes to fill, ~5 GiB; README)
 #   REQUESTS=500 bash tests/node/load.sh    # requests per phase (default 2000)
 set -euo pipefail
 cd "$(dirname "$0")/../.."

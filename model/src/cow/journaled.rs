@@ -110,15 +110,15 @@ impl<K: Ord + Clone, V: Clone> FromIterator<(K, V)> for Journaled<K, V> {
     }
 }
 
-impl<K: PartialEq, V: PartialEq> PartialEq for Journaled<K, V> {
+impl<K: Ord, V: PartialEq> PartialEq for Journaled<K, V> {
     fn eq(&self, other: &Self) -> bool {
         self.map == other.map
     }
 }
 
-impl<K: Eq, V: Eq> Eq for Journaled<K, V> {}
+impl<K: Ord, V: Eq> Eq for Journaled<K, V> {}
 
-impl<K: PartialOrd, V: PartialOrd> PartialOrd for Journaled<K, V> {
+impl<K: Ord, V: PartialOrd> PartialOrd for Journaled<K, V> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         self.map.partial_cmp(&other.map)
     }
@@ -130,19 +130,19 @@ impl<K: Ord, V: Ord> Ord for Journaled<K, V> {
     }
 }
 
-impl<K: Hash, V: Hash> Hash for Journaled<K, V> {
+impl<K: Ord + Hash, V: Hash> Hash for Journaled<K, V> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.map.hash(state)
     }
 }
 
-impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for Journaled<K, V> {
+impl<K: Ord + fmt::Debug, V: fmt::Debug> fmt::Debug for Journaled<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.map.fmt(f)
     }
 }
 
-impl<K: Serialize, V: Serialize> Serialize for Journaled<K, V> {
+impl<K: Ord + Serialize, V: Serialize> Serialize for Journaled<K, V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.map.serialize(serializer)
     }

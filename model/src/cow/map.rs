@@ -1,18 +1,20 @@
-//! [`CowMap`]: an ordered map with `BTreeMap`'s interface over a copy-on-write sorted
-//! vector, and its [`Entry`].
+//! [`CowMap`]: an ordered map with `BTreeMap`'s interface over copy-on-write entries
+//! (a sorted vector while few, a persistent B-tree past that: `entries.rs`), and its
+//! [`Entry`].
 
 use super::digest::{Digest, digest_hasher};
+use super::entries::{Entries, Iter, Range};
 use serde::{Serialize, Serializer};
 use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::ops::{Bound, RangeBounds};
+use std::ops::RangeBounds;
 use std::sync::Arc;
 
-/// An ordered map with `BTreeMap`'s interface and a copy-on-write sorted vector inside.
+/// An ordered map with `BTreeMap`'s interface and copy-on-write entries inside.
 pub struct CowMap<K, V> {
-    entries: Option<Arc<Entries<K, V>>>,
+    shared: Option<Arc<Shared<K, V>>>,
 }
 
 /// The entries one or more clones share, with their hash once someone asked for it.
@@ -20,72 +22,148 @@ pub struct CowMap<K, V> {
 /// The checker fingerprints every generated state, and a generated state shares most of
 /// its collections with its parent: caching each collection's hash makes fingerprinting
 /// an unchanged collection one `write_u64` instead of a walk over its entries.
-struct Entries<K, V> {
-    entries: Vec<(K, V)>,
+struct Shared<K, V> {
+    entries: Entries<K, V>,
     /// A function of `entries` alone (a fixed-key hasher), reset by every mutation.
     hash: Digest,
 }
 
-impl<K: Clone, V: Clone> Clone for Entries<K, V> {
+impl<K: Clone, V: Clone> Clone for Shared<K, V> {
     fn clone(&self) -> Self {
-        Entries {
+        Shared {
             entries: self.entries.clone(),
             hash: Digest::new(),
         }
     }
 }
 
+fn shared<K, V>(entries: Entries<K, V>) -> Option<Arc<Shared<K, V>>> {
+    (entries.len() > 0).then(|| {
+        Arc::new(Shared {
+            entries,
+            hash: Digest::new(),
+        })
+    })
+}
+
 impl<K, V> CowMap<K, V> {
     pub const fn new() -> Self {
-        CowMap { entries: None }
-    }
-
-    pub(super) fn slice(&self) -> &[(K, V)] {
-        match &self.entries {
-            Some(e) => &e.entries,
-            None => &[],
-        }
+        CowMap { shared: None }
     }
 
     pub fn len(&self) -> usize {
-        self.slice().len()
+        self.shared.as_ref().map_or(0, |s| s.entries.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slice().is_empty()
-    }
-
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &V)> + ExactSizeIterator + Clone {
-        self.slice().iter().map(|(k, v)| (k, v))
-    }
-
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &K> + ExactSizeIterator + Clone {
-        self.slice().iter().map(|(k, _)| k)
-    }
-
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> + ExactSizeIterator + Clone {
-        self.slice().iter().map(|(_, v)| v)
-    }
-
-    pub fn first_key_value(&self) -> Option<(&K, &V)> {
-        self.slice().first().map(|(k, v)| (k, v))
-    }
-
-    pub fn last_key_value(&self) -> Option<(&K, &V)> {
-        self.slice().last().map(|(k, v)| (k, v))
+        self.len() == 0
     }
 
     pub fn clear(&mut self) {
-        self.entries = None;
+        self.shared = None;
+    }
+
+    /// Whether another clone still refers to these entries.
+    pub(super) fn is_shared(&self) -> bool {
+        self.if_shared().is_some()
+    }
+
+    /// The entries, if another clone still refers to them.
+    fn if_shared(&self) -> Option<&Entries<K, V>> {
+        self.shared
+            .as_ref()
+            .filter(|s| Arc::strong_count(s) > 1)
+            .map(|s| &s.entries)
     }
 }
 
-impl<K: Clone, V: Clone> CowMap<K, V> {
-    /// The entries, unshared: copies them if another clone still refers to them.
-    fn vec_mut(&mut self) -> &mut Vec<(K, V)> {
-        let shared = Arc::make_mut(self.entries.get_or_insert_with(|| {
-            Arc::new(Entries {
-                entries: Vec::new(),
+impl<K: Ord, V> CowMap<K, V> {
+    pub fn iter(&self) -> Iter<'_, K, V> {
+        match &self.shared {
+            Some(s) => s.entries.iter(),
+            None => Iter::empty(),
+        }
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &K> + ExactSizeIterator + Clone {
+        self.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> + ExactSizeIterator + Clone {
+        self.iter().map(|(_, v)| v)
+    }
+
+    pub fn first_key_value(&self) -> Option<(&K, &V)> {
+        self.shared.as_ref()?.entries.first()
+    }
+
+    pub fn last_key_value(&self) -> Option<(&K, &V)> {
+        self.shared.as_ref()?.entries.last()
+    }
+
+    pub fn get<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.get_key_value(key).map(|(_, v)| v)
+    }
+
+    pub fn get_key_value<Q>(&self, key: &Q) -> Option<(&K, &V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.shared.as_ref()?.entries.get_key_value(key)
+    }
+
+    pub fn contains_key<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.get_key_value(key).is_some()
+    }
+
+    /// The entries whose keys lie in `range`, in key order.
+    pub fn range<Q, R>(&self, range: R) -> Range<'_, K, V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+        R: RangeBounds<Q>,
+    {
+        match &self.shared {
+            Some(s) => s.entries.range(range),
+            None => Range::empty(),
+        }
+    }
+}
+
+impl<K: Ord, V: PartialEq> CowMap<K, V> {
+    /// The entries of this map that `before` lacks or holds with another value, in key
+    /// order: what a step added or changed, if `before` is a clone taken before it. A
+    /// clone that shares everything costs nothing; a large map (a tree) costs what
+    /// changed, not what it holds.
+    pub fn changes_from<'a>(
+        &'a self,
+        before: &'a CowMap<K, V>,
+    ) -> Box<dyn Iterator<Item = (&'a K, &'a V)> + 'a> {
+        match (&self.shared, &before.shared) {
+            (None, _) => Box::new(std::iter::empty()),
+            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => Box::new(std::iter::empty()),
+            (Some(a), Some(b)) => a.entries.changes_from(&b.entries),
+            (Some(a), None) => Box::new(a.entries.iter()),
+        }
+    }
+}
+
+impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
+    /// The entries, unshared: copies them if another clone still refers to them (a
+    /// tree's copy is a reference count), and forgets their digest.
+    fn entries_mut(&mut self) -> &mut Entries<K, V> {
+        let shared = Arc::make_mut(self.shared.get_or_insert_with(|| {
+            Arc::new(Shared {
+                entries: Entries::Sorted(Vec::new()),
                 hash: Digest::new(),
             })
         }));
@@ -93,9 +171,16 @@ impl<K: Clone, V: Clone> CowMap<K, V> {
         &mut shared.entries
     }
 
+    /// Drops emptied entries (an empty map holds none, as a new one).
+    fn tidy(&mut self) {
+        if self.is_empty() {
+            self.shared = None;
+        }
+    }
+
     pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = (&K, &mut V)> {
-        let entries = match self.entries {
-            Some(_) => &mut self.vec_mut()[..],
+        let entries = match self.shared {
+            Some(_) => &mut self.entries_mut().as_vec_mut()[..],
             None => &mut [],
         };
         entries.iter_mut().map(|(k, v)| (&*k, v))
@@ -106,175 +191,66 @@ impl<K: Clone, V: Clone> CowMap<K, V> {
     }
 
     /// Keeps the entries `keep` accepts.
-    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
-        if self.entries.is_none() {
+    pub fn retain(&mut self, keep: impl FnMut(&K, &mut V) -> bool) {
+        if self.shared.is_none() {
             return;
         }
-        // A shared vector is not copied and then filtered: the kept entries are copied once.
-        if let Some(shared) = &self.entries
-            && Arc::strong_count(shared) > 1
-        {
-            let kept: Vec<(K, V)> = shared
-                .entries
-                .iter()
-                .filter_map(|(k, v)| {
-                    let mut v = v.clone();
-                    keep(k, &mut v).then(|| (k.clone(), v))
-                })
-                .collect();
-            self.entries = (!kept.is_empty()).then(|| {
-                Arc::new(Entries {
-                    entries: kept,
-                    hash: Digest::new(),
-                })
-            });
+        // Shared entries are not copied and then filtered: the kept entries are copied once.
+        if let Some(entries) = self.if_shared() {
+            self.shared = shared(entries.copy_kept(keep));
             return;
         }
-        let entries = self.vec_mut();
-        entries.retain_mut(|(k, v)| keep(k, v));
-        if entries.is_empty() {
-            self.entries = None;
-        }
+        self.entries_mut().retain(keep);
+        self.tidy();
     }
 
     pub fn pop_first(&mut self) -> Option<(K, V)> {
-        if self.is_empty() {
-            return None;
+        if self.if_shared().is_some() {
+            let key = self.first_key_value()?.0.clone();
+            return self.remove_entry(&key);
         }
-        Some(self.remove_at(0))
+        self.shared.as_ref()?;
+        let first = self.entries_mut().pop_first();
+        self.tidy();
+        first
     }
 
     pub fn pop_last(&mut self) -> Option<(K, V)> {
-        if self.is_empty() {
-            return None;
+        if self.if_shared().is_some() {
+            let key = self.last_key_value()?.0.clone();
+            return self.remove_entry(&key);
         }
-        Some(self.remove_at(self.len() - 1))
-    }
-}
-
-impl<K: Clone, V: Clone> CowMap<K, V> {
-    /// Inserts at position `i`. A shared vector is copied once, around the new entry,
-    /// into a vector of the right size (not copied, then grown, then shifted).
-    pub(super) fn insert_at(&mut self, i: usize, key: K, value: V) {
-        if let Some(shared) = &self.entries
-            && Arc::strong_count(shared) > 1
-        {
-            let old = &shared.entries;
-            let mut entries = Vec::with_capacity(old.len() + 1);
-            entries.extend_from_slice(&old[..i]);
-            entries.push((key, value));
-            entries.extend_from_slice(&old[i..]);
-            self.entries = Some(Arc::new(Entries {
-                entries,
-                hash: Digest::new(),
-            }));
-        } else {
-            self.vec_mut().insert(i, (key, value));
-        }
+        self.shared.as_ref()?;
+        let last = self.entries_mut().pop_last();
+        self.tidy();
+        last
     }
 
-    /// Removes the entry at position `i`; a shared vector is copied once, without it.
-    fn remove_at(&mut self, i: usize) -> (K, V) {
-        if let Some(shared) = &self.entries
-            && Arc::strong_count(shared) > 1
-        {
-            let old = &shared.entries;
-            let removed = old[i].clone();
-            let entries: Vec<(K, V)> = old[..i].iter().chain(&old[i + 1..]).cloned().collect();
-            self.entries = (!entries.is_empty()).then(|| {
-                Arc::new(Entries {
-                    entries,
-                    hash: Digest::new(),
-                })
-            });
-            return removed;
-        }
-        let entries = self.vec_mut();
-        let removed = entries.remove(i);
-        if entries.is_empty() {
-            self.entries = None;
-        }
-        removed
-    }
-}
-
-impl<K: Ord, V> CowMap<K, V> {
-    pub(super) fn search<Q>(&self, key: &Q) -> Result<usize, usize>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        self.slice().binary_search_by(|(k, _)| k.borrow().cmp(key))
-    }
-
-    pub fn get<Q>(&self, key: &Q) -> Option<&V>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        let i = self.search(key).ok()?;
-        Some(&self.slice()[i].1)
-    }
-
-    pub fn get_key_value<Q>(&self, key: &Q) -> Option<(&K, &V)>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        let i = self.search(key).ok()?;
-        let (k, v) = &self.slice()[i];
-        Some((k, v))
-    }
-
-    pub fn contains_key<Q>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
-        self.search(key).is_ok()
-    }
-
-    /// The entries whose keys lie in `range`, in key order.
-    pub fn range<Q, R>(&self, range: R) -> impl DoubleEndedIterator<Item = (&K, &V)>
-    where
-        K: Borrow<Q>,
-        Q: Ord + ?Sized,
-        R: RangeBounds<Q>,
-    {
-        let entries = self.slice();
-        let start = match range.start_bound() {
-            Bound::Included(q) => entries.partition_point(|(k, _)| k.borrow() < q),
-            Bound::Excluded(q) => entries.partition_point(|(k, _)| k.borrow() <= q),
-            Bound::Unbounded => 0,
-        };
-        let end = match range.end_bound() {
-            Bound::Included(q) => entries.partition_point(|(k, _)| k.borrow() <= q),
-            Bound::Excluded(q) => entries.partition_point(|(k, _)| k.borrow() < q),
-            Bound::Unbounded => entries.len(),
-        };
-        entries[start..end.max(start)].iter().map(|(k, v)| (k, v))
-    }
-}
-
-impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
         K: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        let i = self.search(key).ok()?;
-        Some(&mut self.vec_mut()[i].1)
+        // Shared entries are copied only if the key is there; unshared ones are searched once.
+        if self.if_shared().is_some() && !self.contains_key(key) {
+            return None;
+        }
+        let shared = Arc::make_mut(self.shared.as_mut()?);
+        shared.hash = Digest::new();
+        shared.entries.get_mut(key)
     }
 
-    /// Inserts, returning the value the key had.
+    /// Inserts, returning the value the key had. Shared vector entries are copied once,
+    /// around the new entry, into a vector of the right size (not copied, then grown,
+    /// then shifted).
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
-        match self.search(&key) {
-            Ok(i) => Some(std::mem::replace(&mut self.vec_mut()[i].1, value)),
-            Err(i) => {
-                self.insert_at(i, key, value);
-                None
-            }
+        if let Some(entries) = self.if_shared()
+            && let Some(copy) = entries.copy_inserting(&key, &value)
+        {
+            self.shared = shared(copy);
+            return None;
         }
+        self.entries_mut().insert(key, value)
     }
 
     pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
@@ -282,8 +258,30 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
         K: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        let i = self.search(key).ok()?;
-        Some(self.remove_at(i).1)
+        self.remove_entry(key).map(|(_, v)| v)
+    }
+
+    /// Removes `key`'s entry. Shared vector entries are copied once, without it (not
+    /// copied, then shifted).
+    fn remove_entry<Q>(&mut self, key: &Q) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        if let Some(entries) = self.if_shared() {
+            if let Entries::Sorted(_) = entries {
+                let (copy, removed) = entries.copy_removing(key)?;
+                self.shared = shared(copy);
+                return Some(removed);
+            }
+            if !self.contains_key(key) {
+                return None;
+            }
+        }
+        // Unshared: searched once (a miss only forgets the cached digest).
+        let removed = self.entries_mut().remove(key);
+        self.tidy();
+        removed
     }
 
     pub fn entry(&mut self, key: K) -> Entry<'_, K, V> {
@@ -299,14 +297,10 @@ pub struct Entry<'a, K, V> {
 
 impl<'a, K: Ord + Clone, V: Clone> Entry<'a, K, V> {
     pub fn or_insert_with(self, make: impl FnOnce() -> V) -> &'a mut V {
-        let i = match self.map.search(&self.key) {
-            Ok(i) => i,
-            Err(i) => {
-                self.map.insert_at(i, self.key, make());
-                i
-            }
-        };
-        &mut self.map.vec_mut()[i].1
+        if !self.map.contains_key(&self.key) {
+            self.map.insert(self.key.clone(), make());
+        }
+        self.map.get_mut(&self.key).expect("inserted above")
     }
 
     pub fn or_insert(self, value: V) -> &'a mut V {
@@ -340,7 +334,7 @@ impl<K: Ord + Borrow<Q>, Q: Ord + ?Sized, V> std::ops::Index<&Q> for CowMap<K, V
 impl<K, V> Clone for CowMap<K, V> {
     fn clone(&self) -> Self {
         CowMap {
-            entries: self.entries.clone(),
+            shared: self.shared.clone(),
         }
     }
 }
@@ -351,40 +345,41 @@ impl<K, V> Default for CowMap<K, V> {
     }
 }
 
-impl<K: PartialEq, V: PartialEq> PartialEq for CowMap<K, V> {
+impl<K: Ord, V: PartialEq> PartialEq for CowMap<K, V> {
     fn eq(&self, other: &Self) -> bool {
-        match (&self.entries, &other.entries) {
+        match (&self.shared, &other.shared) {
             (Some(a), Some(b)) if Arc::ptr_eq(a, b) => true,
-            _ => self.slice() == other.slice(),
+            _ => self.len() == other.len() && self.iter().eq(other.iter()),
         }
     }
 }
 
-impl<K: Eq, V: Eq> Eq for CowMap<K, V> {}
+impl<K: Ord, V: Eq> Eq for CowMap<K, V> {}
 
-impl<K: PartialOrd, V: PartialOrd> PartialOrd for CowMap<K, V> {
+impl<K: Ord, V: PartialOrd> PartialOrd for CowMap<K, V> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        self.slice().partial_cmp(other.slice())
+        self.iter().partial_cmp(other.iter())
     }
 }
 
 impl<K: Ord, V: Ord> Ord for CowMap<K, V> {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.slice().cmp(other.slice())
+        self.iter().cmp(other.iter())
     }
 }
 
 /// A 64-bit digest of the length and every entry in key order, computed once per shared
-/// version of the entries (see [`Entries`]) with a fixed-key hasher: equal contents give
-/// equal hashes within a build, whatever the collection's history (aHash may differ
-/// between CPUs with and without AES instructions; fingerprints never leave a run).
-impl<K: Hash, V: Hash> Hash for CowMap<K, V> {
+/// version of the entries (see [`Shared`]) with a fixed-key hasher: equal contents give
+/// equal hashes within a build, whatever the collection's history or the form its
+/// entries take (aHash may differ between CPUs with and without AES instructions;
+/// fingerprints never leave a run).
+impl<K: Ord + Hash, V: Hash> Hash for CowMap<K, V> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        let digest = match &self.entries {
-            Some(shared) if !shared.entries.is_empty() => shared.hash.get_or_init(|| {
+        let digest = match &self.shared {
+            Some(shared) if shared.entries.len() > 0 => shared.hash.get_or_init(|| {
                 let mut h = digest_hasher();
                 h.write_usize(shared.entries.len());
-                for (k, v) in &shared.entries {
+                for (k, v) in shared.entries.iter() {
                     k.hash(&mut h);
                     v.hash(&mut h);
                 }
@@ -396,13 +391,13 @@ impl<K: Hash, V: Hash> Hash for CowMap<K, V> {
     }
 }
 
-impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for CowMap<K, V> {
+impl<K: Ord + fmt::Debug, V: fmt::Debug> fmt::Debug for CowMap<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
 }
 
-impl<K: Serialize, V: Serialize> Serialize for CowMap<K, V> {
+impl<K: Ord + Serialize, V: Serialize> Serialize for CowMap<K, V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_map(self.iter())
     }
@@ -424,11 +419,11 @@ impl<K: Ord + Clone, V: Clone> Extend<(K, V)> for CowMap<K, V> {
     }
 }
 
-impl<'a, K, V> IntoIterator for &'a CowMap<K, V> {
+impl<'a, K: Ord, V> IntoIterator for &'a CowMap<K, V> {
     type Item = (&'a K, &'a V);
-    type IntoIter = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
+    type IntoIter = Iter<'a, K, V>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.slice().iter().map(|(k, v)| (k, v))
+        self.iter()
     }
 }

@@ -1,5 +1,6 @@
 //! [`CowSet`]: an ordered set with `BTreeSet`'s interface, a [`CowMap`] with unit values.
 
+use super::entries::Iter;
 use super::map::CowMap;
 use serde::{Serialize, Serializer};
 use std::borrow::Borrow;
@@ -8,7 +9,7 @@ use std::hash::{Hash, Hasher};
 use std::ops::RangeBounds;
 
 /// An ordered set with `BTreeSet`'s interface: a [`CowMap`] with unit values.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone)]
 pub struct CowSet<T> {
     map: CowMap<T, ()>,
 }
@@ -26,6 +27,12 @@ impl<T> CowSet<T> {
         self.map.is_empty()
     }
 
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+}
+
+impl<T: Ord> CowSet<T> {
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + ExactSizeIterator + Clone {
         self.map.keys()
     }
@@ -38,12 +45,6 @@ impl<T> CowSet<T> {
         self.map.last_key_value().map(|(k, _)| k)
     }
 
-    pub fn clear(&mut self) {
-        self.map.clear();
-    }
-}
-
-impl<T: Ord> CowSet<T> {
     pub fn contains<Q>(&self, value: &Q) -> bool
     where
         T: Borrow<Q>,
@@ -62,16 +63,21 @@ impl<T: Ord> CowSet<T> {
     }
 }
 
+impl<T: Ord> CowSet<T> {
+    /// The elements of this set that `before` lacks, in order ([`CowMap::changes_from`]).
+    pub fn added_since<'a>(&'a self, before: &'a CowSet<T>) -> impl Iterator<Item = &'a T> {
+        self.map.changes_from(&before.map).map(|(t, _)| t)
+    }
+}
+
 impl<T: Ord + Clone> CowSet<T> {
     /// Inserts; `true` if the value was not there.
     pub fn insert(&mut self, value: T) -> bool {
-        match self.map.search(&value) {
-            Ok(_) => false,
-            Err(i) => {
-                self.map.insert_at(i, value, ());
-                true
-            }
+        // Shared: `contains_key` first, so that a value already there copies nothing.
+        if self.map.is_shared() && self.map.contains_key(&value) {
+            return false;
         }
+        self.map.insert(value, ()).is_none()
     }
 
     /// Removes; `true` if the value was there.
@@ -96,6 +102,26 @@ impl<T: Ord + Clone> CowSet<T> {
     }
 }
 
+impl<T: Ord> PartialEq for CowSet<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.map == other.map
+    }
+}
+
+impl<T: Ord> Eq for CowSet<T> {}
+
+impl<T: Ord> PartialOrd for CowSet<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T: Ord> Ord for CowSet<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.map.cmp(&other.map)
+    }
+}
+
 impl<T> Default for CowSet<T> {
     fn default() -> Self {
         CowSet::new()
@@ -103,19 +129,19 @@ impl<T> Default for CowSet<T> {
 }
 
 /// As [`CowMap`]'s: a cached digest of the elements.
-impl<T: Hash> Hash for CowSet<T> {
+impl<T: Ord + Hash> Hash for CowSet<T> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.map.hash(state);
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for CowSet<T> {
+impl<T: Ord + fmt::Debug> fmt::Debug for CowSet<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_set().entries(self.iter()).finish()
     }
 }
 
-impl<T: Serialize> Serialize for CowSet<T> {
+impl<T: Ord + Serialize> Serialize for CowSet<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.iter())
     }
@@ -137,11 +163,11 @@ impl<T: Ord + Clone> Extend<T> for CowSet<T> {
     }
 }
 
-impl<'a, T> IntoIterator for &'a CowSet<T> {
+impl<'a, T: Ord> IntoIterator for &'a CowSet<T> {
     type Item = &'a T;
-    type IntoIter = std::iter::Map<std::slice::Iter<'a, (T, ())>, fn(&'a (T, ())) -> &'a T>;
+    type IntoIter = std::iter::Map<Iter<'a, T, ()>, fn((&'a T, &'a ())) -> &'a T>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.map.slice().iter().map(|(t, _)| t)
+        self.map.iter().map(|(t, _)| t)
     }
 }

@@ -241,7 +241,7 @@ struct UnackedWebhook {
 /// A map whose keys are structs, serialized as a list of `[key, value]` pairs in key
 /// order: JSON object keys must be strings, and the whole state must serialize (to
 /// compare two runs byte for byte, and to show that no card data is kept, CARD-02).
-fn as_pairs<K: Serialize, V: Serialize, S: serde::Serializer>(
+fn as_pairs<K: Ord + Serialize, V: Serialize, S: serde::Serializer>(
     map: &CowMap<K, V>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
@@ -274,7 +274,7 @@ pub struct Platform {
     records: CowMap<Scope, IdempotencyRecord>,
     pending: CowMap<RequestId, Pending>,
     unacked: CowMap<EventId, UnackedWebhook>,
-    timers: CowSet<(Millis, Timer)>,
+    timers: crate::cow::Schedule<Timer>,
     next: Counters,
     /// Cards kept after their upstream call, only under a variant that charges again
     /// later (`mutant_hooks.rs`; breaks CARD-02). Always empty for the reference platform.
@@ -312,7 +312,7 @@ impl Platform {
             records: CowMap::new(),
             pending: CowMap::new(),
             unacked: CowMap::new(),
-            timers: CowSet::new(),
+            timers: crate::cow::Schedule::new(),
             next: Counters::default(),
             kept_cards: CowMap::new(),
         }
@@ -379,7 +379,7 @@ impl Platform {
     }
 
     /// The timers, in firing order.
-    pub fn timers(&self) -> impl Iterator<Item = &(Millis, Timer)> {
+    pub fn timers(&self) -> impl DoubleEndedIterator<Item = &(Millis, Timer)> {
         self.timers.iter()
     }
 
@@ -482,15 +482,15 @@ impl Platform {
     // ---- timers -------------------------------------------------------------------
 
     fn set_timer(&mut self, at: Millis, timer: Timer) {
-        self.timers.insert((at, timer));
+        self.timers.insert(at, timer);
     }
 
     fn cancel_timer(&mut self, timer: &Timer) {
-        self.timers.retain(|(_, t)| t != timer);
+        self.timers.cancel(timer);
     }
 
     fn has_timer(&self, timer: &Timer) -> bool {
-        self.timers.iter().any(|(_, t)| t == timer)
+        self.timers.contains_timer(timer)
     }
 }
 

@@ -384,6 +384,7 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
             jobs.len()
         )
     });
+    let ran: Vec<usize> = results.iter().map(|(i, _)| *i).collect();
     let mut mutants = Vec::new();
     let mut rows = ReferenceRows::default();
     for (_, result) in results {
@@ -396,6 +397,7 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
             } => rows.add(&references[reference], reference, options, method, explored),
         }
     }
+    rows.cut_short(&jobs, &ran);
     let mut times: Vec<f64> = mutants
         .iter()
         .filter(|m: &&MutantRow| m.killed)
@@ -421,6 +423,33 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
 struct ReferenceRows(BTreeMap<(usize, bool), ReferenceRow>);
 
 impl ReferenceRows {
+    /// A run stopped before some of a row's jobs ran (Ctrl-C): "nothing caught" would
+    /// claim presets that never ran, so the row is incomplete and says how many did not.
+    fn cut_short(&mut self, jobs: &[Job], ran: &[usize]) {
+        let mut missing: BTreeMap<(usize, bool), usize> = BTreeMap::new();
+        for (i, job) in jobs.iter().enumerate() {
+            let key = match job {
+                Job::Preset { reference, .. } => (*reference, true),
+                Job::Sweep { reference, .. } => (*reference, false),
+                Job::Kill(_) => continue,
+            };
+            if !ran.contains(&i) {
+                *missing.entry(key).or_default() += 1;
+            }
+        }
+        for (key, n) in missing {
+            if let Some(row) = self.0.get_mut(&key) {
+                row.complete = false;
+                let why = format!("interrupted before {n} of its jobs ran");
+                row.detail = Some(match row.detail.take() {
+                    Some(d) if row.caught => d,
+                    Some(d) => format!("{why}; {d}"),
+                    None => why,
+                });
+            }
+        }
+    }
+
     fn add(
         &mut self,
         (name, presets, _): &(String, Vec<Preset>, WorldConfig),
@@ -473,5 +502,57 @@ pub fn median(values: &mut [f64]) -> f64 {
         0 => 0.0,
         n if n % 2 == 1 => values[n / 2],
         n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(caught: bool) -> ReferenceRow {
+        ReferenceRow {
+            name: "reference".into(),
+            method: "exhaustive (2 presets)".into(),
+            caught,
+            complete: true,
+            property: None,
+            detail: caught.then(|| "exhaustive:x: found".to_owned()),
+            tape: Vec::new(),
+            seconds: 0.0,
+            states_or_seeds: 1,
+            tried: Vec::new(),
+        }
+    }
+
+    /// A Ctrl-C that stops the zoo after one of a reference's two presets ran: the row
+    /// is incomplete and says so, never "nothing caught" over the preset that ran.
+    #[test]
+    fn a_reference_row_cut_short_is_incomplete() {
+        let presets = platform_order();
+        let jobs: Vec<Job> = presets[..2]
+            .iter()
+            .map(|p| Job::Preset {
+                reference: 0,
+                preset: p.clone(),
+            })
+            .collect();
+        for caught in [false, true] {
+            let mut rows = ReferenceRows::default();
+            rows.0.insert((0, true), row(caught));
+            rows.cut_short(&jobs, &[0]);
+            let r = &rows.0[&(0, true)];
+            assert!(!r.complete);
+            let detail = r.detail.as_deref().unwrap_or_default();
+            assert_eq!(
+                detail.contains("interrupted before 1 of its jobs ran"),
+                !caught,
+                "{detail}"
+            );
+            // Every job ran: nothing changes.
+            let mut rows = ReferenceRows::default();
+            rows.0.insert((0, true), row(caught));
+            rows.cut_short(&jobs, &[0, 1]);
+            assert!(rows.0[&(0, true)].complete);
+        }
     }
 }

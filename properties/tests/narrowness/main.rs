@@ -23,81 +23,135 @@
 //!   with a capture behind it passed (now: canceled or expired, `sim/src/facts/client.rs`).
 //! - `conflicts-name-the-related-resource` accepted any refund as refund_no_conflict's
 //!   related_resource_id (now: the refund holding the number,
-//!   `sim/src/facts/responses/judge.rs`).
+//!   `sim/src/facts/responses/judge.rs`); order_no_conflict accepted any
+//!   related_resource_id while no Payment held the order number (now: violated).
+//! - `client-stops-querying-at-a-final-status` judged queries by Payment id only: a
+//!   query by merchant order number of an order its database holds as final passed (now:
+//!   both, the order number against the database the server writes,
+//!   `sim/src/facts/cadence.rs`).
+//! - `client-queries-until-24-hours` judged only servers a submission had named the
+//!   database of: a second server that only queried and ended the schedule early passed
+//!   (now: judged against the earliest order of that number, `sim/src/facts/cadence.rs`).
+//! - `client-sends-one-key-per-submission` read keyed sends only: a submission re-sent
+//!   without its key passed (now: a keyless send of a keyed submission is a second key,
+//!   `sim/src/facts/client.rs`).
+//! - `reach:202-result-unknown` counted any 202, a cancel's too, and `reach:cancel-202`
+//!   a cancel's 200 (same rule) next to a create's 202 (now: by the rule that decided
+//!   the 202, `rules_202` in `sim/src/facts/queries.rs`).
+//! - `reach:needs-query` counted the rule only: a store holding a Payment processing with
+//!   needs_query (a recorded stream's store events carry no rule) was not reached.
+//! - `reach:manual-review` read the store's current state: a Payment in manual_review
+//!   and resolved since was not reached at the end of a judged stream (now: the cadence
+//!   family's history).
+//! - The liveness classifier (`properties/src/liveness.rs`, not a registry property)
+//!   filed a confirming order behind its Payment as A-CLIENT-AFTER-24H once the
+//!   *client's own* schedule said no query was due: a client that stopped querying early
+//!   while its servers ran was a documented gap. Now the gap also needs the contract's
+//!   window to have run: its last query no earlier than the last scheduled query a
+//!   running server of its database owed (`liveness::window_ran`, tested in its module).
 //!
-//! Property → test ("—": no narrowness test yet; the next engineer's list). The test
-//! `the_table_names_every_property` keeps this table in step with the registry.
+//! Found by the safety and response rows (`safety_responses.rs`, each test's doc says
+//! what was widened):
+//! - `no-new-attempt-while-one-is-unfinished` and `attempts-within-limits` counted the
+//!   attempts the Payment's record lists only, not every attempt the store holds for it
+//!   (`Attempts::attempts_of`); `attempts-within-limits` judged expires_at for card
+//!   retries only, not the first confirm of a checkout session's Payment.
+//! - `rejections-execute-nothing` did not count 404 and 405 as rejections, nor a
+//!   rejection that stored an idempotency record (`sim/src/facts/money.rs`).
+//! - `scopes-never-interfere` judged an answer's single object only: a list answer or a
+//!   webhook showing another merchant's or environment's Payment or refund passed
+//!   (`sim/src/facts/responses/foreign.rs`).
+//! - `replayed-card-never-charged` compared the charged card with the request's own only:
+//!   a replay charging the card it carried passed.
+//! - `idempotency-conflict-iff-parameters-differ`, `same-key-never-new-business` and
+//!   `answers-name-the-requested-payment` judged answers given in the request's own step
+//!   only, never a waiter's later answer (`Money::waiting`).
+//! - `first-execution-201-replay-200` never judged a create answered in its own step
+//!   that created its Payment, and judged later answers of Payment creates only (not of
+//!   checkout sessions and refunds).
+//! - `unknown-objects-and-routes-answered-404-405` judged GETs of a Payment only: now
+//!   GETs of refunds, confirm, cancel and refunds naming a Payment (A-NOT-FOUND-POST).
+//! - `versions-rise-with-every-visible-change` judged Payments only, not refunds.
+//! - `operation-in-progress-only-while-in-flight` compared the Idempotency-Key only: a
+//!   second merchant's or live's execution under the same key passed.
+//! - `branches-answer-one-of-the-two` did not judge the used refund number's point
+//!   (A-REFUND-NO-BRANCH).
+//!
+//! Property → test ("— (reason)": none can be written from
+//! events, and why). A row may name several tests, separated by ", ". The test
+//! `the_table_names_every_property` keeps this table in step with the registry and with
+//! the tests of this directory.
 //!
 //! | property | test |
 //! |---|---|
 //! | `at-most-one-charge-per-scope` | two_charges_under_one_scope_of_either_endpoint |
 //! | `at-most-one-payment-per-order` | one_payment_per_order_in_its_own_scope_only |
 //! | `at-most-one-capture-per-payment` | second_capture_of_another_attempt_of_one_payment |
-//! | `no-new-attempt-while-one-is-unfinished` | — |
-//! | `attempts-within-limits` | — |
+//! | `no-new-attempt-while-one-is-unfinished` | second_unfinished_attempt_the_record_does_not_list (found: fixed) |
+//! | `attempts-within-limits` | attempts_beyond_the_record_and_a_first_confirm_after_expiry (found: fixed) |
 //! | `refunds-once-and-within-captured` | refund_with_no_capture_behind_it |
-//! | `rejections-execute-nothing` | — |
+//! | `rejections-execute-nothing` | rejections_404_405_and_a_key_bound_by_a_rejection (found: fixed) |
 //! | `queries-never-charge` | charges_of_keyed_requests_other_than_create_and_confirm (found: fixed) |
-//! | `replay-returns-same-object` | — |
-//! | `scopes-never-interfere` | — |
-//! | `replayed-card-never-charged` | — |
+//! | `replay-returns-same-object` | replay_and_waiter_answered_another_object |
+//! | `scopes-never-interfere` | answers_with_objects_of_another_merchant_or_environment (found: fixed) |
+//! | `replayed-card-never-charged` | replay_charging_its_own_card (found: fixed) |
 //! | `failed-only-on-upstream-evidence` | failed_judged_on_the_latest_attempt |
 //! | `no-capture-behind-a-closed-payment` | closed_payment_with_a_capture_of_an_earlier_attempt |
 //! | `succeeded-only-when-captured` | succeeded_with_a_capture_of_another_payment |
-//! | `idempotency-conflict-iff-parameters-differ` | — |
-//! | `same-key-never-new-business` | — |
-//! | `answers-name-the-requested-payment` | — |
-//! | `answers-show-the-current-state` | — |
-//! | `first-execution-201-replay-200` | — |
+//! | `idempotency-conflict-iff-parameters-differ` | waiter_answered_against_its_parameters (found: fixed) |
+//! | `same-key-never-new-business` | waiter_answered_as_new_business (found: fixed) |
+//! | `answers-name-the-requested-payment` | waiter_answered_about_another_payment (found: fixed) |
+//! | `answers-show-the-current-state` | replay_and_waiter_show_the_state_at_answer_time |
+//! | `first-execution-201-replay-200` | first_execution_answered_in_its_own_step_or_later (found: fixed) |
 //! | `rate-limit-carries-retry-after` | rate_limit_on_every_endpoint |
-//! | `only-5xx-is-503-temporarily-unavailable` | — |
+//! | `only-5xx-is-503-temporarily-unavailable` | five_hundreds_on_every_endpoint_to_anyone |
 //! | `invalid-key-answered-400-idempotency-key` | invalid_key_on_every_keyed_endpoint |
-//! | `unknown-objects-and-routes-answered-404-405` | — |
-//! | `conflicts-name-the-related-resource` | refund_no_conflict_names_the_refund_of_its_number (found: fixed) |
-//! | `cancel-202-keeps-the-status` | — |
-//! | `failure-names-the-latest-attempt` | — |
-//! | `attempt-count-is-attempts-made` | — |
-//! | `versions-rise-with-every-visible-change` | — |
-//! | `operation-in-progress-only-while-in-flight` | — |
+//! | `unknown-objects-and-routes-answered-404-405` | unknown_objects_on_every_endpoint_that_names_one (found: fixed) |
+//! | `conflicts-name-the-related-resource` | refund_no_conflict_names_the_refund_of_its_number (found: fixed), order_no_conflict_only_with_a_payment_holding_the_number (found: fixed) |
+//! | `cancel-202-keeps-the-status` | cancel_202_shown_or_stored_closed |
+//! | `failure-names-the-latest-attempt` | failed_naming_an_earlier_attempt |
+//! | `attempt-count-is-attempts-made` | attempt_count_in_lists_waiters_and_webhooks |
+//! | `versions-rise-with-every-visible-change` | visible_changes_without_a_new_version_of_payments_and_refunds (found: fixed) |
+//! | `operation-in-progress-only-while-in-flight` | in_progress_for_another_scope_or_after_the_answer (found: fixed) |
 //! | `queries-answer-known-state` | queries_of_refunds_answer_known_state |
-//! | `branches-answer-one-of-the-two` | — |
+//! | `branches-answer-one-of-the-two` | branch_points_of_orders_confirms_and_refund_numbers (found: fixed) |
 //! | `payments-shown-as-the-status-table-lists` | status_table_rows_beyond_next_action |
-//! | `client-backs-off-as-the-reference-code` | — |
-//! | `client-waits-the-contract-timeouts` | — |
-//! | `client-queries-until-24-hours` | — |
-//! | `client-stops-querying-at-a-final-status` | — |
-//! | `platform-verifies-unknown-results-within-its-window` | — |
-//! | `platform-requeries-manual-review-every-24-hours` | — |
-//! | `platform-goes-to-manual-review-after-its-automatic-queries` | — |
+//! | `client-backs-off-as-the-reference-code` | cadence_client::backoff_after_every_retried_answer_to_its_cap_and_jitter |
+//! | `client-waits-the-contract-timeouts` | cadence_client::timeouts_of_confirms_and_of_every_query |
+//! | `client-queries-until-24-hours` | cadence_client::schedule_ends_only_after_its_late_steps (found: fixed) |
+//! | `client-stops-querying-at-a-final-status` | cadence_client::no_query_after_a_final_status_by_id_or_by_order_number (found: fixed) |
+//! | `platform-verifies-unknown-results-within-its-window` | cadence_client::verification_late_after_the_charge_or_after_a_query |
+//! | `platform-requeries-manual-review-every-24-hours` | cadence_client::manual_review_requeries_on_every_day |
+//! | `platform-goes-to-manual-review-after-its-automatic-queries` | cadence_client::manual_review_after_the_latest_attempt_s_own_queries |
 //! | `client-fulfils-an-order-once-when-succeeded` | fulfilled_twice_through_a_second_payment |
 //! | `client-closes-an-order-once-on-a-closed-payment` | fulfilled_after_a_closing_the_database_undid (found: fixed) |
-//! | `client-shows-the-status-table-message` | — |
-//! | `client-never-charges-an-order-twice` | — |
-//! | `client-sends-one-key-per-submission` | — |
-//! | `client-never-applies-an-older-version` | — |
-//! | `client-spaces-queries` | — |
-//! | `client-honours-retry-after` | — |
-//! | `client-uses-a-key-on-one-endpoint` | — |
-//! | `client-never-changes-parameters-under-a-key` | — |
-//! | `client-creates-an-order-under-one-key` | — |
-//! | `client-card-retry-only-after-failed` | — |
+//! | `client-shows-the-status-table-message` | cadence_client::payer_messages_of_every_row_and_server |
+//! | `client-never-charges-an-order-twice` | cadence_client::one_business_order_captured_through_two_payments |
+//! | `client-sends-one-key-per-submission` | cadence_client::one_submission_under_a_second_or_no_key (found: fixed) |
+//! | `client-never-applies-an-older-version` | cadence_client::applied_version_goes_back_in_any_database |
+//! | `client-spaces-queries` | cadence_client::queries_spaced_across_servers_and_objects |
+//! | `client-honours-retry-after` | cadence_client::retry_after_on_every_keyed_endpoint |
+//! | `client-uses-a-key-on-one-endpoint` | cadence_client::key_on_any_two_of_the_keyed_endpoints |
+//! | `client-never-changes-parameters-under-a-key` | cadence_client::parameters_changed_under_a_key_of_every_endpoint |
+//! | `client-creates-an-order-under-one-key` | cadence_client::order_rekeyed_after_answers_that_free_no_key |
+//! | `client-card-retry-only-after-failed` | cadence_client::payment_in_progress_to_any_waiting_server |
 //! | `client-never-closes-a-captured-order` | expired_order_with_a_capture_behind_it (found: fixed) |
-//! | `reach:replay-answered-200` | — |
-//! | `reach:409-idempotency-conflict` | — |
-//! | `reach:409-order-no-conflict` | — |
-//! | `reach:409-operation-in-progress` | — |
-//! | `reach:409-payment-in-progress` | — |
-//! | `reach:409-refund-no-conflict` | — |
-//! | `reach:202-result-unknown` | — |
-//! | `reach:needs-query` | — |
-//! | `reach:manual-review` | — |
-//! | `reach:second-card-succeeded` | — |
-//! | `reach:replay-after-retention` | — |
-//! | `reach:429-rate-limited` | — |
-//! | `reach:503-temporarily-unavailable` | — |
-//! | `reach:cancel-202` | — |
-//! | `reach:new-checkout-session-same-payment` | — |
-//! | `reach:refund-succeeded` | — |
+//! | `reach:replay-answered-200` | cadence_client::replay_reached_on_every_keyed_endpoint |
+//! | `reach:409-idempotency-conflict` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:409-order-no-conflict` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:409-operation-in-progress` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:409-payment-in-progress` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:409-refund-no-conflict` | cadence_client::conflicts_reached_on_every_endpoint |
+//! | `reach:202-result-unknown` | cadence_client::two_kinds_of_202_reached_apart (found: fixed) |
+//! | `reach:needs-query` | cadence_client::needs_query_reached_from_the_store_or_a_rule (found: fixed) |
+//! | `reach:manual-review` | cadence_client::manual_review_reached_though_resolved_since (found: fixed) |
+//! | `reach:second-card-succeeded` | cadence_client::second_card_reached_by_a_second_attempt_only |
+//! | `reach:replay-after-retention` | cadence_client::replay_after_retention_of_a_payment_or_a_refund_key |
+//! | `reach:429-rate-limited` | cadence_client::rate_limit_and_pause_reached_on_every_endpoint |
+//! | `reach:503-temporarily-unavailable` | cadence_client::rate_limit_and_pause_reached_on_every_endpoint |
+//! | `reach:cancel-202` | cadence_client::two_kinds_of_202_reached_apart (found: fixed) |
+//! | `reach:new-checkout-session-same-payment` | cadence_client::new_checkout_session_reached_by_its_rule |
+//! | `reach:refund-succeeded` | cadence_client::refund_succeeded_reached_in_the_store |
 
 use payhub_model::acquirer::ChargeState;
 use payhub_model::client::{Decision, Subject};
@@ -114,6 +168,9 @@ use payhub_model::{
 };
 use payhub_properties::property;
 use payhub_sim::Facts;
+
+mod cadence_client;
+mod safety_responses;
 
 const M: MerchantId = MerchantId(1);
 const ENV: Environment = Environment::Test;
@@ -832,14 +889,66 @@ fn invalid_key_on_every_keyed_endpoint() {
     violated(name, &[answered(req::get(PAY), with_field)]);
 }
 
-/// The table at the top of this file lists every property of the registry.
+/// The table at the top of this file lists every property of the registry; each row
+/// names tests that exist in this directory (`fn NAME(`), or says "— (reason)" where no
+/// test can be written from events; a bare "—" fails.
 #[test]
 fn the_table_names_every_property() {
     let table = include_str!("main.rs");
+    // Every file of this directory (add a file here when it is added to the directory).
+    let sources = [
+        table,
+        include_str!("safety_responses.rs"),
+        include_str!("safety_responses/responses.rs"),
+        include_str!("cadence_client.rs"),
+    ]
+    .concat();
+    let rows: Vec<(&str, &str)> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! | `"))
+        .filter_map(|l| l.split_once("` | "))
+        .map(|(name, rest)| (name, rest.trim_end_matches(" |").trim()))
+        .collect();
     for p in payhub_properties::PROPERTIES {
-        let row = format!("//! | `{}` |", p.name);
-        assert!(table.contains(&row), "{} has no row in the table", p.name);
+        assert!(
+            rows.iter().any(|(name, _)| *name == p.name),
+            "{} has no row in the table",
+            p.name
+        );
     }
+    let mut untested = 0;
+    for (name, tests) in &rows {
+        assert!(
+            payhub_properties::PROPERTIES
+                .iter()
+                .any(|p| p.name == *name),
+            "the table's row {name} is no property of the registry"
+        );
+        if *tests == "—" {
+            untested += 1;
+            continue;
+        }
+        if let Some(reason) = tests.strip_prefix("— ") {
+            assert!(
+                reason.starts_with('(') && reason.ends_with(')') && reason.len() > 2,
+                "{name}: \"—\" takes a reason in parentheses, not {reason:?}"
+            );
+            continue;
+        }
+        for test in tests.split(", ") {
+            let test = test.split(" (").next().unwrap_or(test);
+            // `module::name` for a test in a file of its own.
+            let test = test.rsplit("::").next().unwrap_or(test);
+            assert!(
+                sources.contains(&format!("fn {test}(")),
+                "{name}: its test {test} is no fn of the narrowness directory"
+            );
+        }
+    }
+    assert_eq!(
+        untested, 0,
+        "{untested} rows say \"—\" without a test or a reason"
+    );
 }
 
 /// UNIQ-04 and the property's name: 409 refund_no_conflict names *the* refund holding the

@@ -304,8 +304,21 @@ impl Cadence {
                     self.history.node_db.insert(*node, s.db);
                 }
                 self.on_timeout(*node, &request.endpoint, *timeout);
-                if let Endpoint::GetPayment { payment_id } = &request.endpoint {
-                    self.on_query(at, *node, *payment_id);
+                match &request.endpoint {
+                    Endpoint::GetPayment { payment_id } => {
+                        self.on_query(at, *node, |p, _, _| p == *payment_id)
+                    }
+                    // By merchant order number: a query of the order's Payment as much. An
+                    // order number is no Payment id: judged only against the database the
+                    // node is known to write (another database's order of the same number
+                    // is another order).
+                    Endpoint::ListPayments { merchant_order_no } => {
+                        if let Some(db) = self.history.node_db.get(node).copied() {
+                            let of = |d: u8, o: &Text| d == db && o == merchant_order_no;
+                            self.on_query(at, *node, |_, d, o| of(d, o))
+                        }
+                    }
+                    _ => {}
                 }
             }
             What::ClientDecided {
@@ -387,20 +400,25 @@ impl Cadence {
         }
     }
 
-    /// SCHED-01: queries stop at succeeded, canceled and expired. (A failed Payment is
-    /// final for its attempt, but a card retry reopens it and its queries run while the
-    /// database still holds the old failed version: not judged.)
-    fn on_query(&mut self, at: Millis, node: u8, payment: PaymentId) {
-        if let Some((db, order)) = self.history.final_payments.get(&payment) {
-            let of_node = self.history.node_db.get(&node).is_none_or(|d| d == db);
-            if of_node && self.query_after_final.is_none() {
-                self.query_after_final = Some(Box::new(QueryAfterFinal {
-                    node,
-                    payment,
-                    order: order.clone(),
-                    at,
-                }));
-            }
+    /// SCHED-01: queries stop at succeeded, canceled and expired, whether the query names
+    /// the Payment or its order number (`queried` picks the held Payments it is of, by
+    /// Payment, database and order number). (A
+    /// failed Payment is final for its attempt, but a card retry reopens it and its queries
+    /// run while the database still holds the old failed version: not judged.)
+    fn on_query(&mut self, at: Millis, node: u8, queried: impl Fn(PaymentId, u8, &Text) -> bool) {
+        let db = self.history.node_db.get(&node).copied();
+        let held = self
+            .history
+            .final_payments
+            .iter()
+            .find(|(p, (d, o))| db.is_none_or(|db| db == *d) && queried(**p, *d, o));
+        if let (Some((payment, (_, order))), None) = (held, &self.query_after_final) {
+            self.query_after_final = Some(Box::new(QueryAfterFinal {
+                node,
+                payment: *payment,
+                order: order.clone(),
+                at,
+            }));
         }
     }
 
@@ -446,10 +464,18 @@ impl Cadence {
         let Subject::Order(order) = subject else {
             return;
         };
-        let Some(db) = self.history.node_db.get(&node) else {
-            return;
+        // A server no submission named the database of (one that only queried, or ended
+        // the schedule of an order another server of its database sent) is judged
+        // against the earliest order of that number in any database: ending before
+        // that one's 24 hours is early whichever database it writes.
+        let since = match self.history.node_db.get(&node) {
+            Some(db) => self.history.created.get(&(*db, order.clone())),
+            None => (self.history.created.iter())
+                .filter(|((_, o), _)| o == order)
+                .map(|(_, t)| t)
+                .min(),
         };
-        let Some(since) = self.history.created.get(&(*db, order.clone())) else {
+        let Some(since) = since else {
             return;
         };
         let due = since.after(last_scheduled_query());

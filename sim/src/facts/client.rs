@@ -99,12 +99,22 @@ impl Clients {
     /// Whether `what` may change this family (asked before the shared facts are copied).
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
-            // Without a key a send records nothing here (no submission key, no scope).
+            // Without a key a send records nothing here (no submission key, no scope),
+            // unless it is a submission already sent under a key (GEN-04: sent keyless).
             What::ClientSends {
                 request,
+                submission,
                 held: false,
                 ..
-            } => request.idempotency_key.is_some(),
+            } => {
+                request.idempotency_key.is_some()
+                    || submission.as_ref().is_some_and(|s| {
+                        self.second_key.is_none()
+                            && self
+                                .submission_keys
+                                .contains_key(&(s.db, s.order.clone(), s.seq))
+                    })
+            }
             What::Answered {
                 response,
                 route: Some(route),
@@ -171,7 +181,6 @@ impl Clients {
         }
     }
 
-    /// A client sends business submission `s` under `key`.
     /// The scope of a create that `response` rejects with 400, 401, 403 or 422, if a
     /// client's order was created under its key: that key was not used up (REJECT-01).
     fn frees_create_key<'a>(
@@ -191,9 +200,16 @@ impl Clients {
         (rejected && create && known).then_some(scope)
     }
 
+    /// A client sends business submission `s` under `key` (`None`: keyless, which is no
+    /// key of a submission already sent under one).
     fn on_submission_key(&mut self, s: &SubmissionRef, key: Option<&Text>) {
-        let Some(key) = key else { return };
         let id = (s.db, s.order.clone(), s.seq);
+        let Some(key) = key else {
+            if self.submission_keys.contains_key(&id) && self.second_key.is_none() {
+                self.second_key = Some(s.clone());
+            }
+            return;
+        };
         match self.submission_keys.get(&id) {
             Some(first) if first != key => {
                 if self.second_key.is_none() {

@@ -31,7 +31,9 @@ pub struct Money {
     /// The first 2xx answer whose object the store holds for another merchant or
     /// environment than the request's API key names.
     pub foreign_object: Option<RequestId>,
-    /// The first request whose step charged another card than the request's own.
+    /// The first request whose step charged another card than the request's own, or
+    /// charged at all under a scope that had executed within retention (a replay's card,
+    /// CARD-03).
     pub charged_other_card: Option<RequestId>,
     /// A scope was answered again after its first answer's retention had passed.
     pub replay_after_retention: bool,
@@ -52,8 +54,12 @@ pub struct Money {
     /// order_no_conflict, payment_in_progress or refund_no_conflict.
     pub replay_as_new_business: Option<RequestId>,
     /// The first 2xx answer about another Payment than the one the request names in its
-    /// path or body.
+    /// path or body (in its own step or, for a waiter, later).
     pub answered_other_payment: Option<RequestId>,
+    /// Requests under a scope waiting on its execution (no answer and nothing executed in
+    /// their own step), with what their later answer is judged against. Removed when they
+    /// are answered: a function of the requests in flight.
+    pub waiting: CowMap<RequestId, Waiter>,
     /// The acquirer's ledger, in the order money moved (a mirror of the ground truth).
     pub ledger: CowMap<u32, LedgerEntry>,
 }
@@ -70,14 +76,24 @@ impl Money {
                 ..
             } => self.handling_changes(request, *owner, handling.answer.as_ref(), handling),
             What::Answered {
+                id,
                 response,
                 route: Some(route),
                 ..
             } => {
-                response.is_success()
-                    && resource_of(response).is_some()
-                    && (route.scope.is_some() || (self.foreign_object.is_none() && foreign(route)))
+                self.waiting.contains_key(id)
+                    || (self.replay_as_new_business.is_none()
+                        && as_new_business(response)
+                        && route
+                            .scope
+                            .as_ref()
+                            .is_some_and(|s| self.executions.contains_key(s)))
+                    || (response.is_success()
+                        && resource_of(response).is_some()
+                        && (route.scope.is_some()
+                            || (self.foreign_object.is_none() && foreign(route))))
             }
+            What::Answered { id, .. } => self.waiting.contains_key(id),
             What::UpstreamCalled {
                 call: UpstreamCall::Charge { .. },
                 during,
@@ -106,7 +122,11 @@ impl Money {
                 response,
                 route: Some(route),
                 ..
-            } => self.on_answer(at, *id, route, response),
+            } => {
+                self.on_waiter_answer(*id, response);
+                self.on_answer(at, *id, route, response)
+            }
+            What::Answered { id, response, .. } => self.on_waiter_answer(*id, response),
             What::UpstreamCalled {
                 call: UpstreamCall::Charge { .. },
                 during: None,
@@ -168,6 +188,7 @@ impl Money {
                 && self.rejected_but_executed.is_none())
             || (self.answered_other_payment.is_none() && about_other_payment(request, answer))
             || (answer.is_some() && owner.is_some() && request.idempotency_key.is_some())
+            || (answer.is_none() && ScopeKey::of(owner, request).is_some())
     }
 
     fn on_handled(
@@ -199,12 +220,18 @@ impl Money {
             .calls
             .iter()
             .any(|c| matches!(c, UpstreamCall::Charge { card: c, .. } if Some(*c) != card));
-        if other_card && self.charged_other_card.is_none() {
+        // CARD-03: a request under a scope that executed is a replay; whatever card it
+        // carries is never charged.
+        let replay_charged = charges > 0
+            && scope
+                .as_ref()
+                .is_some_and(|s| self.execution_of(now, s).is_some());
+        if (other_card || replay_charged) && self.charged_other_card.is_none() {
             self.charged_other_card = Some(id);
         }
         let rejected = handling.answer.as_ref().is_some_and(rejected);
         self.on_scope_answer(now, id, request, scope, handling);
-        let executed = handling.store_changed || !handling.calls.is_empty();
+        let executed = handling.store_changed || handling.new_record || !handling.calls.is_empty();
         if rejected && executed && self.rejected_but_executed.is_none() {
             self.rejected_but_executed = Some(id);
         }
@@ -254,11 +281,15 @@ impl Money {
             return;
         };
         let params = safety_parameters(&request.endpoint);
-        let execution = self
-            .executions
-            .get(&scope)
-            .filter(|(at, _)| now < at.after(Contract::RETENTION))
-            .map(|(_, p)| p.clone());
+        let execution = self.execution_of(now, &scope);
+        let executed = handling.new_record || !handling.calls.is_empty();
+        if answer.is_none() && !executed {
+            let waiter = Waiter {
+                params_differ: execution.as_ref().is_some_and(|p| *p != params),
+                named: named_payment(&request.endpoint),
+            };
+            self.waiting.insert(id, waiter);
+        }
         if let Some(answer) = answer {
             let misjudged = match answer.error_code() {
                 Some(ErrorCode::IdempotencyConflict) => {
@@ -274,26 +305,62 @@ impl Money {
             if misjudged && self.conflict_misjudged.is_none() {
                 self.conflict_misjudged = Some(id);
             }
-            let as_new = matches!(
-                answer.error_code(),
-                Some(
-                    ErrorCode::OrderNoConflict
-                        | ErrorCode::PaymentInProgress
-                        | ErrorCode::RefundNoConflict
-                )
-            );
-            if as_new && execution.is_some() && self.replay_as_new_business.is_none() {
+            if as_new_business(answer)
+                && execution.is_some()
+                && self.replay_as_new_business.is_none()
+            {
                 self.replay_as_new_business = Some(id);
             }
         }
-        let executed = handling.new_record || !handling.calls.is_empty();
         if executed && execution.is_none() {
             self.executions.insert(scope, (now, params));
         }
     }
 
+    /// The parameters of `scope`'s execution within retention, if any.
+    fn execution_of(&self, now: Millis, scope: &ScopeKey) -> Option<SafeParams> {
+        self.executions
+            .get(scope)
+            .filter(|(at, _)| now < at.after(Contract::RETENTION))
+            .map(|(_, p)| p.clone())
+    }
+
+    /// A waiter's answer, given after its own step: judged as its own-step answer would
+    /// be (CONFLICT-01: idempotency_conflict exactly when its parameters differ; SCOPE-01:
+    /// about the Payment it names).
+    fn on_waiter_answer(&mut self, id: RequestId, response: &ApiResponse) {
+        let Some(waiter) = self.waiting.get(&id).copied() else {
+            return;
+        };
+        self.waiting.remove(&id);
+        let misjudged = match response.error_code() {
+            Some(ErrorCode::IdempotencyConflict) => !waiter.params_differ,
+            None if response.is_success() => waiter.params_differ,
+            Some(ErrorCode::OperationInProgress) => waiter.params_differ,
+            _ => false,
+        };
+        if misjudged && self.conflict_misjudged.is_none() {
+            self.conflict_misjudged = Some(id);
+        }
+        let about = about_payment(response);
+        if about.is_some_and(|p| waiter.named.is_some_and(|n| n != p))
+            && self.answered_other_payment.is_none()
+        {
+            self.answered_other_payment = Some(id);
+        }
+    }
+
     /// An answer leaves the platform for the merchant that sent request `id`.
     fn on_answer(&mut self, now: Millis, id: RequestId, route: &Route, response: &ApiResponse) {
+        // REPLAY-01, RET-01: within retention a scope that executed is never new business,
+        // whoever is answered (a waiter, later, included).
+        let executed = route
+            .scope
+            .as_ref()
+            .is_some_and(|s| self.execution_of(now, s).is_some());
+        if as_new_business(response) && executed && self.replay_as_new_business.is_none() {
+            self.replay_as_new_business = Some(id);
+        }
         if !response.is_success() {
             return;
         }
@@ -320,6 +387,14 @@ impl Money {
             }
         }
     }
+}
+
+/// What a waiter's later answer is judged against: whether its safety-relevant parameters
+/// differ from its scope's execution (CONFLICT-01), and the Payment it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Waiter {
+    pub params_differ: bool,
+    pub named: Option<PaymentId>,
 }
 
 /// The safety-relevant parameters of a request as the merchant sent them (SAFE-01): order
@@ -399,9 +474,32 @@ fn charges_by_contract(endpoint: &Endpoint) -> bool {
     )
 }
 
-/// A 400/401/403/409/422/429/503 answer: nothing may have executed (REJECT-01).
+/// A 400/401/403/404/405/409/422/429/503 answer: nothing may have executed (REJECT-01;
+/// 404, 405 and the 409s bind nothing either, A-409-NOBIND).
 fn rejected(answer: &ApiResponse) -> bool {
-    matches!(answer.status, 400 | 401 | 403 | 409 | 422 | 429 | 503)
+    matches!(
+        answer.status,
+        400 | 401 | 403 | 404 | 405 | 409 | 422 | 429 | 503
+    )
+}
+
+/// The answers of new business to a used key (REPLAY-01: never within retention).
+fn as_new_business(answer: &ApiResponse) -> bool {
+    matches!(
+        answer.error_code(),
+        Some(
+            ErrorCode::OrderNoConflict | ErrorCode::PaymentInProgress | ErrorCode::RefundNoConflict
+        )
+    )
+}
+
+/// The Payment a 2xx answer is about.
+fn about_payment(answer: &ApiResponse) -> Option<PaymentId> {
+    match &answer.body {
+        ResponseBody::Payment(p) if answer.is_success() => Some(p.id),
+        ResponseBody::Refund(r) if answer.is_success() => Some(r.payment_id),
+        _ => None,
+    }
 }
 
 /// The request's own 2xx answer is about another Payment than the one it names.
@@ -409,12 +507,7 @@ fn about_other_payment(request: &ApiRequest, answer: Option<&ApiResponse>) -> bo
     let (Some(named), Some(answer)) = (named_payment(&request.endpoint), answer) else {
         return false;
     };
-    let about = match &answer.body {
-        ResponseBody::Payment(p) if answer.is_success() => Some(p.id),
-        ResponseBody::Refund(r) if answer.is_success() => Some(r.payment_id),
-        _ => None,
-    };
-    about.is_some_and(|p| p != named)
+    about_payment(answer).is_some_and(|p| p != named)
 }
 
 /// The object an answer returns.

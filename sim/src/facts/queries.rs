@@ -1,6 +1,7 @@
 //! Answers, rules and the schedule: every (status, error code) answered, every rule that
 //! decided something, and when clients queried and retried (SCHED-02, RATE-03).
 
+use super::cadence::Scratch;
 use payhub_model::event::{Owner, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, Contract, CowMap, CowSet, Environment, ErrorCode, MerchantId, Method,
@@ -16,6 +17,10 @@ pub struct Queries {
     pub rules_exercised: RuleSet,
     /// Every (status, error code) the platform answered, as a small sorted set.
     pub answers: CowSet<(u16, Option<ErrorCode>)>,
+    /// The rules that decided a 202 answered to a merchant: a charge's result unknown
+    /// (SyncWait, UnknownResult) or a cancel's (Cancel202KeepsStatus). History outside a
+    /// state's identity ([`Scratch`]), read by the reach properties only.
+    pub rules_202: Scratch<RuleSet>,
     /// When clients last sent a query of one object: (merchant, environment, path).
     pub last_query: CowMap<(MerchantId, Environment, Text), Millis>,
     /// The first client query sent less than the contract's spacing after the previous
@@ -61,6 +66,7 @@ impl Queries {
                             .answers
                             .contains(&(response.status, response.error_code()))
                             || (r.awaited && response.status == 429)
+                            || (response.status == 202 && !self.rules_202.contains(*rule))
                     })
             }
             What::UpstreamCalled { rule, .. } | What::WebhookEmitted { rule, .. } => {
@@ -96,6 +102,9 @@ impl Queries {
                 let answer = (response.status, response.error_code());
                 if !self.answers.contains(&answer) {
                     self.answers.insert(answer);
+                }
+                if response.status == 202 {
+                    self.rules_202.insert(*rule);
                 }
                 // What the client gets: a 500 in place of the answer carries no Retry-After.
                 if route.awaited && !route.edge_500 {

@@ -89,6 +89,9 @@ pub struct Report {
     pub results: Vec<ExpectResult>,
     /// The first property violated, and the statement whose step violated it.
     pub violation: Option<(Violation, Pos)>,
+    /// The rule IDs of the violated property (the caller that knows the properties
+    /// fills them in: `payhub-verify run`), printed next to its name.
+    pub violation_rules: Vec<&'static str>,
     pub expected_violation: Option<String>,
     /// A statement that could not apply (the world did not do what the script assumed).
     pub error: Option<ScriptError>,
@@ -97,6 +100,15 @@ pub struct Report {
 }
 
 impl Report {
+    /// ` [IDEM-01, KEY-03]`: the violated property's rule IDs, as `check` prints them.
+    fn rules_note(&self) -> String {
+        if self.violation_rules.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", self.violation_rules.join(", "))
+        }
+    }
+
     /// Whether every expectation held and the violations are exactly the expected one.
     pub fn passed(&self) -> bool {
         let violation_ok = match (&self.violation, &self.expected_violation) {
@@ -123,8 +135,13 @@ impl Report {
         }
         if let (Some((v, pos)), None) = (&self.violation, &self.expected_violation) {
             out.push(format!(
-                "{}:{}:{}: violated {}: {}",
-                self.file, pos.line, pos.column, v.property, v.detail
+                "{}:{}:{}: violated {}{}: {}",
+                self.file,
+                pos.line,
+                pos.column,
+                v.property,
+                self.rules_note(),
+                v.detail
             ));
         }
         out
@@ -209,10 +226,21 @@ impl Report {
         let violation = match (&self.violation, &self.expected_violation) {
             (None, _) => "no property violated".to_owned(),
             (Some((v, pos)), Some(name)) if v.property == *name => {
-                format!("violated {} at line {}, as expected", v.property, pos.line)
+                format!(
+                    "violated {}{} at line {}, as expected",
+                    v.property,
+                    self.rules_note(),
+                    pos.line
+                )
             }
             (Some((v, pos)), _) => {
-                format!("VIOLATED {} at line {}: {}", v.property, pos.line, v.detail)
+                format!(
+                    "VIOLATED {}{} at line {}: {}",
+                    v.property,
+                    self.rules_note(),
+                    pos.line,
+                    v.detail
+                )
             }
         };
         let steps = self.tape.len();
@@ -271,7 +299,13 @@ impl Report {
             }
             if let Some((v, vpos)) = &self.violation {
                 if vpos.line == line {
-                    let _ = writeln!(s, "     |   => violated {}: {}", v.property, v.detail);
+                    let _ = writeln!(
+                        s,
+                        "     |   => violated {}{}: {}",
+                        v.property,
+                        self.rules_note(),
+                        v.detail
+                    );
                 }
             }
         }
@@ -312,6 +346,7 @@ impl Report {
             expectations: &self.results,
             violation: self.violation.as_ref().map(|(v, pos)| ViolationJson {
                 property: &v.property,
+                rules: &self.violation_rules,
                 detail: &v.detail,
                 line: pos.line,
             }),
@@ -324,10 +359,15 @@ impl Report {
     /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
     pub fn to_mermaid(&self) -> String {
         let mut s = format!("%% script: {}\n", self.file);
-        let note = self
-            .violation
-            .as_ref()
-            .map(|(v, pos)| format!("VIOLATED {} (line {}): {}", v.property, pos.line, v.detail));
+        let note = self.violation.as_ref().map(|(v, pos)| {
+            format!(
+                "VIOLATED {}{} (line {}): {}",
+                v.property,
+                self.rules_note(),
+                pos.line,
+                v.detail
+            )
+        });
         s.push_str(&self.trace.to_mermaid_with_verdict(note.as_deref()));
         for r in &self.results {
             let verdict = match (&r.failure, r.skipped) {
@@ -391,6 +431,7 @@ impl ExchangeJson<'_> {
 #[derive(Serialize)]
 struct ViolationJson<'a> {
     property: &'a str,
+    rules: &'a [&'static str],
     detail: &'a str,
     line: u32,
 }

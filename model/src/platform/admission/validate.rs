@@ -82,7 +82,8 @@ impl Platform {
         }
     }
 
-    /// A Payment of this merchant and environment; 404 (with `field`) for any other.
+    /// A Payment of this merchant and environment; 404 (with `field`) for any other
+    /// (A-NOT-FOUND-POST).
     fn owned_payment(
         &self,
         (merchant, environment): (MerchantId, Environment),

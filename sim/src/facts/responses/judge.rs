@@ -4,8 +4,8 @@
 use super::{Misanswer, Shown, Slot, Store};
 use payhub_model::event::{Owner, StoredPayment, StoredRefund};
 use payhub_model::{
-    ApiRequest, ApiResponse, Contract, Endpoint, ErrorCode, Field, Json, PaymentId, PaymentView,
-    RefundId, RefundStatus, RefundView, RequestId, ResourceId, ResponseBody, Text,
+    ApiRequest, ApiResponse, Contract, Endpoint, ErrorCode, Field, Json, Method, PaymentId,
+    PaymentView, RefundId, RefundStatus, RefundView, RequestId, ResourceId, ResponseBody, Text,
 };
 
 /// KEY-07: 1 to 255 characters (A-KEY-LENGTH: Unicode scalar values).
@@ -67,8 +67,11 @@ pub(super) fn owned<'a>(
         .filter(|p| p.merchant == merchant && p.environment == environment)
 }
 
-/// QUERY-01, QUERY-05: a GET of a Payment the merchant does not have is 404; a route that
-/// does not exist is 404, or 405 for a known path with another method (A-ERROR-CODES).
+/// QUERY-01, QUERY-03, QUERY-05, A-NOT-FOUND-POST: what the merchant does not have is
+/// 404 resource_missing, what it has never is: a GET of a Payment or a refund by id; a
+/// confirm or cancel of a Payment (after the door and the key's 400); a refund naming a
+/// Payment (after its own fields' 400). A route that does not exist is 404, or 405 for a
+/// known path with another method (A-ERROR-CODES).
 pub(super) fn judge_not_found(
     request: &ApiRequest,
     owner: Owner,
@@ -76,28 +79,69 @@ pub(super) fn judge_not_found(
     store: &Store<'_>,
     miss: impl Fn() -> Misanswer,
 ) -> Option<Misanswer> {
-    let door = matches!(answer.status, 401 | 429);
-    match &request.endpoint {
-        Endpoint::GetPayment { payment_id } => {
-            let known = owned(store, owner, *payment_id).is_some();
-            let not_found = answer.error_code() == Some(ErrorCode::ResourceMissing);
-            let wrong = if known {
-                not_found
-            } else {
-                !not_found && !door
-            };
-            wrong.then(|| {
-                let stored = owned(store, owner, *payment_id).map(Shown::of_store);
-                miss().about(*payment_id, None, stored)
-            })
-        }
+    let not_found = answer.error_code() == Some(ErrorCode::ResourceMissing);
+    // A GET is never 403: a read-only API key may read (A-ERROR-CODES).
+    let door = match request.endpoint.method() {
+        Method::Get => matches!(answer.status, 401 | 429),
+        _ => answered_at_the_door(answer),
+    };
+    // Whether the merchant has the object, and what else may come before the 404.
+    let (known, before) = match &request.endpoint {
+        Endpoint::GetPayment { payment_id } => (owned(store, owner, *payment_id).is_some(), false),
+        Endpoint::GetRefund { refund_id } => (owned_refund(store, owner, *refund_id), false),
+        Endpoint::ConfirmPayment { payment_id, .. } | Endpoint::CancelPayment { payment_id } => (
+            owned(store, owner, *payment_id).is_some(),
+            key_rejection(answer),
+        ),
+        Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } => match b.payment_id {
+            Some(payment_id) => (
+                owned(store, owner, payment_id).is_some(),
+                answer.status == 400,
+            ),
+            None => return None,
+        },
         Endpoint::Other { .. } => {
             let missing = matches!(
                 answer.error_code(),
                 Some(ErrorCode::ResourceMissing | ErrorCode::MethodNotAllowed)
             );
-            (!missing && !door && answer.status != 403).then(miss)
+            return (!missing && !answered_at_the_door(answer)).then(miss);
         }
+        _ => return None,
+    };
+    let wrong = if known {
+        not_found
+    } else {
+        !not_found && !door && !before
+    };
+    wrong.then(|| match named_payment(&request.endpoint) {
+        Some(id) => miss().about(id, None, owned(store, owner, id).map(Shown::of_store)),
+        None => miss(),
+    })
+}
+
+/// The merchant has the refund `id` (its merchant and environment).
+fn owned_refund(store: &Store<'_>, owner: Owner, id: RefundId) -> bool {
+    owner.is_some_and(|(merchant, environment)| {
+        store
+            .refunds
+            .refunds
+            .get(&id)
+            .is_some_and(|r| r.merchant == merchant && r.environment == environment)
+    })
+}
+
+/// The Payment a GET, confirm or cancel names in its path, or a refund in its body.
+fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
+    match endpoint {
+        Endpoint::GetPayment { payment_id }
+        | Endpoint::ConfirmPayment { payment_id, .. }
+        | Endpoint::CancelPayment { payment_id } => Some(*payment_id),
+        Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } => b.payment_id,
         _ => None,
     }
 }
@@ -119,15 +163,12 @@ pub(super) fn judge_related(
         ErrorCode::OrderNoConflict => {
             let order = order_no(&request.endpoint)?;
             let (merchant, environment) = owner?;
-            let existing = store.attempts.payments.iter().find(|(_, p)| {
-                p.merchant == merchant
-                    && p.environment == environment
-                    && p.merchant_order_no == *order
-            });
-            match existing {
-                Some((id, _)) => related == Some(ResourceId::Payment(*id)),
-                None => related.is_some(),
-            }
+            let existing = store
+                .attempts
+                .payment_by_order(merchant, environment, order);
+            // ORDER-01: the conflict is with the Payment holding the number; with none in
+            // the store there is nothing to conflict with.
+            existing.is_some_and(|(id, _)| related == Some(ResourceId::Payment(*id)))
         }
         ErrorCode::PaymentInProgress => match &request.endpoint {
             Endpoint::ConfirmPayment { payment_id, .. } => {
@@ -146,7 +187,11 @@ pub(super) fn judge_related(
 }
 
 /// The refund the store holds under the refund number a refund request carries.
-fn refund_of_number(request: &ApiRequest, owner: Owner, store: &Store<'_>) -> Option<RefundId> {
+pub(super) fn refund_of_number(
+    request: &ApiRequest,
+    owner: Owner,
+    store: &Store<'_>,
+) -> Option<RefundId> {
     let Endpoint::CreateRefund {
         body: Json::Parsed(b),
     } = &request.endpoint
@@ -202,11 +247,10 @@ pub(super) fn judge_query(
         }
         (Endpoint::ListPayments { merchant_order_no }, ResponseBody::Payments { data }) => {
             let (merchant, environment) = owner?;
-            let existing = store.attempts.payments.iter().find(|(_, p)| {
-                p.merchant == merchant
-                    && p.environment == environment
-                    && p.merchant_order_no == *merchant_order_no
-            });
+            let existing =
+                store
+                    .attempts
+                    .payment_by_order(merchant, environment, merchant_order_no);
             match (existing, data.as_slice()) {
                 (None, []) => None,
                 (Some((id, _)), [p]) if p.id == *id => (!agrees(p)).then(|| misshown(p)),
@@ -425,5 +469,64 @@ pub(super) fn judge_webhook(
     }
     if shown.version == stored.version && shown.attempts != stored.attempts {
         found(Slot::Attempts, m);
+    }
+}
+
+/// WEBHOOK-01, A-VERSION: a change the store makes to a refund raises its version (its
+/// status is what a merchant sees of it); the version never goes back.
+pub(super) fn judge_refund_change(
+    refund: RefundId,
+    stored: &StoredRefund,
+    store: &Store<'_>,
+    found: &mut dyn FnMut(Slot, Misanswer),
+) {
+    let before = store.refunds.refunds.get(&refund);
+    let unversioned = match before {
+        Some(b) => {
+            stored.version < b.version || (stored.version == b.version && stored.status != b.status)
+        }
+        None => stored.version == 0,
+    };
+    if unversioned {
+        found(
+            Slot::Version,
+            refund_misanswer(None, before, (refund, stored.status, stored.version)),
+        );
+    }
+}
+
+/// A refund webhook of the store's current version shows the stored status; none shows a
+/// version the store has not reached.
+pub(super) fn judge_refund_webhook(
+    r: &RefundView,
+    store: &Store<'_>,
+    found: &mut dyn FnMut(Slot, Misanswer),
+) {
+    let Some(stored) = store.refunds.refunds.get(&r.id) else {
+        return;
+    };
+    if r.version > stored.version || (r.version == stored.version && r.status != stored.status) {
+        found(
+            Slot::Version,
+            refund_misanswer(None, Some(stored), (r.id, r.status, r.version)),
+        );
+    }
+}
+
+/// A misanswer about a refund (a store change or a webhook: no request, no status).
+fn refund_misanswer(
+    request: Option<RequestId>,
+    stored: Option<&StoredRefund>,
+    shown: (RefundId, RefundStatus, u32),
+) -> Misanswer {
+    Misanswer {
+        request,
+        status: 0,
+        code: None,
+        payment: None,
+        shown: None,
+        stored: None,
+        refund: Some(shown),
+        stored_refund: stored.map(|s| (s.status, s.version)),
     }
 }

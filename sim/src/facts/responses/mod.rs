@@ -9,13 +9,16 @@
 //! and waits in flight) and the first witness of each misanswer, so it adds no states to
 //! a run of a platform that answers as the contract says.
 
+mod foreign;
 mod judge;
 
 use super::attempts::Attempts;
 use super::refunds::Refunds;
+use foreign::{judge_foreign_list, judge_foreign_webhook};
 use judge::{
-    judge_any_answer, judge_key, judge_not_found, judge_query, judge_related, judge_store_change,
-    judge_webhook, order_no, owned,
+    judge_any_answer, judge_key, judge_not_found, judge_query, judge_refund_change,
+    judge_refund_webhook, judge_related, judge_store_change, judge_webhook, order_no, owned,
+    refund_of_number,
 };
 use payhub_model::event::{Handling, Owner, ScopeKey, StoredPayment, What};
 use payhub_model::{
@@ -81,6 +84,9 @@ pub struct Responses {
     /// resolution_status are no row of the contract's status table, or with next_action
     /// other than exactly when requires_action (RES-05).
     pub off_the_status_table: Option<Box<Misanswer>>,
+    /// SCOPE-01, SCOPE-02: the first list answer or webhook showing a Payment or refund
+    /// the store holds for another merchant or environment than the one it is shown to.
+    pub foreign_shown: Option<Box<Misanswer>>,
 }
 
 /// The platform's store as the facts mirror it when an event is judged: the attempts
@@ -255,6 +261,7 @@ enum Slot {
     Query,
     Branch,
     Table,
+    Foreign,
 }
 
 /// The witness of `slot` in a family, borrowed as `place` says (`&self`, `&mut self`).
@@ -275,6 +282,7 @@ macro_rules! witness {
             Slot::Query => $($place)+.query_unknown_state,
             Slot::Branch => $($place)+.branch_misanswered,
             Slot::Table => $($place)+.off_the_status_table,
+            Slot::Foreign => $($place)+.foreign_shown,
         }
     };
 }
@@ -394,6 +402,7 @@ impl Responses {
             } => {
                 judge_any_answer(*id, response, store, found);
                 let Some(route) = route else { return };
+                judge_foreign_list(*id, response, route.owner, store, found);
                 if let Some(scope) = &route.scope {
                     self.judge_post_answer(*id, scope, response, store, found);
                 }
@@ -401,14 +410,16 @@ impl Responses {
             What::PaymentStored { payment, stored } => {
                 judge_store_change(*payment, stored, store, found)
             }
-            What::WebhookEmitted {
-                event:
-                    payhub_model::WebhookEvent {
-                        object: WebhookObject::Payment(p),
-                        ..
-                    },
-                ..
-            } => judge_webhook(p, store, found),
+            What::RefundStored { refund, stored } => {
+                judge_refund_change(*refund, stored, store, found)
+            }
+            What::WebhookEmitted { event, .. } => {
+                judge_foreign_webhook(event, store, found);
+                match &event.object {
+                    WebhookObject::Refund(r) => judge_refund_webhook(r, store, found),
+                    WebhookObject::Payment(p) => judge_webhook(p, store, found),
+                }
+            }
             _ => {}
         }
     }
@@ -433,6 +444,14 @@ impl Responses {
             found(Slot::SuccessCode, miss());
         }
         if answer.status == 201 && !creates(&request.endpoint) {
+            found(Slot::SuccessCode, miss());
+        }
+        // REPLAY-03: a create whose step created its Payment is its first execution:
+        // 201, or 202 while the upstream has not answered.
+        let first = matches!(request.endpoint, Endpoint::CreatePayment { .. })
+            && self.created_now.is_some()
+            && !nothing_done;
+        if first && answer.is_success() && !matches!(answer.status, 201 | 202) {
             found(Slot::SuccessCode, miss());
         }
         judge_key(request, answer, &mut |m| found(Slot::Key, m), miss);
@@ -484,11 +503,10 @@ impl Responses {
             Endpoint::CreatePayment { .. } => {
                 let order = order_no(&request.endpoint)?;
                 let (merchant, environment) = owner?;
-                let (existing, _) = store.attempts.payments.iter().find(|(_, p)| {
-                    p.merchant == merchant
-                        && p.environment == environment
-                        && p.merchant_order_no == *order
-                })?;
+                let (existing, _) =
+                    store
+                        .attempts
+                        .payment_by_order(merchant, environment, order)?;
                 // Its own first execution created it: no S4 point.
                 if self.created_now == Some(*existing) {
                     return None;
@@ -506,6 +524,20 @@ impl Responses {
                     _ => !answer.is_success(),
                 };
                 (!right).then(|| miss().about(*existing, None, None))
+            }
+            // A-REFUND-NO-BRANCH, A-REFUND-NO-PARAMS: a used refund number (the step
+            // created nothing) gets 409 refund_no_conflict, or 200 with the Refund that
+            // holds it, never another Refund nor a new one.
+            Endpoint::CreateRefund { .. } => {
+                let existing = refund_of_number(request, owner, store)?;
+                if handling.store_changed || executed(handling) {
+                    return None;
+                }
+                let right = match &answer.body {
+                    ResponseBody::Refund(r) => answer.status == 200 && r.id == existing,
+                    _ => !answer.is_success(),
+                };
+                (!right).then(miss)
             }
             Endpoint::ConfirmPayment { payment_id, .. } => {
                 let p = owned(store, owner, *payment_id)?;
@@ -579,7 +611,10 @@ impl Responses {
         // REPLAY-03: a create's own execution is answered 201, or 202 while the upstream
         // has not answered.
         let executor = self.executing.get(scope) == Some(&id);
-        let create = scope.method == Method::Post && scope.path == "/v1/payments";
+        // A-STATUS-CODES: a checkout session's and a refund's first execution too.
+        let create = scope.method == Method::Post
+            && ["/v1/payments", "/v1/checkout/sessions", "/v1/refunds"]
+                .contains(&scope.path.as_str());
         if executor && create && response.is_success() && !matches!(response.status, 201 | 202) {
             found(Slot::SuccessCode, miss());
         }
@@ -587,12 +622,17 @@ impl Responses {
 }
 
 impl Responses {
-    /// CONC-03: an execution under `scope`'s Idempotency-Key is in flight. Only the key
-    /// is compared: whether the answer crossed into another merchant's, environment's or
-    /// Payment's scope is judged by scopes-never-interfere and
-    /// answers-name-the-requested-payment; this family judges when, not whose.
+    /// CONC-03, SCOPE-01: an execution under `scope`'s Idempotency-Key is in flight for
+    /// the same merchant and environment. A second merchant's (or the live environment's)
+    /// execution under the same key is another scope: an operation_in_progress for it is
+    /// the interference SCOPE-01 rules out, and no other property sees it (a 409 carries
+    /// no object). The method and path are not compared: a crossed endpoint or Payment
+    /// is left to answers-name-the-requested-payment, which sees the crossed object when
+    /// the request is answered with it (the zoo's scope_without_payment_in_path).
     fn in_flight(&self, scope: &ScopeKey) -> bool {
-        self.executing.keys().any(|s| s.key == scope.key)
+        self.executing.keys().any(|s| {
+            s.key == scope.key && s.merchant == scope.merchant && s.environment == scope.environment
+        })
     }
 }
 

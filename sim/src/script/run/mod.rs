@@ -188,6 +188,7 @@ impl<'s> Runner<'s> {
             exchanges: self.exchanges,
             results: self.results,
             violation,
+            violation_rules: Vec::new(),
             expected_violation: script.expected_violation.as_ref().map(|(n, _)| n.clone()),
             error,
             world: self.world,
