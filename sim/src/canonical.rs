@@ -15,8 +15,8 @@
 //! `origins` and `awaiting` (keyed by id), the platform (`Platform::request_ids`:
 //! pending exchanges, executing idempotency records, sync-wait timers) and the
 //! facts: the exchange executing each scope and those waiting (response facts), and,
-//! as the first witness of a breach, seven fields of the money facts, one of the
-//! client facts and the fourteen misanswers of the response facts. The test `renaming_reaches_every_request_id` (properties/tests/reduction.rs)
+//! as the first witness of a breach, seven fields of the money facts (and the requests they follow waiting), one of the
+//! client facts and the fifteen misanswers of the response facts. The test `renaming_reaches_every_request_id` (properties/tests/reduction.rs)
 //! checks that the renamed copy's debug rendering holds no other id.
 //!
 //! Why it is sound. Let `S` and `T` have the same canonical form: then `T = r(S)` for
@@ -136,6 +136,7 @@ fn witnesses(facts: &crate::facts::Facts, out: &mut dyn FnMut(&RequestId)) {
     .into_iter()
     .flatten()
     .for_each(&mut *out);
+    m.waiting.keys().for_each(&mut *out);
     let r = &facts.responses;
     r.executing.values().for_each(&mut *out);
     r.waiting.iter().for_each(&mut *out);
@@ -148,7 +149,7 @@ fn witnesses(facts: &crate::facts::Facts, out: &mut dyn FnMut(&RequestId)) {
 
 /// The response facts' first misanswers, every field by name: a field added to
 /// `Responses` must be placed here too.
-fn misanswers(r: &Responses) -> [&Option<Box<Misanswer>>; 14] {
+fn misanswers(r: &Responses) -> [&Option<Box<Misanswer>>; 15] {
     let Responses {
         executing: _,
         waiting: _,
@@ -167,6 +168,7 @@ fn misanswers(r: &Responses) -> [&Option<Box<Misanswer>>; 14] {
         off_the_status_table,
         wrong_5xx,
         cancel_202_changed,
+        foreign_shown,
     } = r;
     [
         stale_answer,
@@ -183,6 +185,7 @@ fn misanswers(r: &Responses) -> [&Option<Box<Misanswer>>; 14] {
         off_the_status_table,
         wrong_5xx,
         cancel_202_changed,
+        foreign_shown,
     ]
 }
 
@@ -197,8 +200,13 @@ fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -
         m.replay_as_new_business,
         m.answered_other_payment,
     ];
-    if money.iter().any(Option::is_some) {
+    if money.iter().any(Option::is_some) || !m.waiting.is_empty() {
         let m = &mut *facts.money;
+        m.waiting = m
+            .waiting
+            .iter()
+            .map(|(id, w)| (rank(*id), w.clone()))
+            .collect();
         for id in [
             &mut m.rejected_but_executed,
             &mut m.replay_mismatch,
@@ -245,6 +253,7 @@ fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -
             off_the_status_table,
             wrong_5xx,
             cancel_202_changed,
+            foreign_shown,
             ..
         } = r;
         for m in [
@@ -262,6 +271,7 @@ fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -
             off_the_status_table,
             wrong_5xx,
             cancel_202_changed,
+            foreign_shown,
         ]
         .into_iter()
         .flatten()

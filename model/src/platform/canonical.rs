@@ -54,18 +54,16 @@ impl Platform {
             .iter()
             .any(|(_, t)| matches!(t, Timer::SyncWait(_) | Timer::WaitTimeout(_)));
         if renames_a_timer {
-            self.timers = self
-                .timers
-                .iter()
-                .map(|(at, timer)| {
-                    let timer = match timer {
-                        Timer::SyncWait(id) => Timer::SyncWait(rename(*id)),
-                        Timer::WaitTimeout(id) => Timer::WaitTimeout(rename(*id)),
-                        other => other.clone(),
-                    };
-                    (*at, timer)
-                })
-                .collect();
+            let mut timers = crate::cow::Schedule::new();
+            for (at, timer) in self.timers.iter() {
+                let timer = match timer {
+                    Timer::SyncWait(id) => Timer::SyncWait(rename(*id)),
+                    Timer::WaitTimeout(id) => Timer::WaitTimeout(rename(*id)),
+                    other => other.clone(),
+                };
+                timers.insert(*at, timer);
+            }
+            self.timers = timers;
         }
     }
 }
