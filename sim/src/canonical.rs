@@ -202,11 +202,7 @@ fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -
     ];
     if money.iter().any(Option::is_some) || !m.waiting.is_empty() {
         let m = &mut *facts.money;
-        m.waiting = m
-            .waiting
-            .iter()
-            .map(|(id, w)| (rank(*id), w.clone()))
-            .collect();
+        m.waiting = m.waiting.iter().map(|(id, w)| (rank(*id), *w)).collect();
         for id in [
             &mut m.rejected_but_executed,
             &mut m.replay_mismatch,
