@@ -1,0 +1,244 @@
+//! The sandbox's control endpoints: the test clock, the session reset, the fault plan,
+//! the rate-limit and pause controls, the payer's authentication and the load fill.
+
+use super::*;
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdvanceBody {
+    by: String,
+}
+
+fn bad(message: impl std::fmt::Display) -> Response {
+    let body = serde_json::json!({ "error": { "code": "invalid_request", "message": message.to_string(), "retryable": false } });
+    respond(HttpReply::json(400, body.to_string()))
+}
+
+/// Reads a control endpoint's JSON body.
+async fn control_body<T: serde::de::DeserializeOwned>(req: Request) -> Result<T, Response> {
+    let (parts, body) = req.into_parts();
+    let bytes = read_body(&parts.headers, body).await.map_err(respond)?;
+    serde_json::from_slice(&bytes).map_err(|e| bad(format!("bad JSON body: {e}")))
+}
+
+/// `POST /__sandbox/clock/advance {"by":"8d"}`: returns once every timer due has fired.
+pub(super) async fn advance(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = q.index();
+    let body: AdvanceBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let Some(by) = payhub_sim::script::parse_duration(&body.by) else {
+        return bad(format!(
+            "'{}' is not a duration (250ms, 15s, 2min, 4h, 8d)",
+            body.by
+        ));
+    };
+    // A delivery already on its way is settled first (its acknowledgement recorded at
+    // the time it was answered), so the jump cannot make it look unanswered.
+    settle_webhooks(&edge, ns).await;
+    let advanced = edge.with_core(ns, |core, _| core.advance(by));
+    // Returns once every webhook due has been delivered (or lost) too.
+    settle_webhooks(&edge, ns).await;
+    match advanced {
+        Some(Ok(now)) => {
+            let json = serde_json::json!({ "now": now.to_string(), "now_ms": now.0 });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
+}
+
+/// Delivers the webhooks in flight until none is left (at most 10 s).
+async fn settle_webhooks(edge: &Arc<Edge>, ns: usize) {
+    for _ in 0..1_000 {
+        flush_webhooks(edge, ns).await;
+        if edge.with_core(ns, |core, _| core.webhooks_settled()) != Some(false) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
+pub(super) async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_namespace(ns, |n, now| {
+        n.core.reset(now);
+        if let Some(file) = &mut n.tape {
+            file.restart();
+        }
+        HttpReply::json(200, "{\"reset\":true}".into())
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `GET /__sandbox/faults`: the plan in force.
+pub(super) async fn faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
+    let ns = q.index();
+    let reply = edge.with_core(ns, |core, _| {
+        let json = serde_json::to_string(core.plan()).unwrap_or_default();
+        HttpReply::json(200, json)
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+/// `POST /__sandbox/faults`: replaces the plan (its counts start again).
+pub(super) async fn set_faults(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = q.index();
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(&parts.headers, body).await {
+        Ok(b) => b,
+        Err(r) => return respond(r),
+    };
+    let plan = match std::str::from_utf8(&bytes)
+        .map_err(|_| "not UTF-8".to_owned())
+        .and_then(Plan::from_json)
+    {
+        Ok(p) => p,
+        Err(e) => return bad(e),
+    };
+    let reply = edge.with_core(ns, |core, _| {
+        core.set_plan(plan);
+        let json = serde_json::to_string(core.plan()).unwrap_or_default();
+        HttpReply::json(200, json)
+    });
+    reply.map_or_else(crashed, respond)
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ControlsBody {
+    #[serde(default)]
+    rate_limited: Option<bool>,
+    #[serde(default)]
+    paused: Option<bool>,
+}
+
+/// `POST /__sandbox/controls?merchant=N {"rate_limited":true}` / `{"paused":true}`: the
+/// platform's own rate limit of merchant N (429 with `Retry-After`) or its paused
+/// channel (503 `temporarily_unavailable`), on until switched off (or a reset).
+pub(super) async fn controls(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    use payhub_model::{Control, MerchantId};
+    let ns = q.index();
+    let merchant = MerchantId(q.merchant.unwrap_or(1));
+    let body: ControlsBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let mut switches = Vec::new();
+    if let Some(on) = body.rate_limited {
+        switches.push(Control::SetRateLimited { merchant, on });
+    }
+    if let Some(on) = body.paused {
+        switches.push(Control::SetChannelPaused { on });
+    }
+    if switches.is_empty() {
+        return bad("nothing to switch: give \"rate_limited\" or \"paused\" (true or false)");
+    }
+    let done = edge.with_core(ns, |core, now| {
+        switches.into_iter().try_for_each(|c| core.control(now, c))
+    });
+    match done {
+        Some(Ok(())) => {
+            let json =
+                serde_json::json!({ "rate_limited": body.rate_limited, "paused": body.paused });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthenticateBody {
+    payment_id: PaymentId,
+    #[serde(default = "yes")]
+    ok: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /__sandbox/authenticate {"payment_id":"pay_demo_001","ok":true}`: the payer
+/// completes (or fails) 3-D Secure for a test card C charge.
+pub(super) async fn authenticate(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = q.index();
+    let body: AuthenticateBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    match edge.with_core(ns, |core, _| core.authenticate(body.payment_id, body.ok)) {
+        Some(Ok(attempt)) => {
+            let json = serde_json::json!({ "attempt_id": attempt, "ok": body.ok });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FillBody {
+    payments: usize,
+}
+
+/// Payments one call of `fill` creates under the lock; the lock is released between.
+const FILL_CHUNK: usize = 1_000;
+/// The most one `POST /__sandbox/fill` creates.
+const FILL_MAX: usize = 1_000_000;
+
+/// `POST /__sandbox/fill {"payments":N}`: N more Payments in the session (the load
+/// benchmark's setup), in chunks, so that other requests are answered in between.
+pub(super) async fn fill(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = q.index();
+    let body: FillBody = match control_body(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    if body.payments > FILL_MAX {
+        return bad(format!("at most {FILL_MAX} Payments per call"));
+    }
+    let mut left = body.payments;
+    let held = loop {
+        let chunk = left.min(FILL_CHUNK);
+        let held = match edge.with_core(ns, |core, now| core.fill(now, chunk)) {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => return bad(e),
+            None => return crashed(),
+        };
+        left -= chunk;
+        if left == 0 {
+            break held;
+        }
+        tokio::task::yield_now().await;
+    };
+    respond(HttpReply::json(
+        200,
+        serde_json::json!({ "held": held }).to_string(),
+    ))
+}
