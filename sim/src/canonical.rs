@@ -31,11 +31,55 @@
 //! properties read an id only as "some witness" (and the counterexample's detail comes
 //! from the unreduced search), so every future has the same verdicts.
 
-use crate::facts::responses::{Misanswer, Responses};
+use crate::facts::responses::Responses;
 use crate::network::Payload;
 use crate::world::World;
 use payhub_model::RequestId;
 use smallvec::SmallVec;
+
+/// The response facts' first misanswers, every field by name (a field added to
+/// `Responses` must be placed here too): `&` or `&mut` references, as `$r` is.
+macro_rules! misanswers {
+    ($r:expr) => {{
+        let Responses {
+            executing: _,
+            waiting: _,
+            created_now: _,
+            stale_answer,
+            wrong_success_code,
+            retry_after_missing,
+            key_misjudged,
+            not_found_misjudged,
+            related_misnamed,
+            miscounted_attempts,
+            unversioned_change,
+            in_progress_without_execution,
+            query_unknown_state,
+            branch_misanswered,
+            off_the_status_table,
+            wrong_5xx,
+            cancel_202_changed,
+            foreign_shown,
+        } = $r;
+        [
+            stale_answer,
+            wrong_success_code,
+            retry_after_missing,
+            key_misjudged,
+            not_found_misjudged,
+            related_misnamed,
+            miscounted_attempts,
+            unversioned_change,
+            in_progress_without_execution,
+            query_unknown_state,
+            branch_misanswered,
+            off_the_status_table,
+            wrong_5xx,
+            cancel_202_changed,
+            foreign_shown,
+        ]
+    }};
+}
 
 /// The ids a world holds, sorted, each once.
 type Held = SmallVec<[RequestId; 16]>;
@@ -140,53 +184,11 @@ fn witnesses(facts: &crate::facts::Facts, out: &mut dyn FnMut(&RequestId)) {
     let r = &facts.responses;
     r.executing.values().for_each(&mut *out);
     r.waiting.iter().for_each(&mut *out);
-    misanswers(r)
+    misanswers!(&**r)
         .into_iter()
         .flatten()
         .filter_map(|m| m.request.as_ref())
         .for_each(out);
-}
-
-/// The response facts' first misanswers, every field by name: a field added to
-/// `Responses` must be placed here too.
-fn misanswers(r: &Responses) -> [&Option<Box<Misanswer>>; 15] {
-    let Responses {
-        executing: _,
-        waiting: _,
-        created_now: _,
-        stale_answer,
-        wrong_success_code,
-        retry_after_missing,
-        key_misjudged,
-        not_found_misjudged,
-        related_misnamed,
-        miscounted_attempts,
-        unversioned_change,
-        in_progress_without_execution,
-        query_unknown_state,
-        branch_misanswered,
-        off_the_status_table,
-        wrong_5xx,
-        cancel_202_changed,
-        foreign_shown,
-    } = r;
-    [
-        stale_answer,
-        wrong_success_code,
-        retry_after_missing,
-        key_misjudged,
-        not_found_misjudged,
-        related_misnamed,
-        miscounted_attempts,
-        unversioned_change,
-        in_progress_without_execution,
-        query_unknown_state,
-        branch_misanswered,
-        off_the_status_table,
-        wrong_5xx,
-        cancel_202_changed,
-        foreign_shown,
-    ]
 }
 
 fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -> RequestId) {
@@ -224,7 +226,7 @@ fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -
     let r = &facts.responses;
     let holds = !r.executing.is_empty()
         || !r.waiting.is_empty()
-        || misanswers(r)
+        || misanswers!(&**r)
             .into_iter()
             .flatten()
             .any(|m| m.request.is_some());
@@ -234,44 +236,7 @@ fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -
             *id = rank(*id);
         }
         r.waiting = r.waiting.iter().map(|id| rank(*id)).collect();
-        let Responses {
-            stale_answer,
-            wrong_success_code,
-            retry_after_missing,
-            key_misjudged,
-            not_found_misjudged,
-            related_misnamed,
-            miscounted_attempts,
-            unversioned_change,
-            in_progress_without_execution,
-            query_unknown_state,
-            branch_misanswered,
-            off_the_status_table,
-            wrong_5xx,
-            cancel_202_changed,
-            foreign_shown,
-            ..
-        } = r;
-        for m in [
-            stale_answer,
-            wrong_success_code,
-            retry_after_missing,
-            key_misjudged,
-            not_found_misjudged,
-            related_misnamed,
-            miscounted_attempts,
-            unversioned_change,
-            in_progress_without_execution,
-            query_unknown_state,
-            branch_misanswered,
-            off_the_status_table,
-            wrong_5xx,
-            cancel_202_changed,
-            foreign_shown,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for m in misanswers!(r).into_iter().flatten() {
             if let Some(id) = &mut m.request {
                 *id = rank(*id);
             }
