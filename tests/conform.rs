@@ -24,6 +24,26 @@ fn json(o: &std::process::Output) -> Value {
     serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
 
+/// `conform --kill-matrix` over `mutants` with `profile` and `seeds`, in JSON: its rows,
+/// after checking it ended without a panic and with exit 0.
+fn kill_matrix(profile: &str, mutants: &str, seeds: &str) -> Vec<Value> {
+    let o = run(&[
+        "conform",
+        "--profile",
+        profile,
+        "--kill-matrix",
+        "--mutants",
+        mutants,
+        "--seeds",
+        seeds,
+        "--format",
+        "json",
+    ]);
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    json(&o).as_array().unwrap().clone()
+}
+
 #[test]
 fn conform_the_reference_sandbox_passes_50_cases_with_proxy_faults() {
     let s = Serve::start("conform-ref", &["--clock", "manual"]);
@@ -163,22 +183,11 @@ fn conform_finds_the_planted_race_with_concurrent_same_key_creates() {
 
 #[test]
 fn conform_kill_matrix_over_http_for_a_subset_of_the_zoo() {
-    let o = run(&[
-        "conform",
-        "--profile",
+    let rows = kill_matrix(
         PROFILE,
-        "--kill-matrix",
-        "--mutants",
         "card_in_fingerprint,scope_without_route,replay_answers_created,fourth_attempt,retention_expires_early",
-        "--seeds",
         "0..300",
-        "--format",
-        "json",
-    ]);
-    no_panic(&o);
-    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
-    let rows = json(&o);
-    let rows = rows.as_array().unwrap();
+    );
     assert_eq!(rows.len(), 5);
     for r in rows {
         assert_eq!(r["found"], true, "{r}");
@@ -257,22 +266,11 @@ const SHARED_PROFILE: &str = "docs/profiles/sandbox-shared.json";
 /// the six mutants only those show are found over HTTP, each in the setup that shows it.
 #[test]
 fn conform_kill_matrix_finds_the_mutants_that_need_controls_a_late_cancel_or_shared_merchants() {
-    let o = run(&[
-        "conform",
-        "--profile",
+    let rows = kill_matrix(
         PROFILE,
-        "--kill-matrix",
-        "--mutants",
         "rate_limit_binds_key,rate_limit_without_retry_after,pause_creates_payment,pause_answers_internal_error,cancel_accepted_marks_canceled,scope_without_merchant",
-        "--seeds",
         "0..300",
-        "--format",
-        "json",
-    ]);
-    no_panic(&o);
-    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
-    let rows = json(&o);
-    let rows = rows.as_array().unwrap();
+    );
     assert_eq!(rows.len(), 6);
     for r in rows {
         assert_eq!(r["found"], true, "{r}");
@@ -296,24 +294,12 @@ fn conform_kill_matrix_says_why_a_profile_without_controls_is_blind() {
         .unwrap()
         .retain(|c| c["outcome"] != "slow_cancel");
     let profile = temp("conform-no-controls.json", &p.to_string());
-    let o = run(&[
-        "conform",
-        "--profile",
+    let rows = kill_matrix(
         profile.to_str().unwrap(),
-        "--kill-matrix",
-        "--mutants",
         "rate_limit_binds_key,pause_answers_internal_error,cancel_accepted_marks_canceled",
-        "--seeds",
         "0..15",
-        "--format",
-        "json",
-    ]);
-    no_panic(&o);
-    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
-    let rows = json(&o);
+    );
     let reasons: Vec<&str> = rows
-        .as_array()
-        .unwrap()
         .iter()
         .map(|r| {
             assert_eq!(r["found"], false, "{r}");
