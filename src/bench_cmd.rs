@@ -100,6 +100,11 @@ const GROWTH_SEARCHES: &[(&str, &[&str])] = &[
         "dfs, requests",
         &["--search", "dfs", "--reduce", "requests"],
     ),
+    ("dfs, por", &["--search", "dfs", "--reduce", "por"]),
+    (
+        "dfs, requests+por",
+        &["--search", "dfs", "--reduce", "requests,por"],
+    ),
 ];
 
 #[derive(Debug, Serialize)]
@@ -296,6 +301,10 @@ fn check_here(
         },
         canonical_ids: args.reduce.contains(&crate::check_cmd::Reduction::Ids),
         canonical_requests: args.reduce.contains(&crate::check_cmd::Reduction::Requests),
+        partial_order: args
+            .reduce
+            .contains(&crate::check_cmd::Reduction::Por)
+            .then_some(payhub_properties::checker::INERT_FIRST),
         bitstate: None,
         interrupted: None,
     };

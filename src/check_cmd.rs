@@ -40,7 +40,8 @@ pub struct CheckArgs {
     #[arg(long, value_parser = orders)]
     pub orders: Option<u8>,
     /// State-space reductions: ids (message ids do not tell states apart), requests
-    /// (request ids neither: renumbered by rank; implies ids).
+    /// (request ids neither: renumbered by rank; implies ids), por (answers nobody
+    /// awaits are delivered first, in one order only).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub reduce: Vec<Reduction>,
     /// The search order: bfs (level by level; shortest depths) or dfs (memory is the
@@ -140,6 +141,10 @@ pub enum Reduction {
     Ids,
     /// Request ids renumbered by rank among those a state holds (implies ids).
     Requests,
+    /// Partial-order reduction: an answer nobody awaits any more (a late one, a
+    /// crashed process's, a network copy's) is delivered before anything else, in one
+    /// order only (`sim/src/inert.rs`).
+    Por,
 }
 
 /// `--search`.
@@ -227,6 +232,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         },
         canonical_ids: args.reduce.contains(&Reduction::Ids),
         canonical_requests: args.reduce.contains(&Reduction::Requests),
+        partial_order: args
+            .reduce
+            .contains(&Reduction::Por)
+            .then_some(payhub_properties::checker::INERT_FIRST),
         bitstate: args.bitstate,
         interrupted: Some(crate::interrupt::requested),
     };

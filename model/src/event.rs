@@ -259,6 +259,14 @@ pub enum What {
         to: u8,
         response: ApiResponse,
     },
+    /// A response reaches client node `to`, which no longer awaits exchange `id` (it
+    /// gave up on it (TIMEOUT-01) or crashed, or the exchange is a copy the network
+    /// made): the connection is gone and nothing reads it, so it is no input.
+    DeliveredUnread {
+        id: RequestId,
+        to: u8,
+        response: ApiResponse,
+    },
     /// A response reaches merchant node `to`, of which the source (a recorded log)
     /// kept the status and `Retry-After` but no body in the contract's shape.
     DeliveredStatus {

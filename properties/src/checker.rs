@@ -43,7 +43,17 @@ pub struct PresetModel {
     reached: [AtomicU64; 2],
     /// [`Registration::Only`]: the first violating state was reported.
     first_reported: std::sync::atomic::AtomicBool,
+    /// `--reduce por`: a state where this names a message offers only its delivery (a
+    /// persistent set of one; for [`INERT_FIRST`] the argument is `payhub_sim`'s
+    /// `inert` module doc).
+    pub partial_order: Option<FirstDelivery>,
 }
+
+/// The message a partial-order reduction delivers first in a state, if any.
+pub type FirstDelivery = fn(&World) -> Option<payhub_sim::MsgId>;
+
+/// `--reduce por`: the first inert message (an answer nobody awaits any more).
+pub const INERT_FIRST: FirstDelivery = World::inert_message;
 
 /// How the preset's properties are handed to stateright.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +106,7 @@ impl PresetModel {
             violated: Default::default(),
             reached: Default::default(),
             first_reported: Default::default(),
+            partial_order: None,
         })
     }
 
@@ -207,6 +218,13 @@ impl Model for PresetModel {
     }
 
     fn actions(&self, state: &World, actions: &mut Vec<Choice>) {
+        if let Some(first) = self.partial_order
+            && let Some(msg) = first(state)
+        {
+            actions.clear();
+            actions.push(Choice::Deliver { msg, branch: None });
+            return;
+        }
         state.enabled(&self.preset.config, actions);
     }
 
@@ -311,10 +329,11 @@ pub fn search_by(
     stop_at_violation: bool,
     fp: &(dyn Fn(&World) -> u64 + Sync),
 ) -> Result<Searched, String> {
-    let model = PresetModel::with_registration(
+    let mut model = PresetModel::with_registration(
         preset.clone(),
         Registration::Combined { stop_at_violation },
     )?;
+    model.partial_order = search.partial_order;
     // Level-synchronous (`engine`): a depth bound is exact with any number of threads.
     let bounds = Bounds {
         total_states: limits.max_states,

@@ -29,6 +29,7 @@ mod clock;
 pub mod config;
 pub mod driver;
 pub mod facts;
+mod inert;
 mod merchants;
 pub mod network;
 mod platform_io;

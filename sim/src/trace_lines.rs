@@ -65,7 +65,8 @@ impl Trace {
                     self.push(at, p, p, What::Decision { text }, Some(*rule));
                 }
             }
-            ev::What::Delivered { id, to, response } => {
+            ev::What::Delivered { id, to, response }
+            | ev::What::DeliveredUnread { id, to, response } => {
                 let what = What::Response {
                     id: *id,
                     response: response.clone(),

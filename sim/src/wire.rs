@@ -41,10 +41,19 @@ impl World {
             Payload::Response { to, id, response } => {
                 self.net.take(msg);
                 let (to, id) = (*to, *id);
-                // A client node's answers are read by the facts (what it is handling).
-                if self.server(to).is_some() {
+                // A client node's answers are read by the facts (what it is handling),
+                // but only one it awaits reaches its code: the answer to a duplicated
+                // request, or to one it gave up on or lost in a crash, is not read
+                // (`response_to_client`) and is no input (`crate::inert`).
+                if self.server(to).is_some() && self.awaits(id) {
                     let response = response.clone();
                     self.emit(sink, What::Delivered { id, to, response });
+                } else if self.server(to).is_some() {
+                    self.note(sink, || What::DeliveredUnread {
+                        id,
+                        to,
+                        response: response.clone(),
+                    });
                 } else {
                     self.note(sink, || What::Delivered {
                         id,

@@ -40,6 +40,10 @@ pub struct Search {
     /// Canonical request ids too: request ids renumbered by rank, on top of the message
     /// multiset (`World::hash_canonical_requests`; implies `canonical_ids`).
     pub canonical_requests: bool,
+    /// Partial-order reduction: the message this names (an inert one,
+    /// [`super::INERT_FIRST`]) is delivered before anything else, in one order only. A
+    /// seam: the soundness test plants one that is not inert.
+    pub partial_order: Option<super::FirstDelivery>,
     /// SPIN's supertrace: a visited set of `2^n` bits instead of every fingerprint, in a
     /// depth-first search; the run is incomplete (exit 3) with the states it may have
     /// missed estimated, never a pass.
@@ -57,6 +61,9 @@ impl Search {
         }
         if self.canonical_requests {
             on.push("requests");
+        }
+        if self.partial_order.is_some() {
+            on.push("por");
         }
         on
     }
