@@ -291,8 +291,16 @@ fn check_here(
         ..ScopeChange::default()
     })?;
     if args.searcher == vs_stateright::Searcher::Stateright {
+        use crate::check_cmd::Reduction;
+        if args.reduce.iter().any(|r| *r != Reduction::Por) {
+            return Err("stateright's checker fingerprints the state as it is: of the reductions only --reduce por (the model's own actions) applies to it".into());
+        }
         let dfs = args.search == crate::check_cmd::SearchOrder::Dfs;
-        return vs_stateright::stateright_here(preset, dfs, runs);
+        let partial_order = args
+            .reduce
+            .contains(&Reduction::Por)
+            .then_some(payhub_properties::checker::INERT_FIRST);
+        return vs_stateright::stateright_here(preset, dfs, partial_order, runs);
     }
     let search = Search {
         order: match args.search {

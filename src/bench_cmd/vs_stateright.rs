@@ -24,14 +24,20 @@ pub enum Searcher {
     Stateright,
 }
 
-/// The searches compared, in the order printed: (searcher, order, threads).
-const SEARCHES: &[(Searcher, &str, usize)] = &[
-    (Searcher::Stateright, "bfs", 1),
-    (Searcher::Stateright, "dfs", 1),
-    (Searcher::Engine, "bfs", 1),
-    (Searcher::Engine, "dfs", 1),
-    (Searcher::Engine, "bfs", 2),
-    (Searcher::Engine, "dfs", 2),
+/// The searches compared, in the order printed: (searcher, order, threads, `--reduce`).
+/// The partial-order reduction lives in the model's actions, so stateright runs it too;
+/// the canonical fingerprints (`ids`, `requests`) are the engine's own.
+const SEARCHES: &[(Searcher, &str, usize, &str)] = &[
+    (Searcher::Stateright, "bfs", 1, ""),
+    (Searcher::Stateright, "dfs", 1, ""),
+    (Searcher::Engine, "bfs", 1, ""),
+    (Searcher::Engine, "dfs", 1, ""),
+    (Searcher::Engine, "bfs", 2, ""),
+    (Searcher::Engine, "dfs", 2, ""),
+    (Searcher::Stateright, "dfs", 1, "por"),
+    (Searcher::Engine, "dfs", 1, "por"),
+    (Searcher::Engine, "dfs", 1, "requests,por"),
+    (Searcher::Engine, "dfs", 2, "requests,por"),
 ];
 
 #[derive(Debug, Serialize)]
@@ -39,12 +45,18 @@ struct Row {
     searcher: Searcher,
     search: &'static str,
     threads: usize,
+    /// The reductions on (`--reduce`), empty for none.
+    reduce: &'static str,
     unique_states: usize,
     total_states: usize,
     seconds: f64,
     unique_states_per_second: f64,
-    /// Unique states per second over stateright's depth-first search's.
+    /// Unique states per second over stateright's unreduced depth-first search's.
     vs_stateright_dfs: f64,
+    /// stateright's unreduced depth-first search's seconds over this one's: the time to
+    /// the same verdicts (a reduction covers fewer states and judges alike,
+    /// `properties/tests/reduction.rs`).
+    verdicts_vs_stateright_dfs: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -52,26 +64,30 @@ struct Comparison {
     preset: String,
     runs: u32,
     rows: Vec<Row>,
-    /// The engine's 2-thread rate over its 1-thread rate, breadth-first and depth-first.
+    /// The engine's 2-thread rate over its 1-thread rate, breadth-first and depth-first
+    /// (unreduced), and depth-first with `--reduce requests,por`.
     speedup_bfs_1_to_2: f64,
     speedup_dfs_1_to_2: f64,
+    speedup_dfs_reduced_1_to_2: f64,
 }
 
 /// Runs a stateright checker on `preset` in this process, `runs` times; the median run.
 pub(super) fn stateright_here(
     preset: &payhub_properties::Preset,
     depth_first: bool,
+    partial_order: Option<payhub_properties::checker::FirstDelivery>,
     runs: u32,
 ) -> Result<CheckBench, String> {
     let mut seconds = Vec::new();
     let mut counts = None;
     for _ in 0..runs {
-        let model = PresetModel::with_registration(
+        let mut model = PresetModel::with_registration(
             preset.clone(),
             Registration::Combined {
                 stop_at_violation: false,
             },
         )?;
+        model.partial_order = partial_order;
         let started = Instant::now();
         let builder = model.checker().threads(1);
         let these = if depth_first {
@@ -111,47 +127,51 @@ pub(super) fn stateright_here(
 pub(super) fn compare(args: &BenchArgs) -> Result<ExitCode, String> {
     let name = args.preset.as_deref().unwrap_or("create-lossy");
     let mut measured = Vec::new();
-    for &(searcher, search, threads) in SEARCHES {
+    for &(searcher, search, threads, reduce) in SEARCHES {
         let searcher_flag = match searcher {
             Searcher::Engine => "engine",
             Searcher::Stateright => "stateright",
         };
-        let c = check_in_child_with(
-            name,
-            args,
-            threads,
-            &["--searcher", searcher_flag, "--search", search],
-        )?;
-        measured.push((searcher, search, threads, c));
+        let mut flags = vec!["--searcher", searcher_flag, "--search", search];
+        if !reduce.is_empty() {
+            flags.extend(["--reduce", reduce]);
+        }
+        let c = check_in_child_with(name, args, threads, &flags)?;
+        measured.push((searcher, search, threads, reduce, c));
     }
-    let dfs_rate = measured
+    let stateright_dfs = measured
         .iter()
-        .find(|(s, o, _, _)| *s == Searcher::Stateright && *o == "dfs")
-        .map(|m| m.3.unique_states_per_second)
-        .unwrap_or(f64::NAN);
-    let rate = |o: &str, t: usize| {
+        .find(|(s, o, _, r, _)| *s == Searcher::Stateright && *o == "dfs" && r.is_empty())
+        .map(|m| (m.4.unique_states_per_second, m.4.seconds))
+        .unwrap_or((f64::NAN, f64::NAN));
+    let rate = |o: &str, t: usize, reduce: &str| {
         measured
             .iter()
-            .find(|(s, so, st, _)| *s == Searcher::Engine && *so == o && *st == t)
-            .map(|m| m.3.unique_states_per_second)
+            .find(|(s, so, st, r, _)| {
+                *s == Searcher::Engine && *so == o && *st == t && *r == reduce
+            })
+            .map(|m| m.4.unique_states_per_second)
             .unwrap_or(f64::NAN)
     };
     let comparison = Comparison {
         preset: name.to_owned(),
         runs: args.runs,
-        speedup_bfs_1_to_2: rate("bfs", 2) / rate("bfs", 1),
-        speedup_dfs_1_to_2: rate("dfs", 2) / rate("dfs", 1),
+        speedup_bfs_1_to_2: rate("bfs", 2, "") / rate("bfs", 1, ""),
+        speedup_dfs_1_to_2: rate("dfs", 2, "") / rate("dfs", 1, ""),
+        speedup_dfs_reduced_1_to_2: rate("dfs", 2, "requests,por") / rate("dfs", 1, "requests,por"),
         rows: measured
             .into_iter()
-            .map(|(searcher, search, threads, c)| Row {
+            .map(|(searcher, search, threads, reduce, c)| Row {
                 searcher,
                 search,
                 threads,
+                reduce,
                 unique_states: c.unique_states,
                 total_states: c.total_states,
                 seconds: c.seconds,
                 unique_states_per_second: c.unique_states_per_second,
-                vs_stateright_dfs: c.unique_states_per_second / dfs_rate,
+                vs_stateright_dfs: c.unique_states_per_second / stateright_dfs.0,
+                verdicts_vs_stateright_dfs: stateright_dfs.1 / c.seconds,
             })
             .collect(),
     };
@@ -167,23 +187,27 @@ pub(super) fn compare(args: &BenchArgs) -> Result<ExitCode, String> {
             );
             for r in &comparison.rows {
                 println!(
-                    "    {:<10} {}  threads {}  {:>9} unique  {:>10} total  {:>7.2}s  {:>9.0} unique/s  {:>5.2}x stateright dfs",
+                    "    {:<10} {}  threads {}  {:<12}  {:>9} unique  {:>10} total  {:>7.2}s  {:>9.0} unique/s  {:>5.2}x stateright dfs's rate  {:>6.2}x its time to the verdicts",
                     match r.searcher {
                         Searcher::Engine => "engine",
                         Searcher::Stateright => "stateright",
                     },
                     r.search,
                     r.threads,
+                    if r.reduce.is_empty() { "-" } else { r.reduce },
                     r.unique_states,
                     r.total_states,
                     r.seconds,
                     r.unique_states_per_second,
-                    r.vs_stateright_dfs
+                    r.vs_stateright_dfs,
+                    r.verdicts_vs_stateright_dfs
                 );
             }
             println!(
-                "    engine 1 -> 2 threads: {:.2}x breadth-first, {:.2}x depth-first",
-                comparison.speedup_bfs_1_to_2, comparison.speedup_dfs_1_to_2
+                "    engine 1 -> 2 threads: {:.2}x breadth-first, {:.2}x depth-first, {:.2}x depth-first with requests,por",
+                comparison.speedup_bfs_1_to_2,
+                comparison.speedup_dfs_1_to_2,
+                comparison.speedup_dfs_reduced_1_to_2
             );
         }
     }
