@@ -4,6 +4,7 @@
 //! and the reference world, searched the same way, shows no violation (so the finding
 //! is the mutant's).
 
+use payhub_properties::checker::Search;
 use payhub_properties::engine::swarm::{Budget, Shard, check_shard};
 use payhub_properties::zoo::Subject;
 use payhub_properties::{Preset, presets};
@@ -30,12 +31,12 @@ fn mutated(subject: &str, preset: &str) -> Preset {
 #[test]
 fn the_same_shard_twice_gives_the_same_report() {
     let preset = presets::preset("create-lossy").expect("a preset");
-    let a = check_shard(&preset, shard(2), BUDGET, false).expect("shard");
-    let b = check_shard(&preset, shard(2), BUDGET, false).expect("shard");
+    let a = check_shard(&preset, shard(2), BUDGET, Search::default()).expect("shard");
+    let b = check_shard(&preset, shard(2), BUDGET, Search::default()).expect("shard");
     let text = |r| serde_json::to_string(r).expect("json");
     assert_eq!(text(&a), text(&b));
     assert!(a.budget_spent && a.unique_states < 147_172, "{a:?}");
-    let other = check_shard(&preset, shard(3), BUDGET, false).expect("shard");
+    let other = check_shard(&preset, shard(3), BUDGET, Search::default()).expect("shard");
     assert_ne!(
         (a.seed, a.unique_states),
         (other.seed, other.unique_states),
@@ -51,21 +52,32 @@ fn a_zoo_mutant_is_found_by_some_shard_of_four() {
         "client-never-applies-an-older-version",
     );
     let buggy = mutated(subject, preset);
-    let reports: Vec<_> = (0..4)
-        .map(|i| check_shard(&buggy, shard(i), BUDGET, false).expect("shard"))
-        .collect();
-    let found: Vec<_> = reports
-        .iter()
-        .flat_map(|r| &r.violations)
-        .filter(|v| v.property == property)
-        .collect();
-    assert!(!found.is_empty(), "{subject}: no shard of 4 found it");
-    for v in &found {
-        assert!(!v.tape.is_empty() && v.path_length > 0, "{v:?}");
+    // As it is and with `--reduce requests,por` (the shards honour `check`'s reductions).
+    let reduced = Search {
+        canonical_requests: true,
+        partial_order: Some(payhub_properties::checker::INERT_FIRST),
+        ..Search::default()
+    };
+    for reduce in [Search::default(), reduced] {
+        let reports: Vec<_> = (0..4)
+            .map(|i| check_shard(&buggy, shard(i), BUDGET, reduce).expect("shard"))
+            .collect();
+        let found: Vec<_> = reports
+            .iter()
+            .flat_map(|r| &r.violations)
+            .filter(|v| v.property == property)
+            .collect();
+        assert!(
+            !found.is_empty(),
+            "{subject} ({reduce:?}): no shard of 4 found it"
+        );
+        for v in &found {
+            assert!(!v.tape.is_empty() && v.path_length > 0, "{v:?}");
+        }
     }
     let reference = presets::preset(preset).expect("a preset");
     for i in 0..4 {
-        let r = check_shard(&reference, shard(i), BUDGET, false).expect("shard");
+        let r = check_shard(&reference, shard(i), BUDGET, Search::default()).expect("shard");
         assert!(r.violations.is_empty(), "the reference world: {r:?}");
     }
 }

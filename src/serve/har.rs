@@ -111,7 +111,8 @@ pub fn to_har(events: &[Event]) -> String {
                     },
                 );
             }
-            What::Delivered { id, response, .. } => {
+            // On the wire an answer nobody reads any more is an answer all the same.
+            What::Delivered { id, response, .. } | What::DeliveredUnread { id, response, .. } => {
                 if let Some(x) = exchanges.get_mut(id) {
                     x.answered = Some((e.at, response));
                 }

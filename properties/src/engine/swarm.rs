@@ -246,20 +246,22 @@ pub struct ShardReport {
 }
 
 /// Runs shard `shard` of a swarm over `preset`: every `always` property judged in every
-/// state taken; each violation's path proved on the world and shrunk. `canonical_ids`
-/// fingerprints states as `check --reduce ids` does.
+/// state taken; each violation's path proved on the world and shrunk. The reductions
+/// of `reduce` apply as in `check` (`--reduce ids,requests,por`); its order and
+/// bitstate do not (a shard walks depth first over every fingerprint it saw).
 pub fn check_shard(
     preset: &Preset,
     shard: Shard,
     budget: Budget,
-    canonical_ids: bool,
+    reduce: crate::checker::Search,
 ) -> Result<ShardReport, String> {
-    let model = PresetModel::with_registration(
+    let mut model = PresetModel::with_registration(
         preset.clone(),
         Registration::Combined {
             stop_at_violation: false,
         },
     )?;
+    model.partial_order = reduce.partial_order;
     let always: Vec<usize> = (0..PROPERTIES.len())
         .filter(|&i| PROPERTIES[i].kind() == Kind::Always)
         .collect();
@@ -272,7 +274,14 @@ pub fn check_shard(
     };
     let plain = |w: &World| fingerprint(w);
     let canonical = |w: &World| fingerprint(&payhub_sim::Canonical(w));
-    let fp: &dyn Fn(&World) -> u64 = if canonical_ids { &canonical } else { &plain };
+    let requests = |w: &World| fingerprint(&payhub_sim::CanonicalRequests(w));
+    let fp: &dyn Fn(&World) -> u64 = if reduce.canonical_requests {
+        &requests
+    } else if reduce.canonical_ids {
+        &canonical
+    } else {
+        &plain
+    };
     let seed = shard.seed();
     let walked = walk(&model, seed, budget, fp, &judge);
     let mut violations = Vec::new();

@@ -224,7 +224,9 @@ impl WireFacts {
             } => {
                 self.copies.insert(*copy);
             }
-            What::Delivered { id, response, .. } => {
+            // The wire's view: an answer the client no longer reads still closes the
+            // exchange with that answer.
+            What::Delivered { id, response, .. } | What::DeliveredUnread { id, response, .. } => {
                 self.closed(at, *id, Some(Reply::Full(response)));
             }
             What::DeliveredStatus {
