@@ -195,7 +195,7 @@ fn growth(args: &BenchArgs) -> Result<ExitCode, String> {
 
 fn print_growth(r: &GrowthRow) {
     println!(
-        "    {:<22} {:<10} {:<9} {:>11} unique  {:>12} total  {:>8.2}s  {:>9}{}",
+        "    {:<22} {:<10} {:<17} {:>11} unique  {:>12} total  {:>8.2}s  {:>9}{}",
         r.preset,
         r.faults,
         r.search,

@@ -3,10 +3,11 @@
 //! A response in flight to a client node that no longer awaits its exchange (the answer
 //! to a duplicated request, or to one the client gave up on (TIMEOUT-01) or lost in a
 //! crash) is **inert**: delivering it only takes it out of the network. The client does
-//! not read it ([`World::response_to_client`]), the facts do not fold it (the world
-//! notes its `Delivered` without emitting it), and it can never become read again (a
-//! new exchange takes a new request id). A response to a scripted sender is inert too:
-//! its `Delivered` is only noted, and nobody steps on it.
+//! not read it ([`World::response_to_client`]), no fact reads its delivery (the event
+//! `DeliveredUnread`; a recording trace folds it, and no family changes), and it can
+//! never become read again (a new exchange takes a new request id). A response to a
+//! scripted sender is inert too: its `Delivered` is a trace note, and nobody steps on
+//! it.
 //!
 //! Soundness of delivering an inert message `d` first, and nothing else, in a state `s`
 //! (a persistent set of one, in Godefroid's terms): write `s − d` for `s` without `d`.
@@ -27,6 +28,18 @@
 //! `s` itself is judged, with the same facts as `s − d`. No cycle proviso is needed:
 //! each reduced step takes one message out and adds none, so a state is reduced only a
 //! bounded number of times before one is fully expanded.
+//!
+//! Two limits, both reported rather than hidden:
+//! - the facts' `Scratch` parts (what a client node is handling, cadence history; see
+//!   `facts/cadence.rs`) are not part of a state's identity, so any search keeps the
+//!   history of the first path that reached a state, and a violation only another path
+//!   carries may be missed. The reduced search reaches states by other (longer) paths
+//!   than the plain one, so for the properties that read that history it may keep
+//!   another witness: no worse in kind than the plain search, whose threads also race
+//!   to a state first; the seeded simulation, which merges nothing, covers both;
+//! - each inert delivery is a step, so under `check --depth N` a violation the plain
+//!   search finds within `N` steps may lie deeper: the search is then cut, and the
+//!   run incomplete, never a pass.
 
 use crate::network::{MsgId, Payload};
 use crate::world::World;
