@@ -297,6 +297,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             if reports.iter().any(|r| !r.complete) || skipped > 0 {
                 println!("reproduce: {}", crate::usage::command_line());
             }
+            let unreduced = !(args.search == SearchOrder::Dfs
+                && args.reduce.contains(&Reduction::Requests)
+                && args.reduce.contains(&Reduction::Por));
+            if unreduced && args.bitstate.is_none() && reports.iter().any(|r| !r.complete) {
+                println!(
+                    "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: README, \"Deeper scopes\")"
+                );
+            }
         }
         CheckFormat::Json => println!(
             "{}",

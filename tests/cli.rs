@@ -110,7 +110,26 @@ fn malformed_or_unreadable_tapes_are_2() {
 fn an_incomplete_check_exits_3() {
     let o = run(&["check", "--preset", "card-retry", "--max-states", "50"]);
     assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stdout));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("INCOMPLETE"));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("INCOMPLETE"));
+    // An unreduced cut run points at the reductions; a reduced one does not.
+    let hint = "a deeper scope completes sooner with --search dfs --reduce requests,por";
+    assert!(text.contains(hint), "{text}");
+    no_panic(&o);
+    let reduced = [
+        "check",
+        "--preset",
+        "card-retry",
+        "--max-states",
+        "50",
+        "--search",
+        "dfs",
+        "--reduce",
+        "requests,por",
+    ];
+    let o = run(&reduced);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(hint));
     no_panic(&o);
 }
 
