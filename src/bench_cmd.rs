@@ -296,10 +296,7 @@ fn check_here(
             return Err("stateright's checker fingerprints the state as it is: of the reductions only --reduce por (the model's own actions) applies to it".into());
         }
         let dfs = args.search == crate::check_cmd::SearchOrder::Dfs;
-        let partial_order = args
-            .reduce
-            .contains(&Reduction::Por)
-            .then_some(payhub_properties::checker::INERT_FIRST);
+        let partial_order = Reduction::search(&args.reduce).partial_order;
         return vs_stateright::stateright_here(preset, dfs, partial_order, runs);
     }
     let search = Search {
@@ -307,14 +304,7 @@ fn check_here(
             crate::check_cmd::SearchOrder::Bfs => Order::Breadth,
             crate::check_cmd::SearchOrder::Dfs => Order::Depth,
         },
-        canonical_ids: args.reduce.contains(&crate::check_cmd::Reduction::Ids),
-        canonical_requests: args.reduce.contains(&crate::check_cmd::Reduction::Requests),
-        partial_order: args
-            .reduce
-            .contains(&crate::check_cmd::Reduction::Por)
-            .then_some(payhub_properties::checker::INERT_FIRST),
-        bitstate: None,
-        interrupted: None,
+        ..crate::check_cmd::Reduction::search(&args.reduce)
     };
     let mut seconds = Vec::new();
     let mut counts = None;

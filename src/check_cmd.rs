@@ -147,6 +147,20 @@ pub enum Reduction {
     Por,
 }
 
+impl Reduction {
+    /// A search with the reductions of `--reduce` on (and every other option default).
+    pub fn search(reduce: &[Reduction]) -> Search {
+        Search {
+            canonical_ids: reduce.contains(&Reduction::Ids),
+            canonical_requests: reduce.contains(&Reduction::Requests),
+            partial_order: reduce
+                .contains(&Reduction::Por)
+                .then_some(payhub_properties::checker::INERT_FIRST),
+            ..Search::default()
+        }
+    }
+}
+
 /// `--search`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SearchOrder {
@@ -230,14 +244,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             SearchOrder::Bfs => Order::Breadth,
             SearchOrder::Dfs => Order::Depth,
         },
-        canonical_ids: args.reduce.contains(&Reduction::Ids),
-        canonical_requests: args.reduce.contains(&Reduction::Requests),
-        partial_order: args
-            .reduce
-            .contains(&Reduction::Por)
-            .then_some(payhub_properties::checker::INERT_FIRST),
         bitstate: args.bitstate,
         interrupted: Some(crate::interrupt::requested),
+        ..Reduction::search(&args.reduce)
     };
     if args.search == SearchOrder::Dfs && args.depth.is_some() {
         return Err("--depth bounds a breadth-first search (a depth-first one would cut states it reaches again shallower); drop --search dfs or --depth".into());

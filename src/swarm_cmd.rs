@@ -47,15 +47,7 @@ pub fn run(args: &CheckArgs, shard: Shard, presets: &[Preset]) -> Result<ExitCod
         max_depth: args.depth.map_or(defaults.max_depth, |d| d as usize),
         max_states: args.max_states.map_or(defaults.max_states, |n| n as usize),
     };
-    let reduce = payhub_properties::checker::Search {
-        canonical_ids: args.reduce.contains(&Reduction::Ids),
-        canonical_requests: args.reduce.contains(&Reduction::Requests),
-        partial_order: args
-            .reduce
-            .contains(&Reduction::Por)
-            .then_some(payhub_properties::checker::INERT_FIRST),
-        ..Default::default()
-    };
+    let reduce = Reduction::search(&args.reduce);
     let mut reports = Vec::new();
     for preset in presets {
         let report = swarm::check_shard(preset, shard, budget, reduce)?;

@@ -200,6 +200,16 @@ fn the_whole_zoo_is_caught_alike() {
     assert!(caught >= 20, "only {caught} subjects compared");
 }
 
+/// Every preset, and the first preset of each zoo subject (whose breaches leave ids and
+/// witnesses in the facts).
+fn every_preset_and_one_per_subject() -> Vec<Preset> {
+    let mut presets: Vec<Preset> = presets::presets();
+    for subject in Subject::all() {
+        presets.extend(subject.presets().into_iter().take(1));
+    }
+    presets
+}
+
 /// The request ids a world's debug rendering shows, each once.
 fn request_ids_shown(world: &payhub_sim::World) -> std::collections::BTreeSet<u32> {
     let text = format!("{world:?}");
@@ -243,10 +253,7 @@ fn renaming_reaches_every_request_id() {
         }
         payhub_properties::engine::fingerprint(w)
     };
-    let mut presets: Vec<Preset> = presets::presets();
-    for subject in Subject::all() {
-        presets.extend(subject.presets().into_iter().take(1));
-    }
+    let presets = every_preset_and_one_per_subject();
     for preset in &presets {
         checker::search_by(preset, limits(Some(300)), DFS, false, &check).expect("builds");
         if let Some(w) = wrong.lock().unwrap().take() {
@@ -258,6 +265,29 @@ fn renaming_reaches_every_request_id() {
     assert!(renamed > 500, "only {renamed} states needed renaming");
 }
 
+/// The first zoo subject and preset (of each subject's first `presets`) where the plain
+/// search, within `bound` generated states, catches the subject and `other` (a planted
+/// unsound reduction) completes with other verdicts.
+fn first_judged_otherwise(
+    presets: usize,
+    bound: usize,
+    other: &dyn Fn(&Preset) -> Searched,
+) -> Option<(&'static str, &'static str)> {
+    for subject in Subject::all() {
+        for preset in subject.presets().into_iter().take(presets) {
+            let plain = run(&preset, PLAIN, Some(bound));
+            if !plain.complete || plain.violated == 0 {
+                continue;
+            }
+            let bad = other(&preset);
+            if bad.complete && differ(&bad, &plain).is_some() {
+                return Some((subject.name(), preset.name));
+            }
+        }
+    }
+    None
+}
+
 /// The test can fail: a canonical form that forgets the facts (the history the
 /// properties judge) merges states that differ in what was answered, and misses a
 /// planted bug the plain search catches.
@@ -267,22 +297,10 @@ fn a_canonical_form_that_merges_too_much_is_caught() {
     let forgets_facts = |w: &payhub_sim::World| {
         fingerprint(&(w.now, &w.platform, &w.acquirer, &w.net, &w.link, w.budget))
     };
-    let mut found = None;
-    'subjects: for subject in Subject::all() {
-        for preset in subject.presets().into_iter().take(4) {
-            let plain = run(&preset, PLAIN, Some(3_000));
-            if !plain.complete || plain.violated == 0 {
-                continue;
-            }
-            let bad =
-                checker::search_by(&preset, limits(Some(3_000)), PLAIN, false, &forgets_facts)
-                    .expect("builds");
-            if bad.complete && differ(&bad, &plain).is_some() {
-                found = Some((subject.name(), preset.name));
-                break 'subjects;
-            }
-        }
-    }
+    let found = first_judged_otherwise(4, 3_000, &|preset| {
+        checker::search_by(preset, limits(Some(3_000)), PLAIN, false, &forgets_facts)
+            .expect("builds")
+    });
     assert!(
         found.is_some(),
         "no difference: the comparison would miss an unsound reduction"
@@ -298,10 +316,7 @@ fn delivering_an_inert_message_changes_nothing_but_the_network() {
     use std::sync::Mutex;
     let wrong: Mutex<Option<String>> = Mutex::default();
     let inert_states = std::sync::atomic::AtomicUsize::new(0);
-    let mut presets: Vec<Preset> = presets::presets();
-    for subject in Subject::all() {
-        presets.extend(subject.presets().into_iter().take(1));
-    }
+    let presets = every_preset_and_one_per_subject();
     for preset in &presets {
         let config = &preset.config;
         let check = |w: &payhub_sim::World| {
@@ -350,20 +365,9 @@ fn a_partial_order_that_delivers_a_read_answer_first_is_caught() {
         partial_order: Some(any_answer),
         ..PLAIN
     };
-    let mut found = None;
-    'subjects: for subject in Subject::all() {
-        for preset in subject.presets() {
-            let plain = run(&preset, PLAIN, Some(30_000));
-            if !plain.complete || plain.violated == 0 {
-                continue;
-            }
-            let bad = run(&preset, planted, Some(30_000));
-            if bad.complete && differ(&bad, &plain).is_some() {
-                found = Some((subject.name(), preset.name));
-                break 'subjects;
-            }
-        }
-    }
+    let found = first_judged_otherwise(usize::MAX, 30_000, &|preset| {
+        run(preset, planted, Some(30_000))
+    });
     eprintln!("caught on {found:?}");
     assert!(
         found.is_some(),
