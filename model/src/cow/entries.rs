@@ -46,7 +46,7 @@ impl<K, V> Entries<K, V> {
 
 impl<K: Ord, V> Entries<K, V> {
     pub(super) fn iter(&self) -> Iter<'_, K, V> {
-        Iter(match self {
+        Pairs(match self {
             Entries::Sorted(v) => Either::Sorted(v.iter()),
             Entries::Tree(t) => Either::Tree(t.iter()),
         })
@@ -88,7 +88,7 @@ impl<K: Ord, V> Entries<K, V> {
         R: RangeBounds<Q>,
     {
         use std::ops::Bound;
-        Range(match self {
+        Pairs(match self {
             Entries::Sorted(v) => {
                 let start = match range.start_bound() {
                     Bound::Included(q) => v.partition_point(|(k, _)| k.borrow() < q),
@@ -305,23 +305,25 @@ impl<A: Clone, B: Clone> Clone for Either<A, B> {
     }
 }
 
+/// Entries in key order, from either form: the sorted vector's slice or the tree's
+/// iterator `T` (all of them, [`Iter`], or a range of keys, [`Range`]).
+pub struct Pairs<'a, K, V, T>(Either<std::slice::Iter<'a, (K, V)>, T>);
+
 /// The entries of a [`CowMap`](super::CowMap) in key order.
-pub struct Iter<'a, K, V>(Either<std::slice::Iter<'a, (K, V)>, imbl::ordmap::Iter<'a, K, V, Ptr>>);
+pub type Iter<'a, K, V> = Pairs<'a, K, V, imbl::ordmap::Iter<'a, K, V, Ptr>>;
 
 /// The entries of a [`CowMap`](super::CowMap) within a range of keys, in key order.
-pub struct Range<'a, K, V>(
-    Either<std::slice::Iter<'a, (K, V)>, imbl::ordmap::RangedIter<'a, K, V, Ptr>>,
-);
+pub type Range<'a, K, V> = Pairs<'a, K, V, imbl::ordmap::RangedIter<'a, K, V, Ptr>>;
 
 type Ptr = imbl::shared_ptr::DefaultSharedPtr;
 
-impl<K, V> Clone for Iter<'_, K, V> {
+impl<K, V, T: Clone> Clone for Pairs<'_, K, V, T> {
     fn clone(&self) -> Self {
-        Iter(self.0.clone())
+        Pairs(self.0.clone())
     }
 }
 
-impl<'a, K, V> Iterator for Iter<'a, K, V> {
+impl<'a, K: 'a, V: 'a, T: Iterator<Item = (&'a K, &'a V)>> Iterator for Pairs<'a, K, V, T> {
     type Item = (&'a K, &'a V);
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -339,7 +341,9 @@ impl<'a, K, V> Iterator for Iter<'a, K, V> {
     }
 }
 
-impl<K, V> DoubleEndedIterator for Iter<'_, K, V> {
+impl<'a, K: 'a, V: 'a, T: DoubleEndedIterator<Item = (&'a K, &'a V)>> DoubleEndedIterator
+    for Pairs<'a, K, V, T>
+{
     fn next_back(&mut self) -> Option<Self::Item> {
         match &mut self.0 {
             Either::Sorted(i) => i.next_back().map(|(k, v)| (k, v)),
@@ -348,42 +352,13 @@ impl<K, V> DoubleEndedIterator for Iter<'_, K, V> {
     }
 }
 
-impl<K, V> ExactSizeIterator for Iter<'_, K, V> {}
-
-impl<K, V> Clone for Range<'_, K, V> {
-    fn clone(&self) -> Self {
-        Range(self.0.clone())
-    }
+impl<'a, K: 'a, V: 'a, T: ExactSizeIterator<Item = (&'a K, &'a V)>> ExactSizeIterator
+    for Pairs<'a, K, V, T>
+{
 }
 
-impl<'a, K, V> Iterator for Range<'a, K, V> {
-    type Item = (&'a K, &'a V);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            Either::Sorted(i) => i.next().map(|(k, v)| (k, v)),
-            Either::Tree(i) => i.next(),
-        }
-    }
-}
-
-impl<K, V> DoubleEndedIterator for Range<'_, K, V> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            Either::Sorted(i) => i.next_back().map(|(k, v)| (k, v)),
-            Either::Tree(i) => i.next_back(),
-        }
-    }
-}
-
-impl<K, V> Iter<'_, K, V> {
+impl<K, V, T> Pairs<'_, K, V, T> {
     pub(super) fn empty() -> Self {
-        Iter(Either::Sorted([].iter()))
-    }
-}
-
-impl<K, V> Range<'_, K, V> {
-    pub(super) fn empty() -> Self {
-        Range(Either::Sorted([].iter()))
+        Pairs(Either::Sorted([].iter()))
     }
 }
