@@ -20,6 +20,7 @@
 //! checker (the seeded simulation, which never merges states, still sees it).
 
 use super::attempts::Attempts;
+use payhub_model::Shared;
 use payhub_model::acquirer::UpstreamCall;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::What;
@@ -137,8 +138,11 @@ pub struct History {
 /// The cadence family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Cadence {
-    pub inputs: Scratch<ClientInputs>,
-    pub history: Scratch<History>,
+    /// Each in its own copy-on-write box: an event that changes one part of the family
+    /// copies neither (their ordered maps were deep-copied and freed with every change
+    /// of the family, a third of the checker's instructions at the time).
+    pub inputs: Scratch<Shared<ClientInputs>>,
+    pub history: Scratch<Shared<History>>,
     /// The first client request sent with a timeout below the contract's minimum.
     pub short_timeout: Option<Box<ShortTimeout>>,
     /// The first retry a client scheduled off the reference backoff.

@@ -11,6 +11,7 @@
 
 use super::attempts::Attempts;
 use super::cadence::{ClientInputs, Input, Scratch};
+use payhub_model::Shared;
 use payhub_model::client::{Decision, ObjectState, PayerMessage, Subject};
 use payhub_model::event::{StoredOrder, What};
 use payhub_model::{
@@ -38,8 +39,9 @@ pub struct EffectHistory {
 /// The effects family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Effects {
-    pub inputs: Scratch<ClientInputs>,
-    pub history: Scratch<EffectHistory>,
+    /// Each in its own copy-on-write box, as the cadence family's.
+    pub inputs: Scratch<Shared<ClientInputs>>,
+    pub history: Scratch<Shared<EffectHistory>>,
     /// The first order fulfilled a second time.
     pub fulfilled_twice: Option<Box<Fulfilment>>,
     /// The first order fulfilled for a Payment the platform does not hold as succeeded.
