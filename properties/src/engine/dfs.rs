@@ -167,11 +167,7 @@ where
     let mut stack: Vec<(M::State, Vec<M::Action>, usize)> = Vec::new();
     let mut generated = 0usize;
     let enter = |state: M::State, depth: usize, stack: &mut Vec<_>| -> bool {
-        // Read first: a `fetch_max` writes the shared line on every state, even when it
-        // changes nothing, and the threads would pass it back and forth.
-        if depth > c.deepest.load(Relaxed) {
-            c.deepest.fetch_max(depth, Relaxed);
-        }
+        c.deepest.fetch_max(depth, Relaxed);
         if c.bounds.max_depth.is_some_and(|d| depth >= d) {
             c.cut.store(true, Relaxed);
             return true;
