@@ -96,18 +96,35 @@ impl ClientInputs {
         matches!(what, What::Delivered { .. } | What::TimedOut { .. })
     }
 
-    /// Folds an input: it replaces what the node was handling.
-    pub fn observe(&mut self, what: &What) {
-        let (node, input) = match what {
-            What::Delivered { to, response, .. } => (
+    /// The node an input is for, and the input.
+    fn input_of(what: &What) -> Option<(u8, Input)> {
+        match what {
+            What::Delivered { to, response, .. } => Some((
                 *to,
                 Input::Answer {
                     status: response.status,
                     retry_after_s: response.retry_after_s,
                 },
-            ),
-            What::TimedOut { node, .. } => (*node, Input::Timeout),
-            _ => return,
+            )),
+            What::TimedOut { node, .. } => Some((*node, Input::Timeout)),
+            _ => None,
+        }
+    }
+
+    /// Whether folding `what` would change anything: not for the same input again with
+    /// nothing shown since (the checker then copies nothing).
+    pub fn changed_by(&self, what: &What) -> bool {
+        Self::input_of(what).is_some_and(|(node, input)| {
+            self.input.get(&node) != Some(&input)
+                || self.showed_unavailable.contains(&node)
+                || self.applied_manual_review.contains_key(&node)
+        })
+    }
+
+    /// Folds an input: it replaces what the node was handling.
+    pub fn observe(&mut self, what: &What) {
+        let Some((node, input)) = Self::input_of(what) else {
+            return;
         };
         self.input.insert(node, input);
         self.showed_unavailable.remove(&node);
@@ -263,7 +280,7 @@ impl Cadence {
     /// Whether `what` may change this family.
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
-            What::Delivered { .. } | What::TimedOut { .. } => true,
+            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.changed_by(what),
             What::ClientSends { held: false, .. } => true,
             What::ClientDecided { decision, .. } => matches!(
                 decision,
@@ -295,7 +312,9 @@ impl Cadence {
                     *t = (*t).max(*to);
                 }
             }
-            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.observe(what),
+            What::Delivered { .. } | What::TimedOut { .. } if self.inputs.changed_by(what) => {
+                self.inputs.observe(what)
+            }
             What::ClientSends {
                 node,
                 request,

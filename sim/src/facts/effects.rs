@@ -107,7 +107,7 @@ impl Effects {
     /// Whether `what` may change this family.
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
-            What::Delivered { .. } | What::TimedOut { .. } => true,
+            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.changed_by(what),
             What::ClientDecided { decision, .. } => super::reads_decision(decision),
             What::OrderStored {
                 db,
@@ -124,7 +124,9 @@ impl Effects {
 
     pub(super) fn observe(&mut self, at: Millis, what: &What, attempts: &Attempts) {
         match what {
-            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.observe(what),
+            What::Delivered { .. } | What::TimedOut { .. } if self.inputs.changed_by(what) => {
+                self.inputs.observe(what)
+            }
             What::ClientDecided {
                 node,
                 subject,
