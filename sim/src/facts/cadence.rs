@@ -312,9 +312,7 @@ impl Cadence {
                     *t = (*t).max(*to);
                 }
             }
-            What::Delivered { .. } | What::TimedOut { .. } if self.inputs.changed_by(what) => {
-                self.inputs.observe(what)
-            }
+            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.observe(what),
             What::ClientSends {
                 node,
                 request,

@@ -124,9 +124,7 @@ impl Effects {
 
     pub(super) fn observe(&mut self, at: Millis, what: &What, attempts: &Attempts) {
         match what {
-            What::Delivered { .. } | What::TimedOut { .. } if self.inputs.changed_by(what) => {
-                self.inputs.observe(what)
-            }
+            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.observe(what),
             What::ClientDecided {
                 node,
                 subject,
