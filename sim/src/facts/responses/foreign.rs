@@ -28,6 +28,20 @@ fn foreign_refund(store: &Store<'_>, to: Owner, id: RefundId) -> bool {
         .is_some_and(|r| Some((r.merchant, r.environment)) != to)
 }
 
+/// The misanswer names the refund shown (id, status, version) and what the store holds.
+fn show_refund(
+    m: &mut Misanswer,
+    store: &Store<'_>,
+    shown: (RefundId, payhub_model::RefundStatus, u32),
+) {
+    m.refund = Some(shown);
+    m.stored_refund = store
+        .refunds
+        .refunds
+        .get(&shown.0)
+        .map(|s| (s.status, s.version));
+}
+
 /// A list answer to a request of `to` shows another owner's Payment or refund.
 pub(super) fn judge_foreign_list(
     id: RequestId,
@@ -53,12 +67,7 @@ pub(super) fn judge_foreign_list(
         ResponseBody::Refunds { data } => {
             if let Some(r) = data.iter().find(|r| foreign_refund(store, to, r.id)) {
                 let mut m = miss();
-                m.refund = Some((r.id, r.status, r.version));
-                m.stored_refund = store
-                    .refunds
-                    .refunds
-                    .get(&r.id)
-                    .map(|s| (s.status, s.version));
+                show_refund(&mut m, store, (r.id, r.status, r.version));
                 found(Slot::Foreign, m);
             }
         }
@@ -91,12 +100,7 @@ pub(super) fn judge_foreign_webhook(
             found(Slot::Foreign, m);
         }
         WebhookObject::Refund(r) if foreign_refund(store, to, r.id) => {
-            m.refund = Some((r.id, r.status, r.version));
-            m.stored_refund = store
-                .refunds
-                .refunds
-                .get(&r.id)
-                .map(|s| (s.status, s.version));
+            show_refund(&mut m, store, (r.id, r.status, r.version));
             found(Slot::Foreign, m);
         }
         _ => {}
