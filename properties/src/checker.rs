@@ -213,8 +213,11 @@ impl Model for PresetModel {
     type State = World;
     type Action = Choice;
 
+    /// Built afresh at each call, not cloned from `init`: the depth-first engine
+    /// rebuilds a state handed to another thread from it, and a clone would share its
+    /// parts (and their reference counts) with every state of the other thread.
     fn init_states(&self) -> Vec<World> {
-        vec![self.init.clone()]
+        vec![initial_state(&self.preset).expect("the setup ran when the model was made")]
     }
 
     fn actions(&self, state: &World, actions: &mut Vec<Choice>) {

@@ -423,6 +423,94 @@ mod tests {
         assert!(tight.expected_missed() > 1.0);
     }
 
+    /// Counts up like [`Counter`], but the state reached depends on how often the model
+    /// was asked for its initial states: a step that is not a function of the state
+    /// and the action.
+    struct Drifting {
+        inits: AtomicUsize,
+    }
+
+    impl stateright::Model for Drifting {
+        type State = u32;
+        type Action = u32;
+        fn init_states(&self) -> Vec<u32> {
+            self.inits.fetch_add(1, Relaxed);
+            vec![0]
+        }
+        fn actions(&self, state: &u32, actions: &mut Vec<u32>) {
+            if *state < 100_000 {
+                actions.extend([1, 2]);
+            }
+        }
+        fn next_state(&self, state: &u32, step: u32) -> Option<u32> {
+            // One more once a handed-on state was rebuilt (the roots and the first
+            // root's rebuild are the first two calls).
+            Some(state + step + u32::from(self.inits.load(Relaxed) > 2))
+        }
+    }
+
+    /// A state handed to another thread is rebuilt by replaying its path; a model that
+    /// replays to another state is reported, not searched on as if it were the same.
+    #[test]
+    fn depth_first_replays_handed_on_states_and_a_drifting_model_is_caught() {
+        let fp = |s: &u32| fingerprint(s);
+        let rebuilt = AtomicUsize::new(0);
+        struct Inits<'a>(Counter, &'a AtomicUsize);
+        impl stateright::Model for Inits<'_> {
+            type State = u32;
+            type Action = u32;
+            fn init_states(&self) -> Vec<u32> {
+                self.1.fetch_add(1, Relaxed);
+                self.0.init_states()
+            }
+            fn actions(&self, state: &u32, actions: &mut Vec<u32>) {
+                self.0.actions(state, actions)
+            }
+            fn next_state(&self, state: &u32, step: u32) -> Option<u32> {
+                self.0.next_state(state, step)
+            }
+        }
+        let model = Inits(
+            Counter {
+                limit: 200_000,
+                panic_at: u32::MAX,
+                boundary: u32::MAX,
+            },
+            &rebuilt,
+        );
+        let e = dfs(
+            &model,
+            2,
+            Bounds::default(),
+            &|_| Flow::Continue,
+            &fp,
+            &visited::Exact::default(),
+        );
+        assert_eq!((e.unique_states, e.total_states), (200_002, 400_001));
+        // Once for the roots, once to rebuild the root, once for each state handed on
+        // (the second thread asks for work at once, the first meets 200,000 states).
+        assert!(rebuilt.load(Relaxed) >= 3, "{}", rebuilt.load(Relaxed));
+        let drifting = Drifting {
+            inits: AtomicUsize::new(0),
+        };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            dfs(
+                &drifting,
+                2,
+                Bounds::default(),
+                &|_| Flow::Continue,
+                &fp,
+                &visited::Exact::default(),
+            )
+        }));
+        let message = run.expect_err("a drifting model must fail the search");
+        let message = message
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert!(message.contains("gave another state"), "{message}");
+    }
+
     #[test]
     fn depth_first_stops_when_judged_so_and_panics_are_raised() {
         let model = Counter {
