@@ -352,6 +352,17 @@ fn check_in_child(name: &str, args: &BenchArgs) -> Result<CheckBench, String> {
 }
 
 /// [`check_in_child`] with `threads` checker threads and `extra` flags for the child.
+/// `--faults …` as the child takes it, when this run was given a scope.
+fn faults_flag(args: &BenchArgs) -> Vec<String> {
+    args.faults
+        .iter()
+        .flat_map(|f| {
+            let knobs: Vec<String> = f.0.iter().map(|(k, n)| format!("{}={n}", k.name())).collect();
+            ["--faults".to_owned(), knobs.join(",")]
+        })
+        .collect()
+}
+
 fn check_in_child_with(
     name: &str,
     args: &BenchArgs,
@@ -370,6 +381,7 @@ fn check_in_child_with(
         .args(["--preset", name])
         .args(["--runs", &args.runs.to_string()])
         .args(["--checker-threads", &threads.to_string()])
+        .args(faults_flag(args))
         .args(extra)
         .output()
         .map_err(|e| format!("cannot run the benchmark of {name}: {e}"))?;

@@ -62,6 +62,8 @@ struct Row {
 #[derive(Debug, Serialize)]
 struct Comparison {
     preset: String,
+    /// The scope, when not the preset's own (`--faults`).
+    faults: Option<String>,
     runs: u32,
     rows: Vec<Row>,
     /// The engine's 2-thread rate over its 1-thread rate, breadth-first and depth-first
@@ -155,6 +157,7 @@ pub(super) fn compare(args: &BenchArgs) -> Result<ExitCode, String> {
     };
     let comparison = Comparison {
         preset: name.to_owned(),
+        faults: super::faults_flag(args).get(1).cloned(),
         runs: args.runs,
         speedup_bfs_1_to_2: rate("bfs", 2, "") / rate("bfs", 1, ""),
         speedup_dfs_1_to_2: rate("dfs", 2, "") / rate("dfs", 1, ""),
@@ -182,8 +185,13 @@ pub(super) fn compare(args: &BenchArgs) -> Result<ExitCode, String> {
         ),
         Format::Text => {
             println!(
-                "checker against stateright on {} (the same model; median of {} runs, one process per search):",
-                comparison.preset, comparison.runs
+                "checker against stateright on {}{} (the same model; median of {} runs, one process per search):",
+                comparison.preset,
+                match &comparison.faults {
+                    Some(f) => format!(" --faults {f}"),
+                    None => String::new(),
+                },
+                comparison.runs
             );
             for r in &comparison.rows {
                 println!(
