@@ -357,7 +357,10 @@ fn faults_flag(args: &BenchArgs) -> Vec<String> {
     args.faults
         .iter()
         .flat_map(|f| {
-            let knobs: Vec<String> = f.0.iter().map(|(k, n)| format!("{}={n}", k.name())).collect();
+            let knobs: Vec<String> =
+                f.0.iter()
+                    .map(|(k, n)| format!("{}={n}", k.name()))
+                    .collect();
             ["--faults".to_owned(), knobs.join(",")]
         })
         .collect()

@@ -306,6 +306,67 @@ fn a_sweep_counterexample_as_a_script_runs_and_needs_its_expect_violation() {
     no_panic(&o);
 }
 
+/// `bench --vs-stateright` runs every search on the same model, in the scope it was
+/// given: the unreduced searches (stateright's and the engine's, 1 and 2 threads) cover
+/// the same states, the partial order covers the same fewer states in both checkers, and
+/// the ratios are measured, not left empty.
+#[test]
+fn bench_compares_the_engine_with_stateright_on_one_model() {
+    let o = run(&[
+        "bench",
+        "--vs-stateright",
+        "--preset",
+        "create-crash",
+        "--faults",
+        "crashes=0",
+        "--runs",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["preset"], "create-crash");
+    assert_eq!(json["faults"], "crashes=0");
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 10);
+    let covered = |reduce: &str| -> Vec<(u64, u64)> {
+        rows.iter()
+            .filter(|r| r["reduce"] == reduce)
+            .map(|r| {
+                (
+                    r["unique_states"].as_u64().unwrap(),
+                    r["total_states"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let plain = covered("");
+    assert_eq!(plain.len(), 6);
+    // The scope was taken: without crashes the preset is far below its 64,492 states.
+    assert!(plain[0].0 > 0 && plain[0].0 < 64_492, "{plain:?}");
+    assert!(plain.iter().all(|c| *c == plain[0]), "{plain:?}");
+    let por = covered("por");
+    assert_eq!(por.len(), 2);
+    assert!(
+        por[0] == por[1] && por[0].0 < plain[0].0,
+        "{por:?} {plain:?}"
+    );
+    assert!(covered("requests,por").iter().all(|c| c.0 <= por[0].0));
+    for key in [
+        "speedup_bfs_1_to_2",
+        "speedup_dfs_1_to_2",
+        "speedup_dfs_reduced_1_to_2",
+    ] {
+        assert!(json[key].as_f64().is_some_and(|x| x > 0.0), "{key}");
+    }
+    assert!(rows.iter().all(|r| {
+        r["verdicts_vs_stateright_dfs"]
+            .as_f64()
+            .is_some_and(|x| x > 0.0)
+    }));
+}
+
 /// `bench` measures each preset in a child process (its own peak memory) and reports the
 /// median of its runs; an unknown preset is a usage error.
 #[test]
