@@ -73,10 +73,17 @@ pub const QUERIES_SPACED: Property = Property {
     about: "A client never sends two queries of the same object less than 10 seconds apart.",
     predicate: Predicate::Always(|f| {
         f.queries.query_too_soon.as_ref().map(|q| {
-            format!(
-                "query too soon: GET {} at {} after {}",
-                q.path, q.at, q.last
-            )
+            if q.path == q.last_path {
+                format!(
+                    "query too soon: GET {} at {} after {}",
+                    q.path, q.at, q.last
+                )
+            } else {
+                format!(
+                    "query too soon: GET {} at {} after GET {} at {}, the same object",
+                    q.path, q.at, q.last_path, q.last
+                )
+            }
         })
     }),
 };

@@ -267,9 +267,14 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             params(&first.params)
         ),
         Breach::QueryTooSoon => format!(
-            "{b} queries {} {} after {a} (sent at {} and {}); the contract requires at least {}",
+            "{b} queries {} {} after {a}{} (sent at {} and {}); the contract requires at least {}",
             then.path,
             then.sent.since(first.sent),
+            if first.path == then.path {
+                String::new()
+            } else {
+                format!(" queried it as {}", first.path)
+            },
             first.sent,
             then.sent,
             Contract::QUERY_SPACING_MIN

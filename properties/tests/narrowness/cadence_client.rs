@@ -849,6 +849,100 @@ fn queries_spaced_across_servers_and_objects() {
     );
 }
 
+/// SCHED-02's "the same object" across the ways to name it: a Payment by id and by its
+/// order number, a Refund by id and by its refund number, once an answer tied the two
+/// (before the first query or between them, to any server of the merchant). Untied, a
+/// number is an object of its own; another merchant's answer ties nothing here.
+#[test]
+fn queries_of_one_object_by_id_and_by_number() {
+    let name = "client-spaces-queries";
+    let t = Millis::secs(100);
+    let soon = t.after(Millis::ms(9_999));
+    let later = t.after(Millis::secs(10));
+    let shown = ApiResponse::ok(
+        200,
+        ResponseBody::Payment(super::safety_responses::view(
+            PAY,
+            PaymentStatus::Processing,
+            1,
+            1,
+        )),
+    );
+    let refund_shown = ApiResponse::ok(
+        200,
+        ResponseBody::Refund(super::refund_view(RefundStatus::Processing, 1)),
+    );
+    let listed = ApiResponse::ok(
+        200,
+        ResponseBody::Payments {
+            data: vec![super::safety_responses::view(
+                PAY,
+                PaymentStatus::Processing,
+                1,
+                1,
+            )],
+        },
+    );
+    let objects = [
+        (req::get(PAY), req::by_order("ORDER-1"), shown.clone()),
+        (req::get(PAY), req::by_order("ORDER-1"), listed),
+        (
+            req::get_refund(RefundId(1)),
+            req::by_refund_no("R-1"),
+            refund_shown,
+        ),
+    ];
+    for (by_id, by_number, answer) in objects {
+        let tie = |at: Millis| answered_to(at, 1, &by_id, answer.clone());
+        for (first, then) in [
+            (by_id.clone(), by_number.clone()),
+            (by_number.clone(), by_id.clone()),
+        ] {
+            let early = t.after(Millis::ms(1));
+            for events in [
+                vec![
+                    tie(Millis::secs(1)),
+                    sends(t, 0, first.clone()),
+                    sends(soon, 1, then.clone()),
+                ],
+                vec![
+                    sends(t, 0, first.clone()),
+                    tie(early),
+                    sends(soon, 1, then.clone()),
+                ],
+            ] {
+                violated(name, &events);
+                let message = super::verdict(name, &events).unwrap_or_default();
+                assert!(message.contains("the same object"), "{message}");
+            }
+            holds(
+                name,
+                &[
+                    tie(Millis::secs(1)),
+                    sends(t, 0, first.clone()),
+                    sends(later, 1, then.clone()),
+                ],
+            );
+            holds(
+                name,
+                &[sends(t, 0, first.clone()), sends(soon, 1, then.clone())],
+            );
+            let mut elsewhere = tie(Millis::secs(1));
+            if let What::Answered { route: Some(r), .. } = &mut elsewhere.what {
+                r.owner = Some((MerchantId(2), ENV));
+            }
+            holds(
+                name,
+                &[
+                    elsewhere,
+                    sends(t, 0, first.clone()),
+                    sends(soon, 1, then.clone()),
+                ],
+            );
+        }
+    }
+}
+
 fn limited_by(t: Millis, node: u8, request: &ApiRequest, seconds: Option<u32>) -> Event {
     let owner = Some((M, ENV));
     let mut response = error(ErrorCode::RateLimited);

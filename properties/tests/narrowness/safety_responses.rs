@@ -81,7 +81,12 @@ fn error(code: ErrorCode) -> ApiResponse {
     ApiResponse::error(ApiError::new(code))
 }
 
-fn view(id: PaymentId, status: PaymentStatus, version: u32, attempts: u8) -> PaymentView {
+pub(super) fn view(
+    id: PaymentId,
+    status: PaymentStatus,
+    version: u32,
+    attempts: u8,
+) -> PaymentView {
     PaymentView {
         id,
         merchant_order_no: "ORDER-1".into(),

@@ -26,6 +26,7 @@ pub mod client;
 pub mod effects;
 pub mod money;
 pub mod queries;
+pub mod query_object;
 pub mod refunds;
 pub mod responses;
 pub mod wire;

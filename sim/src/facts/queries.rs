@@ -2,6 +2,7 @@
 //! decided something, and when clients queried and retried (SCHED-02, RATE-03).
 
 use super::cadence::Scratch;
+use super::query_object::{QueryObject, merge, ties};
 use payhub_model::event::{Owner, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, Contract, CowMap, CowSet, Environment, ErrorCode, MerchantId, Method,
@@ -21,8 +22,12 @@ pub struct Queries {
     /// (SyncWait, UnknownResult) or a cancel's (Cancel202KeepsStatus). History outside a
     /// state's identity ([`Scratch`]), read by the reach properties only.
     pub rules_202: Scratch<RuleSet>,
-    /// When clients last sent a query of one object: (merchant, environment, path).
-    pub last_query: CowMap<(MerchantId, Environment, Text), Millis>,
+    /// When clients last sent a query of one object, and the query's path: (merchant,
+    /// environment, object), the object as [`QueryObject`] resolves it.
+    pub last_query: CowMap<(MerchantId, Environment, QueryObject), (Millis, Text)>,
+    /// The ids answers tied numbers to: (merchant, environment, number) → id
+    /// ([`super::query_object`]).
+    pub query_aliases: CowMap<(MerchantId, Environment, QueryObject), QueryObject>,
     /// The first client query sent less than the contract's spacing after the previous
     /// one of the same object.
     pub query_too_soon: Option<Box<EarlyQuery>>,
@@ -33,12 +38,13 @@ pub struct Queries {
     pub retry_after_ignored: Option<Box<EarlyRetry>>,
 }
 
-/// A query of `path` at `at`, after one at `last`.
+/// A query of `path` at `at`, after one of the same object, `last_path`, at `last`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct EarlyQuery {
     pub path: Text,
     pub at: Millis,
     pub last: Millis,
+    pub last_path: Text,
 }
 
 /// Node `node` sent `scope`'s request at `at`; its Retry-After ended at `until`.
@@ -67,6 +73,11 @@ impl Queries {
                             .contains(&(response.status, response.error_code()))
                             || (r.awaited && response.status == 429)
                             || (response.status == 202 && !self.rules_202.contains(*rule))
+                            || r.owner.is_some_and(|(m, e)| {
+                                ties(&response.body).any(|(number, _)| {
+                                    !self.query_aliases.contains_key(&(m, e, number))
+                                })
+                            })
                     })
             }
             What::UpstreamCalled { rule, .. } | What::WebhookEmitted { rule, .. } => {
@@ -105,6 +116,9 @@ impl Queries {
                 }
                 if response.status == 202 {
                     self.rules_202.insert(*rule);
+                }
+                if let Some((m, e)) = route.owner {
+                    self.tie_numbers(m, e, &response.body);
                 }
                 // What the client gets: a 500 in place of the answer carries no Retry-After.
                 if route.awaited && !route.edge_500 {
@@ -148,25 +162,59 @@ impl Queries {
         }
     }
 
+    /// SCHED-02: the object a query names, a number resolved to the id an answer tied
+    /// it to.
+    fn resolve(&self, m: MerchantId, e: Environment, object: QueryObject) -> QueryObject {
+        if object.is_number() {
+            if let Some(id) = self.query_aliases.get(&(m, e, object.clone())) {
+                return id.clone();
+            }
+        }
+        object
+    }
+
+    /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
+    /// were queries of the id's object.
+    fn tie_numbers(&mut self, m: MerchantId, e: Environment, body: &payhub_model::ResponseBody) {
+        for (number, id) in ties(body) {
+            let alias = (m, e, number);
+            if self.query_aliases.contains_key(&alias) {
+                continue;
+            }
+            let by_id = (m, e, id.clone());
+            let merged = merge(
+                self.last_query.get(&alias),
+                self.last_query.get(&by_id),
+                |(t, _)| t.0,
+            );
+            self.last_query.remove(&alias);
+            if let Some(last) = merged {
+                self.last_query.insert(by_id, last);
+            }
+            self.query_aliases.insert(alias, id);
+        }
+    }
+
     /// SCHED-02 and RATE-03 for a request a client sends.
     fn on_client_send(&mut self, now: Millis, node: u8, request: &ApiRequest, owner: Owner) {
         let Some((merchant, environment)) = owner else {
             return;
         };
-        if request.endpoint.method() == Method::Get {
+        if let Some(object) = QueryObject::named_by(&request.endpoint) {
             let path = request.endpoint.path();
-            let object = (merchant, environment, path.clone());
-            if let Some(last) = self.last_query.get(&object) {
+            let object = self.resolve(merchant, environment, object);
+            let object = (merchant, environment, object);
+            if let Some((last, last_path)) = self.last_query.get(&object) {
                 if now < last.after(Contract::QUERY_SPACING_MIN) && self.query_too_soon.is_none() {
-                    let last = *last;
                     self.query_too_soon = Some(Box::new(EarlyQuery {
-                        path,
+                        path: path.clone(),
                         at: now,
-                        last,
+                        last: *last,
+                        last_path: last_path.clone(),
                     }));
                 }
             }
-            self.last_query.insert(object, now);
+            self.last_query.insert(object, (now, path));
         }
         let Some(scope) = ScopeKey::of(owner, request) else {
             return;

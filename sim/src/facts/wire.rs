@@ -20,6 +20,7 @@
 //! requests that repeat what is held.
 
 use super::money::{SafeParams, safety_parameters};
+use super::query_object::{QueryObject, merge, ties};
 use payhub_model::event::{Message, Owner, ScopeKey, What};
 use payhub_model::{
     ApiKeyId, ApiRequest, ApiResponse, Contract, Endpoint, Environment, ErrorCode, Json,
@@ -174,7 +175,10 @@ pub struct WireFacts {
     order_payments: BTreeMap<Owned<Text>, (PaymentId, Rec)>,
     unknown_orders: BTreeMap<Owned<Text>, Unknown>,
     versions: BTreeMap<PaymentId, Rec>,
-    last_query: BTreeMap<Owned<Text>, Rec>,
+    /// SCHED-02: the last query of each object ([`super::query_object`]), and the ids
+    /// answers tied numbers to.
+    last_query: BTreeMap<Owned<QueryObject>, Rec>,
+    query_aliases: BTreeMap<Owned<QueryObject>, QueryObject>,
     retry_after: BTreeMap<ScopeKey, (Millis, Rec)>,
     /// Copies the network made of a request: not the client's.
     copies: std::collections::BTreeSet<RequestId>,
@@ -328,8 +332,12 @@ impl WireFacts {
                 self.note(Breach::NewOrderNoAfterUnknown, vec![u, seen.clone()]);
             }
         }
-        if seen.method == Method::Get {
-            let k = (m, e, seen.path.clone());
+        if let Some(object) = QueryObject::named_by(ep) {
+            let object = match self.query_aliases.get(&(m, e, object.clone())) {
+                Some(id) if object.is_number() => id.clone(),
+                _ => object,
+            };
+            let k = (m, e, object);
             if let Some(last) = self.last_query.get(&k) {
                 if seen.sent < last.sent.after(Contract::QUERY_SPACING_MIN) {
                     let last = last.clone();
@@ -366,6 +374,9 @@ impl WireFacts {
         });
         self.fill_witnesses(&seen);
         let seen = Arc::new(seen);
+        if let Some((m, e)) = owner {
+            self.close_last_query(&seen, (m, e), &endpoint);
+        }
         match reply.filter(Reply::known) {
             None => {
                 self.unknown += 1;
@@ -435,6 +446,7 @@ impl WireFacts {
             self.judge_version(&seen, p.id, p.version);
         }
         let Some((m, e)) = owner else { return };
+        self.tie_numbers((m, e), &r.body);
         if let Some(p) = r.payment() {
             // The client learned this order's Payment: its result is known again.
             self.unknown_orders
@@ -446,6 +458,44 @@ impl WireFacts {
             if seen.method == Method::Post && seen.params != SafeParams::None {
                 self.judge_replay(&scope, seen, r);
             }
+        }
+    }
+
+    /// SCHED-02: a query's record, once answered, is the one a later query too soon is
+    /// shown against (not the record taken when it was sent, which has no answer yet).
+    fn close_last_query(&mut self, seen: &Rec, (m, e): (MerchantId, Environment), ep: &Endpoint) {
+        let Some(object) = QueryObject::named_by(ep) else {
+            return;
+        };
+        let resolved = self.query_aliases.get(&(m, e, object.clone())).cloned();
+        for object in [Some(object), resolved].into_iter().flatten() {
+            if let Some(last) = self.last_query.get_mut(&(m, e, object)) {
+                if last.id == seen.id {
+                    *last = seen.clone();
+                }
+            }
+        }
+    }
+
+    /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
+    /// were queries of the id's object.
+    fn tie_numbers(&mut self, (m, e): (MerchantId, Environment), body: &ResponseBody) {
+        for (number, id) in ties(body) {
+            let alias = (m, e, number);
+            if self.query_aliases.contains_key(&alias) {
+                continue;
+            }
+            let by_id = (m, e, id.clone());
+            let merged = merge(
+                self.last_query.get(&alias),
+                self.last_query.get(&by_id),
+                |q| q.sent.0,
+            );
+            self.last_query.remove(&alias);
+            if let Some(last) = merged {
+                self.last_query.insert(by_id, last);
+            }
+            self.query_aliases.insert(alias, id);
         }
     }
 

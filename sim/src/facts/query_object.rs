@@ -1,0 +1,96 @@
+//! SCHED-02's "the same object": what a query reads, whichever way it names it.
+//!
+//! 「同一对象两次查询间隔不少于 10 秒」: "Leave at least 10 seconds between two queries of
+//! the same object". A Payment is queried by id (`GET /v1/payments/{id}`) or, without its
+//! id, by its order number (`GET /v1/payments?merchant_order_no=...`); a Refund by id or
+//! by `merchant_refund_no`. Two such queries of one Payment are two queries of the same
+//! object, whatever their paths.
+//!
+//! Which Payment an order number names is the platform's to say: the facts learn it from
+//! an answer that shows the Payment (any answer: the create's, a confirm's, a query's),
+//! per merchant and environment, and from then on a query by that number is a query of
+//! that Payment. A number no answer has tied to an id yet is an object of its own; when an
+//! answer ties it, the queries already sent by the number count as queries of the id's
+//! object ([`merge`]). Assumption: an order number names one Payment (UNIQ-01), so the
+//! first id shown for it is kept.
+
+use payhub_model::{Endpoint, Method, PaymentId, RefundId, ResponseBody, Text};
+use serde::Serialize;
+
+/// What a query reads.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum QueryObject {
+    Payment(PaymentId),
+    /// A Payment by its `merchant_order_no`, while no answer has named its id.
+    PaymentNo(Text),
+    Refund(RefundId),
+    /// A Refund by its `merchant_refund_no`, while no answer has named its id.
+    RefundNo(Text),
+    /// Any other query (the processing-refunds list, an unknown route): its path.
+    Path(Text),
+}
+
+impl QueryObject {
+    /// The object a query endpoint reads, as it names it (`None` for a non-query).
+    pub fn named_by(endpoint: &Endpoint) -> Option<QueryObject> {
+        Some(match endpoint {
+            Endpoint::GetPayment { payment_id } => QueryObject::Payment(*payment_id),
+            Endpoint::ListPayments { merchant_order_no } => {
+                QueryObject::PaymentNo(merchant_order_no.clone())
+            }
+            Endpoint::GetRefund { refund_id } => QueryObject::Refund(*refund_id),
+            Endpoint::ListRefundsByNo { merchant_refund_no } => {
+                QueryObject::RefundNo(merchant_refund_no.clone())
+            }
+            Endpoint::ListRefundsProcessing => QueryObject::Path(endpoint.path()),
+            Endpoint::Other { method, path } if *method == Method::Get => {
+                QueryObject::Path(path.clone())
+            }
+            _ => return None,
+        })
+    }
+
+    /// A number's object (`PaymentNo`, `RefundNo`) is an alias an answer may resolve.
+    pub fn is_number(&self) -> bool {
+        matches!(self, QueryObject::PaymentNo(_) | QueryObject::RefundNo(_))
+    }
+}
+
+/// Every (number, id) an answer's body ties together: each Payment's order number and
+/// each Refund's refund number it shows.
+pub fn ties(body: &ResponseBody) -> impl Iterator<Item = (QueryObject, QueryObject)> + '_ {
+    let (payments, refunds) = match body {
+        ResponseBody::Payment(p) => (std::slice::from_ref(p), &[][..]),
+        ResponseBody::Payments { data } => (&data[..], &[][..]),
+        ResponseBody::Refund(r) => (&[][..], std::slice::from_ref(r)),
+        ResponseBody::Refunds { data } => (&[][..], &data[..]),
+        _ => (&[][..], &[][..]),
+    };
+    let payments = payments.iter().map(|p| {
+        (
+            QueryObject::PaymentNo(p.merchant_order_no.clone()),
+            QueryObject::Payment(p.id),
+        )
+    });
+    let refunds = refunds.iter().map(|r| {
+        (
+            QueryObject::RefundNo(r.merchant_refund_no.clone()),
+            QueryObject::Refund(r.id),
+        )
+    });
+    payments.chain(refunds)
+}
+
+/// The later of two last queries, when an answer ties a number to an id: the queries
+/// sent by the number were queries of the id's object.
+pub fn merge<T: Clone>(
+    by_number: Option<&T>,
+    by_id: Option<&T>,
+    at: impl Fn(&T) -> u64,
+) -> Option<T> {
+    match (by_number, by_id) {
+        (Some(n), Some(i)) => Some(if at(n) > at(i) { n.clone() } else { i.clone() }),
+        (Some(n), None) => Some(n.clone()),
+        (None, i) => i.cloned(),
+    }
+}
