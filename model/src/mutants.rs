@@ -154,6 +154,8 @@ mutants! {
     InFlightHidesConflict = "in_flight_hides_conflict", [IdempotencyConflict, SafeParameters];
     /// RES-05: a requires_action Payment is answered without next_action: the payer is never guided to authenticate.
     RequiresActionWithoutNextAction = "requires_action_without_next_action", [RequiresAction];
+    /// S12: a cancel the upstream could not confirm is answered 202 with an error object (operation_in_progress) instead of the Payment, so the merchant never sees the status it must keep.
+    CancelAcceptedWithoutPayment = "cancel_accepted_without_payment", [Cancel202KeepsStatus];
     /// QUERY-03: refund queries (by id, by merchant_refund_no, ?status=processing) answer from a read replica one write behind: the refund's previous version.
     RefundQueryAnswersPreviousVersion = "refund_query_answers_previous_version", [QueryRefunds, QueryReadsKnownState];
 

@@ -136,11 +136,11 @@ pub const CONFLICTS_NAME_RELATED_RESOURCE: Property = Property {
 pub const CANCEL_202_KEEPS_STATUS: Property = Property {
     name: "cancel-202-keeps-the-status",
     rules: &[Rule::Cancel202KeepsStatus],
-    about: "A cancel answered 202 shows its Payment still processing or requires_action, and the store holds it so: without the upstream's word nothing is canceled.",
+    about: "A cancel answered 202 shows its Payment (S12: 202 {\"status\":\"requires_action\",…}) still processing or requires_action, and the store holds it so: without the upstream's word nothing is canceled.",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.cancel_202_changed,
-            "a cancel answered 202 changed the status",
+            "a cancel answered 202 without its Payment kept in progress",
         )
     }),
 };

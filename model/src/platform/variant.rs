@@ -387,6 +387,13 @@ fn wrong_answer(mutant: Mutant, response: &mut ApiResponse, rule: Rule) {
         {
             response.status = 201;
         }
+        (Mutant::CancelAcceptedWithoutPayment, ResponseBody::Payment(_))
+            if rule == Rule::Cancel202KeepsStatus && response.status == 202 =>
+        {
+            response.body = ResponseBody::Error {
+                error: ApiError::new(ErrorCode::OperationInProgress),
+            };
+        }
         (Mutant::RequiresActionWithoutNextAction, ResponseBody::Payment(p))
             if p.status == PaymentStatus::RequiresAction =>
         {

@@ -596,6 +596,11 @@ impl Responses {
                 }
             }
         }
+        // S12: "202 {"status":"requires_action",…}": a cancel's 202 shows the Payment.
+        let cancel = scope.path.ends_with("/cancel");
+        if cancel && response.status == 202 && !matches!(response.body, ResponseBody::Payment(_)) {
+            found(Slot::Cancel202, miss());
+        }
         // CONC-02: a waiter gets the executor's object, 200; CONC-03: or
         // operation_in_progress while the execution is still in flight.
         if self.waiting.contains(&id) {
