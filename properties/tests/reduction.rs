@@ -327,8 +327,8 @@ fn delivering_an_inert_message_changes_nothing_but_the_network() {
                 let outcome = next.apply(config, &deliver, None);
                 let mut expected = w.clone();
                 expected.net.take(msg);
-                // The debug rendering too: the facts' `Scratch` parts (what a client
-                // node is handling) compare equal whatever they hold.
+                // The debug rendering too: a part that compares equal whatever it holds
+                // (a cache such as `cow::Derived`) would hide a change from `!=`.
                 if outcome.is_err()
                     || next != expected
                     || format!("{next:?}") != format!("{expected:?}")

@@ -35,7 +35,7 @@ fn the_same_shard_twice_gives_the_same_report() {
     let b = check_shard(&preset, shard(2), BUDGET, Search::default()).expect("shard");
     let text = |r| serde_json::to_string(r).expect("json");
     assert_eq!(text(&a), text(&b));
-    assert!(a.budget_spent && a.unique_states < 147_172, "{a:?}");
+    assert!(a.budget_spent && a.unique_states < 149_758, "{a:?}");
     let other = check_shard(&preset, shard(3), BUDGET, Search::default()).expect("shard");
     assert_ne!(
         (a.seed, a.unique_states),

@@ -29,17 +29,11 @@
 //! each reduced step takes one message out and adds none, so a state is reduced only a
 //! bounded number of times before one is fully expanded.
 //!
-//! Two limits, both reported rather than hidden:
-//! - the facts' `Scratch` parts (what a client node is handling, cadence history; see
-//!   `facts/cadence.rs`) are not part of a state's identity, so any search keeps the
-//!   history of the first path that reached a state, and a violation only another path
-//!   carries may be missed. The reduced search reaches states by other (longer) paths
-//!   than the plain one, so for the properties that read that history it may keep
-//!   another witness: no worse in kind than the plain search, whose threads also race
-//!   to a state first; the seeded simulation, which merges nothing, covers both;
-//! - each inert delivery is a step, so under `check --depth N` a violation the plain
-//!   search finds within `N` steps may lie deeper: the search is then cut, and the
-//!   run incomplete, never a pass.
+//! One limit, reported rather than hidden: each inert delivery is a step, so under
+//! `check --depth N` a violation the plain search finds within `N` steps may lie deeper:
+//! the search is then cut, and the run incomplete, never a pass. (Until session 8 a
+//! second limit came from the facts' history outside a state's identity; it is part of
+//! the identity now, `facts/cadence.rs`.)
 
 use crate::network::{MsgId, Payload};
 use crate::world::World;

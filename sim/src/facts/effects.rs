@@ -5,12 +5,11 @@
 //! An order is fulfilled (`Decision::Fulfil`) at most once and only for a succeeded
 //! Payment; it is closed (its database holds it canceled or expired) at most once and
 //! only on a Payment the platform holds canceled or expired; never both; and the payer
-//! message follows the status table. As in [`super::cadence`], the first witnesses are
-//! state and the history behind them sits in a [`Scratch`], outside a state's identity
-//! for the checker.
+//! message follows the status table. As in [`super::cadence`], the first witnesses and
+//! the history behind them are part of a state's identity.
 
 use super::attempts::Attempts;
-use super::cadence::{ClientInputs, Input, Scratch};
+use super::cadence::{ClientInputs, Input};
 use payhub_model::Shared;
 use payhub_model::client::{Decision, ObjectState, PayerMessage, Subject};
 use payhub_model::event::{StoredOrder, What};
@@ -24,7 +23,7 @@ use std::collections::BTreeMap;
 pub type OrderKey = (MerchantId, Environment, Text);
 
 /// History the effect properties need (see [`super::cadence`]'s module doc).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct EffectHistory {
     /// The Payment each order was fulfilled for.
     pub fulfilled: BTreeMap<OrderKey, PaymentId>,
@@ -40,8 +39,8 @@ pub struct EffectHistory {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Effects {
     /// Each in its own copy-on-write box, as the cadence family's.
-    pub inputs: Scratch<Shared<ClientInputs>>,
-    pub history: Scratch<Shared<EffectHistory>>,
+    pub inputs: Shared<ClientInputs>,
+    pub history: Shared<EffectHistory>,
     /// The first order fulfilled a second time.
     pub fulfilled_twice: Option<Box<Fulfilment>>,
     /// The first order fulfilled for a Payment the platform does not hold as succeeded.

@@ -1,7 +1,6 @@
 //! Answers, rules and the schedule: every (status, error code) answered, every rule that
 //! decided something, and when clients queried and retried (SCHED-02, RATE-03).
 
-use super::cadence::Scratch;
 use super::query_object::{QueryObject, merge, ties};
 use payhub_model::event::{Owner, ScopeKey, What};
 use payhub_model::{
@@ -19,9 +18,9 @@ pub struct Queries {
     /// Every (status, error code) the platform answered, as a small sorted set.
     pub answers: CowSet<(u16, Option<ErrorCode>)>,
     /// The rules that decided a 202 answered to a merchant: a charge's result unknown
-    /// (SyncWait, UnknownResult) or a cancel's (Cancel202KeepsStatus). History outside a
-    /// state's identity ([`Scratch`]), read by the reach properties only.
-    pub rules_202: Scratch<RuleSet>,
+    /// (SyncWait, UnknownResult) or a cancel's (Cancel202KeepsStatus), read by the reach
+    /// properties.
+    pub rules_202: RuleSet,
     /// When clients last sent a query of one object, and the query's path: (merchant,
     /// environment, object), the object as [`QueryObject`] resolves it.
     pub last_query: CowMap<(MerchantId, Environment, QueryObject), (Millis, Text)>,
