@@ -351,8 +351,8 @@ fn check_in_child(name: &str, args: &BenchArgs) -> Result<CheckBench, String> {
     check_in_child_with(name, args, args.checker_threads, &[])
 }
 
-/// [`check_in_child`] with `threads` checker threads and `extra` flags for the child.
-/// `--faults …` as the child takes it, when this run was given a scope.
+/// `--faults …` as a child takes it, when this run was given a scope
+/// (`--vs-stateright` passes it on).
 fn faults_flag(args: &BenchArgs) -> Vec<String> {
     args.faults
         .iter()
@@ -366,6 +366,7 @@ fn faults_flag(args: &BenchArgs) -> Vec<String> {
         .collect()
 }
 
+/// [`check_in_child`] with `threads` checker threads and `extra` flags for the child.
 fn check_in_child_with(
     name: &str,
     args: &BenchArgs,
@@ -384,7 +385,6 @@ fn check_in_child_with(
         .args(["--preset", name])
         .args(["--runs", &args.runs.to_string()])
         .args(["--checker-threads", &threads.to_string()])
-        .args(faults_flag(args))
         .args(extra)
         .output()
         .map_err(|e| format!("cannot run the benchmark of {name}: {e}"))?;

@@ -140,7 +140,7 @@ pub const CANCEL_202_KEEPS_STATUS: Property = Property {
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.cancel_202_changed,
-            "a cancel answered 202 without its Payment kept in progress",
+            "a cancel answered 202 did not show its Payment kept in progress",
         )
     }),
 };

@@ -134,7 +134,9 @@ pub(super) fn compare(args: &BenchArgs) -> Result<ExitCode, String> {
             Searcher::Engine => "engine",
             Searcher::Stateright => "stateright",
         };
+        let scope = super::faults_flag(args);
         let mut flags = vec!["--searcher", searcher_flag, "--search", search];
+        flags.extend(scope.iter().map(String::as_str));
         if !reduce.is_empty() {
             flags.extend(["--reduce", reduce]);
         }

@@ -8,11 +8,12 @@
 //! thread that runs dry asks for work, and a busy one hands it the next new state it
 //! meets instead of following it itself: as the path of actions that reaches it, from
 //! which the taker rebuilds it, starting from a fresh initial state (`init_states`
-//! again). The states the taker then makes share no reference-counted part with the
-//! giver's. Handing on the state itself had both threads' clones and drops count the
-//! same reference counts up and down (those of every part unchanged since the
-//! initial state), which cost the two threads a fifth more time than one for the same
-//! states (README, "Two threads"). A replay is one step per level of the path, a few
+//! again). The states the taker then makes share no reference-counted part of the world
+//! with the giver's (only what both copy from the model's configuration). Handing on the
+//! state itself had both threads' clones and drops count the same reference counts up
+//! and down (those of every part unchanged since the initial state), which cost the two
+//! threads a quarter more CPU time than one for the same states (README, "Why the
+//! depth-first search scales now"). A replay is one step per level of the path, a few
 //! for every thousand states searched. It must give the state the giver fingerprinted:
 //! a model whose step is not a function of the state and the action ends the search
 //! with a panic.

@@ -184,10 +184,20 @@ impl Queries {
             let merged = merge(
                 self.last_query.get(&alias),
                 self.last_query.get(&by_id),
-                |(t, _)| t.0,
+                |(t, _)| *t,
             );
+            if let Some(((last, last_path), (at, path))) = merged.too_soon {
+                if self.query_too_soon.is_none() {
+                    self.query_too_soon = Some(Box::new(EarlyQuery {
+                        path,
+                        at,
+                        last,
+                        last_path,
+                    }));
+                }
+            }
             self.last_query.remove(&alias);
-            if let Some(last) = merged {
+            if let Some(last) = merged.last {
                 self.last_query.insert(by_id, last);
             }
             self.query_aliases.insert(alias, id);

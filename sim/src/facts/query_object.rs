@@ -11,10 +11,17 @@
 //! per merchant and environment, and from then on a query by that number is a query of
 //! that Payment. A number no answer has tied to an id yet is an object of its own; when an
 //! answer ties it, the queries already sent by the number count as queries of the id's
-//! object ([`merge`]). Assumption: an order number names one Payment (UNIQ-01), so the
-//! first id shown for it is kept.
+//! object ([`merge`]), and two of them sent less than 10 s apart are a query too soon
+//! found at the tie. Assumption: an order number names one Payment (UNIQ-01), so the
+//! first id shown for it is kept; a query by a number that found nothing yet counts as
+//! a query of the Payment the number later names.
+//!
+//! Only Payment and Refund bodies tie: a checkout session's answer and a 409
+//! `order_no_conflict`'s `related_resource_id` name a Payment too, but not with its
+//! order number in the answer itself; a client that learned the id that way and queries
+//! by id and by number is judged only once some answer showed the Payment.
 
-use payhub_model::{Endpoint, Method, PaymentId, RefundId, ResponseBody, Text};
+use payhub_model::{Contract, Endpoint, Method, Millis, PaymentId, RefundId, ResponseBody, Text};
 use serde::Serialize;
 
 /// What a query reads.
@@ -81,16 +88,35 @@ pub fn ties(body: &ResponseBody) -> impl Iterator<Item = (QueryObject, QueryObje
     payments.chain(refunds)
 }
 
-/// The later of two last queries, when an answer ties a number to an id: the queries
-/// sent by the number were queries of the id's object.
+/// What an answer that ties a number to an id makes of the last queries by each: the
+/// later one stands for the object (the queries sent by the number were queries of the
+/// id's object), and the two, earlier first, when they were sent less than the
+/// contract's spacing apart: two queries of one object too soon, which only the tie
+/// shows.
+pub struct Merged<T> {
+    pub last: Option<T>,
+    pub too_soon: Option<(T, T)>,
+}
+
+/// [`Merged`] of the last query by the number and the last by the id, `at` the time a
+/// query was sent.
 pub fn merge<T: Clone>(
     by_number: Option<&T>,
     by_id: Option<&T>,
-    at: impl Fn(&T) -> u64,
-) -> Option<T> {
+    at: impl Fn(&T) -> Millis,
+) -> Merged<T> {
     match (by_number, by_id) {
-        (Some(n), Some(i)) => Some(if at(n) > at(i) { n.clone() } else { i.clone() }),
-        (Some(n), None) => Some(n.clone()),
-        (None, i) => i.cloned(),
+        (Some(n), Some(i)) => {
+            let (earlier, later) = if at(n) > at(i) { (i, n) } else { (n, i) };
+            let too_soon = at(later) < at(earlier).after(Contract::QUERY_SPACING_MIN);
+            Merged {
+                last: Some(later.clone()),
+                too_soon: too_soon.then(|| (earlier.clone(), later.clone())),
+            }
+        }
+        (n, i) => Merged {
+            last: n.or(i).cloned(),
+            too_soon: None,
+        },
     }
 }

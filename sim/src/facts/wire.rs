@@ -489,10 +489,13 @@ impl WireFacts {
             let merged = merge(
                 self.last_query.get(&alias),
                 self.last_query.get(&by_id),
-                |q| q.sent.0,
+                |q| q.sent,
             );
+            if let Some((earlier, later)) = merged.too_soon {
+                self.note(Breach::QueryTooSoon, vec![earlier, later]);
+            }
             self.last_query.remove(&alias);
-            if let Some(last) = merged {
+            if let Some(last) = merged.last {
                 self.last_query.insert(by_id, last);
             }
             self.query_aliases.insert(alias, id);

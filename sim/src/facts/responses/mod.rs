@@ -580,6 +580,11 @@ impl Responses {
                 found(Slot::Stale, m);
             }
         }
+        let cancel = scope.path.ends_with("/cancel");
+        // S12: "202 {"status":"requires_action",…}": a cancel's 202 shows the Payment.
+        if cancel && response.status == 202 && !matches!(response.body, ResponseBody::Payment(_)) {
+            found(Slot::Cancel202, miss());
+        }
         if let ResponseBody::Payment(p) = &response.body {
             let shown = Shown::of_view(p);
             let stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
@@ -587,7 +592,6 @@ impl Responses {
                 found(Slot::Stale, miss().about(p.id, Some(shown), stored));
             }
             // CANCEL-01: 202 to a cancel: the status is unchanged, still in progress.
-            let cancel = scope.path.ends_with("/cancel");
             if cancel && response.status == 202 {
                 let kept =
                     p.status.is_in_progress() && stored.is_some_and(|s| s.status.is_in_progress());
@@ -595,11 +599,6 @@ impl Responses {
                     found(Slot::Cancel202, miss().about(p.id, Some(shown), stored));
                 }
             }
-        }
-        // S12: "202 {"status":"requires_action",…}": a cancel's 202 shows the Payment.
-        let cancel = scope.path.ends_with("/cancel");
-        if cancel && response.status == 202 && !matches!(response.body, ResponseBody::Payment(_)) {
-            found(Slot::Cancel202, miss());
         }
         // CONC-02: a waiter gets the executor's object, 200; CONC-03: or
         // operation_in_progress while the execution is still in flight.
