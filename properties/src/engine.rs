@@ -430,6 +430,16 @@ mod tests {
         inits: AtomicUsize,
     }
 
+    /// Slows each step by a millisecond until a third `init_states` call, the first
+    /// rebuild of a handed-on state: the first thread keeps going, slowly, until the
+    /// second has asked for work and been handed a state, so that the test does not
+    /// depend on which thread the machine runs first.
+    fn until_handed_on(inits: &AtomicUsize) {
+        if inits.load(Relaxed) < 3 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     impl stateright::Model for Drifting {
         type State = u32;
         type Action = u32;
@@ -445,7 +455,11 @@ mod tests {
         fn next_state(&self, state: &u32, step: u32) -> Option<u32> {
             // One more once a handed-on state was rebuilt (the roots and the first
             // root's rebuild are the first two calls).
-            Some(state + step + u32::from(self.inits.load(Relaxed) > 2))
+            let drift = u32::from(self.inits.load(Relaxed) > 2);
+            if *state > 10 {
+                until_handed_on(&self.inits);
+            }
+            Some(state + step + drift)
         }
     }
 
@@ -467,6 +481,9 @@ mod tests {
                 self.0.actions(state, actions)
             }
             fn next_state(&self, state: &u32, step: u32) -> Option<u32> {
+                if *state > 10 {
+                    until_handed_on(self.1);
+                }
                 self.0.next_state(state, step)
             }
         }
@@ -488,7 +505,7 @@ mod tests {
         );
         assert_eq!((e.unique_states, e.total_states), (200_002, 400_001));
         // Once for the roots, once to rebuild the root, once for each state handed on
-        // (the second thread asks for work at once, the first meets 200,000 states).
+        // (the first thread waits for one, `until_handed_on`).
         assert!(rebuilt.load(Relaxed) >= 3, "{}", rebuilt.load(Relaxed));
         let drifting = Drifting {
             inits: AtomicUsize::new(0),
