@@ -1,7 +1,7 @@
 //! Answers, rules and the schedule: every (status, error code) answered, every rule that
 //! decided something, and when clients queried and retried (SCHED-02, RATE-03).
 
-use super::query_object::{QueryObject, merge, ties};
+use super::query_object::{self, QueryObject, ties};
 use payhub_model::event::{Owner, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, Contract, CowMap, CowSet, Environment, ErrorCode, MerchantId, Method,
@@ -23,10 +23,10 @@ pub struct Queries {
     pub rules_202: RuleSet,
     /// When clients last sent a query of one object, and the query's path: (merchant,
     /// environment, object), the object as [`QueryObject`] resolves it.
-    pub last_query: CowMap<(MerchantId, Environment, QueryObject), (Millis, Text)>,
+    pub last_query: CowMap<query_object::Owned, (Millis, Text)>,
     /// The ids answers tied numbers to: (merchant, environment, number) → id
     /// ([`super::query_object`]).
-    pub query_aliases: CowMap<(MerchantId, Environment, QueryObject), QueryObject>,
+    pub query_aliases: CowMap<query_object::Owned, QueryObject>,
     /// The first client query sent less than the contract's spacing after the previous
     /// one of the same object.
     pub query_too_soon: Option<Box<EarlyQuery>>,
@@ -161,46 +161,25 @@ impl Queries {
         }
     }
 
-    /// SCHED-02: the object a query names, a number resolved to the id an answer tied
-    /// it to.
-    fn resolve(&self, m: MerchantId, e: Environment, object: QueryObject) -> QueryObject {
-        if object.is_number() {
-            if let Some(id) = self.query_aliases.get(&(m, e, object.clone())) {
-                return id.clone();
-            }
-        }
-        object
-    }
-
     /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
     /// were queries of the id's object.
     fn tie_numbers(&mut self, m: MerchantId, e: Environment, body: &payhub_model::ResponseBody) {
-        for (number, id) in ties(body) {
-            let alias = (m, e, number);
-            if self.query_aliases.contains_key(&alias) {
-                continue;
+        let too_soon = query_object::tie(
+            &mut self.last_query,
+            &mut self.query_aliases,
+            (m, e),
+            body,
+            |(t, _)| *t,
+        );
+        for ((last, last_path), (at, path)) in too_soon {
+            if self.query_too_soon.is_none() {
+                self.query_too_soon = Some(Box::new(EarlyQuery {
+                    path,
+                    at,
+                    last,
+                    last_path,
+                }));
             }
-            let by_id = (m, e, id.clone());
-            let merged = merge(
-                self.last_query.get(&alias),
-                self.last_query.get(&by_id),
-                |(t, _)| *t,
-            );
-            if let Some(((last, last_path), (at, path))) = merged.too_soon {
-                if self.query_too_soon.is_none() {
-                    self.query_too_soon = Some(Box::new(EarlyQuery {
-                        path,
-                        at,
-                        last,
-                        last_path,
-                    }));
-                }
-            }
-            self.last_query.remove(&alias);
-            if let Some(last) = merged.last {
-                self.last_query.insert(by_id, last);
-            }
-            self.query_aliases.insert(alias, id);
         }
     }
 
@@ -211,7 +190,8 @@ impl Queries {
         };
         if let Some(object) = QueryObject::named_by(&request.endpoint) {
             let path = request.endpoint.path();
-            let object = self.resolve(merchant, environment, object);
+            let object =
+                query_object::resolve(&self.query_aliases, (merchant, environment), object);
             let object = (merchant, environment, object);
             if let Some((last, last_path)) = self.last_query.get(&object) {
                 if now < last.after(Contract::QUERY_SPACING_MIN) && self.query_too_soon.is_none() {

@@ -21,8 +21,14 @@
 //! order number in the answer itself; a client that learned the id that way and queries
 //! by id and by number is judged only once some answer showed the Payment.
 
-use payhub_model::{Contract, Endpoint, Method, Millis, PaymentId, RefundId, ResponseBody, Text};
+use payhub_model::{
+    Contract, CowMap, Endpoint, Environment, MerchantId, Method, Millis, PaymentId, RefundId,
+    ResponseBody, Text,
+};
 use serde::Serialize;
+
+/// An object of one merchant's environment.
+pub type Owned = (MerchantId, Environment, QueryObject);
 
 /// What a query reads.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -88,19 +94,63 @@ pub fn ties(body: &ResponseBody) -> impl Iterator<Item = (QueryObject, QueryObje
     payments.chain(refunds)
 }
 
+/// The object `object` names for (`m`, `e`): a number resolved to the id an answer tied
+/// it to in `aliases`.
+pub fn resolve(
+    aliases: &CowMap<Owned, QueryObject>,
+    (m, e): (MerchantId, Environment),
+    object: QueryObject,
+) -> QueryObject {
+    if object.is_number() {
+        if let Some(id) = aliases.get(&(m, e, object.clone())) {
+            return id.clone();
+        }
+    }
+    object
+}
+
+/// Ties each number `body` shows for (`m`, `e`) that `aliases` does not hold yet to its
+/// id: the last query by the number moves to the id's object ([`merge`]). Returns the
+/// pairs of queries, earlier first, the tie shows were sent too soon. `at` is when a
+/// query was sent.
+pub fn tie<V: Clone>(
+    last: &mut CowMap<Owned, V>,
+    aliases: &mut CowMap<Owned, QueryObject>,
+    (m, e): (MerchantId, Environment),
+    body: &ResponseBody,
+    at: impl Fn(&V) -> Millis,
+) -> Vec<(V, V)> {
+    let mut too_soon = Vec::new();
+    for (number, id) in ties(body) {
+        let alias = (m, e, number);
+        if aliases.contains_key(&alias) {
+            continue;
+        }
+        let by_id = (m, e, id.clone());
+        let merged = merge(last.get(&alias), last.get(&by_id), &at);
+        too_soon.extend(merged.too_soon);
+        last.remove(&alias);
+        if let Some(query) = merged.last {
+            last.insert(by_id, query);
+        }
+        aliases.insert(alias, id);
+    }
+    too_soon
+}
+
 /// What an answer that ties a number to an id makes of the last queries by each: the
 /// later one stands for the object (the queries sent by the number were queries of the
 /// id's object), and the two, earlier first, when they were sent less than the
 /// contract's spacing apart: two queries of one object too soon, which only the tie
 /// shows.
-pub struct Merged<T> {
-    pub last: Option<T>,
-    pub too_soon: Option<(T, T)>,
+struct Merged<T> {
+    last: Option<T>,
+    too_soon: Option<(T, T)>,
 }
 
 /// [`Merged`] of the last query by the number and the last by the id, `at` the time a
 /// query was sent.
-pub fn merge<T: Clone>(
+fn merge<T: Clone>(
     by_number: Option<&T>,
     by_id: Option<&T>,
     at: impl Fn(&T) -> Millis,

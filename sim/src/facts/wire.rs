@@ -20,10 +20,10 @@
 //! requests that repeat what is held.
 
 use super::money::{SafeParams, safety_parameters};
-use super::query_object::{QueryObject, merge, ties};
+use super::query_object::{self, QueryObject};
 use payhub_model::event::{Message, Owner, ScopeKey, What};
 use payhub_model::{
-    ApiKeyId, ApiRequest, ApiResponse, Contract, Endpoint, Environment, ErrorCode, Json,
+    ApiKeyId, ApiRequest, ApiResponse, Contract, CowMap, Endpoint, Environment, ErrorCode, Json,
     MerchantId, Method, Millis, PaymentId, RequestId, ResponseBody, Text,
 };
 use serde::Serialize;
@@ -177,8 +177,8 @@ pub struct WireFacts {
     versions: BTreeMap<PaymentId, Rec>,
     /// SCHED-02: the last query of each object ([`super::query_object`]), and the ids
     /// answers tied numbers to.
-    last_query: BTreeMap<Owned<QueryObject>, Rec>,
-    query_aliases: BTreeMap<Owned<QueryObject>, QueryObject>,
+    last_query: CowMap<query_object::Owned, Rec>,
+    query_aliases: CowMap<query_object::Owned, QueryObject>,
     retry_after: BTreeMap<ScopeKey, (Millis, Rec)>,
     /// Copies the network made of a request: not the client's.
     copies: std::collections::BTreeSet<RequestId>,
@@ -333,11 +333,11 @@ impl WireFacts {
             }
         }
         if let Some(object) = QueryObject::named_by(ep) {
-            let object = match self.query_aliases.get(&(m, e, object.clone())) {
-                Some(id) if object.is_number() => id.clone(),
-                _ => object,
-            };
-            let k = (m, e, object);
+            let k = (
+                m,
+                e,
+                query_object::resolve(&self.query_aliases, (m, e), object),
+            );
             if let Some(last) = self.last_query.get(&k) {
                 if seen.sent < last.sent.after(Contract::QUERY_SPACING_MIN) {
                     let last = last.clone();
@@ -479,26 +479,16 @@ impl WireFacts {
 
     /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
     /// were queries of the id's object.
-    fn tie_numbers(&mut self, (m, e): (MerchantId, Environment), body: &ResponseBody) {
-        for (number, id) in ties(body) {
-            let alias = (m, e, number);
-            if self.query_aliases.contains_key(&alias) {
-                continue;
-            }
-            let by_id = (m, e, id.clone());
-            let merged = merge(
-                self.last_query.get(&alias),
-                self.last_query.get(&by_id),
-                |q| q.sent,
-            );
-            if let Some((earlier, later)) = merged.too_soon {
-                self.note(Breach::QueryTooSoon, vec![earlier, later]);
-            }
-            self.last_query.remove(&alias);
-            if let Some(last) = merged.last {
-                self.last_query.insert(by_id, last);
-            }
-            self.query_aliases.insert(alias, id);
+    fn tie_numbers(&mut self, owner: (MerchantId, Environment), body: &ResponseBody) {
+        let too_soon = query_object::tie(
+            &mut self.last_query,
+            &mut self.query_aliases,
+            owner,
+            body,
+            |q| q.sent,
+        );
+        for (earlier, later) in too_soon {
+            self.note(Breach::QueryTooSoon, vec![earlier, later]);
         }
     }
 
