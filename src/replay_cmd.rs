@@ -33,6 +33,8 @@ pub enum TraceFormat {
     Text,
     Json,
     Mermaid,
+    /// The sequence diagram as one self-contained SVG drawing.
+    Svg,
     /// A what-if script that `payhub-verify run` reproduces.
     Script,
     /// The event stream, one JSON event per line (`payhub-verify judge` reads it).
@@ -312,6 +314,13 @@ fn render(
             let note =
                 (verdict.property.is_some() || verdict.finding.is_some()).then(|| verdict.line());
             trace.to_mermaid_with_verdict(note.as_deref())
+        }
+        TraceFormat::Svg => {
+            let note =
+                (verdict.property.is_some() || verdict.finding.is_some()).then(|| verdict.line());
+            let mut svg = trace.to_diagram(note.as_deref(), |_| false).to_svg();
+            svg.push('\n');
+            svg
         }
         TraceFormat::Events => trace.to_events_jsonl(),
         TraceFormat::Script => {

@@ -8,6 +8,7 @@
 //! optional: the world takes `Option<&mut Trace>`, and a failing run is re-run from its
 //! tape with recording on.
 
+use crate::diagram::{Arrow, Diagram, Item, NoteKind};
 use crate::network::Node;
 use payhub_model::client::Command;
 use payhub_model::event as ev;
@@ -253,6 +254,13 @@ impl Trace {
     /// [`Trace::to_mermaid`], with `verdict` (the violated property, its rules, what went
     /// wrong) as a note over every participant at the end: the step that violated it.
     pub fn to_mermaid_with_verdict(&self, verdict: Option<&str>) -> String {
+        self.to_diagram(verdict, |_| false).to_mermaid()
+    }
+
+    /// The trace as a [`Diagram`]: participants in node order, one item per event (a
+    /// request written out once, on its arrow; its response shows only the status and
+    /// the object), the events `witness` picks marked, and `verdict` as the closing note.
+    pub fn to_diagram(&self, verdict: Option<&str>, witness: impl Fn(&Event) -> bool) -> Diagram {
         let mut nodes: Vec<Node> = Vec::new();
         for e in &self.events {
             for n in [e.from, e.to] {
@@ -262,65 +270,79 @@ impl Trace {
             }
         }
         nodes.sort();
-        let mut s = String::from("sequenceDiagram\n");
+        let mut d = Diagram::default();
         for n in &nodes {
-            let _ = writeln!(s, "    participant {} as {n}", mermaid_id(*n));
+            d.participant(&mermaid_id(*n), &n.to_string());
         }
+        let index = |n: Node| nodes.iter().position(|m| *m == n).unwrap_or(0);
         let mut down: Vec<Node> = Vec::new();
         for e in &self.events {
             let text = match &e.what {
-                What::Response { response, .. } => mermaid_text(&response.to_string()),
-                _ => mermaid_text(&self.describe(e)),
+                What::Response { response, .. } => response.to_string(),
+                _ => self.describe(e),
             };
-            let rule = e.rule.map(|r| format!(" [{}]", r.id())).unwrap_or_default();
-            let (from, to) = (mermaid_id(e.from), mermaid_id(e.to));
             match &e.what {
-                What::Crash => {
-                    down.push(e.from);
-                }
+                What::Crash => down.push(e.from),
                 What::Restart => down.retain(|n| *n != e.from),
                 _ => {}
             }
             let to_crashed = down.contains(&e.to)
                 && matches!(e.what, What::Response { .. } | What::Webhook { .. });
-            match &e.what {
-                _ if to_crashed => {
-                    let _ = writeln!(s, "    {from}-x{to}: {text} (lost: server down){rule}");
-                }
-                What::Timeout { .. }
-                | What::Crash
-                | What::Restart
-                | What::Clock { .. }
-                | What::Decision { .. }
-                | What::Duplicated { .. } => {
-                    let _ = writeln!(s, "    Note over {from}: {text}{rule}");
+            let (from, to) = (index(e.from), index(e.to));
+            let note = |kind: NoteKind, text: String| Item::Note {
+                over: (from, from),
+                kind,
+                text,
+                rule: e.rule.map(|r| r.id().to_owned()),
+                at: Some(e.at.0),
+                exchange: exchange_of(&e.what),
+                witness: witness(e),
+            };
+            let message = |arrow: Arrow, text: String| Item::Message {
+                from,
+                to,
+                arrow,
+                text,
+                rule: e.rule.map(|r| r.id().to_owned()),
+                at: Some(e.at.0),
+                exchange: exchange_of(&e.what),
+                witness: witness(e),
+            };
+            let item = match &e.what {
+                _ if to_crashed => message(Arrow::Lost, format!("{text} (lost: server down)")),
+                What::Crash | What::Restart => note(NoteKind::Crash, text),
+                What::Clock { .. } => note(NoteKind::Clock, text),
+                What::Timeout { .. } | What::Decision { .. } | What::Duplicated { .. } => {
+                    note(NoteKind::Plain, text)
                 }
                 What::Lost { .. } | What::UpstreamLost { .. } | What::WebhookLost { .. } => {
-                    let _ = writeln!(s, "    {from}-x{to}: {text}{rule}");
+                    message(Arrow::Lost, text)
                 }
                 What::Response { .. } | What::UpstreamReply { .. } | What::Fail500 { .. } => {
-                    let _ = writeln!(s, "    {from}-->>{to}: {text}{rule}");
+                    message(Arrow::Reply, text)
                 }
-                _ if e.from == e.to => {
-                    let _ = writeln!(s, "    Note over {from}: {text}{rule}");
-                }
-                _ => {
-                    let _ = writeln!(s, "    {from}->>{to}: {text}{rule}");
-                }
-            }
+                _ if e.from == e.to => note(NoteKind::Plain, text),
+                _ => message(Arrow::Call, text),
+            };
+            d.items.push(item);
         }
         if let Some(verdict) = verdict {
-            let over = match (nodes.first(), nodes.last()) {
-                (Some(a), Some(b)) if a != b => format!("{},{}", mermaid_id(*a), mermaid_id(*b)),
-                (Some(a), _) => mermaid_id(*a),
-                _ => {
-                    let _ = writeln!(s, "    participant P as platform");
-                    "P".to_owned()
-                }
-            };
-            let _ = writeln!(s, "    Note over {over}: {}", mermaid_text(verdict));
+            d.push_verdict(verdict);
         }
-        s
+        d
+    }
+}
+
+/// The HTTP exchange an event belongs to, by its request id.
+fn exchange_of(what: &What) -> Option<String> {
+    match what {
+        What::Request { id, .. }
+        | What::Response { id, .. }
+        | What::Lost { id, .. }
+        | What::Timeout { id }
+        | What::Duplicated { id }
+        | What::Fail500 { id, .. } => Some(id.to_string()),
+        _ => None,
     }
 }
 
@@ -384,20 +406,6 @@ fn mermaid_id(n: Node) -> String {
         Node::Payer => "Y".into(),
         Node::Env => "E".into(),
     }
-}
-
-/// Message text Mermaid accepts: no `;` or `#` (entity syntax), no line breaks.
-fn mermaid_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '#' => out.push_str("#35;"),
-            ';' => out.push_str("#59;"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,244 @@
+//! A sequence diagram: the one drawing every counterexample is shown as.
+//!
+//! A [`Diagram`] is participants (merchant servers, the platform, the acquirer, …) and,
+//! in order, the items between them: messages in the contract's notation (a call, a
+//! reply, a lost one), notes (a timeout, a client's decision), crashes and clock moves,
+//! and the verdict that closes a counterexample (the property, its rules, the contract's
+//! sentence). Items that witness a violation are marked, so every rendering can show
+//! which exchanges the verdict rests on.
+//!
+//! It renders as Mermaid source ([`Diagram::to_mermaid`], for code hosts) and as inline
+//! SVG ([`Diagram::to_svg`], for the sandbox page and the HTML report; no script and no
+//! network at view time). Traces ([`crate::Trace::to_diagram`]) and the log judges build
+//! one; none of them lays out a drawing of its own.
+
+mod svg;
+
+pub use svg::{Layout, Rect};
+
+use std::fmt::Write as _;
+
+/// A lifeline: `id` names it in Mermaid (`M0`, `P`), `label` is what a reader sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Participant {
+    pub id: String,
+    pub label: String,
+}
+
+/// How a message travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrow {
+    /// A request, an upstream call, a webhook: a solid arrow.
+    Call,
+    /// An answer: a dashed arrow.
+    Reply,
+    /// A message that never arrived: it ends in a cross.
+    Lost,
+}
+
+/// What a note stands for, which decides how it is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoteKind {
+    /// A timeout, a duplicate, a client's decision.
+    Plain,
+    /// A crash or a restart.
+    Crash,
+    /// The clock moved: drawn as a rule across every lifeline.
+    Clock,
+    /// The verdict that closes a counterexample.
+    Verdict,
+}
+
+/// One row of a diagram.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    Message {
+        /// Indices into [`Diagram::participants`].
+        from: usize,
+        to: usize,
+        arrow: Arrow,
+        text: String,
+        /// The rule that caused it (`REPLAY-02`), shown after the text.
+        rule: Option<String>,
+        /// Simulated or recorded time, in milliseconds from the run's start.
+        at: Option<u64>,
+        /// The HTTP exchange it belongs to (a request id), if any.
+        exchange: Option<String>,
+        /// Part of the violation's witness.
+        witness: bool,
+    },
+    Note {
+        /// The first and last participant it spans (equal for a note over one).
+        over: (usize, usize),
+        kind: NoteKind,
+        text: String,
+        rule: Option<String>,
+        at: Option<u64>,
+        exchange: Option<String>,
+        witness: bool,
+    },
+}
+
+impl Item {
+    /// The text a reader sees in full (on hover where the drawing elides it).
+    pub fn full_text(&self) -> String {
+        let (text, rule) = match self {
+            Item::Message { text, rule, .. } | Item::Note { text, rule, .. } => (text, rule),
+        };
+        match rule {
+            Some(r) => format!("{text} [{r}]"),
+            None => text.clone(),
+        }
+    }
+
+    pub fn is_witness(&self) -> bool {
+        match self {
+            Item::Message { witness, .. } | Item::Note { witness, .. } => *witness,
+        }
+    }
+
+    pub fn at(&self) -> Option<u64> {
+        match self {
+            Item::Message { at, .. } | Item::Note { at, .. } => *at,
+        }
+    }
+
+    pub fn exchange(&self) -> Option<&str> {
+        match self {
+            Item::Message { exchange, .. } | Item::Note { exchange, .. } => exchange.as_deref(),
+        }
+    }
+}
+
+/// A sequence diagram.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagram {
+    pub participants: Vec<Participant>,
+    pub items: Vec<Item>,
+}
+
+impl Diagram {
+    /// The index of the participant `id`, declared now if it is new.
+    pub fn participant(&mut self, id: &str, label: &str) -> usize {
+        if let Some(i) = self.participants.iter().position(|p| p.id == id) {
+            return i;
+        }
+        self.participants.push(Participant {
+            id: id.to_owned(),
+            label: label.to_owned(),
+        });
+        self.participants.len() - 1
+    }
+
+    /// Adds the verdict note over every participant (declaring `P as platform` if there
+    /// is none).
+    pub fn push_verdict(&mut self, text: &str) {
+        if self.participants.is_empty() {
+            self.participant("P", "platform");
+        }
+        let last = self.participants.len() - 1;
+        self.items.push(Item::Note {
+            over: (0, last),
+            kind: NoteKind::Verdict,
+            text: text.to_owned(),
+            rule: None,
+            at: None,
+            exchange: None,
+            witness: true,
+        });
+    }
+
+    /// Whether any item is marked as the witness.
+    pub fn has_witness(&self) -> bool {
+        self.items.iter().any(|i| {
+            i.is_witness()
+                && !matches!(
+                    i,
+                    Item::Note {
+                        kind: NoteKind::Verdict,
+                        ..
+                    }
+                )
+        })
+    }
+
+    /// Mermaid `sequenceDiagram` source: every participant declared first, one arrow per
+    /// message (`->>` a call, `-->>` a reply, `-x` a lost one), notes over their span.
+    pub fn to_mermaid(&self) -> String {
+        let mut s = String::from("sequenceDiagram\n");
+        for p in &self.participants {
+            let _ = writeln!(s, "    participant {} as {}", p.id, p.label);
+        }
+        let id = |i: usize| self.participants[i].id.as_str();
+        for item in &self.items {
+            match item {
+                Item::Message {
+                    from,
+                    to,
+                    arrow,
+                    text,
+                    rule,
+                    ..
+                } => {
+                    let sign = match arrow {
+                        Arrow::Call => "->>",
+                        Arrow::Reply => "-->>",
+                        Arrow::Lost => "-x",
+                    };
+                    let _ = writeln!(
+                        s,
+                        "    {}{sign}{}: {}{}",
+                        id(*from),
+                        id(*to),
+                        mermaid_text(text),
+                        rule_suffix(rule)
+                    );
+                }
+                Item::Note {
+                    over, text, rule, ..
+                } => {
+                    let span = if over.0 == over.1 {
+                        id(over.0).to_owned()
+                    } else {
+                        format!("{},{}", id(over.0), id(over.1))
+                    };
+                    let _ = writeln!(
+                        s,
+                        "    Note over {span}: {}{}",
+                        mermaid_text(text),
+                        rule_suffix(rule)
+                    );
+                }
+            }
+        }
+        s
+    }
+
+    /// The drawing as one inline `<svg>` element (see [`Layout`] for its geometry).
+    pub fn to_svg(&self) -> String {
+        svg::render(self, &self.layout())
+    }
+
+    /// Where every label, lifeline and arrow of the SVG goes.
+    pub fn layout(&self) -> Layout {
+        svg::layout(self)
+    }
+}
+
+fn rule_suffix(rule: &Option<String>) -> String {
+    rule.as_ref().map(|r| format!(" [{r}]")).unwrap_or_default()
+}
+
+/// Message text Mermaid accepts: no `;` or `#` (entity syntax), no line breaks.
+pub fn mermaid_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            ';' => out.push_str("#59;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
