@@ -14,7 +14,7 @@
 
 mod svg;
 
-pub use svg::{Layout, Rect};
+pub use svg::{Label, Layout, Rect, Row, STYLE as SVG_STYLE};
 
 use std::fmt::Write as _;
 
@@ -216,7 +216,13 @@ impl Diagram {
 
     /// The drawing as one inline `<svg>` element (see [`Layout`] for its geometry).
     pub fn to_svg(&self) -> String {
-        svg::render(self, &self.layout())
+        svg::render(self, &self.layout(), true)
+    }
+
+    /// [`Diagram::to_svg`] without its stylesheet, for a page that holds many drawings
+    /// and carries [`SVG_STYLE`] once.
+    pub fn to_svg_unstyled(&self) -> String {
+        svg::render(self, &self.layout(), false)
     }
 
     /// Where every label, lifeline and arrow of the SVG goes.

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
+mod html;
 mod markdown;
 
 /// One scenario or finding script, run.
@@ -29,6 +30,9 @@ pub struct ScenarioResult {
     pub rules: Vec<&'static str>,
     pub text: String,
     pub mermaid: String,
+    /// The run drawn (for the HTML page).
+    #[serde(skip)]
+    pub diagram: payhub_sim::Diagram,
 }
 
 impl ScenarioResult {
@@ -48,6 +52,7 @@ impl ScenarioResult {
             rules: rules.into_iter().map(|r| r.id()).collect(),
             text: report.to_text(),
             mermaid: report.trace.to_mermaid(),
+            diagram: report.to_diagram(),
         }
     }
 }
@@ -544,6 +549,9 @@ impl Report {
             .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
         let md = out.join("report.md");
         let json = out.join("report.json");
+        let html = out.join("report.html");
+        std::fs::write(&html, self.html())
+            .map_err(|e| format!("cannot write {}: {e}", html.display()))?;
         std::fs::write(&md, self.markdown())
             .map_err(|e| format!("cannot write {}: {e}", md.display()))?;
         std::fs::write(&json, self.to_json())
@@ -569,6 +577,7 @@ impl Report {
         }
         Ok(vec![
             md.display().to_string(),
+            html.display().to_string(),
             json.display().to_string(),
             format!("{}/", diagrams.display()),
         ])

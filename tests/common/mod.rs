@@ -2,6 +2,8 @@
 //! input files. Each test crate uses some of them.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

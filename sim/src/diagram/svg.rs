@@ -355,7 +355,8 @@ fn xml(s: &str) -> String {
     out
 }
 
-const STYLE: &str = "<style>\
+/// The drawings' stylesheet: inside each standalone SVG, once on a page of many.
+pub const STYLE: &str = "<style>\
 .seq text{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12px;fill:#1f2328}\
 .seq .halo{paint-order:stroke;stroke:#fff;stroke-width:4px;stroke-linejoin:round}\
 .seq .head rect{fill:#f6f8fa;stroke:#57606a}\
@@ -376,7 +377,7 @@ const STYLE: &str = "<style>\
 .seq .time{fill:#57606a}\
 </style>";
 
-pub(super) fn render(d: &Diagram, l: &Layout) -> String {
+pub(super) fn render(d: &Diagram, l: &Layout, styled: bool) -> String {
     let mut s = String::new();
     let class = if d.has_witness() {
         "seq has-witness"
@@ -387,7 +388,8 @@ pub(super) fn render(d: &Diagram, l: &Layout) -> String {
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"{class}\" viewBox=\"0 0 {w:.0} {h:.0}\" \
          width=\"{w:.0}\" height=\"{h:.0}\" style=\"max-width:100%;height:auto\" role=\"img\" \
-         aria-label=\"sequence diagram, {n} participants, {m} items\">{STYLE}",
+         aria-label=\"sequence diagram, {n} participants, {m} items\">{style}",
+        style = if styled { STYLE } else { "" },
         w = l.width,
         h = l.height,
         n = d.participants.len(),

@@ -356,10 +356,9 @@ impl Report {
         serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
-    pub fn to_mermaid(&self) -> String {
-        let mut s = format!("%% script: {}\n", self.file);
-        let note = self.violation.as_ref().map(|(v, pos)| {
+    /// The violation the run ended in (expected or not), as a diagram's closing note.
+    fn violation_note(&self) -> Option<String> {
+        self.violation.as_ref().map(|(v, pos)| {
             format!(
                 "VIOLATED {}{} (line {}): {}",
                 v.property,
@@ -367,7 +366,19 @@ impl Report {
                 pos.line,
                 v.detail
             )
-        });
+        })
+    }
+
+    /// The run as a drawing, its violation (if any) as the closing note.
+    pub fn to_diagram(&self) -> crate::Diagram {
+        self.trace
+            .to_diagram(self.violation_note().as_deref(), |_| false)
+    }
+
+    /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
+    pub fn to_mermaid(&self) -> String {
+        let mut s = format!("%% script: {}\n", self.file);
+        let note = self.violation_note();
         s.push_str(&self.trace.to_mermaid_with_verdict(note.as_deref()));
         for r in &self.results {
             let verdict = match (&r.failure, r.skipped) {

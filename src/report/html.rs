@@ -1,0 +1,490 @@
+//! The report as one self-contained HTML page: the verdict, what was checked and how
+//! long each part took on the first screen; then every violation with its drawn
+//! counterexample, the contract's findings with their scripts' drawings, the scripts,
+//! the bug zoo's kill matrix (one drawn counterexample per mutant, collapsed) and the
+//! rule coverage. No script, no external stylesheet, no network at view time: the
+//! drawings are inline SVG ([`payhub_sim::diagram`]).
+
+use super::{Report, ScenarioResult};
+use payhub_model::Rule;
+use payhub_properties::checker::Status;
+use payhub_sim::Trace;
+use std::fmt::Write as _;
+
+/// Text safe in HTML character data and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The page's stylesheet: readable at 1,280 px without horizontal scrolling.
+pub const STYLE: &str = "<style>\
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1f2328;margin:0 auto;max-width:1240px;padding:0 16px 48px}\
+h1{font-size:22px;margin:0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de}h3{font-size:15px;margin:18px 0 6px}\
+code,pre{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12px}\
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:8px;border-radius:4px}\
+.banner{padding:14px 16px;border-radius:6px;margin:16px 0}\
+.ok{background:#dafbe1;border:1px solid #4ac26b}.fail{background:#ffebe9;border:1px solid #cf222e}.open{background:#fff8c5;border:1px solid #d4a72c}\
+table{border-collapse:collapse;width:100%;margin:6px 0}th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}\
+th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+.bad{color:#cf222e;font-weight:bold}.good{color:#1a7f37}.muted{color:#57606a}\
+details{margin:4px 0}summary{cursor:pointer}figure{margin:8px 0;overflow:hidden}\
+.violation{border-left:4px solid #cf222e;padding-left:10px;margin:14px 0}\
+</style>";
+
+/// A counterexample drawn: the trace, and its verdict as the closing note.
+fn figure(trace: &Trace, note: &str) -> String {
+    format!(
+        "<figure>{}</figure>",
+        trace.to_diagram(Some(note), |_| false).to_svg_unstyled()
+    )
+}
+
+/// `PROPERTY [RULE, …]: detail`, then each rule's sentence from the catalogue.
+fn verdict_note(property: &str, rules: &[&str], detail: &str) -> String {
+    let mut note = format!("VIOLATED {property} [{}]: {detail}", rules.join(", "));
+    for id in rules {
+        if let Some(rule) = Rule::from_id(id) {
+            let _ = write!(note, " — {id}: {}", rule.text());
+        }
+    }
+    note
+}
+
+fn rules_cell(rules: &[&str]) -> String {
+    rules
+        .iter()
+        .map(|r| format!("<code>{}</code>", escape(r)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Report {
+    /// The whole page.
+    pub fn html(&self) -> String {
+        let mut s = String::with_capacity(1 << 20);
+        let _ = write!(
+            s,
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+             <title>payhub-verify: {}</title>{STYLE}{}</head><body>",
+            escape(self.verdict),
+            payhub_sim::diagram::SVG_STYLE
+        );
+        self.first_screen(&mut s);
+        self.violations_html(&mut s);
+        self.findings_html(&mut s);
+        self.scenarios_html(&mut s);
+        self.zoo_html(&mut s);
+        self.coverage_html(&mut s);
+        s.push_str("</body></html>\n");
+        s
+    }
+
+    /// The verdict, what failed with how to reproduce it, and what was checked with the
+    /// time each part took.
+    fn first_screen(&self, s: &mut String) {
+        let class = match self.exit_code_value() {
+            0 => "ok",
+            1 => "fail",
+            _ => "open",
+        };
+        let h = &self.header;
+        let _ = write!(
+            s,
+            "<section class=\"banner {class}\" id=\"verdict\"><h1>payhub-verify: {}</h1>\
+             <p>{:.1} s · payhub-verify {} · commit <code>{}</code> · {} · {} cores<br>\
+             reproduce: <code>{}</code></p>",
+            escape(self.verdict),
+            self.seconds,
+            escape(h.version),
+            escape(&h.commit),
+            escape(&h.date),
+            h.cores,
+            escape(&h.command)
+        );
+        if let Some(m) = self.planted {
+            let _ = write!(
+                s,
+                "<p>Planted bug: mutant <code>{}</code> in every preset; the simulation, chaos, scripts and bug zoo were not run.</p>",
+                escape(m)
+            );
+        }
+        if let Some(why) = &self.interrupted {
+            let _ = write!(s, "<p>Not judged: {}.</p>", escape(why));
+        }
+        let problems = self.problems();
+        if !problems.is_empty() {
+            let _ = write!(
+                s,
+                "<p><b>{} {} failed or not judged:</b></p><ul>",
+                problems.len(),
+                if problems.len() == 1 {
+                    "thing"
+                } else {
+                    "things"
+                }
+            );
+            for p in &problems {
+                let _ = write!(
+                    s,
+                    "<li>{}<br>reproduce: <code>{}</code></li>",
+                    escape(&p.what),
+                    escape(&p.reproduce)
+                );
+            }
+            s.push_str("</ul>");
+        }
+        s.push_str("</section>");
+        s.push_str(
+            "<h2 id=\"checked\">What was checked</h2><table><tr><th>part</th><th>what</th><th>result</th><th>seconds</th></tr>",
+        );
+        let complete = self.presets.iter().filter(|p| p.complete).count();
+        let states: usize = self.presets.iter().map(|p| p.unique_states).sum();
+        let preset_seconds: f64 = self.presets.iter().map(|p| p.seconds).sum();
+        let failed: Vec<&str> = self
+            .presets
+            .iter()
+            .filter(|p| p.complete && !p.passed())
+            .map(|p| p.name)
+            .collect();
+        let presets_result = if !failed.is_empty() {
+            format!(
+                "<span class=\"bad\">FAILED: {}</span>",
+                escape(&failed.join(", "))
+            )
+        } else if complete < self.presets.len() {
+            format!("not judged: {} incomplete", self.presets.len() - complete)
+        } else {
+            "<span class=\"good\">all hold, all reached</span>".to_owned()
+        };
+        let row = |s: &mut String, part: &str, what: String, result: String, secs: Option<f64>| {
+            let _ = write!(
+                s,
+                "<tr><td>{part}</td><td>{what}</td><td>{result}</td><td class=\"n\">{}</td></tr>",
+                secs.map(|x| format!("{x:.2}")).unwrap_or_default()
+            );
+        };
+        row(
+            s,
+            "exhaustive presets",
+            format!(
+                "{} presets ({complete} complete), {states} unique states",
+                self.presets.len()
+            ),
+            presets_result,
+            Some(preset_seconds),
+        );
+        let sim = &self.simulation;
+        row(
+            s,
+            "simulation",
+            format!(
+                "{} seeds of the reference client, {} steps, healed 25 simulated hours each",
+                sim.seeds, sim.steps
+            ),
+            if sim.incomplete.is_some() {
+                "not judged (incomplete)".to_owned()
+            } else if sim.violations + sim.liveness_failures > 0 {
+                format!(
+                    "<span class=\"bad\">{} violations, {} unresolved</span>",
+                    sim.violations, sim.liveness_failures
+                )
+            } else if sim.seeds == 0 {
+                "not run".to_owned()
+            } else {
+                "<span class=\"good\">0 violations</span>".to_owned()
+            },
+            None,
+        );
+        row(
+            s,
+            "chaos",
+            format!(
+                "{} seeds of adversarial requests, {} steps",
+                self.chaos.seeds, self.chaos.steps
+            ),
+            if self.chaos.seeds == 0 {
+                "not run".to_owned()
+            } else if self.chaos.violations > 0 {
+                format!(
+                    "<span class=\"bad\">{} violations</span>",
+                    self.chaos.violations
+                )
+            } else {
+                "<span class=\"good\">0 violations</span>".to_owned()
+            },
+            None,
+        );
+        let passed = self.scenarios.iter().filter(|x| x.passed).count();
+        row(
+            s,
+            "scenarios and findings scripts",
+            format!("{} scripts", self.scenarios.len()),
+            if self.scenarios.is_empty() {
+                "not run".to_owned()
+            } else if passed == self.scenarios.len() {
+                format!(
+                    "<span class=\"good\">{passed} of {} pass</span>",
+                    self.scenarios.len()
+                )
+            } else {
+                format!(
+                    "<span class=\"bad\">{passed} of {} pass</span>",
+                    self.scenarios.len()
+                )
+            },
+            None,
+        );
+        if let Some(zoo) = &self.kill_matrix {
+            let m = &zoo.matrix;
+            row(
+                s,
+                "bug zoo",
+                format!("{} planted bugs", m.total),
+                if m.incomplete.is_some() {
+                    "not judged (incomplete)".to_owned()
+                } else if m.killed == m.total && !m.reference_caught() {
+                    format!(
+                        "<span class=\"good\">{} of {} killed</span>",
+                        m.killed, m.total
+                    )
+                } else {
+                    format!(
+                        "<span class=\"bad\">{} of {} killed</span>",
+                        m.killed, m.total
+                    )
+                },
+                Some(m.seconds),
+            );
+        }
+        let judged = self
+            .coverage
+            .iter()
+            .filter(|c| !c.properties.is_empty())
+            .count();
+        row(
+            s,
+            "rules",
+            format!(
+                "{} in the catalogue, {judged} judged by properties; {} assumptions recorded",
+                self.coverage.len(),
+                self.findings.len()
+            ),
+            String::new(),
+            None,
+        );
+        let _ = write!(
+            s,
+            "<tr><td><b>total</b></td><td></td><td></td><td class=\"n\"><b>{:.2}</b></td></tr></table>",
+            self.seconds
+        );
+    }
+
+    /// Every violated property of a preset, with its counterexample drawn.
+    fn violations_html(&self, s: &mut String) {
+        let violated: Vec<_> = self
+            .presets
+            .iter()
+            .flat_map(|r| r.properties.iter().map(move |p| (r, p)))
+            .filter(|(_, p)| p.status == Status::Violated)
+            .collect();
+        if violated.is_empty() {
+            return;
+        }
+        let _ = write!(
+            s,
+            "<h2 id=\"violations\">Violations ({})</h2>",
+            violated.len()
+        );
+        for (r, p) in violated {
+            let _ = write!(
+                s,
+                "<div class=\"violation\" data-property=\"{}\"><h3>{} <span class=\"muted\">in {}</span></h3><p>Rules: {}.</p>",
+                escape(p.name),
+                escape(p.name),
+                escape(r.name),
+                rules_cell(&p.rules)
+            );
+            if let Some(cx) = &p.counterexample {
+                let _ = write!(
+                    s,
+                    "<p>{}</p>{}<details><summary>tape ({} choices)</summary><pre>{}</pre></details>",
+                    escape(&cx.detail),
+                    figure(&cx.proof.trace, &verdict_note(p.name, &p.rules, &cx.detail)),
+                    cx.tape.len(),
+                    escape(&cx.tape.join("\n"))
+                );
+            }
+            s.push_str("</div>");
+        }
+    }
+
+    /// Where the contract is silent, ambiguous or contradicts itself, with the scripts
+    /// that show each reading drawn.
+    fn findings_html(&self, s: &mut String) {
+        if self.findings.is_empty() {
+            return;
+        }
+        let _ = write!(
+            s,
+            "<h2 id=\"findings\">Contract findings ({})</h2><p>Where the contract allows several behaviours, is silent, can be read two ways, or contradicts itself, and what was assumed (<code>payhub-verify assumptions</code>).</p>",
+            self.findings.len()
+        );
+        let mut order: Vec<_> = self.findings.iter().collect();
+        order.sort_by_key(|f| {
+            (
+                f.gap != payhub_model::Gap::Contradiction,
+                f.scripts.is_empty(),
+            )
+        });
+        for f in order {
+            let _ = write!(
+                s,
+                "<details class=\"finding\" data-finding=\"{}\"><summary><code>{}</code> {:?}{}</summary><p>{}</p><p>Assumed: {}</p>",
+                escape(f.id),
+                escape(f.id),
+                f.gap,
+                if f.scripts.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · scripts {}", escape(&f.scripts.join(", ")))
+                },
+                escape(f.contract),
+                escape(f.assumed)
+            );
+            if let Some(p) = f.parameter {
+                let _ = write!(s, "<p>Parameter: <code>{}</code></p>", escape(p));
+            }
+            if !f.scripts.is_empty() {
+                let links: Vec<String> = f
+                    .scripts
+                    .iter()
+                    .map(|n| format!("<a href=\"#script-{0}\"><code>{0}</code></a>", escape(n)))
+                    .collect();
+                let _ = write!(s, "<p>Drawn in: {}.</p>", links.join(", "));
+            }
+            s.push_str("</details>");
+        }
+    }
+
+    fn scenarios_html(&self, s: &mut String) {
+        if self.scenarios.is_empty() {
+            return;
+        }
+        let _ = write!(
+            s,
+            "<h2 id=\"scenarios\">Scenarios and findings scripts</h2><table><tr><th>script</th><th>result</th><th>rules</th></tr>"
+        );
+        let mut order: Vec<&ScenarioResult> = self.scenarios.iter().collect();
+        order.sort_by_key(|sc| sc.passed);
+        for sc in order {
+            let result = if sc.passed {
+                "<span class=\"good\">pass</span>".to_owned()
+            } else {
+                format!(
+                    "<span class=\"bad\">FAILED</span>: {}",
+                    escape(&sc.failures.join("; "))
+                )
+            };
+            let _ = write!(
+                s,
+                "<tr id=\"script-{}\"><td><details><summary><code>{}</code> {}</summary>{}</details></td><td>{result}</td><td>{}</td></tr>",
+                escape(&sc.name),
+                escape(&sc.name),
+                escape(sc.title.as_deref().unwrap_or("")),
+                scenario_figure(sc),
+                rules_cell(&sc.rules)
+            );
+        }
+        s.push_str("</table>");
+    }
+
+    /// The kill matrix, survivors first, each killed mutant's counterexample drawn on
+    /// demand.
+    fn zoo_html(&self, s: &mut String) {
+        let Some(zoo) = &self.kill_matrix else { return };
+        let m = &zoo.matrix;
+        let _ = write!(
+            s,
+            "<h2 id=\"zoo\">Bug zoo: {} of {} killed</h2><table><tr><th>mutant</th><th>rules</th><th>caught by</th><th>how</th><th>steps</th><th>seconds</th></tr>",
+            m.killed, m.total
+        );
+        let mut rows: Vec<_> = m.mutants.iter().collect();
+        rows.sort_by_key(|r| r.killed);
+        for r in rows {
+            let caught = match (r.killed, r.property) {
+                (true, Some(p)) => format!("<code>{}</code>", escape(p)),
+                _ => "<span class=\"bad\">SURVIVED</span>".to_owned(),
+            };
+            let drawing = match &r.counterexample {
+                Some(found) => format!(
+                    "<details><summary>counterexample</summary>{}</details>",
+                    figure(
+                        &found.proof.trace,
+                        &verdict_note(
+                            found.property.name,
+                            &found
+                                .property
+                                .rules
+                                .iter()
+                                .map(|r| r.id())
+                                .collect::<Vec<_>>(),
+                            &found.proof.detail
+                        )
+                    )
+                ),
+                None => String::new(),
+            };
+            let _ = write!(
+                s,
+                "<tr data-mutant=\"{}\"><td><code>{}</code> <span class=\"muted\">{}</span>{drawing}</td><td>{}</td><td>{caught}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2}</td></tr>",
+                escape(r.name),
+                escape(r.name),
+                escape(r.about),
+                rules_cell(&r.rules),
+                escape(r.method.as_deref().unwrap_or("")),
+                r.counterexample_steps
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
+                r.seconds
+            );
+        }
+        s.push_str("</table>");
+    }
+
+    fn coverage_html(&self, s: &mut String) {
+        let _ = write!(
+            s,
+            "<h2 id=\"rules\">Rule coverage</h2><details><summary>{} rules</summary><table><tr><th>rule</th><th>text</th><th>properties</th><th>presets</th><th>scripts</th></tr>",
+            self.coverage.len()
+        );
+        for c in &self.coverage {
+            let _ = write!(
+                s,
+                "<tr><td><code>{}</code></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                escape(c.id),
+                escape(c.text),
+                c.properties.len(),
+                c.presets.len(),
+                c.scenarios.len()
+            );
+        }
+        s.push_str("</table></details>");
+    }
+}
+
+/// A script's run drawn, its violation (expected or not) as the closing note.
+fn scenario_figure(sc: &ScenarioResult) -> String {
+    format!("<figure>{}</figure>", sc.diagram.to_svg_unstyled())
+}

@@ -1,0 +1,93 @@
+//! Headless chromium for the tests that look at a page as a reader does: Debian's
+//! chromium (`.ci/install-chromium` installs it; `CHROMIUM=/path` picks another). Without
+//! it a test says so loudly and passes, unless `PAYHUB_REQUIRE_CHROMIUM=1` (set by
+//! `.ci/run`), where its absence is a failure.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A chromium run that takes longer than this is killed and the test fails.
+pub const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The browser, or `None` (after saying why) when a developer's machine has none.
+pub fn chromium() -> Option<PathBuf> {
+    let candidates: Vec<PathBuf> = match std::env::var_os("CHROMIUM") {
+        Some(p) => vec![PathBuf::from(p)],
+        None => ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .flat_map(|name| {
+                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                    .map(move |dir| dir.join(name))
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+    };
+    let found = candidates.into_iter().find(|p| p.is_file());
+    if found.is_none() {
+        let message = "no chromium on PATH (nor $CHROMIUM): run .ci/install-chromium";
+        assert!(
+            std::env::var("PAYHUB_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
+            "{message} (PAYHUB_REQUIRE_CHROMIUM=1 makes its absence a failure)"
+        );
+        // Written to the process's stderr itself, which the test harness does not
+        // capture: a skip is seen in a plain `cargo test`.
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n*** SKIPPED {}: {message} ***\n",
+            env!("CARGO_CRATE_NAME")
+        );
+    }
+    found
+}
+
+/// Runs headless chromium on `url` with `args`, within [`BROWSER_TIMEOUT`]: its stdout.
+pub fn browse(browser: &Path, profile: &Path, url: &str, args: &[&str]) -> String {
+    let out = super::temp(&format!("browser-{}.out", args.len()), "");
+    let err = super::temp(&format!("browser-{}.err", args.len()), "");
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--hide-scrollbars",
+            // The page's script runs (and refreshes) within this much virtual time
+            // before the DOM is dumped or the screenshot taken.
+            "--virtual-time-budget=4000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: cannot start: {e}", browser.display()));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > BROWSER_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "chromium took over {BROWSER_TIMEOUT:?} on {url}: {}",
+                std::fs::read_to_string(&err).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        status.success(),
+        "chromium failed ({status}) on {url}: {}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    std::fs::read_to_string(&out).unwrap()
+}
