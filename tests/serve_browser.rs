@@ -3,100 +3,33 @@
 //! rendered (the raw HTML is a shell without them). A screenshot is saved under
 //! `target/test-artifacts/`.
 //!
-//! Needs chromium (`.ci/install-chromium` installs it; `CHROMIUM=/path` picks another).
-//! Without it the test says so loudly and passes, unless `PAYHUB_REQUIRE_CHROMIUM=1`
-//! (set by `.ci/run`), where its absence is a failure.
+//! Each violation is drawn as an inline `<svg>` whose arrows are exactly its witness
+//! exchanges. Needs chromium (`tests/common/browser.rs`).
 
 mod common;
 mod serve_support;
 
+use common::browser::{browse, chromium};
 use serve_support::*;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::collections::BTreeSet;
+use std::path::Path;
 
-/// A chromium run that takes longer than this is killed and the test fails.
-const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// The browser, or `None` (after saying why) when a developer's machine has none.
-fn chromium() -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = match std::env::var_os("CHROMIUM") {
-        Some(p) => vec![PathBuf::from(p)],
-        None => ["chromium", "chromium-browser", "google-chrome"]
-            .iter()
-            .flat_map(|name| {
-                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                    .map(move |dir| dir.join(name))
-                    .collect::<Vec<_>>()
-            })
-            .collect(),
-    };
-    let found = candidates.into_iter().find(|p| p.is_file());
-    if found.is_none() {
-        let message = "no chromium on PATH (nor $CHROMIUM): run .ci/install-chromium";
-        assert!(
-            std::env::var("PAYHUB_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
-            "{message} (PAYHUB_REQUIRE_CHROMIUM=1 makes its absence a failure)"
-        );
-        // Written to the process's stderr itself, which the test harness does not
-        // capture: a skip is seen in a plain `cargo test`.
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n*** SKIPPED serve_browser: {message} ***\n"
-        );
-    }
-    found
+/// Every `<tag …>` opening in `s`, as its attribute text.
+fn openings<'a>(s: &'a str, tag: &str) -> Vec<&'a str> {
+    let open = format!("<{tag} ");
+    s.match_indices(&open)
+        .map(|(at, _)| {
+            let rest = &s[at + open.len()..];
+            &rest[..rest.find('>').unwrap_or(rest.len())]
+        })
+        .collect()
 }
 
-/// Runs headless chromium on `url` with `args`, within [`BROWSER_TIMEOUT`]: its stdout.
-fn browse(browser: &Path, profile: &Path, url: &str, args: &[&str]) -> String {
-    let out = common::temp(&format!("browser-{}.out", args.len()), "");
-    let err = common::temp(&format!("browser-{}.err", args.len()), "");
-    let mut child = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--hide-scrollbars",
-            // The page's script runs (and refreshes) within this much virtual time
-            // before the DOM is dumped or the screenshot taken.
-            "--virtual-time-budget=4000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: cannot start: {e}", browser.display()));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > BROWSER_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "chromium took over {BROWSER_TIMEOUT:?} on {url}: {}",
-                std::fs::read_to_string(&err).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(
-        status.success(),
-        "chromium failed ({status}) on {url}: {}",
-        std::fs::read_to_string(&err).unwrap_or_default()
-    );
-    std::fs::read_to_string(&out).unwrap()
+fn attr<'a>(opening: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!("{name}=\"");
+    let at = opening.find(&key)? + key.len();
+    let rest = &opening[at..];
+    Some(&rest[..rest.find('"')?])
 }
 
 /// The text of the element with this id in a dumped DOM (tags left in: enough to search).
@@ -163,6 +96,50 @@ fn serve_browser_the_page_renders_the_exchanges_and_the_verdict_as_the_session_g
         verdict.contains("UNKNOWN-03") && verdict.contains("EFFECT-01"),
         "{verdict}"
     );
+    // Each violation drawn: one `<svg>`, its arrows between its own lifelines, every
+    // one a witness, and for a wire property exactly the exchanges its verdict names.
+    let verdict: serde_json::Value =
+        serde_json::from_str(&s.control("GET", "/__sandbox/verdict", "").body).unwrap();
+    let violated: Vec<&serde_json::Value> = verdict["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "violated")
+        .collect();
+    let drawn: Vec<&str> = dom.split("<div class=\"violation\"").skip(1).collect();
+    assert_eq!(drawn.len(), violated.len(), "a drawing per violation");
+    for (d, p) in drawn.iter().zip(&violated) {
+        let d = &d[..d.find("</figure>").expect("a drawing")];
+        assert_eq!(attr(d, "data-property"), p["name"].as_str());
+        assert_eq!(d.matches("<svg").count(), 1);
+        let lifelines: Vec<&str> = openings(d, "line")
+            .into_iter()
+            .filter(|o| attr(o, "class") == Some("lifeline"))
+            .filter_map(|o| attr(o, "data-participant"))
+            .collect();
+        let arrows: Vec<&str> = openings(d, "g")
+            .into_iter()
+            .filter(|o| attr(o, "data-from").is_some())
+            .collect();
+        assert!(!arrows.is_empty(), "{d}");
+        for a in &arrows {
+            assert_eq!(attr(a, "data-witness"), Some("true"), "{a}");
+            for end in ["data-from", "data-to"] {
+                assert!(lifelines.contains(&attr(a, end).unwrap()), "{a}");
+            }
+        }
+        let exchanges: BTreeSet<&str> = arrows
+            .iter()
+            .filter_map(|a| attr(a, "data-exchange"))
+            .collect();
+        if let Some(entries) = p["witness"]["entries"].as_array() {
+            let named: BTreeSet<&str> = entries.iter().filter_map(|e| e["id"].as_str()).collect();
+            assert_eq!(exchanges, named, "{}", p["name"]);
+        } else {
+            assert!(exchanges.len() >= 2, "{exchanges:?}");
+        }
+    }
+    assert!(dom.contains("ORDER-1-retry"));
     let trace = element(&dom, "trace");
     assert!(trace.contains("ORDER-1-retry"), "{trace}");
     // The browser's own requests (an icon) are not exchanges of the session.

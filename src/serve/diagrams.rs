@@ -34,17 +34,37 @@ impl Session<'_> {
     /// The Markdown block for violated property `v`: its witness diagram, or why there
     /// is none.
     pub fn witness_diagram(&self, v: &Verdict) -> String {
-        let detail = v.detail.as_deref().unwrap_or_default();
-        // A wire property names its witness exchanges; a property over the world's facts
-        // names orders, Payments and keys in its detail.
-        let found = match &v.witness {
-            Some(w) => self.of_exchanges(&w.entries.iter().map(|s| s.id).collect()),
-            None => self.witnesses(&self.widen(identifiers(detail))),
-        };
-        let Some(mut trace) = found else {
+        let Some((trace, cut)) = self.witness_trace(v) else {
             return "\nThe violation names no exchange the record holds: the session's diagram below is its witness.\n"
                 .to_owned();
         };
+        format!(
+            "\nThe entries that witness it:\n\n```mermaid\n{}```\n{cut}",
+            trace.to_mermaid_with_verdict(Some(&witness_note(v)))
+        )
+    }
+
+    /// The witness of violated property `v` drawn as inline SVG (for the page), every
+    /// item marked as the witness; `None` if the violation names no exchange held.
+    pub fn witness_svg(&self, v: &Verdict) -> Option<String> {
+        let (trace, _) = self.witness_trace(v)?;
+        Some(
+            trace
+                .to_diagram(Some(&witness_note(v)), |_| true)
+                .to_svg_unstyled(),
+        )
+    }
+
+    /// The entries that witness `v` as a trace of their own (the first
+    /// [`WITNESS_LINES_MAX`]), with a line saying so if it was cut.
+    fn witness_trace(&self, v: &Verdict) -> Option<(Trace, String)> {
+        let detail = v.detail.as_deref().unwrap_or_default();
+        // A wire property names its witness exchanges; a property over the world's facts
+        // names orders, Payments and keys in its detail.
+        let mut trace = match &v.witness {
+            Some(w) => self.of_exchanges(&w.entries.iter().map(|s| s.id).collect()),
+            None => self.witnesses(&self.widen(identifiers(detail))),
+        }?;
         let mut cut = String::new();
         if trace.events.len() > WITNESS_LINES_MAX {
             cut = format!(
@@ -53,11 +73,7 @@ impl Session<'_> {
             );
             trace.events.truncate(WITNESS_LINES_MAX);
         }
-        let note = format!("{} [{}]: {detail}", v.name, v.rules.join(", "));
-        format!(
-            "\nThe entries that witness it:\n\n```mermaid\n{}```\n{cut}",
-            trace.to_mermaid_with_verdict(Some(&note))
-        )
+        Some((trace, cut))
     }
 
     /// The identifiers, with the Payments filed under a named business order and the
@@ -119,6 +135,16 @@ impl Session<'_> {
         trace.events = events;
         Some(trace)
     }
+}
+
+/// The closing note of a witness drawing: the property, its rules, what it saw.
+fn witness_note(v: &Verdict) -> String {
+    format!(
+        "{} [{}]: {}",
+        v.name,
+        v.rules.join(", "),
+        v.detail.as_deref().unwrap_or_default()
+    )
 }
 
 /// A duration as a detail writes it (`0s`, `250ms`, `24h`): not an identifier.

@@ -38,10 +38,11 @@ pub(super) async fn page() -> Response {
 pub(super) async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = q.index();
     let reply = edge.with_core(ns, |core, _| {
-        HttpReply::json(
-            200,
-            crate::serve::page::to_json(&core.world().facts, core.record()),
-        )
+        let session = crate::serve::diagrams::Session {
+            world: core.world(),
+            record: core.record(),
+        };
+        HttpReply::json(200, crate::serve::page::to_json(&session))
     });
     reply.map_or_else(crashed, respond)
 }

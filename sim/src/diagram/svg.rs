@@ -373,7 +373,7 @@ pub const STYLE: &str = "<style>\
 .seq .witness line,.seq .witness path{stroke:#cf222e;stroke-width:2.2}\
 .seq .witness polygon{fill:#cf222e}\
 .seq .witness text{font-weight:bold}\
-.seq.has-witness .item:not(.witness){opacity:.45}\
+.seq.has-witness .item:not(.witness):not(.verdict){opacity:.45}\
 .seq .time{fill:#57606a}\
 </style>";
 
