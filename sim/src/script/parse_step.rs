@@ -47,7 +47,7 @@ impl Parser {
                 let (d, dcol) = cur.expect_word("a duration (15s, 7d)")?;
                 Action::Wait(
                     parse_duration(&d)
-                        .ok_or((dcol, format!("'{d}' is not a duration (15s, 2min, 7d)")))?,
+                        .ok_or((dcol, format!("'{d}' is not a duration of at most 36500d (15s, 2min, 7d)")))?,
                 )
             }
             "tick" => Action::Tick,
@@ -329,7 +329,7 @@ impl Parser {
             "advance" => {
                 let (d, dcol) = cur.expect_word("a duration")?;
                 Choice::Advance(
-                    parse_duration(&d).ok_or((dcol, format!("'{d}' is not a duration")))?,
+                    parse_duration(&d).ok_or((dcol, format!("'{d}' is not a duration of at most 36500d")))?,
                 )
             }
             "authenticate" => {
