@@ -70,6 +70,16 @@ fn decide(name: &str, head: &[u8], first: &[u8], ended: bool) -> Result<Format, 
     }
     let line = String::from_utf8_lossy(text);
     let trimmed = line.trim();
+    // A first line past the peek with no end: a JSON Lines record (whose reader refuses
+    // it past the bound of a line), unless it opens a HAR written on one line.
+    if !ended && first.len() as u64 >= PEEK && first.last() != Some(&b'\n') {
+        let opening: String = trimmed.chars().filter(|c| !c.is_whitespace()).take(6).collect();
+        return Ok(match opening.as_str() {
+            "{\"log\":" => Format::Har,
+            o if o.starts_with("{\"at\"") => Format::Events,
+            _ => Format::AccessLog,
+        });
+    }
     if !trimmed.is_empty() && !trimmed.starts_with('{') {
         let start: String = trimmed.chars().take(20).collect();
         return Err(format!("{at}: starts with '{start}': {none}"));

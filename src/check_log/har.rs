@@ -168,7 +168,10 @@ pub fn read(
         inner: reader,
         spent: &spent,
     };
-    let mut de = serde_json::Deserializer::from_reader(bounded);
+    // Buffered above the bound's count: serde reads a byte at a time, the count and
+    // the layers below see whole chunks.
+    let mut de =
+        serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, bounded));
     let found = Top {
         each,
         spent: &spent,
