@@ -288,7 +288,9 @@ pub(crate) fn wire_verdicts(
         .map(|p| {
             let mut missing = supply.missing(p.needs);
             // A witness from the part of the source that has the evidence stands.
-            let witness = p.witness(wire).filter(|_| missing.iter().all(|m| m.partial));
+            let witness = p
+                .witness(wire)
+                .filter(|_| missing.iter().all(|m| m.partial));
             let status = match (missing.is_empty(), witness) {
                 (_, Some(_)) => Status::Violated,
                 (false, None) => Status::CannotJudge,

@@ -81,7 +81,9 @@ fn check_log_sanitized_capture_judges_its_requests_as_one_assumed_merchant() {
     assert_eq!(code, 0, "{f:#}");
     assert!(statuses_of_wire(&f).iter().all(|s| s == "holds"), "{f:#}");
     assert!(
-        f["assumptions"].to_string().contains("no Authorization header"),
+        f["assumptions"]
+            .to_string()
+            .contains("no Authorization header"),
         "the owner is an assumption, printed: {f:#}"
     );
     let map = fixture("har/anonymous-keys.json");
@@ -247,10 +249,9 @@ fn check_log_access_log_with_a_key_map_finds_the_rebuy_and_keeps_no_card_number(
         ["wire-client-keeps-key-and-order-after-unknown"]
     );
     assert!(
-        f["assumptions"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("1 API key(s) no --api-key-map names: each judged as a merchant of its own"),
+        f["assumptions"][0].as_str().unwrap().starts_with(
+            "1 API key(s) no --api-key-map names: each judged as a merchant of its own"
+        ),
         "{f:#}"
     );
     let map = fixture("access/keys.json");

@@ -43,7 +43,9 @@ fn check_log_reads_its_input_once_a_pipe_a_fifo_and_a_substitution_give_what_the
         let file = run(&["check-log", "--format", "json", &f]);
         let piped = bash(&format!("cat '{f}' | \"$B\" check-log --format json -"));
         let substituted = bash(&format!("\"$B\" check-log --format json <(cat '{f}')"));
-        let stdin = bash(&format!("\"$B\" check-log --format json /dev/stdin < '{f}'"));
+        let stdin = bash(&format!(
+            "\"$B\" check-log --format json /dev/stdin < '{f}'"
+        ));
         let fifo = bash(&format!(
             "d=$(mktemp -d) && mkfifo \"$d/p\" && (cat '{f}' > \"$d/p\" &) && timeout 20 \"$B\" check-log --format json \"$d/p\"; rc=$?; rm -r \"$d\"; exit $rc"
         ));
@@ -75,8 +77,17 @@ fn check_log_reads_its_input_once_a_pipe_a_fifo_and_a_substitution_give_what_the
 #[test]
 fn judge_reads_a_pipe_as_the_file() {
     let events = run(&[
-        "replay", "--seed", "3", "--policy", "reference", "--clients", "2", "--steps", "80",
-        "--format", "events",
+        "replay",
+        "--seed",
+        "3",
+        "--policy",
+        "reference",
+        "--clients",
+        "2",
+        "--steps",
+        "80",
+        "--format",
+        "events",
     ]);
     let file = temp("replayed.jsonl", &events.stdout);
     let f = file.to_str().unwrap();
@@ -94,7 +105,11 @@ fn a_gzip_file_is_refused_naming_what_to_do() {
     for cmd in ["check-log", "judge"] {
         let o = run(&[cmd, gz.to_str().unwrap()]);
         assert_eq!(code(&o), 2, "{cmd}");
-        assert!(stderr(&o).contains("gzip-compressed"), "{cmd}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("gzip-compressed"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
         assert!(stderr(&o).contains("zcat"), "{cmd}: {}", stderr(&o));
     }
 }

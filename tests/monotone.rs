@@ -71,24 +71,36 @@ fn monotone_check_log_of_a_har_keeps_every_violation_of_the_client_and_the_platf
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !(name.starts_with("client-") || name.starts_with("platform-")) || !name.ends_with(".har") {
+        if !(name.starts_with("client-") || name.starts_with("platform-"))
+            || !name.ends_with(".har")
+        {
             continue;
         }
         let (before, code_before) = check_log(path.to_str().unwrap());
         assert_eq!(code_before, 1, "{name} is a planted violation");
-        let mut har: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut har: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let entries = har["log"]["entries"].as_array_mut().unwrap();
-        let last = entries.last().unwrap()["startedDateTime"].as_str().unwrap().to_owned();
+        let last = entries.last().unwrap()["startedDateTime"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         let first = entries[0]["startedDateTime"].as_str().unwrap().to_owned();
         // Stray entries before, among and after the witnesses.
         let mut mixed = stray_har_entries(&first);
         mixed.append(entries);
         mixed.extend(stray_har_entries(&last));
         *entries = mixed;
-        let stray = temp(&format!("stray-{name}"), &serde_json::to_string(&har).unwrap());
+        let stray = temp(
+            &format!("stray-{name}"),
+            &serde_json::to_string(&har).unwrap(),
+        );
         let (after, code_after) = check_log(stray.to_str().unwrap());
         assert_eq!(code_after, 1, "{name}: a violation withdrawn");
-        assert!(after.is_superset(&before), "{name}: {before:?} then {after:?}");
+        assert!(
+            after.is_superset(&before),
+            "{name}: {before:?} then {after:?}"
+        );
         seen += 1;
     }
     assert!(seen >= 10, "{seen} fixtures");
@@ -135,15 +147,23 @@ fn monotone_the_sandbox_keeps_a_registry_violation_after_refused_requests() {
     ));
     assert_eq!(s.created("k2", "ORDER-1-retry", 10000).status, 201);
     let before = violated(&s.verdict()["properties"]);
-    assert!(before.contains("client-never-charges-an-order-twice"), "{before:?}");
+    assert!(
+        before.contains("client-never-charges-an-order-twice"),
+        "{before:?}"
+    );
     for key in ["ak_0", "ak_99", "garbage"] {
         let o = s.create(key, "k1", "ORDER-1", 10000);
-        let Outcome::Answer(r) = o else { panic!("{key}: no answer") };
+        let Outcome::Answer(r) = o else {
+            panic!("{key}: no answer")
+        };
         assert_eq!(r.status, 401, "{key}");
     }
     let after = s.verdict();
     assert_eq!(after["holds"], false);
-    assert!(violated(&after["properties"]).is_superset(&before), "{after:#}");
+    assert!(
+        violated(&after["properties"]).is_superset(&before),
+        "{after:#}"
+    );
     let (judged, _) = s.judged_and_run("monotone");
     assert!(violated(&judged["properties"]).is_superset(&before));
 
@@ -157,7 +177,10 @@ fn monotone_the_sandbox_keeps_a_registry_violation_after_refused_requests() {
         .expect("a sent event");
     stray["id"] = json!("req_99999");
     stray["request"]["api_key"] = json!("ak_99");
-    let f = temp("monotone-stray.jsonl", &(events + &stray.to_string() + "\n"));
+    let f = temp(
+        "monotone-stray.jsonl",
+        &(events + &stray.to_string() + "\n"),
+    );
     let o = run(&["judge", "--format", "json", f.to_str().unwrap()]);
     no_panic(&o);
     assert_eq!(code(&o), 1, "{}", stderr(&o));

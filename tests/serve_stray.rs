@@ -203,21 +203,31 @@ fn serve_stray_ten_thousand_random_requests_and_every_attack_leave_the_violation
 fn serve_stray_every_control_is_bounded_and_the_sandbox_never_loops() {
     let mut s = Serve::start("stray-bounds", &["--clock", "manual", "--fill-max", "300"]);
     for by in ["18446744073709551615ms", "36501d", "999999999999d"] {
-        let r = s.control("POST", "/__sandbox/clock/advance", &format!(r#"{{"by":"{by}"}}"#));
+        let r = s.control(
+            "POST",
+            "/__sandbox/clock/advance",
+            &format!(r#"{{"by":"{by}"}}"#),
+        );
         assert_eq!(r.status, 400, "{by}: {}", r.body);
         assert!(r.body.contains("36500d"), "names the bound: {}", r.body);
     }
     // The session's clock has a bound too.
     let mut last = 200;
     for _ in 0..11 {
-        last = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"36500d"}"#).status;
+        last = s
+            .control("POST", "/__sandbox/clock/advance", r#"{"by":"36500d"}"#)
+            .status;
     }
     assert_eq!(last, 400, "the session's clock has a bound");
     // fill: per call and per session.
     let r = s.control("POST", "/__sandbox/fill", r#"{"payments":1000000}"#);
     assert_eq!(r.status, 400);
     assert!(r.body.contains("100000 per call"), "{}", r.body);
-    assert_eq!(s.control("POST", "/__sandbox/fill", r#"{"payments":200}"#).status, 200);
+    assert_eq!(
+        s.control("POST", "/__sandbox/fill", r#"{"payments":200}"#)
+            .status,
+        200
+    );
     let r = s.control("POST", "/__sandbox/fill", r#"{"payments":200}"#);
     assert_eq!(r.status, 400);
     assert!(r.body.contains("--fill-max"), "{}", r.body);
@@ -252,11 +262,17 @@ fn serve_stray_the_control_plane_refuses_other_hosts_origins_and_bodies_and_take
     let s = Serve::start("stray-guard", &["--control-token", "t0ken"]);
     let json = ("Content-Type", "application/json");
     let token = ("X-Sandbox-Token", "t0ken");
-    let rebind = s.raw(b"GET /__sandbox/events HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n");
-    let Outcome::Answer(rebind) = rebind else { panic!("no answer") };
+    let rebind = s.raw(
+        b"GET /__sandbox/events HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n",
+    );
+    let Outcome::Answer(rebind) = rebind else {
+        panic!("no answer")
+    };
     assert_eq!(rebind.status, 421, "{}", rebind.body);
     let api = s.raw(b"GET /v1/payments/pay_demo_001 HTTP/1.1\r\nHost: attacker.example\r\nAuthorization: Bearer ak_1\r\nConnection: close\r\n\r\n");
-    let Outcome::Answer(api) = api else { panic!("no answer") };
+    let Outcome::Answer(api) = api else {
+        panic!("no answer")
+    };
     assert_eq!(api.status, 421);
     for (headers, want) in [
         (vec![token, ("Origin", "http://evil.example")], 403),
@@ -275,8 +291,17 @@ fn serve_stray_the_control_plane_refuses_other_hosts_origins_and_bodies_and_take
     let r = s.answer("POST", "/__sandbox/reset", &[token, ("Origin", &own)], "");
     assert_eq!(r.status, 200, "its own origin: {}", r.body);
     let plan = r#"{"faults":[]}"#;
-    for ct in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"] {
-        let r = s.answer("POST", "/__sandbox/faults", &[token, ("Content-Type", ct)], plan);
+    for ct in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+    ] {
+        let r = s.answer(
+            "POST",
+            "/__sandbox/faults",
+            &[token, ("Content-Type", ct)],
+            plan,
+        );
         assert_eq!(r.status, 415, "{ct}: {}", r.body);
     }
     let r = s.answer("POST", "/__sandbox/faults", &[token], plan);
@@ -319,14 +344,25 @@ fn serve_stray_the_banner_prints_the_token_and_the_bounds() {
 fn serve_stray_the_smaller_edges_answer_as_http_and_the_contract_say() {
     let s = Serve::start("stray-edges", &[]);
     let auth = ("Authorization", "Bearer ak_1");
-    assert_eq!(s.answer("GET", "/v1/payments/pay_xyz", &[auth], "").status, 404);
-    assert_eq!(s.answer("GET", "/v1/refunds/re_xyz", &[auth], "").status, 404);
+    assert_eq!(
+        s.answer("GET", "/v1/payments/pay_xyz", &[auth], "").status,
+        404
+    );
+    assert_eq!(
+        s.answer("GET", "/v1/refunds/re_xyz", &[auth], "").status,
+        404
+    );
     assert_eq!(s.answer("GET", "/", &[], "").status, 404);
     assert_eq!(s.answer("GET", "/__sandbox/nope", &[], "").status, 404);
     assert_eq!(s.answer("POST", "/__sandbox/nope", &[], "").status, 404);
     for scheme in ["bearer", "BEARER", "Bearer"] {
         let r = create_with(&s, Some(&format!("{scheme} ak_1")), &format!("k-{scheme}"));
-        assert!(r.status == 201 || r.status == 409, "{scheme}: {} {}", r.status, r.body);
+        assert!(
+            r.status == 201 || r.status == 409,
+            "{scheme}: {} {}",
+            r.status,
+            r.body
+        );
     }
     for m in ["0", "3", "99", "4294967295"] {
         let r = s.control("GET", &format!("/__sandbox/verdict?merchant={m}"), "");
@@ -334,7 +370,10 @@ fn serve_stray_the_smaller_edges_answer_as_http_and_the_contract_say() {
         let r = s.control("GET", &format!("/__sandbox/events?merchant={m}"), "");
         assert_eq!(r.status, 400, "merchant={m}");
     }
-    assert_eq!(s.control("GET", "/__sandbox/verdict?merchant=2", "").status, 200);
+    assert_eq!(
+        s.control("GET", "/__sandbox/verdict?merchant=2", "").status,
+        200
+    );
     // Past the loopback check, the tape's folder is missing: it stops there.
     let mapped = run(&[
         "serve",

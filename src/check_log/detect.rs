@@ -73,7 +73,11 @@ fn decide(name: &str, head: &[u8], first: &[u8], ended: bool) -> Result<Format, 
     // A first line past the peek with no end: a JSON Lines record (whose reader refuses
     // it past the bound of a line), unless it opens a HAR written on one line.
     if !ended && first.len() as u64 >= PEEK && first.last() != Some(&b'\n') {
-        let opening: String = trimmed.chars().filter(|c| !c.is_whitespace()).take(6).collect();
+        let opening: String = trimmed
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .take(6)
+            .collect();
         return Ok(match opening.as_str() {
             "{\"log\":" => Format::Har,
             o if o.starts_with("{\"at\"") => Format::Events,

@@ -88,7 +88,10 @@ impl Keys {
         let Some(key) = key else {
             if self.anonymous.is_none() {
                 if self.headerless == 0 {
-                    wire.own(ANONYMOUS, (MerchantId(ASSUMED_HEADERLESS), Environment::Test));
+                    wire.own(
+                        ANONYMOUS,
+                        (MerchantId(ASSUMED_HEADERLESS), Environment::Test),
+                    );
                 }
                 self.headerless += 1;
             }

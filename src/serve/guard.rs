@@ -36,7 +36,8 @@ pub struct Guard {
 pub const TOKEN_HEADER: &str = "x-sandbox-token";
 
 fn refuse(status: u16, code: &str, message: String) -> HttpReply {
-    let body = serde_json::json!({ "error": { "code": code, "message": message, "retryable": false } });
+    let body =
+        serde_json::json!({ "error": { "code": code, "message": message, "retryable": false } });
     HttpReply::json(status, body.to_string())
 }
 
@@ -94,9 +95,8 @@ impl Guard {
             return None;
         }
         if let Some(origin) = text(header::ORIGIN) {
-            let own = host.is_some_and(|h| {
-                origin.eq_ignore_ascii_case(&format!("http://{}", h.trim()))
-            });
+            let own =
+                host.is_some_and(|h| origin.eq_ignore_ascii_case(&format!("http://{}", h.trim())));
             if !own {
                 return Some(refuse(
                     403,
@@ -107,9 +107,7 @@ impl Guard {
                 ));
             }
         }
-        let site = headers
-            .get("sec-fetch-site")
-            .and_then(|v| v.to_str().ok());
+        let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
         if let Some(site @ ("cross-site" | "same-site")) = site {
             return Some(refuse(
                 403,
@@ -169,7 +167,12 @@ mod tests {
         ] {
             assert!(is_loopback_host(h), "{h}");
         }
-        for h in ["evil.example", "10.0.0.1", "[::ffff:10.0.0.1]", "localhost.evil"] {
+        for h in [
+            "evil.example",
+            "10.0.0.1",
+            "[::ffff:10.0.0.1]",
+            "localhost.evil",
+        ] {
             assert!(!is_loopback_host(h), "{h}");
         }
         assert_eq!(host_name("[::1]:8080"), "[::1]");

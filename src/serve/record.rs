@@ -141,11 +141,11 @@ impl Record {
         let mut s = String::new();
         let mut at = from;
         let (earlier, current) = (&self.earlier.stream, &self.current.stream);
-        let held = earlier
-            .get(from..)
-            .unwrap_or(&[])
-            .iter()
-            .chain(current.get(from.saturating_sub(earlier.len())..).unwrap_or(&[]));
+        let held = earlier.get(from..).unwrap_or(&[]).iter().chain(
+            current
+                .get(from.saturating_sub(earlier.len())..)
+                .unwrap_or(&[]),
+        );
         for e in held.take(n) {
             match serde_json::to_string(e) {
                 Ok(line) => s.push_str(&line),

@@ -323,7 +323,10 @@ fn set_param(
     col: u32,
 ) -> Result<bool, LineError> {
     let dur = || {
-        parse_duration(value).ok_or((col, format!("'{value}' is not a duration of at most 36500d (15s, 7d, 2min)")))
+        parse_duration(value).ok_or((
+            col,
+            format!("'{value}' is not a duration of at most 36500d (15s, 7d, 2min)"),
+        ))
     };
     let num = || -> Result<u64, LineError> {
         value
