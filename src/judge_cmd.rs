@@ -18,13 +18,13 @@ use payhub_properties::{Kind, PROPERTIES};
 use payhub_sim::Facts;
 use payhub_sim::facts::wire::{Seen, WireFacts, Witness};
 use serde::Serialize;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct JudgeArgs {
-    /// A JSON Lines file of events, as `replay --format events` writes it.
+    /// A JSON Lines file of events, as `replay --format events` writes it (`-`: standard
+    /// input; read once, so a pipe or FIFO works).
     pub file: PathBuf,
     /// Output format of the verdicts.
     #[arg(long, value_enum, default_value = "text")]
@@ -151,17 +151,33 @@ impl Folded {
     }
 }
 
-/// A stream that has ended lacks the API keys of requests whose key names no merchant.
+/// A stream that has ended lacks the scope of requests whose key names no merchant and
+/// that were not refused for authentication (those belong to no scope: the platform
+/// looked no further than the key). The lack covers those requests only: what the
+/// others witness stands.
 fn lack_ownerless(wire: &WireFacts, supply: &mut Supply) {
-    if wire.ownerless > 0 {
-        supply.lack(
+    let unscoped = wire.unscoped();
+    if unscoped > 0 {
+        supply.lack_part(
             payhub_properties::evidence::Evidence::ApiKeys,
             format!(
-                "{} request(s) with an API key that names no known merchant",
-                wire.ownerless
+                "{unscoped} request(s) with an API key that names no known merchant and no answer refusing it (401): their scope is unknown, so a pass is not claimed"
             ),
         );
     }
+}
+
+/// The requests refused for authentication, listed as belonging to no scope.
+pub(crate) fn unscoped_json(
+    wire: &WireFacts,
+    name: &dyn Fn(payhub_model::RequestId) -> String,
+) -> serde_json::Value {
+    serde_json::json!({
+        "refused_for_authentication": wire.refused_auth,
+        "listed": wire.refused_auth_ids.iter().map(|id| name(*id)).collect::<Vec<_>>(),
+        "scope_unknown": wire.unscoped(),
+        "note": "requests answered 401 belong to no idempotency scope (SCOPE-01 starts with the key's merchant) and are judged by nothing that needs one",
+    })
 }
 
 /// The wire facts of a stream and what it supplied: what the judges need beside the
@@ -201,25 +217,22 @@ impl WireSide {
     }
 }
 
-/// Folds the events of `path`: a clear error naming `file:line` for a line that is not
-/// an event, and for a file with no event at all.
+/// Folds the events of `path` (`-`: standard input) in one pass: a clear error naming
+/// `file:line` for a line that is not an event or is past the bound of a line, and for
+/// a file with no event at all.
 fn fold(path: &Path) -> Result<Folded, String> {
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut input = crate::input::open(path)?;
     let mut folded = Folded::new(harness_owners());
-    for (i, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
-        let at = || format!("{}:{}", path.display(), i + 1);
-        let line = line.map_err(|e| format!("{}: cannot read: {e}", at()))?;
-        let text = std::str::from_utf8(&line).map_err(|_| format!("{}: not UTF-8 text", at()))?;
-        if text.trim().is_empty() {
-            continue;
-        }
+    let name = input.name.clone();
+    crate::input::each_line(&mut input.reader, &name, &mut |n, text| {
+        let text = text.ok_or_else(|| format!("{name}:{n}: not UTF-8 text"))?;
         let event: Event =
-            serde_json::from_str(text).map_err(|e| format!("{}: not an event: {e}", at()))?;
+            serde_json::from_str(text).map_err(|e| format!("{name}:{n}: not an event: {e}"))?;
         folded.observe(&event);
-    }
+        Ok(())
+    })?;
     if folded.events == 0 {
-        return Err(format!("{}: no events: nothing to judge", path.display()));
+        return Err(format!("{name}: no events: nothing to judge"));
     }
     folded.close();
     Ok(folded)
@@ -234,19 +247,22 @@ fn registry_verdicts(facts: &Facts, supply: &Supply) -> Vec<Verdict> {
     PROPERTIES
         .iter()
         .map(|p| {
-            let missing = supply.missing(evidence::needs(p));
-            let detail = if missing.is_empty() {
-                p.judge(facts)
-            } else {
-                None
-            };
+            let mut missing = supply.missing(evidence::needs(p));
+            // Judged over the part of the source that has the evidence: a witness found
+            // there stands whatever the rest lacks (verdicts are monotone).
+            let judgeable = missing.iter().all(|m| m.partial);
+            let detail = if judgeable { p.judge(facts) } else { None };
+            let reached = judgeable && p.kind() == Kind::Sometimes && p.holds_in(facts);
             let status = match (p.kind(), &detail, missing.is_empty()) {
-                (_, _, false) => Status::CannotJudge,
                 (Kind::Always, Some(_), _) => Status::Violated,
+                (Kind::Sometimes, _, _) if reached => Status::Reached,
+                (_, _, false) => Status::CannotJudge,
                 (Kind::Always, None, _) => Status::Holds,
-                (Kind::Sometimes, _, _) if p.holds_in(facts) => Status::Reached,
                 (Kind::Sometimes, _, _) => Status::Unreached,
             };
+            if matches!(status, Status::Violated | Status::Reached) {
+                missing.clear();
+            }
             Verdict {
                 name: p.name,
                 kind: p.kind(),
@@ -270,13 +286,19 @@ pub(crate) fn wire_verdicts(
     WIRE_PROPERTIES
         .iter()
         .map(|p| {
-            let missing = supply.missing(p.needs);
-            let witness = p.witness(wire).filter(|_| missing.is_empty());
+            let mut missing = supply.missing(p.needs);
+            // A witness from the part of the source that has the evidence stands.
+            let witness = p
+                .witness(wire)
+                .filter(|_| missing.iter().all(|m| m.partial));
             let status = match (missing.is_empty(), witness) {
-                (false, _) => Status::CannotJudge,
-                (true, Some(_)) => Status::Violated,
+                (_, Some(_)) => Status::Violated,
+                (false, None) => Status::CannotJudge,
                 (true, None) => Status::Holds,
             };
+            if witness.is_some() {
+                missing.clear();
+            }
             Verdict {
                 name: p.name,
                 kind: Kind::Always,
@@ -308,9 +330,19 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
     let events = folded.events;
     let verdicts = folded.verdicts();
     let violated = verdicts.iter().find(|v| v.status == Status::Violated);
+    let judged = verdicts
+        .iter()
+        .filter(|v| v.status != Status::CannotJudge)
+        .count();
     match args.format {
         JudgeFormat::Json => {
-            let json = serde_json::json!({ "events": events, "properties": verdicts });
+            let unscoped = unscoped_json(&folded.wire, &|id| format!("exchange {id}"));
+            let json = serde_json::json!({
+                "events": events,
+                "judged": judged,
+                "unscoped": unscoped,
+                "properties": verdicts,
+            });
             println!(
                 "{}",
                 serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?
@@ -338,13 +370,27 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
                     v.rules.join(", "),
                     v.detail.as_deref().unwrap_or_default()
                 ),
+                None if judged == 0 => {}
                 None => println!("no property violated in {events} events"),
+            }
+            if folded.wire.refused_auth > 0 {
+                println!(
+                    "{} request(s) refused for authentication (401): they belong to no scope",
+                    folded.wire.refused_auth
+                );
             }
         }
     }
-    Ok(if violated.is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if violated.is_some() {
+        return Ok(ExitCode::from(1));
+    }
+    if judged == 0 {
+        // Nothing judged is not a pass (exit 2, as `check-log` says of the same file).
+        eprintln!(
+            "payhub-verify judge: {}: {events} events, and every property cannot judge from them: nothing judged",
+            args.file.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -57,8 +57,10 @@ pub fn always_properties() -> Vec<&'static str> {
 /// Reads and parses one script file.
 pub fn load(path: &Path) -> Result<Script, ScriptError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| ScriptError::new(&file, 1, 1, format!("cannot read: {e}")))?;
+    let bytes = crate::input::read_all(path, crate::input::SCRIPT_MAX).map_err(|e| {
+        let why = e.strip_prefix(&format!("{file}: ")).unwrap_or(&e);
+        ScriptError::new(&file, 1, 1, why)
+    })?;
     let script = script::parse(&file, &bytes, &always_properties())?;
     if script.statements.is_empty() {
         return Err(ScriptError::new(

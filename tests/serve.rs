@@ -229,7 +229,7 @@ fn serve_timeout_01_a_client_that_gives_up_on_a_held_answer_retries_the_same_key
     let mut s = Serve::start("hold", &["--faults", plan.to_str().unwrap()]);
     let body = r#"{"merchant_order_no":"ORDER-1","amount":10000,"currency":"USD","card":"A"}"#;
     let request = format!(
-        "POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nIdempotency-Key: k1\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nIdempotency-Key: k1\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     let gave_up = s.raw_within(request.as_bytes(), Duration::from_millis(400));

@@ -44,13 +44,13 @@ fn hostile(s: &Serve, i: usize, big_header: &[u8], big_body: &str) -> Outcome {
     match i % 14 {
         0 => s.send("POST", "/v1/payments", &[auth, ("Idempotency-Key", &key)], "{"),
         1 => s.raw(
-            b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nContent-Length: 3\r\n\r\n\xff\xfe{",
+            b"POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nContent-Length: 3\r\n\r\n\xff\xfe{",
         ),
         2 => s.raw(big_header),
         3 => s.send("POST", "/v1/payments", &[auth], big_body),
         4 => s.raw(b"\x00\x01garbage\r\nConnection: close\r\n\r\n"),
         5 => s.raw(
-            b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nIdempotency-Key: \xc3\x28\r\nContent-Length: 2\r\n\r\n{}",
+            b"POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nIdempotency-Key: \xc3\x28\r\nContent-Length: 2\r\n\r\n{}",
         ),
         6 => s.send(
             "POST",
@@ -61,7 +61,7 @@ fn hostile(s: &Serve, i: usize, big_header: &[u8], big_body: &str) -> Outcome {
         7 => s.send("DELETE", "/v1/payments/pay_demo_xyz", &[auth], ""),
         // A chunked body past the limit, no Content-Length.
         8 => {
-            let mut req = b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            let mut req = b"POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
             for _ in 0..20 {
                 req.extend_from_slice(format!("{:x}\r\n", 8192).as_bytes());
                 req.extend_from_slice(&[b'a'; 8192]);
@@ -72,7 +72,7 @@ fn hostile(s: &Serve, i: usize, big_header: &[u8], big_body: &str) -> Outcome {
         }
         // A declared body of 10 GB: refused on the header alone.
         9 => s.raw(
-            b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nContent-Length: 10000000000\r\n\r\n{",
+            b"POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\nContent-Length: 10000000000\r\n\r\n{",
         ),
         // Nesting far past serde_json's recursion limit.
         10 => s.send(
@@ -91,7 +91,7 @@ fn hostile(s: &Serve, i: usize, big_header: &[u8], big_body: &str) -> Outcome {
         // A request, then the client's half of the connection closed: still answered.
         12 => half_closed(s),
         // Two garbage requests pipelined on one keep-alive connection.
-        _ => s.raw(b"GET /v1/payments?merchant_order_no=%zz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ak_1\r\n\r\nPOST /v1/refunds HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 1\r\n\r\n["),
+        _ => s.raw(b"GET /v1/payments?merchant_order_no=%zz HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ak_1\r\n\r\nPOST /v1/refunds HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 1\r\n\r\n["),
     }
 }
 
@@ -100,7 +100,7 @@ fn half_closed(s: &Serve) -> Outcome {
     let mut c = TcpStream::connect_timeout(&s.addr, IO_TIMEOUT).unwrap();
     c.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
     let req =
-        b"GET /v1/payments/pay_demo_404 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ak_1\r\n\r\n";
+        b"GET /v1/payments/pay_demo_404 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ak_1\r\n\r\n";
     if let Err(e) = c.write_all(req) {
         return Outcome::Reset(e.kind());
     }
@@ -121,8 +121,8 @@ fn idle_connections(s: &Serve) -> Vec<TcpStream> {
             let mut c = TcpStream::connect_timeout(&s.addr, IO_TIMEOUT).unwrap();
             let begun: &[u8] = match i % 3 {
                 0 => b"",
-                1 => b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nContent-Le",
-                _ => b"POST /v1/payments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ak_1\r\nIdempotency-Key: slow\r\nContent-Length: 1000\r\n\r\n{\"amount\":",
+                1 => b"POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le",
+                _ => b"POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ak_1\r\nIdempotency-Key: slow\r\nContent-Length: 1000\r\n\r\n{\"amount\":",
             };
             c.write_all(begun).unwrap();
             c
@@ -144,7 +144,7 @@ fn serve_ten_thousand_malformed_and_hostile_requests_leave_it_answering_in_bound
     let idle = idle_connections(&s);
     eprintln!("resident memory at start: {:?} bytes", rss_bytes(pid));
     let big_header = format!(
-        "POST /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: {}\r\n\r\n",
+        "POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Big: {}\r\n\r\n",
         "a".repeat(70 * 1024)
     );
     let big_body = "x".repeat(100 * 1024);

@@ -118,6 +118,10 @@ impl EvidenceSet {
         self.0 |= e.bit();
     }
 
+    pub fn remove(&mut self, e: Evidence) {
+        self.0 &= !e.bit();
+    }
+
     pub fn iter(self) -> impl Iterator<Item = Evidence> {
         Evidence::ALL.into_iter().filter(move |e| self.contains(*e))
     }
@@ -137,6 +141,10 @@ pub struct Supply {
     /// Gaps the source itself reported (a log without bodies, an unknown key); they win
     /// over presence.
     lacks: BTreeMap<Evidence, String>,
+    /// Of those, the ones that cover part of the source only (some answers without a
+    /// body, some requests with a key of no known owner): a violation witnessed in the
+    /// rest stands; only a pass cannot be claimed.
+    partial: EvidenceSet,
 }
 
 /// One piece of evidence a property needed and did not get, and why.
@@ -144,6 +152,9 @@ pub struct Supply {
 pub struct Missing {
     pub evidence: Evidence,
     pub why: String,
+    /// The source lacks it for part of what it holds only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 impl Supply {
@@ -152,6 +163,7 @@ impl Supply {
         Supply {
             present: EvidenceSet::of(&Evidence::ALL),
             lacks: BTreeMap::new(),
+            partial: EvidenceSet::NONE,
         }
     }
 
@@ -189,6 +201,16 @@ impl Supply {
     /// The source lacks `evidence`, for this reason (a reason already given is kept).
     pub fn lack(&mut self, evidence: Evidence, why: impl Into<String>) {
         self.lacks.entry(evidence).or_insert_with(|| why.into());
+        self.partial.remove(evidence);
+    }
+
+    /// The source lacks `evidence` for part of what it holds (see [`Missing::partial`]);
+    /// a whole lack already given wins.
+    pub fn lack_part(&mut self, evidence: Evidence, why: impl Into<String>) {
+        if !self.lacks.contains_key(&evidence) {
+            self.lacks.insert(evidence, why.into());
+            self.partial.insert(evidence);
+        }
     }
 
     /// Whether `evidence` was supplied.
@@ -208,6 +230,9 @@ impl Supply {
                     .get(&e)
                     .cloned()
                     .unwrap_or_else(|| e.absent_from_stream().to_owned()),
+                partial: self.lacks.contains_key(&e)
+                    && self.partial.contains(e)
+                    && self.present.contains(e),
             })
             .collect()
     }

@@ -5,7 +5,6 @@
 //! a JSON object, an object of none of these shapes.
 
 use std::io::{BufRead, Read};
-use std::path::Path;
 
 /// The formats `check-log` reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -30,30 +29,61 @@ impl Format {
 /// line is `{`).
 const PEEK: u64 = 1 << 20;
 
-pub fn detect(path: &Path) -> Result<Format, String> {
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+/// Reads the head of `input` (up to the first non-blank line, at most [`PEEK`] bytes)
+/// and decides its format; `input` is left whole (the head is replayed in front of the
+/// rest), so a pipe is read once.
+pub fn detect(input: &mut crate::input::Input) -> Result<Format, String> {
     let mut head = Vec::new();
-    std::io::BufReader::new(file)
-        .take(PEEK)
-        .read_until(b'\n', &mut head)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let none = "is not HAR 1.2, a payhub event stream or the access-log shape (docs/check-log.md)";
-    let at = format!("{}:1", path.display());
-    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
-    if text.iter().all(u8::is_ascii_whitespace) {
-        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        let blank = len <= PEEK
-            && std::fs::read(path).is_ok_and(|all| all.iter().all(u8::is_ascii_whitespace));
-        if blank {
-            return Err(format!("{}: empty: nothing to judge", path.display()));
+    let mut line = Vec::new();
+    let mut ended = false;
+    loop {
+        line.clear();
+        let room = PEEK.saturating_sub(head.len() as u64);
+        let got = (&mut input.reader)
+            .take(room)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("{}: cannot read: {e}", input.name))?;
+        head.extend_from_slice(&line);
+        if got == 0 {
+            ended = room > 0;
+            break;
+        }
+        if !line.iter().all(u8::is_ascii_whitespace) || head.len() as u64 >= PEEK {
+            break;
         }
     }
+    let result = decide(&input.name, &head, &line, ended);
+    let rest = std::mem::replace(&mut input.reader, Box::new(std::io::empty()));
+    input.reader = Box::new(std::io::Cursor::new(head).chain(rest));
+    result
+}
+
+fn decide(name: &str, head: &[u8], first: &[u8], ended: bool) -> Result<Format, String> {
+    let none = "is not HAR 1.2, a payhub event stream or the access-log shape (docs/check-log.md)";
+    let at = format!("{name}:1");
+    if ended && head.iter().all(u8::is_ascii_whitespace) {
+        return Err(format!("{name}: empty: nothing to judge"));
+    }
+    let text = first.strip_prefix(b"\xef\xbb\xbf").unwrap_or(first);
     if text.contains(&0) || std::str::from_utf8(text).is_err() && text.len() < PEEK as usize {
         return Err(format!("{at}: binary data {none}"));
     }
     let line = String::from_utf8_lossy(text);
     let trimmed = line.trim();
+    // A first line past the peek with no end: a JSON Lines record (whose reader refuses
+    // it past the bound of a line), unless it opens a HAR written on one line.
+    if !ended && first.len() as u64 >= PEEK && first.last() != Some(&b'\n') {
+        let opening: String = trimmed
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .take(6)
+            .collect();
+        return Ok(match opening.as_str() {
+            "{\"log\":" => Format::Har,
+            o if o.starts_with("{\"at\"") => Format::Events,
+            _ => Format::AccessLog,
+        });
+    }
     if !trimmed.is_empty() && !trimmed.starts_with('{') {
         let start: String = trimmed.chars().take(20).collect();
         return Err(format!("{at}: starts with '{start}': {none}"));

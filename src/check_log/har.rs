@@ -15,6 +15,7 @@ use crate::serve::http_map::HttpRequest;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+use std::cell::Cell;
 use std::fmt;
 use std::io::Read;
 
@@ -162,10 +163,32 @@ pub fn read(
     reader: impl Read,
     each: &mut dyn FnMut(Result<Entry, (Label, String)>),
 ) -> Result<(), String> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let found = Top { each }
-        .deserialize(&mut de)
-        .map_err(|e| format!("{}:{}: not a HAR: {e}", e.line(), e.column()))?;
+    let spent = Cell::new(0u64);
+    let bounded = Bounded {
+        inner: reader,
+        spent: &spent,
+    };
+    // Buffered above the bound's count: serde reads a byte at a time, the count and
+    // the layers below see whole chunks.
+    let mut de =
+        serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, bounded));
+    let found = Top {
+        each,
+        spent: &spent,
+    }
+    .deserialize(&mut de)
+    .map_err(|e| {
+        if e.is_io() && spent.get() > ENTRY_MAX {
+            format!(
+                "{}:{}: a HAR entry longer than {} MiB, the bound of an entry: refused, not judged",
+                e.line(),
+                e.column(),
+                ENTRY_MAX >> 20
+            )
+        } else {
+            format!("{}:{}: not a HAR: {e}", e.line(), e.column())
+        }
+    })?;
     de.end()
         .map_err(|e| format!("{}:{}: not a HAR: trailing data", e.line(), e.column()))?;
     if !found {
@@ -174,9 +197,32 @@ pub fn read(
     Ok(())
 }
 
+/// The largest HAR entry read (and the most bytes read outside `log.entries`): 64 MiB.
+/// A larger one is refused naming the bound, not held whole.
+pub const ENTRY_MAX: u64 = 64 << 20;
+
+/// A reader that fails once more than [`ENTRY_MAX`] bytes were read since `spent` was
+/// last reset (at the end of each entry).
+struct Bounded<'a, R> {
+    inner: R,
+    spent: &'a Cell<u64>,
+}
+
+impl<R: Read> Read for Bounded<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.spent.get() > ENTRY_MAX {
+            return Err(std::io::Error::other("past the bound of an entry"));
+        }
+        let n = self.inner.read(buf)?;
+        self.spent.set(self.spent.get() + n as u64);
+        Ok(n)
+    }
+}
+
 /// The top object: `{"log": …}`; `true` once `log.entries` was read.
 struct Top<'a, 'b> {
     each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+    spent: &'a Cell<u64>,
 }
 
 impl<'de> DeserializeSeed<'de> for Top<'_, '_> {
@@ -197,6 +243,7 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
             if key == "log" {
                 found = map.next_value_seed(Log {
                     each: &mut *self.each,
+                    spent: self.spent,
                 })?;
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -209,6 +256,7 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
 /// `log`: its `entries`; `version`, `creator`, `pages` are not needed.
 struct Log<'a, 'b> {
     each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+    spent: &'a Cell<u64>,
 }
 
 impl<'de> DeserializeSeed<'de> for Log<'_, '_> {
@@ -229,6 +277,7 @@ impl<'de> Visitor<'de> for Log<'_, '_> {
             if key == "entries" {
                 map.next_value_seed(Entries {
                     each: &mut *self.each,
+                    spent: self.spent,
                 })?;
                 found = true;
             } else {
@@ -241,6 +290,7 @@ impl<'de> Visitor<'de> for Log<'_, '_> {
 
 struct Entries<'a, 'b> {
     each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+    spent: &'a Cell<u64>,
 }
 
 impl<'de> DeserializeSeed<'de> for Entries<'_, '_> {
@@ -258,6 +308,7 @@ impl<'de> Visitor<'de> for Entries<'_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0u64;
         while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
+            self.spent.set(0);
             i += 1;
             let read = serde_json::from_str::<HarEntry>(raw.get())
                 .map_err(|e| e.to_string())

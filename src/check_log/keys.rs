@@ -22,6 +22,10 @@ use std::path::Path;
 const ANONYMOUS: ApiKeyId = ApiKeyId(u32::MAX);
 /// Interned keys are numbered from here (the harness's own are small).
 const INTERNED_FROM: u32 = 1_000_000;
+/// The merchants assumed for keys no map names are numbered from here.
+const ASSUMED_FROM: u32 = 1_000_000;
+/// The merchant assumed for entries with no key and no `"*"`.
+const ASSUMED_HEADERLESS: u32 = u32::MAX;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,7 +42,7 @@ pub struct Keys {
     interned: BTreeMap<String, ApiKeyId>,
     /// Requests with no `Authorization` header and no `"*"`.
     pub headerless: u64,
-    /// Distinct keys that resolve to no owner.
+    /// Distinct keys no map names (each assumed a merchant of its own).
     pub unknown: u64,
 }
 
@@ -76,10 +80,19 @@ impl Keys {
         WireFacts::new(self.anonymous.map(|o| (ANONYMOUS, o)))
     }
 
-    /// The id of `key` for the model, its owner taught to `wire` the first time.
+    /// The id of `key` for the model, its owner taught to `wire` the first time. A key
+    /// no map names is assumed a merchant of its own, and entries with no key (and no
+    /// `"*"`) one more: each is judged as one scope of its own, and the assumption is
+    /// printed ([`Keys::assumptions`]), never a lack that would withdraw a verdict.
     pub fn resolve(&mut self, key: Option<&str>, wire: &mut WireFacts) -> ApiKeyId {
         let Some(key) = key else {
             if self.anonymous.is_none() {
+                if self.headerless == 0 {
+                    wire.own(
+                        ANONYMOUS,
+                        (MerchantId(ASSUMED_HEADERLESS), Environment::Test),
+                    );
+                }
                 self.headerless += 1;
             }
             return ANONYMOUS;
@@ -90,22 +103,31 @@ impl Keys {
         let id = ApiKeyId(INTERNED_FROM.saturating_add(self.interned.len() as u32));
         match self.map.get(key) {
             Some(owner) => wire.own(id, *owner),
-            None => self.unknown += 1,
+            None => {
+                let merchant = MerchantId(ASSUMED_FROM.saturating_add(self.unknown as u32));
+                wire.own(id, (merchant, Environment::Test));
+                self.unknown += 1;
+            }
         }
         self.interned.insert(key.to_owned(), id);
         id
     }
 
-    /// Why the scopes are not all known, if they are not.
-    pub fn unknown_reason(&self, requests: u64) -> Option<String> {
-        match (self.headerless, self.unknown) {
-            (0, 0) => None,
-            (n, 0) => Some(format!(
-                "{n} of {requests} requests carry no Authorization header (a sanitized export): their merchant is unknown; --api-key-map with \"*\" names it"
-            )),
-            (_, k) => Some(format!(
-                "{k} API key(s) unknown: --api-key-map FILE names their merchant and environment"
-            )),
+    /// What was assumed of the keys, one sentence each.
+    pub fn assumptions(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        if self.unknown > 0 {
+            said.push(format!(
+                "{} API key(s) no --api-key-map names: each judged as a merchant of its own (one scope per key); two keys of one merchant would share order numbers, which this does not judge",
+                self.unknown
+            ));
         }
+        if self.headerless > 0 {
+            said.push(format!(
+                "{} request(s) carry no Authorization header (a sanitized export): judged as one merchant of their own; --api-key-map with \"*\" names it",
+                self.headerless
+            ));
+        }
+        said
     }
 }

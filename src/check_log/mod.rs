@@ -25,21 +25,24 @@ use detect::Format;
 use entry::Label;
 use feed::Feed;
 use payhub_model::event::Event;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckLogArgs {
     /// HAR 1.2 files, payhub event streams (JSON Lines) or access logs (JSON Lines, the
-    /// shape of docs/check-log.md); the format of each is detected.
+    /// shape of docs/check-log.md); the format of each is detected. `-` is standard
+    /// input; each is read once, so pipes, FIFOs and `<(zcat x.gz)` work (a gzip file
+    /// itself is refused: decompress it first).
     #[arg(required_unless_present = "generate")]
     pub files: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: LogFormat,
     /// API keys to merchant and environment (JSON: {"KEY": {"merchant": 1,
-    /// "environment": "test"}, "*": …}; "*" is the owner of entries with no key).
+    /// "environment": "test"}, "*": …}; "*" is the owner of entries with no key). Without
+    /// it, each unknown key is assumed a merchant of its own (one scope per key, printed
+    /// as an assumption).
     #[arg(long)]
     pub api_key_map: Option<PathBuf>,
     /// Print a generated access log of N exchanges to stdout instead (for measuring:
@@ -64,6 +67,10 @@ pub struct Judged {
     pub ignored: u64,
     pub skipped: u64,
     pub skips: Vec<(Label, String)>,
+    /// What was assumed where the file does not say (the owners of unknown API keys).
+    pub assumptions: Vec<String>,
+    /// Requests refused for authentication (401, key of no known owner): no scope.
+    pub unscoped: u64,
     pub verdicts: Vec<Verdict>,
 }
 
@@ -121,18 +128,18 @@ fn rank(a: u8, b: u8) -> u8 {
     if order(b) > order(a) { b } else { a }
 }
 
-/// Judges one file; `Err` (exit 2) when it is none of the formats, empty, or judged
-/// nothing.
+/// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
+/// the formats, empty, compressed, past a bound, or judged nothing.
 pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String> {
-    let format = detect::detect(path)?;
+    let keys = keys::Keys::load(key_map)?;
+    let mut input = crate::input::open(path)?;
+    let format = detect::detect(&mut input)?;
+    let name = input.name.clone();
     let progress = crate::progress::Progress::new(true);
     let judged = match format {
-        Format::Events => judge_events(path, &progress)?,
+        Format::Events => judge_events(path, &mut input, &progress)?,
         Format::Har | Format::AccessLog => {
-            let mut feed = Feed::new(keys::Keys::load(key_map)?);
-            let file = std::fs::File::open(path)
-                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-            let reader = std::io::BufReader::with_capacity(1 << 16, file);
+            let mut feed = Feed::new(keys);
             let mut each = |r: Result<entry::Entry, (Label, String)>| {
                 match r {
                     Ok(e) => feed.push(e),
@@ -143,13 +150,14 @@ pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String>
                 }
             };
             if format == Format::Har {
-                har::read(reader, &mut each).map_err(|e| format!("{}:{e}", path.display()))?;
+                har::read(&mut input.reader, &mut each).map_err(|e| format!("{name}:{e}"))?;
             } else {
-                read_lines(path, reader, &mut |n, text| {
+                crate::input::each_line(&mut input.reader, &name, &mut |n, text| {
                     let read = text
                         .ok_or_else(|| "not UTF-8 text".to_owned())
                         .and_then(|t| access_log::entry(n, t));
                     each(read.map_err(|w| (Label::Line(n), w)));
+                    Ok(())
                 })?;
             }
             feed.finish();
@@ -175,46 +183,34 @@ pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String>
                 ignored: feed.ignored,
                 skipped: feed.skipped,
                 skips: feed.skips,
+                assumptions: feed.keys.assumptions(),
+                unscoped: feed.folded.wire.refused_auth,
                 verdicts,
             }
         }
     };
     progress.done();
+    if judged.entries == 0 {
+        return Err(format!("{name}: empty: nothing to judge"));
+    }
     if judged.judged == 0 {
         return Err(format!(
-            "{}: {} entries, none a request to the contract's API (/v1/…): nothing judged",
-            path.display(),
+            "{name}: {} entries, none a request to the contract's API (/v1/…): nothing judged",
             judged.entries
         ));
     }
     Ok(judged)
 }
 
-/// Lines of a JSON Lines file, one at a time: `each(line number, text)` for each
-/// non-blank line (`None`: the line is not UTF-8).
-fn read_lines(
+fn judge_events(
     path: &Path,
-    reader: impl BufRead,
-    each: &mut dyn FnMut(u64, Option<&str>),
-) -> Result<(), String> {
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let n = i as u64 + 1;
-        let line = line.map_err(|e| format!("{}:{n}: cannot read: {e}", path.display()))?;
-        match std::str::from_utf8(&line) {
-            Ok(text) if text.trim().is_empty() => {}
-            Ok(text) => each(n, Some(text)),
-            Err(_) => each(n, None),
-        }
-    }
-    Ok(())
-}
-
-fn judge_events(path: &Path, progress: &crate::progress::Progress) -> Result<Judged, String> {
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    input: &mut crate::input::Input,
+    progress: &crate::progress::Progress,
+) -> Result<Judged, String> {
     let mut folded = Folded::new(crate::judge_cmd::harness_owners());
     let (mut entries, mut skipped, mut skips) = (0u64, 0u64, Vec::new());
-    read_lines(path, std::io::BufReader::new(file), &mut |n, text| {
+    let name = input.name.clone();
+    crate::input::each_line(&mut input.reader, &name, &mut |n, text| {
         entries += 1;
         let read = text
             .ok_or_else(|| "not UTF-8 text".to_owned())
@@ -233,6 +229,7 @@ fn judge_events(path: &Path, progress: &crate::progress::Progress) -> Result<Jud
         if entries % 65_536 == 0 {
             progress.say(&format!("{entries} events"));
         }
+        Ok(())
     })?;
     folded.close();
     Ok(Judged {
@@ -243,6 +240,8 @@ fn judge_events(path: &Path, progress: &crate::progress::Progress) -> Result<Jud
         ignored: 0,
         skipped,
         skips,
+        assumptions: Vec::new(),
+        unscoped: folded.wire.refused_auth,
         verdicts: folded.verdicts(),
     })
 }

@@ -70,6 +70,12 @@ fn text(j: &Judged) -> String {
     if j.skipped as usize > j.skips.len() {
         let _ = writeln!(s, "  … and {} more", j.skipped as usize - j.skips.len());
     }
+    for a in &j.assumptions {
+        let _ = writeln!(s, "  assumed: {a}");
+    }
+    if j.unscoped > 0 {
+        let _ = writeln!(s, "  {}", unscoped_line(j));
+    }
     for v in j
         .verdicts
         .iter()
@@ -133,6 +139,13 @@ fn cannot_judge(j: &Judged) -> String {
     s
 }
 
+fn unscoped_line(j: &Judged) -> String {
+    format!(
+        "{} request(s) refused for authentication (401): they belong to no scope",
+        j.unscoped
+    )
+}
+
 /// `entry 3  +5.250s → +5.370s  POST /v1/payments … → 201 pay_demo_001 version 1`.
 fn witness_line(j: &Judged, e: &Seen) -> String {
     format!(
@@ -167,6 +180,8 @@ fn json(j: &Judged) -> serde_json::Value {
         "not_the_api": j.ignored,
         "unreadable": j.skipped,
         "skipped": skipped,
+        "assumptions": j.assumptions,
+        "refused_for_authentication": j.unscoped,
         "exit": j.exit(),
         "verdict": closing(j),
         "properties": j.verdicts,
@@ -182,6 +197,12 @@ fn markdown(j: &Judged) -> String {
     );
     for (label, why) in &j.skips {
         let _ = writeln!(s, "- skipped {label}: {why}");
+    }
+    for a in &j.assumptions {
+        let _ = writeln!(s, "- assumed: {a}");
+    }
+    if j.unscoped > 0 {
+        let _ = writeln!(s, "- {}", unscoped_line(j));
     }
     s.push_str("\n| property | status | rules | detail |\n|---|---|---|---|\n");
     for v in &j.verdicts {

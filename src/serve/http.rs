@@ -53,6 +53,10 @@ pub struct Edge {
     /// `serve --shared-merchants`: every merchant in one session (namespace 0), so the
     /// platform's scopes, not the sandbox's namespaces, keep merchants apart.
     shared: bool,
+    /// Who may reach the sandbox: the Host check, the cross-origin refusal, the token.
+    guard: Arc<super::guard::Guard>,
+    /// The most Payments `fill` leaves a session holding.
+    pub(crate) fill_max: usize,
 }
 
 /// One namespace: its session's core and, with `--tape FILE`, the file its events go to.
@@ -87,7 +91,21 @@ impl Edge {
             started: Instant::now(),
             webhooks,
             shared: false,
+            guard: Arc::new(super::guard::Guard::default()),
+            fill_max: FILL_SESSION_MAX,
         }
+    }
+
+    /// Who may reach the sandbox (`serve` sets the bound address and the token).
+    pub fn guarded(mut self, guard: super::guard::Guard) -> Edge {
+        self.guard = Arc::new(guard);
+        self
+    }
+
+    /// The most Payments `fill` leaves a session holding (`serve --fill-max`).
+    pub fn fill_max(mut self, n: usize) -> Edge {
+        self.fill_max = n;
+        self
     }
 
     /// Every merchant in one session (`serve --shared-merchants`).
@@ -182,9 +200,14 @@ async fn flush_webhooks(edge: &Edge, ns: usize) {
     }
 }
 
+/// The most Payments `fill` leaves a session holding unless `serve --fill-max` says
+/// otherwise (100,000: about 550 MiB resident, README's load figures).
+pub const FILL_SESSION_MAX: usize = 100_000;
+
 /// Accepts connections until the listener fails for good.
 pub async fn serve(listener: TcpListener, edge: Arc<Edge>) {
     tokio::spawn(background(edge.clone()));
+    let guard = edge.guard.clone();
     let router = router(edge);
     loop {
         let (stream, _) = match listener.accept().await {
@@ -197,17 +220,28 @@ pub async fn serve(listener: TcpListener, edge: Arc<Edge>) {
             }
         };
         let _ = stream.set_nodelay(true);
-        tokio::spawn(connection(stream, router.clone()));
+        tokio::spawn(connection(stream, router.clone(), guard.clone()));
     }
 }
 
 /// One connection: hyper's HTTP/1.1 with the limits above; a kill drops it with a reset.
-async fn connection(stream: tokio::net::TcpStream, router: Router) {
+async fn connection(
+    stream: tokio::net::TcpStream,
+    router: Router,
+    guard: Arc<super::guard::Guard>,
+) {
     let kill = Arc::new(Notify::new());
     let switch = Kill(kill.clone(), Linger::of(&stream));
     let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+        let refused = guard.refuses(req.uri().path(), req.method().as_str(), req.headers());
         req.extensions_mut().insert(switch.clone());
-        router.clone().oneshot(req.map(Body::new))
+        let router = router.clone();
+        async move {
+            match refused {
+                Some(reply) => Ok(respond(reply)),
+                None => router.oneshot(req.map(Body::new)).await,
+            }
+        }
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -455,8 +489,21 @@ struct Ns {
 }
 
 impl Ns {
-    fn index(&self) -> usize {
-        namespace_of_merchant(self.merchant.unwrap_or(1))
+    /// The namespace of `?merchant=`; 400 naming the merchants for any other number.
+    fn index(&self) -> Result<usize, Response> {
+        merchant_index(self.merchant)
+    }
+}
+
+/// `?merchant=N` to its namespace: merchant 1 (the default) or 2; any other is 400
+/// (it would otherwise show merchant 1's session under another's name).
+fn merchant_index(merchant: Option<u32>) -> Result<usize, Response> {
+    match merchant.unwrap_or(1) {
+        m @ (1 | 2) => Ok(namespace_of_merchant(m)),
+        m => {
+            let body = serde_json::json!({ "error": { "code": "invalid_request", "field": "merchant", "message": format!("?merchant={m}: the sandbox's merchants are 1 and 2"), "retryable": false } });
+            Err(respond(HttpReply::json(400, body.to_string())))
+        }
     }
 }
 
@@ -479,7 +526,10 @@ fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
 /// `GET /__sandbox/verdict[?format=markdown]`.
 async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -> Response {
     let markdown = q.format.as_deref() == Some("markdown");
-    let ns = namespace_of_merchant(q.merchant.unwrap_or(1));
+    let ns = match merchant_index(q.merchant) {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let reply = edge.with_core(ns, |core, _| {
         let facts = &core.world().facts;
         if markdown {
@@ -527,3 +577,6 @@ use controls::*;
 #[path = "http_exports.rs"]
 mod exports;
 use exports::*;
+
+#[path = "http_stream.rs"]
+mod stream;

@@ -27,14 +27,17 @@ pub(super) async fn advance(
     Query(q): Query<Ns>,
     req: Request,
 ) -> Response {
-    let ns = q.index();
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let body: AdvanceBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,
     };
     let Some(by) = payhub_sim::script::parse_duration(&body.by) else {
         return bad(format!(
-            "'{}' is not a duration (250ms, 15s, 2min, 4h, 8d)",
+            "'{}' is not a duration of at most 36500d, the bound of one advance (250ms, 15s, 2min, 4h, 8d)",
             body.by
         ));
     };
@@ -67,7 +70,10 @@ async fn settle_webhooks(edge: &Arc<Edge>, ns: usize) {
 
 /// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
 pub(super) async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let reply = edge.with_namespace(ns, |n, now| {
         n.core.reset(now);
         if let Some(file) = &mut n.tape {
@@ -80,7 +86,10 @@ pub(super) async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) ->
 
 /// `GET /__sandbox/faults`: the plan in force.
 pub(super) async fn faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let reply = edge.with_core(ns, |core, _| {
         let json = serde_json::to_string(core.plan()).unwrap_or_default();
         HttpReply::json(200, json)
@@ -94,7 +103,10 @@ pub(super) async fn set_faults(
     Query(q): Query<Ns>,
     req: Request,
 ) -> Response {
-    let ns = q.index();
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let (parts, body) = req.into_parts();
     let bytes = match read_body(&parts.headers, body).await {
         Ok(b) => b,
@@ -133,7 +145,10 @@ pub(super) async fn controls(
     req: Request,
 ) -> Response {
     use payhub_model::{Control, MerchantId};
-    let ns = q.index();
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let merchant = MerchantId(q.merchant.unwrap_or(1));
     let body: ControlsBody = match control_body(req).await {
         Ok(b) => b,
@@ -182,7 +197,10 @@ pub(super) async fn authenticate(
     Query(q): Query<Ns>,
     req: Request,
 ) -> Response {
-    let ns = q.index();
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let body: AuthenticateBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -205,8 +223,9 @@ struct FillBody {
 
 /// Payments one call of `fill` creates under the lock; the lock is released between.
 const FILL_CHUNK: usize = 1_000;
-/// The most one `POST /__sandbox/fill` creates.
-const FILL_MAX: usize = 1_000_000;
+/// The most one `POST /__sandbox/fill` creates (a session holds at most
+/// `serve --fill-max`).
+const FILL_MAX: usize = 100_000;
 
 /// `POST /__sandbox/fill {"payments":N}`: N more Payments in the session (the load
 /// benchmark's setup), in chunks, so that other requests are answered in between.
@@ -215,13 +234,35 @@ pub(super) async fn fill(
     Query(q): Query<Ns>,
     req: Request,
 ) -> Response {
-    let ns = q.index();
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let body: FillBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,
     };
     if body.payments > FILL_MAX {
-        return bad(format!("at most {FILL_MAX} Payments per call"));
+        return bad(format!(
+            "{} Payments: at most {FILL_MAX} per call (the bound of one fill)",
+            body.payments
+        ));
+    }
+    let held = edge.with_core(ns, |core, _| core.payments_held());
+    let Some(held) = held else { return crashed() };
+    if held.saturating_add(body.payments) > edge.fill_max {
+        return bad(format!(
+            "{} more Payments would make {} held: a session holds at most {} from fill (serve --fill-max)",
+            body.payments,
+            held.saturating_add(body.payments),
+            edge.fill_max
+        ));
+    }
+    if body.payments == 0 {
+        return respond(HttpReply::json(
+            200,
+            serde_json::json!({ "held": held }).to_string(),
+        ));
     }
     let mut left = body.payments;
     let held = loop {

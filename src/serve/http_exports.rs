@@ -3,18 +3,36 @@
 use super::*;
 
 /// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
-pub(super) async fn events(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
-    let reply = edge.with_core(ns, |core, _| match core.events_jsonl() {
-        Ok(lines) => HttpReply::text(200, "application/x-ndjson", lines),
-        Err(e) => gone(e),
-    });
-    reply.map_or_else(crashed, respond)
+/// Streamed a chunk at a time (`http_stream`): a reader that does not read holds no
+/// copy of the session.
+pub(super) async fn events(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
+    let kill = req.extensions().get::<Kill>().cloned();
+    stream::events(edge, ns, kill).await
 }
 
 /// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
-pub(super) async fn script(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
+pub(super) async fn script(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
+    let kill = req.extensions().get::<Kill>().cloned();
+    let permit = match stream::turn().await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
     let reply = edge.with_core(ns, |core, _| match core.tape() {
         Err(e) => gone(e),
         Ok(_) => match crate::serve::script::export(core) {
@@ -22,7 +40,10 @@ pub(super) async fn script(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -
             Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
         },
     });
-    reply.map_or_else(crashed, respond)
+    match reply {
+        Some(reply) => stream::whole(reply, kill, permit).await,
+        None => crashed(),
+    }
 }
 
 /// `GET /__sandbox/`: the page (a shell; its script fetches `page.json`).
@@ -36,7 +57,10 @@ pub(super) async fn page() -> Response {
 
 /// `GET /__sandbox/page.json`: what the page renders.
 pub(super) async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
     let reply = edge.with_core(ns, |core, _| {
         let session = crate::serve::diagrams::Session {
             world: core.world(),
@@ -48,12 +72,27 @@ pub(super) async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>
 }
 
 /// `GET /__sandbox/har`: the session's exchanges as HAR 1.2.
-pub(super) async fn har(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = q.index();
+pub(super) async fn har(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<Ns>,
+    req: Request,
+) -> Response {
+    let ns = match q.index() {
+        Ok(ns) => ns,
+        Err(r) => return r,
+    };
+    let kill = req.extensions().get::<Kill>().cloned();
+    let permit = match stream::turn().await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
     let reply = edge.with_core(ns, |core, _| {
         let held: Vec<_> = core.record().events_held().cloned().collect();
         let har = crate::serve::har::to_har(&held);
         HttpReply::json(200, har)
     });
-    reply.map_or_else(crashed, respond)
+    match reply {
+        Some(reply) => stream::whole(reply, kill, permit).await,
+        None => crashed(),
+    }
 }

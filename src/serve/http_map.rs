@@ -111,6 +111,11 @@ pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
         Some((r, q)) => (r, Some(q)),
         None => (http.target.as_str(), None),
     };
+    // Outside the API's `/v1/` (`/`, an unknown `/__sandbox/…`): no such resource,
+    // whoever asks (the key is the API's, not the server's).
+    if route != "/v1" && !route.starts_with("/v1/") {
+        return Err(HttpReply::code(ErrorCode::ResourceMissing, None));
+    }
     let method = match http.method.as_str() {
         "GET" => Method::Get,
         "POST" => Method::Post,
@@ -140,12 +145,14 @@ pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
     })
 }
 
-/// `Bearer ak_N` → `ak_N`; anything else is no key (`ak_0`, answered 401).
+/// `Bearer ak_N` → `ak_N` (the scheme in any case, RFC 7235 §2.1); anything else is no
+/// key (`ak_0`, answered 401).
 pub fn api_key(header: Option<&[u8]>) -> ApiKeyId {
     header
         .and_then(|h| std::str::from_utf8(h).ok())
-        .and_then(|h| h.trim().strip_prefix("Bearer "))
-        .and_then(|k| k.trim().strip_prefix("ak_"))
+        .and_then(|h| h.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .and_then(|(_, k)| k.trim().strip_prefix("ak_"))
         .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|n| n.parse().ok())
         .map_or(ApiKeyId(0), ApiKeyId)
@@ -198,13 +205,14 @@ fn endpoint(
         (Method::Post, ["v1", "refunds"], None) => Endpoint::CreateRefund {
             body: json_body::<RefundBody>(body)?,
         },
+        // An id of no shape the platform issues names no object: 404, as an unknown one.
         (Method::Get, ["v1", "payments", id], None) => match id_of::<PaymentId>(id) {
             Some(payment_id) => Endpoint::GetPayment { payment_id },
-            None => other(),
+            None => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
         },
         (Method::Get, ["v1", "refunds", id], None) => match id_of::<RefundId>(id) {
             Some(refund_id) => Endpoint::GetRefund { refund_id },
-            None => other(),
+            None => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
         },
         (Method::Get, ["v1", "payments"], Some(q)) => match param(q, "merchant_order_no") {
             Some(no) => Endpoint::ListPayments {

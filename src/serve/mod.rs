@@ -15,6 +15,7 @@ pub mod business;
 pub mod cards;
 pub mod diagrams;
 pub mod faults;
+pub mod guard;
 pub mod har;
 pub mod http;
 pub mod http_map;
@@ -73,6 +74,25 @@ pub struct ServeArgs {
     /// scopes alone keep merchants apart (`conform` with docs/profiles/sandbox-shared.json).
     #[arg(long)]
     pub shared_merchants: bool,
+    /// Require this token in the header `X-Sandbox-Token` on every control `POST`
+    /// (printed in the banner); without it, the Host and cross-origin checks alone guard
+    /// the controls.
+    #[arg(long, value_name = "TOKEN")]
+    pub control_token: Option<String>,
+    /// The most Payments `POST /__sandbox/fill` leaves a session holding (each call adds
+    /// at most 100,000).
+    #[arg(long, value_name = "N", default_value_t = http::FILL_SESSION_MAX)]
+    pub fill_max: usize,
+}
+
+/// Whether `ip` is loopback, an IPv4-mapped IPv6 loopback (`::ffff:127.0.0.1`) too.
+pub fn is_loopback_ip(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.is_loopback(),
+        std::net::IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
 }
 
 /// The `after_help` of `serve --help`.
@@ -110,13 +130,13 @@ Examples:
   payhub-verify serve --webhooks http://127.0.0.1:9000/payhub
   payhub-verify serve --tape session.jsonl   # then: payhub-verify judge session.jsonl
   curl -s localhost:8080/v1/payments -H 'Authorization: Bearer ak_1' -H 'Idempotency-Key: k1' \\
-    -d '{\"merchant_order_no\":\"ORDER-1\",\"amount\":10000,\"currency\":\"USD\",\"card\":\"A\"}'
+    -H 'Content-Type: application/json' -d '{\"merchant_order_no\":\"ORDER-1\",\"amount\":10000,\"currency\":\"USD\",\"card\":\"A\"}'
   curl -s localhost:8080/__sandbox/verdict?format=markdown
   curl -s localhost:8080/__sandbox/events > session.jsonl && payhub-verify judge session.jsonl
   curl -s localhost:8080/__sandbox/script > session.pha && payhub-verify run session.pha";
 
 pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
-    if !args.addr.ip().is_loopback() && !args.allow_non_loopback {
+    if !is_loopback_ip(args.addr.ip()) && !args.allow_non_loopback {
         return Err(format!(
             "{} is not a loopback address; add --allow-non-loopback to listen on it",
             args.addr
@@ -172,13 +192,20 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the listening address: {e}"))?;
-        if !addr.ip().is_loopback() {
+        if !is_loopback_ip(addr.ip()) {
             eprintln!(
                 "payhub-verify serve: WARNING: listening on {addr}, not loopback: anyone who reaches it can use this sandbox"
             );
         }
         print!("{}", banner(addr, args));
-        let edge = http::Edge::new(namespaces, args.clock, webhooks);
+        let guard = guard::Guard {
+            addr: Some(addr),
+            open: args.allow_non_loopback && addr.ip().is_unspecified(),
+            token: args.control_token.clone(),
+        };
+        let edge = http::Edge::new(namespaces, args.clock, webhooks)
+            .guarded(guard)
+            .fill_max(args.fill_max);
         let edge = Arc::new(if args.shared_merchants {
             edge.shared()
         } else {
@@ -247,6 +274,22 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
         http::HEADER_BYTES_MAX,
         http::HEADER_READ_TIMEOUT.as_secs()
     );
+    let _ = writeln!(
+        s,
+        "bounds: a clock advance at most 36500d, fill at most 100000 Payments per call and {} per session",
+        args.fill_max
+    );
+    match &args.control_token {
+        Some(t) => {
+            let _ = writeln!(
+                s,
+                "control token: {t} (send X-Sandbox-Token: {t} on every POST /__sandbox/…)"
+            );
+        }
+        None => s.push_str(
+            "control plane: loopback Host names only, cross-origin browser requests refused, JSON bodies only (--control-token adds a token)\n",
+        ),
+    }
     if args.shared_merchants {
         s.push_str("namespaces: one session for every merchant (--shared-merchants)\n");
     } else {

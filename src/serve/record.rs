@@ -132,6 +132,31 @@ impl Record {
         Ok(self.earlier.to_events_jsonl() + &self.current.to_events_jsonl())
     }
 
+    /// At most `n` of the session's events from the `from`-th, as JSON Lines, and the
+    /// index after them (the streamed export's chunks); why not when some were dropped.
+    pub fn events_jsonl_from(&self, from: usize, n: usize) -> Result<(String, usize), String> {
+        if self.events_dropped > 0 {
+            return self.events_jsonl().map(|_| (String::new(), from));
+        }
+        let mut s = String::new();
+        let mut at = from;
+        let (earlier, current) = (&self.earlier.stream, &self.current.stream);
+        let held = earlier.get(from..).unwrap_or(&[]).iter().chain(
+            current
+                .get(from.saturating_sub(earlier.len())..)
+                .unwrap_or(&[]),
+        );
+        for e in held.take(n) {
+            match serde_json::to_string(e) {
+                Ok(line) => s.push_str(&line),
+                Err(err) => s.push_str(&format!("{{\"error\":\"{err}\"}}")),
+            }
+            s.push('\n');
+            at += 1;
+        }
+        Ok((s, at))
+    }
+
     /// The whole session's tape, or why not: it was dropped.
     pub fn tape(&self) -> Result<&[Choice], String> {
         if self.choices_dropped > 0 {

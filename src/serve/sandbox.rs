@@ -100,6 +100,10 @@ impl Planted {
 }
 
 /// One sandbox session.
+/// The latest time a session's clock reaches: 1000 years (far from `u64::MAX`, where
+/// timers would saturate at one instant).
+pub const CLOCK_MAX: Millis = Millis(365_000 * 86_400_000);
+
 pub struct Sandbox {
     settings: Settings,
     config: WorldConfig,
@@ -388,6 +392,16 @@ impl Sandbox {
     /// Moves the session's clock forward by `by`, firing every timer due on the way
     /// (the upstream driven after each); returns the session's new world time.
     pub fn advance(&mut self, by: Millis) -> Result<Millis, String> {
+        if by > payhub_sim::script::DURATION_MAX {
+            return Err(format!(
+                "a move of the clock is at most 36500d (the bound of one advance), not {by}"
+            ));
+        }
+        if self.world.now.0.saturating_add(by.0) > CLOCK_MAX.0 {
+            return Err(format!(
+                "the session's clock stops at {CLOCK_MAX} (the bound of a session's time): reset the session to go on"
+            ));
+        }
         let target = self.world.now.after(by);
         self.move_world_to(target)?;
         Ok(self.world.now)
@@ -624,12 +638,6 @@ impl Sandbox {
                 }
             }
         })
-    }
-
-    /// The session's event stream as JSON Lines (what `payhub-verify judge` reads), or
-    /// why not (the record dropped its first events).
-    pub fn events_jsonl(&self) -> Result<String, String> {
-        self.record.events_jsonl()
     }
 }
 

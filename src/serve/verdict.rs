@@ -25,10 +25,17 @@ const DIAGRAM_LINES_MAX: usize = 400;
 /// `{"holds":…,"events":N,"properties":[…]}`: the shape of `judge --format json`, with
 /// whether every always property holds.
 pub fn to_json(facts: &Facts, record: &Record) -> String {
-    let verdicts = verdicts(facts, record);
+    let side = record.wire_side();
+    let verdicts = side.verdicts(facts);
     let events = record.events_total();
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
-    let json = serde_json::json!({ "holds": holds, "events": events, "properties": verdicts });
+    let unscoped = crate::judge_cmd::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
+    let json = serde_json::json!({
+        "holds": holds,
+        "events": events,
+        "unscoped": unscoped,
+        "properties": verdicts,
+    });
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 

@@ -60,6 +60,7 @@ const filling = performance.now();
 for (let done = 0; done < H; done += 2000) {
   const res = await fetch(`${base}/__sandbox/fill`, {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ payments: Math.min(2000, H - done) }),
   });
   if (res.status !== 200) throw new Error(`fill: HTTP ${res.status} ${await res.text()}`);

@@ -12,7 +12,7 @@ cargo build --release --quiet
 held=("$@")
 [ ${#held[@]} -gt 0 ] || held=(1000 10000)
 banner=$(mktemp)
-./target/release/payhub-verify serve --addr 127.0.0.1:0 > "$banner" &
+./target/release/payhub-verify serve --addr 127.0.0.1:0 --fill-max 2000000 > "$banner" &
 serve=$!
 trap 'kill $serve; rm -f "$banner"' EXIT
 base=

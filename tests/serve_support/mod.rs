@@ -117,7 +117,8 @@ impl Serve {
 
     pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Outcome {
         let mut req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: sandbox\r\nConnection: close\r\nContent-Length: {}\r\n",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.addr,
             body.len()
         );
         for (n, v) in headers {
@@ -155,8 +156,14 @@ impl Serve {
         }
     }
 
+    /// A control endpoint's answer (a body is sent as JSON, as the controls require).
     pub fn control(&self, method: &str, path: &str, body: &str) -> Reply {
-        self.answer(method, path, &[], body)
+        let json: &[(&str, &str)] = if body.is_empty() {
+            &[]
+        } else {
+            &[("Content-Type", "application/json")]
+        };
+        self.answer(method, path, json, body)
     }
 
     pub fn verdict(&self) -> Value {
@@ -234,12 +241,37 @@ pub fn parse(bytes: &[u8]) -> Reply {
     let headers = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
+        .collect::<Vec<_>>();
+    let chunked = headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
     Reply {
         status,
         headers,
-        body: body.to_owned(),
+        body,
     }
+}
+
+/// A chunked body decoded (RFC 9112 §7.1); a body cut short gives what arrived.
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16) else {
+            break;
+        };
+        if n == 0 || tail.len() < n {
+            out.push_str(&tail[..tail.len().min(n)]);
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = tail[n..].strip_prefix("\r\n").unwrap_or(&tail[n..]);
+    }
+    out
 }
 
 pub fn statuses(properties: &Value) -> Vec<(String, String)> {

@@ -189,7 +189,15 @@ pub struct WireFacts {
     pub unknown: u64,
     /// Requests whose API key names no known owner.
     pub ownerless: u64,
+    /// Of those, the ones answered 401 (refused for authentication, AUTH: the platform
+    /// looked no further): they belong to no scope and lack nothing.
+    pub refused_auth: u64,
+    /// The first [`LISTED`] of them, by exchange id.
+    pub refused_auth_ids: Vec<RequestId>,
 }
+
+/// Exchanges refused for authentication listed by id; beyond this many, only counted.
+pub const LISTED: usize = 50;
 
 fn order_no(endpoint: &Endpoint) -> Option<&Text> {
     match endpoint {
@@ -207,6 +215,13 @@ impl WireFacts {
             owners: owners.into_iter().collect(),
             ..WireFacts::default()
         }
+    }
+
+    /// Requests whose key names no owner and that were not refused for authentication
+    /// (still open, unanswered, or answered otherwise): the part of the source whose
+    /// scope is unknown.
+    pub fn unscoped(&self) -> u64 {
+        self.ownerless.saturating_sub(self.refused_auth)
     }
 
     /// Exchanges sent and not closed yet.
@@ -355,6 +370,17 @@ impl WireFacts {
         let Some((sent, owner, endpoint)) = self.open.remove(&id) else {
             return;
         };
+        let status = match reply {
+            Some(Reply::Full(r)) => Some(r.status),
+            Some(Reply::Status(s, _)) => Some(s),
+            None => None,
+        };
+        if owner.is_none() && status == Some(401) {
+            self.refused_auth += 1;
+            if self.refused_auth_ids.len() < LISTED {
+                self.refused_auth_ids.push(id);
+            }
+        }
         let mut seen = Seen::clone(&sent);
         seen.closed = at;
         seen.open = false;

@@ -48,7 +48,7 @@ pub use ast::{Script, Server, Statement};
 pub use export::{script_from_tape, script_from_tape_filed};
 pub(crate) use label::{parse_label, render_send};
 pub use parse::parse;
-pub use parse_settings::parse_duration;
+pub use parse_settings::{DURATION_MAX, parse_duration};
 pub use report::{Exchange, ExpectResult, Report};
 pub use run::run;
 pub use suggest::closest;

@@ -323,7 +323,10 @@ fn set_param(
     col: u32,
 ) -> Result<bool, LineError> {
     let dur = || {
-        parse_duration(value).ok_or((col, format!("'{value}' is not a duration (15s, 7d, 2min)")))
+        parse_duration(value).ok_or((
+            col,
+            format!("'{value}' is not a duration of at most 36500d (15s, 7d, 2min)"),
+        ))
     };
     let num = || -> Result<u64, LineError> {
         value
@@ -472,5 +475,11 @@ pub fn parse_duration(s: &str) -> Option<Millis> {
         total = total.checked_add(ms)?;
         rest = next;
     }
-    Some(Millis(total))
+    // Past the bound of a duration: refused (a clock moved near `u64::MAX` saturates
+    // every timer at one instant, and the world's retries would never end).
+    (total <= DURATION_MAX.0).then_some(Millis(total))
 }
+
+/// The longest duration a script or the sandbox's clock control accepts: 100 years
+/// (36500d), beyond every window of the contract; longer is "not a duration".
+pub const DURATION_MAX: Millis = Millis(36_500 * 86_400_000);

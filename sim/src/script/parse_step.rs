@@ -45,10 +45,10 @@ impl Parser {
             "branch:" => Action::Branch(branch(cur)?),
             "wait" => {
                 let (d, dcol) = cur.expect_word("a duration (15s, 7d)")?;
-                Action::Wait(
-                    parse_duration(&d)
-                        .ok_or((dcol, format!("'{d}' is not a duration (15s, 2min, 7d)")))?,
-                )
+                Action::Wait(parse_duration(&d).ok_or((
+                    dcol,
+                    format!("'{d}' is not a duration of at most 36500d (15s, 2min, 7d)"),
+                ))?)
             }
             "tick" => Action::Tick,
             "until" => until_quiet(cur)?,
@@ -329,7 +329,8 @@ impl Parser {
             "advance" => {
                 let (d, dcol) = cur.expect_word("a duration")?;
                 Choice::Advance(
-                    parse_duration(&d).ok_or((dcol, format!("'{d}' is not a duration")))?,
+                    parse_duration(&d)
+                        .ok_or((dcol, format!("'{d}' is not a duration of at most 36500d")))?,
                 )
             }
             "authenticate" => {

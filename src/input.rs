@@ -1,0 +1,150 @@
+//! The commands' inputs, read once and bounded: a path or `-` (standard input), so that
+//! a pipe, a FIFO or a process substitution (`<(zcat x.gz)`) gives what the file gives;
+//! a gzip stream is refused naming how to read it; a line longer than [`LINE_MAX`] is
+//! an error naming the bound (exit 2), never an allocation the size of the line.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// The longest line a JSON Lines input may have (an event, an access-log record with
+/// its bodies, a script line): 16 MiB. A longer one is refused, not read whole.
+pub const LINE_MAX: usize = 16 << 20;
+
+/// The largest script `run` reads: 16 MiB.
+pub const SCRIPT_MAX: usize = 16 << 20;
+
+/// The two bytes every gzip stream starts with (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// An input opened for one pass.
+pub struct Input {
+    /// The name errors give it: the path, or `-`.
+    pub name: String,
+    pub reader: Box<dyn BufRead>,
+}
+
+/// Opens `path` (`-`: standard input) for one pass, refusing a gzip stream.
+pub fn open(path: &Path) -> Result<Input, String> {
+    let name = path.display().to_string();
+    let raw: Box<dyn Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(|e| format!("{name}: cannot read: {e}"))?)
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, raw);
+    // Two bytes, however a pipe hands them over, replayed in front of the rest.
+    let mut head = Vec::new();
+    (&mut reader)
+        .take(2)
+        .read_to_end(&mut head)
+        .map_err(|e| format!("{name}: cannot read: {e}"))?;
+    if head == GZIP_MAGIC {
+        return Err(format!(
+            "{name}: gzip-compressed: not read as such; decompress it first (`zcat {name} | payhub-verify … -`)"
+        ));
+    }
+    Ok(Input {
+        name,
+        reader: Box::new(std::io::Cursor::new(head).chain(reader)),
+    })
+}
+
+/// Reads the next line into `line` (without its `\n`), at most [`LINE_MAX`] bytes:
+/// `Ok(false)` at the end, `Err` naming `name:n` and the bound for a longer line.
+pub fn next_line(
+    reader: &mut dyn BufRead,
+    name: &str,
+    n: u64,
+    line: &mut Vec<u8>,
+) -> Result<bool, String> {
+    line.clear();
+    let got = reader
+        .take(LINE_MAX as u64 + 1)
+        .read_until(b'\n', line)
+        .map_err(|e| format!("{name}:{n}: cannot read: {e}"))?;
+    if got == 0 {
+        return Ok(false);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() > LINE_MAX {
+        return Err(too_long(name, n));
+    }
+    Ok(true)
+}
+
+/// The error for a line past [`LINE_MAX`].
+pub fn too_long(name: &str, n: u64) -> String {
+    format!(
+        "{name}:{n}: a line longer than {} MiB, the bound of a line: refused, not judged",
+        LINE_MAX >> 20
+    )
+}
+
+/// Each line of `reader`, numbered from 1: `each(n, text)` for each non-blank line
+/// (`None`: not UTF-8).
+pub fn each_line(
+    reader: &mut dyn BufRead,
+    name: &str,
+    each: &mut dyn FnMut(u64, Option<&str>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut line = Vec::new();
+    let mut n = 0u64;
+    loop {
+        n += 1;
+        if !next_line(reader, name, n, &mut line)? {
+            return Ok(());
+        }
+        match std::str::from_utf8(&line) {
+            Ok(text) if text.trim().is_empty() => {}
+            Ok(text) => each(n, Some(text))?,
+            Err(_) => each(n, None)?,
+        }
+    }
+}
+
+/// The whole of a small input (a script), at most `max` bytes.
+pub fn read_all(path: &Path, max: usize) -> Result<Vec<u8>, String> {
+    let input = open(path)?;
+    let mut bytes = Vec::new();
+    input
+        .reader
+        .take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: cannot read: {e}", input.name))?;
+    if bytes.len() > max {
+        return Err(format!(
+            "{}: longer than {} MiB, the bound of this input: refused",
+            input.name,
+            max >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_past_the_bound_is_refused_without_reading_it_whole() {
+        let mut big = vec![b'x'; LINE_MAX + 10];
+        big.push(b'\n');
+        let mut r: &[u8] = &big;
+        let mut line = Vec::new();
+        let e = next_line(&mut r, "f", 1, &mut line).unwrap_err();
+        assert!(e.contains("16 MiB"), "{e}");
+        assert!(line.len() <= LINE_MAX + 1);
+    }
+
+    #[test]
+    fn a_line_at_the_bound_is_read() {
+        let mut exact = vec![b'x'; LINE_MAX];
+        exact.push(b'\n');
+        let mut r: &[u8] = &exact;
+        let mut line = Vec::new();
+        assert!(next_line(&mut r, "f", 1, &mut line).unwrap());
+        assert_eq!(line.len(), LINE_MAX);
+        assert!(!next_line(&mut r, "f", 2, &mut line).unwrap());
+    }
+}

@@ -1,0 +1,181 @@
+//! Who may reach the sandbox on a developer's machine, checked before any route:
+//!
+//! - **Host**: a loopback name (`localhost`, `*.localhost`, `127.0.0.0/8`, `[::1]`,
+//!   `[::ffff:127.0.0.1]`) or the bound address. A DNS-rebinding page reaches the
+//!   sandbox under its own name, and is refused (421), so it can neither drive the API
+//!   nor read the exports. With `--allow-non-loopback` on an unspecified address the
+//!   check is off (the user opened the sandbox to the network).
+//! - **Cross-origin browsers** on `/__sandbox/…`: an `Origin` that is not the sandbox's
+//!   own, or `Sec-Fetch-Site` `cross-site` / `same-site`, is refused (403): a page the
+//!   user visits cannot reset the session, change its faults, move its clock or fill it.
+//! - **JSON only**: a control `POST` with a body must say `Content-Type:
+//!   application/json` (415 otherwise; an HTML form cannot send that type).
+//! - **The token** (`serve --control-token T`): every control `POST` needs
+//!   `X-Sandbox-Token: T` (403 otherwise).
+//!
+//! The contract's API itself is unaffected but for the Host check: its requests carry
+//! `Authorization`, which no cross-origin page can send without a CORS preflight the
+//! sandbox never grants.
+
+use super::http_map::HttpReply;
+use axum::http::{HeaderMap, header};
+use std::net::{IpAddr, SocketAddr};
+
+/// The edge's admission rules. The default admits loopback names only, with no token.
+#[derive(Debug, Default)]
+pub struct Guard {
+    /// The bound address (its IP is an admitted Host too).
+    pub addr: Option<SocketAddr>,
+    /// `--allow-non-loopback` on an unspecified address: no Host check.
+    pub open: bool,
+    /// `--control-token`.
+    pub token: Option<String>,
+}
+
+/// The header that carries `--control-token`.
+pub const TOKEN_HEADER: &str = "x-sandbox-token";
+
+fn refuse(status: u16, code: &str, message: String) -> HttpReply {
+    let body =
+        serde_json::json!({ "error": { "code": code, "message": message, "retryable": false } });
+    HttpReply::json(status, body.to_string())
+}
+
+/// Whether `host` (a Host header's name, without the port) is a loopback name.
+pub fn is_loopback_host(host: &str) -> bool {
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    if name == "localhost" || name.ends_with(".localhost") {
+        return true;
+    }
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<IpAddr>() {
+        Ok(IpAddr::V4(v4)) => v4.is_loopback(),
+        Ok(IpAddr::V6(v6)) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => false,
+    }
+}
+
+/// The name part of a Host header value (`[::1]:8080` → `[::1]`, `a:1` → `a`).
+fn host_name(value: &str) -> &str {
+    if value.starts_with('[') {
+        return value.find(']').map_or(value, |end| &value[..=end]);
+    }
+    value.rsplit_once(':').map_or(value, |(name, _)| name)
+}
+
+impl Guard {
+    fn admits_host(&self, host: &str) -> bool {
+        if self.open || is_loopback_host(host) {
+            return true;
+        }
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        self.addr
+            .is_some_and(|a| bare.parse::<IpAddr>().is_ok_and(|ip| ip == a.ip()))
+    }
+
+    /// The answer refusing this request, if one is due (see the module doc).
+    pub fn refuses(&self, path: &str, method: &str, headers: &HeaderMap) -> Option<HttpReply> {
+        let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+        let host = text(header::HOST);
+        if let Some(host) = host {
+            let name = host_name(host.trim());
+            if !self.admits_host(name) {
+                return Some(refuse(
+                    421,
+                    "misdirected_request",
+                    format!(
+                        "Host '{name}' is not this sandbox's: only loopback names (localhost, 127.0.0.1, [::1]) and the bound address are served"
+                    ),
+                ));
+            }
+        }
+        if !path.starts_with("/__sandbox") {
+            return None;
+        }
+        if let Some(origin) = text(header::ORIGIN) {
+            let own =
+                host.is_some_and(|h| origin.eq_ignore_ascii_case(&format!("http://{}", h.trim())));
+            if !own {
+                return Some(refuse(
+                    403,
+                    "cross_origin_refused",
+                    format!(
+                        "a request from another origin ({origin}) to the sandbox's own endpoints is refused"
+                    ),
+                ));
+            }
+        }
+        let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+        if let Some(site @ ("cross-site" | "same-site")) = site {
+            return Some(refuse(
+                403,
+                "cross_origin_refused",
+                format!("a {site} browser request to the sandbox's own endpoints is refused"),
+            ));
+        }
+        if method != "POST" {
+            return None;
+        }
+        if let Some(token) = &self.token {
+            let given = headers.get(TOKEN_HEADER).map(|v| v.as_bytes());
+            if given != Some(token.as_bytes()) {
+                return Some(refuse(
+                    403,
+                    "control_token_required",
+                    "this sandbox's controls need the header X-Sandbox-Token with the token its banner printed".into(),
+                ));
+            }
+        }
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let chunked = headers.contains_key(header::TRANSFER_ENCODING);
+        let has_body = chunked || declared.is_some_and(|n| n > 0);
+        let json = text(header::CONTENT_TYPE).is_some_and(|t| {
+            t.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        });
+        if has_body && !json {
+            return Some(refuse(
+                415,
+                "unsupported_media_type",
+                "a control body must be JSON, sent with Content-Type: application/json".into(),
+            ));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_are_admitted_and_others_refused() {
+        for h in [
+            "localhost",
+            "LOCALHOST.",
+            "app.localhost",
+            "127.0.0.1",
+            "127.1.2.3",
+            "[::1]",
+            "[::ffff:127.0.0.1]",
+        ] {
+            assert!(is_loopback_host(h), "{h}");
+        }
+        for h in [
+            "evil.example",
+            "10.0.0.1",
+            "[::ffff:10.0.0.1]",
+            "localhost.evil",
+        ] {
+            assert!(!is_loopback_host(h), "{h}");
+        }
+        assert_eq!(host_name("[::1]:8080"), "[::1]");
+        assert_eq!(host_name("localhost:8080"), "localhost");
+    }
+}
