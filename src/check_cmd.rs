@@ -311,7 +311,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
                 && args.reduce.contains(&Reduction::Por));
             if unreduced && args.bitstate.is_none() && reports.iter().any(|r| !r.complete) {
                 println!(
-                    "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: README, \"Deeper scopes\")"
+                    "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: docs/performance.md, \"Deeper scopes\")"
                 );
             }
         }
