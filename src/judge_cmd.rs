@@ -35,6 +35,8 @@ pub struct JudgeArgs {
 pub enum JudgeFormat {
     Text,
     Json,
+    /// JUnit XML: a test case per property (docs/ci.md).
+    Junit,
 }
 
 /// What a verdict says.
@@ -309,6 +311,7 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
     let verdicts = folded.verdicts();
     let violated = verdicts.iter().find(|v| v.status == Status::Violated);
     match args.format {
+        JudgeFormat::Junit => print!("{}", crate::report::junit::judge(&args.file, &verdicts)),
         JudgeFormat::Json => {
             let json = serde_json::json!({ "events": events, "properties": verdicts });
             println!(

@@ -4,7 +4,7 @@
 
 use crate::report::{self, Example, Report, ScenarioResult, ZooReport};
 use crate::simulate_cmd;
-use crate::{Format, script_cmd};
+use crate::script_cmd;
 use payhub_properties::checker::Limits;
 use payhub_properties::{check, presets};
 use payhub_sim::tape::SimulationArgs;
@@ -48,7 +48,17 @@ pub struct VerifyArgs {
     pub out: Option<PathBuf>,
     /// Output format of the summary on stdout.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub format: VerifyFormat,
+}
+
+/// How `verify` prints its summary (the report's files are written either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VerifyFormat {
+    Text,
+    Json,
+    /// JUnit XML: a test case per property of each preset and of the sweep, per
+    /// scenario and per mutant (docs/ci.md).
+    Junit,
 }
 
 impl Default for VerifyArgs {
@@ -63,7 +73,7 @@ impl Default for VerifyArgs {
             no_mutants: false,
             mutant: None,
             out: None,
-            format: Format::Text,
+            format: VerifyFormat::Text,
         }
     }
 }
@@ -103,7 +113,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     // zoo job), the rest is not run, and the report says what was not judged (exit 3
     // unless something already failed). A second Ctrl-C ends the process at once.
     crate::interrupt::install();
-    let progress = crate::progress::Progress::new(args.format == Format::Text);
+    let progress = crate::progress::Progress::new(args.format == VerifyFormat::Text);
 
     // 0. A planted bug (`--mutant NAME`): its presets, the bug in, and nothing else.
     let planted = match &args.mutant {
@@ -249,8 +259,9 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     );
     let written = report.write(&out)?;
     match args.format {
-        Format::Json => println!("{}", report.to_json()),
-        Format::Text => {
+        VerifyFormat::Json => println!("{}", report.to_json()),
+        VerifyFormat::Junit => print!("{}", report::junit::verify(&report)),
+        VerifyFormat::Text => {
             print!("{}", report.summary_text());
             println!("report: {}", written.join(", "));
         }

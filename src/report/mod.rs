@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
+pub mod junit;
 mod markdown;
 
 /// One scenario or finding script, run.
