@@ -38,11 +38,7 @@ impl Lines {
                     break;
                 }
                 if timeout.timed_out() {
-                    eprintln!(
-                        "{what}: {}s: {}",
-                        started.elapsed().as_secs(),
-                        guard.0
-                    );
+                    eprintln!("{what}: {}s: {}", started.elapsed().as_secs(), guard.0);
                 }
             }
         });
@@ -63,11 +59,7 @@ impl Lines {
             g.1 = true;
         }
         self.state.1.notify_all();
-        let handle = self
-            .handle
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let handle = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(h) = handle {
             let _ = h.join();
         }

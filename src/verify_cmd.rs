@@ -3,8 +3,8 @@
 //! findings as scripts, and the bug zoo; then the report.
 
 use crate::report::{self, Example, Report, ScenarioResult, ZooReport};
-use crate::simulate_cmd;
 use crate::script_cmd;
+use crate::simulate_cmd;
 use payhub_properties::checker::Limits;
 use payhub_properties::{check, presets};
 use payhub_sim::tape::SimulationArgs;

@@ -91,7 +91,11 @@ fn check_junit_has_a_case_per_property_of_the_preset() {
     let cases = parse(&stdout(&o));
     let names: BTreeSet<String> = cases.iter().map(|c| bare(&c.name)).collect();
     assert_eq!(names, preset_properties("scope"));
-    assert!(cases.iter().all(|c| c.failure.is_none() && c.skipped.is_none()));
+    assert!(
+        cases
+            .iter()
+            .all(|c| c.failure.is_none() && c.skipped.is_none())
+    );
     // The rules are in the name, so a CI page shows what each case checks.
     assert!(
         cases
@@ -160,7 +164,11 @@ fn a_planted_bug_is_a_failure_whose_message_is_the_witness() {
             .any(|c| bare(&c.name) == "answers-show-the-current-state"),
         "{failed:?}"
     );
-    assert!(failed.iter().all(|c| !c.failure.as_ref().unwrap().is_empty()));
+    assert!(
+        failed
+            .iter()
+            .all(|c| !c.failure.as_ref().unwrap().is_empty())
+    );
     std::fs::remove_dir_all(&out).ok();
 }
 
@@ -183,10 +191,7 @@ fn simulate_junit_names_the_violated_property_with_its_seed() {
     let failed: Vec<&TestCase> = cases.iter().filter(|c| c.failure.is_some()).collect();
     assert!(!failed.is_empty());
     for c in &failed {
-        assert!(
-            c.failure.as_ref().unwrap().starts_with("seed "),
-            "{c:?}"
-        );
+        assert!(c.failure.as_ref().unwrap().starts_with("seed "), "{c:?}");
     }
     assert!(
         cases
@@ -206,13 +211,18 @@ fn judge_and_check_log_junit_skip_what_cannot_be_judged() {
     assert!(cases.len() > 40);
     assert!(cases.iter().all(|c| c.failure.is_none()));
 
-    let har = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/har/client-new-key-after-unknown.har");
+    let har = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/har/client-new-key-after-unknown.har");
     let o = run(&["check-log", har.to_str().unwrap(), "--format", "junit"]);
     assert_eq!(code(&o), 1);
     let cases = parse(&stdout(&o));
     let failed: Vec<&TestCase> = cases.iter().filter(|c| c.failure.is_some()).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
-    assert!(failed[0].name.starts_with("wire-client-keeps-key-and-order-after-unknown"));
+    assert!(
+        failed[0]
+            .name
+            .starts_with("wire-client-keeps-key-and-order-after-unknown")
+    );
     assert!(failed[0].failure.as_ref().unwrap().contains("entry 2"));
     // A log holds no ledger: those properties are skipped with the evidence missing.
     let skipped: Vec<&TestCase> = cases.iter().filter(|c| c.skipped.is_some()).collect();
@@ -229,7 +239,8 @@ fn judge_and_check_log_junit_skip_what_cannot_be_judged() {
 fn escaped_text_stays_well_formed() {
     // Witnesses quote bodies (quotes, braces, `&`); the document must still parse
     // (parse() asserts it and its counts).
-    let har = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/har/platform-conflict-missing.har");
+    let har = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/har/platform-conflict-missing.har");
     let o = run(&["check-log", har.to_str().unwrap(), "--format", "junit"]);
     parse(&stdout(&o));
 }

@@ -76,7 +76,11 @@ fn runnable_blocks(text: &str) -> Vec<String> {
     let mut i = 0;
     while i + 1 < lines.len() {
         if lines[i].trim() == "<!-- runnable -->" {
-            assert_eq!(lines[i + 1].trim(), "```sh", "a runnable marker must precede ```sh");
+            assert_eq!(
+                lines[i + 1].trim(),
+                "```sh",
+                "a runnable marker must precede ```sh"
+            );
             let mut block = String::new();
             let mut j = i + 2;
             while lines[j].trim() != "```" {
@@ -111,7 +115,11 @@ fn the_readme_runnable_blocks_succeed_as_copied() {
 #[test]
 fn the_readme_fits_on_a_few_screens_and_names_the_contract() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert!(readme.len() <= 20 * 1024, "README is {} bytes", readme.len());
+    assert!(
+        readme.len() <= 20 * 1024,
+        "README is {} bytes",
+        readme.len()
+    );
     assert!(readme.contains("Idempotency, retries and status queries"));
     assert!(readme.contains("v1.0.0"));
     assert!(readme.contains("cargo install --locked --path ."));
@@ -177,10 +185,7 @@ fn the_ci_workflow_runs_locally() {
             for step in steps {
                 // $GITHUB_ENV's lines are exported to the next steps, as the runner does.
                 let exported = std::fs::read_to_string(&github_env).unwrap();
-                let prelude: String = exported
-                    .lines()
-                    .map(|l| format!("export {l}\n"))
-                    .collect();
+                let prelude: String = exported.lines().map(|l| format!("export {l}\n")).collect();
                 let body = step.replace("${{ matrix.shard }}", &shard);
                 run_block(
                     &dir,
@@ -199,7 +204,12 @@ fn the_ci_workflow_runs_locally() {
                 let xml = std::fs::read_to_string(&r).unwrap();
                 let doc = roxmltree::Document::parse(&xml).unwrap();
                 assert_eq!(doc.root_element().attribute("failures"), Some("0"));
-                assert!(doc.descendants().filter(|n| n.has_tag_name("testcase")).count() > 10);
+                assert!(
+                    doc.descendants()
+                        .filter(|n| n.has_tag_name("testcase"))
+                        .count()
+                        > 10
+                );
             }
             let _ = std::fs::remove_dir_all(&dir);
         }

@@ -15,9 +15,14 @@ pub enum Outcome {
     Passed,
     /// A violation (or a failed scenario, a surviving mutant): `message` is the witness in
     /// one line, `detail` the rest (the counterexample, the command that replays it).
-    Failed { message: String, detail: String },
+    Failed {
+        message: String,
+        detail: String,
+    },
     /// Not judged: why.
-    Skipped { message: String },
+    Skipped {
+        message: String,
+    },
 }
 
 /// One test case: a property, scenario, mutant or case.
@@ -339,7 +344,10 @@ pub fn verify(report: &crate::report::Report) -> String {
             let outcome = match &chaos.first_violation {
                 Some(v) => Outcome::Failed {
                     message: first_line(v),
-                    detail: format!("{} of {} seeds violated; first: {v}", chaos.violations, chaos.seeds),
+                    detail: format!(
+                        "{} of {} seeds violated; first: {v}",
+                        chaos.violations, chaos.seeds
+                    ),
                 },
                 None => Outcome::Passed,
             };
@@ -441,10 +449,17 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Suite {
         } else {
             Outcome::Passed
         };
-        Case::new(class.clone(), format!("reference {} ({})", r.name, r.method), outcome)
+        Case::new(
+            class.clone(),
+            format!("reference {} ({})", r.name, r.method),
+            outcome,
+        )
     }));
     Suite {
-        name: format!("{prefix} bug zoo: {} of {} mutants killed", m.killed, m.total),
+        name: format!(
+            "{prefix} bug zoo: {} of {} mutants killed",
+            m.killed, m.total
+        ),
         seconds: Some(m.seconds),
         cases,
     }
@@ -590,7 +605,11 @@ pub(crate) fn conform_matrix(rows: &[crate::conform::matrix::Row]) -> String {
                     detail: String::new(),
                 }
             };
-            let mut case = Case::new("conform.kill-matrix", format!("mutant {}", r.mutant), outcome);
+            let mut case = Case::new(
+                "conform.kill-matrix",
+                format!("mutant {}", r.mutant),
+                outcome,
+            );
             case.seconds = r.seconds_to_detection;
             case
         })

@@ -332,10 +332,10 @@ impl Acc {
             }
         }
         if let Some(v) = &r.outcome.violation {
-            let first = self
-                .by_property
-                .entry(v.property.clone())
-                .or_insert((0, r.seed, v.detail.clone()));
+            let first =
+                self.by_property
+                    .entry(v.property.clone())
+                    .or_insert((0, r.seed, v.detail.clone()));
             first.0 += 1;
             if r.seed < first.1 {
                 (first.1, first.2) = (r.seed, v.detail.clone());
@@ -369,7 +369,10 @@ impl Acc {
             self.first_liveness = Some((seed, u));
         }
         for (name, (runs, seed, detail)) in other.by_property {
-            let first = self.by_property.entry(name).or_insert((0, seed, detail.clone()));
+            let first = self
+                .by_property
+                .entry(name)
+                .or_insert((0, seed, detail.clone()));
             first.0 += runs;
             if seed < first.1 {
                 (first.1, first.2) = (seed, detail);
