@@ -30,7 +30,7 @@ pub struct MiMalloc;
 
 /// The allocator `main.rs` installs: this shim, or with the feature `crate-mimalloc` the
 /// `mimalloc` crate's, to measure one against the other (`payhub-verify bench --crates`;
-/// README "mimalloc, called plainly").
+/// docs/performance.md, "mimalloc, called plainly").
 #[cfg(not(feature = "crate-mimalloc"))]
 pub use self::MiMalloc as Installed;
 #[cfg(feature = "crate-mimalloc")]

@@ -1,6 +1,6 @@
 //! `payhub-verify bench`: how fast the simulator steps and the checker covers states.
 //!
-//! Measured, never asserted: the numbers go to the README's performance table.
+//! Measured, never asserted: the numbers go to docs/performance.md.
 
 use crate::Format;
 use payhub_model::client::Policy;

@@ -175,6 +175,8 @@ pub enum CheckFormat {
     Json,
     /// The first counterexample (presets in order, then properties) as a what-if script.
     Script,
+    /// JUnit XML: a test suite per preset, a test case per property (docs/ci.md).
+    Junit,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
@@ -311,7 +313,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
                 && args.reduce.contains(&Reduction::Por));
             if unreduced && args.bitstate.is_none() && reports.iter().any(|r| !r.complete) {
                 println!(
-                    "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: README, \"Deeper scopes\")"
+                    "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: docs/performance.md, \"Deeper scopes\")"
                 );
             }
         }
@@ -320,6 +322,20 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
         ),
         CheckFormat::Script => print_script(args, &selected, &reports)?,
+        CheckFormat::Junit => {
+            use crate::report::junit::{self, Case, Outcome, Suite};
+            let mut suites = junit::presets("check", &reports);
+            for p in &selected[reports.len()..] {
+                let why = Outcome::Skipped {
+                    message: "not run: stopped by Ctrl-C".into(),
+                };
+                suites.push(Suite::new(
+                    format!("check {}", p.name),
+                    vec![Case::new(format!("check.{}", p.name), p.name, why)],
+                ));
+            }
+            print!("{}", junit::render("payhub-verify check", &suites));
+        }
     }
     let passed_so_far = reports.iter().all(|r| r.passed());
     if reports.len() < selected.len() && passed_so_far {

@@ -35,6 +35,8 @@ pub struct JudgeArgs {
 pub enum JudgeFormat {
     Text,
     Json,
+    /// JUnit XML: a test case per property (docs/ci.md).
+    Junit,
 }
 
 /// What a verdict says.
@@ -335,6 +337,7 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
         .filter(|v| v.status != Status::CannotJudge)
         .count();
     match args.format {
+        JudgeFormat::Junit => print!("{}", crate::report::junit::judge(&args.file, &verdicts)),
         JudgeFormat::Json => {
             let unscoped = unscoped_json(&folded.wire, &|id| format!("exchange {id}"));
             let json = serde_json::json!({

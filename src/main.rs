@@ -55,7 +55,7 @@ struct Cli {
 enum Command {
     /// Verify everything (the default): presets, simulation, chaos, scenarios, bug zoo; write the report.
     #[command(
-        after_help = "Examples:\n  payhub-verify\n  payhub-verify verify --quick\n  payhub-verify verify --seeds 100000 --threads 2 --out /tmp/report"
+        after_help = "Examples:\n  payhub-verify\n  payhub-verify verify --quick\n  payhub-verify verify --seeds 100000 --threads 2 --out my-report"
     )]
     Verify(verify_cmd::VerifyArgs),
     /// Print the rule catalogue: every normative statement of the contract with its ID.

@@ -1,18 +1,85 @@
-//! A spinner on stderr for long runs; silent when stderr is not a terminal (CI, pipes).
+//! A spinner on stderr for long runs on a terminal; for `verify` in CI or a pipe, a line
+//! on stderr at most every [`LINE_EVERY`] saying what the run is doing.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often, at most, a run not on a terminal prints a progress line.
+pub const LINE_EVERY: Duration = Duration::from_secs(10);
 
 pub struct Progress {
     bar: Option<ProgressBar>,
+    lines: Option<Lines>,
+}
+
+/// The progress lines' thread: the current message, whether the run is over, and a
+/// condition the end wakes it with.
+struct Lines {
+    state: Arc<(Mutex<(String, bool)>, Condvar)>,
+    handle: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Lines {
+    fn start(what: &'static str) -> Lines {
+        let state = Arc::new((Mutex::new((String::new(), false)), Condvar::new()));
+        let shared = state.clone();
+        let started = Instant::now();
+        let handle = std::thread::spawn(move || {
+            let (lock, wake) = &*shared;
+            let mut guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                let (g, timeout) = wake
+                    .wait_timeout(guard, LINE_EVERY)
+                    .unwrap_or_else(|e| e.into_inner());
+                guard = g;
+                if guard.1 {
+                    break;
+                }
+                if timeout.timed_out() {
+                    eprintln!("{what}: {}s: {}", started.elapsed().as_secs(), guard.0);
+                }
+            }
+        });
+        Lines {
+            state,
+            handle: Mutex::new(Some(handle)),
+        }
+    }
+
+    fn say(&self, message: &str) {
+        let mut g = self.state.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 = message.to_owned();
+    }
+
+    fn stop(&self) {
+        {
+            let mut g = self.state.0.lock().unwrap_or_else(|e| e.into_inner());
+            g.1 = true;
+        }
+        self.state.1.notify_all();
+        let handle = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
 
 impl Progress {
     /// A spinner if `wanted` and stderr is a terminal; otherwise nothing.
     pub fn new(wanted: bool) -> Progress {
         if !wanted || !std::io::stderr().is_terminal() {
-            return Progress { bar: None };
+            return Progress {
+                bar: None,
+                lines: None,
+            };
         }
         let bar = ProgressBar::new_spinner();
         bar.set_style(
@@ -20,12 +87,31 @@ impl Progress {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.enable_steady_tick(Duration::from_millis(120));
-        Progress { bar: Some(bar) }
+        Progress {
+            bar: Some(bar),
+            lines: None,
+        }
+    }
+
+    /// As [`Progress::new`] on a terminal; elsewhere (CI, a pipe) a line on stderr every
+    /// [`LINE_EVERY`] at most, `WHAT: 20s: MESSAGE`, until [`Progress::done`], so a long
+    /// run never looks hung. Nothing is printed for a run shorter than that.
+    pub fn with_lines(wanted: bool, what: &'static str) -> Progress {
+        if std::io::stderr().is_terminal() {
+            return Progress::new(wanted);
+        }
+        Progress {
+            bar: None,
+            lines: Some(Lines::start(what)),
+        }
     }
 
     pub fn say(&self, message: &str) {
         if let Some(bar) = &self.bar {
             bar.set_message(message.to_owned());
+        }
+        if let Some(lines) = &self.lines {
+            lines.say(message);
         }
     }
 
@@ -33,6 +119,9 @@ impl Progress {
     pub fn done(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+        if let Some(lines) = &self.lines {
+            lines.stop();
         }
     }
 }

@@ -3,8 +3,8 @@
 //! findings as scripts, and the bug zoo; then the report.
 
 use crate::report::{self, Example, Report, ScenarioResult, ZooReport};
+use crate::script_cmd;
 use crate::simulate_cmd;
-use crate::{Format, script_cmd};
 use payhub_properties::checker::Limits;
 use payhub_properties::{check, presets};
 use payhub_sim::tape::SimulationArgs;
@@ -20,7 +20,8 @@ pub struct VerifyArgs {
     /// Worker threads (checker and sweeps; results do not depend on it).
     #[arg(long, default_value_t = 2, value_parser = crate::usage::threads)]
     pub threads: usize,
-    /// A quick run: 1,000 seeds, and the bug zoo on its fastest methods.
+    /// A quick run: 1,000 seeds, 200 of chaos, and the bug zoo on 500 seeds without its
+    /// reference configurations.
     #[arg(long)]
     pub quick: bool,
     /// Only this checker preset (default: all).
@@ -48,7 +49,17 @@ pub struct VerifyArgs {
     pub out: Option<PathBuf>,
     /// Output format of the summary on stdout.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub format: VerifyFormat,
+}
+
+/// How `verify` prints its summary (the report's files are written either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VerifyFormat {
+    Text,
+    Json,
+    /// JUnit XML: a test case per property of each preset and of the sweep, per
+    /// scenario and per mutant (docs/ci.md).
+    Junit,
 }
 
 impl Default for VerifyArgs {
@@ -63,7 +74,7 @@ impl Default for VerifyArgs {
             no_mutants: false,
             mutant: None,
             out: None,
-            format: Format::Text,
+            format: VerifyFormat::Text,
         }
     }
 }
@@ -103,7 +114,8 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     // zoo job), the rest is not run, and the report says what was not judged (exit 3
     // unless something already failed). A second Ctrl-C ends the process at once.
     crate::interrupt::install();
-    let progress = crate::progress::Progress::new(args.format == Format::Text);
+    let progress =
+        crate::progress::Progress::with_lines(args.format == VerifyFormat::Text, "payhub-verify");
 
     // 0. A planted bug (`--mutant NAME`): its presets, the bug in, and nothing else.
     let planted = match &args.mutant {
@@ -144,6 +156,17 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         .iter()
         .filter(|p| args.preset.as_ref().is_none_or(|n| n == p.name))
         .collect();
+    let mut phases = Vec::new();
+    let mut phase_started = Instant::now();
+    // Ends the part in hand: its time, and whether it ran at all.
+    let mut end_phase = |name: &'static str, ran: bool| {
+        phases.push(report::Phase {
+            name,
+            seconds: phase_started.elapsed().as_secs_f64(),
+            ran,
+        });
+        phase_started = Instant::now();
+    };
     let mut presets_run = Vec::new();
     for (i, preset) in selected.iter().enumerate() {
         if crate::interrupt::requested() {
@@ -158,6 +181,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         presets_run.push(check(preset, limits)?);
     }
 
+    end_phase(PARTS[0], !presets_run.is_empty());
     let skipped_presets = selected.len() - presets_run.len();
     let mut interrupted = interrupted_at(0, args.no_mutants).map(|why| {
         format!(
@@ -200,6 +224,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             &simulate_cmd::Bounds::default(),
         )?
     };
+    end_phase(PARTS[1], sweep.seeds > 0);
     interrupted = interrupted.or_else(|| interrupted_at(1, args.no_mutants));
 
     // 3. The chaos sweep: adversarial raw requests against the reference platform.
@@ -212,6 +237,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         "chaos: {chaos_seeds} seeds of adversarial requests"
     ));
     let chaos = report::chaos_sweep(chaos_seeds, args.threads);
+    end_phase(PARTS[2], chaos_seeds > 0);
     interrupted = interrupted.or_else(|| interrupted_at(2, args.no_mutants));
 
     // 4. The contract's scenarios and findings, as scripts.
@@ -221,6 +247,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         progress.say("scenarios");
         run_scenarios()?
     };
+    end_phase(PARTS[3], !scenarios.is_empty());
     interrupted = interrupted.or_else(|| interrupted_at(3, args.no_mutants));
 
     // 5. The bug zoo: every mutant must be killed, no reference configuration caught.
@@ -230,6 +257,9 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         progress.say("bug zoo");
         Some(bug_zoo(args)?)
     };
+    if !args.no_mutants {
+        end_phase(PARTS[4], zoo.is_some());
+    }
     interrupted = interrupted.or_else(|| interrupted_at(4, args.no_mutants));
     progress.done();
 
@@ -241,6 +271,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         zoo,
         report::RunInfo {
             seconds: started.elapsed().as_secs_f64(),
+            phases,
             header: report::Header::now(),
             limits: crate::check_cmd::limits_text(&limits),
             interrupted,
@@ -249,8 +280,9 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     );
     let written = report.write(&out)?;
     match args.format {
-        Format::Json => println!("{}", report.to_json()),
-        Format::Text => {
+        VerifyFormat::Json => println!("{}", report.to_json()),
+        VerifyFormat::Junit => print!("{}", report::junit::verify(&report)),
+        VerifyFormat::Text => {
             print!("{}", report.summary_text());
             println!("report: {}", written.join(", "));
         }
@@ -287,6 +319,10 @@ fn bug_zoo(args: &VerifyArgs) -> Result<ZooReport, String> {
         } else {
             ZooOptions::default().seeds
         },
+        // A quick run leaves out the reference configurations (the zoo's check that
+        // nothing catches the reference platform and client): `verify` without
+        // --quick and `mutants` run them.
+        references: !args.quick,
         control: Some(&ZOO),
         ..ZooOptions::default()
     };

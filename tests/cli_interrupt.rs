@@ -1,4 +1,4 @@
-//! Ctrl-C during `verify` and `mutants` (issue 21): the partial result is printed as
+//! Ctrl-C during `verify` and `mutants`: the partial result is printed as
 //! "not judged (incomplete)", with the command that runs it all, and the exit code is 3;
 //! never a pass. The test sends SIGINT to a child process; no timing is asserted (a run
 //! that ended before the signal, or a signal that came before the handler was installed,

@@ -1,5 +1,4 @@
-//! Issue 15, "a planted bug of each kind named under Why is killed by `verify` alone":
-//! for each kind (responses, cadence, merchant effects, input edges), `verify --mutant
+//! A planted bug of each kind is killed by `verify` alone: for each kind (responses, cadence, merchant effects, input edges), `verify --mutant
 //! NAME --preset P` with the bug planted fails, naming the property that caught it and a
 //! reproduce command that plants the bug again; `verify --preset P` without it passes.
 //! (The fifth kind, properties narrower than their names, is

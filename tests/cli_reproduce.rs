@@ -24,8 +24,8 @@ fn run_owned(args: &[String]) -> std::process::Output {
     run(&args)
 }
 
-/// A contract finding's command heals the run as the sweep did, and shows the finding (it
-/// used to show "no property violated": it never ran the healing phase). Seed 178 reaches
+/// A contract finding's command heals the run as the sweep did, and shows the finding
+/// (without the healing phase it would show "no property violated"). Seed 178 reaches
 /// A-CLIENT-AFTER-24H since the simulation draws rate limits and channel pauses (the
 /// healing phase switches them off, outside the run's budget, in replay too).
 #[test]

@@ -374,7 +374,7 @@ fn assumed(s: &Script) -> Vec<&'static str> {
     s.assumptions.iter().map(|a| a.id()).collect()
 }
 
-/// Issue 16: CKO-01 is not silent: a new key with the same order, amount and currency is
+/// CKO-01 is not silent: a new key with the same order, amount and currency is
 /// a new session whatever the Payment's status, never order_no_conflict.
 #[test]
 fn f06_cko_01_new_key_session_same_order_is_never_a_conflict_in_any_status() {
@@ -396,7 +396,7 @@ fn f06_cko_01_new_key_session_same_order_is_never_a_conflict_in_any_status() {
     assert_eq!(captures(&r), 1);
 }
 
-/// Issue 16: S8 and the card-retry section disagree for processing (both readings
+/// S8 and the card-retry section disagree for processing (both readings
 /// explored); requires_action gets the 409 only.
 #[test]
 fn f07_attempt_01_s8_and_the_card_retry_section_both_readings_while_processing() {
@@ -418,7 +418,7 @@ fn f07_attempt_01_s8_and_the_card_retry_section_both_readings_while_processing()
     assert_eq!(r.world.platform.attempts().len(), 2);
 }
 
-/// Issue 16: S8's advice is "wait for the result, or query"; a later re-send charges
+/// S8's advice is "wait for the result, or query"; a later re-send charges
 /// nothing twice.
 #[test]
 fn f08_attempt_01_after_payment_in_progress_wait_or_query_and_a_resend_charges_nothing_twice() {
@@ -429,7 +429,7 @@ fn f08_attempt_01_after_payment_in_progress_wait_or_query_and_a_resend_charges_n
     assert_eq!(captures(&r), 2);
 }
 
-/// Issue 16: REJECT-01's "after correcting them, submit with a new key".
+/// REJECT-01's "after correcting them, submit with a new key".
 #[test]
 fn f09_reject_01_a_corrected_create_goes_under_a_new_key() {
     let (s, r) = pinned("F09");
@@ -446,7 +446,7 @@ fn f09_reject_01_a_corrected_create_goes_under_a_new_key() {
     assert_eq!(captures(&r), 1);
 }
 
-/// Issue 16: pending_review, and the reconciliation query that never lists it.
+/// pending_review, and the reconciliation query that never lists it.
 #[test]
 fn f10_sched_03_a_pending_review_refund_is_not_listed_by_status_processing() {
     let (s, r) = pinned("F10");
@@ -461,7 +461,7 @@ fn f10_sched_03_a_pending_review_refund_is_not_listed_by_status_processing() {
     );
 }
 
-/// Issue 16: a used refund number, under a new key or the original one after retention.
+/// a used refund number, under a new key or the original one after retention.
 #[test]
 fn f11_uniq_04_a_used_refund_number_gets_the_existing_refund_or_a_conflict() {
     let (s, r) = pinned("F11");
@@ -484,7 +484,7 @@ fn f11_uniq_04_a_used_refund_number_gets_the_existing_refund_or_a_conflict() {
     assert_eq!(r.world.platform.refunds().len(), 1);
 }
 
-/// The hunt: the 7-day retention counts from the record's creation.
+/// A silence of the contract: the 7-day retention counts from the record's creation.
 #[test]
 fn f12_ret_01_retention_counts_from_creation_and_a_replay_does_not_extend_it() {
     let (s, r) = pinned("F12");
@@ -493,7 +493,7 @@ fn f12_ret_01_retention_counts_from_creation_and_a_replay_does_not_extend_it() {
     assert_eq!(captures(&r), 1);
 }
 
-/// The hunt: requires_action is not expired at expires_at and may still succeed.
+/// A silence of the contract: requires_action is not expired at expires_at and may still succeed.
 #[test]
 fn f13_expiry_01_requires_action_past_expires_at_still_succeeds() {
     let (s, r) = pinned("F13");
@@ -505,7 +505,7 @@ fn f13_expiry_01_requires_action_past_expires_at_still_succeeds() {
     assert_eq!(expired.status, PaymentStatus::Expired);
 }
 
-/// The hunt: which codes are retryable.
+/// A silence of the contract: which codes are retryable.
 #[test]
 fn f14_rate_01_retryable_flags_of_the_codes_the_contract_shows_none_for() {
     let (s, r) = pinned("F14");
@@ -522,7 +522,7 @@ fn f14_rate_01_retryable_flags_of_the_codes_the_contract_shows_none_for() {
     assert_eq!(flags, [true, false, false, true]);
 }
 
-/// The hunt: "not stored" read as the whole platform.
+/// A silence of the contract: "not stored" read as the whole platform.
 #[test]
 fn f15_card_02_no_card_is_kept_so_a_card_retry_carries_the_card_again() {
     let (s, r) = pinned("F15");
@@ -535,7 +535,7 @@ fn f15_card_02_no_card_is_kept_so_a_card_retry_carries_the_card_again() {
     );
 }
 
-/// The hunt: the fields each endpoint compares.
+/// A silence of the contract: the fields each endpoint compares.
 #[test]
 fn f16_safe_01_fields_compared_per_endpoint() {
     let (s, r) = pinned("F16");

@@ -1,6 +1,6 @@
 //! The contract's own numbers, as one table.
 //!
-//! Every figure the contract states (`shared/spec/`, the Chinese original authoritative)
+//! Every figure the contract states ("Idempotency, retries and status queries", v1.0.0; the Chinese original authoritative)
 //! is a constant of [`Contract`], with the rule that states it and the sentence it comes
 //! from. Properties and facts judge against these, never against the parameters a
 //! platform or a client runs with: a platform configured with a wrong number (a 1-day

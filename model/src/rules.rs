@@ -8,8 +8,9 @@
 //! (`scope_02_test_and_live_are_independent`), and properties list the rules
 //! they check: one search for an ID finds all of them.
 //!
-//! The contract is `shared/spec/000_400c8c8bbb9bb1ae.txt` (Chinese,
-//! authoritative) with its English translation `contract-en.md`.
+//! The contract is "Idempotency, retries and status queries" (幂等、重试与查单), contract
+//! v1.0.0, last updated 2026-10-14: the Chinese original is authoritative, the rule
+//! texts quote its English translation.
 
 use serde::{Deserialize, Serialize};
 

@@ -12,7 +12,7 @@
 //! `str` it holds, so orderings, fingerprints, cached digests, traces and snapshots are
 //! the same as with `String`; `Deserialize` reads it back from a string.
 //!
-//! Measured against the kept crates (`payhub-verify bench --crates`, the README's
+//! Measured against the kept crates (`payhub-verify bench --crates`, docs/performance.md's
 //! "Cheap-clone strings"): the features `text-compact-str` and `text-smol-str` build
 //! `Text` over `compact_str::CompactString` or `smol_str::SmolStr` instead
 //! (`text/alt.rs`), the rest of this file unchanged.

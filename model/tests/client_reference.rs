@@ -1322,7 +1322,7 @@ fn every_client_rule_is_cited_by_a_test_name() {
     }
 }
 
-// ---- issue 16: S8's advice, and a corrected request after a rejection -----------------
+// ---- S8's advice, and a corrected request after a rejection -----------------
 
 /// S8: "wait for the result, or query" (等待结果或查询). A card retry answered 409
 /// payment_in_progress is never sent again: the result is unknown, the client queries the

@@ -108,7 +108,7 @@ impl Subject {
     }
 
     /// Whether it is one of the detail mutants (cadence and merchant effects), the zoo's
-    /// second section after the bug zoo of issue 14.
+    /// second section after the platform mutants and anti-patterns.
     pub fn is_detail(self) -> bool {
         match self {
             Subject::Platform(m) => {

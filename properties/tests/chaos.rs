@@ -1,4 +1,4 @@
-//! The chaos client (issue 6, proptest part 1): arbitrary request sequences over a small
+//! The chaos client (proptest): arbitrary request sequences over a small
 //! alphabet, interleaved with arbitrary faults and upstream decisions, driven through the
 //! simulated world; after every step every *always* property holds.
 //!
@@ -36,7 +36,7 @@ use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
-/// CI cases (debug build, 2 cores: well under a minute; see the issue report).
+/// CI cases (debug build, 2 cores: well under a minute).
 const CI_CASES: u32 = 3_000;
 /// Longest operation sequence.
 const MAX_OPS: usize = 60;
@@ -472,7 +472,7 @@ static ANSWERS: Mutex<BTreeSet<(u16, Option<ErrorCode>)>> = Mutex::new(BTreeSet:
 /// The registry's version counts charges per scope for ever (`Facts::charges_per_scope`),
 /// so a key legitimately reused after its 7-day retention (RET-01: the record is gone;
 /// the order number stays protected, RET-02) reads as a second charge: a false positive
-/// the chaos client found (finding F4 of issue 6; minimal sequence: send K3 for ORDER-1
+/// the chaos client found (finding F4; minimal sequence: send K3 for ORDER-1
 /// with a card, deliver it, approve, deliver the reply, tick, tick (past the retention),
 /// send K3 for another order, deliver it; persisted in `proptest-regressions/chaos.txt`).
 /// Until the registry judges it within retention, this suite times every charge per scope

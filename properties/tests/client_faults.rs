@@ -1,4 +1,4 @@
-//! The reference client under arbitrary fault schedules (issue 6, proptest part 3).
+//! The reference client under arbitrary fault schedules (proptest).
 //!
 //! A run is a `Vec<u16>`: step `i` applies the enabled choice that `v[i]` names
 //! (a kind of choice and the `k`-th enabled one of that kind, see [`pick`]) in the
@@ -34,7 +34,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 use std::collections::BTreeSet;
 
-/// CI cases of the reference suite (debug build, 2 cores: see the report in the issue).
+/// CI cases of the reference suite (debug build, 2 cores: well under a minute).
 const CI_CASES: u32 = 5_000;
 /// CI cases of the convergence suite: its first schedules are the reference suite's, so
 /// it adds the convergence check to them (about 5 ms a case in a debug build).
@@ -353,7 +353,7 @@ fn gap(run: &Run, lag: &Lag) -> Result<Assumption, String> {
     liveness::gap(run.config, &run.world, &run.seen, lag.db, &lag.order)
 }
 
-/// WEBHOOK-02 and the query schedule (SCHED-01), end to end, as issue 6 states them: once
+/// WEBHOOK-02 and the query schedule (SCHED-01), end to end, as the contract states them: once
 /// the faults stop, every order whose Payment the client knows holds the platform's
 /// latest version of that Payment — except in the situations the contract leaves open
 /// ([`gap`]: A-CLIENT-AFTER-24H, see
@@ -447,12 +447,12 @@ fn effect_01_reference_client_never_double_charges_under_faults() {
     );
 }
 
-/// WEBHOOK-02, SCHED-01 as issue 6 states the goal: after the faults stop, the client
+/// WEBHOOK-02, SCHED-01 as a goal: after the faults stop, the client
 /// has converged to the platform's latest `version` of every Payment it knows, unless it
 /// is left in a situation the contract leaves open ([`converged`]): A-CLIENT-AFTER-24H
 /// or A-WEBHOOK-BLACKOUT.
 ///
-/// Findings F1–F3 of issue 6 kept it from holding: F1 and F2 are fixed, F3 is
+/// Three findings bear on it: F1 and F2 are checked below, F3 is
 /// A-CLIENT-AFTER-24H (see their tests below). A soak (`PROPTEST_CASES=100000`, release)
 /// then found orders left behind with every server of the merchant's database down
 /// through every delivery of an event and no query due: A-WEBHOOK-BLACKOUT (the
@@ -497,7 +497,7 @@ fn order_1(run: &Run) -> OrderRecord {
         .clone()
 }
 
-/// F1 of issue 6, fixed: a refund changes the Payment's `amount_refunded` and version and
+/// Finding F1: a refund changes the Payment's `amount_refunded` and version and
 /// now emits a `payment.*` event of it (A-VERSION: every change emits one), so the client
 /// of a paid order, which no longer queries, catches up. Pay ORDER-1 (approved, 201 and
 /// `payment.succeeded` v2 reach node 0), refund R-1 (4000): v3 reaches the order.
@@ -532,7 +532,7 @@ fn finding_f1_refund_emits_a_payment_event_and_the_paid_order_catches_up() {
     assert_eq!(order_1(&run).version(), 3);
 }
 
-/// F2 of issue 6, fixed by routing webhooks to a running server of the merchant: ORDER-1
+/// Finding F2, webhooks routed to a running server of the merchant: ORDER-1
 /// is declined (`failed` v2 applied) and node 0, merchant 1's webhook endpoint, crashes;
 /// 24 h later the Payment expires (v3) and `payment.expired` goes to node 1, which shares
 /// node 0's database and applies it.
@@ -571,7 +571,7 @@ fn finding_f2_expiry_webhook_reaches_the_running_server_of_the_merchant() {
     heal_and_check(&mut run, After::HealAndConverge).unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// F3 of issue 6 is the gap the contract leaves open, assumption A-CLIENT-AFTER-24H
+/// Finding F3 is the gap the contract leaves open, assumption A-CLIENT-AFTER-24H
 /// (`model/src/assumptions.rs`): ORDER-1 is answered 202 (`processing` v2 applied, a
 /// query scheduled), then approved upstream (v3); both servers of merchant 1 in test
 /// crash, so every delivery of `payment.succeeded` (the first and the re-deliveries of
@@ -676,7 +676,7 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
     );
 }
 
-/// The one case a 100,000-case soak of the convergence suite failed (session 2): a
+/// The one case a 100,000-case soak of the convergence suite failed: a
 /// query of the confirming order is duplicated in the network; the copy's `200`
 /// (carrying `succeeded`, v3) reaches merchant 1's server, which awaits only the
 /// original's answer and leaves it unread, then crashes. The answer to a request the

@@ -1,5 +1,5 @@
-//! The platform model against a reference model of business effects (issue 6, proptest
-//! part 2), with `proptest-state-machine`.
+//! The platform model against a reference model of business effects (proptest),
+//! with `proptest-state-machine`.
 //!
 //! The *reference* ([`Reference`]) is written from the contract, not from the platform's
 //! code: Payments, attempts, refunds and sessions as business effects (one per business
@@ -46,7 +46,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// CI cases (debug build, 2 cores: see the issue report).
+/// CI cases (debug build, 2 cores: well under a minute).
 const CI_CASES: u32 = 2_000;
 /// Transitions per case.
 const TRANSITIONS: std::ops::Range<usize> = 1..40;

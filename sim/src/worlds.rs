@@ -182,7 +182,7 @@ fn business_day(servers: u8) -> Vec<WorkItem> {
 /// environments, missing, empty and over-long keys, a malformed body, a read-only key,
 /// confirms, cancels, refunds, queries) at the reference platform, under every fault,
 /// with rate limits and channel pauses switching.
-/// The input edges of the chaos alphabet (issue 15): keys of 1 and 255 characters next to
+/// The input edges of the chaos alphabet: keys of 1 and 255 characters next to
 /// the 0 and 256 above, multi-byte keys of 255 and 256 characters, keyless and empty-key
 /// requests on every endpoint that needs a key, an order number that differs only in
 /// case, refunds of an unpaid Payment (the session's) and beyond a refunded one, confirm

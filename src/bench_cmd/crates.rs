@@ -9,7 +9,7 @@
 //! and freed with a window of live ones, so that pages run out and refill. Measured,
 //! never asserted; the median of `--runs`. The checker itself with each alternative is
 //! a build with a feature (`--features text-compact-str`, `text-smol-str`,
-//! `crate-mimalloc`), compared with `bench` or callgrind (README).
+//! `crate-mimalloc`), compared with `bench` or callgrind (docs/performance.md).
 
 use super::BenchArgs;
 use crate::Format;

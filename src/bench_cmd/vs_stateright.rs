@@ -4,7 +4,7 @@
 //!
 //! Measured, never asserted. Wall-clock figures on a shared machine are noisy; the
 //! deterministic comparison is the instruction count of each single-threaded search
-//! under `valgrind --tool=callgrind` (the README gives the commands).
+//! under `valgrind --tool=callgrind` (docs/performance.md gives the commands).
 
 use super::{BenchArgs, CheckBench, check_in_child_with};
 use crate::Format;

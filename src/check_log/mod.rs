@@ -56,6 +56,8 @@ pub enum LogFormat {
     Text,
     Json,
     Markdown,
+    /// JUnit XML: a test suite per file, a test case per property (docs/ci.md).
+    Junit,
 }
 
 /// One file judged.

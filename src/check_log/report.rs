@@ -14,6 +14,7 @@ pub fn print(all: &[Judged], format: LogFormat) -> Result<(), String> {
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
         LogFormat::Markdown => all.iter().map(markdown).collect::<Vec<_>>().join("\n"),
+        LogFormat::Junit => crate::report::junit::check_log(all),
         LogFormat::Json => {
             let files: Vec<serde_json::Value> = all.iter().map(json).collect();
             serde_json::to_string_pretty(&serde_json::json!({ "files": files }))

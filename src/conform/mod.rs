@@ -32,6 +32,9 @@ pub enum ConformFormat {
     Text,
     Json,
     Markdown,
+    /// JUnit XML: a test case per violating or unfinished case, per mutant with
+    /// --kill-matrix (docs/ci.md).
+    Junit,
 }
 
 #[derive(clap::Args, Debug)]
@@ -185,6 +188,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             }
             ConformFormat::Markdown => matrix::markdown(&rows),
             ConformFormat::Text => matrix::text(&rows),
+            ConformFormat::Junit => crate::report::junit::conform_matrix(&rows),
         };
         println!("{out}");
         let missed = rows.iter().any(|r| !r.found && r.reason.is_none());
@@ -203,6 +207,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         ConformFormat::Text => report.text(),
         ConformFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
         ConformFormat::Markdown => report.markdown(),
+        ConformFormat::Junit => crate::report::junit::conform(&report),
     };
     print!("{out}");
     if !out.ends_with('\n') {

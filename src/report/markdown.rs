@@ -9,7 +9,31 @@ impl Report {
     /// The summary a reviewer reads first.
     pub fn summary_text(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "payhub-verify: {} ({:.1}s)", self.verdict, self.seconds);
+        let violated = self.violated_names();
+        let _ = match violated.len() {
+            0 => writeln!(s, "payhub-verify: {} ({:.1}s)", self.verdict, self.seconds),
+            n => writeln!(
+                s,
+                "payhub-verify: {} ({:.1}s): {n} violated: {}",
+                self.verdict,
+                self.seconds,
+                named_first(&violated, 8)
+            ),
+        };
+        if !self.phases.is_empty() {
+            let parts: Vec<String> = self
+                .phases
+                .iter()
+                .map(|p| {
+                    if p.ran {
+                        format!("{} {:.2}s", p.name, p.seconds)
+                    } else {
+                        format!("{} not run", p.name)
+                    }
+                })
+                .collect();
+            let _ = writeln!(s, "time: {}", parts.join(", "));
+        }
         if let Some(m) = self.planted {
             let _ = writeln!(
                 s,
@@ -43,14 +67,18 @@ impl Report {
                 r.seconds,
             );
         }
-        let _ = writeln!(
-            s,
-            "simulation: {} seeds of the reference client, {} steps, {} violations; {} runs with a submission unresolved 25 h after faults stopped",
-            self.simulation.seeds,
-            self.simulation.steps,
-            self.simulation.violations,
-            self.simulation.liveness_failures,
-        );
+        if !self.ran("simulation sweep") {
+            let _ = writeln!(s, "simulation: not judged (not run)");
+        } else {
+            let _ = writeln!(
+                s,
+                "simulation: {} seeds of the reference client, {} steps, {} violations; {} runs with a submission unresolved 25 h after faults stopped",
+                self.simulation.seeds,
+                self.simulation.steps,
+                self.simulation.violations,
+                self.simulation.liveness_failures,
+            );
+        }
         for (id, gap) in &self.simulation.gaps_reached {
             let _ = writeln!(
                 s,
@@ -58,23 +86,37 @@ impl Report {
                 gap.runs, gap.first, gap.replay
             );
         }
-        let _ = writeln!(
-            s,
-            "chaos: {} seeds of adversarial requests, {} steps, {} violations",
-            self.chaos.seeds, self.chaos.steps, self.chaos.violations,
-        );
-        let passed = self.scenarios.iter().filter(|x| x.passed).count();
-        let _ = writeln!(
-            s,
-            "scenarios and findings scripts: {passed} of {} pass",
-            self.scenarios.len()
-        );
-        if let Some(zoo) = &self.kill_matrix {
+        if !self.ran("chaos") {
+            let _ = writeln!(s, "chaos: not judged (not run)");
+        } else {
             let _ = writeln!(
                 s,
-                "bug zoo: {} of {} mutants killed",
-                zoo.matrix.killed, zoo.matrix.total
+                "chaos: {} seeds of adversarial requests, {} steps, {} violations",
+                self.chaos.seeds, self.chaos.steps, self.chaos.violations,
             );
+        }
+        if !self.ran("scripts") {
+            let _ = writeln!(s, "scenarios and findings scripts: not judged (not run)");
+        } else {
+            let passed = self.scenarios.iter().filter(|x| x.passed).count();
+            let _ = writeln!(
+                s,
+                "scenarios and findings scripts: {passed} of {} pass",
+                self.scenarios.len()
+            );
+        }
+        match &self.kill_matrix {
+            Some(zoo) => {
+                let _ = writeln!(
+                    s,
+                    "bug zoo: {} of {} mutants killed",
+                    zoo.matrix.killed, zoo.matrix.total
+                );
+            }
+            None if !self.ran("bug zoo") => {
+                let _ = writeln!(s, "bug zoo: not judged (not run)");
+            }
+            None => {}
         }
         let gaps = self
             .coverage
@@ -90,6 +132,40 @@ impl Report {
             self.findings.len()
         );
         s
+    }
+
+    /// Every violation's name, in the order of the problems: `preset P: NAME`,
+    /// `simulation: NAME`, `script S`, `mutant M survived`.
+    pub fn violated_names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.presets {
+            for p in &r.properties {
+                if p.status == Status::Violated || (r.complete && p.status == Status::Unreached) {
+                    out.push(format!("{} in {}", p.name, r.name));
+                }
+            }
+        }
+        for name in self.simulation.violations_by_property.keys() {
+            out.push(format!("{name} in the simulation"));
+        }
+        if self.simulation.liveness_failures > 0 {
+            out.push(format!(
+                "{} in the simulation",
+                payhub_properties::liveness::NAME
+            ));
+        }
+        if self.chaos.violations > 0 {
+            out.push("chaos".to_owned());
+        }
+        for sc in self.scenarios.iter().filter(|x| !x.passed) {
+            out.push(format!("script {}", sc.name));
+        }
+        if let Some(zoo) = &self.kill_matrix {
+            for m in zoo.matrix.survivors() {
+                out.push(format!("mutant {} survived", m.name));
+            }
+        }
+        out
     }
 
     /// The Markdown page: the verdict, what failed and how to reproduce it on the first
@@ -383,4 +459,13 @@ fn kill_matrix_markdown(s: &mut String, zoo: &ZooReport) {
 
 fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The first `n` names, then how many more.
+fn named_first(names: &[String], n: usize) -> String {
+    let mut s = names.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > n {
+        s.push_str(&format!(" and {} more (below)", names.len() - n));
+    }
+    s
 }

@@ -14,7 +14,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
-mod html;
+pub mod html;
+pub mod junit;
 mod markdown;
 
 /// One scenario or finding script, run.
@@ -240,9 +241,20 @@ pub fn utc(secs: u64) -> String {
     crate::utc::date_time(secs)
 }
 
+/// One part of a `verify` run and its wall-clock time (measured at the edge, never by
+/// the model); `ran` is false for a part a Ctrl-C or `--mutant` left out.
+#[derive(Clone, Debug, Serialize)]
+pub struct Phase {
+    pub name: &'static str,
+    pub seconds: f64,
+    pub ran: bool,
+}
+
 /// How long a run took, who made it, and the bounds it ran under.
 pub struct RunInfo {
     pub seconds: f64,
+    /// Each part's time, in the order run.
+    pub phases: Vec<Phase>,
     pub header: Header,
     /// The presets' bounds, as flags (`--max-states 5000`).
     pub limits: String,
@@ -269,6 +281,8 @@ pub struct Report {
     pub limits: String,
     pub problems: Vec<Problem>,
     pub seconds: f64,
+    /// Where the time went: each part of the run.
+    pub phases: Vec<Phase>,
     pub presets: Vec<PresetReport>,
     pub simulation: SweepSummary,
     pub chaos: ChaosSummary,
@@ -313,6 +327,7 @@ impl Report {
     ) -> Report {
         let RunInfo {
             seconds,
+            phases,
             header,
             limits,
             interrupted,
@@ -341,6 +356,7 @@ impl Report {
             limits,
             problems: Vec::new(),
             seconds,
+            phases,
             presets,
             simulation,
             chaos,
@@ -358,6 +374,14 @@ impl Report {
         };
         report.problems = report.problems();
         report
+    }
+
+    /// Whether the part named `name` ran (a part with no recorded phase did).
+    pub fn ran(&self, name: &str) -> bool {
+        self.phases
+            .iter()
+            .find(|p| p.name == name)
+            .is_none_or(|p| p.ran)
     }
 
     fn zoo_failed(&self) -> bool {
@@ -608,6 +632,7 @@ mod tests {
             None,
             RunInfo {
                 seconds: 1.0,
+                phases: Vec::new(),
                 header: header(),
                 limits: "no bound (complete)".into(),
                 interrupted: None,

@@ -118,4 +118,6 @@ pub enum SweepFormat {
     Text,
     Json,
     Script,
+    /// JUnit XML: a test case per property over the sweep (docs/ci.md).
+    Junit,
 }

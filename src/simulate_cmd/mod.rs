@@ -45,6 +45,10 @@ pub struct SweepSummary {
     /// the contract leaves open, per assumption (A-CLIENT-AFTER-24H, A-WEBHOOK-BLACKOUT):
     /// contract findings, neither passes nor failures.
     pub gaps_reached: BTreeMap<String, GapReached>,
+    /// Runs that violated each property, with the first (a run stops at its first
+    /// violation, so each run counts for one property).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub violations_by_property: BTreeMap<String, GapReached>,
     /// How many choices of each kind were applied, over all runs.
     pub choices: BTreeMap<String, u64>,
     /// In how many runs each answer (status and error code) occurred.
@@ -191,6 +195,13 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
             serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
         ),
         SweepFormat::Text => print_summary(&config, args, &summary),
+        SweepFormat::Junit => print!(
+            "{}",
+            crate::report::junit::render(
+                "payhub-verify simulate",
+                &[crate::report::junit::sweep("simulate", &summary)]
+            )
+        ),
         SweepFormat::Script => match &summary.counterexample {
             Some(cx) => match (&cx.script, &cx.no_script) {
                 (Some(script), _) => print!("{script}"),
@@ -283,6 +294,8 @@ struct Acc {
     first_liveness: Option<(u64, String)>,
     /// Per assumption: runs, and the smallest seed with its detail.
     gaps: BTreeMap<&'static str, (u64, u64, String)>,
+    /// Per violated property: runs, and the smallest seed with its detail.
+    by_property: BTreeMap<String, (u64, u64, String)>,
 }
 
 impl Acc {
@@ -318,6 +331,16 @@ impl Acc {
                 }
             }
         }
+        if let Some(v) = &r.outcome.violation {
+            let first =
+                self.by_property
+                    .entry(v.property.clone())
+                    .or_insert((0, r.seed, v.detail.clone()));
+            first.0 += 1;
+            if r.seed < first.1 {
+                (first.1, first.2) = (r.seed, v.detail.clone());
+            }
+        }
         if r.outcome.violation.is_some() {
             self.violations += 1;
             self.violating.push(r);
@@ -344,6 +367,16 @@ impl Acc {
             && self.first_liveness.as_ref().is_none_or(|(s, _)| seed < *s)
         {
             self.first_liveness = Some((seed, u));
+        }
+        for (name, (runs, seed, detail)) in other.by_property {
+            let first = self
+                .by_property
+                .entry(name)
+                .or_insert((0, seed, detail.clone()));
+            first.0 += runs;
+            if seed < first.1 {
+                (first.1, first.2) = (seed, detail);
+            }
         }
         for (id, (runs, seed, detail)) in other.gaps {
             let gap = self.gaps.entry(id).or_insert((0, seed, detail.clone()));
@@ -423,6 +456,16 @@ pub fn sweep(
     for (id, (runs, seed, detail)) in &acc.gaps {
         summary.gaps_reached.insert(
             (*id).to_owned(),
+            GapReached {
+                runs: *runs,
+                first: format!("seed {seed}: {detail}"),
+                replay: replay(*seed),
+            },
+        );
+    }
+    for (name, (runs, seed, detail)) in &acc.by_property {
+        summary.violations_by_property.insert(
+            name.clone(),
             GapReached {
                 runs: *runs,
                 first: format!("seed {seed}: {detail}"),

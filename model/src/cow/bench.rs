@@ -1,5 +1,5 @@
 //! `CowMap` against the crate it falls back on (`imbl::OrdMap`) and `std`'s `BTreeMap`,
-//! side by side, for the README's "Copy-on-write state" paragraph (issue 20). Figures,
+//! side by side, for the "Copy-on-write state" paragraph of docs/performance.md. Figures,
 //! never assertions (wall-clock time on a shared machine):
 //!
 //! ```sh

@@ -12,8 +12,8 @@
 //! with the giver's (only what both copy from the model's configuration). Handing on the
 //! state itself had both threads' clones and drops count the same reference counts up
 //! and down (those of every part unchanged since the initial state), which cost the two
-//! threads a quarter more CPU time than one for the same states (README, "Why the
-//! depth-first search scales now"). A replay is one step per level of the path, a few
+//! threads a quarter more CPU time than one for the same states (docs/performance.md, "Why the
+//! depth-first search scales"). A replay is one step per level of the path, a few
 //! for every thousand states searched. It must give the state the giver fingerprinted:
 //! a model whose step is not a function of the state and the action ends the search
 //! with a panic.

@@ -1,4 +1,4 @@
-//! Narrowness of the cadence, client, effects and reach properties (issue 15): for each,
+//! Narrowness of the cadence, client, effects and reach properties: for each,
 //! the case its name covers that its predicate might not look at (other endpoints, a
 //! second server or database, the schedule's late steps, 503 next to 429, queries by
 //! order number next to queries by id, webhooks next to answers), planted from events

@@ -1,4 +1,4 @@
-//! No property narrower than its name (issue 15): for each property whose predicate once
+//! No property narrower than its name: for each property whose predicate once
 //! covered less than its name promises, an event stream that plants exactly the case the
 //! name covers and the predicate missed, judged from the events alone
 //! ([`Facts::from_events`], no world), next to the contract's own case, which must hold.

@@ -14,10 +14,9 @@
 //!
 //! All three are part of a state's identity: the checker fingerprints the facts with
 //! the rest of the world, so two paths to one state with different histories are two
-//! states, each judged with its own history. Until session 8 the last two sat outside
-//! the identity (a `Scratch` wrapper that hashed as nothing), which saved 0–1.8 % of the
-//! states (`create-lossy`: 147,172 against 149,758 now) but kept, for any state, the
-//! history of whichever path reached it first: a violation only another path carried
+//! states, each judged with its own history. Leaving the last two outside the identity
+//! would save 0–1.8 % of the states (`create-lossy`: 147,172 against 149,758) but keep,
+//! for any state, the history of whichever path reached it first: a violation only another path carried
 //! could be missed, and with two threads which path came first was a matter of timing.
 //! Now a verdict is a function of the state, whatever the search order or thread count.
 

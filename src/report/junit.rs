@@ -1,0 +1,661 @@
+//! JUnit XML, as CI systems read it (GitHub, GitLab, Jenkins, cargo-nextest's shape):
+//! one `<testsuites>` document, a `<testsuite>` per part of a run, a `<testcase>` per
+//! property, scenario, mutant or case. A violation is a `<failure>` whose message is its
+//! witness; what was not judged (an incomplete run, a source that lacks the evidence) is
+//! `<skipped>` with the reason. Every command's `--format junit` writes through here.
+
+use crate::simulate_cmd::SweepSummary;
+use payhub_properties::checker::{PresetReport, Status};
+use payhub_properties::{Kind, PROPERTIES};
+use std::fmt::Write as _;
+
+/// What one test case found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    /// A violation (or a failed scenario, a surviving mutant): `message` is the witness in
+    /// one line, `detail` the rest (the counterexample, the command that replays it).
+    Failed {
+        message: String,
+        detail: String,
+    },
+    /// Not judged: why.
+    Skipped {
+        message: String,
+    },
+}
+
+/// One test case: a property, scenario, mutant or case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub classname: String,
+    pub name: String,
+    pub seconds: Option<f64>,
+    pub outcome: Outcome,
+    /// What the case saw, for a passing case too (`<system-out>`).
+    pub output: Option<String>,
+}
+
+impl Case {
+    pub fn new(classname: impl Into<String>, name: impl Into<String>, outcome: Outcome) -> Case {
+        Case {
+            classname: classname.into(),
+            name: name.into(),
+            seconds: None,
+            outcome,
+            output: None,
+        }
+    }
+
+    pub fn with_output(mut self, output: impl Into<String>) -> Case {
+        self.output = Some(output.into());
+        self
+    }
+}
+
+/// One part of a run (a preset, the simulation sweep, the scenarios, the zoo).
+#[derive(Clone, Debug)]
+pub struct Suite {
+    pub name: String,
+    pub seconds: Option<f64>,
+    pub cases: Vec<Case>,
+}
+
+impl Suite {
+    pub fn new(name: impl Into<String>, cases: Vec<Case>) -> Suite {
+        Suite {
+            name: name.into(),
+            seconds: None,
+            cases,
+        }
+    }
+
+    fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
+        self.cases.iter().filter(|c| f(&c.outcome)).count()
+    }
+}
+
+/// The document: `<testsuites name=…>` with every suite.
+pub fn render(name: &str, suites: &[Suite]) -> String {
+    let failed = |o: &Outcome| matches!(o, Outcome::Failed { .. });
+    let skipped = |o: &Outcome| matches!(o, Outcome::Skipped { .. });
+    let tests: usize = suites.iter().map(|s| s.cases.len()).sum();
+    let failures: usize = suites.iter().map(|s| s.count(failed)).sum();
+    let skips: usize = suites.iter().map(|s| s.count(skipped)).sum();
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skips}\">",
+        escape(name)
+    );
+    for suite in suites {
+        let _ = write!(
+            x,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\"",
+            escape(&suite.name),
+            suite.cases.len(),
+            suite.count(failed),
+            suite.count(skipped)
+        );
+        if let Some(s) = suite.seconds {
+            let _ = write!(x, " time=\"{s:.3}\"");
+        }
+        x.push_str(">\n");
+        for case in &suite.cases {
+            let _ = write!(
+                x,
+                "    <testcase classname=\"{}\" name=\"{}\"",
+                escape(&case.classname),
+                escape(&case.name)
+            );
+            if let Some(s) = case.seconds {
+                let _ = write!(x, " time=\"{s:.3}\"");
+            }
+            if case.outcome == Outcome::Passed && case.output.is_none() {
+                x.push_str("/>\n");
+                continue;
+            }
+            x.push_str(">\n");
+            match &case.outcome {
+                Outcome::Passed => {}
+                Outcome::Failed { message, detail } => {
+                    let _ = writeln!(
+                        x,
+                        "      <failure type=\"violated\" message=\"{}\">{}</failure>",
+                        escape(message),
+                        escape(detail)
+                    );
+                }
+                Outcome::Skipped { message } => {
+                    let _ = writeln!(x, "      <skipped message=\"{}\"/>", escape(message));
+                }
+            }
+            if let Some(out) = &case.output {
+                let _ = writeln!(x, "      <system-out>{}</system-out>", escape(out));
+            }
+            x.push_str("    </testcase>\n");
+        }
+        x.push_str("  </testsuite>\n");
+    }
+    x.push_str("</testsuites>\n");
+    x
+}
+
+/// Text as XML character data or an attribute value: the five entities, and the
+/// characters XML 1.0 cannot hold (C0 controls but tab and line feed) as U+FFFD.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\t' => out.push_str("&#9;"),
+            '\r' => out.push_str("&#13;"),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The first line of a witness, as a failure's message.
+pub fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_owned()
+}
+
+/// A case's name: the property and the rules it checks (`name [RULE, …]`).
+fn named(name: &str, rules: &[&str]) -> String {
+    if rules.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name} [{}]", rules.join(", "))
+    }
+}
+
+/// One suite per checked preset, one case per property: holds or reached passes; a
+/// violation fails with its counterexample; a *sometimes* never reached fails; a
+/// property of an incomplete run is skipped.
+pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Suite> {
+    reports
+        .iter()
+        .map(|p| {
+            let class = format!("{prefix}.{}", p.name);
+            let cases = p
+                .properties
+                .iter()
+                .map(|q| {
+                    let outcome = match q.status {
+                        Status::Holds | Status::Reached => Outcome::Passed,
+                        Status::Violated => match &q.counterexample {
+                            Some(cx) => Outcome::Failed {
+                                message: first_line(&cx.detail),
+                                detail: format!(
+                                    "{}\ncounterexample ({} choices): {}",
+                                    cx.detail,
+                                    cx.tape.len(),
+                                    cx.tape.join(" ; ")
+                                ),
+                            },
+                            None => Outcome::Failed {
+                                message: "violated".into(),
+                                detail: String::new(),
+                            },
+                        },
+                        Status::Unreached => Outcome::Failed {
+                            message: format!(
+                                "never reached in the complete search of preset {}: the preset cannot show it",
+                                p.name
+                            ),
+                            detail: String::new(),
+                        },
+                        Status::Unknown => Outcome::Skipped {
+                            message: format!(
+                                "not judged: the search of preset {} was incomplete",
+                                p.name
+                            ),
+                        },
+                    };
+                    Case::new(class.clone(), named(q.name, &q.rules), outcome)
+                })
+                .collect();
+            Suite {
+                name: format!("{prefix} {}", p.name),
+                seconds: Some(p.seconds),
+                cases,
+            }
+        })
+        .collect()
+}
+
+/// The simulation sweep: one case per *always* property (failed with the first
+/// violating seed's witness and its replay command), and one for liveness.
+pub fn sweep(prefix: &str, s: &SweepSummary) -> Suite {
+    let incomplete = s.incomplete.as_ref().map(|why| Outcome::Skipped {
+        message: format!(
+            "not judged: the sweep stopped after {} of {} seeds ({why})",
+            s.seeds, s.seeds_asked
+        ),
+    });
+    let class = format!("{prefix}.simulation");
+    let mut cases: Vec<Case> = PROPERTIES
+        .iter()
+        .filter(|p| p.kind() == Kind::Always)
+        .map(|p| {
+            let outcome = match s.violations_by_property.get(p.name) {
+                Some(v) => {
+                    let replay = s
+                        .counterexample
+                        .as_ref()
+                        .filter(|cx| cx.property == p.name)
+                        .map(|cx| {
+                            format!(
+                                "\nshrunk to {} choices; replay: {}",
+                                cx.tape.len(),
+                                cx.replay
+                            )
+                        })
+                        .unwrap_or_default();
+                    Outcome::Failed {
+                        message: first_line(&v.first),
+                        detail: format!(
+                            "violated in {} of {} runs; first: {}\nreplay: {}{replay}",
+                            v.runs, s.seeds, v.first, v.replay
+                        ),
+                    }
+                }
+                None => incomplete.clone().unwrap_or(Outcome::Passed),
+            };
+            let rules: Vec<&str> = p.rules.iter().map(|r| r.id()).collect();
+            Case::new(class.clone(), named(p.name, &rules), outcome)
+        })
+        .collect();
+    let liveness = if s.liveness_failures > 0 {
+        Outcome::Failed {
+            message: s.first_liveness_failure.clone().unwrap_or_default(),
+            detail: format!(
+                "{} runs left a submission unresolved 25 h after faults stopped; replay: {}",
+                s.liveness_failures,
+                s.first_liveness_replay.as_deref().unwrap_or("")
+            ),
+        }
+    } else {
+        incomplete.clone().unwrap_or(Outcome::Passed)
+    };
+    let mut case = Case::new(
+        class.clone(),
+        "eventually:submissions-resolve-within-24h",
+        liveness,
+    );
+    if !s.gaps_reached.is_empty() {
+        case = case.with_output(
+            s.gaps_reached
+                .iter()
+                .map(|(id, g)| {
+                    format!(
+                        "contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}; replay: {}",
+                        g.runs, g.first, g.replay
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+    }
+    cases.push(case);
+    Suite::new(
+        format!("{prefix} simulation: {} seeds", s.seeds_asked),
+        cases,
+    )
+}
+
+/// A `verify` run: the presets, the simulation sweep, the chaos sweep, every scenario
+/// and findings script, and every mutant of the zoo (and reference configuration); a
+/// part the run did not reach is one skipped case.
+pub fn verify(report: &crate::report::Report) -> String {
+    let not_run = |part: &str| {
+        let why = report
+            .interrupted
+            .clone()
+            .unwrap_or_else(|| "not run".to_owned());
+        Suite::new(
+            format!("verify {part}"),
+            vec![Case::new(
+                format!("verify.{part}"),
+                part,
+                Outcome::Skipped {
+                    message: format!("not judged: {why}"),
+                },
+            )],
+        )
+    };
+    let mut suites = presets("verify", &report.presets);
+    let ran_rest = report.planted.is_none();
+    if ran_rest {
+        if report.simulation.seeds > 0 || report.simulation.incomplete.is_none() {
+            suites.push(sweep("verify", &report.simulation));
+        } else {
+            suites.push(not_run("simulation"));
+        }
+        let chaos = &report.chaos;
+        if chaos.seeds > 0 {
+            let outcome = match &chaos.first_violation {
+                Some(v) => Outcome::Failed {
+                    message: first_line(v),
+                    detail: format!(
+                        "{} of {} seeds violated; first: {v}",
+                        chaos.violations, chaos.seeds
+                    ),
+                },
+                None => Outcome::Passed,
+            };
+            suites.push(Suite::new(
+                format!("verify chaos: {} seeds", chaos.seeds),
+                vec![Case::new(
+                    "verify.chaos",
+                    "every always property after every adversarial request",
+                    outcome,
+                )],
+            ));
+        } else {
+            suites.push(not_run("chaos"));
+        }
+        if report.scenarios.is_empty() {
+            suites.push(not_run("scenarios"));
+        } else {
+            let cases = report
+                .scenarios
+                .iter()
+                .map(|s| {
+                    let name = match &s.title {
+                        Some(t) => format!("{}: {t}", s.name),
+                        None => s.name.clone(),
+                    };
+                    let outcome = if s.passed {
+                        Outcome::Passed
+                    } else {
+                        Outcome::Failed {
+                            message: s.failures.first().cloned().unwrap_or_default(),
+                            detail: format!(
+                                "{}\nreproduce: payhub-verify run {}",
+                                s.failures.join("\n"),
+                                s.file
+                            ),
+                        }
+                    };
+                    Case::new("verify.scenarios", name, outcome)
+                })
+                .collect();
+            suites.push(Suite::new("verify scenarios and findings scripts", cases));
+        }
+        match &report.kill_matrix {
+            None => suites.push(not_run("bug zoo")),
+            Some(zoo) => suites.push(bug_zoo("verify", &zoo.matrix)),
+        }
+    }
+    render("payhub-verify verify", &suites)
+}
+
+/// The kill matrix: a case per mutant (killed passes, naming the property; a survivor
+/// fails) and per reference configuration (caught fails).
+pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Suite {
+    let class = format!("{prefix}.bug-zoo");
+    let mut cases: Vec<Case> = m
+        .mutants
+        .iter()
+        .map(|row| {
+            let outcome = if row.killed {
+                Outcome::Passed
+            } else if let Some(why) = &m.incomplete {
+                Outcome::Skipped {
+                    message: format!("not judged: {why}"),
+                }
+            } else {
+                Outcome::Failed {
+                    message: format!("survived: no property caught {}", row.name),
+                    detail: format!("{} (breaks {})", row.about, row.rules.join(", ")),
+                }
+            };
+            let mut case = Case::new(class.clone(), format!("mutant {}", row.name), outcome);
+            case.seconds = Some(row.seconds);
+            if let (true, Some(p)) = (row.killed, row.property) {
+                case = case.with_output(format!(
+                    "killed by {p} ({}){}",
+                    row.method.as_deref().unwrap_or("?"),
+                    row.detail
+                        .as_deref()
+                        .map(|d| format!(": {d}"))
+                        .unwrap_or_default()
+                ));
+            }
+            case
+        })
+        .collect();
+    cases.extend(m.references.iter().map(|r| {
+        let outcome = if r.caught {
+            Outcome::Failed {
+                message: format!(
+                    "the reference configuration was caught by {}",
+                    r.property.unwrap_or("?")
+                ),
+                detail: r.detail.clone().unwrap_or_default(),
+            }
+        } else if !r.complete {
+            Outcome::Skipped {
+                message: "not judged: the reference run was incomplete".into(),
+            }
+        } else {
+            Outcome::Passed
+        };
+        Case::new(
+            class.clone(),
+            format!("reference {} ({})", r.name, r.method),
+            outcome,
+        )
+    }));
+    Suite {
+        name: format!(
+            "{prefix} bug zoo: {} of {} mutants killed",
+            m.killed, m.total
+        ),
+        seconds: Some(m.seconds),
+        cases,
+    }
+}
+
+/// Verdicts over a recorded source (`judge`, `check-log`): a case per property; cannot
+/// judge is skipped with the evidence missing.
+pub(crate) fn verdicts(class: &str, vs: &[crate::judge_cmd::Verdict]) -> Vec<Case> {
+    use crate::judge_cmd::Status as S;
+    vs.iter()
+        .map(|v| {
+            let outcome = match v.status {
+                S::Holds | S::Reached => Outcome::Passed,
+                S::Violated => {
+                    let detail = v.detail.clone().unwrap_or_default();
+                    Outcome::Failed {
+                        message: first_line(&detail),
+                        detail,
+                    }
+                }
+                S::Unreached => Outcome::Skipped {
+                    message: "not reached by this recording (a sometimes property: not a failure)"
+                        .into(),
+                },
+                S::CannotJudge => Outcome::Skipped {
+                    message: v.status_text(),
+                },
+            };
+            Case::new(class, named(v.name, &v.rules), outcome)
+        })
+        .collect()
+}
+
+/// `judge FILE --format junit`.
+pub(crate) fn judge(file: &std::path::Path, vs: &[crate::judge_cmd::Verdict]) -> String {
+    let suite = Suite::new(format!("judge {}", file.display()), verdicts("judge", vs));
+    render("payhub-verify judge", &[suite])
+}
+
+/// `check-log FILE… --format junit`: a suite per file; unreadable entries make one
+/// skipped case (the file's run is incomplete).
+pub(crate) fn check_log(all: &[crate::check_log::Judged]) -> String {
+    let suites: Vec<Suite> = all
+        .iter()
+        .map(|j| {
+            let mut cases = verdicts("check-log", &j.verdicts);
+            if j.skipped > 0 {
+                cases.push(Case::new(
+                    "check-log",
+                    "entries read",
+                    Outcome::Skipped {
+                        message: format!(
+                            "not judged: {} of {} entries unreadable",
+                            j.skipped, j.entries
+                        ),
+                    },
+                ));
+            }
+            Suite::new(format!("check-log {}", j.file.display()), cases)
+        })
+        .collect();
+    render("payhub-verify check-log", &suites)
+}
+
+/// `conform --format junit`: a failed case per violating case (its seed; the shrunk
+/// exchanges and the answers the model allowed in the failure), a skipped case per case
+/// the oracle could not finish, one passing case for the cases that conformed, and a
+/// skipped one for the seeds not reached.
+pub(crate) fn conform(r: &crate::conform::report::Report) -> String {
+    let class = "conform";
+    let mut cases = Vec::new();
+    for v in &r.violations {
+        let allowed = v.allowed.join("\n");
+        cases.push(Case::new(
+            class,
+            format!("case seed {}", v.seed),
+            Outcome::Failed {
+                message: format!(
+                    "round {} of the case shrunk to {} requests: no model state explains the answers",
+                    v.breaking_round + 1,
+                    v.shrunk_requests
+                ),
+                detail: format!("the model allowed:\n{allowed}\n\nas a what-if script:\n{}", v.script),
+            },
+        ));
+    }
+    for (seed, why) in &r.incomplete {
+        cases.push(Case::new(
+            class,
+            format!("case seed {seed}"),
+            Outcome::Skipped {
+                message: format!("not judged: {why}"),
+            },
+        ));
+    }
+    let conformed = r
+        .cases_run
+        .saturating_sub(r.violations.len() + r.incomplete.len());
+    cases.push(Case::new(
+        class,
+        format!("{conformed} cases of seeds {} conform", r.seeds),
+        if conformed > 0 || r.cases_run > 0 {
+            Outcome::Passed
+        } else {
+            Outcome::Skipped {
+                message: "no case ran".into(),
+            }
+        },
+    ));
+    if r.not_run > 0 {
+        cases.push(Case::new(
+            class,
+            format!("{} cases not run", r.not_run),
+            Outcome::Skipped {
+                message: r
+                    .continue_with
+                    .clone()
+                    .map(|c| format!("not judged; continue with: {c}"))
+                    .unwrap_or_else(|| "not run: the run stopped at a violation".into()),
+            },
+        ));
+    }
+    let mut suite = Suite::new(format!("conform {}", r.target), cases);
+    suite.seconds = Some(r.elapsed_s);
+    render("payhub-verify conform", &[suite])
+}
+
+/// `conform --kill-matrix --format junit`: a case per mutant; found passes, blind is
+/// skipped with why the wire cannot show it, missed fails.
+pub(crate) fn conform_matrix(rows: &[crate::conform::matrix::Row]) -> String {
+    let cases = rows
+        .iter()
+        .map(|r| {
+            let outcome = if r.found {
+                Outcome::Passed
+            } else if let Some(why) = &r.reason {
+                Outcome::Skipped {
+                    message: format!("the wire cannot show it: {why}"),
+                }
+            } else {
+                Outcome::Failed {
+                    message: format!("missed: {} cases found nothing", r.cases),
+                    detail: String::new(),
+                }
+            };
+            let mut case = Case::new(
+                "conform.kill-matrix",
+                format!("mutant {}", r.mutant),
+                outcome,
+            );
+            case.seconds = r.seconds_to_detection;
+            case
+        })
+        .collect();
+    render(
+        "payhub-verify conform --kill-matrix",
+        &[Suite::new("conform kill matrix", cases)],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_keeps_the_document_well_formed() {
+        assert_eq!(escape("a<b & \"c\"\n"), "a&lt;b &amp; &quot;c&quot;&#10;");
+        assert_eq!(escape("\u{1}x"), "\u{FFFD}x");
+    }
+
+    #[test]
+    fn counts_add_up_over_suites() {
+        let suites = vec![Suite::new(
+            "s",
+            vec![
+                Case::new("c", "a", Outcome::Passed),
+                Case::new(
+                    "c",
+                    "b",
+                    Outcome::Failed {
+                        message: "m".into(),
+                        detail: "d".into(),
+                    },
+                ),
+                Case::new(
+                    "c",
+                    "c",
+                    Outcome::Skipped {
+                        message: "why".into(),
+                    },
+                ),
+            ],
+        )];
+        let x = render("t", &suites);
+        assert!(x.contains("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+        assert!(x.contains("<failure type=\"violated\" message=\"m\">d</failure>"));
+        assert!(x.contains("<skipped message=\"why\"/>"));
+    }
+}

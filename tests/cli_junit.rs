@@ -1,0 +1,246 @@
+//! `--format junit`, parsed as a CI system parses it: a well-formed `<testsuites>`
+//! document whose counts add up, a test case per property (and per scenario, mutant,
+//! case), the witness in a violation's failure message, what was not judged as skipped.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeSet;
+
+/// One parsed test case: its name, and `failure` / `skipped` messages if any.
+#[derive(Debug)]
+struct TestCase {
+    suite: String,
+    name: String,
+    failure: Option<String>,
+    skipped: Option<String>,
+}
+
+/// Parses a JUnit document and checks that every count attribute matches its cases.
+fn parse(xml: &str) -> Vec<TestCase> {
+    let doc = roxmltree::Document::parse(xml).unwrap_or_else(|e| panic!("not XML: {e}\n{xml}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let attr = |n: roxmltree::Node, a: &str| -> usize {
+        n.attribute(a)
+            .unwrap_or_else(|| panic!("no {a}"))
+            .parse()
+            .unwrap()
+    };
+    let mut cases = Vec::new();
+    for suite in root.children().filter(|n| n.has_tag_name("testsuite")) {
+        let mine: Vec<TestCase> = suite
+            .children()
+            .filter(|n| n.has_tag_name("testcase"))
+            .map(|c| {
+                let child = |t: &str| {
+                    c.children()
+                        .find(|n| n.has_tag_name(t))
+                        .map(|n| n.attribute("message").unwrap_or("").to_owned())
+                };
+                TestCase {
+                    suite: suite.attribute("name").unwrap().to_owned(),
+                    name: c.attribute("name").unwrap().to_owned(),
+                    failure: child("failure"),
+                    skipped: child("skipped"),
+                }
+            })
+            .collect();
+        assert_eq!(attr(suite, "tests"), mine.len());
+        assert_eq!(
+            attr(suite, "failures"),
+            mine.iter().filter(|c| c.failure.is_some()).count()
+        );
+        assert_eq!(
+            attr(suite, "skipped"),
+            mine.iter().filter(|c| c.skipped.is_some()).count()
+        );
+        cases.extend(mine);
+    }
+    assert_eq!(attr(root, "tests"), cases.len());
+    cases
+}
+
+/// The property names a JSON `check` report lists for a preset.
+fn preset_properties(preset: &str) -> BTreeSet<String> {
+    let o = run(&["check", "--preset", preset, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    v[0]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn bare(name: &str) -> String {
+    name.split(" [").next().unwrap().to_owned()
+}
+
+fn out_dir(name: &str) -> String {
+    std::env::temp_dir()
+        .join(format!("payhub-junit-{}-{name}", std::process::id()))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn check_junit_has_a_case_per_property_of_the_preset() {
+    let o = run(&["check", "--preset", "scope", "--format", "junit"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    let names: BTreeSet<String> = cases.iter().map(|c| bare(&c.name)).collect();
+    assert_eq!(names, preset_properties("scope"));
+    assert!(
+        cases
+            .iter()
+            .all(|c| c.failure.is_none() && c.skipped.is_none())
+    );
+    // The rules are in the name, so a CI page shows what each case checks.
+    assert!(
+        cases
+            .iter()
+            .any(|c| c.name.starts_with("scopes-never-interfere [SCOPE-01"))
+    );
+}
+
+#[test]
+fn verify_junit_has_a_case_per_property_scenario_and_part() {
+    let out = out_dir("verify");
+    let o = run(&[
+        "verify",
+        "--preset",
+        "scope",
+        "--seeds",
+        "20",
+        "--no-mutants",
+        "--format",
+        "junit",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    let names: BTreeSet<String> = cases.iter().map(|c| bare(&c.name)).collect();
+    // At least one case per property of the registry: every property of the preset,
+    // and every always property again over the simulation sweep.
+    for p in preset_properties("scope") {
+        assert!(names.contains(&p), "no case for {p}");
+    }
+    let in_suite = |prefix: &str| cases.iter().filter(|c| c.suite.starts_with(prefix)).count();
+    assert!(in_suite("verify simulation") > 40);
+    assert_eq!(in_suite("verify scenarios"), 34);
+    assert_eq!(in_suite("verify chaos"), 1);
+    // The zoo was not run: one skipped case says so, nothing claims it passed.
+    let zoo: Vec<&TestCase> = cases
+        .iter()
+        .filter(|c| c.suite == "verify bug zoo")
+        .collect();
+    assert_eq!(zoo.len(), 1);
+    assert!(zoo[0].skipped.is_some());
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn a_planted_bug_is_a_failure_whose_message_is_the_witness() {
+    let out = out_dir("planted");
+    let o = run(&[
+        "verify",
+        "--mutant",
+        "replay_answers_previous_version",
+        "--preset",
+        "replay-conflict",
+        "--format",
+        "junit",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    let failed: Vec<&TestCase> = cases.iter().filter(|c| c.failure.is_some()).collect();
+    assert!(
+        failed
+            .iter()
+            .any(|c| bare(&c.name) == "answers-show-the-current-state"),
+        "{failed:?}"
+    );
+    assert!(
+        failed
+            .iter()
+            .all(|c| !c.failure.as_ref().unwrap().is_empty())
+    );
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn simulate_junit_names_the_violated_property_with_its_seed() {
+    let out = out_dir("simulate");
+    let o = run(&[
+        "simulate",
+        "--seeds",
+        "0..40",
+        "--policy",
+        "new_key_after_timeout",
+        "--format",
+        "junit",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 1);
+    let cases = parse(&stdout(&o));
+    let failed: Vec<&TestCase> = cases.iter().filter(|c| c.failure.is_some()).collect();
+    assert!(!failed.is_empty());
+    for c in &failed {
+        assert!(c.failure.as_ref().unwrap().starts_with("seed "), "{c:?}");
+    }
+    assert!(
+        cases
+            .iter()
+            .any(|c| c.name == "eventually:submissions-resolve-within-24h")
+    );
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn judge_and_check_log_junit_skip_what_cannot_be_judged() {
+    let o = run(&["replay", "--seed", "3", "--format", "events"]);
+    let events = temp("junit-events.jsonl", &o.stdout);
+    let o = run(&["judge", events.to_str().unwrap(), "--format", "junit"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    assert!(cases.len() > 40);
+    assert!(cases.iter().all(|c| c.failure.is_none()));
+
+    let har = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/har/client-new-key-after-unknown.har");
+    let o = run(&["check-log", har.to_str().unwrap(), "--format", "junit"]);
+    assert_eq!(code(&o), 1);
+    let cases = parse(&stdout(&o));
+    let failed: Vec<&TestCase> = cases.iter().filter(|c| c.failure.is_some()).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0]
+            .name
+            .starts_with("wire-client-keeps-key-and-order-after-unknown")
+    );
+    assert!(failed[0].failure.as_ref().unwrap().contains("entry 2"));
+    // A log holds no ledger: those properties are skipped with the evidence missing.
+    let skipped: Vec<&TestCase> = cases.iter().filter(|c| c.skipped.is_some()).collect();
+    assert!(!skipped.is_empty());
+    assert!(
+        skipped
+            .iter()
+            .all(|c| c.skipped.as_ref().unwrap().contains("needs")),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn escaped_text_stays_well_formed() {
+    // Witnesses quote bodies (quotes, braces, `&`); the document must still parse
+    // (parse() asserts it and its counts).
+    let har = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/har/platform-conflict-missing.har");
+    let o = run(&["check-log", har.to_str().unwrap(), "--format", "junit"]);
+    parse(&stdout(&o));
+}
