@@ -60,6 +60,8 @@ pub enum VerifyFormat {
     /// JUnit XML: a test case per property of each preset and of the sweep, per
     /// scenario and per mutant (docs/ci.md).
     Junit,
+    /// The report as one self-contained HTML page (also written as `report.html`).
+    Html,
 }
 
 impl Default for VerifyArgs {
@@ -282,6 +284,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     match args.format {
         VerifyFormat::Json => println!("{}", report.to_json()),
         VerifyFormat::Junit => print!("{}", report::junit::verify(&report)),
+        VerifyFormat::Html => print!("{}", report.html()),
         VerifyFormat::Text => {
             print!("{}", report.summary_text());
             println!("report: {}", written.join(", "));

@@ -1,5 +1,5 @@
-//! The HTML report in a real browser: `verify` with a planted bug writes
-//! `report.html`; Debian's headless chromium loads it from disk (no network) and the
+//! The HTML report in a real browser: `verify --format html` with a planted bug prints
+//! the page it writes as `report.html`; Debian's headless chromium loads it from disk (no network) and the
 //! rendered DOM holds, per violation, one drawn sequence diagram whose arrows run
 //! between its own lifelines and whose closing note names the property and its rules.
 //! A screenshot is saved as `target/test-artifacts/report-page.png`.
@@ -47,10 +47,14 @@ fn report_browser_each_violation_is_drawn_with_its_witness() {
         "cancel",
         "--out",
         out.to_str().unwrap(),
+        "--format",
+        "html",
     ]);
     assert_eq!(common::code(&o), 1, "{}", common::stderr(&o));
+    // The page on stdout is the page written beside the other report files.
     let page = out.join("report.html");
     let raw = std::fs::read_to_string(&page).unwrap();
+    assert!(common::stdout(&o) == raw, "stdout is not report.html");
     // One file, nothing fetched or run at view time, bounded in size.
     for banned in ["<script", "<link", "src=\"http", "@import", "url("] {
         assert!(!raw.contains(banned), "the page holds {banned}");
