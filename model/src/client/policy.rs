@@ -354,6 +354,27 @@ pub struct ClientParams {
     pub attempts_max: u8,
     /// Longest Idempotency-Key (contract: 255 characters, KEY-07).
     pub key_len_max: usize,
+    /// What a create or confirm whose tries all ended in 503 `temporarily_unavailable`
+    /// (or 429) comes to: S13's "not accepted" or the reference code's `RESULT_UNKNOWN`
+    /// (the contract says both: A-S13-REFERENCE-CODE).
+    pub after_503: After503,
+}
+
+/// The two readings of a create or confirm whose every try was answered 503
+/// `temporarily_unavailable` (A-S13-REFERENCE-CODE, a contradiction of the contract).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum After503 {
+    /// S13, RATE-04, RATE-05: "本次请求未受理，没有创建 Payment" (this request was not
+    /// accepted; no Payment was created): the order is refused for now, the payer is shown
+    /// "temporarily unable to pay", nothing is queried, and paying the order again later
+    /// re-sends it under the same key ("稍后用 K 重试"). The default.
+    NotAccepted,
+    /// The reference code's `postWithRetry`, which retries "5xx（含 503
+    /// temporarily_unavailable）" and then throws `RESULT_UNKNOWN` ("标记订单'正在确认'，
+    /// 转入查询"): the order is confirming and queried on SCHED-01, its window anchored
+    /// once for the submission, so a "not found" re-creates at most once per query.
+    ResultUnknown,
 }
 
 /// SCHED-01: 10 s, 30 s, 2 min, 5 min, 15 min, 1 h.
@@ -383,6 +404,7 @@ impl Default for ClientParams {
             short_timeout: Millis::secs(5),
             attempts_max: 3,
             key_len_max: 255,
+            after_503: After503::NotAccepted,
         }
     }
 }
