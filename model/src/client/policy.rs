@@ -142,6 +142,11 @@ pub enum AntiPattern {
     /// Close an order only on a closed Payment: here a declined (failed) payment closes
     /// the order as canceled.
     CloseOnFailed,
+    /// S13 (\"not accepted\") and SCHED-01 (one schedule \"from first acceptance\"): here
+    /// five 503s are a result unknown whose query window starts afresh after every round,
+    /// so a paused channel gives lookup, "not found", five 503s, for good.
+    #[serde(rename = "loop_on_503")]
+    LoopOn503,
 }
 
 impl AntiPattern {
@@ -171,6 +176,7 @@ impl AntiPattern {
         AntiPattern::FulfilBeforeSucceeded,
         AntiPattern::ConfirmingOn503,
         AntiPattern::CloseOnFailed,
+        AntiPattern::LoopOn503,
     ];
 
     /// Whether the variant is one of the detail mutants (cadence and merchant effects),
@@ -188,6 +194,7 @@ impl AntiPattern {
                 | AntiPattern::FulfilBeforeSucceeded
                 | AntiPattern::ConfirmingOn503
                 | AntiPattern::CloseOnFailed
+                | AntiPattern::LoopOn503
         )
     }
 
@@ -217,6 +224,7 @@ impl AntiPattern {
             AntiPattern::FulfilBeforeSucceeded => Rule::FulfilByPaymentId,
             AntiPattern::ConfirmingOn503 => Rule::PausedMessage,
             AntiPattern::CloseOnFailed => Rule::TerminalStatuses,
+            AntiPattern::LoopOn503 => Rule::QuerySchedule,
         }
     }
 
@@ -246,6 +254,7 @@ impl AntiPattern {
             AntiPattern::FulfilBeforeSucceeded => "fulfil_before_succeeded",
             AntiPattern::ConfirmingOn503 => "confirming_on_503",
             AntiPattern::CloseOnFailed => "close_on_failed",
+            AntiPattern::LoopOn503 => "loop_on_503",
         }
     }
 
@@ -308,6 +317,9 @@ impl AntiPattern {
                 "shows the payer \"confirming\" on a 503 instead of \"temporarily unavailable\""
             }
             AntiPattern::CloseOnFailed => "closes the order as canceled when the payment fails",
+            AntiPattern::LoopOn503 => {
+                "takes five 503s as unknown and restarts the query window after every round"
+            }
         }
     }
 }
@@ -424,10 +436,10 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", p.name()));
             assert!(crate::rules::Rule::ALL.contains(&p.breaks()));
         }
-        assert_eq!(AntiPattern::ALL.len(), 23);
+        assert_eq!(AntiPattern::ALL.len(), 24);
         assert_eq!(
             AntiPattern::ALL.iter().filter(|p| p.is_detail()).count(),
-            10
+            11
         );
         assert!(Policy::reference().is_reference());
         assert!(

@@ -56,8 +56,17 @@ impl MerchantServer {
             self.memory.uncertain.insert(op.clone());
         }
         if try_no >= self.config.params.tries_max {
-            let certain = !self.memory.uncertain.remove(&op);
-            if let (Op::Submit { order, .. }, true, true) = (&op, unavailable, certain)
+            let mut certain = !self.memory.uncertain.remove(&op);
+            if unavailable && self.config.policy.has(AntiPattern::LoopOn503) {
+                // The planted loop: unknown, and a fresh window after every round.
+                let pattern = AntiPattern::LoopOn503;
+                cx.decide(
+                    op.subject(),
+                    Decision::Deviate { pattern },
+                    pattern.breaks(),
+                );
+                certain = false;
+            } else if let (Op::Submit { order, .. }, true, true) = (&op, unavailable, certain)
                 && self.config.params.after_503 == After503::NotAccepted
             {
                 return self.not_accepted(cx, order);
