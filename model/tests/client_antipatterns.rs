@@ -853,6 +853,24 @@ fn res_06_close_on_failed_closes_a_declined_order() {
     );
 }
 
+#[test]
+fn sched_01_loop_on_503_restarts_the_query_window_after_every_round_of_503s() {
+    let pattern = AntiPattern::LoopOn503;
+    let script = |b: &mut ClientBench| {
+        b.bench.control(Control::SetChannelPaused { on: true });
+        b.command(0, pay());
+        b.advance(Millis::hours(1));
+    };
+    let reference = run(Policy::reference(), script);
+    let variant = run(Policy::reference().with(pattern), script);
+    // The reference: five 503s, not accepted, nothing more (S13).
+    assert_eq!(reference.sent().len(), 5);
+    // The variant: lookup, "not found", five more 503s, again and again.
+    let gets = times(&variant, Method::Get).len();
+    assert!(gets > 11, "more queries than one schedule has: {gets}");
+    assert!(variant.sent().len() > 200, "{}", variant.sent().len());
+}
+
 // ---- every variant has its test ---------------------------------------------------------------
 
 #[test]

@@ -1072,12 +1072,48 @@ fn res_04_manual_review_stays_pending_and_is_never_charged_again_with_platform()
     b.command(0, pay(ORDER, 'A'));
     b.advance(Millis::hours(30));
     assert_eq!(posts(&b).len(), 1, "never charged again");
-    // WORDING-03: after the schedule, the merchant may contact support.
-    assert!(b.decisions().iter().any(|(_, _, _, d, r)| *d
-        == Decision::ShowPayer {
-            message: PayerMessage::ContactSupport
-        }
-        && *r == Rule::ManualReviewSupport));
+}
+
+/// WORDING-03 and RES-04: "超过 24 小时仍未确认可联系技术支持并提供支付号" (if still not
+/// confirmed after more than 24 hours, contact technical support with the payment number):
+/// the merchant is told, with the payment id, more than 24 hours after the order went to
+/// manual_review, not when the query schedule ends (21 h after its anchor), and the payer
+/// is never shown it.
+#[test]
+fn wording_03_contact_support_goes_to_the_merchant_more_than_24_hours_into_manual_review() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::hours(2));
+    assert_eq!(order(&b).state(), OrderState::PendingConfirmation);
+    let pending_at = b
+        .decisions()
+        .into_iter()
+        .find(|(_, _, _, d, _)| *d == Decision::PendingConfirmation)
+        .map(|(at, ..)| at)
+        .unwrap();
+    b.advance(Millis::hours(22)); // the schedule ended at 21 h: nothing said yet
+    let support = |b: &ClientBench| {
+        b.decisions()
+            .into_iter()
+            .filter(|(_, _, _, d, _)| matches!(d, Decision::ContactSupport { .. }))
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        b.decisions()
+            .iter()
+            .any(|(_, _, _, d, _)| *d == Decision::ScheduleEnded)
+    );
+    assert!(support(&b).is_empty(), "too early: {:?}", support(&b));
+    b.advance(Millis::hours(4));
+    let told = support(&b);
+    assert_eq!(told.len(), 1, "{:#?}", b.trace_lines());
+    let (at, _, _, decision, rule) = &told[0];
+    assert!(at.since(pending_at) > Millis::hours(24));
+    assert_eq!(rule, &Rule::ManualReviewSupport);
+    assert!(
+        matches!(decision, Decision::ContactSupport { payment } if Some(*payment) == order(&b).payment_id)
+    );
+    assert_eq!(posts(&b).len(), 1, "never charged again");
 }
 
 #[test]
@@ -1405,4 +1441,155 @@ fn reject_01_a_rejected_create_paid_again_corrected_goes_under_a_new_key_with_pl
     // A paid order is not paid again: the resubmission is for rejected creates only.
     b.command(0, pay_in("USD"));
     assert_eq!(posts(&b).len(), 2);
+}
+
+// ---- Issue-free fidelity: 503s, a cancel's lost 202, a rejected refund ------------------
+
+fn shown(b: &ClientBench, message: PayerMessage) -> usize {
+    b.decisions()
+        .iter()
+        .filter(|(_, _, _, d, _)| *d == Decision::ShowPayer { message })
+        .count()
+}
+
+/// RATE-04 and S13 (A-S13-REFERENCE-CODE, the default reading): five 503s executed
+/// nothing; the order is refused for now, never "confirming", never queried, and no
+/// loop of lookups and re-creates follows. Paying it again once the channel is back
+/// re-sends it under the same key ("稍后用 K 重试").
+#[test]
+fn rate_04_a_paused_channel_is_not_accepted_and_the_order_is_paid_later_under_the_same_key_with_platform()
+ {
+    let mut b = ClientBench::one(Policy::reference());
+    b.bench.control(Control::SetChannelPaused { on: true });
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::hours(6));
+    assert_eq!(posts(&b).len(), 5, "{:#?}", b.trace_lines());
+    assert!(
+        gets(&b).is_empty(),
+        "nothing to query: nothing was accepted"
+    );
+    assert_eq!(
+        order(&b).state(),
+        OrderState::Rejected(ErrorCode::TemporarilyUnavailable)
+    );
+    assert_eq!(shown(&b, PayerMessage::Confirming), 0);
+    assert_eq!(shown(&b, PayerMessage::TemporarilyUnavailable), 5);
+    assert!(b.decisions().iter().any(|(_, _, _, d, r)| *d
+        == Decision::Rejected {
+            code: ErrorCode::TemporarilyUnavailable
+        }
+        && *r == Rule::ChannelPaused));
+    b.bench.control(Control::SetChannelPaused { on: false });
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    let keys = post_keys(&b);
+    assert_eq!(keys.len(), 6);
+    assert!(keys.iter().all(|k| k == "payment.create:ORDER-001:1"));
+    assert_eq!(posts(&b)[5].rule, Rule::ChannelPaused);
+}
+
+/// RATE-04 under the reference code's reading (A-S13-REFERENCE-CODE, `result_unknown`):
+/// confirming and queried; each "not found" re-creates under the original key
+/// (QUERY-06), but the window is anchored once, so the traffic ends within the 24 hours
+/// of SCHED-01 (before, every round of 503s restarted it: thousands of requests).
+#[test]
+fn rate_04_the_reference_code_reading_queries_and_re_creates_within_one_window_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.servers[0] = MerchantServer::new(ServerConfig {
+        api_key: M1_TEST,
+        policy: Policy::reference(),
+        params: ClientParams {
+            after_503: After503::ResultUnknown,
+            ..ClientParams::default()
+        },
+    });
+    b.bench.control(Control::SetChannelPaused { on: true });
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::hours(30));
+    let (posts, gets) = (posts(&b).len(), gets(&b).len());
+    // 11 scheduled lookups, each "not found" and followed by five 503s.
+    assert_eq!(gets, 11, "{:#?}", b.trace_lines());
+    assert_eq!(posts, 5 * (1 + 11));
+    assert_eq!(order(&b).state(), OrderState::Confirming);
+    assert!(
+        post_keys(&b)
+            .iter()
+            .all(|k| k == "payment.create:ORDER-001:1")
+    );
+}
+
+/// CANCEL-02 with a lost 202: the cancel's retry under the same key is a replay,
+/// answered 200 with the Payment still requires_action (REPLAY-02, A-REPLAY-AFTER-202).
+/// That 200 is not "canceled" either: the client queries until the Payment is final.
+#[test]
+fn cancel_02_a_200_replay_of_a_cancel_whose_202_was_lost_is_not_canceled_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.webhook_target = None; // the Payment's events never arrive: only queries tell
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::RequireAction);
+    assert_eq!(order(&b).state(), OrderState::AwaitingPayer);
+    b.fates.push_back(Fate::LoseResponse);
+    b.command(
+        0,
+        Command::CancelOrder {
+            order: ORDER.into(),
+        },
+    );
+    b.upstream(AcquirerDecision::Fail); // the upstream could not confirm: 202, lost
+    b.advance(Millis::secs(22)); // timeout at 20 s, try 2 at 21 s: a replay
+    let cancels: Vec<Sent> = posts(&b)
+        .into_iter()
+        .filter(|s| s.request.endpoint.path().ends_with("/cancel"))
+        .collect();
+    assert_eq!(cancels.len(), 2, "{:#?}", b.trace_lines());
+    assert!(
+        b.decisions()
+            .iter()
+            .any(|(_, _, _, d, r)| *d == Decision::CancelNotConfirmed
+                && *r == Rule::Cancel202NotCanceled)
+    );
+    assert_eq!(order(&b).cancel.as_ref().unwrap().outcome, Outcome::Unknown);
+    b.advance(Millis::mins(1));
+    b.settle(AcquirerDecision::Approve); // the platform's re-sent cancel is confirmed
+    b.advance(Millis::mins(10));
+    assert_eq!(
+        order(&b).state(),
+        OrderState::Closed,
+        "{:#?}",
+        b.trace_lines()
+    );
+}
+
+/// REJECT-01 for refunds (A-CLIENT-CORRECTED-KEY): a refund rejected with 422
+/// (refund_amount_exceeded) executed nothing and bound no number; asked for again with
+/// the amount corrected it is a new submission under a new key, refund.create:R:2.
+#[test]
+fn reject_01_a_rejected_refund_is_corrected_under_a_new_key_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    let refund = |amount| Command::RefundOrder {
+        order: ORDER.into(),
+        refund: "REFUND-001".into(),
+        amount,
+    };
+    b.command(0, refund(20_000));
+    let rec = b.db.refund("REFUND-001").unwrap().clone();
+    assert_eq!(
+        rec.outcome,
+        Outcome::Rejected(ErrorCode::RefundAmountExceeded)
+    );
+    b.command(0, refund(4_000));
+    let rec = b.db.refund("REFUND-001").unwrap().clone();
+    assert_eq!(rec.key.as_deref(), Some("refund.create:REFUND-001:2"));
+    assert_eq!(rec.seq, 2);
+    assert_eq!(rec.amount, 4_000);
+    assert_eq!(rec.outcome, Outcome::Answered);
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(b.bench.acquirer.ledger.refunds_of(RefundId(1)), 1);
+    assert!(!b.decisions().iter().any(|(_, _, _, d, _)| *d
+        == Decision::Refused {
+            reason: Refusal::RefundExists
+        }));
 }

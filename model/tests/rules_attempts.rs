@@ -48,7 +48,7 @@ fn attempt_01_confirm_with_new_key_while_requires_action_is_409_payment_in_progr
     let id = b.send(confirm);
     let e = assert_error(b.answered(id), 409, ErrorCode::PaymentInProgress);
     assert_eq!(e.related_resource_id, Some(ResourceId::Payment(pay)));
-    assert!(e.retryable);
+    assert!(!e.retryable, "A-RETRYABLE: wait or query, not a retry");
     // A branch given anyway is not taken: still the 409.
     let id = b.send_with(req::confirm("K3", pay, 'B'), Branch::S8OriginalStatus);
     assert_error(b.answered(id), 409, ErrorCode::PaymentInProgress);

@@ -21,6 +21,7 @@ pub mod property;
 pub mod reach;
 pub mod responses;
 pub mod safety;
+pub mod traffic;
 pub mod wire;
 pub mod zoo;
 

@@ -139,6 +139,7 @@ pub static PROPERTIES: &[Property] = &[
     crate::cadence::PLATFORM_VERIFIES,
     crate::cadence::PLATFORM_REQUERIES_MANUAL_REVIEW,
     crate::cadence::PLATFORM_MANUAL_REVIEW_AFTER_WINDOW,
+    crate::traffic::CLIENT_TRAFFIC_BOUNDED,
     crate::effects::FULFILS_ONCE_WHEN_SUCCEEDED,
     crate::effects::CLOSES_ONCE_ON_A_CLOSED_PAYMENT,
     crate::effects::MESSAGE_MATCHES_STATUS,

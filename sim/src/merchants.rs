@@ -360,7 +360,8 @@ impl World {
         }
         self.workload_used[item] += 1;
         let (node, command) = (work.node, work.command.clone());
-        self.note(sink, || What::Commanded {
+        // Read by the traffic facts: a command opens a round (facts/traffic.rs).
+        self.emit_if(sink, false, || What::Commanded {
             node,
             command: command.clone(),
         });

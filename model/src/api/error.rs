@@ -125,14 +125,15 @@ impl ErrorCode {
         }
     }
 
-    /// `error.retryable`: whether retrying the same request with the same key may succeed
-    /// (A-RETRYABLE: the contract shows the flag for internal_error and
-    /// temporarily_unavailable only).
+    /// `error.retryable`: whether the client should send the same request with the same
+    /// key again (A-RETRYABLE: the contract shows the flag for internal_error and
+    /// temporarily_unavailable only). Not payment_in_progress: S8 says "等待结果或查询"
+    /// (wait for the result, or query) and the card-retry section "会被拒绝" (will be
+    /// rejected).
     pub fn retryable(self) -> bool {
         matches!(
             self,
             ErrorCode::OperationInProgress
-                | ErrorCode::PaymentInProgress
                 | ErrorCode::RateLimited
                 | ErrorCode::InternalError
                 | ErrorCode::TemporarilyUnavailable

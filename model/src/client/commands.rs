@@ -9,7 +9,7 @@ use super::io::Command;
 use super::keys::{self, KeyPurpose, Keys};
 use super::policy::AntiPattern;
 use super::server::{Cx, MerchantServer, Op};
-use crate::api::{Endpoint, PaymentStatus};
+use crate::api::{Endpoint, ErrorCode, PaymentStatus};
 use crate::ids::Card;
 use crate::rules::Rule;
 use crate::text::Text;
@@ -61,6 +61,20 @@ impl MerchantServer {
                 // UNKNOWN-04: the order number and its key are bound to these parameters.
                 return cx.refuse(subject, Refusal::ParametersBound, Rule::ConflictIsDefect);
             }
+            let op = Op::Submit {
+                order: order.into(),
+                seq: rec.submission.seq,
+            };
+            let paused = Outcome::Rejected(ErrorCode::TemporarilyUnavailable);
+            if rec.submission.outcome == paused && rec.payment_id.is_none() {
+                // S13: "稍后用 K 重试" (retry later with K): the 503s executed nothing and
+                // bound no key, so paying the order again re-sends it under the same key.
+                cx.order(order).submission.outcome = Outcome::Sending;
+                if !self.busy(&op) {
+                    self.send_keyed(cx, op, 1, Rule::ChannelPaused);
+                }
+                return;
+            }
             if rec.submission.outcome != Outcome::Sending {
                 let state = rec.state();
                 let rule = if state == OrderState::Paid {
@@ -70,10 +84,6 @@ impl MerchantServer {
                 };
                 return cx.refuse(subject, Refusal::OrderExists { state }, rule);
             }
-            let op = Op::Submit {
-                order: order.into(),
-                seq: rec.submission.seq,
-            };
             if self.busy(&op) {
                 return cx.refuse(subject, Refusal::AlreadyInProgress, Rule::DeterministicKeys);
             }
@@ -111,6 +121,7 @@ impl MerchantServer {
             confirming_since: None,
             last_query_at: None,
             fulfilled: None,
+            support_due: None,
         });
         // GEN-06: the key is in the database before the request leaves.
         self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
@@ -311,6 +322,12 @@ impl MerchantServer {
             refund: refund.into(),
         };
         if let Some(existing) = cx.db.refund(refund) {
+            if existing.rejected() && existing.order_no == order {
+                // REJECT-01: "修正后用新键提交" (after correcting, submit with a new key):
+                // the platform never bound the refund number (A-CLIENT-CORRECTED-KEY).
+                let seq = existing.seq + 1;
+                return self.refund_corrected(cx, refund, seq, amount);
+            }
             let same = existing.order_no == order && existing.amount == amount;
             if same && existing.outcome == Outcome::Sending && !self.busy(&op) {
                 // Another server's refund: the same key from the database.
@@ -350,12 +367,37 @@ impl MerchantServer {
             order_no: order.into(),
             payment_id,
             amount,
+            seq: 1,
             key: stored,
             outcome: Outcome::Sending,
             refund_id: None,
             applied: None,
         });
         self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
+    }
+
+    /// A-CLIENT-CORRECTED-KEY for refunds: a refund rejected with 400, 401, 403 or 422
+    /// asked for again (its amount corrected, or not) is a new submission: sequence + 1,
+    /// a new derived key (`refund.create:REFUND:2`, GEN-02) or a new random one (GEN-04).
+    fn refund_corrected(&mut self, cx: &mut Cx, refund: &str, seq: u32, amount: u64) {
+        let subject = Subject::Refund(refund.into());
+        if amount == 0 || amount > i64::MAX as u64 {
+            return cx.refuse(subject, Refusal::InvalidOrder, Rule::SafeParameters);
+        }
+        let op = Op::Refund {
+            refund: refund.into(),
+        };
+        if self.busy(&op) {
+            return cx.refuse(subject, Refusal::AlreadyInProgress, Rule::UniqueRefundNo);
+        }
+        let key = self.new_key(cx, KeyPurpose::CreateRefund, refund, seq);
+        let stored = self.keep_key(cx, &op, key, seq, Rule::SequenceOnlyForNewSubmission);
+        let rec = cx.db.refund_mut(refund).expect("looked up");
+        rec.amount = amount;
+        rec.seq = seq;
+        rec.key = stored;
+        rec.outcome = Outcome::Sending;
+        self.send_keyed(cx, op, 1, Rule::RejectionsDoNotOccupyKey);
     }
 
     /// SCHED-03: refunds are not polled; once a day, list the processing ones, and look up

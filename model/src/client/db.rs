@@ -179,6 +179,10 @@ pub struct OrderRecord {
     pub last_query_at: Option<Millis>,
     /// The Payment this order was fulfilled under (RES-07): at most once.
     pub fulfilled: Option<PaymentId>,
+    /// When the merchant is to contact technical support about the order, if it is still
+    /// pending confirmation then: 24 hours after the client first applied its Payment in
+    /// manual_review (WORDING-03, A-CLIENT-SUPPORT-START); cleared once told.
+    pub support_due: Option<Millis>,
 }
 
 impl OrderRecord {
@@ -261,6 +265,9 @@ pub struct RefundRecord {
     pub order_no: Text,
     pub payment_id: PaymentId,
     pub amount: u64,
+    /// 1 for the first request, + 1 for a corrected one after a 400, 401, 403 or 422
+    /// (REJECT-01, GEN-02: `refund.create:REFUND:2`).
+    pub seq: u32,
     /// The persisted Idempotency-Key; `None` only under `KeyNotPersisted`.
     pub key: Option<Text>,
     pub outcome: Outcome,
@@ -270,6 +277,16 @@ pub struct RefundRecord {
 }
 
 impl RefundRecord {
+    /// Whether the refund's create was rejected with 400, 401, 403 or 422 (REJECT-01):
+    /// nothing executed, the refund number is not bound at the platform.
+    pub fn rejected(&self) -> bool {
+        let rejected = match self.outcome {
+            Outcome::Rejected(code) => matches!(code.http_status(), 400 | 401 | 403 | 422),
+            _ => false,
+        };
+        rejected && self.refund_id.is_none()
+    }
+
     /// Whether the refund reached `succeeded` or `failed` (`pending_review` and
     /// `processing` come before a terminal status, SCHED-03).
     pub fn is_final(&self) -> bool {

@@ -139,7 +139,6 @@ impl std::fmt::Display for PayerMessage {
         f.write_str(match self {
             PayerMessage::TemporarilyUnavailable => "\"temporarily unable to pay\"",
             PayerMessage::Confirming => "\"confirming the payment result\"",
-            PayerMessage::ContactSupport => "\"contact support\"",
         })
     }
 }
@@ -152,9 +151,6 @@ pub enum PayerMessage {
     TemporarilyUnavailable,
     /// "Confirming the payment result" (WORDING-02).
     Confirming,
-    /// Unconfirmed after 24 hours of manual review: contact support with the payment
-    /// number (WORDING-03).
-    ContactSupport,
 }
 
 /// A decision of a merchant server.
@@ -210,8 +206,12 @@ pub enum Decision {
     Defect { code: ErrorCode },
     /// A command the policy refuses.
     Refused { reason: Refusal },
-    /// Show the payer or the merchant a message.
+    /// Show the payer a message.
     ShowPayer { message: PayerMessage },
+    /// Tell the merchant's staff to contact technical support with this payment number:
+    /// still unconfirmed more than 24 hours into manual_review (WORDING-03). The contract
+    /// addresses the merchant (你), not the payer.
+    ContactSupport { payment: PaymentId },
     /// An answer for a request this process no longer waits for: ignored.
     LateReply { handle: Handle },
     /// A webhook or list entry about an object the database does not know.
@@ -263,6 +263,9 @@ impl std::fmt::Display for Decision {
             Decision::Defect { code } => write!(f, "integration defect: {}", code.as_str()),
             Decision::Refused { reason } => write!(f, "refused: {reason}"),
             Decision::ShowPayer { message } => write!(f, "show {message}"),
+            Decision::ContactSupport { payment } => {
+                write!(f, "merchant: contact technical support with {payment}")
+            }
             Decision::LateReply { handle } => write!(f, "late answer for {handle} ignored"),
             Decision::UnknownObject => f.write_str("unknown object ignored"),
             Decision::Restarted { boot } => write!(f, "process {boot} resumes from the database"),

@@ -105,6 +105,6 @@ pub use db::{
 pub use decision::{Decision, ObjectState, PayerMessage, Refusal, Subject, Via};
 pub use io::{ClientError, ClientInput, ClientOutput, Command, Draw, Handle};
 pub use keys::{KeyPurpose, Keys};
-pub use policy::{AntiPattern, ClientParams, Policy};
+pub use policy::{After503, AntiPattern, ClientParams, Policy};
 pub use server::{ClientTimer, MerchantServer, Op, ServerConfig};
 pub use solo::Solo;

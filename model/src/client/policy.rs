@@ -142,6 +142,11 @@ pub enum AntiPattern {
     /// Close an order only on a closed Payment: here a declined (failed) payment closes
     /// the order as canceled.
     CloseOnFailed,
+    /// S13 (\"not accepted\") and SCHED-01 (one schedule \"from first acceptance\"): here
+    /// five 503s are a result unknown whose query window starts afresh after every round,
+    /// so a paused channel gives lookup, "not found", five 503s, for good.
+    #[serde(rename = "loop_on_503")]
+    LoopOn503,
 }
 
 impl AntiPattern {
@@ -171,6 +176,7 @@ impl AntiPattern {
         AntiPattern::FulfilBeforeSucceeded,
         AntiPattern::ConfirmingOn503,
         AntiPattern::CloseOnFailed,
+        AntiPattern::LoopOn503,
     ];
 
     /// Whether the variant is one of the detail mutants (cadence and merchant effects),
@@ -188,6 +194,7 @@ impl AntiPattern {
                 | AntiPattern::FulfilBeforeSucceeded
                 | AntiPattern::ConfirmingOn503
                 | AntiPattern::CloseOnFailed
+                | AntiPattern::LoopOn503
         )
     }
 
@@ -217,6 +224,7 @@ impl AntiPattern {
             AntiPattern::FulfilBeforeSucceeded => Rule::FulfilByPaymentId,
             AntiPattern::ConfirmingOn503 => Rule::PausedMessage,
             AntiPattern::CloseOnFailed => Rule::TerminalStatuses,
+            AntiPattern::LoopOn503 => Rule::QuerySchedule,
         }
     }
 
@@ -246,6 +254,7 @@ impl AntiPattern {
             AntiPattern::FulfilBeforeSucceeded => "fulfil_before_succeeded",
             AntiPattern::ConfirmingOn503 => "confirming_on_503",
             AntiPattern::CloseOnFailed => "close_on_failed",
+            AntiPattern::LoopOn503 => "loop_on_503",
         }
     }
 
@@ -308,6 +317,9 @@ impl AntiPattern {
                 "shows the payer \"confirming\" on a 503 instead of \"temporarily unavailable\""
             }
             AntiPattern::CloseOnFailed => "closes the order as canceled when the payment fails",
+            AntiPattern::LoopOn503 => {
+                "takes five 503s as unknown and restarts the query window after every round"
+            }
         }
     }
 }
@@ -354,6 +366,27 @@ pub struct ClientParams {
     pub attempts_max: u8,
     /// Longest Idempotency-Key (contract: 255 characters, KEY-07).
     pub key_len_max: usize,
+    /// What a create or confirm whose tries all ended in 503 `temporarily_unavailable`
+    /// (or 429) comes to: S13's "not accepted" or the reference code's `RESULT_UNKNOWN`
+    /// (the contract says both: A-S13-REFERENCE-CODE).
+    pub after_503: After503,
+}
+
+/// The two readings of a create or confirm whose every try was answered 503
+/// `temporarily_unavailable` (A-S13-REFERENCE-CODE, a contradiction of the contract).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum After503 {
+    /// S13, RATE-04, RATE-05: "本次请求未受理，没有创建 Payment" (this request was not
+    /// accepted; no Payment was created): the order is refused for now, the payer is shown
+    /// "temporarily unable to pay", nothing is queried, and paying the order again later
+    /// re-sends it under the same key ("稍后用 K 重试"). The default.
+    NotAccepted,
+    /// The reference code's `postWithRetry`, which retries "5xx（含 503
+    /// temporarily_unavailable）" and then throws `RESULT_UNKNOWN` ("标记订单'正在确认'，
+    /// 转入查询"): the order is confirming and queried on SCHED-01, its window anchored
+    /// once for the submission, so a "not found" re-creates at most once per query.
+    ResultUnknown,
 }
 
 /// SCHED-01: 10 s, 30 s, 2 min, 5 min, 15 min, 1 h.
@@ -383,6 +416,7 @@ impl Default for ClientParams {
             short_timeout: Millis::secs(5),
             attempts_max: 3,
             key_len_max: 255,
+            after_503: After503::NotAccepted,
         }
     }
 }
@@ -402,10 +436,10 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", p.name()));
             assert!(crate::rules::Rule::ALL.contains(&p.breaks()));
         }
-        assert_eq!(AntiPattern::ALL.len(), 23);
+        assert_eq!(AntiPattern::ALL.len(), 24);
         assert_eq!(
             AntiPattern::ALL.iter().filter(|p| p.is_detail()).count(),
-            10
+            11
         );
         assert!(Policy::reference().is_reference());
         assert!(

@@ -89,7 +89,6 @@ fn decisions() -> Vec<Decision> {
     for message in [
         PayerMessage::TemporarilyUnavailable,
         PayerMessage::Confirming,
-        PayerMessage::ContactSupport,
     ] {
         decisions.push(Decision::ShowPayer { message });
     }

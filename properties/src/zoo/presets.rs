@@ -451,15 +451,38 @@ pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
             NO_FAULTS,
         )
     };
-    vec![Preset {
-        name: "zoo-client-refund",
-        about: "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",
-        config: refund,
-        setup: Vec::new(),
-        horizon: Millis::secs(25),
-        reaches: Reaches::NONE,
-    }]
+    let paused_on = Control::SetChannelPaused { on: true };
+    let paused = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve],
+        webhooks: Vec::new(),
+        // Nothing is lost and no answer is late here: the clock waits for the messages,
+        // so the run is one path, as long as the traffic it checks.
+        time_waits_for_messages: true,
+        immediate_inbox: true,
+        ..client_world(PAUSED_PRESET, policy, 1, vec![pay(0, "ORDER-1")], NO_FAULTS)
+    };
+    vec![
+        Preset {
+            name: "zoo-client-refund",
+            about: "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",
+            config: refund,
+            setup: Vec::new(),
+            horizon: Millis::secs(25),
+            reaches: Reaches::NONE,
+        },
+        Preset {
+            name: PAUSED_PRESET,
+            about: "S13, RETRY-03, SCHED-01: one server pays an order while the channel stays paused for ten minutes: five 503s, and nothing more than the schedules allow.",
+            config: paused,
+            setup: vec![payhub_sim::Choice::Control(paused_on)],
+            horizon: Millis::mins(10),
+            reaches: Reaches::NONE,
+        },
+    ]
 }
+
+/// The zoo preset of a channel paused for good ([`zoo_detail_client_presets`]).
+pub const PAUSED_PRESET: &str = "zoo-client-paused";
 
 #[cfg(test)]
 mod tests {

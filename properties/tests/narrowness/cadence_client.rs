@@ -987,10 +987,14 @@ fn retry_after_on_every_keyed_endpoint() {
     let t = Millis::secs(100);
     for request in keyed_requests("k1") {
         let limited = limited_by(t, 0, &request, Some(2));
+        let mut rate_limited = error(ErrorCode::RateLimited);
+        rate_limited.retry_after_s = Some(2);
+        let read = delivered(t, 0, rate_limited);
         violated(
             name,
             &[
                 limited.clone(),
+                read.clone(),
                 sends(t.after(Millis::ms(1_999)), 0, request.clone()),
             ],
         );
@@ -998,18 +1002,30 @@ fn retry_after_on_every_keyed_endpoint() {
             name,
             &[
                 limited.clone(),
+                read.clone(),
                 sends(t.after(Millis::secs(2)), 0, request.clone()),
             ],
         );
         holds(
             name,
             &[
-                limited,
+                limited.clone(),
+                read,
                 sends(
                     t.after(Millis::secs(1)),
                     0,
                     keyed(request.clone(), Some("k2")),
                 ),
+            ],
+        );
+        // Seed 948570: the 429 is still in the network when the client times out; it
+        // never read Retry-After, and its retry on the backoff breaks nothing.
+        holds(
+            name,
+            &[
+                limited,
+                timed_out(t.after(Millis::ms(48)), 0),
+                sends(t.after(Millis::ms(1_160)), 0, request.clone()),
             ],
         );
     }
@@ -1579,4 +1595,41 @@ fn refund_succeeded_reached_in_the_store() {
     for status in [RefundStatus::PendingReview, RefundStatus::Processing] {
         assert!(!reached(name, &[refund_in(status)]));
     }
+}
+
+/// RETRY-03, SCHED-01: 83 requests per opening for one submission; a timeout opens more.
+#[test]
+fn traffic_within_the_schedules_per_opening() {
+    let name = "client-traffic-within-the-schedules";
+    let create = req::create("k1", "ORDER-1", 10000, "USD", 'A');
+    let submitted = |t: Millis| {
+        at(
+            t,
+            What::ClientSends {
+                node: 0,
+                handle: payhub_model::client::Handle { boot: 0, n: 1 },
+                request: create.clone(),
+                owner: Some((M, ENV)),
+                timeout: Millis::secs(20),
+                rule: Rule::RetrySameKey,
+                submission: Some(payhub_model::event::SubmissionRef {
+                    db: 0,
+                    order: "ORDER-1".into(),
+                    seq: 1,
+                }),
+                held: false,
+            },
+        )
+    };
+    let allowed = payhub_sim::facts::traffic::allowed_per_opening() as u64;
+    assert_eq!(allowed, 83);
+    let within: Vec<Event> = (0..allowed).map(|i| submitted(Millis::secs(i))).collect();
+    holds(name, &within);
+    let mut over = within.clone();
+    over.push(submitted(Millis::secs(allowed)));
+    violated(name, &over);
+    let mut opened = within;
+    opened.push(timed_out(Millis::secs(allowed), 0));
+    opened.push(submitted(Millis::secs(allowed + 1)));
+    holds(name, &opened);
 }

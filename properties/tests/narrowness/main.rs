@@ -131,6 +131,7 @@
 //! | `client-never-applies-an-older-version` | cadence_client::applied_version_goes_back_in_any_database |
 //! | `client-spaces-queries` | cadence_client::queries_spaced_across_servers_and_objects, cadence_client::queries_of_one_object_by_id_and_by_number (found: fixed) |
 //! | `client-honours-retry-after` | cadence_client::retry_after_on_every_keyed_endpoint |
+//! | `client-traffic-within-the-schedules` | cadence_client::traffic_within_the_schedules_per_opening |
 //! | `client-uses-a-key-on-one-endpoint` | cadence_client::key_on_any_two_of_the_keyed_endpoints |
 //! | `client-never-changes-parameters-under-a-key` | cadence_client::parameters_changed_under_a_key_of_every_endpoint |
 //! | `client-creates-an-order-under-one-key` | cadence_client::order_rekeyed_after_answers_that_free_no_key |

@@ -289,8 +289,6 @@ impl Effects {
                 }
                 _ => return,
             },
-            // WORDING-03 (after 24 hours of manual review): not judged here.
-            PayerMessage::ContactSupport => return,
         };
         self.wrong(at, node, subject, message_text(message), shown);
     }
@@ -312,6 +310,5 @@ fn message_text(message: PayerMessage) -> &'static str {
     match message {
         PayerMessage::TemporarilyUnavailable => "temporarily unavailable",
         PayerMessage::Confirming => "confirming",
-        PayerMessage::ContactSupport => "contact support",
     }
 }

@@ -18,7 +18,8 @@
 //! - [`responses`]: every answer against what the contract prescribes for it and the
 //!   store at answer time.
 //! - [`cadence`]: when clients retry, wait and query, and when the platform verifies;
-//! - [`effects`]: what clients do to their orders and show their payers.
+//! - [`effects`]: what clients do to their orders and show their payers;
+//! - [`traffic`]: how many requests a client sends per business submission.
 
 pub mod attempts;
 pub mod cadence;
@@ -29,6 +30,7 @@ pub mod queries;
 pub mod query_object;
 pub mod refunds;
 pub mod responses;
+pub mod traffic;
 pub mod wire;
 
 pub use money::{SafeParams, safety_parameters};
@@ -52,6 +54,7 @@ pub struct Facts {
     pub responses: Shared<responses::Responses>,
     pub cadence: Shared<cadence::Cadence>,
     pub effects: Shared<effects::Effects>,
+    pub traffic: Shared<traffic::Traffic>,
 }
 
 impl Facts {
@@ -103,11 +106,14 @@ impl Facts {
         if changed[7] {
             f.effects.observe(at, what, &f.attempts);
         }
+        if changed[8] {
+            f.traffic.observe(at, what);
+        }
     }
 
     /// Which families `what` changes: money, attempts, refunds, queries, client,
-    /// responses, cadence, effects.
-    fn families_changed(&self, what: &What) -> [bool; 8] {
+    /// responses, cadence, effects, traffic.
+    fn families_changed(&self, what: &What) -> [bool; 9] {
         [
             self.money.changes(what),
             self.attempts.changes(what),
@@ -123,6 +129,7 @@ impl Facts {
             ),
             self.cadence.changes(what),
             self.effects.changes(what),
+            self.traffic.changes(what),
         ]
     }
 
@@ -155,6 +162,7 @@ impl Facts {
                 | What::AttemptStored { .. }
                 | What::RefundStored { .. }
                 | What::OrderStored { .. }
+                | What::Commanded { .. }
                 | What::ClientSends { held: false, .. }
                 | What::Crashed { .. }
                 | What::TimedOut { .. }

@@ -5,7 +5,7 @@ use super::query_object::{self, QueryObject, ties};
 use payhub_model::event::{Owner, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, Contract, CowMap, CowSet, Environment, ErrorCode, MerchantId, Method,
-    Millis, Rule, Text,
+    Millis, RequestId, Rule, Text,
 };
 use serde::Serialize;
 
@@ -33,6 +33,10 @@ pub struct Queries {
     /// (client node, scope) → no retry of that scope before this time: a 429's
     /// Retry-After, from when the client got it. Cleared when the node crashes.
     pub retry_not_before: CowMap<(u8, ScopeKey), Millis>,
+    /// 429s with Retry-After answered to a client that awaits them and not yet delivered:
+    /// exchange → (node, scope, seconds). RATE-03 binds the client from when the answer
+    /// reaches it; one it never read (it timed out first, or crashed) binds nothing.
+    pub rate_limited_in_flight: CowMap<RequestId, (u8, ScopeKey, u32)>,
     /// The first client request sent before its scope's Retry-After had passed.
     pub retry_after_ignored: Option<Box<EarlyRetry>>,
 }
@@ -94,7 +98,16 @@ impl Queries {
                         || (self.retry_after_ignored.is_none()
                             && !self.retry_not_before.is_empty()))
             }
-            What::Crashed { node } => self.retry_not_before.keys().any(|(n, _)| n == node),
+            What::Crashed { node } => {
+                self.retry_not_before.keys().any(|(n, _)| n == node)
+                    || self
+                        .rate_limited_in_flight
+                        .values()
+                        .any(|(n, ..)| n == node)
+            }
+            What::Delivered { id, .. } | What::TimedOut { id, .. } => {
+                self.rate_limited_in_flight.contains_key(id)
+            }
             _ => false,
         }
     }
@@ -102,10 +115,10 @@ impl Queries {
     pub(super) fn observe(&mut self, at: Millis, what: &What) {
         match what {
             What::Answered {
+                id,
                 response,
                 rule,
                 route,
-                ..
             } => {
                 self.note_rule(*rule);
                 let Some(route) = route else { return };
@@ -121,7 +134,7 @@ impl Queries {
                 }
                 // What the client gets: a 500 in place of the answer carries no Retry-After.
                 if route.awaited && !route.edge_500 {
-                    self.on_awaited_answer(at, route.merchant, route.scope.as_ref(), response);
+                    self.on_awaited_answer(*id, route.merchant, route.scope.as_ref(), response);
                 }
             }
             What::UpstreamCalled { rule, .. } | What::WebhookEmitted { rule, .. } => {
@@ -134,7 +147,23 @@ impl Queries {
                 held: false,
                 ..
             } => self.on_client_send(at, *node, request, *owner),
-            What::Crashed { node } => self.retry_not_before.retain(|(n, _), _| n != node),
+            What::Crashed { node } => {
+                self.retry_not_before.retain(|(n, _), _| n != node);
+                self.rate_limited_in_flight.retain(|_, (n, ..)| n != node);
+            }
+            // RATE-03: the 429 reaches the client now; Retry-After counts from here.
+            What::Delivered { id, to, .. } => {
+                if let Some((node, scope, seconds)) = self.rate_limited_in_flight.remove(id)
+                    && node == *to
+                {
+                    let until = at.after(Millis::secs(u64::from(seconds)));
+                    self.retry_not_before.insert((node, scope), until);
+                }
+            }
+            // The client gave up before the 429 came: it never read its Retry-After.
+            What::TimedOut { id, .. } => {
+                self.rate_limited_in_flight.remove(id);
+            }
             _ => {}
         }
     }
@@ -145,18 +174,20 @@ impl Queries {
         }
     }
 
-    /// RATE-03: a 429's Retry-After binds the client that waits for it, from now.
+    /// RATE-03: a 429's Retry-After binds the client that waits for it, from when it
+    /// reaches the client (`What::Delivered`): one still in the network when the client
+    /// times out was never read, and the client retries on its backoff (RETRY-02).
     fn on_awaited_answer(
         &mut self,
-        now: Millis,
+        id: RequestId,
         node: u8,
         scope: Option<&ScopeKey>,
         response: &ApiResponse,
     ) {
         if let (Some(scope), Some(seconds)) = (scope, response.retry_after_s) {
             if response.status == 429 {
-                let until = now.after(Millis::secs(seconds as u64));
-                self.retry_not_before.insert((node, scope.clone()), until);
+                let pending = (node, scope.clone(), seconds);
+                self.rate_limited_in_flight.insert(id, pending);
             }
         }
     }

@@ -121,7 +121,12 @@ impl MerchantServer {
             }
         };
         if let (true, Some(view)) = (response.is_success(), response.payment()) {
-            if response.status != 202 {
+            // CANCEL-02 whatever the code: a cancel answered with a Payment still processing
+            // or requires_action is not canceled. A 200 of that kind is the replay of a
+            // cancel whose first answer, a 202, was lost (REPLAY-02 returns the latest
+            // state with 200: A-REPLAY-AFTER-202); taken as final, the order would never be
+            // queried again.
+            if response.status != 202 && !view.status.is_in_progress() {
                 set(cx, Outcome::Answered);
                 self.apply_payment(cx, order, view, Via::Response);
                 return;

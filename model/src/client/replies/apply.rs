@@ -69,8 +69,11 @@ impl MerchantServer {
             return false;
         }
         rec.payment_id = Some(view.id);
+        // A create still sending, or one whose 503s were taken for "not accepted" (S13)
+        // while an earlier request under its key was executed after all.
+        let paused = Outcome::Rejected(crate::api::ErrorCode::TemporarilyUnavailable);
         let adopted = rec.submission.kind == SubmissionKind::Create
-            && rec.submission.outcome == Outcome::Sending;
+            && (rec.submission.outcome == Outcome::Sending || rec.submission.outcome == paused);
         if adopted {
             // The order's Payment exists, so its create was accepted: no retry is needed.
             rec.submission.outcome = Outcome::Answered;
@@ -182,6 +185,15 @@ impl MerchantServer {
                 Decision::PendingConfirmation,
                 Rule::ManualReviewClient,
             );
+            // WORDING-03: "超过 24 小时仍未确认" (still unconfirmed after more than 24 hours)
+            // counts from here (A-CLIENT-SUPPORT-START): due one second past the 24 hours.
+            let due =
+                (cx.now.after(crate::time::Millis::hours(24))).after(crate::time::Millis::secs(1));
+            let rec = cx.order(order);
+            if rec.support_due.is_none() {
+                rec.support_due = Some(due);
+                self.arm_support(cx, order);
+            }
             if self.config.policy.has(AntiPattern::RechargeOnManualReview) {
                 self.recharge_on_manual_review(cx, order);
             }

@@ -6,7 +6,7 @@ use crate::api::{ApiResponse, ErrorCode};
 use crate::client::db::Outcome;
 use crate::client::decision::{Decision, PayerMessage, Subject};
 use crate::client::keys::Keys;
-use crate::client::policy::AntiPattern;
+use crate::client::policy::{After503, AntiPattern};
 use crate::client::schedule;
 use crate::client::server::{ClientTimer, Cx, Flight, MerchantServer, Op};
 use crate::rules::Rule;
@@ -48,14 +48,36 @@ impl MerchantServer {
         let retry_after = response
             .filter(|r| r.status == 429)
             .and_then(|r| r.retry_after_s);
+        let unavailable =
+            response.and_then(ApiResponse::error_code) == Some(ErrorCode::TemporarilyUnavailable);
+        let executed_nothing = unavailable || response.is_some_and(|r| r.status == 429);
+        if matches!(op, Op::Submit { .. }) && !executed_nothing {
+            // UNKNOWN-02: a timeout, a network error or another 5xx may have charged.
+            self.memory.uncertain.insert(op.clone());
+        }
         if try_no >= self.config.params.tries_max {
+            let mut certain = !self.memory.uncertain.remove(&op);
+            if unavailable && self.config.policy.has(AntiPattern::LoopOn503) {
+                // The planted loop: unknown, and a fresh window after every round.
+                let pattern = AntiPattern::LoopOn503;
+                cx.decide(
+                    op.subject(),
+                    Decision::Deviate { pattern },
+                    pattern.breaks(),
+                );
+                certain = false;
+            } else if let (Op::Submit { order, .. }, true, true) = (&op, unavailable, certain)
+                && self.config.params.after_503 == After503::NotAccepted
+            {
+                return self.not_accepted(cx, order);
+            }
             if let Some(seconds) = retry_after {
                 // RATE-03 outlasts the tries: whatever sends this op again (a lookup that
                 // finds nothing, QUERY-06; a restart) waits for this 429's Retry-After.
                 let until = cx.now.after(crate::time::Millis::secs(u64::from(seconds)));
                 self.memory.held_back.insert(op.clone(), until);
             }
-            return self.give_up(cx, &op);
+            return self.give_up(cx, &op, certain);
         }
         let (failed_try, jitter) = self.detail_backoff(cx, &op, try_no);
         let params = &self.config.params;
@@ -164,10 +186,19 @@ impl MerchantServer {
 
     /// RETRY-03: still no result after the last try: "confirming"; queries and webhooks
     /// decide, and any later try uses the same key.
-    fn give_up(&mut self, cx: &mut Cx, op: &Op) {
+    /// `certain`: no try of the round may have executed (each was answered 503 or 429),
+    /// so the round gives no new "first acceptance" to count the queries from.
+    fn give_up(&mut self, cx: &mut Cx, op: &Op, certain: bool) {
         match op {
             Op::Submit { order, .. } => {
-                self.became_unknown(cx, order);
+                if certain && cx.order(order).confirming_since.is_some() {
+                    // A-S13-REFERENCE-CODE, the RESULT_UNKNOWN reading: a round of 503s
+                    // after a "not found" (QUERY-06) keeps the window it came from, so
+                    // the schedule, and the re-creates it leads to, end in 24 hours.
+                    cx.order(order).submission.outcome = Outcome::Unknown;
+                } else {
+                    self.became_unknown(cx, order);
+                }
                 cx.order_decide(order, Decision::ResultUnknown, Rule::RetryMaxAttempts);
                 let message = PayerMessage::Confirming;
                 cx.order_decide(
@@ -194,6 +225,20 @@ impl MerchantServer {
             }
             _ => {}
         }
+    }
+
+    /// S13, RATE-04 (A-S13-REFERENCE-CODE, the default reading): every try of the round
+    /// was answered 503 `temporarily_unavailable` or 429, and none may have executed:
+    /// "本次请求未受理，没有创建 Payment，也没有扣款" (not accepted, no Payment, no charge).
+    /// The result is known: the payer was shown "temporarily unable to pay" (WORDING-01);
+    /// nothing is queried; paying the order again later re-sends it under the same key.
+    fn not_accepted(&mut self, cx: &mut Cx, order: &str) {
+        let code = ErrorCode::TemporarilyUnavailable;
+        let rec = cx.order(order);
+        rec.submission.outcome = Outcome::Rejected(code);
+        rec.confirming_since = None;
+        cx.order_decide(order, Decision::Rejected { code }, Rule::ChannelPaused);
+        self.stop_queries(cx, order);
     }
 
     /// A submission still sending has no result: "confirming" from now. A-CLIENT-SCHED-ANCHOR:

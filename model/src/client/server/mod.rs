@@ -111,6 +111,9 @@ pub enum ClientTimer {
     Retry { op: Op, try_no: u32, rule: Rule },
     /// Query an order's Payment (SCHED-01, SCHED-02).
     Query { order: Text },
+    /// Tell the merchant to contact technical support if the order is still pending
+    /// confirmation (WORDING-03).
+    Support { order: Text },
 }
 
 /// A request in flight.
@@ -132,6 +135,10 @@ pub(super) struct Memory {
     /// Keyed ops whose last try was answered 429 with Retry-After when the tries ran
     /// out: not sent again before this time (RATE-03).
     pub(in crate::client) held_back: CowMap<Op, Millis>,
+    /// Creates and confirms a try of which, since the round's first try, may have
+    /// executed: a timeout, a network error, a 5xx other than 503, an in-flight 409
+    /// (UNKNOWN-02). A round with none, whose last answer is 503, was not accepted (S13).
+    pub(in crate::client) uncertain: CowSet<Op>,
 }
 
 /// Everything one step works with.

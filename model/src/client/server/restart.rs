@@ -61,6 +61,7 @@ impl MerchantServer {
             if resume_queries && !self.keep_querying(cx, &order) && unknown_create {
                 self.query_payment(cx, &order, Rule::QueryByOrderNoAfterCrash);
             }
+            self.arm_support(cx, &order);
         }
         for refund in cx.db.refund_nos() {
             let sending = cx

@@ -43,6 +43,11 @@ impl MerchantServer {
     /// on every try). Only a random key kept in memory can be missing, after a crash: the
     /// naive process then makes a new one (`KeyNotPersisted`).
     pub(in crate::client) fn send_keyed(&mut self, cx: &mut Cx, op: Op, try_no: u32, rule: Rule) {
+        if try_no == 1 {
+            // A new round: what the earlier one may have executed is settled (an answer,
+            // a "not found", or a restart that looked it up).
+            self.memory.uncertain.remove(&op);
+        }
         if let Some(until) = self.memory.held_back.get(&op).copied() {
             if cx.now < until {
                 // RATE-03: a Retry-After outlasting the tries still holds: send then.

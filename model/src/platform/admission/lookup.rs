@@ -35,7 +35,10 @@ impl Platform {
                 Admission::Fork(Fork::Concurrent { scope })
             }
             RecordState::Done { resource } if self.variant.replay_returns_object(*resource) => {
-                // REPLAY-01, REPLAY-02, CARD-03: the original object, latest state, 200.
+                // REPLAY-01, REPLAY-02, CARD-03: the original object, latest state, 200:
+                // S6's "相同" and S7's "原操作的结果" read as the same object, not a frozen
+                // first answer (A-REPLAY-SAME-OR-LATEST); 200 also when the first answer was
+                // a 202 and the result is still unknown (A-REPLAY-AFTER-202).
                 // REFUND-02: a refund retried with its key is the same refund.
                 let rule = match resource {
                     ResourceId::Refund(_) => Rule::RefundReplaySameRefund,
