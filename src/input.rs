@@ -81,13 +81,12 @@ pub fn too_long(name: &str, n: u64) -> String {
     )
 }
 
+/// What [`each_line`] calls with a line's number and text.
+pub type EachLine<'a> = dyn FnMut(u64, Option<&str>) -> Result<(), String> + 'a;
+
 /// Each line of `reader`, numbered from 1: `each(n, text)` for each non-blank line
 /// (`None`: not UTF-8).
-pub fn each_line(
-    reader: &mut dyn BufRead,
-    name: &str,
-    each: &mut dyn FnMut(u64, Option<&str>) -> Result<(), String>,
-) -> Result<(), String> {
+pub fn each_line(reader: &mut dyn BufRead, name: &str, each: &mut EachLine) -> Result<(), String> {
     let mut line = Vec::new();
     let mut n = 0u64;
     loop {

@@ -207,8 +207,8 @@ impl Supply {
     /// The source lacks `evidence` for part of what it holds (see [`Missing::partial`]);
     /// a whole lack already given wins.
     pub fn lack_part(&mut self, evidence: Evidence, why: impl Into<String>) {
-        if !self.lacks.contains_key(&evidence) {
-            self.lacks.insert(evidence, why.into());
+        if let std::collections::btree_map::Entry::Vacant(e) = self.lacks.entry(evidence) {
+            e.insert(why.into());
             self.partial.insert(evidence);
         }
     }

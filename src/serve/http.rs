@@ -490,19 +490,19 @@ struct Ns {
 
 impl Ns {
     /// The namespace of `?merchant=`; 400 naming the merchants for any other number.
-    fn index(&self) -> Result<usize, Response> {
+    fn index(&self) -> Result<usize, Box<Response>> {
         merchant_index(self.merchant)
     }
 }
 
 /// `?merchant=N` to its namespace: merchant 1 (the default) or 2; any other is 400
 /// (it would otherwise show merchant 1's session under another's name).
-fn merchant_index(merchant: Option<u32>) -> Result<usize, Response> {
+fn merchant_index(merchant: Option<u32>) -> Result<usize, Box<Response>> {
     match merchant.unwrap_or(1) {
         m @ (1 | 2) => Ok(namespace_of_merchant(m)),
         m => {
             let body = serde_json::json!({ "error": { "code": "invalid_request", "field": "merchant", "message": format!("?merchant={m}: the sandbox's merchants are 1 and 2"), "retryable": false } });
-            Err(respond(HttpReply::json(400, body.to_string())))
+            Err(Box::new(respond(HttpReply::json(400, body.to_string()))))
         }
     }
 }
@@ -528,7 +528,7 @@ async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -
     let markdown = q.format.as_deref() == Some("markdown");
     let ns = match merchant_index(q.merchant) {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let reply = edge.with_core(ns, |core, _| {
         let facts = &core.world().facts;

@@ -29,7 +29,7 @@ pub(super) async fn advance(
 ) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let body: AdvanceBody = match control_body(req).await {
         Ok(b) => b,
@@ -72,7 +72,7 @@ async fn settle_webhooks(edge: &Arc<Edge>, ns: usize) {
 pub(super) async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let reply = edge.with_namespace(ns, |n, now| {
         n.core.reset(now);
@@ -88,7 +88,7 @@ pub(super) async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) ->
 pub(super) async fn faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let reply = edge.with_core(ns, |core, _| {
         let json = serde_json::to_string(core.plan()).unwrap_or_default();
@@ -105,7 +105,7 @@ pub(super) async fn set_faults(
 ) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let (parts, body) = req.into_parts();
     let bytes = match read_body(&parts.headers, body).await {
@@ -147,7 +147,7 @@ pub(super) async fn controls(
     use payhub_model::{Control, MerchantId};
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let merchant = MerchantId(q.merchant.unwrap_or(1));
     let body: ControlsBody = match control_body(req).await {
@@ -199,7 +199,7 @@ pub(super) async fn authenticate(
 ) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let body: AuthenticateBody = match control_body(req).await {
         Ok(b) => b,
@@ -236,7 +236,7 @@ pub(super) async fn fill(
 ) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let body: FillBody = match control_body(req).await {
         Ok(b) => b,

@@ -12,7 +12,7 @@ pub(super) async fn events(
 ) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let kill = req.extensions().get::<Kill>().cloned();
     stream::events(edge, ns, kill).await
@@ -26,7 +26,7 @@ pub(super) async fn script(
 ) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let kill = req.extensions().get::<Kill>().cloned();
     let permit = match stream::turn().await {
@@ -59,7 +59,7 @@ pub(super) async fn page() -> Response {
 pub(super) async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let reply = edge.with_core(ns, |core, _| {
         let session = crate::serve::diagrams::Session {
@@ -79,7 +79,7 @@ pub(super) async fn har(
 ) -> Response {
     let ns = match q.index() {
         Ok(ns) => ns,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let kill = req.extensions().get::<Kill>().cloned();
     let permit = match stream::turn().await {
