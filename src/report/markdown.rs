@@ -20,6 +20,15 @@ impl Report {
                 named_first(&violated, 8)
             ),
         };
+        if let Some(m) = self.planted {
+            let _ = writeln!(
+                s,
+                "  planted bug: mutant {m} in every preset below; the simulation, chaos, scripts and bug zoo not run"
+            );
+        }
+        for p in self.problems() {
+            let _ = writeln!(s, "  {}\n    reproduce: {}", p.what, p.reproduce);
+        }
         if !self.phases.is_empty() {
             let parts: Vec<String> = self
                 .phases
@@ -33,15 +42,6 @@ impl Report {
                 })
                 .collect();
             let _ = writeln!(s, "time: {}", parts.join(", "));
-        }
-        if let Some(m) = self.planted {
-            let _ = writeln!(
-                s,
-                "  planted bug: mutant {m} in every preset below; the simulation, chaos, scripts and bug zoo not run"
-            );
-        }
-        for p in self.problems() {
-            let _ = writeln!(s, "  {}\n    reproduce: {}", p.what, p.reproduce);
         }
         let _ = writeln!(s, "exhaustive presets:");
         for r in &self.presets {
