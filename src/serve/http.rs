@@ -488,10 +488,25 @@ struct Ns {
     merchant: Option<u32>,
 }
 
-impl Ns {
-    /// The namespace of `?merchant=`; 400 naming the merchants for any other number.
-    fn index(&self) -> Result<usize, Box<Response>> {
-        merchant_index(self.merchant)
+/// `?merchant=N` extracted as the namespace it names; the 400 that names the merchants
+/// for any other number is the rejection, so no handler repeats the check. The second
+/// field is the merchant's number.
+struct MerchantNs(usize, u32);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Response> {
+        let Query(q) = Query::<Ns>::from_request_parts(parts, state)
+            .await
+            .map_err(axum::response::IntoResponse::into_response)?;
+        let merchant = q.merchant.unwrap_or(1);
+        merchant_index(q.merchant)
+            .map(|ns| MerchantNs(ns, merchant))
+            .map_err(|r| *r)
     }
 }
 

@@ -24,13 +24,9 @@ async fn control_body<T: serde::de::DeserializeOwned>(req: Request) -> Result<T,
 /// `POST /__sandbox/clock/advance {"by":"8d"}`: returns once every timer due has fired.
 pub(super) async fn advance(
     State(edge): State<Arc<Edge>>,
-    Query(q): Query<Ns>,
+    MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
     let body: AdvanceBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -69,11 +65,7 @@ async fn settle_webhooks(edge: &Arc<Edge>, ns: usize) {
 }
 
 /// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
-pub(super) async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
+pub(super) async fn reset(State(edge): State<Arc<Edge>>, MerchantNs(ns, _): MerchantNs) -> Response {
     let reply = edge.with_namespace(ns, |n, now| {
         n.core.reset(now);
         if let Some(file) = &mut n.tape {
@@ -85,11 +77,7 @@ pub(super) async fn reset(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) ->
 }
 
 /// `GET /__sandbox/faults`: the plan in force.
-pub(super) async fn faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
+pub(super) async fn faults(State(edge): State<Arc<Edge>>, MerchantNs(ns, _): MerchantNs) -> Response {
     let reply = edge.with_core(ns, |core, _| {
         let json = serde_json::to_string(core.plan()).unwrap_or_default();
         HttpReply::json(200, json)
@@ -100,13 +88,9 @@ pub(super) async fn faults(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -
 /// `POST /__sandbox/faults`: replaces the plan (its counts start again).
 pub(super) async fn set_faults(
     State(edge): State<Arc<Edge>>,
-    Query(q): Query<Ns>,
+    MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
     let (parts, body) = req.into_parts();
     let bytes = match read_body(&parts.headers, body).await {
         Ok(b) => b,
@@ -141,15 +125,11 @@ struct ControlsBody {
 /// channel (503 `temporarily_unavailable`), on until switched off (or a reset).
 pub(super) async fn controls(
     State(edge): State<Arc<Edge>>,
-    Query(q): Query<Ns>,
+    MerchantNs(ns, merchant): MerchantNs,
     req: Request,
 ) -> Response {
     use payhub_model::{Control, MerchantId};
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
-    let merchant = MerchantId(q.merchant.unwrap_or(1));
+    let merchant = MerchantId(merchant);
     let body: ControlsBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -194,13 +174,9 @@ fn yes() -> bool {
 /// completes (or fails) 3-D Secure for a test card C charge.
 pub(super) async fn authenticate(
     State(edge): State<Arc<Edge>>,
-    Query(q): Query<Ns>,
+    MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
     let body: AuthenticateBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -231,13 +207,9 @@ const FILL_MAX: usize = 100_000;
 /// benchmark's setup), in chunks, so that other requests are answered in between.
 pub(super) async fn fill(
     State(edge): State<Arc<Edge>>,
-    Query(q): Query<Ns>,
+    MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
     let body: FillBody = match control_body(req).await {
         Ok(b) => b,
         Err(r) => return r,

@@ -7,13 +7,9 @@ use super::*;
 /// copy of the session.
 pub(super) async fn events(
     State(edge): State<Arc<Edge>>,
-    Query(q): Query<Ns>,
+    MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
     let kill = req.extensions().get::<Kill>().cloned();
     stream::events(edge, ns, kill).await
 }
@@ -21,13 +17,9 @@ pub(super) async fn events(
 /// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
 pub(super) async fn script(
     State(edge): State<Arc<Edge>>,
-    Query(q): Query<Ns>,
+    MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
     let kill = req.extensions().get::<Kill>().cloned();
     let permit = match stream::turn().await {
         Ok(p) => p,
@@ -56,11 +48,7 @@ pub(super) async fn page() -> Response {
 }
 
 /// `GET /__sandbox/page.json`: what the page renders.
-pub(super) async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
+pub(super) async fn page_json(State(edge): State<Arc<Edge>>, MerchantNs(ns, _): MerchantNs) -> Response {
     let reply = edge.with_core(ns, |core, _| {
         let session = crate::serve::diagrams::Session {
             world: core.world(),
@@ -74,13 +62,9 @@ pub(super) async fn page_json(State(edge): State<Arc<Edge>>, Query(q): Query<Ns>
 /// `GET /__sandbox/har`: the session's exchanges as HAR 1.2.
 pub(super) async fn har(
     State(edge): State<Arc<Edge>>,
-    Query(q): Query<Ns>,
+    MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let ns = match q.index() {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
     let kill = req.extensions().get::<Kill>().cloned();
     let permit = match stream::turn().await {
         Ok(p) => p,
