@@ -181,6 +181,12 @@ fn witnesses(facts: &crate::facts::Facts, out: &mut dyn FnMut(&RequestId)) {
     .flatten()
     .for_each(&mut *out);
     m.waiting.keys().for_each(&mut *out);
+    // RATE-03: the 429s still in the network, by exchange.
+    facts
+        .queries
+        .rate_limited_in_flight
+        .keys()
+        .for_each(&mut *out);
     let r = &facts.responses;
     r.executing.values().for_each(&mut *out);
     r.waiting.iter().for_each(&mut *out);
@@ -222,6 +228,14 @@ fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -
     }
     if let Some(id) = facts.client.card_retry_in_progress {
         facts.client.card_retry_in_progress = Some(rank(id));
+    }
+    if !facts.queries.rate_limited_in_flight.is_empty() {
+        let q = &mut *facts.queries;
+        q.rate_limited_in_flight = q
+            .rate_limited_in_flight
+            .iter()
+            .map(|(id, v)| (rank(*id), v.clone()))
+            .collect();
     }
     let r = &facts.responses;
     let holds = !r.executing.is_empty()
