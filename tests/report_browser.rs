@@ -6,30 +6,12 @@
 
 mod common;
 
-use common::browser::{browse, chromium};
+use common::browser::{attr, browse, chromium, openings};
 use std::path::Path;
 
 /// The planted bug: a cancel answered 202 with an error object instead of its Payment
 /// (CANCEL-01), caught in the `cancel` preset.
 const MUTANT: &str = "cancel_accepted_without_payment";
-
-/// Every `<tag …>` opening in `s`, as its attribute text.
-fn openings<'a>(s: &'a str, tag: &str) -> Vec<&'a str> {
-    let open = format!("<{tag} ");
-    s.match_indices(&open)
-        .map(|(at, _)| {
-            let rest = &s[at + open.len()..];
-            &rest[..rest.find('>').unwrap_or(rest.len())]
-        })
-        .collect()
-}
-
-fn attr<'a>(opening: &'a str, name: &str) -> Option<&'a str> {
-    let key = format!("{name}=\"");
-    let at = opening.find(&key)? + key.len();
-    let rest = &opening[at..];
-    Some(&rest[..rest.find('"')?])
-}
 
 #[test]
 fn report_browser_each_violation_is_drawn_with_its_witness() {

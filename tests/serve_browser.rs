@@ -9,28 +9,10 @@
 mod common;
 mod serve_support;
 
-use common::browser::{browse, chromium};
+use common::browser::{attr, browse, chromium, openings};
 use serve_support::*;
 use std::collections::BTreeSet;
 use std::path::Path;
-
-/// Every `<tag …>` opening in `s`, as its attribute text.
-fn openings<'a>(s: &'a str, tag: &str) -> Vec<&'a str> {
-    let open = format!("<{tag} ");
-    s.match_indices(&open)
-        .map(|(at, _)| {
-            let rest = &s[at + open.len()..];
-            &rest[..rest.find('>').unwrap_or(rest.len())]
-        })
-        .collect()
-}
-
-fn attr<'a>(opening: &'a str, name: &str) -> Option<&'a str> {
-    let key = format!("{name}=\"");
-    let at = opening.find(&key)? + key.len();
-    let rest = &opening[at..];
-    Some(&rest[..rest.find('"')?])
-}
 
 /// The text of the element with this id in a dumped DOM (tags left in: enough to search).
 fn element<'a>(dom: &'a str, id: &str) -> &'a str {

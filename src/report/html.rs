@@ -11,21 +11,8 @@ use payhub_properties::checker::Status;
 use payhub_sim::Trace;
 use std::fmt::Write as _;
 
-/// Text safe in HTML character data and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Text safe in HTML character data and attribute values (the XML escaping serves).
+pub use super::junit::escape;
 
 /// The page's stylesheet: readable at 1,280 px without horizontal scrolling.
 pub const STYLE: &str = "<style>\

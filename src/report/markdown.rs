@@ -326,15 +326,11 @@ impl Report {
         let _ = writeln!(s, "## Contract findings\n");
         let _ = writeln!(
             s,
-            "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. The texts of the others are in `report.json`.\n"
+            "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. Every finding's texts, with its scripts drawn, are in `report.html` (and `report.json`).\n"
         );
-        // In full: the contradictions, and the readings a findings script demonstrates
-        // (each quotes the contract, Chinese and English, and says what was assumed).
-        let shown = |f: &&Finding| match f.gap {
-            payhub_model::Gap::Contradiction => true,
-            payhub_model::Gap::Ambiguous => f.scripts.iter().any(|s| s.starts_with('F')),
-            _ => false,
-        };
+        // In full: the contradictions (each quotes the contract, Chinese and English,
+        // and says what was assumed); the readings are in report.html.
+        let shown = |f: &&Finding| f.gap == payhub_model::Gap::Contradiction;
         for f in self.findings.iter().filter(shown) {
             let kind = if f.gap == payhub_model::Gap::Contradiction {
                 "Contradiction"

@@ -65,7 +65,10 @@ async fn settle_webhooks(edge: &Arc<Edge>, ns: usize) {
 }
 
 /// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
-pub(super) async fn reset(State(edge): State<Arc<Edge>>, MerchantNs(ns, _): MerchantNs) -> Response {
+pub(super) async fn reset(
+    State(edge): State<Arc<Edge>>,
+    MerchantNs(ns, _): MerchantNs,
+) -> Response {
     let reply = edge.with_namespace(ns, |n, now| {
         n.core.reset(now);
         if let Some(file) = &mut n.tape {
@@ -77,7 +80,10 @@ pub(super) async fn reset(State(edge): State<Arc<Edge>>, MerchantNs(ns, _): Merc
 }
 
 /// `GET /__sandbox/faults`: the plan in force.
-pub(super) async fn faults(State(edge): State<Arc<Edge>>, MerchantNs(ns, _): MerchantNs) -> Response {
+pub(super) async fn faults(
+    State(edge): State<Arc<Edge>>,
+    MerchantNs(ns, _): MerchantNs,
+) -> Response {
     let reply = edge.with_core(ns, |core, _| {
         let json = serde_json::to_string(core.plan()).unwrap_or_default();
         HttpReply::json(200, json)

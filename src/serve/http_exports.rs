@@ -48,7 +48,10 @@ pub(super) async fn page() -> Response {
 }
 
 /// `GET /__sandbox/page.json`: what the page renders.
-pub(super) async fn page_json(State(edge): State<Arc<Edge>>, MerchantNs(ns, _): MerchantNs) -> Response {
+pub(super) async fn page_json(
+    State(edge): State<Arc<Edge>>,
+    MerchantNs(ns, _): MerchantNs,
+) -> Response {
     let reply = edge.with_core(ns, |core, _| {
         let session = crate::serve::diagrams::Session {
             world: core.world(),

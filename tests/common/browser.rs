@@ -91,3 +91,22 @@ pub fn browse(browser: &Path, profile: &Path, url: &str, args: &[&str]) -> Strin
     );
     std::fs::read_to_string(&out).unwrap()
 }
+
+/// Every `<tag …>` opening in `s`, as its attribute text.
+pub fn openings<'a>(s: &'a str, tag: &str) -> Vec<&'a str> {
+    let open = format!("<{tag} ");
+    s.match_indices(&open)
+        .map(|(at, _)| {
+            let rest = &s[at + open.len()..];
+            &rest[..rest.find('>').unwrap_or(rest.len())]
+        })
+        .collect()
+}
+
+/// The value of attribute `name` in an opening tag's text.
+pub fn attr<'a>(opening: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!("{name}=\"");
+    let at = opening.find(&key)? + key.len();
+    let rest = &opening[at..];
+    Some(&rest[..rest.find('"')?])
+}
