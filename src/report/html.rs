@@ -155,6 +155,12 @@ impl Report {
         } else {
             "<span class=\"good\">all hold, all reached</span>".to_owned()
         };
+        let phase = |name: &str| {
+            self.phases
+                .iter()
+                .find(|p| p.name == name && p.ran)
+                .map(|p| p.seconds)
+        };
         let row = |s: &mut String, part: &str, what: String, result: String, secs: Option<f64>| {
             let _ = write!(
                 s,
@@ -170,7 +176,7 @@ impl Report {
                 self.presets.len()
             ),
             presets_result,
-            Some(preset_seconds),
+            phase("presets").or(Some(preset_seconds)),
         );
         let sim = &self.simulation;
         row(
@@ -192,7 +198,7 @@ impl Report {
             } else {
                 "<span class=\"good\">0 violations</span>".to_owned()
             },
-            None,
+            phase("simulation sweep"),
         );
         row(
             s,
@@ -211,7 +217,7 @@ impl Report {
             } else {
                 "<span class=\"good\">0 violations</span>".to_owned()
             },
-            None,
+            phase("chaos"),
         );
         let passed = self.scenarios.iter().filter(|x| x.passed).count();
         row(
@@ -231,7 +237,7 @@ impl Report {
                     self.scenarios.len()
                 )
             },
-            None,
+            phase("scripts"),
         );
         if let Some(zoo) = &self.kill_matrix {
             let m = &zoo.matrix;
@@ -252,7 +258,7 @@ impl Report {
                         m.killed, m.total
                     )
                 },
-                Some(m.seconds),
+                phase("bug zoo").or(Some(m.seconds)),
             );
         }
         let judged = self
