@@ -95,8 +95,15 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
     // What the page renders (tests/serve_browser.rs renders it in a browser).
     let page = s.control("GET", "/__sandbox/page.json", "").json();
     assert_eq!(
-        page["violated"][0]["name"], "client-never-charges-an-order-twice",
+        page["properties"][0]["name"], "client-never-charges-an-order-twice",
         "{page}"
+    );
+    assert_eq!(page["properties"][0]["status"], "violated", "{page}");
+    assert!(
+        page["properties"][0]["svg"]
+            .as_str()
+            .is_some_and(|svg| svg.starts_with("<svg")),
+        "the witness is drawn: {page}"
     );
     assert!(
         page["lines"].to_string().contains("ORDER-1-retry"),
