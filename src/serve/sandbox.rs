@@ -110,7 +110,7 @@ pub struct Sandbox {
     world: World,
     /// The trace and the tape, bounded ([`super::record`]).
     record: Record,
-    /// The edge time that is this session's world time 0 (set at the last reset).
+    /// The edge time at which this world's clock reads 0 (set at the last reset).
     epoch: Millis,
     faults: Faults,
     orders: Orders,
