@@ -118,9 +118,36 @@ pub enum UpstreamReply {
 impl std::fmt::Display for UpstreamReply {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            UpstreamReply::Charge { attempt, state } => write!(f, "{attempt}: {state:?}"),
-            UpstreamReply::Refund { refund, state } => write!(f, "{refund}: {state:?}"),
+            UpstreamReply::Charge { attempt, state } => write!(f, "{attempt}: {state}"),
+            UpstreamReply::Refund { refund, state } => write!(f, "{refund}: {state}"),
         }
+    }
+}
+
+/// The acquirer's words for a charge's state, as a trace prints them
+/// (`approved`, `declined: authentication_failed`).
+impl std::fmt::Display for ChargeState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ChargeState::Approved => "approved",
+            ChargeState::Declined(code) => return write!(f, "declined: {}", code.as_str()),
+            ChargeState::ActionRequired => "action_required",
+            ChargeState::Canceled => "canceled",
+            ChargeState::NotFound => "not_found",
+            ChargeState::Error => "error",
+        })
+    }
+}
+
+/// The acquirer's words for a refund's state, as a trace prints them.
+impl std::fmt::Display for RefundState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RefundState::Succeeded => "succeeded",
+            RefundState::Failed => "failed",
+            RefundState::NotFound => "not_found",
+            RefundState::Error => "error",
+        })
     }
 }
 

@@ -197,7 +197,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
                 "payhub-verify serve: WARNING: listening on {addr}, not loopback: anyone who reaches it can use this sandbox"
             );
         }
-        print!("{}", banner(addr, args));
+        print!("{}", banner(addr, args, &settings.plan));
         let guard = guard::Guard {
             addr: Some(addr),
             open: args.allow_non_loopback && addr.ip().is_unspecified(),
@@ -221,14 +221,18 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
 
 /// What `serve` prints at start: its address first (a test reads that line), the keys,
 /// the test cards and the control endpoints.
-pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
+pub fn banner(addr: SocketAddr, args: &ServeArgs, plan: &faults::Plan) -> String {
+    use clap::ValueEnum as _;
     use std::fmt::Write as _;
+    let name = |v: Option<clap::builder::PossibleValue>| {
+        v.map(|v| v.get_name().to_owned()).unwrap_or_default()
+    };
     let mut s = format!("payhub-verify serve: listening on http://{addr}\n");
     let _ = writeln!(
         s,
-        "clock: {:?}, branches: {:?}, seed: {}, webhooks: {}{}",
-        args.clock,
-        args.branches,
+        "clock: {}, branches: {}, seed: {}, webhooks: {}{}",
+        name(args.clock.to_possible_value()),
+        name(args.branches.to_possible_value()),
         args.seed,
         args.webhooks.as_deref().unwrap_or("none"),
         args.mutant
@@ -244,6 +248,17 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
             tape_file::path_of(base, 1).display()
         );
     }
+    let plan_json = serde_json::to_string(plan).unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "fault plan: {} (applies to every merchant's session and survives POST /__sandbox/reset; POST /__sandbox/faults[?merchant=2] replaces it for that session)",
+        if plan.faults.is_empty() && plan.webhook_faults.is_empty() && plan.retry_after_s.is_none()
+        {
+            "none"
+        } else {
+            plan_json.as_str()
+        }
+    );
     s.push_str("API keys (Authorization: Bearer …):\n");
     for k in default_api_keys() {
         let _ = writeln!(
@@ -302,6 +317,11 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
             "moves the session clock; returns after every timer due has fired",
         ),
         (
+            "GET  /__sandbox/[?merchant=2]",
+            "the session's page: verdict, sequence diagram, exports",
+        ),
+        ("GET  /__sandbox/page.json", "what the page shows, as JSON"),
+        (
             "GET  /__sandbox/verdict[?format=markdown]",
             "every property of the harness over the session",
         ),
@@ -313,6 +333,10 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
             "GET  /__sandbox/script",
             "the session as a what-if script (payhub-verify run replays it)",
         ),
+        (
+            "GET  /__sandbox/har",
+            "the session's exchanges as HAR 1.2 (payhub-verify check-log reads it)",
+        ),
         ("POST /__sandbox/reset", "a new session"),
         (
             "POST /__sandbox/fill {\"payments\":N}",
@@ -323,11 +347,15 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs) -> String {
             "the fault plan in force / a new one",
         ),
         (
+            "POST /__sandbox/controls {\"rate_limited\":true}|{\"paused\":true}",
+            "the platform's own 429 / 503 until switched off",
+        ),
+        (
             "POST /__sandbox/authenticate {\"payment_id\":…,\"ok\":true}",
             "the payer's 3-D Secure for card C",
         ),
     ] {
-        let _ = writeln!(s, "  {route:<58} {what}");
+        let _ = writeln!(s, "  {route:<62} {what}");
     }
     s
 }

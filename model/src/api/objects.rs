@@ -91,6 +91,17 @@ pub enum FailureCode {
     NotReceivedByUpstream,
 }
 
+impl FailureCode {
+    /// The code as the API writes it (`failure.code`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureCode::CardDeclined => "card_declined",
+            FailureCode::AuthenticationFailed => "authentication_failed",
+            FailureCode::NotReceivedByUpstream => "not_received_by_upstream",
+        }
+    }
+}
+
 /// The Payment object as returned by the API and carried by webhooks.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
