@@ -53,7 +53,7 @@ pub fn run(args: &AssumptionsArgs) -> Result<ExitCode, String> {
         ),
         Format::Text => {
             for e in &entries {
-                println!("{} ({:?})", e.id, e.gap);
+                println!("{} ({})", e.id, e.gap.as_str());
                 println!("    the contract: {}", e.contract);
                 println!("    assumed:      {}", e.assumed);
                 if let Some(p) = e.parameter {

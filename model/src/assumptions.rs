@@ -76,7 +76,7 @@ macro_rules! assumptions {
 }
 
 assumptions! {
-    S4Branch = "A-S4-BRANCH", Alternatives, Some("Branch::S4Conflict | Branch::S4ReturnExisting"),
+    S4Branch = "A-S4-BRANCH", Alternatives, Some("branch: S4:conflict | S4:existing"),
         "S4 / ORDER-01: a new key with the same order number \"returns the existing object identifier or a conflict\".",
         "Both are modelled and explored: 409 order_no_conflict with related_resource_id, or 200 with the existing Payment.";
     S4Bind = "A-S4-BIND", Silent, None,
@@ -85,16 +85,16 @@ assumptions! {
     S4Params = "A-S4-PARAMS", Silent, None,
         "S4 shows only the same order with the same parameters; a new key, the same order number and another amount is not discussed.",
         "A new key with a used order number and a different amount or currency always gets 409 order_no_conflict (no branch).";
-    S5Branch = "A-S5-BRANCH", Contradiction, Some("Branch::S5Wait | Branch::S5InProgress"),
+    S5Branch = "A-S5-BRANCH", Contradiction, Some("branch: S5:wait | S5:in-progress"),
         "The rules table (CONC-02, CONC-03): \"只有一个请求取得执行权，其余请求等待它完成后返回同一对象；等待超时返回 409 operation_in_progress\" (only one request obtains the right to execute; the others wait for it to complete and return the same object; if the wait times out, 409 operation_in_progress): a 409 only after a wait that timed out. S5 (AC-015): \"平台行为：只有一个请求执行；另一个返回同一对象或在途冲突\" (only one request executes; the other returns the same object or an in-flight conflict) with the example \"200 pay_demo_001（或 409 operation_in_progress，稍后用 K 重试）\" (or 409 operation_in_progress, retry later with K), which names no wait.",
         "Both readings are the S5 branch the checkers explore: S5:wait (the table: wait for the executor, 200 with the same object, or 409 operation_in_progress when the wait of A-WAIT-TIMEOUT runs out) and S5:in-progress (S5's example read without the table's wait: 409 operation_in_progress at once). The second is not what the table says; it is kept because S5 allows it, and a client must handle a 409 that comes at once either way (A-CLIENT-INFLIGHT-409).";
-    WaitTimeout = "A-WAIT-TIMEOUT", Silent, Some("PlatformParams::concurrent_wait_timeout"),
+    WaitTimeout = "A-WAIT-TIMEOUT", Silent, Some("platform concurrent_wait_timeout"),
         "CONC-03: \"if the wait times out, 409 operation_in_progress\" gives no length.",
         "A concurrent same-key request waits at most 10 s.";
-    S8Branch = "A-S8-BRANCH", Alternatives, Some("Branch::S8PaymentInProgress | Branch::S8OriginalStatus"),
+    S8Branch = "A-S8-BRANCH", Alternatives, Some("branch: S8:payment-in-progress | S8:original-status"),
         "S8 / ATTEMPT-01: confirm with a new key while processing gives \"409 payment_in_progress or returns the original status\".",
         "Both are modelled: 409 payment_in_progress with related_resource_id, or 200 with the current Payment; neither creates an attempt.";
-    S8CardRetry = "A-S8-CARD-RETRY", Contradiction, Some("Branch::S8PaymentInProgress | Branch::S8OriginalStatus"),
+    S8CardRetry = "A-S8-CARD-RETRY", Contradiction, Some("branch: S8:payment-in-progress | S8:original-status"),
         "The contract contradicts itself. S8 (AC-027): \"平台行为：409 payment_in_progress 或返回原状态，不新扣款\" (409 payment_in_progress or returns the original status; no new charge), for a confirm with a new key while the payment is processing. The card-retry section (换卡重试): \"支付仍在处理（processing、requires_action）时用新键确认会被拒绝（409 payment_in_progress），不会产生新的扣款\" (confirming with a new key while the payment is still being processed (processing, requires_action) will be rejected (409 payment_in_progress), and no new charge will be made): rejected, no alternative.",
         "While processing both readings are kept as the S8 branch the checkers explore: 409 payment_in_progress (both sentences) or 200 with the original status (S8 only). While requires_action only the card-retry sentence speaks (S8 is about processing): 409 payment_in_progress, no branch. A client must handle both answers to a new-key confirm while processing; the reference client does (A-CLIENT-S8-WAIT).";
     S8NoBind = "A-S8-NOBIND", Silent, None,
@@ -106,7 +106,7 @@ assumptions! {
     ErrorCodes = "A-ERROR-CODES", Silent, None,
         "The contract names idempotency_conflict, operation_in_progress, order_no_conflict, payment_in_progress, rate_limited, internal_error and temporarily_unavailable only.",
         "Other rejections use: invalid_request (400, with field), authentication_failed (401), permission_denied (403), resource_missing (404), method_not_allowed (405), refund_no_conflict (409, with related_resource_id), unsupported_currency, payment_not_confirmable, payment_expired, attempts_exhausted, payment_not_cancelable, payment_not_refundable, refund_amount_exceeded (422).";
-    KeyLength = "A-KEY-LENGTH", Ambiguous, Some("PlatformParams::key_len_max"),
+    KeyLength = "A-KEY-LENGTH", Ambiguous, Some("platform key_len_max"),
         "KEY-07: \"1–255 characters; if it is missing, 400 … error.field Idempotency-Key\" says nothing of an empty or too long key, nor what a character is.",
         "Length counts Unicode scalar values; an empty or 256-character key gets the same 400 as a missing one.";
     StatusRequiresPaymentMethod = "A-STATUS-RPM", Silent, None,
@@ -124,40 +124,40 @@ assumptions! {
     RateScope = "A-RATE-SCOPE", Ambiguous, None,
         "RATE-02: \"switching Key cannot get around the merchant's overall limit\" does not say which key (API key or idempotency key).",
         "The limit is per merchant, over every API key, environment, idempotency key and endpoint; it is checked right after authentication, so both readings hold.";
-    RetryAfter = "A-RETRY-AFTER", Silent, Some("PlatformParams::retry_after_s"),
+    RetryAfter = "A-RETRY-AFTER", Silent, Some("platform retry_after_s"),
         "S10 shows Retry-After: 2 as an example.",
         "Retry-After is 2 seconds.";
-    AutoWindow = "A-AUTO-WINDOW", Silent, Some("PlatformParams::auto_query_window"),
+    AutoWindow = "A-AUTO-WINDOW", Silent, Some("platform auto_query_window"),
         "RES-03: \"the automatic query window has been exceeded\" gives no length.",
         "The window is 1 hour from when the charge (or the refund) was sent upstream; the first verification after it sets manual_review, and the upstream is then queried every 24 hours.";
-    VerifyInterval = "A-VERIFY-INTERVAL", Silent, Some("PlatformParams::verify_interval"),
+    VerifyInterval = "A-VERIFY-INTERVAL", Silent, Some("platform verify_interval"),
         "RES-01: the platform \"is verifying with the upstream\" — how often is not said.",
         "The platform queries the upstream every minute while a result is unknown (and while requires_action; while a cancel is pending it re-sends the cancel instead). A refund is first queried 15 s after it was sent.";
-    ExpiresAt = "A-EXPIRES-AT", Silent, Some("PlatformParams::payment_ttl"),
+    ExpiresAt = "A-EXPIRES-AT", Silent, Some("platform payment_ttl"),
         "ATTEMPT-04 and EXPIRY-01 use expires_at without giving its length.",
         "expires_at is 24 hours after the Payment is created.";
-    SessionTtl = "A-SESSION-TTL", Silent, Some("PlatformParams::session_ttl"),
+    SessionTtl = "A-SESSION-TTL", Silent, Some("platform session_ttl"),
         "CKO-01 mentions an old session that \"has already expired\" without a length.",
         "A checkout session's expires_at is 30 minutes after it is created. The model only records it: the payer's page is not modelled and nothing happens when a session expires.";
-    FeeSnapshot = "A-FEE-SNAPSHOT", Ambiguous, Some("PlatformParams::fee_rate_bps"),
+    FeeSnapshot = "A-FEE-SNAPSHOT", Ambiguous, Some("platform fee_rate_bps"),
         "ATTEMPT-06: \"keeps … the fee rate of that time\" does not say which time.",
         "The fee rate is snapshotted when the Payment is created and kept by every attempt.";
     RefundLimit = "A-REFUND-LIMIT", Silent, None,
         "The contract names no refund limit.",
         "Pending-review, processing and succeeded refunds of a Payment together never exceed its amount (422 refund_amount_exceeded).";
-    RefundReview = "A-REFUND-REVIEW", Silent, Some("PlatformParams::refund_review_from, PlatformParams::refund_review_time"),
+    RefundReview = "A-REFUND-REVIEW", Silent, Some("platform refund_review_from, platform refund_review_time"),
         "SCHED-03 lists refund statuses \"退款（pending_review、processing）… 进入终态\" (refunds (pending_review, processing) … until a final state); nothing says what puts a refund in pending_review or what moves it out.",
         "A refund of at least refund_review_from (default: none, so the checkers and sweeps never see one) answers 201 pending_review and is not sent upstream; refund_review_time (default 1 hour) later the review ends, always approved: the refund becomes processing (a new version, refund.processing), is sent upstream once and verified like any other, its automatic query window counting from then. Its amount counts toward the limit from creation (A-REFUND-LIMIT). A review that rejects is not modelled.";
     RefundReconcile = "A-REFUND-RECONCILE", Silent, None,
         "SCHED-03 recommends \"每日对账时用 GET /v1/refunds?status=processing 补查\" (during daily reconciliation, use GET /v1/refunds?status=processing as a supplementary check) for refunds that are pending_review or processing; the query it names never lists a pending_review refund.",
         "GET /v1/refunds?status=processing lists processing refunds only. The reference client's daily reconciliation also queries, by id, every refund it knows that is not final and was not listed (A-CLIENT-REFUND-LOOKUP), so a pending_review refund whose events were missed is still caught up; a client that relies on the list alone never sees it.";
-    RefundNoBranch = "A-REFUND-NO-BRANCH", Alternatives, Some("Branch::RefundNoConflict | Branch::RefundNoExisting"),
+    RefundNoBranch = "A-REFUND-NO-BRANCH", Alternatives, Some("branch: refund-no:conflict | refund-no:existing"),
         "UNIQ-04 and the retention row: \"订单号与退款号的唯一保护继续有效，不会重新解释为新业务 | 无需特殊处理\" (uniqueness protection for order numbers and refund numbers remains in effect; will not be reinterpreted as new business | no special handling needed). No answer is given for a used refund number, whether under a new key or under the original key once its record has expired; for order numbers S4 gives \"返回已有对象标识或冲突\" (returns the existing object identifier or a conflict).",
         "By S4's reading, a used refund number with the same Payment and amount is a branch point the checkers explore: 409 refund_no_conflict with related_resource_id (the code is A-ERROR-CODES), or 200 with the existing Refund, the key then bound to it as on the S4 'existing object' branch (A-S4-BIND). Either way no second refund is created. The reference client adopts the named Refund on the 409 and applies it on the 200, so 'no special handling' holds for it on both.";
     RefundNoParams = "A-REFUND-NO-PARAMS", Silent, None,
         "A used refund number with another Payment or amount under a new key is not discussed.",
         "It always gets 409 refund_no_conflict naming the existing Refund (no branch), as A-S4-PARAMS for order numbers.";
-    RetentionStart = "A-RETENTION-START", Ambiguous, Some("PlatformParams::retention"),
+    RetentionStart = "A-RETENTION-START", Ambiguous, Some("platform retention"),
         "RET-01: \"幂等记录在线保留 7 天\" (idempotency records are retained online for 7 days) does not say from when, nor whether a replay extends it.",
         "7 days from the record's creation (the first request that executed under the key), whenever its execution finished (a 202 that resolves later included); a replay reads the record and does not extend it.";
     SafeFields = "A-SAFE-FIELDS", Silent, None,
@@ -181,7 +181,7 @@ assumptions! {
     CancelOutcomes = "A-CANCEL", Silent, None,
         "S12 covers a cancel the upstream could not confirm (202); other cancels are not described.",
         "Cancel of failed or requires_payment_method cancels at once (200); of succeeded or expired gets 422 payment_not_cancelable; of canceled returns it (200, binding no key); of processing or requires_action sends a cancel upstream: 200 canceled once it is confirmed, 200 succeeded if the upstream says the charge was captured, else 202 (S12). An attempt that fails while a cancel is pending ends canceled.";
-    WebhookRedelivery = "A-WEBHOOK-REDELIVERY", Silent, Some("PlatformParams::webhook_redeliveries_max"),
+    WebhookRedelivery = "A-WEBHOOK-REDELIVERY", Silent, Some("platform webhook_redeliveries_max"),
         "WEBHOOK-01 makes webhooks the primary channel but says nothing of delivery guarantees.",
         "An event not acknowledged is re-delivered up to 3 times, 1, 2 and 4 minutes apart (1, 3 and 7 minutes after its first delivery).";
     Versions = "A-VERSION", Silent, None,
@@ -204,7 +204,7 @@ assumptions! {
     ClientSchedAnchor = "A-CLIENT-SCHED-ANCHOR", Ambiguous, None,
         "SCHED-01 counts query times \"from first acceptance\", which a client cannot observe, and starts them \"after receiving a 202, a timeout or a 5xx\".",
         "Query times count from when the client first learned the payment is not final: a 202; a response or query showing it processing or requires_action; an order_no_conflict naming the existing Payment; a 409 payment_in_progress (A-CLIENT-S8-WAIT); or the last try of a retried POST failing (a timeout, a 5xx or a 429 is first retried with the same key, RETRY-01). A 202 on cancel starts its own window; a card retry starts afresh.";
-    ClientSched4h = "A-CLIENT-SCHED-4H", Ambiguous, Some("ClientParams::query_offsets, ClientParams::query_every"),
+    ClientSched4h = "A-CLIENT-SCHED-4H", Ambiguous, Some("client query_offsets, client query_every"),
         "SCHED-01: \"after that, once every 4 hours until 24 hours\" does not say where the 4-hour steps start.",
         "They follow the 1-hour query: 5 h, 9 h, 13 h, 17 h and 21 h (25 h is past the 24 hours).";
     ClientInflight409 = "A-CLIENT-INFLIGHT-409", Silent, None,
@@ -213,16 +213,16 @@ assumptions! {
     ClientS8Wait = "A-CLIENT-S8-WAIT", Silent, None,
         "S8: \"你该做什么：等待结果或查询\" (what you should do: wait for the result, or query) after 409 payment_in_progress; it does not say whether the confirm may be sent again later.",
         "On 409 payment_in_progress the reference client never re-sends the confirm: the result is unknown, it queries the Payment on the SCHED-01 schedule and waits for its webhook; once the Payment is failed the payer may change card again (a new submission, a new key). Re-sending the same confirm with the same key later is a documented variant, not an anti-pattern: the key is not bound (A-S8-NOBIND), one attempt at a time is the platform's (UNIQ-02), so a re-send while processing gets the same 409, after failed it is the card retry the payer asked for, after succeeded a 422; it charges nothing twice.";
-    S13ReferenceCode = "A-S13-REFERENCE-CODE", Contradiction, Some("ClientParams::after_503"),
+    S13ReferenceCode = "A-S13-REFERENCE-CODE", Contradiction, Some("client after_503"),
         "The contract contradicts itself. S13: \"平台行为：本次请求未受理，没有创建 Payment，也没有扣款 … 你该做什么：向付款人显示“暂时无法支付，请稍后再试”；稍后用 K 重试\" (this request was not accepted; no Payment was created and no charge was made … show the payer \"Temporarily unable to pay, please try again later\"; retry later with K); the 429 and Retry-After section (RATE-05): \"它是唯一明确“未受理”的 5xx，其他 5xx 按结果未知处理\" (it is the only 5xx that explicitly means not accepted; treat other 5xx as result unknown). The reference code (RETRY-01, RETRY-03): \"网络错误、429、5xx（含 503 temporarily_unavailable）用同一个幂等键重试\" (network errors, 429 and 5xx, including 503 temporarily_unavailable: retry with the same key), and after maxAttempts \"仍无结果：标记订单\"正在确认\"，转入查询或等待 Webhook\" (still no result: mark the order \"confirming\", switch to querying or wait for the Webhook) and throws RESULT_UNKNOWN: five 503s end as \"result unknown\".",
-        "Both readings are a client branch, ClientParams::after_503. not_accepted (the reference client's default, S13): a create or confirm whose every try of the round was answered 503 (or 429) and none of whose tries may have executed (no timeout, network error, other 5xx or in-flight 409 since the round's first try) is refused for now (rejected: temporarily_unavailable): the payer was shown \"temporarily unable to pay\", nothing is queried, and paying the order again later re-sends it under the same key. result_unknown (the reference code): confirming and queried on SCHED-01, the query window anchored once for the submission, so a \"not found\" (QUERY-06) re-creates at most once per scheduled query and the traffic ends within 24 hours. Before, the client showed \"confirming\" after five 503s and re-anchored its window after every round: a paused channel gave one order 4,168 POSTs and 2,498 GETs in 5.2 simulated hours (judged now by client-traffic-within-the-schedules). The platform answers the same on both (RATE-04: nothing created, nothing charged); a request of an earlier round still in the network that executes later reaches the client by webhook or a later query.";
+        "Both readings are a client branch, the client parameter after_503. not_accepted (the reference client's default, S13): a create or confirm whose every try of the round was answered 503 (or 429) and none of whose tries may have executed (no timeout, network error, other 5xx or in-flight 409 since the round's first try) is refused for now (rejected: temporarily_unavailable): the payer was shown \"temporarily unable to pay\", nothing is queried, and paying the order again later re-sends it under the same key. result_unknown (the reference code): confirming and queried on SCHED-01, the query window anchored once for the submission, so a \"not found\" (QUERY-06) re-creates at most once per scheduled query and the traffic ends within 24 hours. A client that re-anchors its window after every round loops (a paused channel: thousands of POSTs per order); client-traffic-within-the-schedules judges it. The platform answers the same on both (RATE-04: nothing created, nothing charged); a request of an earlier round still in the network that executes later reaches the client by webhook or a later query.";
     ClientCorrectedKey = "A-CLIENT-CORRECTED-KEY", Ambiguous, None,
         "REJECT-01: \"被 400、401、403、422 拒绝的请求不占用幂等键，修正后用新键提交\" (requests rejected with 400, 401, 403 or 422 do not use up the idempotency key; after correcting them, submit with a new key). GEN-02: with derived keys (payment.create:ORDER-DEMO-001:1) \"序号只在'新的业务提交'（如换卡）时加 1\" (the sequence number is incremented only for a new business submission, e.g. changing card): a corrected request recomputes the same key unless the sequence moves. The two sentences pull apart.",
-        "The reference client never corrects a request by itself: a rejected create leaves the order rejected, a rejected refund the refund. When the merchant pays a rejected order again, or asks for a rejected refund again (corrected or not; a refund's amount may change, e.g. after 422 refund_amount_exceeded), the client treats it as a new business submission: sequence + 1, so the derived key is new (payment.create:ORDER:2, refund.create:REFUND:2; a random key is drawn and persisted afresh), as REJECT-01 asks; the refund number is not \"taken\" (UNIQ-04): the platform never bound it. Re-using the rejected key would also be safe at this platform (the key was not used up), but it is not what the contract says. Before, a rejected refund could not be corrected: the client refused it as \"the refund number is taken\".";
+        "The reference client never corrects a request by itself: a rejected create leaves the order rejected, a rejected refund the refund. When the merchant pays a rejected order again, or asks for a rejected refund again (corrected or not; a refund's amount may change, e.g. after 422 refund_amount_exceeded), the client treats it as a new business submission: sequence + 1, so the derived key is new (payment.create:ORDER:2, refund.create:REFUND:2; a random key is drawn and persisted afresh), as REJECT-01 asks; the refund number is not \"taken\" (UNIQ-04): the platform never bound it. Re-using the rejected key would also be safe at this platform (the key was not used up), but it is not what the contract says.";
     ClientSupportStart = "A-CLIENT-SUPPORT-START", Ambiguous, None,
         "RES-04 / WORDING-03, the manual_review row: \"订单保持“待确认”；不要重扣；超过 24 小时仍未确认可联系技术支持并提供支付号\" (keep the order as pending confirmation; do not charge again; if still not confirmed after more than 24 hours, you may contact technical support and provide the payment number). The translation notes that the original does not say from when the 24 hours are counted; \"你\" (you) is the merchant throughout the page.",
-        "The 24 hours count from when the client first applied the order's Payment in manual_review; one second past them, if the order is still pending confirmation, the merchant (not the payer) is told to contact technical support with the payment id (Decision::ContactSupport), once; the deadline is in the database, so a restarted process keeps it. Before, the payer was shown \"contact support\" when the query schedule ended, 21 hours after the result became unknown: before the 24 hours, and to the wrong person.";
-    ClientPostTimeout = "A-CLIENT-POST-TIMEOUT", Silent, Some("ClientParams::post_timeout"),
+        "The 24 hours count from when the client first applied the order's Payment in manual_review; one second past them, if the order is still pending confirmation, the merchant (not the payer) is told to contact technical support with the payment id, once; the deadline is in the database, so a restarted process keeps it.";
+    ClientPostTimeout = "A-CLIENT-POST-TIMEOUT", Silent, Some("client post_timeout"),
         "TIMEOUT-01 gives at least 20 s for create and confirm and 10 s for queries; cancel and refund have no figure.",
         "Every POST, cancel and refund included, times out after 20 s, as the contract's reference code (AbortSignal.timeout(20_000)) does for every POST; queries after 10 s.";
     ClientCancelKey = "A-CLIENT-CANCEL-KEY", Silent, None,
@@ -237,7 +237,7 @@ assumptions! {
     ClientRefundLookup = "A-CLIENT-REFUND-LOOKUP", Silent, None,
         "S11 says \"retry with K, or query by merchant_refund_no\"; SCHED-03 says refunds are not polled. When to look up a refund whose create never got an answer is not said.",
         "At the daily reconciliation, a refund whose create never got an answer is looked up by refund number; \"not found\" re-sends it with its original key.";
-    ClientAfterWindow = "A-CLIENT-AFTER-24H", Silent, Some("ClientParams::query_until"),
+    ClientAfterWindow = "A-CLIENT-AFTER-24H", Silent, Some("client query_until"),
         "SCHED-01: queries \"every 4 hours until 24 hours\"; WEBHOOK-01: webhooks are the primary channel. Nothing is said of a result still unknown after 24 hours for a merchant that missed every webhook delivery (e.g. its servers were down through the re-deliveries).",
         "The reference client stops querying at 24 hours, as recommended; such an order stays confirming for good (found by the liveness check: a server down from 36 s to 24 h while payment.succeeded and its re-deliveries arrived). The liveness property heals a run for 25 hours and judges it then.";
     WebhookBlackout = "A-WEBHOOK-BLACKOUT", Silent, None,

@@ -30,6 +30,18 @@ pub enum BranchPoint {
 }
 
 impl BranchPoint {
+    /// The point in the contract's words, as messages name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BranchPoint::OrderNoReuse => "S4 (a used merchant_order_no under a new key)",
+            BranchPoint::ConcurrentSameKey => "S5 (a same-key request while the first executes)",
+            BranchPoint::ConfirmWhileProcessing => {
+                "S8 (a confirm under a new key while the Payment is processing)"
+            }
+            BranchPoint::RefundNoReuse => "a used merchant_refund_no under a new key",
+        }
+    }
+
     /// The two alternatives, the one the contract's example shows first.
     pub fn alternatives(self) -> [Branch; 2] {
         match self {

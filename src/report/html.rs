@@ -344,10 +344,10 @@ impl Report {
         for f in order {
             let _ = write!(
                 s,
-                "<details class=\"finding\" data-finding=\"{}\"><summary><code>{}</code> {:?}{}</summary><p>{}</p><p>Assumed: {}</p>",
+                "<details class=\"finding\" data-finding=\"{}\"><summary><code>{}</code> {}{}</summary><p>{}</p><p>Assumed: {}</p>",
                 escape(f.id),
                 escape(f.id),
-                f.gap,
+                f.gap.as_str(),
                 if f.scripts.is_empty() {
                     String::new()
                 } else {

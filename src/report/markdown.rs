@@ -347,7 +347,7 @@ impl Report {
             );
         }
         for f in &self.findings {
-            let mut line = format!("- `{}` ({:?})", f.id, f.gap);
+            let mut line = format!("- `{}` ({})", f.id, f.gap.as_str());
             if let Some(p) = f.parameter {
                 let _ = write!(line, ", parameter `{}`", md_cell(p));
             }

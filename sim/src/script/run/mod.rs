@@ -420,9 +420,9 @@ impl Runner<'_> {
                 pos,
                 text: self.line_text(pos),
                 failure: Some(format!(
-                    "branch {} was never taken: no request reached {:?}",
+                    "branch {} was never taken: no request reached {}",
                     b.as_str(),
-                    b.point()
+                    b.point().as_str()
                 )),
                 skipped: false,
             });

@@ -98,7 +98,8 @@ impl Runner<'_> {
                 Err(self.fail(
                     stmt,
                     format!(
-                        "'{request}' reaches the branch point {point:?}, where the contract allows two behaviours: say which with 'branch: {}' or 'branch: {}' before it",
+                        "'{request}' reaches the branch point {}, where the contract allows two behaviours: say which with 'branch: {}' or 'branch: {}' before it",
+                        point.as_str(),
                         a.as_str(),
                         b.as_str()
                     ),
