@@ -544,8 +544,16 @@ pub fn explore(args: &ExploreArgs) -> Result<ExitCode, String> {
         .find(|p| p.name == args.preset)
         .cloned()
         .ok_or_else(|| crate::usage::unknown("preset", &args.preset, all.iter().map(|p| p.name)))?;
-    // Bind first, so that a busy port is a clear error rather than a panic inside the server.
-    drop(std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
+    // Bind first, so that a busy port is a clear error rather than a panic inside the server;
+    // with port 0 the port the system chose is the one served and printed (the Explorer binds
+    // its own socket, so another program could take it in between: then its bind fails clearly).
+    let addr = {
+        let probe =
+            std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        probe
+            .local_addr()
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?
+    };
     eprintln!(
         "Explorer for preset {} on http://{addr}/ (Ctrl-C to stop)",
         args.preset

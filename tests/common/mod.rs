@@ -55,19 +55,30 @@ pub fn temp(name: &str, bytes: &(impl AsRef<[u8]> + ?Sized)) -> PathBuf {
     path
 }
 
-/// Starts the Explorer for `preset` on a free loopback port: the process and its address.
+/// Starts the Explorer for `preset` on port 0 of loopback: the process and the address
+/// it prints (the port the system chose, not 0).
 pub fn explorer(preset: &str) -> (std::process::Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let child = bin()
-        .args(["explore", "--preset", preset, "--addr", &addr])
-        .stderr(std::process::Stdio::null())
+    use std::io::BufRead;
+    let mut child = bin()
+        .args(["explore", "--preset", preset, "--addr", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let mut first = String::new();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    stderr.read_line(&mut first).unwrap();
+    // The rest is drained, so a later line neither blocks nor fails on a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("explore's first line names no address: {first:?}"))
+        .to_owned();
+    assert!(
+        !addr.ends_with(":0"),
+        "explore printed port 0, not the port it took: {first:?}"
+    );
     (child, addr)
 }
 
