@@ -548,8 +548,8 @@ pub fn explore(args: &ExploreArgs) -> Result<ExitCode, String> {
     // with port 0 the port the system chose is the one served and printed (the Explorer binds
     // its own socket, so another program could take it in between: then its bind fails clearly).
     let addr = {
-        let probe =
-            std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let probe = std::net::TcpListener::bind(addr)
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         probe
             .local_addr()
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?

@@ -355,7 +355,7 @@ impl Rule {
     pub const fn unjudged(self) -> Option<Unjudged> {
         let (why, checked_by): (&str, &[&str]) = match self {
             Rule::CardNotStored => (
-                "it asks that card information \"is not stored either\" (也不会被保存): a claim about what the platform keeps, and no stored object in the event stream has a card field (StoredPayment, StoredAttempt, StoredRefund), so no predicate over the facts could see one; the types are the check, and the tests look at the whole platform state",
+                "it asks that card information \"is not stored either\" (也不会被保存): a claim about what the platform keeps, and no stored object in the event stream (a stored Payment, attempt or refund) has a card field, so no predicate over the facts could see one; the types are the check, and the tests look at the whole platform state",
                 &[
                     "model/tests/card_data.rs::card_02_platform_state_never_holds_card_data",
                     "model/tests/card_data.rs::card_02_responses_and_webhooks_carry_no_card_data_either",
