@@ -234,7 +234,7 @@ impl Model for PresetModel {
     fn next_state(&self, last: &World, action: Choice) -> Option<World> {
         let mut next = last.clone();
         next.apply(&self.preset.config, &action, None).ok()?;
-        let bits = next.facts.queries.rules_exercised.0;
+        let bits = next.facts.queries.rules_exercised.0 | next.facts.queries.client_rules.0.0;
         // Written only when a rule is new: a read-modify-write of this shared word on
         // every generated state kept the checker's threads waiting for each other.
         for (word, part) in self
@@ -403,7 +403,8 @@ pub fn search_by(
         let m = &model;
         let bits =
             (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
-        payhub_sim::RuleSet(bits | m.init.facts.queries.rules_exercised.0)
+        let init = &m.init.facts.queries;
+        payhub_sim::RuleSet(bits | init.rules_exercised.0 | init.client_rules.0.0)
     };
     Ok(Searched {
         explored,

@@ -15,6 +15,9 @@ pub struct Queries {
     /// Every rule that decided a response, an upstream call or a webhook (a bitset over
     /// the catalogue): the "sometimes" properties and rule coverage read it.
     pub rules_exercised: RuleSet,
+    /// Every rule that led a client to send a request or to decide (coverage only: see
+    /// [`Coverage`]).
+    pub client_rules: Coverage,
     /// Every (status, error code) the platform answered, as a small sorted set.
     pub answers: CowSet<(u16, Option<ErrorCode>)>,
     /// The rules that decided a 202 answered to a merchant: a charge's result unknown
@@ -90,14 +93,18 @@ impl Queries {
             What::ClientSends {
                 request,
                 owner,
-                held: false,
+                held,
+                rule,
                 ..
             } => {
-                owner.is_some()
-                    && (request.endpoint.method() == Method::Get
-                        || (self.retry_after_ignored.is_none()
-                            && !self.retry_not_before.is_empty()))
+                !self.client_rules.0.contains(*rule)
+                    || (!held
+                        && owner.is_some()
+                        && (request.endpoint.method() == Method::Get
+                            || (self.retry_after_ignored.is_none()
+                                && !self.retry_not_before.is_empty())))
             }
+            What::ClientDecided { rule, .. } => !self.client_rules.0.contains(*rule),
             What::Crashed { node } => {
                 self.retry_not_before.keys().any(|(n, _)| n == node)
                     || self
@@ -144,9 +151,16 @@ impl Queries {
                 node,
                 request,
                 owner,
-                held: false,
+                held,
+                rule,
                 ..
-            } => self.on_client_send(at, *node, request, *owner),
+            } => {
+                self.client_rules.0.insert(*rule);
+                if !held {
+                    self.on_client_send(at, *node, request, *owner);
+                }
+            }
+            What::ClientDecided { rule, .. } => self.client_rules.0.insert(*rule),
             What::Crashed { node } => {
                 self.retry_not_before.retain(|(n, _), _| n != node);
                 self.rate_limited_in_flight.retain(|_, (n, ..)| n != node);
@@ -251,6 +265,26 @@ impl Queries {
             }
         }
     }
+}
+
+/// The rules a client acted on, for the rule-coverage table only: not part of a state's
+/// identity (it hashes as nothing and compares equal). No property reads it, so no
+/// verdict depends on which path reached a state first; and the checker takes the union
+/// over every state it generates, before it looks the state up, so every transition's
+/// rule is counted whichever path is kept. In the identity it would tell apart states
+/// that differ only by the history of rules cited, and grow every preset's state space
+/// for a table.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Coverage(pub RuleSet);
+
+impl PartialEq for Coverage {
+    fn eq(&self, _: &Coverage) -> bool {
+        true
+    }
+}
+impl Eq for Coverage {}
+impl std::hash::Hash for Coverage {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// A set of rules as a bitset over the catalogue order.
