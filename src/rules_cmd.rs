@@ -1,4 +1,5 @@
-//! `payhub-verify rules`: the rule catalogue as text or JSON.
+//! `payhub-verify rules`: the rule catalogue as text or JSON. `--id` quotes the rule's
+//! sentence in English and in the Chinese original; the JSON carries both (`text`, `zh`).
 
 use crate::Format;
 use payhub_model::{Rule, RuleEntry};
@@ -9,7 +10,8 @@ pub struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Print only this rule (e.g. SCOPE-02).
+    /// Print only this rule (e.g. SCOPE-02), its sentence in English and in the Chinese
+    /// original.
     #[arg(long)]
     pub id: Option<String>,
     /// For every rule: the properties that check it, or why none does.
@@ -49,11 +51,19 @@ pub fn run(args: &RulesArgs) -> Result<ExitCode, String> {
             for rule in &rules {
                 if section != Some(rule.section()) {
                     section = Some(rule.section());
-                    println!("\n## {}", rule.section().title());
+                    let title = rule.section();
+                    println!("\n## {} · {}", title.title(), title.title_zh());
                 }
                 let ac = rule.ac().map(|a| format!(" [{a}]")).unwrap_or_default();
                 let who = format!("{:?}", rule.enforcer()).to_lowercase();
-                println!("{:<11} {:<8} {}{}", rule.id(), who, rule.text(), ac);
+                if args.id.is_some() {
+                    // One rule: its sentence in both languages, the Chinese authoritative.
+                    println!("{:<11} {who}{ac}", rule.id());
+                    println!("{:<11} en: {}", "", rule.text());
+                    println!("{:<11} zh: {}", "", rule.zh());
+                } else {
+                    println!("{:<11} {:<8} {}{}", rule.id(), who, rule.text(), ac);
+                }
             }
             println!("\n{} rules", rules.len());
         }

@@ -41,6 +41,58 @@ fn unknown_scenario_and_policy_and_rule_are_2() {
     }
 }
 
+/// `rules --id` quotes the rule's sentence in English and in the Chinese original (the
+/// authoritative text), under the section's heading in both; the JSON catalogue carries
+/// both sentences for every rule; the whole list stays one line a rule.
+#[test]
+fn rules_by_id_quote_the_english_and_the_chinese_original() {
+    let o = run(&["rules", "--id", "UNIQ-01"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = |label: &str| {
+        out.lines()
+            .find_map(|l| l.trim_start().strip_prefix(label))
+            .unwrap_or_else(|| panic!("no `{label}` line in:\n{out}"))
+            .to_owned()
+    };
+    assert!(line("en: ").contains("merchant_order_no"), "{out}");
+    let zh = line("zh: ");
+    assert!(
+        zh.contains("创建支付") && zh.contains("merchant_order_no"),
+        "{out}"
+    );
+    assert!(
+        out.contains("## Which requests need an idempotency key · 哪些请求需要幂等键"),
+        "{out}"
+    );
+
+    let o = run(&["rules", "--format", "json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let rules = json.as_array().expect("an array of rules");
+    assert!(rules.len() >= 55, "{} rules", rules.len());
+    for r in rules {
+        let (text, zh) = (r["text"].as_str(), r["zh"].as_str());
+        assert!(zh.is_some_and(|z| !z.is_empty() && Some(z) != text), "{r}");
+    }
+
+    let out = stdout(&run(&["rules"]));
+    let is_id = |w: &str| {
+        w.split_once('-').is_some_and(|(p, n)| {
+            !p.is_empty()
+                && p.chars().all(|c| c.is_ascii_uppercase())
+                && n.len() == 2
+                && n.chars().all(|c| c.is_ascii_digit())
+        })
+    };
+    let listed = out
+        .lines()
+        .filter(|l| l.split_whitespace().next().is_some_and(is_id))
+        .count();
+    assert!(!out.contains(" zh: ") && !out.contains(" en: "), "{out}");
+    assert_eq!(listed, rules.len(), "one line a rule:\n{out}");
+}
+
 /// A tape's JSON with `choices` (labels) on the simulation settings given.
 fn tape(settings: &str, choices: &str) -> String {
     format!(

@@ -84,3 +84,43 @@ fn an_incomplete_verify_is_not_judged_names_its_bound_and_exits_3() {
         "{screen}"
     );
 }
+
+/// A drawn counterexample's closing note quotes each broken rule's sentence in English
+/// and in the Chinese original, and report.json's coverage rows carry both.
+#[test]
+fn a_drawn_counterexample_quotes_its_rule_in_english_and_in_the_chinese_original() {
+    use payhub_model::Rule;
+    let out = out_dir("report-rule-languages");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = run(&[
+        "verify",
+        "--mutant",
+        "cancel_accepted_without_payment",
+        "--preset",
+        "cancel",
+        "--format",
+        "html",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let rule = Rule::Cancel202KeepsStatus;
+    let quoted = format!("{}: {} (zh: {})", rule.id(), rule.text(), rule.zh());
+    let note = html
+        .split("<title>VIOLATED ")
+        .nth(1)
+        .and_then(|n| n.split("</title>").next())
+        .expect("a drawn verdict note");
+    assert!(note.contains(&quoted), "{quoted}\nnot in the note:\n{note}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let rows = json["coverage"].as_array().expect("coverage rows");
+    assert_eq!(rows.len(), Rule::ALL.len());
+    for (row, rule) in rows.iter().zip(Rule::ALL) {
+        assert_eq!(row["id"], rule.id());
+        assert_eq!(row["text"], rule.text());
+        assert_eq!(row["zh"], rule.zh(), "{row}");
+    }
+}

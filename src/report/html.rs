@@ -37,12 +37,13 @@ fn figure(trace: &Trace, note: &str) -> String {
     )
 }
 
-/// `PROPERTY [RULE, …]: detail`, then each rule's sentence from the catalogue.
+/// `PROPERTY [RULE, …]: detail`, then each rule's sentence from the catalogue, in
+/// English and in the Chinese original (authoritative).
 fn verdict_note(property: &str, rules: &[&str], detail: &str) -> String {
     let mut note = format!("VIOLATED {property} [{}]: {detail}", rules.join(", "));
     for id in rules {
         if let Some(rule) = Rule::from_id(id) {
-            let _ = write!(note, " — {id}: {}", rule.text());
+            let _ = write!(note, " — {id}: {} (zh: {})", rule.text(), rule.zh());
         }
     }
     note

@@ -2,10 +2,10 @@
 //! content as JSON for CI tooling.
 
 use crate::simulate_cmd::SweepSummary;
-use payhub_model::{Assumption, Enforcer, Rule};
+use payhub_model::{Assumption, Rule};
+use payhub_properties::AlwaysCheck;
 use payhub_properties::checker::{PresetReport, Status};
 use payhub_properties::zoo::KillMatrix;
-use payhub_properties::{AlwaysCheck, PROPERTIES};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::script::Report as ScriptReport;
 use payhub_sim::worlds;
@@ -14,9 +14,12 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
+mod coverage;
 pub mod html;
 pub mod junit;
 mod markdown;
+
+pub use coverage::{CoverageRow, coverage};
 
 /// One scenario or finding script, run.
 #[derive(Clone, Debug, Serialize)]
@@ -115,20 +118,6 @@ pub fn chaos_sweep(seeds: u64, threads: usize) -> ChaosSummary {
     summary
 }
 
-/// A rule, who checks it, and where it was exercised.
-#[derive(Clone, Debug, Serialize)]
-pub struct CoverageRow {
-    pub id: &'static str,
-    pub enforcer: Enforcer,
-    pub text: &'static str,
-    pub properties: Vec<&'static str>,
-    pub presets: Vec<&'static str>,
-    pub scenarios: Vec<String>,
-    /// Why no property checks it, if none does.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
 /// Where the contract is silent or ambiguous, and what the harness assumed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
@@ -142,59 +131,6 @@ pub struct Finding {
     /// Runs of the simulation sweep that ended in the situation it leaves open (a
     /// submission unresolved after healing, judged a gap of the contract, not a failure).
     pub simulation_runs: u64,
-}
-
-/// Why no property judges a rule, and which tests and scripts check it instead (the
-/// catalogue's [`Rule::unjudged`]); `None` for a rule a property judges. A rule no
-/// property judges and the catalogue gives no reason for says so (and fails
-/// `tests/rule_catalogue.rs`).
-pub fn coverage_reason(rule: Rule) -> Option<String> {
-    if PROPERTIES.iter().any(|p| p.rules.contains(&rule)) {
-        return None;
-    }
-    Some(match rule.unjudged() {
-        Some(u) => format!("{}; checked by {}", u.why, u.checked_by.join(", ")),
-        None => match rule.enforcer() {
-            Enforcer::Wording => "wording shown to a payer or operator: no reason recorded".into(),
-            _ => "no property and no reason recorded in the catalogue (model/src/rules.rs)".into(),
-        },
-    })
-}
-
-/// The coverage table: every rule with the properties that check it, the presets and
-/// scenarios that exercised it.
-pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<CoverageRow> {
-    Rule::ALL
-        .iter()
-        .map(|&rule| CoverageRow {
-            id: rule.id(),
-            enforcer: rule.enforcer(),
-            text: rule.text(),
-            properties: PROPERTIES
-                .iter()
-                .filter(|p| p.rules.contains(&rule))
-                .map(|p| p.name)
-                .collect(),
-            // A preset exercised a rule if the rule decided something in a state it visited,
-            // or a witness of the rule (a *sometimes* property) was reached there.
-            presets: presets
-                .iter()
-                .filter(|p| {
-                    p.rules_exercised.contains(&rule.id())
-                        || p.properties
-                            .iter()
-                            .any(|q| q.status == Status::Reached && q.rules.contains(&rule.id()))
-                })
-                .map(|p| p.name)
-                .collect(),
-            scenarios: scenarios
-                .iter()
-                .filter(|s| s.rules.contains(&rule.id()))
-                .map(|s| s.name.clone())
-                .collect(),
-            reason: coverage_reason(rule),
-        })
-        .collect()
 }
 
 /// Who made a report, when, and how: read at the edge of the run (the wall clock, `git`),

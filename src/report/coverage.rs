@@ -1,0 +1,79 @@
+//! The report's coverage table: every rule, the properties that judge it, the presets and
+//! scenarios that exercised it, and why no property judges the others.
+
+use super::ScenarioResult;
+use payhub_model::{Enforcer, Rule};
+use payhub_properties::PROPERTIES;
+use payhub_properties::checker::{PresetReport, Status};
+use serde::Serialize;
+
+/// A rule, who checks it, and where it was exercised.
+#[derive(Clone, Debug, Serialize)]
+pub struct CoverageRow {
+    pub id: &'static str,
+    pub enforcer: Enforcer,
+    /// The rule's sentence in English.
+    pub text: &'static str,
+    /// The contract's words in the Chinese original (authoritative).
+    pub zh: &'static str,
+    pub properties: Vec<&'static str>,
+    pub presets: Vec<&'static str>,
+    pub scenarios: Vec<String>,
+    /// Why no property checks it, if none does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Why no property judges a rule, and which tests and scripts check it instead (the
+/// catalogue's [`Rule::unjudged`]); `None` for a rule a property judges. A rule no
+/// property judges and the catalogue gives no reason for says so (and fails
+/// `tests/rule_catalogue.rs`).
+pub fn coverage_reason(rule: Rule) -> Option<String> {
+    if PROPERTIES.iter().any(|p| p.rules.contains(&rule)) {
+        return None;
+    }
+    Some(match rule.unjudged() {
+        Some(u) => format!("{}; checked by {}", u.why, u.checked_by.join(", ")),
+        None => match rule.enforcer() {
+            Enforcer::Wording => "wording shown to a payer or operator: no reason recorded".into(),
+            _ => "no property and no reason recorded in the catalogue (model/src/rules.rs)".into(),
+        },
+    })
+}
+
+/// The coverage table: every rule with the properties that check it, the presets and
+/// scenarios that exercised it.
+pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<CoverageRow> {
+    Rule::ALL
+        .iter()
+        .map(|&rule| CoverageRow {
+            id: rule.id(),
+            enforcer: rule.enforcer(),
+            text: rule.text(),
+            zh: rule.zh(),
+            properties: PROPERTIES
+                .iter()
+                .filter(|p| p.rules.contains(&rule))
+                .map(|p| p.name)
+                .collect(),
+            // A preset exercised a rule if the rule decided something in a state it visited,
+            // or a witness of the rule (a *sometimes* property) was reached there.
+            presets: presets
+                .iter()
+                .filter(|p| {
+                    p.rules_exercised.contains(&rule.id())
+                        || p.properties
+                            .iter()
+                            .any(|q| q.status == Status::Reached && q.rules.contains(&rule.id()))
+                })
+                .map(|p| p.name)
+                .collect(),
+            scenarios: scenarios
+                .iter()
+                .filter(|s| s.rules.contains(&rule.id()))
+                .map(|s| s.name.clone())
+                .collect(),
+            reason: coverage_reason(rule),
+        })
+        .collect()
+}
