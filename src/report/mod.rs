@@ -1,5 +1,4 @@
-//! The report of a `verify` run: a Markdown page any code host renders, and the same
-//! content as JSON for CI tooling.
+//! The report of a `verify` run: a Markdown page a code host renders, and JSON for CI.
 
 use crate::simulate_cmd::SweepSummary;
 use payhub_model::{Assumption, Enforcer, Rule};
@@ -17,6 +16,7 @@ use std::process::ExitCode;
 pub mod html;
 pub mod junit;
 mod markdown;
+pub mod page;
 
 /// One scenario or finding script, run.
 #[derive(Clone, Debug, Serialize)]
