@@ -144,8 +144,13 @@ pub fn figure(d: &Diagram) -> String {
 /// The opening of a violation's block: the property as the heading (`context` after it,
 /// HTML), its rules with their sentences. Close it with `</div>`.
 pub fn violation_open(property: &str, context: &str, rules: &[&str]) -> String {
+    let context = if context.is_empty() {
+        String::new()
+    } else {
+        format!(" <span class=\"muted\">{context}</span>")
+    };
     format!(
-        "<div class=\"violation\" data-property=\"{}\"><h3>{} <span class=\"muted\">{context}</span></h3><p>Rules: {}.</p>{}",
+        "<div class=\"violation\" data-property=\"{}\"><h3>{}{context}</h3><p>Rules: {}.</p>{}",
         escape(property),
         escape(property),
         if rules.is_empty() {
