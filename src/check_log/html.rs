@@ -191,3 +191,39 @@ fn file(s: &mut String, n: usize, j: &Judged, drawn: &mut usize) {
     }
     s.push_str("</section>");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check_log::report::mermaid;
+
+    /// The Markdown's Mermaid and the page's SVG are one diagram: the same items, the
+    /// request and answer of each witness entry marked.
+    #[test]
+    fn the_mermaid_and_the_drawing_are_one_diagram() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/access/dont-do-this.jsonl");
+        let j = super::super::judge_file(&file, None).unwrap();
+        let v = j
+            .verdicts
+            .iter()
+            .find(|v| v.status == Status::Violated)
+            .unwrap();
+        assert_eq!(
+            mermaid(&j, v),
+            "sequenceDiagram\n    participant C as client\n    participant P as platform\n    \
+             C->>P: line 1 +0s POST /v1/payments Idempotency-Key k-1 (merchant_order_no ORDER-1, amount 10000, currency USD)\n    \
+             P-xC: no answer (unknown outcome)\n    Note over C,P: 1s later\n    \
+             C->>P: line 2 +21s POST /v1/payments Idempotency-Key k-2 (merchant_order_no ORDER-1, amount 10000, currency USD)\n    \
+             P-->>C: 409 order_no_conflict\n    \
+             Note over C,P: wire-client-keeps-key-and-order-after-unknown [UNKNOWN-03, EFFECT-01]\n"
+        );
+        let d = diagram(&j, v, "VIOLATED x");
+        assert_eq!(d.items.len(), 6);
+        let svg = d.to_svg_unstyled();
+        assert_eq!(svg.matches("data-witness=\"true\"").count(), 4, "{svg}");
+        let page = page(std::slice::from_ref(&j), 0.5);
+        assert!(page.contains("VIOLATED wire-client-keeps-key-and-order-after-unknown"));
+        assert!(page.contains("in 0.50 s"));
+    }
+}
