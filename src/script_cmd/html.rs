@@ -12,6 +12,25 @@ use payhub_sim::{Diagram, Event, What};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+/// Bytes of a run's text the page holds at most (the text format prints it all).
+const TEXT_MAX: usize = 256 * 1024;
+
+/// `text`, cut at [`TEXT_MAX`] on a line's end, saying so.
+fn bounded(text: String) -> String {
+    if text.len() <= TEXT_MAX {
+        return text;
+    }
+    let cut = text[..text.floor_char_boundary(TEXT_MAX)]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    format!(
+        "{}… cut at {} of {} bytes: `payhub-verify run FILE` prints it all\n",
+        &text[..cut],
+        cut,
+        text.len()
+    )
+}
+
 /// The page for the scripts run; `seconds[i]`: how long `reports[i]` took.
 pub fn page(reports: &[Report], seconds: &[f64]) -> String {
     let failed = reports.iter().filter(|r| !r.passed()).count();
@@ -229,6 +248,28 @@ fn rest(s: &mut String, n: usize, r: &Report) {
          <details><summary>the run as text</summary><pre>{}</pre></details></section>",
         rows.len(),
         page::properties_table(&rows),
-        escape(&r.to_text())
+        escape(&bounded(r.to_text()))
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_run_text_is_cut_on_a_line() {
+        let line = "é".repeat(40) + "\n";
+        let long = line.repeat(TEXT_MAX / line.len() + 10);
+        let cut = bounded(long.clone());
+        assert!(cut.len() < TEXT_MAX + 100, "{}", cut.len());
+        assert!(cut.contains(&format!("of {} bytes", long.len())));
+        assert!(
+            cut.split('\n')
+                .rev()
+                .nth(1)
+                .unwrap()
+                .starts_with("… cut at")
+        );
+        assert_eq!(bounded("a\n".to_owned()), "a\n");
+    }
 }
