@@ -20,9 +20,11 @@ fn bounded(text: String) -> String {
     if text.len() <= TEXT_MAX {
         return text;
     }
-    let cut = text[..text.floor_char_boundary(TEXT_MAX)]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
+    let mut end = TEXT_MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = text[..end].rfind('\n').map_or(0, |i| i + 1);
     format!(
         "{}… cut at {} of {} bytes: `payhub-verify run FILE` prints it all\n",
         &text[..cut],
