@@ -31,7 +31,7 @@ pub fn page(all: &[Judged], seconds: f64) -> String {
     };
     let mut s = page::head(&format!("payhub-verify check-log: {verdict}"));
     let mut lines = vec![format!(
-        "payhub-verify check-log · {} {} read and judged in {seconds:.2} s · exit {worst}",
+        "payhub-verify check-log · {} {} read and judged in {seconds:.2} s",
         all.len(),
         if all.len() == 1 { "file" } else { "files" }
     )];
