@@ -10,6 +10,8 @@ use payhub_sim::script::{self, Report, Script, ScriptError};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod html;
+
 /// How a run is printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScriptFormat {
@@ -17,6 +19,9 @@ pub enum ScriptFormat {
     Text,
     Json,
     Mermaid,
+    /// One self-contained HTML page: the verdict, each violation's run drawn (inline SVG)
+    /// with its witness marked, then the expectations and the properties checked.
+    Html,
 }
 
 #[derive(clap::Args, Debug)]
@@ -100,6 +105,7 @@ fn render(report: &Report, format: ScriptFormat) -> String {
         ScriptFormat::Text => report.to_text(),
         ScriptFormat::Json => report.to_json(),
         ScriptFormat::Mermaid => report.to_mermaid(),
+        ScriptFormat::Html => html::page(std::slice::from_ref(report), &[0.0]),
     }
 }
 
@@ -120,8 +126,18 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
         }
         return ExitCode::from(2);
     }
-    let reports: Vec<Report> = scripts.iter().map(execute).collect();
+    let mut seconds = Vec::with_capacity(scripts.len());
+    let reports: Vec<Report> = scripts
+        .iter()
+        .map(|s| {
+            let started = std::time::Instant::now();
+            let r = execute(s);
+            seconds.push(started.elapsed().as_secs_f64());
+            r
+        })
+        .collect();
     match format {
+        ScriptFormat::Html => print!("{}", html::page(&reports, &seconds)),
         ScriptFormat::Json => {
             let items: Vec<String> = reports.iter().map(Report::to_json).collect();
             println!("[{}]", items.join(",\n"));

@@ -17,6 +17,7 @@ pub mod entry;
 pub mod feed;
 pub mod generate;
 pub mod har;
+pub mod html;
 pub mod keys;
 pub mod report;
 
@@ -58,6 +59,9 @@ pub enum LogFormat {
     Markdown,
     /// JUnit XML: a test suite per file, a test case per property (docs/ci.md).
     Junit,
+    /// One self-contained HTML page: the verdict, each violation's witness drawn (inline
+    /// SVG), then what holds and what cannot be judged (docs/check-log.md).
+    Html,
 }
 
 /// One file judged.
@@ -101,6 +105,7 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot write: {e}"))?;
         return Ok(ExitCode::SUCCESS);
     }
+    let started = std::time::Instant::now();
     let mut worst = 0u8;
     let mut all = Vec::new();
     for file in &args.files {
@@ -115,7 +120,7 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
             }
         }
     }
-    report::print(&all, args.format)?;
+    report::print(&all, args.format, started.elapsed().as_secs_f64())?;
     Ok(ExitCode::from(worst))
 }
 

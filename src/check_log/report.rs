@@ -7,14 +7,17 @@
 use super::{Judged, LogFormat};
 use crate::judge_cmd::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
+use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind};
 use payhub_sim::facts::wire::Seen;
 use std::fmt::Write as _;
 
-pub fn print(all: &[Judged], format: LogFormat) -> Result<(), String> {
+/// Prints every file's report; `seconds`: how long reading and judging took.
+pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), String> {
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
         LogFormat::Markdown => all.iter().map(markdown).collect::<Vec<_>>().join("\n"),
         LogFormat::Junit => crate::report::junit::check_log(all),
+        LogFormat::Html => super::html::page(all, seconds),
         LogFormat::Json => {
             let files: Vec<serde_json::Value> = all.iter().map(json).collect();
             serde_json::to_string_pretty(&serde_json::json!({ "files": files }))
@@ -25,7 +28,7 @@ pub fn print(all: &[Judged], format: LogFormat) -> Result<(), String> {
     Ok(())
 }
 
-fn read_line(j: &Judged) -> String {
+pub(super) fn read_line(j: &Judged) -> String {
     format!(
         "{}: {}, {} entries: {} judged, {} not the API, {} unreadable",
         j.file.display(),
@@ -108,23 +111,8 @@ fn text(j: &Judged) -> String {
 /// (`cannot judge, 16 properties: needs the acquirer's ledger (…)` and their names), so
 /// that a reader sees at a glance what the log lacks rather than one line per property.
 fn cannot_judge(j: &Judged) -> String {
-    let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
-    for v in j
-        .verdicts
-        .iter()
-        .filter(|v| v.status == Status::CannotJudge)
-    {
-        let needs = v.status_text();
-        match groups.iter_mut().find(|(n, _)| *n == needs) {
-            Some((_, names)) => names.push(v.name),
-            None => groups.push((needs, vec![v.name])),
-        }
-    }
     let mut s = String::new();
-    for (needs, names) in groups {
-        let needs = needs
-            .trim_start_matches("cannot judge (")
-            .trim_end_matches(')');
+    for (needs, names) in cannot_judge_groups(j) {
         let _ = writeln!(
             s,
             "cannot judge, {} {}: {needs}\n    {}",
@@ -140,7 +128,29 @@ fn cannot_judge(j: &Judged) -> String {
     s
 }
 
-fn unscoped_line(j: &Judged) -> String {
+/// The properties that cannot be judged, grouped by the evidence they miss (`needs the
+/// acquirer's ledger: …`), in the verdicts' order.
+pub(super) fn cannot_judge_groups(j: &Judged) -> Vec<(String, Vec<&'static str>)> {
+    let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for v in j
+        .verdicts
+        .iter()
+        .filter(|v| v.status == Status::CannotJudge)
+    {
+        let needs = v.status_text();
+        let needs = needs
+            .trim_start_matches("cannot judge (")
+            .trim_end_matches(')')
+            .to_owned();
+        match groups.iter_mut().find(|(n, _)| *n == needs) {
+            Some((_, names)) => names.push(v.name),
+            None => groups.push((needs, vec![v.name])),
+        }
+    }
+    groups
+}
+
+pub(super) fn unscoped_line(j: &Judged) -> String {
     format!(
         "{} request(s) refused for authentication (401): they belong to no scope",
         j.unscoped
@@ -148,7 +158,7 @@ fn unscoped_line(j: &Judged) -> String {
 }
 
 /// `entry 3  +5.250s → +5.370s  POST /v1/payments … → 201 pay_demo_001 version 1`.
-fn witness_line(j: &Judged, e: &Seen) -> String {
+pub(super) fn witness_line(j: &Judged, e: &Seen) -> String {
     format!(
         "{:<10} +{} → +{}  {} → {}",
         name(j, e),
@@ -231,36 +241,61 @@ fn markdown(j: &Judged) -> String {
     s
 }
 
-/// The witness entries as a sequence diagram: each request, its answer (or a lost
-/// one), and the gap before the next.
+/// The witness entries as Mermaid: [`diagram`] with the property and its rules as the
+/// closing note.
 pub fn mermaid(j: &Judged, v: &Verdict) -> String {
-    let mut s = String::from(
-        "sequenceDiagram\n    participant C as client\n    participant P as platform\n",
-    );
-    let Some(w) = &v.witness else { return s };
+    diagram(j, v, &format!("{} [{}]", v.name, v.rules.join(", "))).to_mermaid()
+}
+
+/// The witness entries as a sequence diagram, `verdict` its closing note: each request,
+/// its answer (or a lost one), and the gap before the next; every request and answer
+/// marked as the witness (the drawing holds the witness alone).
+pub fn diagram(j: &Judged, v: &Verdict, verdict: &str) -> Diagram {
+    let mut d = Diagram::default();
+    let c = d.participant("C", "client");
+    let p = d.participant("P", "platform");
+    let Some(w) = &v.witness else { return d };
+    let clean = |t: String| t.replace([';', '#'], " ");
     let mut last: Option<&Seen> = None;
     for e in &w.entries {
+        let exchange = Some(e.id.to_string());
         if let Some(prev) = last {
-            let _ = writeln!(s, "    Note over C,P: {} later", e.sent.since(prev.closed));
+            d.items.push(Item::Note {
+                over: (c, p),
+                kind: NoteKind::Clock,
+                text: format!("{} later", e.sent.since(prev.closed)),
+                rule: None,
+                at: None,
+                exchange: None,
+                witness: false,
+            });
         }
-        let clean = |t: String| t.replace([';', '#'], " ");
-        let _ = writeln!(
-            s,
-            "    C->>P: {} +{} {}",
-            name(j, e),
-            e.sent,
-            clean(request(e))
-        );
-        match &e.answer {
-            Some(_) => {
-                let _ = writeln!(s, "    P-->>C: {}", clean(answer(e)));
-            }
-            None => {
-                let _ = writeln!(s, "    P--xC: no answer (unknown outcome)");
-            }
-        }
+        d.items.push(Item::Message {
+            from: c,
+            to: p,
+            arrow: Arrow::Call,
+            text: format!("{} +{} {}", name(j, e), e.sent, clean(request(e))),
+            rule: None,
+            at: Some(e.sent.0),
+            exchange: exchange.clone(),
+            witness: true,
+        });
+        let (arrow, text) = match &e.answer {
+            Some(_) => (Arrow::Reply, clean(answer(e))),
+            None => (Arrow::Lost, "no answer (unknown outcome)".to_owned()),
+        };
+        d.items.push(Item::Message {
+            from: p,
+            to: c,
+            arrow,
+            text,
+            rule: None,
+            at: Some(e.closed.0),
+            exchange,
+            witness: true,
+        });
         last = Some(e);
     }
-    let _ = writeln!(s, "    Note over C,P: {} [{}]", v.name, v.rules.join(", "));
-    s
+    d.push_verdict(verdict);
+    d
 }

@@ -5,12 +5,14 @@
 //! generated case and how it renders, [`generate`] seeds → cases, [`wire`] the HTTP
 //! client, [`proxy`] the fault-injecting proxy, [`compare`] an answer against the
 //! model's, [`oracle`] the set of model states, [`run`] one case against the target,
-//! [`shrink`] shrinking against the live target, [`report`] what conform prints,
+//! [`shrink`] shrinking against the live target, [`report`] what conform prints
+//! ([`html`] as one page),
 //! [`matrix`] the kill matrix over HTTP (`serve --mutant` for every mutant of the zoo).
 
 pub mod case;
 pub mod compare;
 pub mod generate;
+pub mod html;
 pub mod matrix;
 pub mod oracle;
 pub mod profile;
@@ -35,6 +37,9 @@ pub enum ConformFormat {
     /// JUnit XML: a test case per violating or unfinished case, per mutant with
     /// --kill-matrix (docs/ci.md).
     Junit,
+    /// One self-contained HTML page: the verdict, each violation's shrunk case drawn
+    /// (inline SVG) with the round no model state explains marked (docs/conform.md).
+    Html,
 }
 
 #[derive(clap::Args, Debug)]
@@ -189,6 +194,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             ConformFormat::Markdown => matrix::markdown(&rows),
             ConformFormat::Text => matrix::text(&rows),
             ConformFormat::Junit => crate::report::junit::conform_matrix(&rows),
+            ConformFormat::Html => html::matrix(&rows),
         };
         println!("{out}");
         let missed = rows.iter().any(|r| !r.found && r.reason.is_none());
@@ -208,6 +214,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         ConformFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
         ConformFormat::Markdown => report.markdown(),
         ConformFormat::Junit => crate::report::junit::conform(&report),
+        ConformFormat::Html => html::page(&report),
     };
     print!("{out}");
     if !out.ends_with('\n') {

@@ -3,6 +3,7 @@
 //! what-if script for `payhub-verify run` (docs/scripts.md) — as text, JSON or Markdown.
 
 use super::run::Exchange;
+use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -174,25 +175,63 @@ impl Finding {
     }
 }
 
-/// The exchanges as a Mermaid sequence diagram.
+/// The exchanges as a Mermaid sequence diagram ([`diagram`]).
 pub fn mermaid(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> String {
+    diagram(exchanges, breaking_round, allowed).to_mermaid()
+}
+
+/// The exchanges as a sequence diagram: each request and the target's answer (a clock
+/// move or a control as a note), the breaking round's marked as the witness with a note
+/// that no model state explains it, and the first answer the model allows.
+pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> Diagram {
     let clean = |t: &str| t.replace([';', '#'], ",");
-    let mut s = String::from(
-        "sequenceDiagram\n    participant M as conform (merchant)\n    participant T as target\n",
-    );
+    let mut d = Diagram::default();
+    let m = d.participant("M", "conform (merchant)");
+    let t = d.participant("T", "target");
+    let note = |over, text: String, witness| Item::Note {
+        over,
+        kind: NoteKind::Plain,
+        text,
+        rule: None,
+        at: None,
+        exchange: None,
+        witness,
+    };
     for e in exchanges {
+        let witness = e.round == breaking_round;
         if e.answer.is_empty() {
-            let _ = writeln!(s, "    Note over M,T: {}", clean(&e.request));
+            d.items.push(note((m, t), clean(&e.request), witness));
             continue;
         }
-        let _ = writeln!(s, "    M->>T: {}", clean(&e.request));
-        let _ = writeln!(s, "    T-->>M: {}", clean(&e.answer));
-        if e.round == breaking_round {
-            let _ = writeln!(s, "    Note over T: no model state explains this answer");
+        for (from, to, arrow, text) in [
+            (m, t, Arrow::Call, &e.request),
+            (t, m, Arrow::Reply, &e.answer),
+        ] {
+            d.items.push(Item::Message {
+                from,
+                to,
+                arrow,
+                text: clean(text),
+                rule: None,
+                at: None,
+                exchange: None,
+                witness,
+            });
+        }
+        if witness {
+            d.items.push(note(
+                (t, t),
+                "no model state explains this answer".to_owned(),
+                true,
+            ));
         }
     }
     if let Some(a) = allowed.first() {
-        let _ = writeln!(s, "    Note over M,T: the model allows: {}", clean(a));
+        d.items.push(note(
+            (m, t),
+            format!("the model allows: {}", clean(a)),
+            false,
+        ));
     }
-    s
+    d
 }

@@ -5,6 +5,7 @@
 //! rule coverage. No script, no external stylesheet, no network at view time: the
 //! drawings are inline SVG ([`payhub_sim::diagram`]).
 
+use super::page::rules_cell;
 use super::{Report, ScenarioResult};
 use payhub_model::Rule;
 use payhub_properties::checker::Status;
@@ -39,7 +40,7 @@ fn figure(trace: &Trace, note: &str) -> String {
 
 /// `PROPERTY [RULE, …]: detail`, then each rule's sentence from the catalogue, in
 /// English and in the Chinese original (authoritative).
-fn verdict_note(property: &str, rules: &[&str], detail: &str) -> String {
+pub(crate) fn verdict_note(property: &str, rules: &[&str], detail: &str) -> String {
     let mut note = format!("VIOLATED {property} [{}]: {detail}", rules.join(", "));
     for id in rules {
         if let Some(rule) = Rule::from_id(id) {
@@ -49,33 +50,21 @@ fn verdict_note(property: &str, rules: &[&str], detail: &str) -> String {
     note
 }
 
-fn rules_cell(rules: &[&str]) -> String {
-    rules
-        .iter()
-        .map(|r| format!("<code>{}</code>", escape(r)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl Report {
     /// The whole page.
     pub fn html(&self) -> String {
         let mut s = String::with_capacity(1 << 20);
-        let _ = write!(
-            s,
-            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-             <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-             <title>payhub-verify: {}</title>{STYLE}{}</head><body>",
-            escape(self.verdict),
-            payhub_sim::diagram::SVG_STYLE
-        );
+        s.push_str(&super::page::head(&format!(
+            "payhub-verify: {}",
+            self.verdict
+        )));
         self.first_screen(&mut s);
         self.violations_html(&mut s);
         self.findings_html(&mut s);
         self.scenarios_html(&mut s);
         self.zoo_html(&mut s);
         self.coverage_html(&mut s);
-        s.push_str("</body></html>\n");
+        s.push_str(super::page::END);
         s
     }
 

@@ -1,5 +1,4 @@
-//! The report of a `verify` run: a Markdown page any code host renders, and the same
-//! content as JSON for CI tooling.
+//! The report of a `verify` run: a Markdown page a code host renders, and JSON for CI.
 
 use crate::simulate_cmd::SweepSummary;
 use payhub_model::{Assumption, Rule};
@@ -18,6 +17,7 @@ mod coverage;
 pub mod html;
 pub mod junit;
 mod markdown;
+pub mod page;
 
 pub use coverage::{CoverageRow, coverage};
 

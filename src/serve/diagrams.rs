@@ -173,7 +173,7 @@ fn ident_char(c: char) -> bool {
 
 /// The identifiers a detail names: words of identifier characters with a letter and a
 /// digit, but not a node's name (`merchant-1` is in every exchange of its key).
-fn identifiers(detail: &str) -> BTreeSet<String> {
+pub(crate) fn identifiers(detail: &str) -> BTreeSet<String> {
     detail
         .split(|c: char| !ident_char(c))
         .map(|w| w.trim_matches(['-', '_']))
@@ -187,7 +187,7 @@ fn identifiers(detail: &str) -> BTreeSet<String> {
 }
 
 /// Whether `text` has one of `names` as a whole word (`ORDER-1` is not in `ORDER-1-retry`).
-fn names_one(text: &str, names: &BTreeSet<String>) -> bool {
+pub(crate) fn names_one(text: &str, names: &BTreeSet<String>) -> bool {
     text.split(|c: char| !ident_char(c))
         .any(|w| names.contains(w))
 }

@@ -1,0 +1,237 @@
+//! `conform --format html`: one self-contained page. The first screen holds the verdict,
+//! the target, the profile, the seeds, the cases and the time they took; then each
+//! violation: its shrunk case drawn as inline SVG ([`super::report::diagram`], the same
+//! drawing as the Mermaid), the round no model state explains marked as the witness, the
+//! rules the model's answers rest on with their sentences in the note; then the cases the
+//! oracle could not finish and the seeds not reached. With `--kill-matrix`, the matrix,
+//! each mutant found drawn.
+
+use super::matrix::Row;
+use super::report::{Finding, Report, diagram};
+use crate::report::page::{self, FIGURES_MAX, Tone, escape};
+use std::fmt::Write as _;
+
+/// What a conform violation violates: the target's answers are the model's.
+pub const PROPERTY: &str = "target-answers-as-the-model-allows";
+
+/// The page of a sweep.
+pub fn page(r: &Report) -> String {
+    let mut s = page::head(&format!("payhub-verify conform: {}", r.verdict()));
+    let lines = vec![
+        format!(
+            "{} cases ({} requests) against <code>{}</code> [{}] in {:.1} s, {:.1} cases/s · exit {}",
+            r.cases_run,
+            r.requests,
+            escape(&r.target),
+            escape(&r.profile),
+            r.elapsed_s,
+            r.cases_per_s,
+            r.exit_code()
+        ),
+        format!(
+            "seeds {}{}",
+            escape(&r.seeds),
+            if r.proxy_faults {
+                ", proxy faults on"
+            } else {
+                ""
+            }
+        ),
+    ];
+    s.push_str(&page::banner(
+        Tone::of_exit(r.exit_code()),
+        &format!("conform: {}", r.verdict()),
+        &lines,
+    ));
+    let _ = write!(
+        s,
+        "<h2 id=\"checked\">What was checked</h2><table>\
+         <tr><th>target</th><td><code>{}</code></td></tr><tr><th>profile</th><td>{}</td></tr>\
+         <tr><th>seeds</th><td>{}</td></tr><tr><th>proxy faults</th><td>{}</td></tr>\
+         <tr><th>cases</th><td class=\"n\">{} ({} requests)</td></tr>\
+         <tr><th>violations</th><td class=\"n\">{}</td></tr><tr><th>incomplete</th><td class=\"n\">{}</td></tr>\
+         <tr><th>seeds not run</th><td class=\"n\">{}</td></tr>\
+         <tr><th>seconds</th><td class=\"n\">{:.2} ({:.1} cases/s)</td></tr></table>",
+        escape(&r.target),
+        escape(&r.profile),
+        escape(&r.seeds),
+        if r.proxy_faults { "on" } else { "off" },
+        r.cases_run,
+        r.requests,
+        r.violations.len(),
+        r.incomplete.len(),
+        r.not_run,
+        r.elapsed_s,
+        r.cases_per_s
+    );
+    if !r.violations.is_empty() {
+        let _ = write!(
+            s,
+            "<h2 id=\"violations\">Violations ({})</h2>",
+            r.violations.len()
+        );
+    }
+    for (n, f) in r.violations.iter().enumerate() {
+        violation(&mut s, f, n < FIGURES_MAX);
+    }
+    rest(&mut s, r);
+    s.push_str(page::END);
+    s
+}
+
+/// The rules the model's own run of the case applied (its answers rest on them), in the
+/// order they first apply: the what-if script run.
+fn model_rules(f: &Finding) -> Vec<&'static str> {
+    let Ok(script) = payhub_sim::script::parse(
+        "conform.pha",
+        f.script.as_bytes(),
+        &crate::script_cmd::always_properties(),
+    ) else {
+        return Vec::new();
+    };
+    let run = crate::script_cmd::execute(&script);
+    let mut rules: Vec<&'static str> = Vec::new();
+    for e in &run.trace.events {
+        if let Some(rule) = e.rule
+            && !rules.contains(&rule.id())
+        {
+            rules.push(rule.id());
+        }
+    }
+    rules
+}
+
+/// One violation: the shrunk case drawn, in the contract's notation, and as a script.
+fn violation(s: &mut String, f: &Finding, draw: bool) {
+    let rules = model_rules(f);
+    let context = format!(
+        "seed {}, shrunk from {} to {} requests in {} runs, found after {} cases ({:.1} s)",
+        f.seed,
+        f.requests,
+        f.shrunk_requests,
+        f.shrink_runs,
+        f.detected_after_cases,
+        f.detected_after_s
+    );
+    s.push_str(&page::violation_open(PROPERTY, &context, &rules));
+    let detail = format!(
+        "round {}: no model state explains the target's answer; {}",
+        f.breaking_round + 1,
+        match f.allowed.first() {
+            Some(a) => format!("the model allows {a}"),
+            None => "the model has no answer here at all".to_owned(),
+        }
+    );
+    let _ = write!(
+        s,
+        "<p>{}</p><p class=\"muted\">Rules: those the model's own run of the case applied (its answers rest on them).</p>",
+        escape(&detail)
+    );
+    if draw {
+        let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
+        d.push_verdict(&page::note(PROPERTY, &rules, &detail));
+        s.push_str(&page::figure(&d));
+    } else {
+        let _ = write!(
+            s,
+            "<p class=\"muted\">Not drawn: the page draws {FIGURES_MAX} violations at most.</p>"
+        );
+    }
+    let _ = write!(
+        s,
+        "<details open><summary>the case in the contract's notation (<code>!!</code> the round no model state explains)</summary><pre>{}</pre></details>\
+         <details><summary>what-if script (<code>payhub-verify run</code>)</summary><pre>{}</pre></details></div>",
+        escape(&f.notation()),
+        escape(&f.script)
+    );
+}
+
+/// The cases not judged: the oracle's bounds, the seeds not reached.
+fn rest(s: &mut String, r: &Report) {
+    if r.incomplete.is_empty() && r.not_run == 0 {
+        return;
+    }
+    s.push_str("<h2 id=\"not-judged\">Not judged</h2>");
+    if !r.incomplete.is_empty() {
+        s.push_str("<table><tr><th>seed</th><th>why the oracle could not finish</th></tr>");
+        for (seed, why) in &r.incomplete {
+            let _ = write!(
+                s,
+                "<tr data-status=\"incomplete\"><td class=\"n\">{seed}</td><td>{}</td></tr>",
+                escape(why)
+            );
+        }
+        s.push_str("</table>");
+    }
+    if r.not_run > 0 {
+        let _ = write!(
+            s,
+            "<p>{} seeds not run{}.</p>",
+            r.not_run,
+            match &r.continue_with {
+                Some(c) => format!("; continue with <code>{}</code>", escape(c)),
+                None => " (the sweep stops at its first violation)".to_owned(),
+            }
+        );
+    }
+}
+
+/// The page of `--kill-matrix`: every mutant, found ones drawn.
+pub fn matrix(rows: &[Row]) -> String {
+    let found = rows.iter().filter(|r| r.found).count();
+    let blind = rows
+        .iter()
+        .filter(|r| !r.found && r.reason.is_some())
+        .count();
+    let missed = rows.len() - found - blind;
+    let verdict = format!(
+        "conform kill matrix: {found} of {} mutants found, {blind} the wire cannot see, {missed} missed",
+        rows.len()
+    );
+    let mut s = page::head(&format!("payhub-verify {verdict}"));
+    s.push_str(&page::banner(
+        if missed > 0 { Tone::Fail } else { Tone::Ok },
+        &verdict,
+        &[format!(
+            "{:.1} s to detection in all",
+            rows.iter()
+                .filter_map(|r| r.seconds_to_detection)
+                .sum::<f64>()
+        )],
+    ));
+    s.push_str("<table><tr><th>mutant</th><th>over HTTP</th><th>shrunk requests</th><th>seconds to detection</th><th>cases</th><th>setup / reason</th></tr>");
+    for r in rows {
+        let status = if r.found {
+            "<span class=\"good\">found</span>"
+        } else if r.reason.is_some() {
+            "blind"
+        } else {
+            "<span class=\"bad\">MISSED</span>"
+        };
+        let _ = write!(
+            s,
+            "<tr data-mutant=\"{}\"><td><code>{}</code></td><td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            escape(&r.mutant),
+            escape(&r.mutant),
+            r.shrunk_requests.map(|n| n.to_string()).unwrap_or_default(),
+            r.seconds_to_detection
+                .map(|t| format!("{t:.1}"))
+                .unwrap_or_default(),
+            r.cases,
+            escape(r.setup.as_deref().or(r.reason.as_deref()).unwrap_or(""))
+        );
+    }
+    s.push_str("</table>");
+    let drawn: Vec<&Row> = rows.iter().filter(|r| r.finding.is_some()).collect();
+    if !drawn.is_empty() {
+        s.push_str("<h2 id=\"violations\">What conform found</h2>");
+    }
+    for (n, r) in drawn.into_iter().enumerate() {
+        if let Some(f) = &r.finding {
+            let _ = write!(s, "<h3>mutant <code>{}</code></h3>", escape(&r.mutant));
+            violation(&mut s, f, n < FIGURES_MAX);
+        }
+    }
+    s.push_str(page::END);
+    s
+}
