@@ -468,6 +468,31 @@ pub struct Unjudged {
 }
 
 impl Rule {
+    /// Whether the rule is an invariant of what the platform keeps (its ledger, its
+    /// idempotency records keyed by scope, its order and refund numbers) rather than a
+    /// decision: no single answer, call or client step is decided by it, so no event
+    /// cites it, and its properties judge it in every state. The coverage table counts
+    /// it as exercised by the presets built to exercise it (each preset lists the rules
+    /// it exercises); a test checks that no preset's events ever cite one of these.
+    pub const fn invariant(self) -> bool {
+        matches!(
+            self,
+            Rule::OneBusinessEffect
+                | Rule::KeyNotRequiredQueries
+                | Rule::ScopeComponents
+                | Rule::ScopeEnvironments
+                | Rule::ScopeApiKeyRotation
+                | Rule::ReplayReusesObject
+                | Rule::ConcurrentOneExecutes
+                | Rule::CardNotCompared
+                | Rule::CardReplayNotCharged
+                | Rule::RetentionRefundNoOutlives
+                | Rule::NotFoundMeansNeverCreated
+                | Rule::RateLimitPerMerchant
+                | Rule::Only503NotAccepted
+        )
+    }
+
     /// Why no property judges this rule, for the rules none does (see [`Unjudged`]).
     pub const fn unjudged(self) -> Option<Unjudged> {
         let (why, checked_by): (&str, &[&str]) = match self {

@@ -460,6 +460,7 @@ pub fn check_with(preset: &Preset, limits: Limits, how: Search) -> Result<Preset
         seconds,
         properties,
         rules_exercised: exercised.iter().map(|r| r.id()).collect(),
+        exercises: preset.exercises.iter().map(|r| r.id()).collect(),
         scope: preset.scope_text(),
         reductions: how.reductions(),
         bitstate,

@@ -10,7 +10,7 @@ use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, req, rot
 use payhub_model::{
     AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams,
 };
-use payhub_model::{Card, Environment};
+use payhub_model::{Card, Environment, Rule};
 use payhub_sim::{Budget, Choice, ClientSpec, WorkItem, World, WorldConfig};
 
 /// A checker preset.
@@ -26,6 +26,11 @@ pub struct Preset {
     pub horizon: Millis,
     /// The `sometimes` properties this preset must reach.
     pub reaches: Reaches,
+    /// The rules the preset is built to exercise: each must decide something in a state
+    /// it visits or have a witness reached there, or be an invariant
+    /// ([`payhub_model::Rule::invariant`]) its properties judge there
+    /// (`properties/tests/coverage.rs`). The coverage table counts invariants by this list.
+    pub exercises: &'static [Rule],
 }
 
 /// The `sometimes` properties a preset must reach, by name: each name is checked against
@@ -250,6 +255,13 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             ),
             setup: Vec::new(),
             horizon: Millis::secs(45),
+            exercises: &[
+                Rule::OneBusinessEffect,
+                Rule::RetrySameKey,
+                Rule::RetryBackoff,
+                Rule::QuerySchedule,
+                Rule::SyncWait,
+            ],
             reaches: Reaches::of(&["reach:replay-answered-200"]),
         },
         Preset {
@@ -270,6 +282,12 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::secs(25),
+            exercises: &[
+                Rule::OneBusinessEffect,
+                Rule::PersistBeforeSend,
+                Rule::NotFoundMeansNeverCreated,
+                Rule::NotFoundRetryOriginalKey,
+            ],
             reaches: Reaches::NONE,
         },
         Preset {
@@ -288,6 +306,7 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::secs(16),
+            exercises: &[Rule::OneBusinessEffect, Rule::DeterministicKeys],
             reaches: Reaches::NONE,
         },
         outage_preset(policy),
@@ -322,6 +341,12 @@ fn outage_preset(policy: &Policy) -> Preset {
         config,
         setup: Vec::new(),
         horizon: Millis::secs(30),
+        exercises: &[
+            Rule::RateLimited,
+            Rule::RetryAfterHonoured,
+            Rule::ChannelPaused,
+            Rule::NotFoundRetryOriginalKey,
+        ],
         reaches: Reaches::of(&[
             "reach:429-rate-limited",
             "reach:503-temporarily-unavailable",
@@ -364,6 +389,7 @@ pub fn platform_presets() -> Vec<Preset> {
                 request: req::create("K", "ORDER-1", 10000, "USD", 'A').into(),
             }],
             horizon: Millis::mins(30),
+            exercises: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::FirstExecution201, Rule::IdempotencyConflict, Rule::CardNotCompared, Rule::CardReplayNotCharged, Rule::OneBusinessEffect],
             reaches: Reaches::of(&[
                 "reach:replay-answered-200",
                 "reach:409-idempotency-conflict",
@@ -388,6 +414,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::mins(30),
+            exercises: &[Rule::ConcurrentOneExecutes, Rule::ConcurrentWaitSameObject, Rule::ConcurrentWaitTimeout, Rule::OneBusinessEffect],
             reaches: Reaches::of(&[
                 "reach:409-operation-in-progress",
                 "reach:202-result-unknown",
@@ -415,6 +442,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::days(8),
+            exercises: &[Rule::OrderNoNewKey, Rule::UniqueOrderNo, Rule::RetentionSevenDays, Rule::RetentionOrderNoOutlives],
             reaches: Reaches::of(&[
                 "reach:409-order-no-conflict",
                 "reach:replay-after-retention",
@@ -453,6 +481,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::hours(4),
+            exercises: &[Rule::ConfirmWhileProcessing, Rule::CardRetryAfterFailure, Rule::CardRetryNewKey, Rule::CardRetryBeforeExpiry, Rule::RetryKeepsPaymentAndFee],
             reaches: Reaches::of(&[
                 "reach:second-card-succeeded",
                 "reach:409-payment-in-progress",
@@ -484,6 +513,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::hours(1),
+            exercises: &[Rule::RefundTimeoutNoSecondRefund, Rule::RefundReplaySameRefund, Rule::UniqueRefundNo],
             reaches: Reaches::of(&["reach:409-refund-no-conflict", "reach:refund-succeeded"]),
         }
         .after(paid("K0", AcquirerDecision::Approve)),
@@ -504,6 +534,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::hours(2),
+            exercises: &[Rule::Cancel202KeepsStatus],
             reaches: Reaches::of(&["reach:cancel-202", "reach:replay-answered-200"]),
         }
         .after(paid("K0", AcquirerDecision::RequireAction)),
@@ -548,6 +579,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: vec![Choice::Control(Control::IssueApiKey(rotated_key_spec()))],
             horizon: Millis::mins(30),
+            exercises: &[Rule::ScopeComponents, Rule::ScopeEnvironments, Rule::ScopeApiKeyRotation],
             reaches: Reaches::of(&["reach:replay-answered-200"]),
         },
         Preset {
@@ -578,6 +610,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::mins(30),
+            exercises: &[Rule::RateLimited, Rule::ChannelPaused, Rule::Only503NotAccepted],
             reaches: Reaches::of(&[
                 "reach:429-rate-limited",
                 "reach:503-temporarily-unavailable",
@@ -602,6 +635,7 @@ pub fn platform_presets() -> Vec<Preset> {
             ),
             setup: Vec::new(),
             horizon: Millis::mins(30),
+            exercises: &[Rule::CheckoutNewSession, Rule::CheckoutSameProcess],
             reaches: Reaches::of(&[
                 "reach:new-checkout-session-same-payment",
                 "reach:409-order-no-conflict",
@@ -628,6 +662,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::hours(26),
+            exercises: &[Rule::NeedsQuery, Rule::ManualReview, Rule::ExpiryLimitsNewOpsOnly, Rule::UnknownResult],
             reaches: Reaches::of(&[
                 "reach:202-result-unknown",
                 "reach:needs-query",

@@ -57,7 +57,9 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
                 .map(|p| p.name)
                 .collect(),
             // A preset exercised a rule if the rule decided something in a state it visited,
-            // or a witness of the rule (a *sometimes* property) was reached there.
+            // or a witness of the rule (a *sometimes* property) was reached there, or the
+            // rule is an invariant no event cites, the preset is built to exercise it and
+            // its properties judged every state there (held or were violated).
             presets: presets
                 .iter()
                 .filter(|p| {
@@ -65,6 +67,12 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
                         || p.properties
                             .iter()
                             .any(|q| q.status == Status::Reached && q.rules.contains(&rule.id()))
+                        || (rule.invariant()
+                            && p.exercises.contains(&rule.id())
+                            && p.properties.iter().any(|q| {
+                                matches!(q.status, Status::Holds | Status::Violated)
+                                    && q.rules.contains(&rule.id())
+                            }))
                 })
                 .map(|p| p.name)
                 .collect(),

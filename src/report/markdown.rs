@@ -371,7 +371,7 @@ impl Report {
             self.coverage.iter().partition(|c| !c.properties.is_empty());
         let _ = writeln!(
             s,
-            "{} rules: {} judged by properties (below: how many properties judge each, and how many presets and scripts exercised it; which ones: `report.json`), {} checked by unit tests and scenarios only.\n",
+            "{} rules: {} judged by properties (below: how many properties judge each, and how many presets and scripts exercised it, that is decided something, reached a witness of it or, for an invariant no single answer decides, were built to exercise it and judged it in every state; which ones: `report.json`), {} checked by unit tests and scenarios only.\n",
             self.coverage.len(),
             judged.len(),
             tested.len()

@@ -148,6 +148,9 @@ pub struct PresetReport {
     pub properties: Vec<PropertyReport>,
     /// Rules that decided some response or call in some visited state.
     pub rules_exercised: Vec<&'static str>,
+    /// The rules the preset is built to exercise ([`crate::presets::Preset::exercises`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exercises: Vec<&'static str>,
     /// The preset's scope (`drops=2; servers 1, orders 1`).
     pub scope: String,
     /// Reductions on (`ids`), empty if none.

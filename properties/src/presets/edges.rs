@@ -3,7 +3,7 @@
 
 use super::{NO_FAULTS, PAY_1, Preset, Reaches, Step, base, paid};
 use payhub_model::harness::{M1_TEST, req};
-use payhub_model::{AcquirerDecision, ApiRequest, Millis, PaymentId};
+use payhub_model::{AcquirerDecision, ApiRequest, Millis, PaymentId, Rule};
 use payhub_sim::{Budget, WorldConfig};
 
 /// The names of the input-edge presets ([`edge_presets`]): last among the platform
@@ -113,6 +113,7 @@ pub(super) fn edge_presets() -> Vec<Preset> {
             ),
             setup: Vec::new(),
             horizon: Millis::mins(30),
+            exercises: &[Rule::KeyRequiredCreatePayment, Rule::KeyRequiredConfirm, Rule::KeyRequiredCancel, Rule::KeyRequiredCheckoutSession, Rule::KeyRequiredRefund, Rule::KeyNotRequiredQueries, Rule::KeyLength, Rule::QueryById],
             reaches: Reaches::NONE,
         }
         .after(paid("K0", AcquirerDecision::Approve)),
@@ -122,6 +123,7 @@ pub(super) fn edge_presets() -> Vec<Preset> {
             config: closed,
             setup: Vec::new(),
             horizon: Millis::mins(30),
+            exercises: &[Rule::CardRetryAfterFailure, Rule::QueryByOrderNo],
             reaches: Reaches::NONE,
         }
         .after(closed_setup),

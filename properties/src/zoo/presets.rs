@@ -81,6 +81,7 @@ fn preset(
         config,
         setup: Vec::new(),
         horizon,
+        exercises: &[],
         reaches: Reaches::NONE,
     }
     .after(steps)
@@ -397,6 +398,7 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
         config,
         setup: Vec::new(),
         horizon: Millis::secs(25),
+        exercises: &[],
         reaches: Reaches::NONE,
     };
     vec![
@@ -468,6 +470,7 @@ pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
             config: refund,
             setup: Vec::new(),
             horizon: Millis::secs(25),
+            exercises: &[],
             reaches: Reaches::NONE,
         },
         Preset {
@@ -476,6 +479,7 @@ pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
             config: paused,
             setup: vec![payhub_sim::Choice::Control(paused_on)],
             horizon: Millis::mins(10),
+            exercises: &[],
             reaches: Reaches::NONE,
         },
     ]
