@@ -137,6 +137,16 @@ fn every_format(args: &[&str], skip: &[&str], problems: &mut Vec<String>) {
     }
 }
 
+/// A sandbox stopped when the test ends, passed or failed.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn the_scanner_finds_rust_names_and_passes_the_contracts_words() {
     for leak in [
@@ -248,13 +258,15 @@ fn recorded_traffic_and_the_sandbox_speak_the_contract_in_every_format() {
     every_format(&["judge", events.to_str().unwrap()], &[], &mut problems);
 
     // A sandbox session: its banner and every export after a few exchanges.
-    let mut child = bin()
-        .args(["serve", "--addr", "127.0.0.1:0", "--clock", "manual"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut child = Killed(
+        bin()
+            .args(["serve", "--addr", "127.0.0.1:0", "--clock", "manual"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut out = std::io::BufReader::new(child.0.stdout.take().unwrap());
     let mut banner = String::new();
     while !banner.contains("control endpoints") {
         if out.read_line(&mut banner).unwrap() == 0 {
@@ -319,8 +331,7 @@ fn recorded_traffic_and_the_sandbox_speak_the_contract_in_every_format() {
             problems.push(format!("GET {path}: {name}"));
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     assert!(
         problems.is_empty(),
         "Rust names in output:\n{}",
