@@ -1,0 +1,163 @@
+//! The client presets: reference clients (or a policy's) of merchant 1 paying orders
+//! under faults, and the outage preset (S10, S13).
+
+use super::*;
+
+/// A world of reference clients: `servers` servers of merchant 1 (test) sharing one
+/// database, each given `workload`.
+pub fn client_world(
+    name: &str,
+    policy: &Policy,
+    servers: u8,
+    workload: Vec<WorkItem>,
+    budget: Budget,
+) -> WorldConfig {
+    WorldConfig {
+        clients: (0..servers)
+            .map(|node| ClientSpec {
+                node,
+                api_key: M1_TEST,
+                policy: policy.clone(),
+                db: 0,
+            })
+            .collect(),
+        workload,
+        webhooks: vec![(MerchantId(1), Environment::Test, 0)],
+        immediate_inbox: false,
+        // A client's timeout is the point: time passes while messages are in flight.
+        time_waits_for_messages: false,
+        decisions: vec![AcquirerDecision::Approve, AcquirerDecision::ApproveSilently],
+        ..base(name, Vec::new(), budget)
+    }
+}
+
+/// Node `node` pays `order` (10000 USD, card A) once.
+pub(crate) fn pay(node: u8, order: &str) -> WorkItem {
+    WorkItem {
+        node,
+        command: Command::PayOrder {
+            order: order.into(),
+            amount: 10000,
+            currency: "USD".into(),
+            card: Card('A'),
+        },
+        times: 1,
+    }
+}
+
+/// Presets in which the merchant side is the contract's reference client.
+pub fn client_presets(policy: &Policy) -> Vec<Preset> {
+    vec![
+        Preset {
+            name: "create-lossy",
+            about: "One server pays an order while one message (request, response or upstream answer) is lost or the acquirer goes silent: a timeout, a retry with the same key, queries.",
+            config: client_world(
+                "create-lossy",
+                policy,
+                1,
+                vec![pay(0, "ORDER-1")],
+                Budget {
+                    drops: 1,
+                    ..NO_FAULTS
+                },
+            ),
+            setup: Vec::new(),
+            horizon: Millis::secs(45),
+            exercises: &[
+                Rule::OneBusinessEffect,
+                Rule::RetrySameKey,
+                Rule::RetryBackoff,
+                Rule::QuerySchedule,
+                Rule::SyncWait,
+            ],
+            reaches: Reaches::of(&["reach:replay-answered-200"]),
+        },
+        Preset {
+            name: "create-crash",
+            about: "One server pays an order and crashes once, anywhere (also between persisting the key and sending), then restarts from its database.",
+            config: WorldConfig {
+                webhooks: Vec::new(),
+                ..client_world(
+                    "create-crash",
+                    policy,
+                    1,
+                    vec![pay(0, "ORDER-1")],
+                    Budget {
+                        crashes: 1,
+                        ..NO_FAULTS
+                    },
+                )
+            },
+            setup: Vec::new(),
+            horizon: Millis::secs(25),
+            exercises: &[
+                Rule::OneBusinessEffect,
+                Rule::PersistBeforeSend,
+                Rule::NotFoundMeansNeverCreated,
+                Rule::NotFoundRetryOriginalKey,
+            ],
+            reaches: Reaches::NONE,
+        },
+        Preset {
+            name: "two-servers-one-order",
+            about: "Two servers sharing a database pay the same order at once (the same derived key from both).",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve],
+                webhooks: Vec::new(),
+                ..client_world(
+                    "two-servers-one-order",
+                    policy,
+                    2,
+                    vec![pay(0, "ORDER-1"), pay(1, "ORDER-1")],
+                    NO_FAULTS,
+                )
+            },
+            setup: Vec::new(),
+            horizon: Millis::secs(16),
+            exercises: &[Rule::OneBusinessEffect, Rule::DeterministicKeys],
+            reaches: Reaches::NONE,
+        },
+        outage_preset(policy),
+    ]
+}
+
+/// The name of the client preset under 429 and 503 ([`outage_preset`]).
+pub const OUTAGE_PRESET: &str = "client-rate-and-pause";
+
+/// S10, S13 for the reference client: it pays an order while the merchant is rate-limited
+/// (429, Retry-After) and the channel is paused (503) for a while; jitter is drawn.
+fn outage_preset(policy: &Policy) -> Preset {
+    let config = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve],
+        webhooks: Vec::new(),
+        jitter: true,
+        controls: payhub_sim::worlds::outages(),
+        ..client_world(
+            OUTAGE_PRESET,
+            policy,
+            1,
+            vec![pay(0, "ORDER-1")],
+            Budget {
+                controls: 3,
+                ..NO_FAULTS
+            },
+        )
+    };
+    Preset {
+        name: OUTAGE_PRESET,
+        about: "S10, S13: one server pays an order while the merchant is rate-limited (429, Retry-After: 2) and the channel paused (503): retries after Retry-After and the backoff with jitter, \"temporarily unavailable\", then the payment.",
+        config,
+        setup: Vec::new(),
+        horizon: Millis::secs(30),
+        exercises: &[
+            Rule::RateLimited,
+            Rule::RetryAfterHonoured,
+            Rule::ChannelPaused,
+            Rule::NotFoundRetryOriginalKey,
+        ],
+        reaches: Reaches::of(&[
+            "reach:429-rate-limited",
+            "reach:503-temporarily-unavailable",
+        ]),
+    }
+}
