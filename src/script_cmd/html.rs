@@ -5,10 +5,10 @@
 //! expectations and the properties checked after every step.
 
 use crate::report::page::{self, FIGURES_MAX, PropertyRow, Tone, escape};
-use crate::serve::diagrams::{identifiers, names_one};
+use crate::serve::diagrams::{exchange_of, identifiers, names_one};
 use payhub_model::RequestId;
 use payhub_sim::script::Report;
-use payhub_sim::{Diagram, Event, What};
+use payhub_sim::{Diagram, Event};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -179,19 +179,6 @@ fn diagram(r: &Report, note: &str) -> Diagram {
     r.trace.to_diagram(Some(note), |e| {
         named(e) || exchange_of(e).is_some_and(|id| exchanges.contains(&id))
     })
-}
-
-/// The HTTP exchange an entry belongs to.
-fn exchange_of(e: &Event) -> Option<RequestId> {
-    match &e.what {
-        What::Request { id, .. }
-        | What::Response { id, .. }
-        | What::Lost { id, .. }
-        | What::Timeout { id }
-        | What::Duplicated { id }
-        | What::Fail500 { id, .. } => Some(*id),
-        _ => None,
-    }
 }
 
 /// A script's expectations, the properties checked after every step, and the run as

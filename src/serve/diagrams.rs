@@ -154,7 +154,7 @@ fn is_duration(w: &str) -> bool {
 }
 
 /// The HTTP exchange a trace entry belongs to.
-fn exchange_of(e: &Event) -> Option<RequestId> {
+pub(crate) fn exchange_of(e: &Event) -> Option<RequestId> {
     match &e.what {
         What::Request { id, .. }
         | What::Response { id, .. }
