@@ -2,11 +2,11 @@
 //! contract's scenarios, kept as scripts in `scenarios/`).
 //!
 //! Exit codes: 0 every expectation and property held, 1 one failed, 2 a script is
-//! malformed (`file:line:column: what is wrong`; then nothing runs) or a scenario does
-//! not exist.
+//! malformed (each of its errors as `file:line:column: what is wrong`, up to 20 a file;
+//! then nothing runs) or a scenario does not exist.
 
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
-use payhub_sim::script::{self, Report, Script, ScriptError};
+use payhub_sim::script::{self, Report, Script, ScriptError, ScriptErrors};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -59,21 +59,27 @@ pub fn always_properties() -> Vec<&'static str> {
         .collect()
 }
 
-/// Reads and parses one script file.
+/// Reads and parses one script file, or fails with its first error.
 pub fn load(path: &Path) -> Result<Script, ScriptError> {
+    load_all(path).map_err(ScriptErrors::first)
+}
+
+/// Reads and parses one script file, or fails with every error of it.
+pub fn load_all(path: &Path) -> Result<Script, ScriptErrors> {
     let file = path.display().to_string();
     let bytes = crate::input::read_all(path, crate::input::SCRIPT_MAX).map_err(|e| {
         let why = e.strip_prefix(&format!("{file}: ")).unwrap_or(&e);
         ScriptError::new(&file, 1, 1, why)
     })?;
-    let script = script::parse(&file, &bytes, &always_properties())?;
+    let script = script::parse_all(&file, &bytes, &always_properties())?;
     if script.statements.is_empty() {
         return Err(ScriptError::new(
             &file,
             1,
             1,
             "nothing to check: the script has no statement (only comments or settings)",
-        ));
+        )
+        .into());
     }
     Ok(script)
 }
@@ -109,13 +115,14 @@ fn render(report: &Report, format: ScriptFormat) -> String {
     }
 }
 
-/// Parses every file first (any error: print them all, run none, exit 2), then runs
+/// Parses every file first (any error: print every error of every file, run none, exit
+/// 2), then runs
 /// each and prints its report.
 fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
     let mut scripts = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        match load(f) {
+        match load_all(f) {
             Ok(s) => scripts.push(s),
             Err(e) => errors.push(e),
         }

@@ -14,7 +14,8 @@
 //! ```
 //!
 //! [`parse`] reads a file into a [`Script`] (its [`crate::WorldConfig`] and statements)
-//! or fails with one `file:line:column: what is wrong`, before anything runs. [`run`]
+//! or fails before anything runs; [`parse_all`] names every error of the file (the
+//! first [`ERRORS_SHOWN`]), one `file:line:column: what is wrong` each. [`run`]
 //! compiles each statement to world [`crate::Choice`]s and applies them with
 //! [`crate::World::apply`], so traces, properties and replays are the world's own; a
 //! [`crate::driver::Check`] (every *always* property) runs after every step, and the
@@ -47,7 +48,7 @@ mod suggest;
 pub use ast::{Script, Server, Statement};
 pub use export::{script_from_tape, script_from_tape_filed};
 pub(crate) use label::{parse_label, render_send};
-pub use parse::parse;
+pub use parse::{parse, parse_all};
 pub use parse_settings::{DURATION_MAX, parse_duration};
 pub use report::{Exchange, ExpectResult, Report};
 pub use run::run;
@@ -87,3 +88,59 @@ impl std::fmt::Display for ScriptError {
 }
 
 impl std::error::Error for ScriptError {}
+
+/// At most this many errors of one file are reported (with how many there are).
+pub const ERRORS_SHOWN: usize = 20;
+
+/// Every error of a malformed script, in file order: the first [`ERRORS_SHOWN`] and
+/// how many there are. Never empty. Nothing ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScriptErrors {
+    pub file: String,
+    pub errors: Vec<ScriptError>,
+    /// How many errors the file has (more than `errors.len()` when some were cut).
+    pub total: usize,
+}
+
+impl ScriptErrors {
+    /// The first error of the file.
+    pub fn first(self) -> ScriptError {
+        let file = self.file;
+        self.errors
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| ScriptError::new(&file, 1, 1, "malformed script"))
+    }
+}
+
+impl From<ScriptError> for ScriptErrors {
+    fn from(e: ScriptError) -> ScriptErrors {
+        ScriptErrors {
+            file: e.file.clone(),
+            errors: vec![e],
+            total: 1,
+        }
+    }
+}
+
+/// One `file:line:column: what is wrong` line per error; with more than one, a last
+/// line `N errors in FILE` (and how many are shown, past [`ERRORS_SHOWN`]).
+impl std::fmt::Display for ScriptErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.errors.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        if self.total > 1 {
+            write!(f, "\n{} errors in {}", self.total, self.file)?;
+            if self.total > self.errors.len() {
+                write!(f, " (the first {} shown)", self.errors.len())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScriptErrors {}

@@ -1,20 +1,31 @@
-//! The parser: a script file to a [`Script`], or the first `file:line:column` error.
+//! The parser: a script file to a [`Script`], or its `file:line:column` errors.
 //!
-//! One pass, one line at a time. Settings (`use`, `server`, `webhooks`) come before the
+//! One pass, one line at a time. A statement with an error is reported and skipped, and
+//! parsing goes on at the next line (statements are lines; there are no blocks), so one
+//! run names every error of a file, as a compiler does. Settings (`use`, `server`, `webhooks`) come before the
 //! first step; every name a statement uses (a server, a property, an assumption, a
 //! field of an expectation) is checked here, so that a script that parses runs. This
 //! file dispatches; `parse_settings` reads the settings, `parse_step` steps and
 //! `parse_expect` expectations.
 
-use super::ScriptError;
 use super::ast::*;
 use super::cursor::{Cursor, LineError};
+use super::{ERRORS_SHOWN, ScriptError, ScriptErrors};
 use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
 use payhub_model::{Assumption, Environment, MerchantId, PlatformParams};
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
-/// Parses a script. `properties` are the names `expect violation` may use.
+/// Parses a script, or fails with its first error. `properties` are the names
+/// `expect violation` may use.
 pub fn parse(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script, ScriptError> {
+    parse_all(file, bytes, properties).map_err(ScriptErrors::first)
+}
+
+/// Parses a script, or fails with every error of the file (the first [`ERRORS_SHOWN`]
+/// in file order, and how many there are): one per statement, the statement skipped
+/// and parsing resumed at the next line.
+pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script, ScriptErrors> {
     let text = decode(file, bytes)?;
     // A byte-order mark is not part of the first statement.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -34,6 +45,13 @@ pub fn parse(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script, Sc
         expected_violation: None,
         statements: Vec::new(),
         requested: BTreeSet::new(),
+        unsure: BTreeSet::new(),
+        cascade: Cell::new(false),
+    };
+    let mut errors = ScriptErrors {
+        file: file.to_owned(),
+        errors: Vec::new(),
+        total: 0,
     };
     let source: Vec<String> = text.lines().map(str::to_owned).collect();
     for (i, line) in source.iter().enumerate() {
@@ -42,8 +60,22 @@ pub fn parse(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script, Sc
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        p.line(n, line)
-            .map_err(|(column, message)| ScriptError::new(file, n, column, message))?;
+        p.cascade.set(false);
+        if let Err((column, message)) = p.line(n, line) {
+            // An error that only follows from an earlier one is not reported again.
+            if p.cascade.get() {
+                continue;
+            }
+            errors.total += 1;
+            if errors.errors.len() < ERRORS_SHOWN {
+                errors
+                    .errors
+                    .push(ScriptError::new(file, n, column, message));
+            }
+        }
+    }
+    if errors.total > 0 {
+        return Err(errors);
     }
     p.finish_settings();
     let title = source
@@ -109,6 +141,11 @@ pub(super) struct Parser {
     pub(super) statements: Vec<Statement>,
     /// Servers that have sent a request line so far (`usize::MAX`: any server).
     pub(super) requested: BTreeSet<usize>,
+    /// Servers whose `server` line had an error: a later use of the name is not
+    /// reported as an unknown server.
+    pub(super) unsure: BTreeSet<String>,
+    /// Set when the line's error names an unsure server (it follows from that error).
+    pub(super) cascade: Cell<bool>,
 }
 
 pub(super) fn err<T>(col: u32, message: impl Into<String>) -> Result<T, LineError> {
@@ -132,9 +169,18 @@ impl Parser {
                     .and_then(|()| self.use_line(&mut cur));
             }
             "server" => {
-                return self
+                let name = cur.peek_word();
+                let read = self
                     .settings_open(col)
                     .and_then(|()| self.server_line(&mut cur));
+                if let (Err(_), Some(name)) = (&read, name) {
+                    if self.servers.iter().all(|s| s.name != name) {
+                        // The file declares its servers (A and B are not there).
+                        self.declared = true;
+                        self.unsure.insert(name);
+                    }
+                }
+                return read;
             }
             "webhooks" => {
                 return self
@@ -218,6 +264,9 @@ impl Parser {
     }
 
     pub(super) fn unknown_server(&self, name: &str) -> String {
+        if self.unsure.contains(name) {
+            self.cascade.set(true);
+        }
         let names: Vec<&str> = self.servers.iter().map(|s| s.name.as_str()).collect();
         // `upstrem:` reads as a server named `upstrem`: name the statement it nearly is.
         let hint = super::suggest::hint(
@@ -227,6 +276,9 @@ impl Parser {
                 .copied()
                 .chain(super::parse_step::PREFIXES.iter().copied()),
         );
+        if names.is_empty() {
+            return format!("unknown server '{name}'{hint} (no server is declared)");
+        }
         format!(
             "unknown server '{name}'{hint} (servers: {})",
             names.join(", ")

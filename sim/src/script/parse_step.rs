@@ -69,8 +69,22 @@ impl Parser {
             _ => {
                 if let Some(name) = first.strip_suffix(':') {
                     if is_name(name) {
-                        let server = self.server(name, col)?;
-                        return self.request_or_command(server, cur);
+                        let request = cur.peek_word().is_some_and(|w| {
+                            w == "for" || w.starts_with(|c: char| c.is_ascii_uppercase())
+                        });
+                        let server = self.server(name, col);
+                        let action = server
+                            .clone()
+                            .and_then(|server| self.request_or_command(server, cur));
+                        if action.is_err() && request {
+                            // A request line with an error still counts as one: its
+                            // expectations are not reported as a second error.
+                            if let Ok(server) = server {
+                                self.requested.insert(server);
+                            }
+                            self.requested.insert(usize::MAX);
+                        }
+                        return action;
                     }
                 }
                 let hint = super::suggest::hint(first, STATEMENTS.iter().chain(PREFIXES).copied());
