@@ -1,5 +1,6 @@
-//! Malformed scripts: each gets exactly one `file:line:column: what is wrong`, exit code
-//! 2, and nothing runs (not even the well-formed scripts given with it).
+//! Malformed scripts: each error gets one `file:line:column: what is wrong` (every error
+//! of a file in one run, up to 20), exit code 2, and nothing runs (not even the
+//! well-formed scripts given with it).
 
 use payhub_properties::{Kind, PROPERTIES};
 use payhub_sim::script::{self, ScriptError};
@@ -195,4 +196,68 @@ fn one_malformed_file_stops_every_file_from_running() {
     let (code, stdout, _) = cli(&[&good]);
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("PASSED"), "{stdout}");
+}
+
+/// Four typos, one run: each named at its line and column, then how many there are.
+#[test]
+fn every_error_of_a_file_is_reported_in_one_run() {
+    let text = format!(
+        "# four typos\n{CREATE}\nacquier u1 approve\ntikc 5s\nA: POST /v1/payments  Idempotency-Key: K  {{\"amount\":}}\nexpect violation no-such-property\n"
+    );
+    let all = match script::parse_all("bad.pha", text.as_bytes(), &always()) {
+        Ok(_) => panic!("parsed"),
+        Err(e) => e,
+    };
+    assert_eq!(all.total, 4, "{all}");
+    let at: Vec<(u32, u32)> = all.errors.iter().map(|e| (e.line, e.column)).collect();
+    assert_eq!(at, [(3, 1), (4, 1), (5, 53), (6, 18)], "{all}");
+    // `parse` keeps the first.
+    assert_eq!(parse_error(text.as_bytes()), all.errors[0]);
+
+    let path = file("four-typos.pha", text.as_bytes());
+    let (code, stdout, stderr) = cli(&[&path]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "nothing runs: {stdout}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 5, "{stderr}");
+    for (line, (l, c)) in lines.iter().zip(at) {
+        let prefix = format!("{}:{l}:{c}: ", path.display());
+        assert!(line.starts_with(&prefix), "{line} !~ {prefix}");
+    }
+    assert!(lines[0].contains("did you mean 'acquire'"), "{stderr}");
+    assert!(lines[1].contains("did you mean 'tick'"), "{stderr}");
+    assert_eq!(lines[4], format!("4 errors in {}", path.display()));
+}
+
+/// Past 20 errors the rest are counted, not printed.
+#[test]
+fn at_most_twenty_errors_of_a_file_are_printed_and_all_are_counted() {
+    let text = format!("{CREATE}\n{}", "tikc 5s\n".repeat(25));
+    let path = file("many-typos.pha", text.as_bytes());
+    let (code, _, stderr) = cli(&[&path]);
+    assert_eq!(code, 2, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 21, "{stderr}");
+    assert!(lines[19].starts_with(&format!("{}:21:1: ", path.display())));
+    assert_eq!(
+        lines[20],
+        format!("25 errors in {} (the first 20 shown)", path.display())
+    );
+}
+
+/// An error that only follows from an earlier one is not reported again: a server whose
+/// line is wrong is not then "unknown" at every use, and a request line with an error
+/// does not make its expectation "an expectation before any request".
+#[test]
+fn errors_that_follow_from_an_earlier_error_are_not_repeated() {
+    let text = format!(
+        "server C node=0 key=ak_1 client=nonsense db=0\nC: POST /v1/payments  Idempotency-Key: K  {{}}\nexpect C: 201\nA: POST /v1/payments  Idempotency-Key: K  {{\"amount\":}}\nexpect: 201\n"
+    );
+    let all = match script::parse_all("bad.pha", text.as_bytes(), &always()) {
+        Ok(_) => panic!("parsed"),
+        Err(e) => e,
+    };
+    let lines: Vec<u32> = all.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [1, 4], "{all}");
+    assert_eq!(all.total, 2);
 }
