@@ -369,11 +369,28 @@ upstream: approve
         r.violation.as_ref().unwrap().0.property,
         "client-never-charges-an-order-twice"
     );
-    passes(&format!(
+    let expected = run(&format!(
         "{text}expect violation client-never-charges-an-order-twice\n"
     ));
+    assert!(expected.passed(), "{}", expected.to_text());
+    // The verdict says the violation was the expected one, not that something failed.
+    let verdict = expected.verdict();
+    assert!(
+        verdict.starts_with("PASSED: ")
+            && verdict
+                .contains("the expected violation witnessed: client-never-charges-an-order-twice")
+            && !verdict.contains("VIOLATED"),
+        "{verdict}"
+    );
     let wrong = run(&format!("{text}expect violation queries-never-charge\n"));
     assert!(!wrong.passed());
+    let verdict = wrong.verdict();
+    assert!(
+        verdict.starts_with("FAILED: ")
+            && verdict.contains("1 expectation failed")
+            && verdict.contains("VIOLATED client-never-charges-an-order-twice"),
+        "{verdict}"
+    );
 }
 
 #[test]

@@ -227,7 +227,7 @@ impl Report {
             (None, _) => "no property violated".to_owned(),
             (Some((v, pos)), Some(name)) if v.property == *name => {
                 format!(
-                    "violated {}{} at line {}, as expected",
+                    "the expected violation witnessed: {}{} at line {}",
                     v.property,
                     self.rules_note(),
                     pos.line
@@ -245,11 +245,19 @@ impl Report {
         };
         let steps = self.tape.len();
         if self.passed() {
-            format!("PASSED: {steps} steps, {held} expectations hold, {violation}")
+            let held = match held {
+                1 => "1 expectation holds".to_owned(),
+                n => format!("{n} expectations hold"),
+            };
+            format!("PASSED: {steps} steps, {held}, {violation}")
         } else if let Some(e) = &self.error {
             format!("FAILED: {e}")
         } else {
-            format!("FAILED: {steps} steps, {failed} expectations failed, {violation}")
+            let failed = match failed {
+                1 => "1 expectation failed".to_owned(),
+                n => format!("{n} expectations failed"),
+            };
+            format!("FAILED: {steps} steps, {failed}, {violation}")
         }
     }
 
