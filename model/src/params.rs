@@ -59,6 +59,16 @@ pub struct PlatformParams {
     /// A review ends this long after the refund was created, always approved: the refund
     /// then becomes `processing` and is sent upstream (assumption A-REFUND-REVIEW).
     pub refund_review_time: Millis,
+    /// The platform's identifiers start after this number: 0, the default, numbers every
+    /// kind from 1 (`pay_demo_001`); the sandbox gives merchant 2's session 500000
+    /// (`pay_demo_500001`), so that an id is one merchant's across a sandbox. Not a
+    /// figure of the contract: ids are opaque to it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ids_from: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for PlatformParams {
@@ -81,6 +91,7 @@ impl Default for PlatformParams {
             currencies: &["USD", "EUR", "CNY", "JPY"],
             refund_review_from: u64::MAX,
             refund_review_time: Millis::hours(1),
+            ids_from: 0,
         }
     }
 }

@@ -95,12 +95,32 @@ impl Entry {
         else {
             return None;
         };
-        let body: ResponseBody = serde_json::from_slice(body).ok()?;
+        let mut value: serde_json::Value = serde_json::from_slice(body).ok()?;
+        times_as_millis(&mut value);
+        let body: ResponseBody = serde_json::from_value(value).ok()?;
         Some(ApiResponse {
             status: *status,
             retry_after_s: *retry_after_s,
             body,
         })
+    }
+}
+
+/// A time field (`expires_at`) written as a date (RFC 3339, as the sandbox writes it)
+/// read as milliseconds since 1970, the same clock as `startedDateTime`: the contract
+/// gives the field no format, so a number and a date are both read.
+fn times_as_millis(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                match v.as_str().filter(|_| k == "expires_at").map(parse_time) {
+                    Some(Some(ms)) => *v = serde_json::Value::from(ms.max(0)),
+                    _ => times_as_millis(v),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(times_as_millis),
+        _ => {}
     }
 }
 

@@ -30,8 +30,9 @@ fn request_body(request: &ApiRequest) -> Option<String> {
 }
 
 /// `1970-01-01T00:00:05.250Z` for 5.25 s of session time.
-fn iso(at: Millis) -> String {
-    crate::utc::iso_ms(i64::try_from(at.0).unwrap_or(i64::MAX))
+/// `at` of the world's clock as a date, the world's 0 at Unix time `origin_ms`.
+fn iso(origin_ms: i64, at: Millis) -> String {
+    crate::utc::iso_ms(origin_ms.saturating_add(i64::try_from(at.0).unwrap_or(i64::MAX)))
 }
 
 fn request_json(request: &ApiRequest) -> Value {
@@ -69,7 +70,7 @@ fn request_json(request: &ApiRequest) -> Value {
     out
 }
 
-fn response_json(response: Option<&ApiResponse>) -> Value {
+fn response_json(response: Option<&ApiResponse>, origin_ms: i64) -> Value {
     let Some(r) = response else {
         return json!({
             "status": 0, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
@@ -78,7 +79,7 @@ fn response_json(response: Option<&ApiResponse>) -> Value {
             "_error": "no answer reached the client (connection reset, or it gave up)",
         });
     };
-    let text = serde_json::to_string(&r.body).unwrap_or_default();
+    let text = super::http_map::edge_json(&r.body, origin_ms);
     let mut headers = vec![json!({"name": "Content-Type", "value": "application/json"})];
     if let Some(s) = r.retry_after_s {
         headers.push(json!({"name": "Retry-After", "value": s.to_string()}));
@@ -91,8 +92,10 @@ fn response_json(response: Option<&ApiResponse>) -> Value {
     })
 }
 
-/// The session's exchanges as a HAR 1.2 log.
-pub fn to_har(events: &[Event]) -> String {
+/// The session's exchanges as a HAR 1.2 log, its times on the session's clock:
+/// `origin_ms` is the Unix time at which the world's clock reads 0
+/// (`Sandbox::clock_origin_ms`), for `startedDateTime` and the bodies' `expires_at` alike.
+pub fn to_har(events: &[Event], origin_ms: i64) -> String {
     struct Exchange<'a> {
         sent: Millis,
         request: &'a ApiRequest,
@@ -125,10 +128,10 @@ pub fn to_har(events: &[Event]) -> String {
         .map(|x| {
             let wait = x.answered.map_or(0, |(at, _)| at.since(x.sent).0);
             json!({
-                "startedDateTime": iso(x.sent),
+                "startedDateTime": iso(origin_ms, x.sent),
                 "time": wait,
                 "request": request_json(x.request),
-                "response": response_json(x.answered.map(|(_, r)| r)),
+                "response": response_json(x.answered.map(|(_, r)| r), origin_ms),
                 "cache": {},
                 "timings": {"send": 0, "wait": wait, "receive": 0},
             })
@@ -150,12 +153,12 @@ mod tests {
 
     #[test]
     fn session_times_render_as_iso_dates() {
-        assert_eq!(iso(Millis::ZERO), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso(Millis(5_250)), "1970-01-01T00:00:05.250Z");
+        assert_eq!(iso(0, Millis::ZERO), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(0, Millis(5_250)), "1970-01-01T00:00:05.250Z");
         assert_eq!(
-            iso(Millis::days(8).after(Millis::hours(25))),
+            iso(0, Millis::days(8).after(Millis::hours(25))),
             "1970-01-10T01:00:00.000Z"
         );
-        assert_eq!(iso(Millis::days(365 + 59)), "1971-03-01T00:00:00.000Z");
+        assert_eq!(iso(0, Millis::days(365 + 59)), "1971-03-01T00:00:00.000Z");
     }
 }

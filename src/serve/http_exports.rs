@@ -75,7 +75,7 @@ pub(super) async fn har(
     };
     let reply = edge.with_core(ns, |core, _| {
         let held: Vec<_> = core.record().events_held().cloned().collect();
-        let har = crate::serve::har::to_har(&held);
+        let har = crate::serve::har::to_har(&held, core.clock_origin_ms());
         HttpReply::json(200, har)
     });
     match reply {

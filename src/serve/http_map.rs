@@ -87,6 +87,16 @@ impl HttpReply {
         }
     }
 
+    /// The platform's answer as the sandbox writes it: times on the session's clock,
+    /// RFC 3339 UTC ([`edge_times`]), `origin_ms` the Unix time at which the world's
+    /// clock reads 0.
+    pub fn from_response_at(response: &ApiResponse, origin_ms: i64) -> HttpReply {
+        HttpReply {
+            retry_after_s: response.retry_after_s,
+            ..HttpReply::json(response.status, edge_json(&response.body, origin_ms))
+        }
+    }
+
     /// An error in the contract's shape: `{"error":{"code",…,"retryable"}}`.
     pub fn error(status: u16, error: ApiError) -> HttpReply {
         let body = payhub_model::ResponseBody::Error { error };
@@ -98,6 +108,41 @@ impl HttpReply {
         let mut error = ApiError::new(code);
         error.field = field;
         HttpReply::error(code.http_status(), error)
+    }
+}
+
+/// The fields of the sandbox's bodies that hold a time (the model's milliseconds).
+pub const TIME_FIELDS: &[&str] = &["expires_at"];
+
+/// Every time field ([`TIME_FIELDS`]) at any depth, a number of the world's milliseconds,
+/// rewritten as RFC 3339 UTC (`2026-12-02T10:00:00.000Z`) at `origin_ms` (Unix time of
+/// the world's 0) plus it. The model keeps milliseconds; only the edge writes dates.
+pub fn edge_times(value: &mut serde_json::Value, origin_ms: i64) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                match v.as_u64() {
+                    Some(ms) if TIME_FIELDS.contains(&k.as_str()) => {
+                        let at = origin_ms.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
+                        *v = serde_json::Value::String(crate::utc::iso_ms(at));
+                    }
+                    _ => edge_times(v, origin_ms),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| edge_times(v, origin_ms)),
+        _ => {}
+    }
+}
+
+/// `value` as JSON with its times on the session's clock ([`edge_times`]).
+pub fn edge_json<T: serde::Serialize>(value: &T, origin_ms: i64) -> String {
+    match serde_json::to_value(value) {
+        Ok(mut v) => {
+            edge_times(&mut v, origin_ms);
+            v.to_string()
+        }
+        Err(e) => format!("{{\"error\":\"{e}\"}}"),
     }
 }
 

@@ -168,7 +168,16 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         webhooks: webhooks.is_some(),
         planted,
     };
-    // One session per namespace: merchant 1, merchant 2.
+    // The bodies write times as dates: under the real clock edge time 0 is now; under
+    // the manual clock 1970-01-01T00:00:00Z, so that a session's dates are the same on
+    // every run.
+    let edge_zero = match args.clock {
+        ClockMode::Real => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(0)),
+        ClockMode::Manual => 0,
+    };
+    // One session per namespace: merchant 1, merchant 2 (its ids numbered apart).
     let mut namespaces = Vec::new();
     for ns in 0..2 {
         let tape = match &args.tape {
@@ -176,7 +185,13 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             None => None,
         };
         namespaces.push(http::Namespace {
-            core: Sandbox::new(settings.clone()),
+            core: Sandbox::new(settings.clone())
+                .with_ids_from(if ns == 1 {
+                    sandbox::MERCHANT_2_IDS_FROM
+                } else {
+                    0
+                })
+                .with_edge_zero(edge_zero),
             tape,
         });
     }

@@ -104,6 +104,10 @@ impl Planted {
 /// timers would saturate at one instant).
 pub const CLOCK_MAX: Millis = Millis(365_000 * 86_400_000);
 
+/// Merchant 2's session numbers its ids after this (`pay_demo_500001`, `att_500001`,
+/// `evt_500001`, …); merchant 1's from 1, as the contract's examples do.
+pub const MERCHANT_2_IDS_FROM: u32 = 500_000;
+
 pub struct Sandbox {
     settings: Settings,
     config: WorldConfig,
@@ -112,6 +116,9 @@ pub struct Sandbox {
     record: Record,
     /// The edge time at which this world's clock reads 0 (set at the last reset).
     epoch: Millis,
+    /// The Unix time (ms) of edge time 0: the wall clock when the edge started under
+    /// `--clock real`, 0 (1970-01-01T00:00:00Z) under `--clock manual`.
+    edge_zero_ms: i64,
     faults: Faults,
     orders: Orders,
     draws: u64,
@@ -211,6 +218,7 @@ impl Sandbox {
             config,
             record: Record::default(),
             epoch: Millis::ZERO,
+            edge_zero_ms: 0,
             faults: Faults::new(settings.plan.clone(), settings.seed),
             orders: Orders::default(),
             draws: 0,
@@ -224,11 +232,39 @@ impl Sandbox {
         }
     }
 
+    /// The session with its identifiers numbered after `n` (`pay_demo_500001` for
+    /// 500000): merchant 2's session ([`MERCHANT_2_IDS_FROM`]), so that no id of one
+    /// merchant's session is also the other's. Kept across resets; an exported script
+    /// carries it (`use ids_from=N`).
+    pub fn with_ids_from(mut self, n: u32) -> Sandbox {
+        self.config.params.ids_from = n;
+        self.world = World::new(&self.config);
+        self
+    }
+
+    /// The session with edge time 0 at Unix time `ms` (`--clock real`: when the edge
+    /// started). Kept across resets.
+    pub fn with_edge_zero(mut self, ms: i64) -> Sandbox {
+        self.edge_zero_ms = ms;
+        self
+    }
+
+    /// The Unix time (ms) at which this world's clock reads 0: what the sandbox's bodies
+    /// add to the model's times to write them as dates (RFC 3339 UTC).
+    pub fn clock_origin_ms(&self) -> i64 {
+        self.edge_zero_ms
+            .saturating_add(i64::try_from(self.epoch.0).unwrap_or(i64::MAX))
+    }
+
     /// Starts a new session at edge time `now`: a new world, tape, fault counters.
     /// Exchanges still pending are answered by nothing (their clients see the reset).
     pub fn reset(&mut self, now: Millis) {
         let settings = self.settings.clone();
-        *self = Sandbox::new(settings);
+        let ids_from = self.config.params.ids_from;
+        let edge_zero = self.edge_zero_ms;
+        *self = Sandbox::new(settings)
+            .with_ids_from(ids_from)
+            .with_edge_zero(edge_zero);
         self.epoch = now;
     }
 
@@ -614,7 +650,7 @@ impl Sandbox {
                 branch: None,
             })?;
             self.orders.observe(x.owner, &x.request, Some(&response));
-            HttpReply::from_response(&response)
+            HttpReply::from_response_at(&response, self.clock_origin_ms())
         };
         self.switch_off(x.control)?;
         Ok(reply)

@@ -32,7 +32,7 @@ impl Sandbox {
                 }
                 if action != Some(WebhookAction::Drop) {
                     let delay = rule.and_then(|r| r.ms).unwrap_or(0);
-                    out.push(self.outbox.hand(msg, &event, delay));
+                    out.push(self.outbox.hand(msg, &event, delay, self.clock_origin_ms()));
                 }
             }
         }

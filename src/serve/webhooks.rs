@@ -45,12 +45,19 @@ impl Outbox {
             .collect()
     }
 
-    /// Hands one out.
-    pub fn hand(&mut self, msg: MsgId, event: &WebhookEvent, delay_ms: u64) -> Outgoing {
+    /// Hands one out, its times on the session's clock (`origin_ms`, the Unix time of the
+    /// world's 0).
+    pub fn hand(
+        &mut self,
+        msg: MsgId,
+        event: &WebhookEvent,
+        delay_ms: u64,
+        origin_ms: i64,
+    ) -> Outgoing {
         self.handed.insert(msg);
         Outgoing {
             msg,
-            body: body(event),
+            body: body(event, origin_ms),
             delay_ms,
         }
     }
@@ -62,12 +69,14 @@ impl Outbox {
 }
 
 /// `{"id":"evt_001","type":"payment.succeeded","version":2,"object":{…}}`.
-pub fn body(event: &WebhookEvent) -> String {
-    let object = match &event.object {
+/// Times as the sandbox's answers write them ([`super::http_map::edge_times`]).
+pub fn body(event: &WebhookEvent, origin_ms: i64) -> String {
+    let mut object = match &event.object {
         WebhookObject::Payment(p) => serde_json::to_value(p),
         WebhookObject::Refund(r) => serde_json::to_value(r),
     }
     .unwrap_or_default();
+    super::http_map::edge_times(&mut object, origin_ms);
     serde_json::json!({
         "id": event.id,
         "type": event.kind.as_str(),

@@ -222,8 +222,8 @@ pub enum Timer {
     RefundReview(RefundId),
 }
 
-/// Next identifiers to hand out.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+/// The last identifiers handed out (from `PlatformParams::ids_from`, 0 by default).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 struct Counters {
     payment: u32,
     attempt: u32,
@@ -296,6 +296,14 @@ impl Platform {
         variant: Variant,
     ) -> Self {
         let fee_rate_bps = params.fee_rate_bps;
+        let n = params.ids_from;
+        let next = Counters {
+            payment: n,
+            attempt: n,
+            refund: n,
+            session: n,
+            event: n,
+        };
         Platform {
             params: crate::cow::Shared::new(params),
             variant,
@@ -313,7 +321,7 @@ impl Platform {
             pending: CowMap::new(),
             unacked: CowMap::new(),
             timers: crate::cow::Schedule::new(),
-            next: Counters::default(),
+            next,
             kept_cards: CowMap::new(),
         }
     }

@@ -364,5 +364,6 @@ fn param_settings(p: &PlatformParams, d: &PlatformParams) -> Vec<String> {
         d.webhook_redeliveries_max.into(),
     );
     num("fee_rate_bps", p.fee_rate_bps.into(), d.fee_rate_bps.into());
+    num("ids_from", p.ids_from.into(), d.ids_from.into());
     out
 }

@@ -359,6 +359,10 @@ fn set_param(
         }
         "refund_review_from" => params.refund_review_from = num()?,
         "refund_review_time" => params.refund_review_time = dur()?,
+        "ids_from" => {
+            params.ids_from =
+                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -382,6 +386,7 @@ pub(crate) const PARAM_NAMES: &[&str] = &[
     "fee_rate_bps",
     "refund_review_from",
     "refund_review_time",
+    "ids_from",
 ];
 
 pub(super) fn is_name(s: &str) -> bool {
