@@ -141,7 +141,13 @@ fn serve_merchants_are_namespaces_that_run_side_by_side() {
         panic!("merchant 2's retry");
     };
     assert_eq!((m1.status, m2.status), (201, 200));
-    assert_eq!(m2.json()["id"], "pay_demo_001", "merchant 2's own session");
+    // Each merchant's own session, its ids apart from the other's.
+    assert_eq!(m1.json()["id"], "pay_demo_002");
+    assert_eq!(
+        m2.json()["id"],
+        "pay_demo_500001",
+        "merchant 2's own session"
+    );
     let verdict = |m: u32| {
         s.control("GET", &format!("/__sandbox/verdict?merchant={m}"), "")
             .json()
@@ -155,6 +161,50 @@ fn serve_merchants_are_namespaces_that_run_side_by_side() {
     assert_eq!(verdict(1)["holds"], true);
     assert_eq!(verdict(1)["events"], 0);
     assert_ne!(verdict(2)["events"], 0, "merchant 2's session is untouched");
+    // A reset keeps merchant 2's numbering apart.
+    assert_eq!(
+        s.control("POST", "/__sandbox/reset?merchant=2", "").status,
+        200
+    );
+    // The fault plan starts over with the session: the first create is executed and
+    // its connection reset again; the retry under its key replays it.
+    assert!(matches!(
+        s.create("ak_3", "k9", "ORDER-9", 100),
+        Outcome::Reset(_)
+    ));
+    let Outcome::Answer(again) = s.create("ak_3", "k9", "ORDER-9", 100) else {
+        panic!("merchant 2 after its reset");
+    };
+    assert_eq!(again.json()["id"], "pay_demo_500001", "{}", again.body);
+    s.healthy();
+}
+
+/// `expires_at` is a date (RFC 3339 UTC) on the session's clock: under the manual clock
+/// the session starts at 1970-01-01T00:00:00Z, and an order created a day later expires
+/// a day later; the HAR export writes the same date.
+#[test]
+fn serve_expires_at_is_a_date_on_the_sessions_clock() {
+    let mut s = Serve::start("dates", &["--clock", "manual"]);
+    let first = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(first.status, 201, "{}", first.body);
+    assert_eq!(first.json()["expires_at"], "1970-01-02T00:00:00.000Z");
+    let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"1d"}"#);
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    let second = s.created("k2", "ORDER-2", 10000);
+    assert_eq!(second.json()["expires_at"], "1970-01-03T00:00:00.000Z");
+    let har = s.control("GET", "/__sandbox/har", "");
+    assert_eq!(har.status, 200, "{}", har.body);
+    assert!(
+        har.body
+            .contains(r#"\"expires_at\":\"1970-01-03T00:00:00.000Z\""#),
+        "{}",
+        har.body
+    );
+    assert!(
+        !har.body.contains(r#"\"expires_at\":86400000"#),
+        "{}",
+        har.body
+    );
     s.healthy();
 }
 

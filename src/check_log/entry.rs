@@ -193,6 +193,25 @@ mod tests {
         }
     }
 
+    /// `expires_at` as a date and as a number of milliseconds read the same.
+    #[test]
+    fn expires_at_reads_as_a_date_or_a_number() {
+        let answer = |body: &str| {
+            let mut v: serde_json::Value = serde_json::from_str(body).unwrap();
+            times_as_millis(&mut v);
+            v
+        };
+        let date = answer(
+            r#"{"id":"pay_1","expires_at":"1970-01-02T00:00:00.000Z","x":[{"expires_at":"1970-01-01T00:00:01Z"}]}"#,
+        );
+        let number = answer(r#"{"id":"pay_1","expires_at":86400000,"x":[{"expires_at":1000}]}"#);
+        assert_eq!(date, number);
+        // Another field holding a date, or a date that does not parse, stays as written.
+        let kept = answer(r#"{"created":"1970-01-02T00:00:00Z","expires_at":"soon"}"#);
+        assert_eq!(kept["created"], "1970-01-02T00:00:00Z");
+        assert_eq!(kept["expires_at"], "soon");
+    }
+
     #[test]
     fn card_numbers_are_blanked_and_test_labels_kept() {
         let b = without_card_data(br#"{"amount":1,"card":"4242424242424242"}"#);
