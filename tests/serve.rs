@@ -208,6 +208,40 @@ fn serve_expires_at_is_a_date_on_the_sessions_clock() {
     s.healthy();
 }
 
+/// A 500 after executing is drawn once: the platform's note `answers req_1: 500 …` and
+/// the one arrow that carries it back, as any answer is (UNKNOWN-01).
+#[test]
+fn serve_unknown_01_a_500_after_executing_is_drawn_once() {
+    let plan = temp(
+        "500-after.json",
+        r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"500_after"}]}"#,
+    );
+    let mut s = Serve::start("500-after", &["--faults", plan.to_str().unwrap()]);
+    let answer = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(answer.status, 500, "{}", answer.body);
+    let page = s.control("GET", "/__sandbox/page.json", "").json();
+    let lines: Vec<String> = page["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_owned())
+        .collect();
+    let carrying: Vec<&String> = lines.iter().filter(|l| l.contains("→ 500")).collect();
+    assert_eq!(carrying.len(), 1, "{lines:#?}");
+    assert!(carrying[0].contains("platform → merchant-1"), "{lines:#?}");
+    assert_eq!(
+        lines
+            .iter()
+            .filter(
+                |l| l.contains("answers req_1: 500 internal_error after executing  [UNKNOWN-01]")
+            )
+            .count(),
+        1,
+        "{lines:#?}"
+    );
+    s.healthy();
+}
+
 #[test]
 fn serve_ret_01_the_manual_clock_advances_eight_days() {
     let mut s = Serve::start("clock", &["--clock", "manual"]);

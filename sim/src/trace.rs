@@ -180,12 +180,11 @@ impl Trace {
             What::Timeout { id } => format!("{} → (timeout, no response)", self.request_line(*id)),
             What::Duplicated { id } => format!("{} (duplicated)", self.request_line(*id)),
             What::Fail500 { id, executed } => format!(
-                "{} → 500 {{\"error\":{{\"code\":\"internal_error\",\"retryable\":true}}}} ({})",
-                self.request_line(*id),
+                "answers {id}: 500 internal_error {}",
                 if *executed {
                     "after executing"
                 } else {
-                    "not executed"
+                    "before executing (not executed)"
                 }
             ),
             What::UpstreamCall { call } => call.to_string(),
@@ -318,9 +317,7 @@ impl Trace {
                 What::Lost { .. } | What::UpstreamLost { .. } | What::WebhookLost { .. } => {
                     message(Arrow::Lost, text)
                 }
-                What::Response { .. } | What::UpstreamReply { .. } | What::Fail500 { .. } => {
-                    message(Arrow::Reply, text)
-                }
+                What::Response { .. } | What::UpstreamReply { .. } => message(Arrow::Reply, text),
                 _ if e.from == e.to => note(NoteKind::Plain, text),
                 _ => message(Arrow::Call, text),
             };

@@ -39,13 +39,20 @@ impl Trace {
                 };
                 self.push(at, m(*from), p, what, None);
             }
+            // A 500 reads as the platform's answer, as any answer does (`answers req_1:
+            // 500 …`): the request travels on its own arrow, the 500 on the delivery's.
             ev::What::Refused500 { id, from, request } => {
                 self.note_request(*id, request);
+                let what = What::Request {
+                    id: *id,
+                    request: request.clone(),
+                };
+                self.push(at, m(*from), p, what, None);
                 let what = What::Fail500 {
                     id: *id,
                     executed: false,
                 };
-                self.push(at, m(*from), p, what, Some(Rule::UnknownResult));
+                self.push(at, p, p, what, Some(Rule::UnknownResult));
             }
             ev::What::Answered {
                 id,
@@ -59,7 +66,7 @@ impl Trace {
                         executed: true,
                     };
                     let rule = Some(Rule::FiveXxMayHaveExecuted);
-                    self.push(at, p, m(route.merchant), what, rule);
+                    self.push(at, p, p, what, rule);
                 } else {
                     let text = format!("answers {id}: {}", response.status);
                     self.push(at, p, p, What::Decision { text }, Some(*rule));
