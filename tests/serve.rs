@@ -148,6 +148,13 @@ fn serve_merchants_are_namespaces_that_run_side_by_side() {
         "pay_demo_500001",
         "merchant 2's own session"
     );
+    // Its page calls the sender by the merchant and key, as `?merchant=2` does.
+    let page = s
+        .control("GET", "/__sandbox/page.json?merchant=2", "")
+        .json();
+    let lines = page["lines"].to_string();
+    assert!(lines.contains("merchant 2 (ak_3) → platform"), "{lines}");
+    assert!(!lines.contains("merchant-3"), "{lines}");
     let verdict = |m: u32| {
         s.control("GET", &format!("/__sandbox/verdict?merchant={m}"), "")
             .json()
@@ -228,7 +235,10 @@ fn serve_unknown_01_a_500_after_executing_is_drawn_once() {
         .collect();
     let carrying: Vec<&String> = lines.iter().filter(|l| l.contains("→ 500")).collect();
     assert_eq!(carrying.len(), 1, "{lines:#?}");
-    assert!(carrying[0].contains("platform → merchant-1"), "{lines:#?}");
+    assert!(
+        carrying[0].contains("platform → merchant 1 (ak_1)"),
+        "{lines:#?}"
+    );
     assert_eq!(
         lines
             .iter()

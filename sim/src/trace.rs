@@ -114,11 +114,36 @@ pub struct Trace {
     requests: BTreeMap<RequestId, String>,
     #[serde(skip)]
     step: u32,
+    /// What a node is called in the text and the drawings, where not its own name
+    /// (`merchant-3`): the sandbox names a key's sender by its merchant and key.
+    #[serde(skip)]
+    names: BTreeMap<Node, String>,
 }
 
 impl Trace {
     pub fn new() -> Trace {
         Trace::default()
+    }
+
+    /// Calls `node` `name` in the text and the drawings (events and JSON keep the node).
+    pub fn name_node(&mut self, node: Node, name: impl Into<String>) {
+        self.names.insert(node, name.into());
+    }
+
+    /// An empty trace that names its nodes as this one does.
+    pub fn named_alike(&self) -> Trace {
+        Trace {
+            names: self.names.clone(),
+            ..Trace::default()
+        }
+    }
+
+    /// What `node` is called: its name given by [`Trace::name_node`], or its own.
+    pub fn node_name(&self, node: Node) -> String {
+        self.names
+            .get(&node)
+            .cloned()
+            .unwrap_or_else(|| node.to_string())
     }
 
     /// Starts the events of the next choice.
@@ -204,15 +229,26 @@ impl Trace {
     /// The trace as text, one line per event:
     /// `[   20.000s] merchant-0 → platform  POST /v1/payments  Idempotency-Key: K → 200 {…}  [REPLAY-02]`.
     pub fn to_text(&self) -> String {
+        let route = |e: &Event| {
+            if e.from == e.to {
+                self.node_name(e.from)
+            } else {
+                format!("{} → {}", self.node_name(e.from), self.node_name(e.to))
+            }
+        };
+        // 24 columns, or wider when a node's given name needs it.
+        let width = self
+            .events
+            .iter()
+            .map(|e| route(e).chars().count() + 1)
+            .max()
+            .unwrap_or(0)
+            .max(24);
         let mut s = String::new();
         for e in &self.events {
             let secs = e.at.0 as f64 / 1000.0;
-            let route = if e.from == e.to {
-                format!("{}", e.from)
-            } else {
-                format!("{} → {}", e.from, e.to)
-            };
-            let _ = write!(s, "[{secs:>11.3}s] {route:<24} {}", self.describe(e));
+            let route = route(e);
+            let _ = write!(s, "[{secs:>11.3}s] {route:<width$} {}", self.describe(e));
             if let Some(rule) = e.rule {
                 let _ = write!(s, "  [{}]", rule.id());
             }
@@ -271,7 +307,7 @@ impl Trace {
         nodes.sort();
         let mut d = Diagram::default();
         for n in &nodes {
-            d.participant(&mermaid_id(*n), &n.to_string());
+            d.participant(&mermaid_id(*n), &self.node_name(*n));
         }
         let index = |n: Node| nodes.iter().position(|m| *m == n).unwrap_or(0);
         let mut down: Vec<Node> = Vec::new();

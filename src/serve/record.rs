@@ -17,6 +17,7 @@
 
 use crate::judge_cmd::WireSide;
 use payhub_model::event::Event;
+use payhub_sim::network::Node;
 use payhub_sim::{Choice, Trace};
 
 /// Events a trace segment holds before it is rotated (two are held: at most twice this).
@@ -44,6 +45,16 @@ pub struct Record {
 }
 
 impl Record {
+    /// A record whose text and drawings call each node what `names` says.
+    pub fn named(names: impl IntoIterator<Item = (Node, String)>) -> Record {
+        let mut r = Record::default();
+        for (node, name) in names {
+            r.earlier.name_node(node, name.clone());
+            r.current.name_node(node, name);
+        }
+        r
+    }
+
     /// The trace the next choice records into, its step number set.
     pub fn trace_for_next_step(&mut self) -> &mut Trace {
         self.current
@@ -77,7 +88,8 @@ impl Record {
         self.folded = self.current.stream.len();
         if self.current.stream.len() >= SEGMENT_EVENTS_MAX {
             self.events_dropped += self.earlier.stream.len();
-            self.earlier = std::mem::take(&mut self.current);
+            let next = self.current.named_alike();
+            self.earlier = std::mem::replace(&mut self.current, next);
             self.handed = 0;
             self.folded = 0;
         }

@@ -38,7 +38,7 @@ use payhub_model::{
     ApiKeyId, ApiRequest, ApiResponse, AttemptId, Branch, Control, Environment, MerchantId, Millis,
     PaymentId, PlatformParams, RequestId,
 };
-use payhub_sim::network::{MsgId, Payload};
+use payhub_sim::network::{MsgId, Node, Payload};
 use payhub_sim::{Budget, Choice, Trace, World, WorldConfig};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -208,6 +208,20 @@ pub fn node_of(key: ApiKeyId) -> u8 {
     }
 }
 
+/// What the session's text and drawings call each key's sender: its merchant and key
+/// (`merchant 2 (ak_3)`), as the sandbox's `?merchant=` names the merchant; the node
+/// numbers (`merchant-3` is `ak_3`'s sender) stay in events, tapes and scripts.
+pub fn node_names() -> Vec<(Node, String)> {
+    default_api_keys()
+        .into_iter()
+        .chain([rotated_key_spec()])
+        .map(|k| {
+            let name = format!("merchant {} ({})", k.merchant.0, k.id);
+            (Node::Merchant(node_of(k.id)), name)
+        })
+        .collect()
+}
+
 impl Sandbox {
     pub fn new(settings: Settings) -> Sandbox {
         let config = settings
@@ -216,7 +230,7 @@ impl Sandbox {
         Sandbox {
             world: World::new(&config),
             config,
-            record: Record::default(),
+            record: Record::named(node_names()),
             epoch: Millis::ZERO,
             edge_zero_ms: 0,
             faults: Faults::new(settings.plan.clone(), settings.seed),
