@@ -119,8 +119,9 @@ fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
         "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
-        "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "S01", "S02", "S02b", "S03", "S04",
-        "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S11", "S12", "S13",
+        "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "F21", "S01", "S02", "S02b", "S03",
+        "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S11", "S12",
+        "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.
@@ -702,4 +703,15 @@ fn f20_replay_02_a_replay_answers_200_with_the_latest_status() {
     );
     assert_eq!(answers(&r), a(&["202", "200", "200", "200"]));
     assert_eq!(captures(&r), 1);
+}
+
+/// CKO-01 / EXPIRY-01 (A-CKO-ANY-STATUS): an expired Payment's order gets a new session
+/// for it, or 422 payment_expired, which uses no key (REJECT-01).
+#[test]
+fn f21_cko_01_a_checkout_session_of_an_expired_payment_either_reading() {
+    let (s, r) = pinned("F21");
+    assert_eq!(assumed(&s), ["A-CKO-ANY-STATUS", "A-EXPIRY-STATUSES"]);
+    assert_eq!(answers(&r), a(&["201", "201", "422 payment_expired"]));
+    assert_eq!(code_of(&r, 2), Some(ErrorCode::PaymentExpired));
+    assert_eq!(captures(&r), 0);
 }

@@ -27,6 +27,12 @@ pub enum BranchPoint {
     /// S4's "the existing object identifier or a conflict" both are explored
     /// (A-REFUND-NO-BRANCH).
     RefundNoReuse,
+    /// CKO-01 / EXPIRY-01: a checkout session under a new key for an order whose Payment
+    /// is expired. CKO-01 gives "a new session for the same Payment, not a conflict";
+    /// EXPIRY-01's "订单的有效期只限制新的付款操作" (the validity period limits new payment
+    /// operations) allows 422 payment_expired, which is not the conflict CKO-01 rules
+    /// out. Both are explored (A-CKO-ANY-STATUS).
+    SessionOfExpired,
 }
 
 impl BranchPoint {
@@ -39,6 +45,9 @@ impl BranchPoint {
                 "S8 (a confirm under a new key while the Payment is processing)"
             }
             BranchPoint::RefundNoReuse => "a used merchant_refund_no under a new key",
+            BranchPoint::SessionOfExpired => {
+                "CKO-01 (a new checkout session for an order whose Payment is expired)"
+            }
         }
     }
 
@@ -51,6 +60,9 @@ impl BranchPoint {
                 [Branch::S8PaymentInProgress, Branch::S8OriginalStatus]
             }
             BranchPoint::RefundNoReuse => [Branch::RefundNoConflict, Branch::RefundNoExisting],
+            BranchPoint::SessionOfExpired => {
+                [Branch::ExpiredNewSession, Branch::ExpiredPaymentExpired]
+            }
         }
     }
 }
@@ -76,9 +88,28 @@ pub enum Branch {
     /// A used refund number: 200 with the existing Refund; the key is bound to it
     /// (A-REFUND-NO-BRANCH).
     RefundNoExisting,
+    /// An expired Payment's order: 201 with a new session for the same Payment (CKO-01's
+    /// words; the model's first reading).
+    ExpiredNewSession,
+    /// An expired Payment's order: 422 payment_expired, nothing recorded (EXPIRY-01).
+    ExpiredPaymentExpired,
 }
 
 impl Branch {
+    /// Every alternative of every branch point, point by point.
+    pub const ALL: [Branch; 10] = [
+        Branch::S4Conflict,
+        Branch::S4ReturnExisting,
+        Branch::S5Wait,
+        Branch::S5InProgress,
+        Branch::S8PaymentInProgress,
+        Branch::S8OriginalStatus,
+        Branch::RefundNoConflict,
+        Branch::RefundNoExisting,
+        Branch::ExpiredNewSession,
+        Branch::ExpiredPaymentExpired,
+    ];
+
     pub fn point(self) -> BranchPoint {
         match self {
             Branch::S4Conflict | Branch::S4ReturnExisting => BranchPoint::OrderNoReuse,
@@ -87,6 +118,9 @@ impl Branch {
                 BranchPoint::ConfirmWhileProcessing
             }
             Branch::RefundNoConflict | Branch::RefundNoExisting => BranchPoint::RefundNoReuse,
+            Branch::ExpiredNewSession | Branch::ExpiredPaymentExpired => {
+                BranchPoint::SessionOfExpired
+            }
         }
     }
 
@@ -100,6 +134,8 @@ impl Branch {
             Branch::S8OriginalStatus => "S8:original-status",
             Branch::RefundNoConflict => "refund-no:conflict",
             Branch::RefundNoExisting => "refund-no:existing",
+            Branch::ExpiredNewSession => "cko-expired:new-session",
+            Branch::ExpiredPaymentExpired => "cko-expired:payment-expired",
         }
     }
 }

@@ -238,8 +238,8 @@ pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
     }),
 };
 
-/// ORDER-01 (S4), CONC-02 and CONC-03 (S5), ATTEMPT-01 (S8): where the contract allows
-/// two answers, one of those two.
+/// ORDER-01 (S4), CONC-02 and CONC-03 (S5), ATTEMPT-01 (S8), a used refund number, CKO-01
+/// for an expired Payment: where the contract allows two answers, one of those two.
 pub const BRANCHES_ANSWER_ONE_OF_TWO: Property = Property {
     name: "branches-answer-one-of-the-two",
     rules: &[
@@ -248,8 +248,9 @@ pub const BRANCHES_ANSWER_ONE_OF_TWO: Property = Property {
         Rule::ConcurrentWaitTimeout,
         Rule::ConfirmWhileProcessing,
         Rule::UniqueRefundNo,
+        Rule::CheckoutNewSession,
     ],
-    about: "S4: a create for an order number that has a Payment succeeds only as 200 with that Payment, and conflicts only as order_no_conflict; S5: while a request under the scope executes, no other succeeds in its own step (it waits for the same object, or gets operation_in_progress); S8: a confirm of a Payment in progress gets 409 payment_in_progress or 200 with the Payment, or an answer that comes before that point (400, 401, 403, 429, 503); a used refund number (A-REFUND-NO-BRANCH) gets 409 refund_no_conflict or 200 with the Refund holding it, never another or a new one.",
+    about: "S4: a create for an order number that has a Payment succeeds only as 200 with that Payment, and conflicts only as order_no_conflict; S5: while a request under the scope executes, no other succeeds in its own step (it waits for the same object, or gets operation_in_progress); S8: a confirm of a Payment in progress gets 409 payment_in_progress or 200 with the Payment, or an answer that comes before that point (400, 401, 403, 429, 503); a used refund number (A-REFUND-NO-BRANCH) gets 409 refund_no_conflict or 200 with the Refund holding it, never another or a new one; a checkout session for the order of an expired Payment (A-CKO-ANY-STATUS) gets 201 with a session of that Payment or 422 payment_expired.",
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.branch_misanswered,

@@ -500,6 +500,12 @@ enum Fork {
         fingerprint: Fingerprint,
         existing: usize,
     },
+    /// CKO-01 / EXPIRY-01: a new session for an expired Payment's order.
+    SessionOfExpired {
+        scope: Scope,
+        fingerprint: Fingerprint,
+        op: NewOp,
+    },
 }
 
 enum NewOp {
@@ -885,10 +891,18 @@ impl State {
                 ..
             } => {
                 // CKO-01: the same parameters are a new session for the Payment, whatever
-                // its status (A-CKO-ANY-STATUS); others conflict (A-CKO-CONFLICT).
+                // its status; for an expired one, that or 422 payment_expired
+                // (A-CKO-ANY-STATUS); others conflict (A-CKO-CONFLICT).
                 let p = &self.payments[*existing];
                 if p.amount != *amount || p.currency != *currency {
                     return Answer(Class::error(ErrorCode::OrderNoConflict));
+                }
+                if p.status == PaymentStatus::Expired {
+                    return Admission::Fork(Fork::SessionOfExpired {
+                        scope,
+                        fingerprint,
+                        op,
+                    });
                 }
             }
             NewOp::Session { .. } => {}
@@ -1030,6 +1044,19 @@ impl State {
                             Some(Class::error(ErrorCode::RefundNoConflict))
                         };
                         (BranchPoint::RefundNoReuse, class)
+                    }
+                    Fork::SessionOfExpired {
+                        scope,
+                        fingerprint,
+                        op,
+                    } => {
+                        let class = if alt {
+                            // EXPIRY-01: refused, the key left free (REJECT-01).
+                            Some(Class::error(ErrorCode::PaymentExpired))
+                        } else {
+                            self.execute(i, scope, fingerprint, op, pending, calls)
+                        };
+                        (BranchPoint::SessionOfExpired, class)
                     }
                 };
                 (class, Some(point))

@@ -169,17 +169,7 @@ pub(crate) fn examples() -> Vec<Choice> {
 /// Choices on network messages and upstream calls: every branch, every decision.
 #[cfg(test)]
 fn message_examples() -> Vec<Choice> {
-    let branches = [
-        None,
-        Some(Branch::S4Conflict),
-        Some(Branch::S4ReturnExisting),
-        Some(Branch::S5Wait),
-        Some(Branch::S5InProgress),
-        Some(Branch::S8PaymentInProgress),
-        Some(Branch::S8OriginalStatus),
-        Some(Branch::RefundNoConflict),
-        Some(Branch::RefundNoExisting),
-    ];
+    let branches = std::iter::once(None).chain(Branch::ALL.map(Some));
     let mut out = Vec::new();
     for (i, branch) in branches.into_iter().enumerate() {
         let msg = MsgId(i as u32 * 7 + 1);

@@ -160,16 +160,7 @@ pub struct Loaded {
     pub timeout: Millis,
 }
 
-pub const ALL_BRANCHES: [Branch; 8] = [
-    Branch::S4Conflict,
-    Branch::S4ReturnExisting,
-    Branch::S5Wait,
-    Branch::S5InProgress,
-    Branch::S8PaymentInProgress,
-    Branch::S8OriginalStatus,
-    Branch::RefundNoConflict,
-    Branch::RefundNoExisting,
-];
+pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
 
 impl Loaded {
     pub fn from_json(text: &str) -> Result<Loaded, String> {
@@ -265,7 +256,7 @@ mod tests {
     #[test]
     fn a_minimal_profile_loads_with_its_defaults() {
         let p = Loaded::from_json(GOOD).unwrap();
-        assert_eq!(p.branches.len(), 8);
+        assert_eq!(p.branches.len(), Branch::ALL.len());
         assert_eq!(p.horizon, Millis::mins(2));
         assert_eq!(p.card(Outcome::Approve), Some("ok"));
         assert_eq!(p.target_key(1), Some("k1"));

@@ -79,6 +79,14 @@ pub(super) enum Fork {
         fingerprint: Fingerprint,
         existing: RefundId,
     },
+    /// CKO-01 / EXPIRY-01: a new key for the order of an expired Payment, the same
+    /// amount and currency.
+    SessionOfExpired {
+        scope: Scope,
+        fingerprint: Fingerprint,
+        order: (Text, u64, Text),
+        existing: PaymentId,
+    },
 }
 
 impl Fork {
@@ -88,6 +96,7 @@ impl Fork {
             Fork::Concurrent { .. } => BranchPoint::ConcurrentSameKey,
             Fork::ConfirmWhileProcessing { .. } => BranchPoint::ConfirmWhileProcessing,
             Fork::RefundNoReuse { .. } => BranchPoint::RefundNoReuse,
+            Fork::SessionOfExpired { .. } => BranchPoint::SessionOfExpired,
         }
     }
 }

@@ -141,6 +141,27 @@ impl Platform {
                 self.bind(now, scope, fingerprint, RecordState::Done { resource });
                 (self.resource_response(200, resource), Rule::UniqueRefundNo)
             }
+            (Fork::SessionOfExpired { .. }, Branch::ExpiredPaymentExpired) => {
+                // EXPIRY-01: the validity period limits new payment operations; a 422
+                // binds nothing (REJECT-01), as a confirm past expires_at.
+                (
+                    ApiResponse::error(ApiError::new(ErrorCode::PaymentExpired)),
+                    Rule::ExpiryLimitsNewOpsOnly,
+                )
+            }
+            (
+                Fork::SessionOfExpired {
+                    scope,
+                    fingerprint,
+                    order,
+                    existing,
+                },
+                _,
+            ) => {
+                // CKO-01: a new session for the same Payment (A-CKO-ANY-STATUS).
+                self.execute_session(now, id, scope, fingerprint, order, Some(existing), out);
+                return;
+            }
         };
         respond(out, id, response, rule);
     }

@@ -114,7 +114,7 @@
 //! | `versions-rise-with-every-visible-change` | visible_changes_without_a_new_version_of_payments_and_refunds (found: fixed) |
 //! | `operation-in-progress-only-while-in-flight` | in_progress_for_another_scope_or_after_the_answer (found: fixed) |
 //! | `queries-answer-known-state` | queries_of_refunds_answer_known_state |
-//! | `branches-answer-one-of-the-two` | branch_points_of_orders_confirms_and_refund_numbers (found: fixed) |
+//! | `branches-answer-one-of-the-two` | branch_points_of_orders_confirms_and_refund_numbers (found: fixed), branches::a_checkout_session_for_an_expired_payment_gets_one_of_the_two |
 //! | `payments-shown-as-the-status-table-lists` | status_table_rows_beyond_next_action |
 //! | `client-backs-off-as-the-reference-code` | cadence_client::backoff_after_every_retried_answer_to_its_cap_and_jitter |
 //! | `client-waits-the-contract-timeouts` | cadence_client::timeouts_of_confirms_and_of_every_query |

@@ -8,6 +8,7 @@
 //! This file: the builders and the safety rows (`properties/src/safety.rs`);
 //! `safety_responses/responses.rs`: the response rows (`properties/src/responses.rs`).
 
+mod branches;
 mod responses;
 
 use super::{

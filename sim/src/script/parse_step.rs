@@ -17,16 +17,7 @@ use payhub_model::{
     AcquirerDecision, ApiKeySpec, AttemptId, Branch, Control, Endpoint, MerchantId,
 };
 
-const BRANCHES: &[Branch] = &[
-    Branch::S4Conflict,
-    Branch::S4ReturnExisting,
-    Branch::S5Wait,
-    Branch::S5InProgress,
-    Branch::S8PaymentInProgress,
-    Branch::S8OriginalStatus,
-    Branch::RefundNoConflict,
-    Branch::RefundNoExisting,
-];
+const BRANCHES: &[Branch] = &Branch::ALL;
 
 impl Parser {
     pub(super) fn action(

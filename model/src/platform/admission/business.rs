@@ -52,7 +52,13 @@ impl Platform {
                 amount,
                 currency,
                 ..
-            } => self.check_session_order(&scope, merchant_order_no, *amount, currency)?,
+            } => self.check_session_order(
+                &scope,
+                &fingerprint,
+                merchant_order_no,
+                *amount,
+                currency,
+            )?,
             NewOp::Refund {
                 payment,
                 merchant_refund_no,
@@ -185,11 +191,13 @@ impl Platform {
 
     /// Sessions of an existing order were resolved in `validate` (CKO-01): a new key with
     /// the same order number, amount and currency is a new session for the same Payment,
-    /// never a conflict, whatever the Payment's status (A-CKO-ANY-STATUS). Only another
-    /// amount or currency under a used order number conflicts (A-CKO-CONFLICT).
+    /// never a conflict (A-CKO-ANY-STATUS); for an expired Payment it is that or 422
+    /// payment_expired (EXPIRY-01), both explored. Only another amount or currency under
+    /// a used order number conflicts (A-CKO-CONFLICT).
     fn check_session_order(
         &self,
         scope: &Scope,
+        fingerprint: &Fingerprint,
         merchant_order_no: &Text,
         amount: u64,
         currency: &Text,
@@ -199,6 +207,14 @@ impl Platform {
             let p = &self.payments[&existing];
             if p.amount != amount || p.currency != *currency {
                 return Err(order_no_conflict(existing));
+            }
+            if p.status == PaymentStatus::Expired {
+                return Err(Admission::Fork(Fork::SessionOfExpired {
+                    scope: scope.clone(),
+                    fingerprint: fingerprint.clone(),
+                    order: (merchant_order_no.clone(), amount, currency.clone()),
+                    existing,
+                }));
             }
         }
         Ok(())

@@ -525,6 +525,27 @@ impl Responses {
                 };
                 (!right).then(|| miss().about(*existing, None, None))
             }
+            // CKO-01 / EXPIRY-01 (A-CKO-ANY-STATUS): a checkout session for the order of
+            // an expired Payment gets a session of that Payment, or 422 payment_expired;
+            // never a session of another Payment.
+            Endpoint::CreateCheckoutSession { .. } => {
+                let order = order_no(&request.endpoint)?;
+                let (merchant, environment) = owner?;
+                let (existing, p) =
+                    store
+                        .attempts
+                        .payment_by_order(merchant, environment, order)?;
+                if p.status != PaymentStatus::Expired {
+                    return None;
+                }
+                let right = match &answer.body {
+                    // 201, or 200 for a replay of its key (REPLAY-03 judges which).
+                    ResponseBody::Session(v) => v.payment_id == *existing,
+                    _ if answer.status == 422 => code == Some(ErrorCode::PaymentExpired),
+                    _ => !answer.is_success(),
+                };
+                (!right).then(|| miss().about(*existing, None, None))
+            }
             // A-REFUND-NO-BRANCH, A-REFUND-NO-PARAMS: a used refund number (the step
             // created nothing) gets 409 refund_no_conflict, or 200 with the Refund that
             // holds it, never another Refund nor a new one.
