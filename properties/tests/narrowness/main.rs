@@ -901,6 +901,7 @@ fn the_table_names_every_property() {
         table,
         include_str!("safety_responses.rs"),
         include_str!("safety_responses/responses.rs"),
+        include_str!("safety_responses/branches.rs"),
         include_str!("cadence_client.rs"),
     ]
     .concat();
