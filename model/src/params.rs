@@ -60,9 +60,9 @@ pub struct PlatformParams {
     /// then becomes `processing` and is sent upstream (assumption A-REFUND-REVIEW).
     pub refund_review_time: Millis,
     /// The platform's identifiers start after this number: 0, the default, numbers every
-    /// kind from 1 (`pay_demo_001`); the sandbox gives merchant 2's session 500000
-    /// (`pay_demo_500001`), so that an id is one merchant's across a sandbox. Not a
-    /// figure of the contract: ids are opaque to it.
+    /// kind from 1 (`pay_demo_001`); the sandbox numbers merchant 2's from 500000
+    /// (`pay_demo_500001`), so that an id names one merchant's object. Not a figure of
+    /// the contract: ids are opaque to it.
     #[serde(skip_serializing_if = "is_zero")]
     pub ids_from: u32,
 }

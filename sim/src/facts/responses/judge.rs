@@ -186,6 +186,20 @@ pub(super) fn judge_related(
     (!right).then(miss)
 }
 
+/// The Payment the store holds under the order number a create or checkout session
+/// carries, in the request's own scope.
+pub(super) fn payment_of_order<'s>(
+    request: &ApiRequest,
+    owner: Owner,
+    store: &'s Store<'_>,
+) -> Option<(&'s PaymentId, &'s StoredPayment)> {
+    let order = order_no(&request.endpoint)?;
+    let (merchant, environment) = owner?;
+    store
+        .attempts
+        .payment_by_order(merchant, environment, order)
+}
+
 /// The refund the store holds under the refund number a refund request carries.
 pub(super) fn refund_of_number(
     request: &ApiRequest,

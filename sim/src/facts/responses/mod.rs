@@ -17,8 +17,8 @@ use super::refunds::Refunds;
 use foreign::{judge_foreign_list, judge_foreign_webhook};
 use judge::{
     judge_any_answer, judge_key, judge_not_found, judge_query, judge_refund_change,
-    judge_refund_webhook, judge_related, judge_store_change, judge_webhook, order_no, owned,
-    refund_of_number,
+    judge_refund_webhook, judge_related, judge_store_change, judge_webhook, owned,
+    payment_of_order, refund_of_number,
 };
 use payhub_model::event::{Handling, Owner, ScopeKey, StoredPayment, What};
 use payhub_model::{
@@ -501,12 +501,7 @@ impl Responses {
         }
         match &request.endpoint {
             Endpoint::CreatePayment { .. } => {
-                let order = order_no(&request.endpoint)?;
-                let (merchant, environment) = owner?;
-                let (existing, _) =
-                    store
-                        .attempts
-                        .payment_by_order(merchant, environment, order)?;
+                let (existing, _) = payment_of_order(request, owner, store)?;
                 // Its own first execution created it: no S4 point.
                 if self.created_now == Some(*existing) {
                     return None;
@@ -529,12 +524,7 @@ impl Responses {
             // an expired Payment gets a session of that Payment, or 422 payment_expired;
             // never a session of another Payment.
             Endpoint::CreateCheckoutSession { .. } => {
-                let order = order_no(&request.endpoint)?;
-                let (merchant, environment) = owner?;
-                let (existing, p) =
-                    store
-                        .attempts
-                        .payment_by_order(merchant, environment, order)?;
+                let (existing, p) = payment_of_order(request, owner, store)?;
                 if p.status != PaymentStatus::Expired {
                     return None;
                 }
