@@ -229,25 +229,27 @@ impl Trace {
     /// The trace as text, one line per event:
     /// `[   20.000s] merchant-0 → platform  POST /v1/payments  Idempotency-Key: K → 200 {…}  [REPLAY-02]`.
     pub fn to_text(&self) -> String {
-        let route = |e: &Event| {
-            if e.from == e.to {
-                self.node_name(e.from)
-            } else {
-                format!("{} → {}", self.node_name(e.from), self.node_name(e.to))
-            }
-        };
-        // 24 columns, or wider when a node's given name needs it.
-        let width = self
+        let routes: Vec<String> = self
             .events
             .iter()
-            .map(|e| route(e).chars().count() + 1)
+            .map(|e| {
+                if e.from == e.to {
+                    self.node_name(e.from)
+                } else {
+                    format!("{} → {}", self.node_name(e.from), self.node_name(e.to))
+                }
+            })
+            .collect();
+        // 24 columns, or wider when a node's given name needs it.
+        let width = routes
+            .iter()
+            .map(|r| r.chars().count() + 1)
             .max()
             .unwrap_or(0)
             .max(24);
         let mut s = String::new();
-        for e in &self.events {
+        for (e, route) in self.events.iter().zip(&routes) {
             let secs = e.at.0 as f64 / 1000.0;
-            let route = route(e);
             let _ = write!(s, "[{secs:>11.3}s] {route:<width$} {}", self.describe(e));
             if let Some(rule) = e.rule {
                 let _ = write!(s, "  [{}]", rule.id());
