@@ -24,6 +24,11 @@ fn a_passing_verify_writes_a_short_report_whose_first_screen_holds_the_header() 
     let text = stdout(&o);
     assert_eq!(code(&o), 0, "{text}{}", stderr(&o));
     assert!(text.starts_with("payhub-verify: all hold"), "{text}");
+    // A quick run searches its presets depth-first with the sound reductions, and says so.
+    assert!(
+        text.contains("exhaustive presets (depth-first, reduced: requests, por):"),
+        "{text}"
+    );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.len() < 30_000, "report.md is {} bytes", md.len());
     let screen: String = md.lines().take(20).collect::<Vec<_>>().join("\n");
@@ -41,6 +46,7 @@ fn a_passing_verify_writes_a_short_report_whose_first_screen_holds_the_header() 
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["verdict"], "all hold");
+    assert_eq!(json["search"], "depth-first, reduced: requests, por");
     assert!(json["findings"][0]["contract"].is_string());
     let f03 = std::fs::read_dir(out.join("diagrams"))
         .unwrap()

@@ -162,8 +162,9 @@ impl Report {
             s,
             "exhaustive presets",
             format!(
-                "{} presets ({complete} complete), {states} unique states",
-                self.presets.len()
+                "{} presets ({complete} complete), {states} unique states; {}",
+                self.presets.len(),
+                self.search
             ),
             presets_result,
             phase("presets").or(Some(preset_seconds)),

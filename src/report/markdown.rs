@@ -43,7 +43,7 @@ impl Report {
                 .collect();
             let _ = writeln!(s, "time: {}", parts.join(", "));
         }
-        let _ = writeln!(s, "exhaustive presets:");
+        let _ = writeln!(s, "exhaustive presets ({}):", self.search);
         for r in &self.presets {
             let bad: Vec<&str> = r
                 .properties

@@ -194,6 +194,8 @@ pub struct RunInfo {
     pub header: Header,
     /// The presets' bounds, as flags (`--max-states 5000`).
     pub limits: String,
+    /// How the presets were searched ([`crate::verify_cmd::PresetSearch::describe`]).
+    pub search: &'static str,
     /// Why the run stopped before every part ran (`interrupted (Ctrl-C) during the
     /// simulation sweep; not run: chaos, scripts, bug zoo`), if it did.
     pub interrupted: Option<String>,
@@ -215,6 +217,9 @@ pub struct Report {
     pub header: Header,
     /// The bounds the presets ran under (`--max-states 5000`), for an incomplete one.
     pub limits: String,
+    /// How the presets were searched: every state breadth-first, or depth-first with the
+    /// sound reductions (`verify --quick`).
+    pub search: &'static str,
     pub problems: Vec<Problem>,
     pub seconds: f64,
     /// Where the time went: each part of the run.
@@ -266,6 +271,7 @@ impl Report {
             phases,
             header,
             limits,
+            search,
             interrupted,
             planted,
         } = run;
@@ -290,6 +296,7 @@ impl Report {
             verdict: "",
             header,
             limits,
+            search,
             problems: Vec::new(),
             seconds,
             phases,
@@ -571,6 +578,7 @@ mod tests {
                 phases: Vec::new(),
                 header: header(),
                 limits: "no bound (complete)".into(),
+                search: crate::verify_cmd::PresetSearch::Every.describe(),
                 interrupted: None,
                 planted: None,
             },
