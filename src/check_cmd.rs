@@ -39,15 +39,17 @@ pub struct CheckArgs {
     /// Orders a client preset pays (ORDER-1, ORDER-2, ...).
     #[arg(long, value_parser = orders)]
     pub orders: Option<u8>,
-    /// State-space reductions: ids (message ids do not tell states apart), requests
-    /// (request ids neither: renumbered by rank; implies ids), por (answers nobody
-    /// awaits are delivered first, in one order only).
+    /// State-space reductions (default: requests,por, the same verdicts for fewer
+    /// states; `none`: every state of the model): ids (message ids do not tell states
+    /// apart), requests (request ids neither: renumbered by rank; implies ids), por
+    /// (answers nobody awaits are delivered first, in one order only).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub reduce: Vec<Reduction>,
-    /// The search order: bfs (level by level; shortest depths) or dfs (memory is the
-    /// visited set and one path; the same states and counts).
-    #[arg(long, value_enum, default_value = "bfs")]
-    pub search: SearchOrder,
+    /// The search order (default: dfs; bfs with --depth): bfs (level by level; shortest
+    /// depths) or dfs (memory is the visited set and one path; the same states and
+    /// counts).
+    #[arg(long, value_enum)]
+    pub search: Option<SearchOrder>,
     /// SPIN's supertrace: a visited set of 2^N bits (N from 16 to 35), searched depth
     /// first, in bounded memory; the run is incomplete (exit 3) with the states it may
     /// have missed estimated, never a pass.
@@ -134,9 +136,50 @@ fn bitstate(s: &str) -> Result<u32, String> {
         })
 }
 
+impl CheckArgs {
+    /// The search order: `--search`, else depth-first, or breadth-first under `--depth`
+    /// (a depth bound cuts a breadth-first search only).
+    pub fn order(&self) -> SearchOrder {
+        self.search.unwrap_or(if self.depth.is_some() {
+            SearchOrder::Bfs
+        } else {
+            SearchOrder::Dfs
+        })
+    }
+
+    /// The reductions: `--reduce`, else [`Reduction::DEFAULT`]; `--reduce none`: none.
+    pub fn reductions(&self) -> Result<Vec<Reduction>, String> {
+        match self.reduce.as_slice() {
+            [] => Ok(Reduction::DEFAULT.to_vec()),
+            [Reduction::None] => Ok(Vec::new()),
+            more if more.contains(&Reduction::None) => {
+                Err("--reduce none means no reduction: give it alone".into())
+            }
+            more => Ok(more.to_vec()),
+        }
+    }
+
+    /// The search as the header names it (`depth-first, reduced: requests, por`).
+    pub fn search_text(&self) -> Result<String, String> {
+        let order = match self.order() {
+            SearchOrder::Bfs => "breadth-first",
+            SearchOrder::Dfs => "depth-first",
+        };
+        let reduce = self.reductions()?;
+        Ok(if reduce.is_empty() {
+            format!("{order}, every state")
+        } else {
+            let names: Vec<&str> = reduce.iter().map(|r| r.name()).collect();
+            format!("{order}, reduced: {}", names.join(", "))
+        })
+    }
+}
+
 /// A state-space reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Reduction {
+    /// No reduction: every state of the model (alone only).
+    None,
     /// Canonical states: message ids do not tell states apart.
     Ids,
     /// Request ids renumbered by rank among those a state holds (implies ids).
@@ -148,6 +191,21 @@ pub enum Reduction {
 }
 
 impl Reduction {
+    /// The reductions `check` searches with unless `--reduce` says otherwise: the
+    /// fastest whose soundness the tests show (`properties/tests/reduction.rs`: the same
+    /// verdicts, and the same witnesses reached, on every preset and planted bug).
+    pub const DEFAULT: &[Reduction] = &[Reduction::Requests, Reduction::Por];
+
+    /// As `--reduce` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::None => "none",
+            Reduction::Ids => "ids",
+            Reduction::Requests => "requests",
+            Reduction::Por => "por",
+        }
+    }
+
     /// A search with the reductions of `--reduce` on (and every other option default).
     pub fn search(reduce: &[Reduction]) -> Search {
         Search {
@@ -241,16 +299,17 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
     if let Some(shard) = args.swarm.shard {
         return crate::swarm_cmd::run(args, shard, &selected);
     }
+    let reduce = args.reductions()?;
     let search = Search {
-        order: match args.search {
+        order: match args.order() {
             SearchOrder::Bfs => Order::Breadth,
             SearchOrder::Dfs => Order::Depth,
         },
         bitstate: args.bitstate,
         interrupted: Some(crate::interrupt::requested),
-        ..Reduction::search(&args.reduce)
+        ..Reduction::search(&reduce)
     };
-    if args.search == SearchOrder::Dfs && args.depth.is_some() {
+    if args.order() == SearchOrder::Dfs && args.depth.is_some() {
         return Err("--depth bounds a breadth-first search (a depth-first one would cut states it reaches again shallower); drop --search dfs or --depth".into());
     }
     let limits = Limits {
@@ -259,6 +318,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         timeout: args.timeout.map(Duration::from_secs),
         max_depth: args.depth.map(|n| n as usize),
     };
+    if args.format == CheckFormat::Text {
+        println!(
+            "search: {} (--search bfs: shortest depths first; --reduce none: every state)",
+            args.search_text()?
+        );
+    }
     let mut reports = Vec::new();
     // Ctrl-C: the preset in hand ends incomplete and is reported; the others are not run.
     crate::interrupt::install();
@@ -308,9 +373,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             if reports.iter().any(|r| !r.complete) || skipped > 0 {
                 println!("reproduce: {}", crate::usage::command_line());
             }
-            let unreduced = !(args.search == SearchOrder::Dfs
-                && args.reduce.contains(&Reduction::Requests)
-                && args.reduce.contains(&Reduction::Por));
+            let unreduced = !(args.order() == SearchOrder::Dfs
+                && reduce.contains(&Reduction::Requests)
+                && reduce.contains(&Reduction::Por));
             if unreduced && args.bitstate.is_none() && reports.iter().any(|r| !r.complete) {
                 println!(
                     "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: docs/performance.md, \"Deeper scopes\")"

@@ -2,7 +2,7 @@
 //! (`properties/src/engine/swarm.rs`) over each selected preset. Never a pass: exit 1
 //! when a shard found a violation, 3 (incomplete) otherwise.
 
-use crate::check_cmd::{CheckArgs, CheckFormat, Reduction, SearchOrder};
+use crate::check_cmd::{CheckArgs, CheckFormat, Reduction};
 use payhub_properties::Preset;
 use payhub_properties::engine::swarm::{self, Budget, Shard, ShardReport};
 use std::process::ExitCode;
@@ -24,7 +24,7 @@ pub struct SwarmArgs {
 
 /// Runs the shard over every selected preset (their scope already applied).
 pub fn run(args: &CheckArgs, shard: Shard, presets: &[Preset]) -> Result<ExitCode, String> {
-    if args.search != SearchOrder::Bfs || args.bitstate.is_some() {
+    if args.search.is_some() || args.bitstate.is_some() {
         return Err(
             "--swarm is its own search (bounded, depth first, seeded): drop --search and --bitstate"
                 .into(),
@@ -47,7 +47,7 @@ pub fn run(args: &CheckArgs, shard: Shard, presets: &[Preset]) -> Result<ExitCod
         max_depth: args.depth.map_or(defaults.max_depth, |d| d as usize),
         max_states: args.max_states.map_or(defaults.max_states, |n| n as usize),
     };
-    let reduce = Reduction::search(&args.reduce);
+    let reduce = Reduction::search(&args.reductions()?);
     let mut reports = Vec::new();
     for preset in presets {
         let report = swarm::check_shard(preset, shard, budget, reduce)?;

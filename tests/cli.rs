@@ -160,29 +160,59 @@ fn malformed_or_unreadable_tapes_are_2() {
 
 #[test]
 fn an_incomplete_check_exits_3() {
-    let o = run(&["check", "--preset", "card-retry", "--max-states", "50"]);
-    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stdout));
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("INCOMPLETE"));
-    // An unreduced cut run points at the reductions; a reduced one does not.
-    let hint = "a deeper scope completes sooner with --search dfs --reduce requests,por";
-    assert!(text.contains(hint), "{text}");
-    no_panic(&o);
-    let reduced = [
+    let o = run(&[
         "check",
         "--preset",
         "card-retry",
         "--max-states",
         "50",
         "--search",
-        "dfs",
+        "bfs",
         "--reduce",
-        "requests,por",
-    ];
-    let o = run(&reduced);
+        "none",
+    ]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stdout));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("INCOMPLETE"));
+    // An unreduced cut run points at the reductions; a reduced one (the default) does not.
+    let hint = "a deeper scope completes sooner with --search dfs --reduce requests,por";
+    assert!(text.contains(hint), "{text}");
+    no_panic(&o);
+    let o = run(&["check", "--preset", "card-retry", "--max-states", "50"]);
     assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stdout));
     assert!(!String::from_utf8_lossy(&o.stdout).contains(hint));
     no_panic(&o);
+}
+
+#[test]
+fn check_searches_depth_first_reduced_by_default_and_says_so() {
+    let header = |args: &[&str]| {
+        let o = run(args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        stdout(&o).lines().next().unwrap_or_default().to_owned()
+    };
+    let base = ["check", "--preset", "scope"];
+    assert!(
+        header(&base).starts_with("search: depth-first, reduced: requests, por"),
+        "{}",
+        header(&base)
+    );
+    let every = [&base[..], &["--search", "bfs", "--reduce", "none"]].concat();
+    assert!(header(&every).starts_with("search: breadth-first, every state"));
+    // The same verdicts either way: only the counts differ.
+    let verdicts = |args: &[&str]| -> Vec<String> {
+        stdout(&run(args))
+            .lines()
+            .filter(|l| l.contains(" holds ") || l.contains("VIOLATED") || l.contains("reached"))
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    assert_eq!(verdicts(&base), verdicts(&every));
+    assert!(!verdicts(&base).is_empty());
+    // `none` is alone or not at all.
+    let o = run(&[&base[..], &["--reduce", "none,por"]].concat());
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--reduce none"), "{}", stderr(&o));
 }
 
 #[test]
