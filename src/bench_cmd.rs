@@ -407,39 +407,38 @@ fn check_in_child_with(
         .ok_or_else(|| format!("the benchmark of {name} measured nothing"))
 }
 
+/// Steps a simulator benchmark's worker ran.
+#[derive(Default)]
+struct Steps(u64);
+
+impl payhub_sim::sweep::Fold for Steps {
+    fn merge(&mut self, other: Steps) {
+        self.0 += other.0;
+    }
+}
+
 fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
     let config = worlds::simulation(&Policy::reference(), 2);
     let started = Instant::now();
-    let steps: u64 = std::thread::scope(|scope| {
-        let per = seeds.div_ceil(threads as u64);
-        let handles: Vec<_> = (0..threads as u64)
-            .map(|t| {
-                let config = &config;
-                scope.spawn(move || {
-                    let mut steps = 0u64;
-                    let mut check = AlwaysCheck { config };
-                    for seed in (t * per)..((t + 1) * per).min(seeds) {
-                        let profile = FaultProfile::for_seed(seed);
-                        let mut trace = Trace::new();
-                        let (_, outcome) = driver::run_seed(
-                            config,
-                            seed,
-                            &profile,
-                            400,
-                            &mut check,
-                            recording.then_some(&mut trace),
-                        );
-                        steps += outcome.steps as u64;
-                    }
-                    steps
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("bench worker"))
-            .sum()
-    });
+    let (Steps(steps), _) = payhub_sim::sweep::fan_out(
+        threads,
+        |i| (i < seeds).then_some(i),
+        &payhub_sim::sweep::never,
+        |seed, steps: &mut Steps| {
+            let mut check = AlwaysCheck { config: &config };
+            let profile = FaultProfile::for_seed(seed);
+            let mut trace = Trace::new();
+            let (_, outcome) = driver::run_seed(
+                &config,
+                seed,
+                &profile,
+                400,
+                &mut check,
+                recording.then_some(&mut trace),
+            );
+            steps.0 += outcome.steps as u64;
+        },
+    );
     let seconds = started.elapsed().as_secs_f64();
     SimBench {
         recording,

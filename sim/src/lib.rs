@@ -39,6 +39,7 @@ pub mod script;
 pub mod shrink;
 mod signature;
 pub mod sink;
+pub mod sweep;
 pub mod tape;
 pub mod trace;
 mod trace_lines;

@@ -73,49 +73,51 @@ pub struct ChaosSummary {
 /// Runs the chaos world over `seeds` seeds, checking every always property after every step.
 pub fn chaos_sweep(seeds: u64, threads: usize) -> ChaosSummary {
     let config = worlds::chaos();
-    let threads = threads.max(1) as u64;
-    let per = seeds.div_ceil(threads).max(1);
-    let parts: Vec<(u64, u64, Option<String>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let config = &config;
-                scope.spawn(move || {
-                    let (mut steps, mut violations, mut first) = (0u64, 0u64, None);
-                    let mut check = AlwaysCheck { config };
-                    for seed in (t * per)..((t + 1) * per).min(seeds) {
-                        let profile = FaultProfile::for_seed(seed);
-                        let (_, outcome) =
-                            driver::run_seed(config, seed, &profile, 200, &mut check, None);
-                        steps += outcome.steps as u64;
-                        if let Some(v) = outcome.violation {
-                            violations += 1;
-                            first.get_or_insert(format!(
-                                "seed {seed}: {}: {}",
-                                v.property, v.detail
-                            ));
-                        }
-                    }
-                    (steps, violations, first)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("chaos worker"))
-            .collect()
-    });
-    let mut summary = ChaosSummary {
+    let (chaos, _) = payhub_sim::sweep::fan_out(
+        threads,
+        |i| (i < seeds).then_some(i),
+        &payhub_sim::sweep::never,
+        |seed, chaos: &mut Chaos| {
+            let mut check = AlwaysCheck { config: &config };
+            let profile = FaultProfile::for_seed(seed);
+            let (_, outcome) = driver::run_seed(&config, seed, &profile, 200, &mut check, None);
+            chaos.steps += outcome.steps as u64;
+            if let Some(v) = outcome.violation {
+                chaos.violations += 1;
+                if chaos.first.as_ref().is_none_or(|(s, _)| seed < *s) {
+                    chaos.first =
+                        Some((seed, format!("seed {seed}: {}: {}", v.property, v.detail)));
+                }
+            }
+        },
+    );
+    ChaosSummary {
         seeds,
-        ..ChaosSummary::default()
-    };
-    for (steps, violations, first) in parts {
-        summary.steps += steps;
-        summary.violations += violations;
-        if summary.first_violation.is_none() {
-            summary.first_violation = first;
+        steps: chaos.steps,
+        violations: chaos.violations,
+        first_violation: chaos.first.map(|(_, text)| text),
+    }
+}
+
+/// The chaos sweep's runs, per worker.
+#[derive(Default)]
+struct Chaos {
+    steps: u64,
+    violations: u64,
+    /// The lowest violating seed, with its violation.
+    first: Option<(u64, String)>,
+}
+
+impl payhub_sim::sweep::Fold for Chaos {
+    fn merge(&mut self, other: Chaos) {
+        self.steps += other.steps;
+        self.violations += other.violations;
+        if let Some((seed, text)) = other.first
+            && self.first.as_ref().is_none_or(|(s, _)| seed < *s)
+        {
+            self.first = Some((seed, text));
         }
     }
-    summary
 }
 
 /// Where the contract is silent or ambiguous, and what the harness assumed.

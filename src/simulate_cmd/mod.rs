@@ -348,7 +348,9 @@ impl Acc {
             self.violating.truncate(SHRINK_CANDIDATES);
         }
     }
+}
 
+impl payhub_sim::sweep::Fold for Acc {
     fn merge(&mut self, other: Acc) {
         self.done += other.done;
         self.steps += other.steps;
@@ -398,44 +400,22 @@ pub fn sweep(
     out: &Path,
     bounds: &Bounds,
 ) -> Result<SweepSummary, String> {
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    let threads = threads.max(1);
     let bar = crate::progress::Bar::new(bounds.progress, seeds.len(), "seeds");
-    // Workers take the next seed in order, and check the bounds before taking one: the
-    // seeds run are always a prefix of `seeds`, whatever the thread count.
-    let next = AtomicU64::new(0);
-    let stopped = AtomicBool::new(false);
     let stop_now = || {
         crate::interrupt::requested()
             || bounds
                 .deadline
                 .is_some_and(|(at, _)| std::time::Instant::now() >= at)
     };
-    let mut acc = Acc::default();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (next, stopped, bar) = (&next, &stopped, &bar);
-                scope.spawn(move || {
-                    let mut mine = Acc::default();
-                    loop {
-                        if stop_now() {
-                            stopped.store(true, Ordering::SeqCst);
-                            break;
-                        }
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(seed) = seeds.get(i) else { break };
-                        mine.absorb(run_one(config, world, seed));
-                        bar.inc();
-                    }
-                    mine
-                })
-            })
-            .collect();
-        for h in handles {
-            acc.merge(h.join().expect("simulation worker"));
-        }
-    });
+    let (acc, swept) = payhub_sim::sweep::fan_out(
+        threads,
+        |i| seeds.get(i),
+        &stop_now,
+        |seed, acc: &mut Acc| {
+            acc.absorb(run_one(config, world, seed));
+            bar.inc();
+        },
+    );
     bar.done();
 
     let replay = |seed: u64| format!("payhub-verify replay --seed {seed} {}", world.flags());
@@ -473,7 +453,7 @@ pub fn sweep(
             },
         );
     }
-    if stopped.load(Ordering::SeqCst) && acc.done < seeds.len() {
+    if swept.stopped && acc.done < seeds.len() {
         summary.incomplete = Some(match bounds.deadline {
             Some((at, secs)) if std::time::Instant::now() >= at => format!("--timeout {secs}"),
             _ => "interrupted (Ctrl-C)".to_owned(),
