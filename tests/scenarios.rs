@@ -119,9 +119,9 @@ fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
         "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
-        "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "S01",
-        "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b", "S09",
-        "S10", "S11", "S12", "S13",
+        "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25",
+        "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b",
+        "S09", "S10", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.
@@ -743,4 +743,16 @@ fn f24_rate_01_five_429s_are_queried_and_paid_under_the_original_key() {
     let (s, r) = pinned("F24");
     assert_eq!(assumed(&s), ["A-429-REFERENCE-CODE"]);
     assert_eq!(captures(&r), 1);
+}
+
+/// RES-04, WORDING-03 (A-CLIENT-SUPPORT-START): "contact technical support" goes to the
+/// merchant, with the payment id, more than 24 hours after the client applied
+/// manual_review, not when its query schedule ends.
+#[test]
+fn f25_wording_03_contact_support_more_than_24_hours_into_manual_review() {
+    let (s, r) = pinned("F25");
+    assert_eq!(assumed(&s), ["A-CLIENT-SUPPORT-START"]);
+    let text = r.to_text();
+    assert!(text.contains("merchant: contact technical support with pay_demo_001"));
+    assert_eq!(text.matches("merchant: contact technical support").count(), 1);
 }
