@@ -159,11 +159,12 @@ fn print_list(format: MutantsFormat) -> Result<(), String> {
     Ok(())
 }
 
-/// `platform` or `client`.
+/// `platform`, `client` or `judge`.
 pub fn side_name(side: Side) -> &'static str {
     match side {
         Side::Platform => "platform",
         Side::Client => "client",
+        Side::Judge => "judge",
     }
 }
 

@@ -119,9 +119,9 @@ fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
         "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
-        "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "F21", "S01", "S02", "S02b", "S03",
-        "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S11", "S12",
-        "S13",
+        "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25",
+        "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b",
+        "S09", "S10", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.
@@ -714,4 +714,45 @@ fn f21_cko_01_a_checkout_session_of_an_expired_payment_either_reading() {
     assert_eq!(answers(&r), a(&["201", "201", "422 payment_expired"]));
     assert_eq!(code_of(&r, 2), Some(ErrorCode::PaymentExpired));
     assert_eq!(captures(&r), 0);
+}
+
+/// CONFLICT-01 before CONC-02 (A-CONFLICT-IN-FLIGHT): the same key with another amount
+/// while the first request executes is a conflict at once, not a wait.
+#[test]
+fn f22_conflict_01_other_parameters_while_in_flight_are_a_conflict_at_once() {
+    let (s, r) = pinned("F22");
+    assert_eq!(assumed(&s), ["A-CONFLICT-IN-FLIGHT"]);
+    assert_eq!(answers(&r), a(&["201", "B 409 idempotency_conflict"]));
+    assert_eq!(captures(&r), 1);
+}
+
+/// CANCEL-02, RES-05 (A-CANCEL-PENDING-STATUS): while its cancel is verified the Payment
+/// reads as before: requires_action, known, next_action.
+#[test]
+fn f23_cancel_02_a_pending_cancel_leaves_the_payment_as_it_reads() {
+    let (s, r) = pinned("F23");
+    assert_eq!(assumed(&s), ["A-CANCEL-PENDING-STATUS"]);
+    assert_eq!(answers(&r), a(&["201", "202", "200"]));
+    assert_eq!(captures(&r), 0);
+}
+
+/// RATE-01 against RETRY-03 (A-429-REFERENCE-CODE): five 429s are "result unknown" for
+/// the reference client, and the order is paid once under its original key.
+#[test]
+fn f24_rate_01_five_429s_are_queried_and_paid_under_the_original_key() {
+    let (s, r) = pinned("F24");
+    assert_eq!(assumed(&s), ["A-429-REFERENCE-CODE"]);
+    assert_eq!(captures(&r), 1);
+}
+
+/// RES-04, WORDING-03 (A-CLIENT-SUPPORT-START): "contact technical support" goes to the
+/// merchant, with the payment id, more than 24 hours after the client applied
+/// manual_review, not when its query schedule ends.
+#[test]
+fn f25_wording_03_contact_support_more_than_24_hours_into_manual_review() {
+    let (s, r) = pinned("F25");
+    assert_eq!(assumed(&s), ["A-CLIENT-SUPPORT-START"]);
+    let text = r.to_text();
+    assert!(text.contains("merchant: contact technical support with pay_demo_001"));
+    assert_eq!(text.matches("merchant: contact technical support").count(), 1);
 }

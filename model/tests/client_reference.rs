@@ -1593,3 +1593,57 @@ fn reject_01_a_rejected_refund_is_corrected_under_a_new_key_with_platform() {
             reason: Refusal::RefundExists
         }));
 }
+
+/// RATE-01 against RETRY-03 (A-429-REFERENCE-CODE). The default reading follows the
+/// reference code: five 429s are "result unknown", the order confirming and queried.
+/// Under `after_429 = not_accepted` (RATE-01: "本次请求没有执行") the order is refused for
+/// now, nothing is queried, and paying it again re-sends it under the same key.
+#[test]
+fn rate_01_five_429s_either_reading_of_the_reference_code_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.bench.control(Control::SetRateLimited {
+        merchant: MerchantId(1),
+        on: true,
+    });
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::secs(9));
+    assert_eq!(posts(&b).len(), 5, "{:#?}", b.trace_lines());
+    assert_eq!(order(&b).state(), OrderState::Confirming);
+    assert_eq!(shown(&b, PayerMessage::Confirming), 1);
+
+    let mut b = ClientBench::one(Policy::reference());
+    b.servers[0] = MerchantServer::new(ServerConfig {
+        api_key: M1_TEST,
+        policy: Policy::reference(),
+        params: ClientParams {
+            after_429: After503::NotAccepted,
+            ..ClientParams::default()
+        },
+    });
+    b.bench.control(Control::SetRateLimited {
+        merchant: MerchantId(1),
+        on: true,
+    });
+    b.command(0, pay(ORDER, 'A'));
+    b.advance(Millis::hours(6));
+    assert_eq!(posts(&b).len(), 5, "{:#?}", b.trace_lines());
+    assert!(
+        gets(&b).is_empty(),
+        "nothing to query: nothing was executed"
+    );
+    assert_eq!(
+        order(&b).state(),
+        OrderState::Rejected(ErrorCode::RateLimited)
+    );
+    assert_eq!(shown(&b, PayerMessage::Confirming), 0);
+    b.bench.control(Control::SetRateLimited {
+        merchant: MerchantId(1),
+        on: false,
+    });
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    assert_eq!(order(&b).state(), OrderState::Paid);
+    let keys = post_keys(&b);
+    assert_eq!(keys.len(), 6);
+    assert!(keys.iter().all(|k| k == "payment.create:ORDER-001:1"));
+}

@@ -3,7 +3,10 @@
 //! A subject of the zoo is a platform [`Mutant`] (planted by `WorldConfig::variant`),
 //! a [`ParameterMutant`] (the reference platform run with a number other than the
 //! contract's), or a client [`AntiPattern`] (the merchant policy `reference-random + pattern`, as
-//! `payhub-verify simulate --policy` reads it). [`kill`] tries to catch one:
+//! `payhub-verify simulate --policy` reads it), or a [`Narrowing`] of the judge (the
+//! reference world judged by a fact family read as it once was, narrower than its rule:
+//! it is caught when a scope reaches the case the old reading got wrong, which shows the
+//! scope is there). [`kill`] tries to catch one:
 //!
 //! 1. **exhaustive**: the checker presets, cheapest first, each explored breadth-first
 //!    until the first `always` property fails (`HasDiscoveries::AnyFailures`). For a
@@ -41,7 +44,7 @@ pub use presets::{client_order, platform_order, zoo_client_presets, zoo_platform
 use crate::presets::Preset;
 use payhub_model::client::{AntiPattern, Policy};
 use payhub_model::{Mutant, ParameterMutant, Rule, Variant};
-use payhub_sim::{WorldConfig, worlds};
+use payhub_sim::{Narrowing, WorldConfig, worlds};
 use serde::Serialize;
 
 // ---- subjects ---------------------------------------------------------------------
@@ -52,6 +55,8 @@ use serde::Serialize;
 pub enum Side {
     Platform,
     Client,
+    /// A narrowing of the judge, planted in the reference world's facts.
+    Judge,
 }
 
 /// A planted bug: a platform mutant, a wrong platform parameter or a client anti-pattern.
@@ -60,17 +65,19 @@ pub enum Subject {
     Platform(Mutant),
     Parameter(ParameterMutant),
     Client(AntiPattern),
+    Judge(Narrowing),
 }
 
 impl Subject {
-    /// Every subject: the platform mutants, the parameter mutants, then the client
-    /// anti-patterns.
+    /// Every subject: the platform mutants, the parameter mutants, the client
+    /// anti-patterns, then the narrowings of the judge.
     pub fn all() -> Vec<Subject> {
         Mutant::ALL
             .iter()
             .map(|m| Subject::Platform(*m))
             .chain(ParameterMutant::ALL.iter().map(|m| Subject::Parameter(*m)))
             .chain(AntiPattern::ALL.iter().map(|p| Subject::Client(*p)))
+            .chain(Narrowing::ALL.iter().map(|n| Subject::Judge(*n)))
             .collect()
     }
 
@@ -79,6 +86,7 @@ impl Subject {
             Subject::Platform(m) => m.name(),
             Subject::Parameter(m) => m.name(),
             Subject::Client(p) => p.name(),
+            Subject::Judge(n) => n.name(),
         }
     }
 
@@ -86,6 +94,7 @@ impl Subject {
         match self {
             Subject::Platform(_) | Subject::Parameter(_) => Side::Platform,
             Subject::Client(_) => Side::Client,
+            Subject::Judge(_) => Side::Judge,
         }
     }
 
@@ -95,6 +104,7 @@ impl Subject {
             Subject::Platform(m) => m.breaks().to_vec(),
             Subject::Parameter(m) => m.breaks().to_vec(),
             Subject::Client(p) => vec![p.breaks()],
+            Subject::Judge(n) => n.breaks().to_vec(),
         }
     }
 
@@ -104,6 +114,7 @@ impl Subject {
             Subject::Platform(m) => m.about(),
             Subject::Parameter(m) => m.about(),
             Subject::Client(p) => p.deviation(),
+            Subject::Judge(n) => n.about(),
         }
     }
 
@@ -116,6 +127,7 @@ impl Subject {
             }
             Subject::Parameter(m) => m == ParameterMutant::ManualReviewRequery48h,
             Subject::Client(p) => p.is_detail(),
+            Subject::Judge(_) => true,
         }
     }
 
@@ -134,11 +146,11 @@ impl Subject {
     }
 
     /// The client policy under test: the reference (deterministic keys) for platform
-    /// mutants; `reference-random + pattern` for an anti-pattern (as `--policy` reads it;
-    /// two patterns act only on random keys).
+    /// mutants and narrowings; `reference-random + pattern` for an anti-pattern (as
+    /// `--policy` reads it; two patterns act only on random keys).
     pub fn policy(self) -> Policy {
         match self {
-            Subject::Platform(_) | Subject::Parameter(_) => Policy::reference(),
+            Subject::Platform(_) | Subject::Parameter(_) | Subject::Judge(_) => Policy::reference(),
             Subject::Client(p) => Policy::reference_random().with(p),
         }
     }
@@ -161,6 +173,15 @@ impl Subject {
                 presets
             }
             Subject::Client(_) => client_order(&self.policy()),
+            // The reference platform and client, judged by the narrowed facts: the client
+            // presets only (a narrowing of a client rule).
+            Subject::Judge(n) => {
+                let mut presets = client_order(&self.policy());
+                for p in &mut presets {
+                    p.config.narrowing = Some(n);
+                }
+                presets
+            }
         }
     }
 
@@ -194,6 +215,10 @@ impl Subject {
         if let Subject::Parameter(m) = self {
             config.params = m.apply(config.params);
             config.name = format!("{} {}", config.name, m.name());
+        }
+        if let Subject::Judge(n) = self {
+            config.narrowing = Some(n);
+            config.name = format!("{} narrowing={}", config.name, n.name());
         }
         config
     }

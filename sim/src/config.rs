@@ -117,6 +117,9 @@ pub struct WorldConfig {
     pub workload: Vec<WorkItem>,
     /// Whether clients draw a retry jitter (below 250 ms); the checker keeps it 0.
     pub jitter: bool,
+    /// A narrowing of the judge the zoo plants ([`crate::Narrowing`]); none elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub narrowing: Option<crate::Narrowing>,
 }
 
 impl Default for WorldConfig {
@@ -145,6 +148,7 @@ impl Default for WorldConfig {
             clients: Vec::new(),
             workload: Vec::new(),
             jitter: false,
+            narrowing: None,
             webhooks: vec![
                 (MerchantId(1), Environment::Test, 0),
                 (MerchantId(1), Environment::Live, 0),

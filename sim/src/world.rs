@@ -182,7 +182,13 @@ impl World {
             link: InFlight::default(),
             origins: CowMap::new(),
             budget: config.budget,
-            facts: Shared::default(),
+            facts: {
+                let mut facts = Shared::<Facts>::default();
+                if let Some(narrowing) = config.narrowing {
+                    narrowing.plant(&mut facts);
+                }
+                facts
+            },
             servers: Shared::new(crate::merchants::servers(config)),
             dbs: Shared::new(crate::merchants::databases(config)),
             awaiting: CowMap::new(),

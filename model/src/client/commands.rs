@@ -65,13 +65,20 @@ impl MerchantServer {
                 order: order.into(),
                 seq: rec.submission.seq,
             };
-            let paused = Outcome::Rejected(ErrorCode::TemporarilyUnavailable);
-            if rec.submission.outcome == paused && rec.payment_id.is_none() {
+            let not_accepted = match rec.submission.outcome {
+                Outcome::Rejected(ErrorCode::TemporarilyUnavailable) => Some(Rule::ChannelPaused),
+                Outcome::Rejected(ErrorCode::RateLimited) => Some(Rule::RetryAfterHonoured),
+                _ => None,
+            };
+            if let Some(rule) = not_accepted
+                && rec.payment_id.is_none()
+            {
                 // S13: "稍后用 K 重试" (retry later with K): the 503s executed nothing and
-                // bound no key, so paying the order again re-sends it under the same key.
+                // bound no key, so paying the order again re-sends it under the same key;
+                // so do 429s taken as not executed (RATE-03, A-429-REFERENCE-CODE).
                 cx.order(order).submission.outcome = Outcome::Sending;
                 if !self.busy(&op) {
-                    self.send_keyed(cx, op, 1, Rule::ChannelPaused);
+                    self.send_keyed(cx, op, 1, rule);
                 }
                 return;
             }

@@ -370,6 +370,11 @@ pub struct ClientParams {
     /// (or 429) comes to: S13's "not accepted" or the reference code's `RESULT_UNKNOWN`
     /// (the contract says both: A-S13-REFERENCE-CODE).
     pub after_503: After503,
+    /// The same two readings for a create or confirm whose last try was answered 429 and
+    /// none of whose tries may have executed: RATE-01's "本次请求没有执行" (not executed) or
+    /// the reference code's `RESULT_UNKNOWN` (A-429-REFERENCE-CODE); the default follows
+    /// the code.
+    pub after_429: After503,
 }
 
 /// The two readings of a create or confirm whose every try was answered 503
@@ -417,6 +422,7 @@ impl Default for ClientParams {
             attempts_max: 3,
             key_len_max: 255,
             after_503: After503::NotAccepted,
+            after_429: After503::ResultUnknown,
         }
     }
 }

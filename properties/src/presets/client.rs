@@ -118,6 +118,7 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             reaches: Reaches::NONE,
         },
         outage_preset(policy),
+        super::client_rate::two_servers_rate_limited(policy),
     ]
 }
 

@@ -2,8 +2,8 @@
 //! bugs no general preset reaches.
 
 use crate::presets::{
-    EDGE_PRESETS, NO_FAULTS, OUTAGE_PRESET, PAY_1, Preset, Reaches, Step, base, checker_params,
-    client_presets, client_world, paid, pay, platform_presets,
+    EDGE_PRESETS, NO_FAULTS, OUTAGE_PRESET, PAY_1, Preset, Reaches, Step, TWO_SERVERS_RATE_PRESET,
+    base, checker_params, client_presets, client_world, paid, pay, platform_presets,
 };
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
@@ -44,13 +44,13 @@ pub fn platform_order() -> Vec<Preset> {
 }
 
 /// The client presets and the zoo's client presets with `policy`, cheapest first; the
-/// preset under 429 and 503 ([`OUTAGE_PRESET`]) and the zoo's detail presets
+/// presets under 429 and 503 ([`OUTAGE_PRESET`], [`TWO_SERVERS_RATE_PRESET`]) and the zoo's detail presets
 /// ([`zoo_detail_client_presets`]) after every other, so that each bug is still caught
 /// where it was caught before they existed.
 pub fn client_order(policy: &Policy) -> Vec<Preset> {
     let (outage, mut all): (Vec<Preset>, Vec<Preset>) = client_presets(policy)
         .into_iter()
-        .partition(|p| p.name == OUTAGE_PRESET);
+        .partition(|p| [OUTAGE_PRESET, TWO_SERVERS_RATE_PRESET].contains(&p.name));
     all.extend(zoo_client_presets(policy));
     let mut all = slow_last(all);
     all.extend(outage);

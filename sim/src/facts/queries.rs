@@ -42,6 +42,10 @@ pub struct Queries {
     pub rate_limited_in_flight: CowMap<RequestId, (u8, ScopeKey, u32)>,
     /// The first client request sent before its scope's Retry-After had passed.
     pub retry_after_ignored: Option<Box<EarlyRetry>>,
+    /// The zoo's planted narrowing `retry_after_binds_unread_429`
+    /// (`crate::Narrowing`), off in every judge: a 429 binds from when the platform
+    /// answers it, read or not, as RATE-03 was judged before seed 948570.
+    pub binds_unread_429: bool,
 }
 
 /// A query of `path` at `at`, after one of the same object, `last_path`, at `last`.
@@ -141,7 +145,8 @@ impl Queries {
                 }
                 // What the client gets: a 500 in place of the answer carries no Retry-After.
                 if route.awaited && !route.edge_500 {
-                    self.on_awaited_answer(*id, route.merchant, route.scope.as_ref(), response);
+                    let scope = route.scope.as_ref();
+                    self.on_awaited_answer(at, *id, route.merchant, scope, response);
                 }
             }
             What::UpstreamCalled { rule, .. } | What::WebhookEmitted { rule, .. } => {
@@ -193,6 +198,7 @@ impl Queries {
     /// times out was never read, and the client retries on its backoff (RETRY-02).
     fn on_awaited_answer(
         &mut self,
+        now: Millis,
         id: RequestId,
         node: u8,
         scope: Option<&ScopeKey>,
@@ -200,6 +206,10 @@ impl Queries {
     ) {
         if let (Some(scope), Some(seconds)) = (scope, response.retry_after_s) {
             if response.status == 429 {
+                if self.binds_unread_429 {
+                    let until = now.after(Millis::secs(u64::from(seconds)));
+                    self.retry_not_before.insert((node, scope.clone()), until);
+                }
                 let pending = (node, scope.clone(), seconds);
                 self.rate_limited_in_flight.insert(id, pending);
             }

@@ -71,9 +71,14 @@ impl MerchantServer {
         rec.payment_id = Some(view.id);
         // A create still sending, or one whose 503s were taken for "not accepted" (S13)
         // while an earlier request under its key was executed after all.
-        let paused = Outcome::Rejected(crate::api::ErrorCode::TemporarilyUnavailable);
+        let paused = matches!(
+            rec.submission.outcome,
+            Outcome::Rejected(
+                crate::api::ErrorCode::TemporarilyUnavailable | crate::api::ErrorCode::RateLimited
+            )
+        );
         let adopted = rec.submission.kind == SubmissionKind::Create
-            && (rec.submission.outcome == Outcome::Sending || rec.submission.outcome == paused);
+            && (rec.submission.outcome == Outcome::Sending || paused);
         if adopted {
             // The order's Payment exists, so its create was accepted: no retry is needed.
             rec.submission.outcome = Outcome::Answered;

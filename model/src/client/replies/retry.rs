@@ -69,7 +69,16 @@ impl MerchantServer {
             } else if let (Op::Submit { order, .. }, true, true) = (&op, unavailable, certain)
                 && self.config.params.after_503 == After503::NotAccepted
             {
-                return self.not_accepted(cx, order);
+                return self.not_accepted(cx, order, ErrorCode::TemporarilyUnavailable);
+            } else if let (Op::Submit { order, .. }, Some(seconds), true) =
+                (&op, retry_after, certain)
+                && self.config.params.after_429 == After503::NotAccepted
+            {
+                // A-429-REFERENCE-CODE, RATE-01's reading: five 429s executed nothing; a
+                // later payment of the order waits for the last Retry-After (RATE-03).
+                let until = cx.now.after(crate::time::Millis::secs(u64::from(seconds)));
+                self.memory.held_back.insert(op.clone(), until);
+                return self.not_accepted(cx, order, ErrorCode::RateLimited);
             }
             if let Some(seconds) = retry_after {
                 // RATE-03 outlasts the tries: whatever sends this op again (a lookup that
@@ -232,12 +241,17 @@ impl MerchantServer {
     /// "本次请求未受理，没有创建 Payment，也没有扣款" (not accepted, no Payment, no charge).
     /// The result is known: the payer was shown "temporarily unable to pay" (WORDING-01);
     /// nothing is queried; paying the order again later re-sends it under the same key.
-    fn not_accepted(&mut self, cx: &mut Cx, order: &str) {
-        let code = ErrorCode::TemporarilyUnavailable;
+    /// `code` is the last answer's: `rate_limited` only under `after_429 = not_accepted`
+    /// (RATE-01, A-429-REFERENCE-CODE).
+    fn not_accepted(&mut self, cx: &mut Cx, order: &str, code: ErrorCode) {
+        let rule = match code {
+            ErrorCode::RateLimited => Rule::RateLimited,
+            _ => Rule::ChannelPaused,
+        };
         let rec = cx.order(order);
         rec.submission.outcome = Outcome::Rejected(code);
         rec.confirming_since = None;
-        cx.order_decide(order, Decision::Rejected { code }, Rule::ChannelPaused);
+        cx.order_decide(order, Decision::Rejected { code }, rule);
         self.stop_queries(cx, order);
     }
 

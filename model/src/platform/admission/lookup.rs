@@ -21,7 +21,8 @@ impl Platform {
     ) -> Admission {
         if record.fingerprint != fingerprint && self.variant.compares_first(&record.state) {
             // CONFLICT-01; card data is not in the fingerprint (CARD-01). The 409 binds
-            // nothing (A-409-NOBIND).
+            // nothing (A-409-NOBIND). Compared before the in-flight wait of CONC-02: a
+            // conflicting request never waits (A-CONFLICT-IN-FLIGHT).
             return reject(
                 ErrorCode::IdempotencyConflict,
                 None,

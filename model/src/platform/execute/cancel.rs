@@ -55,6 +55,8 @@ impl Platform {
         out: &mut Vec<PlatformOutput>,
     ) {
         let p = self.payments.get_mut(&payment).expect("admitted");
+        // A-CANCEL-PENDING-STATUS: status, resolution_status and next_action stay as they
+        // were; nothing the merchant reads says a cancel is being verified.
         p.cancel_requested = true;
         let attempt = p.latest_attempt().expect("in progress has an attempt");
         let in_flight = RecordState::InFlight { executor: id };
