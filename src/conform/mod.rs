@@ -235,8 +235,7 @@ pub async fn connect(
         horizon: profile.horizon,
         max_states,
         node_budget: 20_000,
-        volatile: profile.profile.volatile.clone(),
-        extra: profile.profile.extra_fields.clone(),
+        dialect: profile.dialect(),
         ids_per_merchant: profile.profile.isolation.ids_per_merchant,
     };
     let timeout = Duration::from_millis(profile.timeout.0);

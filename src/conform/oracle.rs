@@ -24,6 +24,7 @@ use super::profile::Outcome;
 use crate::serve::cards;
 use crate::serve::http_map::{self, HttpRequest};
 use crate::serve::sandbox::{node_of, world_config};
+use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
 use payhub_sim::{Budget, Choice, World, WorldConfig};
@@ -103,8 +104,8 @@ pub struct Settings {
     pub horizon: Millis,
     pub max_states: usize,
     pub node_budget: usize,
-    pub volatile: Vec<String>,
-    pub extra: Vec<String>,
+    /// How the target speaks the contract (its codes, its extra fields, whole bodies or not).
+    pub dialect: Dialect,
     /// The target numbers its objects per merchant (the sandbox: a session per
     /// merchant), so an id means something only with its merchant.
     pub ids_per_merchant: bool,
@@ -157,13 +158,13 @@ impl Side for ModelSide<'_> {
     fn payment(&self, order: &str, slot: u8) -> String {
         self.refs
             .payment(self.ns, order)
-            .and_then(|t| self.ids.model_of(&compare::qualified(self.ns, t)))
+            .and_then(|t| self.ids.model_of("pay", &compare::qualified(self.ns, t)))
             .map_or_else(|| case::unknown_payment(slot), str::to_owned)
     }
     fn refund(&self, refund_no: &str, slot: u8) -> String {
         self.refs
             .refund(self.ns, refund_no)
-            .and_then(|t| self.ids.model_of(&compare::qualified(self.ns, t)))
+            .and_then(|t| self.ids.model_of("ref", &compare::qualified(self.ns, t)))
             .map_or_else(|| case::unknown_refund(slot), str::to_owned)
     }
 }
@@ -530,8 +531,7 @@ impl Oracle {
                             obs,
                             ns,
                             &mut node.st.ids,
-                            &self.settings.volatile,
-                            &self.settings.extra,
+                            &self.settings.dialect,
                         )
                         .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
@@ -594,15 +594,8 @@ impl Oracle {
                     body,
                 };
                 if let Seen::Answer(obs) = &s.seen {
-                    compare::matches(
-                        &response,
-                        obs,
-                        ns,
-                        &mut node.st.ids,
-                        &self.settings.volatile,
-                        &self.settings.extra,
-                    )
-                    .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                    compare::matches(&response, obs, ns, &mut node.st.ids, &self.settings.dialect)
+                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
                 }
                 node.ex[i].done = true;
                 node.ex[i].delivered = true;

@@ -9,8 +9,11 @@ fn settings() -> Settings {
         horizon: Millis::mins(2),
         max_states: 64,
         node_budget: 20_000,
-        volatile: vec!["expires_at".into()],
-        extra: Vec::new(),
+        dialect: crate::conform::profile::Loaded::from_json(include_str!(
+            "../../docs/profiles/sandbox.json"
+        ))
+        .unwrap()
+        .dialect(),
         ids_per_merchant: false,
     }
 }

@@ -7,8 +7,10 @@
 //! test-clock endpoint, else short horizons only), which of the contract's branches it
 //! implements, and which answer fields are volatile (compared for presence only).
 
-use payhub_model::{Branch, Millis};
+use payhub_model::observation::Dialect;
+use payhub_model::{Branch, ErrorCode, Millis};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,10 +36,26 @@ pub struct Profile {
     /// (`expires_at`) at any depth.
     #[serde(default)]
     pub volatile: Vec<String>,
-    /// Answer fields the target adds that the contract does not name, ignored; any other
-    /// unexpected field is an error (exit 2).
+    /// With `strict`: answer fields the target adds that the contract does not name,
+    /// ignored; any other unexpected field is an error (exit 2). Without `strict` every
+    /// field the contract does not name is accepted.
     #[serde(default)]
     pub extra_fields: Vec<String>,
+    /// The target answers whole bodies in the model's own shape (the sandbox): every
+    /// field the model answers must be there, and no field the contract does not name
+    /// (but `extra_fields`). Default: each field the contract names is judged where the
+    /// target wrote it, and other fields are accepted.
+    #[serde(default)]
+    pub strict: bool,
+    /// The target's error codes that stand for one of the model's (`{"resource_not_found":
+    /// "resource_missing"}`): each is then judged as that code. A code the contract does
+    /// not name and this map does not list is judged by its status alone.
+    #[serde(default)]
+    pub error_codes: BTreeMap<String, String>,
+    /// Fields the contract does not name that the target answers exactly as the model
+    /// does (`amount_refunded`, `fee_rate_bps`, `list`; `version` by its number).
+    #[serde(default)]
+    pub model_fields: Vec<String>,
     /// The client's timeout per request (default 5 s): no answer within it is an
     /// unknown result.
     #[serde(default)]
@@ -205,6 +223,26 @@ impl Loaded {
             Some(s) => payhub_sim::script::parse_duration(s)
                 .ok_or_else(|| format!("{what}: {s:?} is not a duration (250ms, 2s, 2min, 8d)")),
         };
+        for (theirs, model) in &profile.error_codes {
+            if !ErrorCode::ALL.iter().any(|c| c.as_str() == model) {
+                return Err(format!(
+                    "error_codes: {theirs:?} maps to {model:?}, which is not one of the model's codes ({})",
+                    ErrorCode::ALL
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        for f in &profile.model_fields {
+            if !super::compare::KNOWN_FIELDS.contains(&f.as_str()) {
+                return Err(format!(
+                    "model_fields: {f:?} is not a field of the model's answers ({})",
+                    super::compare::KNOWN_FIELDS.join(", ")
+                ));
+            }
+        }
         let horizon = duration("clock.horizon", &profile.clock.horizon, Millis::mins(2))?;
         let timeout = duration("timeout", &profile.timeout, Millis::secs(5))?;
         Ok(Loaded {
@@ -239,6 +277,18 @@ impl Loaded {
             .iter()
             .position(|m| *m == model)
             .map(|i| self.profile.api_keys[i].key.as_str())
+    }
+
+    /// How the target speaks the contract, for the oracle.
+    pub fn dialect(&self) -> Dialect {
+        let p = &self.profile;
+        Dialect {
+            error_codes: p.error_codes.clone(),
+            strict: p.strict,
+            model_fields: p.model_fields.clone(),
+            volatile: p.volatile.clone(),
+            extra: p.extra_fields.clone(),
+        }
     }
 
     pub fn prefix(&self) -> &str {

@@ -341,9 +341,12 @@ fn seen_of(
         Ok(reply) => {
             let body: serde_json::Value = serde_json::from_str(&reply.body)
                 .unwrap_or(serde_json::Value::String(reply.body.clone()));
-            if let Some(field) = compare::unexpected_field(&body, &t.profile.profile.extra_fields) {
+            let strict = t.profile.profile.strict;
+            if let Some(field) =
+                compare::unexpected_field(&body, &t.profile.profile.extra_fields).filter(|_| strict)
+            {
                 return Err(format!(
-                    "the target answered {} with field {field}, which the contract does not name and the profile does not expect (add it to \"extra_fields\" or \"volatile\")",
+                    "the target answered {} with field {field}, which the contract does not name and the profile does not expect (add it to \"extra_fields\", or leave \"strict\" off)",
                     http.notation()
                 ));
             }
