@@ -83,6 +83,26 @@ pub const SAME_READING: &[&[&str]] = &[&[
     "attempts_exhausted",
 ]];
 
+/// The `resolution_status` values of a `processing` Payment the status table gives one
+/// action ("same as above"): either is a reading while the upstream has not answered.
+pub const PROCESSING_READINGS: &[&str] = &["known", "needs_query"];
+
+/// Whether `got` is a reading of `resolution_status` the contract allows where the model
+/// answers `model` for a Payment in `status`: processing/known and processing/needs_query
+/// ([`PROCESSING_READINGS`]); requires_action/known and requires_action/manual_review (the
+/// table lists both; when a Payment waiting for its payer passes to manual follow-up is
+/// not said: A-AUTO-WINDOW).
+pub fn resolution_readings(status: &str, model: &str, got: &str) -> bool {
+    match status {
+        "processing" => PROCESSING_READINGS.contains(&model) && PROCESSING_READINGS.contains(&got),
+        "requires_action" => {
+            let both = ["known", "manual_review"];
+            both.contains(&model) && both.contains(&got)
+        }
+        _ => false,
+    }
+}
+
 /// How one platform speaks the contract (from its profile).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Dialect {
@@ -211,6 +231,57 @@ pub enum Refusal {
     Named(String),
     /// "A refusal the contract does not name", as the platform wrote it.
     Unnamed(String),
+}
+
+/// A reading of a point where the contract is silent or ambiguous, other than the
+/// model's, that the target took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// A-STATUS-CODES, UNKNOWN-02: "超时、5xx、202 都可能已经扣款" (a timeout, a 5xx or a
+    /// 202 may all have charged): an upstream that gave no definite answer is told as
+    /// 500 `internal_error` where the model answers 202.
+    UnknownAs500,
+    /// A-CKO-ANY-STATUS: what a new checkout session means for a Payment no longer open
+    /// is not said: the target refuses it (a 4xx other than the conflicts CKO-01 rules
+    /// out) where the model opens a session.
+    SessionRefused,
+}
+
+impl Reading {
+    /// The assumption whose other reading it is.
+    pub fn assumption(self) -> &'static str {
+        match self {
+            Reading::UnknownAs500 => "A-STATUS-CODES",
+            Reading::SessionRefused => "A-CKO-ANY-STATUS",
+        }
+    }
+}
+
+/// The reading the target's whole answer takes where the model answered another one
+/// the contract allows as well, if any.
+pub fn other_reading(
+    model_status: u16,
+    model: &Value,
+    got_status: u16,
+    got: &Value,
+) -> Option<Reading> {
+    let got_code = got.pointer("/error/code").and_then(Value::as_str);
+    if model_status == 202 && got_status == 500 && got_code == Some("internal_error") {
+        return Some(Reading::UnknownAs500);
+    }
+    let is_session = model
+        .get("id")
+        .and_then(Value::as_str)
+        .is_some_and(|i| i.starts_with("cs_"));
+    let ruled_out = ["order_no_conflict", "idempotency_conflict"];
+    if is_session
+        && matches!(model_status, 200 | 201)
+        && matches!(got_status, 409 | 422)
+        && got_code.is_some_and(|c| !ruled_out.contains(&c))
+    {
+        return Some(Reading::SessionRefused);
+    }
+    None
 }
 
 /// Whether two statuses agree: equal, or of one class where the contract names neither.

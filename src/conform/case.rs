@@ -89,6 +89,10 @@ pub enum Op {
     FindPayment {
         order: u8,
     },
+    /// The order number in another letter case (the lookup is exact and case-sensitive).
+    FindPaymentOtherCase {
+        order: u8,
+    },
     GetRefund {
         refund: u8,
     },
@@ -105,6 +109,9 @@ pub struct Req {
     pub key: KeyUse,
     pub op: Op,
     pub fault: Fault,
+    /// Which of the target's keys for `key_of` it is sent with: 0 the first, 1 the next
+    /// (API key rotation: the same merchant, environment and scope).
+    pub rotation: u8,
 }
 
 /// One of the platform's own inputs a profile's controls switch (`controls` in the
@@ -200,7 +207,8 @@ impl Names {
 
 /// How one side (the target, or a model state) spells what a request names.
 pub trait Side {
-    fn api_key(&self, model_key: u32) -> String;
+    /// The key standing for model key `ak_N`, the `rotation`-th of them (rotation).
+    fn api_key(&self, model_key: u32, rotation: u8) -> String;
     fn card(&self, outcome: Outcome) -> String;
     /// The Payment created for order `order` (an id that exists nowhere if none is known).
     fn payment(&self, order: &str, slot: u8) -> String;
@@ -231,6 +239,19 @@ fn query_escape(s: &str) -> String {
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
             _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `s` with the case of each ASCII letter swapped (`CF-s1-o1` → `cf-S1-O1`).
+pub fn other_case(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_uppercase() {
+                c.to_ascii_lowercase()
+            } else {
+                c.to_ascii_uppercase()
+            }
         })
         .collect()
 }
@@ -288,6 +309,14 @@ impl Req {
                 format!("/v1/payments?merchant_order_no={}", query_escape(&order(o))),
                 None,
             ),
+            Op::FindPaymentOtherCase { order: o } => (
+                "GET",
+                format!(
+                    "/v1/payments?merchant_order_no={}",
+                    query_escape(&other_case(&order(o)))
+                ),
+                None,
+            ),
             Op::GetRefund { refund } => (
                 "GET",
                 format!("/v1/refunds/{}", side.refund(&names.refund(refund), refund)),
@@ -305,7 +334,7 @@ impl Req {
         Http {
             method,
             target,
-            authorization: format!("Bearer {}", side.api_key(self.key_of)),
+            authorization: format!("Bearer {}", side.api_key(self.key_of, self.rotation)),
             idempotency_key: if method == "POST" {
                 names.key(self.key)
             } else {

@@ -33,6 +33,13 @@ pub struct Alphabet {
     pub rate_limit: bool,
     /// The profile can pause the target's channel (`controls.pause`).
     pub pause: bool,
+    /// The request shapes added for targets the model does not describe exactly (not
+    /// `strict`): a checkout session under a new key for an existing order (CKO-01), an
+    /// order lookup in another letter case. A strict target keeps the cases it always
+    /// had (the sandbox's kill matrix is measured on them).
+    pub shapes: bool,
+    /// The target has a second key for ak_1 (rotation): replays are also sent with it.
+    pub rotation: bool,
     /// Proxy faults, per request, in thousandths.
     pub fault_rate: u16,
 }
@@ -110,6 +117,7 @@ impl Gen<'_> {
             key,
             op,
             fault,
+            rotation: 0,
         }
     }
     fn create(&mut self, m: Made) -> Req {
@@ -152,7 +160,13 @@ impl Gen<'_> {
             } else {
                 0
             };
-            let roll = self.rng.below(34 + controls);
+            let shapes = if self.a.shapes { 3 } else { 0 };
+            let roll = self.rng.below(34 + controls + shapes);
+            // The added shapes take the rolls after the controls'.
+            let roll = match roll.checked_sub(34 + controls) {
+                Some(extra) => 100 + extra,
+                None => roll,
+            };
             let r = match (roll, old) {
                 (0..=4, _) | (_, None) => {
                     let card = Some(self.card());
@@ -506,6 +520,30 @@ impl Gen<'_> {
                         Round::Advance(by),
                         Round::Send(vec![get]),
                     ]
+                }
+                (100, Some(m)) if m.currency == "USD" => {
+                    // CKO-01: a new key, the same order number, amount and currency: a new
+                    // session for the same Payment, not a conflict.
+                    let key = self.key();
+                    one(self.req(
+                        m.key_of,
+                        KeyUse::Slot(key),
+                        Op::Session {
+                            order: m.order,
+                            amount: m.amount,
+                        },
+                    ))
+                }
+                (101, Some(m)) => one(self.req(
+                    1,
+                    KeyUse::Missing,
+                    Op::FindPaymentOtherCase { order: m.order },
+                )),
+                (102, Some(m)) if m.key_of == 1 && self.a.rotation => {
+                    // The same request under the rotated API key: the same scope (SCOPE-01).
+                    let mut r = self.create(m);
+                    r.rotation = 1;
+                    one(r)
                 }
                 (34, _) if self.a.rate_limit => self.rate_limited(),
                 (35, _) if self.a.pause => self.paused(),

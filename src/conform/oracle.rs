@@ -106,6 +106,8 @@ pub struct Settings {
     pub node_budget: usize,
     /// How the target speaks the contract (its codes, its extra fields, whole bodies or not).
     pub dialect: Dialect,
+    /// The model's parameters: the target's own timings where the contract gives none.
+    pub params: payhub_model::PlatformParams,
     /// The target numbers its objects per merchant (the sandbox: a session per
     /// merchant), so an id means something only with its merchant.
     pub ids_per_merchant: bool,
@@ -149,11 +151,11 @@ struct ModelSide<'a> {
 }
 
 impl Side for ModelSide<'_> {
-    fn api_key(&self, model_key: u32) -> String {
+    fn api_key(&self, model_key: u32, _rotation: u8) -> String {
         format!("ak_{model_key}")
     }
     fn card(&self, outcome: Outcome) -> String {
-        outcome.model_card().to_string()
+        outcome.model_card().unwrap_or('A').to_string()
     }
     fn payment(&self, order: &str, slot: u8) -> String {
         self.refs
@@ -213,7 +215,8 @@ pub fn model_config() -> WorldConfig {
 
 impl Oracle {
     pub fn new(settings: Settings) -> Oracle {
-        let config = model_config();
+        let mut config = model_config();
+        config.params = settings.params.clone();
         let world = World::new(&config);
         Oracle {
             states: vec![State {
@@ -483,7 +486,7 @@ impl Oracle {
         out.extend(
             link_moves_except(w, &node.backlog)
                 .into_iter()
-                .filter(|(_, kind)| !kind.eager(concurrent))
+                .filter(|(_, kind)| !kind.eager(concurrent, !self.settings.dialect.strict))
                 .map(|(c, _)| (c, None)),
         );
         // Time passes while the target takes time to answer, within the horizon.
@@ -557,7 +560,7 @@ impl Oracle {
             let concurrent = is_concurrent(sent);
             if let Some((c, _)) = link_moves_except(&node.st.world, &node.backlog)
                 .into_iter()
-                .find(|(_, kind)| kind.eager(concurrent))
+                .find(|(_, kind)| kind.eager(concurrent, !self.settings.dialect.strict))
             {
                 self.apply(&mut node.st, c).map_err(Miss::World)?;
                 moved = true;

@@ -14,6 +14,7 @@ fn settings() -> Settings {
         ))
         .unwrap()
         .dialect(),
+        params: payhub_model::PlatformParams::default(),
         ids_per_merchant: false,
     }
 }
@@ -29,6 +30,7 @@ fn create(key: u8) -> Req {
             card: Some(Outcome::Approve),
         },
         fault: Fault::None,
+        rotation: 0,
     }
 }
 

@@ -60,11 +60,48 @@ pub struct Profile {
     /// unknown result.
     #[serde(default)]
     pub timeout: Option<String>,
+    /// The name of the request field that carries the test card (default `card`).
+    #[serde(default)]
+    pub card_field: Option<String>,
+    /// Timings where the contract is silent and the target chose its own (A-EXPIRES-AT,
+    /// A-SESSION-TTL, …): the model takes the target's, so that its deadlines fall when
+    /// the target's do.
+    #[serde(default)]
+    pub timings: Timings,
+    /// Rules whose violations are not counted, each with its reason (printed).
+    #[serde(default)]
+    pub suppress: Vec<Suppress>,
     /// The target's test endpoints that switch the platform's own inputs: its rate
     /// limit (429 with `Retry-After`) and its paused channel (503
     /// `temporarily_unavailable`). Without one, no case switches it.
     #[serde(default)]
     pub controls: Controls,
+}
+
+/// The target's own lengths where the contract gives none (durations: `1h`, `30min`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timings {
+    /// How long after creation a Payment expires (A-EXPIRES-AT; the model's: 24 h).
+    #[serde(default)]
+    pub payment_ttl: Option<String>,
+    /// How long a checkout session lives (A-SESSION-TTL; the model's: 30 min).
+    #[serde(default)]
+    pub session_ttl: Option<String>,
+    /// How often an unknown result is verified upstream (A-VERIFY-INTERVAL; 1 min).
+    #[serde(default)]
+    pub verify_interval: Option<String>,
+    /// How long until an unknown result goes to manual review (A-AUTO-WINDOW; 1 h).
+    #[serde(default)]
+    pub auto_query_window: Option<String>,
+}
+
+/// A rule the profile does not hold the target to, and why.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suppress {
+    pub rule: String,
+    pub reason: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -79,13 +116,169 @@ pub struct Controls {
     pub pause: Option<Switch>,
 }
 
-/// A test endpoint POSTed with one body to switch an input on and another to switch it off.
+/// A test endpoint that switches an input on and off: sent with `method` (default POST)
+/// and either `on` and `off` as bodies, or one `body` template with `{on}`; `{merchant}`
+/// in the path or body is the merchant's name (the keys' `merchant`, else its number).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Switch {
+    #[serde(default)]
+    pub method: Option<String>,
     pub path: String,
-    pub on: serde_json::Value,
-    pub off: serde_json::Value,
+    #[serde(default)]
+    pub on: Option<serde_json::Value>,
+    #[serde(default)]
+    pub off: Option<serde_json::Value>,
+    #[serde(default)]
+    pub body: Option<serde_json::Value>,
+}
+
+impl Switch {
+    /// The request that switches it `on` or off.
+    pub fn template(&self, on: bool) -> Template {
+        let body = match (&self.body, on) {
+            (Some(b), _) => Some(b.clone()),
+            (None, true) => self.on.clone(),
+            (None, false) => self.off.clone(),
+        };
+        Template {
+            method: self.method.clone(),
+            path: self.path.clone(),
+            body,
+        }
+    }
+}
+
+/// A request to one of the target's test endpoints: `method` (default POST), `path` and
+/// `body`, where `{seconds}`, `{ms}`, `{merchant}` and `{on}` are filled in (a string
+/// that is one placeholder alone becomes its JSON value: `{"seconds":"{seconds}"}` sends
+/// `{"seconds":90}`). A plain string is a path POSTed with `{"by":"{ms}ms"}` (the
+/// sandbox's clock).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(from = "TemplateForm")]
+pub struct Template {
+    pub method: Option<String>,
+    pub path: String,
+    pub body: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TemplateForm {
+    Path(String),
+    Full(TemplateFull),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TemplateFull {
+    #[serde(default)]
+    method: Option<String>,
+    path: String,
+    #[serde(default)]
+    body: Option<serde_json::Value>,
+}
+
+impl From<TemplateForm> for Template {
+    fn from(f: TemplateForm) -> Template {
+        match f {
+            TemplateForm::Path(path) => Template {
+                method: None,
+                path,
+                body: Some(serde_json::json!({"by": "{ms}ms"})),
+            },
+            TemplateForm::Full(t) => Template {
+                method: t.method,
+                path: t.path,
+                body: t.body,
+            },
+        }
+    }
+}
+
+/// What fills a template's placeholders.
+#[derive(Clone, Debug, Default)]
+pub struct Fill {
+    pub seconds: Option<u64>,
+    pub ms: Option<u64>,
+    pub merchant: Option<String>,
+    pub on: Option<bool>,
+}
+
+/// The placeholders a template may hold.
+pub const PLACEHOLDERS: [&str; 4] = ["seconds", "ms", "merchant", "on"];
+
+impl Fill {
+    fn value(&self, name: &str) -> Option<serde_json::Value> {
+        match name {
+            "seconds" => self.seconds.map(Into::into),
+            "ms" => self.ms.map(Into::into),
+            "merchant" => self.merchant.clone().map(Into::into),
+            "on" => self.on.map(Into::into),
+            _ => None,
+        }
+    }
+
+    fn text(&self, s: &str) -> String {
+        let mut out = s.to_owned();
+        for p in PLACEHOLDERS {
+            if let Some(v) = self.value(p) {
+                let v = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                out = out.replace(&format!("{{{p}}}"), &v);
+            }
+        }
+        out
+    }
+
+    fn json(&self, v: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => {
+                let whole = s
+                    .strip_prefix('{')
+                    .and_then(|r| r.strip_suffix('}'))
+                    .and_then(|name| self.value(name));
+                whole.unwrap_or_else(|| Value::String(self.text(s)))
+            }
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.json(x)).collect()),
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| (self.text(k), self.json(x)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+}
+
+impl Template {
+    /// Method, path and body with `fill`'s values.
+    pub fn render(&self, fill: &Fill) -> (String, String, Option<String>) {
+        (
+            self.method.clone().unwrap_or_else(|| "POST".into()),
+            fill.text(&self.path),
+            self.body.as_ref().map(|b| fill.json(b).to_string()),
+        )
+    }
+
+    /// The first placeholder it holds that is not one of [`PLACEHOLDERS`].
+    fn unknown_placeholder(&self) -> Option<String> {
+        let mut texts = vec![self.path.clone()];
+        if let Some(b) = &self.body {
+            texts.push(b.to_string());
+        }
+        texts.iter().find_map(|t| {
+            t.split('{').skip(1).find_map(|rest| {
+                let name = rest.split('}').next()?;
+                let ident =
+                    !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+                (ident && !PLACEHOLDERS.contains(&name)).then(|| format!("{{{name}}}"))
+            })
+        })
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -94,8 +287,13 @@ pub struct KeyEntry {
     /// What the target takes after `Authorization: Bearer `.
     pub key: String,
     /// The model's key it stands for: `ak_1` merchant 1 test, `ak_2` merchant 1 live,
-    /// `ak_3` merchant 2 test, `ak_4` merchant 1 test read-only.
+    /// `ak_3` merchant 2 test, `ak_4` merchant 1 test read-only. Several target keys may
+    /// stand for one model key (rotation: one merchant, one environment, one scope).
     pub model: String,
+    /// The target's name of the key's merchant (`{merchant}` in the controls); default
+    /// the model merchant's number.
+    #[serde(default)]
+    pub merchant: Option<String>,
 }
 
 #[derive(
@@ -105,26 +303,40 @@ pub struct KeyEntry {
 pub enum Outcome {
     Approve,
     Decline,
+    /// requires_action (3-D Secure); a cancel of it is confirmed by the acquirer.
+    #[serde(alias = "requires_action_cancel_confirmed")]
     RequireAction,
+    /// Approved after the synchronous wait (202, then succeeded).
+    #[serde(alias = "approve_slow")]
     Slow,
     Silent,
+    /// The acquirer's 5xx before charging.
+    #[serde(alias = "upstream_error")]
     Fail,
     /// Silent, and a cancel of its charge answered only after the synchronous wait
     /// (cancel 202).
     SlowCancel,
+    /// requires_action whose cancel the acquirer does not confirm (S12: cancel 202,
+    /// the status kept). The model has no card for it yet: never generated.
+    RequiresActionCancelUnconfirmed,
+    /// Declined after the synchronous wait (202, then failed). The model has no card
+    /// for it yet: never generated.
+    DeclineSlow,
 }
 
 impl Outcome {
-    /// The model's test card for this outcome (the sandbox's table, `serve --help`).
-    pub fn model_card(self) -> char {
+    /// The model's test card for this outcome (the sandbox's table, `serve --help`), if
+    /// the model has one.
+    pub fn model_card(self) -> Option<char> {
         match self {
-            Outcome::Approve => 'A',
-            Outcome::Decline => 'B',
-            Outcome::RequireAction => 'C',
-            Outcome::Slow => 'D',
-            Outcome::Silent => 'E',
-            Outcome::Fail => 'F',
-            Outcome::SlowCancel => 'G',
+            Outcome::Approve => Some('A'),
+            Outcome::Decline => Some('B'),
+            Outcome::RequireAction => Some('C'),
+            Outcome::Slow => Some('D'),
+            Outcome::Silent => Some('E'),
+            Outcome::Fail => Some('F'),
+            Outcome::SlowCancel => Some('G'),
+            Outcome::RequiresActionCancelUnconfirmed | Outcome::DeclineSlow => None,
         }
     }
 }
@@ -157,20 +369,37 @@ pub struct Isolation {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Clock {
-    /// `POST` this path with `{"by":"8d"}` to move the target's clock (`{merchant}` as
-    /// for reset); without it cases stay within the horizon.
+    /// The request that moves the target's clock ([`Template`]: `{seconds}`, `{ms}`,
+    /// `{merchant}` as for reset; a plain path is POSTed with `{"by":"8d"}`); without it
+    /// cases stay within the horizon.
     #[serde(default)]
-    pub advance: Option<String>,
+    pub advance: Option<Template>,
+    /// Where the target shows its clock: each move is checked to have moved it.
+    #[serde(default)]
+    pub read: Option<ClockRead>,
     /// How far the oracle lets the target's own timers run within a case (default
     /// `2min`: the ~15 s synchronous wait, the 10 s concurrent wait, a few queries).
     #[serde(default)]
     pub horizon: Option<String>,
 }
 
+/// `GET path` answers the target's time in the field `field` (seconds, or
+/// milliseconds with `"unit":"ms"`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockRead {
+    pub path: String,
+    pub field: String,
+    #[serde(default)]
+    pub unit: Option<String>,
+}
+
 /// A loaded, checked profile.
 #[derive(Clone, Debug)]
 pub struct Loaded {
     pub profile: Profile,
+    /// The model's parameters with the profile's `timings`.
+    pub params: payhub_model::PlatformParams,
     /// The model key (`ApiKeyId` number) of each profile key, in order.
     pub model_keys: Vec<u32>,
     pub branches: Vec<Branch>,
@@ -223,6 +452,54 @@ impl Loaded {
             Some(s) => payhub_sim::script::parse_duration(s)
                 .ok_or_else(|| format!("{what}: {s:?} is not a duration (250ms, 2s, 2min, 8d)")),
         };
+        let c = &profile.controls;
+        for (name, sw) in [
+            ("controls.rate_limit", &c.rate_limit),
+            ("controls.pause", &c.pause),
+        ] {
+            let Some(sw) = sw else { continue };
+            if sw.body.is_none() && (sw.on.is_none() || sw.off.is_none()) {
+                return Err(format!(
+                    "{name}: needs \"on\" and \"off\" bodies, or one \"body\" with {{on}}"
+                ));
+            }
+            for on in [true, false] {
+                if let Some(p) = sw.template(on).unknown_placeholder() {
+                    return Err(format!(
+                        "{name}: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
+                    ));
+                }
+            }
+        }
+        if let Some(p) = profile
+            .clock
+            .advance
+            .as_ref()
+            .and_then(Template::unknown_placeholder)
+        {
+            return Err(format!(
+                "clock.advance: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
+            ));
+        }
+        if let Some(r) = &profile.clock.read {
+            if !matches!(r.unit.as_deref(), None | Some("s" | "ms")) {
+                return Err(format!(
+                    "clock.read.unit: {:?} is not \"s\" or \"ms\"",
+                    r.unit
+                ));
+            }
+        }
+        for s in &profile.suppress {
+            if payhub_model::Rule::ALL.iter().all(|r| r.id() != s.rule) {
+                return Err(format!(
+                    "suppress: {:?} is not a rule ID (payhub-verify rules)",
+                    s.rule
+                ));
+            }
+            if s.reason.trim().is_empty() {
+                return Err(format!("suppress: {} has no reason", s.rule));
+            }
+        }
         for (theirs, model) in &profile.error_codes {
             if !ErrorCode::ALL.iter().any(|c| c.as_str() == model) {
                 return Err(format!(
@@ -243,9 +520,36 @@ impl Loaded {
                 ));
             }
         }
+        let mut params = payhub_model::PlatformParams::default();
+        let t = &profile.timings;
+        for (name, v, slot) in [
+            (
+                "timings.payment_ttl",
+                &t.payment_ttl,
+                &mut params.payment_ttl,
+            ),
+            (
+                "timings.session_ttl",
+                &t.session_ttl,
+                &mut params.session_ttl,
+            ),
+            (
+                "timings.verify_interval",
+                &t.verify_interval,
+                &mut params.verify_interval,
+            ),
+            (
+                "timings.auto_query_window",
+                &t.auto_query_window,
+                &mut params.auto_query_window,
+            ),
+        ] {
+            *slot = duration(name, v, *slot)?;
+        }
         let horizon = duration("clock.horizon", &profile.clock.horizon, Millis::mins(2))?;
         let timeout = duration("timeout", &profile.timeout, Millis::secs(5))?;
         Ok(Loaded {
+            params,
             profile,
             model_keys,
             branches,
@@ -263,12 +567,40 @@ impl Loaded {
             .map(|c| c.card.as_str())
     }
 
-    /// The outcomes the target has cards for.
+    /// The outcomes the target has cards for and the model can drive.
     pub fn outcomes(&self) -> Vec<Outcome> {
-        let mut v: Vec<Outcome> = self.profile.cards.iter().map(|c| c.outcome).collect();
+        let mut v: Vec<Outcome> = self
+            .profile
+            .cards
+            .iter()
+            .map(|c| c.outcome)
+            .filter(|o| o.model_card().is_some())
+            .collect();
         v.sort();
         v.dedup();
         v
+    }
+
+    /// The target's name of model merchant `n` (`{merchant}`).
+    pub fn merchant_name(&self, n: u32) -> String {
+        let merchant_of = |k: u32| if k == 3 { 2 } else { 1 };
+        self.model_keys
+            .iter()
+            .zip(&self.profile.api_keys)
+            .find(|(k, e)| merchant_of(**k) == n && e.merchant.is_some())
+            .and_then(|(_, e)| e.merchant.clone())
+            .unwrap_or_else(|| n.to_string())
+    }
+
+    /// The target's keys standing for model key `ak_N`, in the profile's order (more than
+    /// one: rotation).
+    pub fn target_keys(&self, model: u32) -> Vec<&str> {
+        self.model_keys
+            .iter()
+            .zip(&self.profile.api_keys)
+            .filter(|(m, _)| **m == model)
+            .map(|(_, e)| e.key.as_str())
+            .collect()
     }
 
     /// The target's key standing for model key `ak_N`.
@@ -277,6 +609,23 @@ impl Loaded {
             .iter()
             .position(|m| *m == model)
             .map(|i| self.profile.api_keys[i].key.as_str())
+    }
+
+    /// A request body as the target takes it: the card under the profile's `card_field`.
+    pub fn target_body(&self, body: Option<&str>) -> Option<String> {
+        let body = body?;
+        let Some(field) = self.profile.card_field.as_deref().filter(|f| *f != "card") else {
+            return Some(body.to_owned());
+        };
+        match serde_json::from_str::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Object(mut m)) => {
+                if let Some(card) = m.remove("card") {
+                    m.insert(field.to_owned(), card);
+                }
+                Some(serde_json::Value::Object(m).to_string())
+            }
+            _ => Some(body.to_owned()),
+        }
     }
 
     /// How the target speaks the contract, for the oracle.
