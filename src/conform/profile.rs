@@ -411,7 +411,16 @@ pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
 
 impl Loaded {
     pub fn from_json(text: &str) -> Result<Loaded, String> {
-        let profile: Profile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        // The error names the field (`controls.pause.method: invalid type …`).
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let profile: Profile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            if path == "." {
+                e.inner().to_string()
+            } else {
+                format!("{path}: {}", e.inner())
+            }
+        })?;
         let model_keys = profile
             .api_keys
             .iter()
