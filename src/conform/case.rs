@@ -71,6 +71,13 @@ pub enum Op {
         order: u8,
         card: Outcome,
     },
+    /// A confirm that also carries an amount: the new attempt keeps the original Payment
+    /// (ATTEMPT-06), so a confirm cannot change it.
+    ConfirmWithAmount {
+        order: u8,
+        card: Outcome,
+        amount: i64,
+    },
     Cancel {
         order: u8,
     },
@@ -278,6 +285,15 @@ impl Req {
                 "POST",
                 format!("/v1/payments/{}/confirm", side.payment(&order(o), o)),
                 Some(json!({"card": side.card(card)})),
+            ),
+            Op::ConfirmWithAmount {
+                order: o,
+                card,
+                amount,
+            } => (
+                "POST",
+                format!("/v1/payments/{}/confirm", side.payment(&order(o), o)),
+                Some(json!({"card": side.card(card), "amount": amount})),
             ),
             Op::Cancel { order: o } => (
                 "POST",

@@ -160,7 +160,7 @@ impl Gen<'_> {
             } else {
                 0
             };
-            let shapes = if self.a.shapes { 3 } else { 0 };
+            let shapes = if self.a.shapes { 4 } else { 0 };
             let roll = self.rng.below(34 + controls + shapes);
             // The added shapes take the rolls after the controls'.
             let roll = match roll.checked_sub(34 + controls) {
@@ -544,6 +544,19 @@ impl Gen<'_> {
                     let mut r = self.create(m);
                     r.rotation = 1;
                     one(r)
+                }
+                (103, Some(m)) => {
+                    let key = self.key();
+                    let card = self.card();
+                    one(self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::ConfirmWithAmount {
+                            order: m.order,
+                            card,
+                            amount: m.amount * 2,
+                        },
+                    ))
                 }
                 (34, _) if self.a.rate_limit => self.rate_limited(),
                 (35, _) if self.a.pause => self.paused(),

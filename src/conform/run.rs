@@ -339,7 +339,9 @@ async fn send_round(
             refs,
             ns: t.settings.namespace(req.key_of),
         };
-        let http = req.render(names, &side);
+        let mut http = req.render(names, &side);
+        // The target's spelling of the body (its card field), as sent and as reported.
+        http.body = t.profile.target_body(http.body.as_deref());
         let mut headers = vec![("Authorization".to_owned(), http.authorization.clone())];
         if let Some(k) = &http.idempotency_key {
             headers.push(("Idempotency-Key".into(), k.clone()));
@@ -353,7 +355,7 @@ async fn send_round(
             method: http.method.into(),
             target: http.target.clone(),
             headers,
-            body: t.profile.target_body(http.body.as_deref()),
+            body: http.body.clone(),
         };
         let addr = t.proxy.addr.clone();
         let limit = timeout(t);
