@@ -259,6 +259,21 @@ pub enum Reading {
 }
 
 impl Reading {
+    /// What the target did, for reports.
+    pub fn text(self) -> &'static str {
+        match self {
+            Reading::UnknownAs500 => {
+                "an upstream without a definite answer told as 500 internal_error, not 202"
+            }
+            Reading::SessionRefused => {
+                "a new checkout session for a Payment no longer open refused"
+            }
+            Reading::PausedBeforeLookup => {
+                "a paused channel checked before the Payment is looked up (503, not 404)"
+            }
+        }
+    }
+
     /// The assumption whose other reading it is.
     pub fn assumption(self) -> &'static str {
         match self {

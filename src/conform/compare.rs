@@ -174,22 +174,22 @@ pub fn qualified(ns: u32, target: &str) -> String {
     }
 }
 
-/// Compares; on success `ids` has the answer's new bindings, on failure it is unchanged.
+/// Compares; on success `ids` has the answer's new bindings (and the reading the target
+/// took, if it took another than the model's), on failure it is unchanged.
 pub fn matches(
     model: &ApiResponse,
     seen: &Observed,
     ns: u32,
     ids: &mut IdMap,
     dialect: &Dialect,
-) -> Result<(), String> {
+) -> Result<Option<observation::Reading>, String> {
     let want = serde_json::to_value(&model.body).map_err(|e| e.to_string())?;
     if !dialect.strict
         && let Some(reading) =
             observation::other_reading(model.status, &want, seen.status, &seen.body)
     {
         // The contract allows the target's answer where the model took another reading.
-        let _ = reading;
-        return Ok(());
+        return Ok(Some(reading));
     }
     let code = want
         .pointer("/error/code")
@@ -234,7 +234,7 @@ pub fn matches(
     };
     walk.value(&want, &seen.body, "")?;
     *ids = trial;
-    Ok(())
+    Ok(None)
 }
 
 struct Walk<'a> {

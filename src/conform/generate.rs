@@ -568,6 +568,15 @@ impl Gen<'_> {
                     if self.a.outcomes.contains(&Outcome::SlowCancel) {
                         cards.push(Outcome::SlowCancel);
                     }
+                    // S12: a cancel of a requires_action charge the acquirer does not
+                    // confirm in time.
+                    if self
+                        .a
+                        .outcomes
+                        .contains(&Outcome::RequiresActionCancelUnconfirmed)
+                    {
+                        cards.push(Outcome::RequiresActionCancelUnconfirmed);
+                    }
                     let card = self.rng.pick(&cards);
                     let n = self.new_create(Some(card));
                     let first = self.create(n);

@@ -316,6 +316,7 @@ pub async fn sweep(
         not_run: 0,
         continue_with: None,
         suppressed: Vec::new(),
+        readings: Vec::new(),
     };
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -329,7 +330,18 @@ pub async fn sweep(
         report.requests += case.requests();
         bar.inc();
         match &run.outcome {
-            CaseOutcome::Conforms => {}
+            CaseOutcome::Conforms => {
+                for r in &run.readings {
+                    match report.readings.iter_mut().find(|x| x.0 == r.assumption()) {
+                        Some(x) => x.2 += 1,
+                        None => report.readings.push((
+                            r.assumption().to_owned(),
+                            r.text().to_owned(),
+                            1,
+                        )),
+                    }
+                }
+            }
             CaseOutcome::Incomplete(why) => report.incomplete.push((seed, why.clone())),
             CaseOutcome::Violation { .. } => {
                 let detected = started.elapsed().as_secs_f64();

@@ -38,6 +38,9 @@ pub struct State {
     pub world: World,
     pub ids: IdMap,
     pub tape: Vec<Choice>,
+    /// The readings the target took where the contract is silent (not part of the
+    /// state's identity: two states that differ only there are one).
+    pub readings: Vec<payhub_model::observation::Reading>,
 }
 
 /// What the target's side of one request came to.
@@ -223,6 +226,7 @@ impl Oracle {
                 world,
                 ids: IdMap::default(),
                 tape: Vec::new(),
+                readings: Vec::new(),
             }],
             config,
             settings,
@@ -529,7 +533,7 @@ impl Oracle {
                 match &one.seen {
                     Seen::Answer(obs) => {
                         let ns = self.settings.namespace(one.req.key_of);
-                        compare::matches(
+                        let reading = compare::matches(
                             &response,
                             obs,
                             ns,
@@ -537,6 +541,9 @@ impl Oracle {
                             &self.settings.dialect,
                         )
                         .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                        if let Some(r) = reading.filter(|r| !node.st.readings.contains(r)) {
+                            node.st.readings.push(r);
+                        }
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
                             .map_err(Miss::World)?;
                     }

@@ -16,7 +16,11 @@ pub(super) enum LinkMove {
     /// exploration places it at any point of the round, or leaves it for a later one:
     /// a target whose refund settles after 0 s, 5 ms or 3 s is explained alike.
     Refund,
-    /// Queries, cancels, replies: taken at once (they commute with what the
+    /// A cancel sent upstream: the acquirer's word on it may come within the synchronous
+    /// wait (200 canceled) or after it (S12: 202, the status kept), so the exploration
+    /// places it, for a target that is not strict.
+    Cancel,
+    /// Queries, replies: taken at once (they commute with what the
     /// round's requests can witness; the sandbox, too, drives them at once).
     Other,
 }
@@ -28,7 +32,7 @@ impl LinkMove {
         match self {
             LinkMove::SlowCharge => false,
             LinkMove::Charge => !concurrent,
-            LinkMove::Refund => !async_refunds,
+            LinkMove::Refund | LinkMove::Cancel => !async_refunds,
             LinkMove::Other => true,
         }
     }
@@ -59,6 +63,8 @@ pub(super) fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, Li
                     LinkMove::Charge
                 } else if matches!(call, payhub_model::UpstreamCall::Refund { .. }) {
                     LinkMove::Refund
+                } else if matches!(call, payhub_model::UpstreamCall::CancelCharge { .. }) {
+                    LinkMove::Cancel
                 } else {
                     LinkMove::Other
                 },

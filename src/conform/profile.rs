@@ -316,8 +316,9 @@ pub enum Outcome {
     /// Silent, and a cancel of its charge answered only after the synchronous wait
     /// (cancel 202).
     SlowCancel,
-    /// requires_action whose cancel the acquirer does not confirm (S12: cancel 202,
-    /// the status kept). The model has no card for it yet: never generated.
+    /// requires_action whose cancel the acquirer does not confirm in time (S12: cancel
+    /// 202, the status kept): the model's card C, its cancel answered at any point of
+    /// the window (a target that is not strict).
     RequiresActionCancelUnconfirmed,
     /// Declined after the synchronous wait (202, then failed). The model has no card
     /// for it yet: never generated.
@@ -336,7 +337,10 @@ impl Outcome {
             Outcome::Silent => Some('E'),
             Outcome::Fail => Some('F'),
             Outcome::SlowCancel => Some('G'),
-            Outcome::RequiresActionCancelUnconfirmed | Outcome::DeclineSlow => None,
+            // The model's card C: for a target that is not strict the oracle places the
+            // acquirer's word on a cancel before or after the synchronous wait (S12).
+            Outcome::RequiresActionCancelUnconfirmed => Some('C'),
+            Outcome::DeclineSlow => None,
         }
     }
 }

@@ -54,6 +54,9 @@ pub struct Report {
     pub continue_with: Option<String>,
     /// Violations of a rule the profile suppresses: seed, rule, the profile's reason.
     pub suppressed: Vec<(u64, String, String)>,
+    /// The readings the target took where the contract is silent or ambiguous (the
+    /// assumption, what the target did, and in how many conforming cases).
+    pub readings: Vec<(String, String, usize)>,
 }
 
 impl Report {
@@ -102,6 +105,12 @@ impl Report {
         }
         if let Some(c) = &self.continue_with {
             let _ = writeln!(s, "not run: {} seeds; continue with: {c}", self.not_run);
+        }
+        for (assumption, what, cases) in &self.readings {
+            let _ = writeln!(
+                s,
+                "reading taken where the contract is silent: {assumption}: {what} ({cases} cases)"
+            );
         }
         for (seed, rule, why) in &self.suppressed {
             let _ = writeln!(s, "suppressed: seed {seed}: {rule} ({why})");

@@ -45,6 +45,8 @@ pub enum CaseOutcome {
 
 #[derive(Clone, Debug)]
 pub struct CaseRun {
+    /// The readings the target took where the contract is silent (a conforming case).
+    pub readings: Vec<payhub_model::observation::Reading>,
     pub exchanges: Vec<Exchange>,
     pub outcome: CaseOutcome,
 }
@@ -299,6 +301,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                     Round::Advance(_) | Round::Control(_) => None,
                 };
                 return Ok(CaseRun {
+                    readings: Vec::new(),
                     exchanges,
                     outcome: CaseOutcome::Violation {
                         round: ri,
@@ -309,6 +312,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
             }
             Verdict::Incomplete(why) => {
                 return Ok(CaseRun {
+                    readings: Vec::new(),
                     exchanges,
                     outcome: CaseOutcome::Incomplete(why),
                 });
@@ -316,6 +320,11 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
         }
     }
     Ok(CaseRun {
+        readings: oracle
+            .states
+            .first()
+            .map(|s| s.readings.clone())
+            .unwrap_or_default(),
         exchanges,
         outcome: CaseOutcome::Conforms,
     })
