@@ -1,7 +1,7 @@
 //! `payhub-verify conform`: a real platform under test, the model as the oracle over
 //! HTTP (docs/conform.md).
 //!
-//! One concept per file: [`profile`] what conform knows of a target, [`case`] a
+//! One concept per file: [`profile`] what conform knows of a target ([`template`] its controls), [`case`] a
 //! generated case and how it renders, [`generate`] seeds → cases, [`wire`] the HTTP
 //! client, [`proxy`] the fault-injecting proxy, [`compare`] an answer against the
 //! model's, [`effect`] the profile's controls checked to take effect, [`oracle`] the set of model states, [`run`] one case against the target,
@@ -21,6 +21,7 @@ pub mod proxy;
 pub mod report;
 pub mod run;
 pub mod shrink;
+pub mod template;
 pub mod wire;
 
 use crate::simulate_cmd::{SeedRange, Shard};
