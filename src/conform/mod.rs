@@ -1,13 +1,14 @@
 //! `payhub-verify conform`: a real platform under test, the model as the oracle over
 //! HTTP (docs/conform.md).
 //!
-//! One concept per file: [`profile`] what conform knows of a target ([`template`] its controls), [`case`] a
-//! generated case and how it renders, [`generate`] seeds → cases, [`wire`] the HTTP
-//! client, [`proxy`] the fault-injecting proxy, [`compare`] an answer against the
-//! model's, [`effect`] the profile's controls checked to take effect, [`oracle`] the set of model states, [`run`] one case against the target,
-//! [`shrink`] shrinking against the live target, [`report`] what conform prints
-//! ([`html`] as one page),
-//! [`matrix`] the kill matrix over HTTP (`serve --mutant` for every mutant of the zoo).
+//! One concept per file: [`profile`] what conform knows of a target ([`template`] its
+//! controls), [`case`] a generated case and how it renders, [`generate`] seeds → cases,
+//! [`wire`] the HTTP client, [`proxy`] the fault-injecting proxy, [`compare`] an answer
+//! against the model's as the contract sees both (`payhub_model::observation`),
+//! [`effect`] the profile's controls checked to take effect, [`oracle`] the set of model
+//! states, [`run`] one case against the target, [`shrink`] shrinking against the live
+//! target, [`report`] what conform prints ([`html`] as one page), [`matrix`] the kill
+//! matrix over HTTP (`serve --mutant` for every mutant of the zoo).
 
 pub mod case;
 pub mod compare;
