@@ -252,11 +252,31 @@ fn fake_target(body: &'static str) -> (std::net::SocketAddr, std::thread::JoinHa
 #[test]
 fn conform_a_field_the_profile_does_not_expect_is_one_line_and_exit_2() {
     let (addr, _t) = fake_target(r#"{"id":"pay_1","status":"succeeded","trace_id":"abc"}"#);
-    let o = conform(&format!("http://{addr}"), PROFILE, &["--seeds", "0..1"]);
+    // The sandbox's profile without its controls (the stand-in has none: see below).
+    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(PROFILE).unwrap()).unwrap();
+    p.as_object_mut().unwrap().remove("controls");
+    let profile = temp("conform-no-controls.json", &p.to_string());
+    let o = conform(
+        &format!("http://{addr}"),
+        profile.to_str().unwrap(),
+        &["--seeds", "0..1"],
+    );
     assert_eq!(code(&o), 2, "{}\n{}", stdout(&o), stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("field .trace_id"), "{err}");
+}
+
+/// A control the target answers 2xx and then ignores is the profile's problem, named
+/// (exit 2), never a violation of the target.
+#[test]
+fn conform_a_control_that_takes_no_effect_is_named_and_exit_2() {
+    let (addr, _t) = fake_target(r#"{"id":"pay_1","status":"succeeded"}"#);
+    let o = conform(&format!("http://{addr}"), PROFILE, &["--seeds", "0..1"]);
+    assert_eq!(code(&o), 2, "{}\n{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("controls.rate_limit took no effect"), "{err}");
 }
 
 const SHARED_PROFILE: &str = "docs/profiles/sandbox-shared.json";

@@ -19,6 +19,7 @@
 //! - [`contract`]: the contract's own numbers ([`Contract`]), which properties judge by.
 //! - [`params`]: the platform's parameters (defaults from [`Contract`]) and every assumption.
 //! - [`event`]: the typed event stream every source emits and every judge reads.
+//! - [`observation`]: an answer as the contract sees it, read through a platform's dialect.
 //! - [`time`], [`ids`]: simulated time and identifiers.
 //! - [`cow`], [`text`]: copy-on-write collections and cheap-clone strings for the
 //!   state the checker clones.
@@ -34,6 +35,7 @@ pub mod event;
 pub mod harness;
 pub mod ids;
 pub mod mutants;
+pub mod observation;
 pub mod params;
 pub mod platform;
 pub mod rules;

@@ -71,6 +71,13 @@ pub enum Op {
         order: u8,
         card: Outcome,
     },
+    /// A confirm that also carries an amount: the new attempt keeps the original Payment
+    /// (ATTEMPT-06), so a confirm cannot change it.
+    ConfirmWithAmount {
+        order: u8,
+        card: Outcome,
+        amount: i64,
+    },
     Cancel {
         order: u8,
     },
@@ -89,6 +96,10 @@ pub enum Op {
     FindPayment {
         order: u8,
     },
+    /// The order number in another letter case (the lookup is exact and case-sensitive).
+    FindPaymentOtherCase {
+        order: u8,
+    },
     GetRefund {
         refund: u8,
     },
@@ -105,6 +116,9 @@ pub struct Req {
     pub key: KeyUse,
     pub op: Op,
     pub fault: Fault,
+    /// Which of the target's keys for `key_of` it is sent with: 0 the first, 1 the next
+    /// (API key rotation: the same merchant, environment and scope).
+    pub rotation: u8,
 }
 
 /// One of the platform's own inputs a profile's controls switch (`controls` in the
@@ -200,7 +214,8 @@ impl Names {
 
 /// How one side (the target, or a model state) spells what a request names.
 pub trait Side {
-    fn api_key(&self, model_key: u32) -> String;
+    /// The key standing for model key `ak_N`, the `rotation`-th of them (rotation).
+    fn api_key(&self, model_key: u32, rotation: u8) -> String;
     fn card(&self, outcome: Outcome) -> String;
     /// The Payment created for order `order` (an id that exists nowhere if none is known).
     fn payment(&self, order: &str, slot: u8) -> String;
@@ -235,6 +250,19 @@ fn query_escape(s: &str) -> String {
         .collect()
 }
 
+/// `s` with the case of each ASCII letter swapped (`CF-s1-o1` → `cf-S1-O1`).
+pub fn other_case(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_uppercase() {
+                c.to_ascii_lowercase()
+            } else {
+                c.to_ascii_uppercase()
+            }
+        })
+        .collect()
+}
+
 impl Req {
     pub fn render(&self, names: &Names, side: &dyn Side) -> Http {
         use serde_json::json;
@@ -257,6 +285,15 @@ impl Req {
                 "POST",
                 format!("/v1/payments/{}/confirm", side.payment(&order(o), o)),
                 Some(json!({"card": side.card(card)})),
+            ),
+            Op::ConfirmWithAmount {
+                order: o,
+                card,
+                amount,
+            } => (
+                "POST",
+                format!("/v1/payments/{}/confirm", side.payment(&order(o), o)),
+                Some(json!({"card": side.card(card), "amount": amount})),
             ),
             Op::Cancel { order: o } => (
                 "POST",
@@ -288,6 +325,14 @@ impl Req {
                 format!("/v1/payments?merchant_order_no={}", query_escape(&order(o))),
                 None,
             ),
+            Op::FindPaymentOtherCase { order: o } => (
+                "GET",
+                format!(
+                    "/v1/payments?merchant_order_no={}",
+                    query_escape(&other_case(&order(o)))
+                ),
+                None,
+            ),
             Op::GetRefund { refund } => (
                 "GET",
                 format!("/v1/refunds/{}", side.refund(&names.refund(refund), refund)),
@@ -305,7 +350,7 @@ impl Req {
         Http {
             method,
             target,
-            authorization: format!("Bearer {}", side.api_key(self.key_of)),
+            authorization: format!("Bearer {}", side.api_key(self.key_of, self.rotation)),
             idempotency_key: if method == "POST" {
                 names.key(self.key)
             } else {

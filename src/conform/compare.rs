@@ -1,8 +1,11 @@
-//! An answer of the target against an answer of the model, field by field: the target's
-//! ids mapped to the model's (one to one, per model state), fields the profile marks
-//! volatile compared for presence only.
+//! An answer of the target against an answer of the model, as the contract sees both
+//! (`payhub_model::observation`): the status, the refusal's code where the contract
+//! names it, the fields the contract names (each where the target wrote it, unless the
+//! profile is `strict`), the target's ids bound to the model's one to one per kind, and
+//! each object's version judged by its steps (WEBHOOK-02), never by its number.
 
 use payhub_model::ApiResponse;
+use payhub_model::observation::{self, Dialect, Judge, VersionMark};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -25,31 +28,82 @@ impl Observed {
     }
 }
 
-/// The target's ids ⇄ the model's, one to one.
+/// The target's ids ⇄ the model's, one to one per kind, and the version each object was
+/// last seen at, on both sides.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct IdMap {
     to_model: BTreeMap<String, String>,
     to_target: BTreeMap<String, String>,
+    versions: BTreeMap<String, (u64, String, VersionMark)>,
 }
 
 impl IdMap {
-    pub fn model_of(&self, target: &str) -> Option<&str> {
-        self.to_model.get(target).map(String::as_str)
+    /// The model's id the target's `target` (qualified, [`qualified`]) of `kind` stands for.
+    pub fn model_of(&self, kind: &str, target: &str) -> Option<&str> {
+        self.to_model
+            .get(&format!("{kind}:{target}"))
+            .map(String::as_str)
     }
 
     /// Binds `target` to `model`, or says why they cannot be.
     fn bind(&mut self, target: &str, model: &str) -> Result<(), String> {
-        match (self.to_model.get(target), self.to_target.get(model)) {
+        let key = format!("{}:{target}", kind_of(model));
+        match (self.to_model.get(&key), self.to_target.get(model)) {
             (Some(m), _) if m == model => Ok(()),
             (Some(m), _) => Err(format!("{target} was {m} before, here it is {model}")),
             (None, Some(t)) => Err(format!("{model} was {t} before, here it is {target}")),
             (None, None) => {
-                self.to_model.insert(target.to_owned(), model.to_owned());
+                self.to_model.insert(key, model.to_owned());
                 self.to_target.insert(model.to_owned(), target.to_owned());
                 Ok(())
             }
         }
     }
+
+    /// WEBHOOK-02 on the object `model` seen at `model_v` (the model) and `got` (the
+    /// target), `visible` being the target's object as it shows it (all but its
+    /// version and volatile fields): a
+    /// change the target shows must come with a higher version; an object the model did
+    /// not change keeps its version; a model step the target does not show (a reading of
+    /// its own, a field the contract does not name) may or may not move it, never back.
+    fn version(
+        &mut self,
+        model: &str,
+        model_v: u64,
+        visible: String,
+        got: &Value,
+    ) -> Result<(), String> {
+        let got = VersionMark::of(got);
+        if let Some((mv, seen, gv)) = self.versions.get(model) {
+            let shown = *seen != visible;
+            let step = if model_v < *mv {
+                Some(model_v)
+            } else if shown {
+                Some(mv + 1)
+            } else if model_v == *mv {
+                Some(*mv)
+            } else {
+                None
+            };
+            match step {
+                Some(step) => observation::version_step(*mv, gv, step, &got)?,
+                None if got < *gv => {
+                    return Err(format!(
+                        "the version fell ({gv:?} → {got:?}) on an object the target shows unchanged (WEBHOOK-02)"
+                    ));
+                }
+                None => {}
+            }
+        }
+        self.versions
+            .insert(model.to_owned(), (model_v, visible, got));
+        Ok(())
+    }
+}
+
+/// The kind of a model id: its prefix (`pay`, `att`, `ref`, `cs`).
+fn kind_of(model: &str) -> &str {
+    model.split('_').next().unwrap_or(model)
 }
 
 /// Every field name an answer of the contract has (the model's objects and errors).
@@ -120,85 +174,203 @@ pub fn qualified(ns: u32, target: &str) -> String {
     }
 }
 
-/// Compares; on success `ids` has the answer's new bindings, on failure it is unchanged.
+/// Compares; on success `ids` has the answer's new bindings (and the reading the target
+/// took, if it took another than the model's), on failure it is unchanged.
 pub fn matches(
     model: &ApiResponse,
     seen: &Observed,
     ns: u32,
     ids: &mut IdMap,
-    volatile: &[String],
-    extra: &[String],
-) -> Result<(), String> {
-    if model.status != seen.status {
+    dialect: &Dialect,
+) -> Result<Option<observation::Reading>, String> {
+    let want = serde_json::to_value(&model.body).map_err(|e| e.to_string())?;
+    if !dialect.strict
+        && let Some(reading) =
+            observation::other_reading(model.status, &want, seen.status, &seen.body)
+    {
+        // The contract allows the target's answer where the model took another reading.
+        return Ok(Some(reading));
+    }
+    let code = want
+        .pointer("/error/code")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    // A refusal whose code the contract does not name is judged by its status class:
+    // which 4xx the target gives it is the target's choice (A-ERROR-CODES), even where
+    // the profile maps the code. A whole-body (strict) target answers the model's status.
+    let by_class = !dialect.strict
+        && code
+            .as_deref()
+            .is_some_and(|c| !observation::NAMED_CODES.contains(&c));
+    if !(observation::status_matches(model.status, seen.status)
+        || by_class && model.status / 100 == seen.status / 100)
+    {
         return Err(format!(
             "status {} where the model answers {}",
             seen.status, model.status
         ));
     }
     let want_retry = model.retry_after_s.map(|s| s.to_string());
-    if want_retry != seen.retry_after {
+    // RATE-01 names Retry-After on a 429, not its value (A-RETRY-AFTER): a whole-body
+    // target answers the model's, any other one seconds.
+    let retry_ok = match (&want_retry, &seen.retry_after) {
+        _ if dialect.strict => want_retry == seen.retry_after,
+        (Some(_), Some(got)) => got.trim().parse::<u64>().is_ok(),
+        (Some(_), None) => false,
+        (None, _) => true,
+    };
+    if !retry_ok {
         return Err(format!(
             "Retry-After {:?} where the model answers {:?}",
             seen.retry_after, want_retry
         ));
     }
-    let want = serde_json::to_value(&model.body).map_err(|e| e.to_string())?;
     let mut trial = ids.clone();
-    value(&want, &seen.body, "", ns, &mut trial, volatile, extra)?;
+    let mut walk = Walk {
+        ns,
+        ids: &mut trial,
+        dialect,
+        model_code: code.as_deref(),
+    };
+    walk.value(&want, &seen.body, "")?;
     *ids = trial;
-    Ok(())
+    Ok(None)
 }
 
-fn value(
-    want: &Value,
-    got: &Value,
-    path: &str,
+struct Walk<'a> {
     ns: u32,
-    ids: &mut IdMap,
-    volatile: &[String],
-    extra: &[String],
-) -> Result<(), String> {
-    match (want, got) {
-        (Value::Object(w), Value::Object(g)) => {
-            for (k, wv) in w {
-                let here = format!("{path}.{k}");
-                let Some(gv) = g.get(k) else {
-                    return Err(format!("{here} missing (the model answers {wv})"));
-                };
-                if volatile.iter().any(|v| v == k) {
+    ids: &'a mut IdMap,
+    dialect: &'a Dialect,
+    model_code: Option<&'a str>,
+}
+
+impl Walk<'_> {
+    fn value(&mut self, want: &Value, got: &Value, path: &str) -> Result<(), String> {
+        match (want, got) {
+            (Value::Object(w), Value::Object(g)) => self.object(w, g, path),
+            (Value::Array(w), Value::Array(g)) => {
+                if w.len() != g.len() {
+                    return Err(format!(
+                        "{path}: {} items where the model has {}",
+                        g.len(),
+                        w.len()
+                    ));
+                }
+                for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
+                    self.value(wv, gv, &format!("{path}[{i}]"))?;
+                }
+                Ok(())
+            }
+            (Value::String(w), Value::String(g)) if is_model_id(w) => self
+                .ids
+                .bind(&qualified(self.ns, g), w)
+                .map_err(|e| format!("{path}: {e}")),
+            (w, g) if w == g => Ok(()),
+            (w, g) => Err(format!("{path} is {g} where the model answers {w}")),
+        }
+    }
+
+    fn object(
+        &mut self,
+        w: &serde_json::Map<String, Value>,
+        g: &serde_json::Map<String, Value>,
+        path: &str,
+    ) -> Result<(), String> {
+        for (k, wv) in w {
+            let here = format!("{path}.{k}");
+            let judge = self.dialect.judge(k);
+            let gv = g.get(k).filter(|v| !v.is_null());
+            if judge == Judge::Flag {
+                // RES-05: next_action guides the payer while requires_action; its shape
+                // is not given: present (and not false) exactly when the model has it.
+                let has = |v: Option<&Value>| !matches!(v, None | Some(Value::Bool(false)));
+                if has(Some(wv)) != has(gv) {
+                    return Err(format!(
+                        "{here} is {} where the model answers {wv}",
+                        gv.map_or_else(|| "absent".to_owned(), Value::to_string)
+                    ));
+                }
+                continue;
+            }
+            if judge == Judge::Skip && !self.dialect.strict {
+                continue;
+            }
+            // The status table gives processing/known ("submitted, being processed") and
+            // processing/needs_query ("result unknown") one and the same action: which
+            // of the two a platform shows while its upstream has not answered is its
+            // reading (its synchronous wait may not have run out on its own clock).
+            if k == "resolution_status"
+                && !self.dialect.strict
+                && observation::resolution_readings(
+                    w.get("status").and_then(Value::as_str).unwrap_or(""),
+                    wv.as_str().unwrap_or(""),
+                    g.get(k).and_then(Value::as_str).unwrap_or(""),
+                )
+            {
+                continue;
+            }
+            // KEY-07 names error.field for a missing Idempotency-Key only (A-ERROR-CODES).
+            if k == "field" && !self.dialect.strict && wv != "Idempotency-Key" {
+                continue;
+            }
+            let Some(gv) = gv else {
+                if wv.is_null() || !self.dialect.required(k, self.model_code) {
                     continue;
                 }
-                value(wv, gv, &here, ns, ids, volatile, extra)?;
+                return Err(format!("{here} missing (the model answers {wv})"));
+            };
+            match judge {
+                Judge::Presence | Judge::Skip => {}
+                Judge::Version => {
+                    let (Some(id), Some(v)) = (w.get("id").and_then(Value::as_str), wv.as_u64())
+                    else {
+                        continue;
+                    };
+                    let visible: serde_json::Map<String, Value> = g
+                        .iter()
+                        .filter(|(f, x)| {
+                            !x.is_null()
+                                && !matches!(
+                                    self.dialect.judge(f),
+                                    Judge::Version | Judge::Presence
+                                )
+                        })
+                        .map(|(f, x)| (f.clone(), x.clone()))
+                        .collect();
+                    self.ids
+                        .version(id, v, Value::Object(visible).to_string(), gv)
+                        .map_err(|e| format!("{here}: {e}"))?;
+                }
+                Judge::Code => {
+                    let (Some(wc), Some(gc)) = (wv.as_str(), gv.as_str()) else {
+                        return Err(format!("{here} is {gv} where the model answers {wv}"));
+                    };
+                    if !self.dialect.refusal_matches(wc, gc) {
+                        return Err(format!("{here} is {gv} where the model answers {wv}"));
+                    }
+                }
+                Judge::Retryable => {
+                    // A-RETRYABLE: the contract shows the flag for two codes only.
+                    let shown = self
+                        .model_code
+                        .is_some_and(|c| observation::RETRYABLE_SHOWN.contains(&c));
+                    if (shown || self.dialect.strict) && wv != gv {
+                        return Err(format!("{here} is {gv} where the model answers {wv}"));
+                    }
+                }
+                Judge::Exact | Judge::Flag => self.value(wv, gv, &here)?,
             }
-            if let Some(k) = g
-                .keys()
-                .find(|k| !w.contains_key(*k) && !extra.iter().any(|e| e == *k))
-            {
-                return Err(format!("{path}.{k} present where the model has none"));
-            }
-            Ok(())
         }
-        (Value::Array(w), Value::Array(g)) => {
-            if w.len() != g.len() {
-                return Err(format!(
-                    "{path}: {} items where the model has {}",
-                    g.len(),
-                    w.len()
-                ));
-            }
-            for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
-                value(wv, gv, &format!("{path}[{i}]"), ns, ids, volatile, extra)?;
-            }
-            Ok(())
+        if let Some(k) = g
+            .iter()
+            .find(|(k, v)| !w.contains_key(*k) && !v.is_null() && !self.dialect.allows_extra(k))
+            .map(|(k, _)| k)
+        {
+            return Err(format!("{path}.{k} present where the model has none"));
         }
-        (Value::String(w), Value::String(g)) if is_model_id(w) => ids
-            .bind(&qualified(ns, g), w)
-            .map_err(|e| format!("{path}: {e}")),
-        (w, g) if w == g => Ok(()),
-        (w, g) => Err(format!("{path} is {g} where the model answers {w}")),
+        Ok(())
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +383,7 @@ mod tests {
     #[test]
     fn ids_map_one_to_one_and_volatile_fields_are_skipped() {
         let mut ids = IdMap::default();
+        let d = Dialect::default();
         let model = ApiResponse {
             status: 409,
             retry_after_s: None,
@@ -228,18 +401,17 @@ mod tests {
             retry_after: None,
             body: serde_json::json!({"error":{"code":"order_no_conflict","retryable":false,"related_resource_id":id}}),
         };
-        matches(&model, &seen("pay_X"), 0, &mut ids, &[], &[]).unwrap();
-        assert_eq!(ids.model_of("pay_X"), Some("pay_demo_001"));
-        matches(&model, &seen("pay_X"), 0, &mut ids, &[], &[]).unwrap();
-        let e = matches(&model, &seen("pay_Y"), 0, &mut ids, &[], &[]).unwrap_err();
+        matches(&model, &seen("pay_X"), 0, &mut ids, &d).unwrap();
+        assert_eq!(ids.model_of("pay", "pay_X"), Some("pay_demo_001"));
+        matches(&model, &seen("pay_X"), 0, &mut ids, &d).unwrap();
+        let e = matches(&model, &seen("pay_Y"), 0, &mut ids, &d).unwrap_err();
         assert!(e.contains("pay_demo_001 was pay_X"), "{e}");
         let e = matches(
             &error(ErrorCode::RateLimited),
             &seen("pay_X"),
             0,
             &mut ids,
-            &[],
-            &[],
+            &d,
         )
         .unwrap_err();
         assert!(e.contains("status 409"), "{e}");
@@ -250,5 +422,166 @@ mod tests {
         let body = serde_json::json!({"error":{"code":"x","trace_id":"abc"}});
         assert_eq!(unexpected_field(&body, &[]), Some(".error.trace_id".into()));
         assert_eq!(unexpected_field(&body, &["trace_id".into()]), None);
+    }
+
+    fn payment(status: &str, version: u32, next_action: bool) -> ApiResponse {
+        let body = serde_json::json!({"id":"pay_demo_001","merchant_order_no":"O1","amount":100,
+            "currency":"USD","status":status,"resolution_status":"known","attempt_count":1,
+            "next_action":next_action,"expires_at":86400000,"fee_rate_bps":250,
+            "amount_refunded":0,"version":version});
+        ApiResponse {
+            status: 200,
+            retry_after_s: None,
+            body: serde_json::from_value(body).unwrap(),
+        }
+    }
+
+    fn seen(status: u16, body: Value) -> Observed {
+        Observed {
+            status,
+            retry_after: None,
+            body,
+        }
+    }
+
+    /// A platform in its own dialect: ids of its own, fields of its own, nulls, a
+    /// `next_action` object, its own version numbers, its own code for a 404.
+    #[test]
+    fn a_foreign_dialect_is_judged_on_what_the_contract_names() {
+        let d = Dialect {
+            error_codes: [("resource_not_found".into(), "resource_missing".into())]
+                .into_iter()
+                .collect(),
+            ..Dialect::default()
+        };
+        let mut ids = IdMap::default();
+        let theirs = |status: &str, version: u64, next: Value| {
+            seen(
+                200,
+                serde_json::json!({"id":"pay_557eff458b794164bc1a","object":"payment",
+                "merchant_order_no":"O1","amount":100,"currency":"USD","status":status,
+                "failure":null,"next_action":next,"version":version,"created":1}),
+            )
+        };
+        let next = serde_json::json!({"type":"redirect"});
+        matches(
+            &payment("requires_action", 2, true),
+            &theirs("requires_action", 5, next.clone()),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap();
+        // The same object, nothing changed: the version stays.
+        matches(
+            &payment("requires_action", 2, true),
+            &theirs("requires_action", 5, next.clone()),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap();
+        let e = matches(
+            &payment("requires_action", 2, true),
+            &theirs("requires_action", 6, next.clone()),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap_err();
+        assert!(e.contains("version"), "{e}");
+        // A visible change: it must rise, by any step.
+        let e = matches(
+            &payment("succeeded", 3, false),
+            &theirs("succeeded", 5, Value::Null),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap_err();
+        assert!(e.contains("version stayed"), "{e}");
+        matches(
+            &payment("succeeded", 3, false),
+            &theirs("succeeded", 9, Value::Null),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap();
+        // next_action while not requires_action is a difference the contract names.
+        let e = matches(
+            &payment("succeeded", 3, false),
+            &theirs("succeeded", 9, next),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap_err();
+        assert!(e.contains("next_action"), "{e}");
+        // Its own code for an unknown Payment, mapped; an unmapped one by its status.
+        let missing = error(ErrorCode::ResourceMissing);
+        let got = |code: &str| {
+            seen(
+                404,
+                serde_json::json!({"error":{"code":code,"message":"no"}}),
+            )
+        };
+        matches(&missing, &got("resource_not_found"), 0, &mut ids, &d).unwrap();
+        // Once the profile maps a code to resource_missing, that is the code to answer.
+        assert!(matches(&missing, &got("forbidden"), 0, &mut ids, &d).is_err());
+        let plain = Dialect::default();
+        let e = matches(&missing, &got("forbidden"), 0, &mut ids, &plain);
+        assert!(e.is_ok(), "an unmapped code is judged by its status: {e:?}");
+        let d2 = Dialect {
+            error_codes: [("forbidden".into(), "permission_denied".into())]
+                .into_iter()
+                .collect(),
+            ..Dialect::default()
+        };
+        assert!(matches(&missing, &got("forbidden"), 0, &mut ids, &d2).is_err());
+        // A code the contract names is judged wherever the model answers it.
+        let conflict = error(ErrorCode::IdempotencyConflict);
+        let got409 = |code: &str| seen(409, serde_json::json!({"error":{"code":code}}));
+        matches(&conflict, &got409("idempotency_conflict"), 0, &mut ids, &d).unwrap();
+        assert!(matches(&conflict, &got409("duplicate_request"), 0, &mut ids, &d).is_err());
+        // A-RETRYABLE: payment_in_progress's flag is the platform's to choose.
+        let busy = error(ErrorCode::PaymentInProgress);
+        let got = seen(
+            409,
+            serde_json::json!({"error":{"code":"payment_in_progress","retryable":true}}),
+        );
+        matches(&busy, &got, 0, &mut ids, &d).unwrap();
+    }
+
+    #[test]
+    fn a_strict_target_answers_whole_bodies() {
+        let d = Dialect {
+            strict: true,
+            ..Dialect::default()
+        };
+        let mut ids = IdMap::default();
+        let body = serde_json::to_value(&payment("succeeded", 2, false).body).unwrap();
+        let mut partial = body.clone();
+        partial.as_object_mut().unwrap().remove("attempt_count");
+        let e = matches(
+            &payment("succeeded", 2, false),
+            &seen(200, partial),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap_err();
+        assert!(e.contains("attempt_count missing"), "{e}");
+        let mut extra = body;
+        extra["trace"] = Value::from(1);
+        let e = matches(
+            &payment("succeeded", 2, false),
+            &seen(200, extra),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap_err();
+        assert!(e.contains(".trace present"), "{e}");
     }
 }

@@ -33,6 +33,13 @@ pub struct Alphabet {
     pub rate_limit: bool,
     /// The profile can pause the target's channel (`controls.pause`).
     pub pause: bool,
+    /// The request shapes added for targets the model does not describe exactly (not
+    /// `strict`): a checkout session under a new key for an existing order (CKO-01), an
+    /// order lookup in another letter case. A strict target keeps the cases it always
+    /// had (the sandbox's kill matrix is measured on them).
+    pub shapes: bool,
+    /// The target has a second key for ak_1 (rotation): replays are also sent with it.
+    pub rotation: bool,
     /// Proxy faults, per request, in thousandths.
     pub fault_rate: u16,
 }
@@ -110,6 +117,7 @@ impl Gen<'_> {
             key,
             op,
             fault,
+            rotation: 0,
         }
     }
     fn create(&mut self, m: Made) -> Req {
@@ -152,7 +160,13 @@ impl Gen<'_> {
             } else {
                 0
             };
-            let roll = self.rng.below(34 + controls);
+            let shapes = if self.a.shapes { 4 } else { 0 };
+            let roll = self.rng.below(34 + controls + shapes);
+            // The added shapes take the rolls after the controls'.
+            let roll = match roll.checked_sub(34 + controls) {
+                Some(extra) => 100 + extra,
+                None => roll,
+            };
             let r = match (roll, old) {
                 (0..=4, _) | (_, None) => {
                     let card = Some(self.card());
@@ -507,6 +521,43 @@ impl Gen<'_> {
                         Round::Send(vec![get]),
                     ]
                 }
+                (100, Some(m)) if m.currency == "USD" => {
+                    // CKO-01: a new key, the same order number, amount and currency: a new
+                    // session for the same Payment, not a conflict.
+                    let key = self.key();
+                    one(self.req(
+                        m.key_of,
+                        KeyUse::Slot(key),
+                        Op::Session {
+                            order: m.order,
+                            amount: m.amount,
+                        },
+                    ))
+                }
+                (101, Some(m)) => one(self.req(
+                    1,
+                    KeyUse::Missing,
+                    Op::FindPaymentOtherCase { order: m.order },
+                )),
+                (102, Some(m)) if m.key_of == 1 && self.a.rotation => {
+                    // The same request under the rotated API key: the same scope (SCOPE-01).
+                    let mut r = self.create(m);
+                    r.rotation = 1;
+                    one(r)
+                }
+                (103, Some(m)) => {
+                    let key = self.key();
+                    let card = self.card();
+                    one(self.req(
+                        1,
+                        KeyUse::Slot(key),
+                        Op::ConfirmWithAmount {
+                            order: m.order,
+                            card,
+                            amount: m.amount * 2,
+                        },
+                    ))
+                }
                 (34, _) if self.a.rate_limit => self.rate_limited(),
                 (35, _) if self.a.pause => self.paused(),
                 (34 | 35, _) => continue,
@@ -516,6 +567,15 @@ impl Gen<'_> {
                     let mut cards = vec![Outcome::Slow, Outcome::Silent, Outcome::RequireAction];
                     if self.a.outcomes.contains(&Outcome::SlowCancel) {
                         cards.push(Outcome::SlowCancel);
+                    }
+                    // S12: a cancel of a requires_action charge the acquirer does not
+                    // confirm in time.
+                    if self
+                        .a
+                        .outcomes
+                        .contains(&Outcome::RequiresActionCancelUnconfirmed)
+                    {
+                        cards.push(Outcome::RequiresActionCancelUnconfirmed);
                     }
                     let card = self.rng.pick(&cards);
                     let n = self.new_create(Some(card));
@@ -529,83 +589,6 @@ impl Gen<'_> {
             };
             return r;
         }
-    }
-}
-
-impl Gen<'_> {
-    /// The merchant rate-limited (RATE-01, RATE-02): a create and a query answered 429
-    /// and not executed; once the limit is off, the same create under the same key
-    /// executes (the 429 bound nothing).
-    fn rate_limited(&mut self) -> Vec<Round> {
-        let merchant = if self.has(3) && self.rng.chance(250) {
-            2
-        } else {
-            1
-        };
-        let key_of = if merchant == 2 { 3 } else { 1 };
-        let card = Some(self.card());
-        let m = Made {
-            key_of,
-            ..self.new_create(card)
-        };
-        if let Some(last) = self.made.last_mut() {
-            last.key_of = key_of;
-        }
-        let first = self.create(m);
-        let mut rounds = vec![
-            Round::Control(Switch::RateLimit { merchant, on: true }),
-            Round::Send(vec![first]),
-        ];
-        if self.rng.chance(400) {
-            let find = self.req(key_of, KeyUse::Missing, Op::FindPayment { order: m.order });
-            rounds.push(Round::Send(vec![find]));
-        }
-        rounds.push(Round::Control(Switch::RateLimit {
-            merchant,
-            on: false,
-        }));
-        rounds.push(Round::Send(vec![self.create(m)]));
-        rounds
-    }
-
-    /// The channel paused (RATE-04, RATE-05): a new create (or a confirm of a Payment
-    /// made before) answered 503 and not accepted; once resumed, the same request
-    /// under the same key executes.
-    fn paused(&mut self) -> Vec<Round> {
-        let on = Round::Control(Switch::Pause { on: true });
-        let off = Round::Control(Switch::Pause { on: false });
-        if self.rng.chance(300) {
-            let n = self.new_create(None);
-            let made = self.create(n);
-            let key = self.key();
-            let card = self.card();
-            let confirm = self.req(
-                1,
-                KeyUse::Slot(key),
-                Op::Confirm {
-                    order: n.order,
-                    card,
-                },
-            );
-            return vec![
-                Round::Send(vec![made]),
-                on,
-                Round::Send(vec![confirm]),
-                off,
-                Round::Send(vec![confirm]),
-            ];
-        }
-        let card = Some(self.card());
-        let m = self.new_create(card);
-        let first = self.create(m);
-        let mut rounds = vec![on, Round::Send(vec![first])];
-        if self.rng.chance(400) {
-            let find = self.req(1, KeyUse::Missing, Op::FindPayment { order: m.order });
-            rounds.push(Round::Send(vec![find]));
-        }
-        rounds.push(off);
-        rounds.push(Round::Send(vec![self.create(m)]));
-        rounds
     }
 }
 
@@ -655,6 +638,9 @@ pub fn generate(seed: u64, a: &Alphabet) -> Case {
     }
     Case { seed, rounds }
 }
+
+#[path = "generate_controls.rs"]
+mod controls;
 
 #[cfg(test)]
 #[path = "generate_tests.rs"]

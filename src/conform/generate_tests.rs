@@ -7,6 +7,8 @@ fn alphabet() -> Alphabet {
         clock: true,
         rate_limit: true,
         pause: true,
+        shapes: false,
+        rotation: false,
         fault_rate: 150,
     }
 }

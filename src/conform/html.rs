@@ -79,31 +79,9 @@ pub fn page(r: &Report) -> String {
     s
 }
 
-/// The rules the model's own run of the case applied (its answers rest on them), in the
-/// order they first apply: the what-if script run.
-fn model_rules(f: &Finding) -> Vec<&'static str> {
-    let Ok(script) = payhub_sim::script::parse(
-        "conform.pha",
-        f.script.as_bytes(),
-        &crate::script_cmd::always_properties(),
-    ) else {
-        return Vec::new();
-    };
-    let run = crate::script_cmd::execute(&script);
-    let mut rules: Vec<&'static str> = Vec::new();
-    for e in &run.trace.events {
-        if let Some(rule) = e.rule
-            && !rules.contains(&rule.id())
-        {
-            rules.push(rule.id());
-        }
-    }
-    rules
-}
-
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
 fn violation(s: &mut String, f: &Finding, draw: bool) {
-    let rules = model_rules(f);
+    let rules: Vec<&str> = f.rules.iter().map(String::as_str).collect();
     let context = format!(
         "seed {}, shrunk from {} to {} requests in {} runs, found after {} cases ({:.1} s)",
         f.seed,

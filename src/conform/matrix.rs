@@ -119,7 +119,9 @@ pub fn shared(profile: &Loaded) -> Loaded {
     };
     p.profile.isolation.ids_per_merchant = false;
     once(&mut p.profile.isolation.reset);
-    once(&mut p.profile.clock.advance);
+    if let Some(a) = &mut p.profile.clock.advance {
+        a.path = a.path.replace("?merchant={merchant}", "");
+    }
     if let Some(c) = &mut p.profile.controls.pause {
         c.path = c.path.replace("?merchant={merchant}", "");
     }

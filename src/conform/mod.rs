@@ -1,16 +1,18 @@
 //! `payhub-verify conform`: a real platform under test, the model as the oracle over
 //! HTTP (docs/conform.md).
 //!
-//! One concept per file: [`profile`] what conform knows of a target, [`case`] a
-//! generated case and how it renders, [`generate`] seeds → cases, [`wire`] the HTTP
-//! client, [`proxy`] the fault-injecting proxy, [`compare`] an answer against the
-//! model's, [`oracle`] the set of model states, [`run`] one case against the target,
-//! [`shrink`] shrinking against the live target, [`report`] what conform prints
-//! ([`html`] as one page),
-//! [`matrix`] the kill matrix over HTTP (`serve --mutant` for every mutant of the zoo).
+//! One concept per file: [`profile`] what conform knows of a target ([`template`] its
+//! controls), [`case`] a generated case and how it renders, [`generate`] seeds → cases,
+//! [`wire`] the HTTP client, [`proxy`] the fault-injecting proxy, [`compare`] an answer
+//! against the model's as the contract sees both (`payhub_model::observation`),
+//! [`effect`] the profile's controls checked to take effect, [`oracle`] the set of model
+//! states, [`run`] one case against the target, [`shrink`] shrinking against the live
+//! target, [`report`] what conform prints ([`html`] as one page), [`matrix`] the kill
+//! matrix over HTTP (`serve --mutant` for every mutant of the zoo).
 
 pub mod case;
 pub mod compare;
+pub mod effect;
 pub mod generate;
 pub mod html;
 pub mod matrix;
@@ -20,6 +22,7 @@ pub mod proxy;
 pub mod report;
 pub mod run;
 pub mod shrink;
+pub mod template;
 pub mod wire;
 
 use crate::simulate_cmd::{SeedRange, Shard};
@@ -85,6 +88,10 @@ pub struct ConformArgs {
     /// of the zoo (or those of --mutants), and report which conform finds over HTTP.
     #[arg(long)]
     pub kill_matrix: bool,
+    /// Go on after a violation: every distinct violation is kept, one per rule (the
+    /// rule of the breaking round), the other seeds that broke it listed with it.
+    #[arg(long)]
+    pub keep_going: bool,
     /// With --kill-matrix: only these mutants (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub mutants: Vec<String>,
@@ -113,6 +120,7 @@ pub struct SweepOptions {
     pub reruns: usize,
     pub shrink_budget: usize,
     pub deadline: Option<Instant>,
+    pub keep_going: bool,
 }
 
 fn seeds_of(args: &ConformArgs) -> Result<(SeedRange, String), String> {
@@ -174,6 +182,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         reruns: args.reruns,
         shrink_budget: args.shrink_budget,
         deadline,
+        keep_going: args.keep_going,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -235,8 +244,8 @@ pub async fn connect(
         horizon: profile.horizon,
         max_states,
         node_budget: 20_000,
-        volatile: profile.profile.volatile.clone(),
-        extra: profile.profile.extra_fields.clone(),
+        dialect: profile.dialect(),
+        params: profile.params.clone(),
         ids_per_merchant: profile.profile.isolation.ids_per_merchant,
     };
     let timeout = Duration::from_millis(profile.timeout.0);
@@ -250,6 +259,9 @@ pub async fn connect(
     run::probe(&target)
         .await
         .map_err(|e| format!("{url}: {e}"))?;
+    effect::check_controls(&target, &format!("check{}", run_tag()))
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
     Ok(target)
 }
 
@@ -261,8 +273,19 @@ pub fn alphabet(profile: &profile::Loaded, proxy_faults: bool) -> generate::Alph
         clock: profile.profile.clock.advance.is_some(),
         rate_limit: profile.profile.controls.rate_limit.is_some(),
         pause: profile.profile.controls.pause.is_some(),
+        shapes: !profile.profile.strict,
+        rotation: profile.target_keys(1).len() > 1,
         fault_rate: if proxy_faults { 150 } else { 0 },
     }
+}
+
+/// A tag no earlier run used: without a reset endpoint, names must differ from any
+/// earlier run's (the wall clock names a run; it never decides a verdict).
+fn run_tag() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    format!("{:x}", t % 0xff_ffff)
 }
 
 /// Runs the options' seeds until the first violation (shrunk), the end, or the deadline.
@@ -279,11 +302,7 @@ pub async fn sweep(
     let run_id = if t.profile.profile.isolation.reset.is_some() {
         String::new()
     } else {
-        // Without a reset endpoint names must differ from any earlier run's.
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        format!("{:x}", t % 0xff_ffff)
+        run_tag()
     };
     let mut report = Report {
         target: url.to_owned(),
@@ -298,6 +317,8 @@ pub async fn sweep(
         incomplete: Vec::new(),
         not_run: 0,
         continue_with: None,
+        suppressed: Vec::new(),
+        readings: Vec::new(),
     };
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -311,7 +332,18 @@ pub async fn sweep(
         report.requests += case.requests();
         bar.inc();
         match &run.outcome {
-            CaseOutcome::Conforms => {}
+            CaseOutcome::Conforms => {
+                for r in &run.readings {
+                    match report.readings.iter_mut().find(|x| x.0 == r.assumption()) {
+                        Some(x) => x.2 += 1,
+                        None => report.readings.push((
+                            r.assumption().to_owned(),
+                            r.text().to_owned(),
+                            1,
+                        )),
+                    }
+                }
+            }
             CaseOutcome::Incomplete(why) => report.incomplete.push((seed, why.clone())),
             CaseOutcome::Violation { .. } => {
                 let detected = started.elapsed().as_secs_f64();
@@ -323,11 +355,28 @@ pub async fn sweep(
                 let shrunk =
                     shrink::shrink(t, case.clone(), run, o.reruns, o.shrink_budget, &mut tag)
                         .await?;
-                report
-                    .violations
-                    .push(finding(t, &case, shrunk, report.cases_run, detected));
-                report.not_run = o.seeds.len() - n - 1;
-                break;
+                let f = finding(t, &case, shrunk, report.cases_run, detected);
+                let suppressed = t
+                    .profile
+                    .profile
+                    .suppress
+                    .iter()
+                    .find(|s| s.rule == f.rule());
+                if let Some(s) = suppressed {
+                    report
+                        .suppressed
+                        .push((seed, s.rule.clone(), s.reason.clone()));
+                } else if let Some(same) =
+                    report.violations.iter_mut().find(|v| v.rule() == f.rule())
+                {
+                    same.also_seeds.push(seed);
+                } else {
+                    report.violations.push(f);
+                }
+                if !o.keep_going && !report.violations.is_empty() {
+                    report.not_run = o.seeds.len() - n - 1;
+                    break;
+                }
             }
         }
     }
@@ -370,7 +419,11 @@ fn finding(
     for a in &allowed {
         script.push_str(&format!("# the model allows {a}\n"));
     }
+    let rules = Finding::rules_of_script(&script);
     Finding {
+        property: html::PROPERTY,
+        rules,
+        also_seeds: Vec::new(),
         seed: case.seed,
         requests: case.requests(),
         shrunk_requests: shrunk.case.requests(),

@@ -24,6 +24,7 @@ use super::profile::Outcome;
 use crate::serve::cards;
 use crate::serve::http_map::{self, HttpRequest};
 use crate::serve::sandbox::{node_of, world_config};
+use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
 use payhub_sim::{Budget, Choice, World, WorldConfig};
@@ -37,6 +38,9 @@ pub struct State {
     pub world: World,
     pub ids: IdMap,
     pub tape: Vec<Choice>,
+    /// The readings the target took where the contract is silent (not part of the
+    /// state's identity: two states that differ only there are one).
+    pub readings: Vec<payhub_model::observation::Reading>,
 }
 
 /// What the target's side of one request came to.
@@ -103,8 +107,10 @@ pub struct Settings {
     pub horizon: Millis,
     pub max_states: usize,
     pub node_budget: usize,
-    pub volatile: Vec<String>,
-    pub extra: Vec<String>,
+    /// How the target speaks the contract (its codes, its extra fields, whole bodies or not).
+    pub dialect: Dialect,
+    /// The model's parameters: the target's own timings where the contract gives none.
+    pub params: payhub_model::PlatformParams,
     /// The target numbers its objects per merchant (the sandbox: a session per
     /// merchant), so an id means something only with its merchant.
     pub ids_per_merchant: bool,
@@ -148,22 +154,22 @@ struct ModelSide<'a> {
 }
 
 impl Side for ModelSide<'_> {
-    fn api_key(&self, model_key: u32) -> String {
+    fn api_key(&self, model_key: u32, _rotation: u8) -> String {
         format!("ak_{model_key}")
     }
     fn card(&self, outcome: Outcome) -> String {
-        outcome.model_card().to_string()
+        outcome.model_card().unwrap_or('A').to_string()
     }
     fn payment(&self, order: &str, slot: u8) -> String {
         self.refs
             .payment(self.ns, order)
-            .and_then(|t| self.ids.model_of(&compare::qualified(self.ns, t)))
+            .and_then(|t| self.ids.model_of("pay", &compare::qualified(self.ns, t)))
             .map_or_else(|| case::unknown_payment(slot), str::to_owned)
     }
     fn refund(&self, refund_no: &str, slot: u8) -> String {
         self.refs
             .refund(self.ns, refund_no)
-            .and_then(|t| self.ids.model_of(&compare::qualified(self.ns, t)))
+            .and_then(|t| self.ids.model_of("ref", &compare::qualified(self.ns, t)))
             .map_or_else(|| case::unknown_refund(slot), str::to_owned)
     }
 }
@@ -212,13 +218,15 @@ pub fn model_config() -> WorldConfig {
 
 impl Oracle {
     pub fn new(settings: Settings) -> Oracle {
-        let config = model_config();
+        let mut config = model_config();
+        config.params = settings.params.clone();
         let world = World::new(&config);
         Oracle {
             states: vec![State {
                 world,
                 ids: IdMap::default(),
                 tape: Vec::new(),
+                readings: Vec::new(),
             }],
             config,
             settings,
@@ -482,7 +490,7 @@ impl Oracle {
         out.extend(
             link_moves_except(w, &node.backlog)
                 .into_iter()
-                .filter(|(_, kind)| !kind.eager(concurrent))
+                .filter(|(_, kind)| !kind.eager(concurrent, !self.settings.dialect.strict))
                 .map(|(c, _)| (c, None)),
         );
         // Time passes while the target takes time to answer, within the horizon.
@@ -525,15 +533,17 @@ impl Oracle {
                 match &one.seen {
                     Seen::Answer(obs) => {
                         let ns = self.settings.namespace(one.req.key_of);
-                        compare::matches(
+                        let reading = compare::matches(
                             &response,
                             obs,
                             ns,
                             &mut node.st.ids,
-                            &self.settings.volatile,
-                            &self.settings.extra,
+                            &self.settings.dialect,
                         )
                         .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                        if let Some(r) = reading.filter(|r| !node.st.readings.contains(r)) {
+                            node.st.readings.push(r);
+                        }
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
                             .map_err(Miss::World)?;
                     }
@@ -557,7 +567,7 @@ impl Oracle {
             let concurrent = is_concurrent(sent);
             if let Some((c, _)) = link_moves_except(&node.st.world, &node.backlog)
                 .into_iter()
-                .find(|(_, kind)| kind.eager(concurrent))
+                .find(|(_, kind)| kind.eager(concurrent, !self.settings.dialect.strict))
             {
                 self.apply(&mut node.st, c).map_err(Miss::World)?;
                 moved = true;
@@ -594,15 +604,8 @@ impl Oracle {
                     body,
                 };
                 if let Seen::Answer(obs) = &s.seen {
-                    compare::matches(
-                        &response,
-                        obs,
-                        ns,
-                        &mut node.st.ids,
-                        &self.settings.volatile,
-                        &self.settings.extra,
-                    )
-                    .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                    compare::matches(&response, obs, ns, &mut node.st.ids, &self.settings.dialect)
+                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
                 }
                 node.ex[i].done = true;
                 node.ex[i].delivered = true;

@@ -12,16 +12,27 @@ pub(super) enum LinkMove {
     /// A charge: in a round of requests at once, when it is decided against the other
     /// requests' arrival is the race window, so the exploration places it.
     Charge,
-    /// Queries, cancels, refunds, replies: taken at once (they commute with what the
+    /// A refund sent upstream: its completion is asynchronous (A-REFUND-ASYNC), so the
+    /// exploration places it at any point of the round, or leaves it for a later one:
+    /// a target whose refund settles after 0 s, 5 ms or 3 s is explained alike.
+    Refund,
+    /// A cancel sent upstream: the acquirer's word on it may come within the synchronous
+    /// wait (200 canceled) or after it (S12: 202, the status kept), so the exploration
+    /// places it, for a target that is not strict.
+    Cancel,
+    /// Queries, replies: taken at once (they commute with what the
     /// round's requests can witness; the sandbox, too, drives them at once).
     Other,
 }
 
 impl LinkMove {
-    pub(super) fn eager(self, concurrent: bool) -> bool {
+    /// `async_refunds`: a target the model does not describe exactly (not `strict`); the
+    /// sandbox, like the model, settles a refund at once.
+    pub(super) fn eager(self, concurrent: bool, async_refunds: bool) -> bool {
         match self {
             LinkMove::SlowCharge => false,
             LinkMove::Charge => !concurrent,
+            LinkMove::Refund | LinkMove::Cancel => !async_refunds,
             LinkMove::Other => true,
         }
     }
@@ -50,6 +61,10 @@ pub(super) fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, Li
                     LinkMove::SlowCharge
                 } else if matches!(call, payhub_model::UpstreamCall::Charge { .. }) {
                     LinkMove::Charge
+                } else if matches!(call, payhub_model::UpstreamCall::Refund { .. }) {
+                    LinkMove::Refund
+                } else if matches!(call, payhub_model::UpstreamCall::CancelCharge { .. }) {
+                    LinkMove::Cancel
                 } else {
                     LinkMove::Other
                 },

@@ -9,8 +9,12 @@ fn settings() -> Settings {
         horizon: Millis::mins(2),
         max_states: 64,
         node_budget: 20_000,
-        volatile: vec!["expires_at".into()],
-        extra: Vec::new(),
+        dialect: crate::conform::profile::Loaded::from_json(include_str!(
+            "../../docs/profiles/sandbox.json"
+        ))
+        .unwrap()
+        .dialect(),
+        params: payhub_model::PlatformParams::default(),
         ids_per_merchant: false,
     }
 }
@@ -26,6 +30,7 @@ fn create(key: u8) -> Req {
             card: Some(Outcome::Approve),
         },
         fault: Fault::None,
+        rotation: 0,
     }
 }
 

@@ -7,8 +7,12 @@
 //! test-clock endpoint, else short horizons only), which of the contract's branches it
 //! implements, and which answer fields are volatile (compared for presence only).
 
-use payhub_model::{Branch, Millis};
+use payhub_model::observation::Dialect;
+use payhub_model::{Branch, ErrorCode, Millis};
 use serde::Deserialize;
+use std::collections::BTreeMap;
+
+pub use super::template::{Fill, Template};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,19 +38,72 @@ pub struct Profile {
     /// (`expires_at`) at any depth.
     #[serde(default)]
     pub volatile: Vec<String>,
-    /// Answer fields the target adds that the contract does not name, ignored; any other
-    /// unexpected field is an error (exit 2).
+    /// With `strict`: answer fields the target adds that the contract does not name,
+    /// ignored; any other unexpected field is an error (exit 2). Without `strict` every
+    /// field the contract does not name is accepted.
     #[serde(default)]
     pub extra_fields: Vec<String>,
+    /// The target answers whole bodies in the model's own shape (the sandbox): every
+    /// field the model answers must be there, and no field the contract does not name
+    /// (but `extra_fields`). Default: each field the contract names is judged where the
+    /// target wrote it, and other fields are accepted.
+    #[serde(default)]
+    pub strict: bool,
+    /// The target's error codes that stand for one of the model's (`{"resource_not_found":
+    /// "resource_missing"}`): each is then judged as that code. A code the contract does
+    /// not name and this map does not list is judged by its status alone.
+    #[serde(default)]
+    pub error_codes: BTreeMap<String, String>,
+    /// Fields the contract does not name that the target answers exactly as the model
+    /// does (`amount_refunded`, `fee_rate_bps`, `list`; `version` by its number).
+    #[serde(default)]
+    pub model_fields: Vec<String>,
     /// The client's timeout per request (default 5 s): no answer within it is an
     /// unknown result.
     #[serde(default)]
     pub timeout: Option<String>,
+    /// The name of the request field that carries the test card (default `card`).
+    #[serde(default)]
+    pub card_field: Option<String>,
+    /// Timings where the contract is silent and the target chose its own (A-EXPIRES-AT,
+    /// A-SESSION-TTL, …): the model takes the target's, so that its deadlines fall when
+    /// the target's do.
+    #[serde(default)]
+    pub timings: Timings,
+    /// Rules whose violations are not counted, each with its reason (printed).
+    #[serde(default)]
+    pub suppress: Vec<Suppress>,
     /// The target's test endpoints that switch the platform's own inputs: its rate
     /// limit (429 with `Retry-After`) and its paused channel (503
     /// `temporarily_unavailable`). Without one, no case switches it.
     #[serde(default)]
     pub controls: Controls,
+}
+
+/// The target's own lengths where the contract gives none (durations: `1h`, `30min`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timings {
+    /// How long after creation a Payment expires (A-EXPIRES-AT; the model's: 24 h).
+    #[serde(default)]
+    pub payment_ttl: Option<String>,
+    /// How long a checkout session lives (A-SESSION-TTL; the model's: 30 min).
+    #[serde(default)]
+    pub session_ttl: Option<String>,
+    /// How often an unknown result is verified upstream (A-VERIFY-INTERVAL; 1 min).
+    #[serde(default)]
+    pub verify_interval: Option<String>,
+    /// How long until an unknown result goes to manual review (A-AUTO-WINDOW; 1 h).
+    #[serde(default)]
+    pub auto_query_window: Option<String>,
+}
+
+/// A rule the profile does not hold the target to, and why.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suppress {
+    pub rule: String,
+    pub reason: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -61,13 +118,37 @@ pub struct Controls {
     pub pause: Option<Switch>,
 }
 
-/// A test endpoint POSTed with one body to switch an input on and another to switch it off.
+/// A test endpoint that switches an input on and off: sent with `method` (default POST)
+/// and either `on` and `off` as bodies, or one `body` template with `{on}`; `{merchant}`
+/// in the path or body is the merchant's name (the keys' `merchant`, else its number).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Switch {
+    #[serde(default)]
+    pub method: Option<String>,
     pub path: String,
-    pub on: serde_json::Value,
-    pub off: serde_json::Value,
+    #[serde(default)]
+    pub on: Option<serde_json::Value>,
+    #[serde(default)]
+    pub off: Option<serde_json::Value>,
+    #[serde(default)]
+    pub body: Option<serde_json::Value>,
+}
+
+impl Switch {
+    /// The request that switches it `on` or off.
+    pub fn template(&self, on: bool) -> Template {
+        let body = match (&self.body, on) {
+            (Some(b), _) => Some(b.clone()),
+            (None, true) => self.on.clone(),
+            (None, false) => self.off.clone(),
+        };
+        Template {
+            method: self.method.clone(),
+            path: self.path.clone(),
+            body,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -76,8 +157,13 @@ pub struct KeyEntry {
     /// What the target takes after `Authorization: Bearer `.
     pub key: String,
     /// The model's key it stands for: `ak_1` merchant 1 test, `ak_2` merchant 1 live,
-    /// `ak_3` merchant 2 test, `ak_4` merchant 1 test read-only.
+    /// `ak_3` merchant 2 test, `ak_4` merchant 1 test read-only. Several target keys may
+    /// stand for one model key (rotation: one merchant, one environment, one scope).
     pub model: String,
+    /// The target's name of the key's merchant (`{merchant}` in the controls); default
+    /// the model merchant's number.
+    #[serde(default)]
+    pub merchant: Option<String>,
 }
 
 #[derive(
@@ -87,26 +173,44 @@ pub struct KeyEntry {
 pub enum Outcome {
     Approve,
     Decline,
+    /// requires_action (3-D Secure); a cancel of it is confirmed by the acquirer.
+    #[serde(alias = "requires_action_cancel_confirmed")]
     RequireAction,
+    /// Approved after the synchronous wait (202, then succeeded).
+    #[serde(alias = "approve_slow")]
     Slow,
     Silent,
+    /// The acquirer's 5xx before charging.
+    #[serde(alias = "upstream_error")]
     Fail,
     /// Silent, and a cancel of its charge answered only after the synchronous wait
     /// (cancel 202).
     SlowCancel,
+    /// requires_action whose cancel the acquirer does not confirm in time (S12: cancel
+    /// 202, the status kept): the model's card C, its cancel answered at any point of
+    /// the window (a target that is not strict).
+    RequiresActionCancelUnconfirmed,
+    /// Declined after the synchronous wait (202, then failed). The model has no card
+    /// for it yet: never generated.
+    DeclineSlow,
 }
 
 impl Outcome {
-    /// The model's test card for this outcome (the sandbox's table, `serve --help`).
-    pub fn model_card(self) -> char {
+    /// The model's test card for this outcome (the sandbox's table, `serve --help`), if
+    /// the model has one.
+    pub fn model_card(self) -> Option<char> {
         match self {
-            Outcome::Approve => 'A',
-            Outcome::Decline => 'B',
-            Outcome::RequireAction => 'C',
-            Outcome::Slow => 'D',
-            Outcome::Silent => 'E',
-            Outcome::Fail => 'F',
-            Outcome::SlowCancel => 'G',
+            Outcome::Approve => Some('A'),
+            Outcome::Decline => Some('B'),
+            Outcome::RequireAction => Some('C'),
+            Outcome::Slow => Some('D'),
+            Outcome::Silent => Some('E'),
+            Outcome::Fail => Some('F'),
+            Outcome::SlowCancel => Some('G'),
+            // The model's card C: for a target that is not strict the oracle places the
+            // acquirer's word on a cancel before or after the synchronous wait (S12).
+            Outcome::RequiresActionCancelUnconfirmed => Some('C'),
+            Outcome::DeclineSlow => None,
         }
     }
 }
@@ -139,20 +243,37 @@ pub struct Isolation {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Clock {
-    /// `POST` this path with `{"by":"8d"}` to move the target's clock (`{merchant}` as
-    /// for reset); without it cases stay within the horizon.
+    /// The request that moves the target's clock ([`Template`]: `{seconds}`, `{ms}`,
+    /// `{merchant}` as for reset; a plain path is POSTed with `{"by":"8d"}`); without it
+    /// cases stay within the horizon.
     #[serde(default)]
-    pub advance: Option<String>,
+    pub advance: Option<Template>,
+    /// Where the target shows its clock: each move is checked to have moved it.
+    #[serde(default)]
+    pub read: Option<ClockRead>,
     /// How far the oracle lets the target's own timers run within a case (default
     /// `2min`: the ~15 s synchronous wait, the 10 s concurrent wait, a few queries).
     #[serde(default)]
     pub horizon: Option<String>,
 }
 
+/// `GET path` answers the target's time in the field `field` (seconds, or
+/// milliseconds with `"unit":"ms"`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockRead {
+    pub path: String,
+    pub field: String,
+    #[serde(default)]
+    pub unit: Option<String>,
+}
+
 /// A loaded, checked profile.
 #[derive(Clone, Debug)]
 pub struct Loaded {
     pub profile: Profile,
+    /// The model's parameters with the profile's `timings`.
+    pub params: payhub_model::PlatformParams,
     /// The model key (`ApiKeyId` number) of each profile key, in order.
     pub model_keys: Vec<u32>,
     pub branches: Vec<Branch>,
@@ -164,7 +285,16 @@ pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
 
 impl Loaded {
     pub fn from_json(text: &str) -> Result<Loaded, String> {
-        let profile: Profile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        // The error names the field (`controls.pause.method: invalid type …`).
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let profile: Profile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            if path == "." {
+                e.inner().to_string()
+            } else {
+                format!("{path}: {}", e.inner())
+            }
+        })?;
         let model_keys = profile
             .api_keys
             .iter()
@@ -205,9 +335,104 @@ impl Loaded {
             Some(s) => payhub_sim::script::parse_duration(s)
                 .ok_or_else(|| format!("{what}: {s:?} is not a duration (250ms, 2s, 2min, 8d)")),
         };
+        let c = &profile.controls;
+        for (name, sw) in [
+            ("controls.rate_limit", &c.rate_limit),
+            ("controls.pause", &c.pause),
+        ] {
+            let Some(sw) = sw else { continue };
+            if sw.body.is_none() && (sw.on.is_none() || sw.off.is_none()) {
+                return Err(format!(
+                    "{name}: needs \"on\" and \"off\" bodies, or one \"body\" with {{on}}"
+                ));
+            }
+            for on in [true, false] {
+                if let Some(p) = sw.template(on).unknown_placeholder() {
+                    return Err(format!(
+                        "{name}: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
+                    ));
+                }
+            }
+        }
+        if let Some(p) = profile
+            .clock
+            .advance
+            .as_ref()
+            .and_then(Template::unknown_placeholder)
+        {
+            return Err(format!(
+                "clock.advance: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
+            ));
+        }
+        if let Some(r) = &profile.clock.read {
+            if !matches!(r.unit.as_deref(), None | Some("s" | "ms")) {
+                return Err(format!(
+                    "clock.read.unit: {:?} is not \"s\" or \"ms\"",
+                    r.unit
+                ));
+            }
+        }
+        for s in &profile.suppress {
+            if payhub_model::Rule::ALL.iter().all(|r| r.id() != s.rule) {
+                return Err(format!(
+                    "suppress: {:?} is not a rule ID (payhub-verify rules)",
+                    s.rule
+                ));
+            }
+            if s.reason.trim().is_empty() {
+                return Err(format!("suppress: {} has no reason", s.rule));
+            }
+        }
+        for (theirs, model) in &profile.error_codes {
+            if !ErrorCode::ALL.iter().any(|c| c.as_str() == model) {
+                return Err(format!(
+                    "error_codes: {theirs:?} maps to {model:?}, which is not one of the model's codes ({})",
+                    ErrorCode::ALL
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        for f in &profile.model_fields {
+            if !super::compare::KNOWN_FIELDS.contains(&f.as_str()) {
+                return Err(format!(
+                    "model_fields: {f:?} is not a field of the model's answers ({})",
+                    super::compare::KNOWN_FIELDS.join(", ")
+                ));
+            }
+        }
+        let mut params = payhub_model::PlatformParams::default();
+        let t = &profile.timings;
+        for (name, v, slot) in [
+            (
+                "timings.payment_ttl",
+                &t.payment_ttl,
+                &mut params.payment_ttl,
+            ),
+            (
+                "timings.session_ttl",
+                &t.session_ttl,
+                &mut params.session_ttl,
+            ),
+            (
+                "timings.verify_interval",
+                &t.verify_interval,
+                &mut params.verify_interval,
+            ),
+            (
+                "timings.auto_query_window",
+                &t.auto_query_window,
+                &mut params.auto_query_window,
+            ),
+        ] {
+            *slot = duration(name, v, *slot)?;
+        }
         let horizon = duration("clock.horizon", &profile.clock.horizon, Millis::mins(2))?;
         let timeout = duration("timeout", &profile.timeout, Millis::secs(5))?;
         Ok(Loaded {
+            params,
             profile,
             model_keys,
             branches,
@@ -225,12 +450,40 @@ impl Loaded {
             .map(|c| c.card.as_str())
     }
 
-    /// The outcomes the target has cards for.
+    /// The outcomes the target has cards for and the model can drive.
     pub fn outcomes(&self) -> Vec<Outcome> {
-        let mut v: Vec<Outcome> = self.profile.cards.iter().map(|c| c.outcome).collect();
+        let mut v: Vec<Outcome> = self
+            .profile
+            .cards
+            .iter()
+            .map(|c| c.outcome)
+            .filter(|o| o.model_card().is_some())
+            .collect();
         v.sort();
         v.dedup();
         v
+    }
+
+    /// The target's name of model merchant `n` (`{merchant}`).
+    pub fn merchant_name(&self, n: u32) -> String {
+        let merchant_of = |k: u32| if k == 3 { 2 } else { 1 };
+        self.model_keys
+            .iter()
+            .zip(&self.profile.api_keys)
+            .find(|(k, e)| merchant_of(**k) == n && e.merchant.is_some())
+            .and_then(|(_, e)| e.merchant.clone())
+            .unwrap_or_else(|| n.to_string())
+    }
+
+    /// The target's keys standing for model key `ak_N`, in the profile's order (more than
+    /// one: rotation).
+    pub fn target_keys(&self, model: u32) -> Vec<&str> {
+        self.model_keys
+            .iter()
+            .zip(&self.profile.api_keys)
+            .filter(|(m, _)| **m == model)
+            .map(|(_, e)| e.key.as_str())
+            .collect()
     }
 
     /// The target's key standing for model key `ak_N`.
@@ -239,6 +492,35 @@ impl Loaded {
             .iter()
             .position(|m| *m == model)
             .map(|i| self.profile.api_keys[i].key.as_str())
+    }
+
+    /// A request body as the target takes it: the card under the profile's `card_field`.
+    pub fn target_body(&self, body: Option<&str>) -> Option<String> {
+        let body = body?;
+        let Some(field) = self.profile.card_field.as_deref().filter(|f| *f != "card") else {
+            return Some(body.to_owned());
+        };
+        match serde_json::from_str::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Object(mut m)) => {
+                if let Some(card) = m.remove("card") {
+                    m.insert(field.to_owned(), card);
+                }
+                Some(serde_json::Value::Object(m).to_string())
+            }
+            _ => Some(body.to_owned()),
+        }
+    }
+
+    /// How the target speaks the contract, for the oracle.
+    pub fn dialect(&self) -> Dialect {
+        let p = &self.profile;
+        Dialect {
+            error_codes: p.error_codes.clone(),
+            strict: p.strict,
+            model_fields: p.model_fields.clone(),
+            volatile: p.volatile.clone(),
+            extra: p.extra_fields.clone(),
+        }
     }
 
     pub fn prefix(&self) -> &str {

@@ -26,6 +26,13 @@ pub struct Finding {
     pub allowed: Vec<String>,
     pub mermaid: String,
     pub script: String,
+    /// The property that judged it.
+    pub property: &'static str,
+    /// The rules the model's own run of the case applied (its answers rest on them), in
+    /// the order they first apply; the last is the rule of the breaking round.
+    pub rules: Vec<String>,
+    /// Other seeds that broke the same rule (`--keep-going` keeps one finding per rule).
+    pub also_seeds: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -45,6 +52,11 @@ pub struct Report {
     pub not_run: usize,
     /// How to continue, when seeds were not reached.
     pub continue_with: Option<String>,
+    /// Violations of a rule the profile suppresses: seed, rule, the profile's reason.
+    pub suppressed: Vec<(u64, String, String)>,
+    /// The readings the target took where the contract is silent or ambiguous (the
+    /// assumption, what the target did, and in how many conforming cases).
+    pub readings: Vec<(String, String, usize)>,
 }
 
 impl Report {
@@ -94,6 +106,15 @@ impl Report {
         if let Some(c) = &self.continue_with {
             let _ = writeln!(s, "not run: {} seeds; continue with: {c}", self.not_run);
         }
+        for (assumption, what, cases) in &self.readings {
+            let _ = writeln!(
+                s,
+                "reading taken where the contract is silent: {assumption}: {what} ({cases} cases)"
+            );
+        }
+        for (seed, rule, why) in &self.suppressed {
+            let _ = writeln!(s, "suppressed: seed {seed}: {rule} ({why})");
+        }
         for f in &self.violations {
             s.push_str(&f.text());
         }
@@ -119,7 +140,9 @@ impl Report {
         for f in &self.violations {
             let _ = write!(
                 s,
-                "## Violation (seed {}, shrunk from {} to {} requests)\n\n```text\n{}```\n\n```mermaid\n{}```\n\nWhat-if script (`payhub-verify run`):\n\n```text\n{}```\n\n",
+                "## Violation of {} under {} (seed {}, shrunk from {} to {} requests)\n\n```text\n{}```\n\n```mermaid\n{}```\n\nWhat-if script (`payhub-verify run`):\n\n```text\n{}```\n\n",
+                f.property,
+                f.rule(),
                 f.seed,
                 f.requests,
                 f.shrunk_requests,
@@ -133,6 +156,32 @@ impl Report {
 }
 
 impl Finding {
+    /// The rule a finding is kept under, one per rule with `--keep-going`.
+    pub fn rule(&self) -> &str {
+        self.rules.last().map_or("(no rule)", String::as_str)
+    }
+
+    /// The rules the model's own run of the case (its what-if script) applied.
+    pub fn rules_of_script(script: &str) -> Vec<String> {
+        let Ok(script) = payhub_sim::script::parse(
+            "conform.pha",
+            script.as_bytes(),
+            &crate::script_cmd::always_properties(),
+        ) else {
+            return Vec::new();
+        };
+        let run = crate::script_cmd::execute(&script);
+        let mut rules: Vec<String> = Vec::new();
+        for e in &run.trace.events {
+            if let Some(rule) = e.rule
+                && !rules.iter().any(|r| r == rule.id())
+            {
+                rules.push(rule.id().to_owned());
+            }
+        }
+        rules
+    }
+
     /// The shrunk case in the contract's notation, the breaking answer marked.
     pub fn notation(&self) -> String {
         let mut s = String::new();
@@ -161,7 +210,10 @@ impl Finding {
 
     pub fn text(&self) -> String {
         format!(
-            "violation: seed {} (found after {} cases, {:.1}s), shrunk from {} to {} requests in {} runs:\n{}mermaid:\n{}what-if script (payhub-verify run):\n{}",
+            "violation of {} (rules {}; also seeds {:?}): seed {} (found after {} cases, {:.1}s), shrunk from {} to {} requests in {} runs:\n{}mermaid:\n{}what-if script (payhub-verify run):\n{}",
+            self.property,
+            self.rules.join(", "),
+            self.also_seeds,
             self.seed,
             self.detected_after_cases,
             self.detected_after_s,

@@ -5,7 +5,7 @@
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::oracle::{self, Oracle, Seen, Sent, TargetRefs, Verdict};
-use super::profile::{Loaded, Outcome};
+use super::profile::{Fill, Loaded, Outcome, Template};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
 use super::wire::{self, WireError, WireReply, WireRequest};
 use payhub_sim::Choice;
@@ -45,6 +45,8 @@ pub enum CaseOutcome {
 
 #[derive(Clone, Debug)]
 pub struct CaseRun {
+    /// The readings the target took where the contract is silent (a conforming case).
+    pub readings: Vec<payhub_model::observation::Reading>,
     pub exchanges: Vec<Exchange>,
     pub outcome: CaseOutcome,
 }
@@ -56,9 +58,10 @@ struct TargetSide<'a> {
 }
 
 impl Side for TargetSide<'_> {
-    fn api_key(&self, model_key: u32) -> String {
-        self.profile
-            .target_key(model_key)
+    fn api_key(&self, model_key: u32, rotation: u8) -> String {
+        let keys = self.profile.target_keys(model_key);
+        keys.get(rotation as usize % keys.len().max(1))
+            .copied()
             .unwrap_or("none")
             .to_owned()
     }
@@ -95,23 +98,32 @@ fn merchants(profile: &Loaded) -> Vec<u32> {
     m
 }
 
-fn timeout(t: &Target) -> Duration {
+pub(super) fn timeout(t: &Target) -> Duration {
     Duration::from_millis(t.profile.timeout.0)
 }
 
-/// POSTs a control endpoint of the target (reset, clock, pause) for each merchant
-/// (once, if the path does not name the merchant).
-async fn control(t: &Target, path: &str, body: Option<String>) -> Result<(), String> {
-    let mut targets: Vec<String> = merchants(&t.profile)
-        .into_iter()
-        .map(|m| path.replace("{merchant}", &m.to_string()))
-        .collect();
-    targets.dedup();
-    post_each(t, targets, body).await
+/// Sends a control template to the target (reset, clock, pause) for each merchant of
+/// the keys (once, if it does not name the merchant).
+async fn control(t: &Target, template: &Template, fill: &Fill) -> Result<(), String> {
+    let mut reqs = Vec::new();
+    for m in merchants(&t.profile) {
+        let fill = Fill {
+            merchant: Some(t.profile.merchant_name(m)),
+            ..fill.clone()
+        };
+        let r = template.render(&fill);
+        if !reqs.contains(&r) {
+            reqs.push(r);
+        }
+    }
+    for r in reqs {
+        send_control(t, r).await?;
+    }
+    Ok(())
 }
 
 /// Switches one of the target's inputs with the profile's control for it.
-async fn switch(t: &Target, s: Switch) -> Result<(), String> {
+pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     let controls = &t.profile.profile.controls;
     let (entry, on, what) = match s {
         Switch::RateLimit { on, .. } => (&controls.rate_limit, on, "controls.rate_limit"),
@@ -122,46 +134,120 @@ async fn switch(t: &Target, s: Switch) -> Result<(), String> {
             "the case switches the target's input, and the profile has no {what}"
         ));
     };
-    let body = Some(if on { &c.on } else { &c.off }.to_string());
+    let fill = Fill {
+        on: Some(on),
+        ..Fill::default()
+    };
     match s {
         Switch::RateLimit { merchant, .. } => {
-            let target = c.path.replace("{merchant}", &merchant.to_string());
-            post_each(t, vec![target], body).await
+            let fill = Fill {
+                merchant: Some(t.profile.merchant_name(merchant)),
+                ..fill
+            };
+            send_control(t, c.template(on).render(&fill))
+                .await
+                .map_err(|e| format!("{what}: {e}"))
         }
-        Switch::Pause { .. } => control(t, &c.path, body).await,
+        Switch::Pause { .. } => control(t, &c.template(on), &fill)
+            .await
+            .map_err(|e| format!("{what}: {e}")),
     }
 }
 
-async fn post_each(t: &Target, targets: Vec<String>, body: Option<String>) -> Result<(), String> {
-    for target in targets {
-        let req = WireRequest {
-            method: "POST".into(),
-            target,
-            headers: Vec::new(),
-            body: body.clone(),
-        };
-        match wire::send(&t.direct, &req, timeout(t)).await {
-            Ok(r) if (200..300).contains(&r.status) => {}
-            Ok(r) => {
-                return Err(format!(
-                    "POST {} answered {}: {}",
-                    req.target,
-                    r.status,
-                    r.body.chars().take(200).collect::<String>()
-                ));
-            }
-            Err(WireError::Connect(e)) => return Err(format!("the target is down ({e})")),
-            Err(e) => return Err(format!("POST {}: {e}", req.target)),
+/// Moves the target's clock by `by` with `clock.advance`, and checks with `clock.read`
+/// (if the profile has it) that it moved: a clock that did not is the profile's
+/// problem (exit 2), never the target's violation.
+async fn move_clock(
+    t: &Target,
+    advance: &Template,
+    by: payhub_model::Millis,
+) -> Result<(), String> {
+    let read = t.profile.profile.clock.read.as_ref();
+    let before = match read {
+        Some(r) => Some(read_clock(t, r).await?),
+        None => None,
+    };
+    let fill = Fill {
+        seconds: Some(by.0.div_ceil(1000)),
+        ms: Some(by.0),
+        ..Fill::default()
+    };
+    control(t, advance, &fill)
+        .await
+        .map_err(|e| format!("clock.advance: {e}"))?;
+    if let (Some(r), Some(before)) = (read, before) {
+        let after = read_clock(t, r).await?;
+        if after - before + 1 < by.0 as i128 {
+            return Err(format!(
+                "clock.advance did not move the target's clock: {} read {before} ms before and {after} ms after a move of {by} (the control took no effect)",
+                r.path
+            ));
         }
     }
     Ok(())
+}
+
+/// The target's time in milliseconds, read with `clock.read`.
+async fn read_clock(t: &Target, r: &super::profile::ClockRead) -> Result<i128, String> {
+    let req = WireRequest {
+        method: "GET".into(),
+        target: r.path.clone(),
+        headers: Vec::new(),
+        body: None,
+    };
+    let reply = wire::send(&t.direct, &req, timeout(t))
+        .await
+        .map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
+    let body: serde_json::Value = serde_json::from_str(&reply.body)
+        .map_err(|e| format!("clock.read: GET {} is not JSON: {e}", r.path))?;
+    let v = body
+        .get(&r.field)
+        .and_then(serde_json::Value::as_f64)
+        .ok_or_else(|| format!("clock.read: GET {} has no number {:?}", r.path, r.field))?;
+    let scale = if r.unit.as_deref() == Some("ms") {
+        1.0
+    } else {
+        1000.0
+    };
+    Ok((v * scale).round() as i128)
+}
+
+pub(super) async fn send_control(
+    t: &Target,
+    (method, target, body): (String, String, Option<String>),
+) -> Result<(), String> {
+    let req = WireRequest {
+        method,
+        target,
+        headers: Vec::new(),
+        body,
+    };
+    match wire::send(&t.direct, &req, timeout(t)).await {
+        Ok(r) if (200..300).contains(&r.status) => Ok(()),
+        Ok(r) => Err(format!(
+            "{} {} answered {}: {}",
+            req.method,
+            req.target,
+            r.status,
+            r.body.chars().take(200).collect::<String>()
+        )),
+        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
+        Err(e) => Err(format!("{} {}: {e}", req.method, req.target)),
+    }
 }
 
 /// Runs `case` under names of `tag`. `Err`: the target or the profile is unusable (exit 2).
 pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, String> {
     let names = Names::new(t.profile.prefix(), tag);
     if let Some(reset) = &t.profile.profile.isolation.reset {
-        control(t, reset, None).await?;
+        let reset = Template {
+            method: None,
+            path: reset.clone(),
+            body: None,
+        };
+        control(t, &reset, &Fill::default())
+            .await
+            .map_err(|e| format!("isolation.reset: {e}"))?;
     }
     let mut oracle = Oracle::new(t.settings.clone());
     let mut refs = TargetRefs::default();
@@ -175,12 +261,12 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
         let round_refs = refs.clone();
         let verdict = match round {
             Round::Advance(by) => {
-                let Some(path) = &t.profile.profile.clock.advance else {
+                let Some(advance) = &t.profile.profile.clock.advance else {
                     return Err(
                         "the case moves the clock, and the profile has no clock.advance".into(),
                     );
                 };
-                control(t, path, Some(format!("{{\"by\":\"{}ms\"}}", by.0))).await?;
+                move_clock(t, advance, *by).await?;
                 exchanges.push(Exchange {
                     round: ri,
                     request: format!("(the target's clock moves {})", by),
@@ -215,6 +301,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                     Round::Advance(_) | Round::Control(_) => None,
                 };
                 return Ok(CaseRun {
+                    readings: Vec::new(),
                     exchanges,
                     outcome: CaseOutcome::Violation {
                         round: ri,
@@ -225,6 +312,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
             }
             Verdict::Incomplete(why) => {
                 return Ok(CaseRun {
+                    readings: Vec::new(),
                     exchanges,
                     outcome: CaseOutcome::Incomplete(why),
                 });
@@ -232,6 +320,11 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
         }
     }
     Ok(CaseRun {
+        readings: oracle
+            .states
+            .first()
+            .map(|s| s.readings.clone())
+            .unwrap_or_default(),
         exchanges,
         outcome: CaseOutcome::Conforms,
     })
@@ -255,7 +348,9 @@ async fn send_round(
             refs,
             ns: t.settings.namespace(req.key_of),
         };
-        let http = req.render(names, &side);
+        let mut http = req.render(names, &side);
+        // The target's spelling of the body (its card field), as sent and as reported.
+        http.body = t.profile.target_body(http.body.as_deref());
         let mut headers = vec![("Authorization".to_owned(), http.authorization.clone())];
         if let Some(k) = &http.idempotency_key {
             headers.push(("Idempotency-Key".into(), k.clone()));
@@ -341,9 +436,12 @@ fn seen_of(
         Ok(reply) => {
             let body: serde_json::Value = serde_json::from_str(&reply.body)
                 .unwrap_or(serde_json::Value::String(reply.body.clone()));
-            if let Some(field) = compare::unexpected_field(&body, &t.profile.profile.extra_fields) {
+            let strict = t.profile.profile.strict;
+            if let Some(field) =
+                compare::unexpected_field(&body, &t.profile.profile.extra_fields).filter(|_| strict)
+            {
                 return Err(format!(
-                    "the target answered {} with field {field}, which the contract does not name and the profile does not expect (add it to \"extra_fields\" or \"volatile\")",
+                    "the target answered {} with field {field}, which the contract does not name and the profile does not expect (add it to \"extra_fields\", or leave \"strict\" off)",
                     http.notation()
                 ));
             }

@@ -1,0 +1,154 @@
+//! `payhub-verify conform` against a platform this project did not write: the Python
+//! implementation of the contract in `tests/platform_py` (its own ids, error codes,
+//! extra fields, nulls, version numbering, asynchronous refunds and control endpoints),
+//! with its profile `docs/profiles/pyplat.json` only. The clean platform conforms; its
+//! planted bugs (`--bug NAME`) are found. Bounded: a few hundred cases, the child killed.
+//! Skipped, with a message, when `python3` is not installed.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+const PROFILE: &str = "docs/profiles/pyplat.json";
+
+/// The platform as a child process, killed when dropped.
+struct PyPlatform {
+    child: Child,
+    url: String,
+}
+
+impl Drop for PyPlatform {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn python() -> bool {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("python3 is not installed: the Python platform's conform tests are skipped");
+    }
+    ok
+}
+
+/// `python3 tests/platform_py/platform.py --port 0 [--bug NAME]`, once it listens.
+fn start(bugs: &[&str]) -> PyPlatform {
+    let mut cmd = Command::new("python3");
+    cmd.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/platform_py/platform.py"
+    ))
+    .args(["--port", "0"]);
+    for b in bugs {
+        cmd.args(["--bug", b]);
+    }
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the platform's first line: {line:?}"))
+        .to_owned();
+    PyPlatform { child, url }
+}
+
+fn conform(url: &str, seeds: &str) -> std::process::Output {
+    run(&[
+        "conform",
+        "--target",
+        url,
+        "--profile",
+        PROFILE,
+        "--seeds",
+        seeds,
+        "--proxy-faults",
+        "--format",
+        "json",
+    ])
+}
+
+#[test]
+fn conform_the_clean_python_platform_conforms_with_proxy_faults() {
+    if !python() {
+        return;
+    }
+    let p = start(&[]);
+    let o = conform(&p.url, "0..150");
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["cases_run"], 150);
+    assert_eq!(r["violations"].as_array().unwrap().len(), 0);
+    assert_eq!(r["incomplete"].as_array().unwrap().len(), 0);
+}
+
+/// Each planted bug is found and shrunk, and the finding names the rule it breaks.
+#[test]
+fn conform_finds_the_python_platforms_planted_bugs() {
+    if !python() {
+        return;
+    }
+    for (bug, rule) in [
+        ("conflict_ignores_currency", "CONFLICT-01"),
+        ("replay_returns_first_response", "REPLAY-02"),
+        ("throttle_executes", ""),
+        ("order_no_expires_with_key", "ORDER-01"),
+    ] {
+        let p = start(&[bug]);
+        let o = conform(&p.url, "0..150");
+        no_panic(&o);
+        assert_eq!(code(&o), 1, "{bug}: {}\n{}", stdout(&o), stderr(&o));
+        let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let f = &r["violations"][0];
+        assert_eq!(f["property"], "target-answers-as-the-model-allows", "{bug}");
+        let rules: Vec<&str> = f["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(rule.is_empty() || rules.contains(&rule), "{bug}: {rules:?}");
+        assert!(f["shrunk_requests"].as_u64().unwrap() <= 4, "{bug}: {f}");
+    }
+}
+
+/// A profile that names a card outcome the contract does not describe, or a control
+/// placeholder conform does not fill, is exit 2 naming it.
+#[test]
+fn conform_a_foreign_profile_with_a_bad_field_is_named_and_exit_2() {
+    let text = std::fs::read_to_string(PROFILE).unwrap();
+    for (from, to, named) in [
+        ("\"decline_slow\"", "\"decline_later\"", "decline_later"),
+        ("{seconds}", "{secs}", "{secs}"),
+        (
+            "\"card_field\": \"payment_method\"",
+            "\"card_field\": 7",
+            "card_field",
+        ),
+    ] {
+        let bad = temp("pyplat-bad.json", &text.replacen(from, to, 1));
+        let o = run(&[
+            "conform",
+            "--target",
+            "http://127.0.0.1:9",
+            "--profile",
+            bad.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 2, "{from}: {}", stderr(&o));
+        assert!(stderr(&o).contains(named), "{from}: {}", stderr(&o));
+    }
+}
