@@ -30,7 +30,7 @@ use payhub_model::acquirer::UpstreamCall;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::What;
 use payhub_model::{
-    AttemptId, Endpoint, Method, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
+    AttemptId, CowMap, Endpoint, Method, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
 };
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -128,21 +128,21 @@ pub struct Cadence {
     pub history: Shared<History>,
     /// The shortest timeout each client node sent with a request of each kind the
     /// contract names a minimum for (TIMEOUT-01).
-    pub shortest_timeout: BTreeMap<(u8, Waited), Millis>,
+    pub shortest_timeout: CowMap<(u8, Waited), Millis>,
     /// Per try number, the shortest and the longest wait a client scheduled before it
     /// after the try before failed (RETRY-02; the first witness of each extreme).
-    pub retry_waits: BTreeMap<u32, RetryWaits>,
+    pub retry_waits: CowMap<u32, RetryWaits>,
     /// The first query of a Payment its client database already holds as final.
     pub query_after_final: Option<Box<QueryAfterFinal>>,
     /// The query schedule a client ended soonest after its order's creation (the
     /// first such end: a later one replaces it only when sooner).
-    pub earliest_schedule_end: Option<Box<ScheduleEnd>>,
+    pub earliest_schedule_end: Option<Shared<ScheduleEnd>>,
     /// The automatic upstream verification of an unknown charge that came longest after
     /// the charge or the query before (the first such).
-    pub slowest_verification: Option<Box<Verification>>,
+    pub slowest_verification: Option<Shared<Verification>>,
     /// The manual_review re-query that came longest after the query before (the first
     /// such).
-    pub slowest_requery: Option<Box<Verification>>,
+    pub slowest_requery: Option<Shared<Verification>>,
     /// The first Payment put in manual_review before the platform verified it.
     pub early_manual_review: Option<Box<EarlyManualReview>>,
 }
@@ -372,11 +372,10 @@ impl Cadence {
             // Cancel and refund: the contract names no minimum (A-CLIENT-POST-TIMEOUT).
             _ => return,
         };
-        let shortest = self
-            .shortest_timeout
-            .entry((node, waited))
-            .or_insert(timeout);
-        *shortest = (*shortest).min(timeout);
+        let key = (node, waited);
+        if self.shortest_timeout.get(&key).is_none_or(|t| timeout < *t) {
+            self.shortest_timeout.insert(key, timeout);
+        }
     }
 
     /// SCHED-01: queries stop at succeeded, canceled and expired, whether the query names
@@ -428,17 +427,23 @@ impl Cadence {
             subject: Text::format(format_args!("{subject}")),
             delay,
         };
-        match self.retry_waits.get_mut(&try_no) {
+        let waits = match self.retry_waits.get(&try_no) {
             None => {
                 let shortest = wait();
                 let longest = shortest.clone();
-                self.retry_waits
-                    .insert(try_no, RetryWaits { shortest, longest });
+                RetryWaits { shortest, longest }
             }
-            Some(held) if delay < held.shortest.delay => held.shortest = wait(),
-            Some(held) if delay > held.longest.delay => held.longest = wait(),
-            Some(_) => {}
-        }
+            Some(held) if delay < held.shortest.delay => RetryWaits {
+                shortest: wait(),
+                longest: held.longest.clone(),
+            },
+            Some(held) if delay > held.longest.delay => RetryWaits {
+                shortest: held.shortest.clone(),
+                longest: wait(),
+            },
+            Some(_) => return,
+        };
+        self.retry_waits.insert(try_no, waits);
     }
 
     /// SCHED-01: the schedule of an unknown result runs until 24 hours; it cannot have
@@ -468,7 +473,7 @@ impl Cadence {
             .as_ref()
             .is_none_or(|e| ran < e.ran())
         {
-            self.earliest_schedule_end = Some(Box::new(ScheduleEnd {
+            self.earliest_schedule_end = Some(Shared::new(ScheduleEnd {
                 node,
                 order: order.clone(),
                 at: now,
@@ -503,7 +508,7 @@ impl Cadence {
             &mut self.slowest_verification
         };
         if slowest.as_ref().is_none_or(|v| gap > v.gap) {
-            *slowest = Some(Box::new(Verification {
+            *slowest = Some(Shared::new(Verification {
                 attempt,
                 manual_review,
                 at: now,

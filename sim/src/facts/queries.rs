@@ -5,7 +5,7 @@ use super::query_object::{self, QueryObject, ties};
 use payhub_model::event::{Owner, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, CowMap, CowSet, Environment, ErrorCode, MerchantId, Method, Millis,
-    RequestId, Rule, Text,
+    RequestId, Rule, Shared, Text,
 };
 use serde::Serialize;
 
@@ -33,7 +33,7 @@ pub struct Queries {
     /// The two consecutive client queries of one object sent closest together (the
     /// first such pair: a later one replaces it only when closer); SCHED-02's spacing
     /// is judged by `client-spaces-queries`.
-    pub closest_queries: Option<Box<QueryPair>>,
+    pub closest_queries: Option<Shared<QueryPair>>,
     /// (client node, scope) → no retry of that scope before this time: a 429's
     /// Retry-After, from when the client got it. Cleared when the node crashes.
     pub retry_not_before: CowMap<(u8, ScopeKey), Millis>,
@@ -237,7 +237,7 @@ impl Queries {
     /// Keeps `pair` if no pair held is as close.
     fn note_pair(&mut self, pair: QueryPair) {
         if self.closer(pair.gap()) {
-            self.closest_queries = Some(Box::new(pair));
+            self.closest_queries = Some(Shared::new(pair));
         }
     }
 
@@ -267,7 +267,7 @@ impl Queries {
                     last: *last,
                     last_path: last_path.clone(),
                 };
-                self.closest_queries = Some(Box::new(pair));
+                self.closest_queries = Some(Shared::new(pair));
             }
             self.last_query.insert(object, (now, path));
         }

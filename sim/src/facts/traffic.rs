@@ -16,7 +16,7 @@
 //! are definite answers.
 
 use payhub_model::event::What;
-use payhub_model::{CowMap, Endpoint, ErrorCode, PaymentId, Text};
+use payhub_model::{CowMap, Endpoint, ErrorCode, PaymentId, Shared, Text};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -65,7 +65,7 @@ pub struct Traffic {
     pub orders: CowMap<(u8, Text), OrderTraffic>,
     /// The densest count any submission reached (the first such: a later one replaces
     /// it only when denser).
-    pub densest: Option<Box<Density>>,
+    pub densest: Option<Shared<Density>>,
 }
 
 impl Traffic {
@@ -174,7 +174,7 @@ impl Traffic {
             openings: self.openings_of(key.0) - rec.openings_at_start,
         };
         if self.densest.as_ref().is_none_or(|d| density.denser_than(d)) {
-            self.densest = Some(Box::new(density));
+            self.densest = Some(Shared::new(density));
         }
         self.orders.insert(key, rec);
     }
