@@ -37,6 +37,7 @@ pub mod mutants;
 pub mod params;
 pub mod platform;
 pub mod rules;
+pub mod splitmix;
 pub mod text;
 pub mod time;
 
