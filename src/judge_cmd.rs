@@ -293,7 +293,7 @@ pub(crate) fn wire_verdicts(
             let witness = p
                 .witness(wire)
                 .filter(|_| missing.iter().all(|m| m.partial));
-            let status = match (missing.is_empty(), witness) {
+            let status = match (missing.is_empty(), &witness) {
                 (_, Some(_)) => Status::Violated,
                 (false, None) => Status::CannotJudge,
                 (true, None) => Status::Holds,
@@ -306,10 +306,10 @@ pub(crate) fn wire_verdicts(
                 kind: Kind::Always,
                 rules: p.rules.iter().map(|r| r.id()).collect(),
                 status,
-                detail: witness.map(|w| payhub_properties::wire::explain(w, name)),
+                detail: (witness.as_deref()).map(|w| payhub_properties::wire::explain(w, name)),
                 missing,
                 side: Some(p.side),
-                witness: witness.cloned(),
+                witness: witness.map(std::borrow::Cow::into_owned),
             }
         })
         .collect()

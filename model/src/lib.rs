@@ -39,6 +39,7 @@ pub mod observation;
 pub mod params;
 pub mod platform;
 pub mod rules;
+pub mod splitmix;
 pub mod text;
 pub mod time;
 

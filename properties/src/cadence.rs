@@ -1,11 +1,39 @@
 //! Cadence properties: when the client retries, how long it waits, how long it queries,
-//! and when the platform verifies an unknown charge with the upstream. Every figure is
-//! the contract's ([`payhub_model::Contract`]), read in `sim/src/facts/cadence.rs`;
-//! Retry-After (RATE-03) and the 10-second spacing (SCHED-02) are `client-honours-retry-after`
-//! and `client-spaces-queries`.
+//! and when the platform verifies an unknown charge with the upstream. The facts
+//! (`sim/src/facts/cadence.rs`) record the extremes; every figure they are held to is
+//! the contract's ([`Contract`]), compared here. Retry-After (RATE-03) and the 10-second
+//! spacing (SCHED-02) are `client-honours-retry-after` and `client-spaces-queries`.
 
 use crate::property::{Predicate, Property};
-use payhub_model::Rule;
+use payhub_model::{Contract, Millis, Rule};
+use payhub_sim::facts::cadence::Waited;
+
+/// SCHED-01 read from the contract's numbers: the last query time of the schedule, as
+/// an offset from when the result became unknown (10 s … 1 h, then every 4 hours while
+/// within 24 hours: 21 h, assumption A-CLIENT-SCHED-4H).
+pub fn last_scheduled_query() -> Millis {
+    let mut last = *Contract::QUERY_OFFSETS.last().expect("offsets");
+    while last.after(Contract::QUERY_EVERY) <= Contract::QUERY_UNTIL {
+        last = last.after(Contract::QUERY_EVERY);
+    }
+    last
+}
+
+/// RETRY-02 read from the contract's numbers: the backoff after try `failed_try` fails,
+/// `min(30 s, 1 s × 2^(n-1))`, without jitter.
+pub fn contract_backoff(failed_try: u32) -> Millis {
+    let exponent = failed_try.saturating_sub(1).min(32);
+    let wait = Contract::BACKOFF_BASE.0.saturating_mul(1u64 << exponent);
+    Millis(wait.min(Contract::BACKOFF_MAX.0))
+}
+
+/// TIMEOUT-01's minimum for a kind of request.
+fn timeout_min(waited: Waited) -> Millis {
+    match waited {
+        Waited::Query => Contract::QUERY_TIMEOUT_MIN,
+        Waited::CreateOrConfirm => Contract::POST_TIMEOUT_MIN,
+    }
+}
 
 /// RETRY-02: the backoff and jitter of the contract's reference code.
 pub const CLIENT_BACKOFF: Property = Property {
@@ -13,11 +41,20 @@ pub const CLIENT_BACKOFF: Property = Property {
     rules: &[Rule::RetryBackoff],
     about: "Every retry a client schedules comes min(30 s, 1 s × 2^(n-1)) plus a jitter below 250 ms after try n failed (a 429 with Retry-After excepted: RATE-03).",
     predicate: Predicate::Always(|f| {
-        f.cadence.off_backoff.as_ref().map(|b| {
-            format!(
-                "merchant-{} scheduled try {} of {} {} after the try before failed; the reference code waits from {} to below {}",
-                b.node, b.try_no, b.subject, b.delay, b.least, b.below
-            )
+        f.cadence.retry_waits.iter().find_map(|(try_no, waits)| {
+            let least = contract_backoff(try_no.saturating_sub(1));
+            let below = least.after(Contract::JITTER_BELOW);
+            let off = if waits.shortest.delay < least {
+                &waits.shortest
+            } else if waits.longest.delay >= below {
+                &waits.longest
+            } else {
+                return None;
+            };
+            Some(format!(
+                "merchant-{} scheduled try {try_no} of {} {} after the try before failed; the reference code waits from {least} to below {below}",
+                off.node, off.subject, off.delay
+            ))
         })
     }),
 };
@@ -28,12 +65,20 @@ pub const CLIENT_TIMEOUTS: Property = Property {
     rules: &[Rule::ClientTimeouts],
     about: "A client waits at least 20 s for a create or confirm and at least 10 s for a query before it gives up on the answer.",
     predicate: Predicate::Always(|f| {
-        f.cadence.short_timeout.as_ref().map(|t| {
-            format!(
-                "merchant-{} sent {} with a timeout of {}, below the contract's {}",
-                t.node, t.what, t.timeout, t.minimum
-            )
-        })
+        f.cadence
+            .shortest_timeout
+            .iter()
+            .find(|((_, waited), timeout)| **timeout < timeout_min(*waited))
+            .map(|((node, waited), timeout)| {
+                let what = match waited {
+                    Waited::Query => "a query",
+                    Waited::CreateOrConfirm => "a create or confirm",
+                };
+                format!(
+                    "merchant-{node} sent {what} with a timeout of {timeout}, below the contract's {}",
+                    timeout_min(*waited)
+                )
+            })
     }),
 };
 
@@ -43,10 +88,15 @@ pub const CLIENT_QUERIES_24H: Property = Property {
     rules: &[Rule::QuerySchedule],
     about: "A client ends the query schedule of an unknown result only after its last query within 24 hours (10 s, 30 s, 2 min, 5 min, 15 min, 1 h, then every 4 h), counted from no earlier than the order's creation.",
     predicate: Predicate::Always(|f| {
-        f.cadence.schedule_cut.as_ref().map(|c| {
+        let c = f.cadence.earliest_schedule_end.as_ref()?;
+        (c.ran() < last_scheduled_query()).then(|| {
             format!(
                 "merchant-{} ended the query schedule of {} at {}; the order was created at {}, so the schedule runs until {} at least",
-                c.node, c.order, c.at, c.since, c.due
+                c.node,
+                c.order,
+                c.at,
+                c.since,
+                c.since.after(last_scheduled_query())
             )
         })
     }),
@@ -73,10 +123,14 @@ pub const PLATFORM_VERIFIES: Property = Property {
     rules: &[Rule::NeedsQuery, Rule::ManualReview],
     about: "The platform queries the upstream about an unfinished charge less than 24 hours (the manual_review cadence) after the charge, and less than 24 hours after each automatic query before.",
     predicate: Predicate::Always(|f| {
-        f.cadence.late_verification.as_ref().map(|v| {
+        // Anywhere but under manual_review 24 hours is already the manual_review
+        // cadence, too slow for the automatic window.
+        let v = f.cadence.slowest_verification.as_ref()?;
+        let limit = Contract::MANUAL_REVIEW_REQUERY;
+        (v.gap >= limit).then(|| {
             format!(
-                "the platform verified {} at {}, {} after {}: the automatic window verifies faster than once in {}",
-                v.attempt, v.at, v.gap, v.since, v.limit
+                "the platform verified {} at {}, {} after {}: the automatic window verifies faster than once in {limit}",
+                v.attempt, v.at, v.gap, v.since
             )
         })
     }),
@@ -88,10 +142,13 @@ pub const PLATFORM_REQUERIES_MANUAL_REVIEW: Property = Property {
     rules: &[Rule::ManualReview],
     about: "Under manual_review the platform queries the upstream about the charge at most 24 hours after its previous query.",
     predicate: Predicate::Always(|f| {
-        f.cadence.late_requery.as_ref().map(|v| {
+        // Under manual_review a query every 24 hours is on time.
+        let v = f.cadence.slowest_requery.as_ref()?;
+        let limit = Contract::MANUAL_REVIEW_REQUERY;
+        (v.gap > limit).then(|| {
             format!(
-                "the platform re-queried {} under manual_review at {}, {} after the query at {} (every {} at most)",
-                v.attempt, v.at, v.gap, v.since, v.limit
+                "the platform re-queried {} under manual_review at {}, {} after the query at {} (every {limit} at most)",
+                v.attempt, v.at, v.gap, v.since
             )
         })
     }),

@@ -3,7 +3,7 @@
 
 use crate::property::{Predicate, Property};
 use payhub_model::event::BusinessOrder;
-use payhub_model::{LedgerEntry, Rule};
+use payhub_model::{Contract, LedgerEntry, Rule};
 
 /// EFFECT-01, UNKNOWN-03, RES-04: one business order is captured at most once, however
 /// the client retried, re-keyed, renumbered or re-charged it.
@@ -72,7 +72,8 @@ pub const QUERIES_SPACED: Property = Property {
     rules: &[Rule::QuerySpacing],
     about: "A client never sends two queries of the same object less than 10 seconds apart.",
     predicate: Predicate::Always(|f| {
-        f.queries.query_too_soon.as_ref().map(|q| {
+        let q = f.queries.closest_queries.as_ref()?;
+        (q.gap() < Contract::QUERY_SPACING_MIN).then(|| {
             if q.path == q.last_path {
                 format!(
                     "query too soon: GET {} at {} after {}",

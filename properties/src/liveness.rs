@@ -373,7 +373,7 @@ pub fn window_ran(
 /// SCHED-01 from the contract's numbers: every query time of a window opened at `anchor`
 /// (10 s … 1 h, then every 4 hours while within 24 hours).
 fn contract_query_times(anchor: Millis) -> impl Iterator<Item = Millis> {
-    let last = payhub_sim::facts::cadence::last_scheduled_query();
+    let last = crate::cadence::last_scheduled_query();
     let fixed = Contract::QUERY_OFFSETS.to_vec();
     let mut at = *fixed.last().expect("offsets");
     let mut steps = Vec::new();
@@ -401,7 +401,7 @@ fn window_ran_without_payment(
     let anchor = order
         .confirming_since
         .ok_or("the order names no Payment and has no query window")?;
-    let due = anchor.after(payhub_sim::facts::cadence::last_scheduled_query());
+    let due = anchor.after(crate::cadence::last_scheduled_query());
     match order.last_query_at {
         Some(last) if last >= due => {}
         last => {

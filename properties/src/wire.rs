@@ -13,6 +13,7 @@ use crate::evidence::{Evidence, EvidenceSet};
 use payhub_model::{Contract, Rule};
 use payhub_sim::facts::SafeParams;
 use payhub_sim::facts::wire::{Breach, Seen, WireFacts, Witness};
+use std::borrow::Cow;
 
 /// Who is judged: the platform's answers or the client's requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -32,13 +33,31 @@ pub struct WireProperty {
     /// The patterns it looks for, in the order it reports them.
     pub breaches: &'static [Breach],
     pub needs: EvidenceSet,
+    /// For a pattern a contract number decides: the witness it finds in what the facts
+    /// recorded (the facts keep no witness of such a pattern).
+    pub decides: Option<fn(&WireFacts) -> Option<Witness>>,
 }
 
 impl WireProperty {
     /// The first witness of its patterns, if any.
-    pub fn witness<'a>(&self, facts: &'a WireFacts) -> Option<&'a Witness> {
-        self.breaches.iter().find_map(|b| facts.witnesses.get(b))
+    pub fn witness<'a>(&self, facts: &'a WireFacts) -> Option<Cow<'a, Witness>> {
+        if let Some(decide) = self.decides {
+            return decide(facts).map(Cow::Owned);
+        }
+        self.breaches
+            .iter()
+            .find_map(|b| facts.witnesses.get(b))
+            .map(Cow::Borrowed)
     }
+}
+
+/// SCHED-02: the closest two queries of one object, if less than 10 s apart.
+fn queries_too_soon(facts: &WireFacts) -> Option<Witness> {
+    let [earlier, later] = facts.closest_queries.as_deref()?;
+    (later.sent.since(earlier.sent) < Contract::QUERY_SPACING_MIN).then(|| Witness {
+        breach: Breach::QueryTooSoon,
+        entries: vec![earlier.clone(), later.clone()],
+    })
 }
 
 use Evidence::{ApiKeys, ResponseBodies, Wire};
@@ -55,6 +74,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A request replaying an executed scope with its parameters is answered 200 with the object of the first execution.",
         breaches: &[Breach::ReplayNotSameObject],
         needs: SCOPED_BODIES,
+        decides: None,
     },
     WireProperty {
         name: "wire-conflict-exactly-when-parameters-differ",
@@ -63,6 +83,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are.",
         breaches: &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
         needs: SCOPED_BODIES,
+        decides: None,
     },
     WireProperty {
         name: "wire-one-payment-per-order-number",
@@ -71,6 +92,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "The answers of one merchant and environment never show two Payments for one merchant_order_no.",
         breaches: &[Breach::TwoPaymentsForOrder],
         needs: SCOPED_BODIES,
+        decides: None,
     },
     WireProperty {
         name: "wire-conflicts-carry-related-resource-id",
@@ -83,6 +105,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A 409 order_no_conflict, payment_in_progress or refund_no_conflict carries error.related_resource_id.",
         breaches: &[Breach::RelatedResourceMissing],
         needs: BODIES,
+        decides: None,
     },
     WireProperty {
         name: "wire-versions-never-go-back",
@@ -91,6 +114,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at a lower version.",
         breaches: &[Breach::VersionWentBack],
         needs: BODIES,
+        decides: None,
     },
     WireProperty {
         name: "wire-client-keeps-key-and-order-after-unknown",
@@ -99,6 +123,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "After a create whose outcome is unknown (no answer, a timeout, a 5xx), the client sends no create of that order under a new key, nor the same purchase under a new order number, until it learns the order's Payment.",
         breaches: &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
         needs: SCOPED_BODIES,
+        decides: None,
     },
     WireProperty {
         name: "wire-client-uses-a-key-on-one-endpoint",
@@ -107,6 +132,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
         breaches: &[Breach::KeyOnTwoEndpoints],
         needs: SCOPED,
+        decides: None,
     },
     WireProperty {
         name: "wire-client-never-changes-parameters-under-a-key",
@@ -115,6 +141,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
         breaches: &[Breach::ParamsChangedUnderKey],
         needs: SCOPED,
+        decides: None,
     },
     WireProperty {
         name: "wire-client-spaces-queries",
@@ -123,6 +150,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A client never sends two queries of the same object less than 10 seconds apart.",
         breaches: &[Breach::QueryTooSoon],
         needs: SCOPED,
+        decides: Some(queries_too_soon),
     },
     WireProperty {
         name: "wire-client-honours-retry-after",
@@ -131,6 +159,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "After a 429 with Retry-After, a client sends nothing under that scope before Retry-After has passed.",
         breaches: &[Breach::RetryAfterIgnored],
         needs: SCOPED,
+        decides: None,
     },
 ];
 

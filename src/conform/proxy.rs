@@ -111,28 +111,9 @@ fn reset(stream: TcpStream) {
     }
 }
 
-#[cfg(unix)]
 fn socket_linger_zero(stream: &std::net::TcpStream) {
-    use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: the descriptor is the open socket `stream` owns, closed only after this
-    // call; the option value is a valid `linger` of the size passed.
-    unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
+    let _ = socket2::SockRef::from(stream).set_linger(Some(std::time::Duration::ZERO));
 }
-
-#[cfg(not(unix))]
-fn socket_linger_zero(_: &std::net::TcpStream) {}
 
 fn take_header(req: &mut WireRequest, name: &str) -> Option<String> {
     let i = req

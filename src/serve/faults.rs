@@ -317,12 +317,7 @@ fn chance(seed: u64, rule: usize, n: u32) -> f64 {
 }
 
 /// SplitMix64: the seeded draws of the sandbox (faults, branches), no RNG crate needed.
-pub fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+pub use payhub_model::splitmix::splitmix64;
 
 #[cfg(test)]
 mod tests {

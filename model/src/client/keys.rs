@@ -82,11 +82,9 @@ impl Dice {
     /// splitmix64: a fixed mixing function of the driver's entropy, not a generator of
     /// the model's own.
     fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        let out = crate::splitmix::splitmix64(self.state);
+        self.state = self.state.wrapping_add(crate::splitmix::GOLDEN);
+        out
     }
 
     /// A random UUID in the version-4 layout (`crypto.randomUUID()` in the contract).

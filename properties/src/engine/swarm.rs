@@ -58,10 +58,7 @@ impl Shard {
     /// The seed of shard `index` (splitmix64 of it: neighbouring shards draw unrelated
     /// orders).
     pub fn seed(self) -> u64 {
-        let mut z = u64::from(self.index).wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        payhub_model::splitmix::splitmix64(u64::from(self.index))
     }
 }
 

@@ -3,6 +3,8 @@
 //! fixed and a new state whose bits are all set already is taken for a seen one).
 
 use super::lock;
+// SplitMix64's finaliser: a second hash, independent enough of the fingerprint.
+use payhub_model::splitmix::finalise as mix;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
@@ -80,13 +82,6 @@ pub struct Bitstate {
     log2: u32,
     hashes: u32,
     new: AtomicUsize,
-}
-
-/// SplitMix64's finaliser: a second hash, independent enough of the fingerprint.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl Bitstate {

@@ -1621,7 +1621,7 @@ fn traffic_within_the_schedules_per_opening() {
             },
         )
     };
-    let allowed = payhub_sim::facts::traffic::allowed_per_opening() as u64;
+    let allowed = payhub_properties::traffic::allowed_per_opening() as u64;
     assert_eq!(allowed, 83);
     let within: Vec<Event> = (0..allowed).map(|i| submitted(Millis::secs(i))).collect();
     holds(name, &within);

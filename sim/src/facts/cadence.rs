@@ -1,9 +1,13 @@
 //! Cadence: when clients retry, wait and query, and when the platform verifies an
 //! unknown charge with the upstream (RETRY-02, TIMEOUT-01, SCHED-01, RES-01, RES-03).
 //!
-//! Everything here is judged against the contract's numbers ([`Contract`]), never the
-//! client's or the platform's parameters. Three kinds of state:
-//! - **first witnesses** (`Option`s), one per kind of deviation, as in every family;
+//! The facts record; the cadence properties (`properties/src/cadence.rs`) compare them
+//! with the contract's numbers, never with the client's or the platform's parameters.
+//! Three kinds of state:
+//! - **extremes with their witnesses**: the shortest timeout each node sent, the shortest
+//!   and longest wait before each try, the earliest end of a query schedule, the slowest
+//!   upstream verification; and first witnesses where no number decides (a query after
+//!   a final status, manual_review before any verification);
 //! - **what each client node is handling** ([`ClientInputs`]): the answer delivered to it
 //!   or its timeout, replaced by every such input, so that a decision is judged against
 //!   the input it answers (a retry after a 429 with Retry-After is timed by it, others by
@@ -26,7 +30,7 @@ use payhub_model::acquirer::UpstreamCall;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::What;
 use payhub_model::{
-    AttemptId, Contract, Endpoint, Method, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
+    AttemptId, CowMap, Endpoint, Method, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
 };
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -122,43 +126,51 @@ pub struct Cadence {
     /// of the family, a third of the checker's instructions at the time).
     pub inputs: Shared<ClientInputs>,
     pub history: Shared<History>,
-    /// The first client request sent with a timeout below the contract's minimum.
-    pub short_timeout: Option<Box<ShortTimeout>>,
-    /// The first retry a client scheduled off the reference backoff.
-    pub off_backoff: Option<Box<OffBackoff>>,
+    /// The shortest timeout each client node sent with a request of each kind the
+    /// contract names a minimum for (TIMEOUT-01).
+    pub shortest_timeout: CowMap<(u8, Waited), Millis>,
+    /// Per try number, the shortest and the longest wait a client scheduled before it
+    /// after the try before failed (RETRY-02; the first witness of each extreme).
+    pub retry_waits: CowMap<u32, RetryWaits>,
     /// The first query of a Payment its client database already holds as final.
     pub query_after_final: Option<Box<QueryAfterFinal>>,
-    /// The first query schedule a client ended before its 24 hours.
-    pub schedule_cut: Option<Box<ScheduleCut>>,
-    /// The first automatic upstream verification of an unknown charge that came 24
-    /// hours or more after the charge or the query before.
-    pub late_verification: Option<Box<LateVerification>>,
-    /// The first manual_review re-query that came more than 24 hours after the query
-    /// before.
-    pub late_requery: Option<Box<LateVerification>>,
+    /// The query schedule a client ended soonest after its order's creation (the
+    /// first such end: a later one replaces it only when sooner).
+    pub earliest_schedule_end: Option<Shared<ScheduleEnd>>,
+    /// The automatic upstream verification of an unknown charge that came longest after
+    /// the charge or the query before (the first such).
+    pub slowest_verification: Option<Shared<Verification>>,
+    /// The manual_review re-query that came longest after the query before (the first
+    /// such).
+    pub slowest_requery: Option<Shared<Verification>>,
     /// The first Payment put in manual_review before the platform verified it.
     pub early_manual_review: Option<Box<EarlyManualReview>>,
 }
 
-/// Merchant-`node` sent `what` with `timeout`, below `minimum`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct ShortTimeout {
-    pub node: u8,
-    pub what: Text,
-    pub timeout: Millis,
-    pub minimum: Millis,
+/// The requests TIMEOUT-01 names a minimum timeout for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Waited {
+    /// A query (GET).
+    Query,
+    /// A create or a confirm.
+    CreateOrConfirm,
 }
 
-/// Merchant-`node` scheduled try `try_no` `delay` after the failure of the one before;
-/// the reference code waits from `least` to below `below`.
+/// Merchant-`node` scheduled a try of `subject` `delay` after the failure of the one
+/// before.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct OffBackoff {
+pub struct RetryWait {
     pub node: u8,
     pub subject: Text,
-    pub try_no: u32,
     pub delay: Millis,
-    pub least: Millis,
-    pub below: Millis,
+}
+
+/// The shortest and the longest wait scheduled before one try number.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct RetryWaits {
+    pub shortest: RetryWait,
+    pub longest: RetryWait,
 }
 
 /// Merchant-`node` queried `payment` at `at` while order `order` was final in its database.
@@ -171,26 +183,31 @@ pub struct QueryAfterFinal {
 }
 
 /// Merchant-`node` ended the query schedule of `order` at `at`; the order was created at
-/// `since`, and the schedule runs until `due` at least.
+/// `since`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct ScheduleCut {
+pub struct ScheduleEnd {
     pub node: u8,
     pub order: Text,
     pub at: Millis,
     pub since: Millis,
-    pub due: Millis,
+}
+
+impl ScheduleEnd {
+    /// How long after the order's creation the schedule ended.
+    pub fn ran(&self) -> Millis {
+        self.at.since(self.since)
+    }
 }
 
 /// The platform queried `attempt` upstream at `at`, `gap` after `since` (its charge, or
-/// its previous query); `limit` is the longest gap allowed there.
+/// its previous query).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct LateVerification {
+pub struct Verification {
     pub attempt: AttemptId,
     pub manual_review: bool,
     pub at: Millis,
     pub since: Millis,
     pub gap: Millis,
-    pub limit: Millis,
 }
 
 /// `payment` went to manual_review at `at` with no upstream query of `attempt` before.
@@ -199,25 +216,6 @@ pub struct EarlyManualReview {
     pub payment: PaymentId,
     pub attempt: Option<AttemptId>,
     pub at: Millis,
-}
-
-/// SCHED-01 read from the contract's numbers: the last query time of the schedule, as
-/// an offset from when the result became unknown (10 s … 1 h, then every 4 hours while
-/// within 24 hours: 21 h, assumption A-CLIENT-SCHED-4H).
-pub fn last_scheduled_query() -> Millis {
-    let mut last = *Contract::QUERY_OFFSETS.last().expect("offsets");
-    while last.after(Contract::QUERY_EVERY) <= Contract::QUERY_UNTIL {
-        last = last.after(Contract::QUERY_EVERY);
-    }
-    last
-}
-
-/// RETRY-02 read from the contract's numbers: the backoff after try `failed_try` fails,
-/// `min(30 s, 1 s × 2^(n-1))`, without jitter.
-pub fn contract_backoff(failed_try: u32) -> Millis {
-    let exponent = failed_try.saturating_sub(1).min(32);
-    let wait = Contract::BACKOFF_BASE.0.saturating_mul(1u64 << exponent);
-    Millis(wait.min(Contract::BACKOFF_MAX.0))
 }
 
 /// The attempt an upstream call verifies on the platform's own (a query, or the cancel
@@ -363,23 +361,20 @@ impl Cadence {
         }
     }
 
-    /// TIMEOUT-01: at least 20 s for create and confirm, at least 10 s for queries.
+    /// TIMEOUT-01 names a minimum for queries and for creates and confirms: the
+    /// shortest timeout of each kind a node sent.
     fn on_timeout(&mut self, node: u8, endpoint: &Endpoint, timeout: Millis) {
-        let minimum = match endpoint {
-            e if e.method() == Method::Get => Contract::QUERY_TIMEOUT_MIN,
+        let waited = match endpoint {
+            e if e.method() == Method::Get => Waited::Query,
             Endpoint::CreatePayment { .. } | Endpoint::ConfirmPayment { .. } => {
-                Contract::POST_TIMEOUT_MIN
+                Waited::CreateOrConfirm
             }
             // Cancel and refund: the contract names no minimum (A-CLIENT-POST-TIMEOUT).
             _ => return,
         };
-        if timeout < minimum && self.short_timeout.is_none() {
-            self.short_timeout = Some(Box::new(ShortTimeout {
-                node,
-                what: Text::format(format_args!("{} {}", endpoint.method(), endpoint.path())),
-                timeout,
-                minimum,
-            }));
+        let key = (node, waited);
+        if self.shortest_timeout.get(&key).is_none_or(|t| timeout < *t) {
+            self.shortest_timeout.insert(key, timeout);
         }
     }
 
@@ -405,10 +400,10 @@ impl Cadence {
         }
     }
 
-    /// RETRY-02: try n+1 comes `min(30 s, 1 s × 2^(n-1))` plus a jitter below 250 ms after
-    /// try n failed (judged while the client handles that failure). A retry after a 429
-    /// carrying Retry-After is timed by it instead (RATE-03), and judged by
-    /// `client-honours-retry-after`.
+    /// RETRY-02: the wait before try n+1 after try n failed (read while the client
+    /// handles that failure), kept when it is the shortest or the longest of its try
+    /// number. A retry after a 429 carrying Retry-After is timed by it instead (RATE-03),
+    /// and judged by `client-honours-retry-after`.
     fn on_retry(&mut self, now: Millis, node: u8, subject: &Subject, try_no: u32, due: Millis) {
         let failed = match self.inputs.of(node) {
             // RATE-03 times it.
@@ -426,23 +421,34 @@ impl Cadence {
         if !failed || try_no < 2 {
             return;
         }
-        let least = contract_backoff(try_no.saturating_sub(1));
-        let below = least.after(Contract::JITTER_BELOW);
         let delay = due.since(now);
-        if (delay < least || delay >= below) && self.off_backoff.is_none() {
-            self.off_backoff = Some(Box::new(OffBackoff {
-                node,
-                subject: Text::format(format_args!("{subject}")),
-                try_no,
-                delay,
-                least,
-                below,
-            }));
-        }
+        let wait = || RetryWait {
+            node,
+            subject: Text::format(format_args!("{subject}")),
+            delay,
+        };
+        let waits = match self.retry_waits.get(&try_no) {
+            None => {
+                let shortest = wait();
+                let longest = shortest.clone();
+                RetryWaits { shortest, longest }
+            }
+            Some(held) if delay < held.shortest.delay => RetryWaits {
+                shortest: wait(),
+                longest: held.longest.clone(),
+            },
+            Some(held) if delay > held.longest.delay => RetryWaits {
+                shortest: held.shortest.clone(),
+                longest: wait(),
+            },
+            Some(_) => return,
+        };
+        self.retry_waits.insert(try_no, waits);
     }
 
     /// SCHED-01: the schedule of an unknown result runs until 24 hours; it cannot have
-    /// become unknown before the order existed in its database.
+    /// become unknown before the order existed in its database: the end kept is the one
+    /// soonest after its order's creation.
     fn on_schedule_end(&mut self, now: Millis, node: u8, subject: &Subject) {
         let Subject::Order(order) = subject else {
             return;
@@ -461,22 +467,25 @@ impl Cadence {
         let Some(since) = since else {
             return;
         };
-        let due = since.after(last_scheduled_query());
-        if now < due && self.schedule_cut.is_none() {
-            self.schedule_cut = Some(Box::new(ScheduleCut {
+        let ran = now.since(*since);
+        if self
+            .earliest_schedule_end
+            .as_ref()
+            .is_none_or(|e| ran < e.ran())
+        {
+            self.earliest_schedule_end = Some(Shared::new(ScheduleEnd {
                 node,
                 order: order.clone(),
                 at: now,
                 since: *since,
-                due,
             }));
         }
     }
 
-    /// RES-01, RES-03: an unknown charge is verified within the automatic window, faster
-    /// than the manual_review cadence (the first query, and every one before
-    /// manual_review, less than 24 hours after the charge or the query before); under
-    /// manual_review, at least every 24 hours.
+    /// RES-01, RES-03: how long after the charge or the query before the platform
+    /// verified an unknown charge, kept when the slowest: one slowest automatic
+    /// verification (the first query, and every one before manual_review), one slowest
+    /// re-query under manual_review.
     fn on_verification(&mut self, now: Millis, attempt: AttemptId, attempts: &Attempts) {
         let last = self.history.queried.insert(attempt, now);
         let manual_review = attempts
@@ -492,23 +501,19 @@ impl Cadence {
             },
         };
         let gap = now.since(since);
-        let limit = Contract::MANUAL_REVIEW_REQUERY;
-        // Under manual_review a query every 24 hours is on time; anywhere else 24 hours
-        // is already the manual_review cadence, too slow for the automatic window.
         let requery = manual_review && last.is_some();
-        let (late, witness) = if requery {
-            (gap > limit, &mut self.late_requery)
+        let slowest = if requery {
+            &mut self.slowest_requery
         } else {
-            (gap >= limit, &mut self.late_verification)
+            &mut self.slowest_verification
         };
-        if late && witness.is_none() {
-            *witness = Some(Box::new(LateVerification {
+        if slowest.as_ref().is_none_or(|v| gap > v.gap) {
+            *slowest = Some(Shared::new(Verification {
                 attempt,
                 manual_review,
                 at: now,
                 since,
                 gap,
-                limit,
             }));
         }
     }

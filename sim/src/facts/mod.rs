@@ -7,7 +7,11 @@
 //! only facts. The checker hashes the world, facts included, so facts are small,
 //! canonical and ordered: counters, ordered maps, mirrors of what the ground truth holds
 //! (a function of the current state, so they add no states) and, where a property needs
-//! history, the first witness of a pattern (typed, never text).
+//! history, the first witness of a pattern or an extreme with its witness (the closest
+//! two queries of one object, the shortest timeout a node sent), typed, never text. The
+//! property that reads an extreme compares it with the contract's number and writes the
+//! words. Two numbers are still read here: RET-01's retention, which bounds what the
+//! money and wire families keep, and KEY-07's key length (responses).
 //!
 //! One family per file:
 //! - [`money`]: idempotency scopes, charges, answers' objects and conflicts, the ledger;
@@ -107,7 +111,7 @@ impl Facts {
             f.effects.observe(at, what, &f.attempts);
         }
         if changed[8] {
-            f.traffic.observe(at, what);
+            f.traffic.observe(what);
         }
     }
 

@@ -4,8 +4,8 @@
 use super::query_object::{self, QueryObject, ties};
 use payhub_model::event::{Owner, ScopeKey, What};
 use payhub_model::{
-    ApiRequest, ApiResponse, Contract, CowMap, CowSet, Environment, ErrorCode, MerchantId, Method,
-    Millis, RequestId, Rule, Text,
+    ApiRequest, ApiResponse, CowMap, CowSet, Environment, ErrorCode, MerchantId, Method, Millis,
+    RequestId, Rule, Shared, Text,
 };
 use serde::Serialize;
 
@@ -30,9 +30,10 @@ pub struct Queries {
     /// The ids answers tied numbers to: (merchant, environment, number) → id
     /// ([`super::query_object`]).
     pub query_aliases: CowMap<query_object::Owned, QueryObject>,
-    /// The first client query sent less than the contract's spacing after the previous
-    /// one of the same object.
-    pub query_too_soon: Option<Box<EarlyQuery>>,
+    /// The two consecutive client queries of one object sent closest together (the
+    /// first such pair: a later one replaces it only when closer); SCHED-02's spacing
+    /// is judged by `client-spaces-queries`.
+    pub closest_queries: Option<Shared<QueryPair>>,
     /// (client node, scope) → no retry of that scope before this time: a 429's
     /// Retry-After, from when the client got it. Cleared when the node crashes.
     pub retry_not_before: CowMap<(u8, ScopeKey), Millis>,
@@ -50,11 +51,18 @@ pub struct Queries {
 
 /// A query of `path` at `at`, after one of the same object, `last_path`, at `last`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct EarlyQuery {
+pub struct QueryPair {
     pub path: Text,
     pub at: Millis,
     pub last: Millis,
     pub last_path: Text,
+}
+
+impl QueryPair {
+    /// The time between the two queries.
+    pub fn gap(&self) -> Millis {
+        self.at.since(self.last)
+    }
 }
 
 /// Node `node` sent `scope`'s request at `at`; its Retry-After ended at `until`.
@@ -219,23 +227,35 @@ impl Queries {
     /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
     /// were queries of the id's object.
     fn tie_numbers(&mut self, m: MerchantId, e: Environment, body: &payhub_model::ResponseBody) {
-        let too_soon = query_object::tie(
+        let pairs = query_object::tie(
             &mut self.last_query,
             &mut self.query_aliases,
             (m, e),
             body,
             |(t, _)| *t,
         );
-        for ((last, last_path), (at, path)) in too_soon {
-            if self.query_too_soon.is_none() {
-                self.query_too_soon = Some(Box::new(EarlyQuery {
-                    path,
-                    at,
-                    last,
-                    last_path,
-                }));
-            }
+        for ((last, last_path), (at, path)) in pairs {
+            self.note_pair(QueryPair {
+                path,
+                at,
+                last,
+                last_path,
+            });
         }
+    }
+
+    /// Keeps `pair` if no pair held is as close.
+    fn note_pair(&mut self, pair: QueryPair) {
+        if self.closer(pair.gap()) {
+            self.closest_queries = Some(Shared::new(pair));
+        }
+    }
+
+    /// Whether two queries `gap` apart are closer than the closest pair held.
+    fn closer(&self, gap: Millis) -> bool {
+        self.closest_queries
+            .as_ref()
+            .is_none_or(|held| gap < held.gap())
     }
 
     /// SCHED-02 and RATE-03 for a request a client sends.
@@ -248,15 +268,16 @@ impl Queries {
             let object =
                 query_object::resolve(&self.query_aliases, (merchant, environment), object);
             let object = (merchant, environment, object);
-            if let Some((last, last_path)) = self.last_query.get(&object) {
-                if now < last.after(Contract::QUERY_SPACING_MIN) && self.query_too_soon.is_none() {
-                    self.query_too_soon = Some(Box::new(EarlyQuery {
-                        path: path.clone(),
-                        at: now,
-                        last: *last,
-                        last_path: last_path.clone(),
-                    }));
-                }
+            if let Some((last, last_path)) = self.last_query.get(&object)
+                && self.closer(now.since(*last))
+            {
+                let pair = QueryPair {
+                    path: path.clone(),
+                    at: now,
+                    last: *last,
+                    last_path: last_path.clone(),
+                };
+                self.closest_queries = Some(Shared::new(pair));
             }
             self.last_query.insert(object, (now, path));
         }

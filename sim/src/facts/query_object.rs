@@ -11,8 +11,8 @@
 //! per merchant and environment, and from then on a query by that number is a query of
 //! that Payment. A number no answer has tied to an id yet is an object of its own; when an
 //! answer ties it, the queries already sent by the number count as queries of the id's
-//! object ([`merge`]), and two of them sent less than 10 s apart are a query too soon
-//! found at the tie. Assumption: an order number names one Payment (UNIQ-01), so the
+//! object ([`merge`]): the tie shows the two as consecutive queries of one object, and
+//! `client-spaces-queries` judges their spacing. Assumption: an order number names one Payment (UNIQ-01), so the
 //! first id shown for it is kept; a query by a number that found nothing yet counts as
 //! a query of the Payment the number later names.
 //!
@@ -22,8 +22,8 @@
 //! by id and by number is judged only once some answer showed the Payment.
 
 use payhub_model::{
-    Contract, CowMap, Endpoint, Environment, MerchantId, Method, Millis, PaymentId, RefundId,
-    ResponseBody, Text,
+    CowMap, Endpoint, Environment, MerchantId, Method, Millis, PaymentId, RefundId, ResponseBody,
+    Text,
 };
 use serde::Serialize;
 
@@ -111,8 +111,8 @@ pub fn resolve(
 
 /// Ties each number `body` shows for (`m`, `e`) that `aliases` does not hold yet to its
 /// id: the last query by the number moves to the id's object ([`merge`]). Returns the
-/// pairs of queries, earlier first, the tie shows were sent too soon. `at` is when a
-/// query was sent.
+/// pairs of queries of one object, earlier first, the tie shows followed each other
+/// (the properties judge their spacing). `at` is when a query was sent.
 pub fn tie<V: Clone>(
     last: &mut CowMap<Owned, V>,
     aliases: &mut CowMap<Owned, QueryObject>,
@@ -120,7 +120,7 @@ pub fn tie<V: Clone>(
     body: &ResponseBody,
     at: impl Fn(&V) -> Millis,
 ) -> Vec<(V, V)> {
-    let mut too_soon = Vec::new();
+    let mut pairs = Vec::new();
     for (number, id) in ties(body) {
         let alias = (m, e, number);
         if aliases.contains_key(&alias) {
@@ -128,24 +128,23 @@ pub fn tie<V: Clone>(
         }
         let by_id = (m, e, id.clone());
         let merged = merge(last.get(&alias), last.get(&by_id), &at);
-        too_soon.extend(merged.too_soon);
+        pairs.extend(merged.pair);
         last.remove(&alias);
         if let Some(query) = merged.last {
             last.insert(by_id, query);
         }
         aliases.insert(alias, id);
     }
-    too_soon
+    pairs
 }
 
 /// What an answer that ties a number to an id makes of the last queries by each: the
 /// later one stands for the object (the queries sent by the number were queries of the
-/// id's object), and the two, earlier first, when they were sent less than the
-/// contract's spacing apart: two queries of one object too soon, which only the tie
-/// shows.
+/// id's object), and the two, earlier first: two consecutive queries of one object,
+/// which only the tie shows.
 struct Merged<T> {
     last: Option<T>,
-    too_soon: Option<(T, T)>,
+    pair: Option<(T, T)>,
 }
 
 /// [`Merged`] of the last query by the number and the last by the id, `at` the time a
@@ -158,15 +157,14 @@ fn merge<T: Clone>(
     match (by_number, by_id) {
         (Some(n), Some(i)) => {
             let (earlier, later) = if at(n) > at(i) { (i, n) } else { (n, i) };
-            let too_soon = at(later) < at(earlier).after(Contract::QUERY_SPACING_MIN);
             Merged {
                 last: Some(later.clone()),
-                too_soon: too_soon.then(|| (earlier.clone(), later.clone())),
+                pair: Some((earlier.clone(), later.clone())),
             }
         }
         (n, i) => Merged {
             last: n.or(i).cloned(),
-            too_soon: None,
+            pair: None,
         },
     }
 }

@@ -5,7 +5,8 @@
 //! number), the requests sent for it (its creates or confirms, and the queries of the
 //! order's Payment by id or by order number), and its *openings*: the events after which
 //! the contract allows a client a fresh round of tries and a fresh query schedule. The
-//! facts only count; `client-traffic-within-the-schedules` judges.
+//! facts only count and keep the densest submission (the most requests per opening);
+//! `client-traffic-within-the-schedules` judges it against the contract's schedules.
 //!
 //! An opening is the submission's first request, and every event that may leave a
 //! client's result unknown or asks it for a new request: a timeout or a 202 answered to a
@@ -15,7 +16,7 @@
 //! are definite answers.
 
 use payhub_model::event::What;
-use payhub_model::{CowMap, Endpoint, ErrorCode, Millis, PaymentId, Text};
+use payhub_model::{CowMap, Endpoint, ErrorCode, PaymentId, Shared, Text};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -30,16 +31,25 @@ pub struct OrderTraffic {
     pub openings_at_start: u32,
 }
 
-/// The first submission that sent more than its openings allow.
+/// A submission's count: its database had sent `sent` requests for it, with `openings`
+/// since it began. No time: when a count was reached is history that would tell apart
+/// states the count alone does not (the checker hashes the facts).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct Excess {
+pub struct Density {
     pub db: u8,
     pub order: Text,
     pub seq: u32,
     pub sent: u32,
     pub openings: u32,
-    pub allowed: u32,
-    pub at: Millis,
+}
+
+impl Density {
+    /// Whether this count has more requests per opening than `other` (an opening at
+    /// least: the submission's first request is one).
+    fn denser_than(&self, other: &Density) -> bool {
+        u64::from(self.sent) * u64::from(other.openings.max(1))
+            > u64::from(other.sent) * u64::from(self.openings.max(1))
+    }
 }
 
 /// The traffic family.
@@ -53,37 +63,16 @@ pub struct Traffic {
     pub payment_order: CowMap<(u8, PaymentId), Text>,
     /// Per (database, order): the current submission's count.
     pub orders: CowMap<(u8, Text), OrderTraffic>,
-    /// The first submission over its allowance.
-    pub excess: Option<Box<Excess>>,
-}
-
-/// What the contract's schedules allow one submission per opening: a round of tries
-/// (RETRY-03: 5), each scheduled query of SCHED-01 (10 s … 1 h, then every 4 hours within
-/// 24 hours: 11) plus the two immediate ones (an order-number conflict's, a restart's
-/// lookup), and after each query's "not found" one more round (QUERY-06).
-pub fn allowed_per_opening() -> u32 {
-    let queries = scheduled_queries() + 2;
-    payhub_model::Contract::TRIES_MAX * (1 + queries) + queries
-}
-
-/// SCHED-01's query times within 24 hours (A-CLIENT-SCHED-4H: 11).
-pub fn scheduled_queries() -> u32 {
-    use payhub_model::Contract;
-    let fixed = Contract::QUERY_OFFSETS;
-    let mut last = *fixed.last().expect("offsets");
-    let mut n = fixed.len() as u32;
-    while last.after(Contract::QUERY_EVERY) <= Contract::QUERY_UNTIL {
-        last = last.after(Contract::QUERY_EVERY);
-        n += 1;
-    }
-    n
+    /// The densest count any submission reached (the first such: a later one replaces
+    /// it only when denser).
+    pub densest: Option<Shared<Density>>,
 }
 
 impl Traffic {
     /// Whether `what` changes this family.
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
-            What::ClientSends { held: false, .. } => self.excess.is_none(),
+            What::ClientSends { held: false, .. } => true,
             What::OrderStored { stored, .. } => stored.payment_id.is_some(),
             What::Delivered { to, response, .. } => {
                 self.node_db.contains_key(to) && opens(response.status, response.error_code())
@@ -95,7 +84,7 @@ impl Traffic {
         }
     }
 
-    pub(super) fn observe(&mut self, at: Millis, what: &What) {
+    pub(super) fn observe(&mut self, what: &What) {
         match what {
             What::ClientSends {
                 node,
@@ -120,7 +109,7 @@ impl Traffic {
                             openings_at_start: openings,
                         }
                     };
-                    self.count(at, key, rec);
+                    self.count(key, rec);
                     return;
                 }
                 let Some(db) = self.node_db.get(node).copied() else {
@@ -136,7 +125,7 @@ impl Traffic {
                 if let Some(order) = order {
                     let key = (db, order);
                     if let Some(rec) = self.orders.get(&key).cloned() {
-                        self.count(at, key, rec);
+                        self.count(key, rec);
                     }
                 }
             }
@@ -173,21 +162,19 @@ impl Traffic {
         self.openings.get(&db).copied().unwrap_or(0)
     }
 
-    /// One more request of the submission `rec` of `key`, judged against its openings.
-    fn count(&mut self, at: Millis, key: (u8, Text), mut rec: OrderTraffic) {
+    /// One more request of the submission `rec` of `key`, kept as the densest count when
+    /// it is.
+    fn count(&mut self, key: (u8, Text), mut rec: OrderTraffic) {
         rec.sent += 1;
-        let openings = self.openings_of(key.0) - rec.openings_at_start;
-        let allowed = openings.max(1) * allowed_per_opening();
-        if rec.sent > allowed && self.excess.is_none() {
-            self.excess = Some(Box::new(Excess {
-                db: key.0,
-                order: key.1.clone(),
-                seq: rec.seq,
-                sent: rec.sent,
-                openings,
-                allowed,
-                at,
-            }));
+        let density = Density {
+            db: key.0,
+            order: key.1.clone(),
+            seq: rec.seq,
+            sent: rec.sent,
+            openings: self.openings_of(key.0) - rec.openings_at_start,
+        };
+        if self.densest.as_ref().is_none_or(|d| density.denser_than(d)) {
+            self.densest = Some(Shared::new(density));
         }
         self.orders.insert(key, rec);
     }

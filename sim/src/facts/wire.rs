@@ -18,6 +18,10 @@
 //! distinct idempotency scope, key, order number, queried object and payment, one small
 //! record; the first witness of each pattern only. Nothing grows with the number of
 //! requests that repeat what is held.
+//!
+//! The facts record; the wire properties (`properties/src/wire.rs`) decide. Where a
+//! contract number decides (SCHED-02's spacing), the facts keep the extreme instead of
+//! a witness: the two consecutive queries of one object sent closest together.
 
 use super::money::{SafeParams, safety_parameters};
 use super::query_object::{self, QueryObject};
@@ -115,7 +119,8 @@ pub enum Breach {
     KeyOnTwoEndpoints,
     /// UNKNOWN-04, GEN-05: a key re-sent with other parameters.
     ParamsChangedUnderKey,
-    /// SCHED-02: two queries of one object less than 10 s apart.
+    /// SCHED-02: two queries of one object less than 10 s apart (decided by the
+    /// property from [`WireFacts::closest_queries`]).
     QueryTooSoon,
     /// RATE-03: a request under a scope before its 429's Retry-After had passed.
     RetryAfterIgnored,
@@ -184,6 +189,9 @@ pub struct WireFacts {
     copies: std::collections::BTreeSet<RequestId>,
     /// The first witness of each pattern.
     pub witnesses: BTreeMap<Breach, Witness>,
+    /// SCHED-02: the two consecutive queries of one object, earlier first, sent closest
+    /// together (the first such pair: a later one replaces it only when closer).
+    pub closest_queries: Option<Box<[Seen; 2]>>,
     /// Exchanges closed: known, unknown.
     pub known: u64,
     pub unknown: u64,
@@ -288,6 +296,18 @@ impl WireFacts {
             .insert(id, (seen, owner, request.endpoint.clone()));
     }
 
+    /// Keeps two consecutive queries of one object if no pair held is as close.
+    fn note_queries(&mut self, earlier: &Rec, later: &Rec) {
+        let gap = later.sent.since(earlier.sent);
+        let closer = self
+            .closest_queries
+            .as_deref()
+            .is_none_or(|[a, b]| gap < b.sent.since(a.sent));
+        if closer {
+            self.closest_queries = Some(Box::new([Seen::clone(earlier), Seen::clone(later)]));
+        }
+    }
+
     fn note(&mut self, breach: Breach, entries: Vec<Rec>) {
         self.witnesses.entry(breach).or_insert_with(|| Witness {
             breach,
@@ -354,10 +374,8 @@ impl WireFacts {
                 query_object::resolve(&self.query_aliases, (m, e), object),
             );
             if let Some(last) = self.last_query.get(&k) {
-                if seen.sent < last.sent.after(Contract::QUERY_SPACING_MIN) {
-                    let last = last.clone();
-                    self.note(Breach::QueryTooSoon, vec![last, seen.clone()]);
-                }
+                let last = last.clone();
+                self.note_queries(&last, seen);
             }
             self.last_query.insert(k, seen.clone());
         }
@@ -422,25 +440,26 @@ impl WireFacts {
     }
 
     /// Forgets what no later request can be judged against: scopes, keys and their
-    /// parameters past the retention (RET-01: the platform forgot them too), queries
-    /// past the spacing, Retry-Afters that ended. Order numbers and Payments are kept
-    /// (UNIQ-01 and versions have no window).
+    /// parameters past the retention (RET-01: the platform forgot them too), Retry-Afters
+    /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
+    /// and versions have no window; the spacing is the property's to judge).
     fn prune(&mut self, now: Millis) {
         let window = Millis(now.0.saturating_sub(Contract::RETENTION.0));
-        let spacing = Millis(now.0.saturating_sub(Contract::QUERY_SPACING_MIN.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
         self.first_params.retain(|_, x| x.sent >= window);
         self.key_endpoints.retain(|_, x| x.sent >= window);
-        self.last_query.retain(|_, x| x.sent >= spacing);
         self.retry_after.retain(|_, (until, _)| *until >= now);
     }
 
     /// A witness taken at an exchange's send shows its answer once it has one.
     fn fill_witnesses(&mut self, closed: &Seen) {
-        for w in self.witnesses.values_mut() {
-            for e in w.entries.iter_mut().filter(|e| e.open && e.id == closed.id) {
-                *e = closed.clone();
-            }
+        let pair = self.closest_queries.iter_mut().flat_map(|p| p.iter_mut());
+        let entries = self
+            .witnesses
+            .values_mut()
+            .flat_map(|w| w.entries.iter_mut());
+        for e in entries.chain(pair).filter(|e| e.open && e.id == closed.id) {
+            *e = closed.clone();
         }
     }
 
@@ -506,15 +525,15 @@ impl WireFacts {
     /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
     /// were queries of the id's object.
     fn tie_numbers(&mut self, owner: (MerchantId, Environment), body: &ResponseBody) {
-        let too_soon = query_object::tie(
+        let pairs = query_object::tie(
             &mut self.last_query,
             &mut self.query_aliases,
             owner,
             body,
             |q| q.sent,
         );
-        for (earlier, later) in too_soon {
-            self.note(Breach::QueryTooSoon, vec![earlier, later]);
+        for (earlier, later) in pairs {
+            self.note_queries(&earlier, &later);
         }
     }
 
