@@ -754,5 +754,8 @@ fn f25_wording_03_contact_support_more_than_24_hours_into_manual_review() {
     assert_eq!(assumed(&s), ["A-CLIENT-SUPPORT-START"]);
     let text = r.to_text();
     assert!(text.contains("merchant: contact technical support with pay_demo_001"));
-    assert_eq!(text.matches("merchant: contact technical support").count(), 1);
+    assert_eq!(
+        text.matches("merchant: contact technical support").count(),
+        1
+    );
 }
