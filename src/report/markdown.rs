@@ -328,8 +328,8 @@ impl Report {
             s,
             "Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. Every finding's texts, with its scripts drawn, are in `report.html` (and `report.json`).\n"
         );
-        // In full: the contradictions (each quotes the contract, Chinese and English,
-        // and says what was assumed); the readings are in report.html.
+        // The contradictions quoted in full (the contract, Chinese and English) with the
+        // first sentence of what was assumed; every text whole is in report.html.
         let shown = |f: &&Finding| f.gap == payhub_model::Gap::Contradiction;
         for f in self.findings.iter().filter(shown) {
             let kind = if f.gap == payhub_model::Gap::Contradiction {
@@ -339,10 +339,10 @@ impl Report {
             };
             let _ = writeln!(
                 s,
-                "**{kind} `{}`.** {}\n\nWhat the harness does, and what a client must do: {} Scripts: {}.\n",
+                "**{kind} `{}`.** {}\n\nWhat the harness does: {} (in full: `payhub-verify assumptions`, report.html) Scripts: {}.\n",
                 f.id,
                 f.contract,
-                f.assumed,
+                first_sentence(f.assumed),
                 f.scripts.join(", ")
             );
         }
@@ -464,4 +464,9 @@ fn named_first(names: &[String], n: usize) -> String {
         s.push_str(&format!(" and {} more (below)", names.len() - n));
     }
     s
+}
+
+/// A text's first sentence (up to the first ". "), or the whole text.
+fn first_sentence(text: &str) -> &str {
+    text.find(". ").map_or(text, |i| &text[..=i])
 }
