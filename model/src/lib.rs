@@ -1,5 +1,9 @@
 //! # payhub-model
 //!
+//! Owns the contract: its rules and numbers, the platform, the acquirer and the reference
+//! client as sans-IO state machines, and the event and observation vocabulary.
+//! Never does I/O, reads a clock, draws a random number or judges a run.
+//!
 //! Pure, sans-IO state machines of the PayHub payment API's contract on idempotency,
 //! retries and status queries: the [`Platform`], the upstream [`Acquirer`] (the ground
 //! truth of money), and merchant integrations.

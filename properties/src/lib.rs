@@ -1,5 +1,9 @@
 //! # payhub-properties
 //!
+//! Owns every judgement: the properties, their rules, evidence and witnesses; the presets,
+//! the exhaustive checker and the bug zoo. Never changes what a run does: it drives sim's
+//! world and judges what the facts recorded (liveness alone still reads the healed world).
+//!
 //! The invariants of the PayHub contract, each a named predicate over the simulated
 //! world with the rules it checks ([`property`]): safety properties judged against the
 //! acquirer's ledger and the facts the world observed ([`safety`]), reachability

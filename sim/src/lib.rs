@@ -1,5 +1,9 @@
 //! # payhub-sim
 //!
+//! Owns the simulated world: networks, crashes, time and every choice, its seeded driver,
+//! tapes, traces and shrinking, and the facts folded from its events.
+//! Never reads a clock or an unseeded random number, and never words a verdict.
+//!
 //! One world in which the platform, the upstream acquirer and the merchants run against
 //! lossy, duplicating, reordering networks, crashes, concurrency and simulated time.
 //!
