@@ -4,10 +4,9 @@
 use super::db::{
     CancelRecord, OrderRecord, OrderState, Outcome, RefundRecord, Submission, SubmissionKind,
 };
-use super::decision::{Decision, Refusal, Subject};
+use super::decision::{Refusal, Subject};
 use super::io::Command;
 use super::keys::{self, KeyPurpose, Keys};
-use super::policy::AntiPattern;
 use super::server::{Cx, MerchantServer, Op};
 use crate::api::{Endpoint, ErrorCode, PaymentStatus};
 use crate::ids::Card;
@@ -191,18 +190,9 @@ impl MerchantServer {
         let merchant_order_no = rec.submission.merchant_order_no.clone();
         if !failed {
             let in_progress = applied.status.is_in_progress();
-            if in_progress
-                && self
-                    .config
-                    .policy
-                    .has(AntiPattern::CardRetryWhileInProgress)
-            {
-                let pattern = AntiPattern::CardRetryWhileInProgress;
-                cx.decide(
-                    subject.clone(),
-                    Decision::Deviate { pattern },
-                    pattern.breaks(),
-                );
+            let departure = self.config.policy.card_retry_while_in_progress();
+            if let (true, Some(pattern)) = (in_progress, departure) {
+                cx.depart(subject.clone(), pattern);
             } else {
                 // ATTEMPT-07 (the client's side of ATTEMPT-02): a card retry only after
                 // `failed`, never while processing or requires_action; under manual_review
@@ -278,13 +268,8 @@ impl MerchantServer {
             }
             return self.send_keyed(cx, op, 1, Rule::Cancel202NotCanceled);
         }
-        let key = if self
-            .config
-            .policy
-            .has(AntiPattern::KeyReusedAcrossEndpoints)
-        {
-            let pattern = AntiPattern::KeyReusedAcrossEndpoints;
-            cx.decide(subject, Decision::Deviate { pattern }, pattern.breaks());
+        let key = if let Some(pattern) = self.config.policy.key_of_follow_up() {
+            cx.depart(subject, pattern);
             self.submission_key(cx, order)
         } else {
             // GEN-05: one key per submission and endpoint.
@@ -303,18 +288,18 @@ impl MerchantServer {
         let Some(rec) = cx.db.order(order) else {
             return cx.refuse(subject, Refusal::UnknownOrder, Rule::PersistBeforeSend);
         };
-        if !self.config.policy.has(AntiPattern::ChangedParamsSameKey) || amount == 0 {
+        let departure = self.config.policy.amends_under_original_key();
+        let Some(pattern) = departure.filter(|_| amount != 0) else {
             // UNKNOWN-04: never change the parameters and replay the original key; the
             // order number is bound to them as well (UNIQ-01).
             return cx.refuse(subject, Refusal::ParametersBound, Rule::ConflictIsDefect);
-        }
+        };
         let op = Op::Submit {
             order: order.into(),
             seq: rec.submission.seq,
         };
         let resend = rec.submission.kind == SubmissionKind::Create && !self.busy(&op);
-        let pattern = AntiPattern::ChangedParamsSameKey;
-        cx.decide(subject, Decision::Deviate { pattern }, pattern.breaks());
+        cx.depart(subject, pattern);
         let rec = cx.order(order);
         rec.amount = amount;
         if resend {
@@ -357,13 +342,8 @@ impl MerchantServer {
         if self.config.policy.keys == Keys::Deterministic && keys::looks_personal(refund) {
             return cx.refuse(subject, Refusal::InvalidOrder, Rule::NoSensitiveDataInKeys);
         }
-        let key = if self
-            .config
-            .policy
-            .has(AntiPattern::KeyReusedAcrossEndpoints)
-        {
-            let pattern = AntiPattern::KeyReusedAcrossEndpoints;
-            cx.decide(subject, Decision::Deviate { pattern }, pattern.breaks());
+        let key = if let Some(pattern) = self.config.policy.key_of_follow_up() {
+            cx.depart(subject, pattern);
             self.submission_key(cx, order)
         } else {
             self.new_key(cx, KeyPurpose::CreateRefund, refund, 1)

@@ -46,7 +46,7 @@
 //!
 //! # Anti-patterns ([`AntiPattern`], each naming the rule it breaks)
 //! See [`AntiPattern::ALL`]; [`Policy::with`] adds one to a policy. Each is the reference
-//! client plus one deviation, taken at one decision point that records
+//! client plus one deviation, taken at one decision point of `conduct.rs` that records
 //! `Decision::Deviate { pattern }` with the rule broken.
 //!
 //! # Assumptions of the client (the contract is silent or ambiguous)
@@ -87,6 +87,7 @@
 
 pub mod bench;
 mod commands;
+pub mod conduct;
 pub mod db;
 pub mod decision;
 pub mod io;

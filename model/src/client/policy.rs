@@ -2,8 +2,9 @@
 //!
 //! A [`Policy`] is data: how keys are made, and which [`AntiPattern`]s the server
 //! follows instead of the contract. The server's code has one path per decision and
-//! asks `policy.has(..)` at the exact point where an anti-pattern departs, so every
-//! variant is the reference client plus one documented deviation.
+//! asks the policy's decision point (`conduct.rs`) at the exact point where an
+//! anti-pattern departs, so every variant is the reference client plus one documented
+//! deviation.
 
 use super::keys::Keys;
 use crate::rules::Rule;
@@ -41,11 +42,6 @@ impl Policy {
     pub fn with(mut self, pattern: AntiPattern) -> Policy {
         self.anti_patterns.insert(pattern);
         self
-    }
-
-    /// Whether the server follows `pattern`.
-    pub fn has(&self, pattern: AntiPattern) -> bool {
-        self.anti_patterns.contains(&pattern)
     }
 
     /// Whether this is a reference policy (no anti-pattern).

@@ -4,7 +4,6 @@ use super::Unknown;
 use crate::api::{ApiResponse, ErrorCode, PaymentStatus, ResolutionStatus, ResponseBody};
 use crate::client::db::Outcome;
 use crate::client::decision::{Decision, PayerMessage, Subject, Via};
-use crate::client::policy::AntiPattern;
 use crate::client::server::{Cx, MerchantServer};
 use crate::ids::ResourceId;
 use crate::rules::Rule;
@@ -139,9 +138,8 @@ impl MerchantServer {
                 Decision::CancelNotConfirmed,
                 Rule::Cancel202NotCanceled,
             );
-            if self.config.policy.has(AntiPattern::Cancel202AsCanceled) {
-                let pattern = AntiPattern::Cancel202AsCanceled;
-                cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
+            if let Some(pattern) = self.config.policy.cancel_202_closes() {
+                cx.order_depart(order, pattern);
                 if let Some(applied) = cx.order(order).applied.as_mut() {
                     applied.status = PaymentStatus::Canceled;
                     applied.resolution = ResolutionStatus::Known;

@@ -107,8 +107,11 @@ impl MerchantServer {
         view: &PaymentView,
         via: Via,
     ) -> bool {
-        let ignores_version =
-            via == Via::Webhook && self.config.policy.has(AntiPattern::WebhookIgnoresVersion);
+        let ignores_version = self
+            .config
+            .policy
+            .applies_older_webhook()
+            .filter(|_| via == Via::Webhook);
         let rec = cx.order(order);
         let applied = rec.version();
         let was_manual = rec
@@ -116,9 +119,8 @@ impl MerchantServer {
             .as_ref()
             .is_some_and(|a| a.resolution == ResolutionStatus::ManualReview);
         if rec.applied.is_some() && view.version <= applied {
-            if ignores_version && view.version < applied {
-                let pattern = AntiPattern::WebhookIgnoresVersion;
-                cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
+            if let (Some(pattern), true) = (ignores_version, view.version < applied) {
+                cx.order_depart(order, pattern);
             } else {
                 let decision = Decision::Stale {
                     version: view.version,
@@ -160,24 +162,25 @@ impl MerchantServer {
             rec.fulfilled = Some(view.id);
             let payment = view.id;
             cx.order_decide(order, Decision::Fulfil { payment }, Rule::FulfilByPaymentId);
-        } else if let Some(pattern) = self.wrong_fulfilment(view, rec.fulfilled.is_some()) {
-            cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
+        } else if let Some(pattern) = self.config.policy.fulfils_otherwise(
+            view.status == PaymentStatus::Succeeded,
+            rec.fulfilled.is_some(),
+        ) {
+            cx.order_depart(order, pattern);
             cx.order(order).fulfilled = Some(view.id);
             let payment = view.id;
             cx.order_decide(order, Decision::Fulfil { payment }, pattern.breaks());
         }
-        if view.status == PaymentStatus::Failed
-            && self.config.policy.has(AntiPattern::CloseOnFailed)
-        {
-            let pattern = AntiPattern::CloseOnFailed;
-            cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
+        let closes = self.config.policy.closes_on_failed();
+        if let (true, Some(pattern)) = (view.status == PaymentStatus::Failed, closes) {
+            cx.order_depart(order, pattern);
             if let Some(applied) = cx.order(order).applied.as_mut() {
                 applied.status = PaymentStatus::Canceled;
             }
         }
         if view.status.is_terminal() {
             // SCHED-01: stop at a final status, whether a query or a webhook brought it.
-            if !self.config.policy.has(AntiPattern::QueriesAfterFinal) {
+            if self.config.policy.queries_after_final().is_none() {
                 self.stop_queries(cx, order);
             }
             return;
@@ -199,31 +202,16 @@ impl MerchantServer {
                 rec.support_due = Some(due);
                 self.arm_support(cx, order);
             }
-            if self.config.policy.has(AntiPattern::RechargeOnManualReview) {
-                self.recharge_on_manual_review(cx, order);
+            if let Some(pattern) = self.config.policy.recharges_on_manual_review() {
+                self.recharge_on_manual_review(cx, order, pattern);
             }
         }
     }
 
-    /// The anti-pattern that fulfils where RES-07 does not: again for a newer `succeeded`
-    /// version (`FulfilPerVersion`), or for a Payment not succeeded yet
-    /// (`FulfilBeforeSucceeded`).
-    fn wrong_fulfilment(&self, view: &PaymentView, fulfilled: bool) -> Option<AntiPattern> {
-        let policy = &self.config.policy;
-        if view.status == PaymentStatus::Succeeded && policy.has(AntiPattern::FulfilPerVersion) {
-            return Some(AntiPattern::FulfilPerVersion);
-        }
-        (!fulfilled
-            && view.status != PaymentStatus::Succeeded
-            && policy.has(AntiPattern::FulfilBeforeSucceeded))
-        .then_some(AntiPattern::FulfilBeforeSucceeded)
-    }
-
     /// `RechargeOnManualReview`: gives up on the order's Payment and charges again under
     /// a new order number.
-    fn recharge_on_manual_review(&mut self, cx: &mut Cx, order: &str) {
-        let pattern = AntiPattern::RechargeOnManualReview;
-        cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
+    fn recharge_on_manual_review(&mut self, cx: &mut Cx, order: &str, pattern: AntiPattern) {
+        cx.order_depart(order, pattern);
         self.stop_queries(cx, order);
         let rec = cx.order(order);
         let seq = rec.submission.seq + 1;
@@ -248,8 +236,11 @@ impl MerchantServer {
         view: &RefundView,
         via: Via,
     ) -> bool {
-        let ignores_version =
-            via == Via::Webhook && self.config.policy.has(AntiPattern::WebhookIgnoresVersion);
+        let ignores_version = self
+            .config
+            .policy
+            .applies_older_webhook()
+            .filter(|_| via == Via::Webhook);
         let subject = Subject::Refund(refund.into());
         let Some(rec) = cx.db.refund_mut(refund) else {
             return false;
@@ -261,13 +252,8 @@ impl MerchantServer {
         rec.refund_id = Some(view.id);
         let applied = rec.applied.as_ref().map_or(0, |a| a.version);
         if rec.applied.is_some() && view.version <= applied {
-            if ignores_version && view.version < applied {
-                let pattern = AntiPattern::WebhookIgnoresVersion;
-                cx.decide(
-                    subject.clone(),
-                    Decision::Deviate { pattern },
-                    pattern.breaks(),
-                );
+            if let (Some(pattern), true) = (ignores_version, view.version < applied) {
+                cx.depart(subject.clone(), pattern);
             } else {
                 let decision = Decision::Stale {
                     version: view.version,

@@ -5,7 +5,6 @@ use super::Reply;
 use crate::api::{ApiResponse, ErrorCode};
 use crate::client::db::Outcome;
 use crate::client::decision::{Decision, PayerMessage, Subject};
-use crate::client::keys::Keys;
 use crate::client::policy::{After503, AntiPattern};
 use crate::client::schedule;
 use crate::client::server::{ClientTimer, Cx, Flight, MerchantServer, Op};
@@ -28,13 +27,8 @@ impl MerchantServer {
         if matches!(op, Op::Submit { .. })
             && response.and_then(ApiResponse::error_code) == Some(ErrorCode::TemporarilyUnavailable)
         {
-            let message = if self.config.policy.has(AntiPattern::ConfirmingOn503) {
-                let pattern = AntiPattern::ConfirmingOn503;
-                cx.decide(
-                    op.subject(),
-                    Decision::Deviate { pattern },
-                    pattern.breaks(),
-                );
+            let message = if let Some(pattern) = self.config.policy.payer_told_confirming_on_503() {
+                cx.depart(op.subject(), pattern);
                 PayerMessage::Confirming
             } else {
                 PayerMessage::TemporarilyUnavailable
@@ -57,14 +51,10 @@ impl MerchantServer {
         }
         if try_no >= self.config.params.tries_max {
             let mut certain = !self.memory.uncertain.remove(&op);
-            if unavailable && self.config.policy.has(AntiPattern::LoopOn503) {
+            let loops = self.config.policy.loops_on_503();
+            if let (true, Some(pattern)) = (unavailable, loops) {
                 // The planted loop: unknown, and a fresh window after every round.
-                let pattern = AntiPattern::LoopOn503;
-                cx.decide(
-                    op.subject(),
-                    Decision::Deviate { pattern },
-                    pattern.breaks(),
-                );
+                cx.depart(op.subject(), pattern);
                 certain = false;
             } else if let (Op::Submit { order, .. }, true, true) = (&op, unavailable, certain)
                 && self.config.params.after_503 == After503::NotAccepted
@@ -90,22 +80,18 @@ impl MerchantServer {
         }
         let (failed_try, jitter) = self.detail_backoff(cx, &op, try_no);
         let params = &self.config.params;
-        let (delay, rule) = match retry_after {
-            Some(_) if self.config.policy.has(AntiPattern::IgnoreRetryAfter) => {
-                let pattern = AntiPattern::IgnoreRetryAfter;
-                cx.decide(
-                    op.subject(),
-                    Decision::Deviate { pattern },
-                    pattern.breaks(),
-                );
+        let ignores_retry_after = self.config.policy.ignores_retry_after();
+        let (delay, rule) = match (retry_after, ignores_retry_after) {
+            (Some(_), Some(pattern)) => {
+                cx.depart(op.subject(), pattern);
                 let delay = schedule::retry_delay(params, failed_try, jitter, None);
                 (delay, pattern.breaks())
             }
-            Some(seconds) => (
+            (Some(seconds), None) => (
                 schedule::retry_delay(params, failed_try, jitter, Some(seconds)),
                 Rule::RetryAfterHonoured,
             ),
-            None => (
+            (None, _) => (
                 schedule::retry_delay(params, failed_try, jitter, None),
                 Rule::RetryBackoff,
             ),
@@ -115,15 +101,8 @@ impl MerchantServer {
         } else {
             rule
         };
-        if self.config.policy.has(AntiPattern::KeyRegeneratedOnRetry)
-            && self.config.policy.keys == Keys::RandomPersisted
-        {
-            let pattern = AntiPattern::KeyRegeneratedOnRetry;
-            cx.decide(
-                op.subject(),
-                Decision::Deviate { pattern },
-                pattern.breaks(),
-            );
+        if let Some(pattern) = self.config.policy.key_drawn_again_on_retry() {
+            cx.depart(op.subject(), pattern);
             let key = cx.dice.uuid();
             self.replace_key(cx, &op, key);
             send_rule = pattern.breaks();
@@ -149,18 +128,10 @@ impl MerchantServer {
     /// (`try_no`, the drawn jitter) or as `BackoffNotDoubled` (always the first try's 1 s)
     /// and `JitterNotCapped` (four times the jitter) get them wrong.
     fn detail_backoff(&self, cx: &mut Cx, op: &Op, try_no: u32) -> (u32, crate::time::Millis) {
-        let policy = &self.config.policy;
         let mut failed_try = try_no;
         let mut jitter = cx.jitter;
-        for pattern in [AntiPattern::BackoffNotDoubled, AntiPattern::JitterNotCapped] {
-            if !policy.has(pattern) {
-                continue;
-            }
-            cx.decide(
-                op.subject(),
-                Decision::Deviate { pattern },
-                pattern.breaks(),
-            );
+        for pattern in self.config.policy.backoff_departures() {
+            cx.depart(op.subject(), pattern);
             match pattern {
                 AntiPattern::BackoffNotDoubled => failed_try = 1,
                 _ => jitter = crate::time::Millis(jitter.0 * 4),

@@ -3,7 +3,6 @@
 
 use super::Unknown;
 use crate::client::db::{Outcome, SubmissionKind};
-use crate::client::decision::Decision;
 use crate::client::keys::KeyPurpose;
 use crate::client::policy::AntiPattern;
 use crate::client::server::{Cx, MerchantServer, Op};
@@ -19,67 +18,64 @@ impl MerchantServer {
         seq: u32,
         why: Unknown,
     ) -> bool {
-        let policy = self.config.policy.clone();
         let rec = cx.order(order);
         let kind = rec.submission.kind;
         let has_payment = rec.payment_id.is_some();
-        if why == Unknown::Timeout
-            && kind == SubmissionKind::Create
-            && policy.has(AntiPattern::NewOrderNoAfterTimeout)
-        {
-            // `createPayment({ ...order, orderNo: `${order.orderNo}-retry` })`
-            let pattern = AntiPattern::NewOrderNoAfterTimeout;
-            cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
-            let number = Text::format(format_args!(
-                "{}-retry",
-                cx.order(order).submission.merchant_order_no
-            ));
-            let key = self.new_key(cx, KeyPurpose::CreatePayment, &number, 1);
-            self.restart_submission(cx, order, seq + 1, SubmissionKind::Create, number, key);
-            let op = Op::Submit {
-                order: order.into(),
-                seq: seq + 1,
-            };
-            self.send_keyed(cx, op, 1, pattern.breaks());
-            return true;
-        }
-        if why == Unknown::Timeout && policy.has(AntiPattern::NewKeyAfterTimeout) {
-            // `createPayment(order, { idempotencyKey: crypto.randomUUID() })`
-            let pattern = AntiPattern::NewKeyAfterTimeout;
-            cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
-            let key = cx.dice.uuid();
-            let op = Op::Submit {
-                order: order.into(),
-                seq,
-            };
-            self.replace_key(cx, &op, key);
-            self.send_keyed(cx, op, 1, pattern.breaks());
-            return true;
-        }
-        if policy.has(AntiPattern::UnknownAsFailure) {
-            // "Failed": the payment is submitted again as a new business submission.
-            let pattern = AntiPattern::UnknownAsFailure;
-            cx.order_decide(order, Decision::Deviate { pattern }, pattern.breaks());
-            let (kind, purpose) = if has_payment {
-                (SubmissionKind::Confirm, KeyPurpose::ConfirmPayment)
-            } else {
-                (SubmissionKind::Create, KeyPurpose::CreatePayment)
-            };
-            let key = self.new_key(cx, purpose, order, seq + 1);
-            let number = cx.order(order).submission.merchant_order_no.clone();
-            self.restart_submission(cx, order, seq + 1, kind, number, key);
-            if kind == SubmissionKind::Create {
-                cx.order(order).payment_id = None;
-                cx.order(order).applied = None;
+        let departure = self
+            .config
+            .policy
+            .charges_again_after_unknown(why == Unknown::Timeout, kind);
+        let Some(pattern) = departure else {
+            return false;
+        };
+        cx.order_depart(order, pattern);
+        match pattern {
+            AntiPattern::NewOrderNoAfterTimeout => {
+                // `createPayment({ ...order, orderNo: `${order.orderNo}-retry` })`
+                let number = Text::format(format_args!(
+                    "{}-retry",
+                    cx.order(order).submission.merchant_order_no
+                ));
+                let key = self.new_key(cx, KeyPurpose::CreatePayment, &number, 1);
+                self.restart_submission(cx, order, seq + 1, SubmissionKind::Create, number, key);
+                let op = Op::Submit {
+                    order: order.into(),
+                    seq: seq + 1,
+                };
+                self.send_keyed(cx, op, 1, pattern.breaks());
             }
-            let op = Op::Submit {
-                order: order.into(),
-                seq: seq + 1,
-            };
-            self.send_keyed(cx, op, 1, pattern.breaks());
-            return true;
+            AntiPattern::NewKeyAfterTimeout => {
+                // `createPayment(order, { idempotencyKey: crypto.randomUUID() })`
+                let key = cx.dice.uuid();
+                let op = Op::Submit {
+                    order: order.into(),
+                    seq,
+                };
+                self.replace_key(cx, &op, key);
+                self.send_keyed(cx, op, 1, pattern.breaks());
+            }
+            _ => {
+                // "Failed": the payment is submitted again as a new business submission.
+                let (kind, purpose) = if has_payment {
+                    (SubmissionKind::Confirm, KeyPurpose::ConfirmPayment)
+                } else {
+                    (SubmissionKind::Create, KeyPurpose::CreatePayment)
+                };
+                let key = self.new_key(cx, purpose, order, seq + 1);
+                let number = cx.order(order).submission.merchant_order_no.clone();
+                self.restart_submission(cx, order, seq + 1, kind, number, key);
+                if kind == SubmissionKind::Create {
+                    cx.order(order).payment_id = None;
+                    cx.order(order).applied = None;
+                }
+                let op = Op::Submit {
+                    order: order.into(),
+                    seq: seq + 1,
+                };
+                self.send_keyed(cx, op, 1, pattern.breaks());
+            }
         }
-        false
+        true
     }
 
     /// Replaces an order's submission (anti-patterns only): a new key, kept in the

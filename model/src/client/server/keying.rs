@@ -5,7 +5,6 @@ use super::{Cx, MerchantServer, Op};
 use crate::client::db::MerchantDb;
 use crate::client::decision::Decision;
 use crate::client::keys::{self, KeyPurpose, Keys};
-use crate::client::policy::AntiPattern;
 use crate::rules::Rule;
 use crate::text::Text;
 
@@ -42,16 +41,9 @@ impl MerchantServer {
         seq: u32,
         rule: Rule,
     ) -> Option<Text> {
-        let lost_on_crash = self.config.policy.has(AntiPattern::KeyNotPersisted)
-            && self.config.policy.keys == Keys::RandomPersisted;
-        if lost_on_crash {
-            let pattern = AntiPattern::KeyNotPersisted;
+        if let Some(pattern) = self.config.policy.key_kept_in_memory() {
             self.memory.unpersisted.insert(op.clone(), key);
-            cx.decide(
-                op.subject(),
-                Decision::Deviate { pattern },
-                pattern.breaks(),
-            );
+            cx.depart(op.subject(), pattern);
             return None;
         }
         cx.decide(

@@ -30,7 +30,7 @@ use super::db::{MerchantDb, OrderRecord};
 use super::decision::{Decision, Refusal, Subject};
 use super::io::{ClientError, ClientInput, ClientOutput, Draw, Handle};
 use super::keys::Dice;
-use super::policy::{ClientParams, Policy};
+use super::policy::{AntiPattern, ClientParams, Policy};
 use crate::cow::{CowMap, CowSet};
 use crate::ids::ApiKeyId;
 use crate::rules::Rule;
@@ -165,6 +165,17 @@ impl Cx<'_> {
 
     pub(super) fn order_decide(&mut self, order: &str, decision: Decision, rule: Rule) {
         self.decide(Subject::Order(order.into()), decision, rule);
+    }
+
+    /// Records where an anti-pattern leaves the reference: `Decision::Deviate`, with the
+    /// rule it breaks.
+    pub(super) fn depart(&mut self, subject: Subject, pattern: AntiPattern) {
+        self.decide(subject, Decision::Deviate { pattern }, pattern.breaks());
+    }
+
+    /// [`Self::depart`] for an order.
+    pub(super) fn order_depart(&mut self, order: &str, pattern: AntiPattern) {
+        self.depart(Subject::Order(order.into()), pattern);
     }
 
     pub(super) fn order(&mut self, order: &str) -> &mut OrderRecord {

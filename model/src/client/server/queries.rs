@@ -3,7 +3,6 @@
 use super::{ClientTimer, Cx, MerchantServer, Op};
 use crate::api::Endpoint;
 use crate::client::decision::Decision;
-use crate::client::policy::AntiPattern;
 use crate::client::schedule;
 use crate::rules::Rule;
 use crate::time::Millis;
@@ -30,7 +29,7 @@ impl MerchantServer {
             return false;
         }
         let spacing = self.config.params.query_spacing_min;
-        let polls_fast = self.config.policy.has(AntiPattern::PollTooFast);
+        let polls_fast = self.config.policy.polls_too_fast().is_some();
         let now = cx.now;
         let rec = cx.order(order);
         if let Some(last) = rec.last_query_at
@@ -133,7 +132,7 @@ impl MerchantServer {
         // (a failed one expiring, a paid one refunded, a requires_action one succeeding
         // after the window) reaches this client only by webhook; if every delivery finds
         // every server of its database down, nothing here catches up.
-        let goes_on = self.config.policy.has(AntiPattern::QueriesAfterFinal);
+        let goes_on = self.config.policy.queries_after_final().is_some();
         if rec.state().is_settled() && !goes_on {
             return false;
         }
@@ -141,12 +140,12 @@ impl MerchantServer {
         // A-CLIENT-SCHED-ANCHOR: the schedule counts from when this client first learned
         // that the result is not final, not from "first acceptance", which it cannot see.
         let anchor = *rec.confirming_since.get_or_insert(now);
-        let next = if self.config.policy.has(AntiPattern::PollTooFast) {
+        let next = if self.config.policy.polls_too_fast().is_some() {
             Some(now.after(self.config.params.poll_too_fast_every))
         } else {
             schedule::next_query_at(&self.config.params, anchor, now).filter(|at| {
                 // QueriesStopAt1h: nothing after the 1-hour query.
-                !self.config.policy.has(AntiPattern::QueriesStopAt1h)
+                self.config.policy.queries_stop_at_1h().is_none()
                     || *at <= anchor.after(Millis::hours(1))
             })
         };

@@ -138,21 +138,17 @@ impl MerchantServer {
     /// and for a create or confirm under `PostTimeout5s`.
     fn timeout_of(&self, cx: &mut Cx, op: &Op, request: &ApiRequest) -> crate::time::Millis {
         let params = &self.config.params;
-        let (pattern, normal) = match &request.endpoint {
-            e if e.method() == Method::Get => (AntiPattern::QueryTimeout5s, params.query_timeout),
+        let (query, normal) = match &request.endpoint {
+            e if e.method() == Method::Get => (true, params.query_timeout),
             Endpoint::CreatePayment { .. } | Endpoint::ConfirmPayment { .. } => {
-                (AntiPattern::PostTimeout5s, params.post_timeout)
+                (false, params.post_timeout)
             }
             _ => return params.post_timeout,
         };
-        if !self.config.policy.has(pattern) {
+        let Some(pattern) = self.config.policy.short_timeout(query) else {
             return normal;
-        }
-        cx.decide(
-            op.subject(),
-            Decision::Deviate { pattern },
-            pattern.breaks(),
-        );
+        };
+        cx.depart(op.subject(), pattern);
         params.short_timeout
     }
 

@@ -3,7 +3,6 @@
 use super::{ClientTimer, Cx, MerchantServer};
 use crate::client::db::OrderState;
 use crate::client::decision::Decision;
-use crate::client::policy::AntiPattern;
 use crate::rules::Rule;
 
 impl MerchantServer {
@@ -35,7 +34,7 @@ impl MerchantServer {
                 let Some(rec) = cx.db.order(&order) else {
                     return;
                 };
-                let goes_on = self.config.policy.has(AntiPattern::QueriesAfterFinal);
+                let goes_on = self.config.policy.queries_after_final().is_some();
                 if rec.state().is_settled() && !goes_on {
                     return;
                 }
