@@ -26,6 +26,7 @@ pub mod reach;
 pub mod responses;
 pub mod safety;
 pub mod traffic;
+pub mod verdict;
 pub mod wire;
 pub mod zoo;
 

@@ -9,10 +9,10 @@
 
 use super::entry::{Entry, Label, Outcome, Skip};
 use super::keys::Keys;
-use crate::judge_cmd::Folded;
 use payhub_model::event::{Event, Message, What};
 use payhub_model::{Millis, RequestId};
 use payhub_properties::evidence::Evidence;
+use payhub_properties::verdict::Folded;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

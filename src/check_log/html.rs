@@ -8,8 +8,8 @@ use super::Judged;
 use super::report::{
     cannot_judge_groups, closing, diagram, read_line, unscoped_line, witness_line,
 };
-use crate::judge_cmd::Status;
 use crate::report::page::{self, FIGURES_MAX, PropertyRow, Tone, escape};
+use payhub_properties::verdict::Status;
 use std::fmt::Write as _;
 
 /// The page for every file judged; `seconds`: reading and judging them all.

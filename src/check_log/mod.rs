@@ -21,11 +21,11 @@ pub mod html;
 pub mod keys;
 pub mod report;
 
-use crate::judge_cmd::{Folded, Status, Verdict};
 use detect::Format;
 use entry::Label;
 use feed::Feed;
 use payhub_model::event::Event;
+use payhub_properties::verdict::{Folded, Status, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -176,7 +176,7 @@ pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String>
             let name = |s: &payhub_sim::facts::wire::Seen| {
                 format!("{} (at +{})", label(u64::from(s.id.0)), s.sent)
             };
-            let verdicts = crate::judge_cmd::judge_all(
+            let verdicts = payhub_properties::verdict::judge_all(
                 &feed.folded.facts,
                 &feed.folded.wire,
                 &feed.folded.supply,
@@ -214,7 +214,7 @@ fn judge_events(
     input: &mut crate::input::Input,
     progress: &crate::progress::Progress,
 ) -> Result<Judged, String> {
-    let mut folded = Folded::new(crate::judge_cmd::harness_owners());
+    let mut folded = Folded::new(payhub_properties::verdict::harness_owners());
     let (mut entries, mut skipped, mut skips) = (0u64, 0u64, Vec::new());
     let name = input.name.clone();
     crate::input::each_line(&mut input.reader, &name, &mut |n, text| {

@@ -5,7 +5,7 @@
 //! diagram of those entries alone.
 
 use super::{Judged, LogFormat};
-use crate::judge_cmd::{Status, Verdict};
+use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
 use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind};
 use payhub_sim::facts::wire::Seen;

@@ -467,8 +467,8 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Suite {
 
 /// Verdicts over a recorded source (`judge`, `check-log`): a case per property; cannot
 /// judge is skipped with the evidence missing.
-pub(crate) fn verdicts(class: &str, vs: &[crate::judge_cmd::Verdict]) -> Vec<Case> {
-    use crate::judge_cmd::Status as S;
+pub(crate) fn verdicts(class: &str, vs: &[payhub_properties::verdict::Verdict]) -> Vec<Case> {
+    use payhub_properties::verdict::Status as S;
     vs.iter()
         .map(|v| {
             let outcome = match v.status {
@@ -494,7 +494,7 @@ pub(crate) fn verdicts(class: &str, vs: &[crate::judge_cmd::Verdict]) -> Vec<Cas
 }
 
 /// `judge FILE --format junit`.
-pub(crate) fn judge(file: &std::path::Path, vs: &[crate::judge_cmd::Verdict]) -> String {
+pub(crate) fn judge(file: &std::path::Path, vs: &[payhub_properties::verdict::Verdict]) -> String {
     let suite = Suite::new(format!("judge {}", file.display()), verdicts("judge", vs));
     render("payhub-verify judge", &[suite])
 }

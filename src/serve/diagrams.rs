@@ -11,8 +11,8 @@
 //! is said so, and the session's diagram stands for it.
 
 use super::record::Record;
-use crate::judge_cmd::Verdict;
 use payhub_model::RequestId;
+use payhub_properties::verdict::Verdict;
 use payhub_sim::{Event, Trace, What, World};
 use std::collections::BTreeSet;
 

@@ -10,7 +10,7 @@
 //! so a browser asks the sandbox for nothing that would enter the session.
 
 use super::diagrams::Session;
-use crate::judge_cmd::Status;
+use payhub_properties::verdict::Status;
 
 /// Trace lines shown, the latest ones.
 const LINES_MAX: usize = 500;

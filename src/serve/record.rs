@@ -15,8 +15,8 @@
 //! The first request of a segment that was answered in the previous one renders by its
 //! id (`req_N`) rather than its line: the segment does not know its line.
 
-use crate::judge_cmd::WireSide;
 use payhub_model::event::Event;
+use payhub_properties::verdict::WireSide;
 use payhub_sim::network::Node;
 use payhub_sim::{Choice, Trace};
 

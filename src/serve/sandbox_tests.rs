@@ -82,9 +82,9 @@ fn captures(sb: &Sandbox) -> usize {
 }
 
 fn violated(sb: &Sandbox) -> Vec<&'static str> {
-    crate::judge_cmd::verdicts(&sb.world().facts)
+    payhub_properties::verdict::verdicts(&sb.world().facts)
         .into_iter()
-        .filter(|v| v.status == crate::judge_cmd::Status::Violated)
+        .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
         .map(|v| v.name)
         .collect()
 }
@@ -286,10 +286,11 @@ fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
     create(&mut sb, "k1", "ORDER-1", 10000, 'A');
     create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A');
     let from_events = payhub_sim::Facts::from_events(&sb.trace().stream);
-    let session = crate::judge_cmd::verdicts(&sb.world().facts);
-    let judged = crate::judge_cmd::verdicts(&from_events);
-    let status =
-        |v: &[crate::judge_cmd::Verdict]| -> Vec<_> { v.iter().map(|v| v.status).collect() };
+    let session = payhub_properties::verdict::verdicts(&sb.world().facts);
+    let judged = payhub_properties::verdict::verdicts(&from_events);
+    let status = |v: &[payhub_properties::verdict::Verdict]| -> Vec<_> {
+        v.iter().map(|v| v.status).collect()
+    };
     assert_eq!(status(&session), status(&judged));
     let script = crate::serve::script::export(&sb).unwrap();
     assert!(

@@ -18,9 +18,9 @@
 //! `client-never-charges-an-order-twice` judged, checked against the replayed acquirer.
 
 use super::sandbox::Sandbox;
-use crate::judge_cmd::verdicts;
 use payhub_model::RequestId;
 use payhub_model::event::{BusinessOrder, What};
+use payhub_properties::verdict::verdicts;
 use payhub_sim::World;
 use payhub_sim::choice::Choice;
 use payhub_sim::network::Payload;
@@ -35,7 +35,7 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let session_verdicts = verdicts(&sandbox.world().facts);
     let violation = script_verdicts
         .iter()
-        .find(|v| v.status == crate::judge_cmd::Status::Violated)
+        .find(|v| v.status == payhub_properties::verdict::Status::Violated)
         .map(|v| v.name);
     let about = format!(
         "A payhub-verify serve session: {} choices, {} events, ending at {}",

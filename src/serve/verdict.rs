@@ -5,7 +5,7 @@
 
 use super::diagrams::Session;
 use super::record::Record;
-use crate::judge_cmd::{Status, Verdict};
+use payhub_properties::verdict::{Status, Verdict};
 use payhub_sim::{Facts, Trace};
 use std::fmt::Write as _;
 
@@ -29,7 +29,8 @@ pub fn to_json(facts: &Facts, record: &Record) -> String {
     let verdicts = side.verdicts(facts);
     let events = record.events_total();
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
-    let unscoped = crate::judge_cmd::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
+    let unscoped =
+        payhub_properties::verdict::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
     let json = serde_json::json!({
         "holds": holds,
         "events": events,

@@ -1,0 +1,287 @@
+//! Verdicts: every property's judgement over what a source supplied, in one library
+//! that `judge`, `check-log`, the sandbox and the report share.
+//!
+//! A source's events are folded into facts (`payhub_sim::Facts`), wire facts
+//! ([`WireFacts`]) and the evidence they supplied ([`Supply`]); [`judge_all`] judges
+//! every registry property, then every wire property, over them. Each verdict is
+//! `holds`, `violated` (always properties), `reached`, `unreached` (sometimes
+//! properties) or `cannot_judge`: the source lacked evidence the property needs
+//! ([`crate::evidence`]), named with the reason. A witness found in the part of a
+//! source that has the evidence stands whatever the rest lacks (verdicts are monotone).
+
+use crate::evidence::{self, Missing, Supply};
+use crate::wire::{Side, WIRE_PROPERTIES};
+use crate::{Kind, PROPERTIES};
+use payhub_model::Shared;
+use payhub_model::event::Event;
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_sim::Facts;
+use payhub_sim::facts::wire::{Seen, WireFacts, Witness};
+use serde::Serialize;
+
+/// What a verdict says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// An always property held over what was judged.
+    Holds,
+    /// An always property was violated.
+    Violated,
+    /// A sometimes property was reached.
+    Reached,
+    /// A sometimes property was not reached.
+    Unreached,
+    /// The source lacked evidence the property needs (`missing` says which and why).
+    CannotJudge,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Holds => "holds",
+            Status::Violated => "violated",
+            Status::Reached => "reached",
+            Status::Unreached => "unreached",
+            Status::CannotJudge => "cannot_judge",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One property's verdict over the file (or over a sandbox session's facts).
+#[derive(Debug, Serialize)]
+pub struct Verdict {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub rules: Vec<&'static str>,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// For `cannot_judge`: the evidence missing and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<Missing>,
+    /// For a wire property: which side it judges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<Side>,
+    /// For a violated wire property: the exchanges that witness it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<Witness>,
+}
+
+impl Verdict {
+    /// `cannot_judge (needs the acquirer's ledger: the acquirer's ledger is not in a log)`.
+    pub fn status_text(&self) -> String {
+        if self.missing.is_empty() {
+            return self.status.to_string();
+        }
+        let needs: Vec<String> = self
+            .missing
+            .iter()
+            .map(|m| format!("{}: {}", m.evidence, m.why))
+            .collect();
+        format!("cannot judge (needs {})", needs.join("; "))
+    }
+}
+
+/// Everything a stream of events gives the judges: the facts, the wire facts, and what
+/// evidence it supplied.
+pub struct Folded {
+    pub facts: Shared<Facts>,
+    pub wire: WireFacts,
+    pub supply: Supply,
+    pub events: usize,
+}
+
+/// The owners of the API keys of the harness's worlds (and of the sandbox).
+pub fn harness_owners() -> WireFacts {
+    let keys = default_api_keys().into_iter().chain([rotated_key_spec()]);
+    WireFacts::new(keys.map(|k| (k.id, (k.merchant, k.environment))))
+}
+
+impl Folded {
+    pub fn new(wire: WireFacts) -> Folded {
+        Folded {
+            facts: Shared::new(Facts::default()),
+            wire,
+            supply: Supply::empty(),
+            events: 0,
+        }
+    }
+
+    pub fn observe(&mut self, e: &Event) {
+        Facts::observe(&mut self.facts, e);
+        self.wire.observe(e.at, &e.what);
+        self.supply.saw(&e.what);
+        self.events += 1;
+    }
+
+    /// The stream has ended: what its wire facts lacked.
+    pub fn close(&mut self) {
+        lack_ownerless(&self.wire, &mut self.supply);
+    }
+
+    /// Every verdict, exchanges named `exchange #N`.
+    pub fn verdicts(&self) -> Vec<Verdict> {
+        judge_all(&self.facts, &self.wire, &self.supply, &|s: &Seen| {
+            format!("exchange {} (at {})", s.id, s.sent)
+        })
+    }
+}
+
+/// A stream that has ended lacks the scope of requests whose key names no merchant and
+/// that were not refused for authentication (those belong to no scope: the platform
+/// looked no further than the key). The lack covers those requests only: what the
+/// others witness stands.
+fn lack_ownerless(wire: &WireFacts, supply: &mut Supply) {
+    let unscoped = wire.unscoped();
+    if unscoped > 0 {
+        supply.lack_part(
+            evidence::Evidence::ApiKeys,
+            format!(
+                "{unscoped} request(s) with an API key that names no known merchant and no answer refusing it (401): their scope is unknown, so a pass is not claimed"
+            ),
+        );
+    }
+}
+
+/// The requests refused for authentication, listed as belonging to no scope.
+pub fn unscoped_json(
+    wire: &WireFacts,
+    name: &dyn Fn(payhub_model::RequestId) -> String,
+) -> serde_json::Value {
+    serde_json::json!({
+        "refused_for_authentication": wire.refused_auth,
+        "listed": wire.refused_auth_ids.iter().map(|id| name(*id)).collect::<Vec<_>>(),
+        "scope_unknown": wire.unscoped(),
+        "note": "requests answered 401 belong to no idempotency scope (SCOPE-01 starts with the key's merchant) and are judged by nothing that needs one",
+    })
+}
+
+/// The wire facts of a stream and what it supplied: what the judges need beside the
+/// world's facts. The sandbox keeps one, folded from every event as it is recorded, so
+/// that its verdict judges the whole session even after its record dropped old events.
+#[derive(Clone, Debug)]
+pub struct WireSide {
+    pub wire: WireFacts,
+    pub supply: Supply,
+}
+
+impl Default for WireSide {
+    fn default() -> WireSide {
+        WireSide {
+            wire: harness_owners(),
+            supply: Supply::empty(),
+        }
+    }
+}
+
+impl WireSide {
+    pub fn observe(&mut self, e: &Event) {
+        self.wire.observe(e.at, &e.what);
+        self.supply.saw(&e.what);
+    }
+
+    /// The stream has ended (so far): what its wire facts lacked.
+    pub fn close(&mut self) {
+        lack_ownerless(&self.wire, &mut self.supply);
+    }
+
+    /// Every verdict over `facts` and this wire side, exchanges named `exchange #N`.
+    pub fn verdicts(&self, facts: &Facts) -> Vec<Verdict> {
+        judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
+            format!("exchange {} (at {})", s.id, s.sent)
+        })
+    }
+}
+
+/// The registry's verdicts over facts whose source saw everything (the world's own).
+pub fn verdicts(facts: &Facts) -> Vec<Verdict> {
+    registry_verdicts(facts, &Supply::complete())
+}
+
+fn registry_verdicts(facts: &Facts, supply: &Supply) -> Vec<Verdict> {
+    PROPERTIES
+        .iter()
+        .map(|p| {
+            let mut missing = supply.missing(evidence::needs(p));
+            // Judged over the part of the source that has the evidence: a witness found
+            // there stands whatever the rest lacks (verdicts are monotone).
+            let judgeable = missing.iter().all(|m| m.partial);
+            let detail = if judgeable { p.judge(facts) } else { None };
+            let reached = judgeable && p.kind() == Kind::Sometimes && p.holds_in(facts);
+            let status = match (p.kind(), &detail, missing.is_empty()) {
+                (Kind::Always, Some(_), _) => Status::Violated,
+                (Kind::Sometimes, _, _) if reached => Status::Reached,
+                (_, _, false) => Status::CannotJudge,
+                (Kind::Always, None, _) => Status::Holds,
+                (Kind::Sometimes, _, _) => Status::Unreached,
+            };
+            if matches!(status, Status::Violated | Status::Reached) {
+                missing.clear();
+            }
+            Verdict {
+                name: p.name,
+                kind: p.kind(),
+                rules: p.rules.iter().map(|r| r.id()).collect(),
+                status,
+                detail,
+                missing,
+                side: None,
+                witness: None,
+            }
+        })
+        .collect()
+}
+
+/// The wire properties' verdicts, each exchange of a witness named by `name`.
+pub fn wire_verdicts(
+    wire: &WireFacts,
+    supply: &Supply,
+    name: &dyn Fn(&Seen) -> String,
+) -> Vec<Verdict> {
+    WIRE_PROPERTIES
+        .iter()
+        .map(|p| {
+            let mut missing = supply.missing(p.needs);
+            // A witness from the part of the source that has the evidence stands.
+            let witness = p
+                .witness(wire)
+                .filter(|_| missing.iter().all(|m| m.partial));
+            let status = match (missing.is_empty(), &witness) {
+                (_, Some(_)) => Status::Violated,
+                (false, None) => Status::CannotJudge,
+                (true, None) => Status::Holds,
+            };
+            if witness.is_some() {
+                missing.clear();
+            }
+            Verdict {
+                name: p.name,
+                kind: Kind::Always,
+                rules: p.rules.iter().map(|r| r.id()).collect(),
+                status,
+                detail: (witness.as_deref()).map(|w| crate::wire::explain(w, name)),
+                missing,
+                side: Some(p.side),
+                witness: witness.map(std::borrow::Cow::into_owned),
+            }
+        })
+        .collect()
+}
+
+/// The registry's verdicts, then the wire properties'.
+pub fn judge_all(
+    facts: &Facts,
+    wire: &WireFacts,
+    supply: &Supply,
+    name: &dyn Fn(&Seen) -> String,
+) -> Vec<Verdict> {
+    let mut all = registry_verdicts(facts, supply);
+    all.extend(wire_verdicts(wire, supply, name));
+    all
+}
