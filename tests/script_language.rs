@@ -221,7 +221,7 @@ expect webhook: payment.succeeded delivery=1 status=succeeded
         .events
         .iter()
         .filter_map(|e| match &e.what {
-            payhub_sim::What::Webhook { event } => Some(event.kind.as_str()),
+            payhub_sim::TraceWhat::Webhook { event } => Some(event.kind.as_str()),
             _ => None,
         })
         .collect();

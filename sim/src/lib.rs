@@ -60,5 +60,5 @@ pub use diagram::Diagram;
 pub use facts::{Facts, RuleSet, ScopeKey};
 pub use narrowing::Narrowing;
 pub use network::{MsgId, Node, Payload};
-pub use trace::{Event, Trace, What};
+pub use trace::{Trace, TraceLine, TraceWhat};
 pub use world::{ApplyError, Canonical, World};

@@ -20,10 +20,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// What an event is about.
+/// What a line of a trace shows.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "what", rename_all = "snake_case")]
-pub enum What {
+pub enum TraceWhat {
     /// A request arrives at the platform (or is sent, if it is then lost).
     Request {
         id: RequestId,
@@ -89,14 +89,14 @@ pub enum What {
 
 /// One line of a trace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Event {
+pub struct TraceLine {
     /// The index of the choice that caused it.
     pub step: u32,
     pub at: Millis,
     pub from: Node,
     pub to: Node,
     #[serde(flatten)]
-    pub what: What,
+    pub what: TraceWhat,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<Rule>,
 }
@@ -105,7 +105,7 @@ pub struct Event {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Trace {
     /// The lines a reader sees.
-    pub events: Vec<Event>,
+    pub events: Vec<TraceLine>,
     /// The event stream the lines were made from, in order.
     #[serde(skip)]
     pub stream: Vec<ev::Event>,
@@ -156,15 +156,15 @@ impl Trace {
         at: Millis,
         from: Node,
         to: Node,
-        what: What,
+        what: TraceWhat,
         rule: Option<Rule>,
     ) {
-        if let What::Request { id, request } = &what {
+        if let TraceWhat::Request { id, request } = &what {
             self.requests
                 .entry(*id)
                 .or_insert_with(|| request.to_string());
         }
-        self.events.push(Event {
+        self.events.push(TraceLine {
             step: self.step,
             at,
             from,
@@ -189,22 +189,24 @@ impl Trace {
     }
 
     /// One event in the contract's notation, without time or nodes.
-    pub fn describe(&self, event: &Event) -> String {
+    pub fn describe(&self, event: &TraceLine) -> String {
         match &event.what {
-            What::Request { request, .. } => request.to_string(),
-            What::Response { id, response } => {
+            TraceWhat::Request { request, .. } => request.to_string(),
+            TraceWhat::Response { id, response } => {
                 format!("{} → {response}", self.request_line(*id))
             }
-            What::Lost { id, response } => {
+            TraceWhat::Lost { id, response } => {
                 if *response {
                     format!("{} → (response lost)", self.request_line(*id))
                 } else {
                     format!("{} (request lost)", self.request_line(*id))
                 }
             }
-            What::Timeout { id } => format!("{} → (timeout, no response)", self.request_line(*id)),
-            What::Duplicated { id } => format!("{} (duplicated)", self.request_line(*id)),
-            What::Fail500 { id, executed } => format!(
+            TraceWhat::Timeout { id } => {
+                format!("{} → (timeout, no response)", self.request_line(*id))
+            }
+            TraceWhat::Duplicated { id } => format!("{} (duplicated)", self.request_line(*id)),
+            TraceWhat::Fail500 { id, executed } => format!(
                 "answers {id}: 500 internal_error {}",
                 if *executed {
                     "after executing"
@@ -212,17 +214,17 @@ impl Trace {
                     "before executing (not executed)"
                 }
             ),
-            What::UpstreamCall { call } => call.to_string(),
-            What::UpstreamReply { reply } => reply.to_string(),
-            What::UpstreamLost { text } => format!("{text} (lost)"),
-            What::Webhook { event } => event.to_string(),
-            What::WebhookLost { event } => format!("{event} (lost)"),
-            What::Authenticated { text } => text.clone(),
-            What::Crash => "(crash: memory lost, database kept)".into(),
-            What::Restart => "(restart from the database)".into(),
-            What::Control { control } => control_text(control),
-            What::Clock { to } => format!("(clock → {to})"),
-            What::Decision { text } => text.clone(),
+            TraceWhat::UpstreamCall { call } => call.to_string(),
+            TraceWhat::UpstreamReply { reply } => reply.to_string(),
+            TraceWhat::UpstreamLost { text } => format!("{text} (lost)"),
+            TraceWhat::Webhook { event } => event.to_string(),
+            TraceWhat::WebhookLost { event } => format!("{event} (lost)"),
+            TraceWhat::Authenticated { text } => text.clone(),
+            TraceWhat::Crash => "(crash: memory lost, database kept)".into(),
+            TraceWhat::Restart => "(restart from the database)".into(),
+            TraceWhat::Control { control } => control_text(control),
+            TraceWhat::Clock { to } => format!("(clock → {to})"),
+            TraceWhat::Decision { text } => text.clone(),
         }
     }
 
@@ -297,7 +299,11 @@ impl Trace {
     /// The trace as a [`Diagram`]: participants in node order, one item per event (a
     /// request written out once, on its arrow; its response shows only the status and
     /// the object), the events `witness` picks marked, and `verdict` as the closing note.
-    pub fn to_diagram(&self, verdict: Option<&str>, witness: impl Fn(&Event) -> bool) -> Diagram {
+    pub fn to_diagram(
+        &self,
+        verdict: Option<&str>,
+        witness: impl Fn(&TraceLine) -> bool,
+    ) -> Diagram {
         let mut nodes: Vec<Node> = Vec::new();
         for e in &self.events {
             for n in [e.from, e.to] {
@@ -315,16 +321,19 @@ impl Trace {
         let mut down: Vec<Node> = Vec::new();
         for e in &self.events {
             let text = match &e.what {
-                What::Response { response, .. } => response.to_string(),
+                TraceWhat::Response { response, .. } => response.to_string(),
                 _ => self.describe(e),
             };
             match &e.what {
-                What::Crash => down.push(e.from),
-                What::Restart => down.retain(|n| *n != e.from),
+                TraceWhat::Crash => down.push(e.from),
+                TraceWhat::Restart => down.retain(|n| *n != e.from),
                 _ => {}
             }
             let to_crashed = down.contains(&e.to)
-                && matches!(e.what, What::Response { .. } | What::Webhook { .. });
+                && matches!(
+                    e.what,
+                    TraceWhat::Response { .. } | TraceWhat::Webhook { .. }
+                );
             let (from, to) = (index(e.from), index(e.to));
             let note = |kind: NoteKind, text: String| Item::Note {
                 over: (from, from),
@@ -347,15 +356,17 @@ impl Trace {
             };
             let item = match &e.what {
                 _ if to_crashed => message(Arrow::Lost, format!("{text} (lost: server down)")),
-                What::Crash | What::Restart => note(NoteKind::Crash, text),
-                What::Clock { .. } => note(NoteKind::Clock, text),
-                What::Timeout { .. } | What::Decision { .. } | What::Duplicated { .. } => {
-                    note(NoteKind::Plain, text)
+                TraceWhat::Crash | TraceWhat::Restart => note(NoteKind::Crash, text),
+                TraceWhat::Clock { .. } => note(NoteKind::Clock, text),
+                TraceWhat::Timeout { .. }
+                | TraceWhat::Decision { .. }
+                | TraceWhat::Duplicated { .. } => note(NoteKind::Plain, text),
+                TraceWhat::Lost { .. }
+                | TraceWhat::UpstreamLost { .. }
+                | TraceWhat::WebhookLost { .. } => message(Arrow::Lost, text),
+                TraceWhat::Response { .. } | TraceWhat::UpstreamReply { .. } => {
+                    message(Arrow::Reply, text)
                 }
-                What::Lost { .. } | What::UpstreamLost { .. } | What::WebhookLost { .. } => {
-                    message(Arrow::Lost, text)
-                }
-                What::Response { .. } | What::UpstreamReply { .. } => message(Arrow::Reply, text),
                 _ if e.from == e.to => note(NoteKind::Plain, text),
                 _ => message(Arrow::Call, text),
             };
@@ -369,14 +380,14 @@ impl Trace {
 }
 
 /// The HTTP exchange an event belongs to, by its request id.
-fn exchange_of(what: &What) -> Option<String> {
+fn exchange_of(what: &TraceWhat) -> Option<String> {
     match what {
-        What::Request { id, .. }
-        | What::Response { id, .. }
-        | What::Lost { id, .. }
-        | What::Timeout { id }
-        | What::Duplicated { id }
-        | What::Fail500 { id, .. } => Some(id.to_string()),
+        TraceWhat::Request { id, .. }
+        | TraceWhat::Response { id, .. }
+        | TraceWhat::Lost { id, .. }
+        | TraceWhat::Timeout { id }
+        | TraceWhat::Duplicated { id }
+        | TraceWhat::Fail500 { id, .. } => Some(id.to_string()),
         _ => None,
     }
 }

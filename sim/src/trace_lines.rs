@@ -5,7 +5,7 @@
 //! decided, the facts keep the rest.
 
 use crate::network::Node;
-use crate::trace::{Trace, What, command_text};
+use crate::trace::{Trace, TraceWhat, command_text};
 use payhub_model::event::{self as ev, Message};
 use payhub_model::{Millis, RequestId, Rule};
 
@@ -33,7 +33,7 @@ impl Trace {
             ev::What::Duplicated { message, copy } => self.duplicated(at, message, *copy),
             ev::What::Lost { message } => self.lost(at, message),
             ev::What::Arrived { id, from, request } => {
-                let what = What::Request {
+                let what = TraceWhat::Request {
                     id: *id,
                     request: request.clone(),
                 };
@@ -43,12 +43,12 @@ impl Trace {
             // 500 …`): the request travels on its own arrow, the 500 on the delivery's.
             ev::What::Refused500 { id, from, request } => {
                 self.note_request(*id, request);
-                let what = What::Request {
+                let what = TraceWhat::Request {
                     id: *id,
                     request: request.clone(),
                 };
                 self.push(at, m(*from), p, what, None);
-                let what = What::Fail500 {
+                let what = TraceWhat::Fail500 {
                     id: *id,
                     executed: false,
                 };
@@ -61,7 +61,7 @@ impl Trace {
                 route: Some(route),
             } => {
                 if route.edge_500 {
-                    let what = What::Fail500 {
+                    let what = TraceWhat::Fail500 {
                         id: *id,
                         executed: true,
                     };
@@ -69,12 +69,12 @@ impl Trace {
                     self.push(at, p, p, what, rule);
                 } else {
                     let text = format!("answers {id}: {}", response.status);
-                    self.push(at, p, p, What::Decision { text }, Some(*rule));
+                    self.push(at, p, p, TraceWhat::Decision { text }, Some(*rule));
                 }
             }
             ev::What::Delivered { id, to, response }
             | ev::What::DeliveredUnread { id, to, response } => {
-                let what = What::Response {
+                let what = TraceWhat::Response {
                     id: *id,
                     response: response.clone(),
                 };
@@ -86,10 +86,10 @@ impl Trace {
                 to: Some(_),
             } => {
                 let text = format!("emits {event}");
-                self.push(at, p, p, What::Decision { text }, Some(*rule));
+                self.push(at, p, p, TraceWhat::Decision { text }, Some(*rule));
             }
             ev::What::WebhookDelivered { to, event } => {
-                let what = What::Webhook {
+                let what = TraceWhat::Webhook {
                     event: event.clone(),
                 };
                 self.push(at, p, m(*to), what, None);
@@ -104,29 +104,29 @@ impl Trace {
         let (p, a) = (Node::Platform, Node::Acquirer);
         match what {
             ev::What::UpstreamCalled { call, rule, .. } => {
-                let what = What::UpstreamCall { call: call.clone() };
+                let what = TraceWhat::UpstreamCall { call: call.clone() };
                 self.push(at, p, a, what, Some(*rule));
             }
             ev::What::Acquired { call, decision } => {
                 let d = serde_json::to_string(decision).unwrap_or_default();
                 let text = format!("{call}: {}", d.trim_matches('"'));
-                self.push(at, a, a, What::Decision { text }, None);
+                self.push(at, a, a, TraceWhat::Decision { text }, None);
             }
             ev::What::UpstreamReplied { reply } => {
-                self.push(at, a, p, What::UpstreamReply { reply: *reply }, None)
+                self.push(at, a, p, TraceWhat::UpstreamReply { reply: *reply }, None)
             }
             ev::What::UpstreamCallLost { call } => {
                 let text = call.to_string();
-                self.push(at, p, a, What::UpstreamLost { text }, None);
+                self.push(at, p, a, TraceWhat::UpstreamLost { text }, None);
             }
             ev::What::UpstreamReplyLost { reply } => {
                 let text = reply.to_string();
-                self.push(at, a, p, What::UpstreamLost { text }, None);
+                self.push(at, a, p, TraceWhat::UpstreamLost { text }, None);
             }
             ev::What::Authenticated { attempt, ok } => {
                 let outcome = if *ok { "succeeded" } else { "failed" };
                 let text = format!("{attempt}: payer authentication {outcome}");
-                self.push(at, Node::Payer, a, What::Authenticated { text }, None);
+                self.push(at, Node::Payer, a, TraceWhat::Authenticated { text }, None);
             }
             _ => return false,
         }
@@ -139,18 +139,18 @@ impl Trace {
         let (line, rule) = match what {
             ev::What::Commanded { node, command } => {
                 let text = command_text(command);
-                self.push(at, Node::Env, m(*node), What::Decision { text }, None);
+                self.push(at, Node::Env, m(*node), TraceWhat::Decision { text }, None);
                 return true;
             }
             ev::What::Controlled { control } => {
-                let what = What::Control {
+                let what = TraceWhat::Control {
                     control: control.clone(),
                 };
                 self.push(at, Node::Env, Node::Platform, what, None);
                 return true;
             }
             ev::What::Clock { to } => {
-                self.push(at, Node::Env, Node::Env, What::Clock { to: *to }, None);
+                self.push(at, Node::Env, Node::Env, TraceWhat::Clock { to: *to }, None);
                 return true;
             }
             ev::What::ClientSends {
@@ -167,7 +167,7 @@ impl Trace {
                 } else {
                     format!("sends {handle} (timeout {timeout})")
                 };
-                ((*node, What::Decision { text }), Some(*rule))
+                ((*node, TraceWhat::Decision { text }), Some(*rule))
             }
             ev::What::ClientDecided {
                 node,
@@ -176,14 +176,14 @@ impl Trace {
                 rule,
             } => {
                 let text = format!("{subject}: {decision}");
-                ((*node, What::Decision { text }), Some(*rule))
+                ((*node, TraceWhat::Decision { text }), Some(*rule))
             }
             ev::What::TimedOut { node, id } => (
-                (*node, What::Timeout { id: *id }),
+                (*node, TraceWhat::Timeout { id: *id }),
                 Some(Rule::ClientTimeouts),
             ),
-            ev::What::Crashed { node } => ((*node, What::Crash), None),
-            ev::What::Restarted { node } => ((*node, What::Restart), None),
+            ev::What::Crashed { node } => ((*node, TraceWhat::Crash), None),
+            ev::What::Restarted { node } => ((*node, TraceWhat::Restart), None),
             _ => return false,
         };
         let (node, what) = line;
@@ -198,11 +198,11 @@ impl Trace {
                     self.note_request(copy, request);
                 }
                 self.note_request(*id, request);
-                let what = What::Duplicated { id: *id };
+                let what = TraceWhat::Duplicated { id: *id };
                 self.push(at, Node::Merchant(*from), Node::Platform, what, None);
             }
             Message::Response { id, to } => {
-                let what = What::Duplicated { id: *id };
+                let what = TraceWhat::Duplicated { id: *id };
                 self.push(at, Node::Platform, Node::Merchant(*to), what, None);
             }
             Message::Webhook { to, event } => {
@@ -211,7 +211,7 @@ impl Trace {
                     at,
                     Node::Platform,
                     Node::Merchant(*to),
-                    What::Decision { text },
+                    TraceWhat::Decision { text },
                     None,
                 );
             }
@@ -222,21 +222,21 @@ impl Trace {
         match message {
             Message::Request { id, from, request } => {
                 self.note_request(*id, request);
-                let what = What::Lost {
+                let what = TraceWhat::Lost {
                     id: *id,
                     response: false,
                 };
                 self.push(at, Node::Merchant(*from), Node::Platform, what, None);
             }
             Message::Response { id, to } => {
-                let what = What::Lost {
+                let what = TraceWhat::Lost {
                     id: *id,
                     response: true,
                 };
                 self.push(at, Node::Platform, Node::Merchant(*to), what, None);
             }
             Message::Webhook { to, event } => {
-                let what = What::WebhookLost {
+                let what = TraceWhat::WebhookLost {
                     event: event.clone(),
                 };
                 self.push(at, Node::Platform, Node::Merchant(*to), what, None);

@@ -8,7 +8,7 @@ use crate::report::page::{self, FIGURES_MAX, PropertyRow, Tone, escape};
 use crate::serve::diagrams::{exchange_of, identifiers, names_one};
 use payhub_model::RequestId;
 use payhub_sim::script::Report;
-use payhub_sim::{Diagram, Event};
+use payhub_sim::{Diagram, TraceLine};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -68,7 +68,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         &lines,
     ));
     s.push_str(
-        "<h2 id=\"checked\">What was checked</h2><table><tr><th>script</th><th>title</th><th>steps</th><th>expectations</th><th>result</th><th>seconds</th></tr>",
+        "<h2 id=\"checked\">TraceWhat was checked</h2><table><tr><th>script</th><th>title</th><th>steps</th><th>expectations</th><th>result</th><th>seconds</th></tr>",
     );
     for (r, secs) in reports.iter().zip(seconds) {
         let _ = write!(
@@ -168,7 +168,7 @@ fn diagram(r: &Report, note: &str) -> Diagram {
             names.insert(attempt.to_string());
         }
     }
-    let named = |e: &Event| !names.is_empty() && names_one(&r.trace.describe(e), &names);
+    let named = |e: &TraceLine| !names.is_empty() && names_one(&r.trace.describe(e), &names);
     let exchanges: BTreeSet<RequestId> = r
         .trace
         .events

@@ -13,7 +13,7 @@
 use super::record::Record;
 use payhub_model::RequestId;
 use payhub_properties::verdict::Verdict;
-use payhub_sim::{Event, Trace, What, World};
+use payhub_sim::{Trace, TraceLine, TraceWhat, World};
 use std::collections::BTreeSet;
 
 /// Entries beyond which a witness diagram is cut (the earliest are kept).
@@ -99,7 +99,7 @@ impl Session<'_> {
         if names.is_empty() {
             return None;
         }
-        let named = |t: &Trace, e: &Event| names_one(&t.describe(e), names);
+        let named = |t: &Trace, e: &TraceLine| names_one(&t.describe(e), names);
         let exchanges: BTreeSet<RequestId> = self
             .entries()
             .filter(|(t, e)| named(t, e))
@@ -114,7 +114,7 @@ impl Session<'_> {
     }
 
     /// Every entry held, with the segment it is in.
-    fn entries(&self) -> impl Iterator<Item = (&Trace, &Event)> {
+    fn entries(&self) -> impl Iterator<Item = (&Trace, &TraceLine)> {
         self.record
             .segments()
             .into_iter()
@@ -122,8 +122,8 @@ impl Session<'_> {
     }
 
     /// The entries held that `keep` keeps, as a trace of their own; `None` if none.
-    fn held(&self, keep: impl Fn(&Trace, &Event) -> bool) -> Option<Trace> {
-        let events: Vec<Event> = self
+    fn held(&self, keep: impl Fn(&Trace, &TraceLine) -> bool) -> Option<Trace> {
+        let events: Vec<TraceLine> = self
             .entries()
             .filter(|(t, e)| keep(t, e))
             .map(|(_, e)| e.clone())
@@ -154,14 +154,14 @@ fn is_duration(w: &str) -> bool {
 }
 
 /// The HTTP exchange a trace entry belongs to.
-pub(crate) fn exchange_of(e: &Event) -> Option<RequestId> {
+pub(crate) fn exchange_of(e: &TraceLine) -> Option<RequestId> {
     match &e.what {
-        What::Request { id, .. }
-        | What::Response { id, .. }
-        | What::Lost { id, .. }
-        | What::Timeout { id }
-        | What::Duplicated { id }
-        | What::Fail500 { id, .. } => Some(*id),
+        TraceWhat::Request { id, .. }
+        | TraceWhat::Response { id, .. }
+        | TraceWhat::Lost { id, .. }
+        | TraceWhat::Timeout { id }
+        | TraceWhat::Duplicated { id }
+        | TraceWhat::Fail500 { id, .. } => Some(*id),
         _ => None,
     }
 }

@@ -411,7 +411,7 @@ struct ReportJson<'a> {
     servers: &'a [Server],
     assumptions: Vec<AssumedJson<'a>>,
     steps: Vec<StepJson>,
-    events: &'a [crate::trace::Event],
+    events: &'a [crate::trace::TraceLine],
     exchanges: Vec<ExchangeJson<'a>>,
     expectations: &'a [ExpectResult],
     violation: Option<ViolationJson<'a>>,

@@ -20,7 +20,7 @@ use super::report::{CallRecord, Exchange, ExpectResult, Report};
 use crate::choice::Choice;
 use crate::driver::{Check, Violation};
 use crate::network::{MsgId, Node, Payload};
-use crate::trace::{Trace, What};
+use crate::trace::{Trace, TraceWhat};
 use crate::world::World;
 use net::Armed;
 use payhub_model::event::BusinessOrder;
@@ -251,22 +251,22 @@ impl Runner<'_> {
     fn observe(&mut self, from: usize, key: Option<String>) {
         for e in &self.trace.events[from..] {
             match &e.what {
-                What::Response { id, response } => {
+                TraceWhat::Response { id, response } => {
                     if let Some(&x) = self.by_id.get(id) {
                         self.exchanges[x].response = Some(response.clone());
                     }
                 }
-                What::Lost { id, .. } => {
+                TraceWhat::Lost { id, .. } => {
                     if let Some(&x) = self.by_id.get(id) {
                         self.exchanges[x].lost = true;
                     }
                 }
-                What::Webhook { event } => {
+                TraceWhat::Webhook { event } => {
                     if let Node::Merchant(n) = e.to {
                         self.webhooks.push((n, event.clone()));
                     }
                 }
-                What::UpstreamCall {
+                TraceWhat::UpstreamCall {
                     call:
                         UpstreamCall::Charge {
                             attempt,
