@@ -68,7 +68,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         &lines,
     ));
     s.push_str(
-        "<h2 id=\"checked\">TraceWhat was checked</h2><table><tr><th>script</th><th>title</th><th>steps</th><th>expectations</th><th>result</th><th>seconds</th></tr>",
+        "<h2 id=\"checked\">What was checked</h2><table><tr><th>script</th><th>title</th><th>steps</th><th>expectations</th><th>result</th><th>seconds</th></tr>",
     );
     for (r, secs) in reports.iter().zip(seconds) {
         let _ = write!(
