@@ -10,7 +10,45 @@ use payhub_model::{Contract, PaymentStatus, Rule};
 use payhub_sim::facts::responses::Misanswer;
 
 fn explain(witness: &Option<Box<Misanswer>>, what: &str) -> Option<String> {
-    witness.as_ref().map(|m| format!("{}: {what}", m.who()))
+    witness.as_ref().map(|m| format!("{}: {what}", who(m)))
+}
+
+/// `req_3 (409 operation_in_progress)`, `pay_demo_001`, …: who, for the properties'
+/// explanations: the witness a fact kept, in the contract's words.
+pub fn who(m: &Misanswer) -> String {
+    let mut s = match m.request {
+        Some(id) => format!("{id} ({}", m.status),
+        None => format!("a webhook ({}", m.status),
+    };
+    if let Some(code) = m.code {
+        s.push(' ');
+        s.push_str(code.as_str());
+    }
+    s.push(')');
+    if let Some(p) = m.payment {
+        s.push_str(&format!(" about {p}"));
+    }
+    if let Some(shown) = m.shown {
+        s.push_str(&format!(": shown {shown}"));
+    }
+    match m.stored {
+        Some(stored) => s.push_str(&format!(", stored {stored}")),
+        None if m.payment.is_some() => s.push_str(", not in the store"),
+        None => {}
+    }
+    if let Some((id, status, version)) = m.refund {
+        s.push_str(&format!(
+            " about {id}: shown {} version {version}",
+            status.as_str()
+        ));
+        match m.stored_refund {
+            Some((status, version)) => {
+                s.push_str(&format!(", stored {} version {version}", status.as_str()))
+            }
+            None => s.push_str(", not in the store"),
+        }
+    }
+    s
 }
 
 /// REPLAY-02, CONC-02, REPLAY-01: every answer to a POST shows its Payment as the store
@@ -181,7 +219,7 @@ pub const ATTEMPT_COUNT_IS_ATTEMPTS_MADE: Property = Property {
         if let Some(m) = &f.responses.miscounted_attempts {
             return Some(format!(
                 "{}: attempt_count is not the attempts made (max {})",
-                m.who(),
+                who(m),
                 Contract::ATTEMPTS_MAX
             ));
         }

@@ -277,10 +277,12 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
             .foreign_object
             .map(|id| format!("{id} was answered with another merchant's or environment's object"))
             .or_else(|| {
-                f.responses
-                    .foreign_shown
-                    .as_ref()
-                    .map(|m| format!("{}: another merchant's or environment's object", m.who()))
+                f.responses.foreign_shown.as_ref().map(|m| {
+                    format!(
+                        "{}: another merchant's or environment's object",
+                        crate::responses::who(m)
+                    )
+                })
             })
     }),
 };

@@ -204,44 +204,6 @@ impl Misanswer {
             ..self
         }
     }
-
-    /// `req_3 (409 operation_in_progress)`, `pay_demo_001`, …: who, for the properties'
-    /// explanations.
-    pub fn who(&self) -> String {
-        let mut s = match self.request {
-            Some(id) => format!("{id} ({}", self.status),
-            None => format!("a webhook ({}", self.status),
-        };
-        if let Some(code) = self.code {
-            s.push(' ');
-            s.push_str(code.as_str());
-        }
-        s.push(')');
-        if let Some(p) = self.payment {
-            s.push_str(&format!(" about {p}"));
-        }
-        if let Some(shown) = self.shown {
-            s.push_str(&format!(": shown {shown}"));
-        }
-        match self.stored {
-            Some(stored) => s.push_str(&format!(", stored {stored}")),
-            None if self.payment.is_some() => s.push_str(", not in the store"),
-            None => {}
-        }
-        if let Some((id, status, version)) = self.refund {
-            s.push_str(&format!(
-                " about {id}: shown {} version {version}",
-                status.as_str()
-            ));
-            match self.stored_refund {
-                Some((status, version)) => {
-                    s.push_str(&format!(", stored {} version {version}", status.as_str()))
-                }
-                None => s.push_str(", not in the store"),
-            }
-        }
-        s
-    }
 }
 
 /// Which witness a finding fills.
