@@ -61,6 +61,34 @@ pub struct Facts {
     pub traffic: Shared<traffic::Traffic>,
 }
 
+/// Which families an event changes, one flag per field of [`Facts`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Changed {
+    money: bool,
+    attempts: bool,
+    refunds: bool,
+    queries: bool,
+    client: bool,
+    responses: bool,
+    cadence: bool,
+    effects: bool,
+    traffic: bool,
+}
+
+impl Changed {
+    fn any(self) -> bool {
+        self.money
+            || self.attempts
+            || self.refunds
+            || self.queries
+            || self.client
+            || self.responses
+            || self.cadence
+            || self.effects
+            || self.traffic
+    }
+}
+
 impl Facts {
     /// Folds one event into the facts. A family is asked first whether the event changes
     /// it; one that only repeats what the facts hold costs no copy and no new digest
@@ -73,12 +101,12 @@ impl Facts {
     /// [`Event`].
     pub(crate) fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
         let changed = facts.families_changed(what);
-        if !changed.contains(&true) {
+        if !changed.any() {
             return;
         }
         let f: &mut Facts = facts;
         // Before the attempts family: a store change is judged against what it replaces.
-        if changed[5] {
+        if changed.responses {
             let Facts {
                 responses,
                 attempts,
@@ -88,58 +116,57 @@ impl Facts {
             let store = responses::Store { attempts, refunds };
             responses.observe(what, &store);
         }
-        if changed[0] {
+        if changed.money {
             f.money.observe(at, what);
         }
-        if changed[1] {
+        if changed.attempts {
             f.attempts.observe(what);
         }
-        if changed[2] {
+        if changed.refunds {
             f.refunds.observe(what);
         }
-        if changed[3] {
+        if changed.queries {
             f.queries.observe(at, what);
         }
-        if changed[4] {
+        if changed.client {
             f.client.observe(what);
         }
         // After the attempts family: both read the platform's store as this event left it.
-        if changed[6] {
+        if changed.cadence {
             f.cadence.observe(at, what, &f.attempts);
         }
-        if changed[7] {
+        if changed.effects {
             f.effects.observe(at, what, &f.attempts);
         }
-        if changed[8] {
+        if changed.traffic {
             f.traffic.observe(what);
         }
     }
 
-    /// Which families `what` changes: money, attempts, refunds, queries, client,
-    /// responses, cadence, effects, traffic.
-    fn families_changed(&self, what: &What) -> [bool; 9] {
-        [
-            self.money.changes(what),
-            self.attempts.changes(what),
-            self.refunds.changes(what),
-            self.queries.changes(what),
-            self.client.changes(what),
-            self.responses.changes(
+    /// Which families `what` changes.
+    fn families_changed(&self, what: &What) -> Changed {
+        Changed {
+            money: self.money.changes(what),
+            attempts: self.attempts.changes(what),
+            refunds: self.refunds.changes(what),
+            queries: self.queries.changes(what),
+            client: self.client.changes(what),
+            responses: self.responses.changes(
                 what,
                 &responses::Store {
                     attempts: &self.attempts,
                     refunds: &self.refunds,
                 },
             ),
-            self.cadence.changes(what),
-            self.effects.changes(what),
-            self.traffic.changes(what),
-        ]
+            cadence: self.cadence.changes(what),
+            effects: self.effects.changes(what),
+            traffic: self.traffic.changes(what),
+        }
     }
 
     /// Whether `what` changes any family.
     pub(crate) fn changed_by(&self, what: &What) -> bool {
-        self.families_changed(what).contains(&true)
+        self.families_changed(what).any()
     }
 
     /// Folds a whole stream, from empty facts: a recorded run judged without its world.
