@@ -11,8 +11,7 @@
 
 use crate::evidence::{Evidence, EvidenceSet};
 use payhub_model::{Contract, Rule};
-use payhub_sim::facts::SafeParams;
-use payhub_sim::facts::wire::{Breach, Seen, WireFacts, Witness};
+use payhub_sim::facts::wire::{Breach, Seen, WireFacts, WireParams, Witness};
 use std::borrow::Cow;
 
 /// Who is judged: the platform's answers or the client's requests.
@@ -164,7 +163,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
 ];
 
 /// `merchant_order_no ORDER-1, amount 12000, currency USD`.
-pub fn params(p: &SafeParams) -> String {
+pub fn params(p: &WireParams) -> String {
     fn field<T: std::fmt::Display>(out: &mut Vec<String>, name: &str, v: &Option<T>) {
         if let Some(v) = v {
             out.push(format!("{name} {v}"));
@@ -172,8 +171,8 @@ pub fn params(p: &SafeParams) -> String {
     }
     let mut out = Vec::new();
     match p {
-        SafeParams::None => return "no parameters".into(),
-        SafeParams::Order {
+        WireParams::None => return "no parameters".into(),
+        WireParams::Order {
             merchant_order_no,
             amount,
             currency,
@@ -182,7 +181,7 @@ pub fn params(p: &SafeParams) -> String {
             field(&mut out, "amount", amount);
             field(&mut out, "currency", currency);
         }
-        SafeParams::Refund {
+        WireParams::Refund {
             payment_id,
             merchant_refund_no,
             amount,
@@ -211,12 +210,15 @@ pub fn answer(s: &Seen) -> String {
     if let Some(c) = a.code {
         out.push(' ');
         out.push_str(c.as_str());
+    } else if let Some(c) = &a.unnamed_code {
+        out.push(' ');
+        out.push_str(c);
     }
     if let Some(o) = &a.object {
         out.push(' ');
         out.push_str(o);
     }
-    if let Some(v) = a.version {
+    if let Some(v) = &a.version {
         out.push_str(&format!(" version {v}"));
     }
     if let Some(r) = a.retry_after_s {
@@ -232,7 +234,7 @@ pub fn request(s: &Seen) -> String {
         .as_ref()
         .map(|k| format!(" Idempotency-Key {k}"))
         .unwrap_or_default();
-    let p = if s.params == SafeParams::None {
+    let p = if s.params == WireParams::None {
         String::new()
     } else {
         format!(" ({})", params(&s.params))

@@ -20,6 +20,7 @@ pub mod har;
 pub mod html;
 pub mod keys;
 pub mod report;
+pub mod request;
 
 use crate::judge_cmd::{Folded, Status, Verdict};
 use detect::Format;

@@ -23,113 +23,27 @@
 //! contract number decides (SCHED-02's spacing), the facts keep the extreme instead of
 //! a witness: the two consecutive queries of one object sent closest together.
 
-use super::money::{SafeParams, safety_parameters};
+mod seen;
+
+pub use seen::{Answer, Breach, Seen, WireParams, Witness};
+
+use super::money::safety_parameters;
 use super::query_object::{self, QueryObject};
 use payhub_model::event::{Message, Owner, ScopeKey, What};
+use payhub_model::observation::VersionMark;
+use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
 use payhub_model::{
-    ApiKeyId, ApiRequest, ApiResponse, Contract, CowMap, Endpoint, Environment, ErrorCode, Json,
-    MerchantId, Method, Millis, PaymentId, RequestId, ResponseBody, Text,
+    ApiKeyId, ApiRequest, Contract, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId,
+    Method, Millis, PaymentId, RefundId, RequestId, Text,
 };
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// One exchange as a witness names it: when it was sent and closed, what was sent,
-/// and what came back (`None`: an unknown outcome).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Seen {
-    pub id: RequestId,
-    pub sent: Millis,
-    pub closed: Millis,
-    pub method: Method,
-    pub path: Text,
-    pub key: Option<Text>,
-    pub params: SafeParams,
-    /// The answer that reached the client (a 5xx too: still an unknown outcome).
-    pub answer: Option<Answer>,
-    /// Not closed yet: a witness taken at its send, before its answer.
-    pub open: bool,
-}
-
-/// The part of an answer a witness shows.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Answer {
-    pub status: u16,
-    pub code: Option<ErrorCode>,
-    /// The object's id (`pay_demo_001`, `re_demo_001`), if the body carries one.
-    pub object: Option<Text>,
-    pub version: Option<u32>,
-    pub retry_after_s: Option<u32>,
-    pub related: bool,
-}
-
-impl Answer {
-    fn of(r: &ApiResponse) -> Answer {
-        let (object, version) = match (&r.body, r.payment(), r.refund()) {
-            (_, Some(p), _) => (Some(Text::from(p.id.to_string())), Some(p.version)),
-            (_, _, Some(x)) => (Some(Text::from(x.id.to_string())), Some(x.version)),
-            (ResponseBody::Session(s), _, _) => (Some(Text::from(s.id.to_string())), None),
-            _ => (None, None),
-        };
-        let related = match &r.body {
-            ResponseBody::Error { error } => error.related_resource_id.is_some(),
-            _ => false,
-        };
-        Answer {
-            status: r.status,
-            code: r.error_code(),
-            object,
-            version,
-            retry_after_s: r.retry_after_s,
-            related,
-        }
-    }
-}
-
-/// What a witness shows broke, with the exchanges that show it (oldest first).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Witness {
-    pub breach: Breach,
-    pub entries: Vec<Seen>,
-}
-
-/// The patterns the wire properties look for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Breach {
-    /// REPLAY-01/02: a replay of an executed scope with its parameters got 201 or
-    /// another object.
-    ReplayNotSameObject,
-    /// CONFLICT-01: other parameters under an executed scope were not answered 409
-    /// idempotency_conflict.
-    ConflictMissing,
-    /// CONFLICT-01: the same parameters were answered 409 idempotency_conflict.
-    ConflictWithoutChange,
-    /// UNIQ-01, ORDER-01: two Payments for one order number.
-    TwoPaymentsForOrder,
-    /// ORDER-01, ATTEMPT-01, UNIQ-04: a conflict with no related_resource_id.
-    RelatedResourceMissing,
-    /// WEBHOOK-02's versions: a later answer showed an older version.
-    VersionWentBack,
-    /// UNKNOWN-03: a new key for an order whose create had an unknown outcome.
-    NewKeyAfterUnknown,
-    /// UNKNOWN-03: the same purchase under a new order number while the first is unknown.
-    NewOrderNoAfterUnknown,
-    /// GEN-05: one key on two endpoints.
-    KeyOnTwoEndpoints,
-    /// UNKNOWN-04, GEN-05: a key re-sent with other parameters.
-    ParamsChangedUnderKey,
-    /// SCHED-02: two queries of one object less than 10 s apart (decided by the
-    /// property from [`WireFacts::closest_queries`]).
-    QueryTooSoon,
-    /// RATE-03: a request under a scope before its 429's Retry-After had passed.
-    RetryAfterIgnored,
-}
-
-/// What reached the client: the whole answer, or only its status and Retry-After.
+/// What reached the client: the answer as the contract sees it, or only its status and
+/// Retry-After (no body recorded, or none that reads).
 #[derive(Clone, Copy)]
 enum Reply<'a> {
-    Full(&'a ApiResponse),
+    Full(&'a ObservedAnswer),
     Status(u16, Option<u32>),
 }
 
@@ -139,9 +53,7 @@ impl Reply<'_> {
     /// result unknown"); a bare 503 without that body is unknown too.
     fn known(&self) -> bool {
         match self {
-            Reply::Full(r) => {
-                r.status < 500 || r.error_code() == Some(ErrorCode::TemporarilyUnavailable)
-            }
+            Reply::Full(r) => r.status < 500 || r.code == Some(ErrorCode::TemporarilyUnavailable),
             Reply::Status(s, _) => *s < 500,
         }
     }
@@ -202,6 +114,9 @@ pub struct WireFacts {
     pub refused_auth: u64,
     /// The first [`LISTED`] of them, by exchange id.
     pub refused_auth_ids: Vec<RequestId>,
+    /// The source's ids, interned per kind: a reader of foreign traffic binds them here,
+    /// and witnesses show them as the source wrote them.
+    pub ids: Interner,
 }
 
 /// Exchanges refused for authentication listed by id; beyond this many, only counted.
@@ -254,7 +169,8 @@ impl WireFacts {
             // The wire's view: an answer the client no longer reads still closes the
             // exchange with that answer.
             What::Delivered { id, response, .. } | What::DeliveredUnread { id, response, .. } => {
-                self.closed(at, *id, Some(Reply::Full(response)));
+                let answer = ObservedAnswer::of_response(response);
+                self.closed(at, *id, Some(Reply::Full(&answer)));
             }
             What::DeliveredStatus {
                 id,
@@ -270,6 +186,12 @@ impl WireFacts {
         }
     }
 
+    /// Closes exchange `id` with an answer read at the contract's level (a recorded log's:
+    /// `check-log` reads its bodies through [`ObservedAnswer::read`]).
+    pub fn answered(&mut self, at: Millis, id: RequestId, answer: &ObservedAnswer) {
+        self.closed(at, id, Some(Reply::Full(answer)));
+    }
+
     fn sent(&mut self, at: Millis, id: RequestId, request: &ApiRequest) {
         let owner = self.owners.get(&request.api_key).copied();
         if owner.is_none() {
@@ -280,9 +202,9 @@ impl WireFacts {
             sent: at,
             closed: at,
             method: request.endpoint.method(),
-            path: request.endpoint.path(),
+            path: self.ids.path(&request.endpoint),
             key: request.idempotency_key.clone(),
-            params: safety_parameters(&request.endpoint),
+            params: WireParams::of(safety_parameters(&request.endpoint), &self.ids),
             answer: None,
             open: true,
         });
@@ -407,19 +329,13 @@ impl WireFacts {
         }
         seen.answer = reply.map(|r| match r {
             Reply::Full(r) => Answer::of(r),
-            Reply::Status(status, retry_after_s) => Answer {
-                status,
-                code: None,
-                object: None,
-                version: None,
-                retry_after_s,
-                related: false,
-            },
+            Reply::Status(status, retry_after_s) => Answer::status_only(status, retry_after_s),
         });
         self.fill_witnesses(&seen);
         let seen = Arc::new(seen);
         if let Some((m, e)) = owner {
             self.close_last_query(&seen, (m, e), &endpoint);
+            self.close_first_sightings(&seen, (m, e));
         }
         match reply.filter(Reply::known) {
             None => {
@@ -463,6 +379,26 @@ impl WireFacts {
         }
     }
 
+    /// The records taken at an exchange's send (its key's first endpoint, its scope's
+    /// first parameters) show its answer from its close on: a witness noted later with
+    /// them shows what came back, not "no answer recorded".
+    fn close_first_sightings(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
+        let Some(scope) = self.scope_of(seen, owner) else {
+            return;
+        };
+        let k = (scope.merchant, scope.environment, scope.key.clone());
+        if let Some(first) = self.key_endpoints.get_mut(&k) {
+            if first.id == seen.id {
+                *first = seen.clone();
+            }
+        }
+        if let Some(first) = self.first_params.get_mut(&scope) {
+            if first.id == seen.id {
+                *first = seen.clone();
+            }
+        }
+    }
+
     /// RATE-03: a 429 with Retry-After holds its scope until then ("Wait Retry-After
     /// seconds, then retry with the original idempotency key"; a 503 says "retry later").
     fn note_retry_after(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
@@ -485,22 +421,25 @@ impl WireFacts {
             .or_insert(Unknown { seen, purchase });
     }
 
-    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ApiResponse) {
+    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ObservedAnswer) {
         self.judge_related(&seen, r);
-        if let Some(p) = r.payment() {
-            self.judge_version(&seen, p.id, p.version);
+        let payment = r.first(IdKind::Payment);
+        if let Some(p) = payment {
+            self.judge_version(&seen, PaymentId(p.id), p.version.as_ref());
         }
         let Some((m, e)) = owner else { return };
-        self.tie_numbers((m, e), &r.body);
-        if let Some(p) = r.payment() {
+        self.tie_numbers((m, e), r);
+        // A partial body without its order number: a create's answer shows the order
+        // the request named.
+        let order = payment.and_then(|p| p.number.clone().or_else(|| created_order(&seen)));
+        if let (Some(p), Some(order)) = (payment, order) {
             // The client learned this order's Payment: its result is known again.
-            self.unknown_orders
-                .remove(&(m, e, p.merchant_order_no.clone()));
-            self.judge_order(&seen, (m, e), p.id, &p.merchant_order_no);
+            self.unknown_orders.remove(&(m, e, order.clone()));
+            self.judge_order(&seen, (m, e), PaymentId(p.id), &order);
         }
         self.note_retry_after(&seen, (m, e));
         if let Some(scope) = self.scope_of(&seen, (m, e)) {
-            if seen.method == Method::Post && seen.params != SafeParams::None {
+            if seen.method == Method::Post && seen.params != WireParams::None {
                 self.judge_replay(&scope, seen, r);
             }
         }
@@ -524,12 +463,26 @@ impl WireFacts {
 
     /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
     /// were queries of the id's object.
-    fn tie_numbers(&mut self, owner: (MerchantId, Environment), body: &ResponseBody) {
+    fn tie_numbers(&mut self, owner: (MerchantId, Environment), r: &ObservedAnswer) {
+        let shown = r.objects.iter().filter_map(|o| {
+            let number = o.number.clone()?;
+            match o.kind {
+                IdKind::Payment => Some((
+                    QueryObject::PaymentNo(number),
+                    QueryObject::Payment(PaymentId(o.id)),
+                )),
+                IdKind::Refund => Some((
+                    QueryObject::RefundNo(number),
+                    QueryObject::Refund(RefundId(o.id)),
+                )),
+                IdKind::Session => None,
+            }
+        });
         let pairs = query_object::tie(
             &mut self.last_query,
             &mut self.query_aliases,
             owner,
-            body,
+            shown,
             |q| q.sent,
         );
         for (earlier, later) in pairs {
@@ -548,9 +501,9 @@ impl WireFacts {
     }
 
     /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
-    fn judge_related(&mut self, seen: &Rec, r: &ApiResponse) {
+    fn judge_related(&mut self, seen: &Rec, r: &ObservedAnswer) {
         let needs = matches!(
-            r.error_code(),
+            r.code,
             Some(
                 ErrorCode::OrderNoConflict
                     | ErrorCode::PaymentInProgress
@@ -564,18 +517,26 @@ impl WireFacts {
 
     /// A version shown by an answer to a request sent after the highest version seen
     /// was received never goes back (concurrent requests are not ordered).
-    fn judge_version(&mut self, seen: &Rec, payment: PaymentId, version: u32) {
-        match self.versions.get(&payment) {
-            Some(high) => {
-                let v = high.answer.as_ref().and_then(|a| a.version).unwrap_or(0);
-                if version < v && seen.sent >= high.closed {
-                    let high = high.clone();
-                    self.note(Breach::VersionWentBack, vec![high, seen.clone()]);
-                } else if version > v {
-                    self.versions.insert(payment, seen.clone());
-                }
+    /// Versions are compared only as numbers, between sightings of one Payment (a text
+    /// version, or none, is not ordered: A-VERSION).
+    fn judge_version(&mut self, seen: &Rec, payment: PaymentId, version: Option<&VersionMark>) {
+        let Some(VersionMark::Number(version)) = version else {
+            return;
+        };
+        let high = self.versions.get(&payment);
+        let v = high.and_then(
+            |h| match h.answer.as_ref().and_then(|a| a.version.as_ref()) {
+                Some(VersionMark::Number(v)) => Some(*v),
+                _ => None,
+            },
+        );
+        match (high, v) {
+            (Some(high), Some(v)) if *version < v && seen.sent >= high.closed => {
+                let high = high.clone();
+                self.note(Breach::VersionWentBack, vec![high, seen.clone()]);
             }
-            None => {
+            (Some(_), Some(v)) if *version <= v => {}
+            _ => {
                 self.versions.insert(payment, seen.clone());
             }
         }
@@ -604,7 +565,7 @@ impl WireFacts {
 
     /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution, within the
     /// retention (RET-01; a request near its end is not judged: the record may be gone).
-    fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ApiResponse) {
+    fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ObservedAnswer) {
         let Some(first) = self.executed.get(scope) else {
             if r.is_success() {
                 self.executed.insert(scope.clone(), Executed { seen });
@@ -620,7 +581,7 @@ impl WireFacts {
         if seen.sent.0 >= horizon || seen.sent < first.seen.closed {
             return;
         }
-        let conflict = r.error_code() == Some(ErrorCode::IdempotencyConflict);
+        let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
         let same = first.seen.params == seen.params;
         let first_object = first.seen.answer.as_ref().and_then(|a| a.object.clone());
         let object = seen.answer.as_ref().and_then(|a| a.object.clone());
@@ -630,6 +591,8 @@ impl WireFacts {
             (true, false) if r.is_success() && (r.status == 201 || object != first_object) => {
                 Some(Breach::ReplayNotSameObject)
             }
+            // REPLAY-01: within the retention a replay is never new business.
+            (true, false) if as_new_business(r) => Some(Breach::ReplayNotSameObject),
             _ => None,
         };
         if let Some(b) = breach {
@@ -642,11 +605,35 @@ impl WireFacts {
 /// What makes two creates the same purchase while one is unknown: amount and currency
 /// (the log cannot tell a renumbered order from a new one of the same amount; see
 /// docs/check-log.md).
-fn purchase(params: &SafeParams) -> (Option<i64>, Option<Text>) {
+fn purchase(params: &WireParams) -> (Option<i64>, Option<Text>) {
     match params {
-        SafeParams::Order {
+        WireParams::Order {
             amount, currency, ..
         } => (*amount, currency.clone()),
         _ => (None, None),
     }
 }
+
+/// The order a create named, if the exchange is a create of a Payment.
+fn created_order(seen: &Seen) -> Option<Text> {
+    match &seen.params {
+        WireParams::Order {
+            merchant_order_no, ..
+        } if seen.path.as_str() == "/v1/payments" => merchant_order_no.clone(),
+        _ => None,
+    }
+}
+
+/// The answers of new business to a used key: a conflict with another object of the
+/// same order, refund number or Payment (REPLAY-01: never within the retention).
+fn as_new_business(r: &ObservedAnswer) -> bool {
+    matches!(
+        r.code,
+        Some(
+            ErrorCode::OrderNoConflict | ErrorCode::PaymentInProgress | ErrorCode::RefundNoConflict
+        )
+    )
+}
+
+#[cfg(test)]
+mod tests;
