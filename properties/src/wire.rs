@@ -116,6 +116,60 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         decides: None,
     },
     WireProperty {
+        name: "wire-one-refund-per-refund-number",
+        rules: &[Rule::UniqueRefundNo, Rule::RetentionRefundNoOutlives],
+        side: Side::Platform,
+        about: "The answers of one merchant and environment never show two Refunds for one merchant_refund_no.",
+        breaches: &[Breach::TwoRefundsForRefundNo],
+        needs: SCOPED_BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-cancel-202-keeps-the-status",
+        rules: &[Rule::Cancel202KeepsStatus],
+        side: Side::Platform,
+        about: "A cancel answered 202 (no evidence of a safe cancellation yet) keeps the Payment's status: it never shows it canceled.",
+        breaches: &[Breach::Cancel202ShowsCanceled],
+        needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-lookups-match-the-number-exactly",
+        rules: &[Rule::QueryByOrderNo, Rule::QueryRefunds],
+        side: Side::Platform,
+        about: "A lookup by merchant_order_no (merchant_refund_no) shows only objects of exactly that number.",
+        breaches: &[Breach::LookupOtherNumber],
+        needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-versions-rise-with-every-change",
+        rules: &[Rule::LatestVersionWins],
+        side: Side::Platform,
+        about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at version v and another status.",
+        breaches: &[Breach::VersionStayedOnChange],
+        needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-payments-keep-their-amount",
+        rules: &[Rule::RetryKeepsPaymentAndFee],
+        side: Side::Platform,
+        about: "The answers never show one Payment with two amounts (a new attempt keeps the original Payment).",
+        breaches: &[Breach::AmountChanged],
+        needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-environments-never-share-objects",
+        rules: &[Rule::ScopeEnvironments],
+        side: Side::Platform,
+        about: "An object shown to one environment of a merchant is never shown to its other environment (test and live do not affect each other).",
+        breaches: &[Breach::ObjectInTwoEnvironments],
+        needs: SCOPED_BODIES,
+        decides: None,
+    },
+    WireProperty {
         name: "wire-client-keeps-key-and-order-after-unknown",
         rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::OneBusinessEffect],
         side: Side::Client,
@@ -314,7 +368,30 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             "{a} was answered {}; {b} re-sent key {key} {gap} later",
             answer(first)
         ),
-        Breach::RelatedResourceMissing => one(w.breach, first, name),
+        Breach::TwoRefundsForRefundNo => format!(
+            "{a} answered {} and {b} answered {} for the same merchant_refund_no; the contract allows one Refund per refund number",
+            answer(first),
+            answer(then)
+        ),
+        Breach::VersionStayedOnChange => format!(
+            "{a} answered {}; {b}, sent {gap} after that answer, got {} with another status at the same version: a version rises with every visible change",
+            answer(first),
+            answer(then)
+        ),
+        Breach::AmountChanged => format!(
+            "{a} ({}) answered {}; {b} ({}) answered the same Payment with another amount: a Payment keeps its amount",
+            request(first),
+            answer(first),
+            request(then)
+        ),
+        Breach::ObjectInTwoEnvironments => format!(
+            "{a} answered {} in one environment and {b} answered {} in the merchant's other: test and live do not affect each other",
+            answer(first),
+            answer(then)
+        ),
+        Breach::RelatedResourceMissing
+        | Breach::Cancel202ShowsCanceled
+        | Breach::LookupOtherNumber => one(w.breach, first, name),
     }
 }
 
@@ -322,6 +399,18 @@ fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
     match breach {
         Breach::RelatedResourceMissing => format!(
             "{} ({}) was answered {} without error.related_resource_id; the contract requires it to name the existing object",
+            name(s),
+            request(s),
+            answer(s)
+        ),
+        Breach::Cancel202ShowsCanceled => format!(
+            "{} ({}) was answered {} with the Payment canceled; a 202 cancel has no evidence of a safe cancellation and keeps the original status",
+            name(s),
+            request(s),
+            answer(s)
+        ),
+        Breach::LookupOtherNumber => format!(
+            "{} ({}) was answered {} showing an object of another number; the lookup matches the number exactly",
             name(s),
             request(s),
             answer(s)
@@ -345,6 +434,6 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 12);
+        assert_eq!(all.len(), 18);
     }
 }

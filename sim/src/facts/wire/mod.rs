@@ -23,6 +23,7 @@
 //! contract number decides (SCHED-02's spacing), the facts keep the extreme instead of
 //! a witness: the two consecutive queries of one object sent closest together.
 
+mod patterns;
 mod seen;
 
 pub use seen::{Answer, Breach, Seen, WireParams, Witness};
@@ -30,7 +31,6 @@ pub use seen::{Answer, Breach, Seen, WireParams, Witness};
 use super::money::safety_parameters;
 use super::query_object::{self, QueryObject};
 use payhub_model::event::{Message, Owner, ScopeKey, What};
-use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
 use payhub_model::{
     ApiKeyId, ApiRequest, Contract, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId,
@@ -91,7 +91,12 @@ pub struct WireFacts {
     key_endpoints: BTreeMap<Owned<Text>, Rec>,
     order_payments: BTreeMap<Owned<Text>, (PaymentId, Rec)>,
     unknown_orders: BTreeMap<Owned<Text>, Unknown>,
-    versions: BTreeMap<PaymentId, Rec>,
+    /// The highest version each Payment was shown at, with its status then.
+    versions: BTreeMap<PaymentId, (Rec, Option<Text>)>,
+    /// ATTEMPT-06, SCOPE-02: each Payment's first sighting, its amount and its owner.
+    payments: BTreeMap<PaymentId, (Option<i64>, (MerchantId, Environment), Rec)>,
+    /// UNIQ-04: the Refund each refund number was first shown with.
+    refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
     /// SCHED-02: the last query of each object ([`super::query_object`]), and the ids
     /// answers tied numbers to.
     last_query: CowMap<query_object::Owned, Rec>,
@@ -344,7 +349,7 @@ impl WireFacts {
             }
             Some(Reply::Full(r)) => {
                 self.known += 1;
-                self.on_known(seen, owner, r);
+                self.on_known(seen, owner, r, &endpoint);
             }
             Some(Reply::Status(..)) => {
                 self.known += 1;
@@ -421,13 +426,21 @@ impl WireFacts {
             .or_insert(Unknown { seen, purchase });
     }
 
-    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ObservedAnswer) {
+    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ObservedAnswer, endpoint: &Endpoint) {
         self.judge_related(&seen, r);
+        self.judge_lookup(&seen, r, endpoint);
         let payment = r.first(IdKind::Payment);
         if let Some(p) = payment {
-            self.judge_version(&seen, PaymentId(p.id), p.version.as_ref());
+            self.judge_version(&seen, p);
+            let canceled = p.status.as_deref() == Some("canceled");
+            if r.status == 202 && canceled && matches!(endpoint, Endpoint::CancelPayment { .. }) {
+                self.note(Breach::Cancel202ShowsCanceled, vec![seen.clone()]);
+            }
         }
         let Some((m, e)) = owner else { return };
+        if let Some(p) = payment {
+            self.judge_payment_sighting(&seen, (m, e), p);
+        }
         self.tie_numbers((m, e), r);
         // A partial body without its order number: a create's answer shows the order
         // the request named.
@@ -436,6 +449,12 @@ impl WireFacts {
             // The client learned this order's Payment: its result is known again.
             self.unknown_orders.remove(&(m, e, order.clone()));
             self.judge_order(&seen, (m, e), PaymentId(p.id), &order);
+        }
+        if let Some(x) = r.first(IdKind::Refund) {
+            let number = x.number.clone().or_else(|| created_refund(&seen));
+            if let Some(number) = number {
+                self.judge_refund_number(&seen, (m, e), RefundId(x.id), number);
+            }
         }
         self.note_retry_after(&seen, (m, e));
         if let Some(scope) = self.scope_of(&seen, (m, e)) {
@@ -499,107 +518,6 @@ impl WireFacts {
             key: seen.key.clone()?,
         })
     }
-
-    /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
-    fn judge_related(&mut self, seen: &Rec, r: &ObservedAnswer) {
-        let needs = matches!(
-            r.code,
-            Some(
-                ErrorCode::OrderNoConflict
-                    | ErrorCode::PaymentInProgress
-                    | ErrorCode::RefundNoConflict
-            )
-        );
-        if needs && seen.answer.as_ref().is_some_and(|a| !a.related) {
-            self.note(Breach::RelatedResourceMissing, vec![seen.clone()]);
-        }
-    }
-
-    /// A version shown by an answer to a request sent after the highest version seen
-    /// was received never goes back (concurrent requests are not ordered).
-    /// Versions are compared only as numbers, between sightings of one Payment (a text
-    /// version, or none, is not ordered: A-VERSION).
-    fn judge_version(&mut self, seen: &Rec, payment: PaymentId, version: Option<&VersionMark>) {
-        let Some(VersionMark::Number(version)) = version else {
-            return;
-        };
-        let high = self.versions.get(&payment);
-        let v = high.and_then(
-            |h| match h.answer.as_ref().and_then(|a| a.version.as_ref()) {
-                Some(VersionMark::Number(v)) => Some(*v),
-                _ => None,
-            },
-        );
-        match (high, v) {
-            (Some(high), Some(v)) if *version < v && seen.sent >= high.closed => {
-                let high = high.clone();
-                self.note(Breach::VersionWentBack, vec![high, seen.clone()]);
-            }
-            (Some(_), Some(v)) if *version <= v => {}
-            _ => {
-                self.versions.insert(payment, seen.clone());
-            }
-        }
-    }
-
-    /// UNIQ-01: one Payment per (merchant, environment, order number).
-    fn judge_order(
-        &mut self,
-        seen: &Rec,
-        (m, e): (MerchantId, Environment),
-        id: PaymentId,
-        order: &Text,
-    ) {
-        let k = (m, e, order.clone());
-        match self.order_payments.get(&k) {
-            Some((first, first_seen)) if *first != id => {
-                let first_seen = first_seen.clone();
-                self.note(Breach::TwoPaymentsForOrder, vec![first_seen, seen.clone()]);
-            }
-            Some(_) => {}
-            None => {
-                self.order_payments.insert(k, (id, seen.clone()));
-            }
-        }
-    }
-
-    /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution, within the
-    /// retention (RET-01; a request near its end is not judged: the record may be gone).
-    fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ObservedAnswer) {
-        let Some(first) = self.executed.get(scope) else {
-            if r.is_success() {
-                self.executed.insert(scope.clone(), Executed { seen });
-            }
-            return;
-        };
-        let horizon = first
-            .seen
-            .closed
-            .after(Contract::RETENTION)
-            .0
-            .saturating_sub(Millis::hours(1).0);
-        if seen.sent.0 >= horizon || seen.sent < first.seen.closed {
-            return;
-        }
-        let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
-        let same = first.seen.params == seen.params;
-        let first_object = first.seen.answer.as_ref().and_then(|a| a.object.clone());
-        let object = seen.answer.as_ref().and_then(|a| a.object.clone());
-        let breach = match (same, conflict) {
-            (false, false) if r.is_success() => Some(Breach::ConflictMissing),
-            (true, true) => Some(Breach::ConflictWithoutChange),
-            (true, false) if r.is_success() && (r.status == 201 || object != first_object) => {
-                Some(Breach::ReplayNotSameObject)
-            }
-            // REPLAY-01: within the retention a replay is never new business.
-            (true, false) if as_new_business(r) => Some(Breach::ReplayNotSameObject),
-            _ => None,
-        };
-        if let Some(b) = breach {
-            let first = first.seen.clone();
-            self.note(b, vec![first, seen]);
-        }
-    }
 }
 
 /// What makes two creates the same purchase while one is unknown: amount and currency
@@ -637,3 +555,13 @@ fn as_new_business(r: &ObservedAnswer) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The refund number a create of a Refund named.
+fn created_refund(seen: &Seen) -> Option<Text> {
+    match &seen.params {
+        WireParams::Refund {
+            merchant_refund_no, ..
+        } if seen.path.as_str() == "/v1/refunds" => merchant_refund_no.clone(),
+        _ => None,
+    }
+}

@@ -154,4 +154,17 @@ pub enum Breach {
     QueryTooSoon,
     /// RATE-03: a request under a scope before its 429's Retry-After had passed.
     RetryAfterIgnored,
+    /// UNIQ-04, RET-03: two Refunds for one merchant_refund_no.
+    TwoRefundsForRefundNo,
+    /// CANCEL-01: a cancel answered 202 shows the Payment canceled.
+    Cancel202ShowsCanceled,
+    /// QUERY-02, QUERY-03: a lookup by number shows an object of another number (the
+    /// match is exact).
+    LookupOtherNumber,
+    /// WEBHOOK-02: a later answer showed a Payment's status changed at the same version.
+    VersionStayedOnChange,
+    /// ATTEMPT-06: a later answer showed a Payment with another amount.
+    AmountChanged,
+    /// SCOPE-02: one object shown to a merchant's test and live environments.
+    ObjectInTwoEnvironments,
 }
