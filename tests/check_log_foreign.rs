@@ -170,12 +170,16 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
                 "{assumed}"
             );
         } else {
-            assert!(assumed.contains("one scope per key"), "{assumed}");
+            assert!(
+                assumed.contains("3 API keys") && assumed.contains("one scope per key"),
+                "{assumed}"
+            );
         }
     }
 }
 
-/// The reference client's capture: every wire property holds, exit 0.
+/// The reference client's capture: every wire property holds, exit 0, with the
+/// platform's keys or with the default for its one key.
 #[test]
 fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
     if !python() {
@@ -193,6 +197,16 @@ fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
         assert_eq!(p["status"], "holds", "{p}");
     }
     assert_eq!(exit, 0, "{file}");
+    // Its one API key, of no form this project knows, is one scope without a map: the
+    // default is printed as an assumption, and the verdicts are the same.
+    let (exit, file) = judge(&har, false);
+    assert_eq!(exit, 0, "{file}");
+    let assumed = file["assumptions"].to_string();
+    assert!(
+        assumed.contains("1 API key no --api-key-map names"),
+        "{assumed}"
+    );
+    assert!(assumed.contains("(one scope)"), "{assumed}");
 }
 
 /// The "do not do this" client (its own HAR: the timed-out create has no answer) is
