@@ -207,3 +207,88 @@ fn test_card(m: &Map<String, Value>) -> Option<Option<Card>> {
             .map(|t| Card(t.label)),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path with a foreign id names the same operation as one with the model's; the
+    /// id is interned and named back as written.
+    #[test]
+    fn foreign_ids_map_to_the_same_operation() {
+        let mut ids = Interner::default();
+        let r = read(
+            "POST",
+            "/v1/payments/pay_557eff458b794164bc1a/confirm",
+            Some(b"K-1"),
+            br#"{"payment_method":"tok_approve","extra":{"a":1}}"#,
+            &mut ids,
+        )
+        .unwrap();
+        let Endpoint::ConfirmPayment { payment_id, body } = &r.endpoint else {
+            panic!("{:?}", r.endpoint);
+        };
+        assert_eq!(body, &Json::Parsed(ConfirmBody { card: None }));
+        assert_eq!(
+            ids.name(IdKind::Payment, payment_id.0).as_str(),
+            "pay_557eff458b794164bc1a"
+        );
+        let get = read(
+            "GET",
+            "/v1/payments/pay_557eff458b794164bc1a",
+            None,
+            b"",
+            &mut ids,
+        );
+        assert_eq!(
+            get.unwrap().endpoint,
+            Endpoint::GetPayment {
+                payment_id: *payment_id
+            }
+        );
+        let refund = br#"{"payment_id":"pay_557eff458b794164bc1a","amount":5,"merchant_refund_no":"R","reason":"x"}"#;
+        let r = read("POST", "/v1/refunds", Some(b"K-2"), refund, &mut ids).unwrap();
+        let Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } = &r.endpoint
+        else {
+            panic!("{:?}", r.endpoint);
+        };
+        assert_eq!(b.payment_id, Some(*payment_id));
+    }
+
+    /// Card data is never kept: a card number in `card` is dropped, a test label kept;
+    /// another platform's `payment_method` is never read.
+    #[test]
+    fn card_numbers_are_never_kept() {
+        let mut ids = Interner::default();
+        for (body, card) in [
+            (&br#"{"amount":1,"card":"4242424242424242"}"#[..], None),
+            (br#"{"amount":1,"card":"A"}"#, Some(Card('A'))),
+            (br#"{"amount":1,"payment_method":"4242424242424242"}"#, None),
+        ] {
+            let r = read("POST", "/v1/payments", Some(b"K"), body, &mut ids).unwrap();
+            let Endpoint::CreatePayment {
+                body: Json::Parsed(b),
+            } = &r.endpoint
+            else {
+                panic!("{:?}", r.endpoint);
+            };
+            assert_eq!(b.card, card);
+            assert!(!format!("{r:?}").contains("4242"), "{r:?}");
+        }
+        let r = read(
+            "POST",
+            "/v1/payments",
+            Some(b"K"),
+            br#"{"amount":"ten"}"#,
+            &mut ids,
+        );
+        assert!(matches!(
+            r.unwrap().endpoint,
+            Endpoint::CreatePayment {
+                body: Json::Malformed(_)
+            }
+        ));
+    }
+}
