@@ -65,7 +65,7 @@ fn endpoint(
     };
     match (method, segments.as_slice(), query) {
         (Method::Post, ["v1", "payments"], _) => Endpoint::CreatePayment {
-            body: fields(body, ids, |m, ids| order(m, ids)),
+            body: fields(body, ids, order),
         },
         (Method::Post, ["v1", "payments", p, "confirm"], _) => match id(ids, IdKind::Payment, p) {
             Some(n) => Endpoint::ConfirmPayment {

@@ -74,6 +74,9 @@ struct Unknown {
 
 type Owned<T> = (MerchantId, Environment, T);
 
+/// A Payment's first sighting: its amount, its owner, the exchange.
+type FirstSighting = (Option<i64>, (MerchantId, Environment), Rec);
+
 /// One exchange's record, shared by every map that holds it (one allocation per
 /// exchange seen, not one per map).
 type Rec = Arc<Seen>;
@@ -94,7 +97,7 @@ pub struct WireFacts {
     /// The highest version each Payment was shown at, with its status then.
     versions: BTreeMap<PaymentId, (Rec, Option<Text>)>,
     /// ATTEMPT-06, SCOPE-02: each Payment's first sighting, its amount and its owner.
-    payments: BTreeMap<PaymentId, (Option<i64>, (MerchantId, Environment), Rec)>,
+    payments: BTreeMap<PaymentId, FirstSighting>,
     /// UNIQ-04: the Refund each refund number was first shown with.
     refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
     /// SCHED-02: the last query of each object ([`super::query_object`]), and the ids
