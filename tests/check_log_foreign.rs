@@ -154,7 +154,7 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
     for key_map in [true, false] {
         let (_, file) = judge(&har, key_map);
         let platform = properties(&file, "platform");
-        assert!(platform.len() >= 11, "{file}");
+        assert_eq!(platform.len(), 12, "{file}");
         for p in platform {
             assert_eq!(p["status"], "holds", "key map {key_map}: {p}");
         }
@@ -291,6 +291,8 @@ planted! {
         "rotation_changes_scope" => "wire-replay-answers-200-with-the-same-object",
     check_log_finds_confirm_accepts_amount:
         "confirm_accepts_amount" => "wire-payments-keep-their-amount",
+    check_log_finds_concurrent_same_key_both_execute:
+        "concurrent_same_key_both_execute" => "wire-same-key-at-once-answers-one-object",
     check_log_finds_scope_ignores_environment:
         "scope_ignores_environment" => "wire-environments-never-share-objects",
 }

@@ -76,6 +76,15 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         decides: None,
     },
     WireProperty {
+        name: "wire-same-key-at-once-answers-one-object",
+        rules: &[Rule::ConcurrentOneExecutes, Rule::ConcurrentWaitSameObject],
+        side: Side::Platform,
+        about: "Requests of one key with the same parameters sent at once are one business: none is answered as new business (409 order_no_conflict, payment_in_progress, refund_no_conflict) beside the one that executed.",
+        breaches: &[Breach::SameKeyAsNewBusiness],
+        needs: SCOPED_BODIES,
+        decides: None,
+    },
+    WireProperty {
         name: "wire-conflict-exactly-when-parameters-differ",
         rules: &[Rule::IdempotencyConflict, Rule::SafeParameters],
         side: Side::Platform,
@@ -389,6 +398,12 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             answer(first),
             answer(then)
         ),
+        Breach::SameKeyAsNewBusiness => format!(
+            "{a} and {b} sent key {key} with the same parameters ({}); {a} was answered {} and {b} {}: one key is one business, the contract requires a request to wait for the one that executes and answer its object",
+            params(&then.params),
+            answer(first),
+            answer(then)
+        ),
         Breach::RelatedResourceMissing
         | Breach::Cancel202ShowsCanceled
         | Breach::LookupOtherNumber => one(w.breach, first, name),
@@ -434,6 +449,6 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 18);
+        assert_eq!(all.len(), 19);
     }
 }

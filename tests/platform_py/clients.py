@@ -29,6 +29,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] 
 import argparse
 import json
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -340,6 +341,18 @@ def probe(c, tag):
     c.send("POST", "/v1/payments", payment_body(order), key=key)
     live = Client(c.base, "sk_live_m1_1", c.har, c.log)
     live.send("POST", "/v1/payments", payment_body(order), key=key)
+
+    log("Two requests under one key at once: one executes, the other waits for its object")
+    order = f"{tag}-CONC"
+    key = f"payment.create:{order}:1"
+    c.control("PUT", "/_admin/acquirer/latency", {"ms": 300})
+    both = [threading.Thread(target=c.send, args=("POST", "/v1/payments", payment_body(order)),
+                             kwargs={"key": key}) for _ in range(2)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join()
+    c.control("PUT", "/_admin/acquirer/latency", {"ms": 20})
 
     log("Past the 7-day retention, a new key for a used order number: still one Payment")
     order = f"{tag}-RET"

@@ -90,6 +90,9 @@ pub struct WireFacts {
     owners: BTreeMap<ApiKeyId, (MerchantId, Environment)>,
     open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
     executed: BTreeMap<ScopeKey, Executed>,
+    /// CONC-02: the first answer of new business in a scope that had no execution yet
+    /// (a concurrent request of the same key may still execute).
+    new_business: BTreeMap<ScopeKey, Rec>,
     first_params: BTreeMap<ScopeKey, Rec>,
     key_endpoints: BTreeMap<Owned<Text>, Rec>,
     order_payments: BTreeMap<Owned<Text>, (PaymentId, Rec)>,
@@ -370,6 +373,7 @@ impl WireFacts {
     fn prune(&mut self, now: Millis) {
         let window = Millis(now.0.saturating_sub(Contract::RETENTION.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
+        self.new_business.retain(|_, x| x.sent >= window);
         self.first_params.retain(|_, x| x.sent >= window);
         self.key_endpoints.retain(|_, x| x.sent >= window);
         self.retry_after.retain(|_, (until, _)| *until >= now);

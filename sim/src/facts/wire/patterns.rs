@@ -134,7 +134,21 @@ impl WireFacts {
     pub(super) fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ObservedAnswer) {
         let Some(first) = self.executed.get(scope) else {
             if r.is_success() {
+                // CONC-02: a request of this key answered as new business before this
+                // execution's answer came, with its parameters.
+                if let Some(other) = self.new_business.remove(scope) {
+                    if other.params == seen.params {
+                        let pair = if other.sent < seen.sent {
+                            vec![other, seen.clone()]
+                        } else {
+                            vec![seen.clone(), other]
+                        };
+                        self.note(Breach::SameKeyAsNewBusiness, pair);
+                    }
+                }
                 self.executed.insert(scope.clone(), Executed { seen });
+            } else if as_new_business(r) {
+                self.new_business.entry(scope.clone()).or_insert(seen);
             }
             return;
         };
@@ -144,7 +158,16 @@ impl WireFacts {
             .after(Contract::RETENTION)
             .0
             .saturating_sub(Millis::hours(1).0);
-        if seen.sent.0 >= horizon || seen.sent < first.seen.closed {
+        if seen.sent.0 >= horizon {
+            return;
+        }
+        if seen.sent < first.seen.closed {
+            // Sent while the execution was in flight: it waits for it (CONC-02), never
+            // new business.
+            if as_new_business(r) && first.seen.params == seen.params {
+                let first = first.seen.clone();
+                self.note(Breach::SameKeyAsNewBusiness, vec![first, seen]);
+            }
             return;
         }
         let conflict = r.code == Some(ErrorCode::IdempotencyConflict);

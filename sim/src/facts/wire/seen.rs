@@ -167,4 +167,8 @@ pub enum Breach {
     AmountChanged,
     /// SCOPE-02: one object shown to a merchant's test and live environments.
     ObjectInTwoEnvironments,
+    /// CONC-01, CONC-02: a request under a key, with the parameters of the key's
+    /// execution, answered as new business (409 order_no_conflict, …) while or after
+    /// that execution ran, whatever the order of the two.
+    SameKeyAsNewBusiness,
 }
