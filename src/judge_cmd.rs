@@ -121,6 +121,7 @@ pub(crate) struct Folded {
 pub(crate) fn harness_owners() -> WireFacts {
     let keys = default_api_keys().into_iter().chain([rotated_key_spec()]);
     WireFacts::new(keys.map(|k| (k.id, (k.merchant, k.environment))))
+        .keeping(payhub_properties::wire::RECORDS_KEPT)
 }
 
 impl Folded {

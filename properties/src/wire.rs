@@ -10,7 +10,7 @@
 //! says how an exchange is named (a HAR entry, a log line, an exchange of a stream).
 
 use crate::evidence::{Evidence, EvidenceSet};
-use payhub_model::{Contract, Rule};
+use payhub_model::{Contract, Millis, Rule};
 use payhub_sim::facts::wire::{Breach, Seen, WireFacts, WireParams, Witness};
 use std::borrow::Cow;
 
@@ -50,6 +50,43 @@ impl WireProperty {
     }
 }
 
+/// RET-01: how long the wire facts keep a scope, a key and its parameters (the platform
+/// forgets them then too).
+pub const RECORDS_KEPT: Millis = Contract::RETENTION;
+
+/// A replay is judged against its scope's execution if sent within the retention less an
+/// hour (near its end the platform's record may already be gone).
+pub fn replay_judged(w: &Witness) -> bool {
+    match &w.entries[..] {
+        [first, then] => {
+            then.sent.since(first.closed).0
+                < Contract::RETENTION.0.saturating_sub(Millis::hours(1).0)
+        }
+        _ => false,
+    }
+}
+
+/// REPLAY-01/02, CONFLICT-01: the soonest replay of each of `breaches` after its scope's
+/// execution, if within the retention ([`replay_judged`]).
+fn soonest_replay(facts: &WireFacts, breaches: &[Breach]) -> Option<Witness> {
+    breaches
+        .iter()
+        .filter_map(|b| facts.soonest_replays.get(b))
+        .find(|w| replay_judged(w))
+        .cloned()
+}
+
+fn replays(facts: &WireFacts) -> Option<Witness> {
+    soonest_replay(facts, &[Breach::ReplayNotSameObject])
+}
+
+fn conflicts(facts: &WireFacts) -> Option<Witness> {
+    soonest_replay(
+        facts,
+        &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
+    )
+}
+
 /// SCHED-02: the closest two queries of one object, if less than 10 s apart.
 fn queries_too_soon(facts: &WireFacts) -> Option<Witness> {
     let [earlier, later] = facts.closest_queries.as_deref()?;
@@ -73,7 +110,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A request replaying an executed scope with its parameters is answered 200 with the object of the first execution.",
         breaches: &[Breach::ReplayNotSameObject],
         needs: SCOPED_BODIES,
-        decides: None,
+        decides: Some(replays),
     },
     WireProperty {
         name: "wire-same-key-at-once-answers-one-object",
@@ -91,7 +128,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are.",
         breaches: &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
         needs: SCOPED_BODIES,
-        decides: None,
+        decides: Some(conflicts),
     },
     WireProperty {
         name: "wire-one-payment-per-order-number",
@@ -437,6 +474,51 @@ fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use payhub_model::event::What;
+    use payhub_model::observation::Dialect;
+    use payhub_model::observed::{IdKind, ObservedAnswer, Shape};
+    use payhub_model::{
+        ApiKeyId, ApiRequest, CreatePaymentBody, Endpoint, Environment, Json, MerchantId, RequestId,
+    };
+
+    /// RET-01 is the property's to apply: a replay answered 201 a day after the
+    /// execution is a breach, one past the retention (less an hour) is not judged.
+    #[test]
+    fn replays_are_judged_within_the_retention_by_the_property() {
+        let verdict = |replay_at: Millis| {
+            let mut w = WireFacts::new([(ApiKeyId(1), (MerchantId(1), Environment::Test))]);
+            let create = ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: Some("k".into()),
+                endpoint: Endpoint::CreatePayment {
+                    body: Json::Parsed(CreatePaymentBody {
+                        merchant_order_no: Some("O".into()),
+                        ..CreatePaymentBody::default()
+                    }),
+                },
+            };
+            for (id, at) in [(1, Millis(0)), (2, replay_at)] {
+                let id = RequestId(id);
+                let request = create.clone();
+                w.observe(
+                    at,
+                    &What::Sent {
+                        id,
+                        from: 0,
+                        request,
+                    },
+                );
+                let body = br#"{"id":"p1"}"#;
+                let shape = Shape::One(IdKind::Payment);
+                let a =
+                    ObservedAnswer::read(201, None, body, shape, &Dialect::default(), &mut w.ids);
+                w.answered(at, id, &a.unwrap());
+            }
+            WIRE_PROPERTIES[0].witness(&w).is_some()
+        };
+        assert!(verdict(Millis::hours(24)));
+        assert!(!verdict(Contract::RETENTION));
+    }
 
     #[test]
     fn every_breach_is_reported_by_exactly_one_wire_property() {

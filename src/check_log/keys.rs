@@ -86,6 +86,7 @@ impl Keys {
     /// Wire facts that know the anonymous owner.
     pub fn wire_facts(&self) -> WireFacts {
         WireFacts::new(self.anonymous.map(|o| (ANONYMOUS, o)))
+            .keeping(payhub_properties::wire::RECORDS_KEPT)
     }
 
     /// The id of `key` for the model, its owner taught to `wire` the first time. A key

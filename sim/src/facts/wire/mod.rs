@@ -20,8 +20,12 @@
 //! requests that repeat what is held.
 //!
 //! The facts record; the wire properties (`properties/src/wire.rs`) decide. Where a
-//! contract number decides (SCHED-02's spacing), the facts keep the extreme instead of
-//! a witness: the two consecutive queries of one object sent closest together.
+//! contract number decides, the facts keep the extreme instead of a witness: the two
+//! consecutive queries of one object sent closest together (SCHED-02's spacing), the
+//! replay of each pattern sent soonest after its scope's execution (RET-01's window).
+//! How long a scope is kept at all is the judge's to say ([`WireFacts::keeping`]).
+//! Answers are read at the contract's level ([`ObservedAnswer`]: any platform's ids,
+//! partial bodies, refusals the contract does not name), the model's own as anyone's.
 
 mod patterns;
 mod seen;
@@ -33,8 +37,8 @@ use super::query_object::{self, QueryObject};
 use payhub_model::event::{Message, Owner, ScopeKey, What};
 use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
 use payhub_model::{
-    ApiKeyId, ApiRequest, Contract, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId,
-    Method, Millis, PaymentId, RefundId, RequestId, Text,
+    ApiKeyId, ApiRequest, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
+    Millis, PaymentId, RefundId, RequestId, Text,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -112,6 +116,13 @@ pub struct WireFacts {
     copies: std::collections::BTreeSet<RequestId>,
     /// The first witness of each pattern.
     pub witnesses: BTreeMap<Breach, Witness>,
+    /// REPLAY-01/02, CONFLICT-01 against a scope's execution: per pattern, the replay
+    /// sent soonest after the execution's answer (the first such: a later one replaces
+    /// it only when sooner). RET-01's window is the property's to apply.
+    pub soonest_replays: BTreeMap<Breach, Witness>,
+    /// How long a scope, a key and its parameters are kept after their send (the judge
+    /// sets RET-01's retention; by default nothing is forgotten).
+    keep_for: Millis,
     /// SCHED-02: the two consecutive queries of one object, earlier first, sent closest
     /// together (the first such pair: a later one replaces it only when closer).
     pub closest_queries: Option<Box<[Seen; 2]>>,
@@ -147,8 +158,16 @@ impl WireFacts {
     pub fn new(owners: impl IntoIterator<Item = (ApiKeyId, (MerchantId, Environment))>) -> Self {
         WireFacts {
             owners: owners.into_iter().collect(),
+            keep_for: Millis(u64::MAX),
             ..WireFacts::default()
         }
+    }
+
+    /// Facts that forget a scope, a key and its parameters `window` after their send:
+    /// no later request is judged against them (the judges pass RET-01's retention).
+    pub fn keeping(mut self, window: Millis) -> Self {
+        self.keep_for = window;
+        self
     }
 
     /// Requests whose key names no owner and that were not refused for authentication
@@ -238,6 +257,24 @@ impl WireFacts {
             .is_none_or(|[a, b]| gap < b.sent.since(a.sent));
         if closer {
             self.closest_queries = Some(Box::new([Seen::clone(earlier), Seen::clone(later)]));
+        }
+    }
+
+    /// Keeps `[first, then]` as the pattern's soonest replay if none held is as soon
+    /// after its execution's answer.
+    fn note_soonest(&mut self, breach: Breach, first: &Rec, then: &Rec) {
+        let gap = then.sent.since(first.closed);
+        let sooner = self
+            .soonest_replays
+            .get(&breach)
+            .is_none_or(|w| match &w.entries[..] {
+                [a, b] => gap < b.sent.since(a.closed),
+                _ => true,
+            });
+        if sooner {
+            let entries = vec![Seen::clone(first), Seen::clone(then)];
+            self.soonest_replays
+                .insert(breach, Witness { breach, entries });
         }
     }
 
@@ -367,11 +404,11 @@ impl WireFacts {
     }
 
     /// Forgets what no later request can be judged against: scopes, keys and their
-    /// parameters past the retention (RET-01: the platform forgot them too), Retry-Afters
+    /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
     /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
     /// and versions have no window; the spacing is the property's to judge).
     fn prune(&mut self, now: Millis) {
-        let window = Millis(now.0.saturating_sub(Contract::RETENTION.0));
+        let window = Millis(now.0.saturating_sub(self.keep_for.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
         self.new_business.retain(|_, x| x.sent >= window);
         self.first_params.retain(|_, x| x.sent >= window);

@@ -5,9 +5,7 @@ use super::{Breach, Executed, Rec, WireFacts, as_new_business};
 use payhub_model::event::ScopeKey;
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
-use payhub_model::{
-    Contract, Endpoint, Environment, ErrorCode, MerchantId, Millis, PaymentId, RefundId, Text,
-};
+use payhub_model::{Endpoint, Environment, ErrorCode, MerchantId, PaymentId, RefundId, Text};
 
 impl WireFacts {
     /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
@@ -129,8 +127,9 @@ impl WireFacts {
         }
     }
 
-    /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution, within the
-    /// retention (RET-01; a request near its end is not judged: the record may be gone).
+    /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution: the facts keep
+    /// the soonest breach after the execution's answer; whether it falls within the
+    /// retention is the property's to judge (RET-01).
     pub(super) fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ObservedAnswer) {
         let Some(first) = self.executed.get(scope) else {
             if r.is_success() {
@@ -152,15 +151,6 @@ impl WireFacts {
             }
             return;
         };
-        let horizon = first
-            .seen
-            .closed
-            .after(Contract::RETENTION)
-            .0
-            .saturating_sub(Millis::hours(1).0);
-        if seen.sent.0 >= horizon {
-            return;
-        }
         if seen.sent < first.seen.closed {
             // Sent while the execution was in flight: it waits for it (CONC-02), never
             // new business.
@@ -186,7 +176,7 @@ impl WireFacts {
         };
         if let Some(b) = breach {
             let first = first.seen.clone();
-            self.note(b, vec![first, seen]);
+            self.note_soonest(b, &first, &seen);
         }
     }
 

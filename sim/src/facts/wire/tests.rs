@@ -107,7 +107,7 @@ fn foreign_answers_are_judged_on_what_they_hold() {
         r#"{"id":"pay_000000000000000000aa"}"#,
         pay,
     );
-    let witness = &w.witnesses[&Breach::ReplayNotSameObject];
+    let witness = &w.soonest_replays[&Breach::ReplayNotSameObject];
     let objects: Vec<_> = witness
         .entries
         .iter()
