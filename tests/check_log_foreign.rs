@@ -21,11 +21,9 @@ use std::process::{Child, Command, Stdio};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/platform_py");
 
-/// The platform's keys: merchant 1 test (and its rotation), live; merchant 2 test.
-const KEY_MAP: &str = r#"{"sk_test_m1_1": {"merchant": 1, "environment": "test"},
- "sk_test_m1_2": {"merchant": 1, "environment": "test"},
- "sk_live_m1_1": {"merchant": 1, "environment": "live"},
- "sk_test_m2_1": {"merchant": 2, "environment": "test"}}"#;
+/// The platform's keys: merchant 1 test (its rotation, its read-only key), live;
+/// merchant 2 test.
+const KEY_MAP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/platform_py/keys.json");
 
 /// The platform as a child process, killed when dropped.
 struct PyPlatform {
@@ -111,11 +109,9 @@ fn capture(client: &str, bug: Option<&str>, client_har: bool) -> PathBuf {
 
 /// `check-log HAR --format json [--api-key-map]`: the exit code and the file's report.
 fn judge(har: &Path, key_map: bool) -> (i32, Value) {
-    let map = har.with_extension("keys.json");
-    std::fs::write(&map, KEY_MAP).unwrap();
     let mut args = vec!["check-log", har.to_str().unwrap(), "--format", "json"];
     if key_map {
-        args.extend(["--api-key-map", map.to_str().unwrap()]);
+        args.extend(["--api-key-map", KEY_MAP]);
     }
     let o = run(&args);
     no_panic(&o);
