@@ -250,7 +250,7 @@ fn check_log_access_log_with_a_key_map_finds_the_rebuy_and_keeps_no_card_number(
     );
     assert!(
         f["assumptions"][0].as_str().unwrap().starts_with(
-            "1 API key(s) no --api-key-map names: each judged as a merchant of its own"
+            "1 API key no --api-key-map names: judged as one merchant and environment (one scope)"
         ),
         "{f:#}"
     );

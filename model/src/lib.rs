@@ -24,6 +24,7 @@
 //! - [`params`]: the platform's parameters (defaults from [`Contract`]) and every assumption.
 //! - [`event`]: the typed event stream every source emits and every judge reads.
 //! - [`observation`]: an answer as the contract sees it, read through a platform's dialect.
+//! - [`observed`]: a recorded answer read at the contract's level, its ids interned.
 //! - [`time`], [`ids`]: simulated time and identifiers.
 //! - [`cow`], [`text`]: copy-on-write collections and cheap-clone strings for the
 //!   state the checker clones.
@@ -40,6 +41,7 @@ pub mod harness;
 pub mod ids;
 pub mod mutants;
 pub mod observation;
+pub mod observed;
 pub mod params;
 pub mod platform;
 pub mod rules;

@@ -335,6 +335,28 @@ pub enum VersionMark {
     Text(String),
 }
 
+impl std::fmt::Display for VersionMark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VersionMark::Number(n) => write!(f, "{n}"),
+            VersionMark::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// A number as a JSON number (a string past 64 bits), a text as a string.
+impl serde::Serialize for VersionMark {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            VersionMark::Number(n) => match i64::try_from(*n) {
+                Ok(v) => s.serialize_i64(v),
+                Err(_) => s.collect_str(n),
+            },
+            VersionMark::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
 impl VersionMark {
     pub fn of(v: &Value) -> VersionMark {
         match v {

@@ -101,6 +101,7 @@ pub struct Folded {
 pub fn harness_owners() -> WireFacts {
     let keys = default_api_keys().into_iter().chain([rotated_key_spec()]);
     WireFacts::new(keys.map(|k| (k.id, (k.merchant, k.environment))))
+        .keeping(crate::wire::RECORDS_KEPT)
 }
 
 impl Folded {

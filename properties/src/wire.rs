@@ -1,5 +1,5 @@
 //! Wire properties: the contract's rules that the requests and answers on the wire can
-//! witness alone, judged over [`WireFacts`] (see `sim/src/facts/wire.rs`). They judge a
+//! witness alone, judged over [`WireFacts`] (see `sim/src/facts/wire/`). They judge a
 //! recorded log (`check-log`), the sandbox's session and a simulated run's stream alike;
 //! each needs only [`Evidence::Wire`] and what its pattern reads (the API keys for a
 //! scope, the bodies for an object).
@@ -10,9 +10,8 @@
 //! says how an exchange is named (a HAR entry, a log line, an exchange of a stream).
 
 use crate::evidence::{Evidence, EvidenceSet};
-use payhub_model::{Contract, Rule};
-use payhub_sim::facts::SafeParams;
-use payhub_sim::facts::wire::{Breach, Seen, WireFacts, Witness};
+use payhub_model::{Contract, Millis, Rule};
+use payhub_sim::facts::wire::{Breach, Seen, WireFacts, WireParams, Witness};
 use std::borrow::Cow;
 
 /// Who is judged: the platform's answers or the client's requests.
@@ -51,6 +50,43 @@ impl WireProperty {
     }
 }
 
+/// RET-01: how long the wire facts keep a scope, a key and its parameters (the platform
+/// forgets them then too).
+pub const RECORDS_KEPT: Millis = Contract::RETENTION;
+
+/// A replay is judged against its scope's execution if sent within the retention less an
+/// hour (near its end the platform's record may already be gone).
+pub fn replay_judged(w: &Witness) -> bool {
+    match &w.entries[..] {
+        [first, then] => {
+            then.sent.since(first.closed).0
+                < Contract::RETENTION.0.saturating_sub(Millis::hours(1).0)
+        }
+        _ => false,
+    }
+}
+
+/// REPLAY-01/02, CONFLICT-01: the soonest replay of each of `breaches` after its scope's
+/// execution, if within the retention ([`replay_judged`]).
+fn soonest_replay(facts: &WireFacts, breaches: &[Breach]) -> Option<Witness> {
+    breaches
+        .iter()
+        .filter_map(|b| facts.soonest_replays.get(b))
+        .find(|w| replay_judged(w))
+        .cloned()
+}
+
+fn replays(facts: &WireFacts) -> Option<Witness> {
+    soonest_replay(facts, &[Breach::ReplayNotSameObject])
+}
+
+fn conflicts(facts: &WireFacts) -> Option<Witness> {
+    soonest_replay(
+        facts,
+        &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
+    )
+}
+
 /// SCHED-02: the closest two queries of one object, if less than 10 s apart.
 fn queries_too_soon(facts: &WireFacts) -> Option<Witness> {
     let [earlier, later] = facts.closest_queries.as_deref()?;
@@ -74,6 +110,15 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A request replaying an executed scope with its parameters is answered 200 with the object of the first execution.",
         breaches: &[Breach::ReplayNotSameObject],
         needs: SCOPED_BODIES,
+        decides: Some(replays),
+    },
+    WireProperty {
+        name: "wire-same-key-at-once-answers-one-object",
+        rules: &[Rule::ConcurrentOneExecutes, Rule::ConcurrentWaitSameObject],
+        side: Side::Platform,
+        about: "Requests of one key with the same parameters sent at once are one business: none is answered as new business (409 order_no_conflict, payment_in_progress, refund_no_conflict) beside the one that executed.",
+        breaches: &[Breach::SameKeyAsNewBusiness],
+        needs: SCOPED_BODIES,
         decides: None,
     },
     WireProperty {
@@ -83,7 +128,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are.",
         breaches: &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
         needs: SCOPED_BODIES,
-        decides: None,
+        decides: Some(conflicts),
     },
     WireProperty {
         name: "wire-one-payment-per-order-number",
@@ -114,6 +159,60 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at a lower version.",
         breaches: &[Breach::VersionWentBack],
         needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-one-refund-per-refund-number",
+        rules: &[Rule::UniqueRefundNo, Rule::RetentionRefundNoOutlives],
+        side: Side::Platform,
+        about: "The answers of one merchant and environment never show two Refunds for one merchant_refund_no.",
+        breaches: &[Breach::TwoRefundsForRefundNo],
+        needs: SCOPED_BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-cancel-202-keeps-the-status",
+        rules: &[Rule::Cancel202KeepsStatus],
+        side: Side::Platform,
+        about: "A cancel answered 202 (no evidence of a safe cancellation yet) keeps the Payment's status: it never shows it canceled.",
+        breaches: &[Breach::Cancel202ShowsCanceled],
+        needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-lookups-match-the-number-exactly",
+        rules: &[Rule::QueryByOrderNo, Rule::QueryRefunds],
+        side: Side::Platform,
+        about: "A lookup by merchant_order_no (merchant_refund_no) shows only objects of exactly that number.",
+        breaches: &[Breach::LookupOtherNumber],
+        needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-versions-rise-with-every-change",
+        rules: &[Rule::LatestVersionWins],
+        side: Side::Platform,
+        about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at version v and another status.",
+        breaches: &[Breach::VersionStayedOnChange],
+        needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-payments-keep-their-amount",
+        rules: &[Rule::RetryKeepsPaymentAndFee],
+        side: Side::Platform,
+        about: "The answers never show one Payment with two amounts (a new attempt keeps the original Payment).",
+        breaches: &[Breach::AmountChanged],
+        needs: BODIES,
+        decides: None,
+    },
+    WireProperty {
+        name: "wire-environments-never-share-objects",
+        rules: &[Rule::ScopeEnvironments],
+        side: Side::Platform,
+        about: "An object shown to one environment of a merchant is never shown to its other environment (test and live do not affect each other).",
+        breaches: &[Breach::ObjectInTwoEnvironments],
+        needs: SCOPED_BODIES,
         decides: None,
     },
     WireProperty {
@@ -164,7 +263,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
 ];
 
 /// `merchant_order_no ORDER-1, amount 12000, currency USD`.
-pub fn params(p: &SafeParams) -> String {
+pub fn params(p: &WireParams) -> String {
     fn field<T: std::fmt::Display>(out: &mut Vec<String>, name: &str, v: &Option<T>) {
         if let Some(v) = v {
             out.push(format!("{name} {v}"));
@@ -172,8 +271,8 @@ pub fn params(p: &SafeParams) -> String {
     }
     let mut out = Vec::new();
     match p {
-        SafeParams::None => return "no parameters".into(),
-        SafeParams::Order {
+        WireParams::None => return "no parameters".into(),
+        WireParams::Order {
             merchant_order_no,
             amount,
             currency,
@@ -182,7 +281,7 @@ pub fn params(p: &SafeParams) -> String {
             field(&mut out, "amount", amount);
             field(&mut out, "currency", currency);
         }
-        SafeParams::Refund {
+        WireParams::Refund {
             payment_id,
             merchant_refund_no,
             amount,
@@ -211,12 +310,15 @@ pub fn answer(s: &Seen) -> String {
     if let Some(c) = a.code {
         out.push(' ');
         out.push_str(c.as_str());
+    } else if let Some(c) = &a.unnamed_code {
+        out.push(' ');
+        out.push_str(c);
     }
     if let Some(o) = &a.object {
         out.push(' ');
         out.push_str(o);
     }
-    if let Some(v) = a.version {
+    if let Some(v) = &a.version {
         out.push_str(&format!(" version {v}"));
     }
     if let Some(r) = a.retry_after_s {
@@ -232,7 +334,7 @@ pub fn request(s: &Seen) -> String {
         .as_ref()
         .map(|k| format!(" Idempotency-Key {k}"))
         .unwrap_or_default();
-    let p = if s.params == SafeParams::None {
+    let p = if s.params == WireParams::None {
         String::new()
     } else {
         format!(" ({})", params(&s.params))
@@ -312,7 +414,36 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             "{a} was answered {}; {b} re-sent key {key} {gap} later",
             answer(first)
         ),
-        Breach::RelatedResourceMissing => one(w.breach, first, name),
+        Breach::TwoRefundsForRefundNo => format!(
+            "{a} answered {} and {b} answered {} for the same merchant_refund_no; the contract allows one Refund per refund number",
+            answer(first),
+            answer(then)
+        ),
+        Breach::VersionStayedOnChange => format!(
+            "{a} answered {}; {b}, sent {gap} after that answer, got {} with another status at the same version: a version rises with every visible change",
+            answer(first),
+            answer(then)
+        ),
+        Breach::AmountChanged => format!(
+            "{a} ({}) answered {}; {b} ({}) answered the same Payment with another amount: a Payment keeps its amount",
+            request(first),
+            answer(first),
+            request(then)
+        ),
+        Breach::ObjectInTwoEnvironments => format!(
+            "{a} answered {} in one environment and {b} answered {} in the merchant's other: test and live do not affect each other",
+            answer(first),
+            answer(then)
+        ),
+        Breach::SameKeyAsNewBusiness => format!(
+            "{a} and {b} sent key {key} with the same parameters ({}); {a} was answered {} and {b} {}: one key is one business, the contract requires a request to wait for the one that executes and answer its object",
+            params(&then.params),
+            answer(first),
+            answer(then)
+        ),
+        Breach::RelatedResourceMissing
+        | Breach::Cancel202ShowsCanceled
+        | Breach::LookupOtherNumber => one(w.breach, first, name),
     }
 }
 
@@ -324,6 +455,18 @@ fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
             request(s),
             answer(s)
         ),
+        Breach::Cancel202ShowsCanceled => format!(
+            "{} ({}) was answered {} with the Payment canceled; a 202 cancel has no evidence of a safe cancellation and keeps the original status",
+            name(s),
+            request(s),
+            answer(s)
+        ),
+        Breach::LookupOtherNumber => format!(
+            "{} ({}) was answered {} showing an object of another number; the lookup matches the number exactly",
+            name(s),
+            request(s),
+            answer(s)
+        ),
         other => format!("{other:?}: {}", name(s)),
     }
 }
@@ -331,6 +474,51 @@ fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use payhub_model::event::What;
+    use payhub_model::observation::Dialect;
+    use payhub_model::observed::{IdKind, ObservedAnswer, Shape};
+    use payhub_model::{
+        ApiKeyId, ApiRequest, CreatePaymentBody, Endpoint, Environment, Json, MerchantId, RequestId,
+    };
+
+    /// RET-01 is the property's to apply: a replay answered 201 a day after the
+    /// execution is a breach, one past the retention (less an hour) is not judged.
+    #[test]
+    fn replays_are_judged_within_the_retention_by_the_property() {
+        let verdict = |replay_at: Millis| {
+            let mut w = WireFacts::new([(ApiKeyId(1), (MerchantId(1), Environment::Test))]);
+            let create = ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: Some("k".into()),
+                endpoint: Endpoint::CreatePayment {
+                    body: Json::Parsed(CreatePaymentBody {
+                        merchant_order_no: Some("O".into()),
+                        ..CreatePaymentBody::default()
+                    }),
+                },
+            };
+            for (id, at) in [(1, Millis(0)), (2, replay_at)] {
+                let id = RequestId(id);
+                let request = create.clone();
+                w.observe(
+                    at,
+                    &What::Sent {
+                        id,
+                        from: 0,
+                        request,
+                    },
+                );
+                let body = br#"{"id":"p1"}"#;
+                let shape = Shape::One(IdKind::Payment);
+                let a =
+                    ObservedAnswer::read(201, None, body, shape, &Dialect::default(), &mut w.ids);
+                w.answered(at, id, &a.unwrap());
+            }
+            WIRE_PROPERTIES[0].witness(&w).is_some()
+        };
+        assert!(verdict(Millis::hours(24)));
+        assert!(!verdict(Contract::RETENTION));
+    }
 
     #[test]
     fn every_breach_is_reported_by_exactly_one_wire_property() {
@@ -343,6 +531,6 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 12);
+        assert_eq!(all.len(), 19);
     }
 }

@@ -1,15 +1,16 @@
 //! One recorded HTTP exchange, whatever file it came from, and how it becomes events.
 //!
 //! A reader (HAR, access log) turns each record into an [`Entry`]; [`Entry::request`]
-//! maps it to the model's request through the sandbox's own HTTP mapping
-//! (`serve::http_map::to_api_request`, one parser of the contract's JSON), after the
-//! body's `card` is blanked unless it is a test label (card data is never kept: CARD-02,
-//! A-CARD-NOT-STORED). The answer's body is read in the contract's shape; one that is
-//! not (absent, truncated, another platform's ids) keeps its status only.
+//! reads it as the contract's request ([`super::request`]: any platform's ids, the body's
+//! safety parameters, never card data), and [`Entry::answer`] reads the answer at the
+//! contract's level ([`ObservedAnswer`]: the refusal, the objects and what they hold,
+//! ids interned per kind). One that does not read (no body, not JSON) keeps its status
+//! only.
 
-use crate::serve::cards;
-use crate::serve::http_map::{self, HttpRequest};
-use payhub_model::{ApiRequest, ApiResponse, ResponseBody};
+use crate::serve::http_map::HttpRequest;
+use payhub_model::ApiRequest;
+use payhub_model::observation::Dialect;
+use payhub_model::observed::{Interner, ObservedAnswer, Shape};
 
 /// Where an entry is in its file, as an explanation names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -67,26 +68,30 @@ pub enum Skip {
 }
 
 impl Entry {
-    /// The model's request, or why the entry is not judged.
-    pub fn request(&self) -> Result<ApiRequest, Skip> {
+    /// The contract's request, or why the entry is not judged.
+    pub fn request(&self, ids: &mut Interner) -> Result<ApiRequest, Skip> {
         let route = self.http.target.split('?').next().unwrap_or_default();
         if !route.starts_with("/v1/") || self.http.method == "OPTIONS" {
             return Err(Skip::NotTheApi);
         }
-        let http = HttpRequest {
-            body: without_card_data(&self.http.body),
-            ..self.http.clone()
-        };
-        http_map::to_api_request(&http).map_err(|reply| {
-            Skip::Unreadable(format!(
-                "the request cannot be the contract's (the platform would answer {})",
-                reply.status
-            ))
-        })
+        super::request::read(
+            &self.http.method,
+            &self.http.target,
+            self.http.idempotency_key.as_deref(),
+            &self.http.body,
+            ids,
+        )
+        .map_err(|why| Skip::Unreadable(format!("the request cannot be the contract's: {why}")))
     }
 
-    /// The answer in the contract's shape, if its body reads as one.
-    pub fn response(&self) -> Option<ApiResponse> {
+    /// The answer at the contract's level, if its body reads as JSON (`shape`: what the
+    /// request's endpoint answers).
+    pub fn answer(
+        &self,
+        shape: Shape,
+        dialect: &Dialect,
+        ids: &mut Interner,
+    ) -> Option<ObservedAnswer> {
         let Outcome::Answered {
             status,
             retry_after_s,
@@ -95,48 +100,8 @@ impl Entry {
         else {
             return None;
         };
-        let mut value: serde_json::Value = serde_json::from_slice(body).ok()?;
-        times_as_millis(&mut value);
-        let body: ResponseBody = serde_json::from_value(value).ok()?;
-        Some(ApiResponse {
-            status: *status,
-            retry_after_s: *retry_after_s,
-            body,
-        })
+        ObservedAnswer::read(*status, *retry_after_s, body, shape, dialect, ids)
     }
-}
-
-/// A time field (`expires_at`) written as a date (RFC 3339, as the sandbox writes it)
-/// read as milliseconds since 1970, the same clock as `startedDateTime`: the contract
-/// gives the field no format, so a number and a date are both read.
-fn times_as_millis(value: &mut serde_json::Value) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                match v.as_str().filter(|_| k == "expires_at").map(parse_time) {
-                    Some(Some(ms)) => *v = serde_json::Value::from(ms.max(0)),
-                    _ => times_as_millis(v),
-                }
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(times_as_millis),
-        _ => {}
-    }
-}
-
-/// The body with a `card` that is not a test label blanked (`null`): the bytes could be
-/// a card number, and `card` is not compared (CARD-01), so nothing judged is lost.
-fn without_card_data(body: &[u8]) -> Vec<u8> {
-    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return body.to_vec();
-    };
-    let Some(card) = value.get_mut("card") else {
-        return body.to_vec();
-    };
-    if card.as_str().and_then(cards::test_card).is_none() {
-        *card = serde_json::Value::Null;
-    }
-    serde_json::to_vec(&value).unwrap_or_default()
 }
 
 /// The path and query of a URL (`https://host/v1/x?y` → `/v1/x?y`); a bare path as is.
@@ -191,33 +156,6 @@ mod tests {
         ] {
             assert_eq!(parse_time(bad), None, "{bad}");
         }
-    }
-
-    /// `expires_at` as a date and as a number of milliseconds read the same.
-    #[test]
-    fn expires_at_reads_as_a_date_or_a_number() {
-        let answer = |body: &str| {
-            let mut v: serde_json::Value = serde_json::from_str(body).unwrap();
-            times_as_millis(&mut v);
-            v
-        };
-        let date = answer(
-            r#"{"id":"pay_1","expires_at":"1970-01-02T00:00:00.000Z","x":[{"expires_at":"1970-01-01T00:00:01Z"}]}"#,
-        );
-        let number = answer(r#"{"id":"pay_1","expires_at":86400000,"x":[{"expires_at":1000}]}"#);
-        assert_eq!(date, number);
-        // Another field holding a date, or a date that does not parse, stays as written.
-        let kept = answer(r#"{"created":"1970-01-02T00:00:00Z","expires_at":"soon"}"#);
-        assert_eq!(kept["created"], "1970-01-02T00:00:00Z");
-        assert_eq!(kept["expires_at"], "soon");
-    }
-
-    #[test]
-    fn card_numbers_are_blanked_and_test_labels_kept() {
-        let b = without_card_data(br#"{"amount":1,"card":"4242424242424242"}"#);
-        assert_eq!(String::from_utf8(b).unwrap(), r#"{"amount":1,"card":null}"#);
-        let b = without_card_data(br#"{"amount":1,"card":"A"}"#);
-        assert!(String::from_utf8(b).unwrap().contains(r#""card":"A""#));
     }
 
     #[test]

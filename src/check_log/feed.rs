@@ -1,6 +1,8 @@
 //! Entries to events, in time order: each entry is a `Sent` at its start and, at its
-//! end, a `Delivered` (a body in the contract's shape), a `DeliveredStatus` (a status
-//! only) or a `Lost` (no answer: an unknown outcome). Ends of exchanges wait in a heap
+//! end, a `DeliveredStatus` with, for the wire facts, the answer read at the contract's
+//! level (an [`ObservedAnswer`]; none when the body does not read: the status only), or
+//! a `Lost` (no answer: an unknown outcome). The ids of requests and answers are
+//! interned in the wire facts' table, so a path and a body name one object. Ends of exchanges wait in a heap
 //! until the next entry starts after them, so overlapping exchanges interleave as they
 //! happened; the heap holds only exchanges still open (bounded by the log's concurrency).
 //! Entries must come in the order of their start (HAR viewers, Chrome, Firefox and the
@@ -10,9 +12,12 @@
 use super::entry::{Entry, Label, Outcome, Skip};
 use super::keys::Keys;
 use payhub_model::event::{Event, Message, What};
+use payhub_model::observation::Dialect;
+use payhub_model::observed::{ObservedAnswer, Shape};
 use payhub_model::{Millis, RequestId};
 use payhub_properties::evidence::Evidence;
 use payhub_properties::verdict::Folded;
+use payhub_sim::Facts;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -27,9 +32,10 @@ struct Pending {
     event: EventBox,
 }
 
-/// `Event` is not `Ord`; the heap orders by (`at`, `seq`) only.
+/// `Event` is not `Ord`; the heap orders by (`at`, `seq`) only. The answer read at the
+/// contract's level goes to the wire facts with it.
 #[derive(Debug)]
-struct EventBox(Event);
+struct EventBox(Event, Option<ObservedAnswer>);
 impl PartialEq for EventBox {
     fn eq(&self, _: &Self) -> bool {
         true
@@ -51,6 +57,8 @@ impl Ord for EventBox {
 pub struct Feed {
     pub folded: Folded,
     pub keys: Keys,
+    /// How the platform's refusals read: the codes the contract names.
+    dialect: Dialect,
     heap: BinaryHeap<Reverse<Pending>>,
     seq: u64,
     /// Milliseconds since the epoch of the first entry: the log's time 0.
@@ -76,6 +84,7 @@ impl Feed {
         Feed {
             folded: Folded::new(keys.wire_facts()),
             keys,
+            dialect: Dialect::default(),
             heap: BinaryHeap::new(),
             seq: 0,
             base: None,
@@ -99,7 +108,7 @@ impl Feed {
     }
 
     pub fn push(&mut self, entry: Entry) {
-        let mut request = match entry.request() {
+        let mut request = match entry.request(&mut self.folded.wire.ids) {
             Ok(r) => r,
             Err(Skip::NotTheApi) => {
                 self.entries += 1;
@@ -119,24 +128,20 @@ impl Feed {
         self.flush_until(start);
         let id = id_of(entry.label);
         let from = 0;
+        let shape = Shape::of(&request.endpoint);
         self.folded
             .observe(&Event::new(start, What::Sent { id, from, request }));
         let end = start.after(Millis(entry.duration_ms));
-        let what = match (&entry.outcome, entry.response()) {
-            (_, Some(response)) => What::Delivered {
-                id,
-                to: from,
-                response,
-            },
-            (
-                Outcome::Answered {
-                    status,
-                    retry_after_s,
-                    ..
-                },
-                None,
-            ) => {
-                self.bodiless += 1;
+        let answer = entry.answer(shape, &self.dialect, &mut self.folded.wire.ids);
+        let what = match &entry.outcome {
+            Outcome::Answered {
+                status,
+                retry_after_s,
+                ..
+            } => {
+                if answer.is_none() {
+                    self.bodiless += 1;
+                }
                 What::DeliveredStatus {
                     id,
                     to: from,
@@ -144,7 +149,7 @@ impl Feed {
                     retry_after_s: *retry_after_s,
                 }
             }
-            (Outcome::NoAnswer, None) => What::Lost {
+            Outcome::NoAnswer => What::Lost {
                 message: Message::Response { id, to: from },
             },
         };
@@ -152,14 +157,24 @@ impl Feed {
         self.heap.push(Reverse(Pending {
             at: end,
             seq: self.seq,
-            event: EventBox(Event::new(end, what)),
+            event: EventBox(Event::new(end, what), answer),
         }));
     }
 
     fn flush_until(&mut self, t: Millis) {
         while self.heap.peek().is_some_and(|Reverse(p)| p.at <= t) {
             if let Some(Reverse(p)) = self.heap.pop() {
-                self.folded.observe(&p.event.0);
+                match (&p.event.0.what, &p.event.1) {
+                    (What::DeliveredStatus { id, .. }, Some(answer)) => {
+                        // The facts take the status; the wire facts, the whole answer.
+                        let f = &mut self.folded;
+                        Facts::observe(&mut f.facts, &p.event.0);
+                        f.wire.answered(p.at, *id, answer);
+                        f.supply.saw(&p.event.0.what);
+                        f.events += 1;
+                    }
+                    _ => self.folded.observe(&p.event.0),
+                }
             }
         }
     }
@@ -171,7 +186,7 @@ impl Feed {
         let s = &mut self.folded.supply;
         if self.bodiless > 0 {
             let why = format!(
-                "{} of {} answers have no body in the contract's shape recorded",
+                "{} of {} answers have no JSON body recorded",
                 self.bodiless, self.judged
             );
             if self.bodiless < self.judged {

@@ -1,6 +1,9 @@
 //! API keys to merchants and environments (SCOPE-01): the scope of a request starts with
-//! its key's owner. Keys of the sandbox's form (`ak_1` …) resolve to the sandbox's
-//! merchants; any other key needs `--api-key-map FILE`:
+//! its key's owner. Without `--api-key-map`, two defaults, each printed as an
+//! assumption: a log with one API key (whatever its form) is one merchant and
+//! environment, one scope; several keys no map names are a merchant each (one scope per
+//! key). Keys of the sandbox's form (`ak_1` …) resolve to the sandbox's merchants (also
+//! printed). `--api-key-map FILE` names the owners and overrides every default:
 //!
 //! ```json
 //! {"sk_live_4eC39": {"merchant": 1, "environment": "live"},
@@ -38,6 +41,10 @@ struct OwnerJson {
 #[derive(Default)]
 pub struct Keys {
     map: BTreeMap<String, (MerchantId, Environment)>,
+    /// The keys the user's map names (the others in `map` are the sandbox's).
+    named: std::collections::BTreeSet<String>,
+    /// Distinct keys resolved as the sandbox's, no map naming them.
+    pub sandbox: u64,
     anonymous: Option<(MerchantId, Environment)>,
     interned: BTreeMap<String, ApiKeyId>,
     /// Requests with no `Authorization` header and no `"*"`.
@@ -69,6 +76,7 @@ impl Keys {
             if key == "*" {
                 keys.anonymous = Some(owner);
             } else {
+                keys.named.insert(key.clone());
                 keys.map.insert(key, owner);
             }
         }
@@ -78,6 +86,7 @@ impl Keys {
     /// Wire facts that know the anonymous owner.
     pub fn wire_facts(&self) -> WireFacts {
         WireFacts::new(self.anonymous.map(|o| (ANONYMOUS, o)))
+            .keeping(payhub_properties::wire::RECORDS_KEPT)
     }
 
     /// The id of `key` for the model, its owner taught to `wire` the first time. A key
@@ -102,7 +111,12 @@ impl Keys {
         }
         let id = ApiKeyId(INTERNED_FROM.saturating_add(self.interned.len() as u32));
         match self.map.get(key) {
-            Some(owner) => wire.own(id, *owner),
+            Some(owner) => {
+                if !self.named.contains(key) {
+                    self.sandbox += 1;
+                }
+                wire.own(id, *owner);
+            }
             None => {
                 let merchant = MerchantId(ASSUMED_FROM.saturating_add(self.unknown as u32));
                 wire.own(id, (merchant, Environment::Test));
@@ -116,10 +130,19 @@ impl Keys {
     /// What was assumed of the keys, one sentence each.
     pub fn assumptions(&self) -> Vec<String> {
         let mut said = Vec::new();
-        if self.unknown > 0 {
+        match self.unknown {
+            0 => {}
+            1 => said.push(
+                "1 API key no --api-key-map names: judged as one merchant and environment (one scope); --api-key-map names its owner".to_owned(),
+            ),
+            n => said.push(format!(
+                "{n} API keys no --api-key-map names: each judged as a merchant of its own (one scope per key); two keys of one merchant (a rotation, SCOPE-03) would share its order numbers and idempotency keys, which this does not judge: --api-key-map names their owners"
+            )),
+        }
+        if self.sandbox > 0 {
             said.push(format!(
-                "{} API key(s) no --api-key-map names: each judged as a merchant of its own (one scope per key); two keys of one merchant would share order numbers, which this does not judge",
-                self.unknown
+                "{} API key(s) of the sandbox's form (ak_N) judged as the sandbox's merchants; --api-key-map overrides",
+                self.sandbox
             ));
         }
         if self.headerless > 0 {

@@ -20,6 +20,7 @@ pub mod har;
 pub mod html;
 pub mod keys;
 pub mod report;
+pub mod request;
 
 use detect::Format;
 use entry::Label;

@@ -202,10 +202,13 @@ pub fn matches(
         && code
             .as_deref()
             .is_some_and(|c| !observation::NAMED_CODES.contains(&c));
+    // Every field that differs is named (the report prints the target's answer and the
+    // closest allowed one side by side on them), not only the first.
+    let mut diffs = Vec::new();
     if !(observation::status_matches(model.status, seen.status)
         || by_class && model.status / 100 == seen.status / 100)
     {
-        return Err(format!(
+        diffs.push(format!(
             "status {} where the model answers {}",
             seen.status, model.status
         ));
@@ -220,7 +223,7 @@ pub fn matches(
         (None, _) => true,
     };
     if !retry_ok {
-        return Err(format!(
+        diffs.push(format!(
             "Retry-After {:?} where the model answers {:?}",
             seen.retry_after, want_retry
         ));
@@ -231,8 +234,14 @@ pub fn matches(
         ids: &mut trial,
         dialect,
         model_code: code.as_deref(),
+        diffs,
     };
-    walk.value(&want, &seen.body, "")?;
+    if let Err(e) = walk.value(&want, &seen.body, "") {
+        walk.diffs.push(e);
+    }
+    if !walk.diffs.is_empty() {
+        return Err(walk.diffs.join("; "));
+    }
     *ids = trial;
     Ok(None)
 }
@@ -242,6 +251,8 @@ struct Walk<'a> {
     ids: &'a mut IdMap,
     dialect: &'a Dialect,
     model_code: Option<&'a str>,
+    /// The differences found so far, in the order of the model's fields.
+    diffs: Vec<String>,
 }
 
 impl Walk<'_> {
@@ -257,7 +268,9 @@ impl Walk<'_> {
                     ));
                 }
                 for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
-                    self.value(wv, gv, &format!("{path}[{i}]"))?;
+                    if let Err(e) = self.value(wv, gv, &format!("{path}[{i}]")) {
+                        self.diffs.push(e);
+                    }
                 }
                 Ok(())
             }
@@ -277,96 +290,106 @@ impl Walk<'_> {
         path: &str,
     ) -> Result<(), String> {
         for (k, wv) in w {
-            let here = format!("{path}.{k}");
-            let judge = self.dialect.judge(k);
-            let gv = g.get(k).filter(|v| !v.is_null());
-            if judge == Judge::Flag {
-                // RES-05: next_action guides the payer while requires_action; its shape
-                // is not given: present (and not false) exactly when the model has it.
-                let has = |v: Option<&Value>| !matches!(v, None | Some(Value::Bool(false)));
-                if has(Some(wv)) != has(gv) {
-                    return Err(format!(
-                        "{here} is {} where the model answers {wv}",
-                        gv.map_or_else(|| "absent".to_owned(), Value::to_string)
-                    ));
-                }
-                continue;
-            }
-            if judge == Judge::Skip && !self.dialect.strict {
-                continue;
-            }
-            // The status table gives processing/known ("submitted, being processed") and
-            // processing/needs_query ("result unknown") one and the same action: which
-            // of the two a platform shows while its upstream has not answered is its
-            // reading (its synchronous wait may not have run out on its own clock).
-            if k == "resolution_status"
-                && !self.dialect.strict
-                && observation::resolution_readings(
-                    w.get("status").and_then(Value::as_str).unwrap_or(""),
-                    wv.as_str().unwrap_or(""),
-                    g.get(k).and_then(Value::as_str).unwrap_or(""),
-                )
-            {
-                continue;
-            }
-            // KEY-07 names error.field for a missing Idempotency-Key only (A-ERROR-CODES).
-            if k == "field" && !self.dialect.strict && wv != "Idempotency-Key" {
-                continue;
-            }
-            let Some(gv) = gv else {
-                if wv.is_null() || !self.dialect.required(k, self.model_code) {
-                    continue;
-                }
-                return Err(format!("{here} missing (the model answers {wv})"));
-            };
-            match judge {
-                Judge::Presence | Judge::Skip => {}
-                Judge::Version => {
-                    let (Some(id), Some(v)) = (w.get("id").and_then(Value::as_str), wv.as_u64())
-                    else {
-                        continue;
-                    };
-                    let visible: serde_json::Map<String, Value> = g
-                        .iter()
-                        .filter(|(f, x)| {
-                            !x.is_null()
-                                && !matches!(
-                                    self.dialect.judge(f),
-                                    Judge::Version | Judge::Presence
-                                )
-                        })
-                        .map(|(f, x)| (f.clone(), x.clone()))
-                        .collect();
-                    self.ids
-                        .version(id, v, Value::Object(visible).to_string(), gv)
-                        .map_err(|e| format!("{here}: {e}"))?;
-                }
-                Judge::Code => {
-                    let (Some(wc), Some(gc)) = (wv.as_str(), gv.as_str()) else {
-                        return Err(format!("{here} is {gv} where the model answers {wv}"));
-                    };
-                    if !self.dialect.refusal_matches(wc, gc) {
-                        return Err(format!("{here} is {gv} where the model answers {wv}"));
-                    }
-                }
-                Judge::Retryable => {
-                    // A-RETRYABLE: the contract shows the flag for two codes only.
-                    let shown = self
-                        .model_code
-                        .is_some_and(|c| observation::RETRYABLE_SHOWN.contains(&c));
-                    if (shown || self.dialect.strict) && wv != gv {
-                        return Err(format!("{here} is {gv} where the model answers {wv}"));
-                    }
-                }
-                Judge::Exact | Judge::Flag => self.value(wv, gv, &here)?,
+            if let Err(e) = self.field((k, wv), w, g, path) {
+                self.diffs.push(e);
             }
         }
-        if let Some(k) = g
+        let extra = g
             .iter()
-            .find(|(k, v)| !w.contains_key(*k) && !v.is_null() && !self.dialect.allows_extra(k))
-            .map(|(k, _)| k)
+            .filter(|(k, v)| !w.contains_key(*k) && !v.is_null() && !self.dialect.allows_extra(k));
+        for (k, _) in extra {
+            self.diffs
+                .push(format!("{path}.{k} present where the model has none"));
+        }
+        Ok(())
+    }
+
+    /// Field `k` of the model's object (`wv`) against the target's object `g`.
+    fn field(
+        &mut self,
+        (k, wv): (&str, &Value),
+        w: &serde_json::Map<String, Value>,
+        g: &serde_json::Map<String, Value>,
+        path: &str,
+    ) -> Result<(), String> {
+        let here = format!("{path}.{k}");
+        let judge = self.dialect.judge(k);
+        let gv = g.get(k).filter(|v| !v.is_null());
+        if judge == Judge::Flag {
+            // RES-05: next_action guides the payer while requires_action; its shape
+            // is not given: present (and not false) exactly when the model has it.
+            let has = |v: Option<&Value>| !matches!(v, None | Some(Value::Bool(false)));
+            if has(Some(wv)) != has(gv) {
+                return Err(format!(
+                    "{here} is {} where the model answers {wv}",
+                    gv.map_or_else(|| "absent".to_owned(), Value::to_string)
+                ));
+            }
+            return Ok(());
+        }
+        if judge == Judge::Skip && !self.dialect.strict {
+            return Ok(());
+        }
+        // The status table gives processing/known ("submitted, being processed") and
+        // processing/needs_query ("result unknown") one and the same action: which
+        // of the two a platform shows while its upstream has not answered is its
+        // reading (its synchronous wait may not have run out on its own clock).
+        if k == "resolution_status"
+            && !self.dialect.strict
+            && observation::resolution_readings(
+                w.get("status").and_then(Value::as_str).unwrap_or(""),
+                wv.as_str().unwrap_or(""),
+                g.get(k).and_then(Value::as_str).unwrap_or(""),
+            )
         {
-            return Err(format!("{path}.{k} present where the model has none"));
+            return Ok(());
+        }
+        // KEY-07 names error.field for a missing Idempotency-Key only (A-ERROR-CODES).
+        if k == "field" && !self.dialect.strict && wv != "Idempotency-Key" {
+            return Ok(());
+        }
+        let Some(gv) = gv else {
+            if wv.is_null() || !self.dialect.required(k, self.model_code) {
+                return Ok(());
+            }
+            return Err(format!("{here} missing (the model answers {wv})"));
+        };
+        match judge {
+            Judge::Presence | Judge::Skip => {}
+            Judge::Version => {
+                let (Some(id), Some(v)) = (w.get("id").and_then(Value::as_str), wv.as_u64()) else {
+                    return Ok(());
+                };
+                let visible: serde_json::Map<String, Value> = g
+                    .iter()
+                    .filter(|(f, x)| {
+                        !x.is_null()
+                            && !matches!(self.dialect.judge(f), Judge::Version | Judge::Presence)
+                    })
+                    .map(|(f, x)| (f.clone(), x.clone()))
+                    .collect();
+                self.ids
+                    .version(id, v, Value::Object(visible).to_string(), gv)
+                    .map_err(|e| format!("{here}: {e}"))?;
+            }
+            Judge::Code => {
+                let (Some(wc), Some(gc)) = (wv.as_str(), gv.as_str()) else {
+                    return Err(format!("{here} is {gv} where the model answers {wv}"));
+                };
+                if !self.dialect.refusal_matches(wc, gc) {
+                    return Err(format!("{here} is {gv} where the model answers {wv}"));
+                }
+            }
+            Judge::Retryable => {
+                // A-RETRYABLE: the contract shows the flag for two codes only.
+                let shown = self
+                    .model_code
+                    .is_some_and(|c| observation::RETRYABLE_SHOWN.contains(&c));
+                if (shown || self.dialect.strict) && wv != gv {
+                    return Err(format!("{here} is {gv} where the model answers {wv}"));
+                }
+            }
+            Judge::Exact | Judge::Flag => self.value(wv, gv, &here)?,
         }
         Ok(())
     }
@@ -415,6 +438,43 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("status 409"), "{e}");
+    }
+
+    /// Every field where the target differs is named, not only the first: the report
+    /// prints them beside the closest answer the model allows.
+    #[test]
+    fn every_differing_field_is_named() {
+        let d = Dialect::default();
+        let mut ids = IdMap::default();
+        let got = serde_json::json!({"id":"pay_X","merchant_order_no":"O2","amount":999,
+            "currency":"USD","status":"failed","trace":1});
+        let strict = Dialect {
+            strict: true,
+            ..Dialect::default()
+        };
+        let e = matches(
+            &payment("succeeded", 1, false),
+            &seen(201, got.clone()),
+            0,
+            &mut ids,
+            &d,
+        )
+        .unwrap_err();
+        for field in ["status 201", ".merchant_order_no", ".amount", ".status is"] {
+            assert!(e.contains(field), "{field}: {e}");
+        }
+        let e = matches(
+            &payment("succeeded", 1, false),
+            &seen(200, got),
+            0,
+            &mut ids,
+            &strict,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains(".trace present") && e.contains(".attempt_count missing"),
+            "{e}"
+        );
     }
 
     #[test]

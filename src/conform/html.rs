@@ -95,9 +95,10 @@ fn violation(s: &mut String, f: &Finding, draw: bool) {
     let detail = format!(
         "round {}: no model state explains the target's answer; {}",
         f.breaking_round + 1,
-        match f.allowed.first() {
-            Some(a) => format!("the model allows {a}"),
-            None => "the model has no answer here at all".to_owned(),
+        if f.allowed.is_empty() {
+            "the model has no answer here at all".to_owned()
+        } else {
+            format!("the model allows {}", f.allowed.join("; or "))
         }
     );
     let _ = write!(

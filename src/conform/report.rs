@@ -234,7 +234,7 @@ pub fn mermaid(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
 
 /// The exchanges as a sequence diagram: each request and the target's answer (a clock
 /// move or a control as a note), the breaking round's marked as the witness with a note
-/// that no model state explains it, and the first answer the model allows.
+/// that no model state explains it, and a note for each answer the model allows.
 pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> Diagram {
     let clean = |t: &str| t.replace([';', '#'], ",");
     let mut d = Diagram::default();
@@ -278,12 +278,46 @@ pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
             ));
         }
     }
-    if let Some(a) = allowed.first() {
+    // Every alternative the model allows, each with the fields where the target differs.
+    for (i, a) in allowed.iter().enumerate() {
+        let which = if allowed.len() > 1 {
+            format!(" ({} of {})", i + 1, allowed.len())
+        } else {
+            String::new()
+        };
         d.items.push(note(
             (m, t),
-            format!("the model allows: {}", clean(a)),
+            format!("the model allows{which}: {}", clean(a)),
             false,
         ));
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Mermaid note lists every answer the model allows, not only the first.
+    #[test]
+    fn the_mermaid_lists_every_alternative_the_model_allows() {
+        let exchanges = vec![Exchange {
+            round: 0,
+            request: "POST /v1/payments K-1 (ORDER-1, 100 USD)".into(),
+            answer: "200 pay_X".into(),
+        }];
+        let allowed: Vec<String> = [
+            "201 pay_demo_001  (status 200 where the model answers 201)",
+            "202 pay_demo_001  (status 200 where the model answers 202)",
+            "500 internal_error  (status 200 where the model answers 500)",
+        ]
+        .map(String::from)
+        .to_vec();
+        let m = mermaid(&exchanges, 0, &allowed);
+        for (i, a) in allowed.iter().enumerate() {
+            let head = a.split("  (").next().unwrap();
+            assert!(m.contains(&format!("({} of 3)", i + 1)), "{m}");
+            assert!(m.contains(head), "{head}: {m}");
+        }
+    }
 }

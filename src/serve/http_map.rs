@@ -286,7 +286,7 @@ fn id_of<T: DeserializeOwned>(segment: &str) -> Option<T> {
 }
 
 /// The percent-decoded value of `name` in a query string (`+` is a space).
-fn param(query: &str, name: &str) -> Option<String> {
+pub(crate) fn param(query: &str, name: &str) -> Option<String> {
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         (percent_decode(k)? == name).then(|| percent_decode(&v.replace('+', " ")))?
@@ -294,7 +294,7 @@ fn param(query: &str, name: &str) -> Option<String> {
 }
 
 /// `%41` → `A`; `None` for a bad escape or bytes that are not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
+pub(crate) fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

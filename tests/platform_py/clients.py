@@ -29,6 +29,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] 
 import argparse
 import json
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -274,10 +275,96 @@ def dont(c, tag):
            key=str(uuid.uuid4()))
 
 
+# ---------------------------------------------------------------------- probe
+
+def probe(c, tag):
+    """One short exchange per platform rule the wire shows, on the simulated clock and
+    without a real wait: each object is queried at most once, no key is re-sent with
+    other parameters except in the conflict probe, no key serves two endpoints."""
+    log = c.log
+    advance = lambda s: c.control("POST", "/_admin/clock/advance", {"seconds": s})
+
+    log("Same key, another currency: 409 idempotency_conflict")
+    order = f"{tag}-CUR"
+    key = f"payment.create:{order}:1"
+    c.send("POST", "/v1/payments", payment_body(order), key=key)
+    c.send("POST", "/v1/payments", {**payment_body(order), "currency": "EUR"}, key=key)
+
+    log("A replay: 200 with the object")
+    order = f"{tag}-REPLAY"
+    key = f"payment.create:{order}:1"
+    c.send("POST", "/v1/payments", payment_body(order), key=key)
+    c.send("POST", "/v1/payments", payment_body(order), key=key)
+
+    log("A refund number used again under a new key: not a second refund")
+    order = f"{tag}-RN"
+    _, pay, _ = c.send("POST", "/v1/payments", payment_body(order), key=f"payment.create:{order}:1")
+    body = {"payment_id": pay["id"], "amount": 1000, "merchant_refund_no": f"{tag}-R1"}
+    c.send("POST", "/v1/refunds", body, key=f"refund.create:{tag}-R1:1")
+    c.send("POST", "/v1/refunds", body, key=f"refund.create:{tag}-R1:2")
+
+    log("A cancel the acquirer does not confirm in time: 202, the status kept")
+    order = f"{tag}-S12"
+    _, act, _ = c.send("POST", "/v1/payments", payment_body(order, card="tok_3ds_cancel_unconfirmed"),
+                       key=f"payment.create:{order}:1")
+    c.send("POST", f"/v1/payments/{act['id']}/cancel", key=f"payment.cancel:{order}:1")
+
+    log("A slow card: 202 processing; once it answered, a query shows a higher version")
+    order = f"{tag}-SLOW"
+    _, slow, _ = c.send("POST", "/v1/payments", payment_body(order, card="tok_approve_slow"),
+                        key=f"payment.create:{order}:1")
+    advance(30)
+    c.send("GET", f"/v1/payments/{slow['id']}")
+
+    log("A lookup by another case of the order number finds nothing")
+    order = f"{tag}-Case"
+    c.send("POST", "/v1/payments", payment_body(order), key=f"payment.create:{order}:1")
+    c.send("GET", f"/v1/payments?merchant_order_no={quote(order.lower())}")
+
+    log("A retry under the rotated API key: the same scope, the same object")
+    order = f"{tag}-ROT"
+    key = f"payment.create:{order}:1"
+    c.send("POST", "/v1/payments", payment_body(order), key=key)
+    rotated = Client(c.base, "sk_test_m1_2", c.har, c.log)
+    rotated.send("POST", "/v1/payments", payment_body(order), key=key)
+
+    log("A declined card, then a confirm that names an amount: the Payment keeps its own")
+    order = f"{tag}-AMT"
+    _, failed, _ = c.send("POST", "/v1/payments", payment_body(order, card="tok_decline"),
+                          key=f"payment.create:{order}:1")
+    c.send("POST", f"/v1/payments/{failed['id']}/confirm",
+           {"payment_method": "tok_approve", "amount": 5000}, key=f"payment.confirm:{order}:2")
+
+    log("The same key in live: a Payment of its own")
+    order = f"{tag}-ENV"
+    key = f"payment.create:{order}:1"
+    c.send("POST", "/v1/payments", payment_body(order), key=key)
+    live = Client(c.base, "sk_live_m1_1", c.har, c.log)
+    live.send("POST", "/v1/payments", payment_body(order), key=key)
+
+    log("Two requests under one key at once: one executes, the other waits for its object")
+    order = f"{tag}-CONC"
+    key = f"payment.create:{order}:1"
+    c.control("PUT", "/_admin/acquirer/latency", {"ms": 300})
+    both = [threading.Thread(target=c.send, args=("POST", "/v1/payments", payment_body(order)),
+                             kwargs={"key": key}) for _ in range(2)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join()
+    c.control("PUT", "/_admin/acquirer/latency", {"ms": 20})
+
+    log("Past the 7-day retention, a new key for a used order number: still one Payment")
+    order = f"{tag}-RET"
+    c.send("POST", "/v1/payments", payment_body(order), key=f"payment.create:{order}:1")
+    advance(8 * 86400)
+    c.send("POST", "/v1/payments", payment_body(order), key=f"payment.create:{order}:2")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", required=True)
-    ap.add_argument("--client", required=True, choices=["reference", "dont"])
+    ap.add_argument("--client", required=True, choices=["reference", "dont", "probe"])
     ap.add_argument("--api-key", default="sk_test_m1_1")
     ap.add_argument("--tag", help="prefix of order and refund numbers (default: client-time)")
     ap.add_argument("--har", metavar="PATH", help="write the client's own HAR")
@@ -289,7 +376,7 @@ def main(argv=None):
     try:
         if args.reset:
             c.control("POST", "/_admin/reset", {})
-        (reference if args.client == "reference" else dont)(c, tag)
+        {"reference": reference, "dont": dont, "probe": probe}[args.client](c, tag)
     except (Lost, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -11,7 +11,8 @@
 //! two queries of one object, the shortest timeout a node sent), typed, never text. The
 //! property that reads an extreme compares it with the contract's number and writes the
 //! words. Two numbers are still read here: RET-01's retention, which bounds what the
-//! money and wire families keep, and KEY-07's key length (responses).
+//! money family keeps, and KEY-07's key length (responses); the wire family keeps what
+//! its judge's window says and records the soonest replay, the property applies RET-01.
 //!
 //! One family per file:
 //! - [`money`]: idempotency scopes, charges, answers' objects and conflicts, the ledger;

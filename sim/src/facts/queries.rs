@@ -231,7 +231,7 @@ impl Queries {
             &mut self.last_query,
             &mut self.query_aliases,
             (m, e),
-            body,
+            ties(body),
             |(t, _)| *t,
         );
         for ((last, last_path), (at, path)) in pairs {

@@ -109,19 +109,20 @@ pub fn resolve(
     object
 }
 
-/// Ties each number `body` shows for (`m`, `e`) that `aliases` does not hold yet to its
-/// id: the last query by the number moves to the id's object ([`merge`]). Returns the
-/// pairs of queries of one object, earlier first, the tie shows followed each other
-/// (the properties judge their spacing). `at` is when a query was sent.
+/// Ties each (number, id) an answer shows (`shown`: [`ties`] of a body) for (`m`, `e`)
+/// that `aliases` does not hold yet: the last query by the number moves to the id's
+/// object ([`merge`]). Returns the pairs of queries of one object, earlier first, the
+/// tie shows followed each other (the properties judge their spacing). `at` is when a
+/// query was sent.
 pub fn tie<V: Clone>(
     last: &mut CowMap<Owned, V>,
     aliases: &mut CowMap<Owned, QueryObject>,
     (m, e): (MerchantId, Environment),
-    body: &ResponseBody,
+    shown: impl IntoIterator<Item = (QueryObject, QueryObject)>,
     at: impl Fn(&V) -> Millis,
 ) -> Vec<(V, V)> {
     let mut pairs = Vec::new();
-    for (number, id) in ties(body) {
+    for (number, id) in shown {
         let alias = (m, e, number);
         if aliases.contains_key(&alias) {
             continue;

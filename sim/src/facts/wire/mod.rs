@@ -20,116 +20,34 @@
 //! requests that repeat what is held.
 //!
 //! The facts record; the wire properties (`properties/src/wire.rs`) decide. Where a
-//! contract number decides (SCHED-02's spacing), the facts keep the extreme instead of
-//! a witness: the two consecutive queries of one object sent closest together.
+//! contract number decides, the facts keep the extreme instead of a witness: the two
+//! consecutive queries of one object sent closest together (SCHED-02's spacing), the
+//! replay of each pattern sent soonest after its scope's execution (RET-01's window).
+//! How long a scope is kept at all is the judge's to say ([`WireFacts::keeping`]).
+//! Answers are read at the contract's level ([`ObservedAnswer`]: any platform's ids,
+//! partial bodies, refusals the contract does not name), the model's own as anyone's.
 
-use super::money::{SafeParams, safety_parameters};
+mod patterns;
+mod seen;
+
+pub use seen::{Answer, Breach, Seen, WireParams, Witness};
+
+use super::money::safety_parameters;
 use super::query_object::{self, QueryObject};
 use payhub_model::event::{Message, Owner, ScopeKey, What};
+use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
 use payhub_model::{
-    ApiKeyId, ApiRequest, ApiResponse, Contract, CowMap, Endpoint, Environment, ErrorCode, Json,
-    MerchantId, Method, Millis, PaymentId, RequestId, ResponseBody, Text,
+    ApiKeyId, ApiRequest, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
+    Millis, PaymentId, RefundId, RequestId, Text,
 };
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// One exchange as a witness names it: when it was sent and closed, what was sent,
-/// and what came back (`None`: an unknown outcome).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Seen {
-    pub id: RequestId,
-    pub sent: Millis,
-    pub closed: Millis,
-    pub method: Method,
-    pub path: Text,
-    pub key: Option<Text>,
-    pub params: SafeParams,
-    /// The answer that reached the client (a 5xx too: still an unknown outcome).
-    pub answer: Option<Answer>,
-    /// Not closed yet: a witness taken at its send, before its answer.
-    pub open: bool,
-}
-
-/// The part of an answer a witness shows.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Answer {
-    pub status: u16,
-    pub code: Option<ErrorCode>,
-    /// The object's id (`pay_demo_001`, `re_demo_001`), if the body carries one.
-    pub object: Option<Text>,
-    pub version: Option<u32>,
-    pub retry_after_s: Option<u32>,
-    pub related: bool,
-}
-
-impl Answer {
-    fn of(r: &ApiResponse) -> Answer {
-        let (object, version) = match (&r.body, r.payment(), r.refund()) {
-            (_, Some(p), _) => (Some(Text::from(p.id.to_string())), Some(p.version)),
-            (_, _, Some(x)) => (Some(Text::from(x.id.to_string())), Some(x.version)),
-            (ResponseBody::Session(s), _, _) => (Some(Text::from(s.id.to_string())), None),
-            _ => (None, None),
-        };
-        let related = match &r.body {
-            ResponseBody::Error { error } => error.related_resource_id.is_some(),
-            _ => false,
-        };
-        Answer {
-            status: r.status,
-            code: r.error_code(),
-            object,
-            version,
-            retry_after_s: r.retry_after_s,
-            related,
-        }
-    }
-}
-
-/// What a witness shows broke, with the exchanges that show it (oldest first).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Witness {
-    pub breach: Breach,
-    pub entries: Vec<Seen>,
-}
-
-/// The patterns the wire properties look for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Breach {
-    /// REPLAY-01/02: a replay of an executed scope with its parameters got 201 or
-    /// another object.
-    ReplayNotSameObject,
-    /// CONFLICT-01: other parameters under an executed scope were not answered 409
-    /// idempotency_conflict.
-    ConflictMissing,
-    /// CONFLICT-01: the same parameters were answered 409 idempotency_conflict.
-    ConflictWithoutChange,
-    /// UNIQ-01, ORDER-01: two Payments for one order number.
-    TwoPaymentsForOrder,
-    /// ORDER-01, ATTEMPT-01, UNIQ-04: a conflict with no related_resource_id.
-    RelatedResourceMissing,
-    /// WEBHOOK-02's versions: a later answer showed an older version.
-    VersionWentBack,
-    /// UNKNOWN-03: a new key for an order whose create had an unknown outcome.
-    NewKeyAfterUnknown,
-    /// UNKNOWN-03: the same purchase under a new order number while the first is unknown.
-    NewOrderNoAfterUnknown,
-    /// GEN-05: one key on two endpoints.
-    KeyOnTwoEndpoints,
-    /// UNKNOWN-04, GEN-05: a key re-sent with other parameters.
-    ParamsChangedUnderKey,
-    /// SCHED-02: two queries of one object less than 10 s apart (decided by the
-    /// property from [`WireFacts::closest_queries`]).
-    QueryTooSoon,
-    /// RATE-03: a request under a scope before its 429's Retry-After had passed.
-    RetryAfterIgnored,
-}
-
-/// What reached the client: the whole answer, or only its status and Retry-After.
+/// What reached the client: the answer as the contract sees it, or only its status and
+/// Retry-After (no body recorded, or none that reads).
 #[derive(Clone, Copy)]
 enum Reply<'a> {
-    Full(&'a ApiResponse),
+    Full(&'a ObservedAnswer),
     Status(u16, Option<u32>),
 }
 
@@ -139,9 +57,7 @@ impl Reply<'_> {
     /// result unknown"); a bare 503 without that body is unknown too.
     fn known(&self) -> bool {
         match self {
-            Reply::Full(r) => {
-                r.status < 500 || r.error_code() == Some(ErrorCode::TemporarilyUnavailable)
-            }
+            Reply::Full(r) => r.status < 500 || r.code == Some(ErrorCode::TemporarilyUnavailable),
             Reply::Status(s, _) => *s < 500,
         }
     }
@@ -162,6 +78,9 @@ struct Unknown {
 
 type Owned<T> = (MerchantId, Environment, T);
 
+/// A Payment's first sighting: its amount, its owner, the exchange.
+type FirstSighting = (Option<i64>, (MerchantId, Environment), Rec);
+
 /// One exchange's record, shared by every map that holds it (one allocation per
 /// exchange seen, not one per map).
 type Rec = Arc<Seen>;
@@ -175,11 +94,19 @@ pub struct WireFacts {
     owners: BTreeMap<ApiKeyId, (MerchantId, Environment)>,
     open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
     executed: BTreeMap<ScopeKey, Executed>,
+    /// CONC-02: the first answer of new business in a scope that had no execution yet
+    /// (a concurrent request of the same key may still execute).
+    new_business: BTreeMap<ScopeKey, Rec>,
     first_params: BTreeMap<ScopeKey, Rec>,
     key_endpoints: BTreeMap<Owned<Text>, Rec>,
     order_payments: BTreeMap<Owned<Text>, (PaymentId, Rec)>,
     unknown_orders: BTreeMap<Owned<Text>, Unknown>,
-    versions: BTreeMap<PaymentId, Rec>,
+    /// The highest version each Payment was shown at, with its status then.
+    versions: BTreeMap<PaymentId, (Rec, Option<Text>)>,
+    /// ATTEMPT-06, SCOPE-02: each Payment's first sighting, its amount and its owner.
+    payments: BTreeMap<PaymentId, FirstSighting>,
+    /// UNIQ-04: the Refund each refund number was first shown with.
+    refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
     /// SCHED-02: the last query of each object ([`super::query_object`]), and the ids
     /// answers tied numbers to.
     last_query: CowMap<query_object::Owned, Rec>,
@@ -189,6 +116,13 @@ pub struct WireFacts {
     copies: std::collections::BTreeSet<RequestId>,
     /// The first witness of each pattern.
     pub witnesses: BTreeMap<Breach, Witness>,
+    /// REPLAY-01/02, CONFLICT-01 against a scope's execution: per pattern, the replay
+    /// sent soonest after the execution's answer (the first such: a later one replaces
+    /// it only when sooner). RET-01's window is the property's to apply.
+    pub soonest_replays: BTreeMap<Breach, Witness>,
+    /// How long a scope, a key and its parameters are kept after their send (the judge
+    /// sets RET-01's retention; by default nothing is forgotten).
+    keep_for: Millis,
     /// SCHED-02: the two consecutive queries of one object, earlier first, sent closest
     /// together (the first such pair: a later one replaces it only when closer).
     pub closest_queries: Option<Box<[Seen; 2]>>,
@@ -202,6 +136,9 @@ pub struct WireFacts {
     pub refused_auth: u64,
     /// The first [`LISTED`] of them, by exchange id.
     pub refused_auth_ids: Vec<RequestId>,
+    /// The source's ids, interned per kind: a reader of foreign traffic binds them here,
+    /// and witnesses show them as the source wrote them.
+    pub ids: Interner,
 }
 
 /// Exchanges refused for authentication listed by id; beyond this many, only counted.
@@ -221,8 +158,16 @@ impl WireFacts {
     pub fn new(owners: impl IntoIterator<Item = (ApiKeyId, (MerchantId, Environment))>) -> Self {
         WireFacts {
             owners: owners.into_iter().collect(),
+            keep_for: Millis(u64::MAX),
             ..WireFacts::default()
         }
+    }
+
+    /// Facts that forget a scope, a key and its parameters `window` after their send:
+    /// no later request is judged against them (the judges pass RET-01's retention).
+    pub fn keeping(mut self, window: Millis) -> Self {
+        self.keep_for = window;
+        self
     }
 
     /// Requests whose key names no owner and that were not refused for authentication
@@ -254,7 +199,8 @@ impl WireFacts {
             // The wire's view: an answer the client no longer reads still closes the
             // exchange with that answer.
             What::Delivered { id, response, .. } | What::DeliveredUnread { id, response, .. } => {
-                self.closed(at, *id, Some(Reply::Full(response)));
+                let answer = ObservedAnswer::of_response(response);
+                self.closed(at, *id, Some(Reply::Full(&answer)));
             }
             What::DeliveredStatus {
                 id,
@@ -270,6 +216,12 @@ impl WireFacts {
         }
     }
 
+    /// Closes exchange `id` with an answer read at the contract's level (a recorded log's:
+    /// `check-log` reads its bodies through [`ObservedAnswer::read`]).
+    pub fn answered(&mut self, at: Millis, id: RequestId, answer: &ObservedAnswer) {
+        self.closed(at, id, Some(Reply::Full(answer)));
+    }
+
     fn sent(&mut self, at: Millis, id: RequestId, request: &ApiRequest) {
         let owner = self.owners.get(&request.api_key).copied();
         if owner.is_none() {
@@ -280,9 +232,9 @@ impl WireFacts {
             sent: at,
             closed: at,
             method: request.endpoint.method(),
-            path: request.endpoint.path(),
+            path: self.ids.path(&request.endpoint),
             key: request.idempotency_key.clone(),
-            params: safety_parameters(&request.endpoint),
+            params: WireParams::of(safety_parameters(&request.endpoint), &self.ids),
             answer: None,
             open: true,
         });
@@ -305,6 +257,24 @@ impl WireFacts {
             .is_none_or(|[a, b]| gap < b.sent.since(a.sent));
         if closer {
             self.closest_queries = Some(Box::new([Seen::clone(earlier), Seen::clone(later)]));
+        }
+    }
+
+    /// Keeps `[first, then]` as the pattern's soonest replay if none held is as soon
+    /// after its execution's answer.
+    fn note_soonest(&mut self, breach: Breach, first: &Rec, then: &Rec) {
+        let gap = then.sent.since(first.closed);
+        let sooner = self
+            .soonest_replays
+            .get(&breach)
+            .is_none_or(|w| match &w.entries[..] {
+                [a, b] => gap < b.sent.since(a.closed),
+                _ => true,
+            });
+        if sooner {
+            let entries = vec![Seen::clone(first), Seen::clone(then)];
+            self.soonest_replays
+                .insert(breach, Witness { breach, entries });
         }
     }
 
@@ -407,19 +377,13 @@ impl WireFacts {
         }
         seen.answer = reply.map(|r| match r {
             Reply::Full(r) => Answer::of(r),
-            Reply::Status(status, retry_after_s) => Answer {
-                status,
-                code: None,
-                object: None,
-                version: None,
-                retry_after_s,
-                related: false,
-            },
+            Reply::Status(status, retry_after_s) => Answer::status_only(status, retry_after_s),
         });
         self.fill_witnesses(&seen);
         let seen = Arc::new(seen);
         if let Some((m, e)) = owner {
             self.close_last_query(&seen, (m, e), &endpoint);
+            self.close_first_sightings(&seen, (m, e));
         }
         match reply.filter(Reply::known) {
             None => {
@@ -428,7 +392,7 @@ impl WireFacts {
             }
             Some(Reply::Full(r)) => {
                 self.known += 1;
-                self.on_known(seen, owner, r);
+                self.on_known(seen, owner, r, &endpoint);
             }
             Some(Reply::Status(..)) => {
                 self.known += 1;
@@ -440,12 +404,13 @@ impl WireFacts {
     }
 
     /// Forgets what no later request can be judged against: scopes, keys and their
-    /// parameters past the retention (RET-01: the platform forgot them too), Retry-Afters
+    /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
     /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
     /// and versions have no window; the spacing is the property's to judge).
     fn prune(&mut self, now: Millis) {
-        let window = Millis(now.0.saturating_sub(Contract::RETENTION.0));
+        let window = Millis(now.0.saturating_sub(self.keep_for.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
+        self.new_business.retain(|_, x| x.sent >= window);
         self.first_params.retain(|_, x| x.sent >= window);
         self.key_endpoints.retain(|_, x| x.sent >= window);
         self.retry_after.retain(|_, (until, _)| *until >= now);
@@ -460,6 +425,26 @@ impl WireFacts {
             .flat_map(|w| w.entries.iter_mut());
         for e in entries.chain(pair).filter(|e| e.open && e.id == closed.id) {
             *e = closed.clone();
+        }
+    }
+
+    /// The records taken at an exchange's send (its key's first endpoint, its scope's
+    /// first parameters) show its answer from its close on: a witness noted later with
+    /// them shows what came back, not "no answer recorded".
+    fn close_first_sightings(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
+        let Some(scope) = self.scope_of(seen, owner) else {
+            return;
+        };
+        let k = (scope.merchant, scope.environment, scope.key.clone());
+        if let Some(first) = self.key_endpoints.get_mut(&k) {
+            if first.id == seen.id {
+                *first = seen.clone();
+            }
+        }
+        if let Some(first) = self.first_params.get_mut(&scope) {
+            if first.id == seen.id {
+                *first = seen.clone();
+            }
         }
     }
 
@@ -485,22 +470,39 @@ impl WireFacts {
             .or_insert(Unknown { seen, purchase });
     }
 
-    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ApiResponse) {
+    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ObservedAnswer, endpoint: &Endpoint) {
         self.judge_related(&seen, r);
-        if let Some(p) = r.payment() {
-            self.judge_version(&seen, p.id, p.version);
+        self.judge_lookup(&seen, r, endpoint);
+        let payment = r.first(IdKind::Payment);
+        if let Some(p) = payment {
+            self.judge_version(&seen, p);
+            let canceled = p.status.as_deref() == Some("canceled");
+            if r.status == 202 && canceled && matches!(endpoint, Endpoint::CancelPayment { .. }) {
+                self.note(Breach::Cancel202ShowsCanceled, vec![seen.clone()]);
+            }
         }
         let Some((m, e)) = owner else { return };
-        self.tie_numbers((m, e), &r.body);
-        if let Some(p) = r.payment() {
+        if let Some(p) = payment {
+            self.judge_payment_sighting(&seen, (m, e), p);
+        }
+        self.tie_numbers((m, e), r);
+        // A partial body without its order number: a create's answer shows the order
+        // the request named.
+        let order = payment.and_then(|p| p.number.clone().or_else(|| created_order(&seen)));
+        if let (Some(p), Some(order)) = (payment, order) {
             // The client learned this order's Payment: its result is known again.
-            self.unknown_orders
-                .remove(&(m, e, p.merchant_order_no.clone()));
-            self.judge_order(&seen, (m, e), p.id, &p.merchant_order_no);
+            self.unknown_orders.remove(&(m, e, order.clone()));
+            self.judge_order(&seen, (m, e), PaymentId(p.id), &order);
+        }
+        if let Some(x) = r.first(IdKind::Refund) {
+            let number = x.number.clone().or_else(|| created_refund(&seen));
+            if let Some(number) = number {
+                self.judge_refund_number(&seen, (m, e), RefundId(x.id), number);
+            }
         }
         self.note_retry_after(&seen, (m, e));
         if let Some(scope) = self.scope_of(&seen, (m, e)) {
-            if seen.method == Method::Post && seen.params != SafeParams::None {
+            if seen.method == Method::Post && seen.params != WireParams::None {
                 self.judge_replay(&scope, seen, r);
             }
         }
@@ -524,12 +526,26 @@ impl WireFacts {
 
     /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
     /// were queries of the id's object.
-    fn tie_numbers(&mut self, owner: (MerchantId, Environment), body: &ResponseBody) {
+    fn tie_numbers(&mut self, owner: (MerchantId, Environment), r: &ObservedAnswer) {
+        let shown = r.objects.iter().filter_map(|o| {
+            let number = o.number.clone()?;
+            match o.kind {
+                IdKind::Payment => Some((
+                    QueryObject::PaymentNo(number),
+                    QueryObject::Payment(PaymentId(o.id)),
+                )),
+                IdKind::Refund => Some((
+                    QueryObject::RefundNo(number),
+                    QueryObject::Refund(RefundId(o.id)),
+                )),
+                IdKind::Session => None,
+            }
+        });
         let pairs = query_object::tie(
             &mut self.last_query,
             &mut self.query_aliases,
             owner,
-            body,
+            shown,
             |q| q.sent,
         );
         for (earlier, later) in pairs {
@@ -546,107 +562,50 @@ impl WireFacts {
             key: seen.key.clone()?,
         })
     }
-
-    /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
-    fn judge_related(&mut self, seen: &Rec, r: &ApiResponse) {
-        let needs = matches!(
-            r.error_code(),
-            Some(
-                ErrorCode::OrderNoConflict
-                    | ErrorCode::PaymentInProgress
-                    | ErrorCode::RefundNoConflict
-            )
-        );
-        if needs && seen.answer.as_ref().is_some_and(|a| !a.related) {
-            self.note(Breach::RelatedResourceMissing, vec![seen.clone()]);
-        }
-    }
-
-    /// A version shown by an answer to a request sent after the highest version seen
-    /// was received never goes back (concurrent requests are not ordered).
-    fn judge_version(&mut self, seen: &Rec, payment: PaymentId, version: u32) {
-        match self.versions.get(&payment) {
-            Some(high) => {
-                let v = high.answer.as_ref().and_then(|a| a.version).unwrap_or(0);
-                if version < v && seen.sent >= high.closed {
-                    let high = high.clone();
-                    self.note(Breach::VersionWentBack, vec![high, seen.clone()]);
-                } else if version > v {
-                    self.versions.insert(payment, seen.clone());
-                }
-            }
-            None => {
-                self.versions.insert(payment, seen.clone());
-            }
-        }
-    }
-
-    /// UNIQ-01: one Payment per (merchant, environment, order number).
-    fn judge_order(
-        &mut self,
-        seen: &Rec,
-        (m, e): (MerchantId, Environment),
-        id: PaymentId,
-        order: &Text,
-    ) {
-        let k = (m, e, order.clone());
-        match self.order_payments.get(&k) {
-            Some((first, first_seen)) if *first != id => {
-                let first_seen = first_seen.clone();
-                self.note(Breach::TwoPaymentsForOrder, vec![first_seen, seen.clone()]);
-            }
-            Some(_) => {}
-            None => {
-                self.order_payments.insert(k, (id, seen.clone()));
-            }
-        }
-    }
-
-    /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution, within the
-    /// retention (RET-01; a request near its end is not judged: the record may be gone).
-    fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ApiResponse) {
-        let Some(first) = self.executed.get(scope) else {
-            if r.is_success() {
-                self.executed.insert(scope.clone(), Executed { seen });
-            }
-            return;
-        };
-        let horizon = first
-            .seen
-            .closed
-            .after(Contract::RETENTION)
-            .0
-            .saturating_sub(Millis::hours(1).0);
-        if seen.sent.0 >= horizon || seen.sent < first.seen.closed {
-            return;
-        }
-        let conflict = r.error_code() == Some(ErrorCode::IdempotencyConflict);
-        let same = first.seen.params == seen.params;
-        let first_object = first.seen.answer.as_ref().and_then(|a| a.object.clone());
-        let object = seen.answer.as_ref().and_then(|a| a.object.clone());
-        let breach = match (same, conflict) {
-            (false, false) if r.is_success() => Some(Breach::ConflictMissing),
-            (true, true) => Some(Breach::ConflictWithoutChange),
-            (true, false) if r.is_success() && (r.status == 201 || object != first_object) => {
-                Some(Breach::ReplayNotSameObject)
-            }
-            _ => None,
-        };
-        if let Some(b) = breach {
-            let first = first.seen.clone();
-            self.note(b, vec![first, seen]);
-        }
-    }
 }
 
 /// What makes two creates the same purchase while one is unknown: amount and currency
 /// (the log cannot tell a renumbered order from a new one of the same amount; see
 /// docs/check-log.md).
-fn purchase(params: &SafeParams) -> (Option<i64>, Option<Text>) {
+fn purchase(params: &WireParams) -> (Option<i64>, Option<Text>) {
     match params {
-        SafeParams::Order {
+        WireParams::Order {
             amount, currency, ..
         } => (*amount, currency.clone()),
         _ => (None, None),
+    }
+}
+
+/// The order a create named, if the exchange is a create of a Payment.
+fn created_order(seen: &Seen) -> Option<Text> {
+    match &seen.params {
+        WireParams::Order {
+            merchant_order_no, ..
+        } if seen.path.as_str() == "/v1/payments" => merchant_order_no.clone(),
+        _ => None,
+    }
+}
+
+/// The answers of new business to a used key: a conflict with another object of the
+/// same order, refund number or Payment (REPLAY-01: never within the retention).
+fn as_new_business(r: &ObservedAnswer) -> bool {
+    matches!(
+        r.code,
+        Some(
+            ErrorCode::OrderNoConflict | ErrorCode::PaymentInProgress | ErrorCode::RefundNoConflict
+        )
+    )
+}
+
+#[cfg(test)]
+mod tests;
+
+/// The refund number a create of a Refund named.
+fn created_refund(seen: &Seen) -> Option<Text> {
+    match &seen.params {
+        WireParams::Refund {
+            merchant_refund_no, ..
+        } if seen.path.as_str() == "/v1/refunds" => merchant_refund_no.clone(),
+        _ => None,
     }
 }

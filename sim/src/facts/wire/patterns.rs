@@ -1,0 +1,206 @@
+//! The platform-side patterns of the wire family: each answer known to the client
+//! judged against what earlier answers showed (see the parent module's doc).
+
+use super::{Breach, Executed, Rec, WireFacts, as_new_business};
+use payhub_model::event::ScopeKey;
+use payhub_model::observation::VersionMark;
+use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
+use payhub_model::{Endpoint, Environment, ErrorCode, MerchantId, PaymentId, RefundId, Text};
+
+impl WireFacts {
+    /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
+    pub(super) fn judge_related(&mut self, seen: &Rec, r: &ObservedAnswer) {
+        let needs = matches!(
+            r.code,
+            Some(
+                ErrorCode::OrderNoConflict
+                    | ErrorCode::PaymentInProgress
+                    | ErrorCode::RefundNoConflict
+            )
+        );
+        if needs && seen.answer.as_ref().is_some_and(|a| !a.related) {
+            self.note(Breach::RelatedResourceMissing, vec![seen.clone()]);
+        }
+    }
+
+    /// A version shown by an answer to a request sent after the highest version seen
+    /// was received never goes back (concurrent requests are not ordered).
+    /// Versions are compared only as numbers, between sightings of one Payment (a text
+    /// version, or none, is not ordered: A-VERSION). A request sent after the highest
+    /// version seen was received is never answered with a lower one, nor with the same
+    /// one and another status (WEBHOOK-02: it rises with every visible change).
+    pub(super) fn judge_version(&mut self, seen: &Rec, p: &ObservedObject) {
+        let Some(VersionMark::Number(version)) = p.version else {
+            return;
+        };
+        let payment = PaymentId(p.id);
+        let high = self.versions.get(&payment);
+        let v = high.and_then(
+            |(h, _)| match h.answer.as_ref().and_then(|a| a.version.as_ref()) {
+                Some(VersionMark::Number(v)) => Some(*v),
+                _ => None,
+            },
+        );
+        match (high, v) {
+            (Some((high, _)), Some(v)) if version < v && seen.sent >= high.closed => {
+                let high = high.clone();
+                self.note(Breach::VersionWentBack, vec![high, seen.clone()]);
+            }
+            (Some((high, status)), Some(v))
+                if version == v
+                    && seen.sent >= high.closed
+                    && status.is_some()
+                    && p.status.is_some()
+                    && *status != p.status =>
+            {
+                let high = high.clone();
+                self.note(Breach::VersionStayedOnChange, vec![high, seen.clone()]);
+            }
+            (Some(_), Some(v)) if version <= v => {}
+            _ => {
+                self.versions
+                    .insert(payment, (seen.clone(), p.status.clone()));
+            }
+        }
+    }
+
+    /// QUERY-02, QUERY-03: a lookup by number shows only objects of that exact number.
+    pub(super) fn judge_lookup(&mut self, seen: &Rec, r: &ObservedAnswer, endpoint: &Endpoint) {
+        let (kind, asked) = match endpoint {
+            Endpoint::ListPayments { merchant_order_no } => (IdKind::Payment, merchant_order_no),
+            Endpoint::ListRefundsByNo { merchant_refund_no } => {
+                (IdKind::Refund, merchant_refund_no)
+            }
+            _ => return,
+        };
+        let other = r
+            .objects
+            .iter()
+            .any(|o| o.kind == kind && o.number.as_ref().is_some_and(|n| n != asked));
+        if other {
+            self.note(Breach::LookupOtherNumber, vec![seen.clone()]);
+        }
+    }
+
+    /// UNIQ-04, RET-03: one Refund per (merchant, environment, refund number).
+    pub(super) fn judge_refund_number(
+        &mut self,
+        seen: &Rec,
+        (m, e): (MerchantId, Environment),
+        id: RefundId,
+        number: Text,
+    ) {
+        match self.refund_numbers.get(&(m, e, number.clone())) {
+            Some((first, first_seen)) if *first != id => {
+                let first_seen = first_seen.clone();
+                self.note(
+                    Breach::TwoRefundsForRefundNo,
+                    vec![first_seen, seen.clone()],
+                );
+            }
+            Some(_) => {}
+            None => {
+                self.refund_numbers
+                    .insert((m, e, number), (id, seen.clone()));
+            }
+        }
+    }
+
+    /// UNIQ-01: one Payment per (merchant, environment, order number).
+    pub(super) fn judge_order(
+        &mut self,
+        seen: &Rec,
+        (m, e): (MerchantId, Environment),
+        id: PaymentId,
+        order: &Text,
+    ) {
+        let k = (m, e, order.clone());
+        match self.order_payments.get(&k) {
+            Some((first, first_seen)) if *first != id => {
+                let first_seen = first_seen.clone();
+                self.note(Breach::TwoPaymentsForOrder, vec![first_seen, seen.clone()]);
+            }
+            Some(_) => {}
+            None => {
+                self.order_payments.insert(k, (id, seen.clone()));
+            }
+        }
+    }
+
+    /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution: the facts keep
+    /// the soonest breach after the execution's answer; whether it falls within the
+    /// retention is the property's to judge (RET-01).
+    pub(super) fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ObservedAnswer) {
+        let Some(first) = self.executed.get(scope) else {
+            if r.is_success() {
+                // CONC-02: a request of this key answered as new business before this
+                // execution's answer came, with its parameters.
+                if let Some(other) = self.new_business.remove(scope) {
+                    if other.params == seen.params {
+                        let pair = if other.sent < seen.sent {
+                            vec![other, seen.clone()]
+                        } else {
+                            vec![seen.clone(), other]
+                        };
+                        self.note(Breach::SameKeyAsNewBusiness, pair);
+                    }
+                }
+                self.executed.insert(scope.clone(), Executed { seen });
+            } else if as_new_business(r) {
+                self.new_business.entry(scope.clone()).or_insert(seen);
+            }
+            return;
+        };
+        if seen.sent < first.seen.closed {
+            // Sent while the execution was in flight: it waits for it (CONC-02), never
+            // new business.
+            if as_new_business(r) && first.seen.params == seen.params {
+                let first = first.seen.clone();
+                self.note(Breach::SameKeyAsNewBusiness, vec![first, seen]);
+            }
+            return;
+        }
+        let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
+        let same = first.seen.params == seen.params;
+        let first_object = first.seen.answer.as_ref().and_then(|a| a.object.clone());
+        let object = seen.answer.as_ref().and_then(|a| a.object.clone());
+        let breach = match (same, conflict) {
+            (false, false) if r.is_success() => Some(Breach::ConflictMissing),
+            (true, true) => Some(Breach::ConflictWithoutChange),
+            (true, false) if r.is_success() && (r.status == 201 || object != first_object) => {
+                Some(Breach::ReplayNotSameObject)
+            }
+            // REPLAY-01: within the retention a replay is never new business.
+            (true, false) if as_new_business(r) => Some(Breach::ReplayNotSameObject),
+            _ => None,
+        };
+        if let Some(b) = breach {
+            let first = first.seen.clone();
+            self.note_soonest(b, &first, &seen);
+        }
+    }
+
+    /// ATTEMPT-06: a Payment keeps its amount ("the new attempt keeps the original
+    /// Payment"); SCOPE-02: it belongs to one environment of its merchant (objects of
+    /// merchants the source does not name apart are not compared).
+    pub(super) fn judge_payment_sighting(
+        &mut self,
+        seen: &Rec,
+        owner: (MerchantId, Environment),
+        p: &ObservedObject,
+    ) {
+        let id = PaymentId(p.id);
+        let Some((amount, first_owner, first)) = self.payments.get(&id).cloned() else {
+            self.payments.insert(id, (p.amount, owner, seen.clone()));
+            return;
+        };
+        if let (Some(a), Some(b)) = (amount, p.amount) {
+            if a != b {
+                self.note(Breach::AmountChanged, vec![first.clone(), seen.clone()]);
+            }
+        }
+        if first_owner.0 == owner.0 && first_owner.1 != owner.1 {
+            self.note(Breach::ObjectInTwoEnvironments, vec![first, seen.clone()]);
+        }
+    }
+}

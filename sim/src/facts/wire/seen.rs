@@ -1,0 +1,174 @@
+//! What a witness of the wire family shows: each exchange as it was sent and answered,
+//! its ids as the source wrote them ([`payhub_model::observed::Interner`]).
+
+use crate::facts::money::SafeParams;
+use payhub_model::observation::VersionMark;
+use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
+use payhub_model::{ErrorCode, Method, Millis, RequestId, Text};
+use serde::Serialize;
+
+/// One exchange as a witness names it: when it was sent and closed, what was sent,
+/// and what came back (`None`: an unknown outcome).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Seen {
+    pub id: RequestId,
+    pub sent: Millis,
+    pub closed: Millis,
+    pub method: Method,
+    /// The path and query, ids as the source wrote them.
+    pub path: Text,
+    pub key: Option<Text>,
+    pub params: WireParams,
+    /// The answer that reached the client (a 5xx too: still an unknown outcome).
+    pub answer: Option<Answer>,
+    /// Not closed yet: a witness taken at its send, before its answer.
+    pub open: bool,
+}
+
+/// The safety-relevant parameters of a request ([`SafeParams`], SAFE-01) with the
+/// Payment a refund names written as the source wrote it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum WireParams {
+    /// Confirm, cancel, GET: nothing beyond the path.
+    #[default]
+    None,
+    /// Create Payment or checkout session.
+    Order {
+        merchant_order_no: Option<Text>,
+        amount: Option<i64>,
+        currency: Option<Text>,
+    },
+    Refund {
+        payment_id: Option<Text>,
+        merchant_refund_no: Option<Text>,
+        amount: Option<i64>,
+    },
+}
+
+impl WireParams {
+    pub fn of(p: SafeParams, ids: &Interner) -> WireParams {
+        match p {
+            SafeParams::None => WireParams::None,
+            SafeParams::Order {
+                merchant_order_no,
+                amount,
+                currency,
+            } => WireParams::Order {
+                merchant_order_no,
+                amount,
+                currency,
+            },
+            SafeParams::Refund {
+                payment_id,
+                merchant_refund_no,
+                amount,
+            } => WireParams::Refund {
+                payment_id: payment_id.map(|p| ids.name(IdKind::Payment, p.0)),
+                merchant_refund_no,
+                amount,
+            },
+        }
+    }
+}
+
+/// The part of an answer a witness shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Answer {
+    pub status: u16,
+    /// `error.code` where the contract names it (the model's code).
+    pub code: Option<ErrorCode>,
+    /// `error.code` as written where the contract does not name it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unnamed_code: Option<Text>,
+    /// The object's id as written (`pay_demo_001`, `pay_557eff458b794164bc1a`), if the
+    /// body shows one.
+    pub object: Option<Text>,
+    pub version: Option<VersionMark>,
+    pub retry_after_s: Option<u32>,
+    pub related: bool,
+}
+
+impl Answer {
+    pub(super) fn of(r: &ObservedAnswer) -> Answer {
+        let shown = r.objects.first();
+        Answer {
+            status: r.status,
+            code: r.code,
+            unnamed_code: r.written_code.clone().filter(|_| r.code.is_none()),
+            object: shown.map(|o| o.written.clone()),
+            version: shown.and_then(|o| o.version.clone()),
+            retry_after_s: r.retry_after_s,
+            related: r.related,
+        }
+    }
+
+    pub(super) fn status_only(status: u16, retry_after_s: Option<u32>) -> Answer {
+        Answer {
+            status,
+            code: None,
+            unnamed_code: None,
+            object: None,
+            version: None,
+            retry_after_s,
+            related: false,
+        }
+    }
+}
+
+/// What a witness shows broke, with the exchanges that show it (oldest first).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Witness {
+    pub breach: Breach,
+    pub entries: Vec<Seen>,
+}
+
+/// The patterns the wire properties look for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Breach {
+    /// REPLAY-01/02: a replay of an executed scope with its parameters got 201, another
+    /// object, or an answer of new business (409 order_no_conflict, payment_in_progress,
+    /// refund_no_conflict).
+    ReplayNotSameObject,
+    /// CONFLICT-01: other parameters under an executed scope were not answered 409
+    /// idempotency_conflict.
+    ConflictMissing,
+    /// CONFLICT-01: the same parameters were answered 409 idempotency_conflict.
+    ConflictWithoutChange,
+    /// UNIQ-01, ORDER-01: two Payments for one order number.
+    TwoPaymentsForOrder,
+    /// ORDER-01, ATTEMPT-01, UNIQ-04: a conflict with no related_resource_id.
+    RelatedResourceMissing,
+    /// WEBHOOK-02's versions: a later answer showed an older version.
+    VersionWentBack,
+    /// UNKNOWN-03: a new key for an order whose create had an unknown outcome.
+    NewKeyAfterUnknown,
+    /// UNKNOWN-03: the same purchase under a new order number while the first is unknown.
+    NewOrderNoAfterUnknown,
+    /// GEN-05: one key on two endpoints.
+    KeyOnTwoEndpoints,
+    /// UNKNOWN-04, GEN-05: a key re-sent with other parameters.
+    ParamsChangedUnderKey,
+    /// SCHED-02: two queries of one object less than 10 s apart (decided by the
+    /// property from `WireFacts::closest_queries`).
+    QueryTooSoon,
+    /// RATE-03: a request under a scope before its 429's Retry-After had passed.
+    RetryAfterIgnored,
+    /// UNIQ-04, RET-03: two Refunds for one merchant_refund_no.
+    TwoRefundsForRefundNo,
+    /// CANCEL-01: a cancel answered 202 shows the Payment canceled.
+    Cancel202ShowsCanceled,
+    /// QUERY-02, QUERY-03: a lookup by number shows an object of another number (the
+    /// match is exact).
+    LookupOtherNumber,
+    /// WEBHOOK-02: a later answer showed a Payment's status changed at the same version.
+    VersionStayedOnChange,
+    /// ATTEMPT-06: a later answer showed a Payment with another amount.
+    AmountChanged,
+    /// SCOPE-02: one object shown to a merchant's test and live environments.
+    ObjectInTwoEnvironments,
+    /// CONC-01, CONC-02: a request under a key, with the parameters of the key's
+    /// execution, answered as new business (409 order_no_conflict, …) while or after
+    /// that execution ran, whatever the order of the two.
+    SameKeyAsNewBusiness,
+}

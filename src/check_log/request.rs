@@ -1,0 +1,294 @@
+//! A recorded request read as the contract's, whatever platform it was sent to: the
+//! method and path name the operation (an id in the path is opaque, interned per kind:
+//! `/v1/payments/pay_557eff458b794164bc1a/confirm` is a confirm as
+//! `/v1/payments/pay_demo_001/confirm` is), and the body is read for the fields the
+//! contract names: SAFE-01's safety parameters (`merchant_order_no`, `amount`,
+//! `currency`; `payment_id`, `merchant_refund_no`, `amount`). Other fields (a platform's
+//! `payment_method`, `description`, `metadata`) are accepted and never kept; a `card` is
+//! kept only if it is a test label (card data is never kept: CARD-02,
+//! A-CARD-NOT-STORED). A body that is not JSON, or names a field with the wrong type, is
+//! `Json::Malformed`, described, never kept.
+
+use crate::serve::cards;
+use crate::serve::http_map::{param, percent_decode};
+use payhub_model::observed::{IdKind, Interner};
+use payhub_model::{
+    ApiKeyId, ApiRequest, Card, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentId,
+    RefundBody, RefundId, SessionBody, Text,
+};
+use serde_json::{Map, Value};
+
+/// The contract's request, or why the entry is not one.
+pub fn read(
+    method: &str,
+    target: &str,
+    idempotency_key: Option<&[u8]>,
+    body: &[u8],
+    ids: &mut Interner,
+) -> Result<ApiRequest, String> {
+    let (route, query) = match target.split_once('?') {
+        Some((r, q)) => (r, Some(q)),
+        None => (target, None),
+    };
+    let method = match method {
+        "GET" => Method::Get,
+        "POST" => Method::Post,
+        "DELETE" => Method::Delete,
+        other => return Err(format!("the method {other} is none of the contract's")),
+    };
+    let idempotency_key = match idempotency_key {
+        None => None,
+        Some(bytes) => Some(Text::from(
+            std::str::from_utf8(bytes).map_err(|_| "an Idempotency-Key that is not UTF-8")?,
+        )),
+    };
+    Ok(ApiRequest {
+        // Resolved by the reader's key table.
+        api_key: ApiKeyId(0),
+        idempotency_key,
+        endpoint: endpoint(method, target, route, query, body, ids),
+    })
+}
+
+fn endpoint(
+    method: Method,
+    target: &str,
+    route: &str,
+    query: Option<&str>,
+    body: &[u8],
+    ids: &mut Interner,
+) -> Endpoint {
+    let segments: Vec<&str> = route.trim_start_matches('/').split('/').collect();
+    let other = || Endpoint::Other {
+        method,
+        path: target.into(),
+    };
+    match (method, segments.as_slice(), query) {
+        (Method::Post, ["v1", "payments"], _) => Endpoint::CreatePayment {
+            body: fields(body, ids, order),
+        },
+        (Method::Post, ["v1", "payments", p, "confirm"], _) => match id(ids, IdKind::Payment, p) {
+            Some(n) => Endpoint::ConfirmPayment {
+                payment_id: PaymentId(n),
+                body: fields(body, ids, |m, _| {
+                    Some(ConfirmBody {
+                        card: test_card(m)?,
+                    })
+                }),
+            },
+            None => other(),
+        },
+        (Method::Post, ["v1", "payments", p, "cancel"], _) => match id(ids, IdKind::Payment, p) {
+            Some(n) => Endpoint::CancelPayment {
+                payment_id: PaymentId(n),
+            },
+            None => other(),
+        },
+        (Method::Post, ["v1", "checkout", "sessions"], _) => Endpoint::CreateCheckoutSession {
+            body: fields(body, ids, |m, ids| {
+                let o = order(m, ids)?;
+                Some(SessionBody {
+                    merchant_order_no: o.merchant_order_no,
+                    amount: o.amount,
+                    currency: o.currency,
+                })
+            }),
+        },
+        (Method::Post, ["v1", "refunds"], _) => Endpoint::CreateRefund {
+            body: fields(body, ids, |m, ids| {
+                Some(RefundBody {
+                    payment_id: match m.get("payment_id") {
+                        None | Some(Value::Null) => None,
+                        Some(Value::String(p)) => Some(PaymentId(ids.intern(IdKind::Payment, p))),
+                        Some(_) => return None,
+                    },
+                    merchant_refund_no: text(m, "merchant_refund_no")?,
+                    amount: integer(m, "amount")?,
+                })
+            }),
+        },
+        (Method::Get, ["v1", "payments", p], None) => match id(ids, IdKind::Payment, p) {
+            Some(n) => Endpoint::GetPayment {
+                payment_id: PaymentId(n),
+            },
+            None => other(),
+        },
+        (Method::Get, ["v1", "refunds", r], None) => match id(ids, IdKind::Refund, r) {
+            Some(n) => Endpoint::GetRefund {
+                refund_id: RefundId(n),
+            },
+            None => other(),
+        },
+        (Method::Get, ["v1", "payments"], Some(q)) => match param(q, "merchant_order_no") {
+            Some(no) => Endpoint::ListPayments {
+                merchant_order_no: no.into(),
+            },
+            None => other(),
+        },
+        (Method::Get, ["v1", "refunds"], Some(q)) => {
+            if let Some(no) = param(q, "merchant_refund_no") {
+                Endpoint::ListRefundsByNo {
+                    merchant_refund_no: no.into(),
+                }
+            } else if param(q, "status").as_deref() == Some("processing") {
+                Endpoint::ListRefundsProcessing
+            } else {
+                other()
+            }
+        }
+        _ => other(),
+    }
+}
+
+/// An id in a path, interned as `kind`.
+fn id(ids: &mut Interner, kind: IdKind, segment: &str) -> Option<u32> {
+    percent_decode(segment)
+        .filter(|s| !s.is_empty())
+        .map(|s| ids.intern(kind, &s))
+}
+
+/// The body's fields as `read` takes them; an empty body is the endpoint's default.
+fn fields<T: Default>(
+    body: &[u8],
+    ids: &mut Interner,
+    read: impl FnOnce(&Map<String, Value>, &mut Interner) -> Option<T>,
+) -> Json<T> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Json::Parsed(T::default());
+    }
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let Some(map) = parsed.as_ref().and_then(Value::as_object) else {
+        return malformed(body, "not a JSON object");
+    };
+    match read(map, ids) {
+        Some(t) => Json::Parsed(t),
+        None => malformed(body, "a field the contract names has another type"),
+    }
+}
+
+fn malformed<T>(body: &[u8], why: &str) -> Json<T> {
+    Json::Malformed(Text::format(format_args!(
+        "(a body of {} bytes, {why}; not recorded)",
+        body.len()
+    )))
+}
+
+fn order(m: &Map<String, Value>, _: &mut Interner) -> Option<CreatePaymentBody> {
+    Some(CreatePaymentBody {
+        merchant_order_no: text(m, "merchant_order_no")?,
+        amount: integer(m, "amount")?,
+        currency: text(m, "currency")?,
+        card: test_card(m)?,
+    })
+}
+
+/// `Some(None)` when absent or `null`, `None` when of another type.
+fn text(m: &Map<String, Value>, name: &str) -> Option<Option<Text>> {
+    match m.get(name) {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(s)) => Some(Some(Text::from(s.as_str()))),
+        Some(_) => None,
+    }
+}
+
+fn integer(m: &Map<String, Value>, name: &str) -> Option<Option<i64>> {
+    match m.get(name) {
+        None | Some(Value::Null) => Some(None),
+        Some(v) => v.as_i64().map(Some),
+    }
+}
+
+/// A `card` that is a test label; anything else (a card number) is not kept.
+fn test_card(m: &Map<String, Value>) -> Option<Option<Card>> {
+    Some(
+        m.get("card")
+            .and_then(Value::as_str)
+            .and_then(cards::test_card)
+            .map(|t| Card(t.label)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path with a foreign id names the same operation as one with the model's; the
+    /// id is interned and named back as written.
+    #[test]
+    fn foreign_ids_map_to_the_same_operation() {
+        let mut ids = Interner::default();
+        let r = read(
+            "POST",
+            "/v1/payments/pay_557eff458b794164bc1a/confirm",
+            Some(b"K-1"),
+            br#"{"payment_method":"tok_approve","extra":{"a":1}}"#,
+            &mut ids,
+        )
+        .unwrap();
+        let Endpoint::ConfirmPayment { payment_id, body } = &r.endpoint else {
+            panic!("{:?}", r.endpoint);
+        };
+        assert_eq!(body, &Json::Parsed(ConfirmBody { card: None }));
+        assert_eq!(
+            ids.name(IdKind::Payment, payment_id.0).as_str(),
+            "pay_557eff458b794164bc1a"
+        );
+        let get = read(
+            "GET",
+            "/v1/payments/pay_557eff458b794164bc1a",
+            None,
+            b"",
+            &mut ids,
+        );
+        assert_eq!(
+            get.unwrap().endpoint,
+            Endpoint::GetPayment {
+                payment_id: *payment_id
+            }
+        );
+        let refund = br#"{"payment_id":"pay_557eff458b794164bc1a","amount":5,"merchant_refund_no":"R","reason":"x"}"#;
+        let r = read("POST", "/v1/refunds", Some(b"K-2"), refund, &mut ids).unwrap();
+        let Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } = &r.endpoint
+        else {
+            panic!("{:?}", r.endpoint);
+        };
+        assert_eq!(b.payment_id, Some(*payment_id));
+    }
+
+    /// Card data is never kept: a card number in `card` is dropped, a test label kept;
+    /// another platform's `payment_method` is never read.
+    #[test]
+    fn card_numbers_are_never_kept() {
+        let mut ids = Interner::default();
+        for (body, card) in [
+            (&br#"{"amount":1,"card":"4242424242424242"}"#[..], None),
+            (br#"{"amount":1,"card":"A"}"#, Some(Card('A'))),
+            (br#"{"amount":1,"payment_method":"4242424242424242"}"#, None),
+        ] {
+            let r = read("POST", "/v1/payments", Some(b"K"), body, &mut ids).unwrap();
+            let Endpoint::CreatePayment {
+                body: Json::Parsed(b),
+            } = &r.endpoint
+            else {
+                panic!("{:?}", r.endpoint);
+            };
+            assert_eq!(b.card, card);
+            assert!(!format!("{r:?}").contains("4242"), "{r:?}");
+        }
+        let r = read(
+            "POST",
+            "/v1/payments",
+            Some(b"K"),
+            br#"{"amount":"ten"}"#,
+            &mut ids,
+        );
+        assert!(matches!(
+            r.unwrap().endpoint,
+            Endpoint::CreatePayment {
+                body: Json::Malformed(_)
+            }
+        ));
+    }
+}

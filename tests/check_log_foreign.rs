@@ -1,0 +1,294 @@
+//! `payhub-verify check-log` on HAR captured from a platform this project did not write:
+//! the Python implementation of the contract in `tests/platform_py` (ids like
+//! `pay_557eff458b794164bc1a`, its own error codes, extra fields, `null`s, its own
+//! version numbering). The platform records every exchange (`--har`); its `clients.py`
+//! drives it: `--client probe` (one short exchange per rule the wire shows, on the
+//! simulated clock), `--client reference` (the contract's client), `--client dont` (the
+//! contract's "do not do this", with its own HAR where a timeout has no answer).
+//!
+//! The clean platform's capture is judged, platform-side wire properties `holds`; each
+//! planted bug the probe's traffic shows is found with its witness entries, each
+//! showing its answer; the "do not do this" client is found. Loopback only, free
+//! ports, the children killed. Skipped, with a message, when `python3` is missing.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/platform_py");
+
+/// The platform's keys: merchant 1 test (its rotation, its read-only key), live;
+/// merchant 2 test.
+const KEY_MAP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/platform_py/keys.json");
+
+/// The platform as a child process, killed when dropped.
+struct PyPlatform {
+    child: Child,
+    url: String,
+}
+
+impl Drop for PyPlatform {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn python() -> bool {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("python3 is not installed: the Python platform's check-log tests are skipped");
+    }
+    ok
+}
+
+/// `platform.py --port 0 --har HAR [--bug NAME]`, once it listens.
+fn start(bug: Option<&str>, har: &Path) -> PyPlatform {
+    let mut cmd = Command::new("python3");
+    cmd.arg(format!("{DIR}/platform.py"))
+        .args(["--port", "0", "--har"])
+        .arg(har);
+    if let Some(b) = bug {
+        cmd.args(["--bug", b]);
+    }
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the platform's first line: {line:?}"))
+        .to_owned();
+    PyPlatform { child, url }
+}
+
+/// A file of this test's own in the temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("payhub-check-log-foreign-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Runs `clients.py --client CLIENT` against a fresh platform (with `bug` planted) and
+/// returns the HAR: the platform's own, or the client's with `client_har`.
+fn capture(client: &str, bug: Option<&str>, client_har: bool) -> PathBuf {
+    let name = format!("{client}-{}", bug.unwrap_or("clean"));
+    let platform_har = scratch(&format!("{name}.platform.har"));
+    let own_har = scratch(&format!("{name}.client.har"));
+    let p = start(bug, &platform_har);
+    let mut cmd = Command::new("python3");
+    cmd.arg(format!("{DIR}/clients.py")).args([
+        "--base", &p.url, "--client", client, "--reset", "--tag", "T",
+    ]);
+    if client_har {
+        cmd.arg("--har").arg(&own_har);
+    }
+    let o = cmd.output().expect("clients.py runs");
+    assert!(
+        o.status.success(),
+        "{client} {bug:?}: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    drop(p);
+    if client_har { own_har } else { platform_har }
+}
+
+/// `check-log HAR --format json [--api-key-map]`: the exit code and the file's report.
+fn judge(har: &Path, key_map: bool) -> (i32, Value) {
+    let mut args = vec!["check-log", har.to_str().unwrap(), "--format", "json"];
+    if key_map {
+        args.extend(["--api-key-map", KEY_MAP]);
+    }
+    let o = run(&args);
+    no_panic(&o);
+    let v: Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&o), stderr(&o)));
+    (code(&o), v["files"][0].clone())
+}
+
+fn properties<'a>(file: &'a Value, side: &str) -> Vec<&'a Value> {
+    file["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["side"] == side)
+        .collect()
+}
+
+fn verdict<'a>(file: &'a Value, name: &str) -> &'a Value {
+    file["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no property {name}"))
+}
+
+/// Every platform-side wire property holds on the clean platform's capture: its answers
+/// are read (foreign ids, partial and extra fields), none is "cannot judge"; with the
+/// platform's keys given, or with the default (one scope per unknown key, printed).
+#[test]
+fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_holds() {
+    if !python() {
+        return;
+    }
+    let har = capture("probe", None, false);
+    for key_map in [true, false] {
+        let (_, file) = judge(&har, key_map);
+        let platform = properties(&file, "platform");
+        assert_eq!(platform.len(), 12, "{file}");
+        for p in platform {
+            assert_eq!(p["status"], "holds", "key map {key_map}: {p}");
+        }
+        assert_eq!(file["unreadable"], 0, "{file}");
+        // The conflict probe re-sends a key with another currency: the client's breach.
+        let client = verdict(&file, "wire-client-never-changes-parameters-under-a-key");
+        assert_eq!(client["status"], "violated", "{client}");
+        let assumed = file["assumptions"].to_string();
+        if key_map {
+            assert_eq!(
+                file["assumptions"].as_array().map(Vec::len),
+                Some(0),
+                "{assumed}"
+            );
+        } else {
+            assert!(
+                assumed.contains("3 API keys") && assumed.contains("one scope per key"),
+                "{assumed}"
+            );
+        }
+    }
+}
+
+/// The reference client's capture: every wire property holds, exit 0, with the
+/// platform's keys or with the default for its one key.
+#[test]
+fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
+    if !python() {
+        return;
+    }
+    let har = capture("reference", None, false);
+    let (exit, file) = judge(&har, true);
+    let wire: Vec<&Value> = file["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["side"].is_string())
+        .collect();
+    for p in &wire {
+        assert_eq!(p["status"], "holds", "{p}");
+    }
+    assert_eq!(exit, 0, "{file}");
+    // Its one API key, of no form this project knows, is one scope without a map: the
+    // default is printed as an assumption, and the verdicts are the same.
+    let (exit, file) = judge(&har, false);
+    assert_eq!(exit, 0, "{file}");
+    let assumed = file["assumptions"].to_string();
+    assert!(
+        assumed.contains("1 API key no --api-key-map names"),
+        "{assumed}"
+    );
+    assert!(assumed.contains("(one scope)"), "{assumed}");
+}
+
+/// The "do not do this" client (its own HAR: the timed-out create has no answer) is
+/// found re-sending the order under a new key after the lost answer, with both entries.
+#[test]
+fn check_log_finds_the_dont_do_this_client_on_the_python_platform() {
+    if !python() {
+        return;
+    }
+    let har = capture("dont", None, true);
+    let (exit, file) = judge(&har, true);
+    assert_eq!(exit, 1, "{file}");
+    let v = verdict(&file, "wire-client-keeps-key-and-order-after-unknown");
+    assert_eq!(v["status"], "violated", "{v}");
+    let entries = v["witness"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{v}");
+    assert!(entries[0]["answer"].is_null(), "the lost create: {v}");
+    assert_ne!(entries[0]["key"], entries[1]["key"], "{v}");
+    for name in [
+        "wire-client-uses-a-key-on-one-endpoint",
+        "wire-client-never-changes-parameters-under-a-key",
+        "wire-client-honours-retry-after",
+        "wire-client-spaces-queries",
+    ] {
+        assert_eq!(verdict(&file, name)["status"], "violated", "{name}");
+    }
+    for p in properties(&file, "platform") {
+        assert_eq!(p["status"], "holds", "{p}");
+    }
+}
+
+/// Planted bug `bug`: `property` is violated, its witness names entries of the capture,
+/// each closed with its answer shown.
+fn finds(bug: &str, property: &str) {
+    if !python() {
+        return;
+    }
+    let har = capture("probe", Some(bug), false);
+    let (exit, file) = judge(&har, true);
+    assert_eq!(exit, 1, "{bug}: {file}");
+    let v = verdict(&file, property);
+    assert_eq!(v["status"], "violated", "{bug}: {v}");
+    let entries = v["witness"]["entries"].as_array().unwrap();
+    assert!(!entries.is_empty(), "{bug}: {v}");
+    for e in entries {
+        assert_eq!(e["open"], false, "{bug}: {e}");
+        assert!(
+            e["answer"]["status"].is_u64(),
+            "{bug}: every entry shows its answer: {e}"
+        );
+    }
+    let detail = v["detail"].as_str().unwrap();
+    assert!(detail.contains("entry "), "{bug}: {detail}");
+    assert!(!detail.contains("no answer recorded"), "{bug}: {detail}");
+}
+
+macro_rules! planted {
+    ($($test:ident: $bug:literal => $property:literal,)*) => {$(
+        #[test]
+        fn $test() {
+            finds($bug, $property);
+        }
+    )*};
+}
+
+planted! {
+    check_log_finds_conflict_ignores_currency:
+        "conflict_ignores_currency" => "wire-conflict-exactly-when-parameters-differ",
+    check_log_finds_replay_returns_first_response:
+        "replay_returns_first_response" => "wire-replay-answers-200-with-the-same-object",
+    check_log_finds_order_no_expires_with_key:
+        "order_no_expires_with_key" => "wire-one-payment-per-order-number",
+    check_log_finds_refund_no_reused:
+        "refund_no_reused" => "wire-one-refund-per-refund-number",
+    check_log_finds_cancel_202_reports_canceled:
+        "cancel_202_reports_canceled" => "wire-cancel-202-keeps-the-status",
+    check_log_finds_version_frozen_on_async_outcome:
+        "version_frozen_on_async_outcome" => "wire-versions-rise-with-every-change",
+    check_log_finds_order_lookup_case_insensitive:
+        "order_lookup_case_insensitive" => "wire-lookups-match-the-number-exactly",
+    check_log_finds_rotation_changes_scope:
+        "rotation_changes_scope" => "wire-replay-answers-200-with-the-same-object",
+    check_log_finds_confirm_accepts_amount:
+        "confirm_accepts_amount" => "wire-payments-keep-their-amount",
+    check_log_finds_concurrent_same_key_both_execute:
+        "concurrent_same_key_both_execute" => "wire-same-key-at-once-answers-one-object",
+    check_log_finds_scope_ignores_environment:
+        "scope_ignores_environment" => "wire-environments-never-share-objects",
+}
