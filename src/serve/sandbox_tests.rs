@@ -14,6 +14,7 @@ fn sandbox(branches: Branches, plan: &str) -> Sandbox {
         plan: Plan::from_json(plan).unwrap(),
         webhooks: false,
         planted: Planted::Reference,
+        seam: Default::default(),
     })
 }
 
@@ -410,6 +411,7 @@ fn webhooks_with(plan: &str) -> Sandbox {
         plan: Plan::from_json(plan).unwrap(),
         webhooks: true,
         planted: Planted::Reference,
+        seam: Default::default(),
     })
 }
 
@@ -620,4 +622,74 @@ fn cancel_02_a_card_g_cancel_is_answered_by_the_acquirer_after_the_wait_202() {
     );
     assert_eq!(c.status, 202, "{}", c.body);
     assert_eq!(json(&c)["status"], "processing", "{}", c.body);
+}
+
+/// Payments the store holds for `order`, as a query by order number lists them.
+fn stored(sb: &mut Sandbox, order: &str) -> usize {
+    let list = get(sb, &format!("/v1/payments?merchant_order_no={order}"));
+    json(&list)["data"].as_array().map_or(0, Vec::len)
+}
+
+/// Each fault that answers before the platform executes (`serve::faults`: reset_before,
+/// 500_before, rate_limited, unavailable) judged by its effect: nothing charged on the
+/// acquirer's ledger, nothing in the store, and the same key retried is the first
+/// execution (201), charged once.
+#[test]
+fn unknown_01_faults_before_execution_charge_and_store_nothing() {
+    for action in ["reset_before", "500_before", "rate_limited", "unavailable"] {
+        let plan = format!(
+            r#"{{"faults":[{{"endpoint":"create_payment","action":"{action}"}}],"retry_after_s":1}}"#
+        );
+        let mut sb = sandbox(Branches::A, &plan);
+        let faulted = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+        assert_ne!(faulted.status, 201, "{action}");
+        assert_eq!(captures(&sb), 0, "{action}: nothing charged");
+        assert_eq!(stored(&mut sb, "ORDER-1"), 0, "{action}: nothing stored");
+        sb.advance(Millis::secs(1)).unwrap();
+        let retried = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+        assert_eq!(retried.status, 201, "{action}: the first execution");
+        assert_eq!(captures(&sb), 1, "{action}: charged once");
+        assert!(violated(&sb).is_empty(), "{action}: {:?}", violated(&sb));
+    }
+}
+
+/// Each fault that answers after the platform executed (reset_after, 500_after) judged
+/// by its effect: charged and stored before the client learns anything, and the same key
+/// retried is a replay (200, the same Payment), never a second charge.
+#[test]
+fn unknown_02_faults_after_execution_charge_and_store_once() {
+    for action in ["reset_after", "500_after"] {
+        let plan = format!(r#"{{"faults":[{{"endpoint":"create_payment","action":"{action}"}}]}}"#);
+        let mut sb = sandbox(Branches::A, &plan);
+        let faulted = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+        assert!(
+            faulted.wire == Wire::Reset || faulted.status == 500,
+            "{action}: {faulted:?}"
+        );
+        assert_eq!(captures(&sb), 1, "{action}: it executed");
+        assert_eq!(stored(&mut sb, "ORDER-1"), 1, "{action}: it is stored");
+        let retried = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
+        assert_eq!(retried.status, 200, "{action}: a replay");
+        assert_eq!(json(&retried)["id"], "pay_demo_001", "{action}");
+        assert_eq!(captures(&sb), 1, "{action}: never charged again");
+    }
+}
+
+/// The fault window: `nth` 2 and `times` 2 fault the 2nd and 3rd matching requests only,
+/// and a rule with a matcher (`order`) counts only the requests it matches.
+#[test]
+fn the_fault_window_counts_only_matching_requests() {
+    let plan = r#"{"faults":[{"endpoint":"create_payment","order":"ORDER-2","nth":2,"times":2,"action":"reset_before"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let other = create(&mut sb, "k0", "ORDER-1", 10000, 'A');
+    assert_eq!(other.status, 201, "another order is not matched");
+    let first = create(&mut sb, "k1", "ORDER-2", 10000, 'A');
+    assert_eq!(first.status, 201, "the 1st match is before the window");
+    for n in [2, 3] {
+        let faulted = create(&mut sb, "k1", "ORDER-2", 10000, 'A');
+        assert_eq!(faulted.wire, Wire::Reset, "match {n}");
+    }
+    let after = create(&mut sb, "k1", "ORDER-2", 10000, 'A');
+    assert_eq!(after.status, 200, "the 4th match is after the window");
+    assert_eq!(captures(&sb), 2);
 }
