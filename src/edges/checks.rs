@@ -305,12 +305,31 @@ fn http_mapping(session: &Session) -> Result<(), String> {
         });
         if read != recorded {
             return Err(format!(
-                "exchange {}: the client read {read:?} (status, Retry-After), the events record {recorded:?}",
-                n + 1
+                "exchange {}: the client read {}, the events record {}",
+                n + 1,
+                answer_text(read),
+                answer_text(recorded)
             ));
         }
     }
     Ok(())
+}
+
+/// `429 with Retry-After 1`, `409 without Retry-After`, `no answer`.
+fn answer_text(answer: Option<(u16, Option<u32>)>) -> String {
+    match answer {
+        None => "no answer".into(),
+        Some((status, Some(s))) => format!("{status} with Retry-After {s}"),
+        Some((status, None)) => format!("{status} without Retry-After"),
+    }
+}
+
+/// The plan's name of `action` (`reset_before`).
+fn action_name(action: Action) -> String {
+    serde_json::to_value(action)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 fn fault_effects(events: &str, plan: &Plan) -> Result<(), String> {
@@ -351,8 +370,9 @@ fn fault_effects(events: &str, plan: &Plan) -> Result<(), String> {
         };
         if !ok {
             return Err(format!(
-                "request {} ({endpoint}, exchange {id}) met {action:?}, which {should}; the events show: arrived {}, executed {}, answer {}",
+                "request {} ({endpoint}, exchange {id}) met {}, which {should}; the events show: arrived {}, executed {}, answer {}",
                 n + 1,
+                action_name(action),
                 f.arrived,
                 executed,
                 match (f.answer_lost, f.delivered) {

@@ -34,6 +34,20 @@ pub enum Program {
     ImpatientRetry,
 }
 
+impl Program {
+    /// Its name in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Program::Reference => "reference client",
+            Program::DontDoThis => "\"Don't do this\" client",
+            Program::DoubleSubmit => "double submit",
+            Program::DoubleSubmitChanged => "double submit, another amount",
+            Program::SlowQuery => "slow query",
+            Program::ImpatientRetry => "retry at once after a 429",
+        }
+    }
+}
+
 /// One run of a program: who pays which order with which card and key.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Run {

@@ -101,8 +101,12 @@ fn describe(spec: &Spec) -> String {
         .iter()
         .map(|r| {
             format!(
-                "{:?} {} order {} card {} key {}",
-                r.program, r.api_key, r.order, r.card, r.key
+                "{} {}: order {} card {} key {}",
+                r.program.name(),
+                r.api_key,
+                r.order,
+                r.card,
+                r.key
             )
         })
         .collect();

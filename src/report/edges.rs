@@ -1,8 +1,9 @@
 //! The edges' part of the report: the end-to-end checks of the sandbox, check-log,
 //! judge and conform over each session, and the edge zoo's kill matrix (summary line,
-//! Markdown section, HTML section).
+//! Markdown section, HTML section, JUnit suite).
 
 use super::Report;
+use super::junit::{Case, Outcome, Suite};
 use super::page::escape;
 use crate::edges::EdgeReport;
 use std::fmt::Write as _;
@@ -22,8 +23,13 @@ impl Report {
             None => return None,
         };
         let (passed, caught, total) = counts(e);
+        let zoo = if total == 0 {
+            "edge zoo: not run (--no-mutants)".to_owned()
+        } else {
+            format!("edge zoo: {caught} of {total} planted defects caught")
+        };
         Some(format!(
-            "edges: {passed} of {} end-to-end checks pass (sandbox sessions on loopback, {} exchanges; conform smoke, {} cases); edge zoo: {caught} of {total} planted defects caught",
+            "edges: {passed} of {} end-to-end checks pass (sandbox sessions on loopback, {} exchanges; conform smoke, {} cases); {zoo}",
             e.checks.len(),
             e.exchanges,
             e.smoke_cases
@@ -50,6 +56,10 @@ impl Report {
                 c.session,
                 c.detail.as_deref().unwrap_or_default()
             );
+        }
+        if total == 0 {
+            let _ = writeln!(s, "\nThe edge zoo was not run (`--no-mutants`).");
+            return;
         }
         let _ = writeln!(
             s,
@@ -122,4 +132,44 @@ impl Report {
         }
         s.push_str("</table>");
     }
+}
+
+/// The edges: a case per check and session, and one per planted defect of the edge zoo
+/// (caught passes, naming the check; missed fails).
+pub(super) fn junit(e: &EdgeReport) -> Suite {
+    let mut cases: Vec<Case> = e
+        .checks
+        .iter()
+        .map(|c| {
+            let outcome = if c.passed {
+                Outcome::Passed
+            } else {
+                let why = c.detail.clone().unwrap_or_default();
+                Outcome::Failed {
+                    message: why.lines().next().unwrap_or_default().to_owned(),
+                    detail: why,
+                }
+            };
+            Case::new(
+                "verify.edges",
+                format!("{} on {}", c.check, c.session),
+                outcome,
+            )
+        })
+        .collect();
+    cases.extend(e.defects.iter().map(|d| {
+        let outcome = match d.caught_by {
+            Some(_) => Outcome::Passed,
+            None => Outcome::Failed {
+                message: format!("missed: no check caught {}", d.name),
+                detail: d.about.to_owned(),
+            },
+        };
+        let name = match d.caught_by {
+            Some(by) => format!("edge zoo: {} (caught by {by})", d.name),
+            None => format!("edge zoo: {}", d.name),
+        };
+        Case::new("verify.edge-zoo", name, outcome)
+    }));
+    Suite::new("verify edges", cases)
 }
