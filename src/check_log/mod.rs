@@ -262,3 +262,7 @@ fn judge_events(
         verdicts: folded.verdicts(),
     })
 }
+
+#[cfg(test)]
+#[path = "keys_tests.rs"]
+mod keys_tests;

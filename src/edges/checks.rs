@@ -199,7 +199,9 @@ pub fn run(
         }
         EdgeCheck::FaultEffects => fault_effects(&session.events, plan),
         EdgeCheck::HttpMapping => http_mapping(session),
-        EdgeCheck::ConformSmoke => Ok(()),
+        EdgeCheck::ConformSmoke => {
+            Err("conform's smoke run is no check over a session (super::smoke runs it)".into())
+        }
     }
 }
 

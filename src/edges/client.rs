@@ -269,6 +269,7 @@ impl Client {
     }
 
     async fn double_submit(&mut self, run: &Run, second_amount: u64) {
+        let sent = self.sent().await;
         let req = Client::create(run, &run.order, &run.key);
         let copy = Client::create_of(run, &run.order, &run.key, second_amount);
         let started_ms = self.now_ms;
@@ -278,7 +279,7 @@ impl Client {
             async move { send_once(&addr, &req).await }
         });
         // The second copy once the first is in flight (its upstream held by the plan).
-        tokio::time::sleep(Duration::from_millis(30)).await;
+        self.until_sent(sent + 1).await;
         let second = send_once(&addr, &copy).await;
         self.seen.push(Exchange {
             started_ms,
@@ -306,12 +307,13 @@ impl Client {
     /// Sends `req` and moves the clock `ms` while it is in flight (an answer the plan
     /// holds that long); records it with the time it took.
     async fn send_across(&mut self, req: WireRequest, ms: u64) -> Option<WireReply> {
+        let sent = self.sent().await;
         let started_ms = self.now_ms;
         let pending = tokio::spawn({
             let (addr, req) = (self.addr.clone(), req.clone());
             async move { send_once(&addr, &req).await }
         });
-        tokio::time::sleep(Duration::from_millis(30)).await;
+        self.until_sent(sent + 1).await;
         self.wait(ms).await;
         let answer = pending.await.ok().flatten();
         self.seen.push(Exchange {
@@ -321,6 +323,37 @@ impl Client {
             answer: answer.clone(),
         });
         answer
+    }
+
+    /// How many requests the sandbox's events show sent so far.
+    async fn sent(&mut self) -> usize {
+        let req = WireRequest {
+            method: "GET".into(),
+            target: "/__sandbox/events".into(),
+            headers: Vec::new(),
+            body: None,
+        };
+        match wire::send(&self.addr, &req, TIMEOUT).await {
+            Ok(r) => r.body.matches("\"kind\":\"sent\"").count(),
+            Err(e) => {
+                self.errors.push(format!("GET /__sandbox/events: {e}"));
+                0
+            }
+        }
+    }
+
+    /// Waits (in real time, at most [`TIMEOUT`]) until the sandbox has `n` requests sent:
+    /// the one in flight has reached it, whatever the machine's load.
+    async fn until_sent(&mut self, n: usize) {
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        while self.sent().await < n {
+            if tokio::time::Instant::now() >= deadline {
+                self.errors
+                    .push(format!("request {n} never reached the sandbox"));
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
     }
 
     async fn slow_query(&mut self, run: &Run) {

@@ -276,6 +276,10 @@ mod tests {
             assert!(c.passed, "{} on {}: {:?}", c.check, c.session, c.detail);
         }
         for d in &report.defects {
+            println!(
+                "{} | {:?} | {:?} | {:.2} s | {:?} | {:?}",
+                d.name, d.caught_by, d.session, d.seconds, d.witness_requests, d.witness
+            );
             assert!(d.caught_by.is_some(), "{} missed", d.name);
             assert!(d.witness_requests.is_some_and(|n| n >= 1), "{}", d.name);
         }

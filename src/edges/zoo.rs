@@ -1,6 +1,7 @@
 //! The edge zoo's kill matrix: every planted [`EdgeDefect`] must fail one end-to-end
 //! check, and the session that shows it is shrunk (client runs and fault rules left
-//! out while the same check still fails) to a witness.
+//! out, faults moved to earlier requests, while the same check still fails) to a
+//! witness.
 //!
 //! Each defect is tried on every session of [`super::sessions`], the checks of
 //! [`EdgeCheck::SESSION`] in order, then, if none fails, by conform's smoke run (the
@@ -65,7 +66,8 @@ async fn fails(
         .map(|why| (why, s.seen.len())))
 }
 
-/// Leaves out client runs, then fault rules, one at a time while `check` still fails.
+/// Leaves out client runs, then fault rules, one at a time, then moves each rule's
+/// `nth` earlier, while `check` still fails.
 async fn shrink(
     spec: &Spec,
     check: EdgeCheck,
@@ -74,22 +76,55 @@ async fn shrink(
     found: (String, usize),
 ) -> Result<(Spec, (String, usize)), String> {
     let mut best = (spec.clone(), found);
-    let mut i = 0;
-    while i < best.0.runs.len() && best.0.runs.len() > 1 {
-        let mut candidate = best.0.clone();
-        candidate.runs.remove(i);
-        match fails(&candidate, check, seam, dir).await? {
-            Some(f) => best = (candidate, f),
-            None => i += 1,
+    // First the boldest cut: one rule alone, on the first request it matches.
+    for i in 0..spec.plan.faults.len() {
+        let mut candidate = spec.clone();
+        let mut rule = candidate.plan.faults[i].clone();
+        rule.nth = 1;
+        candidate.plan.faults = vec![rule];
+        if let Some(f) = fails(&candidate, check, seam, dir).await? {
+            best = (candidate, f);
+            break;
         }
     }
-    let mut i = 0;
-    while i < best.0.plan.faults.len() {
-        let mut candidate = best.0.clone();
-        candidate.plan.faults.remove(i);
-        match fails(&candidate, check, seam, dir).await? {
-            Some(f) => best = (candidate, f),
-            None => i += 1,
+    // Then to a fixed point: a fault moved earlier can let a rule or a run go, and back.
+    loop {
+        let size = |s: &Spec| {
+            s.runs.len()
+                + s.plan.faults.len()
+                + s.plan.faults.iter().map(|r| r.nth as usize).sum::<usize>()
+        };
+        let before = size(&best.0);
+        let mut i = 0;
+        while i < best.0.runs.len() && best.0.runs.len() > 1 {
+            let mut candidate = best.0.clone();
+            candidate.runs.remove(i);
+            match fails(&candidate, check, seam, dir).await? {
+                Some(f) => best = (candidate, f),
+                None => i += 1,
+            }
+        }
+        let mut i = 0;
+        while i < best.0.plan.faults.len() {
+            let mut candidate = best.0.clone();
+            candidate.plan.faults.remove(i);
+            match fails(&candidate, check, seam, dir).await? {
+                Some(f) => best = (candidate, f),
+                None => i += 1,
+            }
+        }
+        for i in 0..best.0.plan.faults.len() {
+            while best.0.plan.faults[i].nth > 1 {
+                let mut candidate = best.0.clone();
+                candidate.plan.faults[i].nth -= 1;
+                match fails(&candidate, check, seam, dir).await? {
+                    Some(f) => best = (candidate, f),
+                    None => break,
+                }
+            }
+        }
+        if size(&best.0) == before {
+            break;
         }
     }
     Ok(best)
