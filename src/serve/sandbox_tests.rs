@@ -693,3 +693,60 @@ fn the_fault_window_counts_only_matching_requests() {
     assert_eq!(after.status, 200, "the 4th match is after the window");
     assert_eq!(captures(&sb), 2);
 }
+
+/// Each matcher of a rule counts only the requests it names (`serve::faults`): the API
+/// key, the `Idempotency-Key`, and the order number of a create, of a checkout session
+/// and of a query by order number.
+#[test]
+fn fault_rules_match_by_api_key_key_and_order_on_every_endpoint_that_names_one() {
+    let with_key = |sb: &mut Sandbox, auth: &str, key: &str, order: &str| {
+        let mut http = create_request(key, order, 'A');
+        http.authorization = Some(format!("Bearer {auth}").into_bytes());
+        let now = sb.now();
+        answered(sb.handle(now, &http))
+    };
+    let mut sb = sandbox(
+        Branches::A,
+        r#"{"faults":[{"api_key":"ak_3","action":"reset_before"}]}"#,
+    );
+    assert_eq!(
+        with_key(&mut sb, "ak_1", "k1", "ORDER-1").status,
+        201,
+        "ak_1 is not ak_3"
+    );
+    assert_eq!(with_key(&mut sb, "ak_3", "k1", "ORDER-1").wire, Wire::Reset);
+
+    let mut sb = sandbox(
+        Branches::A,
+        r#"{"faults":[{"key":"k2","action":"reset_before"}]}"#,
+    );
+    assert_eq!(
+        create(&mut sb, "k1", "ORDER-1", 100, 'A').status,
+        201,
+        "k1 is not k2"
+    );
+    assert_eq!(create(&mut sb, "k2", "ORDER-2", 100, 'A').wire, Wire::Reset);
+
+    let plan =
+        r#"{"faults":[{"endpoint":"list_payments","order":"ORDER-2","action":"500_before"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let other = get(&mut sb, "/v1/payments?merchant_order_no=ORDER-1");
+    assert_eq!(other.status, 200, "another order's query");
+    let named = get(&mut sb, "/v1/payments?merchant_order_no=ORDER-2");
+    assert_eq!(named.status, 500, "{}", named.body);
+
+    let plan = r#"{"faults":[{"endpoint":"create_checkout_session","order":"ORDER-2","action":"500_before"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let session = |sb: &mut Sandbox, key: &str, order: &str| {
+        let body = format!(r#"{{"merchant_order_no":"{order}","amount":100,"currency":"USD"}}"#);
+        send(sb, "POST", "/v1/checkout/sessions", Some(key), &body)
+    };
+    let other = session(&mut sb, "s1", "ORDER-1");
+    assert!(
+        other.status < 300,
+        "another order's checkout session: {}",
+        other.body
+    );
+    let named = session(&mut sb, "s2", "ORDER-2");
+    assert_eq!(named.status, 500, "{}", named.body);
+}
