@@ -60,9 +60,9 @@ impl EdgeCheck {
     /// The checks over a session, in the order they run.
     pub const SESSION: [EdgeCheck; 6] = [
         EdgeCheck::SandboxVerdict,
+        EdgeCheck::JudgeEvents,
         EdgeCheck::FaultEffects,
         EdgeCheck::HttpMapping,
-        EdgeCheck::JudgeEvents,
         EdgeCheck::CheckLogHar,
         EdgeCheck::CheckLogCapture,
     ];

@@ -1,6 +1,6 @@
 //! The edge zoo's planted defects: small, realistic bugs of the code that faces the
 //! outside world (the sandbox's HTTP mapping and fault plan, check-log's HAR reader,
-//! conform's proxy), each planted through one decision point of [`super::EdgeSeam`].
+//! conform's proxy, the sandbox's events export), each planted through one decision point of [`super::EdgeSeam`].
 
 use serde::Serialize;
 
@@ -12,6 +12,8 @@ pub enum Edge {
     SandboxHttp,
     /// `serve`: the fault plan.
     SandboxFaults,
+    /// `serve`: what the sandbox exports of a session.
+    SandboxExports,
     /// `check-log`: the HAR reader.
     CheckLog,
     /// `conform`: the fault-injecting proxy.
@@ -23,6 +25,7 @@ impl Edge {
         match self {
             Edge::SandboxHttp => "sandbox http",
             Edge::SandboxFaults => "sandbox faults",
+            Edge::SandboxExports => "sandbox exports",
             Edge::CheckLog => "check-log",
             Edge::ConformProxy => "conform proxy",
         }
@@ -46,6 +49,9 @@ pub enum EdgeDefect {
     /// `reset_after` loses the request instead of the answer (a "drop the answer" fault
     /// that also drops the execution).
     ResetAfterDropsExecution,
+    /// The sandbox's events export leaves out the messages the network lost (an exporter
+    /// that keeps what was delivered).
+    EventsExportWithoutLost,
     /// check-log takes a HAR entry's end for its start (entries ordered by end).
     HarOrderedByEnd,
     /// check-log matches header names case-sensitively (an HTTP/2 capture's lowercase
@@ -60,13 +66,14 @@ pub enum EdgeDefect {
 }
 
 impl EdgeDefect {
-    pub const ALL: [EdgeDefect; 11] = [
+    pub const ALL: [EdgeDefect; 12] = [
         EdgeDefect::IdempotencyKeyHeaderIgnored,
         EdgeDefect::ConflictWritten400,
         EdgeDefect::RetryAfterDropped,
         EdgeDefect::ResetBeforeExecutes,
         EdgeDefect::Fail500BeforeExecutes,
         EdgeDefect::ResetAfterDropsExecution,
+        EdgeDefect::EventsExportWithoutLost,
         EdgeDefect::HarOrderedByEnd,
         EdgeDefect::HarHeaderCaseSensitive,
         EdgeDefect::HarRetryAfterIgnored,
@@ -82,6 +89,7 @@ impl EdgeDefect {
             EdgeDefect::ResetBeforeExecutes => "reset_before_executes",
             EdgeDefect::Fail500BeforeExecutes => "fail_500_before_executes",
             EdgeDefect::ResetAfterDropsExecution => "reset_after_drops_execution",
+            EdgeDefect::EventsExportWithoutLost => "events_export_without_lost",
             EdgeDefect::HarOrderedByEnd => "har_ordered_by_end",
             EdgeDefect::HarHeaderCaseSensitive => "har_header_case_sensitive",
             EdgeDefect::HarRetryAfterIgnored => "har_retry_after_ignored",
@@ -98,6 +106,7 @@ impl EdgeDefect {
             EdgeDefect::ResetBeforeExecutes
             | EdgeDefect::Fail500BeforeExecutes
             | EdgeDefect::ResetAfterDropsExecution => Edge::SandboxFaults,
+            EdgeDefect::EventsExportWithoutLost => Edge::SandboxExports,
             EdgeDefect::HarOrderedByEnd
             | EdgeDefect::HarHeaderCaseSensitive
             | EdgeDefect::HarRetryAfterIgnored
@@ -126,6 +135,9 @@ impl EdgeDefect {
             }
             EdgeDefect::ResetAfterDropsExecution => {
                 "the fault reset_after loses the request: nothing executes"
+            }
+            EdgeDefect::EventsExportWithoutLost => {
+                "GET /__sandbox/events leaves out the events of lost requests and answers"
             }
             EdgeDefect::HarOrderedByEnd => {
                 "check-log takes startedDateTime + time as an entry's start: overlapping exchanges ordered by their end"

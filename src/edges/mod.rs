@@ -58,7 +58,7 @@ fn client_run(program: Program, api_key: &'static str, order: &str, card: char, 
     }
 }
 
-/// The sessions the edges are checked on.
+/// The sessions the edges are checked on, in the order the edge zoo tries them.
 pub fn sessions() -> Vec<Spec> {
     let create = "create_payment";
     let plan = |faults: Vec<Rule>, retry_after_s: Option<u32>| Plan {
@@ -67,6 +67,28 @@ pub fn sessions() -> Vec<Spec> {
         retry_after_s,
     };
     vec![
+        // "Don't do this": a new key, then a new order number, after a lost answer; and
+        // a retry at once after a 429.
+        Spec {
+            name: "dont-do-this",
+            branches: Branches::A,
+            plan: plan(
+                vec![
+                    rule(create, 1, Action::ResetAfter, None),
+                    rule(create, 4, Action::RateLimited, None),
+                ],
+                None,
+            ),
+            runs: vec![
+                client_run(Program::DontDoThis, "ak_1", "ORDER-9", 'A', "k-9"),
+                client_run(Program::ImpatientRetry, "ak_1", "ORDER-8", 'A', "k-8"),
+            ],
+            violated: &[
+                "client-never-charges-an-order-twice",
+                "wire-client-honours-retry-after",
+                "wire-client-keeps-key-and-order-after-unknown",
+            ],
+        },
         // The reference client through every fault of the plan on its first create,
         // then merchant 2 under the same key and order number with a slow card, then a
         // declined card.
@@ -90,28 +112,6 @@ pub fn sessions() -> Vec<Spec> {
                 client_run(Program::Reference, "ak_1", "ORDER-2", 'B', "k-2"),
             ],
             violated: &[],
-        },
-        // "Don't do this": a new key, then a new order number, after a lost answer; and
-        // a retry at once after a 429.
-        Spec {
-            name: "dont-do-this",
-            branches: Branches::A,
-            plan: plan(
-                vec![
-                    rule(create, 1, Action::ResetAfter, None),
-                    rule(create, 4, Action::RateLimited, None),
-                ],
-                None,
-            ),
-            runs: vec![
-                client_run(Program::DontDoThis, "ak_1", "ORDER-9", 'A', "k-9"),
-                client_run(Program::ImpatientRetry, "ak_1", "ORDER-8", 'A', "k-8"),
-            ],
-            violated: &[
-                "client-never-charges-an-order-twice",
-                "wire-client-honours-retry-after",
-                "wire-client-keeps-key-and-order-after-unknown",
-            ],
         },
         // A double submit under one key while the first create's upstream is slow: the
         // second is answered 409 operation_in_progress (S5's second branch).

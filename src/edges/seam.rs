@@ -66,6 +66,13 @@ impl EdgeSeam {
         }
     }
 
+    // ---- the sandbox: exports ---------------------------------------------------------
+
+    /// Whether the events export writes event `line` (JSON Lines; every event is).
+    pub fn exports_event(self, line: &str) -> bool {
+        !(self.0 == Some(EdgeDefect::EventsExportWithoutLost) && line.contains("\"kind\":\"lost\""))
+    }
+
     // ---- check-log: the HAR reader -------------------------------------------------------
 
     /// An entry's start, from `startedDateTime` (HAR 1.2: when the request started) and

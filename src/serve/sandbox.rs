@@ -283,6 +283,19 @@ impl Sandbox {
         self.record.tape()
     }
 
+    /// At most `n` of the session's events from the `from`-th as the events export
+    /// writes them (JSON Lines, [`Record::events_jsonl_from`]), and the index after them.
+    pub fn events_export_from(&self, from: usize, n: usize) -> Result<(String, usize), String> {
+        let seam = self.settings.seam;
+        self.record.events_jsonl_from(from, n).map(|(text, next)| {
+            let kept: String = text
+                .split_inclusive('\n')
+                .filter(|line| seam.exports_event(line))
+                .collect();
+            (kept, next)
+        })
+    }
+
     /// Errors of the world since the last call (each answered 500).
     pub fn take_errors(&mut self) -> Vec<String> {
         std::mem::take(&mut self.errors)
