@@ -750,3 +750,51 @@ fn fault_rules_match_by_api_key_key_and_order_on_every_endpoint_that_names_one()
     let named = session(&mut sb, "s2", "ORDER-2");
     assert_eq!(named.status, 500, "{}", named.body);
 }
+
+/// What the edge answers itself: a route outside `/v1/` is 404 (never the model's),
+/// a method the contract has no use for is 405 on a contract path and 404 elsewhere,
+/// DELETE reaches the model, and a key over the byte bound is 400 `Idempotency-Key`.
+#[test]
+fn the_edge_answers_routes_methods_and_keys_the_model_cannot_represent() {
+    let req = |method: &str, target: &str, key: Option<Vec<u8>>| HttpRequest {
+        method: method.into(),
+        target: target.into(),
+        authorization: Some(b"Bearer ak_1".to_vec()),
+        idempotency_key: key,
+        body: Vec::new(),
+    };
+    let status = |r: Result<ApiRequest, HttpReply>| r.err().map(|e| e.status);
+    assert_eq!(
+        status(http_map::to_api_request(&req("GET", "/__sandbox/x", None))),
+        Some(404)
+    );
+    assert_eq!(
+        status(http_map::to_api_request(&req(
+            "PATCH",
+            "/v1/payments",
+            None
+        ))),
+        Some(405)
+    );
+    assert_eq!(
+        status(http_map::to_api_request(&req("PATCH", "/elsewhere", None))),
+        Some(404)
+    );
+    assert_eq!(
+        status(http_map::to_api_request(&req(
+            "PATCH",
+            "/v1/elsewhere",
+            None
+        ))),
+        Some(404)
+    );
+    let delete = http_map::to_api_request(&req("DELETE", "/v1/payments/pay_demo_001", None));
+    assert!(delete.is_ok(), "DELETE is the model's to answer");
+    let long = vec![b'k'; http_map::KEY_BYTES_MAX + 1];
+    let refused = http_map::to_api_request(&req("GET", "/v1/payments/pay_demo_001", Some(long)));
+    assert_eq!(status(refused), Some(400));
+    let longest = vec![b'k'; http_map::KEY_BYTES_MAX];
+    assert!(
+        http_map::to_api_request(&req("GET", "/v1/payments/pay_demo_001", Some(longest))).is_ok()
+    );
+}
