@@ -9,6 +9,7 @@ mod bench_cmd;
 mod check_cmd;
 mod check_log;
 mod conform;
+mod edges;
 mod input;
 mod interrupt;
 mod judge_cmd;

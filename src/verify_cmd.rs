@@ -35,7 +35,7 @@ pub struct VerifyArgs {
     /// Stop each preset after this many seconds (incomplete: exit 3).
     #[arg(long)]
     pub timeout: Option<u64>,
-    /// Skip the bug zoo.
+    /// Skip the bug zoo and the edge zoo (the edges' end-to-end checks still run).
     #[arg(long)]
     pub no_mutants: bool,
     /// Plant this bug of the zoo (`mutants --list`) and check the presets the zoo tries
@@ -121,7 +121,14 @@ impl Default for VerifyArgs {
 static ZOO: payhub_properties::zoo::ZooControl = payhub_properties::zoo::ZooControl::new();
 
 /// The parts of a run, in order, for what an interrupted run did not reach.
-const PARTS: [&str; 5] = ["presets", "simulation sweep", "chaos", "scripts", "bug zoo"];
+const PARTS: [&str; 6] = [
+    "presets",
+    "simulation sweep",
+    "chaos",
+    "scripts",
+    "edges",
+    "bug zoo",
+];
 
 /// `interrupted (Ctrl-C) during PART; not run: …`, if Ctrl-C was pressed by the end of
 /// part `i` of [`PARTS`].
@@ -297,7 +304,18 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     end_phase(PARTS[3], !scenarios.is_empty());
     interrupted = interrupted.or_else(|| interrupted_at(3, args.no_mutants));
 
-    // 5. The bug zoo: every mutant must be killed, no reference configuration caught.
+    // 5. The edges end to end (sandbox, check-log, judge, conform) and the edge zoo
+    // (docs/testing.md): about a second; --no-mutants leaves the edge zoo out.
+    let edges = if interrupted.is_some() || !rest {
+        None
+    } else {
+        progress.say("edges: sandbox, check-log, conform, edge zoo");
+        Some(crate::edges::run(&out.join("edges"), !args.no_mutants)?)
+    };
+    end_phase(PARTS[4], edges.is_some());
+    interrupted = interrupted.or_else(|| interrupted_at(4, args.no_mutants));
+
+    // 6. The bug zoo: every mutant must be killed, no reference configuration caught.
     let zoo = if args.no_mutants || interrupted.is_some() || !rest {
         None
     } else {
@@ -305,9 +323,9 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         Some(bug_zoo(args)?)
     };
     if !args.no_mutants {
-        end_phase(PARTS[4], zoo.is_some());
+        end_phase(PARTS[5], zoo.is_some());
     }
-    interrupted = interrupted.or_else(|| interrupted_at(4, args.no_mutants));
+    interrupted = interrupted.or_else(|| interrupted_at(5, args.no_mutants));
     progress.done();
 
     let report = Report::new(
@@ -324,6 +342,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             search: preset_search.describe(),
             interrupted,
             planted: planted.map(|s| s.name()),
+            edges,
         },
     );
     let written = report.write(&out)?;

@@ -11,6 +11,7 @@
 //! whose JSON is broken is rejected at the line and column where it breaks.
 
 use super::entry::{Entry, Label, Outcome, bearer, parse_time, target_of};
+use crate::edges::EdgeSeam;
 use crate::serve::http_map::HttpRequest;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -67,10 +68,17 @@ struct Body {
     encoding: Option<String>,
 }
 
-fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
+/// Header `name`, matched in any case (RFC 9110 §5.1; the seam's reference answer).
+fn header<'a>(headers: &'a [Header], name: &str, seam: EdgeSeam) -> Option<&'a str> {
     headers
         .iter()
-        .find(|h| h.name.eq_ignore_ascii_case(name))
+        .find(|h| {
+            if seam.headers_any_case() {
+                h.name.eq_ignore_ascii_case(name)
+            } else {
+                h.name == name
+            }
+        })
         .map(|h| h.value.as_str())
 }
 
@@ -115,8 +123,10 @@ fn base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn to_entry(i: u64, e: HarEntry) -> Result<Entry, String> {
+fn to_entry(i: u64, e: HarEntry, seam: EdgeSeam) -> Result<Entry, String> {
+    let duration_ms = e.time.filter(|t| *t > 0.0).map_or(0, |t| t as u64);
     let started_ms = parse_time(&e.started)
+        .map(|t| seam.har_start(t, duration_ms))
         .ok_or_else(|| format!("startedDateTime '{}' is not a date", e.started))?;
     let r = &e.request;
     let body = match &r.post_data {
@@ -127,14 +137,20 @@ fn to_entry(i: u64, e: HarEntry) -> Result<Entry, String> {
         method: r.method.to_ascii_uppercase(),
         target: target_of(&r.url),
         authorization: None,
-        idempotency_key: header(&r.headers, "Idempotency-Key").map(|k| k.as_bytes().to_vec()),
+        idempotency_key: header(&r.headers, "Idempotency-Key", seam).map(|k| k.as_bytes().to_vec()),
         body,
     };
     let outcome = match &e.response {
         Some(resp) if resp.status > 0 && resp.error.is_none() && e.error.is_none() => {
-            let retry_after_s =
-                header(&resp.headers, "Retry-After").and_then(|v| v.trim().parse().ok());
-            let body = match &resp.content {
+            let retry_after_s = header(&resp.headers, "Retry-After", seam)
+                .filter(|_| seam.har_reads_retry_after())
+                .and_then(|v| v.trim().parse().ok());
+            let content = if seam.har_response_body_from_response() {
+                resp.content.as_ref()
+            } else {
+                r.post_data.as_ref()
+            };
+            let body = match content {
                 Some(c) => c.bytes()?,
                 None => None,
             };
@@ -150,17 +166,20 @@ fn to_entry(i: u64, e: HarEntry) -> Result<Entry, String> {
     Ok(Entry {
         label: Label::HarEntry(i),
         started_ms,
-        duration_ms: e.time.filter(|t| *t > 0.0).map_or(0, |t| t as u64),
-        api_key: header(&r.headers, "Authorization").and_then(bearer),
+        duration_ms,
+        api_key: header(&r.headers, "Authorization", seam).and_then(bearer),
         http,
         outcome,
     })
 }
 
 /// Streams `reader`'s `log.entries`, calling `each` with each entry (1-based index) or
-/// why it does not read. `Err` for a file that is not a HAR.
-pub fn read(
+/// why it does not read. `Err` for a file that is not a HAR. `seam`: the reader's decision
+/// points ([`EdgeSeam::REFERENCE`]: as documented here; the edge zoo plants a defect of
+/// the reader there).
+pub fn read_with(
     reader: impl Read,
+    seam: EdgeSeam,
     each: &mut dyn FnMut(Result<Entry, (Label, String)>),
 ) -> Result<(), String> {
     let spent = Cell::new(0u64);
@@ -175,6 +194,7 @@ pub fn read(
     let found = Top {
         each,
         spent: &spent,
+        seam,
     }
     .deserialize(&mut de)
     .map_err(|e| {
@@ -223,6 +243,7 @@ impl<R: Read> Read for Bounded<'_, R> {
 struct Top<'a, 'b> {
     each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
     spent: &'a Cell<u64>,
+    seam: EdgeSeam,
 }
 
 impl<'de> DeserializeSeed<'de> for Top<'_, '_> {
@@ -244,6 +265,7 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
                 found = map.next_value_seed(Log {
                     each: &mut *self.each,
                     spent: self.spent,
+                    seam: self.seam,
                 })?;
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -257,6 +279,7 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
 struct Log<'a, 'b> {
     each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
     spent: &'a Cell<u64>,
+    seam: EdgeSeam,
 }
 
 impl<'de> DeserializeSeed<'de> for Log<'_, '_> {
@@ -278,6 +301,7 @@ impl<'de> Visitor<'de> for Log<'_, '_> {
                 map.next_value_seed(Entries {
                     each: &mut *self.each,
                     spent: self.spent,
+                    seam: self.seam,
                 })?;
                 found = true;
             } else {
@@ -291,6 +315,7 @@ impl<'de> Visitor<'de> for Log<'_, '_> {
 struct Entries<'a, 'b> {
     each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
     spent: &'a Cell<u64>,
+    seam: EdgeSeam,
 }
 
 impl<'de> DeserializeSeed<'de> for Entries<'_, '_> {
@@ -312,7 +337,7 @@ impl<'de> Visitor<'de> for Entries<'_, '_> {
             i += 1;
             let read = serde_json::from_str::<HarEntry>(raw.get())
                 .map_err(|e| e.to_string())
-                .and_then(|e| to_entry(i, e))
+                .and_then(|e| to_entry(i, e, self.seam))
                 .map_err(|why| (Label::HarEntry(i), why));
             (self.each)(read);
         }

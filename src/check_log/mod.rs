@@ -139,6 +139,15 @@ fn rank(a: u8, b: u8) -> u8 {
 /// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
 /// the formats, empty, compressed, past a bound, or judged nothing.
 pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String> {
+    judge_file_with(path, key_map, crate::edges::EdgeSeam::REFERENCE)
+}
+
+/// [`judge_file`] with the HAR reader's decision points `seam` (the edge zoo's).
+pub fn judge_file_with(
+    path: &Path,
+    key_map: Option<&Path>,
+    seam: crate::edges::EdgeSeam,
+) -> Result<Judged, String> {
     let keys = keys::Keys::load(key_map)?;
     let mut input = crate::input::open(path)?;
     let format = detect::detect(&mut input)?;
@@ -158,7 +167,8 @@ pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String>
                 }
             };
             if format == Format::Har {
-                har::read(&mut input.reader, &mut each).map_err(|e| format!("{name}:{e}"))?;
+                har::read_with(&mut input.reader, seam, &mut each)
+                    .map_err(|e| format!("{name}:{e}"))?;
             } else {
                 crate::input::each_line(&mut input.reader, &name, &mut |n, text| {
                     let read = text
@@ -253,3 +263,7 @@ fn judge_events(
         verdicts: folded.verdicts(),
     })
 }
+
+#[cfg(test)]
+#[path = "keys_tests.rs"]
+mod keys_tests;

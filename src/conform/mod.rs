@@ -238,6 +238,16 @@ pub async fn connect(
     profile: profile::Loaded,
     max_states: usize,
 ) -> Result<Target, String> {
+    connect_with(url, profile, max_states, crate::edges::EdgeSeam::REFERENCE).await
+}
+
+/// [`connect`] with the proxy's decision points `seam` (the edge zoo's).
+pub async fn connect_with(
+    url: &str,
+    profile: profile::Loaded,
+    max_states: usize,
+    seam: crate::edges::EdgeSeam,
+) -> Result<Target, String> {
     let direct = wire::authority(url)?;
     let settings = oracle::Settings {
         branches: profile.branches.clone(),
@@ -249,7 +259,7 @@ pub async fn connect(
         ids_per_merchant: profile.profile.isolation.ids_per_merchant,
     };
     let timeout = Duration::from_millis(profile.timeout.0);
-    let proxy = proxy::Proxy::start(direct.clone(), timeout).await?;
+    let proxy = proxy::Proxy::start_with(direct.clone(), timeout, seam).await?;
     let target = Target {
         profile,
         direct,

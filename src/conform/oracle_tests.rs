@@ -59,6 +59,7 @@ fn sandbox(planted: Planted) -> Sandbox {
         plan: Plan::default(),
         webhooks: false,
         planted,
+        seam: Default::default(),
     })
 }
 

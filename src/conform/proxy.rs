@@ -10,6 +10,7 @@
 //! request's [`TAG_HEADER`]). The vocabulary is the sandbox's (`serve --help`).
 
 use super::wire::{self, WireError, WireReply, WireRequest};
+use crate::edges::EdgeSeam;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -40,7 +41,13 @@ impl Drop for Proxy {
 
 impl Proxy {
     /// Starts a proxy on a free loopback port in front of `target` (`host:port`).
-    pub async fn start(target: String, timeout: Duration) -> Result<Proxy, String> {
+    /// `seam`: the proxy's decision points ([`EdgeSeam::REFERENCE`]: as documented
+    /// above; the edge zoo plants a defect there).
+    pub async fn start_with(
+        target: String,
+        timeout: Duration,
+        seam: EdgeSeam,
+    ) -> Result<Proxy, String> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| format!("the proxy cannot listen on loopback: {e}"))?;
@@ -53,7 +60,13 @@ impl Proxy {
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let _ = stream.set_nodelay(true);
-                tokio::spawn(connection(stream, target.clone(), timeout, kept.clone()));
+                tokio::spawn(connection(
+                    stream,
+                    target.clone(),
+                    timeout,
+                    kept.clone(),
+                    seam,
+                ));
             }
         });
         Ok(Proxy {
@@ -69,14 +82,25 @@ impl Proxy {
     }
 }
 
-async fn connection(mut stream: TcpStream, target: String, timeout: Duration, seconds: Seconds) {
+async fn connection(
+    mut stream: TcpStream,
+    target: String,
+    timeout: Duration,
+    seconds: Seconds,
+    seam: EdgeSeam,
+) {
     let Ok(Some(mut req)) = read_request(&mut stream).await else {
         return;
     };
     let fault = take_header(&mut req, FAULT_HEADER).unwrap_or_default();
     let tag = take_header(&mut req, TAG_HEADER).unwrap_or_default();
     match fault.as_str() {
-        "reset_before" => return reset(stream),
+        "reset_before" => {
+            if seam.proxy_forwards_reset_before() {
+                let _ = wire::send(&target, &req, timeout).await;
+            }
+            return reset(stream);
+        }
         "reset_after" => {
             let _ = wire::send(&target, &req, timeout).await;
             return reset(stream);

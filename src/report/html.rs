@@ -63,6 +63,7 @@ impl Report {
         self.findings_html(&mut s);
         self.scenarios_html(&mut s);
         self.zoo_html(&mut s);
+        self.edges_html(&mut s);
         self.coverage_html(&mut s);
         s.push_str(super::page::END);
         s

@@ -390,6 +390,10 @@ pub fn verify(report: &crate::report::Report) -> String {
                 .collect();
             suites.push(Suite::new("verify scenarios and findings scripts", cases));
         }
+        match &report.edges {
+            None => suites.push(not_run("edges")),
+            Some(e) => suites.push(super::edges::junit(e)),
+        }
         match &report.kill_matrix {
             None => suites.push(not_run("bug zoo")),
             Some(zoo) => suites.push(bug_zoo("verify", &zoo.matrix)),

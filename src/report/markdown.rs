@@ -118,6 +118,9 @@ impl Report {
             }
             None => {}
         }
+        if let Some(line) = self.edges_line() {
+            let _ = writeln!(s, "{line}");
+        }
         let gaps = self
             .coverage
             .iter()
@@ -204,6 +207,7 @@ impl Report {
         if let Some(zoo) = &self.kill_matrix {
             kill_matrix_markdown(&mut s, zoo);
         }
+        self.edges_markdown(&mut s);
         s
     }
 

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 mod coverage;
+mod edges;
 pub mod html;
 pub mod junit;
 mod markdown;
@@ -203,6 +204,8 @@ pub struct RunInfo {
     pub interrupted: Option<String>,
     /// The bug of the zoo planted in the presets (`verify --mutant NAME`), if one was.
     pub planted: Option<&'static str>,
+    /// The edges end to end and the edge zoo, if they ran.
+    pub edges: Option<crate::edges::EdgeReport>,
 }
 
 /// Something that failed or was not judged, and the command that shows it.
@@ -234,6 +237,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kill_matrix: Option<ZooReport>,
+    /// The edges (sandbox, check-log, conform) end to end, and the edge zoo.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edges: Option<crate::edges::EdgeReport>,
     /// Why the run stopped early, if it did: nothing is then claimed for what did not run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
@@ -276,6 +282,7 @@ impl Report {
             search,
             interrupted,
             planted,
+            edges,
         } = run;
         let coverage = coverage(&presets, &scenarios);
         let findings = Assumption::ALL
@@ -309,6 +316,7 @@ impl Report {
             coverage,
             findings,
             kill_matrix,
+            edges,
             interrupted,
             planted,
         };
@@ -346,7 +354,8 @@ impl Report {
             || self.simulation.liveness_failures > 0
             || self.chaos.violations > 0
             || self.scenarios.iter().any(|s| !s.passed)
-            || self.zoo_failed();
+            || self.zoo_failed()
+            || self.edges.as_ref().is_some_and(|e| !e.passed());
         if failed {
             1
         } else if self.presets.iter().any(|r| !r.complete)
@@ -509,6 +518,25 @@ impl Report {
                 });
             }
         }
+        if let Some(edges) = &self.edges {
+            for c in edges.checks.iter().filter(|c| !c.passed) {
+                out.push(Problem {
+                    what: format!(
+                        "edges: {} on session {} failed: {}",
+                        c.check,
+                        c.session,
+                        c.detail.as_deref().unwrap_or_default()
+                    ),
+                    reproduce: self.header.command.clone(),
+                });
+            }
+            for d in edges.defects.iter().filter(|d| d.caught_by.is_none()) {
+                out.push(Problem {
+                    what: format!("edge zoo: defect `{}` ({}) survived", d.name, d.edge),
+                    reproduce: self.header.command.clone(),
+                });
+            }
+        }
         out
     }
 
@@ -583,6 +611,7 @@ mod tests {
                 search: crate::verify_cmd::PresetSearch::Every.describe(),
                 interrupted: None,
                 planted: None,
+                edges: None,
             },
         )
     }

@@ -483,4 +483,38 @@ mod tests {
             r#"{"error":{"code":"rate_limited","retryable":true}}"#
         );
     }
+
+    /// The sandbox writes `expires_at` as an RFC 3339 UTC date at any depth (a Payment,
+    /// a list's Payments) and leaves every other number as it is.
+    #[test]
+    fn edge_times_write_expires_at_as_a_date_at_any_depth_and_nothing_else() {
+        let mut v = serde_json::json!({
+            "amount": 100, "expires_at": 86_400_000u64,
+            "data": [{"amount": 5, "expires_at": 1_000u64}],
+        });
+        edge_times(&mut v, 0);
+        assert_eq!(v["expires_at"], "1970-01-02T00:00:00.000Z");
+        assert_eq!(v["data"][0]["expires_at"], "1970-01-01T00:00:01.000Z");
+        assert_eq!(
+            (v["amount"].as_u64(), v["data"][0]["amount"].as_u64()),
+            (Some(100), Some(5))
+        );
+        let written = edge_json(&serde_json::json!({"expires_at": 0u64}), 1_000);
+        assert_eq!(written, r#"{"expires_at":"1970-01-01T00:00:01.000Z"}"#);
+    }
+
+    /// A text reply keeps its content type; a JSON one is `application/json`.
+    #[test]
+    fn text_replies_keep_their_content_type() {
+        let md = HttpReply::text(200, "text/markdown; charset=utf-8", "# x".into());
+        assert_eq!(
+            (md.status, md.content_type),
+            (200, "text/markdown; charset=utf-8")
+        );
+        assert_eq!(
+            HttpReply::json(200, "{}".into()).content_type,
+            "application/json"
+        );
+        assert_eq!(HttpReply::reset().wire, Wire::Reset);
+    }
 }

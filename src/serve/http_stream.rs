@@ -138,8 +138,7 @@ pub(super) async fn turn() -> Result<tokio::sync::SemaphorePermit<'static>, Resp
 /// `Err` (410) when the record no longer holds the session's first events.
 pub(super) async fn events(edge: Arc<Edge>, ns: usize, kill: Option<Kill>) -> Response {
     let first = edge.with_core(ns, |core, _| {
-        core.record()
-            .events_jsonl_from(0, EVENTS_PER_CHUNK)
+        core.events_export_from(0, EVENTS_PER_CHUNK)
             .map(|(text, next)| (text, next, core.record().events_dropped()))
     });
     let (text, mut next, dropped) = match first {
@@ -162,7 +161,7 @@ pub(super) async fn events(edge: Arc<Edge>, ns: usize, kill: Option<Kill>) -> Re
                 if core.record().events_dropped() != dropped {
                     return None;
                 }
-                core.record().events_jsonl_from(next, EVENTS_PER_CHUNK).ok()
+                core.events_export_from(next, EVENTS_PER_CHUNK).ok()
             });
             match chunk.flatten() {
                 Some((t, n)) => {

@@ -167,6 +167,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         plan,
         webhooks: webhooks.is_some(),
         planted,
+        seam: Default::default(),
     };
     // The bodies write times as dates: under the real clock edge time 0 is now; under
     // the manual clock 1970-01-01T00:00:00Z, so that a session's dates are the same on

@@ -214,6 +214,7 @@ mod tests {
             plan: crate::serve::faults::Plan::from_json("{\"faults\":[]}").unwrap(),
             webhooks: false,
             planted: Planted::Reference,
+            seam: Default::default(),
         });
         let session = Session {
             world: sandbox.world(),

@@ -33,6 +33,7 @@ use super::faults::{Action, Faults, Plan, WebhookAction};
 use super::http_map::{self, HttpReply, HttpRequest};
 use super::record::Record;
 use super::webhooks::{Outbox, Outgoing};
+use crate::edges::EdgeSeam;
 use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, Branch, Control, Environment, MerchantId, Millis,
     PaymentId, RequestId,
@@ -68,6 +69,9 @@ pub struct Settings {
     /// A planted bug of the zoo (`serve --mutant NAME`): a platform mutant through
     /// `WorldConfig::variant`, or a wrong contract number through the parameters.
     pub planted: Planted,
+    /// The edge's decision points: the reference, or a defect of the edge zoo planted
+    /// in the HTTP mapping or the fault plan (`crate::edges`).
+    pub seam: EdgeSeam,
 }
 
 /// The platform a session runs: the reference, or one planted bug of the zoo.
@@ -279,6 +283,19 @@ impl Sandbox {
         self.record.tape()
     }
 
+    /// At most `n` of the session's events from the `from`-th as the events export
+    /// writes them (JSON Lines, [`Record::events_jsonl_from`]), and the index after them.
+    pub fn events_export_from(&self, from: usize, n: usize) -> Result<(String, usize), String> {
+        let seam = self.settings.seam;
+        self.record.events_jsonl_from(from, n).map(|(text, next)| {
+            let kept: String = text
+                .split_inclusive('\n')
+                .filter(|line| seam.exports_event(line))
+                .collect();
+            (kept, next)
+        })
+    }
+
     /// Errors of the world since the last call (each answered 500).
     pub fn take_errors(&mut self) -> Vec<String> {
         std::mem::take(&mut self.errors)
@@ -439,13 +456,20 @@ impl Sandbox {
     fn exchange(&mut self, now: Millis, http: &HttpRequest) -> Result<Step, String> {
         self.move_world_to(now.since(self.epoch))?;
         self.reap();
+        let http = &HttpRequest {
+            idempotency_key: self
+                .settings
+                .seam
+                .idempotency_key(http.idempotency_key.clone()),
+            ..http.clone()
+        };
         let request = match http_map::to_api_request(http) {
             Ok(r) => r,
             Err(edge_answer) => return Ok(Step::Answered(edge_answer)),
         };
         let owner = self.config.key_owner(request.api_key);
         let rule = self.faults.next(&request).cloned();
-        let action = rule.as_ref().map(|r| r.action);
+        let action = rule.as_ref().map(|r| self.settings.seam.fault(r.action));
         let ms = rule.as_ref().and_then(|r| r.ms).map(Millis);
         let slow = ms.filter(|_| action == Some(Action::SlowUpstream));
         let hold = ms.filter(|_| action == Some(Action::Hold));
@@ -611,7 +635,13 @@ impl Sandbox {
                 branch: None,
             })?;
             self.orders.observe(x.owner, &x.request, Some(&response));
-            HttpReply::from_response_at(&response, self.clock_origin_ms())
+            let seam = self.settings.seam;
+            let reply = HttpReply::from_response_at(&response, self.clock_origin_ms());
+            HttpReply {
+                status: seam.status(reply.status),
+                retry_after_s: seam.retry_after(reply.retry_after_s),
+                ..reply
+            }
         };
         self.switch_off(x.control)?;
         Ok(reply)

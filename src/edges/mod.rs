@@ -1,0 +1,288 @@
+//! The edges checked end to end, as `verify` runs them: the sandbox (`serve`) on
+//! loopback in this process under a fault plan, driven by the contract's reference
+//! client and by its "Don't do this" client; the session's verdict, events and HAR, and
+//! the client's own capture, judged by `judge` and `check-log` with the sandbox's
+//! verdicts; a conform smoke run against a sandbox; then the edge zoo, planted defects
+//! of the sandbox, check-log and conform, each of which one of these checks must catch.
+//!
+//! Files: [`defect`] the planted defects, [`seam`] the edges' decision points they
+//! answer, [`client`] the clients, [`capture`] what a client saw as the world's tools
+//! write a HAR, [`session`] one sandbox session, [`checks`] the checks over it,
+//! [`smoke`] conform's run, [`zoo`] the kill matrix.
+
+pub mod capture;
+pub mod checks;
+pub mod client;
+pub mod defect;
+pub mod seam;
+pub mod session;
+pub mod smoke;
+pub mod zoo;
+
+pub use defect::EdgeDefect;
+pub use seam::EdgeSeam;
+
+use crate::serve::faults::{Action, Plan, Rule};
+use crate::serve::sandbox::Branches;
+use checks::EdgeCheck;
+use client::{Program, Run};
+use serde::Serialize;
+use session::Spec;
+use std::path::Path;
+use std::time::Instant;
+
+/// Seeds of conform's smoke run (`conform --preset smoke`: 0..50).
+pub const SMOKE_SEEDS: u64 = 50;
+
+fn rule(endpoint: &str, nth: u32, action: Action, ms: Option<u64>) -> Rule {
+    Rule {
+        endpoint: Some(endpoint.into()),
+        api_key: None,
+        key: None,
+        order: None,
+        nth,
+        times: 1,
+        action,
+        probability: None,
+        ms,
+    }
+}
+
+fn client_run(program: Program, api_key: &'static str, order: &str, card: char, key: &str) -> Run {
+    Run {
+        program,
+        api_key,
+        order: order.into(),
+        card,
+        key: key.into(),
+    }
+}
+
+/// The sessions the edges are checked on, in the order the edge zoo tries them.
+pub fn sessions() -> Vec<Spec> {
+    let create = "create_payment";
+    let plan = |faults: Vec<Rule>, retry_after_s: Option<u32>| Plan {
+        faults,
+        webhook_faults: Vec::new(),
+        retry_after_s,
+    };
+    vec![
+        // "Don't do this": a new key, then a new order number, after a lost answer; and
+        // a retry at once after a 429.
+        Spec {
+            name: "dont-do-this",
+            branches: Branches::A,
+            plan: plan(
+                vec![
+                    rule(create, 1, Action::ResetAfter, None),
+                    rule(create, 4, Action::RateLimited, None),
+                ],
+                None,
+            ),
+            runs: vec![
+                client_run(Program::DontDoThis, "ak_1", "ORDER-9", 'A', "k-9"),
+                client_run(Program::ImpatientRetry, "ak_1", "ORDER-8", 'A', "k-8"),
+            ],
+            violated: &[
+                "client-never-charges-an-order-twice",
+                "wire-client-honours-retry-after",
+                "wire-client-keeps-key-and-order-after-unknown",
+            ],
+        },
+        // The reference client through every fault of the plan on its first create,
+        // then merchant 2 under the same key and order number with a slow card, then a
+        // declined card.
+        Spec {
+            name: "reference",
+            branches: Branches::A,
+            plan: plan(
+                vec![
+                    rule(create, 1, Action::ResetAfter, None),
+                    rule(create, 2, Action::Fail500After, None),
+                    rule(create, 3, Action::RateLimited, None),
+                    rule(create, 4, Action::Unavailable, None),
+                    rule(create, 5, Action::ResetBefore, None),
+                    rule(create, 6, Action::Fail500Before, None),
+                ],
+                Some(1),
+            ),
+            runs: vec![
+                client_run(Program::Reference, "ak_1", "ORDER-1", 'A', "k-1"),
+                client_run(Program::Reference, "ak_3", "ORDER-1", 'D', "k-1"),
+                client_run(Program::Reference, "ak_1", "ORDER-2", 'B', "k-2"),
+            ],
+            violated: &[],
+        },
+        // A double submit under one key while the first create's upstream is slow: the
+        // second is answered 409 operation_in_progress (S5's second branch).
+        Spec {
+            name: "double-submit",
+            branches: Branches::B,
+            plan: plan(
+                vec![rule(create, 1, Action::SlowUpstream, Some(2_000))],
+                None,
+            ),
+            runs: vec![client_run(
+                Program::DoubleSubmit,
+                "ak_1",
+                "ORDER-5",
+                'A',
+                "k-5",
+            )],
+            violated: &[],
+        },
+        // Queries spaced 10 s from start to start, the first one's answer held 3 s.
+        Spec {
+            name: "slow-query",
+            branches: Branches::A,
+            plan: plan(
+                vec![rule(
+                    "get_payment",
+                    1,
+                    Action::Hold,
+                    Some(client::SLOW_QUERY_MS),
+                )],
+                None,
+            ),
+            runs: vec![client_run(
+                Program::SlowQuery,
+                "ak_1",
+                "ORDER-7",
+                'A',
+                "k-7",
+            )],
+            violated: &[],
+        },
+        // The double submit with another amount in the second copy.
+        Spec {
+            name: "double-submit-changed",
+            branches: Branches::B,
+            plan: plan(
+                vec![rule(create, 1, Action::SlowUpstream, Some(2_000))],
+                None,
+            ),
+            runs: vec![client_run(
+                Program::DoubleSubmitChanged,
+                "ak_1",
+                "ORDER-6",
+                'A',
+                "k-6",
+            )],
+            violated: &["wire-client-never-changes-parameters-under-a-key"],
+        },
+    ]
+}
+
+/// One check over one session of the reference edges.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckRow {
+    pub session: String,
+    pub check: &'static str,
+    pub passed: bool,
+    pub detail: Option<String>,
+}
+
+/// What `verify` reports of the edges.
+#[derive(Clone, Debug, Serialize)]
+pub struct EdgeReport {
+    /// The reference edges: every check over every session, and conform's smoke run.
+    pub checks: Vec<CheckRow>,
+    /// HTTP exchanges the sessions' clients made.
+    pub exchanges: usize,
+    pub smoke_cases: usize,
+    pub smoke_requests: usize,
+    /// The edge zoo's kill matrix (empty with `verify --no-mutants`).
+    pub defects: Vec<zoo::DefectRow>,
+    pub seconds: f64,
+}
+
+impl EdgeReport {
+    /// Whether every reference check passed and every defect was caught.
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.passed) && self.defects.iter().all(|d| d.caught_by.is_some())
+    }
+}
+
+/// The edges end to end, then (with `zoo`) the edge zoo; the files the checks read go
+/// to `dir`.
+pub fn run(dir: &Path, zoo: bool) -> Result<EdgeReport, String> {
+    let started = Instant::now();
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async {
+        let mut rows = Vec::new();
+        let mut exchanges = 0;
+        for spec in sessions() {
+            let s = session::run(&spec, EdgeSeam::REFERENCE).await?;
+            let expect = spec.expected();
+            exchanges += s.seen.len();
+            for check in EdgeCheck::SESSION {
+                let r = checks::run(
+                    check,
+                    &s,
+                    &spec.plan,
+                    &expect,
+                    dir,
+                    spec.name,
+                    EdgeSeam::REFERENCE,
+                );
+                rows.push(CheckRow {
+                    session: spec.name.into(),
+                    check: check.name(),
+                    passed: r.is_ok(),
+                    detail: r.err(),
+                });
+            }
+        }
+        let smoke = smoke::run(SMOKE_SEEDS, EdgeSeam::REFERENCE, EdgeSeam::REFERENCE).await?;
+        rows.push(CheckRow {
+            session: "conform smoke".into(),
+            check: EdgeCheck::ConformSmoke.name(),
+            passed: smoke.exit == 0,
+            detail: smoke.violation.as_ref().map(|(rule, n)| {
+                format!("conform finds a violation of {rule} (shrunk to {n} requests) against the reference sandbox")
+            }),
+        });
+        let mut defects = Vec::new();
+        for defect in EdgeDefect::ALL.into_iter().filter(|_| zoo) {
+            defects.push(zoo::kill(defect, dir).await?);
+        }
+        Ok(EdgeReport {
+            checks: rows,
+            exchanges,
+            smoke_cases: smoke.cases,
+            smoke_requests: smoke.requests,
+            defects,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The reference edges pass every check, and every planted defect of the edge zoo is
+    /// caught by one, with a witness of at least one exchange: each check is shown to
+    /// fail on a planted bug.
+    #[test]
+    fn the_reference_edges_pass_and_every_planted_defect_is_caught() {
+        let dir = std::env::temp_dir().join(format!("payhub-edges-{}", std::process::id()));
+        let report = super::run(&dir, true).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        for c in &report.checks {
+            assert!(c.passed, "{} on {}: {:?}", c.check, c.session, c.detail);
+        }
+        for d in &report.defects {
+            println!(
+                "{} | {:?} | {:?} | {:.2} s | {:?} | {:?}",
+                d.name, d.caught_by, d.session, d.seconds, d.witness_requests, d.witness
+            );
+            assert!(d.caught_by.is_some(), "{} missed", d.name);
+            assert!(d.witness_requests.is_some_and(|n| n >= 1), "{}", d.name);
+        }
+        assert_eq!(report.defects.len(), super::EdgeDefect::ALL.len());
+    }
+}

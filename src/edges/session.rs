@@ -1,0 +1,165 @@
+//! A sandbox session on loopback, in this process: the sandbox (`serve --clock manual
+//! --shared-merchants` with a fault plan) started on a free port, its clients run, and
+//! what it exports fetched over HTTP (its verdict, its events, its HAR) beside the
+//! client's own capture.
+
+use super::EdgeSeam;
+use super::client::{Client, Exchange, Run};
+use crate::conform::wire::{self, WireRequest};
+use crate::serve::faults::Plan;
+use crate::serve::http::{self, ClockMode, Edge, Namespace};
+use crate::serve::sandbox::{Branches, Planted, Sandbox, Settings};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a session is: its branches, fault plan and client runs.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub name: &'static str,
+    pub branches: Branches,
+    pub plan: Plan,
+    pub runs: Vec<Run>,
+    /// What its clients break: the properties the sandbox's verdict must violate.
+    pub violated: &'static [&'static str],
+}
+
+impl Spec {
+    pub fn expected(&self) -> Vec<String> {
+        self.violated.iter().map(|v| (*v).to_owned()).collect()
+    }
+}
+
+/// What a session left: the sandbox's verdict (`GET /__sandbox/verdict`), events (JSON
+/// Lines) and HAR, and the client's exchanges.
+pub struct Session {
+    pub verdict: Value,
+    pub events: String,
+    pub har: String,
+    pub seen: Vec<Exchange>,
+    /// A control the sandbox refused, or an export that did not come.
+    pub errors: Vec<String>,
+}
+
+/// A sandbox listening on loopback until dropped.
+pub struct Live {
+    pub addr: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts a sandbox with `settings` on a free loopback port (`shared`: one session for
+/// every merchant).
+pub async fn start(settings: Settings, shared: bool) -> Result<Live, String> {
+    let namespaces = (0..2)
+        .map(|ns| Namespace {
+            core: Sandbox::new(settings.clone()).with_ids_from(if ns == 1 {
+                crate::serve::sandbox::MERCHANT_2_IDS_FROM
+            } else {
+                0
+            }),
+            tape: None,
+        })
+        .collect();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("cannot listen on loopback: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("no address: {e}"))?;
+    let guard = crate::serve::guard::Guard {
+        addr: Some(addr),
+        ..Default::default()
+    };
+    let edge = Edge::new(namespaces, ClockMode::Manual, None).guarded(guard);
+    let edge = Arc::new(if shared { edge.shared() } else { edge });
+    let task = tokio::spawn(http::serve(listener, edge));
+    Ok(Live {
+        addr: addr.to_string(),
+        task,
+    })
+}
+
+/// The sandbox's settings for `spec` with `seam` planted.
+pub fn settings(branches: Branches, plan: Plan, seam: EdgeSeam) -> Settings {
+    Settings {
+        seed: 0,
+        branches,
+        plan,
+        webhooks: false,
+        planted: Planted::Reference,
+        seam,
+    }
+}
+
+async fn get(addr: &str, target: &str, errors: &mut Vec<String>) -> String {
+    let req = WireRequest {
+        method: "GET".into(),
+        target: target.into(),
+        headers: Vec::new(),
+        body: None,
+    };
+    match wire::send(addr, &req, Duration::from_secs(10)).await {
+        Ok(r) if r.status == 200 => {
+            if r.header("transfer-encoding")
+                .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
+            {
+                dechunk(&r.body).unwrap_or_else(|| {
+                    errors.push(format!("GET {target}: a chunked body that does not read"));
+                    String::new()
+                })
+            } else {
+                r.body
+            }
+        }
+        Ok(r) => {
+            errors.push(format!("GET {target} answered {}", r.status));
+            String::new()
+        }
+        Err(e) => {
+            errors.push(format!("GET {target}: {e}"));
+            String::new()
+        }
+    }
+}
+
+/// Runs `spec` against a fresh sandbox with `seam` planted.
+pub async fn run(spec: &Spec, seam: EdgeSeam) -> Result<Session, String> {
+    let live = start(settings(spec.branches, spec.plan.clone(), seam), true).await?;
+    let mut client = Client::new(live.addr.clone());
+    for run in &spec.runs {
+        client.run(run).await;
+    }
+    let mut errors = std::mem::take(&mut client.errors);
+    let verdict = get(&live.addr, "/__sandbox/verdict", &mut errors).await;
+    let events = get(&live.addr, "/__sandbox/events", &mut errors).await;
+    let har = get(&live.addr, "/__sandbox/har", &mut errors).await;
+    let verdict = serde_json::from_str(&verdict).unwrap_or(Value::Null);
+    Ok(Session {
+        verdict,
+        events,
+        har,
+        seen: client.seen,
+        errors,
+    })
+}
+
+/// A chunked body (RFC 9112 §7.1) as its bytes; `None` if it is not one.
+fn dechunk(body: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = body;
+    loop {
+        let (size, tail) = rest.split_once("\r\n")?;
+        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
+        if size == 0 {
+            return Some(out);
+        }
+        out.push_str(tail.get(..size)?);
+        rest = tail.get(size..)?.strip_prefix("\r\n")?;
+    }
+}

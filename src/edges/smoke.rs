@@ -1,0 +1,52 @@
+//! conform's smoke run against the sandbox, in this process: a sandbox as `serve
+//! --clock manual` (each merchant a session of its own) on a free loopback port, conform
+//! with the sandbox's profile (docs/profiles/sandbox.json) and its proxy's faults on
+//! the wire. The reference sandbox conforms; a violation is shrunk as conform shrinks
+//! it, and its shrunk case is the witness.
+
+use super::EdgeSeam;
+use super::session::{settings, start};
+use crate::conform::{self, SweepOptions, profile};
+use crate::serve::faults::Plan;
+use crate::serve::sandbox::Branches;
+
+/// The sandbox's profile, as the repository ships it.
+const PROFILE: &str = include_str!("../../docs/profiles/sandbox.json");
+
+/// What a smoke run found.
+pub struct Smoke {
+    pub cases: usize,
+    pub requests: usize,
+    /// The first violation: its rule and the shrunk case's requests.
+    pub violation: Option<(String, usize)>,
+    pub exit: u8,
+}
+
+/// Seeds `0..seeds` of conform, the proxy's faults on, against a fresh sandbox with
+/// `sandbox` planted in it and `proxy` in the proxy.
+pub async fn run(seeds: u64, sandbox: EdgeSeam, proxy: EdgeSeam) -> Result<Smoke, String> {
+    let live = start(settings(Branches::A, Plan::default(), sandbox), false).await?;
+    let url = format!("http://{}", live.addr);
+    let loaded = profile::Loaded::from_json(PROFILE)?;
+    let target = conform::connect_with(&url, loaded, 2048, proxy).await?;
+    let options = SweepOptions {
+        seeds: (0..seeds).collect(),
+        seeds_text: format!("0..{seeds}"),
+        continue_to: format!("..{seeds}"),
+        proxy_faults: true,
+        reruns: 3,
+        shrink_budget: 60,
+        deadline: None,
+        keep_going: false,
+    };
+    let report = conform::sweep(&target, &url, &options, Some(())).await?;
+    Ok(Smoke {
+        cases: report.cases_run,
+        requests: report.requests,
+        violation: report
+            .violations
+            .first()
+            .map(|f| (f.rule().to_owned(), f.shrunk_requests)),
+        exit: report.exit_code(),
+    })
+}
