@@ -136,13 +136,30 @@ pub fn table(args: &BenchArgs, n: u8) -> Result<ExitCode, String> {
                 let find = |s: &Counts| done.iter().find(|(d, _)| d == s).map(|(_, r)| r);
                 let cut_parent = parents(&c)
                     .into_iter()
-                    .find(|p| find(p).is_some_and(|r| !r.complete));
+                    .find(|p| find(p).is_some_and(|r| !r.complete && r.unique_states.is_some()));
                 let mut row = if let Some(p) = cut_parent {
                     ScopeRow {
                         preset,
                         faults: text(&c),
                         size,
                         outcome: format!("not run: {} was cut", text(&p)),
+                        complete: false,
+                        unique_states: None,
+                        total_states: None,
+                        seconds: None,
+                        peak_rss_bytes: None,
+                        growth: Vec::new(),
+                        estimated_states: None,
+                        finish: None,
+                    }
+                } else if let Err(setup) = preset_accepts(preset, &c) {
+                    // The preset's setup needs faults this scope does not give (e.g. the
+                    // 500s of two-servers-rate-limited): no such scope.
+                    ScopeRow {
+                        preset,
+                        faults: text(&c),
+                        size,
+                        outcome: format!("no such scope: {setup}"),
                         complete: false,
                         unique_states: None,
                         total_states: None,
@@ -181,7 +198,7 @@ pub fn table(args: &BenchArgs, n: u8) -> Result<ExitCode, String> {
                     .map(|s| find(s).and_then(|r| r.complete.then_some(r.unique_states?)))
                     .chain([row.unique_states])
                     .collect();
-                if !row.complete {
+                if !row.complete && row.unique_states.is_some() {
                     row.estimated_states = estimate(&c, row.unique_states, &done);
                     row.finish = Some(finish(&row, &c, &done, args));
                 }
@@ -287,6 +304,17 @@ fn finish(row: &ScopeRow, c: &Counts, done: &[(Counts, ScopeRow)], args: &BenchA
         ));
     }
     text
+}
+
+/// Whether `preset` with the faults `c` can be set up (its setup may spend faults).
+fn preset_accepts(preset: &str, c: &Counts) -> Result<(), String> {
+    let p = payhub_properties::preset(preset).ok_or_else(|| format!("no preset {preset}"))?;
+    let change = payhub_properties::presets::ScopeChange {
+        faults: Knob::FAULTS.iter().copied().zip(c.iter().copied()).collect(),
+        ..Default::default()
+    };
+    let p = p.with_scope(&change)?;
+    payhub_properties::checker::initial_state(&p).map(|_| ())
 }
 
 fn run_one(
