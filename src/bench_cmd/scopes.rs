@@ -288,11 +288,7 @@ fn finish(row: &ScopeRow, c: &Counts, done: &[(Counts, ScopeRow)], args: &BenchA
     if memory > limit {
         // A quarter of the bound for the bits, the rest for the search's stack.
         let log2 = ((limit / 4.0 * 8.0).log2().floor() as u32).min(35);
-        let missed = expected_missed(
-            estimate,
-            2f64.powi(log2 as i32),
-            f64::from(BITSTATE_HASHES),
-        );
+        let missed = expected_missed(estimate, 2f64.powi(log2 as i32), f64::from(BITSTATE_HASHES));
         text.push_str(&format!(
             "; fits with --bitstate {log2} (expected to miss about {missed:.0} states)"
         ));
@@ -310,7 +306,11 @@ fn finish(row: &ScopeRow, c: &Counts, done: &[(Counts, ScopeRow)], args: &BenchA
 fn preset_accepts(preset: &str, c: &Counts) -> Result<(), String> {
     let p = payhub_properties::preset(preset).ok_or_else(|| format!("no preset {preset}"))?;
     let change = payhub_properties::presets::ScopeChange {
-        faults: Knob::FAULTS.iter().copied().zip(c.iter().copied()).collect(),
+        faults: Knob::FAULTS
+            .iter()
+            .copied()
+            .zip(c.iter().copied())
+            .collect(),
         ..Default::default()
     };
     let p = p.with_scope(&change)?;
@@ -325,7 +325,13 @@ fn run_one(
 ) -> Result<CheckBench, String> {
     let faults = flag(c);
     let output = std::process::Command::new(exe)
-        .args(["bench", "--no-simulation", "--in-process", "--format", "json"])
+        .args([
+            "bench",
+            "--no-simulation",
+            "--in-process",
+            "--format",
+            "json",
+        ])
         .args(["--preset", preset, "--runs", "1", "--faults", &faults])
         .args(["--checker-threads", &args.checker_threads.to_string()])
         .args(["--search", "dfs", "--reduce", "requests,por"])

@@ -25,15 +25,14 @@
 //! Now a verdict is a function of the state, whatever the search order or thread count.
 
 use super::attempts::Attempts;
-use payhub_model::{CowSet, Shared};
 use payhub_model::acquirer::UpstreamCall;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::What;
 use payhub_model::{
     AttemptId, CowMap, Endpoint, Method, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
 };
+use payhub_model::{CowSet, Shared};
 use serde::Serialize;
-
 
 /// What a client node is handling: the last answer delivered to it, or its timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

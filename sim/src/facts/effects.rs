@@ -10,14 +10,13 @@
 
 use super::attempts::Attempts;
 use super::cadence::{ClientInputs, Input};
-use payhub_model::{CowMap, Shared};
 use payhub_model::client::{Decision, ObjectState, PayerMessage, Subject};
 use payhub_model::event::{StoredOrder, What};
+use payhub_model::{CowMap, Shared};
 use payhub_model::{
     Environment, MerchantId, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
 };
 use serde::Serialize;
-
 
 /// A business order as the platform scopes it: merchant, environment, order number.
 pub type OrderKey = (MerchantId, Environment, Text);

@@ -19,7 +19,6 @@ use payhub_model::event::What;
 use payhub_model::{CowMap, Endpoint, ErrorCode, PaymentId, Shared, Text};
 use serde::Serialize;
 
-
 /// One order's count.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct OrderTraffic {
