@@ -198,7 +198,8 @@ pub fn table(args: &BenchArgs, n: u8) -> Result<ExitCode, String> {
                     .map(|s| find(s).and_then(|r| r.complete.then_some(r.unique_states?)))
                     .chain([row.unique_states])
                     .collect();
-                if !row.complete && row.unique_states.is_some() {
+                // A scope that ran and was cut, or was not run because one it extends was.
+                if !row.complete && !row.outcome.starts_with("no such scope") {
                     row.estimated_states = estimate(&c, row.unique_states, &done);
                     row.finish = Some(finish(&row, &c, &done, args));
                 }
@@ -281,8 +282,14 @@ fn finish(row: &ScopeRow, c: &Counts, done: &[(Counts, ScopeRow)], args: &BenchA
     let time = estimate / rate;
     let memory = estimate * bytes / states;
     let limit = (args.scope_memory_mib * 1024 * 1024) as f64;
+    // No growth measured below it: what the cut run reached is all that is known.
+    let about = if row.unique_states.is_some_and(|u| u as f64 >= estimate) {
+        "at least"
+    } else {
+        "about"
+    };
     let mut text = format!(
-        "about {estimate:.2e} states, {time:.0} s at {rate:.0} states/s, {:.0} MiB",
+        "{about} {estimate:.2e} states, {time:.0} s at {rate:.0} states/s, {:.0} MiB",
         memory / (1024.0 * 1024.0)
     );
     if memory > limit {
