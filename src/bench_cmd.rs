@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod crates;
+mod scopes;
 mod vs_stateright;
 
 #[derive(clap::Args, Debug)]
@@ -78,6 +79,21 @@ pub struct BenchArgs {
     /// `mimalloc` crate, side by side in this process (micro-benchmarks).
     #[arg(long)]
     pub crates: bool,
+    /// The scopes table: every client preset at every combination of N faults of drops,
+    /// dups, fail_500, upstream_drops and crashes (with the scopes of fewer faults
+    /// first, for the growth), each in a process of its own with `check`'s default
+    /// search, bounded by --scope-timeout and --scope-memory-mib.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=9))]
+    pub scopes: Option<u8>,
+    /// Seconds one scope of --scopes may take (then it is shown as cut).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub scope_timeout: u64,
+    /// Resident memory one scope of --scopes may hold, in MiB (then it is shown as cut).
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..))]
+    pub scope_memory_mib: u64,
+    /// With the scopes table's memory bound (a child's).
+    #[arg(long, hide = true)]
+    pub max_memory_mib: Option<u64>,
     /// Which checker a child process of `--vs-stateright` runs.
     #[arg(long, hide = true, value_enum, default_value = "engine")]
     pub searcher: vs_stateright::Searcher,
@@ -304,6 +320,10 @@ fn check_here(
             crate::check_cmd::SearchOrder::Bfs => Order::Breadth,
             crate::check_cmd::SearchOrder::Dfs => Order::Depth,
         },
+        interrupted: args.max_memory_mib.map(|mib| {
+            scopes::MEMORY_LIMIT.store(mib * 1024 * 1024, std::sync::atomic::Ordering::Relaxed);
+            scopes::over_memory as fn() -> bool
+        }),
         ..crate::check_cmd::Reduction::search(&args.reduce)
     };
     let mut seconds = Vec::new();
@@ -453,6 +473,9 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
 pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
     if args.growth {
         return growth(args);
+    }
+    if let Some(n) = args.scopes {
+        return scopes::table(args, n);
     }
     if let Some(name) = &args.preset {
         if !presets().iter().any(|p| p.name == name) {

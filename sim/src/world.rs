@@ -89,7 +89,7 @@ pub struct Awaiting {
 
 /// The whole simulated state. Ordered collections only, no trace inside: this is what
 /// the exhaustive checker hashes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct World {
     pub now: Millis,
     pub platform: Shared<Platform>,
@@ -116,6 +116,30 @@ pub struct World {
     /// keys. Per node, so that interleaving two nodes' steps does not change either's draws.
     pub draws: SmallVec<[u32; 4]>,
     pub(crate) next_request: u32,
+}
+
+/// The checker clones the world for every state it generates: the parts are reference
+/// counts, and the two small vectors are copied as bytes (`SmallVec`'s own `clone`
+/// pushes them one by one; `from_slice` copies `Copy` items at once).
+impl Clone for World {
+    fn clone(&self) -> World {
+        World {
+            now: self.now,
+            platform: self.platform.clone(),
+            acquirer: self.acquirer.clone(),
+            net: self.net.clone(),
+            link: self.link.clone(),
+            origins: self.origins.clone(),
+            budget: self.budget,
+            facts: self.facts.clone(),
+            servers: self.servers.clone(),
+            dbs: self.dbs.clone(),
+            awaiting: self.awaiting.clone(),
+            workload_used: SmallVec::from_slice(&self.workload_used),
+            draws: SmallVec::from_slice(&self.draws),
+            next_request: self.next_request,
+        }
+    }
 }
 
 /// A world hashed in its canonical form ([`World::hash_canonical`]): what the

@@ -74,14 +74,21 @@ impl<T: PartialEq> PartialEq for Shared<T> {
 
 impl<T: Eq> Eq for Shared<T> {}
 
-impl<T: Hash> Hash for Shared<T> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        let digest = self.0.hash.get_or_init(|| {
+impl<T: Hash> Shared<T> {
+    /// The cached 64-bit digest of the value (computed at the first ask, forgotten by
+    /// any mutable access): two equal values have the same digest.
+    pub fn digest(&self) -> u64 {
+        self.0.hash.get_or_init(|| {
             let mut h = digest_hasher();
             self.0.value.hash(&mut h);
             h.finish()
-        });
-        state.write_u64(digest);
+        })
+    }
+}
+
+impl<T: Hash> Hash for Shared<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.digest());
     }
 }
 

@@ -25,15 +25,14 @@
 //! Now a verdict is a function of the state, whatever the search order or thread count.
 
 use super::attempts::Attempts;
-use payhub_model::Shared;
 use payhub_model::acquirer::UpstreamCall;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::What;
 use payhub_model::{
     AttemptId, CowMap, Endpoint, Method, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
 };
+use payhub_model::{CowSet, Shared};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// What a client node is handling: the last answer delivered to it, or its timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -49,11 +48,11 @@ pub enum Input {
 /// The input each client node is handling, and what it has shown the payer since.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct ClientInputs {
-    pub input: BTreeMap<u8, Input>,
+    pub input: CowMap<u8, Input>,
     /// Nodes that showed "temporarily unavailable" since their input (WORDING-01).
-    pub showed_unavailable: BTreeSet<u8>,
+    pub showed_unavailable: CowSet<u8>,
     /// The order each node applied a `manual_review` Payment to since its input.
-    pub applied_manual_review: BTreeMap<u8, Text>,
+    pub applied_manual_review: CowMap<u8, Text>,
 }
 
 impl ClientInputs {
@@ -107,15 +106,15 @@ impl ClientInputs {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct History {
     /// The database each client node writes, as its submissions name it.
-    pub node_db: BTreeMap<u8, u8>,
+    pub node_db: CowMap<u8, u8>,
     /// When each order (database, order number) first appeared in its database.
-    pub created: BTreeMap<(u8, Text), Millis>,
+    pub created: CowMap<(u8, Text), Millis>,
     /// Payments a client database holds as succeeded, canceled or expired (a mirror).
-    pub final_payments: BTreeMap<PaymentId, (u8, Text)>,
+    pub final_payments: CowMap<PaymentId, (u8, Text)>,
     /// When the platform last queried each attempt upstream on a timer.
-    pub queried: BTreeMap<AttemptId, Millis>,
+    pub queried: CowMap<AttemptId, Millis>,
     /// Payments seen in manual_review.
-    pub manual_review: BTreeSet<PaymentId>,
+    pub manual_review: CowSet<PaymentId>,
 }
 
 /// The cadence family.
@@ -281,7 +280,9 @@ impl Cadence {
                 held: false,
                 ..
             } => {
-                if let Some(s) = submission {
+                if let Some(s) = submission
+                    && self.history.node_db.get(node) != Some(&s.db)
+                {
                     self.history.node_db.insert(*node, s.db);
                 }
                 self.on_timeout(*node, &request.endpoint, *timeout);

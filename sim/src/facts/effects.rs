@@ -10,14 +10,13 @@
 
 use super::attempts::Attempts;
 use super::cadence::{ClientInputs, Input};
-use payhub_model::Shared;
 use payhub_model::client::{Decision, ObjectState, PayerMessage, Subject};
 use payhub_model::event::{StoredOrder, What};
+use payhub_model::{CowMap, Shared};
 use payhub_model::{
     Environment, MerchantId, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
 };
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// A business order as the platform scopes it: merchant, environment, order number.
 pub type OrderKey = (MerchantId, Environment, Text);
@@ -26,13 +25,13 @@ pub type OrderKey = (MerchantId, Environment, Text);
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct EffectHistory {
     /// The Payment each order was fulfilled for.
-    pub fulfilled: BTreeMap<OrderKey, PaymentId>,
+    pub fulfilled: CowMap<OrderKey, PaymentId>,
     /// The orders client databases hold as closed (canceled or expired), with their
     /// Payment (a mirror).
-    pub closed: BTreeMap<(u8, Text), PaymentId>,
+    pub closed: CowMap<(u8, Text), PaymentId>,
     /// Every order a client database ever held as closed, with the Payment of its
     /// latest closing: an order the database reopened was closed all the same.
-    pub ever_closed: BTreeMap<(u8, Text), PaymentId>,
+    pub ever_closed: CowMap<(u8, Text), PaymentId>,
 }
 
 /// The effects family.

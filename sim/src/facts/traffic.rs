@@ -18,7 +18,6 @@
 use payhub_model::event::What;
 use payhub_model::{CowMap, Endpoint, ErrorCode, PaymentId, Shared, Text};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One order's count.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -56,9 +55,9 @@ impl Density {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Traffic {
     /// The database each client node writes, as its submissions name it.
-    pub node_db: BTreeMap<u8, u8>,
+    pub node_db: CowMap<u8, u8>,
     /// Openings per database (see the module doc).
-    pub openings: BTreeMap<u8, u32>,
+    pub openings: CowMap<u8, u32>,
     /// The Payment each database holds for an order.
     pub payment_order: CowMap<(u8, PaymentId), Text>,
     /// Per (database, order): the current submission's count.
@@ -94,7 +93,9 @@ impl Traffic {
                 ..
             } => {
                 if let Some(s) = submission {
-                    self.node_db.insert(*node, s.db);
+                    if self.node_db.get(node) != Some(&s.db) {
+                        self.node_db.insert(*node, s.db);
+                    }
                     let openings = self.openings_of(s.db);
                     let key = (s.db, s.order.clone());
                     let rec = self.orders.get(&key).cloned().unwrap_or_default();
