@@ -278,9 +278,11 @@ def dont(c, tag):
 # ---------------------------------------------------------------------- probe
 
 def probe(c, tag):
-    """One short exchange per platform rule the wire shows, on the simulated clock and
-    without a real wait: each object is queried at most once, no key is re-sent with
-    other parameters except in the conflict probe, no key serves two endpoints."""
+    """One short exchange per platform rule the wire shows, on the simulated clock; the
+    one real wait is the 429's Retry-After (2 s, spent on the other exchanges first):
+    each object is queried at most once, no key is re-sent with other parameters except
+    in the conflict probe and after the 422 (the corrected request), no key serves two
+    endpoints."""
     log = c.log
     advance = lambda s: c.control("POST", "/_admin/clock/advance", {"seconds": s})
 
