@@ -109,9 +109,17 @@ fn capture(client: &str, bug: Option<&str>, client_har: bool) -> PathBuf {
 
 /// `check-log HAR --format json [--api-key-map]`: the exit code and the file's report.
 fn judge(har: &Path, key_map: bool) -> (i32, Value) {
+    judge_with(har, key_map, false)
+}
+
+/// `judge`, with `--complete-log` when `complete`.
+fn judge_with(har: &Path, key_map: bool, complete: bool) -> (i32, Value) {
     let mut args = vec!["check-log", har.to_str().unwrap(), "--format", "json"];
     if key_map {
         args.extend(["--api-key-map", KEY_MAP]);
+    }
+    if complete {
+        args.push("--complete-log");
     }
     let o = run(&args);
     no_panic(&o);
@@ -151,6 +159,12 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
         let (_, file) = judge(&har, key_map);
         let platform = properties(&file, "platform");
         assert_eq!(platform.len(), 12, "{file}");
+        for name in COMPLETE_LOG_PROPERTIES {
+            assert!(
+                !file["properties"].to_string().contains(name),
+                "listed only with --complete-log: {name}"
+            );
+        }
         for p in platform {
             assert_eq!(p["status"], "holds", "key map {key_map}: {p}");
         }
@@ -174,6 +188,31 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
     }
 }
 
+/// The wire properties judged only with `--complete-log`.
+const COMPLETE_LOG_PROPERTIES: [&str; 2] = [
+    "wire-refused-requests-execute-nothing",
+    "wire-rejected-requests-bind-no-key",
+];
+
+/// With `--complete-log` the clean platform's probe capture (a 429, a 503 and a 422,
+/// each key then answered 201) holds too, the two properties that assume it judged,
+/// and the assumption is printed.
+#[test]
+fn check_log_with_a_complete_log_holds_on_the_clean_python_platforms_capture() {
+    if !python() {
+        return;
+    }
+    let har = capture("probe", None, false);
+    let (_, file) = judge_with(&har, true, true);
+    let platform = properties(&file, "platform");
+    assert_eq!(platform.len(), 14, "{file}");
+    for p in platform {
+        assert_eq!(p["status"], "holds", "{p}");
+    }
+    let assumed = file["assumptions"].to_string();
+    assert!(assumed.contains("the log is complete"), "{assumed}");
+}
+
 /// The reference client's capture: every wire property holds, exit 0, with the
 /// platform's keys or with the default for its one key.
 #[test]
@@ -193,6 +232,13 @@ fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
         assert_eq!(p["status"], "holds", "{p}");
     }
     assert_eq!(exit, 0, "{file}");
+    // Its 429 and 503 (S10, S13), each key answered 201 later: with the log assumed
+    // complete, the refusals executed nothing.
+    let (exit, file) = judge_with(&har, true, true);
+    assert_eq!(exit, 0, "{file}");
+    for name in COMPLETE_LOG_PROPERTIES {
+        assert_eq!(verdict(&file, name)["status"], "holds", "{name}");
+    }
     // Its one API key, of no form this project knows, is one scope without a map: the
     // default is printed as an assumption, and the verdicts are the same.
     let (exit, file) = judge(&har, false);
@@ -257,6 +303,54 @@ fn finds(bug: &str, property: &str) {
     let detail = v["detail"].as_str().unwrap();
     assert!(detail.contains("entry "), "{bug}: {detail}");
     assert!(!detail.contains("no answer recorded"), "{bug}: {detail}");
+}
+
+/// Planted bug `bug`, seen only if the log holds every request: with `--complete-log`
+/// `property` is violated with its entries (`finds`'s checks); without it the same
+/// capture claims nothing of it (the property is not listed, the platform side holds).
+fn finds_in_a_complete_log(bug: &str, property: &str) {
+    if !python() {
+        return;
+    }
+    let har = capture("probe", Some(bug), false);
+    let (exit, file) = judge_with(&har, true, true);
+    assert_eq!(exit, 1, "{bug}: {file}");
+    let v = verdict(&file, property);
+    assert_eq!(v["status"], "violated", "{bug}: {v}");
+    let entries = v["witness"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{bug}: {v}");
+    for e in entries {
+        assert_eq!(e["open"], false, "{bug}: {e}");
+        assert!(e["answer"]["status"].is_u64(), "{bug}: {e}");
+    }
+    let detail = v["detail"].as_str().unwrap();
+    assert!(detail.contains("entry "), "{bug}: {detail}");
+    let (_, file) = judge_with(&har, true, false);
+    assert!(
+        !file["properties"].to_string().contains(property),
+        "{bug}: {file}"
+    );
+    for p in properties(&file, "platform") {
+        assert_eq!(p["status"], "holds", "{bug} without --complete-log: {p}");
+    }
+}
+
+#[test]
+fn check_log_with_a_complete_log_finds_throttle_executes() {
+    finds_in_a_complete_log("throttle_executes", "wire-refused-requests-execute-nothing");
+}
+
+#[test]
+fn check_log_with_a_complete_log_finds_maintenance_executes() {
+    finds_in_a_complete_log(
+        "maintenance_executes",
+        "wire-refused-requests-execute-nothing",
+    );
+}
+
+#[test]
+fn check_log_with_a_complete_log_finds_rejection_binds_key() {
+    finds_in_a_complete_log("rejection_binds_key", "wire-rejected-requests-bind-no-key");
 }
 
 macro_rules! planted {

@@ -145,6 +145,9 @@ pub struct Supply {
     /// body, some requests with a key of no known owner): a violation witnessed in the
     /// rest stands; only a pass cannot be claimed.
     partial: EvidenceSet,
+    /// The source is assumed to hold every request made to the platform under its API
+    /// keys while it was recorded (named by the reader; `check-log --complete-log`).
+    complete_log: bool,
 }
 
 /// One piece of evidence a property needed and did not get, and why.
@@ -164,6 +167,7 @@ impl Supply {
             present: EvidenceSet::of(&Evidence::ALL),
             lacks: BTreeMap::new(),
             partial: EvidenceSet::NONE,
+            complete_log: false,
         }
     }
 
@@ -211,6 +215,18 @@ impl Supply {
             e.insert(why.into());
             self.partial.insert(evidence);
         }
+    }
+
+    /// Assumes the source holds every request made under its API keys while it was
+    /// recorded: the wire properties that need it are judged
+    /// ([`crate::wire::WireProperty::assumes_complete_log`]).
+    pub fn assume_complete_log(&mut self) {
+        self.complete_log = true;
+    }
+
+    /// Whether the source is assumed to hold every request.
+    pub fn complete_log(&self) -> bool {
+        self.complete_log
     }
 
     /// Whether `evidence` was supplied.

@@ -35,6 +35,11 @@ pub struct WireProperty {
     /// For a pattern a contract number decides: the witness it finds in what the facts
     /// recorded (the facts keep no witness of such a pattern).
     pub decides: Option<fn(&WireFacts) -> Option<Witness>>,
+    /// Judged only when the source is assumed to hold every request
+    /// ([`crate::evidence::Supply::assume_complete_log`]): its pattern is a breach only
+    /// if no unrecorded request could explain it. Without the assumption it is not
+    /// listed at all.
+    pub assumes_complete_log: bool,
 }
 
 impl WireProperty {
@@ -111,6 +116,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::ReplayNotSameObject],
         needs: SCOPED_BODIES,
         decides: Some(replays),
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-same-key-at-once-answers-one-object",
@@ -120,6 +126,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::SameKeyAsNewBusiness],
         needs: SCOPED_BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-conflict-exactly-when-parameters-differ",
@@ -129,6 +136,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
         needs: SCOPED_BODIES,
         decides: Some(conflicts),
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-one-payment-per-order-number",
@@ -138,6 +146,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::TwoPaymentsForOrder],
         needs: SCOPED_BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-conflicts-carry-related-resource-id",
@@ -151,6 +160,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::RelatedResourceMissing],
         needs: BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-versions-never-go-back",
@@ -160,6 +170,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::VersionWentBack],
         needs: BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-one-refund-per-refund-number",
@@ -169,6 +180,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::TwoRefundsForRefundNo],
         needs: SCOPED_BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-cancel-202-keeps-the-status",
@@ -178,6 +190,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::Cancel202ShowsCanceled],
         needs: BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-lookups-match-the-number-exactly",
@@ -187,6 +200,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::LookupOtherNumber],
         needs: BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-versions-rise-with-every-change",
@@ -196,6 +210,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::VersionStayedOnChange],
         needs: BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-payments-keep-their-amount",
@@ -205,6 +220,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::AmountChanged],
         needs: BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-environments-never-share-objects",
@@ -214,6 +230,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::ObjectInTwoEnvironments],
         needs: SCOPED_BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-client-keeps-key-and-order-after-unknown",
@@ -223,6 +240,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
         needs: SCOPED_BODIES,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-client-uses-a-key-on-one-endpoint",
@@ -232,6 +250,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::KeyOnTwoEndpoints],
         needs: SCOPED,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-client-never-changes-parameters-under-a-key",
@@ -241,6 +260,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::ParamsChangedUnderKey],
         needs: SCOPED,
         decides: None,
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-client-spaces-queries",
@@ -250,6 +270,7 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::QueryTooSoon],
         needs: SCOPED,
         decides: Some(queries_too_soon),
+        assumes_complete_log: false,
     },
     WireProperty {
         name: "wire-client-honours-retry-after",
@@ -259,6 +280,31 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         breaches: &[Breach::RetryAfterIgnored],
         needs: SCOPED,
         decides: None,
+        assumes_complete_log: false,
+    },
+    WireProperty {
+        name: "wire-refused-requests-execute-nothing",
+        rules: &[
+            Rule::RateLimited,
+            Rule::ChannelPaused,
+            Rule::FirstExecution201,
+        ],
+        side: Side::Platform,
+        about: "With every request of the capture in the log: a scope whose every request was refused 429 rate_limited or 503 temporarily_unavailable is never answered as executed (a create answered 200, a 409 idempotency_conflict): those refusals executed nothing.",
+        breaches: &[Breach::RefusedThenExecuted],
+        needs: SCOPED_BODIES,
+        decides: None,
+        assumes_complete_log: true,
+    },
+    WireProperty {
+        name: "wire-rejected-requests-bind-no-key",
+        rules: &[Rule::RejectionsDoNotOccupyKey, Rule::IdempotencyConflict],
+        side: Side::Platform,
+        about: "With every request of the capture in the log: a key whose every request was rejected (400, 403, 422) is not used up: a later request under it is never answered 409 idempotency_conflict (nor a create 200) as if the rejection had bound it.",
+        breaches: &[Breach::RejectedThenBound],
+        needs: SCOPED_BODIES,
+        decides: None,
+        assumes_complete_log: true,
     },
 ];
 
@@ -441,6 +487,20 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             answer(first),
             answer(then)
         ),
+        Breach::RefusedThenExecuted => format!(
+            "{a} ({}) was answered {}, and no other request of key {key} is in the log; {b} ({}) was answered {}: the refusal executed nothing, so nothing of that key had executed (assuming the log complete)",
+            request(first),
+            answer(first),
+            request(then),
+            answer(then)
+        ),
+        Breach::RejectedThenBound => format!(
+            "{a} ({}) was rejected {}, and no other request of key {key} is in the log; {b} ({}) was answered {}: a rejected request does not use up its key (assuming the log complete)",
+            request(first),
+            answer(first),
+            request(then),
+            answer(then)
+        ),
         Breach::RelatedResourceMissing
         | Breach::Cancel202ShowsCanceled
         | Breach::LookupOtherNumber => one(w.breach, first, name),
@@ -531,6 +591,6 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 19);
+        assert_eq!(all.len(), 21);
     }
 }

@@ -41,7 +41,7 @@ fn judge(name: &str, entries: &[String], map: Option<&str>) -> (bool, Vec<String
         std::fs::write(&path, m).unwrap();
         path
     });
-    let j = judge_file(&har, map.as_deref()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let j = judge_file(&har, map.as_deref(), false).unwrap_or_else(|e| panic!("{name}: {e}"));
     let v = j
         .verdicts
         .iter()

@@ -47,6 +47,12 @@ pub struct CheckLogArgs {
     /// as an assumption).
     #[arg(long)]
     pub api_key_map: Option<PathBuf>,
+    /// Assume the log is complete: every request made to the platform under the log's
+    /// API keys while it was recorded is in it. Printed as an assumption; the wire
+    /// properties that need it (a refused or rejected request later answered as if it
+    /// had executed, RATE-01, RATE-04, REJECT-01) are judged, and listed only then.
+    #[arg(long)]
+    pub complete_log: bool,
     /// Print a generated access log of N exchanges to stdout instead (for measuring:
     /// `check-log --generate 3000000 > big.jsonl`).
     #[arg(long, value_name = "N")]
@@ -100,6 +106,9 @@ impl Judged {
     }
 }
 
+/// The assumption `--complete-log` makes, as printed.
+pub const COMPLETE_LOG: &str = "the log is complete (--complete-log): every request made to the platform under its API keys while it was recorded is in it, so a scope whose every logged request was refused (429, 503 temporarily_unavailable, 400, 403, 422) had nothing executed (RATE-01, RATE-04, REJECT-01)";
+
 pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     if let Some(n) = args.generate {
         generate::write(n, &mut std::io::stdout().lock())
@@ -110,7 +119,7 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     let mut worst = 0u8;
     let mut all = Vec::new();
     for file in &args.files {
-        match judge_file(file, args.api_key_map.as_deref()) {
+        match judge_file(file, args.api_key_map.as_deref(), args.complete_log) {
             Ok(j) => {
                 worst = rank(worst, j.exit());
                 all.push(j);
@@ -137,15 +146,17 @@ fn rank(a: u8, b: u8) -> u8 {
 }
 
 /// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
-/// the formats, empty, compressed, past a bound, or judged nothing.
-pub fn judge_file(path: &Path, key_map: Option<&Path>) -> Result<Judged, String> {
-    judge_file_with(path, key_map, crate::edges::EdgeSeam::REFERENCE)
+/// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
+/// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]).
+pub fn judge_file(path: &Path, key_map: Option<&Path>, complete: bool) -> Result<Judged, String> {
+    judge_file_with(path, key_map, complete, crate::edges::EdgeSeam::REFERENCE)
 }
 
 /// [`judge_file`] with the HAR reader's decision points `seam` (the edge zoo's).
 pub fn judge_file_with(
     path: &Path,
     key_map: Option<&Path>,
+    complete: bool,
     seam: crate::edges::EdgeSeam,
 ) -> Result<Judged, String> {
     let keys = keys::Keys::load(key_map)?;
@@ -154,7 +165,7 @@ pub fn judge_file_with(
     let name = input.name.clone();
     let progress = crate::progress::Progress::new(true);
     let judged = match format {
-        Format::Events => judge_events(path, &mut input, &progress)?,
+        Format::Events => judge_events(path, &mut input, &progress, complete)?,
         Format::Har | Format::AccessLog => {
             let mut feed = Feed::new(keys);
             let mut each = |r: Result<entry::Entry, (Label, String)>| {
@@ -179,6 +190,9 @@ pub fn judge_file_with(
                 })?;
             }
             feed.finish();
+            if complete {
+                feed.folded.supply.assume_complete_log();
+            }
             let label = if format == Format::Har {
                 Label::HarEntry
             } else {
@@ -201,7 +215,12 @@ pub fn judge_file_with(
                 ignored: feed.ignored,
                 skipped: feed.skipped,
                 skips: feed.skips,
-                assumptions: feed.keys.assumptions(),
+                assumptions: feed
+                    .keys
+                    .assumptions()
+                    .into_iter()
+                    .chain(complete.then(|| COMPLETE_LOG.to_owned()))
+                    .collect(),
                 unscoped: feed.folded.wire.refused_auth,
                 verdicts,
             }
@@ -224,6 +243,7 @@ fn judge_events(
     path: &Path,
     input: &mut crate::input::Input,
     progress: &crate::progress::Progress,
+    complete: bool,
 ) -> Result<Judged, String> {
     let mut folded = Folded::new(payhub_properties::verdict::harness_owners());
     let (mut entries, mut skipped, mut skips) = (0u64, 0u64, Vec::new());
@@ -250,6 +270,9 @@ fn judge_events(
         Ok(())
     })?;
     folded.close();
+    if complete {
+        folded.supply.assume_complete_log();
+    }
     Ok(Judged {
         file: path.to_owned(),
         format: Format::Events,
@@ -258,7 +281,10 @@ fn judge_events(
         ignored: 0,
         skipped,
         skips,
-        assumptions: Vec::new(),
+        assumptions: complete
+            .then(|| COMPLETE_LOG.to_owned())
+            .into_iter()
+            .collect(),
         unscoped: folded.wire.refused_auth,
         verdicts: folded.verdicts(),
     })

@@ -100,7 +100,7 @@ pub fn violated(verdict: &serde_json::Value) -> Vec<String> {
 fn check_log(dir: &Path, name: &str, text: &str, seam: EdgeSeam) -> Result<Statuses, String> {
     let path = dir.join(name);
     std::fs::write(&path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-    let judged = crate::check_log::judge_file_with(&path, None, seam)?;
+    let judged = crate::check_log::judge_file_with(&path, None, false, seam)?;
     Ok(judged
         .verdicts
         .iter()

@@ -278,11 +278,35 @@ def dont(c, tag):
 # ---------------------------------------------------------------------- probe
 
 def probe(c, tag):
-    """One short exchange per platform rule the wire shows, on the simulated clock and
-    without a real wait: each object is queried at most once, no key is re-sent with
-    other parameters except in the conflict probe, no key serves two endpoints."""
+    """One short exchange per platform rule the wire shows, on the simulated clock; the
+    one real wait is the 429's Retry-After (2 s, spent on the other exchanges first):
+    each object is queried at most once, no key is re-sent with other parameters except
+    in the conflict probe and after the 422 (the corrected request), no key serves two
+    endpoints."""
     log = c.log
     advance = lambda s: c.control("POST", "/_admin/clock/advance", {"seconds": s})
+
+    log("429: not executed; the same key once Retry-After has passed (at the end) creates")
+    throttled = f"{tag}-THR"
+    c.control("PUT", "/_admin/merchants/m1/throttle", {"enabled": True})
+    _, _, headers = c.send("POST", "/v1/payments", payment_body(throttled),
+                           key=f"payment.create:{throttled}:1")
+    c.control("PUT", "/_admin/merchants/m1/throttle", {"enabled": False})
+    wait = dict(headers).get("Retry-After")
+    limited_at = time.monotonic()
+
+    log("503 temporarily_unavailable: not accepted; later, the same key creates")
+    order = f"{tag}-MNT"
+    c.control("POST", "/_admin/maintenance", {"on": True})
+    c.send("POST", "/v1/payments", payment_body(order), key=f"payment.create:{order}:1")
+    c.control("POST", "/_admin/maintenance", {"on": False})
+    c.send("POST", "/v1/payments", payment_body(order), key=f"payment.create:{order}:1")
+
+    log("422: the key is not used up; the corrected request under it creates")
+    order = f"{tag}-REJ"
+    c.send("POST", "/v1/payments", {**payment_body(order), "currency": "XYZ"},
+           key=f"payment.create:{order}:1")
+    c.send("POST", "/v1/payments", payment_body(order), key=f"payment.create:{order}:1")
 
     log("Same key, another currency: 409 idempotency_conflict")
     order = f"{tag}-CUR"
@@ -353,6 +377,11 @@ def probe(c, tag):
     for t in both:
         t.join()
     c.control("PUT", "/_admin/acquirer/latency", {"ms": 20})
+
+    # Before the clock passes the retention: the key's record still there.
+    log("The 429's key once its Retry-After has passed: the first execution, 201")
+    time.sleep(max(0.0, float(wait or 0) + 0.1 - (time.monotonic() - limited_at)))
+    c.send("POST", "/v1/payments", payment_body(throttled), key=f"payment.create:{throttled}:1")
 
     log("Past the 7-day retention, a new key for a used order number: still one Payment")
     order = f"{tag}-RET"

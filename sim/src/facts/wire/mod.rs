@@ -28,6 +28,7 @@
 //! partial bodies, refusals the contract does not name), the model's own as anyone's.
 
 mod patterns;
+mod refusals;
 mod seen;
 
 pub use seen::{Answer, Breach, Seen, WireParams, Witness};
@@ -112,6 +113,9 @@ pub struct WireFacts {
     last_query: CowMap<query_object::Owned, Rec>,
     query_aliases: CowMap<query_object::Owned, QueryObject>,
     retry_after: BTreeMap<ScopeKey, (Millis, Rec)>,
+    /// RATE-01, RATE-04, REJECT-01: per scope, its first request and whether every
+    /// request closed in it so far was refused ([`refusals`]).
+    scopes_so_far: BTreeMap<ScopeKey, refusals::ScopeSoFar>,
     /// Copies the network made of a request: not the client's.
     copies: std::collections::BTreeSet<RequestId>,
     /// The first witness of each pattern.
@@ -381,6 +385,13 @@ impl WireFacts {
         });
         self.fill_witnesses(&seen);
         let seen = Arc::new(seen);
+        if let Some(scope) = owner.and_then(|o| self.scope_of(&seen, o)) {
+            let read = match reply.filter(Reply::known) {
+                Some(Reply::Full(r)) => Some(r),
+                _ => None,
+            };
+            self.judge_refusals(&scope, &seen, read);
+        }
         if let Some((m, e)) = owner {
             self.close_last_query(&seen, (m, e), &endpoint);
             self.close_first_sightings(&seen, (m, e));
@@ -413,6 +424,7 @@ impl WireFacts {
         self.new_business.retain(|_, x| x.sent >= window);
         self.first_params.retain(|_, x| x.sent >= window);
         self.key_endpoints.retain(|_, x| x.sent >= window);
+        self.scopes_so_far.retain(|_, x| x.first.sent >= window);
         self.retry_after.retain(|_, (until, _)| *until >= now);
     }
 

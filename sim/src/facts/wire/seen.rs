@@ -171,4 +171,13 @@ pub enum Breach {
     /// execution, answered as new business (409 order_no_conflict, …) while or after
     /// that execution ran, whatever the order of the two.
     SameKeyAsNewBusiness,
+    /// RATE-01, RATE-04: every recorded request of a scope was refused (429
+    /// rate_limited, 503 temporarily_unavailable), then an answer showed an execution of
+    /// it (a create answered 200, a 409 idempotency_conflict). A breach only if the
+    /// source holds every request (decided by the property that assumes it).
+    RefusedThenExecuted,
+    /// REJECT-01: every recorded request of a scope was rejected (400, 403, 422), then
+    /// an answer showed the key bound (a 409 idempotency_conflict, a create answered
+    /// 200). A breach only if the source holds every request.
+    RejectedThenBound,
 }

@@ -121,3 +121,58 @@ fn foreign_answers_are_judged_on_what_they_hold() {
     // order number; the request named it.
     assert!(w.witnesses.contains_key(&Breach::TwoPaymentsForOrder));
 }
+
+/// RATE-01, REJECT-01: a scope refused then answered as executed is kept with its first
+/// refusal; not when a request of the scope had an unknown outcome, nor while one is
+/// open (either may have executed).
+#[test]
+fn refusals_then_an_execution_are_kept_only_when_nothing_else_could_explain_it() {
+    let pay = Shape::One(IdKind::Payment);
+    let limited = r#"{"error":{"code":"rate_limited"}}"#;
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 5, 1, 429, limited, pay);
+    send(&mut w, 10, 2, create("k-1", "O-1", 100));
+    answer(&mut w, 15, 2, 200, r#"{"id":"p1"}"#, pay);
+    let ids: Vec<_> = w.witnesses[&Breach::RefusedThenExecuted]
+        .entries
+        .iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(ids, [RequestId(1), RequestId(2)]);
+    // A 422, then 409 idempotency_conflict for the corrected request.
+    send(&mut w, 20, 3, create("k-2", "O-2", 100));
+    answer(
+        &mut w,
+        25,
+        3,
+        422,
+        r#"{"error":{"code":"invalid_request"}}"#,
+        pay,
+    );
+    send(&mut w, 30, 4, create("k-2", "O-2", 200));
+    let conflict = r#"{"error":{"code":"idempotency_conflict"}}"#;
+    answer(&mut w, 35, 4, 409, conflict, pay);
+    assert!(w.witnesses.contains_key(&Breach::RejectedThenBound));
+    // An unknown outcome first: it may have executed.
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    w.observe(
+        Millis(5),
+        &What::TimedOut {
+            node: 0,
+            id: RequestId(1),
+        },
+    );
+    send(&mut w, 10, 2, create("k-1", "O-1", 100));
+    answer(&mut w, 15, 2, 429, limited, pay);
+    send(&mut w, 20, 3, create("k-1", "O-1", 100));
+    answer(&mut w, 25, 3, 200, r#"{"id":"p1"}"#, pay);
+    // A request of the scope still open: it may be the one that executed.
+    send(&mut w, 30, 4, create("k-3", "O-3", 100));
+    answer(&mut w, 35, 4, 429, limited, pay);
+    send(&mut w, 40, 5, create("k-3", "O-3", 100));
+    send(&mut w, 41, 6, create("k-3", "O-3", 100));
+    answer(&mut w, 45, 6, 200, r#"{"id":"p3"}"#, pay);
+    assert!(w.witnesses.is_empty(), "{:?}", w.witnesses.keys());
+}

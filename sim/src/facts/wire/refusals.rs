@@ -1,0 +1,80 @@
+//! The refusals of a scope (RATE-01, RATE-04, REJECT-01): requests the contract says
+//! executed nothing. A scope whose every recorded request was refused, then answered as
+//! if one had executed (a create answered 200, REPLAY-02/03; a 409
+//! idempotency_conflict, CONFLICT-01), is kept as a witness. Whether that is a breach
+//! depends on the source holding every request (an unrecorded one could have executed):
+//! the facts record; the properties that assume a complete log decide.
+
+use super::{Breach, Rec, WireFacts};
+use payhub_model::event::ScopeKey;
+use payhub_model::observed::ObservedAnswer;
+use payhub_model::{ErrorCode, Method};
+
+/// What a scope's closed requests showed so far.
+#[derive(Clone, Debug)]
+pub(super) struct ScopeSoFar {
+    /// The first request of the scope (its send prunes the record).
+    pub(super) first: Rec,
+    /// While every request closed in the scope was refused: the pattern an answer
+    /// showing an earlier execution would witness (`first` is the first refusal).
+    refused: Option<Breach>,
+}
+
+/// The pattern a refusal that executes nothing starts, if the answer is one.
+fn refusal(r: &ObservedAnswer) -> Option<Breach> {
+    match (r.status, r.code) {
+        // RATE-01: 429 rate_limited, not executed; RATE-04: 503 temporarily_unavailable,
+        // not accepted.
+        (429, _) | (503, Some(ErrorCode::TemporarilyUnavailable)) => {
+            Some(Breach::RefusedThenExecuted)
+        }
+        // REJECT-01: 400, 403 and 422 use up no key (401 has no scope).
+        (400 | 403 | 422, _) => Some(Breach::RejectedThenBound),
+        _ => None,
+    }
+}
+
+/// Whether the answer shows an execution of its scope before it: a create answered 200
+/// (REPLAY-02, REPLAY-03: its first execution answers 201) or a 409
+/// idempotency_conflict (CONFLICT-01: against the scope's execution).
+fn shows_earlier_execution(seen: &Rec, r: &ObservedAnswer) -> bool {
+    let create =
+        seen.method == Method::Post && matches!(seen.path.as_str(), "/v1/payments" | "/v1/refunds");
+    (create && r.status == 200) || r.code == Some(ErrorCode::IdempotencyConflict)
+}
+
+impl WireFacts {
+    /// A known answer read in `scope` (`None`: no body that reads, or an unknown
+    /// outcome: it may have executed). A refusal extends the scope's run of refusals;
+    /// an answer showing an earlier execution after nothing but refusals, with no
+    /// request of the scope still open, is noted with the first refusal.
+    pub(super) fn judge_refusals(
+        &mut self,
+        scope: &ScopeKey,
+        seen: &Rec,
+        r: Option<&ObservedAnswer>,
+    ) {
+        let refused = r.and_then(refusal);
+        let Some(so_far) = self.scopes_so_far.get_mut(scope) else {
+            let first = seen.clone();
+            self.scopes_so_far
+                .insert(scope.clone(), ScopeSoFar { first, refused });
+            return;
+        };
+        let (Some(breach), None) = (so_far.refused, refused) else {
+            return;
+        };
+        so_far.refused = None;
+        let first = so_far.first.clone();
+        if r.is_some_and(|r| shows_earlier_execution(seen, r)) && !self.open_in(scope) {
+            self.note(breach, vec![first, seen.clone()]);
+        }
+    }
+
+    /// Whether a request of `scope` is still open (it may be executing).
+    fn open_in(&self, scope: &ScopeKey) -> bool {
+        self.open.values().any(|(rec, owner, _)| {
+            owner.and_then(|o| self.scope_of(rec, o)).as_ref() == Some(scope)
+        })
+    }
+}
