@@ -13,66 +13,24 @@
 
 mod common;
 
+use common::platform_py::{DIR, PyPlatform, python};
 use common::*;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/platform_py");
+use std::process::Command;
 
 /// The platform's keys: merchant 1 test (its rotation, its read-only key), live;
 /// merchant 2 test.
 const KEY_MAP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/platform_py/keys.json");
 
-/// The platform as a child process, killed when dropped.
-struct PyPlatform {
-    child: Child,
-    url: String,
-}
-
-impl Drop for PyPlatform {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn python() -> bool {
-    let ok = Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("python3 is not installed: the Python platform's check-log tests are skipped");
-    }
-    ok
-}
-
 /// `platform.py --port 0 --har HAR [--bug NAME]`, once it listens.
 fn start(bug: Option<&str>, har: &Path) -> PyPlatform {
-    let mut cmd = Command::new("python3");
-    cmd.arg(format!("{DIR}/platform.py"))
-        .args(["--port", "0", "--har"])
-        .arg(har);
+    let mut args = vec![OsStr::new("--har"), har.as_os_str()];
     if let Some(b) = bug {
-        cmd.args(["--bug", b]);
+        args.extend([OsStr::new("--bug"), OsStr::new(b)]);
     }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3 starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("the platform's first line: {line:?}"))
-        .to_owned();
-    PyPlatform { child, url }
+    common::platform_py::start(&args)
 }
 
 /// A file of this test's own in the temporary directory.
@@ -151,7 +109,7 @@ fn verdict<'a>(file: &'a Value, name: &str) -> &'a Value {
 /// platform's keys given, or with the default (one scope per unknown key, printed).
 #[test]
 fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_holds() {
-    if !python() {
+    if !python("check-log") {
         return;
     }
     let har = capture("probe", None, false);
@@ -199,7 +157,7 @@ const COMPLETE_LOG_PROPERTIES: [&str; 2] = [
 /// and the assumption is printed.
 #[test]
 fn check_log_with_a_complete_log_holds_on_the_clean_python_platforms_capture() {
-    if !python() {
+    if !python("check-log") {
         return;
     }
     let har = capture("probe", None, false);
@@ -217,7 +175,7 @@ fn check_log_with_a_complete_log_holds_on_the_clean_python_platforms_capture() {
 /// platform's keys or with the default for its one key.
 #[test]
 fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
-    if !python() {
+    if !python("check-log") {
         return;
     }
     let har = capture("reference", None, false);
@@ -255,7 +213,7 @@ fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
 /// found re-sending the order under a new key after the lost answer, with both entries.
 #[test]
 fn check_log_finds_the_dont_do_this_client_on_the_python_platform() {
-    if !python() {
+    if !python("check-log") {
         return;
     }
     let har = capture("dont", None, true);
@@ -283,7 +241,7 @@ fn check_log_finds_the_dont_do_this_client_on_the_python_platform() {
 /// Planted bug `bug`: `property` is violated, its witness names entries of the capture,
 /// each closed with its answer shown.
 fn finds(bug: &str, property: &str) {
-    if !python() {
+    if !python("check-log") {
         return;
     }
     let har = capture("probe", Some(bug), false);
@@ -309,7 +267,7 @@ fn finds(bug: &str, property: &str) {
 /// `property` is violated with its entries (`finds`'s checks); without it the same
 /// capture claims nothing of it (the property is not listed, the platform side holds).
 fn finds_in_a_complete_log(bug: &str, property: &str) {
-    if !python() {
+    if !python("check-log") {
         return;
     }
     let har = capture("probe", Some(bug), false);

@@ -7,63 +7,20 @@
 
 mod common;
 
+use common::platform_py::{PyPlatform, python};
 use common::*;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::ffi::OsStr;
 
 const PROFILE: &str = "docs/profiles/pyplat.json";
 
-/// The platform as a child process, killed when dropped.
-struct PyPlatform {
-    child: Child,
-    url: String,
-}
-
-impl Drop for PyPlatform {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn python() -> bool {
-    let ok = Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("python3 is not installed: the Python platform's conform tests are skipped");
-    }
-    ok
-}
-
-/// `python3 tests/platform_py/platform.py --port 0 [--bug NAME]`, once it listens.
+/// `platform.py --port 0 [--bug NAME]…`, once it listens.
 fn start(bugs: &[&str]) -> PyPlatform {
-    let mut cmd = Command::new("python3");
-    cmd.arg(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/platform_py/platform.py"
-    ))
-    .args(["--port", "0"]);
-    for b in bugs {
-        cmd.args(["--bug", b]);
-    }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3 starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("the platform's first line: {line:?}"))
-        .to_owned();
-    PyPlatform { child, url }
+    let args: Vec<&OsStr> = bugs
+        .iter()
+        .flat_map(|b| [OsStr::new("--bug"), OsStr::new(*b)])
+        .collect();
+    common::platform_py::start(&args)
 }
 
 fn conform(url: &str, seeds: &str) -> std::process::Output {
@@ -83,7 +40,7 @@ fn conform(url: &str, seeds: &str) -> std::process::Output {
 
 #[test]
 fn conform_the_clean_python_platform_conforms_with_proxy_faults() {
-    if !python() {
+    if !python("conform") {
         return;
     }
     let p = start(&[]);
@@ -99,7 +56,7 @@ fn conform_the_clean_python_platform_conforms_with_proxy_faults() {
 /// Each planted bug is found and shrunk, and the finding names the rule it breaks.
 #[test]
 fn conform_finds_the_python_platforms_planted_bugs() {
-    if !python() {
+    if !python("conform") {
         return;
     }
     for (bug, rule) in [

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod platform_py;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
