@@ -394,6 +394,25 @@ fn check_in_child_with(
     extra: &[&str],
 ) -> Result<CheckBench, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let mut flags: Vec<String> = vec![
+        "--preset".into(),
+        name.into(),
+        "--runs".into(),
+        args.runs.to_string(),
+        "--checker-threads".into(),
+        threads.to_string(),
+    ];
+    flags.extend(extra.iter().map(|f| (*f).to_owned()));
+    bench_in_child(&exe, name, &flags)
+}
+
+/// `exe bench --no-simulation --in-process --format json FLAGS…` in a process of its
+/// own: its one checker measurement, or why there is none (`what` names it).
+fn bench_in_child(
+    exe: &std::path::Path,
+    what: &str,
+    flags: &[String],
+) -> Result<CheckBench, String> {
     let output = std::process::Command::new(exe)
         .args([
             "bench",
@@ -402,15 +421,12 @@ fn check_in_child_with(
             "--format",
             "json",
         ])
-        .args(["--preset", name])
-        .args(["--runs", &args.runs.to_string()])
-        .args(["--checker-threads", &threads.to_string()])
-        .args(extra)
+        .args(flags)
         .output()
-        .map_err(|e| format!("cannot run the benchmark of {name}: {e}"))?;
+        .map_err(|e| format!("cannot run the benchmark of {what}: {e}"))?;
     if !output.status.success() {
         return Err(format!(
-            "the benchmark of {name} failed: {}",
+            "the benchmark of {what} failed: {}",
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
@@ -419,12 +435,12 @@ fn check_in_child_with(
         checker: Vec<CheckBench>,
     }
     let child: Child = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("the benchmark of {name} printed no report: {e}"))?;
+        .map_err(|e| format!("the benchmark of {what} printed no report: {e}"))?;
     child
         .checker
         .into_iter()
         .next()
-        .ok_or_else(|| format!("the benchmark of {name} measured nothing"))
+        .ok_or_else(|| format!("the benchmark of {what} measured nothing"))
 }
 
 /// Steps a simulator benchmark's worker ran.

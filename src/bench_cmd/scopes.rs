@@ -331,38 +331,28 @@ fn run_one(
     args: &BenchArgs,
 ) -> Result<CheckBench, String> {
     let faults = flag(c);
-    let output = std::process::Command::new(exe)
-        .args([
-            "bench",
-            "--no-simulation",
-            "--in-process",
-            "--format",
-            "json",
-        ])
-        .args(["--preset", preset, "--runs", "1", "--faults", &faults])
-        .args(["--checker-threads", &args.checker_threads.to_string()])
-        .args(["--search", "dfs", "--reduce", "requests,por"])
-        .args(["--timeout", &args.scope_timeout.to_string()])
-        .args(["--max-memory-mib", &args.scope_memory_mib.to_string()])
-        .output()
-        .map_err(|e| format!("cannot run the benchmark of {preset}: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "the benchmark of {preset} --faults {faults} failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    #[derive(serde::Deserialize)]
-    struct Child {
-        checker: Vec<CheckBench>,
-    }
-    let child: Child = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("the benchmark of {preset} printed no report: {e}"))?;
-    child
-        .checker
-        .into_iter()
-        .next()
-        .ok_or_else(|| format!("the benchmark of {preset} measured nothing"))
+    let flags: Vec<String> = [
+        "--preset",
+        preset,
+        "--runs",
+        "1",
+        "--faults",
+        &faults,
+        "--checker-threads",
+        &args.checker_threads.to_string(),
+        "--search",
+        "dfs",
+        "--reduce",
+        "requests,por",
+        "--timeout",
+        &args.scope_timeout.to_string(),
+        "--max-memory-mib",
+        &args.scope_memory_mib.to_string(),
+    ]
+    .iter()
+    .map(|f| (*f).to_owned())
+    .collect();
+    super::bench_in_child(exe, &format!("{preset} --faults {faults}"), &flags)
 }
 
 fn print_row(r: &ScopeRow) {
