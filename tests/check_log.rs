@@ -130,13 +130,13 @@ fn check_log_finds_each_planted_bug_with_its_witness_entries() {
             "client-queries-one-object-two-ways",
             "wire-client-spaces-queries",
             "SCHED-02",
-            "3s after entry 1 (at +0s) queried it as /v1/payments?merchant_order_no=ORDER-1",
+            "3s after entry 1 at +0s queried it as /v1/payments?merchant_order_no=ORDER-1",
         ),
         (
             "client-queries-one-object-tied-late",
             "wire-client-spaces-queries",
             "SCHED-02",
-            "3s after entry 1 (at +0s) queried it as /v1/payments/pay_demo_001",
+            "3s after entry 1 at +0s queried it as /v1/payments/pay_demo_001",
         ),
         (
             "client-ignores-retry-after",

@@ -129,7 +129,7 @@ impl Folded {
     /// Every verdict, exchanges named `exchange #N`.
     pub fn verdicts(&self) -> Vec<Verdict> {
         judge_all(&self.facts, &self.wire, &self.supply, &|s: &Seen| {
-            format!("exchange {} (at {})", s.id, s.sent)
+            format!("exchange {} at {}", s.id, s.sent)
         })
     }
 }
@@ -195,7 +195,7 @@ impl WireSide {
     /// Every verdict over `facts` and this wire side, exchanges named `exchange #N`.
     pub fn verdicts(&self, facts: &Facts) -> Vec<Verdict> {
         judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
-            format!("exchange {} (at {})", s.id, s.sent)
+            format!("exchange {} at {}", s.id, s.sent)
         })
     }
 }

@@ -199,7 +199,7 @@ pub fn judge_file_with(
                 Label::Line
             };
             let name = |s: &payhub_sim::facts::wire::Seen| {
-                format!("{} (at +{})", label(u64::from(s.id.0)), s.sent)
+                format!("{} at +{}", label(u64::from(s.id.0)), s.sent)
             };
             let verdicts = payhub_properties::verdict::judge_all(
                 &feed.folded.facts,
