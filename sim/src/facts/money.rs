@@ -403,8 +403,10 @@ pub struct Waiter {
 ///
 /// Kept as values, not text: the checker records them for every executed request, and
 /// formatting them was a tenth of its instructions. Displayed only in findings.
+/// `P` is how a refund's Payment is named: the model's [`PaymentId`] here, the id as a
+/// log wrote it in the wire facts (`WireParams`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum SafeParams {
+pub enum SafeParams<P = PaymentId> {
     /// Confirm, cancel, GET: nothing beyond the path.
     #[default]
     None,
@@ -415,13 +417,13 @@ pub enum SafeParams {
         currency: Option<Text>,
     },
     Refund {
-        payment_id: Option<PaymentId>,
+        payment_id: Option<P>,
         merchant_refund_no: Option<Text>,
         amount: Option<i64>,
     },
 }
 
-impl std::fmt::Display for SafeParams {
+impl<P: std::fmt::Debug> std::fmt::Display for SafeParams<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SafeParams::None => Ok(()),

@@ -27,25 +27,10 @@ pub struct Seen {
 
 /// The safety-relevant parameters of a request ([`SafeParams`], SAFE-01) with the
 /// Payment a refund names written as the source wrote it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub enum WireParams {
-    /// Confirm, cancel, GET: nothing beyond the path.
-    #[default]
-    None,
-    /// Create Payment or checkout session.
-    Order {
-        merchant_order_no: Option<Text>,
-        amount: Option<i64>,
-        currency: Option<Text>,
-    },
-    Refund {
-        payment_id: Option<Text>,
-        merchant_refund_no: Option<Text>,
-        amount: Option<i64>,
-    },
-}
+pub type WireParams = SafeParams<Text>;
 
-impl WireParams {
+impl SafeParams<Text> {
+    /// `p` with its Payment id written as the source wrote it.
     pub fn of(p: SafeParams, ids: &Interner) -> WireParams {
         match p {
             SafeParams::None => WireParams::None,
