@@ -24,6 +24,24 @@ use std::process::Command;
 /// merchant 2 test.
 const KEY_MAP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/platform_py/keys.json");
 
+/// The platform's whole description, as `conform` reads it: the same keys, its error
+/// codes and its test cards.
+const PROFILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/profiles/pyplat.json");
+
+/// How `check-log` is told the platform's dialect.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Told {
+    /// `--profile`: keys, error codes, test cards.
+    Profile,
+    /// `--api-key-map`: the keys only.
+    KeyMap,
+    /// Nothing: the defaults for unknown keys, printed as assumptions.
+    Nothing,
+}
+
+/// Judged only with the platform's test cards (`--profile`).
+const CARD_PROPERTY: &str = "wire-a-new-attempt-only-after-a-failure";
+
 /// `platform.py --port 0 --har HAR [--bug NAME]`, once it listens.
 fn start(bug: Option<&str>, har: &Path) -> PyPlatform {
     let mut args = vec![OsStr::new("--har"), har.as_os_str()];
@@ -65,16 +83,19 @@ fn capture(client: &str, bug: Option<&str>, client_har: bool) -> PathBuf {
     if client_har { own_har } else { platform_har }
 }
 
-/// `check-log HAR --format json [--api-key-map]`: the exit code and the file's report.
-fn judge(har: &Path, key_map: bool) -> (i32, Value) {
-    judge_with(har, key_map, false)
+/// `check-log HAR --format json --profile pyplat.json`: the exit code and the file's
+/// report.
+fn judge(har: &Path) -> (i32, Value) {
+    judge_with(har, Told::Profile, false)
 }
 
-/// `judge`, with `--complete-log` when `complete`.
-fn judge_with(har: &Path, key_map: bool, complete: bool) -> (i32, Value) {
+/// `check-log HAR --format json` told `told`, with `--complete-log` when `complete`.
+fn judge_with(har: &Path, told: Told, complete: bool) -> (i32, Value) {
     let mut args = vec!["check-log", har.to_str().unwrap(), "--format", "json"];
-    if key_map {
-        args.extend(["--api-key-map", KEY_MAP]);
+    match told {
+        Told::Profile => args.extend(["--profile", PROFILE]),
+        Told::KeyMap => args.extend(["--api-key-map", KEY_MAP]),
+        Told::Nothing => {}
     }
     if complete {
         args.push("--complete-log");
@@ -106,17 +127,19 @@ fn verdict<'a>(file: &'a Value, name: &str) -> &'a Value {
 
 /// Every platform-side wire property holds on the clean platform's capture: its answers
 /// are read (foreign ids, partial and extra fields), none is "cannot judge"; with the
-/// platform's keys given, or with the default (one scope per unknown key, printed).
+/// platform's profile. With its keys only, or with the default (one scope per unknown
+/// key, printed), the same, but the property that needs its test cards cannot judge and
+/// says what would supply them.
 #[test]
 fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_holds() {
     if !python("check-log") {
         return;
     }
     let har = capture("probe", None, false);
-    for key_map in [true, false] {
-        let (_, file) = judge(&har, key_map);
+    for told in [Told::Profile, Told::KeyMap, Told::Nothing] {
+        let (_, file) = judge_with(&har, told, false);
         let platform = properties(&file, "platform");
-        assert_eq!(platform.len(), 12, "{file}");
+        assert_eq!(platform.len(), 16, "{file}");
         for name in COMPLETE_LOG_PROPERTIES {
             assert!(
                 !file["properties"].to_string().contains(name),
@@ -124,8 +147,14 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
             );
         }
         for p in platform {
-            assert_eq!(p["status"], "holds", "key map {key_map}: {p}");
+            if told != Told::Profile && p["name"] == CARD_PROPERTY {
+                assert_eq!(p["status"], "cannot_judge", "{told:?}: {p}");
+                assert!(p.to_string().contains("--profile"), "{p}");
+                continue;
+            }
+            assert_eq!(p["status"], "holds", "{told:?}: {p}");
         }
+        let key_map = told != Told::Nothing;
         assert_eq!(file["unreadable"], 0, "{file}");
         // The conflict probe re-sends a key with another currency: the client's breach.
         let client = verdict(&file, "wire-client-never-changes-parameters-under-a-key");
@@ -147,9 +176,10 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
 }
 
 /// The wire properties judged only with `--complete-log`.
-const COMPLETE_LOG_PROPERTIES: [&str; 2] = [
+const COMPLETE_LOG_PROPERTIES: [&str; 3] = [
     "wire-refused-requests-execute-nothing",
     "wire-rejected-requests-bind-no-key",
+    "wire-attempts-start-only-with-a-confirm",
 ];
 
 /// With `--complete-log` the clean platform's probe capture (a 429, a 503 and a 422,
@@ -161,9 +191,9 @@ fn check_log_with_a_complete_log_holds_on_the_clean_python_platforms_capture() {
         return;
     }
     let har = capture("probe", None, false);
-    let (_, file) = judge_with(&har, true, true);
+    let (_, file) = judge_with(&har, Told::Profile, true);
     let platform = properties(&file, "platform");
-    assert_eq!(platform.len(), 14, "{file}");
+    assert_eq!(platform.len(), 19, "{file}");
     for p in platform {
         assert_eq!(p["status"], "holds", "{p}");
     }
@@ -179,7 +209,7 @@ fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
         return;
     }
     let har = capture("reference", None, false);
-    let (exit, file) = judge(&har, true);
+    let (exit, file) = judge(&har);
     let wire: Vec<&Value> = file["properties"]
         .as_array()
         .unwrap()
@@ -192,14 +222,14 @@ fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
     assert_eq!(exit, 0, "{file}");
     // Its 429 and 503 (S10, S13), each key answered 201 later: with the log assumed
     // complete, the refusals executed nothing.
-    let (exit, file) = judge_with(&har, true, true);
+    let (exit, file) = judge_with(&har, Told::Profile, true);
     assert_eq!(exit, 0, "{file}");
     for name in COMPLETE_LOG_PROPERTIES {
         assert_eq!(verdict(&file, name)["status"], "holds", "{name}");
     }
     // Its one API key, of no form this project knows, is one scope without a map: the
     // default is printed as an assumption, and the verdicts are the same.
-    let (exit, file) = judge(&har, false);
+    let (exit, file) = judge_with(&har, Told::Nothing, false);
     assert_eq!(exit, 0, "{file}");
     let assumed = file["assumptions"].to_string();
     assert!(
@@ -217,7 +247,7 @@ fn check_log_finds_the_dont_do_this_client_on_the_python_platform() {
         return;
     }
     let har = capture("dont", None, true);
-    let (exit, file) = judge(&har, true);
+    let (exit, file) = judge(&har);
     assert_eq!(exit, 1, "{file}");
     let v = verdict(&file, "wire-client-keeps-key-and-order-after-unknown");
     assert_eq!(v["status"], "violated", "{v}");
@@ -245,7 +275,7 @@ fn finds(bug: &str, property: &str) {
         return;
     }
     let har = capture("probe", Some(bug), false);
-    let (exit, file) = judge(&har, true);
+    let (exit, file) = judge(&har);
     assert_eq!(exit, 1, "{bug}: {file}");
     let v = verdict(&file, property);
     assert_eq!(v["status"], "violated", "{bug}: {v}");
@@ -271,7 +301,7 @@ fn finds_in_a_complete_log(bug: &str, property: &str) {
         return;
     }
     let har = capture("probe", Some(bug), false);
-    let (exit, file) = judge_with(&har, true, true);
+    let (exit, file) = judge_with(&har, Told::Profile, true);
     assert_eq!(exit, 1, "{bug}: {file}");
     let v = verdict(&file, property);
     assert_eq!(v["status"], "violated", "{bug}: {v}");
@@ -283,7 +313,7 @@ fn finds_in_a_complete_log(bug: &str, property: &str) {
     }
     let detail = v["detail"].as_str().unwrap();
     assert!(detail.contains("entry "), "{bug}: {detail}");
-    let (_, file) = judge_with(&har, true, false);
+    let (_, file) = judge_with(&har, Told::Profile, false);
     assert!(
         !file["properties"].to_string().contains(property),
         "{bug}: {file}"
@@ -309,6 +339,14 @@ fn check_log_with_a_complete_log_finds_maintenance_executes() {
 #[test]
 fn check_log_with_a_complete_log_finds_rejection_binds_key() {
     finds_in_a_complete_log("rejection_binds_key", "wire-rejected-requests-bind-no-key");
+}
+
+#[test]
+fn check_log_with_a_complete_log_finds_replay_charges_new_card() {
+    finds_in_a_complete_log(
+        "replay_charges_new_card",
+        "wire-attempts-start-only-with-a-confirm",
+    );
 }
 
 macro_rules! planted {
@@ -343,4 +381,12 @@ planted! {
         "concurrent_same_key_both_execute" => "wire-same-key-at-once-answers-one-object",
     check_log_finds_scope_ignores_environment:
         "scope_ignores_environment" => "wire-environments-never-share-objects",
+    check_log_finds_refund_over_captured:
+        "refund_over_captured" => "wire-refunds-stay-within-the-payment-amount",
+    check_log_finds_fourth_attempt:
+        "fourth_attempt" => "wire-attempts-stay-within-the-maximum",
+    check_log_finds_key_length_in_bytes:
+        "key_length_in_bytes" => "wire-valid-keys-are-accepted",
+    check_log_finds_confirm_while_processing_with_the_profiles_cards:
+        "confirm_while_processing" => "wire-a-new-attempt-only-after-a-failure",
 }

@@ -33,6 +33,7 @@ pub mod acquirer;
 pub mod api;
 pub mod assumptions;
 pub mod branch;
+pub mod cards;
 pub mod client;
 pub mod contract;
 pub mod cow;

@@ -162,6 +162,8 @@ pub struct ObservedObject {
     pub payment: Option<u32>,
     pub status: Option<Text>,
     pub amount: Option<i64>,
+    /// `attempt_count` of a Payment (S9: `"attempt_count":2`).
+    pub attempt_count: Option<u32>,
 }
 
 /// One answer as the contract sees it.
@@ -175,6 +177,9 @@ pub struct ObservedAnswer {
     pub written_code: Option<Text>,
     /// `error.related_resource_id` is present (not `null`).
     pub related: bool,
+    /// `error.field` names the `Idempotency-Key` header (KEY-07: "error.field 为
+    /// Idempotency-Key"), whatever the code.
+    pub about_key: bool,
     /// The object shown; for a list, each object of `data`, in order.
     pub objects: Vec<ObservedObject>,
 }
@@ -198,6 +203,7 @@ impl ObservedAnswer {
             code: None,
             written_code: None,
             related: false,
+            about_key: false,
             objects: Vec::new(),
         };
         if let Some(error) = map.get("error").and_then(Value::as_object) {
@@ -208,6 +214,10 @@ impl ObservedAnswer {
                 }
             }
             answer.related = !absent(error.get("related_resource_id"));
+            answer.about_key = error
+                .get("field")
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.eq_ignore_ascii_case("Idempotency-Key"));
             return Some(answer);
         }
         if !(200..300).contains(&status) {
@@ -240,6 +250,7 @@ impl ObservedAnswer {
             payment: None,
             status: Some(Text::from(p.status.as_str())),
             amount: i64::try_from(p.amount).ok(),
+            attempt_count: Some(u32::from(p.attempt_count)),
         };
         let refund = |x: &crate::RefundView| ObservedObject {
             kind: IdKind::Refund,
@@ -250,8 +261,9 @@ impl ObservedAnswer {
             payment: Some(x.payment_id.0),
             status: Some(Text::from(x.status.as_str())),
             amount: i64::try_from(x.amount).ok(),
+            attempt_count: None,
         };
-        let (mut code, mut related) = (None, false);
+        let (mut code, mut related, mut about_key) = (None, false, false);
         match &r.body {
             ResponseBody::Payment(p) => objects.push(payment(p)),
             ResponseBody::Payments { data } => objects.extend(data.iter().map(payment)),
@@ -266,10 +278,12 @@ impl ObservedAnswer {
                 payment: Some(s.payment_id.0),
                 status: None,
                 amount: None,
+                attempt_count: None,
             }),
             ResponseBody::Error { error } => {
                 code = Some(error.code);
                 related = error.related_resource_id.is_some();
+                about_key = error.field == Some(crate::Field::IdempotencyKey);
             }
         }
         ObservedAnswer {
@@ -278,6 +292,7 @@ impl ObservedAnswer {
             code,
             written_code: code.map(|c| Text::from(c.as_str())),
             related,
+            about_key,
             objects,
         }
     }
@@ -320,6 +335,13 @@ fn object(kind: IdKind, value: &Value, ids: &mut Interner) -> Option<ObservedObj
         payment,
         status: text("status"),
         amount: value.get("amount").and_then(Value::as_i64),
+        attempt_count: match kind {
+            IdKind::Payment => value
+                .get("attempt_count")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok()),
+            _ => None,
+        },
     })
 }
 

@@ -40,10 +40,13 @@ pub enum Evidence {
     ClientProcess,
     /// The merchant's database: the orders it holds and the versions it applied.
     MerchantDb,
+    /// The test card each create and confirm carried, read as the acquirer outcome it
+    /// selects (the model's labels; a platform's own through `check-log --profile`).
+    TestCards,
 }
 
 impl Evidence {
-    pub const ALL: [Evidence; 7] = [
+    pub const ALL: [Evidence; 8] = [
         Evidence::Wire,
         Evidence::ApiKeys,
         Evidence::ResponseBodies,
@@ -51,6 +54,7 @@ impl Evidence {
         Evidence::Ledger,
         Evidence::ClientProcess,
         Evidence::MerchantDb,
+        Evidence::TestCards,
     ];
 
     fn bit(self) -> u8 {
@@ -67,6 +71,7 @@ impl Evidence {
             Evidence::Ledger => "the acquirer's ledger",
             Evidence::ClientProcess => "the client's own decisions",
             Evidence::MerchantDb => "the merchant's database",
+            Evidence::TestCards => "the test card of each create and confirm",
         }
     }
 
@@ -83,6 +88,9 @@ impl Evidence {
                 "no client decision in the stream (the requests came from outside the model)"
             }
             Evidence::MerchantDb => "no merchant database event in the stream",
+            Evidence::TestCards => {
+                "no create or confirm named a test card the reader knows (check-log --profile names the platform's)"
+            }
         }
     }
 }
@@ -189,6 +197,9 @@ impl Supply {
     pub fn saw(&mut self, what: &What) {
         use Evidence as E;
         let kinds: &[Evidence] = match what {
+            What::Sent { request, .. } if request.endpoint.card().is_some() => {
+                &[E::Wire, E::ApiKeys, E::ResponseBodies, E::TestCards]
+            }
             What::Sent { .. } => &[E::Wire, E::ApiKeys, E::ResponseBodies],
             // The model's platform, with the model's acquirer behind it.
             What::Handled { .. } | What::Answered { .. } => &[E::Platform, E::Ledger],

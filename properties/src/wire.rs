@@ -11,8 +11,11 @@
 
 use crate::evidence::{Evidence, EvidenceSet};
 use payhub_model::{Contract, Millis, Rule};
-use payhub_sim::facts::wire::{Breach, Seen, WireFacts, WireParams, Witness};
+use payhub_sim::facts::wire::{Breach, WireFacts, Witness};
 use std::borrow::Cow;
+
+mod explain;
+pub use explain::{answer, explain, params, request};
 
 /// Who is judged: the platform's answers or the client's requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -101,10 +104,43 @@ fn queries_too_soon(facts: &WireFacts) -> Option<Witness> {
     })
 }
 
-use Evidence::{ApiKeys, ResponseBodies, Wire};
+/// ATTEMPT-05: the sighting with the most attempts, if more than the contract's default
+/// maximum ("without exceeding the maximum number of attempts (default 3)").
+fn attempts_beyond_maximum(facts: &WireFacts) -> Option<Witness> {
+    let (n, seen) = facts.most_attempts.as_deref()?;
+    (*n > u32::from(Contract::ATTEMPTS_MAX)).then(|| Witness {
+        breach: Breach::AttemptsBeyondMaximum,
+        entries: vec![seen.clone()],
+    })
+}
+
+/// ATTEMPT-01, ATTEMPT-02 ("Initiate only after the payment has status=failed"): the
+/// first newer attempt shown after one whose card never fails.
+fn attempt_before_failure(facts: &WireFacts) -> Option<Witness> {
+    facts
+        .renewed_attempts
+        .iter()
+        .find(|(card, _)| !payhub_model::cards::can_fail(**card))
+        .map(|(_, w)| w.clone())
+}
+
+/// KEY-07: the shortest printable key refused, if it had 1-255 characters in every
+/// reading.
+fn valid_key_refused(facts: &WireFacts) -> Option<Witness> {
+    let (units, seen) = facts.shortest_refused_key.as_deref()?;
+    (Contract::KEY_LEN_MIN..=Contract::KEY_LEN_MAX)
+        .contains(units)
+        .then(|| Witness {
+            breach: Breach::ValidKeyRefused,
+            entries: vec![seen.clone()],
+        })
+}
+
+use Evidence::{ApiKeys, ResponseBodies, TestCards, Wire};
 const SCOPED: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys]);
 const SCOPED_BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, ResponseBodies]);
 const BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies]);
+const CARDS: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies, TestCards]);
 
 /// Every wire property, platform side first.
 pub static WIRE_PROPERTIES: &[WireProperty] = &[
@@ -233,6 +269,46 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         assumes_complete_log: false,
     },
     WireProperty {
+        name: "wire-refunds-stay-within-the-payment-amount",
+        rules: &[Rule::RefundNotBeyondCaptured],
+        side: Side::Platform,
+        about: "A refund is never accepted (2xx) beyond its Payment's amount, counting the refunds of that Payment already shown succeeded (A-REFUND-LIMIT: the contract names no limit; the amount paid is the one it could mean).",
+        breaches: &[Breach::RefundBeyondAmount],
+        needs: SCOPED_BODIES,
+        decides: None,
+        assumes_complete_log: false,
+    },
+    WireProperty {
+        name: "wire-attempts-stay-within-the-maximum",
+        rules: &[Rule::AttemptsMax],
+        side: Side::Platform,
+        about: "No Payment is shown with more attempts (attempt_count) than the contract's default maximum of 3.",
+        breaches: &[Breach::AttemptsBeyondMaximum],
+        needs: BODIES,
+        decides: Some(attempts_beyond_maximum),
+        assumes_complete_log: false,
+    },
+    WireProperty {
+        name: "wire-a-new-attempt-only-after-a-failure",
+        rules: &[Rule::ConfirmWhileProcessing, Rule::CardRetryAfterFailure],
+        side: Side::Platform,
+        about: "A Payment is never shown with a newer attempt after one charged on a test card that never fails (approved at once, after the wait, or silently): a new attempt starts only once the previous one definitively failed, and a confirm while processing never charges.",
+        breaches: &[Breach::NewAttemptBeforeFailure],
+        needs: CARDS,
+        decides: Some(attempt_before_failure),
+        assumes_complete_log: false,
+    },
+    WireProperty {
+        name: "wire-valid-keys-are-accepted",
+        rules: &[Rule::KeyLength],
+        side: Side::Platform,
+        about: "A printable Idempotency-Key of 1-255 characters in every reading of \"character\" (A-KEY-LENGTH; at most 255 UTF-16 code units) is never refused 400 with error.field Idempotency-Key.",
+        breaches: &[Breach::ValidKeyRefused],
+        needs: BODIES,
+        decides: Some(valid_key_refused),
+        assumes_complete_log: false,
+    },
+    WireProperty {
         name: "wire-client-keeps-key-and-order-after-unknown",
         rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::OneBusinessEffect],
         side: Side::Client,
@@ -306,230 +382,17 @@ pub static WIRE_PROPERTIES: &[WireProperty] = &[
         decides: None,
         assumes_complete_log: true,
     },
+    WireProperty {
+        name: "wire-attempts-start-only-with-a-confirm",
+        rules: &[Rule::CardReplayNotCharged, Rule::CardRetryAfterFailure],
+        side: Side::Platform,
+        about: "With every request of the capture in the log: a Payment created through the API is never shown with more attempts than before unless a confirm of it was sent in between: a replay never charges newly supplied card information.",
+        breaches: &[Breach::AttemptWithoutConfirm],
+        needs: SCOPED_BODIES,
+        decides: None,
+        assumes_complete_log: true,
+    },
 ];
-
-/// `merchant_order_no ORDER-1, amount 12000, currency USD`.
-pub fn params(p: &WireParams) -> String {
-    fn field<T: std::fmt::Display>(out: &mut Vec<String>, name: &str, v: &Option<T>) {
-        if let Some(v) = v {
-            out.push(format!("{name} {v}"));
-        }
-    }
-    let mut out = Vec::new();
-    match p {
-        WireParams::None => return "no parameters".into(),
-        WireParams::Order {
-            merchant_order_no,
-            amount,
-            currency,
-        } => {
-            field(&mut out, "merchant_order_no", merchant_order_no);
-            field(&mut out, "amount", amount);
-            field(&mut out, "currency", currency);
-        }
-        WireParams::Refund {
-            payment_id,
-            merchant_refund_no,
-            amount,
-        } => {
-            field(&mut out, "payment_id", payment_id);
-            field(&mut out, "merchant_refund_no", merchant_refund_no);
-            field(&mut out, "amount", amount);
-        }
-    }
-    out.join(", ")
-}
-
-/// `201 pay_demo_001 v2`, `409 idempotency_conflict`, `no answer`.
-pub fn answer(s: &Seen) -> String {
-    let Some(a) = &s.answer else {
-        return if s.open {
-            "no answer recorded (the log ends first)".into()
-        } else {
-            "no answer (an unknown outcome)".into()
-        };
-    };
-    let mut out = a.status.to_string();
-    if a.status >= 500 && a.code != Some(payhub_model::ErrorCode::TemporarilyUnavailable) {
-        out.push_str(" (an unknown outcome)");
-    }
-    if let Some(c) = a.code {
-        out.push(' ');
-        out.push_str(c.as_str());
-    } else if let Some(c) = &a.unnamed_code {
-        out.push(' ');
-        out.push_str(c);
-    }
-    if let Some(o) = &a.object {
-        out.push(' ');
-        out.push_str(o);
-    }
-    if let Some(v) = &a.version {
-        out.push_str(&format!(" version {v}"));
-    }
-    if let Some(r) = a.retry_after_s {
-        out.push_str(&format!(" Retry-After {r}"));
-    }
-    out
-}
-
-/// `POST /v1/payments Idempotency-Key K-1 (amount 100 …)`.
-pub fn request(s: &Seen) -> String {
-    let key = s
-        .key
-        .as_ref()
-        .map(|k| format!(" Idempotency-Key {k}"))
-        .unwrap_or_default();
-    let p = if s.params == WireParams::None {
-        String::new()
-    } else {
-        format!(" ({})", params(&s.params))
-    };
-    format!("{} {}{key}{p}", s.method, s.path)
-}
-
-/// The explanation of a witness, each exchange named by `name` (`entry 12`).
-pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
-    let [first, then] = match w.entries.as_slice() {
-        [a, b] => [a, b],
-        [a] => return one(w.breach, a, name),
-        _ => return format!("{:?}", w.breach),
-    };
-    let (a, b) = (name(first), name(then));
-    let gap = then.sent.since(first.closed);
-    let key = then.key.as_deref().unwrap_or("-");
-    match w.breach {
-        Breach::ReplayNotSameObject => format!(
-            "{b} replays key {key} of {a} with the same parameters ({}), {gap} after {a}'s answer {}; the platform answered {}, the contract requires 200 with the object of the first execution",
-            params(&then.params),
-            answer(first),
-            answer(then)
-        ),
-        Breach::ConflictMissing => format!(
-            "{b} replays key {key} of {a} with {} (first: {}); the platform answered {}, the contract requires 409 idempotency_conflict",
-            params(&then.params),
-            params(&first.params),
-            answer(then)
-        ),
-        Breach::ConflictWithoutChange => format!(
-            "{b} replays key {key} of {a} with the same parameters ({}); the platform answered 409 idempotency_conflict, the contract requires the first execution's object",
-            params(&then.params)
-        ),
-        Breach::TwoPaymentsForOrder => format!(
-            "{a} answered {} and {b} answered {} for the same merchant_order_no; the contract allows one Payment per order number",
-            answer(first),
-            answer(then)
-        ),
-        Breach::VersionWentBack => format!(
-            "{a} answered {}; {b}, sent {gap} after that answer, got {}: a version went back",
-            answer(first),
-            answer(then)
-        ),
-        Breach::NewKeyAfterUnknown => format!(
-            "{a} ({}) had an unknown outcome; {gap} later {b} sent the same order under another key {key}: the contract requires the same key until the result is known",
-            request(first)
-        ),
-        Breach::NewOrderNoAfterUnknown => format!(
-            "{a} ({}) had an unknown outcome; {gap} later {b} sent the same purchase under another order number ({}): a second order for a result not yet known",
-            request(first),
-            params(&then.params)
-        ),
-        Breach::KeyOnTwoEndpoints => format!(
-            "{b} sends key {key} on {} {} after {a} sent it on {} {}",
-            then.method, then.path, first.method, first.path
-        ),
-        Breach::ParamsChangedUnderKey => format!(
-            "{b} re-sends key {key} of {a} with {} (first: {})",
-            params(&then.params),
-            params(&first.params)
-        ),
-        Breach::QueryTooSoon => format!(
-            "{b} queries {} {} after {a}{} (sent at {} and {}); the contract requires at least {}",
-            then.path,
-            then.sent.since(first.sent),
-            if first.path == then.path {
-                String::new()
-            } else {
-                format!(" queried it as {}", first.path)
-            },
-            first.sent,
-            then.sent,
-            Contract::QUERY_SPACING_MIN
-        ),
-        Breach::RetryAfterIgnored => format!(
-            "{a} was answered {}; {b} re-sent key {key} {gap} later",
-            answer(first)
-        ),
-        Breach::TwoRefundsForRefundNo => format!(
-            "{a} answered {} and {b} answered {} for the same merchant_refund_no; the contract allows one Refund per refund number",
-            answer(first),
-            answer(then)
-        ),
-        Breach::VersionStayedOnChange => format!(
-            "{a} answered {}; {b}, sent {gap} after that answer, got {} with another status at the same version: a version rises with every visible change",
-            answer(first),
-            answer(then)
-        ),
-        Breach::AmountChanged => format!(
-            "{a} ({}) answered {}; {b} ({}) answered the same Payment with another amount: a Payment keeps its amount",
-            request(first),
-            answer(first),
-            request(then)
-        ),
-        Breach::ObjectInTwoEnvironments => format!(
-            "{a} answered {} in one environment and {b} answered {} in the merchant's other: test and live do not affect each other",
-            answer(first),
-            answer(then)
-        ),
-        Breach::SameKeyAsNewBusiness => format!(
-            "{a} and {b} sent key {key} with the same parameters ({}); {a} was answered {} and {b} {}: one key is one business, the contract requires a request to wait for the one that executes and answer its object",
-            params(&then.params),
-            answer(first),
-            answer(then)
-        ),
-        Breach::RefusedThenExecuted => format!(
-            "{a} ({}) was answered {}, and no other request of key {key} is in the log; {b} ({}) was answered {}: the refusal executed nothing, so nothing of that key had executed (assuming the log complete)",
-            request(first),
-            answer(first),
-            request(then),
-            answer(then)
-        ),
-        Breach::RejectedThenBound => format!(
-            "{a} ({}) was rejected {}, and no other request of key {key} is in the log; {b} ({}) was answered {}: a rejected request does not use up its key (assuming the log complete)",
-            request(first),
-            answer(first),
-            request(then),
-            answer(then)
-        ),
-        Breach::RelatedResourceMissing
-        | Breach::Cancel202ShowsCanceled
-        | Breach::LookupOtherNumber => one(w.breach, first, name),
-    }
-}
-
-fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
-    match breach {
-        Breach::RelatedResourceMissing => format!(
-            "{} ({}) was answered {} without error.related_resource_id; the contract requires it to name the existing object",
-            name(s),
-            request(s),
-            answer(s)
-        ),
-        Breach::Cancel202ShowsCanceled => format!(
-            "{} ({}) was answered {} with the Payment canceled; a 202 cancel has no evidence of a safe cancellation and keeps the original status",
-            name(s),
-            request(s),
-            answer(s)
-        ),
-        Breach::LookupOtherNumber => format!(
-            "{} ({}) was answered {} showing an object of another number; the lookup matches the number exactly",
-            name(s),
-            request(s),
-            answer(s)
-        ),
-        other => format!("{other:?}: {}", name(s)),
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -591,6 +454,6 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 21);
+        assert_eq!(all.len(), 26);
     }
 }

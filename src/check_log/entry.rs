@@ -69,7 +69,11 @@ pub enum Skip {
 
 impl Entry {
     /// The contract's request, or why the entry is not judged.
-    pub fn request(&self, ids: &mut Interner) -> Result<ApiRequest, Skip> {
+    pub fn request(
+        &self,
+        ids: &mut Interner,
+        cards: &super::profile::CardReading,
+    ) -> Result<ApiRequest, Skip> {
         let route = self.http.target.split('?').next().unwrap_or_default();
         if !route.starts_with("/v1/") || self.http.method == "OPTIONS" {
             return Err(Skip::NotTheApi);
@@ -80,6 +84,7 @@ impl Entry {
             self.http.idempotency_key.as_deref(),
             &self.http.body,
             ids,
+            cards,
         )
         .map_err(|why| Skip::Unreadable(format!("the request cannot be the contract's: {why}")))
     }

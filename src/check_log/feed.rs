@@ -11,6 +11,7 @@
 
 use super::entry::{Entry, Label, Outcome, Skip};
 use super::keys::Keys;
+use super::profile::{CardReading, LogProfile};
 use payhub_model::event::{Event, Message, What};
 use payhub_model::observation::Dialect;
 use payhub_model::observed::{ObservedAnswer, Shape};
@@ -59,6 +60,8 @@ pub struct Feed {
     pub keys: Keys,
     /// How the platform's refusals read: the codes the contract names.
     dialect: Dialect,
+    /// How its requests name their test cards.
+    cards: CardReading,
     heap: BinaryHeap<Reverse<Pending>>,
     seq: u64,
     /// Milliseconds since the epoch of the first entry: the log's time 0.
@@ -80,11 +83,13 @@ pub fn id_of(label: Label) -> RequestId {
 }
 
 impl Feed {
-    pub fn new(keys: Keys) -> Feed {
+    /// A feed reading the platform through `profile` (the model's dialect by default).
+    pub fn new(keys: Keys, profile: Option<&LogProfile>) -> Feed {
         Feed {
             folded: Folded::new(keys.wire_facts()),
             keys,
-            dialect: Dialect::default(),
+            dialect: profile.map(|p| p.dialect.clone()).unwrap_or_default(),
+            cards: profile.map(|p| p.cards.clone()).unwrap_or_default(),
             heap: BinaryHeap::new(),
             seq: 0,
             base: None,
@@ -108,7 +113,7 @@ impl Feed {
     }
 
     pub fn push(&mut self, entry: Entry) {
-        let mut request = match entry.request(&mut self.folded.wire.ids) {
+        let mut request = match entry.request(&mut self.folded.wire.ids, &self.cards) {
             Ok(r) => r,
             Err(Skip::NotTheApi) => {
                 self.entries += 1;

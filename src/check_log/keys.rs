@@ -54,12 +54,20 @@ pub struct Keys {
 }
 
 impl Keys {
-    /// The sandbox's keys, and those of `map` if given.
-    pub fn load(map: Option<&Path>) -> Result<Keys, String> {
+    /// The sandbox's keys, then those a profile names (`named`), then those of `map` if
+    /// given (it overrides).
+    pub fn load(
+        map: Option<&Path>,
+        named: &[(String, (MerchantId, Environment))],
+    ) -> Result<Keys, String> {
         let mut keys = Keys::default();
         for k in default_api_keys().into_iter().chain([rotated_key_spec()]) {
             keys.map
                 .insert(k.id.to_string(), (k.merchant, k.environment));
+        }
+        for (key, owner) in named {
+            keys.named.insert(key.clone());
+            keys.map.insert(key.clone(), *owner);
         }
         let Some(path) = map else { return Ok(keys) };
         let text = std::fs::read_to_string(path)

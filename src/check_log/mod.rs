@@ -19,6 +19,7 @@ pub mod generate;
 pub mod har;
 pub mod html;
 pub mod keys;
+pub mod profile;
 pub mod report;
 pub mod request;
 
@@ -27,6 +28,7 @@ use entry::Label;
 use feed::Feed;
 use payhub_model::event::Event;
 use payhub_properties::verdict::{Folded, Status, Verdict};
+use profile::LogProfile;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -53,6 +55,11 @@ pub struct CheckLogArgs {
     /// had executed, RATE-01, RATE-04, REJECT-01) are judged, and listed only then.
     #[arg(long)]
     pub complete_log: bool,
+    /// The platform's profile, as `conform` reads it (docs/conform.md): its API keys'
+    /// merchants and environments, its error codes and its test cards under
+    /// `card_field`. `--api-key-map` overrides its keys.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
     /// Print a generated access log of N exchanges to stdout instead (for measuring:
     /// `check-log --generate 3000000 > big.jsonl`).
     #[arg(long, value_name = "N")]
@@ -118,8 +125,10 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     let started = std::time::Instant::now();
     let mut worst = 0u8;
     let mut all = Vec::new();
+    let profile = args.profile.as_deref().map(profile::load).transpose()?;
     for file in &args.files {
-        match judge_file(file, args.api_key_map.as_deref(), args.complete_log) {
+        let key_map = args.api_key_map.as_deref();
+        match judge_file_read(file, key_map, profile.as_ref(), args.complete_log) {
             Ok(j) => {
                 worst = rank(worst, j.exit());
                 all.push(j);
@@ -147,19 +156,42 @@ fn rank(a: u8, b: u8) -> u8 {
 
 /// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
 /// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
-/// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]).
-pub fn judge_file(path: &Path, key_map: Option<&Path>, complete: bool) -> Result<Judged, String> {
-    judge_file_with(path, key_map, complete, crate::edges::EdgeSeam::REFERENCE)
+/// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]); `profile`: the
+/// platform's keys, error codes and test cards (`--api-key-map` still overrides its keys).
+pub fn judge_file_read(
+    path: &Path,
+    key_map: Option<&Path>,
+    profile: Option<&LogProfile>,
+    complete: bool,
+) -> Result<Judged, String> {
+    judge_file_seam(
+        path,
+        key_map,
+        profile,
+        complete,
+        crate::edges::EdgeSeam::REFERENCE,
+    )
 }
 
-/// [`judge_file`] with the HAR reader's decision points `seam` (the edge zoo's).
+/// [`judge_file_read`] with the HAR reader's decision points `seam` (the edge zoo's).
 pub fn judge_file_with(
     path: &Path,
     key_map: Option<&Path>,
     complete: bool,
     seam: crate::edges::EdgeSeam,
 ) -> Result<Judged, String> {
-    let keys = keys::Keys::load(key_map)?;
+    judge_file_seam(path, key_map, None, complete, seam)
+}
+
+fn judge_file_seam(
+    path: &Path,
+    key_map: Option<&Path>,
+    profile: Option<&LogProfile>,
+    complete: bool,
+    seam: crate::edges::EdgeSeam,
+) -> Result<Judged, String> {
+    let named = profile.map_or(&[][..], |p| &p.keys[..]);
+    let keys = keys::Keys::load(key_map, named)?;
     let mut input = crate::input::open(path)?;
     let format = detect::detect(&mut input)?;
     let name = input.name.clone();
@@ -167,7 +199,7 @@ pub fn judge_file_with(
     let judged = match format {
         Format::Events => judge_events(path, &mut input, &progress, complete)?,
         Format::Har | Format::AccessLog => {
-            let mut feed = Feed::new(keys);
+            let mut feed = Feed::new(keys, profile);
             let mut each = |r: Result<entry::Entry, (Label, String)>| {
                 match r {
                     Ok(e) => feed.push(e),

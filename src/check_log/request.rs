@@ -4,16 +4,17 @@
 //! `/v1/payments/pay_demo_001/confirm` is), and the body is read for the fields the
 //! contract names: SAFE-01's safety parameters (`merchant_order_no`, `amount`,
 //! `currency`; `payment_id`, `merchant_refund_no`, `amount`). Other fields (a platform's
-//! `payment_method`, `description`, `metadata`) are accepted and never kept; a `card` is
-//! kept only if it is a test label (card data is never kept: CARD-02,
-//! A-CARD-NOT-STORED). A body that is not JSON, or names a field with the wrong type, is
-//! `Json::Malformed`, described, never kept.
+//! `description`, `metadata`) are accepted and never kept; a card is kept only as a
+//! test card: a label of the model's table under `card`, or a value the platform's
+//! profile lists under its `card_field` (card data is never kept: CARD-02,
+//! A-CARD-NOT-STORED). A body that is not JSON, or names a field with the wrong type,
+//! is `Json::Malformed`, described, never kept.
 
-use crate::serve::cards;
+use super::profile::CardReading;
 use crate::serve::http_map::{param, percent_decode};
 use payhub_model::observed::{IdKind, Interner};
 use payhub_model::{
-    ApiKeyId, ApiRequest, Card, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentId,
+    ApiKeyId, ApiRequest, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentId,
     RefundBody, RefundId, SessionBody, Text,
 };
 use serde_json::{Map, Value};
@@ -25,6 +26,7 @@ pub fn read(
     idempotency_key: Option<&[u8]>,
     body: &[u8],
     ids: &mut Interner,
+    cards: &CardReading,
 ) -> Result<ApiRequest, String> {
     let (route, query) = match target.split_once('?') {
         Some((r, q)) => (r, Some(q)),
@@ -46,7 +48,7 @@ pub fn read(
         // Resolved by the reader's key table.
         api_key: ApiKeyId(0),
         idempotency_key,
-        endpoint: endpoint(method, target, route, query, body, ids),
+        endpoint: endpoint(method, target, route, query, body, ids, cards),
     })
 }
 
@@ -57,6 +59,7 @@ fn endpoint(
     query: Option<&str>,
     body: &[u8],
     ids: &mut Interner,
+    cards: &CardReading,
 ) -> Endpoint {
     let segments: Vec<&str> = route.trim_start_matches('/').split('/').collect();
     let other = || Endpoint::Other {
@@ -65,14 +68,14 @@ fn endpoint(
     };
     match (method, segments.as_slice(), query) {
         (Method::Post, ["v1", "payments"], _) => Endpoint::CreatePayment {
-            body: fields(body, ids, order),
+            body: fields(body, ids, |m, ids| order(m, ids, cards)),
         },
         (Method::Post, ["v1", "payments", p, "confirm"], _) => match id(ids, IdKind::Payment, p) {
             Some(n) => Endpoint::ConfirmPayment {
                 payment_id: PaymentId(n),
                 body: fields(body, ids, |m, _| {
                     Some(ConfirmBody {
-                        card: test_card(m)?,
+                        card: cards.read(m),
                     })
                 }),
             },
@@ -86,7 +89,7 @@ fn endpoint(
         },
         (Method::Post, ["v1", "checkout", "sessions"], _) => Endpoint::CreateCheckoutSession {
             body: fields(body, ids, |m, ids| {
-                let o = order(m, ids)?;
+                let o = order(m, ids, cards)?;
                 Some(SessionBody {
                     merchant_order_no: o.merchant_order_no,
                     amount: o.amount,
@@ -173,12 +176,16 @@ fn malformed<T>(body: &[u8], why: &str) -> Json<T> {
     )))
 }
 
-fn order(m: &Map<String, Value>, _: &mut Interner) -> Option<CreatePaymentBody> {
+fn order(
+    m: &Map<String, Value>,
+    _: &mut Interner,
+    cards: &CardReading,
+) -> Option<CreatePaymentBody> {
     Some(CreatePaymentBody {
         merchant_order_no: text(m, "merchant_order_no")?,
         amount: integer(m, "amount")?,
         currency: text(m, "currency")?,
-        card: test_card(m)?,
+        card: cards.read(m),
     })
 }
 
@@ -198,16 +205,6 @@ fn integer(m: &Map<String, Value>, name: &str) -> Option<Option<i64>> {
     }
 }
 
-/// A `card` that is a test label; anything else (a card number) is not kept.
-fn test_card(m: &Map<String, Value>) -> Option<Option<Card>> {
-    Some(
-        m.get("card")
-            .and_then(Value::as_str)
-            .and_then(cards::test_card)
-            .map(|t| Card(t.label)),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +220,7 @@ mod tests {
             Some(b"K-1"),
             br#"{"payment_method":"tok_approve","extra":{"a":1}}"#,
             &mut ids,
+            &CardReading::default(),
         )
         .unwrap();
         let Endpoint::ConfirmPayment { payment_id, body } = &r.endpoint else {
@@ -239,6 +237,7 @@ mod tests {
             None,
             b"",
             &mut ids,
+            &CardReading::default(),
         );
         assert_eq!(
             get.unwrap().endpoint,
@@ -247,7 +246,15 @@ mod tests {
             }
         );
         let refund = br#"{"payment_id":"pay_557eff458b794164bc1a","amount":5,"merchant_refund_no":"R","reason":"x"}"#;
-        let r = read("POST", "/v1/refunds", Some(b"K-2"), refund, &mut ids).unwrap();
+        let r = read(
+            "POST",
+            "/v1/refunds",
+            Some(b"K-2"),
+            refund,
+            &mut ids,
+            &CardReading::default(),
+        )
+        .unwrap();
         let Endpoint::CreateRefund {
             body: Json::Parsed(b),
         } = &r.endpoint
@@ -267,7 +274,15 @@ mod tests {
             (br#"{"amount":1,"card":"A"}"#, Some(Card('A'))),
             (br#"{"amount":1,"payment_method":"4242424242424242"}"#, None),
         ] {
-            let r = read("POST", "/v1/payments", Some(b"K"), body, &mut ids).unwrap();
+            let r = read(
+                "POST",
+                "/v1/payments",
+                Some(b"K"),
+                body,
+                &mut ids,
+                &CardReading::default(),
+            )
+            .unwrap();
             let Endpoint::CreatePayment {
                 body: Json::Parsed(b),
             } = &r.endpoint
@@ -283,6 +298,7 @@ mod tests {
             Some(b"K"),
             br#"{"amount":"ten"}"#,
             &mut ids,
+            &CardReading::default(),
         );
         assert!(matches!(
             r.unwrap().endpoint,

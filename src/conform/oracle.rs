@@ -21,9 +21,9 @@
 use super::case::{self, Http, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::Outcome;
-use crate::serve::cards;
 use crate::serve::http_map::{self, HttpRequest};
 use crate::serve::sandbox::{node_of, world_config};
+use payhub_model::cards;
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};

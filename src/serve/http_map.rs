@@ -10,7 +10,7 @@
 //! endpoint's JSON becomes `Json::Malformed` with a redacted description instead of its
 //! bytes (the platform answers 400 field `body`; the bytes could hold card data).
 
-use super::cards;
+use payhub_model::cards;
 use payhub_model::{
     ApiError, ApiKeyId, ApiRequest, ApiResponse, ConfirmBody, CreatePaymentBody, Endpoint,
     ErrorCode, Field, Json, Method, PaymentId, RefundBody, RefundId, SessionBody, Text,

@@ -3,7 +3,7 @@
 //! clock, and the harness's verdict over the session.
 //!
 //! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
-//! and its live driver), [`http_map`] HTTP ↔ model, [`cards`] the test cards,
+//! and its live driver), [`http_map`] HTTP ↔ model, `payhub_model::cards` the test cards,
 //! [`faults`] the fault plan, [`business`] business orders as the wire witnesses them,
 //! [`record`] the session's trace and tape in memory, bounded, [`verdict`] (with
 //! [`diagrams`], a diagram of each violation's witnesses), [`script`] and [`har`] what
@@ -12,7 +12,6 @@
 //! axum).
 
 pub mod business;
-pub mod cards;
 pub mod diagrams;
 pub mod faults;
 pub mod guard;
@@ -295,7 +294,7 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs, plan: &faults::Plan) -> String
         r.environment
     );
     s.push_str("test cards (\"card\" in the body):\n");
-    for c in cards::CARDS {
+    for c in payhub_model::cards::CARDS {
         let _ = writeln!(s, "  {}  {}", c.label, c.about);
     }
     let _ = writeln!(

@@ -2,7 +2,7 @@
 //! decided by their test card, replies delivered, the world's clock moved to a target.
 
 use super::{Release, STEPS_MAX, Sandbox};
-use crate::serve::cards;
+use payhub_model::cards;
 use payhub_model::{ApiResponse, AttemptId, Millis, RequestId};
 use payhub_sim::Choice;
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};

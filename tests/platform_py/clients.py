@@ -43,6 +43,11 @@ class Lost(Exception):
     """No answer reached the client (timeout, reset)."""
 
 
+def utf8_as_header(text):
+    """http.client sends header text as Latin-1; this makes it send UTF-8 bytes."""
+    return text.encode("utf-8").decode("latin-1")
+
+
 class Client:
     def __init__(self, base, api_key="sk_test_m1_1", har=None, log=print):
         self.base = base.rstrip("/")
@@ -365,6 +370,39 @@ def probe(c, tag):
     c.send("POST", "/v1/payments", payment_body(order), key=key)
     live = Client(c.base, "sk_live_m1_1", c.har, c.log)
     live.send("POST", "/v1/payments", payment_body(order), key=key)
+
+    log("A declined card, then its key again with another card: the original result (S7)")
+    order = f"{tag}-S7"
+    key = f"payment.create:{order}:1"
+    c.send("POST", "/v1/payments", payment_body(order, card="tok_decline"), key=key)
+    c.send("POST", "/v1/payments", payment_body(order, card="tok_approve"), key=key)
+
+    log("A confirm under a new key while the Payment is processing: 409 payment_in_progress (S8)")
+    order = f"{tag}-S8"
+    _, silent, _ = c.send("POST", "/v1/payments", payment_body(order, card="tok_silent"),
+                          key=f"payment.create:{order}:1")
+    c.send("POST", f"/v1/payments/{silent['id']}/confirm", {"payment_method": "tok_approve"},
+           key=f"payment.confirm:{order}:2")
+
+    log("Three declined attempts, then a fourth confirm: refused (at most 3 attempts)")
+    order = f"{tag}-ATT"
+    _, att, _ = c.send("POST", "/v1/payments", payment_body(order, card="tok_decline"),
+                       key=f"payment.create:{order}:1")
+    for n, card in ((2, "tok_decline"), (3, "tok_decline"), (4, "tok_approve")):
+        c.send("POST", f"/v1/payments/{att['id']}/confirm", {"payment_method": card},
+               key=f"payment.confirm:{order}:{n}")
+
+    log("A refund of more than the Payment's amount: refused")
+    order = f"{tag}-OVER"
+    _, paid, _ = c.send("POST", "/v1/payments", payment_body(order), key=f"payment.create:{order}:1")
+    body = {"payment_id": paid["id"], "amount": paid["amount"] + 5000,
+            "merchant_refund_no": f"{tag}-R2"}
+    c.send("POST", "/v1/refunds", body, key=f"refund.create:{tag}-R2:1")
+
+    log("A key of 190 non-ASCII characters (380 bytes of UTF-8) after its prefix: accepted")
+    order = f"{tag}-KEY"
+    key = utf8_as_header(f"{order}-" + "\u00e9" * 190)
+    c.send("POST", "/v1/payments", payment_body(order), key=key)
 
     log("Two requests under one key at once: one executes, the other waits for its object")
     order = f"{tag}-CONC"

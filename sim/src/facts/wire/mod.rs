@@ -27,6 +27,7 @@
 //! Answers are read at the contract's level ([`ObservedAnswer`]: any platform's ids,
 //! partial bodies, refusals the contract does not name), the model's own as anyone's.
 
+mod attempts;
 mod patterns;
 mod refusals;
 mod seen;
@@ -38,7 +39,7 @@ use super::query_object::{self, QueryObject};
 use payhub_model::event::{Message, Owner, ScopeKey, What};
 use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
 use payhub_model::{
-    ApiKeyId, ApiRequest, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
+    ApiKeyId, ApiRequest, Card, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
     Millis, PaymentId, RefundId, RequestId, Text,
 };
 use std::collections::BTreeMap;
@@ -116,6 +117,23 @@ pub struct WireFacts {
     /// RATE-01, RATE-04, REJECT-01: per scope, its first request and whether every
     /// request closed in it so far was refused ([`refusals`]).
     scopes_so_far: BTreeMap<ScopeKey, refusals::ScopeSoFar>,
+    /// CARD-03, ATTEMPT-02: each Payment created through the API, the most attempts it
+    /// was shown with and that sighting; the confirms of each Payment.
+    attempts: BTreeMap<PaymentId, (u32, Rec)>,
+    confirms: BTreeMap<PaymentId, attempts::Confirms>,
+    /// ATTEMPT-01, ATTEMPT-02: each Payment's latest attempt started by a logged create
+    /// or confirm with a test card: its number, its card, that exchange.
+    attempt_cards: BTreeMap<PaymentId, (u32, Card, Rec)>,
+    /// Per card, the first Payment shown with a newer attempt after one charged on it:
+    /// the exchange that started that attempt, the one that showed the newer.
+    pub renewed_attempts: BTreeMap<Card, Witness>,
+    /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
+    refunds_succeeded: BTreeMap<PaymentId, BTreeMap<RefundId, i64>>,
+    /// ATTEMPT-05: the Payment sighting with the most attempts (the first such).
+    pub most_attempts: Option<Box<(u32, Seen)>>,
+    /// KEY-07: the printable key refused 400 about the `Idempotency-Key` with the fewest
+    /// UTF-16 code units (the first such), and its exchange.
+    pub shortest_refused_key: Option<Box<(usize, Seen)>>,
     /// Copies the network made of a request: not the client's.
     copies: std::collections::BTreeSet<RequestId>,
     /// The first witness of each pattern.
@@ -248,6 +266,7 @@ impl WireFacts {
         if let Some((m, e)) = owner {
             self.on_owned_send(&seen, (m, e), &request.endpoint);
         }
+        self.confirm_sent(&request.endpoint);
         self.open
             .insert(id, (seen, owner, request.endpoint.clone()));
     }
@@ -373,6 +392,7 @@ impl WireFacts {
                 self.refused_auth_ids.push(id);
             }
         }
+        self.confirm_closed(at, &endpoint);
         let mut seen = Seen::clone(&sent);
         seen.closed = at;
         seen.open = false;
@@ -485,9 +505,11 @@ impl WireFacts {
     fn on_known(&mut self, seen: Rec, owner: Owner, r: &ObservedAnswer, endpoint: &Endpoint) {
         self.judge_related(&seen, r);
         self.judge_lookup(&seen, r, endpoint);
+        self.note_refused_key(&seen, r);
         let payment = r.first(IdKind::Payment);
         if let Some(p) = payment {
             self.judge_version(&seen, p);
+            self.note_attempts(&seen, p, r, endpoint);
             let canceled = p.status.as_deref() == Some("canceled");
             if r.status == 202 && canceled && matches!(endpoint, Endpoint::CancelPayment { .. }) {
                 self.note(Breach::Cancel202ShowsCanceled, vec![seen.clone()]);
@@ -497,6 +519,7 @@ impl WireFacts {
         if let Some(p) = payment {
             self.judge_payment_sighting(&seen, (m, e), p);
         }
+        self.judge_refunds(&seen, r, endpoint);
         self.tie_numbers((m, e), r);
         // A partial body without its order number: a create's answer shows the order
         // the request named.

@@ -71,6 +71,13 @@ pub struct Answer {
     pub version: Option<VersionMark>,
     pub retry_after_s: Option<u32>,
     pub related: bool,
+    /// The Payment's `attempt_count`, if shown (named only where an explanation needs
+    /// it).
+    #[serde(skip)]
+    pub attempt_count: Option<u32>,
+    /// The object's `amount`, if shown (named only where an explanation needs it).
+    #[serde(skip)]
+    pub amount: Option<i64>,
 }
 
 impl Answer {
@@ -84,6 +91,8 @@ impl Answer {
             version: shown.and_then(|o| o.version.clone()),
             retry_after_s: r.retry_after_s,
             related: r.related,
+            attempt_count: shown.and_then(|o| o.attempt_count),
+            amount: shown.and_then(|o| o.amount),
         }
     }
 
@@ -96,6 +105,8 @@ impl Answer {
             version: None,
             retry_after_s,
             related: false,
+            attempt_count: None,
+            amount: None,
         }
     }
 }
@@ -165,4 +176,20 @@ pub enum Breach {
     /// an answer showed the key bound (a 409 idempotency_conflict, a create answered
     /// 200). A breach only if the source holds every request.
     RejectedThenBound,
+    /// REFUND-03 (A-REFUND-LIMIT): a refund accepted although, with the refunds of its
+    /// Payment already shown succeeded, it exceeds the Payment's amount.
+    RefundBeyondAmount,
+    /// CARD-03, ATTEMPT-02: a Payment created through the API shown with more attempts
+    /// than before, no confirm of it having been sent in between (a replay that
+    /// charged). A breach only if the source holds every request.
+    AttemptWithoutConfirm,
+    /// ATTEMPT-05: a Payment shown with more attempts than the maximum (decided by the
+    /// property from `WireFacts::most_attempts`).
+    AttemptsBeyondMaximum,
+    /// ATTEMPT-01, ATTEMPT-02: a newer attempt shown after one charged on a card that
+    /// never fails (decided by the property from `WireFacts::renewed_attempts`).
+    NewAttemptBeforeFailure,
+    /// KEY-07: a key of 1–255 characters in every reading refused 400 about the
+    /// Idempotency-Key (decided by the property from `WireFacts::shortest_refused_key`).
+    ValidKeyRefused,
 }

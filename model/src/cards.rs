@@ -3,9 +3,10 @@
 //! A request's `card` is a test label, never a card number: the sandbox accepts only the
 //! labels of [`CARDS`] and answers any other value `400 invalid_request` (field `card`)
 //! at its edge, before the request reaches the model or the session's events, so a real
-//! card number is never stored, logged or recorded.
+//! card number is never stored, logged or recorded. The sandbox, `conform`'s oracle
+//! and `check-log` read the same table.
 
-use payhub_model::{AcquirerDecision, Card, UpstreamCall};
+use crate::{AcquirerDecision, Card, UpstreamCall};
 
 /// One test card: its label, the acquirer's behaviour, and what the merchant sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +38,28 @@ pub enum Outcome {
     /// answered only after the platform's synchronous wait, so the cancel answers 202
     /// (the cancel is accepted; the status stays until the acquirer's answer).
     SlowCancel,
+}
+
+impl Outcome {
+    /// Whether a charge on this card can end `failed`: a decline, an authentication
+    /// that fails, an acquirer 5xx. The others are captured (at once, after the wait, or
+    /// silently: "will not automatically judge it failed"), so no attempt on them ever
+    /// definitively fails (ATTEMPT-02: only then may a new attempt start).
+    pub fn can_fail(self) -> bool {
+        matches!(
+            self,
+            Outcome::Decline | Outcome::RequireAction | Outcome::Fail
+        )
+    }
+}
+
+/// Whether an attempt charged on `card` can end `failed` ([`Outcome::can_fail`]); a
+/// label that is no test card may.
+pub fn can_fail(card: Card) -> bool {
+    CARDS
+        .iter()
+        .find(|t| t.label == card.0)
+        .is_none_or(|t| t.outcome.can_fail())
 }
 
 /// The test card table.
@@ -98,10 +121,7 @@ fn outcome_of(card: Card) -> Outcome {
 /// card (D), a cancel of a charge on card G. The sandbox holds it on the link until the
 /// exchange that sent it has its answer (the 202 after the synchronous wait). `card_of`
 /// names the card an attempt was charged on.
-pub fn is_slow(
-    call: &UpstreamCall,
-    card_of: impl Fn(payhub_model::AttemptId) -> Option<Card>,
-) -> bool {
+pub fn is_slow(call: &UpstreamCall, card_of: impl Fn(crate::AttemptId) -> Option<Card>) -> bool {
     match call {
         UpstreamCall::Charge { card, .. } => outcome_of(*card) == Outcome::Slow,
         UpstreamCall::CancelCharge { attempt } => {
@@ -115,7 +135,7 @@ pub fn is_slow(
 /// on, for the calls that carry no card.
 pub fn decision(
     call: &UpstreamCall,
-    card_of: impl Fn(payhub_model::AttemptId) -> Option<Card>,
+    card_of: impl Fn(crate::AttemptId) -> Option<Card>,
 ) -> AcquirerDecision {
     use AcquirerDecision::*;
     match call {
@@ -139,7 +159,7 @@ pub fn decision(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use payhub_model::{AttemptId, Environment, MerchantId, PaymentId};
+    use crate::{AttemptId, Environment, MerchantId, PaymentId};
 
     fn charge(label: char) -> UpstreamCall {
         UpstreamCall::Charge {

@@ -1,0 +1,284 @@
+//! A wire witness in words: each exchange in the contract's notation
+//! (`POST /v1/payments Idempotency-Key K-1 (amount 100 …) → 201 pay_demo_001 version 2`),
+//! and what the breach it shows is.
+
+use payhub_model::Contract;
+use payhub_sim::facts::wire::{Breach, Seen, WireParams, Witness};
+
+/// `merchant_order_no ORDER-1, amount 12000, currency USD`.
+pub fn params(p: &WireParams) -> String {
+    fn field<T: std::fmt::Display>(out: &mut Vec<String>, name: &str, v: &Option<T>) {
+        if let Some(v) = v {
+            out.push(format!("{name} {v}"));
+        }
+    }
+    let mut out = Vec::new();
+    match p {
+        WireParams::None => return "no parameters".into(),
+        WireParams::Order {
+            merchant_order_no,
+            amount,
+            currency,
+        } => {
+            field(&mut out, "merchant_order_no", merchant_order_no);
+            field(&mut out, "amount", amount);
+            field(&mut out, "currency", currency);
+        }
+        WireParams::Refund {
+            payment_id,
+            merchant_refund_no,
+            amount,
+        } => {
+            field(&mut out, "payment_id", payment_id);
+            field(&mut out, "merchant_refund_no", merchant_refund_no);
+            field(&mut out, "amount", amount);
+        }
+    }
+    out.join(", ")
+}
+
+/// `201 pay_demo_001 v2`, `409 idempotency_conflict`, `no answer`.
+pub fn answer(s: &Seen) -> String {
+    let Some(a) = &s.answer else {
+        return if s.open {
+            "no answer recorded (the log ends first)".into()
+        } else {
+            "no answer (an unknown outcome)".into()
+        };
+    };
+    let mut out = a.status.to_string();
+    if a.status >= 500 && a.code != Some(payhub_model::ErrorCode::TemporarilyUnavailable) {
+        out.push_str(" (an unknown outcome)");
+    }
+    if let Some(c) = a.code {
+        out.push(' ');
+        out.push_str(c.as_str());
+    } else if let Some(c) = &a.unnamed_code {
+        out.push(' ');
+        out.push_str(c);
+    }
+    if let Some(o) = &a.object {
+        out.push(' ');
+        out.push_str(o);
+    }
+    if let Some(v) = &a.version {
+        out.push_str(&format!(" version {v}"));
+    }
+    if let Some(r) = a.retry_after_s {
+        out.push_str(&format!(" Retry-After {r}"));
+    }
+    out
+}
+
+/// `POST /v1/payments Idempotency-Key K-1 (amount 100 …)`.
+pub fn request(s: &Seen) -> String {
+    let key = s
+        .key
+        .as_ref()
+        .map(|k| format!(" Idempotency-Key {k}"))
+        .unwrap_or_default();
+    let p = if s.params == WireParams::None {
+        String::new()
+    } else {
+        format!(" ({})", params(&s.params))
+    };
+    format!("{} {}{key}{p}", s.method, s.path)
+}
+
+/// The explanation of a witness, each exchange named by `name` (`entry 12`).
+pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
+    let [first, then] = match w.entries.as_slice() {
+        [a, b] => [a, b],
+        [a] => return one(w.breach, a, name),
+        _ => return format!("{:?}", w.breach),
+    };
+    let (a, b) = (name(first), name(then));
+    let gap = then.sent.since(first.closed);
+    let key = then.key.as_deref().unwrap_or("-");
+    match w.breach {
+        Breach::ReplayNotSameObject => format!(
+            "{b} replays key {key} of {a} with the same parameters ({}), {gap} after {a}'s answer {}; the platform answered {}, the contract requires 200 with the object of the first execution",
+            params(&then.params),
+            answer(first),
+            answer(then)
+        ),
+        Breach::ConflictMissing => format!(
+            "{b} replays key {key} of {a} with {} (first: {}); the platform answered {}, the contract requires 409 idempotency_conflict",
+            params(&then.params),
+            params(&first.params),
+            answer(then)
+        ),
+        Breach::ConflictWithoutChange => format!(
+            "{b} replays key {key} of {a} with the same parameters ({}); the platform answered 409 idempotency_conflict, the contract requires the first execution's object",
+            params(&then.params)
+        ),
+        Breach::TwoPaymentsForOrder => format!(
+            "{a} answered {} and {b} answered {} for the same merchant_order_no; the contract allows one Payment per order number",
+            answer(first),
+            answer(then)
+        ),
+        Breach::VersionWentBack => format!(
+            "{a} answered {}; {b}, sent {gap} after that answer, got {}: a version went back",
+            answer(first),
+            answer(then)
+        ),
+        Breach::NewKeyAfterUnknown => format!(
+            "{a} ({}) had an unknown outcome; {gap} later {b} sent the same order under another key {key}: the contract requires the same key until the result is known",
+            request(first)
+        ),
+        Breach::NewOrderNoAfterUnknown => format!(
+            "{a} ({}) had an unknown outcome; {gap} later {b} sent the same purchase under another order number ({}): a second order for a result not yet known",
+            request(first),
+            params(&then.params)
+        ),
+        Breach::KeyOnTwoEndpoints => format!(
+            "{b} sends key {key} on {} {} after {a} sent it on {} {}",
+            then.method, then.path, first.method, first.path
+        ),
+        Breach::ParamsChangedUnderKey => format!(
+            "{b} re-sends key {key} of {a} with {} (first: {})",
+            params(&then.params),
+            params(&first.params)
+        ),
+        Breach::QueryTooSoon => format!(
+            "{b} queries {} {} after {a}{} (sent at {} and {}); the contract requires at least {}",
+            then.path,
+            then.sent.since(first.sent),
+            if first.path == then.path {
+                String::new()
+            } else {
+                format!(" queried it as {}", first.path)
+            },
+            first.sent,
+            then.sent,
+            Contract::QUERY_SPACING_MIN
+        ),
+        Breach::RetryAfterIgnored => format!(
+            "{a} was answered {}; {b} re-sent key {key} {gap} later",
+            answer(first)
+        ),
+        Breach::TwoRefundsForRefundNo => format!(
+            "{a} answered {} and {b} answered {} for the same merchant_refund_no; the contract allows one Refund per refund number",
+            answer(first),
+            answer(then)
+        ),
+        Breach::VersionStayedOnChange => format!(
+            "{a} answered {}; {b}, sent {gap} after that answer, got {} with another status at the same version: a version rises with every visible change",
+            answer(first),
+            answer(then)
+        ),
+        Breach::AmountChanged => format!(
+            "{a} ({}) answered {}; {b} ({}) answered the same Payment with another amount: a Payment keeps its amount",
+            request(first),
+            answer(first),
+            request(then)
+        ),
+        Breach::ObjectInTwoEnvironments => format!(
+            "{a} answered {} in one environment and {b} answered {} in the merchant's other: test and live do not affect each other",
+            answer(first),
+            answer(then)
+        ),
+        Breach::SameKeyAsNewBusiness => format!(
+            "{a} and {b} sent key {key} with the same parameters ({}); {a} was answered {} and {b} {}: one key is one business, the contract requires a request to wait for the one that executes and answer its object",
+            params(&then.params),
+            answer(first),
+            answer(then)
+        ),
+        Breach::RefusedThenExecuted => format!(
+            "{a} ({}) was answered {}, and no other request of key {key} is in the log; {b} ({}) was answered {}: the refusal executed nothing, so nothing of that key had executed (assuming the log complete)",
+            request(first),
+            answer(first),
+            request(then),
+            answer(then)
+        ),
+        Breach::RejectedThenBound => format!(
+            "{a} ({}) was rejected {}, and no other request of key {key} is in the log; {b} ({}) was answered {}: a rejected request does not use up its key (assuming the log complete)",
+            request(first),
+            answer(first),
+            request(then),
+            answer(then)
+        ),
+        Breach::RefundBeyondAmount => format!(
+            "{a} answered {}, the Payment's amount {}; {b} ({}) was answered {}: with the refunds of that Payment already shown succeeded, it refunds more than was paid",
+            answer(first),
+            first
+                .answer
+                .as_ref()
+                .and_then(|a| a.amount)
+                .map_or("not shown".into(), |a| a.to_string()),
+            request(then),
+            answer(then)
+        ),
+        Breach::AttemptWithoutConfirm => format!(
+            "{a} ({}) answered {} with attempt_count {}; {b} ({}), sent {gap} after that answer, was answered {} with attempt_count {}, and no confirm of that Payment is in the log between them: a new attempt starts only with a confirm, a replay never charges (assuming the log complete)",
+            request(first),
+            answer(first),
+            attempts(first),
+            request(then),
+            answer(then),
+            attempts(then)
+        ),
+        Breach::NewAttemptBeforeFailure => format!(
+            "{a} ({}) was answered {} with attempt_count {}, an attempt charged on a card that never fails; {b} ({}), sent {gap} after that answer, was answered {} with attempt_count {}: a new attempt before the previous one definitively failed",
+            request(first),
+            answer(first),
+            attempts(first),
+            request(then),
+            answer(then),
+            attempts(then)
+        ),
+        Breach::RelatedResourceMissing
+        | Breach::Cancel202ShowsCanceled
+        | Breach::LookupOtherNumber
+        | Breach::AttemptsBeyondMaximum
+        | Breach::ValidKeyRefused => one(w.breach, first, name),
+    }
+}
+
+fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
+    match breach {
+        Breach::RelatedResourceMissing => format!(
+            "{} ({}) was answered {} without error.related_resource_id; the contract requires it to name the existing object",
+            name(s),
+            request(s),
+            answer(s)
+        ),
+        Breach::Cancel202ShowsCanceled => format!(
+            "{} ({}) was answered {} with the Payment canceled; a 202 cancel has no evidence of a safe cancellation and keeps the original status",
+            name(s),
+            request(s),
+            answer(s)
+        ),
+        Breach::LookupOtherNumber => format!(
+            "{} ({}) was answered {} showing an object of another number; the lookup matches the number exactly",
+            name(s),
+            request(s),
+            answer(s)
+        ),
+        Breach::AttemptsBeyondMaximum => format!(
+            "{} ({}) was answered {} with attempt_count {}; the contract allows at most {} attempts (its default)",
+            name(s),
+            request(s),
+            answer(s),
+            attempts(s),
+            Contract::ATTEMPTS_MAX
+        ),
+        Breach::ValidKeyRefused => format!(
+            "{} ({}) was answered {} naming the Idempotency-Key, for a key of {} characters; the contract takes 1-{} characters",
+            name(s),
+            request(s),
+            answer(s),
+            s.key.as_deref().map_or(0, |k| k.chars().count()),
+            Contract::KEY_LEN_MAX
+        ),
+        other => format!("{other:?}: {}", name(s)),
+    }
+}
+
+/// The `attempt_count` an exchange's answer showed.
+fn attempts(s: &Seen) -> String {
+    s.answer
+        .as_ref()
+        .and_then(|a| a.attempt_count)
+        .map_or("not shown".into(), |n| n.to_string())
+}

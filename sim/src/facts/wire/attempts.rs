@@ -1,0 +1,187 @@
+//! What the wire shows of a Payment's attempts, its refunds and the keys refused: the
+//! records the attempt, refund and key properties read (see the parent module's doc).
+//!
+//! - ATTEMPT-05: the sighting with the most attempts (`attempt_count`, S9's
+//!   `"attempt_count":2`); the maximum is the property's to apply.
+//! - CARD-03, ATTEMPT-02: a new attempt starts only with a confirm ("To change card, you
+//!   must wait until the original attempt has definitively failed, then confirm with a
+//!   new key"); a replay never charges newly supplied card information.
+//! - ATTEMPT-01, ATTEMPT-02: each Payment's latest attempt a logged create or confirm
+//!   started, with the test card it carried, and the first sighting per card of a newer
+//!   attempt after it; whether that card could have failed is the property's to judge.
+//! - REFUND-03 (A-REFUND-LIMIT): the refunds of a Payment shown succeeded.
+//! - KEY-07: the shortest printable key refused 400 about the `Idempotency-Key`; whether
+//!   it had 1–255 characters is the property's to judge.
+
+use super::{Breach, Rec, Seen, WireFacts};
+use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
+use payhub_model::{Card, Endpoint, Json, Method, Millis, PaymentId, RefundId};
+
+/// A Payment's confirms: how many are open, and when the last one closed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Confirms {
+    open: u32,
+    last_closed: Option<Millis>,
+}
+
+impl WireFacts {
+    /// A confirm of a Payment sent: it may start an attempt until it closes.
+    pub(super) fn confirm_sent(&mut self, endpoint: &Endpoint) {
+        if let Endpoint::ConfirmPayment { payment_id, .. } = endpoint {
+            self.confirms.entry(*payment_id).or_default().open += 1;
+        }
+    }
+
+    /// A confirm of a Payment closed (answered or not).
+    pub(super) fn confirm_closed(&mut self, at: Millis, endpoint: &Endpoint) {
+        if let Endpoint::ConfirmPayment { payment_id, .. } = endpoint {
+            let c = self.confirms.entry(*payment_id).or_default();
+            c.open = c.open.saturating_sub(1);
+            c.last_closed = Some(at);
+        }
+    }
+
+    /// ATTEMPT-05, CARD-03, ATTEMPT-01, ATTEMPT-02: a Payment's attempts as `seen`, the
+    /// answer to a request of `endpoint`, shows them.
+    pub(super) fn note_attempts(
+        &mut self,
+        seen: &Rec,
+        p: &ObservedObject,
+        r: &ObservedAnswer,
+        endpoint: &Endpoint,
+    ) {
+        let Some(n) = p.attempt_count else { return };
+        self.note_attempt_card(seen, p, n, r, endpoint);
+        if self
+            .most_attempts
+            .as_deref()
+            .is_none_or(|(most, _)| n > *most)
+        {
+            self.most_attempts = Some(Box::new((n, Seen::clone(seen))));
+        }
+        let id = PaymentId(p.id);
+        // Only a Payment created through the API: a checkout session's payer starts
+        // attempts on the hosted page, which no API log holds.
+        let created = seen.method == Method::Post && seen.path.as_str() == "/v1/payments";
+        match self.attempts.get(&id) {
+            None if created => {
+                self.attempts.insert(id, (n, seen.clone()));
+            }
+            None => {}
+            Some((before, earlier)) if n > *before => {
+                let c = self.confirms.get(&id).copied().unwrap_or_default();
+                let confirmed = c.open > 0 || c.last_closed.is_some_and(|t| t >= earlier.sent);
+                if !confirmed {
+                    let earlier = earlier.clone();
+                    self.note(Breach::AttemptWithoutConfirm, vec![earlier, seen.clone()]);
+                }
+                self.attempts.insert(id, (n, seen.clone()));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// ATTEMPT-01, ATTEMPT-02: the attempt `n` a create or confirm of this Payment
+    /// started (its answer 2xx showing more attempts than known), with its card; a newer
+    /// attempt shown after one, kept per card.
+    fn note_attempt_card(
+        &mut self,
+        seen: &Rec,
+        p: &ObservedObject,
+        n: u32,
+        r: &ObservedAnswer,
+        endpoint: &Endpoint,
+    ) {
+        let id = PaymentId(p.id);
+        let known = self.attempt_cards.get(&id).map(|(k, ..)| *k);
+        if let Some((k, card, started)) = self.attempt_cards.get(&id) {
+            if n > *k && !self.renewed_attempts.contains_key(card) {
+                let w = super::Witness {
+                    breach: Breach::NewAttemptBeforeFailure,
+                    entries: vec![Seen::clone(started), Seen::clone(seen)],
+                };
+                self.renewed_attempts.insert(*card, w);
+            }
+        }
+        let starts = match endpoint {
+            Endpoint::CreatePayment { .. } => true,
+            Endpoint::ConfirmPayment { payment_id, .. } => *payment_id == id,
+            _ => false,
+        };
+        let card: Option<Card> = endpoint.card();
+        if let (true, true, Some(card)) = (starts && r.is_success(), n > known.unwrap_or(0), card) {
+            self.attempt_cards.insert(id, (n, card, seen.clone()));
+        }
+    }
+
+    /// REFUND-03: a refund accepted beyond its Payment's amount, counting the refunds of
+    /// that Payment already shown succeeded; every refund shown succeeded is kept.
+    pub(super) fn judge_refunds(&mut self, seen: &Rec, r: &ObservedAnswer, endpoint: &Endpoint) {
+        let refunds = r.objects.iter().filter(|o| o.kind == IdKind::Refund);
+        for x in refunds.clone() {
+            if let (Some(p), Some(a), Some("succeeded")) =
+                (x.payment, x.amount, x.status.as_deref())
+            {
+                self.refunds_succeeded
+                    .entry(PaymentId(p))
+                    .or_default()
+                    .insert(RefundId(x.id), a);
+            }
+        }
+        let Endpoint::CreateRefund { body } = endpoint else {
+            return;
+        };
+        let Some(x) = refunds.clone().next().filter(|_| r.is_success()) else {
+            return;
+        };
+        let asked = match body {
+            Json::Parsed(b) => Some(b),
+            _ => None,
+        };
+        let payment = x
+            .payment
+            .map(PaymentId)
+            .or_else(|| asked.and_then(|b| b.payment_id));
+        let amount = x.amount.or_else(|| asked.and_then(|b| b.amount));
+        let (Some(payment), Some(amount)) = (payment, amount) else {
+            return;
+        };
+        let Some((Some(paid), _, first)) = self.payments.get(&payment) else {
+            return;
+        };
+        let others: i64 = self
+            .refunds_succeeded
+            .get(&payment)
+            .into_iter()
+            .flatten()
+            .filter(|(id, _)| id.0 != x.id)
+            .map(|(_, a)| *a)
+            .sum();
+        if others.saturating_add(amount) > *paid {
+            let first = first.clone();
+            self.note(Breach::RefundBeyondAmount, vec![first, seen.clone()]);
+        }
+    }
+
+    /// KEY-07: a printable key (no control character, no surrounding white space: of
+    /// those the contract says nothing) refused 400 about the `Idempotency-Key`.
+    pub(super) fn note_refused_key(&mut self, seen: &Rec, r: &ObservedAnswer) {
+        let Some(key) = seen.key.as_deref() else {
+            return;
+        };
+        let printable = !key.chars().any(char::is_control) && key.trim() == key;
+        if r.status != 400 || !r.about_key || !printable {
+            return;
+        }
+        // The most characters it has in any reading of "character" (A-KEY-LENGTH):
+        // UTF-16 code units are never fewer than scalar values or graphemes.
+        let units = key.encode_utf16().count();
+        let shorter = self
+            .shortest_refused_key
+            .as_deref()
+            .is_none_or(|(n, _)| units < *n);
+        if shorter {
+            self.shortest_refused_key = Some(Box::new((units, Seen::clone(seen))));
+        }
+    }
+}
