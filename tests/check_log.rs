@@ -300,6 +300,33 @@ fn check_log_rejects_what_is_no_log_with_exit_2() {
     assert!(stderr(&o).contains("cannot read"));
 }
 
+/// A profile of the wrong shape, with an unknown card outcome or a key standing for no
+/// model key: exit 2 naming the field, before any log is read.
+#[test]
+fn check_log_rejects_a_bad_profile_with_exit_2_naming_the_field() {
+    let log = fixture("har/client-new-key-after-unknown.har");
+    for (name, profile, says) in [
+        ("shape", r#"{"name":"x","api_keys":"nope"}"#, "api_keys"),
+        (
+            "outcome",
+            r#"{"name":"x","api_keys":[{"key":"k","model":"ak_1"}],"cards":[{"card":"c","outcome":"teleport"}]}"#,
+            "teleport",
+        ),
+        (
+            "key",
+            r#"{"name":"x","api_keys":[{"key":"k","model":"ak_9"}],"cards":[{"card":"c","outcome":"approve"}]}"#,
+            "ak_9",
+        ),
+    ] {
+        let file = temp(&format!("cl-profile-{name}.json"), profile.as_bytes());
+        let o = run(&["check-log", &log, "--profile", file.to_str().unwrap()]);
+        no_panic(&o);
+        assert_eq!(code(&o), 2, "{name}: {}", stdout(&o));
+        assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{name}: nothing judged is printed");
+    }
+}
+
 #[test]
 fn check_log_an_unreadable_entry_is_listed_and_the_run_is_incomplete() {
     let (f, code) = judged(&[&fixture("har/one-unreadable.har")]);

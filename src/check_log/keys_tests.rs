@@ -147,6 +147,8 @@ fn a_key_map_that_is_not_one_is_refused_with_its_line() {
     std::fs::create_dir_all(&dir).unwrap();
     let map = dir.join("bad.json");
     std::fs::write(&map, "{\"sk\": {\"merchant\": \"one\"}}").unwrap();
-    let e = super::keys::Keys::load(Some(&map)).err().expect("refused");
+    let e = super::keys::Keys::load(Some(&map), &[])
+        .err()
+        .expect("refused");
     assert!(e.contains("not an API key map"), "{e}");
 }

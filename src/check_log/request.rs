@@ -208,6 +208,7 @@ fn integer(m: &Map<String, Value>, name: &str) -> Option<Option<i64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use payhub_model::Card;
 
     /// A path with a foreign id names the same operation as one with the model's; the
     /// id is interned and named back as written.
