@@ -11,7 +11,7 @@
 //! is `Json::Malformed`, described, never kept.
 
 use super::profile::CardReading;
-use crate::serve::http_map::{param, percent_decode};
+use payhub_model::api::route::{self, Route, percent_decode};
 use payhub_model::observed::{IdKind, Interner};
 use payhub_model::{
     ApiKeyId, ApiRequest, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentId,
@@ -55,22 +55,24 @@ pub fn read(
 fn endpoint(
     method: Method,
     target: &str,
-    route: &str,
+    path: &str,
     query: Option<&str>,
     body: &[u8],
     ids: &mut Interner,
     cards: &CardReading,
 ) -> Endpoint {
-    let segments: Vec<&str> = route.trim_start_matches('/').split('/').collect();
     let other = || Endpoint::Other {
         method,
         path: target.into(),
     };
-    match (method, segments.as_slice(), query) {
-        (Method::Post, ["v1", "payments"], _) => Endpoint::CreatePayment {
+    let Some(route) = route::route(method, path, query) else {
+        return other();
+    };
+    match route {
+        Route::CreatePayment => Endpoint::CreatePayment {
             body: fields(body, ids, |m, ids| order(m, ids, cards)),
         },
-        (Method::Post, ["v1", "payments", p, "confirm"], _) => match id(ids, IdKind::Payment, p) {
+        Route::ConfirmPayment(p) => match id(ids, IdKind::Payment, p) {
             Some(n) => Endpoint::ConfirmPayment {
                 payment_id: PaymentId(n),
                 body: fields(body, ids, |m, _| {
@@ -81,13 +83,13 @@ fn endpoint(
             },
             None => other(),
         },
-        (Method::Post, ["v1", "payments", p, "cancel"], _) => match id(ids, IdKind::Payment, p) {
+        Route::CancelPayment(p) => match id(ids, IdKind::Payment, p) {
             Some(n) => Endpoint::CancelPayment {
                 payment_id: PaymentId(n),
             },
             None => other(),
         },
-        (Method::Post, ["v1", "checkout", "sessions"], _) => Endpoint::CreateCheckoutSession {
+        Route::CreateCheckoutSession => Endpoint::CreateCheckoutSession {
             body: fields(body, ids, |m, ids| {
                 let o = order(m, ids, cards)?;
                 Some(SessionBody {
@@ -97,7 +99,7 @@ fn endpoint(
                 })
             }),
         },
-        (Method::Post, ["v1", "refunds"], _) => Endpoint::CreateRefund {
+        Route::CreateRefund => Endpoint::CreateRefund {
             body: fields(body, ids, |m, ids| {
                 Some(RefundBody {
                     payment_id: match m.get("payment_id") {
@@ -110,36 +112,25 @@ fn endpoint(
                 })
             }),
         },
-        (Method::Get, ["v1", "payments", p], None) => match id(ids, IdKind::Payment, p) {
+        Route::GetPayment(p) => match id(ids, IdKind::Payment, p) {
             Some(n) => Endpoint::GetPayment {
                 payment_id: PaymentId(n),
             },
             None => other(),
         },
-        (Method::Get, ["v1", "refunds", r], None) => match id(ids, IdKind::Refund, r) {
+        Route::GetRefund(r) => match id(ids, IdKind::Refund, r) {
             Some(n) => Endpoint::GetRefund {
                 refund_id: RefundId(n),
             },
             None => other(),
         },
-        (Method::Get, ["v1", "payments"], Some(q)) => match param(q, "merchant_order_no") {
-            Some(no) => Endpoint::ListPayments {
-                merchant_order_no: no.into(),
-            },
-            None => other(),
+        Route::ListPayments(no) => Endpoint::ListPayments {
+            merchant_order_no: no.into(),
         },
-        (Method::Get, ["v1", "refunds"], Some(q)) => {
-            if let Some(no) = param(q, "merchant_refund_no") {
-                Endpoint::ListRefundsByNo {
-                    merchant_refund_no: no.into(),
-                }
-            } else if param(q, "status").as_deref() == Some("processing") {
-                Endpoint::ListRefundsProcessing
-            } else {
-                other()
-            }
-        }
-        _ => other(),
+        Route::ListRefundsByNo(no) => Endpoint::ListRefundsByNo {
+            merchant_refund_no: no.into(),
+        },
+        Route::ListRefundsProcessing => Endpoint::ListRefundsProcessing,
     }
 }
 

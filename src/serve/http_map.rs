@@ -6,10 +6,11 @@
 //! DELETE (405 on a contract path, 404 elsewhere), an `Idempotency-Key` that is not
 //! UTF-8 or is longer than [`KEY_BYTES_MAX`] (400, field `Idempotency-Key`, the answer
 //! the platform gives a key over 255 characters), and a `card` that is not a test label
-//! (400, field `card`: see [`super::cards`]). A body that does not parse as the
+//! (400, field `card`: see `payhub_model::cards`). A body that does not parse as the
 //! endpoint's JSON becomes `Json::Malformed` with a redacted description instead of its
 //! bytes (the platform answers 400 field `body`; the bytes could hold card data).
 
+use payhub_model::api::route::{self, Route, percent_decode};
 use payhub_model::cards;
 use payhub_model::{
     ApiError, ApiKeyId, ApiRequest, ApiResponse, ConfirmBody, CreatePaymentBody, Endpoint,
@@ -165,7 +166,7 @@ pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
         "GET" => Method::Get,
         "POST" => Method::Post,
         "DELETE" => Method::Delete,
-        _ if is_contract_path(route) => {
+        _ if route::is_contract_path(route) => {
             return Err(HttpReply::code(ErrorCode::MethodNotAllowed, None));
         }
         _ => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
@@ -203,112 +204,63 @@ pub fn api_key(header: Option<&[u8]>) -> ApiKeyId {
         .map_or(ApiKeyId(0), ApiKeyId)
 }
 
-/// Whether `route` is one of the contract's paths (a wrong method there is 405).
-fn is_contract_path(route: &str) -> bool {
-    let segments: Vec<&str> = route.trim_start_matches('/').split('/').collect();
-    matches!(
-        segments.as_slice(),
-        ["v1", "payments"]
-            | ["v1", "payments", _]
-            | ["v1", "payments", _, "confirm" | "cancel"]
-            | ["v1", "checkout", "sessions"]
-            | ["v1", "refunds"]
-            | ["v1", "refunds", _]
-    )
-}
-
 fn endpoint(
     method: Method,
     target: &str,
-    route: &str,
+    path: &str,
     query: Option<&str>,
     body: &[u8],
 ) -> Result<Endpoint, HttpReply> {
-    let segments: Vec<&str> = route.trim_start_matches('/').split('/').collect();
     let other = || Endpoint::Other {
         method,
         path: target.into(),
     };
-    Ok(match (method, segments.as_slice(), query) {
-        (Method::Post, ["v1", "payments"], None) => Endpoint::CreatePayment {
+    let Some(route) = route::route(method, path, query) else {
+        return Ok(other());
+    };
+    Ok(match route {
+        Route::CreatePayment => Endpoint::CreatePayment {
             body: json_body::<CreatePaymentBody>(body)?,
         },
-        (Method::Post, ["v1", "payments", id, "confirm"], None) => match id_of(id) {
+        Route::ConfirmPayment(id) => match id_of(id) {
             Some(payment_id) => Endpoint::ConfirmPayment {
                 payment_id,
                 body: json_body::<ConfirmBody>(body)?,
             },
             None => other(),
         },
-        (Method::Post, ["v1", "payments", id, "cancel"], None) => match id_of(id) {
+        Route::CancelPayment(id) => match id_of(id) {
             Some(payment_id) => Endpoint::CancelPayment { payment_id },
             None => other(),
         },
-        (Method::Post, ["v1", "checkout", "sessions"], None) => Endpoint::CreateCheckoutSession {
+        Route::CreateCheckoutSession => Endpoint::CreateCheckoutSession {
             body: json_body::<SessionBody>(body)?,
         },
-        (Method::Post, ["v1", "refunds"], None) => Endpoint::CreateRefund {
+        Route::CreateRefund => Endpoint::CreateRefund {
             body: json_body::<RefundBody>(body)?,
         },
         // An id of no shape the platform issues names no object: 404, as an unknown one.
-        (Method::Get, ["v1", "payments", id], None) => match id_of::<PaymentId>(id) {
+        Route::GetPayment(id) => match id_of::<PaymentId>(id) {
             Some(payment_id) => Endpoint::GetPayment { payment_id },
             None => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
         },
-        (Method::Get, ["v1", "refunds", id], None) => match id_of::<RefundId>(id) {
+        Route::GetRefund(id) => match id_of::<RefundId>(id) {
             Some(refund_id) => Endpoint::GetRefund { refund_id },
             None => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
         },
-        (Method::Get, ["v1", "payments"], Some(q)) => match param(q, "merchant_order_no") {
-            Some(no) => Endpoint::ListPayments {
-                merchant_order_no: no.into(),
-            },
-            None => other(),
+        Route::ListPayments(no) => Endpoint::ListPayments {
+            merchant_order_no: no.into(),
         },
-        (Method::Get, ["v1", "refunds"], Some(q)) => {
-            if let Some(no) = param(q, "merchant_refund_no") {
-                Endpoint::ListRefundsByNo {
-                    merchant_refund_no: no.into(),
-                }
-            } else if param(q, "status").as_deref() == Some("processing") {
-                Endpoint::ListRefundsProcessing
-            } else {
-                other()
-            }
-        }
-        _ => other(),
+        Route::ListRefundsByNo(no) => Endpoint::ListRefundsByNo {
+            merchant_refund_no: no.into(),
+        },
+        Route::ListRefundsProcessing => Endpoint::ListRefundsProcessing,
     })
 }
 
 /// An id from its rendering (`pay_demo_001`), as the model reads it.
 fn id_of<T: DeserializeOwned>(segment: &str) -> Option<T> {
     serde_json::from_value(serde_json::Value::String(percent_decode(segment)?)).ok()
-}
-
-/// The percent-decoded value of `name` in a query string (`+` is a space).
-pub(crate) fn param(query: &str, name: &str) -> Option<String> {
-    query.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (percent_decode(k)? == name).then(|| percent_decode(&v.replace('+', " ")))?
-    })
-}
-
-/// `%41` → `A`; `None` for a bad escape or bytes that are not UTF-8.
-pub(crate) fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A JSON body: empty is `{}`; a `card` that is not a test label is the edge's 400; a

@@ -15,6 +15,7 @@ mod error;
 mod objects;
 mod request;
 mod response;
+pub mod route;
 
 pub use endpoint::{Endpoint, Method};
 pub use error::{ApiError, ErrorCode, Field};
