@@ -183,7 +183,7 @@ fn ev(what: What) -> Event {
 
 fn verdict(name: &str, events: &[Event]) -> Option<String> {
     let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.judge(&Facts::from_events(events))
+    p.judge(&Facts::from_events(&payhub_properties::JUDGING, events))
 }
 
 #[track_caller]
