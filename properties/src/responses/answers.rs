@@ -9,8 +9,7 @@ use super::judge::{
     judge_refund_webhook, judge_related, judge_store_change, judge_webhook, owned,
     payment_of_order, refund_of_number,
 };
-use payhub_model::event::What;
-use payhub_model::event::{Handling, Owner, ScopeKey};
+use payhub_model::event::{Handling, Owner, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, Endpoint, ErrorCode, Method, PaymentStatus, RequestId, ResponseBody,
     WebhookObject,

@@ -1,5 +1,6 @@
-//! The judging functions of the responses family that need no family state: keys, not
-//! found, related resources, queries, every answer, store changes and webhooks.
+//! The judgements of answers that need no execution in flight ([`super::answers`] holds
+//! those that do): keys, not found, related resources, queries, every answer, store
+//! changes and webhooks, each against the store as the event found it.
 
 use payhub_model::event::{Owner, StoredPayment, StoredRefund};
 use payhub_model::{
