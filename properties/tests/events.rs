@@ -90,3 +90,12 @@ fn an_empty_stream_violates_and_reaches_nothing() {
         }
     }
 }
+
+/// Facts folded without the properties' judging judged no answer: a property refuses to
+/// read them (debug builds) rather than pass what nothing judged.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "without the properties' judging")]
+fn facts_folded_without_the_properties_judging_are_refused() {
+    PROPERTIES[0].judge(&Facts::default());
+}

@@ -71,3 +71,29 @@ impl std::fmt::Debug for JudgedBy {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::Facts;
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+
+    fn judges_nothing(_: &Responses, _: &What, _: &Store<'_>, _: &mut dyn FnMut(Slot, Misanswer)) {}
+
+    static ONE_DAY: Judging = Judging {
+        answers: judges_nothing,
+        scope_history: Millis::days(1),
+    };
+
+    /// The checker hashes and compares facts: what judges them is no part of either.
+    #[test]
+    fn the_judging_is_no_part_of_the_state() {
+        let judged = Facts::judged_by(&ONE_DAY);
+        let unjudged = Facts::default();
+        assert_eq!(judged, unjudged);
+        let hash = |f: &Facts| BuildHasherDefault::<DefaultHasher>::default().hash_one(f);
+        assert_eq!(hash(&judged), hash(&unjudged));
+        assert!(judged.judged_by.is_installed() && !unjudged.judged_by.is_installed());
+        assert_eq!(judged.judged_by.scope_history(), Millis::days(1));
+    }
+}
