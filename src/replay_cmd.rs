@@ -66,7 +66,11 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
                     config
                 }
                 None => {
-                    let config = tape.simulation.config().map_err(at)?;
+                    let config = tape
+                        .simulation
+                        .config()
+                        .map_err(at)?
+                        .judged_by(&payhub_properties::JUDGING);
                     driver::check_enabled(&config, &tape.choices).map_err(at)?;
                     config
                 }
@@ -75,7 +79,7 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
         }
         (None, Some(seed)) => {
             let settings = args.world.simulation();
-            let config = settings.config()?;
+            let config = settings.config()?.judged_by(&payhub_properties::JUDGING);
             let mut check = AlwaysCheck { config: &config };
             let profile = settings.profile(seed);
             let (_, outcome) =

@@ -87,6 +87,10 @@ pub fn load_all(path: &Path) -> Result<Script, ScriptErrors> {
 /// Runs a parsed script, checking every *always* property after every step; a
 /// violated property is reported with its rule IDs.
 pub fn execute(script: &Script) -> Report {
+    let script = &Script {
+        config: script.config.clone().judged_by(&payhub_properties::JUDGING),
+        ..script.clone()
+    };
     let mut check = AlwaysCheck {
         config: &script.config,
     };

@@ -174,7 +174,8 @@ fn reference_configurations_are_caught_by_nothing() {
         presets.len()
     );
     for policy in [Policy::reference(), Policy::reference_random()] {
-        let config = payhub_sim::worlds::simulation(&policy, 2);
+        let config =
+            payhub_sim::worlds::simulation(&policy, 2).judged_by(&payhub_properties::JUDGING);
         let e = zoo::sweep(&config, 200, 400).unwrap();
         assert!(
             e.found.is_none(),

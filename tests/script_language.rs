@@ -15,8 +15,9 @@ fn always() -> Vec<&'static str> {
 }
 
 fn run(text: &str) -> Report {
-    let script =
+    let mut script =
         script::parse("t.pha", text.as_bytes(), &always()).unwrap_or_else(|e| panic!("{e}"));
+    script.config = script.config.clone().judged_by(&payhub_properties::JUDGING);
     let mut check = AlwaysCheck {
         config: &script.config,
     };

@@ -26,7 +26,7 @@ fn counterexample() -> (WorldConfig, Vec<Choice>, String) {
     // counterexample was found in.
     let config = WorldConfig {
         controls: Vec::new(),
-        ..worlds::simulation(&policy, 2)
+        ..worlds::simulation(&policy, 2).judged_by(&payhub_properties::JUDGING)
     };
     for seed in 0..2_000 {
         let mut check = AlwaysCheck { config: &config };
@@ -47,8 +47,9 @@ fn counterexample() -> (WorldConfig, Vec<Choice>, String) {
 }
 
 fn run_text(name: &str, text: &str) -> Report {
-    let script =
+    let mut script =
         script::parse(name, text.as_bytes(), &always()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    script.config = script.config.clone().judged_by(&payhub_properties::JUDGING);
     let mut check = AlwaysCheck {
         config: &script.config,
     };
@@ -138,7 +139,8 @@ fn a_passing_tape_written_as_a_script_passes_without_an_expect_line() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let path = dir.join("S05b-concurrent-in-progress.pha");
     let bytes = std::fs::read(&path).unwrap();
-    let script = script::parse("S05b.pha", &bytes, &always()).unwrap();
+    let mut script = script::parse("S05b.pha", &bytes, &always()).unwrap();
+    script.config = script.config.clone().judged_by(&payhub_properties::JUDGING);
     let mut check = AlwaysCheck {
         config: &script.config,
     };

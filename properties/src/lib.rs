@@ -19,6 +19,7 @@ pub mod client;
 pub mod effects;
 pub mod engine;
 pub mod evidence;
+pub mod judging;
 pub mod liveness;
 pub mod presets;
 pub mod property;
@@ -31,5 +32,6 @@ pub mod wire;
 pub mod zoo;
 
 pub use checker::{Limits, PresetReport, Status, check};
+pub use judging::JUDGING;
 pub use presets::{Preset, preset, presets};
 pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, property};

@@ -96,7 +96,8 @@ pub(crate) fn checker_params() -> PlatformParams {
 
 /// An adversarial world over `alphabet`: scripted senders whose responses arrive at once,
 /// an approving acquirer, no payer, no webhooks, and a clock that waits until nothing is
-/// in flight. Every platform preset (the bug zoo's included) is built on it.
+/// in flight. Every platform preset (the bug zoo's included) is built on it, its facts
+/// judged by the properties ([`crate::JUDGING`]).
 pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldConfig {
     WorldConfig {
         name: name.to_owned(),
@@ -108,7 +109,7 @@ pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) 
         webhooks: Vec::new(),
         immediate_inbox: true,
         time_waits_for_messages: true,
-        ..WorldConfig::default()
+        ..WorldConfig::default().judged_by(&crate::JUDGING)
     }
 }
 

@@ -54,6 +54,7 @@ impl Property {
 
     /// For `always`: `None` if it holds. For `sometimes`: never a violation.
     pub fn judge(&self, facts: &Facts) -> Option<String> {
+        debug_assert!(facts.judged_by.is_installed(), "{}", UNJUDGED);
         match self.predicate {
             Predicate::Always(f) => f(facts),
             Predicate::Sometimes(_) => None,
@@ -62,6 +63,7 @@ impl Property {
 
     /// For `sometimes`: whether these facts reach it. For `always`: whether it holds.
     pub fn holds_in(&self, facts: &Facts) -> bool {
+        debug_assert!(facts.judged_by.is_installed(), "{}", UNJUDGED);
         match self.predicate {
             Predicate::Always(f) => f(facts).is_none(),
             Predicate::Sometimes(f) => f(facts),
@@ -78,6 +80,11 @@ impl Property {
         self.holds_in(&world.facts)
     }
 }
+
+/// Facts folded without [`crate::JUDGING`] judged no answer: a property reading them
+/// would pass what it never saw.
+const UNJUDGED: &str = "facts folded without the properties' judging: build the world from \
+    a config `judged_by(&JUDGING)`, or the facts with `Facts::judged_by(&JUDGING)`";
 
 impl std::fmt::Debug for Property {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

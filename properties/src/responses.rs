@@ -2,8 +2,15 @@
 //! judges, from the facts alone, one thing the contract prescribes about what the
 //! platform answers (a status code, a header, an error field, the object's current
 //! state, its version), written from the contract's text and never by asking the
-//! platform. The facts are `payhub_sim::facts::responses` (first witnesses, judged against
-//! the store as it was at answer time) and the attempts family's mirror of the store.
+//! platform. The facts are `payhub_sim::facts::responses` (first witnesses) and the
+//! attempts family's mirror of the store; each answer is judged as it is folded, against
+//! the store as it was at answer time, by [`answers`] ([`judge`] the rules that need no
+//! flight, [`foreign`] SCOPE-01/02 of lists and webhooks), which the facts call through
+//! [`crate::JUDGING`].
+
+pub(crate) mod answers;
+mod foreign;
+mod judge;
 
 use crate::property::{Predicate, Property};
 use payhub_model::{Contract, PaymentStatus, Rule};

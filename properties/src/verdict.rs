@@ -107,7 +107,7 @@ pub fn harness_owners() -> WireFacts {
 impl Folded {
     pub fn new(wire: WireFacts) -> Folded {
         Folded {
-            facts: Shared::new(Facts::default()),
+            facts: Shared::new(Facts::judged_by(&crate::JUDGING)),
             wire,
             supply: Supply::empty(),
             events: 0,

@@ -20,7 +20,7 @@ fn at(ms: u64, what: What) -> Event {
 
 fn judge(name: &str, events: &[Event]) -> Option<String> {
     let p: &Property = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.judge(&Facts::from_events(events))
+    p.judge(&Facts::from_events(&payhub_properties::JUDGING, events))
 }
 
 fn answer(status: u16, retry_after_s: Option<u32>) -> ApiResponse {

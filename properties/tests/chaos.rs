@@ -365,7 +365,7 @@ fn chaos_world() -> WorldConfig {
             Millis::days(8),
         ],
         immediate_inbox: true,
-        ..WorldConfig::default()
+        ..WorldConfig::default().judged_by(&payhub_properties::JUDGING)
     }
 }
 

@@ -27,7 +27,7 @@ fn verdicts(facts: &Facts) -> Vec<(&'static str, Option<String>, bool)> {
 fn assert_stream_rebuilds(config: &WorldConfig, seed: u64) -> bool {
     let (world, trace) = recorded(config, seed);
     assert!(!trace.stream.is_empty(), "seed {seed}: no events");
-    let rebuilt = Facts::from_events(&trace.stream);
+    let rebuilt = Facts::from_events(&payhub_properties::JUDGING, &trace.stream);
     assert_eq!(rebuilt, *world.facts, "seed {seed}: facts differ");
     // Through its file form too: JSON Lines, read back.
     let read: Vec<payhub_model::event::Event> = trace
@@ -45,7 +45,7 @@ fn assert_stream_rebuilds(config: &WorldConfig, seed: u64) -> bool {
 
 #[test]
 fn reference_runs_rebuild_from_their_events() {
-    let config = worlds::simulation(&Policy::reference(), 2);
+    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
     for seed in 0..40 {
         assert!(
             !assert_stream_rebuilds(&config, seed),
@@ -64,7 +64,8 @@ fn violating_runs_rebuild_their_violation_from_their_events() {
         AntiPattern::PollTooFast,
         AntiPattern::ChangedParamsSameKey,
     ] {
-        let config = worlds::simulation(&Policy::reference().with(anti), 2);
+        let config = worlds::simulation(&Policy::reference().with(anti), 2)
+            .judged_by(&payhub_properties::JUDGING);
         for seed in 0..40 {
             if assert_stream_rebuilds(&config, seed) {
                 violated += 1;
@@ -81,11 +82,20 @@ fn violating_runs_rebuild_their_violation_from_their_events() {
 /// passes or is reached with no evidence would be vacuous.
 #[test]
 fn an_empty_stream_violates_and_reaches_nothing() {
-    let facts = Facts::from_events(&[]);
+    let facts = Facts::from_events(&payhub_properties::JUDGING, &[]);
     for p in PROPERTIES {
         assert_eq!(p.judge(&facts), None, "{}", p.name);
         if p.kind() == payhub_properties::Kind::Sometimes {
             assert!(!p.holds_in(&facts), "{} reached with no events", p.name);
         }
     }
+}
+
+/// Facts folded without the properties' judging judged no answer: a property refuses to
+/// read them (debug builds) rather than pass what nothing judged.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "without the properties' judging")]
+fn facts_folded_without_the_properties_judging_are_refused() {
+    PROPERTIES[0].judge(&Facts::default());
 }

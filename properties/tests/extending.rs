@@ -1,58 +1,139 @@
 //! Adding a property is one file: a `Property` value (its name, rules, one sentence and a
-//! predicate over the facts) that every driver runs as it runs the registry's. This one
-//! lives in this file and reads a fact the registry's `client-spaces-queries` reads too
-//! (`Queries::closest_queries`, the closest two queries of one object): the fact records,
-//! each property decides by its own number.
+//! predicate over the facts) that every driver runs as it runs the registry's. The one
+//! below lives in this file only and reads facts the registry keeps already (the
+//! acquirer's ledger and the store's Payments): UNIQ-01 read from the money's side. It
+//! is run here as the registry's are: by the exhaustive checker over a preset (the
+//! engine and the preset's model `check` uses), by the seeded simulator after every
+//! step, and over a recorded event stream with no world behind it (what `judge` folds).
+//! It holds on the reference platform and catches a planted bug of the zoo.
 
-use payhub_model::client::Policy;
-use payhub_model::{Millis, Rule};
-use payhub_properties::property::{OneCheck, Predicate, Property, property};
+use payhub_model::{Mutant, Rule};
+use payhub_properties::checker::PresetModel;
+use payhub_properties::engine::{self, Bounds, Flow};
+use payhub_properties::property::{OneCheck, Predicate, Property};
+use payhub_properties::zoo::Subject;
+use payhub_properties::{JUDGING, Preset, preset};
 use payhub_sim::driver::{self, FaultProfile};
-use payhub_sim::worlds;
+use payhub_sim::{Facts, Trace, World};
+use std::sync::Mutex;
 
-/// A stricter reading of SCHED-02 than the contract's, for the demonstration: an hour
-/// between two queries of one object. The reference client's schedule (10 s, 30 s, …)
-/// breaks it; it keeps the contract's 10 seconds.
-static QUERIES_HOURLY: Property = Property {
-    name: "client-queries-an-object-at-most-hourly",
-    rules: &[Rule::QuerySpacing],
-    about: "A client never sends two queries of the same object less than an hour apart.",
+/// UNIQ-01 over the ledger: "one merchant order number corresponds to one Payment", so
+/// money is captured for at most one Payment per order number of a merchant.
+static ONE_CAPTURED_PAYMENT_PER_ORDER: Property = Property {
+    name: "one-captured-payment-per-order-number",
+    rules: &[Rule::UniqueOrderNo],
+    about: "The acquirer captures money for at most one Payment per merchant order number.",
     predicate: Predicate::Always(|f| {
-        let q = f.queries.closest_queries.as_ref()?;
-        (q.gap() < Millis::hours(1)).then(|| {
-            format!(
-                "GET {} at {}, {} after GET {}",
-                q.path,
-                q.at,
-                q.gap(),
-                q.last_path
-            )
-        })
+        let mut captured = Vec::new();
+        for entry in f.money.ledger() {
+            let payhub_model::LedgerEntry::Capture { payment, .. } = entry else {
+                continue;
+            };
+            let Some(p) = f.attempts.payments.get(payment) else {
+                continue;
+            };
+            let order = (p.merchant, p.environment, &p.merchant_order_no);
+            if let Some((other, _)) = captured.iter().find(|(q, o)| q != payment && *o == order) {
+                return Some(format!(
+                    "{other} and {payment} were both captured for {}",
+                    p.merchant_order_no
+                ));
+            }
+            captured.push((*payment, order));
+        }
+        None
     }),
 };
 
+/// The planted bug: the platform forgets an order number with its key (RET-02).
+const PLANTED: Mutant = Mutant::OrderNoDroppedWithKey;
+
+/// The preset `order-number`, on the reference platform or with [`PLANTED`].
+fn order_number(planted: bool) -> Preset {
+    if planted {
+        Subject::Platform(PLANTED)
+            .presets()
+            .into_iter()
+            .find(|p| p.name == "order-number")
+            .expect("the zoo explores order-number")
+    } else {
+        preset("order-number").expect("a preset")
+    }
+}
+
+/// Explores `preset` exhaustively with the checker's engine, judging every state by the
+/// property alone: the first violating world, if any.
+fn first_violation(preset: Preset) -> (Option<World>, engine::Explored) {
+    let model = PresetModel::new(preset).expect("the preset builds");
+    let found = Mutex::new(None);
+    let judge = |world: &World| {
+        if ONE_CAPTURED_PAYMENT_PER_ORDER.holds_in(&world.facts) {
+            Flow::Continue
+        } else {
+            *found.lock().unwrap() = Some(world.clone());
+            Flow::Stop
+        }
+    };
+    let explored = engine::bfs(&model, 1, Bounds::default(), &judge);
+    (found.into_inner().unwrap(), explored)
+}
+
 #[test]
-fn a_property_defined_outside_the_registry_runs_as_the_registry_s_do() {
-    let config = worlds::simulation(&Policy::reference(), 2);
-    let spaced = property("client-spaces-queries").expect("in the registry");
+fn uniq_01_a_property_outside_the_registry_holds_on_the_reference_in_the_checker() {
+    let (found, explored) = first_violation(order_number(false));
+    assert!(found.is_none(), "the reference platform violates it");
+    assert!(
+        !explored.stopped && !explored.cut,
+        "incomplete: {explored:?}"
+    );
+    assert!(explored.unique_states > 10, "{explored:?}");
+}
+
+#[test]
+fn uniq_01_a_property_outside_the_registry_catches_a_planted_bug_in_the_checker() {
+    let (found, _) = first_violation(order_number(true));
+    let world = found.expect("the planted bug is caught");
+    let detail = ONE_CAPTURED_PAYMENT_PER_ORDER
+        .judge(&world.facts)
+        .expect("violated");
+    assert!(detail.contains("both captured for ORDER-1"), "{detail}");
+}
+
+/// The simulator runs it after every step (as `simulate` runs the registry through
+/// `AlwaysCheck`); a recorded run's events, folded with no world behind them as `judge`
+/// folds a file, give the same verdict.
+#[test]
+fn uniq_01_a_property_outside_the_registry_runs_in_the_simulator_and_over_events() {
     let mut caught = 0;
-    for seed in 0..40 {
-        let profile = FaultProfile::for_seed(seed);
-        let mut check = OneCheck {
-            property: &QUERIES_HOURLY,
-            config: &config,
-        };
-        let (world, run) = driver::run_seed(&config, seed, &profile, 300, &mut check, None);
-        // The registry's reading of the same fact holds on the reference client.
-        assert_eq!(spaced.judge(&world.facts), None, "seed {seed}");
-        if let Some(v) = run.violation {
-            assert_eq!(v.property, QUERIES_HOURLY.name);
-            assert!(v.detail.starts_with("GET /v1/payments"), "{}", v.detail);
-            caught += 1;
+    for planted in [false, true] {
+        let preset = order_number(planted);
+        for seed in 0..200 {
+            let mut check = OneCheck {
+                property: &ONE_CAPTURED_PAYMENT_PER_ORDER,
+                config: &preset.config,
+            };
+            let mut trace = Trace::new();
+            let (world, run) = driver::run_seed(
+                &preset.config,
+                seed,
+                &FaultProfile::for_seed(seed),
+                50,
+                &mut check,
+                Some(&mut trace),
+            );
+            let from_events = Facts::from_events(&JUDGING, &trace.stream);
+            let verdict = ONE_CAPTURED_PAYMENT_PER_ORDER.judge(&from_events);
+            assert_eq!(verdict, ONE_CAPTURED_PAYMENT_PER_ORDER.judge(&world.facts));
+            match run.violation {
+                Some(v) => {
+                    assert!(planted, "seed {seed}: the reference violates it: {v:?}");
+                    assert_eq!(v.property, ONE_CAPTURED_PAYMENT_PER_ORDER.name);
+                    assert_eq!(verdict, Some(v.detail), "seed {seed}");
+                    caught += 1;
+                }
+                None => assert_eq!(verdict, None, "seed {seed}"),
+            }
         }
     }
-    assert!(
-        caught > 0,
-        "no seed queried one object twice within an hour"
-    );
+    assert!(caught > 0, "no seed of the planted bug was caught");
 }

@@ -167,7 +167,7 @@ fn webhook(view: PaymentView) -> Event {
 /// The verdict of property `name` over a stream.
 fn verdict(name: &str, events: &[Event]) -> Option<String> {
     let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.judge(&Facts::from_events(events))
+    p.judge(&Facts::from_events(&payhub_properties::JUDGING, events))
 }
 
 #[track_caller]

@@ -1,8 +1,8 @@
 //! # payhub-sim
 //!
 //! Owns the simulated world: networks, crashes, time and every choice, its seeded driver,
-//! tapes, traces and shrinking, and the facts folded from its events.
-//! Never reads a clock or an unseeded random number, and never words a verdict.
+//! tapes, traces and shrinking, and the facts folded from its events. Never reads a clock
+//! or an unseeded random number, judges by the contract's numbers, or words a verdict.
 //!
 //! One world in which the platform, the upstream acquirer and the merchants run against
 //! lossy, duplicating, reordering networks, crashes, concurrency and simulated time.

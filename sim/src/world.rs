@@ -207,7 +207,10 @@ impl World {
             origins: CowMap::new(),
             budget: config.budget,
             facts: {
-                let mut facts = Shared::<Facts>::default();
+                let mut facts = Shared::new(Facts {
+                    judged_by: config.judging,
+                    ..Facts::default()
+                });
                 if let Some(narrowing) = config.narrowing {
                     narrowing.plant(&mut facts);
                 }

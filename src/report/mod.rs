@@ -73,7 +73,7 @@ pub struct ChaosSummary {
 
 /// Runs the chaos world over `seeds` seeds, checking every always property after every step.
 pub fn chaos_sweep(seeds: u64, threads: usize) -> ChaosSummary {
-    let config = worlds::chaos();
+    let config = worlds::chaos().judged_by(&payhub_properties::JUDGING);
     let (chaos, _) = payhub_sim::sweep::fan_out(
         threads,
         |i| (i < seeds).then_some(i),

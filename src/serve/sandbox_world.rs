@@ -30,7 +30,7 @@ pub fn world_config(plan: &Plan, webhooks: bool) -> WorldConfig {
             Vec::new()
         },
         immediate_inbox: false,
-        ..WorldConfig::default()
+        ..WorldConfig::default().judged_by(&payhub_properties::JUDGING)
     }
 }
 

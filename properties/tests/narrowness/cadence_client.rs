@@ -32,7 +32,7 @@ fn at(t: Millis, what: What) -> Event {
 
 fn reached(name: &str, events: &[Event]) -> bool {
     let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.holds_in(&Facts::from_events(events))
+    p.holds_in(&Facts::from_events(&payhub_properties::JUDGING, events))
 }
 
 // ---- Builders of client events. ----

@@ -23,7 +23,7 @@
 //!   with a capture behind it passed (now: canceled or expired, `sim/src/facts/client.rs`).
 //! - `conflicts-name-the-related-resource` accepted any refund as refund_no_conflict's
 //!   related_resource_id (now: the refund holding the number,
-//!   `sim/src/facts/responses/judge.rs`); order_no_conflict accepted any
+//!   `properties/src/responses/judge.rs`); order_no_conflict accepted any
 //!   related_resource_id while no Payment held the order number (now: violated).
 //! - `client-stops-querying-at-a-final-status` judged queries by Payment id only: a
 //!   query by merchant order number of an order its database holds as final passed (now:
@@ -60,7 +60,7 @@
 //!   rejection that stored an idempotency record (`sim/src/facts/money.rs`).
 //! - `scopes-never-interfere` judged an answer's single object only: a list answer or a
 //!   webhook showing another merchant's or environment's Payment or refund passed
-//!   (`sim/src/facts/responses/foreign.rs`).
+//!   (`properties/src/responses/foreign.rs`).
 //! - `replayed-card-never-charged` compared the charged card with the request's own only:
 //!   a replay charging the card it carried passed.
 //! - `idempotency-conflict-iff-parameters-differ`, `same-key-never-new-business` and
@@ -183,7 +183,7 @@ fn ev(what: What) -> Event {
 
 fn verdict(name: &str, events: &[Event]) -> Option<String> {
     let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.judge(&Facts::from_events(events))
+    p.judge(&Facts::from_events(&payhub_properties::JUDGING, events))
 }
 
 #[track_caller]

@@ -423,7 +423,7 @@ fn answers_with_objects_of_another_merchant_or_environment() {
     // Found: what the world's owner of "the answer's object" leaves out. A list answer
     // (by order number, by refund number, ?status=processing) and a webhook showing a
     // Payment or refund the store holds for another merchant or environment passed (now:
-    // `sim/src/facts/responses/foreign.rs`).
+    // `properties/src/responses/foreign.rs`).
     let theirs = stored(PAY, MerchantId(2), ENV, "ORDER-1");
     let ours = stored(PAY, M, ENV, "ORDER-1");
     let listed = |request: &ApiRequest, body: ResponseBody| {

@@ -10,9 +10,10 @@
 //! history, the first witness of a pattern or an extreme with its witness (the closest
 //! two queries of one object, the shortest timeout a node sent), typed, never text. The
 //! property that reads an extreme compares it with the contract's number and writes the
-//! words. Two numbers are still read here: RET-01's retention, which bounds what the
-//! money family keeps, and KEY-07's key length (responses); the wire family keeps what
-//! its judge's window says and records the soonest replay, the property applies RET-01.
+//! words. The facts read none of the contract's numbers: the properties tell them, in a
+//! [`Judging`] ([`judging`]), how to judge an answer against the store at answer time
+//! and how long a scope's history is kept (RET-01); the wire family keeps what its
+//! judge's window says and records the soonest replay, the property applies RET-01.
 //!
 //! One family per file:
 //! - [`money`]: idempotency scopes, charges, answers' objects and conflicts, the ledger;
@@ -30,6 +31,7 @@ pub mod attempts;
 pub mod cadence;
 pub mod client;
 pub mod effects;
+pub mod judging;
 pub mod money;
 pub mod queries;
 pub mod query_object;
@@ -38,6 +40,7 @@ pub mod responses;
 pub mod traffic;
 pub mod wire;
 
+pub use judging::{AnswerJudge, JudgedBy, Judging};
 pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
@@ -60,6 +63,9 @@ pub struct Facts {
     pub cadence: Shared<cadence::Cadence>,
     pub effects: Shared<effects::Effects>,
     pub traffic: Shared<traffic::Traffic>,
+    /// What the properties told these facts ([`Judging`]); not part of the state.
+    #[serde(skip)]
+    pub judged_by: JudgedBy,
 }
 
 /// Which families an event changes, one flag per field of [`Facts`].
@@ -91,6 +97,14 @@ impl Changed {
 }
 
 impl Facts {
+    /// Empty facts that fold with `judging` (the properties' [`Judging`]).
+    pub fn judged_by(judging: &'static Judging) -> Facts {
+        Facts {
+            judged_by: JudgedBy(Some(judging)),
+            ..Facts::default()
+        }
+    }
+
     /// Folds one event into the facts. A family is asked first whether the event changes
     /// it; one that only repeats what the facts hold costs no copy and no new digest
     /// (most steps of the checker change no fact).
@@ -112,13 +126,14 @@ impl Facts {
                 responses,
                 attempts,
                 refunds,
+                judged_by,
                 ..
             } = f;
             let store = responses::Store { attempts, refunds };
-            responses.observe(what, &store);
+            responses.observe(what, &store, judged_by.answers());
         }
         if changed.money {
-            f.money.observe(at, what);
+            f.money.observe(at, what, f.judged_by.scope_history());
         }
         if changed.attempts {
             f.attempts.observe(what);
@@ -158,6 +173,7 @@ impl Facts {
                     attempts: &self.attempts,
                     refunds: &self.refunds,
                 },
+                self.judged_by.answers(),
             ),
             cadence: self.cadence.changes(what),
             effects: self.effects.changes(what),
@@ -170,9 +186,13 @@ impl Facts {
         self.families_changed(what).any()
     }
 
-    /// Folds a whole stream, from empty facts: a recorded run judged without its world.
-    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Facts {
-        let mut facts = Shared::new(Facts::default());
+    /// Folds a whole stream, from empty facts judged by `judging`: a recorded run judged
+    /// without its world.
+    pub fn from_events<'a>(
+        judging: &'static Judging,
+        events: impl IntoIterator<Item = &'a Event>,
+    ) -> Facts {
+        let mut facts = Shared::new(Facts::judged_by(judging));
         for e in events {
             Facts::observe(&mut facts, e);
         }

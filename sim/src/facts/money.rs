@@ -4,8 +4,8 @@
 
 use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
 use payhub_model::{
-    ApiRequest, ApiResponse, AttemptId, Contract, CowMap, Endpoint, ErrorCode, Json, LedgerEntry,
-    Millis, PaymentId, RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
+    ApiRequest, ApiResponse, AttemptId, CowMap, Endpoint, ErrorCode, Json, LedgerEntry, Millis,
+    PaymentId, RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
 };
 use serde::Serialize;
 
@@ -103,7 +103,10 @@ impl Money {
         }
     }
 
-    pub(super) fn observe(&mut self, at: Millis, what: &What) {
+    /// Folds `what`, seen at `at`; a scope's history is kept for `kept` (the properties'
+    /// reading of RET-01, [`super::Judging::scope_history`]).
+    pub(super) fn observe(&mut self, at: Millis, what: &What, kept: Millis) {
+        let now = Window { now: at, kept };
         match what {
             What::Handled {
                 id,
@@ -112,7 +115,7 @@ impl Money {
                 business,
                 handling,
             } => {
-                self.on_handled(at, *id, request, *owner, handling);
+                self.on_handled(now, *id, request, *owner, handling);
                 if let Some(business) = business {
                     self.on_business_charges(business, &handling.calls);
                 }
@@ -124,7 +127,7 @@ impl Money {
                 ..
             } => {
                 self.on_waiter_answer(*id, response);
-                self.on_answer(at, *id, route, response)
+                self.on_answer(now, *id, route, response)
             }
             What::Answered { id, response, .. } => self.on_waiter_answer(*id, response),
             What::UpstreamCalled {
@@ -193,7 +196,7 @@ impl Money {
 
     fn on_handled(
         &mut self,
-        now: Millis,
+        now: Window,
         id: RequestId,
         request: &ApiRequest,
         owner: Owner,
@@ -239,13 +242,13 @@ impl Money {
 
     /// RET-01: a key is protected for the retention period; a charge under it after
     /// that starts a new window (a contract finding, not a bug).
-    fn count_charges(&mut self, now: Millis, scope: &ScopeKey, charges: u8) {
+    fn count_charges(&mut self, now: Window, scope: &ScopeKey, charges: u8) {
         let window_over = self
             .first_charge_at
             .get(scope)
-            .is_some_and(|at| now >= at.after(Contract::RETENTION));
+            .is_some_and(|at| !now.keeps(*at));
         if window_over || !self.first_charge_at.contains_key(scope) {
-            self.first_charge_at.insert(scope.clone(), now);
+            self.first_charge_at.insert(scope.clone(), now.now);
             self.charges_per_scope.insert(scope.clone(), 0);
         }
         let n = self.charges_per_scope.entry(scope.clone()).or_insert(0);
@@ -267,7 +270,7 @@ impl Money {
     /// SCOPE-01), then the execution it makes, if any.
     fn on_scope_answer(
         &mut self,
-        now: Millis,
+        now: Window,
         id: RequestId,
         request: &ApiRequest,
         scope: Option<ScopeKey>,
@@ -313,15 +316,15 @@ impl Money {
             }
         }
         if executed && execution.is_none() {
-            self.executions.insert(scope, (now, params));
+            self.executions.insert(scope, (now.now, params));
         }
     }
 
     /// The parameters of `scope`'s execution within retention, if any.
-    fn execution_of(&self, now: Millis, scope: &ScopeKey) -> Option<SafeParams> {
+    fn execution_of(&self, now: Window, scope: &ScopeKey) -> Option<SafeParams> {
         self.executions
             .get(scope)
-            .filter(|(at, _)| now < at.after(Contract::RETENTION))
+            .filter(|(at, _)| now.keeps(*at))
             .map(|(_, p)| p.clone())
     }
 
@@ -351,7 +354,7 @@ impl Money {
     }
 
     /// An answer leaves the platform for the merchant that sent request `id`.
-    fn on_answer(&mut self, now: Millis, id: RequestId, route: &Route, response: &ApiResponse) {
+    fn on_answer(&mut self, now: Window, id: RequestId, route: &Route, response: &ApiResponse) {
         // REPLAY-01, RET-01: within retention a scope that executed is never new business,
         // whoever is answered (a waiter, later, included).
         let executed = route
@@ -370,7 +373,7 @@ impl Money {
         }
         if let (Some(scope), Some(resource)) = (&route.scope, resource) {
             match self.objects_per_scope.get(scope) {
-                Some((seen, since)) if now < since.after(Contract::RETENTION) => {
+                Some((seen, since)) if now.keeps(*since) => {
                     if *seen != resource && self.replay_mismatch.is_none() {
                         self.replay_mismatch = Some(id);
                     }
@@ -378,14 +381,28 @@ impl Money {
                 Some(_) => {
                     self.replay_after_retention = true;
                     self.objects_per_scope
-                        .insert(scope.clone(), (resource, now));
+                        .insert(scope.clone(), (resource, now.now));
                 }
                 None => {
                     self.objects_per_scope
-                        .insert(scope.clone(), (resource, now));
+                        .insert(scope.clone(), (resource, now.now));
                 }
             }
         }
+    }
+}
+
+/// The moment an event is folded at, and how long a scope's history is kept.
+#[derive(Clone, Copy)]
+struct Window {
+    now: Millis,
+    kept: Millis,
+}
+
+impl Window {
+    /// Whether history that began `since` is still kept now.
+    fn keeps(self, since: Millis) -> bool {
+        self.now < since.after(self.kept)
     }
 }
 
