@@ -30,7 +30,8 @@ pub struct CheckArgs {
     pub list: bool,
     /// Set fault budgets of the scope, e.g. drops=2,crashes=1 (knobs: drops, dups,
     /// fail_500, upstream_drops, crashes, sends, controls, waits); the others keep the
-    /// preset's default (`--list`).
+    /// preset's default (`--list`). A fault knob counts the search's faults: those the
+    /// preset's own setup spends come on top.
     #[arg(long, value_parser = faults)]
     pub faults: Option<Faults>,
     /// Merchant servers of a client preset (sharing one database and policy).

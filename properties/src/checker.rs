@@ -248,6 +248,15 @@ impl Model for PresetModel {
     }
 
     fn next_state(&self, last: &World, action: Choice) -> Option<World> {
+        // A clock move past the horizon leaves the boundary whatever it fires: not
+        // stepped (a tick's target is known before it fires anything; on `create-lossy`
+        // most ticks were such moves, a whole clock step each, then thrown away).
+        if last
+            .clock_after(&action)
+            .is_some_and(|t| t > self.preset.horizon)
+        {
+            return None;
+        }
         let mut next = last.clone();
         next.apply(&self.preset.config, &action, None).ok()?;
         let bits = next.facts.queries.rules_exercised.0 | next.facts.queries.client_rules.0.0;

@@ -119,3 +119,39 @@ fn a_state_bound_cuts_the_search() {
     assert!(cut.cut, "{cut:?}");
     assert!(cut.total_states >= 1_000, "{cut:?}");
 }
+
+/// The model does not step a clock move past its horizon (`PresetModel::next_state`
+/// answers `None` from `World::clock_after`, a state outside the boundary either way).
+/// That is sound only if `clock_after` says where the clock stands once the move is
+/// stepped: checked for every tick and advance enabled in the first states of every
+/// preset.
+#[test]
+fn a_clock_move_lands_where_clock_after_says() {
+    let mut moves = 0usize;
+    for preset in presets::presets() {
+        let model = model(preset.name);
+        let config = &model.preset.config;
+        let bounds = Bounds {
+            total_states: Some(5_000),
+            ..Bounds::default()
+        };
+        let checked = std::sync::atomic::AtomicUsize::new(0);
+        engine::bfs(&model, 1, bounds, &|world| {
+            let mut actions = Vec::new();
+            model.actions(world, &mut actions);
+            for action in actions {
+                let Some(after) = world.clock_after(&action) else {
+                    continue;
+                };
+                let mut next = world.clone();
+                if next.apply(config, &action, None).is_ok() {
+                    assert_eq!(next.now, after, "{}: {action}", preset.name);
+                    checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            Flow::Continue
+        });
+        moves += checked.into_inner();
+    }
+    assert!(moves > 1_000, "only {moves} clock moves checked");
+}

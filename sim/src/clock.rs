@@ -28,6 +28,18 @@ impl World {
         self.advance_to(config, at, sink)
     }
 
+    /// Where the clock stands after `choice`, if `choice` moves it (`Tick`, `Advance`),
+    /// known before applying it: `Tick` jumps to the next deadline (never back),
+    /// `Advance(d)` to `now + d`. `None` for every other choice, and for a `Tick` with
+    /// nothing due (not enabled).
+    pub fn clock_after(&self, choice: &crate::choice::Choice) -> Option<Millis> {
+        match choice {
+            crate::choice::Choice::Tick => self.next_deadline().map(|at| at.max(self.now)),
+            crate::choice::Choice::Advance(d) => Some(self.now.after(*d)),
+            _ => None,
+        }
+    }
+
     /// Time passes by `d`: every deadline on the way fires, in order. The waits of the
     /// configuration spend the budget; scripted ones are free.
     pub(crate) fn advance(

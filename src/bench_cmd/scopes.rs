@@ -153,8 +153,9 @@ pub fn table(args: &BenchArgs, n: u8) -> Result<ExitCode, String> {
                         finish: None,
                     }
                 } else if let Err(setup) = preset_accepts(preset, &c) {
-                    // The preset's setup needs faults this scope does not give (e.g. the
-                    // 500s of two-servers-rate-limited): no such scope.
+                    // The preset's setup does not run in this scope (its own faults come
+                    // on top of a scope's, `Preset::with_scope`, so no client preset
+                    // shows this today): no such scope.
                     ScopeRow {
                         preset,
                         faults: text(&c),

@@ -120,6 +120,24 @@ fn orders(preset: &Preset) -> (Vec<String>, bool) {
 
 impl Preset {
     /// Whether the merchant side is the reference client (servers and orders apply).
+    /// What the preset's setup spends of each budget, found by running it with every
+    /// fault knob plentiful (a setup is a fixed list of choices: the budget only lets
+    /// them happen). Nothing if the setup does not run.
+    pub fn setup_spends(&self) -> Budget {
+        const PLENTY: u8 = 100;
+        let mut probe = self.clone();
+        for knob in Knob::FAULTS {
+            *knob.of(&mut probe.config.budget) = PLENTY;
+        }
+        let mut spent = Budget::default();
+        if let Ok(world) = crate::checker::initial_state(&probe) {
+            for &knob in Knob::FAULTS {
+                *knob.of(&mut spent) = PLENTY - knob.get(&world.budget);
+            }
+        }
+        spent
+    }
+
     pub fn is_client(&self) -> bool {
         !self.config.clients.is_empty()
     }
@@ -148,13 +166,23 @@ impl Preset {
         s
     }
 
-    /// This preset with `change` applied. Servers and orders only apply to a client
-    /// preset: the added servers share the first's policy and database, the added orders
-    /// are `ORDER-2`, `ORDER-3`, … paid like the first (by every server if the preset's
-    /// servers all pay one order, else each by one server in turn).
+    /// This preset with `change` applied. A fault knob counts the faults the search may
+    /// spend: what the preset's setup spends itself comes on top (the two 500s that
+    /// bring `two-servers-rate-limited` to its starting state), so every client preset
+    /// is a scope at any faults, and a preset at its setup's faults and no more is its
+    /// default. Servers and orders only apply to a client preset: the added servers
+    /// share the first's policy and database, the added orders are `ORDER-2`,
+    /// `ORDER-3`, … paid like the first (by every server if the preset's servers all pay
+    /// one order, else each by one server in turn).
     pub fn with_scope(mut self, change: &ScopeChange) -> Result<Preset, String> {
+        let spent = self.setup_spends();
         for &(knob, n) in &change.faults {
-            *knob.of(&mut self.config.budget) = n;
+            let setup = if Knob::FAULTS.contains(&knob) {
+                knob.get(&spent)
+            } else {
+                0
+            };
+            *knob.of(&mut self.config.budget) = n.saturating_add(setup);
         }
         if change.servers.is_none() && change.orders.is_none() {
             return Ok(self);
@@ -259,6 +287,45 @@ mod tests {
             .unwrap();
         let nodes: Vec<u8> = lossy.config.workload.iter().map(|w| w.node).collect();
         assert_eq!(nodes, [0, 0], "one server pays both orders");
+    }
+
+    #[test]
+    fn the_faults_a_setup_spends_come_on_top_of_a_scope() {
+        let p = preset("two-servers-rate-limited").unwrap();
+        assert_eq!(p.setup_spends().fail_500, 2);
+        let none: Vec<(Knob, u8)> = Knob::FAULTS.iter().map(|&k| (k, 0)).collect();
+        let q = p
+            .clone()
+            .with_scope(&ScopeChange {
+                faults: none.clone(),
+                ..ScopeChange::default()
+            })
+            .unwrap();
+        assert_eq!(
+            p.config, q.config,
+            "no faults for the search is the preset itself"
+        );
+        let r = p
+            .with_scope(&ScopeChange {
+                faults: vec![(Knob::Drops, 1), (Knob::Fail500, 1)],
+                ..ScopeChange::default()
+            })
+            .unwrap();
+        assert_eq!((r.config.budget.drops, r.config.budget.fail_500), (1, 3));
+        // Every client preset is a scope at no faults.
+        for p in crate::presets::presets()
+            .into_iter()
+            .filter(|p| p.is_client())
+        {
+            let name = p.name;
+            let q = p
+                .with_scope(&ScopeChange {
+                    faults: none.clone(),
+                    ..ScopeChange::default()
+                })
+                .unwrap();
+            assert!(crate::checker::initial_state(&q).is_ok(), "{name}");
+        }
     }
 
     #[test]
