@@ -1,6 +1,8 @@
 //! `payhub-verify check`: exhaustive model checking of the presets.
 
-use payhub_properties::checker::{Counterexample, Limits, Order, PresetReport, Search, Status};
+use payhub_properties::checker::{
+    CheckStatus, Counterexample, Limits, Order, PresetReport, Search,
+};
 use payhub_properties::presets::{Knob, ORDERS_MAX, Preset, SERVERS_MAX, ScopeChange};
 use payhub_properties::{AlwaysCheck, presets};
 use std::process::ExitCode;
@@ -389,10 +391,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         ),
         CheckFormat::Script => print_script(args, &selected, &reports)?,
         CheckFormat::Junit => {
-            use crate::report::junit::{self, Case, Outcome, Suite};
+            use crate::report::junit::{self, Case, CaseResult, Suite};
             let mut suites = junit::presets("check", &reports);
             for p in &selected[reports.len()..] {
-                let why = Outcome::Skipped {
+                let why = CaseResult::Skipped {
                     message: "not run: stopped by Ctrl-C".into(),
                 };
                 suites.push(Suite::new(
@@ -464,7 +466,8 @@ fn print_script(
 pub fn exit_code(reports: &[PresetReport]) -> ExitCode {
     let failed = reports.iter().any(|r| {
         r.properties.iter().any(|p| {
-            matches!(p.status, Status::Violated) || (r.complete && p.status == Status::Unreached)
+            matches!(p.status, CheckStatus::Violated)
+                || (r.complete && p.status == CheckStatus::Unreached)
         })
     });
     if failed {
@@ -540,11 +543,11 @@ fn print_report(r: &PresetReport, show_scope: bool) {
     let width = r.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for p in &r.properties {
         let status = match p.status {
-            Status::Holds => "holds",
-            Status::Violated => "VIOLATED",
-            Status::Reached => "reached",
-            Status::Unreached => "UNREACHED",
-            Status::Unknown => "not judged (incomplete)",
+            CheckStatus::Holds => "holds",
+            CheckStatus::Violated => "VIOLATED",
+            CheckStatus::Reached => "reached",
+            CheckStatus::Unreached => "UNREACHED",
+            CheckStatus::Unknown => "not judged (incomplete)",
         };
         println!(
             "    {:<width$} {:<10} [{}]",
@@ -552,7 +555,7 @@ fn print_report(r: &PresetReport, show_scope: bool) {
             status,
             p.rules.join(", ")
         );
-        if p.status == Status::Violated && p.counterexample.is_none() {
+        if p.status == CheckStatus::Violated && p.counterexample.is_none() {
             println!("      (no counterexample found again within the search limits)");
         }
         if let Some(cx) = &p.counterexample {

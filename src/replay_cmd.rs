@@ -3,7 +3,7 @@
 //! liveness, so that a command `simulate` prints shows what it claimed.
 
 use crate::simulate_cmd::WorldArgs;
-use payhub_properties::liveness::{self, Verdict};
+use payhub_properties::liveness::{self, LivenessVerdict};
 use payhub_properties::{AlwaysCheck, PROPERTIES};
 use payhub_sim::driver::{self, Observer, RunOutcome};
 use payhub_sim::tape::Tape;
@@ -238,13 +238,13 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
             verdict.healing_steps = healing.0.len();
             healing_choices = healing.0;
             match liveness::verdict(&config, world, &tape) {
-                Verdict::Resolved => {}
-                Verdict::Gap { assumption, detail } => {
+                LivenessVerdict::Resolved => {}
+                LivenessVerdict::Gap { assumption, detail } => {
                     verdict.status = "holds, contract finding reached";
                     verdict.finding = Some(assumption.id());
                     verdict.detail = Some(detail);
                 }
-                Verdict::Unresolved(detail) => {
+                LivenessVerdict::Unresolved(detail) => {
                     verdict.status = "violated";
                     verdict.property = Some(liveness::NAME.to_owned());
                     verdict.rules = rules_of(liveness::NAME);

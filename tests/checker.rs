@@ -2,7 +2,7 @@
 //! counterexample that replays on the world, and that counterexample is minimal: its
 //! length is the breadth-first depth of the first violating state.
 
-use payhub_properties::checker::{Limits, Status};
+use payhub_properties::checker::{CheckStatus, Limits};
 use payhub_properties::presets::client_presets;
 use payhub_properties::{AlwaysCheck, check};
 use payhub_sim::{driver, worlds};
@@ -28,7 +28,7 @@ fn unknown_03_checker_counterexample_replays_and_is_minimal() {
         .iter()
         .find(|p| p.name == "client-never-charges-an-order-twice")
         .unwrap();
-    assert_eq!(p.status, Status::Violated);
+    assert_eq!(p.status, CheckStatus::Violated);
     let cx = p.counterexample.as_ref().unwrap();
     assert!(cx.minimal);
 
@@ -52,7 +52,7 @@ fn unknown_03_checker_counterexample_replays_and_is_minimal() {
         };
         let r = check(&preset, limits).unwrap();
         r.properties.iter().any(|p| {
-            p.name == "client-never-charges-an-order-twice" && p.status == Status::Violated
+            p.name == "client-never-charges-an-order-twice" && p.status == CheckStatus::Violated
         })
     };
     // stateright counts the initial state as depth 1, so the violating state at the end

@@ -10,7 +10,7 @@
 
 use payhub_model::client::OrderState;
 use payhub_model::{Assumption, Card, ErrorCode, LedgerEntry, PaymentId, PaymentStatus, Rule};
-use payhub_properties::liveness::{self, Verdict};
+use payhub_properties::liveness::{self, LivenessVerdict};
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
 use payhub_sim::script::{self, Report, Script};
 use std::path::PathBuf;
@@ -563,7 +563,7 @@ fn blackout(
     state: OrderState,
     held: (PaymentStatus, u32),
     latest: (PaymentStatus, u32),
-) -> Verdict {
+) -> LivenessVerdict {
     let (s, r) = pinned(name);
     let ids: Vec<&str> = s.assumptions.iter().map(|a| a.id()).collect();
     assert!(ids.contains(&"A-WEBHOOK-BLACKOUT"), "{ids:?}");
@@ -595,7 +595,7 @@ fn f03_sched_01_requires_action_order_misses_payment_succeeded_in_a_blackout() {
     assert!(
         matches!(
             verdict,
-            Verdict::Gap {
+            LivenessVerdict::Gap {
                 assumption: Assumption::WebhookBlackout,
                 ..
             }
@@ -614,7 +614,7 @@ fn f04_sched_01_failed_order_misses_payment_expired_in_a_blackout() {
     );
     assert_eq!(
         verdict,
-        Verdict::Resolved,
+        LivenessVerdict::Resolved,
         "failed is a status the client knows"
     );
 }
@@ -629,7 +629,7 @@ fn f05_sched_01_paid_order_misses_the_refund_payment_event_in_a_blackout() {
     );
     assert_eq!(
         verdict,
-        Verdict::Resolved,
+        LivenessVerdict::Resolved,
         "paid is a status the client knows"
     );
 }

@@ -569,7 +569,7 @@ fn gen_05_key_reused_across_endpoints_sends_the_payment_key_to_cancel_and_refund
     assert_eq!(reference.bench.platform.refunds().len(), 2);
     assert_eq!(variant.bench.platform.refunds().len(), 1);
     let second = variant.db.refund("REFUND-002").unwrap();
-    assert_eq!(second.outcome, Outcome::Conflict);
+    assert_eq!(second.outcome, OrderOutcome::Conflict);
     assert_eq!(pattern.breaks(), Rule::OneKeyPerSubmission);
 }
 

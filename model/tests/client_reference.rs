@@ -473,7 +473,7 @@ fn retry_03_after_five_tries_the_order_is_confirming_and_queries_begin() {
     let tries = sends(&s.out).len();
     assert_eq!(tries, 5, "at most 5 tries");
     let rec = s.db.order(ORDER).unwrap();
-    assert_eq!(rec.submission.outcome, Outcome::Unknown);
+    assert_eq!(rec.submission.outcome, OrderOutcome::Unknown);
     assert_eq!(rec.state(), OrderState::Confirming);
     // Later, "not found" re-sends the create: only with the same key.
     let (hq, q, rule) = only_send(&s.wake_next());
@@ -511,7 +511,7 @@ fn retry_04_no_payment_id_after_a_crash_queries_by_order_number_with_platform() 
 /// sending always has a request in flight or a timer; otherwise nothing will ever resolve it.
 fn assert_not_forgotten(s: &Solo) {
     let rec = s.db.order(ORDER).expect("the order exists");
-    if rec.submission.outcome == Outcome::Sending {
+    if rec.submission.outcome == OrderOutcome::Sending {
         let busy = s.server.in_flight().next().is_some() || s.server.timers().next().is_some();
         assert!(
             busy,
@@ -1382,7 +1382,7 @@ fn attempt_01_payment_in_progress_the_client_waits_and_queries_and_never_resends
     assert_eq!(query, req::get(PaymentId(1)));
     assert_eq!(
         s.db.order(ORDER).unwrap().submission.outcome,
-        Outcome::Unknown
+        OrderOutcome::Unknown
     );
     // The query shows the other attempt processing: the order is confirming.
     let mut other = processing(3);
@@ -1549,7 +1549,10 @@ fn cancel_02_a_200_replay_of_a_cancel_whose_202_was_lost_is_not_canceled_with_pl
             .any(|(_, _, _, d, r)| *d == Decision::CancelNotConfirmed
                 && *r == Rule::Cancel202NotCanceled)
     );
-    assert_eq!(order(&b).cancel.as_ref().unwrap().outcome, Outcome::Unknown);
+    assert_eq!(
+        order(&b).cancel.as_ref().unwrap().outcome,
+        OrderOutcome::Unknown
+    );
     b.advance(Millis::mins(1));
     b.settle(AcquirerDecision::Approve); // the platform's re-sent cancel is confirmed
     b.advance(Millis::mins(10));
@@ -1578,14 +1581,14 @@ fn reject_01_a_rejected_refund_is_corrected_under_a_new_key_with_platform() {
     let rec = b.db.refund("REFUND-001").unwrap().clone();
     assert_eq!(
         rec.outcome,
-        Outcome::Rejected(ErrorCode::RefundAmountExceeded)
+        OrderOutcome::Rejected(ErrorCode::RefundAmountExceeded)
     );
     b.command(0, refund(4_000));
     let rec = b.db.refund("REFUND-001").unwrap().clone();
     assert_eq!(rec.key.as_deref(), Some("refund.create:REFUND-001:2"));
     assert_eq!(rec.seq, 2);
     assert_eq!(rec.amount, 4_000);
-    assert_eq!(rec.outcome, Outcome::Answered);
+    assert_eq!(rec.outcome, OrderOutcome::Answered);
     b.upstream(AcquirerDecision::Approve);
     assert_eq!(b.bench.acquirer.ledger.refunds_of(RefundId(1)), 1);
     assert!(!b.decisions().iter().any(|(_, _, _, d, _)| *d

@@ -222,7 +222,8 @@ mod explorer;
 mod report;
 pub use explorer::{ExplorerModel, Shown, serve, state_text, step_text};
 pub use report::{
-    BitstateReport, Counterexample, Limits, Order, PresetReport, PropertyReport, Search, Status,
+    BitstateReport, CheckStatus, Counterexample, Limits, Order, PresetReport, PropertyReport,
+    Search,
 };
 
 impl Model for PresetModel {
@@ -461,11 +462,13 @@ pub fn check_with(preset: &Preset, limits: Limits, how: Search) -> Result<Preset
         }
         let bit = 1u128 << i;
         let (status, counterexample) = match p.kind() {
-            Kind::Always if violated & bit != 0 => (Status::Violated, counterexample(preset, i)?),
-            Kind::Always if complete => (Status::Holds, None),
-            Kind::Sometimes if reached & bit != 0 => (Status::Reached, None),
-            Kind::Sometimes if complete => (Status::Unreached, None),
-            _ => (Status::Unknown, None),
+            Kind::Always if violated & bit != 0 => {
+                (CheckStatus::Violated, counterexample(preset, i)?)
+            }
+            Kind::Always if complete => (CheckStatus::Holds, None),
+            Kind::Sometimes if reached & bit != 0 => (CheckStatus::Reached, None),
+            Kind::Sometimes if complete => (CheckStatus::Unreached, None),
+            _ => (CheckStatus::Unknown, None),
         };
         properties.push(PropertyReport {
             name: p.name,

@@ -31,7 +31,7 @@ pub mod verdict;
 pub mod wire;
 pub mod zoo;
 
-pub use checker::{Limits, PresetReport, Status, check};
+pub use checker::{CheckStatus, Limits, PresetReport, check};
 pub use judging::JUDGING;
 pub use presets::{Preset, preset, presets};
 pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, property};

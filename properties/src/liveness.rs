@@ -431,7 +431,7 @@ fn window_ran_without_payment(
 
 /// The liveness verdict of a healed run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum LivenessVerdict {
     /// Every submission is in a status the client knows.
     Resolved,
     /// Some are not, each in a situation the contract leaves open ([`gap`]): the
@@ -445,7 +445,7 @@ pub enum Verdict {
 }
 
 /// Judges a healed `world`, with what reached the merchant side during the run.
-pub fn judge(config: &WorldConfig, world: &World, seen: &Deliveries) -> Verdict {
+pub fn judge(config: &WorldConfig, world: &World, seen: &Deliveries) -> LivenessVerdict {
     let mut reached: Option<(Assumption, String)> = None;
     for (db, orders) in world.dbs.iter().enumerate() {
         for order in orders.orders() {
@@ -457,14 +457,16 @@ pub fn judge(config: &WorldConfig, world: &World, seen: &Deliveries) -> Verdict 
                     reached.get_or_insert((assumption, why));
                 }
                 Err(not) => {
-                    return Verdict::Unresolved(format!("{why} (not a documented gap: {not})"));
+                    return LivenessVerdict::Unresolved(format!(
+                        "{why} (not a documented gap: {not})"
+                    ));
                 }
             }
         }
     }
     match reached {
-        None => Verdict::Resolved,
-        Some((assumption, detail)) => Verdict::Gap { assumption, detail },
+        None => LivenessVerdict::Resolved,
+        Some((assumption, detail)) => LivenessVerdict::Gap { assumption, detail },
     }
 }
 
@@ -494,13 +496,13 @@ pub fn check(config: &WorldConfig, world: &mut World) -> Option<String> {
 /// healed world has every submission known needs no replay: `world`, the run's end, is
 /// healed first, and the tape is replayed with observation only if something is not
 /// known.
-pub fn verdict(config: &WorldConfig, mut world: World, tape: &[Choice]) -> Verdict {
+pub fn verdict(config: &WorldConfig, mut world: World, tape: &[Choice]) -> LivenessVerdict {
     if check(config, &mut world).is_none() {
-        return Verdict::Resolved;
+        return LivenessVerdict::Resolved;
     }
     match replay_and_heal(config, tape) {
         Ok((healed, seen)) => judge(config, &healed, &seen),
-        Err(e) => Verdict::Unresolved(format!("the run's tape does not replay: {e}")),
+        Err(e) => LivenessVerdict::Unresolved(format!("the run's tape does not replay: {e}")),
     }
 }
 

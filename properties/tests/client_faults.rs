@@ -27,7 +27,7 @@ mod common;
 
 use payhub_model::client::{ClientParams, OrderRecord, OrderState, Policy, schedule};
 use payhub_model::{AcquirerDecision, Assumption, PaymentId, PaymentStatus, PaymentView};
-use payhub_properties::liveness::{self, Deliveries, Received, Verdict, WebhookDelivery};
+use payhub_properties::liveness::{self, Deliveries, LivenessVerdict, Received, WebhookDelivery};
 use payhub_sim::driver::Observer;
 use payhub_sim::{Choice, World, WorldConfig, worlds};
 use proptest::prelude::*;
@@ -666,7 +666,7 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
     assert!(
         matches!(
             liveness::judge(&config, &run.world, &run.seen),
-            Verdict::Gap {
+            LivenessVerdict::Gap {
                 assumption: Assumption::ClientAfterWindow,
                 ..
             }
@@ -838,7 +838,7 @@ fn blackout_requires_action_order_misses_payment_succeeded() {
     assert!(
         matches!(
             liveness::judge(&config, &run.world, &run.seen),
-            Verdict::Gap {
+            LivenessVerdict::Gap {
                 assumption: Assumption::WebhookBlackout,
                 ..
             }
@@ -857,7 +857,7 @@ fn blackout_requires_action_order_misses_payment_succeeded() {
     .expect("the tape replays");
     assert!(matches!(
         liveness::verdict(&config, world, &run.tape[..tape.len()]),
-        Verdict::Gap {
+        LivenessVerdict::Gap {
             assumption: Assumption::WebhookBlackout,
             ..
         }

@@ -10,7 +10,7 @@
 //! `time`, `method` and `path` are required; a missing `status`, status 0 or an `error`
 //! is an unknown outcome. Other fields a gateway writes are ignored.
 
-use super::entry::{Entry, Label, Outcome, bearer, target_of};
+use super::entry::{Entry, Label, Reply, bearer, target_of};
 use crate::serve::http_map::HttpRequest;
 use serde::Deserialize;
 
@@ -51,12 +51,12 @@ pub fn entry(n: u64, text: &str) -> Result<Entry, String> {
     let started_ms = super::entry::parse_time(&l.time)
         .ok_or_else(|| format!("time '{}' is not a date", l.time))?;
     let outcome = match (l.status, &l.error) {
-        (Some(status), None) if status > 0 => Outcome::Answered {
+        (Some(status), None) if status > 0 => Reply::Answered {
             status,
             retry_after_s: l.retry_after,
             body: l.response_body.map(String::into_bytes),
         },
-        _ => Outcome::NoAnswer,
+        _ => Reply::NoAnswer,
     };
     let api_key = l
         .api_key

@@ -32,7 +32,7 @@ impl std::fmt::Display for Label {
 
 /// What came back.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Reply {
     /// An answer reached the client: its status, `Retry-After`, and its body if recorded.
     Answered {
         status: u16,
@@ -55,7 +55,7 @@ pub struct Entry {
     pub http: HttpRequest,
     /// The API key as sent (`Authorization: Bearer …`), kept only to resolve its owner.
     pub api_key: Option<String>,
-    pub outcome: Outcome,
+    pub outcome: Reply,
 }
 
 /// Why an entry is not judged.
@@ -97,7 +97,7 @@ impl Entry {
         dialect: &Dialect,
         ids: &mut Interner,
     ) -> Option<ObservedAnswer> {
-        let Outcome::Answered {
+        let Reply::Answered {
             status,
             retry_after_s,
             body: Some(body),

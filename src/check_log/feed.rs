@@ -9,7 +9,7 @@
 //! access-log shape all write them so); an entry that starts before the one before it is
 //! taken at that one's time.
 
-use super::entry::{Entry, Label, Outcome, Skip};
+use super::entry::{Entry, Label, Reply, Skip};
 use super::keys::Keys;
 use super::profile::{CardReading, LogProfile};
 use payhub_model::event::{Event, Message, What};
@@ -139,7 +139,7 @@ impl Feed {
         let end = start.after(Millis(entry.duration_ms));
         let answer = entry.answer(shape, &self.dialect, &mut self.folded.wire.ids);
         let what = match &entry.outcome {
-            Outcome::Answered {
+            Reply::Answered {
                 status,
                 retry_after_s,
                 ..
@@ -154,7 +154,7 @@ impl Feed {
                     retry_after_s: *retry_after_s,
                 }
             }
-            Outcome::NoAnswer => What::Lost {
+            Reply::NoAnswer => What::Lost {
                 message: Message::Response { id, to: from },
             },
         };

@@ -10,7 +10,7 @@
 //! (`encoding`). An entry that does not read is skipped with its index and why; a file
 //! whose JSON is broken is rejected at the line and column where it breaks.
 
-use super::entry::{Entry, Label, Outcome, bearer, parse_time, target_of};
+use super::entry::{Entry, Label, Reply, bearer, parse_time, target_of};
 use crate::edges::EdgeSeam;
 use crate::serve::http_map::HttpRequest;
 use serde::Deserialize;
@@ -154,14 +154,14 @@ fn to_entry(i: u64, e: HarEntry, seam: EdgeSeam) -> Result<Entry, String> {
                 Some(c) => c.bytes()?,
                 None => None,
             };
-            Outcome::Answered {
+            Reply::Answered {
                 status: u16::try_from(resp.status)
                     .map_err(|_| format!("status {}", resp.status))?,
                 retry_after_s,
                 body,
             }
         }
-        _ => Outcome::NoAnswer,
+        _ => Reply::NoAnswer,
     };
     Ok(Entry {
         label: Label::HarEntry(i),

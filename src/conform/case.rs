@@ -5,7 +5,7 @@
 //! request for the target (its keys, cards and ids) and for each model state (the
 //! model's keys, cards and the ids that state mapped the target's to).
 
-use super::profile::Outcome;
+use super::profile::CardOutcome;
 use payhub_model::Millis;
 use serde::Serialize;
 
@@ -65,17 +65,17 @@ pub enum Op {
         order: u8,
         amount: i64,
         currency: &'static str,
-        card: Option<Outcome>,
+        card: Option<CardOutcome>,
     },
     Confirm {
         order: u8,
-        card: Outcome,
+        card: CardOutcome,
     },
     /// A confirm that also carries an amount: the new attempt keeps the original Payment
     /// (ATTEMPT-06), so a confirm cannot change it.
     ConfirmWithAmount {
         order: u8,
-        card: Outcome,
+        card: CardOutcome,
         amount: i64,
     },
     Cancel {
@@ -216,7 +216,7 @@ impl Names {
 pub trait Side {
     /// The key standing for model key `ak_N`, the `rotation`-th of them (rotation).
     fn api_key(&self, model_key: u32, rotation: u8) -> String;
-    fn card(&self, outcome: Outcome) -> String;
+    fn card(&self, outcome: CardOutcome) -> String;
     /// The Payment created for order `order` (an id that exists nowhere if none is known).
     fn payment(&self, order: &str, slot: u8) -> String;
     fn refund(&self, refund_no: &str, slot: u8) -> String;

@@ -54,7 +54,7 @@ async fn create(t: &Target, tag: &str) -> Result<u16, String> {
     let prefix = t.profile.prefix();
     let card = t
         .profile
-        .card(super::profile::Outcome::Approve)
+        .card(super::profile::CardOutcome::Approve)
         .unwrap_or("A");
     let body = serde_json::json!({"merchant_order_no": format!("{prefix}-{tag}-o1"),
         "amount": 1000, "currency": "USD", "card": card});

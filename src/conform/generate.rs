@@ -18,14 +18,14 @@
 //! `fault_rate`.
 
 use super::case::{Case, Fault, KeyUse, Op, Req, Round, Switch};
-use super::profile::Outcome;
+use super::profile::CardOutcome;
 use crate::serve::faults::splitmix64;
 use payhub_model::Millis;
 
 /// What the generator may use.
 #[derive(Clone, Debug)]
 pub struct Alphabet {
-    pub outcomes: Vec<Outcome>,
+    pub outcomes: Vec<CardOutcome>,
     /// Model keys the profile has (1 always).
     pub keys: Vec<u32>,
     pub clock: bool,
@@ -70,7 +70,7 @@ struct Made {
     order: u8,
     amount: i64,
     currency: &'static str,
-    card: Option<Outcome>,
+    card: Option<CardOutcome>,
 }
 
 struct Gen<'a> {
@@ -91,9 +91,9 @@ impl Gen<'_> {
         self.orders += 1;
         self.orders
     }
-    fn card(&mut self) -> Outcome {
+    fn card(&mut self) -> CardOutcome {
         if self.rng.chance(500) {
-            Outcome::Approve
+            CardOutcome::Approve
         } else {
             self.rng.pick(&self.a.outcomes)
         }
@@ -132,7 +132,7 @@ impl Gen<'_> {
             },
         )
     }
-    fn new_create(&mut self, card: Option<Outcome>) -> Made {
+    fn new_create(&mut self, card: Option<CardOutcome>) -> Made {
         let m = Made {
             key_of: 1,
             key: self.key(),
@@ -310,7 +310,7 @@ impl Gen<'_> {
                         order,
                         amount: 10000,
                         currency: "USD",
-                        card: Some(Outcome::Approve),
+                        card: Some(CardOutcome::Approve),
                     };
                     let bad = match self.rng.below(5) {
                         0 => self.req(
@@ -320,7 +320,7 @@ impl Gen<'_> {
                                 order,
                                 amount: 10000,
                                 currency: "USD",
-                                card: Some(Outcome::Approve),
+                                card: Some(CardOutcome::Approve),
                             },
                         ),
                         1 => self.req(
@@ -330,7 +330,7 @@ impl Gen<'_> {
                                 order,
                                 amount: 10000,
                                 currency: "USD",
-                                card: Some(Outcome::Approve),
+                                card: Some(CardOutcome::Approve),
                             },
                         ),
                         2 => self.req(
@@ -340,7 +340,7 @@ impl Gen<'_> {
                                 order,
                                 amount: 10000,
                                 currency: "USD",
-                                card: Some(Outcome::Approve),
+                                card: Some(CardOutcome::Approve),
                             },
                         ),
                         3 if self.has(4) => self.create(Made { key_of: 4, ..good }),
@@ -439,14 +439,14 @@ impl Gen<'_> {
                 }
                 (28 | 29, Some(m)) => {
                     // Card retries of one Payment until the attempt limit.
-                    let n = self.new_create(Some(Outcome::Decline));
+                    let n = self.new_create(Some(CardOutcome::Decline));
                     let _ = m;
                     let first = self.create(n);
                     let mut v = vec![first];
                     for _ in 0..3 {
                         let key = self.key();
                         let card = if self.rng.chance(700) {
-                            Outcome::Decline
+                            CardOutcome::Decline
                         } else {
                             self.card()
                         };
@@ -464,7 +464,7 @@ impl Gen<'_> {
                 (30 | 33, _) if self.a.clock && self.rng.chance(333) => {
                     // The order number past the key's retention (RET-02, UNIQ-01), or the
                     // key within it (RET-01).
-                    let n = self.new_create(Some(Outcome::Approve));
+                    let n = self.new_create(Some(CardOutcome::Approve));
                     let first = self.create(n);
                     // Past the retention (8 d), or within it but past a day: the same key
                     // then replays (a record dropped early answers it as a new request).
@@ -488,7 +488,7 @@ impl Gen<'_> {
                     let card = if self.rng.chance(500) {
                         None
                     } else {
-                        Some(Outcome::Decline)
+                        Some(CardOutcome::Decline)
                     };
                     let n = self.new_create(card);
                     let first = self.create(n);
@@ -498,7 +498,7 @@ impl Gen<'_> {
                         KeyUse::Slot(key),
                         Op::Confirm {
                             order: n.order,
-                            card: Outcome::Approve,
+                            card: CardOutcome::Approve,
                         },
                     );
                     vec![
@@ -509,7 +509,7 @@ impl Gen<'_> {
                 }
                 (30 | 33, _) if self.a.clock => {
                     // An unanswered charge past the automatic query window (RES-03).
-                    let n = self.new_create(Some(Outcome::Silent));
+                    let n = self.new_create(Some(CardOutcome::Silent));
                     let first = self.create(n);
                     let get = self.req(1, KeyUse::Missing, Op::GetPayment { order: n.order });
                     let by =
@@ -564,18 +564,22 @@ impl Gen<'_> {
                 (31 | 32, _) => {
                     // Cancel of an unfinished Payment, then its status (CANCEL-02); with
                     // card G the acquirer answers the cancel late: 202 (A-CANCEL).
-                    let mut cards = vec![Outcome::Slow, Outcome::Silent, Outcome::RequireAction];
-                    if self.a.outcomes.contains(&Outcome::SlowCancel) {
-                        cards.push(Outcome::SlowCancel);
+                    let mut cards = vec![
+                        CardOutcome::Slow,
+                        CardOutcome::Silent,
+                        CardOutcome::RequireAction,
+                    ];
+                    if self.a.outcomes.contains(&CardOutcome::SlowCancel) {
+                        cards.push(CardOutcome::SlowCancel);
                     }
                     // S12: a cancel of a requires_action charge the acquirer does not
                     // confirm in time.
                     if self
                         .a
                         .outcomes
-                        .contains(&Outcome::RequiresActionCancelUnconfirmed)
+                        .contains(&CardOutcome::RequiresActionCancelUnconfirmed)
                     {
-                        cards.push(Outcome::RequiresActionCancelUnconfirmed);
+                        cards.push(CardOutcome::RequiresActionCancelUnconfirmed);
                     }
                     let card = self.rng.pick(&cards);
                     let n = self.new_create(Some(card));
@@ -595,9 +599,9 @@ impl Gen<'_> {
 /// What the profile cannot do becomes what it can: a card it has no outcome for is
 /// the approving one, a key it has not is `ak_1`.
 fn sanitize(r: &mut Req, a: &Alphabet) {
-    let fix = |o: &mut Outcome| {
+    let fix = |o: &mut CardOutcome| {
         if !a.outcomes.contains(o) {
-            *o = Outcome::Approve;
+            *o = CardOutcome::Approve;
         }
     };
     match &mut r.op {

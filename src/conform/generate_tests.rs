@@ -2,7 +2,11 @@ use super::*;
 
 fn alphabet() -> Alphabet {
     Alphabet {
-        outcomes: vec![Outcome::Approve, Outcome::Decline, Outcome::Slow],
+        outcomes: vec![
+            CardOutcome::Approve,
+            CardOutcome::Decline,
+            CardOutcome::Slow,
+        ],
         keys: vec![1, 2, 3, 4],
         clock: true,
         rate_limit: true,

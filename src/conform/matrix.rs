@@ -10,7 +10,7 @@
 //! window in which a second request meets the first one in flight. A mutant none finds
 //! is listed with the reason the wire cannot see it, if one is known, else as missed.
 
-use super::profile::{Loaded, Outcome};
+use super::profile::{CardOutcome, Loaded};
 use super::report::Finding;
 use super::{SweepOptions, connect, sweep};
 
@@ -47,7 +47,7 @@ pub fn blind_reason(name: &str, profile: &Loaded) -> Option<String> {
         "lock_expires_before_upstream" => {
             "needs a same-key request to arrive after the 10 s concurrent wait and before the upstream answers (15 s): an upstream over 10 s late in real time, past the sweeps' bounds (the manual clock's advance cannot come between a request and its answer)".into()
         }
-        "cancel_accepted_marks_canceled" if profile.card(Outcome::SlowCancel).is_none() => {
+        "cancel_accepted_marks_canceled" if profile.card(CardOutcome::SlowCancel).is_none() => {
             "needs a cancel the acquirer does not answer within the synchronous wait (a 202): the profile has no card with outcome slow_cancel (the sandbox's card G)".into()
         }
         "rate_limit_binds_key" | "rate_limit_without_retry_after" if controls.rate_limit.is_none() => {
@@ -221,7 +221,7 @@ pub async fn kill_matrix(
                 p.profile.cards.retain(|c| {
                     matches!(
                         c.outcome,
-                        Outcome::Approve | Outcome::Decline | Outcome::Fail
+                        CardOutcome::Approve | CardOutcome::Decline | CardOutcome::Fail
                     )
                 });
                 // The controls' cases (429, 503) were tried on the manual clock.

@@ -20,7 +20,7 @@
 
 use super::case::{self, Http, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
-use super::profile::Outcome;
+use super::profile::CardOutcome;
 use crate::serve::http_map::{self, HttpRequest};
 use crate::serve::sandbox::{node_of, world_config};
 use payhub_model::cards;
@@ -130,7 +130,7 @@ impl Settings {
 
 /// How a round went.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum RoundVerdict {
     Conforms,
     /// No state explains the answers: the model's answers that were closest.
     Broken {
@@ -157,7 +157,7 @@ impl Side for ModelSide<'_> {
     fn api_key(&self, model_key: u32, _rotation: u8) -> String {
         format!("ak_{model_key}")
     }
-    fn card(&self, outcome: Outcome) -> String {
+    fn card(&self, outcome: CardOutcome) -> String {
         outcome.model_card().unwrap_or('A').to_string()
     }
     fn payment(&self, order: &str, slot: u8) -> String {
@@ -235,23 +235,23 @@ impl Oracle {
 
     /// Moves every state's clock by `by`, as a test clock does: the upstream driven and
     /// every timer due fired on the way.
-    pub fn advance(&mut self, by: Millis) -> Verdict {
+    pub fn advance(&mut self, by: Millis) -> RoundVerdict {
         let mut next = Vec::new();
         for st in std::mem::take(&mut self.states) {
             let mut st = st;
             let target = st.world.now.after(by);
             if let Err(e) = self.move_to(&mut st, target) {
-                return Verdict::Incomplete(format!("the model cannot advance: {e}"));
+                return RoundVerdict::Incomplete(format!("the model cannot advance: {e}"));
             }
             next.push(st);
         }
         self.states = dedup(next);
-        Verdict::Conforms
+        RoundVerdict::Conforms
     }
 
     /// Switches one of the platform's inputs in every state, as the target's control
     /// does: the merchant's rate limit, the channel's pause.
-    pub fn control(&mut self, s: case::Switch) -> Verdict {
+    pub fn control(&mut self, s: case::Switch) -> RoundVerdict {
         let control = match s {
             case::Switch::RateLimit { merchant, on } => Control::SetRateLimited {
                 merchant: MerchantId(merchant),
@@ -262,12 +262,12 @@ impl Oracle {
         let mut next = Vec::new();
         for mut st in std::mem::take(&mut self.states) {
             if let Err(e) = self.apply(&mut st, Choice::Control(control.clone())) {
-                return Verdict::Incomplete(format!("the model cannot switch {s}: {e}"));
+                return RoundVerdict::Incomplete(format!("the model cannot switch {s}: {e}"));
             }
             next.push(st);
         }
         self.states = dedup(next);
-        Verdict::Conforms
+        RoundVerdict::Conforms
     }
 
     fn apply(&self, st: &mut State, choice: Choice) -> Result<(), String> {
@@ -300,13 +300,13 @@ impl Oracle {
     }
 
     /// One round: `sent` against every state. `names` and `refs` render the requests.
-    pub fn round(&mut self, names: &Names, refs: &TargetRefs, sent: &[Sent]) -> Verdict {
+    pub fn round(&mut self, names: &Names, refs: &TargetRefs, sent: &[Sent]) -> RoundVerdict {
         let mut next = Vec::new();
         let mut misses: Vec<String> = Vec::new();
         for st in self.states.iter().cloned() {
             match self.explore(st, names, refs, sent, &mut misses) {
                 Ok(mut found) => next.append(&mut found),
-                Err(e) => return Verdict::Incomplete(e),
+                Err(e) => return RoundVerdict::Incomplete(e),
             }
             if next.len() > self.settings.max_states * 4 {
                 next = dedup(next);
@@ -314,7 +314,7 @@ impl Oracle {
         }
         let next = dedup(next);
         if next.len() > self.settings.max_states {
-            return Verdict::Incomplete(format!(
+            return RoundVerdict::Incomplete(format!(
                 "{} model states are consistent with the answers, over the bound of {} (--max-states)",
                 next.len(),
                 self.settings.max_states
@@ -324,10 +324,10 @@ impl Oracle {
             misses.sort();
             misses.dedup();
             misses.truncate(6);
-            return Verdict::Broken { allowed: misses };
+            return RoundVerdict::Broken { allowed: misses };
         }
         self.states = next;
-        Verdict::Conforms
+        RoundVerdict::Conforms
     }
 
     /// The model's own run of a round of requests from the first state: the choices

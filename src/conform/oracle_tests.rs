@@ -27,7 +27,7 @@ fn create(key: u8) -> Req {
             order: 1,
             amount: 10000,
             currency: "USD",
-            card: Some(Outcome::Approve),
+            card: Some(CardOutcome::Approve),
         },
         fault: Fault::None,
         rotation: 0,
@@ -81,14 +81,14 @@ fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
     let _ = answer(&mut sb, &names, &create(1));
     assert_eq!(
         o.round(&names, &refs, &sent(create(1), Seen::Unknown)),
-        Verdict::Conforms
+        RoundVerdict::Conforms
     );
     assert_eq!(o.states.len(), 2);
     // The retry under the same key: the sandbox replays (200); only "executed" explains it.
     let replay = answer(&mut sb, &names, &create(1));
     assert_eq!(
         o.round(&names, &refs, &sent(create(1), replay.clone())),
-        Verdict::Conforms
+        RoundVerdict::Conforms
     );
     assert_eq!(o.states.len(), 1);
     // The same answer once more, but 201: a planted wrong status is a violation.
@@ -96,7 +96,8 @@ fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
         unreachable!()
     };
     wrong.status = 201;
-    let Verdict::Broken { allowed } = o.round(&names, &refs, &sent(create(1), Seen::Answer(wrong)))
+    let RoundVerdict::Broken { allowed } =
+        o.round(&names, &refs, &sent(create(1), Seen::Answer(wrong)))
     else {
         panic!("a 201 replay conformed");
     };
@@ -114,18 +115,18 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
     let first = answer(&mut sb, &names, &create(1));
     assert_eq!(
         o.round(&names, &refs, &sent(create(1), first)),
-        Verdict::Conforms
+        RoundVerdict::Conforms
     );
     let mut changed = create(1);
     changed.op = Op::Create {
         order: 1,
         amount: 10001,
         currency: "USD",
-        card: Some(Outcome::Approve),
+        card: Some(CardOutcome::Approve),
     };
     let seen = answer(&mut sb, &names, &changed);
     assert!(matches!(
         o.round(&names, &refs, &sent(changed, seen)),
-        Verdict::Broken { .. }
+        RoundVerdict::Broken { .. }
     ));
 }

@@ -170,7 +170,7 @@ pub struct KeyEntry {
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
 )]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum CardOutcome {
     Approve,
     Decline,
     /// requires_action (3-D Secure); a cancel of it is confirmed by the acquirer.
@@ -195,22 +195,22 @@ pub enum Outcome {
     DeclineSlow,
 }
 
-impl Outcome {
+impl CardOutcome {
     /// The model's test card for this outcome (the sandbox's table, `serve --help`), if
     /// the model has one.
     pub fn model_card(self) -> Option<char> {
         match self {
-            Outcome::Approve => Some('A'),
-            Outcome::Decline => Some('B'),
-            Outcome::RequireAction => Some('C'),
-            Outcome::Slow => Some('D'),
-            Outcome::Silent => Some('E'),
-            Outcome::Fail => Some('F'),
-            Outcome::SlowCancel => Some('G'),
+            CardOutcome::Approve => Some('A'),
+            CardOutcome::Decline => Some('B'),
+            CardOutcome::RequireAction => Some('C'),
+            CardOutcome::Slow => Some('D'),
+            CardOutcome::Silent => Some('E'),
+            CardOutcome::Fail => Some('F'),
+            CardOutcome::SlowCancel => Some('G'),
             // The model's card C: for a target that is not strict the oracle places the
             // acquirer's word on a cancel before or after the synchronous wait (S12).
-            Outcome::RequiresActionCancelUnconfirmed => Some('C'),
-            Outcome::DeclineSlow => None,
+            CardOutcome::RequiresActionCancelUnconfirmed => Some('C'),
+            CardOutcome::DeclineSlow => None,
         }
     }
 }
@@ -220,7 +220,7 @@ impl Outcome {
 pub struct CardEntry {
     /// What the target takes as `"card"`.
     pub card: String,
-    pub outcome: Outcome,
+    pub outcome: CardOutcome,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -311,7 +311,11 @@ impl Loaded {
         if !model_keys.contains(&1) {
             return Err("api_keys: no key stands for ak_1 (merchant 1, test)".into());
         }
-        if !profile.cards.iter().any(|c| c.outcome == Outcome::Approve) {
+        if !profile
+            .cards
+            .iter()
+            .any(|c| c.outcome == CardOutcome::Approve)
+        {
             return Err("cards: no card with outcome approve".into());
         }
         let branches = match &profile.branches {
@@ -442,7 +446,7 @@ impl Loaded {
     }
 
     /// The target's `"card"` for an outcome, if it has a card for it.
-    pub fn card(&self, outcome: Outcome) -> Option<&str> {
+    pub fn card(&self, outcome: CardOutcome) -> Option<&str> {
         self.profile
             .cards
             .iter()
@@ -451,8 +455,8 @@ impl Loaded {
     }
 
     /// The outcomes the target has cards for and the model can drive.
-    pub fn outcomes(&self) -> Vec<Outcome> {
-        let mut v: Vec<Outcome> = self
+    pub fn outcomes(&self) -> Vec<CardOutcome> {
+        let mut v: Vec<CardOutcome> = self
             .profile
             .cards
             .iter()
@@ -540,7 +544,7 @@ mod tests {
         let p = Loaded::from_json(GOOD).unwrap();
         assert_eq!(p.branches.len(), Branch::ALL.len());
         assert_eq!(p.horizon, Millis::mins(2));
-        assert_eq!(p.card(Outcome::Approve), Some("ok"));
+        assert_eq!(p.card(CardOutcome::Approve), Some("ok"));
         assert_eq!(p.target_key(1), Some("k1"));
         assert_eq!(p.prefix(), "CF");
     }

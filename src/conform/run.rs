@@ -4,8 +4,8 @@
 
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
-use super::oracle::{self, Oracle, Seen, Sent, TargetRefs, Verdict};
-use super::profile::{Fill, Loaded, Outcome, Template};
+use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
+use super::profile::{CardOutcome, Fill, Loaded, Template};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
 use super::wire::{self, WireError, WireReply, WireRequest};
 use payhub_sim::Choice;
@@ -65,10 +65,10 @@ impl Side for TargetSide<'_> {
             .unwrap_or("none")
             .to_owned()
     }
-    fn card(&self, outcome: Outcome) -> String {
+    fn card(&self, outcome: CardOutcome) -> String {
         self.profile
             .card(outcome)
-            .or_else(|| self.profile.card(Outcome::Approve))
+            .or_else(|| self.profile.card(CardOutcome::Approve))
             .unwrap_or("A")
             .to_owned()
     }
@@ -294,8 +294,8 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
             }
         };
         match verdict {
-            Verdict::Conforms => {}
-            Verdict::Broken { allowed } => {
+            RoundVerdict::Conforms => {}
+            RoundVerdict::Broken { allowed } => {
                 let tape = match round {
                     Round::Send(reqs) => oracle.model_run(&names, &round_refs, reqs),
                     Round::Advance(_) | Round::Control(_) => None,
@@ -310,7 +310,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                     },
                 });
             }
-            Verdict::Incomplete(why) => {
+            RoundVerdict::Incomplete(why) => {
                 return Ok(CaseRun {
                     readings: Vec::new(),
                     exchanges,

@@ -4,7 +4,7 @@
 use super::ScenarioResult;
 use payhub_model::{Enforcer, Rule};
 use payhub_properties::PROPERTIES;
-use payhub_properties::checker::{PresetReport, Status};
+use payhub_properties::checker::{CheckStatus, PresetReport};
 use serde::Serialize;
 
 /// A rule, who checks it, and where it was exercised.
@@ -64,13 +64,13 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
                 .iter()
                 .filter(|p| {
                     p.rules_exercised.contains(&rule.id())
-                        || p.properties
-                            .iter()
-                            .any(|q| q.status == Status::Reached && q.rules.contains(&rule.id()))
+                        || p.properties.iter().any(|q| {
+                            q.status == CheckStatus::Reached && q.rules.contains(&rule.id())
+                        })
                         || (rule.invariant()
                             && p.exercises.contains(&rule.id())
                             && p.properties.iter().any(|q| {
-                                matches!(q.status, Status::Holds | Status::Violated)
+                                matches!(q.status, CheckStatus::Holds | CheckStatus::Violated)
                                     && q.rules.contains(&rule.id())
                             }))
                 })

@@ -3,7 +3,7 @@
 //! Markdown section, HTML section, JUnit suite).
 
 use super::Report;
-use super::junit::{Case, Outcome, Suite};
+use super::junit::{Case, CaseResult, Suite};
 use super::page::escape;
 use crate::edges::EdgeReport;
 use std::fmt::Write as _;
@@ -123,10 +123,10 @@ pub(super) fn junit(e: &EdgeReport) -> Suite {
         .iter()
         .map(|c| {
             let outcome = if c.passed {
-                Outcome::Passed
+                CaseResult::Passed
             } else {
                 let why = c.detail.clone().unwrap_or_default();
-                Outcome::Failed {
+                CaseResult::Failed {
                     message: why.lines().next().unwrap_or_default().to_owned(),
                     detail: why,
                 }
@@ -140,8 +140,8 @@ pub(super) fn junit(e: &EdgeReport) -> Suite {
         .collect();
     cases.extend(e.defects.iter().map(|d| {
         let outcome = match d.caught_by {
-            Some(_) => Outcome::Passed,
-            None => Outcome::Failed {
+            Some(_) => CaseResult::Passed,
+            None => CaseResult::Failed {
                 message: format!("missed: no check caught {}", d.name),
                 detail: d.about.to_owned(),
             },

@@ -8,7 +8,7 @@
 use super::page::rules_cell;
 use super::{Report, ScenarioResult};
 use payhub_model::Rule;
-use payhub_properties::checker::Status;
+use payhub_properties::checker::CheckStatus;
 use payhub_sim::Trace;
 use std::fmt::Write as _;
 
@@ -282,7 +282,7 @@ impl Report {
             .presets
             .iter()
             .flat_map(|r| r.properties.iter().map(move |p| (r, p)))
-            .filter(|(_, p)| p.status == Status::Violated)
+            .filter(|(_, p)| p.status == CheckStatus::Violated)
             .collect();
         if violated.is_empty() {
             return;

@@ -5,13 +5,13 @@
 //! `<skipped>` with the reason. Every command's `--format junit` writes through here.
 
 use crate::simulate_cmd::SweepSummary;
-use payhub_properties::checker::{PresetReport, Status};
+use payhub_properties::checker::{CheckStatus, PresetReport};
 use payhub_properties::{Kind, PROPERTIES};
 use std::fmt::Write as _;
 
 /// What one test case found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum CaseResult {
     Passed,
     /// A violation (or a failed scenario, a surviving mutant): `message` is the witness in
     /// one line, `detail` the rest (the counterexample, the command that replays it).
@@ -31,13 +31,13 @@ pub struct Case {
     pub classname: String,
     pub name: String,
     pub seconds: Option<f64>,
-    pub outcome: Outcome,
+    pub outcome: CaseResult,
     /// What the case saw, for a passing case too (`<system-out>`).
     pub output: Option<String>,
 }
 
 impl Case {
-    pub fn new(classname: impl Into<String>, name: impl Into<String>, outcome: Outcome) -> Case {
+    pub fn new(classname: impl Into<String>, name: impl Into<String>, outcome: CaseResult) -> Case {
         Case {
             classname: classname.into(),
             name: name.into(),
@@ -70,15 +70,15 @@ impl Suite {
         }
     }
 
-    fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
+    fn count(&self, f: impl Fn(&CaseResult) -> bool) -> usize {
         self.cases.iter().filter(|c| f(&c.outcome)).count()
     }
 }
 
 /// The document: `<testsuites name=…>` with every suite.
 pub fn render(name: &str, suites: &[Suite]) -> String {
-    let failed = |o: &Outcome| matches!(o, Outcome::Failed { .. });
-    let skipped = |o: &Outcome| matches!(o, Outcome::Skipped { .. });
+    let failed = |o: &CaseResult| matches!(o, CaseResult::Failed { .. });
+    let skipped = |o: &CaseResult| matches!(o, CaseResult::Skipped { .. });
     let tests: usize = suites.iter().map(|s| s.cases.len()).sum();
     let failures: usize = suites.iter().map(|s| s.count(failed)).sum();
     let skips: usize = suites.iter().map(|s| s.count(skipped)).sum();
@@ -111,14 +111,14 @@ pub fn render(name: &str, suites: &[Suite]) -> String {
             if let Some(s) = case.seconds {
                 let _ = write!(x, " time=\"{s:.3}\"");
             }
-            if case.outcome == Outcome::Passed && case.output.is_none() {
+            if case.outcome == CaseResult::Passed && case.output.is_none() {
                 x.push_str("/>\n");
                 continue;
             }
             x.push_str(">\n");
             match &case.outcome {
-                Outcome::Passed => {}
-                Outcome::Failed { message, detail } => {
+                CaseResult::Passed => {}
+                CaseResult::Failed { message, detail } => {
                     let _ = writeln!(
                         x,
                         "      <failure type=\"violated\" message=\"{}\">{}</failure>",
@@ -126,7 +126,7 @@ pub fn render(name: &str, suites: &[Suite]) -> String {
                         escape(detail)
                     );
                 }
-                Outcome::Skipped { message } => {
+                CaseResult::Skipped { message } => {
                     let _ = writeln!(x, "      <skipped message=\"{}\"/>", escape(message));
                 }
             }
@@ -189,9 +189,9 @@ pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Suite> {
                 .iter()
                 .map(|q| {
                     let outcome = match q.status {
-                        Status::Holds | Status::Reached => Outcome::Passed,
-                        Status::Violated => match &q.counterexample {
-                            Some(cx) => Outcome::Failed {
+                        CheckStatus::Holds | CheckStatus::Reached => CaseResult::Passed,
+                        CheckStatus::Violated => match &q.counterexample {
+                            Some(cx) => CaseResult::Failed {
                                 message: first_line(&cx.detail),
                                 detail: format!(
                                     "{}\ncounterexample ({} choices): {}",
@@ -200,19 +200,19 @@ pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Suite> {
                                     cx.tape.join(" ; ")
                                 ),
                             },
-                            None => Outcome::Failed {
+                            None => CaseResult::Failed {
                                 message: "violated".into(),
                                 detail: String::new(),
                             },
                         },
-                        Status::Unreached => Outcome::Failed {
+                        CheckStatus::Unreached => CaseResult::Failed {
                             message: format!(
                                 "never reached in the complete search of preset {}: the preset cannot show it",
                                 p.name
                             ),
                             detail: String::new(),
                         },
-                        Status::Unknown => Outcome::Skipped {
+                        CheckStatus::Unknown => CaseResult::Skipped {
                             message: format!(
                                 "not judged: the search of preset {} was incomplete",
                                 p.name
@@ -234,7 +234,7 @@ pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Suite> {
 /// The simulation sweep: one case per *always* property (failed with the first
 /// violating seed's witness and its replay command), and one for liveness.
 pub fn sweep(prefix: &str, s: &SweepSummary) -> Suite {
-    let incomplete = s.incomplete.as_ref().map(|why| Outcome::Skipped {
+    let incomplete = s.incomplete.as_ref().map(|why| CaseResult::Skipped {
         message: format!(
             "not judged: the sweep stopped after {} of {} seeds ({why})",
             s.seeds, s.seeds_asked
@@ -259,7 +259,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Suite {
                             )
                         })
                         .unwrap_or_default();
-                    Outcome::Failed {
+                    CaseResult::Failed {
                         message: first_line(&v.first),
                         detail: format!(
                             "violated in {} of {} runs; first: {}\nreplay: {}{replay}",
@@ -267,14 +267,14 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Suite {
                         ),
                     }
                 }
-                None => incomplete.clone().unwrap_or(Outcome::Passed),
+                None => incomplete.clone().unwrap_or(CaseResult::Passed),
             };
             let rules: Vec<&str> = p.rules.iter().map(|r| r.id()).collect();
             Case::new(class.clone(), named(p.name, &rules), outcome)
         })
         .collect();
     let liveness = if s.liveness_failures > 0 {
-        Outcome::Failed {
+        CaseResult::Failed {
             message: s.first_liveness_failure.clone().unwrap_or_default(),
             detail: format!(
                 "{} runs left a submission unresolved 25 h after faults stopped; replay: {}",
@@ -283,7 +283,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Suite {
             ),
         }
     } else {
-        incomplete.clone().unwrap_or(Outcome::Passed)
+        incomplete.clone().unwrap_or(CaseResult::Passed)
     };
     let mut case = Case::new(
         class.clone(),
@@ -325,7 +325,7 @@ pub fn verify(report: &crate::report::Report) -> String {
             vec![Case::new(
                 format!("verify.{part}"),
                 part,
-                Outcome::Skipped {
+                CaseResult::Skipped {
                     message: format!("not judged: {why}"),
                 },
             )],
@@ -342,14 +342,14 @@ pub fn verify(report: &crate::report::Report) -> String {
         let chaos = &report.chaos;
         if chaos.seeds > 0 {
             let outcome = match &chaos.first_violation {
-                Some(v) => Outcome::Failed {
+                Some(v) => CaseResult::Failed {
                     message: first_line(v),
                     detail: format!(
                         "{} of {} seeds violated; first: {v}",
                         chaos.violations, chaos.seeds
                     ),
                 },
-                None => Outcome::Passed,
+                None => CaseResult::Passed,
             };
             suites.push(Suite::new(
                 format!("verify chaos: {} seeds", chaos.seeds),
@@ -374,9 +374,9 @@ pub fn verify(report: &crate::report::Report) -> String {
                         None => s.name.clone(),
                     };
                     let outcome = if s.passed {
-                        Outcome::Passed
+                        CaseResult::Passed
                     } else {
-                        Outcome::Failed {
+                        CaseResult::Failed {
                             message: s.failures.first().cloned().unwrap_or_default(),
                             detail: format!(
                                 "{}\nreproduce: payhub-verify run {}",
@@ -411,13 +411,13 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Suite {
         .iter()
         .map(|row| {
             let outcome = if row.killed {
-                Outcome::Passed
+                CaseResult::Passed
             } else if let Some(why) = &m.incomplete {
-                Outcome::Skipped {
+                CaseResult::Skipped {
                     message: format!("not judged: {why}"),
                 }
             } else {
-                Outcome::Failed {
+                CaseResult::Failed {
                     message: format!("survived: no property caught {}", row.name),
                     detail: format!("{} (breaks {})", row.about, row.rules.join(", ")),
                 }
@@ -439,7 +439,7 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Suite {
         .collect();
     cases.extend(m.references.iter().map(|r| {
         let outcome = if r.caught {
-            Outcome::Failed {
+            CaseResult::Failed {
                 message: format!(
                     "the reference configuration was caught by {}",
                     r.property.unwrap_or("?")
@@ -447,11 +447,11 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Suite {
                 detail: r.detail.clone().unwrap_or_default(),
             }
         } else if !r.complete {
-            Outcome::Skipped {
+            CaseResult::Skipped {
                 message: "not judged: the reference run was incomplete".into(),
             }
         } else {
-            Outcome::Passed
+            CaseResult::Passed
         };
         Case::new(
             class.clone(),
@@ -476,19 +476,19 @@ pub(crate) fn verdicts(class: &str, vs: &[payhub_properties::verdict::Verdict]) 
     vs.iter()
         .map(|v| {
             let outcome = match v.status {
-                S::Holds | S::Reached => Outcome::Passed,
+                S::Holds | S::Reached => CaseResult::Passed,
                 S::Violated => {
                     let detail = v.detail.clone().unwrap_or_default();
-                    Outcome::Failed {
+                    CaseResult::Failed {
                         message: first_line(&detail),
                         detail,
                     }
                 }
-                S::Unreached => Outcome::Skipped {
+                S::Unreached => CaseResult::Skipped {
                     message: "not reached by this recording (a sometimes property: not a failure)"
                         .into(),
                 },
-                S::CannotJudge => Outcome::Skipped {
+                S::CannotJudge => CaseResult::Skipped {
                     message: v.status_text(),
                 },
             };
@@ -514,7 +514,7 @@ pub(crate) fn check_log(all: &[crate::check_log::Judged]) -> String {
                 cases.push(Case::new(
                     "check-log",
                     "entries read",
-                    Outcome::Skipped {
+                    CaseResult::Skipped {
                         message: format!(
                             "not judged: {} of {} entries unreadable",
                             j.skipped, j.entries
@@ -540,7 +540,7 @@ pub(crate) fn conform(r: &crate::conform::report::Report) -> String {
         cases.push(Case::new(
             class,
             format!("case seed {}", v.seed),
-            Outcome::Failed {
+            CaseResult::Failed {
                 message: format!(
                     "round {} of the case shrunk to {} requests: no model state explains the answers",
                     v.breaking_round + 1,
@@ -554,7 +554,7 @@ pub(crate) fn conform(r: &crate::conform::report::Report) -> String {
         cases.push(Case::new(
             class,
             format!("case seed {seed}"),
-            Outcome::Skipped {
+            CaseResult::Skipped {
                 message: format!("not judged: {why}"),
             },
         ));
@@ -566,9 +566,9 @@ pub(crate) fn conform(r: &crate::conform::report::Report) -> String {
         class,
         format!("{conformed} cases of seeds {} conform", r.seeds),
         if conformed > 0 || r.cases_run > 0 {
-            Outcome::Passed
+            CaseResult::Passed
         } else {
-            Outcome::Skipped {
+            CaseResult::Skipped {
                 message: "no case ran".into(),
             }
         },
@@ -577,7 +577,7 @@ pub(crate) fn conform(r: &crate::conform::report::Report) -> String {
         cases.push(Case::new(
             class,
             format!("{} cases not run", r.not_run),
-            Outcome::Skipped {
+            CaseResult::Skipped {
                 message: r
                     .continue_with
                     .clone()
@@ -598,13 +598,13 @@ pub(crate) fn conform_matrix(rows: &[crate::conform::matrix::Row]) -> String {
         .iter()
         .map(|r| {
             let outcome = if r.found {
-                Outcome::Passed
+                CaseResult::Passed
             } else if let Some(why) = &r.reason {
-                Outcome::Skipped {
+                CaseResult::Skipped {
                     message: format!("the wire cannot show it: {why}"),
                 }
             } else {
-                Outcome::Failed {
+                CaseResult::Failed {
                     message: format!("missed: {} cases found nothing", r.cases),
                     detail: String::new(),
                 }
@@ -639,11 +639,11 @@ mod tests {
         let suites = vec![Suite::new(
             "s",
             vec![
-                Case::new("c", "a", Outcome::Passed),
+                Case::new("c", "a", CaseResult::Passed),
                 Case::new(
                     "c",
                     "b",
-                    Outcome::Failed {
+                    CaseResult::Failed {
                         message: "m".into(),
                         detail: "d".into(),
                     },
@@ -651,7 +651,7 @@ mod tests {
                 Case::new(
                     "c",
                     "c",
-                    Outcome::Skipped {
+                    CaseResult::Skipped {
                         message: "why".into(),
                     },
                 ),

@@ -1,7 +1,7 @@
 //! How a report reads: the summary text a reviewer reads first, and the Markdown page.
 
 use super::{Finding, Report, ZooReport};
-use payhub_properties::checker::Status;
+use payhub_properties::checker::CheckStatus;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -48,7 +48,7 @@ impl Report {
             let bad: Vec<&str> = r
                 .properties
                 .iter()
-                .filter(|p| matches!(p.status, Status::Violated | Status::Unreached))
+                .filter(|p| matches!(p.status, CheckStatus::Violated | CheckStatus::Unreached))
                 .map(|p| p.name)
                 .collect();
             let verdict = if !r.complete {
@@ -143,7 +143,9 @@ impl Report {
         let mut out = Vec::new();
         for r in &self.presets {
             for p in &r.properties {
-                if p.status == Status::Violated || (r.complete && p.status == Status::Unreached) {
+                if p.status == CheckStatus::Violated
+                    || (r.complete && p.status == CheckStatus::Unreached)
+                {
                     out.push(format!("{} in {}", p.name, r.name));
                 }
             }
@@ -228,7 +230,7 @@ impl Report {
         );
         for r in &self.presets {
             let applies = |name: &str| !(platform.contains(&r.name) && name.starts_with("client-"));
-            let count = |kind: payhub_properties::Kind, ok: Status| {
+            let count = |kind: payhub_properties::Kind, ok: CheckStatus| {
                 let of_kind: Vec<_> = r
                     .properties
                     .iter()
@@ -256,8 +258,8 @@ impl Report {
                 r.total_states,
                 r.max_depth,
                 r.seconds,
-                count(payhub_properties::Kind::Always, Status::Holds),
-                count(payhub_properties::Kind::Sometimes, Status::Reached),
+                count(payhub_properties::Kind::Always, CheckStatus::Holds),
+                count(payhub_properties::Kind::Sometimes, CheckStatus::Reached),
             );
         }
         s.push('\n');

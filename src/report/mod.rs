@@ -3,7 +3,7 @@
 use crate::simulate_cmd::SweepSummary;
 use payhub_model::{Assumption, Rule};
 use payhub_properties::AlwaysCheck;
-use payhub_properties::checker::{PresetReport, Status};
+use payhub_properties::checker::{CheckStatus, PresetReport};
 use payhub_properties::zoo::KillMatrix;
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::script::Report as ScriptReport;
@@ -346,7 +346,8 @@ impl Report {
     fn exit_code_value(&self) -> u8 {
         let preset_failed = self.presets.iter().any(|r| {
             r.properties.iter().any(|p| {
-                p.status == Status::Violated || (r.complete && p.status == Status::Unreached)
+                p.status == CheckStatus::Violated
+                    || (r.complete && p.status == CheckStatus::Unreached)
             })
         });
         let failed = preset_failed
@@ -402,8 +403,8 @@ impl Report {
         }
         for r in &self.presets {
             for p in &r.properties {
-                let failed =
-                    p.status == Status::Violated || (r.complete && p.status == Status::Unreached);
+                let failed = p.status == CheckStatus::Violated
+                    || (r.complete && p.status == CheckStatus::Unreached);
                 if failed {
                     out.push(Problem {
                         what: format!(
@@ -411,7 +412,7 @@ impl Report {
                             r.name,
                             p.name,
                             p.rules.join(", "),
-                            if p.status == Status::Violated {
+                            if p.status == CheckStatus::Violated {
                                 "violated"
                             } else {
                                 "never reached"
@@ -643,7 +644,7 @@ mod tests {
         let violated = checked
             .properties
             .iter()
-            .find(|p| p.status == Status::Violated)
+            .find(|p| p.status == CheckStatus::Violated)
             .expect("the anti-pattern is caught")
             .clone();
         let md = report(vec![checked]).markdown();

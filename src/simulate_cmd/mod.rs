@@ -2,7 +2,7 @@
 //! as a tape (`tapes/seed-N.tape`) and as a what-if script.
 
 use payhub_properties::AlwaysCheck;
-use payhub_properties::liveness::Verdict;
+use payhub_properties::liveness::LivenessVerdict;
 use payhub_sim::driver::{self, RunOutcome};
 use payhub_sim::prove::{Shrink, prove};
 use payhub_sim::tape::{SimulationArgs, Tape};
@@ -125,7 +125,7 @@ struct SeedResult {
     outcome: RunOutcome,
     answers: Vec<String>,
     /// The liveness verdict after healing, when no safety property failed.
-    liveness: Verdict,
+    liveness: LivenessVerdict,
 }
 
 fn run_one(config: &WorldConfig, args: &SimulationArgs, seed: u64) -> SeedResult {
@@ -145,7 +145,7 @@ fn run_one(config: &WorldConfig, args: &SimulationArgs, seed: u64) -> SeedResult
     let liveness = if outcome.violation.is_none() {
         payhub_properties::liveness::verdict(config, world, &outcome.tape)
     } else {
-        Verdict::Resolved
+        LivenessVerdict::Resolved
     };
     SeedResult {
         seed,
@@ -309,8 +309,8 @@ impl Acc {
             *self.answers.entry(a.clone()).or_default() += 1;
         }
         match &r.liveness {
-            Verdict::Resolved => {}
-            Verdict::Unresolved(u) => {
+            LivenessVerdict::Resolved => {}
+            LivenessVerdict::Unresolved(u) => {
                 self.liveness += 1;
                 if self
                     .first_liveness
@@ -320,7 +320,7 @@ impl Acc {
                     self.first_liveness = Some((r.seed, u.clone()));
                 }
             }
-            Verdict::Gap { assumption, detail } => {
+            LivenessVerdict::Gap { assumption, detail } => {
                 let gap = self
                     .gaps
                     .entry(assumption.id())

@@ -2,7 +2,7 @@
 //! reference policy refuses (each refusal cites the rule behind it).
 
 use super::db::{
-    CancelRecord, OrderRecord, OrderState, Outcome, RefundRecord, Submission, SubmissionKind,
+    CancelRecord, OrderOutcome, OrderRecord, OrderState, RefundRecord, Submission, SubmissionKind,
 };
 use super::decision::{Refusal, Subject};
 use super::io::Command;
@@ -65,8 +65,10 @@ impl MerchantServer {
                 seq: rec.submission.seq,
             };
             let not_accepted = match rec.submission.outcome {
-                Outcome::Rejected(ErrorCode::TemporarilyUnavailable) => Some(Rule::ChannelPaused),
-                Outcome::Rejected(ErrorCode::RateLimited) => Some(Rule::RetryAfterHonoured),
+                OrderOutcome::Rejected(ErrorCode::TemporarilyUnavailable) => {
+                    Some(Rule::ChannelPaused)
+                }
+                OrderOutcome::Rejected(ErrorCode::RateLimited) => Some(Rule::RetryAfterHonoured),
                 _ => None,
             };
             if let Some(rule) = not_accepted
@@ -75,13 +77,13 @@ impl MerchantServer {
                 // S13: "稍后用 K 重试" (retry later with K): the 503s executed nothing and
                 // bound no key, so paying the order again re-sends it under the same key;
                 // so do 429s taken as not executed (RATE-03, A-429-REFERENCE-CODE).
-                cx.order(order).submission.outcome = Outcome::Sending;
+                cx.order(order).submission.outcome = OrderOutcome::Sending;
                 if !self.busy(&op) {
                     self.send_keyed(cx, op, 1, rule);
                 }
                 return;
             }
-            if rec.submission.outcome != Outcome::Sending {
+            if rec.submission.outcome != OrderOutcome::Sending {
                 let state = rec.state();
                 let rule = if state == OrderState::Paid {
                     Rule::FulfilByPaymentId
@@ -119,7 +121,7 @@ impl MerchantServer {
                 merchant_order_no: order.into(),
                 key: stored,
                 card,
-                outcome: Outcome::Sending,
+                outcome: OrderOutcome::Sending,
             },
             payment_id: None,
             applied: None,
@@ -160,7 +162,7 @@ impl MerchantServer {
             merchant_order_no: order.into(),
             key: stored,
             card,
-            outcome: Outcome::Sending,
+            outcome: OrderOutcome::Sending,
         };
         rec.confirming_since = None;
         self.send_keyed(cx, op, 1, Rule::RejectionsDoNotOccupyKey);
@@ -179,7 +181,7 @@ impl MerchantServer {
                 Rule::CardRetryOnlyAfterFailed,
             );
         };
-        if rec.submission.outcome == Outcome::Sending {
+        if rec.submission.outcome == OrderOutcome::Sending {
             // UNIQ-02: one unfinished attempt at a time, this merchant's own included.
             let reason = Refusal::AlreadyInProgress;
             return cx.refuse(subject, reason, Rule::OneUnfinishedAttempt);
@@ -226,7 +228,7 @@ impl MerchantServer {
             merchant_order_no,
             key: stored,
             card,
-            outcome: Outcome::Sending,
+            outcome: OrderOutcome::Sending,
         };
         // A new submission: its query schedule, if any, starts afresh (A-CLIENT-SCHED-ANCHOR).
         rec.confirming_since = None;
@@ -253,7 +255,10 @@ impl MerchantServer {
             order: order.into(),
         };
         if let Some(cancel) = &rec.cancel {
-            let again = matches!(cancel.outcome, Outcome::Sending | Outcome::Unknown);
+            let again = matches!(
+                cancel.outcome,
+                OrderOutcome::Sending | OrderOutcome::Unknown
+            );
             if !again || self.busy(&op) {
                 return cx.refuse(
                     subject,
@@ -264,7 +269,7 @@ impl MerchantServer {
             // The same cancel, under the same key (a 202 is not canceled: CANCEL-02); an
             // order has one cancel (A-CLIENT-CANCEL-KEY).
             if let Some(c) = cx.order(order).cancel.as_mut() {
-                c.outcome = Outcome::Sending;
+                c.outcome = OrderOutcome::Sending;
             }
             return self.send_keyed(cx, op, 1, Rule::Cancel202NotCanceled);
         }
@@ -278,7 +283,7 @@ impl MerchantServer {
         let stored = self.keep_key(cx, &op, key, 1, Rule::OneKeyPerSubmission);
         cx.order(order).cancel = Some(CancelRecord {
             key: stored,
-            outcome: Outcome::Sending,
+            outcome: OrderOutcome::Sending,
         });
         self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
     }
@@ -303,7 +308,7 @@ impl MerchantServer {
         let rec = cx.order(order);
         rec.amount = amount;
         if resend {
-            rec.submission.outcome = Outcome::Sending;
+            rec.submission.outcome = OrderOutcome::Sending;
             self.send_keyed(cx, op, 1, pattern.breaks());
         }
     }
@@ -321,7 +326,7 @@ impl MerchantServer {
                 return self.refund_corrected(cx, refund, seq, amount);
             }
             let same = existing.order_no == order && existing.amount == amount;
-            if same && existing.outcome == Outcome::Sending && !self.busy(&op) {
+            if same && existing.outcome == OrderOutcome::Sending && !self.busy(&op) {
                 // Another server's refund: the same key from the database.
                 let rule = self.key_rule();
                 return self.send_keyed(cx, op, 1, rule);
@@ -356,7 +361,7 @@ impl MerchantServer {
             amount,
             seq: 1,
             key: stored,
-            outcome: Outcome::Sending,
+            outcome: OrderOutcome::Sending,
             refund_id: None,
             applied: None,
         });
@@ -383,7 +388,7 @@ impl MerchantServer {
         rec.amount = amount;
         rec.seq = seq;
         rec.key = stored;
-        rec.outcome = Outcome::Sending;
+        rec.outcome = OrderOutcome::Sending;
         self.send_keyed(cx, op, 1, Rule::RejectionsDoNotOccupyKey);
     }
 
@@ -401,7 +406,7 @@ impl MerchantServer {
             let op = Op::QueryRefund {
                 refund: refund.clone(),
             };
-            if rec.outcome == Outcome::Unknown && rec.refund_id.is_none() && !self.busy(&op) {
+            if rec.outcome == OrderOutcome::Unknown && rec.refund_id.is_none() && !self.busy(&op) {
                 self.send_refund_query(cx, &refund, Rule::RefundNoPolling);
             }
         }

@@ -38,7 +38,7 @@ pub enum SubmissionKind {
     rename_all = "snake_case",
     deny_unknown_fields
 )]
-pub enum Outcome {
+pub enum OrderOutcome {
     /// Persisted and being sent or retried; no answer yet.
     Sending,
     /// Answered with the object (2xx other than 202).
@@ -64,7 +64,7 @@ pub struct Submission {
     pub key: Option<Text>,
     /// The opaque card label the payer gave for this submission.
     pub card: Card,
-    pub outcome: Outcome,
+    pub outcome: OrderOutcome,
 }
 
 /// The latest Payment state applied to an order.
@@ -93,7 +93,7 @@ impl From<&PaymentView> for AppliedPayment {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct CancelRecord {
     pub key: Option<Text>,
-    pub outcome: Outcome,
+    pub outcome: OrderOutcome,
 }
 
 /// What the merchant shows for an order, derived from its record.
@@ -189,20 +189,20 @@ impl OrderRecord {
     /// What the merchant shows for the order.
     pub fn state(&self) -> OrderState {
         let outcome = self.submission.outcome;
-        if outcome == Outcome::Conflict {
+        if outcome == OrderOutcome::Conflict {
             return OrderState::Defect;
         }
         let Some(applied) = &self.applied else {
             return match outcome {
-                Outcome::Sending => OrderState::Submitting,
-                Outcome::Rejected(code) => OrderState::Rejected(code),
+                OrderOutcome::Sending => OrderState::Submitting,
+                OrderOutcome::Rejected(code) => OrderState::Rejected(code),
                 _ => OrderState::Confirming,
             };
         };
         match applied.status {
             PaymentStatus::Succeeded => OrderState::Paid,
             PaymentStatus::Canceled | PaymentStatus::Expired => OrderState::Closed,
-            _ if outcome == Outcome::Sending => OrderState::Submitting,
+            _ if outcome == OrderOutcome::Sending => OrderState::Submitting,
             PaymentStatus::Failed => OrderState::Failed,
             PaymentStatus::Processing | PaymentStatus::RequiresAction
                 if applied.resolution == ResolutionStatus::ManualReview =>
@@ -212,7 +212,7 @@ impl OrderRecord {
             PaymentStatus::RequiresAction => OrderState::AwaitingPayer,
             PaymentStatus::Processing => OrderState::Confirming,
             PaymentStatus::RequiresPaymentMethod => match outcome {
-                Outcome::Rejected(code) => OrderState::Rejected(code),
+                OrderOutcome::Rejected(code) => OrderState::Rejected(code),
                 _ => OrderState::Confirming,
             },
         }
@@ -222,7 +222,7 @@ impl OrderRecord {
     /// nothing executed, no Payment exists for it, the key was not used up.
     pub fn create_rejected(&self) -> bool {
         let rejected = match self.submission.outcome {
-            Outcome::Rejected(code) => matches!(code.http_status(), 400 | 401 | 403 | 422),
+            OrderOutcome::Rejected(code) => matches!(code.http_status(), 400 | 401 | 403 | 422),
             _ => false,
         };
         rejected && self.submission.kind == SubmissionKind::Create && self.payment_id.is_none()
@@ -270,7 +270,7 @@ pub struct RefundRecord {
     pub seq: u32,
     /// The persisted Idempotency-Key; `None` only under `KeyNotPersisted`.
     pub key: Option<Text>,
-    pub outcome: Outcome,
+    pub outcome: OrderOutcome,
     pub refund_id: Option<RefundId>,
     /// The latest Refund state applied, by version (WEBHOOK-02).
     pub applied: Option<AppliedRefund>,
@@ -281,7 +281,7 @@ impl RefundRecord {
     /// nothing executed, the refund number is not bound at the platform.
     pub fn rejected(&self) -> bool {
         let rejected = match self.outcome {
-            Outcome::Rejected(code) => matches!(code.http_status(), 400 | 401 | 403 | 422),
+            OrderOutcome::Rejected(code) => matches!(code.http_status(), 400 | 401 | 403 | 422),
             _ => false,
         };
         rejected && self.refund_id.is_none()

@@ -100,7 +100,7 @@ pub mod solo;
 
 pub use bench::ClientBench;
 pub use db::{
-    AppliedPayment, AppliedRefund, CancelRecord, MerchantDb, OrderRecord, OrderState, Outcome,
+    AppliedPayment, AppliedRefund, CancelRecord, MerchantDb, OrderOutcome, OrderRecord, OrderState,
     RefundRecord, Submission, SubmissionKind,
 };
 pub use decision::{Decision, ObjectState, PayerMessage, Refusal, Subject, Via};

@@ -3,7 +3,7 @@
 use super::*;
 use payhub_model::client::{
     AntiPattern, ClientOutput, Command, Decision, Draw, Handle, KeyPurpose, Keys, ObjectState,
-    OrderState, Outcome, PayerMessage, Policy, Refusal, Subject, SubmissionKind, Via,
+    OrderOutcome, OrderState, PayerMessage, Policy, Refusal, Subject, SubmissionKind, Via,
 };
 
 fn order_states() -> Vec<OrderState> {
@@ -187,11 +187,11 @@ fn client_commands_decisions_and_outputs_round_trip() {
         round_trip(&state);
     }
     for outcome in [
-        Outcome::Sending,
-        Outcome::Answered,
-        Outcome::Unknown,
-        Outcome::Rejected(ErrorCode::RateLimited),
-        Outcome::Conflict,
+        OrderOutcome::Sending,
+        OrderOutcome::Answered,
+        OrderOutcome::Unknown,
+        OrderOutcome::Rejected(ErrorCode::RateLimited),
+        OrderOutcome::Conflict,
     ] {
         round_trip(&outcome);
     }

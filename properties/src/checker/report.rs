@@ -95,7 +95,7 @@ pub struct BitstateReport {
 /// The verdict on one property in one preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum CheckStatus {
     Holds,
     Violated,
     Reached,
@@ -130,7 +130,7 @@ pub struct PropertyReport {
     pub name: &'static str,
     pub kind: Kind,
     pub rules: Vec<&'static str>,
-    pub status: Status,
+    pub status: CheckStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<Counterexample>,
 }
@@ -167,6 +167,6 @@ impl PresetReport {
             && self
                 .properties
                 .iter()
-                .all(|p| matches!(p.status, Status::Holds | Status::Reached))
+                .all(|p| matches!(p.status, CheckStatus::Holds | CheckStatus::Reached))
     }
 }

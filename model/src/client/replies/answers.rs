@@ -2,7 +2,7 @@
 
 use super::Unknown;
 use crate::api::{ApiResponse, ErrorCode, PaymentStatus, ResolutionStatus, ResponseBody};
-use crate::client::db::Outcome;
+use crate::client::db::OrderOutcome;
 use crate::client::decision::{Decision, PayerMessage, Subject, Via};
 use crate::client::server::{Cx, MerchantServer};
 use crate::ids::ResourceId;
@@ -22,7 +22,7 @@ impl MerchantServer {
             if current && accepted {
                 self.became_unknown(cx, order);
             } else if current {
-                cx.order(order).submission.outcome = Outcome::Answered;
+                cx.order(order).submission.outcome = OrderOutcome::Answered;
             }
             self.apply_payment(cx, order, view, Via::Response);
             if !current {
@@ -54,7 +54,7 @@ impl MerchantServer {
         match response.error_code() {
             Some(ErrorCode::IdempotencyConflict) => {
                 if current {
-                    cx.order(order).submission.outcome = Outcome::Conflict;
+                    cx.order(order).submission.outcome = OrderOutcome::Conflict;
                     // UNKNOWN-04: an integration defect: report it, never retry around it.
                     let code = ErrorCode::IdempotencyConflict;
                     cx.order_decide(order, Decision::Defect { code }, Rule::ConflictIsDefect);
@@ -105,7 +105,7 @@ impl MerchantServer {
 
     /// REJECT-01: a 4xx executed nothing; the merchant has to fix the request.
     fn reject(&mut self, cx: &mut Cx, order: &str, code: ErrorCode) {
-        cx.order(order).submission.outcome = Outcome::Rejected(code);
+        cx.order(order).submission.outcome = OrderOutcome::Rejected(code);
         cx.order_decide(
             order,
             Decision::Rejected { code },
@@ -126,11 +126,11 @@ impl MerchantServer {
             // state with 200: A-REPLAY-AFTER-202); taken as final, the order would never be
             // queried again.
             if response.status != 202 && !view.status.is_in_progress() {
-                set(cx, Outcome::Answered);
+                set(cx, OrderOutcome::Answered);
                 self.apply_payment(cx, order, view, Via::Response);
                 return;
             }
-            set(cx, Outcome::Unknown);
+            set(cx, OrderOutcome::Unknown);
             self.apply_payment(cx, order, view, Via::Response);
             // CANCEL-02: 202 is not "canceled": wait for payment.canceled, or query.
             cx.order_decide(
@@ -155,10 +155,10 @@ impl MerchantServer {
         }
         let code = response.error_code().unwrap_or(ErrorCode::InvalidRequest);
         if code == ErrorCode::IdempotencyConflict {
-            set(cx, Outcome::Conflict);
+            set(cx, OrderOutcome::Conflict);
             cx.order_decide(order, Decision::Defect { code }, Rule::ConflictIsDefect);
         } else {
-            set(cx, Outcome::Rejected(code));
+            set(cx, OrderOutcome::Rejected(code));
             cx.order_decide(
                 order,
                 Decision::Rejected { code },
@@ -173,7 +173,7 @@ impl MerchantServer {
             return;
         };
         if let (true, Some(view)) = (response.is_success(), response.refund()) {
-            rec.outcome = Outcome::Answered;
+            rec.outcome = OrderOutcome::Answered;
             self.apply_refund(cx, refund, view, Via::Response);
             return;
         }
@@ -185,7 +185,7 @@ impl MerchantServer {
         match (code, related) {
             (ErrorCode::RefundNoConflict, Some(ResourceId::Refund(id))) => {
                 // UNIQ-04: the refund number already has its refund: it is this one.
-                rec.outcome = Outcome::Answered;
+                rec.outcome = OrderOutcome::Answered;
                 rec.refund_id.get_or_insert(id);
                 let decision = Decision::Adopted {
                     object: ResourceId::Refund(id),
@@ -193,11 +193,11 @@ impl MerchantServer {
                 cx.decide(subject, decision, Rule::UniqueRefundNo);
             }
             (ErrorCode::IdempotencyConflict, _) => {
-                rec.outcome = Outcome::Conflict;
+                rec.outcome = OrderOutcome::Conflict;
                 cx.decide(subject, Decision::Defect { code }, Rule::ConflictIsDefect);
             }
             _ => {
-                rec.outcome = Outcome::Rejected(code);
+                rec.outcome = OrderOutcome::Rejected(code);
                 cx.decide(
                     subject,
                     Decision::Rejected { code },

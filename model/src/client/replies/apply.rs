@@ -2,7 +2,7 @@
 //! (WEBHOOK-02), whatever channel brought it.
 
 use crate::api::{PaymentStatus, PaymentView, RefundView, ResolutionStatus};
-use crate::client::db::{AppliedRefund, Outcome, SubmissionKind};
+use crate::client::db::{AppliedRefund, OrderOutcome, SubmissionKind};
 use crate::client::decision::{Decision, ObjectState, Subject, Via};
 use crate::client::keys::{self, KeyPurpose, Keys};
 use crate::client::policy::AntiPattern;
@@ -73,15 +73,15 @@ impl MerchantServer {
         // while an earlier request under its key was executed after all.
         let paused = matches!(
             rec.submission.outcome,
-            Outcome::Rejected(
+            OrderOutcome::Rejected(
                 crate::api::ErrorCode::TemporarilyUnavailable | crate::api::ErrorCode::RateLimited
             )
         );
         let adopted = rec.submission.kind == SubmissionKind::Create
-            && (rec.submission.outcome == Outcome::Sending || paused);
+            && (rec.submission.outcome == OrderOutcome::Sending || paused);
         if adopted {
             // The order's Payment exists, so its create was accepted: no retry is needed.
-            rec.submission.outcome = Outcome::Answered;
+            rec.submission.outcome = OrderOutcome::Answered;
         }
         let applied = self.apply_payment_version(cx, order, view, via);
         if adopted

@@ -2,7 +2,7 @@
 
 use super::Reply;
 use crate::api::{PaymentStatus, ResponseBody};
-use crate::client::db::{Outcome, SubmissionKind};
+use crate::client::db::{OrderOutcome, SubmissionKind};
 use crate::client::decision::{Decision, Subject, Via};
 use crate::client::server::{Cx, MerchantServer, Op};
 use crate::rules::Rule;
@@ -24,10 +24,12 @@ impl MerchantServer {
                 ResponseBody::Payments { data } => match data.first() {
                     Some(view) => {
                         let rec = cx.order(order);
-                        let unanswered =
-                            matches!(rec.submission.outcome, Outcome::Sending | Outcome::Unknown);
+                        let unanswered = matches!(
+                            rec.submission.outcome,
+                            OrderOutcome::Sending | OrderOutcome::Unknown
+                        );
                         if rec.submission.kind == SubmissionKind::Create && unanswered {
-                            rec.submission.outcome = Outcome::Answered;
+                            rec.submission.outcome = OrderOutcome::Answered;
                         }
                         self.apply_payment(cx, order, view, Via::Query);
                     }
@@ -54,7 +56,7 @@ impl MerchantServer {
     /// that ends, after 5 tries, in "result unknown" and the query schedule (RETRY-03).
     fn lookup_failed(&mut self, cx: &mut Cx, order: &str) {
         let rec = cx.order(order);
-        let unanswered_create = rec.submission.outcome == Outcome::Sending
+        let unanswered_create = rec.submission.outcome == OrderOutcome::Sending
             && rec.submission.kind == SubmissionKind::Create
             && rec.payment_id.is_none();
         let op = Op::Submit {
@@ -70,7 +72,10 @@ impl MerchantServer {
     /// the creation with the original key, in case the original request is still in flight.
     fn create_again_with_original_key(&mut self, cx: &mut Cx, order: &str) {
         let rec = cx.order(order);
-        let unanswered = matches!(rec.submission.outcome, Outcome::Sending | Outcome::Unknown);
+        let unanswered = matches!(
+            rec.submission.outcome,
+            OrderOutcome::Sending | OrderOutcome::Unknown
+        );
         if rec.submission.kind != SubmissionKind::Create || rec.payment_id.is_some() || !unanswered
         {
             return;
@@ -79,7 +84,7 @@ impl MerchantServer {
             order: order.into(),
             seq: rec.submission.seq,
         };
-        rec.submission.outcome = Outcome::Sending;
+        rec.submission.outcome = OrderOutcome::Sending;
         if !self.busy(&op) {
             self.send_keyed(cx, op, 1, Rule::NotFoundRetryOriginalKey);
         }
@@ -99,9 +104,9 @@ impl MerchantServer {
             ResponseBody::Refunds { data } => match data.first() {
                 Some(view) => {
                     if let Some(rec) = cx.db.refund_mut(refund)
-                        && matches!(rec.outcome, Outcome::Sending | Outcome::Unknown)
+                        && matches!(rec.outcome, OrderOutcome::Sending | OrderOutcome::Unknown)
                     {
-                        rec.outcome = Outcome::Answered;
+                        rec.outcome = OrderOutcome::Answered;
                     }
                     self.apply_refund(cx, refund, view, Via::Query);
                 }
@@ -112,8 +117,8 @@ impl MerchantServer {
                         refund: refund.into(),
                     };
                     let rec = cx.db.refund_mut(refund).expect("checked");
-                    if rec.refund_id.is_none() && rec.outcome == Outcome::Unknown {
-                        rec.outcome = Outcome::Sending;
+                    if rec.refund_id.is_none() && rec.outcome == OrderOutcome::Unknown {
+                        rec.outcome = OrderOutcome::Sending;
                         if !self.busy(&op) {
                             self.send_keyed(cx, op, 1, Rule::NotFoundRetryOriginalKey);
                         }

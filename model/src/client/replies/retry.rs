@@ -3,7 +3,7 @@
 
 use super::Reply;
 use crate::api::{ApiResponse, ErrorCode};
-use crate::client::db::Outcome;
+use crate::client::db::OrderOutcome;
 use crate::client::decision::{Decision, PayerMessage, Subject};
 use crate::client::policy::{After503, AntiPattern};
 use crate::client::schedule;
@@ -175,7 +175,7 @@ impl MerchantServer {
                     // A-S13-REFERENCE-CODE, the RESULT_UNKNOWN reading: a round of 503s
                     // after a "not found" (QUERY-06) keeps the window it came from, so
                     // the schedule, and the re-creates it leads to, end in 24 hours.
-                    cx.order(order).submission.outcome = Outcome::Unknown;
+                    cx.order(order).submission.outcome = OrderOutcome::Unknown;
                 } else {
                     self.became_unknown(cx, order);
                 }
@@ -190,14 +190,14 @@ impl MerchantServer {
             }
             Op::Cancel { order } => {
                 if let Some(c) = cx.order(order).cancel.as_mut() {
-                    c.outcome = Outcome::Unknown;
+                    c.outcome = OrderOutcome::Unknown;
                 }
                 cx.order_decide(order, Decision::ResultUnknown, Rule::RetryMaxAttempts);
                 self.keep_querying(cx, order);
             }
             Op::Refund { refund } => {
                 if let Some(r) = cx.db.refund_mut(refund) {
-                    r.outcome = Outcome::Unknown;
+                    r.outcome = OrderOutcome::Unknown;
                 }
                 // SCHED-03: refunds are not polled: webhooks and the daily reconciliation.
                 let subject = Subject::Refund(refund.clone());
@@ -220,7 +220,7 @@ impl MerchantServer {
             _ => Rule::ChannelPaused,
         };
         let rec = cx.order(order);
-        rec.submission.outcome = Outcome::Rejected(code);
+        rec.submission.outcome = OrderOutcome::Rejected(code);
         rec.confirming_since = None;
         cx.order_decide(order, Decision::Rejected { code }, rule);
         self.stop_queries(cx, order);
@@ -233,9 +233,9 @@ impl MerchantServer {
     pub(super) fn became_unknown(&mut self, cx: &mut Cx, order: &str) {
         let now = cx.now;
         let rec = cx.order(order);
-        if rec.submission.outcome == Outcome::Sending {
+        if rec.submission.outcome == OrderOutcome::Sending {
             rec.confirming_since = Some(now);
         }
-        rec.submission.outcome = Outcome::Unknown;
+        rec.submission.outcome = OrderOutcome::Unknown;
     }
 }

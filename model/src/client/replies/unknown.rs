@@ -2,7 +2,7 @@
 //! after a timeout, or the unknown taken for a failure.
 
 use super::Unknown;
-use crate::client::db::{Outcome, SubmissionKind};
+use crate::client::db::{OrderOutcome, SubmissionKind};
 use crate::client::keys::KeyPurpose;
 use crate::client::policy::AntiPattern;
 use crate::client::server::{Cx, MerchantServer, Op};
@@ -100,7 +100,7 @@ impl MerchantServer {
         rec.submission.kind = kind;
         rec.submission.merchant_order_no = merchant_order_no;
         rec.submission.key = stored;
-        rec.submission.outcome = Outcome::Sending;
+        rec.submission.outcome = OrderOutcome::Sending;
         rec.confirming_since = None;
         if new_number {
             // A new order number is a new Payment as far as this server knows.

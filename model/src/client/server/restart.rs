@@ -2,7 +2,7 @@
 
 use super::{Cx, Memory, MerchantServer, Op};
 use crate::api::PaymentStatus;
-use crate::client::db::{Outcome, SubmissionKind};
+use crate::client::db::{OrderOutcome, SubmissionKind};
 use crate::client::decision::{Decision, Subject};
 use crate::rules::Rule;
 
@@ -29,14 +29,14 @@ impl MerchantServer {
             };
             let in_progress = rec.status().is_some_and(PaymentStatus::is_in_progress);
             let resume_queries = rec.confirming_since.is_some() || in_progress;
-            let unknown_create = sub.outcome == Outcome::Unknown
+            let unknown_create = sub.outcome == OrderOutcome::Unknown
                 && sub.kind == SubmissionKind::Create
                 && rec.payment_id.is_none();
             let cancel_sending = rec
                 .cancel
                 .as_ref()
-                .is_some_and(|c| c.outcome == Outcome::Sending);
-            if sub.outcome == Outcome::Sending {
+                .is_some_and(|c| c.outcome == OrderOutcome::Sending);
+            if sub.outcome == OrderOutcome::Sending {
                 if sub.key.is_none() {
                     // KeyNotPersisted: the key died with the process; it sends again at once.
                     self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
@@ -67,7 +67,7 @@ impl MerchantServer {
             let sending = cx
                 .db
                 .refund(&refund)
-                .is_some_and(|r| r.outcome == Outcome::Sending);
+                .is_some_and(|r| r.outcome == OrderOutcome::Sending);
             if sending {
                 let op = Op::Refund { refund };
                 self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);

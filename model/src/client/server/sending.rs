@@ -3,7 +3,7 @@
 
 use super::{ClientTimer, Cx, Flight, MerchantServer, Op};
 use crate::api::{ApiRequest, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, RefundBody};
-use crate::client::db::{MerchantDb, Outcome, SubmissionKind};
+use crate::client::db::{MerchantDb, OrderOutcome, SubmissionKind};
 use crate::client::decision::Decision;
 use crate::client::io::{ClientOutput, Handle};
 use crate::client::policy::AntiPattern;
@@ -26,15 +26,15 @@ impl MerchantServer {
     pub(in crate::client) fn op_current(&self, db: &MerchantDb, op: &Op) -> bool {
         match op {
             Op::Submit { order, seq } => db.order(order).is_some_and(|o| {
-                o.submission.seq == *seq && o.submission.outcome == Outcome::Sending
+                o.submission.seq == *seq && o.submission.outcome == OrderOutcome::Sending
             }),
             Op::Cancel { order } => db
                 .order(order)
                 .and_then(|o| o.cancel.as_ref())
-                .is_some_and(|c| c.outcome == Outcome::Sending),
+                .is_some_and(|c| c.outcome == OrderOutcome::Sending),
             Op::Refund { refund } => db
                 .refund(refund)
-                .is_some_and(|r| r.outcome == Outcome::Sending),
+                .is_some_and(|r| r.outcome == OrderOutcome::Sending),
             _ => true,
         }
     }
