@@ -4,6 +4,7 @@
 //! the contract's ([`Contract`]), compared here. Retry-After (RATE-03) and the 10-second
 //! spacing (SCHED-02) are `client-honours-retry-after` and `client-spaces-queries`.
 
+use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
 use payhub_model::{Contract, Millis, Rule};
 use payhub_sim::facts::cadence::Waited;
@@ -40,6 +41,7 @@ pub const CLIENT_BACKOFF: Property = Property {
     name: "client-backs-off-as-the-reference-code",
     rules: &[Rule::RetryBackoff],
     about: "Every retry a client schedules comes min(30 s, 1 s × 2^(n-1)) plus a jitter below 250 ms after try n failed (a 429 with Retry-After excepted: RATE-03).",
+    needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.cadence.retry_waits.iter().find_map(|(try_no, waits)| {
             let least = contract_backoff(try_no.saturating_sub(1));
@@ -64,6 +66,7 @@ pub const CLIENT_TIMEOUTS: Property = Property {
     name: "client-waits-the-contract-timeouts",
     rules: &[Rule::ClientTimeouts],
     about: "A client waits at least 20 s for a create or confirm and at least 10 s for a query before it gives up on the answer.",
+    needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.cadence
             .shortest_timeout
@@ -87,6 +90,7 @@ pub const CLIENT_QUERIES_24H: Property = Property {
     name: "client-queries-until-24-hours",
     rules: &[Rule::QuerySchedule],
     about: "A client ends the query schedule of an unknown result only after its last query within 24 hours (10 s, 30 s, 2 min, 5 min, 15 min, 1 h, then every 4 h), counted from no earlier than the order's creation.",
+    needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         let c = f.cadence.earliest_schedule_end.as_ref()?;
         (c.ran() < last_scheduled_query()).then(|| {
@@ -107,6 +111,7 @@ pub const CLIENT_STOPS_AT_FINAL: Property = Property {
     name: "client-stops-querying-at-a-final-status",
     rules: &[Rule::QuerySchedule],
     about: "A client never queries a Payment its database already holds as succeeded, canceled or expired.",
+    needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.cadence.query_after_final.as_ref().map(|q| {
             format!(
@@ -122,6 +127,7 @@ pub const PLATFORM_VERIFIES: Property = Property {
     name: "platform-verifies-unknown-results-within-its-window",
     rules: &[Rule::NeedsQuery, Rule::ManualReview],
     about: "The platform queries the upstream about an unfinished charge less than 24 hours (the manual_review cadence) after the charge, and less than 24 hours after each automatic query before.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         // Anywhere but under manual_review 24 hours is already the manual_review
         // cadence, too slow for the automatic window.
@@ -141,6 +147,7 @@ pub const PLATFORM_REQUERIES_MANUAL_REVIEW: Property = Property {
     name: "platform-requeries-manual-review-every-24-hours",
     rules: &[Rule::ManualReview],
     about: "Under manual_review the platform queries the upstream about the charge at most 24 hours after its previous query.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         // Under manual_review a query every 24 hours is on time.
         let v = f.cadence.slowest_requery.as_ref()?;
@@ -159,6 +166,7 @@ pub const PLATFORM_MANUAL_REVIEW_AFTER_WINDOW: Property = Property {
     name: "platform-goes-to-manual-review-after-its-automatic-queries",
     rules: &[Rule::ManualReview, Rule::NeedsQuery],
     about: "A Payment goes to manual_review only after the platform queried the upstream about its latest attempt on its own (the automatic window ran).",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.cadence.early_manual_review.as_ref().map(|m| {
             let attempt = m

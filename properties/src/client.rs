@@ -1,6 +1,7 @@
 //! Safety properties of merchant integrations: what a client following the contract
 //! never does, whatever faults the contract allows. Anti-pattern clients break them.
 
+use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
 use payhub_model::event::BusinessOrder;
 use payhub_model::{Contract, LedgerEntry, Rule};
@@ -16,6 +17,7 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
         Rule::PersistBeforeSend,
     ],
     about: "The ledger captures each business order of a client at most once (across every Payment its submissions created).",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         // The orders captured so far: a handful, so a vector (this runs on every state).
         let mut captured: Vec<&BusinessOrder> = Vec::new();
@@ -45,6 +47,7 @@ pub const ONE_KEY_PER_SUBMISSION: Property = Property {
         Rule::RetrySameKey,
     ],
     about: "Every request of one business submission (order, sequence) carries the same Idempotency-Key.",
+    needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.client.second_key.as_ref().map(|s| {
             let (order, seq) = (&s.order, s.seq);
@@ -58,6 +61,7 @@ pub const VERSIONS_NEVER_GO_BACK: Property = Property {
     name: "client-never-applies-an-older-version",
     rules: &[Rule::LatestVersionWins],
     about: "The Payment version a client has applied to an order never decreases.",
+    needs: DB,
     predicate: Predicate::Always(|f| {
         f.client
             .version_regressed
@@ -71,6 +75,7 @@ pub const QUERIES_SPACED: Property = Property {
     name: "client-spaces-queries",
     rules: &[Rule::QuerySpacing],
     about: "A client never sends two queries of the same object less than 10 seconds apart.",
+    needs: CLIENT,
     predicate: Predicate::Always(|f| {
         let q = f.queries.closest_queries.as_ref()?;
         (q.gap() < Contract::QUERY_SPACING_MIN).then(|| {
@@ -94,6 +99,7 @@ pub const RETRY_AFTER_HONOURED: Property = Property {
     name: "client-honours-retry-after",
     rules: &[Rule::RetryAfterHonoured],
     about: "After a 429 a client sends nothing under that idempotency scope before Retry-After has passed.",
+    needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.queries.retry_after_ignored.as_ref().map(|r| {
             format!(
@@ -109,6 +115,7 @@ pub const KEY_ON_ONE_ENDPOINT: Property = Property {
     name: "client-uses-a-key-on-one-endpoint",
     rules: &[Rule::OneKeyPerSubmission],
     about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
+    needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.client.key_on_two_endpoints.as_ref().map(|k| {
             format!(
@@ -124,6 +131,7 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
     name: "client-never-changes-parameters-under-a-key",
     rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
     about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
+    needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.client.params_changed_under_key.as_ref().map(|k| {
             format!(
@@ -144,6 +152,7 @@ pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
         Rule::RetryMaxAttempts,
     ],
     about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key, unless a create under it was rejected with 400, 401, 403 or 422 (REJECT-01: the corrected request goes under a new key).",
+    needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.client.order_rekeyed.as_ref().map(|o| {
             format!(
@@ -162,6 +171,7 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
         Rule::NeverSwitchKeyOnUnknown,
     ],
     about: "No request a client waits for is answered 409 payment_in_progress: it never confirms with a new key while the payment is processing or requires_action.",
+    needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.client
             .card_retry_in_progress
@@ -175,6 +185,7 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     name: "client-never-closes-a-captured-order",
     rules: &[Rule::Cancel202NotCanceled, Rule::FulfilByPaymentId],
     about: "No order a client holds as closed (canceled or expired) has a capture of its Payment in the ledger.",
+    needs: DB_LEDGER,
     predicate: Predicate::Always(|f| {
         for ((_, order_no), payment) in f.client.canceled_orders.iter() {
             if f.money.captured(*payment) {

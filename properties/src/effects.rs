@@ -2,6 +2,7 @@
 //! judged against the platform's store (`sim/src/facts/effects.rs`). Captures are judged
 //! by `client-never-charges-an-order-twice` and `client-never-closes-a-captured-order`.
 
+use crate::evidence::CLIENT_DB;
 use crate::property::{Predicate, Property};
 use payhub_model::Rule;
 use payhub_sim::facts::effects::{Closing, Fulfilment};
@@ -30,6 +31,7 @@ pub const FULFILS_ONCE_WHEN_SUCCEEDED: Property = Property {
     name: "client-fulfils-an-order-once-when-succeeded",
     rules: &[Rule::FulfilByPaymentId],
     about: "A client fulfils each order at most once, and only for a Payment the platform holds as succeeded.",
+    needs: CLIENT_DB,
     predicate: Predicate::Always(|f| {
         let e = &f.effects;
         if let Some(u) = &e.fulfilled_unpaid {
@@ -52,6 +54,7 @@ pub const CLOSES_ONCE_ON_A_CLOSED_PAYMENT: Property = Property {
         Rule::FulfilByPaymentId,
     ],
     about: "A client database holds an order as closed (canceled or expired) at most once, only when the platform holds its Payment as canceled or expired, and never an order the client fulfilled (nor fulfils one it closed).",
+    needs: CLIENT_DB,
     predicate: Predicate::Always(|f| {
         let e = &f.effects;
         if let Some(c) = &e.closed_open {
@@ -75,6 +78,7 @@ pub const MESSAGE_MATCHES_STATUS: Property = Property {
         Rule::ManualReviewClient,
     ],
     about: "A client shows \"temporarily unavailable\" on a 503 (and first), \"confirming\" only while the result is unknown, and keeps an order pending confirmation only for a manual_review Payment.",
+    needs: CLIENT_DB,
     predicate: Predicate::Always(|f| {
         f.effects.wrong_message.as_ref().map(|m| {
             format!(

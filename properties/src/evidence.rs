@@ -267,101 +267,29 @@ impl Supply {
 
 use Evidence::{ClientProcess, Ledger, MerchantDb, Platform};
 
-const PLATFORM: EvidenceSet = EvidenceSet::of(&[Platform]);
-const PLATFORM_LEDGER: EvidenceSet = EvidenceSet::of(&[Platform, Ledger]);
-const CLIENT: EvidenceSet = EvidenceSet::of(&[ClientProcess]);
-const CLIENT_PLATFORM: EvidenceSet = EvidenceSet::of(&[ClientProcess, Platform]);
-const CLIENT_DB: EvidenceSet = EvidenceSet::of(&[ClientProcess, MerchantDb]);
-const DB: EvidenceSet = EvidenceSet::of(&[MerchantDb]);
-const DB_LEDGER: EvidenceSet = EvidenceSet::of(&[MerchantDb, Platform, Ledger]);
+// What a property over each family of facts needs: the kinds of events that feed it
+// (see `sim/src/facts/`: money and attempts read `Handled`, `Answered` and the ledger;
+// client, queries and cadence the clients' sends and decisions; effects the merchants'
+// databases).
 
-/// What each property of [`crate::PROPERTIES`] needs: the kinds of events that feed
-/// the facts it reads (see `sim/src/facts/`: money and attempts read `Handled`,
-/// `Answered` and the ledger; client, queries and cadence read the clients' sends and
-/// decisions; effects the merchants' databases). A test checks that every registered
-/// property has exactly one row.
-pub static NEEDS: &[(&Property, EvidenceSet)] = {
-    use crate::safety as s;
-    use crate::{cadence as c, client as cl, effects as e, reach as r, responses as re};
-    &[
-        (&s::ONE_CHARGE_PER_SCOPE, PLATFORM_LEDGER),
-        (&s::ONE_PAYMENT_PER_ORDER, PLATFORM_LEDGER),
-        (&s::ONE_CAPTURE_PER_PAYMENT, PLATFORM_LEDGER),
-        (&s::ONE_UNFINISHED_ATTEMPT, PLATFORM_LEDGER),
-        (&s::ATTEMPTS_WITHIN_LIMITS, PLATFORM_LEDGER),
-        (&s::REFUNDS_ONCE_AND_WITHIN_CAPTURED, PLATFORM_LEDGER),
-        (&s::REJECTIONS_EXECUTE_NOTHING, PLATFORM_LEDGER),
-        (&s::QUERIES_NEVER_CHARGE, PLATFORM_LEDGER),
-        (&s::REPLAY_RETURNS_SAME_OBJECT, PLATFORM_LEDGER),
-        (&s::SCOPES_NEVER_INTERFERE, PLATFORM_LEDGER),
-        (&s::REPLAYED_CARD_NEVER_CHARGED, PLATFORM_LEDGER),
-        (&s::FAILED_ONLY_ON_UPSTREAM_EVIDENCE, PLATFORM_LEDGER),
-        (&s::NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT, PLATFORM_LEDGER),
-        (&s::SUCCEEDED_IS_CAPTURED, PLATFORM_LEDGER),
-        (&s::CONFLICT_IFF_PARAMETERS_DIFFER, PLATFORM_LEDGER),
-        (&s::SAME_KEY_NEVER_NEW_BUSINESS, PLATFORM_LEDGER),
-        (&s::ANSWERS_NAME_THE_REQUESTED_PAYMENT, PLATFORM),
-        (&re::ANSWERS_SHOW_CURRENT_STATE, PLATFORM),
-        (&re::FIRST_EXECUTION_201_REPLAY_200, PLATFORM),
-        (&re::RATE_LIMIT_CARRIES_RETRY_AFTER, PLATFORM),
-        (&re::ONLY_5XX_IS_503, PLATFORM),
-        (&re::INVALID_KEY_400_FIELD, PLATFORM),
-        (&re::NOT_FOUND_404_405, PLATFORM),
-        (&re::CONFLICTS_NAME_RELATED_RESOURCE, PLATFORM),
-        (&re::CANCEL_202_KEEPS_STATUS, PLATFORM),
-        (&re::FAILURE_NAMES_LATEST_ATTEMPT, PLATFORM),
-        (&re::ATTEMPT_COUNT_IS_ATTEMPTS_MADE, PLATFORM),
-        (&re::VERSIONS_RISE, PLATFORM),
-        (&re::IN_PROGRESS_ONLY_WHILE_IN_FLIGHT, PLATFORM),
-        (&re::QUERIES_ANSWER_KNOWN_STATE, PLATFORM),
-        (&re::BRANCHES_ANSWER_ONE_OF_TWO, PLATFORM),
-        (&re::SHOWN_AS_THE_STATUS_TABLE_LISTS, PLATFORM),
-        (&cl::ORDER_CHARGED_ONCE, PLATFORM_LEDGER),
-        (&cl::ONE_KEY_PER_SUBMISSION, CLIENT),
-        (&cl::VERSIONS_NEVER_GO_BACK, DB),
-        (&cl::QUERIES_SPACED, CLIENT),
-        (&cl::RETRY_AFTER_HONOURED, CLIENT_PLATFORM),
-        (&cl::KEY_ON_ONE_ENDPOINT, CLIENT),
-        (&cl::PARAMETERS_BOUND_TO_KEY, CLIENT),
-        (&cl::ORDER_CREATED_UNDER_ONE_KEY, CLIENT_PLATFORM),
-        (&cl::CARD_RETRY_ONLY_AFTER_FAILED, CLIENT_PLATFORM),
-        (&cl::CLOSED_ORDER_NOT_CAPTURED, DB_LEDGER),
-        (&c::CLIENT_BACKOFF, CLIENT),
-        (&c::CLIENT_TIMEOUTS, CLIENT),
-        (&c::CLIENT_QUERIES_24H, CLIENT_PLATFORM),
-        (&c::CLIENT_STOPS_AT_FINAL, CLIENT_PLATFORM),
-        (&c::PLATFORM_VERIFIES, PLATFORM_LEDGER),
-        (&c::PLATFORM_REQUERIES_MANUAL_REVIEW, PLATFORM_LEDGER),
-        (&c::PLATFORM_MANUAL_REVIEW_AFTER_WINDOW, PLATFORM_LEDGER),
-        (&crate::traffic::CLIENT_TRAFFIC_BOUNDED, CLIENT_DB),
-        (&e::FULFILS_ONCE_WHEN_SUCCEEDED, CLIENT_DB),
-        (&e::CLOSES_ONCE_ON_A_CLOSED_PAYMENT, CLIENT_DB),
-        (&e::MESSAGE_MATCHES_STATUS, CLIENT_DB),
-        (&r::REPLAY_ANSWERED_200, PLATFORM),
-        (&r::IDEMPOTENCY_CONFLICT, PLATFORM),
-        (&r::ORDER_NO_CONFLICT, PLATFORM),
-        (&r::OPERATION_IN_PROGRESS, PLATFORM),
-        (&r::PAYMENT_IN_PROGRESS, PLATFORM),
-        (&r::REFUND_NO_CONFLICT, PLATFORM),
-        (&r::ACCEPTED_202, PLATFORM),
-        (&r::NEEDS_QUERY, PLATFORM),
-        (&r::MANUAL_REVIEW, PLATFORM),
-        (&r::SECOND_CARD_SUCCEEDED, PLATFORM),
-        (&r::REPLAY_AFTER_RETENTION, PLATFORM),
-        (&r::RATE_LIMITED, PLATFORM),
-        (&r::CHANNEL_PAUSED, PLATFORM),
-        (&r::CANCEL_202, PLATFORM),
-        (&r::NEW_CHECKOUT_SESSION, PLATFORM),
-        (&r::REFUND_SUCCEEDED, PLATFORM),
-    ]
-};
+/// The platform's own record.
+pub const PLATFORM: EvidenceSet = EvidenceSet::of(&[Platform]);
+/// The platform's record and the acquirer's ledger.
+pub const PLATFORM_LEDGER: EvidenceSet = EvidenceSet::of(&[Platform, Ledger]);
+/// The client's own decisions.
+pub const CLIENT: EvidenceSet = EvidenceSet::of(&[ClientProcess]);
+/// The client's decisions and the platform's record.
+pub const CLIENT_PLATFORM: EvidenceSet = EvidenceSet::of(&[ClientProcess, Platform]);
+/// The client's decisions and the merchant's database.
+pub const CLIENT_DB: EvidenceSet = EvidenceSet::of(&[ClientProcess, MerchantDb]);
+/// The merchant's database.
+pub const DB: EvidenceSet = EvidenceSet::of(&[MerchantDb]);
+/// The merchant's database, the platform's record and the ledger.
+pub const DB_LEDGER: EvidenceSet = EvidenceSet::of(&[MerchantDb, Platform, Ledger]);
 
-/// What `property` needs (by name: each registered property has one row of [`NEEDS`]).
+/// What `property` needs ([`Property::needs`]).
 pub fn needs(property: &Property) -> EvidenceSet {
-    NEEDS
-        .iter()
-        .find(|(p, _)| p.name == property.name)
-        .map_or(EvidenceSet::of(&Evidence::ALL), |(_, n)| *n)
+    property.needs
 }
 
 #[cfg(test)]
@@ -370,12 +298,10 @@ mod tests {
     use crate::PROPERTIES;
 
     #[test]
-    fn every_property_has_one_row_of_needs() {
+    fn every_property_needs_at_least_one_kind_of_evidence() {
         for p in PROPERTIES {
-            let rows = NEEDS.iter().filter(|(q, _)| q.name == p.name).count();
-            assert_eq!(rows, 1, "{}", p.name);
+            assert!(p.needs.iter().next().is_some(), "{}", p.name);
         }
-        assert_eq!(NEEDS.len(), PROPERTIES.len());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! simulator (after every step, through [`AlwaysCheck`]), the proptest suites and the
 //! judge of recorded events.
 
+use crate::evidence::EvidenceSet;
 use payhub_model::Rule;
 use payhub_sim::driver::{Check, Violation};
 use payhub_sim::{Facts, World, WorldConfig};
@@ -41,6 +42,9 @@ pub struct Property {
     pub rules: &'static [Rule],
     /// One sentence: what it claims.
     pub about: &'static str,
+    /// The evidence its facts are folded from: a source that lacks any of it leaves the
+    /// property *cannot judge* ([`crate::evidence`]).
+    pub needs: EvidenceSet,
     pub predicate: Predicate,
 }
 

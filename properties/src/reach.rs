@@ -1,6 +1,7 @@
 //! Reachability ("sometimes") properties: each interesting situation of the contract is
 //! reached in the presets meant to reach it, so a model in which nothing happens fails.
 
+use crate::evidence::PLATFORM;
 use crate::property::{Predicate, Property};
 use payhub_model::{ErrorCode, PaymentStatus, RefundStatus, ResolutionStatus, Rule};
 use payhub_sim::Facts;
@@ -13,6 +14,7 @@ pub const REPLAY_ANSWERED_200: Property = Property {
     name: "reach:replay-answered-200",
     rules: &[Rule::ReplayLatestStatus200],
     about: "A replay is answered 200 with the original object.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| {
         f.queries
             .rules_exercised
@@ -24,6 +26,7 @@ pub const IDEMPOTENCY_CONFLICT: Property = Property {
     name: "reach:409-idempotency-conflict",
     rules: &[Rule::IdempotencyConflict],
     about: "A replay with other parameters is answered 409 idempotency_conflict.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::IdempotencyConflict))),
 };
 
@@ -31,6 +34,7 @@ pub const ORDER_NO_CONFLICT: Property = Property {
     name: "reach:409-order-no-conflict",
     rules: &[Rule::OrderNoNewKey],
     about: "A new key for a used order number is answered 409 order_no_conflict.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::OrderNoConflict))),
 };
 
@@ -38,6 +42,7 @@ pub const OPERATION_IN_PROGRESS: Property = Property {
     name: "reach:409-operation-in-progress",
     rules: &[Rule::ConcurrentWaitTimeout],
     about: "A concurrent same-key request is answered 409 operation_in_progress.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::OperationInProgress))),
 };
 
@@ -45,6 +50,7 @@ pub const PAYMENT_IN_PROGRESS: Property = Property {
     name: "reach:409-payment-in-progress",
     rules: &[Rule::ConfirmWhileProcessing],
     about: "A confirm while processing is answered 409 payment_in_progress.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::PaymentInProgress))),
 };
 
@@ -52,6 +58,7 @@ pub const REFUND_NO_CONFLICT: Property = Property {
     name: "reach:409-refund-no-conflict",
     rules: &[Rule::UniqueRefundNo],
     about: "A new key for a used refund number is answered 409 refund_no_conflict.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::RefundNoConflict))),
 };
 
@@ -60,6 +67,7 @@ pub const ACCEPTED_202: Property = Property {
     rules: &[Rule::SyncWait, Rule::UnknownResult],
     about: "A create or confirm is answered 202 after the synchronous wait.",
     // A create's or confirm's 202 only: a cancel's 202 is `reach:cancel-202`.
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| {
         let by = &f.queries.rules_202;
         by.contains(Rule::SyncWait) || by.contains(Rule::UnknownResult)
@@ -72,6 +80,7 @@ pub const NEEDS_QUERY: Property = Property {
     about: "A Payment is processing with resolution_status needs_query.",
     // The rule that put a Payment there, or the store holding one there now (a recorded
     // stream's store events carry no rule).
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| {
         f.queries.rules_exercised.contains(Rule::NeedsQuery)
             || f.attempts.payments.values().any(|p| {
@@ -86,6 +95,7 @@ pub const MANUAL_REVIEW: Property = Property {
     rules: &[Rule::ManualReview],
     about: "A Payment passes the automatic query window and goes to manual_review.",
     // Ever in manual_review, also if resolved since (the cadence family's history).
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| !f.cadence.history.manual_review.is_empty()),
 };
 
@@ -93,6 +103,7 @@ pub const SECOND_CARD_SUCCEEDED: Property = Property {
     name: "reach:second-card-succeeded",
     rules: &[Rule::CardRetryAfterFailure, Rule::RetryKeepsPaymentAndFee],
     about: "A card retry after a failure succeeds on the same Payment.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| {
         f.attempts
             .payments
@@ -105,6 +116,7 @@ pub const REPLAY_AFTER_RETENTION: Property = Property {
     name: "reach:replay-after-retention",
     rules: &[Rule::RetentionSevenDays, Rule::RetentionOrderNoOutlives],
     about: "A key is answered again after its 7-day retention has passed.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| f.money.replay_after_retention),
 };
 
@@ -112,6 +124,7 @@ pub const RATE_LIMITED: Property = Property {
     name: "reach:429-rate-limited",
     rules: &[Rule::RateLimited],
     about: "A request is answered 429 with Retry-After.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| answered(f, 429, Some(ErrorCode::RateLimited))),
 };
 
@@ -119,6 +132,7 @@ pub const CHANNEL_PAUSED: Property = Property {
     name: "reach:503-temporarily-unavailable",
     rules: &[Rule::ChannelPaused],
     about: "A request is answered 503 temporarily_unavailable.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| answered(f, 503, Some(ErrorCode::TemporarilyUnavailable))),
 };
 
@@ -127,6 +141,7 @@ pub const CANCEL_202: Property = Property {
     rules: &[Rule::Cancel202KeepsStatus],
     about: "A cancel the upstream could not confirm is answered 202 with the original status.",
     // The cancel's own 202: not a cancel's 200 (the same rule) next to a create's 202.
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| f.queries.rules_202.contains(Rule::Cancel202KeepsStatus)),
 };
 
@@ -134,6 +149,7 @@ pub const NEW_CHECKOUT_SESSION: Property = Property {
     name: "reach:new-checkout-session-same-payment",
     rules: &[Rule::CheckoutNewSession],
     about: "A checkout session with a new key and the same order is a new session for the same Payment.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| {
         f.queries.rules_exercised.contains(Rule::CheckoutNewSession)
     }),
@@ -143,6 +159,7 @@ pub const REFUND_SUCCEEDED: Property = Property {
     name: "reach:refund-succeeded",
     rules: &[Rule::RefundReplaySameRefund],
     about: "A refund reaches succeeded.",
+    needs: PLATFORM,
     predicate: Predicate::Sometimes(|f| {
         f.refunds
             .refunds

@@ -12,6 +12,7 @@ pub(crate) mod answers;
 mod foreign;
 mod judge;
 
+use crate::evidence::PLATFORM;
 use crate::property::{Predicate, Property};
 use payhub_model::{Contract, PaymentStatus, Rule};
 use payhub_sim::facts::responses::Misanswer;
@@ -68,6 +69,7 @@ pub const ANSWERS_SHOW_CURRENT_STATE: Property = Property {
         Rule::ReplayReusesObject,
     ],
     about: "Every answer to a POST (first execution, replay, wait) shows its Payment's status, resolution_status, version and failure.attempt_id, or its Refund's status and version, as the store holds them when the answer leaves (attempt_count: attempt-count-is-attempts-made).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.stale_answer,
@@ -85,6 +87,7 @@ pub const FIRST_EXECUTION_201_REPLAY_200: Property = Property {
         Rule::ConcurrentWaitSameObject,
     ],
     about: "A create's own execution (of a Payment, a checkout session or a refund, A-STATUS-CODES), answered in its own step or later, is answered 201 (202 while the upstream has not answered); a request whose step created, bound and sent nothing (a replay, a reread) and a request that waited are answered 200 when they succeed; only creates are ever answered 201.",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.wrong_success_code,
@@ -98,6 +101,7 @@ pub const RATE_LIMIT_CARRIES_RETRY_AFTER: Property = Property {
     name: "rate-limit-carries-retry-after",
     rules: &[Rule::RateLimited],
     about: "Every 429 rate_limited carries a Retry-After of at least one second.",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.retry_after_missing,
@@ -111,6 +115,7 @@ pub const ONLY_5XX_IS_503: Property = Property {
     name: "only-5xx-is-503-temporarily-unavailable",
     rules: &[Rule::ChannelPaused, Rule::Only503NotAccepted],
     about: "The platform's own answers (before any edge failure) include no 5xx but 503, and a 503 is temporarily_unavailable (what it created is judged by rejections-execute-nothing).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.wrong_5xx,
@@ -133,6 +138,7 @@ pub const INVALID_KEY_400_FIELD: Property = Property {
         Rule::KeyLength,
     ],
     about: "On create, confirm, cancel, checkout session and refund, a missing, empty or over-255-character Idempotency-Key (counted in characters) is answered 400 invalid_request with error.field = Idempotency-Key (unless authentication or the rate limit answered first: 401, 403, 429); a key of 1 to 255 characters, and a query, never are.",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.key_misjudged,
@@ -151,6 +157,7 @@ pub const NOT_FOUND_404_405: Property = Property {
         Rule::NotFoundMeansNeverCreated,
     ],
     about: "A GET of a Payment or a refund the merchant does not have (unknown, or another merchant's or environment's), a confirm or cancel of such a Payment and a refund naming one are answered 404 resource_missing (A-NOT-FOUND-POST: unless authentication, the rate limit or, first, the key's or a refund field's 400 answered), and one it has never is; a route that does not exist is answered 404, or 405 for a known path (unless authentication or the rate limit answered first).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.not_found_misjudged,
@@ -169,6 +176,7 @@ pub const CONFLICTS_NAME_RELATED_RESOURCE: Property = Property {
         Rule::UniqueRefundNo,
     ],
     about: "409 order_no_conflict carries related_resource_id = the order's Payment in the store (never answered while the store holds none), 409 payment_in_progress the Payment in the path, 409 refund_no_conflict the refund holding the refund number (any refund while the store shows none).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.related_misnamed,
@@ -182,6 +190,7 @@ pub const CANCEL_202_KEEPS_STATUS: Property = Property {
     name: "cancel-202-keeps-the-status",
     rules: &[Rule::Cancel202KeepsStatus],
     about: "A cancel answered 202 shows its Payment (S12: 202 {\"status\":\"requires_action\",…}) still processing or requires_action, and the store holds it so: without the upstream's word nothing is canceled.",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.cancel_202_changed,
@@ -195,6 +204,7 @@ pub const FAILURE_NAMES_LATEST_ATTEMPT: Property = Property {
     name: "failure-names-the-latest-attempt",
     rules: &[Rule::TerminalStatuses, Rule::CardRetryAfterFailure],
     about: "A Payment the store holds failed has failure.attempt_id = its latest attempt (answers and webhooks show what the store holds: answers-show-the-current-state, queries-answer-known-state, versions-rise-with-every-visible-change).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             if p.status != PaymentStatus::Failed {
@@ -222,6 +232,7 @@ pub const ATTEMPT_COUNT_IS_ATTEMPTS_MADE: Property = Property {
         Rule::CardRetryAfterFailure,
     ],
     about: "Every answer, and every webhook of the Payment's current version, shows attempt_count = the attempts the store holds for the Payment (never more than the contract's 3: attempts-within-limits).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         if let Some(m) = &f.responses.miscounted_attempts {
             return Some(format!(
@@ -239,6 +250,7 @@ pub const VERSIONS_RISE: Property = Property {
     name: "versions-rise-with-every-visible-change",
     rules: &[Rule::WebhookPrimary],
     about: "Every change of a Payment's status, resolution_status, attempts or failure.attempt_id, and of a refund's status, in the store raises its version, which never goes back; a webhook (of a Payment or a refund) never shows the current version with another state, nor a version the store has not reached: one version, one state.",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.unversioned_change,
@@ -256,6 +268,7 @@ pub const IN_PROGRESS_ONLY_WHILE_IN_FLIGHT: Property = Property {
         Rule::ScopeComponents,
     ],
     about: "409 operation_in_progress answers a request only while a request under the same Idempotency-Key, merchant and environment (SCOPE-01) is executing and not yet answered; another merchant's or environment's execution under the same key is no reason (a crossed endpoint or Payment: answers-name-the-requested-payment).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.in_progress_without_execution,
@@ -275,6 +288,7 @@ pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
         Rule::QueryRefunds,
     ],
     about: "A GET answers the Payment it names as the store holds it (status, resolution_status, version, failure.attempt_id); a list by order number answers the order's Payment as stored, or nothing when the store holds none (exact, case-sensitive); a refund query answers as stored (status, version) the refund it names, the refund of its merchant_refund_no (or nothing), or with ?status=processing every processing refund of the merchant and no other.",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.query_unknown_state,
@@ -296,6 +310,7 @@ pub const BRANCHES_ANSWER_ONE_OF_TWO: Property = Property {
         Rule::CheckoutNewSession,
     ],
     about: "S4: a create for an order number that has a Payment succeeds only as 200 with that Payment, and conflicts only as order_no_conflict; S5: while a request under the scope executes, no other succeeds in its own step (it waits for the same object, or gets operation_in_progress); S8: a confirm of a Payment in progress gets 409 payment_in_progress or 200 with the Payment, or an answer that comes before that point (400, 401, 403, 429, 503); a used refund number (A-REFUND-NO-BRANCH) gets 409 refund_no_conflict or 200 with the Refund holding it, never another or a new one; a checkout session for the order of an expired Payment (A-CKO-ANY-STATUS) gets 201 with a session of that Payment or 422 payment_expired.",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.branch_misanswered,
@@ -310,6 +325,7 @@ pub const SHOWN_AS_THE_STATUS_TABLE_LISTS: Property = Property {
     name: "payments-shown-as-the-status-table-lists",
     rules: &[Rule::RequiresAction],
     about: "Every answer and webhook shows a Payment as a row of the contract's status table (processing with needs_query, known or manual_review; requires_action with known or manual_review; succeeded, failed, canceled and expired with known; requires_payment_method with known), with next_action exactly when it is requires_action (RES-05: the payer must complete authentication).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
             &f.responses.off_the_status_table,

@@ -2,6 +2,7 @@
 //! and what the platform's store and answers were seen to hold, never against what the
 //! platform says about itself alone.
 
+use crate::evidence::{PLATFORM, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
 use payhub_model::acquirer::ChargeState;
 use payhub_model::platform::state::AttemptStatus;
@@ -21,6 +22,7 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
         Rule::RetentionSevenDays,
     ],
     about: "An idempotency scope (merchant + environment + method + path + key) sends at most one charge upstream within its 7-day retention.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money
             .charges_per_scope
@@ -47,6 +49,7 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
         Rule::CheckoutNewSession,
     ],
     about: "No (merchant, environment, merchant_order_no) ever has two Payments, also after the 7-day key retention.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         let mut seen = BTreeMap::new();
         for (id, p) in f.attempts.payments.iter() {
@@ -71,6 +74,7 @@ pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
         Rule::OneBusinessEffect,
     ],
     about: "The acquirer's ledger never captures one Payment twice.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         let mut captures: BTreeMap<_, u32> = BTreeMap::new();
         for e in f.money.ledger() {
@@ -91,6 +95,7 @@ pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
     name: "no-new-attempt-while-one-is-unfinished",
     rules: &[Rule::OneUnfinishedAttempt, Rule::ConfirmWhileProcessing],
     about: "A Payment never has two attempts (of those the store holds for it, listed by its record or not) that the upstream may still capture.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         for (id, _) in f.attempts.payments.iter() {
             // Every attempt the store holds for it, listed by its record or not.
@@ -132,6 +137,7 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
         Rule::ExpiryLimitsNewOpsOnly,
     ],
     about: "Every attempt of a Payment the store holds (listed by its record or not) but the last has failed; none was started at or after expires_at (the first confirm of a checkout session's Payment included: EXPIRY-01); there are at most the contract's 3 (whatever the platform's attempts_max).",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             let attempts = f.attempts.attempts_of(*id);
@@ -176,6 +182,7 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
         Rule::RetentionRefundNoOutlives,
     ],
     about: "Each refund reaches the upstream once, each merchant_refund_no has one refund, and no attempt is refunded beyond what the ledger captured of it (nothing, for an attempt never captured).",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         if let Some((refund, n)) = f.refunds.refund_calls.iter().find(|(_, n)| **n > 1) {
             return Some(format!("{refund} sent upstream {n} times"));
@@ -222,6 +229,7 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
         Rule::Only503NotAccepted,
     ],
     about: "A request answered 400/401/403/404/405/409/422/429/503 created, bound (stored an idempotency record) and sent nothing.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money
             .rejected_but_executed
@@ -237,6 +245,7 @@ pub const QUERIES_NEVER_CHARGE: Property = Property {
         Rule::RefundTimeoutNoSecondRefund,
     ],
     about: "The platform sends a charge only while executing a create or confirm request, never on a query, a reply or a timer.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         (f.money.unsolicited_charges > 0).then(|| {
             format!(
@@ -256,6 +265,7 @@ pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
         Rule::ConcurrentWaitSameObject,
     ],
     about: "Within retention, every successful answer under one idempotency scope refers to the same object.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.replay_mismatch.map(|id| {
             format!("{id} was answered with another object than its scope's first answer")
@@ -272,6 +282,7 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
         Rule::ScopeApiKeyRotation,
     ],
     about: "A request is never answered with an object of another merchant or environment (its own object, or one a list answer shows), and a webhook never shows one to another merchant or environment than the store holds it for.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money
             .foreign_object
@@ -292,6 +303,7 @@ pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     name: "replayed-card-never-charged",
     rules: &[Rule::CardNotCompared, Rule::CardReplayNotCharged],
     about: "A charge sent while handling a request uses that request's own card, and a request under a scope that executed within retention (a replay) charges nothing, whatever card it carries.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money
             .charged_other_card
@@ -309,6 +321,7 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
         Rule::TerminalStatuses,
     ],
     about: "A Payment is failed only if the acquirer declined its latest attempt or never received it.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             if p.status != PaymentStatus::Failed {
@@ -347,6 +360,7 @@ pub const NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT: Property = Property {
         Rule::ExpiryLimitsNewOpsOnly,
     ],
     about: "No Payment that the platform reports failed, canceled or expired has a capture in the ledger.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             let closed = matches!(
@@ -369,6 +383,7 @@ pub const SUCCEEDED_IS_CAPTURED: Property = Property {
     name: "succeeded-only-when-captured",
     rules: &[Rule::TerminalStatuses],
     about: "A Payment the platform reports succeeded has a capture in the ledger.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             if p.status == PaymentStatus::Succeeded && !f.money.captured(*id) {
@@ -393,6 +408,7 @@ pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
         Rule::ScopeComponents,
     ],
     about: "Within retention, a request under a scope that executed is answered 409 idempotency_conflict if and only if its safety-relevant parameters (not its card) differ from the execution's, in its own step or, having waited, later; a scope that never executed never conflicts.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.conflict_misjudged.map(|id| {
             format!("{id}: its conflict verdict contradicts the parameters its scope executed with")
@@ -412,6 +428,7 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
         Rule::RetentionSevenDays,
     ],
     about: "Within retention of a scope's execution, no request under it is answered 409 order_no_conflict, payment_in_progress or refund_no_conflict, in its own step or later (a waiter).",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money
             .replay_as_new_business
@@ -424,6 +441,7 @@ pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
     name: "answers-name-the-requested-payment",
     rules: &[Rule::ScopeComponents, Rule::ReplayReusesObject],
     about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body, in its own step or later (a waiter).",
+    needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         f.money
             .answered_other_payment

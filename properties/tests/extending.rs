@@ -1,5 +1,5 @@
-//! Adding a property is one file: a `Property` value (its name, rules, one sentence and a
-//! predicate over the facts) that every driver runs as it runs the registry's. The one
+//! Adding a property is one file: a `Property` value (its name, rules, one sentence, the
+//! evidence it needs and a predicate over the facts) that every driver runs as it runs the registry's. The one
 //! below lives in this file only and reads facts the registry keeps already (the
 //! acquirer's ledger and the store's Payments): UNIQ-01 read from the money's side. It
 //! is run here as the registry's are: by the exhaustive checker over a preset (the
@@ -10,6 +10,7 @@
 use payhub_model::{Mutant, Rule};
 use payhub_properties::checker::PresetModel;
 use payhub_properties::engine::{self, Bounds, Flow};
+use payhub_properties::evidence::PLATFORM_LEDGER;
 use payhub_properties::property::{OneCheck, Predicate, Property};
 use payhub_properties::zoo::Subject;
 use payhub_properties::{JUDGING, Preset, preset};
@@ -23,6 +24,7 @@ static ONE_CAPTURED_PAYMENT_PER_ORDER: Property = Property {
     name: "one-captured-payment-per-order-number",
     rules: &[Rule::UniqueOrderNo],
     about: "The acquirer captures money for at most one Payment per merchant order number.",
+    needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         let mut captured = Vec::new();
         for entry in f.money.ledger() {
