@@ -10,6 +10,7 @@ mod check_cmd;
 mod check_log;
 mod conform;
 mod edges;
+mod http_map;
 mod input;
 mod interrupt;
 mod judge_cmd;

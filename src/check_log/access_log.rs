@@ -11,7 +11,7 @@
 //! is an unknown outcome. Other fields a gateway writes are ignored.
 
 use super::entry::{Entry, Label, Reply, bearer, target_of};
-use crate::serve::http_map::HttpRequest;
+use crate::http_map::HttpRequest;
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -7,7 +7,7 @@
 //! ids interned per kind). One that does not read (no body, not JSON) keeps its status
 //! only.
 
-use crate::serve::http_map::HttpRequest;
+use crate::http_map::HttpRequest;
 use payhub_model::ApiRequest;
 use payhub_model::observation::Dialect;
 use payhub_model::observed::{Interner, ObservedAnswer, Shape};

@@ -12,7 +12,7 @@
 
 use super::entry::{Entry, Label, Reply, bearer, parse_time, target_of};
 use crate::edges::EdgeSeam;
-use crate::serve::http_map::HttpRequest;
+use crate::http_map::HttpRequest;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;

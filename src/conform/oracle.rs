@@ -21,7 +21,7 @@
 use super::case::{self, Http, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
-use crate::serve::http_map::{self, HttpRequest};
+use crate::http_map::{self, HttpRequest};
 use crate::serve::sandbox::{node_of, world_config};
 use payhub_model::cards;
 use payhub_model::observation::Dialect;

@@ -17,7 +17,7 @@
 //! `Authorization`, which no cross-origin page can send without a CORS preflight the
 //! sandbox never grants.
 
-use super::http_map::HttpReply;
+use crate::http_map::HttpReply;
 use axum::http::{HeaderMap, header};
 use std::net::{IpAddr, SocketAddr};
 

@@ -79,7 +79,7 @@ fn response_json(response: Option<&ApiResponse>, origin_ms: i64) -> Value {
             "_error": "no answer reached the client (connection reset, or it gave up)",
         });
     };
-    let text = super::http_map::edge_json(&r.body, origin_ms);
+    let text = crate::http_map::edge_json(&r.body, origin_ms);
     let mut headers = vec![json!({"name": "Content-Type", "value": "application/json"})];
     if let Some(s) = r.retry_after_s {
         headers.push(json!({"name": "Retry-After", "value": s.to_string()}));

@@ -8,9 +8,9 @@
 //! connection reset, not an answer.
 
 use super::faults::Plan;
-use super::http_map::{HttpReply, HttpRequest, Wire};
 use super::sandbox::{Sandbox, Step};
 use super::tape_file::TapeFile;
+use crate::http_map::{HttpReply, HttpRequest, Wire};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Query, Request, State};
@@ -529,7 +529,7 @@ fn namespace_of_merchant(merchant: u32) -> usize {
 }
 
 fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
-    let key = super::http_map::api_key(authorization);
+    let key = crate::http_map::api_key(authorization);
     let merchant = default_api_keys()
         .into_iter()
         .chain([rotated_key_spec()])

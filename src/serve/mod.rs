@@ -3,13 +3,15 @@
 //! clock, and the harness's verdict over the session.
 //!
 //! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
-//! and its live driver), [`http_map`] HTTP ↔ model, `payhub_model::cards` the test cards,
-//! [`faults`] the fault plan, [`business`] business orders as the wire witnesses them,
+//! and its live driver), [`faults`] the fault plan, [`business`] business orders as the
+//! wire witnesses them,
 //! [`record`] the session's trace and tape in memory, bounded, [`verdict`] (with
 //! [`diagrams`], a diagram of each violation's witnesses), [`script`] and [`har`] what
 //! the session exports, [`page`] the page at `/__sandbox/`, [`webhooks`] the webhook
 //! outbox and its POST, [`tape_file`] `--tape FILE`, [`http`] the edge (tokio, hyper,
 //! axum).
+//! HTTP ↔ model is `crate::http_map` and the test cards `payhub_model::cards`, both
+//! shared with check-log and conform.
 
 pub mod business;
 pub mod diagrams;
@@ -17,7 +19,6 @@ pub mod faults;
 pub mod guard;
 pub mod har;
 pub mod http;
-pub mod http_map;
 pub mod page;
 pub mod record;
 pub mod sandbox;

@@ -1,8 +1,8 @@
 //! The core without a socket: requests in, replies out, on the session's own clock.
 
 use super::*;
+use crate::http_map::Wire;
 use crate::serve::faults::Plan;
-use crate::serve::http_map::Wire;
 use payhub_model::event::What;
 use payhub_model::{LedgerEntry, Millis};
 use serde_json::Value;

@@ -69,14 +69,14 @@ impl Outbox {
 }
 
 /// `{"id":"evt_001","type":"payment.succeeded","version":2,"object":{…}}`.
-/// Times as the sandbox's answers write them ([`super::http_map::edge_times`]).
+/// Times as the sandbox's answers write them ([`crate::http_map::edge_times`]).
 pub fn body(event: &WebhookEvent, origin_ms: i64) -> String {
     let mut object = match &event.object {
         WebhookObject::Payment(p) => serde_json::to_value(p),
         WebhookObject::Refund(r) => serde_json::to_value(r),
     }
     .unwrap_or_default();
-    super::http_map::edge_times(&mut object, origin_ms);
+    crate::http_map::edge_times(&mut object, origin_ms);
     serde_json::json!({
         "id": event.id,
         "type": event.kind.as_str(),

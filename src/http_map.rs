@@ -1,5 +1,7 @@
 //! HTTP ↔ model: a request's method, target, headers and body bytes to an
 //! [`ApiRequest`], and an [`ApiResponse`] back to a status, headers and a JSON body.
+//! The sandbox's edge (`serve`), conform's oracle and check-log's readers share it; the
+//! route table itself is `payhub_model::api::route`.
 //!
 //! The mapping is pure. What the model cannot represent is answered here, in the
 //! contract's shape, and never reaches the session: a method other than GET, POST and
