@@ -15,13 +15,29 @@
 
 use super::{Breach, Rec, Seen, WireFacts};
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
-use payhub_model::{Card, Endpoint, Json, Method, Millis, PaymentId, RefundId};
+use payhub_model::{Card, Endpoint, Json, Method, Millis, PaymentId, RefundId, RequestId};
 
-/// A Payment's confirms: how many are open, and when the last one closed.
+/// A Payment's confirms: how many are open, the last one closed (when, which) and when
+/// the one before it closed.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Confirms {
     open: u32,
-    last_closed: Option<Millis>,
+    last_closed: Option<(Millis, RequestId)>,
+    before_last: Option<Millis>,
+}
+
+impl Confirms {
+    /// Whether a confirm other than `earlier` itself (whose answer already shows its
+    /// own attempt) was open after `earlier` was sent: it may have started an attempt.
+    fn may_explain(&self, earlier: &Seen) -> bool {
+        let after = |t: Millis| t >= earlier.sent;
+        self.open > 0
+            || match self.last_closed {
+                Some((t, id)) if id != earlier.id => after(t),
+                Some(_) => self.before_last.is_some_and(after),
+                None => false,
+            }
+    }
 }
 
 impl WireFacts {
@@ -32,12 +48,13 @@ impl WireFacts {
         }
     }
 
-    /// A confirm of a Payment closed (answered or not).
-    pub(super) fn confirm_closed(&mut self, at: Millis, endpoint: &Endpoint) {
+    /// Confirm `id` of a Payment closed (answered or not).
+    pub(super) fn confirm_closed(&mut self, at: Millis, id: RequestId, endpoint: &Endpoint) {
         if let Endpoint::ConfirmPayment { payment_id, .. } = endpoint {
             let c = self.confirms.entry(*payment_id).or_default();
             c.open = c.open.saturating_sub(1);
-            c.last_closed = Some(at);
+            c.before_last = c.last_closed.map(|(t, _)| t);
+            c.last_closed = Some((at, id));
         }
     }
 
@@ -70,8 +87,7 @@ impl WireFacts {
             None => {}
             Some((before, earlier)) if n > *before => {
                 let c = self.confirms.get(&id).copied().unwrap_or_default();
-                let confirmed = c.open > 0 || c.last_closed.is_some_and(|t| t >= earlier.sent);
-                if !confirmed {
+                if !c.may_explain(earlier) {
                     let earlier = earlier.clone();
                     self.note(Breach::AttemptWithoutConfirm, vec![earlier, seen.clone()]);
                 }

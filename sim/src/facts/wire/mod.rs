@@ -392,7 +392,7 @@ impl WireFacts {
                 self.refused_auth_ids.push(id);
             }
         }
-        self.confirm_closed(at, &endpoint);
+        self.confirm_closed(at, id, &endpoint);
         let mut seen = Seen::clone(&sent);
         seen.closed = at;
         seen.open = false;

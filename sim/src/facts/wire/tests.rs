@@ -176,3 +176,179 @@ fn refusals_then_an_execution_are_kept_only_when_nothing_else_could_explain_it()
     answer(&mut w, 45, 6, 200, r#"{"id":"p3"}"#, pay);
     assert!(w.witnesses.is_empty(), "{:?}", w.witnesses.keys());
 }
+
+fn with_card(mut r: ApiRequest, card: char) -> ApiRequest {
+    if let Endpoint::CreatePayment {
+        body: Json::Parsed(b),
+    } = &mut r.endpoint
+    {
+        b.card = Some(payhub_model::Card(card));
+    }
+    r
+}
+
+fn confirm(w: &mut WireFacts, key: &str, payment: &str, card: char) -> ApiRequest {
+    ApiRequest {
+        api_key: ApiKeyId(1),
+        idempotency_key: Some(key.into()),
+        endpoint: Endpoint::ConfirmPayment {
+            payment_id: PaymentId(w.ids.intern(IdKind::Payment, payment)),
+            body: Json::Parsed(payhub_model::ConfirmBody {
+                card: Some(payhub_model::Card(card)),
+            }),
+        },
+    }
+}
+
+fn refund(w: &mut WireFacts, key: &str, payment: &str, number: &str, amount: i64) -> ApiRequest {
+    ApiRequest {
+        api_key: ApiKeyId(1),
+        idempotency_key: Some(key.into()),
+        endpoint: Endpoint::CreateRefund {
+            body: Json::Parsed(RefundBody {
+                payment_id: Some(PaymentId(w.ids.intern(IdKind::Payment, payment))),
+                merchant_refund_no: Some(number.into()),
+                amount: Some(amount),
+            }),
+        },
+    }
+}
+
+/// REFUND-03: a refund accepted beyond its Payment's amount, counting the refunds already
+/// shown succeeded; within it, nothing.
+#[test]
+fn a_refund_beyond_the_payments_amount_is_noted_with_the_payments_sighting() {
+    let pay = Shape::One(IdKind::Payment);
+    let re = Shape::One(IdKind::Refund);
+    for (first, second, breach) in [(60, 40, false), (60, 41, true), (150, 0, true)] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        answer(&mut w, 1, 1, 201, r#"{"id":"p1","amount":100}"#, pay);
+        let r = refund(&mut w, "k-2", "p1", "R-1", first);
+        send(&mut w, 2, 2, r);
+        let body =
+            format!(r#"{{"id":"r1","payment_id":"p1","amount":{first},"status":"succeeded"}}"#);
+        answer(&mut w, 3, 2, 201, &body, re);
+        if second > 0 {
+            let r = refund(&mut w, "k-3", "p1", "R-2", second);
+            send(&mut w, 4, 3, r);
+            let body = format!(
+                r#"{{"id":"r2","payment_id":"p1","amount":{second},"status":"processing"}}"#
+            );
+            answer(&mut w, 5, 3, 201, &body, re);
+        }
+        let w = w.witnesses.get(&Breach::RefundBeyondAmount);
+        assert_eq!(w.is_some(), breach, "{first} then {second}");
+        if let Some(w) = w {
+            assert_eq!(
+                w.entries[0].id,
+                RequestId(1),
+                "the Payment's sighting first"
+            );
+        }
+    }
+}
+
+/// ATTEMPT-01/02: an attempt started on a card, then a newer attempt shown: kept per
+/// card, with the exchange that started the first; ATTEMPT-05: the most attempts shown.
+#[test]
+fn a_newer_attempt_after_a_cards_attempt_is_kept_per_card() {
+    let pay = Shape::One(IdKind::Payment);
+    let mut w = facts();
+    send(&mut w, 0, 1, with_card(create("k-1", "O-1", 100), 'G'));
+    answer(
+        &mut w,
+        1,
+        1,
+        202,
+        r#"{"id":"p1","status":"processing","attempt_count":1}"#,
+        pay,
+    );
+    let c = confirm(&mut w, "k-2", "p1", 'A');
+    send(&mut w, 2, 2, c);
+    answer(
+        &mut w,
+        3,
+        2,
+        200,
+        r#"{"id":"p1","status":"succeeded","attempt_count":2}"#,
+        pay,
+    );
+    let renewed = &w.renewed_attempts[&payhub_model::Card('G')];
+    let ids: Vec<RequestId> = renewed.entries.iter().map(|e| e.id).collect();
+    assert_eq!(ids, [RequestId(1), RequestId(2)]);
+    assert!(!w.renewed_attempts.contains_key(&payhub_model::Card('A')));
+    assert_eq!(w.most_attempts.as_deref().map(|(n, _)| *n), Some(2));
+    // The confirm was in the log: no attempt without one.
+    assert!(!w.witnesses.contains_key(&Breach::AttemptWithoutConfirm));
+}
+
+/// CARD-03: a replay of a create shown with more attempts than its first answer, no
+/// confirm sent between, is noted; with a confirm between, it is not.
+#[test]
+fn more_attempts_with_no_confirm_between_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for confirmed in [false, true] {
+        let mut w = facts();
+        send(&mut w, 0, 1, with_card(create("k-1", "O-1", 100), 'B'));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"failed","attempt_count":1}"#,
+            pay,
+        );
+        if confirmed {
+            let c = confirm(&mut w, "k-2", "p1", 'B');
+            send(&mut w, 2, 3, c);
+            answer(
+                &mut w,
+                3,
+                3,
+                200,
+                r#"{"id":"p1","status":"failed","attempt_count":2}"#,
+                pay,
+            );
+        }
+        send(&mut w, 4, 2, with_card(create("k-1", "O-1", 100), 'A'));
+        let shown = if confirmed { 3 } else { 2 };
+        let body = format!(r#"{{"id":"p1","status":"succeeded","attempt_count":{shown}}}"#);
+        answer(&mut w, 5, 2, 200, &body, pay);
+        let noted = w.witnesses.get(&Breach::AttemptWithoutConfirm);
+        if confirmed {
+            // The confirm's own answer shows its attempt: the replay's rise past it is
+            // judged from that answer.
+            let n = noted.map(|w| w.entries[0].id);
+            assert_eq!(n, Some(RequestId(3)), "judged from the confirm's sighting");
+        } else {
+            let ids: Vec<RequestId> = noted.unwrap().entries.iter().map(|e| e.id).collect();
+            assert_eq!(ids, [RequestId(1), RequestId(2)]);
+        }
+    }
+}
+
+/// KEY-07: the shortest printable key refused 400 about the `Idempotency-Key` is kept,
+/// counted in UTF-16 code units; a key with a control character is not.
+#[test]
+fn the_shortest_printable_key_refused_is_kept() {
+    let pay = Shape::One(IdKind::Payment);
+    let refused = r#"{"error":{"code":"bad_key","field":"Idempotency-Key"}}"#;
+    let mut w = facts();
+    let long = "é".repeat(200);
+    send(&mut w, 0, 1, create(&long, "O-1", 100));
+    answer(&mut w, 1, 1, 400, refused, pay);
+    send(&mut w, 2, 2, create("a\tb", "O-2", 100));
+    answer(&mut w, 3, 2, 400, refused, pay);
+    send(&mut w, 4, 3, create("k-3", "O-3", 100));
+    answer(
+        &mut w,
+        5,
+        3,
+        400,
+        r#"{"error":{"code":"bad_amount","field":"amount"}}"#,
+        pay,
+    );
+    let (units, seen) = w.shortest_refused_key.as_deref().expect("kept");
+    assert_eq!((*units, seen.id), (200, RequestId(1)));
+}
