@@ -41,6 +41,26 @@ struct ScopeRow {
     finish: Option<String>,
 }
 
+impl ScopeRow {
+    /// A scope that was not run, and why (`outcome`).
+    fn not_run(preset: &'static str, c: &Counts, outcome: String) -> ScopeRow {
+        ScopeRow {
+            preset,
+            faults: text(c),
+            size: c.iter().sum(),
+            outcome,
+            complete: false,
+            unique_states: None,
+            total_states: None,
+            seconds: None,
+            peak_rss_bytes: None,
+            growth: Vec::new(),
+            estimated_states: None,
+            finish: None,
+        }
+    }
+}
+
 /// Every way to share `n` faults among the five knobs, in a fixed order.
 fn combinations(n: u8) -> Vec<Counts> {
     let mut out = Vec::new();
@@ -138,38 +158,12 @@ pub fn table(args: &BenchArgs, n: u8) -> Result<ExitCode, String> {
                     .into_iter()
                     .find(|p| find(p).is_some_and(|r| !r.complete && r.unique_states.is_some()));
                 let mut row = if let Some(p) = cut_parent {
-                    ScopeRow {
-                        preset,
-                        faults: text(&c),
-                        size,
-                        outcome: format!("not run: {} was cut", text(&p)),
-                        complete: false,
-                        unique_states: None,
-                        total_states: None,
-                        seconds: None,
-                        peak_rss_bytes: None,
-                        growth: Vec::new(),
-                        estimated_states: None,
-                        finish: None,
-                    }
+                    ScopeRow::not_run(preset, &c, format!("not run: {} was cut", text(&p)))
                 } else if let Err(setup) = preset_accepts(preset, &c) {
                     // The preset's setup does not run in this scope (its own faults come
                     // on top of a scope's, `Preset::with_scope`, so no client preset
                     // shows this today): no such scope.
-                    ScopeRow {
-                        preset,
-                        faults: text(&c),
-                        size,
-                        outcome: format!("no such scope: {setup}"),
-                        complete: false,
-                        unique_states: None,
-                        total_states: None,
-                        seconds: None,
-                        peak_rss_bytes: None,
-                        growth: Vec::new(),
-                        estimated_states: None,
-                        finish: None,
-                    }
+                    ScopeRow::not_run(preset, &c, format!("no such scope: {setup}"))
                 } else {
                     let c_bench = run_one(&exe, preset, &c, args)?;
                     let outcome = if c_bench.complete {
