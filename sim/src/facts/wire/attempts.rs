@@ -15,7 +15,7 @@
 
 use super::{Breach, Rec, Seen, WireFacts};
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
-use payhub_model::{Card, Endpoint, Json, Method, Millis, PaymentId, RefundId, RequestId};
+use payhub_model::{Endpoint, Json, Method, Millis, PaymentId, RefundId, RequestId};
 
 /// A Payment's confirms: how many are open, the last one closed (when, which) and when
 /// the one before it closed.
@@ -124,8 +124,8 @@ impl WireFacts {
             Endpoint::ConfirmPayment { payment_id, .. } => *payment_id == id,
             _ => false,
         };
-        let card: Option<Card> = endpoint.card();
-        if let (true, true, Some(card)) = (starts && r.is_success(), n > known.unwrap_or(0), card) {
+        let started = starts && r.is_success() && n > known.unwrap_or(0);
+        if let Some(card) = endpoint.card().filter(|_| started) {
             self.attempt_cards.insert(id, (n, card, seen.clone()));
         }
     }
@@ -182,11 +182,15 @@ impl WireFacts {
     /// KEY-07: a printable key (no control character, no surrounding white space: of
     /// those the contract says nothing) refused 400 about the `Idempotency-Key`.
     pub(super) fn note_refused_key(&mut self, seen: &Rec, r: &ObservedAnswer) {
-        let Some(key) = seen.key.as_deref() else {
+        // Most answers are no key's refusal: they are read no further.
+        let Some(key) = seen
+            .key
+            .as_deref()
+            .filter(|_| r.status == 400 && r.about_key)
+        else {
             return;
         };
-        let printable = !key.chars().any(char::is_control) && key.trim() == key;
-        if r.status != 400 || !r.about_key || !printable {
+        if key.chars().any(char::is_control) || key.trim() != key {
             return;
         }
         // The most characters it has in any reading of "character" (A-KEY-LENGTH):
