@@ -1,5 +1,6 @@
 //! What the properties tell the facts ([`Judging`]): the judge of every answer, store
-//! change and webhook ([`crate::responses`]), and how long a scope's history is kept,
+//! change and webhook ([`crate::responses`]), the reading of answers under a scope
+//! ([`crate::scope_answers`]), and how long a scope's history is kept,
 //! RET-01's retention. The facts record; these decide. Installed wherever facts are
 //! built for the properties to read: [`WorldConfig::judged_by`] for a world (the
 //! checker's presets, the simulator, the zoo, the sandbox, scripts, replays),
@@ -16,5 +17,6 @@ use payhub_sim::facts::Judging;
 /// 幂等记录在线保留 7 天。).
 pub static JUDGING: Judging = Judging {
     answers: crate::responses::answers::judge,
+    scope_answers: crate::scope_answers::CONTRACT,
     scope_history: Contract::RETENTION,
 };

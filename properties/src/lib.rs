@@ -26,6 +26,7 @@ pub mod property;
 pub mod reach;
 pub mod responses;
 pub mod safety;
+pub mod scope_answers;
 pub mod traffic;
 pub mod verdict;
 pub mod wire;

@@ -262,10 +262,13 @@ impl World {
         // The answer is copied into the event only if someone reads it.
         let handling = handling(before, StoreCounts::of(&self.platform), &out);
         // Only the money family reads a handled request.
-        let changes = self
-            .facts
-            .money
-            .handling_changes(request, owner, answer, &handling);
+        let changes = self.facts.money.handling_changes(
+            request,
+            owner,
+            answer,
+            &handling,
+            self.facts.judged_by,
+        );
         let business = self.origins.get(&id).and_then(|o| o.business.clone());
         self.emit_if(sink, changes, || What::Handled {
             id,

@@ -40,7 +40,7 @@ pub mod responses;
 pub mod traffic;
 pub mod wire;
 
-pub use judging::{AnswerJudge, JudgedBy, Judging};
+pub use judging::{AnswerJudge, JudgedBy, Judging, ScopeAnswers};
 pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
@@ -133,7 +133,7 @@ impl Facts {
             responses.observe(what, &store, judged_by.answers());
         }
         if changed.money {
-            f.money.observe(at, what, f.judged_by.scope_history());
+            f.money.observe(at, what, f.judged_by);
         }
         if changed.attempts {
             f.attempts.observe(what);
@@ -162,7 +162,7 @@ impl Facts {
     /// Which families `what` changes.
     fn families_changed(&self, what: &What) -> Changed {
         Changed {
-            money: self.money.changes(what),
+            money: self.money.changes(what, self.judged_by),
             attempts: self.attempts.changes(what),
             refunds: self.refunds.changes(what),
             queries: self.queries.changes(what),

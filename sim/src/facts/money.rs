@@ -1,11 +1,14 @@
 //! Idempotency and money: what each scope executed and was answered, the charges it
 //! caused, and the acquirer's ledger (EFFECT-01, REPLAY-01, CONFLICT-01, SCOPE-01,
-//! RET-01, REJECT-01, CARD-01).
+//! RET-01, REJECT-01, CARD-01). Which answers misjudge a conflict, treat a replay as
+//! new business or say nothing executed is the properties' reading
+//! ([`super::judging::ScopeAnswers`]); this family records the first request each finds.
 
+use super::judging::{JudgedBy, ScopeAnswers};
 use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
 use payhub_model::{
-    ApiRequest, ApiResponse, AttemptId, CowMap, Endpoint, ErrorCode, Json, LedgerEntry, Millis,
-    PaymentId, RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
+    ApiRequest, ApiResponse, AttemptId, CowMap, Endpoint, Json, LedgerEntry, Millis, PaymentId,
+    RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
 };
 use serde::Serialize;
 
@@ -65,8 +68,9 @@ pub struct Money {
 }
 
 impl Money {
-    /// Whether `what` may change this family.
-    pub(super) fn changes(&self, what: &What) -> bool {
+    /// Whether `what` may change this family, read as `judged` reads answers.
+    pub(super) fn changes(&self, what: &What, judged: JudgedBy) -> bool {
+        let read = Reading(judged.scope_answers());
         match what {
             What::Ledger { .. } => true,
             What::Handled {
@@ -74,7 +78,7 @@ impl Money {
                 owner,
                 handling,
                 ..
-            } => self.handling_changes(request, *owner, handling.answer.as_ref(), handling),
+            } => self.handling_changes(request, *owner, handling.answer.as_ref(), handling, judged),
             What::Answered {
                 id,
                 response,
@@ -83,7 +87,7 @@ impl Money {
             } => {
                 self.waiting.contains_key(id)
                     || (self.replay_as_new_business.is_none()
-                        && as_new_business(response)
+                        && read.as_new_business(response)
                         && route
                             .scope
                             .as_ref()
@@ -103,10 +107,14 @@ impl Money {
         }
     }
 
-    /// Folds `what`, seen at `at`; a scope's history is kept for `kept` (the properties'
-    /// reading of RET-01, [`super::Judging::scope_history`]).
-    pub(super) fn observe(&mut self, at: Millis, what: &What, kept: Millis) {
-        let now = Window { now: at, kept };
+    /// Folds `what`, seen at `at`, read as `judged` reads answers; a scope's history is
+    /// kept for the properties' reading of RET-01 ([`super::Judging::scope_history`]).
+    pub(super) fn observe(&mut self, at: Millis, what: &What, judged: JudgedBy) {
+        let now = Window {
+            now: at,
+            kept: judged.scope_history(),
+            read: Reading(judged.scope_answers()),
+        };
         match what {
             What::Handled {
                 id,
@@ -126,10 +134,10 @@ impl Money {
                 route: Some(route),
                 ..
             } => {
-                self.on_waiter_answer(*id, response);
+                self.on_waiter_answer(now, *id, response);
                 self.on_answer(now, *id, route, response)
             }
-            What::Answered { id, response, .. } => self.on_waiter_answer(*id, response),
+            What::Answered { id, response, .. } => self.on_waiter_answer(now, *id, response),
             What::UpstreamCalled {
                 call: UpstreamCall::Charge { .. },
                 during: None,
@@ -183,11 +191,13 @@ impl Money {
         owner: Owner,
         answer: Option<&ApiResponse>,
         handling: &Handling,
+        judged: JudgedBy,
     ) -> bool {
+        let read = Reading(judged.scope_answers());
         !handling.calls.is_empty()
             || handling.new_record
             || (handling.store_changed
-                && answer.is_some_and(rejected)
+                && answer.is_some_and(|a| read.executes_nothing(a))
                 && self.rejected_but_executed.is_none())
             || (self.answered_other_payment.is_none() && about_other_payment(request, answer))
             || (answer.is_some() && owner.is_some() && request.idempotency_key.is_some())
@@ -232,7 +242,10 @@ impl Money {
         if (other_card || replay_charged) && self.charged_other_card.is_none() {
             self.charged_other_card = Some(id);
         }
-        let rejected = handling.answer.as_ref().is_some_and(rejected);
+        let rejected = handling
+            .answer
+            .as_ref()
+            .is_some_and(|a| now.read.executes_nothing(a));
         self.on_scope_answer(now, id, request, scope, handling);
         let executed = handling.store_changed || handling.new_record || !handling.calls.is_empty();
         if rejected && executed && self.rejected_but_executed.is_none() {
@@ -294,21 +307,13 @@ impl Money {
             self.waiting.insert(id, waiter);
         }
         if let Some(answer) = answer {
-            let misjudged = match answer.error_code() {
-                Some(ErrorCode::IdempotencyConflict) => {
-                    execution.as_ref().is_none_or(|p| *p == params)
-                }
-                None if answer.is_success() => execution.as_ref().is_some_and(|p| *p != params),
-                // The original in flight does not hide a conflict (CONFLICT-01 before CONC-03).
-                Some(ErrorCode::OperationInProgress) => {
-                    execution.as_ref().is_some_and(|p| *p != params)
-                }
-                _ => false,
-            };
-            if misjudged && self.conflict_misjudged.is_none() {
+            let params_differ = execution.as_ref().is_some_and(|p| *p != params);
+            if now.read.conflict_misjudged(answer, params_differ)
+                && self.conflict_misjudged.is_none()
+            {
                 self.conflict_misjudged = Some(id);
             }
-            if as_new_business(answer)
+            if now.read.as_new_business(answer)
                 && execution.is_some()
                 && self.replay_as_new_business.is_none()
             {
@@ -328,21 +333,17 @@ impl Money {
             .map(|(_, p)| p.clone())
     }
 
-    /// A waiter's answer, given after its own step: judged as its own-step answer would
-    /// be (CONFLICT-01: idempotency_conflict exactly when its parameters differ; SCOPE-01:
+    /// A waiter's answer, given after its own step: read as its own-step answer would
+    /// be (CONFLICT-01 against the parameters of the execution it waited on; SCOPE-01:
     /// about the Payment it names).
-    fn on_waiter_answer(&mut self, id: RequestId, response: &ApiResponse) {
+    fn on_waiter_answer(&mut self, now: Window, id: RequestId, response: &ApiResponse) {
         let Some(waiter) = self.waiting.get(&id).copied() else {
             return;
         };
         self.waiting.remove(&id);
-        let misjudged = match response.error_code() {
-            Some(ErrorCode::IdempotencyConflict) => !waiter.params_differ,
-            None if response.is_success() => waiter.params_differ,
-            Some(ErrorCode::OperationInProgress) => waiter.params_differ,
-            _ => false,
-        };
-        if misjudged && self.conflict_misjudged.is_none() {
+        if now.read.conflict_misjudged(response, waiter.params_differ)
+            && self.conflict_misjudged.is_none()
+        {
             self.conflict_misjudged = Some(id);
         }
         let about = about_payment(response);
@@ -361,7 +362,7 @@ impl Money {
             .scope
             .as_ref()
             .is_some_and(|s| self.execution_of(now, s).is_some());
-        if as_new_business(response) && executed && self.replay_as_new_business.is_none() {
+        if now.read.as_new_business(response) && executed && self.replay_as_new_business.is_none() {
             self.replay_as_new_business = Some(id);
         }
         if !response.is_success() {
@@ -392,11 +393,33 @@ impl Money {
     }
 }
 
-/// The moment an event is folded at, and how long a scope's history is kept.
+/// The moment an event is folded at, how long a scope's history is kept, and how its
+/// answers are read.
 #[derive(Clone, Copy)]
 struct Window {
     now: Millis,
     kept: Millis,
+    read: Reading,
+}
+
+/// The properties' reading of answers under a scope; without one, no answer is found
+/// wanting.
+#[derive(Clone, Copy)]
+struct Reading(Option<&'static ScopeAnswers>);
+
+impl Reading {
+    fn conflict_misjudged(self, answer: &ApiResponse, params_differ: bool) -> bool {
+        self.0
+            .is_some_and(|r| (r.conflict_misjudged)(answer, params_differ))
+    }
+
+    fn as_new_business(self, answer: &ApiResponse) -> bool {
+        self.0.is_some_and(|r| (r.as_new_business)(answer))
+    }
+
+    fn executes_nothing(self, answer: &ApiResponse) -> bool {
+        self.0.is_some_and(|r| (r.executes_nothing)(answer))
+    }
 }
 
 impl Window {
@@ -490,25 +513,6 @@ fn charges_by_contract(endpoint: &Endpoint) -> bool {
     matches!(
         endpoint,
         Endpoint::CreatePayment { .. } | Endpoint::ConfirmPayment { .. }
-    )
-}
-
-/// A 400/401/403/404/405/409/422/429/503 answer: nothing may have executed (REJECT-01;
-/// 404, 405 and the 409s bind nothing either, A-409-NOBIND).
-fn rejected(answer: &ApiResponse) -> bool {
-    matches!(
-        answer.status,
-        400 | 401 | 403 | 404 | 405 | 409 | 422 | 429 | 503
-    )
-}
-
-/// The answers of new business to a used key (REPLAY-01: never within retention).
-fn as_new_business(answer: &ApiResponse) -> bool {
-    matches!(
-        answer.error_code(),
-        Some(
-            ErrorCode::OrderNoConflict | ErrorCode::PaymentInProgress | ErrorCode::RefundNoConflict
-        )
     )
 }
 
