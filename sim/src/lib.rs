@@ -19,7 +19,7 @@
 //! properties → report.
 //!
 //! One file per concept: [`world`] (state, enabled choices, the `apply` dispatcher) and
-//! one file per fault domain it dispatches to — `wire.rs` (the merchants' network and
+//! one file per fault domain it dispatches to — `merchant_link.rs` (the merchants' network and
 //! the platform edge's 500s), `upstream.rs` (link and acquirer), `merchants.rs` (client
 //! servers, crashes, restarts), `clock.rs` (time) — with `platform_io.rs` (stepping the
 //! platform and routing its outputs); [`network`] (messages in flight), [`choice`],
@@ -35,6 +35,7 @@ pub mod diagram;
 pub mod driver;
 pub mod facts;
 mod inert;
+mod merchant_link;
 mod merchants;
 pub mod narrowing;
 pub mod network;
@@ -49,7 +50,6 @@ pub mod tape;
 pub mod trace;
 mod trace_lines;
 mod upstream;
-mod wire;
 pub mod world;
 pub mod worlds;
 

@@ -347,7 +347,7 @@ impl World {
     /// A dispatcher: each choice names one fault domain, whose helper takes the message
     /// or event the choice names, steps the actor it goes to and routes that actor's
     /// outputs, emitting an event for each thing that happens (into the facts, and into
-    /// `trace` when recording). Domains: the merchants' network (`wire.rs`), the upstream
+    /// `trace` when recording). Domains: the merchants' network (`merchant_link.rs`), the upstream
     /// link and the acquirer (`upstream.rs`), the merchant servers (`merchants.rs`), the
     /// clock (`clock.rs`), the environment's controls and scripted sends (below).
     pub fn apply(
