@@ -16,6 +16,7 @@ use payhub_model::Shared;
 use payhub_model::event::Event;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_sim::Facts;
+use payhub_sim::facts::resolution::Resolution;
 use payhub_sim::facts::wire::{Seen, WireFacts, Witness};
 use serde::Serialize;
 
@@ -95,6 +96,8 @@ pub struct Folded {
     pub wire: WireFacts,
     pub supply: Supply,
     pub events: usize,
+    /// What became of each submission, for the liveness verdict.
+    pub resolution: Resolution,
 }
 
 /// The owners of the API keys of the harness's worlds (and of the sandbox).
@@ -111,6 +114,7 @@ impl Folded {
             wire,
             supply: Supply::empty(),
             events: 0,
+            resolution: crate::liveness::learning(),
         }
     }
 
@@ -118,6 +122,7 @@ impl Folded {
         Facts::observe(&mut self.facts, e);
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
+        self.resolution.observe(e);
         self.events += 1;
     }
 
@@ -126,11 +131,13 @@ impl Folded {
         lack_ownerless(&self.wire, &mut self.supply);
     }
 
-    /// Every verdict, exchanges named `exchange #N`.
+    /// Every verdict, exchanges named `exchange #N`, then liveness's.
     pub fn verdicts(&self) -> Vec<Verdict> {
-        judge_all(&self.facts, &self.wire, &self.supply, &|s: &Seen| {
+        let mut all = judge_all(&self.facts, &self.wire, &self.supply, &|s: &Seen| {
             format!("exchange {} at {}", s.id, s.sent)
-        })
+        });
+        all.push(crate::liveness::stream_verdict(&self.resolution, &self.supply));
+        all
     }
 }
 
