@@ -105,6 +105,7 @@ fn not_known(
     order_no: &str,
     shown: &ShownOrder,
     platform: impl Fn(PaymentId) -> Option<(PaymentStatus, u32)>,
+    after: &str,
 ) -> Option<String> {
     let state = shown.state;
     if state.is_settled() || state == OrderState::PendingConfirmation {
@@ -116,7 +117,7 @@ fn not_known(
             Some((PaymentStatus::RequiresAction, _)) => None,
             Some((status, version)) => Some(format!(
                 "order {} still awaits the payer's authentication (requires_action, version {}) \
-                 after faults stopped for 25 h, but its Payment is {} (version {})",
+                 {after}, but its Payment is {} (version {})",
                 order_no,
                 shown.version,
                 status.as_str(),
@@ -130,19 +131,38 @@ fn not_known(
     }
     Some(format!(
         // In the contract's words (WORDING-02's "confirming"), never the model's names.
-        "order {} is still {} after faults stopped for 25 h",
+        "order {} is still {} {after}",
         order_no, state
     ))
 }
 
-/// [`not_known`] of an order of the stream.
-fn not_known_in(facts: &Resolution, order_no: &str, order: &OrderSeen) -> Option<String> {
-    not_known(order_no, &order.shown, |p| {
+/// How a healed run says how long the faults had stopped.
+const HEALED: &str = "after faults stopped for 25 h";
+
+/// [`not_known`] of an order of the stream that ended at `end`.
+fn not_known_in(
+    facts: &Resolution,
+    order_no: &str,
+    order: &OrderSeen,
+    end: StreamEnd,
+) -> Option<String> {
+    let platform = |p| {
         facts
             .payments
             .get(&p)
-            .map(|p| (p.stored.status, p.stored.version))
-    })
+            .map(|p: &payhub_sim::facts::resolution::PaymentSeen| (p.stored.status, p.stored.version))
+    };
+    match end.healed_from {
+        Some(_) => not_known(order_no, &order.shown, platform, HEALED),
+        None => {
+            let after = format!(
+                "from {} to the stream's end at {}",
+                unknown_since(facts, order),
+                end.at
+            );
+            not_known(order_no, &order.shown, platform, &after)
+        }
+    }
 }
 
 /// Since when `order` has been unknown without a break: the start of its last run of
@@ -375,7 +395,7 @@ pub fn judge(facts: &Resolution, end: StreamEnd) -> LivenessVerdict {
     let mut reached: Option<(Assumption, String)> = None;
     let mut pending: Option<String> = None;
     for ((db, order_no), order) in &facts.orders {
-        let Some(why) = not_known_in(facts, order_no, order) else {
+        let Some(why) = not_known_in(facts, order_no, order, end) else {
             continue;
         };
         if end.healed_from.is_none() {
@@ -493,7 +513,7 @@ pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
                 .platform
                 .payment_view(p)
                 .map(|v| (v.status, v.version))
-        })
+        }, HEALED)
     })
 }
 
