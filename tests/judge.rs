@@ -123,7 +123,8 @@ fn liveness_of_a_stream_left_unknown_until(name: &str, to_ms: u64) -> (serde_jso
         .take_while(|l| l.starts_with("{\"at\":0,"))
         .collect();
     assert!(
-        head.iter().any(|l| l.contains("\"order_shown\"") && l.contains("submitting")),
+        head.iter()
+            .any(|l| l.contains("\"order_shown\"") && l.contains("submitting")),
         "{head:?}"
     );
     let stream = format!(

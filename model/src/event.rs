@@ -222,7 +222,9 @@ impl ShownOrder {
     /// What `order` says of its result, its query window read from the schedule of a
     /// client with `params`.
     pub fn of(order: &crate::client::OrderRecord, params: &crate::client::ClientParams) -> Self {
-        let last = crate::client::schedule::query_offsets(params).into_iter().max();
+        let last = crate::client::schedule::query_offsets(params)
+            .into_iter()
+            .max();
         ShownOrder {
             state: order.state(),
             payment_id: order.payment_id,

@@ -19,9 +19,9 @@
 //! A-WEBHOOK-BLACKOUT (an order no query is due for, that missed every delivery of the
 //! Payment's latest event: the servers were down, or it was lost).
 
+use crate::Kind;
 use crate::evidence::{Evidence, EvidenceSet, Supply};
 use crate::verdict::{Status, Verdict};
-use crate::Kind;
 use payhub_model::client::{ClientParams, OrderState};
 use payhub_model::event::ShownOrder;
 use payhub_model::{Assumption, Contract, Millis, PaymentId, PaymentStatus, Rule};
@@ -150,7 +150,9 @@ fn not_known_in(
         facts
             .payments
             .get(&p)
-            .map(|p: &payhub_sim::facts::resolution::PaymentSeen| (p.stored.status, p.stored.version))
+            .map(|p: &payhub_sim::facts::resolution::PaymentSeen| {
+                (p.stored.status, p.stored.version)
+            })
     };
     match end.healed_from {
         Some(_) => not_known(order_no, &order.shown, platform, HEALED),
@@ -459,7 +461,9 @@ pub fn stream_verdict(facts: &Resolution, supply: &Supply) -> Verdict {
                 assumption.id()
             )),
         ),
-        LivenessVerdict::Incomplete(why) => (Status::CannotJudge, Some(format!("not judged yet: {why}"))),
+        LivenessVerdict::Incomplete(why) => {
+            (Status::CannotJudge, Some(format!("not judged yet: {why}")))
+        }
     };
     Verdict {
         name: NAME,
@@ -507,14 +511,23 @@ pub fn check(config: &WorldConfig, world: &mut World) -> Option<String> {
 pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
     let _ = config;
     let params = ClientParams::default();
-    world.dbs.iter().flat_map(|db| db.orders()).find_map(|order| {
-        not_known(&order.order_no, &ShownOrder::of(order, &params), |p| {
-            world
-                .platform
-                .payment_view(p)
-                .map(|v| (v.status, v.version))
-        }, HEALED)
-    })
+    world
+        .dbs
+        .iter()
+        .flat_map(|db| db.orders())
+        .find_map(|order| {
+            not_known(
+                &order.order_no,
+                &ShownOrder::of(order, &params),
+                |p| {
+                    world
+                        .platform
+                        .payment_view(p)
+                        .map(|v| (v.status, v.version))
+                },
+                HEALED,
+            )
+        })
 }
 
 /// The verdict of the run `tape` describes: healed, then judged from its events

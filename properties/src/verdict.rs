@@ -133,10 +133,16 @@ impl Folded {
 
     /// Every verdict, exchanges named `exchange #N`, then liveness's.
     pub fn verdicts(&self) -> Vec<Verdict> {
-        let mut all = judge_all(&self.facts, &self.wire, &self.supply, &|s: &Seen| {
-            format!("exchange {} at {}", s.id, s.sent)
-        });
-        all.push(crate::liveness::stream_verdict(&self.resolution, &self.supply));
+        self.verdicts_naming(&|s: &Seen| format!("exchange {} at {}", s.id, s.sent))
+    }
+
+    /// Every verdict, each exchange of a witness named by `name`, then liveness's.
+    pub fn verdicts_naming(&self, name: &dyn Fn(&Seen) -> String) -> Vec<Verdict> {
+        let mut all = judge_all(&self.facts, &self.wire, &self.supply, name);
+        all.push(crate::liveness::stream_verdict(
+            &self.resolution,
+            &self.supply,
+        ));
         all
     }
 }
@@ -177,6 +183,8 @@ pub fn unscoped_json(
 pub struct WireSide {
     pub wire: WireFacts,
     pub supply: Supply,
+    /// What became of each submission, for the liveness verdict.
+    pub resolution: Resolution,
 }
 
 impl Default for WireSide {
@@ -184,6 +192,7 @@ impl Default for WireSide {
         WireSide {
             wire: harness_owners(),
             supply: Supply::empty(),
+            resolution: crate::liveness::learning(),
         }
     }
 }
@@ -192,6 +201,7 @@ impl WireSide {
     pub fn observe(&mut self, e: &Event) {
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
+        self.resolution.observe(e);
     }
 
     /// The stream has ended (so far): what its wire facts lacked.
@@ -199,11 +209,17 @@ impl WireSide {
         lack_ownerless(&self.wire, &mut self.supply);
     }
 
-    /// Every verdict over `facts` and this wire side, exchanges named `exchange #N`.
+    /// Every verdict over `facts` and this wire side, exchanges named `exchange #N`,
+    /// then liveness's.
     pub fn verdicts(&self, facts: &Facts) -> Vec<Verdict> {
-        judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
+        let mut all = judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
             format!("exchange {} at {}", s.id, s.sent)
-        })
+        });
+        all.push(crate::liveness::stream_verdict(
+            &self.resolution,
+            &self.supply,
+        ));
+        all
     }
 }
 

@@ -780,8 +780,8 @@ fn blackout<'a>(config: &'a WorldConfig, labels: &[&str]) -> (Run<'a>, Lag) {
     let mut unmade = run.seen.clone();
     unmade.webhooks.remove(last);
     for seen in [&heard, &unmade] {
-        let why =
-            liveness::gap(seen, run.world.now, 0, &lag.order.order_no).expect_err("not the blackout");
+        let why = liveness::gap(seen, run.world.now, 0, &lag.order.order_no)
+            .expect_err("not the blackout");
         assert!(why.contains("delivery"), "{why}");
     }
     let mut lost = heard.clone();

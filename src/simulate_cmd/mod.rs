@@ -323,7 +323,10 @@ impl Acc {
             // A healed run is judged whole: never incomplete; were it, it is listed with
             // the gaps, neither a pass nor a violation.
             LivenessVerdict::Incomplete(detail) => {
-                let gap = self.gaps.entry("not judged").or_insert((0, r.seed, detail.clone()));
+                let gap = self
+                    .gaps
+                    .entry("not judged")
+                    .or_insert((0, r.seed, detail.clone()));
                 gap.0 += 1;
             }
             LivenessVerdict::Gap { assumption, detail } => {

@@ -232,7 +232,11 @@ impl Resolution {
                     self.emitted.insert((p.id, p.version));
                 }
             }
-            What::Delivered { id: _, to, response } if self.nodes.contains_key(to) => {
+            What::Delivered {
+                id: _,
+                to,
+                response,
+            } if self.nodes.contains_key(to) => {
                 // `Delivered` to a client node is an answer it awaited (`DeliveredUnread`
                 // otherwise).
                 if let Some(p) = response.payment()
