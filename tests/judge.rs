@@ -117,10 +117,24 @@ fn judge_rejects_what_is_not_an_event_stream() {
 /// answered yet), then only the clock moving to `to_ms`: its status is the liveness
 /// property's verdict over it, with `judge`'s exit code.
 fn liveness_of_a_stream_left_unknown_until(name: &str, to_ms: u64) -> (serde_json::Value, i32) {
+    liveness_of_a_stream_without(name, to_ms, &[])
+}
+
+/// [`liveness_of_a_stream_left_unknown_until`], without the events of the kinds `without`.
+fn liveness_of_a_stream_without(
+    name: &str,
+    to_ms: u64,
+    without: &[&str],
+) -> (serde_json::Value, i32) {
     let events = stdout(&run(&["replay", "--seed", "3", "--format", "events"]));
     let head: Vec<&str> = events
         .lines()
         .take_while(|l| l.starts_with("{\"at\":0,"))
+        .filter(|l| {
+            !without
+                .iter()
+                .any(|k| l.contains(&format!("\"kind\":\"{k}\"")))
+        })
         .collect();
     assert!(
         head.iter()
@@ -165,4 +179,24 @@ fn judge_finds_a_submission_unknown_past_the_window_and_does_not_pass_one_cut_sh
         "{early}"
     );
     assert_ne!(code_early, 1);
+}
+
+/// A stream without the platform's own record (what tells a violation from a documented
+/// gap: the Payment's latest version, its webhooks) is not judged for liveness, even with
+/// a submission unknown past the window.
+#[test]
+fn judge_does_not_judge_liveness_without_the_platforms_record() {
+    let (v, code) = liveness_of_a_stream_without(
+        "unknown-26h-no-platform.jsonl",
+        26 * 3_600_000,
+        &["handled", "answered", "payment_stored", "webhook_emitted"],
+    );
+    assert_eq!(v["status"], "cannot_judge", "{v}");
+    assert!(
+        v["missing"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["evidence"] == "platform")),
+        "{v}"
+    );
+    assert_ne!(code, 1);
 }

@@ -442,17 +442,16 @@ pub fn learning() -> Resolution {
 }
 
 /// The liveness verdict of a recorded stream that supplied `supply`, beside the
-/// registry's: `violated` stands whatever the stream lacks; a gap reached holds with the
-/// assumption named (as `replay` reports it); a stream that ends before a submission's
-/// window closes, or lacks what the judgement needs, cannot be judged.
+/// registry's: a gap reached holds with the assumption named (as `replay` reports it); a
+/// stream that ends before a submission's window closes cannot be judged yet. A stream
+/// that lacks any of [`NEEDS`] cannot be judged at all, even with a submission unknown
+/// past its window: what it lacks (the platform's latest version, the deliveries) is
+/// what tells a violation from a documented gap.
 pub fn stream_verdict(facts: &Resolution, supply: &Supply) -> Verdict {
-    let mut missing = supply.missing(NEEDS);
+    let missing = supply.missing(NEEDS);
     let (status, detail) = match judge(facts, StreamEnd::recorded(facts)) {
-        LivenessVerdict::Unresolved(why) => {
-            missing.clear();
-            (Status::Violated, Some(why))
-        }
         _ if !missing.is_empty() => (Status::CannotJudge, None),
+        LivenessVerdict::Unresolved(why) => (Status::Violated, Some(why)),
         LivenessVerdict::Resolved => (Status::Holds, None),
         LivenessVerdict::Gap { assumption, detail } => (
             Status::Holds,

@@ -132,7 +132,8 @@ impl Resolution {
     }
 
     /// Empty facts of a recorded stream: each node's database is learned from the first
-    /// submission it sends.
+    /// submission it sends; what reaches a node before that (or a node that never
+    /// submits) counts for no database.
     pub fn learning(redeliveries: u8) -> Resolution {
         Resolution {
             learned: true,
