@@ -7,8 +7,10 @@
 //! (sometimes properties) or `cannot_judge`: the stream lacked evidence the property
 //! needs (`payhub_properties::evidence`), named with the reason. The wire properties
 //! (`payhub_properties::wire`) follow the registry's, judged over the stream's wire
-//! events; `check-log` and the sandbox's verdict share this judge
-//! (`payhub_properties::verdict`).
+//! events; then liveness (`payhub_properties::liveness`), judged from the stream's
+//! resolution facts and its last event: a submission unknown past its window is a
+//! violation, one whose window the stream ends before is not judged. `check-log` and the
+//! sandbox's verdict share this judge (`payhub_properties::verdict`).
 
 use payhub_model::event::Event;
 use payhub_properties::verdict::{Folded, Status, harness_owners, unscoped_json};

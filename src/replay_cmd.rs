@@ -5,7 +5,7 @@
 use crate::simulate_cmd::WorldArgs;
 use payhub_properties::liveness::{self, LivenessVerdict};
 use payhub_properties::{AlwaysCheck, PROPERTIES};
-use payhub_sim::driver::{self, Observer, RunOutcome};
+use payhub_sim::driver::{self, RunOutcome};
 use payhub_sim::tape::Tape;
 use payhub_sim::{Choice, Trace, World, WorldConfig};
 use serde::Serialize;
@@ -173,6 +173,8 @@ impl RunVerdict {
     fn exit_code(&self) -> ExitCode {
         if self.property.is_some() {
             ExitCode::from(1)
+        } else if self.status == "not judged" {
+            ExitCode::from(3)
         } else {
             ExitCode::SUCCESS
         }
@@ -189,17 +191,6 @@ pub fn rules_of(property: &str) -> Vec<&'static str> {
         .find(|p| p.name == property)
         .map(|p| p.rules.iter().map(|r| r.id()).collect())
         .unwrap_or_default()
-}
-
-/// Collects the choices the healing phase applies.
-#[derive(Default)]
-struct Healing(Vec<Choice>);
-
-impl Observer for Healing {
-    fn before(&mut self, _: &WorldConfig, _: &World, choice: &Choice) {
-        self.0.push(choice.clone());
-    }
-    fn after(&mut self, _: &WorldConfig, _: &World) {}
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
@@ -227,21 +218,24 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
         }
         None => {
             let mut healed = world.clone();
-            let mut healing = Healing::default();
-            driver::heal_observed(
+            let healing = driver::heal_recorded(
                 &config,
                 &mut healed,
                 liveness::SPAN,
                 liveness::HEAL_STEPS,
-                &mut healing,
+                None,
             );
-            verdict.healing_steps = healing.0.len();
-            healing_choices = healing.0;
+            verdict.healing_steps = healing.choices.len();
+            healing_choices = healing.choices;
             match liveness::verdict(&config, world, &tape) {
                 LivenessVerdict::Resolved => {}
                 LivenessVerdict::Gap { assumption, detail } => {
                     verdict.status = "holds, contract finding reached";
                     verdict.finding = Some(assumption.id());
+                    verdict.detail = Some(detail);
+                }
+                LivenessVerdict::Incomplete(detail) => {
+                    verdict.status = "not judged";
                     verdict.detail = Some(detail);
                 }
                 LivenessVerdict::Unresolved(detail) => {
@@ -258,7 +252,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     let (mut traced, _) = driver::replay(&config, &tape, &mut quiet, Some(&mut trace))
         .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
     // The healing phase as the sweep applied it: the outages it switches off are the
-    // environment's own controls, outside the run's budget (driver::heal_observed).
+    // environment's own controls, outside the run's budget (driver::heal_recorded).
     let free = WorldConfig {
         controls: Vec::new(),
         ..config.clone()

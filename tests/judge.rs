@@ -71,7 +71,11 @@ fn judge_json_lists_every_property_with_its_rules() {
         .iter()
         .filter(|p| !p.assumes_complete_log)
         .count();
-    assert_eq!(props.len(), payhub_properties::PROPERTIES.len() + wire);
+    // Then liveness, judged from the stream's resolution facts.
+    assert_eq!(props.len(), payhub_properties::PROPERTIES.len() + wire + 1);
+    let liveness = props.last().unwrap();
+    assert_eq!(liveness["name"], payhub_properties::liveness::NAME);
+    assert_eq!(liveness["status"], "holds", "{liveness}");
     assert!(
         props
             .iter()
@@ -107,4 +111,92 @@ fn judge_rejects_what_is_not_an_event_stream() {
     let o = run(&["judge", "/nonexistent/run.jsonl"]);
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("cannot read"));
+}
+
+/// The start of seed 3's stream, while its orders are still being submitted (nothing
+/// answered yet), then only the clock moving to `to_ms`: its status is the liveness
+/// property's verdict over it, with `judge`'s exit code.
+fn liveness_of_a_stream_left_unknown_until(name: &str, to_ms: u64) -> (serde_json::Value, i32) {
+    liveness_of_a_stream_without(name, to_ms, &[])
+}
+
+/// [`liveness_of_a_stream_left_unknown_until`], without the events of the kinds `without`.
+fn liveness_of_a_stream_without(
+    name: &str,
+    to_ms: u64,
+    without: &[&str],
+) -> (serde_json::Value, i32) {
+    let events = stdout(&run(&["replay", "--seed", "3", "--format", "events"]));
+    let head: Vec<&str> = events
+        .lines()
+        .take_while(|l| l.starts_with("{\"at\":0,"))
+        .filter(|l| {
+            !without
+                .iter()
+                .any(|k| l.contains(&format!("\"kind\":\"{k}\"")))
+        })
+        .collect();
+    assert!(
+        head.iter()
+            .any(|l| l.contains("\"order_shown\"") && l.contains("submitting")),
+        "{head:?}"
+    );
+    let stream = format!(
+        "{}\n{{\"at\":{to_ms},\"kind\":\"clock\",\"to\":{to_ms}}}\n",
+        head.join("\n")
+    );
+    let file = temp(name, &stream);
+    let o = run(&["judge", file.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let liveness = v["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == payhub_properties::liveness::NAME)
+        .expect("the liveness verdict")
+        .clone();
+    (liveness, code(&o))
+}
+
+/// Liveness from a recorded stream: a submission still unknown more than the window (24 h
+/// and an hour) after it became unknown is a violation (exit 1); the same stream ending
+/// two hours in is not judged yet, never a pass.
+#[test]
+fn judge_finds_a_submission_unknown_past_the_window_and_does_not_pass_one_cut_short() {
+    let hour = 3_600_000;
+    let (late, code_late) = liveness_of_a_stream_left_unknown_until("unknown-26h.jsonl", 26 * hour);
+    assert_eq!(late["status"], "violated", "{late}");
+    assert_eq!(code_late, 1);
+    let detail = late["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("ORDER-1 is still submitting from 0s to the stream's end at 1d2h"),
+        "{detail}"
+    );
+    let (early, code_early) = liveness_of_a_stream_left_unknown_until("unknown-2h.jsonl", 2 * hour);
+    assert_eq!(early["status"], "cannot_judge", "{early}");
+    assert!(
+        early["detail"].as_str().unwrap().contains("not judged yet"),
+        "{early}"
+    );
+    assert_ne!(code_early, 1);
+}
+
+/// A stream without the platform's own record (what tells a violation from a documented
+/// gap: the Payment's latest version, its webhooks) is not judged for liveness, even with
+/// a submission unknown past the window.
+#[test]
+fn judge_does_not_judge_liveness_without_the_platforms_record() {
+    let (v, code) = liveness_of_a_stream_without(
+        "unknown-26h-no-platform.jsonl",
+        26 * 3_600_000,
+        &["handled", "answered", "payment_stored", "webhook_emitted"],
+    );
+    assert_eq!(v["status"], "cannot_judge", "{v}");
+    assert!(
+        v["missing"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["evidence"] == "platform")),
+        "{v}"
+    );
+    assert_ne!(code, 1);
 }

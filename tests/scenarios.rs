@@ -567,7 +567,8 @@ fn blackout(
     let (s, r) = pinned(name);
     let ids: Vec<&str> = s.assumptions.iter().map(|a| a.id()).collect();
     assert!(ids.contains(&"A-WEBHOOK-BLACKOUT"), "{ids:?}");
-    let (world, seen) = liveness::replay_and_heal(&s.config, &r.tape).expect("the tape replays");
+    let (world, seen, end) =
+        liveness::replay_and_heal(&s.config, &r.tape).expect("the tape replays");
     let order = world.dbs[0].order("ORDER-1").expect("ORDER-1").clone();
     assert_eq!(order.state(), state);
     assert_eq!((order.status(), order.version()), (Some(held.0), held.1));
@@ -577,10 +578,10 @@ fn blackout(
         .expect("pay_demo_001");
     assert_eq!((view.status, view.version), latest);
     assert_eq!(
-        liveness::gap(&s.config, &world, &seen, 0, &order),
+        liveness::gap(&seen, end.at, 0, "ORDER-1"),
         Ok(Assumption::WebhookBlackout)
     );
-    liveness::judge(&s.config, &world, &seen)
+    liveness::judge(&seen, end)
 }
 
 #[test]

@@ -18,7 +18,7 @@
 //! No card data: a card is an opaque label (`card A`), as everywhere in the model.
 
 use crate::acquirer::{AcquirerDecision, ChargeState, LedgerEntry, UpstreamCall, UpstreamReply};
-use crate::client::{Command, Decision, Handle, Subject};
+use crate::client::{Command, Decision, Handle, OrderState, Subject};
 use crate::platform::state::AttemptStatus;
 use crate::{
     ApiRequest, ApiResponse, AttemptId, Control, Environment, MerchantId, Method, Millis,
@@ -197,6 +197,48 @@ pub struct StoredOrder {
     pub status: Option<PaymentStatus>,
 }
 
+/// What a merchant database's record of an order says of its result, observed after a
+/// client step changed it: what the liveness check reads (the query schedule, SCHED-01,
+/// and the order's state as the merchant shows it).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ShownOrder {
+    /// What the merchant shows for the order.
+    pub state: OrderState,
+    pub payment_id: Option<PaymentId>,
+    /// The latest Payment version applied (0: none).
+    pub version: u32,
+    /// The order number the current submission carries.
+    pub merchant_order_no: Text,
+    /// Since when the result has been unknown: the query window's start (SCHED-01).
+    pub confirming_since: Option<Millis>,
+    /// When a server last sent a query of the order's Payment (SCHED-02).
+    pub last_query_at: Option<Millis>,
+    /// The last query time of the client's own schedule from `confirming_since`: no
+    /// query is due after it.
+    pub queries_until: Option<Millis>,
+}
+
+impl ShownOrder {
+    /// What `order` says of its result, its query window read from the schedule of a
+    /// client with `params`.
+    pub fn of(order: &crate::client::OrderRecord, params: &crate::client::ClientParams) -> Self {
+        let last = crate::client::schedule::query_offsets(params)
+            .into_iter()
+            .max();
+        ShownOrder {
+            state: order.state(),
+            payment_id: order.payment_id,
+            version: order.version(),
+            merchant_order_no: order.submission.merchant_order_no.clone(),
+            confirming_since: order.confirming_since,
+            last_query_at: order.last_query_at,
+            queries_until: order
+                .confirming_since
+                .map(|anchor| last.map_or(anchor, |o| anchor.after(o))),
+        }
+    }
+}
+
 /// One thing that happened, at simulated (or recorded) time `at`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
@@ -341,6 +383,14 @@ pub enum What {
         order_no: Text,
         was: Option<StoredOrder>,
         stored: StoredOrder,
+    },
+
+    /// A merchant database's record of an order changed what it says of the order's
+    /// result ([`ShownOrder`]); emitted where a source can read the database.
+    OrderShown {
+        db: u8,
+        order_no: Text,
+        shown: ShownOrder,
     },
 
     // ---- Merchant servers. ----

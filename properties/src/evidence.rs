@@ -205,7 +205,7 @@ impl Supply {
             What::Handled { .. } | What::Answered { .. } => &[E::Platform, E::Ledger],
             What::Ledger { .. } | What::Charge { .. } | What::Acquired { .. } => &[E::Ledger],
             What::ClientSends { .. } | What::ClientDecided { .. } => &[E::ClientProcess],
-            What::OrderStored { .. } => &[E::MerchantDb],
+            What::OrderStored { .. } | What::OrderShown { .. } => &[E::MerchantDb],
             _ => &[],
         };
         for k in kinds {

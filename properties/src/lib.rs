@@ -2,7 +2,7 @@
 //!
 //! Owns every judgement: the properties, their rules, evidence and witnesses; the presets,
 //! the exhaustive checker and the bug zoo. Never changes what a run does: it drives sim's
-//! world and judges what the facts recorded (liveness alone still reads the healed world).
+//! world and judges what the facts recorded (liveness: the resolution facts of its events).
 //!
 //! The invariants of the PayHub contract, each a named predicate over the simulated
 //! world with the rules it checks ([`property`]): safety properties judged against the

@@ -1,22 +1,33 @@
-//! Liveness in the form that is sound here: a bounded property of the world after faults
-//! stop. stateright's `eventually` misses violations on cycles, so instead every run is
-//! healed ([`payhub_sim::driver::heal`]: no more faults, deliveries and approvals first,
-//! time passing) for the contract's 24-hour window, and then every business submission of
-//! the reference client must be in a status the client knows.
+//! Liveness in the form that is sound here: a bounded property of a stream whose faults
+//! stop. stateright's `eventually` misses violations on cycles, so instead the judgement
+//! is bounded: every business submission of the reference client must reach a status the
+//! client knows (terminal, manual_review, or requires_action while the platform says so)
+//! within the contract's 24-hour query window plus an hour ([`WINDOW`]).
 //!
-//! Where the contract leaves the client no way to learn the result, the run is not
+//! It reads only the stream's [`Resolution`] facts (folded from events: what the
+//! merchant databases show, what reached the merchant side, the platform's Payments,
+//! which servers were down) and its end ([`StreamEnd`]), so a simulated run, a recorded
+//! stream (`judge`) and the sandbox are judged alike. A simulated run is healed first
+//! ([`payhub_sim::driver::heal`]: no more faults, deliveries and approvals first, time
+//! passing for the whole window) and judged at its end; a recorded stream whose
+//! submission is still unknown less than the window after it became unknown is not
+//! judged yet ([`LivenessVerdict::Incomplete`]), never a pass.
+//!
+//! Where the contract leaves the client no way to learn the result, the stream is not
 //! judged a pass or a violation: [`judge`] reports the assumption that was reached
 //! ([`gap`]): A-CLIENT-AFTER-24H (a confirming order whose query window ended) or
 //! A-WEBHOOK-BLACKOUT (an order no query is due for, that missed every delivery of the
-//! Payment's latest event: the servers were down, or it was lost). Telling them
-//! apart needs what reached the merchant side during the run ([`Deliveries`]), which the
-//! world does not keep: [`replay_and_heal`] replays a run's tape and observes it.
+//! Payment's latest event: the servers were down, or it was lost).
 
-use payhub_model::client::{OrderRecord, OrderState, schedule};
-use payhub_model::{Assumption, Contract, Millis, PaymentId, PaymentStatus, Rule, WebhookObject};
-use payhub_sim::driver::{self, Observer};
-use payhub_sim::{Choice, Payload, World, WorldConfig};
-use std::collections::BTreeSet;
+use crate::Kind;
+use crate::evidence::{Evidence, EvidenceSet, Supply};
+use crate::verdict::{Status, Verdict};
+use payhub_model::client::{ClientParams, OrderState};
+use payhub_model::event::ShownOrder;
+use payhub_model::{Assumption, Contract, Millis, PaymentId, PaymentStatus, Rule};
+use payhub_sim::facts::resolution::{OrderSeen, Placement, Resolution, WebhookDelivery};
+use payhub_sim::{Choice, Trace, World, WorldConfig, driver};
+use std::collections::BTreeMap;
 
 /// The name the reports use.
 pub const NAME: &str = "eventually:submissions-resolve-within-24h";
@@ -34,219 +45,154 @@ pub const RULES: &[Rule] = &[
 /// How long the healed world is given: the 24-hour query window plus an hour.
 pub const SPAN: Millis = Millis::hours(25);
 
+/// How long a submission may stay unknown: the 24-hour query window (SCHED-01) plus the
+/// hour of slack the healed world is given ([`SPAN`]).
+pub const WINDOW: Millis = SPAN;
+
+/// What it needs of a stream: what the merchant databases show (its orders), the
+/// platform's store and webhooks (the latest version of each Payment), the client's
+/// sends (which database a node uses) and the wire (what reached the merchant side).
+pub const NEEDS: EvidenceSet = EvidenceSet::of(&[
+    Evidence::Wire,
+    Evidence::Platform,
+    Evidence::ClientProcess,
+    Evidence::MerchantDb,
+]);
+
 /// Most choices of the healing phase.
 pub const HEAL_STEPS: usize = 20_000;
 
-/// A Payment version a response or webhook brought to a running client server.
+/// Where a stream ends, as its source says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Received {
-    pub node: u8,
-    pub payment: PaymentId,
-    pub version: u32,
-}
-
-/// One delivery of a Payment webhook event to a client node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WebhookDelivery {
-    pub node: u8,
-    pub payment: PaymentId,
-    pub version: u32,
-    /// 0 for the first delivery, then 1, 2, … (A-WEBHOOK-REDELIVERY).
-    pub delivery: u8,
-    /// Whether some server sharing the node's database was running (it hears nothing when
-    /// the node is down).
-    pub db_up: bool,
-    /// Whether the node it was sent to was running (the world routes an event to a
-    /// running server of the merchant when it is sent; that server may crash before it
-    /// arrives).
-    pub node_up: bool,
-    /// Lost in the network (a `drop`): it never reached the node.
-    pub lost: bool,
-}
-
-impl WebhookDelivery {
-    /// Whether the merchant missed it: lost, or the server it was sent to was down.
-    pub fn missed(&self) -> bool {
-        self.lost || !self.node_up
-    }
-}
-
-/// What a run brought to the merchant side, observed around each choice
-/// ([`Observer`]).
-#[derive(Clone, Debug, Default)]
-pub struct Deliveries {
-    /// Every Payment version handed to a running client server (in an answer it was
-    /// waiting for, or in a webhook), in order.
-    pub received: Vec<Received>,
-    /// Every delivery of a Payment webhook to a client node, in order.
-    pub webhooks: Vec<WebhookDelivery>,
-    /// Every (Payment, version) the platform sent a webhook event of (A-VERSION: every
-    /// change of a Payment emits one).
-    pub emitted: BTreeSet<(PaymentId, u32)>,
-    /// When each client database went down (no server of it running) or up again, in
-    /// order; a database with no entry was up from the start.
-    pub uptime: Vec<DbUptime>,
-}
-
-/// From `at`, database `db` has a server running (`up`) or none.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DbUptime {
+pub struct StreamEnd {
+    /// The time of its last event.
     pub at: Millis,
-    pub db: u8,
-    pub up: bool,
+    /// When the source stopped every fault and let the world settle for the whole
+    /// [`WINDOW`] (the simulated heal): every submission is judged at the end, whenever
+    /// it became unknown. `None` for a recorded stream.
+    pub healed_from: Option<Millis>,
 }
 
-impl Deliveries {
-    /// Whether database `db` had a server running all through instant `t`: up before it
-    /// and not going down or coming up at it (a server restarted at `t` skips a query
-    /// due at `t`; one crashing at `t` may not have made it).
-    pub fn db_up_through(&self, db: u8, t: Millis) -> bool {
-        let mut of_db = self.uptime.iter().rev().filter(|u| u.db == db);
-        if of_db.clone().any(|u| u.at == t) {
-            return false;
-        }
-        of_db.find(|u| u.at < t).is_none_or(|u| u.up)
-    }
-
-    fn note_uptime(&mut self, config: &WorldConfig, world: &World) {
-        let dbs: BTreeSet<u8> = config.clients.iter().map(|c| c.db).collect();
-        for db in dbs {
-            let up = db_up(config, world, db);
-            let was = self
-                .uptime
-                .iter()
-                .rev()
-                .find(|u| u.db == db)
-                .is_none_or(|u| u.up);
-            if up != was {
-                self.uptime.push(DbUptime {
-                    at: world.now,
-                    db,
-                    up,
-                });
-            }
+impl StreamEnd {
+    /// The end of a recorded stream: its last event.
+    pub fn recorded(facts: &Resolution) -> StreamEnd {
+        StreamEnd {
+            at: facts.end,
+            healed_from: None,
         }
     }
 }
 
-/// Whether client node `node` is running.
-pub fn node_up(world: &World, node: u8) -> bool {
-    world.server_up(node)
-}
-
-/// Whether some server of database `db` is running.
-pub fn db_up(config: &WorldConfig, world: &World, db: u8) -> bool {
-    config
+/// The resolution facts of a simulated world's stream: its client nodes placed as the
+/// configuration says, the platform's re-deliveries as configured.
+pub fn placed(config: &WorldConfig) -> Resolution {
+    let nodes: BTreeMap<u8, Placement> = config
         .clients
         .iter()
-        .any(|c| c.db == db && node_up(world, c.node))
+        .map(|c| {
+            let owner = config.key_owner(c.api_key);
+            (c.node, Placement { db: c.db, owner })
+        })
+        .collect();
+    Resolution::placed(nodes, config.params.webhook_redeliveries_max)
 }
 
-impl Observer for Deliveries {
-    fn before(&mut self, config: &WorldConfig, world: &World, choice: &Choice) {
-        let (msg, lost) = match choice {
-            Choice::Deliver { msg, .. } => (msg, false),
-            Choice::Drop { msg } => (msg, true),
-            _ => return,
-        };
-        let carried = match world.net.get(*msg) {
-            // Only an answer the client is waiting for reaches its code: the answer to a
-            // duplicated request, or to one it gave up on or lost in a crash, is not read
-            // (`World::response_to_client`).
-            Some(Payload::Response { to, id, response })
-                if !lost && world.awaiting.get(id).is_some_and(|a| a.node == *to) =>
-            {
-                response.payment().map(|p| (*to, p.id, p.version, None))
-            }
-            Some(Payload::Webhook { to, event }) => match &event.object {
-                WebhookObject::Payment(p) => Some((*to, p.id, p.version, Some(event.delivery))),
-                WebhookObject::Refund(_) => None,
-            },
-            _ => None,
-        };
-        let Some((node, payment, version, delivery)) = carried else {
-            return;
-        };
-        if let (Some(spec), Some(delivery)) = (config.client(node), delivery) {
-            self.webhooks.push(WebhookDelivery {
-                node,
-                payment,
-                version,
-                delivery,
-                db_up: db_up(config, world, spec.db),
-                node_up: node_up(world, node),
-                lost,
-            });
-        }
-        if !lost && node_up(world, node) {
-            self.received.push(Received {
-                node,
-                payment,
-                version,
-            });
-        }
-    }
-
-    fn after(&mut self, config: &WorldConfig, world: &World) {
-        self.note_uptime(config, world);
-        for (_, payload) in world.net.iter() {
-            if let Payload::Webhook { event, .. } = payload
-                && let WebhookObject::Payment(p) = &event.object
-            {
-                self.emitted.insert((p.id, p.version));
-            }
-        }
-    }
-}
-
-/// An order the client does not know the result of after healing, with why.
-fn not_known(world: &World, order: &OrderRecord) -> Option<String> {
-    let state = order.state();
+/// An order the client does not know the result of at the stream's end, with why: not
+/// settled, not pending confirmation (manual_review), and not awaiting the payer while
+/// the platform's Payment (`platform`: its status and version) still requires action
+/// (RES-05).
+fn not_known(
+    order_no: &str,
+    shown: &ShownOrder,
+    platform: impl Fn(PaymentId) -> Option<(PaymentStatus, u32)>,
+    after: &str,
+) -> Option<String> {
+    let state = shown.state;
     if state.is_settled() || state == OrderState::PendingConfirmation {
         return None;
     }
     if state == OrderState::AwaitingPayer {
         // Known only while it is true: the payer must still authenticate (RES-05).
-        let latest = order
-            .payment_id
-            .and_then(|p| world.platform.payment_view(p));
-        return match latest {
-            Some(view) if view.status == PaymentStatus::RequiresAction => None,
-            Some(view) => Some(format!(
+        return match shown.payment_id.and_then(platform) {
+            Some((PaymentStatus::RequiresAction, _)) => None,
+            Some((status, version)) => Some(format!(
                 "order {} still awaits the payer's authentication (requires_action, version {}) \
-                 after faults stopped for 25 h, but its Payment is {} (version {})",
-                order.order_no,
-                order.version(),
-                view.status.as_str(),
-                view.version
+                 {after}, but its Payment is {} (version {})",
+                order_no,
+                shown.version,
+                status.as_str(),
+                version
             )),
             None => Some(format!(
                 "order {} awaits the payer's authentication (requires_action) without a Payment the platform has",
-                order.order_no
+                order_no
             )),
         };
     }
     Some(format!(
         // In the contract's words (WORDING-02's "confirming"), never the model's names.
-        "order {} is still {} after faults stopped for 25 h",
-        order.order_no, state
+        "order {} is still {} {after}",
+        order_no, state
     ))
 }
 
-/// After healing: `Some(order)` naming a submission the client still does not know: not
-/// settled, not pending confirmation (manual_review), and not awaiting the payer while
-/// the platform's Payment still requires action. It does not tell a documented gap from a
-/// violation: [`judge`] does.
-pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
-    let _ = config;
-    world
-        .dbs
-        .iter()
-        .flat_map(|db| db.orders())
-        .find_map(|order| not_known(world, order))
+/// How a healed run says how long the faults had stopped.
+const HEALED: &str = "after faults stopped for 25 h";
+
+/// [`not_known`] of an order of the stream that ended at `end`.
+fn not_known_in(
+    facts: &Resolution,
+    order_no: &str,
+    order: &OrderSeen,
+    end: StreamEnd,
+) -> Option<String> {
+    let platform = |p| {
+        facts
+            .payments
+            .get(&p)
+            .map(|p: &payhub_sim::facts::resolution::PaymentSeen| {
+                (p.stored.status, p.stored.version)
+            })
+    };
+    match end.healed_from {
+        Some(_) => not_known(order_no, &order.shown, platform, HEALED),
+        None => {
+            let after = format!(
+                "from {} to the stream's end at {}",
+                unknown_since(facts, order),
+                end.at
+            );
+            not_known(order_no, &order.shown, platform, &after)
+        }
+    }
 }
 
-/// Whether order `order` of database `db`, behind the platform's latest version of its
+/// Since when `order` has been unknown without a break: the start of its last run of
+/// states that are never known (submitting, confirming), or, awaiting the payer, since
+/// the platform's Payment left requires_action.
+fn unknown_since(facts: &Resolution, order: &OrderSeen) -> Millis {
+    let never_known = |s: &OrderState| {
+        !s.is_settled() && *s != OrderState::PendingConfirmation && *s != OrderState::AwaitingPayer
+    };
+    if order.shown.state == OrderState::AwaitingPayer {
+        let entered = order.states.last().map_or(order.since, |(at, _)| *at);
+        let left = order
+            .shown
+            .payment_id
+            .and_then(|p| facts.payments.get(&p))
+            .map_or(entered, |p| p.status_since);
+        return entered.max(left);
+    }
+    order
+        .states
+        .iter()
+        .rev()
+        .take_while(|(_, s)| never_known(s))
+        .last()
+        .map_or(order.since, |(at, _)| *at)
+}
+
+/// Whether order `order_no` of database `db`, behind the platform's latest version of its
 /// Payment, is exactly a situation the contract leaves open, and which:
 ///
 /// - no query of it is due (SCHED-01: the query window is over, or the order is in a
@@ -258,55 +204,50 @@ pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
 ///   it found the server it was sent to down, or was lost in the network.
 ///
 /// `Err` says which part does not hold.
-pub fn gap(
-    config: &WorldConfig,
-    world: &World,
-    seen: &Deliveries,
-    db: u8,
-    order: &OrderRecord,
-) -> Result<Assumption, String> {
+pub fn gap(facts: &Resolution, end: Millis, db: u8, order_no: &str) -> Result<Assumption, String> {
+    let seen = facts
+        .orders
+        .get(&(db, order_no.into()))
+        .ok_or_else(|| format!("db {db} has no order {order_no}"))?;
+    let order = &seen.shown;
     let Some(payment) = order.payment_id else {
-        return window_ran_without_payment(config, world, db, order);
+        return window_ran_without_payment(facts, db, seen);
     };
-    let latest = world
-        .platform
-        .payment_view(payment)
+    let latest = facts
+        .payments
+        .get(&payment)
         .ok_or_else(|| format!("the platform has no {payment}"))?;
-    let version = latest.version;
-    if order.version() >= version {
+    let version = latest.stored.version;
+    if order.version >= version {
         return Err(format!(
             "the order holds version {} of {payment}, the platform's latest",
-            order.version()
+            order.version
         ));
     }
-    let state = order.state();
+    let state = order.state;
     if !state.is_settled() {
-        let server = config
-            .clients
-            .iter()
-            .filter(|c| c.db == db)
-            .find_map(|c| world.server(c.node))
-            .ok_or("no client server of the order's database")?;
-        let params = &server.config().params;
+        if !facts.nodes.values().any(|p| p.db == db) {
+            return Err("no client server of the order's database".into());
+        }
         let anchor = order
             .confirming_since
             .ok_or("the order has no query window (confirming_since)")?;
-        if let Some(at) = schedule::next_query_at(params, anchor, world.now) {
+        if let Some(until) = order.queries_until.filter(|u| *u > end) {
             return Err(format!(
-                "its query window (since {anchor}) is not over: a query is due at {at}"
+                "its query window (since {anchor}) is not over: queries are due until {until}"
             ));
         }
         if state == OrderState::Confirming {
-            window_ran(seen, db, order.last_query_at, anchor)?;
+            window_ran(facts, db, order.last_query_at, anchor)?;
         }
     }
-    if !seen.emitted.contains(&(payment, version)) {
+    if !facts.emitted.contains(&(payment, version)) {
         return Err(format!(
             "the platform sent no webhook event of version {version} of {payment}"
         ));
     }
-    let of_db = |node: u8| config.client(node).is_some_and(|c| c.db == db);
-    if seen
+    let of_db = |node: u8| facts.db_of(node) == Some(db);
+    if facts
         .received
         .iter()
         .any(|r| r.payment == payment && r.version >= version && of_db(r.node))
@@ -318,7 +259,7 @@ pub fn gap(
     if state == OrderState::Confirming {
         return Ok(Assumption::ClientAfterWindow);
     }
-    let deliveries: Vec<&WebhookDelivery> = seen
+    let deliveries: Vec<&WebhookDelivery> = facts
         .webhooks
         .iter()
         .filter(|d| (d.payment, d.version) == (payment, version) && of_db(d.node))
@@ -329,7 +270,7 @@ pub fn gap(
             d.delivery
         ));
     }
-    let last = config.params.webhook_redeliveries_max;
+    let last = facts.redeliveries;
     if let Some(missing) = (0..=last).find(|n| !deliveries.iter().any(|d| d.delivery == *n)) {
         return Err(format!(
             "delivery {missing} of version {version} of {payment} never reached db {db} \
@@ -347,7 +288,7 @@ pub fn gap(
 /// spacing a deferral may add, SCHED-02). A server down through the rest of the window
 /// (the assumption's own case) owed nothing after it went down.
 pub fn window_ran(
-    seen: &Deliveries,
+    seen: &Resolution,
     db: u8,
     last_query_at: Option<Millis>,
     anchor: Millis,
@@ -390,12 +331,12 @@ fn contract_query_times(anchor: Millis) -> impl Iterator<Item = Millis> {
 /// offset after the window began, SCHED-01) and the platform holds no Payment of its
 /// order number, so no webhook will ever tell (QUERY-05: none was created).
 fn window_ran_without_payment(
-    config: &WorldConfig,
-    world: &World,
+    facts: &Resolution,
     db: u8,
-    order: &OrderRecord,
+    seen: &OrderSeen,
 ) -> Result<Assumption, String> {
-    if order.state() != OrderState::Confirming {
+    let order = &seen.shown;
+    if order.state != OrderState::Confirming {
         return Err("the order names no Payment".into());
     }
     let anchor = order
@@ -411,15 +352,16 @@ fn window_ran_without_payment(
             ));
         }
     }
-    let number = &order.submission.merchant_order_no;
-    let owners: Vec<_> = config
-        .clients
-        .iter()
-        .filter(|c| c.db == db)
-        .map(|c| config.key_owner(c.api_key))
+    let number = &order.merchant_order_no;
+    let owners: Vec<_> = facts
+        .nodes
+        .values()
+        .filter(|p| p.db == db)
+        .map(|p| p.owner)
         .collect();
-    let created = world.platform.payments().iter().find(|(_, p)| {
-        p.merchant_order_no == *number && owners.contains(&Some((p.merchant, p.environment)))
+    let created = facts.payments.iter().find(|(_, p)| {
+        p.stored.merchant_order_no == *number
+            && owners.contains(&Some((p.stored.merchant, p.stored.environment)))
     });
     match created {
         Some((id, _)) => Err(format!(
@@ -429,7 +371,7 @@ fn window_ran_without_payment(
     }
 }
 
-/// The liveness verdict of a healed run.
+/// The liveness verdict of a stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LivenessVerdict {
     /// Every submission is in a status the client knows.
@@ -442,77 +384,173 @@ pub enum LivenessVerdict {
     },
     /// A submission the client does not know, outside every documented gap.
     Unresolved(String),
+    /// A submission still unknown when the stream ended, less than [`WINDOW`] after it
+    /// became unknown (or a stream that shows no merchant database): not judged yet,
+    /// neither a pass nor a violation.
+    Incomplete(String),
 }
 
-/// Judges a healed `world`, with what reached the merchant side during the run.
-pub fn judge(config: &WorldConfig, world: &World, seen: &Deliveries) -> LivenessVerdict {
+/// Judges a stream by its resolution facts and where it ended. A violation stands
+/// whatever else the stream lacks; otherwise a submission not yet judgeable makes the
+/// stream incomplete, before any gap reached.
+pub fn judge(facts: &Resolution, end: StreamEnd) -> LivenessVerdict {
     let mut reached: Option<(Assumption, String)> = None;
-    for (db, orders) in world.dbs.iter().enumerate() {
-        for order in orders.orders() {
-            let Some(why) = not_known(world, order) else {
+    let mut pending: Option<String> = None;
+    for ((db, order_no), order) in &facts.orders {
+        let Some(why) = not_known_in(facts, order_no, order, end) else {
+            continue;
+        };
+        if end.healed_from.is_none() {
+            let since = unknown_since(facts, order);
+            if end.at < since.after(WINDOW) {
+                pending.get_or_insert_with(|| {
+                    format!(
+                        "order {order_no} of db {db} is unknown since {since} and the stream \
+                         ends at {}, before its {WINDOW} window closes",
+                        end.at
+                    )
+                });
                 continue;
-            };
-            match gap(config, world, seen, db as u8, order) {
-                Ok(assumption) => {
-                    reached.get_or_insert((assumption, why));
-                }
-                Err(not) => {
-                    return LivenessVerdict::Unresolved(format!(
-                        "{why} (not a documented gap: {not})"
-                    ));
-                }
+            }
+        }
+        match gap(facts, end.at, *db, order_no) {
+            Ok(assumption) => {
+                reached.get_or_insert((assumption, why));
+            }
+            Err(not) => {
+                return LivenessVerdict::Unresolved(format!("{why} (not a documented gap: {not})"));
             }
         }
     }
-    match reached {
-        None => LivenessVerdict::Resolved,
-        Some((assumption, detail)) => LivenessVerdict::Gap { assumption, detail },
+    if !facts.saw_orders {
+        return LivenessVerdict::Incomplete(
+            "the stream shows no merchant database's orders".into(),
+        );
+    }
+    match (pending, reached) {
+        (Some(detail), _) => LivenessVerdict::Incomplete(detail),
+        (None, None) => LivenessVerdict::Resolved,
+        (None, Some((assumption, detail))) => LivenessVerdict::Gap { assumption, detail },
     }
 }
 
-/// Replays `tape` from the start, then heals, observing what reaches the merchant side.
-/// `Err` names a choice that does not apply.
+/// The resolution facts of a recorded stream (`judge`, `check-log`): each node's
+/// database learned from the submissions it sends, the platform re-delivering as the
+/// harness's platform does (A-WEBHOOK-REDELIVERY).
+pub fn learning() -> Resolution {
+    Resolution::learning(payhub_model::PlatformParams::default().webhook_redeliveries_max)
+}
+
+/// The liveness verdict of a recorded stream that supplied `supply`, beside the
+/// registry's: a gap reached holds with the assumption named (as `replay` reports it); a
+/// stream that ends before a submission's window closes cannot be judged yet. A stream
+/// that lacks any of [`NEEDS`] cannot be judged at all, even with a submission unknown
+/// past its window: what it lacks (the platform's latest version, the deliveries) is
+/// what tells a violation from a documented gap.
+pub fn stream_verdict(facts: &Resolution, supply: &Supply) -> Verdict {
+    let missing = supply.missing(NEEDS);
+    let (status, detail) = match judge(facts, StreamEnd::recorded(facts)) {
+        _ if !missing.is_empty() => (Status::CannotJudge, None),
+        LivenessVerdict::Unresolved(why) => (Status::Violated, Some(why)),
+        LivenessVerdict::Resolved => (Status::Holds, None),
+        LivenessVerdict::Gap { assumption, detail } => (
+            Status::Holds,
+            Some(format!(
+                "contract finding {} reached, neither a pass nor a violation: {detail}",
+                assumption.id()
+            )),
+        ),
+        LivenessVerdict::Incomplete(why) => {
+            (Status::CannotJudge, Some(format!("not judged yet: {why}")))
+        }
+    };
+    Verdict {
+        name: NAME,
+        kind: Kind::Always,
+        rules: RULES.iter().map(|r| r.id()).collect(),
+        status,
+        detail,
+        missing,
+        side: None,
+        witness: None,
+    }
+}
+
+/// Replays `tape` from the start, then heals, recording every event, and folds them into
+/// the resolution facts. `Err` names a choice that does not apply.
 pub fn replay_and_heal(
     config: &WorldConfig,
     tape: &[Choice],
-) -> Result<(World, Deliveries), String> {
-    let mut world = World::new(config);
-    let mut seen = Deliveries::default();
-    for (i, choice) in tape.iter().enumerate() {
-        driver::apply_observed(config, &mut world, choice, &mut seen)
-            .map_err(|e| format!("step {}: '{choice}': {e}", i + 1))?;
-    }
-    driver::heal_observed(config, &mut world, SPAN, HEAL_STEPS, &mut seen);
-    Ok((world, seen))
+) -> Result<(World, Resolution, StreamEnd), String> {
+    let mut trace = Trace::new();
+    let (mut world, _) = driver::replay(config, tape, &mut |_: &World| None, Some(&mut trace))
+        .map_err(|(i, e)| format!("step {}: '{}': {e}", i + 1, tape[i]))?;
+    let healed_from = world.now;
+    driver::heal_recorded(config, &mut world, SPAN, HEAL_STEPS, Some(&mut trace));
+    let facts = placed(config).fold(&trace.stream);
+    let end = StreamEnd {
+        at: world.now.max(facts.end),
+        healed_from: Some(healed_from),
+    };
+    Ok((world, facts, end))
 }
 
-/// Heals `world` and says whether some submission is not known ([`unresolved`]).
+/// Heals `world` and says whether some submission its databases hold is not in a status
+/// the client knows. The shortcut of [`verdict`], read from the healed world's own
+/// databases and store (the ground truth the events mirror): a world where every
+/// submission is known needs no replay.
 pub fn check(config: &WorldConfig, world: &mut World) -> Option<String> {
     driver::heal(config, world, SPAN, HEAL_STEPS);
     unresolved(config, world)
 }
 
-/// The verdict of the run `tape` describes: healed, then judged ([`judge`]). A run whose
-/// healed world has every submission known needs no replay: `world`, the run's end, is
-/// healed first, and the tape is replayed with observation only if something is not
-/// known.
+/// After healing: `Some(order)` naming a submission the client still does not know,
+/// read from the world's databases and store (the shortcut of [`verdict`]; the
+/// judgement is [`judge`]'s, from events).
+pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
+    let _ = config;
+    let params = ClientParams::default();
+    world
+        .dbs
+        .iter()
+        .flat_map(|db| db.orders())
+        .find_map(|order| {
+            not_known(
+                &order.order_no,
+                &ShownOrder::of(order, &params),
+                |p| {
+                    world
+                        .platform
+                        .payment_view(p)
+                        .map(|v| (v.status, v.version))
+                },
+                HEALED,
+            )
+        })
+}
+
+/// The verdict of the run `tape` describes: healed, then judged from its events
+/// ([`judge`]). A run whose healed world has every submission known needs no replay
+/// ([`check`]); otherwise the tape is replayed and healed again with its events
+/// recorded.
 pub fn verdict(config: &WorldConfig, mut world: World, tape: &[Choice]) -> LivenessVerdict {
     if check(config, &mut world).is_none() {
         return LivenessVerdict::Resolved;
     }
     match replay_and_heal(config, tape) {
-        Ok((healed, seen)) => judge(config, &healed, &seen),
+        Ok((_, facts, end)) => judge(&facts, end),
         Err(e) => LivenessVerdict::Unresolved(format!("the run's tape does not replay: {e}")),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{DbUptime, Deliveries, window_ran};
+    use super::window_ran;
     use payhub_model::Millis;
+    use payhub_sim::facts::resolution::{DbUptime, Resolution};
 
-    fn down_then_up(down: Millis, up: Option<Millis>) -> Deliveries {
-        let mut seen = Deliveries::default();
+    fn down_then_up(down: Millis, up: Option<Millis>) -> Resolution {
+        let mut seen = Resolution::default();
         seen.uptime.push(DbUptime {
             at: down,
             db: 0,
@@ -534,7 +572,7 @@ mod tests {
     #[test]
     fn the_window_ran_its_24_hours_or_its_servers_were_down() {
         let anchor = Millis::secs(5);
-        let running = Deliveries::default();
+        let running = Resolution::default();
         let at = |t: Millis| Some(anchor.after(t));
         assert!(window_ran(&running, 0, at(Millis::hours(21)), anchor).is_ok());
         // A query deferred by the 10-second spacing is still the 21-hour one.

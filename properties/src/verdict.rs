@@ -16,6 +16,7 @@ use payhub_model::Shared;
 use payhub_model::event::Event;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_sim::Facts;
+use payhub_sim::facts::resolution::Resolution;
 use payhub_sim::facts::wire::{Seen, WireFacts, Witness};
 use serde::Serialize;
 
@@ -95,6 +96,8 @@ pub struct Folded {
     pub wire: WireFacts,
     pub supply: Supply,
     pub events: usize,
+    /// What became of each submission, for the liveness verdict.
+    pub resolution: Resolution,
 }
 
 /// The owners of the API keys of the harness's worlds (and of the sandbox).
@@ -111,6 +114,7 @@ impl Folded {
             wire,
             supply: Supply::empty(),
             events: 0,
+            resolution: crate::liveness::learning(),
         }
     }
 
@@ -118,6 +122,7 @@ impl Folded {
         Facts::observe(&mut self.facts, e);
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
+        self.resolution.observe(e);
         self.events += 1;
     }
 
@@ -126,11 +131,19 @@ impl Folded {
         lack_ownerless(&self.wire, &mut self.supply);
     }
 
-    /// Every verdict, exchanges named `exchange #N`.
+    /// Every verdict, exchanges named `exchange #N`, then liveness's.
     pub fn verdicts(&self) -> Vec<Verdict> {
-        judge_all(&self.facts, &self.wire, &self.supply, &|s: &Seen| {
-            format!("exchange {} at {}", s.id, s.sent)
-        })
+        self.verdicts_naming(&|s: &Seen| format!("exchange {} at {}", s.id, s.sent))
+    }
+
+    /// Every verdict, each exchange of a witness named by `name`, then liveness's.
+    pub fn verdicts_naming(&self, name: &dyn Fn(&Seen) -> String) -> Vec<Verdict> {
+        let mut all = judge_all(&self.facts, &self.wire, &self.supply, name);
+        all.push(crate::liveness::stream_verdict(
+            &self.resolution,
+            &self.supply,
+        ));
+        all
     }
 }
 
@@ -170,6 +183,8 @@ pub fn unscoped_json(
 pub struct WireSide {
     pub wire: WireFacts,
     pub supply: Supply,
+    /// What became of each submission, for the liveness verdict.
+    pub resolution: Resolution,
 }
 
 impl Default for WireSide {
@@ -177,6 +192,7 @@ impl Default for WireSide {
         WireSide {
             wire: harness_owners(),
             supply: Supply::empty(),
+            resolution: crate::liveness::learning(),
         }
     }
 }
@@ -185,6 +201,7 @@ impl WireSide {
     pub fn observe(&mut self, e: &Event) {
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
+        self.resolution.observe(e);
     }
 
     /// The stream has ended (so far): what its wire facts lacked.
@@ -192,11 +209,17 @@ impl WireSide {
         lack_ownerless(&self.wire, &mut self.supply);
     }
 
-    /// Every verdict over `facts` and this wire side, exchanges named `exchange #N`.
+    /// Every verdict over `facts` and this wire side, exchanges named `exchange #N`,
+    /// then liveness's.
     pub fn verdicts(&self, facts: &Facts) -> Vec<Verdict> {
-        judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
+        let mut all = judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
             format!("exchange {} at {}", s.id, s.sent)
-        })
+        });
+        all.push(crate::liveness::stream_verdict(
+            &self.resolution,
+            &self.supply,
+        ));
+        all
     }
 }
 

@@ -27,8 +27,9 @@ mod common;
 
 use payhub_model::client::{ClientParams, OrderRecord, OrderState, Policy, schedule};
 use payhub_model::{AcquirerDecision, Assumption, PaymentId, PaymentStatus, PaymentView};
-use payhub_properties::liveness::{self, Deliveries, LivenessVerdict, Received, WebhookDelivery};
-use payhub_sim::driver::Observer;
+use payhub_properties::liveness::{self, LivenessVerdict, StreamEnd};
+use payhub_sim::Trace;
+use payhub_sim::facts::resolution::{Received, Resolution, WebhookDelivery};
 use payhub_sim::{Choice, World, WorldConfig, worlds};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
@@ -141,9 +142,9 @@ struct Run<'a> {
     world: World,
     tape: Vec<Choice>,
     /// What reached the merchant side (every Payment version a running client server
-    /// received, every webhook delivery, every event emitted), as the liveness check
-    /// observes it.
-    seen: Deliveries,
+    /// received, every webhook delivery, every event emitted), folded from the run's
+    /// events as the liveness check folds them.
+    seen: Resolution,
 }
 
 impl<'a> Run<'a> {
@@ -154,25 +155,35 @@ impl<'a> Run<'a> {
             config,
             world,
             tape: Vec::new(),
-            seen: Deliveries::default(),
+            seen: liveness::placed(config),
         })
     }
 
     /// Whether client node `node` is running.
     fn up(&self, node: u8) -> bool {
-        liveness::node_up(&self.world, node)
+        self.world.server_up(node)
     }
 
     /// Applies `choice`, noting what it brings to the merchant side, and checks every
     /// always property.
     fn apply(&mut self, choice: Choice) -> Result<(), String> {
-        self.seen.before(self.config, &self.world, &choice);
+        let mut trace = Trace::new();
         self.world
-            .apply(self.config, &choice, None)
+            .apply(self.config, &choice, Some(&mut trace))
             .map_err(|e| format!("'{choice}' failed to apply: {e}"))?;
         self.tape.push(choice);
-        self.seen.after(self.config, &self.world);
+        for event in &trace.stream {
+            self.seen.observe(event);
+        }
         common::always(self.config, &self.world)
+    }
+
+    /// The run's end, judged as healed (the faults stopped).
+    fn end(&self) -> StreamEnd {
+        StreamEnd {
+            at: self.world.now,
+            healed_from: Some(self.world.now),
+        }
     }
 
     /// `e`, then the tape.
@@ -350,7 +361,7 @@ fn lagging(world: &World) -> Result<Vec<Lag>, String> {
 /// (every server of the database, in the soak's findings), or was lost in the network.
 /// `Err` says which part does not hold.
 fn gap(run: &Run, lag: &Lag) -> Result<Assumption, String> {
-    liveness::gap(run.config, &run.world, &run.seen, lag.db, &lag.order)
+    liveness::gap(&run.seen, run.world.now, lag.db, &lag.order.order_no)
 }
 
 /// WEBHOOK-02 and the query schedule (SCHED-01), end to end, as the contract states them: once
@@ -665,14 +676,14 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
     // The liveness check reports it as the assumption reached, not as a violation.
     assert!(
         matches!(
-            liveness::judge(&config, &run.world, &run.seen),
+            liveness::judge(&run.seen, run.end()),
             LivenessVerdict::Gap {
                 assumption: Assumption::ClientAfterWindow,
                 ..
             }
         ),
         "{:?}",
-        liveness::judge(&config, &run.world, &run.seen)
+        liveness::judge(&run.seen, run.end())
     );
 }
 
@@ -769,14 +780,14 @@ fn blackout<'a>(config: &'a WorldConfig, labels: &[&str]) -> (Run<'a>, Lag) {
     let mut unmade = run.seen.clone();
     unmade.webhooks.remove(last);
     for seen in [&heard, &unmade] {
-        let why =
-            liveness::gap(config, &run.world, seen, 0, &lag.order).expect_err("not the blackout");
+        let why = liveness::gap(seen, run.world.now, 0, &lag.order.order_no)
+            .expect_err("not the blackout");
         assert!(why.contains("delivery"), "{why}");
     }
     let mut lost = heard.clone();
     lost.webhooks[last].lost = true;
     assert_eq!(
-        liveness::gap(config, &run.world, &lost, 0, &lag.order),
+        liveness::gap(&lost, run.world.now, 0, &lag.order.order_no),
         Ok(Assumption::WebhookBlackout)
     );
     let lag = lag.clone();
@@ -837,14 +848,14 @@ fn blackout_requires_action_order_misses_payment_succeeded() {
     );
     assert!(
         matches!(
-            liveness::judge(&config, &run.world, &run.seen),
+            liveness::judge(&run.seen, run.end()),
             LivenessVerdict::Gap {
                 assumption: Assumption::WebhookBlackout,
                 ..
             }
         ),
         "{:?}",
-        liveness::judge(&config, &run.world, &run.seen)
+        liveness::judge(&run.seen, run.end())
     );
     // The liveness verdict of the same run in a sweep: healed from its end, then replayed
     // with observation.

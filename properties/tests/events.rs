@@ -99,3 +99,47 @@ fn an_empty_stream_violates_and_reaches_nothing() {
 fn facts_folded_without_the_properties_judging_are_refused() {
     PROPERTIES[0].judge(&Facts::default());
 }
+
+/// Liveness from the events: over seeded runs of the reference client and of one that
+/// ends its query schedule after an hour (SCHED-01's planted bug), the judgement of the
+/// healed run's recorded events ([`liveness::replay_and_heal`], [`liveness::judge`])
+/// agrees with the healed world's own databases ([`liveness::check`], the shortcut
+/// `simulate` takes): every submission known there is resolved from the events, and a
+/// submission unknown there is never resolved from them. The planted bug leaves some
+/// submission unknown for good in some run, and the events judge that run violated.
+#[test]
+fn liveness_from_the_events_agrees_with_the_healed_worlds_databases() {
+    use payhub_properties::liveness::{self, LivenessVerdict};
+    for (policy, servers) in [
+        (Policy::reference(), 2),
+        (Policy::reference().with(AntiPattern::QueriesStopAt1h), 1),
+    ] {
+        let config = worlds::simulation(&policy, servers);
+        let mut violated = 0;
+        for seed in 0..400 {
+            let profile = FaultProfile::for_seed(seed);
+            let mut none = |_: &World| None;
+            let (world, outcome) = driver::run_seed(&config, seed, &profile, 300, &mut none, None);
+            let mut healed = world.clone();
+            let known = liveness::check(&config, &mut healed).is_none();
+            let (_, facts, end) =
+                liveness::replay_and_heal(&config, &outcome.tape).expect("the tape replays");
+            let judged = liveness::judge(&facts, end);
+            assert_eq!(
+                known,
+                judged == LivenessVerdict::Resolved,
+                "seed {seed}, {}: {judged:?}",
+                config.name
+            );
+            assert_eq!(liveness::verdict(&config, world, &outcome.tape), judged);
+            violated += usize::from(matches!(judged, LivenessVerdict::Unresolved(_)));
+        }
+        let planted = policy != Policy::reference();
+        assert_eq!(
+            violated > 0,
+            planted,
+            "{}: {violated} violated",
+            config.name
+        );
+    }
+}

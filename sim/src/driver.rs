@@ -404,51 +404,36 @@ pub fn is_free(choice: &Choice) -> bool {
 /// acquirers, restarts, successful authentications, and time, in that order of
 /// preference, until nothing is enabled, `span` of simulated time has passed, or
 /// `max_steps` choices were applied. The liveness property is judged on the result.
+/// Returns how many choices of the world it applied.
 pub fn heal(
     config: &WorldConfig,
     world: &mut World,
     span: payhub_model::Millis,
     max_steps: usize,
 ) -> usize {
-    heal_observed(config, world, span, max_steps, &mut ())
+    heal_recorded(config, world, span, max_steps, None).steps
 }
 
-/// Sees every choice a run applies: [`Observer::before`] with the world the choice is
-/// applied to, [`Observer::after`] with the world it made. The liveness check observes
-/// what reached the merchant side (`payhub_properties::liveness::Deliveries`).
-pub trait Observer {
-    fn before(&mut self, config: &WorldConfig, world: &World, choice: &Choice);
-    fn after(&mut self, config: &WorldConfig, world: &World);
+/// What [`heal_recorded`] did.
+#[derive(Clone, Debug, Default)]
+pub struct Healing {
+    /// Every choice it applied, in order: the environment's own controls that end the
+    /// outages first, then the world's choices.
+    pub choices: Vec<Choice>,
+    /// How many of them were the world's choices (the controls not counted).
+    pub steps: usize,
 }
 
-/// Observes nothing.
-impl Observer for () {
-    fn before(&mut self, _: &WorldConfig, _: &World, _: &Choice) {}
-    fn after(&mut self, _: &WorldConfig, _: &World) {}
-}
-
-/// Applies `choice` to `world`, showing `observer` the world before and after (not
-/// after a choice that did not apply: nothing changed).
-pub fn apply_observed(
-    config: &WorldConfig,
-    world: &mut World,
-    choice: &Choice,
-    observer: &mut dyn Observer,
-) -> Result<(), ApplyError> {
-    observer.before(config, world, choice);
-    world.apply(config, choice, None)?;
-    observer.after(config, world);
-    Ok(())
-}
-
-/// [`heal`], showing every choice it applies to `observer`.
-pub fn heal_observed(
+/// [`heal`], recording every event it makes into `trace` (when given), and returning
+/// the choices it applied.
+pub fn heal_recorded(
     config: &WorldConfig,
     world: &mut World,
     span: payhub_model::Millis,
     max_steps: usize,
-    observer: &mut dyn Observer,
-) -> usize {
+    mut trace: Option<&mut Trace>,
+) -> Healing {
+    let mut healing = Healing::default();
     let until = world.now.after(span);
     // The outages end with the faults: a rate limit or a channel pause still on is
     // switched off first (RATE-01, RATE-04), as the environment's own control, outside
@@ -470,7 +455,9 @@ pub fn heal_observed(
             ..config.clone()
         };
         for control in ends {
-            let _ = apply_observed(&free, world, &Choice::Control(control), observer);
+            let choice = Choice::Control(control);
+            let _ = world.apply(&free, &choice, trace.as_deref_mut());
+            healing.choices.push(choice);
         }
     }
     let mut enabled = Vec::new();
@@ -488,8 +475,9 @@ pub fn heal_observed(
         })
     };
     for step in 0..max_steps {
+        healing.steps = step;
         if world.now > until {
-            return step;
+            return healing;
         }
         world.enabled(config, &mut enabled);
         let Some(choice) = enabled
@@ -498,13 +486,16 @@ pub fn heal_observed(
             .min_by_key(|(r, _)| *r)
             .map(|(_, c)| c.clone())
         else {
-            return step;
+            return healing;
         };
-        if apply_observed(config, world, &choice, observer).is_err() {
-            return step;
+        let applied = world.apply(config, &choice, trace.as_deref_mut());
+        healing.choices.push(choice);
+        if applied.is_err() {
+            return healing;
         }
     }
-    max_steps
+    healing.steps = max_steps;
+    healing
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use payhub_model::client::{
     ClientInput, ClientOutput, Draw, Handle, MerchantDb, MerchantServer, Op, OrderRecord,
     ServerConfig,
 };
-use payhub_model::event::{BusinessOrder, StoredOrder, SubmissionRef, What};
+use payhub_model::event::{BusinessOrder, ShownOrder, StoredOrder, SubmissionRef, What};
 use payhub_model::{ApiRequest, ApiResponse, Millis, PlatformInput, RequestId, Rule, WebhookEvent};
 
 /// What happens after a command: the server goes on, or dies before anything it sends
@@ -145,7 +145,7 @@ impl World {
         server
             .step(self.now, &mut self.dbs[db as usize], input, &mut out)
             .map_err(|e| client_error(node, e))?;
-        self.observe_db(db, &db_before, sink);
+        self.observe_db(node, db, &db_before, sink);
         let mut acks = Vec::new();
         for output in out {
             match output {
@@ -260,11 +260,13 @@ impl World {
     }
 
     /// Emits each order of database `db` that a step added or changed, as the stream sees
-    /// it (payment, version, status): only that projection is compared. Orders are never
+    /// it (payment, version, status): only that projection is compared; a recording also
+    /// gets what each order says of its result ([`ShownOrder`], read by the liveness
+    /// facts, with the schedule of node `node`, whose step it was). Orders are never
     /// removed, so with as many orders as `before` the i-th order is the same one on both
     /// sides; otherwise a new one was inserted and is looked up. A step that wrote no
     /// order still shares its records with `before` (copy-on-write): nothing to walk.
-    fn observe_db(&mut self, db: u8, before: &MerchantDb, sink: &mut Sink<'_>) {
+    fn observe_db(&mut self, node: u8, db: u8, before: &MerchantDb, sink: &mut Sink<'_>) {
         let stored = |o: &OrderRecord| StoredOrder {
             payment_id: o.payment_id,
             version: o.version(),
@@ -275,6 +277,10 @@ impl World {
         if shares(before.orders().next(), after.orders().next()) {
             return;
         }
+        // The liveness facts' view, built only for a recording (nobody else reads it).
+        let params = (sink.recording())
+            .then(|| self.server(node).map(|s| s.config().params.clone()))
+            .flatten();
         let same_orders = before.orders().count() == after.orders().count();
         let mut was_orders = before.orders().peekable();
         for o in after.orders() {
@@ -287,6 +293,16 @@ impl World {
                 }
             };
             debug_assert!(was.is_none_or(|w| w.order_no == o.order_no));
+            if let Some(params) = &params {
+                let shown = ShownOrder::of(o, params);
+                if was.is_none_or(|w| ShownOrder::of(w, params) != shown) {
+                    self.note(sink, || What::OrderShown {
+                        db,
+                        order_no: o.order_no.clone(),
+                        shown,
+                    });
+                }
+            }
             let (was, now) = (was.map(stored), stored(o));
             if was.as_ref() != Some(&now) {
                 let what = What::OrderStored {
@@ -402,7 +418,7 @@ impl World {
             )
             .map_err(|e| client_error(node, e))?;
         self.awaiting.retain(|_, a| a.node != node);
-        self.observe_db(db, &db_before, sink);
+        self.observe_db(node, db, &db_before, sink);
         self.emit(sink, What::Crashed { node });
         Ok(())
     }

@@ -320,6 +320,15 @@ impl Acc {
                     self.first_liveness = Some((r.seed, u.clone()));
                 }
             }
+            // A healed run is judged whole: never incomplete; were it, it is listed with
+            // the gaps, neither a pass nor a violation.
+            LivenessVerdict::Incomplete(detail) => {
+                let gap = self
+                    .gaps
+                    .entry("not judged")
+                    .or_insert((0, r.seed, detail.clone()));
+                gap.0 += 1;
+            }
             LivenessVerdict::Gap { assumption, detail } => {
                 let gap = self
                     .gaps

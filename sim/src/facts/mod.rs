@@ -25,7 +25,9 @@
 //!   store at answer time.
 //! - [`cadence`]: when clients retry, wait and query, and when the platform verifies;
 //! - [`effects`]: what clients do to their orders and show their payers;
-//! - [`traffic`]: how many requests a client sends per business submission.
+//! - [`traffic`]: how many requests a client sends per business submission;
+//! - [`resolution`]: what became of each business submission, for the liveness check
+//!   (folded beside these facts, not one of their fields: see its module).
 
 pub mod attempts;
 pub mod cadence;
@@ -36,6 +38,7 @@ pub mod money;
 pub mod queries;
 pub mod query_object;
 pub mod refunds;
+pub mod resolution;
 pub mod responses;
 pub mod traffic;
 pub mod wire;
