@@ -1,6 +1,7 @@
 //! Adding a property is one file: a `Property` value (its name, rules, one sentence, the
-//! evidence it needs and a predicate over the facts) that every driver runs as it runs the registry's. The one
-//! below lives in this file only and reads facts the registry keeps already (the
+//! evidence it needs and a predicate over the facts) that every driver runs as it runs the
+//! one registry's (a predicate over the wire, `Predicate::Wire`, by the drivers that hold
+//! wire facts: `judge`, `check-log`, the sandbox). The one below lives in this file only and reads facts the registry keeps already (the
 //! acquirer's ledger and the store's Payments): UNIQ-01 read from the money's side. It
 //! is run here as the registry's are: by the exhaustive checker over a preset (the
 //! engine and the preset's model `check` uses), by the seeded simulator after every
