@@ -19,6 +19,7 @@ pub mod client;
 pub mod effects;
 pub mod engine;
 pub mod evidence;
+pub mod found;
 pub mod judging;
 pub mod liveness;
 pub mod presets;
@@ -32,6 +33,7 @@ pub mod wire;
 pub mod zoo;
 
 pub use checker::{CheckStatus, Limits, PresetReport, check};
+pub use found::{Found, Named};
 pub use judging::JUDGING;
 pub use presets::{Preset, preset, presets};
 pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, property};

@@ -15,6 +15,7 @@
 //! ([`Property::over_facts`]).
 
 use crate::evidence::{Evidence, EvidenceSet};
+use crate::found::Found;
 use crate::wire::Patterns;
 use payhub_model::Rule;
 use payhub_sim::driver::{Check, Violation};
@@ -37,8 +38,8 @@ pub enum Kind {
 /// The predicate of a property, over the facts it reads.
 #[derive(Clone, Copy)]
 pub enum Predicate {
-    /// Over a run's [`Facts`]: `Some(detail)` when violated.
-    Always(fn(&Facts) -> Option<String>),
+    /// Over a run's [`Facts`]: what it found when violated (its words and witness).
+    Always(fn(&Facts) -> Option<Found>),
     /// Over a run's [`Facts`]: `true` when reached.
     Sometimes(fn(&Facts) -> bool),
     /// Over the requests and answers on the wire ([`WireFacts`]): violated by the first
@@ -75,15 +76,20 @@ impl Property {
         !self.needs.contains(Evidence::Wire)
     }
 
-    /// For `always`: `None` if it holds. For `sometimes`: never a violation. A property
-    /// over the wire reads no [`Facts`]: never a violation here ([`Property::witness`]
-    /// judges it).
-    pub fn judge(&self, facts: &Facts) -> Option<String> {
+    /// For `always`: `None` if it holds, else what it found (its words and witness). For
+    /// `sometimes`: never a violation. A property over the wire reads no [`Facts`]: never
+    /// a violation here ([`Property::witness`] judges it).
+    pub fn found(&self, facts: &Facts) -> Option<Found> {
         debug_assert!(facts.judged_by.is_installed(), "{}", UNJUDGED);
         match self.predicate {
             Predicate::Always(f) => f(facts),
             Predicate::Sometimes(_) | Predicate::Wire(_) => None,
         }
+    }
+
+    /// The words of [`Property::found`]: `None` if it holds.
+    pub fn judge(&self, facts: &Facts) -> Option<String> {
+        self.found(facts).map(|f| f.detail)
     }
 
     /// For `sometimes`: whether these facts reach it. For `always`: whether it holds

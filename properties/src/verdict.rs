@@ -11,7 +11,7 @@
 
 use crate::evidence::{self, Missing, Supply};
 use crate::wire::Side;
-use crate::{Kind, PROPERTIES, Property};
+use crate::{Kind, Named, PROPERTIES, Property};
 use payhub_model::Shared;
 use payhub_model::event::Event;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
@@ -71,6 +71,9 @@ pub struct Verdict {
     /// For a violated wire property: the exchanges that witness it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witness: Option<Witness>,
+    /// For a violated property over a run's facts: the identifiers its witness names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub named: Option<Named>,
 }
 
 impl Verdict {
@@ -243,10 +246,15 @@ fn verdict(
     // stands whatever the rest lacks (verdicts are monotone).
     let judgeable = missing.iter().all(|m| m.partial);
     let witness = wire.filter(|_| judgeable).and_then(|wire| p.witness(wire));
-    let detail = match &witness {
-        Some(w) => Some(crate::wire::explain(w, name)),
-        None if judgeable => p.judge(facts),
-        None => None,
+    let found = if judgeable && witness.is_none() {
+        p.found(facts)
+    } else {
+        None
+    };
+    let (detail, named) = match (&witness, found) {
+        (Some(w), _) => (Some(crate::wire::explain(w, name)), None),
+        (None, Some(f)) => (Some(f.detail), Some(f.named)),
+        (None, None) => (None, None),
     };
     let reached = judgeable && p.kind() == Kind::Sometimes && p.holds_in(facts);
     let status = match (p.kind(), &detail, missing.is_empty()) {
@@ -268,5 +276,6 @@ fn verdict(
         missing,
         side: patterns.map(|w| w.side),
         witness: witness.map(std::borrow::Cow::into_owned),
+        named,
     })
 }
