@@ -5,8 +5,8 @@
 //! spacing (SCHED-02) are `client-honours-retry-after` and `client-spaces-queries`.
 
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM_LEDGER};
-use crate::found::Found;
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::{Contract, Millis, Rule};
 use payhub_sim::facts::cadence::Waited;
 
@@ -55,7 +55,7 @@ pub const CLIENT_BACKOFF: Property = Property {
                 return None;
             };
             Some(
-                Found::new(format!(
+                Witnessed::new(format!(
                     "merchant-{} scheduled try {try_no} of {} {} after the try before failed; the reference code waits from {least} to below {below}",
                     off.node, off.subject, off.delay
                 ))
@@ -81,7 +81,7 @@ pub const CLIENT_TIMEOUTS: Property = Property {
                     Waited::Query => "a query",
                     Waited::CreateOrConfirm => "a create or confirm",
                 };
-                Found::new(format!(
+                Witnessed::new(format!(
                     "merchant-{node} sent {what} with a timeout of {timeout}, below the contract's {}",
                     timeout_min(*waited)
                 ))
@@ -98,7 +98,7 @@ pub const CLIENT_QUERIES_24H: Property = Property {
     predicate: Predicate::Always(|f| {
         let c = f.cadence.earliest_schedule_end.as_ref()?;
         (c.ran() < last_scheduled_query()).then(|| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "merchant-{} ended the query schedule of {} at {}; the order was created at {}, so the schedule runs until {} at least",
                 c.node,
                 c.order,
@@ -119,7 +119,7 @@ pub const CLIENT_STOPS_AT_FINAL: Property = Property {
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.cadence.query_after_final.as_ref().map(|q| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "merchant-{} queried {} at {} though its database holds order {} as final",
                 q.node, q.payment, q.at, q.order
             ))
@@ -141,7 +141,7 @@ pub const PLATFORM_VERIFIES: Property = Property {
         let v = f.cadence.slowest_verification.as_ref()?;
         let limit = Contract::MANUAL_REVIEW_REQUERY;
         (v.gap >= limit).then(|| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "the platform verified {} at {}, {} after {}: the automatic window verifies faster than once in {limit}",
                 v.attempt, v.at, v.gap, v.since
             ))
@@ -161,7 +161,7 @@ pub const PLATFORM_REQUERIES_MANUAL_REVIEW: Property = Property {
         let v = f.cadence.slowest_requery.as_ref()?;
         let limit = Contract::MANUAL_REVIEW_REQUERY;
         (v.gap > limit).then(|| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "the platform re-queried {} under manual_review at {}, {} after the query at {} (every {limit} at most)",
                 v.attempt, v.at, v.gap, v.since
             ))
@@ -181,7 +181,7 @@ pub const PLATFORM_MANUAL_REVIEW_AFTER_WINDOW: Property = Property {
             let attempt = m
                 .attempt
                 .map_or_else(|| "no attempt".to_owned(), |a| a.to_string());
-            let found = Found::new(format!(
+            let found = Witnessed::new(format!(
                 "{} went to manual_review at {} before the platform queried {attempt} upstream",
                 m.payment, m.at
             ))

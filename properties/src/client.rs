@@ -2,8 +2,8 @@
 //! never does, whatever faults the contract allows. Anti-pattern clients break them.
 
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM_LEDGER};
-use crate::found::Found;
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::event::BusinessOrder;
 use payhub_model::{Contract, LedgerEntry, Rule};
 
@@ -28,8 +28,11 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
                     if captured.contains(&business) {
                         let n = captured.iter().filter(|b| **b == business).count() + 1;
                         return Some(
-                            Found::new(format!("order {} was captured {n} times", business.order))
-                                .order(&business.order),
+                            Witnessed::new(format!(
+                                "order {} was captured {n} times",
+                                business.order
+                            ))
+                            .order(&business.order),
                         );
                     }
                     captured.push(business);
@@ -55,7 +58,7 @@ pub const ONE_KEY_PER_SUBMISSION: Property = Property {
     predicate: Predicate::Always(|f| {
         f.client.second_key.as_ref().map(|s| {
             let (order, seq) = (&s.order, s.seq);
-            Found::new(format!(
+            Witnessed::new(format!(
                 "submission {seq} of {order} was sent under a second key"
             ))
             .order(order)
@@ -71,7 +74,7 @@ pub const VERSIONS_NEVER_GO_BACK: Property = Property {
     needs: DB,
     predicate: Predicate::Always(|f| {
         f.client.version_regressed.as_ref().map(|(_, order)| {
-            Found::new(format!("order {order} went back to an older version")).order(order)
+            Witnessed::new(format!("order {order} went back to an older version")).order(order)
         })
     }),
 };
@@ -86,12 +89,12 @@ pub const QUERIES_SPACED: Property = Property {
         let q = f.queries.closest_queries.as_ref()?;
         (q.gap() < Contract::QUERY_SPACING_MIN).then(|| {
             let found = if q.path == q.last_path {
-                Found::new(format!(
+                Witnessed::new(format!(
                     "query too soon: GET {} at {} after {}",
                     q.path, q.at, q.last
                 ))
             } else {
-                Found::new(format!(
+                Witnessed::new(format!(
                     "query too soon: GET {} at {} after GET {} at {}, the same object",
                     q.path, q.at, q.last_path, q.last
                 ))
@@ -109,7 +112,7 @@ pub const RETRY_AFTER_HONOURED: Property = Property {
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.queries.retry_after_ignored.as_ref().map(|r| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "merchant-{} sent {} {} Idempotency-Key: {} at {}, Retry-After ends at {}",
                 r.node, r.scope.method, r.scope.path, r.scope.key, r.at, r.until
             ))
@@ -126,7 +129,7 @@ pub const KEY_ON_ONE_ENDPOINT: Property = Property {
     needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.client.key_on_two_endpoints.as_ref().map(|k| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "key reused across endpoints: {} on {} {} and {} {}",
                 k.key, k.first.0, k.first.1, k.then.0, k.then.1
             ))
@@ -143,7 +146,7 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
     needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.client.params_changed_under_key.as_ref().map(|k| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "parameters changed under a key: {} {} Idempotency-Key: {}: {} then {}",
                 k.scope.method, k.scope.path, k.scope.key, k.first, k.then
             ))
@@ -165,7 +168,7 @@ pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.client.order_rekeyed.as_ref().map(|o| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "order created under a second key: {} under {} and {}",
                 o.order, o.first, o.then
             ))
@@ -187,7 +190,7 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.client.card_retry_in_progress.map(|id| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "{id}: a confirm with a new key while the payment was in progress"
             ))
             .request(id)
@@ -206,7 +209,7 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
         for ((_, order_no), payment) in f.client.canceled_orders.iter() {
             if f.money.captured(*payment) {
                 return Some(
-                    Found::new(format!(
+                    Witnessed::new(format!(
                         "order {order_no} is canceled for the merchant but {payment} was captured"
                     ))
                     .order(order_no)

@@ -3,14 +3,14 @@
 //! by `client-never-charges-an-order-twice` and `client-never-closes-a-captured-order`.
 
 use crate::evidence::CLIENT_DB;
-use crate::found::Found;
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::Rule;
 use payhub_sim::facts::effects::{Closing, Fulfilment};
 
-fn closing(c: &Closing, what: &str) -> Found {
+fn closing(c: &Closing, what: &str) -> Witnessed {
     let status = c.status.map_or("unknown", |s| s.as_str());
-    Found::new(format!(
+    Witnessed::new(format!(
         "order {} (db {}) {what} at {}; the platform holds {} as {status}",
         c.order, c.db, c.at, c.payment
     ))
@@ -18,8 +18,8 @@ fn closing(c: &Closing, what: &str) -> Found {
     .payment(c.payment)
 }
 
-fn fulfilment(f: &Fulfilment, what: &str) -> Found {
-    Found::new(format!(
+fn fulfilment(f: &Fulfilment, what: &str) -> Witnessed {
+    Witnessed::new(format!(
         "merchant-{} fulfilled order {} for {} at {} {what} (the platform holds it as {})",
         f.node,
         f.order,
@@ -86,7 +86,7 @@ pub const MESSAGE_MATCHES_STATUS: Property = Property {
     needs: CLIENT_DB,
     predicate: Predicate::Always(|f| {
         f.effects.wrong_message.as_ref().map(|m| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "merchant-{} showed \"{}\" for {} at {}: {}",
                 m.node, m.shown, m.subject, m.at, m.why
             ))

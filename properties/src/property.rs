@@ -15,8 +15,8 @@
 //! ([`Property::over_facts`]).
 
 use crate::evidence::{Evidence, EvidenceSet};
-use crate::found::Found;
 use crate::wire::Patterns;
+use crate::witnessed::Witnessed;
 use payhub_model::Rule;
 use payhub_sim::driver::{Check, Violation};
 use payhub_sim::facts::wire::{WireFacts, Witness};
@@ -39,7 +39,7 @@ pub enum Kind {
 #[derive(Clone, Copy)]
 pub enum Predicate {
     /// Over a run's [`Facts`]: what it found when violated (its words and witness).
-    Always(fn(&Facts) -> Option<Found>),
+    Always(fn(&Facts) -> Option<Witnessed>),
     /// Over a run's [`Facts`]: `true` when reached.
     Sometimes(fn(&Facts) -> bool),
     /// Over the requests and answers on the wire ([`WireFacts`]): violated by the first
@@ -78,8 +78,8 @@ impl Property {
 
     /// For `always`: `None` if it holds, else what it found (its words and witness). For
     /// `sometimes`: never a violation. A property over the wire reads no [`Facts`]: never
-    /// a violation here ([`Property::witness`] judges it).
-    pub fn found(&self, facts: &Facts) -> Option<Found> {
+    /// a violation here ([`Property::wire_witness`] judges it).
+    pub fn witnessed(&self, facts: &Facts) -> Option<Witnessed> {
         debug_assert!(facts.judged_by.is_installed(), "{}", UNJUDGED);
         match self.predicate {
             Predicate::Always(f) => f(facts),
@@ -87,9 +87,9 @@ impl Property {
         }
     }
 
-    /// The words of [`Property::found`]: `None` if it holds.
+    /// The words of [`Property::witnessed`]: `None` if it holds.
     pub fn judge(&self, facts: &Facts) -> Option<String> {
-        self.found(facts).map(|f| f.detail)
+        self.witnessed(facts).map(|f| f.detail)
     }
 
     /// For `sometimes`: whether these facts reach it. For `always`: whether it holds
@@ -105,7 +105,7 @@ impl Property {
 
     /// For a property over the wire: the first witness of its patterns in `wire`, if
     /// any. `None` for the others.
-    pub fn witness<'a>(&self, wire: &'a WireFacts) -> Option<Cow<'a, Witness>> {
+    pub fn wire_witness<'a>(&self, wire: &'a WireFacts) -> Option<Cow<'a, Witness>> {
         match &self.predicate {
             Predicate::Wire(patterns) => patterns.witness(wire),
             Predicate::Always(_) | Predicate::Sometimes(_) => None,

@@ -13,20 +13,20 @@ mod foreign;
 mod judge;
 
 use crate::evidence::PLATFORM;
-use crate::found::Found;
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::{Contract, PaymentStatus, Rule};
 use payhub_sim::facts::responses::Misanswer;
 
 /// `{who}: {what}`, naming the request, the Payment and the refund of the misanswer.
-pub(crate) fn explain(witness: &Option<Box<Misanswer>>, what: &str) -> Option<Found> {
+pub(crate) fn explain(witness: &Option<Box<Misanswer>>, what: &str) -> Option<Witnessed> {
     witness
         .as_ref()
-        .map(|m| named(m, Found::new(format!("{}: {what}", who(m)))))
+        .map(|m| named(m, Witnessed::new(format!("{}: {what}", who(m)))))
 }
 
 /// `found` naming the request, the Payment and the refund of `m`.
-fn named(m: &Misanswer, found: Found) -> Found {
+fn named(m: &Misanswer, found: Witnessed) -> Witnessed {
     let found = found.request_if(m.request).payment_if(m.payment);
     match m.refund {
         Some((id, ..)) => found.refund(id),
@@ -225,7 +225,7 @@ pub const FAILURE_NAMES_LATEST_ATTEMPT: Property = Property {
             }
             let latest = p.attempts.last().copied();
             if p.failure_attempt != latest || latest.is_none() {
-                let found = Found::new(format!(
+                let found = Witnessed::new(format!(
                     "{id} is failed with failure.attempt_id {:?}, its latest attempt is {:?}",
                     p.failure_attempt.map(|a| a.to_string()),
                     latest.map(|a| a.to_string())
@@ -255,7 +255,7 @@ pub const ATTEMPT_COUNT_IS_ATTEMPTS_MADE: Property = Property {
             "attempt_count is not the attempts made (max {})",
             Contract::ATTEMPTS_MAX
         );
-        Some(named(m, Found::new(format!("{}: {what}", who(m)))))
+        Some(named(m, Witnessed::new(format!("{}: {what}", who(m)))))
     }),
 };
 

@@ -3,8 +3,8 @@
 //! platform says about itself alone.
 
 use crate::evidence::{PLATFORM, PLATFORM_LEDGER};
-use crate::found::Found;
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::acquirer::ChargeState;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{LedgerEntry, PaymentStatus, Rule};
@@ -30,7 +30,7 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
             .iter()
             .find(|(_, n)| **n > 1)
             .map(|(scope, n)| {
-                Found::new(format!(
+                Witnessed::new(format!(
                     "{n} charges under {} {} Idempotency-Key: {}",
                     scope.method, scope.path, scope.key
                 ))
@@ -58,7 +58,7 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
             if let Some(other) = seen.insert((p.merchant, p.environment, &p.merchant_order_no), *id)
             {
                 return Some(
-                    Found::new(format!(
+                    Witnessed::new(format!(
                         "{other} and {id} share order number {}",
                         p.merchant_order_no
                     ))
@@ -90,7 +90,7 @@ pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
                 *n += 1;
                 if *n > 1 {
                     return Some(
-                        Found::new(format!("{payment} captured {n} times")).payment(*payment),
+                        Witnessed::new(format!("{payment} captured {n} times")).payment(*payment),
                     );
                 }
             }
@@ -129,7 +129,8 @@ pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
                 .count();
             if unfinished > 1 {
                 return Some(
-                    Found::new(format!("{id} has {unfinished} unfinished attempts")).payment(*id),
+                    Witnessed::new(format!("{id} has {unfinished} unfinished attempts"))
+                        .payment(*id),
                 );
             }
         }
@@ -154,7 +155,7 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
             let attempts = f.attempts.attempts_of(*id);
             if attempts.len() > payhub_model::Contract::ATTEMPTS_MAX as usize {
                 return Some(
-                    Found::new(format!(
+                    Witnessed::new(format!(
                         "{id} has {} attempts (max {})",
                         attempts.len(),
                         payhub_model::Contract::ATTEMPTS_MAX
@@ -165,7 +166,7 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
             for (i, a) in attempts.iter().enumerate() {
                 let Some(attempt) = f.attempts.attempts.get(a) else {
                     return Some(
-                        Found::new(format!("{a} of {id} is not in the store"))
+                        Witnessed::new(format!("{a} of {id} is not in the store"))
                             .attempt(*a)
                             .payment(*id),
                     );
@@ -173,7 +174,7 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
                 // A first attempt too: a checkout session's Payment is confirmed later.
                 if attempt.sent_at >= p.expires_at {
                     return Some(
-                        Found::new(format!(
+                        Witnessed::new(format!(
                             "{a} of {id} started at {} after expires_at {}",
                             attempt.sent_at, p.expires_at
                         ))
@@ -183,7 +184,7 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
                 }
                 if i + 1 < attempts.len() && attempt.status != AttemptStatus::Failed {
                     return Some(
-                        Found::new(format!(
+                        Witnessed::new(format!(
                             "{id} started a new attempt while {a} was {:?}",
                             attempt.status
                         ))
@@ -211,7 +212,9 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         if let Some((refund, n)) = f.refunds.refund_calls.iter().find(|(_, n)| **n > 1) {
-            return Some(Found::new(format!("{refund} sent upstream {n} times")).refund(*refund));
+            return Some(
+                Witnessed::new(format!("{refund} sent upstream {n} times")).refund(*refund),
+            );
         }
         let mut numbers = BTreeMap::new();
         for (id, r) in f.refunds.refunds.iter() {
@@ -219,7 +222,7 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
                 numbers.insert((r.merchant, r.environment, &r.merchant_refund_no), *id)
             {
                 return Some(
-                    Found::new(format!(
+                    Witnessed::new(format!(
                         "{other} and {id} share refund number {}",
                         r.merchant_refund_no
                     ))
@@ -235,7 +238,7 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
                 let (captured, refunded) = f.money.net_of(*attempt);
                 if refunded > captured {
                     return Some(
-                        Found::new(format!(
+                        Witnessed::new(format!(
                             "{attempt}: refunded {refunded} of {captured} captured"
                         ))
                         .attempt(*attempt),
@@ -265,7 +268,7 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.rejected_but_executed.map(|id| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "{id} was rejected but changed the platform or called the upstream"
             ))
             .request(id)
@@ -284,7 +287,7 @@ pub const QUERIES_NEVER_CHARGE: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         (f.money.unsolicited_charges > 0).then(|| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "{} charge(s) sent outside a create or confirm",
                 f.money.unsolicited_charges
             ))
@@ -304,7 +307,7 @@ pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.replay_mismatch.map(|id| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "{id} was answered with another object than its scope's first answer"
             ))
             .request(id)
@@ -326,7 +329,7 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
         f.money
             .foreign_object
             .map(|id| {
-                Found::new(format!(
+                Witnessed::new(format!(
                     "{id} was answered with another merchant's or environment's object"
                 ))
                 .request(id)
@@ -348,7 +351,7 @@ pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.charged_other_card.map(|id| {
-            Found::new(format!("handling {id} charged a card it did not carry")).request(id)
+            Witnessed::new(format!("handling {id} charged a card it did not carry")).request(id)
         })
     }),
 };
@@ -371,14 +374,17 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
             }
             if p.failure_attempt.is_none() {
                 return Some(
-                    Found::new(format!("{id} is failed without failure.attempt_id")).payment(*id),
+                    Witnessed::new(format!("{id} is failed without failure.attempt_id"))
+                        .payment(*id),
                 );
             }
             // The latest attempt, not the one failure.attempt_id names: an earlier decline
             // is no evidence about a later attempt (which attempt failure.attempt_id
             // names is failure-names-the-latest-attempt's).
             let Some(&a) = p.attempts.last() else {
-                return Some(Found::new(format!("{id} is failed without an attempt")).payment(*id));
+                return Some(
+                    Witnessed::new(format!("{id} is failed without an attempt")).payment(*id),
+                );
             };
             let declined = f
                 .attempts
@@ -387,7 +393,7 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
                 .is_some_and(|state| matches!(state, ChargeState::Declined(_)));
             if !declined && !f.attempts.voided.contains(&a) {
                 return Some(
-                    Found::new(format!(
+                    Witnessed::new(format!(
                         "{id} is failed but the acquirer did not decline its latest attempt {a}"
                     ))
                     .payment(*id)
@@ -417,7 +423,7 @@ pub const NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT: Property = Property {
             );
             if closed && f.money.captured(*id) {
                 return Some(
-                    Found::new(format!(
+                    Witnessed::new(format!(
                         "{id} is {} but the ledger captured it",
                         p.status.as_str()
                     ))
@@ -439,7 +445,7 @@ pub const SUCCEEDED_IS_CAPTURED: Property = Property {
         for (id, p) in f.attempts.payments.iter() {
             if p.status == PaymentStatus::Succeeded && !f.money.captured(*id) {
                 return Some(
-                    Found::new(format!("{id} is succeeded but the ledger has no capture"))
+                    Witnessed::new(format!("{id} is succeeded but the ledger has no capture"))
                         .payment(*id),
                 );
             }
@@ -465,7 +471,7 @@ pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.conflict_misjudged.map(|id| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "{id}: its conflict verdict contradicts the parameters its scope executed with"
             ))
             .request(id)
@@ -488,7 +494,7 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.replay_as_new_business.map(|id| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "{id} reused a key that executed, and was answered as new business"
             ))
             .request(id)
@@ -504,7 +510,7 @@ pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
     needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         f.money.answered_other_payment.map(|id| {
-            Found::new(format!(
+            Witnessed::new(format!(
                 "{id} was answered about another Payment than the one it names"
             ))
             .request(id)

@@ -245,9 +245,11 @@ fn verdict(
     // Judged over the part of the source that has the evidence: a witness found there
     // stands whatever the rest lacks (verdicts are monotone).
     let judgeable = missing.iter().all(|m| m.partial);
-    let witness = wire.filter(|_| judgeable).and_then(|wire| p.witness(wire));
+    let witness = wire
+        .filter(|_| judgeable)
+        .and_then(|wire| p.wire_witness(wire));
     let found = if judgeable && witness.is_none() {
-        p.found(facts)
+        p.witnessed(facts)
     } else {
         None
     };

@@ -505,7 +505,7 @@ mod tests {
                 w.answered(at, id, &a.unwrap());
             }
             REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT
-                .witness(&w)
+                .wire_witness(&w)
                 .is_some()
         };
         assert!(verdict(Millis::hours(24)));

@@ -16,7 +16,7 @@ use payhub_properties::engine::{self, Bounds, Flow};
 use payhub_properties::evidence::PLATFORM_LEDGER;
 use payhub_properties::property::{OneCheck, Predicate, Property};
 use payhub_properties::zoo::Subject;
-use payhub_properties::{Found, JUDGING, Preset, preset};
+use payhub_properties::{JUDGING, Preset, Witnessed, preset};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Facts, Trace, World};
 use std::sync::Mutex;
@@ -40,7 +40,7 @@ static ONE_CAPTURED_PAYMENT_PER_ORDER: Property = Property {
             let order = (p.merchant, p.environment, &p.merchant_order_no);
             if let Some((other, _)) = captured.iter().find(|(q, o)| q != payment && *o == order) {
                 return Some(
-                    Found::new(format!(
+                    Witnessed::new(format!(
                         "{other} and {payment} were both captured for {}",
                         p.merchant_order_no
                     ))

@@ -156,7 +156,7 @@ fn diagram(r: &Report, note: &str) -> Diagram {
         .violation
         .as_ref()
         .and_then(|(v, _)| payhub_properties::property(&v.property))
-        .and_then(|p| p.found(&r.world.facts))
+        .and_then(|p| p.witnessed(&r.world.facts))
         .map(|found| widen(&found.named, &r.world));
     let entries = || r.trace.events.iter().map(|e| (&r.trace, e));
     let witness = named.and_then(|named| WitnessEntries::of(&named, entries()));

@@ -2,7 +2,7 @@
 //! of its witness (as Elle cites the operations that show an anomaly). The renderers read
 //! the identifiers, never the words: the sandbox draws the exchanges that name them.
 //!
-//! A predicate over a run's facts returns a [`Found`]; the words are its detail, in the
+//! A predicate over a run's facts returns a [`Witnessed`]; the words are its detail, in the
 //! contract's notation (`pay_demo_002 captured 2 times`), and the witness names the
 //! order numbers, Payments, attempts, refunds, keys and requests the words name.
 
@@ -52,58 +52,58 @@ impl Named {
 
 /// A violation: its words and its witness.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Found {
+pub struct Witnessed {
     pub detail: String,
     pub named: Named,
 }
 
-impl Found {
+impl Witnessed {
     /// The words; the witness is added by the builders below.
-    pub fn new(detail: String) -> Found {
-        Found {
+    pub fn new(detail: String) -> Witnessed {
+        Witnessed {
             detail,
             named: Named::default(),
         }
     }
 
-    pub fn order(mut self, order: &str) -> Found {
+    pub fn order(mut self, order: &str) -> Witnessed {
         push(&mut self.named.orders, order.to_owned());
         self
     }
 
-    pub fn payment(mut self, payment: PaymentId) -> Found {
+    pub fn payment(mut self, payment: PaymentId) -> Witnessed {
         push(&mut self.named.payments, payment);
         self
     }
 
-    pub fn attempt(mut self, attempt: AttemptId) -> Found {
+    pub fn attempt(mut self, attempt: AttemptId) -> Witnessed {
         push(&mut self.named.attempts, attempt);
         self
     }
 
-    pub fn refund(mut self, refund: RefundId) -> Found {
+    pub fn refund(mut self, refund: RefundId) -> Witnessed {
         push(&mut self.named.refunds, refund);
         self
     }
 
-    pub fn key(mut self, key: &str) -> Found {
+    pub fn key(mut self, key: &str) -> Witnessed {
         push(&mut self.named.keys, key.to_owned());
         self
     }
 
-    pub fn subject(mut self, subject: &str) -> Found {
+    pub fn subject(mut self, subject: &str) -> Witnessed {
         push(&mut self.named.subjects, subject.to_owned());
         self
     }
 
-    pub fn request(mut self, request: RequestId) -> Found {
+    pub fn request(mut self, request: RequestId) -> Witnessed {
         push(&mut self.named.requests, request);
         self
     }
 
     /// The object a query's path reads (`/v1/payments/pay_demo_001`, `/v1/refunds/ref_demo_001`,
     /// `/v1/payments?merchant_order_no=ORDER-1`), if it names one as the contract writes it.
-    pub fn object_at(self, path: &str) -> Found {
+    pub fn object_at(self, path: &str) -> Witnessed {
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
         let order = query
             .split('&')
@@ -121,7 +121,7 @@ impl Found {
     }
 
     /// Each of `payment` if some (an answer about no Payment names none).
-    pub fn payment_if(self, payment: Option<PaymentId>) -> Found {
+    pub fn payment_if(self, payment: Option<PaymentId>) -> Witnessed {
         match payment {
             Some(p) => self.payment(p),
             None => self,
@@ -129,7 +129,7 @@ impl Found {
     }
 
     /// Each of `request` if some (a webhook is no request).
-    pub fn request_if(self, request: Option<RequestId>) -> Found {
+    pub fn request_if(self, request: Option<RequestId>) -> Witnessed {
         match request {
             Some(r) => self.request(r),
             None => self,
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn a_witness_names_each_identifier_once_in_the_contract_s_notation() {
-        let f = Found::new("pay_demo_002 captured 2 times".into())
+        let f = Witnessed::new("pay_demo_002 captured 2 times".into())
             .order("ORDER-1")
             .payment(PaymentId(2))
             .payment(PaymentId(2))
@@ -162,7 +162,7 @@ mod tests {
             ["ORDER-1", "pay_demo_002", &RequestId(3).to_string()]
         );
         assert!(Named::default().is_empty() && !f.named.is_empty());
-        let at = |path: &str| Found::new(String::new()).object_at(path).named;
+        let at = |path: &str| Witnessed::new(String::new()).object_at(path).named;
         assert_eq!(at("/v1/payments/pay_demo_001").payments, [PaymentId(1)]);
         assert_eq!(at("/v1/refunds/ref_demo_002").refunds, [RefundId(2)]);
         assert_eq!(
