@@ -117,6 +117,7 @@ pub const RETRY_AFTER_HONOURED: Property = Property {
                 r.node, r.scope.method, r.scope.path, r.scope.key, r.at, r.until
             ))
             .key(&r.scope.key)
+            .object_at(&r.scope.path)
         })
     }),
 };
@@ -134,6 +135,8 @@ pub const KEY_ON_ONE_ENDPOINT: Property = Property {
                 k.key, k.first.0, k.first.1, k.then.0, k.then.1
             ))
             .key(&k.key)
+            .object_at(&k.first.1)
+            .object_at(&k.then.1)
         })
     }),
 };
@@ -151,6 +154,7 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
                 k.scope.method, k.scope.path, k.scope.key, k.first, k.then
             ))
             .key(&k.scope.key)
+            .object_at(&k.scope.path)
         })
     }),
 };

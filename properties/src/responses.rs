@@ -25,9 +25,14 @@ pub(crate) fn explain(witness: &Option<Box<Misanswer>>, what: &str) -> Option<Wi
         .map(|m| named(m, Witnessed::new(format!("{}: {what}", who(m)))))
 }
 
-/// `found` naming the request, the Payment and the refund of `m`.
+/// `found` naming the request, the Payment, the attempts its failure names (shown and
+/// stored) and the refund of `m`.
 fn named(m: &Misanswer, found: Witnessed) -> Witnessed {
     let found = found.request_if(m.request).payment_if(m.payment);
+    let failed = [m.shown, m.stored].into_iter().flatten();
+    let found = failed
+        .filter_map(|s| s.failure_attempt)
+        .fold(found, Witnessed::attempt);
     match m.refund {
         Some((id, ..)) => found.refund(id),
         None => found,

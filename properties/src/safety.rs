@@ -35,6 +35,7 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
                     scope.method, scope.path, scope.key
                 ))
                 .key(&scope.key)
+                .object_at(&scope.path)
             })
     }),
 };

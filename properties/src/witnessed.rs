@@ -101,23 +101,25 @@ impl Witnessed {
         self
     }
 
-    /// The object a query's path reads (`/v1/payments/pay_demo_001`, `/v1/refunds/ref_demo_001`,
-    /// `/v1/payments?merchant_order_no=ORDER-1`), if it names one as the contract writes it.
+    /// The objects a path names (`/v1/payments/pay_demo_001/confirm`,
+    /// `/v1/refunds/ref_demo_001`, `/v1/payments?merchant_order_no=ORDER-1`), each as the
+    /// contract writes it.
     pub fn object_at(self, path: &str) -> Witnessed {
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
         let order = query
             .split('&')
             .find_map(|kv| kv.strip_prefix("merchant_order_no="));
-        let last = path.rsplit('/').next().unwrap_or_default();
         let found = match order {
             Some(order) => self.order(order),
             None => self,
         };
-        match serde_json::from_value(serde_json::Value::String(last.to_owned())) {
-            Ok(ResourceId::Payment(p)) => found.payment(p),
-            Ok(ResourceId::Refund(r)) => found.refund(r),
-            _ => found,
-        }
+        path.split('/').fold(found, |found, segment| {
+            match serde_json::from_value(serde_json::Value::String(segment.to_owned())) {
+                Ok(ResourceId::Payment(p)) => found.payment(p),
+                Ok(ResourceId::Refund(r)) => found.refund(r),
+                _ => found,
+            }
+        })
     }
 
     /// Each of `payment` if some (an answer about no Payment names none).
@@ -164,6 +166,10 @@ mod tests {
         assert!(Named::default().is_empty() && !f.named.is_empty());
         let at = |path: &str| Witnessed::new(String::new()).object_at(path).named;
         assert_eq!(at("/v1/payments/pay_demo_001").payments, [PaymentId(1)]);
+        assert_eq!(
+            at("/v1/payments/pay_demo_001/confirm").payments,
+            [PaymentId(1)]
+        );
         assert_eq!(at("/v1/refunds/ref_demo_002").refunds, [RefundId(2)]);
         assert_eq!(
             at("/v1/payments?merchant_order_no=ORDER-1").orders,
