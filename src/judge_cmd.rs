@@ -5,9 +5,9 @@
 //!
 //! Each verdict is `holds`, `violated` (always properties), `reached`, `unreached`
 //! (sometimes properties) or `cannot_judge`: the stream lacked evidence the property
-//! needs (`payhub_properties::evidence`), named with the reason. The wire properties
-//! (`payhub_properties::wire`) follow the registry's, judged over the stream's wire
-//! events; then liveness (`payhub_properties::liveness`), judged from the stream's
+//! needs (`payhub_properties::evidence`), named with the reason. The properties over the
+//! wire (`payhub_properties::wire`) are the registry's last, judged over the stream's
+//! wire events; then liveness (`payhub_properties::liveness`), judged from the stream's
 //! resolution facts and its last event: a submission unknown past its window is a
 //! violation, one whose window the stream ends before is not judged. `check-log` and the
 //! sandbox's verdict share this judge (`payhub_properties::verdict`).

@@ -84,6 +84,7 @@ fn every_mutant_is_killed_by_a_named_property() {
             payhub_sim::driver::replay(&proof.config, &proof.choices, &mut check, Some(&mut trace))
                 .unwrap();
         assert_eq!(replayed.violation, Some(proof.violation()), "{}", row.name);
+        assert_witness_names_what_its_words_name(found.property, proof, row.name);
         assert_eq!(trace.to_text(), proof.trace.to_text(), "{}", row.name);
         // What a zoo tape names (`mutants --show NAME --save-tape FILE`) is this world:
         // `replay --tape` rebuilds it.
@@ -132,6 +133,49 @@ fn every_mutant_is_killed_by_a_named_property() {
             "{p} is not a registered property"
         );
         assert!(killers.contains(p), "{p} killed no mutant: {killers:?}");
+    }
+}
+
+/// The typed witness of a violation (what the sandbox and the script pages draw from)
+/// names every Payment, attempt, refund and request its words name, and its words name
+/// every identifier it names: the two say the same thing.
+fn assert_witness_names_what_its_words_name(
+    property: &payhub_properties::Property,
+    proof: &payhub_sim::prove::Counterexample,
+    mutant: &str,
+) {
+    let Some(witnessed) = property.witnessed(&proof.world.facts) else {
+        // A property over the wire reads no world's facts; the zoo runs none.
+        panic!("{mutant}: {} does not hold its violation", property.name);
+    };
+    assert_eq!(witnessed.detail, proof.detail, "{mutant}");
+    let named: BTreeSet<String> = witnessed.named.words().collect();
+    let ids: BTreeSet<String> = proof
+        .detail
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| {
+            ["pay_demo_", "att_", "ref_demo_", "req_"]
+                .iter()
+                .any(|kind| {
+                    w.strip_prefix(kind)
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                })
+        })
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        ids.is_subset(&named),
+        "{mutant}: {} names {named:?} but its words name {ids:?}: {}",
+        property.name,
+        proof.detail
+    );
+    for word in &named {
+        assert!(
+            proof.detail.contains(word.as_str()),
+            "{mutant}: {} names {word}, which its words do not: {}",
+            property.name,
+            proof.detail
+        );
     }
 }
 

@@ -38,7 +38,7 @@ fn scenario_files() -> Vec<(String, PathBuf)> {
 fn always() -> Vec<&'static str> {
     PROPERTIES
         .iter()
-        .filter(|p| p.kind() == Kind::Always)
+        .filter(|p| p.over_facts() && p.kind() == Kind::Always)
         .map(|p| p.name)
         .collect()
 }

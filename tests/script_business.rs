@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 fn always() -> Vec<&'static str> {
     PROPERTIES
         .iter()
-        .filter(|p| p.kind() == Kind::Always)
+        .filter(|p| p.over_facts() && p.kind() == Kind::Always)
         .map(|p| p.name)
         .collect()
 }

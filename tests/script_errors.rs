@@ -12,7 +12,7 @@ const CREATE: &str = r#"A: POST /v1/payments  Idempotency-Key: K  {"merchant_ord
 fn always() -> Vec<&'static str> {
     PROPERTIES
         .iter()
-        .filter(|p| p.kind() == Kind::Always)
+        .filter(|p| p.over_facts() && p.kind() == Kind::Always)
         .map(|p| p.name)
         .collect()
 }

@@ -9,7 +9,7 @@ use payhub_sim::{Choice, WorldConfig};
 fn always() -> Vec<&'static str> {
     PROPERTIES
         .iter()
-        .filter(|p| p.kind() == Kind::Always)
+        .filter(|p| p.over_facts() && p.kind() == Kind::Always)
         .map(|p| p.name)
         .collect()
 }

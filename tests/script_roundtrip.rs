@@ -12,7 +12,7 @@ use std::process::Command;
 fn always() -> Vec<&'static str> {
     PROPERTIES
         .iter()
-        .filter(|p| p.kind() == Kind::Always)
+        .filter(|p| p.over_facts() && p.kind() == Kind::Always)
         .map(|p| p.name)
         .collect()
 }

@@ -6,6 +6,7 @@
 
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::{Contract, Millis, Rule};
 use payhub_sim::facts::cadence::Waited;
 
@@ -53,10 +54,13 @@ pub const CLIENT_BACKOFF: Property = Property {
             } else {
                 return None;
             };
-            Some(format!(
-                "merchant-{} scheduled try {try_no} of {} {} after the try before failed; the reference code waits from {least} to below {below}",
-                off.node, off.subject, off.delay
-            ))
+            Some(
+                Witnessed::new(format!(
+                    "merchant-{} scheduled try {try_no} of {} {} after the try before failed; the reference code waits from {least} to below {below}",
+                    off.node, off.subject, off.delay
+                ))
+                .subject(&off.subject),
+            )
         })
     }),
 };
@@ -77,10 +81,10 @@ pub const CLIENT_TIMEOUTS: Property = Property {
                     Waited::Query => "a query",
                     Waited::CreateOrConfirm => "a create or confirm",
                 };
-                format!(
+                Witnessed::new(format!(
                     "merchant-{node} sent {what} with a timeout of {timeout}, below the contract's {}",
                     timeout_min(*waited)
-                )
+                ))
             })
     }),
 };
@@ -94,14 +98,15 @@ pub const CLIENT_QUERIES_24H: Property = Property {
     predicate: Predicate::Always(|f| {
         let c = f.cadence.earliest_schedule_end.as_ref()?;
         (c.ran() < last_scheduled_query()).then(|| {
-            format!(
+            Witnessed::new(format!(
                 "merchant-{} ended the query schedule of {} at {}; the order was created at {}, so the schedule runs until {} at least",
                 c.node,
                 c.order,
                 c.at,
                 c.since,
                 c.since.after(last_scheduled_query())
-            )
+            ))
+            .order(&c.order)
         })
     }),
 };
@@ -114,10 +119,12 @@ pub const CLIENT_STOPS_AT_FINAL: Property = Property {
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.cadence.query_after_final.as_ref().map(|q| {
-            format!(
+            Witnessed::new(format!(
                 "merchant-{} queried {} at {} though its database holds order {} as final",
                 q.node, q.payment, q.at, q.order
-            )
+            ))
+            .payment(q.payment)
+            .order(&q.order)
         })
     }),
 };
@@ -134,10 +141,11 @@ pub const PLATFORM_VERIFIES: Property = Property {
         let v = f.cadence.slowest_verification.as_ref()?;
         let limit = Contract::MANUAL_REVIEW_REQUERY;
         (v.gap >= limit).then(|| {
-            format!(
+            Witnessed::new(format!(
                 "the platform verified {} at {}, {} after {}: the automatic window verifies faster than once in {limit}",
                 v.attempt, v.at, v.gap, v.since
-            )
+            ))
+            .attempt(v.attempt)
         })
     }),
 };
@@ -153,10 +161,11 @@ pub const PLATFORM_REQUERIES_MANUAL_REVIEW: Property = Property {
         let v = f.cadence.slowest_requery.as_ref()?;
         let limit = Contract::MANUAL_REVIEW_REQUERY;
         (v.gap > limit).then(|| {
-            format!(
+            Witnessed::new(format!(
                 "the platform re-queried {} under manual_review at {}, {} after the query at {} (every {limit} at most)",
                 v.attempt, v.at, v.gap, v.since
-            )
+            ))
+            .attempt(v.attempt)
         })
     }),
 };
@@ -172,10 +181,15 @@ pub const PLATFORM_MANUAL_REVIEW_AFTER_WINDOW: Property = Property {
             let attempt = m
                 .attempt
                 .map_or_else(|| "no attempt".to_owned(), |a| a.to_string());
-            format!(
+            let found = Witnessed::new(format!(
                 "{} went to manual_review at {} before the platform queried {attempt} upstream",
                 m.payment, m.at
-            )
+            ))
+            .payment(m.payment);
+            match m.attempt {
+                Some(a) => found.attempt(a),
+                None => found,
+            }
         })
     }),
 };

@@ -95,6 +95,7 @@ impl PresetModel {
             _ => PROPERTIES
                 .iter()
                 .enumerate()
+                .filter(|(_, p)| p.over_facts())
                 .filter(|(_, p)| p.kind() == Kind::Always || preset.reaches.contains(p.name))
                 .map(|(i, _)| i)
                 .collect(),
@@ -457,7 +458,8 @@ pub fn check_with(preset: &Preset, limits: Limits, how: Search) -> Result<Preset
     let unique_states = explored.unique_states;
     let mut properties = Vec::new();
     for (i, p) in PROPERTIES.iter().enumerate() {
-        if p.kind() == Kind::Sometimes && !preset.reaches.contains(p.name) {
+        // A world holds no wire facts: a property over the wire is not judged here.
+        if !p.over_facts() || p.kind() == Kind::Sometimes && !preset.reaches.contains(p.name) {
             continue;
         }
         let bit = 1u128 << i;

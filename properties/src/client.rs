@@ -3,6 +3,7 @@
 
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::event::BusinessOrder;
 use payhub_model::{Contract, LedgerEntry, Rule};
 
@@ -26,7 +27,13 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
                 if let Some(business) = f.money.payment_business.get(payment) {
                     if captured.contains(&business) {
                         let n = captured.iter().filter(|b| **b == business).count() + 1;
-                        return Some(format!("order {} was captured {n} times", business.order));
+                        return Some(
+                            Witnessed::new(format!(
+                                "order {} was captured {n} times",
+                                business.order
+                            ))
+                            .order(&business.order),
+                        );
                     }
                     captured.push(business);
                 }
@@ -51,7 +58,10 @@ pub const ONE_KEY_PER_SUBMISSION: Property = Property {
     predicate: Predicate::Always(|f| {
         f.client.second_key.as_ref().map(|s| {
             let (order, seq) = (&s.order, s.seq);
-            format!("submission {seq} of {order} was sent under a second key")
+            Witnessed::new(format!(
+                "submission {seq} of {order} was sent under a second key"
+            ))
+            .order(order)
         })
     }),
 };
@@ -63,10 +73,9 @@ pub const VERSIONS_NEVER_GO_BACK: Property = Property {
     about: "The Payment version a client has applied to an order never decreases.",
     needs: DB,
     predicate: Predicate::Always(|f| {
-        f.client
-            .version_regressed
-            .as_ref()
-            .map(|(_, order)| format!("order {order} went back to an older version"))
+        f.client.version_regressed.as_ref().map(|(_, order)| {
+            Witnessed::new(format!("order {order} went back to an older version")).order(order)
+        })
     }),
 };
 
@@ -79,17 +88,18 @@ pub const QUERIES_SPACED: Property = Property {
     predicate: Predicate::Always(|f| {
         let q = f.queries.closest_queries.as_ref()?;
         (q.gap() < Contract::QUERY_SPACING_MIN).then(|| {
-            if q.path == q.last_path {
-                format!(
+            let found = if q.path == q.last_path {
+                Witnessed::new(format!(
                     "query too soon: GET {} at {} after {}",
                     q.path, q.at, q.last
-                )
+                ))
             } else {
-                format!(
+                Witnessed::new(format!(
                     "query too soon: GET {} at {} after GET {} at {}, the same object",
                     q.path, q.at, q.last_path, q.last
-                )
-            }
+                ))
+            };
+            found.object_at(&q.path).object_at(&q.last_path)
         })
     }),
 };
@@ -102,10 +112,12 @@ pub const RETRY_AFTER_HONOURED: Property = Property {
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.queries.retry_after_ignored.as_ref().map(|r| {
-            format!(
+            Witnessed::new(format!(
                 "merchant-{} sent {} {} Idempotency-Key: {} at {}, Retry-After ends at {}",
                 r.node, r.scope.method, r.scope.path, r.scope.key, r.at, r.until
-            )
+            ))
+            .key(&r.scope.key)
+            .object_at(&r.scope.path)
         })
     }),
 };
@@ -118,10 +130,13 @@ pub const KEY_ON_ONE_ENDPOINT: Property = Property {
     needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.client.key_on_two_endpoints.as_ref().map(|k| {
-            format!(
+            Witnessed::new(format!(
                 "key reused across endpoints: {} on {} {} and {} {}",
                 k.key, k.first.0, k.first.1, k.then.0, k.then.1
-            )
+            ))
+            .key(&k.key)
+            .object_at(&k.first.1)
+            .object_at(&k.then.1)
         })
     }),
 };
@@ -134,10 +149,12 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
     needs: CLIENT,
     predicate: Predicate::Always(|f| {
         f.client.params_changed_under_key.as_ref().map(|k| {
-            format!(
+            Witnessed::new(format!(
                 "parameters changed under a key: {} {} Idempotency-Key: {}: {} then {}",
                 k.scope.method, k.scope.path, k.scope.key, k.first, k.then
-            )
+            ))
+            .key(&k.scope.key)
+            .object_at(&k.scope.path)
         })
     }),
 };
@@ -155,10 +172,13 @@ pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.client.order_rekeyed.as_ref().map(|o| {
-            format!(
+            Witnessed::new(format!(
                 "order created under a second key: {} under {} and {}",
                 o.order, o.first, o.then
-            )
+            ))
+            .order(&o.order)
+            .key(&o.first)
+            .key(&o.then)
         })
     }),
 };
@@ -173,9 +193,12 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
     about: "No request a client waits for is answered 409 payment_in_progress: it never confirms with a new key while the payment is processing or requires_action.",
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
-        f.client
-            .card_retry_in_progress
-            .map(|id| format!("{id}: a confirm with a new key while the payment was in progress"))
+        f.client.card_retry_in_progress.map(|id| {
+            Witnessed::new(format!(
+                "{id}: a confirm with a new key while the payment was in progress"
+            ))
+            .request(id)
+        })
     }),
 };
 
@@ -189,9 +212,13 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     predicate: Predicate::Always(|f| {
         for ((_, order_no), payment) in f.client.canceled_orders.iter() {
             if f.money.captured(*payment) {
-                return Some(format!(
-                    "order {order_no} is canceled for the merchant but {payment} was captured"
-                ));
+                return Some(
+                    Witnessed::new(format!(
+                        "order {order_no} is canceled for the merchant but {payment} was captured"
+                    ))
+                    .order(order_no)
+                    .payment(*payment),
+                );
             }
         }
         None

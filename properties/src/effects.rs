@@ -4,26 +4,31 @@
 
 use crate::evidence::CLIENT_DB;
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::Rule;
 use payhub_sim::facts::effects::{Closing, Fulfilment};
 
-fn closing(c: &Closing, what: &str) -> String {
+fn closing(c: &Closing, what: &str) -> Witnessed {
     let status = c.status.map_or("unknown", |s| s.as_str());
-    format!(
+    Witnessed::new(format!(
         "order {} (db {}) {what} at {}; the platform holds {} as {status}",
         c.order, c.db, c.at, c.payment
-    )
+    ))
+    .order(&c.order)
+    .payment(c.payment)
 }
 
-fn fulfilment(f: &Fulfilment, what: &str) -> String {
-    format!(
+fn fulfilment(f: &Fulfilment, what: &str) -> Witnessed {
+    Witnessed::new(format!(
         "merchant-{} fulfilled order {} for {} at {} {what} (the platform holds it as {})",
         f.node,
         f.order,
         f.payment,
         f.at,
         f.status.as_str()
-    )
+    ))
+    .order(&f.order)
+    .payment(f.payment)
 }
 
 /// RES-07: fulfil idempotently by Payment id, and only what succeeded.
@@ -39,7 +44,7 @@ pub const FULFILS_ONCE_WHEN_SUCCEEDED: Property = Property {
         }
         e.fulfilled_twice.as_ref().map(|t| {
             let first = t.first.map_or_else(String::new, |p| format!(" after {p}"));
-            fulfilment(t, &format!("a second time{first}"))
+            fulfilment(t, &format!("a second time{first}")).payment_if(t.first)
         })
     }),
 };
@@ -81,10 +86,11 @@ pub const MESSAGE_MATCHES_STATUS: Property = Property {
     needs: CLIENT_DB,
     predicate: Predicate::Always(|f| {
         f.effects.wrong_message.as_ref().map(|m| {
-            format!(
+            Witnessed::new(format!(
                 "merchant-{} showed \"{}\" for {} at {}: {}",
                 m.node, m.shown, m.subject, m.at, m.why
-            )
+            ))
+            .subject(&m.subject)
         })
     }),
 };

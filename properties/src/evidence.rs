@@ -230,7 +230,7 @@ impl Supply {
 
     /// Assumes the source holds every request made under its API keys while it was
     /// recorded: the wire properties that need it are judged
-    /// ([`crate::wire::WireProperty::assumes_complete_log`]).
+    /// ([`crate::wire::Patterns::assumes_complete_log`]).
     pub fn assume_complete_log(&mut self) {
         self.complete_log = true;
     }

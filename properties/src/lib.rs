@@ -30,9 +30,11 @@ pub mod scope_answers;
 pub mod traffic;
 pub mod verdict;
 pub mod wire;
+pub mod witnessed;
 pub mod zoo;
 
 pub use checker::{CheckStatus, Limits, PresetReport, check};
 pub use judging::JUDGING;
 pub use presets::{Preset, preset, presets};
 pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, property};
+pub use witnessed::{Named, Witnessed};

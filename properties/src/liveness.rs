@@ -473,6 +473,7 @@ pub fn stream_verdict(facts: &Resolution, supply: &Supply) -> Verdict {
         missing,
         side: None,
         witness: None,
+        named: None,
     }
 }
 

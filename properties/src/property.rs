@@ -1,19 +1,28 @@
 //! Properties: named predicates over the facts, each tied to the contract rules it checks.
 //!
-//! A predicate reads only [`Facts`], the compact history built from the event stream: it
-//! never looks at the world, the platform or the acquirer, so the same properties judge
-//! a simulated run, a recorded event stream (`payhub-verify judge`) and, later, a live
+//! A predicate reads only facts folded from the event stream: a run's [`Facts`] (the
+//! compact history of the platform, the ledger, the clients and the merchants' databases)
+//! or the [`WireFacts`] of its requests and answers. It never looks at the world, the
+//! platform or the acquirer, so the same properties judge a simulated run, a recorded
+//! event stream (`payhub-verify judge`), a recorded log (`check-log`) and the sandbox's
 //! session. Every verdict and its explanation is decided here, not in `sim`.
 //!
-//! One registry ([`PROPERTIES`]) serves every driver: the stateright checker, the seeded
-//! simulator (after every step, through [`AlwaysCheck`]), the proptest suites and the
-//! judge of recorded events.
+//! One registry ([`PROPERTIES`]) serves every driver. `judge`, `check-log` and the
+//! sandbox hold both kinds of facts and judge every property
+//! ([`crate::verdict::judge_all`]); the stateright checker, the seeded simulator (after
+//! every step, through [`AlwaysCheck`]), the proptest suites and the zoo hold a world's
+//! [`Facts`] alone and judge the properties whose needs name no evidence of the wire
+//! ([`Property::over_facts`]).
 
-use crate::evidence::EvidenceSet;
+use crate::evidence::{Evidence, EvidenceSet};
+use crate::wire::Patterns;
+use crate::witnessed::Witnessed;
 use payhub_model::Rule;
 use payhub_sim::driver::{Check, Violation};
+use payhub_sim::facts::wire::{WireFacts, Witness};
 use payhub_sim::{Facts, World, WorldConfig};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// What kind of claim a property makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -26,13 +35,17 @@ pub enum Kind {
     Sometimes,
 }
 
-/// The predicate of a property.
+/// The predicate of a property, over the facts it reads.
 #[derive(Clone, Copy)]
 pub enum Predicate {
-    /// `Some(detail)` when violated.
-    Always(fn(&Facts) -> Option<String>),
-    /// `true` when reached.
+    /// Over a run's [`Facts`]: what it found when violated (its words and witness).
+    Always(fn(&Facts) -> Option<Witnessed>),
+    /// Over a run's [`Facts`]: `true` when reached.
     Sometimes(fn(&Facts) -> bool),
+    /// Over the requests and answers on the wire ([`WireFacts`]): violated by the first
+    /// witness of its patterns ([`Patterns::witness`]). Its needs name
+    /// [`Evidence::Wire`].
+    Wire(Patterns),
 }
 
 /// A named property.
@@ -51,26 +64,59 @@ pub struct Property {
 impl Property {
     pub fn kind(&self) -> Kind {
         match self.predicate {
-            Predicate::Always(_) => Kind::Always,
+            Predicate::Always(_) | Predicate::Wire(_) => Kind::Always,
             Predicate::Sometimes(_) => Kind::Sometimes,
         }
     }
 
-    /// For `always`: `None` if it holds. For `sometimes`: never a violation.
-    pub fn judge(&self, facts: &Facts) -> Option<String> {
+    /// Whether a run's [`Facts`] alone judge it: its needs name no evidence of the wire.
+    /// A driver that holds a world and no wire facts (the checker, the simulator, the
+    /// proptest suites, the zoo) judges these and skips the others.
+    pub fn over_facts(&self) -> bool {
+        !self.needs.contains(Evidence::Wire)
+    }
+
+    /// For `always`: `None` if it holds, else what it found (its words and witness). For
+    /// `sometimes`: never a violation. A property over the wire reads no [`Facts`]: never
+    /// a violation here ([`Property::wire_witness`] judges it).
+    pub fn witnessed(&self, facts: &Facts) -> Option<Witnessed> {
         debug_assert!(facts.judged_by.is_installed(), "{}", UNJUDGED);
         match self.predicate {
             Predicate::Always(f) => f(facts),
-            Predicate::Sometimes(_) => None,
+            Predicate::Sometimes(_) | Predicate::Wire(_) => None,
         }
     }
 
-    /// For `sometimes`: whether these facts reach it. For `always`: whether it holds.
+    /// The words of [`Property::witnessed`]: `None` if it holds.
+    pub fn judge(&self, facts: &Facts) -> Option<String> {
+        self.witnessed(facts).map(|f| f.detail)
+    }
+
+    /// For `sometimes`: whether these facts reach it. For `always`: whether it holds
+    /// (a property over the wire reads no [`Facts`]: it holds here).
     pub fn holds_in(&self, facts: &Facts) -> bool {
         debug_assert!(facts.judged_by.is_installed(), "{}", UNJUDGED);
         match self.predicate {
             Predicate::Always(f) => f(facts).is_none(),
             Predicate::Sometimes(f) => f(facts),
+            Predicate::Wire(_) => true,
+        }
+    }
+
+    /// For a property over the wire: the first witness of its patterns in `wire`, if
+    /// any. `None` for the others.
+    pub fn wire_witness<'a>(&self, wire: &'a WireFacts) -> Option<Cow<'a, Witness>> {
+        match &self.predicate {
+            Predicate::Wire(patterns) => patterns.witness(wire),
+            Predicate::Always(_) | Predicate::Sometimes(_) => None,
+        }
+    }
+
+    /// For a property over the wire: what it looks for. `None` for the others.
+    pub fn patterns(&self) -> Option<&Patterns> {
+        match &self.predicate {
+            Predicate::Wire(patterns) => Some(patterns),
+            Predicate::Always(_) | Predicate::Sometimes(_) => None,
         }
     }
 
@@ -99,7 +145,8 @@ impl std::fmt::Debug for Property {
     }
 }
 
-/// Every property, in report order: safety first, then reachability.
+/// Every property, in report order: safety first, then reachability, then the
+/// properties over the wire (platform side first).
 pub static PROPERTIES: &[Property] = &[
     crate::safety::ONE_CHARGE_PER_SCOPE,
     crate::safety::ONE_PAYMENT_PER_ORDER,
@@ -170,6 +217,30 @@ pub static PROPERTIES: &[Property] = &[
     crate::reach::CANCEL_202,
     crate::reach::NEW_CHECKOUT_SESSION,
     crate::reach::REFUND_SUCCEEDED,
+    crate::wire::REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT,
+    crate::wire::SAME_KEY_AT_ONCE_ANSWERS_ONE_OBJECT,
+    crate::wire::CONFLICT_EXACTLY_WHEN_PARAMETERS_DIFFER,
+    crate::wire::ONE_PAYMENT_PER_ORDER_NUMBER,
+    crate::wire::CONFLICTS_CARRY_RELATED_RESOURCE_ID,
+    crate::wire::VERSIONS_NEVER_GO_BACK,
+    crate::wire::ONE_REFUND_PER_REFUND_NUMBER,
+    crate::wire::CANCEL_202_KEEPS_THE_STATUS,
+    crate::wire::LOOKUPS_MATCH_THE_NUMBER_EXACTLY,
+    crate::wire::VERSIONS_RISE_WITH_EVERY_CHANGE,
+    crate::wire::PAYMENTS_KEEP_THEIR_AMOUNT,
+    crate::wire::ENVIRONMENTS_NEVER_SHARE_OBJECTS,
+    crate::wire::REFUNDS_STAY_WITHIN_THE_PAYMENT_AMOUNT,
+    crate::wire::ATTEMPTS_STAY_WITHIN_THE_MAXIMUM,
+    crate::wire::A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE,
+    crate::wire::VALID_KEYS_ARE_ACCEPTED,
+    crate::wire::CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN,
+    crate::wire::CLIENT_USES_A_KEY_ON_ONE_ENDPOINT,
+    crate::wire::CLIENT_NEVER_CHANGES_PARAMETERS_UNDER_A_KEY,
+    crate::wire::CLIENT_SPACES_QUERIES,
+    crate::wire::CLIENT_HONOURS_RETRY_AFTER,
+    crate::wire::REFUSED_REQUESTS_EXECUTE_NOTHING,
+    crate::wire::REJECTED_REQUESTS_BIND_NO_KEY,
+    crate::wire::ATTEMPTS_START_ONLY_WITH_A_CONFIRM,
 ];
 
 /// Looks a property up by name.
@@ -202,7 +273,7 @@ pub struct AlwaysCheck<'a> {
 
 impl Check for AlwaysCheck<'_> {
     fn check(&mut self, world: &World) -> Option<Violation> {
-        PROPERTIES.iter().find_map(|p| {
+        PROPERTIES.iter().filter(|p| p.over_facts()).find_map(|p| {
             p.judge(&world.facts).map(|detail| Violation {
                 property: p.name.to_owned(),
                 detail,

@@ -14,11 +14,29 @@ mod judge;
 
 use crate::evidence::PLATFORM;
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::{Contract, PaymentStatus, Rule};
 use payhub_sim::facts::responses::Misanswer;
 
-fn explain(witness: &Option<Box<Misanswer>>, what: &str) -> Option<String> {
-    witness.as_ref().map(|m| format!("{}: {what}", who(m)))
+/// `{who}: {what}`, naming the request, the Payment and the refund of the misanswer.
+pub(crate) fn explain(witness: &Option<Box<Misanswer>>, what: &str) -> Option<Witnessed> {
+    witness
+        .as_ref()
+        .map(|m| named(m, Witnessed::new(format!("{}: {what}", who(m)))))
+}
+
+/// `found` naming the request, the Payment, the attempts its failure names (shown and
+/// stored) and the refund of `m`.
+fn named(m: &Misanswer, found: Witnessed) -> Witnessed {
+    let found = found.request_if(m.request).payment_if(m.payment);
+    let failed = [m.shown, m.stored].into_iter().flatten();
+    let found = failed
+        .filter_map(|s| s.failure_attempt)
+        .fold(found, Witnessed::attempt);
+    match m.refund {
+        Some((id, ..)) => found.refund(id),
+        None => found,
+    }
 }
 
 /// `req_3 (409 operation_in_progress)`, `pay_demo_001`, …: who, for the properties'
@@ -212,11 +230,14 @@ pub const FAILURE_NAMES_LATEST_ATTEMPT: Property = Property {
             }
             let latest = p.attempts.last().copied();
             if p.failure_attempt != latest || latest.is_none() {
-                return Some(format!(
+                let found = Witnessed::new(format!(
                     "{id} is failed with failure.attempt_id {:?}, its latest attempt is {:?}",
                     p.failure_attempt.map(|a| a.to_string()),
                     latest.map(|a| a.to_string())
-                ));
+                ))
+                .payment(*id);
+                let named = p.failure_attempt.iter().chain(&latest);
+                return Some(named.fold(found, |found, a| found.attempt(*a)));
             }
         }
         None
@@ -234,14 +255,12 @@ pub const ATTEMPT_COUNT_IS_ATTEMPTS_MADE: Property = Property {
     about: "Every answer, and every webhook of the Payment's current version, shows attempt_count = the attempts the store holds for the Payment (never more than the contract's 3: attempts-within-limits).",
     needs: PLATFORM,
     predicate: Predicate::Always(|f| {
-        if let Some(m) = &f.responses.miscounted_attempts {
-            return Some(format!(
-                "{}: attempt_count is not the attempts made (max {})",
-                who(m),
-                Contract::ATTEMPTS_MAX
-            ));
-        }
-        None
+        let m = f.responses.miscounted_attempts.as_ref()?;
+        let what = format!(
+            "attempt_count is not the attempts made (max {})",
+            Contract::ATTEMPTS_MAX
+        );
+        Some(named(m, Witnessed::new(format!("{}: {what}", who(m)))))
     }),
 };
 

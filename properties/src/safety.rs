@@ -4,6 +4,7 @@
 
 use crate::evidence::{PLATFORM, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
+use crate::witnessed::Witnessed;
 use payhub_model::acquirer::ChargeState;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{LedgerEntry, PaymentStatus, Rule};
@@ -29,10 +30,12 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
             .iter()
             .find(|(_, n)| **n > 1)
             .map(|(scope, n)| {
-                format!(
+                Witnessed::new(format!(
                     "{n} charges under {} {} Idempotency-Key: {}",
                     scope.method, scope.path, scope.key
-                )
+                ))
+                .key(&scope.key)
+                .object_at(&scope.path)
             })
     }),
 };
@@ -55,10 +58,15 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
         for (id, p) in f.attempts.payments.iter() {
             if let Some(other) = seen.insert((p.merchant, p.environment, &p.merchant_order_no), *id)
             {
-                return Some(format!(
-                    "{other} and {id} share order number {}",
-                    p.merchant_order_no
-                ));
+                return Some(
+                    Witnessed::new(format!(
+                        "{other} and {id} share order number {}",
+                        p.merchant_order_no
+                    ))
+                    .payment(other)
+                    .payment(*id)
+                    .order(&p.merchant_order_no),
+                );
             }
         }
         None
@@ -82,7 +90,9 @@ pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
                 let n = captures.entry(*payment).or_default();
                 *n += 1;
                 if *n > 1 {
-                    return Some(format!("{payment} captured {n} times"));
+                    return Some(
+                        Witnessed::new(format!("{payment} captured {n} times")).payment(*payment),
+                    );
                 }
             }
         }
@@ -119,7 +129,10 @@ pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
                 })
                 .count();
             if unfinished > 1 {
-                return Some(format!("{id} has {unfinished} unfinished attempts"));
+                return Some(
+                    Witnessed::new(format!("{id} has {unfinished} unfinished attempts"))
+                        .payment(*id),
+                );
             }
         }
         None
@@ -142,28 +155,43 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
         for (id, p) in f.attempts.payments.iter() {
             let attempts = f.attempts.attempts_of(*id);
             if attempts.len() > payhub_model::Contract::ATTEMPTS_MAX as usize {
-                return Some(format!(
-                    "{id} has {} attempts (max {})",
-                    attempts.len(),
-                    payhub_model::Contract::ATTEMPTS_MAX
-                ));
+                return Some(
+                    Witnessed::new(format!(
+                        "{id} has {} attempts (max {})",
+                        attempts.len(),
+                        payhub_model::Contract::ATTEMPTS_MAX
+                    ))
+                    .payment(*id),
+                );
             }
             for (i, a) in attempts.iter().enumerate() {
                 let Some(attempt) = f.attempts.attempts.get(a) else {
-                    return Some(format!("{a} of {id} is not in the store"));
+                    return Some(
+                        Witnessed::new(format!("{a} of {id} is not in the store"))
+                            .attempt(*a)
+                            .payment(*id),
+                    );
                 };
                 // A first attempt too: a checkout session's Payment is confirmed later.
                 if attempt.sent_at >= p.expires_at {
-                    return Some(format!(
-                        "{a} of {id} started at {} after expires_at {}",
-                        attempt.sent_at, p.expires_at
-                    ));
+                    return Some(
+                        Witnessed::new(format!(
+                            "{a} of {id} started at {} after expires_at {}",
+                            attempt.sent_at, p.expires_at
+                        ))
+                        .attempt(*a)
+                        .payment(*id),
+                    );
                 }
                 if i + 1 < attempts.len() && attempt.status != AttemptStatus::Failed {
-                    return Some(format!(
-                        "{id} started a new attempt while {a} was {:?}",
-                        attempt.status
-                    ));
+                    return Some(
+                        Witnessed::new(format!(
+                            "{id} started a new attempt while {a} was {:?}",
+                            attempt.status
+                        ))
+                        .payment(*id)
+                        .attempt(*a),
+                    );
                 }
             }
         }
@@ -185,17 +213,23 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         if let Some((refund, n)) = f.refunds.refund_calls.iter().find(|(_, n)| **n > 1) {
-            return Some(format!("{refund} sent upstream {n} times"));
+            return Some(
+                Witnessed::new(format!("{refund} sent upstream {n} times")).refund(*refund),
+            );
         }
         let mut numbers = BTreeMap::new();
         for (id, r) in f.refunds.refunds.iter() {
             if let Some(other) =
                 numbers.insert((r.merchant, r.environment, &r.merchant_refund_no), *id)
             {
-                return Some(format!(
-                    "{other} and {id} share refund number {}",
-                    r.merchant_refund_no
-                ));
+                return Some(
+                    Witnessed::new(format!(
+                        "{other} and {id} share refund number {}",
+                        r.merchant_refund_no
+                    ))
+                    .refund(other)
+                    .refund(*id),
+                );
             }
         }
         // Every attempt money was paid back against, captured or not: a refund with no
@@ -204,9 +238,12 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
             if let LedgerEntry::Refund { attempt, .. } = e {
                 let (captured, refunded) = f.money.net_of(*attempt);
                 if refunded > captured {
-                    return Some(format!(
-                        "{attempt}: refunded {refunded} of {captured} captured"
-                    ));
+                    return Some(
+                        Witnessed::new(format!(
+                            "{attempt}: refunded {refunded} of {captured} captured"
+                        ))
+                        .attempt(*attempt),
+                    );
                 }
             }
         }
@@ -231,9 +268,12 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
     about: "A request answered 400/401/403/404/405/409/422/429/503 created, bound (stored an idempotency record) and sent nothing.",
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
-        f.money
-            .rejected_but_executed
-            .map(|id| format!("{id} was rejected but changed the platform or called the upstream"))
+        f.money.rejected_but_executed.map(|id| {
+            Witnessed::new(format!(
+                "{id} was rejected but changed the platform or called the upstream"
+            ))
+            .request(id)
+        })
     }),
 };
 
@@ -248,10 +288,10 @@ pub const QUERIES_NEVER_CHARGE: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         (f.money.unsolicited_charges > 0).then(|| {
-            format!(
+            Witnessed::new(format!(
                 "{} charge(s) sent outside a create or confirm",
                 f.money.unsolicited_charges
-            )
+            ))
         })
     }),
 };
@@ -268,7 +308,10 @@ pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.replay_mismatch.map(|id| {
-            format!("{id} was answered with another object than its scope's first answer")
+            Witnessed::new(format!(
+                "{id} was answered with another object than its scope's first answer"
+            ))
+            .request(id)
         })
     }),
 };
@@ -286,14 +329,17 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
     predicate: Predicate::Always(|f| {
         f.money
             .foreign_object
-            .map(|id| format!("{id} was answered with another merchant's or environment's object"))
+            .map(|id| {
+                Witnessed::new(format!(
+                    "{id} was answered with another merchant's or environment's object"
+                ))
+                .request(id)
+            })
             .or_else(|| {
-                f.responses.foreign_shown.as_ref().map(|m| {
-                    format!(
-                        "{}: another merchant's or environment's object",
-                        crate::responses::who(m)
-                    )
-                })
+                crate::responses::explain(
+                    &f.responses.foreign_shown,
+                    "another merchant's or environment's object",
+                )
             })
     }),
 };
@@ -305,9 +351,9 @@ pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     about: "A charge sent while handling a request uses that request's own card, and a request under a scope that executed within retention (a replay) charges nothing, whatever card it carries.",
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
-        f.money
-            .charged_other_card
-            .map(|id| format!("handling {id} charged a card it did not carry"))
+        f.money.charged_other_card.map(|id| {
+            Witnessed::new(format!("handling {id} charged a card it did not carry")).request(id)
+        })
     }),
 };
 
@@ -328,13 +374,18 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
                 continue;
             }
             if p.failure_attempt.is_none() {
-                return Some(format!("{id} is failed without failure.attempt_id"));
+                return Some(
+                    Witnessed::new(format!("{id} is failed without failure.attempt_id"))
+                        .payment(*id),
+                );
             }
             // The latest attempt, not the one failure.attempt_id names: an earlier decline
             // is no evidence about a later attempt (which attempt failure.attempt_id
             // names is failure-names-the-latest-attempt's).
             let Some(&a) = p.attempts.last() else {
-                return Some(format!("{id} is failed without an attempt"));
+                return Some(
+                    Witnessed::new(format!("{id} is failed without an attempt")).payment(*id),
+                );
             };
             let declined = f
                 .attempts
@@ -342,9 +393,13 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
                 .get(&a)
                 .is_some_and(|state| matches!(state, ChargeState::Declined(_)));
             if !declined && !f.attempts.voided.contains(&a) {
-                return Some(format!(
-                    "{id} is failed but the acquirer did not decline its latest attempt {a}"
-                ));
+                return Some(
+                    Witnessed::new(format!(
+                        "{id} is failed but the acquirer did not decline its latest attempt {a}"
+                    ))
+                    .payment(*id)
+                    .attempt(a),
+                );
             }
         }
         None
@@ -368,10 +423,13 @@ pub const NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT: Property = Property {
                 PaymentStatus::Failed | PaymentStatus::Canceled | PaymentStatus::Expired
             );
             if closed && f.money.captured(*id) {
-                return Some(format!(
-                    "{id} is {} but the ledger captured it",
-                    p.status.as_str()
-                ));
+                return Some(
+                    Witnessed::new(format!(
+                        "{id} is {} but the ledger captured it",
+                        p.status.as_str()
+                    ))
+                    .payment(*id),
+                );
             }
         }
         None
@@ -387,7 +445,10 @@ pub const SUCCEEDED_IS_CAPTURED: Property = Property {
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             if p.status == PaymentStatus::Succeeded && !f.money.captured(*id) {
-                return Some(format!("{id} is succeeded but the ledger has no capture"));
+                return Some(
+                    Witnessed::new(format!("{id} is succeeded but the ledger has no capture"))
+                        .payment(*id),
+                );
             }
         }
         None
@@ -411,7 +472,10 @@ pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
         f.money.conflict_misjudged.map(|id| {
-            format!("{id}: its conflict verdict contradicts the parameters its scope executed with")
+            Witnessed::new(format!(
+                "{id}: its conflict verdict contradicts the parameters its scope executed with"
+            ))
+            .request(id)
         })
     }),
 };
@@ -430,9 +494,12 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
     about: "Within retention of a scope's execution, no request under it is answered 409 order_no_conflict, payment_in_progress or refund_no_conflict, in its own step or later (a waiter).",
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
-        f.money
-            .replay_as_new_business
-            .map(|id| format!("{id} reused a key that executed, and was answered as new business"))
+        f.money.replay_as_new_business.map(|id| {
+            Witnessed::new(format!(
+                "{id} reused a key that executed, and was answered as new business"
+            ))
+            .request(id)
+        })
     }),
 };
 
@@ -443,8 +510,11 @@ pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
     about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body, in its own step or later (a waiter).",
     needs: PLATFORM,
     predicate: Predicate::Always(|f| {
-        f.money
-            .answered_other_payment
-            .map(|id| format!("{id} was answered about another Payment than the one it names"))
+        f.money.answered_other_payment.map(|id| {
+            Witnessed::new(format!(
+                "{id} was answered about another Payment than the one it names"
+            ))
+            .request(id)
+        })
     }),
 };

@@ -38,7 +38,7 @@ pub const CLIENT_TRAFFIC_BOUNDED: Property = Property {
         let e = f.traffic.densest.as_ref()?;
         let allowed = e.openings.max(1) * allowed_per_opening();
         (e.sent > allowed).then(|| {
-            format!(
+            crate::witnessed::Witnessed::new(format!(
                 "database {} sent {} requests for order {} (submission {}) with {} openings: the schedules allow {}",
                 e.db,
                 e.sent,
@@ -46,7 +46,8 @@ pub const CLIENT_TRAFFIC_BOUNDED: Property = Property {
                 e.seq,
                 e.openings.max(1),
                 allowed
-            )
+            ))
+            .order(&e.order)
         })
     }),
 };

@@ -3,15 +3,15 @@
 //!
 //! A source's events are folded into facts (`payhub_sim::Facts`), wire facts
 //! ([`WireFacts`]) and the evidence they supplied ([`Supply`]); [`judge_all`] judges
-//! every registry property, then every wire property, over them. Each verdict is
+//! every property of the registry over them, in one loop. Each verdict is
 //! `holds`, `violated` (always properties), `reached`, `unreached` (sometimes
 //! properties) or `cannot_judge`: the source lacked evidence the property needs
 //! ([`crate::evidence`]), named with the reason. A witness found in the part of a
 //! source that has the evidence stands whatever the rest lacks (verdicts are monotone).
 
 use crate::evidence::{self, Missing, Supply};
-use crate::wire::{Side, WIRE_PROPERTIES};
-use crate::{Kind, PROPERTIES};
+use crate::wire::Side;
+use crate::{Kind, Named, PROPERTIES, Property};
 use payhub_model::Shared;
 use payhub_model::event::Event;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
@@ -72,6 +72,9 @@ pub struct Verdict {
     /// For a violated wire property: the exchanges that witness it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witness: Option<Witness>,
+    /// For a violated property over a run's facts: the identifiers its witness names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub named: Option<Named>,
 }
 
 impl Verdict {
@@ -223,90 +226,81 @@ impl WireSide {
     }
 }
 
-/// The registry's verdicts over facts whose source saw everything (the world's own).
+/// The verdicts over facts whose source saw everything (the world's own) and holds no
+/// wire facts: the properties over the wire are not listed.
 pub fn verdicts(facts: &Facts) -> Vec<Verdict> {
-    registry_verdicts(facts, &Supply::complete())
-}
-
-fn registry_verdicts(facts: &Facts, supply: &Supply) -> Vec<Verdict> {
+    let supply = Supply::complete();
     PROPERTIES
         .iter()
-        .map(|p| {
-            let mut missing = supply.missing(evidence::needs(p));
-            // Judged over the part of the source that has the evidence: a witness found
-            // there stands whatever the rest lacks (verdicts are monotone).
-            let judgeable = missing.iter().all(|m| m.partial);
-            let detail = if judgeable { p.judge(facts) } else { None };
-            let reached = judgeable && p.kind() == Kind::Sometimes && p.holds_in(facts);
-            let status = match (p.kind(), &detail, missing.is_empty()) {
-                (Kind::Always, Some(_), _) => Status::Violated,
-                (Kind::Sometimes, _, _) if reached => Status::Reached,
-                (_, _, false) => Status::CannotJudge,
-                (Kind::Always, None, _) => Status::Holds,
-                (Kind::Sometimes, _, _) => Status::Unreached,
-            };
-            if matches!(status, Status::Violated | Status::Reached) {
-                missing.clear();
-            }
-            Verdict {
-                name: p.name,
-                kind: p.kind(),
-                rules: p.rules.iter().map(|r| r.id()).collect(),
-                status,
-                detail,
-                missing,
-                side: None,
-                witness: None,
-            }
-        })
+        .filter(|p| p.over_facts())
+        .filter_map(|p| verdict(p, facts, None, &supply, &|_: &Seen| String::new()))
         .collect()
 }
 
-/// The wire properties' verdicts, each exchange of a witness named by `name`.
-pub fn wire_verdicts(
-    wire: &WireFacts,
-    supply: &Supply,
-    name: &dyn Fn(&Seen) -> String,
-) -> Vec<Verdict> {
-    WIRE_PROPERTIES
-        .iter()
-        .filter(|p| !p.assumes_complete_log || supply.complete_log())
-        .map(|p| {
-            let mut missing = supply.missing(p.needs);
-            // A witness from the part of the source that has the evidence stands.
-            let witness = p
-                .witness(wire)
-                .filter(|_| missing.iter().all(|m| m.partial));
-            let status = match (missing.is_empty(), &witness) {
-                (_, Some(_)) => Status::Violated,
-                (false, None) => Status::CannotJudge,
-                (true, None) => Status::Holds,
-            };
-            if witness.is_some() {
-                missing.clear();
-            }
-            Verdict {
-                name: p.name,
-                kind: Kind::Always,
-                rules: p.rules.iter().map(|r| r.id()).collect(),
-                status,
-                detail: (witness.as_deref()).map(|w| crate::wire::explain(w, name)),
-                missing,
-                side: Some(p.side),
-                witness: witness.map(std::borrow::Cow::into_owned),
-            }
-        })
-        .collect()
-}
-
-/// The registry's verdicts, then the wire properties'.
+/// Every property's verdict, in the registry's order, each exchange of a wire witness
+/// named by `name`.
 pub fn judge_all(
     facts: &Facts,
     wire: &WireFacts,
     supply: &Supply,
     name: &dyn Fn(&Seen) -> String,
 ) -> Vec<Verdict> {
-    let mut all = registry_verdicts(facts, supply);
-    all.extend(wire_verdicts(wire, supply, name));
-    all
+    PROPERTIES
+        .iter()
+        .filter_map(|p| verdict(p, facts, Some(wire), supply, name))
+        .collect()
+}
+
+/// One property's verdict; `None` for a property over the wire that assumes a complete
+/// log the source is not assumed to be (it is not listed).
+fn verdict(
+    p: &'static Property,
+    facts: &Facts,
+    wire: Option<&WireFacts>,
+    supply: &Supply,
+    name: &dyn Fn(&Seen) -> String,
+) -> Option<Verdict> {
+    let patterns = p.patterns();
+    if patterns.is_some_and(|w| w.assumes_complete_log && !supply.complete_log()) {
+        return None;
+    }
+    let mut missing = supply.missing(p.needs);
+    // Judged over the part of the source that has the evidence: a witness found there
+    // stands whatever the rest lacks (verdicts are monotone).
+    let judgeable = missing.iter().all(|m| m.partial);
+    let witness = wire
+        .filter(|_| judgeable)
+        .and_then(|wire| p.wire_witness(wire));
+    let found = if judgeable && witness.is_none() {
+        p.witnessed(facts)
+    } else {
+        None
+    };
+    let (detail, named) = match (&witness, found) {
+        (Some(w), _) => (Some(crate::wire::explain(w, name)), None),
+        (None, Some(f)) => (Some(f.detail), Some(f.named)),
+        (None, None) => (None, None),
+    };
+    let reached = judgeable && p.kind() == Kind::Sometimes && p.holds_in(facts);
+    let status = match (p.kind(), &detail, missing.is_empty()) {
+        (Kind::Always, Some(_), _) => Status::Violated,
+        (Kind::Sometimes, _, _) if reached => Status::Reached,
+        (_, _, false) => Status::CannotJudge,
+        (Kind::Always, None, _) => Status::Holds,
+        (Kind::Sometimes, _, _) => Status::Unreached,
+    };
+    if matches!(status, Status::Violated | Status::Reached) {
+        missing.clear();
+    }
+    Some(Verdict {
+        name: p.name,
+        kind: p.kind(),
+        rules: p.rules.iter().map(|r| r.id()).collect(),
+        status,
+        detail,
+        missing,
+        side: patterns.map(|w| w.side),
+        witness: witness.map(std::borrow::Cow::into_owned),
+        named,
+    })
 }

@@ -1,5 +1,6 @@
 //! Wire properties: the contract's rules that the requests and answers on the wire can
-//! witness alone, judged over [`WireFacts`] (see `sim/src/facts/wire/`). They judge a
+//! witness alone, judged over [`WireFacts`] (see `sim/src/facts/wire/`). Each is a
+//! [`Property`] of the one registry whose predicate is [`Predicate::Wire`]. They judge a
 //! recorded log (`check-log`), the sandbox's session and a simulated run's stream alike;
 //! each needs only [`Evidence::Wire`] and what its pattern reads (the API keys for a
 //! scope, the bodies for an object).
@@ -10,6 +11,7 @@
 //! says how an exchange is named (a HAR entry, a log line, an exchange of a stream).
 
 use crate::evidence::{Evidence, EvidenceSet};
+use crate::property::{Predicate, Property};
 use payhub_model::{Contract, Millis, Rule};
 use payhub_sim::facts::wire::{Breach, WireFacts, Witness};
 use std::borrow::Cow;
@@ -25,16 +27,13 @@ pub enum Side {
     Client,
 }
 
-/// A property the wire can witness.
+/// What a property over the wire looks for ([`crate::property::Predicate::Wire`]).
 #[derive(Clone, Copy, Debug)]
-pub struct WireProperty {
-    pub name: &'static str,
-    pub rules: &'static [Rule],
+pub struct Patterns {
+    /// Who is judged.
     pub side: Side,
-    pub about: &'static str,
     /// The patterns it looks for, in the order it reports them.
     pub breaches: &'static [Breach],
-    pub needs: EvidenceSet,
     /// For a pattern a contract number decides: the witness it finds in what the facts
     /// recorded (the facts keep no witness of such a pattern).
     pub decides: Option<fn(&WireFacts) -> Option<Witness>>,
@@ -45,7 +44,7 @@ pub struct WireProperty {
     pub assumes_complete_log: bool,
 }
 
-impl WireProperty {
+impl Patterns {
     /// The first witness of its patterns, if any.
     pub fn witness<'a>(&self, facts: &'a WireFacts) -> Option<Cow<'a, Witness>> {
         if let Some(decide) = self.decides {
@@ -142,257 +141,325 @@ const SCOPED_BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, ResponseBodi
 const BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies]);
 const CARDS: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies, TestCards]);
 
-/// Every wire property, platform side first.
-pub static WIRE_PROPERTIES: &[WireProperty] = &[
-    WireProperty {
-        name: "wire-replay-answers-200-with-the-same-object",
-        rules: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200],
+pub const REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT: Property = Property {
+    name: "wire-replay-answers-200-with-the-same-object",
+    rules: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200],
+    about: "A request replaying an executed scope with its parameters is answered 200 with the object of the first execution.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A request replaying an executed scope with its parameters is answered 200 with the object of the first execution.",
         breaches: &[Breach::ReplayNotSameObject],
-        needs: SCOPED_BODIES,
         decides: Some(replays),
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-same-key-at-once-answers-one-object",
-        rules: &[Rule::ConcurrentOneExecutes, Rule::ConcurrentWaitSameObject],
+    }),
+};
+
+pub const SAME_KEY_AT_ONCE_ANSWERS_ONE_OBJECT: Property = Property {
+    name: "wire-same-key-at-once-answers-one-object",
+    rules: &[Rule::ConcurrentOneExecutes, Rule::ConcurrentWaitSameObject],
+    about: "Requests of one key with the same parameters sent at once are one business: none is answered as new business (409 order_no_conflict, payment_in_progress, refund_no_conflict) beside the one that executed.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "Requests of one key with the same parameters sent at once are one business: none is answered as new business (409 order_no_conflict, payment_in_progress, refund_no_conflict) beside the one that executed.",
         breaches: &[Breach::SameKeyAsNewBusiness],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-conflict-exactly-when-parameters-differ",
-        rules: &[Rule::IdempotencyConflict, Rule::SafeParameters],
+    }),
+};
+
+pub const CONFLICT_EXACTLY_WHEN_PARAMETERS_DIFFER: Property = Property {
+    name: "wire-conflict-exactly-when-parameters-differ",
+    rules: &[Rule::IdempotencyConflict, Rule::SafeParameters],
+    about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are.",
         breaches: &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
-        needs: SCOPED_BODIES,
         decides: Some(conflicts),
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-one-payment-per-order-number",
-        rules: &[Rule::UniqueOrderNo, Rule::OrderNoNewKey],
+    }),
+};
+
+pub const ONE_PAYMENT_PER_ORDER_NUMBER: Property = Property {
+    name: "wire-one-payment-per-order-number",
+    rules: &[Rule::UniqueOrderNo, Rule::OrderNoNewKey],
+    about: "The answers of one merchant and environment never show two Payments for one merchant_order_no.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "The answers of one merchant and environment never show two Payments for one merchant_order_no.",
         breaches: &[Breach::TwoPaymentsForOrder],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-conflicts-carry-related-resource-id",
-        rules: &[
-            Rule::OrderNoNewKey,
-            Rule::ConfirmWhileProcessing,
-            Rule::UniqueRefundNo,
-        ],
+    }),
+};
+
+pub const CONFLICTS_CARRY_RELATED_RESOURCE_ID: Property = Property {
+    name: "wire-conflicts-carry-related-resource-id",
+    rules: &[
+        Rule::OrderNoNewKey,
+        Rule::ConfirmWhileProcessing,
+        Rule::UniqueRefundNo,
+    ],
+    about: "A 409 order_no_conflict, payment_in_progress or refund_no_conflict carries error.related_resource_id.",
+    needs: BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A 409 order_no_conflict, payment_in_progress or refund_no_conflict carries error.related_resource_id.",
         breaches: &[Breach::RelatedResourceMissing],
-        needs: BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-versions-never-go-back",
-        rules: &[Rule::LatestVersionWins, Rule::WebhookPrimary],
+    }),
+};
+
+pub const VERSIONS_NEVER_GO_BACK: Property = Property {
+    name: "wire-versions-never-go-back",
+    rules: &[Rule::LatestVersionWins, Rule::WebhookPrimary],
+    about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at a lower version.",
+    needs: BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at a lower version.",
         breaches: &[Breach::VersionWentBack],
-        needs: BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-one-refund-per-refund-number",
-        rules: &[Rule::UniqueRefundNo, Rule::RetentionRefundNoOutlives],
+    }),
+};
+
+pub const ONE_REFUND_PER_REFUND_NUMBER: Property = Property {
+    name: "wire-one-refund-per-refund-number",
+    rules: &[Rule::UniqueRefundNo, Rule::RetentionRefundNoOutlives],
+    about: "The answers of one merchant and environment never show two Refunds for one merchant_refund_no.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "The answers of one merchant and environment never show two Refunds for one merchant_refund_no.",
         breaches: &[Breach::TwoRefundsForRefundNo],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-cancel-202-keeps-the-status",
-        rules: &[Rule::Cancel202KeepsStatus],
+    }),
+};
+
+pub const CANCEL_202_KEEPS_THE_STATUS: Property = Property {
+    name: "wire-cancel-202-keeps-the-status",
+    rules: &[Rule::Cancel202KeepsStatus],
+    about: "A cancel answered 202 (no evidence of a safe cancellation yet) keeps the Payment's status: it never shows it canceled.",
+    needs: BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A cancel answered 202 (no evidence of a safe cancellation yet) keeps the Payment's status: it never shows it canceled.",
         breaches: &[Breach::Cancel202ShowsCanceled],
-        needs: BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-lookups-match-the-number-exactly",
-        rules: &[Rule::QueryByOrderNo, Rule::QueryRefunds],
+    }),
+};
+
+pub const LOOKUPS_MATCH_THE_NUMBER_EXACTLY: Property = Property {
+    name: "wire-lookups-match-the-number-exactly",
+    rules: &[Rule::QueryByOrderNo, Rule::QueryRefunds],
+    about: "A lookup by merchant_order_no (merchant_refund_no) shows only objects of exactly that number.",
+    needs: BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A lookup by merchant_order_no (merchant_refund_no) shows only objects of exactly that number.",
         breaches: &[Breach::LookupOtherNumber],
-        needs: BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-versions-rise-with-every-change",
-        rules: &[Rule::LatestVersionWins],
+    }),
+};
+
+pub const VERSIONS_RISE_WITH_EVERY_CHANGE: Property = Property {
+    name: "wire-versions-rise-with-every-change",
+    rules: &[Rule::LatestVersionWins],
+    about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at version v and another status.",
+    needs: BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at version v and another status.",
         breaches: &[Breach::VersionStayedOnChange],
-        needs: BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-payments-keep-their-amount",
-        rules: &[Rule::RetryKeepsPaymentAndFee],
+    }),
+};
+
+pub const PAYMENTS_KEEP_THEIR_AMOUNT: Property = Property {
+    name: "wire-payments-keep-their-amount",
+    rules: &[Rule::RetryKeepsPaymentAndFee],
+    about: "The answers never show one Payment with two amounts (a new attempt keeps the original Payment).",
+    needs: BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "The answers never show one Payment with two amounts (a new attempt keeps the original Payment).",
         breaches: &[Breach::AmountChanged],
-        needs: BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-environments-never-share-objects",
-        rules: &[Rule::ScopeEnvironments],
+    }),
+};
+
+pub const ENVIRONMENTS_NEVER_SHARE_OBJECTS: Property = Property {
+    name: "wire-environments-never-share-objects",
+    rules: &[Rule::ScopeEnvironments],
+    about: "An object shown to one environment of a merchant is never shown to its other environment (test and live do not affect each other).",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "An object shown to one environment of a merchant is never shown to its other environment (test and live do not affect each other).",
         breaches: &[Breach::ObjectInTwoEnvironments],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-refunds-stay-within-the-payment-amount",
-        rules: &[Rule::RefundNotBeyondCaptured],
+    }),
+};
+
+pub const REFUNDS_STAY_WITHIN_THE_PAYMENT_AMOUNT: Property = Property {
+    name: "wire-refunds-stay-within-the-payment-amount",
+    rules: &[Rule::RefundNotBeyondCaptured],
+    about: "A refund is never accepted (2xx) beyond its Payment's amount, counting the refunds of that Payment already shown succeeded (A-REFUND-LIMIT: the contract names no limit; the amount paid is the one it could mean).",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A refund is never accepted (2xx) beyond its Payment's amount, counting the refunds of that Payment already shown succeeded (A-REFUND-LIMIT: the contract names no limit; the amount paid is the one it could mean).",
         breaches: &[Breach::RefundBeyondAmount],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-attempts-stay-within-the-maximum",
-        rules: &[Rule::AttemptsMax],
+    }),
+};
+
+pub const ATTEMPTS_STAY_WITHIN_THE_MAXIMUM: Property = Property {
+    name: "wire-attempts-stay-within-the-maximum",
+    rules: &[Rule::AttemptsMax],
+    about: "No Payment is shown with more attempts (attempt_count) than the contract's default maximum of 3.",
+    needs: BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "No Payment is shown with more attempts (attempt_count) than the contract's default maximum of 3.",
         breaches: &[Breach::AttemptsBeyondMaximum],
-        needs: BODIES,
         decides: Some(attempts_beyond_maximum),
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-a-new-attempt-only-after-a-failure",
-        rules: &[Rule::ConfirmWhileProcessing, Rule::CardRetryAfterFailure],
+    }),
+};
+
+pub const A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE: Property = Property {
+    name: "wire-a-new-attempt-only-after-a-failure",
+    rules: &[Rule::ConfirmWhileProcessing, Rule::CardRetryAfterFailure],
+    about: "A Payment is never shown with a newer attempt after one charged on a test card that never fails (approved at once, after the wait, or silently): a new attempt starts only once the previous one definitively failed, and a confirm while processing never charges.",
+    needs: CARDS,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A Payment is never shown with a newer attempt after one charged on a test card that never fails (approved at once, after the wait, or silently): a new attempt starts only once the previous one definitively failed, and a confirm while processing never charges.",
         breaches: &[Breach::NewAttemptBeforeFailure],
-        needs: CARDS,
         decides: Some(attempt_before_failure),
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-valid-keys-are-accepted",
-        rules: &[Rule::KeyLength],
+    }),
+};
+
+pub const VALID_KEYS_ARE_ACCEPTED: Property = Property {
+    name: "wire-valid-keys-are-accepted",
+    rules: &[Rule::KeyLength],
+    about: "A printable Idempotency-Key of 1-255 characters in every reading of \"character\" (A-KEY-LENGTH; at most 255 UTF-16 code units) is never refused 400 with error.field Idempotency-Key.",
+    needs: BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "A printable Idempotency-Key of 1-255 characters in every reading of \"character\" (A-KEY-LENGTH; at most 255 UTF-16 code units) is never refused 400 with error.field Idempotency-Key.",
         breaches: &[Breach::ValidKeyRefused],
-        needs: BODIES,
         decides: Some(valid_key_refused),
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-client-keeps-key-and-order-after-unknown",
-        rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::OneBusinessEffect],
+    }),
+};
+
+pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Property = Property {
+    name: "wire-client-keeps-key-and-order-after-unknown",
+    rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::OneBusinessEffect],
+    about: "After a create whose outcome is unknown (no answer, a timeout, a 5xx), the client sends no create of that order under a new key, nor the same purchase under a new order number, until it learns the order's Payment.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Client,
-        about: "After a create whose outcome is unknown (no answer, a timeout, a 5xx), the client sends no create of that order under a new key, nor the same purchase under a new order number, until it learns the order's Payment.",
         breaches: &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-client-uses-a-key-on-one-endpoint",
-        rules: &[Rule::OneKeyPerSubmission],
+    }),
+};
+
+pub const CLIENT_USES_A_KEY_ON_ONE_ENDPOINT: Property = Property {
+    name: "wire-client-uses-a-key-on-one-endpoint",
+    rules: &[Rule::OneKeyPerSubmission],
+    about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
+    needs: SCOPED,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Client,
-        about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
         breaches: &[Breach::KeyOnTwoEndpoints],
-        needs: SCOPED,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-client-never-changes-parameters-under-a-key",
-        rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
+    }),
+};
+
+pub const CLIENT_NEVER_CHANGES_PARAMETERS_UNDER_A_KEY: Property = Property {
+    name: "wire-client-never-changes-parameters-under-a-key",
+    rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
+    about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
+    needs: SCOPED,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Client,
-        about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
         breaches: &[Breach::ParamsChangedUnderKey],
-        needs: SCOPED,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-client-spaces-queries",
-        rules: &[Rule::QuerySpacing],
+    }),
+};
+
+pub const CLIENT_SPACES_QUERIES: Property = Property {
+    name: "wire-client-spaces-queries",
+    rules: &[Rule::QuerySpacing],
+    about: "A client never sends two queries of the same object less than 10 seconds apart.",
+    needs: SCOPED,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Client,
-        about: "A client never sends two queries of the same object less than 10 seconds apart.",
         breaches: &[Breach::QueryTooSoon],
-        needs: SCOPED,
         decides: Some(queries_too_soon),
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-client-honours-retry-after",
-        rules: &[Rule::RetryAfterHonoured],
+    }),
+};
+
+pub const CLIENT_HONOURS_RETRY_AFTER: Property = Property {
+    name: "wire-client-honours-retry-after",
+    rules: &[Rule::RetryAfterHonoured],
+    about: "After a 429 with Retry-After, a client sends nothing under that scope before Retry-After has passed.",
+    needs: SCOPED,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Client,
-        about: "After a 429 with Retry-After, a client sends nothing under that scope before Retry-After has passed.",
         breaches: &[Breach::RetryAfterIgnored],
-        needs: SCOPED,
         decides: None,
         assumes_complete_log: false,
-    },
-    WireProperty {
-        name: "wire-refused-requests-execute-nothing",
-        rules: &[
-            Rule::RateLimited,
-            Rule::ChannelPaused,
-            Rule::FirstExecution201,
-        ],
+    }),
+};
+
+pub const REFUSED_REQUESTS_EXECUTE_NOTHING: Property = Property {
+    name: "wire-refused-requests-execute-nothing",
+    rules: &[
+        Rule::RateLimited,
+        Rule::ChannelPaused,
+        Rule::FirstExecution201,
+    ],
+    about: "With every request of the capture in the log: a scope whose every request was refused 429 rate_limited or 503 temporarily_unavailable is never answered as executed (a create answered 200, a 409 idempotency_conflict): those refusals executed nothing.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "With every request of the capture in the log: a scope whose every request was refused 429 rate_limited or 503 temporarily_unavailable is never answered as executed (a create answered 200, a 409 idempotency_conflict): those refusals executed nothing.",
         breaches: &[Breach::RefusedThenExecuted],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: true,
-    },
-    WireProperty {
-        name: "wire-rejected-requests-bind-no-key",
-        rules: &[Rule::RejectionsDoNotOccupyKey, Rule::IdempotencyConflict],
+    }),
+};
+
+pub const REJECTED_REQUESTS_BIND_NO_KEY: Property = Property {
+    name: "wire-rejected-requests-bind-no-key",
+    rules: &[Rule::RejectionsDoNotOccupyKey, Rule::IdempotencyConflict],
+    about: "With every request of the capture in the log: a key whose every request was rejected (400, 403, 422) is not used up: a later request under it is never answered 409 idempotency_conflict (nor a create 200) as if the rejection had bound it.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "With every request of the capture in the log: a key whose every request was rejected (400, 403, 422) is not used up: a later request under it is never answered 409 idempotency_conflict (nor a create 200) as if the rejection had bound it.",
         breaches: &[Breach::RejectedThenBound],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: true,
-    },
-    WireProperty {
-        name: "wire-attempts-start-only-with-a-confirm",
-        rules: &[Rule::CardReplayNotCharged, Rule::CardRetryAfterFailure],
+    }),
+};
+
+pub const ATTEMPTS_START_ONLY_WITH_A_CONFIRM: Property = Property {
+    name: "wire-attempts-start-only-with-a-confirm",
+    rules: &[Rule::CardReplayNotCharged, Rule::CardRetryAfterFailure],
+    about: "With every request of the capture in the log: a Payment created through the API is never shown with more attempts than before unless a confirm of it was sent in between: a replay never charges newly supplied card information.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
         side: Side::Platform,
-        about: "With every request of the capture in the log: a Payment created through the API is never shown with more attempts than before unless a confirm of it was sent in between: a replay never charges newly supplied card information.",
         breaches: &[Breach::AttemptWithoutConfirm],
-        needs: SCOPED_BODIES,
         decides: None,
         assumes_complete_log: true,
-    },
-];
+    }),
+};
 
 #[cfg(test)]
 mod tests {
@@ -437,7 +504,9 @@ mod tests {
                     ObservedAnswer::read(201, None, body, shape, &Dialect::default(), &mut w.ids);
                 w.answered(at, id, &a.unwrap());
             }
-            WIRE_PROPERTIES[0].witness(&w).is_some()
+            REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT
+                .wire_witness(&w)
+                .is_some()
         };
         assert!(verdict(Millis::hours(24)));
         assert!(!verdict(Contract::RETENTION));
@@ -447,13 +516,30 @@ mod tests {
     fn every_breach_is_reported_by_exactly_one_wire_property() {
         use std::collections::BTreeSet;
         let mut all = BTreeSet::new();
-        for p in WIRE_PROPERTIES {
+        for p in crate::PROPERTIES {
+            let Some(patterns) = p.patterns() else {
+                continue;
+            };
             assert!(!p.rules.is_empty(), "{}", p.name);
-            assert!(p.needs.contains(Evidence::Wire), "{}", p.name);
-            for b in p.breaches {
+            for b in patterns.breaches {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
         assert_eq!(all.len(), 26);
+    }
+
+    /// The drivers that hold a world's facts alone skip a property by its needs: a
+    /// property needs the wire exactly when its predicate reads the wire facts.
+    #[test]
+    fn a_property_needs_the_wire_exactly_when_it_reads_the_wire() {
+        for p in crate::PROPERTIES {
+            assert_eq!(
+                p.needs.contains(Evidence::Wire),
+                p.patterns().is_some(),
+                "{}",
+                p.name
+            );
+            assert_eq!(p.over_facts(), p.patterns().is_none(), "{}", p.name);
+        }
     }
 }

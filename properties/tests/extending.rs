@@ -1,7 +1,10 @@
 //! Adding a property is one file: a `Property` value (its name, rules, one sentence, the
-//! evidence it needs and a predicate over the facts) that every driver runs as it runs the registry's. The one
-//! below lives in this file only and reads facts the registry keeps already (the
-//! acquirer's ledger and the store's Payments): UNIQ-01 read from the money's side. It
+//! evidence it needs and a predicate over the facts that returns what it found: its words
+//! and the identifiers of its witness) that every driver runs as it runs the one
+//! registry's (a predicate over the wire, `Predicate::Wire`, by the drivers that hold
+//! wire facts: `judge`, `check-log`, the sandbox). The one below lives in this file only
+//! and reads facts the registry keeps already (the acquirer's ledger and the store's
+//! Payments): UNIQ-01 read from the money's side. It
 //! is run here as the registry's are: by the exhaustive checker over a preset (the
 //! engine and the preset's model `check` uses), by the seeded simulator after every
 //! step, and over a recorded event stream with no world behind it (what `judge` folds).
@@ -13,7 +16,7 @@ use payhub_properties::engine::{self, Bounds, Flow};
 use payhub_properties::evidence::PLATFORM_LEDGER;
 use payhub_properties::property::{OneCheck, Predicate, Property};
 use payhub_properties::zoo::Subject;
-use payhub_properties::{JUDGING, Preset, preset};
+use payhub_properties::{JUDGING, Preset, Witnessed, preset};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Facts, Trace, World};
 use std::sync::Mutex;
@@ -36,10 +39,15 @@ static ONE_CAPTURED_PAYMENT_PER_ORDER: Property = Property {
             };
             let order = (p.merchant, p.environment, &p.merchant_order_no);
             if let Some((other, _)) = captured.iter().find(|(q, o)| q != payment && *o == order) {
-                return Some(format!(
-                    "{other} and {payment} were both captured for {}",
-                    p.merchant_order_no
-                ));
+                return Some(
+                    Witnessed::new(format!(
+                        "{other} and {payment} were both captured for {}",
+                        p.merchant_order_no
+                    ))
+                    .payment(*other)
+                    .payment(*payment)
+                    .order(&p.merchant_order_no),
+                );
             }
             captured.push((*payment, order));
         }

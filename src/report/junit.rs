@@ -243,7 +243,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Suite {
     let class = format!("{prefix}.simulation");
     let mut cases: Vec<Case> = PROPERTIES
         .iter()
-        .filter(|p| p.kind() == Kind::Always)
+        .filter(|p| p.over_facts() && p.kind() == Kind::Always)
         .map(|p| {
             let outcome = match s.violations_by_property.get(p.name) {
                 Some(v) => {

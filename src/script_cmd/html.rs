@@ -5,11 +5,9 @@
 //! expectations and the properties checked after every step.
 
 use crate::report::page::{self, FIGURES_MAX, PropertyRow, Tone, escape};
-use crate::serve::diagrams::{exchange_of, identifiers, names_one};
-use payhub_model::RequestId;
+use crate::serve::diagrams::{WitnessEntries, widen};
+use payhub_sim::Diagram;
 use payhub_sim::script::Report;
-use payhub_sim::{Diagram, TraceLine};
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// Bytes of a run's text the page holds at most (the text format prints it all).
@@ -147,37 +145,23 @@ fn violations(s: &mut String, reports: &[Report]) {
     }
 }
 
-/// The run as a drawing: the entries that name what the violation names (an order, a
-/// Payment, a key; a named order widened to the Payments charged for it, a Payment to
-/// the acquirer's attempts on it), with the rest of their HTTP exchanges, marked as the
-/// witness (as the sandbox's page finds a violation's witness).
+/// The run as a drawing: the entries that witness what the violation names (an order, a
+/// Payment, a key, a request; a named order widened to the Payments charged for it, a
+/// Payment to the acquirer's attempts on it), with the rest of their HTTP exchanges,
+/// marked as the witness (as the sandbox's page finds a violation's witness). The run
+/// stopped at the violation: its property, judged again over the run's facts, gives the
+/// typed witness.
 fn diagram(r: &Report, note: &str) -> Diagram {
-    let detail = r
+    let named = r
         .violation
         .as_ref()
-        .map(|(v, _)| v.detail.as_str())
-        .unwrap_or_default();
-    let mut names = identifiers(detail);
-    for (payment, business) in r.world.facts.money.payment_business.iter() {
-        if names.contains(business.order.as_str()) {
-            names.insert(payment.to_string());
-        }
-    }
-    for (attempt, charge) in r.world.acquirer.charges.iter() {
-        if names.contains(&charge.payment.to_string()) {
-            names.insert(attempt.to_string());
-        }
-    }
-    let named = |e: &TraceLine| !names.is_empty() && names_one(&r.trace.describe(e), &names);
-    let exchanges: BTreeSet<RequestId> = r
-        .trace
-        .events
-        .iter()
-        .filter(|e| named(e))
-        .filter_map(exchange_of)
-        .collect();
+        .and_then(|(v, _)| payhub_properties::property(&v.property))
+        .and_then(|p| p.witnessed(&r.world.facts))
+        .map(|found| widen(&found.named, &r.world));
+    let entries = || r.trace.events.iter().map(|e| (&r.trace, e));
+    let witness = named.and_then(|named| WitnessEntries::of(&named, entries()));
     r.trace.to_diagram(Some(note), |e| {
-        named(e) || exchange_of(e).is_some_and(|id| exchanges.contains(&id))
+        witness.as_ref().is_some_and(|w| w.keeps(&r.trace, e))
     })
 }
 

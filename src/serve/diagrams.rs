@@ -3,15 +3,17 @@
 //! it saw as a note at the end.
 //!
 //! The witnesses are found from what the violation names (as Elle explains an anomaly by
-//! the operations it cites): the identifiers in its detail (an order number, a Payment,
-//! an attempt, a key, a request), widened through the session's state (a business order
-//! to the Payments filed under it, a Payment to the acquirer's attempts on it), and every
-//! trace entry that names one of them as a whole word, with the other entries of the same
-//! HTTP exchanges (a request and its answer). A detail that names nothing the record holds
-//! is said so, and the session's diagram stands for it.
+//! the operations it cites): the typed identifiers of its witness (order numbers,
+//! Payments, attempts, refunds, keys, requests: [`Named`]), widened through the session's
+//! state (a business order to the Payments filed under it, a Payment to the acquirer's
+//! attempts on it), the exchanges of the requests it names, and every trace entry that
+//! names one of them as a whole word, with the other entries of the same HTTP exchanges
+//! (a request and its answer). A violation that names nothing the record holds is said
+//! so, and the session's diagram stands for it.
 
 use super::record::Record;
 use payhub_model::RequestId;
+use payhub_properties::Named;
 use payhub_properties::verdict::Verdict;
 use payhub_sim::{Trace, TraceLine, TraceWhat, World};
 use std::collections::BTreeSet;
@@ -58,12 +60,15 @@ impl Session<'_> {
     /// The entries that witness `v` as a trace of their own (the first
     /// [`WITNESS_LINES_MAX`]), with a line saying so if it was cut.
     fn witness_trace(&self, v: &Verdict) -> Option<(Trace, String)> {
-        let detail = v.detail.as_deref().unwrap_or_default();
         // A wire property names its witness exchanges; a property over the world's facts
-        // names orders, Payments and keys in its detail.
-        let mut trace = match &v.witness {
-            Some(w) => self.of_exchanges(&w.entries.iter().map(|s| s.id).collect()),
-            None => self.witnesses(&self.widen(identifiers(detail))),
+        // names orders, Payments, attempts, keys and requests.
+        let mut trace = match (&v.witness, &v.named) {
+            (Some(w), _) => self.of_exchanges(&w.entries.iter().map(|s| s.id).collect()),
+            (None, Some(named)) => {
+                let witness = WitnessEntries::of(&widen(named, self.world), self.entries())?;
+                self.held(|t, e| witness.keeps(t, e))
+            }
+            (None, None) => None,
         }?;
         let mut cut = String::new();
         if trace.events.len() > WITNESS_LINES_MAX {
@@ -74,38 +79,6 @@ impl Session<'_> {
             trace.events.truncate(WITNESS_LINES_MAX);
         }
         Some((trace, cut))
-    }
-
-    /// The identifiers, with the Payments filed under a named business order and the
-    /// acquirer's attempts on a named Payment.
-    fn widen(&self, mut names: BTreeSet<String>) -> BTreeSet<String> {
-        for (payment, business) in self.world.facts.money.payment_business.iter() {
-            if names.contains(business.order.as_str()) {
-                names.insert(payment.to_string());
-            }
-        }
-        for (attempt, charge) in self.world.acquirer.charges.iter() {
-            if names.contains(&charge.payment.to_string()) {
-                names.insert(attempt.to_string());
-            }
-        }
-        names
-    }
-
-    /// The trace entries held that name one of `names`, with the rest of their exchanges,
-    /// in order, as a trace of their own (the current segment's, which renders request
-    /// lines); `None` if there is none.
-    fn witnesses(&self, names: &BTreeSet<String>) -> Option<Trace> {
-        if names.is_empty() {
-            return None;
-        }
-        let named = |t: &Trace, e: &TraceLine| names_one(&t.describe(e), names);
-        let exchanges: BTreeSet<RequestId> = self
-            .entries()
-            .filter(|(t, e)| named(t, e))
-            .filter_map(|(_, e)| exchange_of(e))
-            .collect();
-        self.held(|t, e| named(t, e) || exchange_of(e).is_some_and(|id| exchanges.contains(&id)))
     }
 
     /// The trace entries held of these exchanges, in order; `None` if there is none.
@@ -147,10 +120,57 @@ fn witness_note(v: &Verdict) -> String {
     )
 }
 
-/// A duration as a detail writes it (`0s`, `250ms`, `24h`): not an identifier.
-fn is_duration(w: &str) -> bool {
-    let unit = w.trim_start_matches(|c: char| c.is_ascii_digit());
-    unit.len() < w.len() && matches!(unit, "ms" | "s" | "m" | "h" | "d")
+/// `named`, with the Payments filed under a named business order and the acquirer's
+/// attempts on a named Payment.
+pub(crate) fn widen(named: &Named, world: &World) -> Named {
+    let mut widened = named.clone();
+    for (payment, business) in world.facts.money.payment_business.iter() {
+        if named.orders.iter().any(|o| *o == business.order) && !widened.payments.contains(payment)
+        {
+            widened.payments.push(*payment);
+        }
+    }
+    for (attempt, charge) in world.acquirer.charges.iter() {
+        if widened.payments.contains(&charge.payment) && !widened.attempts.contains(attempt) {
+            widened.attempts.push(*attempt);
+        }
+    }
+    widened
+}
+
+/// The trace entries that witness what a violation names: those that name one of its
+/// identifiers as a whole word, the exchanges of the requests it names, and the rest of
+/// the exchanges of those entries.
+pub(crate) struct WitnessEntries {
+    words: BTreeSet<String>,
+    exchanges: BTreeSet<RequestId>,
+}
+
+impl WitnessEntries {
+    /// The witness of `named` among `entries` (each with its trace); `None` if it names
+    /// nothing.
+    pub(crate) fn of<'t>(
+        named: &Named,
+        entries: impl Iterator<Item = (&'t Trace, &'t TraceLine)>,
+    ) -> Option<WitnessEntries> {
+        let words: BTreeSet<String> = named.words().collect();
+        if words.is_empty() {
+            return None;
+        }
+        let mut exchanges: BTreeSet<RequestId> = named.requests.iter().copied().collect();
+        exchanges.extend(
+            entries
+                .filter(|(t, e)| names_one(&t.describe(e), &words))
+                .filter_map(|(_, e)| exchange_of(e)),
+        );
+        Some(WitnessEntries { words, exchanges })
+    }
+
+    /// Whether entry `e` of trace `t` is part of the witness.
+    pub(crate) fn keeps(&self, t: &Trace, e: &TraceLine) -> bool {
+        exchange_of(e).is_some_and(|id| self.exchanges.contains(&id))
+            || names_one(&t.describe(e), &self.words)
+    }
 }
 
 /// The HTTP exchange a trace entry belongs to.
@@ -171,21 +191,6 @@ fn ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_'
 }
 
-/// The identifiers a detail names: words of identifier characters with a letter and a
-/// digit, but not a node's name (`merchant-1` is in every exchange of its key).
-pub(crate) fn identifiers(detail: &str) -> BTreeSet<String> {
-    detail
-        .split(|c: char| !ident_char(c))
-        .map(|w| w.trim_matches(['-', '_']))
-        .filter(|w| w.len() >= 2)
-        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
-        .filter(|w| w.chars().any(|c| c.is_ascii_alphabetic()))
-        .filter(|w| !w.starts_with("merchant-"))
-        .filter(|w| !is_duration(w))
-        .map(str::to_owned)
-        .collect()
-}
-
 /// Whether `text` has one of `names` as a whole word (`ORDER-1` is not in `ORDER-1-retry`).
 pub(crate) fn names_one(text: &str, names: &BTreeSet<String>) -> bool {
     text.split(|c: char| !ident_char(c))
@@ -195,17 +200,6 @@ pub(crate) fn names_one(text: &str, names: &BTreeSet<String>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_detail_names_orders_payments_and_keys_but_no_node() {
-        let got =
-            identifiers("order ORDER-1 was captured 2 times by merchant-1 (pay_demo_002, k1).");
-        let want: BTreeSet<String> = ["ORDER-1", "k1", "pay_demo_002"]
-            .into_iter()
-            .map(String::from)
-            .collect();
-        assert_eq!(got, want);
-    }
 
     #[test]
     fn a_name_is_a_whole_word() {
