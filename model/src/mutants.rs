@@ -114,7 +114,7 @@ mutants! {
     // ---- detail mutants: responses --------------------------------------------------
     // What the platform answers, as the contract prescribes it in detail: status codes,
     // headers, error fields, the object's current state, versions. Each is killed by a
-    // property of `properties/src/responses.rs`.
+    // property of `properties/src/responses/mod.rs`.
 
     /// A replay answers the object one version behind the store (a cache refreshed one write late).
     ReplayAnswersPreviousVersion = "replay_answers_previous_version", [ReplayLatestStatus200];

@@ -1,5 +1,5 @@
 //! No response property narrower than its name: for each property of
-//! `properties/src/responses.rs`, event streams that plant the cases its name covers (on
+//! `properties/src/responses/mod.rs`, event streams that plant the cases its name covers (on
 //! every endpoint, key form, answer kind it names) are judged violated, and the contract's
 //! own answers to the same requests hold. The streams are written by hand, event by
 //! event, with no world and no platform behind them: the properties judge what was seen.

@@ -1,5 +1,5 @@
 //! `bench --crates`: the hand-written parts against the kept crates they stand in for,
-//! side by side in one process: `Text` (model/src/text.rs) against compact_str's
+//! side by side in one process: `Text` (model/src/text/mod.rs) against compact_str's
 //! `CompactString` and smol_str's `SmolStr`, and the allocator shim (src/alloc.rs)
 //! against the `mimalloc` crate's allocator over the same pinned libmimalloc-sys.
 //!

@@ -18,7 +18,7 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Searcher {
-    /// This project's engine (`properties/src/engine.rs`, `engine/dfs.rs`).
+    /// This project's engine (`properties/src/engine/mod.rs`, `engine/dfs.rs`).
     Engine,
     /// stateright 0.31's own checker (`spawn_bfs` / `spawn_dfs`).
     Stateright,

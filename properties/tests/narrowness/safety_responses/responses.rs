@@ -1,5 +1,5 @@
-//! The response rows of the table in `main.rs` (`properties/src/responses.rs`), with the
-//! builders of `safety_responses.rs`.
+//! The response rows of the table in `main.rs` (`properties/src/responses/mod.rs`), with the
+//! builders of `safety_responses/mod.rs`.
 
 use super::*;
 

@@ -19,7 +19,7 @@
 //! record; the first witness of each pattern only. Nothing grows with the number of
 //! requests that repeat what is held.
 //!
-//! The facts record; the wire properties (`properties/src/wire.rs`) decide. Where a
+//! The facts record; the wire properties (`properties/src/wire/mod.rs`) decide. Where a
 //! contract number decides, the facts keep the extreme instead of a witness: the two
 //! consecutive queries of one object sent closest together (SCHED-02's spacing), the
 //! replay of each pattern sent soonest after its scope's execution (RET-01's window).

@@ -6,7 +6,7 @@
 //! predicate narrower than its name, its doc says "found" and what was widened.
 //!
 //! This file: the builders and the safety rows (`properties/src/safety.rs`);
-//! `safety_responses/responses.rs`: the response rows (`properties/src/responses.rs`).
+//! `safety_responses/responses.rs`: the response rows (`properties/src/responses/mod.rs`).
 
 mod branches;
 mod responses;
