@@ -238,11 +238,11 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
                     verdict.status = "not judged";
                     verdict.detail = Some(detail);
                 }
-                LivenessVerdict::Unresolved(detail) => {
+                LivenessVerdict::Unresolved(witnessed) => {
                     verdict.status = "violated";
                     verdict.property = Some(liveness::NAME.to_owned());
                     verdict.rules = rules_of(liveness::NAME);
-                    verdict.detail = Some(detail);
+                    verdict.detail = Some(witnessed.detail);
                 }
             }
         }

@@ -172,6 +172,12 @@ fn judge_finds_a_submission_unknown_past_the_window_and_does_not_pass_one_cut_sh
         detail.contains("ORDER-1 is still submitting from 0s to the stream's end at 1d2h"),
         "{detail}"
     );
+    // Its witness names the order, typed, for the diagrams to draw.
+    assert_eq!(
+        late["named"]["orders"],
+        serde_json::json!(["ORDER-1"]),
+        "{late}"
+    );
     let (early, code_early) = liveness_of_a_stream_left_unknown_until("unknown-2h.jsonl", 2 * hour);
     assert_eq!(early["status"], "cannot_judge", "{early}");
     assert!(

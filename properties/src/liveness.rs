@@ -22,6 +22,7 @@
 use crate::Kind;
 use crate::evidence::{Evidence, EvidenceSet, Supply};
 use crate::verdict::{Status, Verdict};
+use crate::witnessed::{Named, Witnessed};
 use payhub_model::client::{ClientParams, OrderState};
 use payhub_model::event::ShownOrder;
 use payhub_model::{Assumption, Contract, Millis, PaymentId, PaymentStatus, Rule};
@@ -382,8 +383,9 @@ pub enum LivenessVerdict {
         assumption: Assumption,
         detail: String,
     },
-    /// A submission the client does not know, outside every documented gap.
-    Unresolved(String),
+    /// A submission the client does not know, outside every documented gap: the words,
+    /// and the order it names.
+    Unresolved(Witnessed),
     /// A submission still unknown when the stream ended, less than [`WINDOW`] after it
     /// became unknown (or a stream that shows no merchant database): not judged yet,
     /// neither a pass nor a violation.
@@ -418,7 +420,13 @@ pub fn judge(facts: &Resolution, end: StreamEnd) -> LivenessVerdict {
                 reached.get_or_insert((assumption, why));
             }
             Err(not) => {
-                return LivenessVerdict::Unresolved(format!("{why} (not a documented gap: {not})"));
+                return LivenessVerdict::Unresolved(Witnessed {
+                    detail: format!("{why} (not a documented gap: {not})"),
+                    named: Named {
+                        orders: vec![order_no.to_string()],
+                        ..Named::default()
+                    },
+                });
             }
         }
     }
@@ -449,20 +457,23 @@ pub fn learning() -> Resolution {
 /// what tells a violation from a documented gap.
 pub fn stream_verdict(facts: &Resolution, supply: &Supply) -> Verdict {
     let missing = supply.missing(NEEDS);
-    let (status, detail) = match judge(facts, StreamEnd::recorded(facts)) {
-        _ if !missing.is_empty() => (Status::CannotJudge, None),
-        LivenessVerdict::Unresolved(why) => (Status::Violated, Some(why)),
-        LivenessVerdict::Resolved => (Status::Holds, None),
+    let (status, detail, named) = match judge(facts, StreamEnd::recorded(facts)) {
+        _ if !missing.is_empty() => (Status::CannotJudge, None, None),
+        LivenessVerdict::Unresolved(w) => (Status::Violated, Some(w.detail), Some(w.named)),
+        LivenessVerdict::Resolved => (Status::Holds, None, None),
         LivenessVerdict::Gap { assumption, detail } => (
             Status::Holds,
             Some(format!(
                 "contract finding {} reached, neither a pass nor a violation: {detail}",
                 assumption.id()
             )),
+            None,
         ),
-        LivenessVerdict::Incomplete(why) => {
-            (Status::CannotJudge, Some(format!("not judged yet: {why}")))
-        }
+        LivenessVerdict::Incomplete(why) => (
+            Status::CannotJudge,
+            Some(format!("not judged yet: {why}")),
+            None,
+        ),
     };
     Verdict {
         name: NAME,
@@ -473,7 +484,7 @@ pub fn stream_verdict(facts: &Resolution, supply: &Supply) -> Verdict {
         missing,
         side: None,
         witness: None,
-        named: None,
+        named,
     }
 }
 
@@ -540,7 +551,10 @@ pub fn verdict(config: &WorldConfig, mut world: World, tape: &[Choice]) -> Liven
     }
     match replay_and_heal(config, tape) {
         Ok((_, facts, end)) => judge(&facts, end),
-        Err(e) => LivenessVerdict::Unresolved(format!("the run's tape does not replay: {e}")),
+        Err(e) => LivenessVerdict::Unresolved(Witnessed {
+            detail: format!("the run's tape does not replay: {e}"),
+            named: Named::default(),
+        }),
     }
 }
 

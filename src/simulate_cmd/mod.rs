@@ -317,7 +317,7 @@ impl Acc {
                     .as_ref()
                     .is_none_or(|(s, _)| r.seed < *s)
                 {
-                    self.first_liveness = Some((r.seed, u.clone()));
+                    self.first_liveness = Some((r.seed, u.detail.clone()));
                 }
             }
             // A healed run is judged whole: never incomplete; were it, it is listed with
