@@ -3,12 +3,16 @@
 //! violation: its shrunk case drawn as inline SVG ([`super::report::diagram`], the same
 //! drawing as the Mermaid), the round no model state explains marked as the witness, the
 //! rules the model's answers rest on with their sentences in the note; then the cases the
-//! oracle could not finish and the seeds not reached. With `--kill-matrix`, the matrix,
-//! each mutant found drawn.
+//! oracle could not finish and the seeds not reached; then the registry's verdicts over
+//! the recorded exchanges ([`super::registry`]): each violation with the exchanges that
+//! witness it, then every property judging the target with its status. With
+//! `--kill-matrix`, the matrix, each mutant found drawn.
 
 use super::matrix::Row;
+use super::registry::{Judges, Registry};
 use super::report::{Finding, Report, diagram};
 use crate::report::page::{self, FIGURES_MAX, Tone, escape};
+use payhub_properties::verdict::Status;
 use std::fmt::Write as _;
 
 /// What a conform violation violates: the target's answers are the model's.
@@ -75,8 +79,58 @@ pub fn page(r: &Report) -> String {
         violation(&mut s, f, n < FIGURES_MAX);
     }
     rest(&mut s, r);
+    registry(&mut s, &r.registry);
     s.push_str(page::END);
     s
+}
+
+/// The registry's verdicts: the summary, each violation with its witness exchanges, then
+/// a table of the properties judging the target.
+fn registry(s: &mut String, g: &Registry) {
+    let _ = write!(
+        s,
+        "<h2 id=\"registry\">The registry over the recorded exchanges</h2><p>{}</p>",
+        escape(&g.summary())
+    );
+    for why in &g.unreadable_listed {
+        let _ = write!(s, "<p class=\"muted\">unreadable: {}</p>", escape(why));
+    }
+    for row in g.violated() {
+        let Some(w) = &row.witness else { continue };
+        let context = format!("seed {}, violated in {} cases", w.seed, row.cases.violated);
+        s.push_str(&page::violation_open(
+            row.name,
+            &escape(&context),
+            &row.rules,
+        ));
+        let _ = write!(
+            s,
+            "<p>{}</p><pre>{}</pre></div>",
+            escape(&w.detail),
+            escape(&w.exchanges.join("\n"))
+        );
+    }
+    let rows: Vec<page::PropertyRow> = g
+        .properties
+        .iter()
+        .filter(|r| r.judges == Judges::Target)
+        .map(|r| page::PropertyRow {
+            name: r.name,
+            status: r.status.to_string(),
+            rules: r.rules.clone(),
+            detail: if r.status != Status::CannotJudge {
+                format!(
+                    "cases: {} held, {} violated, {} not judged",
+                    r.cases.holds + r.cases.reached,
+                    r.cases.violated,
+                    r.cases.cannot_judge
+                )
+            } else {
+                format!("needs {}", r.missing.join("; "))
+            },
+        })
+        .collect();
+    s.push_str(&page::properties_table(&rows));
 }
 
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
