@@ -171,7 +171,7 @@ async fn move_clock(
 ) -> Result<(), String> {
     let read = t.profile.profile.clock.read.as_ref();
     let before = match read {
-        Some(r) => Some((read_clock(t, r).await?, std::time::Instant::now())),
+        Some(r) => Some((read_clock(t, r).await?, Instant::now())),
         None => None,
     };
     let fill = Fill {
