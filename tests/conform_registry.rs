@@ -142,8 +142,10 @@ fn caught(mutant: &str, property_name: &str, answer: &str) {
     );
     let page = stdout(&html);
     assert!(
-        page.contains("id=\"registry\"")
-            && page.contains(&format!("data-property=\"{property_name}\"")),
+        page.contains(&format!("data-property=\"{property_name}\""))
+            && page
+                .split_once("id=\"registry\"")
+                .is_some_and(|(_, r)| r.contains("<svg")),
         "{page}"
     );
 }

@@ -9,10 +9,11 @@
 //! `--kill-matrix`, the matrix, each mutant found drawn.
 
 use super::matrix::Row;
-use super::registry::{Judges, Registry};
+use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
 use super::report::{Finding, Report, diagram};
 use crate::report::page::{self, FIGURES_MAX, Tone, escape};
 use payhub_properties::verdict::Status;
+use payhub_sim::diagram::{Arrow, Diagram, Item};
 use std::fmt::Write as _;
 
 /// What a conform violation violates: the target's answers are the model's.
@@ -95,7 +96,7 @@ fn registry(s: &mut String, g: &Registry) {
     for why in &g.unreadable_listed {
         let _ = write!(s, "<p class=\"muted\">unreadable: {}</p>", escape(why));
     }
-    for row in g.violated() {
+    for (n, row) in g.violated().into_iter().enumerate() {
         let Some(w) = &row.witness else { continue };
         let context = format!("seed {}, violated in {} cases", w.seed, row.cases.violated);
         s.push_str(&page::violation_open(
@@ -103,12 +104,11 @@ fn registry(s: &mut String, g: &Registry) {
             &escape(&context),
             &row.rules,
         ));
-        let _ = write!(
-            s,
-            "<p>{}</p><pre>{}</pre></div>",
-            escape(&w.detail),
-            escape(&w.exchanges.join("\n"))
-        );
+        let _ = write!(s, "<p>{}</p>", escape(&w.detail));
+        if n < FIGURES_MAX {
+            s.push_str(&page::figure(&witness_diagram(row, w)));
+        }
+        let _ = write!(s, "<pre>{}</pre></div>", escape(&w.exchanges.join("\n")));
     }
     let rows: Vec<page::PropertyRow> = g
         .properties
@@ -207,6 +207,35 @@ fn rest(s: &mut String, r: &Report) {
             }
         );
     }
+}
+
+/// A registry violation's witness exchanges drawn, every one marked, with the verdict.
+fn witness_diagram(row: &PropertyRow, w: &CaseWitness) -> Diagram {
+    let clean = |t: &str| t.replace([';', '#'], ",");
+    let mut d = Diagram::default();
+    let m = d.participant("M", "conform (merchant)");
+    let t = d.participant("T", "target");
+    for e in &w.exchanges {
+        let (request, answer) = e.split_once("  →  ").unwrap_or((e, ""));
+        for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)]
+        {
+            if text.is_empty() {
+                continue;
+            }
+            d.items.push(Item::Message {
+                from,
+                to,
+                arrow,
+                text: clean(text),
+                rule: None,
+                at: None,
+                exchange: None,
+                witness: true,
+            });
+        }
+    }
+    d.push_verdict(&page::note(row.name, &row.rules, &w.detail));
+    d
 }
 
 /// The page of `--kill-matrix`: every mutant, found ones drawn.
