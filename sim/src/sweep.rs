@@ -1,6 +1,7 @@
 //! The seeded sweep's fan-out, one for every sweep (`simulate`, `verify`'s chaos sweep,
-//! `bench`'s simulator): worker threads take the seeds in order, each folds the runs it
-//! made into an accumulator of its own, and the accumulators are merged at the end.
+//! `bench`'s simulator, the bug zoo's jobs): worker threads take the seeds in order, each
+//! folds the runs it made into an accumulator of its own, and the accumulators are merged
+//! at the end.
 //!
 //! A worker checks `stop` before it takes a seed, so the seeds run are always a prefix of
 //! those asked, whatever the thread count. What a sweep reports does not depend on the

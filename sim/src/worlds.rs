@@ -1,11 +1,13 @@
 //! Named worlds for simulation sweeps: who the merchants are, which policy their servers
-//! follow, and the business they are given.
+//! follow, and the business they are given; and the world of a live edge ([`edge`]),
+//! whose requests come from outside it.
 
 use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
 use payhub_model::client::{AntiPattern, Command, Policy};
 use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST, req};
+use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{AcquirerDecision, ApiRequest, Control, Endpoint, Json, PaymentId};
-use payhub_model::{Card, Environment, MerchantId};
+use payhub_model::{ApiKeyId, Card, Environment, MerchantId, PlatformParams};
 
 /// Parses a policy name: `reference`, `reference-random`, or anti-pattern names joined
 /// by `+` or `,` (each on top of the reference policy).
@@ -89,6 +91,42 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
             (MerchantId(1), Environment::Live, live),
         ],
         ..WorldConfig::default()
+    }
+}
+
+/// The world of a live edge (a sandbox session, conform's oracle of a target): the
+/// default API keys and the rotated pair, no client models (every node is a scripted
+/// sender: the merchant's own integration is the client), every fault affordable,
+/// webhooks to each writing key's node if `webhooks`, responses travelling so that one
+/// can be lost. Judged by whoever plants its judging (`WorldConfig::judged_by`).
+pub fn edge(params: PlatformParams, webhooks: bool) -> WorldConfig {
+    WorldConfig {
+        name: "sandbox".into(),
+        params,
+        api_keys: default_api_keys(),
+        spare_keys: vec![rotated_key_spec()],
+        budget: Budget::UNLIMITED,
+        webhooks: if webhooks {
+            default_api_keys()
+                .iter()
+                .filter(|k| !k.read_only)
+                .map(|k| (k.merchant, k.environment, node_of(k.id)))
+                .collect()
+        } else {
+            Vec::new()
+        },
+        immediate_inbox: false,
+        ..WorldConfig::default()
+    }
+}
+
+/// The node that sends a key's requests in the [`edge`] world: `merchant-N` for `ak_N`
+/// (N ≤ 5), node 0 for any other key.
+pub fn node_of(key: ApiKeyId) -> u8 {
+    if (1..=5).contains(&key.0) {
+        key.0 as u8
+    } else {
+        0
     }
 }
 

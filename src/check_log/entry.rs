@@ -19,6 +19,8 @@ pub enum Label {
     HarEntry(u64),
     /// Line `n` of a JSON Lines file.
     Line(u64),
+    /// The `n`th exchange conform's proxy carried in one case (1-based).
+    Exchange(u64),
 }
 
 impl std::fmt::Display for Label {
@@ -26,6 +28,7 @@ impl std::fmt::Display for Label {
         match self {
             Label::HarEntry(i) => write!(f, "entry {i}"),
             Label::Line(n) => write!(f, "line {n}"),
+            Label::Exchange(n) => write!(f, "exchange {n}"),
         }
     }
 }

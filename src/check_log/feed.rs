@@ -17,7 +17,7 @@ use payhub_model::observation::Dialect;
 use payhub_model::observed::{ObservedAnswer, Shape};
 use payhub_model::{Millis, RequestId};
 use payhub_properties::evidence::Evidence;
-use payhub_properties::verdict::Folded;
+use payhub_properties::verdict::{Folded, Verdict};
 use payhub_sim::Facts;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -78,7 +78,7 @@ pub struct Feed {
 /// The exchange id of an entry: its label's number, so that a witness names it back.
 pub fn id_of(label: Label) -> RequestId {
     match label {
-        Label::HarEntry(n) | Label::Line(n) => RequestId(n as u32),
+        Label::HarEntry(n) | Label::Line(n) | Label::Exchange(n) => RequestId(n as u32),
     }
 }
 
@@ -182,6 +182,16 @@ impl Feed {
                 }
             }
         }
+    }
+
+    /// Every property's verdict over what was fed (after [`Feed::finish`]), then
+    /// liveness's: the judge of `payhub-verify judge`, each exchange of a witness named by
+    /// `name`.
+    pub fn verdicts(
+        &self,
+        name: &dyn Fn(&payhub_sim::facts::wire::Seen) -> String,
+    ) -> Vec<Verdict> {
+        self.folded.verdicts_naming(name)
     }
 
     /// The log has ended: every exchange closed, and what the log lacked said.

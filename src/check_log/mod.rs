@@ -233,7 +233,7 @@ fn judge_file_seam(
             let name = |s: &payhub_sim::facts::wire::Seen| {
                 format!("{} at +{}", label(u64::from(s.id.0)), s.sent)
             };
-            let verdicts = feed.folded.verdicts_naming(&name);
+            let verdicts = feed.verdicts(&name);
             Judged {
                 file: path.to_owned(),
                 format,

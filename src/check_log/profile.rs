@@ -52,6 +52,11 @@ pub fn load(path: &Path) -> Result<LogProfile, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let loaded = Loaded::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    of_loaded(&loaded).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// What `check-log` reads of a profile conform has loaded; an error names the field.
+pub fn of_loaded(loaded: &Loaded) -> Result<LogProfile, String> {
     let owners: Vec<_> = default_api_keys()
         .into_iter()
         .chain([rotated_key_spec()])
@@ -62,8 +67,7 @@ pub fn load(path: &Path) -> Result<LogProfile, String> {
         let owner = owners.iter().find(|(id, _)| id == model).map(|(_, o)| *o);
         let owner = owner.ok_or_else(|| {
             format!(
-                "{}: api_keys: {:?} stands for ak_{model}, which is not a key of the model",
-                path.display(),
+                "api_keys: {:?} stands for ak_{model}, which is not a key of the model",
                 entry.key
             )
         })?;

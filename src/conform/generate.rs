@@ -19,8 +19,8 @@
 
 use super::case::{Case, Fault, KeyUse, Op, Req, Round, Switch};
 use super::profile::CardOutcome;
-use crate::serve::faults::splitmix64;
 use payhub_model::Millis;
+use payhub_model::splitmix::splitmix64;
 
 /// What the generator may use.
 #[derive(Clone, Debug)]

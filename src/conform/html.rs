@@ -3,12 +3,17 @@
 //! violation: its shrunk case drawn as inline SVG ([`super::report::diagram`], the same
 //! drawing as the Mermaid), the round no model state explains marked as the witness, the
 //! rules the model's answers rest on with their sentences in the note; then the cases the
-//! oracle could not finish and the seeds not reached. With `--kill-matrix`, the matrix,
-//! each mutant found drawn.
+//! oracle could not finish and the seeds not reached; then the registry's verdicts over
+//! the recorded exchanges ([`super::registry`]): each violation with the exchanges that
+//! witness it, then every property judging the target with its status. With
+//! `--kill-matrix`, the matrix, each mutant found drawn.
 
 use super::matrix::Row;
+use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
 use super::report::{Finding, Report, diagram};
 use crate::report::page::{self, FIGURES_MAX, Tone, escape};
+use payhub_properties::verdict::Status;
+use payhub_sim::diagram::{Arrow, Diagram, Item};
 use std::fmt::Write as _;
 
 /// What a conform violation violates: the target's answers are the model's.
@@ -75,8 +80,57 @@ pub fn page(r: &Report) -> String {
         violation(&mut s, f, n < FIGURES_MAX);
     }
     rest(&mut s, r);
+    registry(&mut s, &r.registry);
     s.push_str(page::END);
     s
+}
+
+/// The registry's verdicts: the summary, each violation with its witness exchanges, then
+/// a table of the properties judging the target.
+fn registry(s: &mut String, g: &Registry) {
+    let _ = write!(
+        s,
+        "<h2 id=\"registry\">The registry over the recorded exchanges</h2><p>{}</p>",
+        escape(&g.summary())
+    );
+    for why in &g.unreadable_listed {
+        let _ = write!(s, "<p class=\"muted\">unreadable: {}</p>", escape(why));
+    }
+    for (n, row) in g.violated().into_iter().enumerate() {
+        let Some(w) = &row.witness else { continue };
+        let context = format!("seed {}, violated in {} cases", w.seed, row.cases.violated);
+        s.push_str(&page::violation_open(
+            row.name,
+            &escape(&context),
+            &row.rules,
+        ));
+        let _ = write!(s, "<p>{}</p>", escape(&w.detail));
+        if n < FIGURES_MAX {
+            s.push_str(&page::figure(&witness_diagram(row, w)));
+        }
+        let _ = write!(s, "<pre>{}</pre></div>", escape(&w.exchanges.join("\n")));
+    }
+    let rows: Vec<page::PropertyRow> = g
+        .properties
+        .iter()
+        .filter(|r| r.judges == Judges::Target)
+        .map(|r| page::PropertyRow {
+            name: r.name,
+            status: r.status.to_string(),
+            rules: r.rules.clone(),
+            detail: if r.status != Status::CannotJudge {
+                format!(
+                    "cases: {} held, {} violated, {} not judged",
+                    r.cases.holds + r.cases.reached,
+                    r.cases.violated,
+                    r.cases.cannot_judge
+                )
+            } else {
+                format!("needs {}", r.missing.join("; "))
+            },
+        })
+        .collect();
+    s.push_str(&page::properties_table(&rows));
 }
 
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
@@ -153,6 +207,35 @@ fn rest(s: &mut String, r: &Report) {
             }
         );
     }
+}
+
+/// A registry violation's witness exchanges drawn, every one marked, with the verdict.
+fn witness_diagram(row: &PropertyRow, w: &CaseWitness) -> Diagram {
+    let clean = |t: &str| t.replace([';', '#'], ",");
+    let mut d = Diagram::default();
+    let m = d.participant("M", "conform (merchant)");
+    let t = d.participant("T", "target");
+    for e in &w.exchanges {
+        let (request, answer) = e.split_once("  →  ").unwrap_or((e, ""));
+        for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)]
+        {
+            if text.is_empty() {
+                continue;
+            }
+            d.items.push(Item::Message {
+                from,
+                to,
+                arrow,
+                text: clean(text),
+                rule: None,
+                at: None,
+                exchange: None,
+                witness: true,
+            });
+        }
+    }
+    d.push_verdict(&page::note(row.name, &row.rules, &w.detail));
+    d
 }
 
 /// The page of `--kill-matrix`: every mutant, found ones drawn.

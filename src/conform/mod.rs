@@ -9,8 +9,14 @@
 //! states, [`run`] one case against the target, [`shrink`] shrinking against the live
 //! target, [`report`] what conform prints ([`html`] as one page), [`matrix`] the kill
 //! matrix over HTTP (`serve --mutant` for every mutant of the zoo).
+//!
+//! Beside the oracle, the registry: [`record`] keeps every exchange the proxy carries,
+//! stamped with the target's time ([`clock`]), and judges each case's as `check-log`
+//! judges a log; [`registry`] gathers those verdicts over the sweep. The report shows
+//! both, and a violation of either fails the run.
 
 pub mod case;
+pub mod clock;
 pub mod compare;
 pub mod effect;
 pub mod generate;
@@ -19,6 +25,8 @@ pub mod matrix;
 pub mod oracle;
 pub mod profile;
 pub mod proxy;
+pub mod record;
+pub mod registry;
 pub mod report;
 pub mod run;
 pub mod shrink;
@@ -98,9 +106,12 @@ pub struct ConformArgs {
 }
 
 pub const HELP: &str = "\
-Exit codes: 0 every case conforms; 1 a violation (printed shrunk, as Mermaid and as a
-what-if script); 2 bad usage, a bad profile, a target that is down or answers a field the
-profile does not expect; 3 incomplete (a bound of the oracle, or --duration ran out).
+Exit codes: 0 every case conforms and the registry finds no violation over the recorded
+exchanges; 1 a violation (the oracle's printed shrunk, as Mermaid and as a what-if script;
+the registry's with its witness exchanges); 2 bad usage, a bad profile, a target that is
+down or answers a field the profile does not expect; 3 incomplete (a bound of the oracle,
+--duration ran out, or the registry judged nothing: a property it cannot judge is listed,
+never a pass).
 
 Examples:
   payhub-verify serve --addr 127.0.0.1:8080 --clock manual &
@@ -259,12 +270,15 @@ pub async fn connect_with(
         ids_per_merchant: profile.profile.isolation.ids_per_merchant,
     };
     let timeout = Duration::from_millis(profile.timeout.0);
+    let log_profile = crate::check_log::profile::of_loaded(&profile)?;
     let proxy = proxy::Proxy::start_with(direct.clone(), timeout, seam).await?;
     let target = Target {
         profile,
         direct,
         proxy,
         settings,
+        clock: clock::TargetClock::new(),
+        log_profile,
     };
     run::probe(&target)
         .await
@@ -329,6 +343,7 @@ pub async fn sweep(
         continue_with: None,
         suppressed: Vec::new(),
         readings: Vec::new(),
+        registry: registry::Registry::default(),
     };
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -337,7 +352,8 @@ pub async fn sweep(
             break;
         }
         let case = generate::generate(seed, &alphabet);
-        let run = run::run_case(t, &case, &format!("{run_id}s{seed}")).await?;
+        let mut run = run::run_case(t, &case, &format!("{run_id}s{seed}")).await?;
+        report.registry.add(seed, std::mem::take(&mut run.registry));
         report.cases_run += 1;
         report.requests += case.requests();
         bar.inc();

@@ -22,11 +22,11 @@ use super::case::{self, Http, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
 use crate::http_map::{self, HttpRequest};
-use crate::serve::sandbox::{node_of, world_config};
 use payhub_model::cards;
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
+use payhub_sim::worlds::{self, node_of};
 use payhub_sim::{Budget, Choice, World, WorldConfig};
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -210,10 +210,11 @@ fn hash_of(v: &impl Hash) -> u64 {
     h.finish()
 }
 
-/// The model's world: the sandbox's (the reference platform, the default API keys, no
-/// webhooks, answers that travel so that one can be lost).
+/// The model's world: a live edge's, as the sandbox's (the reference platform, the
+/// default API keys, no webhooks, answers that travel so that one can be lost).
 pub fn model_config() -> WorldConfig {
-    world_config(&crate::serve::faults::Plan::default(), false)
+    worlds::edge(payhub_model::PlatformParams::default(), false)
+        .judged_by(&payhub_properties::JUDGING)
 }
 
 impl Oracle {

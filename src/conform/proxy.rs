@@ -13,7 +13,7 @@ use super::wire::{self, WireError, WireReply, WireRequest};
 use crate::edges::EdgeSeam;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -24,7 +24,16 @@ pub const TAG_HEADER: &str = "x-conform-tag";
 const REQUEST_BYTES_MAX: usize = 256 * 1024;
 
 /// What the proxy saw of a duplicated request's second copy, by tag.
-pub type Seconds = Arc<Mutex<BTreeMap<String, Result<WireReply, WireError>>>>;
+pub type Seconds = Arc<Mutex<BTreeMap<String, Second>>>;
+
+/// A duplicated request's second copy: when the proxy sent it (after the first's answer
+/// came back), when its answer came, and the answer.
+#[derive(Debug)]
+pub struct Second {
+    pub sent: Instant,
+    pub answered: Instant,
+    pub reply: Result<WireReply, WireError>,
+}
 
 /// A running proxy: its address and the second answers of duplicated requests.
 pub struct Proxy {
@@ -77,7 +86,7 @@ impl Proxy {
     }
 
     /// The second answer of duplicated request `tag`, once the proxy has it.
-    pub fn take_second(&self, tag: &str) -> Option<Result<WireReply, WireError>> {
+    pub fn take_second(&self, tag: &str) -> Option<Second> {
         self.seconds.lock().ok()?.remove(tag)
     }
 }
@@ -113,7 +122,13 @@ async fn connection(
     }
     let first = wire::send(&target, &req, timeout).await;
     if fault == "duplicate" {
-        let second = wire::send(&target, &req, timeout).await;
+        let sent = Instant::now();
+        let reply = wire::send(&target, &req, timeout).await;
+        let second = Second {
+            sent,
+            answered: Instant::now(),
+            reply,
+        };
         if let Ok(mut kept) = seconds.lock() {
             kept.insert(tag, second);
         }

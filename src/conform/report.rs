@@ -1,7 +1,9 @@
 //! conform's report: the sweep's counts and speed, and each violation found — its
 //! shrunk case in the contract's notation, as a Mermaid sequence diagram, and as a
-//! what-if script for `payhub-verify run` (docs/scripts.md) — as text, JSON or Markdown.
+//! what-if script for `payhub-verify run` (docs/scripts.md) — then the registry's
+//! verdicts over the recorded exchanges ([`super::registry`]), as text, JSON or Markdown.
 
+use super::registry::Registry;
 use super::run::Exchange;
 use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind};
 use serde::Serialize;
@@ -57,14 +59,21 @@ pub struct Report {
     /// The readings the target took where the contract is silent or ambiguous (the
     /// assumption, what the target did, and in how many conforming cases).
     pub readings: Vec<(String, String, usize)>,
+    /// The registry's verdicts over the exchanges the proxy carried, beside the oracle's.
+    pub registry: Registry,
 }
 
 impl Report {
-    /// 0 conforms, 1 a violation, 3 incomplete, 2 nothing checked.
+    /// 0 conforms, 1 a violation (the oracle's or the registry's), 3 incomplete (the
+    /// oracle's bounds, seeds not reached, or a registry that judged nothing: see
+    /// [`Registry::exit_code`]), 2 nothing checked.
     pub fn exit_code(&self) -> u8 {
-        if !self.violations.is_empty() {
+        let registry = self.registry.exit_code(self.cases_run);
+        if !self.violations.is_empty() || registry == 1 {
             1
-        } else if !self.incomplete.is_empty() || (self.not_run > 0 && self.continue_with.is_some())
+        } else if !self.incomplete.is_empty()
+            || (self.not_run > 0 && self.continue_with.is_some())
+            || registry == 3
         {
             3
         } else if self.cases_run == 0 {
@@ -118,6 +127,10 @@ impl Report {
         for f in &self.violations {
             s.push_str(&f.text());
         }
+        s.push_str(&self.registry.text());
+        if let Some(why) = self.registry.incomplete(self.cases_run) {
+            let _ = writeln!(s, "incomplete: the registry: {why}");
+        }
         s
     }
 
@@ -151,6 +164,7 @@ impl Report {
                 f.script
             );
         }
+        s.push_str(&self.registry.markdown());
         s
     }
 }

@@ -7,9 +7,10 @@ use super::compare::{self, Observed};
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
+use super::record::{CaseVerdicts, Recorded, Recorder};
 use super::wire::{self, WireError, WireReply, WireRequest};
 use payhub_sim::Choice;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The target as a case sees it.
 pub struct Target {
@@ -18,6 +19,10 @@ pub struct Target {
     pub direct: String,
     pub proxy: Proxy,
     pub settings: oracle::Settings,
+    /// The target's time, which stamps the exchanges the registry judges.
+    pub clock: super::clock::TargetClock,
+    /// The profile as `check-log` reads it: how the registry reads the exchanges.
+    pub log_profile: crate::check_log::profile::LogProfile,
 }
 
 /// One exchange as the report prints it.
@@ -43,12 +48,14 @@ pub enum CaseOutcome {
     Incomplete(String),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CaseRun {
     /// The readings the target took where the contract is silent (a conforming case).
     pub readings: Vec<payhub_model::observation::Reading>,
     pub exchanges: Vec<Exchange>,
     pub outcome: CaseOutcome,
+    /// The registry's verdicts over the exchanges the proxy carried ([`super::record`]).
+    pub registry: CaseVerdicts,
 }
 
 struct TargetSide<'a> {
@@ -164,7 +171,7 @@ async fn move_clock(
 ) -> Result<(), String> {
     let read = t.profile.profile.clock.read.as_ref();
     let before = match read {
-        Some(r) => Some(read_clock(t, r).await?),
+        Some(r) => Some((read_clock(t, r).await?, Instant::now())),
         None => None,
     };
     let fill = Fill {
@@ -175,15 +182,21 @@ async fn move_clock(
     control(t, advance, &fill)
         .await
         .map_err(|e| format!("clock.advance: {e}"))?;
-    if let (Some(r), Some(before)) = (read, before) {
-        let after = read_clock(t, r).await?;
-        if after - before + 1 < by.0 as i128 {
-            return Err(format!(
-                "clock.advance did not move the target's clock: {} read {before} ms before and {after} ms after a move of {by} (the control took no effect)",
-                r.path
-            ));
-        }
+    let Some((r, (before, read_at))) = read.zip(before) else {
+        t.clock.moved(by.0);
+        return Ok(());
+    };
+    let after = read_clock(t, r).await?;
+    if after - before + 1 < by.0 as i128 {
+        return Err(format!(
+            "clock.advance did not move the target's clock: {} read {before} ms before and {after} ms after a move of {by} (the control took no effect)",
+            r.path
+        ));
     }
+    // What the target says it moved, less the wall time the stamps count already.
+    let wall = read_at.elapsed().as_millis() as i128;
+    t.clock
+        .moved(u64::try_from(after - before - wall).unwrap_or(0).max(by.0));
     Ok(())
 }
 
@@ -252,6 +265,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
     let mut oracle = Oracle::new(t.settings.clone());
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
+    let mut record = Recorder::new(&t.log_profile)?;
     for (ri, round) in case.rounds.iter().enumerate() {
         let before = oracle
             .states
@@ -284,7 +298,9 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                 oracle.control(*s)
             }
             Round::Send(reqs) => {
-                let sent = send_round(t, &names, &refs, reqs, ri, &mut exchanges).await?;
+                let (sent, recorded) =
+                    send_round(t, &names, &refs, reqs, ri, &mut exchanges).await?;
+                record.round(&t.clock, recorded);
                 for s in &sent {
                     if let Seen::Answer(o) = &s.seen {
                         refs.learn(t.settings.namespace(s.req.key_of), &o.body);
@@ -308,6 +324,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                         allowed,
                         tape: tape.unwrap_or(before),
                     },
+                    registry: record.judge(),
                 });
             }
             RoundVerdict::Incomplete(why) => {
@@ -315,6 +332,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                     readings: Vec::new(),
                     exchanges,
                     outcome: CaseOutcome::Incomplete(why),
+                    registry: record.judge(),
                 });
             }
         }
@@ -327,11 +345,13 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
             .unwrap_or_default(),
         exchanges,
         outcome: CaseOutcome::Conforms,
+        registry: record.judge(),
     })
 }
 
 /// Sends a round's requests at once and reads what came of each (a duplicate's second
-/// copy as a request of its own, sent after the first).
+/// copy as a request of its own, sent after the first), with the exchanges the target
+/// saw for the registry ([`super::record`]).
 async fn send_round(
     t: &Target,
     names: &Names,
@@ -339,7 +359,7 @@ async fn send_round(
     reqs: &[case::Req],
     ri: usize,
     exchanges: &mut Vec<Exchange>,
-) -> Result<Vec<Sent>, String> {
+) -> Result<(Vec<Sent>, Vec<Recorded>), String> {
     let mut tasks = tokio::task::JoinSet::new();
     let mut https = Vec::new();
     for (i, req) in reqs.iter().enumerate() {
@@ -368,40 +388,64 @@ async fn send_round(
         };
         let addr = t.proxy.addr.clone();
         let limit = timeout(t);
-        tasks.spawn(async move { (i, wire::send(&addr, &wire_req, limit).await) });
+        tasks.spawn(async move {
+            let sent = Instant::now();
+            let reply = wire::send(&addr, &wire_req, limit).await;
+            (i, (sent, Instant::now()), reply)
+        });
         https.push((http, tag));
     }
-    let mut results: Vec<Option<Result<WireReply, WireError>>> = vec![None; reqs.len()];
+    type Done = ((Instant, Instant), Result<WireReply, WireError>);
+    let mut results: Vec<Option<Done>> = vec![None; reqs.len()];
     while let Some(done) = tasks.join_next().await {
-        let (i, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
-        results[i] = Some(r);
+        let (i, times, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
+        results[i] = Some((times, r));
     }
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
+    let mut recorded = Vec::new();
     for (i, req) in reqs.iter().enumerate() {
-        let result = results[i].take().unwrap_or(Err(WireError::Reset));
+        let now = Instant::now();
+        let ((at, mut closed), result) = results[i]
+            .take()
+            .unwrap_or(((now, now), Err(WireError::Reset)));
+        let answer = answer_of(&result);
         let seen = seen_of(t, req.fault, result, &https[i].0)?;
-        exchanges.push(Exchange {
+        let exchange = Exchange {
             round: ri,
             request: case::line(req, &https[i].0),
             answer: seen_text(&seen),
-        });
+        };
+        let second = (req.fault == Fault::Duplicate)
+            .then(|| t.proxy.take_second(&https[i].1))
+            .flatten();
+        if let Some(s) = &second {
+            // The first copy's answer came back before the proxy sent the second.
+            closed = closed.min(s.sent);
+        }
+        if req.fault != Fault::ResetBefore {
+            recorded.push(recorded_of(&https[i].0, (at, closed), answer, &exchange));
+        }
+        exchanges.push(exchange);
         sent.push(Sent {
             req: *req,
             seen,
             after: None,
         });
         if req.fault == Fault::Duplicate {
-            let second = t
-                .proxy
-                .take_second(&https[i].1)
-                .unwrap_or(Err(WireError::Reset));
+            let (times, second) = match second {
+                Some(s) => ((s.sent, s.answered), s.reply),
+                None => ((closed, closed), Err(WireError::Reset)),
+            };
+            let answer = answer_of(&second);
             let seen = seen_of(t, Fault::None, second, &https[i].0)?;
-            exchanges.push(Exchange {
+            let exchange = Exchange {
                 round: ri,
                 request: format!("{}  (the proxy's second copy)", https[i].0.notation()),
                 answer: seen_text(&seen),
-            });
+            };
+            recorded.push(recorded_of(&https[i].0, times, answer, &exchange));
+            exchanges.push(exchange);
             let copy = case::Req {
                 fault: Fault::None,
                 ..*req
@@ -414,7 +458,36 @@ async fn send_round(
         }
     }
     sent.extend(seconds);
-    Ok(sent)
+    Ok((sent, recorded))
+}
+
+/// What conform saw of an answer, for the record: status, `Retry-After`, body.
+fn answer_of(result: &Result<WireReply, WireError>) -> Option<(u16, Option<u32>, String)> {
+    let reply = result.as_ref().ok()?;
+    let retry_after = reply
+        .header("retry-after")
+        .and_then(|v| v.trim().parse().ok());
+    Some((reply.status, retry_after, reply.body.clone()))
+}
+
+/// An exchange for the record ([`super::record`]).
+fn recorded_of(
+    http: &case::Http,
+    (sent, closed): (Instant, Instant),
+    answer: Option<(u16, Option<u32>, String)>,
+    exchange: &Exchange,
+) -> Recorded {
+    Recorded {
+        sent,
+        closed,
+        method: http.method,
+        target: http.target.clone(),
+        authorization: http.authorization.clone(),
+        idempotency_key: http.idempotency_key.clone(),
+        body: http.body.clone(),
+        answer,
+        line: format!("{}  →  {}", exchange.request, exchange.answer),
+    }
 }
 
 fn seen_text(seen: &Seen) -> String {

@@ -2,7 +2,8 @@
 //! --clock manual` (each merchant a session of its own) on a free loopback port, conform
 //! with the sandbox's profile (docs/profiles/sandbox.json) and its proxy's faults on
 //! the wire. The reference sandbox conforms; a violation is shrunk as conform shrinks
-//! it, and its shrunk case is the witness.
+//! it, and its shrunk case is the witness (or, when only the registry finds one over the
+//! recorded exchanges, the exchanges that witness it).
 
 use super::EdgeSeam;
 use super::session::{settings, start};
@@ -17,7 +18,8 @@ const PROFILE: &str = include_str!("../../docs/profiles/sandbox.json");
 pub struct Smoke {
     pub cases: usize,
     pub requests: usize,
-    /// The first violation: its rule and the shrunk case's requests.
+    /// The first violation: the oracle's rule and its shrunk case's requests, or else the
+    /// registry's property and its witness exchanges.
     pub violation: Option<(String, usize)>,
     pub exit: u8,
 }
@@ -46,7 +48,12 @@ pub async fn run(seeds: u64, sandbox: EdgeSeam, proxy: EdgeSeam) -> Result<Smoke
         violation: report
             .violations
             .first()
-            .map(|f| (f.rule().to_owned(), f.shrunk_requests)),
+            .map(|f| (f.rule().to_owned(), f.shrunk_requests))
+            .or_else(|| {
+                let p = report.registry.violated().into_iter().next()?;
+                let witness = p.witness.as_ref().map_or(0, |w| w.exchanges.len());
+                Some((p.name.to_owned(), witness))
+            }),
         exit: report.exit_code(),
     })
 }

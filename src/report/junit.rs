@@ -573,6 +573,7 @@ pub(crate) fn conform(r: &crate::conform::report::Report) -> String {
             }
         },
     ));
+    registry_cases(&r.registry, &mut cases);
     if r.not_run > 0 {
         cases.push(Case::new(
             class,
@@ -589,6 +590,51 @@ pub(crate) fn conform(r: &crate::conform::report::Report) -> String {
     let mut suite = Suite::new(format!("conform {}", r.target), cases);
     suite.seconds = Some(r.elapsed_s);
     render("payhub-verify conform", &[suite])
+}
+
+/// The registry's verdicts over conform's exchanges: a failed case per violated property
+/// judging the target (its witness in the failure), one passing case for those that hold,
+/// one skipped case for those the exchanges cannot judge.
+fn registry_cases(g: &crate::conform::registry::Registry, cases: &mut Vec<Case>) {
+    use crate::conform::registry::Judges;
+    use payhub_properties::verdict::Status;
+    let class = "conform.registry";
+    let target = || g.properties.iter().filter(|p| p.judges == Judges::Target);
+    for p in g.violated() {
+        cases.push(Case::new(
+            class,
+            p.name.to_owned(),
+            CaseResult::Failed {
+                message: format!("{} ({})", p.name, p.rules.join(", ")),
+                detail: p.violation_text(),
+            },
+        ));
+    }
+    let held: Vec<&str> = target()
+        .filter(|p| matches!(p.status, Status::Holds | Status::Reached))
+        .map(|p| p.name)
+        .collect();
+    if !held.is_empty() {
+        cases.push(Case::new(
+            class,
+            format!(
+                "{} properties hold over the wire: {}",
+                held.len(),
+                held.join(", ")
+            ),
+            CaseResult::Passed,
+        ));
+    }
+    let not_judged = target().filter(|p| p.status == Status::CannotJudge).count();
+    if not_judged > 0 {
+        cases.push(Case::new(
+            class,
+            format!("{not_judged} properties cannot be judged over the wire"),
+            CaseResult::Skipped {
+                message: "not judged: they need the acquirer's ledger, the platform's store or the merchant's process".into(),
+            },
+        ));
+    }
 }
 
 /// `conform --kill-matrix --format junit`: a case per mutant; found passes, blind is

@@ -681,7 +681,8 @@ fn switched_off(control: Control) -> Control {
 
 #[path = "sandbox_world.rs"]
 mod world;
-pub use world::{node_names, node_of, world_config};
+pub use payhub_sim::worlds::node_of;
+pub use world::{node_names, world_config};
 
 #[path = "sandbox_upstream.rs"]
 mod upstream;

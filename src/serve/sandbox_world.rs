@@ -1,47 +1,20 @@
 //! The world a sandbox session runs: its keys, its nodes and what the page calls them.
 
 use crate::serve::faults::Plan;
+use payhub_model::PlatformParams;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
-use payhub_model::{ApiKeyId, PlatformParams};
+use payhub_sim::WorldConfig;
 use payhub_sim::network::Node;
-use payhub_sim::{Budget, WorldConfig};
+use payhub_sim::worlds::{self, node_of};
 
-/// The world of a sandbox: the default API keys and the rotated pair, no client models
-/// (every node is a scripted sender: the merchant's own integration is the client),
-/// every fault affordable, no webhooks, responses travelling so that one can be lost.
+/// The world of a sandbox: the live edge's world ([`worlds::edge`]) with the plan's
+/// `Retry-After`, judged by the harness's properties.
 pub fn world_config(plan: &Plan, webhooks: bool) -> WorldConfig {
     let mut params = PlatformParams::default();
     if let Some(s) = plan.retry_after_s {
         params.retry_after_s = s;
     }
-    WorldConfig {
-        name: "sandbox".into(),
-        params,
-        api_keys: default_api_keys(),
-        spare_keys: vec![rotated_key_spec()],
-        budget: Budget::UNLIMITED,
-        webhooks: if webhooks {
-            default_api_keys()
-                .iter()
-                .filter(|k| !k.read_only)
-                .map(|k| (k.merchant, k.environment, node_of(k.id)))
-                .collect()
-        } else {
-            Vec::new()
-        },
-        immediate_inbox: false,
-        ..WorldConfig::default().judged_by(&payhub_properties::JUDGING)
-    }
-}
-
-/// The node that sends a key's requests: `merchant-N` for `ak_N` (N ≤ 5), node 0 for
-/// any other key.
-pub fn node_of(key: ApiKeyId) -> u8 {
-    if (1..=5).contains(&key.0) {
-        key.0 as u8
-    } else {
-        0
-    }
+    worlds::edge(params, webhooks).judged_by(&payhub_properties::JUDGING)
 }
 
 /// What the session's text and drawings call each key's sender: its merchant and key

@@ -9,7 +9,6 @@ use payhub_model::client::Policy;
 use payhub_sim::{WorldConfig, worlds};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -282,6 +281,16 @@ enum Job {
     },
 }
 
+/// The jobs a worker of the matrix ran, each with its index in the job list.
+#[derive(Default)]
+struct Done(Vec<(usize, Result<JobResult, String>)>);
+
+impl payhub_sim::sweep::Fold for Done {
+    fn merge(&mut self, other: Done) {
+        self.0.extend(other.0);
+    }
+}
+
 enum JobResult {
     Kill(MutantRow),
     Reference {
@@ -332,50 +341,40 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Str
             config: config.clone(),
         });
     }
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Result<JobResult, String>)>> = Mutex::new(Vec::new());
     if let Some(c) = options.control {
         c.total.store(jobs.len(), Ordering::SeqCst);
     }
-    std::thread::scope(|scope| {
-        for _ in 0..options.threads.max(1) {
-            scope.spawn(|| {
-                loop {
-                    if options.control.is_some_and(ZooControl::stopped) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(job) = jobs.get(i) else { break };
-                    let result = match job {
-                        Job::Kill(s) => kill(*s, options).map(JobResult::Kill),
-                        Job::Preset { reference, preset } => {
-                            explore(preset, Some(REFERENCE_BUDGET), options.preset_timeout).map(
-                                |explored| JobResult::Reference {
-                                    reference: *reference,
-                                    method: format!("exhaustive:{}", preset.name),
-                                    explored,
-                                },
-                            )
-                        }
-                        Job::Sweep { reference, config } => {
-                            sweep(config, options.seeds, options.steps).map(|explored| {
-                                JobResult::Reference {
-                                    reference: *reference,
-                                    method: "simulation".into(),
-                                    explored,
-                                }
-                            })
-                        }
-                    };
-                    results.lock().expect("results").push((i, result));
-                    if let Some(c) = options.control {
-                        c.done.fetch_add(1, Ordering::SeqCst);
-                    }
+    let stopped = || options.control.is_some_and(ZooControl::stopped);
+    let (Done(mut results), _) = payhub_sim::sweep::fan_out(
+        options.threads,
+        |i| (i < jobs.len() as u64).then_some(i),
+        &stopped,
+        |i, done: &mut Done| {
+            let i = i as usize;
+            let result = match &jobs[i] {
+                Job::Kill(s) => kill(*s, options).map(JobResult::Kill),
+                Job::Preset { reference, preset } => {
+                    explore(preset, Some(REFERENCE_BUDGET), options.preset_timeout).map(
+                        |explored| JobResult::Reference {
+                            reference: *reference,
+                            method: format!("exhaustive:{}", preset.name),
+                            explored,
+                        },
+                    )
                 }
-            });
-        }
-    });
-    let mut results = results.into_inner().expect("results");
+                Job::Sweep { reference, config } => sweep(config, options.seeds, options.steps)
+                    .map(|explored| JobResult::Reference {
+                        reference: *reference,
+                        method: "simulation".into(),
+                        explored,
+                    }),
+            };
+            done.0.push((i, result));
+            if let Some(c) = options.control {
+                c.done.fetch_add(1, Ordering::SeqCst);
+            }
+        },
+    );
     results.sort_by_key(|(i, _)| *i);
     let incomplete = (results.len() < jobs.len()).then(|| {
         format!(

@@ -1,0 +1,73 @@
+//! The target's time as conform knows it, which stamps every exchange the registry
+//! judges (`record`).
+//!
+//! conform moves the target's clock with the profile's `clock.advance`, so the wall
+//! clock is not the target's: a key replayed after a move of 25 h is 25 h older on the
+//! target (RET-01), a query sent after a move of 30 s is 30 s after the one before
+//! (SCHED-02). The target's time is the wall time elapsed since conform connected plus
+//! every move made so far; with `clock.read`, a move counts what the target says it
+//! moved (its reading after the move less its reading before, less the wall time between
+//! the two readings, which the wall clock already counts). The time only grows: a reset
+//! of the target that winds its own clock back is not followed, since no case spans a
+//! reset (each case has its own names). The wall clock here stamps exchanges; it never
+//! decides a verdict of the oracle.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The target's time: wall time since `started` plus the moves made so far.
+#[derive(Debug)]
+pub struct TargetClock {
+    started: Instant,
+    /// Milliseconds the target's clock was moved, in total.
+    moved_ms: Mutex<u64>,
+}
+
+impl TargetClock {
+    /// A clock reading 0 now.
+    pub fn new() -> TargetClock {
+        TargetClock {
+            started: Instant::now(),
+            moved_ms: Mutex::new(0),
+        }
+    }
+
+    /// The target's time at `at`, in milliseconds since conform connected.
+    pub fn at(&self, at: Instant) -> i64 {
+        let wall = at.saturating_duration_since(self.started).as_millis() as u64;
+        let moved = self.moved_ms.lock().map_or(0, |m| *m);
+        i64::try_from(wall.saturating_add(moved)).unwrap_or(i64::MAX)
+    }
+
+    /// The target's clock moved by `ms` (the move asked, or as `clock.read` measured it).
+    pub fn moved(&self, ms: u64) {
+        if let Ok(mut m) = self.moved_ms.lock() {
+            *m = m.saturating_add(ms);
+        }
+    }
+}
+
+impl Default for TargetClock {
+    fn default() -> TargetClock {
+        TargetClock::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A move is counted in every later stamp, never in an earlier one's wall part.
+    #[test]
+    fn a_move_shifts_every_later_stamp() {
+        let c = TargetClock::new();
+        let t0 = c.started;
+        assert_eq!(c.at(t0), 0);
+        c.moved(90_000_000);
+        assert_eq!(c.at(t0), 90_000_000);
+        assert_eq!(c.at(t0 + Duration::from_millis(1500)), 90_001_500);
+        c.moved(30_000);
+        assert_eq!(c.at(t0 + Duration::from_millis(1500)), 90_031_500);
+    }
+}

@@ -1,0 +1,208 @@
+//! conform's record of one case: every exchange its proxy carried to the target, read
+//! and judged as `check-log` reads and judges a log (`crate::check_log`: an entry per
+//! exchange, the feed's events in time order, `payhub_properties::verdict::judge_all`),
+//! with the profile as the log's profile (its keys' owners, error codes, test cards).
+//!
+//! What is recorded, per exchange: the request's method, path, `Authorization` (to
+//! resolve its owner; never printed), `Idempotency-Key` and body, read at once by
+//! check-log's reader, which keeps a card only as the test card it stands for (CARD-02):
+//! nothing else of a body outlives the round. Then the answer conform saw: its status,
+//! `Retry-After` and body; or no answer, for a `reset_after` (the proxy forwarded the
+//! request and threw the answer away) or a timeout: an unknown outcome. A duplicated
+//! request is two exchanges, the proxy's second copy sent after the first's answer
+//! came back. A `reset_before` is not recorded: the proxy forwarded nothing, and the
+//! target saw no exchange (the oracle reads it the same way).
+//!
+//! Each exchange is stamped with the target's time ([`super::clock`]), so a key kept
+//! across a clock move is as old as the target holds it (RET-01), and queries are as far
+//! apart as the target saw them (SCHED-02). A case is one log: each case has its own
+//! names, and a target reset between cases may give its ids again.
+
+use super::clock::TargetClock;
+use crate::check_log::entry::{Entry, Label, Reply, bearer};
+use crate::check_log::feed::Feed;
+use crate::check_log::keys::Keys;
+use crate::check_log::profile::LogProfile;
+use crate::http_map::HttpRequest;
+use payhub_properties::verdict::Verdict;
+use payhub_sim::facts::wire::Seen;
+use std::time::Instant;
+
+/// One exchange as conform saw it.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub sent: Instant,
+    pub closed: Instant,
+    pub method: &'static str,
+    pub target: String,
+    /// The `Authorization` header's value (`Bearer …`).
+    pub authorization: String,
+    pub idempotency_key: Option<String>,
+    pub body: Option<String>,
+    /// Status, `Retry-After` in seconds, body; `None`: no answer (an unknown outcome).
+    pub answer: Option<(u16, Option<u32>, String)>,
+    /// The exchange in the contract's notation, as the report prints it.
+    pub line: String,
+}
+
+/// The record of one case, judged when it ends.
+pub struct Recorder {
+    feed: Feed,
+    lines: Vec<String>,
+}
+
+/// What the registry said of one case.
+#[derive(Debug, Default)]
+pub struct CaseVerdicts {
+    /// Every property's verdict, in the registry's order.
+    pub verdicts: Vec<Verdict>,
+    /// Exchange `n` (1-based) in the contract's notation: `lines[n - 1]`.
+    pub lines: Vec<String>,
+    /// Exchanges judged, and those the reader could not read as the contract's (why).
+    pub judged: u64,
+    pub unreadable: Vec<String>,
+}
+
+impl Recorder {
+    /// A record read with the profile's keys, error codes and test cards.
+    pub fn new(profile: &LogProfile) -> Result<Recorder, String> {
+        let keys = Keys::load(None, &profile.keys)?;
+        Ok(Recorder {
+            feed: Feed::new(keys, Some(profile)),
+            lines: Vec::new(),
+        })
+    }
+
+    /// Records a round's exchanges, stamped on `clock` before its next move.
+    pub fn round(&mut self, clock: &TargetClock, mut exchanges: Vec<Recorded>) {
+        exchanges.sort_by_key(|e| e.sent);
+        for e in exchanges {
+            self.lines.push(e.line);
+            let started_ms = clock.at(e.sent);
+            let entry = Entry {
+                label: Label::Exchange(self.lines.len() as u64),
+                started_ms,
+                duration_ms: u64::try_from(clock.at(e.closed) - started_ms).unwrap_or(0),
+                http: HttpRequest {
+                    method: e.method.to_owned(),
+                    target: e.target,
+                    authorization: Some(e.authorization.clone().into_bytes()),
+                    idempotency_key: e.idempotency_key.map(String::into_bytes),
+                    body: e.body.map(String::into_bytes).unwrap_or_default(),
+                },
+                api_key: bearer(&e.authorization),
+                outcome: match e.answer {
+                    Some((status, retry_after_s, body)) => Reply::Answered {
+                        status,
+                        retry_after_s,
+                        body: Some(body.into_bytes()),
+                    },
+                    None => Reply::NoAnswer,
+                },
+            };
+            self.feed.push(entry);
+        }
+    }
+
+    /// The case has ended: every property's verdict over its exchanges.
+    pub fn judge(mut self) -> CaseVerdicts {
+        self.feed.finish();
+        let name = |s: &Seen| format!("exchange {} at +{}", s.id.0, s.sent);
+        CaseVerdicts {
+            verdicts: self.feed.verdicts(&name),
+            judged: self.feed.judged,
+            unreadable: self
+                .feed
+                .skips
+                .iter()
+                .map(|(label, why)| format!("{label}: {why}"))
+                .collect(),
+            lines: self.lines,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_properties::verdict::Status;
+
+    const CREATE: &str =
+        r#"{"amount":10000,"card":"A","currency":"USD","merchant_order_no":"O-1"}"#;
+    const PAYMENT: &str = r#"{"amount":10000,"amount_refunded":0,"attempt_count":1,"currency":"USD","fee_rate_bps":290,"id":"pay_demo_001","merchant_order_no":"O-1","next_action":false,"resolution_status":"known","status":"succeeded","version":2}"#;
+    const ORDER_TAKEN: &str = r#"{"error":{"code":"order_no_conflict","retryable":false,"related_resource_id":"pay_demo_001"}}"#;
+
+    fn create(answer: (u16, &str)) -> Recorded {
+        let now = Instant::now();
+        Recorded {
+            sent: now,
+            closed: now,
+            method: "POST",
+            target: "/v1/payments".into(),
+            authorization: "Bearer ak_1".into(),
+            idempotency_key: Some("K-1".into()),
+            body: Some(CREATE.into()),
+            answer: Some((answer.0, None, answer.1.into())),
+            line: "POST /v1/payments K-1".into(),
+        }
+    }
+
+    /// A create, then its replay answered as new business (409 order_no_conflict), with
+    /// the target's clock moved `moved_ms` between them: the replay property's verdict.
+    fn replay_after(moved_ms: u64) -> Status {
+        let profile =
+            crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
+                .unwrap();
+        let clock = TargetClock::new();
+        let mut record = Recorder::new(&profile).unwrap();
+        record.round(&clock, vec![create((201, PAYMENT))]);
+        clock.moved(moved_ms);
+        record.round(&clock, vec![create((409, ORDER_TAKEN))]);
+        let judged = record.judge();
+        assert_eq!(judged.judged, 2);
+        judged
+            .verdicts
+            .iter()
+            .find(|v| v.name == "wire-replay-answers-200-with-the-same-object")
+            .unwrap()
+            .status
+    }
+
+    /// RET-01: a replay within the 7 days of retention is answered with the original
+    /// object; after a clock move of 8 days the key may be gone, and the order number
+    /// answers. The stamps carry the move: without it the same exchanges are a violation.
+    #[test]
+    fn stamps_carry_the_clock_moves_so_an_expired_key_is_not_a_replay() {
+        assert_eq!(replay_after(8 * 86_400_000), Status::Holds);
+        assert_eq!(replay_after(0), Status::Violated);
+    }
+
+    /// The replay property over a create with `first` as its answer (`None`: lost), then
+    /// its replay answered 201.
+    fn replay_answered_201(first: Option<(u16, &str)>) -> Status {
+        let profile =
+            crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
+                .unwrap();
+        let clock = TargetClock::new();
+        let mut record = Recorder::new(&profile).unwrap();
+        let mut create_1 = create((0, ""));
+        create_1.answer = first.map(|(status, body)| (status, None, body.to_owned()));
+        record.round(&clock, vec![create_1]);
+        record.round(&clock, vec![create((201, PAYMENT))]);
+        let judged = record.judge();
+        judged
+            .verdicts
+            .iter()
+            .find(|v| v.name == "wire-replay-answers-200-with-the-same-object")
+            .unwrap()
+            .status
+    }
+
+    /// A `reset_after` is recorded as no answer, an unknown outcome: a 201 to the retry
+    /// may be the first execution. Had the first been answered 201, it is a violation.
+    #[test]
+    fn a_reset_after_is_an_unknown_answer() {
+        assert_eq!(replay_answered_201(None), Status::Holds);
+        assert_eq!(replay_answered_201(Some((201, PAYMENT))), Status::Violated);
+    }
+}

@@ -1,0 +1,322 @@
+//! The registry's verdicts over a sweep: each case's record judged as `check-log` judges
+//! a log ([`super::record`]), the verdicts of the cases gathered per property, beside
+//! the oracle's.
+//!
+//! A property judges the target when it is a wire property of the platform's side, or a
+//! registry property one of whose rules the platform keeps; the others judge the
+//! merchant's requests, here conform's own (which sends what the contract warns against
+//! on purpose): they are listed, never counted.
+//!
+//! Per property over the cases: `violated` when a case violated it (the first case's
+//! witness kept: its seed, the explanation, the exchanges it names); else `reached` when
+//! a case reached it; else `holds` (or `unreached`) when a case judged it, over the cases
+//! that did (those that could not, say a case that named no test card, are counted
+//! beside it); else `cannot_judge`, with the evidence the first case lacked: no case
+//! judged it, and nothing is claimed.
+//!
+//! The registry's part of the exit code: 1 when a property judging the target is
+//! violated; 3 (incomplete) when an exchange could not be read as the contract's, or
+//! when cases ran and no property judging the target held or was reached (the registry
+//! judged nothing: no pass is made of it); 0 otherwise. `cannot_judge` alone counts
+//! neither way.
+
+use super::record::CaseVerdicts;
+use payhub_model::rules::{Enforcer, Rule};
+use payhub_properties::Kind;
+use payhub_properties::verdict::{Status, Verdict};
+use payhub_properties::wire::Side;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Unreadable exchanges listed by name; beyond this many, only counted.
+const UNREADABLE_LISTED: usize = 20;
+
+/// Whose behaviour a property judges here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judges {
+    /// The target's answers.
+    Target,
+    /// The merchant's requests: conform's own, not the target's.
+    Merchant,
+}
+
+/// How many cases gave each status.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counts {
+    pub holds: usize,
+    pub violated: usize,
+    pub reached: usize,
+    pub unreached: usize,
+    pub cannot_judge: usize,
+}
+
+/// The first case that violated a property, with what witnesses it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseWitness {
+    pub seed: u64,
+    /// The property's explanation, naming its exchanges (`exchange N at +T`).
+    pub detail: String,
+    /// The exchanges of the witness, `exchange N: …` in the contract's notation.
+    pub exchanges: Vec<String>,
+}
+
+/// One property over the sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct PropertyRow {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub rules: Vec<&'static str>,
+    pub judges: Judges,
+    pub status: Status,
+    pub cases: Counts,
+    /// The evidence missing and why in the first case that could not judge it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<CaseWitness>,
+}
+
+/// The registry's verdicts over every case of a sweep.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Registry {
+    /// Cases with an exchange judged, and their exchanges.
+    pub cases: usize,
+    pub exchanges: u64,
+    /// Exchanges the reader could not read as the contract's: counted, the first listed.
+    pub unreadable: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable_listed: Vec<String>,
+    pub properties: Vec<PropertyRow>,
+}
+
+/// Which status of a property over cases wins: a violation, then a reach, then a case
+/// that judged it, then a case that could not.
+fn weight(s: Status) -> u8 {
+    match s {
+        Status::Violated => 3,
+        Status::Reached => 2,
+        Status::Holds | Status::Unreached => 1,
+        Status::CannotJudge => 0,
+    }
+}
+
+fn judges(v: &Verdict) -> Judges {
+    let platform = match v.side {
+        Some(side) => side == Side::Platform,
+        None => v
+            .rules
+            .iter()
+            .filter_map(|id| Rule::from_id(id))
+            .any(|r| r.enforcer() == Enforcer::Platform),
+    };
+    if platform {
+        Judges::Target
+    } else {
+        Judges::Merchant
+    }
+}
+
+impl Registry {
+    /// Adds case `seed`'s verdicts.
+    pub fn add(&mut self, seed: u64, case: CaseVerdicts) {
+        for why in &case.unreadable {
+            if self.unreadable_listed.len() < UNREADABLE_LISTED {
+                self.unreadable_listed.push(format!("seed {seed} {why}"));
+            }
+        }
+        self.unreadable += case.unreadable.len() as u64;
+        if case.judged == 0 {
+            return;
+        }
+        self.cases += 1;
+        self.exchanges += case.judged;
+        if self.properties.is_empty() {
+            self.properties = case
+                .verdicts
+                .iter()
+                .map(|v| PropertyRow {
+                    name: v.name,
+                    kind: v.kind,
+                    rules: v.rules.clone(),
+                    judges: judges(v),
+                    status: Status::CannotJudge,
+                    cases: Counts::default(),
+                    missing: Vec::new(),
+                    witness: None,
+                })
+                .collect();
+        }
+        for v in &case.verdicts {
+            let Some(row) = self.properties.iter_mut().find(|r| r.name == v.name) else {
+                continue;
+            };
+            let c = &mut row.cases;
+            *match v.status {
+                Status::Holds => &mut c.holds,
+                Status::Violated => &mut c.violated,
+                Status::Reached => &mut c.reached,
+                Status::Unreached => &mut c.unreached,
+                Status::CannotJudge => &mut c.cannot_judge,
+            } += 1;
+            if v.status == Status::CannotJudge && row.missing.is_empty() {
+                row.missing = v
+                    .missing
+                    .iter()
+                    .map(|m| format!("{}: {}", m.evidence, m.why))
+                    .collect();
+            }
+            if v.status == Status::Violated && row.witness.is_none() {
+                let entries = v.witness.as_ref().map_or(&[][..], |w| &w.entries[..]);
+                row.witness = Some(CaseWitness {
+                    seed,
+                    detail: v.detail.clone().unwrap_or_default(),
+                    exchanges: entries
+                        .iter()
+                        .map(|s| {
+                            let line = case.lines.get(s.id.0 as usize - 1);
+                            format!("exchange {}: {}", s.id.0, line.map_or("?", |l| l))
+                        })
+                        .collect(),
+                });
+            }
+            if weight(v.status) > weight(row.status) {
+                row.status = v.status;
+            }
+        }
+    }
+
+    fn target(&self) -> impl Iterator<Item = &PropertyRow> {
+        self.properties
+            .iter()
+            .filter(|r| r.judges == Judges::Target)
+    }
+
+    /// The properties judging the target that a case violated.
+    pub fn violated(&self) -> Vec<&PropertyRow> {
+        self.target()
+            .filter(|r| r.status == Status::Violated)
+            .collect()
+    }
+
+    /// Whether a property judging the target held or was reached.
+    fn judged_something(&self) -> bool {
+        self.target()
+            .any(|r| matches!(r.status, Status::Holds | Status::Reached))
+    }
+
+    /// The registry's part of the exit code after `cases_run` cases (module doc).
+    pub fn exit_code(&self, cases_run: usize) -> u8 {
+        if !self.violated().is_empty() {
+            1
+        } else if cases_run > 0 && (self.unreadable > 0 || !self.judged_something()) {
+            3
+        } else {
+            0
+        }
+    }
+
+    /// Why the registry's part is incomplete, if it is.
+    pub fn incomplete(&self, cases_run: usize) -> Option<String> {
+        if self.exit_code(cases_run) != 3 {
+            None
+        } else if self.unreadable > 0 {
+            Some(format!(
+                "{} exchanges could not be read as the contract's",
+                self.unreadable
+            ))
+        } else {
+            Some("no property judging the target could be judged over the exchanges".into())
+        }
+    }
+
+    fn count(&self, status: Status) -> usize {
+        self.target().filter(|r| r.status == status).count()
+    }
+
+    /// One line: how many properties judging the target hold, are violated, cannot be
+    /// judged.
+    pub fn summary(&self) -> String {
+        format!(
+            "registry over {} exchanges of {} cases: {} hold, {} violated, {} reached, {} cannot be judged over the wire; {} judge the merchant (conform's requests), not counted",
+            self.exchanges,
+            self.cases,
+            self.count(Status::Holds),
+            self.count(Status::Violated),
+            self.count(Status::Reached),
+            self.count(Status::CannotJudge),
+            self.properties.len() - self.target().count()
+        )
+    }
+
+    /// The summary, each violation with its witness, and the properties that hold.
+    pub fn text(&self) -> String {
+        let mut s = format!("{}\n", self.summary());
+        for why in &self.unreadable_listed {
+            let _ = writeln!(s, "  unreadable: {why}");
+        }
+        for r in self.violated() {
+            s.push_str(&r.violation_text());
+        }
+        let held: Vec<&str> = self
+            .target()
+            .filter(|r| matches!(r.status, Status::Holds | Status::Reached))
+            .map(|r| r.name)
+            .collect();
+        if !held.is_empty() {
+            let _ = writeln!(s, "  hold over the wire: {}", held.join(", "));
+        }
+        s
+    }
+
+    /// A Markdown section: the summary and a table of the properties judging the target.
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "## The registry over the recorded exchanges\n\n{}\n\n| property | rules | verdict | cases held / violated / not judged |\n|---|---|---|---|\n",
+            self.summary()
+        );
+        for r in self.target() {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} / {} / {} |",
+                r.name,
+                r.rules.join(", "),
+                r.status,
+                r.cases.holds + r.cases.reached,
+                r.cases.violated,
+                r.cases.cannot_judge
+            );
+        }
+        for r in self.violated() {
+            let _ = write!(s, "\n```text\n{}```\n", r.violation_text());
+        }
+        s
+    }
+}
+
+impl PropertyRow {
+    /// `registry violation of NAME (RULES): seed S: detail`, then each witness exchange.
+    pub fn violation_text(&self) -> String {
+        let mut s = String::new();
+        if let Some(w) = &self.witness {
+            let _ = writeln!(
+                s,
+                "registry violation of {} ({}) in {} of {} cases; first: seed {}: {}",
+                self.name,
+                self.rules.join(", "),
+                self.cases.violated,
+                self.cases.violated
+                    + self.cases.holds
+                    + self.cases.cannot_judge
+                    + self.cases.reached
+                    + self.cases.unreached,
+                w.seed,
+                w.detail
+            );
+            for e in &w.exchanges {
+                let _ = writeln!(s, "    {e}");
+            }
+        }
+        s
+    }
+}
