@@ -679,20 +679,15 @@ fn switched_off(control: Control) -> Control {
     }
 }
 
-#[path = "sandbox_world.rs"]
 mod world;
 pub use payhub_sim::worlds::node_of;
 pub use world::{node_names, world_config};
 
-#[path = "sandbox_upstream.rs"]
 mod upstream;
 
-#[path = "sandbox_fill.rs"]
 mod fill;
 
-#[path = "sandbox_webhooks.rs"]
 mod webhooks;
 
 #[cfg(test)]
-#[path = "sandbox_tests.rs"]
 mod tests;

@@ -585,13 +585,10 @@ fn with_record(verdict: String, record: &super::record::Record) -> String {
     serde_json::to_string_pretty(&json).unwrap_or(verdict)
 }
 
-#[path = "http_controls.rs"]
 mod controls;
 use controls::*;
 
-#[path = "http_exports.rs"]
 mod exports;
 use exports::*;
 
-#[path = "http_stream.rs"]
 mod stream;

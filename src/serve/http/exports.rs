@@ -3,7 +3,7 @@
 use super::*;
 
 /// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
-/// Streamed a chunk at a time (`http_stream`): a reader that does not read holds no
+/// Streamed a chunk at a time (`stream.rs`): a reader that does not read holds no
 /// copy of the session.
 pub(super) async fn events(
     State(edge): State<Arc<Edge>>,

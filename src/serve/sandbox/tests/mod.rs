@@ -626,5 +626,4 @@ fn cancel_02_a_card_g_cancel_is_answered_by_the_acquirer_after_the_wait_202() {
     assert_eq!(json(&c)["status"], "processing", "{}", c.body);
 }
 
-#[path = "sandbox_fault_tests.rs"]
 mod faults;
