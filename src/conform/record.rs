@@ -15,8 +15,11 @@
 //!
 //! Each exchange is stamped with the target's time ([`super::clock`]), so a key kept
 //! across a clock move is as old as the target holds it (RET-01), and queries are as far
-//! apart as the target saw them (SCHED-02). A case is one log: each case has its own
-//! names, and a target reset between cases may give its ids again.
+//! apart as the target saw them (SCHED-02). The stamps keep the order conform saw its
+//! sends and answers in, to the nanosecond: two events it saw apart are never stamped
+//! alike ([`Stamps`]), so a request sent while another was in flight is never read as
+//! sent after that answer from a tie of the millisecond. A case is one log: each case has
+//! its own names, and a target reset between cases may give its ids again.
 
 use super::clock::TargetClock;
 use crate::check_log::entry::{Entry, Label, Reply, bearer};
@@ -26,6 +29,7 @@ use crate::check_log::profile::LogProfile;
 use crate::http_map::HttpRequest;
 use payhub_properties::verdict::Verdict;
 use payhub_sim::facts::wire::Seen;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// One exchange as conform saw it.
@@ -49,6 +53,38 @@ pub struct Recorded {
 pub struct Recorder {
     feed: Feed,
     lines: Vec<String>,
+    stamps: Stamps,
+}
+
+/// Millisecond stamps in the order conform saw the events: the target's time
+/// ([`TargetClock::at`]), raised by a millisecond where it would tie with or fall behind
+/// an earlier event's. The feed orders a log's events by their stamps and reads a tie as
+/// "after"; conform's own clock tells them apart. The shift is a millisecond per event
+/// that shared one, far below every length the contract names.
+#[derive(Debug, Default)]
+struct Stamps {
+    /// The latest event stamped, and its stamp.
+    last: Option<(Instant, i64)>,
+}
+
+impl Stamps {
+    /// Stamps `instants` (any order; every one later than those stamped before).
+    fn stamp(&mut self, clock: &TargetClock, instants: &[Instant]) -> BTreeMap<Instant, i64> {
+        let mut sorted = instants.to_vec();
+        sorted.sort();
+        sorted.dedup();
+        let mut out = BTreeMap::new();
+        for at in sorted {
+            let ms = match self.last {
+                Some((before, ms)) if at <= before => ms,
+                Some((_, ms)) => clock.at(at).max(ms + 1),
+                None => clock.at(at),
+            };
+            self.last = Some((at, ms));
+            out.insert(at, ms);
+        }
+        out
+    }
 }
 
 /// What the registry said of one case.
@@ -70,19 +106,22 @@ impl Recorder {
         Ok(Recorder {
             feed: Feed::new(keys, Some(profile)),
             lines: Vec::new(),
+            stamps: Stamps::default(),
         })
     }
 
     /// Records a round's exchanges, stamped on `clock` before its next move.
     pub fn round(&mut self, clock: &TargetClock, mut exchanges: Vec<Recorded>) {
         exchanges.sort_by_key(|e| e.sent);
+        let instants: Vec<Instant> = exchanges.iter().flat_map(|e| [e.sent, e.closed]).collect();
+        let stamps = self.stamps.stamp(clock, &instants);
         for e in exchanges {
             self.lines.push(e.line);
-            let started_ms = clock.at(e.sent);
+            let started_ms = stamps[&e.sent];
             let entry = Entry {
                 label: Label::Exchange(self.lines.len() as u64),
                 started_ms,
-                duration_ms: u64::try_from(clock.at(e.closed) - started_ms).unwrap_or(0),
+                duration_ms: u64::try_from(stamps[&e.closed] - started_ms).unwrap_or(0),
                 http: HttpRequest {
                     method: e.method.to_owned(),
                     target: e.target,
@@ -196,6 +235,43 @@ mod tests {
             .find(|v| v.name == "wire-replay-answers-200-with-the-same-object")
             .unwrap()
             .status
+    }
+
+    /// A waiter answered 200 in the same millisecond as the executor it waited on was sent
+    /// (seen apart by conform's clock) is stamped before that send's answer: a request
+    /// in flight, never a replay after the answer. Stamped by the millisecond alone,
+    /// the executor's 201 read as a replay answered 201.
+    #[test]
+    fn events_in_one_millisecond_keep_the_order_conform_saw() {
+        let profile =
+            crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
+                .unwrap();
+        let clock = TargetClock::new();
+        let t = Instant::now();
+        let us = std::time::Duration::from_micros;
+        let mut executor = create((201, PAYMENT));
+        (executor.sent, executor.closed) = (t, t + us(300));
+        let mut waiter = create((200, PAYMENT));
+        (waiter.sent, waiter.closed) = (t + us(100), t + us(200));
+        let mut record = Recorder::new(&profile).unwrap();
+        record.round(&clock, vec![waiter, executor]);
+        let judged = record.judge();
+        let status = |name: &str| {
+            judged
+                .verdicts
+                .iter()
+                .find(|v| v.name == name)
+                .unwrap()
+                .status
+        };
+        assert_eq!(
+            status("wire-replay-answers-200-with-the-same-object"),
+            Status::Holds
+        );
+        let mut stamps = Stamps::default();
+        let at = stamps.stamp(&clock, &[t + us(300), t, t + us(100), t + us(200)]);
+        let order: Vec<i64> = at.values().copied().collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     }
 
     /// A `reset_after` is recorded as no answer, an unknown outcome: a 201 to the retry

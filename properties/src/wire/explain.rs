@@ -97,8 +97,20 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
     let key = then.key.as_deref().unwrap_or("-");
     match w.breach {
         Breach::ReplayNotSameObject => format!(
-            "{b} replays key {key} of {a} with the same parameters ({}), {gap} after {a}'s answer {}; the platform answered {}, the contract requires 200 with the object of the first execution",
+            "{b} replays key {key} of {a} with the same parameters ({}), {} {}; the platform answered {}, the contract requires 200 with the object of the first execution",
             params(&then.params),
+            if then.sent < first.closed {
+                format!("while {a} was in flight, whose answer was")
+            } else {
+                format!("{gap} after {a}'s answer")
+            },
+            answer(first),
+            answer(then)
+        ),
+        Breach::ConflictMissing if then.sent < first.closed => format!(
+            "{b} and {a} were in flight together under key {key} with other parameters ({b}: {}; {a}: {}); the platform answered {a} {} and {b} {}, the contract requires 409 idempotency_conflict for the one it took second",
+            params(&then.params),
+            params(&first.params),
             answer(first),
             answer(then)
         ),

@@ -170,7 +170,7 @@ pub const SAME_KEY_AT_ONCE_ANSWERS_ONE_OBJECT: Property = Property {
 pub const CONFLICT_EXACTLY_WHEN_PARAMETERS_DIFFER: Property = Property {
     name: "wire-conflict-exactly-when-parameters-differ",
     rules: &[Rule::IdempotencyConflict, Rule::SafeParameters],
-    about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are.",
+    about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are; two requests of one key in flight together with other parameters are never both answered 2xx.",
     needs: SCOPED_BODIES,
     predicate: Predicate::Wire(Patterns {
         side: Side::Platform,

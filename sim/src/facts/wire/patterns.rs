@@ -152,12 +152,7 @@ impl WireFacts {
             return;
         };
         if seen.sent < first.seen.closed {
-            // Sent while the execution was in flight: it waits for it (CONC-02), never
-            // new business.
-            if as_new_business(r) && first.seen.params == seen.params {
-                let first = first.seen.clone();
-                self.note(Breach::SameKeyAsNewBusiness, vec![first, seen]);
-            }
+            self.judge_in_flight(first.seen.clone(), seen, r);
             return;
         }
         let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
@@ -178,6 +173,36 @@ impl WireFacts {
             let first = first.seen.clone();
             self.note_soonest(b, &first, &seen);
         }
+    }
+
+    /// A request of the scope sent while its execution (`first`, answered 2xx) was in
+    /// flight: whichever the platform took first, it waits for the execution (CONC-02),
+    /// so it is never new business; with the same parameters a 2xx shows the same
+    /// object; with other parameters it is never answered 2xx (CONFLICT-01: the other
+    /// parameters would be executed, or the execution's object returned for them). Its
+    /// 409 `operation_in_progress` is not judged here: whether an in-flight request is
+    /// compared first is read two ways (A-CONFLICT-IN-FLIGHT).
+    fn judge_in_flight(&mut self, first: Rec, seen: Rec, r: &ObservedAnswer) {
+        let same = first.params == seen.params;
+        if as_new_business(r) && same {
+            self.note(Breach::SameKeyAsNewBusiness, vec![first, seen]);
+            return;
+        }
+        if !r.is_success() {
+            return;
+        }
+        let object = |e: &Rec| e.answer.as_ref().and_then(|a| a.object.clone());
+        let breach = if !same {
+            Breach::ConflictMissing
+        } else {
+            match (object(&first), object(&seen)) {
+                (Some(a), Some(b)) if a != b => Breach::ReplayNotSameObject,
+                _ => return,
+            }
+        };
+        // Kept as a replay of the execution, sent before its answer (RET-01 cannot have
+        // passed).
+        self.note_soonest(breach, &first, &seen);
     }
 
     /// ATTEMPT-06: a Payment keeps its amount ("the new attempt keeps the original

@@ -352,3 +352,42 @@ fn the_shortest_printable_key_refused_is_kept() {
     let (units, seen) = w.shortest_refused_key.as_deref().expect("kept");
     assert_eq!((*units, seen.id), (200, RequestId(1)));
 }
+
+/// CONFLICT-01, CONC-02: a request of a key sent while its execution was in flight is
+/// judged too: answered 2xx with other parameters (whichever was taken first), or with
+/// another object for the same parameters, it is kept as a replay of the execution; its
+/// 409 operation_in_progress is not (A-CONFLICT-IN-FLIGHT reads it two ways).
+#[test]
+fn a_request_sent_while_its_keys_execution_is_in_flight_is_judged() {
+    let pay = Shape::One(IdKind::Payment);
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    send(&mut w, 1, 2, create("k-1", "O-1", 200));
+    answer(&mut w, 5, 2, 201, r#"{"id":"p2"}"#, pay);
+    answer(&mut w, 6, 1, 201, r#"{"id":"p1"}"#, pay);
+    let witness = &w.soonest_replays[&Breach::ConflictMissing];
+    let ids: Vec<_> = witness.entries.iter().map(|e| e.id).collect();
+    assert_eq!(
+        ids,
+        [RequestId(2), RequestId(1)],
+        "the execution, then the other"
+    );
+
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    send(&mut w, 1, 2, create("k-1", "O-1", 100));
+    answer(&mut w, 5, 1, 201, r#"{"id":"p1"}"#, pay);
+    answer(&mut w, 6, 2, 200, r#"{"id":"p9"}"#, pay);
+    assert!(w.soonest_replays.contains_key(&Breach::ReplayNotSameObject));
+
+    // The same object, or an in-flight 409, is no breach.
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    send(&mut w, 1, 2, create("k-1", "O-1", 100));
+    send(&mut w, 2, 3, create("k-1", "O-1", 300));
+    answer(&mut w, 5, 1, 201, r#"{"id":"p1"}"#, pay);
+    answer(&mut w, 6, 2, 200, r#"{"id":"p1"}"#, pay);
+    let in_progress = r#"{"error":{"code":"operation_in_progress","message":"busy"}}"#;
+    answer(&mut w, 7, 3, 409, in_progress, pay);
+    assert!(w.soonest_replays.is_empty(), "{:?}", w.soonest_replays);
+}
