@@ -86,7 +86,9 @@ impl Feed {
     /// A feed reading the platform through `profile` (the model's dialect by default).
     pub fn new(keys: Keys, profile: Option<&LogProfile>) -> Feed {
         Feed {
-            folded: Folded::new(keys.wire_facts()),
+            // Entries are ordered by their stamps alone: within a millisecond, which
+            // came first is unknown.
+            folded: Folded::new(keys.wire_facts().ties_unordered()),
             keys,
             dialect: profile.map(|p| p.dialect.clone()).unwrap_or_default(),
             cards: profile.map(|p| p.cards.clone()).unwrap_or_default(),

@@ -94,6 +94,12 @@ const PRUNE_EVERY: u64 = 4096;
 #[derive(Clone, Debug, Default)]
 pub struct WireFacts {
     owners: BTreeMap<ApiKeyId, (MerchantId, Environment)>,
+    /// Sends and closes folded so far: each one's place in the fold.
+    seq: u64,
+    /// Whether the fold's order tells apart events that share a millisecond (an event
+    /// stream written as it happened); not for a log whose entries are ordered by their
+    /// stamps alone ([`WireFacts::ties_unordered`]).
+    ties_unordered: bool,
     open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
     executed: BTreeMap<ScopeKey, Executed>,
     /// CONC-02: the first answer of new business in a scope that had no execution yet
@@ -185,6 +191,23 @@ impl WireFacts {
         }
     }
 
+    /// Facts of a source whose order within one millisecond is unknown (a HAR or an
+    /// access log, ordered by their stamps): a request sent in the millisecond an answer
+    /// came is not known to be sent after it.
+    pub fn ties_unordered(mut self) -> Self {
+        self.ties_unordered = true;
+        self
+    }
+
+    /// Whether `later` was sent after `earlier`'s answer came: a later millisecond, or
+    /// the same one later in the fold where the source keeps the order.
+    pub(super) fn after(&self, later: &Seen, earlier: &Seen) -> bool {
+        later.sent > earlier.closed
+            || (later.sent == earlier.closed
+                && !self.ties_unordered
+                && later.sent_seq > earlier.closed_seq)
+    }
+
     /// Facts that forget a scope, a key and its parameters `window` after their send:
     /// no later request is judged against them (the judges pass RET-01's retention).
     pub fn keeping(mut self, window: Millis) -> Self {
@@ -249,10 +272,13 @@ impl WireFacts {
         if owner.is_none() {
             self.ownerless += 1;
         }
+        self.seq += 1;
         let seen = Arc::new(Seen {
             id,
             sent: at,
             closed: at,
+            sent_seq: self.seq,
+            closed_seq: self.seq,
             method: request.endpoint.method(),
             path: self.ids.path(&request.endpoint),
             key: request.idempotency_key.clone(),
@@ -394,7 +420,9 @@ impl WireFacts {
         }
         self.confirm_closed(at, id, &endpoint);
         let mut seen = Seen::clone(&sent);
+        self.seq += 1;
         seen.closed = at;
+        seen.closed_seq = self.seq;
         seen.open = false;
         if (self.known + self.unknown) % PRUNE_EVERY == 0 {
             self.prune(at);

@@ -42,13 +42,13 @@ impl WireFacts {
             },
         );
         match (high, v) {
-            (Some((high, _)), Some(v)) if version < v && seen.sent >= high.closed => {
+            (Some((high, _)), Some(v)) if version < v && self.after(seen, high) => {
                 let high = high.clone();
                 self.note(Breach::VersionWentBack, vec![high, seen.clone()]);
             }
             (Some((high, status)), Some(v))
                 if version == v
-                    && seen.sent >= high.closed
+                    && self.after(seen, high)
                     && status.is_some()
                     && p.status.is_some()
                     && *status != p.status =>
@@ -151,7 +151,7 @@ impl WireFacts {
             }
             return;
         };
-        if seen.sent < first.seen.closed {
+        if !self.after(&seen, &first.seen) {
             self.judge_in_flight(first.seen.clone(), seen, r);
             return;
         }

@@ -391,3 +391,21 @@ fn a_request_sent_while_its_keys_execution_is_in_flight_is_judged() {
     answer(&mut w, 7, 3, 409, in_progress, pay);
     assert!(w.soonest_replays.is_empty(), "{:?}", w.soonest_replays);
 }
+
+/// WEBHOOK-02 read in the millisecond an answer came: a request sent after it in an event
+/// stream (the fold's order) is after it; in a log ordered by its stamps alone, which came
+/// first is unknown, so a lower version then is not noted.
+#[test]
+fn a_request_in_the_millisecond_of_an_answer_is_after_it_only_where_the_order_is_kept() {
+    let pay = Shape::One(IdKind::Payment);
+    let went_back = |w: WireFacts| {
+        let mut w = w;
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        answer(&mut w, 5, 1, 200, r#"{"id":"p1","version":3}"#, pay);
+        send(&mut w, 5, 2, create("k-2", "O-2", 100));
+        answer(&mut w, 9, 2, 200, r#"{"id":"p1","version":2}"#, pay);
+        w.witnesses.contains_key(&Breach::VersionWentBack)
+    };
+    assert!(went_back(facts()));
+    assert!(!went_back(facts().ties_unordered()));
+}
