@@ -4,7 +4,7 @@
 //! some kind of event (a recorded log sees the wire only: no acquirer ledger, no
 //! platform store, no merchant database) leaves the facts that kind feeds empty, and a
 //! property over them would "hold" vacuously. So every property declares the
-//! [`Evidence`] it needs ([`needs`]), every source says what it supplied ([`Supply`]),
+//! [`Evidence`] it needs (`Property::needs`), every source says what it supplied ([`Supply`]),
 //! and a property whose needs are not all supplied is *cannot judge*, naming what was
 //! missing and why, never *holds*.
 //!
@@ -14,7 +14,6 @@
 //! reader adds what it knows of its own gaps ([`Supply::lack`]: "no response bodies
 //! recorded", "one API key unknown").
 
-use crate::property::Property;
 use payhub_model::event::What;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -287,11 +286,6 @@ pub const DB: EvidenceSet = EvidenceSet::of(&[MerchantDb]);
 /// The merchant's database, the platform's record and the ledger.
 pub const DB_LEDGER: EvidenceSet = EvidenceSet::of(&[MerchantDb, Platform, Ledger]);
 
-/// What `property` needs ([`Property::needs`]).
-pub fn needs(property: &Property) -> EvidenceSet {
-    property.needs
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,13 +302,13 @@ mod tests {
     fn a_wire_only_stream_cannot_judge_the_ledger_and_says_why() {
         let mut s = Supply::empty();
         s.lack(Evidence::Ledger, "the acquirer's ledger is not in a log");
-        let m = s.missing(needs(&crate::safety::ONE_CHARGE_PER_SCOPE));
+        let m = s.missing(crate::safety::ONE_CHARGE_PER_SCOPE.needs);
         assert_eq!(m.len(), 2);
         assert_eq!(m[1].evidence, Evidence::Ledger);
         assert_eq!(m[1].why, "the acquirer's ledger is not in a log");
         assert!(
             Supply::complete()
-                .missing(needs(&crate::safety::ONE_CHARGE_PER_SCOPE))
+                .missing(crate::safety::ONE_CHARGE_PER_SCOPE.needs)
                 .is_empty()
         );
     }
