@@ -34,7 +34,7 @@ fn a_contract_findings_reproduce_line_shows_the_finding() {
     let out = stdout(&o);
     assert_eq!(code(&o), 0, "{out}");
     assert!(
-        out.contains("contract gap A-CLIENT-AFTER-24H reached"),
+        out.contains("contract finding A-CLIENT-AFTER-24H: reached"),
         "{out}"
     );
     let cmds = commands(&out, "reproduce:");

@@ -593,7 +593,7 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
     }
     for (id, gap) in &s.gaps_reached {
         println!(
-            "contract gap {id} reached (assumed, not a failure) in {} runs; first: {}",
+            "contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}",
             gap.runs, gap.first
         );
         println!("    reproduce: {}", gap.replay);
