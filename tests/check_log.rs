@@ -451,3 +451,54 @@ fn check_log_text_groups_what_it_cannot_judge_by_the_missing_evidence() {
         "{out}"
     );
 }
+
+/// A log's order is evidence: an access log, a HAR and an event stream whose entries
+/// are reversed are refused (exit 2) naming the first entry that starts before the one
+/// above it, never re-timed into a pass.
+#[test]
+fn a_reversed_log_is_refused_naming_the_first_entry_out_of_order() {
+    let original = std::fs::read_to_string(fixture("access/dont-do-this.jsonl")).unwrap();
+    let o = run(&["check-log", &fixture("access/dont-do-this.jsonl")]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    let mut lines: Vec<&str> = original.lines().collect();
+    lines.reverse();
+    let rev = temp("rev.jsonl", &(lines.join("\n") + "\n"));
+    let o = run(&["check-log", rev.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        // The fixture's blank line 3 is line 2 reversed: line 3 is the first out of order.
+        err.contains(&format!(
+            "{}: line 3 starts 1000 ms before line 1",
+            rev.display()
+        )) && err.contains("not re-ordered"),
+        "{err}"
+    );
+
+    // A HAR with its entries reversed.
+    let har: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("har/chrome.har")).unwrap()).unwrap();
+    let mut reversed = har.clone();
+    let entries = reversed["log"]["entries"].as_array_mut().unwrap();
+    assert!(entries.len() > 2);
+    entries.reverse();
+    let file = temp("rev.har", &reversed.to_string());
+    let o = run(&["check-log", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(stderr(&o).contains("not re-ordered"), "{}", stderr(&o));
+
+    // An event stream reversed: check-log and judge both refuse it.
+    let events = stdout(&run(&["replay", "--seed", "3", "--format", "events"]));
+    let mut lines: Vec<&str> = events.lines().collect();
+    lines.reverse();
+    let file = temp("rev-events.jsonl", &(lines.join("\n") + "\n"));
+    for cmd in ["check-log", "judge"] {
+        let o = run(&[cmd, file.to_str().unwrap()]);
+        assert_eq!(code(&o), 2, "{cmd}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("before the event above it"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+    }
+}
