@@ -1,7 +1,8 @@
 //! The commands' inputs, read once and bounded: a path or `-` (standard input), so that
 //! a pipe, a FIFO or a process substitution (`<(zcat x.gz)`) gives what the file gives;
 //! a gzip stream is refused naming how to read it; a line longer than [`LINE_MAX`] is
-//! an error naming the bound (exit 2), never an allocation the size of the line.
+//! an error naming the bound (exit 2), never an allocation the size of the line; a FIFO
+//! no writer opens within [`writer_wait`] is an error, not a silent wait for ever.
 
 use payhub_model::Millis;
 use std::io::{BufRead, BufReader, Read};
@@ -13,6 +14,42 @@ pub const LINE_MAX: usize = 16 << 20;
 
 /// The largest script `run` reads: 16 MiB.
 pub const SCRIPT_MAX: usize = 16 << 20;
+
+/// Seconds to wait for a writer to open a FIFO given as input (`check-log --wait`).
+static WRITER_WAIT_S: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(30);
+
+/// How long opening a FIFO waits for its writer: 30 s unless [`set_writer_wait`] said.
+pub fn writer_wait() -> u64 {
+    WRITER_WAIT_S.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sets [`writer_wait`] for the process (a command's `--wait`).
+pub fn set_writer_wait(seconds: u64) {
+    WRITER_WAIT_S.store(seconds, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Opens `path`; a FIFO is opened on a thread of its own, and refused if no writer
+/// opens it within [`writer_wait`] (the blocked open is left behind: the command ends).
+fn open_file(path: &Path, name: &str) -> Result<std::fs::File, String> {
+    let cannot = |e: std::io::Error| format!("{name}: cannot read: {e}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let fifo = path.to_owned();
+            std::thread::spawn(move || tx.send(std::fs::File::open(fifo)));
+            let wait = writer_wait();
+            return match rx.recv_timeout(std::time::Duration::from_secs(wait)) {
+                Ok(opened) => opened.map_err(cannot),
+                Err(_) => Err(format!(
+                    "{name}: a FIFO that no writer opened in {wait} s: nothing to read (--wait S waits longer)"
+                )),
+            };
+        }
+    }
+    std::fs::File::open(path).map_err(cannot)
+}
 
 /// The two bytes every gzip stream starts with (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -30,7 +67,7 @@ pub fn open(path: &Path) -> Result<Input, String> {
     let raw: Box<dyn Read> = if path.as_os_str() == "-" {
         Box::new(std::io::stdin())
     } else {
-        Box::new(std::fs::File::open(path).map_err(|e| format!("{name}: cannot read: {e}"))?)
+        Box::new(open_file(path, &name)?)
     };
     let mut reader = BufReader::with_capacity(1 << 16, raw);
     // Two bytes, however a pipe hands them over, replayed in front of the rest.

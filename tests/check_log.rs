@@ -278,6 +278,8 @@ fn check_log_rejects_what_is_no_log_with_exit_2() {
         ("binary.bin", &b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe"[..], ":1: binary data"),
         ("text.log", &b"GET /v1/payments 200\n"[..], ":1: starts with 'GET /v1/payments 200'"),
         ("other.jsonl", &b"{\"hello\":1}\n"[..], ":1: a JSON object with none of"),
+        ("torn-first.jsonl", &b"{\"time\":\"2026-12-01T10:00:00Z\",\"method\":\"GET\",\n{\"time\":\"2026-12-01T10:00:01Z\",\"method\":\"GET\",\"path\":\"/v1/payments/p\"}\n"[..], ":1: JSON Lines, not a HAR"),
+        ("trailing.jsonl", &b"{\"time\":\"2026-12-01T10:00:00Z\",\"method\":\"GET\",\"path\":\"/v1/x\"} and more\n"[..], ":1: JSON Lines, not a HAR"),
         ("no-entries.har", &b"{\"log\":{\"version\":\"1.2\"}}"[..], "no log.entries"),
         ("no-api.har", &b"{\"log\":{\"entries\":[{\"startedDateTime\":\"2026-12-01T00:00:00Z\",\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"}}]}}"[..], "nothing judged"),
     ] {
@@ -501,4 +503,27 @@ fn a_reversed_log_is_refused_naming_the_first_entry_out_of_order() {
             stderr(&o)
         );
     }
+}
+
+/// A FIFO that no writer opens is not a silent wait for ever: after `--wait S` seconds,
+/// exit 2 saying so.
+#[cfg(unix)]
+#[test]
+fn check_log_on_a_fifo_with_no_writer_gives_up_saying_so() {
+    let fifo = temp("no-writer.fifo", "");
+    std::fs::remove_file(&fifo).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let o = run(&["check-log", "--wait", "1", fifo.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("a FIFO that no writer opened in 1 s"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }

@@ -64,6 +64,9 @@ pub struct CheckLogArgs {
     /// `check-log --generate 3000000 > big.jsonl`).
     #[arg(long, value_name = "N")]
     pub generate: Option<u64>,
+    /// Seconds to wait for a writer to open a FIFO given as a file; past it, exit 2.
+    #[arg(long, value_name = "S", default_value_t = 30)]
+    pub wait: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -122,6 +125,7 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot write: {e}"))?;
         return Ok(ExitCode::SUCCESS);
     }
+    crate::input::set_writer_wait(args.wait);
     let started = std::time::Instant::now();
     let mut worst = 0u8;
     let mut all = Vec::new();
