@@ -1,8 +1,10 @@
 //! The commands' inputs, read once and bounded: a path or `-` (standard input), so that
 //! a pipe, a FIFO or a process substitution (`<(zcat x.gz)`) gives what the file gives;
 //! a gzip stream is refused naming how to read it; a line longer than [`LINE_MAX`] is
-//! an error naming the bound (exit 2), never an allocation the size of the line.
+//! an error naming the bound (exit 2), never an allocation the size of the line; a FIFO
+//! no writer opens within [`writer_wait`] is an error, not a silent wait for ever.
 
+use payhub_model::Millis;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -12,6 +14,42 @@ pub const LINE_MAX: usize = 16 << 20;
 
 /// The largest script `run` reads: 16 MiB.
 pub const SCRIPT_MAX: usize = 16 << 20;
+
+/// Seconds to wait for a writer to open a FIFO given as input (`check-log --wait`).
+static WRITER_WAIT_S: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(30);
+
+/// How long opening a FIFO waits for its writer: 30 s unless [`set_writer_wait`] said.
+pub fn writer_wait() -> u64 {
+    WRITER_WAIT_S.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sets [`writer_wait`] for the process (a command's `--wait`).
+pub fn set_writer_wait(seconds: u64) {
+    WRITER_WAIT_S.store(seconds, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Opens `path`; a FIFO is opened on a thread of its own, and refused if no writer
+/// opens it within [`writer_wait`] (the blocked open is left behind: the command ends).
+fn open_file(path: &Path, name: &str) -> Result<std::fs::File, String> {
+    let cannot = |e: std::io::Error| format!("{name}: cannot read: {e}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let fifo = path.to_owned();
+            std::thread::spawn(move || tx.send(std::fs::File::open(fifo)));
+            let wait = writer_wait();
+            return match rx.recv_timeout(std::time::Duration::from_secs(wait)) {
+                Ok(opened) => opened.map_err(cannot),
+                Err(_) => Err(format!(
+                    "{name}: a FIFO that no writer opened in {wait} s: nothing to read (--wait S waits longer)"
+                )),
+            };
+        }
+    }
+    std::fs::File::open(path).map_err(cannot)
+}
 
 /// The two bytes every gzip stream starts with (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -29,7 +67,7 @@ pub fn open(path: &Path) -> Result<Input, String> {
     let raw: Box<dyn Read> = if path.as_os_str() == "-" {
         Box::new(std::io::stdin())
     } else {
-        Box::new(std::fs::File::open(path).map_err(|e| format!("{name}: cannot read: {e}"))?)
+        Box::new(open_file(path, &name)?)
     };
     let mut reader = BufReader::with_capacity(1 << 16, raw);
     // Two bytes, however a pipe hands them over, replayed in front of the rest.
@@ -50,27 +88,30 @@ pub fn open(path: &Path) -> Result<Input, String> {
 }
 
 /// Reads the next line into `line` (without its `\n`), at most [`LINE_MAX`] bytes:
-/// `Ok(false)` at the end, `Err` naming `name:n` and the bound for a longer line.
+/// `None` at the end, else whether the input ended inside the line (no `\n`); `Err`
+/// naming `name:n` and the bound for a longer line.
 pub fn next_line(
     reader: &mut dyn BufRead,
     name: &str,
     n: u64,
     line: &mut Vec<u8>,
-) -> Result<bool, String> {
+) -> Result<Option<bool>, String> {
     line.clear();
     let got = reader
         .take(LINE_MAX as u64 + 1)
         .read_until(b'\n', line)
         .map_err(|e| format!("{name}:{n}: cannot read: {e}"))?;
     if got == 0 {
-        return Ok(false);
+        return Ok(None);
     }
     if line.last() == Some(&b'\n') {
         line.pop();
-    } else if line.len() > LINE_MAX {
+        return Ok(Some(false));
+    }
+    if line.len() > LINE_MAX {
         return Err(too_long(name, n));
     }
-    Ok(true)
+    Ok(Some(true))
 }
 
 /// The error for a line past [`LINE_MAX`].
@@ -81,25 +122,56 @@ pub fn too_long(name: &str, n: u64) -> String {
     )
 }
 
-/// What [`each_line`] calls with a line's number and text.
-pub type EachLine<'a> = dyn FnMut(u64, Option<&str>) -> Result<(), String> + 'a;
+/// One line [`each_line`] hands over.
+pub struct Line<'a> {
+    /// Its number, from 1.
+    pub n: u64,
+    /// Its text; `None`: not UTF-8.
+    pub text: Option<&'a str>,
+    /// The input ends inside it, with no end of line: the last line. When it does not
+    /// read, it was cut off (a writer stopped mid-line, a full disk).
+    pub unended: bool,
+}
 
-/// Each line of `reader`, numbered from 1: `each(n, text)` for each non-blank line
-/// (`None`: not UTF-8).
+/// What [`each_line`] calls with each line.
+pub type EachLine<'a> = dyn FnMut(Line) -> Result<(), String> + 'a;
+
+/// Each non-blank line of `reader`, numbered from 1.
 pub fn each_line(reader: &mut dyn BufRead, name: &str, each: &mut EachLine) -> Result<(), String> {
     let mut line = Vec::new();
     let mut n = 0u64;
     loop {
         n += 1;
-        if !next_line(reader, name, n, &mut line)? {
+        let Some(unended) = next_line(reader, name, n, &mut line)? else {
             return Ok(());
+        };
+        let text = std::str::from_utf8(&line).ok();
+        if text.is_some_and(|t| t.trim().is_empty()) {
+            continue;
         }
-        match std::str::from_utf8(&line) {
-            Ok(text) if text.trim().is_empty() => {}
-            Ok(text) => each(n, Some(text))?,
-            Err(_) => each(n, None)?,
-        }
+        each(Line { n, text, unended })?;
     }
+}
+
+/// The reason given for an unreadable last line the input ends inside: the line is cut
+/// off, and what follows the cut was never recorded.
+pub fn torn(why: &str) -> String {
+    format!("cut off: the input ends inside this line, with no end of line ({why})")
+}
+
+/// Checks that an event stamped `at`, at `place` (`file:line`), is not before the one
+/// above it (`last`, then updated): a stream's order is evidence, never re-timed.
+pub fn in_order(last: &mut Option<Millis>, at: Millis, place: &str) -> Result<(), String> {
+    if let Some(before) = *last
+        && at < before
+    {
+        return Err(format!(
+            "{place}: at {} ms, before the event above it (at {} ms): the stream is not in the order it happened, and its order is evidence: refused, not re-ordered",
+            at.0, before.0
+        ));
+    }
+    *last = Some(at);
+    Ok(())
 }
 
 /// The whole of a small input (a script), at most `max` bytes.
@@ -142,8 +214,8 @@ mod tests {
         exact.push(b'\n');
         let mut r: &[u8] = &exact;
         let mut line = Vec::new();
-        assert!(next_line(&mut r, "f", 1, &mut line).unwrap());
+        assert_eq!(next_line(&mut r, "f", 1, &mut line).unwrap(), Some(false));
         assert_eq!(line.len(), LINE_MAX);
-        assert!(!next_line(&mut r, "f", 2, &mut line).unwrap());
+        assert_eq!(next_line(&mut r, "f", 2, &mut line).unwrap(), None);
     }
 }

@@ -37,27 +37,47 @@ pub enum JudgeFormat {
 
 /// Folds the events of `path` (`-`: standard input) in one pass: a clear error naming
 /// `file:line` for a line that is not an event or is past the bound of a line, and for
-/// a file with no event at all.
-fn fold(path: &Path) -> Result<Folded, String> {
+/// a file with no event at all. A last line the input ends inside that does not read
+/// (a tape cut off by a full disk) is not an error: the events before it are judged, and
+/// the line is returned, `file:line: why`, so that the verdict is incomplete.
+fn fold(path: &Path) -> Result<(Folded, Option<String>), String> {
     let mut input = crate::input::open(path)?;
     let mut folded = Folded::new(harness_owners());
     let name = input.name.clone();
-    crate::input::each_line(&mut input.reader, &name, &mut |n, text| {
-        let text = text.ok_or_else(|| format!("{name}:{n}: not UTF-8 text"))?;
-        let event: Event =
-            serde_json::from_str(text).map_err(|e| format!("{name}:{n}: not an event: {e}"))?;
-        folded.observe(&event);
+    let mut torn = None;
+    let mut last = None;
+    crate::input::each_line(&mut input.reader, &name, &mut |line| {
+        let n = line.n;
+        let event = line
+            .text
+            .ok_or_else(|| "not UTF-8 text".to_owned())
+            .and_then(|t| {
+                serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}"))
+            });
+        match event {
+            Ok(event) => {
+                crate::input::in_order(&mut last, event.at, &format!("{name}:{n}"))?;
+                folded.observe(&event);
+            }
+            Err(why) if line.unended => torn = Some((format!("{name}:{n}"), why)),
+            Err(why) => return Err(format!("{name}:{n}: {why}")),
+        }
         Ok(())
     })?;
-    if folded.events == 0 {
-        return Err(format!("{name}: no events: nothing to judge"));
+    match torn {
+        // A file of one unreadable line is no tape at all.
+        Some((place, why)) if folded.events == 0 => Err(format!("{place}: {why}")),
+        _ if folded.events == 0 => Err(format!("{name}: no events: nothing to judge")),
+        torn => {
+            folded.close();
+            let torn = torn.map(|(place, why)| format!("{place}: {}", crate::input::torn(&why)));
+            Ok((folded, torn))
+        }
     }
-    folded.close();
-    Ok(folded)
 }
 
 pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
-    let folded = fold(&args.file)?;
+    let (folded, torn) = fold(&args.file)?;
     let events = folded.events;
     let verdicts = folded.verdicts();
     let violated = verdicts.iter().find(|v| v.status == Status::Violated);
@@ -66,12 +86,16 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
         .filter(|v| v.status != Status::CannotJudge)
         .count();
     match args.format {
-        JudgeFormat::Junit => print!("{}", crate::report::junit::judge(&args.file, &verdicts)),
+        JudgeFormat::Junit => print!(
+            "{}",
+            crate::report::junit::judge(&args.file, &verdicts, torn.as_deref())
+        ),
         JudgeFormat::Json => {
             let unscoped = unscoped_json(&folded.wire, &|id| format!("exchange {id}"));
             let json = serde_json::json!({
                 "events": events,
                 "judged": judged,
+                "incomplete": torn,
                 "unscoped": unscoped,
                 "properties": verdicts,
             });
@@ -105,6 +129,9 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
                 None if judged == 0 => {}
                 None => println!("no property violated in {events} events"),
             }
+            if let Some(t) = &torn {
+                println!("INCOMPLETE: judged up to the line before {t}");
+            }
             if folded.wire.refused_auth > 0 {
                 println!(
                     "{} request(s) refused for authentication (401): they belong to no scope",
@@ -123,6 +150,13 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
             args.file.display()
         );
         return Ok(ExitCode::from(2));
+    }
+    if let Some(t) = torn {
+        // What the tape holds holds; what was cut off was not judged: not a pass.
+        eprintln!(
+            "payhub-verify judge: incomplete: no property violated in the {events} events before {t}; what followed was not recorded, not judged"
+        );
+        return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
 }

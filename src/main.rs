@@ -26,6 +26,7 @@ mod swarm_cmd;
 mod usage;
 mod utc;
 mod verify_cmd;
+mod whole_file;
 
 use clap::{Parser, Subcommand, ValueEnum};
 

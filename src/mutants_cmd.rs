@@ -359,8 +359,7 @@ fn save_tape(
         },
         proof.choices.clone(),
     );
-    std::fs::write(path, tape.to_json())
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    crate::whole_file::write(path, tape.to_json())?;
     eprintln!(
         "tape: {} (payhub-verify replay --tape {} replays it)",
         path.display(),

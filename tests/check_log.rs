@@ -278,6 +278,8 @@ fn check_log_rejects_what_is_no_log_with_exit_2() {
         ("binary.bin", &b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe"[..], ":1: binary data"),
         ("text.log", &b"GET /v1/payments 200\n"[..], ":1: starts with 'GET /v1/payments 200'"),
         ("other.jsonl", &b"{\"hello\":1}\n"[..], ":1: a JSON object with none of"),
+        ("torn-first.jsonl", &b"{\"time\":\"2026-12-01T10:00:00Z\",\"method\":\"GET\",\n{\"time\":\"2026-12-01T10:00:01Z\",\"method\":\"GET\",\"path\":\"/v1/payments/p\"}\n"[..], ":1: JSON Lines, not a HAR"),
+        ("trailing.jsonl", &b"{\"time\":\"2026-12-01T10:00:00Z\",\"method\":\"GET\",\"path\":\"/v1/x\"} and more\n"[..], ":1: JSON Lines, not a HAR"),
         ("no-entries.har", &b"{\"log\":{\"version\":\"1.2\"}}"[..], "no log.entries"),
         ("no-api.har", &b"{\"log\":{\"entries\":[{\"startedDateTime\":\"2026-12-01T00:00:00Z\",\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"}}]}}"[..], "nothing judged"),
     ] {
@@ -450,4 +452,78 @@ fn check_log_text_groups_what_it_cannot_judge_by_the_missing_evidence() {
         out.contains("cannot judge, 20 properties: needs the platform's own record"),
         "{out}"
     );
+}
+
+/// A log's order is evidence: an access log, a HAR and an event stream whose entries
+/// are reversed are refused (exit 2) naming the first entry that starts before the one
+/// above it, never re-timed into a pass.
+#[test]
+fn a_reversed_log_is_refused_naming_the_first_entry_out_of_order() {
+    let original = std::fs::read_to_string(fixture("access/dont-do-this.jsonl")).unwrap();
+    let o = run(&["check-log", &fixture("access/dont-do-this.jsonl")]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    let mut lines: Vec<&str> = original.lines().collect();
+    lines.reverse();
+    let rev = temp("rev.jsonl", &(lines.join("\n") + "\n"));
+    let o = run(&["check-log", rev.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        // The fixture's blank line 3 is line 2 reversed: line 3 is the first out of order.
+        err.contains(&format!(
+            "{}: line 3 starts 1000 ms before line 1",
+            rev.display()
+        )) && err.contains("not re-ordered"),
+        "{err}"
+    );
+
+    // A HAR with its entries reversed.
+    let har: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("har/chrome.har")).unwrap()).unwrap();
+    let mut reversed = har.clone();
+    let entries = reversed["log"]["entries"].as_array_mut().unwrap();
+    assert!(entries.len() > 2);
+    entries.reverse();
+    let file = temp("rev.har", &reversed.to_string());
+    let o = run(&["check-log", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(stderr(&o).contains("not re-ordered"), "{}", stderr(&o));
+
+    // An event stream reversed: check-log and judge both refuse it.
+    let events = stdout(&run(&["replay", "--seed", "3", "--format", "events"]));
+    let mut lines: Vec<&str> = events.lines().collect();
+    lines.reverse();
+    let file = temp("rev-events.jsonl", &(lines.join("\n") + "\n"));
+    for cmd in ["check-log", "judge"] {
+        let o = run(&[cmd, file.to_str().unwrap()]);
+        assert_eq!(code(&o), 2, "{cmd}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("before the event above it"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+/// A FIFO that no writer opens is not a silent wait for ever: after `--wait S` seconds,
+/// exit 2 saying so.
+#[cfg(unix)]
+#[test]
+fn check_log_on_a_fifo_with_no_writer_gives_up_saying_so() {
+    let fifo = temp("no-writer.fifo", "");
+    std::fs::remove_file(&fifo).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let o = run(&["check-log", "--wait", "1", fifo.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("a FIFO that no writer opened in 1 s"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }

@@ -345,3 +345,94 @@ fn conform_the_reference_with_merchants_in_one_session_passes() {
     no_panic(&o);
     assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
 }
+
+/// A target in front of a real sandbox that forwards its controls always, and the first
+/// `good` requests to `/v1/…`, then answers every other one with bytes that are not HTTP.
+fn garbling_target(upstream: std::net::SocketAddr, good: usize) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let api = std::sync::Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        // Bounded: at most this many connections, each on a thread of its own.
+        for stream in listener.incoming().take(2_000) {
+            let Ok(mut s) = stream else { continue };
+            let api = api.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+                // The head, then the body its Content-Length declares (conform's requests
+                // are small and close the connection after the answer).
+                let mut req = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&req).to_ascii_lowercase();
+                let head_end = text.find("\r\n\r\n").unwrap() + 4;
+                let length: usize = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while req.len() < head_end + length {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let to_api = text.split(' ').nth(1).is_some_and(|p| p.starts_with("/v1"));
+                if to_api && api.fetch_add(1, Ordering::SeqCst) >= good {
+                    let _ = s.write_all(b"\x00\x01\x02 this is not HTTP \xff\r\n\r\n");
+                    return;
+                }
+                let Ok(mut up) = std::net::TcpStream::connect(upstream) else {
+                    return;
+                };
+                let mut answer = Vec::new();
+                if up.write_all(&req).is_ok() && up.read_to_end(&mut answer).is_ok() {
+                    let _ = s.write_all(&answer);
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Defect: past the start-up check, a target answering every API request with garbage
+/// was said to conform (each answer read as a connection reset, an unknown outcome the
+/// model allows). Its failures are counted, and the run is incomplete naming them.
+#[test]
+fn conform_a_target_that_answers_garbage_is_incomplete_never_conforms() {
+    let s = Serve::start("conform-garbage", &["--clock", "manual"]);
+    let target = garbling_target(s.addr, 12);
+    let o = conform(
+        &format!("http://{target}"),
+        PROFILE,
+        &["--seeds", "0..9", "--format", "json"],
+    );
+    no_panic(&o);
+    assert_eq!(code(&o), 3, "{}\n{}", stdout(&o), stderr(&o));
+    let r = json(&o);
+    let failed = r["target_failed"].as_u64().unwrap();
+    let exchanged = r["exchanged"].as_u64().unwrap();
+    assert!(failed * 20 > exchanged, "{r}");
+    assert!(
+        r["target_first_failure"]
+            .as_str()
+            .unwrap()
+            .contains("not an HTTP answer"),
+        "{r}"
+    );
+    assert!(!r["incomplete"].as_array().unwrap().is_empty(), "{r}");
+    // The same in text: never "conforms".
+    let target = garbling_target(s.addr, 12);
+    let o = conform(&format!("http://{target}"), PROFILE, &["--seeds", "0..9"]);
+    assert_eq!(code(&o), 3);
+    let out = stdout(&o);
+    assert!(!out.contains("conforms"), "{out}");
+    assert!(out.contains("incomplete: the target failed"), "{out}");
+}

@@ -206,3 +206,75 @@ fn judge_does_not_judge_liveness_without_the_platforms_record() {
     );
     assert_ne!(code, 1);
 }
+
+/// `text` with its last line cut in half and no end of line after it, as a tape is left
+/// when the disk fills mid-write; and the number of the cut line.
+fn torn(text: &str) -> (String, usize) {
+    let body = text.trim_end_matches('\n');
+    let last_start = body.rfind('\n').map_or(0, |i| i + 1);
+    let last = &body[last_start..];
+    let cut = format!("{}{}", &body[..last_start], &last[..last.len() / 2]);
+    (cut, body.lines().count())
+}
+
+#[test]
+fn a_torn_last_line_is_judged_up_to_the_tear_and_incomplete_as_check_log_says() {
+    let events = stdout(&run(&["replay", "--seed", "3", "--format", "events"]));
+    let (cut, n) = torn(&events);
+    let file = temp("torn-pass.jsonl", &cut);
+    let path = file.to_str().unwrap();
+    let o = run(&["judge", path]);
+    let out = stdout(&o);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 3, "{out}\n{err}");
+    let line = format!("{path}:{n}: cut off");
+    assert!(
+        out.contains(&format!("INCOMPLETE: judged up to the line before {line}")),
+        "{out}"
+    );
+    assert!(err.contains("incomplete") && err.contains(&line), "{err}");
+    assert!(!out.contains("VIOLATED"), "{out}");
+    // The JSON says where it is cut too.
+    let o = run(&["judge", path, "--format", "json"]);
+    assert_eq!(code(&o), 3);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["incomplete"].as_str().unwrap().contains(&line), "{v}");
+    // check-log on the same file: incomplete too, naming the same line.
+    let o = run(&["check-log", path]);
+    assert_eq!(code(&o), 3, "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&format!("skipped line {n}: cut off")),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_violation_before_the_tear_is_still_a_violation() {
+    let args = [
+        "replay",
+        "--seed",
+        "0",
+        "--policy",
+        "new_order_no_after_timeout",
+    ];
+    let events = stdout(&run(&[&args[..], &["--format", "events"]].concat()));
+    let (cut, _) = torn(&events);
+    let file = temp("torn-violated.jsonl", &cut);
+    let o = run(&["judge", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(stdout(&o).contains("INCOMPLETE"), "{}", stdout(&o));
+    let o = run(&["check-log", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+}
+
+#[test]
+fn an_unreadable_line_that_is_not_the_last_is_still_bad_input() {
+    let events = stdout(&run(&["replay", "--seed", "3", "--format", "events"]));
+    let mut lines: Vec<&str> = events.lines().collect();
+    lines[2] = "{\"at\":";
+    let file = temp("torn-middle.jsonl", &(lines.join("\n") + "\n"));
+    let o = run(&["judge", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(stderr(&o).contains(":3: not an event"), "{}", stderr(&o));
+}

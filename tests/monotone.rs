@@ -116,7 +116,13 @@ fn monotone_check_log_of_an_access_log_keeps_its_violation() {
         r#"{"time":"2026-12-01T10:00:22.000Z","duration_ms":5,"method":"POST","path":"/v1/payments","idempotency_key":"k-9","request_body":"{}","status":401}"#,
         r#"{"time":"2026-12-01T10:00:23.000Z","duration_ms":5,"method":"POST","path":"/v1/payments","api_key":"sk_other","idempotency_key":"k-1","request_body":"{}","status":null,"error":"timeout"}"#,
     ];
-    let mixed = log.clone() + &stray.join("\n") + "\n";
+    // Among the witnesses, in the order they started (a log's order is evidence: an
+    // entry out of it is refused, not re-timed).
+    let mut lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines.extend(stray);
+    let time = |l: &&str| serde_json::from_str::<Value>(l).unwrap()["time"].to_string();
+    lines.sort_by_key(time);
+    let mixed = lines.join("\n") + "\n";
     let f = temp("stray-access.jsonl", &mixed);
     let (after, code_after) = check_log(f.to_str().unwrap());
     assert_eq!(code_after, 1);
@@ -177,6 +183,9 @@ fn monotone_the_sandbox_keeps_a_registry_violation_after_refused_requests() {
         .expect("a sent event");
     stray["id"] = json!("req_99999");
     stray["request"]["api_key"] = json!("ak_99");
+    // Sent last, at the stream's last instant (a stream's order is evidence).
+    let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+    stray["at"] = last["at"].clone();
     let f = temp(
         "monotone-stray.jsonl",
         &(events + &stray.to_string() + "\n"),

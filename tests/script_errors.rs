@@ -265,3 +265,32 @@ fn errors_that_follow_from_an_earlier_error_are_not_repeated() {
     assert_eq!(lines, [1, 4], "{all}");
     assert_eq!(all.total, 2);
 }
+
+/// A repeat is bounded by what it expands to, before anything is allocated: a 9 KB
+/// script asking for 900 MB of one key is refused at the repeat, exit 2.
+#[test]
+fn a_repeat_that_expands_past_the_bound_of_a_script_is_refused_at_the_repeat() {
+    let key = "k".repeat(9_000);
+    let text = format!(
+        "A: POST /v1/payments  Idempotency-Key: \"{key}\"*100000  {{\"merchant_order_no\":\"ORDER-001\",\"amount\":10000,\"currency\":\"USD\",\"card\":\"A\"}}\n"
+    );
+    assert!(text.len() < 10_000);
+    assert_cli_rejects("huge-repeat.pha", text.as_bytes(), 1, 40, "past 16 MiB");
+}
+
+/// The repeats of a script count together: many repeats each under the bound cannot add
+/// up past it.
+#[test]
+fn repeats_count_together_against_the_bound() {
+    let line = format!(
+        "A: POST /v1/payments  Idempotency-Key: \"{}\"*100000  {{\"merchant_order_no\":\"ORDER-001\",\"amount\":10000,\"currency\":\"USD\",\"card\":\"A\"}}\n",
+        "k".repeat(100)
+    );
+    // 10 MB each: the second passes 16 MiB.
+    let e = parse_error(line.repeat(3).as_bytes());
+    assert_eq!((e.line, e.column), (2, 40), "{e}");
+    assert!(e.message.contains("past 16 MiB"), "{e}");
+    // Under the bound, the same repeat is read.
+    let e = parse_error(format!("{line}nonsense\n").as_bytes());
+    assert_eq!(e.line, 2, "{e}");
+}

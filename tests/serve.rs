@@ -472,6 +472,10 @@ fn serve_tape_file_records_every_event_and_a_long_session_stays_bounded() {
     let refused = s.control("GET", "/__sandbox/events", "");
     assert_eq!(refused.status, 410, "{}", refused.body);
     assert!(refused.body.contains("--tape FILE"), "{}", refused.body);
+    // The HAR is whole or refused too: never the exchanges still held, passed as the session.
+    let har = s.control("GET", "/__sandbox/har", "");
+    assert_eq!(har.status, 410, "{}", har.body);
+    assert!(har.body.contains("--tape FILE"), "{}", har.body);
     let page = s.control("GET", "/__sandbox/page.json", "").json();
     assert!(page["note"].as_str().unwrap().contains("no longer held"));
 
@@ -493,5 +497,35 @@ fn serve_tape_file_records_every_event_and_a_long_session_stays_bounded() {
     assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
     let events = s.control("GET", "/__sandbox/events", "").body;
     assert_eq!(std::fs::read_to_string(&tape).unwrap(), events);
+    s.healthy();
+}
+
+/// `--objects-max N`: the objects the API creates in a session are bounded; past the
+/// bound a create is the contract's 429 `rate_limited` with `Retry-After` (not executed),
+/// what is held is still read, and a reset starts counting again.
+#[test]
+fn serve_objects_created_through_the_api_are_bounded_with_the_contracts_429() {
+    let mut s = Serve::start("objects-max", &["--objects-max", "3"]);
+    for i in 1..=3 {
+        let r = s.created(&format!("k{i}"), &format!("ORDER-{i}"), 10000);
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    for i in 4..=6 {
+        let r = s.created(&format!("k{i}"), &format!("ORDER-{i}"), 10000);
+        assert_eq!(r.status, 429, "{}", r.body);
+        assert_eq!(r.json()["error"]["code"], "rate_limited", "{}", r.body);
+        assert!(r.header("retry-after").is_some(), "{}", r.body);
+    }
+    let held = s.answer(
+        "GET",
+        "/v1/payments?merchant_order_no=ORDER-3",
+        &[("Authorization", "Bearer ak_1")],
+        "",
+    );
+    assert_eq!(held.status, 200, "{}", held.body);
+    let verdict = s.verdict();
+    assert_eq!(verdict["holds"], true, "{verdict:#}");
+    assert_eq!(s.control("POST", "/__sandbox/reset", "").status, 200);
+    assert_eq!(s.created("k7", "ORDER-7", 10000).status, 201);
     s.healthy();
 }

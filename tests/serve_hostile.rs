@@ -222,3 +222,17 @@ fn serve_ten_thousand_malformed_and_hostile_requests_leave_it_answering_in_bound
     }
     s.healthy();
 }
+
+/// Defect: with hyper's default, a request whose client shut its side down once it was
+/// sent was dropped on the EOF about one time in five. All 100 are answered.
+#[test]
+fn serve_hostile_every_half_closed_request_is_answered() {
+    let mut s = Serve::start("hostile-half-closed", &[]);
+    for i in 0..100 {
+        match half_closed(&s) {
+            Outcome::Answer(r) => assert_eq!(r.status, 404, "request {i}: {}", r.body),
+            Outcome::Reset(kind) => panic!("request {i} was never answered: {kind:?}"),
+        }
+    }
+    s.healthy();
+}

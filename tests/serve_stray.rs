@@ -432,3 +432,52 @@ fn serve_stray_slow_readers_of_the_exports_do_not_pin_memory() {
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(s.control("GET", "/__sandbox/verdict", "").status, 200);
 }
+
+/// Defect: the origin check covered `/__sandbox` only, so a web page's keyless `POST`s
+/// to `/v1/payments` (a browser sends them without a preflight) were answered 401 and
+/// recorded, and about 8,100 of them rotated the session's evidence out of its record.
+/// Every path refuses a cross-site browser request before it is recorded.
+#[test]
+fn serve_stray_a_web_page_cannot_push_the_sessions_evidence_out_through_the_api() {
+    let mut s = Serve::start("stray-api-origin", &[]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let before = s.control("GET", "/__sandbox/events", "").body;
+    let form = ("Content-Type", "text/plain");
+    for i in 0..200 {
+        let headers = match i % 4 {
+            0 => vec![("Origin", "http://evil.example"), form],
+            1 => vec![("Sec-Fetch-Site", "cross-site"), form],
+            2 => vec![("Origin", "null"), form],
+            _ => vec![
+                ("Origin", "http://localhost:3000"),
+                ("Sec-Fetch-Site", "same-site"),
+            ],
+        };
+        let r = s.answer("POST", "/v1/payments", &headers, "{}");
+        assert_eq!(r.status, 403, "{headers:?}: {}", r.body);
+        assert!(r.body.contains("cross_origin_refused"), "{}", r.body);
+    }
+    let r = s.answer(
+        "GET",
+        "/v1/payments/pay_demo_001",
+        &[("Origin", "http://evil.example")],
+        "",
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(
+        s.control("GET", "/__sandbox/events", "").body,
+        before,
+        "nothing refused is recorded"
+    );
+    // The sandbox's own origin, and clients with no Origin, are served as before.
+    let own = format!("http://{}", s.addr);
+    let r = s.answer(
+        "GET",
+        "/v1/payments?merchant_order_no=ORDER-1",
+        &[("Authorization", "Bearer ak_1"), ("Origin", &own)],
+        "",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(s.created("k2", "ORDER-2", 10000).status, 201);
+    s.healthy();
+}

@@ -96,7 +96,19 @@ fn decide(name: &str, head: &[u8], first: &[u8], ended: bool) -> Result<Format, 
         Ok(_) => Err(format!(
             "{at}: a JSON object with none of log.entries (HAR), at and kind (events), time, method and path (access log): {none}"
         )),
-        // An object spread over lines: a HAR (its reader says where it breaks).
-        Err(_) => Ok(Format::Har),
+        // An object spread over lines, opened as a HAR is: a HAR (its reader says where
+        // it breaks).
+        Err(_) if har_opening(trimmed) => Ok(Format::Har),
+        // A line of its own that does not read: JSON Lines whose first line breaks.
+        Err(e) => Err(format!(
+            "{at}: JSON Lines, not a HAR: the first line is not a whole JSON object ({e}); each line of an event stream or an access log is one"
+        )),
     }
+}
+
+/// Whether a first line that is not a whole object opens a HAR written over many lines:
+/// `{` alone, or `{"log":` and what follows it.
+fn har_opening(line: &str) -> bool {
+    let bare: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+    bare == "{" || bare.starts_with("{\"log\":")
 }

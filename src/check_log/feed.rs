@@ -6,8 +6,9 @@
 //! until the next entry starts after them, so overlapping exchanges interleave as they
 //! happened; the heap holds only exchanges still open (bounded by the log's concurrency).
 //! Entries must come in the order of their start (HAR viewers, Chrome, Firefox and the
-//! access-log shape all write them so); an entry that starts before the one before it is
-//! taken at that one's time.
+//! access-log shape all write them so): the recorded order is evidence, so an entry that
+//! starts before the one above it is never re-timed into place; the first such entry is
+//! kept in [`Feed::disorder`], and the file is refused naming it.
 
 use super::entry::{Entry, Label, Reply, Skip};
 use super::keys::Keys;
@@ -73,6 +74,10 @@ pub struct Feed {
     pub skipped: u64,
     pub skips: Vec<(Label, String)>,
     pub bodiless: u64,
+    /// The entry read last, and when it started (milliseconds since the epoch).
+    previous: Option<(Label, i64)>,
+    /// The first entry that starts before the entry above it: why the log is out of order.
+    pub disorder: Option<(Label, String)>,
 }
 
 /// The exchange id of an entry: its label's number, so that a witness names it back.
@@ -102,6 +107,8 @@ impl Feed {
             skipped: 0,
             skips: Vec::new(),
             bodiless: 0,
+            previous: None,
+            disorder: None,
         }
     }
 
@@ -115,6 +122,17 @@ impl Feed {
     }
 
     pub fn push(&mut self, entry: Entry) {
+        if let Some((above, at)) = self.previous
+            && entry.started_ms < at
+            && self.disorder.is_none()
+        {
+            let why = format!(
+                "starts {} ms before {above}, which the log has above it: the log is not in the order its requests started, and its order is evidence: refused, not re-ordered",
+                at - entry.started_ms
+            );
+            self.disorder = Some((entry.label, why));
+        }
+        self.previous = Some((entry.label, entry.started_ms));
         let mut request = match entry.request(&mut self.folded.wire.ids, &self.cards) {
             Ok(r) => r,
             Err(Skip::NotTheApi) => {

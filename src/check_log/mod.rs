@@ -64,6 +64,9 @@ pub struct CheckLogArgs {
     /// `check-log --generate 3000000 > big.jsonl`).
     #[arg(long, value_name = "N")]
     pub generate: Option<u64>,
+    /// Seconds to wait for a writer to open a FIFO given as a file; past it, exit 2.
+    #[arg(long, value_name = "S", default_value_t = 30)]
+    pub wait: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -122,6 +125,7 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot write: {e}"))?;
         return Ok(ExitCode::SUCCESS);
     }
+    crate::input::set_writer_wait(args.wait);
     let started = std::time::Instant::now();
     let mut worst = 0u8;
     let mut all = Vec::new();
@@ -213,13 +217,19 @@ fn judge_file_seam(
                 har::read_with(&mut input.reader, seam, &mut each)
                     .map_err(|e| format!("{name}:{e}"))?;
             } else {
-                crate::input::each_line(&mut input.reader, &name, &mut |n, text| {
-                    let read = text
+                crate::input::each_line(&mut input.reader, &name, &mut |line| {
+                    let n = line.n;
+                    let read = line
+                        .text
                         .ok_or_else(|| "not UTF-8 text".to_owned())
-                        .and_then(|t| access_log::entry(n, t));
-                    each(read.map_err(|w| (Label::Line(n), w)));
+                        .and_then(|t| access_log::entry(n, t))
+                        .map_err(|why| (Label::Line(n), unreadable(&line, why)));
+                    each(read);
                     Ok(())
                 })?;
+            }
+            if let Some((label, why)) = &feed.disorder {
+                return Err(format!("{name}: {label} {why}"));
             }
             feed.finish();
             if complete {
@@ -274,20 +284,25 @@ fn judge_events(
 ) -> Result<Judged, String> {
     let mut folded = Folded::new(payhub_properties::verdict::harness_owners());
     let (mut entries, mut skipped, mut skips) = (0u64, 0u64, Vec::new());
+    let mut last = None;
     let name = input.name.clone();
-    crate::input::each_line(&mut input.reader, &name, &mut |n, text| {
+    crate::input::each_line(&mut input.reader, &name, &mut |line| {
         entries += 1;
-        let read = text
+        let read = line
+            .text
             .ok_or_else(|| "not UTF-8 text".to_owned())
             .and_then(|t| {
                 serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}"))
             });
         match read {
-            Ok(e) => folded.observe(&e),
+            Ok(e) => {
+                crate::input::in_order(&mut last, e.at, &format!("{name}:{}", line.n))?;
+                folded.observe(&e);
+            }
             Err(why) => {
                 skipped += 1;
                 if skips.len() < 50 {
-                    skips.push((Label::Line(n), why));
+                    skips.push((Label::Line(line.n), unreadable(&line, why)));
                 }
             }
         }
@@ -315,6 +330,16 @@ fn judge_events(
         unscoped: folded.wire.refused_auth,
         verdicts: folded.verdicts(),
     })
+}
+
+/// Why a line of a JSON Lines file is unreadable: `why`, or that it was cut off when the
+/// file ends inside it (a tape on a full disk), as `judge` says it.
+fn unreadable(line: &crate::input::Line, why: String) -> String {
+    if line.unended {
+        crate::input::torn(&why)
+    } else {
+        why
+    }
 }
 
 #[cfg(test)]

@@ -131,12 +131,11 @@ pub fn shared(profile: &Loaded) -> Loaded {
 /// The sandbox setups a mutant is tried against, in order.
 fn setups(dir: &std::path::Path) -> Result<Vec<(&'static str, Vec<String>)>, String> {
     let plan = dir.join("slow-upstream.json");
-    std::fs::write(
+    crate::whole_file::write(
         &plan,
         r#"{"faults":[{"endpoint":"create_payment","probability":1.0,"action":"slow_upstream","ms":150},
                       {"endpoint":"confirm_payment","probability":1.0,"action":"slow_upstream","ms":150}]}"#,
-    )
-    .map_err(|e| format!("{}: {e}", plan.display()))?;
+    )?;
     Ok(vec![
         ("manual clock", vec!["--clock".into(), "manual".into()]),
         (

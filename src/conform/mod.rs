@@ -339,6 +339,9 @@ pub async fn sweep(
         cases_per_s: 0.0,
         violations: Vec::new(),
         incomplete: Vec::new(),
+        exchanged: 0,
+        target_failed: 0,
+        target_first_failure: None,
         not_run: 0,
         continue_with: None,
         suppressed: Vec::new(),
@@ -356,6 +359,11 @@ pub async fn sweep(
         report.registry.add(seed, std::mem::take(&mut run.registry));
         report.cases_run += 1;
         report.requests += case.requests();
+        report.exchanged += run.sent;
+        report.target_failed += run.failed.len();
+        if report.target_first_failure.is_none() {
+            report.target_first_failure = run.failed.first().map(|f| format!("seed {seed}: {f}"));
+        }
         bar.inc();
         match &run.outcome {
             CaseOutcome::Conforms => {

@@ -8,6 +8,11 @@
 //! requests arrive in another order), `duplicate` (forwarded twice, one after the other;
 //! the client gets the first answer, the second is kept for the oracle under the
 //! request's [`TAG_HEADER`]). The vocabulary is the sandbox's (`serve --help`).
+//!
+//! The client's connection is reset too when the target's own answer could not be read
+//! or never came (garbage, a timeout, past a bound), with no fault planned: that is the
+//! target's failure, not a fault of the case, and is kept under the request's tag
+//! ([`Proxy::take_failure`]) so that conform never reads it as a network fault it made.
 
 use super::wire::{self, WireError, WireReply, WireRequest};
 use crate::edges::EdgeSeam;
@@ -35,10 +40,15 @@ pub struct Second {
     pub reply: Result<WireReply, WireError>,
 }
 
-/// A running proxy: its address and the second answers of duplicated requests.
+/// Why the target's answer to a request could not be read or never came, by tag.
+pub type Failures = Arc<Mutex<BTreeMap<String, String>>>;
+
+/// A running proxy: its address, the second answers of duplicated requests, and the
+/// target's failures.
 pub struct Proxy {
     pub addr: String,
     pub seconds: Seconds,
+    failures: Failures,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -65,7 +75,8 @@ impl Proxy {
             .map_err(|e| format!("the proxy has no address: {e}"))?
             .to_string();
         let seconds = Seconds::default();
-        let kept = seconds.clone();
+        let failures = Failures::default();
+        let kept = (seconds.clone(), failures.clone());
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let _ = stream.set_nodelay(true);
@@ -81,8 +92,14 @@ impl Proxy {
         Ok(Proxy {
             addr,
             seconds,
+            failures,
             task,
         })
+    }
+
+    /// Why the target's answer to request `tag` could not be read or never came, if so.
+    pub fn take_failure(&self, tag: &str) -> Option<String> {
+        self.failures.lock().ok()?.remove(tag)
     }
 
     /// The second answer of duplicated request `tag`, once the proxy has it.
@@ -95,7 +112,7 @@ async fn connection(
     mut stream: TcpStream,
     target: String,
     timeout: Duration,
-    seconds: Seconds,
+    (seconds, failures): (Seconds, Failures),
     seam: EdgeSeam,
 ) {
     let Ok(Some(mut req)) = read_request(&mut stream).await else {
@@ -130,7 +147,7 @@ async fn connection(
             reply,
         };
         if let Ok(mut kept) = seconds.lock() {
-            kept.insert(tag, second);
+            kept.insert(tag.clone(), second);
         }
     }
     match first {
@@ -138,7 +155,12 @@ async fn connection(
             let _ = stream.write_all(&encode_reply(&reply)).await;
             let _ = stream.shutdown().await;
         }
-        Err(_) => reset(stream),
+        Err(e) => {
+            if let Ok(mut kept) = failures.lock() {
+                kept.insert(tag, e.to_string());
+            }
+            reset(stream)
+        }
     }
 }
 

@@ -145,6 +145,11 @@ impl Recorder {
 
     /// The case has ended: every property's verdict over its exchanges.
     pub fn judge(mut self) -> CaseVerdicts {
+        if let Some(disorder) = self.feed.disorder.take() {
+            // Never re-timed silently: the case is not judged whole.
+            self.feed.skipped += 1;
+            self.feed.skips.push(disorder);
+        }
         self.feed.finish();
         let name = |s: &Seen| format!("exchange {} at +{}", s.id.0, s.sent);
         CaseVerdicts {

@@ -37,6 +37,10 @@ pub struct Finding {
     pub also_seeds: Vec<u64>,
 }
 
+/// The share of a run's exchanges the target may fail (no answer read, with no fault
+/// planned) before the run is incomplete whatever its cases say.
+pub const TARGET_FAILED_SHARE_PCT: usize = 5;
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub target: String,
@@ -48,8 +52,14 @@ pub struct Report {
     pub elapsed_s: f64,
     pub cases_per_s: f64,
     pub violations: Vec<Finding>,
-    /// Cases the oracle could not finish (bounds): never a pass.
+    /// Cases the oracle could not finish (bounds), or whose judgement depended on an
+    /// exchange the target failed: never a pass.
     pub incomplete: Vec<(u64, String)>,
+    /// Exchanges sent, those whose answer from the target could not be read or never
+    /// came with no fault planned, and the first of those.
+    pub exchanged: usize,
+    pub target_failed: usize,
+    pub target_first_failure: Option<String>,
     /// Seeds not reached (the duration ran out, or the run stopped at a violation).
     pub not_run: usize,
     /// How to continue, when seeds were not reached.
@@ -72,6 +82,7 @@ impl Report {
         if !self.violations.is_empty() || registry == 1 {
             1
         } else if !self.incomplete.is_empty()
+            || self.target_failed_past_share()
             || (self.not_run > 0 && self.continue_with.is_some())
             || registry == 3
         {
@@ -81,6 +92,11 @@ impl Report {
         } else {
             0
         }
+    }
+
+    /// Whether the target failed more than [`TARGET_FAILED_SHARE_PCT`] % of the exchanges.
+    pub fn target_failed_past_share(&self) -> bool {
+        self.target_failed * 100 > self.exchanged * TARGET_FAILED_SHARE_PCT
     }
 
     pub fn verdict(&self) -> &'static str {
@@ -109,6 +125,20 @@ impl Report {
             self.elapsed_s,
             self.cases_per_s
         );
+        if self.target_failed > 0 {
+            let _ = writeln!(
+                s,
+                "{}the target failed {} of {} exchanges ({TARGET_FAILED_SHARE_PCT} % allowed a run): its answer could not be read or never came; first: {}",
+                if self.target_failed_past_share() {
+                    "incomplete: "
+                } else {
+                    ""
+                },
+                self.target_failed,
+                self.exchanged,
+                self.target_first_failure.as_deref().unwrap_or_default()
+            );
+        }
         for (seed, why) in &self.incomplete {
             let _ = writeln!(s, "incomplete: seed {seed}: {why}");
         }

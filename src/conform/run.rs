@@ -56,6 +56,20 @@ pub struct CaseRun {
     pub outcome: CaseOutcome,
     /// The registry's verdicts over the exchanges the proxy carried ([`super::record`]).
     pub registry: CaseVerdicts,
+    /// Exchanges the case sent, and those whose answer from the target could not be read
+    /// or never came with no fault planned (the target's failures, why each).
+    pub sent: usize,
+    pub failed: Vec<String>,
+}
+
+/// Why a case's exchanges that the target failed leave it not judged: the unknown
+/// outcomes the oracle allowed for them were the target's failures, not faults of the case.
+fn failed_case(failed: &[String], sent: usize) -> String {
+    format!(
+        "the target failed {} of {sent} exchanges (its answer could not be read or never came, with no fault planned), and the case's judgement depended on them: first {}",
+        failed.len(),
+        failed.first().map_or("", String::as_str)
+    )
 }
 
 struct TargetSide<'a> {
@@ -266,6 +280,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
     let mut record = Recorder::new(&t.log_profile)?;
+    let (mut sent_n, mut failed) = (0usize, Vec::new());
     for (ri, round) in case.rounds.iter().enumerate() {
         let before = oracle
             .states
@@ -299,7 +314,8 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
             }
             Round::Send(reqs) => {
                 let (sent, recorded) =
-                    send_round(t, &names, &refs, reqs, ri, &mut exchanges).await?;
+                    send_round(t, &names, &refs, reqs, ri, &mut exchanges, &mut failed).await?;
+                sent_n += sent.len();
                 record.round(&t.clock, recorded);
                 for s in &sent {
                     if let Seen::Answer(o) = &s.seen {
@@ -325,6 +341,8 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                         tape: tape.unwrap_or(before),
                     },
                     registry: record.judge(),
+                    sent: sent_n,
+                    failed,
                 });
             }
             RoundVerdict::Incomplete(why) => {
@@ -333,9 +351,21 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                     exchanges,
                     outcome: CaseOutcome::Incomplete(why),
                     registry: record.judge(),
+                    sent: sent_n,
+                    failed,
                 });
             }
         }
+    }
+    if !failed.is_empty() {
+        return Ok(CaseRun {
+            readings: Vec::new(),
+            exchanges,
+            outcome: CaseOutcome::Incomplete(failed_case(&failed, sent_n)),
+            registry: record.judge(),
+            sent: sent_n,
+            failed,
+        });
     }
     Ok(CaseRun {
         readings: oracle
@@ -346,6 +376,8 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
         exchanges,
         outcome: CaseOutcome::Conforms,
         registry: record.judge(),
+        sent: sent_n,
+        failed,
     })
 }
 
@@ -359,6 +391,7 @@ async fn send_round(
     reqs: &[case::Req],
     ri: usize,
     exchanges: &mut Vec<Exchange>,
+    failed: &mut Vec<String>,
 ) -> Result<(Vec<Sent>, Vec<Recorded>), String> {
     let mut tasks = tokio::task::JoinSet::new();
     let mut https = Vec::new();
@@ -410,6 +443,9 @@ async fn send_round(
             .take()
             .unwrap_or(((now, now), Err(WireError::Reset)));
         let answer = answer_of(&result);
+        if let Some(why) = target_failure(t, req.fault, &result, &https[i].1) {
+            failed.push(format!("{}: {why}", https[i].0.notation()));
+        }
         let seen = seen_of(t, req.fault, result, &https[i].0)?;
         let exchange = Exchange {
             round: ri,
@@ -438,6 +474,9 @@ async fn send_round(
                 None => ((closed, closed), Err(WireError::Reset)),
             };
             let answer = answer_of(&second);
+            if let Err(e) = &second {
+                failed.push(format!("{} (its second copy): {e}", https[i].0.notation()));
+            }
             let seen = seen_of(t, Fault::None, second, &https[i].0)?;
             let exchange = Exchange {
                 round: ri,
@@ -459,6 +498,29 @@ async fn send_round(
     }
     sent.extend(seconds);
     Ok((sent, recorded))
+}
+
+/// Why the target failed exchange `tag`, if it did: no answer with no reset planned (the
+/// proxy resets the client only when the target's answer could not be read or never
+/// came, and says why), or none within conform's own timeout.
+fn target_failure(
+    t: &Target,
+    fault: Fault,
+    result: &Result<WireReply, WireError>,
+    tag: &str,
+) -> Option<String> {
+    let planned = matches!(fault, Fault::ResetBefore | Fault::ResetAfter);
+    let why = t.proxy.take_failure(tag);
+    match result {
+        Err(WireError::Reset | WireError::Timeout) if !planned => Some(why.unwrap_or_else(|| {
+            result
+                .as_ref()
+                .err()
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        })),
+        _ => None,
+    }
 }
 
 /// What conform saw of an answer, for the record: status, `Retry-After`, body.

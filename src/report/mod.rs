@@ -548,12 +548,9 @@ impl Report {
         let md = out.join("report.md");
         let json = out.join("report.json");
         let html = out.join("report.html");
-        std::fs::write(&html, self.html())
-            .map_err(|e| format!("cannot write {}: {e}", html.display()))?;
-        std::fs::write(&md, self.markdown())
-            .map_err(|e| format!("cannot write {}: {e}", md.display()))?;
-        std::fs::write(&json, self.to_json())
-            .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
+        crate::whole_file::write(&html, self.html())?;
+        crate::whole_file::write(&md, self.markdown())?;
+        crate::whole_file::write(&json, self.to_json())?;
         // The diagrams, one Mermaid document each.
         let diagrams = out.join("diagrams");
         std::fs::create_dir_all(&diagrams)
@@ -570,8 +567,7 @@ impl Report {
         }
         for (name, text) in written {
             let path = diagrams.join(name);
-            std::fs::write(&path, text)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            crate::whole_file::write(&path, text)?;
         }
         Ok(vec![
             md.display().to_string(),

@@ -5,17 +5,19 @@
 //!   sandbox under its own name, and is refused (421), so it can neither drive the API
 //!   nor read the exports. With `--allow-non-loopback` on an unspecified address the
 //!   check is off (the user opened the sandbox to the network).
-//! - **Cross-origin browsers** on `/__sandbox/…`: an `Origin` that is not the sandbox's
-//!   own, or `Sec-Fetch-Site` `cross-site` / `same-site`, is refused (403): a page the
-//!   user visits cannot reset the session, change its faults, move its clock or fill it.
+//! - **Cross-origin browsers**, on every path (`/v1/…` included): an `Origin` that is not
+//!   the sandbox's own, or `Sec-Fetch-Site` `cross-site` / `same-site`, is refused (403)
+//!   before anything is recorded: a page the user visits cannot reset the session,
+//!   change its faults, move its clock or fill it, nor push the session's evidence out
+//!   of its record with requests a browser sends without asking (a keyless `POST`).
 //! - **JSON only**: a control `POST` with a body must say `Content-Type:
 //!   application/json` (415 otherwise; an HTML form cannot send that type).
 //! - **The token** (`serve --control-token T`): every control `POST` needs
 //!   `X-Sandbox-Token: T` (403 otherwise).
 //!
-//! The contract's API itself is unaffected but for the Host check: its requests carry
-//! `Authorization`, which no cross-origin page can send without a CORS preflight the
-//! sandbox never grants.
+//! The contract's API is otherwise unaffected: its requests carry `Authorization`, which
+//! no cross-origin page can send without a CORS preflight the sandbox never grants, and
+//! clients that are not browsers send no `Origin`.
 
 use crate::http_map::HttpReply;
 use axum::http::{HeaderMap, header};
@@ -91,9 +93,6 @@ impl Guard {
                 ));
             }
         }
-        if !path.starts_with("/__sandbox") {
-            return None;
-        }
         if let Some(origin) = text(header::ORIGIN) {
             let own =
                 host.is_some_and(|h| origin.eq_ignore_ascii_case(&format!("http://{}", h.trim())));
@@ -101,9 +100,7 @@ impl Guard {
                 return Some(refuse(
                     403,
                     "cross_origin_refused",
-                    format!(
-                        "a request from another origin ({origin}) to the sandbox's own endpoints is refused"
-                    ),
+                    format!("a request from another origin ({origin}) to the sandbox is refused"),
                 ));
             }
         }
@@ -112,10 +109,10 @@ impl Guard {
             return Some(refuse(
                 403,
                 "cross_origin_refused",
-                format!("a {site} browser request to the sandbox's own endpoints is refused"),
+                format!("a {site} browser request to the sandbox is refused"),
             ));
         }
-        if method != "POST" {
+        if !path.starts_with("/__sandbox") || method != "POST" {
             return None;
         }
         if let Some(token) = &self.token {

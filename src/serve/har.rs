@@ -4,8 +4,8 @@
 //! session's clock (`startedDateTime` counts from 1970-01-01T00:00:00Z = the session's
 //! time 0), an exchange whose answer never reached the client has status 0 and
 //! `_error`. Requests the edge answered itself (a card number, a bad key) are not in the
-//! events, so not here either. A session longer than its record holds (`record.rs`)
-//! exports the exchanges of the events still held.
+//! events, so not here either. A session longer than its record holds (`record.rs`) is
+//! not exported: `GET /__sandbox/har` answers 410, as the events export does.
 
 use payhub_model::event::{Event, What};
 use payhub_model::{ApiRequest, ApiResponse, Endpoint, Json, Millis, RequestId};

@@ -83,6 +83,11 @@ pub struct ServeArgs {
     /// at most 100,000).
     #[arg(long, value_name = "N", default_value_t = http::FILL_SESSION_MAX)]
     pub fill_max: usize,
+    /// The most objects (Payments, Refunds, checkout sessions) the API creates in a
+    /// session; past it, each create is answered 429 rate_limited with Retry-After (not
+    /// executed, as the contract says of a 429) until `POST /__sandbox/reset`.
+    #[arg(long, value_name = "N", default_value_t = sandbox::OBJECTS_MAX)]
+    pub objects_max: usize,
 }
 
 /// Whether `ip` is loopback, an IPv4-mapped IPv6 loopback (`::ffff:127.0.0.1`) too.
@@ -192,7 +197,8 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
                 } else {
                     0
                 })
-                .with_edge_zero(edge_zero),
+                .with_edge_zero(edge_zero)
+                .with_objects_max(args.objects_max),
             tape,
         });
     }
@@ -307,8 +313,8 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs, plan: &faults::Plan) -> String
     );
     let _ = writeln!(
         s,
-        "bounds: a clock advance at most 36500d, fill at most 100000 Payments per call and {} per session",
-        args.fill_max
+        "bounds: a clock advance at most 36500d, fill at most 100000 Payments per call and {} per session, {} objects created through the API per session (then 429 rate_limited)",
+        args.fill_max, args.objects_max
     );
     match &args.control_token {
         Some(t) => {

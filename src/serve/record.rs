@@ -7,8 +7,8 @@
 //!   ([`Record::hand_out`], which `--tape FILE` writes as JSON Lines) and the segment holds
 //!   [`SEGMENT_EVENTS_MAX`], it becomes the earlier segment and the one before that is
 //!   dropped (counted in [`Record::events_dropped`]). The page and the diagrams show the
-//!   events held; the events export refuses once any was dropped (a partial stream
-//!   judged alone would not give the session's verdict), pointing at `--tape FILE`.
+//!   events held; the events and HAR exports refuse once any was dropped (a partial
+//!   stream judged alone would not give the session's verdict), pointing at `--tape FILE`.
 //! - **Tape**: at most [`TAPE_CHOICES_MAX`] choices; past it the tape is dropped and the
 //!   script export refuses for the rest of the session (a script replays from the start).
 //!
@@ -131,8 +131,9 @@ impl Record {
         self.earlier.to_text() + &self.current.to_text()
     }
 
-    /// The whole session's events as JSON Lines, or why not: some were dropped.
-    pub fn events_jsonl(&self) -> Result<String, String> {
+    /// Every event of the session, or why not: some were dropped. An export is of the
+    /// whole session or refused, never of what is still held passed off as the session.
+    pub fn events_whole(&self) -> Result<impl Iterator<Item = &Event>, String> {
         if self.events_dropped > 0 {
             return Err(format!(
                 "the session's first {} of {} events are no longer held (a trace segment holds {SEGMENT_EVENTS_MAX}); \
@@ -141,6 +142,12 @@ impl Record {
                 self.events_total()
             ));
         }
+        Ok(self.events_held())
+    }
+
+    /// The whole session's events as JSON Lines, or why not: some were dropped.
+    pub fn events_jsonl(&self) -> Result<String, String> {
+        let _whole = self.events_whole()?;
         Ok(self.earlier.to_events_jsonl() + &self.current.to_events_jsonl())
     }
 
@@ -186,7 +193,7 @@ impl Record {
         let mut parts = Vec::new();
         if self.events_dropped > 0 {
             parts.push(format!(
-                "the first {} of {} events are no longer held in memory: the events export is refused, \
+                "the first {} of {} events are no longer held in memory: the events and HAR exports are refused, \
                  and the diagrams show only the events held (--tape FILE has every event)",
                 self.events_dropped,
                 self.events_total()
@@ -237,6 +244,7 @@ mod tests {
         );
         let refused = r.events_jsonl().unwrap_err();
         assert!(refused.contains("--tape FILE"), "{refused}");
+        assert_eq!(r.events_whole().err(), Some(refused));
         assert!(r.note().unwrap().contains("no longer held"));
     }
 

@@ -555,7 +555,7 @@ fn write_new(path: &Path, text: &str) -> Result<(), String> {
             path.display()
         );
     }
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::whole_file::write(path, text)
 }
 
 fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {

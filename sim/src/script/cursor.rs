@@ -1,19 +1,35 @@
 //! A cursor over one script line: words, quoted strings and `name=value` pairs, each
 //! with its 1-based column (in characters).
 
+use std::cell::Cell;
+use std::rc::Rc;
+
 /// A parse failure inside a line: the column and what is wrong.
 pub(crate) type LineError = (u32, String);
+
+/// The most text a script's repeats (`"x"*256`) may expand to, all of them together:
+/// 16 MiB, the bound of a script's input. The size is checked before anything is
+/// allocated, so a short script cannot ask for more memory than a long one may hold.
+pub const EXPANDED_MAX: usize = 16 << 20;
 
 pub(crate) struct Cursor {
     chars: Vec<char>,
     at: usize,
+    /// Bytes the repeats read so far have expanded to (shared by a script's lines).
+    expanded: Rc<Cell<usize>>,
 }
 
 impl Cursor {
     pub(crate) fn new(line: &str) -> Cursor {
+        Cursor::sharing(line, Rc::default())
+    }
+
+    /// A cursor whose repeats count against `expanded`, the total of a whole script.
+    pub(crate) fn sharing(line: &str, expanded: Rc<Cell<usize>>) -> Cursor {
         Cursor {
             chars: line.chars().collect(),
             at: 0,
+            expanded,
         }
     }
 
@@ -114,6 +130,22 @@ impl Cursor {
                     if n > 100_000 {
                         return Err((start as u32 + 1, format!("repeat count {n} is too large")));
                     }
+                    let total = s
+                        .len()
+                        .checked_mul(n)
+                        .and_then(|b| b.checked_add(self.expanded.get()))
+                        .filter(|t| *t <= EXPANDED_MAX);
+                    let Some(total) = total else {
+                        return Err((
+                            col,
+                            format!(
+                                "the repeat \"…\"*{n} of a {}-byte string expands past {} MiB, the bound of a script's input (its repeats together): refused",
+                                s.len(),
+                                EXPANDED_MAX >> 20
+                            ),
+                        ));
+                    };
+                    self.expanded.set(total);
                     return Ok(Some((s.repeat(n), col)));
                 }
                 Ok(Some((s, col)))

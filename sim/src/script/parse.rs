@@ -15,6 +15,7 @@ use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
 use payhub_model::{Assumption, Environment, MerchantId, PlatformParams};
 use std::cell::Cell;
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 /// Parses a script, or fails with its first error. `properties` are the names
 /// `expect violation` may use.
@@ -47,6 +48,7 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
         requested: BTreeSet::new(),
         unsure: BTreeSet::new(),
         cascade: Cell::new(false),
+        expanded: Rc::default(),
     };
     let mut errors = ScriptErrors {
         file: file.to_owned(),
@@ -146,6 +148,8 @@ pub(super) struct Parser {
     pub(super) unsure: BTreeSet<String>,
     /// Set when the line's error names an unsure server (it follows from that error).
     pub(super) cascade: Cell<bool>,
+    /// Bytes every repeat of the script has expanded to (bounded: [`super::cursor::EXPANDED_MAX`]).
+    expanded: Rc<Cell<usize>>,
 }
 
 pub(super) fn err<T>(col: u32, message: impl Into<String>) -> Result<T, LineError> {
@@ -154,7 +158,7 @@ pub(super) fn err<T>(col: u32, message: impl Into<String>) -> Result<T, LineErro
 
 impl Parser {
     fn line(&mut self, n: u32, line: &str) -> Result<(), LineError> {
-        let mut cur = Cursor::new(line);
+        let mut cur = Cursor::sharing(line, self.expanded.clone());
         let col = cur.col();
         let (first, _) = cur.word().expect("a non-blank line");
         let pos = Pos {

@@ -31,9 +31,24 @@ fn verdicts(class: &str, vs: &[payhub_properties::verdict::Verdict]) -> Vec<Case
         .collect()
 }
 
-/// `judge FILE --format junit`.
-pub(crate) fn judge(file: &std::path::Path, vs: &[payhub_properties::verdict::Verdict]) -> String {
-    let suite = Suite::new(format!("judge {}", file.display()), verdicts("judge", vs));
+/// `judge FILE --format junit`; a torn last line (`torn`: where and why) makes one
+/// skipped case (the run is incomplete).
+pub(crate) fn judge(
+    file: &std::path::Path,
+    vs: &[payhub_properties::verdict::Verdict],
+    torn: Option<&str>,
+) -> String {
+    let mut cases = verdicts("judge", vs);
+    if let Some(t) = torn {
+        cases.push(Case::new(
+            "judge",
+            "events read",
+            CaseResult::Skipped {
+                message: format!("not judged past {t}"),
+            },
+        ));
+    }
+    let suite = Suite::new(format!("judge {}", file.display()), cases);
     render("payhub-verify judge", &[suite])
 }
 

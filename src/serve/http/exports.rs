@@ -73,10 +73,13 @@ pub(super) async fn har(
         Ok(p) => p,
         Err(r) => return r,
     };
-    let reply = edge.with_core(ns, |core, _| {
-        let held: Vec<_> = core.record().events_held().cloned().collect();
-        let har = crate::serve::har::to_har(&held, core.clock_origin_ms());
-        HttpReply::json(200, har)
+    let reply = edge.with_core(ns, |core, _| match core.record().events_whole() {
+        // Whole or refused, as the events export: never the exchanges still held alone.
+        Err(e) => gone(e),
+        Ok(events) => {
+            let all: Vec<_> = events.cloned().collect();
+            HttpReply::json(200, crate::serve::har::to_har(&all, core.clock_origin_ms()))
+        }
     });
     match reply {
         Some(reply) => stream::whole(reply, kill, permit).await,

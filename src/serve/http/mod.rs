@@ -243,7 +243,10 @@ async fn connection(
             }
         }
     });
+    // A client may shut its side down once the request is sent (`shutdown(Write)`,
+    // `curl` with stdin closed): the request is still answered, not dropped on the EOF.
     let conn = hyper::server::conn::http1::Builder::new()
+        .half_close(true)
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .max_buf_size(HEADER_BYTES_MAX)

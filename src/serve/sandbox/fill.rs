@@ -28,7 +28,7 @@ impl Sandbox {
                 .into_bytes(),
             };
             match self.handle(now, &http) {
-                Step::Answered(reply) if reply.status == 201 => {}
+                Step::Answered(reply) if reply.status == 201 => self.bound.filled += 1,
                 Step::Answered(reply) => {
                     return Err(format!("fill-{i}: {} {}", reply.status, reply.body));
                 }

@@ -135,6 +135,8 @@ pub struct Sandbox {
     link_seen: Option<MsgId>,
     outbox: Outbox,
     errors: Vec<String>,
+    /// Objects the API may create (`serve --objects-max`).
+    bound: bound::ObjectBound,
 }
 
 /// What one HTTP request came to.
@@ -194,6 +196,7 @@ impl Sandbox {
             outbox: Outbox::default(),
             errors: Vec::new(),
             settings,
+            bound: bound::ObjectBound::default(),
         }
     }
 
@@ -226,10 +229,11 @@ impl Sandbox {
     pub fn reset(&mut self, now: Millis) {
         let settings = self.settings.clone();
         let ids_from = self.config.params.ids_from;
-        let edge_zero = self.edge_zero_ms;
+        let (edge_zero, max) = (self.edge_zero_ms, self.bound.max);
         *self = Sandbox::new(settings)
             .with_ids_from(ids_from)
-            .with_edge_zero(edge_zero);
+            .with_edge_zero(edge_zero)
+            .with_objects_max(max);
         self.epoch = now;
     }
 
@@ -478,7 +482,7 @@ impl Sandbox {
                 Some(Control::SetRateLimited { merchant, on: true })
             }
             (Some(Action::Unavailable), _) => Some(Control::SetChannelPaused { on: true }),
-            _ => None,
+            _ => self.past_bound(&request, owner),
         };
         if let Some(c) = &control {
             self.apply(Choice::Control(c.clone()))?;
@@ -683,11 +687,11 @@ mod world;
 pub use payhub_sim::worlds::node_of;
 pub use world::{node_names, world_config};
 
-mod upstream;
-
+mod bound;
 mod fill;
-
+mod upstream;
 mod webhooks;
+pub use bound::OBJECTS_MAX;
 
 #[cfg(test)]
 mod tests;
