@@ -3,10 +3,10 @@
 //! by `client-never-charges-an-order-twice` and `client-never-closes-a-captured-order`.
 
 use crate::evidence::CLIENT_DB;
+use crate::facts::effects::{Closing, Fulfilment};
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::Rule;
-use payhub_sim::facts::effects::{Closing, Fulfilment};
 
 fn closing(c: &Closing, what: &str) -> Witnessed {
     let status = c.status.map_or("unknown", |s| s.as_str());

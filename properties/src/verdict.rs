@@ -1,7 +1,7 @@
 //! Verdicts: every property's judgement over what a source supplied, in one library
 //! that `judge`, `check-log`, the sandbox and the report share.
 //!
-//! A source's events are folded into facts (`payhub_sim::Facts`), wire facts
+//! A source's events are folded into facts (`crate::Facts`), wire facts
 //! ([`WireFacts`]) and the evidence they supplied ([`Supply`]); [`judge_all`] judges
 //! every property of the registry over them, in one loop. Each verdict is
 //! `holds`, `violated` (always properties), `reached`, `unreached` (sometimes
@@ -9,15 +9,15 @@
 //! ([`crate::evidence`]), named with the reason. A witness found in the part of a
 //! source that has the evidence stands whatever the rest lacks (verdicts are monotone).
 
+use crate::Facts;
 use crate::evidence::{self, Missing, Supply};
+use crate::facts::resolution::Resolution;
+use crate::facts::wire::{Seen, WireFacts, Witness};
 use crate::wire::Side;
 use crate::{Kind, Named, PROPERTIES, Property};
 use payhub_model::Shared;
 use payhub_model::event::Event;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
-use payhub_sim::Facts;
-use payhub_sim::facts::resolution::Resolution;
-use payhub_sim::facts::wire::{Seen, WireFacts, Witness};
 use serde::Serialize;
 
 /// What a verdict says.
@@ -113,7 +113,7 @@ pub fn harness_owners() -> WireFacts {
 impl Folded {
     pub fn new(wire: WireFacts) -> Folded {
         Folded {
-            facts: Shared::new(Facts::judged_by(&crate::JUDGING)),
+            facts: Shared::new(Facts::default()),
             wire,
             supply: Supply::empty(),
             events: 0,

@@ -3,9 +3,11 @@
 //! property gives the same verdict on both.
 
 use payhub_model::client::{AntiPattern, Policy};
+use payhub_properties::Facts;
+use payhub_properties::World;
 use payhub_properties::{AlwaysCheck, PROPERTIES};
 use payhub_sim::driver::{self, FaultProfile};
-use payhub_sim::{Facts, Trace, World, WorldConfig, worlds};
+use payhub_sim::{Trace, WorldConfig, worlds};
 
 /// Runs `seed`, recording, and returns the world and its trace.
 fn recorded(config: &WorldConfig, seed: u64) -> (World, Trace) {
@@ -27,7 +29,7 @@ fn verdicts(facts: &Facts) -> Vec<(&'static str, Option<String>, bool)> {
 fn assert_stream_rebuilds(config: &WorldConfig, seed: u64) -> bool {
     let (world, trace) = recorded(config, seed);
     assert!(!trace.stream.is_empty(), "seed {seed}: no events");
-    let rebuilt = Facts::from_events(&payhub_properties::JUDGING, &trace.stream);
+    let rebuilt = Facts::from_events(&trace.stream);
     assert_eq!(rebuilt, *world.facts, "seed {seed}: facts differ");
     // Through its file form too: JSON Lines, read back.
     let read: Vec<payhub_model::event::Event> = trace
@@ -45,7 +47,7 @@ fn assert_stream_rebuilds(config: &WorldConfig, seed: u64) -> bool {
 
 #[test]
 fn reference_runs_rebuild_from_their_events() {
-    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&Policy::reference(), 2);
     for seed in 0..40 {
         assert!(
             !assert_stream_rebuilds(&config, seed),
@@ -64,8 +66,7 @@ fn violating_runs_rebuild_their_violation_from_their_events() {
         AntiPattern::PollTooFast,
         AntiPattern::ChangedParamsSameKey,
     ] {
-        let config = worlds::simulation(&Policy::reference().with(anti), 2)
-            .judged_by(&payhub_properties::JUDGING);
+        let config = worlds::simulation(&Policy::reference().with(anti), 2);
         for seed in 0..40 {
             if assert_stream_rebuilds(&config, seed) {
                 violated += 1;
@@ -82,22 +83,13 @@ fn violating_runs_rebuild_their_violation_from_their_events() {
 /// passes or is reached with no evidence would be vacuous.
 #[test]
 fn an_empty_stream_violates_and_reaches_nothing() {
-    let facts = Facts::from_events(&payhub_properties::JUDGING, &[]);
+    let facts = Facts::from_events(&[]);
     for p in PROPERTIES {
         assert_eq!(p.judge(&facts), None, "{}", p.name);
         if p.kind() == payhub_properties::Kind::Sometimes {
             assert!(!p.holds_in(&facts), "{} reached with no events", p.name);
         }
     }
-}
-
-/// Facts folded without the properties' judging judged no answer: a property refuses to
-/// read them (debug builds) rather than pass what nothing judged.
-#[test]
-#[cfg(debug_assertions)]
-#[should_panic(expected = "without the properties' judging")]
-fn facts_folded_without_the_properties_judging_are_refused() {
-    PROPERTIES[0].judge(&Facts::default());
 }
 
 /// Liveness from the events: over seeded runs of the reference client and of one that

@@ -17,7 +17,7 @@ use crate::world::{ApplyError, World};
 use payhub_model::event::What;
 use payhub_model::{Millis, PlatformInput};
 
-impl World {
+impl<F: crate::fold::Fold> World<F> {
     /// Time jumps to the next deadline.
     pub(crate) fn tick(
         &mut self,

@@ -37,7 +37,7 @@
 use crate::network::{MsgId, Payload};
 use crate::world::World;
 
-impl World {
+impl<F: crate::fold::Fold> World<F> {
     /// Whether a client awaits the answer of exchange `id`: exactly when
     /// [`World::response_to_client`] hands it to the client's code.
     pub(crate) fn awaits(&self, id: payhub_model::RequestId) -> bool {

@@ -69,7 +69,7 @@ fn client_error(node: u8, e: payhub_model::client::ClientError) -> ApplyError {
     ApplyError::NotEnabled(format!("merchant-{node}: {e}"))
 }
 
-impl World {
+impl<F: crate::fold::Fold> World<F> {
     /// Commands, crashes and restarts the merchant side allows.
     pub(crate) fn enabled_merchants(&self, config: &WorldConfig, out: &mut Vec<Choice>) {
         for (i, item) in config.workload.iter().enumerate() {
@@ -161,7 +161,7 @@ impl World {
                     decision,
                     rule,
                 } => {
-                    let read = crate::facts::reads_decision(&decision);
+                    let read = F::reads_decision(&decision);
                     let what = What::ClientDecided {
                         node,
                         subject,
@@ -482,7 +482,7 @@ impl World {
 }
 
 /// Whether a payload is for a client node (used by the immediate inbox).
-pub(crate) fn for_client(world: &World, payload: &Payload) -> bool {
+pub(crate) fn for_client<F: crate::fold::Fold>(world: &World<F>, payload: &Payload) -> bool {
     let to = match payload {
         Payload::Response { to, .. } | Payload::Webhook { to, .. } => *to,
         Payload::Request { .. } => return false,

@@ -13,7 +13,7 @@ use payhub_model::{
     PlatformInput, PlatformOutput, RefundStatus, RequestId, ResolutionStatus, ResponseBody, Text,
 };
 
-impl World {
+impl<F: crate::fold::Fold> World<F> {
     /// Steps the platform with an input other than a request and routes its outputs.
     pub(crate) fn step_platform(
         &mut self,

@@ -4,7 +4,7 @@ use crate::choice::Choice;
 use crate::network::{MsgId, Payload, UpstreamMsg};
 use crate::world::World;
 
-impl World {
+impl<F: crate::fold::Fold> World<F> {
     /// What a choice does, without the run-specific ids it names (`m7`, `u3`, `att_002`):
     /// the shrinker uses it to find "the same" choice after an earlier one was removed
     /// and the ids shifted.

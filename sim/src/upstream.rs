@@ -17,7 +17,7 @@ struct AcquirerBefore {
     entries: usize,
 }
 
-impl World {
+impl<F: crate::fold::Fold> World<F> {
     /// The acquirer handles a call on the link with `decision`.
     pub(crate) fn acquire(
         &mut self,

@@ -16,9 +16,9 @@ use payhub_model::event::{Event, Message, What};
 use payhub_model::observation::Dialect;
 use payhub_model::observed::{ObservedAnswer, Shape};
 use payhub_model::{Millis, RequestId};
+use payhub_properties::Facts;
 use payhub_properties::evidence::Evidence;
 use payhub_properties::verdict::{Folded, Verdict};
-use payhub_sim::Facts;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -191,7 +191,7 @@ impl Feed {
     /// `name`.
     pub fn verdicts(
         &self,
-        name: &dyn Fn(&payhub_sim::facts::wire::Seen) -> String,
+        name: &dyn Fn(&payhub_properties::facts::wire::Seen) -> String,
     ) -> Vec<Verdict> {
         self.folded.verdicts_naming(name)
     }

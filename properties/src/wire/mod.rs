@@ -11,9 +11,9 @@
 //! says how an exchange is named (a HAR entry, a log line, an exchange of a stream).
 
 use crate::evidence::{Evidence, EvidenceSet};
+use crate::facts::wire::{Breach, WireFacts, Witness};
 use crate::property::{Predicate, Property};
 use payhub_model::{Contract, Millis, Rule};
-use payhub_sim::facts::wire::{Breach, WireFacts, Witness};
 use std::borrow::Cow;
 
 mod explain;

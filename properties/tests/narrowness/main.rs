@@ -169,8 +169,8 @@ use payhub_model::{
     RefundId, RefundStatus, RefundView, RequestId, ResolutionStatus, ResourceId, ResponseBody,
     Rule, UpstreamCall, WebhookEvent, WebhookObject,
 };
+use payhub_properties::Facts;
 use payhub_properties::property;
-use payhub_sim::Facts;
 
 mod cadence_client;
 mod safety_responses;
@@ -185,7 +185,7 @@ fn ev(what: What) -> Event {
 
 fn verdict(name: &str, events: &[Event]) -> Option<String> {
     let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.judge(&Facts::from_events(&payhub_properties::JUDGING, events))
+    p.judge(&Facts::from_events(events))
 }
 
 #[track_caller]
