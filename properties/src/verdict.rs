@@ -15,9 +15,10 @@ use crate::facts::resolution::Resolution;
 use crate::facts::wire::{Seen, WireFacts, Witness};
 use crate::wire::Side;
 use crate::{Kind, Named, PROPERTIES, Property};
-use payhub_model::Shared;
 use payhub_model::event::Event;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::observed::ObservedAnswer;
+use payhub_model::{RequestId, Shared};
 use serde::Serialize;
 
 /// What a verdict says.
@@ -126,6 +127,15 @@ impl Folded {
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
         self.resolution.observe(e);
+        self.events += 1;
+    }
+
+    /// [`Folded::observe`] of the end of exchange `id` with the answer read at the
+    /// contract's level: the facts take `e` (the status), the wire facts the whole answer.
+    pub fn observe_answered(&mut self, e: &Event, id: RequestId, answer: &ObservedAnswer) {
+        Facts::observe(&mut self.facts, e);
+        self.wire.answered(e.at, id, answer);
+        self.supply.saw(&e.what);
         self.events += 1;
     }
 

@@ -16,7 +16,6 @@ use payhub_model::event::{Event, Message, What};
 use payhub_model::observation::Dialect;
 use payhub_model::observed::{ObservedAnswer, Shape};
 use payhub_model::{Millis, RequestId};
-use payhub_properties::Facts;
 use payhub_properties::evidence::Evidence;
 use payhub_properties::verdict::{Folded, Verdict};
 use std::cmp::Reverse;
@@ -173,12 +172,7 @@ impl Feed {
             if let Some(Reverse(p)) = self.heap.pop() {
                 match (&p.event.0.what, &p.event.1) {
                     (What::DeliveredStatus { id, .. }, Some(answer)) => {
-                        // The facts take the status; the wire facts, the whole answer.
-                        let f = &mut self.folded;
-                        Facts::observe(&mut f.facts, &p.event.0);
-                        f.wire.answered(p.at, *id, answer);
-                        f.supply.saw(&p.event.0.what);
-                        f.events += 1;
+                        self.folded.observe_answered(&p.event.0, *id, answer);
                     }
                     _ => self.folded.observe(&p.event.0),
                 }
