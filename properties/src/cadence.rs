@@ -1,6 +1,6 @@
 //! Cadence properties: when the client retries, how long it waits, how long it queries,
 //! and when the platform verifies an unknown charge with the upstream. The facts
-//! (`sim/src/facts/cadence.rs`) record the extremes; every figure they are held to is
+//! (`properties/src/facts/cadence.rs`) record the extremes; every figure they are held to is
 //! the contract's ([`Contract`]), compared here. Retry-After (RATE-03) and the 10-second
 //! spacing (SCHED-02) are `client-honours-retry-after` and `client-spaces-queries`.
 

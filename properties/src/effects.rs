@@ -1,5 +1,5 @@
 //! Merchant effects: what a client does to an order (fulfil, close) and shows its payer,
-//! judged against the platform's store (`sim/src/facts/effects.rs`). Captures are judged
+//! judged against the platform's store (`properties/src/facts/effects.rs`). Captures are judged
 //! by `client-never-charges-an-order-twice` and `client-never-closes-a-captured-order`.
 
 use crate::evidence::CLIENT_DB;

@@ -32,7 +32,7 @@
 //! One limit, reported rather than hidden: each inert delivery is a step, so under
 //! `check --depth N` a violation the plain search finds within `N` steps may lie deeper:
 //! the search is then cut, and the run incomplete, never a pass. (The facts' history is
-//! part of a state's identity, `facts/cadence.rs`, so it sets no second limit.)
+//! part of a state's identity, `properties/src/facts/cadence.rs`, so it sets no second limit.)
 
 use crate::network::{MsgId, Payload};
 use crate::world::World;

@@ -376,7 +376,7 @@ impl<F: crate::fold::Fold> World<F> {
         }
         self.workload_used[item] += 1;
         let (node, command) = (work.node, work.command.clone());
-        // Read by the traffic facts: a command opens a round (facts/traffic.rs).
+        // Read by the traffic facts: a command opens a round (properties/src/facts/traffic.rs).
         self.emit_if(sink, false, || What::Commanded {
             node,
             command: command.clone(),

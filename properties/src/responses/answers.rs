@@ -1,4 +1,4 @@
-//! The judge of answers the responses family folds with ([`crate::facts::Judging`]):
+//! The judge of answers the responses family folds with (`crate::facts::responses`):
 //! every answer, store change and webhook, judged against what the contract prescribes
 //! for it and against the store as the event found it. The facts record the first
 //! witness of each misanswer; the properties of [`super`] word the verdicts.
