@@ -79,6 +79,30 @@ fn violating_runs_rebuild_their_violation_from_their_events() {
     );
 }
 
+/// The world only emits: what it does never depends on what folds its events. A run
+/// replayed in a world that folds nothing (`()`, as `check_enabled`, the shrinker and a
+/// script export use) applies the same choices and emits the same events as the world
+/// that keeps the facts, faults included.
+#[test]
+fn a_world_that_folds_nothing_emits_the_same_events() {
+    let config = worlds::simulation(&Policy::reference().with(AntiPattern::PollTooFast), 2);
+    for seed in 0..10 {
+        let mut trace = Trace::new();
+        let mut check = AlwaysCheck { config: &config };
+        let profile = FaultProfile::for_seed(seed);
+        let (world, run) =
+            driver::run_seed(&config, seed, &profile, 300, &mut check, Some(&mut trace));
+        assert!(!trace.stream.is_empty(), "seed {seed}: no events");
+        let mut bare = Trace::new();
+        let mut nothing = |_: &payhub_sim::World<()>| None;
+        let (unfolded, _) = driver::replay(&config, &run.tape, &mut nothing, Some(&mut bare))
+            .expect("the tape replays");
+        assert_eq!(bare.stream, trace.stream, "seed {seed}: events differ");
+        assert_eq!(unfolded.now, world.now, "seed {seed}");
+        assert_eq!(*unfolded.platform, *world.platform, "seed {seed}");
+    }
+}
+
 /// Facts from an empty stream violate nothing and reach nothing: a property that
 /// passes or is reached with no evidence would be vacuous.
 #[test]

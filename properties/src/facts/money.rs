@@ -190,7 +190,7 @@ impl Money {
         !handling.calls.is_empty()
             || handling.new_record
             || (handling.store_changed
-                && answer.is_some_and(|a| scope_answers::executes_nothing(a))
+                && answer.is_some_and(scope_answers::executes_nothing)
                 && self.rejected_but_executed.is_none())
             || (self.answered_other_payment.is_none() && about_other_payment(request, answer))
             || (answer.is_some() && owner.is_some() && request.idempotency_key.is_some())
@@ -238,7 +238,7 @@ impl Money {
         let rejected = handling
             .answer
             .as_ref()
-            .is_some_and(|a| scope_answers::executes_nothing(a));
+            .is_some_and(scope_answers::executes_nothing);
         self.on_scope_answer(now, id, request, scope, handling);
         let executed = handling.store_changed || handling.new_record || !handling.calls.is_empty();
         if rejected && executed && self.rejected_but_executed.is_none() {
