@@ -3,9 +3,8 @@
 //! liveness, so that a command `simulate` prints shows what it claimed.
 
 use crate::simulate_cmd::WorldArgs;
-use payhub_properties::World;
 use payhub_properties::liveness::{self, LivenessVerdict};
-use payhub_properties::{AlwaysCheck, PROPERTIES};
+use payhub_properties::{AlwaysCheck, PROPERTIES, World};
 use payhub_sim::driver::{self, RunOutcome};
 use payhub_sim::tape::Tape;
 use payhub_sim::{Choice, Trace, WorldConfig};

@@ -19,12 +19,11 @@
 //! A-WEBHOOK-BLACKOUT (an order no query is due for, that missed every delivery of the
 //! Payment's latest event: the servers were down, or it was lost).
 
-use crate::Kind;
-use crate::World;
 use crate::evidence::{Evidence, EvidenceSet, Supply};
 use crate::facts::resolution::{OrderSeen, Placement, Resolution, WebhookDelivery};
 use crate::verdict::{Status, Verdict};
 use crate::witnessed::{Named, Witnessed};
+use crate::{Kind, World};
 use payhub_model::client::{ClientParams, OrderState};
 use payhub_model::event::ShownOrder;
 use payhub_model::{Assumption, Contract, Millis, PaymentId, PaymentStatus, Rule};

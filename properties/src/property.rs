@@ -14,12 +14,11 @@
 //! [`Facts`] alone and judge the properties whose needs name no evidence of the wire
 //! ([`Property::over_facts`]).
 
-use crate::Facts;
-use crate::World;
 use crate::evidence::{Evidence, EvidenceSet};
 use crate::facts::wire::{WireFacts, Witness};
 use crate::wire::Patterns;
 use crate::witnessed::Witnessed;
+use crate::{Facts, World};
 use payhub_model::Rule;
 use payhub_sim::WorldConfig;
 use payhub_sim::driver::{Check, Violation};

@@ -9,12 +9,11 @@
 //! ([`crate::evidence`]), named with the reason. A witness found in the part of a
 //! source that has the evidence stands whatever the rest lacks (verdicts are monotone).
 
-use crate::Facts;
 use crate::evidence::{self, Missing, Supply};
 use crate::facts::resolution::Resolution;
 use crate::facts::wire::{Seen, WireFacts, Witness};
 use crate::wire::Side;
-use crate::{Kind, Named, PROPERTIES, Property};
+use crate::{Facts, Kind, Named, PROPERTIES, Property};
 use payhub_model::event::Event;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::observed::ObservedAnswer;

@@ -7,8 +7,7 @@ use payhub_model::event::{Event, StoredAttempt, StoredOrder, StoredPayment, Subm
 use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::*;
-use payhub_properties::Facts;
-use payhub_properties::{Property, property};
+use payhub_properties::{Facts, Property, property};
 
 const NODE: u8 = 0;
 const PAY: PaymentId = PaymentId(1);

@@ -29,9 +29,7 @@ use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST, rotate
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiRequest, Control, ErrorCode, MerchantId, Millis,
 };
-use payhub_properties::PROPERTIES;
-use payhub_properties::ScopeKey;
-use payhub_properties::World;
+use payhub_properties::{PROPERTIES, ScopeKey, World};
 use payhub_sim::{Budget, Choice, WorldConfig};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};

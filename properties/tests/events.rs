@@ -3,9 +3,7 @@
 //! property gives the same verdict on both.
 
 use payhub_model::client::{AntiPattern, Policy};
-use payhub_properties::Facts;
-use payhub_properties::World;
-use payhub_properties::{AlwaysCheck, PROPERTIES};
+use payhub_properties::{AlwaysCheck, Facts, PROPERTIES, World};
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::{Trace, WorldConfig, worlds};
 

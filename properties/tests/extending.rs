@@ -11,14 +11,12 @@
 //! It holds on the reference platform and catches a planted bug of the zoo.
 
 use payhub_model::{Mutant, Rule};
-use payhub_properties::Facts;
-use payhub_properties::World;
 use payhub_properties::checker::PresetModel;
 use payhub_properties::engine::{self, Bounds, Flow};
 use payhub_properties::evidence::PLATFORM_LEDGER;
 use payhub_properties::property::{OneCheck, Predicate, Property};
 use payhub_properties::zoo::Subject;
-use payhub_properties::{Preset, Witnessed, preset};
+use payhub_properties::{Facts, Preset, Witnessed, World, preset};
 use payhub_sim::Trace;
 use payhub_sim::driver::{self, FaultProfile};
 use std::sync::Mutex;

@@ -13,9 +13,8 @@
 
 use super::record::Record;
 use payhub_model::RequestId;
-use payhub_properties::Named;
-use payhub_properties::World;
 use payhub_properties::verdict::Verdict;
+use payhub_properties::{Named, World};
 use payhub_sim::{Trace, TraceLine, TraceWhat};
 use std::collections::BTreeSet;
 

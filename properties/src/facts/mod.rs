@@ -3,8 +3,7 @@
 //! [`Facts::observe`] is the only way in: it reads one [`Event`] and updates the
 //! families it concerns. The facts never look at the world, the platform or the
 //! acquirer, so the same facts are built from a simulated run, a recorded JSON Lines
-//! file or, later, a live session; and the properties (crate `payhub-properties`) read
-//! only facts. The checker hashes the world, facts included, so facts are small,
+//! file or, later, a live session; and the properties read only facts. The checker hashes the world, facts included, so facts are small,
 //! canonical and ordered: counters, ordered maps, mirrors of what the ground truth holds
 //! (a function of the current state, so they add no states) and, where a property needs
 //! history, the first witness of a pattern or an extreme with its witness (the closest
@@ -53,8 +52,7 @@ pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
 use payhub_model::client::{Decision, ObjectState};
-use payhub_model::event::{Event, What};
-use payhub_model::event::{Handling, Owner};
+use payhub_model::event::{Event, Handling, Owner, What};
 use payhub_model::{ApiRequest, ApiResponse, Millis, RequestId, Shared};
 use payhub_sim::{Fold, Narrowing};
 use serde::Serialize;

@@ -6,8 +6,7 @@
 
 pub mod requests;
 
-use payhub_properties::AlwaysCheck;
-use payhub_properties::World;
+use payhub_properties::{AlwaysCheck, World};
 use payhub_sim::driver::Check;
 use payhub_sim::{Choice, WorldConfig};
 use proptest::strategy::{NewTree, Strategy, ValueTree};
