@@ -14,7 +14,7 @@
 //! the messages in flight (`Payload::Request`, `Payload::Response`), the world's
 //! `origins` and `awaiting` (keyed by id), the platform (`Platform::request_ids`:
 //! pending exchanges, executing idempotency records, sync-wait timers) and the
-//! world's fold ([`Fold::request_ids`], [`Fold::rename_requests`]: the properties' facts
+//! world's fold ([`EventFold::request_ids`], [`EventFold::rename_requests`]: the properties' facts
 //! list and rename theirs). The test `renaming_reaches_every_request_id`
 //! (properties/tests/reduction.rs) checks that the renamed copy's debug rendering holds
 //! no other id.
@@ -31,7 +31,7 @@
 //! properties read an id only as "some witness" (and the counterexample's detail comes
 //! from the unreduced search), so every future has the same verdicts.
 
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::network::Payload;
 use crate::world::World;
 use payhub_model::RequestId;
@@ -40,7 +40,7 @@ use smallvec::SmallVec;
 /// The ids a world holds, sorted, each once.
 type Held = SmallVec<[RequestId; 16]>;
 
-impl<F: Fold> World<F> {
+impl<F: EventFold> World<F> {
     /// Hashes the world as [`World::hash_canonical`] does, with every request id
     /// replaced by its rank among those the world holds (see the module doc).
     pub fn hash_canonical_requests<H: std::hash::Hasher>(&self, state: &mut H) {
@@ -120,9 +120,9 @@ impl<F: Fold> World<F> {
 }
 
 /// A world hashed with its request ids renumbered ([`World::hash_canonical_requests`]).
-pub struct CanonicalRequests<'a, F: Fold>(pub &'a World<F>);
+pub struct CanonicalRequests<'a, F: EventFold>(pub &'a World<F>);
 
-impl<F: Fold> std::hash::Hash for CanonicalRequests<'_, F> {
+impl<F: EventFold> std::hash::Hash for CanonicalRequests<'_, F> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.0.hash_canonical_requests(state);
     }

@@ -4,7 +4,7 @@
 
 use crate::choice::Choice;
 use crate::config::WorldConfig;
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::sink::Sink;
 use crate::trace::Trace;
 use crate::world::{ApplyError, World};
@@ -156,11 +156,11 @@ pub struct Violation {
 }
 
 /// Evaluates properties on a state; `None` when all hold.
-pub trait Check<F: Fold> {
+pub trait Check<F: EventFold> {
     fn check(&mut self, world: &World<F>) -> Option<Violation>;
 }
 
-impl<F: Fold, C: FnMut(&World<F>) -> Option<Violation>> Check<F> for C {
+impl<F: EventFold, C: FnMut(&World<F>) -> Option<Violation>> Check<F> for C {
     fn check(&mut self, world: &World<F>) -> Option<Violation> {
         self(world)
     }
@@ -179,7 +179,7 @@ pub struct RunOutcome {
 }
 
 /// Runs `config` from seed `seed` for at most `max_steps` choices, checking after each.
-pub fn run_seed<F: Fold>(
+pub fn run_seed<F: EventFold>(
     config: &WorldConfig,
     seed: u64,
     profile: &FaultProfile,
@@ -241,11 +241,11 @@ const OUTAGE_END_WEIGHT_QUIET: u32 = 4000;
 /// beginning one `control_weight`. In a
 /// world of scripted senders only (chaos) every control weighs `control_weight`, as
 /// before.
-struct Outages<'w, F: Fold> {
+struct Outages<'w, F: EventFold> {
     world: Option<&'w World<F>>,
 }
 
-impl<'w, F: Fold> Outages<'w, F> {
+impl<'w, F: EventFold> Outages<'w, F> {
     fn of(config: &WorldConfig, world: &'w World<F>) -> Outages<'w, F> {
         Outages {
             world: (!config.clients.is_empty()).then_some(world),
@@ -275,7 +275,7 @@ impl<'w, F: Fold> Outages<'w, F> {
 fn pick(
     rng: &mut ChaCha8Rng,
     profile: &FaultProfile,
-    outages: &Outages<'_, impl Fold>,
+    outages: &Outages<'_, impl EventFold>,
     enabled: &[Choice],
 ) -> Choice {
     let only_time = enabled.iter().all(|c| matches!(c, Choice::Tick));
@@ -317,7 +317,7 @@ fn pick(
 
 /// Replays a tape strictly: every choice must be enabled when its turn comes.
 /// Returns the outcome, or the index and error of the first choice that does not apply.
-pub fn replay<F: Fold>(
+pub fn replay<F: EventFold>(
     config: &WorldConfig,
     tape: &[Choice],
     check: &mut dyn Check<F>,
@@ -407,7 +407,7 @@ pub fn is_free(choice: &Choice) -> bool {
 /// preference, until nothing is enabled, `span` of simulated time has passed, or
 /// `max_steps` choices were applied. The liveness property is judged on the result.
 /// Returns how many choices of the world it applied.
-pub fn heal<F: Fold>(
+pub fn heal<F: EventFold>(
     config: &WorldConfig,
     world: &mut World<F>,
     span: payhub_model::Millis,
@@ -428,7 +428,7 @@ pub struct Healing {
 
 /// [`heal`], recording every event it makes into `trace` (when given), and returning
 /// the choices it applied.
-pub fn heal_recorded<F: Fold>(
+pub fn heal_recorded<F: EventFold>(
     config: &WorldConfig,
     world: &mut World<F>,
     span: payhub_model::Millis,

@@ -34,10 +34,11 @@
 //! the search is then cut, and the run incomplete, never a pass. (The facts' history is
 //! part of a state's identity, `properties/src/facts/cadence.rs`, so it sets no second limit.)
 
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Payload};
 use crate::world::World;
 
-impl<F: crate::fold::Fold> World<F> {
+impl<F: EventFold> World<F> {
     /// Whether a client awaits the answer of exchange `id`: exactly when
     /// [`World::response_to_client`] hands it to the client's code.
     pub(crate) fn awaits(&self, id: payhub_model::RequestId) -> bool {

@@ -3,7 +3,7 @@
 //! Owns the simulated world: networks, crashes, time and every choice, its seeded driver,
 //! tapes, traces and shrinking. Never reads a clock or an unseeded random number, never
 //! judges, never names a property or the contract's numbers, and never words a verdict:
-//! the world only emits events, and keeps whatever its [`Fold`] makes of them.
+//! the world only emits events, and keeps whatever its [`EventFold`] makes of them.
 //!
 //! One world in which the platform, the upstream acquirer and the merchants run against
 //! lossy, duplicating, reordering networks, crashes, concurrency and simulated time.
@@ -15,7 +15,7 @@
 //! random number itself.
 //!
 //! The world emits one typed event (`payhub_model::event`) for each thing that happens;
-//! the [`sink`] hands each to the world's [`fold`] (the properties' facts, in crate
+//! the [`sink`] hands each to the world's [`event_fold`] (the properties' facts, in crate
 //! `payhub-properties`, which keeps them in the world's hashed state) and, when recording,
 //! to the [`trace`]. The flow is one way: world → events → facts → properties → report.
 //!
@@ -34,7 +34,7 @@ mod clock;
 pub mod config;
 pub mod diagram;
 pub mod driver;
-pub mod fold;
+pub mod event_fold;
 mod inert;
 mod merchant_link;
 mod merchants;
@@ -58,7 +58,7 @@ pub use canonical::CanonicalRequests;
 pub use choice::Choice;
 pub use config::{Budget, ClientSpec, WorkItem, WorldConfig};
 pub use diagram::Diagram;
-pub use fold::Fold;
+pub use event_fold::EventFold;
 pub use narrowing::Narrowing;
 pub use network::{MsgId, Node, Payload};
 pub use trace::{Trace, TraceLine, TraceWhat};

@@ -5,6 +5,7 @@
 //! the platform sends back goes out through [`World::send_to_merchant`].
 
 use crate::config::WorldConfig;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Payload};
 use crate::sink::Sink;
 use crate::world::{ApplyError, Origin, World, internal_error};
@@ -21,7 +22,7 @@ pub(crate) enum Edge {
     Fail500After,
 }
 
-impl<F: crate::fold::Fold> World<F> {
+impl<F: EventFold> World<F> {
     /// A message in flight reaches its destination.
     pub(crate) fn deliver(
         &mut self,

@@ -10,6 +10,7 @@
 
 use crate::choice::Choice;
 use crate::config::WorldConfig;
+use crate::event_fold::EventFold;
 use crate::network::Payload;
 use crate::sink::{Sink, shares};
 use crate::world::{ApplyError, Awaiting, World};
@@ -69,7 +70,7 @@ fn client_error(node: u8, e: payhub_model::client::ClientError) -> ApplyError {
     ApplyError::NotEnabled(format!("merchant-{node}: {e}"))
 }
 
-impl<F: crate::fold::Fold> World<F> {
+impl<F: EventFold> World<F> {
     /// Commands, crashes and restarts the merchant side allows.
     pub(crate) fn enabled_merchants(&self, config: &WorldConfig, out: &mut Vec<Choice>) {
         for (i, item) in config.workload.iter().enumerate() {
@@ -482,7 +483,7 @@ impl<F: crate::fold::Fold> World<F> {
 }
 
 /// Whether a payload is for a client node (used by the immediate inbox).
-pub(crate) fn for_client<F: crate::fold::Fold>(world: &World<F>, payload: &Payload) -> bool {
+pub(crate) fn for_client<F: EventFold>(world: &World<F>, payload: &Payload) -> bool {
     let to = match payload {
         Payload::Response { to, .. } | Payload::Webhook { to, .. } => *to,
         Payload::Request { .. } => return false,

@@ -14,7 +14,7 @@
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::driver::{self, Check, Violation};
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::trace::Trace;
 use crate::world::{ApplyError, World};
 
@@ -29,7 +29,7 @@ pub enum Shrink {
 
 /// A tape proved to violate a property, shrunk, and proved again.
 #[derive(Clone, Debug)]
-pub struct Counterexample<F: Fold> {
+pub struct Counterexample<F: EventFold> {
     /// The world it runs in.
     pub config: WorldConfig,
     /// The property it violates.
@@ -105,7 +105,7 @@ impl From<ProveError> for String {
 /// Proves that `tape` (choices from the initial world of `config`) violates a property
 /// of `check`, shrinks it if asked (a candidate is kept while the same property fails
 /// first under `check`), and proves the kept choices again, with their trace.
-pub fn prove<F: Fold>(
+pub fn prove<F: EventFold>(
     config: &WorldConfig,
     tape: &[Choice],
     check: &mut dyn Check<F>,
@@ -162,7 +162,7 @@ fn does_not_replay(index: usize, error: ApplyError) -> Failure {
     }
 }
 
-impl<F: Fold> Counterexample<F> {
+impl<F: EventFold> Counterexample<F> {
     /// The violation the kept choices end in.
     pub fn violation(&self) -> Violation {
         Violation {

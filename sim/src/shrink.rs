@@ -11,7 +11,7 @@
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::driver::{Check, Violation};
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::world::World;
 
 /// A choice with the signature it had when it was first applied.
@@ -23,7 +23,7 @@ struct Step {
 
 /// Replays `steps` leniently; returns the applied prefix up to and including the step
 /// that violated `property`, if it does.
-fn replay_lenient<F: Fold>(
+fn replay_lenient<F: EventFold>(
     config: &WorldConfig,
     steps: &[Step],
     property: &str,
@@ -80,7 +80,7 @@ fn sign(config: &WorldConfig, tape: &[Choice]) -> Vec<Step> {
 
 /// Shrinks a tape that violates `property` to a 1-minimal one that still does.
 /// Returns the input unchanged if it does not fail.
-pub fn shrink<F: Fold>(
+pub fn shrink<F: EventFold>(
     config: &WorldConfig,
     tape: &[Choice],
     property: &str,

@@ -2,7 +2,7 @@
 //! trace records it when a run is recorded. This is the one place the world's events
 //! fan out: no step writes into the facts or the trace directly.
 
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::trace::Trace;
 use crate::world::World;
 use payhub_model::event::{Event, What};
@@ -30,7 +30,7 @@ impl<'t> Sink<'t> {
     }
 }
 
-impl<F: Fold> World<F> {
+impl<F: EventFold> World<F> {
     /// Emits one event at the current time: into the facts, then to the trace. The
     /// [`Event`] is built only for a trace: the facts read what happened in place.
     pub(crate) fn emit(&mut self, sink: &mut Sink<'_>, what: What) {

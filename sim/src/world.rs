@@ -12,7 +12,7 @@
 
 use crate::choice::Choice;
 use crate::config::{Budget, WorldConfig};
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::merchants::Then;
 use crate::network::{InFlight, Payload, UpstreamMsg};
 use crate::sink::Sink;
@@ -91,7 +91,7 @@ pub struct Awaiting {
 /// the exhaustive checker hashes.
 #[derive(Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(bound = "")]
-pub struct World<F: Fold> {
+pub struct World<F: EventFold> {
     pub now: Millis,
     pub platform: Shared<Platform>,
     pub acquirer: Shared<Acquirer>,
@@ -103,7 +103,7 @@ pub struct World<F: Fold> {
     pub origins: CowMap<RequestId, Origin>,
     /// Faults and sends still allowed.
     pub budget: Budget,
-    /// What the world's events fold into ([`Fold`]): the properties' facts.
+    /// What the world's events fold into ([`EventFold`]): the properties' facts.
     pub facts: Shared<F>,
     /// Client models by node (`None`: a scripted sender).
     pub servers: Shared<Vec<Option<payhub_model::client::MerchantServer>>>,
@@ -122,7 +122,7 @@ pub struct World<F: Fold> {
 /// The checker clones the world for every state it generates: the parts are reference
 /// counts, and the two small vectors are copied as bytes (`SmallVec`'s own `clone`
 /// pushes them one by one; `from_slice` copies `Copy` items at once).
-impl<F: Fold> Clone for World<F> {
+impl<F: EventFold> Clone for World<F> {
     fn clone(&self) -> World<F> {
         World {
             now: self.now,
@@ -145,15 +145,15 @@ impl<F: Fold> Clone for World<F> {
 
 /// A world hashed in its canonical form ([`World::hash_canonical`]): what the
 /// exhaustive checker fingerprints when it reduces (`check --reduce ids`).
-pub struct Canonical<'a, F: Fold>(pub &'a World<F>);
+pub struct Canonical<'a, F: EventFold>(pub &'a World<F>);
 
-impl<F: Fold> std::hash::Hash for Canonical<'_, F> {
+impl<F: EventFold> std::hash::Hash for Canonical<'_, F> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.0.hash_canonical(state);
     }
 }
 
-impl<F: Fold> World<F> {
+impl<F: EventFold> World<F> {
     /// Hashes the world as its derived `Hash` does, except that the messages in flight
     /// (both networks) are a multiset without ids ([`InFlight::hash_unnamed`]): states
     /// that differ only in the message ids the order of sending gave them hash alike.

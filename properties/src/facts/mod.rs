@@ -16,7 +16,7 @@
 //! window says and records the soonest replay, the property applies RET-01.
 //!
 //! The world keeps these facts in its hashed state: [`Facts`] is its
-//! [`payhub_sim::Fold`] ([`requests`]: the request ids they hold, for the checker's
+//! [`payhub_sim::EventFold`] ([`requests`]: the request ids they hold, for the checker's
 //! canonical form).
 //!
 //! One family per file:
@@ -54,7 +54,7 @@ pub use queries::RuleSet;
 use payhub_model::client::{Decision, ObjectState};
 use payhub_model::event::{Event, Handling, Owner, What};
 use payhub_model::{ApiRequest, ApiResponse, Millis, RequestId, Shared};
-use payhub_sim::{Fold, Narrowing};
+use payhub_sim::{EventFold, Narrowing};
 use serde::Serialize;
 
 /// The facts, one field per family, each behind its own [`Shared`] box: an event copies
@@ -238,7 +238,7 @@ pub fn reads_decision(decision: &Decision) -> bool {
 
 /// The world keeps the facts in its hashed state, and asks them what it must to emit
 /// cheaply and to rename request ids ([`requests`]).
-impl Fold for Facts {
+impl EventFold for Facts {
     fn planted(narrowing: Option<Narrowing>) -> Facts {
         let mut facts = Facts::default();
         match narrowing {

@@ -8,12 +8,12 @@
 
 use super::ast::*;
 use super::run::Runner;
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use payhub_model::{ApiResponse, LedgerEntry, MerchantId, ResponseBody};
 use serde_json::Value;
 
 /// `Ok` when the expectation holds, else what was found instead.
-pub(crate) fn evaluate<F: Fold>(r: &Runner<'_, F>, e: &Expectation) -> Result<(), String> {
+pub(crate) fn evaluate<F: EventFold>(r: &Runner<'_, F>, e: &Expectation) -> Result<(), String> {
     match e {
         Expectation::Response { server, want } => response(r, *server, want),
         Expectation::Count { scope, counter } => {
@@ -44,7 +44,7 @@ pub(crate) fn evaluate<F: Fold>(r: &Runner<'_, F>, e: &Expectation) -> Result<()
 }
 
 /// `expect payment pay_demo_001: …`: the object as the platform holds it now.
-fn object<F: Fold>(
+fn object<F: EventFold>(
     r: &Runner<'_, F>,
     kind: ObjectKind,
     id: u32,
@@ -67,7 +67,7 @@ fn object<F: Fold>(
 }
 
 /// `expect webhook KIND …` / `expect no webhook KIND`: the latest delivered of that kind.
-fn webhook<F: Fold>(
+fn webhook<F: EventFold>(
     r: &Runner<'_, F>,
     present: bool,
     kind: &str,
@@ -100,7 +100,7 @@ fn webhook<F: Fold>(
 }
 
 /// `expect A order ORDER-1: …`: the order as the server's database holds it.
-fn client_order<F: Fold>(
+fn client_order<F: EventFold>(
     r: &Runner<'_, F>,
     server: usize,
     order: &str,
@@ -151,7 +151,11 @@ fn client_order<F: Fold>(
     })
 }
 
-fn response<F: Fold>(r: &Runner<'_, F>, server: Option<usize>, want: &Want) -> Result<(), String> {
+fn response<F: EventFold>(
+    r: &Runner<'_, F>,
+    server: Option<usize>,
+    want: &Want,
+) -> Result<(), String> {
     let x = match server {
         Some(s) => {
             let name = &r.script.servers[s].name;
@@ -266,7 +270,7 @@ impl Filters<'_> {
     }
 }
 
-fn count<F: Fold>(r: &Runner<'_, F>, scope: CounterScope, c: &Counter) -> u64 {
+fn count<F: EventFold>(r: &Runner<'_, F>, scope: CounterScope, c: &Counter) -> u64 {
     let f = Filters(&c.filters);
     let n = match scope {
         CounterScope::Ledger => ledger_count(r, &c.term, &f),
@@ -276,7 +280,7 @@ fn count<F: Fold>(r: &Runner<'_, F>, scope: CounterScope, c: &Counter) -> u64 {
 }
 
 /// `expect ledger: …`: money that moved, and the upstream calls the runner saw.
-fn ledger_count<F: Fold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usize {
+fn ledger_count<F: EventFold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usize {
     match term {
         "charges" => r
             .world
@@ -328,7 +332,7 @@ fn ledger_count<F: Fold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usiz
 }
 
 /// Whether a ledger entry is a capture that matches the filters of `charges(…)`.
-fn charge_matches<F: Fold>(r: &Runner<'_, F>, e: &LedgerEntry, f: &Filters<'_>) -> bool {
+fn charge_matches<F: EventFold>(r: &Runner<'_, F>, e: &LedgerEntry, f: &Filters<'_>) -> bool {
     match e {
         LedgerEntry::Capture {
             attempt,
@@ -363,7 +367,7 @@ fn charge_matches<F: Fold>(r: &Runner<'_, F>, e: &LedgerEntry, f: &Filters<'_>) 
 }
 
 /// `expect platform: …`: the platform's records.
-fn platform_count<F: Fold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usize {
+fn platform_count<F: EventFold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usize {
     let platform = &r.world.platform;
     match term {
         "payments" => platform

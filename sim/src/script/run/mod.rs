@@ -19,7 +19,7 @@ use super::ast::*;
 use super::report::{CallRecord, Exchange, ExpectResult, Report};
 use crate::choice::Choice;
 use crate::driver::{Check, Violation};
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Node, Payload};
 use crate::trace::{Trace, TraceWhat};
 use crate::world::World;
@@ -34,7 +34,7 @@ enum Stop {
     Error(ScriptError),
 }
 
-pub(crate) struct Runner<'s, F: Fold> {
+pub(crate) struct Runner<'s, F: EventFold> {
     pub(crate) script: &'s Script,
     pub(crate) world: World<F>,
     pub(crate) trace: Trace,
@@ -56,7 +56,7 @@ pub(crate) struct Runner<'s, F: Fold> {
 }
 
 /// Runs a parsed script; `check` runs after every step (pass every *always* property).
-pub fn run<F: Fold>(script: &Script, check: &mut dyn Check<F>) -> Report<F> {
+pub fn run<F: EventFold>(script: &Script, check: &mut dyn Check<F>) -> Report<F> {
     let mut r = Runner::new(script);
     let mut stop = None;
     if let Some(v) = check.check(&r.world) {
@@ -77,7 +77,7 @@ pub fn run<F: Fold>(script: &Script, check: &mut dyn Check<F>) -> Report<F> {
     r.report(error)
 }
 
-impl<'s, F: Fold> Runner<'s, F> {
+impl<'s, F: EventFold> Runner<'s, F> {
     fn new(script: &'s Script) -> Runner<'s, F> {
         Runner {
             script,
@@ -200,7 +200,7 @@ impl<'s, F: Fold> Runner<'s, F> {
     }
 }
 
-impl<F: Fold> Runner<'_, F> {
+impl<F: EventFold> Runner<'_, F> {
     fn line_text(&self, pos: Pos) -> String {
         self.script
             .source

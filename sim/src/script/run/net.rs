@@ -5,7 +5,7 @@
 use super::{Runner, Stop};
 use crate::choice::Choice;
 use crate::driver::Check;
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Payload};
 use crate::script::ast::*;
 use payhub_model::{Branch, RequestId};
@@ -52,7 +52,7 @@ fn matches(kind: MsgKind, target: Target, payload: &Payload) -> bool {
     }
 }
 
-impl<F: Fold> Runner<'_, F> {
+impl<F: EventFold> Runner<'_, F> {
     /// Delivers every message in flight that is not held, oldest first, applying armed
     /// faults to the messages they name.
     pub(super) fn settle(&mut self, stmt: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {

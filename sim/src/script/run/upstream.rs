@@ -4,7 +4,7 @@
 use super::{Runner, Stop};
 use crate::choice::Choice;
 use crate::driver::Check;
-use crate::fold::Fold;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, UpstreamMsg};
 use crate::script::ast::*;
 use payhub_model::{Acquirer, AcquirerDecision, AttemptId, Timer, UpstreamCall};
@@ -12,7 +12,7 @@ use payhub_model::{Acquirer, AcquirerDecision, AttemptId, Timer, UpstreamCall};
 /// Most steps `until quiet` may take.
 const QUIET_MAX: usize = 5_000;
 
-impl<F: Fold> Runner<'_, F> {
+impl<F: EventFold> Runner<'_, F> {
     pub(super) fn find_call(&self, i: usize, kind: CallKind) -> Result<MsgId, Stop> {
         let found = self.world.link.iter().find(|(m, msg)| {
             let UpstreamMsg::Call(call) = msg else {

@@ -4,7 +4,7 @@
 //! fold of those events in its state, so that the checker hashes it with the rest and
 //! every verdict is a function of a state. What the fold records, and what the records
 //! mean, is not the world's business: the properties' facts (crate `payhub-properties`)
-//! are one [`Fold`], and `()` folds nothing (a world run only for its choices or its
+//! are one [`EventFold`], and `()` folds nothing (a world run only for its choices or its
 //! trace). The world asks a fold only what it needs to emit cheaply: whether an event
 //! would change it (so events nobody reads are never built), and, for the checker's
 //! canonical form, the request ids it holds and their renaming.
@@ -17,7 +17,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 /// A fold of the world's events, kept in its hashed state (see the module doc).
-pub trait Fold:
+pub trait EventFold:
     Clone + Debug + Default + Eq + Hash + serde::Serialize + Send + Sync + 'static
 {
     /// The fold a world starts with: empty, with `narrowing` planted if there is one.
@@ -56,7 +56,7 @@ pub trait Fold:
 }
 
 /// Folds nothing: a world run for its choices or its trace alone.
-impl Fold for () {
+impl EventFold for () {
     fn planted(_: Option<Narrowing>) {}
 
     fn observe_at(_: &mut Shared<()>, _: Millis, _: &What) {}
