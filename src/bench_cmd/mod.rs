@@ -449,7 +449,7 @@ impl payhub_sim::sweep::Fold for Steps {
 }
 
 fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
-    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&Policy::reference(), 2);
     let started = Instant::now();
     let (Steps(steps), _) = payhub_sim::sweep::fan_out(
         threads,
