@@ -5,6 +5,7 @@
 use crate::report::{self, Example, Report, ScenarioResult, ZooReport};
 use crate::script_cmd;
 use crate::simulate_cmd;
+use payhub_properties::checker::shortcuts::{self, Planted};
 use payhub_properties::checker::{Limits, Order, Search};
 use payhub_properties::presets;
 use payhub_sim::tape::SimulationArgs;
@@ -44,6 +45,11 @@ pub struct VerifyArgs {
     /// the reference platform, or are the zoo).
     #[arg(long, value_name = "NAME")]
     pub mutant: Option<String>,
+    /// Plant an unsound shortcut of the search in place of the real ones, where `verify`
+    /// cross-checks them (`forgets_facts`, `delivers_any_answer_first`): the run fails
+    /// there. The simulation, chaos, scripts, edges and the zoo are not run.
+    #[arg(long, value_name = "NAME")]
+    pub unsound_shortcut: Option<String>,
     /// Report folder (Markdown and JSON; default: target/payhub-report in the repository,
     /// or in the current folder outside it).
     #[arg(long)]
@@ -111,6 +117,7 @@ impl Default for VerifyArgs {
             timeout: None,
             no_mutants: false,
             mutant: None,
+            unsound_shortcut: None,
             out: None,
             format: VerifyFormat::Text,
         }
@@ -175,7 +182,17 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             })?,
         ),
     };
-    let rest = planted.is_none();
+    let unsound = match &args.unsound_shortcut {
+        None => None,
+        Some(name) => Some(Planted::from_name(name).ok_or_else(|| {
+            crate::usage::unknown(
+                "unsound shortcut",
+                name,
+                Planted::ALL.iter().map(|p| p.name()),
+            )
+        })?),
+    };
+    let rest = planted.is_none() && unsound.is_none();
 
     // 1. Exhaustive presets.
     let all = match planted {
@@ -235,6 +252,17 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         )?);
     }
 
+    // The shortcuts those searches take, cross-checked on the small presets against the
+    // plain breadth-first search and stateright (a fraction of a second), unless one
+    // preset or one planted bug was asked for.
+    let shortcuts = (planted.is_none() && args.preset.is_none() && !crate::interrupt::requested())
+        .then(|| {
+            progress.say("cross-check the search's shortcuts");
+            report::Shortcuts {
+                check: shortcuts::cross_check(unsound, args.threads),
+                planted: unsound.map(Planted::name),
+            }
+        });
     end_phase(PARTS[0], !presets_run.is_empty());
     let skipped_presets = selected.len() - presets_run.len();
     let mut interrupted = interrupted_at(0, args.no_mutants).map(|why| {
@@ -343,6 +371,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             interrupted,
             planted: planted.map(|s| s.name()),
             edges,
+            shortcuts,
         },
     );
     let written = report.write(&out)?;

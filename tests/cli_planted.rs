@@ -127,3 +127,31 @@ fn verify_with_an_unknown_mutant_exits_2() {
     );
     assert!(err.contains("replay_answers_previous_version"), "{err}");
 }
+
+/// An unsound search shortcut planted in place of the real ones fails `verify`, naming
+/// where it judged otherwise; the real shortcuts hold in the same run's cross-check.
+#[test]
+fn verify_fails_with_an_unsound_shortcut_planted() {
+    for (name, subject) in [
+        ("forgets_facts", "order-number"),
+        (
+            "delivers_any_answer_first",
+            "key_claimed_after_charge on two-servers-one-order",
+        ),
+    ] {
+        let out = out_dir(name);
+        let o = run(&["verify", "--unsound-shortcut", name, "--out", &out]);
+        let text = stdout(&o);
+        assert_eq!(code(&o), 1, "{name}: {text}{}", stderr(&o));
+        assert!(text.starts_with("payhub-verify: FAILED"), "{name}: {text}");
+        assert!(
+            text.contains(&format!(
+                "search shortcuts: FAILED with the unsound shortcut {name} planted: {name} judged otherwise on {subject}"
+            )),
+            "{name}: {text}"
+        );
+    }
+    let o = run(&["verify", "--unsound-shortcut", "forgets_fact"]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(stderr(&o).contains("forgets_facts"), "a did-you-mean");
+}

@@ -67,6 +67,9 @@ impl Report {
                 r.seconds,
             );
         }
+        if let Some(shortcuts) = &self.shortcuts {
+            let _ = writeln!(s, "{}", shortcuts.line());
+        }
         if !self.ran("simulation sweep") {
             let _ = writeln!(s, "simulation: not judged (not run)");
         } else {

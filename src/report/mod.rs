@@ -206,6 +206,77 @@ pub struct RunInfo {
     pub planted: Option<&'static str>,
     /// The edges end to end and the edge zoo, if they ran.
     pub edges: Option<crate::edges::EdgeReport>,
+    /// The search's shortcuts cross-checked on the small presets, if they were.
+    pub shortcuts: Option<Shortcuts>,
+}
+
+/// The search's shortcuts cross-checked (`properties/src/checker/shortcuts.rs`), and the
+/// unsound one planted in their place, if one was (`verify --unsound-shortcut NAME`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Shortcuts {
+    #[serde(flatten)]
+    pub check: payhub_properties::checker::shortcuts::CrossCheck,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planted: Option<&'static str>,
+}
+
+impl Shortcuts {
+    /// Whether the cross-check failed: a shortcut judged otherwise than the plain search,
+    /// or a planted unsound shortcut went uncaught (one planted in place of the real ones
+    /// is meant to fail).
+    pub fn failed(&self) -> bool {
+        !self.check.passed()
+    }
+
+    /// One line for the summary.
+    pub fn line(&self) -> String {
+        let subjects: std::collections::BTreeSet<&str> = self
+            .check
+            .compared
+            .iter()
+            .map(|c| c.subject.as_str())
+            .collect();
+        if let Some(planted) = self.planted {
+            return match self.check.mismatches().next() {
+                Some(m) => format!(
+                    "search shortcuts: FAILED with the unsound shortcut {planted} planted: {} judged otherwise on {}: {}",
+                    m.shortcut,
+                    m.subject,
+                    m.differs.as_deref().unwrap_or_default()
+                ),
+                None => format!(
+                    "search shortcuts: the unsound shortcut {planted} planted judged alike on {} presets: not caught",
+                    subjects.len()
+                ),
+            };
+        }
+        if let Some(m) = self.check.mismatches().next() {
+            return format!(
+                "search shortcuts: FAILED: {} judged otherwise than the plain breadth-first search on {}: {}",
+                m.shortcut,
+                m.subject,
+                m.differs.as_deref().unwrap_or_default()
+            );
+        }
+        let mut shortcuts: Vec<&str> = Vec::new();
+        for c in self
+            .check
+            .compared
+            .iter()
+            .filter(|c| c.shortcut != "stateright")
+        {
+            if !shortcuts.contains(&c.shortcut) {
+                shortcuts.push(c.shortcut);
+            }
+        }
+        let caught = self.check.planted_caught.iter().filter(|(_, c)| *c).count();
+        format!(
+            "search shortcuts: {} judge as the plain breadth-first search on {} presets (planted bugs included), its counts and verdicts those of stateright's own checker; {caught} of {} planted unsound shortcuts caught",
+            shortcuts.join(", "),
+            subjects.len(),
+            self.check.planted_caught.len()
+        )
+    }
 }
 
 /// Something that failed or was not judged, and the command that shows it.
@@ -240,6 +311,9 @@ pub struct Report {
     /// The edges (sandbox, check-log, conform) end to end, and the edge zoo.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edges: Option<crate::edges::EdgeReport>,
+    /// The search's shortcuts cross-checked against the plain search and stateright.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shortcuts: Option<Shortcuts>,
     /// Why the run stopped early, if it did: nothing is then claimed for what did not run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
@@ -283,6 +357,7 @@ impl Report {
             interrupted,
             planted,
             edges,
+            shortcuts,
         } = run;
         let coverage = coverage(&presets, &scenarios);
         let findings = Assumption::ALL
@@ -317,6 +392,7 @@ impl Report {
             findings,
             kill_matrix,
             edges,
+            shortcuts,
             interrupted,
             planted,
         };
@@ -356,7 +432,8 @@ impl Report {
             || self.chaos.violations > 0
             || self.scenarios.iter().any(|s| !s.passed)
             || self.zoo_failed()
-            || self.edges.as_ref().is_some_and(|e| !e.passed());
+            || self.edges.as_ref().is_some_and(|e| !e.passed())
+            || self.shortcuts.as_ref().is_some_and(Shortcuts::failed);
         if failed {
             1
         } else if self.presets.iter().any(|r| !r.complete)
@@ -538,6 +615,12 @@ impl Report {
                 });
             }
         }
+        if let Some(shortcuts) = self.shortcuts.as_ref().filter(|s| s.failed()) {
+            out.push(Problem {
+                what: shortcuts.line(),
+                reproduce: self.header.command.clone(),
+            });
+        }
         out
     }
 
@@ -609,6 +692,7 @@ mod tests {
                 interrupted: None,
                 planted: None,
                 edges: None,
+                shortcuts: None,
             },
         )
     }

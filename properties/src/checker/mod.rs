@@ -222,6 +222,8 @@ static CONDITIONS: &[fn(&PresetModel, &World) -> bool] = slots!(condition);
 // After `slots!`, which the Explorer's conditions use too.
 mod explorer;
 mod report;
+pub mod shortcuts;
+
 pub use explorer::{ExplorerModel, Shown, serve, state_text, step_text};
 pub use report::{
     BitstateReport, CheckStatus, Counterexample, Limits, Order, PresetReport, PropertyReport,

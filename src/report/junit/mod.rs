@@ -393,6 +393,9 @@ pub fn verify(report: &crate::report::Report) -> String {
                 .collect();
             suites.push(Suite::new("verify scenarios and findings scripts", cases));
         }
+        if let Some(shortcuts) = &report.shortcuts {
+            suites.push(shortcuts_suite(shortcuts));
+        }
         match &report.edges {
             None => suites.push(not_run("edges")),
             Some(e) => suites.push(super::edges::junit(e)),
@@ -403,6 +406,43 @@ pub fn verify(report: &crate::report::Report) -> String {
         }
     }
     render("payhub-verify verify", &suites)
+}
+
+/// The search's shortcuts: a case per shortcut and preset (judged otherwise fails), and
+/// per planted unsound shortcut (uncaught fails).
+fn shortcuts_suite(s: &super::Shortcuts) -> Suite {
+    let class = "verify.search-shortcuts";
+    let mut cases: Vec<Case> = s
+        .check
+        .compared
+        .iter()
+        .map(|c| {
+            let outcome = match &c.differs {
+                None => CaseResult::Passed,
+                Some(d) => CaseResult::Failed {
+                    message: format!("{} judged otherwise on {}", c.shortcut, c.subject),
+                    detail: d.clone(),
+                },
+            };
+            Case::new(class, format!("{} on {}", c.shortcut, c.subject), outcome)
+        })
+        .collect();
+    cases.extend(s.check.planted_caught.iter().map(|(name, caught)| {
+        let outcome = if *caught {
+            CaseResult::Passed
+        } else {
+            CaseResult::Failed {
+                message: format!("the unsound shortcut {name} judged alike: not caught"),
+                detail: String::new(),
+            }
+        };
+        Case::new(
+            class,
+            format!("planted unsound shortcut {name} caught"),
+            outcome,
+        )
+    }));
+    Suite::new("verify search shortcuts", cases)
 }
 
 /// The kill matrix: a case per mutant (killed passes, naming the property; a survivor
