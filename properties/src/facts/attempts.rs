@@ -31,6 +31,11 @@ pub struct Attempts {
     /// checker's case, are walked, which costs less than copying an index).
     #[serde(skip)]
     by_order: Derived<Option<CowMap<OrderKey, CowSet<PaymentId>>>>,
+    /// `payment_of` by Payment, once it holds more than [`INDEX_PAST`] attempts: an
+    /// index, not state (a walk over every attempt per Payment made each verdict
+    /// quadratic in the Payments held).
+    #[serde(skip)]
+    by_payment: Derived<Option<CowMap<PaymentId, CowSet<AttemptId>>>>,
 }
 
 impl Attempts {
@@ -79,6 +84,27 @@ impl Attempts {
         }
     }
 
+    /// Keeps `by_payment` in step with an attempt just filed under `payment` (`old`: the
+    /// Payment it was filed under before).
+    fn index_attempt(&mut self, attempt: AttemptId, old: Option<PaymentId>, payment: PaymentId) {
+        match &mut *self.by_payment {
+            None if self.payment_of.len() > INDEX_PAST => {
+                let mut index: CowMap<PaymentId, CowSet<AttemptId>> = CowMap::new();
+                for (a, p) in self.payment_of.iter() {
+                    index.entry(*p).or_default().insert(*a);
+                }
+                *self.by_payment = Some(index);
+            }
+            None => {}
+            Some(index) => {
+                if let Some(ids) = old.and_then(|o| index.get_mut(&o)) {
+                    ids.remove(&attempt);
+                }
+                index.entry(payment).or_default().insert(attempt);
+            }
+        }
+    }
+
     /// Whether `what` changes this family: every observation of it is a change.
     pub(super) fn changes(&self, what: &What) -> bool {
         matches!(
@@ -103,7 +129,8 @@ impl Attempts {
             } => {
                 self.attempts.insert(*attempt, *stored);
                 if self.payment_of.get(attempt) != Some(payment) {
-                    self.payment_of.insert(*attempt, *payment);
+                    let old = self.payment_of.insert(*attempt, *payment);
+                    self.index_attempt(*attempt, old, *payment);
                 }
             }
             What::Charge { attempt, state } => {
@@ -127,10 +154,19 @@ impl Attempts {
             .get(&payment)
             .map(|p| p.attempts.to_vec())
             .unwrap_or_default();
-        for (a, p) in self.payment_of.iter() {
-            if *p == payment && !all.contains(a) {
+        let listed = all.len();
+        let mut file = |a: &AttemptId| {
+            if !all[..listed].contains(a) {
                 all.push(*a);
             }
+        };
+        match &*self.by_payment {
+            Some(index) => index.get(&payment).into_iter().flatten().for_each(file),
+            None => self
+                .payment_of
+                .iter()
+                .filter(|(_, p)| **p == payment)
+                .for_each(|(a, _)| file(a)),
         }
         all
     }

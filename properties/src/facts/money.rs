@@ -5,9 +5,10 @@
 //! ([`crate::scope_answers`]); this family records the first request each finds.
 
 use crate::scope_answers;
+use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
 use payhub_model::{
-    ApiRequest, ApiResponse, AttemptId, CowMap, Endpoint, Json, LedgerEntry, Millis, PaymentId,
+    ApiRequest, ApiResponse, AttemptId, CowMap, CowSet, Endpoint, Json, LedgerEntry, Millis, PaymentId,
     RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
 };
 use serde::Serialize;
@@ -65,6 +66,36 @@ pub struct Money {
     pub waiting: CowMap<RequestId, Waiter>,
     /// The acquirer's ledger, in the order money moved (a mirror of the ground truth).
     pub ledger: CowMap<u32, LedgerEntry>,
+    /// `ledger`'s totals, once it holds more than [`INDEX_PAST`] entries: an index, not
+    /// state (a walk over the ledger per Payment or refund made each verdict quadratic).
+    #[serde(skip)]
+    totals: Derived<Option<LedgerTotals>>,
+}
+
+/// The ledger summed: captured and refunded per attempt, and the Payments captured.
+#[derive(Clone, Debug, Default)]
+struct LedgerTotals {
+    per_attempt: CowMap<AttemptId, (u64, u64)>,
+    captured: CowSet<PaymentId>,
+}
+
+impl LedgerTotals {
+    fn add(&mut self, entry: &LedgerEntry) {
+        match entry {
+            LedgerEntry::Capture {
+                attempt,
+                payment,
+                amount,
+                ..
+            } => {
+                self.per_attempt.entry(*attempt).or_default().0 += amount;
+                self.captured.insert(*payment);
+            }
+            LedgerEntry::Refund {
+                attempt, amount, ..
+            } => self.per_attempt.entry(*attempt).or_default().1 += amount,
+        }
+    }
 }
 
 impl Money {
@@ -140,6 +171,15 @@ impl Money {
             } => self.unsolicited_charges = self.unsolicited_charges.saturating_add(1),
             What::Ledger { entry } => {
                 self.ledger.insert(self.ledger.len() as u32, entry.clone());
+                match &mut *self.totals {
+                    Some(totals) => totals.add(entry),
+                    None if self.ledger.len() > INDEX_PAST => {
+                        let mut totals = LedgerTotals::default();
+                        self.ledger.values().for_each(|e| totals.add(e));
+                        *self.totals = Some(totals);
+                    }
+                    None => {}
+                }
             }
             _ => {}
         }
@@ -152,6 +192,9 @@ impl Money {
 
     /// Total captured, and total refunded, against one attempt.
     pub fn net_of(&self, attempt: AttemptId) -> (u64, u64) {
+        if let Some(totals) = &*self.totals {
+            return totals.per_attempt.get(&attempt).copied().unwrap_or_default();
+        }
         let (mut captured, mut refunded) = (0, 0);
         for e in self.ledger() {
             match e {
@@ -169,6 +212,9 @@ impl Money {
 
     /// Whether the ledger captured `payment`.
     pub fn captured(&self, payment: PaymentId) -> bool {
+        if let Some(totals) = &*self.totals {
+            return totals.captured.contains(&payment);
+        }
         self.ledger()
             .any(|e| matches!(e, LedgerEntry::Capture { payment: p, .. } if *p == payment))
     }
