@@ -8,8 +8,8 @@ use crate::scope_answers;
 use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
 use payhub_model::{
-    ApiRequest, ApiResponse, AttemptId, CowMap, CowSet, Endpoint, Json, LedgerEntry, Millis, PaymentId,
-    RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
+    ApiRequest, ApiResponse, AttemptId, CowMap, CowSet, Endpoint, Json, LedgerEntry, Millis,
+    PaymentId, RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
 };
 use serde::Serialize;
 
@@ -193,7 +193,11 @@ impl Money {
     /// Total captured, and total refunded, against one attempt.
     pub fn net_of(&self, attempt: AttemptId) -> (u64, u64) {
         if let Some(totals) = &*self.totals {
-            return totals.per_attempt.get(&attempt).copied().unwrap_or_default();
+            return totals
+                .per_attempt
+                .get(&attempt)
+                .copied()
+                .unwrap_or_default();
         }
         let (mut captured, mut refunded) = (0, 0);
         for e in self.ledger() {

@@ -565,7 +565,12 @@ async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -
         let record = core.record();
         let side = record.wire_side();
         let events = record.events_total();
-        (core.world().facts.clone(), side, events, record_json(record))
+        (
+            core.world().facts.clone(),
+            side,
+            events,
+            record_json(record),
+        )
     });
     let Some((facts, side, events, record)) = held else {
         return crashed();
