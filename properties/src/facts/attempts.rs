@@ -57,6 +57,28 @@ impl Attempts {
         ids.iter().find_map(|id| self.payments.get_key_value(id))
     }
 
+    /// The first two Payments, in id order, stored under one order number: (the earlier,
+    /// the later), the later the lowest id that has an earlier one (UNIQ-01).
+    pub fn shared_order(&self) -> Option<(PaymentId, PaymentId)> {
+        let Some(index) = &*self.by_order else {
+            let mut seen = std::collections::BTreeMap::new();
+            for (id, p) in self.payments.iter() {
+                let key = (p.merchant, p.environment, &p.merchant_order_no);
+                if let Some(other) = seen.insert(key, *id) {
+                    return Some((other, *id));
+                }
+            }
+            return None;
+        };
+        index
+            .values()
+            .filter_map(|ids| {
+                let mut ids = ids.iter();
+                Some((*ids.next()?, *ids.next()?))
+            })
+            .min_by_key(|(_, later)| *later)
+    }
+
     /// Keeps `by_order` in step with a Payment just stored (`old`: what it replaced).
     fn index_order(
         &mut self,
