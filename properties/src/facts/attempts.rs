@@ -193,3 +193,75 @@ impl Attempts {
         all
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::platform::state::AttemptStatus;
+    use payhub_model::{Millis, PaymentStatus, ResolutionStatus};
+
+    fn stored(order: &str, attempts: Vec<AttemptId>) -> StoredPayment {
+        StoredPayment {
+            merchant: MerchantId(1),
+            environment: Environment::Test,
+            merchant_order_no: order.into(),
+            status: PaymentStatus::Processing,
+            resolution: ResolutionStatus::Known,
+            expires_at: Millis(0),
+            attempts,
+            failure_attempt: None,
+            version: 1,
+        }
+    }
+
+    /// `n` Payments, each with an attempt its record lists and one it does not; Payment
+    /// `n - 3` reuses the order number of Payment `n / 2`, and so does Payment `n - 1`.
+    fn filled(n: u32) -> Attempts {
+        let mut a = Attempts::default();
+        for i in 1..=n {
+            let order = match i {
+                i if i == n - 3 || i == n - 1 => format!("ORDER-{}", n / 2),
+                i => format!("ORDER-{i}"),
+            };
+            let (listed, unlisted) = (AttemptId(2 * i), AttemptId(2 * i + 1));
+            a.observe(&What::PaymentStored {
+                payment: PaymentId(i),
+                stored: stored(&order, vec![listed]),
+            });
+            for attempt in [unlisted, listed] {
+                a.observe(&What::AttemptStored {
+                    attempt,
+                    payment: PaymentId(i),
+                    stored: StoredAttempt {
+                        status: AttemptStatus::Processing,
+                        sent_at: Millis(0),
+                    },
+                });
+            }
+        }
+        a
+    }
+
+    #[test]
+    fn the_indexes_answer_as_the_walks_do() {
+        // 10 Payments are walked; 200 are past INDEX_PAST, so read through the indexes.
+        for n in [10, 200] {
+            let a = filled(n);
+            assert_eq!(a.by_order.is_some(), n as usize > INDEX_PAST);
+            assert_eq!(a.by_payment.is_some(), 2 * n as usize > INDEX_PAST);
+            assert_eq!(
+                a.shared_order(),
+                Some((PaymentId(n / 2), PaymentId(n - 3))),
+                "{n} Payments"
+            );
+            for i in [1, n / 2, n] {
+                assert_eq!(
+                    a.attempts_of(PaymentId(i)),
+                    vec![AttemptId(2 * i), AttemptId(2 * i + 1)],
+                    "{n} Payments"
+                );
+            }
+            assert!(a.attempts_of(PaymentId(n + 1)).is_empty());
+        }
+    }
+}

@@ -584,3 +584,50 @@ fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::{Card, Environment, MerchantId, RefundId};
+
+    /// `n` captures of 100, Payment `i` by attempt `i`, every even one refunded 30 twice.
+    fn ledger(n: u32) -> Money {
+        let mut m = Money::default();
+        for i in 1..=n {
+            let capture = LedgerEntry::Capture {
+                attempt: AttemptId(i),
+                payment: PaymentId(i),
+                merchant: MerchantId(1),
+                environment: Environment::Test,
+                amount: 100,
+                card: Card('A'),
+                at: Millis(0),
+            };
+            m.observe(Millis(0), &What::Ledger { entry: capture });
+            for _ in 0..2 * u32::from(i % 2 == 0) {
+                let refund = LedgerEntry::Refund {
+                    refund: RefundId(i),
+                    attempt: AttemptId(i),
+                    amount: 30,
+                    at: Millis(0),
+                };
+                m.observe(Millis(0), &What::Ledger { entry: refund });
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn the_ledger_totals_answer_as_the_walk_does() {
+        // 10 captures are walked; 100 are past INDEX_PAST, so read through the totals.
+        for n in [10, 100] {
+            let m = ledger(n);
+            assert_eq!(m.totals.is_some(), m.ledger.len() > INDEX_PAST);
+            assert_eq!(m.net_of(AttemptId(1)), (100, 0), "{n}");
+            assert_eq!(m.net_of(AttemptId(2)), (100, 60), "{n}");
+            assert_eq!(m.net_of(AttemptId(n + 1)), (0, 0), "{n}");
+            assert!(m.captured(PaymentId(n)), "{n}");
+            assert!(!m.captured(PaymentId(n + 1)), "{n}");
+        }
+    }
+}
