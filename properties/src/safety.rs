@@ -54,22 +54,14 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
     about: "No (merchant, environment, merchant_order_no) ever has two Payments, also after the 7-day key retention.",
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
-        let mut seen = BTreeMap::new();
-        for (id, p) in f.attempts.payments.iter() {
-            if let Some(other) = seen.insert((p.merchant, p.environment, &p.merchant_order_no), *id)
-            {
-                return Some(
-                    Witnessed::new(format!(
-                        "{other} and {id} share order number {}",
-                        p.merchant_order_no
-                    ))
-                    .payment(other)
-                    .payment(*id)
-                    .order(&p.merchant_order_no),
-                );
-            }
-        }
-        None
+        let (other, id) = f.attempts.shared_order()?;
+        let order = &f.attempts.payments.get(&id)?.merchant_order_no;
+        Some(
+            Witnessed::new(format!("{other} and {id} share order number {order}"))
+                .payment(other)
+                .payment(id)
+                .order(order),
+        )
     }),
 };
 

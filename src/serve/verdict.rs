@@ -6,7 +6,7 @@
 use super::diagrams::Session;
 use super::record::Record;
 use payhub_properties::Facts;
-use payhub_properties::verdict::{Status, Verdict};
+use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
 use std::fmt::Write as _;
 
@@ -24,11 +24,11 @@ pub fn verdicts(facts: &Facts, record: &Record) -> Vec<Verdict> {
 const DIAGRAM_LINES_MAX: usize = 400;
 
 /// `{"holds":…,"events":N,"properties":[…]}`: the shape of `judge --format json`, with
-/// whether every always property holds.
-pub fn to_json(facts: &Facts, record: &Record) -> String {
-    let side = record.wire_side();
+/// whether every always property holds, over what the session held when the verdict was
+/// asked for: the facts and the wire side (copies, so that it is judged without holding
+/// the session).
+pub fn json_of(facts: &Facts, side: &WireSide, events: usize) -> String {
     let verdicts = side.verdicts(facts);
-    let events = record.events_total();
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
     let unscoped =
         payhub_properties::verdict::unscoped_json(&side.wire, &|id| format!("exchange {id}"));

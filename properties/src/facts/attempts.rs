@@ -31,6 +31,11 @@ pub struct Attempts {
     /// checker's case, are walked, which costs less than copying an index).
     #[serde(skip)]
     by_order: Derived<Option<CowMap<OrderKey, CowSet<PaymentId>>>>,
+    /// `payment_of` by Payment, once it holds more than [`INDEX_PAST`] attempts: an
+    /// index, not state (a walk over every attempt per Payment made each verdict
+    /// quadratic in the Payments held).
+    #[serde(skip)]
+    by_payment: Derived<Option<CowMap<PaymentId, CowSet<AttemptId>>>>,
 }
 
 impl Attempts {
@@ -50,6 +55,28 @@ impl Attempts {
         };
         let ids = index.get(&(merchant, environment, order.clone()))?;
         ids.iter().find_map(|id| self.payments.get_key_value(id))
+    }
+
+    /// The first two Payments, in id order, stored under one order number: (the earlier,
+    /// the later), the later the lowest id that has an earlier one (UNIQ-01).
+    pub fn shared_order(&self) -> Option<(PaymentId, PaymentId)> {
+        let Some(index) = &*self.by_order else {
+            let mut seen = std::collections::BTreeMap::new();
+            for (id, p) in self.payments.iter() {
+                let key = (p.merchant, p.environment, &p.merchant_order_no);
+                if let Some(other) = seen.insert(key, *id) {
+                    return Some((other, *id));
+                }
+            }
+            return None;
+        };
+        index
+            .values()
+            .filter_map(|ids| {
+                let mut ids = ids.iter();
+                Some((*ids.next()?, *ids.next()?))
+            })
+            .min_by_key(|(_, later)| *later)
     }
 
     /// Keeps `by_order` in step with a Payment just stored (`old`: what it replaced).
@@ -79,6 +106,27 @@ impl Attempts {
         }
     }
 
+    /// Keeps `by_payment` in step with an attempt just filed under `payment` (`old`: the
+    /// Payment it was filed under before).
+    fn index_attempt(&mut self, attempt: AttemptId, old: Option<PaymentId>, payment: PaymentId) {
+        match &mut *self.by_payment {
+            None if self.payment_of.len() > INDEX_PAST => {
+                let mut index: CowMap<PaymentId, CowSet<AttemptId>> = CowMap::new();
+                for (a, p) in self.payment_of.iter() {
+                    index.entry(*p).or_default().insert(*a);
+                }
+                *self.by_payment = Some(index);
+            }
+            None => {}
+            Some(index) => {
+                if let Some(ids) = old.and_then(|o| index.get_mut(&o)) {
+                    ids.remove(&attempt);
+                }
+                index.entry(payment).or_default().insert(attempt);
+            }
+        }
+    }
+
     /// Whether `what` changes this family: every observation of it is a change.
     pub(super) fn changes(&self, what: &What) -> bool {
         matches!(
@@ -103,7 +151,8 @@ impl Attempts {
             } => {
                 self.attempts.insert(*attempt, *stored);
                 if self.payment_of.get(attempt) != Some(payment) {
-                    self.payment_of.insert(*attempt, *payment);
+                    let old = self.payment_of.insert(*attempt, *payment);
+                    self.index_attempt(*attempt, old, *payment);
                 }
             }
             What::Charge { attempt, state } => {
@@ -127,11 +176,92 @@ impl Attempts {
             .get(&payment)
             .map(|p| p.attempts.to_vec())
             .unwrap_or_default();
-        for (a, p) in self.payment_of.iter() {
-            if *p == payment && !all.contains(a) {
+        let listed = all.len();
+        let mut file = |a: &AttemptId| {
+            if !all[..listed].contains(a) {
                 all.push(*a);
             }
+        };
+        match &*self.by_payment {
+            Some(index) => index.get(&payment).into_iter().flatten().for_each(file),
+            None => self
+                .payment_of
+                .iter()
+                .filter(|(_, p)| **p == payment)
+                .for_each(|(a, _)| file(a)),
         }
         all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::platform::state::AttemptStatus;
+    use payhub_model::{Millis, PaymentStatus, ResolutionStatus};
+
+    fn stored(order: &str, attempts: Vec<AttemptId>) -> StoredPayment {
+        StoredPayment {
+            merchant: MerchantId(1),
+            environment: Environment::Test,
+            merchant_order_no: order.into(),
+            status: PaymentStatus::Processing,
+            resolution: ResolutionStatus::Known,
+            expires_at: Millis(0),
+            attempts,
+            failure_attempt: None,
+            version: 1,
+        }
+    }
+
+    /// `n` Payments, each with an attempt its record lists and one it does not; Payment
+    /// `n - 3` reuses the order number of Payment `n / 2`, and so does Payment `n - 1`.
+    fn filled(n: u32) -> Attempts {
+        let mut a = Attempts::default();
+        for i in 1..=n {
+            let order = match i {
+                i if i == n - 3 || i == n - 1 => format!("ORDER-{}", n / 2),
+                i => format!("ORDER-{i}"),
+            };
+            let (listed, unlisted) = (AttemptId(2 * i), AttemptId(2 * i + 1));
+            a.observe(&What::PaymentStored {
+                payment: PaymentId(i),
+                stored: stored(&order, vec![listed]),
+            });
+            for attempt in [unlisted, listed] {
+                a.observe(&What::AttemptStored {
+                    attempt,
+                    payment: PaymentId(i),
+                    stored: StoredAttempt {
+                        status: AttemptStatus::Processing,
+                        sent_at: Millis(0),
+                    },
+                });
+            }
+        }
+        a
+    }
+
+    #[test]
+    fn the_indexes_answer_as_the_walks_do() {
+        // 10 Payments are walked; 200 are past INDEX_PAST, so read through the indexes.
+        for n in [10, 200] {
+            let a = filled(n);
+            assert_eq!(a.by_order.is_some(), n as usize > INDEX_PAST);
+            assert_eq!(a.by_payment.is_some(), 2 * n as usize > INDEX_PAST);
+            assert_eq!(
+                a.shared_order(),
+                Some((PaymentId(n / 2), PaymentId(n - 3))),
+                "{n} Payments"
+            );
+            for i in [1, n / 2, n] {
+                assert_eq!(
+                    a.attempts_of(PaymentId(i)),
+                    vec![AttemptId(2 * i), AttemptId(2 * i + 1)],
+                    "{n} Payments"
+                );
+            }
+            assert!(a.attempts_of(PaymentId(n + 1)).is_empty());
+        }
     }
 }

@@ -5,10 +5,11 @@
 //! ([`crate::scope_answers`]); this family records the first request each finds.
 
 use crate::scope_answers;
+use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
 use payhub_model::{
-    ApiRequest, ApiResponse, AttemptId, CowMap, Endpoint, Json, LedgerEntry, Millis, PaymentId,
-    RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
+    ApiRequest, ApiResponse, AttemptId, CowMap, CowSet, Endpoint, Json, LedgerEntry, Millis,
+    PaymentId, RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
 };
 use serde::Serialize;
 
@@ -65,6 +66,36 @@ pub struct Money {
     pub waiting: CowMap<RequestId, Waiter>,
     /// The acquirer's ledger, in the order money moved (a mirror of the ground truth).
     pub ledger: CowMap<u32, LedgerEntry>,
+    /// `ledger`'s totals, once it holds more than [`INDEX_PAST`] entries: an index, not
+    /// state (a walk over the ledger per Payment or refund made each verdict quadratic).
+    #[serde(skip)]
+    totals: Derived<Option<LedgerTotals>>,
+}
+
+/// The ledger summed: captured and refunded per attempt, and the Payments captured.
+#[derive(Clone, Debug, Default)]
+struct LedgerTotals {
+    per_attempt: CowMap<AttemptId, (u64, u64)>,
+    captured: CowSet<PaymentId>,
+}
+
+impl LedgerTotals {
+    fn add(&mut self, entry: &LedgerEntry) {
+        match entry {
+            LedgerEntry::Capture {
+                attempt,
+                payment,
+                amount,
+                ..
+            } => {
+                self.per_attempt.entry(*attempt).or_default().0 += amount;
+                self.captured.insert(*payment);
+            }
+            LedgerEntry::Refund {
+                attempt, amount, ..
+            } => self.per_attempt.entry(*attempt).or_default().1 += amount,
+        }
+    }
 }
 
 impl Money {
@@ -140,6 +171,15 @@ impl Money {
             } => self.unsolicited_charges = self.unsolicited_charges.saturating_add(1),
             What::Ledger { entry } => {
                 self.ledger.insert(self.ledger.len() as u32, entry.clone());
+                match &mut *self.totals {
+                    Some(totals) => totals.add(entry),
+                    None if self.ledger.len() > INDEX_PAST => {
+                        let mut totals = LedgerTotals::default();
+                        self.ledger.values().for_each(|e| totals.add(e));
+                        *self.totals = Some(totals);
+                    }
+                    None => {}
+                }
             }
             _ => {}
         }
@@ -152,6 +192,13 @@ impl Money {
 
     /// Total captured, and total refunded, against one attempt.
     pub fn net_of(&self, attempt: AttemptId) -> (u64, u64) {
+        if let Some(totals) = &*self.totals {
+            return totals
+                .per_attempt
+                .get(&attempt)
+                .copied()
+                .unwrap_or_default();
+        }
         let (mut captured, mut refunded) = (0, 0);
         for e in self.ledger() {
             match e {
@@ -169,6 +216,9 @@ impl Money {
 
     /// Whether the ledger captured `payment`.
     pub fn captured(&self, payment: PaymentId) -> bool {
+        if let Some(totals) = &*self.totals {
+            return totals.captured.contains(&payment);
+        }
         self.ledger()
             .any(|e| matches!(e, LedgerEntry::Capture { payment: p, .. } if *p == payment))
     }
@@ -532,5 +582,52 @@ fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
             body: Json::Parsed(b),
         } => b.payment_id,
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use payhub_model::{Card, Environment, MerchantId, RefundId};
+
+    /// `n` captures of 100, Payment `i` by attempt `i`, every even one refunded 30 twice.
+    fn ledger(n: u32) -> Money {
+        let mut m = Money::default();
+        for i in 1..=n {
+            let capture = LedgerEntry::Capture {
+                attempt: AttemptId(i),
+                payment: PaymentId(i),
+                merchant: MerchantId(1),
+                environment: Environment::Test,
+                amount: 100,
+                card: Card('A'),
+                at: Millis(0),
+            };
+            m.observe(Millis(0), &What::Ledger { entry: capture });
+            for _ in 0..2 * u32::from(i % 2 == 0) {
+                let refund = LedgerEntry::Refund {
+                    refund: RefundId(i),
+                    attempt: AttemptId(i),
+                    amount: 30,
+                    at: Millis(0),
+                };
+                m.observe(Millis(0), &What::Ledger { entry: refund });
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn the_ledger_totals_answer_as_the_walk_does() {
+        // 10 captures are walked; 100 are past INDEX_PAST, so read through the totals.
+        for n in [10, 100] {
+            let m = ledger(n);
+            assert_eq!(m.totals.is_some(), m.ledger.len() > INDEX_PAST);
+            assert_eq!(m.net_of(AttemptId(1)), (100, 0), "{n}");
+            assert_eq!(m.net_of(AttemptId(2)), (100, 60), "{n}");
+            assert_eq!(m.net_of(AttemptId(n + 1)), (0, 0), "{n}");
+            assert!(m.captured(PaymentId(n)), "{n}");
+            assert!(!m.captured(PaymentId(n + 1)), "{n}");
+        }
     }
 }

@@ -548,22 +548,41 @@ async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -
         Ok(ns) => ns,
         Err(r) => return *r,
     };
-    let reply = edge.with_core(ns, |core, _| {
-        let facts = &core.world().facts;
-        if markdown {
+    if markdown {
+        let reply = edge.with_core(ns, |core, _| {
             let session = super::diagrams::Session {
                 world: core.world(),
                 record: core.record(),
             };
-            let md = super::verdict::to_markdown(facts, core.trace(), &session);
+            let md = super::verdict::to_markdown(&core.world().facts, core.trace(), &session);
             HttpReply::text(200, "text/markdown; charset=utf-8", md)
-        } else {
-            let record = core.record();
-            let json = super::verdict::to_json(facts, record);
-            HttpReply::json(200, with_record(json, record))
-        }
+        });
+        return reply.map_or_else(crashed, respond);
+    }
+    // Copied under the session's lock (the facts' maps share their nodes, so the copy is
+    // cheap), judged after it is released: the session answers meanwhile.
+    let held = edge.with_core(ns, |core, _| {
+        let record = core.record();
+        let side = record.wire_side();
+        let events = record.events_total();
+        (
+            core.world().facts.clone(),
+            side,
+            events,
+            record_json(record),
+        )
     });
-    reply.map_or_else(crashed, respond)
+    let Some((facts, side, events, record)) = held else {
+        return crashed();
+    };
+    let judged = tokio::task::spawn_blocking(move || {
+        with_record(super::verdict::json_of(&facts, &side, events), record)
+    })
+    .await;
+    match judged {
+        Ok(json) => respond(HttpReply::json(200, json)),
+        Err(_) => crashed(),
+    }
 }
 
 /// 410 Gone, in the error shape, with why: what the session's record no longer holds.
@@ -575,17 +594,22 @@ fn gone(message: String) -> HttpReply {
 
 /// The verdict's JSON with the session's `"record"`: every event judged, and what the
 /// record in memory no longer holds (`"note"`, when it dropped some).
-fn with_record(verdict: String, record: &super::record::Record) -> String {
+fn with_record(verdict: String, record: serde_json::Value) -> String {
     let Ok(mut json) = serde_json::from_str::<serde_json::Value>(&verdict) else {
         return verdict;
     };
-    json["record"] = serde_json::json!({
+    json["record"] = record;
+    serde_json::to_string_pretty(&json).unwrap_or(verdict)
+}
+
+/// The verdict's `"record"`.
+fn record_json(record: &super::record::Record) -> serde_json::Value {
+    serde_json::json!({
         "events_judged": record.events_total(),
         "events_held": record.events_held().count(),
         "events_dropped": record.events_dropped(),
         "note": record.note(),
-    });
-    serde_json::to_string_pretty(&json).unwrap_or(verdict)
+    })
 }
 
 mod controls;

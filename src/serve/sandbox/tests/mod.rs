@@ -188,7 +188,11 @@ fn unknown_03_a_new_key_and_order_number_after_a_reset_is_the_double_charge() {
     assert_eq!(again.status, 201);
     assert_eq!(captures(&sb), 2);
     assert_eq!(violated(&sb), ["client-never-charges-an-order-twice"]);
-    let json = super::super::verdict::to_json(&sb.world().facts, sb.record());
+    let json = super::super::verdict::json_of(
+        &sb.world().facts,
+        &sb.record().wire_side(),
+        sb.record().events_total(),
+    );
     assert!(
         json.contains("UNKNOWN-03") && json.contains("EFFECT-01"),
         "{json}"
