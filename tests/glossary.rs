@@ -10,6 +10,14 @@ use std::collections::BTreeSet;
 /// Plain English the summary uses, which a reader needs no definition for.
 const PLAIN: &[&str] = &[
     "a",
+    "checker",
+    "counts",
+    "included",
+    "its",
+    "own",
+    "plain",
+    "those",
+    "judge",
     "adversarial",
     "after",
     "and",
