@@ -25,11 +25,13 @@ pub mod matrix;
 pub mod oracle;
 pub mod profile;
 pub mod proxy;
+pub mod readings;
 pub mod record;
 pub mod registry;
 pub mod report;
 pub mod run;
 pub mod shrink;
+pub mod silent;
 pub mod template;
 pub mod wire;
 
@@ -268,6 +270,7 @@ pub async fn connect_with(
         dialect: profile.dialect(),
         params: profile.params.clone(),
         ids_per_merchant: profile.profile.isolation.ids_per_merchant,
+        pins: profile.pins.clone(),
     };
     let timeout = Duration::from_millis(profile.timeout.0);
     let log_profile = crate::check_log::profile::of_loaded(&profile)?;
@@ -345,7 +348,7 @@ pub async fn sweep(
         not_run: 0,
         continue_with: None,
         suppressed: Vec::new(),
-        readings: Vec::new(),
+        readings: silent::rows(&t.profile.pins),
         registry: registry::Registry::default(),
     };
     for (n, &seed) in o.seeds.iter().enumerate() {
@@ -366,18 +369,7 @@ pub async fn sweep(
         }
         bar.inc();
         match &run.outcome {
-            CaseOutcome::Conforms => {
-                for r in &run.readings {
-                    match report.readings.iter_mut().find(|x| x.0 == r.assumption()) {
-                        Some(x) => x.2 += 1,
-                        None => report.readings.push((
-                            r.assumption().to_owned(),
-                            r.text().to_owned(),
-                            1,
-                        )),
-                    }
-                }
-            }
+            CaseOutcome::Conforms => silent::add(&mut report.readings, seed, &run.readings),
             CaseOutcome::Incomplete(why) => report.incomplete.push((seed, why.clone())),
             CaseOutcome::Violation { .. } => {
                 let detected = started.elapsed().as_secs_f64();

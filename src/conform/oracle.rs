@@ -21,6 +21,7 @@
 use super::case::{self, Http, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
+use super::readings::{Pins, Reading, Taken};
 use crate::http_map::{self, HttpRequest};
 use payhub_model::cards;
 use payhub_model::observation::Dialect;
@@ -38,9 +39,10 @@ pub struct State {
     pub world: World,
     pub ids: IdMap,
     pub tape: Vec<Choice>,
-    /// The readings the target took where the contract is silent (not part of the
-    /// state's identity: two states that differ only there are one).
-    pub readings: Vec<payhub_model::observation::Reading>,
+    /// The readings the target took where the contract is silent (`readings.rs`): a
+    /// state keeps one per point, so those that decide later answers are part of its
+    /// identity ([`branch_of`]).
+    pub readings: Vec<Taken>,
 }
 
 /// What the target's side of one request came to.
@@ -114,6 +116,8 @@ pub struct Settings {
     /// The target numbers its objects per merchant (the sandbox: a session per
     /// merchant), so an id means something only with its merchant.
     pub ids_per_merchant: bool,
+    /// The readings the profile pins (`readings.rs`).
+    pub pins: Pins,
 }
 
 impl Settings {
@@ -143,6 +147,8 @@ pub struct Oracle {
     config: WorldConfig,
     pub states: Vec<State>,
     settings: Settings,
+    /// The round of the case being judged (where a reading was first shown).
+    pub round_no: usize,
 }
 
 /// The model's side of a request in one state: model keys and cards, and the model ids
@@ -231,6 +237,7 @@ impl Oracle {
             }],
             config,
             settings,
+            round_no: 0,
         }
     }
 
@@ -428,19 +435,31 @@ impl Oracle {
                 Err(Miss::World(e)) => return Err(e),
                 Ok(()) => {}
             }
-            if !visited.insert(hash_of(&(key_of(&node.st.world, &node.st.ids), &node.ex))) {
+            if !visited.insert(hash_of(&(
+                key_of(&node.st.world, &node.st.ids),
+                branch_of(&node.st),
+                &node.ex,
+            ))) {
                 continue;
             }
             if node.ex.iter().all(|e| e.done) {
                 found.push(node.st);
                 continue;
             }
-            for (choice, marks) in self.moves(&node, sent, limit) {
+            'moves: for m in self.moves(&node, sent, limit) {
                 let mut child = node.clone();
-                if self.apply(&mut child.st, choice).is_err() {
-                    continue;
+                for choice in m.choices {
+                    if self.apply(&mut child.st, choice).is_err() {
+                        continue 'moves;
+                    }
                 }
-                if let Some((i, done)) = marks {
+                if let (Some(r), Some((i, _))) = (m.reading, m.marks) {
+                    if let Err(e) = self.take(&mut child.st, r, i) {
+                        misses.push(e);
+                        continue;
+                    }
+                }
+                if let Some((i, done)) = m.marks {
                     child.ex[i].delivered = true;
                     child.ex[i].done |= done;
                 }
@@ -451,40 +470,39 @@ impl Oracle {
     }
 
     /// The choices that may come next, each with the request it delivers or drops.
-    fn moves(
-        &self,
-        node: &Node,
-        sent: &[Sent],
-        limit: Millis,
-    ) -> Vec<(Choice, Option<(usize, bool)>)> {
+    fn moves(&self, node: &Node, sent: &[Sent], limit: Millis) -> Vec<Move> {
         let w = &node.st.world;
         let mut out = Vec::new();
         for (i, e) in node.ex.iter().enumerate() {
-            let Some((msg, _)) = e.sent else { continue };
+            let Some((msg, id)) = e.sent else { continue };
             if e.delivered || e.done {
                 continue;
             }
             let Some(Payload::Request { request, .. }) = w.net.get(msg) else {
                 continue;
             };
+            let reading = delivered_reading(w, request);
+            let deliver = |branch| Move {
+                choices: vec![Choice::Deliver { msg, branch }],
+                marks: Some((i, false)),
+                reading,
+            };
             match w.platform.branch_point(w.now, request) {
-                None => out.push((Choice::Deliver { msg, branch: None }, Some((i, false)))),
+                None => out.push(deliver(None)),
                 Some(point) => {
                     for b in point.alternatives() {
                         if self.settings.branches.contains(&b) {
-                            out.push((
-                                Choice::Deliver {
-                                    msg,
-                                    branch: Some(b),
-                                },
-                                Some((i, false)),
-                            ));
+                            out.push(deliver(Some(b)));
                         }
                     }
                 }
             }
-            if matches!(sent[i].seen, Seen::Unknown) {
-                out.push((Choice::Drop { msg }, Some((i, true))));
+            match &sent[i].seen {
+                Seen::Unknown => out.push(Move::one(Choice::Drop { msg }, Some((i, true)))),
+                Seen::Answer(obs) if !self.settings.dialect.strict => {
+                    out.extend(self.reading_moves(w, (i, msg, id), request, obs));
+                }
+                _ => {}
             }
         }
         let concurrent = is_concurrent(sent);
@@ -492,13 +510,13 @@ impl Oracle {
             link_moves_except(w, &node.backlog)
                 .into_iter()
                 .filter(|(_, kind)| !kind.eager(concurrent, !self.settings.dialect.strict))
-                .map(|(c, _)| (c, None)),
+                .map(|(c, _)| Move::one(c, None)),
         );
         // Time passes while the target takes time to answer, within the horizon.
         let waiting = node.ex.iter().any(|e| e.delivered && !e.done);
         if let Some(d) = w.next_deadline() {
             if waiting && d <= limit {
-                out.push((Choice::Tick, None));
+                out.push(Move::one(Choice::Tick, None));
             }
         }
         out
@@ -534,7 +552,7 @@ impl Oracle {
                 match &one.seen {
                     Seen::Answer(obs) => {
                         let ns = self.settings.namespace(one.req.key_of);
-                        let reading = compare::matches(
+                        let mut shown = compare::matches(
                             &response,
                             obs,
                             ns,
@@ -542,8 +560,9 @@ impl Oracle {
                             &self.settings.dialect,
                         )
                         .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
-                        if let Some(r) = reading.filter(|r| !node.st.readings.contains(r)) {
-                            node.st.readings.push(r);
+                        shown.extend(shown_by(&one.req, &response, obs));
+                        for r in shown {
+                            self.take(&mut node.st, r, i).map_err(Miss::Answer)?;
                         }
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
                             .map_err(Miss::World)?;
@@ -588,12 +607,42 @@ impl Oracle {
         s: &Sent,
     ) -> Result<(), Miss> {
         let ns = self.settings.namespace(s.req.key_of);
+        let answered = match &s.seen {
+            Seen::Answer(o) => Some(o.status),
+            _ => None,
+        };
+        let mut req = s.req;
+        // A-UNNAMED-FIELDS: a target that served a confirm carrying `amount` ignored it.
+        if let case::Op::ConfirmWithAmount { order, card, .. } = req.op {
+            let ignored = match answered {
+                Some(status) => status != 400,
+                None => self.took(&node.st, Reading::FieldsIgnored),
+            };
+            if ignored {
+                self.take(&mut node.st, Reading::FieldsIgnored, i)
+                    .map_err(Miss::Answer)?;
+                req.op = case::Op::Confirm { order, card };
+            }
+        }
+        // A-KEY-LENGTH: a key outside printable ASCII refused (400) executes nothing.
+        if matches!(req.key, case::KeyUse::Wide(_))
+            && match answered {
+                Some(status) => status == 400,
+                None => self.took(&node.st, Reading::KeyPrintableAscii),
+            }
+        {
+            self.take(&mut node.st, Reading::KeyPrintableAscii, i)
+                .map_err(Miss::Answer)?;
+            node.ex[i].done = true;
+            node.ex[i].delivered = true;
+            return Ok(());
+        }
         let side = ModelSide {
             ids: &node.st.ids,
             refs,
             ns,
         };
-        let http = s.req.render(names, &side);
+        let http = req.render(names, &side);
         match http_map::to_api_request(&to_http_request(&http)) {
             Err(edge) => {
                 // The sandbox's edge answers what the model cannot represent.
@@ -605,8 +654,20 @@ impl Oracle {
                     body,
                 };
                 if let Seen::Answer(obs) = &s.seen {
-                    compare::matches(&response, obs, ns, &mut node.st.ids, &self.settings.dialect)
-                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                    let mut shown = compare::matches(
+                        &response,
+                        obs,
+                        ns,
+                        &mut node.st.ids,
+                        &self.settings.dialect,
+                    )
+                    .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                    if matches!(req.op, case::Op::ConfirmWithAmount { .. }) {
+                        shown.push(Reading::FieldsRefused);
+                    }
+                    for r in shown {
+                        self.take(&mut node.st, r, i).map_err(Miss::Answer)?;
+                    }
                 }
                 node.ex[i].done = true;
                 node.ex[i].delivered = true;
@@ -674,6 +735,10 @@ fn is_concurrent(sent: &[Sent]) -> bool {
 #[path = "oracle_moves.rs"]
 mod moves;
 use moves::*;
+
+#[path = "oracle_readings.rs"]
+mod other_readings;
+use other_readings::*;
 
 #[cfg(test)]
 #[path = "oracle_tests.rs"]

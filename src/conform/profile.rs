@@ -73,6 +73,11 @@ pub struct Profile {
     /// Rules whose violations are not counted, each with its reason (printed).
     #[serde(default)]
     pub suppress: Vec<Suppress>,
+    /// Silent points pinned to one reading (`{"rate_limit_scope": "posts_only"}`):
+    /// any other reading there is a violation. Unpinned, every reading the contract
+    /// allows is accepted and the report names the one the target took.
+    #[serde(default)]
+    pub readings: BTreeMap<String, String>,
     /// The target's test endpoints that switch the platform's own inputs: its rate
     /// limit (429 with `Retry-After`) and its paused channel (503
     /// `temporarily_unavailable`). Without one, no case switches it.
@@ -279,6 +284,8 @@ pub struct Loaded {
     pub branches: Vec<Branch>,
     pub horizon: Millis,
     pub timeout: Millis,
+    /// The readings `readings` pins.
+    pub pins: super::readings::Pins,
 }
 
 pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
@@ -376,6 +383,7 @@ impl Loaded {
                 ));
             }
         }
+        let pins = super::readings::parse_pins(&profile.readings)?;
         for s in &profile.suppress {
             if payhub_model::Rule::ALL.iter().all(|r| r.id() != s.rule) {
                 return Err(format!(
@@ -442,6 +450,7 @@ impl Loaded {
             branches,
             horizon,
             timeout,
+            pins,
         })
     }
 

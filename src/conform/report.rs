@@ -66,9 +66,8 @@ pub struct Report {
     pub continue_with: Option<String>,
     /// Violations of a rule the profile suppresses: seed, rule, the profile's reason.
     pub suppressed: Vec<(u64, String, String)>,
-    /// The readings the target took where the contract is silent or ambiguous (the
-    /// assumption, what the target did, and in how many conforming cases).
-    pub readings: Vec<(String, String, usize)>,
+    /// Per silent point, the reading the target took (`silent.rs`).
+    pub readings: Vec<super::silent::PointRow>,
     /// The registry's verdicts over the exchanges the proxy carried, beside the oracle's.
     pub registry: Registry,
 }
@@ -145,12 +144,7 @@ impl Report {
         if let Some(c) = &self.continue_with {
             let _ = writeln!(s, "not run: {} seeds; continue with: {c}", self.not_run);
         }
-        for (assumption, what, cases) in &self.readings {
-            let _ = writeln!(
-                s,
-                "reading taken where the contract is silent: {assumption}: {what} ({cases} cases)"
-            );
-        }
+        s.push_str(&super::silent::text(&self.readings));
         for (seed, rule, why) in &self.suppressed {
             let _ = writeln!(s, "suppressed: seed {seed}: {rule} ({why})");
         }
@@ -194,6 +188,7 @@ impl Report {
                 f.script
             );
         }
+        s.push_str(&super::silent::markdown(&self.readings));
         s.push_str(&self.registry.markdown());
         s
     }
