@@ -481,7 +481,12 @@ impl Oracle {
             let Some(Payload::Request { request, .. }) = w.net.get(msg) else {
                 continue;
             };
-            let reading = delivered_reading(w, request);
+            let reading = match &sent[i].seen {
+                Seen::Answer(obs) if matches!(obs.status, 200 | 202) => {
+                    delivered_reading(w, request)
+                }
+                _ => None,
+            };
             let deliver = |branch| Move {
                 choices: vec![Choice::Deliver { msg, branch }],
                 marks: Some((i, false)),
@@ -625,7 +630,7 @@ impl Oracle {
             }
         }
         // A-KEY-LENGTH: a key outside printable ASCII refused (400) executes nothing.
-        if matches!(req.key, case::KeyUse::Wide(_))
+        if matches!(req.key, case::KeyUse::Wide(_) | case::KeyUse::Accented(_))
             && match answered {
                 Some(status) => status == 400,
                 None => self.took(&node.st, Reading::KeyPrintableAscii),

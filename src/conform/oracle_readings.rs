@@ -6,6 +6,8 @@
 //!   limit, pause) refuses is delivered with the switch off, at once switched back on:
 //!   a query served under a rate limit (POSTs only), a confirm or session served while
 //!   paused (creates only), or a refusal of the request itself (4xx) before the switch.
+//! - A-REFUSAL-ORDER: a request the model refuses (4xx) while a switch is on, answered
+//!   429 or 503 by the target, is not executed (dropped).
 //! - A-CANCEL: a cancel of a processing Payment refused with 409 `payment_in_progress`
 //!   is not executed (the request is dropped, as one never sent).
 //! - A-UNNAMED-FIELDS and A-KEY-LENGTH are decided where the request is sent
@@ -45,8 +47,8 @@ fn processing(w: &World, endpoint: &Endpoint) -> bool {
         .is_some_and(|p| p.status == PaymentStatus::Processing)
 }
 
-/// The reading a delivery in the model's own way takes (a cancel of a processing
-/// Payment executed: A-CANCEL).
+/// The reading a delivery in the model's own way takes, for a target that answered
+/// 200 or 202 (a cancel of a processing Payment executed: A-CANCEL).
 pub(super) fn delivered_reading(w: &World, request: &ApiRequest) -> Option<Reading> {
     processing(w, &request.endpoint).then_some(Reading::CancelAccepted)
 }
@@ -116,7 +118,23 @@ impl Oracle {
         let Some((_, answer)) = answer_in_flight(&trial, id) else {
             return out;
         };
-        if !matches!(answer.status, 429 | 503) || answer.status == obs.status {
+        if answer.status == obs.status {
+            return out;
+        }
+        let switch_code = |code: &str| theirs == Some(code);
+        let switched = (obs.status == 429 && switch_code("rate_limited"))
+            || (obs.status == 503 && switch_code("temporarily_unavailable"));
+        if switched && (400..500).contains(&answer.status) {
+            // The switch answered before the request's own refusal: nothing executed
+            // (the model's refusal executed nothing either).
+            out.push(Move {
+                choices: vec![Choice::Drop { msg }],
+                marks: Some((i, true)),
+                reading: Some(Reading::SwitchFirst),
+            });
+            return out;
+        }
+        if !matches!(answer.status, 429 | 503) {
             return out;
         }
         let refusal = (400..500).contains(&obs.status) && obs.status != 429;
@@ -220,7 +238,7 @@ pub(super) fn branch_of(st: &State) -> Vec<Reading> {
 }
 
 /// The readings an answer the model gave in its own way shows (A-RATE-SCOPE,
-/// A-PAUSE-SCOPE, A-KEY-LENGTH).
+/// A-PAUSE-SCOPE, A-UNNAMED-FIELDS, A-KEY-LENGTH).
 pub(super) fn shown_by(req: &Req, response: &ApiResponse, obs: &Observed) -> Vec<Reading> {
     let mut v = Vec::new();
     let query = matches!(
@@ -241,7 +259,11 @@ pub(super) fn shown_by(req: &Req, response: &ApiResponse, obs: &Observed) -> Vec
     if response.status == 503 && paused_op {
         v.push(Reading::PauseNewTransactions);
     }
-    if matches!(req.key, case::KeyUse::Wide(_)) && obs.status != 400 {
+    // A-UNNAMED-FIELDS: the model refuses a confirm's `amount` (400).
+    if matches!(req.op, case::Op::ConfirmWithAmount { .. }) && response.status == 400 {
+        v.push(Reading::FieldsRefused);
+    }
+    if matches!(req.key, case::KeyUse::Wide(_) | case::KeyUse::Accented(_)) && obs.status != 400 {
         v.push(Reading::KeyAnyCharacter);
     }
     v

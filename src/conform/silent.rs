@@ -14,6 +14,8 @@ pub struct Shown {
     pub reading: Reading,
     pub name: &'static str,
     pub what: &'static str,
+    /// Whether it is the model's own reading.
+    pub model: bool,
     /// The seed of the first case that showed it, and its exchange.
     pub seed: u64,
     pub first: String,
@@ -60,6 +62,7 @@ pub fn add(rows: &mut [PointRow], seed: u64, readings: &[(Reading, String)]) {
                 reading: *r,
                 name: r.name(),
                 what: r.text(),
+                model: r.is_model(),
                 seed,
                 first: first.clone(),
                 cases: 1,
@@ -75,7 +78,10 @@ fn taken(row: &PointRow) -> String {
     }
     row.shown
         .iter()
-        .map(|s| format!("{} ({} cases)", s.name, s.cases))
+        .map(|s| {
+            let own = if s.model { ", the model's" } else { "" };
+            format!("{} ({} cases{own})", s.name, s.cases)
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
