@@ -617,11 +617,16 @@ impl Oracle {
             _ => None,
         };
         let mut req = s.req;
+        // The readings below are not the model's own: a strict target (the sandbox)
+        // answers as the model does.
+        let answered = answered.filter(|_| !self.settings.dialect.strict);
         // A-UNNAMED-FIELDS: a target that served a confirm carrying `amount` ignored it.
         if let case::Op::ConfirmWithAmount { order, card, .. } = req.op {
             let ignored = match answered {
                 Some(status) => status != 400,
-                None => self.took(&node.st, Reading::FieldsIgnored),
+                None => {
+                    !self.settings.dialect.strict && self.took(&node.st, Reading::FieldsIgnored)
+                }
             };
             if ignored {
                 self.take(&mut node.st, Reading::FieldsIgnored, i)
@@ -633,7 +638,9 @@ impl Oracle {
         if matches!(req.key, case::KeyUse::Wide(_) | case::KeyUse::Accented(_))
             && match answered {
                 Some(status) => status == 400,
-                None => self.took(&node.st, Reading::KeyPrintableAscii),
+                None => {
+                    !self.settings.dialect.strict && self.took(&node.st, Reading::KeyPrintableAscii)
+                }
             }
         {
             self.take(&mut node.st, Reading::KeyPrintableAscii, i)

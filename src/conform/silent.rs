@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 /// A reading a target showed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Shown {
+    #[serde(skip)]
     pub reading: Reading,
     pub name: &'static str,
     pub what: &'static str,
@@ -25,6 +26,7 @@ pub struct Shown {
 /// One silent point.
 #[derive(Clone, Debug, Serialize)]
 pub struct PointRow {
+    #[serde(skip)]
     pub point: Point,
     pub name: &'static str,
     pub assumption: &'static str,
