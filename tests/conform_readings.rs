@@ -143,17 +143,32 @@ fn conform_a_key_counted_in_bytes_is_two_readings_of_one_point() {
 }
 
 #[test]
-fn conform_a_reading_that_does_not_exist_is_exit_2_naming_it() {
+fn conform_a_reading_or_suppression_that_does_not_exist_is_exit_2_naming_it() {
     let text = std::fs::read_to_string(PROFILE).unwrap();
     for (readings, named) in [
-        (r#"{"rate_limit_scope": "gets_only"}"#, "\"gets_only\""),
-        (r#"{"rate_scope": "posts_only"}"#, "\"rate_scope\""),
+        (
+            r#""readings": {"rate_limit_scope": "gets_only"}"#,
+            "\"gets_only\"",
+        ),
+        (
+            r#""readings": {"rate_scope": "posts_only"}"#,
+            "\"rate_scope\"",
+        ),
+        // A suppression names one registry property, never a rule or the oracle.
+        (
+            r#""suppress": [{"rule": "RATE-02", "reason": "x"}]"#,
+            "unknown field `rule`",
+        ),
+        (
+            r#""suppress": [{"property": "target-answers-as-the-model-allows", "reason": "x"}]"#,
+            "pin the reading",
+        ),
+        (
+            r#""suppress": [{"property": "wire-keys-are-fine", "reason": "x"}]"#,
+            "\"wire-keys-are-fine\"",
+        ),
     ] {
-        let bad = text.replacen(
-            "\"volatile\"",
-            &format!("\"readings\": {readings},\n  \"volatile\""),
-            1,
-        );
+        let bad = text.replacen("\"volatile\"", &format!("{readings},\n  \"volatile\""), 1);
         let bad = temp("pyplat-bad-reading.json", &bad);
         let o = run(&[
             "conform",

@@ -29,6 +29,7 @@ pub mod readings;
 pub mod record;
 pub mod registry;
 pub mod report;
+pub mod rule_rows;
 pub mod run;
 pub mod shrink;
 pub mod silent;
@@ -350,6 +351,7 @@ pub async fn sweep(
         suppressed: Vec::new(),
         readings: silent::rows(&t.profile.pins),
         registry: registry::Registry::default(),
+        rules: Vec::new(),
     };
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -382,19 +384,7 @@ pub async fn sweep(
                     shrink::shrink(t, case.clone(), run, o.reruns, o.shrink_budget, &mut tag)
                         .await?;
                 let f = finding(t, &case, shrunk, report.cases_run, detected);
-                let suppressed = t
-                    .profile
-                    .profile
-                    .suppress
-                    .iter()
-                    .find(|s| s.rule == f.rule());
-                if let Some(s) = suppressed {
-                    report
-                        .suppressed
-                        .push((seed, s.rule.clone(), s.reason.clone()));
-                } else if let Some(same) =
-                    report.violations.iter_mut().find(|v| v.rule() == f.rule())
-                {
+                if let Some(same) = report.violations.iter_mut().find(|v| v.rule() == f.rule()) {
                     same.also_seeds.push(seed);
                 } else {
                     report.violations.push(f);
@@ -407,6 +397,8 @@ pub async fn sweep(
         }
     }
     bar.done();
+    report.suppressed = report.registry.suppress(&t.profile.profile.suppress);
+    report.rules = rule_rows::rows(&report.registry);
     report.elapsed_s = started.elapsed().as_secs_f64();
     report.cases_per_s = report.cases_run as f64 / report.elapsed_s.max(1e-9);
     Ok(report)
