@@ -164,14 +164,12 @@ pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
     if route != "/v1" && !route.starts_with("/v1/") {
         return Err(HttpReply::code(ErrorCode::ResourceMissing, None));
     }
-    let method = match http.method.as_str() {
-        "GET" => Method::Get,
-        "POST" => Method::Post,
-        "DELETE" => Method::Delete,
-        _ if route::is_contract_path(route) => {
+    let method = match method(&http.method) {
+        Some(m) => m,
+        None if route::is_contract_path(route) => {
             return Err(HttpReply::code(ErrorCode::MethodNotAllowed, None));
         }
-        _ => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
+        None => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
     };
     let idempotency_key = match &http.idempotency_key {
         None => None,
@@ -191,6 +189,16 @@ pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
         idempotency_key,
         endpoint,
     })
+}
+
+/// The contract's method of that name: GET, POST or DELETE.
+pub fn method(name: &str) -> Option<Method> {
+    match name {
+        "GET" => Some(Method::Get),
+        "POST" => Some(Method::Post),
+        "DELETE" => Some(Method::Delete),
+        _ => None,
+    }
 }
 
 /// `Bearer ak_N` → `ak_N` (the scheme in any case, RFC 7235 §2.1); anything else is no
@@ -290,7 +298,9 @@ fn json_body<T: DeserializeOwned + Default>(body: &[u8]) -> Result<Json<T>, Http
     })
 }
 
-fn malformed<T>(body: &[u8], why: &str) -> Json<T> {
+/// A body that does not read as `why` says, described by its length only (it could hold
+/// card data): the sandbox's and check-log's readers alike.
+pub fn malformed<T>(body: &[u8], why: &str) -> Json<T> {
     Json::Malformed(Text::format(format_args!(
         "(a body of {} bytes, {why}; not recorded)",
         body.len()

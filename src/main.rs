@@ -3,7 +3,6 @@
 //! Exit codes: 0 everything holds, 1 a property was violated or a mutant survived,
 //! 2 bad usage or bad input, 3 an incomplete run.
 
-mod alloc;
 mod assumptions_cmd;
 mod bench_cmd;
 mod check_cmd;
@@ -30,9 +29,6 @@ mod whole_file;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// mimalloc (see `alloc.rs`).
-#[global_allocator]
-static GLOBAL: alloc::Installed = alloc::Installed;
 use std::process::ExitCode;
 
 /// Output format of a command.

@@ -341,7 +341,7 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
 fn save_tape(
     subject: Subject,
     method: &str,
-    proof: &payhub_sim::prove::Counterexample,
+    proof: &payhub_properties::Counterexample,
     path: &std::path::Path,
 ) -> Result<(), String> {
     let world = subject.world_of(method);

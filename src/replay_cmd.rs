@@ -4,10 +4,10 @@
 
 use crate::simulate_cmd::WorldArgs;
 use payhub_properties::liveness::{self, LivenessVerdict};
-use payhub_properties::{AlwaysCheck, PROPERTIES};
+use payhub_properties::{AlwaysCheck, PROPERTIES, World};
 use payhub_sim::driver::{self, RunOutcome};
 use payhub_sim::tape::Tape;
-use payhub_sim::{Choice, Trace, World, WorldConfig};
+use payhub_sim::{Choice, Trace, WorldConfig};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -66,11 +66,7 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
                     config
                 }
                 None => {
-                    let config = tape
-                        .simulation
-                        .config()
-                        .map_err(at)?
-                        .judged_by(&payhub_properties::JUDGING);
+                    let config = tape.simulation.config().map_err(at)?;
                     driver::check_enabled(&config, &tape.choices).map_err(at)?;
                     config
                 }
@@ -79,7 +75,7 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
         }
         (None, Some(seed)) => {
             let settings = args.world.simulation();
-            let config = settings.config()?.judged_by(&payhub_properties::JUDGING);
+            let config = settings.config()?;
             let mut check = AlwaysCheck { config: &config };
             let profile = settings.profile(seed);
             let (_, outcome) =

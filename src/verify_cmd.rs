@@ -251,7 +251,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         args.seeds
     };
     let world = SimulationArgs::default();
-    let config = world.config()?.judged_by(&payhub_properties::JUDGING);
+    let config = world.config()?;
     let seeds_run = if interrupted.is_some() || !rest {
         0
     } else {

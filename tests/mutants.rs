@@ -141,7 +141,7 @@ fn every_mutant_is_killed_by_a_named_property() {
 /// every identifier it names: the two say the same thing.
 fn assert_witness_names_what_its_words_name(
     property: &payhub_properties::Property,
-    proof: &payhub_sim::prove::Counterexample,
+    proof: &payhub_properties::Counterexample,
     mutant: &str,
 ) {
     let Some(witnessed) = property.witnessed(&proof.world.facts) else {
@@ -218,8 +218,7 @@ fn reference_configurations_are_caught_by_nothing() {
         presets.len()
     );
     for policy in [Policy::reference(), Policy::reference_random()] {
-        let config =
-            payhub_sim::worlds::simulation(&policy, 2).judged_by(&payhub_properties::JUDGING);
+        let config = payhub_sim::worlds::simulation(&policy, 2);
         let e = zoo::sweep(&config, 200, 400).unwrap();
         assert!(
             e.found.is_none(),

@@ -10,9 +10,10 @@
 
 use payhub_model::client::OrderState;
 use payhub_model::{Assumption, Card, ErrorCode, LedgerEntry, PaymentId, PaymentStatus, Rule};
+use payhub_properties::ScriptReport as Report;
 use payhub_properties::liveness::{self, LivenessVerdict};
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
-use payhub_sim::script::{self, Report, Script};
+use payhub_sim::script::{self, Script};
 use std::path::PathBuf;
 
 fn scenarios_dir() -> PathBuf {
@@ -52,7 +53,7 @@ fn run(name: &str) -> (Script, Report) {
     let label = format!("scenarios/{}", path.file_name().unwrap().to_str().unwrap());
     let bytes = std::fs::read(&path).expect("readable scenario");
     let mut script = script::parse(&label, &bytes, &always()).unwrap_or_else(|e| panic!("{e}"));
-    script.config = script.config.clone().judged_by(&payhub_properties::JUDGING);
+    script.config = script.config.clone();
     let mut check = AlwaysCheck {
         config: &script.config,
     };

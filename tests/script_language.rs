@@ -2,8 +2,9 @@
 //! checks both its verdict and the world choices it compiled to.
 
 use payhub_model::{ApiKeyId, Branch, ErrorCode, Millis};
+use payhub_properties::ScriptReport as Report;
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
-use payhub_sim::script::{self, Report};
+use payhub_sim::script;
 use payhub_sim::{Choice, WorldConfig};
 
 fn always() -> Vec<&'static str> {
@@ -17,7 +18,7 @@ fn always() -> Vec<&'static str> {
 fn run(text: &str) -> Report {
     let mut script =
         script::parse("t.pha", text.as_bytes(), &always()).unwrap_or_else(|e| panic!("{e}"));
-    script.config = script.config.clone().judged_by(&payhub_properties::JUDGING);
+    script.config = script.config.clone();
     let mut check = AlwaysCheck {
         config: &script.config,
     };

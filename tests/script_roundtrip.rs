@@ -2,9 +2,10 @@
 //! as a script, runs again to the same violation; the script passes with its
 //! `expect violation` line and fails without it.
 
+use payhub_properties::ScriptReport as Report;
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
 use payhub_sim::driver::{self, FaultProfile};
-use payhub_sim::script::{self, Report};
+use payhub_sim::script;
 use payhub_sim::{Choice, Trace, WorldConfig, shrink, worlds};
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,7 +27,7 @@ fn counterexample() -> (WorldConfig, Vec<Choice>, String) {
     // counterexample was found in.
     let config = WorldConfig {
         controls: Vec::new(),
-        ..worlds::simulation(&policy, 2).judged_by(&payhub_properties::JUDGING)
+        ..worlds::simulation(&policy, 2)
     };
     for seed in 0..2_000 {
         let mut check = AlwaysCheck { config: &config };
@@ -49,7 +50,7 @@ fn counterexample() -> (WorldConfig, Vec<Choice>, String) {
 fn run_text(name: &str, text: &str) -> Report {
     let mut script =
         script::parse(name, text.as_bytes(), &always()).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    script.config = script.config.clone().judged_by(&payhub_properties::JUDGING);
+    script.config = script.config.clone();
     let mut check = AlwaysCheck {
         config: &script.config,
     };
@@ -140,7 +141,7 @@ fn a_passing_tape_written_as_a_script_passes_without_an_expect_line() {
     let path = dir.join("S05b-concurrent-in-progress.pha");
     let bytes = std::fs::read(&path).unwrap();
     let mut script = script::parse("S05b.pha", &bytes, &always()).unwrap();
-    script.config = script.config.clone().judged_by(&payhub_properties::JUDGING);
+    script.config = script.config.clone();
     let mut check = AlwaysCheck {
         config: &script.config,
     };

@@ -19,7 +19,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 fn traced_json(seed: u64) -> String {
-    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&Policy::reference(), 2);
     let profile = FaultProfile::for_seed(seed);
     let mut trace = Trace::new();
     let mut check = AlwaysCheck { config: &config };
@@ -63,7 +63,7 @@ fn seed_3_trace_hash_is_pinned_across_builds() {
 /// The reference client over the default profile: no property violated.
 #[test]
 fn effect_01_reference_client_sweep_has_no_violation() {
-    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&Policy::reference(), 2);
     let mut check = AlwaysCheck { config: &config };
     let mut statuses = BTreeSet::new();
     for seed in 0..300 {
@@ -92,7 +92,7 @@ fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
     // Without the outages (429, 503): the world whose shortest counterexample is pinned.
     let config = payhub_sim::WorldConfig {
         controls: Vec::new(),
-        ..worlds::simulation(&policy, 2).judged_by(&payhub_properties::JUDGING)
+        ..worlds::simulation(&policy, 2)
     };
     let mut check = AlwaysCheck { config: &config };
     let failing = (0..500)
@@ -122,7 +122,7 @@ fn unknown_03_new_key_and_order_after_timeout_is_caught_and_shrunk() {
 /// for timeouts and crashes.
 #[test]
 fn mermaid_rendering_is_well_formed() {
-    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&Policy::reference(), 2);
     let mut check = AlwaysCheck { config: &config };
     for seed in 0..40 {
         let profile = FaultProfile::for_seed(seed);

@@ -3,7 +3,9 @@
 //! (the first request that differs, or the first decision), and what the platform does
 //! about it. Tests are named `<tag of the rule it breaks>_<variant name>_…`.
 
-use payhub_model::client::bench::{Fate, Sent};
+mod client_bench;
+
+use client_bench::{ClientBench, Fate, Sent};
 use payhub_model::client::*;
 use payhub_model::harness::req;
 use payhub_model::*;

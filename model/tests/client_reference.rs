@@ -3,7 +3,9 @@
 //! client against the real platform through `ClientBench`; the others feed responses by
 //! hand through `Solo` to pin exact times.
 
-use payhub_model::client::bench::{Fate, Sent};
+mod client_bench;
+
+use client_bench::{ClientBench, Fate, Sent};
 use payhub_model::client::solo::{self, Solo, only_send, sends};
 use payhub_model::client::*;
 use payhub_model::harness::{M1_TEST, req};

@@ -1,14 +1,14 @@
 //! Cadence properties: when the client retries, how long it waits, how long it queries,
 //! and when the platform verifies an unknown charge with the upstream. The facts
-//! (`sim/src/facts/cadence.rs`) record the extremes; every figure they are held to is
+//! (`properties/src/facts/cadence.rs`) record the extremes; every figure they are held to is
 //! the contract's ([`Contract`]), compared here. Retry-After (RATE-03) and the 10-second
 //! spacing (SCHED-02) are `client-honours-retry-after` and `client-spaces-queries`.
 
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM_LEDGER};
+use crate::facts::cadence::Waited;
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::{Contract, Millis, Rule};
-use payhub_sim::facts::cadence::Waited;
 
 /// SCHED-01 read from the contract's numbers: the last query time of the schedule, as
 /// an offset from when the result became unknown (10 s … 1 h, then every 4 hours while

@@ -1,12 +1,12 @@
 //! Merchant effects: what a client does to an order (fulfil, close) and shows its payer,
-//! judged against the platform's store (`sim/src/facts/effects.rs`). Captures are judged
+//! judged against the platform's store (`properties/src/facts/effects.rs`). Captures are judged
 //! by `client-never-charges-an-order-twice` and `client-never-closes-a-captured-order`.
 
 use crate::evidence::CLIENT_DB;
+use crate::facts::effects::{Closing, Fulfilment};
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::Rule;
-use payhub_sim::facts::effects::{Closing, Fulfilment};
 
 fn closing(c: &Closing, what: &str) -> Witnessed {
     let status = c.status.map_or("unknown", |s| s.as_str());

@@ -267,7 +267,7 @@ impl Supply {
 use Evidence::{ClientProcess, Ledger, MerchantDb, Platform};
 
 // What a property over each family of facts needs: the kinds of events that feed it
-// (see `sim/src/facts/`: money and attempts read `Handled`, `Answered` and the ledger;
+// (see `properties/src/facts/`: money and attempts read `Handled`, `Answered` and the ledger;
 // client, queries and cadence the clients' sends and decisions; effects the merchants'
 // databases).
 

@@ -1,8 +1,12 @@
 //! # payhub-properties
 //!
-//! Owns every judgement: the properties, their rules, evidence and witnesses; the presets,
-//! the exhaustive checker and the bug zoo. Never changes what a run does: it drives sim's
-//! world and judges what the facts recorded (liveness: the resolution facts of its events).
+//! Owns every judgement: the facts folded from the world's events ([`facts`]), the
+//! properties, their rules, evidence and witnesses; the presets, the exhaustive checker
+//! and the bug zoo. Never does I/O, never lets a clock or an unseeded random number decide
+//! a fact or a verdict (the checker and the zoo read a clock only to time and bound their
+//! searches), and never changes what a run does: it drives sim's world, whose events its
+//! facts fold ([`World`] keeps them in its hashed state), and judges what the facts
+//! recorded (liveness: the resolution facts of its events).
 //!
 //! The invariants of the PayHub contract, each a named predicate over the simulated
 //! world with the rules it checks ([`property`]): safety properties judged against the
@@ -19,7 +23,7 @@ pub mod client;
 pub mod effects;
 pub mod engine;
 pub mod evidence;
-pub mod judging;
+pub mod facts;
 pub mod liveness;
 pub mod presets;
 pub mod property;
@@ -34,7 +38,16 @@ pub mod witnessed;
 pub mod zoo;
 
 pub use checker::{CheckStatus, Limits, PresetReport, check};
-pub use judging::JUDGING;
+pub use facts::{Facts, RuleSet, ScopeKey};
 pub use presets::{Preset, preset, presets};
 pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, property};
 pub use witnessed::{Named, Witnessed};
+
+/// Sim's world, its events folded into the [`Facts`].
+pub type World = payhub_sim::World<Facts>;
+
+/// A counterexample proved in a [`World`].
+pub type Counterexample = payhub_sim::prove::Counterexample<Facts>;
+
+/// A script run in a [`World`].
+pub type ScriptReport = payhub_sim::script::Report<Facts>;

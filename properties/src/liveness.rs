@@ -19,15 +19,15 @@
 //! A-WEBHOOK-BLACKOUT (an order no query is due for, that missed every delivery of the
 //! Payment's latest event: the servers were down, or it was lost).
 
-use crate::Kind;
 use crate::evidence::{Evidence, EvidenceSet, Supply};
+use crate::facts::resolution::{OrderSeen, Placement, Resolution, WebhookDelivery};
 use crate::verdict::{Status, Verdict};
 use crate::witnessed::{Named, Witnessed};
+use crate::{Kind, World};
 use payhub_model::client::{ClientParams, OrderState};
 use payhub_model::event::ShownOrder;
 use payhub_model::{Assumption, Contract, Millis, PaymentId, PaymentStatus, Rule};
-use payhub_sim::facts::resolution::{OrderSeen, Placement, Resolution, WebhookDelivery};
-use payhub_sim::{Choice, Trace, World, WorldConfig, driver};
+use payhub_sim::{Choice, Trace, WorldConfig, driver};
 use std::collections::BTreeMap;
 
 /// The name the reports use.
@@ -151,9 +151,7 @@ fn not_known_in(
         facts
             .payments
             .get(&p)
-            .map(|p: &payhub_sim::facts::resolution::PaymentSeen| {
-                (p.stored.status, p.stored.version)
-            })
+            .map(|p: &crate::facts::resolution::PaymentSeen| (p.stored.status, p.stored.version))
     };
     match end.healed_from {
         Some(_) => not_known(order_no, &order.shown, platform, HEALED),
@@ -561,8 +559,8 @@ pub fn verdict(config: &WorldConfig, mut world: World, tape: &[Choice]) -> Liven
 #[cfg(test)]
 mod tests {
     use super::window_ran;
+    use crate::facts::resolution::{DbUptime, Resolution};
     use payhub_model::Millis;
-    use payhub_sim::facts::resolution::{DbUptime, Resolution};
 
     fn down_then_up(down: Millis, up: Option<Millis>) -> Resolution {
         let mut seen = Resolution::default();

@@ -15,12 +15,13 @@
 //! ([`Property::over_facts`]).
 
 use crate::evidence::{Evidence, EvidenceSet};
+use crate::facts::wire::{WireFacts, Witness};
 use crate::wire::Patterns;
 use crate::witnessed::Witnessed;
+use crate::{Facts, World};
 use payhub_model::Rule;
+use payhub_sim::WorldConfig;
 use payhub_sim::driver::{Check, Violation};
-use payhub_sim::facts::wire::{WireFacts, Witness};
-use payhub_sim::{Facts, World, WorldConfig};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -80,7 +81,6 @@ impl Property {
     /// `sometimes`: never a violation. A property over the wire reads no [`Facts`]: never
     /// a violation here ([`Property::wire_witness`] judges it).
     pub fn witnessed(&self, facts: &Facts) -> Option<Witnessed> {
-        debug_assert!(facts.judged_by.is_installed(), "{}", UNJUDGED);
         match self.predicate {
             Predicate::Always(f) => f(facts),
             Predicate::Sometimes(_) | Predicate::Wire(_) => None,
@@ -95,7 +95,6 @@ impl Property {
     /// For `sometimes`: whether these facts reach it. For `always`: whether it holds
     /// (a property over the wire reads no [`Facts`]: it holds here).
     pub fn holds_in(&self, facts: &Facts) -> bool {
-        debug_assert!(facts.judged_by.is_installed(), "{}", UNJUDGED);
         match self.predicate {
             Predicate::Always(f) => f(facts).is_none(),
             Predicate::Sometimes(f) => f(facts),
@@ -130,11 +129,6 @@ impl Property {
         self.holds_in(&world.facts)
     }
 }
-
-/// Facts folded without [`crate::JUDGING`] judged no answer: a property reading them
-/// would pass what it never saw.
-const UNJUDGED: &str = "facts folded without the properties' judging: build the world from \
-    a config `judged_by(&JUDGING)`, or the facts with `Facts::judged_by(&JUDGING)`";
 
 impl std::fmt::Debug for Property {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -256,7 +250,7 @@ pub struct OneCheck<'a> {
     pub config: &'a WorldConfig,
 }
 
-impl Check for OneCheck<'_> {
+impl Check<Facts> for OneCheck<'_> {
     fn check(&mut self, world: &World) -> Option<Violation> {
         self.property.judge(&world.facts).map(|detail| Violation {
             property: self.property.name.to_owned(),
@@ -271,7 +265,7 @@ pub struct AlwaysCheck<'a> {
     pub config: &'a WorldConfig,
 }
 
-impl Check for AlwaysCheck<'_> {
+impl Check<Facts> for AlwaysCheck<'_> {
     fn check(&mut self, world: &World) -> Option<Violation> {
         PROPERTIES.iter().filter(|p| p.over_facts()).find_map(|p| {
             p.judge(&world.facts).map(|detail| Violation {

@@ -1,10 +1,10 @@
 //! Reachability ("sometimes") properties: each interesting situation of the contract is
 //! reached in the presets meant to reach it, so a model in which nothing happens fails.
 
+use crate::Facts;
 use crate::evidence::PLATFORM;
 use crate::property::{Predicate, Property};
 use payhub_model::{ErrorCode, PaymentStatus, RefundStatus, ResolutionStatus, Rule};
-use payhub_sim::Facts;
 
 fn answered(f: &Facts, status: u16, code: Option<ErrorCode>) -> bool {
     f.queries.answers.contains(&(status, code))

@@ -1,17 +1,15 @@
-//! How an answer under an idempotency scope is read against the scope's execution: the
-//! reading the money family records with ([`ScopeAnswers`]), judged by
-//! `rejections-execute-nothing`, `conflict-iff-parameters-differ` and
-//! `same-key-never-new-business` ([`crate::safety`]).
+//! How an answer under an idempotency scope is read against the scope's execution, and
+//! how long the scope's history counts: the reading the money family
+//! ([`crate::facts::money`]) records with, judged by `rejections-execute-nothing`,
+//! `conflict-iff-parameters-differ` and `same-key-never-new-business` ([`crate::safety`]).
+//! The facts record; these decide.
 
-use payhub_model::{ApiResponse, ErrorCode};
-use payhub_sim::facts::ScopeAnswers;
+use payhub_model::{ApiResponse, Contract, ErrorCode, Millis};
 
-/// The contract's reading.
-pub const CONTRACT: ScopeAnswers = ScopeAnswers {
-    conflict_misjudged,
-    as_new_business,
-    executes_nothing,
-};
+/// How long the money family keeps a scope's execution, charges and answered object
+/// before a new window begins: RET-01's retention ("Idempotency records are retained
+/// online for 7 days.", 幂等记录在线保留 7 天。).
+pub const SCOPE_HISTORY: Millis = Contract::RETENTION;
 
 /// CONFLICT-01: "同键但金额、币种、订单号等安全业务参数冲突 → HTTP 409
 /// `idempotency_conflict`" (same key, but safety-relevant business parameters such as
@@ -20,7 +18,7 @@ pub const CONTRACT: ScopeAnswers = ScopeAnswers {
 /// `idempotency_conflict` with the same parameters (or with nothing executed) misjudges,
 /// and so does a 2xx, or a 409 `operation_in_progress`, with other parameters (the
 /// original in flight does not hide a conflict: A-CONFLICT-BEFORE-WAIT, CONC-03).
-fn conflict_misjudged(answer: &ApiResponse, params_differ: bool) -> bool {
+pub fn conflict_misjudged(answer: &ApiResponse, params_differ: bool) -> bool {
     match answer.error_code() {
         Some(ErrorCode::IdempotencyConflict) => !params_differ,
         None if answer.is_success() => params_differ,
@@ -33,7 +31,7 @@ fn conflict_misjudged(answer: &ApiResponse, params_differ: bool) -> bool {
 /// answers of new business to it are `order_no_conflict`, `payment_in_progress` and
 /// `refund_no_conflict` ("不会重新解释为新业务", will not be reinterpreted as new
 /// business).
-fn as_new_business(answer: &ApiResponse) -> bool {
+pub fn as_new_business(answer: &ApiResponse) -> bool {
     matches!(
         answer.error_code(),
         Some(
@@ -45,7 +43,7 @@ fn as_new_business(answer: &ApiResponse) -> bool {
 /// REJECT-01: "被 400、401、403、422 拒绝的请求不占用幂等键" (requests rejected with 400,
 /// 401, 403 or 422 do not use up the idempotency key); 429 and 503 are "not executed"
 /// (RATE-01, RATE-04); 404, 405 and the 409s bind nothing either (A-409-NOBIND).
-fn executes_nothing(answer: &ApiResponse) -> bool {
+pub fn executes_nothing(answer: &ApiResponse) -> bool {
     matches!(
         answer.status,
         400 | 401 | 403 | 404 | 405 | 409 | 422 | 429 | 503

@@ -1,6 +1,6 @@
 //! Traffic: a client's requests per business submission stay within what the contract's
 //! schedules allow (RETRY-03, SCHED-01, QUERY-06), counted in
-//! `sim/src/facts/traffic.rs`.
+//! `properties/src/facts/traffic.rs`.
 
 use crate::evidence::CLIENT_DB;
 use crate::property::{Predicate, Property};

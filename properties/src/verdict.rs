@@ -1,7 +1,7 @@
 //! Verdicts: every property's judgement over what a source supplied, in one library
 //! that `judge`, `check-log`, the sandbox and the report share.
 //!
-//! A source's events are folded into facts (`payhub_sim::Facts`), wire facts
+//! A source's events are folded into facts (`crate::Facts`), wire facts
 //! ([`WireFacts`]) and the evidence they supplied ([`Supply`]); [`judge_all`] judges
 //! every property of the registry over them, in one loop. Each verdict is
 //! `holds`, `violated` (always properties), `reached`, `unreached` (sometimes
@@ -10,14 +10,14 @@
 //! source that has the evidence stands whatever the rest lacks (verdicts are monotone).
 
 use crate::evidence::{self, Missing, Supply};
+use crate::facts::resolution::Resolution;
+use crate::facts::wire::{Seen, WireFacts, Witness};
 use crate::wire::Side;
-use crate::{Kind, Named, PROPERTIES, Property};
-use payhub_model::Shared;
+use crate::{Facts, Kind, Named, PROPERTIES, Property};
 use payhub_model::event::Event;
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
-use payhub_sim::Facts;
-use payhub_sim::facts::resolution::Resolution;
-use payhub_sim::facts::wire::{Seen, WireFacts, Witness};
+use payhub_model::observed::ObservedAnswer;
+use payhub_model::{RequestId, Shared};
 use serde::Serialize;
 
 /// What a verdict says.
@@ -113,7 +113,7 @@ pub fn harness_owners() -> WireFacts {
 impl Folded {
     pub fn new(wire: WireFacts) -> Folded {
         Folded {
-            facts: Shared::new(Facts::judged_by(&crate::JUDGING)),
+            facts: Shared::new(Facts::default()),
             wire,
             supply: Supply::empty(),
             events: 0,
@@ -126,6 +126,15 @@ impl Folded {
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
         self.resolution.observe(e);
+        self.events += 1;
+    }
+
+    /// [`Folded::observe`] of the end of exchange `id` with the answer read at the
+    /// contract's level: the facts take `e` (the status), the wire facts the whole answer.
+    pub fn observe_answered(&mut self, e: &Event, id: RequestId, answer: &ObservedAnswer) {
+        Facts::observe(&mut self.facts, e);
+        self.wire.answered(e.at, id, answer);
+        self.supply.saw(&e.what);
         self.events += 1;
     }
 

@@ -7,8 +7,7 @@ use payhub_model::event::{Event, StoredAttempt, StoredOrder, StoredPayment, Subm
 use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::*;
-use payhub_properties::{Property, property};
-use payhub_sim::Facts;
+use payhub_properties::{Facts, Property, property};
 
 const NODE: u8 = 0;
 const PAY: PaymentId = PaymentId(1);
@@ -20,7 +19,7 @@ fn at(ms: u64, what: What) -> Event {
 
 fn judge(name: &str, events: &[Event]) -> Option<String> {
     let p: &Property = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.judge(&Facts::from_events(&payhub_properties::JUDGING, events))
+    p.judge(&Facts::from_events(events))
 }
 
 fn answer(status: u16, retry_after_s: Option<u32>) -> ApiResponse {

@@ -29,8 +29,8 @@ use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST, rotate
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiRequest, Control, ErrorCode, MerchantId, Millis,
 };
-use payhub_properties::PROPERTIES;
-use payhub_sim::{Budget, Choice, ScopeKey, World, WorldConfig};
+use payhub_properties::{PROPERTIES, ScopeKey, World};
+use payhub_sim::{Budget, Choice, WorldConfig};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 use std::collections::{BTreeMap, BTreeSet};
@@ -365,7 +365,7 @@ fn chaos_world() -> WorldConfig {
             Millis::days(8),
         ],
         immediate_inbox: true,
-        ..WorldConfig::default().judged_by(&payhub_properties::JUDGING)
+        ..WorldConfig::default()
     }
 }
 

@@ -27,10 +27,11 @@ mod common;
 
 use payhub_model::client::{ClientParams, OrderRecord, OrderState, Policy, schedule};
 use payhub_model::{AcquirerDecision, Assumption, PaymentId, PaymentStatus, PaymentView};
+use payhub_properties::World;
+use payhub_properties::facts::resolution::{Received, Resolution, WebhookDelivery};
 use payhub_properties::liveness::{self, LivenessVerdict, StreamEnd};
 use payhub_sim::Trace;
-use payhub_sim::facts::resolution::{Received, Resolution, WebhookDelivery};
-use payhub_sim::{Choice, World, WorldConfig, worlds};
+use payhub_sim::{Choice, WorldConfig, worlds};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 use std::collections::BTreeSet;
@@ -431,7 +432,7 @@ fn schedules(max: usize) -> impl Strategy<Value = Vec<u16>> {
 /// Runs the reference suite with `after` over `cases` schedules; panics with the minimal
 /// schedule on failure.
 fn reference_suite(after: After, cases: u32, regressions: &'static str) {
-    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&Policy::reference(), 2);
     let mut runner = TestRunner::new(common::ci_config(cases, regressions));
     let result = runner.run(&schedules(MAX_SCHEDULE), |schedule| {
         case(&config, &schedule, after).map_err(TestCaseError::fail)
@@ -480,7 +481,7 @@ fn webhook_02_reference_client_converges_to_latest_version_after_faults() {
 
 /// The world of the reference suite.
 fn reference_world() -> WorldConfig {
-    worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING)
+    worlds::simulation(&Policy::reference(), 2)
 }
 
 /// Replays a tape of choice labels (as `payhub-verify replay --tape` reads them) in
@@ -978,7 +979,7 @@ fn blackout_paid_order_misses_the_refund_payment_event() {
 fn unknown_03_anti_pattern_client_fails_and_shrinks_to_at_most_10_choices() {
     let policy = worlds::parse_policy("new_key_after_timeout+new_order_no_after_timeout")
         .expect("known anti-patterns");
-    let config = worlds::simulation(&policy, 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&policy, 2);
     let mut runner = common::fixed_runner(1_000);
     let result = runner.run(&schedules(MAX_SCHEDULE), |schedule| {
         case(&config, &schedule, After::Nothing).map_err(TestCaseError::fail)

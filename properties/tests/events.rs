@@ -3,9 +3,9 @@
 //! property gives the same verdict on both.
 
 use payhub_model::client::{AntiPattern, Policy};
-use payhub_properties::{AlwaysCheck, PROPERTIES};
+use payhub_properties::{AlwaysCheck, Facts, PROPERTIES, World};
 use payhub_sim::driver::{self, FaultProfile};
-use payhub_sim::{Facts, Trace, World, WorldConfig, worlds};
+use payhub_sim::{Trace, WorldConfig, worlds};
 
 /// Runs `seed`, recording, and returns the world and its trace.
 fn recorded(config: &WorldConfig, seed: u64) -> (World, Trace) {
@@ -27,7 +27,7 @@ fn verdicts(facts: &Facts) -> Vec<(&'static str, Option<String>, bool)> {
 fn assert_stream_rebuilds(config: &WorldConfig, seed: u64) -> bool {
     let (world, trace) = recorded(config, seed);
     assert!(!trace.stream.is_empty(), "seed {seed}: no events");
-    let rebuilt = Facts::from_events(&payhub_properties::JUDGING, &trace.stream);
+    let rebuilt = Facts::from_events(&trace.stream);
     assert_eq!(rebuilt, *world.facts, "seed {seed}: facts differ");
     // Through its file form too: JSON Lines, read back.
     let read: Vec<payhub_model::event::Event> = trace
@@ -45,7 +45,7 @@ fn assert_stream_rebuilds(config: &WorldConfig, seed: u64) -> bool {
 
 #[test]
 fn reference_runs_rebuild_from_their_events() {
-    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&Policy::reference(), 2);
     for seed in 0..40 {
         assert!(
             !assert_stream_rebuilds(&config, seed),
@@ -64,8 +64,7 @@ fn violating_runs_rebuild_their_violation_from_their_events() {
         AntiPattern::PollTooFast,
         AntiPattern::ChangedParamsSameKey,
     ] {
-        let config = worlds::simulation(&Policy::reference().with(anti), 2)
-            .judged_by(&payhub_properties::JUDGING);
+        let config = worlds::simulation(&Policy::reference().with(anti), 2);
         for seed in 0..40 {
             if assert_stream_rebuilds(&config, seed) {
                 violated += 1;
@@ -78,26 +77,41 @@ fn violating_runs_rebuild_their_violation_from_their_events() {
     );
 }
 
+/// The world only emits: what it does never depends on what folds its events. A run
+/// replayed in a world that folds nothing (`()`, as `check_enabled`, the shrinker and a
+/// script export use) applies the same choices and emits the same events as the world
+/// that keeps the facts, faults included.
+#[test]
+fn a_world_that_folds_nothing_emits_the_same_events() {
+    let config = worlds::simulation(&Policy::reference().with(AntiPattern::PollTooFast), 2);
+    for seed in 0..10 {
+        let mut trace = Trace::new();
+        let mut check = AlwaysCheck { config: &config };
+        let profile = FaultProfile::for_seed(seed);
+        let (world, run) =
+            driver::run_seed(&config, seed, &profile, 300, &mut check, Some(&mut trace));
+        assert!(!trace.stream.is_empty(), "seed {seed}: no events");
+        let mut bare = Trace::new();
+        let mut nothing = |_: &payhub_sim::World<()>| None;
+        let (unfolded, _) = driver::replay(&config, &run.tape, &mut nothing, Some(&mut bare))
+            .expect("the tape replays");
+        assert_eq!(bare.stream, trace.stream, "seed {seed}: events differ");
+        assert_eq!(unfolded.now, world.now, "seed {seed}");
+        assert_eq!(*unfolded.platform, *world.platform, "seed {seed}");
+    }
+}
+
 /// Facts from an empty stream violate nothing and reach nothing: a property that
 /// passes or is reached with no evidence would be vacuous.
 #[test]
 fn an_empty_stream_violates_and_reaches_nothing() {
-    let facts = Facts::from_events(&payhub_properties::JUDGING, &[]);
+    let facts = Facts::from_events(&[]);
     for p in PROPERTIES {
         assert_eq!(p.judge(&facts), None, "{}", p.name);
         if p.kind() == payhub_properties::Kind::Sometimes {
             assert!(!p.holds_in(&facts), "{} reached with no events", p.name);
         }
     }
-}
-
-/// Facts folded without the properties' judging judged no answer: a property refuses to
-/// read them (debug builds) rather than pass what nothing judged.
-#[test]
-#[cfg(debug_assertions)]
-#[should_panic(expected = "without the properties' judging")]
-fn facts_folded_without_the_properties_judging_are_refused() {
-    PROPERTIES[0].judge(&Facts::default());
 }
 
 /// Liveness from the events: over seeded runs of the reference client and of one that

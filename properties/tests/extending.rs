@@ -16,9 +16,9 @@ use payhub_properties::engine::{self, Bounds, Flow};
 use payhub_properties::evidence::PLATFORM_LEDGER;
 use payhub_properties::property::{OneCheck, Predicate, Property};
 use payhub_properties::zoo::Subject;
-use payhub_properties::{JUDGING, Preset, Witnessed, preset};
+use payhub_properties::{Facts, Preset, Witnessed, World, preset};
+use payhub_sim::Trace;
 use payhub_sim::driver::{self, FaultProfile};
-use payhub_sim::{Facts, Trace, World};
 use std::sync::Mutex;
 
 /// UNIQ-01 over the ledger: "one merchant order number corresponds to one Payment", so
@@ -131,7 +131,7 @@ fn uniq_01_a_property_outside_the_registry_runs_in_the_simulator_and_over_events
                 &mut check,
                 Some(&mut trace),
             );
-            let from_events = Facts::from_events(&JUDGING, &trace.stream);
+            let from_events = Facts::from_events(&trace.stream);
             let verdict = ONE_CAPTURED_PAYMENT_PER_ORDER.judge(&from_events);
             assert_eq!(verdict, ONE_CAPTURED_PAYMENT_PER_ORDER.judge(&world.facts));
             match run.violation {

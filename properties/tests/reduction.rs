@@ -211,7 +211,7 @@ fn every_preset_and_one_per_subject() -> Vec<Preset> {
 }
 
 /// The request ids a world's debug rendering shows, each once.
-fn request_ids_shown(world: &payhub_sim::World) -> std::collections::BTreeSet<u32> {
+fn request_ids_shown(world: &payhub_properties::World) -> std::collections::BTreeSet<u32> {
     let text = format!("{world:?}");
     text.split("RequestId(")
         .skip(1)
@@ -232,7 +232,7 @@ fn renaming_reaches_every_request_id() {
     use std::sync::Mutex;
     let wrong: Mutex<Option<String>> = Mutex::default();
     let renamed_states = std::sync::atomic::AtomicUsize::new(0);
-    let check = |w: &payhub_sim::World| {
+    let check = |w: &payhub_properties::World| {
         let shown = request_ids_shown(w);
         let renamed = w.requests_renumbered();
         let after = request_ids_shown(&renamed);
@@ -294,7 +294,7 @@ fn first_judged_otherwise(
 #[test]
 fn a_canonical_form_that_merges_too_much_is_caught() {
     use payhub_properties::engine::fingerprint;
-    let forgets_facts = |w: &payhub_sim::World| {
+    let forgets_facts = |w: &payhub_properties::World| {
         fingerprint(&(w.now, &w.platform, &w.acquirer, &w.net, &w.link, w.budget))
     };
     let found = first_judged_otherwise(4, 3_000, &|preset| {
@@ -319,7 +319,7 @@ fn delivering_an_inert_message_changes_nothing_but_the_network() {
     let presets = every_preset_and_one_per_subject();
     for preset in &presets {
         let config = &preset.config;
-        let check = |w: &payhub_sim::World| {
+        let check = |w: &payhub_properties::World| {
             if let Some(msg) = w.inert_message() {
                 inert_states.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let mut next = w.clone();
@@ -356,7 +356,7 @@ fn delivering_an_inert_message_changes_nothing_but_the_network() {
 /// `key_claimed_after_charge` on `two-servers-one-order`).
 #[test]
 fn a_partial_order_that_delivers_a_read_answer_first_is_caught() {
-    fn any_answer(w: &payhub_sim::World) -> Option<payhub_sim::MsgId> {
+    fn any_answer(w: &payhub_properties::World) -> Option<payhub_sim::MsgId> {
         w.net.iter().find_map(|(msg, payload)| {
             matches!(payload, payhub_sim::Payload::Response { .. }).then_some(msg)
         })

@@ -12,8 +12,8 @@ use payhub_model::{
     RefundId, RequestId, ResolutionStatus, ResourceId, ResponseBody, Rule, WebhookEvent,
     WebhookObject,
 };
+use payhub_properties::Facts;
 use payhub_properties::property;
-use payhub_sim::Facts;
 
 use PaymentStatus::{Canceled, Failed, Processing, RequiresAction, Succeeded};
 use ResolutionStatus::{Known, NeedsQuery};
@@ -167,7 +167,7 @@ fn webhook(view: PaymentView) -> Event {
 /// The verdict of property `name` over a stream.
 fn verdict(name: &str, events: &[Event]) -> Option<String> {
     let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.judge(&Facts::from_events(&payhub_properties::JUDGING, events))
+    p.judge(&Facts::from_events(events))
 }
 
 #[track_caller]

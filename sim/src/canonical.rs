@@ -14,15 +14,15 @@
 //! the messages in flight (`Payload::Request`, `Payload::Response`), the world's
 //! `origins` and `awaiting` (keyed by id), the platform (`Platform::request_ids`:
 //! pending exchanges, executing idempotency records, sync-wait timers) and the
-//! facts: the exchange executing each scope and those waiting (response facts), and,
-//! as the first witness of a breach, seven fields of the money facts (and the requests they follow waiting), one of the
-//! client facts and the fifteen misanswers of the response facts. The test `renaming_reaches_every_request_id` (properties/tests/reduction.rs)
-//! checks that the renamed copy's debug rendering holds no other id.
+//! world's fold ([`EventFold::request_ids`], [`EventFold::rename_requests`]: the properties' facts
+//! list and rename theirs). The test `renaming_reaches_every_request_id`
+//! (properties/tests/reduction.rs) checks that the renamed copy's debug rendering holds
+//! no other id.
 //!
 //! Why it is sound. Let `S` and `T` have the same canonical form: then `T = r(S)` for
 //! the bijection `r` (T's ranks inverted after S's) between the ids they hold, and `r`
 //! is order-preserving. Nothing in the world reads an id's number: the platform, the
-//! world and the facts compare ids, look them up and walk them in order, and a new id
+//! world and its fold compare ids, look them up and walk them in order, and a new id
 //! is always the counter plus one, above every id held. Extend `r` to the new ids of a
 //! step (the k-th new id of `S` to the k-th new id of `T`): still an order-preserving
 //! bijection, and every step commutes with it: `apply(r(S), c) = r(apply(S, c))` for
@@ -31,60 +31,16 @@
 //! properties read an id only as "some witness" (and the counterexample's detail comes
 //! from the unreduced search), so every future has the same verdicts.
 
-use crate::facts::responses::Responses;
+use crate::event_fold::EventFold;
 use crate::network::Payload;
 use crate::world::World;
 use payhub_model::RequestId;
 use smallvec::SmallVec;
 
-/// The response facts' first misanswers, every field by name (a field added to
-/// `Responses` must be placed here too): `&` or `&mut` references, as `$r` is.
-macro_rules! misanswers {
-    ($r:expr) => {{
-        let Responses {
-            executing: _,
-            waiting: _,
-            created_now: _,
-            stale_answer,
-            wrong_success_code,
-            retry_after_missing,
-            key_misjudged,
-            not_found_misjudged,
-            related_misnamed,
-            miscounted_attempts,
-            unversioned_change,
-            in_progress_without_execution,
-            query_unknown_state,
-            branch_misanswered,
-            off_the_status_table,
-            wrong_5xx,
-            cancel_202_changed,
-            foreign_shown,
-        } = $r;
-        [
-            stale_answer,
-            wrong_success_code,
-            retry_after_missing,
-            key_misjudged,
-            not_found_misjudged,
-            related_misnamed,
-            miscounted_attempts,
-            unversioned_change,
-            in_progress_without_execution,
-            query_unknown_state,
-            branch_misanswered,
-            off_the_status_table,
-            wrong_5xx,
-            cancel_202_changed,
-            foreign_shown,
-        ]
-    }};
-}
-
 /// The ids a world holds, sorted, each once.
 type Held = SmallVec<[RequestId; 16]>;
 
-impl World {
+impl<F: EventFold> World<F> {
     /// Hashes the world as [`World::hash_canonical`] does, with every request id
     /// replaced by its rank among those the world holds (see the module doc).
     pub fn hash_canonical_requests<H: std::hash::Hasher>(&self, state: &mut H) {
@@ -100,7 +56,7 @@ impl World {
 
     /// A copy of the world with its request ids renumbered as the canonical form hashes
     /// it (for tests and inspection; the checker only hashes it).
-    pub fn requests_renumbered(&self) -> World {
+    pub fn requests_renumbered(&self) -> World<F> {
         self.renamed(&self.request_ids())
     }
 
@@ -116,14 +72,14 @@ impl World {
         self.origins.keys().for_each(|id| add(*id));
         self.awaiting.keys().for_each(|id| add(*id));
         self.platform.request_ids(&mut add);
-        witnesses(&self.facts, &mut |id| add(*id));
+        self.facts.request_ids(&mut |id| add(*id));
         held.sort_unstable();
         held.dedup();
         held
     }
 
     /// A copy of the world with each held id replaced by its rank (from 1).
-    fn renamed(&self, held: &[RequestId]) -> World {
+    fn renamed(&self, held: &[RequestId]) -> World<F> {
         let rank = |id: RequestId| {
             let i = held.binary_search(&id).expect("every id is held");
             RequestId(i as u32 + 1)
@@ -155,113 +111,18 @@ impl World {
             .collect();
         w.platform.rename_requests(&rank);
         let mut some = false;
-        witnesses(&w.facts, &mut |_| some = true);
+        w.facts.request_ids(&mut |_| some = true);
         if some {
-            rename_witnesses(&mut w.facts, &rank);
+            F::rename_requests(&mut w.facts, &rank);
         }
         w
     }
 }
 
-/// The request ids of the facts: the exchanges the response facts follow (the one
-/// executing each scope, those waiting) and the first witnesses of breaches.
-fn witnesses(facts: &crate::facts::Facts, out: &mut dyn FnMut(&RequestId)) {
-    let m = &facts.money;
-    [
-        &m.rejected_but_executed,
-        &m.replay_mismatch,
-        &m.foreign_object,
-        &m.charged_other_card,
-        &m.conflict_misjudged,
-        &m.replay_as_new_business,
-        &m.answered_other_payment,
-        &facts.client.card_retry_in_progress,
-    ]
-    .into_iter()
-    .flatten()
-    .for_each(&mut *out);
-    m.waiting.keys().for_each(&mut *out);
-    // RATE-03: the 429s still in the network, by exchange.
-    facts
-        .queries
-        .rate_limited_in_flight
-        .keys()
-        .for_each(&mut *out);
-    let r = &facts.responses;
-    r.executing.values().for_each(&mut *out);
-    r.waiting.iter().for_each(&mut *out);
-    misanswers!(&**r)
-        .into_iter()
-        .flatten()
-        .filter_map(|m| m.request.as_ref())
-        .for_each(out);
-}
-
-fn rename_witnesses(facts: &mut crate::facts::Facts, rank: &impl Fn(RequestId) -> RequestId) {
-    let m = &facts.money;
-    let money = [
-        m.rejected_but_executed,
-        m.replay_mismatch,
-        m.foreign_object,
-        m.charged_other_card,
-        m.conflict_misjudged,
-        m.replay_as_new_business,
-        m.answered_other_payment,
-    ];
-    if money.iter().any(Option::is_some) || !m.waiting.is_empty() {
-        let m = &mut *facts.money;
-        m.waiting = m.waiting.iter().map(|(id, w)| (rank(*id), *w)).collect();
-        for id in [
-            &mut m.rejected_but_executed,
-            &mut m.replay_mismatch,
-            &mut m.foreign_object,
-            &mut m.charged_other_card,
-            &mut m.conflict_misjudged,
-            &mut m.replay_as_new_business,
-            &mut m.answered_other_payment,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            *id = rank(*id);
-        }
-    }
-    if let Some(id) = facts.client.card_retry_in_progress {
-        facts.client.card_retry_in_progress = Some(rank(id));
-    }
-    if !facts.queries.rate_limited_in_flight.is_empty() {
-        let q = &mut *facts.queries;
-        q.rate_limited_in_flight = q
-            .rate_limited_in_flight
-            .iter()
-            .map(|(id, v)| (rank(*id), v.clone()))
-            .collect();
-    }
-    let r = &facts.responses;
-    let holds = !r.executing.is_empty()
-        || !r.waiting.is_empty()
-        || misanswers!(&**r)
-            .into_iter()
-            .flatten()
-            .any(|m| m.request.is_some());
-    if holds {
-        let r = &mut *facts.responses;
-        for id in r.executing.values_mut() {
-            *id = rank(*id);
-        }
-        r.waiting = r.waiting.iter().map(|id| rank(*id)).collect();
-        for m in misanswers!(r).into_iter().flatten() {
-            if let Some(id) = &mut m.request {
-                *id = rank(*id);
-            }
-        }
-    }
-}
-
 /// A world hashed with its request ids renumbered ([`World::hash_canonical_requests`]).
-pub struct CanonicalRequests<'a>(pub &'a World);
+pub struct CanonicalRequests<'a, F: EventFold>(pub &'a World<F>);
 
-impl std::hash::Hash for CanonicalRequests<'_> {
+impl<F: EventFold> std::hash::Hash for CanonicalRequests<'_, F> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.0.hash_canonical_requests(state);
     }

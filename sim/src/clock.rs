@@ -12,12 +12,13 @@
 //! is as cheap as `wait 8d`.
 
 use crate::config::WorldConfig;
+use crate::event_fold::EventFold;
 use crate::sink::Sink;
 use crate::world::{ApplyError, World};
 use payhub_model::event::What;
 use payhub_model::{Millis, PlatformInput};
 
-impl World {
+impl<F: EventFold> World<F> {
     /// Time jumps to the next deadline.
     pub(crate) fn tick(
         &mut self,

@@ -120,11 +120,6 @@ pub struct WorldConfig {
     /// A narrowing of the judge the zoo plants ([`crate::Narrowing`]); none elsewhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub narrowing: Option<crate::Narrowing>,
-    /// What the properties tell the world's facts ([`crate::facts::Judging`]): how an
-    /// answer is judged and how long a scope's history is kept. None by default: sim
-    /// alone records and decides nothing ([`WorldConfig::judged_by`]).
-    #[serde(skip)]
-    pub judging: crate::facts::JudgedBy,
 }
 
 impl Default for WorldConfig {
@@ -154,7 +149,6 @@ impl Default for WorldConfig {
             workload: Vec::new(),
             jitter: false,
             narrowing: None,
-            judging: crate::facts::JudgedBy::default(),
             webhooks: vec![
                 (MerchantId(1), Environment::Test, 0),
                 (MerchantId(1), Environment::Live, 0),
@@ -165,12 +159,6 @@ impl Default for WorldConfig {
 }
 
 impl WorldConfig {
-    /// This configuration, its facts judged by `judging` (the properties' own).
-    pub fn judged_by(mut self, judging: &'static crate::facts::Judging) -> WorldConfig {
-        self.judging = crate::facts::JudgedBy(Some(judging));
-        self
-    }
-
     /// The merchant node that receives webhooks for (merchant, environment).
     pub fn webhook_target(&self, merchant: MerchantId, environment: Environment) -> Option<u8> {
         self.webhooks

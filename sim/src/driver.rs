@@ -4,6 +4,7 @@
 
 use crate::choice::Choice;
 use crate::config::WorldConfig;
+use crate::event_fold::EventFold;
 use crate::sink::Sink;
 use crate::trace::Trace;
 use crate::world::{ApplyError, World};
@@ -155,12 +156,12 @@ pub struct Violation {
 }
 
 /// Evaluates properties on a state; `None` when all hold.
-pub trait Check {
-    fn check(&mut self, world: &World) -> Option<Violation>;
+pub trait Check<F: EventFold> {
+    fn check(&mut self, world: &World<F>) -> Option<Violation>;
 }
 
-impl<F: FnMut(&World) -> Option<Violation>> Check for F {
-    fn check(&mut self, world: &World) -> Option<Violation> {
+impl<F: EventFold, C: FnMut(&World<F>) -> Option<Violation>> Check<F> for C {
+    fn check(&mut self, world: &World<F>) -> Option<Violation> {
         self(world)
     }
 }
@@ -178,14 +179,14 @@ pub struct RunOutcome {
 }
 
 /// Runs `config` from seed `seed` for at most `max_steps` choices, checking after each.
-pub fn run_seed(
+pub fn run_seed<F: EventFold>(
     config: &WorldConfig,
     seed: u64,
     profile: &FaultProfile,
     max_steps: usize,
-    check: &mut dyn Check,
+    check: &mut dyn Check<F>,
     trace: Option<&mut Trace>,
-) -> (World, RunOutcome) {
+) -> (World<F>, RunOutcome) {
     let mut sink = Sink::new(trace);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut world = World::new(config);
@@ -240,12 +241,12 @@ const OUTAGE_END_WEIGHT_QUIET: u32 = 4000;
 /// beginning one `control_weight`. In a
 /// world of scripted senders only (chaos) every control weighs `control_weight`, as
 /// before.
-struct Outages<'w> {
-    world: Option<&'w World>,
+struct Outages<'w, F: EventFold> {
+    world: Option<&'w World<F>>,
 }
 
-impl<'w> Outages<'w> {
-    fn of(config: &WorldConfig, world: &'w World) -> Outages<'w> {
+impl<'w, F: EventFold> Outages<'w, F> {
+    fn of(config: &WorldConfig, world: &'w World<F>) -> Outages<'w, F> {
         Outages {
             world: (!config.clients.is_empty()).then_some(world),
         }
@@ -274,7 +275,7 @@ impl<'w> Outages<'w> {
 fn pick(
     rng: &mut ChaCha8Rng,
     profile: &FaultProfile,
-    outages: &Outages<'_>,
+    outages: &Outages<'_, impl EventFold>,
     enabled: &[Choice],
 ) -> Choice {
     let only_time = enabled.iter().all(|c| matches!(c, Choice::Tick));
@@ -316,12 +317,12 @@ fn pick(
 
 /// Replays a tape strictly: every choice must be enabled when its turn comes.
 /// Returns the outcome, or the index and error of the first choice that does not apply.
-pub fn replay(
+pub fn replay<F: EventFold>(
     config: &WorldConfig,
     tape: &[Choice],
-    check: &mut dyn Check,
+    check: &mut dyn Check<F>,
     trace: Option<&mut Trace>,
-) -> Result<(World, RunOutcome), (usize, ApplyError)> {
+) -> Result<(World<F>, RunOutcome), (usize, ApplyError)> {
     let mut sink = Sink::new(trace);
     let mut world = World::new(config);
     let mut violation = check.check(&world);
@@ -352,7 +353,8 @@ pub fn replay(
 /// `env` control, a `tick`), and must apply. Errors name the step, the choice's label and
 /// the labels that were enabled.
 pub fn check_enabled(config: &WorldConfig, tape: &[Choice]) -> Result<(), String> {
-    let mut world = World::new(config);
+    // What is enabled never depends on the fold: this world folds nothing.
+    let mut world = World::<()>::new(config);
     let mut enabled = Vec::new();
     for (i, choice) in tape.iter().enumerate() {
         world.enabled(config, &mut enabled);
@@ -405,9 +407,9 @@ pub fn is_free(choice: &Choice) -> bool {
 /// preference, until nothing is enabled, `span` of simulated time has passed, or
 /// `max_steps` choices were applied. The liveness property is judged on the result.
 /// Returns how many choices of the world it applied.
-pub fn heal(
+pub fn heal<F: EventFold>(
     config: &WorldConfig,
-    world: &mut World,
+    world: &mut World<F>,
     span: payhub_model::Millis,
     max_steps: usize,
 ) -> usize {
@@ -426,9 +428,9 @@ pub struct Healing {
 
 /// [`heal`], recording every event it makes into `trace` (when given), and returning
 /// the choices it applied.
-pub fn heal_recorded(
+pub fn heal_recorded<F: EventFold>(
     config: &WorldConfig,
-    world: &mut World,
+    world: &mut World<F>,
     span: payhub_model::Millis,
     max_steps: usize,
     mut trace: Option<&mut Trace>,

@@ -32,12 +32,13 @@
 //! One limit, reported rather than hidden: each inert delivery is a step, so under
 //! `check --depth N` a violation the plain search finds within `N` steps may lie deeper:
 //! the search is then cut, and the run incomplete, never a pass. (The facts' history is
-//! part of a state's identity, `facts/cadence.rs`, so it sets no second limit.)
+//! part of a state's identity, `properties/src/facts/cadence.rs`, so it sets no second limit.)
 
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Payload};
 use crate::world::World;
 
-impl World {
+impl<F: EventFold> World<F> {
     /// Whether a client awaits the answer of exchange `id`: exactly when
     /// [`World::response_to_client`] hands it to the client's code.
     pub(crate) fn awaits(&self, id: payhub_model::RequestId) -> bool {

@@ -1,8 +1,9 @@
 //! # payhub-sim
 //!
 //! Owns the simulated world: networks, crashes, time and every choice, its seeded driver,
-//! tapes, traces and shrinking, and the facts folded from its events. Never reads a clock
-//! or an unseeded random number, judges by the contract's numbers, or words a verdict.
+//! tapes, traces and shrinking. Never reads a clock or an unseeded random number, never
+//! judges, never names a property or the contract's numbers, and never words a verdict:
+//! the world only emits events, and keeps whatever its [`EventFold`] makes of them.
 //!
 //! One world in which the platform, the upstream acquirer and the merchants run against
 //! lossy, duplicating, reordering networks, crashes, concurrency and simulated time.
@@ -14,9 +15,9 @@
 //! random number itself.
 //!
 //! The world emits one typed event (`payhub_model::event`) for each thing that happens;
-//! the [`sink`] hands each to the [`facts`] (compact history the properties judge) and,
-//! when recording, to the [`trace`]. The flow is one way: world → events → facts →
-//! properties → report.
+//! the [`sink`] hands each to the world's [`event_fold`] (the properties' facts, in crate
+//! `payhub-properties`, which keeps them in the world's hashed state) and, when recording,
+//! to the [`trace`]. The flow is one way: world → events → facts → properties → report.
 //!
 //! One file per concept: [`world`] (state, enabled choices, the `apply` dispatcher) and
 //! one file per fault domain it dispatches to — `merchant_link.rs` (the merchants' network and
@@ -33,7 +34,7 @@ mod clock;
 pub mod config;
 pub mod diagram;
 pub mod driver;
-pub mod facts;
+pub mod event_fold;
 mod inert;
 mod merchant_link;
 mod merchants;
@@ -57,7 +58,7 @@ pub use canonical::CanonicalRequests;
 pub use choice::Choice;
 pub use config::{Budget, ClientSpec, WorkItem, WorldConfig};
 pub use diagram::Diagram;
-pub use facts::{Facts, RuleSet, ScopeKey};
+pub use event_fold::EventFold;
 pub use narrowing::Narrowing;
 pub use network::{MsgId, Node, Payload};
 pub use trace::{Trace, TraceLine, TraceWhat};

@@ -5,6 +5,7 @@
 //! the platform sends back goes out through [`World::send_to_merchant`].
 
 use crate::config::WorldConfig;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Payload};
 use crate::sink::Sink;
 use crate::world::{ApplyError, Origin, World, internal_error};
@@ -21,7 +22,7 @@ pub(crate) enum Edge {
     Fail500After,
 }
 
-impl World {
+impl<F: EventFold> World<F> {
     /// A message in flight reaches its destination.
     pub(crate) fn deliver(
         &mut self,
@@ -261,14 +262,10 @@ impl World {
         });
         // The answer is copied into the event only if someone reads it.
         let handling = handling(before, StoreCounts::of(&self.platform), &out);
-        // Only the money family reads a handled request.
-        let changes = self.facts.money.handling_changes(
-            request,
-            owner,
-            answer,
-            &handling,
-            self.facts.judged_by,
-        );
+        // Asked of the fold before the answer is copied into the event.
+        let changes = self
+            .facts
+            .handling_changes(request, owner, answer, &handling);
         let business = self.origins.get(&id).and_then(|o| o.business.clone());
         self.emit_if(sink, changes, || What::Handled {
             id,

@@ -10,6 +10,7 @@
 
 use crate::choice::Choice;
 use crate::config::WorldConfig;
+use crate::event_fold::EventFold;
 use crate::network::Payload;
 use crate::sink::{Sink, shares};
 use crate::world::{ApplyError, Awaiting, World};
@@ -69,7 +70,7 @@ fn client_error(node: u8, e: payhub_model::client::ClientError) -> ApplyError {
     ApplyError::NotEnabled(format!("merchant-{node}: {e}"))
 }
 
-impl World {
+impl<F: EventFold> World<F> {
     /// Commands, crashes and restarts the merchant side allows.
     pub(crate) fn enabled_merchants(&self, config: &WorldConfig, out: &mut Vec<Choice>) {
         for (i, item) in config.workload.iter().enumerate() {
@@ -161,7 +162,7 @@ impl World {
                     decision,
                     rule,
                 } => {
-                    let read = crate::facts::reads_decision(&decision);
+                    let read = F::reads_decision(&decision);
                     let what = What::ClientDecided {
                         node,
                         subject,
@@ -376,7 +377,7 @@ impl World {
         }
         self.workload_used[item] += 1;
         let (node, command) = (work.node, work.command.clone());
-        // Read by the traffic facts: a command opens a round (facts/traffic.rs).
+        // Read by the traffic facts: a command opens a round (properties/src/facts/traffic.rs).
         self.emit_if(sink, false, || What::Commanded {
             node,
             command: command.clone(),
@@ -482,7 +483,7 @@ impl World {
 }
 
 /// Whether a payload is for a client node (used by the immediate inbox).
-pub(crate) fn for_client(world: &World, payload: &Payload) -> bool {
+pub(crate) fn for_client<F: EventFold>(world: &World<F>, payload: &Payload) -> bool {
     let to = match payload {
         Payload::Response { to, .. } | Payload::Webhook { to, .. } => *to,
         Payload::Request { .. } => return false,

@@ -43,11 +43,4 @@ impl Narrowing {
             }
         }
     }
-
-    /// Plants the narrowing in the facts a world starts with.
-    pub(crate) fn plant(self, facts: &mut crate::Facts) {
-        match self {
-            Narrowing::RetryAfterBindsUnread429 => facts.queries.binds_unread_429 = true,
-        }
-    }
 }

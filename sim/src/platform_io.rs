@@ -3,6 +3,7 @@
 //! upstream link, webhooks to the merchant's endpoint).
 
 use crate::config::WorldConfig;
+use crate::event_fold::EventFold;
 use crate::network::{Payload, UpstreamMsg};
 use crate::sink::Sink;
 use crate::world::{ApplyError, World, internal_error};
@@ -13,7 +14,7 @@ use payhub_model::{
     PlatformInput, PlatformOutput, RefundStatus, RequestId, ResolutionStatus, ResponseBody, Text,
 };
 
-impl World {
+impl<F: EventFold> World<F> {
     /// Steps the platform with an input other than a request and routes its outputs.
     pub(crate) fn step_platform(
         &mut self,

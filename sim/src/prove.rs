@@ -14,6 +14,7 @@
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::driver::{self, Check, Violation};
+use crate::event_fold::EventFold;
 use crate::trace::Trace;
 use crate::world::{ApplyError, World};
 
@@ -28,7 +29,7 @@ pub enum Shrink {
 
 /// A tape proved to violate a property, shrunk, and proved again.
 #[derive(Clone, Debug)]
-pub struct Counterexample {
+pub struct Counterexample<F: EventFold> {
     /// The world it runs in.
     pub config: WorldConfig,
     /// The property it violates.
@@ -41,7 +42,7 @@ pub struct Counterexample {
     /// The kept choices, from the initial world to the violation.
     pub choices: Vec<Choice>,
     /// The world right after the violating choice.
-    pub world: World,
+    pub world: World<F>,
     /// The trace of the kept choices.
     pub trace: Trace,
 }
@@ -104,12 +105,12 @@ impl From<ProveError> for String {
 /// Proves that `tape` (choices from the initial world of `config`) violates a property
 /// of `check`, shrinks it if asked (a candidate is kept while the same property fails
 /// first under `check`), and proves the kept choices again, with their trace.
-pub fn prove(
+pub fn prove<F: EventFold>(
     config: &WorldConfig,
     tape: &[Choice],
-    check: &mut dyn Check,
+    check: &mut dyn Check<F>,
     shrink: Shrink,
-) -> Result<Counterexample, ProveError> {
+) -> Result<Counterexample<F>, ProveError> {
     let error = |shrunk, failure| ProveError {
         world: config.name.clone(),
         shrunk,
@@ -161,7 +162,7 @@ fn does_not_replay(index: usize, error: ApplyError) -> Failure {
     }
 }
 
-impl Counterexample {
+impl<F: EventFold> Counterexample<F> {
     /// The violation the kept choices end in.
     pub fn violation(&self) -> Violation {
         Violation {
@@ -182,7 +183,7 @@ impl Counterexample {
     /// after every step. The choices are cut at its first violation, which becomes the
     /// script's `expect violation`; if that is not [`Counterexample::property`] (another
     /// property is violated first on the way) or there is none, the title says so.
-    pub fn script(&self, run_check: &mut dyn Check, about: &str) -> Result<String, String> {
+    pub fn script(&self, run_check: &mut dyn Check<F>, about: &str) -> Result<String, String> {
         let (_, run) = driver::replay(&self.config, &self.choices, run_check, None)
             .map_err(|(i, e)| format!("the tape does not replay at step {}: {e}", i + 1))?;
         let violated = run.violation.as_ref().map(|v| v.property.as_str());
@@ -203,7 +204,7 @@ mod tests {
     use payhub_model::client::Policy;
 
     /// A stand-in property: the clock never reaches 20 s.
-    fn before_20s(world: &World) -> Option<Violation> {
+    fn before_20s(world: &World<()>) -> Option<Violation> {
         (world.now >= Millis::secs(20)).then(|| Violation {
             property: "clock-before-20s".into(),
             detail: format!("the clock is at {}", world.now),
@@ -238,7 +239,7 @@ mod tests {
         assert_eq!(kept.choices, tape);
         // Its script (the reference platform and client: a script can say it), whose
         // run is judged by a check that finds nothing, says so in its title.
-        let script = cx.script(&mut |_: &World| None, "clock").unwrap();
+        let script = cx.script(&mut |_: &World<()>| None, "clock").unwrap();
         assert!(
             script.starts_with("# clock (replayed, it violates no always property)"),
             "{script}"

@@ -11,6 +11,7 @@
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::driver::{Check, Violation};
+use crate::event_fold::EventFold;
 use crate::world::World;
 
 /// A choice with the signature it had when it was first applied.
@@ -22,13 +23,13 @@ struct Step {
 
 /// Replays `steps` leniently; returns the applied prefix up to and including the step
 /// that violated `property`, if it does.
-fn replay_lenient(
+fn replay_lenient<F: EventFold>(
     config: &WorldConfig,
     steps: &[Step],
     property: &str,
-    check: &mut dyn Check,
+    check: &mut dyn Check<F>,
 ) -> Option<(Vec<Step>, Violation)> {
-    let mut world = World::new(config);
+    let mut world = World::<F>::new(config);
     let mut applied = Vec::new();
     let mut enabled = Vec::new();
     if let Some(v) = check.check(&world) {
@@ -61,7 +62,8 @@ fn replay_lenient(
 /// The signatures of a tape as it first ran (strictly); stops at the first choice that
 /// does not apply.
 fn sign(config: &WorldConfig, tape: &[Choice]) -> Vec<Step> {
-    let mut world = World::new(config);
+    // A signature never reads the fold: this world folds nothing.
+    let mut world = World::<()>::new(config);
     let mut steps = Vec::new();
     for choice in tape {
         let signature = world.signature(choice);
@@ -78,11 +80,11 @@ fn sign(config: &WorldConfig, tape: &[Choice]) -> Vec<Step> {
 
 /// Shrinks a tape that violates `property` to a 1-minimal one that still does.
 /// Returns the input unchanged if it does not fail.
-pub fn shrink(
+pub fn shrink<F: EventFold>(
     config: &WorldConfig,
     tape: &[Choice],
     property: &str,
-    check: &mut dyn Check,
+    check: &mut dyn Check<F>,
 ) -> Vec<Choice> {
     let steps = sign(config, tape);
     let Some((mut current, _)) = replay_lenient(config, &steps, property, check) else {

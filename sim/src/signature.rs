@@ -1,10 +1,11 @@
 //! What a choice does, in words that survive the shrinker removing earlier choices.
 
 use crate::choice::Choice;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Payload, UpstreamMsg};
 use crate::world::World;
 
-impl World {
+impl<F: EventFold> World<F> {
     /// What a choice does, without the run-specific ids it names (`m7`, `u3`, `att_002`):
     /// the shrinker uses it to find "the same" choice after an earlier one was removed
     /// and the ids shifted.

@@ -2,7 +2,7 @@
 //! trace records it when a run is recorded. This is the one place the world's events
 //! fan out: no step writes into the facts or the trace directly.
 
-use crate::facts::Facts;
+use crate::event_fold::EventFold;
 use crate::trace::Trace;
 use crate::world::World;
 use payhub_model::event::{Event, What};
@@ -30,11 +30,11 @@ impl<'t> Sink<'t> {
     }
 }
 
-impl World {
+impl<F: EventFold> World<F> {
     /// Emits one event at the current time: into the facts, then to the trace. The
     /// [`Event`] is built only for a trace: the facts read what happened in place.
     pub(crate) fn emit(&mut self, sink: &mut Sink<'_>, what: What) {
-        Facts::observe_at(&mut self.facts, self.now, &what);
+        F::observe_at(&mut self.facts, self.now, &what);
         if let Some(trace) = sink.trace.as_deref_mut() {
             trace.record(Event::new(self.now, what));
         }
@@ -43,7 +43,7 @@ impl World {
     /// Emits an event built from values the caller still needs: moved in and taken back
     /// out of `what` afterwards instead of copied (only a recording trace gets a copy).
     pub(crate) fn emit_ref(&mut self, sink: &mut Sink<'_>, what: &What) {
-        Facts::observe_at(&mut self.facts, self.now, what);
+        F::observe_at(&mut self.facts, self.now, what);
         if let Some(trace) = sink.trace.as_deref_mut() {
             trace.record(Event::new(self.now, what.clone()));
         }
@@ -75,7 +75,7 @@ impl World {
     pub(crate) fn note(&mut self, sink: &mut Sink<'_>, what: impl FnOnce() -> What) {
         if sink.recording() {
             let what = what();
-            debug_assert!(!Facts::reads(&what), "a fact reads {what:?}: emit it");
+            debug_assert!(!F::reads(&what), "a fact reads {what:?}: emit it");
             self.emit(sink, what);
         }
     }

@@ -3,6 +3,7 @@
 //! After each acquirer step the world emits what moved in its ledger and charges.
 
 use crate::config::WorldConfig;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, UpstreamMsg};
 use crate::sink::Sink;
 use crate::world::{ApplyError, World};
@@ -17,7 +18,7 @@ struct AcquirerBefore {
     entries: usize,
 }
 
-impl World {
+impl<F: EventFold> World<F> {
     /// The acquirer handles a call on the link with `decision`.
     pub(crate) fn acquire(
         &mut self,

@@ -12,7 +12,7 @@
 
 use crate::choice::Choice;
 use crate::config::{Budget, WorldConfig};
-use crate::facts::Facts;
+use crate::event_fold::EventFold;
 use crate::merchants::Then;
 use crate::network::{InFlight, Payload, UpstreamMsg};
 use crate::sink::Sink;
@@ -90,7 +90,8 @@ pub struct Awaiting {
 /// The whole simulated state. Ordered collections only, no trace inside: this is what
 /// the exhaustive checker hashes.
 #[derive(Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct World {
+#[serde(bound = "")]
+pub struct World<F: EventFold> {
     pub now: Millis,
     pub platform: Shared<Platform>,
     pub acquirer: Shared<Acquirer>,
@@ -102,8 +103,8 @@ pub struct World {
     pub origins: CowMap<RequestId, Origin>,
     /// Faults and sends still allowed.
     pub budget: Budget,
-    /// Compact history the properties judge.
-    pub facts: Shared<Facts>,
+    /// What the world's events fold into ([`EventFold`]): the properties' facts.
+    pub facts: Shared<F>,
     /// Client models by node (`None`: a scripted sender).
     pub servers: Shared<Vec<Option<payhub_model::client::MerchantServer>>>,
     /// Merchant databases, shared by the servers configured with the same `db`.
@@ -121,8 +122,8 @@ pub struct World {
 /// The checker clones the world for every state it generates: the parts are reference
 /// counts, and the two small vectors are copied as bytes (`SmallVec`'s own `clone`
 /// pushes them one by one; `from_slice` copies `Copy` items at once).
-impl Clone for World {
-    fn clone(&self) -> World {
+impl<F: EventFold> Clone for World<F> {
+    fn clone(&self) -> World<F> {
         World {
             now: self.now,
             platform: self.platform.clone(),
@@ -144,15 +145,15 @@ impl Clone for World {
 
 /// A world hashed in its canonical form ([`World::hash_canonical`]): what the
 /// exhaustive checker fingerprints when it reduces (`check --reduce ids`).
-pub struct Canonical<'a>(pub &'a World);
+pub struct Canonical<'a, F: EventFold>(pub &'a World<F>);
 
-impl std::hash::Hash for Canonical<'_> {
+impl<F: EventFold> std::hash::Hash for Canonical<'_, F> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.0.hash_canonical(state);
     }
 }
 
-impl World {
+impl<F: EventFold> World<F> {
     /// Hashes the world as its derived `Hash` does, except that the messages in flight
     /// (both networks) are a multiset without ids ([`InFlight::hash_unnamed`]): states
     /// that differ only in the message ids the order of sending gave them hash alike.
@@ -193,7 +194,7 @@ impl World {
     }
 
     /// The initial state of a world with this configuration.
-    pub fn new(config: &WorldConfig) -> World {
+    pub fn new(config: &WorldConfig) -> World<F> {
         World {
             now: Millis::ZERO,
             platform: Shared::new(Platform::with_variant(
@@ -206,16 +207,7 @@ impl World {
             link: InFlight::default(),
             origins: CowMap::new(),
             budget: config.budget,
-            facts: {
-                let mut facts = Shared::new(Facts {
-                    judged_by: config.judging,
-                    ..Facts::default()
-                });
-                if let Some(narrowing) = config.narrowing {
-                    narrowing.plant(&mut facts);
-                }
-                facts
-            },
+            facts: Shared::new(F::planted(config.narrowing)),
             servers: Shared::new(crate::merchants::servers(config)),
             dbs: Shared::new(crate::merchants::databases(config)),
             awaiting: CowMap::new(),

@@ -98,7 +98,7 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
 /// default API keys and the rotated pair, no client models (every node is a scripted
 /// sender: the merchant's own integration is the client), every fault affordable,
 /// webhooks to each writing key's node if `webhooks`, responses travelling so that one
-/// can be lost. Judged by whoever plants its judging (`WorldConfig::judged_by`).
+/// can be lost.
 pub fn edge(params: PlatformParams, webhooks: bool) -> WorldConfig {
     WorldConfig {
         name: "sandbox".into(),

@@ -13,7 +13,6 @@ use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Instant;
 
-mod crates;
 mod scopes;
 mod vs_stateright;
 
@@ -75,10 +74,6 @@ pub struct BenchArgs {
     /// speed-up from 1 to 2 threads, each search in a process of its own.
     #[arg(long)]
     pub vs_stateright: bool,
-    /// The hand-written `Text` and allocator shim against compact_str, smol_str and the
-    /// `mimalloc` crate, side by side in this process (micro-benchmarks).
-    #[arg(long)]
-    pub crates: bool,
     /// The scopes table: every client preset at every combination of N faults of drops,
     /// dups, fail_500, upstream_drops and crashes (with the scopes of fewer faults
     /// first, for the growth), each in a process of its own with `check`'s default
@@ -454,7 +449,7 @@ impl payhub_sim::sweep::Fold for Steps {
 }
 
 fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
-    let config = worlds::simulation(&Policy::reference(), 2).judged_by(&payhub_properties::JUDGING);
+    let config = worlds::simulation(&Policy::reference(), 2);
     let started = Instant::now();
     let (Steps(steps), _) = payhub_sim::sweep::fan_out(
         threads,
@@ -504,9 +499,6 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
     }
     if args.vs_stateright {
         return vs_stateright::compare(args);
-    }
-    if args.crates {
-        return crates::compare(args);
     }
     let threads = args.threads.max(1);
     let simulation = if args.no_simulation {

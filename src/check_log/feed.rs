@@ -19,7 +19,6 @@ use payhub_model::observed::{ObservedAnswer, Shape};
 use payhub_model::{Millis, RequestId};
 use payhub_properties::evidence::Evidence;
 use payhub_properties::verdict::{Folded, Verdict};
-use payhub_sim::Facts;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -191,12 +190,7 @@ impl Feed {
             if let Some(Reverse(p)) = self.heap.pop() {
                 match (&p.event.0.what, &p.event.1) {
                     (What::DeliveredStatus { id, .. }, Some(answer)) => {
-                        // The facts take the status; the wire facts, the whole answer.
-                        let f = &mut self.folded;
-                        Facts::observe(&mut f.facts, &p.event.0);
-                        f.wire.answered(p.at, *id, answer);
-                        f.supply.saw(&p.event.0.what);
-                        f.events += 1;
+                        self.folded.observe_answered(&p.event.0, *id, answer);
                     }
                     _ => self.folded.observe(&p.event.0),
                 }
@@ -209,7 +203,7 @@ impl Feed {
     /// `name`.
     pub fn verdicts(
         &self,
-        name: &dyn Fn(&payhub_sim::facts::wire::Seen) -> String,
+        name: &dyn Fn(&payhub_properties::facts::wire::Seen) -> String,
     ) -> Vec<Verdict> {
         self.folded.verdicts_naming(name)
     }

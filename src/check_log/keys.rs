@@ -16,7 +16,7 @@
 
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{ApiKeyId, Environment, MerchantId};
-use payhub_sim::facts::wire::WireFacts;
+use payhub_properties::facts::wire::WireFacts;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;

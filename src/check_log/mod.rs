@@ -240,7 +240,7 @@ fn judge_file_seam(
             } else {
                 Label::Line
             };
-            let name = |s: &payhub_sim::facts::wire::Seen| {
+            let name = |s: &payhub_properties::facts::wire::Seen| {
                 format!("{} at +{}", label(u64::from(s.id.0)), s.sent)
             };
             let verdicts = feed.verdicts(&name);

@@ -5,10 +5,10 @@
 //! diagram of those entries alone.
 
 use super::{Judged, LogFormat};
+use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
 use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind};
-use payhub_sim::facts::wire::Seen;
 use std::fmt::Write as _;
 
 /// Prints every file's report; `seconds`: how long reading and judging took.

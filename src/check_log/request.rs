@@ -11,6 +11,7 @@
 //! is `Json::Malformed`, described, never kept.
 
 use super::profile::CardReading;
+use crate::http_map::{self, malformed};
 use payhub_model::api::route::{self, Route, percent_decode};
 use payhub_model::observed::{IdKind, Interner};
 use payhub_model::{
@@ -32,12 +33,8 @@ pub fn read(
         Some((r, q)) => (r, Some(q)),
         None => (target, None),
     };
-    let method = match method {
-        "GET" => Method::Get,
-        "POST" => Method::Post,
-        "DELETE" => Method::Delete,
-        other => return Err(format!("the method {other} is none of the contract's")),
-    };
+    let method = http_map::method(method)
+        .ok_or_else(|| format!("the method {method} is none of the contract's"))?;
     let idempotency_key = match idempotency_key {
         None => None,
         Some(bytes) => Some(Text::from(
@@ -158,13 +155,6 @@ fn fields<T: Default>(
         Some(t) => Json::Parsed(t),
         None => malformed(body, "a field the contract names has another type"),
     }
-}
-
-fn malformed<T>(body: &[u8], why: &str) -> Json<T> {
-    Json::Malformed(Text::format(format_args!(
-        "(a body of {} bytes, {why}; not recorded)",
-        body.len()
-    )))
 }
 
 fn order(

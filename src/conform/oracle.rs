@@ -26,9 +26,10 @@ use crate::http_map::{self, HttpRequest};
 use payhub_model::cards;
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
+use payhub_properties::World;
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
 use payhub_sim::worlds::{self, node_of};
-use payhub_sim::{Budget, Choice, World, WorldConfig};
+use payhub_sim::{Budget, Choice, WorldConfig};
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -220,7 +221,6 @@ fn hash_of(v: &impl Hash) -> u64 {
 /// default API keys, no webhooks, answers that travel so that one can be lost).
 pub fn model_config() -> WorldConfig {
     worlds::edge(payhub_model::PlatformParams::default(), false)
-        .judged_by(&payhub_properties::JUDGING)
 }
 
 impl Oracle {

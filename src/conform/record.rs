@@ -27,8 +27,8 @@ use crate::check_log::feed::Feed;
 use crate::check_log::keys::Keys;
 use crate::check_log::profile::LogProfile;
 use crate::http_map::HttpRequest;
+use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::Verdict;
-use payhub_sim::facts::wire::Seen;
 use std::collections::BTreeMap;
 use std::time::Instant;
 

@@ -1,16 +1,18 @@
-//! A minimal HTTP/1.1 client on a tokio `TcpStream`, one request per connection
-//! (`Connection: close`), bounded in time and bytes: what conform's cases and its proxy
+//! conform's HTTP/1.1 client: hyper's, one request per connection (`Connection: close`),
+//! bounded in time and bytes: what conform's cases, its proxy and `verify`'s edge clients
 //! send. One connection per request gives every request of a concurrent round a
 //! connection of its own, and lets a fault on the wire (a reset) end exactly one
 //! exchange.
 
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Bytes;
+use hyper::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
+use hyper_util::rt::TokioIo;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// An answer over this many bytes is a broken target (head and body together).
+/// An answer's body over this many bytes is a broken target.
 pub const REPLY_BYTES_MAX: usize = 1 << 20;
-
 /// One HTTP request as conform sends it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireRequest {
@@ -63,21 +65,30 @@ impl std::fmt::Display for WireError {
     }
 }
 
-/// The bytes of `req` for `host`.
-pub fn encode(req: &WireRequest, host: &str) -> Vec<u8> {
-    let mut s = format!("{} {} HTTP/1.1\r\nHost: {host}\r\n", req.method, req.target);
+/// `req` for `host` as hyper writes it (header names in title case, as sent before).
+fn request(req: &WireRequest, host: &str) -> Result<hyper::Request<Full<Bytes>>, WireError> {
+    let unsendable =
+        |e: String| WireError::Malformed(format!("a request that cannot be written: {e}"));
+    let mut out = hyper::Request::builder()
+        .method(req.method.as_str())
+        .uri(req.target.as_str())
+        .body(Full::new(Bytes::from(req.body.clone().unwrap_or_default())))
+        .map_err(|e| unsendable(e.to_string()))?;
+    let headers = out.headers_mut();
+    let value =
+        |v: &str| HeaderValue::from_bytes(v.as_bytes()).map_err(|e| unsendable(e.to_string()));
+    headers.append(HOST, value(host)?);
     for (n, v) in &req.headers {
-        s.push_str(&format!("{n}: {v}\r\n"));
+        let name = HeaderName::from_bytes(n.as_bytes()).map_err(|e| unsendable(e.to_string()))?;
+        headers.append(name, value(v)?);
     }
-    let body = req.body.as_deref().unwrap_or("");
     if req.body.is_some() {
-        s.push_str("Content-Type: application/json\r\n");
+        headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     }
-    s.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    ));
-    s.into_bytes()
+    let length = req.body.as_ref().map_or(0, String::len);
+    headers.append(CONTENT_LENGTH, HeaderValue::from(length));
+    headers.append(CONNECTION, HeaderValue::from_static("close"));
+    Ok(out)
 }
 
 /// Sends `req` to `addr` (`127.0.0.1:8080`) and reads the whole answer within `timeout`.
@@ -92,112 +103,68 @@ pub async fn send(
     }
 }
 
+/// The connection's task, ended with the exchange (its socket closed).
+struct Connection(tokio::task::JoinHandle<()>);
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// What a hyper error means for conform: bytes that are not an answer, or no answer.
+fn failed(e: hyper::Error) -> WireError {
+    if e.is_parse() || e.is_parse_status() || e.is_parse_too_large() {
+        WireError::Malformed(e.to_string())
+    } else {
+        WireError::Reset
+    }
+}
+
 async fn exchange(addr: &str, req: &WireRequest) -> Result<WireReply, WireError> {
-    let mut stream = TcpStream::connect(addr)
+    let request = request(req, addr)?;
+    let stream = TcpStream::connect(addr)
         .await
         .map_err(|e| WireError::Connect(format!("{addr}: {e}")))?;
     let _ = stream.set_nodelay(true);
-    stream
-        .write_all(&encode(req, addr))
+    let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
+        .title_case_headers(true)
+        .handshake(TokioIo::new(stream))
         .await
-        .map_err(|_| WireError::Reset)?;
-    read_reply(&mut stream).await
-}
-
-/// Reads one answer: the head, then `Content-Length` bytes (or to the end).
-pub async fn read_reply(stream: &mut TcpStream) -> Result<WireReply, WireError> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 8192];
-    loop {
-        if let Some(reply) = parse_reply(&buf)? {
-            return Ok(reply);
-        }
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|_| WireError::Reset)?;
-        if n == 0 {
-            return match parse_reply_at_end(&buf)? {
-                Some(reply) => Ok(reply),
-                None => Err(WireError::Reset),
-            };
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if buf.len() > REPLY_BYTES_MAX {
-            return Err(WireError::Malformed(format!(
-                "an answer over {REPLY_BYTES_MAX} bytes"
-            )));
-        }
-    }
-}
-
-/// A whole answer in `buf`, if it is there yet.
-fn parse_reply(buf: &[u8]) -> Result<Option<WireReply>, WireError> {
-    let Some((status, headers, body_at)) = head(buf)? else {
-        return Ok(None);
-    };
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .map(|(_, v)| v.trim().parse::<usize>())
-        .transpose()
-        .map_err(|_| WireError::Malformed("a bad Content-Length".into()))?;
-    let Some(length) = length else {
-        return Ok(None);
-    };
-    if buf.len() < body_at + length {
-        return Ok(None);
-    }
-    let body = String::from_utf8_lossy(&buf[body_at..body_at + length]).into_owned();
-    Ok(Some(WireReply {
-        status,
-        headers,
-        body,
-    }))
-}
-
-/// At the end of the stream: an answer without `Content-Length` ends there.
-fn parse_reply_at_end(buf: &[u8]) -> Result<Option<WireReply>, WireError> {
-    if let Some(reply) = parse_reply(buf)? {
-        return Ok(Some(reply));
-    }
-    let Some((status, headers, body_at)) = head(buf)? else {
-        return Ok(None);
-    };
-    if headers
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-    {
-        return Ok(None);
-    }
-    Ok(Some(WireReply {
-        status,
-        headers,
-        body: String::from_utf8_lossy(&buf[body_at..]).into_owned(),
-    }))
-}
-
-type Head = (u16, Vec<(String, String)>, usize);
-
-fn head(buf: &[u8]) -> Result<Option<Head>, WireError> {
-    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return Ok(None);
-    };
-    let text = std::str::from_utf8(&buf[..end])
-        .map_err(|_| WireError::Malformed("a head that is not UTF-8".into()))?;
-    let mut lines = text.split("\r\n");
-    let status_line = lines.next().unwrap_or("");
-    let status = status_line
-        .strip_prefix("HTTP/1.1 ")
-        .or_else(|| status_line.strip_prefix("HTTP/1.0 "))
-        .and_then(|rest| rest.get(..3))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or_else(|| WireError::Malformed(format!("status line {status_line:?}")))?;
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    Ok(Some((status, headers, end + 4)))
+        .map_err(failed)?;
+    let _connection = Connection(tokio::spawn(async move {
+        let _ = connection.await;
+    }));
+    let (head, body) = sender
+        .send_request(request)
+        .await
+        .map_err(failed)?
+        .into_parts();
+    let body = Limited::new(body, REPLY_BYTES_MAX)
+        .collect()
+        .await
+        .map_err(|e| match e.downcast::<hyper::Error>() {
+            Ok(e) => failed(*e),
+            Err(e) if e.is::<LengthLimitError>() => {
+                WireError::Malformed(format!("an answer over {REPLY_BYTES_MAX} bytes"))
+            }
+            Err(_) => WireError::Reset,
+        })?
+        .to_bytes();
+    Ok(WireReply {
+        status: head.status.as_u16(),
+        headers: head
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
 }
 
 /// The host and port of an `http://host:port[/]` URL.
@@ -219,18 +186,58 @@ pub fn authority(url: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    #[test]
-    fn answers_are_parsed_with_and_without_a_length() {
-        let bytes = b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\nRetry-After: 1\r\n\r\n{}";
-        let r = parse_reply(bytes).unwrap().unwrap();
-        assert_eq!((r.status, r.body.as_str()), (201, "{}"));
-        assert_eq!(r.header("retry-after"), Some("1"));
-        assert_eq!(parse_reply(&bytes[..bytes.len() - 1]).unwrap(), None);
-        let open = b"HTTP/1.1 200 OK\r\n\r\nabc";
-        assert_eq!(parse_reply(open).unwrap(), None);
-        assert_eq!(parse_reply_at_end(open).unwrap().unwrap().body, "abc");
-        assert!(parse_reply(b"SSH-2.0\r\n\r\n").is_err());
+    /// A loopback target that answers every connection with `answer`'s bytes, then closes.
+    async fn target(answer: &'static [u8]) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let _ = s.write_all(answer).await;
+            }
+        });
+        addr
+    }
+
+    fn get() -> WireRequest {
+        WireRequest {
+            method: "GET".into(),
+            target: "/v1/payments/pay_1".into(),
+            headers: vec![("Idempotency-Key".into(), "ключ".into())],
+            body: None,
+        }
+    }
+
+    /// Answers with a length, chunked, and ended by the close are read whole; bytes that
+    /// are not HTTP are malformed; a close before an answer is a reset.
+    #[tokio::test]
+    async fn answers_are_read_whole_however_they_end() {
+        let t = Duration::from_secs(5);
+        let cases: [(&[u8], u16, &str); 3] = [
+            (
+                b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\nRetry-After: 1\r\n\r\n{}",
+                201,
+                "{}",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                200,
+                "abc",
+            ),
+            (b"HTTP/1.1 200 OK\r\n\r\nabc", 200, "abc"),
+        ];
+        for (bytes, status, body) in cases {
+            let r = send(&target(bytes).await, &get(), t).await.unwrap();
+            assert_eq!((r.status, r.body.as_str()), (status, body));
+            assert_eq!(r.header("retry-after").is_some(), status == 201);
+        }
+        let ssh = send(&target(b"SSH-2.0-OpenSSH\r\n\r\n").await, &get(), t).await;
+        assert!(matches!(ssh, Err(WireError::Malformed(_))), "{ssh:?}");
+        let closed = send(&target(b"").await, &get(), t).await;
+        assert_eq!(closed, Err(WireError::Reset));
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! ([`Exchange`], written as a capture by [`super::capture`]).
 
 use crate::conform::wire::{self, WireError, WireReply, WireRequest};
+use payhub_model::Millis;
+use payhub_model::client::ClientParams;
+use payhub_model::client::schedule::retry_delay;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -82,8 +85,6 @@ pub struct Client {
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// The contract's minimum spacing of status queries.
 const QUERY_SPACING_MS: u64 = 10_000;
-/// The reference retry's attempts.
-const ATTEMPTS_MAX: u32 = 5;
 
 impl Client {
     pub fn new(addr: String) -> Client {
@@ -156,28 +157,26 @@ impl Client {
     }
 
     /// `postWithRetry`: the same key through resets, 429 (its `Retry-After`) and 5xx,
-    /// with exponential backoff from 1 s; `None` when the result stays unknown.
+    /// tries and waits as the model's reference client counts them (RETRY-02, RATE-03;
+    /// no jitter); `None` when the result stays unknown.
     async fn post_with_retry(&mut self, req: &WireRequest) -> Option<WireReply> {
-        for attempt in 1..=ATTEMPTS_MAX {
+        let params = ClientParams::default();
+        for attempt in 1..=params.tries_max {
             let answer = self.send(req.clone()).await;
             if let Some(r) = &answer {
                 if r.status != 429 && r.status < 500 {
                     return answer;
                 }
             }
-            if attempt == ATTEMPTS_MAX {
+            if attempt == params.tries_max {
                 break;
             }
-            let mut wait = (1000u64 << (attempt - 1)).min(30_000);
-            if let Some(r) = answer.as_ref().filter(|r| r.status == 429) {
-                if let Some(s) = r
-                    .header("retry-after")
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-                {
-                    wait = s * 1000;
-                }
-            }
-            self.wait(wait).await;
+            let retry_after_s = answer
+                .as_ref()
+                .filter(|r| r.status == 429)
+                .and_then(|r| r.header("retry-after")?.trim().parse().ok());
+            self.wait(retry_delay(&params, attempt, Millis::ZERO, retry_after_s).0)
+                .await;
         }
         None
     }

@@ -3,10 +3,10 @@
 use crate::simulate_cmd::SweepSummary;
 use payhub_model::{Assumption, Rule};
 use payhub_properties::AlwaysCheck;
+use payhub_properties::ScriptReport;
 use payhub_properties::checker::{CheckStatus, PresetReport};
 use payhub_properties::zoo::KillMatrix;
 use payhub_sim::driver::{self, FaultProfile};
-use payhub_sim::script::Report as ScriptReport;
 use payhub_sim::worlds;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -73,7 +73,7 @@ pub struct ChaosSummary {
 
 /// Runs the chaos world over `seeds` seeds, checking every always property after every step.
 pub fn chaos_sweep(seeds: u64, threads: usize) -> ChaosSummary {
-    let config = worlds::chaos().judged_by(&payhub_properties::JUDGING);
+    let config = worlds::chaos();
     let (chaos, _) = payhub_sim::sweep::fan_out(
         threads,
         |i| (i < seeds).then_some(i),

@@ -6,8 +6,8 @@
 
 use crate::report::page::{self, FIGURES_MAX, PropertyRow, Tone, escape};
 use crate::serve::diagrams::{WitnessEntries, widen};
+use payhub_properties::ScriptReport as Report;
 use payhub_sim::Diagram;
-use payhub_sim::script::Report;
 use std::fmt::Write as _;
 
 /// Bytes of a run's text the page holds at most (the text format prints it all).

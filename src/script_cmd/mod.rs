@@ -5,8 +5,9 @@
 //! malformed (each of its errors as `file:line:column: what is wrong`, up to 20 a file;
 //! then nothing runs) or a scenario does not exist.
 
+use payhub_properties::ScriptReport as Report;
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
-use payhub_sim::script::{self, Report, Script, ScriptError, ScriptErrors};
+use payhub_sim::script::{self, Script, ScriptError, ScriptErrors};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -89,7 +90,7 @@ pub fn load_all(path: &Path) -> Result<Script, ScriptErrors> {
 /// violated property is reported with its rule IDs.
 pub fn execute(script: &Script) -> Report {
     let script = &Script {
-        config: script.config.clone().judged_by(&payhub_properties::JUDGING),
+        config: script.config.clone(),
         ..script.clone()
     };
     let mut check = AlwaysCheck {

@@ -13,9 +13,9 @@
 
 use super::record::Record;
 use payhub_model::RequestId;
-use payhub_properties::Named;
 use payhub_properties::verdict::Verdict;
-use payhub_sim::{Trace, TraceLine, TraceWhat, World};
+use payhub_properties::{Named, World};
+use payhub_sim::{Trace, TraceLine, TraceWhat};
 use std::collections::BTreeSet;
 
 /// Entries beyond which a witness diagram is cut (the earliest are kept).

@@ -20,8 +20,8 @@
 use super::sandbox::Sandbox;
 use payhub_model::RequestId;
 use payhub_model::event::{BusinessOrder, What};
+use payhub_properties::World;
 use payhub_properties::verdict::verdicts;
-use payhub_sim::World;
 use payhub_sim::choice::Choice;
 use payhub_sim::network::Payload;
 use std::collections::BTreeMap;

@@ -5,8 +5,9 @@
 
 use super::diagrams::Session;
 use super::record::Record;
+use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict};
-use payhub_sim::{Facts, Trace};
+use payhub_sim::Trace;
 use std::fmt::Write as _;
 
 /// The session's verdicts: the registry's over the world's facts, with the wire facts

@@ -82,10 +82,9 @@
 //! Files, one concept each: [`keys`] key derivation, [`policy`] the policy and its
 //! numbers, [`schedule`] backoff and query times, [`db`] the database, [`io`] inputs and
 //! outputs, [`decision`] decisions, [`server`] the state machine, `commands` the business
-//! commands, `replies` what it makes of answers, [`bench`](mod@bench) a hand-driven bench with the platform,
-//! [`solo`] one server driven entirely by hand.
+//! commands, `replies` what it makes of answers, [`solo`] one server driven entirely by hand
+//! (a bench of servers against the platform is the tests', `tests/client_bench`).
 
-pub mod bench;
 mod commands;
 pub mod conduct;
 pub mod db;
@@ -98,7 +97,6 @@ pub mod schedule;
 pub mod server;
 pub mod solo;
 
-pub use bench::ClientBench;
 pub use db::{
     AppliedPayment, AppliedRefund, CancelRecord, MerchantDb, OrderOutcome, OrderRecord, OrderState,
     RefundRecord, Submission, SubmissionKind,

@@ -12,10 +12,8 @@
 //! `str` it holds, so orderings, fingerprints, cached digests, traces and snapshots are
 //! the same as with `String`; `Deserialize` reads it back from a string.
 //!
-//! Measured against the kept crates (`payhub-verify bench --crates`, docs/performance.md's
-//! "Cheap-clone strings"): the features `text-compact-str` and `text-smol-str` build
-//! `Text` over `compact_str::CompactString` or `smol_str::SmolStr` instead
-//! (`text/alt.rs`), the rest of this file unchanged.
+//! Measured against compact_str and smol_str in the checker (docs/performance.md,
+//! "Cheap-clone strings").
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Borrow;
@@ -23,20 +21,13 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 use std::sync::Arc;
-
-#[cfg(any(feature = "text-compact-str", feature = "text-smol-str"))]
-mod alt;
-#[cfg(any(feature = "text-compact-str", feature = "text-smol-str"))]
-use alt::Repr;
 
 /// An immutable string that clones without allocating: inline up to
 /// [`Text::INLINE_CAP`] bytes, shared (`Arc<str>`) beyond. See the [module](self).
 #[derive(Clone)]
 pub struct Text(Repr);
 
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 /// A string of at most `INLINE_CAP` bytes is always inline, a longer one always on the
 /// heap (no comparison relies on it: they all look at the bytes).
 #[derive(Clone)]
@@ -51,9 +42,7 @@ enum Repr {
 }
 
 // Inline strings fill the enum exactly, and `Option<Text>` uses the enum's spare tags.
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 const _: () = assert!(size_of::<Text>() == 32);
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 const _: () = assert!(size_of::<Option<Text>>() == 32);
 
 impl Text {
@@ -61,7 +50,6 @@ impl Text {
     pub const INLINE_CAP: usize = 30;
 }
 
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 impl Text {
     /// The empty string.
     pub const fn new() -> Text {
@@ -106,7 +94,6 @@ impl Text {
     }
 }
 
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 /// The `str` in the used part of an inline buffer, without checking it again.
 ///
 /// Every `Text` hash and every `&str` lookup in a `CowMap<Text, _>` comes here:
@@ -122,7 +109,6 @@ fn inline_str(bytes: &[u8]) -> &str {
     unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 /// [`Text::format`]'s buffer: inline while the text fits, a `String` once it does not
 /// (so a spilled text is always longer than `INLINE_CAP`, as the representation wants).
 enum Writer {
@@ -133,7 +119,6 @@ enum Writer {
     Spilled(String),
 }
 
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 impl fmt::Write for Writer {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         match self {
@@ -162,7 +147,6 @@ impl Default for Text {
     }
 }
 
-#[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
 impl From<&str> for Text {
     fn from(s: &str) -> Text {
         if s.len() <= Text::INLINE_CAP {
@@ -219,7 +203,6 @@ impl Borrow<str> for Text {
 
 impl PartialEq for Text {
     fn eq(&self, other: &Text) -> bool {
-        #[cfg(not(any(feature = "text-compact-str", feature = "text-smol-str")))]
         if let (Repr::Heap(a), Repr::Heap(b)) = (&self.0, &other.0) {
             if Arc::ptr_eq(a, b) {
                 return true;
@@ -324,10 +307,7 @@ impl<'de> Deserialize<'de> for Text {
     }
 }
 
-#[cfg(all(
-    test,
-    not(any(feature = "text-compact-str", feature = "text-smol-str"))
-))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::hash::{BuildHasher, DefaultHasher};

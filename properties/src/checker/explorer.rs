@@ -2,9 +2,10 @@
 //! pane reads in the contract's terms ([`state_text`], [`step_text`]).
 
 use super::PresetModel;
+use crate::World;
 use crate::presets::Preset;
 use crate::property::{Kind, PROPERTIES};
-use payhub_sim::{Choice, World};
+use payhub_sim::Choice;
 use stateright::{Checker, Model};
 
 /// Serves stateright's Explorer for `preset` on `addr` until the process stops. Its state

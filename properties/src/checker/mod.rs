@@ -14,12 +14,13 @@
 //! - no symmetry reduction is used, so counts do not depend on thread scheduling;
 //! - the hashed state (the world) is canonical: ordered maps, no trace inside.
 
+use crate::World;
 use crate::engine::{self, Bounds, Flow};
 use crate::presets::Preset;
 use crate::property::{Kind, OneCheck, PROPERTIES, Property};
 use payhub_model::Rule;
+use payhub_sim::Choice;
 use payhub_sim::prove::{Shrink, prove};
-use payhub_sim::{Choice, World};
 use stateright::{Checker, Model};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
@@ -325,7 +326,7 @@ pub struct Searched {
     pub violated: u128,
     /// Registry indices of the `sometimes` properties some judged state reached.
     pub reached: u128,
-    pub exercised: payhub_sim::RuleSet,
+    pub exercised: crate::RuleSet,
     pub bitstate: Option<BitstateReport>,
 }
 
@@ -431,7 +432,7 @@ pub fn search_by(
         let bits =
             (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
         let init = &m.init.facts.queries;
-        payhub_sim::RuleSet(bits | init.rules_exercised.0 | init.client_rules.0.0)
+        crate::RuleSet(bits | init.rules_exercised.0 | init.client_rules.0.0)
     };
     Ok(Searched {
         explored,

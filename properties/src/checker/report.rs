@@ -2,7 +2,6 @@
 //! per preset, per property, with the counterexample and the bitstate estimate.
 
 use crate::property::Kind;
-use payhub_sim::prove;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -104,7 +103,7 @@ pub enum CheckStatus {
     Unknown,
 }
 
-/// A counterexample: the path the search found, proved on the world ([`prove`]), shrunk
+/// A counterexample: the path the search found, proved on the world ([`payhub_sim::prove`]), shrunk
 /// unless it is a shortest one.
 #[derive(Clone, Debug, Serialize)]
 pub struct Counterexample {
@@ -121,7 +120,7 @@ pub struct Counterexample {
     /// The proof: the choices `tape` names (replayable on the preset's initial world),
     /// the world at the violation, the trace, the what-if script.
     #[serde(skip)]
-    pub proof: prove::Counterexample,
+    pub proof: crate::Counterexample,
 }
 
 /// One property's line in a preset report.

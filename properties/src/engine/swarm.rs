@@ -20,11 +20,12 @@
 //! reached by a shorter path replaces the one recorded.
 
 use super::fingerprint;
+use crate::World;
 use crate::checker::{PresetModel, Registration};
 use crate::presets::Preset;
 use crate::property::{Kind, OneCheck, PROPERTIES};
+use payhub_sim::Choice;
 use payhub_sim::prove::{Shrink, prove};
-use payhub_sim::{Choice, World};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;

@@ -17,9 +17,10 @@
 
 use super::client::{client_world, pay};
 use super::{Budget, NO_FAULTS, Preset, Reaches};
+use crate::World;
 use payhub_model::client::Policy;
 use payhub_model::{AcquirerDecision, Control, MerchantId, Millis, Rule};
-use payhub_sim::{Choice, World, WorldConfig};
+use payhub_sim::{Choice, WorldConfig};
 
 /// The name of the two-server rate-limit preset ([`two_servers_rate_limited`]).
 pub const TWO_SERVERS_RATE_PRESET: &str = "two-servers-rate-limited";

@@ -4,6 +4,7 @@
 //! adversarial: any sequence, any interleaving, over a small alphabet of requests, with
 //! a bounded budget of faults. Every state within the preset's time horizon is visited.
 
+use crate::World;
 use crate::property::{Kind, PROPERTIES, Property, property};
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, req, rotated_key_spec};
@@ -11,7 +12,7 @@ use payhub_model::{
     AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams,
 };
 use payhub_model::{Card, Environment, Rule};
-use payhub_sim::{Budget, Choice, ClientSpec, WorkItem, World, WorldConfig};
+use payhub_sim::{Budget, Choice, ClientSpec, WorkItem, WorldConfig};
 
 /// A checker preset.
 #[derive(Clone, Debug)]
@@ -96,8 +97,7 @@ pub(crate) fn checker_params() -> PlatformParams {
 
 /// An adversarial world over `alphabet`: scripted senders whose responses arrive at once,
 /// an approving acquirer, no payer, no webhooks, and a clock that waits until nothing is
-/// in flight. Every platform preset (the bug zoo's included) is built on it, its facts
-/// judged by the properties ([`crate::JUDGING`]).
+/// in flight. Every platform preset (the bug zoo's included) is built on it.
 pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldConfig {
     WorldConfig {
         name: name.to_owned(),
@@ -109,7 +109,7 @@ pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) 
         webhooks: Vec::new(),
         immediate_inbox: true,
         time_waits_for_messages: true,
-        ..WorldConfig::default().judged_by(&crate::JUDGING)
+        ..WorldConfig::default()
     }
 }
 

@@ -1,4 +1,4 @@
-//! The judge of answers the responses family folds with ([`payhub_sim::facts::Judging`]):
+//! The judge of answers the responses family folds with (`crate::facts::responses`):
 //! every answer, store change and webhook, judged against what the contract prescribes
 //! for it and against the store as the event found it. The facts record the first
 //! witness of each misanswer; the properties of [`super`] word the verdicts.
@@ -9,12 +9,12 @@ use super::judge::{
     judge_refund_webhook, judge_related, judge_store_change, judge_webhook, owned,
     payment_of_order, refund_of_number,
 };
+use crate::facts::responses::{Misanswer, Responses, Shown, Slot, Store, executed};
 use payhub_model::event::{Handling, Owner, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, Endpoint, ErrorCode, Method, PaymentStatus, RequestId, ResponseBody,
     WebhookObject,
 };
-use payhub_sim::facts::responses::{Misanswer, Responses, Shown, Slot, Store, executed};
 
 /// Every misanswer `what` shows, reported to `found`.
 pub(crate) fn judge(

@@ -4,11 +4,11 @@
 //! Payments and refunds of a list answer, and the object of a webhook, each shown to a
 //! merchant and environment other than the one the store holds it for.
 
+use crate::facts::responses::{Misanswer, Shown, Slot, Store};
 use payhub_model::event::Owner;
 use payhub_model::{
     ApiResponse, PaymentId, RefundId, RequestId, ResponseBody, WebhookEvent, WebhookObject,
 };
-use payhub_sim::facts::responses::{Misanswer, Shown, Slot, Store};
 
 /// The store holds Payment `id` for another owner than `to`.
 fn foreign_payment(store: &Store<'_>, to: Owner, id: PaymentId) -> bool {

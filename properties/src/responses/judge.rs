@@ -2,12 +2,12 @@
 //! those that do): keys, not found, related resources, queries, every answer, store
 //! changes and webhooks, each against the store as the event found it.
 
+use crate::facts::responses::{Misanswer, Shown, Slot, Store};
 use payhub_model::event::{Owner, StoredPayment, StoredRefund};
 use payhub_model::{
     ApiRequest, ApiResponse, Contract, Endpoint, ErrorCode, Field, Json, Method, PaymentId,
     PaymentView, RefundId, RefundStatus, RefundView, RequestId, ResourceId, ResponseBody, Text,
 };
-use payhub_sim::facts::responses::{Misanswer, Shown, Slot, Store};
 
 /// KEY-07: 1 to 255 characters (A-KEY-LENGTH: Unicode scalar values).
 fn valid_key(key: Option<&Text>) -> bool {

@@ -2,21 +2,21 @@
 //! judges, from the facts alone, one thing the contract prescribes about what the
 //! platform answers (a status code, a header, an error field, the object's current
 //! state, its version), written from the contract's text and never by asking the
-//! platform. The facts are `payhub_sim::facts::responses` (first witnesses) and the
+//! platform. The facts are `crate::facts::responses` (first witnesses) and the
 //! attempts family's mirror of the store; each answer is judged as it is folded, against
 //! the store as it was at answer time, by [`answers`] ([`judge`] the rules that need no
-//! flight, [`foreign`] SCOPE-01/02 of lists and webhooks), which the facts call through
-//! [`crate::JUDGING`].
+//! flight, [`foreign`] SCOPE-01/02 of lists and webhooks), which the facts call as they
+//! fold.
 
 pub(crate) mod answers;
 mod foreign;
 mod judge;
 
 use crate::evidence::PLATFORM;
+use crate::facts::responses::Misanswer;
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::{Contract, PaymentStatus, Rule};
-use payhub_sim::facts::responses::Misanswer;
 
 /// `{who}: {what}`, naming the request, the Payment and the refund of the misanswer.
 pub(crate) fn explain(witness: &Option<Box<Misanswer>>, what: &str) -> Option<Witnessed> {

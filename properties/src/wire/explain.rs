@@ -2,8 +2,8 @@
 //! (`POST /v1/payments Idempotency-Key K-1 (amount 100 …) → 201 pay_demo_001 version 2`),
 //! and what the breach it shows is.
 
+use crate::facts::wire::{Breach, Seen, WireParams, Witness};
 use payhub_model::Contract;
-use payhub_sim::facts::wire::{Breach, Seen, WireParams, Witness};
 
 /// `merchant_order_no ORDER-1, amount 12000, currency USD`.
 pub fn params(p: &WireParams) -> String {

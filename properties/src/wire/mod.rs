@@ -1,5 +1,5 @@
 //! Wire properties: the contract's rules that the requests and answers on the wire can
-//! witness alone, judged over [`WireFacts`] (see `sim/src/facts/wire/`). Each is a
+//! witness alone, judged over [`WireFacts`] (see `properties/src/facts/wire/`). Each is a
 //! [`Property`] of the one registry whose predicate is [`Predicate::Wire`]. They judge a
 //! recorded log (`check-log`), the sandbox's session and a simulated run's stream alike;
 //! each needs only [`Evidence::Wire`] and what its pattern reads (the API keys for a
@@ -11,9 +11,9 @@
 //! says how an exchange is named (a HAR entry, a log line, an exchange of a stream).
 
 use crate::evidence::{Evidence, EvidenceSet};
+use crate::facts::wire::{Breach, WireFacts, Witness};
 use crate::property::{Predicate, Property};
 use payhub_model::{Contract, Millis, Rule};
-use payhub_sim::facts::wire::{Breach, WireFacts, Witness};
 use std::borrow::Cow;
 
 mod explain;

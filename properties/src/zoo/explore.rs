@@ -3,11 +3,12 @@
 //! proved, shrunk for the property that caught it, and proved again
 //! ([`payhub_sim::prove`]).
 
+use crate::Counterexample;
 use crate::checker::{COMBINED, PresetModel, Registration};
 use crate::presets::Preset;
 use crate::property::{AlwaysCheck, OneCheck, Property};
 use payhub_sim::driver::{self, FaultProfile};
-use payhub_sim::prove::{Counterexample, Shrink, prove};
+use payhub_sim::prove::{Shrink, prove};
 use payhub_sim::{Choice, WorldConfig};
 use stateright::{Checker, HasDiscoveries, Model};
 use std::time::{Duration, Instant};

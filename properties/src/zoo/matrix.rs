@@ -306,12 +306,12 @@ fn reference_configurations() -> Vec<(String, Vec<Preset>, WorldConfig)> {
         (
             "reference platform, reference client (deterministic keys)".into(),
             platform_order(),
-            worlds::simulation(&Policy::reference(), 2).judged_by(&crate::JUDGING),
+            worlds::simulation(&Policy::reference(), 2),
         ),
         (
             "reference platform, reference client (random keys)".into(),
             client_order(&Policy::reference_random()),
-            worlds::simulation(&Policy::reference_random(), 2).judged_by(&crate::JUDGING),
+            worlds::simulation(&Policy::reference_random(), 2),
         ),
     ]
 }

@@ -207,7 +207,7 @@ impl Subject {
 
     /// The simulation world with the bug switched on.
     pub fn simulation(self) -> WorldConfig {
-        let mut config = worlds::simulation(&self.policy(), 2).judged_by(&crate::JUDGING);
+        let mut config = worlds::simulation(&self.policy(), 2);
         if let Subject::Platform(m) = self {
             config.variant = Variant::planted(m);
             config.name = format!("{} mutant={}", config.name, m.name());

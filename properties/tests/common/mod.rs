@@ -6,9 +6,9 @@
 
 pub mod requests;
 
-use payhub_properties::AlwaysCheck;
+use payhub_properties::{AlwaysCheck, World};
 use payhub_sim::driver::Check;
-use payhub_sim::{Choice, World, WorldConfig};
+use payhub_sim::{Choice, WorldConfig};
 use proptest::strategy::{NewTree, Strategy, ValueTree};
 use proptest::test_runner::{
     Config, FileFailurePersistence, RngAlgorithm, RngSeed, TestRng, TestRunner,

@@ -21,8 +21,8 @@ use payhub_model::{
     MerchantId, Millis, PaymentId, PaymentStatus, RefundId, RefundStatus, RequestId,
     ResolutionStatus, ResponseBody, Rule,
 };
+use payhub_properties::Facts;
 use payhub_properties::property;
-use payhub_sim::Facts;
 
 const ENV: Environment = Environment::Test;
 
@@ -32,7 +32,7 @@ fn at(t: Millis, what: What) -> Event {
 
 fn reached(name: &str, events: &[Event]) -> bool {
     let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.holds_in(&Facts::from_events(&payhub_properties::JUDGING, events))
+    p.holds_in(&Facts::from_events(events))
 }
 
 // ---- Builders of client events. ----

@@ -15,12 +15,12 @@
 //!   requires_action's next_action (the case its planted bug makes).
 //! - `queries-never-charge` counted a keyed request's charge under its scope only: a
 //!   cancel, refund or checkout session that charged passed (now: a charge outside a
-//!   create or confirm is unsolicited, `sim/src/facts/money.rs`).
+//!   create or confirm is unsolicited, `properties/src/facts/money.rs`).
 //! - `client-closes-an-order-once-on-a-closed-payment` judged a fulfilment against the
 //!   orders closed *now*: an order closed, reopened by its database, then fulfilled passed
-//!   (now: against every order ever closed, `sim/src/facts/effects.rs`).
+//!   (now: against every order ever closed, `properties/src/facts/effects.rs`).
 //! - `client-never-closes-a-captured-order` read canceled orders only: an expired order
-//!   with a capture behind it passed (now: canceled or expired, `sim/src/facts/client.rs`).
+//!   with a capture behind it passed (now: canceled or expired, `properties/src/facts/client.rs`).
 //! - `conflicts-name-the-related-resource` accepted any refund as refund_no_conflict's
 //!   related_resource_id (now: the refund holding the number,
 //!   `properties/src/responses/judge.rs`); order_no_conflict accepted any
@@ -28,16 +28,16 @@
 //! - `client-stops-querying-at-a-final-status` judged queries by Payment id only: a
 //!   query by merchant order number of an order its database holds as final passed (now:
 //!   both, the order number against the database the server writes,
-//!   `sim/src/facts/cadence.rs`).
+//!   `properties/src/facts/cadence.rs`).
 //! - `client-queries-until-24-hours` judged only servers a submission had named the
 //!   database of: a second server that only queried and ended the schedule early passed
-//!   (now: judged against the earliest order of that number, `sim/src/facts/cadence.rs`).
+//!   (now: judged against the earliest order of that number, `properties/src/facts/cadence.rs`).
 //! - `client-sends-one-key-per-submission` read keyed sends only: a submission re-sent
 //!   without its key passed (now: a keyless send of a keyed submission is a second key,
-//!   `sim/src/facts/client.rs`).
+//!   `properties/src/facts/client.rs`).
 //! - `reach:202-result-unknown` counted any 202, a cancel's too, and `reach:cancel-202`
 //!   a cancel's 200 (same rule) next to a create's 202 (now: by the rule that decided
-//!   the 202, `rules_202` in `sim/src/facts/queries.rs`).
+//!   the 202, `rules_202` in `properties/src/facts/queries.rs`).
 //! - `reach:needs-query` counted the rule only: a store holding a Payment processing with
 //!   needs_query (a recorded stream's store events carry no rule) was not reached.
 //! - `reach:manual-review` read the store's current state: a Payment in manual_review
@@ -57,7 +57,7 @@
 //!   (`Attempts::attempts_of`); `attempts-within-limits` judged expires_at for card
 //!   retries only, not the first confirm of a checkout session's Payment.
 //! - `rejections-execute-nothing` did not count 404 and 405 as rejections, nor a
-//!   rejection that stored an idempotency record (`sim/src/facts/money.rs`).
+//!   rejection that stored an idempotency record (`properties/src/facts/money.rs`).
 //! - `scopes-never-interfere` judged an answer's single object only: a list answer or a
 //!   webhook showing another merchant's or environment's Payment or refund passed
 //!   (`properties/src/responses/foreign.rs`).
@@ -81,7 +81,7 @@
 //! events, and why). A row may name several tests, separated by ", ". The test
 //! `the_table_names_every_property` keeps this table in step with the registry's
 //! properties over a run's facts and with the tests of this directory (the properties
-//! over the wire are judged from the wire facts, tested in `sim/src/facts/wire/tests.rs`
+//! over the wire are judged from the wire facts, tested in `properties/src/facts/wire/tests.rs`
 //! and, one planted bug each, in `tests/check_log.rs`).
 //!
 //! | property | test |
@@ -169,8 +169,8 @@ use payhub_model::{
     RefundId, RefundStatus, RefundView, RequestId, ResolutionStatus, ResourceId, ResponseBody,
     Rule, UpstreamCall, WebhookEvent, WebhookObject,
 };
+use payhub_properties::Facts;
 use payhub_properties::property;
-use payhub_sim::Facts;
 
 mod cadence_client;
 mod safety_responses;
@@ -185,7 +185,7 @@ fn ev(what: What) -> Event {
 
 fn verdict(name: &str, events: &[Event]) -> Option<String> {
     let p = property(name).unwrap_or_else(|| panic!("{name} is registered"));
-    p.judge(&Facts::from_events(&payhub_properties::JUDGING, events))
+    p.judge(&Facts::from_events(events))
 }
 
 #[track_caller]

@@ -8,11 +8,12 @@
 
 use super::ast::*;
 use super::run::Runner;
+use crate::event_fold::EventFold;
 use payhub_model::{ApiResponse, LedgerEntry, MerchantId, ResponseBody};
 use serde_json::Value;
 
 /// `Ok` when the expectation holds, else what was found instead.
-pub(crate) fn evaluate(r: &Runner<'_>, e: &Expectation) -> Result<(), String> {
+pub(crate) fn evaluate<F: EventFold>(r: &Runner<'_, F>, e: &Expectation) -> Result<(), String> {
     match e {
         Expectation::Response { server, want } => response(r, *server, want),
         Expectation::Count { scope, counter } => {
@@ -43,7 +44,12 @@ pub(crate) fn evaluate(r: &Runner<'_>, e: &Expectation) -> Result<(), String> {
 }
 
 /// `expect payment pay_demo_001: …`: the object as the platform holds it now.
-fn object(r: &Runner<'_>, kind: ObjectKind, id: u32, fields: &[FieldCheck]) -> Result<(), String> {
+fn object<F: EventFold>(
+    r: &Runner<'_, F>,
+    kind: ObjectKind,
+    id: u32,
+    fields: &[FieldCheck],
+) -> Result<(), String> {
     let value = match kind {
         ObjectKind::Payment => r
             .world
@@ -61,7 +67,12 @@ fn object(r: &Runner<'_>, kind: ObjectKind, id: u32, fields: &[FieldCheck]) -> R
 }
 
 /// `expect webhook KIND …` / `expect no webhook KIND`: the latest delivered of that kind.
-fn webhook(r: &Runner<'_>, present: bool, kind: &str, fields: &[FieldCheck]) -> Result<(), String> {
+fn webhook<F: EventFold>(
+    r: &Runner<'_, F>,
+    present: bool,
+    kind: &str,
+    fields: &[FieldCheck],
+) -> Result<(), String> {
     let latest = r.webhooks.iter().rev().find(|(_, w)| w.kind == *kind);
     match (present, latest) {
         (false, None) => Ok(()),
@@ -89,8 +100,8 @@ fn webhook(r: &Runner<'_>, present: bool, kind: &str, fields: &[FieldCheck]) -> 
 }
 
 /// `expect A order ORDER-1: …`: the order as the server's database holds it.
-fn client_order(
-    r: &Runner<'_>,
+fn client_order<F: EventFold>(
+    r: &Runner<'_, F>,
     server: usize,
     order: &str,
     fields: &[FieldCheck],
@@ -140,7 +151,11 @@ fn client_order(
     })
 }
 
-fn response(r: &Runner<'_>, server: Option<usize>, want: &Want) -> Result<(), String> {
+fn response<F: EventFold>(
+    r: &Runner<'_, F>,
+    server: Option<usize>,
+    want: &Want,
+) -> Result<(), String> {
     let x = match server {
         Some(s) => {
             let name = &r.script.servers[s].name;
@@ -255,7 +270,7 @@ impl Filters<'_> {
     }
 }
 
-fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
+fn count<F: EventFold>(r: &Runner<'_, F>, scope: CounterScope, c: &Counter) -> u64 {
     let f = Filters(&c.filters);
     let n = match scope {
         CounterScope::Ledger => ledger_count(r, &c.term, &f),
@@ -265,7 +280,7 @@ fn count(r: &Runner<'_>, scope: CounterScope, c: &Counter) -> u64 {
 }
 
 /// `expect ledger: …`: money that moved, and the upstream calls the runner saw.
-fn ledger_count(r: &Runner<'_>, term: &str, f: &Filters<'_>) -> usize {
+fn ledger_count<F: EventFold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usize {
     match term {
         "charges" => r
             .world
@@ -307,9 +322,6 @@ fn ledger_count(r: &Runner<'_>, term: &str, f: &Filters<'_>) -> usize {
             })
             .count(),
         "refund-calls" => r
-            .world
-            .facts
-            .refunds
             .refund_calls
             .iter()
             .filter(|(id, _)| f.ok("refund", id.to_string()))
@@ -320,7 +332,7 @@ fn ledger_count(r: &Runner<'_>, term: &str, f: &Filters<'_>) -> usize {
 }
 
 /// Whether a ledger entry is a capture that matches the filters of `charges(…)`.
-fn charge_matches(r: &Runner<'_>, e: &LedgerEntry, f: &Filters<'_>) -> bool {
+fn charge_matches<F: EventFold>(r: &Runner<'_, F>, e: &LedgerEntry, f: &Filters<'_>) -> bool {
     match e {
         LedgerEntry::Capture {
             attempt,
@@ -355,7 +367,7 @@ fn charge_matches(r: &Runner<'_>, e: &LedgerEntry, f: &Filters<'_>) -> bool {
 }
 
 /// `expect platform: …`: the platform's records.
-fn platform_count(r: &Runner<'_>, term: &str, f: &Filters<'_>) -> usize {
+fn platform_count<F: EventFold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usize {
     let platform = &r.world.platform;
     match term {
         "payments" => platform

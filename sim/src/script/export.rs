@@ -274,7 +274,7 @@ fn step_comments(
     tape: &[Choice],
 ) -> Result<BTreeMap<u32, Vec<String>>, String> {
     let mut trace = Trace::new();
-    let mut no_check = |_: &World| -> Option<Violation> { None };
+    let mut no_check = |_: &World<()>| -> Option<Violation> { None };
     crate::driver::replay(config, tape, &mut no_check, Some(&mut trace))
         .map_err(|(i, e)| format!("the tape does not replay at step {}: {e}", i + 1))?;
     let text = trace.to_text();

@@ -6,6 +6,7 @@ use super::ast::{Pos, Server};
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::driver::Violation;
+use crate::event_fold::EventFold;
 use crate::trace::Trace;
 use crate::world::World;
 use payhub_model::{ApiRequest, ApiResponse, AttemptId, Card, ErrorCode, PaymentId, RequestId};
@@ -69,7 +70,7 @@ pub struct ExpectResult {
 
 /// A run of a script.
 #[derive(Clone, Debug)]
-pub struct Report {
+pub struct Report<F: EventFold> {
     pub file: String,
     pub title: Option<String>,
     pub servers: Vec<Server>,
@@ -96,10 +97,10 @@ pub struct Report {
     /// A statement that could not apply (the world did not do what the script assumed).
     pub error: Option<ScriptError>,
     /// The world after the last step.
-    pub world: World,
+    pub world: World<F>,
 }
 
-impl Report {
+impl<F: EventFold> Report<F> {
     /// ` [IDEM-01, KEY-03]`: the violated property's rule IDs, as `check` prints them.
     fn rules_note(&self) -> String {
         if self.violation_rules.is_empty() {

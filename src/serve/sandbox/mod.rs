@@ -38,8 +38,9 @@ use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, Branch, Control, Environment, MerchantId, Millis,
     PaymentId, RequestId,
 };
+use payhub_properties::World;
 use payhub_sim::network::{MsgId, Payload};
-use payhub_sim::{Budget, Choice, Trace, World, WorldConfig};
+use payhub_sim::{Budget, Choice, Trace, WorldConfig};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -14,7 +14,7 @@ pub fn world_config(plan: &Plan, webhooks: bool) -> WorldConfig {
     if let Some(s) = plan.retry_after_s {
         params.retry_after_s = s;
     }
-    worlds::edge(params, webhooks).judged_by(&payhub_properties::JUDGING)
+    worlds::edge(params, webhooks)
 }
 
 /// What the session's text and drawings call each key's sender: its merchant and key

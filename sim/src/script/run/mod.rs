@@ -19,12 +19,13 @@ use super::ast::*;
 use super::report::{CallRecord, Exchange, ExpectResult, Report};
 use crate::choice::Choice;
 use crate::driver::{Check, Violation};
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Node, Payload};
 use crate::trace::{Trace, TraceWhat};
 use crate::world::World;
 use net::Armed;
 use payhub_model::event::BusinessOrder;
-use payhub_model::{ApiRequest, Branch, RequestId, UpstreamCall, WebhookEvent};
+use payhub_model::{ApiRequest, Branch, RefundId, RequestId, UpstreamCall, WebhookEvent};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Why a run stopped early.
@@ -33,9 +34,9 @@ enum Stop {
     Error(ScriptError),
 }
 
-pub(crate) struct Runner<'s> {
+pub(crate) struct Runner<'s, F: EventFold> {
     pub(crate) script: &'s Script,
-    pub(crate) world: World,
+    pub(crate) world: World<F>,
     pub(crate) trace: Trace,
     tape: Vec<Choice>,
     step_stmt: Vec<usize>,
@@ -48,12 +49,14 @@ pub(crate) struct Runner<'s> {
     branches: Vec<(Branch, usize)>,
     pub(crate) webhooks: Vec<(u8, WebhookEvent)>,
     pub(crate) calls: Vec<CallRecord>,
+    /// Upstream refund calls, per refund.
+    pub(crate) refund_calls: BTreeMap<RefundId, u8>,
     results: Vec<ExpectResult>,
     violation: Option<(Violation, usize)>,
 }
 
 /// Runs a parsed script; `check` runs after every step (pass every *always* property).
-pub fn run(script: &Script, check: &mut dyn Check) -> Report {
+pub fn run<F: EventFold>(script: &Script, check: &mut dyn Check<F>) -> Report<F> {
     let mut r = Runner::new(script);
     let mut stop = None;
     if let Some(v) = check.check(&r.world) {
@@ -69,13 +72,13 @@ pub fn run(script: &Script, check: &mut dyn Check) -> Report {
     if error.is_none() && r.violation.is_none() {
         r.leftovers();
     }
-    r.judge_expected_violation(error.is_some());
+    r.compare_expected_violation(error.is_some());
     r.results.sort_by_key(|x| x.pos);
     r.report(error)
 }
 
-impl<'s> Runner<'s> {
-    fn new(script: &'s Script) -> Runner<'s> {
+impl<'s, F: EventFold> Runner<'s, F> {
+    fn new(script: &'s Script) -> Runner<'s, F> {
         Runner {
             script,
             world: World::new(&script.config),
@@ -91,6 +94,7 @@ impl<'s> Runner<'s> {
             branches: Vec::new(),
             webhooks: Vec::new(),
             calls: Vec::new(),
+            refund_calls: BTreeMap::new(),
             results: Vec::new(),
             violation: None,
         }
@@ -102,7 +106,7 @@ impl<'s> Runner<'s> {
     fn statements(
         &mut self,
         mut stop: Option<Stop>,
-        check: &mut dyn Check,
+        check: &mut dyn Check<F>,
     ) -> (usize, Option<Stop>) {
         let script = self.script;
         let n = script.statements.len();
@@ -141,7 +145,7 @@ impl<'s> Runner<'s> {
     }
 
     /// `expect violation NAME`: the run violated that property, and no other.
-    fn judge_expected_violation(&mut self, stopped_by_error: bool) {
+    fn compare_expected_violation(&mut self, stopped_by_error: bool) {
         let Some((name, pos)) = &self.script.expected_violation else {
             return;
         };
@@ -159,7 +163,7 @@ impl<'s> Runner<'s> {
         });
     }
 
-    fn report(mut self, error: Option<ScriptError>) -> Report {
+    fn report(mut self, error: Option<ScriptError>) -> Report<F> {
         let script = self.script;
         let violation = self.violation.take().map(|(v, stmt)| {
             let pos = script
@@ -196,7 +200,7 @@ impl<'s> Runner<'s> {
     }
 }
 
-impl Runner<'_> {
+impl<F: EventFold> Runner<'_, F> {
     fn line_text(&self, pos: Pos) -> String {
         self.script
             .source
@@ -216,7 +220,7 @@ impl Runner<'_> {
     }
 
     /// Applies one choice, records what it did, and checks the properties.
-    fn apply(&mut self, choice: Choice, stmt: usize, check: &mut dyn Check) -> Result<(), Stop> {
+    fn apply(&mut self, choice: Choice, stmt: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
         let config = &self.script.config;
         let key = match &choice {
             Choice::Deliver { msg, .. } | Choice::Fail500After { msg, .. } => {
@@ -280,12 +284,18 @@ impl Runner<'_> {
                     card: *card,
                     key: key.clone(),
                 }),
+                TraceWhat::UpstreamCall {
+                    call: UpstreamCall::Refund { refund, .. },
+                } => {
+                    let n = self.refund_calls.entry(*refund).or_insert(0);
+                    *n = n.saturating_add(1);
+                }
                 _ => {}
             }
         }
     }
 
-    fn statement(&mut self, i: usize, check: &mut dyn Check) -> Result<(), Stop> {
+    fn statement(&mut self, i: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
         let action = self.script.statements[i].action.clone();
         match action {
             Action::Request {
@@ -355,7 +365,7 @@ impl Runner<'_> {
         server: usize,
         request: ApiRequest,
         business: Option<BusinessOrder>,
-        check: &mut dyn Check,
+        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         let node = self.script.servers[server].node;
         self.apply(

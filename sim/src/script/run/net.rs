@@ -5,6 +5,7 @@
 use super::{Runner, Stop};
 use crate::choice::Choice;
 use crate::driver::Check;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, Payload};
 use crate::script::ast::*;
 use payhub_model::{Branch, RequestId};
@@ -51,10 +52,10 @@ fn matches(kind: MsgKind, target: Target, payload: &Payload) -> bool {
     }
 }
 
-impl Runner<'_> {
+impl<F: EventFold> Runner<'_, F> {
     /// Delivers every message in flight that is not held, oldest first, applying armed
     /// faults to the messages they name.
-    pub(super) fn settle(&mut self, stmt: usize, check: &mut dyn Check) -> Result<(), Stop> {
+    pub(super) fn settle(&mut self, stmt: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
         for _ in 0..SETTLE_MAX {
             let next = self
                 .world
@@ -114,7 +115,7 @@ impl Runner<'_> {
         msg: MsgId,
         payload: &Payload,
         stmt: usize,
-        check: &mut dyn Check,
+        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         match op {
             NetOp::Drop => self.apply(Choice::Drop { msg }, stmt, check),
@@ -153,7 +154,7 @@ impl Runner<'_> {
         op: NetOp,
         kind: Option<MsgKind>,
         server: Option<usize>,
-        check: &mut dyn Check,
+        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         if op == NetOp::Release {
             let target = kind.map(|k| (k, self.target(k, server)));

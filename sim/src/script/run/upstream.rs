@@ -4,6 +4,7 @@
 use super::{Runner, Stop};
 use crate::choice::Choice;
 use crate::driver::Check;
+use crate::event_fold::EventFold;
 use crate::network::{MsgId, UpstreamMsg};
 use crate::script::ast::*;
 use payhub_model::{Acquirer, AcquirerDecision, AttemptId, Timer, UpstreamCall};
@@ -11,7 +12,7 @@ use payhub_model::{Acquirer, AcquirerDecision, AttemptId, Timer, UpstreamCall};
 /// Most steps `until quiet` may take.
 const QUIET_MAX: usize = 5_000;
 
-impl Runner<'_> {
+impl<F: EventFold> Runner<'_, F> {
     pub(super) fn find_call(&self, i: usize, kind: CallKind) -> Result<MsgId, Stop> {
         let found = self.world.link.iter().find(|(m, msg)| {
             let UpstreamMsg::Call(call) = msg else {
@@ -55,7 +56,7 @@ impl Runner<'_> {
         kind: CallKind,
         decision: AcquirerDecision,
         reply: ReplyFate,
-        check: &mut dyn Check,
+        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         let msg = self.find_call(i, kind)?;
         if let Some(UpstreamMsg::Call(call)) = self.world.link.get(msg) {
@@ -97,7 +98,7 @@ impl Runner<'_> {
         &mut self,
         i: usize,
         deliver: bool,
-        check: &mut dyn Check,
+        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         let msg = self
             .world
@@ -120,7 +121,7 @@ impl Runner<'_> {
         i: usize,
         attempt: Option<AttemptId>,
         ok: bool,
-        check: &mut dyn Check,
+        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         let attempt = match attempt {
             Some(a) => a,
@@ -138,7 +139,7 @@ impl Runner<'_> {
         &mut self,
         i: usize,
         decision: AcquirerDecision,
-        check: &mut dyn Check,
+        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         for _ in 0..QUIET_MAX {
             self.settle(i, check)?;

@@ -286,8 +286,7 @@ fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
     let mut sb = sandbox(Branches::A, plan);
     create(&mut sb, "k1", "ORDER-1", 10000, 'A');
     create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A');
-    let from_events =
-        payhub_sim::Facts::from_events(&payhub_properties::JUDGING, &sb.trace().stream);
+    let from_events = payhub_properties::Facts::from_events(&sb.trace().stream);
     let session = payhub_properties::verdict::verdicts(&sb.world().facts);
     let judged = payhub_properties::verdict::verdicts(&from_events);
     let status = |v: &[payhub_properties::verdict::Verdict]| -> Vec<_> {

@@ -1,5 +1,5 @@
 //! A hand-driven bench: merchant servers and their shared database against the real
-//! platform of [`crate::harness::Bench`], over a network the test scripts.
+//! platform of [`payhub_model::harness::Bench`], over a network the test scripts.
 //!
 //! Each request a server sends meets the next [`Fate`] of [`ClientBench::fates`]
 //! (delivered when none is scripted); the platform's upstream calls wait until the test
@@ -9,18 +9,19 @@
 //! [`ClientBench::ack_webhooks`] is off. The simulated world of `payhub-sim` does the
 //! same with seeded faults; this bench exists so that tests can walk through one run.
 
-use super::db::MerchantDb;
-use super::decision::{Decision, Subject};
-use super::io::{ClientInput, ClientOutput, Command, Draw, Handle};
-use super::policy::Policy;
-use super::server::{MerchantServer, ServerConfig};
-use crate::acquirer::{AcquirerDecision, UpstreamCall};
-use crate::api::{ApiRequest, ApiResponse};
-use crate::branch::{Branch, BranchPoint};
-use crate::harness::{Bench, M1_TEST};
-use crate::ids::RequestId;
-use crate::rules::Rule;
-use crate::time::Millis;
+#![allow(dead_code)] // each test binary uses its own subset
+
+use payhub_model::acquirer::{AcquirerDecision, UpstreamCall};
+use payhub_model::api::{ApiRequest, ApiResponse};
+use payhub_model::branch::{Branch, BranchPoint};
+use payhub_model::client::{
+    ClientInput, ClientOutput, Command, Decision, Draw, Handle, MerchantDb, MerchantServer, Policy,
+    ServerConfig, Subject,
+};
+use payhub_model::harness::{Bench, M1_TEST};
+use payhub_model::ids::RequestId;
+use payhub_model::rules::Rule;
+use payhub_model::time::Millis;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What happens to one request on the network.

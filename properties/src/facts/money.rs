@@ -2,9 +2,9 @@
 //! caused, and the acquirer's ledger (EFFECT-01, REPLAY-01, CONFLICT-01, SCOPE-01,
 //! RET-01, REJECT-01, CARD-01). Which answers misjudge a conflict, treat a replay as
 //! new business or say nothing executed is the properties' reading
-//! ([`super::judging::ScopeAnswers`]); this family records the first request each finds.
+//! ([`crate::scope_answers`]); this family records the first request each finds.
 
-use super::judging::{JudgedBy, ScopeAnswers};
+use crate::scope_answers;
 use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, CowMap, Endpoint, Json, LedgerEntry, Millis, PaymentId,
@@ -68,9 +68,8 @@ pub struct Money {
 }
 
 impl Money {
-    /// Whether `what` may change this family, read as `judged` reads answers.
-    pub(super) fn changes(&self, what: &What, judged: JudgedBy) -> bool {
-        let read = Reading(judged.scope_answers());
+    /// Whether `what` may change this family.
+    pub(super) fn changes(&self, what: &What) -> bool {
         match what {
             What::Ledger { .. } => true,
             What::Handled {
@@ -78,7 +77,7 @@ impl Money {
                 owner,
                 handling,
                 ..
-            } => self.handling_changes(request, *owner, handling.answer.as_ref(), handling, judged),
+            } => self.handling_changes(request, *owner, handling.answer.as_ref(), handling),
             What::Answered {
                 id,
                 response,
@@ -87,7 +86,7 @@ impl Money {
             } => {
                 self.waiting.contains_key(id)
                     || (self.replay_as_new_business.is_none()
-                        && read.as_new_business(response)
+                        && scope_answers::as_new_business(response)
                         && route
                             .scope
                             .as_ref()
@@ -107,14 +106,10 @@ impl Money {
         }
     }
 
-    /// Folds `what`, seen at `at`, read as `judged` reads answers; a scope's history is
-    /// kept for the properties' reading of RET-01 ([`super::Judging::scope_history`]).
-    pub(super) fn observe(&mut self, at: Millis, what: &What, judged: JudgedBy) {
-        let now = Window {
-            now: at,
-            kept: judged.scope_history(),
-            read: Reading(judged.scope_answers()),
-        };
+    /// Folds `what`, seen at `at`; a scope's history is kept for the properties' reading
+    /// of RET-01 ([`scope_answers::SCOPE_HISTORY`]).
+    pub(super) fn observe(&mut self, at: Millis, what: &What) {
+        let now = Window { now: at };
         match what {
             What::Handled {
                 id,
@@ -134,10 +129,10 @@ impl Money {
                 route: Some(route),
                 ..
             } => {
-                self.on_waiter_answer(now, *id, response);
+                self.on_waiter_answer(*id, response);
                 self.on_answer(now, *id, route, response)
             }
-            What::Answered { id, response, .. } => self.on_waiter_answer(now, *id, response),
+            What::Answered { id, response, .. } => self.on_waiter_answer(*id, response),
             What::UpstreamCalled {
                 call: UpstreamCall::Charge { .. },
                 during: None,
@@ -191,13 +186,11 @@ impl Money {
         owner: Owner,
         answer: Option<&ApiResponse>,
         handling: &Handling,
-        judged: JudgedBy,
     ) -> bool {
-        let read = Reading(judged.scope_answers());
         !handling.calls.is_empty()
             || handling.new_record
             || (handling.store_changed
-                && answer.is_some_and(|a| read.executes_nothing(a))
+                && answer.is_some_and(scope_answers::executes_nothing)
                 && self.rejected_but_executed.is_none())
             || (self.answered_other_payment.is_none() && about_other_payment(request, answer))
             || (answer.is_some() && owner.is_some() && request.idempotency_key.is_some())
@@ -245,7 +238,7 @@ impl Money {
         let rejected = handling
             .answer
             .as_ref()
-            .is_some_and(|a| now.read.executes_nothing(a));
+            .is_some_and(scope_answers::executes_nothing);
         self.on_scope_answer(now, id, request, scope, handling);
         let executed = handling.store_changed || handling.new_record || !handling.calls.is_empty();
         if rejected && executed && self.rejected_but_executed.is_none() {
@@ -308,12 +301,12 @@ impl Money {
         }
         if let Some(answer) = answer {
             let params_differ = execution.as_ref().is_some_and(|p| *p != params);
-            if now.read.conflict_misjudged(answer, params_differ)
+            if scope_answers::conflict_misjudged(answer, params_differ)
                 && self.conflict_misjudged.is_none()
             {
                 self.conflict_misjudged = Some(id);
             }
-            if now.read.as_new_business(answer)
+            if scope_answers::as_new_business(answer)
                 && execution.is_some()
                 && self.replay_as_new_business.is_none()
             {
@@ -336,12 +329,12 @@ impl Money {
     /// A waiter's answer, given after its own step: read as its own-step answer would
     /// be (CONFLICT-01 against the parameters of the execution it waited on; SCOPE-01:
     /// about the Payment it names).
-    fn on_waiter_answer(&mut self, now: Window, id: RequestId, response: &ApiResponse) {
+    fn on_waiter_answer(&mut self, id: RequestId, response: &ApiResponse) {
         let Some(waiter) = self.waiting.get(&id).copied() else {
             return;
         };
         self.waiting.remove(&id);
-        if now.read.conflict_misjudged(response, waiter.params_differ)
+        if scope_answers::conflict_misjudged(response, waiter.params_differ)
             && self.conflict_misjudged.is_none()
         {
             self.conflict_misjudged = Some(id);
@@ -362,7 +355,10 @@ impl Money {
             .scope
             .as_ref()
             .is_some_and(|s| self.execution_of(now, s).is_some());
-        if now.read.as_new_business(response) && executed && self.replay_as_new_business.is_none() {
+        if scope_answers::as_new_business(response)
+            && executed
+            && self.replay_as_new_business.is_none()
+        {
             self.replay_as_new_business = Some(id);
         }
         if !response.is_success() {
@@ -393,39 +389,16 @@ impl Money {
     }
 }
 
-/// The moment an event is folded at, how long a scope's history is kept, and how its
-/// answers are read.
+/// The moment an event is folded at.
 #[derive(Clone, Copy)]
 struct Window {
     now: Millis,
-    kept: Millis,
-    read: Reading,
-}
-
-/// The properties' reading of answers under a scope; without one, no answer is found
-/// wanting.
-#[derive(Clone, Copy)]
-struct Reading(Option<&'static ScopeAnswers>);
-
-impl Reading {
-    fn conflict_misjudged(self, answer: &ApiResponse, params_differ: bool) -> bool {
-        self.0
-            .is_some_and(|r| (r.conflict_misjudged)(answer, params_differ))
-    }
-
-    fn as_new_business(self, answer: &ApiResponse) -> bool {
-        self.0.is_some_and(|r| (r.as_new_business)(answer))
-    }
-
-    fn executes_nothing(self, answer: &ApiResponse) -> bool {
-        self.0.is_some_and(|r| (r.executes_nothing)(answer))
-    }
 }
 
 impl Window {
     /// Whether history that began `since` is still kept now.
     fn keeps(self, since: Millis) -> bool {
-        self.now < since.after(self.kept)
+        self.now < since.after(scope_answers::SCOPE_HISTORY)
     }
 }
 

@@ -3,17 +3,21 @@
 //! [`Facts::observe`] is the only way in: it reads one [`Event`] and updates the
 //! families it concerns. The facts never look at the world, the platform or the
 //! acquirer, so the same facts are built from a simulated run, a recorded JSON Lines
-//! file or, later, a live session; and the properties (crate `payhub-properties`) read
-//! only facts. The checker hashes the world, facts included, so facts are small,
+//! file or, later, a live session; and the properties read only facts. The checker hashes the world, facts included, so facts are small,
 //! canonical and ordered: counters, ordered maps, mirrors of what the ground truth holds
 //! (a function of the current state, so they add no states) and, where a property needs
 //! history, the first witness of a pattern or an extreme with its witness (the closest
 //! two queries of one object, the shortest timeout a node sent), typed, never text. The
 //! property that reads an extreme compares it with the contract's number and writes the
-//! words. The facts read none of the contract's numbers: the properties tell them, in a
-//! [`Judging`] ([`judging`]), how to judge an answer against the store at answer time
-//! and how long a scope's history is kept (RET-01); the wire family keeps what its
-//! judge's window says and records the soonest replay, the property applies RET-01.
+//! words. The facts record; the properties decide: the responses family judges each
+//! answer against the store at answer time with [`crate::responses::answers::judge`], the
+//! money family reads the answers under a scope with [`crate::scope_answers`] and keeps a
+//! scope's history for its RET-01 retention; the wire family keeps what its judge's
+//! window says and records the soonest replay, the property applies RET-01.
+//!
+//! The world keeps these facts in its hashed state: [`Facts`] is its
+//! [`payhub_sim::EventFold`] ([`requests`]: the request ids they hold, for the checker's
+//! canonical form).
 //!
 //! One family per file:
 //! - [`money`]: idempotency scopes, charges, answers' objects and conflicts, the ledger;
@@ -33,24 +37,24 @@ pub mod attempts;
 pub mod cadence;
 pub mod client;
 pub mod effects;
-pub mod judging;
 pub mod money;
 pub mod queries;
 pub mod query_object;
 pub mod refunds;
+mod requests;
 pub mod resolution;
 pub mod responses;
 pub mod traffic;
 pub mod wire;
 
-pub use judging::{AnswerJudge, JudgedBy, Judging, ScopeAnswers};
 pub use money::{SafeParams, safety_parameters};
 pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
 use payhub_model::client::{Decision, ObjectState};
-use payhub_model::event::{Event, What};
-use payhub_model::{Millis, Shared};
+use payhub_model::event::{Event, Handling, Owner, What};
+use payhub_model::{ApiRequest, ApiResponse, Millis, RequestId, Shared};
+use payhub_sim::{EventFold, Narrowing};
 use serde::Serialize;
 
 /// The facts, one field per family, each behind its own [`Shared`] box: an event copies
@@ -66,9 +70,6 @@ pub struct Facts {
     pub cadence: Shared<cadence::Cadence>,
     pub effects: Shared<effects::Effects>,
     pub traffic: Shared<traffic::Traffic>,
-    /// What the properties told these facts ([`Judging`]); not part of the state.
-    #[serde(skip)]
-    pub judged_by: JudgedBy,
 }
 
 /// Which families an event changes, one flag per field of [`Facts`].
@@ -100,14 +101,6 @@ impl Changed {
 }
 
 impl Facts {
-    /// Empty facts that fold with `judging` (the properties' [`Judging`]).
-    pub fn judged_by(judging: &'static Judging) -> Facts {
-        Facts {
-            judged_by: JudgedBy(Some(judging)),
-            ..Facts::default()
-        }
-    }
-
     /// Folds one event into the facts. A family is asked first whether the event changes
     /// it; one that only repeats what the facts hold costs no copy and no new digest
     /// (most steps of the checker change no fact).
@@ -117,7 +110,7 @@ impl Facts {
 
     /// [`Facts::observe`] of what happened at `at`, before (or without) building its
     /// [`Event`].
-    pub(crate) fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
+    pub fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
         let changed = facts.families_changed(what);
         if !changed.any() {
             return;
@@ -129,14 +122,13 @@ impl Facts {
                 responses,
                 attempts,
                 refunds,
-                judged_by,
                 ..
             } = f;
             let store = responses::Store { attempts, refunds };
-            responses.observe(what, &store, judged_by.answers());
+            responses.observe(what, &store);
         }
         if changed.money {
-            f.money.observe(at, what, f.judged_by);
+            f.money.observe(at, what);
         }
         if changed.attempts {
             f.attempts.observe(what);
@@ -165,7 +157,7 @@ impl Facts {
     /// Which families `what` changes.
     fn families_changed(&self, what: &What) -> Changed {
         Changed {
-            money: self.money.changes(what, self.judged_by),
+            money: self.money.changes(what),
             attempts: self.attempts.changes(what),
             refunds: self.refunds.changes(what),
             queries: self.queries.changes(what),
@@ -176,7 +168,6 @@ impl Facts {
                     attempts: &self.attempts,
                     refunds: &self.refunds,
                 },
-                self.judged_by.answers(),
             ),
             cadence: self.cadence.changes(what),
             effects: self.effects.changes(what),
@@ -185,17 +176,13 @@ impl Facts {
     }
 
     /// Whether `what` changes any family.
-    pub(crate) fn changed_by(&self, what: &What) -> bool {
+    pub fn changed_by(&self, what: &What) -> bool {
         self.families_changed(what).any()
     }
 
-    /// Folds a whole stream, from empty facts judged by `judging`: a recorded run judged
-    /// without its world.
-    pub fn from_events<'a>(
-        judging: &'static Judging,
-        events: impl IntoIterator<Item = &'a Event>,
-    ) -> Facts {
-        let mut facts = Shared::new(Facts::judged_by(judging));
+    /// Folds a whole stream, from empty facts: a recorded run judged without its world.
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Facts {
+        let mut facts = Shared::new(Facts::default());
         for e in events {
             Facts::observe(&mut facts, e);
         }
@@ -203,7 +190,7 @@ impl Facts {
     }
 
     /// Whether any family reads this kind of event.
-    pub(crate) fn reads(what: &What) -> bool {
+    pub fn reads(what: &What) -> bool {
         matches!(
             what,
             What::Handled { .. }
@@ -247,4 +234,53 @@ pub fn reads_decision(decision: &Decision) -> bool {
                 ..
             }
     )
+}
+
+/// The world keeps the facts in its hashed state, and asks them what it must to emit
+/// cheaply and to rename request ids ([`requests`]).
+impl EventFold for Facts {
+    fn planted(narrowing: Option<Narrowing>) -> Facts {
+        let mut facts = Facts::default();
+        match narrowing {
+            Some(Narrowing::RetryAfterBindsUnread429) => facts.queries.binds_unread_429 = true,
+            None => {}
+        }
+        facts
+    }
+
+    fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
+        Facts::observe_at(facts, at, what);
+    }
+
+    fn changed_by(&self, what: &What) -> bool {
+        Facts::changed_by(self, what)
+    }
+
+    fn reads(what: &What) -> bool {
+        Facts::reads(what)
+    }
+
+    fn reads_decision(decision: &Decision) -> bool {
+        reads_decision(decision)
+    }
+
+    fn handling_changes(
+        &self,
+        request: &ApiRequest,
+        owner: Owner,
+        answer: Option<&ApiResponse>,
+        handling: &Handling,
+    ) -> bool {
+        // Only the money family reads a handled request.
+        self.money
+            .handling_changes(request, owner, answer, handling)
+    }
+
+    fn request_ids(&self, out: &mut dyn FnMut(&RequestId)) {
+        requests::witnesses(self, out);
+    }
+
+    fn rename_requests(facts: &mut Shared<Facts>, rank: &impl Fn(RequestId) -> RequestId) {
+        requests::rename_witnesses(facts, rank);
+    }
 }

@@ -2,8 +2,8 @@
 //! judged, as it is folded, against what the contract prescribes for it and against the
 //! platform's store at answer time (REPLAY-02, REPLAY-03, CONC-02, CONC-03, KEY-01..07,
 //! QUERY-01, QUERY-04, RATE-01, RATE-05, ORDER-01, ATTEMPT-01, CANCEL-01, WEBHOOK-01).
-//! The judgement is the properties' ([`super::Judging::answers`], written in
-//! `payhub-properties`' `responses/`); this family records what it finds.
+//! The judgement is the properties' ([`crate::responses::answers::judge`], written in
+//! `responses/`); this family records what it finds.
 //!
 //! The store is the attempts family's mirror of the platform's Payments, read as it is
 //! when the answer is seen (store observations of a step come before its answers). This
@@ -12,8 +12,8 @@
 //! a run of a platform that answers as the contract says.
 
 use super::attempts::Attempts;
-use super::judging::AnswerJudge;
 use super::refunds::Refunds;
+use crate::responses::answers::judge;
 use payhub_model::event::{Handling, ScopeKey, StoredPayment, What};
 use payhub_model::{
     ApiResponse, AttemptId, CowMap, CowSet, ErrorCode, PaymentId, PaymentStatus, PaymentView,
@@ -258,18 +258,10 @@ impl Responses {
 
     /// Whether `what` changes this family (asked before the shared facts are copied):
     /// it moves an execution or a wait, or `judge` finds a misanswer for an open witness.
-    pub(super) fn changes(
-        &self,
-        what: &What,
-        store: &Store<'_>,
-        judge: Option<AnswerJudge>,
-    ) -> bool {
+    pub(super) fn changes(&self, what: &What, store: &Store<'_>) -> bool {
         if self.moves_flight(what, store) {
             return true;
         }
-        let Some(judge) = judge else {
-            return false;
-        };
         let mut found = false;
         judge(self, what, store, &mut |slot, _| {
             found |= self.is_open(slot)
@@ -279,11 +271,9 @@ impl Responses {
 
     /// Records the first witness of each misanswer `judge` finds in `what`, then moves
     /// the executions and waits in flight.
-    pub(super) fn observe(&mut self, what: &What, store: &Store<'_>, judge: Option<AnswerJudge>) {
+    pub(super) fn observe(&mut self, what: &What, store: &Store<'_>) {
         let mut findings = Vec::new();
-        if let Some(judge) = judge {
-            judge(self, what, store, &mut |slot, m| findings.push((slot, m)));
-        }
+        judge(self, what, store, &mut |slot, m| findings.push((slot, m)));
         for (slot, m) in findings {
             let witness = witness!(slot, &mut self);
             if witness.is_none() {

@@ -1,0 +1,156 @@
+//! The request ids the facts hold, and their renaming: the facts' part of the checker's
+//! canonical form with request ids renumbered (`check --reduce requests`,
+//! `payhub_sim::World::hash_canonical_requests`, whose module doc says why it is sound).
+//!
+//! Where a request id sits in the facts: the exchange executing each scope and those
+//! waiting (response facts), the 429s still in the network (query facts), and, as the
+//! first witness of a breach, seven fields of the money facts (and the requests they
+//! follow waiting), one of the client facts and the fifteen misanswers of the response
+//! facts. The test `renaming_reaches_every_request_id` (properties/tests/reduction.rs)
+//! checks that the renamed copy's debug rendering holds no other id.
+
+use super::Facts;
+use super::responses::Responses;
+use payhub_model::{RequestId, Shared};
+
+/// The response facts' first misanswers, every field by name (a field added to
+/// `Responses` must be placed here too): `&` or `&mut` references, as `$r` is.
+macro_rules! misanswers {
+    ($r:expr) => {{
+        let Responses {
+            executing: _,
+            waiting: _,
+            created_now: _,
+            stale_answer,
+            wrong_success_code,
+            retry_after_missing,
+            key_misjudged,
+            not_found_misjudged,
+            related_misnamed,
+            miscounted_attempts,
+            unversioned_change,
+            in_progress_without_execution,
+            query_unknown_state,
+            branch_misanswered,
+            off_the_status_table,
+            wrong_5xx,
+            cancel_202_changed,
+            foreign_shown,
+        } = $r;
+        [
+            stale_answer,
+            wrong_success_code,
+            retry_after_missing,
+            key_misjudged,
+            not_found_misjudged,
+            related_misnamed,
+            miscounted_attempts,
+            unversioned_change,
+            in_progress_without_execution,
+            query_unknown_state,
+            branch_misanswered,
+            off_the_status_table,
+            wrong_5xx,
+            cancel_202_changed,
+            foreign_shown,
+        ]
+    }};
+}
+
+/// The request ids of the facts: the exchanges the response facts follow (the one
+/// executing each scope, those waiting) and the first witnesses of breaches.
+pub(super) fn witnesses(facts: &Facts, out: &mut dyn FnMut(&RequestId)) {
+    let m = &facts.money;
+    [
+        &m.rejected_but_executed,
+        &m.replay_mismatch,
+        &m.foreign_object,
+        &m.charged_other_card,
+        &m.conflict_misjudged,
+        &m.replay_as_new_business,
+        &m.answered_other_payment,
+        &facts.client.card_retry_in_progress,
+    ]
+    .into_iter()
+    .flatten()
+    .for_each(&mut *out);
+    m.waiting.keys().for_each(&mut *out);
+    // RATE-03: the 429s still in the network, by exchange.
+    facts
+        .queries
+        .rate_limited_in_flight
+        .keys()
+        .for_each(&mut *out);
+    let r = &facts.responses;
+    r.executing.values().for_each(&mut *out);
+    r.waiting.iter().for_each(&mut *out);
+    misanswers!(&**r)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.request.as_ref())
+        .for_each(out);
+}
+
+/// Replaces every request id of [`witnesses`] by `rank(id)`, copying only the families
+/// that hold one.
+pub(super) fn rename_witnesses(facts: &mut Shared<Facts>, rank: &impl Fn(RequestId) -> RequestId) {
+    let facts: &mut Facts = facts;
+    let m = &facts.money;
+    let money = [
+        m.rejected_but_executed,
+        m.replay_mismatch,
+        m.foreign_object,
+        m.charged_other_card,
+        m.conflict_misjudged,
+        m.replay_as_new_business,
+        m.answered_other_payment,
+    ];
+    if money.iter().any(Option::is_some) || !m.waiting.is_empty() {
+        let m = &mut *facts.money;
+        m.waiting = m.waiting.iter().map(|(id, w)| (rank(*id), *w)).collect();
+        for id in [
+            &mut m.rejected_but_executed,
+            &mut m.replay_mismatch,
+            &mut m.foreign_object,
+            &mut m.charged_other_card,
+            &mut m.conflict_misjudged,
+            &mut m.replay_as_new_business,
+            &mut m.answered_other_payment,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *id = rank(*id);
+        }
+    }
+    if let Some(id) = facts.client.card_retry_in_progress {
+        facts.client.card_retry_in_progress = Some(rank(id));
+    }
+    if !facts.queries.rate_limited_in_flight.is_empty() {
+        let q = &mut *facts.queries;
+        q.rate_limited_in_flight = q
+            .rate_limited_in_flight
+            .iter()
+            .map(|(id, v)| (rank(*id), v.clone()))
+            .collect();
+    }
+    let r = &facts.responses;
+    let holds = !r.executing.is_empty()
+        || !r.waiting.is_empty()
+        || misanswers!(&**r)
+            .into_iter()
+            .flatten()
+            .any(|m| m.request.is_some());
+    if holds {
+        let r = &mut *facts.responses;
+        for id in r.executing.values_mut() {
+            *id = rank(*id);
+        }
+        r.waiting = r.waiting.iter().map(|id| rank(*id)).collect();
+        for m in misanswers!(r).into_iter().flatten() {
+            if let Some(id) = &mut m.request {
+                *id = rank(*id);
+            }
+        }
+    }
+}
