@@ -33,6 +33,7 @@ pub mod rule_rows;
 pub mod run;
 pub mod shrink;
 pub mod silent;
+pub mod target_refs;
 pub mod template;
 pub mod wire;
 

@@ -30,7 +30,7 @@ use payhub_properties::World;
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
 use payhub_sim::worlds::{self, node_of};
 use payhub_sim::{Budget, Choice, WorldConfig};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -65,42 +65,6 @@ pub struct Sent {
     pub req: Req,
     pub seen: Seen,
     pub after: Option<usize>,
-}
-
-/// The target's ids for the objects a case names, read off its answers.
-/// Keyed by namespace (see [`Settings::namespace`]) and number.
-#[derive(Clone, Debug, Default)]
-pub struct TargetRefs {
-    pub payments: BTreeMap<(u32, String), String>,
-    pub refunds: BTreeMap<(u32, String), String>,
-}
-
-impl TargetRefs {
-    pub fn payment(&self, ns: u32, order: &str) -> Option<&String> {
-        self.payments.get(&(ns, order.to_owned()))
-    }
-    pub fn refund(&self, ns: u32, refund_no: &str) -> Option<&String> {
-        self.refunds.get(&(ns, refund_no.to_owned()))
-    }
-
-    /// Reads the Payments and Refunds of an answer body seen in namespace `ns`.
-    pub fn learn(&mut self, ns: u32, body: &serde_json::Value) {
-        let mut objects: Vec<&serde_json::Value> = vec![body];
-        if let Some(data) = body.get("data").and_then(|d| d.as_array()) {
-            objects.extend(data);
-        }
-        for o in objects {
-            let id = o.get("id").and_then(|v| v.as_str());
-            if let (Some(id), Some(no)) = (id, o.get("merchant_order_no").and_then(|v| v.as_str()))
-            {
-                self.payments.insert((ns, no.to_owned()), id.to_owned());
-            }
-            if let (Some(id), Some(no)) = (id, o.get("merchant_refund_no").and_then(|v| v.as_str()))
-            {
-                self.refunds.insert((ns, no.to_owned()), id.to_owned());
-            }
-        }
-    }
 }
 
 /// The oracle's settings from the profile and the command line.
@@ -502,10 +466,16 @@ impl Oracle {
                     }
                 }
             }
+            let strict = self.settings.dialect.strict;
             match &sent[i].seen {
-                Seen::Unknown => out.push(Move::one(Choice::Drop { msg }, Some((i, true)))),
-                Seen::Answer(obs) if !self.settings.dialect.strict => {
-                    out.extend(self.reading_moves(w, (i, msg, id), request, obs));
+                Seen::Unknown => {
+                    out.push(Move::one(Choice::Drop { msg }, Some((i, true))));
+                    if !strict {
+                        out.extend(self.reading_moves(w, (i, msg, id), request, None));
+                    }
+                }
+                Seen::Answer(obs) if !strict => {
+                    out.extend(self.reading_moves(w, (i, msg, id), request, Some(obs)));
                 }
                 _ => {}
             }
@@ -612,43 +582,13 @@ impl Oracle {
         s: &Sent,
     ) -> Result<(), Miss> {
         let ns = self.settings.namespace(s.req.key_of);
-        let answered = match &s.seen {
-            Seen::Answer(o) => Some(o.status),
-            _ => None,
-        };
-        let mut req = s.req;
-        // The readings below are not the model's own: a strict target (the sandbox)
-        // answers as the model does.
-        let answered = answered.filter(|_| !self.settings.dialect.strict);
-        // A-UNNAMED-FIELDS: a target that served a confirm carrying `amount` ignored it.
-        if let case::Op::ConfirmWithAmount { order, card, .. } = req.op {
-            let ignored = match answered {
-                Some(status) => status != 400,
-                None => {
-                    !self.settings.dialect.strict && self.took(&node.st, Reading::FieldsIgnored)
-                }
-            };
-            if ignored {
-                self.take(&mut node.st, Reading::FieldsIgnored, i)
-                    .map_err(Miss::Answer)?;
-                req.op = case::Op::Confirm { order, card };
-            }
-        }
-        // A-KEY-LENGTH: a key outside printable ASCII refused (400) executes nothing.
-        if matches!(req.key, case::KeyUse::Wide(_) | case::KeyUse::Accented(_))
-            && match answered {
-                Some(status) => status == 400,
-                None => {
-                    !self.settings.dialect.strict && self.took(&node.st, Reading::KeyPrintableAscii)
-                }
-            }
-        {
-            self.take(&mut node.st, Reading::KeyPrintableAscii, i)
-                .map_err(Miss::Answer)?;
+        // The request as the model's reading of the target's answer has it; `None`: a
+        // reading under which it executed nowhere.
+        let Some(req) = self.as_read(&mut node.st, i, s).map_err(Miss::Answer)? else {
             node.ex[i].done = true;
             node.ex[i].delivered = true;
             return Ok(());
-        }
+        };
         let side = ModelSide {
             ids: &node.st.ids,
             refs,
@@ -751,6 +691,8 @@ use moves::*;
 #[path = "oracle_readings.rs"]
 mod other_readings;
 use other_readings::*;
+
+pub use super::target_refs::TargetRefs;
 
 #[cfg(test)]
 #[path = "oracle_tests.rs"]

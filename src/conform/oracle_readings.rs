@@ -76,16 +76,18 @@ fn switches(w: &World) -> (Vec<Control>, Vec<Control>) {
 
 impl Oracle {
     /// The moves of request `i` (message `msg`, request `id`) the model's own reading
-    /// does not have, for the target's answer `obs`.
+    /// does not have, for the target's answer `obs` (`None`: its answer was lost, so a
+    /// reading under which it executed is a branch too).
     pub(super) fn reading_moves(
         &self,
         w: &World,
         (i, msg, id): (usize, MsgId, RequestId),
         request: &ApiRequest,
-        obs: &Observed,
+        obs: Option<&Observed>,
     ) -> Vec<Move> {
         let mut out = Vec::new();
-        let code = obs.body.pointer("/error/code").and_then(|c| c.as_str());
+        let status = obs.map(|o| o.status);
+        let code = obs.and_then(|o| o.body.pointer("/error/code").and_then(|c| c.as_str()));
         let theirs = self
             .settings
             .dialect
@@ -94,7 +96,7 @@ impl Oracle {
             .map(String::as_str)
             .or(code);
         if processing(w, &request.endpoint)
-            && obs.status == 409
+            && status == Some(409)
             && theirs == Some("payment_in_progress")
         {
             out.push(Move {
@@ -118,12 +120,12 @@ impl Oracle {
         let Some((_, answer)) = answer_in_flight(&trial, id) else {
             return out;
         };
-        if answer.status == obs.status {
+        if status == Some(answer.status) {
             return out;
         }
         let switch_code = |code: &str| theirs == Some(code);
-        let switched = (obs.status == 429 && switch_code("rate_limited"))
-            || (obs.status == 503 && switch_code("temporarily_unavailable"));
+        let switched = (status == Some(429) && switch_code("rate_limited"))
+            || (status == Some(503) && switch_code("temporarily_unavailable"));
         if switched && (400..500).contains(&answer.status) {
             // The switch answered before the request's own refusal: nothing executed
             // (the model's refusal executed nothing either).
@@ -137,7 +139,7 @@ impl Oracle {
         if !matches!(answer.status, 429 | 503) {
             return out;
         }
-        let refusal = (400..500).contains(&obs.status) && obs.status != 429;
+        let refusal = status.is_some_and(|s| (400..500).contains(&s) && s != 429);
         let new_transaction = matches!(
             request.endpoint,
             Endpoint::ConfirmPayment { .. } | Endpoint::CreateCheckoutSession { .. }
@@ -192,6 +194,45 @@ impl Oracle {
             }
         }
         out
+    }
+
+    /// The request `s` (the `i`-th of its round) as state `st` reads the target's answer
+    /// to it: a confirm carrying `amount` served as one without it (A-UNNAMED-FIELDS), or
+    /// `None`, a non-ASCII key refused and nothing executed (A-KEY-LENGTH). Neither for
+    /// a strict target (the sandbox), which answers as the model does.
+    pub(super) fn as_read(
+        &self,
+        st: &mut State,
+        i: usize,
+        s: &Sent,
+    ) -> Result<Option<Req>, String> {
+        let mut req = s.req;
+        if self.settings.dialect.strict {
+            return Ok(Some(req));
+        }
+        let answered = match &s.seen {
+            Seen::Answer(o) => Some(o.status),
+            _ => None,
+        };
+        if let case::Op::ConfirmWithAmount { order, card, .. } = req.op {
+            let ignored = match answered {
+                Some(status) => status != 400,
+                None => self.took(st, Reading::FieldsIgnored),
+            };
+            if ignored {
+                self.take(st, Reading::FieldsIgnored, i)?;
+                req.op = case::Op::Confirm { order, card };
+            }
+        }
+        let refused = match answered {
+            Some(status) => status == 400,
+            None => self.took(st, Reading::KeyPrintableAscii),
+        };
+        if matches!(req.key, case::KeyUse::Wide(_) | case::KeyUse::Accented(_)) && refused {
+            self.take(st, Reading::KeyPrintableAscii, i)?;
+            return Ok(None);
+        }
+        Ok(Some(req))
     }
 
     /// Takes `reading` in `st` as shown by request `request` of this round.
