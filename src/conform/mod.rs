@@ -10,6 +10,12 @@
 //! target, [`report`] what conform prints ([`html`] as one page), [`matrix`] the kill
 //! matrix over HTTP (`serve --mutant` for every mutant of the zoo).
 //!
+//! Where the contract is silent, [`readings`] names every reading it allows (the
+//! oracle accepts each, a state keeping one per point; [`target_refs`] the target's ids
+//! it renders with), and the report's conformance matrix gives per silent point the
+//! reading the target took ([`silent`]) and per rule the registry's verdict
+//! ([`rule_rows`]).
+//!
 //! Beside the oracle, the registry: [`record`] keeps every exchange the proxy carries,
 //! stamped with the target's time ([`clock`]), and judges each case's as `check-log`
 //! judges a log; [`registry`] gathers those verdicts over the sweep. The report shows
