@@ -55,6 +55,10 @@ pub enum KeyUse {
     TooLong,
     /// 200 two-byte characters, slot N: under the limit in characters, over it in bytes.
     Wide(u8),
+    /// Two non-ASCII characters, slot N: under the limit in characters and in bytes
+    /// (beside [`KeyUse::Wide`], it tells a key counted in bytes from one refused for its
+    /// characters, A-KEY-LENGTH).
+    Accented(u8),
 }
 
 /// One operation of the contract, its objects named by slot.
@@ -208,6 +212,7 @@ impl Names {
             KeyUse::Slot(n) => Some(format!("{}-k{n}", self.stem)),
             KeyUse::TooLong => Some("k".repeat(256)),
             KeyUse::Wide(n) => Some(format!("{}{}-k{n}", "é".repeat(200), self.stem)),
+            KeyUse::Accented(n) => Some(format!("{}-éé{n}", self.stem)),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! profile is `strict`), the target's ids bound to the model's one to one per kind, and
 //! each object's version judged by its steps (WEBHOOK-02), never by its number.
 
+use super::readings::Reading;
 use payhub_model::ApiResponse;
 use payhub_model::observation::{self, Dialect, Judge, VersionMark};
 use serde_json::Value;
@@ -174,23 +175,25 @@ pub fn qualified(ns: u32, target: &str) -> String {
     }
 }
 
-/// Compares; on success `ids` has the answer's new bindings (and the reading the target
-/// took, if it took another than the model's), on failure it is unchanged.
+/// Compares; on success `ids` has the answer's new bindings, and the answer shows the
+/// readings returned (`readings.rs`: where the contract is silent, which one the target
+/// took); on failure `ids` is unchanged.
 pub fn matches(
     model: &ApiResponse,
     seen: &Observed,
     ns: u32,
     ids: &mut IdMap,
     dialect: &Dialect,
-) -> Result<Option<observation::Reading>, String> {
+) -> Result<Vec<Reading>, String> {
     let want = serde_json::to_value(&model.body).map_err(|e| e.to_string())?;
     if !dialect.strict
         && let Some(reading) =
             observation::other_reading(model.status, &want, seen.status, &seen.body)
     {
         // The contract allows the target's answer where the model took another reading.
-        return Ok(Some(reading));
+        return Ok(vec![Reading::of_observation(reading)]);
     }
+    let mut shown = Vec::new();
     let code = want
         .pointer("/error/code")
         .and_then(Value::as_str)
@@ -202,6 +205,23 @@ pub fn matches(
         && code
             .as_deref()
             .is_some_and(|c| !observation::NAMED_CODES.contains(&c));
+    if by_class {
+        let theirs = seen.body.pointer("/error/code").and_then(Value::as_str);
+        shown.push(if theirs == code.as_deref() {
+            Reading::ModelCodes
+        } else {
+            Reading::OwnCodes
+        });
+    }
+    // A-RETRY-AFTER: the contract shows Retry-After on a 429 only; on a 503 it is the
+    // platform's choice (any value, or none).
+    if model.status == 503 && seen.status == 503 && !dialect.strict {
+        shown.push(if seen.retry_after.is_some() {
+            Reading::With503RetryAfter
+        } else {
+            Reading::No503RetryAfter
+        });
+    }
     // Every field that differs is named (the report prints the target's answer and the
     // closest allowed one side by side on them), not only the first.
     let mut diffs = Vec::new();
@@ -243,7 +263,7 @@ pub fn matches(
         return Err(walk.diffs.join("; "));
     }
     *ids = trial;
-    Ok(None)
+    Ok(shown)
 }
 
 struct Walk<'a> {

@@ -351,7 +351,24 @@ impl Gen<'_> {
                     };
                     self.made.push(good);
                     let fixed = self.create(good);
-                    seq(vec![bad, fixed])
+                    if matches!(bad.key, KeyUse::Wide(_)) {
+                        // A key a few non-ASCII characters long, on a new order.
+                        let order = self.order();
+                        let key = self.key();
+                        let accented = self.req(
+                            1,
+                            KeyUse::Accented(key),
+                            Op::Create {
+                                order,
+                                amount: 10000,
+                                currency: "USD",
+                                card: Some(CardOutcome::Approve),
+                            },
+                        );
+                        seq(vec![accented, bad, fixed])
+                    } else {
+                        seq(vec![bad, fixed])
+                    }
                 }
                 (21, Some(m)) => {
                     // One key across merchants, environments, endpoints.

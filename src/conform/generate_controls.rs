@@ -30,6 +30,8 @@ impl Gen<'_> {
         if self.rng.chance(400) {
             let find = self.req(key_of, KeyUse::Missing, Op::FindPayment { order: m.order });
             rounds.push(Round::Send(vec![find]));
+        } else {
+            rounds.push(Round::Send(vec![self.refused(key_of, m)]));
         }
         rounds.push(Round::Control(Switch::RateLimit {
             merchant,
@@ -37,6 +39,21 @@ impl Gen<'_> {
         }));
         rounds.push(Round::Send(vec![self.create(m)]));
         rounds
+    }
+
+    /// The create of `m` without its Idempotency-Key (KEY-07): while a switch is on,
+    /// two refusals apply, and which one wins is the platform's (A-REFUSAL-ORDER).
+    fn refused(&mut self, key_of: u32, m: Made) -> Req {
+        self.req(
+            key_of,
+            KeyUse::Missing,
+            Op::Create {
+                order: m.order,
+                amount: m.amount,
+                currency: m.currency,
+                card: m.card,
+            },
+        )
     }
 
     /// The channel paused (RATE-04, RATE-05): a new create (or a confirm of a Payment
@@ -73,6 +90,8 @@ impl Gen<'_> {
         if self.rng.chance(400) {
             let find = self.req(1, KeyUse::Missing, Op::FindPayment { order: m.order });
             rounds.push(Round::Send(vec![find]));
+        } else {
+            rounds.push(Round::Send(vec![self.refused(1, m)]));
         }
         rounds.push(off);
         rounds.push(Round::Send(vec![self.create(m)]));

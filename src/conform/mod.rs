@@ -10,6 +10,12 @@
 //! target, [`report`] what conform prints ([`html`] as one page), [`matrix`] the kill
 //! matrix over HTTP (`serve --mutant` for every mutant of the zoo).
 //!
+//! Where the contract is silent, [`readings`] names every reading it allows (the
+//! oracle accepts each, a state keeping one per point; [`target_refs`] the target's ids
+//! it renders with), and the report's conformance matrix gives per silent point the
+//! reading the target took ([`silent`]) and per rule the registry's verdict
+//! ([`rule_rows`]).
+//!
 //! Beside the oracle, the registry: [`record`] keeps every exchange the proxy carries,
 //! stamped with the target's time ([`clock`]), and judges each case's as `check-log`
 //! judges a log; [`registry`] gathers those verdicts over the sweep. The report shows
@@ -25,11 +31,15 @@ pub mod matrix;
 pub mod oracle;
 pub mod profile;
 pub mod proxy;
+pub mod readings;
 pub mod record;
 pub mod registry;
 pub mod report;
+pub mod rule_rows;
 pub mod run;
 pub mod shrink;
+pub mod silent;
+pub mod target_refs;
 pub mod template;
 pub mod wire;
 
@@ -268,6 +278,7 @@ pub async fn connect_with(
         dialect: profile.dialect(),
         params: profile.params.clone(),
         ids_per_merchant: profile.profile.isolation.ids_per_merchant,
+        pins: profile.pins.clone(),
     };
     let timeout = Duration::from_millis(profile.timeout.0);
     let log_profile = crate::check_log::profile::of_loaded(&profile)?;
@@ -345,8 +356,9 @@ pub async fn sweep(
         not_run: 0,
         continue_with: None,
         suppressed: Vec::new(),
-        readings: Vec::new(),
+        readings: silent::rows(&t.profile.pins),
         registry: registry::Registry::default(),
+        rules: Vec::new(),
     };
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -366,18 +378,7 @@ pub async fn sweep(
         }
         bar.inc();
         match &run.outcome {
-            CaseOutcome::Conforms => {
-                for r in &run.readings {
-                    match report.readings.iter_mut().find(|x| x.0 == r.assumption()) {
-                        Some(x) => x.2 += 1,
-                        None => report.readings.push((
-                            r.assumption().to_owned(),
-                            r.text().to_owned(),
-                            1,
-                        )),
-                    }
-                }
-            }
+            CaseOutcome::Conforms => silent::add(&mut report.readings, seed, &run.readings),
             CaseOutcome::Incomplete(why) => report.incomplete.push((seed, why.clone())),
             CaseOutcome::Violation { .. } => {
                 let detected = started.elapsed().as_secs_f64();
@@ -390,19 +391,7 @@ pub async fn sweep(
                     shrink::shrink(t, case.clone(), run, o.reruns, o.shrink_budget, &mut tag)
                         .await?;
                 let f = finding(t, &case, shrunk, report.cases_run, detected);
-                let suppressed = t
-                    .profile
-                    .profile
-                    .suppress
-                    .iter()
-                    .find(|s| s.rule == f.rule());
-                if let Some(s) = suppressed {
-                    report
-                        .suppressed
-                        .push((seed, s.rule.clone(), s.reason.clone()));
-                } else if let Some(same) =
-                    report.violations.iter_mut().find(|v| v.rule() == f.rule())
-                {
+                if let Some(same) = report.violations.iter_mut().find(|v| v.rule() == f.rule()) {
                     same.also_seeds.push(seed);
                 } else {
                     report.violations.push(f);
@@ -415,6 +404,8 @@ pub async fn sweep(
         }
     }
     bar.done();
+    report.suppressed = report.registry.suppress(&t.profile.profile.suppress);
+    report.rules = rule_rows::rows(&report.registry);
     report.elapsed_s = started.elapsed().as_secs_f64();
     report.cases_per_s = report.cases_run as f64 / report.elapsed_s.max(1e-9);
     Ok(report)

@@ -21,6 +21,7 @@
 use super::case::{self, Http, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
+use super::readings::{Pins, Reading, Taken};
 use crate::http_map::{self, HttpRequest};
 use payhub_model::cards;
 use payhub_model::observation::Dialect;
@@ -29,7 +30,7 @@ use payhub_properties::World;
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
 use payhub_sim::worlds::{self, node_of};
 use payhub_sim::{Budget, Choice, WorldConfig};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -39,9 +40,10 @@ pub struct State {
     pub world: World,
     pub ids: IdMap,
     pub tape: Vec<Choice>,
-    /// The readings the target took where the contract is silent (not part of the
-    /// state's identity: two states that differ only there are one).
-    pub readings: Vec<payhub_model::observation::Reading>,
+    /// The readings the target took where the contract is silent (`readings.rs`): a
+    /// state keeps one per point, so those that decide later answers are part of its
+    /// identity ([`branch_of`]).
+    pub readings: Vec<Taken>,
 }
 
 /// What the target's side of one request came to.
@@ -65,42 +67,6 @@ pub struct Sent {
     pub after: Option<usize>,
 }
 
-/// The target's ids for the objects a case names, read off its answers.
-/// Keyed by namespace (see [`Settings::namespace`]) and number.
-#[derive(Clone, Debug, Default)]
-pub struct TargetRefs {
-    pub payments: BTreeMap<(u32, String), String>,
-    pub refunds: BTreeMap<(u32, String), String>,
-}
-
-impl TargetRefs {
-    pub fn payment(&self, ns: u32, order: &str) -> Option<&String> {
-        self.payments.get(&(ns, order.to_owned()))
-    }
-    pub fn refund(&self, ns: u32, refund_no: &str) -> Option<&String> {
-        self.refunds.get(&(ns, refund_no.to_owned()))
-    }
-
-    /// Reads the Payments and Refunds of an answer body seen in namespace `ns`.
-    pub fn learn(&mut self, ns: u32, body: &serde_json::Value) {
-        let mut objects: Vec<&serde_json::Value> = vec![body];
-        if let Some(data) = body.get("data").and_then(|d| d.as_array()) {
-            objects.extend(data);
-        }
-        for o in objects {
-            let id = o.get("id").and_then(|v| v.as_str());
-            if let (Some(id), Some(no)) = (id, o.get("merchant_order_no").and_then(|v| v.as_str()))
-            {
-                self.payments.insert((ns, no.to_owned()), id.to_owned());
-            }
-            if let (Some(id), Some(no)) = (id, o.get("merchant_refund_no").and_then(|v| v.as_str()))
-            {
-                self.refunds.insert((ns, no.to_owned()), id.to_owned());
-            }
-        }
-    }
-}
-
 /// The oracle's settings from the profile and the command line.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -115,6 +81,8 @@ pub struct Settings {
     /// The target numbers its objects per merchant (the sandbox: a session per
     /// merchant), so an id means something only with its merchant.
     pub ids_per_merchant: bool,
+    /// The readings the profile pins (`readings.rs`).
+    pub pins: Pins,
 }
 
 impl Settings {
@@ -144,6 +112,8 @@ pub struct Oracle {
     config: WorldConfig,
     pub states: Vec<State>,
     settings: Settings,
+    /// The round of the case being judged (where a reading was first shown).
+    pub round_no: usize,
 }
 
 /// The model's side of a request in one state: model keys and cards, and the model ids
@@ -231,6 +201,7 @@ impl Oracle {
             }],
             config,
             settings,
+            round_no: 0,
         }
     }
 
@@ -428,19 +399,31 @@ impl Oracle {
                 Err(Miss::World(e)) => return Err(e),
                 Ok(()) => {}
             }
-            if !visited.insert(hash_of(&(key_of(&node.st.world, &node.st.ids), &node.ex))) {
+            if !visited.insert(hash_of(&(
+                key_of(&node.st.world, &node.st.ids),
+                branch_of(&node.st),
+                &node.ex,
+            ))) {
                 continue;
             }
             if node.ex.iter().all(|e| e.done) {
                 found.push(node.st);
                 continue;
             }
-            for (choice, marks) in self.moves(&node, sent, limit) {
+            'moves: for m in self.moves(&node, sent, limit) {
                 let mut child = node.clone();
-                if self.apply(&mut child.st, choice).is_err() {
-                    continue;
+                for choice in m.choices {
+                    if self.apply(&mut child.st, choice).is_err() {
+                        continue 'moves;
+                    }
                 }
-                if let Some((i, done)) = marks {
+                if let (Some(r), Some((i, _))) = (m.reading, m.marks) {
+                    if let Err(e) = self.take(&mut child.st, r, i) {
+                        misses.push(e);
+                        continue;
+                    }
+                }
+                if let Some((i, done)) = m.marks {
                     child.ex[i].delivered = true;
                     child.ex[i].done |= done;
                 }
@@ -451,40 +434,50 @@ impl Oracle {
     }
 
     /// The choices that may come next, each with the request it delivers or drops.
-    fn moves(
-        &self,
-        node: &Node,
-        sent: &[Sent],
-        limit: Millis,
-    ) -> Vec<(Choice, Option<(usize, bool)>)> {
+    fn moves(&self, node: &Node, sent: &[Sent], limit: Millis) -> Vec<Move> {
         let w = &node.st.world;
         let mut out = Vec::new();
         for (i, e) in node.ex.iter().enumerate() {
-            let Some((msg, _)) = e.sent else { continue };
+            let Some((msg, id)) = e.sent else { continue };
             if e.delivered || e.done {
                 continue;
             }
             let Some(Payload::Request { request, .. }) = w.net.get(msg) else {
                 continue;
             };
+            let reading = match &sent[i].seen {
+                Seen::Answer(obs) if matches!(obs.status, 200 | 202) => {
+                    delivered_reading(w, request)
+                }
+                _ => None,
+            };
+            let deliver = |branch| Move {
+                choices: vec![Choice::Deliver { msg, branch }],
+                marks: Some((i, false)),
+                reading,
+            };
             match w.platform.branch_point(w.now, request) {
-                None => out.push((Choice::Deliver { msg, branch: None }, Some((i, false)))),
+                None => out.push(deliver(None)),
                 Some(point) => {
                     for b in point.alternatives() {
                         if self.settings.branches.contains(&b) {
-                            out.push((
-                                Choice::Deliver {
-                                    msg,
-                                    branch: Some(b),
-                                },
-                                Some((i, false)),
-                            ));
+                            out.push(deliver(Some(b)));
                         }
                     }
                 }
             }
-            if matches!(sent[i].seen, Seen::Unknown) {
-                out.push((Choice::Drop { msg }, Some((i, true))));
+            let strict = self.settings.dialect.strict;
+            match &sent[i].seen {
+                Seen::Unknown => {
+                    out.push(Move::one(Choice::Drop { msg }, Some((i, true))));
+                    if !strict {
+                        out.extend(self.reading_moves(w, (i, msg, id), request, None));
+                    }
+                }
+                Seen::Answer(obs) if !strict => {
+                    out.extend(self.reading_moves(w, (i, msg, id), request, Some(obs)));
+                }
+                _ => {}
             }
         }
         let concurrent = is_concurrent(sent);
@@ -492,13 +485,13 @@ impl Oracle {
             link_moves_except(w, &node.backlog)
                 .into_iter()
                 .filter(|(_, kind)| !kind.eager(concurrent, !self.settings.dialect.strict))
-                .map(|(c, _)| (c, None)),
+                .map(|(c, _)| Move::one(c, None)),
         );
         // Time passes while the target takes time to answer, within the horizon.
         let waiting = node.ex.iter().any(|e| e.delivered && !e.done);
         if let Some(d) = w.next_deadline() {
             if waiting && d <= limit {
-                out.push((Choice::Tick, None));
+                out.push(Move::one(Choice::Tick, None));
             }
         }
         out
@@ -534,7 +527,7 @@ impl Oracle {
                 match &one.seen {
                     Seen::Answer(obs) => {
                         let ns = self.settings.namespace(one.req.key_of);
-                        let reading = compare::matches(
+                        let mut shown = compare::matches(
                             &response,
                             obs,
                             ns,
@@ -542,8 +535,9 @@ impl Oracle {
                             &self.settings.dialect,
                         )
                         .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
-                        if let Some(r) = reading.filter(|r| !node.st.readings.contains(r)) {
-                            node.st.readings.push(r);
+                        shown.extend(shown_by(&one.req, &response, obs));
+                        for r in shown {
+                            self.take(&mut node.st, r, i).map_err(Miss::Answer)?;
                         }
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
                             .map_err(Miss::World)?;
@@ -588,12 +582,19 @@ impl Oracle {
         s: &Sent,
     ) -> Result<(), Miss> {
         let ns = self.settings.namespace(s.req.key_of);
+        // The request as the model's reading of the target's answer has it; `None`: a
+        // reading under which it executed nowhere.
+        let Some(req) = self.as_read(&mut node.st, i, s).map_err(Miss::Answer)? else {
+            node.ex[i].done = true;
+            node.ex[i].delivered = true;
+            return Ok(());
+        };
         let side = ModelSide {
             ids: &node.st.ids,
             refs,
             ns,
         };
-        let http = s.req.render(names, &side);
+        let http = req.render(names, &side);
         match http_map::to_api_request(&to_http_request(&http)) {
             Err(edge) => {
                 // The sandbox's edge answers what the model cannot represent.
@@ -605,8 +606,20 @@ impl Oracle {
                     body,
                 };
                 if let Seen::Answer(obs) = &s.seen {
-                    compare::matches(&response, obs, ns, &mut node.st.ids, &self.settings.dialect)
-                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                    let mut shown = compare::matches(
+                        &response,
+                        obs,
+                        ns,
+                        &mut node.st.ids,
+                        &self.settings.dialect,
+                    )
+                    .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+                    if matches!(req.op, case::Op::ConfirmWithAmount { .. }) {
+                        shown.push(Reading::FieldsRefused);
+                    }
+                    for r in shown {
+                        self.take(&mut node.st, r, i).map_err(Miss::Answer)?;
+                    }
                 }
                 node.ex[i].done = true;
                 node.ex[i].delivered = true;
@@ -674,6 +687,12 @@ fn is_concurrent(sent: &[Sent]) -> bool {
 #[path = "oracle_moves.rs"]
 mod moves;
 use moves::*;
+
+#[path = "oracle_readings.rs"]
+mod other_readings;
+use other_readings::*;
+
+pub use super::target_refs::TargetRefs;
 
 #[cfg(test)]
 #[path = "oracle_tests.rs"]

@@ -97,6 +97,6 @@ pub(super) fn dedup(states: Vec<State>) -> Vec<State> {
     let mut seen = HashSet::new();
     states
         .into_iter()
-        .filter(|s| seen.insert(key_of(&s.world, &s.ids)))
+        .filter(|s| seen.insert((key_of(&s.world, &s.ids), super::branch_of(s))))
         .collect()
 }

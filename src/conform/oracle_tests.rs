@@ -16,6 +16,7 @@ fn settings() -> Settings {
         .dialect(),
         params: payhub_model::PlatformParams::default(),
         ids_per_merchant: false,
+        pins: Default::default(),
     }
 }
 

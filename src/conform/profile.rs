@@ -70,9 +70,15 @@ pub struct Profile {
     /// the target's do.
     #[serde(default)]
     pub timings: Timings,
-    /// Rules whose violations are not counted, each with its reason (printed).
+    /// Registry properties whose violations are not counted, each with its reason: one
+    /// property each, never a rule (printed with what it hides).
     #[serde(default)]
     pub suppress: Vec<Suppress>,
+    /// Silent points pinned to one reading (`{"rate_limit_scope": "posts_only"}`):
+    /// any other reading there is a violation. Unpinned, every reading the contract
+    /// allows is accepted and the report names the one the target took.
+    #[serde(default)]
+    pub readings: BTreeMap<String, String>,
     /// The target's test endpoints that switch the platform's own inputs: its rate
     /// limit (429 with `Retry-After`) and its paused channel (503
     /// `temporarily_unavailable`). Without one, no case switches it.
@@ -98,11 +104,11 @@ pub struct Timings {
     pub auto_query_window: Option<String>,
 }
 
-/// A rule the profile does not hold the target to, and why.
+/// A registry property the profile does not hold the target to, and why.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Suppress {
-    pub rule: String,
+    pub property: String,
     pub reason: String,
 }
 
@@ -279,6 +285,8 @@ pub struct Loaded {
     pub branches: Vec<Branch>,
     pub horizon: Millis,
     pub timeout: Millis,
+    /// The readings `readings` pins.
+    pub pins: super::readings::Pins,
 }
 
 pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
@@ -376,15 +384,25 @@ impl Loaded {
                 ));
             }
         }
+        let pins = super::readings::parse_pins(&profile.readings)?;
         for s in &profile.suppress {
-            if payhub_model::Rule::ALL.iter().all(|r| r.id() != s.rule) {
+            if s.property == super::html::PROPERTY {
                 return Err(format!(
-                    "suppress: {:?} is not a rule ID (payhub-verify rules)",
-                    s.rule
+                    "suppress: {} is the oracle's judgement of every rule at once; pin the reading the target takes (`readings`) instead",
+                    s.property
+                ));
+            }
+            if payhub_properties::PROPERTIES
+                .iter()
+                .all(|p| p.name != s.property)
+            {
+                return Err(format!(
+                    "suppress: {:?} is not a property of the registry",
+                    s.property
                 ));
             }
             if s.reason.trim().is_empty() {
-                return Err(format!("suppress: {} has no reason", s.rule));
+                return Err(format!("suppress: {} has no reason", s.property));
             }
         }
         for (theirs, model) in &profile.error_codes {
@@ -442,6 +460,7 @@ impl Loaded {
             branches,
             horizon,
             timeout,
+            pins,
         })
     }
 

@@ -75,6 +75,10 @@ pub struct PropertyRow {
     pub missing: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witness: Option<CaseWitness>,
+    /// The profile's reason, when it suppresses this property: a violation is then
+    /// printed with the reason and not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppressed: Option<String>,
 }
 
 /// The registry's verdicts over every case of a sweep.
@@ -144,6 +148,7 @@ impl Registry {
                     cases: Counts::default(),
                     missing: Vec::new(),
                     witness: None,
+                    suppressed: None,
                 })
                 .collect();
         }
@@ -195,7 +200,32 @@ impl Registry {
     /// The properties judging the target that a case violated.
     pub fn violated(&self) -> Vec<&PropertyRow> {
         self.target()
-            .filter(|r| r.status == Status::Violated)
+            .filter(|r| r.status == Status::Violated && r.suppressed.is_none())
+            .collect()
+    }
+
+    /// Marks the properties the profile suppresses; one line per suppression, with what
+    /// it hides over this run.
+    pub fn suppress(&mut self, suppress: &[super::profile::Suppress]) -> Vec<String> {
+        suppress
+            .iter()
+            .map(|s| {
+                let row = self.properties.iter_mut().find(|r| r.name == s.property);
+                let hides = match row {
+                    Some(row) => {
+                        row.suppressed = Some(s.reason.clone());
+                        match &row.witness {
+                            Some(w) => format!(
+                                "hides {} violating cases; first: seed {}: {}",
+                                row.cases.violated, w.seed, w.detail
+                            ),
+                            None => "hides nothing in this run".to_owned(),
+                        }
+                    }
+                    None => "hides nothing in this run (not judged)".to_owned(),
+                };
+                format!("suppressed: {} ({}): {hides}", s.property, s.reason)
+            })
             .collect()
     }
 
@@ -318,5 +348,61 @@ impl PropertyRow {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conform::profile::Suppress;
+
+    fn row(name: &'static str, status: Status) -> PropertyRow {
+        PropertyRow {
+            name,
+            kind: Kind::Always,
+            rules: vec!["KEY-07"],
+            judges: Judges::Target,
+            status,
+            cases: Counts {
+                violated: usize::from(status == Status::Violated) * 2,
+                ..Counts::default()
+            },
+            missing: Vec::new(),
+            witness: (status == Status::Violated).then(|| CaseWitness {
+                seed: 168,
+                detail: "exchange 2 refused".into(),
+                exchanges: Vec::new(),
+            }),
+            suppressed: None,
+        }
+    }
+
+    /// A suppression names one property: its violation is no longer counted, and the
+    /// line printed says what it hid; the other property's violation still counts.
+    #[test]
+    fn a_suppressed_property_is_printed_with_what_it_hides_and_only_it_is_hidden() {
+        let mut r = Registry {
+            properties: vec![
+                row("wire-valid-keys-are-accepted", Status::Violated),
+                row("wire-versions-never-go-back", Status::Violated),
+                row("wire-one-payment-per-order-number", Status::Holds),
+            ],
+            ..Registry::default()
+        };
+        let s = |p: &str| Suppress {
+            property: p.into(),
+            reason: "our keys are ASCII".into(),
+        };
+        let lines = r.suppress(&[
+            s("wire-valid-keys-are-accepted"),
+            s("wire-one-payment-per-order-number"),
+        ]);
+        assert_eq!(
+            lines[0],
+            "suppressed: wire-valid-keys-are-accepted (our keys are ASCII): hides 2 violating cases; first: seed 168: exchange 2 refused"
+        );
+        assert!(lines[1].ends_with("hides nothing in this run"), "{lines:?}");
+        let names: Vec<&str> = r.violated().iter().map(|r| r.name).collect();
+        assert_eq!(names, ["wire-versions-never-go-back"]);
     }
 }

@@ -64,13 +64,15 @@ pub struct Report {
     pub not_run: usize,
     /// How to continue, when seeds were not reached.
     pub continue_with: Option<String>,
-    /// Violations of a rule the profile suppresses: seed, rule, the profile's reason.
-    pub suppressed: Vec<(u64, String, String)>,
-    /// The readings the target took where the contract is silent or ambiguous (the
-    /// assumption, what the target did, and in how many conforming cases).
-    pub readings: Vec<(String, String, usize)>,
+    /// The profile's suppressions, each a registry property with its reason and what it
+    /// hid in this run.
+    pub suppressed: Vec<String>,
+    /// Per silent point, the reading the target took (`silent.rs`).
+    pub readings: Vec<super::silent::PointRow>,
     /// The registry's verdicts over the exchanges the proxy carried, beside the oracle's.
     pub registry: Registry,
+    /// Per rule the platform keeps, the registry's verdict (`rule_rows.rs`).
+    pub rules: Vec<super::rule_rows::RuleRow>,
 }
 
 impl Report {
@@ -145,19 +147,15 @@ impl Report {
         if let Some(c) = &self.continue_with {
             let _ = writeln!(s, "not run: {} seeds; continue with: {c}", self.not_run);
         }
-        for (assumption, what, cases) in &self.readings {
-            let _ = writeln!(
-                s,
-                "reading taken where the contract is silent: {assumption}: {what} ({cases} cases)"
-            );
-        }
-        for (seed, rule, why) in &self.suppressed {
-            let _ = writeln!(s, "suppressed: seed {seed}: {rule} ({why})");
+        s.push_str(&super::silent::text(&self.readings));
+        for line in &self.suppressed {
+            let _ = writeln!(s, "{line}");
         }
         for f in &self.violations {
             s.push_str(&f.text());
         }
         s.push_str(&self.registry.text());
+        s.push_str(&super::rule_rows::summary(&self.rules));
         if let Some(why) = self.registry.incomplete(self.cases_run) {
             let _ = writeln!(s, "incomplete: the registry: {why}");
         }
@@ -180,6 +178,9 @@ impl Report {
         for (seed, why) in &self.incomplete {
             let _ = writeln!(s, "- incomplete: seed {seed}: {why}");
         }
+        for line in &self.suppressed {
+            let _ = writeln!(s, "- {line}");
+        }
         for f in &self.violations {
             let _ = write!(
                 s,
@@ -194,7 +195,9 @@ impl Report {
                 f.script
             );
         }
+        s.push_str(&super::silent::markdown(&self.readings));
         s.push_str(&self.registry.markdown());
+        s.push_str(&super::rule_rows::markdown(&self.rules));
         s
     }
 }

@@ -7,6 +7,7 @@ use super::compare::{self, Observed};
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
+use super::readings::Reading;
 use super::record::{CaseVerdicts, Recorded, Recorder};
 use super::wire::{self, WireError, WireReply, WireRequest};
 use payhub_sim::Choice;
@@ -50,8 +51,9 @@ pub enum CaseOutcome {
 
 #[derive(Debug)]
 pub struct CaseRun {
-    /// The readings the target took where the contract is silent (a conforming case).
-    pub readings: Vec<payhub_model::observation::Reading>,
+    /// The readings the target took where the contract is silent (a conforming case),
+    /// those every remaining model state took, each with the exchange that showed it.
+    pub readings: Vec<(Reading, String)>,
     pub exchanges: Vec<Exchange>,
     pub outcome: CaseOutcome,
     /// The registry's verdicts over the exchanges the proxy carried ([`super::record`]).
@@ -282,6 +284,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
     let mut record = Recorder::new(&t.log_profile)?;
     let (mut sent_n, mut failed) = (0usize, Vec::new());
     for (ri, round) in case.rounds.iter().enumerate() {
+        oracle.round_no = ri;
         let before = oracle
             .states
             .first()
@@ -368,11 +371,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
         });
     }
     Ok(CaseRun {
-        readings: oracle
-            .states
-            .first()
-            .map(|s| s.readings.clone())
-            .unwrap_or_default(),
+        readings: readings_shown(&oracle, &exchanges),
         exchanges,
         outcome: CaseOutcome::Conforms,
         registry: record.judge(),
@@ -615,4 +614,32 @@ pub async fn probe(t: &Target) -> Result<(), String> {
         Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
         Err(e) => Err(format!("the target does not answer HTTP: {e}")),
     }
+}
+
+/// The readings every state of `oracle` took (what the answers showed, whichever state
+/// explains them), each with the exchange that showed it first.
+fn readings_shown(oracle: &Oracle, exchanges: &[Exchange]) -> Vec<(Reading, String)> {
+    let Some(first) = oracle.states.first() else {
+        return Vec::new();
+    };
+    first
+        .readings
+        .iter()
+        .filter(|t| {
+            oracle
+                .states
+                .iter()
+                .all(|s| s.readings.iter().any(|x| x.reading == t.reading))
+        })
+        .map(|t| {
+            let shown = exchanges
+                .iter()
+                .filter(|e| e.round == t.round)
+                .nth(t.request)
+                .or_else(|| exchanges.iter().find(|e| e.round == t.round))
+                .map(|e| format!("round {}: {} → {}", t.round + 1, e.request, e.answer))
+                .unwrap_or_default();
+            (t.reading, shown)
+        })
+        .collect()
 }

@@ -399,6 +399,10 @@ def probe(c, tag):
             "merchant_refund_no": f"{tag}-R2"}
     c.send("POST", "/v1/refunds", body, key=f"refund.create:{tag}-R2:1")
 
+    log("A key with a few non-ASCII characters (under 255 bytes): accepted")
+    order = f"{tag}-KEYS"
+    c.send("POST", "/v1/payments", payment_body(order), key=utf8_as_header(f"{order}-\u00e9\u00e9"))
+
     log("A key of 190 non-ASCII characters (380 bytes of UTF-8) after its prefix: accepted")
     order = f"{tag}-KEY"
     key = utf8_as_header(f"{order}-" + "\u00e9" * 190)

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, parse_qsl
 
 from acquirer import Acquirer
 from bugs import BUGS, make_policy
+from readings import MODEL_CODES, READINGS, Readings
 from clock import SimClock, RealClock, iso
 from har import HarWriter, entry as har_entry
 from model import Caller
@@ -74,8 +75,9 @@ def _utf8_header(value):
 
 
 class App:
-    def __init__(self, service, har=None, verbose=False, bug_names=()):
+    def __init__(self, service, har=None, verbose=False, bug_names=(), readings=None):
         self.service = service
+        self.readings = readings or Readings()
         self.har = har
         self.verbose = verbose
         self.bug_names = list(bug_names)
@@ -95,7 +97,11 @@ class App:
             return self.api(method, path, query, headers, raw)
         except ApiError as e:
             self.service.publish()
-            extra = {"Retry-After": str(RETRY_AFTER_SECONDS)} if e.status == 429 else {}
+            with_retry_after = e.status == 429 or (
+                e.status == 503 and self.readings.retry_after_503 == "present")
+            extra = {"Retry-After": str(RETRY_AFTER_SECONDS)} if with_retry_after else {}
+            if self.readings.unnamed_codes == "model_codes":
+                e.code = MODEL_CODES.get(e.code, e.code)
             if e.status == 405:
                 extra["Allow"] = e.extra.pop("allow")
             return e.status, e.body(), extra
@@ -104,7 +110,13 @@ class App:
         operation, args = self.route(method, path)
         caller = self.authenticate(headers)
         gate = None
-        if caller.merchant in self.throttled:
+        if method == "POST" and self.readings.refusal_order == "refusal_first":
+            # The request's own refusals before the throttle and the pause.
+            if caller.read_only:
+                raise ApiError(403, "api_key_read_only", "This API key can only read.")
+            self.idempotency_key(headers)
+        limited = method == "POST" or self.readings.rate_limit_scope == "every_request"
+        if caller.merchant in self.throttled and limited:
             gate = ApiError(429, "rate_limited",
                             f"Too many requests for merchant {caller.merchant}; retry after "
                             f"{RETRY_AFTER_SECONDS} seconds with the same Idempotency-Key.",
@@ -113,7 +125,9 @@ class App:
                 raise gate
         if method == "POST" and caller.read_only:
             raise ApiError(403, "api_key_read_only", "This API key can only read.")
-        if gate is None and self.maintenance and operation in NEW_TRANSACTIONS:
+        paused = (operation == "create_payment" if self.readings.pause_scope == "creates_only"
+                  else operation in NEW_TRANSACTIONS)
+        if gate is None and self.maintenance and paused:
             gate = ApiError(503, "temporarily_unavailable",
                             "Temporarily unable to process payments; retry later with the "
                             "same Idempotency-Key.", retryable=True)
@@ -155,7 +169,9 @@ class App:
                            "The Idempotency-Key header is required.", field="Idempotency-Key")
         key = _utf8_header(raw)
         if key is None or not (1 <= self.service.policy.key_length(key) <= MAX_KEY_CHARS) \
-                or any(ord(c) < 32 or ord(c) == 127 for c in key):
+                or any(ord(c) < 32 or ord(c) == 127 for c in key) \
+                or (self.readings.key_charset == "printable_ascii"
+                    and any(not 32 <= ord(c) <= 126 for c in key)):
             raise ApiError(400, "invalid_idempotency_key",
                            f"Idempotency-Key must be 1-{MAX_KEY_CHARS} printable characters.",
                            field="Idempotency-Key")
@@ -348,6 +364,9 @@ def main(argv=None):
     ap.add_argument("--har", metavar="PATH")
     ap.add_argument("--bug", action="append", default=[], metavar="NAME")
     ap.add_argument("--list-bugs", action="store_true")
+    ap.add_argument("--reading", action="append", default=[], metavar="POINT=NAME",
+                    help="take another reading where the contract is silent (readings.py)")
+    ap.add_argument("--list-readings", action="store_true")
     ap.add_argument("--real-clock", action="store_true")
     ap.add_argument("--upstream-latency-ms", type=float, default=20.0)
     ap.add_argument("--inflight-wait-ms", type=float, default=10000.0)
@@ -358,21 +377,26 @@ def main(argv=None):
         for name, bug in BUGS.items():
             print(f"{name}\t{bug.rule}\t{bug.what}")
         return 0
+    if args.list_readings:
+        for point, names in READINGS.items():
+            print(f"{point}\t{' '.join(names)}")
+        return 0
     try:
         policy = make_policy(args.bug)
+        readings = Readings(args.reading)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     clock = RealClock() if args.real_clock else SimClock()
     service = Service(clock, policy, Acquirer(args.upstream_latency_ms / 1000.0),
                       seed=args.seed, inflight_wait_s=args.inflight_wait_ms / 1000.0,
-                      webhook_url=args.webhook_url)
+                      webhook_url=args.webhook_url, readings=readings)
     try:
         har = HarWriter(args.har) if args.har else None
     except OSError as e:
         print(f"error: cannot write HAR {args.har}: {e}", file=sys.stderr)
         return 2
-    Handler.app = App(service, har, args.verbose, args.bug)
+    Handler.app = App(service, har, args.verbose, args.bug, readings)
     try:
         server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     except OSError as e:

@@ -15,6 +15,7 @@ import acquirer as acq
 from idem import Keys, RUNNING
 from events import Events
 from model import Ids, Payment, Attempt, Refund, CheckoutSession
+from readings import Readings
 
 PAYMENT_TTL = 3600            # expires_at = created + 1 h
 SESSION_TTL = 1800            # a checkout session is open 30 min
@@ -94,9 +95,11 @@ def _currency(body, required=True):
 
 
 class Service:
-    def __init__(self, clock, policy, acquirer, seed=0, inflight_wait_s=10.0, webhook_url=None):
+    def __init__(self, clock, policy, acquirer, seed=0, inflight_wait_s=10.0, webhook_url=None,
+                 readings=None):
         self.clock = clock
         self.policy = policy
+        self.readings = readings or Readings()
         self.acquirer = acquirer
         self.ids = Ids(seed)
         self.events = Events(self.ids, clock, webhook_url)
@@ -450,6 +453,9 @@ class Service:
         body = _object(body)
         token = self._token(body, required=True)
         new_amount = None
+        if "amount" in body and not self.policy.confirm_accepts_amount \
+                and self.readings.unnamed_fields == "ignored":
+            body = {k: v for k, v in body.items() if k != "amount"}
         if "amount" in body:
             if not self.policy.confirm_accepts_amount:
                 raise invalid("amount", "`amount` cannot be changed on confirm; a new attempt "
@@ -511,6 +517,9 @@ class Service:
                 return self._bind(record, "payment", p.id, 200, p.render())
             if p.status == "canceled":
                 return self._bind(record, "payment", p.id, 200, p.render())
+            if p.status == "processing" and self.readings.cancel_processing == "payment_in_progress":
+                self._reject(record, ApiError(409, "payment_in_progress",
+                                              "The payment's attempt is unfinished.", related=p.id))
             attempt = p.latest_attempt()
             if p.status == "requires_action" and attempt.cancel_mode in (None, "confirmed"):
                 self._mark_canceled(p)

@@ -20,6 +20,8 @@ pub struct CreatePaymentBody {
 }
 
 /// Body of `POST /v1/payments/{id}/confirm`: the card the payer supplies (again).
+/// A-UNNAMED-FIELDS: a field the endpoint does not name (an `amount`) is refused, as in
+/// every body here.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfirmBody {

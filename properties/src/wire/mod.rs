@@ -124,12 +124,19 @@ fn attempt_before_failure(facts: &WireFacts) -> Option<Witness> {
 }
 
 /// KEY-07: the shortest printable key refused, if it had 1-255 characters in every
-/// reading.
+/// reading; a key outside printable ASCII only when the log shows another such key
+/// accepted (A-KEY-LENGTH: the contract gives no character set, and a platform may
+/// refuse them all).
 fn valid_key_refused(facts: &WireFacts) -> Option<Witness> {
-    let (units, seen) = facts.shortest_refused_key.as_deref()?;
-    (Contract::KEY_LEN_MIN..=Contract::KEY_LEN_MAX)
-        .contains(units)
-        .then(|| Witness {
+    let other = facts
+        .shortest_refused_other_key
+        .as_deref()
+        .filter(|_| facts.other_key_accepted);
+    [facts.shortest_refused_key.as_deref(), other]
+        .into_iter()
+        .flatten()
+        .find(|(units, _)| (Contract::KEY_LEN_MIN..=Contract::KEY_LEN_MAX).contains(units))
+        .map(|(_, seen)| Witness {
             breach: Breach::ValidKeyRefused,
             entries: vec![seen.clone()],
         })

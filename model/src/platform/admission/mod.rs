@@ -185,7 +185,8 @@ impl Platform {
 
     /// RATE-01, RATE-02: the limit is the merchant's, whatever key is used; nothing executes.
     /// A-RATE-SCOPE: over every API key, environment, idempotency key and endpoint,
-    /// checked right after authentication. A-RETRY-AFTER: Retry-After is a parameter.
+    /// checked right after authentication (A-REFUSAL-ORDER: before the request's own
+    /// refusals but 401 and 403). A-RETRY-AFTER: Retry-After is a parameter.
     fn check_rate_limit(&self, merchant: MerchantId) -> Result<(), Admission> {
         if self.rate_limited.contains(&merchant) {
             let mut response = ApiResponse::error(ApiError::new(ErrorCode::RateLimited));

@@ -180,28 +180,34 @@ impl WireFacts {
     }
 
     /// KEY-07: a printable key (no control character, no surrounding white space: of
-    /// those the contract says nothing) refused 400 about the `Idempotency-Key`.
+    /// those the contract says nothing) refused 400 about the `Idempotency-Key`, kept
+    /// apart when it is not printable ASCII (A-KEY-LENGTH: the contract gives no
+    /// character set), and whether such a key was ever accepted.
     pub(super) fn note_refused_key(&mut self, seen: &Rec, r: &ObservedAnswer) {
-        // Most answers are no key's refusal: they are read no further.
-        let Some(key) = seen
-            .key
-            .as_deref()
-            .filter(|_| r.status == 400 && r.about_key)
-        else {
+        let Some(key) = seen.key.as_deref() else {
             return;
         };
+        let ascii = key.bytes().all(|b| (0x20..0x7f).contains(&b));
+        if !ascii && (200..300).contains(&r.status) {
+            self.other_key_accepted = true;
+        }
+        // Most answers are no key's refusal: they are read no further.
+        if r.status != 400 || !r.about_key {
+            return;
+        }
         if key.chars().any(char::is_control) || key.trim() != key {
             return;
         }
         // The most characters it has in any reading of "character" (A-KEY-LENGTH):
         // UTF-16 code units are never fewer than scalar values or graphemes.
         let units = key.encode_utf16().count();
-        let shorter = self
-            .shortest_refused_key
-            .as_deref()
-            .is_none_or(|(n, _)| units < *n);
-        if shorter {
-            self.shortest_refused_key = Some(Box::new((units, Seen::clone(seen))));
+        let slot = if ascii {
+            &mut self.shortest_refused_key
+        } else {
+            &mut self.shortest_refused_other_key
+        };
+        if slot.as_deref().is_none_or(|(n, _)| units < *n) {
+            *slot = Some(Box::new((units, Seen::clone(seen))));
         }
     }
 }

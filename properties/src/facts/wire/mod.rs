@@ -137,9 +137,15 @@ pub struct WireFacts {
     refunds_succeeded: BTreeMap<PaymentId, BTreeMap<RefundId, i64>>,
     /// ATTEMPT-05: the Payment sighting with the most attempts (the first such).
     pub most_attempts: Option<Box<(u32, Seen)>>,
-    /// KEY-07: the printable key refused 400 about the `Idempotency-Key` with the fewest
-    /// UTF-16 code units (the first such), and its exchange.
+    /// KEY-07: the printable ASCII key refused 400 about the `Idempotency-Key` with the
+    /// fewest characters (the first such), and its exchange.
     pub shortest_refused_key: Option<Box<(usize, Seen)>>,
+    /// KEY-07 gives "1–255 个字符" and no character set (A-KEY-LENGTH): a platform may
+    /// refuse every key outside printable ASCII. The other key refused with the fewest
+    /// UTF-16 code units, and whether the log shows such a key accepted (2xx): only
+    /// then is its refusal a breach.
+    pub shortest_refused_other_key: Option<Box<(usize, Seen)>>,
+    pub other_key_accepted: bool,
     /// Copies the network made of a request: not the client's.
     copies: std::collections::BTreeSet<RequestId>,
     /// The first witness of each pattern.

@@ -329,7 +329,8 @@ fn more_attempts_with_no_confirm_between_is_noted() {
 }
 
 /// KEY-07: the shortest printable key refused 400 about the `Idempotency-Key` is kept,
-/// counted in UTF-16 code units; a key with a control character is not.
+/// counted in UTF-16 code units, a key outside printable ASCII apart; a key with a
+/// control character is not.
 #[test]
 fn the_shortest_printable_key_refused_is_kept() {
     let pay = Shape::One(IdKind::Payment);
@@ -349,8 +350,26 @@ fn the_shortest_printable_key_refused_is_kept() {
         r#"{"error":{"code":"bad_amount","field":"amount"}}"#,
         pay,
     );
-    let (units, seen) = w.shortest_refused_key.as_deref().expect("kept");
+    // Not printable ASCII: kept apart (A-KEY-LENGTH), a breach only beside an
+    // accepted one.
+    assert!(w.shortest_refused_key.is_none());
+    let (units, seen) = w.shortest_refused_other_key.as_deref().expect("kept");
     assert_eq!((*units, seen.id), (200, RequestId(1)));
+    assert!(!w.other_key_accepted);
+    send(&mut w, 6, 4, create("é-4", "O-4", 100));
+    answer(
+        &mut w,
+        7,
+        4,
+        201,
+        r#"{"id":"pay_4","status":"succeeded"}"#,
+        pay,
+    );
+    assert!(w.other_key_accepted);
+    send(&mut w, 8, 5, create("k-5", "O-5", 100));
+    answer(&mut w, 9, 5, 400, refused, pay);
+    let (units, seen) = w.shortest_refused_key.as_deref().expect("kept");
+    assert_eq!((*units, seen.id), (3, RequestId(5)));
 }
 
 /// CONFLICT-01, CONC-02: a request of a key sent while its execution was in flight is

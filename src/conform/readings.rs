@@ -1,0 +1,365 @@
+//! The silent points: where the contract is silent or ambiguous and the answer a
+//! platform gives decides what conform may accept. Each [`Point`] has the readings the
+//! contract allows ([`Reading`]), one of them the model's own (its assumption in
+//! `model/ASSUMPTIONS.md`); the oracle accepts every one, records which one each model
+//! state took, and keeps a state to one reading per point from then on (a reading that
+//! changes later answers is a branch of the state). A profile may pin a point to one
+//! reading (`"readings": {"rate_limit_scope": "posts_only"}`).
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A place where the contract leaves the platform a choice.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Point {
+    /// A body field the endpoint does not name (a confirm carrying `amount`).
+    UnnamedFields,
+    /// Which requests a merchant's rate limit answers with 429.
+    RateLimitScope,
+    /// A cancel of a Payment that is `processing`.
+    CancelProcessing,
+    /// Which requests a paused channel answers with 503.
+    PauseScope,
+    /// Which characters an `Idempotency-Key` may have.
+    KeyCharset,
+    /// Which refusal wins when a rate limit or a pause and a refusal of the request
+    /// itself both apply.
+    RefusalOrder,
+    /// The codes of refusals the contract does not name.
+    UnnamedCodes,
+    /// `Retry-After` on a 503.
+    RetryAfter503,
+    /// An upstream that gave no definite answer.
+    UnknownResult,
+    /// A new checkout session for a Payment that is no longer open.
+    ClosedPaymentSession,
+}
+
+impl Point {
+    pub const ALL: &'static [Point] = &[
+        Point::UnnamedFields,
+        Point::RateLimitScope,
+        Point::CancelProcessing,
+        Point::PauseScope,
+        Point::KeyCharset,
+        Point::RefusalOrder,
+        Point::UnnamedCodes,
+        Point::RetryAfter503,
+        Point::UnknownResult,
+        Point::ClosedPaymentSession,
+    ];
+
+    /// The profile's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Point::UnnamedFields => "unnamed_fields",
+            Point::RateLimitScope => "rate_limit_scope",
+            Point::CancelProcessing => "cancel_processing",
+            Point::PauseScope => "pause_scope",
+            Point::KeyCharset => "key_charset",
+            Point::RefusalOrder => "refusal_order",
+            Point::UnnamedCodes => "unnamed_codes",
+            Point::RetryAfter503 => "retry_after_503",
+            Point::UnknownResult => "unknown_result",
+            Point::ClosedPaymentSession => "closed_payment_session",
+        }
+    }
+
+    /// The assumption of `model/ASSUMPTIONS.md` that quotes the contract at this point.
+    pub fn assumption(self) -> &'static str {
+        match self {
+            Point::UnnamedFields => "A-UNNAMED-FIELDS",
+            Point::RateLimitScope => "A-RATE-SCOPE",
+            Point::CancelProcessing => "A-CANCEL",
+            Point::PauseScope => "A-PAUSE-SCOPE",
+            Point::KeyCharset => "A-KEY-LENGTH",
+            Point::RefusalOrder => "A-REFUSAL-ORDER",
+            Point::UnnamedCodes => "A-ERROR-CODES",
+            Point::RetryAfter503 => "A-RETRY-AFTER",
+            Point::UnknownResult => "A-STATUS-CODES",
+            Point::ClosedPaymentSession => "A-CKO-ANY-STATUS",
+        }
+    }
+
+    /// The readings the contract allows here, the model's first.
+    pub fn readings(self) -> &'static [Reading] {
+        use Reading::*;
+        match self {
+            Point::UnnamedFields => &[FieldsRefused, FieldsIgnored],
+            Point::RateLimitScope => &[LimitEveryRequest, LimitPostsOnly],
+            Point::CancelProcessing => &[CancelAccepted, CancelInProgress],
+            Point::PauseScope => &[PauseNewTransactions, PauseCreatesOnly],
+            Point::KeyCharset => &[KeyAnyCharacter, KeyPrintableAscii],
+            Point::RefusalOrder => &[SwitchFirst, RefusalFirst, PauseBeforeLookup],
+            Point::UnnamedCodes => &[ModelCodes, OwnCodes],
+            Point::RetryAfter503 => &[No503RetryAfter, With503RetryAfter],
+            Point::UnknownResult => &[UnknownAs202, UnknownAs500],
+            Point::ClosedPaymentSession => &[SessionForClosed, SessionRefused],
+        }
+    }
+}
+
+/// One reading of one [`Point`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    FieldsRefused,
+    FieldsIgnored,
+    LimitEveryRequest,
+    LimitPostsOnly,
+    CancelAccepted,
+    CancelInProgress,
+    PauseNewTransactions,
+    PauseCreatesOnly,
+    KeyAnyCharacter,
+    KeyPrintableAscii,
+    SwitchFirst,
+    RefusalFirst,
+    PauseBeforeLookup,
+    ModelCodes,
+    OwnCodes,
+    No503RetryAfter,
+    With503RetryAfter,
+    UnknownAs202,
+    UnknownAs500,
+    SessionForClosed,
+    SessionRefused,
+}
+
+impl Reading {
+    pub fn point(self) -> Point {
+        *Point::ALL
+            .iter()
+            .find(|p| p.readings().contains(&self))
+            .unwrap_or(&Point::UnnamedFields)
+    }
+
+    /// The profile's name for it (unique within its point).
+    pub fn name(self) -> &'static str {
+        use Reading::*;
+        match self {
+            FieldsRefused => "refused",
+            FieldsIgnored => "ignored",
+            LimitEveryRequest => "every_request",
+            LimitPostsOnly => "posts_only",
+            CancelAccepted => "accepted",
+            CancelInProgress => "payment_in_progress",
+            PauseNewTransactions => "new_transactions",
+            PauseCreatesOnly => "creates_only",
+            KeyAnyCharacter => "any_character",
+            KeyPrintableAscii => "printable_ascii",
+            SwitchFirst => "switch_first",
+            RefusalFirst => "refusal_first",
+            PauseBeforeLookup => "pause_before_lookup",
+            ModelCodes => "model_codes",
+            OwnCodes => "own_codes",
+            No503RetryAfter => "absent",
+            With503RetryAfter => "present",
+            UnknownAs202 => "accepted_202",
+            UnknownAs500 => "internal_error_500",
+            SessionForClosed => "new_session",
+            SessionRefused => "refused",
+        }
+    }
+
+    /// What a platform that takes it does.
+    pub fn text(self) -> &'static str {
+        use Reading::*;
+        match self {
+            FieldsRefused => {
+                "a body field the endpoint does not name refused (400 invalid_request)"
+            }
+            FieldsIgnored => {
+                "a body field the endpoint does not name ignored (the request served without it)"
+            }
+            LimitEveryRequest => "a rate-limited merchant's every request answered 429",
+            LimitPostsOnly => "a rate-limited merchant's POSTs answered 429, its queries served",
+            CancelAccepted => "a cancel of a processing Payment accepted (200 or 202)",
+            CancelInProgress => {
+                "a cancel of a processing Payment refused (409 payment_in_progress), nothing executed"
+            }
+            PauseNewTransactions => {
+                "a paused channel answers 503 to creates, confirms and checkout sessions"
+            }
+            PauseCreatesOnly => {
+                "a paused channel answers 503 to creates only; confirms and sessions served"
+            }
+            KeyAnyCharacter => "an Idempotency-Key of 1–255 characters of any kind accepted",
+            KeyPrintableAscii => {
+                "an Idempotency-Key outside printable ASCII refused (400), nothing executed"
+            }
+            SwitchFirst => "a rate limit or pause answered before the request's own refusal",
+            RefusalFirst => "the request's own refusal (4xx) answered before a rate limit or pause",
+            PauseBeforeLookup => {
+                "a paused channel checked before the Payment is looked up (503, not 404)"
+            }
+            ModelCodes => "refusals the contract does not name use the model's codes",
+            OwnCodes => {
+                "refusals the contract does not name use codes of the platform's own (same status class)"
+            }
+            No503RetryAfter => "a 503 without Retry-After",
+            With503RetryAfter => "a 503 with Retry-After",
+            UnknownAs202 => "an upstream without a definite answer told as 202",
+            UnknownAs500 => {
+                "an upstream without a definite answer told as 500 internal_error, not 202"
+            }
+            SessionForClosed => "a new checkout session for a Payment no longer open granted (201)",
+            SessionRefused => "a new checkout session for a Payment no longer open refused",
+        }
+    }
+
+    /// Whether it is the model's own reading (the one `model/ASSUMPTIONS.md` describes).
+    pub fn is_model(self) -> bool {
+        self.point().readings().first() == Some(&self)
+    }
+
+    /// The reading the model's observation layer names.
+    pub fn of_observation(r: payhub_model::observation::Reading) -> Reading {
+        use payhub_model::observation::Reading as O;
+        match r {
+            O::UnknownAs500 => Reading::UnknownAs500,
+            O::SessionRefused => Reading::SessionRefused,
+            O::PausedBeforeLookup => Reading::PauseBeforeLookup,
+        }
+    }
+}
+
+/// A reading a model state took, and the exchange that showed it first (round and
+/// request of the case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taken {
+    pub reading: Reading,
+    pub round: usize,
+    pub request: usize,
+}
+
+/// The readings a profile pins, one per point.
+pub type Pins = BTreeMap<Point, Reading>;
+
+/// Reads a profile's `readings` object: each key a point, each value one of its readings.
+pub fn parse_pins(raw: &BTreeMap<String, String>) -> Result<Pins, String> {
+    let mut pins = Pins::new();
+    for (point, reading) in raw {
+        let p = Point::ALL
+            .iter()
+            .find(|p| p.name() == point)
+            .ok_or_else(|| {
+                format!(
+                    "readings: {point:?} is not a silent point (one of: {})",
+                    Point::ALL
+                        .iter()
+                        .map(|p| p.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+        let r = p
+            .readings()
+            .iter()
+            .find(|r| r.name() == reading)
+            .ok_or_else(|| {
+                format!(
+                    "readings: {reading:?} is not a reading of {point} (one of: {})",
+                    p.readings()
+                        .iter()
+                        .map(|r| r.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+        pins.insert(*p, *r);
+    }
+    Ok(pins)
+}
+
+/// Adds `r` to a state's `taken` readings, or says why that state cannot take it: it
+/// took another reading of the same point before, or the profile pins another.
+/// [`Point::UnnamedCodes`] and [`Point::RefusalOrder`] may differ from one refusal to
+/// the next (a platform's codes and checks are per endpoint), so they are only recorded.
+pub fn take(taken: &mut Vec<Taken>, at: Taken, pins: &Pins) -> Result<(), String> {
+    let r = at.reading;
+    let p = r.point();
+    if let Some(pin) = pins.get(&p).filter(|pin| **pin != r) {
+        return Err(format!(
+            "{}: the answer shows the reading {} where the profile pins {}",
+            p.name(),
+            r.name(),
+            pin.name()
+        ));
+    }
+    let per_answer = matches!(p, Point::UnnamedCodes | Point::RefusalOrder);
+    if !per_answer
+        && let Some(other) = taken
+            .iter()
+            .map(|t| t.reading)
+            .find(|t| t.point() == p && *t != r)
+    {
+        return Err(format!(
+            "{}: the answer shows the reading {} where the target showed {} before",
+            p.name(),
+            r.name(),
+            other.name()
+        ));
+    }
+    if !taken.iter().any(|t| t.reading == r) {
+        taken.push(at);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reading_has_one_point_and_names_are_unique_per_point() {
+        for p in Point::ALL {
+            let names: std::collections::BTreeSet<_> =
+                p.readings().iter().map(|r| r.name()).collect();
+            assert_eq!(names.len(), p.readings().len(), "{p:?}");
+            for r in p.readings() {
+                assert_eq!(r.point(), *p, "{r:?}");
+            }
+            assert!(p.readings()[0].is_model());
+        }
+    }
+
+    #[test]
+    fn pins_name_what_does_not_exist() {
+        let raw = |k: &str, v: &str| [(k.to_owned(), v.to_owned())].into_iter().collect();
+        let pins = parse_pins(&raw("rate_limit_scope", "posts_only")).unwrap();
+        assert_eq!(pins[&Point::RateLimitScope], Reading::LimitPostsOnly);
+        let e = parse_pins(&raw("rate_limit_scope", "gets_only")).unwrap_err();
+        assert!(
+            e.contains("\"gets_only\"") && e.contains("posts_only"),
+            "{e}"
+        );
+        let e = parse_pins(&raw("rate_scope", "posts_only")).unwrap_err();
+        assert!(e.contains("\"rate_scope\""), "{e}");
+    }
+
+    #[test]
+    fn a_state_keeps_one_reading_per_point_and_the_pin() {
+        let mut taken = Vec::new();
+        let none = Pins::new();
+        let at = |reading| Taken {
+            reading,
+            round: 0,
+            request: 0,
+        };
+        take(&mut taken, at(Reading::LimitPostsOnly), &none).unwrap();
+        take(&mut taken, at(Reading::LimitPostsOnly), &none).unwrap();
+        assert_eq!(taken.len(), 1);
+        assert!(take(&mut taken, at(Reading::LimitEveryRequest), &none).is_err());
+        take(&mut taken, at(Reading::ModelCodes), &none).unwrap();
+        take(&mut taken, at(Reading::OwnCodes), &none).unwrap();
+        let pinned: Pins = [(Point::PauseScope, Reading::PauseCreatesOnly)]
+            .into_iter()
+            .collect();
+        let e = take(&mut taken, at(Reading::PauseNewTransactions), &pinned).unwrap_err();
+        assert!(e.contains("pins creates_only"), "{e}");
+    }
+}
