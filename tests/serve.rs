@@ -112,7 +112,7 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
     let md = s.control("GET", "/__sandbox/verdict?format=markdown", "");
     assert!(
         md.body
-            .contains("**VIOLATED** `client-never-charges-an-order-twice`")
+            .contains("first `client-never-charges-an-order-twice`")
     );
     assert!(md.body.contains("```mermaid"), "{}", md.body);
     s.healthy();

@@ -5,7 +5,7 @@ use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::event::BusinessOrder;
-use payhub_model::{Contract, LedgerEntry, Rule};
+use payhub_model::{Contract, LedgerEntry, PaymentId, RefundId, Rule};
 
 /// EFFECT-01, UNKNOWN-03, RES-04: one business order is captured at most once, however
 /// the client retried, re-keyed, renumbered or re-charged it.
@@ -20,23 +20,71 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
     about: "The ledger captures each business order of a client at most once (across every Payment its submissions created).",
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
-        // The orders captured so far: a handful, so a vector (this runs on every state).
-        let mut captured: Vec<&BusinessOrder> = Vec::new();
+        // The orders captured so far, with the Payment captured: a handful, so a vector
+        // (this runs on every state).
+        let mut captured: Vec<(&BusinessOrder, PaymentId)> = Vec::new();
         for e in f.money.ledger() {
             if let LedgerEntry::Capture { payment, .. } = e {
                 if let Some(business) = f.money.payment_business.get(payment) {
-                    if captured.contains(&business) {
-                        let n = captured.iter().filter(|b| **b == business).count() + 1;
-                        return Some(
-                            Witnessed::new(format!(
-                                "order {} was captured {n} times",
-                                business.order
-                            ))
-                            .order(&business.order),
-                        );
+                    let earlier: Vec<PaymentId> = captured
+                        .iter()
+                        .filter(|(b, _)| *b == business)
+                        .map(|(_, p)| *p)
+                        .collect();
+                    if !earlier.is_empty() {
+                        let list: Vec<String> = earlier.iter().map(|p| p.to_string()).collect();
+                        let mut w = Witnessed::new(format!(
+                            "order {} was captured {} times: {} and then {payment}",
+                            business.order,
+                            earlier.len() + 1,
+                            list.join(", ")
+                        ))
+                        .order(&business.order);
+                        for p in earlier {
+                            w = w.payment(p);
+                        }
+                        return Some(w.payment(*payment));
                     }
-                    captured.push(business);
+                    captured.push((business, *payment));
                 }
+            }
+        }
+        None
+    }),
+};
+
+/// EFFECT-01, UNKNOWN-03, REFUND-02 (S11: "retry with K, or query by merchant_refund_no;
+/// do not change the refund number and apply again"): one refund request is paid back at
+/// most once, however the client renumbered it.
+pub const REFUND_REQUEST_REFUNDED_ONCE: Property = Property {
+    name: "client-never-refunds-a-request-twice",
+    rules: &[
+        Rule::OneBusinessEffect,
+        Rule::NeverSwitchKeyOnUnknown,
+        Rule::RefundReplaySameRefund,
+    ],
+    about: "The ledger pays back each refund request of a client at most once (across every refund its submissions created under any refund number).",
+    needs: PLATFORM_LEDGER,
+    predicate: Predicate::Always(|f| {
+        let mut refunded: Vec<(&BusinessOrder, RefundId)> = Vec::new();
+        for e in f.money.ledger() {
+            if let LedgerEntry::Refund { refund, .. } = e {
+                let Some(business) = f.money.refund_business.get(refund) else {
+                    continue;
+                };
+                if let Some((_, first)) =
+                    refunded.iter().find(|(b, r)| *b == business && r != refund)
+                {
+                    return Some(
+                        Witnessed::new(format!(
+                            "refund request {} was paid back twice: {first} and then {refund}",
+                            business.order
+                        ))
+                        .refund(*first)
+                        .refund(*refund),
+                    );
+                }
+                refunded.push((business, *refund));
             }
         }
         None

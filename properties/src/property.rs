@@ -175,6 +175,7 @@ pub static PROPERTIES: &[Property] = &[
     crate::responses::BRANCHES_ANSWER_ONE_OF_TWO,
     crate::responses::SHOWN_AS_THE_STATUS_TABLE_LISTS,
     crate::client::ORDER_CHARGED_ONCE,
+    crate::client::REFUND_REQUEST_REFUNDED_ONCE,
     crate::client::ONE_KEY_PER_SUBMISSION,
     crate::client::VERSIONS_NEVER_GO_BACK,
     crate::client::QUERIES_SPACED,
