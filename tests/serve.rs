@@ -423,6 +423,8 @@ fn serve_help_shows_the_cards_keys_controls_and_examples() {
         "Test cards",
         "ak_4 merchant 1 test read-only",
         "/__sandbox/clock/advance",
+        "confirm_payment",
+        "list_refunds_processing",
         "Examples:",
         "payhub-verify serve --addr 127.0.0.1:0 --clock manual",
     ] {
