@@ -86,7 +86,10 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
     assert_eq!(renumbered.status, 201);
     let violated = s.the_violation("dont");
     assert_eq!(violated["name"], "client-never-charges-an-order-twice");
-    assert_eq!(violated["detail"], "order ORDER-1 was captured 2 times");
+    assert_eq!(
+        violated["detail"],
+        "order ORDER-1 was captured 2 times: pay_demo_001 and then pay_demo_002"
+    );
     let rules = violated["rules"].to_string();
     assert!(
         rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),

@@ -158,6 +158,10 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             "{a} showed the Payment failed ({}); {gap} later {b} confirmed it again under the previous confirm's key {key}: a card retry is a new submission under a new key, or the stored failure is replayed and the new card never charged",
             answer(first)
         ),
+        Breach::NewKeyAfterRefusal => format!(
+            "{a} was answered {} (not executed); {gap} later {b} sent the same number under another key {key}: the contract asks to retry later with the original key",
+            answer(first)
+        ),
         Breach::KeyOnTwoEndpoints => format!(
             "{b} sends key {key} on {} {} after {a} sent it on {} {}",
             then.method, then.path, first.method, first.path

@@ -414,6 +414,21 @@ pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {
     }),
 };
 
+/// RATE-03 ("After 429 wait Retry-After seconds, then retry with the original idempotency
+/// key"), RETRY-01, S13 (503: "retry later with K").
+pub const CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL: Property = Property {
+    name: "wire-client-keeps-the-key-after-a-refusal",
+    rules: &[Rule::RetryAfterHonoured, Rule::RetrySameKey],
+    about: "After a create answered 429 rate_limited or 503 temporarily_unavailable, the client sends that order number (refund number) again only under the same key, until an answer executes it.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
+        side: Side::Client,
+        breaches: &[Breach::NewKeyAfterRefusal],
+        decides: None,
+        assumes_complete_log: false,
+    }),
+};
+
 pub const CLIENT_USES_A_KEY_ON_ONE_ENDPOINT: Property = Property {
     name: "wire-client-uses-a-key-on-one-endpoint",
     rules: &[Rule::OneKeyPerSubmission],
@@ -573,7 +588,7 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 29);
+        assert_eq!(all.len(), 30);
     }
 
     /// The drivers that hold a world's facts alone skip a property by its needs: a

@@ -140,6 +140,7 @@ pub struct WireFacts {
     unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
     failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
     unresolved_refunds: BTreeMap<Owned<Text>, (unresolved::RefundOf, Rec)>,
+    refused_numbers: BTreeMap<Owned<Text>, Rec>,
     /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
     refunds_succeeded: BTreeMap<PaymentId, BTreeMap<RefundId, i64>>,
     /// ATTEMPT-05: the Payment sighting with the most attempts (the first such).

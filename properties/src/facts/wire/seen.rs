@@ -157,6 +157,9 @@ pub enum Breach {
     /// ATTEMPT-02, GEN-04: a confirm under the previous confirm's key after the Payment was
     /// shown failed (a card retry the platform answers with the stored failure).
     CardRetryUnderFailedKey,
+    /// RATE-03, S13: a create of an order (a refund number) answered 429 or 503, then
+    /// sent under another key before an answer executed it.
+    NewKeyAfterRefusal,
     /// GEN-05: one key on two endpoints.
     KeyOnTwoEndpoints,
     /// UNKNOWN-04, GEN-05: a key re-sent with other parameters.

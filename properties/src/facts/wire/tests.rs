@@ -534,3 +534,35 @@ fn a_card_retry_under_the_failed_confirms_key_is_noted() {
         assert_eq!(noted.is_some(), breach, "{key}");
     }
 }
+
+/// RATE-03, S13: a create answered 429 or 503, then the same order under a new key is
+/// noted; the same key is not, nor a new key after the order was executed.
+#[test]
+fn a_new_key_after_a_refusal_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (status, key, executed_between, breach) in [
+        (503, "k-2", false, true),
+        (429, "k-2", false, true),
+        (503, "k-1", false, false),
+        (503, "k-2", true, false),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        let body = r#"{"error":{"code":"temporarily_unavailable"}}"#;
+        answer(&mut w, 1, 1, status, body, pay);
+        if executed_between {
+            send(&mut w, 2, 2, create("k-1", "O-1", 100));
+            answer(
+                &mut w,
+                3,
+                2,
+                201,
+                r#"{"id":"p1","status":"succeeded"}"#,
+                pay,
+            );
+        }
+        send(&mut w, 4, 3, create(key, "O-1", 100));
+        let noted = w.witnesses.get(&Breach::NewKeyAfterRefusal);
+        assert_eq!(noted.is_some(), breach, "{status} then {key}");
+    }
+}

@@ -19,7 +19,12 @@
 //!   platform answers with the stored failure, never charging the new card
 //!   ([`Breach::CardRetryUnderFailedKey`]).
 //!
-//! Memory: per Payment confirmed, its last confirm key; one record per unresolved or
+//! - RATE-03 ("retry with the original idempotency key"), RETRY-01, S13 ("retry later
+//!   with K"): a create of an order, or a refund of a refund number, answered 429 or 503
+//!   (not executed) and sent again under another key before any answer executed it
+//!   ([`Breach::NewKeyAfterRefusal`]).
+//!
+//! Memory: per order or refund number refused, that exchange; per Payment confirmed, its last confirm key; one record per unresolved or
 //! failed Payment and per unresolved refund number.
 
 use super::{Breach, Rec, WireFacts, created_refund};
@@ -34,6 +39,19 @@ fn refund_of(ep: &Endpoint) -> Option<(RefundOf, Text)> {
         Endpoint::CreateRefund {
             body: Json::Parsed(b),
         } => Some(((b.payment_id, b.amount), b.merchant_refund_no.clone()?)),
+        _ => None,
+    }
+}
+
+/// The number a create names: a Payment's order number, a refund's refund number.
+fn number_of(ep: &Endpoint) -> Option<Text> {
+    match ep {
+        Endpoint::CreatePayment {
+            body: Json::Parsed(b),
+        } => b.merchant_order_no.clone(),
+        Endpoint::CreateRefund {
+            body: Json::Parsed(b),
+        } => b.merchant_refund_no.clone(),
         _ => None,
     }
 }
@@ -67,6 +85,15 @@ impl WireFacts {
             }
             self.confirm_keys.insert(k, key.clone());
         }
+        if let Some(number) = number_of(ep) {
+            let k = (m, e, number);
+            if let Some(refused) = self.refused_numbers.get(&k) {
+                if refused.key != seen.key && seen.key.is_some() {
+                    let refused = refused.clone();
+                    self.note(Breach::NewKeyAfterRefusal, vec![refused, seen.clone()]);
+                }
+            }
+        }
         if let Some((of, number)) = refund_of(ep) {
             let renumbered = self
                 .unresolved_refunds
@@ -98,7 +125,8 @@ impl WireFacts {
         }
     }
 
-    /// At a known answer: the Payment and refund it shows, resolved or not.
+    /// At a known answer: the Payment and refund it shows, resolved or not; a create
+    /// refused (429, 503) or executed.
     pub(super) fn resolve_shown(
         &mut self,
         seen: &Rec,
@@ -106,6 +134,16 @@ impl WireFacts {
         r: &ObservedAnswer,
         ep: &Endpoint,
     ) {
+        if let Some(number) = number_of(ep) {
+            let k = (m, e, number);
+            if matches!(r.status, 429 | 503) {
+                self.refused_numbers
+                    .entry(k)
+                    .or_insert_with(|| seen.clone());
+            } else {
+                self.refused_numbers.remove(&k);
+            }
+        }
         if let Some(p) = r.first(IdKind::Payment) {
             let k = (m, e, PaymentId(p.id));
             if unresolved_payment(p.status.as_deref()) {

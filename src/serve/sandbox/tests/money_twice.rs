@@ -55,8 +55,7 @@ fn charged_twice(sb: &Sandbox, first: &str, then: &str) {
     }
 }
 
-#[test]
-fn unknown_03_a_lost_confirm_then_the_cart_paid_again_as_a_new_order_is_two_captures() {
+fn lost_confirm() -> Sandbox {
     let plan = r#"{"faults":[{"endpoint":"confirm_payment","action":"reset_after"}]}"#;
     let mut sb = sandbox(Branches::A, plan);
     let created = send(
@@ -76,11 +75,15 @@ fn unknown_03_a_lost_confirm_then_the_cart_paid_again_as_a_new_order_is_two_capt
     );
     assert_eq!(lost.wire, Wire::Reset);
     assert_eq!(create(&mut sb, "k3", "ORDER-1-retry", 100, 'A').status, 201);
-    charged_twice(&sb, "pay_demo_001", "pay_demo_002");
+    sb
 }
 
 #[test]
-fn cancel_02_a_cancel_202_read_as_canceled_then_paid_again_is_two_captures() {
+fn unknown_03_a_lost_confirm_then_the_cart_paid_again_as_a_new_order_is_two_captures() {
+    charged_twice(&lost_confirm(), "pay_demo_001", "pay_demo_002");
+}
+
+fn canceled_202() -> Sandbox {
     let mut sb = plain();
     assert_eq!(create(&mut sb, "k1", "ORDER-1", 100, 'G').status, 202);
     let c = send(
@@ -93,22 +96,32 @@ fn cancel_02_a_cancel_202_read_as_canceled_then_paid_again_is_two_captures() {
     assert_eq!(c.status, 202, "{}", c.body);
     assert_eq!(create(&mut sb, "k3", "ORDER-1-retry", 100, 'A').status, 201);
     sb.advance(Millis::hours(2)).unwrap();
-    charged_twice(&sb, "pay_demo_001", "pay_demo_002");
+    sb
 }
 
 #[test]
-fn res_04_manual_review_read_as_failed_then_charged_again_is_two_captures() {
+fn cancel_02_a_cancel_202_read_as_canceled_then_paid_again_is_two_captures() {
+    charged_twice(&canceled_202(), "pay_demo_001", "pay_demo_002");
+}
+
+fn manual_review() -> Sandbox {
     let mut sb = plain();
     assert_eq!(create(&mut sb, "k1", "ORDER-1", 100, 'E').status, 202);
     sb.advance(Millis::hours(2)).unwrap();
     let seen = get(&mut sb, "/v1/payments/pay_demo_001");
     assert_eq!(json(&seen)["resolution_status"], "manual_review");
     assert_eq!(create(&mut sb, "k3", "ORDER-1-retry", 100, 'A').status, 201);
-    charged_twice(&sb, "pay_demo_001", "pay_demo_002");
+    sb
 }
 
 #[test]
-fn s11_a_lost_refund_applied_again_under_a_new_refund_number_is_two_refunds() {
+fn res_04_manual_review_read_as_failed_then_charged_again_is_two_captures() {
+    charged_twice(&manual_review(), "pay_demo_001", "pay_demo_002");
+}
+
+const REFUNDED_TWICE: &str = "client-never-refunds-a-request-twice";
+
+fn lost_refund() -> Sandbox {
     let plan = r#"{"faults":[{"endpoint":"create_refund","action":"reset_after"}]}"#;
     let mut sb = sandbox(Branches::A, plan);
     assert_eq!(create(&mut sb, "k1", "ORDER-1", 100, 'A').status, 201);
@@ -132,10 +145,15 @@ fn s11_a_lost_refund_applied_again_under_a_new_refund_number_is_two_refunds() {
     );
     assert!(again.status < 300, "{}", again.body);
     sb.advance(Millis::hours(2)).unwrap();
+    sb
+}
+
+#[test]
+fn s11_a_lost_refund_applied_again_under_a_new_refund_number_is_two_refunds() {
+    let sb = lost_refund();
     assert_eq!(refunds(&sb), 2, "the ledger refunded twice");
-    const NAME: &str = "client-never-refunds-a-request-twice";
-    assert_eq!(violated(&sb), [NAME]);
-    let detail = verdict_of(&sb, NAME).detail.unwrap_or_default();
+    assert_eq!(violated(&sb), [REFUNDED_TWICE]);
+    let detail = verdict_of(&sb, REFUNDED_TWICE).detail.unwrap_or_default();
     assert!(
         detail.contains("ref_demo_001") && detail.contains("ref_demo_002"),
         "{detail}"
@@ -143,6 +161,43 @@ fn s11_a_lost_refund_applied_again_under_a_new_refund_number_is_two_refunds() {
     let w = witness(&sb);
     for named in ["REFUND-1", "REFUND-1-again"] {
         assert!(w.contains(named), "{named} not in {w}");
+    }
+}
+
+/// Each session's events judged alone give its verdict, and its exported script, run,
+/// moves the money twice again and names the same property.
+#[test]
+fn the_events_and_the_script_of_each_session_judge_the_same() {
+    use crate::script_cmd;
+    for (sb, name) in [
+        (lost_confirm(), TWICE),
+        (canceled_202(), TWICE),
+        (manual_review(), TWICE),
+        (lost_refund(), REFUNDED_TWICE),
+    ] {
+        let from_events = payhub_properties::Facts::from_events(&sb.trace().stream);
+        let judged: Vec<_> = payhub_properties::verdict::verdicts(&from_events)
+            .into_iter()
+            .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(judged, [name]);
+        let script = crate::serve::script::export(&sb).unwrap();
+        let expect = format!("expect violation {name}\n");
+        assert!(script.ends_with(&expect), "{script}");
+        let bare = script.replace(&expect, "");
+        let parsed = payhub_sim::script::parse(
+            "session.pha",
+            bare.as_bytes(),
+            &script_cmd::always_properties(),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}: {bare}"));
+        let report = script_cmd::execute(&parsed);
+        let ran = report
+            .violation
+            .as_ref()
+            .map(|(v, _)| v.property.to_string());
+        assert_eq!(ran.as_deref(), Some(name), "{bare}");
     }
 }
 
