@@ -417,7 +417,9 @@ fn check_log_a_503_temporarily_unavailable_is_known_not_accepted_and_a_500_unkno
     let paused = r#"{"error":{"code":"temporarily_unavailable","retryable":true}}"#;
     let file = temp("cl-503.jsonl", &log(503, paused));
     let (f, code) = judged(&[file.to_str().unwrap()]);
-    assert_eq!(code, 0, "{f:#}");
+    // Not an unknown outcome; but S13 asks to retry later with the same key.
+    assert_eq!(code, 1, "{f:#}");
+    assert_eq!(violated(&f), ["wire-client-keeps-the-key-after-a-refusal"]);
     let internal = r#"{"error":{"code":"internal_error","retryable":true}}"#;
     let failed = temp("cl-500.jsonl", &log(500, internal));
     let (f, code) = judged(&[failed.to_str().unwrap()]);
@@ -449,7 +451,7 @@ fn check_log_text_groups_what_it_cannot_judge_by_the_missing_evidence() {
         "{names}"
     );
     assert!(
-        out.contains("cannot judge, 20 properties: needs the platform's own record"),
+        out.contains("cannot judge, 21 properties: needs the platform's own record"),
         "{out}"
     );
 }

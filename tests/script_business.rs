@@ -184,7 +184,7 @@ fn script_business_bad_filing_is_one_clear_error() {
         ),
         (
             "A: for order ORDER-1 GET /v1/payments/pay_demo_001".to_owned(),
-            "bad.pha:1:22: 'for order' files a create under a business order: it goes on a POST /v1/payments line",
+            "bad.pha:1:22: 'for order' files a request under a business order: it goes on a POST /v1/payments, POST /v1/payments/{id}/confirm or POST /v1/refunds line",
         ),
         (
             format!("A: for order ORDER-1 db=x {create}"),

@@ -86,7 +86,10 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
     assert_eq!(renumbered.status, 201);
     let violated = s.the_violation("dont");
     assert_eq!(violated["name"], "client-never-charges-an-order-twice");
-    assert_eq!(violated["detail"], "order ORDER-1 was captured 2 times");
+    assert_eq!(
+        violated["detail"],
+        "order ORDER-1 was captured 2 times: pay_demo_001 and then pay_demo_002"
+    );
     let rules = violated["rules"].to_string();
     assert!(
         rules.contains("UNKNOWN-03") && rules.contains("EFFECT-01"),
@@ -112,7 +115,7 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
     let md = s.control("GET", "/__sandbox/verdict?format=markdown", "");
     assert!(
         md.body
-            .contains("**VIOLATED** `client-never-charges-an-order-twice`")
+            .contains("first `client-never-charges-an-order-twice`")
     );
     assert!(md.body.contains("```mermaid"), "{}", md.body);
     s.healthy();
@@ -423,6 +426,8 @@ fn serve_help_shows_the_cards_keys_controls_and_examples() {
         "Test cards",
         "ak_4 merchant 1 test read-only",
         "/__sandbox/clock/advance",
+        "confirm_payment",
+        "list_refunds_processing",
         "Examples:",
         "payhub-verify serve --addr 127.0.0.1:0 --clock manual",
     ] {

@@ -53,11 +53,11 @@ fn serve_browser_the_page_renders_the_exchanges_and_the_verdict_as_the_session_g
     ));
     let dom = browse(&browser, &profile, &url, &["--dump-dom"]);
     let verdict = element(&dom, "verdict");
-    assert!(verdict.contains("All hold over"), "{verdict}");
+    assert!(verdict.contains("Holds over what it judged"), "{verdict}");
     // What the sandbox cannot see is said, not passed (the client's own process).
     assert!(
-        verdict.contains("properties judged;")
-            && verdict.contains("cannot be judged from what the sandbox sees"),
+        verdict.contains("none violated; not judged:")
+            && verdict.contains("which the sandbox cannot see"),
         "{verdict}"
     );
     let trace = element(&dom, "trace");

@@ -5,7 +5,7 @@ use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::event::BusinessOrder;
-use payhub_model::{Contract, LedgerEntry, Rule};
+use payhub_model::{Contract, LedgerEntry, PaymentId, RefundId, Rule};
 
 /// EFFECT-01, UNKNOWN-03, RES-04: one business order is captured at most once, however
 /// the client retried, re-keyed, renumbered or re-charged it.
@@ -20,21 +20,66 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
     about: "The ledger captures each business order of a client at most once (across every Payment its submissions created).",
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
-        // The orders captured so far (no order twice, so each seen once before this).
-        let mut captured: std::collections::BTreeSet<&BusinessOrder> = Default::default();
+        // The Payments captured so far per order: a second capture is the violation.
+        let mut captured: std::collections::BTreeMap<&BusinessOrder, Vec<PaymentId>> =
+            Default::default();
         for e in f.money.ledger() {
             if let LedgerEntry::Capture { payment, .. } = e {
                 if let Some(business) = f.money.payment_business.get(payment) {
-                    if !captured.insert(business) {
-                        return Some(
-                            Witnessed::new(format!(
-                                "order {} was captured 2 times",
-                                business.order
-                            ))
-                            .order(&business.order),
-                        );
+                    let earlier = captured.entry(business).or_default();
+                    if !earlier.is_empty() {
+                        let list: Vec<String> = earlier.iter().map(|p| p.to_string()).collect();
+                        let mut w = Witnessed::new(format!(
+                            "order {} was captured {} times: {} and then {payment}",
+                            business.order,
+                            earlier.len() + 1,
+                            list.join(", ")
+                        ))
+                        .order(&business.order);
+                        for p in earlier.iter() {
+                            w = w.payment(*p);
+                        }
+                        return Some(w.payment(*payment));
                     }
+                    earlier.push(*payment);
                 }
+            }
+        }
+        None
+    }),
+};
+
+/// EFFECT-01, UNKNOWN-03, REFUND-02 (S11: "retry with K, or query by merchant_refund_no;
+/// do not change the refund number and apply again"): one refund request is paid back at
+/// most once, however the client renumbered it.
+pub const REFUND_REQUEST_REFUNDED_ONCE: Property = Property {
+    name: "client-never-refunds-a-request-twice",
+    rules: &[
+        Rule::OneBusinessEffect,
+        Rule::NeverSwitchKeyOnUnknown,
+        Rule::RefundReplaySameRefund,
+    ],
+    about: "The ledger pays back each refund request of a client at most once (across every refund its submissions created under any refund number).",
+    needs: PLATFORM_LEDGER,
+    predicate: Predicate::Always(|f| {
+        // The first refund paid back per refund request.
+        let mut refunded: std::collections::BTreeMap<&BusinessOrder, RefundId> = Default::default();
+        for e in f.money.ledger() {
+            if let LedgerEntry::Refund { refund, .. } = e {
+                let Some(business) = f.money.refund_business.get(refund) else {
+                    continue;
+                };
+                if let Some(first) = refunded.get(business).filter(|r| *r != refund) {
+                    return Some(
+                        Witnessed::new(format!(
+                            "refund request {} was paid back twice: {first} and then {refund}",
+                            business.order
+                        ))
+                        .refund(*first)
+                        .refund(*refund),
+                    );
+                }
+                refunded.entry(business).or_insert(*refund);
             }
         }
         None

@@ -1,32 +1,76 @@
-//! Business orders, as the wire witnesses them.
+//! Business orders and refund requests, as the wire witnesses them.
 //!
 //! A client's business order is in its own database, which the sandbox cannot see. What
-//! the wire shows is enough for the contract's UNKNOWN-03: a create whose result the
-//! client never received (the connection was reset, or the answer was a 5xx) leaves its
-//! order *unknown*; a later create of the same merchant and environment with the same
-//! amount, currency and card and another `merchant_order_no`, sent while that order is
-//! still unknown, is a resubmission of the same order under a new number, so the
-//! sandbox files it under the first order. The ledger then judges it
-//! (`client-never-charges-an-order-twice`, EFFECT-01 / UNKNOWN-03). An order stops
-//! being unknown once the client receives an answer carrying its Payment (a replay of
-//! the key, `GET /v1/payments/{id}`, or the query by order number).
+//! the wire shows is enough for the contract's UNKNOWN-03 and for S11: the wire's reading
+//! of "the same purchase". An outcome the merchant could not know leaves its order
+//! *unresolved*:
 //!
-//! Every other create is filed under its own order number. The business order goes into
-//! the exchange's origin in the world (`Origin::business`), as a client model's does.
+//! - a create, confirm or cancel that got no answer (the connection was reset, or the
+//!   client hung up) or a 5xx other than 503 (a 503 executes nothing, RATE-04);
+//! - an answer showing the Payment `processing` or `requires_action` (a 202, a cancel's
+//!   202, CANCEL-02), or with `resolution_status` other than `known` (`manual_review`,
+//!   RES-04).
+//!
+//! A later create of the same merchant and environment with the same amount and currency
+//! and another `merchant_order_no`, sent while an order of that purchase is unresolved,
+//! is the same purchase under a new number, so the sandbox files it under the first
+//! order; a confirm is filed under its Payment's order. The ledger then judges it
+//! (`client-never-charges-an-order-twice`, EFFECT-01 / UNKNOWN-03 / RES-04 / CANCEL-02).
+//! An order is resolved once an answer shows its Payment `succeeded`, `failed`,
+//! `canceled` or `expired` with `resolution_status: known`. A request in flight, its
+//! answer not yet written, leaves nothing unresolved: two purchases of one amount at once,
+//! each answered, are two purchases.
+//!
+//! Refunds alike (S11: "do not change the refund number and apply again"): a refund
+//! create with no answer, a 5xx other than 503, or a refund `processing` or
+//! `pending_review` leaves its request unresolved; a refund of the same Payment and amount
+//! under another `merchant_refund_no` meanwhile is filed under the first number
+//! (`client-never-refunds-a-request-twice`).
+//!
+//! The reading's false positives: two purchases of one amount and currency by one
+//! merchant, the second created while the first was unresolved, are read as one.
+//!
+//! Every other create is filed under its own number. The filing goes into the exchange's
+//! origin in the world (`Origin::business`), as a client model's does.
 
 use payhub_model::event::BusinessOrder;
-use payhub_model::{ApiRequest, ApiResponse, Endpoint, Environment, Json, MerchantId, Text};
+use payhub_model::{
+    ApiRequest, ApiResponse, Endpoint, Environment, Json, MerchantId, PaymentId, PaymentStatus,
+    ResolutionStatus, Text,
+};
+use std::collections::BTreeMap;
 
-/// What makes two creates the same purchase: (merchant, environment, amount, currency, card).
-type Purchase = (MerchantId, Environment, i64, Text, Option<char>);
+type Owner = (MerchantId, Environment);
 
-/// Creates whose result their client does not know, by purchase.
+/// The reading of "the same purchase" the verdict says it used.
+pub const READING: &str = "the same purchase read from the wire: same merchant and environment, same amount and currency, created while an earlier order was unresolved to the merchant (no answer, a 5xx other than 503, processing, requires_action or manual_review when last seen); two purchases of one amount, the second created while the first was unresolved, are read as one";
+
+/// What makes two creates the same purchase: (owner, amount, currency).
+type Purchase = (Owner, u64, Text);
+
+/// What makes two refund creates the same refund request: (owner, Payment, amount).
+type RefundOf = (Owner, PaymentId, u64);
+
+/// The filings the wire shows, and what is unresolved to the merchant.
 #[derive(Clone, Debug, Default)]
 pub struct Orders {
+    /// Unresolved orders, by purchase, under the order number they are filed as.
     unknown: Vec<(Purchase, Text)>,
+    /// Each order number sent to the order it is filed under.
+    filed: BTreeMap<(Owner, Text), Text>,
+    /// Each Payment seen: its purchase and the order it is filed under.
+    payments: BTreeMap<PaymentId, (Purchase, Text)>,
+    /// Unresolved refund requests, under the refund number they are filed as.
+    unknown_refunds: Vec<(RefundOf, Text)>,
+    /// Each refund number sent to the refund number it is filed under.
+    refunds_filed: BTreeMap<(Owner, Text), Text>,
 }
 
-fn purchase(owner: (MerchantId, Environment), request: &ApiRequest) -> Option<(Purchase, Text)> {
+fn amount(a: Option<i64>) -> Option<u64> {
+    a.and_then(|a| u64::try_from(a).ok())
+}
+
+fn purchase(owner: Owner, request: &ApiRequest) -> Option<(Purchase, Text)> {
     let Endpoint::CreatePayment {
         body: Json::Parsed(b),
     } = &request.endpoint
@@ -34,18 +78,22 @@ fn purchase(owner: (MerchantId, Environment), request: &ApiRequest) -> Option<(P
         return None;
     };
     let order = b.merchant_order_no.clone()?;
-    let p = (
-        owner.0,
-        owner.1,
-        b.amount?,
-        b.currency.clone()?,
-        b.card.map(|c| c.0),
-    );
-    Some((p, order))
+    Some(((owner, amount(b.amount)?, b.currency.clone()?), order))
+}
+
+fn refund_of(owner: Owner, request: &ApiRequest) -> Option<(RefundOf, Text)> {
+    let Endpoint::CreateRefund {
+        body: Json::Parsed(b),
+    } = &request.endpoint
+    else {
+        return None;
+    };
+    let number = b.merchant_refund_no.clone()?;
+    Some(((owner, b.payment_id?, amount(b.amount)?), number))
 }
 
 /// The database number of an owner: one per (merchant, environment).
-fn db(owner: (MerchantId, Environment)) -> u8 {
+fn db(owner: Owner) -> u8 {
     let env = match owner.1 {
         Environment::Test => 0,
         Environment::Live => 1,
@@ -53,45 +101,119 @@ fn db(owner: (MerchantId, Environment)) -> u8 {
     (owner.0.0 as u8).wrapping_mul(2).wrapping_add(env)
 }
 
+/// Whether an answer leaves the merchant not knowing what its request did: none, or a
+/// 5xx other than 503 (a 503 executed nothing).
+fn unanswered(answer: Option<&ApiResponse>) -> bool {
+    answer.is_none_or(|a| a.status >= 500 && a.status != 503)
+}
+
 impl Orders {
-    /// The business order a create is for: an unknown order of the same purchase under
-    /// another number, or its own.
-    pub fn business_of(
-        &self,
-        owner: Option<(MerchantId, Environment)>,
-        request: &ApiRequest,
-    ) -> Option<BusinessOrder> {
+    /// The business a request is for: a create's order (an unresolved order of the same
+    /// purchase under another number, or its own), a confirm's Payment's order, a refund
+    /// create's request (an unresolved one of the same Payment and amount, or its own
+    /// number).
+    pub fn business_of(&self, owner: Option<Owner>, request: &ApiRequest) -> Option<BusinessOrder> {
         let owner = owner?;
-        let (p, order) = purchase(owner, request)?;
-        let earlier = self
-            .unknown
-            .iter()
-            .find(|(q, o)| *q == p && *o != order)
-            .map(|(_, o)| o.clone());
+        let order = match &request.endpoint {
+            Endpoint::CreatePayment { .. } => self.order_of(owner, request)?,
+            Endpoint::ConfirmPayment { payment_id, .. } => self.payments.get(payment_id)?.1.clone(),
+            Endpoint::CreateRefund { .. } => self.refund_filed(owner, request)?,
+            _ => return None,
+        };
         Some(BusinessOrder {
             db: db(owner),
-            order: earlier.unwrap_or(order),
+            order,
         })
+    }
+
+    fn order_of(&self, owner: Owner, request: &ApiRequest) -> Option<Text> {
+        let (p, order) = purchase(owner, request)?;
+        if let Some(o) = self.filed.get(&(owner, order.clone())) {
+            return Some(o.clone());
+        }
+        let earlier = self.unknown.iter().find(|(q, o)| *q == p && *o != order);
+        Some(earlier.map_or(order, |(_, o)| o.clone()))
+    }
+
+    fn refund_filed(&self, owner: Owner, request: &ApiRequest) -> Option<Text> {
+        let (r, number) = refund_of(owner, request)?;
+        if let Some(n) = self.refunds_filed.get(&(owner, number.clone())) {
+            return Some(n.clone());
+        }
+        let earlier = self
+            .unknown_refunds
+            .iter()
+            .find(|(q, n)| *q == r && *n != number);
+        Some(earlier.map_or(number, |(_, n)| n.clone()))
     }
 
     /// What the client learned from one exchange: `None` if it got no answer.
     pub fn observe(
         &mut self,
-        owner: Option<(MerchantId, Environment)>,
+        owner: Option<Owner>,
         request: &ApiRequest,
         answer: Option<&ApiResponse>,
     ) {
-        if let Some(payment) = answer.and_then(ApiResponse::payment) {
-            let order = &payment.merchant_order_no;
-            self.unknown.retain(|(_, o)| o != order);
+        let Some(owner) = owner else { return };
+        if let Some((_, number)) = purchase(owner, request) {
+            if let Some(order) = self.order_of(owner, request) {
+                self.filed.entry((owner, number)).or_insert(order);
+            }
         }
-        let unknown = answer.is_none_or(|a| a.status >= 500);
-        if let (true, Some(owner)) = (unknown, owner) {
-            if let Some((p, order)) = purchase(owner, request) {
-                let business = self.business_of(Some(owner), request);
-                let order = business.map_or(order, |b| b.order);
-                if !self.unknown.iter().any(|(_, o)| *o == order) {
-                    self.unknown.push((p, order));
+        if let Some((_, number)) = refund_of(owner, request) {
+            if let Some(filed) = self.refund_filed(owner, request) {
+                self.refunds_filed.entry((owner, number)).or_insert(filed);
+            }
+        }
+        if let Some(p) = answer.and_then(ApiResponse::payment) {
+            let order = self
+                .filed
+                .get(&(owner, p.merchant_order_no.clone()))
+                .cloned()
+                .unwrap_or_else(|| p.merchant_order_no.clone());
+            let purchase = (owner, p.amount, p.currency.clone());
+            self.payments
+                .insert(p.id, (purchase.clone(), order.clone()));
+            self.unknown.retain(|(_, o)| *o != order);
+            let unresolved = matches!(
+                p.status,
+                PaymentStatus::Processing | PaymentStatus::RequiresAction
+            ) || p.resolution_status != ResolutionStatus::Known;
+            if unresolved {
+                self.unknown.push((purchase, order));
+            }
+        }
+        if let Some(r) = answer.and_then(ApiResponse::refund) {
+            let number = self
+                .refunds_filed
+                .get(&(owner, r.merchant_refund_no.clone()))
+                .cloned()
+                .unwrap_or_else(|| r.merchant_refund_no.clone());
+            self.unknown_refunds.retain(|(_, n)| *n != number);
+            if !r.status.is_final() || r.resolution_status != ResolutionStatus::Known {
+                self.unknown_refunds
+                    .push(((owner, r.payment_id, r.amount), number));
+            }
+        }
+        if !unanswered(answer) {
+            return;
+        }
+        let unresolved = match &request.endpoint {
+            Endpoint::CreatePayment { .. } => purchase(owner, request)
+                .and_then(|(p, _)| Some((p, self.order_of(owner, request)?))),
+            Endpoint::ConfirmPayment { payment_id, .. }
+            | Endpoint::CancelPayment { payment_id } => self.payments.get(payment_id).cloned(),
+            _ => None,
+        };
+        if let Some((p, order)) = unresolved {
+            if !self.unknown.iter().any(|(_, o)| *o == order) {
+                self.unknown.push((p, order));
+            }
+        }
+        if let Some((r, _)) = refund_of(owner, request) {
+            if let Some(number) = self.refund_filed(owner, request) {
+                if !self.unknown_refunds.iter().any(|(_, n)| *n == number) {
+                    self.unknown_refunds.push((r, number));
                 }
             }
         }

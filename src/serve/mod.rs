@@ -119,7 +119,9 @@ Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox
   (the platform's own 429 / 503 until switched off), POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
 
 Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
-  \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint, api_key, key, order; the
+  \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint (create_payment, confirm_payment,
+  cancel_payment, create_checkout_session, create_refund, get_payment, list_payments, get_refund,
+  list_refunds_by_no, list_refunds_processing), api_key, key, order; the
   nth match and the times-1 after it, or \"probability\":0.1 of every match (drawn from --seed); actions
   reset_before, reset_after (executed, then the connection is reset), 500_before, 500_after,
   rate_limited (429 with retry_after_s), unavailable (503), slow_upstream with \"ms\" (the

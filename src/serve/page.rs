@@ -93,9 +93,9 @@ function render(s) {
   const violated = s.properties.filter(p => p.status === 'violated');
   if (violated.length === 0) {
     v.className = 'holds';
-    v.append(el('p', null, 'All hold over ' + s.events + ' events: ' + s.judged +
-      ' properties judged' + (s.cannot_judge ? '; ' + s.cannot_judge +
-      ' cannot be judged from what the sandbox sees (the table says why)' : '') + '.'));
+    v.append(el('p', null, 'Holds over what it judged: ' + s.judged +
+      ' properties judged over ' + s.events + ' events, none violated' + (s.cannot_judge ? '; not judged: ' +
+      s.cannot_judge + ' properties, which the sandbox cannot see (the table says why)' : '') + '.'));
   } else {
     v.className = 'violated';
     v.append(el('p', null, 'VIOLATED: ' + violated.length + ' of ' + s.properties.length + ' properties, over ' + s.events + ' events:'));

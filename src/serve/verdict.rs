@@ -8,6 +8,7 @@ use super::record::Record;
 use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The session's verdicts: the registry's over the world's facts, with the wire facts
@@ -18,6 +19,31 @@ use std::fmt::Write as _;
 /// as the wire carried them).
 pub fn verdicts(facts: &Facts, record: &Record) -> Vec<Verdict> {
     record.wire_side().verdicts(facts)
+}
+
+/// The properties not judged, counted by the one evidence that would let the sandbox
+/// judge them: a verdict holds only over what it judged.
+fn not_judged(verdicts: &[Verdict]) -> String {
+    let mut by: BTreeMap<String, usize> = BTreeMap::new();
+    for v in verdicts.iter().filter(|v| v.status == Status::CannotJudge) {
+        let need = v
+            .missing
+            .first()
+            .map_or_else(|| "evidence".to_owned(), |m| m.evidence.to_string());
+        *by.entry(need).or_default() += 1;
+    }
+    if by.is_empty() {
+        return String::new();
+    }
+    let total: usize = by.values().sum();
+    let each: Vec<String> = by
+        .iter()
+        .map(|(need, n)| format!("{n} need {need}"))
+        .collect();
+    format!(
+        "**Not judged: {total} properties**, which the sandbox cannot see ({}); judge them with the client model's runs (`payhub-verify check`).\n\n",
+        each.join(", ")
+    )
 }
 
 /// Trace lines beyond which the Markdown verdict leaves the diagram out.
@@ -36,6 +62,7 @@ pub fn json_of(facts: &Facts, side: &WireSide, events: usize) -> String {
         "holds": holds,
         "events": events,
         "unscoped": unscoped,
+        "same_purchase": super::business::READING,
         "properties": verdicts,
     });
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
@@ -51,37 +78,48 @@ pub fn to_markdown(facts: &Facts, trace: &Trace, session: &Session) -> String {
         .filter(|v| v.status == Status::Violated)
         .collect();
     let mut s = String::from("# Sandbox verdict\n\n");
+    let judged = verdicts
+        .iter()
+        .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
+        .count();
     match violated.first() {
         None => {
-            let cannot = verdicts
-                .iter()
-                .filter(|v| v.status == Status::CannotJudge)
-                .count();
             let _ = writeln!(
                 s,
-                "**All hold** over {} events: {} properties judged, {cannot} cannot be judged from what the sandbox sees (the table says why).\n",
+                "**Holds over what it judged**: {judged} properties judged over {} events, none violated.\n",
                 session.events_total(),
-                verdicts
-                    .iter()
-                    .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
-                    .count()
             );
         }
         Some(v) => {
             let _ = writeln!(
                 s,
-                "**VIOLATED** `{}` over {} events: {}\n",
-                v.name,
+                "**VIOLATED** {} of {judged} properties judged over {} events; first `{}`: {}\n",
+                violated.len(),
                 session.events_total(),
+                v.name,
                 v.detail.as_deref().unwrap_or_default()
             );
         }
     }
+    s.push_str(&not_judged(&verdicts));
+    let _ = writeln!(
+        s,
+        "Orders and refunds filed by {}.\n",
+        super::business::READING
+    );
     if let Some(note) = session.record.note() {
         let _ = writeln!(s, "Every event was judged; {note}.\n");
     }
     s.push_str("| property | status | rules | detail |\n|---|---|---|---|\n");
-    for v in &verdicts {
+    // Violations first, then what holds, then what could not be judged.
+    let rank = |v: &&Verdict| match v.status {
+        Status::Violated => 0,
+        Status::Holds => 1,
+        _ => 2,
+    };
+    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
+    rows.sort_by_key(rank);
+    for v in rows {
         let _ = writeln!(
             s,
             "| `{}` | {} | {} | {} |",

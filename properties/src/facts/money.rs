@@ -9,7 +9,7 @@ use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
 use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, CowMap, CowSet, Endpoint, Json, LedgerEntry, Millis,
-    PaymentId, RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
+    PaymentId, RefundId, RequestId, ResourceId, ResponseBody, Text, UpstreamCall,
 };
 use serde::Serialize;
 
@@ -44,6 +44,10 @@ pub struct Money {
     /// The business order each Payment was charged for, as seen when a client's
     /// submission made the platform charge.
     pub payment_business: CowMap<PaymentId, BusinessOrder>,
+    /// The refund request each refund was paid back for (its business names the request's
+    /// first refund number), as seen when a client's refund create made the platform
+    /// refund.
+    pub refund_business: CowMap<RefundId, BusinessOrder>,
     /// Each scope's current execution: when a request under it first executed (an
     /// upstream call or a new idempotency record in its own step), and the safety-relevant
     /// parameters that request carried, as the merchant sent them. Replaced once the
@@ -311,13 +315,21 @@ impl Money {
         *n = n.saturating_add(charges);
     }
 
-    /// The charges a client's submission for `business` caused.
+    /// The charges and refunds a client's submission for `business` caused.
     fn on_business_charges(&mut self, business: &BusinessOrder, calls: &[UpstreamCall]) {
         for call in calls {
-            if let UpstreamCall::Charge { payment, .. } = call {
-                self.payment_business
-                    .entry(*payment)
-                    .or_insert_with(|| business.clone());
+            match call {
+                UpstreamCall::Charge { payment, .. } => {
+                    self.payment_business
+                        .entry(*payment)
+                        .or_insert_with(|| business.clone());
+                }
+                UpstreamCall::Refund { refund, .. } => {
+                    self.refund_business
+                        .entry(*refund)
+                        .or_insert_with(|| business.clone());
+                }
+                _ => {}
             }
         }
     }

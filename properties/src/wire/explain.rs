@@ -143,6 +143,25 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             request(first),
             params(&then.params)
         ),
+        Breach::NewConfirmKeyWhileUnresolved => format!(
+            "{a} ({}) left the Payment's outcome unknown ({}); {gap} later {b} confirmed it under another key {key}: the contract requires the same key, or a query, until the result is known",
+            request(first),
+            answer(first)
+        ),
+        Breach::NewRefundNoWhileUnresolved => format!(
+            "{a} ({}) left the refund's outcome unknown ({}); {gap} later {b} applied the same refund under another refund number ({}): the contract requires retrying with the same key, or a query by merchant_refund_no, never a new refund number",
+            request(first),
+            answer(first),
+            params(&then.params)
+        ),
+        Breach::CardRetryUnderFailedKey => format!(
+            "{a} showed the Payment failed ({}); {gap} later {b} confirmed it again under the previous confirm's key {key}: a card retry is a new submission under a new key, or the stored failure is replayed and the new card never charged",
+            answer(first)
+        ),
+        Breach::NewKeyAfterRefusal => format!(
+            "{a} was answered {} (not executed); {gap} later {b} sent the same number under another key {key}: the contract asks to retry later with the original key",
+            answer(first)
+        ),
         Breach::KeyOnTwoEndpoints => format!(
             "{b} sends key {key} on {} {} after {a} sent it on {} {}",
             then.method, then.path, first.method, first.path

@@ -373,6 +373,69 @@ pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Property = Property {
     }),
 };
 
+/// UNKNOWN-03 ("when the result is unknown never change the idempotency key … retry with
+/// the same key or query"), ATTEMPT-01 (S8: "wait for the result, or query"), RETRY-03.
+pub const CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED: Property = Property {
+    name: "wire-client-keeps-the-confirm-key-while-unresolved",
+    rules: &[
+        Rule::NeverSwitchKeyOnUnknown,
+        Rule::ConfirmWhileProcessing,
+        Rule::RetryMaxAttempts,
+    ],
+    about: "After a confirm whose outcome is unknown (no answer, a 5xx other than 503), or while the Payment was last shown processing or requires_action, the client confirms that Payment only under the same key, until an answer shows it in another status.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
+        side: Side::Client,
+        breaches: &[Breach::NewConfirmKeyWhileUnresolved],
+        decides: None,
+        assumes_complete_log: false,
+    }),
+};
+
+/// UNKNOWN-03, REFUND-02 (S11: "Retry with K, or query by merchant_refund_no; do not
+/// change the refund number and apply again").
+pub const CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED: Property = Property {
+    name: "wire-client-keeps-the-refund-number-while-unresolved",
+    rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::RefundReplaySameRefund],
+    about: "After a refund whose outcome is unknown (no answer, a 5xx other than 503, or shown processing or pending_review), the client applies no refund of the same Payment and amount under another merchant_refund_no until an answer shows that refund final.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
+        side: Side::Client,
+        breaches: &[Breach::NewRefundNoWhileUnresolved],
+        decides: None,
+        assumes_complete_log: false,
+    }),
+};
+
+/// ATTEMPT-02, GEN-05 ("payment.confirm:ORDER-DEMO-001:2": the card retry's own key).
+pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {
+    name: "wire-client-retries-a-card-under-a-new-key",
+    rules: &[Rule::CardRetryAfterFailure, Rule::OneKeyPerSubmission],
+    about: "After an answer showed a Payment failed, the client does not confirm it again under the key of its previous confirm (the platform would replay the failure and never charge the new card).",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
+        side: Side::Client,
+        breaches: &[Breach::CardRetryUnderFailedKey],
+        decides: None,
+        assumes_complete_log: false,
+    }),
+};
+
+/// RATE-03 ("After 429 wait Retry-After seconds, then retry with the original idempotency
+/// key"), RETRY-01, S13 (503: "retry later with K").
+pub const CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL: Property = Property {
+    name: "wire-client-keeps-the-key-after-a-refusal",
+    rules: &[Rule::RetryAfterHonoured, Rule::RetrySameKey],
+    about: "After a create answered 429 rate_limited or 503 temporarily_unavailable, the client sends that order number (refund number) again only under the same key, until an answer executes it.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
+        side: Side::Client,
+        breaches: &[Breach::NewKeyAfterRefusal],
+        decides: None,
+        assumes_complete_log: false,
+    }),
+};
+
 pub const CLIENT_USES_A_KEY_ON_ONE_ENDPOINT: Property = Property {
     name: "wire-client-uses-a-key-on-one-endpoint",
     rules: &[Rule::OneKeyPerSubmission],
@@ -532,7 +595,7 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 26);
+        assert_eq!(all.len(), 30);
     }
 
     /// The drivers that hold a world's facts alone skip a property by its needs: a

@@ -129,6 +129,7 @@
 //! | `client-closes-an-order-once-on-a-closed-payment` | fulfilled_after_a_closing_the_database_undid (found: fixed) |
 //! | `client-shows-the-status-table-message` | cadence_client::payer_messages_of_every_row_and_server |
 //! | `client-never-charges-an-order-twice` | cadence_client::one_business_order_captured_through_two_payments |
+//! | `client-never-refunds-a-request-twice` | — (new, no narrower predicate found yet; the sandbox's money paths test it: src/serve/sandbox/tests/money_twice.rs) |
 //! | `client-sends-one-key-per-submission` | cadence_client::one_submission_under_a_second_or_no_key (found: fixed) |
 //! | `client-never-applies-an-older-version` | cadence_client::applied_version_goes_back_in_any_database |
 //! | `client-spaces-queries` | cadence_client::queries_spaced_across_servers_and_objects, cadence_client::queries_of_one_object_by_id_and_by_number (found: fixed) |

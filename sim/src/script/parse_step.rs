@@ -409,10 +409,15 @@ impl Parser {
             let business = self.business_clause(server, cur)?;
             let rcol = cur.col();
             let request = request::parse(cur, self.servers[server].api_key)?;
-            if !matches!(request.endpoint, Endpoint::CreatePayment { .. }) {
+            if !matches!(
+                request.endpoint,
+                Endpoint::CreatePayment { .. }
+                    | Endpoint::ConfirmPayment { .. }
+                    | Endpoint::CreateRefund { .. }
+            ) {
                 return err(
                     rcol,
-                    "'for order' files a create under a business order: it goes on a POST /v1/payments line",
+                    "'for order' files a request under a business order: it goes on a POST /v1/payments, POST /v1/payments/{id}/confirm or POST /v1/refunds line",
                 );
             }
             return Ok(Action::Request {

@@ -31,6 +31,7 @@ mod attempts;
 mod patterns;
 mod refusals;
 mod seen;
+mod unresolved;
 
 pub use seen::{Answer, Breach, Seen, WireParams, Witness};
 
@@ -133,6 +134,13 @@ pub struct WireFacts {
     /// Per card, the first Payment shown with a newer attempt after one charged on it:
     /// the exchange that started that attempt, the one that showed the newer.
     pub renewed_attempts: BTreeMap<Card, Witness>,
+    /// UNKNOWN-03, S8, S11 ([`unresolved`]): confirm keys, unresolved and failed Payments,
+    /// unresolved refund requests.
+    confirm_keys: BTreeMap<Owned<PaymentId>, Text>,
+    unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
+    failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
+    unresolved_refunds: BTreeMap<Owned<Text>, (unresolved::RefundOf, Rec)>,
+    refused_numbers: BTreeMap<Owned<Text>, Rec>,
     /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
     refunds_succeeded: BTreeMap<PaymentId, BTreeMap<RefundId, i64>>,
     /// ATTEMPT-05: the Payment sighting with the most attempts (the first such).
@@ -297,6 +305,7 @@ impl WireFacts {
         }
         if let Some((m, e)) = owner {
             self.on_owned_send(&seen, (m, e), &request.endpoint);
+            self.judge_while_unresolved(&seen, (m, e), &request.endpoint);
         }
         self.confirm_sent(&request.endpoint);
         self.open
@@ -527,6 +536,9 @@ impl WireFacts {
     }
 
     fn on_unknown(&mut self, seen: Rec, owner: Owner, endpoint: &Endpoint) {
+        if let Some((m, e)) = owner {
+            self.note_unresolved(&seen, (m, e), endpoint);
+        }
         let (Some((m, e)), Some(order)) = (owner, order_no(endpoint)) else {
             return;
         };
@@ -554,6 +566,7 @@ impl WireFacts {
             self.judge_payment_sighting(&seen, (m, e), p);
         }
         self.judge_refunds(&seen, r, endpoint);
+        self.resolve_shown(&seen, (m, e), r, endpoint);
         self.tie_numbers((m, e), r);
         // A partial body without its order number: a create's answer shows the order
         // the request named.

@@ -147,6 +147,19 @@ pub enum Breach {
     NewKeyAfterUnknown,
     /// UNKNOWN-03: the same purchase under a new order number while the first is unknown.
     NewOrderNoAfterUnknown,
+    /// UNKNOWN-03, ATTEMPT-01 (S8): a confirm of a Payment under another key while a
+    /// confirm of it had an unknown outcome or it was last shown processing or
+    /// requires_action.
+    NewConfirmKeyWhileUnresolved,
+    /// UNKNOWN-03, REFUND-02 (S11): a refund of the same Payment and amount under another
+    /// refund number while a refund's outcome was unknown or it was last shown processing.
+    NewRefundNoWhileUnresolved,
+    /// ATTEMPT-02, GEN-04: a confirm under the previous confirm's key after the Payment was
+    /// shown failed (a card retry the platform answers with the stored failure).
+    CardRetryUnderFailedKey,
+    /// RATE-03, S13: a create of an order (a refund number) answered 429 or 503, then
+    /// sent under another key before an answer executed it.
+    NewKeyAfterRefusal,
     /// GEN-05: one key on two endpoints.
     KeyOnTwoEndpoints,
     /// UNKNOWN-04, GEN-05: a key re-sent with other parameters.

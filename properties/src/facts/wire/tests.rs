@@ -428,3 +428,160 @@ fn a_request_in_the_millisecond_of_an_answer_is_after_it_only_where_the_order_is
     assert!(went_back(facts()));
     assert!(!went_back(facts().ties_unordered()));
 }
+
+/// UNKNOWN-03, S8: a confirm lost (500), then a confirm of the Payment under a new key is
+/// noted; the same key is not; after the Payment is shown succeeded, nothing is
+/// unresolved. A Payment shown processing by its create: a confirm under any key is new
+/// business for it (S8).
+#[test]
+fn a_new_confirm_key_while_the_payment_is_unresolved_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (second_key, shown_first, breach) in [
+        ("f-2", None, true),
+        ("f-1", None, false),
+        ("f-2", Some("succeeded"), false),
+        ("f-2", Some("requires_action"), true),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("c-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"requires_payment_method"}"#,
+            pay,
+        );
+        let c = confirm(&mut w, "f-1", "p1", 'A');
+        send(&mut w, 2, 2, c);
+        answer(
+            &mut w,
+            3,
+            2,
+            500,
+            r#"{"error":{"code":"internal_error"}}"#,
+            pay,
+        );
+        if let Some(status) = shown_first {
+            let get = ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: None,
+                endpoint: Endpoint::GetPayment {
+                    payment_id: PaymentId(w.ids.intern(IdKind::Payment, "p1")),
+                },
+            };
+            send(&mut w, 4, 3, get);
+            let body = format!(r#"{{"id":"p1","status":"{status}"}}"#);
+            answer(&mut w, 5, 3, 200, &body, pay);
+        }
+        let c = confirm(&mut w, second_key, "p1", 'A');
+        send(&mut w, 20_000, 4, c);
+        let noted = w.witnesses.get(&Breach::NewConfirmKeyWhileUnresolved);
+        assert_eq!(
+            noted.is_some(),
+            breach,
+            "{second_key} after {shown_first:?}"
+        );
+        if let Some(n) = noted {
+            assert_eq!(n.entries[1].id, RequestId(4));
+        }
+    }
+}
+
+/// S11: a refund lost, then the same Payment and amount under a new refund number is
+/// noted; another amount, or after the refund was shown succeeded, is not.
+#[test]
+fn a_new_refund_number_while_the_refund_is_unresolved_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    let re = Shape::One(IdKind::Refund);
+    for (amount, shown, breach) in [(30, false, true), (31, false, false), (30, true, false)] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("c-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"succeeded"}"#,
+            pay,
+        );
+        let r = refund(&mut w, "r-1", "p1", "R-1", 30);
+        send(&mut w, 2, 2, r);
+        answer(
+            &mut w,
+            3,
+            2,
+            502,
+            r#"{"error":{"code":"internal_error"}}"#,
+            re,
+        );
+        if shown {
+            let r = refund(&mut w, "r-1", "p1", "R-1", 30);
+            send(&mut w, 4, 3, r);
+            let body = r#"{"id":"r1","payment_id":"p1","merchant_refund_no":"R-1","amount":30,"status":"succeeded"}"#;
+            answer(&mut w, 5, 3, 200, body, re);
+        }
+        let r = refund(&mut w, "r-2", "p1", "R-2", amount);
+        send(&mut w, 6, 4, r);
+        let noted = w.witnesses.get(&Breach::NewRefundNoWhileUnresolved);
+        assert_eq!(noted.is_some(), breach, "{amount}, shown {shown}");
+    }
+}
+
+/// ATTEMPT-02: after the Payment was shown failed, a confirm under the failed confirm's
+/// key is noted; under a new key it is not.
+#[test]
+fn a_card_retry_under_the_failed_confirms_key_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (key, breach) in [("f-1", true), ("f-2", false)] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("c-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"requires_payment_method"}"#,
+            pay,
+        );
+        let c = confirm(&mut w, "f-1", "p1", 'B');
+        send(&mut w, 2, 2, c);
+        answer(&mut w, 3, 2, 200, r#"{"id":"p1","status":"failed"}"#, pay);
+        let c = confirm(&mut w, key, "p1", 'A');
+        send(&mut w, 4, 3, c);
+        let noted = w.witnesses.get(&Breach::CardRetryUnderFailedKey);
+        assert_eq!(noted.is_some(), breach, "{key}");
+    }
+}
+
+/// RATE-03, S13: a create answered 429 or 503, then the same order under a new key is
+/// noted; the same key is not, nor a new key after the order was executed.
+#[test]
+fn a_new_key_after_a_refusal_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (status, key, executed_between, breach) in [
+        (503, "k-2", false, true),
+        (429, "k-2", false, true),
+        (503, "k-1", false, false),
+        (503, "k-2", true, false),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        let body = r#"{"error":{"code":"temporarily_unavailable"}}"#;
+        answer(&mut w, 1, 1, status, body, pay);
+        if executed_between {
+            send(&mut w, 2, 2, create("k-1", "O-1", 100));
+            answer(
+                &mut w,
+                3,
+                2,
+                201,
+                r#"{"id":"p1","status":"succeeded"}"#,
+                pay,
+            );
+        }
+        send(&mut w, 4, 3, create(key, "O-1", 100));
+        let noted = w.witnesses.get(&Breach::NewKeyAfterRefusal);
+        assert_eq!(noted.is_some(), breach, "{status} then {key}");
+    }
+}

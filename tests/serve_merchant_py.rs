@@ -1,0 +1,185 @@
+//! A merchant integration the harness did not write (tests/merchant_py/merchant.py:
+//! Python standard library and SQLite, keys derived from the business and persisted
+//! before sending) against a live sandbox: clean, it holds under every fault plan of
+//! the table in docs/sandbox.md; with each of its switchable mistakes, the verdict names
+//! the property the mistake breaks. Needs `python3`.
+
+mod common;
+mod serve_support;
+
+use common::*;
+use serde_json::Value;
+use serve_support::*;
+use std::path::Path;
+use std::process::Command;
+
+/// One row of docs/sandbox.md's table: the mistake, the business flow that meets it, the
+/// fault plan that shows it, whether the session's clock is manual, the property named.
+struct Row {
+    mistake: &'static str,
+    flow: &'static str,
+    plan: &'static str,
+    manual: bool,
+    property: &'static str,
+}
+
+const TWICE: &str = "client-never-charges-an-order-twice";
+const CONFIRM_KEY: &str = "wire-client-keeps-the-confirm-key-while-unresolved";
+
+const ROWS: &[Row] = &[
+    Row {
+        mistake: "renumber_after_lost_create",
+        flow: "pay",
+        plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#,
+        manual: true,
+        property: TWICE,
+    },
+    Row {
+        mistake: "new_key_after_lost_create",
+        flow: "pay",
+        plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#,
+        manual: true,
+        property: "wire-client-keeps-key-and-order-after-unknown",
+    },
+    Row {
+        mistake: "renumber_after_lost_confirm",
+        flow: "pay_then_confirm",
+        plan: r#"{"faults":[{"endpoint":"confirm_payment","nth":1,"action":"reset_after"}]}"#,
+        manual: true,
+        property: TWICE,
+    },
+    Row {
+        mistake: "new_confirm_key_after_lost_confirm",
+        flow: "pay_then_confirm",
+        plan: r#"{"faults":[{"endpoint":"confirm_payment","nth":1,"action":"500_after"}]}"#,
+        manual: true,
+        property: CONFIRM_KEY,
+    },
+    Row {
+        mistake: "cancel_202_as_canceled",
+        flow: "cancel",
+        plan: "{}",
+        manual: true,
+        property: TWICE,
+    },
+    Row {
+        mistake: "manual_review_as_failed",
+        flow: "manual_review",
+        plan: "{}",
+        manual: true,
+        property: TWICE,
+    },
+    Row {
+        mistake: "renumber_lost_refund",
+        flow: "refund",
+        plan: r#"{"faults":[{"endpoint":"create_refund","nth":1,"action":"reset_after"}]}"#,
+        manual: true,
+        property: "client-never-refunds-a-request-twice",
+    },
+    Row {
+        mistake: "card_retry_same_key",
+        flow: "card_retry",
+        plan: "{}",
+        manual: true,
+        property: "wire-client-retries-a-card-under-a-new-key",
+    },
+    Row {
+        mistake: "new_key_after_503",
+        flow: "pay",
+        plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"unavailable"}]}"#,
+        manual: false,
+        property: "wire-client-keeps-the-key-after-a-refusal",
+    },
+    Row {
+        mistake: "new_key_after_429",
+        flow: "pay",
+        plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"rate_limited"}],"retry_after_s":1}"#,
+        manual: false,
+        property: "wire-client-keeps-the-key-after-a-refusal",
+    },
+    Row {
+        mistake: "confirm_while_processing",
+        flow: "processing",
+        plan: "{}",
+        manual: true,
+        property: CONFIRM_KEY,
+    },
+    Row {
+        mistake: "queries_too_soon",
+        flow: "processing",
+        plan: "{}",
+        manual: false,
+        property: "wire-client-spaces-queries",
+    },
+];
+
+/// Runs the merchant once against a fresh sandbox with the row's plan; the verdict after
+/// the clock was moved on two hours (a silent card's late answer, a refund's end).
+fn session(name: &str, row: &Row, mistake: Option<&str>) -> Value {
+    let plan = temp(&format!("{name}.json"), row.plan);
+    let mut args = vec!["--faults", plan.to_str().unwrap()];
+    if row.manual {
+        args.extend(["--clock", "manual"]);
+    }
+    let mut s = Serve::start(name, &args);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/merchant_py/merchant.py");
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg("python3")
+        .arg(&script)
+        .arg(format!("http://{}", s.addr))
+        .arg(row.flow)
+        .args(mistake)
+        .output()
+        .unwrap_or_else(|e| panic!("python3 does not run: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{name}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if row.manual {
+        let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"2h"}"#);
+        assert_eq!(moved.status, 200, "{}", moved.body);
+    }
+    let verdict = s.verdict();
+    s.healthy();
+    verdict
+}
+
+fn violated(verdict: &Value) -> Vec<String> {
+    verdict["properties"]
+        .as_array()
+        .expect("a list of properties")
+        .iter()
+        .filter(|p| p["status"] == "violated")
+        .filter_map(|p| p["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn serve_merchant_py_every_mistake_is_named_and_the_clean_integration_holds() {
+    let mut missed = Vec::new();
+    let mut false_positives = Vec::new();
+    for (i, row) in ROWS.iter().enumerate() {
+        let clean = session(&format!("merchant-py-clean-{i}"), row, None);
+        if clean["holds"] != true {
+            false_positives.push(format!(
+                "{} under {}: {:?}",
+                row.flow,
+                row.plan,
+                violated(&clean)
+            ));
+        }
+        let caught = session(&format!("merchant-py-{i}"), row, Some(row.mistake));
+        let names = violated(&caught);
+        if !names.iter().any(|n| n == row.property) {
+            missed.push(format!("{} → {}: {names:?}", row.mistake, row.property));
+        }
+    }
+    assert!(
+        false_positives.is_empty(),
+        "the clean integration: {false_positives:#?}"
+    );
+    assert!(missed.is_empty(), "mistakes not named: {missed:#?}");
+}
