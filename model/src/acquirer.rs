@@ -233,21 +233,29 @@ impl Ledger {
 
     /// Total captured, and total refunded, against one attempt.
     pub fn net_of(&self, attempt: AttemptId) -> (u64, u64) {
-        let mut captured = 0;
-        let mut refunded = 0;
-        for e in &self.entries {
-            match e {
-                LedgerEntry::Capture {
-                    attempt: a, amount, ..
-                } if *a == attempt => captured += amount,
-                LedgerEntry::Refund {
-                    attempt: a, amount, ..
-                } if *a == attempt => refunded += amount,
-                _ => {}
-            }
-        }
-        (captured, refunded)
+        net_of(&self.entries, attempt)
     }
+}
+
+/// Total captured, and total refunded, against `attempt` in `entries` (a ledger's, or a
+/// mirror of one).
+pub fn net_of<'a>(
+    entries: impl IntoIterator<Item = &'a LedgerEntry>,
+    attempt: AttemptId,
+) -> (u64, u64) {
+    let (mut captured, mut refunded) = (0, 0);
+    for e in entries {
+        match e {
+            LedgerEntry::Capture {
+                attempt: a, amount, ..
+            } if *a == attempt => captured += amount,
+            LedgerEntry::Refund {
+                attempt: a, amount, ..
+            } if *a == attempt => refunded += amount,
+            _ => {}
+        }
+    }
+    (captured, refunded)
 }
 
 /// The acquirer's state.

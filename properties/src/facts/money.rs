@@ -203,19 +203,7 @@ impl Money {
                 .copied()
                 .unwrap_or_default();
         }
-        let (mut captured, mut refunded) = (0, 0);
-        for e in self.ledger() {
-            match e {
-                LedgerEntry::Capture {
-                    attempt: a, amount, ..
-                } if *a == attempt => captured += amount,
-                LedgerEntry::Refund {
-                    attempt: a, amount, ..
-                } if *a == attempt => refunded += amount,
-                _ => {}
-            }
-        }
-        (captured, refunded)
+        payhub_model::acquirer::net_of(self.ledger(), attempt)
     }
 
     /// Whether the ledger captured `payment`.
