@@ -17,6 +17,27 @@ use crate::time::Millis;
 pub struct Contract;
 
 impl Contract {
+    /// The contract's title, as its English translation gives it.
+    pub const TITLE: &'static str = "Idempotency, retries and status queries";
+    /// The contract's title in the Chinese original, which is authoritative.
+    pub const TITLE_ZH: &'static str = "幂等、重试与查单";
+    /// "Contract v1.0.0" (契约 v1.0.0): the version every verdict is given against.
+    pub const VERSION: &'static str = "v1.0.0";
+    /// "Last updated 2026-10-14" (最后更新于 2026-10-14).
+    pub const UPDATED: &'static str = "2026-10-14";
+
+    /// The contract named in one line, as every report heads its verdict:
+    /// `"Idempotency, retries and status queries" (幂等、重试与查单) v1.0.0, 2026-10-14`.
+    pub fn named() -> String {
+        format!(
+            "\"{}\" ({}) {}, {}",
+            Self::TITLE,
+            Self::TITLE_ZH,
+            Self::VERSION,
+            Self::UPDATED
+        )
+    }
+
     /// KEY-07: "Request header Idempotency-Key, 1–255 characters"
     /// (请求头 Idempotency-Key，1–255 个字符).
     pub const KEY_LEN_MIN: usize = 1;

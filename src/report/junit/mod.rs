@@ -7,7 +7,6 @@
 use crate::simulate_cmd::SweepSummary;
 use payhub_properties::checker::{CheckStatus, PresetReport};
 use payhub_properties::{Kind, PROPERTIES};
-use std::fmt::Write as _;
 
 mod sources;
 pub(crate) use sources::{check_log, conform, conform_matrix, judge};
@@ -28,7 +27,8 @@ pub enum CaseResult {
     },
 }
 
-/// One test case: a property, scenario, mutant or case.
+/// One test case: a property, preset, script or mutant. Its name is the same in every
+/// run; what the run found (counts, seeds, witnesses) is only in its body.
 #[derive(Clone, Debug)]
 pub struct Case {
     pub classname: String,
@@ -37,6 +37,8 @@ pub struct Case {
     pub outcome: CaseResult,
     /// What the case saw, for a passing case too (`<system-out>`).
     pub output: Option<String>,
+    /// The rules the case judges (`<property name="rules">`).
+    pub rules: Vec<&'static str>,
 }
 
 impl Case {
@@ -47,11 +49,17 @@ impl Case {
             seconds: None,
             outcome,
             output: None,
+            rules: Vec::new(),
         }
     }
 
     pub fn with_output(mut self, output: impl Into<String>) -> Case {
         self.output = Some(output.into());
+        self
+    }
+
+    pub fn with_rules(mut self, rules: &[&'static str]) -> Case {
+        self.rules = rules.to_vec();
         self
     }
 }
@@ -72,111 +80,65 @@ impl Suite {
             cases,
         }
     }
-
-    fn count(&self, f: impl Fn(&CaseResult) -> bool) -> usize {
-        self.cases.iter().filter(|c| f(&c.outcome)).count()
-    }
 }
 
-/// The document: `<testsuites name=…>` with every suite.
+/// The document: `<testsuites name=…>` with every suite, each carrying the contract it
+/// was judged against (`contract`, `contract-version`) in its properties.
 pub fn render(name: &str, suites: &[Suite]) -> String {
-    let failed = |o: &CaseResult| matches!(o, CaseResult::Failed { .. });
-    let skipped = |o: &CaseResult| matches!(o, CaseResult::Skipped { .. });
-    let tests: usize = suites.iter().map(|s| s.cases.len()).sum();
-    let failures: usize = suites.iter().map(|s| s.count(failed)).sum();
-    let skips: usize = suites.iter().map(|s| s.count(skipped)).sum();
-    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        x,
-        "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skips}\">",
-        escape(name)
-    );
+    use payhub_model::Contract;
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    use std::time::Duration;
+    let mut report = Report::new(name);
     for suite in suites {
-        let _ = write!(
-            x,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\"",
-            escape(&suite.name),
-            suite.cases.len(),
-            suite.count(failed),
-            suite.count(skipped)
-        );
+        let mut ts = TestSuite::new(suite.name.as_str());
+        ts.add_property(quick_junit::Property::new("contract", Contract::named()));
+        ts.add_property(quick_junit::Property::new(
+            "contract-version",
+            Contract::VERSION,
+        ));
         if let Some(s) = suite.seconds {
-            let _ = write!(x, " time=\"{s:.3}\"");
+            ts.set_time(Duration::from_secs_f64(s.max(0.0)));
         }
-        x.push_str(">\n");
         for case in &suite.cases {
-            let _ = write!(
-                x,
-                "    <testcase classname=\"{}\" name=\"{}\"",
-                escape(&case.classname),
-                escape(&case.name)
-            );
-            if let Some(s) = case.seconds {
-                let _ = write!(x, " time=\"{s:.3}\"");
-            }
-            if case.outcome == CaseResult::Passed && case.output.is_none() {
-                x.push_str("/>\n");
-                continue;
-            }
-            x.push_str(">\n");
-            match &case.outcome {
-                CaseResult::Passed => {}
+            let status = match &case.outcome {
+                CaseResult::Passed => TestCaseStatus::success(),
                 CaseResult::Failed { message, detail } => {
-                    let _ = writeln!(
-                        x,
-                        "      <failure type=\"violated\" message=\"{}\">{}</failure>",
-                        escape(message),
-                        escape(detail)
-                    );
+                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    st.set_type("violated").set_message(message.as_str());
+                    if !detail.is_empty() {
+                        st.set_description(detail.as_str());
+                    }
+                    st
                 }
                 CaseResult::Skipped { message } => {
-                    let _ = writeln!(x, "      <skipped message=\"{}\"/>", escape(message));
+                    let mut st = TestCaseStatus::skipped();
+                    st.set_message(message.as_str());
+                    st
                 }
+            };
+            let mut tc = TestCase::new(case.name.as_str(), status);
+            tc.set_classname(case.classname.as_str());
+            if let Some(s) = case.seconds {
+                tc.set_time(Duration::from_secs_f64(s.max(0.0)));
             }
             if let Some(out) = &case.output {
-                let _ = writeln!(x, "      <system-out>{}</system-out>", escape(out));
+                tc.set_system_out(out.as_str());
             }
-            x.push_str("    </testcase>\n");
+            if !case.rules.is_empty() {
+                tc.add_property(quick_junit::Property::new("rules", case.rules.join(", ")));
+            }
+            ts.add_test_case(tc);
         }
-        x.push_str("  </testsuite>\n");
+        report.add_test_suite(ts);
     }
-    x.push_str("</testsuites>\n");
-    x
-}
-
-/// Text as XML character data or an attribute value: the five entities, and the
-/// characters XML 1.0 cannot hold (C0 controls but tab and line feed) as U+FFFD.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\t' => out.push_str("&#9;"),
-            '\r' => out.push_str("&#13;"),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- the JUnit document could not be written: {e} -->\n"))
 }
 
 /// The first line of a witness, as a failure's message.
 pub fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_owned()
-}
-
-/// A case's name: the property and the rules it checks (`name [RULE, …]`).
-fn named(name: &str, rules: &[&str]) -> String {
-    if rules.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{name} [{}]", rules.join(", "))
-    }
 }
 
 /// One suite per checked preset, one case per property: holds or reached passes; a
@@ -222,7 +184,7 @@ pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Suite> {
                             ),
                         },
                     };
-                    Case::new(class.clone(), named(q.name, &q.rules), outcome)
+                    Case::new(class.clone(), q.name, outcome).with_rules(&q.rules)
                 })
                 .collect();
             Suite {
@@ -273,7 +235,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Suite {
                 None => incomplete.clone().unwrap_or(CaseResult::Passed),
             };
             let rules: Vec<&str> = p.rules.iter().map(|r| r.id()).collect();
-            Case::new(class.clone(), named(p.name, &rules), outcome)
+            Case::new(class.clone(), p.name, outcome).with_rules(&rules)
         })
         .collect();
     let liveness = if s.liveness_failures > 0 {
@@ -308,10 +270,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Suite {
         );
     }
     cases.push(case);
-    Suite::new(
-        format!("{prefix} simulation: {} seeds", s.seeds_asked),
-        cases,
-    )
+    Suite::new(format!("{prefix} simulation"), cases)
 }
 
 /// A `verify` run: the presets, the simulation sweep, the chaos sweep, every scenario
@@ -355,7 +314,7 @@ pub fn verify(report: &crate::report::Report) -> String {
                 None => CaseResult::Passed,
             };
             suites.push(Suite::new(
-                format!("verify chaos: {} seeds", chaos.seeds),
+                "verify chaos",
                 vec![Case::new(
                     "verify.chaos",
                     "every always property after every adversarial request",
@@ -372,10 +331,6 @@ pub fn verify(report: &crate::report::Report) -> String {
                 .scenarios
                 .iter()
                 .map(|s| {
-                    let name = match &s.title {
-                        Some(t) => format!("{}: {t}", s.name),
-                        None => s.name.clone(),
-                    };
                     let outcome = if s.passed {
                         CaseResult::Passed
                     } else {
@@ -388,7 +343,12 @@ pub fn verify(report: &crate::report::Report) -> String {
                             ),
                         }
                     };
-                    Case::new("verify.scenarios", name, outcome)
+                    let case = Case::new("verify.scenarios", s.name.as_str(), outcome)
+                        .with_rules(&s.rules);
+                    match &s.title {
+                        Some(t) => case.with_output(t.as_str()),
+                        None => case,
+                    }
                 })
                 .collect();
             suites.push(Suite::new("verify scenarios and findings scripts", cases));
@@ -436,11 +396,7 @@ fn shortcuts_suite(s: &super::Shortcuts) -> Suite {
                 detail: String::new(),
             }
         };
-        Case::new(
-            class,
-            format!("planted unsound shortcut {name} caught"),
-            outcome,
-        )
+        Case::new(class, format!("planted unsound shortcut {name}"), outcome)
     }));
     Suite::new("verify search shortcuts", cases)
 }
@@ -503,10 +459,7 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Suite {
         )
     }));
     Suite {
-        name: format!(
-            "{prefix} bug zoo: {} of {} mutants killed",
-            m.killed, m.total
-        ),
+        name: format!("{prefix} bug zoo"),
         seconds: Some(m.seconds),
         cases,
     }
@@ -517,9 +470,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escaping_keeps_the_document_well_formed() {
-        assert_eq!(escape("a<b & \"c\"\n"), "a&lt;b &amp; &quot;c&quot;&#10;");
-        assert_eq!(escape("\u{1}x"), "\u{FFFD}x");
+    fn control_characters_and_markup_keep_the_document_well_formed() {
+        let suites = vec![Suite::new(
+            "s",
+            vec![Case::new(
+                "c",
+                "a<b & \"c\"",
+                CaseResult::Failed {
+                    message: "\u{1}x <y>".into(),
+                    detail: "d\u{7}".into(),
+                },
+            )],
+        )];
+        let x = render("t", &suites);
+        assert!(x.contains("a&lt;b &amp; &quot;c&quot;"), "{x}");
+        assert!(!x.contains('\u{1}') && !x.contains('\u{7}'), "{x}");
     }
 
     #[test]
@@ -546,8 +511,15 @@ mod tests {
             ],
         )];
         let x = render("t", &suites);
-        assert!(x.contains("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
-        assert!(x.contains("<failure type=\"violated\" message=\"m\">d</failure>"));
-        assert!(x.contains("<skipped message=\"why\"/>"));
+        assert!(x.contains("tests=\"3\""), "{x}");
+        assert!(x.contains("failures=\"1\""), "{x}");
+        assert!(x.contains("skipped=\"1\""), "{x}");
+        assert!(x.contains("message=\"m\""), "{x}");
+        assert!(x.contains("type=\"violated\""), "{x}");
+        assert!(x.contains("<skipped message=\"why\""), "{x}");
+        assert!(
+            x.contains(&format!("value=\"{}\"", payhub_model::Contract::VERSION)),
+            "{x}"
+        );
     }
 }

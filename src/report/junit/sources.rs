@@ -1,7 +1,7 @@
 //! The JUnit of the recorded sources and the platform under test: `judge`, `check-log`
 //! and `conform` (its sweep, oracle and registry, and its kill matrix).
 
-use super::{Case, CaseResult, Suite, first_line, named, render};
+use super::{Case, CaseResult, Suite, first_line, render};
 
 /// Verdicts over a recorded source (`judge`, `check-log`): a case per property; cannot
 /// judge is skipped with the evidence missing.
@@ -26,7 +26,7 @@ fn verdicts(class: &str, vs: &[payhub_properties::verdict::Verdict]) -> Vec<Case
                     message: v.status_text(),
                 },
             };
-            Case::new(class, named(v.name, &v.rules), outcome)
+            Case::new(class, v.name, outcome).with_rules(&v.rules)
         })
         .collect()
 }
@@ -48,8 +48,8 @@ pub(crate) fn judge(
             },
         ));
     }
-    let suite = Suite::new(format!("judge {}", file.display()), cases);
-    render("payhub-verify judge", &[suite])
+    let suite = Suite::new("judge", cases);
+    render(&format!("payhub-verify judge {}", file.display()), &[suite])
 }
 
 /// `check-log FILE… --format junit`: a suite per file; unreadable entries make one
@@ -77,112 +77,91 @@ pub(crate) fn check_log(all: &[crate::check_log::Judged]) -> String {
     render("payhub-verify check-log", &suites)
 }
 
-/// `conform --format junit`: a failed case per violating case (its seed; the shrunk
-/// exchanges and the answers the model allowed in the failure), a skipped case per case
-/// the oracle could not finish, one passing case for the cases that conformed, and a
-/// skipped one for the seeds not reached.
+/// `conform --format junit`: one case for the generated cases (failed with every
+/// violating seed's shrunk exchanges and the answers the model allowed; skipped when a
+/// case could not be finished or none ran; the seeds not reached in its body), and a case
+/// per property of the registry judging the target.
 pub(crate) fn conform(r: &crate::conform::report::Report) -> String {
-    let class = "conform";
-    let mut cases = Vec::new();
-    for v in &r.violations {
-        let allowed = v.allowed.join("\n");
-        cases.push(Case::new(
-            class,
-            format!("case seed {}", v.seed),
-            CaseResult::Failed {
-                message: format!(
-                    "round {} of the case shrunk to {} requests: no model state explains the answers",
-                    v.breaking_round + 1,
-                    v.shrunk_requests
-                ),
-                detail: format!("the model allowed:\n{allowed}\n\nas a what-if script:\n{}", v.script),
-            },
-        ));
-    }
-    for (seed, why) in &r.incomplete {
-        cases.push(Case::new(
-            class,
-            format!("case seed {seed}"),
-            CaseResult::Skipped {
-                message: format!("not judged: {why}"),
-            },
-        ));
-    }
+    let mut body: Vec<String> = r
+        .violations
+        .iter()
+        .map(|v| {
+            format!(
+                "case seed {}: round {} of the case shrunk to {} requests: no model state explains the answers\nthe model allowed:\n{}\n\nas a what-if script:\n{}",
+                v.seed,
+                v.breaking_round + 1,
+                v.shrunk_requests,
+                v.allowed.join("\n"),
+                v.script
+            )
+        })
+        .collect();
+    body.extend(
+        r.incomplete
+            .iter()
+            .map(|(seed, why)| format!("case seed {seed}: not judged: {why}")),
+    );
     let conformed = r
         .cases_run
         .saturating_sub(r.violations.len() + r.incomplete.len());
-    cases.push(Case::new(
-        class,
-        format!("{conformed} cases of seeds {} conform", r.seeds),
-        if conformed > 0 || r.cases_run > 0 {
-            CaseResult::Passed
-        } else {
-            CaseResult::Skipped {
-                message: "no case ran".into(),
-            }
-        },
-    ));
-    registry_cases(&r.registry, &mut cases);
+    let mut summary = format!(
+        "{conformed} of {} cases of seeds {} conform",
+        r.cases_run, r.seeds
+    );
     if r.not_run > 0 {
-        cases.push(Case::new(
-            class,
-            format!("{} cases not run", r.not_run),
-            CaseResult::Skipped {
-                message: r
-                    .continue_with
-                    .clone()
-                    .map(|c| format!("not judged; continue with: {c}"))
-                    .unwrap_or_else(|| "not run: the run stopped at a violation".into()),
-            },
-        ));
+        summary.push_str(&format!("; {} cases not run", r.not_run));
+        if let Some(c) = &r.continue_with {
+            summary.push_str(&format!("; continue with: {c}"));
+        }
     }
-    let mut suite = Suite::new(format!("conform {}", r.target), cases);
+    let outcome = if let Some(v) = r.violations.first() {
+        CaseResult::Failed {
+            message: format!(
+                "{} of {} cases do not conform; first: case seed {}",
+                r.violations.len(),
+                r.cases_run,
+                v.seed
+            ),
+            detail: body.join("\n\n"),
+        }
+    } else if r.cases_run == 0 || !r.incomplete.is_empty() || r.not_run > 0 {
+        CaseResult::Skipped {
+            message: format!("not judged in full: {summary}"),
+        }
+    } else {
+        CaseResult::Passed
+    };
+    let mut cases = vec![Case::new("conform", "cases", outcome).with_output(summary)];
+    if let Some(out) = cases[0].output.as_mut().filter(|_| !body.is_empty()) {
+        out.push('\n');
+        out.push_str(&body.join("\n\n"));
+    }
+    registry_cases(&r.registry, &mut cases);
+    let mut suite = Suite::new("conform", cases);
     suite.seconds = Some(r.elapsed_s);
-    render("payhub-verify conform", &[suite])
+    render(&format!("payhub-verify conform {}", r.target), &[suite])
 }
 
-/// The registry's verdicts over conform's exchanges: a failed case per violated property
-/// judging the target (its witness in the failure), one passing case for those that hold,
-/// one skipped case for those the exchanges cannot judge.
+/// The registry's verdicts over conform's exchanges: a case per property judging the
+/// target (failed with its witness, skipped when the exchanges cannot judge it).
 fn registry_cases(g: &crate::conform::registry::Registry, cases: &mut Vec<Case>) {
     use crate::conform::registry::Judges;
     use payhub_properties::verdict::Status;
-    let class = "conform.registry";
-    let target = || g.properties.iter().filter(|p| p.judges == Judges::Target);
-    for p in g.violated() {
-        cases.push(Case::new(
-            class,
-            p.name.to_owned(),
-            CaseResult::Failed {
+    for p in g.properties.iter().filter(|p| p.judges == Judges::Target) {
+        let outcome = match p.status {
+            Status::Violated => CaseResult::Failed {
                 message: format!("{} ({})", p.name, p.rules.join(", ")),
                 detail: p.violation_text(),
             },
-        ));
-    }
-    let held: Vec<&str> = target()
-        .filter(|p| matches!(p.status, Status::Holds | Status::Reached))
-        .map(|p| p.name)
-        .collect();
-    if !held.is_empty() {
-        cases.push(Case::new(
-            class,
-            format!(
-                "{} properties hold over the wire: {}",
-                held.len(),
-                held.join(", ")
-            ),
-            CaseResult::Passed,
-        ));
-    }
-    let not_judged = target().filter(|p| p.status == Status::CannotJudge).count();
-    if not_judged > 0 {
-        cases.push(Case::new(
-            class,
-            format!("{not_judged} properties cannot be judged over the wire"),
-            CaseResult::Skipped {
-                message: "not judged: they need the acquirer's ledger, the platform's store or the merchant's process".into(),
+            Status::CannotJudge => CaseResult::Skipped {
+                message: "not judged: it needs the acquirer's ledger, the platform's store or the merchant's process".into(),
             },
-        ));
+            Status::Unreached => CaseResult::Skipped {
+                message: "not reached by these exchanges (a sometimes property: not a failure)".into(),
+            },
+            Status::Holds | Status::Reached => CaseResult::Passed,
+        };
+        cases.push(Case::new("conform.registry", p.name, outcome).with_rules(&p.rules));
     }
 }
 
