@@ -2,11 +2,12 @@
 //! the page it writes as `report.html`; Debian's headless chromium loads it from disk (no network) and the
 //! rendered DOM holds, per violation, one drawn sequence diagram whose arrows run
 //! between its own lifelines and whose closing note names the property and its rules.
-//! A screenshot is saved as `target/test-artifacts/report-page.png`.
+//! At 1,280 px the page does not scroll sideways and drawn text is at least 11 px. A
+//! screenshot is saved as `target/test-artifacts/report-page.png`.
 
 mod common;
 
-use common::browser::{attr, browse, chromium, openings};
+use common::browser::{attr, browse, chromium, measure, openings};
 use std::path::Path;
 
 /// The planted bug: a cancel answered 202 with an error object instead of its Payment
@@ -90,6 +91,21 @@ fn report_browser_each_violation_is_drawn_with_its_witness() {
         assert_eq!(verdict, 1);
         assert!(v.contains("VIOLATED cancel-202-keeps-the-status [CANCEL-01]"));
     }
+
+    // At 1,280 px nothing scrolls sideways, and every drawing's text is shown at 11 px
+    // or more (drawings wider than the page scroll in their own box).
+    let m = measure(&browser, &profile, &page, 1280);
+    assert!(
+        m.scroll_width <= 1280.0,
+        "the page is {} px wide at 1280",
+        m.scroll_width
+    );
+    assert!(m.texts > 0);
+    assert!(
+        m.min_text_px >= 11.0,
+        "drawn text as small as {} px",
+        m.min_text_px
+    );
 
     let artifacts = tmp.parent().unwrap().join("test-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();

@@ -16,16 +16,16 @@ use std::fmt::Write as _;
 
 /// The page's stylesheet: readable at 1,280 px without horizontal scrolling.
 pub const STYLE: &str = "<style>\
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1f2328;margin:0 auto;max-width:1240px;padding:0 16px 48px}\
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI','Noto Sans CJK SC','PingFang SC','Microsoft YaHei',sans-serif;color:#1f2328;margin:0 auto;max-width:1240px;padding:0 16px 48px}\
 h1{font-size:22px;margin:0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de}h3{font-size:15px;margin:18px 0 6px}\
-code,pre{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12px}\
+code,pre{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,'Noto Sans Mono CJK SC',monospace;font-size:12px}\
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:8px;border-radius:4px}\
 .banner{padding:14px 16px;border-radius:6px;margin:16px 0}\
 .ok{background:#dafbe1;border:1px solid #4ac26b}.fail{background:#ffebe9;border:1px solid #cf222e}.open{background:#fff8c5;border:1px solid #d4a72c}\
-table{border-collapse:collapse;width:100%;margin:6px 0}th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}\
+table{border-collapse:collapse;width:100%;margin:6px 0}th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}\
 th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 .bad{color:#cf222e;font-weight:bold}.good{color:#1a7f37}.muted{color:#57606a}\
-details{margin:4px 0}summary{cursor:pointer}figure{margin:8px 0;overflow:hidden}\
+details{margin:4px 0}summary{cursor:pointer}figure{margin:8px 0;overflow-x:auto}\
 .violation{border-left:4px solid #cf222e;padding-left:10px;margin:14px 0}\
 </style>";
 
@@ -81,13 +81,14 @@ impl Report {
             s,
             "<section class=\"banner {class}\" id=\"verdict\"><h1>payhub-verify: {}</h1>\
              <p>{:.1} s · payhub-verify {} · commit <code>{}</code> · {} · {} cores<br>\
-             reproduce: <code>{}</code></p>",
+             {}<br>reproduce: <code>{}</code></p>",
             escape(self.verdict),
             self.seconds,
             escape(h.version),
             escape(&h.commit),
             escape(&h.date),
             h.cores,
+            super::page::contract_line(),
             escape(&h.command)
         );
         if let Some(m) = self.planted {
@@ -252,6 +253,38 @@ impl Report {
                 phase("bug zoo").or(Some(m.seconds)),
             );
         }
+        match &self.edges {
+            Some(e) => {
+                let checks_ok = e.checks.iter().filter(|c| c.passed).count();
+                let caught = e.defects.iter().filter(|d| d.caught_by.is_some()).count();
+                let result = format!(
+                    "{checks_ok} of {} checks hold; {caught} of {} planted edge defects caught",
+                    e.checks.len(),
+                    e.defects.len()
+                );
+                row(
+                    s,
+                    "edges",
+                    format!(
+                        "sandbox sessions, check-log and conform over loopback: {} exchanges, {} conform cases",
+                        e.exchanges, e.smoke_cases
+                    ),
+                    if e.passed() {
+                        format!("<span class=\"good\">{result}</span>")
+                    } else {
+                        format!("<span class=\"bad\">{result}</span>")
+                    },
+                    phase("edges").or(Some(e.seconds)),
+                );
+            }
+            None => row(
+                s,
+                "edges",
+                "sandbox sessions, check-log and conform over loopback".to_owned(),
+                "not run".to_owned(),
+                None,
+            ),
+        }
         let judged = self
             .coverage
             .iter()
@@ -413,7 +446,8 @@ impl Report {
             };
             let drawing = match &r.counterexample {
                 Some(found) => format!(
-                    "<details><summary>counterexample</summary>{}</details>",
+                    "<tr class=\"drawing\"><td colspan=\"6\"><details><summary>counterexample of <code>{}</code></summary>{}</details></td></tr>",
+                    escape(r.name),
                     figure(
                         &found.proof.trace,
                         &verdict_note(
@@ -432,7 +466,7 @@ impl Report {
             };
             let _ = write!(
                 s,
-                "<tr data-mutant=\"{}\"><td><code>{}</code> <span class=\"muted\">{}</span>{drawing}</td><td>{}</td><td>{caught}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2}</td></tr>",
+                "<tr data-mutant=\"{}\"><td><code>{}</code> <span class=\"muted\">{}</span></td><td>{}</td><td>{caught}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2}</td></tr>{drawing}",
                 escape(r.name),
                 escape(r.name),
                 escape(r.about),

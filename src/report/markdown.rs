@@ -193,6 +193,11 @@ impl Report {
             "- payhub-verify {}, commit {}, {}",
             h.version, h.commit, h.date
         );
+        let _ = writeln!(
+            s,
+            "- contract: {} (the Chinese original is authoritative)",
+            payhub_model::Contract::named()
+        );
         let _ = writeln!(s, "- command: `{}` on {} cores", h.command, h.cores);
         let _ = writeln!(s, "- reproduce: `{}`", h.command);
         let problems = self.problems();
@@ -269,13 +274,16 @@ impl Report {
         for r in &self.presets {
             for p in r.properties.iter().filter(|p| p.counterexample.is_some()) {
                 let cx = p.counterexample.as_ref().expect("filtered");
+                let note = super::html::verdict_note(p.name, &p.rules, &cx.detail);
                 let _ = writeln!(
                     s,
-                    "Counterexample of `{}` [{}] in `{}`: {}\n\n```text\n{}\n```\n",
+                    "### Counterexample of `{}` [{}] in `{}`\n\n{}\n\n```mermaid\n{}```\n\n<details><summary>The tape ({} choices), as <code>replay --tape</code> takes it</summary>\n\n```text\n{}\n```\n\n</details>\n",
                     p.name,
                     p.rules.join(", "),
                     r.name,
                     cx.detail,
+                    cx.proof.trace.to_mermaid_with_verdict(Some(&note)),
+                    cx.tape.len(),
                     cx.tape.join("\n")
                 );
             }
@@ -284,6 +292,13 @@ impl Report {
 
     fn simulation_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Simulation\n");
+        if !self.ran("simulation sweep") && !self.ran("chaos") {
+            let _ = writeln!(
+                s,
+                "Not run: nothing is claimed for the simulation or chaos sweeps.\n"
+            );
+            return;
+        }
         let _ = writeln!(
             s,
             "{} seeds of the reference client (two servers sharing a database, one live server; swarm fault profiles), {} steps, {} violations; each run healed for 25 simulated hours, {} left a submission unresolved. Chaos: {} seeds of adversarial requests, {} steps, {} violations. Choice and answer counts are in `report.json`.\n",
@@ -298,14 +313,18 @@ impl Report {
         if let Some(cx) = &self.simulation.counterexample {
             let _ = writeln!(
                 s,
-                "### Counterexample: `{}`\n\n{}\n\nReplay: `{}`\n\n```text\n{}```\n",
-                cx.property, cx.detail, cx.replay, cx.trace
+                "### Counterexample: `{}`\n\n{}\n\nReplay: `{}`\n\n```mermaid\n{}```\n\n<details><summary>The trace as text</summary>\n\n```text\n{}```\n\n</details>\n",
+                cx.property, cx.detail, cx.replay, cx.mermaid, cx.trace
             );
         }
     }
 
     fn scenarios_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Scenarios and findings scripts\n");
+        if !self.ran("scripts") {
+            let _ = writeln!(s, "Not run: nothing is claimed for the scripts.\n");
+            return;
+        }
         let passed = self.scenarios.iter().filter(|sc| sc.passed).count();
         let _ = writeln!(
             s,
@@ -323,7 +342,10 @@ impl Report {
         if !failed.is_empty() {
             let _ = writeln!(s, "**FAILED:** {}.\n", failed.join(", "));
         }
-        let _ = writeln!(s, "Passed: {}.", names(true).join(", "));
+        let passed = names(true);
+        if !passed.is_empty() {
+            let _ = writeln!(s, "Passed: {}.", passed.join(", "));
+        }
         let _ = writeln!(
             s,
             "\nEach script's trace and sequence diagram: `payhub-verify scenario NAME [--format mermaid]`; the findings' diagrams are in `diagrams/`.\n"
@@ -456,8 +478,8 @@ fn kill_matrix_markdown(s: &mut String, zoo: &ZooReport) {
     if let Some(example) = &zoo.example {
         let _ = writeln!(
             s,
-            "\nOne killed mutant's counterexample as a diagram: `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`.",
-            example.name
+            "\nOne killed mutant's counterexample, `{}` (also `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`):\n\n```mermaid\n{}```",
+            example.name, example.name, example.mermaid
         );
     }
 }

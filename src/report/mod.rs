@@ -142,6 +142,8 @@ pub struct Finding {
 /// never by the model.
 #[derive(Clone, Debug, Serialize)]
 pub struct Header {
+    /// The contract judged: its title, version and date.
+    pub contract: ContractNamed,
     pub version: &'static str,
     /// `git rev-parse --short HEAD` of the repository, or `unknown`.
     pub commit: String,
@@ -168,6 +170,7 @@ impl Header {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         Header {
+            contract: ContractNamed::JUDGED,
             version: env!("CARGO_PKG_VERSION"),
             commit,
             date: utc(secs),
@@ -175,6 +178,26 @@ impl Header {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
+}
+
+/// The contract a verdict is given against, as every report names it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ContractNamed {
+    pub title: &'static str,
+    /// The title in the Chinese original, which is authoritative.
+    pub title_zh: &'static str,
+    pub version: &'static str,
+    pub updated: &'static str,
+}
+
+impl ContractNamed {
+    /// The contract this build judges.
+    pub const JUDGED: ContractNamed = ContractNamed {
+        title: payhub_model::Contract::TITLE,
+        title_zh: payhub_model::Contract::TITLE_ZH,
+        version: payhub_model::Contract::VERSION,
+        updated: payhub_model::Contract::UPDATED,
+    };
 }
 
 /// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC` (the civil calendar).

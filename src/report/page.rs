@@ -66,7 +66,21 @@ pub fn banner(tone: Tone, verdict: &str, lines: &[String]) -> String {
         "<section class=\"banner {}\" id=\"verdict\"><h1>{}</h1><p>{}</p></section>",
         tone.class(),
         escape(verdict),
-        lines.join("<br>")
+        lines
+            .iter()
+            .cloned()
+            .chain([contract_line()])
+            .collect::<Vec<_>>()
+            .join("<br>")
+    )
+}
+
+/// The contract the page's verdict is given against, as one line of HTML: its title in
+/// English and in the Chinese original, its version and date.
+pub fn contract_line() -> String {
+    format!(
+        "contract: {} (the Chinese original is authoritative)",
+        escape(&payhub_model::Contract::named())
     )
 }
 

@@ -50,7 +50,7 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-
 pre{font-size:12px;background:#f6f8fa;padding:.5em;white-space:pre-wrap;word-break:break-word}\
 table{border-collapse:collapse;width:100%}th,td{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;font-size:13px}\
 td.violated,.violated{color:#cf222e}td.holds,.holds{color:#1a7f37}td.cannot_judge{color:#57606a}\
-.violation{border-left:4px solid #cf222e;padding-left:10px;margin:12px 0}figure{margin:6px 0;overflow:hidden}";
+.violation{border-left:4px solid #cf222e;padding-left:10px;margin:12px 0}figure{margin:6px 0;overflow-x:auto}";
 
 /// Renders `page.json` into the shell; asks again `REFRESH_MS` after each answer (or
 /// failure), so at most one request is in flight.

@@ -78,6 +78,8 @@ pub struct SimCounterexample {
     pub tape_file: String,
     pub replay: String,
     pub trace: String,
+    /// The shrunk run as a Mermaid sequence diagram, its verdict the closing note.
+    pub mermaid: String,
     /// The counterexample as a what-if script (`payhub-verify run` reproduces it).
     pub script: Option<String>,
     /// Why it cannot be a script (the tape still replays it).
@@ -520,6 +522,9 @@ fn shrink_and_save(
         profile: args.profile(r.seed).key_values(),
         tape: cx.labels(),
         trace: cx.trace.to_text(),
+        mermaid: cx
+            .trace
+            .to_mermaid_with_verdict(Some(&format!("VIOLATED {}: {}", cx.property, cx.detail))),
         property: cx.property,
         detail: cx.detail,
         original_steps: r.outcome.steps,

@@ -110,3 +110,47 @@ pub fn attr<'a>(opening: &'a str, name: &str) -> Option<&'a str> {
     let rest = &opening[at..];
     Some(&rest[..rest.find('"')?])
 }
+
+/// A page laid out as a reader at `width` px sees it, with every `<details>` opened: the
+/// document's scroll width (over `width` means the page scrolls sideways), and the
+/// smallest and the number of the drawings' text sizes as shown (the font size times the
+/// drawing's scale). The page is copied beside itself with a measuring script added; the
+/// page itself carries none.
+pub struct Measured {
+    pub scroll_width: f64,
+    pub min_text_px: f64,
+    pub texts: usize,
+}
+
+pub fn measure(browser: &Path, profile: &Path, page: &Path, width: u32) -> Measured {
+    const SCRIPT: &str = "<script>(function(){\
+document.querySelectorAll('details').forEach(function(d){d.open=true;});\
+var min=1e9,n=0;\
+document.querySelectorAll('svg').forEach(function(svg){\
+var vb=svg.viewBox&&svg.viewBox.baseVal;var r=svg.getBoundingClientRect();\
+var scale=vb&&vb.width?r.width/vb.width:1;\
+svg.querySelectorAll('text').forEach(function(t){\
+var px=parseFloat(getComputedStyle(t).fontSize)*scale;n++;if(px<min)min=px;});});\
+document.body.setAttribute('data-measured',document.documentElement.scrollWidth+' '+min+' '+n);\
+})();</script>";
+    let html = std::fs::read_to_string(page).unwrap();
+    let copy = page.with_extension("measure.html");
+    std::fs::write(&copy, html.replace("</body>", &format!("{SCRIPT}</body>"))).unwrap();
+    let dom = browse(
+        browser,
+        profile,
+        &format!("file://{}", copy.display()),
+        &["--dump-dom", &format!("--window-size={width},1400")],
+    );
+    let body = openings(&dom, "body");
+    let got = body
+        .iter()
+        .find_map(|b| attr(b, "data-measured"))
+        .unwrap_or_else(|| panic!("the measuring script did not run on {}", copy.display()));
+    let v: Vec<f64> = got.split(' ').map(|x| x.parse().unwrap()).collect();
+    Measured {
+        scroll_width: v[0],
+        min_text_px: v[1],
+        texts: v[2] as usize,
+    }
+}

@@ -2,11 +2,13 @@
 //!
 //! The layout is a grid: one column per participant, one row per item, a gutter on the
 //! left for the time of each row. Every label sits in its own row, so no two labels can
-//! overlap whatever the diagram holds; a label longer than the drawing is wide is elided
-//! with `…` and its whole text is the item's `<title>` (shown on hover). Text is set in a
+//! overlap whatever the diagram holds; a message's label longer than the drawing is wide
+//! wraps (to [`MESSAGE_LINES_MAX`] lines), a note's and anything past that is elided
+//! with `…`, and its whole text is the item's `<title>` (shown on hover). Text is set in a
 //! monospace face, so its width is known without a font: 0.6 em a character (two cells
 //! for a wide CJK character). The drawing needs no script, no external stylesheet and no
-//! network; it scales down to its container (`max-width: 100%`).
+//! network; a page shows it at its own size (12 px text) in a box that scrolls sideways
+//! when the drawing is wider than the page.
 //!
 //! Items carry `data-*` attributes (`data-kind`, `data-exchange`, `data-witness`) so a
 //! page can filter them and a test can read what was drawn.
@@ -31,6 +33,9 @@ const HEADER: f64 = 28.0;
 const TOP: f64 = 8.0;
 /// The longest label drawn, in cells, however wide the drawing.
 const LABEL_CELLS_MAX: usize = 132;
+/// The most lines a message's label is wrapped to: a request's body and an answer's
+/// ending (`(response lost)`) stay whole.
+const MESSAGE_LINES_MAX: usize = 4;
 /// The most lines a verdict note is wrapped to.
 const VERDICT_LINES_MAX: usize = 8;
 
@@ -187,13 +192,29 @@ fn wrap(s: &str, max: usize, lines_max: usize) -> (Vec<String>, bool) {
 
 /// A one-line label of `text` centred on `cx`, kept inside `[left, right]`.
 fn placed(text: &str, cx: f64, y: f64, left: f64, right: f64) -> Label {
+    placed_lines(text, cx, y, left, right, 1)
+}
+
+/// A label of `text` centred on `cx`, kept inside `[left, right]`, wrapped to at most
+/// `lines_max` lines (the last elided only past them).
+fn placed_lines(text: &str, cx: f64, y: f64, left: f64, right: f64, lines_max: usize) -> Label {
     let max = (((right - left) / CELL).floor() as usize).min(LABEL_CELLS_MAX);
-    let (line, elided) = elide(text, max);
-    let w = cells(&line) as f64 * CELL;
+    let (lines, elided) = if lines_max <= 1 {
+        let (line, elided) = elide(text, max);
+        (vec![line], elided)
+    } else {
+        wrap(text, max, lines_max)
+    };
+    let w = lines.iter().map(|l| cells(l)).max().unwrap_or(0) as f64 * CELL;
     let x = (cx - w / 2.0).clamp(left, (right - w).max(left));
     Label {
-        rect: Rect { x, y, w, h: LINE },
-        lines: vec![line],
+        rect: Rect {
+            x,
+            y,
+            w,
+            h: LINE * lines.len() as f64,
+        },
+        lines,
         elided,
     }
 }
@@ -233,11 +254,11 @@ pub(super) fn layout(d: &Diagram) -> Layout {
         let row = match item {
             Item::Message { from, to, .. } => {
                 let (a, b) = (lifelines[(*from).min(n - 1)], lifelines[(*to).min(n - 1)]);
-                let label = placed(&full, (a + b) / 2.0, y, left, right);
+                let label = placed_lines(&full, (a + b) / 2.0, y, left, right, MESSAGE_LINES_MAX);
                 Row {
                     y,
-                    h: LINE + 13.0,
-                    line_y: y + LINE + 5.0,
+                    h: label.rect.h + 13.0,
+                    line_y: y + label.rect.h + 5.0,
                     frame: None,
                     label,
                     time: None,
@@ -357,7 +378,7 @@ fn xml(s: &str) -> String {
 
 /// The drawings' stylesheet: inside each standalone SVG, once on a page of many.
 pub const STYLE: &str = "<style>\
-.seq text{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12px;fill:#1f2328}\
+.seq text{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,'Noto Sans Mono CJK SC',monospace;font-size:12px;fill:#1f2328}\
 .seq .halo{paint-order:stroke;stroke:#fff;stroke-width:4px;stroke-linejoin:round}\
 .seq .head rect{fill:#f6f8fa;stroke:#57606a}\
 .seq .lifeline{stroke:#8c959f;stroke-dasharray:4 4}\
@@ -387,7 +408,7 @@ pub(super) fn render(d: &Diagram, l: &Layout, styled: bool) -> String {
     let _ = write!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"{class}\" viewBox=\"0 0 {w:.0} {h:.0}\" \
-         width=\"{w:.0}\" height=\"{h:.0}\" style=\"max-width:100%;height:auto\" role=\"img\" \
+         width=\"{w:.0}\" height=\"{h:.0}\" role=\"img\" \
          aria-label=\"sequence diagram, {n} participants, {m} items\">{style}",
         style = if styled { STYLE } else { "" },
         w = l.width,

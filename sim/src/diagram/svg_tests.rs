@@ -118,14 +118,39 @@ fn no_two_labels_overlap_at_forty_items_and_five_participants() {
 }
 
 #[test]
-fn long_bodies_are_elided_with_the_full_text_on_hover() {
+fn long_bodies_wrap_whole_and_past_four_lines_are_elided_with_the_full_text_on_hover() {
     let d = busy();
+    let l = d.layout();
+    // A message longer than a line wraps, and keeps its ending (a lost answer's
+    // "(response lost)" stays readable).
+    let long = &l.rows[1];
+    assert!(!long.label.elided);
+    assert!(long.label.lines.len() > 1 && long.label.lines.len() <= MESSAGE_LINES_MAX);
+    assert_eq!(
+        long.label.lines.concat().replace(' ', ""),
+        d.items[1].full_text().replace(' ', "")
+    );
+    assert!(
+        long.line_y > long.label.rect.y + long.label.rect.h,
+        "the arrow runs under its label"
+    );
+    // Past the lines a message may take, the label is elided and the whole text is its title.
+    let mut d = busy();
+    if let Item::Message { text, .. } = &mut d.items[2] {
+        *text = text.repeat(4);
+    }
     let l = d.layout();
     let svg = d.to_svg();
     let long = &l.rows[2];
     assert!(long.label.elided);
-    assert!(long.label.lines[0].ends_with('…'));
-    assert!(cells(&long.label.lines[0]) <= LABEL_CELLS_MAX);
+    assert_eq!(long.label.lines.len(), MESSAGE_LINES_MAX);
+    assert!(long.label.lines.last().unwrap().ends_with('…'));
+    assert!(
+        long.label
+            .lines
+            .iter()
+            .all(|line| cells(line) <= LABEL_CELLS_MAX)
+    );
     let full = xml(&d.items[2].full_text());
     assert!(
         svg.contains(&format!("<title>{full}</title>")),
