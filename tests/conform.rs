@@ -124,6 +124,10 @@ fn conform_finds_and_shrinks_a_planted_bug() {
         "{}",
         stdout(&text)
     );
+    // The failure names the rules and says which answers the model does explain.
+    let t = stdout(&text);
+    assert!(t.contains("(rules RES-02"), "{t}");
+    assert!(t.contains("answers the model explains, unmarked; !! marks the round"), "{t}");
 }
 
 /// The planted race: two same-key creates that both execute (the key claimed only when

@@ -229,9 +229,17 @@ impl Finding {
         rules
     }
 
-    /// The shrunk case in the contract's notation, the breaking answer marked.
+    /// The shrunk case in the contract's notation, the breaking answers marked `!!`: the
+    /// answers before them the model explains, those no model state explains with them.
     pub fn notation(&self) -> String {
-        let mut s = String::new();
+        let explained = self
+            .exchanges
+            .iter()
+            .filter(|e| e.round < self.breaking_round)
+            .count();
+        let mut s = format!(
+            "   ({explained} answers the model explains, unmarked; !! marks the round no model state explains)\n"
+        );
         for e in &self.exchanges {
             let mark = if e.round == self.breaking_round {
                 "!! "
