@@ -604,6 +604,17 @@ impl Report {
                 example.mermaid.clone(),
             ));
         }
+        // An earlier run's drawings that this run does not make are removed, so the
+        // folder shows this run alone (only `.mmd` files: nothing else is touched).
+        if let Ok(entries) = std::fs::read_dir(&diagrams) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".mmd") && !written.iter().any(|(w, _)| *w == name) {
+                    std::fs::remove_file(e.path())
+                        .map_err(|err| format!("cannot remove {}: {err}", e.path().display()))?;
+                }
+            }
+        }
         for (name, text) in written {
             let path = diagrams.join(name);
             crate::whole_file::write(&path, text)?;
@@ -624,6 +635,7 @@ mod tests {
 
     fn header() -> Header {
         Header {
+            contract: ContractNamed::JUDGED,
             version: "0.1.0",
             commit: "abc1234".into(),
             date: utc(1_764_582_662),
@@ -651,6 +663,26 @@ mod tests {
                 shortcuts: None,
             },
         )
+    }
+
+    #[test]
+    fn a_report_folder_keeps_no_drawing_of_an_earlier_run() {
+        let out = std::env::temp_dir().join(format!("payhub-report-stale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(out.join("diagrams")).unwrap();
+        std::fs::write(out.join("diagrams/S99-gone.mmd"), "sequenceDiagram\n").unwrap();
+        std::fs::write(out.join("diagrams/notes.txt"), "mine").unwrap();
+        report(Vec::new()).write(&out).unwrap();
+        assert!(
+            !out.join("diagrams/S99-gone.mmd").exists(),
+            "a stale drawing stayed"
+        );
+        assert!(
+            out.join("diagrams/notes.txt").exists(),
+            "a file not ours was removed"
+        );
+        assert!(out.join("report.md").exists());
+        std::fs::remove_dir_all(&out).ok();
     }
 
     #[test]
