@@ -325,14 +325,11 @@ impl Report {
             violated.len()
         );
         for (r, p) in violated {
-            let _ = write!(
-                s,
-                "<div class=\"violation\" data-property=\"{}\"><h3>{} <span class=\"muted\">in {}</span></h3><p>Rules: {}.</p>",
-                escape(p.name),
-                escape(p.name),
-                escape(r.name),
-                rules_cell(&p.rules)
-            );
+            s.push_str(&super::page::violation_open(
+                p.name,
+                &format!("in {}", escape(r.name)),
+                &p.rules,
+            ));
             if let Some(cx) = &p.counterexample {
                 let _ = write!(
                     s,

@@ -93,20 +93,22 @@ pub fn rules_cell(rules: &[&str]) -> String {
         .join(", ")
 }
 
-/// Each rule with its sentence from the catalogue, as a list.
+/// What the contract asks instead: each rule with its sentence from the catalogue, in
+/// English and in the Chinese original (authoritative), as a list.
 pub fn rule_sentences(rules: &[&str]) -> String {
     if rules.is_empty() {
         return String::new();
     }
-    let mut s = String::from("<ul class=\"rules\">");
+    let mut s = String::from("<p>What the contract asks instead:</p><ul class=\"rules\">");
     for id in rules {
-        let text = Rule::from_id(id).map(|r| r.text()).unwrap_or_default();
+        let (text, zh) = Rule::from_id(id).map_or(("", ""), |r| (r.text(), r.zh()));
         let _ = write!(
             s,
-            "<li data-rule=\"{}\"><code>{}</code> {}</li>",
+            "<li data-rule=\"{}\"><code>{}</code> {}<br><span lang=\"zh\">{}</span></li>",
             escape(id),
             escape(id),
-            escape(text)
+            escape(text),
+            escape(zh)
         );
     }
     s.push_str("</ul>");
