@@ -25,7 +25,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:8px;bo
 table{border-collapse:collapse;width:100%;margin:6px 0}th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}\
 th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 .bad{color:#cf222e;font-weight:bold}.good{color:#1a7f37}.muted{color:#57606a}\
-details{margin:4px 0}summary{cursor:pointer}figure{margin:8px 0;overflow-x:auto}\
+details{margin:4px 0}summary{cursor:pointer}figure{margin:8px 0;overflow-x:auto;max-width:calc(100vw - 80px)}\
 .violation{border-left:4px solid #cf222e;padding-left:10px;margin:14px 0}\
 </style>";
 
@@ -413,12 +413,14 @@ impl Report {
             };
             let _ = write!(
                 s,
-                "<tr id=\"script-{}\"><td><details><summary><code>{}</code> {}</summary>{}</details></td><td>{result}</td><td>{}</td></tr>",
+                "<tr id=\"script-{}\"><td><code>{}</code> {}</td><td>{result}</td><td>{}</td></tr>\
+                 <tr class=\"drawing\"><td colspan=\"3\"><details><summary>drawing of <code>{}</code></summary>{}</details></td></tr>",
                 escape(&sc.name),
                 escape(&sc.name),
                 escape(sc.title.as_deref().unwrap_or("")),
-                scenario_figure(sc),
-                rules_cell(&sc.rules)
+                rules_cell(&sc.rules),
+                escape(&sc.name),
+                scenario_figure(sc)
             );
         }
         s.push_str("</table>");
