@@ -139,6 +139,25 @@ fn quiet_on_closed_pipe() {
 #[cfg(not(unix))]
 fn quiet_on_closed_pipe() {}
 
+/// A failed write of the output (a full disk, a closed file) ends the run with exit 2 and
+/// one line, never a panic's backtrace: nothing was reported, so nothing passed or failed.
+fn plain_on_failed_output() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(why) = message.strip_prefix("failed printing to stdout: ") {
+            eprintln!("payhub-verify: cannot write the output: {why}; nothing was reported");
+            std::process::exit(2);
+        }
+        default(info);
+    }));
+}
+
 /// A usage error on one line: clap's first line, and its tip if it gives one.
 fn one_line(rendered: &str) -> String {
     let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
@@ -151,6 +170,7 @@ fn one_line(rendered: &str) -> String {
 
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
+    plain_on_failed_output();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(),

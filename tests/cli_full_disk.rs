@@ -2,7 +2,7 @@
 //! last page), a tape or a report that cannot be written is an error naming the file
 //! (exit 2), and leaves the file that was there before, or none; never a file cut off
 //! mid-way. Mounting needs root (CI runs as root); elsewhere this prints SKIPPED unless
-//! `PAYHUB_REQUIRE_TMPFS=1`.
+//! `PAYHUB_REQUIRE_TMPFS=1`. Output to a full stdout is one line and exit 2.
 
 mod common;
 use common::*;
@@ -114,4 +114,29 @@ fn a_report_on_a_full_disk_is_refused_and_none_is_left_cut_off() {
         .filter(|n| n.contains("report"))
         .collect();
     assert!(left.is_empty(), "a report was left: {left:?}");
+}
+
+/// Output on stdout that cannot be written (`/dev/full`: every write fails with "no
+/// space") is one line on stderr and exit 2, never a panic with a backtrace.
+#[test]
+fn output_that_cannot_be_written_is_one_line_and_exit_2() {
+    let full = Path::new("/dev/full");
+    if !full.exists() {
+        return;
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_payhub-verify"))
+        .args(["rules"])
+        .stdout(std::fs::File::create(full).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("payhub-verify: cannot write the output: No space left on device"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("panicked") && err.lines().count() == 1,
+        "{err}"
+    );
 }
