@@ -109,3 +109,66 @@ fn conform_a_foreign_profile_with_a_bad_field_is_named_and_exit_2() {
         assert!(stderr(&o).contains(named), "{from}: {}", stderr(&o));
     }
 }
+
+/// The kill matrix of a platform this project did not write: `--start` runs its own
+/// command once per planted bug (`{mutant}` replaced), reads the address it prints, and
+/// tabulates each bug found with the rules of the violation, or missed (exit 1).
+#[test]
+fn conform_kill_matrix_starts_any_platform_once_per_planted_bug() {
+    if !python("conform") {
+        return;
+    }
+    let start = format!(
+        "exec python3 {}/platform.py --port 0 --bug {{mutant}}",
+        common::platform_py::DIR
+    );
+    let o = run(&[
+        "conform",
+        "--profile",
+        PROFILE,
+        "--kill-matrix",
+        "--start",
+        &start,
+        "--mutants",
+        "conflict_ignores_currency,replay_returns_first_response",
+        "--seeds",
+        "0..150",
+        "--format",
+        "json",
+    ]);
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, rule) in rows.iter().zip(["CONFLICT-01", "REPLAY-02"]) {
+        assert_eq!(row["found"], true, "{row}");
+        let rules: Vec<&str> = row["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(rules.contains(&rule), "{row}");
+        assert!(row["seconds_to_detection"].as_f64().is_some(), "{row}");
+    }
+    // A command that never prints an address is one line and exit 2.
+    let o = run(&[
+        "conform",
+        "--profile",
+        PROFILE,
+        "--kill-matrix",
+        "--start",
+        "echo no address; sleep 1",
+        "--mutants",
+        "x",
+        "--seeds",
+        "0..1",
+    ]);
+    no_panic(&o);
+    assert_eq!(code(&o), 2, "{}\n{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("printed no http:// address"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -26,6 +26,8 @@ use std::time::Instant;
 pub struct Row {
     pub mutant: String,
     pub found: bool,
+    /// The rules of the violation that found it.
+    pub rules: Vec<String>,
     /// The sandbox it was found against.
     pub setup: Option<String>,
     pub cases: usize,
@@ -72,6 +74,14 @@ struct Child2 {
 
 impl Drop for Child2 {
     fn drop(&mut self) {
+        // A started platform leads a process group of its own: the shell and everything
+        // it started go with it (for a child that leads none, this finds no group).
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) on a process group id; no memory is touched.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -194,6 +204,7 @@ pub async fn kill_matrix(
         let mut row = Row {
             mutant: name.clone(),
             found: false,
+            rules: Vec::new(),
             setup: None,
             cases: 0,
             seconds_to_detection: None,
@@ -236,6 +247,7 @@ pub async fn kill_matrix(
                 // Until the violation: earlier setups, the sandbox's start, the cases.
                 row.seconds_to_detection = Some(phase_at + f.detected_after_s);
                 row.shrunk_requests = Some(f.shrunk_requests);
+                row.rules = f.rules.clone();
                 row.finding = Some(f);
                 break;
             }
@@ -255,6 +267,85 @@ pub async fn kill_matrix(
     Ok(rows)
 }
 
+/// Starts `command` through the shell with `{mutant}` replaced, in a process group of
+/// its own (killed whole when dropped); the base URL it prints once it listens.
+fn start_command(command: &str, mutant: &str) -> Result<(Child2, String), String> {
+    use std::os::unix::process::CommandExt as _;
+    let line = command.replace("{mutant}", mutant);
+    let mut child = Command::new("sh")
+        .args(["-c", &line])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("--start: cannot run {line:?}: {e}"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or("--start: the command has no stdout")?;
+    let guard = Child2 { child };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut found = false;
+        for l in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if !found && let Some(url) = l.split_whitespace().find(|w| w.starts_with("http://")) {
+                found = true;
+                let _ = tx.send(url.trim_end_matches(['.', ',', ';']).to_owned());
+            }
+        }
+    });
+    let url = rx.recv_timeout(START_TIMEOUT).map_err(|_| {
+        format!("--start: {line:?} printed no http:// address within {START_TIMEOUT:?}")
+    })?;
+    Ok((guard, url))
+}
+
+/// How long a started platform has to print its address.
+const START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The kill matrix of any platform: each planted bug of `names` started by `command`
+/// (`{mutant}` replaced) and swept until a violation; not found is missed (the tool
+/// knows no reason the wire cannot show another platform's bug).
+pub async fn kill_matrix_started(
+    profile: &Loaded,
+    o: &SweepOptions,
+    command: &str,
+    names: &[String],
+    max_states: usize,
+) -> Result<Vec<Row>, String> {
+    if names.is_empty() {
+        return Err("--start needs --mutants: the names of the planted bugs to start".into());
+    }
+    let mut rows = Vec::new();
+    for name in names {
+        let started = Instant::now();
+        let (_child, url) = start_command(command, name)?;
+        let target = connect(&url, profile.clone(), max_states).await?;
+        let report = sweep(&target, &url, o, Some(())).await?;
+        let f = report.violations.into_iter().next();
+        eprintln!(
+            "conform kill matrix: {name}: {} ({} cases, {:.1}s)",
+            if f.is_some() { "found" } else { "not found" },
+            report.cases_run,
+            started.elapsed().as_secs_f64()
+        );
+        rows.push(Row {
+            mutant: name.clone(),
+            found: f.is_some(),
+            rules: f.as_ref().map(|f| f.rules.clone()).unwrap_or_default(),
+            setup: f
+                .as_ref()
+                .map(|_| "the platform's start command".to_owned()),
+            cases: report.cases_run,
+            seconds_to_detection: f.as_ref().map(|f| f.detected_after_s),
+            shrunk_requests: f.as_ref().map(|f| f.shrunk_requests),
+            reason: None,
+            finding: f,
+        });
+    }
+    Ok(rows)
+}
+
 pub fn text(rows: &[Row]) -> String {
     let found = rows.iter().filter(|r| r.found).count();
     let blind = rows
@@ -269,12 +360,13 @@ pub fn text(rows: &[Row]) -> String {
     for r in rows {
         if r.found {
             s.push_str(&format!(
-                "  {:<40} found    shrunk to {:>2} requests, {:>5.1}s, {:>3} cases ({})\n",
+                "  {:<40} found    shrunk to {:>2} requests, {:>5.1}s, {:>3} cases ({}) [{}]\n",
                 r.mutant,
                 r.shrunk_requests.unwrap_or(0),
                 r.seconds_to_detection.unwrap_or(0.0),
                 r.cases,
-                r.setup.as_deref().unwrap_or("")
+                r.setup.as_deref().unwrap_or(""),
+                r.rules.join(", ")
             ));
         } else {
             s.push_str(&format!(
@@ -298,11 +390,11 @@ pub fn text(rows: &[Row]) -> String {
 
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::from(
-        "| mutant | over HTTP | shrunk requests | time to detection | cases | setup / reason |\n|---|---|---|---|---|---|\n",
+        "| mutant | over HTTP | rules | shrunk requests | time to detection | cases | setup / reason |\n|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         s.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             r.mutant,
             if r.found {
                 "found"
@@ -311,6 +403,7 @@ pub fn markdown(rows: &[Row]) -> String {
             } else {
                 "missed"
             },
+            r.rules.join(", "),
             r.shrunk_requests.map(|n| n.to_string()).unwrap_or_default(),
             r.seconds_to_detection
                 .map(|t| format!("{t:.1} s"))

@@ -110,9 +110,16 @@ pub struct ConformArgs {
     /// rule of the breaking round), the other seeds that broke it listed with it.
     #[arg(long)]
     pub keep_going: bool,
-    /// With --kill-matrix: only these mutants (comma-separated names).
+    /// With --kill-matrix: only these mutants (comma-separated names); with --start, the
+    /// planted bugs of the platform under test, each started in turn.
     #[arg(long, value_delimiter = ',')]
     pub mutants: Vec<String>,
+    /// With --kill-matrix: a shell command that starts the platform under test with the
+    /// planted bug `{mutant}` (each name of --mutants in turn) and prints its base URL
+    /// (the first word starting `http://` on its stdout) once it listens; it is killed
+    /// when its sweep ends. Any platform, in any language.
+    #[arg(long, value_name = "COMMAND", requires = "kill_matrix")]
+    pub start: Option<String>,
 }
 
 pub const HELP: &str = "\
@@ -128,7 +135,8 @@ Examples:
   payhub-verify conform --target http://127.0.0.1:8080 --profile docs/profiles/sandbox.json --preset sweep --proxy-faults
   payhub-verify conform --target http://127.0.0.1:8080 --profile docs/profiles/sandbox.json --seeds 0..100000 --shard 3/8 --duration 10min
   payhub-verify conform --profile docs/profiles/sandbox.json --kill-matrix --seeds 0..300
-  payhub-verify conform --profile docs/profiles/sandbox.json --kill-matrix --mutants key_claimed_after_charge,card_in_fingerprint";
+  payhub-verify conform --profile docs/profiles/sandbox.json --kill-matrix --mutants key_claimed_after_charge,card_in_fingerprint
+  payhub-verify conform --profile docs/profiles/pyplat.json --kill-matrix --start 'python3 tests/platform_py/platform.py --port 0 --bug {mutant}' --mutants conflict_ignores_currency,throttle_executes";
 
 /// How a sweep runs.
 #[derive(Clone, Debug)]
@@ -211,12 +219,21 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     if args.kill_matrix {
-        let rows = runtime.block_on(matrix::kill_matrix(
-            &profile,
-            &options,
-            &args.mutants,
-            args.max_states,
-        ))?;
+        let rows = match &args.start {
+            Some(command) => runtime.block_on(matrix::kill_matrix_started(
+                &profile,
+                &options,
+                command,
+                &args.mutants,
+                args.max_states,
+            ))?,
+            None => runtime.block_on(matrix::kill_matrix(
+                &profile,
+                &options,
+                &args.mutants,
+                args.max_states,
+            ))?,
+        };
         let out = match args.format {
             ConformFormat::Json => {
                 serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
