@@ -12,8 +12,6 @@ use payhub_properties::checker::CheckStatus;
 use payhub_sim::Trace;
 use std::fmt::Write as _;
 
-/// Text safe in HTML character data and attribute values (the XML escaping serves).
-
 /// The page's stylesheet: readable at 1,280 px without horizontal scrolling.
 pub const STYLE: &str = "<style>\
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI','Noto Sans CJK SC','PingFang SC','Microsoft YaHei',sans-serif;color:#1f2328;margin:0 auto;max-width:1240px;padding:0 16px 48px}\
