@@ -389,12 +389,13 @@ impl Http {
     }
 }
 
-/// One request in the notation, with its key and fault.
+/// One request in the notation, with its API key when not the first merchant's first
+/// (a rotated key shown: the same scope, SCOPE-03) and its fault.
 pub fn line(req: &Req, http: &Http) -> String {
-    let key = if req.key_of == 1 {
-        String::new()
-    } else {
-        format!("  (as ak_{})", req.key_of)
+    let key = match (req.key_of, req.rotation) {
+        (1, 0) => String::new(),
+        (k, 0) => format!("  (as ak_{k})"),
+        (k, r) => format!("  (as ak_{k}, its rotated key #{})", r + 1),
     };
     format!("{}{key}{}", http.notation(), req.fault.note())
 }

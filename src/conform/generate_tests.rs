@@ -82,3 +82,35 @@ fn control_moves_come_only_with_controls_and_switch_back_off() {
     };
     assert!((0..300).all(|s| switches(&generate(s, &without)).is_empty()));
 }
+
+/// A replay sent under the merchant's rotated API key says so in the printed case
+/// (SCOPE-03: the same scope), so a reader sees why the platform answered as it did.
+#[test]
+fn a_rotated_key_is_shown_in_the_printed_case() {
+    let a = Alphabet {
+        rotation: true,
+        shapes: true,
+        ..alphabet()
+    };
+    let http = super::super::case::Http {
+        method: "POST",
+        target: "/v1/payments".into(),
+        authorization: "Bearer k".into(),
+        idempotency_key: Some("K".into()),
+        body: None,
+    };
+    let rotated: Vec<Req> = (0..400)
+        .flat_map(|s| generate(s, &a).rounds)
+        .filter_map(|r| match r {
+            Round::Send(v) => Some(v),
+            _ => None,
+        })
+        .flatten()
+        .filter(|r| r.rotation > 0)
+        .collect();
+    assert!(!rotated.is_empty(), "no request under a rotated key");
+    for r in &rotated {
+        let line = super::super::case::line(r, &http);
+        assert!(line.contains("its rotated key #2"), "{line}");
+    }
+}
