@@ -9,6 +9,7 @@ mod check_cmd;
 mod check_log;
 mod conform;
 mod edges;
+mod heap;
 mod http_map;
 mod input;
 mod interrupt;
@@ -30,6 +31,10 @@ mod whole_file;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use std::process::ExitCode;
+
+/// The system's allocator, counting what the program holds (`check-log --memory-max`).
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 /// Output format of a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

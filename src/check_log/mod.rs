@@ -8,8 +8,13 @@
 //! naming the evidence a log cannot hold ([`report`] prints them).
 //!
 //! Exit codes: 0 every property judged holds; 1 a violation; 2 bad input or nothing
-//! judged; 3 incomplete: some entries were unreadable (skipped, listed) and nothing was
-//! violated in the rest, so a pass is not claimed.
+//! judged; 3 incomplete: some entries were unreadable (skipped, listed), or reading
+//! stopped at `--memory-max` ([`crate::heap`]), and nothing was violated in what was
+//! judged, so a pass is not claimed.
+//!
+//! Memory: the readers stream (one HAR entry, one line at a time); what stays is what
+//! the rules must remember (the wire facts' scopes within RET-01's retention, order and
+//! refund numbers, the objects still unresolved), counted by `--stats`.
 
 pub mod access_log;
 pub mod detect;
@@ -64,9 +69,25 @@ pub struct CheckLogArgs {
     /// `check-log --generate 3000000 > big.jsonl`).
     #[arg(long, value_name = "N")]
     pub generate: Option<u64>,
+    /// With --generate: the file's format (a HAR is one JSON document, written as it
+    /// is generated, never held whole).
+    #[arg(long, value_enum, default_value = "access-log", requires = "generate")]
+    pub generate_format: generate::Shape,
     /// Seconds to wait for a writer to open a FIFO given as a file; past it, exit 2.
     #[arg(long, value_name = "S", default_value_t = 30)]
     pub wait: u64,
+    /// The most heap the run may hold (`512M`, `1.5G`, bytes): past it, reading stops
+    /// and the run is incomplete (exit 3, naming the bound and the last entry judged;
+    /// exit 1 if what was judged shows a violation), never an abort. Default: half of the
+    /// least of the address-space limit (`ulimit -v`), the control group's memory limit
+    /// and the machine's memory.
+    #[arg(long, value_name = "SIZE", value_parser = crate::heap::parse_size)]
+    pub memory_max: Option<u64>,
+    /// Print on standard error, per file, what the run held: the heap at the end and at
+    /// its peak, the idempotency keys, numbers and objects retained, the bytes per
+    /// retained key, and the throughput.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -95,12 +116,37 @@ pub struct Judged {
     /// Requests refused for authentication (401, key of no known owner): no scope.
     pub unscoped: u64,
     pub verdicts: Vec<Verdict>,
+    /// Why reading stopped before the end (`--memory-max`): the run is incomplete.
+    pub stopped: Option<String>,
+    /// What the judgement held in memory.
+    pub held: Held,
+}
+
+/// What a file's judgement held in memory ([`crate::heap`]'s count), and what it
+/// retained: `--stats`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Held {
+    /// Heap held by the judgement at the end of the file (over what was held before it).
+    pub end: u64,
+    /// The most it held between two entries.
+    pub peak: u64,
+    pub retained: payhub_properties::facts::wire::Retained,
+}
+
+impl Held {
+    /// Bytes held per retained idempotency key (the numbers and objects those keys made
+    /// included), if any key is retained.
+    pub fn per_key(&self) -> Option<u64> {
+        (self.retained.keys > 0).then(|| self.end / self.retained.keys as u64)
+    }
 }
 
 impl Judged {
     pub fn exit(&self) -> u8 {
         if self.verdicts.iter().any(|v| v.status == Status::Violated) {
             1
+        } else if self.stopped.is_some() {
+            3
         } else if self.judged == 0
             || self
                 .verdicts
@@ -121,10 +167,11 @@ pub const COMPLETE_LOG: &str = "the log is complete (--complete-log): every requ
 
 pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     if let Some(n) = args.generate {
-        generate::write(n, &mut std::io::stdout().lock())
+        generate::write(n, args.generate_format, &mut std::io::stdout().lock())
             .map_err(|e| format!("cannot write: {e}"))?;
         return Ok(ExitCode::SUCCESS);
     }
+    let memory_max = args.memory_max.unwrap_or_else(crate::heap::default_max);
     crate::input::set_writer_wait(args.wait);
     let started = std::time::Instant::now();
     let mut worst = 0u8;
@@ -132,8 +179,21 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     let profile = args.profile.as_deref().map(profile::load).transpose()?;
     for file in &args.files {
         let key_map = args.api_key_map.as_deref();
-        match judge_file_read(file, key_map, profile.as_ref(), args.complete_log) {
+        let seam = crate::edges::EdgeSeam::REFERENCE;
+        let at = std::time::Instant::now();
+        let bound = memory_max;
+        match judge_file_seam(
+            file,
+            key_map,
+            profile.as_ref(),
+            args.complete_log,
+            seam,
+            bound,
+        ) {
             Ok(j) => {
+                if args.stats {
+                    eprintln!("{}", stats_line(&j, at.elapsed().as_secs_f64()));
+                }
                 worst = rank(worst, j.exit());
                 all.push(j);
             }
@@ -162,6 +222,7 @@ fn rank(a: u8, b: u8) -> u8 {
 /// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
 /// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]); `profile`: the
 /// platform's keys, error codes and test cards (`--api-key-map` still overrides its keys).
+#[cfg(test)]
 pub fn judge_file_read(
     path: &Path,
     key_map: Option<&Path>,
@@ -174,6 +235,27 @@ pub fn judge_file_read(
         profile,
         complete,
         crate::edges::EdgeSeam::REFERENCE,
+        u64::MAX,
+    )
+}
+
+/// `--stats`: what a file's judgement held and how fast it went.
+pub fn stats_line(j: &Judged, seconds: f64) -> String {
+    use crate::heap::show;
+    let r = &j.held.retained;
+    let per_key = j.held.per_key().map_or("no key retained".to_owned(), |b| {
+        format!("{b} B per retained key")
+    });
+    format!(
+        "stats: {}: {} entries in {seconds:.2} s ({:.0} entries/s); heap held {} at the end, {} at the peak; retained {} idempotency keys, {} order and refund numbers, {} objects: {per_key}",
+        j.file.display(),
+        j.entries,
+        j.entries as f64 / seconds.max(1e-9),
+        show(j.held.end),
+        show(j.held.peak),
+        r.keys,
+        r.numbers,
+        r.objects,
     )
 }
 
@@ -184,7 +266,7 @@ pub fn judge_file_with(
     complete: bool,
     seam: crate::edges::EdgeSeam,
 ) -> Result<Judged, String> {
-    judge_file_seam(path, key_map, None, complete, seam)
+    judge_file_seam(path, key_map, None, complete, seam, u64::MAX)
 }
 
 fn judge_file_seam(
@@ -193,7 +275,15 @@ fn judge_file_seam(
     profile: Option<&LogProfile>,
     complete: bool,
     seam: crate::edges::EdgeSeam,
+    memory_max: u64,
 ) -> Result<Judged, String> {
+    let before = crate::heap::in_use();
+    let mut bound = Bound {
+        max: memory_max,
+        before,
+        peak: 0,
+        stopped: None,
+    };
     let named = profile.map_or(&[][..], |p| &p.keys[..]);
     let keys = keys::Keys::load(key_map, named)?;
     let mut input = crate::input::open(path)?;
@@ -201,17 +291,25 @@ fn judge_file_seam(
     let name = input.name.clone();
     let progress = crate::progress::Progress::new(true);
     let judged = match format {
-        Format::Events => judge_events(path, &mut input, &progress, complete)?,
+        Format::Events => judge_events(path, &mut input, &progress, complete, &mut bound)?,
         Format::Har | Format::AccessLog => {
             let mut feed = Feed::new(keys, profile);
             let mut each = |r: Result<entry::Entry, (Label, String)>| {
-                match r {
-                    Ok(e) => feed.push(e),
-                    Err((label, why)) => feed.unreadable(label, why),
-                }
+                let label = match r {
+                    Ok(e) => {
+                        let label = e.label;
+                        feed.push(e);
+                        label
+                    }
+                    Err((label, why)) => {
+                        feed.unreadable(label, why);
+                        label
+                    }
+                };
                 if feed.entries % 65_536 == 0 {
                     progress.say(&format!("{} entries", feed.entries));
                 }
+                bound.check(label, feed.entries)
             };
             if format == Format::Har {
                 har::read_with(&mut input.reader, seam, &mut each)
@@ -224,9 +322,12 @@ fn judge_file_seam(
                         .ok_or_else(|| "not UTF-8 text".to_owned())
                         .and_then(|t| access_log::entry(n, t))
                         .map_err(|why| (Label::Line(n), unreadable(&line, why)));
-                    each(read);
-                    Ok(())
-                })?;
+                    match each(read) {
+                        std::ops::ControlFlow::Continue(()) => Ok(()),
+                        std::ops::ControlFlow::Break(()) => Err(STOPPED.to_owned()),
+                    }
+                })
+                .or_else(|e| if e == STOPPED { Ok(()) } else { Err(e) })?;
             }
             if let Some((label, why)) = &feed.disorder {
                 return Err(format!("{name}: {label} {why}"));
@@ -235,6 +336,7 @@ fn judge_file_seam(
             if complete {
                 feed.folded.supply.assume_complete_log();
             }
+            let held = bound.held(feed.folded.wire.retained());
             let label = if format == Format::Har {
                 Label::HarEntry
             } else {
@@ -260,6 +362,8 @@ fn judge_file_seam(
                     .collect(),
                 unscoped: feed.folded.wire.refused_auth,
                 verdicts,
+                stopped: bound.stopped.take(),
+                held,
             }
         }
     };
@@ -276,11 +380,53 @@ fn judge_file_seam(
     Ok(judged)
 }
 
+/// What `each_line` is stopped with when the bound is reached (not an error).
+const STOPPED: &str = "\u{0}stopped at the bound of memory";
+
+/// `--memory-max` over one file: checked between two entries.
+struct Bound {
+    max: u64,
+    /// Heap held before the file was read.
+    before: u64,
+    peak: u64,
+    /// Why reading stopped, once it did.
+    stopped: Option<String>,
+}
+
+impl Bound {
+    /// Whether to read on after `label`, the `entries`th entry: not once the heap is past
+    /// the bound (then why is kept).
+    fn check(&mut self, label: Label, entries: u64) -> std::ops::ControlFlow<()> {
+        let now = crate::heap::in_use();
+        self.peak = self.peak.max(now.saturating_sub(self.before));
+        if now <= self.max {
+            return std::ops::ControlFlow::Continue(());
+        }
+        self.stopped = Some(format!(
+            "stopped after {label} ({entries} entries read): the heap held {}, past --memory-max {}; what came before was judged, the rest of the file was not",
+            crate::heap::show(now),
+            crate::heap::show(self.max)
+        ));
+        std::ops::ControlFlow::Break(())
+    }
+
+    fn held(&mut self, retained: payhub_properties::facts::wire::Retained) -> Held {
+        let end = crate::heap::in_use().saturating_sub(self.before);
+        self.peak = self.peak.max(end);
+        Held {
+            end,
+            peak: self.peak,
+            retained,
+        }
+    }
+}
+
 fn judge_events(
     path: &Path,
     input: &mut crate::input::Input,
     progress: &crate::progress::Progress,
     complete: bool,
+    bound: &mut Bound,
 ) -> Result<Judged, String> {
     let mut folded = Folded::new(payhub_properties::verdict::harness_owners());
     let (mut entries, mut skipped, mut skips) = (0u64, 0u64, Vec::new());
@@ -309,9 +455,14 @@ fn judge_events(
         if entries % 65_536 == 0 {
             progress.say(&format!("{entries} events"));
         }
-        Ok(())
-    })?;
+        match bound.check(Label::Line(line.n), entries) {
+            std::ops::ControlFlow::Continue(()) => Ok(()),
+            std::ops::ControlFlow::Break(()) => Err(STOPPED.to_owned()),
+        }
+    })
+    .or_else(|e| if e == STOPPED { Ok(()) } else { Err(e) })?;
     folded.close();
+    let held = bound.held(folded.wire.retained());
     if complete {
         folded.supply.assume_complete_log();
     }
@@ -329,6 +480,8 @@ fn judge_events(
             .collect(),
         unscoped: folded.wire.refused_auth,
         verdicts: folded.verdicts(),
+        stopped: bound.stopped.take(),
+        held,
     })
 }
 

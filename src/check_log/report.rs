@@ -58,6 +58,10 @@ pub fn closing(j: &Judged) -> String {
             v.rules.join(", "),
             v.detail.as_deref().unwrap_or_default()
         ),
+        (3, _) if j.stopped.is_some() => format!(
+            "INCOMPLETE: {}; nothing violated in what was judged ({judged} properties judged, {cannot} cannot judge)",
+            j.stopped.as_deref().unwrap_or_default()
+        ),
         (3, _) => format!(
             "INCOMPLETE: {} entries unreadable; nothing violated in the rest ({judged} properties judged, {cannot} cannot judge)",
             j.skipped
@@ -68,6 +72,9 @@ pub fn closing(j: &Judged) -> String {
 
 fn text(j: &Judged) -> String {
     let mut s = read_line(j) + "\n";
+    if let Some(stopped) = &j.stopped {
+        let _ = writeln!(s, "  {stopped}");
+    }
     for (label, why) in &j.skips {
         let _ = writeln!(s, "  skipped {label}: {why}");
     }
@@ -194,6 +201,7 @@ fn json(j: &Judged) -> serde_json::Value {
         "assumptions": j.assumptions,
         "refused_for_authentication": j.unscoped,
         "exit": j.exit(),
+        "stopped": j.stopped,
         "verdict": closing(j),
         "properties": j.verdicts,
     })
