@@ -3,7 +3,8 @@
 //! after another, three seconds apart: a create answered 201; every tenth create has no
 //! answer (an unknown outcome) and is retried under the same key, answered 200 with the
 //! same Payment; every order is queried once, 2 s after its create. Every property the
-//! log can judge holds on it. As a HAR (`--generate-format har`), the same exchanges
+//! log can judge holds on it. With `--generate-merchants M`, order i is merchant
+//! i mod M's (API keys `mk_0` … no map names: each is assumed a merchant of its own). As a HAR (`--generate-format har`), the same exchanges
 //! as the entries of one log, written entry by entry (the file is never held whole).
 
 use payhub_model::{PaymentId, PaymentStatus, PaymentView, ResolutionStatus, ResponseBody};
@@ -49,6 +50,8 @@ struct Writer<W: Write> {
     out: W,
     shape: Shape,
     first: bool,
+    /// The API key of the exchanges written now.
+    key: String,
 }
 
 impl<W: Write> Writer<W> {
@@ -66,11 +69,11 @@ impl<W: Write> Writer<W> {
         let v = match self.shape {
             Shape::AccessLog => serde_json::json!({
                 "time": time(at), "duration_ms": 120, "method": method, "path": path,
-                "api_key": "ak_1", "idempotency_key": key, "request_body": request,
+                "api_key": self.key, "idempotency_key": key, "request_body": request,
                 "status": status, "response_body": response,
                 "error": if status.is_none() { Some("connection reset") } else { None },
             }),
-            Shape::Har => har_entry(at, method, path, key, request, status, response),
+            Shape::Har => har_entry(&self.key, at, method, path, key, request, status, response),
         };
         match self.shape {
             Shape::AccessLog => writeln!(self.out, "{v}"),
@@ -87,6 +90,7 @@ impl<W: Write> Writer<W> {
 /// `_error`.
 #[allow(clippy::too_many_arguments)]
 fn har_entry(
+    api_key: &str,
     at: i64,
     method: &str,
     path: &str,
@@ -95,7 +99,8 @@ fn har_entry(
     status: Option<u16>,
     response: Option<&str>,
 ) -> serde_json::Value {
-    let mut headers = vec![serde_json::json!({"name": "Authorization", "value": "Bearer ak_1"})];
+    let mut headers =
+        vec![serde_json::json!({"name": "Authorization", "value": format!("Bearer {api_key}")})];
     if let Some(k) = key {
         headers.push(serde_json::json!({"name": "Idempotency-Key", "value": k}));
     }
@@ -136,12 +141,13 @@ fn har_entry(
     entry
 }
 
-/// Writes `n` exchanges in `shape`.
-pub fn write(n: u64, shape: Shape, out: &mut impl Write) -> std::io::Result<()> {
+/// Writes `n` exchanges in `shape`, of `merchants` merchants (1: the sandbox's `ak_1`).
+pub fn write(n: u64, shape: Shape, merchants: u32, out: &mut impl Write) -> std::io::Result<()> {
     let mut out = Writer {
         out: std::io::BufWriter::new(out),
         shape,
         first: true,
+        key: "ak_1".to_owned(),
     };
     if shape == Shape::Har {
         write!(
@@ -153,6 +159,9 @@ pub fn write(n: u64, shape: Shape, out: &mut impl Write) -> std::io::Result<()> 
     let (mut written, mut i) = (0u64, 0u64);
     while written < n {
         i += 1;
+        if merchants > 1 {
+            out.key = format!("mk_{}", i % u64::from(merchants));
+        }
         let at = START_MS + i as i64 * 3_000;
         let amount = 1000 + i % 5000;
         let key = format!("key-{i}");

@@ -17,6 +17,7 @@
 //! refund numbers, the objects still unresolved), counted by `--stats`.
 
 pub mod access_log;
+mod bound;
 pub mod detect;
 pub mod entry;
 pub mod feed;
@@ -24,13 +25,17 @@ pub mod generate;
 pub mod har;
 pub mod html;
 pub mod keys;
+mod logs;
+pub mod merge;
+pub mod parts;
 pub mod profile;
 pub mod report;
 pub mod request;
 
+use bound::{Bound, STOPPED};
 use detect::Format;
 use entry::Label;
-use feed::Feed;
+pub use logs::Run;
 use payhub_model::event::Event;
 use payhub_properties::verdict::{Folded, Status, Verdict};
 use profile::LogProfile;
@@ -73,6 +78,10 @@ pub struct CheckLogArgs {
     /// is generated, never held whole).
     #[arg(long, value_enum, default_value = "access-log", requires = "generate")]
     pub generate_format: generate::Shape,
+    /// With --generate: spread the orders over M merchants (API keys no map names).
+    #[arg(long, value_name = "M", default_value_t = 1, requires = "generate",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub generate_merchants: u32,
     /// Seconds to wait for a writer to open a FIFO given as a file; past it, exit 2.
     #[arg(long, value_name = "S", default_value_t = 30)]
     pub wait: u64,
@@ -88,6 +97,16 @@ pub struct CheckLogArgs {
     /// retained key, and the throughput.
     #[arg(long)]
     pub stats: bool,
+    /// Threads judging the log's partitions (one per merchant: no scope crosses a
+    /// merchant); the output is the same, byte for byte, whatever the number. Default:
+    /// the machine's cores.
+    #[arg(long, value_parser = crate::usage::threads)]
+    pub threads: Option<usize>,
+    /// Judge only the merchants whose stable hash is I of N (`0/4` … `3/4`): one machine
+    /// of N; `payhub-verify merge` joins the N shards' `--format json` into the verdict
+    /// of the whole log (docs/check-log.md, "Sharded across machines").
+    #[arg(long, value_name = "I/N", value_parser = parts::shard_arg)]
+    pub shard: Option<parts::Shard>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -120,6 +139,10 @@ pub struct Judged {
     pub stopped: Option<String>,
     /// What the judgement held in memory.
     pub held: Held,
+    /// `--shard I/N`: the merchants judged are those of shard I.
+    pub shard: Option<parts::Shard>,
+    /// The partitions (merchants) judged.
+    pub partitions: usize,
 }
 
 /// What a file's judgement held in memory ([`crate::heap`]'s count), and what it
@@ -143,21 +166,34 @@ impl Held {
 
 impl Judged {
     pub fn exit(&self) -> u8 {
-        if self.verdicts.iter().any(|v| v.status == Status::Violated) {
-            1
-        } else if self.stopped.is_some() {
-            3
-        } else if self.judged == 0
-            || self
+        self.outcome().exit()
+    }
+
+    /// What the exit code and the closing line are made of.
+    pub fn outcome(&self) -> report::Outcome<'_> {
+        let judged = self
+            .verdicts
+            .iter()
+            .filter(|v| v.status != Status::CannotJudge)
+            .count();
+        report::Outcome {
+            violated: self
                 .verdicts
                 .iter()
-                .all(|v| v.status == Status::CannotJudge)
-        {
-            2
-        } else if self.skipped > 0 {
-            3
-        } else {
-            0
+                .find(|v| v.status == Status::Violated)
+                .map(|v| {
+                    (
+                        v.name,
+                        v.rules.join(", "),
+                        v.detail.as_deref().unwrap_or_default(),
+                    )
+                }),
+            stopped: self.stopped.as_deref(),
+            sharded: self.shard.is_some(),
+            judged_entries: self.judged,
+            skipped: self.skipped,
+            judged,
+            cannot: self.verdicts.len() - judged,
         }
     }
 }
@@ -167,7 +203,8 @@ pub const COMPLETE_LOG: &str = "the log is complete (--complete-log): every requ
 
 pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     if let Some(n) = args.generate {
-        generate::write(n, args.generate_format, &mut std::io::stdout().lock())
+        let (shape, merchants) = (args.generate_format, args.generate_merchants);
+        generate::write(n, shape, merchants, &mut std::io::stdout().lock())
             .map_err(|e| format!("cannot write: {e}"))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -181,15 +218,15 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
         let key_map = args.api_key_map.as_deref();
         let seam = crate::edges::EdgeSeam::REFERENCE;
         let at = std::time::Instant::now();
-        let bound = memory_max;
-        match judge_file_seam(
-            file,
-            key_map,
-            profile.as_ref(),
-            args.complete_log,
-            seam,
-            bound,
-        ) {
+        let run = Run {
+            threads: args
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            shard: args.shard,
+        };
+        let complete = args.complete_log;
+        let bounds = (memory_max, run);
+        match judge_file_seam(file, key_map, profile.as_ref(), complete, seam, bounds) {
             Ok(j) => {
                 if args.stats {
                     eprintln!("{}", stats_line(&j, at.elapsed().as_secs_f64()));
@@ -235,7 +272,7 @@ pub fn judge_file_read(
         profile,
         complete,
         crate::edges::EdgeSeam::REFERENCE,
-        u64::MAX,
+        (u64::MAX, Run::ONE),
     )
 }
 
@@ -266,7 +303,7 @@ pub fn judge_file_with(
     complete: bool,
     seam: crate::edges::EdgeSeam,
 ) -> Result<Judged, String> {
-    judge_file_seam(path, key_map, None, complete, seam, u64::MAX)
+    judge_file_seam(path, key_map, None, complete, seam, (u64::MAX, Run::ONE))
 }
 
 fn judge_file_seam(
@@ -275,7 +312,7 @@ fn judge_file_seam(
     profile: Option<&LogProfile>,
     complete: bool,
     seam: crate::edges::EdgeSeam,
-    memory_max: u64,
+    (memory_max, run): (u64, Run),
 ) -> Result<Judged, String> {
     let before = crate::heap::in_use();
     let mut bound = Bound {
@@ -293,81 +330,20 @@ fn judge_file_seam(
     let judged = match format {
         Format::Events => judge_events(path, &mut input, &progress, complete, &mut bound)?,
         Format::Har | Format::AccessLog => {
-            let mut feed = Feed::new(keys, profile);
-            let mut each = |r: Result<entry::Entry, (Label, String)>| {
-                let label = match r {
-                    Ok(e) => {
-                        let label = e.label;
-                        feed.push(e);
-                        label
-                    }
-                    Err((label, why)) => {
-                        feed.unreadable(label, why);
-                        label
-                    }
-                };
-                if feed.entries % 65_536 == 0 {
-                    progress.say(&format!("{} entries", feed.entries));
-                }
-                bound.check(label, feed.entries)
-            };
-            if format == Format::Har {
-                har::read_with(&mut input.reader, seam, &mut each)
-                    .map_err(|e| format!("{name}:{e}"))?;
-            } else {
-                crate::input::each_line(&mut input.reader, &name, &mut |line| {
-                    let n = line.n;
-                    let read = line
-                        .text
-                        .ok_or_else(|| "not UTF-8 text".to_owned())
-                        .and_then(|t| access_log::entry(n, t))
-                        .map_err(|why| (Label::Line(n), unreadable(&line, why)));
-                    match each(read) {
-                        std::ops::ControlFlow::Continue(()) => Ok(()),
-                        std::ops::ControlFlow::Break(()) => Err(STOPPED.to_owned()),
-                    }
-                })
-                .or_else(|e| if e == STOPPED { Ok(()) } else { Err(e) })?;
-            }
-            if let Some((label, why)) = &feed.disorder {
-                return Err(format!("{name}: {label} {why}"));
-            }
-            feed.finish();
-            if complete {
-                feed.folded.supply.assume_complete_log();
-            }
-            let held = bound.held(feed.folded.wire.retained());
-            let label = if format == Format::Har {
-                Label::HarEntry
-            } else {
-                Label::Line
-            };
-            let name = |s: &payhub_properties::facts::wire::Seen| {
-                format!("{} at +{}", label(u64::from(s.id.0)), s.sent)
-            };
-            let verdicts = feed.verdicts(&name);
-            Judged {
-                file: path.to_owned(),
+            let log = logs::Log {
+                path,
                 format,
-                entries: feed.entries,
-                judged: feed.judged,
-                ignored: feed.ignored,
-                skipped: feed.skipped,
-                skips: feed.skips,
-                assumptions: feed
-                    .keys
-                    .assumptions()
-                    .into_iter()
-                    .chain(complete.then(|| COMPLETE_LOG.to_owned()))
-                    .collect(),
-                unscoped: feed.folded.wire.refused_auth,
-                verdicts,
-                stopped: bound.stopped.take(),
-                held,
-            }
+                complete,
+                seam,
+                run,
+            };
+            logs::judge(&log, keys, profile, &mut input, &progress, &mut bound)?
         }
     };
     progress.done();
+    if run.shard.is_some() {
+        return Ok(judged);
+    }
     if judged.entries == 0 {
         return Err(format!("{name}: empty: nothing to judge"));
     }
@@ -378,47 +354,6 @@ fn judge_file_seam(
         ));
     }
     Ok(judged)
-}
-
-/// What `each_line` is stopped with when the bound is reached (not an error).
-const STOPPED: &str = "\u{0}stopped at the bound of memory";
-
-/// `--memory-max` over one file: checked between two entries.
-struct Bound {
-    max: u64,
-    /// Heap held before the file was read.
-    before: u64,
-    peak: u64,
-    /// Why reading stopped, once it did.
-    stopped: Option<String>,
-}
-
-impl Bound {
-    /// Whether to read on after `label`, the `entries`th entry: not once the heap is past
-    /// the bound (then why is kept).
-    fn check(&mut self, label: Label, entries: u64) -> std::ops::ControlFlow<()> {
-        let now = crate::heap::in_use();
-        self.peak = self.peak.max(now.saturating_sub(self.before));
-        if now <= self.max {
-            return std::ops::ControlFlow::Continue(());
-        }
-        self.stopped = Some(format!(
-            "stopped after {label} ({entries} entries read): the heap held {}, past --memory-max {}; what came before was judged, the rest of the file was not",
-            crate::heap::show(now),
-            crate::heap::show(self.max)
-        ));
-        std::ops::ControlFlow::Break(())
-    }
-
-    fn held(&mut self, retained: payhub_properties::facts::wire::Retained) -> Held {
-        let end = crate::heap::in_use().saturating_sub(self.before);
-        self.peak = self.peak.max(end);
-        Held {
-            end,
-            peak: self.peak,
-            retained,
-        }
-    }
 }
 
 fn judge_events(
@@ -482,6 +417,8 @@ fn judge_events(
         verdicts: folded.verdicts(),
         stopped: bound.stopped.take(),
         held,
+        shard: None,
+        partitions: 0,
     })
 }
 
