@@ -100,28 +100,31 @@ pub fn judge(
     let (mut entries, mut ignored, mut skipped) = (parts.entries, parts.ignored, parts.skipped);
     let mut skips = std::mem::take(&mut parts.skips);
     let (mut judged, mut unscoped) = (0, 0);
-    let mut retained = Retained::default();
-    let mut each_verdicts = Vec::new();
-    let feeds = parts.feeds()?;
+    let mut feeds: Vec<_> = parts.feeds()?.into_values().collect();
     let partitions = feeds.len();
-    for (_, mut feed) in feeds {
+    let mut retained = Retained::default();
+    for feed in &mut feeds {
         feed.finish();
         if log.complete {
             feed.folded.supply.assume_complete_log();
         }
+        let r = feed.folded.wire.retained();
+        retained.keys += r.keys;
+        retained.numbers += r.numbers;
+        retained.objects += r.objects;
+    }
+    // Measured while every partition's facts are held.
+    let held: Held = bound.held(retained);
+    let mut each_verdicts = Vec::new();
+    for mut feed in feeds {
         entries += feed.entries;
         judged += feed.judged;
         ignored += feed.ignored;
         skipped += feed.skipped;
         skips.append(&mut feed.skips);
         unscoped += feed.folded.wire.refused_auth;
-        let r = feed.folded.wire.retained();
-        retained.keys += r.keys;
-        retained.numbers += r.numbers;
-        retained.objects += r.objects;
         each_verdicts.push(feed.verdicts(&name));
     }
-    let held: Held = bound.held(retained);
     skips.sort_by_key(|(label, _)| *label);
     skips.truncate(parts::SKIPS_LISTED);
     let verdicts = match parts::join(each_verdicts)? {
