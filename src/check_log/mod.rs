@@ -162,6 +162,13 @@ impl Held {
     pub fn per_key(&self) -> Option<u64> {
         (self.retained.keys > 0).then(|| self.end / self.retained.keys as u64)
     }
+
+    /// Bytes held per retained record (keys, numbers and objects together).
+    pub fn per_record(&self) -> Option<u64> {
+        let r = &self.retained;
+        let records = (r.keys + r.numbers + r.objects) as u64;
+        (records > 0).then(|| self.end / records)
+    }
 }
 
 impl Judged {
@@ -283,8 +290,9 @@ pub fn stats_line(j: &Judged, seconds: f64) -> String {
     let per_key = j.held.per_key().map_or("no key retained".to_owned(), |b| {
         format!("{b} B per retained key")
     });
+    let per_record = j.held.per_record().unwrap_or(0);
     format!(
-        "stats: {}: {} entries in {seconds:.2} s ({:.0} entries/s); heap held {} at the end, {} at the peak; retained {} idempotency keys, {} order and refund numbers, {} objects: {per_key}",
+        "stats: {}: {} entries in {seconds:.2} s ({:.0} entries/s); heap held {} at the end, {} at the peak; retained {} idempotency keys, {} order and refund numbers, {} objects: {per_key}, {per_record} B per retained record",
         j.file.display(),
         j.entries,
         j.entries as f64 / seconds.max(1e-9),
