@@ -9,6 +9,7 @@ mod check_cmd;
 mod check_log;
 mod conform;
 mod edges;
+mod heap;
 mod http_map;
 mod input;
 mod interrupt;
@@ -30,6 +31,10 @@ mod whole_file;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use std::process::ExitCode;
+
+/// The system's allocator, counting what the program holds (`check-log --memory-max`).
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 /// Output format of a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -90,7 +95,7 @@ enum Command {
     /// Judge recorded traffic (HAR 1.2, payhub events, the access-log shape of docs/check-log.md) against the contract.
     #[command(
         name = "check-log",
-        after_help = "Exit codes: 0 every property judged holds, 1 a violation, 2 bad input or nothing judged, 3 incomplete (entries unreadable).\n\nExamples:\n  curl -s localhost:8080/__sandbox/har > session.har && payhub-verify check-log session.har\n  payhub-verify check-log capture.har --api-key-map keys.json --format markdown\n  payhub-verify check-log --generate 3000000 > big.jsonl && payhub-verify check-log big.jsonl"
+        after_help = "Exit codes: 0 every property judged holds, 1 a violation, 2 bad input or nothing judged, 3 incomplete (entries unreadable, or reading stopped at --memory-max).\n\nExamples:\n  curl -s localhost:8080/__sandbox/har > session.har && payhub-verify check-log session.har\n  payhub-verify check-log capture.har --api-key-map keys.json --format markdown\n  payhub-verify check-log --generate 3000000 > big.jsonl && payhub-verify check-log big.jsonl --stats\n  payhub-verify check-log big.har --memory-max 1.5G --threads 2\n  payhub-verify check-log day.jsonl --shard 0/4 --format json > shard-0.json"
     )]
     CheckLog(check_log::CheckLogArgs),
     /// Measure simulator steps per second and checker states per second.
@@ -118,6 +123,11 @@ enum Command {
         after_help = "Examples:\n  payhub-verify mutants\n  payhub-verify mutants --format json --threads 2\n  payhub-verify mutants --show card_in_fingerprint\n  payhub-verify mutants --show new_key_after_timeout --format script > cx.pha\n  payhub-verify mutants --list"
     )]
     Mutants(mutants_cmd::MutantsArgs),
+    /// Join the verdicts of `check-log --shard I/N --format json` run on N machines into the whole log's.
+    #[command(
+        after_help = "Exit codes: those of check-log over the whole log; 2 for a shard missing, given twice, or of another log.\n\nExamples:\n  payhub-verify merge shard-0.json shard-1.json shard-2.json shard-3.json > verdict.json"
+    )]
+    Merge(check_log::merge::MergeArgs),
     /// The sandbox: the platform model as a live HTTP API on loopback, with test cards, faults on the wire, a test clock and a verdict.
     #[command(after_help = serve::HELP)]
     Serve(serve::ServeArgs),
@@ -191,6 +201,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay_cmd::replay(&args),
         Command::Judge(args) => judge_cmd::run(&args),
         Command::CheckLog(args) => check_log::run(&args),
+        Command::Merge(args) => check_log::merge::run(&args),
         Command::Bench(args) => bench_cmd::run(&args),
         Command::Run(args) => script_cmd::run(&args),
         Command::Scenario(args) => script_cmd::scenario(&args),

@@ -1,4 +1,5 @@
-//! `payhub-verify bench`: how fast the simulator steps and the checker covers states.
+//! `payhub-verify bench`: how fast the simulator steps and the checker covers states, and
+//! (`--traffic N`) how fast check-log judges a log and what it holds.
 //!
 //! Measured, never asserted: the numbers go to docs/performance.md.
 
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod scopes;
+mod traffic;
 mod vs_stateright;
 
 #[derive(clap::Args, Debug)]
@@ -92,6 +94,16 @@ pub struct BenchArgs {
     /// Which checker a child process of `--vs-stateright` runs.
     #[arg(long, hide = true, value_enum, default_value = "engine")]
     pub searcher: vs_stateright::Searcher,
+    /// check-log instead: a generated log of N exchanges judged on 1 and 2 threads (MB/s,
+    /// exchanges/s, peak memory, bytes per retained key, outputs compared).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub traffic: Option<u64>,
+    /// With --traffic: the log's format.
+    #[arg(long, value_enum, default_value = "access-log")]
+    pub traffic_format: crate::check_log::generate::Shape,
+    /// With --traffic: the merchants the orders are spread over.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    pub traffic_merchants: u32,
 }
 
 /// The growth table's presets, each with the fault kind it grows.
@@ -482,6 +494,9 @@ fn sim(seeds: u64, threads: usize, recording: bool) -> SimBench {
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
+    if let Some(n) = args.traffic {
+        return traffic::traffic(n, args.traffic_format, args.traffic_merchants);
+    }
     if args.growth {
         return growth(args);
     }

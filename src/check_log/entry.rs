@@ -77,8 +77,7 @@ impl Entry {
         ids: &mut Interner,
         cards: &super::profile::CardReading,
     ) -> Result<ApiRequest, Skip> {
-        let route = self.http.target.split('?').next().unwrap_or_default();
-        if !route.starts_with("/v1/") || self.http.method == "OPTIONS" {
+        if !self.is_api() {
             return Err(Skip::NotTheApi);
         }
         super::request::read(
@@ -90,6 +89,13 @@ impl Entry {
             cards,
         )
         .map_err(|why| Skip::Unreadable(format!("the request cannot be the contract's: {why}")))
+    }
+
+    /// Whether the entry is a request to the contract's API (`/v1/…`, not a CORS
+    /// preflight).
+    pub fn is_api(&self) -> bool {
+        let route = self.http.target.split('?').next().unwrap_or_default();
+        route.starts_with("/v1/") && self.http.method != "OPTIONS"
     }
 
     /// The answer at the contract's level, if its body reads as JSON (`shape`: what the

@@ -79,6 +79,18 @@ pub struct Feed {
     pub disorder: Option<(Label, String)>,
 }
 
+/// Why `entry` is out of the log's order after the entry read before it (`previous`, with
+/// its start in milliseconds since the epoch), if it is.
+pub fn out_of_order(previous: Option<(Label, i64)>, entry: &Entry) -> Option<String> {
+    let (above, at) = previous?;
+    (entry.started_ms < at).then(|| {
+        format!(
+            "starts {} ms before {above}, which the log has above it: the log is not in the order its requests started, and its order is evidence: refused, not re-ordered",
+            at - entry.started_ms
+        )
+    })
+}
+
 /// The exchange id of an entry: its label's number, so that a witness names it back.
 pub fn id_of(label: Label) -> RequestId {
     match label {
@@ -121,17 +133,30 @@ impl Feed {
     }
 
     pub fn push(&mut self, entry: Entry) {
-        if let Some((above, at)) = self.previous
-            && entry.started_ms < at
-            && self.disorder.is_none()
-        {
-            let why = format!(
-                "starts {} ms before {above}, which the log has above it: the log is not in the order its requests started, and its order is evidence: refused, not re-ordered",
-                at - entry.started_ms
-            );
-            self.disorder = Some((entry.label, why));
+        if let Some(why) = out_of_order(self.previous, &entry) {
+            self.disorder.get_or_insert((entry.label, why));
         }
         self.previous = Some((entry.label, entry.started_ms));
+        if !entry.is_api() {
+            self.entries += 1;
+            self.ignored += 1;
+            return;
+        }
+        let (key, owner) = self.keys.resolve_owner(entry.api_key.as_deref());
+        let base = *self.base.get_or_insert(entry.started_ms);
+        self.push_as(entry, key, owner, base);
+    }
+
+    /// Folds a request to the API whose key was resolved, as `key` of `owner`, the log's
+    /// time 0 at `base` (milliseconds since the epoch): a partition's feed is told them
+    /// by the reader of the whole log.
+    pub fn push_as(
+        &mut self,
+        entry: Entry,
+        key: payhub_model::ApiKeyId,
+        owner: (payhub_model::MerchantId, payhub_model::Environment),
+        base: i64,
+    ) {
         let mut request = match entry.request(&mut self.folded.wire.ids, &self.cards) {
             Ok(r) => r,
             Err(Skip::NotTheApi) => {
@@ -143,10 +168,8 @@ impl Feed {
         };
         self.entries += 1;
         self.judged += 1;
-        request.api_key = self
-            .keys
-            .resolve(entry.api_key.as_deref(), &mut self.folded.wire);
-        let base = *self.base.get_or_insert(entry.started_ms);
+        request.api_key = key;
+        self.folded.wire.own(key, owner);
         let start = Millis(entry.started_ms.saturating_sub(base).max(0) as u64).max(self.last);
         self.last = start;
         self.flush_until(start);
@@ -185,6 +208,17 @@ impl Feed {
         }));
     }
 
+    /// A feed for one partition of a log (a merchant's requests): `wire` knows the
+    /// anonymous owner; keys come resolved ([`Feed::push_as`]).
+    pub fn part(
+        wire: payhub_properties::facts::wire::WireFacts,
+        profile: Option<&LogProfile>,
+    ) -> Feed {
+        let mut feed = Feed::new(Keys::default(), profile);
+        feed.folded = Folded::new(wire.ties_unordered());
+        feed
+    }
+
     fn flush_until(&mut self, t: Millis) {
         while self.heap.peek().is_some_and(|Reverse(p)| p.at <= t) {
             if let Some(Reverse(p)) = self.heap.pop() {
@@ -210,15 +244,18 @@ impl Feed {
 
     /// The log has ended: every exchange closed, and what the log lacked said.
     pub fn finish(&mut self) {
+        self.finish_of(self.bodiless, self.judged);
+    }
+
+    /// [`Feed::finish`] of a partition of a log that has `bodiless` answers without a
+    /// body of `judged` requests in all: what the log lacks is said of the whole log.
+    pub fn finish_of(&mut self, bodiless: u64, judged: u64) {
         self.flush_until(Millis(u64::MAX));
         self.folded.close();
         let s = &mut self.folded.supply;
-        if self.bodiless > 0 {
-            let why = format!(
-                "{} of {} answers have no JSON body recorded",
-                self.bodiless, self.judged
-            );
-            if self.bodiless < self.judged {
+        if bodiless > 0 {
+            let why = format!("{bodiless} of {judged} answers have no JSON body recorded");
+            if bodiless < judged {
                 // Part of the answers only: a witness among those with a body stands.
                 s.lack_part(Evidence::ResponseBodies, why);
             } else {

@@ -3,7 +3,9 @@
 //! after another, three seconds apart: a create answered 201; every tenth create has no
 //! answer (an unknown outcome) and is retried under the same key, answered 200 with the
 //! same Payment; every order is queried once, 2 s after its create. Every property the
-//! log can judge holds on it.
+//! log can judge holds on it. With `--generate-merchants M`, order i is merchant
+//! i mod M's (API keys `mk_0` … no map names: each is assumed a merchant of its own). As a HAR (`--generate-format har`), the same exchanges
+//! as the entries of one log, written entry by entry (the file is never held whole).
 
 use payhub_model::{PaymentId, PaymentStatus, PaymentView, ResolutionStatus, ResponseBody};
 use std::io::Write;
@@ -34,9 +36,61 @@ fn payment(i: u64, amount: u64) -> String {
     serde_json::to_string(&ResponseBody::Payment(view)).unwrap_or_default()
 }
 
+/// The file written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shape {
+    /// JSON Lines in the access-log shape (docs/check-log.md).
+    AccessLog,
+    /// HAR 1.2, as a browser or the sandbox exports one.
+    Har,
+}
+
+/// Writes exchanges one at a time in a [`Shape`]; `first`: none written yet.
+struct Writer<W: Write> {
+    out: W,
+    shape: Shape,
+    first: bool,
+    /// The API key of the exchanges written now.
+    key: String,
+}
+
+impl<W: Write> Writer<W> {
+    #[allow(clippy::too_many_arguments)]
+    fn line(
+        &mut self,
+        at: i64,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        request: Option<&str>,
+        status: Option<u16>,
+        response: Option<&str>,
+    ) -> std::io::Result<()> {
+        let v = match self.shape {
+            Shape::AccessLog => serde_json::json!({
+                "time": time(at), "duration_ms": 120, "method": method, "path": path,
+                "api_key": self.key, "idempotency_key": key, "request_body": request,
+                "status": status, "response_body": response,
+                "error": if status.is_none() { Some("connection reset") } else { None },
+            }),
+            Shape::Har => har_entry(&self.key, at, method, path, key, request, status, response),
+        };
+        match self.shape {
+            Shape::AccessLog => writeln!(self.out, "{v}"),
+            Shape::Har => {
+                let comma = if self.first { "" } else { "," };
+                self.first = false;
+                write!(self.out, "{comma}\n{v}")
+            }
+        }
+    }
+}
+
+/// One HAR entry as a browser writes it: headers, bodies, a reset as status 0 and
+/// `_error`.
 #[allow(clippy::too_many_arguments)]
-fn line(
-    out: &mut impl Write,
+fn har_entry(
+    api_key: &str,
     at: i64,
     method: &str,
     path: &str,
@@ -44,22 +98,70 @@ fn line(
     request: Option<&str>,
     status: Option<u16>,
     response: Option<&str>,
-) -> std::io::Result<()> {
-    let v = serde_json::json!({
-        "time": time(at), "duration_ms": 120, "method": method, "path": path,
-        "api_key": "ak_1", "idempotency_key": key, "request_body": request,
-        "status": status, "response_body": response,
-        "error": if status.is_none() { Some("connection reset") } else { None },
+) -> serde_json::Value {
+    let mut headers =
+        vec![serde_json::json!({"name": "Authorization", "value": format!("Bearer {api_key}")})];
+    if let Some(k) = key {
+        headers.push(serde_json::json!({"name": "Idempotency-Key", "value": k}));
+    }
+    let mut req = serde_json::json!({
+        "method": method, "url": format!("https://api.example{path}"), "httpVersion": "HTTP/1.1",
+        "headers": headers, "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0,
     });
-    writeln!(out, "{v}")
+    if let Some(body) = request {
+        req["postData"] = serde_json::json!({"mimeType": "application/json", "text": body});
+        req["bodySize"] = serde_json::json!(body.len());
+    }
+    let (response, error) = match (status, response) {
+        (Some(s), body) => (
+            serde_json::json!({
+                "status": s, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+                "headers": [{"name": "Content-Type", "value": "application/json"}],
+                "content": {"size": body.map_or(0, str::len), "mimeType": "application/json", "text": body},
+                "redirectURL": "", "headersSize": -1, "bodySize": body.map_or(0, str::len),
+            }),
+            None,
+        ),
+        (None, _) => (
+            serde_json::json!({
+                "status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
+                "content": {"size": 0, "mimeType": "x-unknown"}, "redirectURL": "",
+                "headersSize": -1, "bodySize": -1,
+            }),
+            Some("net::ERR_CONNECTION_RESET"),
+        ),
+    };
+    let mut entry = serde_json::json!({
+        "startedDateTime": time(at), "time": 120, "request": req, "response": response,
+        "cache": {}, "timings": {"send": 0, "wait": 120, "receive": 0},
+    });
+    if let Some(e) = error {
+        entry["_error"] = serde_json::json!(e);
+    }
+    entry
 }
 
-/// Writes `n` exchanges.
-pub fn write(n: u64, out: &mut impl Write) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(out);
+/// Writes `n` exchanges in `shape`, of `merchants` merchants (1: the sandbox's `ak_1`).
+pub fn write(n: u64, shape: Shape, merchants: u32, out: &mut impl Write) -> std::io::Result<()> {
+    let mut out = Writer {
+        out: std::io::BufWriter::new(out),
+        shape,
+        first: true,
+        key: "ak_1".to_owned(),
+    };
+    if shape == Shape::Har {
+        write!(
+            out.out,
+            r#"{{"log": {{"version": "1.2", "creator": {{"name": "payhub-verify check-log --generate", "version": "{}"}}, "entries": ["#,
+            env!("CARGO_PKG_VERSION")
+        )?;
+    }
     let (mut written, mut i) = (0u64, 0u64);
     while written < n {
         i += 1;
+        if merchants > 1 {
+            out.key = format!("mk_{}", i % u64::from(merchants));
+        }
         let at = START_MS + i as i64 * 3_000;
         let amount = 1000 + i % 5000;
         let key = format!("key-{i}");
@@ -68,8 +170,7 @@ pub fn write(n: u64, out: &mut impl Write) -> std::io::Result<()> {
         );
         let object = payment(i, amount);
         if i % 10 == 0 {
-            line(
-                &mut out,
+            out.line(
                 at,
                 "POST",
                 "/v1/payments",
@@ -80,8 +181,7 @@ pub fn write(n: u64, out: &mut impl Write) -> std::io::Result<()> {
             )?;
             written += 1;
             let retry = at + 1_000;
-            line(
-                &mut out,
+            out.line(
                 retry,
                 "POST",
                 "/v1/payments",
@@ -91,8 +191,7 @@ pub fn write(n: u64, out: &mut impl Write) -> std::io::Result<()> {
                 Some(&object),
             )?;
         } else {
-            line(
-                &mut out,
+            out.line(
                 at,
                 "POST",
                 "/v1/payments",
@@ -105,8 +204,7 @@ pub fn write(n: u64, out: &mut impl Write) -> std::io::Result<()> {
         written += 1;
         if written < n {
             let path = format!("/v1/payments/{}", PaymentId(i as u32));
-            line(
-                &mut out,
+            out.line(
                 at + 2_000,
                 "GET",
                 &path,
@@ -118,7 +216,10 @@ pub fn write(n: u64, out: &mut impl Write) -> std::io::Result<()> {
             written += 1;
         }
     }
-    out.flush()
+    if shape == Shape::Har {
+        writeln!(out.out, "\n]}}}}")?;
+    }
+    out.out.flush()
 }
 
 #[cfg(test)]

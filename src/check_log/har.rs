@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use std::cell::Cell;
 use std::fmt;
 use std::io::Read;
+use std::ops::ControlFlow;
 
 #[derive(Deserialize)]
 struct HarEntry {
@@ -174,15 +175,17 @@ fn to_entry(i: u64, e: HarEntry, seam: EdgeSeam) -> Result<Entry, String> {
 }
 
 /// Streams `reader`'s `log.entries`, calling `each` with each entry (1-based index) or
-/// why it does not read. `Err` for a file that is not a HAR. `seam`: the reader's decision
+/// why it does not read, until `each` breaks (the rest is then not read). `Err` for a
+/// file that is not a HAR. `seam`: the reader's decision
 /// points ([`EdgeSeam::REFERENCE`]: as documented here; the edge zoo plants a defect of
 /// the reader there).
 pub fn read_with(
     reader: impl Read,
     seam: EdgeSeam,
-    each: &mut dyn FnMut(Result<Entry, (Label, String)>),
+    each: &mut dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()>,
 ) -> Result<(), String> {
     let spent = Cell::new(0u64);
+    let stopped = Cell::new(false);
     let bounded = Bounded {
         inner: reader,
         spent: &spent,
@@ -194,10 +197,14 @@ pub fn read_with(
     let found = Top {
         each,
         spent: &spent,
+        stopped: &stopped,
         seam,
     }
-    .deserialize(&mut de)
-    .map_err(|e| {
+    .deserialize(&mut de);
+    if stopped.get() {
+        return Ok(());
+    }
+    let found = found.map_err(|e| {
         if e.is_io() && spent.get() > ENTRY_MAX {
             format!(
                 "{}:{}: a HAR entry longer than {} MiB, the bound of an entry: refused, not judged",
@@ -241,8 +248,9 @@ impl<R: Read> Read for Bounded<'_, R> {
 
 /// The top object: `{"log": …}`; `true` once `log.entries` was read.
 struct Top<'a, 'b> {
-    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()> + 'b),
     spent: &'a Cell<u64>,
+    stopped: &'a Cell<bool>,
     seam: EdgeSeam,
 }
 
@@ -265,6 +273,7 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
                 found = map.next_value_seed(Log {
                     each: &mut *self.each,
                     spent: self.spent,
+                    stopped: self.stopped,
                     seam: self.seam,
                 })?;
             } else {
@@ -277,8 +286,9 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
 
 /// `log`: its `entries`; `version`, `creator`, `pages` are not needed.
 struct Log<'a, 'b> {
-    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()> + 'b),
     spent: &'a Cell<u64>,
+    stopped: &'a Cell<bool>,
     seam: EdgeSeam,
 }
 
@@ -301,6 +311,7 @@ impl<'de> Visitor<'de> for Log<'_, '_> {
                 map.next_value_seed(Entries {
                     each: &mut *self.each,
                     spent: self.spent,
+                    stopped: self.stopped,
                     seam: self.seam,
                 })?;
                 found = true;
@@ -313,8 +324,9 @@ impl<'de> Visitor<'de> for Log<'_, '_> {
 }
 
 struct Entries<'a, 'b> {
-    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) + 'b),
+    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()> + 'b),
     spent: &'a Cell<u64>,
+    stopped: &'a Cell<bool>,
     seam: EdgeSeam,
 }
 
@@ -339,7 +351,11 @@ impl<'de> Visitor<'de> for Entries<'_, '_> {
                 .map_err(|e| e.to_string())
                 .and_then(|e| to_entry(i, e, self.seam))
                 .map_err(|why| (Label::HarEntry(i), why));
-            (self.each)(read);
+            if (self.each)(read).is_break() {
+                // Unwinds the reader: `read_with` answers Ok for a stop.
+                self.stopped.set(true);
+                return Err(serde::de::Error::custom("stopped"));
+            }
         }
         Ok(())
     }

@@ -46,7 +46,7 @@ pub struct Keys {
     /// Distinct keys resolved as the sandbox's, no map naming them.
     pub sandbox: u64,
     anonymous: Option<(MerchantId, Environment)>,
-    interned: BTreeMap<String, ApiKeyId>,
+    interned: BTreeMap<String, (ApiKeyId, (MerchantId, Environment))>,
     /// Requests with no `Authorization` header and no `"*"`.
     pub headerless: u64,
     /// Distinct keys no map names (each assumed a merchant of its own).
@@ -97,42 +97,39 @@ impl Keys {
             .keeping(payhub_properties::wire::RECORDS_KEPT)
     }
 
-    /// The id of `key` for the model, its owner taught to `wire` the first time. A key
-    /// no map names is assumed a merchant of its own, and entries with no key (and no
-    /// `"*"`) one more: each is judged as one scope of its own, and the assumption is
-    /// printed ([`Keys::assumptions`]), never a lack that would withdraw a verdict.
-    pub fn resolve(&mut self, key: Option<&str>, wire: &mut WireFacts) -> ApiKeyId {
+    /// The id of `key` and its owner. A key no map names is assumed a merchant of its
+    /// own, and entries with no key (and no `"*"`) one more: each is judged as one scope
+    /// of its own, and the assumption is printed ([`Keys::assumptions`]), never a lack
+    /// that would withdraw a verdict. Keys are numbered, and unknown keys assumed
+    /// merchants, in the order of the log: the same in every run over the same file,
+    /// whatever its partitions.
+    pub fn resolve_owner(&mut self, key: Option<&str>) -> (ApiKeyId, (MerchantId, Environment)) {
         let Some(key) = key else {
-            if self.anonymous.is_none() {
-                if self.headerless == 0 {
-                    wire.own(
-                        ANONYMOUS,
-                        (MerchantId(ASSUMED_HEADERLESS), Environment::Test),
-                    );
-                }
+            let owner = self.anonymous.unwrap_or_else(|| {
                 self.headerless += 1;
-            }
-            return ANONYMOUS;
+                (MerchantId(ASSUMED_HEADERLESS), Environment::Test)
+            });
+            return (ANONYMOUS, owner);
         };
-        if let Some(id) = self.interned.get(key) {
-            return *id;
+        if let Some(&(id, owner)) = self.interned.get(key) {
+            return (id, owner);
         }
         let id = ApiKeyId(INTERNED_FROM.saturating_add(self.interned.len() as u32));
-        match self.map.get(key) {
+        let owner = match self.map.get(key) {
             Some(owner) => {
                 if !self.named.contains(key) {
                     self.sandbox += 1;
                 }
-                wire.own(id, *owner);
+                *owner
             }
             None => {
                 let merchant = MerchantId(ASSUMED_FROM.saturating_add(self.unknown as u32));
-                wire.own(id, (merchant, Environment::Test));
                 self.unknown += 1;
+                (merchant, Environment::Test)
             }
-        }
-        self.interned.insert(key.to_owned(), id);
-        id
+        };
+        self.interned.insert(key.to_owned(), (id, owner));
+        (id, owner)
     }
 
     /// What was assumed of the keys, one sentence each.

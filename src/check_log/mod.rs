@@ -8,10 +8,16 @@
 //! naming the evidence a log cannot hold ([`report`] prints them).
 //!
 //! Exit codes: 0 every property judged holds; 1 a violation; 2 bad input or nothing
-//! judged; 3 incomplete: some entries were unreadable (skipped, listed) and nothing was
-//! violated in the rest, so a pass is not claimed.
+//! judged; 3 incomplete: some entries were unreadable (skipped, listed), or reading
+//! stopped at `--memory-max` ([`crate::heap`]), and nothing was violated in what was
+//! judged, so a pass is not claimed.
+//!
+//! Memory: the readers stream (one HAR entry, one line at a time); what stays is what
+//! the rules must remember (the wire facts' scopes within RET-01's retention, order and
+//! refund numbers, the objects still unresolved), counted by `--stats`.
 
 pub mod access_log;
+mod bound;
 pub mod detect;
 pub mod entry;
 pub mod feed;
@@ -19,13 +25,17 @@ pub mod generate;
 pub mod har;
 pub mod html;
 pub mod keys;
+mod logs;
+pub mod merge;
+pub mod parts;
 pub mod profile;
 pub mod report;
 pub mod request;
 
+use bound::{Bound, STOPPED};
 use detect::Format;
 use entry::Label;
-use feed::Feed;
+pub use logs::Run;
 use payhub_model::event::Event;
 use payhub_properties::verdict::{Folded, Status, Verdict};
 use profile::LogProfile;
@@ -64,9 +74,39 @@ pub struct CheckLogArgs {
     /// `check-log --generate 3000000 > big.jsonl`).
     #[arg(long, value_name = "N")]
     pub generate: Option<u64>,
+    /// With --generate: the file's format (a HAR is one JSON document, written as it
+    /// is generated, never held whole).
+    #[arg(long, value_enum, default_value = "access-log", requires = "generate")]
+    pub generate_format: generate::Shape,
+    /// With --generate: spread the orders over M merchants (API keys no map names).
+    #[arg(long, value_name = "M", default_value_t = 1, requires = "generate",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub generate_merchants: u32,
     /// Seconds to wait for a writer to open a FIFO given as a file; past it, exit 2.
     #[arg(long, value_name = "S", default_value_t = 30)]
     pub wait: u64,
+    /// The most heap the run may hold (`512M`, `1.5G`, bytes): past it, reading stops
+    /// and the run is incomplete (exit 3, naming the bound and the last entry judged;
+    /// exit 1 if what was judged shows a violation), never an abort. Default: half of the
+    /// least of the address-space limit (`ulimit -v`), the control group's memory limit
+    /// and the machine's memory.
+    #[arg(long, value_name = "SIZE", value_parser = crate::heap::parse_size)]
+    pub memory_max: Option<u64>,
+    /// Print on standard error, per file, what the run held: the heap at the end and at
+    /// its peak, the idempotency keys, numbers and objects retained, the bytes per
+    /// retained key, and the throughput.
+    #[arg(long)]
+    pub stats: bool,
+    /// Threads judging the log's partitions (one per merchant: no scope crosses a
+    /// merchant); the output is the same, byte for byte, whatever the number. Default:
+    /// the machine's cores.
+    #[arg(long, value_parser = crate::usage::threads)]
+    pub threads: Option<usize>,
+    /// Judge only the merchants whose stable hash is I of N (`0/4` … `3/4`): one machine
+    /// of N; `payhub-verify merge` joins the N shards' `--format json` into the verdict
+    /// of the whole log (docs/check-log.md, "Sharded across machines").
+    #[arg(long, value_name = "I/N", value_parser = parts::shard_arg)]
+    pub shard: Option<parts::Shard>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -95,23 +135,72 @@ pub struct Judged {
     /// Requests refused for authentication (401, key of no known owner): no scope.
     pub unscoped: u64,
     pub verdicts: Vec<Verdict>,
+    /// Why reading stopped before the end (`--memory-max`): the run is incomplete.
+    pub stopped: Option<String>,
+    /// What the judgement held in memory.
+    pub held: Held,
+    /// `--shard I/N`: the merchants judged are those of shard I.
+    pub shard: Option<parts::Shard>,
+    /// The partitions (merchants) judged.
+    pub partitions: usize,
+}
+
+/// What a file's judgement held in memory ([`crate::heap`]'s count), and what it
+/// retained: `--stats`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Held {
+    /// Heap held by the judgement at the end of the file (over what was held before it).
+    pub end: u64,
+    /// The most it held between two entries.
+    pub peak: u64,
+    pub retained: payhub_properties::facts::wire::Retained,
+}
+
+impl Held {
+    /// Bytes held per retained idempotency key (the numbers and objects those keys made
+    /// included), if any key is retained.
+    pub fn per_key(&self) -> Option<u64> {
+        (self.retained.keys > 0).then(|| self.end / self.retained.keys as u64)
+    }
+
+    /// Bytes held per retained record (keys, numbers and objects together).
+    pub fn per_record(&self) -> Option<u64> {
+        let r = &self.retained;
+        let records = (r.keys + r.numbers + r.objects) as u64;
+        (records > 0).then(|| self.end / records)
+    }
 }
 
 impl Judged {
     pub fn exit(&self) -> u8 {
-        if self.verdicts.iter().any(|v| v.status == Status::Violated) {
-            1
-        } else if self.judged == 0
-            || self
+        self.outcome().exit()
+    }
+
+    /// What the exit code and the closing line are made of.
+    pub fn outcome(&self) -> report::Outcome<'_> {
+        let judged = self
+            .verdicts
+            .iter()
+            .filter(|v| v.status != Status::CannotJudge)
+            .count();
+        report::Outcome {
+            violated: self
                 .verdicts
                 .iter()
-                .all(|v| v.status == Status::CannotJudge)
-        {
-            2
-        } else if self.skipped > 0 {
-            3
-        } else {
-            0
+                .find(|v| v.status == Status::Violated)
+                .map(|v| {
+                    (
+                        v.name,
+                        v.rules.join(", "),
+                        v.detail.as_deref().unwrap_or_default(),
+                    )
+                }),
+            stopped: self.stopped.as_deref(),
+            sharded: self.shard.is_some(),
+            judged_entries: self.judged,
+            skipped: self.skipped,
+            judged,
+            cannot: self.verdicts.len() - judged,
         }
     }
 }
@@ -121,10 +210,12 @@ pub const COMPLETE_LOG: &str = "the log is complete (--complete-log): every requ
 
 pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     if let Some(n) = args.generate {
-        generate::write(n, &mut std::io::stdout().lock())
+        let (shape, merchants) = (args.generate_format, args.generate_merchants);
+        generate::write(n, shape, merchants, &mut std::io::stdout().lock())
             .map_err(|e| format!("cannot write: {e}"))?;
         return Ok(ExitCode::SUCCESS);
     }
+    let memory_max = args.memory_max.unwrap_or_else(crate::heap::default_max);
     crate::input::set_writer_wait(args.wait);
     let started = std::time::Instant::now();
     let mut worst = 0u8;
@@ -132,8 +223,21 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     let profile = args.profile.as_deref().map(profile::load).transpose()?;
     for file in &args.files {
         let key_map = args.api_key_map.as_deref();
-        match judge_file_read(file, key_map, profile.as_ref(), args.complete_log) {
+        let seam = crate::edges::EdgeSeam::REFERENCE;
+        let at = std::time::Instant::now();
+        let run = Run {
+            threads: args
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            shard: args.shard,
+        };
+        let complete = args.complete_log;
+        let bounds = (memory_max, run);
+        match judge_file_seam(file, key_map, profile.as_ref(), complete, seam, bounds) {
             Ok(j) => {
+                if args.stats {
+                    eprintln!("{}", stats_line(&j, at.elapsed().as_secs_f64()));
+                }
                 worst = rank(worst, j.exit());
                 all.push(j);
             }
@@ -162,6 +266,7 @@ fn rank(a: u8, b: u8) -> u8 {
 /// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
 /// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]); `profile`: the
 /// platform's keys, error codes and test cards (`--api-key-map` still overrides its keys).
+#[cfg(test)]
 pub fn judge_file_read(
     path: &Path,
     key_map: Option<&Path>,
@@ -174,6 +279,28 @@ pub fn judge_file_read(
         profile,
         complete,
         crate::edges::EdgeSeam::REFERENCE,
+        (u64::MAX, Run::ONE),
+    )
+}
+
+/// `--stats`: what a file's judgement held and how fast it went.
+pub fn stats_line(j: &Judged, seconds: f64) -> String {
+    use crate::heap::show;
+    let r = &j.held.retained;
+    let per_key = j.held.per_key().map_or("no key retained".to_owned(), |b| {
+        format!("{b} B per retained key")
+    });
+    let per_record = j.held.per_record().unwrap_or(0);
+    format!(
+        "stats: {}: {} entries in {seconds:.2} s ({:.0} entries/s); heap held {} at the end, {} at the peak; retained {} idempotency keys, {} order and refund numbers, {} objects: {per_key}, {per_record} B per retained record",
+        j.file.display(),
+        j.entries,
+        j.entries as f64 / seconds.max(1e-9),
+        show(j.held.end),
+        show(j.held.peak),
+        r.keys,
+        r.numbers,
+        r.objects,
     )
 }
 
@@ -184,7 +311,7 @@ pub fn judge_file_with(
     complete: bool,
     seam: crate::edges::EdgeSeam,
 ) -> Result<Judged, String> {
-    judge_file_seam(path, key_map, None, complete, seam)
+    judge_file_seam(path, key_map, None, complete, seam, (u64::MAX, Run::ONE))
 }
 
 fn judge_file_seam(
@@ -193,7 +320,15 @@ fn judge_file_seam(
     profile: Option<&LogProfile>,
     complete: bool,
     seam: crate::edges::EdgeSeam,
+    (memory_max, run): (u64, Run),
 ) -> Result<Judged, String> {
+    let before = crate::heap::in_use();
+    let mut bound = Bound {
+        max: memory_max,
+        before,
+        peak: 0,
+        stopped: None,
+    };
     let named = profile.map_or(&[][..], |p| &p.keys[..]);
     let keys = keys::Keys::load(key_map, named)?;
     let mut input = crate::input::open(path)?;
@@ -201,69 +336,22 @@ fn judge_file_seam(
     let name = input.name.clone();
     let progress = crate::progress::Progress::new(true);
     let judged = match format {
-        Format::Events => judge_events(path, &mut input, &progress, complete)?,
+        Format::Events => judge_events(path, &mut input, &progress, complete, &mut bound)?,
         Format::Har | Format::AccessLog => {
-            let mut feed = Feed::new(keys, profile);
-            let mut each = |r: Result<entry::Entry, (Label, String)>| {
-                match r {
-                    Ok(e) => feed.push(e),
-                    Err((label, why)) => feed.unreadable(label, why),
-                }
-                if feed.entries % 65_536 == 0 {
-                    progress.say(&format!("{} entries", feed.entries));
-                }
-            };
-            if format == Format::Har {
-                har::read_with(&mut input.reader, seam, &mut each)
-                    .map_err(|e| format!("{name}:{e}"))?;
-            } else {
-                crate::input::each_line(&mut input.reader, &name, &mut |line| {
-                    let n = line.n;
-                    let read = line
-                        .text
-                        .ok_or_else(|| "not UTF-8 text".to_owned())
-                        .and_then(|t| access_log::entry(n, t))
-                        .map_err(|why| (Label::Line(n), unreadable(&line, why)));
-                    each(read);
-                    Ok(())
-                })?;
-            }
-            if let Some((label, why)) = &feed.disorder {
-                return Err(format!("{name}: {label} {why}"));
-            }
-            feed.finish();
-            if complete {
-                feed.folded.supply.assume_complete_log();
-            }
-            let label = if format == Format::Har {
-                Label::HarEntry
-            } else {
-                Label::Line
-            };
-            let name = |s: &payhub_properties::facts::wire::Seen| {
-                format!("{} at +{}", label(u64::from(s.id.0)), s.sent)
-            };
-            let verdicts = feed.verdicts(&name);
-            Judged {
-                file: path.to_owned(),
+            let log = logs::Log {
+                path,
                 format,
-                entries: feed.entries,
-                judged: feed.judged,
-                ignored: feed.ignored,
-                skipped: feed.skipped,
-                skips: feed.skips,
-                assumptions: feed
-                    .keys
-                    .assumptions()
-                    .into_iter()
-                    .chain(complete.then(|| COMPLETE_LOG.to_owned()))
-                    .collect(),
-                unscoped: feed.folded.wire.refused_auth,
-                verdicts,
-            }
+                complete,
+                seam,
+                run,
+            };
+            logs::judge(&log, keys, profile, &mut input, &progress, &mut bound)?
         }
     };
     progress.done();
+    if run.shard.is_some() {
+        return Ok(judged);
+    }
     if judged.entries == 0 {
         return Err(format!("{name}: empty: nothing to judge"));
     }
@@ -281,6 +369,7 @@ fn judge_events(
     input: &mut crate::input::Input,
     progress: &crate::progress::Progress,
     complete: bool,
+    bound: &mut Bound,
 ) -> Result<Judged, String> {
     let mut folded = Folded::new(payhub_properties::verdict::harness_owners());
     let (mut entries, mut skipped, mut skips) = (0u64, 0u64, Vec::new());
@@ -309,9 +398,14 @@ fn judge_events(
         if entries % 65_536 == 0 {
             progress.say(&format!("{entries} events"));
         }
-        Ok(())
-    })?;
+        match bound.check(Label::Line(line.n), entries) {
+            std::ops::ControlFlow::Continue(()) => Ok(()),
+            std::ops::ControlFlow::Break(()) => Err(STOPPED.to_owned()),
+        }
+    })
+    .or_else(|e| if e == STOPPED { Ok(()) } else { Err(e) })?;
     folded.close();
+    let held = bound.held(folded.wire.retained());
     if complete {
         folded.supply.assume_complete_log();
     }
@@ -329,6 +423,10 @@ fn judge_events(
             .collect(),
         unscoped: folded.wire.refused_auth,
         verdicts: folded.verdicts(),
+        stopped: bound.stopped.take(),
+        held,
+        shard: None,
+        partitions: 0,
     })
 }
 

@@ -42,32 +42,67 @@ pub(super) fn read_line(j: &Judged) -> String {
 
 /// The closing line: what the exit code says.
 pub fn closing(j: &Judged) -> String {
-    let judged = j
-        .verdicts
-        .iter()
-        .filter(|v| v.status != Status::CannotJudge)
-        .count();
-    let cannot = j.verdicts.len() - judged;
-    match (
-        j.exit(),
-        j.verdicts.iter().find(|v| v.status == Status::Violated),
-    ) {
-        (1, Some(v)) => format!(
-            "VIOLATED {} [{}]: {}",
-            v.name,
-            v.rules.join(", "),
-            v.detail.as_deref().unwrap_or_default()
-        ),
-        (3, _) => format!(
-            "INCOMPLETE: {} entries unreadable; nothing violated in the rest ({judged} properties judged, {cannot} cannot judge)",
-            j.skipped
-        ),
-        _ => format!("all {judged} properties judged hold; {cannot} cannot judge from this source"),
+    j.outcome().line()
+}
+
+/// What a file's exit code and closing line are made of: of a [`Judged`], or of the
+/// shards [`super::merge`] joins.
+pub struct Outcome<'a> {
+    /// The first property violated: its name, its rules, its detail.
+    pub violated: Option<(&'a str, String, &'a str)>,
+    pub stopped: Option<&'a str>,
+    /// A shard's run (`--shard`).
+    pub sharded: bool,
+    /// Requests judged; entries unreadable.
+    pub judged_entries: u64,
+    pub skipped: u64,
+    /// Properties judged, and those that cannot judge.
+    pub judged: usize,
+    pub cannot: usize,
+}
+
+impl Outcome<'_> {
+    pub fn exit(&self) -> u8 {
+        if self.violated.is_some() {
+            1
+        } else if self.stopped.is_some() {
+            3
+        } else if self.judged_entries == 0 && self.sharded {
+            // A shard with none of the log's merchants: the merge judges.
+            0
+        } else if self.judged_entries == 0 || self.judged == 0 {
+            2
+        } else if self.skipped > 0 {
+            3
+        } else {
+            0
+        }
+    }
+
+    pub fn line(&self) -> String {
+        let (judged, cannot) = (self.judged, self.cannot);
+        match (self.exit(), &self.violated) {
+            (1, Some((name, rules, detail))) => format!("VIOLATED {name} [{rules}]: {detail}"),
+            (3, _) if self.stopped.is_some() => format!(
+                "INCOMPLETE: {}; nothing violated in what was judged ({judged} properties judged, {cannot} cannot judge)",
+                self.stopped.unwrap_or_default()
+            ),
+            (3, _) => format!(
+                "INCOMPLETE: {} entries unreadable; nothing violated in the rest ({judged} properties judged, {cannot} cannot judge)",
+                self.skipped
+            ),
+            _ => format!(
+                "all {judged} properties judged hold; {cannot} cannot judge from this source"
+            ),
+        }
     }
 }
 
 fn text(j: &Judged) -> String {
     let mut s = read_line(j) + "\n";
+    if let Some(stopped) = &j.stopped {
+        let _ = writeln!(s, "  {stopped}");
+    }
     for (label, why) in &j.skips {
         let _ = writeln!(s, "  skipped {label}: {why}");
     }
@@ -194,6 +229,8 @@ fn json(j: &Judged) -> serde_json::Value {
         "assumptions": j.assumptions,
         "refused_for_authentication": j.unscoped,
         "exit": j.exit(),
+        "shard": j.shard.map(|s| serde_json::json!({"index": s.index, "of": s.of, "partitions": j.partitions})),
+        "stopped": j.stopped,
         "verdict": closing(j),
         "properties": j.verdicts,
     })

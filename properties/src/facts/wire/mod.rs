@@ -30,9 +30,11 @@
 mod attempts;
 mod patterns;
 mod refusals;
+mod retained;
 mod seen;
 mod unresolved;
 
+pub use retained::Retained;
 pub use seen::{Answer, Breach, Seen, WireParams, Witness};
 
 use super::money::safety_parameters;

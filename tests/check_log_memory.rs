@@ -1,0 +1,108 @@
+//! `check-log` under a memory limit: a HAR of distinct exchanges (generated streamed
+//! into a file, never held) judged with the process's address space bounded ends with a
+//! verdict or with exit 3 naming `--memory-max`, never an abort (134) or a crash; the
+//! bound stops the read between two entries and what came before is judged.
+//!
+//! The file is as large as a debug build judges in well under two minutes on two busy
+//! cores; the gigabyte case is a documented command (docs/performance.md, "check-log at
+//! scale").
+
+#![cfg(unix)]
+
+mod common;
+use common::*;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+/// Exchanges in the generated HAR: about 45 MB.
+const EXCHANGES: u64 = 48_000;
+
+/// `check-log --generate N --generate-format har` written straight into a file.
+fn generated_har(name: &str, n: u64) -> PathBuf {
+    let path = temp(name, "");
+    let file = std::fs::File::create(&path).unwrap();
+    let status = bin()
+        .args(["check-log", "--generate", &n.to_string()])
+        .args(["--generate-format", "har"])
+        .stdout(Stdio::from(file))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    path
+}
+
+/// `check-log` with `args` in a process whose address space is at most `limit` bytes.
+fn under_limit(limit: u64, args: &[&str], file: &Path) -> Output {
+    let mut cmd = bin();
+    cmd.arg("check-log").args(args).arg(file);
+    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
+    unsafe {
+        cmd.pre_exec(move || {
+            let r = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &r) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn check_log_a_har_of_distinct_exchanges_under_an_address_space_limit_ends_with_a_clear_exit() {
+    let har = generated_har("distinct.har", EXCHANGES);
+    let size = std::fs::metadata(&har).unwrap().len();
+    assert!(size > 40_000_000, "{size} bytes");
+
+    // The must-show's limit, 1.5 GiB: the default bound is three quarters of it.
+    let o = under_limit(3 << 29, &["--stats"], &har);
+    let (out, err) = (stdout(&o), stderr(&o));
+    let exit = o.status.code();
+    assert!(
+        exit == Some(0) || (exit == Some(3) && out.contains("--memory-max")),
+        "{exit:?}\n{out}\n{err}"
+    );
+    assert!(
+        out.contains(&format!("{EXCHANGES} entries")),
+        "every entry read: {out}"
+    );
+    // What was held is measured and printed, per retained key.
+    let stats = err.lines().find(|l| l.starts_with("stats:")).expect(&err);
+    assert!(stats.contains("B per retained key"), "{stats}");
+    assert!(stats.contains("idempotency keys"), "{stats}");
+
+    // A bound the file passes: the read stops between two entries, names the bound and
+    // how far it got, and judges what came before (exit 3, not 134).
+    let o = under_limit(1 << 30, &["--memory-max", "8M", "--format", "json"], &har);
+    let out = stdout(&o);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let file = &v["files"][0];
+    let stopped = file["stopped"].as_str().expect("why it stopped");
+    assert!(stopped.contains("past --memory-max 8.0 MiB"), "{stopped}");
+    assert!(stopped.starts_with("stopped after entry "), "{stopped}");
+    let read = file["entries"].as_u64().unwrap();
+    assert!(read > 1_000 && read < EXCHANGES, "{read} of {EXCHANGES}");
+    assert_eq!(file["exit"], 3);
+    assert!(file["verdict"].as_str().unwrap().starts_with("INCOMPLETE"));
+    let holds = file["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "holds")
+        .count();
+    assert!(holds >= 10, "what was read is judged: {holds} hold");
+}
+
+#[test]
+fn check_log_memory_max_reads_sizes_and_refuses_what_is_none() {
+    let o = run(&["check-log", "--memory-max", "lots", "x.har"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("not a size"), "{}", stderr(&o));
+}
