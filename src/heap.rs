@@ -1,71 +1,40 @@
-//! How much memory the process holds, counted as it is allocated, and the bound a long
-//! read stops at (`check-log --memory-max`).
+//! How much memory the process holds, and the bound a long read stops at
+//! (`check-log --memory-max`).
 //!
-//! The process's allocator is the system's, wrapped to keep one running count of the
-//! bytes held ([`in_use`]): a reader asks it between two entries and stops cleanly, naming
-//! the bound, before the operating system would refuse an allocation (an abort, exit
-//! 134, under `ulimit -v` or a container's limit). The count is of the heap the program
-//! asked for, not of the pages the system gave it (the allocator's own slack, the stacks
-//! and the binary are beside it): the default bound ([`default_max`]) leaves room for
-//! them.
+//! What is counted is the process's resident memory (`/proc/self/statm`), read between
+//! two entries: a reader stops cleanly, naming the bound, before the operating system
+//! would refuse an allocation (an abort, exit 134, under `ulimit -v` or a container's
+//! limit). It is read from the system rather than counted by a wrapped allocator, which
+//! would put an atomic add on every allocation of every command (the checker's above
+//! all); a read every few hundred entries costs nothing measurable. Where the system
+//! does not tell (not Linux), nothing is counted and the bound never stops a read.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// The system's allocator, counting the bytes it holds for the program.
-pub struct Counting;
-
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is the system allocator's own, with the same layout; the count is
-// a side effect that never touches the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract is passed on unchanged.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as `alloc`.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` with `layout` (every allocation is).
-        unsafe { System.dealloc(ptr, layout) };
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as `dealloc` and `alloc`.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            IN_USE.fetch_add(new_size, Ordering::Relaxed);
-            IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-}
-
-/// Bytes of heap the program holds now.
+/// Bytes of memory the process holds now (resident), or 0 where the system does not tell.
 pub fn in_use() -> u64 {
-    IN_USE.load(Ordering::Relaxed) as u64
+    resident().unwrap_or(0)
 }
 
-/// The default bound of a long read's heap: three quarters of the least of the
+/// The resident pages of `/proc/self/statm`, in bytes.
+#[cfg(unix)]
+fn resident() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf reads a constant of the system and touches no memory of ours.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).ok().filter(|p| *p > 0)?)
+}
+
+#[cfg(not(unix))]
+fn resident() -> Option<u64> {
+    None
+}
+
+/// The default bound of a long read's resident memory: three quarters of the least of the
 /// process's address-space limit (`ulimit -v`, `prlimit --as`), its control group's
 /// memory limit (`memory.max`: a container's) and the machine's memory, less 64 MiB
-/// ([`RESERVE`]), and at least 16 MiB; 4 GiB where none is known. Less, because the
-/// count is of the heap asked for: the allocator's slack, the stacks, the binary and the
-/// buffers come on top.
+/// ([`RESERVE`]), and at least 16 MiB; 4 GiB where none is known. Less, because an
+/// address-space limit counts what is reserved and never touched (thread stacks, the
+/// allocator's arenas) beside what is resident.
 pub fn default_max() -> u64 {
     let limits = [address_space_limit(), cgroup_limit(), machine_memory()];
     limits.into_iter().flatten().min().map_or(4 << 30, |least| {
@@ -73,8 +42,7 @@ pub fn default_max() -> u64 {
     })
 }
 
-/// What the default bound leaves beside the heap for the binary, the stacks and the
-/// allocator's own.
+/// What the default bound leaves for what is reserved beside what is resident.
 pub const RESERVE: u64 = 64 << 20;
 
 #[cfg(unix)]
@@ -168,8 +136,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn the_count_follows_what_is_held() {
-        // Other tests allocate beside this one: the margin is wide.
+        // Other tests allocate beside this one: the margin is wide. A large block is
+        // its own mapping, given back to the system when freed.
         let before = in_use();
         let held = vec![1u8; 256 << 20];
         assert!(

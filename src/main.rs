@@ -32,10 +32,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use std::process::ExitCode;
 
-/// The system's allocator, counting what the program holds (`check-log --memory-max`).
-#[global_allocator]
-static ALLOCATOR: heap::Counting = heap::Counting;
-
 /// Output format of a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {

@@ -78,14 +78,14 @@ fn check_log_a_har_of_distinct_exchanges_under_an_address_space_limit_ends_with_
 
     // A bound the file passes: the read stops between two entries, names the bound and
     // how far it got, and judges what came before (exit 3, not 134).
-    let o = under_limit(1 << 30, &["--memory-max", "8M", "--format", "json"], &har);
+    let o = under_limit(1 << 30, &["--memory-max", "48M", "--format", "json"], &har);
     let out = stdout(&o);
     no_panic(&o);
     assert_eq!(o.status.code(), Some(3), "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let file = &v["files"][0];
     let stopped = file["stopped"].as_str().expect("why it stopped");
-    assert!(stopped.contains("past --memory-max 8.0 MiB"), "{stopped}");
+    assert!(stopped.contains("past --memory-max 48.0 MiB"), "{stopped}");
     assert!(stopped.starts_with("stopped after entry "), "{stopped}");
     let read = file["entries"].as_u64().unwrap();
     assert!(read > 1_000 && read < EXCHANGES, "{read} of {EXCHANGES}");

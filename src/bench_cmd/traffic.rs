@@ -2,7 +2,7 @@
 //! exchanges (`check-log --generate`, written streamed into a temporary file), judged on
 //! 1 and on 2 threads by the same binary, one run right after the other, each in a
 //! process of its own: seconds, MB/s, exchanges/s, peak resident memory (the child's,
-//! from the system), the heap held at the end and per retained idempotency key (the
+//! from the system), the memory held at the end and per retained idempotency key (the
 //! child's `--stats`), and whether the two outputs are the same byte for byte.
 
 use crate::check_log::generate::{self, Shape};

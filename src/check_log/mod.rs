@@ -85,15 +85,15 @@ pub struct CheckLogArgs {
     /// Seconds to wait for a writer to open a FIFO given as a file; past it, exit 2.
     #[arg(long, value_name = "S", default_value_t = 30)]
     pub wait: u64,
-    /// The most heap the run may hold (`512M`, `1.5G`, bytes): past it, reading stops
-    /// and the run is incomplete (exit 3, naming the bound and the last entry judged;
-    /// exit 1 if what was judged shows a violation), never an abort. Default: half of the
-    /// least of the address-space limit (`ulimit -v`), the control group's memory limit
-    /// and the machine's memory.
+    /// The most memory the process may hold resident (`512M`, `1.5G`, bytes): past it,
+    /// reading stops and the run is incomplete (exit 3, naming the bound and the last
+    /// entry judged; exit 1 if what was judged shows a violation), never an abort.
+    /// Default: three quarters of the least of the address-space limit (`ulimit -v`), the
+    /// control group's memory limit and the machine's memory, less 64 MiB.
     #[arg(long, value_name = "SIZE", value_parser = crate::heap::parse_size)]
     pub memory_max: Option<u64>,
-    /// Print on standard error, per file, what the run held: the heap at the end and at
-    /// its peak, the idempotency keys, numbers and objects retained, the bytes per
+    /// Print on standard error, per file, what the run held: the memory the judgement
+    /// added (resident) at the end and at its peak, the idempotency keys, numbers and objects retained, the bytes per
     /// retained key, and the throughput.
     #[arg(long)]
     pub stats: bool,
@@ -145,11 +145,12 @@ pub struct Judged {
     pub partitions: usize,
 }
 
-/// What a file's judgement held in memory ([`crate::heap`]'s count), and what it
+/// What a file's judgement held in memory ([`crate::heap`]'s reading), and what it
 /// retained: `--stats`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Held {
-    /// Heap held by the judgement at the end of the file (over what was held before it).
+    /// Memory held by the judgement at the end of the file (resident, over what was held
+    /// before it).
     pub end: u64,
     /// The most it held between two entries.
     pub peak: u64,
@@ -292,7 +293,7 @@ pub fn stats_line(j: &Judged, seconds: f64) -> String {
     });
     let per_record = j.held.per_record().unwrap_or(0);
     format!(
-        "stats: {}: {} entries in {seconds:.2} s ({:.0} entries/s); heap held {} at the end, {} at the peak; retained {} idempotency keys, {} order and refund numbers, {} objects: {per_key}, {per_record} B per retained record",
+        "stats: {}: {} entries in {seconds:.2} s ({:.0} entries/s); memory held {} at the end, {} at the peak; retained {} idempotency keys, {} order and refund numbers, {} objects: {per_key}, {per_record} B per retained record",
         j.file.display(),
         j.entries,
         j.entries as f64 / seconds.max(1e-9),
