@@ -336,6 +336,12 @@ fn judge_file_seam(
     let name = input.name.clone();
     let progress = crate::progress::Progress::new(true);
     let judged = match format {
+        // The platform's events (its store, the ledger) are not a merchant's: whole.
+        Format::Events if run.shard.is_some() => {
+            return Err(format!(
+                "{name}: an event stream is judged whole: --shard splits a HAR or an access log by merchant"
+            ));
+        }
         Format::Events => judge_events(path, &mut input, &progress, complete, &mut bound)?,
         Format::Har | Format::AccessLog => {
             let log = logs::Log {
