@@ -87,14 +87,14 @@ pub struct CheckLogArgs {
     pub wait: u64,
     /// The most heap the run may hold (`512M`, `1.5G`, bytes): past it, reading stops
     /// and the run is incomplete (exit 3, naming the bound and the last entry judged;
-    /// exit 1 if what was judged shows a violation), never an abort. Default: half of the
-    /// least of the address-space limit (`ulimit -v`), the control group's memory limit
-    /// and the machine's memory.
+    /// exit 1 if what was judged shows a violation), never an abort. Default: three
+    /// quarters of the least of the address-space limit (`ulimit -v`), the control
+    /// group's memory limit and the machine's memory, less 64 MiB.
     #[arg(long, value_name = "SIZE", value_parser = crate::heap::parse_size)]
     pub memory_max: Option<u64>,
     /// Print on standard error, per file, what the run held: the heap at the end and at
     /// its peak, the idempotency keys, numbers and objects retained, the bytes per
-    /// retained key, and the throughput.
+    /// retained key and per record, and the throughput.
     #[arg(long)]
     pub stats: bool,
     /// Threads judging the log's partitions (one per merchant: no scope crosses a
