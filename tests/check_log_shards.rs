@@ -127,6 +127,18 @@ fn check_log_gives_the_same_verdict_on_any_number_of_threads_and_in_four_shards_
     let twice = run(&["merge", &shards[0], &shards[1], &shards[2], &shards[2]]);
     assert_eq!(code(&twice), 2);
     assert!(stderr(&twice).contains("given twice"), "{}", stderr(&twice));
+
+    // An event stream is the platform's as much as the merchants': not split.
+    let events = dir.join("events.jsonl");
+    let o = run(&["replay", "--seed", "1", "--format", "events"]);
+    std::fs::write(&events, stdout(&o)).unwrap();
+    let sharded = run(&["check-log", "--shard", "0/2", events.to_str().unwrap()]);
+    assert_eq!(code(&sharded), 2);
+    assert!(
+        stderr(&sharded).contains("judged whole"),
+        "{}",
+        stderr(&sharded)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -93,8 +93,8 @@ pub struct CheckLogArgs {
     #[arg(long, value_name = "SIZE", value_parser = crate::heap::parse_size)]
     pub memory_max: Option<u64>,
     /// Print on standard error, per file, what the run held: the memory the judgement
-    /// added (resident) at the end and at its peak, the idempotency keys, numbers and objects retained, the bytes per
-    /// retained key, and the throughput.
+    /// added (resident) at the end and at its peak, the idempotency keys, numbers and
+    /// objects retained, the bytes per retained key and per record, and the throughput.
     #[arg(long)]
     pub stats: bool,
     /// Threads judging the log's partitions (one per merchant: no scope crosses a
@@ -337,6 +337,12 @@ fn judge_file_seam(
     let name = input.name.clone();
     let progress = crate::progress::Progress::new(true);
     let judged = match format {
+        // The platform's events (its store, the ledger) are not a merchant's: whole.
+        Format::Events if run.shard.is_some() => {
+            return Err(format!(
+                "{name}: an event stream is judged whole: --shard splits a HAR or an access log by merchant"
+            ));
+        }
         Format::Events => judge_events(path, &mut input, &progress, complete, &mut bound)?,
         Format::Har | Format::AccessLog => {
             let log = logs::Log {
