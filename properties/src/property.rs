@@ -195,6 +195,7 @@ pub static PROPERTIES: &[Property] = &[
     crate::traffic::CLIENT_TRAFFIC_BOUNDED,
     crate::effects::FULFILS_ONCE_WHEN_SUCCEEDED,
     crate::effects::CLOSES_ONCE_ON_A_CLOSED_PAYMENT,
+    crate::effects::PENDING_UNTIL_FINAL,
     crate::effects::MESSAGE_MATCHES_STATUS,
     crate::reach::REPLAY_ANSWERED_200,
     crate::reach::IDEMPOTENCY_CONFLICT,

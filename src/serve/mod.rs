@@ -19,6 +19,7 @@ pub mod faults;
 pub mod guard;
 pub mod har;
 pub mod http;
+pub mod journal;
 pub mod page;
 pub mod record;
 pub mod sandbox;

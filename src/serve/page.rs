@@ -148,9 +148,8 @@ refresh();
 /// property, violated ones first, each violation with its witness drawn; the latest
 /// [`LINES_MAX`] trace lines.
 pub fn to_json(session: &Session) -> String {
-    let facts = &session.world.facts;
     let record = session.record;
-    let mut verdicts = super::verdict::verdicts(facts, record);
+    let mut verdicts = super::verdict::verdicts(session);
     verdicts.sort_by_key(|v| v.status != Status::Violated);
     let properties: Vec<_> = verdicts
         .iter()
@@ -195,7 +194,6 @@ pub fn to_json(session: &Session) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::record::Record;
 
     #[test]
     fn the_shell_fetches_the_session_and_renders_it_as_text() {
@@ -216,10 +214,7 @@ mod tests {
             planted: Planted::Reference,
             seam: Default::default(),
         });
-        let session = Session {
-            world: sandbox.world(),
-            record: &Record::default(),
-        };
+        let session = Session::of(&sandbox);
         let json: serde_json::Value = serde_json::from_str(&to_json(&session)).unwrap();
         assert_eq!(json["events"], 0);
         assert!(

@@ -4,7 +4,6 @@
 //! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
 use super::diagrams::Session;
-use super::record::Record;
 use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
@@ -17,8 +16,9 @@ use std::fmt::Write as _;
 /// never the merchant's own process or database, so the properties over client
 /// decisions are `cannot_judge` here and the wire properties judge the client's requests
 /// as the wire carried them).
-pub fn verdicts(facts: &Facts, record: &Record) -> Vec<Verdict> {
-    record.wire_side().verdicts(facts)
+pub fn verdicts(session: &Session) -> Vec<Verdict> {
+    let (facts, side) = session.judged();
+    side.verdicts(&facts)
 }
 
 /// The properties not judged, counted by the one evidence that would let the sandbox
@@ -36,9 +36,15 @@ fn not_judged(verdicts: &[Verdict]) -> String {
         return String::new();
     }
     let total: usize = by.values().sum();
+    let db = payhub_properties::evidence::Evidence::MerchantDb.to_string();
     let each: Vec<String> = by
         .iter()
-        .map(|(need, n)| format!("{n} need {need}"))
+        .map(|(need, n)| match need {
+            need if *need == db => {
+                format!("{n} need {need}: post the merchant journal, POST /__sandbox/journal")
+            }
+            need => format!("{n} need {need}"),
+        })
         .collect();
     format!(
         "**Not judged: {total} properties**, which the sandbox cannot see ({}); judge them with the client model's runs (`payhub-verify check`).\n\n",
@@ -53,7 +59,7 @@ const DIAGRAM_LINES_MAX: usize = 400;
 /// whether every always property holds, over what the session held when the verdict was
 /// asked for: the facts and the wire side (copies, so that it is judged without holding
 /// the session).
-pub fn json_of(facts: &Facts, side: &WireSide, events: usize) -> String {
+pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> String {
     let verdicts = side.verdicts(facts);
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
     let unscoped =
@@ -62,7 +68,7 @@ pub fn json_of(facts: &Facts, side: &WireSide, events: usize) -> String {
         "holds": holds,
         "events": events,
         "unscoped": unscoped,
-        "same_purchase": super::business::READING,
+        "same_purchase": reading,
         "properties": verdicts,
     });
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
@@ -71,8 +77,8 @@ pub fn json_of(facts: &Facts, side: &WireSide, events: usize) -> String {
 /// The verdict as Markdown: a table of every property, then each violation with its
 /// rules and the diagram of its witnesses, and the session (the trace segment held last)
 /// as a Mermaid sequence diagram in the contract's notation.
-pub fn to_markdown(facts: &Facts, trace: &Trace, session: &Session) -> String {
-    let verdicts = verdicts(facts, session.record);
+pub fn to_markdown(trace: &Trace, session: &Session) -> String {
+    let verdicts = verdicts(session);
     let violated: Vec<&Verdict> = verdicts
         .iter()
         .filter(|v| v.status == Status::Violated)
@@ -105,7 +111,7 @@ pub fn to_markdown(facts: &Facts, trace: &Trace, session: &Session) -> String {
     let _ = writeln!(
         s,
         "Orders and refunds filed by {}.\n",
-        super::business::READING
+        session.journal.reading()
     );
     if let Some(note) = session.record.note() {
         let _ = writeln!(s, "Every event was judged; {note}.\n");

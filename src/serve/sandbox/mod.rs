@@ -103,7 +103,6 @@ impl Planted {
     }
 }
 
-/// One sandbox session.
 /// The latest time a session's clock reaches: 1000 years (far from `u64::MAX`, where
 /// timers would saturate at one instant).
 pub const CLOCK_MAX: Millis = Millis(365_000 * 86_400_000);
@@ -125,6 +124,8 @@ pub struct Sandbox {
     edge_zero_ms: i64,
     faults: Faults,
     orders: Orders,
+    /// What the merchant told of its database ([`super::journal`]).
+    journal: super::journal::Journal,
     draws: u64,
     /// Exchanges waiting for their answer, in arrival order.
     pending: Vec<Exchange>,
@@ -189,6 +190,7 @@ impl Sandbox {
             edge_zero_ms: 0,
             faults: Faults::new(settings.plan.clone(), settings.seed),
             orders: Orders::default(),
+            journal: Default::default(),
             draws: 0,
             pending: Vec::new(),
             held: BTreeMap::new(),
@@ -690,9 +692,9 @@ pub use world::{node_names, world_config};
 
 mod bound;
 mod fill;
+mod journal;
 mod upstream;
 mod webhooks;
 pub use bound::OBJECTS_MAX;
-
 #[cfg(test)]
 mod tests;

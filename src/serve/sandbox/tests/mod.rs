@@ -192,6 +192,7 @@ fn unknown_03_a_new_key_and_order_number_after_a_reset_is_the_double_charge() {
         &sb.world().facts,
         &sb.record().wire_side(),
         sb.record().events_total(),
+        &sb.journal().reading(),
     );
     assert!(
         json.contains("UNKNOWN-03") && json.contains("EFFECT-01"),
@@ -530,11 +531,8 @@ fn unknown_03_the_double_charges_diagram_draws_its_witnesses_only() {
         create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A').status,
         201
     );
-    let session = crate::serve::diagrams::Session {
-        world: sb.world(),
-        record: sb.record(),
-    };
-    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let session = crate::serve::diagrams::Session::of(&sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")
         .unwrap_or_else(|| panic!("no witness diagram: {md}"));
@@ -630,4 +628,5 @@ fn cancel_02_a_card_g_cancel_is_answered_by_the_acquirer_after_the_wait_202() {
 }
 
 mod faults;
+mod journal;
 mod money_twice;

@@ -26,11 +26,8 @@ fn verdict_of(sb: &Sandbox, name: &str) -> payhub_properties::verdict::Verdict {
 
 /// The Markdown verdict's witness diagram of the first violation.
 fn witness(sb: &Sandbox) -> String {
-    let session = crate::serve::diagrams::Session {
-        world: sb.world(),
-        record: sb.record(),
-    };
-    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let session = crate::serve::diagrams::Session::of(sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")
         .unwrap_or_else(|| panic!("no witness diagram: {md}"));
@@ -249,11 +246,8 @@ fn two_purchases_of_one_amount_each_answered_hold() {
 fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_first() {
     let mut sb = plain();
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
-    let session = crate::serve::diagrams::Session {
-        world: sb.world(),
-        record: sb.record(),
-    };
-    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let session = crate::serve::diagrams::Session::of(&sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
     assert!(md.contains("**Holds over what it judged**"), "{md}");
     assert!(
         md.contains("**Not judged: ") && md.contains(" need "),
@@ -264,11 +258,8 @@ fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_firs
     let mut sb = sandbox(Branches::A, plan);
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
     create(&mut sb, "k2", "ORDER-1-retry", 100, 'A');
-    let session = crate::serve::diagrams::Session {
-        world: sb.world(),
-        record: sb.record(),
-    };
-    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let session = crate::serve::diagrams::Session::of(&sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
     let first_row = md
         .lines()
         .find(|l| l.starts_with("| `"))
