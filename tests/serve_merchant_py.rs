@@ -127,6 +127,20 @@ const ROWS: &[Row] = &[
         manual: true,
         property: "client-keeps-an-order-pending-until-its-payment-is-final",
     },
+    Row {
+        mistake: "short_timeout",
+        flow: "pay",
+        plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":21000}]}"#,
+        manual: false,
+        property: "wire-client-waits-the-contract-timeouts",
+    },
+    Row {
+        mistake: "queries_after_final",
+        flow: "pay_and_reconcile",
+        plan: "{}",
+        manual: true,
+        property: "wire-client-stops-querying-at-a-final-status",
+    },
 ];
 
 /// Runs the merchant once against a fresh sandbox with the row's plan; the verdict after

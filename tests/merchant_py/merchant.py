@@ -35,12 +35,18 @@ MISTAKES = {
     "queries_too_soon": "queries 1 s apart",
     "fulfil_every_success": "fulfils on every answer that shows succeeded",
     "failed_on_manual_review": "manual_review shown to the payer as failed (not charged again)",
+    "short_timeout": "gives up on a create or confirm after 5 s (the contract asks at least 20 s)",
+    "queries_after_final": "queries on after a query showed the Payment succeeded",
 }
 
 API_KEY = "ak_1"
 
 
 RETRY_AFTER = {"s": 1.0}
+
+# Seconds the client waits for an answer: at least 20 for a create or confirm, 10 for a
+# query (TIMEOUT-01).
+TIMEOUT = {"post": 30, "get": 15}
 
 
 class Lost(Exception):
@@ -53,18 +59,18 @@ def post(base, path, key, body):
     req.add_header("Authorization", "Bearer " + API_KEY)
     req.add_header("Content-Type", "application/json")
     req.add_header("Idempotency-Key", key)
-    return call(req)
+    return call(req, TIMEOUT["post"])
 
 
 def get(base, path):
     req = urllib.request.Request(base + path, method="GET")
     req.add_header("Authorization", "Bearer " + API_KEY)
-    return call(req)
+    return call(req, TIMEOUT["get"])
 
 
-def call(req):
+def call(req, timeout):
     try:
-        with urllib.request.urlopen(req, timeout=30) as res:
+        with urllib.request.urlopen(req, timeout=timeout) as res:
             return res.status, json.loads(res.read() or b"{}")
     except urllib.error.HTTPError as e:
         body = e.read()
@@ -256,13 +262,19 @@ def main():
     if mistake is not None and mistake not in MISTAKES:
         print(json.dumps({"error": "no such mistake: " + mistake}))
         sys.exit(2)
+    if mistake == "short_timeout":
+        TIMEOUT["post"] = 5
     shop = Shop(base, mistake)
     no, cart = "ORDER-1", "CART-1"
     if flow == "pay":
         no = shop.pay(no, 100, "A", cart)
     elif flow == "pay_and_reconcile":
         shop.pay(no, 100, "A", cart)
-        shop.settle(no, shop.query(shop.row(no)[2]))
+        pid = shop.row(no)[2]
+        shop.settle(no, shop.query(pid))
+        if mistake == "queries_after_final":
+            post(shop.base, "/__sandbox/clock/advance", "-", {"by": "10s"})
+            shop.settle(no, shop.query(pid))
     elif flow == "pay_then_confirm":
         shop.pay(no, 100, None, cart)
         no = shop.confirm(no, "A")

@@ -449,7 +449,9 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if !self.done {
             let id = self.id;
-            self.edge.with_core(self.ns, |core, _| core.abandon(id));
+            let real = self.edge.clock == ClockMode::Real;
+            self.edge
+                .with_core(self.ns, |core, now| core.abandon(id, real.then_some(now)));
         }
     }
 }

@@ -357,32 +357,6 @@ impl Sandbox {
             .any(|t| self.epoch.after(t) <= now)
     }
 
-    /// The client of a pending exchange went away: its answer is lost (now, if it is in
-    /// flight, or when it is).
-    pub fn abandon(&mut self, id: RequestId) {
-        if let Some(x) = self.pending.iter_mut().find(|x| x.id == id) {
-            x.abandoned = true;
-        }
-        self.reap();
-    }
-
-    /// Loses the answers in flight of abandoned exchanges.
-    fn reap(&mut self) {
-        let abandoned: Vec<RequestId> = self
-            .pending
-            .iter()
-            .filter(|x| x.abandoned)
-            .map(|x| x.id)
-            .collect();
-        for id in abandoned {
-            if let Some((answer, response)) = self.answer_in_flight(id) {
-                if let Err(e) = self.finish(id, answer, response) {
-                    self.errors.push(e);
-                }
-            }
-        }
-    }
-
     /// When, in edge time, something is next due for a pending exchange: a held call's
     /// release or the world's next deadline.
     pub fn wake_at(&self) -> Option<Millis> {
@@ -690,6 +664,7 @@ mod world;
 pub use payhub_sim::worlds::node_of;
 pub use world::{node_names, world_config};
 
+mod abandon;
 mod bound;
 mod fill;
 mod journal;

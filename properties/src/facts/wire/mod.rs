@@ -30,6 +30,7 @@
 mod attempts;
 mod patterns;
 mod refusals;
+mod schedule;
 mod seen;
 mod unresolved;
 
@@ -139,6 +140,8 @@ pub struct WireFacts {
     confirm_keys: BTreeMap<Owned<PaymentId>, Text>,
     unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
     failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
+    /// SCHED-01 ([`schedule`]): each Payment a query answer showed final, that exchange.
+    final_by_query: BTreeMap<Owned<PaymentId>, Rec>,
     unresolved_refunds: BTreeMap<Owned<Text>, (unresolved::RefundOf, Rec)>,
     refused_numbers: BTreeMap<Owned<Text>, Rec>,
     /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
@@ -270,7 +273,10 @@ impl WireFacts {
             What::Lost {
                 message: Message::Response { id, .. } | Message::Request { id, .. },
             } => self.closed(at, *id, None),
-            What::TimedOut { id, .. } => self.closed(at, *id, None),
+            What::TimedOut { id, .. } => {
+                self.gave_up(at, *id);
+                self.closed(at, *id, None);
+            }
             _ => {}
         }
     }
@@ -306,6 +312,7 @@ impl WireFacts {
         if let Some((m, e)) = owner {
             self.on_owned_send(&seen, (m, e), &request.endpoint);
             self.judge_while_unresolved(&seen, (m, e), &request.endpoint);
+            self.judge_query_after_final(&seen, (m, e), &request.endpoint);
         }
         self.confirm_sent(&request.endpoint);
         self.open
@@ -466,6 +473,9 @@ impl WireFacts {
             }
             Some(Reply::Full(r)) => {
                 self.known += 1;
+                if let Some(o) = owner {
+                    self.note_final_by_query(&seen, o, r, &endpoint);
+                }
                 self.on_known(seen, owner, r, &endpoint);
             }
             Some(Reply::Status(..)) => {

@@ -304,7 +304,7 @@ fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
         "{script}"
     );
     // The script files both creates under the first order, as the session did, and
-    // expects the double charge the verdict names.
+    // names the double charge the verdict names (`run` fails on it).
     assert_eq!(
         script
             .matches("for order ORDER-1 db=2 POST /v1/payments")
@@ -313,7 +313,7 @@ fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
         "{script}"
     );
     assert!(
-        script.ends_with("expect violation client-never-charges-an-order-twice\n"),
+        script.ends_with("# The session violated client-never-charges-an-order-twice [EFFECT-01, UNKNOWN-03, RES-04, GEN-06]: `payhub-verify run` exits 1 naming it; a line `expect violation client-never-charges-an-order-twice` accepts it.\n"),
         "{script}"
     );
 }
@@ -397,7 +397,7 @@ fn an_abandoned_exchange_loses_its_answer_and_the_order_stays_unknown() {
     else {
         panic!("pending");
     };
-    sb.abandon(first);
+    sb.abandon(first, None);
     sb.catch_up(Millis::secs(1));
     assert_eq!(sb.wake_at(), None, "its answer was lost once it came");
     assert_eq!(captures(&sb), 1);
@@ -503,7 +503,7 @@ fn timeout_01_a_client_that_gives_up_on_a_held_answer_has_an_unknown_result() {
     let Step::Pending(id) = sb.handle(Millis::ZERO, &create_request("k1", "ORDER-1", 'A')) else {
         panic!("held");
     };
-    sb.abandon(id);
+    sb.abandon(id, None);
     assert_eq!(sb.wake_at(), None, "nothing pending any more");
     let retried = answered(sb.handle(Millis::secs(2), &create_request("k1", "ORDER-1", 'A')));
     assert_eq!((retried.status, captures(&sb)), (200, 1));

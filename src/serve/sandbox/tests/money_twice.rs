@@ -180,13 +180,14 @@ fn the_events_and_the_script_of_each_session_judge_the_same() {
             .collect();
         assert_eq!(judged, [name]);
         let script = crate::serve::script::export(&sb).unwrap();
-        let expect = format!("expect violation {name}\n");
-        assert!(script.ends_with(&expect), "{script}");
-        let bare = script.replace(&expect, "");
+        let named = format!("# The session violated {name} [");
+        assert!(script.contains(&named), "{script}");
+        assert!(!script.contains("\nexpect violation"), "{script}");
+        let bare = script;
         let parsed = payhub_sim::script::parse(
             "session.pha",
             bare.as_bytes(),
-            &script_cmd::always_properties(),
+            &script_cmd::expectable_properties(),
         )
         .unwrap_or_else(|e| panic!("{e:?}: {bare}"));
         let report = script_cmd::execute(&parsed);
@@ -268,4 +269,47 @@ fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_firs
         first_row.contains(&format!("`{TWICE}` | violated")),
         "{first_row}"
     );
+}
+
+/// A session whose only violation is a wire property: its script, run, fails naming it
+/// (`run` judges the wire properties over the replayed exchanges at its end), and
+/// `expect violation` of it accepts it.
+#[test]
+fn the_script_of_a_session_violating_only_a_wire_property_fails_under_run() {
+    use crate::script_cmd;
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let lost = create(&mut sb, "k1", "ORDER-1", 100, 'A');
+    assert_eq!(lost.wire, Wire::Reset);
+    let again = create(&mut sb, "k2", "ORDER-1", 100, 'A');
+    assert_eq!(again.status, 409, "{}", again.body);
+    const WIRE: &str = "wire-client-keeps-key-and-order-after-unknown";
+    assert_eq!(captures(&sb), 1);
+    assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
+    let session = crate::serve::verdict::verdicts(&crate::serve::diagrams::Session::of(&sb));
+    let named: Vec<_> = session
+        .iter()
+        .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
+        .map(|v| v.name)
+        .collect();
+    assert_eq!(named, [WIRE]);
+    let script = crate::serve::script::export(&sb).unwrap();
+    assert!(
+        script.contains(&format!("# The session violated {WIRE} [")),
+        "{script}"
+    );
+    let run = |text: &str| {
+        let parsed = payhub_sim::script::parse(
+            "session.pha",
+            text.as_bytes(),
+            &script_cmd::expectable_properties(),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}: {text}"));
+        script_cmd::execute(&parsed)
+    };
+    let report = run(&script);
+    let ran = report.violation.as_ref().map(|(v, _)| v.property.as_str());
+    assert_eq!(ran, Some(WIRE), "{script}");
+    assert!(!report.passed());
+    assert!(run(&format!("{script}expect violation {WIRE}\n")).passed());
 }
