@@ -113,6 +113,9 @@ function render(s) {
     const d = el('div', 'violation');
     d.dataset.property = p.name;
     d.append(el('h3', null, p.name + ' [' + p.rules.join(', ') + ']'), el('p', null, p.detail || ''));
+    const asks = el('ul', 'rules');
+    for (const r of p.contract) asks.append(el('li', null, r.id + ': the contract asks: ' + r.asks + ' (原文: ' + r.original + ')'));
+    d.append(el('p', null, 'The contract asks instead:'), asks);
     d.append(p.svg ? drawing(p.svg) : el('p', null, 'The violation names no exchange the record holds: the exchanges below are its witness.'));
     box.append(d);
   }
@@ -163,6 +166,7 @@ pub fn to_json(session: &Session) -> String {
                 "status_text": v.status_text(),
                 "detail": v.detail,
                 "rules": v.rules,
+                "contract": super::verdict::contract_of(if v.status == Status::Violated { &v.rules } else { &[] }),
                 "svg": svg,
             })
         })

@@ -52,6 +52,40 @@ fn not_judged(verdicts: &[Verdict]) -> String {
     )
 }
 
+/// What the contract asks, for each of a violation's rules: its sentence from the rule
+/// catalogue (`model/src/rules.rs`, what `check-log --format html` quotes), in English
+/// and in the Chinese original (authoritative): `[{"id","asks","original"}]`.
+pub fn contract_of(rules: &[&str]) -> serde_json::Value {
+    let each: Vec<_> = rules
+        .iter()
+        .filter_map(|id| payhub_model::Rule::from_id(id))
+        .map(|r| serde_json::json!({ "id": r.id(), "asks": r.text(), "original": r.zh() }))
+        .collect();
+    serde_json::Value::Array(each)
+}
+
+/// A verdict as JSON, with what the contract asks when it is violated ([`contract_of`]).
+pub fn with_contract(v: &Verdict) -> serde_json::Value {
+    let mut json = serde_json::to_value(v).unwrap_or_default();
+    if v.status == Status::Violated {
+        json["contract"] = contract_of(&v.rules);
+    }
+    json
+}
+
+/// Violations first, then what holds, then what could not be judged (each kept in the
+/// registry's order).
+fn violations_first(verdicts: &[Verdict]) -> Vec<&Verdict> {
+    let rank = |v: &&Verdict| match v.status {
+        Status::Violated => 0,
+        Status::Holds => 1,
+        _ => 2,
+    };
+    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
+    rows.sort_by_key(rank);
+    rows
+}
+
 /// Trace lines beyond which the Markdown verdict leaves the diagram out.
 const DIAGRAM_LINES_MAX: usize = 400;
 
@@ -64,19 +98,25 @@ pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> 
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
     let unscoped =
         payhub_properties::verdict::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
+    let properties: Vec<_> = violations_first(&verdicts)
+        .into_iter()
+        .map(with_contract)
+        .collect();
     let json = serde_json::json!({
         "holds": holds,
         "events": events,
         "unscoped": unscoped,
         "same_purchase": reading,
-        "properties": verdicts,
+        "properties": properties,
     });
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
-/// The verdict as Markdown: a table of every property, then each violation with its
-/// rules and the diagram of its witnesses, and the session (the trace segment held last)
-/// as a Mermaid sequence diagram in the contract's notation.
+/// The verdict as Markdown: the headline, then each violation with its rules, what the
+/// contract asks instead (each rule's sentence in English and in the Chinese original)
+/// and the diagram of its witnesses, then a table of every property (violations first),
+/// and the session (the trace segment held last) as a Mermaid sequence diagram in the
+/// contract's notation.
 pub fn to_markdown(trace: &Trace, session: &Session) -> String {
     let verdicts = verdicts(session);
     let violated: Vec<&Verdict> = verdicts
@@ -116,16 +156,25 @@ pub fn to_markdown(trace: &Trace, session: &Session) -> String {
     if let Some(note) = session.record.note() {
         let _ = writeln!(s, "Every event was judged; {note}.\n");
     }
-    s.push_str("| property | status | rules | detail |\n|---|---|---|---|\n");
-    // Violations first, then what holds, then what could not be judged.
-    let rank = |v: &&Verdict| match v.status {
-        Status::Violated => 0,
-        Status::Holds => 1,
-        _ => 2,
-    };
-    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
-    rows.sort_by_key(rank);
-    for v in rows {
+    for v in &violated {
+        let _ = writeln!(
+            s,
+            "\n## {}\n\n{}\n\nRules: {}. The contract asks instead:\n",
+            v.name,
+            v.detail.as_deref().unwrap_or_default(),
+            v.rules.join(", ")
+        );
+        for id in &v.rules {
+            if let Some(r) = payhub_model::Rule::from_id(id) {
+                let _ = writeln!(s, "- **{id}** {} (原文: {})", r.text(), r.zh());
+            }
+        }
+        s.push_str(&session.witness_diagram(v));
+    }
+    s.push_str(
+        "\n## Every property\n\n| property | status | rules | detail |\n|---|---|---|---|\n",
+    );
+    for v in violations_first(&verdicts) {
         let _ = writeln!(
             s,
             "| `{}` | {} | {} | {} |",
@@ -134,16 +183,6 @@ pub fn to_markdown(trace: &Trace, session: &Session) -> String {
             v.rules.join(", "),
             v.detail.as_deref().unwrap_or("").replace('|', "\\|")
         );
-    }
-    for v in &violated {
-        let _ = writeln!(
-            s,
-            "\n## {}\n\n{}\n\nRules: {}.",
-            v.name,
-            v.detail.as_deref().unwrap_or_default(),
-            v.rules.join(", ")
-        );
-        s.push_str(&session.witness_diagram(v));
     }
     if !violated.is_empty() {
         if trace.events.len() <= DIAGRAM_LINES_MAX {

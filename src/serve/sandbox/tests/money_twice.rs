@@ -313,3 +313,36 @@ fn the_script_of_a_session_violating_only_a_wire_property_fails_under_run() {
     assert!(!report.passed());
     assert!(run(&format!("{script}expect violation {WIRE}\n")).passed());
 }
+
+/// Each violation quotes its rules' sentences, in English and in the Chinese original,
+/// as what the contract asks instead, before the table of every property; the JSON lists
+/// the violation first with the same sentences.
+#[test]
+fn a_violation_quotes_what_the_contract_asks_in_english_and_in_the_original() {
+    let sb = lost_confirm();
+    let session = crate::serve::diagrams::Session::of(&sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
+    let asks = md
+        .find("The contract asks instead:")
+        .expect("the contract's ask");
+    let table = md.find("## Every property").expect("the table");
+    assert!(asks < table, "{md}");
+    for quoted in [
+        "**EFFECT-01** However many times one business submission is sent",
+        "(原文: 幂等保证同一次业务提交无论发送多少次",
+        "**UNKNOWN-03** When the result is unknown never change the idempotency key",
+    ] {
+        assert!(md.contains(quoted), "{quoted} not in {md}");
+    }
+    let (facts, side) = sb.judged();
+    let json = crate::serve::verdict::json_of(&facts, &side, 0, "");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let first = &json["properties"][0];
+    assert_eq!(first["name"], TWICE);
+    assert_eq!(first["contract"][0]["id"], "EFFECT-01");
+    let original = first["contract"][0]["original"].as_str().unwrap();
+    assert!(original.starts_with("幂等保证"), "{original}");
+    let page: serde_json::Value =
+        serde_json::from_str(&crate::serve::page::to_json(&session)).unwrap();
+    assert_eq!(page["properties"][0]["contract"][1]["id"], "UNKNOWN-03");
+}
