@@ -128,13 +128,6 @@ const ROWS: &[Row] = &[
         property: "client-keeps-an-order-pending-until-its-payment-is-final",
     },
     Row {
-        mistake: "short_timeout",
-        flow: "pay",
-        plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":21000}]}"#,
-        manual: false,
-        property: "wire-client-waits-the-contract-timeouts",
-    },
-    Row {
         mistake: "queries_after_final",
         flow: "pay_and_reconcile",
         plan: "{}",

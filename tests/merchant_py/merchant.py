@@ -35,7 +35,6 @@ MISTAKES = {
     "queries_too_soon": "queries 1 s apart",
     "fulfil_every_success": "fulfils on every answer that shows succeeded",
     "failed_on_manual_review": "manual_review shown to the payer as failed (not charged again)",
-    "short_timeout": "gives up on a create or confirm after 5 s (the contract asks at least 20 s)",
     "queries_after_final": "queries on after a query showed the Payment succeeded",
 }
 
@@ -262,8 +261,6 @@ def main():
     if mistake is not None and mistake not in MISTAKES:
         print(json.dumps({"error": "no such mistake: " + mistake}))
         sys.exit(2)
-    if mistake == "short_timeout":
-        TIMEOUT["post"] = 5
     shop = Shop(base, mistake)
     no, cart = "ORDER-1", "CART-1"
     if flow == "pay":

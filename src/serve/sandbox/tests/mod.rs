@@ -517,6 +517,37 @@ fn timeout_01_a_client_that_gives_up_on_a_held_answer_has_an_unknown_result() {
     );
 }
 
+/// TIMEOUT-01: a hang-up the edge saw under the real clock is the client's timeout on
+/// the wire: before 20 s on a create it is named, after 20 s it is not.
+#[test]
+fn timeout_01_a_hang_up_before_20_s_is_named_and_one_after_is_not() {
+    const WAITS: &str = "wire-client-waits-the-contract-timeouts";
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":60000}]}"#;
+    for (after, named) in [(Millis::secs(5), true), (Millis::secs(25), false)] {
+        let mut sb = sandbox(Branches::A, plan);
+        let Step::Pending(id) = sb.handle(Millis::ZERO, &create_request("k1", "ORDER-1", 'A'))
+        else {
+            panic!("held");
+        };
+        assert!(sb.poll(after, id).is_none());
+        sb.abandon(id, Some(after));
+        let session = crate::serve::diagrams::Session::of(&sb);
+        let v = crate::serve::verdict::verdicts(&session)
+            .into_iter()
+            .find(|v| v.name == WAITS)
+            .unwrap();
+        let status = payhub_properties::verdict::Status::Violated;
+        assert_eq!(v.status == status, named, "{after}: {:?}", v.detail);
+        if named {
+            let detail = v.detail.unwrap_or_default();
+            assert!(
+                detail.contains("hung up") && detail.contains("5s"),
+                "{detail}"
+            );
+        }
+    }
+}
+
 /// The verdict's diagram of a violation draws its witnesses only: the two creates of the
 /// double charge (the second under its new order number) and their charges, with the
 /// property and its rules as a note; an unrelated order of the session is not in it,
