@@ -107,7 +107,7 @@ pub fn execute(script: &Script) -> Report {
         config: &script.config,
     };
     let mut report = script::run(script, &mut check);
-    if report.violation.is_none() && report.error.is_none() {
+    if script.judge_wire && report.violation.is_none() && report.error.is_none() {
         let last = report.statements.last().copied();
         if let (Some(v), Some(pos)) = (wire_violation(&report), last) {
             // `expect violation` of it is met after all.
@@ -127,8 +127,9 @@ pub fn execute(script: &Script) -> Report {
 }
 
 /// The first wire property the run's exchanges violate, judged at its end as the
-/// sandbox judges a session (`wire-client-keeps-key-and-order-after-unknown`, …): a
-/// session exported as a script and run fails on what its verdict named.
+/// sandbox judges a session (`wire-client-keeps-key-and-order-after-unknown`, …), for a
+/// script that says `use wire=judged` (the sandbox's export does): a session exported as
+/// a script and run fails on what its verdict named.
 fn wire_violation(report: &Report) -> Option<payhub_sim::driver::Violation> {
     let mut side = payhub_properties::verdict::WireSide::default();
     for e in &report.trace.stream {

@@ -61,7 +61,9 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
         sandbox.record().events_total(),
         sandbox.world_now()
     );
-    let mut text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, None, &about)?;
+    let text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, None, &about)?;
+    // `run` judges the wire properties of the session's script, as its verdict did.
+    let mut text = text.replacen("\nuse ", "\nuse wire=judged\nuse ", 1);
     if let Some(name) = violation.or(wire) {
         text.push_str(&format!(
             "# The session violated {name} [{}]: `payhub-verify run` exits 1 naming it; a line `expect violation {name}` accepts it.\n",
