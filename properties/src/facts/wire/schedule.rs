@@ -14,7 +14,7 @@
 use super::{Breach, Rec, Seen, WireFacts};
 use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{
-    Contract, Endpoint, Environment, MerchantId, Method, Millis, PaymentId, RequestId,
+    Contract, Endpoint, Environment, Json, MerchantId, Method, Millis, PaymentId, RequestId,
 };
 use std::sync::Arc;
 
@@ -63,13 +63,33 @@ impl WireFacts {
         }
     }
 
-    /// At a send: a query of a Payment an earlier query showed final.
+    /// At a send: a query of a Payment an earlier query showed final; new business for
+    /// a Payment opens its queries again.
     pub(super) fn judge_query_after_final(
         &mut self,
         seen: &Rec,
         owner: (MerchantId, Environment),
         ep: &Endpoint,
     ) {
+        let (m, e) = owner;
+        let business = match ep {
+            Endpoint::CreatePayment {
+                body: Json::Parsed(b),
+            } => b
+                .merchant_order_no
+                .as_ref()
+                .and_then(|o| self.order_payments.get(&(m, e, o.clone())).map(|(p, _)| *p)),
+            Endpoint::ConfirmPayment { payment_id, .. }
+            | Endpoint::CancelPayment { payment_id } => Some(*payment_id),
+            Endpoint::CreateRefund {
+                body: Json::Parsed(b),
+            } => b.payment_id,
+            _ => None,
+        };
+        if let Some(p) = business {
+            self.final_by_query.remove(&(m, e, p));
+            return;
+        }
         let Some(p) = queried(self, owner, ep) else {
             return;
         };

@@ -649,4 +649,19 @@ fn a_query_after_a_query_showed_the_payment_final_is_noted() {
         let noted = w.witnesses.get(&Breach::QueryAfterFinal);
         assert_eq!(noted.is_some(), breach, "{status} {queries}");
     }
+    // A create of the order in between (answered 409 order_no_conflict: query the
+    // existing object, UNKNOWN-05) opens the Payment's queries again.
+    let mut w = facts();
+    let done = r#"{"id":"p1","status":"succeeded"}"#;
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 1, 1, 201, done, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 20_000, 2, q);
+    answer(&mut w, 20_001, 2, 200, done, pay);
+    send(&mut w, 30_000, 3, create("k-2", "O-1", 100));
+    let conflict = r#"{"error":{"code":"order_no_conflict","related_resource_id":"p1"}}"#;
+    answer(&mut w, 30_001, 3, 409, conflict, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 40_000, 4, q);
+    assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
 }
