@@ -273,10 +273,7 @@ impl WireFacts {
             What::Lost {
                 message: Message::Response { id, .. } | Message::Request { id, .. },
             } => self.closed(at, *id, None),
-            What::TimedOut { id, .. } => {
-                self.gave_up(at, *id);
-                self.closed(at, *id, None);
-            }
+            What::TimedOut { id, .. } => self.gave_up(at, *id),
             _ => {}
         }
     }
@@ -473,9 +470,6 @@ impl WireFacts {
             }
             Some(Reply::Full(r)) => {
                 self.known += 1;
-                if let Some(o) = owner {
-                    self.note_final_by_query(&seen, o, r, &endpoint);
-                }
                 self.on_known(seen, owner, r, &endpoint);
             }
             Some(Reply::Status(..)) => {
@@ -577,6 +571,7 @@ impl WireFacts {
         }
         self.judge_refunds(&seen, r, endpoint);
         self.resolve_shown(&seen, (m, e), r, endpoint);
+        self.note_final_by_query(&seen, (m, e), r, endpoint);
         self.tie_numbers((m, e), r);
         // A partial body without its order number: a create's answer shows the order
         // the request named.

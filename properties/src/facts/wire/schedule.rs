@@ -43,8 +43,13 @@ fn queried(
 
 impl WireFacts {
     /// At a client's timeout: a create or confirm given up on before 20 s, a query
-    /// before 10 s.
+    /// before 10 s; the exchange closes with no answer.
     pub(super) fn gave_up(&mut self, at: Millis, id: RequestId) {
+        self.judge_gave_up(at, id);
+        self.closed(at, id, None);
+    }
+
+    fn judge_gave_up(&mut self, at: Millis, id: RequestId) {
         let Some((seen, _, ep)) = self.open.get(&id) else {
             return;
         };
