@@ -534,3 +534,43 @@ fn serve_objects_created_through_the_api_are_bounded_with_the_contracts_429() {
     assert_eq!(s.created("k7", "ORDER-7", 10000).status, 201);
     s.healthy();
 }
+
+/// The merchant journal over HTTP: a post is kept whole (200 with its line count), a
+/// malformed line refuses all of it with a 400 naming the line and the field, and an
+/// order the sandbox never saw is a clear error; the kept lines are judged.
+#[test]
+fn serve_the_merchant_journal_is_kept_whole_or_refused_naming_the_line_and_field() {
+    let mut s = Serve::start("journal", &[]);
+    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    let bad = "{\"order\":\"ORDER-1\",\"fulfilled\":\"pay_demo_001\"}\n{\"order\":\"ORDER-1\",\"state\":\"shipped\"}\n";
+    let refused = s.control("POST", "/__sandbox/journal", bad);
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let error = &refused.json()["error"];
+    assert_eq!(
+        (error["line"].as_u64(), error["field"].as_str()),
+        (Some(2), Some("state"))
+    );
+    let unseen = s.control(
+        "POST",
+        "/__sandbox/journal",
+        "{\"order\":\"ORDER-9\",\"cart\":\"C\"}",
+    );
+    assert_eq!(unseen.status, 400);
+    assert!(
+        unseen.body.contains("ORDER-9 was never sent"),
+        "{}",
+        unseen.body
+    );
+    let twice = "{\"order\":\"ORDER-1\",\"fulfilled\":\"pay_demo_001\"}\n".repeat(2);
+    let kept = s.control("POST", "/__sandbox/journal", &twice);
+    assert_eq!((kept.status, kept.json()["lines"].as_u64()), (200, Some(2)));
+    let verdict = s.verdict();
+    let fulfils = verdict["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "client-fulfils-an-order-once-when-succeeded")
+        .unwrap();
+    assert_eq!(fulfils["status"], "violated", "{verdict:#}");
+    s.healthy();
+}

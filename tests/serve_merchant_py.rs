@@ -2,7 +2,9 @@
 //! Python standard library and SQLite, keys derived from the business and persisted
 //! before sending) against a live sandbox: clean, it holds under every fault plan of
 //! the table in docs/sandbox.md; with each of its switchable mistakes, the verdict names
-//! the property the mistake breaks. Needs `python3`.
+//! the property the mistake breaks. The merchant posts its journal (each order's state,
+//! fulfilments, carts) at the end of each run, so the properties over its database are
+//! judged too. Needs `python3`.
 
 mod common;
 mod serve_support;
@@ -110,6 +112,27 @@ const ROWS: &[Row] = &[
         plan: "{}",
         manual: false,
         property: "wire-client-spaces-queries",
+    },
+    Row {
+        mistake: "fulfil_every_success",
+        flow: "pay_and_reconcile",
+        plan: "{}",
+        manual: true,
+        property: "client-fulfils-an-order-once-when-succeeded",
+    },
+    Row {
+        mistake: "failed_on_manual_review",
+        flow: "manual_review",
+        plan: "{}",
+        manual: true,
+        property: "client-keeps-an-order-pending-until-its-payment-is-final",
+    },
+    Row {
+        mistake: "queries_after_final",
+        flow: "pay_and_reconcile",
+        plan: "{}",
+        manual: true,
+        property: "wire-client-stops-querying-at-a-final-status",
     },
 ];
 

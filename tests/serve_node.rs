@@ -89,22 +89,25 @@ fn serve_node_dont_do_this_client_gets_the_double_charge_named() {
         "{rules}"
     );
     // The script files each create under the business order the sandbox gave it
-    // (`for order ORDER-1 … POST …`), so `run` judges the same double charge: with the
-    // export's `expect violation` it passes; without it, it fails naming the property
-    // and its rules.
+    // (`for order ORDER-1 … POST …`), so `run` judges the same double charge: it fails
+    // naming the property and its rules, as the session's verdict did; a line
+    // `expect violation` accepts it.
     let script = s.control("GET", "/__sandbox/script", "").body;
     assert!(
         script.contains("B: for order ORDER-1 db=2 POST /v1/payments"),
         "{script}"
     );
     assert!(
-        script.contains("expect violation client-never-charges-an-order-twice\n"),
+        script.contains("# The session violated client-never-charges-an-order-twice ["),
         "{script}"
     );
+    assert!(!script.contains("\nexpect violation"), "{script}");
     let (_, ran) = s.judged_and_run("node-dont-script");
-    assert_eq!(ran, 0, "the script expects the violation it reproduces");
-    let unexpected = script.replace("expect violation client-never-charges-an-order-twice\n", "");
-    let file = temp("node-dont-unexpected.pha", &unexpected);
+    assert_eq!(
+        ran, 1,
+        "run of the script fails as the session's verdict did"
+    );
+    let file = temp("node-dont-unexpected.pha", &script);
     let out = run(&["run", file.to_str().unwrap()]);
     let text = stdout(&out);
     assert_eq!(code(&out), 1, "{text}");
@@ -112,15 +115,29 @@ fn serve_node_dont_do_this_client_gets_the_double_charge_named() {
         text.contains("VIOLATED client-never-charges-an-order-twice"),
         "{text}"
     );
+    let accepted = format!("{script}expect violation client-never-charges-an-order-twice\n");
+    let accepted_file = temp("node-dont-accepted.pha", &accepted);
+    assert_eq!(code(&run(&["run", accepted_file.to_str().unwrap()])), 0);
     let json = run(&["run", file.to_str().unwrap(), "--format", "json"]);
     let report: Value = serde_json::from_str(&stdout(&json)).expect("run prints JSON");
     assert_eq!(
         report[0]["violation"]["property"], violated["name"],
         "the property of the sandbox's verdict (whose rules are UNKNOWN-03, EFFECT-01)"
     );
-    // Without the filing, the script's world has no business order to charge twice.
-    let unfiled = unexpected.replace("for order ORDER-1 db=2 ", "");
+    // Without the filing, the script's world has no business order to charge twice:
+    // what fails then is the wire's reading of the same requests (a new key, a new order
+    // number, after an unknown outcome).
+    let unfiled = script.replace("for order ORDER-1 db=2 ", "");
     let file = temp("node-dont-unfiled.pha", &unfiled);
-    assert_eq!(code(&run(&["run", file.to_str().unwrap()])), 0, "{unfiled}");
+    let out = run(&["run", file.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert!(
+        !text.contains("VIOLATED client-never-charges-an-order-twice"),
+        "{text}"
+    );
+    assert!(
+        text.contains("VIOLATED wire-client-keeps-key-and-order-after-unknown"),
+        "{text}"
+    );
     s.healthy();
 }

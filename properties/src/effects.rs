@@ -2,7 +2,7 @@
 //! judged against the platform's store (`properties/src/facts/effects.rs`). Captures are judged
 //! by `client-never-charges-an-order-twice` and `client-never-closes-a-captured-order`.
 
-use crate::evidence::CLIENT_DB;
+use crate::evidence::{CLIENT_DB, DB_PLATFORM};
 use crate::facts::effects::{Closing, Fulfilment};
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
@@ -36,7 +36,7 @@ pub const FULFILS_ONCE_WHEN_SUCCEEDED: Property = Property {
     name: "client-fulfils-an-order-once-when-succeeded",
     rules: &[Rule::FulfilByPaymentId],
     about: "A client fulfils each order at most once, and only for a Payment the platform holds as succeeded.",
-    needs: CLIENT_DB,
+    needs: DB_PLATFORM,
     predicate: Predicate::Always(|f| {
         let e = &f.effects;
         if let Some(u) = &e.fulfilled_unpaid {
@@ -59,7 +59,7 @@ pub const CLOSES_ONCE_ON_A_CLOSED_PAYMENT: Property = Property {
         Rule::FulfilByPaymentId,
     ],
     about: "A client database holds an order as closed (canceled or expired) at most once, only when the platform holds its Payment as canceled or expired, and never an order the client fulfilled (nor fulfils one it closed).",
-    needs: CLIENT_DB,
+    needs: DB_PLATFORM,
     predicate: Predicate::Always(|f| {
         let e = &f.effects;
         if let Some(c) = &e.closed_open {
@@ -71,6 +71,26 @@ pub const CLOSES_ONCE_ON_A_CLOSED_PAYMENT: Property = Property {
         e.fulfilled_and_closed
             .as_ref()
             .map(|c| closing(c, "is both fulfilled and closed"))
+    }),
+};
+
+/// RES-04 ("keep the order pending confirmation"), RES-06 (succeeded and failed are
+/// known statuses), UNKNOWN-02 (a 202 means the result is unknown): an order is shown
+/// paid or failed only on a Payment that is.
+pub const PENDING_UNTIL_FINAL: Property = Property {
+    name: "client-keeps-an-order-pending-until-its-payment-is-final",
+    rules: &[
+        Rule::ManualReviewClient,
+        Rule::TerminalStatuses,
+        Rule::UnknownResult,
+    ],
+    about: "A client database never holds an order as paid or failed while the platform holds its Payment processing or requires_action (manual_review among them): it keeps the order pending confirmation until the Payment is succeeded or failed.",
+    needs: DB_PLATFORM,
+    predicate: Predicate::Always(|f| {
+        f.effects.final_on_open.as_ref().map(|c| {
+            let shown = "was held paid or failed";
+            closing(c, shown)
+        })
     }),
 };
 

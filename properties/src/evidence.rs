@@ -14,6 +14,7 @@
 //! reader adds what it knows of its own gaps ([`Supply::lack`]: "no response bodies
 //! recorded", "one API key unknown").
 
+use payhub_model::client::Decision;
 use payhub_model::event::What;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -35,9 +36,10 @@ pub enum Evidence {
     /// The acquirer's ledger: which charges and captures moved money.
     Ledger,
     /// The client's own decisions: each send with its submission, timeout and rule,
-    /// the retries it scheduled, what it fulfilled and showed its payer.
+    /// the retries it scheduled, what it showed its payer.
     ClientProcess,
-    /// The merchant's database: the orders it holds and the versions it applied.
+    /// The merchant's database: the orders it holds, the versions it applied and what it
+    /// fulfilled (the sandbox's merchant journal supplies it).
     MerchantDb,
     /// The test card each create and confirm carried, read as the acquirer outcome it
     /// selects (the model's labels; a platform's own through `check-log --profile`).
@@ -203,6 +205,11 @@ impl Supply {
             // The model's platform, with the model's acquirer behind it.
             What::Handled { .. } | What::Answered { .. } => &[E::Platform, E::Ledger],
             What::Ledger { .. } | What::Charge { .. } | What::Acquired { .. } => &[E::Ledger],
+            // A fulfilment is a row of the merchant's database (a journal reports it).
+            What::ClientDecided {
+                decision: Decision::Fulfil { .. },
+                ..
+            } => &[E::MerchantDb],
             What::ClientSends { .. } | What::ClientDecided { .. } => &[E::ClientProcess],
             What::OrderStored { .. } | What::OrderShown { .. } => &[E::MerchantDb],
             _ => &[],
@@ -283,6 +290,8 @@ pub const CLIENT_PLATFORM: EvidenceSet = EvidenceSet::of(&[ClientProcess, Platfo
 pub const CLIENT_DB: EvidenceSet = EvidenceSet::of(&[ClientProcess, MerchantDb]);
 /// The merchant's database.
 pub const DB: EvidenceSet = EvidenceSet::of(&[MerchantDb]);
+/// The merchant's database and the platform's record.
+pub const DB_PLATFORM: EvidenceSet = EvidenceSet::of(&[MerchantDb, Platform]);
 /// The merchant's database, the platform's record and the ledger.
 pub const DB_LEDGER: EvidenceSet = EvidenceSet::of(&[MerchantDb, Platform, Ledger]);
 

@@ -93,7 +93,7 @@ fn refund_of(owner: Owner, request: &ApiRequest) -> Option<(RefundOf, Text)> {
 }
 
 /// The database number of an owner: one per (merchant, environment).
-fn db(owner: Owner) -> u8 {
+pub(super) fn db(owner: Owner) -> u8 {
     let env = match owner.1 {
         Environment::Test => 0,
         Environment::Live => 1,
@@ -108,6 +108,11 @@ fn unanswered(answer: Option<&ApiResponse>) -> bool {
 }
 
 impl Orders {
+    /// Whether `owner` sent a create of order number `order`.
+    pub fn sent(&self, owner: Owner, order: &Text) -> bool {
+        self.filed.contains_key(&(owner, order.clone()))
+    }
+
     /// The business a request is for: a create's order (an unresolved order of the same
     /// purchase under another number, or its own), a confirm's Payment's order, a refund
     /// create's request (an unresolved one of the same Payment and amount, or its own

@@ -25,9 +25,31 @@ const WITNESS_LINES_MAX: usize = 200;
 pub struct Session<'a> {
     pub world: &'a World,
     pub record: &'a Record,
+    /// What the merchant told of its database ([`super::journal`]).
+    pub journal: &'a super::journal::Journal,
 }
 
-impl Session<'_> {
+impl<'a> Session<'a> {
+    /// A sandbox's session as it stands.
+    pub fn of(sandbox: &'a super::sandbox::Sandbox) -> Session<'a> {
+        Session {
+            world: sandbox.world(),
+            record: sandbox.record(),
+            journal: sandbox.journal(),
+        }
+    }
+
+    /// The facts and the wire side the verdict judges: the journal folded in.
+    pub fn judged(
+        &self,
+    ) -> (
+        payhub_properties::Facts,
+        payhub_properties::verdict::WireSide,
+    ) {
+        self.journal
+            .apply(&self.world.facts, self.record.wire_side())
+    }
+
     /// Every event of the session, judged (held or no longer held).
     pub fn events_total(&self) -> usize {
         self.record.events_total()

@@ -132,15 +132,16 @@ impl Guard {
         let chunked = headers.contains_key(header::TRANSFER_ENCODING);
         let has_body = chunked || declared.is_some_and(|n| n > 0);
         let json = text(header::CONTENT_TYPE).is_some_and(|t| {
-            t.split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+            t.split(';').next().map(str::trim).is_some_and(|m| {
+                m.eq_ignore_ascii_case("application/json")
+                    || m.eq_ignore_ascii_case("application/x-ndjson")
+            })
         });
         if has_body && !json {
             return Some(refuse(
                 415,
                 "unsupported_media_type",
-                "a control body must be JSON, sent with Content-Type: application/json".into(),
+                "a control body must be JSON, sent with Content-Type: application/json (or application/x-ndjson for the journal)".into(),
             ));
         }
         None

@@ -19,6 +19,7 @@ pub mod faults;
 pub mod guard;
 pub mod har;
 pub mod http;
+pub mod journal;
 pub mod page;
 pub mod record;
 pub mod sandbox;
@@ -116,7 +117,9 @@ Control endpoints: POST /__sandbox/clock/advance {\"by\":\"8d\"}, GET /__sandbox
   [?format=markdown], GET /__sandbox/events, GET /__sandbox/script, GET /__sandbox/har,
   POST /__sandbox/reset, POST /__sandbox/fill {\"payments\":N} (N Payments more, for load tests),
   GET|POST /__sandbox/faults, POST /__sandbox/controls {\"rate_limited\":true} | {\"paused\":true}
-  (the platform's own 429 / 503 until switched off), POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true}.
+  (the platform's own 429 / 503 until switched off), POST /__sandbox/authenticate {\"payment_id\":\"pay_demo_001\",\"ok\":true},
+  POST /__sandbox/journal (JSON lines: {\"order\":\"ORDER-1\",\"state\":\"paid\",\"payment\":\"pay_demo_001\",\"version\":2},
+  {\"order\":\"ORDER-1\",\"fulfilled\":\"pay_demo_001\"}, {\"order\":\"ORDER-1\",\"cart\":\"CART-1\"}: the merchant's database).
 
 Fault plan: {\"faults\":[{\"endpoint\":\"create_payment\",\"order\":\"ORDER-1\",\"nth\":1,\"times\":1,
   \"action\":\"reset_after\"}],\"retry_after_s\":1}; matchers endpoint (create_payment, confirm_payment,
@@ -377,6 +380,10 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs, plan: &faults::Plan) -> String
         (
             "POST /__sandbox/authenticate {\"payment_id\":…,\"ok\":true}",
             "the payer's 3-D Secure for card C",
+        ),
+        (
+            "POST /__sandbox/journal (JSON lines)",
+            "the merchant's orders, fulfilments and carts (docs/sandbox.md)",
         ),
     ] {
         let _ = writeln!(s, "  {route:<62} {what}");

@@ -113,6 +113,9 @@ function render(s) {
     const d = el('div', 'violation');
     d.dataset.property = p.name;
     d.append(el('h3', null, p.name + ' [' + p.rules.join(', ') + ']'), el('p', null, p.detail || ''));
+    const asks = el('ul', 'rules');
+    for (const r of p.contract) asks.append(el('li', null, r.id + ': the contract asks: ' + r.asks + ' (原文: ' + r.original + ')'));
+    d.append(el('p', null, 'The contract asks instead:'), asks);
     d.append(p.svg ? drawing(p.svg) : el('p', null, 'The violation names no exchange the record holds: the exchanges below are its witness.'));
     box.append(d);
   }
@@ -148,9 +151,8 @@ refresh();
 /// property, violated ones first, each violation with its witness drawn; the latest
 /// [`LINES_MAX`] trace lines.
 pub fn to_json(session: &Session) -> String {
-    let facts = &session.world.facts;
     let record = session.record;
-    let mut verdicts = super::verdict::verdicts(facts, record);
+    let mut verdicts = super::verdict::verdicts(session);
     verdicts.sort_by_key(|v| v.status != Status::Violated);
     let properties: Vec<_> = verdicts
         .iter()
@@ -164,6 +166,7 @@ pub fn to_json(session: &Session) -> String {
                 "status_text": v.status_text(),
                 "detail": v.detail,
                 "rules": v.rules,
+                "contract": super::verdict::contract_of(if v.status == Status::Violated { &v.rules } else { &[] }),
                 "svg": svg,
             })
         })
@@ -195,7 +198,6 @@ pub fn to_json(session: &Session) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::record::Record;
 
     #[test]
     fn the_shell_fetches_the_session_and_renders_it_as_text() {
@@ -216,10 +218,7 @@ mod tests {
             planted: Planted::Reference,
             seam: Default::default(),
         });
-        let session = Session {
-            world: sandbox.world(),
-            record: &Record::default(),
-        };
+        let session = Session::of(&sandbox);
         let json: serde_json::Value = serde_json::from_str(&to_json(&session)).unwrap();
         assert_eq!(json["events"], 0);
         assert!(

@@ -7,10 +7,12 @@
 //! filed gets `for order ORDER db=N`, which `run` sets on the origin at the same point.
 //! The filing is read back from the session's `handled` events (one per request the
 //! platform executed; a request it never executed judges nothing either way). The export
-//! replays the tape with that filing to find the verdict `run` will give, expects its
-//! first violation (so the script passes while the behaviour is there), and, should a
+//! replays the tape with that filing to find the verdict `run` will give and, should a
 //! verdict still differ from the session's (events no longer held), says which in a
-//! comment.
+//! comment. It expects no violation: `run` of the script exits 1 when the session
+//! violated a property, a wire property included (`run` judges those over the replayed
+//! exchanges at its end); its last comment names the violation and the
+//! `expect violation` line that would accept it.
 //!
 //! When the replay violates no property but the session's ledger has a business order
 //! captured more than once (the filing lost with events no longer held), the export adds
@@ -21,7 +23,7 @@ use super::sandbox::Sandbox;
 use payhub_model::RequestId;
 use payhub_model::event::{BusinessOrder, What};
 use payhub_properties::World;
-use payhub_properties::verdict::verdicts;
+use payhub_properties::verdict::{WireSide, verdicts};
 use payhub_sim::choice::Choice;
 use payhub_sim::network::Payload;
 use std::collections::BTreeMap;
@@ -30,20 +32,50 @@ use std::collections::BTreeMap;
 pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let config = sandbox.config();
     let tape = sandbox.tape()?;
-    let (replayed, filed) = replay_filed(sandbox, tape)?;
+    let (replayed, filed, wire_side) = replay_filed(sandbox, tape)?;
     let script_verdicts = verdicts(&replayed.facts);
     let session_verdicts = verdicts(&sandbox.world().facts);
     let violation = script_verdicts
         .iter()
         .find(|v| v.status == payhub_properties::verdict::Status::Violated)
         .map(|v| v.name);
+    // What `run` judges over the replayed exchanges at the end, and what the session's
+    // own did (a client's hang-up is not a choice: no script replays it).
+    let wire_of = |side: &payhub_properties::verdict::WireSide, facts| -> Vec<&'static str> {
+        side.verdicts(facts)
+            .into_iter()
+            .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
+            .filter(|v| payhub_properties::property(v.name).is_some_and(|p| p.patterns().is_some()))
+            .map(|v| v.name)
+            .collect()
+    };
+    let replayed_wire = wire_of(&wire_side, &replayed.facts);
+    let wire = replayed_wire.first().copied();
+    let not_replayed: Vec<&str> = wire_of(&sandbox.record().wire_side(), &sandbox.world().facts)
+        .into_iter()
+        .filter(|n| !replayed_wire.contains(n))
+        .collect();
     let about = format!(
         "A payhub-verify serve session: {} choices, {} events, ending at {}",
         tape.len(),
         sandbox.record().events_total(),
         sandbox.world_now()
     );
-    let text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, violation, &about)?;
+    let text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, None, &about)?;
+    // `run` judges the wire properties of the session's script, as its verdict did.
+    let mut text = text.replacen("\nuse ", "\nuse wire=judged\nuse ", 1);
+    if let Some(name) = violation.or(wire) {
+        text.push_str(&format!(
+            "# The session violated {name} [{}]: `payhub-verify run` exits 1 naming it; a line `expect violation {name}` accepts it.\n",
+            crate::script_cmd::rules_of(name).join(", ")
+        ));
+    }
+    if !not_replayed.is_empty() {
+        text.push_str(&format!(
+            "# The session also violated {}, which this script does not replay (a client's hang-up is not a step of the tape): the session's verdict names it.\n",
+            not_replayed.join(", ")
+        ));
+    }
     let differ: Vec<String> = session_verdicts
         .iter()
         .zip(&script_verdicts)
@@ -55,8 +87,8 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
             )
         })
         .collect();
-    // After an expected violation the run stops: ledger lines there would not be reached.
-    let ledger = match violation {
+    // After a violation the run stops: ledger lines there would not be reached.
+    let ledger = match violation.or(wire) {
         Some(_) => String::new(),
         None => ledger_expectations(sandbox.world()),
     };
@@ -70,12 +102,13 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     ))
 }
 
+/// A replayed tape: its world, the filing by step, the wire side of its events.
+type Replayed = (World, BTreeMap<usize, BusinessOrder>, WireSide);
+
 /// The tape replayed with each send filed under the business order the session gave its
-/// request (from the `handled` events held), and that filing by step.
-fn replay_filed(
-    sandbox: &Sandbox,
-    tape: &[Choice],
-) -> Result<(World, BTreeMap<usize, BusinessOrder>), String> {
+/// request (from the `handled` events held), that filing by step, and the wire side of
+/// its events (what `run` judges at the end).
+fn replay_filed(sandbox: &Sandbox, tape: &[Choice]) -> Result<Replayed, String> {
     let by_request: BTreeMap<RequestId, BusinessOrder> = sandbox
         .record()
         .events_held()
@@ -91,9 +124,10 @@ fn replay_filed(
     let config = sandbox.config();
     let mut world = World::new(config);
     let mut filed = BTreeMap::new();
+    let mut trace = payhub_sim::Trace::new();
     for (i, choice) in tape.iter().enumerate() {
         world
-            .apply(config, choice, None)
+            .apply(config, choice, Some(&mut trace))
             .map_err(|e| format!("the session does not replay at step {}: {e}", i + 1))?;
         if !matches!(choice, Choice::Send { .. }) {
             continue;
@@ -107,7 +141,12 @@ fn replay_filed(
             filed.insert(i, b.clone());
         }
     }
-    Ok((world, filed))
+    let mut side = WireSide::default();
+    for e in &trace.stream {
+        side.observe(e);
+    }
+    side.close();
+    Ok((world, filed, side))
 }
 
 /// `expect ledger:` lines for every business order the session captured more than once:

@@ -4,7 +4,6 @@
 //! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
 use super::diagrams::Session;
-use super::record::Record;
 use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
@@ -17,8 +16,9 @@ use std::fmt::Write as _;
 /// never the merchant's own process or database, so the properties over client
 /// decisions are `cannot_judge` here and the wire properties judge the client's requests
 /// as the wire carried them).
-pub fn verdicts(facts: &Facts, record: &Record) -> Vec<Verdict> {
-    record.wire_side().verdicts(facts)
+pub fn verdicts(session: &Session) -> Vec<Verdict> {
+    let (facts, side) = session.judged();
+    side.verdicts(&facts)
 }
 
 /// The properties not judged, counted by the one evidence that would let the sandbox
@@ -36,14 +36,54 @@ fn not_judged(verdicts: &[Verdict]) -> String {
         return String::new();
     }
     let total: usize = by.values().sum();
+    let db = payhub_properties::evidence::Evidence::MerchantDb.to_string();
     let each: Vec<String> = by
         .iter()
-        .map(|(need, n)| format!("{n} need {need}"))
+        .map(|(need, n)| match need {
+            need if *need == db => {
+                format!("{n} need {need}: post the merchant journal, POST /__sandbox/journal")
+            }
+            need => format!("{n} need {need}"),
+        })
         .collect();
     format!(
         "**Not judged: {total} properties**, which the sandbox cannot see ({}); judge them with the client model's runs (`payhub-verify check`).\n\n",
         each.join(", ")
     )
+}
+
+/// What the contract asks, for each of a violation's rules: its sentence from the rule
+/// catalogue (`model/src/rules.rs`, what `check-log --format html` quotes), in English
+/// and in the Chinese original (authoritative): `[{"id","asks","original"}]`.
+pub fn contract_of(rules: &[&str]) -> serde_json::Value {
+    let each: Vec<_> = rules
+        .iter()
+        .filter_map(|id| payhub_model::Rule::from_id(id))
+        .map(|r| serde_json::json!({ "id": r.id(), "asks": r.text(), "original": r.zh() }))
+        .collect();
+    serde_json::Value::Array(each)
+}
+
+/// A verdict as JSON, with what the contract asks when it is violated ([`contract_of`]).
+pub fn with_contract(v: &Verdict) -> serde_json::Value {
+    let mut json = serde_json::to_value(v).unwrap_or_default();
+    if v.status == Status::Violated {
+        json["contract"] = contract_of(&v.rules);
+    }
+    json
+}
+
+/// Violations first, then what holds, then what could not be judged (each kept in the
+/// registry's order).
+fn violations_first(verdicts: &[Verdict]) -> Vec<&Verdict> {
+    let rank = |v: &&Verdict| match v.status {
+        Status::Violated => 0,
+        Status::Holds => 1,
+        _ => 2,
+    };
+    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
+    rows.sort_by_key(rank);
+    rows
 }
 
 /// Trace lines beyond which the Markdown verdict leaves the diagram out.
@@ -53,26 +93,32 @@ const DIAGRAM_LINES_MAX: usize = 400;
 /// whether every always property holds, over what the session held when the verdict was
 /// asked for: the facts and the wire side (copies, so that it is judged without holding
 /// the session).
-pub fn json_of(facts: &Facts, side: &WireSide, events: usize) -> String {
+pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> String {
     let verdicts = side.verdicts(facts);
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
     let unscoped =
         payhub_properties::verdict::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
+    let properties: Vec<_> = violations_first(&verdicts)
+        .into_iter()
+        .map(with_contract)
+        .collect();
     let json = serde_json::json!({
         "holds": holds,
         "events": events,
         "unscoped": unscoped,
-        "same_purchase": super::business::READING,
-        "properties": verdicts,
+        "same_purchase": reading,
+        "properties": properties,
     });
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
-/// The verdict as Markdown: a table of every property, then each violation with its
-/// rules and the diagram of its witnesses, and the session (the trace segment held last)
-/// as a Mermaid sequence diagram in the contract's notation.
-pub fn to_markdown(facts: &Facts, trace: &Trace, session: &Session) -> String {
-    let verdicts = verdicts(facts, session.record);
+/// The verdict as Markdown: the headline, then each violation with its rules, what the
+/// contract asks instead (each rule's sentence in English and in the Chinese original)
+/// and the diagram of its witnesses, then a table of every property (violations first),
+/// and the session (the trace segment held last) as a Mermaid sequence diagram in the
+/// contract's notation.
+pub fn to_markdown(trace: &Trace, session: &Session) -> String {
+    let verdicts = verdicts(session);
     let violated: Vec<&Verdict> = verdicts
         .iter()
         .filter(|v| v.status == Status::Violated)
@@ -105,21 +151,30 @@ pub fn to_markdown(facts: &Facts, trace: &Trace, session: &Session) -> String {
     let _ = writeln!(
         s,
         "Orders and refunds filed by {}.\n",
-        super::business::READING
+        session.journal.reading()
     );
     if let Some(note) = session.record.note() {
         let _ = writeln!(s, "Every event was judged; {note}.\n");
     }
-    s.push_str("| property | status | rules | detail |\n|---|---|---|---|\n");
-    // Violations first, then what holds, then what could not be judged.
-    let rank = |v: &&Verdict| match v.status {
-        Status::Violated => 0,
-        Status::Holds => 1,
-        _ => 2,
-    };
-    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
-    rows.sort_by_key(rank);
-    for v in rows {
+    for v in &violated {
+        let _ = writeln!(
+            s,
+            "\n## {}\n\n{}\n\nRules: {}. The contract asks instead:\n",
+            v.name,
+            v.detail.as_deref().unwrap_or_default(),
+            v.rules.join(", ")
+        );
+        for id in &v.rules {
+            if let Some(r) = payhub_model::Rule::from_id(id) {
+                let _ = writeln!(s, "- **{id}** {} (原文: {})", r.text(), r.zh());
+            }
+        }
+        s.push_str(&session.witness_diagram(v));
+    }
+    s.push_str(
+        "\n## Every property\n\n| property | status | rules | detail |\n|---|---|---|---|\n",
+    );
+    for v in violations_first(&verdicts) {
         let _ = writeln!(
             s,
             "| `{}` | {} | {} | {} |",
@@ -128,16 +183,6 @@ pub fn to_markdown(facts: &Facts, trace: &Trace, session: &Session) -> String {
             v.rules.join(", "),
             v.detail.as_deref().unwrap_or("").replace('|', "\\|")
         );
-    }
-    for v in &violated {
-        let _ = writeln!(
-            s,
-            "\n## {}\n\n{}\n\nRules: {}.",
-            v.name,
-            v.detail.as_deref().unwrap_or_default(),
-            v.rules.join(", ")
-        );
-        s.push_str(&session.witness_diagram(v));
     }
     if !violated.is_empty() {
         if trace.events.len() <= DIAGRAM_LINES_MAX {

@@ -6,9 +6,11 @@ persisted before they are sent.
 
     merchant.py BASE FLOW [MISTAKE]
 
-FLOW is the business the test asks for (pay, pay_then_confirm, cancel, refund); MISTAKE,
-if given, switches on one mistake the contract warns against (see MISTAKES). It prints
-one JSON line: the order's state as shown to the payer and the HTTP statuses it saw.
+FLOW is the business the test asks for (pay, pay_then_confirm, cancel, refund, …);
+MISTAKE, if given, switches on one mistake the contract warns against (see MISTAKES).
+At the end it posts its journal to the sandbox (POST /__sandbox/journal: each order's
+state as shown to the payer, each fulfilment, each order's cart) and prints one JSON
+line: the order's state as shown to the payer and the HTTP statuses it saw.
 """
 
 import json
@@ -31,12 +33,19 @@ MISTAKES = {
     "new_key_after_429": "a 429 retried under a new key",
     "confirm_while_processing": "a confirm under a new key while the Payment is processing",
     "queries_too_soon": "queries 1 s apart",
+    "fulfil_every_success": "fulfils on every answer that shows succeeded",
+    "failed_on_manual_review": "manual_review shown to the payer as failed (not charged again)",
+    "queries_after_final": "queries on after a query showed the Payment succeeded",
 }
 
 API_KEY = "ak_1"
 
 
 RETRY_AFTER = {"s": 1.0}
+
+# Seconds the client waits for an answer: at least 20 for a create or confirm, 10 for a
+# query (TIMEOUT-01).
+TIMEOUT = {"post": 30, "get": 15}
 
 
 class Lost(Exception):
@@ -49,18 +58,18 @@ def post(base, path, key, body):
     req.add_header("Authorization", "Bearer " + API_KEY)
     req.add_header("Content-Type", "application/json")
     req.add_header("Idempotency-Key", key)
-    return call(req)
+    return call(req, TIMEOUT["post"])
 
 
 def get(base, path):
     req = urllib.request.Request(base + path, method="GET")
     req.add_header("Authorization", "Bearer " + API_KEY)
-    return call(req)
+    return call(req, TIMEOUT["get"])
 
 
-def call(req):
+def call(req, timeout):
     try:
-        with urllib.request.urlopen(req, timeout=30) as res:
+        with urllib.request.urlopen(req, timeout=timeout) as res:
             return res.status, json.loads(res.read() or b"{}")
     except urllib.error.HTTPError as e:
         body = e.read()
@@ -80,18 +89,52 @@ class Shop:
         self.db = sqlite3.connect(":memory:")
         self.db.execute(
             "CREATE TABLE orders (no TEXT PRIMARY KEY, amount INTEGER, state TEXT,"
-            " payment_id TEXT, create_key TEXT, confirm_key TEXT, confirms INTEGER)"
+            " payment_id TEXT, create_key TEXT, confirm_key TEXT, confirms INTEGER,"
+            " cart TEXT, version INTEGER)"
         )
+        self.db.execute("CREATE TABLE fulfilments (no TEXT, payment_id TEXT)")
         self.trail = []
 
-    def order(self, no, amount):
+    def order(self, no, amount, cart):
         # The key is derived from the business and persisted before it is sent.
         key = "payment.create:%s:1" % no
         self.db.execute(
-            "INSERT INTO orders VALUES (?, ?, 'pending', NULL, ?, NULL, 0)", (no, amount, key)
+            "INSERT INTO orders VALUES (?, ?, 'pending', NULL, ?, NULL, 0, ?, NULL)",
+            (no, amount, key, cart),
         )
         self.db.commit()
         return key
+
+    def cart(self, no):
+        return self.db.execute("SELECT cart FROM orders WHERE no = ?", (no,)).fetchone()[0]
+
+    def fulfil(self, no, pid):
+        done = self.db.execute(
+            "SELECT 1 FROM fulfilments WHERE no = ? AND payment_id = ?", (no, pid)
+        ).fetchone()
+        if done is None or self.mistake == "fulfil_every_success":
+            self.db.execute("INSERT INTO fulfilments VALUES (?, ?)", (no, pid))
+            self.db.commit()
+
+    def journal(self):
+        """The journal: what only this database knows, as JSON lines."""
+        lines = []
+        shown = {"paid": "paid", "failed": "failed", "canceled": "canceled", "pending": "pending"}
+        for no, state, pid, cart, version in self.db.execute(
+            "SELECT no, state, payment_id, cart, version FROM orders ORDER BY rowid"
+        ):
+            line = {"order": no, "state": shown[state]}
+            if pid is not None:
+                line.update(payment=pid, version=version)
+            lines.append(line)
+            lines.append({"order": no, "cart": cart})
+        for no, pid in self.db.execute("SELECT no, payment_id FROM fulfilments ORDER BY rowid"):
+            lines.append({"order": no, "fulfilled": pid})
+        body = "".join(json.dumps(l) + "\n" for l in lines).encode()
+        req = urllib.request.Request(self.base + "/__sandbox/journal", data=body, method="POST")
+        req.add_header("Content-Type", "application/x-ndjson")
+        with urllib.request.urlopen(req, timeout=30) as res:
+            return res.status
 
     def set(self, no, **cols):
         for k, v in cols.items():
@@ -120,7 +163,7 @@ class Shop:
             except Lost:
                 self.note("lost")
                 if self.mistake == "renumber_after_lost_create":
-                    return self.pay(no + "-retry", amount, card)
+                    return self.pay(no + "-retry", amount, card, self.cart(no))
                 if self.mistake == "new_key_after_lost_create":
                     key = "payment.create:%s:retry%d" % (no, n)
                 time.sleep(0.05)
@@ -150,12 +193,14 @@ class Shop:
     def settle(self, no, p):
         if p is None or "id" not in p:
             return no
-        self.set(no, payment_id=p["id"])
+        self.set(no, payment_id=p["id"], version=p.get("version"))
         status, resolution = p.get("status"), p.get("resolution_status")
-        if resolution == "manual_review" and self.mistake != "manual_review_as_failed":
+        wrong = ("manual_review_as_failed", "failed_on_manual_review")
+        if resolution == "manual_review" and self.mistake not in wrong:
             self.set(no, state="pending")
         elif status == "succeeded":
             self.set(no, state="paid")
+            self.fulfil(no, p["id"])
         elif status == "failed" or resolution == "manual_review":
             self.set(no, state="failed")
         elif status in ("canceled", "expired"):
@@ -164,8 +209,8 @@ class Shop:
             self.set(no, state="pending")
         return no
 
-    def pay(self, no, amount, card):
-        self.order(no, amount)
+    def pay(self, no, amount, card, cart):
+        self.order(no, amount, cart)
         return self.create(no, amount, card)
 
     # --- confirms --------------------------------------------------------------
@@ -184,7 +229,7 @@ class Shop:
             except Lost:
                 self.note("lost")
                 if self.mistake == "renumber_after_lost_confirm":
-                    return self.pay(no + "-retry", amount, card)
+                    return self.pay(no + "-retry", amount, card, self.cart(no))
                 if self.mistake == "new_confirm_key_after_lost_confirm":
                     key = "payment.confirm:%s:retry%d" % (no, n)
                 time.sleep(0.05)
@@ -217,19 +262,26 @@ def main():
         print(json.dumps({"error": "no such mistake: " + mistake}))
         sys.exit(2)
     shop = Shop(base, mistake)
-    no = "ORDER-1"
+    no, cart = "ORDER-1", "CART-1"
     if flow == "pay":
-        no = shop.pay(no, 100, "A")
+        no = shop.pay(no, 100, "A", cart)
+    elif flow == "pay_and_reconcile":
+        shop.pay(no, 100, "A", cart)
+        pid = shop.row(no)[2]
+        shop.settle(no, shop.query(pid))
+        if mistake == "queries_after_final":
+            post(shop.base, "/__sandbox/clock/advance", "-", {"by": "10s"})
+            shop.settle(no, shop.query(pid))
     elif flow == "pay_then_confirm":
-        shop.pay(no, 100, None)
+        shop.pay(no, 100, None, cart)
         no = shop.confirm(no, "A")
     elif flow == "card_retry":
-        shop.pay(no, 100, None)
+        shop.pay(no, 100, None, cart)
         shop.confirm(no, "B")
         if shop.state(no) == "failed":
             shop.confirm(no, "A")
     elif flow == "processing":
-        shop.pay(no, 100, "D")
+        shop.pay(no, 100, "D", cart)
         pid = shop.row(no)[2]
         if mistake == "confirm_while_processing" and shop.state(no) == "pending":
             shop.set(no, confirm_key="payment.confirm:%s:1" % no, confirms=1)
@@ -239,22 +291,22 @@ def main():
                 shop.query(pid)
                 time.sleep(1)
     elif flow == "cancel":
-        shop.pay(no, 100, "G")
+        shop.pay(no, 100, "G", cart)
         pid = shop.row(no)[2]
         status, p = post(shop.base, "/v1/payments/%s/cancel" % pid, "payment.cancel:%s:1" % no, None)
         shop.note(status)
         if status == 202 and mistake == "cancel_202_as_canceled":
             shop.set(no, state="canceled")
-            no = shop.pay(no + "-again", 100, "A")
+            no = shop.pay(no + "-again", 100, "A", cart)
     elif flow == "manual_review":
-        shop.pay(no, 100, "E")
+        shop.pay(no, 100, "E", cart)
         pid = shop.row(no)[2]
         post(shop.base, "/__sandbox/clock/advance", "-", {"by": "2h"})
         shop.settle(no, shop.query(pid))
-        if shop.state(no) == "failed":
-            no = shop.pay(no + "-again", 100, "A")
+        if shop.state(no) == "failed" and mistake == "manual_review_as_failed":
+            no = shop.pay(no + "-again", 100, "A", cart)
     elif flow == "refund":
-        shop.pay(no, 100, "A")
+        shop.pay(no, 100, "A", cart)
         pid = shop.row(no)[2]
         number, key = "REFUND-1", "refund.create:REFUND-1:1"
         body = {"payment_id": pid, "merchant_refund_no": number, "amount": 30}
@@ -273,6 +325,7 @@ def main():
     else:
         print(json.dumps({"error": "no such flow: " + flow}))
         sys.exit(2)
+    shop.journal()
     print(json.dumps({"order": no, "state": shop.state(no), "trail": shop.trail}))
 
 

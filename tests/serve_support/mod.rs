@@ -274,11 +274,15 @@ fn dechunk(mut rest: &str) -> String {
     out
 }
 
+/// Each property's status, by name (the sandbox's verdict lists violations first,
+/// `judge` and `check-log` in the registry's order).
 pub fn statuses(properties: &Value) -> Vec<(String, String)> {
-    properties
+    let mut all: Vec<(String, String)> = properties
         .as_array()
         .expect("a list of properties")
         .iter()
         .map(|p| (p["name"].to_string(), p["status"].to_string()))
-        .collect()
+        .collect();
+    all.sort();
+    all
 }

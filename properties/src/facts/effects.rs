@@ -50,6 +50,9 @@ pub struct Effects {
     pub closed_open: Option<Box<Closing>>,
     /// The first order both fulfilled and closed.
     pub fulfilled_and_closed: Option<Box<Closing>>,
+    /// The first order held paid or failed while the platform held its Payment
+    /// processing or requires_action (manual_review among them).
+    pub final_on_open: Option<Box<Closing>>,
     /// The first payer message off the status table.
     pub wrong_message: Option<Box<WrongMessage>>,
 }
@@ -114,7 +117,12 @@ impl Effects {
                 ..
             } => {
                 let key = (*db, order_no.clone());
-                closed(stored) != self.history.closed.get(&key).copied()
+                let settled = matches!(
+                    stored.status,
+                    Some(PaymentStatus::Succeeded | PaymentStatus::Failed)
+                );
+                (settled && self.final_on_open.is_none())
+                    || closed(stored) != self.history.closed.get(&key).copied()
             }
             _ => false,
         }
@@ -219,7 +227,8 @@ impl Effects {
     }
 
     /// CANCEL-02, RES-06: an order is closed once, on a Payment the platform holds
-    /// canceled or expired, and never after it was fulfilled.
+    /// canceled or expired, and never after it was fulfilled. RES-04, RES-06: it is held
+    /// paid or failed only once its Payment is.
     fn on_order(
         &mut self,
         at: Millis,
@@ -228,6 +237,24 @@ impl Effects {
         stored: &StoredOrder,
         attempts: &Attempts,
     ) {
+        if let (Some(PaymentStatus::Succeeded | PaymentStatus::Failed), Some(payment)) =
+            (stored.status, stored.payment_id)
+        {
+            let status = attempts.payments.get(&payment).map(|p| p.status);
+            let open = matches!(
+                status,
+                Some(PaymentStatus::Processing | PaymentStatus::RequiresAction)
+            );
+            if open && self.final_on_open.is_none() {
+                self.final_on_open = Some(Box::new(Closing {
+                    db,
+                    order: order.clone(),
+                    payment,
+                    status,
+                    at,
+                }));
+            }
+        }
         let key = (db, order.clone());
         let Some(payment) = closed(stored) else {
             self.history.closed.remove(&key);

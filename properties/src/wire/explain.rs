@@ -258,11 +258,17 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             answer(then),
             attempts(then)
         ),
+        Breach::QueryAfterFinal => format!(
+            "{a} showed the Payment final ({}); {gap} later {b} queried it again ({}): the contract's schedule stops at a terminal status",
+            answer(first),
+            request(then)
+        ),
         Breach::RelatedResourceMissing
         | Breach::Cancel202ShowsCanceled
         | Breach::LookupOtherNumber
         | Breach::AttemptsBeyondMaximum
-        | Breach::ValidKeyRefused => one(w.breach, first, name),
+        | Breach::ValidKeyRefused
+        | Breach::GaveUpTooSoon => one(w.breach, first, name),
     }
 }
 
@@ -301,6 +307,14 @@ fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
             answer(s),
             s.key.as_deref().map_or(0, |k| k.chars().count()),
             Contract::KEY_LEN_MAX
+        ),
+        Breach::GaveUpTooSoon => format!(
+            "the client hung up on {} ({}) {} after sending it, before its answer; the contract asks a client to wait at least {} for a create or confirm and {} for a query",
+            name(s),
+            request(s),
+            s.closed.since(s.sent),
+            Contract::POST_TIMEOUT_MIN,
+            Contract::QUERY_TIMEOUT_MIN
         ),
         other => format!("{other:?}: {}", name(s)),
     }

@@ -436,6 +436,35 @@ pub const CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL: Property = Property {
     }),
 };
 
+/// TIMEOUT-01 ("Client timeouts are at least 20 seconds for create and confirm and at
+/// least 10 seconds for queries").
+pub const CLIENT_WAITS_THE_CONTRACT_TIMEOUTS: Property = Property {
+    name: "wire-client-waits-the-contract-timeouts",
+    rules: &[Rule::ClientTimeouts],
+    about: "A client never hangs up on a create or confirm less than 20 seconds after sending it, nor on a query less than 10 seconds after (the platform waits about 15 s for the acquirer before its 202).",
+    needs: SCOPED,
+    predicate: Predicate::Wire(Patterns {
+        side: Side::Client,
+        breaches: &[Breach::GaveUpTooSoon],
+        decides: None,
+        assumes_complete_log: false,
+    }),
+};
+
+/// SCHED-01 ("stopping at a terminal status or on its webhook").
+pub const CLIENT_STOPS_QUERYING_AT_A_FINAL_STATUS: Property = Property {
+    name: "wire-client-stops-querying-at-a-final-status",
+    rules: &[Rule::QuerySchedule],
+    about: "Once a query showed a Payment succeeded, failed, canceled or expired, the client queries that Payment no more.",
+    needs: SCOPED_BODIES,
+    predicate: Predicate::Wire(Patterns {
+        side: Side::Client,
+        breaches: &[Breach::QueryAfterFinal],
+        decides: None,
+        assumes_complete_log: false,
+    }),
+};
+
 pub const CLIENT_USES_A_KEY_ON_ONE_ENDPOINT: Property = Property {
     name: "wire-client-uses-a-key-on-one-endpoint",
     rules: &[Rule::OneKeyPerSubmission],
@@ -595,7 +624,7 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 30);
+        assert_eq!(all.len(), 32);
     }
 
     /// The drivers that hold a world's facts alone skip a property by its needs: a

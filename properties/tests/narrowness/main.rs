@@ -127,6 +127,7 @@
 //! | `platform-goes-to-manual-review-after-its-automatic-queries` | cadence_client::manual_review_after_the_latest_attempt_s_own_queries |
 //! | `client-fulfils-an-order-once-when-succeeded` | fulfilled_twice_through_a_second_payment |
 //! | `client-closes-an-order-once-on-a-closed-payment` | fulfilled_after_a_closing_the_database_undid (found: fixed) |
+//! | `client-keeps-an-order-pending-until-its-payment-is-final` | shown_paid_or_failed_while_processing_or_requires_action |
 //! | `client-shows-the-status-table-message` | cadence_client::payer_messages_of_every_row_and_server |
 //! | `client-never-charges-an-order-twice` | cadence_client::one_business_order_captured_through_two_payments |
 //! | `client-never-refunds-a-request-twice` | — (new, no narrower predicate found yet; the sandbox's money paths test it: src/serve/sandbox/tests/money_twice.rs) |
@@ -754,6 +755,36 @@ fn fulfilled_after_a_closing_the_database_undid() {
             order_held("ORDER-1", PAY, Canceled),
         ],
     );
+}
+
+/// RES-04, RES-06: an order is held paid or failed only on a Payment that is; one still
+/// processing (manual_review among them) or requires_action keeps it pending, whichever
+/// final status it is shown as.
+#[test]
+fn shown_paid_or_failed_while_processing_or_requires_action() {
+    use PaymentStatus::{Failed, Processing, RequiresAction, Succeeded};
+    let name = "client-keeps-an-order-pending-until-its-payment-is-final";
+    for status in [Succeeded, Failed] {
+        let held = [
+            stored_as(PAY, M, ENV, "ORDER-1", status),
+            order_held("ORDER-1", PAY, status),
+        ];
+        holds(name, &held);
+    }
+    let pending = [
+        stored_as(PAY, M, ENV, "ORDER-1", Processing),
+        order_held("ORDER-1", PAY, Processing),
+    ];
+    holds(name, &pending);
+    for shown in [Succeeded, Failed] {
+        for platform in [Processing, RequiresAction] {
+            let events = [
+                stored_as(PAY, M, ENV, "ORDER-1", platform),
+                order_held("ORDER-1", PAY, shown),
+            ];
+            violated(name, &events);
+        }
+    }
 }
 
 /// CANCEL-02 and the property's name: an order a client closed, canceled or expired, has

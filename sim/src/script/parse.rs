@@ -34,6 +34,7 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
         properties: properties.iter().map(|s| s.to_string()).collect(),
         params: PlatformParams::default(),
         manual: false,
+        judge_wire: false,
         immediate_inbox: false,
         jitter: false,
         servers: Vec::new(),
@@ -94,6 +95,7 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
         servers: p.servers,
         assumptions: p.assumptions,
         manual: p.manual,
+        judge_wire: p.judge_wire,
         expected_violation: p.expected_violation,
         statements: p.statements,
     })
@@ -129,6 +131,7 @@ pub(super) struct Parser {
     pub(super) manual: bool,
     pub(super) immediate_inbox: bool,
     pub(super) jitter: bool,
+    pub(super) judge_wire: bool,
     pub(super) servers: Vec<Server>,
     /// Whether a `server` line was seen (else A and B exist).
     pub(super) declared: bool,

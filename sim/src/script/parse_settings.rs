@@ -56,7 +56,7 @@ impl Parser {
                 return err(
                     col,
                     format!(
-                        "unknown setting '{name}' (settings: platform, delivery, inbox, jitter, {})",
+                        "unknown setting '{name}' (settings: platform, delivery, inbox, jitter, wire, {})",
                         PARAM_NAMES.join(", ")
                     ),
                 );
@@ -65,7 +65,8 @@ impl Parser {
         Ok(())
     }
 
-    /// `platform`, `delivery`, `inbox`, `jitter`: how the script runs. Whether `name` is one.
+    /// `platform`, `delivery`, `inbox`, `jitter`, `wire`: how the script runs. Whether
+    /// `name` is one.
     fn use_mode(&mut self, name: &str, value: &str, col: u32) -> Result<bool, LineError> {
         match name {
             "platform" => {
@@ -95,6 +96,13 @@ impl Parser {
                     "on" => true,
                     "off" => false,
                     _ => return err(col, format!("jitter=on or off, not '{value}'")),
+                }
+            }
+            "wire" => {
+                self.judge_wire = match value {
+                    "judged" => true,
+                    "unjudged" => false,
+                    _ => return err(col, format!("wire=judged or unjudged, not '{value}'")),
                 }
             }
             _ => return Ok(false),

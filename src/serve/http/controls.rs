@@ -197,6 +197,40 @@ pub(super) async fn authenticate(
     }
 }
 
+/// `POST /__sandbox/journal`: the merchant's journal, JSON Lines
+/// ([`crate::serve::journal`]); all kept, or 400 naming the first bad line and field.
+pub(super) async fn journal(
+    State(edge): State<Arc<Edge>>,
+    MerchantNs(ns, merchant): MerchantNs,
+    req: Request,
+) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(&parts.headers, body).await {
+        Ok(b) => b,
+        Err(r) => return respond(r),
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return bad("the journal is not UTF-8");
+    };
+    match edge.with_core(ns, |core, _| core.post_journal(merchant, text)) {
+        Some(Ok(lines)) => {
+            let json = serde_json::json!({ "lines": lines });
+            respond(HttpReply::json(200, json.to_string()))
+        }
+        Some(Err(refused)) => {
+            let body = serde_json::json!({ "error": {
+                "code": "invalid_journal",
+                "message": refused.to_string(),
+                "line": refused.line,
+                "field": refused.field,
+                "retryable": false,
+            } });
+            respond(HttpReply::json(400, body.to_string()))
+        }
+        None => crashed(),
+    }
+}
+
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FillBody {

@@ -53,10 +53,7 @@ pub(super) async fn page_json(
     MerchantNs(ns, _): MerchantNs,
 ) -> Response {
     let reply = edge.with_core(ns, |core, _| {
-        let session = crate::serve::diagrams::Session {
-            world: core.world(),
-            record: core.record(),
-        };
+        let session = crate::serve::diagrams::Session::of(core);
         HttpReply::json(200, crate::serve::page::to_json(&session))
     });
     reply.map_or_else(crashed, respond)

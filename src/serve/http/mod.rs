@@ -317,6 +317,7 @@ fn router(edge: Arc<Edge>) -> Router {
         .route("/__sandbox/faults", get(faults).post(set_faults))
         .route("/__sandbox/controls", post(controls))
         .route("/__sandbox/authenticate", post(authenticate))
+        .route("/__sandbox/journal", post(journal))
         .route("/__sandbox/fill", post(fill))
         .fallback(api)
         .with_state(edge)
@@ -448,7 +449,9 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if !self.done {
             let id = self.id;
-            self.edge.with_core(self.ns, |core, _| core.abandon(id));
+            let real = self.edge.clock == ClockMode::Real;
+            self.edge
+                .with_core(self.ns, |core, now| core.abandon(id, real.then_some(now)));
         }
     }
 }
@@ -550,11 +553,8 @@ async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -
     };
     if markdown {
         let reply = edge.with_core(ns, |core, _| {
-            let session = super::diagrams::Session {
-                world: core.world(),
-                record: core.record(),
-            };
-            let md = super::verdict::to_markdown(&core.world().facts, core.trace(), &session);
+            let session = super::diagrams::Session::of(core);
+            let md = super::verdict::to_markdown(core.trace(), &session);
             HttpReply::text(200, "text/markdown; charset=utf-8", md)
         });
         return reply.map_or_else(crashed, respond);
@@ -563,20 +563,19 @@ async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -
     // cheap), judged after it is released: the session answers meanwhile.
     let held = edge.with_core(ns, |core, _| {
         let record = core.record();
-        let side = record.wire_side();
+        let (facts, side) = core.judged();
         let events = record.events_total();
-        (
-            core.world().facts.clone(),
-            side,
-            events,
-            record_json(record),
-        )
+        let reading = core.journal().reading();
+        (facts, side, events, reading, record_json(record))
     });
-    let Some((facts, side, events, record)) = held else {
+    let Some((facts, side, events, reading, record)) = held else {
         return crashed();
     };
     let judged = tokio::task::spawn_blocking(move || {
-        with_record(super::verdict::json_of(&facts, &side, events), record)
+        with_record(
+            super::verdict::json_of(&facts, &side, events, &reading),
+            record,
+        )
     })
     .await;
     match judged {

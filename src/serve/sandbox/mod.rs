@@ -103,7 +103,6 @@ impl Planted {
     }
 }
 
-/// One sandbox session.
 /// The latest time a session's clock reaches: 1000 years (far from `u64::MAX`, where
 /// timers would saturate at one instant).
 pub const CLOCK_MAX: Millis = Millis(365_000 * 86_400_000);
@@ -125,6 +124,8 @@ pub struct Sandbox {
     edge_zero_ms: i64,
     faults: Faults,
     orders: Orders,
+    /// What the merchant told of its database ([`super::journal`]).
+    journal: super::journal::Journal,
     draws: u64,
     /// Exchanges waiting for their answer, in arrival order.
     pending: Vec<Exchange>,
@@ -189,6 +190,7 @@ impl Sandbox {
             edge_zero_ms: 0,
             faults: Faults::new(settings.plan.clone(), settings.seed),
             orders: Orders::default(),
+            journal: Default::default(),
             draws: 0,
             pending: Vec::new(),
             held: BTreeMap::new(),
@@ -353,32 +355,6 @@ impl Sandbox {
             .chain(self.next_release())
             .chain(holds)
             .any(|t| self.epoch.after(t) <= now)
-    }
-
-    /// The client of a pending exchange went away: its answer is lost (now, if it is in
-    /// flight, or when it is).
-    pub fn abandon(&mut self, id: RequestId) {
-        if let Some(x) = self.pending.iter_mut().find(|x| x.id == id) {
-            x.abandoned = true;
-        }
-        self.reap();
-    }
-
-    /// Loses the answers in flight of abandoned exchanges.
-    fn reap(&mut self) {
-        let abandoned: Vec<RequestId> = self
-            .pending
-            .iter()
-            .filter(|x| x.abandoned)
-            .map(|x| x.id)
-            .collect();
-        for id in abandoned {
-            if let Some((answer, response)) = self.answer_in_flight(id) {
-                if let Err(e) = self.finish(id, answer, response) {
-                    self.errors.push(e);
-                }
-            }
-        }
     }
 
     /// When, in edge time, something is next due for a pending exchange: a held call's
@@ -688,11 +664,12 @@ mod world;
 pub use payhub_sim::worlds::node_of;
 pub use world::{node_names, world_config};
 
+mod abandon;
 mod bound;
 mod fill;
+mod journal;
 mod upstream;
 mod webhooks;
 pub use bound::OBJECTS_MAX;
-
 #[cfg(test)]
 mod tests;

@@ -31,6 +31,7 @@ mod attempts;
 mod patterns;
 mod refusals;
 mod retained;
+mod schedule;
 mod seen;
 mod unresolved;
 
@@ -141,6 +142,8 @@ pub struct WireFacts {
     confirm_keys: BTreeMap<Owned<PaymentId>, Text>,
     unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
     failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
+    /// SCHED-01 ([`schedule`]): each Payment a query answer showed final, that exchange.
+    final_by_query: BTreeMap<Owned<PaymentId>, Rec>,
     unresolved_refunds: BTreeMap<Owned<Text>, (unresolved::RefundOf, Rec)>,
     refused_numbers: BTreeMap<Owned<Text>, Rec>,
     /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
@@ -272,7 +275,7 @@ impl WireFacts {
             What::Lost {
                 message: Message::Response { id, .. } | Message::Request { id, .. },
             } => self.closed(at, *id, None),
-            What::TimedOut { id, .. } => self.closed(at, *id, None),
+            What::TimedOut { id, .. } => self.gave_up(at, *id),
             _ => {}
         }
     }
@@ -308,6 +311,7 @@ impl WireFacts {
         if let Some((m, e)) = owner {
             self.on_owned_send(&seen, (m, e), &request.endpoint);
             self.judge_while_unresolved(&seen, (m, e), &request.endpoint);
+            self.judge_query_after_final(&seen, (m, e), &request.endpoint);
         }
         self.confirm_sent(&request.endpoint);
         self.open
@@ -569,6 +573,7 @@ impl WireFacts {
         }
         self.judge_refunds(&seen, r, endpoint);
         self.resolve_shown(&seen, (m, e), r, endpoint);
+        self.note_final_by_query(&seen, (m, e), r, endpoint);
         self.tie_numbers((m, e), r);
         // A partial body without its order number: a create's answer shows the order
         // the request named.

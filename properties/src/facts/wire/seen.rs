@@ -208,6 +208,12 @@ pub enum Breach {
     /// ATTEMPT-01, ATTEMPT-02: a newer attempt shown after one charged on a card that
     /// never fails (decided by the property from `WireFacts::renewed_attempts`).
     NewAttemptBeforeFailure,
+    /// TIMEOUT-01: a client gave up on a create or confirm less than 20 s after sending
+    /// it, or on a query less than 10 s.
+    GaveUpTooSoon,
+    /// SCHED-01: a query of a Payment sent after an answer to an earlier query showed it
+    /// final.
+    QueryAfterFinal,
     /// KEY-07: a key of 1–255 characters in every reading refused 400 about the
     /// Idempotency-Key (decided by the property from `WireFacts::shortest_refused_key`).
     ValidKeyRefused,

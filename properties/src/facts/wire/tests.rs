@@ -154,26 +154,26 @@ fn refusals_then_an_execution_are_kept_only_when_nothing_else_could_explain_it()
     let conflict = r#"{"error":{"code":"idempotency_conflict"}}"#;
     answer(&mut w, 35, 4, 409, conflict, pay);
     assert!(w.witnesses.contains_key(&Breach::RejectedThenBound));
-    // An unknown outcome first: it may have executed.
+    // An unknown outcome first (the client waited its 20 s): it may have executed.
     let mut w = facts();
     send(&mut w, 0, 1, create("k-1", "O-1", 100));
     w.observe(
-        Millis(5),
+        Millis(20_000),
         &What::TimedOut {
             node: 0,
             id: RequestId(1),
         },
     );
-    send(&mut w, 10, 2, create("k-1", "O-1", 100));
-    answer(&mut w, 15, 2, 429, limited, pay);
-    send(&mut w, 20, 3, create("k-1", "O-1", 100));
-    answer(&mut w, 25, 3, 200, r#"{"id":"p1"}"#, pay);
+    send(&mut w, 20_010, 2, create("k-1", "O-1", 100));
+    answer(&mut w, 20_015, 2, 429, limited, pay);
+    send(&mut w, 20_020, 3, create("k-1", "O-1", 100));
+    answer(&mut w, 20_025, 3, 200, r#"{"id":"p1"}"#, pay);
     // A request of the scope still open: it may be the one that executed.
-    send(&mut w, 30, 4, create("k-3", "O-3", 100));
-    answer(&mut w, 35, 4, 429, limited, pay);
-    send(&mut w, 40, 5, create("k-3", "O-3", 100));
-    send(&mut w, 41, 6, create("k-3", "O-3", 100));
-    answer(&mut w, 45, 6, 200, r#"{"id":"p3"}"#, pay);
+    send(&mut w, 20_030, 4, create("k-3", "O-3", 100));
+    answer(&mut w, 20_035, 4, 429, limited, pay);
+    send(&mut w, 20_040, 5, create("k-3", "O-3", 100));
+    send(&mut w, 20_041, 6, create("k-3", "O-3", 100));
+    answer(&mut w, 20_045, 6, 200, r#"{"id":"p3"}"#, pay);
     assert!(w.witnesses.is_empty(), "{:?}", w.witnesses.keys());
 }
 
@@ -584,4 +584,84 @@ fn a_new_key_after_a_refusal_is_noted() {
         let noted = w.witnesses.get(&Breach::NewKeyAfterRefusal);
         assert_eq!(noted.is_some(), breach, "{status} then {key}");
     }
+}
+
+fn query(w: &mut WireFacts, payment: &str) -> ApiRequest {
+    ApiRequest {
+        api_key: ApiKeyId(1),
+        idempotency_key: None,
+        endpoint: Endpoint::GetPayment {
+            payment_id: PaymentId(w.ids.intern(IdKind::Payment, payment)),
+        },
+    }
+}
+
+/// TIMEOUT-01: a client that hangs up on a create before 20 s, or on a query before
+/// 10 s, is noted; one that waited as long is not.
+#[test]
+fn a_client_hanging_up_before_the_contract_timeout_is_noted() {
+    for (is_query, after_ms, breach) in [
+        (false, 5_000, true),
+        (false, 20_000, false),
+        (true, 9_999, true),
+        (true, 10_000, false),
+    ] {
+        let mut w = facts();
+        let request = if is_query {
+            query(&mut w, "p1")
+        } else {
+            create("k-1", "O-1", 100)
+        };
+        send(&mut w, 1_000, 1, request);
+        let timed_out = What::TimedOut {
+            node: 0,
+            id: RequestId(1),
+        };
+        w.observe(Millis(1_000 + after_ms), &timed_out);
+        let noted = w.witnesses.get(&Breach::GaveUpTooSoon);
+        assert_eq!(noted.is_some(), breach, "{is_query} {after_ms}");
+        assert_eq!(w.open(), 0, "the hang-up closes the exchange");
+    }
+}
+
+/// SCHED-01: a query after a query showed the Payment final is noted; a first query
+/// after the create's answer showed it final (a reconciliation) is not, nor queries of
+/// a Payment still processing.
+#[test]
+fn a_query_after_a_query_showed_the_payment_final_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (status, queries, breach) in [
+        ("succeeded", 2, true),
+        ("failed", 2, true),
+        ("succeeded", 1, false),
+        ("processing", 2, false),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        let body = format!(r#"{{"id":"p1","status":"{status}"}}"#);
+        answer(&mut w, 1, 1, 201, &body, pay);
+        for n in 0..queries {
+            let at = 20_000 * (n + 1);
+            let q = query(&mut w, "p1");
+            send(&mut w, at, 2 + n as u32, q);
+            answer(&mut w, at + 1, 2 + n as u32, 200, &body, pay);
+        }
+        let noted = w.witnesses.get(&Breach::QueryAfterFinal);
+        assert_eq!(noted.is_some(), breach, "{status} {queries}");
+    }
+    // A create of the order in between (answered 409 order_no_conflict: query the
+    // existing object, UNKNOWN-05) opens the Payment's queries again.
+    let mut w = facts();
+    let done = r#"{"id":"p1","status":"succeeded"}"#;
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 1, 1, 201, done, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 20_000, 2, q);
+    answer(&mut w, 20_001, 2, 200, done, pay);
+    send(&mut w, 30_000, 3, create("k-2", "O-1", 100));
+    let conflict = r#"{"error":{"code":"order_no_conflict","related_resource_id":"p1"}}"#;
+    answer(&mut w, 30_001, 3, 409, conflict, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 40_000, 4, q);
+    assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
 }

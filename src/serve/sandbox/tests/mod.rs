@@ -192,6 +192,7 @@ fn unknown_03_a_new_key_and_order_number_after_a_reset_is_the_double_charge() {
         &sb.world().facts,
         &sb.record().wire_side(),
         sb.record().events_total(),
+        &sb.journal().reading(),
     );
     assert!(
         json.contains("UNKNOWN-03") && json.contains("EFFECT-01"),
@@ -303,7 +304,7 @@ fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
         "{script}"
     );
     // The script files both creates under the first order, as the session did, and
-    // expects the double charge the verdict names.
+    // names the double charge the verdict names (`run` fails on it).
     assert_eq!(
         script
             .matches("for order ORDER-1 db=2 POST /v1/payments")
@@ -312,7 +313,7 @@ fn the_events_judged_alone_give_the_sessions_verdict_and_the_script_exports() {
         "{script}"
     );
     assert!(
-        script.ends_with("expect violation client-never-charges-an-order-twice\n"),
+        script.ends_with("# The session violated client-never-charges-an-order-twice [EFFECT-01, UNKNOWN-03, RES-04, GEN-06]: `payhub-verify run` exits 1 naming it; a line `expect violation client-never-charges-an-order-twice` accepts it.\n"),
         "{script}"
     );
 }
@@ -396,7 +397,7 @@ fn an_abandoned_exchange_loses_its_answer_and_the_order_stays_unknown() {
     else {
         panic!("pending");
     };
-    sb.abandon(first);
+    sb.abandon(first, None);
     sb.catch_up(Millis::secs(1));
     assert_eq!(sb.wake_at(), None, "its answer was lost once it came");
     assert_eq!(captures(&sb), 1);
@@ -502,7 +503,7 @@ fn timeout_01_a_client_that_gives_up_on_a_held_answer_has_an_unknown_result() {
     let Step::Pending(id) = sb.handle(Millis::ZERO, &create_request("k1", "ORDER-1", 'A')) else {
         panic!("held");
     };
-    sb.abandon(id);
+    sb.abandon(id, None);
     assert_eq!(sb.wake_at(), None, "nothing pending any more");
     let retried = answered(sb.handle(Millis::secs(2), &create_request("k1", "ORDER-1", 'A')));
     assert_eq!((retried.status, captures(&sb)), (200, 1));
@@ -514,6 +515,37 @@ fn timeout_01_a_client_that_gives_up_on_a_held_answer_has_an_unknown_result() {
         "the replay told the client the result: {:?}",
         violated(&sb)
     );
+}
+
+/// TIMEOUT-01: a hang-up the edge saw under the real clock is the client's timeout on
+/// the wire: before 20 s on a create it is named, after 20 s it is not.
+#[test]
+fn timeout_01_a_hang_up_before_20_s_is_named_and_one_after_is_not() {
+    const WAITS: &str = "wire-client-waits-the-contract-timeouts";
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":60000}]}"#;
+    for (after, named) in [(Millis::secs(5), true), (Millis::secs(25), false)] {
+        let mut sb = sandbox(Branches::A, plan);
+        let Step::Pending(id) = sb.handle(Millis::ZERO, &create_request("k1", "ORDER-1", 'A'))
+        else {
+            panic!("held");
+        };
+        assert!(sb.poll(after, id).is_none());
+        sb.abandon(id, Some(after));
+        let session = crate::serve::diagrams::Session::of(&sb);
+        let v = crate::serve::verdict::verdicts(&session)
+            .into_iter()
+            .find(|v| v.name == WAITS)
+            .unwrap();
+        let status = payhub_properties::verdict::Status::Violated;
+        assert_eq!(v.status == status, named, "{after}: {:?}", v.detail);
+        if named {
+            let detail = v.detail.unwrap_or_default();
+            assert!(
+                detail.contains("hung up") && detail.contains("5s"),
+                "{detail}"
+            );
+        }
+    }
 }
 
 /// The verdict's diagram of a violation draws its witnesses only: the two creates of the
@@ -530,11 +562,8 @@ fn unknown_03_the_double_charges_diagram_draws_its_witnesses_only() {
         create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A').status,
         201
     );
-    let session = crate::serve::diagrams::Session {
-        world: sb.world(),
-        record: sb.record(),
-    };
-    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let session = crate::serve::diagrams::Session::of(&sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")
         .unwrap_or_else(|| panic!("no witness diagram: {md}"));
@@ -630,4 +659,5 @@ fn cancel_02_a_card_g_cancel_is_answered_by_the_acquirer_after_the_wait_202() {
 }
 
 mod faults;
+mod journal;
 mod money_twice;

@@ -26,11 +26,8 @@ fn verdict_of(sb: &Sandbox, name: &str) -> payhub_properties::verdict::Verdict {
 
 /// The Markdown verdict's witness diagram of the first violation.
 fn witness(sb: &Sandbox) -> String {
-    let session = crate::serve::diagrams::Session {
-        world: sb.world(),
-        record: sb.record(),
-    };
-    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let session = crate::serve::diagrams::Session::of(sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")
         .unwrap_or_else(|| panic!("no witness diagram: {md}"));
@@ -183,13 +180,14 @@ fn the_events_and_the_script_of_each_session_judge_the_same() {
             .collect();
         assert_eq!(judged, [name]);
         let script = crate::serve::script::export(&sb).unwrap();
-        let expect = format!("expect violation {name}\n");
-        assert!(script.ends_with(&expect), "{script}");
-        let bare = script.replace(&expect, "");
+        let named = format!("# The session violated {name} [");
+        assert!(script.contains(&named), "{script}");
+        assert!(!script.contains("\nexpect violation"), "{script}");
+        let bare = script;
         let parsed = payhub_sim::script::parse(
             "session.pha",
             bare.as_bytes(),
-            &script_cmd::always_properties(),
+            &script_cmd::expectable_properties(),
         )
         .unwrap_or_else(|e| panic!("{e:?}: {bare}"));
         let report = script_cmd::execute(&parsed);
@@ -249,11 +247,8 @@ fn two_purchases_of_one_amount_each_answered_hold() {
 fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_first() {
     let mut sb = plain();
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
-    let session = crate::serve::diagrams::Session {
-        world: sb.world(),
-        record: sb.record(),
-    };
-    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let session = crate::serve::diagrams::Session::of(&sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
     assert!(md.contains("**Holds over what it judged**"), "{md}");
     assert!(
         md.contains("**Not judged: ") && md.contains(" need "),
@@ -264,11 +259,8 @@ fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_firs
     let mut sb = sandbox(Branches::A, plan);
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
     create(&mut sb, "k2", "ORDER-1-retry", 100, 'A');
-    let session = crate::serve::diagrams::Session {
-        world: sb.world(),
-        record: sb.record(),
-    };
-    let md = crate::serve::verdict::to_markdown(&sb.world().facts, sb.trace(), &session);
+    let session = crate::serve::diagrams::Session::of(&sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
     let first_row = md
         .lines()
         .find(|l| l.starts_with("| `"))
@@ -277,4 +269,80 @@ fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_firs
         first_row.contains(&format!("`{TWICE}` | violated")),
         "{first_row}"
     );
+}
+
+/// A session whose only violation is a wire property: its script, run, fails naming it
+/// (`run` judges the wire properties over the replayed exchanges at its end), and
+/// `expect violation` of it accepts it.
+#[test]
+fn the_script_of_a_session_violating_only_a_wire_property_fails_under_run() {
+    use crate::script_cmd;
+    let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#;
+    let mut sb = sandbox(Branches::A, plan);
+    let lost = create(&mut sb, "k1", "ORDER-1", 100, 'A');
+    assert_eq!(lost.wire, Wire::Reset);
+    let again = create(&mut sb, "k2", "ORDER-1", 100, 'A');
+    assert_eq!(again.status, 409, "{}", again.body);
+    const WIRE: &str = "wire-client-keeps-key-and-order-after-unknown";
+    assert_eq!(captures(&sb), 1);
+    assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
+    let session = crate::serve::verdict::verdicts(&crate::serve::diagrams::Session::of(&sb));
+    let named: Vec<_> = session
+        .iter()
+        .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
+        .map(|v| v.name)
+        .collect();
+    assert_eq!(named, [WIRE]);
+    let script = crate::serve::script::export(&sb).unwrap();
+    assert!(
+        script.contains(&format!("# The session violated {WIRE} [")),
+        "{script}"
+    );
+    let run = |text: &str| {
+        let parsed = payhub_sim::script::parse(
+            "session.pha",
+            text.as_bytes(),
+            &script_cmd::expectable_properties(),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}: {text}"));
+        script_cmd::execute(&parsed)
+    };
+    let report = run(&script);
+    let ran = report.violation.as_ref().map(|(v, _)| v.property.as_str());
+    assert_eq!(ran, Some(WIRE), "{script}");
+    assert!(!report.passed());
+    assert!(run(&format!("{script}expect violation {WIRE}\n")).passed());
+}
+
+/// Each violation quotes its rules' sentences, in English and in the Chinese original,
+/// as what the contract asks instead, before the table of every property; the JSON lists
+/// the violation first with the same sentences.
+#[test]
+fn a_violation_quotes_what_the_contract_asks_in_english_and_in_the_original() {
+    let sb = lost_confirm();
+    let session = crate::serve::diagrams::Session::of(&sb);
+    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
+    let asks = md
+        .find("The contract asks instead:")
+        .expect("the contract's ask");
+    let table = md.find("## Every property").expect("the table");
+    assert!(asks < table, "{md}");
+    for quoted in [
+        "**EFFECT-01** However many times one business submission is sent",
+        "(原文: 幂等保证同一次业务提交无论发送多少次",
+        "**UNKNOWN-03** When the result is unknown never change the idempotency key",
+    ] {
+        assert!(md.contains(quoted), "{quoted} not in {md}");
+    }
+    let (facts, side) = sb.judged();
+    let json = crate::serve::verdict::json_of(&facts, &side, 0, "");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let first = &json["properties"][0];
+    assert_eq!(first["name"], TWICE);
+    assert_eq!(first["contract"][0]["id"], "EFFECT-01");
+    let original = first["contract"][0]["original"].as_str().unwrap();
+    assert!(original.starts_with("幂等保证"), "{original}");
+    let page: serde_json::Value =
+        serde_json::from_str(&crate::serve::page::to_json(&session)).unwrap();
+    assert_eq!(page["properties"][0]["contract"][1]["id"], "UNKNOWN-03");
 }

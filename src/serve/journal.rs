@@ -1,0 +1,331 @@
+//! The merchant journal: what only the merchant's database knows, told to the sandbox
+//! (`POST /__sandbox/journal`, JSON Lines, one object a line):
+//!
+//! - `{"order":"ORDER-1","state":"paid","payment":"pay_demo_001","version":3}`: the order's
+//!   state as shown to the payer (`paid`, `failed`, `canceled`, `pending`: pending
+//!   confirmation), from that Payment at that version (`payment` and `version` may be
+//!   left out of a `pending` line whose create got no answer);
+//! - `{"order":"ORDER-1","fulfilled":"pay_demo_001"}`: the order was fulfilled for that Payment;
+//! - `{"order":"ORDER-1-retry","cart":"CART-7"}`: the order belongs to that purchase.
+//!
+//! The verdict folds the states and fulfilments, in the order posted, as the merchant
+//! database's events (`OrderStored`, and a `Fulfil` decision) at the time they were
+//! posted, so the properties over the merchant's database judge them as they judge a
+//! client model's: fulfils once, never closes a captured order, keeps an order pending
+//! until its Payment is final. The carts replace the wire's reading of "the same
+//! purchase" ([`super::business`]) for that merchant: each order is filed under its cart,
+//! an order named in no cart under its own number.
+//!
+//! A post is all or nothing: a malformed line, a field of the wrong type, an order the
+//! sandbox never saw sent, a Payment of another order refuse the whole post, naming the
+//! line and the field.
+
+use super::business::Orders;
+use payhub_model::client::{Decision, Subject};
+use payhub_model::event::{BusinessOrder, Event, StoredOrder, What};
+use payhub_model::{Environment, MerchantId, Millis, PaymentId, PaymentStatus, Rule, Text};
+use payhub_properties::Facts;
+use payhub_properties::verdict::WireSide;
+use std::collections::BTreeMap;
+
+type Owner = (MerchantId, Environment);
+
+/// What a line tells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Told {
+    Shown {
+        state: Option<PaymentStatus>,
+        payment: Option<PaymentId>,
+        version: u32,
+    },
+    Fulfilled(PaymentId),
+    Cart(Text),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Line {
+    at: Millis,
+    owner: Owner,
+    order: Text,
+    told: Told,
+}
+
+/// The journal posted so far.
+#[derive(Clone, Debug, Default)]
+pub struct Journal {
+    lines: Vec<Line>,
+}
+
+/// A refused post: the line (from 1), the field, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "journal line {}: field `{}`: {}",
+            self.line, self.field, self.message
+        )
+    }
+}
+
+const FIELDS: [&str; 6] = ["order", "state", "payment", "version", "fulfilled", "cart"];
+
+/// The shown states a line may name, and what the database then holds of the Payment.
+fn state_of(name: &str) -> Option<Option<PaymentStatus>> {
+    Some(match name {
+        "paid" => Some(PaymentStatus::Succeeded),
+        "failed" => Some(PaymentStatus::Failed),
+        "canceled" => Some(PaymentStatus::Canceled),
+        "pending" => None,
+        _ => return None,
+    })
+}
+
+/// The database number the sandbox files an owner's orders under.
+fn db(owner: Owner) -> u8 {
+    super::business::db(owner)
+}
+
+impl Journal {
+    /// Reads and keeps a post of `owner`'s journal at `at`, or refuses all of it.
+    /// `orders` says which order numbers were sent, `facts` which order each Payment is of.
+    pub fn post(
+        &mut self,
+        at: Millis,
+        owner: Owner,
+        body: &str,
+        orders: &Orders,
+        facts: &Facts,
+    ) -> Result<usize, Refused> {
+        let mut read = Vec::new();
+        for (i, text) in body.lines().enumerate() {
+            if text.trim().is_empty() {
+                continue;
+            }
+            let line = i + 1;
+            let refuse = |field: &str, message: String| Refused {
+                line,
+                field: field.to_owned(),
+                message,
+            };
+            let value: serde_json::Value = serde_json::from_str(text)
+                .map_err(|e| refuse("(line)", format!("not a JSON object: {e}")))?;
+            let Some(object) = value.as_object() else {
+                return Err(refuse("(line)", "not a JSON object".into()));
+            };
+            if let Some(k) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+                return Err(refuse(
+                    k,
+                    format!("unknown field `{k}` (the fields are {})", FIELDS.join(", ")),
+                ));
+            }
+            let text_of = |field: &'static str| -> Result<Option<&str>, Refused> {
+                match object.get(field) {
+                    None | Some(serde_json::Value::Null) => Ok(None),
+                    Some(serde_json::Value::String(s)) if !s.is_empty() => Ok(Some(s)),
+                    Some(_) => Err(refuse(field, "must be a non-empty string".into())),
+                }
+            };
+            let payment_of = |field: &'static str| -> Result<Option<PaymentId>, Refused> {
+                let Some(s) = text_of(field)? else {
+                    return Ok(None);
+                };
+                serde_json::from_value(serde_json::Value::String(s.to_owned()))
+                    .map(Some)
+                    .map_err(|_| refuse(field, format!("'{s}' is not a Payment id (pay_demo_001)")))
+            };
+            let order: Text = text_of("order")?
+                .ok_or_else(|| refuse("order", "missing: every line names its order".into()))?
+                .into();
+            if !orders.sent(owner, &order) {
+                return Err(refuse(
+                    "order",
+                    format!(
+                        "order {order} was never sent to the sandbox by merchant {} ({}): post the journal after the order's create",
+                        owner.0.0,
+                        match owner.1 {
+                            Environment::Test => "test",
+                            Environment::Live => "live",
+                        }
+                    ),
+                ));
+            }
+            let kinds: Vec<&str> = ["state", "fulfilled", "cart"]
+                .into_iter()
+                .filter(|k| object.get(*k).is_some_and(|v| !v.is_null()))
+                .collect();
+            let told = match kinds[..] {
+                ["state"] => {
+                    let name = text_of("state")?.unwrap_or_default();
+                    let state = state_of(name).ok_or_else(|| {
+                        refuse(
+                            "state",
+                            format!("'{name}' is not paid, failed, canceled or pending"),
+                        )
+                    })?;
+                    let payment = payment_of("payment")?;
+                    let version = match object.get("version") {
+                        None | Some(serde_json::Value::Null) => None,
+                        Some(v) => {
+                            Some(v.as_u64().and_then(|v| u32::try_from(v).ok()).ok_or_else(
+                                || {
+                                    refuse(
+                                        "version",
+                                        "must be the Payment's version, a whole number".into(),
+                                    )
+                                },
+                            )?)
+                        }
+                    };
+                    if state.is_some() && payment.is_none() {
+                        return Err(refuse(
+                            "payment",
+                            format!("missing: a {name} order names the Payment it was shown from"),
+                        ));
+                    }
+                    if payment.is_some() && version.is_none() {
+                        return Err(refuse(
+                            "version",
+                            "missing: the Payment's version the order was shown from".into(),
+                        ));
+                    }
+                    Told::Shown {
+                        state,
+                        payment,
+                        version: version.unwrap_or(0),
+                    }
+                }
+                ["fulfilled"] => Told::Fulfilled(payment_of("fulfilled")?.unwrap_or(PaymentId(0))),
+                ["cart"] => Told::Cart(text_of("cart")?.unwrap_or_default().into()),
+                _ => {
+                    return Err(refuse(
+                        "state",
+                        "a line has exactly one of `state`, `fulfilled` and `cart`".into(),
+                    ));
+                }
+            };
+            let named = match &told {
+                Told::Shown { payment, .. } => payment.map(|p| ("payment", p)),
+                Told::Fulfilled(p) => Some(("fulfilled", *p)),
+                Told::Cart(_) => None,
+            };
+            if let Some((field, p)) = named {
+                let of = facts.attempts.payments.get(&p);
+                let theirs = of.is_some_and(|s| {
+                    (s.merchant, s.environment) == owner && s.merchant_order_no == order
+                });
+                if !theirs {
+                    return Err(refuse(
+                        field,
+                        format!("{p} is not a Payment of order {order} in this session"),
+                    ));
+                }
+            }
+            read.push(Line {
+                at,
+                owner,
+                order,
+                told,
+            });
+        }
+        let n = read.len();
+        self.lines.extend(read);
+        Ok(n)
+    }
+
+    /// The owners whose journal names carts: their purchases are read from the carts.
+    fn carts(&self) -> BTreeMap<(Owner, Text), Text> {
+        let mut carts = BTreeMap::new();
+        for l in &self.lines {
+            if let Told::Cart(cart) = &l.told {
+                carts.insert((l.owner, l.order.clone()), cart.clone());
+            }
+        }
+        carts
+    }
+
+    /// The reading of "the same purchase" the verdict uses for the session.
+    pub fn reading(&self) -> String {
+        if self.carts().is_empty() {
+            super::business::READING.to_owned()
+        } else {
+            "the cart ids of the merchant journal (POST /__sandbox/journal): orders of one cart are one purchase, an order named in no cart is a purchase of its own".to_owned()
+        }
+    }
+
+    /// The facts and the wire side with the journal folded in: its lines as the
+    /// merchant database's events, and the Payments filed by cart where it names carts.
+    pub fn apply(&self, facts: &Facts, mut side: WireSide) -> (Facts, WireSide) {
+        let mut facts = payhub_model::Shared::new(facts.clone());
+        let mut held: BTreeMap<(u8, Text), StoredOrder> = BTreeMap::new();
+        for l in &self.lines {
+            let what = match &l.told {
+                Told::Shown {
+                    state,
+                    payment,
+                    version,
+                } => {
+                    let key = (db(l.owner), l.order.clone());
+                    let stored = StoredOrder {
+                        payment_id: *payment,
+                        version: *version,
+                        status: state.or_else(|| payment.map(|_| PaymentStatus::Processing)),
+                    };
+                    let was = held.insert(key, stored.clone());
+                    What::OrderStored {
+                        db: db(l.owner),
+                        order_no: l.order.clone(),
+                        was,
+                        stored,
+                    }
+                }
+                Told::Fulfilled(payment) => What::ClientDecided {
+                    node: node_of(l.owner),
+                    subject: Subject::Order(l.order.clone()),
+                    decision: Decision::Fulfil { payment: *payment },
+                    rule: Rule::FulfilByPaymentId,
+                },
+                Told::Cart(_) => continue,
+            };
+            let event = Event { at: l.at, what };
+            Facts::observe(&mut facts, &event);
+            side.observe(&event);
+        }
+        let mut facts = Facts::clone(&facts);
+        let carts = self.carts();
+        let owners: Vec<Owner> = carts.keys().map(|(o, _)| *o).collect();
+        if !owners.is_empty() {
+            let payments: Vec<(PaymentId, Owner, Text)> = facts
+                .attempts
+                .payments
+                .iter()
+                .map(|(p, s)| (*p, (s.merchant, s.environment), s.merchant_order_no.clone()))
+                .filter(|(_, o, _)| owners.contains(o))
+                .collect();
+            let money = &mut facts.money;
+            for (p, owner, order) in payments {
+                let cart = carts.get(&(owner, order.clone())).cloned();
+                let business = BusinessOrder {
+                    db: db(owner),
+                    order: cart.map_or(order, |c| Text::format(format_args!("cart {c}"))),
+                };
+                money.payment_business.insert(p, business);
+            }
+        }
+        (facts, side)
+    }
+}
+
+/// The merchant node that stands for an owner's process (its first key's sender).
+fn node_of(owner: Owner) -> u8 {
+    payhub_model::harness::default_api_keys()
+        .into_iter()
+        .find(|k| (k.merchant, k.environment) == owner)
+        .map_or(0, |k| payhub_sim::worlds::node_of(k.id))
+}
