@@ -381,7 +381,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
                 && reduce.contains(&Reduction::Por));
             if unreduced && args.bitstate.is_none() && reports.iter().any(|r| !r.complete) {
                 println!(
-                    "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: docs/performance.md, \"Deeper scopes\")"
+                    "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: docs/performance-history.md, \"Deeper scopes\")"
                 );
             }
         }

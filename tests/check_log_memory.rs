@@ -4,8 +4,8 @@
 //! bound stops the read between two entries and what came before is judged.
 //!
 //! The file is as large as a debug build judges in well under two minutes on two busy
-//! cores; the gigabyte case is a documented command (docs/performance.md, "check-log at
-//! scale").
+//! cores; the gigabyte case is a documented command (docs/performance.md, "check-log on a
+//! large log").
 
 #![cfg(unix)]
 
