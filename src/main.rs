@@ -17,6 +17,7 @@ mod mutants_cmd;
 mod progress;
 mod replay_cmd;
 mod report;
+mod retry_after;
 mod rules_cmd;
 mod script_cmd;
 mod serve;

@@ -115,6 +115,45 @@ fn code_of(r: &Report, i: usize) -> Option<ErrorCode> {
         .and_then(|x| x.error_code())
 }
 
+/// A-RETRY-AFTER-429, reading zero: a 429 with `Retry-After: 0` holds every property;
+/// the retry at once executes once, a client's five tries at once charge nothing.
+#[test]
+fn s10b_rate_03_429_with_retry_after_0_is_retried_at_once_and_holds() {
+    let (s, r) = pinned("S10b");
+    assert!(assumed(&s).contains(&"A-RETRY-AFTER-429"));
+    assert_eq!(
+        r.exchanges[0].response.as_ref().unwrap().retry_after_s,
+        Some(0)
+    );
+    assert_eq!(
+        answers(&r)[..2].to_vec(),
+        a(&["B 429 rate_limited", "B 201"])
+    );
+    assert_eq!(captures(&r), 2);
+}
+
+/// A-SYNC-WAIT-ABOUT: a platform that waits 90 s for the upstream answers its 202 long
+/// past the client's 20 s; the synchronous-wait property flags it.
+#[test]
+fn f26_upstream_01_a_202_after_90_seconds_is_flagged() {
+    let (s, r) = pinned("F26");
+    assert!(assumed(&s).contains(&"A-SYNC-WAIT-ABOUT"));
+    let v = r.violation.as_ref().expect("flagged");
+    assert_eq!(v.0.property, "platform-answers-202-after-about-15-seconds");
+    assert_eq!(captures(&r), 0);
+}
+
+/// SCHED-01 stops queries at failed too: a client whose schedule goes on after failed
+/// is flagged at its first query of the failed Payment (the reference client is not).
+#[test]
+fn f27_sched_01_a_client_that_queries_a_failed_payment_again_is_flagged() {
+    let (_, r) = pinned("F27");
+    let v = r.violation.as_ref().expect("flagged");
+    assert_eq!(v.0.property, "client-stops-querying-at-a-final-status");
+    assert!(v.0.detail.contains("pay_demo_001"), "{}", v.0.detail);
+    assert_eq!(captures(&r), 0);
+}
+
 /// Every scenario file is pinned by a test below, and every test's file exists.
 #[test]
 fn every_scenario_file_has_a_test() {
@@ -122,8 +161,8 @@ fn every_scenario_file_has_a_test() {
     let tested = [
         "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
         "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25",
-        "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b",
-        "S09", "S10", "S11", "S12", "S13",
+        "F26", "F27", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07",
+        "S08", "S08b", "S09", "S10", "S10b", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.

@@ -463,7 +463,28 @@ pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
         immediate_inbox: true,
         ..client_world(PAUSED_PRESET, policy, 1, vec![pay(0, "ORDER-1")], NO_FAULTS)
     };
+    // Declined, possibly after the synchronous wait: the 202 starts the schedule and the
+    // failed Payment, by webhook or by a query, must end it (SCHED-01).
+    let declined = WorldConfig {
+        decisions: vec![AcquirerDecision::Decline],
+        ..client_world(
+            "zoo-client-late-decline",
+            policy,
+            1,
+            vec![pay(0, "ORDER-1")],
+            NO_FAULTS,
+        )
+    };
     vec![
+        Preset {
+            name: "zoo-client-late-decline",
+            about: "SCHED-01: one order declined, the decline possibly after the synchronous wait's 202; the failed Payment ends the query schedule.",
+            config: declined,
+            setup: Vec::new(),
+            horizon: Millis::secs(45),
+            exercises: &[],
+            reaches: Reaches::NONE,
+        },
         Preset {
             name: "zoo-client-refund",
             about: "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",

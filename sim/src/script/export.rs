@@ -352,11 +352,6 @@ fn param_settings(p: &PlatformParams, d: &PlatformParams) -> Vec<String> {
         }
     };
     num("attempts_max", p.attempts_max.into(), d.attempts_max.into());
-    num(
-        "retry_after",
-        p.retry_after_s.into(),
-        d.retry_after_s.into(),
-    );
     num("key_len_max", p.key_len_max as u64, d.key_len_max as u64);
     num(
         "webhook_redeliveries_max",
@@ -365,5 +360,12 @@ fn param_settings(p: &PlatformParams, d: &PlatformParams) -> Vec<String> {
     );
     num("fee_rate_bps", p.fee_rate_bps.into(), d.fee_rate_bps.into());
     num("ids_from", p.ids_from.into(), d.ids_from.into());
+    // A-RETRY-AFTER-429: `absent` is the reading without the header.
+    if p.retry_after_s != d.retry_after_s {
+        out.push(match p.retry_after_s {
+            Some(s) => format!("retry_after={s}"),
+            None => "retry_after=absent".to_owned(),
+        });
+    }
     out
 }

@@ -347,8 +347,13 @@ fn set_param(
         "auto_query_window" => params.auto_query_window = dur()?,
         "manual_review_requery" => params.manual_review_requery = dur()?,
         "retry_after" | "retry_after_s" => {
-            params.retry_after_s =
-                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
+            // A-RETRY-AFTER-429: `absent` is the reading without the header.
+            params.retry_after_s = match value {
+                "absent" => None,
+                _ => Some(
+                    u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?,
+                ),
+            }
         }
         "key_len_max" => params.key_len_max = num()? as usize,
         "webhook_redeliveries_max" => params.webhook_redeliveries_max = small(num()?)?,
