@@ -282,6 +282,24 @@ fn s06_replay_02_same_key_ten_times_one_payment_one_charge() {
     assert_eq!(captures(&r), 1);
 }
 
+/// EFFECT-02: "只有一个 Payment、一次扣款、一次计费" (one Payment, one charge, one
+/// billing): one capture, and the Payment keeps the fee rate it was created with.
+#[test]
+fn s06_effect_02_ten_sends_one_capture_at_one_fee_rate() {
+    let (_, r) = run("S06");
+    assert_eq!(captures(&r), 1);
+    let rates: std::collections::BTreeSet<u32> = r
+        .exchanges
+        .iter()
+        .filter_map(|x| x.response.as_ref())
+        .filter_map(|resp| match &resp.body {
+            payhub_model::ResponseBody::Payment(p) => Some(p.fee_rate_bps),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rates.len(), 1, "{rates:?}");
+}
+
 #[test]
 fn s07_card_03_card_b_on_retry_after_timeout_is_never_charged() {
     let (s, r) = pinned("S07");

@@ -249,6 +249,22 @@ pub fn property(name: &str) -> Option<&'static Property> {
     PROPERTIES.iter().find(|p| p.name == name)
 }
 
+/// The properties that judge `rule`: the `always` ones, whose predicate can fail. A
+/// reach check (`sometimes`) shows a rule was exercised, never that it held, so it is
+/// counted apart ([`reaching`]).
+pub fn judging(rule: Rule) -> impl Iterator<Item = &'static Property> {
+    PROPERTIES
+        .iter()
+        .filter(move |p| p.kind() == Kind::Always && p.rules.contains(&rule))
+}
+
+/// The reach checks (`sometimes` properties) that list `rule`.
+pub fn reaching(rule: Rule) -> impl Iterator<Item = &'static Property> {
+    PROPERTIES
+        .iter()
+        .filter(move |p| p.kind() == Kind::Sometimes && p.rules.contains(&rule))
+}
+
 /// One `always` property as a [`Check`]: replaying and shrinking its counterexample (a
 /// `sometimes` property never fails).
 #[derive(Clone, Copy, Debug)]

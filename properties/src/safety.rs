@@ -16,6 +16,7 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
     name: "at-most-one-charge-per-scope",
     rules: &[
         Rule::OneBusinessEffect,
+        Rule::OneBilling,
         Rule::ReplayReusesObject,
         Rule::ConcurrentOneExecutes,
         Rule::FiveXxMayHaveExecuted,

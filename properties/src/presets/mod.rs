@@ -231,7 +231,7 @@ pub fn platform_presets() -> Vec<Preset> {
                 request: req::create("K", "ORDER-1", 10000, "USD", 'A').into(),
             }],
             horizon: Millis::mins(30),
-            exercises: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::FirstExecution201, Rule::IdempotencyConflict, Rule::CardNotCompared, Rule::CardReplayNotCharged, Rule::OneBusinessEffect],
+            exercises: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::FirstExecution201, Rule::IdempotencyConflict, Rule::CardNotCompared, Rule::CardReplayNotCharged, Rule::OneBusinessEffect, Rule::OneBilling],
             reaches: Reaches::of(&[
                 "reach:replay-answered-200",
                 "reach:409-idempotency-conflict",

@@ -179,6 +179,15 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         ],
         sends(2),
     );
+    // A declined Payment, the platform's fee rate changed, then a card retry (ATTEMPT-06).
+    let fee = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve],
+        ..base(
+            "zoo-fee-snapshot",
+            vec![(0, req::confirm("K2", PAY_1, 'B'))],
+            sends(1),
+        )
+    };
     let query = base("zoo-query", vec![(0, req::get(PAY_1))], sends(1));
     let refund_query = base(
         "zoo-refund-query",
@@ -268,6 +277,21 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
             paid("K0", AcquirerDecision::Approve),
             Millis::mins(30),
         ),
+        {
+            let mut fee_preset = preset(
+                "zoo-fee-snapshot",
+                "ATTEMPT-06: a declined Payment, the platform's fee rate changed to 350 bps, then a card retry.",
+                fee,
+                paid("K0", AcquirerDecision::Decline),
+                Millis::mins(30),
+            );
+            fee_preset
+                .setup
+                .push(payhub_sim::Choice::Control(Control::SetFeeRate {
+                    bps: 350,
+                }));
+            fee_preset
+        },
         preset(
             "zoo-query",
             "QUERY-04: a GET of a payment whose charge is unanswered.",

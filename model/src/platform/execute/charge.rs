@@ -120,6 +120,8 @@ fn ended_reading(state: ChargeState, attempt: AttemptId, unchanged: Reading) -> 
 
 impl Platform {
     /// A create (`created`) or confirm with a card: claim the key, send the charge, wait.
+    /// EFFECT-02 (S6, "一次扣款、一次计费"): one execution, one charge, billed at the
+    /// Payment's one fee-rate snapshot; a replay reaches none of this.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn execute_charge(
         &mut self,
