@@ -154,15 +154,35 @@ fn f27_sched_01_a_client_that_queries_a_failed_payment_again_is_flagged() {
     assert_eq!(captures(&r), 0);
 }
 
+/// A-S13-REFERENCE-CODE read the reference code's way: five 503s leave the order
+/// confirming and queried; paid once the channel is back, one charge, nothing violated.
+#[test]
+fn f17b_rate_04_five_503s_read_as_result_unknown_are_queried_and_paid_once() {
+    let (s, r) = pinned("F17b");
+    assert!(assumed(&s).contains(&"A-S13-REFERENCE-CODE"));
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    assert_eq!(captures(&r), 1);
+}
+
+/// A-429-REFERENCE-CODE read RATE-01's way: five 429s refuse the order for now; paid
+/// later under the same key, one charge, nothing violated.
+#[test]
+fn f24b_rate_01_five_429s_read_as_not_accepted_are_paid_later_under_the_same_key() {
+    let (s, r) = pinned("F24b");
+    assert!(assumed(&s).contains(&"A-429-REFERENCE-CODE"));
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    assert_eq!(captures(&r), 1);
+}
+
 /// Every scenario file is pinned by a test below, and every test's file exists.
 #[test]
 fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
         "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
-        "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25",
-        "F26", "F27", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07",
-        "S08", "S08b", "S09", "S10", "S10b", "S11", "S12", "S13",
+        "F13", "F14", "F15", "F16", "F17", "F17b", "F18", "F19", "F20", "F21", "F22", "F23", "F24",
+        "F24b", "F25", "F26", "F27", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b",
+        "S06", "S07", "S08", "S08b", "S09", "S10", "S10b", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.

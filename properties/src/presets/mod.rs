@@ -526,7 +526,7 @@ mod client_rate;
 mod edges;
 mod scope;
 pub(crate) use client::pay;
-pub use client::{OUTAGE_PRESET, client_presets, client_world};
+pub use client::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, client_presets, client_world};
 pub use client_rate::TWO_SERVERS_RATE_PRESET;
 use edges::edge_presets;
 pub use edges::{EDGE_PRESETS, key_edges};

@@ -2,8 +2,9 @@
 //! bugs no general preset reaches.
 
 use crate::presets::{
-    EDGE_PRESETS, NO_FAULTS, OUTAGE_PRESET, PAY_1, Preset, Reaches, Step, TWO_SERVERS_RATE_PRESET,
-    base, checker_params, client_presets, client_world, paid, pay, platform_presets,
+    EDGE_PRESETS, NO_FAULTS, OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, PAY_1, Preset, Reaches,
+    Step, TWO_SERVERS_RATE_PRESET, base, checker_params, client_presets, client_world, paid, pay,
+    platform_presets,
 };
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
@@ -48,9 +49,15 @@ pub fn platform_order() -> Vec<Preset> {
 /// ([`zoo_detail_client_presets`]) after every other, so that each bug is still caught
 /// where it was caught before they existed.
 pub fn client_order(policy: &Policy) -> Vec<Preset> {
-    let (outage, mut all): (Vec<Preset>, Vec<Preset>) = client_presets(policy)
-        .into_iter()
-        .partition(|p| [OUTAGE_PRESET, TWO_SERVERS_RATE_PRESET].contains(&p.name));
+    let (outage, mut all): (Vec<Preset>, Vec<Preset>) =
+        client_presets(policy).into_iter().partition(|p| {
+            [
+                OUTAGE_PRESET,
+                OUTAGE_OTHER_READINGS_PRESET,
+                TWO_SERVERS_RATE_PRESET,
+            ]
+            .contains(&p.name)
+        });
     all.extend(zoo_client_presets(policy));
     let mut all = slow_last(all);
     all.extend(outage);

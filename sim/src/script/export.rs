@@ -239,6 +239,15 @@ fn write_settings(s: &mut String, config: &WorldConfig, nodes: &Nodes, about: &s
     }
     settings.extend(param_settings(&config.params, &defaults));
     let _ = writeln!(s, "use {}", settings.join(" "));
+    // A script's client servers share one reading of each contradiction.
+    if let Some(r) = config
+        .clients
+        .first()
+        .map(|c| c.readings)
+        .filter(|r| *r != crate::config::Readings::default())
+    {
+        let _ = writeln!(s, "use client {}", r.notation());
+    }
     for node in nodes.0.keys() {
         let mut line = format!(
             "server {} node={node} key={}",

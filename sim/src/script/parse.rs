@@ -35,6 +35,7 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
         params: PlatformParams::default(),
         manual: false,
         immediate_inbox: false,
+        readings: Default::default(),
         jitter: false,
         servers: Vec::new(),
         declared: false,
@@ -128,6 +129,8 @@ pub(super) struct Parser {
     pub(super) params: PlatformParams,
     pub(super) manual: bool,
     pub(super) immediate_inbox: bool,
+    /// The client servers' readings of the contract's contradictions (`use client …`).
+    pub(super) readings: crate::config::Readings,
     pub(super) jitter: bool,
     pub(super) servers: Vec<Server>,
     /// Whether a `server` line was seen (else A and B exist).
@@ -328,6 +331,7 @@ impl Parser {
                     api_key: s.api_key,
                     policy: crate::worlds::parse_policy(p).expect("checked when parsed"),
                     db: s.db,
+                    readings: self.readings,
                 })
             })
             .collect();

@@ -45,6 +45,10 @@ const RESERVED: &[&str] = &[
 
 impl Parser {
     pub(super) fn use_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+        if cur.peek_word().as_deref() == Some("client") {
+            cur.word();
+            return self.use_client(cur);
+        }
         let pairs = cur.pairs()?;
         if pairs.is_empty() {
             return err(cur.col(), "'use' needs settings (use platform=reference)");
@@ -60,6 +64,42 @@ impl Parser {
                         PARAM_NAMES.join(", ")
                     ),
                 );
+            }
+        }
+        Ok(())
+    }
+
+    /// `use client after_503=not_accepted|result_unknown after_429=…`: the client servers'
+    /// readings of the contract's contradictions (A-S13-REFERENCE-CODE,
+    /// A-429-REFERENCE-CODE).
+    fn use_client(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+        let pairs = cur.pairs()?;
+        if pairs.is_empty() {
+            return err(
+                cur.col(),
+                "'use client' needs a reading (use client after_503=result_unknown)",
+            );
+        }
+        for (name, value, col) in pairs {
+            let reading = match value.as_str() {
+                "not_accepted" => payhub_model::client::After503::NotAccepted,
+                "result_unknown" => payhub_model::client::After503::ResultUnknown,
+                _ => {
+                    return err(
+                        col,
+                        format!("{name}=not_accepted or result_unknown, not '{value}'"),
+                    );
+                }
+            };
+            match name.as_str() {
+                "after_503" => self.readings.after_503 = reading,
+                "after_429" => self.readings.after_429 = reading,
+                _ => {
+                    return err(
+                        col,
+                        format!("unknown client reading '{name}' (readings: after_503, after_429)"),
+                    );
+                }
             }
         }
         Ok(())
