@@ -369,6 +369,13 @@ fn param_settings(p: &PlatformParams, d: &PlatformParams) -> Vec<String> {
     );
     num("fee_rate_bps", p.fee_rate_bps.into(), d.fee_rate_bps.into());
     num("ids_from", p.ids_from.into(), d.ids_from.into());
+    // A-MANUAL-REVIEW-END: `never` is the model's.
+    if let Some(until) = p
+        .manual_review_until
+        .filter(|_| p.manual_review_until != d.manual_review_until)
+    {
+        out.push(format!("manual_review_until={until}"));
+    }
     // A-RETRY-AFTER-429: `absent` is the reading without the header.
     if p.retry_after_s != d.retry_after_s {
         out.push(match p.retry_after_s {

@@ -386,6 +386,13 @@ fn set_param(
         "verify_interval" => params.verify_interval = dur()?,
         "auto_query_window" => params.auto_query_window = dur()?,
         "manual_review_requery" => params.manual_review_requery = dur()?,
+        // A-MANUAL-REVIEW-END: `never` (the model's) or a duration after the charge.
+        "manual_review_until" => {
+            params.manual_review_until = match value {
+                "never" => None,
+                _ => Some(dur()?),
+            }
+        }
         "retry_after" | "retry_after_s" => {
             // A-RETRY-AFTER-429: `absent` is the reading without the header.
             params.retry_after_s = match value {
@@ -424,6 +431,7 @@ pub(crate) const PARAM_NAMES: &[&str] = &[
     "verify_interval",
     "auto_query_window",
     "manual_review_requery",
+    "manual_review_until",
     "retry_after",
     "key_len_max",
     "webhook_redeliveries_max",

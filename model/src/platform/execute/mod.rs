@@ -166,7 +166,8 @@ impl Platform {
         respond(out, id, response, rule);
     }
 
-    /// Writes an idempotency record and its retention timer (RET-01): 7 days from now,
+    /// Writes an idempotency record and its retention timer (RET-01; past it a confirm key
+    /// is judged afresh, A-CONFIRM-RETENTION): 7 days from now,
     /// the record's creation, never extended by a replay (A-RETENTION-START).
     pub(super) fn bind(
         &mut self,
