@@ -213,15 +213,8 @@ pub const PLATFORM_202_AFTER_SYNC_WAIT: Property = Property {
     about: "A create or confirm the platform answers 202 because the upstream did not answer within its synchronous wait is answered about 15 s after its step sent the charge (within Contract::SYNC_WAIT_TOLERANCE, A-SYNC-WAIT-ABOUT): never at once, never at or past the client's 20 s (TIMEOUT-01).",
     needs: PLATFORM,
     predicate: Predicate::Always(|f| {
-        let w = f.cadence.sync_waits.as_ref()?;
+        let off = f.cadence.sync_wait_off.as_ref()?;
         let (least, most) = sync_wait_window();
-        let off = if w.soonest.waited < least {
-            &w.soonest
-        } else if w.latest.waited > most {
-            &w.latest
-        } else {
-            return None;
-        };
         Some(
             Witnessed::new(format!(
                 "the platform answered {} 202 at {}, {} after its step sent the charge; the synchronous wait is about {} ({least} to {most})",

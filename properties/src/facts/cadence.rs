@@ -156,9 +156,11 @@ pub struct Cadence {
     pub slowest_requery: Option<Shared<Verification>>,
     /// The first Payment put in manual_review before the platform verified it.
     pub early_manual_review: Option<Box<EarlyManualReview>>,
-    /// The soonest and the latest 202 told for a synchronous wait that ran out, after
-    /// its request's step (UPSTREAM-01; the first witness of each extreme).
-    pub sync_waits: Option<Shared<SyncWaits>>,
+    /// The first 202 told for a synchronous wait that ran out outside the contract's
+    /// "about 15 s" after its request's step (UPSTREAM-01; the window is the property's,
+    /// `crate::cadence::sync_wait_window`). Only a breach is kept: a reference run, whose
+    /// every such 202 comes at 15 s, keeps nothing, so no state is split by when it came.
+    pub sync_wait_off: Option<SyncWait>,
 }
 
 /// Exchange `id` was answered 202 `waited` after its step sent the charge upstream.
@@ -167,13 +169,6 @@ pub struct SyncWait {
     pub id: RequestId,
     pub at: Millis,
     pub waited: Millis,
-}
-
-/// The soonest and the latest such 202.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct SyncWaits {
-    pub soonest: SyncWait,
-    pub latest: SyncWait,
 }
 
 /// The requests TIMEOUT-01 names a minimum timeout for.
@@ -346,12 +341,12 @@ impl Cadence {
                 match &request.endpoint {
                     // ATTEMPT-02: a card retry reopens a failed Payment; its queries run
                     // until the database holds how the new attempt ended.
-                    Endpoint::ConfirmPayment { payment_id, .. } => {
-                        if !self.history.confirmed.contains(payment_id) {
-                            let h = &mut *self.history;
-                            h.confirmed.insert(*payment_id);
-                            h.final_payments.remove(payment_id);
-                        }
+                    Endpoint::ConfirmPayment { payment_id, .. }
+                        if !self.history.confirmed.contains(payment_id) =>
+                    {
+                        let h = &mut *self.history;
+                        h.confirmed.insert(*payment_id);
+                        h.final_payments.remove(payment_id);
                     }
                     Endpoint::GetPayment { payment_id } => {
                         self.on_query(at, *node, |p, _, _| p == *payment_id)
@@ -439,25 +434,14 @@ impl Cadence {
         }
     }
 
-    /// UPSTREAM-01: a 202 told for a wait that ran out, kept when the soonest or the
-    /// latest after its step.
+    /// UPSTREAM-01: a 202 told for a wait that ran out, kept when it is the first
+    /// outside the window the property reads the contract's "about 15 s" as.
     fn on_sync_wait(&mut self, wait: SyncWait) {
-        let waits = match self.sync_waits.as_deref() {
-            None => SyncWaits {
-                soonest: wait,
-                latest: wait,
-            },
-            Some(held) if wait.waited < held.soonest.waited => SyncWaits {
-                soonest: wait,
-                latest: held.latest,
-            },
-            Some(held) if wait.waited > held.latest.waited => SyncWaits {
-                soonest: held.soonest,
-                latest: wait,
-            },
-            Some(_) => return,
-        };
-        self.sync_waits = Some(Shared::new(waits));
+        let (least, most) = crate::cadence::sync_wait_window();
+        let off = wait.waited < least || wait.waited > most;
+        if off && self.sync_wait_off.is_none() {
+            self.sync_wait_off = Some(wait);
+        }
     }
 
     /// RES-03: manual_review means the automatic window ran: the platform queried the

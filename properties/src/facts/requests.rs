@@ -85,10 +85,8 @@ pub(super) fn witnesses(facts: &Facts, out: &mut dyn FnMut(&RequestId)) {
     // UPSTREAM-01: the synchronous waits in flight, and the 202s' witnesses.
     let c = &facts.cadence;
     c.history.waiting_upstream.keys().for_each(&mut *out);
-    if let Some(w) = &c.sync_waits {
-        [&w.soonest.id, &w.latest.id]
-            .into_iter()
-            .for_each(&mut *out);
+    if let Some(w) = &c.sync_wait_off {
+        out(&w.id);
     }
     let r = &facts.responses;
     r.executing.values().for_each(&mut *out);
@@ -151,11 +149,11 @@ pub(super) fn rename_witnesses(facts: &mut Shared<Facts>, rank: &impl Fn(Request
             .map(|(id, at)| (rank(*id), *at))
             .collect();
     }
-    if let Some(w) = facts.cadence.sync_waits.as_deref() {
-        let mut w = w.clone();
-        w.soonest.id = rank(w.soonest.id);
-        w.latest.id = rank(w.latest.id);
-        facts.cadence.sync_waits = Some(Shared::new(w));
+    if facts.cadence.sync_wait_off.is_some() {
+        let c = &mut *facts.cadence;
+        if let Some(w) = c.sync_wait_off.as_mut() {
+            w.id = rank(w.id);
+        }
     }
     let r = &facts.responses;
     let holds = !r.executing.is_empty()
