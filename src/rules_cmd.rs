@@ -74,7 +74,17 @@ pub fn run(args: &RulesArgs) -> Result<ExitCode, String> {
 #[derive(serde::Serialize)]
 struct CoverageEntry {
     id: &'static str,
+    /// How it is judged: `whole`, `in_part`, `test_only` (reach checks, unit tests and
+    /// scripts).
+    judged: Judged,
+    /// The properties that judge it: predicates that can fail.
     properties: Vec<&'static str>,
+    /// The reach checks that list it, counted apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    reach: Vec<&'static str>,
+    /// What its properties leave unjudged (rules judged in part only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_part: Option<&'static str>,
     /// Why no property judges it (rules no property judges only).
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'static str>,
@@ -83,19 +93,34 @@ struct CoverageEntry {
     checked_by: Vec<&'static str>,
 }
 
-/// `rules --coverage`: which properties check each rule; the others with a reason.
+/// How a rule is judged, for the coverage table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Judged {
+    Whole,
+    InPart,
+    TestOnly,
+}
+
+/// `rules --coverage`: which properties check each rule; the others with a reason; then
+/// the counts: judged whole, in part, by reach checks, tests and scripts only.
 fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
     let entries: Vec<CoverageEntry> = rules
         .iter()
         .map(|&r| {
-            let properties: Vec<&'static str> = payhub_properties::PROPERTIES
-                .iter()
-                .filter(|p| p.rules.contains(&r))
-                .map(|p| p.name)
-                .collect();
+            let properties: Vec<&'static str> =
+                payhub_properties::judging(r).map(|p| p.name).collect();
             let unjudged = properties.is_empty().then(|| r.unjudged()).flatten();
+            let judged = match (properties.is_empty(), r.judged_in_part()) {
+                (true, _) => Judged::TestOnly,
+                (false, Some(_)) => Judged::InPart,
+                (false, None) => Judged::Whole,
+            };
             CoverageEntry {
                 id: r.id(),
+                judged,
+                reach: payhub_properties::reaching(r).map(|p| p.name).collect(),
+                in_part: r.judged_in_part().filter(|_| !properties.is_empty()),
                 reason: properties.is_empty().then(|| {
                     unjudged.map_or(
                         "no reason recorded in the catalogue (model/src/rules.rs)",
@@ -107,6 +132,7 @@ fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
             }
         })
         .collect();
+    let count = |j: Judged| entries.iter().filter(|e| e.judged == j).count();
     match format {
         Format::Json => println!(
             "{}",
@@ -121,12 +147,19 @@ fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
                         println!("{:<11} checked by {}", "", e.checked_by.join(", "));
                     }
                 }
+                if let Some(part) = e.in_part {
+                    println!("{:<11} in part: not judged: {part}", "");
+                }
+                if !e.reach.is_empty() {
+                    println!("{:<11} reached by {}", "", e.reach.join(", "));
+                }
             }
-            let checked = entries.iter().filter(|e| e.reason.is_none()).count();
             println!(
-                "\n{checked} of {} rules judged by properties; the other {} listed with why none does and what checks them",
+                "\n{} rules (one per sentence of the contract the catalogue holds): {} judged whole by properties that can fail, {} in part (what is not judged listed), {} by reach checks, unit tests and scripts only (each with why no property does); reach checks are never counted as judging",
                 entries.len(),
-                entries.len() - checked
+                count(Judged::Whole),
+                count(Judged::InPart),
+                count(Judged::TestOnly)
             );
         }
     }

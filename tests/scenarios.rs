@@ -115,15 +115,74 @@ fn code_of(r: &Report, i: usize) -> Option<ErrorCode> {
         .and_then(|x| x.error_code())
 }
 
+/// A-RETRY-AFTER-429, reading zero: a 429 with `Retry-After: 0` holds every property;
+/// the retry at once executes once, a client's five tries at once charge nothing.
+#[test]
+fn s10b_rate_03_429_with_retry_after_0_is_retried_at_once_and_holds() {
+    let (s, r) = pinned("S10b");
+    assert!(assumed(&s).contains(&"A-RETRY-AFTER-429"));
+    assert_eq!(
+        r.exchanges[0].response.as_ref().unwrap().retry_after_s,
+        Some(0)
+    );
+    assert_eq!(
+        answers(&r)[..2].to_vec(),
+        a(&["B 429 rate_limited", "B 201"])
+    );
+    assert_eq!(captures(&r), 2);
+}
+
+/// A-SYNC-WAIT-ABOUT: a platform that waits 90 s for the upstream answers its 202 long
+/// past the client's 20 s; the synchronous-wait property flags it.
+#[test]
+fn f26_upstream_01_a_202_after_90_seconds_is_flagged() {
+    let (s, r) = pinned("F26");
+    assert!(assumed(&s).contains(&"A-SYNC-WAIT-ABOUT"));
+    let v = r.violation.as_ref().expect("flagged");
+    assert_eq!(v.0.property, "platform-answers-202-after-about-15-seconds");
+    assert_eq!(captures(&r), 0);
+}
+
+/// SCHED-01 stops queries at failed too: a client whose schedule goes on after failed
+/// is flagged at its first query of the failed Payment (the reference client is not).
+#[test]
+fn f27_sched_01_a_client_that_queries_a_failed_payment_again_is_flagged() {
+    let (_, r) = pinned("F27");
+    let v = r.violation.as_ref().expect("flagged");
+    assert_eq!(v.0.property, "client-stops-querying-at-a-final-status");
+    assert!(v.0.detail.contains("pay_demo_001"), "{}", v.0.detail);
+    assert_eq!(captures(&r), 0);
+}
+
+/// A-S13-REFERENCE-CODE read the reference code's way: five 503s leave the order
+/// confirming and queried; paid once the channel is back, one charge, nothing violated.
+#[test]
+fn f17b_rate_04_five_503s_read_as_result_unknown_are_queried_and_paid_once() {
+    let (s, r) = pinned("F17b");
+    assert!(assumed(&s).contains(&"A-S13-REFERENCE-CODE"));
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    assert_eq!(captures(&r), 1);
+}
+
+/// A-429-REFERENCE-CODE read RATE-01's way: five 429s refuse the order for now; paid
+/// later under the same key, one charge, nothing violated.
+#[test]
+fn f24b_rate_01_five_429s_read_as_not_accepted_are_paid_later_under_the_same_key() {
+    let (s, r) = pinned("F24b");
+    assert!(assumed(&s).contains(&"A-429-REFERENCE-CODE"));
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    assert_eq!(captures(&r), 1);
+}
+
 /// Every scenario file is pinned by a test below, and every test's file exists.
 #[test]
 fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
         "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
-        "F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25",
-        "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b",
-        "S09", "S10", "S11", "S12", "S13",
+        "F13", "F14", "F15", "F16", "F17", "F17b", "F18", "F19", "F20", "F21", "F22", "F23", "F24",
+        "F24b", "F25", "F26", "F27", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05", "S05b",
+        "S06", "S07", "S08", "S08b", "S09", "S10", "S10b", "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.
@@ -241,6 +300,24 @@ fn s06_replay_02_same_key_ten_times_one_payment_one_charge() {
     assert_eq!(r.world.platform.payments().len(), 1);
     assert_eq!(r.world.platform.attempts().len(), 1);
     assert_eq!(captures(&r), 1);
+}
+
+/// EFFECT-02: "只有一个 Payment、一次扣款、一次计费" (one Payment, one charge, one
+/// billing): one capture, and the Payment keeps the fee rate it was created with.
+#[test]
+fn s06_effect_02_ten_sends_one_capture_at_one_fee_rate() {
+    let (_, r) = run("S06");
+    assert_eq!(captures(&r), 1);
+    let rates: std::collections::BTreeSet<u32> = r
+        .exchanges
+        .iter()
+        .filter_map(|x| x.response.as_ref())
+        .filter_map(|resp| match &resp.body {
+            payhub_model::ResponseBody::Payment(p) => Some(p.fee_rate_bps),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rates.len(), 1, "{rates:?}");
 }
 
 #[test]

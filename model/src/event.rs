@@ -167,6 +167,10 @@ pub struct StoredPayment {
     pub failure_attempt: Option<AttemptId>,
     /// `version`: raised by every change a merchant could see (A-VERSION).
     pub version: u32,
+    /// `fee_rate_bps`: the fee-rate snapshot every attempt keeps (ATTEMPT-06,
+    /// A-FEE-SNAPSHOT). Absent in streams recorded before it was observed: 0.
+    #[serde(default)]
+    pub fee_rate_bps: u32,
 }
 
 /// What the platform's store holds of an attempt.

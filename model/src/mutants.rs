@@ -108,6 +108,8 @@ mutants! {
     ActionRequiredAsSucceeded = "action_required_as_succeeded", [RequiresAction, TerminalStatuses];
     /// A checkout-session replay with its original key makes a new session instead of returning the original one.
     SessionReplayNewSession = "session_replay_new_session", [ReplayReusesObject, CheckoutNewSession];
+    /// A card retry re-snapshots the fee rate: the Payment takes the platform's rate of the retry.
+    CardRetryTakesCurrentFee = "card_retry_takes_current_fee", [RetryKeepsPaymentAndFee];
     /// A refund whose answer is unknown is sent upstream again instead of queried.
     RefundResentWhenUnknown = "refund_resent_when_unknown", [RefundTimeoutNoSecondRefund];
 
@@ -120,8 +122,8 @@ mutants! {
     ReplayAnswersPreviousVersion = "replay_answers_previous_version", [ReplayLatestStatus200];
     /// A replay is answered 201 Created, as if it had executed again.
     ReplayAnswersCreated = "replay_answers_created", [ReplayLatestStatus200, FirstExecution201];
-    /// A 429 rate_limited is answered without a Retry-After header.
-    RateLimitWithoutRetryAfter = "rate_limit_without_retry_after", [RateLimited];
+    /// A paused channel's 503 names its cause (error.field = card), which the response must not state.
+    PauseStatesItsCause = "pause_states_its_cause", [ChannelPaused];
     /// A paused channel answers 500 internal_error instead of 503 temporarily_unavailable.
     PauseAnswersInternalError = "pause_answers_internal_error", [ChannelPaused, Only503NotAccepted];
     /// A missing or invalid Idempotency-Key is answered 400 without error.field.
@@ -190,6 +192,10 @@ pub enum ParameterMutant {
     /// 48 hours instead of 24.
     #[serde(rename = "manual-review-requery-48h")]
     ManualReviewRequery48h,
+    /// `sync_wait = 90s`: the platform waits 90 seconds for the upstream before its 202,
+    /// past the client's 20-second timeout, instead of about 15.
+    #[serde(rename = "sync-wait-90s")]
+    SyncWait90s,
 }
 
 impl ParameterMutant {
@@ -198,6 +204,7 @@ impl ParameterMutant {
         ParameterMutant::Retention1d,
         ParameterMutant::AttemptsMax4,
         ParameterMutant::ManualReviewRequery48h,
+        ParameterMutant::SyncWait90s,
     ];
 
     /// The name, as in the kill matrix and on the command line.
@@ -206,6 +213,7 @@ impl ParameterMutant {
             ParameterMutant::Retention1d => "retention-1d",
             ParameterMutant::AttemptsMax4 => "attempts-max-4",
             ParameterMutant::ManualReviewRequery48h => "manual-review-requery-48h",
+            ParameterMutant::SyncWait90s => "sync-wait-90s",
         }
     }
 
@@ -215,6 +223,7 @@ impl ParameterMutant {
             ParameterMutant::Retention1d => &[Rule::RetentionSevenDays],
             ParameterMutant::AttemptsMax4 => &[Rule::AttemptsMax],
             ParameterMutant::ManualReviewRequery48h => &[Rule::ManualReview],
+            ParameterMutant::SyncWait90s => &[Rule::SyncWait],
         }
     }
 
@@ -229,6 +238,9 @@ impl ParameterMutant {
             }
             ParameterMutant::ManualReviewRequery48h => {
                 "The reference platform run with manual_review_requery = 48h: under manual_review the upstream is queried every 48 hours instead of 24."
+            }
+            ParameterMutant::SyncWait90s => {
+                "The reference platform run with sync_wait = 90s: a 202 comes 90 seconds after the charge was sent, past the client's 20-second timeout, instead of about 15."
             }
         }
     }
@@ -246,6 +258,10 @@ impl ParameterMutant {
             },
             ParameterMutant::ManualReviewRequery48h => PlatformParams {
                 manual_review_requery: Millis(crate::Contract::MANUAL_REVIEW_REQUERY.0 * 2),
+                ..params
+            },
+            ParameterMutant::SyncWait90s => PlatformParams {
+                sync_wait: Millis::secs(90),
                 ..params
             },
         }

@@ -36,8 +36,12 @@ pub struct PlatformParams {
     /// Under `manual_review` the platform queries the upstream this often
     /// (contract: every 24 hours, RES-03).
     pub manual_review_requery: Millis,
-    /// `Retry-After` on 429 (assumption A-RETRY-AFTER; S10 shows 2).
-    pub retry_after_s: u32,
+    /// How long after the charge was sent the `manual_review` re-queries of a Payment go
+    /// on; `None`: for ever (assumption A-MANUAL-REVIEW-END; RES-03 names no end).
+    pub manual_review_until: Option<Millis>,
+    /// `Retry-After` on 429 in seconds, 0 included; `None`: no header (assumption
+    /// A-RETRY-AFTER-429, the readings `seconds`, `zero` and `absent`; S10 shows 2).
+    pub retry_after_s: Option<u32>,
     /// Maximum Idempotency-Key length in characters (contract: 255, KEY-07; a character is
     /// a Unicode scalar value, assumption A-KEY-LENGTH).
     pub key_len_max: usize,
@@ -83,7 +87,8 @@ impl Default for PlatformParams {
             verify_interval: Millis::mins(1),
             auto_query_window: Millis::hours(1),
             manual_review_requery: Contract::MANUAL_REVIEW_REQUERY,
-            retry_after_s: Contract::S10_RETRY_AFTER_S,
+            manual_review_until: None,
+            retry_after_s: Some(Contract::S10_RETRY_AFTER_S),
             key_len_max: Contract::KEY_LEN_MAX,
             webhook_redeliveries_max: 3,
             webhook_redelivery_delay: Millis::mins(1),

@@ -157,6 +157,10 @@ rules! {
         "However many times one business submission is sent, it produces only one business effect: a retry never charges twice.",
         "幂等保证同一次业务提交无论发送多少次，只产生一次业务效果——重试不会扣两次款。";
 
+    OneBilling = "EFFECT-02", Scenarios, Some("AC-014"), Platform,
+        "The same key sent ten times: only one Payment, one charge, one billing (S6).",
+        "平台行为：只有一个 Payment、一次扣款、一次计费";
+
     // Which requests need an idempotency key
     KeyRequiredCreatePayment = "KEY-01", KeysRequired, None, Platform,
         "POST /v1/payments requires an Idempotency-Key.",
@@ -220,9 +224,15 @@ rules! {
     ConcurrentWaitSameObject = "CONC-02", PlatformRules, Some("AC-015"), Platform,
         "The other concurrent requests wait for the execution to finish and return the same object.",
         "其余请求等待它完成后返回同一对象";
+    InFlightRetryLater = "CONC-04", PlatformRules, Some("AC-015"), Client,
+        "On an in-flight conflict (409 operation_in_progress) retry later with the same key.",
+        "按返回对象处理；在途冲突稍后用同一个键重试";
     ConcurrentWaitTimeout = "CONC-03", PlatformRules, Some("AC-015"), Platform,
         "A concurrent request whose wait times out gets 409 operation_in_progress (S5: the platform may answer either).",
         "等待超时返回 409 operation_in_progress";
+    RotationKeepsKey = "SCOPE-04", PlatformRules, None, Client,
+        "During API key rotation keep retrying with the original idempotency key as usual.",
+        "密钥轮换期间照常用原键重试";
     OrderNoNewKey = "ORDER-01", PlatformRules, Some("AC-017"), Platform,
         "A new key with an existing merchant_order_no creates no second Payment: the platform returns the existing object identifier or a conflict (order_no_conflict with related_resource_id).",
         "更换幂等键但商户订单号相同（创建支付） 业务唯一约束阻止创建第二个 Payment，返回已有对象标识或冲突";
@@ -307,6 +317,9 @@ rules! {
     RefundReplaySameRefund = "REFUND-02", Scenarios, Some("AC-033"), Platform,
         "A refund retried with the same key returns the same refund (200).",
         "POST /v1/refunds Idempotency-Key: K {\"merchant_refund_no\":\"R-001\",…} → 200 ref_demo_001（同一笔退款）";
+    RefundNoKept = "REFUND-04", Scenarios, Some("AC-033"), Client,
+        "After a refund request times out, retry with K or query by merchant_refund_no; never change the refund number and apply again (S11).",
+        "用 K 重试或按 merchant_refund_no 查询；不要换退款号重新申请";
     RefundNotBeyondCaptured = "REFUND-03", Scenarios, None, Platform,
         "Refunds of a Payment never add up to more than was captured (assumption A-REFUND-LIMIT: the contract names no limit).",
         "创建退款 POST /v1/refunds 必填 (商户, 环境, merchant_refund_no)";
@@ -385,6 +398,9 @@ rules! {
     RefundNoPolling = "SCHED-03", QueryFrequency, None, Client,
         "Refunds (pending_review, processing) are not polled: rely on refund.* events and a daily GET /v1/refunds?status=processing.",
         "退款（pending_review、processing） 创建后 不建议轮询；依赖 refund.* 事件；每日对账时用 GET /v1/refunds?status=processing 补查";
+    SettlementEvents = "SETTLE-01", QueryFrequency, None, Client,
+        "Settlements and payouts: rely on settlement.* events; when needed, use the settlement and payout query endpoints.",
+        "结算与打款 — 依赖 settlement.* 事件；需要时用结算、打款查询接口 —";
     WebhookPrimary = "WEBHOOK-01", QueryFrequency, None, Platform,
         "Webhooks are the primary channel and queries the fallback; each event carries a version.",
         "Webhook 是主通道，查询是兜底";
@@ -478,6 +494,7 @@ impl Rule {
         matches!(
             self,
             Rule::OneBusinessEffect
+                | Rule::OneBilling
                 | Rule::KeyNotRequiredQueries
                 | Rule::ScopeComponents
                 | Rule::ScopeEnvironments
@@ -491,6 +508,26 @@ impl Rule {
                 | Rule::RateLimitPerMerchant
                 | Rule::Only503NotAccepted
         )
+    }
+
+    /// What of the rule its properties leave unjudged, for the rules judged in part: the
+    /// coverage table counts these apart from the rules judged whole.
+    pub const fn judged_in_part(self) -> Option<&'static str> {
+        Some(match self {
+            Rule::KeyRequiredCancel => {
+                "\"no request body\" (无请求体): a cancel is typed without a body, so a cancel that carries one cannot be sent in the model; the key is judged"
+            }
+            Rule::OneBilling => {
+                "\"one billing\" (一次计费): billing is not modelled apart from the charge: one capture, at the Payment's one fee-rate snapshot, is judged; a fee booked twice for it cannot happen in the model"
+            }
+            Rule::QuerySpacing => {
+                "\"do not poll concurrently in batches\" (不要并发批量轮询): the contract gives no size of a batch nor a window of concurrency, so only the 10-second spacing of one object's queries is judged"
+            }
+            Rule::WebhookPrimary => {
+                "\"webhooks are the primary channel\" (Webhook 是主通道): judged as every event carrying a version that rises with each change; that a client learns by webhook rather than by query is a design, not an outcome"
+            }
+            _ => return None,
+        })
     }
 
     /// Why no property judges this rule, for the rules none does (see [`Unjudged`]).
@@ -563,6 +600,16 @@ impl Rule {
                     "model/tests/client_reference.rs::retry_04_no_payment_id_after_a_crash_queries_by_order_number_with_platform",
                     "model/tests/client_reference.rs::retry_04_a_lookup_with_no_answer_resends_the_create_with_the_original_key",
                 ],
+            ),
+            Rule::RotationKeepsKey => (
+                "it asks the merchant, \"during key rotation, keep retrying with the original key as usual\" (密钥轮换期间照常用原键重试): the reference client holds one API key and never rotates it, so no run shows a client rotating; the platform's half, a rotated API key keeping the scope, is SCOPE-03's (scopes-never-interfere), and a retry under the original idempotency key and a new API key is shown to replay",
+                &[
+                    "model/tests/rules_scope.rs::scope_04_a_retry_with_the_original_key_after_rotation_replays_the_same_payment",
+                ],
+            ),
+            Rule::SettlementEvents => (
+                "it asks the merchant to \"rely on settlement.* events\" (依赖 settlement.* 事件) for settlements and payouts: the page defines neither settlements, payouts nor their events, and the model has none (its webhooks carry Payments and refunds only), so nothing in a run is a settlement",
+                &["model/tests/rules_scope.rs::settle_01_webhooks_carry_payments_and_refunds_only"],
             ),
             Rule::ProcessingKnown => (
                 "it says what processing + known means, \"submitted, being processed\": a meaning, not an obligation of its own; that the pair is a row of the table is judged by payments-shown-as-the-status-table-lists (listed under RES-05, whose planted bug it kills), and the obligation next to it, a result the platform does not know shown as needs_query rather than known, is RES-01's (queries-answer-known-state, answers-show-the-current-state; mutant query_hides_needs_query)",

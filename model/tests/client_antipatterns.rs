@@ -786,6 +786,42 @@ fn sched_01_queries_after_final_goes_on_querying_a_succeeded_payment() {
 }
 
 #[test]
+fn sched_01_queries_after_failed_goes_on_querying_a_failed_payment_only() {
+    let pattern = AntiPattern::QueriesAfterFailed;
+    let script = |decision: AcquirerDecision| {
+        move |b: &mut ClientBench| {
+            b.webhook_target = None;
+            accepted_202(b);
+            b.advance(Millis::secs(10)); // the query at 25 s: processing
+            b.settle(decision);
+            b.advance(Millis::mins(10));
+        }
+    };
+    let after = |b: &ClientBench| {
+        get_times(b)
+            .into_iter()
+            .filter(|t| *t > Millis::secs(45))
+            .count()
+    };
+    let reference = run(Policy::reference(), script(AcquirerDecision::Decline));
+    let variant = run(
+        Policy::reference().with(pattern),
+        script(AcquirerDecision::Decline),
+    );
+    assert_eq!(state(&reference), OrderState::Failed);
+    assert_eq!(state(&variant), OrderState::Failed);
+    assert_eq!(after(&reference), 0, "{:?}", get_times(&reference));
+    assert!(after(&variant) > 0, "{:?}", get_times(&variant));
+    // At succeeded it stops as the reference does.
+    let paid = run(
+        Policy::reference().with(pattern),
+        script(AcquirerDecision::Approve),
+    );
+    assert_eq!(state(&paid), OrderState::Paid);
+    assert_eq!(after(&paid), 0, "{:?}", get_times(&paid));
+}
+
+#[test]
 fn res_07_fulfil_per_version_fulfils_again_after_a_refund() {
     let pattern = AntiPattern::FulfilPerVersion;
     let script = |b: &mut ClientBench| {

@@ -930,6 +930,88 @@ fn webhook_02_a_query_older_than_the_webhook_is_ignored() {
     assert_eq!(s.db.order(ORDER).unwrap().state(), OrderState::Paid);
 }
 
+/// SCOPE-04: the client's key is its submission's, never its API key's: a retry carries
+/// the key it was first sent with, which names no API key (so a rotation changes nothing).
+#[test]
+fn scope_04_a_retry_keeps_the_submissions_key_which_names_no_api_key() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, first, _) = only_send(&s.pay(ORDER, 'A'));
+    s.at(Millis::secs(20));
+    s.time_out(h);
+    let (_, again, _) = only_send(&s.wake_next());
+    assert_eq!(again.idempotency_key, first.idempotency_key);
+    let k = first.idempotency_key.clone().expect("a key");
+    assert!(!k.contains(&first.api_key.to_string()), "{k}");
+}
+
+/// SETTLE-01 is outside the model: a paid and refunded order's client sends nothing about
+/// settlements or payouts (it has no such endpoint or event to rely on).
+#[test]
+fn settle_01_the_client_sends_nothing_about_settlements_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    b.command(
+        0,
+        Command::RefundOrder {
+            order: ORDER.into(),
+            refund: "REFUND-001".into(),
+            amount: 4_000,
+        },
+    );
+    b.settle(AcquirerDecision::Approve);
+    let sent = b.sent();
+    assert!(!sent.is_empty());
+    assert!(
+        sent.iter()
+            .all(|s| !s.request.endpoint.path().contains("settlement"))
+    );
+}
+
+/// CONC-04: "在途冲突稍后用同一个键重试" (for an in-flight conflict, retry later with the
+/// same key): a 409 operation_in_progress is retried after the backoff, under the key.
+#[test]
+fn conc_04_operation_in_progress_is_retried_later_with_the_same_key() {
+    let mut s = Solo::new(Policy::reference());
+    let (h, first, _) = only_send(&s.pay(ORDER, 'A'));
+    s.respond(h, solo::error(ErrorCode::OperationInProgress, None));
+    let (_, again, _) = only_send(&s.wake_next());
+    assert_eq!(again, first);
+    assert!(s.now > Millis::ZERO, "later, not at once");
+}
+
+/// REFUND-04 (S11): a refund whose answer was lost is retried with its key and its
+/// refund number, never renumbered; one refund upstream.
+#[test]
+fn refund_04_a_refund_whose_answer_is_lost_keeps_its_key_and_number_with_platform() {
+    let mut b = ClientBench::one(Policy::reference());
+    b.command(0, pay(ORDER, 'A'));
+    b.upstream(AcquirerDecision::Approve);
+    b.fates.push_back(Fate::LoseResponse);
+    b.command(
+        0,
+        Command::RefundOrder {
+            order: ORDER.into(),
+            refund: "REFUND-001".into(),
+            amount: 4_000,
+        },
+    );
+    b.settle(AcquirerDecision::Approve);
+    b.advance(Millis::secs(30));
+    let refunds: Vec<Sent> = posts(&b)
+        .into_iter()
+        .filter(|s| matches!(s.request.endpoint, Endpoint::CreateRefund { .. }))
+        .collect();
+    assert!(refunds.len() >= 2, "the lost answer is retried");
+    for s in &refunds {
+        assert_eq!(
+            s.request, refunds[0].request,
+            "same key, same refund number"
+        );
+    }
+    assert_eq!(b.bench.platform.refunds().len(), 1);
+}
+
 // ---- UNKNOWN: never re-charge on a guess ---------------------------------------------
 
 #[test]

@@ -343,6 +343,32 @@ fn res_03_manual_review_after_the_window_requery_every_24h_never_failed_automati
     assert_eq!(charges_sent(&b).len(), 1, "and never charged again");
 }
 
+/// A-MANUAL-REVIEW-END: with `manual_review_until = 3d` the daily re-query ends three
+/// days after the charge; the Payment stays in manual_review, never failed.
+#[test]
+fn res_03_manual_review_requery_ends_where_manual_review_until_says() {
+    let mut b = Bench::new(PlatformParams {
+        manual_review_until: Some(Millis::days(3)),
+        ..PlatformParams::default()
+    });
+    b.send(req::create("K", "ORDER-001", 10000, "USD", 'A'));
+    b.drop_upstream();
+    let mut last = 0;
+    for _ in 0..(24 * 6) {
+        b.advance(Millis::hours(1));
+        decide_all(&mut b, Fail);
+        let n = charge_queries_sent(&b);
+        if n > last {
+            last = n;
+            assert!(b.now <= Millis::days(3), "a query at {}", b.now);
+        }
+    }
+    assert!(last > 0);
+    let view = b.platform.payment_view(PaymentId(1)).unwrap();
+    assert_eq!(view.resolution_status, ResolutionStatus::ManualReview);
+    assert_eq!(view.status, PaymentStatus::Processing);
+}
+
 #[test]
 fn res_03_manual_review_turns_failed_only_on_an_upstream_decline() {
     let mut b = Bench::default();

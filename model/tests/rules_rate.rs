@@ -36,7 +36,7 @@ fn rate_01_429_executes_nothing_and_says_retry_after() {
         assert_error(&r, 429, ErrorCode::RateLimited);
         assert_eq!(
             r.retry_after_s,
-            Some(b.platform.params().retry_after_s),
+            b.platform.params().retry_after_s,
             "{request}"
         );
         assert_eq!(b.rule_of(id), Some(Rule::RateLimited));

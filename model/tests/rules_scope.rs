@@ -143,6 +143,51 @@ fn scope_03_api_key_rotation_keeps_the_scope() {
     assert_eq!(b.acquirer.ledger.captures_on(Card('B')), 0);
 }
 
+/// SCOPE-04, the merchant's half of SCOPE-03: after rotation the original key replays the
+/// original Payment; a key made afresh at rotation is no replay (the order number stops a
+/// second Payment, but the answer is a conflict, not the object).
+#[test]
+fn scope_04_a_retry_with_the_original_key_after_rotation_replays_the_same_payment() {
+    let mut b = Bench::default();
+    let first = b.send_response_lost(req::create("K", "ORDER-001", 10000, "USD", 'A'));
+    b.upstream(Approve);
+    assert!(b.response(first).is_none());
+    b.control(Control::IssueApiKey(rotated_key_spec()));
+    let original = call(
+        &mut b,
+        req::create_as(M1_TEST_ROTATED, "K", "ORDER-001", 10000, "USD", Some('A')),
+    );
+    assert_eq!(original.status, 200);
+    assert_eq!(payment_of(&original).id, PaymentId(1));
+    let fresh = b.send_with(
+        req::create_as(M1_TEST_ROTATED, "K2", "ORDER-001", 10000, "USD", Some('A')),
+        Branch::S4Conflict,
+    );
+    assert_error(b.answered(fresh), 409, ErrorCode::OrderNoConflict);
+    assert_eq!(b.platform.payments().len(), 1);
+    assert_eq!(charges_sent(&b).len(), 1);
+}
+
+/// SETTLE-01 is outside the model: its webhooks carry Payments and refunds only, no
+/// settlement.* event (the match below stops compiling if another object is added).
+#[test]
+fn settle_01_webhooks_carry_payments_and_refunds_only() {
+    let mut b = Bench::default();
+    b.send(req::create("K", "ORDER-001", 10000, "USD", 'A'));
+    b.upstream(Approve);
+    b.send(req::refund("R", PaymentId(1), "R-1", 4000));
+    b.upstream(Approve);
+    assert!(b.webhooks.len() >= 2, "{:?}", b.webhooks);
+    for w in &b.webhooks {
+        let prefix = match w.object {
+            WebhookObject::Payment(_) => "payment.",
+            WebhookObject::Refund(_) => "refund.",
+        };
+        assert!(w.kind.starts_with(prefix), "{}", w.kind);
+        assert!(!w.kind.starts_with("settlement."));
+    }
+}
+
 // ---- replay ----------------------------------------------------------------------------
 
 #[test]

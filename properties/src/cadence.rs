@@ -4,7 +4,7 @@
 //! the contract's ([`Contract`]), compared here. Retry-After (RATE-03) and the 10-second
 //! spacing (SCHED-02) are `client-honours-retry-after` and `client-spaces-queries`.
 
-use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM_LEDGER};
+use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM, PLATFORM_LEDGER};
 use crate::facts::cadence::Waited;
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
@@ -115,7 +115,7 @@ pub const CLIENT_QUERIES_24H: Property = Property {
 pub const CLIENT_STOPS_AT_FINAL: Property = Property {
     name: "client-stops-querying-at-a-final-status",
     rules: &[Rule::QuerySchedule],
-    about: "A client never queries a Payment its database already holds as succeeded, canceled or expired.",
+    about: "A client never queries a Payment its database already holds as succeeded, failed, canceled or expired (a failed one only until a client sends a confirm of it: a card retry reopens it).",
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Always(|f| {
         f.cadence.query_after_final.as_ref().map(|q| {
@@ -191,5 +191,39 @@ pub const PLATFORM_MANUAL_REVIEW_AFTER_WINDOW: Property = Property {
                 None => found,
             }
         })
+    }),
+};
+
+/// UPSTREAM-01's window read from the contract's numbers: about 15 s either way by
+/// `Contract::SYNC_WAIT_TOLERANCE` (A-SYNC-WAIT-ABOUT), and below the client's 20 s
+/// (TIMEOUT-01), both ends included but the last.
+pub fn sync_wait_window() -> (Millis, Millis) {
+    let least = Millis(Contract::SYNC_WAIT.0 - Contract::SYNC_WAIT_TOLERANCE.0);
+    let most = Contract::SYNC_WAIT
+        .after(Contract::SYNC_WAIT_TOLERANCE)
+        .min(Millis(Contract::POST_TIMEOUT_MIN.0 - 1));
+    (least, most)
+}
+
+/// UPSTREAM-01: "the platform waits synchronously for the upstream for about 15 seconds,
+/// and returns 202 beyond that".
+pub const PLATFORM_202_AFTER_SYNC_WAIT: Property = Property {
+    name: "platform-answers-202-after-about-15-seconds",
+    rules: &[Rule::SyncWait],
+    about: "A create or confirm the platform answers 202 because the upstream did not answer within its synchronous wait is answered about 15 s after its step sent the charge (within Contract::SYNC_WAIT_TOLERANCE, A-SYNC-WAIT-ABOUT): never at once, never at or past the client's 20 s (TIMEOUT-01).",
+    needs: PLATFORM,
+    predicate: Predicate::Always(|f| {
+        let off = f.cadence.sync_wait_off.as_ref()?;
+        let (least, most) = sync_wait_window();
+        Some(
+            Witnessed::new(format!(
+                "the platform answered {} 202 at {}, {} after its step sent the charge; the synchronous wait is about {} ({least} to {most})",
+                off.id,
+                off.at,
+                off.waited,
+                Contract::SYNC_WAIT
+            ))
+            .request(off.id),
+        )
     }),
 };

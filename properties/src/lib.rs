@@ -40,7 +40,7 @@ pub mod zoo;
 pub use checker::{CheckStatus, Limits, PresetReport, check};
 pub use facts::{Facts, RuleSet, ScopeKey};
 pub use presets::{Preset, preset, presets};
-pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, property};
+pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, judging, property, reaching};
 pub use witnessed::{Named, Witnessed};
 
 /// Sim's world, its events folded into the [`Facts`].

@@ -159,10 +159,11 @@ pub static PROPERTIES: &[Property] = &[
     crate::safety::CONFLICT_IFF_PARAMETERS_DIFFER,
     crate::safety::SAME_KEY_NEVER_NEW_BUSINESS,
     crate::safety::ANSWERS_NAME_THE_REQUESTED_PAYMENT,
+    crate::safety::PAYMENTS_KEEP_THEIR_FEE_SNAPSHOT,
     crate::responses::ANSWERS_SHOW_CURRENT_STATE,
     crate::responses::FIRST_EXECUTION_201_REPLAY_200,
-    crate::responses::RATE_LIMIT_CARRIES_RETRY_AFTER,
     crate::responses::ONLY_5XX_IS_503,
+    crate::responses::PAUSE_STATES_NO_REASON,
     crate::responses::INVALID_KEY_400_FIELD,
     crate::responses::NOT_FOUND_404_405,
     crate::responses::CONFLICTS_NAME_RELATED_RESOURCE,
@@ -190,6 +191,7 @@ pub static PROPERTIES: &[Property] = &[
     crate::cadence::CLIENT_QUERIES_24H,
     crate::cadence::CLIENT_STOPS_AT_FINAL,
     crate::cadence::PLATFORM_VERIFIES,
+    crate::cadence::PLATFORM_202_AFTER_SYNC_WAIT,
     crate::cadence::PLATFORM_REQUERIES_MANUAL_REVIEW,
     crate::cadence::PLATFORM_MANUAL_REVIEW_AFTER_WINDOW,
     crate::traffic::CLIENT_TRAFFIC_BOUNDED,
@@ -248,6 +250,22 @@ pub static PROPERTIES: &[Property] = &[
 /// Looks a property up by name.
 pub fn property(name: &str) -> Option<&'static Property> {
     PROPERTIES.iter().find(|p| p.name == name)
+}
+
+/// The properties that judge `rule`: the `always` ones, whose predicate can fail. A
+/// reach check (`sometimes`) shows a rule was exercised, never that it held, so it is
+/// counted apart ([`reaching`]).
+pub fn judging(rule: Rule) -> impl Iterator<Item = &'static Property> {
+    PROPERTIES
+        .iter()
+        .filter(move |p| p.kind() == Kind::Always && p.rules.contains(&rule))
+}
+
+/// The reach checks (`sometimes` properties) that list `rule`.
+pub fn reaching(rule: Rule) -> impl Iterator<Item = &'static Property> {
+    PROPERTIES
+        .iter()
+        .filter(move |p| p.kind() == Kind::Sometimes && p.rules.contains(&rule))
 }
 
 /// One `always` property as a [`Check`]: replaying and shrinking its counterexample (a

@@ -16,6 +16,7 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
     name: "at-most-one-charge-per-scope",
     rules: &[
         Rule::OneBusinessEffect,
+        Rule::OneBilling,
         Rule::ReplayReusesObject,
         Rule::ConcurrentOneExecutes,
         Rule::FiveXxMayHaveExecuted,
@@ -507,6 +508,23 @@ pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
                 "{id} was answered about another Payment than the one it names"
             ))
             .request(id)
+        })
+    }),
+};
+
+/// ATTEMPT-06: "the new attempt keeps the original Payment and the fee rate of that time".
+pub const PAYMENTS_KEEP_THEIR_FEE_SNAPSHOT: Property = Property {
+    name: "payments-keep-their-fee-snapshot",
+    rules: &[Rule::RetryKeepsPaymentAndFee],
+    about: "A Payment keeps the fee rate it was created with through every attempt (A-FEE-SNAPSHOT: the snapshot is taken at creation), whatever the platform's rate is when a card retry comes.",
+    needs: PLATFORM,
+    predicate: Predicate::Always(|f| {
+        f.attempts.fee_changed.map(|c| {
+            Witnessed::new(format!(
+                "{} was stored with fee rate {} bps after {} bps, holding {} attempts: a new attempt keeps the fee-rate snapshot",
+                c.payment, c.now, c.was, c.attempts
+            ))
+            .payment(c.payment)
         })
     }),
 };

@@ -115,6 +115,7 @@ fn payment(ms: u64, status: PaymentStatus, resolution: ResolutionStatus) -> Even
                 attempts: vec![ATT],
                 failure_attempt: None,
                 version: 1,
+                fee_rate_bps: 290,
             },
         },
     )

@@ -1,6 +1,6 @@
 //! What a world contains and which faults it allows.
 
-use payhub_model::client::{Command, Policy};
+use payhub_model::client::{After503, Command, Policy};
 use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiKeySpec, ApiRequest, Control, Environment, MerchantId,
@@ -64,6 +64,58 @@ pub struct ClientSpec {
     pub policy: Policy,
     /// The database it uses: nodes with the same `db` share one (several servers of one merchant).
     pub db: u8,
+    /// Its readings of the contract's two contradictions on a round of 503s and of 429s.
+    pub readings: Readings,
+}
+
+/// A client's readings where the contract contradicts itself: after a round of 503s
+/// (A-S13-REFERENCE-CODE, `after_503`) and after a round of 429s (A-429-REFERENCE-CODE,
+/// `after_429`). Both are explored: the presets and the sweep run each, a script picks one
+/// (`use client after_503=result_unknown`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Readings {
+    pub after_503: After503,
+    pub after_429: After503,
+}
+
+impl Default for Readings {
+    /// The reference client's: S13's not_accepted after 503s, the reference code's
+    /// result_unknown after 429s.
+    fn default() -> Self {
+        let p = payhub_model::client::ClientParams::default();
+        Readings {
+            after_503: p.after_503,
+            after_429: p.after_429,
+        }
+    }
+}
+
+impl Readings {
+    /// Both contradictions read the other way from the reference client's.
+    pub fn other() -> Readings {
+        let flip = |a| match a {
+            After503::NotAccepted => After503::ResultUnknown,
+            After503::ResultUnknown => After503::NotAccepted,
+        };
+        let d = Readings::default();
+        Readings {
+            after_503: flip(d.after_503),
+            after_429: flip(d.after_429),
+        }
+    }
+
+    /// `after_503=not_accepted after_429=result_unknown`.
+    pub fn notation(self) -> String {
+        let name = |a| match a {
+            After503::NotAccepted => "not_accepted",
+            After503::ResultUnknown => "result_unknown",
+        };
+        format!(
+            "after_503={} after_429={}",
+            name(self.after_503),
+            name(self.after_429)
+        )
+    }
 }
 
 /// A business command the payer or the merchant may give a client node, at most `times` times.

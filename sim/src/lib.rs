@@ -56,7 +56,7 @@ pub mod worlds;
 
 pub use canonical::CanonicalRequests;
 pub use choice::Choice;
-pub use config::{Budget, ClientSpec, WorkItem, WorldConfig};
+pub use config::{Budget, ClientSpec, Readings, WorkItem, WorldConfig};
 pub use diagram::Diagram;
 pub use event_fold::EventFold;
 pub use narrowing::Narrowing;

@@ -48,9 +48,12 @@ pub(crate) fn servers(config: &WorldConfig) -> Vec<Option<MerchantServer>> {
         .unwrap_or(0);
     (0..nodes)
         .map(|n| {
-            config
-                .client(n as u8)
-                .map(|c| MerchantServer::new(ServerConfig::new(c.api_key, c.policy.clone())))
+            config.client(n as u8).map(|c| {
+                let mut server = ServerConfig::new(c.api_key, c.policy.clone());
+                server.params.after_503 = c.readings.after_503;
+                server.params.after_429 = c.readings.after_429;
+                MerchantServer::new(server)
+            })
         })
         .collect()
 }

@@ -250,6 +250,7 @@ type PaymentSeen<'a> = (
     &'a [AttemptId],
     Option<AttemptId>,
     u32,
+    u32,
 );
 
 fn payment_seen(p: &Payment) -> PaymentSeen<'_> {
@@ -263,6 +264,7 @@ fn payment_seen(p: &Payment) -> PaymentSeen<'_> {
         &p.attempts,
         p.failure.map(|f| f.attempt_id),
         p.version,
+        p.fee_rate_bps,
     )
 }
 
@@ -277,6 +279,7 @@ fn stored_payment(p: &Payment) -> StoredPayment {
         attempts,
         failure,
         version,
+        fee_rate_bps,
     ) = payment_seen(p);
     StoredPayment {
         merchant,
@@ -288,6 +291,7 @@ fn stored_payment(p: &Payment) -> StoredPayment {
         attempts: attempts.to_vec(),
         failure_attempt: failure,
         version,
+        fee_rate_bps,
     }
 }
 

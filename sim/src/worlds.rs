@@ -61,6 +61,7 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
             api_key: M1_TEST,
             policy: policy.clone(),
             db: 0,
+            readings: Default::default(),
         })
         .collect();
     clients.push(ClientSpec {
@@ -68,6 +69,7 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
         api_key: M1_LIVE,
         policy: policy.clone(),
         db: 1,
+        readings: Default::default(),
     });
     WorldConfig {
         name: format!(

@@ -30,11 +30,29 @@ pub struct AccessLine {
     #[serde(default)]
     status: Option<u16>,
     #[serde(default)]
-    retry_after: Option<u32>,
+    retry_after: Option<RetryAfterField>,
     #[serde(default)]
     response_body: Option<String>,
     #[serde(default)]
     error: Option<String>,
+}
+
+/// `retry_after` as a gateway writes it: a number of seconds, or the header's text
+/// (`"0"`, an HTTP date), read as the reference code reads it (A-RETRY-AFTER-429).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RetryAfterField {
+    Seconds(u32),
+    Text(String),
+}
+
+impl RetryAfterField {
+    fn seconds(&self) -> Option<u32> {
+        match self {
+            RetryAfterField::Seconds(s) => Some(*s),
+            RetryAfterField::Text(t) => crate::retry_after::seconds(Some(t)),
+        }
+    }
 }
 
 /// Whether a JSON object looks like this shape (for format detection).
@@ -53,7 +71,7 @@ pub fn entry(n: u64, text: &str) -> Result<Entry, String> {
     let outcome = match (l.status, &l.error) {
         (Some(status), None) if status > 0 => Reply::Answered {
             status,
-            retry_after_s: l.retry_after,
+            retry_after_s: l.retry_after.as_ref().and_then(RetryAfterField::seconds),
             body: l.response_body.map(String::into_bytes),
         },
         _ => Reply::NoAnswer,

@@ -143,9 +143,11 @@ fn to_entry(i: u64, e: HarEntry, seam: EdgeSeam) -> Result<Entry, String> {
     };
     let outcome = match &e.response {
         Some(resp) if resp.status > 0 && resp.error.is_none() && e.error.is_none() => {
-            let retry_after_s = header(&resp.headers, "Retry-After", seam)
-                .filter(|_| seam.har_reads_retry_after())
-                .and_then(|v| v.trim().parse().ok());
+            // A-RETRY-AFTER-429: as the reference code reads it (an HTTP date, like no
+            // header, leaves the wait to the client's backoff).
+            let retry_after_s = crate::retry_after::seconds(
+                header(&resp.headers, "Retry-After", seam).filter(|_| seam.har_reads_retry_after()),
+            );
             let content = if seam.har_response_body_from_response() {
                 resp.content.as_ref()
             } else {

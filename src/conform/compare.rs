@@ -5,6 +5,7 @@
 //! each object's version judged by its steps (WEBHOOK-02), never by its number.
 
 use super::readings::Reading;
+use crate::retry_after::RetryAfter;
 use payhub_model::ApiResponse;
 use payhub_model::observation::{self, Dialect, Judge, VersionMark};
 use serde_json::Value;
@@ -234,17 +235,26 @@ pub fn matches(
         ));
     }
     let want_retry = model.retry_after_s.map(|s| s.to_string());
-    // RATE-01 names Retry-After on a 429, not its value (A-RETRY-AFTER): a whole-body
-    // target answers the model's, any other one seconds.
-    let retry_ok = match (&want_retry, &seen.retry_after) {
-        _ if dialect.strict => want_retry == seen.retry_after,
-        (Some(_), Some(got)) => got.trim().parse::<u64>().is_ok(),
-        (Some(_), None) => false,
-        (None, _) => true,
+    // RATE-03 names Retry-After on a 429 in seconds, the reference code reads it as
+    // seconds from 0 or not at all (A-RETRY-AFTER-429): a whole-body target answers the
+    // model's, any other one a reading: seconds, 0, none or an HTTP date.
+    let retry_ok = if dialect.strict {
+        want_retry == seen.retry_after
+    } else if model.status == 429 && seen.status == 429 {
+        let read = seen.retry_after.as_deref().map(RetryAfter::read);
+        shown.push(match read {
+            None => Reading::Absent429,
+            Some(Some(RetryAfter::Zero)) => Reading::Zero429,
+            Some(Some(RetryAfter::HttpDate)) => Reading::HttpDate429,
+            Some(_) => Reading::Seconds429,
+        });
+        read != Some(None)
+    } else {
+        true
     };
     if !retry_ok {
         diffs.push(format!(
-            "Retry-After {:?} where the model answers {:?}",
+            "Retry-After {:?} is neither seconds nor an HTTP date (A-RETRY-AFTER-429; the model answers {:?})",
             seen.retry_after, want_retry
         ));
     }

@@ -52,7 +52,7 @@ pub fn blind_reason(name: &str, profile: &Loaded) -> Option<String> {
         "cancel_accepted_marks_canceled" if profile.card(CardOutcome::SlowCancel).is_none() => {
             "needs a cancel the acquirer does not answer within the synchronous wait (a 202): the profile has no card with outcome slow_cancel (the sandbox's card G)".into()
         }
-        "rate_limit_binds_key" | "rate_limit_without_retry_after" if controls.rate_limit.is_none() => {
+        "rate_limit_binds_key" if controls.rate_limit.is_none() => {
             "needs the target to rate-limit on demand (429): the profile has no controls.rate_limit, and a 429 the proxy made up is not the target's".into()
         }
         "pause_creates_payment" | "pause_answers_internal_error" if controls.pause.is_none() => {
@@ -60,6 +60,9 @@ pub fn blind_reason(name: &str, profile: &Loaded) -> Option<String> {
         }
         "query_triggers_charge" | "refund_resent_when_unknown" => {
             "the second upstream call shows on the acquirer's ledger, not in any answer: the wire cannot see it".into()
+        }
+        "sync-wait-90s" => {
+            "changes only how long the platform holds a create or confirm before its 202 (UPSTREAM-01): conform judges what an answer says against the model, not how long after the request it came".into()
         }
         "manual-review-requery-48h" => {
             "changes only how often the platform queries the acquirer under manual_review: upstream traffic the wire does not carry".into()

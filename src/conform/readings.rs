@@ -32,6 +32,8 @@ pub enum Point {
     UnnamedCodes,
     /// `Retry-After` on a 503.
     RetryAfter503,
+    /// `Retry-After` on a 429: seconds, 0, none or an HTTP date.
+    RetryAfter429,
     /// An upstream that gave no definite answer.
     UnknownResult,
     /// A new checkout session for a Payment that is no longer open.
@@ -48,6 +50,7 @@ impl Point {
         Point::RefusalOrder,
         Point::UnnamedCodes,
         Point::RetryAfter503,
+        Point::RetryAfter429,
         Point::UnknownResult,
         Point::ClosedPaymentSession,
     ];
@@ -63,6 +66,7 @@ impl Point {
             Point::RefusalOrder => "refusal_order",
             Point::UnnamedCodes => "unnamed_codes",
             Point::RetryAfter503 => "retry_after_503",
+            Point::RetryAfter429 => "retry_after_429",
             Point::UnknownResult => "unknown_result",
             Point::ClosedPaymentSession => "closed_payment_session",
         }
@@ -79,6 +83,7 @@ impl Point {
             Point::RefusalOrder => "A-REFUSAL-ORDER",
             Point::UnnamedCodes => "A-ERROR-CODES",
             Point::RetryAfter503 => "A-RETRY-AFTER",
+            Point::RetryAfter429 => "A-RETRY-AFTER-429",
             Point::UnknownResult => "A-STATUS-CODES",
             Point::ClosedPaymentSession => "A-CKO-ANY-STATUS",
         }
@@ -96,6 +101,7 @@ impl Point {
             Point::RefusalOrder => &[SwitchFirst, RefusalFirst, PauseBeforeLookup],
             Point::UnnamedCodes => &[ModelCodes, OwnCodes],
             Point::RetryAfter503 => &[No503RetryAfter, With503RetryAfter],
+            Point::RetryAfter429 => &[Seconds429, Zero429, Absent429, HttpDate429],
             Point::UnknownResult => &[UnknownAs202, UnknownAs500],
             Point::ClosedPaymentSession => &[SessionForClosed, SessionRefused],
         }
@@ -123,6 +129,10 @@ pub enum Reading {
     OwnCodes,
     No503RetryAfter,
     With503RetryAfter,
+    Seconds429,
+    Zero429,
+    Absent429,
+    HttpDate429,
     UnknownAs202,
     UnknownAs500,
     SessionForClosed,
@@ -158,6 +168,10 @@ impl Reading {
             OwnCodes => "own_codes",
             No503RetryAfter => "absent",
             With503RetryAfter => "present",
+            Seconds429 => "seconds",
+            Zero429 => "zero",
+            Absent429 => "absent",
+            HttpDate429 => "http_date",
             UnknownAs202 => "accepted_202",
             UnknownAs500 => "internal_error_500",
             SessionForClosed => "new_session",
@@ -202,6 +216,12 @@ impl Reading {
             }
             No503RetryAfter => "a 503 without Retry-After",
             With503RetryAfter => "a 503 with Retry-After",
+            Seconds429 => "a 429 with Retry-After in seconds (from 1)",
+            Zero429 => "a 429 with Retry-After: 0 (retry at once)",
+            Absent429 => "a 429 without Retry-After (the reference code's backoff decides)",
+            HttpDate429 => {
+                "a 429 with Retry-After as an HTTP date (the reference code's backoff decides)"
+            }
             UnknownAs202 => "an upstream without a definite answer told as 202",
             UnknownAs500 => {
                 "an upstream without a definite answer told as 500 internal_error, not 202"
@@ -278,7 +298,9 @@ pub fn parse_pins(raw: &BTreeMap<String, String>) -> Result<Pins, String> {
 /// Adds `r` to a state's `taken` readings, or says why that state cannot take it: it
 /// took another reading of the same point before, or the profile pins another.
 /// [`Point::UnnamedCodes`] and [`Point::RefusalOrder`] may differ from one refusal to
-/// the next (a platform's codes and checks are per endpoint), so they are only recorded.
+/// the next (a platform's codes and checks are per endpoint), and [`Point::RetryAfter429`]
+/// from one 429 to the next (a limit's wait is the platform's, per answer), so they are
+/// only recorded.
 pub fn take(taken: &mut Vec<Taken>, at: Taken, pins: &Pins) -> Result<(), String> {
     let r = at.reading;
     let p = r.point();
@@ -290,7 +312,10 @@ pub fn take(taken: &mut Vec<Taken>, at: Taken, pins: &Pins) -> Result<(), String
             pin.name()
         ));
     }
-    let per_answer = matches!(p, Point::UnnamedCodes | Point::RefusalOrder);
+    let per_answer = matches!(
+        p,
+        Point::UnnamedCodes | Point::RefusalOrder | Point::RetryAfter429
+    );
     if !per_answer
         && let Some(other) = taken
             .iter()

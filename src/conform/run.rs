@@ -525,9 +525,7 @@ fn target_failure(
 /// What conform saw of an answer, for the record: status, `Retry-After`, body.
 fn answer_of(result: &Result<WireReply, WireError>) -> Option<(u16, Option<u32>, String)> {
     let reply = result.as_ref().ok()?;
-    let retry_after = reply
-        .header("retry-after")
-        .and_then(|v| v.trim().parse().ok());
+    let retry_after = crate::retry_after::seconds(reply.header("retry-after"));
     Some((reply.status, retry_after, reply.body.clone()))
 }
 

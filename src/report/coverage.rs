@@ -3,7 +3,6 @@
 
 use super::ScenarioResult;
 use payhub_model::{Enforcer, Rule};
-use payhub_properties::PROPERTIES;
 use payhub_properties::checker::{CheckStatus, PresetReport};
 use serde::Serialize;
 
@@ -16,7 +15,10 @@ pub struct CoverageRow {
     pub text: &'static str,
     /// The contract's words in the Chinese original (authoritative).
     pub zh: &'static str,
+    /// The properties that judge it: predicates that can fail.
     pub properties: Vec<&'static str>,
+    /// The reach checks that list it (counted apart: a reach check cannot fail a rule).
+    pub reach: Vec<&'static str>,
     pub presets: Vec<&'static str>,
     pub scenarios: Vec<String>,
     /// Why no property checks it, if none does.
@@ -29,7 +31,7 @@ pub struct CoverageRow {
 /// property judges and the catalogue gives no reason for says so (and fails
 /// `tests/rule_catalogue.rs`).
 pub fn coverage_reason(rule: Rule) -> Option<String> {
-    if PROPERTIES.iter().any(|p| p.rules.contains(&rule)) {
+    if payhub_properties::judging(rule).next().is_some() {
         return None;
     }
     Some(match rule.unjudged() {
@@ -51,11 +53,8 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
             enforcer: rule.enforcer(),
             text: rule.text(),
             zh: rule.zh(),
-            properties: PROPERTIES
-                .iter()
-                .filter(|p| p.rules.contains(&rule))
-                .map(|p| p.name)
-                .collect(),
+            properties: payhub_properties::judging(rule).map(|p| p.name).collect(),
+            reach: payhub_properties::reaching(rule).map(|p| p.name).collect(),
             // A preset exercised a rule if the rule decided something in a state it visited,
             // or a witness of the rule (a *sometimes* property) was reached there, or the
             // rule is an invariant no event cites, the preset is built to exercise it and

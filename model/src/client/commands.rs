@@ -313,6 +313,8 @@ impl MerchantServer {
         }
     }
 
+    /// REFUND-04 (S11): a refund is one submission under one key and one refund number;
+    /// a lost answer is retried under both (RETRY-01), never renumbered.
     fn refund_order(&mut self, cx: &mut Cx, order: &str, refund: &str, amount: u64) {
         let subject = Subject::Refund(refund.into());
         let op = Op::Refund {

@@ -132,6 +132,20 @@ impl Policy {
         self.departs(AntiPattern::QueriesAfterFinal)
     }
 
+    /// Whether queries stop at failed too: SCHED-01, yes (`failed` is one of the four).
+    /// `QueriesAfterFailed`: the schedule goes on after failed.
+    pub fn queries_after_failed(&self) -> Departure {
+        self.departs(AntiPattern::QueriesAfterFailed)
+    }
+
+    /// Whether the schedule of an order in `state` goes on: at a final status, only
+    /// under `QueriesAfterFinal` (or `QueriesAfterFailed` for a failed order).
+    pub fn queries_go_on(&self, state: crate::client::OrderState) -> bool {
+        !state.is_settled()
+            || self.queries_after_final().is_some()
+            || (state == crate::client::OrderState::Failed && self.queries_after_failed().is_some())
+    }
+
     /// How long the schedule runs: SCHED-01, 24 hours. `QueriesStopAt1h`: it ends after
     /// the 1-hour query.
     pub fn queries_stop_at_1h(&self) -> Departure {
@@ -201,6 +215,7 @@ mod tests {
             policy.short_timeout(false),
             policy.polls_too_fast(),
             policy.queries_after_final(),
+            policy.queries_after_failed(),
             policy.queries_stop_at_1h(),
             policy.cancel_202_closes(),
             policy.applies_older_webhook(),

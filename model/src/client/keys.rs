@@ -1,4 +1,6 @@
 //! Idempotency keys: derived from the business (GEN-01) or random and persisted (GEN-04).
+//! A key belongs to its business submission, never to the API key the request goes under:
+//! during API key rotation a retry keeps it (SCOPE-04; this client holds one API key).
 //!
 //! The model draws no random number: a random key is made from the `entropy` the driver
 //! supplies with an input ([`super::Draw`]), so that a seeded world or an exhaustive

@@ -125,6 +125,9 @@ pub enum AntiPattern {
     /// "On entering succeeded / failed / canceled / expired … stop": here the schedule
     /// goes on after a final status.
     QueriesAfterFinal,
+    /// "On entering … `failed` … stop": here the schedule stops at succeeded, canceled
+    /// and expired but goes on after failed.
+    QueriesAfterFailed,
     /// "Fulfil idempotently by Payment id": here the order is fulfilled again for every
     /// newer `succeeded` version (a refund's, a webhook's).
     FulfilPerVersion,
@@ -168,6 +171,7 @@ impl AntiPattern {
         AntiPattern::QueryTimeout5s,
         AntiPattern::QueriesStopAt1h,
         AntiPattern::QueriesAfterFinal,
+        AntiPattern::QueriesAfterFailed,
         AntiPattern::FulfilPerVersion,
         AntiPattern::FulfilBeforeSucceeded,
         AntiPattern::ConfirmingOn503,
@@ -186,6 +190,7 @@ impl AntiPattern {
                 | AntiPattern::QueryTimeout5s
                 | AntiPattern::QueriesStopAt1h
                 | AntiPattern::QueriesAfterFinal
+                | AntiPattern::QueriesAfterFailed
                 | AntiPattern::FulfilPerVersion
                 | AntiPattern::FulfilBeforeSucceeded
                 | AntiPattern::ConfirmingOn503
@@ -216,6 +221,7 @@ impl AntiPattern {
             AntiPattern::QueryTimeout5s => Rule::ClientTimeouts,
             AntiPattern::QueriesStopAt1h => Rule::QuerySchedule,
             AntiPattern::QueriesAfterFinal => Rule::QuerySchedule,
+            AntiPattern::QueriesAfterFailed => Rule::QuerySchedule,
             AntiPattern::FulfilPerVersion => Rule::FulfilByPaymentId,
             AntiPattern::FulfilBeforeSucceeded => Rule::FulfilByPaymentId,
             AntiPattern::ConfirmingOn503 => Rule::PausedMessage,
@@ -246,6 +252,7 @@ impl AntiPattern {
             AntiPattern::QueryTimeout5s => "query_timeout_5s",
             AntiPattern::QueriesStopAt1h => "queries_stop_at_1h",
             AntiPattern::QueriesAfterFinal => "queries_after_final",
+            AntiPattern::QueriesAfterFailed => "queries_after_failed",
             AntiPattern::FulfilPerVersion => "fulfil_per_version",
             AntiPattern::FulfilBeforeSucceeded => "fulfil_before_succeeded",
             AntiPattern::ConfirmingOn503 => "confirming_on_503",
@@ -303,6 +310,7 @@ impl AntiPattern {
             AntiPattern::QueryTimeout5s => "gives up on a query after 5 s",
             AntiPattern::QueriesStopAt1h => "ends the query schedule after the 1-hour query",
             AntiPattern::QueriesAfterFinal => "goes on querying after a final status",
+            AntiPattern::QueriesAfterFailed => "goes on querying a failed Payment",
             AntiPattern::FulfilPerVersion => {
                 "fulfils the order again for every newer succeeded version"
             }
@@ -438,10 +446,10 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", p.name()));
             assert!(crate::rules::Rule::ALL.contains(&p.breaks()));
         }
-        assert_eq!(AntiPattern::ALL.len(), 24);
+        assert_eq!(AntiPattern::ALL.len(), 25);
         assert_eq!(
             AntiPattern::ALL.iter().filter(|p| p.is_detail()).count(),
-            11
+            12
         );
         assert!(Policy::reference().is_reference());
         assert!(

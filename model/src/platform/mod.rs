@@ -95,7 +95,8 @@ pub enum PlatformInput {
     Control(Control),
 }
 
-/// The object a webhook event carries.
+/// The object a webhook event carries: a Payment or a refund. The page's settlement and
+/// payout events (SETTLE-01, "依赖 settlement.* 事件") are outside the model.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum WebhookObject {

@@ -255,6 +255,16 @@ impl Variant {
 
     /// The resolution of a charge unanswered within the synchronous wait: RES-01,
     /// needs_query (the automatic window starts). manual_review_at_once: manual_review.
+    /// The fee rate a card retry's Payment keeps: ATTEMPT-06, its snapshot
+    /// (A-FEE-SNAPSHOT). card_retry_takes_current_fee: the platform's rate now.
+    pub(super) fn card_retry_fee(self, snapshot: u32, now: u32) -> u32 {
+        if self.is(Mutant::CardRetryTakesCurrentFee) {
+            now
+        } else {
+            snapshot
+        }
+    }
+
     pub(super) fn unknown_resolution(self) -> ResolutionStatus {
         if self.is(Mutant::ManualReviewAtOnce) {
             ResolutionStatus::ManualReview
@@ -335,8 +345,10 @@ fn wrong_answer(mutant: Mutant, response: &mut ApiResponse, rule: Rule) {
             p.version = p.version.saturating_sub(1).max(1);
         }
         (Mutant::ReplayAnswersCreated, _) if replay => response.status = 201,
-        (Mutant::RateLimitWithoutRetryAfter, _) if response.status == 429 => {
-            response.retry_after_s = None;
+        (Mutant::PauseStatesItsCause, ResponseBody::Error { error })
+            if code == Some(ErrorCode::TemporarilyUnavailable) =>
+        {
+            error.field = Some(crate::api::Field::Card);
         }
         (Mutant::PauseAnswersInternalError, _)
             if code == Some(ErrorCode::TemporarilyUnavailable) =>

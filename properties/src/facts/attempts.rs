@@ -25,6 +25,9 @@ pub struct Attempts {
     pub charges: CowMap<AttemptId, ChargeState>,
     /// References the acquirer voided before their charge arrived (A-UPSTREAM-VOID).
     pub voided: CowSet<AttemptId>,
+    /// ATTEMPT-06: the first Payment stored with a fee rate other than the one it was
+    /// stored with before.
+    pub fee_changed: Option<FeeChanged>,
     /// `payments` by (merchant, environment, merchant_order_no), once they are more than
     /// [`INDEX_PAST`]: an index, not state (a walk over every Payment per request made
     /// the sandbox's answers cost time in proportion to the Payments held; a few, the
@@ -36,6 +39,15 @@ pub struct Attempts {
     /// quadratic in the Payments held).
     #[serde(skip)]
     by_payment: Derived<Option<CowMap<PaymentId, CowSet<AttemptId>>>>,
+}
+
+/// `payment` was stored with fee rate `now` (bps) after `was`, holding `attempts`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct FeeChanged {
+    pub payment: PaymentId,
+    pub was: u32,
+    pub now: u32,
+    pub attempts: usize,
 }
 
 impl Attempts {
@@ -142,6 +154,18 @@ impl Attempts {
         match what {
             What::PaymentStored { payment, stored } => {
                 let old = self.payments.insert(*payment, stored.clone());
+                // ATTEMPT-06: the fee-rate snapshot is the Payment's for good.
+                if let Some(o) = &old
+                    && o.fee_rate_bps != stored.fee_rate_bps
+                    && self.fee_changed.is_none()
+                {
+                    self.fee_changed = Some(FeeChanged {
+                        payment: *payment,
+                        was: o.fee_rate_bps,
+                        now: stored.fee_rate_bps,
+                        attempts: stored.attempts.len(),
+                    });
+                }
                 self.index_order(*payment, old.as_ref(), stored);
             }
             What::AttemptStored {
@@ -211,6 +235,7 @@ mod tests {
             attempts,
             failure_attempt: None,
             version: 1,
+            fee_rate_bps: 290,
         }
     }
 

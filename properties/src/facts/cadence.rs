@@ -1,5 +1,6 @@
-//! Cadence: when clients retry, wait and query, and when the platform verifies an
-//! unknown charge with the upstream (RETRY-02, TIMEOUT-01, SCHED-01, RES-01, RES-03).
+//! Cadence: when clients retry, wait and query, when the platform answers 202 after its
+//! synchronous wait and when it verifies an unknown charge with the upstream (RETRY-02,
+//! TIMEOUT-01, SCHED-01, UPSTREAM-01, RES-01, RES-03).
 //!
 //! The facts record; the cadence properties (`properties/src/cadence.rs`) compare them
 //! with the contract's numbers, never with the client's or the platform's parameters.
@@ -29,7 +30,8 @@ use payhub_model::acquirer::UpstreamCall;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::What;
 use payhub_model::{
-    AttemptId, CowMap, Endpoint, Method, Millis, PaymentId, PaymentStatus, ResolutionStatus, Text,
+    AttemptId, CowMap, Endpoint, Method, Millis, PaymentId, PaymentStatus, RequestId,
+    ResolutionStatus, Rule, Text,
 };
 use payhub_model::{CowSet, Shared};
 use serde::Serialize;
@@ -109,12 +111,22 @@ pub struct History {
     pub node_db: CowMap<u8, u8>,
     /// When each order (database, order number) first appeared in its database.
     pub created: CowMap<(u8, Text), Millis>,
-    /// Payments a client database holds as succeeded, canceled or expired (a mirror).
+    /// Payments a client database holds as succeeded, failed, canceled or expired (a
+    /// mirror), but a failed one a client has sent a confirm of (a card retry reopens
+    /// it while the database still holds the old failed version, and a client that
+    /// restarts during one resends it and queries while a server beside it applies the
+    /// retry's own failure: not judged).
     pub final_payments: CowMap<PaymentId, (u8, Text)>,
     /// When the platform last queried each attempt upstream on a timer.
     pub queried: CowMap<AttemptId, Millis>,
     /// Payments seen in manual_review.
     pub manual_review: CowSet<PaymentId>,
+    /// Payments a client has sent a confirm of (a card retry, or the first confirm of a
+    /// Payment created without a card).
+    pub confirmed: CowSet<PaymentId>,
+    /// Creates and confirms whose own step sent a charge upstream and that are not
+    /// answered yet: when the step came (a mirror of the platform's synchronous waits).
+    pub waiting_upstream: CowMap<RequestId, Millis>,
 }
 
 /// The cadence family.
@@ -144,6 +156,19 @@ pub struct Cadence {
     pub slowest_requery: Option<Shared<Verification>>,
     /// The first Payment put in manual_review before the platform verified it.
     pub early_manual_review: Option<Box<EarlyManualReview>>,
+    /// The first 202 told for a synchronous wait that ran out outside the contract's
+    /// "about 15 s" after its request's step (UPSTREAM-01; the window is the property's,
+    /// `crate::cadence::sync_wait_window`). Only a breach is kept: a reference run, whose
+    /// every such 202 comes at 15 s, keeps nothing, so no state is split by when it came.
+    pub sync_wait_off: Option<SyncWait>,
+}
+
+/// Exchange `id` was answered 202 `waited` after its step sent the charge upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct SyncWait {
+    pub id: RequestId,
+    pub at: Millis,
+    pub waited: Millis,
 }
 
 /// The requests TIMEOUT-01 names a minimum timeout for.
@@ -228,10 +253,33 @@ fn verified_attempt(call: &UpstreamCall) -> Option<AttemptId> {
     }
 }
 
+/// Whether a create's or confirm's own step left it waiting for the charge it sent
+/// upstream (UPSTREAM-01: the platform's synchronous wait).
+fn waits_upstream(
+    request: &payhub_model::ApiRequest,
+    handling: &payhub_model::event::Handling,
+) -> bool {
+    handling.answer.is_none()
+        && handling
+            .calls
+            .iter()
+            .any(|c| matches!(c, UpstreamCall::Charge { .. }))
+        && matches!(
+            request.endpoint,
+            Endpoint::CreatePayment { .. } | Endpoint::ConfirmPayment { .. }
+        )
+}
+
+/// SCHED-01: "On entering succeeded / failed / canceled / expired … stop".
 fn is_final(status: Option<PaymentStatus>) -> bool {
     matches!(
         status,
-        Some(PaymentStatus::Succeeded | PaymentStatus::Canceled | PaymentStatus::Expired)
+        Some(
+            PaymentStatus::Succeeded
+                | PaymentStatus::Failed
+                | PaymentStatus::Canceled
+                | PaymentStatus::Expired
+        )
     )
 }
 
@@ -258,6 +306,10 @@ impl Cadence {
                     && !self.history.manual_review.contains(payment)
             }
             What::ClockCompressed { .. } => !self.history.queried.is_empty(),
+            What::Handled {
+                request, handling, ..
+            } => waits_upstream(request, handling),
+            What::Answered { id, .. } => self.history.waiting_upstream.contains_key(id),
             _ => false,
         }
     }
@@ -287,6 +339,15 @@ impl Cadence {
                 }
                 self.on_timeout(*node, &request.endpoint, *timeout);
                 match &request.endpoint {
+                    // ATTEMPT-02: a card retry reopens a failed Payment; its queries run
+                    // until the database holds how the new attempt ended.
+                    Endpoint::ConfirmPayment { payment_id, .. }
+                        if !self.history.confirmed.contains(payment_id) =>
+                    {
+                        let h = &mut *self.history;
+                        h.confirmed.insert(*payment_id);
+                        h.final_payments.remove(payment_id);
+                    }
                     Endpoint::GetPayment { payment_id } => {
                         self.on_query(at, *node, |p, _, _| p == *payment_id)
                     }
@@ -324,10 +385,15 @@ impl Cadence {
                 if was.is_none() {
                     self.history.created.insert((*db, order_no.clone()), at);
                 }
-                let finals = &mut self.history.final_payments;
-                finals.retain(|_, (d, o)| !(*d == *db && o == order_no));
+                let h = &mut *self.history;
+                h.final_payments
+                    .retain(|_, (d, o)| !(*d == *db && o == order_no));
                 if let (true, Some(p)) = (is_final(stored.status), stored.payment_id) {
-                    finals.insert(p, (*db, order_no.clone()));
+                    let retried =
+                        stored.status == Some(PaymentStatus::Failed) && h.confirmed.contains(&p);
+                    if !retried {
+                        h.final_payments.insert(p, (*db, order_no.clone()));
+                    }
                 }
             }
             What::UpstreamCalled {
@@ -342,7 +408,39 @@ impl Cadence {
             {
                 self.on_manual_review(at, *payment, stored.attempts.last().copied());
             }
+            What::Handled {
+                id,
+                request,
+                handling,
+                ..
+            } if waits_upstream(request, handling) => {
+                self.history.waiting_upstream.insert(*id, at);
+            }
+            What::Answered {
+                id, response, rule, ..
+            } => {
+                if let Some(since) = self.history.waiting_upstream.remove(id)
+                    && response.status == 202
+                    && *rule == Rule::SyncWait
+                {
+                    self.on_sync_wait(SyncWait {
+                        id: *id,
+                        at,
+                        waited: at.since(since),
+                    });
+                }
+            }
             _ => {}
+        }
+    }
+
+    /// UPSTREAM-01: a 202 told for a wait that ran out, kept when it is the first
+    /// outside the window the property reads the contract's "about 15 s" as.
+    fn on_sync_wait(&mut self, wait: SyncWait) {
+        let (least, most) = crate::cadence::sync_wait_window();
+        let off = wait.waited < least || wait.waited > most;
+        if off && self.sync_wait_off.is_none() {
+            self.sync_wait_off = Some(wait);
         }
     }
 
@@ -379,11 +477,10 @@ impl Cadence {
         }
     }
 
-    /// SCHED-01: queries stop at succeeded, canceled and expired, whether the query names
-    /// the Payment or its order number (`queried` picks the held Payments it is of, by
-    /// Payment, database and order number). (A
-    /// failed Payment is final for its attempt, but a card retry reopens it and its queries
-    /// run while the database still holds the old failed version: not judged.)
+    /// SCHED-01: queries stop at succeeded, failed, canceled and expired, whether the
+    /// query names the Payment or its order number (`queried` picks the held Payments it
+    /// is of, by Payment, database and order number). A failed Payment a confirm (a card
+    /// retry) has been sent for is not held (see `History::final_payments`).
     fn on_query(&mut self, at: Millis, node: u8, queried: impl Fn(PaymentId, u8, &Text) -> bool) {
         let db = self.history.node_db.get(&node).copied();
         let held = self

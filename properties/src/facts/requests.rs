@@ -4,7 +4,8 @@
 //!
 //! Where a request id sits in the facts: the exchange executing each scope and those
 //! waiting (response facts), the 429s still in the network (query facts), and, as the
-//! first witness of a breach, seven fields of the money facts (and the requests they
+//! first witness of a breach, the creates and confirms waiting for the upstream and the
+//! 202s told after the wait (cadence facts), seven fields of the money facts (and the requests they
 //! follow waiting), one of the client facts and the fifteen misanswers of the response
 //! facts. The test `renaming_reaches_every_request_id` (properties/tests/reduction.rs)
 //! checks that the renamed copy's debug rendering holds no other id.
@@ -23,7 +24,6 @@ macro_rules! misanswers {
             created_now: _,
             stale_answer,
             wrong_success_code,
-            retry_after_missing,
             key_misjudged,
             not_found_misjudged,
             related_misnamed,
@@ -34,13 +34,13 @@ macro_rules! misanswers {
             branch_misanswered,
             off_the_status_table,
             wrong_5xx,
+            pause_reason_stated,
             cancel_202_changed,
             foreign_shown,
         } = $r;
         [
             stale_answer,
             wrong_success_code,
-            retry_after_missing,
             key_misjudged,
             not_found_misjudged,
             related_misnamed,
@@ -51,6 +51,7 @@ macro_rules! misanswers {
             branch_misanswered,
             off_the_status_table,
             wrong_5xx,
+            pause_reason_stated,
             cancel_202_changed,
             foreign_shown,
         ]
@@ -81,6 +82,12 @@ pub(super) fn witnesses(facts: &Facts, out: &mut dyn FnMut(&RequestId)) {
         .rate_limited_in_flight
         .keys()
         .for_each(&mut *out);
+    // UPSTREAM-01: the synchronous waits in flight, and the 202s' witnesses.
+    let c = &facts.cadence;
+    c.history.waiting_upstream.keys().for_each(&mut *out);
+    if let Some(w) = &c.sync_wait_off {
+        out(&w.id);
+    }
     let r = &facts.responses;
     r.executing.values().for_each(&mut *out);
     r.waiting.iter().for_each(&mut *out);
@@ -133,6 +140,20 @@ pub(super) fn rename_witnesses(facts: &mut Shared<Facts>, rank: &impl Fn(Request
             .iter()
             .map(|(id, v)| (rank(*id), v.clone()))
             .collect();
+    }
+    if !facts.cadence.history.waiting_upstream.is_empty() {
+        let h = &mut *facts.cadence.history;
+        h.waiting_upstream = h
+            .waiting_upstream
+            .iter()
+            .map(|(id, at)| (rank(*id), *at))
+            .collect();
+    }
+    if facts.cadence.sync_wait_off.is_some() {
+        let c = &mut *facts.cadence;
+        if let Some(w) = c.sync_wait_off.as_mut() {
+            w.id = rank(w.id);
+        }
     }
     let r = &facts.responses;
     let holds = !r.executing.is_empty()

@@ -39,11 +39,12 @@ pub struct Responses {
     /// that created nothing, a waiter answered other than 200, a create's own execution
     /// answered other than 201 or 202, a 201 to an endpoint that creates nothing).
     pub wrong_success_code: Option<Box<Misanswer>>,
-    /// RATE-01: the first 429 without a Retry-After.
-    pub retry_after_missing: Option<Box<Misanswer>>,
     /// RATE-04, RATE-05: the first 5xx other than 503 temporarily_unavailable, or 503
     /// with another code.
     pub wrong_5xx: Option<Box<Misanswer>>,
+    /// RATE-04: the first 503 temporarily_unavailable that states more than its code
+    /// (an `error.field`, a `related_resource_id`).
+    pub pause_reason_stated: Option<Box<Misanswer>>,
     /// KEY-01..KEY-07: the first keyed POST whose key the answer misjudged: an invalid key
     /// (missing, empty, over 255 characters) not answered 400 `error.field =
     /// Idempotency-Key`, or a valid key or a query answered so.
@@ -213,8 +214,8 @@ impl Misanswer {
 pub enum Slot {
     Stale,
     SuccessCode,
-    RetryAfter,
     FiveXx,
+    PauseReason,
     Key,
     NotFound,
     Related,
@@ -234,8 +235,8 @@ macro_rules! witness {
         match $slot {
             Slot::Stale => $($place)+.stale_answer,
             Slot::SuccessCode => $($place)+.wrong_success_code,
-            Slot::RetryAfter => $($place)+.retry_after_missing,
             Slot::FiveXx => $($place)+.wrong_5xx,
+            Slot::PauseReason => $($place)+.pause_reason_stated,
             Slot::Key => $($place)+.key_misjudged,
             Slot::NotFound => $($place)+.not_found_misjudged,
             Slot::Related => $($place)+.related_misnamed,

@@ -19,6 +19,7 @@ pub fn client_world(
                 api_key: M1_TEST,
                 policy: policy.clone(),
                 db: 0,
+                readings: Default::default(),
             })
             .collect(),
         workload,
@@ -118,12 +119,32 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
             reaches: Reaches::NONE,
         },
         outage_preset(policy),
+        outage_other_readings(policy),
         super::client_rate::two_servers_rate_limited(policy),
     ]
 }
 
 /// The name of the client preset under 429 and 503 ([`outage_preset`]).
 pub const OUTAGE_PRESET: &str = "client-rate-and-pause";
+
+/// The name of [`OUTAGE_PRESET`] with the client's other readings of the contradictions.
+pub const OUTAGE_OTHER_READINGS_PRESET: &str = "client-rate-and-pause-other-readings";
+
+/// [`outage_preset`] with both contradictions read the other way (A-S13-REFERENCE-CODE:
+/// five 503s are a result unknown, queried; A-429-REFERENCE-CODE: five 429s are not
+/// accepted, the order refused for now): the same properties judge both readings.
+fn outage_other_readings(policy: &Policy) -> Preset {
+    let mut preset = outage_preset(policy);
+    for c in &mut preset.config.clients {
+        c.readings = payhub_sim::Readings::other();
+    }
+    preset.config.name = OUTAGE_OTHER_READINGS_PRESET.into();
+    Preset {
+        name: OUTAGE_OTHER_READINGS_PRESET,
+        about: "S10, S13 read the other way (after_503=result_unknown, after_429=not_accepted): one server pays an order while the merchant is rate-limited and the channel paused.",
+        ..preset
+    }
+}
 
 /// S10, S13 for the reference client: it pays an order while the merchant is rate-limited
 /// (429, Retry-After) and the channel is paused (503) for a while; jitter is drawn.

@@ -231,7 +231,7 @@ pub fn platform_presets() -> Vec<Preset> {
                 request: req::create("K", "ORDER-1", 10000, "USD", 'A').into(),
             }],
             horizon: Millis::mins(30),
-            exercises: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::FirstExecution201, Rule::IdempotencyConflict, Rule::CardNotCompared, Rule::CardReplayNotCharged, Rule::OneBusinessEffect],
+            exercises: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::FirstExecution201, Rule::IdempotencyConflict, Rule::CardNotCompared, Rule::CardReplayNotCharged, Rule::OneBusinessEffect, Rule::OneBilling],
             reaches: Reaches::of(&[
                 "reach:replay-answered-200",
                 "reach:409-idempotency-conflict",
@@ -526,7 +526,7 @@ mod client_rate;
 mod edges;
 mod scope;
 pub(crate) use client::pay;
-pub use client::{OUTAGE_PRESET, client_presets, client_world};
+pub use client::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, client_presets, client_world};
 pub use client_rate::TWO_SERVERS_RATE_PRESET;
 use edges::edge_presets;
 pub use edges::{EDGE_PRESETS, key_edges};

@@ -350,7 +350,7 @@ fn judge_refund_query(
     }
 }
 
-/// Every answer, whoever waits for it: 429 with Retry-After (RATE-01), 503 only as
+/// Every answer, whoever waits for it: 503 only as
 /// temporarily_unavailable and no other 5xx (RATE-05), attempt_count as stored.
 pub(super) fn judge_any_answer(
     id: RequestId,
@@ -359,10 +359,15 @@ pub(super) fn judge_any_answer(
     found: &mut dyn FnMut(Slot, Misanswer),
 ) {
     let miss = || Misanswer::of(Some(id), response);
-    if response.status == 429 && response.retry_after_s.is_none_or(|s| s == 0) {
-        found(Slot::RetryAfter, miss());
-    }
     let paused = response.error_code() == Some(ErrorCode::TemporarilyUnavailable);
+    // RATE-04: "响应不说明内部原因" (the response does not state the internal reason): a
+    // 503 says temporarily_unavailable and retryable, nothing of what is paused.
+    if let ResponseBody::Error { error } = &response.body
+        && paused
+        && (error.field.is_some() || error.related_resource_id.is_some())
+    {
+        found(Slot::PauseReason, miss());
+    }
     let only_503 = if paused {
         response.status == 503
     } else {

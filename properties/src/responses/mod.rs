@@ -114,16 +114,16 @@ pub const FIRST_EXECUTION_201_REPLAY_200: Property = Property {
     }),
 };
 
-/// RATE-01: a 429 says when to retry.
-pub const RATE_LIMIT_CARRIES_RETRY_AFTER: Property = Property {
-    name: "rate-limit-carries-retry-after",
-    rules: &[Rule::RateLimited],
-    about: "Every 429 rate_limited carries a Retry-After of at least one second.",
+/// RATE-04: S13's "the response does not state the internal reason".
+pub const PAUSE_STATES_NO_REASON: Property = Property {
+    name: "pause-answer-states-no-reason",
+    rules: &[Rule::ChannelPaused],
+    about: "A 503 temporarily_unavailable carries its code and retryable only: no error.field and no related_resource_id, nothing of why or where the channel is paused (S13: the response does not state the internal reason).",
     needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         explain(
-            &f.responses.retry_after_missing,
-            "a 429 without Retry-After",
+            &f.responses.pause_reason_stated,
+            "a 503 temporarily_unavailable that states more than its code",
         )
     }),
 };

@@ -125,7 +125,10 @@ impl Subject {
             Subject::Platform(m) => {
                 matches!(m, Mutant::VerificationStalls | Mutant::ManualReviewAtOnce)
             }
-            Subject::Parameter(m) => m == ParameterMutant::ManualReviewRequery48h,
+            Subject::Parameter(m) => matches!(
+                m,
+                ParameterMutant::ManualReviewRequery48h | ParameterMutant::SyncWait90s
+            ),
             Subject::Client(p) => p.is_detail(),
             Subject::Judge(_) => true,
         }

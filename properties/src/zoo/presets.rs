@@ -2,8 +2,9 @@
 //! bugs no general preset reaches.
 
 use crate::presets::{
-    EDGE_PRESETS, NO_FAULTS, OUTAGE_PRESET, PAY_1, Preset, Reaches, Step, TWO_SERVERS_RATE_PRESET,
-    base, checker_params, client_presets, client_world, paid, pay, platform_presets,
+    EDGE_PRESETS, NO_FAULTS, OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, PAY_1, Preset, Reaches,
+    Step, TWO_SERVERS_RATE_PRESET, base, checker_params, client_presets, client_world, paid, pay,
+    platform_presets,
 };
 use payhub_model::client::{Command, Policy};
 use payhub_model::harness::{M1_TEST_READ_ONLY, req};
@@ -48,9 +49,15 @@ pub fn platform_order() -> Vec<Preset> {
 /// ([`zoo_detail_client_presets`]) after every other, so that each bug is still caught
 /// where it was caught before they existed.
 pub fn client_order(policy: &Policy) -> Vec<Preset> {
-    let (outage, mut all): (Vec<Preset>, Vec<Preset>) = client_presets(policy)
-        .into_iter()
-        .partition(|p| [OUTAGE_PRESET, TWO_SERVERS_RATE_PRESET].contains(&p.name));
+    let (outage, mut all): (Vec<Preset>, Vec<Preset>) =
+        client_presets(policy).into_iter().partition(|p| {
+            [
+                OUTAGE_PRESET,
+                OUTAGE_OTHER_READINGS_PRESET,
+                TWO_SERVERS_RATE_PRESET,
+            ]
+            .contains(&p.name)
+        });
     all.extend(zoo_client_presets(policy));
     let mut all = slow_last(all);
     all.extend(outage);
@@ -179,6 +186,15 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         ],
         sends(2),
     );
+    // A declined Payment, the platform's fee rate changed, then a card retry (ATTEMPT-06).
+    let fee = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve],
+        ..base(
+            "zoo-fee-snapshot",
+            vec![(0, req::confirm("K2", PAY_1, 'B'))],
+            sends(1),
+        )
+    };
     let query = base("zoo-query", vec![(0, req::get(PAY_1))], sends(1));
     let refund_query = base(
         "zoo-refund-query",
@@ -268,6 +284,21 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
             paid("K0", AcquirerDecision::Approve),
             Millis::mins(30),
         ),
+        {
+            let mut fee_preset = preset(
+                "zoo-fee-snapshot",
+                "ATTEMPT-06: a declined Payment, the platform's fee rate changed to 350 bps, then a card retry.",
+                fee,
+                paid("K0", AcquirerDecision::Decline),
+                Millis::mins(30),
+            );
+            fee_preset
+                .setup
+                .push(payhub_sim::Choice::Control(Control::SetFeeRate {
+                    bps: 350,
+                }));
+            fee_preset
+        },
         preset(
             "zoo-query",
             "QUERY-04: a GET of a payment whose charge is unanswered.",
@@ -463,7 +494,28 @@ pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
         immediate_inbox: true,
         ..client_world(PAUSED_PRESET, policy, 1, vec![pay(0, "ORDER-1")], NO_FAULTS)
     };
+    // Declined, possibly after the synchronous wait: the 202 starts the schedule and the
+    // failed Payment, by webhook or by a query, must end it (SCHED-01).
+    let declined = WorldConfig {
+        decisions: vec![AcquirerDecision::Decline],
+        ..client_world(
+            "zoo-client-late-decline",
+            policy,
+            1,
+            vec![pay(0, "ORDER-1")],
+            NO_FAULTS,
+        )
+    };
     vec![
+        Preset {
+            name: "zoo-client-late-decline",
+            about: "SCHED-01: one order declined, the decline possibly after the synchronous wait's 202; the failed Payment ends the query schedule.",
+            config: declined,
+            setup: Vec::new(),
+            horizon: Millis::secs(45),
+            exercises: &[],
+            reaches: Reaches::NONE,
+        },
         Preset {
             name: "zoo-client-refund",
             about: "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",

@@ -212,6 +212,7 @@ fn payment_in(
                 attempts: attempts.iter().map(|a| AttemptId(*a)).collect(),
                 failure_attempt: None,
                 version: 2,
+                fee_rate_bps: 290,
             },
         },
     )

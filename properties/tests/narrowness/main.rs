@@ -103,10 +103,11 @@
 //! | `idempotency-conflict-iff-parameters-differ` | waiter_answered_against_its_parameters (found: fixed) |
 //! | `same-key-never-new-business` | waiter_answered_as_new_business (found: fixed) |
 //! | `answers-name-the-requested-payment` | waiter_answered_about_another_payment (found: fixed) |
+//! | `payments-keep-their-fee-snapshot` | sync_fee_pause::fee_rate_of_a_card_retry_against_the_snapshot |
 //! | `answers-show-the-current-state` | replay_and_waiter_show_the_state_at_answer_time |
 //! | `first-execution-201-replay-200` | first_execution_answered_in_its_own_step_or_later (found: fixed) |
-//! | `rate-limit-carries-retry-after` | rate_limit_on_every_endpoint |
 //! | `only-5xx-is-503-temporarily-unavailable` | five_hundreds_on_every_endpoint_to_anyone |
+//! | `pause-answer-states-no-reason` | sync_fee_pause::paused_answers_that_state_a_field_or_a_resource |
 //! | `invalid-key-answered-400-idempotency-key` | invalid_key_on_every_keyed_endpoint |
 //! | `unknown-objects-and-routes-answered-404-405` | unknown_objects_on_every_endpoint_that_names_one (found: fixed) |
 //! | `conflicts-name-the-related-resource` | refund_no_conflict_names_the_refund_of_its_number (found: fixed), order_no_conflict_only_with_a_payment_holding_the_number (found: fixed) |
@@ -122,6 +123,7 @@
 //! | `client-waits-the-contract-timeouts` | cadence_client::timeouts_of_confirms_and_of_every_query |
 //! | `client-queries-until-24-hours` | cadence_client::schedule_ends_only_after_its_late_steps (found: fixed) |
 //! | `client-stops-querying-at-a-final-status` | cadence_client::no_query_after_a_final_status_by_id_or_by_order_number (found: fixed) |
+//! | `platform-answers-202-after-about-15-seconds` | sync_fee_pause::a_202_after_the_wait_at_once_late_or_about_15_seconds |
 //! | `platform-verifies-unknown-results-within-its-window` | cadence_client::verification_late_after_the_charge_or_after_a_query |
 //! | `platform-requeries-manual-review-every-24-hours` | cadence_client::manual_review_requeries_on_every_day |
 //! | `platform-goes-to-manual-review-after-its-automatic-queries` | cadence_client::manual_review_after_the_latest_attempt_s_own_queries |
@@ -176,6 +178,7 @@ use payhub_properties::property;
 
 mod cadence_client;
 mod safety_responses;
+mod sync_fee_pause;
 
 const M: MerchantId = MerchantId(1);
 const ENV: Environment = Environment::Test;
@@ -238,6 +241,7 @@ fn payment(status: PaymentStatus, attempts: &[u32], failure: Option<u32>) -> Eve
             attempts: attempts.iter().map(|a| AttemptId(*a)).collect(),
             failure_attempt: failure.map(AttemptId),
             version: 1 + attempts.len() as u32,
+            fee_rate_bps: 290,
         },
     })
 }
@@ -542,6 +546,7 @@ fn stored_as(
             attempts: vec![AttemptId(id.0)],
             failure_attempt: None,
             version: 2,
+            fee_rate_bps: 290,
         },
     })
 }
@@ -859,30 +864,6 @@ fn leaves(request: &ApiRequest, response: ApiResponse, routed: bool) -> Event {
     })
 }
 
-/// RATE-01: every 429 carries Retry-After: on every endpoint, queries included, to a
-/// waiter (answered after its own step) and to nobody (a client gone).
-#[test]
-fn rate_limit_on_every_endpoint() {
-    let name = "rate-limit-carries-retry-after";
-    let limited = |retry_after_s| ApiResponse {
-        retry_after_s,
-        ..ApiResponse::error(ApiError::new(ErrorCode::RateLimited))
-    };
-    let mut requests = keyed_requests("k1");
-    requests.extend([
-        req::get(PAY),
-        req::get_refund(RefundId(1)),
-        req::by_order("ORDER-1"),
-    ]);
-    for request in requests {
-        for routed in [true, false] {
-            holds(name, &[leaves(&request, limited(Some(2)), routed)]);
-            violated(name, &[leaves(&request, limited(None), routed)]);
-            violated(name, &[leaves(&request, limited(Some(0)), routed)]);
-        }
-    }
-}
-
 /// KEY-01..KEY-07 and the property's name: on every endpoint that needs a key (create,
 /// confirm, cancel, checkout session, refund), a missing, empty or 256-character key is
 /// 400 with error.field = Idempotency-Key; 1 and 255 characters (multi-byte counted as
@@ -937,6 +918,7 @@ fn the_table_names_every_property() {
         include_str!("safety_responses/responses.rs"),
         include_str!("safety_responses/branches.rs"),
         include_str!("cadence_client.rs"),
+        include_str!("sync_fee_pause.rs"),
     ]
     .concat();
     let rows: Vec<(&str, &str)> = table

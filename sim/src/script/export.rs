@@ -239,6 +239,15 @@ fn write_settings(s: &mut String, config: &WorldConfig, nodes: &Nodes, about: &s
     }
     settings.extend(param_settings(&config.params, &defaults));
     let _ = writeln!(s, "use {}", settings.join(" "));
+    // A script's client servers share one reading of each contradiction.
+    if let Some(r) = config
+        .clients
+        .first()
+        .map(|c| c.readings)
+        .filter(|r| *r != crate::config::Readings::default())
+    {
+        let _ = writeln!(s, "use client {}", r.notation());
+    }
     for node in nodes.0.keys() {
         let mut line = format!(
             "server {} node={node} key={}",
@@ -352,11 +361,6 @@ fn param_settings(p: &PlatformParams, d: &PlatformParams) -> Vec<String> {
         }
     };
     num("attempts_max", p.attempts_max.into(), d.attempts_max.into());
-    num(
-        "retry_after",
-        p.retry_after_s.into(),
-        d.retry_after_s.into(),
-    );
     num("key_len_max", p.key_len_max as u64, d.key_len_max as u64);
     num(
         "webhook_redeliveries_max",
@@ -365,5 +369,19 @@ fn param_settings(p: &PlatformParams, d: &PlatformParams) -> Vec<String> {
     );
     num("fee_rate_bps", p.fee_rate_bps.into(), d.fee_rate_bps.into());
     num("ids_from", p.ids_from.into(), d.ids_from.into());
+    // A-MANUAL-REVIEW-END: `never` is the model's.
+    if let Some(until) = p
+        .manual_review_until
+        .filter(|_| p.manual_review_until != d.manual_review_until)
+    {
+        out.push(format!("manual_review_until={until}"));
+    }
+    // A-RETRY-AFTER-429: `absent` is the reading without the header.
+    if p.retry_after_s != d.retry_after_s {
+        out.push(match p.retry_after_s {
+            Some(s) => format!("retry_after={s}"),
+            None => "retry_after=absent".to_owned(),
+        });
+    }
     out
 }

@@ -36,6 +36,7 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
         manual: false,
         judge_wire: false,
         immediate_inbox: false,
+        readings: Default::default(),
         jitter: false,
         servers: Vec::new(),
         declared: false,
@@ -130,6 +131,8 @@ pub(super) struct Parser {
     pub(super) params: PlatformParams,
     pub(super) manual: bool,
     pub(super) immediate_inbox: bool,
+    /// The client servers' readings of the contract's contradictions (`use client …`).
+    pub(super) readings: crate::config::Readings,
     pub(super) jitter: bool,
     pub(super) judge_wire: bool,
     pub(super) servers: Vec<Server>,
@@ -331,6 +334,7 @@ impl Parser {
                     api_key: s.api_key,
                     policy: crate::worlds::parse_policy(p).expect("checked when parsed"),
                     db: s.db,
+                    readings: self.readings,
                 })
             })
             .collect();

@@ -45,6 +45,10 @@ const RESERVED: &[&str] = &[
 
 impl Parser {
     pub(super) fn use_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+        if cur.peek_word().as_deref() == Some("client") {
+            cur.word();
+            return self.use_client(cur);
+        }
         let pairs = cur.pairs()?;
         if pairs.is_empty() {
             return err(cur.col(), "'use' needs settings (use platform=reference)");
@@ -60,6 +64,42 @@ impl Parser {
                         PARAM_NAMES.join(", ")
                     ),
                 );
+            }
+        }
+        Ok(())
+    }
+
+    /// `use client after_503=not_accepted|result_unknown after_429=…`: the client servers'
+    /// readings of the contract's contradictions (A-S13-REFERENCE-CODE,
+    /// A-429-REFERENCE-CODE).
+    fn use_client(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+        let pairs = cur.pairs()?;
+        if pairs.is_empty() {
+            return err(
+                cur.col(),
+                "'use client' needs a reading (use client after_503=result_unknown)",
+            );
+        }
+        for (name, value, col) in pairs {
+            let reading = match value.as_str() {
+                "not_accepted" => payhub_model::client::After503::NotAccepted,
+                "result_unknown" => payhub_model::client::After503::ResultUnknown,
+                _ => {
+                    return err(
+                        col,
+                        format!("{name}=not_accepted or result_unknown, not '{value}'"),
+                    );
+                }
+            };
+            match name.as_str() {
+                "after_503" => self.readings.after_503 = reading,
+                "after_429" => self.readings.after_429 = reading,
+                _ => {
+                    return err(
+                        col,
+                        format!("unknown client reading '{name}' (readings: after_503, after_429)"),
+                    );
+                }
             }
         }
         Ok(())
@@ -354,9 +394,21 @@ fn set_param(
         "verify_interval" => params.verify_interval = dur()?,
         "auto_query_window" => params.auto_query_window = dur()?,
         "manual_review_requery" => params.manual_review_requery = dur()?,
+        // A-MANUAL-REVIEW-END: `never` (the model's) or a duration after the charge.
+        "manual_review_until" => {
+            params.manual_review_until = match value {
+                "never" => None,
+                _ => Some(dur()?),
+            }
+        }
         "retry_after" | "retry_after_s" => {
-            params.retry_after_s =
-                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
+            // A-RETRY-AFTER-429: `absent` is the reading without the header.
+            params.retry_after_s = match value {
+                "absent" => None,
+                _ => Some(
+                    u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?,
+                ),
+            }
         }
         "key_len_max" => params.key_len_max = num()? as usize,
         "webhook_redeliveries_max" => params.webhook_redeliveries_max = small(num()?)?,
@@ -387,6 +439,7 @@ pub(crate) const PARAM_NAMES: &[&str] = &[
     "verify_interval",
     "auto_query_window",
     "manual_review_requery",
+    "manual_review_until",
     "retry_after",
     "key_len_max",
     "webhook_redeliveries_max",

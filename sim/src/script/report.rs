@@ -193,7 +193,8 @@ impl<F: EventFold> Report<F> {
             p.verify_interval,
             p.auto_query_window,
             p.manual_review_requery,
-            p.retry_after_s,
+            p.retry_after_s
+                .map_or_else(|| "absent".to_owned(), |s| s.to_string()),
             p.key_len_max,
             p.webhook_redeliveries_max,
             p.webhook_redelivery_delay,

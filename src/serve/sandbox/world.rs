@@ -12,7 +12,7 @@ use payhub_sim::worlds::{self, node_of};
 pub fn world_config(plan: &Plan, webhooks: bool) -> WorldConfig {
     let mut params = PlatformParams::default();
     if let Some(s) = plan.retry_after_s {
-        params.retry_after_s = s;
+        params.retry_after_s = Some(s);
     }
     worlds::edge(params, webhooks)
 }

@@ -180,7 +180,9 @@ impl MerchantServer {
         }
         if view.status.is_terminal() {
             // SCHED-01: stop at a final status, whether a query or a webhook brought it.
-            if self.config.policy.queries_after_final().is_none() {
+            let failed_goes_on = view.status == PaymentStatus::Failed
+                && self.config.policy.queries_after_failed().is_some();
+            if self.config.policy.queries_after_final().is_none() && !failed_goes_on {
                 self.stop_queries(cx, order);
             }
             return;

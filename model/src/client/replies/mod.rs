@@ -32,7 +32,7 @@ pub(super) enum Reply<'a> {
 
 impl Reply<'_> {
     /// RETRY-01: network errors, 429 and 5xx (503 included) are retried with the same key;
-    /// so is the in-flight conflict of S5 and CONC-03, "retry later with the same key", in
+    /// so is the in-flight conflict of S5 and CONC-03, "retry later with the same key" (CONC-04), in
     /// the same loop with the same backoff and tries (A-CLIENT-INFLIGHT-409). S8's
     /// `payment_in_progress` is not retried: its advice is "wait for the result, or query"
     /// (等待结果或查询), see `answers.rs`.

@@ -68,7 +68,8 @@ impl MerchantServer {
         }
     }
 
-    /// QUERY-06: no Payment for the order number: the platform never created one; retry
+    /// QUERY-06: no Payment for the order number (A-NOT-FOUND-IN-FLIGHT: none so far, an
+    /// original request may still be in flight): the platform never created one; retry
     /// the creation with the original key, in case the original request is still in flight.
     fn create_again_with_original_key(&mut self, cx: &mut Cx, order: &str) {
         let rec = cx.order(order);

@@ -60,14 +60,18 @@ impl MerchantServer {
                 && self.config.params.after_503 == After503::NotAccepted
             {
                 return self.not_accepted(cx, order, ErrorCode::TemporarilyUnavailable);
-            } else if let (Op::Submit { order, .. }, Some(seconds), true) =
-                (&op, retry_after, certain)
+            } else if let (Op::Submit { order, .. }, true, true) =
+                (&op, response.is_some_and(|r| r.status == 429), certain)
                 && self.config.params.after_429 == After503::NotAccepted
             {
                 // A-429-REFERENCE-CODE, RATE-01's reading: five 429s executed nothing; a
-                // later payment of the order waits for the last Retry-After (RATE-03).
-                let until = cx.now.after(crate::time::Millis::secs(u64::from(seconds)));
-                self.memory.held_back.insert(op.clone(), until);
+                // later payment of the order waits for the last Retry-After (RATE-03), if
+                // it carried one (A-RETRY-AFTER-429: absent and a date leave it to the
+                // backoff).
+                if let Some(seconds) = retry_after {
+                    let until = cx.now.after(crate::time::Millis::secs(u64::from(seconds)));
+                    self.memory.held_back.insert(op.clone(), until);
+                }
                 return self.not_accepted(cx, order, ErrorCode::RateLimited);
             }
             if let Some(seconds) = retry_after {

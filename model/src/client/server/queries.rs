@@ -132,8 +132,7 @@ impl MerchantServer {
         // (a failed one expiring, a paid one refunded, a requires_action one succeeding
         // after the window) reaches this client only by webhook; if every delivery finds
         // every server of its database down, nothing here catches up.
-        let goes_on = self.config.policy.queries_after_final().is_some();
-        if rec.state().is_settled() && !goes_on {
+        if !self.config.policy.queries_go_on(rec.state()) {
             return false;
         }
         let now = cx.now;

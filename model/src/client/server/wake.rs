@@ -34,8 +34,7 @@ impl MerchantServer {
                 let Some(rec) = cx.db.order(&order) else {
                     return;
                 };
-                let goes_on = self.config.policy.queries_after_final().is_some();
-                if rec.state().is_settled() && !goes_on {
+                if !self.config.policy.queries_go_on(rec.state()) {
                     return;
                 }
                 let sent = self.query_payment(cx, &order, Rule::QuerySchedule);

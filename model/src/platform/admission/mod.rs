@@ -186,11 +186,12 @@ impl Platform {
     /// RATE-01, RATE-02: the limit is the merchant's, whatever key is used; nothing executes.
     /// A-RATE-SCOPE: over every API key, environment, idempotency key and endpoint,
     /// checked right after authentication (A-REFUSAL-ORDER: before the request's own
-    /// refusals but 401 and 403). A-RETRY-AFTER: Retry-After is a parameter.
+    /// refusals but 401 and 403). A-RETRY-AFTER-429: Retry-After is a parameter, its
+    /// absence a reading.
     fn check_rate_limit(&self, merchant: MerchantId) -> Result<(), Admission> {
         if self.rate_limited.contains(&merchant) {
             let mut response = ApiResponse::error(ApiError::new(ErrorCode::RateLimited));
-            response.retry_after_s = Some(self.params.retry_after_s);
+            response.retry_after_s = self.params.retry_after_s;
             return Err(Admission::Answer(response, Rule::RateLimited));
         }
         Ok(())

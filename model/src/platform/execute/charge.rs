@@ -120,6 +120,8 @@ fn ended_reading(state: ChargeState, attempt: AttemptId, unchanged: Reading) -> 
 
 impl Platform {
     /// A create (`created`) or confirm with a card: claim the key, send the charge, wait.
+    /// EFFECT-02 (S6, "一次扣款、一次计费"): one execution, one charge, billed at the
+    /// Payment's one fee-rate snapshot; a replay reaches none of this.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn execute_charge(
         &mut self,
@@ -318,6 +320,14 @@ impl Platform {
             return;
         }
         let (payment, sent_at) = (a.payment, a.sent_at);
+        // A-MANUAL-REVIEW-END: the daily re-query ends only where the parameter says.
+        let ended = self
+            .params
+            .manual_review_until
+            .is_some_and(|d| now > sent_at.after(d));
+        if ended && self.payments[&payment].resolution == ResolutionStatus::ManualReview {
+            return;
+        }
         let p = self.payments.get_mut(&payment).expect("exists");
         // A-CANCEL, A-VERIFY-INTERVAL: while a cancel is pending, re-send the cancel.
         let call = if p.cancel_requested {

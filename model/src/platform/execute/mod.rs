@@ -166,7 +166,8 @@ impl Platform {
         respond(out, id, response, rule);
     }
 
-    /// Writes an idempotency record and its retention timer (RET-01): 7 days from now,
+    /// Writes an idempotency record and its retention timer (RET-01; past it a confirm key
+    /// is judged afresh, A-CONFIRM-RETENTION): 7 days from now,
     /// the record's creation, never extended by a replay (A-RETENTION-START).
     pub(super) fn bind(
         &mut self,
@@ -242,6 +243,14 @@ impl Platform {
             NewOp::Confirm { payment, card } => {
                 // ATTEMPT-02..ATTEMPT-06 were checked at admission; the Payment and its fee
                 // snapshot are kept, only a new attempt is added.
+                let kept = self.payments[&payment].fee_rate_bps;
+                let fee = self.variant.card_retry_fee(kept, self.fee_rate_bps);
+                if fee != kept {
+                    self.payments
+                        .get_mut(&payment)
+                        .expect("admitted")
+                        .fee_rate_bps = fee;
+                }
                 self.execute_charge(now, id, scope, fingerprint, payment, card, false, out);
             }
             NewOp::Cancel { payment } => {
