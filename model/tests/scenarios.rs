@@ -271,15 +271,18 @@ fn s5_conc_03_wait_that_times_out_gives_409_operation_in_progress() {
 // ---- S6 · Same key, repeated sequentially 10 times · AC-014 ---------------------------
 
 #[test]
-fn s6_replay_01_same_key_ten_times_one_payment_one_charge() {
+fn s6_replay_01_effect_02_same_key_ten_times_one_payment_one_charge_one_billing() {
     let mut b = Bench::default();
     let first = b.send(create_k('A'));
     b.upstream(Approve);
     assert_eq!(b.answered(first).status, 201);
+    let billed = payment_of(b.answered(first)).fee_rate_bps;
     for _ in 2..=10 {
         let again = b.send(create_k('A'));
         assert_eq!(b.answered(again).status, 200);
         assert_eq!(payment_of(b.answered(again)).id, PaymentId(1));
+        // One billing: every answer shows the fee of the one execution.
+        assert_eq!(payment_of(b.answered(again)).fee_rate_bps, billed);
         assert_eq!(b.rule_of(again), Some(Rule::ReplayLatestStatus200));
     }
     // Only one Payment, one charge, one billing.
