@@ -1,5 +1,6 @@
 //! The report reads in a minute: the verdict, version, commit and date on the first
-//! screen, under 30 KB for a passing run; an incomplete run says so the one way every
+//! screen, under 40 KB for a passing run (a table row per mutant and per finding, one drawn
+//! counterexample); an incomplete run says so the one way every
 //! command does, with the bound that cut it and the command with every flag.
 
 mod common;
@@ -30,7 +31,7 @@ fn a_passing_verify_writes_a_short_report_whose_first_screen_holds_the_header() 
         "{text}"
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.len() < 30_000, "report.md is {} bytes", md.len());
+    assert!(md.len() < 40_000, "report.md is {} bytes", md.len());
     let screen: String = md.lines().take(20).collect::<Vec<_>>().join("\n");
     for needle in [
         "**Verdict: all hold**",
