@@ -10,14 +10,19 @@ use common::{bin, code, run, stdout};
 use std::io::{BufRead, Read, Write};
 
 /// Words an output may hold that look like Rust names: product and font names, and the
-/// contract's own reference code (`AbortSignal.timeout(20_000)`), quoted.
+/// contract's own reference code (`AbortSignal.timeout(20_000)`, `Number(raw)`, `NaN`),
+/// quoted.
 const ALLOWED: &[&str] = &[
     "PayHub",
     "GitHub",
     "DejaVu",
+    "PingFang",
+    "YaHei",
     "JUnit",
     "JavaScript",
     "AbortSignal",
+    "Number",
+    "NaN",
 ];
 
 /// The first Rust-looking names in `text`: a CamelCase word of two or more humps

@@ -210,7 +210,7 @@ pub fn sync_wait_window() -> (Millis, Millis) {
 pub const PLATFORM_202_AFTER_SYNC_WAIT: Property = Property {
     name: "platform-answers-202-after-about-15-seconds",
     rules: &[Rule::SyncWait],
-    about: "A create or confirm the platform answers 202 because the upstream did not answer within its synchronous wait is answered about 15 s after its step sent the charge (within Contract::SYNC_WAIT_TOLERANCE, A-SYNC-WAIT-ABOUT): never at once, never at or past the client's 20 s (TIMEOUT-01).",
+    about: "A create or confirm the platform answers 202 because the upstream did not answer within its synchronous wait is answered about 15 s after its step sent the charge (within 3 s of it, A-SYNC-WAIT-ABOUT): never at once, never at or past the client's 20 s (TIMEOUT-01).",
     needs: PLATFORM,
     predicate: Predicate::Always(|f| {
         let off = f.cadence.sync_wait_off.as_ref()?;
