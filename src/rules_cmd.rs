@@ -123,7 +123,7 @@ fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
                 in_part: r.judged_in_part().filter(|_| !properties.is_empty()),
                 reason: properties.is_empty().then(|| {
                     unjudged.map_or(
-                        "no reason recorded in the catalogue (model/src/rules.rs)",
+                        "no reason recorded in the catalogue (model/src/rules/mod.rs)",
                         |u| u.why,
                     )
                 }),

@@ -73,7 +73,7 @@ fn every_implemented_rule_is_cited_by_the_model_and_carried_by_a_test_name() {
         let text = fs::read_to_string(file).expect("readable source");
         tests.extend(test_names(&text));
         let in_model = file.starts_with(root.join("model/src"));
-        if in_model && !file.ends_with("model/src/rules.rs") {
+        if in_model && !file.starts_with(root.join("model/src/rules")) {
             model_source.push_str(&text);
         }
     }

@@ -38,7 +38,8 @@ pub fn coverage_reason(rule: Rule) -> Option<String> {
         Some(u) => format!("{}; checked by {}", u.why, u.checked_by.join(", ")),
         None => match rule.enforcer() {
             Enforcer::Wording => "wording shown to a payer or operator: no reason recorded".into(),
-            _ => "no property and no reason recorded in the catalogue (model/src/rules.rs)".into(),
+            _ => "no property and no reason recorded in the catalogue (model/src/rules/mod.rs)"
+                .into(),
         },
     })
 }

@@ -150,7 +150,7 @@ fn wire_violation(report: &Report) -> Option<payhub_sim::driver::Violation> {
         })
 }
 
-/// The rule IDs a property cites (`model/src/rules.rs`), as `check` and `verify` print them.
+/// The rule IDs a property cites (`model/src/rules/mod.rs`), as `check` and `verify` print them.
 pub fn rules_of(property: &str) -> Vec<&'static str> {
     PROPERTIES
         .iter()

@@ -223,7 +223,7 @@ impl Journal {
                 if !theirs {
                     return Err(refuse(
                         field,
-                        format!("{p} is not a Payment of order {order} in this session"),
+                        format!("{p} is not a Payment of order {order} in this sandbox"),
                     ));
                 }
             }

@@ -53,7 +53,7 @@ fn not_judged(verdicts: &[Verdict]) -> String {
 }
 
 /// What the contract asks, for each of a violation's rules: its sentence from the rule
-/// catalogue (`model/src/rules.rs`, what `check-log --format html` quotes), in English
+/// catalogue (`model/src/rules/mod.rs`, what `check-log --format html` quotes), in English
 /// and in the Chinese original (authoritative): `[{"id","asks","original"}]`.
 pub fn contract_of(rules: &[&str]) -> serde_json::Value {
     let each: Vec<_> = rules
