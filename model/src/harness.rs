@@ -17,53 +17,15 @@
 
 use crate::acquirer::{Acquirer, AcquirerDecision, UpstreamCall, UpstreamReply};
 use crate::api::{ApiError, ApiResponse, ErrorCode};
+use crate::api_keys::default_api_keys;
 use crate::branch::Branch;
-use crate::ids::{ApiKeyId, AttemptId, Environment, EventId, MerchantId, RequestId};
+use crate::ids::{AttemptId, EventId, RequestId};
 use crate::params::PlatformParams;
-use crate::platform::{
-    ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, WebhookEvent,
-};
+use crate::platform::{Control, Platform, PlatformInput, PlatformOutput, StepError, WebhookEvent};
 use crate::rules::Rule;
 use crate::time::Millis;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
-
-/// `ak_1`: merchant 1, test.
-pub const M1_TEST: ApiKeyId = ApiKeyId(1);
-/// `ak_2`: merchant 1, live.
-pub const M1_LIVE: ApiKeyId = ApiKeyId(2);
-/// `ak_3`: merchant 2, test.
-pub const M2_TEST: ApiKeyId = ApiKeyId(3);
-/// `ak_4`: merchant 1, test, read-only (403 on POST).
-pub const M1_TEST_READ_ONLY: ApiKeyId = ApiKeyId(4);
-/// `ak_5`: merchant 1, test: not issued until a test rotates to it.
-pub const M1_TEST_ROTATED: ApiKeyId = ApiKeyId(5);
-
-/// The API keys every bench starts with.
-pub fn default_api_keys() -> Vec<ApiKeySpec> {
-    let key = |id, merchant, environment, read_only| ApiKeySpec {
-        id,
-        merchant: MerchantId(merchant),
-        environment,
-        read_only,
-    };
-    vec![
-        key(M1_TEST, 1, Environment::Test, false),
-        key(M1_LIVE, 1, Environment::Live, false),
-        key(M2_TEST, 2, Environment::Test, false),
-        key(M1_TEST_READ_ONLY, 1, Environment::Test, true),
-    ]
-}
-
-/// The rotated key of [`M1_TEST_ROTATED`], for `Control::IssueApiKey`.
-pub fn rotated_key_spec() -> ApiKeySpec {
-    ApiKeySpec {
-        id: M1_TEST_ROTATED,
-        merchant: MerchantId(1),
-        environment: Environment::Test,
-        read_only: false,
-    }
-}
 
 /// What the network does to the platform's answer to one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -312,147 +274,4 @@ impl Bench {
 /// What a gateway answers when it fails: `500 {"error":{"code":"internal_error","retryable":true}}`.
 fn internal_error() -> ApiResponse {
     ApiResponse::error(ApiError::new(ErrorCode::InternalError))
-}
-
-/// Request builders that read like the contract's request lines.
-pub mod req {
-    use crate::api::*;
-    use crate::ids::{ApiKeyId, Card, PaymentId, RefundId};
-    use crate::text::Text;
-
-    use super::M1_TEST;
-
-    fn key(k: &str) -> Option<Text> {
-        Some(k.into())
-    }
-
-    /// `POST /v1/payments  Idempotency-Key: K  {"merchant_order_no":…,"amount":…,"currency":…}` with a card.
-    pub fn create(k: &str, order: &str, amount: i64, currency: &str, card: char) -> ApiRequest {
-        create_as(M1_TEST, k, order, amount, currency, Some(card))
-    }
-
-    /// Create payment with any API key, optionally without a card.
-    pub fn create_as(
-        api_key: ApiKeyId,
-        k: &str,
-        order: &str,
-        amount: i64,
-        currency: &str,
-        card: Option<char>,
-    ) -> ApiRequest {
-        ApiRequest {
-            api_key,
-            idempotency_key: key(k),
-            endpoint: Endpoint::CreatePayment {
-                body: Json::Parsed(CreatePaymentBody {
-                    merchant_order_no: Some(order.into()),
-                    amount: Some(amount),
-                    currency: Some(currency.into()),
-                    card: card.map(Card),
-                }),
-            },
-        }
-    }
-
-    /// `POST /v1/payments/{id}/confirm  Idempotency-Key: K` with a card.
-    pub fn confirm(k: &str, payment: PaymentId, card: char) -> ApiRequest {
-        ApiRequest {
-            api_key: M1_TEST,
-            idempotency_key: key(k),
-            endpoint: Endpoint::ConfirmPayment {
-                payment_id: payment,
-                body: Json::Parsed(ConfirmBody {
-                    card: Some(Card(card)),
-                }),
-            },
-        }
-    }
-
-    /// `POST /v1/payments/{id}/cancel  Idempotency-Key: K`.
-    pub fn cancel(k: &str, payment: PaymentId) -> ApiRequest {
-        ApiRequest {
-            api_key: M1_TEST,
-            idempotency_key: key(k),
-            endpoint: Endpoint::CancelPayment {
-                payment_id: payment,
-            },
-        }
-    }
-
-    /// `POST /v1/checkout/sessions  Idempotency-Key: K`.
-    pub fn session(k: &str, order: &str, amount: i64, currency: &str) -> ApiRequest {
-        ApiRequest {
-            api_key: M1_TEST,
-            idempotency_key: key(k),
-            endpoint: Endpoint::CreateCheckoutSession {
-                body: Json::Parsed(SessionBody {
-                    merchant_order_no: Some(order.into()),
-                    amount: Some(amount),
-                    currency: Some(currency.into()),
-                }),
-            },
-        }
-    }
-
-    /// `POST /v1/refunds  Idempotency-Key: K`.
-    pub fn refund(k: &str, payment: PaymentId, refund_no: &str, amount: i64) -> ApiRequest {
-        ApiRequest {
-            api_key: M1_TEST,
-            idempotency_key: key(k),
-            endpoint: Endpoint::CreateRefund {
-                body: Json::Parsed(RefundBody {
-                    payment_id: Some(payment),
-                    merchant_refund_no: Some(refund_no.into()),
-                    amount: Some(amount),
-                }),
-            },
-        }
-    }
-
-    /// `GET /v1/payments/{id}`.
-    pub fn get(payment: PaymentId) -> ApiRequest {
-        query(Endpoint::GetPayment {
-            payment_id: payment,
-        })
-    }
-
-    /// `GET /v1/payments?merchant_order_no=…`.
-    pub fn by_order(order: &str) -> ApiRequest {
-        query(Endpoint::ListPayments {
-            merchant_order_no: order.into(),
-        })
-    }
-
-    /// `GET /v1/refunds/{id}`.
-    pub fn get_refund(refund: RefundId) -> ApiRequest {
-        query(Endpoint::GetRefund { refund_id: refund })
-    }
-
-    /// `GET /v1/refunds?merchant_refund_no=…`.
-    pub fn by_refund_no(refund_no: &str) -> ApiRequest {
-        query(Endpoint::ListRefundsByNo {
-            merchant_refund_no: refund_no.into(),
-        })
-    }
-
-    /// A GET with merchant 1's test key and no Idempotency-Key.
-    pub fn query(endpoint: Endpoint) -> ApiRequest {
-        ApiRequest {
-            api_key: M1_TEST,
-            idempotency_key: None,
-            endpoint,
-        }
-    }
-
-    /// The same request with another API key.
-    pub fn with_api_key(mut r: ApiRequest, api_key: ApiKeyId) -> ApiRequest {
-        r.api_key = api_key;
-        r
-    }
-
-    /// The same request with another Idempotency-Key header (None: no header).
-    pub fn with_key(mut r: ApiRequest, k: Option<&str>) -> ApiRequest {
-        r.idempotency_key = k.map(Text::from);
-        r
-    }
 }

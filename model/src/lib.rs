@@ -38,6 +38,8 @@ pub mod client;
 pub mod contract;
 pub mod cow;
 pub mod event;
+/// A hand-driven bench for tests (the feature `harness`, on for the workspace's tests only).
+#[cfg(any(test, feature = "harness"))]
 pub mod harness;
 pub mod ids;
 pub mod mutants;
@@ -59,6 +61,7 @@ pub use cow::{CowMap, CowSet, Shared};
 pub use ids::*;
 pub use mutants::{Mutant, ParameterMutant};
 pub use params::PlatformParams;
+pub use platform::api_keys;
 pub use platform::{
     ApiKeySpec, Control, Platform, PlatformInput, PlatformOutput, StepError, Timer, Variant,
     WebhookEvent, WebhookObject,

@@ -6,8 +6,8 @@
 mod client_bench;
 
 use client_bench::{ClientBench, Fate, Sent};
+use payhub_model::api::req;
 use payhub_model::client::*;
-use payhub_model::harness::req;
 use payhub_model::*;
 
 const ORDER: &str = "ORDER-001";

@@ -6,9 +6,10 @@
 mod client_bench;
 
 use client_bench::{ClientBench, Fate, Sent};
+use payhub_model::api::req;
+use payhub_model::api_keys::M1_TEST;
 use payhub_model::client::solo::{self, Solo, only_send, sends};
 use payhub_model::client::*;
-use payhub_model::harness::{M1_TEST, req};
 use payhub_model::*;
 
 const ORDER: &str = "ORDER-001";

@@ -2,7 +2,8 @@
 //! the same inputs produce the same outputs in the same order and the same state, byte
 //! for byte.
 
-use payhub_model::harness::{Bench, req};
+use payhub_model::api::req;
+use payhub_model::harness::Bench;
 use payhub_model::*;
 use std::path::Path;
 
@@ -129,7 +130,7 @@ fn no_hash_collections_anywhere_in_the_model() {
 #[test]
 fn every_input_control_and_timer_serializes_to_json() {
     use payhub_model::acquirer::{ChargeState, UpstreamReply};
-    use payhub_model::harness::rotated_key_spec;
+    use payhub_model::api_keys::rotated_key_spec;
     use payhub_model::platform::{Route, Scope};
     let controls = vec![
         Control::IssueApiKey(rotated_key_spec()),

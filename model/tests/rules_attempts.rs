@@ -4,7 +4,9 @@
 mod common;
 
 use common::*;
-use payhub_model::harness::{Bench, M1_TEST, req};
+use payhub_model::api::req;
+use payhub_model::api_keys::M1_TEST;
+use payhub_model::harness::Bench;
 use payhub_model::*;
 
 use AcquirerDecision::{Approve, Decline, Fail};

@@ -7,7 +7,10 @@
 mod common;
 
 use common::*;
-use payhub_model::harness::{Bench, M1_TEST, M1_TEST_READ_ONLY, req};
+use payhub_model::api::req;
+use payhub_model::api_keys;
+use payhub_model::api_keys::{M1_TEST, M1_TEST_READ_ONLY};
+use payhub_model::harness::Bench;
 use payhub_model::*;
 
 use AcquirerDecision::{Approve, Decline};
@@ -205,7 +208,7 @@ fn reject_01_unknown_payment_id_is_404_on_every_endpoint_then_same_key_executes(
 fn reject_01_another_merchants_payment_is_404_not_a_leak() {
     let mut b = Bench::default();
     let pay = paid(&mut b, "K", "ORDER-001");
-    for key in [harness::M2_TEST, harness::M1_LIVE] {
+    for key in [api_keys::M2_TEST, api_keys::M1_LIVE] {
         let get = call(&mut b, req::with_api_key(req::get(pay), key));
         assert_error(&get, 404, ErrorCode::ResourceMissing);
         let before = effects(&b);

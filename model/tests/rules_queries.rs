@@ -4,7 +4,10 @@
 mod common;
 
 use common::*;
-use payhub_model::harness::{Bench, M1_LIVE, M2_TEST, req};
+use payhub_model::api::req;
+use payhub_model::api_keys;
+use payhub_model::api_keys::{M1_LIVE, M2_TEST};
+use payhub_model::harness::Bench;
 use payhub_model::*;
 use std::collections::BTreeMap;
 
@@ -253,7 +256,7 @@ fn res_06_terminal_statuses_are_known_and_failed_names_the_latest_attempt() {
     call(&mut b, req::cancel("K5", canceled));
     let expired = call(
         &mut b,
-        req::create_as(harness::M1_TEST, "K6", "ORDER-004", 100, "USD", None),
+        req::create_as(api_keys::M1_TEST, "K6", "ORDER-004", 100, "USD", None),
     );
     let expired = payment_of(&expired).id;
     let view = |b: &mut Bench, id| payment_of(&call(b, req::get(id)));
@@ -424,7 +427,7 @@ fn webhook_01_versions_strictly_increase_and_one_version_is_one_view() {
     call(&mut b, req::cancel("K6", p3));
     let p4 = call(
         &mut b,
-        req::create_as(harness::M1_TEST, "K7", "ORDER-004", 100, "USD", None),
+        req::create_as(api_keys::M1_TEST, "K7", "ORDER-004", 100, "USD", None),
     );
     let p4 = payment_of(&p4).id;
     b.advance(Millis::days(1)); // expiries, and every webhook re-delivery

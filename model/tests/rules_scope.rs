@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
-use payhub_model::harness::{
-    Bench, M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, req, rotated_key_spec,
-};
+use payhub_model::api::req;
+use payhub_model::api_keys::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, rotated_key_spec};
+use payhub_model::harness::Bench;
 use payhub_model::platform::Route;
 use payhub_model::*;
 

@@ -6,7 +6,8 @@
 mod common;
 
 use common::*;
-use payhub_model::harness::{Bench, req};
+use payhub_model::api::req;
+use payhub_model::harness::Bench;
 use payhub_model::*;
 
 use AcquirerDecision::{Approve, Decline, Fail};

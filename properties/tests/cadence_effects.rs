@@ -2,9 +2,9 @@
 //! event stream that plants exactly the case its name covers (and the contract's own
 //! case next to it, which must hold), judged from the events alone.
 
+use payhub_model::api::req;
 use payhub_model::client::{Decision, Handle, ObjectState, PayerMessage, Subject};
 use payhub_model::event::{Event, StoredAttempt, StoredOrder, StoredPayment, SubmissionRef, What};
-use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::*;
 use payhub_properties::{Facts, Property, property};

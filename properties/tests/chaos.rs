@@ -24,8 +24,8 @@
 mod common;
 
 use common::requests::{Amount, Currency, Ep};
-use payhub_model::harness::M1_TEST_ROTATED;
-use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST, rotated_key_spec};
+use payhub_model::api_keys::M1_TEST_ROTATED;
+use payhub_model::api_keys::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiRequest, Control, ErrorCode, MerchantId, Millis,
 };

@@ -4,8 +4,8 @@
 //! own answers to the same requests hold. The streams are written by hand, event by
 //! event, with no world and no platform behind them: the properties judge what was seen.
 
+use payhub_model::api::req;
 use payhub_model::event::{Event, Handling, Route, ScopeKey, StoredPayment, What};
-use payhub_model::harness::req;
 use payhub_model::{
     ApiError, ApiRequest, ApiResponse, AttemptId, Endpoint, Environment, ErrorCode, EventId,
     Failure, FailureCode, Field, MerchantId, Method, Millis, PaymentId, PaymentStatus, PaymentView,

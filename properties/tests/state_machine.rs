@@ -32,7 +32,8 @@ mod common;
 
 use common::requests::{self, Amount, Currency, Ep, nth, order_no};
 
-use payhub_model::harness::{Bench, M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST};
+use payhub_model::api_keys::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST};
+use payhub_model::harness::Bench;
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiRequest, ApiResponse, BranchPoint, Environment, ErrorCode,
     Millis, PaymentStatus, PlatformParams, RefundStatus, ResolutionStatus, ResponseBody,

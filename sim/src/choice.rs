@@ -225,7 +225,7 @@ fn node_examples() -> Vec<Choice> {
 #[cfg(test)]
 fn control_examples() -> Vec<Choice> {
     use payhub_model::MerchantId;
-    use payhub_model::harness::{default_api_keys, rotated_key_spec};
+    use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
     let mut out = Vec::new();
     for on in [true, false] {
         out.push(Choice::Control(Control::SetRateLimited {
@@ -247,7 +247,7 @@ fn control_examples() -> Vec<Choice> {
 /// braces, a negative amount, unknown routes).
 #[cfg(test)]
 fn send_examples() -> Vec<Choice> {
-    use payhub_model::harness::req;
+    use payhub_model::api::req;
     use payhub_model::{ApiKeyId, CreatePaymentBody, Endpoint, Json, Method, PaymentId, RefundId};
     let mut requests: Vec<ApiRequest> = crate::worlds::chaos()
         .alphabet

@@ -1,7 +1,7 @@
 //! What a world contains and which faults it allows.
 
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::client::{After503, Command, Policy};
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiKeyId, ApiKeySpec, ApiRequest, Control, Environment, MerchantId,
     PlatformParams, Variant,

@@ -457,7 +457,7 @@ fn mermaid_id(n: Node) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use payhub_model::harness::{default_api_keys, rotated_key_spec};
+    use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
     use payhub_model::{Card, MerchantId};
 
     #[test]

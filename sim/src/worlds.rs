@@ -3,9 +3,10 @@
 //! whose requests come from outside it.
 
 use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
+use payhub_model::api::req;
+use payhub_model::api_keys::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST};
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::client::{AntiPattern, Command, Policy};
-use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST, req};
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{AcquirerDecision, ApiRequest, Control, Endpoint, Json, PaymentId};
 use payhub_model::{ApiKeyId, Card, Environment, MerchantId, PlatformParams};
 

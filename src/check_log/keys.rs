@@ -14,7 +14,7 @@
 //! export). Key strings are credentials: they stay in memory, interned as numbers, and
 //! are never printed.
 
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::{ApiKeyId, Environment, MerchantId};
 use payhub_properties::facts::wire::WireFacts;
 use serde::Deserialize;

@@ -6,7 +6,7 @@
 //! never kept (CARD-02): only the test card a listed value stands for is.
 
 use crate::conform::profile::Loaded;
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::observation::Dialect;
 use payhub_model::{Card, Environment, MerchantId, cards};
 use serde_json::{Map, Value};

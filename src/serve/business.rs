@@ -228,7 +228,7 @@ impl Orders {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use payhub_model::harness::req;
+    use payhub_model::api::req;
 
     const OWNER: Option<(MerchantId, Environment)> = Some((MerchantId(1), Environment::Test));
 

@@ -322,7 +322,7 @@ pub use payhub_model::splitmix::splitmix64;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use payhub_model::harness::req;
+    use payhub_model::api::req;
 
     #[test]
     fn the_nth_match_and_the_times_after_it_are_faulted() {

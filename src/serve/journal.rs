@@ -324,7 +324,7 @@ impl Journal {
 
 /// The merchant node that stands for an owner's process (its first key's sender).
 fn node_of(owner: Owner) -> u8 {
-    payhub_model::harness::default_api_keys()
+    payhub_model::api_keys::default_api_keys()
         .into_iter()
         .find(|k| (k.merchant, k.environment) == owner)
         .map_or(0, |k| payhub_sim::worlds::node_of(k.id))

@@ -29,7 +29,7 @@ pub mod verdict;
 pub mod webhooks;
 
 use http::ClockMode;
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use sandbox::{Branches, Planted, Sandbox, Settings};
 use std::net::SocketAddr;
 use std::path::PathBuf;

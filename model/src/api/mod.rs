@@ -13,6 +13,7 @@
 mod endpoint;
 mod error;
 mod objects;
+pub mod req;
 mod request;
 mod response;
 pub mod route;

@@ -10,7 +10,7 @@ use crate::api::{
     ApiError, ApiRequest, ApiResponse, ErrorCode, PaymentStatus, PaymentView, ResolutionStatus,
     ResponseBody,
 };
-use crate::harness::M1_TEST;
+use crate::api_keys::M1_TEST;
 use crate::ids::{Card, Environment, EventId, MerchantId, PaymentId, ResourceId};
 use crate::platform::{WebhookEvent, WebhookObject};
 use crate::rules::Rule;

@@ -27,6 +27,7 @@
 //! (`mutant_hooks.rs`). [`Platform::new`] is the reference platform.
 
 mod admission;
+pub mod api_keys;
 mod canonical;
 mod execute;
 mod mutant_hooks;

@@ -1,7 +1,8 @@
 //! Smoke tests of the platform at the request level. The rule-by-rule and scenario
 //! tests live in `model/tests/`.
 
-use crate::harness::{Bench, req};
+use crate::api::req;
+use crate::harness::Bench;
 use crate::*;
 
 #[test]

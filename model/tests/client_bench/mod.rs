@@ -13,12 +13,13 @@
 
 use payhub_model::acquirer::{AcquirerDecision, UpstreamCall};
 use payhub_model::api::{ApiRequest, ApiResponse};
+use payhub_model::api_keys::M1_TEST;
 use payhub_model::branch::{Branch, BranchPoint};
 use payhub_model::client::{
     ClientInput, ClientOutput, Command, Decision, Draw, Handle, MerchantDb, MerchantServer, Policy,
     ServerConfig, Subject,
 };
-use payhub_model::harness::{Bench, M1_TEST};
+use payhub_model::harness::Bench;
 use payhub_model::ids::RequestId;
 use payhub_model::rules::Rule;
 use payhub_model::time::Millis;

@@ -2,7 +2,8 @@
 //! the upstream, and taking a snapshot of everything a request could have changed.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use payhub_model::harness::{Bench, req};
+use payhub_model::api::req;
+use payhub_model::harness::Bench;
 use payhub_model::*;
 
 /// The `error` object of a response; panics on a 2xx.

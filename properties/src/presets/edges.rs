@@ -2,7 +2,8 @@
 //! unknown ids and routes.
 
 use super::{NO_FAULTS, PAY_1, Preset, Reaches, Step, base, paid};
-use payhub_model::harness::{M1_TEST, req};
+use payhub_model::api::req;
+use payhub_model::api_keys::M1_TEST;
 use payhub_model::{AcquirerDecision, ApiRequest, Millis, PaymentId, Rule};
 use payhub_sim::{Budget, WorldConfig};
 

@@ -6,8 +6,9 @@
 
 use crate::World;
 use crate::property::{Kind, PROPERTIES, Property, property};
+use payhub_model::api::req;
+use payhub_model::api_keys::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, rotated_key_spec};
 use payhub_model::client::{Command, Policy};
-use payhub_model::harness::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, req, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiRequest, Control, MerchantId, Millis, PaymentId, PlatformParams,
 };

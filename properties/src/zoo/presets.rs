@@ -6,8 +6,9 @@ use crate::presets::{
     Step, TWO_SERVERS_RATE_PRESET, base, checker_params, client_presets, client_world, paid, pay,
     platform_presets,
 };
+use payhub_model::api::req;
+use payhub_model::api_keys::M1_TEST_READ_ONLY;
 use payhub_model::client::{Command, Policy};
-use payhub_model::harness::{M1_TEST_READ_ONLY, req};
 use payhub_model::{
     AcquirerDecision, Card, Control, Endpoint, MerchantId, Millis, PaymentId, PlatformParams,
     RefundId,
@@ -208,7 +209,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
     );
     let mut routes_setup = paid("K0", AcquirerDecision::Decline);
     routes_setup.push(Step::Send(req::create_as(
-        payhub_model::harness::M1_TEST,
+        payhub_model::api_keys::M1_TEST,
         "K1",
         "ORDER-2",
         5000,

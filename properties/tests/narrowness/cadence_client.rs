@@ -9,12 +9,12 @@
 
 use super::{M, PAY, capture, ev, holds, keyed_requests, payment, violated};
 use payhub_model::acquirer::UpstreamCall;
+use payhub_model::api::req;
 use payhub_model::client::{Decision, Handle, ObjectState, PayerMessage, Subject};
 use payhub_model::event::{
     BusinessOrder, Event, Handling, Route, ScopeKey, StoredOrder, StoredPayment, StoredRefund,
     SubmissionRef, What,
 };
-use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
     ApiError, ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, ErrorCode,

@@ -161,11 +161,11 @@
 //! | `reach:refund-succeeded` | cadence_client::refund_succeeded_reached_in_the_store |
 
 use payhub_model::acquirer::ChargeState;
+use payhub_model::api::req;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::{
     Event, Handling, Route, ScopeKey, StoredAttempt, StoredOrder, StoredPayment, StoredRefund, What,
 };
-use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
     ApiError, ApiRequest, ApiResponse, AttemptId, Card, Endpoint, Environment, ErrorCode, EventId,

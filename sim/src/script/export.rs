@@ -16,8 +16,8 @@ use crate::config::WorldConfig;
 use crate::driver::Violation;
 use crate::trace::Trace;
 use crate::world::World;
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::event::BusinessOrder;
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{ApiKeyId, Control, PlatformParams};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -160,7 +160,7 @@ impl Nodes {
             .get(&node)
             .copied()
             .flatten()
-            .unwrap_or(payhub_model::harness::M1_TEST)
+            .unwrap_or(payhub_model::api_keys::M1_TEST)
     }
 
     /// The statement of step `i`: checked to read back as the same choice where the

@@ -11,7 +11,7 @@ use super::parse_step::{branch, ok_fail, parse_attempt, parse_decision};
 use super::request;
 use crate::choice::Choice;
 use crate::network::MsgId;
-use payhub_model::harness::M1_TEST;
+use payhub_model::api_keys::M1_TEST;
 use payhub_model::{ApiRequest, Control};
 
 /// The request of a `send` label: a script request line written against `ak_1`, so that

@@ -263,7 +263,7 @@ impl Parser {
                 self.servers.push(Server {
                     name: (*name).to_owned(),
                     node: i as u8,
-                    api_key: payhub_model::harness::M1_TEST,
+                    api_key: payhub_model::api_keys::M1_TEST,
                     merchant: Some(MerchantId(1)),
                     environment: Some(Environment::Test),
                     policy: None,

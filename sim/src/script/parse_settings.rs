@@ -5,7 +5,7 @@ use super::ast::Server;
 use super::cursor::{Cursor, LineError};
 use super::parse::{Parser, err};
 use super::request::parse_api_key;
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     ApiKeyId, ApiKeySpec, Assumption, Environment, MerchantId, Millis, PlatformParams,
 };

@@ -11,8 +11,8 @@ use super::request::{self, parse_api_key};
 use crate::choice::Choice;
 use crate::config::WorkItem;
 use crate::network::MsgId;
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::event::BusinessOrder;
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     AcquirerDecision, ApiKeySpec, AttemptId, Branch, Control, Endpoint, MerchantId,
 };

@@ -18,7 +18,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::{ErrorCode, Field, Millis, PaymentId, RequestId};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 
 use crate::serve::faults::Plan;
 use payhub_model::PlatformParams;
-use payhub_model::harness::{default_api_keys, rotated_key_spec};
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_sim::WorldConfig;
 use payhub_sim::network::Node;
 use payhub_sim::worlds::{self, node_of};

@@ -16,8 +16,8 @@ use super::{
     refund_view, stored, violated,
 };
 use payhub_model::acquirer::ChargeState;
+use payhub_model::api::req;
 use payhub_model::event::{Event, Handling, Owner, Route, ScopeKey, StoredAttempt, What};
-use payhub_model::harness::req;
 use payhub_model::platform::state::AttemptStatus;
 use payhub_model::{
     ApiError, ApiRequest, ApiResponse, AttemptId, Card, Contract, Endpoint, Environment, ErrorCode,
