@@ -37,7 +37,7 @@ impl Header {
             contract: ContractNamed::JUDGED,
             version: env!("CARGO_PKG_VERSION"),
             commit,
-            date: utc(secs),
+            date: crate::utc::date_time(secs),
             command: crate::usage::command_line(),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
@@ -62,9 +62,4 @@ impl ContractNamed {
         version: payhub_model::Contract::VERSION,
         updated: payhub_model::Contract::UPDATED,
     };
-}
-
-/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC` (the civil calendar).
-pub fn utc(secs: u64) -> String {
-    crate::utc::date_time(secs)
 }

@@ -5,7 +5,7 @@
 //! rule coverage. No script, no external stylesheet, no network at view time: the
 //! drawings are inline SVG ([`payhub_sim::diagram`]).
 
-use super::page::rules_cell;
+use super::page::{escape, rules_cell};
 use super::{Report, ScenarioResult};
 use payhub_model::Rule;
 use payhub_properties::checker::CheckStatus;
@@ -502,25 +502,4 @@ impl Report {
 /// A script's run drawn, its violation (expected or not) as the closing note.
 fn scenario_figure(sc: &ScenarioResult) -> String {
     format!("<figure>{}</figure>", sc.diagram.to_svg_unstyled())
-}
-
-/// Text as HTML (and XML) character data or an attribute value: markup escaped, control
-/// characters a page cannot carry replaced.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\t' => out.push_str("&#9;"),
-            '\r' => out.push_str("&#13;"),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
 }

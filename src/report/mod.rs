@@ -565,8 +565,9 @@ impl Report {
 
 #[cfg(test)]
 mod tests {
-    use super::header::{ContractNamed, utc};
+    use super::header::ContractNamed;
     use super::*;
+    use crate::utc::date_time as utc;
     use payhub_properties::checker::Limits;
 
     fn header() -> Header {

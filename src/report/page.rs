@@ -8,7 +8,8 @@ use payhub_model::Rule;
 use payhub_sim::diagram::{Diagram, Item, NoteKind, SVG_STYLE};
 use std::fmt::Write as _;
 
-pub use super::html::{STYLE, escape};
+pub use super::html::STYLE;
+pub use payhub_sim::diagram::escape;
 
 /// Items a drawing holds at most; past it the witness items and the verdict are kept,
 /// the others until the bound, and the caption says how many were drawn.

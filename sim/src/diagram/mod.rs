@@ -14,7 +14,7 @@
 
 mod svg;
 
-pub use svg::{Label, Layout, Rect, Row, STYLE as SVG_STYLE};
+pub use svg::{Label, Layout, Rect, Row, STYLE as SVG_STYLE, escape};
 
 use std::fmt::Write as _;
 

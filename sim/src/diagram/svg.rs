@@ -359,8 +359,9 @@ pub(super) fn layout(d: &Diagram) -> Layout {
     }
 }
 
-/// Text safe inside XML character data and attribute values.
-fn xml(s: &str) -> String {
+/// Text as HTML (and XML) character data or an attribute value: markup escaped, control
+/// characters a page cannot carry replaced.
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -368,8 +369,11 @@ fn xml(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if (c as u32) < 0x20 && c != '\t' => out.push(' '),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\t' => out.push_str("&#9;"),
+            '\r' => out.push_str("&#13;"),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
@@ -421,8 +425,8 @@ pub(super) fn render(d: &Diagram, l: &Layout, styled: bool) -> String {
             s,
             "<g class=\"head\" data-participant=\"{}\"><title>{}</title>\
              <rect x=\"{:.1}\" y=\"{TOP:.1}\" width=\"{:.1}\" height=\"{HEADER:.1}\" rx=\"3\"/>",
-            xml(&p.label),
-            xml(&p.label),
+            escape(&p.label),
+            escape(&p.label),
             h.rect.x - 8.0,
             h.rect.w + 16.0,
         );
@@ -430,7 +434,7 @@ pub(super) fn render(d: &Diagram, l: &Layout, styled: bool) -> String {
         let _ = write!(
             s,
             "</g><line class=\"lifeline\" data-participant=\"{}\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>",
-            xml(&p.label),
+            escape(&p.label),
             TOP + HEADER,
             l.height - 4.0
         );
@@ -450,7 +454,7 @@ fn text(s: &mut String, label: &crate::diagram::svg::Label, class: &str) {
             if class.is_empty() { "" } else { " " },
             label.rect.x,
             label.rect.y + LINE * (i as f64 + 1.0) - 3.5,
-            xml(line)
+            escape(line)
         );
     }
 }
@@ -478,20 +482,20 @@ fn draw_item(s: &mut String, d: &Diagram, l: &Layout, item: &Item, row: &Row) {
         if witness { " witness" } else { "" }
     );
     if let Some(e) = item.exchange() {
-        let _ = write!(s, " data-exchange=\"{}\"", xml(e));
+        let _ = write!(s, " data-exchange=\"{}\"", escape(e));
     }
     if let Item::Message { from, to, .. } = item {
         let _ = write!(
             s,
             " data-from=\"{}\" data-to=\"{}\"",
-            xml(&d.participants[(*from).min(n - 1)].label),
-            xml(&d.participants[(*to).min(n - 1)].label)
+            escape(&d.participants[(*from).min(n - 1)].label),
+            escape(&d.participants[(*to).min(n - 1)].label)
         );
     }
     if witness {
         s.push_str(" data-witness=\"true\"");
     }
-    let _ = write!(s, "><title>{}</title>", xml(&item.full_text()));
+    let _ = write!(s, "><title>{}</title>", escape(&item.full_text()));
     match item {
         Item::Message {
             from, to, arrow, ..

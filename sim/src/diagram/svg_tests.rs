@@ -151,7 +151,7 @@ fn long_bodies_wrap_whole_and_past_four_lines_are_elided_with_the_full_text_on_h
             .iter()
             .all(|line| cells(line) <= LABEL_CELLS_MAX)
     );
-    let full = xml(&d.items[2].full_text());
+    let full = escape(&d.items[2].full_text());
     assert!(
         svg.contains(&format!("<title>{full}</title>")),
         "no title with the full text"
