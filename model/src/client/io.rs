@@ -1,7 +1,7 @@
 //! What goes into a merchant server and what comes out of it.
 
 use super::decision::{Decision, Subject};
-use crate::api::{ApiRequest, ApiResponse};
+use crate::api::{ApiRequest, ApiResponse, ErrorCode};
 use crate::ids::{Card, EventId};
 use crate::platform::WebhookEvent;
 use crate::rules::Rule;
@@ -169,3 +169,29 @@ impl std::fmt::Display for ClientError {
 }
 
 impl std::error::Error for ClientError {}
+
+/// What came back for a request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Reply<'a> {
+    Response(&'a ApiResponse),
+    NetworkError,
+    Timeout,
+}
+
+impl Reply<'_> {
+    /// RETRY-01: network errors, 429 and 5xx (503 included) are retried with the same key;
+    /// so is the in-flight conflict of S5 and CONC-03, "retry later with the same key" (CONC-04), in
+    /// the same loop with the same backoff and tries (A-CLIENT-INFLIGHT-409). S8's
+    /// `payment_in_progress` is not retried: its advice is "wait for the result, or query"
+    /// (等待结果或查询), see `answers.rs`.
+    pub(super) fn is_retryable(self) -> bool {
+        match self {
+            Reply::NetworkError | Reply::Timeout => true,
+            Reply::Response(r) => {
+                r.status == 429
+                    || r.status >= 500
+                    || r.error_code() == Some(ErrorCode::OperationInProgress)
+            }
+        }
+    }
+}

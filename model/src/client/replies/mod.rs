@@ -12,8 +12,8 @@
 //! queries, `apply` webhooks and version-checked application of objects.
 
 use super::decision::{Decision, Subject};
+use super::io::Reply;
 use super::server::{Cx, Flight, MerchantServer, Op};
-use crate::api::{ApiResponse, ErrorCode};
 use crate::rules::Rule;
 
 mod answers;
@@ -21,32 +21,6 @@ mod apply;
 mod queries;
 mod retry;
 mod unknown;
-
-/// What came back for a request.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Reply<'a> {
-    Response(&'a ApiResponse),
-    NetworkError,
-    Timeout,
-}
-
-impl Reply<'_> {
-    /// RETRY-01: network errors, 429 and 5xx (503 included) are retried with the same key;
-    /// so is the in-flight conflict of S5 and CONC-03, "retry later with the same key" (CONC-04), in
-    /// the same loop with the same backoff and tries (A-CLIENT-INFLIGHT-409). S8's
-    /// `payment_in_progress` is not retried: its advice is "wait for the result, or query"
-    /// (等待结果或查询), see `answers.rs`.
-    fn is_retryable(self) -> bool {
-        match self {
-            Reply::NetworkError | Reply::Timeout => true,
-            Reply::Response(r) => {
-                r.status == 429
-                    || r.status >= 500
-                    || r.error_code() == Some(ErrorCode::OperationInProgress)
-            }
-        }
-    }
-}
 
 /// What made the result unknown, for the anti-patterns that act on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -271,12 +271,12 @@ impl MerchantServer {
             ClientInput::Command { command, .. } => self.on_command(&mut cx, command),
             ClientInput::Response {
                 handle, response, ..
-            } => self.on_reply(&mut cx, handle, super::replies::Reply::Response(&response)),
+            } => self.on_reply(&mut cx, handle, super::io::Reply::Response(&response)),
             ClientInput::NetworkError { handle, .. } => {
-                self.on_reply(&mut cx, handle, super::replies::Reply::NetworkError)
+                self.on_reply(&mut cx, handle, super::io::Reply::NetworkError)
             }
             ClientInput::Timeout { handle, .. } => {
-                self.on_reply(&mut cx, handle, super::replies::Reply::Timeout)
+                self.on_reply(&mut cx, handle, super::io::Reply::Timeout)
             }
             ClientInput::Wake => self.on_wake(&mut cx),
             ClientInput::Webhook { event, .. } => self.on_webhook(&mut cx, &event),
