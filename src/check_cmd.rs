@@ -244,7 +244,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
     let all = match &args.policy {
         None => presets(),
         Some(name) => {
-            let policy = payhub_sim::worlds::parse_policy(name)?;
+            let policy = payhub_sim::worlds::parse_policy(name).map_err(|e| e.to_string())?;
             let mut all = payhub_properties::presets::platform_presets();
             all.extend(payhub_properties::presets::client_presets(&policy));
             all

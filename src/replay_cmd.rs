@@ -66,8 +66,8 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
                     config
                 }
                 None => {
-                    let config = tape.simulation.config().map_err(at)?;
-                    driver::check_enabled(&config, &tape.choices).map_err(at)?;
+                    let config = tape.simulation.config().map_err(|e| at(e.to_string()))?;
+                    driver::check_enabled(&config, &tape.choices).map_err(|e| at(e.to_string()))?;
                     config
                 }
             };
@@ -75,7 +75,7 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
         }
         (None, Some(seed)) => {
             let settings = args.world.simulation();
-            let config = settings.config()?;
+            let config = settings.config().map_err(|e| e.to_string())?;
             let mut check = AlwaysCheck { config: &config };
             let profile = settings.profile(seed);
             let (_, outcome) =

@@ -279,7 +279,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         args.seeds
     };
     let world = SimulationArgs::default();
-    let config = world.config()?;
+    let config = world.config().map_err(|e| e.to_string())?;
     let seeds_run = if interrupted.is_some() || !rest {
         0
     } else {

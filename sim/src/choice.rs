@@ -112,9 +112,9 @@ impl std::fmt::Display for Choice {
 /// (`payhub-verify replay --tape` uses it for choices a world applies without listing
 /// them as enabled: scripted sends, advances, controls).
 impl std::str::FromStr for Choice {
-    type Err = String;
+    type Err = crate::error::LabelError;
 
-    fn from_str(label: &str) -> Result<Choice, String> {
+    fn from_str(label: &str) -> Result<Choice, Self::Err> {
         crate::script::parse_label(label)
     }
 }
@@ -368,7 +368,7 @@ mod tests {
             ("issue-api-key ak_9", "not a key the world can issue"),
             ("command 1 then stop", "'then crash'"),
         ] {
-            let e = label.parse::<Choice>().unwrap_err();
+            let e = label.parse::<Choice>().unwrap_err().to_string();
             assert!(e.contains(expected), "'{label}': {e}");
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::choice::Choice;
 use crate::config::WorldConfig;
+use crate::error::ReplayError;
 use crate::event_fold::EventFold;
 use crate::sink::Sink;
 use crate::trace::Trace;
@@ -352,7 +353,7 @@ pub fn replay<F: EventFold>(
 /// or be one the world applies without listing it (a scripted `send`, an `advance`, an
 /// `env` control, a `tick`), and must apply. Errors name the step, the choice's label and
 /// the labels that were enabled.
-pub fn check_enabled(config: &WorldConfig, tape: &[Choice]) -> Result<(), String> {
+pub fn check_enabled(config: &WorldConfig, tape: &[Choice]) -> Result<(), ReplayError> {
     // What is enabled never depends on the fold: this world folds nothing.
     let mut world = World::<()>::new(config);
     let mut enabled = Vec::new();
@@ -367,27 +368,32 @@ pub fn check_enabled(config: &WorldConfig, tape: &[Choice]) -> Result<(), String
             }
         };
         if !is_free(choice) && !enabled.contains(choice) {
-            return Err(format!(
-                "step {}: '{choice}' is not enabled; enabled: {}",
-                i + 1,
-                listed()
-            ));
+            return Err(ReplayError::NotEnabled {
+                step: i + 1,
+                choice: choice.clone(),
+                enabled: listed(),
+            });
         }
         world
             .apply(config, choice, None)
-            .map_err(|e| format!("step {}: '{choice}': {e}; enabled: {}", i + 1, listed()))?;
+            .map_err(|error| ReplayError::Refused {
+                step: i + 1,
+                choice: choice.clone(),
+                error,
+                enabled: listed(),
+            })?;
     }
     Ok(())
 }
 
 /// Reads a tape of choice labels (each as its `Display` writes it) and checks it with
 /// [`check_enabled`]. Errors name the step and the label.
-pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Choice>, String> {
+pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Choice>, ReplayError> {
     let tape = labels
         .iter()
         .enumerate()
         .map(|(i, label)| crate::tape::parse_label(i, label))
-        .collect::<Result<Vec<Choice>, String>>()?;
+        .collect::<Result<Vec<Choice>, ReplayError>>()?;
     check_enabled(config, &tape)?;
     Ok(tape)
 }
@@ -532,7 +538,9 @@ mod tests {
         let labels: Vec<String> = ["command 0", "deliver m1"].map(String::from).to_vec();
         let tape = resolve_labels(&config, &labels).unwrap();
         assert_eq!(tape, choices(&["command 0", "deliver m1"]));
-        let e = resolve_labels(&config, &["fly m1".to_owned()]).unwrap_err();
+        let e = resolve_labels(&config, &["fly m1".to_owned()])
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("step 1: 'fly m1' is not a choice label"),
             "{e}"
@@ -543,11 +551,15 @@ mod tests {
     #[test]
     fn disabled_choices_are_named_with_what_was_enabled() {
         let config = crate::worlds::simulation(&Policy::reference(), 2);
-        let e = check_enabled(&config, &choices(&["deliver m99"])).unwrap_err();
+        let e = check_enabled(&config, &choices(&["deliver m99"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("step 1: 'deliver m99' is not enabled"), "{e}");
         assert!(e.contains("enabled: rate-limit merchant_1 on | "), "{e}");
         assert!(e.contains(" | command 0 | "), "{e}");
-        let e = check_enabled(&config, &choices(&["tick"])).unwrap_err();
+        let e = check_enabled(&config, &choices(&["tick"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("step 1: 'tick': "), "{e}");
     }
 }

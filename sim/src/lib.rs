@@ -34,6 +34,7 @@ mod clock;
 pub mod config;
 pub mod diagram;
 pub mod driver;
+pub mod error;
 pub mod event_fold;
 mod inert;
 mod merchant_link;

@@ -21,6 +21,7 @@
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::driver::FaultProfile;
+use crate::error::{ReplayError, SettingsError, TapeError};
 use crate::worlds;
 use serde::{Deserialize, Serialize};
 
@@ -91,9 +92,9 @@ impl Default for SimulationArgs {
 
 impl SimulationArgs {
     /// The simulation world these settings name.
-    pub fn config(&self) -> Result<WorldConfig, String> {
+    pub fn config(&self) -> Result<WorldConfig, SettingsError> {
         if self.clients == 0 || self.clients > 8 {
-            return Err(format!("--clients must be 1..=8, not {}", self.clients));
+            return Err(SettingsError::Clients(self.clients));
         }
         let policy = worlds::parse_policy(&self.policy)?;
         Ok(worlds::simulation(&policy, self.clients))
@@ -151,26 +152,26 @@ impl Tape {
     }
 
     /// Reads a tape file's text. Errors say what is wrong and where (`line L column C`).
-    pub fn from_json(text: &str) -> Result<Tape, String> {
+    pub fn from_json(text: &str) -> Result<Tape, TapeError> {
         if text.starts_with(V1_HEADER) {
-            return Err(
-                "a tape of an older payhub-verify (v1, one label per line); run the seed again with `simulate` to write it as v2".into(),
-            );
+            return Err(TapeError::OlderVersion);
         }
         serde_json::from_str(text).map_err(|e| match e.classify() {
             serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                format!("not a payhub-verify tape (a JSON object with \"format\": \"payhub-verify tape v2\"): {e}")
+                TapeError::NotJson(e)
             }
-            _ => e.to_string(),
+            _ => TapeError::Invalid(e),
         })
     }
 }
 
 /// Choice `index` (0-based) of a tape, read from its label; the error names the step.
-pub(crate) fn parse_label(index: usize, label: &str) -> Result<Choice, String> {
-    label
-        .parse()
-        .map_err(|e| format!("step {}: '{label}' is not a choice label ({e})", index + 1))
+pub(crate) fn parse_label(index: usize, label: &str) -> Result<Choice, ReplayError> {
+    label.parse().map_err(|error| ReplayError::NotALabel {
+        step: index + 1,
+        label: label.to_owned(),
+        error,
+    })
 }
 
 /// A tape's choices as their labels: written with `Display`, read with `FromStr`; an
@@ -277,7 +278,7 @@ mod tests {
                 "invalid type: integer `3`, expected a string",
             ),
         ] {
-            let e = Tape::from_json(&text).unwrap_err();
+            let e = Tape::from_json(&text).unwrap_err().to_string();
             assert!(e.contains(expected), "{text}: {e}");
         }
     }
@@ -288,12 +289,17 @@ mod tests {
             clients: 9,
             ..SimulationArgs::default()
         };
-        assert_eq!(args.config().unwrap_err(), "--clients must be 1..=8, not 9");
+        assert_eq!(args.config().unwrap_err(), SettingsError::Clients(9));
         let args = SimulationArgs {
             policy: "nope".into(),
             ..SimulationArgs::default()
         };
-        assert!(args.config().unwrap_err().contains("unknown policy 'nope'"));
+        assert!(
+            args.config()
+                .unwrap_err()
+                .to_string()
+                .contains("unknown policy 'nope'")
+        );
         let args = SimulationArgs {
             no_swarm: true,
             ..SimulationArgs::default()

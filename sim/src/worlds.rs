@@ -3,6 +3,7 @@
 //! whose requests come from outside it.
 
 use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
+use crate::error::SettingsError;
 use payhub_model::api::req;
 use payhub_model::api_keys::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST};
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
@@ -12,7 +13,7 @@ use payhub_model::{ApiKeyId, Card, Environment, MerchantId, PlatformParams};
 
 /// Parses a policy name: `reference`, `reference-random`, or anti-pattern names joined
 /// by `+` or `,` (each on top of the reference policy).
-pub fn parse_policy(name: &str) -> Result<Policy, String> {
+pub fn parse_policy(name: &str) -> Result<Policy, SettingsError> {
     match name {
         "reference" => Ok(Policy::reference()),
         "reference-random" => Ok(Policy::reference_random()),
@@ -22,10 +23,10 @@ pub fn parse_policy(name: &str) -> Result<Policy, String> {
                 let part = part.trim();
                 let pattern = AntiPattern::from_name(part).ok_or_else(|| {
                     let names: Vec<&str> = AntiPattern::ALL.iter().map(|p| p.name()).collect();
-                    format!(
-                        "unknown policy '{part}' (policies: reference, reference-random, {})",
-                        names.join(", ")
-                    )
+                    SettingsError::UnknownPolicy {
+                        name: part.to_owned(),
+                        known: names.join(", "),
+                    }
                 })?;
                 policy = policy.with(pattern);
             }

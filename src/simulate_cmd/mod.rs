@@ -159,7 +159,7 @@ fn run_one(config: &WorldConfig, args: &SimulationArgs, seed: u64) -> SeedResult
 
 pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
     let settings = args.world.simulation();
-    let config = settings.config()?;
+    let config = settings.config().map_err(|e| e.to_string())?;
     let seeds = match args.shard {
         None => Seeds::range(args.seeds.start, args.seeds.end),
         Some(sh) => Seeds {

@@ -10,6 +10,7 @@ use super::parse_settings::parse_duration;
 use super::parse_step::{branch, ok_fail, parse_attempt, parse_decision};
 use super::request;
 use crate::choice::Choice;
+use crate::error::LabelError;
 use crate::network::MsgId;
 use payhub_model::api_keys::M1_TEST;
 use payhub_model::{ApiRequest, Control};
@@ -21,12 +22,16 @@ pub(crate) fn render_send(request: &ApiRequest) -> String {
 }
 
 /// Parses one choice label; the error names the column and what is wrong.
-pub(crate) fn parse_label(label: &str) -> Result<Choice, String> {
+pub(crate) fn parse_label(label: &str) -> Result<Choice, LabelError> {
     let mut cur = Cursor::new(label);
-    let choice = label_choice(&mut cur).map_err(|(col, e)| format!("column {col}: {e}"))?;
+    let choice =
+        label_choice(&mut cur).map_err(|(column, message)| LabelError { column, message })?;
     if !cur.at_end() {
-        let (rest, col) = cur.rest();
-        return Err(format!("column {col}: unexpected '{rest}' after the label"));
+        let (rest, column) = cur.rest();
+        return Err(LabelError {
+            column,
+            message: format!("unexpected '{rest}' after the label"),
+        });
     }
     Ok(choice)
 }

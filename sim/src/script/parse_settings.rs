@@ -299,7 +299,7 @@ fn server_settings(cur: &mut Cursor) -> Result<ServerSettings, LineError> {
                 )
             }
             "client" => {
-                crate::worlds::parse_policy(&v).map_err(|e| (col + 7, e))?;
+                crate::worlds::parse_policy(&v).map_err(|e| (col + 7, e.to_string()))?;
                 policy = Some(v)
             }
             "db" => {
