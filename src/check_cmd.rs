@@ -342,7 +342,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         ));
         let report = payhub_properties::checker::check_with(preset, limits, search);
         progress.done();
-        let report = report?;
+        let report = report.map_err(|e| e.to_string())?;
         if args.format == CheckFormat::Text {
             print_report(&report, !change.is_empty());
         }
@@ -627,6 +627,6 @@ pub fn explore(args: &ExploreArgs) -> Result<ExitCode, String> {
         "Explorer for preset {} on http://{addr}/ (Ctrl-C to stop)",
         args.preset
     );
-    payhub_properties::checker::serve(preset, addr)?;
+    payhub_properties::checker::serve(preset, addr).map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -50,7 +50,8 @@ pub fn run(args: &CheckArgs, shard: Shard, presets: &[Preset]) -> Result<ExitCod
     let reduce = Reduction::search(&args.reductions()?);
     let mut reports = Vec::new();
     for preset in presets {
-        let report = swarm::check_shard(preset, shard, budget, reduce)?;
+        let report =
+            swarm::check_shard(preset, shard, budget, reduce).map_err(|e| e.to_string())?;
         if format == CheckFormat::Text {
             print(&report);
         }

@@ -245,11 +245,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             selected.len(),
             preset.name
         ));
-        presets_run.push(payhub_properties::checker::check_with(
-            preset,
-            limits,
-            preset_search.search(),
-        )?);
+        presets_run.push(
+            payhub_properties::checker::check_with(preset, limits, preset_search.search())
+                .map_err(|e| e.to_string())?,
+        );
     }
 
     // The shortcuts those searches take, cross-checked on the small presets against the

@@ -337,7 +337,7 @@ fn check_here(
     let mut counts = None;
     let mut complete = true;
     for _ in 0..runs {
-        let report = check_with(preset, limits, search)?;
+        let report = check_with(preset, limits, search).map_err(|e| e.to_string())?;
         complete &= report.complete;
         seconds.push(report.seconds);
         let these = (report.unique_states, report.total_states);

@@ -316,7 +316,9 @@ fn preset_accepts(preset: &str, c: &Counts) -> Result<(), String> {
         ..Default::default()
     };
     let p = p.with_scope(&change)?;
-    payhub_properties::checker::initial_state(&p).map(|_| ())
+    payhub_properties::checker::initial_state(&p)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn run_one(

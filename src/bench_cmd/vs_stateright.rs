@@ -88,7 +88,8 @@ pub(super) fn stateright_here(
             Registration::Combined {
                 stop_at_violation: false,
             },
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
         model.partial_order = partial_order;
         let started = Instant::now();
         let builder = model.checker().threads(1);

@@ -10,7 +10,7 @@ use stateright::{Checker, Model};
 
 /// Serves stateright's Explorer for `preset` on `addr` until the process stops. Its state
 /// pane shows [`state_text`], its steps read as the trace lines they cause.
-pub fn serve(preset: Preset, addr: std::net::SocketAddr) -> Result<(), String> {
+pub fn serve(preset: Preset, addr: std::net::SocketAddr) -> Result<(), super::CheckError> {
     let model = ExplorerModel(PresetModel::new(preset)?);
     let checker = model.checker().serve(addr);
     let _ = checker.unique_state_count();

@@ -18,6 +18,7 @@ use crate::World;
 use crate::engine::{self, Bounds, Flow};
 use crate::presets::Preset;
 use crate::property::{Kind, OneCheck, PROPERTIES, Property};
+pub use error::CheckError;
 use payhub_model::Rule;
 use payhub_sim::Choice;
 use payhub_sim::prove::{Shrink, prove};
@@ -25,6 +26,8 @@ use stateright::{Checker, Model};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
+
+mod error;
 
 /// A preset as a stateright model.
 pub struct PresetModel {
@@ -82,14 +85,14 @@ pub const COMBINED: &str = "every-property-of-the-preset";
 
 impl PresetModel {
     /// A model whose properties are registered one by one (the Explorer's view).
-    pub fn new(preset: Preset) -> Result<PresetModel, String> {
+    pub fn new(preset: Preset) -> Result<PresetModel, CheckError> {
         PresetModel::with_registration(preset, Registration::Each)
     }
 
     pub fn with_registration(
         preset: Preset,
         registration: Registration,
-    ) -> Result<PresetModel, String> {
+    ) -> Result<PresetModel, CheckError> {
         let init = initial_state(&preset)?;
         let active = match registration {
             Registration::Only(i) => vec![i],
@@ -185,16 +188,17 @@ fn combined(model: &PresetModel, world: &World) -> bool {
 }
 
 /// Applies a preset's setup choices.
-pub fn initial_state(preset: &Preset) -> Result<World, String> {
+pub fn initial_state(preset: &Preset) -> Result<World, CheckError> {
     let mut world = World::new(&preset.config);
     for (i, choice) in preset.setup.iter().enumerate() {
-        world.apply(&preset.config, choice, None).map_err(|e| {
-            format!(
-                "preset {}: setup step {} ('{choice}'): {e}",
-                preset.name,
-                i + 1
-            )
-        })?;
+        world
+            .apply(&preset.config, choice, None)
+            .map_err(|error| CheckError::Setup {
+                preset: preset.name.to_string(),
+                step: i + 1,
+                choice: choice.clone(),
+                error,
+            })?;
     }
     Ok(world)
 }
@@ -315,7 +319,7 @@ impl Model for PresetModel {
 }
 
 /// Checks a preset exhaustively (BFS) within `limits`.
-pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, String> {
+pub fn check(preset: &Preset, limits: Limits) -> Result<PresetReport, CheckError> {
     check_with(preset, limits, Search::default())
 }
 
@@ -340,7 +344,7 @@ pub fn search(
     limits: Limits,
     search: Search,
     stop_at_violation: bool,
-) -> Result<Searched, String> {
+) -> Result<Searched, CheckError> {
     let plain = |w: &World| engine::fingerprint(w);
     let canonical = |w: &World| engine::fingerprint(&payhub_sim::Canonical(w));
     let requests = |w: &World| engine::fingerprint(&payhub_sim::CanonicalRequests(w));
@@ -362,7 +366,7 @@ pub fn search_by(
     search: Search,
     stop_at_violation: bool,
     fp: &(dyn Fn(&World) -> u64 + Sync),
-) -> Result<Searched, String> {
+) -> Result<Searched, CheckError> {
     let mut model = PresetModel::with_registration(
         preset.clone(),
         Registration::Combined { stop_at_violation },
@@ -449,7 +453,11 @@ pub fn search_by(
 }
 
 /// Checks a preset within `limits`, searching as `search` says.
-pub fn check_with(preset: &Preset, limits: Limits, how: Search) -> Result<PresetReport, String> {
+pub fn check_with(
+    preset: &Preset,
+    limits: Limits,
+    how: Search,
+) -> Result<PresetReport, CheckError> {
     let Searched {
         explored,
         complete,
@@ -507,7 +515,7 @@ pub fn check_with(preset: &Preset, limits: Limits, how: Search) -> Result<Preset
 /// preset's setup). Should that search exceed its state limit, a path found depth-first
 /// is proved and shrunk instead (then `minimal` is false); `None` if that search too
 /// exceeds its limit.
-fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample>, String> {
+fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample>, CheckError> {
     let property = &PROPERTIES[index];
     let (path, shrink) = match shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
         Some(path) => (path, Shrink::No),
@@ -522,8 +530,12 @@ fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample
         property,
         config: &preset.config,
     };
-    let proof = prove(&preset.config, &tape, &mut check, shrink)
-        .map_err(|e| format!("preset {}, {}: {e}", preset.name, property.name))?;
+    let proof =
+        prove(&preset.config, &tape, &mut check, shrink).map_err(|error| CheckError::Unproved {
+            preset: preset.name.to_string(),
+            property: property.name,
+            error,
+        })?;
     Ok(Some(Counterexample {
         detail: proof.detail.clone(),
         tape: proof.labels(),

@@ -21,6 +21,7 @@
 
 use super::fingerprint;
 use crate::World;
+use crate::checker::CheckError;
 use crate::checker::{PresetModel, Registration};
 use crate::presets::Preset;
 use crate::property::{Kind, OneCheck, PROPERTIES};
@@ -252,7 +253,7 @@ pub fn check_shard(
     shard: Shard,
     budget: Budget,
     reduce: crate::checker::Search,
-) -> Result<ShardReport, String> {
+) -> Result<ShardReport, CheckError> {
     let mut model = PresetModel::with_registration(
         preset.clone(),
         Registration::Combined {
@@ -288,8 +289,13 @@ pub fn check_shard(
         let mut tape: Vec<Choice> = preset.setup.clone();
         tape.extend_from_slice(&path);
         let mut check = OneCheck { property, config };
-        let proof = prove(config, &tape, &mut check, Shrink::Yes)
-            .map_err(|e| format!("preset {}, {}: {e}", preset.name, property.name))?;
+        let proof = prove(config, &tape, &mut check, Shrink::Yes).map_err(|error| {
+            CheckError::Unproved {
+                preset: preset.name.to_string(),
+                property: property.name,
+                error,
+            }
+        })?;
         violations.push(SwarmViolation {
             property: property.name,
             rules: property.rules.iter().map(|r| r.id()).collect(),

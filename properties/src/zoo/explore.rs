@@ -59,7 +59,7 @@ pub fn explore(
                 complete: true,
                 seconds: started.elapsed().as_secs_f64(),
                 found: None,
-                skipped: Some(e),
+                skipped: Some(e.to_string()),
             });
         }
     };
