@@ -123,22 +123,6 @@ fn on_off(on: bool) -> &'static str {
     if on { "on" } else { "off" }
 }
 
-impl Choice {
-    /// Whether this choice is a fault (loss, duplication, crash, 500, a control switch).
-    pub fn is_fault(&self) -> bool {
-        matches!(
-            self,
-            Choice::Drop { .. }
-                | Choice::Duplicate { .. }
-                | Choice::Fail500Before { .. }
-                | Choice::Fail500After { .. }
-                | Choice::DropUpstream { .. }
-                | Choice::Crash { .. }
-                | Choice::Control(_)
-        )
-    }
-}
-
 /// Choices of every variant, with every branch, decision and control, sends of odd
 /// requests and durations of every unit: the label and tape round-trip tests.
 #[cfg(test)]

@@ -313,13 +313,6 @@ impl<'a, K: Ord + Clone, V: Clone> Entry<'a, K, V> {
     {
         self.or_insert_with(V::default)
     }
-
-    pub fn and_modify(self, f: impl FnOnce(&mut V)) -> Self {
-        if let Some(v) = self.map.get_mut(&self.key) {
-            f(v);
-        }
-        self
-    }
 }
 
 /// `map[&key]`: the value, or a panic if the key is absent (as `BTreeMap`).

@@ -19,7 +19,6 @@ use crate::engine::{self, Bounds, Flow};
 use crate::presets::Preset;
 use crate::property::{Kind, OneCheck, PROPERTIES, Property};
 pub use error::CheckError;
-use payhub_model::Rule;
 use payhub_sim::Choice;
 use payhub_sim::prove::{Shrink, prove};
 use stateright::{Checker, Model};
@@ -591,21 +590,6 @@ pub fn shortest_violation(
     checker
         .discovery(property.name)
         .map(|path| path.into_actions())
-}
-
-/// Rules cited by the properties, for coverage.
-pub fn rules_checked() -> Vec<(Rule, Vec<&'static str>)> {
-    Rule::ALL
-        .iter()
-        .map(|r| {
-            let by: Vec<&'static str> = PROPERTIES
-                .iter()
-                .filter(|p| p.rules.contains(r))
-                .map(|p| p.name)
-                .collect();
-            (*r, by)
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -66,11 +66,6 @@ impl Script {
             .split(|c: char| c.is_whitespace() || c == '·' || c == ',' || c == '(' || c == ')')
             .find(|w| w.starts_with("AC-") && w.len() > 3)
     }
-
-    /// The server of a node, if the script names it.
-    pub fn server_of_node(&self, node: u8) -> Option<&Server> {
-        self.servers.iter().find(|s| s.node == node)
-    }
 }
 
 /// One statement, with where it was written.

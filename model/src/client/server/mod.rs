@@ -93,14 +93,6 @@ impl Op {
             Op::ReconcileRefunds => Subject::Server,
         }
     }
-
-    /// Whether the op is a keyed POST with a retry loop (RETRY-01).
-    pub fn is_keyed(&self) -> bool {
-        matches!(
-            self,
-            Op::Submit { .. } | Op::Cancel { .. } | Op::Refund { .. }
-        )
-    }
 }
 
 /// A server timer. Closed set; ordered so that firing order is deterministic.
