@@ -1,7 +1,7 @@
 //! `payhub-verify`: the command line of the harness, and its HTTP edges (the sandbox,
-//! check-log's readers, conform's proxy and client). The only crate that does I/O or reads
-//! a clock, and only at its edges; it never decides a verdict: every verdict comes from
-//! `payhub-properties`, and this crate renders it.
+//! check-log's readers, conform's proxy and client). It reads files, sockets and the wall
+//! clock at those edges and hands the model only what they read; it never decides a
+//! verdict: every verdict comes from `payhub-properties`, and this crate renders it.
 //!
 //! Exit codes: 0 everything holds, 1 a property was violated or a mutant survived,
 //! 2 bad usage or bad input, 3 an incomplete run.
