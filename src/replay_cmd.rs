@@ -2,9 +2,10 @@
 //! `simulate` heals every run (faults stop for 25 simulated hours) and judged for
 //! liveness, so that a command `simulate` prints shows what it claimed.
 
+use crate::report::rules_of;
 use crate::simulate_cmd::WorldArgs;
 use payhub_properties::liveness::{self, LivenessVerdict};
-use payhub_properties::{AlwaysCheck, PROPERTIES, World};
+use payhub_properties::{AlwaysCheck, World};
 use payhub_sim::driver::{self, RunOutcome};
 use payhub_sim::tape::Tape;
 use payhub_sim::{Choice, Trace, WorldConfig};
@@ -175,18 +176,6 @@ impl RunVerdict {
             ExitCode::SUCCESS
         }
     }
-}
-
-/// The rule IDs of a property, by name.
-pub fn rules_of(property: &str) -> Vec<&'static str> {
-    if property == liveness::NAME {
-        return liveness::RULES.iter().map(|r| r.id()).collect();
-    }
-    PROPERTIES
-        .iter()
-        .find(|p| p.name == property)
-        .map(|p| p.rules.iter().map(|r| r.id()).collect())
-        .unwrap_or_default()
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {

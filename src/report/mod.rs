@@ -1,6 +1,5 @@
 //! The report of a `verify` run: a Markdown page a code host renders, and JSON for CI.
 
-use crate::simulate_cmd::SweepSummary;
 use payhub_model::{Assumption, Rule};
 use payhub_properties::AlwaysCheck;
 use payhub_properties::ScriptReport;
@@ -12,6 +11,7 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
+use sweep::SweepSummary;
 
 mod coverage;
 mod header;
@@ -23,6 +23,7 @@ pub mod html;
 pub mod junit;
 mod markdown;
 pub mod page;
+pub mod sweep;
 
 pub use coverage::{CoverageRow, coverage};
 
@@ -426,7 +427,7 @@ impl Report {
                     "simulation seed {}: `{}` [{}] violated: {}",
                     cx.seed,
                     cx.property,
-                    crate::replay_cmd::rules_of(&cx.property).join(", "),
+                    rules_of(&cx.property).join(", "),
                     cx.detail
                 ),
                 reproduce: cx.replay.clone(),
@@ -441,7 +442,7 @@ impl Report {
                     "simulation: {} runs left a submission unresolved after healing: `{}` [{}]; first: {first}",
                     self.simulation.liveness_failures,
                     payhub_properties::liveness::NAME,
-                    crate::replay_cmd::rules_of(payhub_properties::liveness::NAME).join(", ")
+                    rules_of(payhub_properties::liveness::NAME).join(", ")
                 ),
                 reproduce: replay.clone(),
             });
@@ -561,6 +562,21 @@ impl Report {
             format!("{}/", diagrams.display()),
         ])
     }
+}
+
+/// The rule IDs of a property, by name.
+pub fn rules_of(property: &str) -> Vec<&'static str> {
+    if property == payhub_properties::liveness::NAME {
+        return payhub_properties::liveness::RULES
+            .iter()
+            .map(|r| r.id())
+            .collect();
+    }
+    payhub_properties::PROPERTIES
+        .iter()
+        .find(|p| p.name == property)
+        .map(|p| p.rules.iter().map(|r| r.id()).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! malformed (each of its errors as `file:line:column: what is wrong`, up to 20 a file;
 //! then nothing runs) or a scenario does not exist.
 
+pub use crate::report::rules_of;
 use payhub_properties::ScriptReport as Report;
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
 use payhub_sim::script::{self, Script, ScriptError, ScriptErrors};
@@ -148,15 +149,6 @@ fn wire_violation(report: &Report) -> Option<payhub_sim::driver::Violation> {
             property: v.name.to_owned(),
             detail: v.detail.unwrap_or_default(),
         })
-}
-
-/// The rule IDs a property cites (`model/src/rules/mod.rs`), as `check` and `verify` print them.
-pub fn rules_of(property: &str) -> Vec<&'static str> {
-    PROPERTIES
-        .iter()
-        .find(|p| p.name == property)
-        .map(|p| p.rules.iter().map(|r| r.id()).collect())
-        .unwrap_or_default()
 }
 
 fn render(report: &Report, format: ScriptFormat) -> String {

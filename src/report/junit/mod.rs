@@ -4,7 +4,7 @@
 //! witness; what was not judged (an incomplete run, a source that lacks the evidence) is
 //! `<skipped>` with the reason. Every command's `--format junit` writes through here.
 
-use crate::simulate_cmd::SweepSummary;
+use crate::report::sweep::SweepSummary;
 use payhub_properties::checker::{CheckStatus, PresetReport};
 use payhub_properties::{Kind, PROPERTIES};
 
