@@ -26,7 +26,6 @@ mod rules_cmd;
 mod script_cmd;
 mod serve;
 mod simulate_cmd;
-mod swarm_cmd;
 mod usage;
 mod utc;
 mod verify_cmd;

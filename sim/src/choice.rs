@@ -6,6 +6,7 @@
 //! `Display` is its label: unique among the choices enabled in a state and stable across
 //! runs, so a tape of labels replays a run exactly; `FromStr` reads every label back.
 
+use crate::error::{LabelError, ReplayError};
 use crate::network::MsgId;
 use payhub_model::{AcquirerDecision, ApiRequest, AttemptId, Branch, Control, Millis};
 use serde::Serialize;
@@ -112,10 +113,21 @@ impl std::fmt::Display for Choice {
 /// (`payhub-verify replay --tape` uses it for choices a world applies without listing
 /// them as enabled: scripted sends, advances, controls).
 impl std::str::FromStr for Choice {
-    type Err = crate::error::LabelError;
+    type Err = LabelError;
 
     fn from_str(label: &str) -> Result<Choice, Self::Err> {
         crate::script::parse_label(label)
+    }
+}
+
+impl Choice {
+    /// Choice `index` (0-based) of a tape, read from its label; the error names the step.
+    pub(crate) fn of_step(index: usize, label: &str) -> Result<Choice, ReplayError> {
+        label.parse().map_err(|error| ReplayError::NotALabel {
+            step: index + 1,
+            label: label.to_owned(),
+            error,
+        })
     }
 }
 

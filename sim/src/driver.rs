@@ -370,7 +370,7 @@ pub fn check_enabled(config: &WorldConfig, tape: &[Choice]) -> Result<(), Replay
         if !is_free(choice) && !enabled.contains(choice) {
             return Err(ReplayError::NotEnabled {
                 step: i + 1,
-                choice: choice.clone(),
+                choice: choice.to_string(),
                 enabled: listed(),
             });
         }
@@ -378,7 +378,7 @@ pub fn check_enabled(config: &WorldConfig, tape: &[Choice]) -> Result<(), Replay
             .apply(config, choice, None)
             .map_err(|error| ReplayError::Refused {
                 step: i + 1,
-                choice: choice.clone(),
+                choice: choice.to_string(),
                 error,
                 enabled: listed(),
             })?;
@@ -392,7 +392,7 @@ pub fn resolve_labels(config: &WorldConfig, labels: &[String]) -> Result<Vec<Cho
     let tape = labels
         .iter()
         .enumerate()
-        .map(|(i, label)| crate::tape::parse_label(i, label))
+        .map(|(i, label)| Choice::of_step(i, label))
         .collect::<Result<Vec<Choice>, ReplayError>>()?;
     check_enabled(config, &tape)?;
     Ok(tape)

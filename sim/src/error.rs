@@ -1,7 +1,7 @@
 //! The errors sim's operations return: one enum per operation, each variant a way the
-//! input can be wrong, its message naming where (a step, a label, a column).
+//! input can be wrong, its message naming where (a step, a label, a column). A choice is
+//! named by its label, so these errors import nothing of the world but its refusal.
 
-use crate::choice::Choice;
 use crate::world::ApplyError;
 
 /// Reading a tape file ([`crate::tape::Tape::from_json`]).
@@ -22,7 +22,7 @@ pub enum TapeError {
     Invalid(serde_json::Error),
 }
 
-/// A choice label that does not parse ([`Choice`]'s `FromStr`).
+/// A choice label that does not parse (`Choice`'s `FromStr`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("column {column}: {message}")]
 pub struct LabelError {
@@ -47,14 +47,14 @@ pub enum ReplayError {
     #[error("step {step}: '{choice}' is not enabled; enabled: {enabled}")]
     NotEnabled {
         step: usize,
-        choice: Choice,
+        choice: String,
         enabled: String,
     },
     /// The choice at `step` is enabled but the world refuses it.
     #[error("step {step}: '{choice}': {error}; enabled: {enabled}")]
     Refused {
         step: usize,
-        choice: Choice,
+        choice: String,
         error: ApplyError,
         enabled: String,
     },

@@ -21,7 +21,7 @@
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::driver::FaultProfile;
-use crate::error::{ReplayError, SettingsError, TapeError};
+use crate::error::{SettingsError, TapeError};
 use crate::worlds;
 use serde::{Deserialize, Serialize};
 
@@ -165,15 +165,6 @@ impl Tape {
     }
 }
 
-/// Choice `index` (0-based) of a tape, read from its label; the error names the step.
-pub(crate) fn parse_label(index: usize, label: &str) -> Result<Choice, ReplayError> {
-    label.parse().map_err(|error| ReplayError::NotALabel {
-        step: index + 1,
-        label: label.to_owned(),
-        error,
-    })
-}
-
 /// A tape's choices as their labels: written with `Display`, read with `FromStr`; an
 /// error names the step.
 mod labels {
@@ -203,7 +194,7 @@ mod labels {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Choice>, A::Error> {
             let mut choices = Vec::new();
             while let Some(label) = seq.next_element::<String>()? {
-                let choice = super::parse_label(choices.len(), &label).map_err(A::Error::custom)?;
+                let choice = Choice::of_step(choices.len(), &label).map_err(A::Error::custom)?;
                 choices.push(choice);
             }
             Ok(choices)

@@ -33,7 +33,6 @@
 pub mod ast;
 mod command;
 mod cursor;
-mod expect;
 mod export;
 mod label;
 mod parse;

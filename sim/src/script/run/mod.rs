@@ -11,6 +11,7 @@
 //! Files: this one runs statements; `net` the merchant network (settling and faults),
 //! `upstream` the upstream link (calls, decisions, `until quiet`).
 
+mod expect;
 mod net;
 mod upstream;
 
@@ -403,7 +404,7 @@ impl<F: EventFold> Runner<'_, F> {
     /// An expectation, judged now.
     fn expect(&mut self, i: usize, e: &Expectation) {
         let pos = self.script.statements[i].pos;
-        let failure = super::expect::evaluate(self, e).err();
+        let failure = expect::evaluate(self, e).err();
         self.results.push(ExpectResult {
             pos,
             text: self.line_text(pos),

@@ -1,5 +1,7 @@
 //! `payhub-verify check`: exhaustive model checking of the presets.
 
+mod swarm;
+
 use payhub_properties::checker::{
     CheckStatus, Counterexample, Limits, Order, PresetReport, Search,
 };
@@ -67,7 +69,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: CheckFormat,
     #[command(flatten)]
-    pub swarm: crate::swarm_cmd::SwarmArgs,
+    pub swarm: swarm::SwarmArgs,
 }
 
 /// Fault budgets given with `--faults`.
@@ -300,7 +302,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         .map(|p| p.with_scope(&change))
         .collect::<Result<Vec<_>, String>>()?;
     if let Some(shard) = args.swarm.shard {
-        return crate::swarm_cmd::run(args, shard, &selected);
+        return swarm::run(args, shard, &selected);
     }
     let reduce = args.reductions()?;
     let search = Search {

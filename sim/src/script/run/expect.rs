@@ -6,8 +6,8 @@
 //! compared as text: strings as they are, numbers in decimal, booleans as `true` and
 //! `false`, a missing field as `none`, an object as `present`.
 
-use super::ast::*;
-use super::run::Runner;
+use crate::script::ast::*;
+use super::Runner;
 use crate::event_fold::EventFold;
 use payhub_model::{ApiResponse, LedgerEntry, MerchantId, ResponseBody};
 use serde_json::Value;

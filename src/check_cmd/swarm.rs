@@ -2,7 +2,7 @@
 //! (`properties/src/engine/swarm.rs`) over each selected preset. Never a pass: exit 1
 //! when a shard found a violation, 3 (incomplete) otherwise.
 
-use crate::check_cmd::{CheckArgs, CheckFormat, Reduction};
+use super::{CheckArgs, CheckFormat, Reduction};
 use payhub_properties::Preset;
 use payhub_properties::engine::swarm::{self, Budget, Shard, ShardReport};
 use std::process::ExitCode;
