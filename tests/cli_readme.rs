@@ -215,3 +215,46 @@ fn the_ci_workflow_runs_locally() {
         }
     }
 }
+
+/// Every folder of the four crates' sources under `dir`, as `dir/...` paths (test folders
+/// left out).
+fn source_folders(dir: &Path, rel: &str, out: &mut Vec<String>) {
+    out.push(rel.to_owned());
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if path.is_dir() && !name.starts_with("tests") {
+            source_folders(&path, &format!("{rel}/{name}"), out);
+        }
+    }
+}
+
+#[test]
+fn the_architecture_drawing_has_one_box_per_source_folder() {
+    let doc = std::fs::read_to_string(repo().join("docs/architecture.md")).unwrap();
+    let boxes: std::collections::BTreeSet<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("│ "))
+        .flat_map(|l| l.split("│ │ "))
+        .map(|cell| cell.trim_end_matches('│').trim())
+        .filter(|cell| cell.ends_with("src") || cell.contains("src/"))
+        .collect();
+    let mut folders = Vec::new();
+    for root in ["model/src", "sim/src", "properties/src", "src"] {
+        source_folders(&repo().join(root), root, &mut folders);
+    }
+    let missing: Vec<&String> = folders
+        .iter()
+        .filter(|f| !boxes.contains(f.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "folders with no box: {missing:?}");
+    let gone: Vec<&&str> = boxes
+        .iter()
+        .filter(|b| !folders.iter().any(|f| f == *b))
+        .collect();
+    assert!(gone.is_empty(), "boxes of no folder: {gone:?}");
+}

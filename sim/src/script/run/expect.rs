@@ -6,9 +6,9 @@
 //! compared as text: strings as they are, numbers in decimal, booleans as `true` and
 //! `false`, a missing field as `none`, an object as `present`.
 
-use crate::script::ast::*;
 use super::Runner;
 use crate::event_fold::EventFold;
+use crate::script::ast::*;
 use payhub_model::{ApiResponse, LedgerEntry, MerchantId, ResponseBody};
 use serde_json::Value;
 
