@@ -308,7 +308,8 @@ fn render(
         TraceFormat::Events => trace.to_events_jsonl(),
         TraceFormat::Script => {
             let property = outcome.violation.as_ref().map(|v| v.property.as_str());
-            payhub_sim::script::script_from_tape(config, &outcome.tape, property, &config.name)?
+            payhub_sim::script::script_from_tape(config, &outcome.tape, property, &config.name)
+                .map_err(|e| e.to_string())?
         }
     })
 }

@@ -71,3 +71,46 @@ pub enum SettingsError {
     #[error("unknown policy '{name}' (policies: reference, reference-random, {known})")]
     UnknownPolicy { name: String, known: String },
 }
+
+/// Writing a tape as a what-if script ([`crate::script::script_from_tape`],
+/// [`crate::prove::Counterexample::script`]): what the script language cannot say.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExportError {
+    /// The world runs a planted bug; a script declares only the reference platform.
+    #[error(
+        "the world runs the platform mutant {0} (a planted bug), and a script runs only the reference platform (use platform=reference)"
+    )]
+    Mutant(&'static str),
+    /// The world accepts other currencies than the default ones.
+    #[error("a script cannot set the accepted currencies")]
+    Currencies,
+    /// The world holds other API keys than the default ones.
+    #[error("a script uses the default API keys (ak_1 … ak_5) only")]
+    ApiKeys,
+    /// A step filed under a business order is not a request.
+    #[error("step {0} is filed under a business order but is not a request")]
+    FiledNotARequest(usize),
+    /// The tape names a workload item the world does not have.
+    #[error("the tape names workload item {0}, which the world does not have")]
+    NoWorkItem(u16),
+    /// A request's line does not parse back.
+    #[error("step {step}: '{line}' does not read back (column {column}: {message})")]
+    RequestUnreadable {
+        step: usize,
+        line: String,
+        column: u32,
+        message: String,
+    },
+    /// A request's line parses back as another request.
+    #[error("step {step}: '{line}' does not read back as the same request")]
+    RequestChanged { step: usize, line: String },
+    /// A duration's text parses back as another duration.
+    #[error("step {step}: duration {text} does not read back")]
+    DurationChanged { step: usize, text: String },
+    /// A control issues an API key the script language does not name.
+    #[error("a script cannot issue the key {0}")]
+    UnknownKey(String),
+    /// The tape does not replay on its world.
+    #[error("the tape does not replay at step {step}: {error}")]
+    DoesNotReplay { step: usize, error: ApplyError },
+}

@@ -183,9 +183,14 @@ impl<F: EventFold> Counterexample<F> {
     /// after every step. The choices are cut at its first violation, which becomes the
     /// script's `expect violation`; if that is not [`Counterexample::property`] (another
     /// property is violated first on the way) or there is none, the title says so.
-    pub fn script(&self, run_check: &mut dyn Check<F>, about: &str) -> Result<String, String> {
-        let (_, run) = driver::replay(&self.config, &self.choices, run_check, None)
-            .map_err(|(i, e)| format!("the tape does not replay at step {}: {e}", i + 1))?;
+    pub fn script(
+        &self,
+        run_check: &mut dyn Check<F>,
+        about: &str,
+    ) -> Result<String, crate::error::ExportError> {
+        let (_, run) = driver::replay(&self.config, &self.choices, run_check, None).map_err(
+            |(i, error)| crate::error::ExportError::DoesNotReplay { step: i + 1, error },
+        )?;
         let violated = run.violation.as_ref().map(|v| v.property.as_str());
         let about = match violated {
             Some(p) if p == self.property => about.to_owned(),

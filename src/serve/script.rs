@@ -61,7 +61,8 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
         sandbox.record().events_total(),
         sandbox.world_now()
     );
-    let text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, None, &about)?;
+    let text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, None, &about)
+        .map_err(|e| e.to_string())?;
     // `run` judges the wire properties of the session's script, as its verdict did.
     let mut text = text.replacen("\nuse ", "\nuse wire=judged\nuse ", 1);
     if let Some(name) = violation.or(wire) {

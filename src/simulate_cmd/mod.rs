@@ -429,7 +429,7 @@ fn shrink_and_save(
             write_new(&path, &text)?;
             (Some(text), None, Some(path.display().to_string()))
         }
-        Err(e) => (None, Some(e), None),
+        Err(e) => (None, Some(e.to_string()), None),
     };
     Ok(SimCounterexample {
         seed: r.seed,

@@ -14,6 +14,7 @@ use super::request;
 use crate::choice::Choice;
 use crate::config::WorldConfig;
 use crate::driver::Violation;
+use crate::error::ExportError;
 use crate::trace::Trace;
 use crate::world::World;
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
@@ -29,7 +30,7 @@ pub fn script_from_tape(
     tape: &[Choice],
     violation: Option<&str>,
     about: &str,
-) -> Result<String, String> {
+) -> Result<String, ExportError> {
     script_from_tape_filed(config, tape, &BTreeMap::new(), violation, about)
 }
 
@@ -43,16 +44,13 @@ pub fn script_from_tape_filed(
     filed: &BTreeMap<usize, BusinessOrder>,
     violation: Option<&str>,
     about: &str,
-) -> Result<String, String> {
+) -> Result<String, ExportError> {
     exportable(config)?;
     if let Some((i, _)) = filed
         .iter()
         .find(|(i, _)| !matches!(tape.get(**i), Some(Choice::Send { .. })))
     {
-        return Err(format!(
-            "step {} is filed under a business order but is not a request",
-            i + 1
-        ));
+        return Err(ExportError::FiledNotARequest(i + 1));
     }
     let nodes = Nodes::of(config, tape)?;
     let mut s = String::new();
@@ -89,19 +87,16 @@ pub fn script_from_tape_filed(
 
 /// Whether a script can set up this world: the reference platform, the default
 /// currencies and API keys.
-fn exportable(config: &WorldConfig) -> Result<(), String> {
+fn exportable(config: &WorldConfig) -> Result<(), ExportError> {
     let defaults = PlatformParams::default();
     if let Some(mutant) = config.variant.mutant() {
-        return Err(format!(
-            "the world runs the platform mutant {} (a planted bug), and a script runs only the reference platform (use platform=reference)",
-            mutant.name()
-        ));
+        return Err(ExportError::Mutant(mutant.name()));
     }
     if config.params.currencies != defaults.currencies {
-        return Err("a script cannot set the accepted currencies".into());
+        return Err(ExportError::Currencies);
     }
     if config.api_keys != default_api_keys() || config.spare_keys != vec![rotated_key_spec()] {
-        return Err("a script uses the default API keys (ak_1 … ak_5) only".into());
+        return Err(ExportError::ApiKeys);
     }
     Ok(())
 }
@@ -110,7 +105,7 @@ fn exportable(config: &WorldConfig) -> Result<(), String> {
 struct Nodes(BTreeMap<u8, Option<ApiKeyId>>);
 
 impl Nodes {
-    fn of(config: &WorldConfig, tape: &[Choice]) -> Result<Nodes, String> {
+    fn of(config: &WorldConfig, tape: &[Choice]) -> Result<Nodes, ExportError> {
         let mut nodes: BTreeMap<u8, Option<ApiKeyId>> = BTreeMap::new();
         for c in &config.clients {
             nodes.insert(c.node, Some(c.api_key));
@@ -125,11 +120,10 @@ impl Nodes {
                     key.get_or_insert(request.api_key);
                 }
                 Choice::Command { item, .. } => {
-                    let work = config.workload.get(*item as usize).ok_or_else(|| {
-                        format!(
-                            "the tape names workload item {item}, which the world does not have"
-                        )
-                    })?;
+                    let work = config
+                        .workload
+                        .get(*item as usize)
+                        .ok_or(ExportError::NoWorkItem(*item))?;
                     nodes.entry(work.node).or_insert(None);
                 }
                 Choice::Crash { merchant } | Choice::Restart { merchant } => {
@@ -165,24 +159,27 @@ impl Nodes {
 
     /// The statement of step `i`: checked to read back as the same choice where the
     /// rendering could lose something (requests, durations).
-    fn statement(&self, config: &WorldConfig, i: usize, choice: &Choice) -> Result<String, String> {
+    fn statement(
+        &self,
+        config: &WorldConfig,
+        i: usize,
+        choice: &Choice,
+    ) -> Result<String, ExportError> {
         let name = Nodes::name;
         Ok(match choice {
             Choice::Send { merchant, request } => {
                 let line = request::render(request, self.key_of(*merchant));
                 let mut cur = super::cursor::Cursor::new(&line);
-                let back =
-                    request::parse(&mut cur, self.key_of(*merchant)).map_err(|(col, e)| {
-                        format!(
-                            "step {}: '{line}' does not read back (column {col}: {e})",
-                            i + 1
-                        )
-                    })?;
+                let back = request::parse(&mut cur, self.key_of(*merchant)).map_err(
+                    |(column, message)| ExportError::RequestUnreadable {
+                        step: i + 1,
+                        line: line.clone(),
+                        column,
+                        message,
+                    },
+                )?;
                 if back != **request {
-                    return Err(format!(
-                        "step {}: '{line}' does not read back as the same request",
-                        i + 1
-                    ));
+                    return Err(ExportError::RequestChanged { step: i + 1, line });
                 }
                 format!("{}: {line}", name(*merchant))
             }
@@ -202,10 +199,7 @@ impl Nodes {
             Choice::Advance(d) => {
                 let text = d.to_string();
                 if super::parse_settings::parse_duration(&text) != Some(*d) {
-                    return Err(format!(
-                        "step {}: duration {text} does not read back",
-                        i + 1
-                    ));
+                    return Err(ExportError::DurationChanged { step: i + 1, text });
                 }
                 format!("advance {text}")
             }
@@ -281,11 +275,11 @@ fn write_settings(s: &mut String, config: &WorldConfig, nodes: &Nodes, about: &s
 fn step_comments(
     config: &WorldConfig,
     tape: &[Choice],
-) -> Result<BTreeMap<u32, Vec<String>>, String> {
+) -> Result<BTreeMap<u32, Vec<String>>, ExportError> {
     let mut trace = Trace::new();
     let mut no_check = |_: &World<()>| -> Option<Violation> { None };
     crate::driver::replay(config, tape, &mut no_check, Some(&mut trace))
-        .map_err(|(i, e)| format!("the tape does not replay at step {}: {e}", i + 1))?;
+        .map_err(|(i, error)| ExportError::DoesNotReplay { step: i + 1, error })?;
     let text = trace.to_text();
     let lines: Vec<&str> = text.lines().collect();
     let mut comments: BTreeMap<u32, Vec<String>> = BTreeMap::new();
@@ -297,7 +291,7 @@ fn step_comments(
     Ok(comments)
 }
 
-fn control(c: &Control) -> Result<String, String> {
+fn control(c: &Control) -> Result<String, ExportError> {
     Ok(match c {
         Control::SetRateLimited { merchant, on } => {
             format!("rate-limit {} merchant={}", on_off(*on), merchant.0)
@@ -309,7 +303,7 @@ fn control(c: &Control) -> Result<String, String> {
                 .chain([rotated_key_spec()])
                 .any(|k| k == *spec);
             if !known {
-                return Err(format!("a script cannot issue the key {spec:?}"));
+                return Err(ExportError::UnknownKey(format!("{spec:?}")));
             }
             format!("issue-key {}", spec.id)
         }
