@@ -157,7 +157,7 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
         let key_map = told != Told::Nothing;
         assert_eq!(file["unreadable"], 0, "{file}");
         // The conflict probe re-sends a key with another currency: the client's breach.
-        let client = verdict(&file, "wire-client-never-changes-parameters-under-a-key");
+        let client = verdict(&file, "client-never-changes-parameters-under-a-key");
         assert_eq!(client["status"], "violated", "{client}");
         let assumed = file["assumptions"].to_string();
         if key_map {
@@ -256,10 +256,10 @@ fn check_log_finds_the_dont_do_this_client_on_the_python_platform() {
     assert!(entries[0]["answer"].is_null(), "the lost create: {v}");
     assert_ne!(entries[0]["key"], entries[1]["key"], "{v}");
     for name in [
-        "wire-client-uses-a-key-on-one-endpoint",
-        "wire-client-never-changes-parameters-under-a-key",
-        "wire-client-honours-retry-after",
-        "wire-client-spaces-queries",
+        "client-uses-a-key-on-one-endpoint",
+        "client-never-changes-parameters-under-a-key",
+        "client-honours-retry-after",
+        "client-spaces-queries",
     ] {
         assert_eq!(verdict(&file, name)["status"], "violated", "{name}");
     }
@@ -360,33 +360,33 @@ macro_rules! planted {
 
 planted! {
     check_log_finds_conflict_ignores_currency:
-        "conflict_ignores_currency" => "wire-conflict-exactly-when-parameters-differ",
+        "conflict_ignores_currency" => "idempotency-conflict-iff-parameters-differ",
     check_log_finds_replay_returns_first_response:
-        "replay_returns_first_response" => "wire-replay-answers-200-with-the-same-object",
+        "replay_returns_first_response" => "replay-returns-same-object",
     check_log_finds_order_no_expires_with_key:
-        "order_no_expires_with_key" => "wire-one-payment-per-order-number",
+        "order_no_expires_with_key" => "at-most-one-payment-per-order",
     check_log_finds_refund_no_reused:
-        "refund_no_reused" => "wire-one-refund-per-refund-number",
+        "refund_no_reused" => "refunds-once-and-within-captured",
     check_log_finds_cancel_202_reports_canceled:
-        "cancel_202_reports_canceled" => "wire-cancel-202-keeps-the-status",
+        "cancel_202_reports_canceled" => "cancel-202-keeps-the-status",
     check_log_finds_version_frozen_on_async_outcome:
-        "version_frozen_on_async_outcome" => "wire-versions-rise-with-every-change",
+        "version_frozen_on_async_outcome" => "versions-rise-with-every-visible-change",
     check_log_finds_order_lookup_case_insensitive:
-        "order_lookup_case_insensitive" => "wire-lookups-match-the-number-exactly",
+        "order_lookup_case_insensitive" => "queries-answer-known-state",
     check_log_finds_rotation_changes_scope:
-        "rotation_changes_scope" => "wire-replay-answers-200-with-the-same-object",
+        "rotation_changes_scope" => "replay-returns-same-object",
     check_log_finds_confirm_accepts_amount:
-        "confirm_accepts_amount" => "wire-payments-keep-their-amount",
+        "confirm_accepts_amount" => "payments-keep-their-fee-snapshot",
     check_log_finds_concurrent_same_key_both_execute:
-        "concurrent_same_key_both_execute" => "wire-same-key-at-once-answers-one-object",
+        "concurrent_same_key_both_execute" => "same-key-never-new-business",
     check_log_finds_scope_ignores_environment:
-        "scope_ignores_environment" => "wire-environments-never-share-objects",
+        "scope_ignores_environment" => "scopes-never-interfere",
     check_log_finds_refund_over_captured:
-        "refund_over_captured" => "wire-refunds-stay-within-the-payment-amount",
+        "refund_over_captured" => "refunds-once-and-within-captured",
     check_log_finds_fourth_attempt:
-        "fourth_attempt" => "wire-attempts-stay-within-the-maximum",
+        "fourth_attempt" => "attempts-within-limits",
     check_log_finds_key_length_in_bytes:
-        "key_length_in_bytes" => "wire-valid-keys-are-accepted",
+        "key_length_in_bytes" => "invalid-key-answered-400-idempotency-key",
     check_log_finds_confirm_while_processing_with_the_profiles_cards:
         "confirm_while_processing" => "wire-a-new-attempt-only-after-a-failure",
 }

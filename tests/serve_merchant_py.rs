@@ -111,7 +111,7 @@ const ROWS: &[Row] = &[
         flow: "processing",
         plan: "{}",
         manual: false,
-        property: "wire-client-spaces-queries",
+        property: "client-spaces-queries",
     },
     Row {
         mistake: "fulfil_every_success",
@@ -132,7 +132,7 @@ const ROWS: &[Row] = &[
         flow: "pay_and_reconcile",
         plan: "{}",
         manual: true,
-        property: "wire-client-stops-querying-at-a-final-status",
+        property: "client-stops-querying-at-a-final-status",
     },
 ];
 
