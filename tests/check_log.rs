@@ -418,7 +418,7 @@ fn check_log_a_503_temporarily_unavailable_is_known_not_accepted_and_a_500_unkno
     let (f, code) = judged(&[file.to_str().unwrap()]);
     // Not an unknown outcome; but S13 asks to retry later with the same key.
     assert_eq!(code, 1, "{f:#}");
-    assert_eq!(violated(&f), ["wire-client-keeps-the-key-after-a-refusal"]);
+    assert_eq!(violated(&f), ["client-sends-one-key-per-submission"]);
     let internal = r#"{"error":{"code":"internal_error","retryable":true}}"#;
     let failed = temp("cl-500.jsonl", &log(500, internal));
     let (f, code) = judged(&[failed.to_str().unwrap()]);
@@ -442,15 +442,15 @@ fn check_log_text_groups_what_it_cannot_judge_by_the_missing_evidence() {
     );
     let client = out
         .lines()
-        .position(|l| l.starts_with("cannot judge, 6 properties: needs the client's own decisions"))
+        .position(|l| l.starts_with("cannot judge, 1 property: needs the client's own decisions"))
         .unwrap_or_else(|| panic!("no client paragraph: {out}"));
     let names = out.lines().nth(client + 1).unwrap();
     assert!(
-        names.contains("client-sends-one-key-per-submission"),
+        names.contains("client-backs-off-as-the-reference-code"),
         "{names}"
     );
     assert!(
-        out.contains("cannot judge, 21 properties: needs the platform's own record"),
+        out.contains("cannot judge, 28 properties: needs the platform's own record"),
         "{out}"
     );
 }

@@ -40,7 +40,7 @@ enum Told {
 }
 
 /// Judged only with the platform's test cards (`--profile`).
-const CARD_PROPERTY: &str = "wire-a-new-attempt-only-after-a-failure";
+const CARD_PROPERTY: &str = "no-new-attempt-while-one-is-unfinished";
 
 /// `platform.py --port 0 --har HAR [--bug NAME]`, once it listens.
 fn start(bug: Option<&str>, har: &Path) -> PyPlatform {
@@ -139,12 +139,14 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
     for told in [Told::Profile, Told::KeyMap, Told::Nothing] {
         let (_, file) = judge_with(&har, told, false);
         let platform = properties(&file, "platform");
-        assert_eq!(platform.len(), 16, "{file}");
+        assert_eq!(platform.len(), 14, "{file}");
         for name in COMPLETE_LOG_PROPERTIES {
+            let v = verdict(&file, name);
             assert!(
-                !file["properties"].to_string().contains(name),
-                "listed only with --complete-log: {name}"
+                v.get("side").is_none(),
+                "read on the wire only with --complete-log: {v}"
             );
+            assert_eq!(v["status"], "cannot_judge", "{v}");
         }
         for p in platform {
             if told != Told::Profile && p["name"] == CARD_PROPERTY {
@@ -175,12 +177,9 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
     }
 }
 
-/// The wire properties judged only with `--complete-log`.
-const COMPLETE_LOG_PROPERTIES: [&str; 3] = [
-    "wire-refused-requests-execute-nothing",
-    "wire-rejected-requests-bind-no-key",
-    "wire-attempts-start-only-with-a-confirm",
-];
+/// The properties read on the wire only with `--complete-log`.
+const COMPLETE_LOG_PROPERTIES: [&str; 2] =
+    ["rejections-execute-nothing", "replayed-card-never-charged"];
 
 /// With `--complete-log` the clean platform's probe capture (a 429, a 503 and a 422,
 /// each key then answered 201) holds too, the two properties that assume it judged,
@@ -193,7 +192,7 @@ fn check_log_with_a_complete_log_holds_on_the_clean_python_platforms_capture() {
     let har = capture("probe", None, false);
     let (_, file) = judge_with(&har, Told::Profile, true);
     let platform = properties(&file, "platform");
-    assert_eq!(platform.len(), 19, "{file}");
+    assert_eq!(platform.len(), 16, "{file}");
     for p in platform {
         assert_eq!(p["status"], "holds", "{p}");
     }
@@ -295,7 +294,8 @@ fn finds(bug: &str, property: &str) {
 
 /// Planted bug `bug`, seen only if the log holds every request: with `--complete-log`
 /// `property` is violated with its entries (`finds`'s checks); without it the same
-/// capture claims nothing of it (the property is not listed, the platform side holds).
+/// capture claims nothing of it (the property is not read on the wire: it cannot be
+/// judged; the platform side holds).
 fn finds_in_a_complete_log(bug: &str, property: &str) {
     if !python("check-log") {
         return;
@@ -314,10 +314,9 @@ fn finds_in_a_complete_log(bug: &str, property: &str) {
     let detail = v["detail"].as_str().unwrap();
     assert!(detail.contains("entry "), "{bug}: {detail}");
     let (_, file) = judge_with(&har, Told::Profile, false);
-    assert!(
-        !file["properties"].to_string().contains(property),
-        "{bug}: {file}"
-    );
+    let v = verdict(&file, property);
+    assert_eq!(v["status"], "cannot_judge", "{bug}: {v}");
+    assert!(v.get("side").is_none(), "{bug}: {v}");
     for p in properties(&file, "platform") {
         assert_eq!(p["status"], "holds", "{bug} without --complete-log: {p}");
     }
@@ -325,28 +324,22 @@ fn finds_in_a_complete_log(bug: &str, property: &str) {
 
 #[test]
 fn check_log_with_a_complete_log_finds_throttle_executes() {
-    finds_in_a_complete_log("throttle_executes", "wire-refused-requests-execute-nothing");
+    finds_in_a_complete_log("throttle_executes", "rejections-execute-nothing");
 }
 
 #[test]
 fn check_log_with_a_complete_log_finds_maintenance_executes() {
-    finds_in_a_complete_log(
-        "maintenance_executes",
-        "wire-refused-requests-execute-nothing",
-    );
+    finds_in_a_complete_log("maintenance_executes", "rejections-execute-nothing");
 }
 
 #[test]
 fn check_log_with_a_complete_log_finds_rejection_binds_key() {
-    finds_in_a_complete_log("rejection_binds_key", "wire-rejected-requests-bind-no-key");
+    finds_in_a_complete_log("rejection_binds_key", "rejections-execute-nothing");
 }
 
 #[test]
 fn check_log_with_a_complete_log_finds_replay_charges_new_card() {
-    finds_in_a_complete_log(
-        "replay_charges_new_card",
-        "wire-attempts-start-only-with-a-confirm",
-    );
+    finds_in_a_complete_log("replay_charges_new_card", "replayed-card-never-charged");
 }
 
 macro_rules! planted {
@@ -388,5 +381,5 @@ planted! {
     check_log_finds_key_length_in_bytes:
         "key_length_in_bytes" => "invalid-key-answered-400-idempotency-key",
     check_log_finds_confirm_while_processing_with_the_profiles_cards:
-        "confirm_while_processing" => "wire-a-new-attempt-only-after-a-failure",
+        "confirm_while_processing" => "no-new-attempt-while-one-is-unfinished",
 }

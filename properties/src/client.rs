@@ -97,18 +97,22 @@ pub const ONE_KEY_PER_SUBMISSION: Property = Property {
         Rule::NeverSwitchKeyOnUnknown,
         Rule::RetrySameKey,
         Rule::InFlightRetryLater,
+        Rule::RetryAfterHonoured,
     ],
     about: "Every request of one business submission (order, sequence) carries the same Idempotency-Key.",
     needs: CLIENT,
-    predicate: Predicate::Always(|f| {
-        f.client.second_key.as_ref().map(|s| {
-            let (order, seq) = (&s.order, s.seq);
-            Witnessed::new(format!(
-                "submission {seq} of {order} was sent under a second key"
-            ))
-            .order(order)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.client.second_key.as_ref().map(|s| {
+                let (order, seq) = (&s.order, s.seq);
+                Witnessed::new(format!(
+                    "submission {seq} of {order} was sent under a second key"
+                ))
+                .order(order)
+            })
+        },
+        wire: crate::wire::CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL,
+    },
 };
 
 /// WEBHOOK-02: a client never applies an older version over a newer one.
@@ -246,17 +250,22 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
     rules: &[
         Rule::CardRetryOnlyAfterFailed,
         Rule::NeverSwitchKeyOnUnknown,
+        Rule::ConfirmWhileProcessing,
+        Rule::RetryMaxAttempts,
     ],
     about: "No request a client waits for is answered 409 payment_in_progress: it never confirms with a new key while the payment is processing or requires_action.",
     needs: CLIENT_PLATFORM,
-    predicate: Predicate::Always(|f| {
-        f.client.card_retry_in_progress.map(|id| {
-            Witnessed::new(format!(
-                "{id}: a confirm with a new key while the payment was in progress"
-            ))
-            .request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.client.card_retry_in_progress.map(|id| {
+                Witnessed::new(format!(
+                    "{id}: a confirm with a new key while the payment was in progress"
+                ))
+                .request(id)
+            })
+        },
+        wire: crate::wire::CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED,
+    },
 };
 
 /// CANCEL-02: a 202 on cancel is not "canceled". An order the client closed (canceled

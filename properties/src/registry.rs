@@ -87,15 +87,9 @@ pub static PROPERTIES: &[Property] = &[
     crate::reach::CANCEL_202,
     crate::reach::NEW_CHECKOUT_SESSION,
     crate::reach::REFUND_SUCCEEDED,
-    crate::wire::A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE,
     crate::wire::CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN,
-    crate::wire::CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED,
     crate::wire::CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED,
     crate::wire::CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY,
-    crate::wire::CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL,
-    crate::wire::REFUSED_REQUESTS_EXECUTE_NOTHING,
-    crate::wire::REJECTED_REQUESTS_BIND_NO_KEY,
-    crate::wire::ATTEMPTS_START_ONLY_WITH_A_CONFIRM,
 ];
 
 /// Looks a property up by name.

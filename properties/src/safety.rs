@@ -99,40 +99,47 @@ pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
 /// UNIQ-02, ATTEMPT-01: never a second unfinished attempt.
 pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
     name: "no-new-attempt-while-one-is-unfinished",
-    rules: &[Rule::OneUnfinishedAttempt, Rule::ConfirmWhileProcessing],
+    rules: &[
+        Rule::OneUnfinishedAttempt,
+        Rule::ConfirmWhileProcessing,
+        Rule::CardRetryAfterFailure,
+    ],
     about: "A Payment never has two attempts (of those the store holds for it, listed by its record or not) that the upstream may still capture.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        for (id, _) in f.attempts.payments.iter() {
-            // Every attempt the store holds for it, listed by its record or not.
-            let unfinished = f
-                .attempts
-                .attempts_of(*id)
-                .iter()
-                .filter(|a| {
-                    let on_platform = f
-                        .attempts
-                        .attempts
-                        .get(a)
-                        .is_some_and(|a| a.status.is_unfinished());
-                    // Judged by the acquirer too: a charge it still holds open counts.
-                    let upstream_open = f
-                        .attempts
-                        .charges
-                        .get(a)
-                        .is_some_and(|state| *state == ChargeState::ActionRequired);
-                    on_platform || upstream_open
-                })
-                .count();
-            if unfinished > 1 {
-                return Some(
-                    Witnessed::new(format!("{id} has {unfinished} unfinished attempts"))
-                        .payment(*id),
-                );
+    predicate: Predicate::Levels {
+        facts: |f| {
+            for (id, _) in f.attempts.payments.iter() {
+                // Every attempt the store holds for it, listed by its record or not.
+                let unfinished = f
+                    .attempts
+                    .attempts_of(*id)
+                    .iter()
+                    .filter(|a| {
+                        let on_platform = f
+                            .attempts
+                            .attempts
+                            .get(a)
+                            .is_some_and(|a| a.status.is_unfinished());
+                        // Judged by the acquirer too: a charge it still holds open counts.
+                        let upstream_open = f
+                            .attempts
+                            .charges
+                            .get(a)
+                            .is_some_and(|state| *state == ChargeState::ActionRequired);
+                        on_platform || upstream_open
+                    })
+                    .count();
+                if unfinished > 1 {
+                    return Some(
+                        Witnessed::new(format!("{id} has {unfinished} unfinished attempts"))
+                            .payment(*id),
+                    );
+                }
             }
-        }
-        None
-    }),
+            None
+        },
+        wire: crate::wire::A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE,
+    },
 };
 
 /// ATTEMPT-02, ATTEMPT-04, ATTEMPT-05, EXPIRY-01: a new attempt only after the previous
@@ -266,17 +273,21 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
         Rule::ConcurrentWaitTimeout,
         Rule::ConfirmWhileProcessing,
         Rule::Only503NotAccepted,
+        Rule::FirstExecution201,
     ],
     about: "A request answered 400/401/403/404/405/409/422/429/503 created, bound (stored an idempotency record) and sent nothing.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        f.money.rejected_but_executed.map(|id| {
-            Witnessed::new(format!(
-                "{id} was rejected but changed the platform or called the upstream"
-            ))
-            .request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.money.rejected_but_executed.map(|id| {
+                Witnessed::new(format!(
+                    "{id} was rejected but changed the platform or called the upstream"
+                ))
+                .request(id)
+            })
+        },
+        wire: crate::wire::REFUSALS_AND_REJECTIONS_EXECUTE_NOTHING,
+    },
 };
 
 /// QUERY-04: queries, replies and timers never charge.
@@ -355,14 +366,21 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
 /// CARD-01, CARD-03: the card of a replay is never charged.
 pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     name: "replayed-card-never-charged",
-    rules: &[Rule::CardNotCompared, Rule::CardReplayNotCharged],
+    rules: &[
+        Rule::CardNotCompared,
+        Rule::CardReplayNotCharged,
+        Rule::CardRetryAfterFailure,
+    ],
     about: "A charge sent while handling a request uses that request's own card, and a request under a scope that executed within retention (a replay) charges nothing, whatever card it carries.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        f.money.charged_other_card.map(|id| {
-            Witnessed::new(format!("handling {id} charged a card it did not carry")).request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.money.charged_other_card.map(|id| {
+                Witnessed::new(format!("handling {id} charged a card it did not carry")).request(id)
+            })
+        },
+        wire: crate::wire::ATTEMPTS_START_ONLY_WITH_A_CONFIRM,
+    },
 };
 
 /// RES-03, UNKNOWN-02, RES-06: `failed` only on the upstream's word (a decline, or a

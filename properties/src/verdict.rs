@@ -66,7 +66,7 @@ pub struct Verdict {
     /// For `cannot_judge`: the evidence missing and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<Missing>,
-    /// For a property with a level over the wire: which side it judges.
+    /// For a property judged at its level over the wire: which side it judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub side: Option<Side>,
     /// For a property violated at its level over the wire: the exchanges that witness it.
@@ -321,7 +321,7 @@ fn verdict(
         status,
         detail,
         missing,
-        side: patterns.map(|w| w.side),
+        side: wire_level.map(|(w, _)| w.side),
         witness: witness.map(std::borrow::Cow::into_owned),
         named,
     })

@@ -261,16 +261,12 @@ pub const ENVIRONMENTS_NEVER_SHARE_OBJECTS: Patterns =
 pub const ATTEMPTS_STAY_WITHIN_THE_MAXIMUM: Patterns =
     Patterns::platform(BODIES, &[Breach::AttemptsBeyondMaximum]).deciding(attempts_beyond_maximum);
 
-pub const A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE: Property = Property {
-    name: "wire-a-new-attempt-only-after-a-failure",
-    rules: &[Rule::ConfirmWhileProcessing, Rule::CardRetryAfterFailure],
-    about: "A Payment is never shown with a newer attempt after one charged on a test card that never fails (approved at once, after the wait, or silently): a new attempt starts only once the previous one definitively failed, and a confirm while processing never charges.",
-    needs: CARDS,
-    predicate: Predicate::Wire(
-        Patterns::platform(CARDS, &[Breach::NewAttemptBeforeFailure])
-            .deciding(attempt_before_failure),
-    ),
-};
+/// Over the wire: a Payment is never shown with a newer attempt after one charged on a
+/// test card that never fails (approved at once, after the wait, or silently): a new
+/// attempt starts only once the previous one definitively failed, and a confirm while
+/// processing never charges.
+pub const A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE: Patterns =
+    Patterns::platform(CARDS, &[Breach::NewAttemptBeforeFailure]).deciding(attempt_before_failure);
 
 /// Over the wire: a printable Idempotency-Key of 1-255 characters in every reading of
 /// "character" (A-KEY-LENGTH; at most 255 UTF-16 code units) is never refused 400 with
@@ -291,20 +287,13 @@ pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Property = Property {
 
 /// UNKNOWN-03 ("when the result is unknown never change the idempotency key … retry with
 /// the same key or query"), ATTEMPT-01 (S8: "wait for the result, or query"), RETRY-03.
-pub const CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED: Property = Property {
-    name: "wire-client-keeps-the-confirm-key-while-unresolved",
-    rules: &[
-        Rule::NeverSwitchKeyOnUnknown,
-        Rule::ConfirmWhileProcessing,
-        Rule::RetryMaxAttempts,
-    ],
-    about: "After a confirm whose outcome is unknown (no answer, a 5xx other than 503), or while the Payment was last shown processing or requires_action, the client confirms that Payment only under the same key, until an answer shows it in another status.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns::client(
-        SCOPED_BODIES,
-        &[Breach::NewConfirmKeyWhileUnresolved],
-    )),
-};
+///
+/// Over the wire: after a confirm whose outcome is unknown (no answer, a 5xx other than
+/// 503), or while the Payment was last shown processing or requires_action, the client
+/// confirms that Payment only under the same key, until an answer shows it in another
+/// status.
+pub const CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED: Patterns =
+    Patterns::client(SCOPED_BODIES, &[Breach::NewConfirmKeyWhileUnresolved]);
 
 /// REFUND-04, UNKNOWN-03, REFUND-02 (S11: "Retry with K, or query by
 /// merchant_refund_no; do not change the refund number and apply again").
@@ -337,16 +326,12 @@ pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {
 
 /// RATE-03 ("After 429 wait Retry-After seconds, then retry with the original idempotency
 /// key"), RETRY-01, S13 (503: "retry later with K").
-pub const CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL: Property = Property {
-    name: "wire-client-keeps-the-key-after-a-refusal",
-    rules: &[Rule::RetryAfterHonoured, Rule::RetrySameKey],
-    about: "After a create answered 429 rate_limited or 503 temporarily_unavailable, the client sends that order number (refund number) again only under the same key, until an answer executes it.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns::client(
-        SCOPED_BODIES,
-        &[Breach::NewKeyAfterRefusal],
-    )),
-};
+///
+/// Over the wire: after a create answered 429 rate_limited or 503
+/// temporarily_unavailable, the client sends that order number (refund number) again
+/// only under the same key, until an answer executes it.
+pub const CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL: Patterns =
+    Patterns::client(SCOPED_BODIES, &[Breach::NewKeyAfterRefusal]);
 
 /// TIMEOUT-01 ("Client timeouts are at least 20 seconds for create and confirm and at
 /// least 10 seconds for queries").
@@ -384,39 +369,23 @@ pub const CLIENT_SPACES_QUERIES: Patterns =
 pub const CLIENT_HONOURS_RETRY_AFTER: Patterns =
     Patterns::client(SCOPED, &[Breach::RetryAfterIgnored]);
 
-pub const REFUSED_REQUESTS_EXECUTE_NOTHING: Property = Property {
-    name: "wire-refused-requests-execute-nothing",
-    rules: &[
-        Rule::RateLimited,
-        Rule::ChannelPaused,
-        Rule::FirstExecution201,
-    ],
-    about: "With every request of the capture in the log: a scope whose every request was refused 429 rate_limited or 503 temporarily_unavailable is never answered as executed (a create answered 200, a 409 idempotency_conflict): those refusals executed nothing.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(
-        Patterns::platform(SCOPED_BODIES, &[Breach::RefusedThenExecuted]).assuming_complete_log(),
-    ),
-};
+/// Over the wire, with every request of the capture in the log: a scope whose every
+/// request was refused 429 rate_limited or 503 temporarily_unavailable is never answered
+/// as executed (a create answered 200, a 409 idempotency_conflict): those refusals
+/// executed nothing; and a key whose every request was rejected (400, 403, 422) is not
+/// used up: a later request under it is never answered 409 idempotency_conflict (nor a
+/// create 200) as if the rejection had bound it.
+pub const REFUSALS_AND_REJECTIONS_EXECUTE_NOTHING: Patterns = Patterns::platform(
+    SCOPED_BODIES,
+    &[Breach::RefusedThenExecuted, Breach::RejectedThenBound],
+)
+.assuming_complete_log();
 
-pub const REJECTED_REQUESTS_BIND_NO_KEY: Property = Property {
-    name: "wire-rejected-requests-bind-no-key",
-    rules: &[Rule::RejectionsDoNotOccupyKey, Rule::IdempotencyConflict],
-    about: "With every request of the capture in the log: a key whose every request was rejected (400, 403, 422) is not used up: a later request under it is never answered 409 idempotency_conflict (nor a create 200) as if the rejection had bound it.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(
-        Patterns::platform(SCOPED_BODIES, &[Breach::RejectedThenBound]).assuming_complete_log(),
-    ),
-};
-
-pub const ATTEMPTS_START_ONLY_WITH_A_CONFIRM: Property = Property {
-    name: "wire-attempts-start-only-with-a-confirm",
-    rules: &[Rule::CardReplayNotCharged, Rule::CardRetryAfterFailure],
-    about: "With every request of the capture in the log: a Payment created through the API is never shown with more attempts than before unless a confirm of it was sent in between: a replay never charges newly supplied card information.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(
-        Patterns::platform(SCOPED_BODIES, &[Breach::AttemptWithoutConfirm]).assuming_complete_log(),
-    ),
-};
+/// Over the wire, with every request of the capture in the log: a Payment created
+/// through the API is never shown with more attempts than before unless a confirm of it
+/// was sent in between: a replay never charges newly supplied card information.
+pub const ATTEMPTS_START_ONLY_WITH_A_CONFIRM: Patterns =
+    Patterns::platform(SCOPED_BODIES, &[Breach::AttemptWithoutConfirm]).assuming_complete_log();
 
 #[cfg(test)]
 mod tests {
