@@ -326,3 +326,46 @@ fn verdict(
         named,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::Evidence;
+    use payhub_model::event::What;
+    use payhub_model::{ApiKeyId, ApiRequest, CreatePaymentBody, Endpoint, Json, Millis};
+
+    /// GEN-05 is one property with two levels: a log (the wire, no client process) judges
+    /// it on the wire, the world's own facts without it, and a source with neither says
+    /// what the wire level lacks.
+    #[test]
+    fn a_property_with_both_levels_is_judged_at_the_levels_the_source_supplies() {
+        let p = crate::property("client-uses-a-key-on-one-endpoint").unwrap();
+        assert!(p.over_facts() && !p.wire_only() && p.patterns().is_some());
+        let facts = Facts::default();
+        let mut wire = harness_owners();
+        let sent = What::Sent {
+            id: RequestId(1),
+            from: 0,
+            request: ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: Some("k".into()),
+                endpoint: Endpoint::CreatePayment {
+                    body: Json::Parsed(CreatePaymentBody::default()),
+                },
+            },
+        };
+        wire.observe(Millis(0), &sent);
+        let named = |_: &Seen| String::new();
+        let log = Supply::of_events([&sent]);
+        let v = verdict(p, &facts, Some(&wire), &log, &named).unwrap();
+        assert_eq!(v.status, Status::Holds, "{v:?}");
+        assert_eq!(v.side, Some(Side::Client));
+        let v = verdict(p, &facts, Some(&wire), &Supply::empty(), &named).unwrap();
+        assert_eq!(v.status, Status::CannotJudge);
+        let lacked: Vec<Evidence> = v.missing.iter().map(|m| m.evidence).collect();
+        assert_eq!(lacked, [Evidence::Wire, Evidence::ApiKeys]);
+        let world = verdicts(&facts);
+        let v = world.iter().find(|v| v.name == p.name).unwrap();
+        assert_eq!((v.status, v.side), (Status::Holds, None));
+    }
+}
