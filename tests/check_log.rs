@@ -46,7 +46,7 @@ fn statuses_of_wire(file: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|p| p["name"].as_str().unwrap().starts_with("wire-"))
+        .filter(|p| p["side"].is_string())
         .map(|p| p["status"].as_str().unwrap().to_owned())
         .collect()
 }
@@ -110,73 +110,73 @@ fn check_log_finds_each_planted_bug_with_its_witness_entries() {
         ),
         (
             "client-key-on-two-endpoints",
-            "wire-client-uses-a-key-on-one-endpoint",
+            "client-uses-a-key-on-one-endpoint",
             "GEN-05",
             "sends key k-1 on POST /v1/refunds",
         ),
         (
             "client-params-changed",
-            "wire-client-never-changes-parameters-under-a-key",
+            "client-never-changes-parameters-under-a-key",
             "UNKNOWN-04",
             "amount 12000",
         ),
         (
             "client-queries-too-soon",
-            "wire-client-spaces-queries",
+            "client-spaces-queries",
             "SCHED-02",
             "3s after entry 1",
         ),
         (
             "client-queries-one-object-two-ways",
-            "wire-client-spaces-queries",
+            "client-spaces-queries",
             "SCHED-02",
             "3s after entry 1 at +0s queried it as /v1/payments?merchant_order_no=ORDER-1",
         ),
         (
             "client-queries-one-object-tied-late",
-            "wire-client-spaces-queries",
+            "client-spaces-queries",
             "SCHED-02",
             "3s after entry 1 at +0s queried it as /v1/payments/pay_demo_001",
         ),
         (
             "client-ignores-retry-after",
-            "wire-client-honours-retry-after",
+            "client-honours-retry-after",
             "RATE-03",
             "Retry-After 2",
         ),
         (
             "platform-replay-201",
-            "wire-replay-answers-200-with-the-same-object",
+            "replay-returns-same-object",
             "REPLAY-02",
             "the platform answered 201",
         ),
         (
             "platform-conflict-missing",
-            "wire-conflict-exactly-when-parameters-differ",
+            "idempotency-conflict-iff-parameters-differ",
             "CONFLICT-01",
             "the platform answered 200 pay_demo_001 version 2, the contract requires 409 idempotency_conflict",
         ),
         (
             "platform-conflict-same",
-            "wire-conflict-exactly-when-parameters-differ",
+            "idempotency-conflict-iff-parameters-differ",
             "CONFLICT-01",
             "with the same parameters",
         ),
         (
             "platform-two-payments",
-            "wire-one-payment-per-order-number",
+            "at-most-one-payment-per-order",
             "UNIQ-01",
             "pay_demo_002",
         ),
         (
             "platform-related-missing",
-            "wire-conflicts-carry-related-resource-id",
+            "conflicts-name-the-related-resource",
             "ORDER-01",
             "without error.related_resource_id",
         ),
         (
             "platform-version-back",
-            "wire-versions-never-go-back",
+            "versions-rise-with-every-visible-change",
             "WEBHOOK-02",
             "version 2",
         ),
@@ -202,9 +202,7 @@ fn check_log_finds_each_planted_bug_with_its_witness_entries() {
         // Only the planted bug (and, for a changed key, the client's side of it).
         let others: Vec<String> = violated(&f)
             .into_iter()
-            .filter(|n| {
-                n != property_name && n != "wire-client-never-changes-parameters-under-a-key"
-            })
+            .filter(|n| n != property_name && n != "client-never-changes-parameters-under-a-key")
             .collect();
         assert!(others.is_empty(), "{file}: {others:?}");
     }
@@ -232,7 +230,7 @@ fn check_log_markdown_draws_the_witness_entries() {
         out.lines()
             .last()
             .unwrap()
-            .starts_with("VIOLATED wire-conflict-exactly-when-parameters-differ [CONFLICT-01"),
+            .starts_with("VIOLATED idempotency-conflict-iff-parameters-differ [CONFLICT-01"),
         "{out}"
     );
 }
@@ -365,10 +363,11 @@ fn check_log_wire_properties_agree_with_the_registry_on_the_simulators_anti_patt
             "client-never-charges-an-order-twice",
             "wire-client-keeps-key-and-order-after-unknown",
         ),
+        // One property reads SCHED-02 at both levels: the stream's facts and its wire.
         (
             &["--seed", "2", "--policy", "poll_too_fast"][..],
             "client-spaces-queries",
-            "wire-client-spaces-queries",
+            "client-spaces-queries",
         ),
     ] {
         let events = run(&[&["replay"], args, &["--format", "events"]].concat());
@@ -419,7 +418,7 @@ fn check_log_a_503_temporarily_unavailable_is_known_not_accepted_and_a_500_unkno
     let (f, code) = judged(&[file.to_str().unwrap()]);
     // Not an unknown outcome; but S13 asks to retry later with the same key.
     assert_eq!(code, 1, "{f:#}");
-    assert_eq!(violated(&f), ["wire-client-keeps-the-key-after-a-refusal"]);
+    assert_eq!(violated(&f), ["client-sends-one-key-per-submission"]);
     let internal = r#"{"error":{"code":"internal_error","retryable":true}}"#;
     let failed = temp("cl-500.jsonl", &log(500, internal));
     let (f, code) = judged(&[failed.to_str().unwrap()]);
@@ -443,15 +442,15 @@ fn check_log_text_groups_what_it_cannot_judge_by_the_missing_evidence() {
     );
     let client = out
         .lines()
-        .position(|l| l.starts_with("cannot judge, 6 properties: needs the client's own decisions"))
+        .position(|l| l.starts_with("cannot judge, 1 property: needs the client's own decisions"))
         .unwrap_or_else(|| panic!("no client paragraph: {out}"));
     let names = out.lines().nth(client + 1).unwrap();
     assert!(
-        names.contains("client-sends-one-key-per-submission"),
+        names.contains("client-backs-off-as-the-reference-code"),
         "{names}"
     );
     assert!(
-        out.contains("cannot judge, 21 properties: needs the platform's own record"),
+        out.contains("cannot judge, 28 properties: needs the platform's own record"),
         "{out}"
     );
 }

@@ -40,7 +40,7 @@ enum Told {
 }
 
 /// Judged only with the platform's test cards (`--profile`).
-const CARD_PROPERTY: &str = "wire-a-new-attempt-only-after-a-failure";
+const CARD_PROPERTY: &str = "no-new-attempt-while-one-is-unfinished";
 
 /// `platform.py --port 0 --har HAR [--bug NAME]`, once it listens.
 fn start(bug: Option<&str>, har: &Path) -> PyPlatform {
@@ -139,12 +139,14 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
     for told in [Told::Profile, Told::KeyMap, Told::Nothing] {
         let (_, file) = judge_with(&har, told, false);
         let platform = properties(&file, "platform");
-        assert_eq!(platform.len(), 16, "{file}");
+        assert_eq!(platform.len(), 14, "{file}");
         for name in COMPLETE_LOG_PROPERTIES {
+            let v = verdict(&file, name);
             assert!(
-                !file["properties"].to_string().contains(name),
-                "listed only with --complete-log: {name}"
+                v.get("side").is_none(),
+                "read on the wire only with --complete-log: {v}"
             );
+            assert_eq!(v["status"], "cannot_judge", "{v}");
         }
         for p in platform {
             if told != Told::Profile && p["name"] == CARD_PROPERTY {
@@ -157,7 +159,7 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
         let key_map = told != Told::Nothing;
         assert_eq!(file["unreadable"], 0, "{file}");
         // The conflict probe re-sends a key with another currency: the client's breach.
-        let client = verdict(&file, "wire-client-never-changes-parameters-under-a-key");
+        let client = verdict(&file, "client-never-changes-parameters-under-a-key");
         assert_eq!(client["status"], "violated", "{client}");
         let assumed = file["assumptions"].to_string();
         if key_map {
@@ -175,12 +177,9 @@ fn check_log_judges_the_clean_python_platforms_capture_and_its_platform_side_hol
     }
 }
 
-/// The wire properties judged only with `--complete-log`.
-const COMPLETE_LOG_PROPERTIES: [&str; 3] = [
-    "wire-refused-requests-execute-nothing",
-    "wire-rejected-requests-bind-no-key",
-    "wire-attempts-start-only-with-a-confirm",
-];
+/// The properties read on the wire only with `--complete-log`.
+const COMPLETE_LOG_PROPERTIES: [&str; 2] =
+    ["rejections-execute-nothing", "replayed-card-never-charged"];
 
 /// With `--complete-log` the clean platform's probe capture (a 429, a 503 and a 422,
 /// each key then answered 201) holds too, the two properties that assume it judged,
@@ -193,7 +192,7 @@ fn check_log_with_a_complete_log_holds_on_the_clean_python_platforms_capture() {
     let har = capture("probe", None, false);
     let (_, file) = judge_with(&har, Told::Profile, true);
     let platform = properties(&file, "platform");
-    assert_eq!(platform.len(), 19, "{file}");
+    assert_eq!(platform.len(), 16, "{file}");
     for p in platform {
         assert_eq!(p["status"], "holds", "{p}");
     }
@@ -256,10 +255,10 @@ fn check_log_finds_the_dont_do_this_client_on_the_python_platform() {
     assert!(entries[0]["answer"].is_null(), "the lost create: {v}");
     assert_ne!(entries[0]["key"], entries[1]["key"], "{v}");
     for name in [
-        "wire-client-uses-a-key-on-one-endpoint",
-        "wire-client-never-changes-parameters-under-a-key",
-        "wire-client-honours-retry-after",
-        "wire-client-spaces-queries",
+        "client-uses-a-key-on-one-endpoint",
+        "client-never-changes-parameters-under-a-key",
+        "client-honours-retry-after",
+        "client-spaces-queries",
     ] {
         assert_eq!(verdict(&file, name)["status"], "violated", "{name}");
     }
@@ -295,7 +294,8 @@ fn finds(bug: &str, property: &str) {
 
 /// Planted bug `bug`, seen only if the log holds every request: with `--complete-log`
 /// `property` is violated with its entries (`finds`'s checks); without it the same
-/// capture claims nothing of it (the property is not listed, the platform side holds).
+/// capture claims nothing of it (the property is not read on the wire: it cannot be
+/// judged; the platform side holds).
 fn finds_in_a_complete_log(bug: &str, property: &str) {
     if !python("check-log") {
         return;
@@ -314,10 +314,9 @@ fn finds_in_a_complete_log(bug: &str, property: &str) {
     let detail = v["detail"].as_str().unwrap();
     assert!(detail.contains("entry "), "{bug}: {detail}");
     let (_, file) = judge_with(&har, Told::Profile, false);
-    assert!(
-        !file["properties"].to_string().contains(property),
-        "{bug}: {file}"
-    );
+    let v = verdict(&file, property);
+    assert_eq!(v["status"], "cannot_judge", "{bug}: {v}");
+    assert!(v.get("side").is_none(), "{bug}: {v}");
     for p in properties(&file, "platform") {
         assert_eq!(p["status"], "holds", "{bug} without --complete-log: {p}");
     }
@@ -325,28 +324,22 @@ fn finds_in_a_complete_log(bug: &str, property: &str) {
 
 #[test]
 fn check_log_with_a_complete_log_finds_throttle_executes() {
-    finds_in_a_complete_log("throttle_executes", "wire-refused-requests-execute-nothing");
+    finds_in_a_complete_log("throttle_executes", "rejections-execute-nothing");
 }
 
 #[test]
 fn check_log_with_a_complete_log_finds_maintenance_executes() {
-    finds_in_a_complete_log(
-        "maintenance_executes",
-        "wire-refused-requests-execute-nothing",
-    );
+    finds_in_a_complete_log("maintenance_executes", "rejections-execute-nothing");
 }
 
 #[test]
 fn check_log_with_a_complete_log_finds_rejection_binds_key() {
-    finds_in_a_complete_log("rejection_binds_key", "wire-rejected-requests-bind-no-key");
+    finds_in_a_complete_log("rejection_binds_key", "rejections-execute-nothing");
 }
 
 #[test]
 fn check_log_with_a_complete_log_finds_replay_charges_new_card() {
-    finds_in_a_complete_log(
-        "replay_charges_new_card",
-        "wire-attempts-start-only-with-a-confirm",
-    );
+    finds_in_a_complete_log("replay_charges_new_card", "replayed-card-never-charged");
 }
 
 macro_rules! planted {
@@ -360,33 +353,33 @@ macro_rules! planted {
 
 planted! {
     check_log_finds_conflict_ignores_currency:
-        "conflict_ignores_currency" => "wire-conflict-exactly-when-parameters-differ",
+        "conflict_ignores_currency" => "idempotency-conflict-iff-parameters-differ",
     check_log_finds_replay_returns_first_response:
-        "replay_returns_first_response" => "wire-replay-answers-200-with-the-same-object",
+        "replay_returns_first_response" => "replay-returns-same-object",
     check_log_finds_order_no_expires_with_key:
-        "order_no_expires_with_key" => "wire-one-payment-per-order-number",
+        "order_no_expires_with_key" => "at-most-one-payment-per-order",
     check_log_finds_refund_no_reused:
-        "refund_no_reused" => "wire-one-refund-per-refund-number",
+        "refund_no_reused" => "refunds-once-and-within-captured",
     check_log_finds_cancel_202_reports_canceled:
-        "cancel_202_reports_canceled" => "wire-cancel-202-keeps-the-status",
+        "cancel_202_reports_canceled" => "cancel-202-keeps-the-status",
     check_log_finds_version_frozen_on_async_outcome:
-        "version_frozen_on_async_outcome" => "wire-versions-rise-with-every-change",
+        "version_frozen_on_async_outcome" => "versions-rise-with-every-visible-change",
     check_log_finds_order_lookup_case_insensitive:
-        "order_lookup_case_insensitive" => "wire-lookups-match-the-number-exactly",
+        "order_lookup_case_insensitive" => "queries-answer-known-state",
     check_log_finds_rotation_changes_scope:
-        "rotation_changes_scope" => "wire-replay-answers-200-with-the-same-object",
+        "rotation_changes_scope" => "replay-returns-same-object",
     check_log_finds_confirm_accepts_amount:
-        "confirm_accepts_amount" => "wire-payments-keep-their-amount",
+        "confirm_accepts_amount" => "payments-keep-their-fee-snapshot",
     check_log_finds_concurrent_same_key_both_execute:
-        "concurrent_same_key_both_execute" => "wire-same-key-at-once-answers-one-object",
+        "concurrent_same_key_both_execute" => "same-key-never-new-business",
     check_log_finds_scope_ignores_environment:
-        "scope_ignores_environment" => "wire-environments-never-share-objects",
+        "scope_ignores_environment" => "scopes-never-interfere",
     check_log_finds_refund_over_captured:
-        "refund_over_captured" => "wire-refunds-stay-within-the-payment-amount",
+        "refund_over_captured" => "refunds-once-and-within-captured",
     check_log_finds_fourth_attempt:
-        "fourth_attempt" => "wire-attempts-stay-within-the-maximum",
+        "fourth_attempt" => "attempts-within-limits",
     check_log_finds_key_length_in_bytes:
-        "key_length_in_bytes" => "wire-valid-keys-are-accepted",
+        "key_length_in_bytes" => "invalid-key-answered-400-idempotency-key",
     check_log_finds_confirm_while_processing_with_the_profiles_cards:
-        "confirm_while_processing" => "wire-a-new-attempt-only-after-a-failure",
+        "confirm_while_processing" => "no-new-attempt-while-one-is-unfinished",
 }

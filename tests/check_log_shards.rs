@@ -76,7 +76,7 @@ fn check_log_gives_the_same_verdict_on_any_number_of_threads_and_in_four_shards_
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["name"] == "wire-payments-keep-their-amount")
+        .find(|p| p["name"] == "payments-keep-their-fee-snapshot")
         .unwrap();
     assert_eq!(amount["status"], "violated", "{amount}");
     assert!(

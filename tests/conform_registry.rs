@@ -62,10 +62,10 @@ fn conform_the_reference_sandbox_holds_every_wire_property_judging_the_target() 
         "{target:?}"
     );
     for name in [
-        "wire-replay-answers-200-with-the-same-object",
-        "wire-conflict-exactly-when-parameters-differ",
-        "wire-conflicts-carry-related-resource-id",
-        "wire-versions-never-go-back",
+        "replay-returns-same-object",
+        "idempotency-conflict-iff-parameters-differ",
+        "conflicts-name-the-related-resource",
+        "versions-rise-with-every-visible-change",
     ] {
         let p = property(&r, name);
         assert_eq!(p["status"], "holds", "{p}");
@@ -155,7 +155,7 @@ fn caught(mutant: &str, property_name: &str, answer: &str) {
 fn conform_reports_a_replay_answered_as_new_business_with_its_witness() {
     caught(
         "replay_answers_created",
-        "wire-replay-answers-200-with-the-same-object",
+        "replay-returns-same-object",
         "→  201",
     );
 }
@@ -165,7 +165,7 @@ fn conform_reports_a_replay_answered_as_new_business_with_its_witness() {
 fn conform_reports_a_conflict_not_answered_409_with_its_witness() {
     caught(
         "amount_not_in_fingerprint",
-        "wire-conflict-exactly-when-parameters-differ",
+        "idempotency-conflict-iff-parameters-differ",
         "→  200",
     );
 }
@@ -175,7 +175,7 @@ fn conform_reports_a_conflict_not_answered_409_with_its_witness() {
 fn conform_reports_a_conflict_without_its_related_resource() {
     caught(
         "order_no_conflict_without_related",
-        "wire-conflicts-carry-related-resource-id",
+        "conflicts-name-the-related-resource",
         "→  409",
     );
 }

@@ -42,7 +42,7 @@ fn scenario_files() -> Vec<(String, PathBuf)> {
 fn always() -> Vec<&'static str> {
     let wire = PROPERTIES
         .iter()
-        .filter(|p| p.patterns().is_some_and(|w| !w.assumes_complete_log))
+        .filter(|p| p.wire_only() && p.patterns().is_some_and(|w| !w.assumes_complete_log))
         .map(|p| p.name);
     PROPERTIES
         .iter()
@@ -778,10 +778,9 @@ fn scenario_runs_replay_from_their_tapes() {
         assert_eq!(trace.to_text(), r.trace.to_text(), "{name}");
         // A script that judges the wire properties (`use wire=judged`) has them judged
         // over its exchanges at its end, not by the tape's step-by-step check.
-        let expected = r
-            .violation
-            .map(|(v, _)| v.property)
-            .filter(|p| !(s.judge_wire && p.starts_with("wire-")));
+        let expected = r.violation.map(|(v, _)| v.property).filter(|p| {
+            !(s.judge_wire && payhub_properties::property(p).is_some_and(|p| p.wire_only()))
+        });
         assert_eq!(outcome.violation.map(|v| v.property), expected, "{name}");
     }
 }

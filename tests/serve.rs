@@ -43,7 +43,7 @@ fn serve_replay_02_the_same_key_is_one_payment_and_a_changed_amount_409() {
     assert_eq!(violated.len(), 1, "{verdict:#}");
     assert_eq!(
         violated[0]["name"],
-        "wire-client-never-changes-parameters-under-a-key"
+        "client-never-changes-parameters-under-a-key"
     );
     s.healthy();
 }

@@ -26,7 +26,7 @@ struct Row {
 }
 
 const TWICE: &str = "client-never-charges-an-order-twice";
-const CONFIRM_KEY: &str = "wire-client-keeps-the-confirm-key-while-unresolved";
+const CONFIRM_KEY: &str = "client-card-retry-only-after-failed";
 
 const ROWS: &[Row] = &[
     Row {
@@ -90,14 +90,14 @@ const ROWS: &[Row] = &[
         flow: "pay",
         plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"unavailable"}]}"#,
         manual: false,
-        property: "wire-client-keeps-the-key-after-a-refusal",
+        property: "client-sends-one-key-per-submission",
     },
     Row {
         mistake: "new_key_after_429",
         flow: "pay",
         plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"rate_limited"}],"retry_after_s":1}"#,
         manual: false,
-        property: "wire-client-keeps-the-key-after-a-refusal",
+        property: "client-sends-one-key-per-submission",
     },
     Row {
         mistake: "confirm_while_processing",
@@ -111,7 +111,7 @@ const ROWS: &[Row] = &[
         flow: "processing",
         plan: "{}",
         manual: false,
-        property: "wire-client-spaces-queries",
+        property: "client-spaces-queries",
     },
     Row {
         mistake: "fulfil_every_success",
@@ -132,7 +132,7 @@ const ROWS: &[Row] = &[
         flow: "pay_and_reconcile",
         plan: "{}",
         manual: true,
-        property: "wire-client-stops-querying-at-a-final-status",
+        property: "client-stops-querying-at-a-final-status",
     },
 ];
 

@@ -16,7 +16,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 /// The property the planted violation breaks: the same key with other parameters.
-const PLANTED: &str = "wire-client-never-changes-parameters-under-a-key";
+const PLANTED: &str = "client-never-changes-parameters-under-a-key";
 /// Random requests interleaved after the violation.
 const RANDOM_REQUESTS: usize = 10_000;
 /// Resident memory the sandbox stays under.

@@ -71,8 +71,9 @@ pub const CLIENT_TIMEOUTS: Property = Property {
     rules: &[Rule::ClientTimeouts],
     about: "A client waits at least 20 s for a create or confirm and at least 10 s for a query before it gives up on the answer.",
     needs: CLIENT,
-    predicate: Predicate::Always(|f| {
-        f.cadence
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.cadence
             .shortest_timeout
             .iter()
             .find(|((_, waited), timeout)| **timeout < timeout_min(*waited))
@@ -86,7 +87,9 @@ pub const CLIENT_TIMEOUTS: Property = Property {
                     timeout_min(*waited)
                 ))
             })
-    }),
+        },
+        wire: crate::wire::CLIENT_WAITS_THE_CONTRACT_TIMEOUTS,
+    },
 };
 
 /// SCHED-01: the schedule runs to 24 hours (10 s … 1 h, then every 4 hours).
@@ -117,16 +120,19 @@ pub const CLIENT_STOPS_AT_FINAL: Property = Property {
     rules: &[Rule::QuerySchedule],
     about: "A client never queries a Payment its database already holds as succeeded, failed, canceled or expired (a failed one only until a client sends a confirm of it: a card retry reopens it).",
     needs: CLIENT_PLATFORM,
-    predicate: Predicate::Always(|f| {
-        f.cadence.query_after_final.as_ref().map(|q| {
-            Witnessed::new(format!(
-                "merchant-{} queried {} at {} though its database holds order {} as final",
-                q.node, q.payment, q.at, q.order
-            ))
-            .payment(q.payment)
-            .order(&q.order)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.cadence.query_after_final.as_ref().map(|q| {
+                Witnessed::new(format!(
+                    "merchant-{} queried {} at {} though its database holds order {} as final",
+                    q.node, q.payment, q.at, q.order
+                ))
+                .payment(q.payment)
+                .order(&q.order)
+            })
+        },
+        wire: crate::wire::CLIENT_STOPS_QUERYING_AT_A_FINAL_STATUS,
+    },
 };
 
 /// RES-01, RES-03: the automatic window verifies faster than the manual_review cadence.

@@ -97,18 +97,22 @@ pub const ONE_KEY_PER_SUBMISSION: Property = Property {
         Rule::NeverSwitchKeyOnUnknown,
         Rule::RetrySameKey,
         Rule::InFlightRetryLater,
+        Rule::RetryAfterHonoured,
     ],
     about: "Every request of one business submission (order, sequence) carries the same Idempotency-Key.",
     needs: CLIENT,
-    predicate: Predicate::Always(|f| {
-        f.client.second_key.as_ref().map(|s| {
-            let (order, seq) = (&s.order, s.seq);
-            Witnessed::new(format!(
-                "submission {seq} of {order} was sent under a second key"
-            ))
-            .order(order)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.client.second_key.as_ref().map(|s| {
+                let (order, seq) = (&s.order, s.seq);
+                Witnessed::new(format!(
+                    "submission {seq} of {order} was sent under a second key"
+                ))
+                .order(order)
+            })
+        },
+        wire: crate::wire::CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL,
+    },
 };
 
 /// WEBHOOK-02: a client never applies an older version over a newer one.
@@ -130,23 +134,26 @@ pub const QUERIES_SPACED: Property = Property {
     rules: &[Rule::QuerySpacing],
     about: "A client never sends two queries of the same object less than 10 seconds apart.",
     needs: CLIENT,
-    predicate: Predicate::Always(|f| {
-        let q = f.queries.closest_queries.as_ref()?;
-        (q.gap() < Contract::QUERY_SPACING_MIN).then(|| {
-            let found = if q.path == q.last_path {
-                Witnessed::new(format!(
-                    "query too soon: GET {} at {} after {}",
-                    q.path, q.at, q.last
-                ))
-            } else {
-                Witnessed::new(format!(
-                    "query too soon: GET {} at {} after GET {} at {}, the same object",
-                    q.path, q.at, q.last_path, q.last
-                ))
-            };
-            found.object_at(&q.path).object_at(&q.last_path)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            let q = f.queries.closest_queries.as_ref()?;
+            (q.gap() < Contract::QUERY_SPACING_MIN).then(|| {
+                let found = if q.path == q.last_path {
+                    Witnessed::new(format!(
+                        "query too soon: GET {} at {} after {}",
+                        q.path, q.at, q.last
+                    ))
+                } else {
+                    Witnessed::new(format!(
+                        "query too soon: GET {} at {} after GET {} at {}, the same object",
+                        q.path, q.at, q.last_path, q.last
+                    ))
+                };
+                found.object_at(&q.path).object_at(&q.last_path)
+            })
+        },
+        wire: crate::wire::CLIENT_SPACES_QUERIES,
+    },
 };
 
 /// RATE-03: after a 429, wait Retry-After before retrying the same key.
@@ -155,16 +162,19 @@ pub const RETRY_AFTER_HONOURED: Property = Property {
     rules: &[Rule::RetryAfterHonoured],
     about: "After a 429 a client sends nothing under that idempotency scope before Retry-After has passed.",
     needs: CLIENT_PLATFORM,
-    predicate: Predicate::Always(|f| {
-        f.queries.retry_after_ignored.as_ref().map(|r| {
-            Witnessed::new(format!(
-                "merchant-{} sent {} {} Idempotency-Key: {} at {}, Retry-After ends at {}",
-                r.node, r.scope.method, r.scope.path, r.scope.key, r.at, r.until
-            ))
-            .key(&r.scope.key)
-            .object_at(&r.scope.path)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.queries.retry_after_ignored.as_ref().map(|r| {
+                Witnessed::new(format!(
+                    "merchant-{} sent {} {} Idempotency-Key: {} at {}, Retry-After ends at {}",
+                    r.node, r.scope.method, r.scope.path, r.scope.key, r.at, r.until
+                ))
+                .key(&r.scope.key)
+                .object_at(&r.scope.path)
+            })
+        },
+        wire: crate::wire::CLIENT_HONOURS_RETRY_AFTER,
+    },
 };
 
 /// GEN-05: a key is used only for the same endpoint.
@@ -173,17 +183,20 @@ pub const KEY_ON_ONE_ENDPOINT: Property = Property {
     rules: &[Rule::OneKeyPerSubmission],
     about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
     needs: CLIENT,
-    predicate: Predicate::Always(|f| {
-        f.client.key_on_two_endpoints.as_ref().map(|k| {
-            Witnessed::new(format!(
-                "key reused across endpoints: {} on {} {} and {} {}",
-                k.key, k.first.0, k.first.1, k.then.0, k.then.1
-            ))
-            .key(&k.key)
-            .object_at(&k.first.1)
-            .object_at(&k.then.1)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.client.key_on_two_endpoints.as_ref().map(|k| {
+                Witnessed::new(format!(
+                    "key reused across endpoints: {} on {} {} and {} {}",
+                    k.key, k.first.0, k.first.1, k.then.0, k.then.1
+                ))
+                .key(&k.key)
+                .object_at(&k.first.1)
+                .object_at(&k.then.1)
+            })
+        },
+        wire: crate::wire::CLIENT_USES_A_KEY_ON_ONE_ENDPOINT,
+    },
 };
 
 /// UNKNOWN-04: never change the parameters and replay the original key.
@@ -192,16 +205,19 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
     rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
     about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
     needs: CLIENT,
-    predicate: Predicate::Always(|f| {
-        f.client.params_changed_under_key.as_ref().map(|k| {
-            Witnessed::new(format!(
-                "parameters changed under a key: {} {} Idempotency-Key: {}: {} then {}",
-                k.scope.method, k.scope.path, k.scope.key, k.first, k.then
-            ))
-            .key(&k.scope.key)
-            .object_at(&k.scope.path)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.client.params_changed_under_key.as_ref().map(|k| {
+                Witnessed::new(format!(
+                    "parameters changed under a key: {} {} Idempotency-Key: {}: {} then {}",
+                    k.scope.method, k.scope.path, k.scope.key, k.first, k.then
+                ))
+                .key(&k.scope.key)
+                .object_at(&k.scope.path)
+            })
+        },
+        wire: crate::wire::CLIENT_NEVER_CHANGES_PARAMETERS_UNDER_A_KEY,
+    },
 };
 
 /// UNKNOWN-03, GEN-02, RETRY-03: an order's payment is created under one key, however
@@ -234,17 +250,22 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
     rules: &[
         Rule::CardRetryOnlyAfterFailed,
         Rule::NeverSwitchKeyOnUnknown,
+        Rule::ConfirmWhileProcessing,
+        Rule::RetryMaxAttempts,
     ],
     about: "No request a client waits for is answered 409 payment_in_progress: it never confirms with a new key while the payment is processing or requires_action.",
     needs: CLIENT_PLATFORM,
-    predicate: Predicate::Always(|f| {
-        f.client.card_retry_in_progress.map(|id| {
-            Witnessed::new(format!(
-                "{id}: a confirm with a new key while the payment was in progress"
-            ))
-            .request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.client.card_retry_in_progress.map(|id| {
+                Witnessed::new(format!(
+                    "{id}: a confirm with a new key while the payment was in progress"
+                ))
+                .request(id)
+            })
+        },
+        wire: crate::wire::CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED,
+    },
 };
 
 /// CANCEL-02: a 202 on cancel is not "canceled". An order the client closed (canceled

@@ -235,7 +235,7 @@ impl Supply {
     }
 
     /// Assumes the source holds every request made under its API keys while it was
-    /// recorded: the wire properties that need it are judged
+    /// recorded: the properties whose wire level needs it are read on the wire
     /// ([`crate::wire::Patterns::assumes_complete_log`]).
     pub fn assume_complete_log(&mut self) {
         self.complete_log = true;

@@ -8,14 +8,15 @@
 //! facts fold ([`World`] keeps them in its hashed state), and judges what the facts
 //! recorded (liveness: the resolution facts of its events).
 //!
-//! The invariants of the PayHub contract, each a named predicate over the simulated
-//! world with the rules it checks ([`property`]): safety properties judged against the
+//! The invariants of the PayHub contract, each a named predicate with the rules it
+//! checks ([`property`]), read over a run's facts, the wire's or both, and listed in one
+//! registry ([`registry`]): safety properties judged against the
 //! acquirer's ledger and the facts the world observed ([`safety`]), reachability
 //! properties that prove the model is not vacuous ([`reach`]), small-scope presets
 //! ([`presets`]) and the exhaustive stateright checker ([`checker`]).
 //!
 //! The same predicates run in the checker, after every step of the seeded simulator
-//! ([`property::AlwaysCheck`]) and in the proptest suites.
+//! ([`registry::AlwaysCheck`]) and in the proptest suites.
 
 pub mod cadence;
 pub mod checker;
@@ -28,6 +29,7 @@ pub mod liveness;
 pub mod presets;
 pub mod property;
 pub mod reach;
+pub mod registry;
 pub mod responses;
 pub mod safety;
 pub mod scope_answers;
@@ -40,7 +42,8 @@ pub mod zoo;
 pub use checker::{CheckStatus, Limits, PresetReport, check};
 pub use facts::{Facts, RuleSet, ScopeKey};
 pub use presets::{Preset, preset, presets};
-pub use property::{AlwaysCheck, Kind, PROPERTIES, Property, judging, property, reaching};
+pub use property::{Kind, Property};
+pub use registry::{AlwaysCheck, PROPERTIES, judging, property, reaching};
 pub use witnessed::{Named, Witnessed};
 
 /// Sim's world, its events folded into the [`Facts`].

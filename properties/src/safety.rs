@@ -54,16 +54,19 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
     ],
     about: "No (merchant, environment, merchant_order_no) ever has two Payments, also after the 7-day key retention.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        let (other, id) = f.attempts.shared_order()?;
-        let order = &f.attempts.payments.get(&id)?.merchant_order_no;
-        Some(
-            Witnessed::new(format!("{other} and {id} share order number {order}"))
-                .payment(other)
-                .payment(id)
-                .order(order),
-        )
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            let (other, id) = f.attempts.shared_order()?;
+            let order = &f.attempts.payments.get(&id)?.merchant_order_no;
+            Some(
+                Witnessed::new(format!("{other} and {id} share order number {order}"))
+                    .payment(other)
+                    .payment(id)
+                    .order(order),
+            )
+        },
+        wire: crate::wire::ONE_PAYMENT_PER_ORDER_NUMBER,
+    },
 };
 
 /// UNIQ-02, ATTEMPT-01, EFFECT-01: the ledger captures a Payment at most once.
@@ -96,40 +99,47 @@ pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
 /// UNIQ-02, ATTEMPT-01: never a second unfinished attempt.
 pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
     name: "no-new-attempt-while-one-is-unfinished",
-    rules: &[Rule::OneUnfinishedAttempt, Rule::ConfirmWhileProcessing],
+    rules: &[
+        Rule::OneUnfinishedAttempt,
+        Rule::ConfirmWhileProcessing,
+        Rule::CardRetryAfterFailure,
+    ],
     about: "A Payment never has two attempts (of those the store holds for it, listed by its record or not) that the upstream may still capture.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        for (id, _) in f.attempts.payments.iter() {
-            // Every attempt the store holds for it, listed by its record or not.
-            let unfinished = f
-                .attempts
-                .attempts_of(*id)
-                .iter()
-                .filter(|a| {
-                    let on_platform = f
-                        .attempts
-                        .attempts
-                        .get(a)
-                        .is_some_and(|a| a.status.is_unfinished());
-                    // Judged by the acquirer too: a charge it still holds open counts.
-                    let upstream_open = f
-                        .attempts
-                        .charges
-                        .get(a)
-                        .is_some_and(|state| *state == ChargeState::ActionRequired);
-                    on_platform || upstream_open
-                })
-                .count();
-            if unfinished > 1 {
-                return Some(
-                    Witnessed::new(format!("{id} has {unfinished} unfinished attempts"))
-                        .payment(*id),
-                );
+    predicate: Predicate::Levels {
+        facts: |f| {
+            for (id, _) in f.attempts.payments.iter() {
+                // Every attempt the store holds for it, listed by its record or not.
+                let unfinished = f
+                    .attempts
+                    .attempts_of(*id)
+                    .iter()
+                    .filter(|a| {
+                        let on_platform = f
+                            .attempts
+                            .attempts
+                            .get(a)
+                            .is_some_and(|a| a.status.is_unfinished());
+                        // Judged by the acquirer too: a charge it still holds open counts.
+                        let upstream_open = f
+                            .attempts
+                            .charges
+                            .get(a)
+                            .is_some_and(|state| *state == ChargeState::ActionRequired);
+                        on_platform || upstream_open
+                    })
+                    .count();
+                if unfinished > 1 {
+                    return Some(
+                        Witnessed::new(format!("{id} has {unfinished} unfinished attempts"))
+                            .payment(*id),
+                    );
+                }
             }
-        }
-        None
-    }),
+            None
+        },
+        wire: crate::wire::A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE,
+    },
 };
 
 /// ATTEMPT-02, ATTEMPT-04, ATTEMPT-05, EXPIRY-01: a new attempt only after the previous
@@ -144,52 +154,55 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
     ],
     about: "Every attempt of a Payment the store holds (listed by its record or not) but the last has failed; none was started at or after expires_at (the first confirm of a checkout session's Payment included: EXPIRY-01); there are at most the contract's 3 (whatever the platform's attempts_max).",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        for (id, p) in f.attempts.payments.iter() {
-            let attempts = f.attempts.attempts_of(*id);
-            if attempts.len() > payhub_model::Contract::ATTEMPTS_MAX as usize {
-                return Some(
-                    Witnessed::new(format!(
-                        "{id} has {} attempts (max {})",
-                        attempts.len(),
-                        payhub_model::Contract::ATTEMPTS_MAX
-                    ))
-                    .payment(*id),
-                );
-            }
-            for (i, a) in attempts.iter().enumerate() {
-                let Some(attempt) = f.attempts.attempts.get(a) else {
-                    return Some(
-                        Witnessed::new(format!("{a} of {id} is not in the store"))
-                            .attempt(*a)
-                            .payment(*id),
-                    );
-                };
-                // A first attempt too: a checkout session's Payment is confirmed later.
-                if attempt.sent_at >= p.expires_at {
+    predicate: Predicate::Levels {
+        facts: |f| {
+            for (id, p) in f.attempts.payments.iter() {
+                let attempts = f.attempts.attempts_of(*id);
+                if attempts.len() > payhub_model::Contract::ATTEMPTS_MAX as usize {
                     return Some(
                         Witnessed::new(format!(
-                            "{a} of {id} started at {} after expires_at {}",
-                            attempt.sent_at, p.expires_at
+                            "{id} has {} attempts (max {})",
+                            attempts.len(),
+                            payhub_model::Contract::ATTEMPTS_MAX
                         ))
-                        .attempt(*a)
                         .payment(*id),
                     );
                 }
-                if i + 1 < attempts.len() && attempt.status != AttemptStatus::Failed {
-                    return Some(
-                        Witnessed::new(format!(
-                            "{id} started a new attempt while {a} was {:?}",
-                            attempt.status
-                        ))
-                        .payment(*id)
-                        .attempt(*a),
-                    );
+                for (i, a) in attempts.iter().enumerate() {
+                    let Some(attempt) = f.attempts.attempts.get(a) else {
+                        return Some(
+                            Witnessed::new(format!("{a} of {id} is not in the store"))
+                                .attempt(*a)
+                                .payment(*id),
+                        );
+                    };
+                    // A first attempt too: a checkout session's Payment is confirmed later.
+                    if attempt.sent_at >= p.expires_at {
+                        return Some(
+                            Witnessed::new(format!(
+                                "{a} of {id} started at {} after expires_at {}",
+                                attempt.sent_at, p.expires_at
+                            ))
+                            .attempt(*a)
+                            .payment(*id),
+                        );
+                    }
+                    if i + 1 < attempts.len() && attempt.status != AttemptStatus::Failed {
+                        return Some(
+                            Witnessed::new(format!(
+                                "{id} started a new attempt while {a} was {:?}",
+                                attempt.status
+                            ))
+                            .payment(*id)
+                            .attempt(*a),
+                        );
+                    }
                 }
             }
-        }
-        None
-    }),
+            None
+        },
+        wire: crate::wire::ATTEMPTS_STAY_WITHIN_THE_MAXIMUM,
+    },
 };
 
 /// UNIQ-04, REFUND-01, REFUND-03, RET-03: one upstream refund per refund, one refund
@@ -204,44 +217,47 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
     ],
     about: "Each refund reaches the upstream once, each merchant_refund_no has one refund, and no attempt is refunded beyond what the ledger captured of it (nothing, for an attempt never captured).",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        if let Some((refund, n)) = f.refunds.refund_calls.iter().find(|(_, n)| **n > 1) {
-            return Some(
-                Witnessed::new(format!("{refund} sent upstream {n} times")).refund(*refund),
-            );
-        }
-        let mut numbers = BTreeMap::new();
-        for (id, r) in f.refunds.refunds.iter() {
-            if let Some(other) =
-                numbers.insert((r.merchant, r.environment, &r.merchant_refund_no), *id)
-            {
+    predicate: Predicate::Levels {
+        facts: |f| {
+            if let Some((refund, n)) = f.refunds.refund_calls.iter().find(|(_, n)| **n > 1) {
                 return Some(
-                    Witnessed::new(format!(
-                        "{other} and {id} share refund number {}",
-                        r.merchant_refund_no
-                    ))
-                    .refund(other)
-                    .refund(*id),
+                    Witnessed::new(format!("{refund} sent upstream {n} times")).refund(*refund),
                 );
             }
-        }
-        // Every attempt money was paid back against, captured or not: a refund with no
-        // capture behind it is refunded beyond its (zero) capture.
-        for e in f.money.ledger() {
-            if let LedgerEntry::Refund { attempt, .. } = e {
-                let (captured, refunded) = f.money.net_of(*attempt);
-                if refunded > captured {
+            let mut numbers = BTreeMap::new();
+            for (id, r) in f.refunds.refunds.iter() {
+                if let Some(other) =
+                    numbers.insert((r.merchant, r.environment, &r.merchant_refund_no), *id)
+                {
                     return Some(
                         Witnessed::new(format!(
-                            "{attempt}: refunded {refunded} of {captured} captured"
+                            "{other} and {id} share refund number {}",
+                            r.merchant_refund_no
                         ))
-                        .attempt(*attempt),
+                        .refund(other)
+                        .refund(*id),
                     );
                 }
             }
-        }
-        None
-    }),
+            // Every attempt money was paid back against, captured or not: a refund with no
+            // capture behind it is refunded beyond its (zero) capture.
+            for e in f.money.ledger() {
+                if let LedgerEntry::Refund { attempt, .. } = e {
+                    let (captured, refunded) = f.money.net_of(*attempt);
+                    if refunded > captured {
+                        return Some(
+                            Witnessed::new(format!(
+                                "{attempt}: refunded {refunded} of {captured} captured"
+                            ))
+                            .attempt(*attempt),
+                        );
+                    }
+                }
+            }
+            None
+        },
+        wire: crate::wire::ONE_REFUND_PER_NUMBER_WITHIN_THE_AMOUNT,
+    },
 };
 
 /// REJECT-01, RATE-01, RATE-04, CONFLICT-01, CONC-03, ATTEMPT-01, A-409-NOBIND: a request
@@ -257,17 +273,21 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
         Rule::ConcurrentWaitTimeout,
         Rule::ConfirmWhileProcessing,
         Rule::Only503NotAccepted,
+        Rule::FirstExecution201,
     ],
     about: "A request answered 400/401/403/404/405/409/422/429/503 created, bound (stored an idempotency record) and sent nothing.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        f.money.rejected_but_executed.map(|id| {
-            Witnessed::new(format!(
-                "{id} was rejected but changed the platform or called the upstream"
-            ))
-            .request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.money.rejected_but_executed.map(|id| {
+                Witnessed::new(format!(
+                    "{id} was rejected but changed the platform or called the upstream"
+                ))
+                .request(id)
+            })
+        },
+        wire: crate::wire::REFUSALS_AND_REJECTIONS_EXECUTE_NOTHING,
+    },
 };
 
 /// QUERY-04: queries, replies and timers never charge.
@@ -299,14 +319,17 @@ pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
     ],
     about: "Within retention, every successful answer under one idempotency scope refers to the same object.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        f.money.replay_mismatch.map(|id| {
-            Witnessed::new(format!(
-                "{id} was answered with another object than its scope's first answer"
-            ))
-            .request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.money.replay_mismatch.map(|id| {
+                Witnessed::new(format!(
+                    "{id} was answered with another object than its scope's first answer"
+                ))
+                .request(id)
+            })
+        },
+        wire: crate::wire::REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT,
+    },
 };
 
 /// SCOPE-01, SCOPE-02, SCOPE-03: answers never cross merchants or environments.
@@ -319,35 +342,45 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
     ],
     about: "A request is never answered with an object of another merchant or environment (its own object, or one a list answer shows), and a webhook never shows one to another merchant or environment than the store holds it for.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        f.money
-            .foreign_object
-            .map(|id| {
-                Witnessed::new(format!(
-                    "{id} was answered with another merchant's or environment's object"
-                ))
-                .request(id)
-            })
-            .or_else(|| {
-                crate::responses::explain(
-                    &f.responses.foreign_shown,
-                    "another merchant's or environment's object",
-                )
-            })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.money
+                .foreign_object
+                .map(|id| {
+                    Witnessed::new(format!(
+                        "{id} was answered with another merchant's or environment's object"
+                    ))
+                    .request(id)
+                })
+                .or_else(|| {
+                    crate::responses::explain(
+                        &f.responses.foreign_shown,
+                        "another merchant's or environment's object",
+                    )
+                })
+        },
+        wire: crate::wire::ENVIRONMENTS_NEVER_SHARE_OBJECTS,
+    },
 };
 
 /// CARD-01, CARD-03: the card of a replay is never charged.
 pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     name: "replayed-card-never-charged",
-    rules: &[Rule::CardNotCompared, Rule::CardReplayNotCharged],
+    rules: &[
+        Rule::CardNotCompared,
+        Rule::CardReplayNotCharged,
+        Rule::CardRetryAfterFailure,
+    ],
     about: "A charge sent while handling a request uses that request's own card, and a request under a scope that executed within retention (a replay) charges nothing, whatever card it carries.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        f.money.charged_other_card.map(|id| {
-            Witnessed::new(format!("handling {id} charged a card it did not carry")).request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.money.charged_other_card.map(|id| {
+                Witnessed::new(format!("handling {id} charged a card it did not carry")).request(id)
+            })
+        },
+        wire: crate::wire::ATTEMPTS_START_ONLY_WITH_A_CONFIRM,
+    },
 };
 
 /// RES-03, UNKNOWN-02, RES-06: `failed` only on the upstream's word (a decline, or a
@@ -463,14 +496,17 @@ pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
     ],
     about: "Within retention, a request under a scope that executed is answered 409 idempotency_conflict if and only if its safety-relevant parameters (not its card) differ from the execution's, in its own step or, having waited, later; a scope that never executed never conflicts.",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        f.money.conflict_misjudged.map(|id| {
-            Witnessed::new(format!(
-                "{id}: its conflict verdict contradicts the parameters its scope executed with"
-            ))
-            .request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.money.conflict_misjudged.map(|id| {
+                Witnessed::new(format!(
+                    "{id}: its conflict verdict contradicts the parameters its scope executed with"
+                ))
+                .request(id)
+            })
+        },
+        wire: crate::wire::CONFLICT_EXACTLY_WHEN_PARAMETERS_DIFFER,
+    },
 };
 
 /// REPLAY-01, CONC-01, CONC-02, RET-01: a key that executed is, for its 7-day retention,
@@ -486,14 +522,17 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
     ],
     about: "Within retention of a scope's execution, no request under it is answered 409 order_no_conflict, payment_in_progress or refund_no_conflict, in its own step or later (a waiter).",
     needs: PLATFORM_LEDGER,
-    predicate: Predicate::Always(|f| {
-        f.money.replay_as_new_business.map(|id| {
-            Witnessed::new(format!(
-                "{id} reused a key that executed, and was answered as new business"
-            ))
-            .request(id)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.money.replay_as_new_business.map(|id| {
+                Witnessed::new(format!(
+                    "{id} reused a key that executed, and was answered as new business"
+                ))
+                .request(id)
+            })
+        },
+        wire: crate::wire::SAME_KEY_AT_ONCE_ANSWERS_ONE_OBJECT,
+    },
 };
 
 /// SCOPE-01, REPLAY-01: an answer is about the Payment the request names.
@@ -518,13 +557,16 @@ pub const PAYMENTS_KEEP_THEIR_FEE_SNAPSHOT: Property = Property {
     rules: &[Rule::RetryKeepsPaymentAndFee],
     about: "A Payment keeps the fee rate it was created with through every attempt (A-FEE-SNAPSHOT: the snapshot is taken at creation), whatever the platform's rate is when a card retry comes.",
     needs: PLATFORM,
-    predicate: Predicate::Always(|f| {
-        f.attempts.fee_changed.map(|c| {
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.attempts.fee_changed.map(|c| {
             Witnessed::new(format!(
                 "{} was stored with fee rate {} bps after {} bps, holding {} attempts: a new attempt keeps the fee-rate snapshot",
                 c.payment, c.now, c.was, c.attempts
             ))
             .payment(c.payment)
         })
-    }),
+        },
+        wire: crate::wire::PAYMENTS_KEEP_THEIR_AMOUNT,
+    },
 };

@@ -66,10 +66,10 @@ pub struct Verdict {
     /// For `cannot_judge`: the evidence missing and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<Missing>,
-    /// For a wire property: which side it judges.
+    /// For a property judged at its level over the wire: which side it judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub side: Option<Side>,
-    /// For a violated wire property: the exchanges that witness it.
+    /// For a property violated at its level over the wire: the exchanges that witness it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witness: Option<Witness>,
     /// For a violated property over a run's facts: the identifiers its witness names.
@@ -260,8 +260,11 @@ pub fn judge_all(
         .collect()
 }
 
-/// One property's verdict; `None` for a property over the wire that assumes a complete
-/// log the source is not assumed to be (it is not listed).
+/// One property's verdict, judged at every level the source supplies the evidence of
+/// (a level whose evidence is missing in part is judged over the part that has it: a
+/// witness found there stands whatever the rest lacks). `None` for a property over the
+/// wire alone that assumes a complete log the source is not assumed to be (it is not
+/// listed).
 fn verdict(
     p: &'static Property,
     facts: &Facts,
@@ -270,33 +273,43 @@ fn verdict(
     name: &dyn Fn(&Seen) -> String,
 ) -> Option<Verdict> {
     let patterns = p.patterns();
-    if patterns.is_some_and(|w| w.assumes_complete_log && !supply.complete_log()) {
+    let unassumed = patterns.is_some_and(|w| w.assumes_complete_log && !supply.complete_log());
+    if unassumed && p.wire_only() {
         return None;
     }
-    let mut missing = supply.missing(p.needs);
-    // Judged over the part of the source that has the evidence: a witness found there
-    // stands whatever the rest lacks (verdicts are monotone).
-    let judgeable = missing.iter().all(|m| m.partial);
-    let witness = wire
-        .filter(|_| judgeable)
-        .and_then(|wire| p.wire_witness(wire));
-    let found = if judgeable && witness.is_none() {
-        p.witnessed(facts)
-    } else {
-        None
-    };
-    let (detail, named) = match (&witness, found) {
-        (Some(w), _) => (Some(crate::wire::explain(w, name)), None),
-        (None, Some(f)) => (Some(f.detail), Some(f.named)),
+    let wire_level = patterns.filter(|_| !unassumed).zip(wire);
+    // Each level judged: the evidence it lacks, and whether it is judged (over the part
+    // of the source that has the evidence).
+    let facts_missing = (!p.wire_only()).then(|| supply.missing(p.needs));
+    let wire_missing = wire_level.map(|(w, _)| supply.missing(w.needs));
+    let judged = |m: &Option<Vec<Missing>>| m.as_ref().is_some_and(|m| m.iter().all(|m| m.partial));
+    // The strongest level first: what a run's facts found, else the wire's witness.
+    let found = judged(&facts_missing).then(|| p.witnessed(facts)).flatten();
+    let witness = wire_level
+        .filter(|_| found.is_none() && judged(&wire_missing))
+        .and_then(|(_, wire)| p.wire_witness(wire));
+    let (detail, named) = match (found, &witness) {
+        (Some(f), _) => (Some(f.detail), Some(f.named)),
+        (None, Some(w)) => (Some(crate::wire::explain(w, name)), None),
         (None, None) => (None, None),
     };
-    let reached = judgeable && p.kind() == Kind::Sometimes && p.holds_in(facts);
-    let status = match (p.kind(), &detail, missing.is_empty()) {
-        (Kind::Always, Some(_), _) => Status::Violated,
-        (Kind::Sometimes, _, _) if reached => Status::Reached,
-        (_, _, false) => Status::CannotJudge,
-        (Kind::Always, None, _) => Status::Holds,
-        (Kind::Sometimes, _, _) => Status::Unreached,
+    let reached = judged(&facts_missing) && p.kind() == Kind::Sometimes && p.holds_in(facts);
+    // Judged whole at some level; else what the weakest level (the wire's, where it has
+    // one) lacks.
+    let whole = [&facts_missing, &wire_missing]
+        .into_iter()
+        .any(|m| m.as_ref().is_some_and(Vec::is_empty));
+    let mut missing = if whole {
+        Vec::new()
+    } else {
+        wire_missing.or(facts_missing).unwrap_or_default()
+    };
+    let status = match (p.kind(), &detail) {
+        (Kind::Always, Some(_)) => Status::Violated,
+        (Kind::Sometimes, _) if reached => Status::Reached,
+        _ if !whole => Status::CannotJudge,
+        (Kind::Always, None) => Status::Holds,
+        (Kind::Sometimes, _) => Status::Unreached,
     };
     if matches!(status, Status::Violated | Status::Reached) {
         missing.clear();
@@ -308,8 +321,51 @@ fn verdict(
         status,
         detail,
         missing,
-        side: patterns.map(|w| w.side),
+        side: wire_level.map(|(w, _)| w.side),
         witness: witness.map(std::borrow::Cow::into_owned),
         named,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::Evidence;
+    use payhub_model::event::What;
+    use payhub_model::{ApiKeyId, ApiRequest, CreatePaymentBody, Endpoint, Json, Millis};
+
+    /// GEN-05 is one property with two levels: a log (the wire, no client process) judges
+    /// it on the wire, the world's own facts without it, and a source with neither says
+    /// what the wire level lacks.
+    #[test]
+    fn a_property_with_both_levels_is_judged_at_the_levels_the_source_supplies() {
+        let p = crate::property("client-uses-a-key-on-one-endpoint").unwrap();
+        assert!(p.over_facts() && !p.wire_only() && p.patterns().is_some());
+        let facts = Facts::default();
+        let mut wire = harness_owners();
+        let sent = What::Sent {
+            id: RequestId(1),
+            from: 0,
+            request: ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: Some("k".into()),
+                endpoint: Endpoint::CreatePayment {
+                    body: Json::Parsed(CreatePaymentBody::default()),
+                },
+            },
+        };
+        wire.observe(Millis(0), &sent);
+        let named = |_: &Seen| String::new();
+        let log = Supply::of_events([&sent]);
+        let v = verdict(p, &facts, Some(&wire), &log, &named).unwrap();
+        assert_eq!(v.status, Status::Holds, "{v:?}");
+        assert_eq!(v.side, Some(Side::Client));
+        let v = verdict(p, &facts, Some(&wire), &Supply::empty(), &named).unwrap();
+        assert_eq!(v.status, Status::CannotJudge);
+        let lacked: Vec<Evidence> = v.missing.iter().map(|m| m.evidence).collect();
+        assert_eq!(lacked, [Evidence::Wire, Evidence::ApiKeys]);
+        let world = verdicts(&facts);
+        let v = world.iter().find(|v| v.name == p.name).unwrap();
+        assert_eq!((v.status, v.side), (Status::Holds, None));
+    }
 }

@@ -46,7 +46,7 @@ fn judge(name: &str, entries: &[String], map: Option<&str>) -> (bool, Vec<String
     let v = j
         .verdicts
         .iter()
-        .find(|v| v.name == "wire-one-payment-per-order-number")
+        .find(|v| v.name == "at-most-one-payment-per-order")
         .expect("the property");
     assert_ne!(v.status, Status::CannotJudge, "{name}");
     (v.status == Status::Violated, j.assumptions)

@@ -207,7 +207,7 @@ mod tests {
         judged
             .verdicts
             .iter()
-            .find(|v| v.name == "wire-replay-answers-200-with-the-same-object")
+            .find(|v| v.name == "replay-returns-same-object")
             .unwrap()
             .status
     }
@@ -237,7 +237,7 @@ mod tests {
         judged
             .verdicts
             .iter()
-            .find(|v| v.name == "wire-replay-answers-200-with-the-same-object")
+            .find(|v| v.name == "replay-returns-same-object")
             .unwrap()
             .status
     }
@@ -269,10 +269,7 @@ mod tests {
                 .unwrap()
                 .status
         };
-        assert_eq!(
-            status("wire-replay-answers-200-with-the-same-object"),
-            Status::Holds
-        );
+        assert_eq!(status("replay-returns-same-object"), Status::Holds);
         let mut stamps = Stamps::default();
         let at = stamps.stamp(&clock, &[t + us(300), t, t + us(100), t + us(200)]);
         let order: Vec<i64> = at.values().copied().collect();

@@ -85,7 +85,7 @@ pub fn sessions() -> Vec<Spec> {
             ],
             violated: &[
                 "client-never-charges-an-order-twice",
-                "wire-client-honours-retry-after",
+                "client-honours-retry-after",
                 "wire-client-keeps-key-and-order-after-unknown",
             ],
         },
@@ -170,7 +170,7 @@ pub fn sessions() -> Vec<Spec> {
                 'A',
                 "k-6",
             )],
-            violated: &["wire-client-never-changes-parameters-under-a-key"],
+            violated: &["client-never-changes-parameters-under-a-key"],
         },
     ]
 }

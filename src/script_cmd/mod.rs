@@ -63,11 +63,12 @@ pub fn always_properties() -> Vec<&'static str> {
 }
 
 /// The names `expect violation` accepts: the *always* properties a world's facts judge and
-/// the wire properties judged over the run's exchanges at its end ([`execute`]).
+/// the properties over the wire alone judged over the run's exchanges at its end
+/// ([`execute`]).
 pub fn expectable_properties() -> Vec<&'static str> {
     let wire = PROPERTIES
         .iter()
-        .filter(|p| p.patterns().is_some_and(|w| !w.assumes_complete_log))
+        .filter(|p| p.wire_only() && p.patterns().is_some_and(|w| !w.assumes_complete_log))
         .map(|p| p.name);
     always_properties().into_iter().chain(wire).collect()
 }
@@ -127,8 +128,8 @@ pub fn execute(script: &Script) -> Report {
     report
 }
 
-/// The first wire property the run's exchanges violate, judged at its end as the
-/// sandbox judges a session (`wire-client-keeps-key-and-order-after-unknown`, …), for a
+/// The first property the run's exchanges violate at its level over the wire, judged at
+/// its end as the sandbox judges a session (`wire-client-keeps-key-and-order-after-unknown`, …), for a
 /// script that says `use wire=judged` (the sandbox's export does): a session exported as
 /// a script and run fails on what its verdict named.
 fn wire_violation(report: &Report) -> Option<payhub_sim::driver::Violation> {
@@ -140,11 +141,7 @@ fn wire_violation(report: &Report) -> Option<payhub_sim::driver::Violation> {
     side.verdicts(&report.world.facts)
         .into_iter()
         .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
-        .find(|v| {
-            PROPERTIES
-                .iter()
-                .any(|p| p.name == v.name && p.patterns().is_some())
-        })
+        .find(|v| v.witness.is_some())
         .map(|v| payhub_sim::driver::Violation {
             property: v.name.to_owned(),
             detail: v.detail.unwrap_or_default(),

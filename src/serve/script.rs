@@ -45,7 +45,7 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
         side.verdicts(facts)
             .into_iter()
             .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
-            .filter(|v| payhub_properties::property(v.name).is_some_and(|p| p.patterns().is_some()))
+            .filter(|v| v.witness.is_some())
             .map(|v| v.name)
             .collect()
     };

@@ -200,8 +200,9 @@ impl Serve {
         assert_eq!(ran, 0, "the session's script replays with the same verdict");
     }
 
-    /// The one property of the registry the verdict has violated (beside the wire
-    /// properties that see the same fault from the wire), which `judge` finds violated too.
+    /// The one property of the registry the verdict has violated over the session's facts
+    /// (beside those violated at their level over the wire, with a witness of exchanges,
+    /// that see the same fault from the wire), which `judge` finds violated too.
     pub fn the_violation(&self, name: &str) -> Value {
         let verdict = self.verdict();
         assert_eq!(verdict["holds"], false);
@@ -210,7 +211,7 @@ impl Serve {
             .expect("a list of properties")
             .iter()
             .filter(|p| p["status"] == "violated")
-            .filter(|p| !p["name"].as_str().is_some_and(|n| n.starts_with("wire-")))
+            .filter(|p| p.get("witness").is_none())
             .collect();
         assert_eq!(violated.len(), 1, "{verdict:#}");
         let (judged, _) = self.judged_and_run(name);

@@ -4,7 +4,8 @@
 use super::PresetModel;
 use crate::World;
 use crate::presets::Preset;
-use crate::property::{Kind, PROPERTIES};
+use crate::property::Kind;
+use crate::registry::PROPERTIES;
 use payhub_sim::Choice;
 use stateright::{Checker, Model};
 

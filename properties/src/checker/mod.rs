@@ -17,7 +17,8 @@
 use crate::World;
 use crate::engine::{self, Bounds, Flow};
 use crate::presets::Preset;
-use crate::property::{Kind, OneCheck, PROPERTIES, Property};
+use crate::property::{Kind, OneCheck, Property};
+use crate::registry::PROPERTIES;
 pub use error::CheckError;
 use payhub_sim::Choice;
 use payhub_sim::prove::{Shrink, prove};

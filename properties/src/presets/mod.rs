@@ -5,7 +5,8 @@
 //! a bounded budget of faults. Every state within the preset's time horizon is visited.
 
 use crate::World;
-use crate::property::{Kind, PROPERTIES, Property, property};
+use crate::property::{Kind, Property};
+use crate::registry::{PROPERTIES, property};
 use payhub_model::api::req;
 use payhub_model::api_keys::{M1_LIVE, M1_TEST, M1_TEST_ROTATED, M2_TEST, rotated_key_spec};
 use payhub_model::client::{Command, Policy};

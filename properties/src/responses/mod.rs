@@ -157,12 +157,15 @@ pub const INVALID_KEY_400_FIELD: Property = Property {
     ],
     about: "On create, confirm, cancel, checkout session and refund, a missing, empty or over-255-character Idempotency-Key (counted in characters) is answered 400 invalid_request with error.field = Idempotency-Key (unless authentication or the rate limit answered first: 401, 403, 429); a key of 1 to 255 characters, and a query, never are.",
     needs: PLATFORM,
-    predicate: Predicate::Always(|f| {
-        explain(
-            &f.responses.key_misjudged,
-            "the Idempotency-Key was judged against its 1-255 characters wrongly, or without error.field",
-        )
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            explain(
+                &f.responses.key_misjudged,
+                "the Idempotency-Key was judged against its 1-255 characters wrongly, or without error.field",
+            )
+        },
+        wire: crate::wire::VALID_KEYS_ARE_ACCEPTED,
+    },
 };
 
 /// QUERY-01, QUERY-03, QUERY-05, A-NOT-FOUND-POST: what does not exist is 404 (405 for
@@ -195,12 +198,15 @@ pub const CONFLICTS_NAME_RELATED_RESOURCE: Property = Property {
     ],
     about: "409 order_no_conflict carries related_resource_id = the order's Payment in the store (never answered while the store holds none), 409 payment_in_progress the Payment in the path, 409 refund_no_conflict the refund holding the refund number (any refund while the store shows none).",
     needs: PLATFORM,
-    predicate: Predicate::Always(|f| {
-        explain(
-            &f.responses.related_misnamed,
-            "the conflict does not name the existing object in related_resource_id",
-        )
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            explain(
+                &f.responses.related_misnamed,
+                "the conflict does not name the existing object in related_resource_id",
+            )
+        },
+        wire: crate::wire::CONFLICTS_CARRY_RELATED_RESOURCE_ID,
+    },
 };
 
 /// CANCEL-01: 202 to a cancel leaves the status as it was.
@@ -209,12 +215,15 @@ pub const CANCEL_202_KEEPS_STATUS: Property = Property {
     rules: &[Rule::Cancel202KeepsStatus],
     about: "A cancel answered 202 shows its Payment (S12: 202 {\"status\":\"requires_action\",…}) still processing or requires_action, and the store holds it so: without the upstream's word nothing is canceled.",
     needs: PLATFORM,
-    predicate: Predicate::Always(|f| {
-        explain(
-            &f.responses.cancel_202_changed,
-            "a cancel answered 202 did not show its Payment kept in progress",
-        )
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            explain(
+                &f.responses.cancel_202_changed,
+                "a cancel answered 202 did not show its Payment kept in progress",
+            )
+        },
+        wire: crate::wire::CANCEL_202_KEEPS_THE_STATUS,
+    },
 };
 
 /// RES-06, ATTEMPT-02: `failure.attempt_id` names the attempt that failed last.
@@ -267,15 +276,18 @@ pub const ATTEMPT_COUNT_IS_ATTEMPTS_MADE: Property = Property {
 /// WEBHOOK-01, A-VERSION: versions rise with every visible change, of Payments and refunds.
 pub const VERSIONS_RISE: Property = Property {
     name: "versions-rise-with-every-visible-change",
-    rules: &[Rule::WebhookPrimary],
+    rules: &[Rule::WebhookPrimary, Rule::LatestVersionWins],
     about: "Every change of a Payment's status, resolution_status, attempts or failure.attempt_id, and of a refund's status, in the store raises its version, which never goes back; a webhook (of a Payment or a refund) never shows the current version with another state, nor a version the store has not reached: one version, one state.",
     needs: PLATFORM,
-    predicate: Predicate::Always(|f| {
-        explain(
-            &f.responses.unversioned_change,
-            "a visible change without a higher version, or two states under one version",
-        )
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            explain(
+                &f.responses.unversioned_change,
+                "a visible change without a higher version, or two states under one version",
+            )
+        },
+        wire: crate::wire::VERSIONS_RISE_AND_NEVER_GO_BACK,
+    },
 };
 
 /// CONC-03, CONC-01: operation_in_progress only while the original is in flight.
@@ -308,12 +320,15 @@ pub const QUERIES_ANSWER_KNOWN_STATE: Property = Property {
     ],
     about: "A GET answers the Payment it names as the store holds it (status, resolution_status, version, failure.attempt_id); a list by order number answers the order's Payment as stored, or nothing when the store holds none (exact, case-sensitive); a refund query answers as stored (status, version) the refund it names, the refund of its merchant_refund_no (or nothing), or with ?status=processing every processing refund of the merchant and no other.",
     needs: PLATFORM,
-    predicate: Predicate::Always(|f| {
-        explain(
-            &f.responses.query_unknown_state,
-            "the query answered a state the platform does not hold",
-        )
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            explain(
+                &f.responses.query_unknown_state,
+                "the query answered a state the platform does not hold",
+            )
+        },
+        wire: crate::wire::LOOKUPS_MATCH_THE_NUMBER_EXACTLY,
+    },
 };
 
 /// ORDER-01 (S4), CONC-02 and CONC-03 (S5), ATTEMPT-01 (S8), a used refund number, CKO-01

@@ -1,9 +1,11 @@
-//! Wire properties: the contract's rules that the requests and answers on the wire can
-//! witness alone, judged over [`WireFacts`] (see `properties/src/facts/wire/`). Each is a
-//! [`Property`] of the one registry whose predicate is [`Predicate::Wire`]. They judge a
+//! The contract's rules read at the level of the wire: the requests and answers alone,
+//! judged over [`WireFacts`] (see `properties/src/facts/wire/`). A rule a run's facts
+//! judge too is one property with both levels ([`Predicate::Levels`]): its patterns here
+//! are its wire level, named after what they see. A rule only the wire can witness is a
+//! property of its own here ([`Predicate::Wire`], named `wire-…`). Either judges a
 //! recorded log (`check-log`), the sandbox's session and a simulated run's stream alike;
-//! each needs only [`Evidence::Wire`] and what its pattern reads (the API keys for a
-//! scope, the bodies for an object).
+//! the wire level needs only [`Evidence::Wire`] and what its patterns read (the API keys
+//! for a scope, the bodies for an object).
 //!
 //! An explanation names the exchanges that witness the breach, oldest first, in the
 //! contract's notation: `entry 12 replays key K of entry 3 with amount 12000; the
@@ -27,11 +29,15 @@ pub enum Side {
     Client,
 }
 
-/// What a property over the wire looks for ([`crate::property::Predicate::Wire`]).
+/// What a property looks for at its level over the wire ([`Predicate::Wire`],
+/// [`Predicate::Levels`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Patterns {
     /// Who is judged.
     pub side: Side,
+    /// The evidence this level needs: [`Evidence::Wire`] and what its patterns read (the
+    /// API keys for a scope, the bodies for an object).
+    pub needs: EvidenceSet,
     /// The patterns it looks for, in the order it reports them.
     pub breaches: &'static [Breach],
     /// For a pattern a contract number decides: the witness it finds in what the facts
@@ -45,6 +51,42 @@ pub struct Patterns {
 }
 
 impl Patterns {
+    /// The platform's answers judged by `breaches`, needing `needs`.
+    pub const fn platform(needs: EvidenceSet, breaches: &'static [Breach]) -> Patterns {
+        Patterns::of(Side::Platform, needs, breaches)
+    }
+
+    /// The client's requests judged by `breaches`, needing `needs`.
+    pub const fn client(needs: EvidenceSet, breaches: &'static [Breach]) -> Patterns {
+        Patterns::of(Side::Client, needs, breaches)
+    }
+
+    const fn of(side: Side, needs: EvidenceSet, breaches: &'static [Breach]) -> Patterns {
+        Patterns {
+            side,
+            needs,
+            breaches,
+            decides: None,
+            assumes_complete_log: false,
+        }
+    }
+
+    /// Its witness found by `decide` ([`Patterns::decides`]).
+    pub const fn deciding(self, decide: fn(&WireFacts) -> Option<Witness>) -> Patterns {
+        Patterns {
+            decides: Some(decide),
+            ..self
+        }
+    }
+
+    /// Judged only with a complete log ([`Patterns::assumes_complete_log`]).
+    pub const fn assuming_complete_log(self) -> Patterns {
+        Patterns {
+            assumes_complete_log: true,
+            ..self
+        }
+    }
+
     /// The first witness of its patterns, if any.
     pub fn witness<'a>(&self, facts: &'a WireFacts) -> Option<Cow<'a, Witness>> {
         if let Some(decide) = self.decides {
@@ -148,249 +190,110 @@ const SCOPED_BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, ResponseBodi
 const BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies]);
 const CARDS: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies, TestCards]);
 
-pub const REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT: Property = Property {
-    name: "wire-replay-answers-200-with-the-same-object",
-    rules: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200],
-    about: "A request replaying an executed scope with its parameters is answered 200 with the object of the first execution.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::ReplayNotSameObject],
-        decides: Some(replays),
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a request replaying an executed scope with its parameters is answered
+/// 200 with the object of the first execution.
+pub const REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT: Patterns =
+    Patterns::platform(SCOPED_BODIES, &[Breach::ReplayNotSameObject]).deciding(replays);
 
-pub const SAME_KEY_AT_ONCE_ANSWERS_ONE_OBJECT: Property = Property {
-    name: "wire-same-key-at-once-answers-one-object",
-    rules: &[Rule::ConcurrentOneExecutes, Rule::ConcurrentWaitSameObject],
-    about: "Requests of one key with the same parameters sent at once are one business: none is answered as new business (409 order_no_conflict, payment_in_progress, refund_no_conflict) beside the one that executed.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::SameKeyAsNewBusiness],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: requests of one key with the same parameters sent at once are one
+/// business: none is answered as new business (409 order_no_conflict,
+/// payment_in_progress, refund_no_conflict) beside the one that executed.
+pub const SAME_KEY_AT_ONCE_ANSWERS_ONE_OBJECT: Patterns =
+    Patterns::platform(SCOPED_BODIES, &[Breach::SameKeyAsNewBusiness]);
 
-pub const CONFLICT_EXACTLY_WHEN_PARAMETERS_DIFFER: Property = Property {
-    name: "wire-conflict-exactly-when-parameters-differ",
-    rules: &[Rule::IdempotencyConflict, Rule::SafeParameters],
-    about: "Under an executed scope, other safety-relevant parameters are answered 409 idempotency_conflict, and the same parameters never are; two requests of one key in flight together with other parameters are never both answered 2xx.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
-        decides: Some(conflicts),
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: under an executed scope, other safety-relevant parameters are
+/// answered 409 idempotency_conflict, and the same parameters never are; two requests
+/// of one key in flight together with other parameters are never both answered 2xx.
+pub const CONFLICT_EXACTLY_WHEN_PARAMETERS_DIFFER: Patterns = Patterns::platform(
+    SCOPED_BODIES,
+    &[Breach::ConflictMissing, Breach::ConflictWithoutChange],
+)
+.deciding(conflicts);
 
-pub const ONE_PAYMENT_PER_ORDER_NUMBER: Property = Property {
-    name: "wire-one-payment-per-order-number",
-    rules: &[Rule::UniqueOrderNo, Rule::OrderNoNewKey],
-    about: "The answers of one merchant and environment never show two Payments for one merchant_order_no.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::TwoPaymentsForOrder],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: the answers of one merchant and environment never show two Payments
+/// for one merchant_order_no.
+pub const ONE_PAYMENT_PER_ORDER_NUMBER: Patterns =
+    Patterns::platform(SCOPED_BODIES, &[Breach::TwoPaymentsForOrder]);
 
-pub const CONFLICTS_CARRY_RELATED_RESOURCE_ID: Property = Property {
-    name: "wire-conflicts-carry-related-resource-id",
-    rules: &[
-        Rule::OrderNoNewKey,
-        Rule::ConfirmWhileProcessing,
-        Rule::UniqueRefundNo,
-    ],
-    about: "A 409 order_no_conflict, payment_in_progress or refund_no_conflict carries error.related_resource_id.",
-    needs: BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::RelatedResourceMissing],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a 409 order_no_conflict, payment_in_progress or refund_no_conflict
+/// carries error.related_resource_id.
+pub const CONFLICTS_CARRY_RELATED_RESOURCE_ID: Patterns =
+    Patterns::platform(BODIES, &[Breach::RelatedResourceMissing]);
 
-pub const VERSIONS_NEVER_GO_BACK: Property = Property {
-    name: "wire-versions-never-go-back",
-    rules: &[Rule::LatestVersionWins, Rule::WebhookPrimary],
-    about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at a lower version.",
-    needs: BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::VersionWentBack],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a request sent after an answer showed a Payment at version v is never
+/// answered with that Payment at a lower version, nor at version v with another status.
+pub const VERSIONS_RISE_AND_NEVER_GO_BACK: Patterns = Patterns::platform(
+    BODIES,
+    &[Breach::VersionWentBack, Breach::VersionStayedOnChange],
+);
 
-pub const ONE_REFUND_PER_REFUND_NUMBER: Property = Property {
-    name: "wire-one-refund-per-refund-number",
-    rules: &[Rule::UniqueRefundNo, Rule::RetentionRefundNoOutlives],
-    about: "The answers of one merchant and environment never show two Refunds for one merchant_refund_no.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::TwoRefundsForRefundNo],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: the answers of one merchant and environment never show two Refunds
+/// for one merchant_refund_no, and a refund is never accepted (2xx) beyond its Payment's
+/// amount, counting the refunds of that Payment already shown succeeded (A-REFUND-LIMIT:
+/// the contract names no limit; the amount paid is the one it could mean).
+pub const ONE_REFUND_PER_NUMBER_WITHIN_THE_AMOUNT: Patterns = Patterns::platform(
+    SCOPED_BODIES,
+    &[Breach::TwoRefundsForRefundNo, Breach::RefundBeyondAmount],
+);
 
-pub const CANCEL_202_KEEPS_THE_STATUS: Property = Property {
-    name: "wire-cancel-202-keeps-the-status",
-    rules: &[Rule::Cancel202KeepsStatus],
-    about: "A cancel answered 202 (no evidence of a safe cancellation yet) keeps the Payment's status: it never shows it canceled.",
-    needs: BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::Cancel202ShowsCanceled],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a cancel answered 202 (no evidence of a safe cancellation yet) keeps
+/// the Payment's status: it never shows it canceled.
+pub const CANCEL_202_KEEPS_THE_STATUS: Patterns =
+    Patterns::platform(BODIES, &[Breach::Cancel202ShowsCanceled]);
 
-pub const LOOKUPS_MATCH_THE_NUMBER_EXACTLY: Property = Property {
-    name: "wire-lookups-match-the-number-exactly",
-    rules: &[Rule::QueryByOrderNo, Rule::QueryRefunds],
-    about: "A lookup by merchant_order_no (merchant_refund_no) shows only objects of exactly that number.",
-    needs: BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::LookupOtherNumber],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a lookup by merchant_order_no (merchant_refund_no) shows only objects
+/// of exactly that number.
+pub const LOOKUPS_MATCH_THE_NUMBER_EXACTLY: Patterns =
+    Patterns::platform(BODIES, &[Breach::LookupOtherNumber]);
 
-pub const VERSIONS_RISE_WITH_EVERY_CHANGE: Property = Property {
-    name: "wire-versions-rise-with-every-change",
-    rules: &[Rule::LatestVersionWins],
-    about: "A request sent after an answer showed a Payment at version v is never answered with that Payment at version v and another status.",
-    needs: BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::VersionStayedOnChange],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: the answers never show one Payment with two amounts (a new attempt
+/// keeps the original Payment).
+pub const PAYMENTS_KEEP_THEIR_AMOUNT: Patterns =
+    Patterns::platform(BODIES, &[Breach::AmountChanged]);
 
-pub const PAYMENTS_KEEP_THEIR_AMOUNT: Property = Property {
-    name: "wire-payments-keep-their-amount",
-    rules: &[Rule::RetryKeepsPaymentAndFee],
-    about: "The answers never show one Payment with two amounts (a new attempt keeps the original Payment).",
-    needs: BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::AmountChanged],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: an object shown to one environment of a merchant is never shown to
+/// its other environment (test and live do not affect each other).
+pub const ENVIRONMENTS_NEVER_SHARE_OBJECTS: Patterns =
+    Patterns::platform(SCOPED_BODIES, &[Breach::ObjectInTwoEnvironments]);
 
-pub const ENVIRONMENTS_NEVER_SHARE_OBJECTS: Property = Property {
-    name: "wire-environments-never-share-objects",
-    rules: &[Rule::ScopeEnvironments],
-    about: "An object shown to one environment of a merchant is never shown to its other environment (test and live do not affect each other).",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::ObjectInTwoEnvironments],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: no Payment is shown with more attempts (attempt_count) than the
+/// contract's default maximum of 3.
+pub const ATTEMPTS_STAY_WITHIN_THE_MAXIMUM: Patterns =
+    Patterns::platform(BODIES, &[Breach::AttemptsBeyondMaximum]).deciding(attempts_beyond_maximum);
 
-pub const REFUNDS_STAY_WITHIN_THE_PAYMENT_AMOUNT: Property = Property {
-    name: "wire-refunds-stay-within-the-payment-amount",
-    rules: &[Rule::RefundNotBeyondCaptured],
-    about: "A refund is never accepted (2xx) beyond its Payment's amount, counting the refunds of that Payment already shown succeeded (A-REFUND-LIMIT: the contract names no limit; the amount paid is the one it could mean).",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::RefundBeyondAmount],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a Payment is never shown with a newer attempt after one charged on a
+/// test card that never fails (approved at once, after the wait, or silently): a new
+/// attempt starts only once the previous one definitively failed, and a confirm while
+/// processing never charges.
+pub const A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE: Patterns =
+    Patterns::platform(CARDS, &[Breach::NewAttemptBeforeFailure]).deciding(attempt_before_failure);
 
-pub const ATTEMPTS_STAY_WITHIN_THE_MAXIMUM: Property = Property {
-    name: "wire-attempts-stay-within-the-maximum",
-    rules: &[Rule::AttemptsMax],
-    about: "No Payment is shown with more attempts (attempt_count) than the contract's default maximum of 3.",
-    needs: BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::AttemptsBeyondMaximum],
-        decides: Some(attempts_beyond_maximum),
-        assumes_complete_log: false,
-    }),
-};
-
-pub const A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE: Property = Property {
-    name: "wire-a-new-attempt-only-after-a-failure",
-    rules: &[Rule::ConfirmWhileProcessing, Rule::CardRetryAfterFailure],
-    about: "A Payment is never shown with a newer attempt after one charged on a test card that never fails (approved at once, after the wait, or silently): a new attempt starts only once the previous one definitively failed, and a confirm while processing never charges.",
-    needs: CARDS,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::NewAttemptBeforeFailure],
-        decides: Some(attempt_before_failure),
-        assumes_complete_log: false,
-    }),
-};
-
-pub const VALID_KEYS_ARE_ACCEPTED: Property = Property {
-    name: "wire-valid-keys-are-accepted",
-    rules: &[Rule::KeyLength],
-    about: "A printable Idempotency-Key of 1-255 characters in every reading of \"character\" (A-KEY-LENGTH; at most 255 UTF-16 code units) is never refused 400 with error.field Idempotency-Key.",
-    needs: BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::ValidKeyRefused],
-        decides: Some(valid_key_refused),
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a printable Idempotency-Key of 1-255 characters in every reading of
+/// "character" (A-KEY-LENGTH; at most 255 UTF-16 code units) is never refused 400 with
+/// error.field Idempotency-Key.
+pub const VALID_KEYS_ARE_ACCEPTED: Patterns =
+    Patterns::platform(BODIES, &[Breach::ValidKeyRefused]).deciding(valid_key_refused);
 
 pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Property = Property {
     name: "wire-client-keeps-key-and-order-after-unknown",
     rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::OneBusinessEffect],
     about: "After a create whose outcome is unknown (no answer, a timeout, a 5xx), the client sends no create of that order under a new key, nor the same purchase under a new order number, until it learns the order's Payment.",
     needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
-        decides: None,
-        assumes_complete_log: false,
-    }),
+    predicate: Predicate::Wire(Patterns::client(
+        SCOPED_BODIES,
+        &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
+    )),
 };
 
 /// UNKNOWN-03 ("when the result is unknown never change the idempotency key … retry with
 /// the same key or query"), ATTEMPT-01 (S8: "wait for the result, or query"), RETRY-03.
-pub const CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED: Property = Property {
-    name: "wire-client-keeps-the-confirm-key-while-unresolved",
-    rules: &[
-        Rule::NeverSwitchKeyOnUnknown,
-        Rule::ConfirmWhileProcessing,
-        Rule::RetryMaxAttempts,
-    ],
-    about: "After a confirm whose outcome is unknown (no answer, a 5xx other than 503), or while the Payment was last shown processing or requires_action, the client confirms that Payment only under the same key, until an answer shows it in another status.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::NewConfirmKeyWhileUnresolved],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+///
+/// Over the wire: after a confirm whose outcome is unknown (no answer, a 5xx other than
+/// 503), or while the Payment was last shown processing or requires_action, the client
+/// confirms that Payment only under the same key, until an answer shows it in another
+/// status.
+pub const CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED: Patterns =
+    Patterns::client(SCOPED_BODIES, &[Breach::NewConfirmKeyWhileUnresolved]);
 
 /// REFUND-04, UNKNOWN-03, REFUND-02 (S11: "Retry with K, or query by
 /// merchant_refund_no; do not change the refund number and apply again").
@@ -403,12 +306,10 @@ pub const CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED: Property = Property {
     ],
     about: "After a refund whose outcome is unknown (no answer, a 5xx other than 503, or shown processing or pending_review), the client applies no refund of the same Payment and amount under another merchant_refund_no until an answer shows that refund final.",
     needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::NewRefundNoWhileUnresolved],
-        decides: None,
-        assumes_complete_log: false,
-    }),
+    predicate: Predicate::Wire(Patterns::client(
+        SCOPED_BODIES,
+        &[Breach::NewRefundNoWhileUnresolved],
+    )),
 };
 
 /// ATTEMPT-02, GEN-05 ("payment.confirm:ORDER-DEMO-001:2": the card retry's own key).
@@ -417,152 +318,74 @@ pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {
     rules: &[Rule::CardRetryAfterFailure, Rule::OneKeyPerSubmission],
     about: "After an answer showed a Payment failed, the client does not confirm it again under the key of its previous confirm (the platform would replay the failure and never charge the new card).",
     needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::CardRetryUnderFailedKey],
-        decides: None,
-        assumes_complete_log: false,
-    }),
+    predicate: Predicate::Wire(Patterns::client(
+        SCOPED_BODIES,
+        &[Breach::CardRetryUnderFailedKey],
+    )),
 };
 
 /// RATE-03 ("After 429 wait Retry-After seconds, then retry with the original idempotency
 /// key"), RETRY-01, S13 (503: "retry later with K").
-pub const CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL: Property = Property {
-    name: "wire-client-keeps-the-key-after-a-refusal",
-    rules: &[Rule::RetryAfterHonoured, Rule::RetrySameKey],
-    about: "After a create answered 429 rate_limited or 503 temporarily_unavailable, the client sends that order number (refund number) again only under the same key, until an answer executes it.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::NewKeyAfterRefusal],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+///
+/// Over the wire: after a create answered 429 rate_limited or 503
+/// temporarily_unavailable, the client sends that order number (refund number) again
+/// only under the same key, until an answer executes it.
+pub const CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL: Patterns =
+    Patterns::client(SCOPED_BODIES, &[Breach::NewKeyAfterRefusal]);
 
 /// TIMEOUT-01 ("Client timeouts are at least 20 seconds for create and confirm and at
 /// least 10 seconds for queries").
-pub const CLIENT_WAITS_THE_CONTRACT_TIMEOUTS: Property = Property {
-    name: "wire-client-waits-the-contract-timeouts",
-    rules: &[Rule::ClientTimeouts],
-    about: "A client never hangs up on a create or confirm less than 20 seconds after sending it, nor on a query less than 10 seconds after (the platform waits about 15 s for the acquirer before its 202).",
-    needs: SCOPED,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::GaveUpTooSoon],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+///
+/// Over the wire: a client never hangs up on a create or confirm less than 20 seconds
+/// after sending it, nor on a query less than 10 seconds after (the platform waits
+/// about 15 s for the acquirer before its 202).
+pub const CLIENT_WAITS_THE_CONTRACT_TIMEOUTS: Patterns =
+    Patterns::client(SCOPED, &[Breach::GaveUpTooSoon]);
 
 /// SCHED-01 ("stopping at a terminal status or on its webhook").
-pub const CLIENT_STOPS_QUERYING_AT_A_FINAL_STATUS: Property = Property {
-    name: "wire-client-stops-querying-at-a-final-status",
-    rules: &[Rule::QuerySchedule],
-    about: "Once a query showed a Payment succeeded, failed, canceled or expired, the client queries that Payment no more.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::QueryAfterFinal],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+///
+/// Over the wire: once a query showed a Payment succeeded, failed, canceled or expired,
+/// the client queries that Payment no more.
+pub const CLIENT_STOPS_QUERYING_AT_A_FINAL_STATUS: Patterns =
+    Patterns::client(SCOPED_BODIES, &[Breach::QueryAfterFinal]);
 
-pub const CLIENT_USES_A_KEY_ON_ONE_ENDPOINT: Property = Property {
-    name: "wire-client-uses-a-key-on-one-endpoint",
-    rules: &[Rule::OneKeyPerSubmission],
-    about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
-    needs: SCOPED,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::KeyOnTwoEndpoints],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a client never sends one Idempotency-Key on two endpoints (method and
+/// path).
+pub const CLIENT_USES_A_KEY_ON_ONE_ENDPOINT: Patterns =
+    Patterns::client(SCOPED, &[Breach::KeyOnTwoEndpoints]);
 
-pub const CLIENT_NEVER_CHANGES_PARAMETERS_UNDER_A_KEY: Property = Property {
-    name: "wire-client-never-changes-parameters-under-a-key",
-    rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
-    about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
-    needs: SCOPED,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::ParamsChangedUnderKey],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a client re-sends a key only with the safety-relevant parameters it
+/// first sent it with.
+pub const CLIENT_NEVER_CHANGES_PARAMETERS_UNDER_A_KEY: Patterns =
+    Patterns::client(SCOPED, &[Breach::ParamsChangedUnderKey]);
 
-pub const CLIENT_SPACES_QUERIES: Property = Property {
-    name: "wire-client-spaces-queries",
-    rules: &[Rule::QuerySpacing],
-    about: "A client never sends two queries of the same object less than 10 seconds apart.",
-    needs: SCOPED,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::QueryTooSoon],
-        decides: Some(queries_too_soon),
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: a client never sends two queries of the same object less than 10
+/// seconds apart.
+pub const CLIENT_SPACES_QUERIES: Patterns =
+    Patterns::client(SCOPED, &[Breach::QueryTooSoon]).deciding(queries_too_soon);
 
-pub const CLIENT_HONOURS_RETRY_AFTER: Property = Property {
-    name: "wire-client-honours-retry-after",
-    rules: &[Rule::RetryAfterHonoured],
-    about: "After a 429 with Retry-After, a client sends nothing under that scope before Retry-After has passed.",
-    needs: SCOPED,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Client,
-        breaches: &[Breach::RetryAfterIgnored],
-        decides: None,
-        assumes_complete_log: false,
-    }),
-};
+/// Over the wire: after a 429 with Retry-After, a client sends nothing under that scope
+/// before Retry-After has passed.
+pub const CLIENT_HONOURS_RETRY_AFTER: Patterns =
+    Patterns::client(SCOPED, &[Breach::RetryAfterIgnored]);
 
-pub const REFUSED_REQUESTS_EXECUTE_NOTHING: Property = Property {
-    name: "wire-refused-requests-execute-nothing",
-    rules: &[
-        Rule::RateLimited,
-        Rule::ChannelPaused,
-        Rule::FirstExecution201,
-    ],
-    about: "With every request of the capture in the log: a scope whose every request was refused 429 rate_limited or 503 temporarily_unavailable is never answered as executed (a create answered 200, a 409 idempotency_conflict): those refusals executed nothing.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::RefusedThenExecuted],
-        decides: None,
-        assumes_complete_log: true,
-    }),
-};
+/// Over the wire, with every request of the capture in the log: a scope whose every
+/// request was refused 429 rate_limited or 503 temporarily_unavailable is never answered
+/// as executed (a create answered 200, a 409 idempotency_conflict): those refusals
+/// executed nothing; and a key whose every request was rejected (400, 403, 422) is not
+/// used up: a later request under it is never answered 409 idempotency_conflict (nor a
+/// create 200) as if the rejection had bound it.
+pub const REFUSALS_AND_REJECTIONS_EXECUTE_NOTHING: Patterns = Patterns::platform(
+    SCOPED_BODIES,
+    &[Breach::RefusedThenExecuted, Breach::RejectedThenBound],
+)
+.assuming_complete_log();
 
-pub const REJECTED_REQUESTS_BIND_NO_KEY: Property = Property {
-    name: "wire-rejected-requests-bind-no-key",
-    rules: &[Rule::RejectionsDoNotOccupyKey, Rule::IdempotencyConflict],
-    about: "With every request of the capture in the log: a key whose every request was rejected (400, 403, 422) is not used up: a later request under it is never answered 409 idempotency_conflict (nor a create 200) as if the rejection had bound it.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::RejectedThenBound],
-        decides: None,
-        assumes_complete_log: true,
-    }),
-};
-
-pub const ATTEMPTS_START_ONLY_WITH_A_CONFIRM: Property = Property {
-    name: "wire-attempts-start-only-with-a-confirm",
-    rules: &[Rule::CardReplayNotCharged, Rule::CardRetryAfterFailure],
-    about: "With every request of the capture in the log: a Payment created through the API is never shown with more attempts than before unless a confirm of it was sent in between: a replay never charges newly supplied card information.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns {
-        side: Side::Platform,
-        breaches: &[Breach::AttemptWithoutConfirm],
-        decides: None,
-        assumes_complete_log: true,
-    }),
-};
+/// Over the wire, with every request of the capture in the log: a Payment created
+/// through the API is never shown with more attempts than before unless a confirm of it
+/// was sent in between: a replay never charges newly supplied card information.
+pub const ATTEMPTS_START_ONLY_WITH_A_CONFIRM: Patterns =
+    Patterns::platform(SCOPED_BODIES, &[Breach::AttemptWithoutConfirm]).assuming_complete_log();
 
 #[cfg(test)]
 mod tests {
@@ -608,7 +431,7 @@ mod tests {
                 w.answered(at, id, &a.unwrap());
             }
             REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT
-                .wire_witness(&w)
+                .witness(&w)
                 .is_some()
         };
         assert!(verdict(Millis::hours(24)));
@@ -632,17 +455,35 @@ mod tests {
     }
 
     /// The drivers that hold a world's facts alone skip a property by its needs: a
-    /// property needs the wire exactly when its predicate reads the wire facts.
+    /// property needs the wire exactly when it reads the wire facts alone; a level over
+    /// the wire always needs it.
     #[test]
-    fn a_property_needs_the_wire_exactly_when_it_reads_the_wire() {
+    fn a_property_needs_the_wire_exactly_when_it_reads_the_wire_alone() {
         for p in crate::PROPERTIES {
             assert_eq!(
                 p.needs.contains(Evidence::Wire),
-                p.patterns().is_some(),
+                p.wire_only(),
                 "{}",
                 p.name
             );
-            assert_eq!(p.over_facts(), p.patterns().is_none(), "{}", p.name);
+            assert_eq!(p.over_facts(), !p.wire_only(), "{}", p.name);
+            if let Some(w) = p.patterns() {
+                assert!(w.needs.contains(Evidence::Wire), "{}", p.name);
+                if p.wire_only() {
+                    assert_eq!(w.needs, p.needs, "{}", p.name);
+                }
+            }
+        }
+    }
+
+    /// One predicate per rule sentence: no two properties are named alike but for the
+    /// `wire-` prefix (a rule both levels read is one property with both).
+    #[test]
+    fn no_rule_is_judged_by_a_facts_property_and_its_wire_twin() {
+        for p in crate::PROPERTIES {
+            if let Some(rest) = p.name.strip_prefix("wire-") {
+                assert!(crate::property(rest).is_none(), "{} and {rest}", p.name);
+            }
         }
     }
 }

@@ -6,7 +6,8 @@
 use crate::Counterexample;
 use crate::checker::{COMBINED, PresetModel, Registration};
 use crate::presets::Preset;
-use crate::property::{AlwaysCheck, OneCheck, Property};
+use crate::property::{OneCheck, Property};
+use crate::registry::AlwaysCheck;
 use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::prove::{Shrink, prove};
 use payhub_sim::{Choice, WorldConfig};
@@ -100,7 +101,7 @@ pub fn explore(
 /// along it, and proves and shrinks the tape for that property alone.
 fn first_violation(config: &WorldConfig, tape: &[Choice]) -> Result<Found, String> {
     let first = prove(config, tape, &mut AlwaysCheck { config }, Shrink::No)?;
-    let property = crate::property::property(&first.property)
+    let property = crate::registry::property(&first.property)
         .ok_or_else(|| format!("unknown property {}", first.property))?;
     let mut check = OneCheck { property, config };
     let proof = prove(config, &first.choices, &mut check, Shrink::Yes)?;

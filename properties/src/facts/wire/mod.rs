@@ -19,8 +19,8 @@
 //! record; the first witness of each pattern only. Nothing grows with the number of
 //! requests that repeat what is held.
 //!
-//! The facts record; the wire properties (`properties/src/wire/mod.rs`) decide. Where a
-//! contract number decides, the facts keep the extreme instead of a witness: the two
+//! The facts record; the properties' wire level (`properties/src/wire/mod.rs`) decides.
+//! Where a contract number decides, the facts keep the extreme instead of a witness: the two
 //! consecutive queries of one object sent closest together (SCHED-02's spacing), the
 //! replay of each pattern sent soonest after its scope's execution (RET-01's window).
 //! How long a scope is kept at all is the judge's to say ([`WireFacts::keeping`]).

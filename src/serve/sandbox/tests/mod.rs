@@ -521,7 +521,7 @@ fn timeout_01_a_client_that_gives_up_on_a_held_answer_has_an_unknown_result() {
 /// the wire: before 20 s on a create it is named, after 20 s it is not.
 #[test]
 fn timeout_01_a_hang_up_before_20_s_is_named_and_one_after_is_not() {
-    const WAITS: &str = "wire-client-waits-the-contract-timeouts";
+    const WAITS: &str = "client-waits-the-contract-timeouts";
     let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":60000}]}"#;
     for (after, named) in [(Millis::secs(5), true), (Millis::secs(25), false)] {
         let mut sb = sandbox(Branches::A, plan);
