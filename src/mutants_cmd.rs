@@ -83,7 +83,7 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     let follow = crate::progress::FollowZoo::start(args.format == MutantsFormat::Text, &ZOO);
     let matrix = zoo::run(&Subject::all(), &options);
     follow.done();
-    let matrix = matrix?;
+    let matrix = matrix.map_err(|e| e.to_string())?;
     match args.format {
         MutantsFormat::Json => println!("{}", to_json(&matrix)?),
         MutantsFormat::Text | MutantsFormat::Script => {
@@ -250,7 +250,7 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         let names: Vec<&str> = Subject::all().into_iter().map(|s| s.name()).collect();
         crate::usage::unknown("mutant", name, names.iter().copied())
     })?;
-    let row = zoo::kill(subject, &args.options())?;
+    let row = zoo::kill(subject, &args.options()).map_err(|e| e.to_string())?;
     let Some(found) = &row.counterexample else {
         match args.format {
             MutantsFormat::Json => println!(

@@ -426,7 +426,7 @@ fn bug_zoo(args: &VerifyArgs) -> Result<ZooReport, String> {
     let follow = crate::progress::FollowZoo::start(false, &ZOO);
     let matrix = zoo::run(&Subject::all(), &options);
     follow.done();
-    let matrix = matrix?;
+    let matrix = matrix.map_err(|e| e.to_string())?;
     let example = matrix.mutants.iter().find_map(|m| {
         m.counterexample.as_ref().map(|found| Example {
             name: m.name,

@@ -66,7 +66,6 @@ pub enum Failure {
     /// The tape ends without a violation (of `property`, once it is known).
     NoViolation { property: Option<String> },
 }
-
 impl std::fmt::Display for ProveError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let which = if self.shrunk {

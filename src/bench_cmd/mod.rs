@@ -309,10 +309,13 @@ fn check_here(
         timeout: args.timeout.map(std::time::Duration::from_secs),
         ..Limits::default()
     };
-    let preset = &preset.clone().with_scope(&ScopeChange {
-        faults: args.faults.clone().map(|f| f.0).unwrap_or_default(),
-        ..ScopeChange::default()
-    })?;
+    let preset = &preset
+        .clone()
+        .with_scope(&ScopeChange {
+            faults: args.faults.clone().map(|f| f.0).unwrap_or_default(),
+            ..ScopeChange::default()
+        })
+        .map_err(|e| e.to_string())?;
     if args.searcher == vs_stateright::Searcher::Stateright {
         use crate::check_cmd::Reduction;
         if args.reduce.iter().any(|r| *r != Reduction::Por) {

@@ -315,7 +315,7 @@ fn preset_accepts(preset: &str, c: &Counts) -> Result<(), String> {
             .collect(),
         ..Default::default()
     };
-    let p = p.with_scope(&change)?;
+    let p = p.with_scope(&change).map_err(|e| e.to_string())?;
     payhub_properties::checker::initial_state(&p)
         .map(|_| ())
         .map_err(|e| e.to_string())

@@ -300,7 +300,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
     let selected = selected
         .into_iter()
         .map(|p| p.with_scope(&change))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
     if let Some(shard) = args.swarm.shard {
         return swarm::run(args, shard, &selected);
     }

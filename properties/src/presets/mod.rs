@@ -532,7 +532,7 @@ pub use client::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, client_presets, cl
 pub use client_rate::TWO_SERVERS_RATE_PRESET;
 use edges::edge_presets;
 pub use edges::{EDGE_PRESETS, key_edges};
-pub use scope::{Knob, ORDERS_MAX, SERVERS_MAX, ScopeChange};
+pub use scope::{Knob, ORDERS_MAX, SERVERS_MAX, ScopeChange, ScopeError};
 
 /// Looks a preset up by name.
 pub fn preset(name: &str) -> Option<Preset> {

@@ -118,6 +118,19 @@ fn orders(preset: &Preset) -> (Vec<String>, bool) {
     (names, shared)
 }
 
+/// Changing a preset's scope ([`Preset::with_scope`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    /// `--servers` or `--orders` on a preset that runs no merchant server.
+    #[error(
+        "--servers and --orders set the merchant servers of a client preset; '{0}' is a platform preset (an adversarial sender, no client)"
+    )]
+    NotAClientPreset(String),
+    /// A client preset whose servers have no order to pay, so none to copy.
+    #[error("preset {0}: no workload to grow")]
+    NoWorkload(String),
+}
+
 impl Preset {
     /// Whether the merchant side is the reference client (servers and orders apply).
     /// What the preset's setup spends of each budget, found by running it with every
@@ -174,7 +187,7 @@ impl Preset {
     /// share the first's policy and database, the added orders are `ORDER-2`,
     /// `ORDER-3`, … paid like the first (by every server if the preset's servers all pay
     /// one order, else each by one server in turn).
-    pub fn with_scope(mut self, change: &ScopeChange) -> Result<Preset, String> {
+    pub fn with_scope(mut self, change: &ScopeChange) -> Result<Preset, ScopeError> {
         let spent = self.setup_spends();
         for &(knob, n) in &change.faults {
             let setup = if Knob::FAULTS.contains(&knob) {
@@ -188,10 +201,7 @@ impl Preset {
             return Ok(self);
         }
         if !self.is_client() {
-            return Err(format!(
-                "--servers and --orders set the merchant servers of a client preset; '{}' is a platform preset (an adversarial sender, no client)",
-                self.name
-            ));
+            return Err(ScopeError::NotAClientPreset(self.name.to_string()));
         }
         let (mut names, shared) = orders(&self);
         let template = self
@@ -199,7 +209,7 @@ impl Preset {
             .workload
             .first()
             .cloned()
-            .ok_or_else(|| format!("preset {}: no workload to grow", self.name))?;
+            .ok_or_else(|| ScopeError::NoWorkload(self.name.to_string()))?;
         let servers = change
             .servers
             .unwrap_or(self.config.clients.len() as u8)
@@ -337,6 +347,6 @@ mod tests {
                 ..ScopeChange::default()
             })
             .unwrap_err();
-        assert!(e.contains("platform preset"), "{e}");
+        assert!(e.to_string().contains("platform preset"), "{e}");
     }
 }

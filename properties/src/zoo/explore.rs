@@ -3,6 +3,7 @@
 //! proved, shrunk for the property that caught it, and proved again
 //! ([`payhub_sim::prove`]).
 
+use super::ZooError;
 use crate::Counterexample;
 use crate::checker::{COMBINED, PresetModel, Registration};
 use crate::presets::Preset;
@@ -43,7 +44,7 @@ pub fn explore(
     preset: &Preset,
     budget: Option<usize>,
     timeout: Duration,
-) -> Result<Explored, String> {
+) -> Result<Explored, ZooError> {
     let started = Instant::now();
     // Every property in one stateright property that fails at a violating state: the
     // search ends at the first one (see `Registration::Combined`).
@@ -99,10 +100,10 @@ pub fn explore(
 
 /// Proves that `tape` violates an `always` property, finds the first one that fails
 /// along it, and proves and shrinks the tape for that property alone.
-fn first_violation(config: &WorldConfig, tape: &[Choice]) -> Result<Found, String> {
+fn first_violation(config: &WorldConfig, tape: &[Choice]) -> Result<Found, ZooError> {
     let first = prove(config, tape, &mut AlwaysCheck { config }, Shrink::No)?;
     let property = crate::registry::property(&first.property)
-        .ok_or_else(|| format!("unknown property {}", first.property))?;
+        .ok_or_else(|| ZooError::UnknownProperty(first.property.clone()))?;
     let mut check = OneCheck { property, config };
     let proof = prove(config, &first.choices, &mut check, Shrink::Yes)?;
     Ok(Found { property, proof })
@@ -111,7 +112,7 @@ fn first_violation(config: &WorldConfig, tape: &[Choice]) -> Result<Found, Strin
 /// Runs seeds `0..seeds` of `config` (at most `steps` choices each, each under its swarm
 /// profile, [`FaultProfile::for_seed`]) until one violates an `always` property; that run
 /// is proved and shrunk.
-pub fn sweep(config: &WorldConfig, seeds: u64, steps: usize) -> Result<Explored, String> {
+pub fn sweep(config: &WorldConfig, seeds: u64, steps: usize) -> Result<Explored, ZooError> {
     let started = Instant::now();
     let mut check = AlwaysCheck { config };
     for seed in 0..seeds {

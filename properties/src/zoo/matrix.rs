@@ -1,6 +1,7 @@
 //! The kill matrix: every subject tried ([`kill`]), the reference configurations run
 //! through the same methods, the whole in parallel ([`run`]).
 
+use super::ZooError;
 use super::explore::{Explored, Found, explore, sweep};
 use super::presets::{client_order, platform_order};
 use super::{Side, Subject};
@@ -195,7 +196,7 @@ fn tried(method: String, e: &Explored) -> Tried {
 }
 
 /// Tries to kill one subject: the presets in order, then a simulation sweep.
-pub fn kill(subject: Subject, options: &ZooOptions) -> Result<MutantRow, String> {
+pub fn kill(subject: Subject, options: &ZooOptions) -> Result<MutantRow, ZooError> {
     let started = Instant::now();
     let mut row = MutantRow {
         name: subject.name(),
@@ -283,7 +284,7 @@ enum Job {
 
 /// The jobs a worker of the matrix ran, each with its index in the job list.
 #[derive(Default)]
-struct Done(Vec<(usize, Result<JobResult, String>)>);
+struct Done(Vec<(usize, Result<JobResult, ZooError>)>);
 
 impl payhub_sim::sweep::Fold for Done {
     fn merge(&mut self, other: Done) {
@@ -317,7 +318,7 @@ fn reference_configurations() -> Vec<(String, Vec<Preset>, WorldConfig)> {
 }
 
 /// Runs the zoo on `subjects` (and the reference configurations if asked).
-pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, String> {
+pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, ZooError> {
     let started = Instant::now();
     let references = if options.references {
         reference_configurations()

@@ -35,6 +35,17 @@ mod explore;
 mod matrix;
 mod presets;
 
+/// What stops the zoo from deciding a row ([`run`], [`kill`], [`explore`], [`sweep`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ZooError {
+    /// A counterexample the search found does not replay, or its shrunk copy does not.
+    #[error(transparent)]
+    Unproved(#[from] payhub_sim::prove::ProveError),
+    /// A run was stopped by a property the registry does not hold.
+    #[error("unknown property {0}")]
+    UnknownProperty(String),
+}
+
 pub use explore::{Explored, Found, explore, sweep};
 pub use matrix::{
     KillMatrix, MutantRow, ReferenceRow, Tried, ZooControl, ZooOptions, kill, median, run,
