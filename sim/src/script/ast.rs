@@ -50,7 +50,7 @@ pub struct Script {
     pub assumptions: Vec<payhub_model::Assumption>,
     /// `use delivery=manual`: nothing is delivered unless a statement says so.
     pub manual: bool,
-    /// `use wire=judged`: the wire properties are judged over the run's exchanges at its
+    /// `use wire=judged`: the properties' wire level is judged over the run's exchanges at its
     /// end too (the sandbox's exported sessions; `payhub-verify run` judges them).
     pub judge_wire: bool,
     /// `expect violation NAME`: the property the script must break.

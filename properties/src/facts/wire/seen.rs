@@ -124,7 +124,7 @@ pub struct Witness {
     pub entries: Vec<Seen>,
 }
 
-/// The patterns the wire properties look for.
+/// The patterns the properties' wire level looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Breach {
