@@ -135,7 +135,7 @@ fn registry(s: &mut String, g: &Registry) {
 
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
 fn violation(s: &mut String, f: &Finding, draw: bool) {
-    let rules: Vec<&str> = f.rules.iter().map(String::as_str).collect();
+    let rules = &f.rules;
     let context = format!(
         "seed {}, shrunk from {} to {} requests in {} runs, found after {} cases ({:.1} s)",
         f.seed,

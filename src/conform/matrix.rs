@@ -27,7 +27,7 @@ pub struct Row {
     pub mutant: String,
     pub found: bool,
     /// The rules of the violation that found it.
-    pub rules: Vec<String>,
+    pub rules: Vec<&'static str>,
     /// The sandbox it was found against.
     pub setup: Option<String>,
     pub cases: usize,

@@ -461,10 +461,9 @@ fn finding(
     for a in &allowed {
         script.push_str(&format!("# the model allows {a}\n"));
     }
-    let rules = Finding::rules_of_script(&script);
     Finding {
         property: html::PROPERTY,
-        rules,
+        rules: oracle::rules_of(&tape),
         also_seeds: Vec::new(),
         seed: case.seed,
         requests: case.requests(),

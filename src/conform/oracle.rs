@@ -187,6 +187,23 @@ pub fn model_config() -> WorldConfig {
     worlds::edge(payhub_model::PlatformParams::default(), false)
 }
 
+/// The rules the model's run `tape` applied, in the order they first apply (none if
+/// the tape does not replay, as then no what-if script is written either).
+pub fn rules_of(tape: &[Choice]) -> Vec<&'static str> {
+    let mut trace = payhub_sim::Trace::new();
+    let mut no_check = |_: &payhub_sim::World<()>| None;
+    if payhub_sim::driver::replay(&model_config(), tape, &mut no_check, Some(&mut trace)).is_err() {
+        return Vec::new();
+    }
+    let mut rules = Vec::new();
+    for id in trace.events.iter().filter_map(|e| e.rule).map(|r| r.id()) {
+        if !rules.contains(&id) {
+            rules.push(id);
+        }
+    }
+    rules
+}
+
 impl Oracle {
     pub fn new(settings: Settings) -> Oracle {
         let mut config = model_config();

@@ -32,7 +32,7 @@ pub struct Finding {
     pub property: &'static str,
     /// The rules the model's own run of the case applied (its answers rest on them), in
     /// the order they first apply; the last is the rule of the breaking round.
-    pub rules: Vec<String>,
+    pub rules: Vec<&'static str>,
     /// Other seeds that broke the same rule (`--keep-going` keeps one finding per rule).
     pub also_seeds: Vec<u64>,
 }
@@ -205,28 +205,7 @@ impl Report {
 impl Finding {
     /// The rule a finding is kept under, one per rule with `--keep-going`.
     pub fn rule(&self) -> &str {
-        self.rules.last().map_or("(no rule)", String::as_str)
-    }
-
-    /// The rules the model's own run of the case (its what-if script) applied.
-    pub fn rules_of_script(script: &str) -> Vec<String> {
-        let Ok(script) = payhub_sim::script::parse(
-            "conform.pha",
-            script.as_bytes(),
-            &crate::script_cmd::always_properties(),
-        ) else {
-            return Vec::new();
-        };
-        let run = crate::script_cmd::execute(&script);
-        let mut rules: Vec<String> = Vec::new();
-        for e in &run.trace.events {
-            if let Some(rule) = e.rule
-                && !rules.iter().any(|r| r == rule.id())
-            {
-                rules.push(rule.id().to_owned());
-            }
-        }
-        rules
+        self.rules.last().copied().unwrap_or("(no rule)")
     }
 
     /// The shrunk case in the contract's notation, the breaking answers marked `!!`: the
