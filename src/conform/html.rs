@@ -1,12 +1,7 @@
-//! `conform --format html`: one self-contained page. The first screen holds the verdict,
-//! the target, the profile, the seeds, the cases and the time they took; then each
-//! violation: its shrunk case drawn as inline SVG ([`super::report::diagram`], the same
-//! drawing as the Mermaid), the round no model state explains marked as the witness, the
-//! rules the model's answers rest on with their sentences in the note; then the cases the
-//! oracle could not finish and the seeds not reached; then the registry's verdicts over
-//! the recorded exchanges ([`super::registry`]): each violation with the exchanges that
-//! witness it, then every property judging the target with its status. With
-//! `--kill-matrix`, the matrix, each mutant found drawn.
+//! `conform --format html`: one self-contained page: the verdict and what was checked,
+//! each violation drawn as inline SVG ([`super::report::diagram`]) with the round no
+//! model state explains marked, the cases not judged, then the registry's verdicts.
+//! With `--kill-matrix`, the matrix, each mutant found drawn.
 
 use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};

@@ -1,25 +1,10 @@
-//! `payhub-verify conform`: a real platform under test, the model as the oracle over
-//! HTTP (docs/conform.md).
-//!
-//! One concept per file: [`profile`] what conform knows of a target ([`template`] its
-//! controls), [`case`] a generated case and how it renders, [`generate`] seeds → cases,
-//! [`wire`] the HTTP client, [`proxy`] the fault-injecting proxy, [`compare`] an answer
-//! against the model's as the contract sees both (`payhub_model::observation`),
-//! [`effect`] the profile's controls checked to take effect, [`oracle`] the set of model
-//! states, [`run`] one case against the target, [`shrink`] shrinking against the live
-//! target, [`report`] what conform prints ([`html`] as one page), [`matrix`] the kill
-//! matrix over HTTP (`serve --mutant` for every mutant of the zoo).
-//!
-//! Where the contract is silent, [`readings`] names every reading it allows (the
-//! oracle accepts each, a state keeping one per point; [`target_refs`] the target's ids
-//! it renders with), and the report's conformance matrix gives per silent point the
-//! reading the target took ([`silent`]) and per rule the registry's verdict
-//! ([`rule_rows`]).
-//!
-//! Beside the oracle, the registry: [`record`] keeps every exchange the proxy carries,
-//! stamped with the target's time ([`clock`]), and judges each case's as `check-log`
-//! judges a log; [`registry`] gathers those verdicts over the sweep. The report shows
-//! both, and a violation of either fails the run.
+//! `payhub-verify conform`: a platform under test over HTTP, the model as the oracle
+//! (docs/conform.md). Seeds become cases ([`generate`]), each sent through the
+//! fault-injecting [`proxy`] ([`run`]) and judged twice: by the [`oracle`], the set of
+//! model states consistent with every answer so far, and by the registry over the
+//! exchanges the proxy carried ([`record`], [`registry`]). A violation is shrunk against
+//! the live target ([`shrink`]) and reported ([`report`], [`html`]; [`matrix`] over the
+//! zoo's mutants).
 
 pub mod case;
 pub mod clock;

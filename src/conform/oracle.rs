@@ -18,11 +18,11 @@
 //! `node_budget` explored nodes per round and state (default 20,000); past either the
 //! run is incomplete, never a pass.
 
-use super::case::{self, Http, Names, Req, Side};
+use super::case::{self, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
 use super::readings::{Pins, Reading, Taken};
-use crate::http_map::{self, HttpRequest};
+use crate::http_map;
 use payhub_model::cards;
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
@@ -612,7 +612,7 @@ impl Oracle {
             ns,
         };
         let http = req.render(names, &side);
-        match http_map::to_api_request(&to_http_request(&http)) {
+        match http_map::to_api_request(&http.request()) {
             Err(edge) => {
                 // The sandbox's edge answers what the model cannot represent.
                 let body: ResponseBody = serde_json::from_str(&edge.body)
@@ -674,17 +674,6 @@ enum Miss {
     Answer(String),
     /// The model itself failed (a bug of the harness): the run is incomplete.
     World(String),
-}
-
-/// The model's request for a rendered one.
-pub fn to_http_request(http: &Http) -> HttpRequest {
-    HttpRequest {
-        method: http.method.to_owned(),
-        target: http.target.clone(),
-        authorization: Some(http.authorization.clone().into_bytes()),
-        idempotency_key: http.idempotency_key.clone().map(String::into_bytes),
-        body: http.body.clone().unwrap_or_default().into_bytes(),
-    }
 }
 
 fn answer_in_flight(w: &World, id: RequestId) -> Option<(MsgId, ApiResponse)> {

@@ -42,7 +42,7 @@ fn answer(sb: &mut Sandbox, names: &Names, req: &Req) -> Seen {
         refs: &TargetRefs::default(),
         ns: 0,
     };
-    let http = to_http_request(&req.render(names, &side));
+    let http = req.render(names, &side).request();
     let Step::Answered(reply) = sb.handle(sb.now(), &http) else {
         panic!("pending")
     };

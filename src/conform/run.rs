@@ -216,15 +216,35 @@ async fn move_clock(
     Ok(())
 }
 
+/// Sends `method target` (with `headers` and `body`) to the target itself, not through
+/// the proxy.
+pub(super) async fn direct(
+    t: &Target,
+    method: &str,
+    target: &str,
+    headers: Vec<(String, String)>,
+    body: Option<String>,
+) -> Result<WireReply, WireError> {
+    let req = WireRequest {
+        method: method.to_owned(),
+        target: target.to_owned(),
+        headers,
+        body,
+    };
+    wire::send(&t.direct, &req, timeout(t)).await
+}
+
+/// A target that cannot be reached is down; else `what` failed.
+pub(super) fn down_or(what: &str, e: WireError) -> String {
+    match e {
+        WireError::Connect(e) => format!("the target is down ({e})"),
+        e => format!("{what}: {e}"),
+    }
+}
+
 /// The target's time in milliseconds, read with `clock.read`.
 async fn read_clock(t: &Target, r: &super::profile::ClockRead) -> Result<i128, String> {
-    let req = WireRequest {
-        method: "GET".into(),
-        target: r.path.clone(),
-        headers: Vec::new(),
-        body: None,
-    };
-    let reply = wire::send(&t.direct, &req, timeout(t))
+    let reply = direct(t, "GET", &r.path, Vec::new(), None)
         .await
         .map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
     let body: serde_json::Value = serde_json::from_str(&reply.body)
@@ -245,23 +265,14 @@ pub(super) async fn send_control(
     t: &Target,
     (method, target, body): (String, String, Option<String>),
 ) -> Result<(), String> {
-    let req = WireRequest {
-        method,
-        target,
-        headers: Vec::new(),
-        body,
-    };
-    match wire::send(&t.direct, &req, timeout(t)).await {
+    match direct(t, &method, &target, Vec::new(), body).await {
         Ok(r) if (200..300).contains(&r.status) => Ok(()),
         Ok(r) => Err(format!(
-            "{} {} answered {}: {}",
-            req.method,
-            req.target,
+            "{method} {target} answered {}: {}",
             r.status,
             r.body.chars().take(200).collect::<String>()
         )),
-        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
-        Err(e) => Err(format!("{} {}: {e}", req.method, req.target)),
+        Err(e) => Err(down_or(&format!("{method} {target}"), e)),
     }
 }
 
@@ -283,6 +294,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
     let mut exchanges = Vec::new();
     let mut record = Recorder::new(&t.log_profile)?;
     let (mut sent_n, mut failed) = (0usize, Vec::new());
+    let mut outcome = CaseOutcome::Conforms;
     for (ri, round) in case.rounds.iter().enumerate() {
         oracle.round_no = ri;
         let before = oracle
@@ -335,45 +347,31 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                     Round::Send(reqs) => oracle.model_run(&names, &round_refs, reqs),
                     Round::Advance(_) | Round::Control(_) => None,
                 };
-                return Ok(CaseRun {
-                    readings: Vec::new(),
-                    exchanges,
-                    outcome: CaseOutcome::Violation {
-                        round: ri,
-                        allowed,
-                        tape: tape.unwrap_or(before),
-                    },
-                    registry: record.judge(),
-                    sent: sent_n,
-                    failed,
-                });
+                outcome = CaseOutcome::Violation {
+                    round: ri,
+                    allowed,
+                    tape: tape.unwrap_or(before),
+                };
+                break;
             }
             RoundVerdict::Incomplete(why) => {
-                return Ok(CaseRun {
-                    readings: Vec::new(),
-                    exchanges,
-                    outcome: CaseOutcome::Incomplete(why),
-                    registry: record.judge(),
-                    sent: sent_n,
-                    failed,
-                });
+                outcome = CaseOutcome::Incomplete(why);
+                break;
             }
         }
     }
-    if !failed.is_empty() {
-        return Ok(CaseRun {
-            readings: Vec::new(),
-            exchanges,
-            outcome: CaseOutcome::Incomplete(failed_case(&failed, sent_n)),
-            registry: record.judge(),
-            sent: sent_n,
-            failed,
-        });
+    let mut readings = Vec::new();
+    if matches!(outcome, CaseOutcome::Conforms) {
+        if failed.is_empty() {
+            readings = readings_shown(&oracle, &exchanges);
+        } else {
+            outcome = CaseOutcome::Incomplete(failed_case(&failed, sent_n));
+        }
     }
     Ok(CaseRun {
-        readings: readings_shown(&oracle, &exchanges),
+        readings,
         exchanges,
-        outcome: CaseOutcome::Conforms,
+        outcome,
         registry: record.judge(),
         sent: sent_n,
         failed,
@@ -441,7 +439,7 @@ async fn send_round(
         let ((at, mut closed), result) = results[i]
             .take()
             .unwrap_or(((now, now), Err(WireError::Reset)));
-        let answer = answer_of(&result);
+        let reply = result.as_ref().ok().cloned();
         if let Some(why) = target_failure(t, req.fault, &result, &https[i].1) {
             failed.push(format!("{}: {why}", https[i].0.notation()));
         }
@@ -459,7 +457,7 @@ async fn send_round(
             closed = closed.min(s.sent);
         }
         if req.fault != Fault::ResetBefore {
-            recorded.push(recorded_of(&https[i].0, (at, closed), answer, &exchange));
+            recorded.push(recorded_of(&https[i].0, (at, closed), reply, &exchange));
         }
         exchanges.push(exchange);
         sent.push(Sent {
@@ -472,7 +470,7 @@ async fn send_round(
                 Some(s) => ((s.sent, s.answered), s.reply),
                 None => ((closed, closed), Err(WireError::Reset)),
             };
-            let answer = answer_of(&second);
+            let reply = second.as_ref().ok().cloned();
             if let Err(e) = &second {
                 failed.push(format!("{} (its second copy): {e}", https[i].0.notation()));
             }
@@ -482,7 +480,7 @@ async fn send_round(
                 request: format!("{}  (the proxy's second copy)", https[i].0.notation()),
                 answer: seen_text(&seen),
             };
-            recorded.push(recorded_of(&https[i].0, times, answer, &exchange));
+            recorded.push(recorded_of(&https[i].0, times, reply, &exchange));
             exchanges.push(exchange);
             let copy = case::Req {
                 fault: Fault::None,
@@ -522,29 +520,18 @@ fn target_failure(
     }
 }
 
-/// What conform saw of an answer, for the record: status, `Retry-After`, body.
-fn answer_of(result: &Result<WireReply, WireError>) -> Option<(u16, Option<u32>, String)> {
-    let reply = result.as_ref().ok()?;
-    let retry_after = crate::retry_after::seconds(reply.header("retry-after"));
-    Some((reply.status, retry_after, reply.body.clone()))
-}
-
 /// An exchange for the record ([`super::record`]).
 fn recorded_of(
     http: &case::Http,
     (sent, closed): (Instant, Instant),
-    answer: Option<(u16, Option<u32>, String)>,
+    reply: Option<WireReply>,
     exchange: &Exchange,
 ) -> Recorded {
     Recorded {
         sent,
         closed,
-        method: http.method,
-        target: http.target.clone(),
-        authorization: http.authorization.clone(),
-        idempotency_key: http.idempotency_key.clone(),
-        body: http.body.clone(),
-        answer,
+        http: http.clone(),
+        reply,
         line: format!("{}  →  {}", exchange.request, exchange.answer),
     }
 }
@@ -598,20 +585,12 @@ fn seen_of(
 
 /// Whether the target answers at all (a GET of a Payment nobody has).
 pub async fn probe(t: &Target) -> Result<(), String> {
-    let req = WireRequest {
-        method: "GET".into(),
-        target: "/v1/payments/pay_demo_999".into(),
-        headers: vec![(
-            "Authorization".into(),
-            format!("Bearer {}", t.profile.target_key(1).unwrap_or("")),
-        )],
-        body: None,
-    };
-    match wire::send(&t.direct, &req, timeout(t)).await {
-        Ok(_) => Ok(()),
-        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
-        Err(e) => Err(format!("the target does not answer HTTP: {e}")),
-    }
+    let key = format!("Bearer {}", t.profile.target_key(1).unwrap_or(""));
+    let headers = vec![("Authorization".into(), key)];
+    direct(t, "GET", "/v1/payments/pay_demo_999", headers, None)
+        .await
+        .map(|_| ())
+        .map_err(|e| down_or("the target does not answer HTTP", e))
 }
 
 /// The readings every state of `oracle` took (what the answers showed, whichever state
