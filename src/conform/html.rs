@@ -5,10 +5,10 @@
 
 use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
-use super::report::{Finding, Report, diagram};
+use super::report::{Finding, Report, diagram, messages};
 use crate::report::page::{self, FIGURES_MAX, Tone, escape};
 use payhub_properties::verdict::Status;
-use payhub_sim::diagram::{Arrow, Diagram, Item};
+use payhub_sim::diagram::Diagram;
 use std::fmt::Write as _;
 
 /// What a conform violation violates: the target's answers are the model's.
@@ -130,7 +130,6 @@ fn registry(s: &mut String, g: &Registry) {
 
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
 fn violation(s: &mut String, f: &Finding, draw: bool) {
-    let rules = &f.rules;
     let context = format!(
         "seed {}, shrunk from {} to {} requests in {} runs, found after {} cases ({:.1} s)",
         f.seed,
@@ -140,7 +139,7 @@ fn violation(s: &mut String, f: &Finding, draw: bool) {
         f.detected_after_cases,
         f.detected_after_s
     );
-    s.push_str(&page::violation_open(PROPERTY, &context, &rules));
+    s.push_str(&page::violation_open(PROPERTY, &context, &f.rules));
     let detail = format!(
         "round {}: no model state explains the target's answer; {}",
         f.breaking_round + 1,
@@ -157,7 +156,7 @@ fn violation(s: &mut String, f: &Finding, draw: bool) {
     );
     if draw {
         let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
-        d.push_verdict(&page::note(PROPERTY, &rules, &detail));
+        d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
         s.push_str(&page::figure(&d));
     } else {
         let _ = write!(
@@ -206,28 +205,12 @@ fn rest(s: &mut String, r: &Report) {
 
 /// A registry violation's witness exchanges drawn, every one marked, with the verdict.
 fn witness_diagram(row: &PropertyRow, w: &CaseWitness) -> Diagram {
-    let clean = |t: &str| t.replace([';', '#'], ",");
     let mut d = Diagram::default();
     let m = d.participant("M", "conform (merchant)");
     let t = d.participant("T", "target");
     for e in &w.exchanges {
-        let (request, answer) = e.split_once("  →  ").unwrap_or((e, ""));
-        for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)]
-        {
-            if text.is_empty() {
-                continue;
-            }
-            d.items.push(Item::Message {
-                from,
-                to,
-                arrow,
-                text: clean(text),
-                rule: None,
-                at: None,
-                exchange: None,
-                witness: true,
-            });
-        }
+        let exchange = e.split_once("  →  ").unwrap_or((e, ""));
+        messages(&mut d, (m, t), exchange, true);
     }
     d.push_verdict(&page::note(row.name, &row.rules, &w.detail));
     d

@@ -346,21 +346,8 @@ pub async fn sweep(
         profile: t.profile.profile.name.clone(),
         seeds: o.seeds_text.clone(),
         proxy_faults: o.proxy_faults,
-        cases_run: 0,
-        requests: 0,
-        elapsed_s: 0.0,
-        cases_per_s: 0.0,
-        violations: Vec::new(),
-        incomplete: Vec::new(),
-        exchanged: 0,
-        target_failed: 0,
-        target_first_failure: None,
-        not_run: 0,
-        continue_with: None,
-        suppressed: Vec::new(),
         readings: silent::rows(&t.profile.pins),
-        registry: registry::Registry::default(),
-        rules: Vec::new(),
+        ..Report::default()
     };
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {

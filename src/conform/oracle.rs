@@ -108,6 +108,12 @@ pub enum RoundVerdict {
     Incomplete(String),
 }
 
+impl From<Result<(), String>> for RoundVerdict {
+    fn from(r: Result<(), String>) -> RoundVerdict {
+        r.map_or_else(RoundVerdict::Incomplete, |()| RoundVerdict::Conforms)
+    }
+}
+
 pub struct Oracle {
     config: WorldConfig,
     pub states: Vec<State>,
@@ -225,17 +231,12 @@ impl Oracle {
     /// Moves every state's clock by `by`, as a test clock does: the upstream driven and
     /// every timer due fired on the way.
     pub fn advance(&mut self, by: Millis) -> RoundVerdict {
-        let mut next = Vec::new();
-        for st in std::mem::take(&mut self.states) {
-            let mut st = st;
-            let target = st.world.now.after(by);
-            if let Err(e) = self.move_to(&mut st, target) {
-                return RoundVerdict::Incomplete(format!("the model cannot advance: {e}"));
-            }
-            next.push(st);
-        }
-        self.states = dedup(next);
-        RoundVerdict::Conforms
+        self.each(|o, st| {
+            let to = st.world.now.after(by);
+            o.move_to(st, to)
+        })
+        .map_err(|e| format!("the model cannot advance: {e}"))
+        .into()
     }
 
     /// Switches one of the platform's inputs in every state, as the target's control
@@ -248,15 +249,23 @@ impl Oracle {
             },
             case::Switch::Pause { on } => Control::SetChannelPaused { on },
         };
+        self.each(|o, st| o.apply(st, Choice::Control(control.clone())))
+            .map_err(|e| format!("the model cannot switch {s}: {e}"))
+            .into()
+    }
+
+    /// `step` in every state, the states alike then merged.
+    fn each(
+        &mut self,
+        step: impl Fn(&Self, &mut State) -> Result<(), String>,
+    ) -> Result<(), String> {
         let mut next = Vec::new();
         for mut st in std::mem::take(&mut self.states) {
-            if let Err(e) = self.apply(&mut st, Choice::Control(control.clone())) {
-                return RoundVerdict::Incomplete(format!("the model cannot switch {s}: {e}"));
-            }
+            step(self, &mut st)?;
             next.push(st);
         }
         self.states = dedup(next);
-        RoundVerdict::Conforms
+        Ok(())
     }
 
     fn apply(&self, st: &mut State, choice: Choice) -> Result<(), String> {
@@ -543,19 +552,8 @@ impl Oracle {
                 };
                 match &one.seen {
                     Seen::Answer(obs) => {
-                        let ns = self.settings.namespace(one.req.key_of);
-                        let mut shown = compare::matches(
-                            &response,
-                            obs,
-                            ns,
-                            &mut node.st.ids,
-                            &self.settings.dialect,
-                        )
-                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
-                        shown.extend(shown_by(&one.req, &response, obs));
-                        for r in shown {
-                            self.take(&mut node.st, r, i).map_err(Miss::Answer)?;
-                        }
+                        let shown = shown_by(&one.req, &response, obs);
+                        self.compare(&mut node.st, (i, &one.req), &response, obs, shown)?;
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
                             .map_err(Miss::World)?;
                     }
@@ -588,6 +586,27 @@ impl Oracle {
                 return Ok(());
             }
         }
+    }
+
+    /// The model's `response` to request `i` against the target's `obs`: the ids bound and
+    /// the readings shown (with `more`) taken, or the path's miss.
+    fn compare(
+        &self,
+        st: &mut State,
+        (i, req): (usize, &Req),
+        response: &ApiResponse,
+        obs: &Observed,
+        more: impl IntoIterator<Item = Reading>,
+    ) -> Result<(), Miss> {
+        let ns = self.settings.namespace(req.key_of);
+        let dialect = &self.settings.dialect;
+        let mut shown = compare::matches(response, obs, ns, &mut st.ids, dialect)
+            .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+        shown.extend(more);
+        for r in shown {
+            self.take(st, r, i).map_err(Miss::Answer)?;
+        }
+        Ok(())
     }
 
     fn send(
@@ -623,20 +642,9 @@ impl Oracle {
                     body,
                 };
                 if let Seen::Answer(obs) = &s.seen {
-                    let mut shown = compare::matches(
-                        &response,
-                        obs,
-                        ns,
-                        &mut node.st.ids,
-                        &self.settings.dialect,
-                    )
-                    .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
-                    if matches!(req.op, case::Op::ConfirmWithAmount { .. }) {
-                        shown.push(Reading::FieldsRefused);
-                    }
-                    for r in shown {
-                        self.take(&mut node.st, r, i).map_err(Miss::Answer)?;
-                    }
+                    let shown = matches!(req.op, case::Op::ConfirmWithAmount { .. })
+                        .then_some(Reading::FieldsRefused);
+                    self.compare(&mut node.st, (i, &s.req), &response, obs, shown)?;
                 }
                 node.ex[i].done = true;
                 node.ex[i].delivered = true;

@@ -291,6 +291,16 @@ pub struct Loaded {
 
 pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
 
+/// An error naming the first placeholder of `templates` that is not one of a template's.
+fn placeholders(name: &str, templates: &[Template]) -> Result<(), String> {
+    match templates.iter().find_map(Template::unknown_placeholder) {
+        Some(p) => Err(format!(
+            "{name}: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
+        )),
+        None => Ok(()),
+    }
+}
+
 impl Loaded {
     pub fn from_json(text: &str) -> Result<Loaded, String> {
         // The error names the field (`controls.pause.method: invalid type …`).
@@ -358,24 +368,9 @@ impl Loaded {
                     "{name}: needs \"on\" and \"off\" bodies, or one \"body\" with {{on}}"
                 ));
             }
-            for on in [true, false] {
-                if let Some(p) = sw.template(on).unknown_placeholder() {
-                    return Err(format!(
-                        "{name}: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
-                    ));
-                }
-            }
+            placeholders(name, &[sw.template(true), sw.template(false)])?;
         }
-        if let Some(p) = profile
-            .clock
-            .advance
-            .as_ref()
-            .and_then(Template::unknown_placeholder)
-        {
-            return Err(format!(
-                "clock.advance: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
-            ));
-        }
+        placeholders("clock.advance", profile.clock.advance.as_slice())?;
         if let Some(r) = &profile.clock.read {
             if !matches!(r.unit.as_deref(), None | Some("s" | "ms")) {
                 return Err(format!(
@@ -427,30 +422,13 @@ impl Loaded {
         }
         let mut params = payhub_model::PlatformParams::default();
         let t = &profile.timings;
-        for (name, v, slot) in [
-            (
-                "timings.payment_ttl",
-                &t.payment_ttl,
-                &mut params.payment_ttl,
-            ),
-            (
-                "timings.session_ttl",
-                &t.session_ttl,
-                &mut params.session_ttl,
-            ),
-            (
-                "timings.verify_interval",
-                &t.verify_interval,
-                &mut params.verify_interval,
-            ),
-            (
-                "timings.auto_query_window",
-                &t.auto_query_window,
-                &mut params.auto_query_window,
-            ),
-        ] {
-            *slot = duration(name, v, *slot)?;
-        }
+        let p = &mut params;
+        p.payment_ttl = duration("timings.payment_ttl", &t.payment_ttl, p.payment_ttl)?;
+        p.session_ttl = duration("timings.session_ttl", &t.session_ttl, p.session_ttl)?;
+        let (name, v) = ("timings.verify_interval", &t.verify_interval);
+        p.verify_interval = duration(name, v, p.verify_interval)?;
+        let (name, v) = ("timings.auto_query_window", &t.auto_query_window);
+        p.auto_query_window = duration(name, v, p.auto_query_window)?;
         let horizon = duration("clock.horizon", &profile.clock.horizon, Millis::mins(2))?;
         let timeout = duration("timeout", &profile.timeout, Millis::secs(5))?;
         Ok(Loaded {

@@ -36,6 +36,13 @@ pub struct Counts {
     pub cannot_judge: usize,
 }
 
+impl Counts {
+    /// Every case counted.
+    pub fn total(&self) -> usize {
+        self.holds + self.violated + self.reached + self.unreached + self.cannot_judge
+    }
+}
+
 /// The first case that violated a property, with what witnesses it.
 #[derive(Clone, Debug, Serialize)]
 pub struct CaseWitness {
@@ -320,11 +327,7 @@ impl PropertyRow {
                 self.name,
                 self.rules.join(", "),
                 self.cases.violated,
-                self.cases.violated
-                    + self.cases.holds
-                    + self.cases.cannot_judge
-                    + self.cases.reached
-                    + self.cases.unreached,
+                self.cases.total(),
                 w.seed,
                 w.detail
             );

@@ -41,7 +41,7 @@ pub struct Finding {
 /// planned) before the run is incomplete whatever its cases say.
 pub const TARGET_FAILED_SHARE_PCT: usize = 5;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
     pub target: String,
     pub profile: String,
@@ -266,6 +266,29 @@ pub fn mermaid(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
     diagram(exchanges, breaking_round, allowed).to_mermaid()
 }
 
+/// A request from `m` to `t` and its answer back, as arrows (an empty text none).
+pub fn messages(
+    d: &mut Diagram,
+    (m, t): (usize, usize),
+    (request, answer): (&str, &str),
+    witness: bool,
+) {
+    for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)] {
+        if !text.is_empty() {
+            d.items.push(Item::Message {
+                from,
+                to,
+                arrow,
+                text: text.replace([';', '#'], ","),
+                rule: None,
+                at: None,
+                exchange: None,
+                witness,
+            });
+        }
+    }
+}
+
 /// The exchanges as a sequence diagram: each request and the target's answer (a clock
 /// move or a control as a note), the breaking round's marked as the witness with a note
 /// that no model state explains it, and a note for each answer the model allows.
@@ -289,21 +312,7 @@ pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
             d.items.push(note((m, t), clean(&e.request), witness));
             continue;
         }
-        for (from, to, arrow, text) in [
-            (m, t, Arrow::Call, &e.request),
-            (t, m, Arrow::Reply, &e.answer),
-        ] {
-            d.items.push(Item::Message {
-                from,
-                to,
-                arrow,
-                text: clean(text),
-                rule: None,
-                at: None,
-                exchange: None,
-                witness,
-            });
-        }
+        messages(&mut d, (m, t), (&e.request, &e.answer), witness);
         if witness {
             d.items.push(note(
                 (t, t),

@@ -434,32 +434,40 @@ async fn send_round(
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
     let mut recorded = Vec::new();
+    // An answer read: what the oracle saw, the exchange printed and, if `record`, recorded.
+    let mut read = |http: &case::Http, fault, request, result: Result<_, _>, times, record| {
+        let reply = result.as_ref().ok().cloned();
+        let seen = seen_of(t, fault, result, http)?;
+        let exchange = Exchange {
+            round: ri,
+            request,
+            answer: seen_text(&seen),
+        };
+        if record {
+            recorded.push(recorded_of(http, times, reply, &exchange));
+        }
+        exchanges.push(exchange);
+        Ok::<Seen, String>(seen)
+    };
     for (i, req) in reqs.iter().enumerate() {
+        let (http, tag) = &https[i];
         let now = Instant::now();
         let ((at, mut closed), result) = results[i]
             .take()
             .unwrap_or(((now, now), Err(WireError::Reset)));
-        let reply = result.as_ref().ok().cloned();
-        if let Some(why) = target_failure(t, req.fault, &result, &https[i].1) {
-            failed.push(format!("{}: {why}", https[i].0.notation()));
+        if let Some(why) = target_failure(t, req.fault, &result, tag) {
+            failed.push(format!("{}: {why}", http.notation()));
         }
-        let seen = seen_of(t, req.fault, result, &https[i].0)?;
-        let exchange = Exchange {
-            round: ri,
-            request: case::line(req, &https[i].0),
-            answer: seen_text(&seen),
-        };
         let second = (req.fault == Fault::Duplicate)
-            .then(|| t.proxy.take_second(&https[i].1))
+            .then(|| t.proxy.take_second(tag))
             .flatten();
         if let Some(s) = &second {
             // The first copy's answer came back before the proxy sent the second.
             closed = closed.min(s.sent);
         }
-        if req.fault != Fault::ResetBefore {
-            recorded.push(recorded_of(&https[i].0, (at, closed), reply, &exchange));
-        }
-        exchanges.push(exchange);
+        let line = case::line(req, http);
+        let record = req.fault != Fault::ResetBefore;
+        let seen = read(http, req.fault, line, result, (at, closed), record)?;
         sent.push(Sent {
             req: *req,
             seen,
@@ -470,18 +478,11 @@ async fn send_round(
                 Some(s) => ((s.sent, s.answered), s.reply),
                 None => ((closed, closed), Err(WireError::Reset)),
             };
-            let reply = second.as_ref().ok().cloned();
             if let Err(e) = &second {
-                failed.push(format!("{} (its second copy): {e}", https[i].0.notation()));
+                failed.push(format!("{} (its second copy): {e}", http.notation()));
             }
-            let seen = seen_of(t, Fault::None, second, &https[i].0)?;
-            let exchange = Exchange {
-                round: ri,
-                request: format!("{}  (the proxy's second copy)", https[i].0.notation()),
-                answer: seen_text(&seen),
-            };
-            recorded.push(recorded_of(&https[i].0, times, reply, &exchange));
-            exchanges.push(exchange);
+            let line = format!("{}  (the proxy's second copy)", http.notation());
+            let seen = read(http, Fault::None, line, second, times, true)?;
             let copy = case::Req {
                 fault: Fault::None,
                 ..*req
