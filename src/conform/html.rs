@@ -218,12 +218,7 @@ fn witness_diagram(row: &PropertyRow, w: &CaseWitness) -> Diagram {
 
 /// The page of `--kill-matrix`: every mutant, found ones drawn.
 pub fn matrix(rows: &[Row]) -> String {
-    let found = rows.iter().filter(|r| r.found).count();
-    let blind = rows
-        .iter()
-        .filter(|r| !r.found && r.reason.is_some())
-        .count();
-    let missed = rows.len() - found - blind;
+    let (found, blind, missed) = super::matrix::tally(rows);
     let verdict = format!(
         "conform kill matrix: {found} of {} mutants found, {blind} the wire cannot see, {missed} missed",
         rows.len()

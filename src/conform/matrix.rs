@@ -303,16 +303,21 @@ pub async fn kill_matrix_started(
     Ok(rows)
 }
 
-pub fn text(rows: &[Row]) -> String {
+/// Mutants found, those the wire cannot see (blind), and those missed.
+pub fn tally(rows: &[Row]) -> (usize, usize, usize) {
     let found = rows.iter().filter(|r| r.found).count();
     let blind = rows
         .iter()
         .filter(|r| !r.found && r.reason.is_some())
         .count();
+    (found, blind, rows.len() - found - blind)
+}
+
+pub fn text(rows: &[Row]) -> String {
+    let (found, blind, missed) = tally(rows);
     let mut s = format!(
-        "conform kill matrix over HTTP: {found} of {} mutants found, {blind} the wire cannot see, {} missed\n",
-        rows.len(),
-        rows.len() - found - blind
+        "conform kill matrix over HTTP: {found} of {} mutants found, {blind} the wire cannot see, {missed} missed\n",
+        rows.len()
     );
     for r in rows {
         if r.found {

@@ -138,17 +138,12 @@ pub struct SweepOptions {
 }
 
 fn seeds_of(args: &ConformArgs) -> Result<(SeedRange, String), String> {
+    let to = |end| SeedRange { start: 0, end };
     let range = match (&args.seeds, args.preset.as_deref()) {
         (Some(r), _) => *r,
-        (None, None | Some("smoke")) => SeedRange { start: 0, end: 50 },
-        (None, Some("sweep")) => SeedRange {
-            start: 0,
-            end: 2000,
-        },
-        (None, Some("long")) => SeedRange {
-            start: 0,
-            end: 20000,
-        },
+        (None, None | Some("smoke")) => to(50),
+        (None, Some("sweep")) => to(2000),
+        (None, Some("long")) => to(20000),
         (None, Some(other)) => {
             return Err(format!(
                 "--preset {other}: not a conform preset (smoke, sweep, long)"
@@ -229,8 +224,8 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             ConformFormat::Html => html::matrix(&rows),
         };
         println!("{out}");
-        let missed = rows.iter().any(|r| !r.found && r.reason.is_none());
-        return Ok(ExitCode::from(if missed { 1 } else { 0 }));
+        let missed = matrix::tally(&rows).2 > 0;
+        return Ok(ExitCode::from(u8::from(missed)));
     }
     let url = args
         .target
@@ -435,7 +430,7 @@ fn finding(
     }
     Finding {
         property: html::PROPERTY,
-        rules: oracle::rules_of(&tape),
+        rules: report::rules_of(&tape),
         also_seeds: Vec::new(),
         seed: case.seed,
         requests: case.requests(),

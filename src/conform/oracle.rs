@@ -1,22 +1,12 @@
 //! The online oracle: the set of model states consistent with everything the target
-//! has answered so far.
-//!
-//! A state is a world of the simulator (`payhub_sim::World`: the reference platform,
-//! the acquirer driven by the test cards, the network), the mapping of the target's ids
-//! to that state's, and the choices that led there (its tape, for the what-if script).
-//! A round of requests is explored from each state over every order the world allows:
-//! each request delivered (taking, at a branch point the profile allows, either
-//! alternative), the upstream's calls decided by their card and its replies delivered
-//! in any order between them, the clock jumping to the platform's next deadline within
-//! the horizon. A request whose answer was lost (reset after forwarding, a timeout) is
-//! either never executed or executed with its answer dropped. Each answer, once the
-//! model puts it in flight, is compared with the target's (`compare.rs`): a path whose
-//! answer differs ends there. The states where every answer matched are the new set;
-//! an empty set is a violation; more than the bound is an incomplete run.
-//!
-//! Bounds: at most `max_states` states between rounds (default 2048), at most
-//! `node_budget` explored nodes per round and state (default 20,000); past either the
-//! run is incomplete, never a pass.
+//! has answered so far (docs/conform.md, "The oracle"). A state is a world of the
+//! simulator, the target's ids bound to its own, and its tape (for the what-if script).
+//! A round is explored from each state over every order the world allows (deliveries,
+//! branch points the profile allows, the upstream's moves, the clock up to the horizon;
+//! a lost answer executed or not), each answer compared with the target's (`compare.rs`)
+//! as the model puts it in flight. The states where every answer matched are the new
+//! set: none is a violation; more than `max_states`, or more than `node_budget` nodes
+//! explored per round and state, is an incomplete run, never a pass.
 
 use super::case::{self, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
@@ -89,10 +79,10 @@ impl Settings {
     /// The namespace of a request sent with model key `ak_N`: its merchant when ids are
     /// per merchant (ak_3 is merchant 2), else one for all.
     pub fn namespace(&self, key_of: u32) -> u32 {
-        match (self.ids_per_merchant, key_of) {
-            (false, _) => 0,
-            (true, 3) => 2,
-            (true, _) => 1,
+        if self.ids_per_merchant {
+            super::profile::merchant_of(key_of)
+        } else {
+            0
         }
     }
 }
@@ -191,23 +181,6 @@ fn hash_of(v: &impl Hash) -> u64 {
 /// default API keys, no webhooks, answers that travel so that one can be lost).
 pub fn model_config() -> WorldConfig {
     worlds::edge(payhub_model::PlatformParams::default(), false)
-}
-
-/// The rules the model's run `tape` applied, in the order they first apply (none if
-/// the tape does not replay, as then no what-if script is written either).
-pub fn rules_of(tape: &[Choice]) -> Vec<&'static str> {
-    let mut trace = payhub_sim::Trace::new();
-    let mut no_check = |_: &payhub_sim::World<()>| None;
-    if payhub_sim::driver::replay(&model_config(), tape, &mut no_check, Some(&mut trace)).is_err() {
-        return Vec::new();
-    }
-    let mut rules = Vec::new();
-    for id in trace.events.iter().filter_map(|e| e.rule).map(|r| r.id()) {
-        if !rules.contains(&id) {
-            rules.push(id);
-        }
-    }
-    rules
 }
 
 impl Oracle {

@@ -133,7 +133,7 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
     // The rules of the model's own run of the breaking round are those its what-if
     // script applies when run: the conflict's (KEY-03) last.
     let tape = o.model_run(&names, &refs, &[changed]).unwrap();
-    let rules = rules_of(&tape);
+    let rules = crate::conform::report::rules_of(&tape);
     let script = payhub_sim::script::script_from_tape(&model_config(), &tape, None, "t").unwrap();
     let parsed = payhub_sim::script::parse(
         "t.pha",

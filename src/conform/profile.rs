@@ -291,6 +291,11 @@ pub struct Loaded {
 
 pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
 
+/// The model merchant of model key `ak_N`: 2 for ak_3, 1 for ak_1, ak_2 and ak_4.
+pub fn merchant_of(key: u32) -> u32 {
+    if key == 3 { 2 } else { 1 }
+}
+
 /// An error naming the first placeholder of `templates` that is not one of a template's.
 fn placeholders(name: &str, templates: &[Template]) -> Result<(), String> {
     match templates.iter().find_map(Template::unknown_placeholder) {
@@ -467,7 +472,6 @@ impl Loaded {
 
     /// The target's name of model merchant `n` (`{merchant}`).
     pub fn merchant_name(&self, n: u32) -> String {
-        let merchant_of = |k: u32| if k == 3 { 2 } else { 1 };
         self.model_keys
             .iter()
             .zip(&self.profile.api_keys)
@@ -489,10 +493,7 @@ impl Loaded {
 
     /// The target's key standing for model key `ak_N`.
     pub fn target_key(&self, model: u32) -> Option<&str> {
-        self.model_keys
-            .iter()
-            .position(|m| *m == model)
-            .map(|i| self.profile.api_keys[i].key.as_str())
+        self.target_keys(model).first().copied()
     }
 
     /// A request body as the target takes it: the card under the profile's `card_field`.

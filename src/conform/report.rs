@@ -261,6 +261,24 @@ impl Finding {
     }
 }
 
+/// The rules the model's run `tape` applied, in the order they first apply (none if
+/// the tape does not replay, as then no what-if script is written either).
+pub fn rules_of(tape: &[payhub_sim::Choice]) -> Vec<&'static str> {
+    let mut trace = payhub_sim::Trace::new();
+    let mut no_check = |_: &payhub_sim::World<()>| None;
+    let config = super::oracle::model_config();
+    if payhub_sim::driver::replay(&config, tape, &mut no_check, Some(&mut trace)).is_err() {
+        return Vec::new();
+    }
+    let mut rules = Vec::new();
+    for id in trace.events.iter().filter_map(|e| e.rule).map(|r| r.id()) {
+        if !rules.contains(&id) {
+            rules.push(id);
+        }
+    }
+    rules
+}
+
 /// The exchanges as a Mermaid sequence diagram ([`diagram`]).
 pub fn mermaid(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> String {
     diagram(exchanges, breaking_round, allowed).to_mermaid()

@@ -5,7 +5,7 @@
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
-use super::profile::{CardOutcome, Fill, Loaded, Template};
+use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
 use super::readings::Reading;
 use super::record::{CaseVerdicts, Recorded, Recorder};
@@ -111,11 +111,7 @@ impl Side for TargetSide<'_> {
 
 /// The model merchants the profile's keys belong to (1 for ak_1, ak_2, ak_4; 2 for ak_3).
 fn merchants(profile: &Loaded) -> Vec<u32> {
-    let mut m: Vec<u32> = profile
-        .model_keys
-        .iter()
-        .map(|k| if *k == 3 { 2 } else { 1 })
-        .collect();
+    let mut m: Vec<u32> = profile.model_keys.iter().map(|k| merchant_of(*k)).collect();
     m.sort();
     m.dedup();
     m
@@ -148,9 +144,14 @@ async fn control(t: &Target, template: &Template, fill: &Fill) -> Result<(), Str
 /// Switches one of the target's inputs with the profile's control for it.
 pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     let controls = &t.profile.profile.controls;
-    let (entry, on, what) = match s {
-        Switch::RateLimit { on, .. } => (&controls.rate_limit, on, "controls.rate_limit"),
-        Switch::Pause { on } => (&controls.pause, on, "controls.pause"),
+    let (entry, on, what, merchant) = match s {
+        Switch::RateLimit { on, merchant } => (
+            &controls.rate_limit,
+            on,
+            "controls.rate_limit",
+            Some(merchant),
+        ),
+        Switch::Pause { on } => (&controls.pause, on, "controls.pause", None),
     };
     let Some(c) = entry else {
         return Err(format!(
@@ -159,22 +160,15 @@ pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     };
     let fill = Fill {
         on: Some(on),
+        merchant: merchant.map(|m| t.profile.merchant_name(m)),
         ..Fill::default()
     };
-    match s {
-        Switch::RateLimit { merchant, .. } => {
-            let fill = Fill {
-                merchant: Some(t.profile.merchant_name(merchant)),
-                ..fill
-            };
-            send_control(t, c.template(on).render(&fill))
-                .await
-                .map_err(|e| format!("{what}: {e}"))
-        }
-        Switch::Pause { .. } => control(t, &c.template(on), &fill)
-            .await
-            .map_err(|e| format!("{what}: {e}")),
-    }
+    // A rate limit is one merchant's; a pause is sent for each merchant of the keys.
+    let sent = match merchant {
+        Some(_) => send_control(t, c.template(on).render(&fill)).await,
+        None => control(t, &c.template(on), &fill).await,
+    };
+    sent.map_err(|e| format!("{what}: {e}"))
 }
 
 /// Moves the target's clock by `by` with `clock.advance`, and checks with `clock.read`
