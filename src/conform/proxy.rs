@@ -297,7 +297,7 @@ mod tests {
         let t = Duration::from_secs(5);
         let count = Arc::new(AtomicUsize::new(0));
         let addr = target(count.clone()).await;
-        let proxy = Proxy::start_with(addr, t, EdgeSeam::REFERENCE)
+        let proxy = Proxy::start_with(addr.clone(), t, EdgeSeam::REFERENCE)
             .await
             .unwrap();
         let cases: [(&str, Option<u16>, usize); 4] = [
@@ -322,6 +322,17 @@ mod tests {
         }
         let second = proxy.take_second("duplicate").unwrap();
         assert_eq!(second.reply.unwrap().status, 201);
+        // The edge zoo's defect at this seam: a reset before forwarding forwards.
+        let defect = crate::edges::EdgeDefect::ProxyResetBeforeForwards;
+        let planted = Proxy::start_with(addr.clone(), t, EdgeSeam::planted(defect))
+            .await
+            .unwrap();
+        count.store(0, Ordering::SeqCst);
+        let r = wire::send(&planted.addr, &post("reset_before", "planted"), t).await;
+        assert_eq!(
+            (r, count.load(Ordering::SeqCst)),
+            (Err(WireError::Reset), 1)
+        );
         // A target that does not answer: the client's connection reset, the failure kept.
         let down = Proxy::start_with("127.0.0.1:9".into(), t, EdgeSeam::REFERENCE)
             .await
