@@ -112,6 +112,26 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// A create of order slot `order` for 100.00 USD with the approving card.
+    pub fn approved(order: u8) -> Op {
+        Op::Create {
+            order,
+            amount: 10000,
+            currency: "USD",
+            card: Some(CardOutcome::Approve),
+        }
+    }
+
+    /// A checkout session of order slot `order` for 50.00 USD.
+    pub fn session(order: u8) -> Op {
+        Op::Session {
+            order,
+            amount: 5000,
+        }
+    }
+}
+
 /// One request of a case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Req {
@@ -367,6 +387,17 @@ impl Req {
 }
 
 impl Http {
+    /// The request as the edges read one (`http_map`): the model's side and the record.
+    pub fn request(&self) -> crate::http_map::HttpRequest {
+        crate::http_map::HttpRequest {
+            method: self.method.to_owned(),
+            target: self.target.clone(),
+            authorization: Some(self.authorization.clone().into_bytes()),
+            idempotency_key: self.idempotency_key.clone().map(String::into_bytes),
+            body: self.body.clone().unwrap_or_default().into_bytes(),
+        }
+    }
+
     /// `POST /v1/payments  Idempotency-Key: K  {…}`, the contract's notation.
     pub fn notation(&self) -> String {
         let mut s = format!("{} {}", self.method, self.target);

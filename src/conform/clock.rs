@@ -1,16 +1,8 @@
 //! The target's time as conform knows it, which stamps every exchange the registry
-//! judges (`record`).
-//!
-//! conform moves the target's clock with the profile's `clock.advance`, so the wall
-//! clock is not the target's: a key replayed after a move of 25 h is 25 h older on the
-//! target (RET-01), a query sent after a move of 30 s is 30 s after the one before
-//! (SCHED-02). The target's time is the wall time elapsed since conform connected plus
-//! every move made so far; with `clock.read`, a move counts what the target says it
-//! moved (its reading after the move less its reading before, less the wall time between
-//! the two readings, which the wall clock already counts). The time only grows: a reset
-//! of the target that winds its own clock back is not followed, since no case spans a
-//! reset (each case has its own names). The wall clock here stamps exchanges; it never
-//! decides a verdict of the oracle.
+//! judges (`record`): the wall time since conform connected plus every move of the
+//! target's clock so far (as `clock.read` measured it, if the profile has it), so a key
+//! replayed after a move of 25 h is 25 h older (RET-01). It only grows; it never decides
+//! a verdict of the oracle.
 
 use std::sync::Mutex;
 use std::time::Instant;

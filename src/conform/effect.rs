@@ -7,7 +7,6 @@
 
 use super::case::Switch;
 use super::run::{self, Target};
-use super::wire::{self, WireError, WireRequest};
 
 /// Switches each control of the profile on, sends one create, and switches it off.
 pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
@@ -58,21 +57,15 @@ async fn create(t: &Target, tag: &str) -> Result<u16, String> {
         .unwrap_or("A");
     let body = serde_json::json!({"merchant_order_no": format!("{prefix}-{tag}-o1"),
         "amount": 1000, "currency": "USD", "card": card});
-    let req = WireRequest {
-        method: "POST".into(),
-        target: "/v1/payments".into(),
-        headers: vec![
-            (
-                "Authorization".into(),
-                format!("Bearer {}", t.profile.target_key(1).unwrap_or("")),
-            ),
-            ("Idempotency-Key".into(), format!("{prefix}-{tag}-k1")),
-        ],
-        body: Some(body.to_string()),
-    };
-    match wire::send(&t.direct, &req, run::timeout(t)).await {
-        Ok(r) => Ok(r.status),
-        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
-        Err(e) => Err(format!("checking the controls: POST /v1/payments: {e}")),
-    }
+    let headers = vec![
+        (
+            "Authorization".into(),
+            format!("Bearer {}", t.profile.target_key(1).unwrap_or("")),
+        ),
+        ("Idempotency-Key".into(), format!("{prefix}-{tag}-k1")),
+    ];
+    run::direct(t, "POST", "/v1/payments", headers, Some(body.to_string()))
+        .await
+        .map(|r| r.status)
+        .map_err(|e| run::down_or("checking the controls: POST /v1/payments", e))
 }

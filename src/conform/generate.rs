@@ -1,21 +1,7 @@
 //! Generation from the model: a seed → a case of 2 to 7 rounds over the contract's
-//! endpoints, the same seed always the same case.
-//!
-//! The moves are the checker presets' alphabets in request form: creates with a new
-//! key and order, the same key again (the same body; a changed card, the safe
-//! parameter; a changed amount or currency, a conflict), a new key for a used order
-//! number (S4), a create without a card and its confirms (new keys while it is
-//! unfinished: S8; declines up to the attempt limit), cancels, checkout sessions and
-//! their replays, refunds (within and beyond the captured amount, a used refund
-//! number), the GETs by id, `merchant_order_no` and `merchant_refund_no`, requests the
-//! contract rejects (no key, a key over 255 characters, one of 200 two-byte
-//! characters, a read-only key, an unsupported currency) and their corrected retries,
-//! one key across merchants, environments and endpoints, rounds of two or three
-//! requests at once (the same key, the same key with another amount, two keys for one
-//! order), — when the profile can move the target's clock — clock jumps, and — when it
-//! has controls — the target rate-limited or paused and back (429 and 503: not
-//! executed, nothing bound). Each request gets a proxy fault with probability
-//! `fault_rate`.
+//! endpoints, the same seed always the same case (docs/conform.md, "Generation": the
+//! moves are the checker presets' alphabets in request form). Each request gets a proxy
+//! fault with probability `fault_rate`.
 
 use super::case::{Case, Fault, KeyUse, Op, Req, Round, Switch};
 use super::profile::CardOutcome;
@@ -120,6 +106,15 @@ impl Gen<'_> {
             rotation: 0,
         }
     }
+    /// A POST under a new key slot, as `ak_1`.
+    fn new_key(&mut self, op: Op) -> Req {
+        let key = self.key();
+        self.req(1, KeyUse::Slot(key), op)
+    }
+    /// A GET (no key), as `ak_1`.
+    fn get(&mut self, op: Op) -> Req {
+        self.req(1, KeyUse::Missing, op)
+    }
     fn create(&mut self, m: Made) -> Req {
         self.req(
             m.key_of,
@@ -216,21 +211,11 @@ impl Gen<'_> {
                         },
                     ))
                 }
-                (13, Some(m)) => {
-                    let key = self.key();
-                    one(self.req(1, KeyUse::Slot(key), Op::Cancel { order: m.order }))
-                }
+                (13, Some(m)) => one(self.new_key(Op::Cancel { order: m.order })),
                 (14, _) => {
                     let key = self.key();
                     let order = self.order();
-                    let s = self.req(
-                        1,
-                        KeyUse::Slot(key),
-                        Op::Session {
-                            order,
-                            amount: 5000,
-                        },
-                    );
+                    let s = self.req(1, KeyUse::Slot(key), Op::session(order));
                     let again = Req {
                         fault: Fault::None,
                         ..s
@@ -253,28 +238,15 @@ impl Gen<'_> {
                     } else {
                         m.amount / 2
                     };
-                    let key = self.key();
-                    let first = self.req(
-                        1,
-                        KeyUse::Slot(key),
-                        Op::Refund {
-                            order: m.order,
-                            refund,
-                            amount,
-                        },
-                    );
+                    let op = Op::Refund {
+                        order: m.order,
+                        refund,
+                        amount,
+                    };
+                    let first = self.new_key(op);
                     if self.rng.chance(400) {
                         // The same refund number again under a new key (UNIQ-04).
-                        let key = self.key();
-                        let again = self.req(
-                            1,
-                            KeyUse::Slot(key),
-                            Op::Refund {
-                                order: m.order,
-                                refund,
-                                amount,
-                            },
-                        );
+                        let again = self.new_key(op);
                         seq(vec![first, again])
                     } else {
                         one(first)
@@ -288,9 +260,7 @@ impl Gen<'_> {
                     };
                     one(self.req(key_of, KeyUse::Missing, Op::GetPayment { order: m.order }))
                 }
-                (18, Some(m)) => {
-                    one(self.req(1, KeyUse::Missing, Op::FindPayment { order: m.order }))
-                }
+                (18, Some(m)) => one(self.get(Op::FindPayment { order: m.order })),
                 (19, _) if self.refunds > 0 => {
                     let refund = 1 + self.rng.below(self.refunds as usize) as u8;
                     let op = if self.rng.chance(500) {
@@ -298,7 +268,7 @@ impl Gen<'_> {
                     } else {
                         Op::FindRefund { refund }
                     };
-                    one(self.req(1, KeyUse::Missing, op))
+                    one(self.get(op))
                 }
                 (20, _) => {
                     // A request the contract rejects, then its corrected retry.
@@ -313,36 +283,9 @@ impl Gen<'_> {
                         card: Some(CardOutcome::Approve),
                     };
                     let bad = match self.rng.below(5) {
-                        0 => self.req(
-                            1,
-                            KeyUse::Missing,
-                            Op::Create {
-                                order,
-                                amount: 10000,
-                                currency: "USD",
-                                card: Some(CardOutcome::Approve),
-                            },
-                        ),
-                        1 => self.req(
-                            1,
-                            KeyUse::TooLong,
-                            Op::Create {
-                                order,
-                                amount: 10000,
-                                currency: "USD",
-                                card: Some(CardOutcome::Approve),
-                            },
-                        ),
-                        2 => self.req(
-                            1,
-                            KeyUse::Wide(key),
-                            Op::Create {
-                                order,
-                                amount: 10000,
-                                currency: "USD",
-                                card: Some(CardOutcome::Approve),
-                            },
-                        ),
+                        0 => self.req(1, KeyUse::Missing, Op::approved(order)),
+                        1 => self.req(1, KeyUse::TooLong, Op::approved(order)),
+                        2 => self.req(1, KeyUse::Wide(key), Op::approved(order)),
                         3 if self.has(4) => self.create(Made { key_of: 4, ..good }),
                         _ => self.create(Made {
                             currency: "XXX",
@@ -355,16 +298,7 @@ impl Gen<'_> {
                         // A key a few non-ASCII characters long, on a new order.
                         let order = self.order();
                         let key = self.key();
-                        let accented = self.req(
-                            1,
-                            KeyUse::Accented(key),
-                            Op::Create {
-                                order,
-                                amount: 10000,
-                                currency: "USD",
-                                card: Some(CardOutcome::Approve),
-                            },
-                        );
+                        let accented = self.req(1, KeyUse::Accented(key), Op::approved(order));
                         seq(vec![accented, bad, fixed])
                     } else {
                         seq(vec![bad, fixed])
@@ -383,14 +317,7 @@ impl Gen<'_> {
                         }
                         1 => {
                             let order = self.order();
-                            one(self.req(
-                                1,
-                                KeyUse::Slot(m.key),
-                                Op::Session {
-                                    order,
-                                    amount: 5000,
-                                },
-                            ))
+                            one(self.req(1, KeyUse::Slot(m.key), Op::session(order)))
                         }
                         _ => {
                             // One key on two Payments' confirm (SCOPE-01: the path is
@@ -467,14 +394,11 @@ impl Gen<'_> {
                         } else {
                             self.card()
                         };
-                        v.push(self.req(
-                            1,
-                            KeyUse::Slot(key),
-                            Op::Confirm {
-                                order: n.order,
-                                card,
-                            },
-                        ));
+                        let confirm = Op::Confirm {
+                            order: n.order,
+                            card,
+                        };
+                        v.push(self.req(1, KeyUse::Slot(key), confirm));
                     }
                     seq(v)
                 }
@@ -509,15 +433,10 @@ impl Gen<'_> {
                     };
                     let n = self.new_create(card);
                     let first = self.create(n);
-                    let key = self.key();
-                    let retry = self.req(
-                        1,
-                        KeyUse::Slot(key),
-                        Op::Confirm {
-                            order: n.order,
-                            card: CardOutcome::Approve,
-                        },
-                    );
+                    let retry = self.new_key(Op::Confirm {
+                        order: n.order,
+                        card: CardOutcome::Approve,
+                    });
                     vec![
                         Round::Send(vec![first]),
                         Round::Advance(Millis::hours(25)),
@@ -528,7 +447,7 @@ impl Gen<'_> {
                     // An unanswered charge past the automatic query window (RES-03).
                     let n = self.new_create(Some(CardOutcome::Silent));
                     let first = self.create(n);
-                    let get = self.req(1, KeyUse::Missing, Op::GetPayment { order: n.order });
+                    let get = self.get(Op::GetPayment { order: n.order });
                     let by =
                         self.rng
                             .pick(&[Millis::mins(30), Millis::hours(2), Millis::hours(25)]);
@@ -551,11 +470,7 @@ impl Gen<'_> {
                         },
                     ))
                 }
-                (101, Some(m)) => one(self.req(
-                    1,
-                    KeyUse::Missing,
-                    Op::FindPaymentOtherCase { order: m.order },
-                )),
+                (101, Some(m)) => one(self.get(Op::FindPaymentOtherCase { order: m.order })),
                 (102, Some(m)) if m.key_of == 1 && self.a.rotation => {
                     // The same request under the rotated API key: the same scope (SCOPE-01).
                     let mut r = self.create(m);
@@ -565,15 +480,12 @@ impl Gen<'_> {
                 (103, Some(m)) => {
                     let key = self.key();
                     let card = self.card();
-                    one(self.req(
-                        1,
-                        KeyUse::Slot(key),
-                        Op::ConfirmWithAmount {
-                            order: m.order,
-                            card,
-                            amount: m.amount * 2,
-                        },
-                    ))
+                    let op = Op::ConfirmWithAmount {
+                        order: m.order,
+                        card,
+                        amount: m.amount * 2,
+                    };
+                    one(self.req(1, KeyUse::Slot(key), op))
                 }
                 (34, _) if self.a.rate_limit => self.rate_limited(),
                 (35, _) if self.a.pause => self.paused(),
@@ -601,9 +513,8 @@ impl Gen<'_> {
                     let card = self.rng.pick(&cards);
                     let n = self.new_create(Some(card));
                     let first = self.create(n);
-                    let key = self.key();
-                    let cancel = self.req(1, KeyUse::Slot(key), Op::Cancel { order: n.order });
-                    let get = self.req(1, KeyUse::Missing, Op::GetPayment { order: n.order });
+                    let cancel = self.new_key(Op::Cancel { order: n.order });
+                    let get = self.get(Op::GetPayment { order: n.order });
                     seq(vec![first, cancel, get])
                 }
                 _ => continue,

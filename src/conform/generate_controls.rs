@@ -44,16 +44,10 @@ impl Gen<'_> {
     /// The create of `m` without its Idempotency-Key (KEY-07): while a switch is on,
     /// two refusals apply, and which one wins is the platform's (A-REFUSAL-ORDER).
     fn refused(&mut self, key_of: u32, m: Made) -> Req {
-        self.req(
-            key_of,
-            KeyUse::Missing,
-            Op::Create {
-                order: m.order,
-                amount: m.amount,
-                currency: m.currency,
-                card: m.card,
-            },
-        )
+        Req {
+            key: KeyUse::Missing,
+            ..self.create(Made { key_of, ..m })
+        }
     }
 
     /// The channel paused (RATE-04, RATE-05): a new create (or a confirm of a Payment
@@ -88,7 +82,7 @@ impl Gen<'_> {
         let first = self.create(m);
         let mut rounds = vec![on, Round::Send(vec![first])];
         if self.rng.chance(400) {
-            let find = self.req(1, KeyUse::Missing, Op::FindPayment { order: m.order });
+            let find = self.get(Op::FindPayment { order: m.order });
             rounds.push(Round::Send(vec![find]));
         } else {
             rounds.push(Round::Send(vec![self.refused(1, m)]));

@@ -1,19 +1,14 @@
-//! `conform --format html`: one self-contained page. The first screen holds the verdict,
-//! the target, the profile, the seeds, the cases and the time they took; then each
-//! violation: its shrunk case drawn as inline SVG ([`super::report::diagram`], the same
-//! drawing as the Mermaid), the round no model state explains marked as the witness, the
-//! rules the model's answers rest on with their sentences in the note; then the cases the
-//! oracle could not finish and the seeds not reached; then the registry's verdicts over
-//! the recorded exchanges ([`super::registry`]): each violation with the exchanges that
-//! witness it, then every property judging the target with its status. With
-//! `--kill-matrix`, the matrix, each mutant found drawn.
+//! `conform --format html`: one self-contained page: the verdict and what was checked,
+//! each violation drawn as inline SVG ([`super::report::diagram`]) with the round no
+//! model state explains marked, the cases not judged, then the registry's verdicts.
+//! With `--kill-matrix`, the matrix, each mutant found drawn.
 
 use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
-use super::report::{Finding, Report, diagram};
+use super::report::{Finding, Report, diagram, messages};
 use crate::report::page::{self, FIGURES_MAX, Tone, escape};
 use payhub_properties::verdict::Status;
-use payhub_sim::diagram::{Arrow, Diagram, Item};
+use payhub_sim::diagram::Diagram;
 use std::fmt::Write as _;
 
 /// What a conform violation violates: the target's answers are the model's.
@@ -135,7 +130,6 @@ fn registry(s: &mut String, g: &Registry) {
 
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
 fn violation(s: &mut String, f: &Finding, draw: bool) {
-    let rules: Vec<&str> = f.rules.iter().map(String::as_str).collect();
     let context = format!(
         "seed {}, shrunk from {} to {} requests in {} runs, found after {} cases ({:.1} s)",
         f.seed,
@@ -145,7 +139,7 @@ fn violation(s: &mut String, f: &Finding, draw: bool) {
         f.detected_after_cases,
         f.detected_after_s
     );
-    s.push_str(&page::violation_open(PROPERTY, &context, &rules));
+    s.push_str(&page::violation_open(PROPERTY, &context, &f.rules));
     let detail = format!(
         "round {}: no model state explains the target's answer; {}",
         f.breaking_round + 1,
@@ -162,7 +156,7 @@ fn violation(s: &mut String, f: &Finding, draw: bool) {
     );
     if draw {
         let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
-        d.push_verdict(&page::note(PROPERTY, &rules, &detail));
+        d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
         s.push_str(&page::figure(&d));
     } else {
         let _ = write!(
@@ -211,28 +205,12 @@ fn rest(s: &mut String, r: &Report) {
 
 /// A registry violation's witness exchanges drawn, every one marked, with the verdict.
 fn witness_diagram(row: &PropertyRow, w: &CaseWitness) -> Diagram {
-    let clean = |t: &str| t.replace([';', '#'], ",");
     let mut d = Diagram::default();
     let m = d.participant("M", "conform (merchant)");
     let t = d.participant("T", "target");
     for e in &w.exchanges {
-        let (request, answer) = e.split_once("  →  ").unwrap_or((e, ""));
-        for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)]
-        {
-            if text.is_empty() {
-                continue;
-            }
-            d.items.push(Item::Message {
-                from,
-                to,
-                arrow,
-                text: clean(text),
-                rule: None,
-                at: None,
-                exchange: None,
-                witness: true,
-            });
-        }
+        let exchange = e.split_once("  →  ").unwrap_or((e, ""));
+        messages(&mut d, (m, t), exchange, true);
     }
     d.push_verdict(&page::note(row.name, &row.rules, &w.detail));
     d
@@ -240,12 +218,7 @@ fn witness_diagram(row: &PropertyRow, w: &CaseWitness) -> Diagram {
 
 /// The page of `--kill-matrix`: every mutant, found ones drawn.
 pub fn matrix(rows: &[Row]) -> String {
-    let found = rows.iter().filter(|r| r.found).count();
-    let blind = rows
-        .iter()
-        .filter(|r| !r.found && r.reason.is_some())
-        .count();
-    let missed = rows.len() - found - blind;
+    let (found, blind, missed) = super::matrix::tally(rows);
     let verdict = format!(
         "conform kill matrix: {found} of {} mutants found, {blind} the wire cannot see, {missed} missed",
         rows.len()

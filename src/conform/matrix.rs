@@ -1,14 +1,8 @@
 //! The kill matrix over HTTP: for every platform and parameter mutant of the zoo,
-//! `payhub-verify serve --mutant NAME` started as a child on a free loopback port and a
-//! conform sweep run against it until it finds a violation (then shrunk).
-//!
-//! Each mutant is tried first against a sandbox on the manual test clock (conform moves
-//! it; its branches seeded, so that both alternatives of S4, S5 and S8 are taken), then
-//! on the manual clock with the second alternatives always (a bug in a branch a seeded
-//! mix takes rarely), then, if neither found it, against one on the real clock whose
-//! upstream answers 150 ms late (the sandbox's `slow_upstream` fault): a race needs a
-//! window in which a second request meets the first one in flight. A mutant none finds
-//! is listed with the reason the wire cannot see it, if one is known, else as missed.
+//! `payhub-verify serve --mutant NAME` started on a free loopback port and swept until a
+//! violation, against each setup of [`setups`] in turn (the manual clock, its second
+//! branches, merchants in one session, then the real clock with a late upstream, for
+//! races). A mutant none finds is listed with why the wire cannot see it, else missed.
 
 use super::profile::{CardOutcome, Loaded};
 use super::report::Finding;
@@ -22,12 +16,12 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
     pub mutant: String,
     pub found: bool,
     /// The rules of the violation that found it.
-    pub rules: Vec<String>,
+    pub rules: Vec<&'static str>,
     /// The sandbox it was found against.
     pub setup: Option<String>,
     pub cases: usize,
@@ -36,6 +30,28 @@ pub struct Row {
     pub reason: Option<String>,
     #[serde(skip)]
     pub finding: Option<Finding>,
+}
+
+impl Row {
+    /// Found under `setup` by `f`, `at` seconds after the mutant's first setup began.
+    fn found(&mut self, setup: &str, at: f64, f: Finding) {
+        self.found = true;
+        self.setup = Some(setup.to_owned());
+        self.seconds_to_detection = Some(at + f.detected_after_s);
+        self.shrunk_requests = Some(f.shrunk_requests);
+        self.rules = f.rules.clone();
+        self.finding = Some(f);
+    }
+
+    fn log(&self, started: Instant) {
+        eprintln!(
+            "conform kill matrix: {}: {} ({} cases, {:.1}s)",
+            self.mutant,
+            if self.found { "found" } else { "not found" },
+            self.cases,
+            started.elapsed().as_secs_f64()
+        );
+    }
 }
 
 /// Why the wire cannot show a mutant to conform (what it would need), for a target
@@ -93,29 +109,9 @@ impl Drop for Child2 {
 /// Starts `serve` with `args` on a free port; its address.
 fn start_serve(args: &[&str]) -> Result<(Child2, String), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-    let mut child = Command::new(exe)
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start serve: {e}"))?;
-    let stdout = child.stdout.take().ok_or("serve has no stdout")?;
-    let guard = Child2 { child };
-    let mut lines = BufReader::new(stdout);
-    let mut first = String::new();
-    lines
-        .read_line(&mut first)
-        .map_err(|e| format!("serve printed nothing: {e}"))?;
-    std::thread::spawn(move || for _ in lines.lines() {});
-    let url = first
-        .trim()
-        .rsplit(' ')
-        .next()
-        .filter(|u| u.starts_with("http://"))
-        .ok_or_else(|| format!("serve's first line is not its address: {first:?}"))?
-        .to_owned();
-    Ok((guard, url))
+    let mut serve = Command::new(exe);
+    serve.args(["serve", "--addr", "127.0.0.1:0"]).args(args);
+    started(serve, "serve")
 }
 
 /// The setup whose sandbox keeps every merchant in one session.
@@ -149,34 +145,17 @@ fn setups(dir: &std::path::Path) -> Result<Vec<(&'static str, Vec<String>)>, Str
         r#"{"faults":[{"endpoint":"create_payment","probability":1.0,"action":"slow_upstream","ms":150},
                       {"endpoint":"confirm_payment","probability":1.0,"action":"slow_upstream","ms":150}]}"#,
     )?;
+    let args = |a: &str| a.split(' ').map(str::to_owned).collect::<Vec<_>>();
+    let mut real = args("--clock real --faults");
+    real.push(plan.display().to_string());
     Ok(vec![
-        ("manual clock", vec!["--clock".into(), "manual".into()]),
+        ("manual clock", args("--clock manual")),
         (
             "manual clock, branches b",
-            vec![
-                "--clock".into(),
-                "manual".into(),
-                "--branches".into(),
-                "b".into(),
-            ],
+            args("--clock manual --branches b"),
         ),
-        (
-            SHARED,
-            vec![
-                "--clock".into(),
-                "manual".into(),
-                "--shared-merchants".into(),
-            ],
-        ),
-        (
-            "real clock, upstream 150 ms late",
-            vec![
-                "--clock".into(),
-                "real".into(),
-                "--faults".into(),
-                plan.display().to_string(),
-            ],
-        ),
+        (SHARED, args("--clock manual --shared-merchants")),
+        ("real clock, upstream 150 ms late", real),
     ])
 }
 
@@ -206,14 +185,7 @@ pub async fn kill_matrix(
     for name in names {
         let mut row = Row {
             mutant: name.clone(),
-            found: false,
-            rules: Vec::new(),
-            setup: None,
-            cases: 0,
-            seconds_to_detection: None,
-            shrunk_requests: None,
-            reason: None,
-            finding: None,
+            ..Row::default()
         };
         let started = Instant::now();
         for (label, args) in &setups {
@@ -245,25 +217,15 @@ pub async fn kill_matrix(
             let report = sweep(&target, &url, &o, Some(())).await?;
             row.cases += report.cases_run;
             if let Some(f) = report.violations.into_iter().next() {
-                row.found = true;
-                row.setup = Some((*label).to_owned());
                 // Until the violation: earlier setups, the sandbox's start, the cases.
-                row.seconds_to_detection = Some(phase_at + f.detected_after_s);
-                row.shrunk_requests = Some(f.shrunk_requests);
-                row.rules = f.rules.clone();
-                row.finding = Some(f);
+                row.found(label, phase_at, f);
                 break;
             }
         }
         if !row.found {
             row.reason = blind_reason(&name, profile);
         }
-        eprintln!(
-            "conform kill matrix: {name}: {} ({} cases, {:.1}s)",
-            if row.found { "found" } else { "not found" },
-            row.cases,
-            started.elapsed().as_secs_f64()
-        );
+        row.log(started);
         rows.push(row);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -275,17 +237,19 @@ pub async fn kill_matrix(
 fn start_command(command: &str, mutant: &str) -> Result<(Child2, String), String> {
     use std::os::unix::process::CommandExt as _;
     let line = command.replace("{mutant}", mutant);
-    let mut child = Command::new("sh")
-        .args(["-c", &line])
-        .process_group(0)
+    let mut sh = Command::new("sh");
+    sh.args(["-c", &line]).process_group(0);
+    started(sh, &format!("--start: {line:?}"))
+}
+
+/// Runs `command` (`what` in errors) and waits for the first `http://` word it prints.
+fn started(mut command: Command, what: &str) -> Result<(Child2, String), String> {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("--start: cannot run {line:?}: {e}"))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or("--start: the command has no stdout")?;
+        .map_err(|e| format!("{what}: cannot start: {e}"))?;
+    let stdout = child.stdout.take().ok_or(format!("{what}: no stdout"))?;
     let guard = Child2 { child };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -297,9 +261,9 @@ fn start_command(command: &str, mutant: &str) -> Result<(Child2, String), String
             }
         }
     });
-    let url = rx.recv_timeout(START_TIMEOUT).map_err(|_| {
-        format!("--start: {line:?} printed no http:// address within {START_TIMEOUT:?}")
-    })?;
+    let url = rx
+        .recv_timeout(START_TIMEOUT)
+        .map_err(|_| format!("{what}: printed no http:// address within {START_TIMEOUT:?}"))?;
     Ok((guard, url))
 }
 
@@ -325,40 +289,35 @@ pub async fn kill_matrix_started(
         let (_child, url) = start_command(command, name)?;
         let target = connect(&url, profile.clone(), max_states).await?;
         let report = sweep(&target, &url, o, Some(())).await?;
-        let f = report.violations.into_iter().next();
-        eprintln!(
-            "conform kill matrix: {name}: {} ({} cases, {:.1}s)",
-            if f.is_some() { "found" } else { "not found" },
-            report.cases_run,
-            started.elapsed().as_secs_f64()
-        );
-        rows.push(Row {
+        let mut row = Row {
             mutant: name.clone(),
-            found: f.is_some(),
-            rules: f.as_ref().map(|f| f.rules.clone()).unwrap_or_default(),
-            setup: f
-                .as_ref()
-                .map(|_| "the platform's start command".to_owned()),
             cases: report.cases_run,
-            seconds_to_detection: f.as_ref().map(|f| f.detected_after_s),
-            shrunk_requests: f.as_ref().map(|f| f.shrunk_requests),
-            reason: None,
-            finding: f,
-        });
+            ..Row::default()
+        };
+        if let Some(f) = report.violations.into_iter().next() {
+            row.found("the platform's start command", 0.0, f);
+        }
+        row.log(started);
+        rows.push(row);
     }
     Ok(rows)
 }
 
-pub fn text(rows: &[Row]) -> String {
+/// Mutants found, those the wire cannot see (blind), and those missed.
+pub fn tally(rows: &[Row]) -> (usize, usize, usize) {
     let found = rows.iter().filter(|r| r.found).count();
     let blind = rows
         .iter()
         .filter(|r| !r.found && r.reason.is_some())
         .count();
+    (found, blind, rows.len() - found - blind)
+}
+
+pub fn text(rows: &[Row]) -> String {
+    let (found, blind, missed) = tally(rows);
     let mut s = format!(
-        "conform kill matrix over HTTP: {found} of {} mutants found, {blind} the wire cannot see, {} missed\n",
-        rows.len(),
-        rows.len() - found - blind
+        "conform kill matrix over HTTP: {found} of {} mutants found, {blind} the wire cannot see, {missed} missed\n",
+        rows.len()
     );
     for r in rows {
         if r.found {

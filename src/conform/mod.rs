@@ -1,25 +1,10 @@
-//! `payhub-verify conform`: a real platform under test, the model as the oracle over
-//! HTTP (docs/conform.md).
-//!
-//! One concept per file: [`profile`] what conform knows of a target ([`template`] its
-//! controls), [`case`] a generated case and how it renders, [`generate`] seeds → cases,
-//! [`wire`] the HTTP client, [`proxy`] the fault-injecting proxy, [`compare`] an answer
-//! against the model's as the contract sees both (`payhub_model::observation`),
-//! [`effect`] the profile's controls checked to take effect, [`oracle`] the set of model
-//! states, [`run`] one case against the target, [`shrink`] shrinking against the live
-//! target, [`report`] what conform prints ([`html`] as one page), [`matrix`] the kill
-//! matrix over HTTP (`serve --mutant` for every mutant of the zoo).
-//!
-//! Where the contract is silent, [`readings`] names every reading it allows (the
-//! oracle accepts each, a state keeping one per point; [`target_refs`] the target's ids
-//! it renders with), and the report's conformance matrix gives per silent point the
-//! reading the target took ([`silent`]) and per rule the registry's verdict
-//! ([`rule_rows`]).
-//!
-//! Beside the oracle, the registry: [`record`] keeps every exchange the proxy carries,
-//! stamped with the target's time ([`clock`]), and judges each case's as `check-log`
-//! judges a log; [`registry`] gathers those verdicts over the sweep. The report shows
-//! both, and a violation of either fails the run.
+//! `payhub-verify conform`: a platform under test over HTTP, the model as the oracle
+//! (docs/conform.md). Seeds become cases ([`generate`]), each sent through the
+//! fault-injecting [`proxy`] ([`run`]) and judged twice: by the [`oracle`], the set of
+//! model states consistent with every answer so far, and by the registry over the
+//! exchanges the proxy carried ([`record`], [`registry`]). A violation is shrunk against
+//! the live target ([`shrink`]) and reported ([`report`], [`html`]; [`matrix`] over the
+//! zoo's mutants).
 
 pub mod case;
 pub mod clock;
@@ -153,17 +138,12 @@ pub struct SweepOptions {
 }
 
 fn seeds_of(args: &ConformArgs) -> Result<(SeedRange, String), String> {
+    let to = |end| SeedRange { start: 0, end };
     let range = match (&args.seeds, args.preset.as_deref()) {
         (Some(r), _) => *r,
-        (None, None | Some("smoke")) => SeedRange { start: 0, end: 50 },
-        (None, Some("sweep")) => SeedRange {
-            start: 0,
-            end: 2000,
-        },
-        (None, Some("long")) => SeedRange {
-            start: 0,
-            end: 20000,
-        },
+        (None, None | Some("smoke")) => to(50),
+        (None, Some("sweep")) => to(2000),
+        (None, Some("long")) => to(20000),
         (None, Some(other)) => {
             return Err(format!(
                 "--preset {other}: not a conform preset (smoke, sweep, long)"
@@ -244,8 +224,8 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             ConformFormat::Html => html::matrix(&rows),
         };
         println!("{out}");
-        let missed = rows.iter().any(|r| !r.found && r.reason.is_none());
-        return Ok(ExitCode::from(if missed { 1 } else { 0 }));
+        let missed = matrix::tally(&rows).2 > 0;
+        return Ok(ExitCode::from(u8::from(missed)));
     }
     let url = args
         .target
@@ -361,21 +341,8 @@ pub async fn sweep(
         profile: t.profile.profile.name.clone(),
         seeds: o.seeds_text.clone(),
         proxy_faults: o.proxy_faults,
-        cases_run: 0,
-        requests: 0,
-        elapsed_s: 0.0,
-        cases_per_s: 0.0,
-        violations: Vec::new(),
-        incomplete: Vec::new(),
-        exchanged: 0,
-        target_failed: 0,
-        target_first_failure: None,
-        not_run: 0,
-        continue_with: None,
-        suppressed: Vec::new(),
         readings: silent::rows(&t.profile.pins),
-        registry: registry::Registry::default(),
-        rules: Vec::new(),
+        ..Report::default()
     };
     for (n, &seed) in o.seeds.iter().enumerate() {
         if o.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -461,10 +428,9 @@ fn finding(
     for a in &allowed {
         script.push_str(&format!("# the model allows {a}\n"));
     }
-    let rules = Finding::rules_of_script(&script);
     Finding {
         property: html::PROPERTY,
-        rules,
+        rules: report::rules_of(&tape),
         also_seeds: Vec::new(),
         seed: case.seed,
         requests: case.requests(),

@@ -1,28 +1,18 @@
 //! The online oracle: the set of model states consistent with everything the target
-//! has answered so far.
-//!
-//! A state is a world of the simulator (`payhub_sim::World`: the reference platform,
-//! the acquirer driven by the test cards, the network), the mapping of the target's ids
-//! to that state's, and the choices that led there (its tape, for the what-if script).
-//! A round of requests is explored from each state over every order the world allows:
-//! each request delivered (taking, at a branch point the profile allows, either
-//! alternative), the upstream's calls decided by their card and its replies delivered
-//! in any order between them, the clock jumping to the platform's next deadline within
-//! the horizon. A request whose answer was lost (reset after forwarding, a timeout) is
-//! either never executed or executed with its answer dropped. Each answer, once the
-//! model puts it in flight, is compared with the target's (`compare.rs`): a path whose
-//! answer differs ends there. The states where every answer matched are the new set;
-//! an empty set is a violation; more than the bound is an incomplete run.
-//!
-//! Bounds: at most `max_states` states between rounds (default 2048), at most
-//! `node_budget` explored nodes per round and state (default 20,000); past either the
-//! run is incomplete, never a pass.
+//! has answered so far (docs/conform.md, "The oracle"). A state is a world of the
+//! simulator, the target's ids bound to its own, and its tape (for the what-if script).
+//! A round is explored from each state over every order the world allows (deliveries,
+//! branch points the profile allows, the upstream's moves, the clock up to the horizon;
+//! a lost answer executed or not), each answer compared with the target's (`compare.rs`)
+//! as the model puts it in flight. The states where every answer matched are the new
+//! set: none is a violation; more than `max_states`, or more than `node_budget` nodes
+//! explored per round and state, is an incomplete run, never a pass.
 
-use super::case::{self, Http, Names, Req, Side};
+use super::case::{self, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
 use super::readings::{Pins, Reading, Taken};
-use crate::http_map::{self, HttpRequest};
+use crate::http_map;
 use payhub_model::cards;
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
@@ -89,10 +79,10 @@ impl Settings {
     /// The namespace of a request sent with model key `ak_N`: its merchant when ids are
     /// per merchant (ak_3 is merchant 2), else one for all.
     pub fn namespace(&self, key_of: u32) -> u32 {
-        match (self.ids_per_merchant, key_of) {
-            (false, _) => 0,
-            (true, 3) => 2,
-            (true, _) => 1,
+        if self.ids_per_merchant {
+            super::profile::merchant_of(key_of)
+        } else {
+            0
         }
     }
 }
@@ -106,6 +96,12 @@ pub enum RoundVerdict {
         allowed: Vec<String>,
     },
     Incomplete(String),
+}
+
+impl From<Result<(), String>> for RoundVerdict {
+    fn from(r: Result<(), String>) -> RoundVerdict {
+        r.map_or_else(RoundVerdict::Incomplete, |()| RoundVerdict::Conforms)
+    }
 }
 
 pub struct Oracle {
@@ -208,17 +204,12 @@ impl Oracle {
     /// Moves every state's clock by `by`, as a test clock does: the upstream driven and
     /// every timer due fired on the way.
     pub fn advance(&mut self, by: Millis) -> RoundVerdict {
-        let mut next = Vec::new();
-        for st in std::mem::take(&mut self.states) {
-            let mut st = st;
-            let target = st.world.now.after(by);
-            if let Err(e) = self.move_to(&mut st, target) {
-                return RoundVerdict::Incomplete(format!("the model cannot advance: {e}"));
-            }
-            next.push(st);
-        }
-        self.states = dedup(next);
-        RoundVerdict::Conforms
+        self.each(|o, st| {
+            let to = st.world.now.after(by);
+            o.move_to(st, to)
+        })
+        .map_err(|e| format!("the model cannot advance: {e}"))
+        .into()
     }
 
     /// Switches one of the platform's inputs in every state, as the target's control
@@ -231,15 +222,23 @@ impl Oracle {
             },
             case::Switch::Pause { on } => Control::SetChannelPaused { on },
         };
+        self.each(|o, st| o.apply(st, Choice::Control(control.clone())))
+            .map_err(|e| format!("the model cannot switch {s}: {e}"))
+            .into()
+    }
+
+    /// `step` in every state, the states alike then merged.
+    fn each(
+        &mut self,
+        step: impl Fn(&Self, &mut State) -> Result<(), String>,
+    ) -> Result<(), String> {
         let mut next = Vec::new();
         for mut st in std::mem::take(&mut self.states) {
-            if let Err(e) = self.apply(&mut st, Choice::Control(control.clone())) {
-                return RoundVerdict::Incomplete(format!("the model cannot switch {s}: {e}"));
-            }
+            step(self, &mut st)?;
             next.push(st);
         }
         self.states = dedup(next);
-        RoundVerdict::Conforms
+        Ok(())
     }
 
     fn apply(&self, st: &mut State, choice: Choice) -> Result<(), String> {
@@ -526,19 +525,8 @@ impl Oracle {
                 };
                 match &one.seen {
                     Seen::Answer(obs) => {
-                        let ns = self.settings.namespace(one.req.key_of);
-                        let mut shown = compare::matches(
-                            &response,
-                            obs,
-                            ns,
-                            &mut node.st.ids,
-                            &self.settings.dialect,
-                        )
-                        .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
-                        shown.extend(shown_by(&one.req, &response, obs));
-                        for r in shown {
-                            self.take(&mut node.st, r, i).map_err(Miss::Answer)?;
-                        }
+                        let shown = shown_by(&one.req, &response, obs);
+                        self.compare(&mut node.st, (i, &one.req), &response, obs, shown)?;
                         self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
                             .map_err(Miss::World)?;
                     }
@@ -573,6 +561,27 @@ impl Oracle {
         }
     }
 
+    /// The model's `response` to request `i` against the target's `obs`: the ids bound and
+    /// the readings shown (with `more`) taken, or the path's miss.
+    fn compare(
+        &self,
+        st: &mut State,
+        (i, req): (usize, &Req),
+        response: &ApiResponse,
+        obs: &Observed,
+        more: impl IntoIterator<Item = Reading>,
+    ) -> Result<(), Miss> {
+        let ns = self.settings.namespace(req.key_of);
+        let dialect = &self.settings.dialect;
+        let mut shown = compare::matches(response, obs, ns, &mut st.ids, dialect)
+            .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+        shown.extend(more);
+        for r in shown {
+            self.take(st, r, i).map_err(Miss::Answer)?;
+        }
+        Ok(())
+    }
+
     fn send(
         &self,
         node: &mut Node,
@@ -595,7 +604,7 @@ impl Oracle {
             ns,
         };
         let http = req.render(names, &side);
-        match http_map::to_api_request(&to_http_request(&http)) {
+        match http_map::to_api_request(&http.request()) {
             Err(edge) => {
                 // The sandbox's edge answers what the model cannot represent.
                 let body: ResponseBody = serde_json::from_str(&edge.body)
@@ -606,20 +615,9 @@ impl Oracle {
                     body,
                 };
                 if let Seen::Answer(obs) = &s.seen {
-                    let mut shown = compare::matches(
-                        &response,
-                        obs,
-                        ns,
-                        &mut node.st.ids,
-                        &self.settings.dialect,
-                    )
-                    .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
-                    if matches!(req.op, case::Op::ConfirmWithAmount { .. }) {
-                        shown.push(Reading::FieldsRefused);
-                    }
-                    for r in shown {
-                        self.take(&mut node.st, r, i).map_err(Miss::Answer)?;
-                    }
+                    let shown = matches!(req.op, case::Op::ConfirmWithAmount { .. })
+                        .then_some(Reading::FieldsRefused);
+                    self.compare(&mut node.st, (i, &s.req), &response, obs, shown)?;
                 }
                 node.ex[i].done = true;
                 node.ex[i].delivered = true;
@@ -657,17 +655,6 @@ enum Miss {
     Answer(String),
     /// The model itself failed (a bug of the harness): the run is incomplete.
     World(String),
-}
-
-/// The model's request for a rendered one.
-pub fn to_http_request(http: &Http) -> HttpRequest {
-    HttpRequest {
-        method: http.method.to_owned(),
-        target: http.target.clone(),
-        authorization: Some(http.authorization.clone().into_bytes()),
-        idempotency_key: http.idempotency_key.clone().map(String::into_bytes),
-        body: http.body.clone().unwrap_or_default().into_bytes(),
-    }
 }
 
 fn answer_in_flight(w: &World, id: RequestId) -> Option<(MsgId, ApiResponse)> {

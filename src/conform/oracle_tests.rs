@@ -42,7 +42,7 @@ fn answer(sb: &mut Sandbox, names: &Names, req: &Req) -> Seen {
         refs: &TargetRefs::default(),
         ns: 0,
     };
-    let http = to_http_request(&req.render(names, &side));
+    let http = req.render(names, &side).request();
     let Step::Answered(reply) = sb.handle(sb.now(), &http) else {
         panic!("pending")
     };
@@ -130,4 +130,23 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
         o.round(&names, &refs, &sent(changed, seen)),
         RoundVerdict::Broken { .. }
     ));
+    // The rules of the model's own run of the breaking round are those its what-if
+    // script applies when run: the conflict's (KEY-03) last.
+    let tape = o.model_run(&names, &refs, &[changed]).unwrap();
+    let rules = crate::conform::report::rules_of(&tape);
+    let script = payhub_sim::script::script_from_tape(&model_config(), &tape, None, "t").unwrap();
+    let parsed = payhub_sim::script::parse(
+        "t.pha",
+        script.as_bytes(),
+        &crate::script_cmd::always_properties(),
+    )
+    .unwrap();
+    let mut run: Vec<&str> = Vec::new();
+    for e in &crate::script_cmd::execute(&parsed).trace.events {
+        if let Some(id) = e.rule.map(|r| r.id()).filter(|id| !run.contains(id)) {
+            run.push(id);
+        }
+    }
+    assert_eq!(rules, run);
+    assert!(rules.len() > 1, "{rules:?}");
 }

@@ -20,7 +20,6 @@ pub struct Profile {
     /// A name for reports.
     pub name: String,
     /// `http://host:port`; `--target` overrides it.
-    #[serde(default)]
     pub base_url: Option<String>,
     /// The target's API keys, each standing for one of the model's keys.
     pub api_keys: Vec<KeyEntry>,
@@ -32,7 +31,6 @@ pub struct Profile {
     pub clock: Clock,
     /// The contract's alternatives (S4, S5, S8, refund number) the target may take
     /// (`"S4:conflict"`, …); omitted: all of them.
-    #[serde(default)]
     pub branches: Option<Vec<String>>,
     /// Answer fields compared for presence only (timestamps, opaque values): by name
     /// (`expires_at`) at any depth.
@@ -60,10 +58,8 @@ pub struct Profile {
     pub model_fields: Vec<String>,
     /// The client's timeout per request (default 5 s): no answer within it is an
     /// unknown result.
-    #[serde(default)]
     pub timeout: Option<String>,
     /// The name of the request field that carries the test card (default `card`).
-    #[serde(default)]
     pub card_field: Option<String>,
     /// Timings where the contract is silent and the target chose its own (A-EXPIRES-AT,
     /// A-SESSION-TTL, …): the model takes the target's, so that its deadlines fall when
@@ -88,19 +84,15 @@ pub struct Profile {
 
 /// The target's own lengths where the contract gives none (durations: `1h`, `30min`).
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Timings {
     /// How long after creation a Payment expires (A-EXPIRES-AT; the model's: 24 h).
-    #[serde(default)]
     pub payment_ttl: Option<String>,
     /// How long a checkout session lives (A-SESSION-TTL; the model's: 30 min).
-    #[serde(default)]
     pub session_ttl: Option<String>,
     /// How often an unknown result is verified upstream (A-VERIFY-INTERVAL; 1 min).
-    #[serde(default)]
     pub verify_interval: Option<String>,
     /// How long until an unknown result goes to manual review (A-AUTO-WINDOW; 1 h).
-    #[serde(default)]
     pub auto_query_window: Option<String>,
 }
 
@@ -113,14 +105,12 @@ pub struct Suppress {
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Controls {
     /// Rate-limits one merchant (`{merchant}` in the path: the model merchant number).
-    #[serde(default)]
     pub rate_limit: Option<Switch>,
     /// Pauses the payment channel (POSTed once per merchant of the profile, as reset:
     /// the contract's pause is the platform's, not one merchant's).
-    #[serde(default)]
     pub pause: Option<Switch>,
 }
 
@@ -130,14 +120,10 @@ pub struct Controls {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Switch {
-    #[serde(default)]
     pub method: Option<String>,
     pub path: String,
-    #[serde(default)]
     pub on: Option<serde_json::Value>,
-    #[serde(default)]
     pub off: Option<serde_json::Value>,
-    #[serde(default)]
     pub body: Option<serde_json::Value>,
 }
 
@@ -168,7 +154,6 @@ pub struct KeyEntry {
     pub model: String,
     /// The target's name of the key's merchant (`{merchant}` in the controls); default
     /// the model merchant's number.
-    #[serde(default)]
     pub merchant: Option<String>,
 }
 
@@ -230,36 +215,30 @@ pub struct CardEntry {
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Isolation {
     /// Prefix of every order and refund number and key conform makes (default `CF`);
     /// each case (and each re-run while shrinking) adds its own tag after it.
-    #[serde(default)]
     pub prefix: Option<String>,
     /// `POST` this path before each case (`{merchant}`: the model merchant number,
     /// once per merchant of the profile), if the target has a reset endpoint.
-    #[serde(default)]
     pub reset: Option<String>,
     /// The target numbers objects per merchant (each merchant a namespace of its own,
     /// as in the sandbox): an id is compared together with its merchant.
-    #[serde(default)]
     pub ids_per_merchant: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Clock {
     /// The request that moves the target's clock ([`Template`]: `{seconds}`, `{ms}`,
     /// `{merchant}` as for reset; a plain path is POSTed with `{"by":"8d"}`); without it
     /// cases stay within the horizon.
-    #[serde(default)]
     pub advance: Option<Template>,
     /// Where the target shows its clock: each move is checked to have moved it.
-    #[serde(default)]
     pub read: Option<ClockRead>,
     /// How far the oracle lets the target's own timers run within a case (default
     /// `2min`: the ~15 s synchronous wait, the 10 s concurrent wait, a few queries).
-    #[serde(default)]
     pub horizon: Option<String>,
 }
 
@@ -270,7 +249,6 @@ pub struct Clock {
 pub struct ClockRead {
     pub path: String,
     pub field: String,
-    #[serde(default)]
     pub unit: Option<String>,
 }
 
@@ -290,6 +268,21 @@ pub struct Loaded {
 }
 
 pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
+
+/// The model merchant of model key `ak_N`: 2 for ak_3, 1 for ak_1, ak_2 and ak_4.
+pub fn merchant_of(key: u32) -> u32 {
+    if key == 3 { 2 } else { 1 }
+}
+
+/// An error naming the first placeholder of `templates` that is not one of a template's.
+fn placeholders(name: &str, templates: &[Template]) -> Result<(), String> {
+    match templates.iter().find_map(Template::unknown_placeholder) {
+        Some(p) => Err(format!(
+            "{name}: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
+        )),
+        None => Ok(()),
+    }
+}
 
 impl Loaded {
     pub fn from_json(text: &str) -> Result<Loaded, String> {
@@ -358,24 +351,9 @@ impl Loaded {
                     "{name}: needs \"on\" and \"off\" bodies, or one \"body\" with {{on}}"
                 ));
             }
-            for on in [true, false] {
-                if let Some(p) = sw.template(on).unknown_placeholder() {
-                    return Err(format!(
-                        "{name}: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
-                    ));
-                }
-            }
+            placeholders(name, &[sw.template(true), sw.template(false)])?;
         }
-        if let Some(p) = profile
-            .clock
-            .advance
-            .as_ref()
-            .and_then(Template::unknown_placeholder)
-        {
-            return Err(format!(
-                "clock.advance: unknown placeholder {p} (one of {{seconds}}, {{ms}}, {{merchant}}, {{on}})"
-            ));
-        }
+        placeholders("clock.advance", profile.clock.advance.as_slice())?;
         if let Some(r) = &profile.clock.read {
             if !matches!(r.unit.as_deref(), None | Some("s" | "ms")) {
                 return Err(format!(
@@ -427,30 +405,13 @@ impl Loaded {
         }
         let mut params = payhub_model::PlatformParams::default();
         let t = &profile.timings;
-        for (name, v, slot) in [
-            (
-                "timings.payment_ttl",
-                &t.payment_ttl,
-                &mut params.payment_ttl,
-            ),
-            (
-                "timings.session_ttl",
-                &t.session_ttl,
-                &mut params.session_ttl,
-            ),
-            (
-                "timings.verify_interval",
-                &t.verify_interval,
-                &mut params.verify_interval,
-            ),
-            (
-                "timings.auto_query_window",
-                &t.auto_query_window,
-                &mut params.auto_query_window,
-            ),
-        ] {
-            *slot = duration(name, v, *slot)?;
-        }
+        let p = &mut params;
+        p.payment_ttl = duration("timings.payment_ttl", &t.payment_ttl, p.payment_ttl)?;
+        p.session_ttl = duration("timings.session_ttl", &t.session_ttl, p.session_ttl)?;
+        let (name, v) = ("timings.verify_interval", &t.verify_interval);
+        p.verify_interval = duration(name, v, p.verify_interval)?;
+        let (name, v) = ("timings.auto_query_window", &t.auto_query_window);
+        p.auto_query_window = duration(name, v, p.auto_query_window)?;
         let horizon = duration("clock.horizon", &profile.clock.horizon, Millis::mins(2))?;
         let timeout = duration("timeout", &profile.timeout, Millis::secs(5))?;
         Ok(Loaded {
@@ -489,7 +450,6 @@ impl Loaded {
 
     /// The target's name of model merchant `n` (`{merchant}`).
     pub fn merchant_name(&self, n: u32) -> String {
-        let merchant_of = |k: u32| if k == 3 { 2 } else { 1 };
         self.model_keys
             .iter()
             .zip(&self.profile.api_keys)
@@ -511,10 +471,7 @@ impl Loaded {
 
     /// The target's key standing for model key `ak_N`.
     pub fn target_key(&self, model: u32) -> Option<&str> {
-        self.model_keys
-            .iter()
-            .position(|m| *m == model)
-            .map(|i| self.profile.api_keys[i].key.as_str())
+        self.target_keys(model).first().copied()
     }
 
     /// A request body as the target takes it: the card under the profile's `card_field`.

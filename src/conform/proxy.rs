@@ -1,25 +1,23 @@
 //! The fault-injecting proxy conform runs between itself and the target, on loopback.
-//!
-//! Each request says which fault it gets in the header [`FAULT_HEADER`] (the case's
-//! generator placed it; the proxy strips it before forwarding): none, `reset_before`
-//! (the connection is reset and nothing is forwarded), `reset_after` (forwarded, the
-//! target's answer read and thrown away, then the client's connection reset: the result
-//! is unknown to the client), `hold:MS` (held that long before forwarding: concurrent
-//! requests arrive in another order), `duplicate` (forwarded twice, one after the other;
-//! the client gets the first answer, the second is kept for the oracle under the
-//! request's [`TAG_HEADER`]). The vocabulary is the sandbox's (`serve --help`).
-//!
-//! The client's connection is reset too when the target's own answer could not be read
-//! or never came (garbage, a timeout, past a bound), with no fault planned: that is the
-//! target's failure, not a fault of the case, and is kept under the request's tag
-//! ([`Proxy::take_failure`]) so that conform never reads it as a network fault it made.
+//! Each request names its fault in [`FAULT_HEADER`] (stripped before forwarding; the
+//! sandbox's vocabulary: `reset_before`, `reset_after`, `hold:MS`, `duplicate`, whose
+//! second answer is kept under the request's [`TAG_HEADER`]). A target answer that could
+//! not be read or never came, with no fault planned, resets the client's connection and
+//! is kept as the target's failure ([`Proxy::take_failure`]), never read as a fault.
 
 use super::wire::{self, WireError, WireReply, WireRequest};
 use crate::edges::EdgeSeam;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{
+    CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderName, HeaderValue, TRANSFER_ENCODING,
+};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 pub const FAULT_HEADER: &str = "x-conform-fault";
@@ -42,6 +40,8 @@ pub struct Second {
 
 /// Why the target's answer to a request could not be read or never came, by tag.
 pub type Failures = Arc<Mutex<BTreeMap<String, String>>>;
+
+type Kept = (Seconds, Failures);
 
 /// A running proxy: its address, the second answers of duplicated requests, and the
 /// target's failures.
@@ -108,28 +108,64 @@ impl Proxy {
     }
 }
 
+/// One connection from conform's client: hyper reads the request and writes the answer;
+/// a reset ends it with `SO_LINGER` 0, set on a second handle of the socket (hyper owns
+/// the first) once hyper has let go of it.
 async fn connection(
-    mut stream: TcpStream,
+    stream: TcpStream,
     target: String,
     timeout: Duration,
-    (seconds, failures): (Seconds, Failures),
+    kept: Kept,
     seam: EdgeSeam,
 ) {
-    let Ok(Some(mut req)) = read_request(&mut stream).await else {
+    let Ok(std) = stream.into_std() else { return };
+    let (Ok(handle), Ok(stream)) = (std.try_clone(), TcpStream::from_std(std)) else {
         return;
     };
+    let reset = Arc::new(AtomicBool::new(false));
+    let resets = reset.clone();
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let (target, kept, resets) = (target.clone(), kept.clone(), resets.clone());
+        async move {
+            match forward(req, &target, timeout, &kept, seam).await {
+                Some(reply) => Ok(response(reply)),
+                None => {
+                    resets.store(true, Ordering::SeqCst);
+                    Err(std::io::Error::other("reset"))
+                }
+            }
+        }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .keep_alive(false)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+    if reset.load(Ordering::SeqCst) {
+        let _ = socket2::SockRef::from(&handle).set_linger(Some(Duration::ZERO));
+    }
+}
+
+/// Forwards `req` as its fault says; the answer for the client, or `None`: reset it.
+async fn forward(
+    req: Request<Incoming>,
+    target: &str,
+    timeout: Duration,
+    (seconds, failures): &Kept,
+    seam: EdgeSeam,
+) -> Option<WireReply> {
+    let mut req = read(req).await?;
     let fault = take_header(&mut req, FAULT_HEADER).unwrap_or_default();
     let tag = take_header(&mut req, TAG_HEADER).unwrap_or_default();
     match fault.as_str() {
         "reset_before" => {
             if seam.proxy_forwards_reset_before() {
-                let _ = wire::send(&target, &req, timeout).await;
+                let _ = wire::send(target, &req, timeout).await;
             }
-            return reset(stream);
+            return None;
         }
         "reset_after" => {
-            let _ = wire::send(&target, &req, timeout).await;
-            return reset(stream);
+            let _ = wire::send(target, &req, timeout).await;
+            return None;
         }
         hold if hold.starts_with("hold:") => {
             let ms = hold[5..].parse::<u64>().unwrap_or(0).min(10_000);
@@ -137,10 +173,10 @@ async fn connection(
         }
         _ => {}
     }
-    let first = wire::send(&target, &req, timeout).await;
+    let first = wire::send(target, &req, timeout).await;
     if fault == "duplicate" {
         let sent = Instant::now();
-        let reply = wire::send(&target, &req, timeout).await;
+        let reply = wire::send(target, &req, timeout).await;
         let second = Second {
             sent,
             answered: Instant::now(),
@@ -151,29 +187,14 @@ async fn connection(
         }
     }
     match first {
-        Ok(reply) => {
-            let _ = stream.write_all(&encode_reply(&reply)).await;
-            let _ = stream.shutdown().await;
-        }
+        Ok(reply) => Some(reply),
         Err(e) => {
             if let Ok(mut kept) = failures.lock() {
                 kept.insert(tag, e.to_string());
             }
-            reset(stream)
+            None
         }
     }
-}
-
-/// Drops the connection with a reset (`SO_LINGER` 0): the client reads a network error.
-fn reset(stream: TcpStream) {
-    if let Ok(std) = stream.into_std() {
-        socket_linger_zero(&std);
-        drop(std);
-    }
-}
-
-fn socket_linger_zero(stream: &std::net::TcpStream) {
-    let _ = socket2::SockRef::from(stream).set_linger(Some(std::time::Duration::ZERO));
 }
 
 fn take_header(req: &mut WireRequest, name: &str) -> Option<String> {
@@ -184,70 +205,140 @@ fn take_header(req: &mut WireRequest, name: &str) -> Option<String> {
     Some(req.headers.remove(i).1)
 }
 
-fn encode_reply(reply: &WireReply) -> Vec<u8> {
-    let mut s = format!("HTTP/1.1 {} X\r\n", reply.status);
-    for (n, v) in &reply.headers {
-        if ["content-length", "connection", "transfer-encoding"]
-            .iter()
-            .any(|h| n.eq_ignore_ascii_case(h))
-        {
-            continue;
-        }
-        s.push_str(&format!("{n}: {v}\r\n"));
-    }
-    s.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
-        reply.body.len(),
-        reply.body
-    ));
-    s.into_bytes()
+/// The client's request as conform's client sends one (`None`: over the bound, or cut).
+async fn read(req: Request<Incoming>) -> Option<WireRequest> {
+    let (head, body) = req.into_parts();
+    let body = Limited::new(body, REQUEST_BYTES_MAX).collect().await.ok()?;
+    let body = String::from_utf8_lossy(&body.to_bytes()).into_owned();
+    let has_body = head.headers.contains_key(CONTENT_TYPE);
+    let headers = head
+        .headers
+        .iter()
+        .filter(|(n, _)| ![HOST, CONTENT_LENGTH, CONNECTION, CONTENT_TYPE].contains(n))
+        .map(|(n, v)| {
+            let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+            (n.as_str().to_owned(), v)
+        })
+        .collect();
+    Some(WireRequest {
+        method: head.method.as_str().to_owned(),
+        target: head
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned(),
+        headers,
+        body: (has_body || !body.is_empty()).then_some(body),
+    })
 }
 
-/// Reads one request (head and `Content-Length` body) from a client of the proxy.
-async fn read_request(stream: &mut TcpStream) -> Result<Option<WireRequest>, ()> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 8192];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let text = std::str::from_utf8(&buf[..end]).map_err(|_| ())?;
-            let mut lines = text.split("\r\n");
-            let mut first = lines.next().unwrap_or("").split(' ');
-            let method = first.next().unwrap_or("").to_owned();
-            let target = first.next().unwrap_or("/").to_owned();
-            let mut headers: Vec<(String, String)> = lines
-                .filter_map(|l| l.split_once(':'))
-                .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-                .collect();
-            let length = headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-                .and_then(|(_, v)| v.parse::<usize>().ok())
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + length {
-                let body = String::from_utf8_lossy(&buf[end + 4..end + 4 + length]).into_owned();
-                let has_body = headers
-                    .iter()
-                    .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
-                headers.retain(|(n, _)| {
-                    !["host", "content-length", "connection", "content-type"]
-                        .iter()
-                        .any(|h| n.eq_ignore_ascii_case(h))
-                });
-                return Ok(Some(WireRequest {
-                    method,
-                    target,
-                    headers,
-                    body: (has_body || !body.is_empty()).then_some(body),
-                }));
+/// The target's answer for the client, framed anew (its length, `Connection: close`).
+fn response(reply: WireReply) -> Response<Full<Bytes>> {
+    let mut out = Response::new(Full::new(Bytes::from(reply.body)));
+    *out.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    for (n, v) in &reply.headers {
+        let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(n.as_bytes()),
+            HeaderValue::from_str(v),
+        ) else {
+            continue;
+        };
+        if ![CONTENT_LENGTH, CONNECTION, TRANSFER_ENCODING].contains(&n) {
+            out.headers_mut().append(n, v);
+        }
+    }
+    out.headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A loopback target that counts its connections and answers each `201 {}`.
+    async fn target(count: Arc<AtomicUsize>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let _ = s
+                    .write_all(
+                        b"HTTP/1.1 201 Created\r\nRetry-After: 1\r\ncontent-length: 2\r\n\r\n{}",
+                    )
+                    .await;
             }
+        });
+        addr
+    }
+
+    fn post(fault: &str, tag: &str) -> WireRequest {
+        WireRequest {
+            method: "POST".into(),
+            target: "/v1/payments".into(),
+            headers: vec![
+                (FAULT_HEADER.into(), fault.into()),
+                (TAG_HEADER.into(), tag.into()),
+            ],
+            body: Some("{}".into()),
         }
-        let n = stream.read(&mut chunk).await.map_err(|_| ())?;
-        if n == 0 {
-            return Ok(None);
+    }
+
+    /// Each fault does what it says to the client and to the target: a reset before
+    /// forwarding reaches nothing, one after reaches the target once, a duplicate twice
+    /// (its second answer kept by tag), none once, its answer passed on whole.
+    #[tokio::test]
+    async fn each_fault_reaches_the_target_as_it_says() {
+        let t = Duration::from_secs(5);
+        let count = Arc::new(AtomicUsize::new(0));
+        let addr = target(count.clone()).await;
+        let proxy = Proxy::start_with(addr.clone(), t, EdgeSeam::REFERENCE)
+            .await
+            .unwrap();
+        let cases: [(&str, Option<u16>, usize); 4] = [
+            ("reset_before", None, 0),
+            ("reset_after", None, 1),
+            ("duplicate", Some(201), 2),
+            ("", Some(201), 1),
+        ];
+        for (fault, status, reached) in cases {
+            count.store(0, Ordering::SeqCst);
+            let r = wire::send(&proxy.addr, &post(fault, fault), t).await;
+            match status {
+                Some(s) => {
+                    let r = r.unwrap();
+                    assert_eq!((r.status, r.body.as_str()), (s, "{}"), "{fault}");
+                    assert_eq!(r.header("retry-after"), Some("1"), "{fault}");
+                }
+                None => assert_eq!(r, Err(WireError::Reset), "{fault}"),
+            }
+            assert_eq!(count.load(Ordering::SeqCst), reached, "{fault}");
+            assert_eq!(proxy.take_failure(fault), None, "{fault}");
         }
-        buf.extend_from_slice(&chunk[..n]);
-        if buf.len() > REQUEST_BYTES_MAX {
-            return Err(());
-        }
+        let second = proxy.take_second("duplicate").unwrap();
+        assert_eq!(second.reply.unwrap().status, 201);
+        // The edge zoo's defect at this seam: a reset before forwarding forwards.
+        let defect = crate::edges::EdgeDefect::ProxyResetBeforeForwards;
+        let planted = Proxy::start_with(addr.clone(), t, EdgeSeam::planted(defect))
+            .await
+            .unwrap();
+        count.store(0, Ordering::SeqCst);
+        let r = wire::send(&planted.addr, &post("reset_before", "planted"), t).await;
+        assert_eq!(
+            (r, count.load(Ordering::SeqCst)),
+            (Err(WireError::Reset), 1)
+        );
+        // A target that does not answer: the client's connection reset, the failure kept.
+        let down = Proxy::start_with("127.0.0.1:9".into(), t, EdgeSeam::REFERENCE)
+            .await
+            .unwrap();
+        let r = wire::send(&down.addr, &post("", "lost"), t).await;
+        assert_eq!(r, Err(WireError::Reset));
+        assert!(down.take_failure("lost").is_some());
     }
 }

@@ -40,71 +40,53 @@ pub enum Point {
     ClosedPaymentSession,
 }
 
+/// Each point: its profile name, the assumption of `model/ASSUMPTIONS.md` that quotes
+/// the contract there, and the readings the contract allows, the model's first.
+#[rustfmt::skip]
+const POINTS: [(Point, &str, &str, &[Reading]); 11] = {
+    use Point::*;
+    use Reading::*;
+    [
+        (UnnamedFields, "unnamed_fields", "A-UNNAMED-FIELDS", &[FieldsRefused, FieldsIgnored]),
+        (RateLimitScope, "rate_limit_scope", "A-RATE-SCOPE", &[LimitEveryRequest, LimitPostsOnly]),
+        (CancelProcessing, "cancel_processing", "A-CANCEL", &[CancelAccepted, CancelInProgress]),
+        (PauseScope, "pause_scope", "A-PAUSE-SCOPE", &[PauseNewTransactions, PauseCreatesOnly]),
+        (KeyCharset, "key_charset", "A-KEY-LENGTH", &[KeyAnyCharacter, KeyPrintableAscii]),
+        (RefusalOrder, "refusal_order", "A-REFUSAL-ORDER",
+            &[SwitchFirst, RefusalFirst, PauseBeforeLookup]),
+        (UnnamedCodes, "unnamed_codes", "A-ERROR-CODES", &[ModelCodes, OwnCodes]),
+        (RetryAfter503, "retry_after_503", "A-RETRY-AFTER", &[No503RetryAfter, With503RetryAfter]),
+        (RetryAfter429, "retry_after_429", "A-RETRY-AFTER-429",
+            &[Seconds429, Zero429, Absent429, HttpDate429]),
+        (UnknownResult, "unknown_result", "A-STATUS-CODES", &[UnknownAs202, UnknownAs500]),
+        (ClosedPaymentSession, "closed_payment_session", "A-CKO-ANY-STATUS",
+            &[SessionForClosed, SessionRefused]),
+    ]
+};
+
 impl Point {
-    pub const ALL: &'static [Point] = &[
-        Point::UnnamedFields,
-        Point::RateLimitScope,
-        Point::CancelProcessing,
-        Point::PauseScope,
-        Point::KeyCharset,
-        Point::RefusalOrder,
-        Point::UnnamedCodes,
-        Point::RetryAfter503,
-        Point::RetryAfter429,
-        Point::UnknownResult,
-        Point::ClosedPaymentSession,
-    ];
+    /// Every point, in the report's order.
+    pub fn all() -> impl Iterator<Item = Point> {
+        POINTS.iter().map(|p| p.0)
+    }
+
+    fn row(self) -> &'static (Point, &'static str, &'static str, &'static [Reading]) {
+        &POINTS[self as usize]
+    }
 
     /// The profile's name for it.
     pub fn name(self) -> &'static str {
-        match self {
-            Point::UnnamedFields => "unnamed_fields",
-            Point::RateLimitScope => "rate_limit_scope",
-            Point::CancelProcessing => "cancel_processing",
-            Point::PauseScope => "pause_scope",
-            Point::KeyCharset => "key_charset",
-            Point::RefusalOrder => "refusal_order",
-            Point::UnnamedCodes => "unnamed_codes",
-            Point::RetryAfter503 => "retry_after_503",
-            Point::RetryAfter429 => "retry_after_429",
-            Point::UnknownResult => "unknown_result",
-            Point::ClosedPaymentSession => "closed_payment_session",
-        }
+        self.row().1
     }
 
     /// The assumption of `model/ASSUMPTIONS.md` that quotes the contract at this point.
     pub fn assumption(self) -> &'static str {
-        match self {
-            Point::UnnamedFields => "A-UNNAMED-FIELDS",
-            Point::RateLimitScope => "A-RATE-SCOPE",
-            Point::CancelProcessing => "A-CANCEL",
-            Point::PauseScope => "A-PAUSE-SCOPE",
-            Point::KeyCharset => "A-KEY-LENGTH",
-            Point::RefusalOrder => "A-REFUSAL-ORDER",
-            Point::UnnamedCodes => "A-ERROR-CODES",
-            Point::RetryAfter503 => "A-RETRY-AFTER",
-            Point::RetryAfter429 => "A-RETRY-AFTER-429",
-            Point::UnknownResult => "A-STATUS-CODES",
-            Point::ClosedPaymentSession => "A-CKO-ANY-STATUS",
-        }
+        self.row().2
     }
 
     /// The readings the contract allows here, the model's first.
     pub fn readings(self) -> &'static [Reading] {
-        use Reading::*;
-        match self {
-            Point::UnnamedFields => &[FieldsRefused, FieldsIgnored],
-            Point::RateLimitScope => &[LimitEveryRequest, LimitPostsOnly],
-            Point::CancelProcessing => &[CancelAccepted, CancelInProgress],
-            Point::PauseScope => &[PauseNewTransactions, PauseCreatesOnly],
-            Point::KeyCharset => &[KeyAnyCharacter, KeyPrintableAscii],
-            Point::RefusalOrder => &[SwitchFirst, RefusalFirst, PauseBeforeLookup],
-            Point::UnnamedCodes => &[ModelCodes, OwnCodes],
-            Point::RetryAfter503 => &[No503RetryAfter, With503RetryAfter],
-            Point::RetryAfter429 => &[Seconds429, Zero429, Absent429, HttpDate429],
-            Point::UnknownResult => &[UnknownAs202, UnknownAs500],
-            Point::ClosedPaymentSession => &[SessionForClosed, SessionRefused],
-        }
+        self.row().3
     }
 }
 
@@ -141,10 +123,9 @@ pub enum Reading {
 
 impl Reading {
     pub fn point(self) -> Point {
-        *Point::ALL
-            .iter()
+        Point::all()
             .find(|p| p.readings().contains(&self))
-            .unwrap_or(&Point::UnnamedFields)
+            .unwrap_or(Point::UnnamedFields)
     }
 
     /// The profile's name for it (unique within its point).
@@ -263,19 +244,15 @@ pub type Pins = BTreeMap<Point, Reading>;
 pub fn parse_pins(raw: &BTreeMap<String, String>) -> Result<Pins, String> {
     let mut pins = Pins::new();
     for (point, reading) in raw {
-        let p = Point::ALL
-            .iter()
-            .find(|p| p.name() == point)
-            .ok_or_else(|| {
-                format!(
-                    "readings: {point:?} is not a silent point (one of: {})",
-                    Point::ALL
-                        .iter()
-                        .map(|p| p.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })?;
+        let p = Point::all().find(|p| p.name() == point).ok_or_else(|| {
+            format!(
+                "readings: {point:?} is not a silent point (one of: {})",
+                Point::all()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
         let r = p
             .readings()
             .iter()
@@ -290,7 +267,7 @@ pub fn parse_pins(raw: &BTreeMap<String, String>) -> Result<Pins, String> {
                         .join(", ")
                 )
             })?;
-        pins.insert(*p, *r);
+        pins.insert(p, *r);
     }
     Ok(pins)
 }
@@ -341,12 +318,13 @@ mod tests {
 
     #[test]
     fn every_reading_has_one_point_and_names_are_unique_per_point() {
-        for p in Point::ALL {
+        for (i, p) in Point::all().enumerate() {
+            assert_eq!(p as usize, i, "POINTS is in the order of Point");
             let names: std::collections::BTreeSet<_> =
                 p.readings().iter().map(|r| r.name()).collect();
             assert_eq!(names.len(), p.readings().len(), "{p:?}");
             for r in p.readings() {
-                assert_eq!(r.point(), *p, "{r:?}");
+                assert_eq!(r.point(), p, "{r:?}");
             }
             assert!(p.readings()[0].is_model());
         }

@@ -1,51 +1,30 @@
 //! conform's record of one case: every exchange its proxy carried to the target, read
-//! and judged as `check-log` reads and judges a log (`crate::check_log`: an entry per
-//! exchange, the feed's events in time order, `payhub_properties::verdict::judge_all`),
-//! with the profile as the log's profile (its keys' owners, error codes, test cards).
-//!
-//! What is recorded, per exchange: the request's method, path, `Authorization` (to
-//! resolve its owner; never printed), `Idempotency-Key` and body, read at once by
-//! check-log's reader, which keeps a card only as the test card it stands for (CARD-02):
-//! nothing else of a body outlives the round. Then the answer conform saw: its status,
-//! `Retry-After` and body; or no answer, for a `reset_after` (the proxy forwarded the
-//! request and threw the answer away) or a timeout: an unknown outcome. A duplicated
-//! request is two exchanges, the proxy's second copy sent after the first's answer
-//! came back. A `reset_before` is not recorded: the proxy forwarded nothing, and the
-//! target saw no exchange (the oracle reads it the same way).
-//!
-//! Each exchange is stamped with the target's time ([`super::clock`]), so a key kept
-//! across a clock move is as old as the target holds it (RET-01), and queries are as far
-//! apart as the target saw them (SCHED-02). The stamps keep the order conform saw its
-//! sends and answers in, to the nanosecond: two events it saw apart are never stamped
-//! alike ([`Stamps`]), so a request sent while another was in flight is never read as
-//! sent after that answer from a tie of the millisecond. A case is one log: each case has
-//! its own names, and a target reset between cases may give its ids again.
+//! and judged as `check-log` reads and judges a log (an entry per exchange, with the
+//! profile as the log's profile). A `reset_before` is not recorded (nothing reached the
+//! target); a `reset_after` or a timeout is no answer, an unknown outcome; a duplicate
+//! is two exchanges. Each exchange is stamped with the target's time ([`super::clock`]),
+//! in the order conform saw its sends and answers ([`Stamps`]). A case is one log.
 
+use super::case::Http;
 use super::clock::TargetClock;
+use super::wire::WireReply;
 use crate::check_log::entry::{Entry, Label, Reply, bearer};
 use crate::check_log::feed::Feed;
 use crate::check_log::keys::Keys;
 use crate::check_log::profile::LogProfile;
-use crate::http_map::HttpRequest;
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::Verdict;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// One exchange as conform saw it.
+/// One exchange as conform saw it: the request as sent, the answer as read (`None`: no
+/// answer, an unknown outcome), and the exchange in the contract's notation.
 #[derive(Clone, Debug)]
 pub struct Recorded {
     pub sent: Instant,
     pub closed: Instant,
-    pub method: &'static str,
-    pub target: String,
-    /// The `Authorization` header's value (`Bearer …`).
-    pub authorization: String,
-    pub idempotency_key: Option<String>,
-    pub body: Option<String>,
-    /// Status, `Retry-After` in seconds, body; `None`: no answer (an unknown outcome).
-    pub answer: Option<(u16, Option<u32>, String)>,
-    /// The exchange in the contract's notation, as the report prints it.
+    pub http: Http,
+    pub reply: Option<WireReply>,
     pub line: String,
 }
 
@@ -122,19 +101,13 @@ impl Recorder {
                 label: Label::Exchange(self.lines.len() as u64),
                 started_ms,
                 duration_ms: u64::try_from(stamps[&e.closed] - started_ms).unwrap_or(0),
-                http: HttpRequest {
-                    method: e.method.to_owned(),
-                    target: e.target,
-                    authorization: Some(e.authorization.clone().into_bytes()),
-                    idempotency_key: e.idempotency_key.map(String::into_bytes),
-                    body: e.body.map(String::into_bytes).unwrap_or_default(),
-                },
-                api_key: bearer(&e.authorization),
-                outcome: match e.answer {
-                    Some((status, retry_after_s, body)) => Reply::Answered {
-                        status,
-                        retry_after_s,
-                        body: Some(body.into_bytes()),
+                http: e.http.request(),
+                api_key: bearer(&e.http.authorization),
+                outcome: match e.reply {
+                    Some(r) => Reply::Answered {
+                        status: r.status,
+                        retry_after_s: crate::retry_after::seconds(r.header("retry-after")),
+                        body: Some(r.body.into_bytes()),
                     },
                     None => Reply::NoAnswer,
                 },
@@ -176,17 +149,27 @@ mod tests {
     const PAYMENT: &str = r#"{"amount":10000,"amount_refunded":0,"attempt_count":1,"currency":"USD","fee_rate_bps":290,"id":"pay_demo_001","merchant_order_no":"O-1","next_action":false,"resolution_status":"known","status":"succeeded","version":2}"#;
     const ORDER_TAKEN: &str = r#"{"error":{"code":"order_no_conflict","retryable":false,"related_resource_id":"pay_demo_001"}}"#;
 
+    fn reply((status, body): (u16, &str)) -> WireReply {
+        WireReply {
+            status,
+            headers: Vec::new(),
+            body: body.into(),
+        }
+    }
+
     fn create(answer: (u16, &str)) -> Recorded {
         let now = Instant::now();
         Recorded {
             sent: now,
             closed: now,
-            method: "POST",
-            target: "/v1/payments".into(),
-            authorization: "Bearer ak_1".into(),
-            idempotency_key: Some("K-1".into()),
-            body: Some(CREATE.into()),
-            answer: Some((answer.0, None, answer.1.into())),
+            http: Http {
+                method: "POST",
+                target: "/v1/payments".into(),
+                authorization: "Bearer ak_1".into(),
+                idempotency_key: Some("K-1".into()),
+                body: Some(CREATE.into()),
+            },
+            reply: Some(reply(answer)),
             line: "POST /v1/payments K-1".into(),
         }
     }
@@ -230,7 +213,7 @@ mod tests {
         let clock = TargetClock::new();
         let mut record = Recorder::new(&profile).unwrap();
         let mut create_1 = create((0, ""));
-        create_1.answer = first.map(|(status, body)| (status, None, body.to_owned()));
+        create_1.reply = first.map(reply);
         record.round(&clock, vec![create_1]);
         record.round(&clock, vec![create((201, PAYMENT))]);
         let judged = record.judge();

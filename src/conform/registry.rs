@@ -1,24 +1,9 @@
 //! The registry's verdicts over a sweep: each case's record judged as `check-log` judges
-//! a log ([`super::record`]), the verdicts of the cases gathered per property, beside
-//! the oracle's.
-//!
-//! A property judges the target when it is a wire property of the platform's side, or a
-//! registry property one of whose rules the platform keeps; the others judge the
-//! merchant's requests, here conform's own (which sends what the contract warns against
-//! on purpose): they are listed, never counted.
-//!
-//! Per property over the cases: `violated` when a case violated it (the first case's
-//! witness kept: its seed, the explanation, the exchanges it names); else `reached` when
-//! a case reached it; else `holds` (or `unreached`) when a case judged it, over the cases
-//! that did (those that could not, say a case that named no test card, are counted
-//! beside it); else `cannot_judge`, with the evidence the first case lacked: no case
-//! judged it, and nothing is claimed.
-//!
-//! The registry's part of the exit code: 1 when a property judging the target is
-//! violated; 3 (incomplete) when an exchange could not be read as the contract's, or
-//! when cases ran and no property judging the target held or was reached (the registry
-//! judged nothing: no pass is made of it); 0 otherwise. `cannot_judge` alone counts
-//! neither way.
+//! a log ([`super::record`]), the verdicts gathered per property, beside the oracle's.
+//! A property judges the target when it is a wire property of the platform's side or
+//! cites a rule the platform keeps; the others judge conform's own requests and are
+//! listed, never counted. Over the cases the worst status wins (violated, reached, held,
+//! cannot judge); the exit code is [`Registry::exit_code`].
 
 use super::record::CaseVerdicts;
 use payhub_model::rules::{Enforcer, Rule};
@@ -49,6 +34,13 @@ pub struct Counts {
     pub reached: usize,
     pub unreached: usize,
     pub cannot_judge: usize,
+}
+
+impl Counts {
+    /// Every case counted.
+    pub fn total(&self) -> usize {
+        self.holds + self.violated + self.reached + self.unreached + self.cannot_judge
+    }
 }
 
 /// The first case that violated a property, with what witnesses it.
@@ -335,11 +327,7 @@ impl PropertyRow {
                 self.name,
                 self.rules.join(", "),
                 self.cases.violated,
-                self.cases.violated
-                    + self.cases.holds
-                    + self.cases.cannot_judge
-                    + self.cases.reached
-                    + self.cases.unreached,
+                self.cases.total(),
                 w.seed,
                 w.detail
             );

@@ -32,7 +32,7 @@ pub struct Finding {
     pub property: &'static str,
     /// The rules the model's own run of the case applied (its answers rest on them), in
     /// the order they first apply; the last is the rule of the breaking round.
-    pub rules: Vec<String>,
+    pub rules: Vec<&'static str>,
     /// Other seeds that broke the same rule (`--keep-going` keeps one finding per rule).
     pub also_seeds: Vec<u64>,
 }
@@ -41,7 +41,7 @@ pub struct Finding {
 /// planned) before the run is incomplete whatever its cases say.
 pub const TARGET_FAILED_SHARE_PCT: usize = 5;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
     pub target: String,
     pub profile: String,
@@ -205,28 +205,7 @@ impl Report {
 impl Finding {
     /// The rule a finding is kept under, one per rule with `--keep-going`.
     pub fn rule(&self) -> &str {
-        self.rules.last().map_or("(no rule)", String::as_str)
-    }
-
-    /// The rules the model's own run of the case (its what-if script) applied.
-    pub fn rules_of_script(script: &str) -> Vec<String> {
-        let Ok(script) = payhub_sim::script::parse(
-            "conform.pha",
-            script.as_bytes(),
-            &crate::script_cmd::always_properties(),
-        ) else {
-            return Vec::new();
-        };
-        let run = crate::script_cmd::execute(&script);
-        let mut rules: Vec<String> = Vec::new();
-        for e in &run.trace.events {
-            if let Some(rule) = e.rule
-                && !rules.iter().any(|r| r == rule.id())
-            {
-                rules.push(rule.id().to_owned());
-            }
-        }
-        rules
+        self.rules.last().copied().unwrap_or("(no rule)")
     }
 
     /// The shrunk case in the contract's notation, the breaking answers marked `!!`: the
@@ -282,9 +261,50 @@ impl Finding {
     }
 }
 
+/// The rules the model's run `tape` applied, in the order they first apply (none if
+/// the tape does not replay, as then no what-if script is written either).
+pub fn rules_of(tape: &[payhub_sim::Choice]) -> Vec<&'static str> {
+    let mut trace = payhub_sim::Trace::new();
+    let mut no_check = |_: &payhub_sim::World<()>| None;
+    let config = super::oracle::model_config();
+    if payhub_sim::driver::replay(&config, tape, &mut no_check, Some(&mut trace)).is_err() {
+        return Vec::new();
+    }
+    let mut rules = Vec::new();
+    for id in trace.events.iter().filter_map(|e| e.rule).map(|r| r.id()) {
+        if !rules.contains(&id) {
+            rules.push(id);
+        }
+    }
+    rules
+}
+
 /// The exchanges as a Mermaid sequence diagram ([`diagram`]).
 pub fn mermaid(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> String {
     diagram(exchanges, breaking_round, allowed).to_mermaid()
+}
+
+/// A request from `m` to `t` and its answer back, as arrows (an empty text none).
+pub fn messages(
+    d: &mut Diagram,
+    (m, t): (usize, usize),
+    (request, answer): (&str, &str),
+    witness: bool,
+) {
+    for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)] {
+        if !text.is_empty() {
+            d.items.push(Item::Message {
+                from,
+                to,
+                arrow,
+                text: text.replace([';', '#'], ","),
+                rule: None,
+                at: None,
+                exchange: None,
+                witness,
+            });
+        }
+    }
 }
 
 /// The exchanges as a sequence diagram: each request and the target's answer (a clock
@@ -310,21 +330,7 @@ pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
             d.items.push(note((m, t), clean(&e.request), witness));
             continue;
         }
-        for (from, to, arrow, text) in [
-            (m, t, Arrow::Call, &e.request),
-            (t, m, Arrow::Reply, &e.answer),
-        ] {
-            d.items.push(Item::Message {
-                from,
-                to,
-                arrow,
-                text: clean(text),
-                rule: None,
-                at: None,
-                exchange: None,
-                witness,
-            });
-        }
+        messages(&mut d, (m, t), (&e.request, &e.answer), witness);
         if witness {
             d.items.push(note(
                 (t, t),

@@ -5,7 +5,7 @@
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
-use super::profile::{CardOutcome, Fill, Loaded, Template};
+use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
 use super::readings::Reading;
 use super::record::{CaseVerdicts, Recorded, Recorder};
@@ -111,11 +111,7 @@ impl Side for TargetSide<'_> {
 
 /// The model merchants the profile's keys belong to (1 for ak_1, ak_2, ak_4; 2 for ak_3).
 fn merchants(profile: &Loaded) -> Vec<u32> {
-    let mut m: Vec<u32> = profile
-        .model_keys
-        .iter()
-        .map(|k| if *k == 3 { 2 } else { 1 })
-        .collect();
+    let mut m: Vec<u32> = profile.model_keys.iter().map(|k| merchant_of(*k)).collect();
     m.sort();
     m.dedup();
     m
@@ -148,9 +144,14 @@ async fn control(t: &Target, template: &Template, fill: &Fill) -> Result<(), Str
 /// Switches one of the target's inputs with the profile's control for it.
 pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     let controls = &t.profile.profile.controls;
-    let (entry, on, what) = match s {
-        Switch::RateLimit { on, .. } => (&controls.rate_limit, on, "controls.rate_limit"),
-        Switch::Pause { on } => (&controls.pause, on, "controls.pause"),
+    let (entry, on, what, merchant) = match s {
+        Switch::RateLimit { on, merchant } => (
+            &controls.rate_limit,
+            on,
+            "controls.rate_limit",
+            Some(merchant),
+        ),
+        Switch::Pause { on } => (&controls.pause, on, "controls.pause", None),
     };
     let Some(c) = entry else {
         return Err(format!(
@@ -159,22 +160,15 @@ pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     };
     let fill = Fill {
         on: Some(on),
+        merchant: merchant.map(|m| t.profile.merchant_name(m)),
         ..Fill::default()
     };
-    match s {
-        Switch::RateLimit { merchant, .. } => {
-            let fill = Fill {
-                merchant: Some(t.profile.merchant_name(merchant)),
-                ..fill
-            };
-            send_control(t, c.template(on).render(&fill))
-                .await
-                .map_err(|e| format!("{what}: {e}"))
-        }
-        Switch::Pause { .. } => control(t, &c.template(on), &fill)
-            .await
-            .map_err(|e| format!("{what}: {e}")),
-    }
+    // A rate limit is one merchant's; a pause is sent for each merchant of the keys.
+    let sent = match merchant {
+        Some(_) => send_control(t, c.template(on).render(&fill)).await,
+        None => control(t, &c.template(on), &fill).await,
+    };
+    sent.map_err(|e| format!("{what}: {e}"))
 }
 
 /// Moves the target's clock by `by` with `clock.advance`, and checks with `clock.read`
@@ -216,15 +210,35 @@ async fn move_clock(
     Ok(())
 }
 
+/// Sends `method target` (with `headers` and `body`) to the target itself, not through
+/// the proxy.
+pub(super) async fn direct(
+    t: &Target,
+    method: &str,
+    target: &str,
+    headers: Vec<(String, String)>,
+    body: Option<String>,
+) -> Result<WireReply, WireError> {
+    let req = WireRequest {
+        method: method.to_owned(),
+        target: target.to_owned(),
+        headers,
+        body,
+    };
+    wire::send(&t.direct, &req, timeout(t)).await
+}
+
+/// A target that cannot be reached is down; else `what` failed.
+pub(super) fn down_or(what: &str, e: WireError) -> String {
+    match e {
+        WireError::Connect(e) => format!("the target is down ({e})"),
+        e => format!("{what}: {e}"),
+    }
+}
+
 /// The target's time in milliseconds, read with `clock.read`.
 async fn read_clock(t: &Target, r: &super::profile::ClockRead) -> Result<i128, String> {
-    let req = WireRequest {
-        method: "GET".into(),
-        target: r.path.clone(),
-        headers: Vec::new(),
-        body: None,
-    };
-    let reply = wire::send(&t.direct, &req, timeout(t))
+    let reply = direct(t, "GET", &r.path, Vec::new(), None)
         .await
         .map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
     let body: serde_json::Value = serde_json::from_str(&reply.body)
@@ -245,23 +259,14 @@ pub(super) async fn send_control(
     t: &Target,
     (method, target, body): (String, String, Option<String>),
 ) -> Result<(), String> {
-    let req = WireRequest {
-        method,
-        target,
-        headers: Vec::new(),
-        body,
-    };
-    match wire::send(&t.direct, &req, timeout(t)).await {
+    match direct(t, &method, &target, Vec::new(), body).await {
         Ok(r) if (200..300).contains(&r.status) => Ok(()),
         Ok(r) => Err(format!(
-            "{} {} answered {}: {}",
-            req.method,
-            req.target,
+            "{method} {target} answered {}: {}",
             r.status,
             r.body.chars().take(200).collect::<String>()
         )),
-        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
-        Err(e) => Err(format!("{} {}: {e}", req.method, req.target)),
+        Err(e) => Err(down_or(&format!("{method} {target}"), e)),
     }
 }
 
@@ -283,6 +288,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
     let mut exchanges = Vec::new();
     let mut record = Recorder::new(&t.log_profile)?;
     let (mut sent_n, mut failed) = (0usize, Vec::new());
+    let mut outcome = CaseOutcome::Conforms;
     for (ri, round) in case.rounds.iter().enumerate() {
         oracle.round_no = ri;
         let before = oracle
@@ -335,45 +341,31 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
                     Round::Send(reqs) => oracle.model_run(&names, &round_refs, reqs),
                     Round::Advance(_) | Round::Control(_) => None,
                 };
-                return Ok(CaseRun {
-                    readings: Vec::new(),
-                    exchanges,
-                    outcome: CaseOutcome::Violation {
-                        round: ri,
-                        allowed,
-                        tape: tape.unwrap_or(before),
-                    },
-                    registry: record.judge(),
-                    sent: sent_n,
-                    failed,
-                });
+                outcome = CaseOutcome::Violation {
+                    round: ri,
+                    allowed,
+                    tape: tape.unwrap_or(before),
+                };
+                break;
             }
             RoundVerdict::Incomplete(why) => {
-                return Ok(CaseRun {
-                    readings: Vec::new(),
-                    exchanges,
-                    outcome: CaseOutcome::Incomplete(why),
-                    registry: record.judge(),
-                    sent: sent_n,
-                    failed,
-                });
+                outcome = CaseOutcome::Incomplete(why);
+                break;
             }
         }
     }
-    if !failed.is_empty() {
-        return Ok(CaseRun {
-            readings: Vec::new(),
-            exchanges,
-            outcome: CaseOutcome::Incomplete(failed_case(&failed, sent_n)),
-            registry: record.judge(),
-            sent: sent_n,
-            failed,
-        });
+    let mut readings = Vec::new();
+    if matches!(outcome, CaseOutcome::Conforms) {
+        if failed.is_empty() {
+            readings = readings_shown(&oracle, &exchanges);
+        } else {
+            outcome = CaseOutcome::Incomplete(failed_case(&failed, sent_n));
+        }
     }
     Ok(CaseRun {
-        readings: readings_shown(&oracle, &exchanges),
+        readings,
         exchanges,
-        outcome: CaseOutcome::Conforms,
+        outcome,
         registry: record.judge(),
         sent: sent_n,
         failed,
@@ -436,32 +428,40 @@ async fn send_round(
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
     let mut recorded = Vec::new();
+    // An answer read: what the oracle saw, the exchange printed and, if `record`, recorded.
+    let mut read = |http: &case::Http, fault, request, result: Result<_, _>, times, record| {
+        let reply = result.as_ref().ok().cloned();
+        let seen = seen_of(t, fault, result, http)?;
+        let exchange = Exchange {
+            round: ri,
+            request,
+            answer: seen_text(&seen),
+        };
+        if record {
+            recorded.push(recorded_of(http, times, reply, &exchange));
+        }
+        exchanges.push(exchange);
+        Ok::<Seen, String>(seen)
+    };
     for (i, req) in reqs.iter().enumerate() {
+        let (http, tag) = &https[i];
         let now = Instant::now();
         let ((at, mut closed), result) = results[i]
             .take()
             .unwrap_or(((now, now), Err(WireError::Reset)));
-        let answer = answer_of(&result);
-        if let Some(why) = target_failure(t, req.fault, &result, &https[i].1) {
-            failed.push(format!("{}: {why}", https[i].0.notation()));
+        if let Some(why) = target_failure(t, req.fault, &result, tag) {
+            failed.push(format!("{}: {why}", http.notation()));
         }
-        let seen = seen_of(t, req.fault, result, &https[i].0)?;
-        let exchange = Exchange {
-            round: ri,
-            request: case::line(req, &https[i].0),
-            answer: seen_text(&seen),
-        };
         let second = (req.fault == Fault::Duplicate)
-            .then(|| t.proxy.take_second(&https[i].1))
+            .then(|| t.proxy.take_second(tag))
             .flatten();
         if let Some(s) = &second {
             // The first copy's answer came back before the proxy sent the second.
             closed = closed.min(s.sent);
         }
-        if req.fault != Fault::ResetBefore {
-            recorded.push(recorded_of(&https[i].0, (at, closed), answer, &exchange));
-        }
-        exchanges.push(exchange);
+        let line = case::line(req, http);
+        let record = req.fault != Fault::ResetBefore;
+        let seen = read(http, req.fault, line, result, (at, closed), record)?;
         sent.push(Sent {
             req: *req,
             seen,
@@ -472,18 +472,11 @@ async fn send_round(
                 Some(s) => ((s.sent, s.answered), s.reply),
                 None => ((closed, closed), Err(WireError::Reset)),
             };
-            let answer = answer_of(&second);
             if let Err(e) = &second {
-                failed.push(format!("{} (its second copy): {e}", https[i].0.notation()));
+                failed.push(format!("{} (its second copy): {e}", http.notation()));
             }
-            let seen = seen_of(t, Fault::None, second, &https[i].0)?;
-            let exchange = Exchange {
-                round: ri,
-                request: format!("{}  (the proxy's second copy)", https[i].0.notation()),
-                answer: seen_text(&seen),
-            };
-            recorded.push(recorded_of(&https[i].0, times, answer, &exchange));
-            exchanges.push(exchange);
+            let line = format!("{}  (the proxy's second copy)", http.notation());
+            let seen = read(http, Fault::None, line, second, times, true)?;
             let copy = case::Req {
                 fault: Fault::None,
                 ..*req
@@ -522,29 +515,18 @@ fn target_failure(
     }
 }
 
-/// What conform saw of an answer, for the record: status, `Retry-After`, body.
-fn answer_of(result: &Result<WireReply, WireError>) -> Option<(u16, Option<u32>, String)> {
-    let reply = result.as_ref().ok()?;
-    let retry_after = crate::retry_after::seconds(reply.header("retry-after"));
-    Some((reply.status, retry_after, reply.body.clone()))
-}
-
 /// An exchange for the record ([`super::record`]).
 fn recorded_of(
     http: &case::Http,
     (sent, closed): (Instant, Instant),
-    answer: Option<(u16, Option<u32>, String)>,
+    reply: Option<WireReply>,
     exchange: &Exchange,
 ) -> Recorded {
     Recorded {
         sent,
         closed,
-        method: http.method,
-        target: http.target.clone(),
-        authorization: http.authorization.clone(),
-        idempotency_key: http.idempotency_key.clone(),
-        body: http.body.clone(),
-        answer,
+        http: http.clone(),
+        reply,
         line: format!("{}  →  {}", exchange.request, exchange.answer),
     }
 }
@@ -598,20 +580,12 @@ fn seen_of(
 
 /// Whether the target answers at all (a GET of a Payment nobody has).
 pub async fn probe(t: &Target) -> Result<(), String> {
-    let req = WireRequest {
-        method: "GET".into(),
-        target: "/v1/payments/pay_demo_999".into(),
-        headers: vec![(
-            "Authorization".into(),
-            format!("Bearer {}", t.profile.target_key(1).unwrap_or("")),
-        )],
-        body: None,
-    };
-    match wire::send(&t.direct, &req, timeout(t)).await {
-        Ok(_) => Ok(()),
-        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
-        Err(e) => Err(format!("the target does not answer HTTP: {e}")),
-    }
+    let key = format!("Bearer {}", t.profile.target_key(1).unwrap_or(""));
+    let headers = vec![("Authorization".into(), key)];
+    direct(t, "GET", "/v1/payments/pay_demo_999", headers, None)
+        .await
+        .map(|_| ())
+        .map_err(|e| down_or("the target does not answer HTTP", e))
 }
 
 /// The readings every state of `oracle` took (what the answers showed, whichever state

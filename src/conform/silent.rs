@@ -1,7 +1,7 @@
 //! The conformance matrix's silent points: per point of `readings.rs`, the reading the
 //! target's answers showed, with the first exchange that showed it and how many
 //! conforming cases did, or "not exercised" (no case reached the point, or its answers
-//! left more than one reading open). Ordered as [`Point::ALL`]; no wall time, so a
+//! left more than one reading open). Ordered as [`Point::all`]; no wall time, so a
 //! sweep's matrix is the same for the same seeds and target.
 
 use super::readings::{Pins, Point, Reading};
@@ -39,14 +39,13 @@ pub struct PointRow {
 }
 
 pub fn rows(pins: &Pins) -> Vec<PointRow> {
-    Point::ALL
-        .iter()
+    Point::all()
         .map(|p| PointRow {
-            point: *p,
+            point: p,
             name: p.name(),
             assumption: p.assumption(),
             model: p.readings()[0].name(),
-            pinned: pins.get(p).map(|r| r.name()),
+            pinned: pins.get(&p).map(|r| r.name()),
             shown: Vec::new(),
         })
         .collect()

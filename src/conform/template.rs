@@ -26,10 +26,8 @@ enum TemplateForm {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TemplateFull {
-    #[serde(default)]
     method: Option<String>,
     path: String,
-    #[serde(default)]
     body: Option<serde_json::Value>,
 }
 
