@@ -371,9 +371,9 @@ mod tests {
     fn a_suppressed_property_is_printed_with_what_it_hides_and_only_it_is_hidden() {
         let mut r = Registry {
             properties: vec![
-                row("wire-valid-keys-are-accepted", Status::Violated),
-                row("wire-versions-never-go-back", Status::Violated),
-                row("wire-one-payment-per-order-number", Status::Holds),
+                row("invalid-key-answered-400-idempotency-key", Status::Violated),
+                row("versions-rise-with-every-visible-change", Status::Violated),
+                row("at-most-one-payment-per-order", Status::Holds),
             ],
             ..Registry::default()
         };
@@ -382,15 +382,15 @@ mod tests {
             reason: "our keys are ASCII".into(),
         };
         let lines = r.suppress(&[
-            s("wire-valid-keys-are-accepted"),
-            s("wire-one-payment-per-order-number"),
+            s("invalid-key-answered-400-idempotency-key"),
+            s("at-most-one-payment-per-order"),
         ]);
         assert_eq!(
             lines[0],
-            "suppressed: wire-valid-keys-are-accepted (our keys are ASCII): hides 2 violating cases; first: seed 168: exchange 2 refused"
+            "suppressed: invalid-key-answered-400-idempotency-key (our keys are ASCII): hides 2 violating cases; first: seed 168: exchange 2 refused"
         );
         assert!(lines[1].ends_with("hides nothing in this run"), "{lines:?}");
         let names: Vec<&str> = r.violated().iter().map(|r| r.name).collect();
-        assert_eq!(names, ["wire-versions-never-go-back"]);
+        assert_eq!(names, ["versions-rise-with-every-visible-change"]);
     }
 }

@@ -122,7 +122,7 @@ mod tests {
 
     fn row(status: Status, judges: Judges, missing: &[&str]) -> PropertyRow {
         PropertyRow {
-            name: "wire-valid-keys-are-accepted",
+            name: "invalid-key-answered-400-idempotency-key",
             kind: payhub_properties::Kind::Always,
             rules: vec!["KEY-07"],
             judges,
