@@ -138,6 +138,25 @@ pub fn edge_times(value: &mut serde_json::Value, origin_ms: i64) {
     }
 }
 
+/// [`edge_times`] undone: every time field written as a date, back to the world's
+/// milliseconds from `origin_ms` (never below 0); a date that does not parse is left.
+pub fn model_times(value: &mut serde_json::Value, origin_ms: i64) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                match v.as_str().and_then(crate::utc::parse_ms) {
+                    Some(at) if TIME_FIELDS.contains(&k.as_str()) => {
+                        *v = serde_json::Value::from(at.saturating_sub(origin_ms).max(0));
+                    }
+                    _ => model_times(v, origin_ms),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| model_times(v, origin_ms)),
+        _ => {}
+    }
+}
+
 /// `value` as JSON with its times on the session's clock ([`edge_times`]).
 pub fn edge_json<T: serde::Serialize>(value: &T, origin_ms: i64) -> String {
     match serde_json::to_value(value) {

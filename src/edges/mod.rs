@@ -26,6 +26,8 @@ use crate::serve::faults::{Action, Plan, Rule};
 use crate::serve::sandbox::Branches;
 use checks::EdgeCheck;
 use client::{Program, Run};
+use payhub_model::client::KeyPurpose;
+use payhub_model::client::keys::derived;
 use serde::Serialize;
 use session::Spec;
 use std::path::Path;
@@ -56,6 +58,12 @@ fn client_run(program: Program, api_key: &'static str, order: &str, card: char, 
         card,
         key: key.into(),
     }
+}
+
+/// A run of the reference client, its key the one it derives (GEN-01).
+fn reference(api_key: &'static str, order: &str, card: char) -> Run {
+    let key = derived(KeyPurpose::CreatePayment, order, 1);
+    client_run(Program::Reference, api_key, order, card, &key)
 }
 
 /// The sessions the edges are checked on, in the order the edge zoo tries them.
@@ -107,9 +115,9 @@ pub fn sessions() -> Vec<Spec> {
                 Some(1),
             ),
             runs: vec![
-                client_run(Program::Reference, "ak_1", "ORDER-1", 'A', "k-1"),
-                client_run(Program::Reference, "ak_3", "ORDER-1", 'D', "k-1"),
-                client_run(Program::Reference, "ak_1", "ORDER-2", 'B', "k-2"),
+                reference("ak_1", "ORDER-1", 'A'),
+                reference("ak_3", "ORDER-1", 'D'),
+                reference("ak_1", "ORDER-2", 'B'),
             ],
             violated: &[],
         },

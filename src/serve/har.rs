@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// The body of a request as the wire carried it (malformed bodies as recorded: redacted).
-fn request_body(request: &ApiRequest) -> Option<String> {
+pub fn request_body(request: &ApiRequest) -> Option<String> {
     fn text<T: serde::Serialize>(body: &Json<T>) -> String {
         match body {
             Json::Parsed(b) => serde_json::to_string(b).unwrap_or_default(),
