@@ -218,11 +218,7 @@ impl EdgeReport {
 pub fn run(dir: &Path, zoo: bool) -> Result<EdgeReport, String> {
     let started = Instant::now();
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = crate::serve::runtime()?;
     runtime.block_on(async {
         let mut rows = Vec::new();
         let mut exchanges = 0;
