@@ -278,6 +278,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("payhub-edges-{}", std::process::id()));
         let report = super::run(&dir, true).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
+        if let Ok(out) = std::env::var("EDGES_DUMP") {
+            let mut r = report.clone();
+            r.seconds = 0.0;
+            for d in &mut r.defects {
+                d.seconds = 0.0;
+            }
+            std::fs::write(out, serde_json::to_string_pretty(&r).unwrap()).unwrap();
+        }
         for c in &report.checks {
             assert!(c.passed, "{} on {}: {:?}", c.check, c.session, c.detail);
         }
