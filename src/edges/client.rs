@@ -9,7 +9,7 @@
 //! records each exchange as it saw it ([`Exchange`], written as a capture by
 //! [`super::capture`]).
 
-use crate::conform::wire::{self, WireError, WireReply, WireRequest};
+use crate::conform::wire::{self, WireReply, WireRequest};
 use payhub_model::client::{
     ClientInput, ClientOutput, Command, Draw, MerchantDb, MerchantServer, Policy, ServerConfig,
 };
@@ -17,6 +17,7 @@ use payhub_model::{ApiRequest, ApiResponse, Card, Millis, Text};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::time::Duration;
+use tokio::task::JoinHandle;
 
 /// A client program of a session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -138,10 +139,20 @@ impl Client {
     pub async fn send(&mut self, req: WireRequest) -> Option<WireReply> {
         let started_ms = self.now_ms;
         let answer = send_once(&self.addr, &req).await;
+        self.record(started_ms, req, answer)
+    }
+
+    /// Records an exchange that started at `started_ms` and ends now.
+    fn record(
+        &mut self,
+        started_ms: u64,
+        request: WireRequest,
+        answer: Option<WireReply>,
+    ) -> Option<WireReply> {
         self.seen.push(Exchange {
             started_ms,
             time_ms: self.now_ms - started_ms,
-            request: req,
+            request,
             answer: answer.clone(),
         });
         answer
@@ -256,44 +267,26 @@ impl Client {
     }
 
     async fn double_submit(&mut self, run: &Run, second_amount: u64) {
-        let sent = self.sent().await;
         let req = Client::create(run, &run.order, &run.key);
         let copy = Client::create_of(run, &run.order, &run.key, second_amount);
-        let started_ms = self.now_ms;
-        let addr = self.addr.clone();
-        let first = tokio::spawn({
-            let (addr, req) = (addr.clone(), req.clone());
-            async move { send_once(&addr, &req).await }
-        });
+        let (started_ms, first) = self.in_flight(&req).await;
         // The second copy once the first is in flight (its upstream held by the plan).
-        self.until_sent(sent + 1).await;
-        let second = send_once(&addr, &copy).await;
+        let second = send_once(&self.addr, &copy).await;
+        self.wait(QUERY_SPACING_MS).await;
+        // The first recorded first: it started first (a capture lists entries by their
+        // start).
+        self.record(started_ms, req, first.await.ok().flatten());
         self.seen.push(Exchange {
             started_ms,
             time_ms: 0,
             request: copy,
             answer: second,
         });
-        self.wait(QUERY_SPACING_MS).await;
-        let first = first.await.ok().flatten();
-        // Recorded first: it started first (a capture lists entries by their start).
-        let at = self.seen.len() - 1;
-        self.seen.insert(
-            at,
-            Exchange {
-                started_ms,
-                time_ms: self.now_ms - started_ms,
-                request: req,
-                answer: first,
-            },
-        );
     }
-}
 
-impl Client {
-    /// Sends `req` and moves the clock `ms` while it is in flight (an answer the plan
-    /// holds that long); records it with the time it took.
-    async fn send_across(&mut self, req: WireRequest, ms: u64) -> Option<WireReply> {
+    /// Sends `req` in the background and returns once the sandbox shows it sent: when
+    /// it started, and its answer to come.
+    async fn in_flight(&mut self, req: &WireRequest) -> (u64, JoinHandle<Option<WireReply>>) {
         let sent = self.sent().await;
         let started_ms = self.now_ms;
         let pending = tokio::spawn({
@@ -301,15 +294,16 @@ impl Client {
             async move { send_once(&addr, &req).await }
         });
         self.until_sent(sent + 1).await;
+        (started_ms, pending)
+    }
+
+    /// Sends `req` and moves the clock `ms` while it is in flight (an answer the plan
+    /// holds that long); records it with the time it took.
+    async fn send_across(&mut self, req: WireRequest, ms: u64) -> Option<WireReply> {
+        let (started_ms, pending) = self.in_flight(&req).await;
         self.wait(ms).await;
         let answer = pending.await.ok().flatten();
-        self.seen.push(Exchange {
-            started_ms,
-            time_ms: self.now_ms - started_ms,
-            request: req,
-            answer: answer.clone(),
-        });
-        answer
+        self.record(started_ms, req, answer)
     }
 
     /// How many requests the sandbox's events show sent so far.
@@ -362,12 +356,9 @@ impl Client {
 /// How long the slow query's answer takes, in the session's time.
 pub const SLOW_QUERY_MS: u64 = 3_000;
 
+/// `req`'s answer; `None` when none came (a reset, a timeout).
 async fn send_once(addr: &str, req: &WireRequest) -> Option<WireReply> {
-    match wire::send(addr, req, TIMEOUT).await {
-        Ok(r) => Some(r),
-        Err(WireError::Reset | WireError::Timeout) => None,
-        Err(_) => None,
-    }
+    wire::send(addr, req, TIMEOUT).await.ok()
 }
 
 /// The model's request as the client writes it: `Authorization`, then for a keyed
