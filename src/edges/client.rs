@@ -11,7 +11,8 @@
 
 use crate::conform::wire::{self, WireReply, WireRequest};
 use payhub_model::client::{
-    ClientInput, ClientOutput, Command, Draw, MerchantDb, MerchantServer, Policy, ServerConfig,
+    AntiPattern, ClientInput, ClientOutput, Command, Draw, MerchantDb, MerchantServer, Policy,
+    ServerConfig,
 };
 use payhub_model::{ApiRequest, ApiResponse, Card, Millis, Text};
 use serde::Serialize;
@@ -36,9 +37,9 @@ pub enum Program {
     /// A Payment created, then queried twice 10 s apart (start to start, SCHED-02), the
     /// first query's answer slow: the clock moves while it is in flight.
     SlowQuery,
-    /// A create retried at once after a 429, not after its `Retry-After` (RATE-03's
-    /// "Don't").
-    ImpatientRetry,
+    /// The reference client that retries a 429 after its usual backoff, not after its
+    /// `Retry-After` (RATE-03's "Don't"): the model's `AntiPattern::IgnoreRetryAfter`.
+    IgnoresRetryAfter,
 }
 
 impl Program {
@@ -50,7 +51,18 @@ impl Program {
             Program::DoubleSubmit => "double submit",
             Program::DoubleSubmitChanged => "double submit, another amount",
             Program::SlowQuery => "slow query",
-            Program::ImpatientRetry => "retry at once after a 429",
+            Program::IgnoresRetryAfter => "retry of a 429 after its backoff",
+        }
+    }
+
+    /// The model's policy the program is (`None`: a script of exchanges).
+    pub fn policy(self) -> Option<Policy> {
+        match self {
+            Program::Reference => Some(Policy::reference()),
+            Program::IgnoresRetryAfter => {
+                Some(Policy::reference().with(AntiPattern::IgnoreRetryAfter))
+            }
+            _ => None,
         }
     }
 }
@@ -173,21 +185,15 @@ impl Client {
 
     /// Runs one program to its end.
     pub async fn run(&mut self, run: &Run) {
+        if let Some(policy) = run.program.policy() {
+            return self.drive(run, policy).await;
+        }
         match run.program {
-            Program::Reference => self.drive(run, Policy::reference()).await,
             Program::DontDoThis => self.dont_do_this(run).await,
             Program::DoubleSubmit => self.double_submit(run, 10_000).await,
             Program::DoubleSubmitChanged => self.double_submit(run, 20_000).await,
             Program::SlowQuery => self.slow_query(run).await,
-            Program::ImpatientRetry => {
-                let req = Client::create(run, &run.order, &run.key);
-                for _ in 0..3 {
-                    match self.send(req.clone()).await {
-                        Some(r) if r.status == 429 => continue,
-                        _ => break,
-                    }
-                }
-            }
+            Program::Reference | Program::IgnoresRetryAfter => {}
         }
     }
 

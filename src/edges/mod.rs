@@ -61,13 +61,18 @@ fn client_run(program: Program, order: &str, card: char, key: &str) -> Run {
     }
 }
 
-/// A run of the reference client, its key the one it derives (GEN-01).
-fn reference(api_key: &'static str, order: &str, card: char) -> Run {
+/// A run of the model's client (the reference policy, or `program`'s anti-pattern of
+/// it), its key the one it derives (GEN-01).
+fn model_run(program: Program, api_key: &'static str, order: &str, card: char) -> Run {
     let key = derived(KeyPurpose::CreatePayment, order, 1);
     Run {
         api_key,
-        ..client_run(Program::Reference, order, card, &key)
+        ..client_run(program, order, card, &key)
     }
+}
+
+fn reference(api_key: &'static str, order: &str, card: char) -> Run {
+    model_run(Program::Reference, api_key, order, card)
 }
 
 /// The sessions the edges are checked on, in the order the edge zoo tries them.
@@ -80,7 +85,7 @@ pub fn sessions() -> Vec<Spec> {
     };
     vec![
         // "Don't do this": a new key, then a new order number, after a lost answer; and
-        // a retry at once after a 429.
+        // a retry of a 429 after the usual backoff (1 s), before its Retry-After (2 s).
         Spec {
             name: "dont-do-this",
             branches: Branches::A,
@@ -93,7 +98,7 @@ pub fn sessions() -> Vec<Spec> {
             ),
             runs: vec![
                 client_run(Program::DontDoThis, "ORDER-9", 'A', "k-9"),
-                client_run(Program::ImpatientRetry, "ORDER-8", 'A', "k-8"),
+                model_run(Program::IgnoresRetryAfter, "ak_1", "ORDER-8", 'A'),
             ],
             violated: &[
                 "client-never-charges-an-order-twice",
