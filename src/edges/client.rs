@@ -1,10 +1,13 @@
-//! The clients `verify` drives the sandbox with, over real HTTP on loopback: the
-//! contract's reference client, which is the model's (`payhub_model::client`, the
-//! reference policy) driven through a thin HTTP shell ([`Client::drive`]: its requests
-//! sent, its answers and resets fed back, its timers moving the session's clock); its
-//! "Don't do this" client (a new key, then a new order number, after a lost answer), a
-//! double submit under one key (the same body or another amount), a slow query, and a
-//! retry that ignores `Retry-After`, each a short script of exchanges. Every wait is the
+//! The clients `verify` drives the sandbox with, over real HTTP on loopback. The
+//! contract's reference client, and its variant that ignores `Retry-After`, are the
+//! model's (`payhub_model::client`: its reference policy, `AntiPattern::IgnoreRetryAfter`)
+//! driven through a thin HTTP shell ([`Client::drive`]: its requests sent, its answers
+//! and resets fed back, its timers moving the session's clock). The rest are short
+//! scripts of exchanges, shapes of traffic the model's policies do not make: the
+//! contract's "Don't do this" client on a reset (the model's anti-patterns switch key or
+//! order number after a timeout), a double submit under one key (the same body or another
+//! amount; one merchant's servers never create an order concurrently,
+//! A-CLIENT-DB-TXN) and a slow query (held while the clock moves). Every wait is the
 //! session's time: the client moves the sandbox's manual clock instead of sleeping, and
 //! records each exchange as it saw it ([`Exchange`], written as a capture by
 //! [`super::capture`]).
