@@ -228,7 +228,7 @@ impl Client {
             while let Some(input) = inputs.pop_front() {
                 let mut out = Vec::new();
                 if let Err(e) = server.step(Millis(self.now_ms), &mut db, input, &mut out) {
-                    self.errors.push(format!("the reference client: {e}"));
+                    self.errors.push(format!("the model's client: {e}"));
                     return;
                 }
                 for o in out {
@@ -260,6 +260,10 @@ impl Client {
                 return;
             };
             self.wait(at.0.saturating_sub(self.now_ms)).await;
+            if self.now_ms < at.0 {
+                // The clock did not move (`errors` says why): the timer would never fire.
+                return;
+            }
             inputs.push_back(ClientInput::Wake);
         }
     }
