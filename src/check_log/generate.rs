@@ -7,6 +7,7 @@
 //! i mod M's (API keys `mk_0` … no map names: each is assumed a merchant of its own). As a HAR (`--generate-format har`), the same exchanges
 //! as the entries of one log, written entry by entry (the file is never held whole).
 
+use crate::serve::har::{no_response, request_entry, response_entry};
 use payhub_model::{PaymentId, PaymentStatus, PaymentView, ResolutionStatus, ResponseBody};
 use std::io::Write;
 
@@ -94,32 +95,15 @@ fn har_entry(api_key: &str, x: &Exchange) -> serde_json::Value {
     if let Some(k) = x.key {
         headers.push(serde_json::json!({"name": "Idempotency-Key", "value": k}));
     }
-    let mut req = serde_json::json!({
-        "method": x.method, "url": format!("https://api.example{}", x.path), "httpVersion": "HTTP/1.1",
-        "headers": headers, "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0,
-    });
-    if let Some(body) = x.request {
-        req["postData"] = serde_json::json!({"mimeType": "application/json", "text": body});
-        req["bodySize"] = serde_json::json!(body.len());
-    }
+    let url = format!("https://api.example{}", x.path);
+    let req = request_entry(x.method, url, headers, Vec::new(), x.request);
     let (response, error) = match x.answer {
-        Some((s, body)) => (
-            serde_json::json!({
-                "status": s, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-                "headers": [{"name": "Content-Type", "value": "application/json"}],
-                "content": {"size": body.len(), "mimeType": "application/json", "text": body},
-                "redirectURL": "", "headersSize": -1, "bodySize": body.len(),
-            }),
-            None,
-        ),
-        None => (
-            serde_json::json!({
-                "status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
-                "content": {"size": 0, "mimeType": "x-unknown"}, "redirectURL": "",
-                "headersSize": -1, "bodySize": -1,
-            }),
-            Some("net::ERR_CONNECTION_RESET"),
-        ),
+        Some((s, body)) => {
+            let content = serde_json::json!({"size": body.len(), "mimeType": "application/json", "text": body});
+            let json = serde_json::json!({"name": "Content-Type", "value": "application/json"});
+            (response_entry(s, vec![json], content, body.len()), None)
+        }
+        None => (no_response(""), Some("net::ERR_CONNECTION_RESET")),
     };
     let mut entry = serde_json::json!({
         "startedDateTime": time(x.at), "time": 120, "request": req, "response": response,
