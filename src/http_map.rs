@@ -14,6 +14,7 @@
 
 use payhub_model::api::route::{self, Route, percent_decode};
 use payhub_model::cards;
+use payhub_model::observed::IdKind;
 use payhub_model::{
     ApiError, ApiKeyId, ApiRequest, ApiResponse, ConfirmBody, CreatePaymentBody, Endpoint,
     ErrorCode, Field, Json, Method, PaymentId, RefundBody, RefundId, SessionBody, Text,
@@ -138,6 +139,25 @@ pub fn edge_times(value: &mut serde_json::Value, origin_ms: i64) {
     }
 }
 
+/// [`edge_times`] undone: every time field written as a date, back to the world's
+/// milliseconds from `origin_ms` (never below 0); a date that does not parse is left.
+pub fn model_times(value: &mut serde_json::Value, origin_ms: i64) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                match v.as_str().and_then(crate::utc::parse_ms) {
+                    Some(at) if TIME_FIELDS.contains(&k.as_str()) => {
+                        *v = serde_json::Value::from(at.saturating_sub(origin_ms).max(0));
+                    }
+                    _ => model_times(v, origin_ms),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| model_times(v, origin_ms)),
+        _ => {}
+    }
+}
+
 /// `value` as JSON with its times on the session's clock ([`edge_times`]).
 pub fn edge_json<T: serde::Serialize>(value: &T, origin_ms: i64) -> String {
     match serde_json::to_value(value) {
@@ -155,10 +175,10 @@ fn to_json<T: serde::Serialize>(value: &T) -> String {
 
 /// The model's request, or the edge's own answer for what the model cannot represent.
 pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
-    let (route, query) = match http.target.split_once('?') {
-        Some((r, q)) => (r, Some(q)),
-        None => (http.target.as_str(), None),
-    };
+    let route = http
+        .target
+        .split_once('?')
+        .map_or(http.target.as_str(), |(r, _)| r);
     // Outside the API's `/v1/` (`/`, an unknown `/__sandbox/…`): no such resource,
     // whoever asks (the key is the API's, not the server's).
     if route != "/v1" && !route.starts_with("/v1/") {
@@ -183,7 +203,7 @@ pub fn to_api_request(http: &HttpRequest) -> Result<ApiRequest, HttpReply> {
             }
         },
     };
-    let endpoint = endpoint(method, &http.target, route, query, &http.body)?;
+    let endpoint = endpoint(&mut ModelReading, method, &http.target, &http.body)?;
     Ok(ApiRequest {
         api_key: api_key(http.authorization.as_deref()),
         idempotency_key,
@@ -214,13 +234,65 @@ pub fn api_key(header: Option<&[u8]>) -> ApiKeyId {
         .map_or(ApiKeyId(0), ApiKeyId)
 }
 
-fn endpoint(
+/// What an edge reads its own way once the route is known: the ids in a path and the
+/// bodies. The sandbox reads them as the model writes them ([`to_api_request`]),
+/// check-log as any platform does (`check_log::request`); the route table and the
+/// endpoint each route is are [`endpoint`]'s, the same for every edge.
+pub trait Reading {
+    /// The edge's own answer to a request it will not read.
+    type Refused;
+    /// The number of a Payment's or a Refund's id in a path; `None`: it names none.
+    fn id(&mut self, kind: IdKind, segment: &str) -> Option<u32>;
+    /// A `GET` of an id that names none: `other` (an endpoint of no route), or refused.
+    fn no_such_id(&self, other: Endpoint) -> Result<Endpoint, Self::Refused>;
+    fn create(&mut self, body: &[u8]) -> Result<Json<CreatePaymentBody>, Self::Refused>;
+    fn confirm(&mut self, body: &[u8]) -> Result<Json<ConfirmBody>, Self::Refused>;
+    fn session(&mut self, body: &[u8]) -> Result<Json<SessionBody>, Self::Refused>;
+    fn refund(&mut self, body: &[u8]) -> Result<Json<RefundBody>, Self::Refused>;
+}
+
+/// The sandbox's reading: ids as the model renders them, a `GET` of one of another shape
+/// 404 (it names no object, as an unknown one), bodies the model's JSON ([`json_body`]).
+struct ModelReading;
+
+impl Reading for ModelReading {
+    type Refused = HttpReply;
+    fn id(&mut self, kind: IdKind, segment: &str) -> Option<u32> {
+        match kind {
+            IdKind::Payment => id_of::<PaymentId>(segment).map(|p| p.0),
+            IdKind::Refund => id_of::<RefundId>(segment).map(|r| r.0),
+            IdKind::Session => None,
+        }
+    }
+    fn no_such_id(&self, _: Endpoint) -> Result<Endpoint, HttpReply> {
+        Err(HttpReply::code(ErrorCode::ResourceMissing, None))
+    }
+    fn create(&mut self, body: &[u8]) -> Result<Json<CreatePaymentBody>, HttpReply> {
+        json_body(body)
+    }
+    fn confirm(&mut self, body: &[u8]) -> Result<Json<ConfirmBody>, HttpReply> {
+        json_body(body)
+    }
+    fn session(&mut self, body: &[u8]) -> Result<Json<SessionBody>, HttpReply> {
+        json_body(body)
+    }
+    fn refund(&mut self, body: &[u8]) -> Result<Json<RefundBody>, HttpReply> {
+        json_body(body)
+    }
+}
+
+/// The endpoint of `method` on `target` (path and query) with `body`, read by `reading`;
+/// a path of no route (or naming no object) is `Endpoint::Other`.
+pub fn endpoint<R: Reading>(
+    reading: &mut R,
     method: Method,
     target: &str,
-    path: &str,
-    query: Option<&str>,
     body: &[u8],
-) -> Result<Endpoint, HttpReply> {
+) -> Result<Endpoint, R::Refused> {
+    let (path, query) = match target.split_once('?') {
+        Some((r, q)) => (r, Some(q)),
+        None => (target, None),
+    };
     let other = || Endpoint::Other {
         method,
         path: target.into(),
@@ -228,35 +300,37 @@ fn endpoint(
     let Some(route) = route::route(method, path, query) else {
         return Ok(other());
     };
+    let payment = |r: &mut R, id| r.id(IdKind::Payment, id).map(PaymentId);
     Ok(match route {
         Route::CreatePayment => Endpoint::CreatePayment {
-            body: json_body::<CreatePaymentBody>(body)?,
+            body: reading.create(body)?,
         },
-        Route::ConfirmPayment(id) => match id_of(id) {
+        Route::ConfirmPayment(id) => match payment(reading, id) {
             Some(payment_id) => Endpoint::ConfirmPayment {
                 payment_id,
-                body: json_body::<ConfirmBody>(body)?,
+                body: reading.confirm(body)?,
             },
             None => other(),
         },
-        Route::CancelPayment(id) => match id_of(id) {
+        Route::CancelPayment(id) => match payment(reading, id) {
             Some(payment_id) => Endpoint::CancelPayment { payment_id },
             None => other(),
         },
         Route::CreateCheckoutSession => Endpoint::CreateCheckoutSession {
-            body: json_body::<SessionBody>(body)?,
+            body: reading.session(body)?,
         },
         Route::CreateRefund => Endpoint::CreateRefund {
-            body: json_body::<RefundBody>(body)?,
+            body: reading.refund(body)?,
         },
-        // An id of no shape the platform issues names no object: 404, as an unknown one.
-        Route::GetPayment(id) => match id_of::<PaymentId>(id) {
+        Route::GetPayment(id) => match payment(reading, id) {
             Some(payment_id) => Endpoint::GetPayment { payment_id },
-            None => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
+            None => return reading.no_such_id(other()),
         },
-        Route::GetRefund(id) => match id_of::<RefundId>(id) {
-            Some(refund_id) => Endpoint::GetRefund { refund_id },
-            None => return Err(HttpReply::code(ErrorCode::ResourceMissing, None)),
+        Route::GetRefund(id) => match reading.id(IdKind::Refund, id) {
+            Some(n) => Endpoint::GetRefund {
+                refund_id: RefundId(n),
+            },
+            None => return reading.no_such_id(other()),
         },
         Route::ListPayments(no) => Endpoint::ListPayments {
             merchant_order_no: no.into(),

@@ -7,6 +7,7 @@
 //! i mod M's (API keys `mk_0` … no map names: each is assumed a merchant of its own). As a HAR (`--generate-format har`), the same exchanges
 //! as the entries of one log, written entry by entry (the file is never held whole).
 
+use crate::serve::har::{no_response, request_entry, response_entry};
 use payhub_model::{PaymentId, PaymentStatus, PaymentView, ResolutionStatus, ResponseBody};
 use std::io::Write;
 
@@ -54,26 +55,26 @@ struct Writer<W: Write> {
     key: String,
 }
 
+/// One exchange to write: when, what was sent, and its answer (`None`: reset).
+struct Exchange<'a> {
+    at: i64,
+    method: &'a str,
+    path: &'a str,
+    key: Option<&'a str>,
+    request: Option<&'a str>,
+    answer: Option<(u16, &'a str)>,
+}
+
 impl<W: Write> Writer<W> {
-    #[allow(clippy::too_many_arguments)]
-    fn line(
-        &mut self,
-        at: i64,
-        method: &str,
-        path: &str,
-        key: Option<&str>,
-        request: Option<&str>,
-        status: Option<u16>,
-        response: Option<&str>,
-    ) -> std::io::Result<()> {
+    fn line(&mut self, x: &Exchange) -> std::io::Result<()> {
         let v = match self.shape {
             Shape::AccessLog => serde_json::json!({
-                "time": time(at), "duration_ms": 120, "method": method, "path": path,
-                "api_key": self.key, "idempotency_key": key, "request_body": request,
-                "status": status, "response_body": response,
-                "error": if status.is_none() { Some("connection reset") } else { None },
+                "time": time(x.at), "duration_ms": 120, "method": x.method, "path": x.path,
+                "api_key": self.key, "idempotency_key": x.key, "request_body": x.request,
+                "status": x.answer.map(|a| a.0), "response_body": x.answer.map(|a| a.1),
+                "error": if x.answer.is_none() { Some("connection reset") } else { None },
             }),
-            Shape::Har => har_entry(&self.key, at, method, path, key, request, status, response),
+            Shape::Har => har_entry(&self.key, x),
         };
         match self.shape {
             Shape::AccessLog => writeln!(self.out, "{v}"),
@@ -88,51 +89,24 @@ impl<W: Write> Writer<W> {
 
 /// One HAR entry as a browser writes it: headers, bodies, a reset as status 0 and
 /// `_error`.
-#[allow(clippy::too_many_arguments)]
-fn har_entry(
-    api_key: &str,
-    at: i64,
-    method: &str,
-    path: &str,
-    key: Option<&str>,
-    request: Option<&str>,
-    status: Option<u16>,
-    response: Option<&str>,
-) -> serde_json::Value {
+fn har_entry(api_key: &str, x: &Exchange) -> serde_json::Value {
     let mut headers =
         vec![serde_json::json!({"name": "Authorization", "value": format!("Bearer {api_key}")})];
-    if let Some(k) = key {
+    if let Some(k) = x.key {
         headers.push(serde_json::json!({"name": "Idempotency-Key", "value": k}));
     }
-    let mut req = serde_json::json!({
-        "method": method, "url": format!("https://api.example{path}"), "httpVersion": "HTTP/1.1",
-        "headers": headers, "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0,
-    });
-    if let Some(body) = request {
-        req["postData"] = serde_json::json!({"mimeType": "application/json", "text": body});
-        req["bodySize"] = serde_json::json!(body.len());
-    }
-    let (response, error) = match (status, response) {
-        (Some(s), body) => (
-            serde_json::json!({
-                "status": s, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-                "headers": [{"name": "Content-Type", "value": "application/json"}],
-                "content": {"size": body.map_or(0, str::len), "mimeType": "application/json", "text": body},
-                "redirectURL": "", "headersSize": -1, "bodySize": body.map_or(0, str::len),
-            }),
-            None,
-        ),
-        (None, _) => (
-            serde_json::json!({
-                "status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
-                "content": {"size": 0, "mimeType": "x-unknown"}, "redirectURL": "",
-                "headersSize": -1, "bodySize": -1,
-            }),
-            Some("net::ERR_CONNECTION_RESET"),
-        ),
+    let url = format!("https://api.example{}", x.path);
+    let req = request_entry(x.method, url, headers, Vec::new(), x.request);
+    let (response, error) = match x.answer {
+        Some((s, body)) => {
+            let content = serde_json::json!({"size": body.len(), "mimeType": "application/json", "text": body});
+            let json = serde_json::json!({"name": "Content-Type", "value": "application/json"});
+            (response_entry(s, vec![json], content, body.len()), None)
+        }
+        None => (no_response(""), Some("net::ERR_CONNECTION_RESET")),
     };
     let mut entry = serde_json::json!({
-        "startedDateTime": time(at), "time": 120, "request": req, "response": response,
+        "startedDateTime": time(x.at), "time": 120, "request": req, "response": response,
         "cache": {}, "timings": {"send": 0, "wait": 120, "receive": 0},
     });
     if let Some(e) = error {
@@ -169,50 +143,32 @@ pub fn write(n: u64, shape: Shape, merchants: u32, out: &mut impl Write) -> std:
             r#"{{"merchant_order_no":"ORDER-{i}","amount":{amount},"currency":"USD","card":"A"}}"#
         );
         let object = payment(i, amount);
+        let create = |at, answer| Exchange {
+            at,
+            method: "POST",
+            path: "/v1/payments",
+            key: Some(&key),
+            request: Some(&body),
+            answer,
+        };
         if i % 10 == 0 {
-            out.line(
-                at,
-                "POST",
-                "/v1/payments",
-                Some(&key),
-                Some(&body),
-                None,
-                None,
-            )?;
+            out.line(&create(at, None))?;
             written += 1;
-            let retry = at + 1_000;
-            out.line(
-                retry,
-                "POST",
-                "/v1/payments",
-                Some(&key),
-                Some(&body),
-                Some(200),
-                Some(&object),
-            )?;
+            out.line(&create(at + 1_000, Some((200, &object))))?;
         } else {
-            out.line(
-                at,
-                "POST",
-                "/v1/payments",
-                Some(&key),
-                Some(&body),
-                Some(201),
-                Some(&object),
-            )?;
+            out.line(&create(at, Some((201, &object))))?;
         }
         written += 1;
         if written < n {
             let path = format!("/v1/payments/{}", PaymentId(i as u32));
-            out.line(
-                at + 2_000,
-                "GET",
-                &path,
-                None,
-                None,
-                Some(200),
-                Some(&object),
-            )?;
+            out.line(&Exchange {
+                at: at + 2_000,
+                method: "GET",
+                path: &path,
+                key: None,
+                request: None,
+                answer: Some((200, &object)),
+            })?;
             written += 1;
         }
     }

@@ -196,11 +196,14 @@ pub fn read_with(
     // the layers below see whole chunks.
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, bounded));
-    let found = Top {
-        each,
-        spent: &spent,
-        stopped: &stopped,
-        seam,
+    let found = Within {
+        cx: Cx {
+            each,
+            spent: &spent,
+            stopped: &stopped,
+            seam,
+        },
+        path: &["log", "entries"],
     }
     .deserialize(&mut de);
     if stopped.get() {
@@ -248,77 +251,64 @@ impl<R: Read> Read for Bounded<'_, R> {
     }
 }
 
-/// The top object: `{"log": …}`; `true` once `log.entries` was read.
-struct Top<'a, 'b> {
+/// What every level of the reader shares: the callback, the bytes of the entry being
+/// read, whether the callback stopped, the seam.
+struct Cx<'a, 'b> {
     each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()> + 'b),
     spent: &'a Cell<u64>,
     stopped: &'a Cell<bool>,
     seam: EdgeSeam,
 }
 
-impl<'de> DeserializeSeed<'de> for Top<'_, '_> {
-    type Value = bool;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Top<'_, '_> {
-    type Value = bool;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a HAR object {\"log\": {\"entries\": […]}}")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        let mut found = false;
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "log" {
-                found = map.next_value_seed(Log {
-                    each: &mut *self.each,
-                    spent: self.spent,
-                    stopped: self.stopped,
-                    seam: self.seam,
-                })?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
+impl<'b> Cx<'_, 'b> {
+    fn again(&mut self) -> Cx<'_, 'b> {
+        Cx {
+            each: &mut *self.each,
+            spent: self.spent,
+            stopped: self.stopped,
+            seam: self.seam,
         }
-        Ok(found)
     }
 }
 
-/// `log`: its `entries`; `version`, `creator`, `pages` are not needed.
-struct Log<'a, 'b> {
-    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()> + 'b),
-    spent: &'a Cell<u64>,
-    stopped: &'a Cell<bool>,
-    seam: EdgeSeam,
+/// An object on the way to `log.entries`, `path` the keys left (`["log", "entries"]`
+/// at the top; `version`, `creator`, `pages` are not needed); `true` once the entries
+/// were read.
+struct Within<'a, 'b> {
+    cx: Cx<'a, 'b>,
+    path: &'static [&'static str],
 }
 
-impl<'de> DeserializeSeed<'de> for Log<'_, '_> {
+impl<'de> DeserializeSeed<'de> for Within<'_, '_> {
     type Value = bool;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for Log<'_, '_> {
+impl<'de> Visitor<'de> for Within<'_, '_> {
     type Value = bool;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the HAR's log object")
+        f.write_str(match self.path.len() {
+            2 => "a HAR object {\"log\": {\"entries\": […]}}",
+            _ => "the HAR's log object",
+        })
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<bool, A::Error> {
         let mut found = false;
         while let Some(key) = map.next_key::<String>()? {
-            if key == "entries" {
-                map.next_value_seed(Entries {
-                    each: &mut *self.each,
-                    spent: self.spent,
-                    stopped: self.stopped,
-                    seam: self.seam,
-                })?;
-                found = true;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            let cx = self.cx.again();
+            match self.path {
+                [only] if key == *only => {
+                    map.next_value_seed(Entries { cx })?;
+                    found = true;
+                }
+                [first, rest @ ..] if key == *first => {
+                    found = map.next_value_seed(Within { cx, path: rest })?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
         Ok(found)
@@ -326,10 +316,7 @@ impl<'de> Visitor<'de> for Log<'_, '_> {
 }
 
 struct Entries<'a, 'b> {
-    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()> + 'b),
-    spent: &'a Cell<u64>,
-    stopped: &'a Cell<bool>,
-    seam: EdgeSeam,
+    cx: Cx<'a, 'b>,
 }
 
 impl<'de> DeserializeSeed<'de> for Entries<'_, '_> {
@@ -347,15 +334,15 @@ impl<'de> Visitor<'de> for Entries<'_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0u64;
         while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
-            self.spent.set(0);
+            self.cx.spent.set(0);
             i += 1;
             let read = serde_json::from_str::<HarEntry>(raw.get())
                 .map_err(|e| e.to_string())
-                .and_then(|e| to_entry(i, e, self.seam))
+                .and_then(|e| to_entry(i, e, self.cx.seam))
                 .map_err(|why| (Label::HarEntry(i), why));
-            if (self.each)(read).is_break() {
+            if (self.cx.each)(read).is_break() {
                 // Unwinds the reader: `read_with` answers Ok for a stop.
-                self.stopped.set(true);
+                self.cx.stopped.set(true);
                 return Err(serde::de::Error::custom("stopped"));
             }
         }

@@ -11,14 +11,15 @@
 //! is `Json::Malformed`, described, never kept.
 
 use super::profile::CardReading;
-use crate::http_map::{self, malformed};
-use payhub_model::api::route::{self, Route, percent_decode};
+use crate::http_map::{self, Reading, malformed};
+use payhub_model::api::route::percent_decode;
 use payhub_model::observed::{IdKind, Interner};
 use payhub_model::{
-    ApiKeyId, ApiRequest, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentId,
-    RefundBody, RefundId, SessionBody, Text,
+    ApiKeyId, ApiRequest, ConfirmBody, CreatePaymentBody, Endpoint, Json, PaymentId, RefundBody,
+    SessionBody, Text,
 };
 use serde_json::{Map, Value};
+use std::convert::Infallible;
 
 /// The contract's request, or why the entry is not one.
 pub fn read(
@@ -29,10 +30,6 @@ pub fn read(
     ids: &mut Interner,
     cards: &CardReading,
 ) -> Result<ApiRequest, String> {
-    let (route, query) = match target.split_once('?') {
-        Some((r, q)) => (r, Some(q)),
-        None => (target, None),
-    };
     let method = http_map::method(method)
         .ok_or_else(|| format!("the method {method} is none of the contract's"))?;
     let idempotency_key = match idempotency_key {
@@ -41,109 +38,67 @@ pub fn read(
             std::str::from_utf8(bytes).map_err(|_| "an Idempotency-Key that is not UTF-8")?,
         )),
     };
+    let Ok(endpoint) = http_map::endpoint(&mut LogReading { ids, cards }, method, target, body);
     Ok(ApiRequest {
         // Resolved by the reader's key table.
         api_key: ApiKeyId(0),
         idempotency_key,
-        endpoint: endpoint(method, target, route, query, body, ids, cards),
+        endpoint,
     })
 }
 
-fn endpoint(
-    method: Method,
-    target: &str,
-    path: &str,
-    query: Option<&str>,
-    body: &[u8],
-    ids: &mut Interner,
-    cards: &CardReading,
-) -> Endpoint {
-    let other = || Endpoint::Other {
-        method,
-        path: target.into(),
-    };
-    let Some(route) = route::route(method, path, query) else {
-        return other();
-    };
-    match route {
-        Route::CreatePayment => Endpoint::CreatePayment {
-            body: fields(body, ids, |m, ids| order(m, ids, cards)),
-        },
-        Route::ConfirmPayment(p) => match id(ids, IdKind::Payment, p) {
-            Some(n) => Endpoint::ConfirmPayment {
-                payment_id: PaymentId(n),
-                body: fields(body, ids, |m, _| {
-                    Some(ConfirmBody {
-                        card: cards.read(m),
-                    })
-                }),
-            },
-            None => other(),
-        },
-        Route::CancelPayment(p) => match id(ids, IdKind::Payment, p) {
-            Some(n) => Endpoint::CancelPayment {
-                payment_id: PaymentId(n),
-            },
-            None => other(),
-        },
-        Route::CreateCheckoutSession => Endpoint::CreateCheckoutSession {
-            body: fields(body, ids, |m, ids| {
-                let o = order(m, ids, cards)?;
-                Some(SessionBody {
-                    merchant_order_no: o.merchant_order_no,
-                    amount: o.amount,
-                    currency: o.currency,
-                })
-            }),
-        },
-        Route::CreateRefund => Endpoint::CreateRefund {
-            body: fields(body, ids, |m, ids| {
-                Some(RefundBody {
-                    payment_id: match m.get("payment_id") {
-                        None | Some(Value::Null) => None,
-                        Some(Value::String(p)) => Some(PaymentId(ids.intern(IdKind::Payment, p))),
-                        Some(_) => return None,
-                    },
-                    merchant_refund_no: text(m, "merchant_refund_no")?,
-                    amount: integer(m, "amount")?,
-                })
-            }),
-        },
-        Route::GetPayment(p) => match id(ids, IdKind::Payment, p) {
-            Some(n) => Endpoint::GetPayment {
-                payment_id: PaymentId(n),
-            },
-            None => other(),
-        },
-        Route::GetRefund(r) => match id(ids, IdKind::Refund, r) {
-            Some(n) => Endpoint::GetRefund {
-                refund_id: RefundId(n),
-            },
-            None => other(),
-        },
-        Route::ListPayments(no) => Endpoint::ListPayments {
-            merchant_order_no: no.into(),
-        },
-        Route::ListRefundsByNo(no) => Endpoint::ListRefundsByNo {
-            merchant_refund_no: no.into(),
-        },
-        Route::ListRefundsProcessing => Endpoint::ListRefundsProcessing,
+/// check-log's reading: any non-empty id interned, a `GET` of none an endpoint of no
+/// route, bodies read for the contract's fields alone.
+struct LogReading<'a> {
+    ids: &'a mut Interner,
+    cards: &'a CardReading,
+}
+
+impl Reading for LogReading<'_> {
+    type Refused = Infallible;
+    fn id(&mut self, kind: IdKind, segment: &str) -> Option<u32> {
+        percent_decode(segment)
+            .filter(|s| !s.is_empty())
+            .map(|s| self.ids.intern(kind, &s))
+    }
+    fn no_such_id(&self, other: Endpoint) -> Result<Endpoint, Infallible> {
+        Ok(other)
+    }
+    fn create(&mut self, body: &[u8]) -> Result<Json<CreatePaymentBody>, Infallible> {
+        Ok(fields(body, |m| order(m, self.cards)))
+    }
+    fn confirm(&mut self, body: &[u8]) -> Result<Json<ConfirmBody>, Infallible> {
+        let card = |m: &Map<String, Value>| self.cards.read(m);
+        Ok(fields(body, |m| Some(ConfirmBody { card: card(m) })))
+    }
+    fn session(&mut self, body: &[u8]) -> Result<Json<SessionBody>, Infallible> {
+        Ok(fields(body, |m| {
+            let o = order(m, self.cards)?;
+            Some(SessionBody {
+                merchant_order_no: o.merchant_order_no,
+                amount: o.amount,
+                currency: o.currency,
+            })
+        }))
+    }
+    fn refund(&mut self, body: &[u8]) -> Result<Json<RefundBody>, Infallible> {
+        let ids = &mut *self.ids;
+        Ok(fields(body, |m| {
+            Some(RefundBody {
+                payment_id: match m.get("payment_id") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(p)) => Some(PaymentId(ids.intern(IdKind::Payment, p))),
+                    Some(_) => return None,
+                },
+                merchant_refund_no: text(m, "merchant_refund_no")?,
+                amount: integer(m, "amount")?,
+            })
+        }))
     }
 }
 
-/// An id in a path, interned as `kind`.
-fn id(ids: &mut Interner, kind: IdKind, segment: &str) -> Option<u32> {
-    percent_decode(segment)
-        .filter(|s| !s.is_empty())
-        .map(|s| ids.intern(kind, &s))
-}
-
 /// The body's fields as `read` takes them; an empty body is the endpoint's default.
-fn fields<T: Default>(
-    body: &[u8],
-    ids: &mut Interner,
-    read: impl FnOnce(&Map<String, Value>, &mut Interner) -> Option<T>,
-) -> Json<T> {
+fn fields<T: Default>(body: &[u8], read: impl FnOnce(&Map<String, Value>) -> Option<T>) -> Json<T> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Json::Parsed(T::default());
     }
@@ -151,17 +106,13 @@ fn fields<T: Default>(
     let Some(map) = parsed.as_ref().and_then(Value::as_object) else {
         return malformed(body, "not a JSON object");
     };
-    match read(map, ids) {
+    match read(map) {
         Some(t) => Json::Parsed(t),
         None => malformed(body, "a field the contract names has another type"),
     }
 }
 
-fn order(
-    m: &Map<String, Value>,
-    _: &mut Interner,
-    cards: &CardReading,
-) -> Option<CreatePaymentBody> {
+fn order(m: &Map<String, Value>, cards: &CardReading) -> Option<CreatePaymentBody> {
     Some(CreatePaymentBody {
         merchant_order_no: text(m, "merchant_order_no")?,
         amount: integer(m, "amount")?,

@@ -8,6 +8,7 @@
 //! moved it for every wait).
 
 use super::client::Exchange;
+use crate::serve::har::{no_response, request_entry, response_entry};
 use serde_json::{Value, json};
 
 /// The capture as HAR 1.2 text.
@@ -39,19 +40,14 @@ fn headers(pairs: &[(String, String)]) -> Vec<Value> {
 
 fn entry(i: usize, x: &Exchange) -> Value {
     let r = &x.request;
-    let mut request = json!({
-        "method": r.method,
-        "url": format!("http://127.0.0.1{}", r.target),
-        "httpVersion": "HTTP/1.1",
-        "headers": headers(&r.headers),
-        "queryString": [],
-        "cookies": [],
-        "headersSize": -1,
-        "bodySize": r.body.as_ref().map_or(0, |b| b.len() as i64),
-    });
-    if let Some(body) = &r.body {
-        request["postData"] = json!({"mimeType": "application/json", "text": body});
-    }
+    let url = format!("http://127.0.0.1{}", r.target);
+    let request = request_entry(
+        &r.method,
+        url,
+        headers(&r.headers),
+        Vec::new(),
+        r.body.as_deref(),
+    );
     let response = match &x.answer {
         Some(a) => {
             let content = if i % 2 == 1 {
@@ -60,30 +56,13 @@ fn entry(i: usize, x: &Exchange) -> Value {
             } else {
                 json!({"size": a.body.len(), "mimeType": "application/json", "text": a.body})
             };
-            json!({
-                "status": a.status,
-                "statusText": "",
-                "httpVersion": "HTTP/1.1",
-                "headers": headers(&a.headers),
-                "cookies": [],
-                "content": content,
-                "redirectURL": "",
-                "headersSize": -1,
-                "bodySize": a.body.len(),
-            })
+            response_entry(a.status, headers(&a.headers), content, a.body.len())
         }
-        None => json!({
-            "status": 0,
-            "statusText": "",
-            "httpVersion": "",
-            "headers": [],
-            "cookies": [],
-            "content": {"size": 0, "mimeType": "x-unknown"},
-            "redirectURL": "",
-            "headersSize": -1,
-            "bodySize": -1,
-            "_error": "net::ERR_CONNECTION_RESET",
-        }),
+        None => {
+            let mut out = no_response("");
+            out["_error"] = json!("net::ERR_CONNECTION_RESET");
+            out
+        }
     };
     json!({
         "pageref": "page_1",

@@ -1,19 +1,27 @@
-//! The clients `verify` drives the sandbox with, over real HTTP on loopback: the
-//! contract's reference client ("Reference retry implementation": the same key through
-//! resets, 429 and 5xx, `Retry-After` honoured, a query by order number when the result
-//! stays unknown, the Payment queried until final at least 10 s apart) and its "Don't do
-//! this" client (a new key, then a new order number, after a lost answer), a double
-//! submit under one key (the same body or another amount), and a retry that ignores
-//! `Retry-After`. Every wait is the session's time: the client moves the
-//! sandbox's manual clock instead of sleeping, and records each exchange as it saw it
-//! ([`Exchange`], written as a capture by [`super::capture`]).
+//! The clients `verify` drives the sandbox with, over real HTTP on loopback. The
+//! contract's reference client, and its variant that ignores `Retry-After`, are the
+//! model's (`payhub_model::client`: its reference policy, `AntiPattern::IgnoreRetryAfter`)
+//! driven through a thin HTTP shell ([`Client::drive`]: its requests sent, its answers
+//! and resets fed back, its timers moving the session's clock). The rest are short
+//! scripts of exchanges, shapes of traffic the model's policies do not make: the
+//! contract's "Don't do this" client on a reset (the model's anti-patterns switch key or
+//! order number after a timeout), a double submit under one key (the same body or another
+//! amount; one merchant's servers never create an order concurrently,
+//! A-CLIENT-DB-TXN) and a slow query (held while the clock moves). Every wait is the
+//! session's time: the client moves the sandbox's manual clock instead of sleeping, and
+//! records each exchange as it saw it ([`Exchange`], written as a capture by
+//! [`super::capture`]).
 
-use crate::conform::wire::{self, WireError, WireReply, WireRequest};
-use payhub_model::Millis;
-use payhub_model::client::ClientParams;
-use payhub_model::client::schedule::retry_delay;
+use crate::conform::wire::{self, WireReply, WireRequest};
+use payhub_model::client::{
+    AntiPattern, ClientInput, ClientOutput, Command, Draw, MerchantDb, MerchantServer, Policy,
+    ServerConfig,
+};
+use payhub_model::{ApiRequest, ApiResponse, Card, Millis, Text};
 use serde::Serialize;
+use std::collections::VecDeque;
 use std::time::Duration;
+use tokio::task::JoinHandle;
 
 /// A client program of a session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -32,9 +40,9 @@ pub enum Program {
     /// A Payment created, then queried twice 10 s apart (start to start, SCHED-02), the
     /// first query's answer slow: the clock moves while it is in flight.
     SlowQuery,
-    /// A create retried at once after a 429, not after its `Retry-After` (RATE-03's
-    /// "Don't").
-    ImpatientRetry,
+    /// The reference client that retries a 429 after its usual backoff, not after its
+    /// `Retry-After` (RATE-03's "Don't"): the model's `AntiPattern::IgnoreRetryAfter`.
+    IgnoresRetryAfter,
 }
 
 impl Program {
@@ -46,7 +54,18 @@ impl Program {
             Program::DoubleSubmit => "double submit",
             Program::DoubleSubmitChanged => "double submit, another amount",
             Program::SlowQuery => "slow query",
-            Program::ImpatientRetry => "retry at once after a 429",
+            Program::IgnoresRetryAfter => "retry of a 429 after its backoff",
+        }
+    }
+
+    /// The model's policy the program is (`None`: a script of exchanges).
+    pub fn policy(self) -> Option<Policy> {
+        match self {
+            Program::Reference => Some(Policy::reference()),
+            Program::IgnoresRetryAfter => {
+                Some(Policy::reference().with(AntiPattern::IgnoreRetryAfter))
+            }
+            _ => None,
         }
     }
 }
@@ -59,6 +78,7 @@ pub struct Run {
     pub api_key: &'static str,
     pub order: String,
     pub card: char,
+    /// The key of its first create (the reference client derives its own: GEN-01).
     pub key: String,
 }
 
@@ -134,10 +154,20 @@ impl Client {
     pub async fn send(&mut self, req: WireRequest) -> Option<WireReply> {
         let started_ms = self.now_ms;
         let answer = send_once(&self.addr, &req).await;
+        self.record(started_ms, req, answer)
+    }
+
+    /// Records an exchange that started at `started_ms` and ends now.
+    fn record(
+        &mut self,
+        started_ms: u64,
+        request: WireRequest,
+        answer: Option<WireReply>,
+    ) -> Option<WireReply> {
         self.seen.push(Exchange {
             started_ms,
             time_ms: self.now_ms - started_ms,
-            request: req,
+            request,
             answer: answer.clone(),
         });
         answer
@@ -156,103 +186,85 @@ impl Client {
         req
     }
 
-    /// `postWithRetry`: the same key through resets, 429 (its `Retry-After`) and 5xx,
-    /// tries and waits as the model's reference client counts them (RETRY-02, RATE-03;
-    /// no jitter); `None` when the result stays unknown.
-    async fn post_with_retry(&mut self, req: &WireRequest) -> Option<WireReply> {
-        let params = ClientParams::default();
-        for attempt in 1..=params.tries_max {
-            let answer = self.send(req.clone()).await;
-            if let Some(r) = &answer {
-                if r.status != 429 && r.status < 500 {
-                    return answer;
-                }
-            }
-            if attempt == params.tries_max {
-                break;
-            }
-            let retry_after_s = answer
-                .as_ref()
-                .filter(|r| r.status == 429)
-                .and_then(|r| r.header("retry-after")?.trim().parse().ok());
-            self.wait(retry_delay(&params, attempt, Millis::ZERO, retry_after_s).0)
-                .await;
-        }
-        None
-    }
-
-    async fn find_by_order(&mut self, api_key: &str, order: &str) -> Option<serde_json::Value> {
-        let target = format!("/v1/payments?merchant_order_no={order}");
-        let r = self
-            .send(Client::request(api_key, "GET", &target, None))
-            .await?;
-        let page: serde_json::Value = serde_json::from_str(&r.body).ok()?;
-        page["data"].get(0).cloned()
-    }
-
-    async fn get(&mut self, api_key: &str, id: &str) -> Option<serde_json::Value> {
-        let r = self
-            .send(Client::request(
-                api_key,
-                "GET",
-                &format!("/v1/payments/{id}"),
-                None,
-            ))
-            .await?;
-        serde_json::from_str(&r.body).ok()
-    }
-
     /// Runs one program to its end.
     pub async fn run(&mut self, run: &Run) {
+        if let Some(policy) = run.program.policy() {
+            return self.drive(run, policy).await;
+        }
         match run.program {
-            Program::Reference => self.reference(run).await,
             Program::DontDoThis => self.dont_do_this(run).await,
             Program::DoubleSubmit => self.double_submit(run, 10_000).await,
             Program::DoubleSubmitChanged => self.double_submit(run, 20_000).await,
             Program::SlowQuery => self.slow_query(run).await,
-            Program::ImpatientRetry => {
-                let req = Client::create(run, &run.order, &run.key);
-                for _ in 0..3 {
-                    match self.send(req.clone()).await {
-                        Some(r) if r.status == 429 => continue,
-                        _ => break,
-                    }
-                }
-            }
+            Program::Reference | Program::IgnoresRetryAfter => {}
         }
     }
 
-    async fn reference(&mut self, run: &Run) {
-        let req = Client::create(run, &run.order, &run.key);
-        let mut payment = match self.post_with_retry(&req).await {
-            Some(r) if (200..300).contains(&r.status) => serde_json::from_str(&r.body).ok(),
-            Some(r) if r.body.contains("order_no_conflict") => {
-                self.wait(QUERY_SPACING_MS).await;
-                self.find_by_order(run.api_key, &run.order).await
-            }
-            Some(_) => None,
-            None => {
-                self.wait(QUERY_SPACING_MS).await;
-                match self.find_by_order(run.api_key, &run.order).await {
-                    Some(p) => Some(p),
-                    None => self
-                        .post_with_retry(&req)
-                        .await
-                        .and_then(|r| serde_json::from_str(&r.body).ok()),
+    /// The model's merchant server (`payhub_model::client`) under `policy` pays `run`'s
+    /// order over HTTP: each request it sends is an exchange on loopback, its answer (or
+    /// its reset) fed back at once; each timer it sets moves the session's clock there
+    /// and wakes it; until it has no timer left. No jitter (RETRY-02's bound is the
+    /// model's to test), the entropy counted.
+    async fn drive(&mut self, run: &Run, policy: Policy) {
+        let api_key = crate::http_map::api_key(Some(format!("Bearer {}", run.api_key).as_bytes()));
+        let mut server = MerchantServer::new(ServerConfig::new(api_key, policy));
+        let mut db = MerchantDb::new();
+        let mut entropy = 0;
+        let mut draw = || {
+            entropy += 1;
+            Draw::new(Millis::ZERO, entropy)
+        };
+        let command = Command::PayOrder {
+            order: run.order.as_str().into(),
+            amount: 10_000,
+            currency: "USD".into(),
+            card: Card(run.card),
+        };
+        let mut inputs = VecDeque::from([ClientInput::Command {
+            command,
+            draw: draw(),
+        }]);
+        loop {
+            while let Some(input) = inputs.pop_front() {
+                let mut out = Vec::new();
+                if let Err(e) = server.step(Millis(self.now_ms), &mut db, input, &mut out) {
+                    self.errors.push(format!("the model's client: {e}"));
+                    return;
+                }
+                for o in out {
+                    let ClientOutput::Send {
+                        handle, request, ..
+                    } = o
+                    else {
+                        continue;
+                    };
+                    let input = match self.send(to_wire(&request)).await.map(|r| to_response(&r)) {
+                        Some(Ok(response)) => ClientInput::Response {
+                            handle,
+                            response,
+                            draw: draw(),
+                        },
+                        Some(Err(e)) => {
+                            self.errors.push(e);
+                            return;
+                        }
+                        None => ClientInput::NetworkError {
+                            handle,
+                            draw: draw(),
+                        },
+                    };
+                    inputs.push_back(input);
                 }
             }
-        };
-        for _ in 0..6 {
-            let Some(p) = &payment else { break };
-            let status = p["status"].as_str().unwrap_or("");
-            if ["succeeded", "failed", "canceled", "expired"].contains(&status) {
-                break;
-            }
-            let Some(id) = p["id"].as_str().map(str::to_owned) else {
-                break;
+            let Some(at) = server.poll_timeout() else {
+                return;
             };
-            self.wait(QUERY_SPACING_MS).await;
-            payment = self.get(run.api_key, &id).await;
+            self.wait(at.0.saturating_sub(self.now_ms)).await;
+            if self.now_ms < at.0 {
+                // The clock did not move (`errors` says why): the timer would never fire.
+                return;
+            }
+            inputs.push_back(ClientInput::Wake);
         }
     }
 
@@ -268,44 +280,26 @@ impl Client {
     }
 
     async fn double_submit(&mut self, run: &Run, second_amount: u64) {
-        let sent = self.sent().await;
         let req = Client::create(run, &run.order, &run.key);
         let copy = Client::create_of(run, &run.order, &run.key, second_amount);
-        let started_ms = self.now_ms;
-        let addr = self.addr.clone();
-        let first = tokio::spawn({
-            let (addr, req) = (addr.clone(), req.clone());
-            async move { send_once(&addr, &req).await }
-        });
+        let (started_ms, first) = self.in_flight(&req).await;
         // The second copy once the first is in flight (its upstream held by the plan).
-        self.until_sent(sent + 1).await;
-        let second = send_once(&addr, &copy).await;
+        let second = send_once(&self.addr, &copy).await;
+        self.wait(QUERY_SPACING_MS).await;
+        // The first recorded first: it started first (a capture lists entries by their
+        // start).
+        self.record(started_ms, req, first.await.ok().flatten());
         self.seen.push(Exchange {
             started_ms,
             time_ms: 0,
             request: copy,
             answer: second,
         });
-        self.wait(QUERY_SPACING_MS).await;
-        let first = first.await.ok().flatten();
-        // Recorded first: it started first (a capture lists entries by their start).
-        let at = self.seen.len() - 1;
-        self.seen.insert(
-            at,
-            Exchange {
-                started_ms,
-                time_ms: self.now_ms - started_ms,
-                request: req,
-                answer: first,
-            },
-        );
     }
-}
 
-impl Client {
-    /// Sends `req` and moves the clock `ms` while it is in flight (an answer the plan
-    /// holds that long); records it with the time it took.
-    async fn send_across(&mut self, req: WireRequest, ms: u64) -> Option<WireReply> {
+    /// Sends `req` in the background and returns once the sandbox shows it sent: when
+    /// it started, and its answer to come.
+    async fn in_flight(&mut self, req: &WireRequest) -> (u64, JoinHandle<Option<WireReply>>) {
         let sent = self.sent().await;
         let started_ms = self.now_ms;
         let pending = tokio::spawn({
@@ -313,15 +307,16 @@ impl Client {
             async move { send_once(&addr, &req).await }
         });
         self.until_sent(sent + 1).await;
+        (started_ms, pending)
+    }
+
+    /// Sends `req` and moves the clock `ms` while it is in flight (an answer the plan
+    /// holds that long); records it with the time it took.
+    async fn send_across(&mut self, req: WireRequest, ms: u64) -> Option<WireReply> {
+        let (started_ms, pending) = self.in_flight(&req).await;
         self.wait(ms).await;
         let answer = pending.await.ok().flatten();
-        self.seen.push(Exchange {
-            started_ms,
-            time_ms: self.now_ms - started_ms,
-            request: req,
-            answer: answer.clone(),
-        });
-        answer
+        self.record(started_ms, req, answer)
     }
 
     /// How many requests the sandbox's events show sent so far.
@@ -374,10 +369,39 @@ impl Client {
 /// How long the slow query's answer takes, in the session's time.
 pub const SLOW_QUERY_MS: u64 = 3_000;
 
+/// `req`'s answer; `None` when none came (a reset, a timeout).
 async fn send_once(addr: &str, req: &WireRequest) -> Option<WireReply> {
-    match wire::send(addr, req, TIMEOUT).await {
-        Ok(r) => Some(r),
-        Err(WireError::Reset | WireError::Timeout) => None,
-        Err(_) => None,
-    }
+    wire::send(addr, req, TIMEOUT).await.ok()
+}
+
+/// The model's request as the client writes it: `Authorization`, then for a keyed
+/// request `Content-Type` and `Idempotency-Key`, and the body as the wire carries it.
+fn to_wire(request: &ApiRequest) -> WireRequest {
+    let mut req = Client::request(
+        &request.api_key.to_string(),
+        &request.endpoint.method().to_string(),
+        request.endpoint.path().as_str(),
+        request.idempotency_key.as_ref().map(Text::as_str),
+    );
+    req.body = crate::serve::har::request_body(request);
+    req
+}
+
+/// An answer read back as the model's: its status, `Retry-After` in seconds and body,
+/// its dates as the model's milliseconds ([`crate::http_map::model_times`] at the Unix
+/// epoch: only a card retry reads them, and these runs make none).
+fn to_response(reply: &WireReply) -> Result<ApiResponse, String> {
+    let unread = |e: serde_json::Error| {
+        format!(
+            "an answer {} the reference client cannot read: {e}",
+            reply.status
+        )
+    };
+    let mut body: serde_json::Value = serde_json::from_str(&reply.body).map_err(unread)?;
+    crate::http_map::model_times(&mut body, 0);
+    Ok(ApiResponse {
+        status: reply.status,
+        retry_after_s: crate::retry_after::seconds(reply.header("retry-after")),
+        body: serde_json::from_value(body).map_err(unread)?,
+    })
 }

@@ -26,6 +26,8 @@ use crate::serve::faults::{Action, Plan, Rule};
 use crate::serve::sandbox::Branches;
 use checks::EdgeCheck;
 use client::{Program, Run};
+use payhub_model::client::KeyPurpose;
+use payhub_model::client::keys::derived;
 use serde::Serialize;
 use session::Spec;
 use std::path::Path;
@@ -48,14 +50,29 @@ fn rule(endpoint: &str, nth: u32, action: Action, ms: Option<u64>) -> Rule {
     }
 }
 
-fn client_run(program: Program, api_key: &'static str, order: &str, card: char, key: &str) -> Run {
+/// A run of merchant 1 (`ak_1`).
+fn client_run(program: Program, order: &str, card: char, key: &str) -> Run {
     Run {
         program,
-        api_key,
+        api_key: "ak_1",
         order: order.into(),
         card,
         key: key.into(),
     }
+}
+
+/// A run of the model's client (the reference policy, or `program`'s anti-pattern of
+/// it), its key the one it derives (GEN-01).
+fn model_run(program: Program, api_key: &'static str, order: &str, card: char) -> Run {
+    let key = derived(KeyPurpose::CreatePayment, order, 1);
+    Run {
+        api_key,
+        ..client_run(program, order, card, &key)
+    }
+}
+
+fn reference(api_key: &'static str, order: &str, card: char) -> Run {
+    model_run(Program::Reference, api_key, order, card)
 }
 
 /// The sessions the edges are checked on, in the order the edge zoo tries them.
@@ -68,7 +85,7 @@ pub fn sessions() -> Vec<Spec> {
     };
     vec![
         // "Don't do this": a new key, then a new order number, after a lost answer; and
-        // a retry at once after a 429.
+        // a retry of a 429 after the usual backoff (1 s), before its Retry-After (2 s).
         Spec {
             name: "dont-do-this",
             branches: Branches::A,
@@ -80,8 +97,8 @@ pub fn sessions() -> Vec<Spec> {
                 None,
             ),
             runs: vec![
-                client_run(Program::DontDoThis, "ak_1", "ORDER-9", 'A', "k-9"),
-                client_run(Program::ImpatientRetry, "ak_1", "ORDER-8", 'A', "k-8"),
+                client_run(Program::DontDoThis, "ORDER-9", 'A', "k-9"),
+                model_run(Program::IgnoresRetryAfter, "ak_1", "ORDER-8", 'A'),
             ],
             violated: &[
                 "client-never-charges-an-order-twice",
@@ -107,9 +124,9 @@ pub fn sessions() -> Vec<Spec> {
                 Some(1),
             ),
             runs: vec![
-                client_run(Program::Reference, "ak_1", "ORDER-1", 'A', "k-1"),
-                client_run(Program::Reference, "ak_3", "ORDER-1", 'D', "k-1"),
-                client_run(Program::Reference, "ak_1", "ORDER-2", 'B', "k-2"),
+                reference("ak_1", "ORDER-1", 'A'),
+                reference("ak_3", "ORDER-1", 'D'),
+                reference("ak_1", "ORDER-2", 'B'),
             ],
             violated: &[],
         },
@@ -122,13 +139,7 @@ pub fn sessions() -> Vec<Spec> {
                 vec![rule(create, 1, Action::SlowUpstream, Some(2_000))],
                 None,
             ),
-            runs: vec![client_run(
-                Program::DoubleSubmit,
-                "ak_1",
-                "ORDER-5",
-                'A',
-                "k-5",
-            )],
+            runs: vec![client_run(Program::DoubleSubmit, "ORDER-5", 'A', "k-5")],
             violated: &[],
         },
         // Queries spaced 10 s from start to start, the first one's answer held 3 s, of a
@@ -146,13 +157,7 @@ pub fn sessions() -> Vec<Spec> {
                 )],
                 None,
             ),
-            runs: vec![client_run(
-                Program::SlowQuery,
-                "ak_1",
-                "ORDER-7",
-                'E',
-                "k-7",
-            )],
+            runs: vec![client_run(Program::SlowQuery, "ORDER-7", 'E', "k-7")],
             violated: &[],
         },
         // The double submit with another amount in the second copy.
@@ -165,7 +170,6 @@ pub fn sessions() -> Vec<Spec> {
             ),
             runs: vec![client_run(
                 Program::DoubleSubmitChanged,
-                "ak_1",
                 "ORDER-6",
                 'A',
                 "k-6",
@@ -210,11 +214,7 @@ impl EdgeReport {
 pub fn run(dir: &Path, zoo: bool) -> Result<EdgeReport, String> {
     let started = Instant::now();
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = crate::serve::runtime()?;
     runtime.block_on(async {
         let mut rows = Vec::new();
         let mut exchanges = 0;

@@ -8,7 +8,7 @@ use super::client::{Client, Exchange, Run};
 use crate::conform::wire::{self, WireRequest};
 use crate::serve::faults::Plan;
 use crate::serve::http::{self, ClockMode, Edge, Namespace};
-use crate::serve::sandbox::{Branches, Planted, Sandbox, Settings};
+use crate::serve::sandbox::{Branches, OBJECTS_MAX, Planted, Settings};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,16 +56,7 @@ impl Drop for Live {
 /// Starts a sandbox with `settings` on a free loopback port (`shared`: one session for
 /// every merchant).
 pub async fn start(settings: Settings, shared: bool) -> Result<Live, String> {
-    let namespaces = (0..2)
-        .map(|ns| Namespace {
-            core: Sandbox::new(settings.clone()).with_ids_from(if ns == 1 {
-                crate::serve::sandbox::MERCHANT_2_IDS_FROM
-            } else {
-                0
-            }),
-            tape: None,
-        })
-        .collect();
+    let namespaces = Namespace::pair(&settings, 0, OBJECTS_MAX, |_| Ok(None))?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("cannot listen on loopback: {e}"))?;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// The body of a request as the wire carried it (malformed bodies as recorded: redacted).
-fn request_body(request: &ApiRequest) -> Option<String> {
+pub fn request_body(request: &ApiRequest) -> Option<String> {
     fn text<T: serde::Serialize>(body: &Json<T>) -> String {
         match body {
             Json::Parsed(b) => serde_json::to_string(b).unwrap_or_default(),
@@ -35,6 +35,45 @@ fn iso(origin_ms: i64, at: Millis) -> String {
     crate::utc::iso_ms(origin_ms.saturating_add(i64::try_from(at.0).unwrap_or(i64::MAX)))
 }
 
+/// A HAR request: `headers` and `query` as name/value objects, `body` as its
+/// `postData` (JSON).
+pub fn request_entry(
+    method: &str,
+    url: String,
+    headers: Vec<Value>,
+    query: Vec<Value>,
+    body: Option<&str>,
+) -> Value {
+    let mut out = json!({
+        "method": method, "url": url, "httpVersion": "HTTP/1.1", "cookies": [],
+        "headers": headers, "queryString": query, "headersSize": -1,
+        "bodySize": body.map_or(0, str::len),
+    });
+    if let Some(body) = body {
+        out["postData"] = json!({"mimeType": "application/json", "text": body});
+    }
+    out
+}
+
+/// A HAR response: `status`, `headers`, `content` of a body of `size` bytes.
+pub fn response_entry(status: u16, headers: Vec<Value>, content: Value, size: usize) -> Value {
+    json!({
+        "status": status, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+        "headers": headers, "content": content, "redirectURL": "", "headersSize": -1,
+        "bodySize": size,
+    })
+}
+
+/// The response of an exchange no answer ended: status 0, `http_version` as the tool
+/// writes it.
+pub fn no_response(http_version: &str) -> Value {
+    json!({
+        "status": 0, "statusText": "", "httpVersion": http_version, "cookies": [],
+        "headers": [], "content": {"size": 0, "mimeType": "x-unknown"},
+        "redirectURL": "", "headersSize": -1, "bodySize": -1,
+    })
+}
+
 fn request_json(request: &ApiRequest) -> Value {
     let path = request.endpoint.path();
     let mut headers =
@@ -53,43 +92,30 @@ fn request_json(request: &ApiRequest) -> Value {
             json!({"name": name, "value": value})
         })
         .collect();
-    let mut out = json!({
-        "method": request.endpoint.method().to_string(),
-        "url": format!("http://sandbox{}", path),
-        "httpVersion": "HTTP/1.1",
-        "cookies": [],
-        "headers": headers,
-        "queryString": query,
-        "headersSize": -1,
-        "bodySize": 0,
-    });
-    if let Some(body) = request_body(request) {
-        out["bodySize"] = json!(body.len());
-        out["postData"] = json!({"mimeType": "application/json", "text": body});
-    }
-    out
+    let method = request.endpoint.method().to_string();
+    let body = request_body(request);
+    request_entry(
+        &method,
+        format!("http://sandbox{path}"),
+        headers,
+        query,
+        body.as_deref(),
+    )
 }
 
 fn response_json(response: Option<&ApiResponse>, origin_ms: i64) -> Value {
     let Some(r) = response else {
-        return json!({
-            "status": 0, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-            "headers": [], "content": {"size": 0, "mimeType": "x-unknown"},
-            "redirectURL": "", "headersSize": -1, "bodySize": -1,
-            "_error": "no answer reached the client (connection reset, or it gave up)",
-        });
+        let mut out = no_response("HTTP/1.1");
+        out["_error"] = json!("no answer reached the client (connection reset, or it gave up)");
+        return out;
     };
     let text = crate::http_map::edge_json(&r.body, origin_ms);
     let mut headers = vec![json!({"name": "Content-Type", "value": "application/json"})];
     if let Some(s) = r.retry_after_s {
         headers.push(json!({"name": "Retry-After", "value": s.to_string()}));
     }
-    json!({
-        "status": r.status, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-        "headers": headers,
-        "content": {"size": text.len(), "mimeType": "application/json", "text": text},
-        "redirectURL": "", "headersSize": -1, "bodySize": text.len(),
-    })
+    let content = json!({"size": text.len(), "mimeType": "application/json", "text": text});
+    response_entry(r.status, headers, content, text.len())
 }
 
 /// The session's exchanges as a HAR 1.2 log, its times on the session's clock:

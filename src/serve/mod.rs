@@ -30,7 +30,7 @@ pub mod webhooks;
 
 use http::ClockMode;
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
-use sandbox::{Branches, Planted, Sandbox, Settings};
+use sandbox::{Branches, Planted, Settings};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -188,30 +188,13 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(0)),
         ClockMode::Manual => 0,
     };
-    // One session per namespace: merchant 1, merchant 2 (its ids numbered apart).
-    let mut namespaces = Vec::new();
-    for ns in 0..2 {
-        let tape = match &args.tape {
-            Some(base) => Some(tape_file::TapeFile::create(&tape_file::path_of(base, ns))?),
-            None => None,
-        };
-        namespaces.push(http::Namespace {
-            core: Sandbox::new(settings.clone())
-                .with_ids_from(if ns == 1 {
-                    sandbox::MERCHANT_2_IDS_FROM
-                } else {
-                    0
-                })
-                .with_edge_zero(edge_zero)
-                .with_objects_max(args.objects_max),
-            tape,
-        });
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let namespaces = http::Namespace::pair(&settings, edge_zero, args.objects_max, |ns| {
+        args.tape
+            .as_ref()
+            .map(|base| tape_file::TapeFile::create(&tape_file::path_of(base, ns)))
+            .transpose()
+    })?;
+    let runtime = runtime()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
@@ -244,6 +227,15 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The runtime the sandbox and its clients run on: two worker threads.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
 /// What `serve` prints at start: its address first (a test reads that line), the keys,

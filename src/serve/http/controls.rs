@@ -14,11 +14,29 @@ fn bad(message: impl std::fmt::Display) -> Response {
     respond(HttpReply::json(400, body.to_string()))
 }
 
+/// Reads a control endpoint's body.
+async fn control_bytes(req: Request) -> Result<Vec<u8>, Response> {
+    let (parts, body) = req.into_parts();
+    read_body(&parts.headers, body).await.map_err(respond)
+}
+
 /// Reads a control endpoint's JSON body.
 async fn control_body<T: serde::de::DeserializeOwned>(req: Request) -> Result<T, Response> {
-    let (parts, body) = req.into_parts();
-    let bytes = read_body(&parts.headers, body).await.map_err(respond)?;
+    let bytes = control_bytes(req).await?;
     serde_json::from_slice(&bytes).map_err(|e| bad(format!("bad JSON body: {e}")))
+}
+
+/// A control's answer: 200 with `ok`'s JSON of what it did, 400 with why it refused,
+/// 500 when the session's core crashed.
+fn answer<T, E: std::fmt::Display>(
+    done: Option<Result<T, E>>,
+    ok: impl FnOnce(T) -> serde_json::Value,
+) -> Response {
+    match done {
+        Some(Ok(t)) => respond(HttpReply::json(200, ok(t).to_string())),
+        Some(Err(e)) => bad(e),
+        None => crashed(),
+    }
 }
 
 /// `POST /__sandbox/clock/advance {"by":"8d"}`: returns once every timer due has fired.
@@ -26,16 +44,13 @@ pub(super) async fn advance(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, _): MerchantNs,
     req: Request,
-) -> Response {
-    let body: AdvanceBody = match control_body(req).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+) -> Result<Response, Response> {
+    let body: AdvanceBody = control_body(req).await?;
     let Some(by) = payhub_sim::script::parse_duration(&body.by) else {
-        return bad(format!(
+        return Err(bad(format!(
             "'{}' is not a duration of at most 36500d, the bound of one advance (250ms, 15s, 2min, 4h, 8d)",
             body.by
-        ));
+        )));
     };
     // A delivery already on its way is settled first (its acknowledgement recorded at
     // the time it was answered), so the jump cannot make it look unanswered.
@@ -43,14 +58,10 @@ pub(super) async fn advance(
     let advanced = edge.with_core(ns, |core, _| core.advance(by));
     // Returns once every webhook due has been delivered (or lost) too.
     settle_webhooks(&edge, ns).await;
-    match advanced {
-        Some(Ok(now)) => {
-            let json = serde_json::json!({ "now": now.to_string(), "now_ms": now.0 });
-            respond(HttpReply::json(200, json.to_string()))
-        }
-        Some(Err(e)) => bad(e),
-        None => crashed(),
-    }
+    Ok(answer(
+        advanced,
+        |now| serde_json::json!({ "now": now.to_string(), "now_ms": now.0 }),
+    ))
 }
 
 /// Delivers the webhooks in flight until none is left (at most 10 s).
@@ -96,25 +107,18 @@ pub(super) async fn set_faults(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, _): MerchantNs,
     req: Request,
-) -> Response {
-    let (parts, body) = req.into_parts();
-    let bytes = match read_body(&parts.headers, body).await {
-        Ok(b) => b,
-        Err(r) => return respond(r),
-    };
-    let plan = match std::str::from_utf8(&bytes)
+) -> Result<Response, Response> {
+    let bytes = control_bytes(req).await?;
+    let plan = std::str::from_utf8(&bytes)
         .map_err(|_| "not UTF-8".to_owned())
         .and_then(Plan::from_json)
-    {
-        Ok(p) => p,
-        Err(e) => return bad(e),
-    };
+        .map_err(bad)?;
     let reply = edge.with_core(ns, |core, _| {
         core.set_plan(plan);
         let json = serde_json::to_string(core.plan()).unwrap_or_default();
         HttpReply::json(200, json)
     });
-    reply.map_or_else(crashed, respond)
+    Ok(reply.map_or_else(crashed, respond))
 }
 
 #[derive(serde::Deserialize)]
@@ -133,13 +137,10 @@ pub(super) async fn controls(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, merchant): MerchantNs,
     req: Request,
-) -> Response {
+) -> Result<Response, Response> {
     use payhub_model::{Control, MerchantId};
     let merchant = MerchantId(merchant);
-    let body: ControlsBody = match control_body(req).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+    let body: ControlsBody = control_body(req).await?;
     let mut switches = Vec::new();
     if let Some(on) = body.rate_limited {
         switches.push(Control::SetRateLimited { merchant, on });
@@ -148,20 +149,17 @@ pub(super) async fn controls(
         switches.push(Control::SetChannelPaused { on });
     }
     if switches.is_empty() {
-        return bad("nothing to switch: give \"rate_limited\" or \"paused\" (true or false)");
+        return Err(bad(
+            "nothing to switch: give \"rate_limited\" or \"paused\" (true or false)",
+        ));
     }
     let done = edge.with_core(ns, |core, now| {
         switches.into_iter().try_for_each(|c| core.control(now, c))
     });
-    match done {
-        Some(Ok(())) => {
-            let json =
-                serde_json::json!({ "rate_limited": body.rate_limited, "paused": body.paused });
-            respond(HttpReply::json(200, json.to_string()))
-        }
-        Some(Err(e)) => bad(e),
-        None => crashed(),
-    }
+    Ok(answer(
+        done,
+        |()| serde_json::json!({ "rate_limited": body.rate_limited, "paused": body.paused }),
+    ))
 }
 
 #[derive(serde::Deserialize)]
@@ -182,19 +180,13 @@ pub(super) async fn authenticate(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, _): MerchantNs,
     req: Request,
-) -> Response {
-    let body: AuthenticateBody = match control_body(req).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    match edge.with_core(ns, |core, _| core.authenticate(body.payment_id, body.ok)) {
-        Some(Ok(attempt)) => {
-            let json = serde_json::json!({ "attempt_id": attempt, "ok": body.ok });
-            respond(HttpReply::json(200, json.to_string()))
-        }
-        Some(Err(e)) => bad(e),
-        None => crashed(),
-    }
+) -> Result<Response, Response> {
+    let body: AuthenticateBody = control_body(req).await?;
+    let done = edge.with_core(ns, |core, _| core.authenticate(body.payment_id, body.ok));
+    Ok(answer(
+        done,
+        |attempt| serde_json::json!({ "attempt_id": attempt, "ok": body.ok }),
+    ))
 }
 
 /// `POST /__sandbox/journal`: the merchant's journal, JSON Lines
@@ -203,32 +195,28 @@ pub(super) async fn journal(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, merchant): MerchantNs,
     req: Request,
-) -> Response {
-    let (parts, body) = req.into_parts();
-    let bytes = match read_body(&parts.headers, body).await {
-        Ok(b) => b,
-        Err(r) => return respond(r),
-    };
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        return bad("the journal is not UTF-8");
-    };
-    match edge.with_core(ns, |core, _| core.post_journal(merchant, text)) {
-        Some(Ok(lines)) => {
-            let json = serde_json::json!({ "lines": lines });
-            respond(HttpReply::json(200, json.to_string()))
-        }
-        Some(Err(refused)) => {
-            let body = serde_json::json!({ "error": {
+) -> Result<Response, Response> {
+    let bytes = control_bytes(req).await?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad("the journal is not UTF-8"))?;
+    Ok(
+        match edge.with_core(ns, |core, _| core.post_journal(merchant, text)) {
+            Some(Ok(lines)) => {
+                let json = serde_json::json!({ "lines": lines });
+                respond(HttpReply::json(200, json.to_string()))
+            }
+            Some(Err(refused)) => {
+                let body = serde_json::json!({ "error": {
                 "code": "invalid_journal",
                 "message": refused.to_string(),
                 "line": refused.line,
                 "field": refused.field,
                 "retryable": false,
             } });
-            respond(HttpReply::json(400, body.to_string()))
-        }
-        None => crashed(),
-    }
+                respond(HttpReply::json(400, body.to_string()))
+            }
+            None => crashed(),
+        },
+    )
 }
 
 #[derive(serde::Deserialize)]
@@ -249,40 +237,38 @@ pub(super) async fn fill(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, _): MerchantNs,
     req: Request,
-) -> Response {
-    let body: FillBody = match control_body(req).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+) -> Result<Response, Response> {
+    let body: FillBody = control_body(req).await?;
     if body.payments > FILL_MAX {
-        return bad(format!(
+        return Err(bad(format!(
             "{} Payments: at most {FILL_MAX} per call (the bound of one fill)",
             body.payments
-        ));
+        )));
     }
     let held = edge.with_core(ns, |core, _| core.payments_held());
-    let Some(held) = held else { return crashed() };
+    let held = held.ok_or_else(crashed)?;
     if held.saturating_add(body.payments) > edge.fill_max {
-        return bad(format!(
+        return Err(bad(format!(
             "{} more Payments would make {} held: a session holds at most {} from fill (serve --fill-max)",
             body.payments,
             held.saturating_add(body.payments),
             edge.fill_max
-        ));
+        )));
     }
+    let held_json = |held: usize| {
+        let json = serde_json::json!({ "held": held });
+        respond(HttpReply::json(200, json.to_string()))
+    };
     if body.payments == 0 {
-        return respond(HttpReply::json(
-            200,
-            serde_json::json!({ "held": held }).to_string(),
-        ));
+        return Ok(held_json(held));
     }
     let mut left = body.payments;
     let held = loop {
         let chunk = left.min(FILL_CHUNK);
         let held = match edge.with_core(ns, |core, now| core.fill(now, chunk)) {
             Some(Ok(n)) => n,
-            Some(Err(e)) => return bad(e),
-            None => return crashed(),
+            Some(Err(e)) => return Err(bad(e)),
+            None => return Err(crashed()),
         };
         left -= chunk;
         if left == 0 {
@@ -290,8 +276,5 @@ pub(super) async fn fill(
         }
         tokio::task::yield_now().await;
     };
-    respond(HttpReply::json(
-        200,
-        serde_json::json!({ "held": held }).to_string(),
-    ))
+    Ok(held_json(held))
 }

@@ -10,8 +10,30 @@ pub(super) async fn events(
     MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let kill = req.extensions().get::<Kill>().cloned();
-    stream::events(edge, ns, kill).await
+    stream::events(edge, ns, kill_of(&req)).await
+}
+
+/// The connection's kill switch.
+fn kill_of(req: &Request) -> Option<Kill> {
+    req.extensions().get::<Kill>().cloned()
+}
+
+/// A whole export of namespace `ns` made by `make` under the session's lock, written
+/// once its turn comes (`stream.rs`: one whole export at a time).
+async fn whole_export(
+    edge: &Edge,
+    ns: usize,
+    kill: Option<Kill>,
+    make: impl FnOnce(&mut Sandbox) -> HttpReply,
+) -> Response {
+    let permit = match stream::turn().await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    match edge.with_core(ns, |core, _| make(core)) {
+        Some(reply) => stream::whole(reply, kill, permit).await,
+        None => crashed(),
+    }
 }
 
 /// `GET /__sandbox/script`: the session as a script `payhub-verify run` replays.
@@ -20,22 +42,14 @@ pub(super) async fn script(
     MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let kill = req.extensions().get::<Kill>().cloned();
-    let permit = match stream::turn().await {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let reply = edge.with_core(ns, |core, _| match core.tape() {
+    whole_export(&edge, ns, kill_of(&req), |core| match core.tape() {
         Err(e) => gone(e),
         Ok(_) => match crate::serve::script::export(core) {
             Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
             Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
         },
-    });
-    match reply {
-        Some(reply) => stream::whole(reply, kill, permit).await,
-        None => crashed(),
-    }
+    })
+    .await
 }
 
 /// `GET /__sandbox/`: the page (a shell; its script fetches `page.json`).
@@ -65,21 +79,15 @@ pub(super) async fn har(
     MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    let kill = req.extensions().get::<Kill>().cloned();
-    let permit = match stream::turn().await {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let reply = edge.with_core(ns, |core, _| match core.record().events_whole() {
-        // Whole or refused, as the events export: never the exchanges still held alone.
-        Err(e) => gone(e),
-        Ok(events) => {
-            let all: Vec<_> = events.cloned().collect();
-            HttpReply::json(200, crate::serve::har::to_har(&all, core.clock_origin_ms()))
+    whole_export(&edge, ns, kill_of(&req), |core| {
+        match core.record().events_whole() {
+            // Whole or refused, as the events export: never the exchanges still held alone.
+            Err(e) => gone(e),
+            Ok(events) => {
+                let all: Vec<_> = events.cloned().collect();
+                HttpReply::json(200, crate::serve::har::to_har(&all, core.clock_origin_ms()))
+            }
         }
-    });
-    match reply {
-        Some(reply) => stream::whole(reply, kill, permit).await,
-        None => crashed(),
-    }
+    })
+    .await
 }

@@ -8,7 +8,7 @@
 //! connection reset, not an answer.
 
 use super::faults::Plan;
-use super::sandbox::{Sandbox, Step};
+use super::sandbox::{MERCHANT_2_IDS_FROM, Sandbox, Settings, Step};
 use super::tape_file::TapeFile;
 use crate::http_map::{HttpReply, HttpRequest, Wire};
 use axum::Router;
@@ -66,6 +66,28 @@ pub struct Namespace {
 }
 
 impl Namespace {
+    /// A sandbox's two sessions under `settings`, merchant 1's and merchant 2's (its ids
+    /// numbered apart): edge time 0 at Unix time `edge_zero`, at most `objects_max`
+    /// objects each, each with the tape `tape` opens for its number.
+    pub fn pair(
+        settings: &Settings,
+        edge_zero: i64,
+        objects_max: usize,
+        mut tape: impl FnMut(usize) -> Result<Option<TapeFile>, String>,
+    ) -> Result<Vec<Namespace>, String> {
+        (0..2)
+            .map(|ns| {
+                Ok(Namespace {
+                    core: Sandbox::new(settings.clone())
+                        .with_ids_from(if ns == 1 { MERCHANT_2_IDS_FROM } else { 0 })
+                        .with_edge_zero(edge_zero)
+                        .with_objects_max(objects_max),
+                    tape: tape(ns)?,
+                })
+            })
+            .collect()
+    }
+
     /// Writes the events recorded since the last call to the tape file (the record may
     /// then rotate its trace).
     fn hand_out_events(&mut self) {
