@@ -11,8 +11,8 @@
 //! whose JSON is broken is rejected at the line and column where it breaks.
 
 use super::entry::{Entry, Label, Reply, bearer, parse_time, target_of};
-use crate::edges::EdgeSeam;
 use crate::http_map::HttpRequest;
+use crate::serve::seam::EdgeSeam;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;

@@ -33,7 +33,7 @@ pub struct Log<'a> {
     pub path: &'a Path,
     pub format: Format,
     pub complete: bool,
-    pub seam: crate::edges::EdgeSeam,
+    pub seam: crate::serve::seam::EdgeSeam,
     pub run: Run,
 }
 

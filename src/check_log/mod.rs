@@ -224,7 +224,7 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     let profile = args.profile.as_deref().map(profile::load).transpose()?;
     for file in &args.files {
         let key_map = args.api_key_map.as_deref();
-        let seam = crate::edges::EdgeSeam::REFERENCE;
+        let seam = crate::serve::seam::EdgeSeam::REFERENCE;
         let at = std::time::Instant::now();
         let run = Run {
             threads: args
@@ -279,7 +279,7 @@ pub fn judge_file_read(
         key_map,
         profile,
         complete,
-        crate::edges::EdgeSeam::REFERENCE,
+        crate::serve::seam::EdgeSeam::REFERENCE,
         (u64::MAX, Run::ONE),
     )
 }
@@ -310,7 +310,7 @@ pub fn judge_file_with(
     path: &Path,
     key_map: Option<&Path>,
     complete: bool,
-    seam: crate::edges::EdgeSeam,
+    seam: crate::serve::seam::EdgeSeam,
 ) -> Result<Judged, String> {
     judge_file_seam(path, key_map, None, complete, seam, (u64::MAX, Run::ONE))
 }
@@ -320,7 +320,7 @@ fn judge_file_seam(
     key_map: Option<&Path>,
     profile: Option<&LogProfile>,
     complete: bool,
-    seam: crate::edges::EdgeSeam,
+    seam: crate::serve::seam::EdgeSeam,
     (memory_max, run): (u64, Run),
 ) -> Result<Judged, String> {
     let before = crate::heap::in_use();

@@ -256,7 +256,13 @@ pub async fn connect(
     profile: profile::Loaded,
     max_states: usize,
 ) -> Result<Target, String> {
-    connect_with(url, profile, max_states, crate::edges::EdgeSeam::REFERENCE).await
+    connect_with(
+        url,
+        profile,
+        max_states,
+        crate::serve::seam::EdgeSeam::REFERENCE,
+    )
+    .await
 }
 
 /// [`connect`] with the proxy's decision points `seam` (the edge zoo's).
@@ -264,7 +270,7 @@ pub async fn connect_with(
     url: &str,
     profile: profile::Loaded,
     max_states: usize,
-    seam: crate::edges::EdgeSeam,
+    seam: crate::serve::seam::EdgeSeam,
 ) -> Result<Target, String> {
     let direct = wire::authority(url)?;
     let settings = oracle::Settings {

@@ -6,7 +6,7 @@
 //! is kept as the target's failure ([`Proxy::take_failure`]), never read as a fault.
 
 use super::wire::{self, WireError, WireReply, WireRequest};
-use crate::edges::EdgeSeam;
+use crate::serve::seam::EdgeSeam;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{
@@ -323,7 +323,7 @@ mod tests {
         let second = proxy.take_second("duplicate").unwrap();
         assert_eq!(second.reply.unwrap().status, 201);
         // The edge zoo's defect at this seam: a reset before forwarding forwards.
-        let defect = crate::edges::EdgeDefect::ProxyResetBeforeForwards;
+        let defect = crate::serve::defect::EdgeDefect::ProxyResetBeforeForwards;
         let planted = Proxy::start_with(addr.clone(), t, EdgeSeam::planted(defect))
             .await
             .unwrap();

@@ -5,22 +5,21 @@
 //! verdicts; a conform smoke run against a sandbox; then the edge zoo, planted defects
 //! of the sandbox, check-log and conform, each of which one of these checks must catch.
 //!
-//! Files: [`defect`] the planted defects, [`seam`] the edges' decision points they
-//! answer, [`client`] the clients, [`capture`] what a client saw as the world's tools
+//! The planted defects and the edges' decision points they answer live with the sandbox
+//! (`serve::defect`, `serve::seam`), which check-log and conform ask too, so no edge
+//! imports this folder. Files: [`client`] the clients, [`capture`] what a client saw as the world's tools
 //! write a HAR, [`session`] one sandbox session, [`checks`] the checks over it,
 //! [`smoke`] conform's run, [`zoo`] the kill matrix.
 
 pub mod capture;
 pub mod checks;
 pub mod client;
-pub mod defect;
-pub mod seam;
 pub mod session;
 pub mod smoke;
 pub mod zoo;
 
-pub use defect::EdgeDefect;
-pub use seam::EdgeSeam;
+pub use crate::serve::defect::EdgeDefect;
+pub use crate::serve::seam::EdgeSeam;
 
 use crate::serve::faults::{Action, Plan, Rule};
 use crate::serve::sandbox::Branches;

@@ -9,9 +9,9 @@
 //! kill; its time is from the start of the defect's trials.
 
 use super::checks::{self, EdgeCheck};
-use super::defect::{Edge, EdgeDefect};
 use super::session::{self, Spec};
 use super::{EdgeSeam, SMOKE_SEEDS};
+use crate::serve::defect::{Edge, EdgeDefect};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;

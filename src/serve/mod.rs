@@ -14,6 +14,7 @@
 //! shared with check-log and conform.
 
 pub mod business;
+pub mod defect;
 pub mod diagrams;
 pub mod faults;
 pub mod guard;
@@ -24,6 +25,7 @@ pub mod page;
 pub mod record;
 pub mod sandbox;
 pub mod script;
+pub mod seam;
 pub mod tape_file;
 pub mod verdict;
 pub mod webhooks;

@@ -32,8 +32,8 @@ use super::business::Orders;
 use super::faults::{Action, Faults, Plan, WebhookAction};
 use super::record::Record;
 use super::webhooks::{Outbox, Outgoing};
-use crate::edges::EdgeSeam;
 use crate::http_map::{self, HttpReply, HttpRequest};
+use crate::serve::seam::EdgeSeam;
 use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, Branch, Control, Environment, MerchantId, Millis,
     PaymentId, RequestId,

@@ -6,7 +6,9 @@
 //! point, named for what it decides; its reference answer is the documented one, and
 //! one [`EdgeDefect`] answers otherwise. [`EdgeSeam::REFERENCE`] (the default) answers
 //! every point as documented. The seam is chosen when the edge is built (a sandbox's
-//! `Settings`, a HAR read, a proxy started) and fixed for its life.
+//! `Settings`, a HAR read, a proxy started) and fixed for its life. It lives beside the
+//! sandbox's fault plan, whose actions it answers; check-log and conform import it from
+//! here, and the edge zoo (`crate::edges`) plants its defects through it.
 
 use super::defect::EdgeDefect;
 use crate::serve::faults::Action;

@@ -1,6 +1,6 @@
 //! The edge zoo's planted defects: small, realistic bugs of the code that faces the
 //! outside world (the sandbox's HTTP mapping and fault plan, check-log's HAR reader,
-//! conform's proxy, the sandbox's events export), each planted through one decision point of [`super::EdgeSeam`].
+//! conform's proxy, the sandbox's events export), each planted through one decision point of [`super::seam::EdgeSeam`].
 
 use serde::Serialize;
 
