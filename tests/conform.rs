@@ -136,6 +136,81 @@ fn conform_finds_and_shrinks_a_planted_bug() {
     );
 }
 
+/// `--har DIR`: each case as the proxy carried it, judged again by `check-log --side
+/// platform` with the same profile: the reference holds, and a planted bug conform's
+/// registry finds over the wire is found again from the files alone.
+#[test]
+fn conform_har_is_judged_again_by_check_log() {
+    let temp_dir = |name: &str| {
+        let dir = std::env::temp_dir().join(format!("payhub-verify-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    };
+    let judge_again = |dir: &std::path::Path| {
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty());
+        let mut args = vec!["check-log", "--profile", PROFILE, "--side", "platform"];
+        args.extend(files.iter().map(String::as_str));
+        args.extend(["--format", "json"]);
+        run(&args)
+    };
+    let s = Serve::start("conform-har", &["--clock", "manual"]);
+    let dir = temp_dir("conform-har-ref");
+    let o = conform(
+        &format!("http://{}", s.addr),
+        PROFILE,
+        &[
+            "--seeds",
+            "0..20",
+            "--proxy-faults",
+            "--har",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 20);
+    let again = judge_again(&dir);
+    assert_eq!(code(&again), 0, "{}\n{}", stdout(&again), stderr(&again));
+    assert!(stdout(&again).contains("only the platform's properties are judged"));
+
+    let s = Serve::start(
+        "conform-har-mut",
+        &["--clock", "manual", "--mutant", "amount_not_in_fingerprint"],
+    );
+    let dir = temp_dir("conform-har-mut");
+    let o = conform(
+        &format!("http://{}", s.addr),
+        PROFILE,
+        &[
+            "--seeds",
+            "0..300",
+            "--har",
+            dir.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}\n{}", stdout(&o), stderr(&o));
+    let registry: Vec<String> = json(&o)["registry"]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "violated" && p["judges"] == "target")
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!registry.is_empty(), "{}", stdout(&o));
+    let again = judge_again(&dir);
+    assert_eq!(code(&again), 1, "{}\n{}", stdout(&again), stderr(&again));
+    let text = stdout(&again);
+    for name in &registry {
+        assert!(text.contains(&format!("\"{name}\"")), "{name}: {text}");
+    }
+}
+
 /// The planted race: two same-key creates that both execute (the key claimed only when
 /// the upstream answers), found by concurrent same-key requests while the sandbox's
 /// upstream answers 150 ms late.

@@ -90,6 +90,20 @@ impl Verdict {
             .collect();
         format!("cannot judge (needs {})", needs.join("; "))
     }
+
+    /// Whether it judges the platform (else the merchant's requests): the side its wire
+    /// level judges, or else whether a rule it checks is the platform's.
+    pub fn judges_platform(&self) -> bool {
+        use payhub_model::rules::{Enforcer, Rule};
+        match self.side {
+            Some(side) => side == Side::Platform,
+            None => self
+                .rules
+                .iter()
+                .filter_map(|id| Rule::from_id(id))
+                .any(|r| r.enforcer() == Enforcer::Platform),
+        }
+    }
 }
 
 /// Everything a stream of events gives the judges: the facts, the wire facts, and what

@@ -107,6 +107,11 @@ pub struct CheckLogArgs {
     /// of the whole log (docs/check-log.md, "Sharded across machines").
     #[arg(long, value_name = "I/N", value_parser = parts::shard_arg)]
     pub shard: Option<parts::Shard>,
+    /// Judge one side only: `platform` (a log of requests a tester sent on purpose, such
+    /// as `conform --har`'s, where the merchant's rules are broken by design) or
+    /// `merchant`; the properties left out are named as an assumption, never as held.
+    #[arg(long, value_enum)]
+    pub side: Option<LogSide>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -119,6 +124,32 @@ pub enum LogFormat {
     /// One self-contained HTML page: the verdict, each violation's witness drawn (inline
     /// SVG), then what holds and what cannot be judged (docs/check-log.md).
     Html,
+}
+
+/// The side a log is judged for (`--side`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogSide {
+    Platform,
+    Merchant,
+}
+
+impl LogSide {
+    /// `j` judged for this side only: the other side's verdicts dropped, and counted in
+    /// an assumption so that nothing left out reads as held.
+    fn keep(self, j: &mut Judged) {
+        let platform = self == LogSide::Platform;
+        let before = j.verdicts.len();
+        j.verdicts.retain(|v| v.judges_platform() == platform);
+        let (kept, other) = if platform {
+            ("platform's", "merchant's")
+        } else {
+            ("merchant's", "platform's")
+        };
+        j.assumptions.push(format!(
+            "only the {kept} properties are judged (--side): {} of the {other} are left out, neither held nor violated",
+            before - j.verdicts.len()
+        ));
+    }
 }
 
 /// One file judged.
@@ -235,7 +266,10 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
         let complete = args.complete_log;
         let bounds = (memory_max, run);
         match judge_file_seam(file, key_map, profile.as_ref(), complete, seam, bounds) {
-            Ok(j) => {
+            Ok(mut j) => {
+                if let Some(side) = args.side {
+                    side.keep(&mut j);
+                }
                 if args.stats {
                     eprintln!("{}", stats_line(&j, at.elapsed().as_secs_f64()));
                 }

@@ -45,6 +45,16 @@ impl CardReading {
             .then(|| cards::test_card(value).map(|t| Card(t.label)))
             .flatten()
     }
+
+    /// `m` with a card value it does not list (a card number) replaced by
+    /// `"[redacted]"`, so that a recording never holds card data (CARD-02): a test card
+    /// stays, read back as itself.
+    pub fn redact(&self, m: &mut Map<String, Value>) {
+        let field = self.field.as_deref().unwrap_or("card");
+        if m.contains_key(field) && self.read(m).is_none() {
+            m.insert(field.to_owned(), Value::from("[redacted]"));
+        }
+    }
 }
 
 /// Reads `path` as a profile; an error names the field (exit 2).

@@ -105,6 +105,10 @@ pub struct ConformArgs {
     /// when its sweep ends. Any platform, in any language.
     #[arg(long, value_name = "COMMAND", requires = "kill_matrix")]
     pub start: Option<String>,
+    /// Write each case's exchanges, as the proxy carried them, to `DIR/seed-N.har`
+    /// (HAR 1.2, card numbers redacted), for `check-log DIR/*.har --profile …`.
+    #[arg(long, value_name = "DIR", conflicts_with = "kill_matrix")]
+    pub har: Option<PathBuf>,
 }
 
 pub const HELP: &str = "\
@@ -135,6 +139,8 @@ pub struct SweepOptions {
     pub shrink_budget: usize,
     pub deadline: Option<Instant>,
     pub keep_going: bool,
+    /// Where each case's HAR log is written (`--har`).
+    pub har: Option<PathBuf>,
 }
 
 fn seeds_of(args: &ConformArgs) -> Result<(SeedRange, String), String> {
@@ -192,7 +198,12 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         shrink_budget: args.shrink_budget,
         deadline,
         keep_going: args.keep_going,
+        har: args.har.clone(),
     };
+    if let Some(dir) = &options.har {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("--har {}: cannot create: {e}", dir.display()))?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -357,7 +368,13 @@ pub async fn sweep(
             break;
         }
         let case = generate::generate(seed, &alphabet);
-        let mut run = run::run_case(t, &case, &format!("{run_id}s{seed}")).await?;
+        let tag = format!("{run_id}s{seed}");
+        let mut run = run::run_case(t, &case, &tag, o.har.is_some()).await?;
+        if let (Some(dir), Some(har)) = (&o.har, run.registry.har.take()) {
+            let path = dir.join(format!("seed-{seed}.har"));
+            std::fs::write(&path, har)
+                .map_err(|e| format!("--har: cannot write {}: {e}", path.display()))?;
+        }
         report.registry.add(seed, std::mem::take(&mut run.registry));
         report.cases_run += 1;
         report.requests += case.requests();

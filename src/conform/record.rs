@@ -3,7 +3,9 @@
 //! profile as the log's profile). A `reset_before` is not recorded (nothing reached the
 //! target); a `reset_after` or a timeout is no answer, an unknown outcome; a duplicate
 //! is two exchanges. Each exchange is stamped with the target's time ([`super::clock`]),
-//! in the order conform saw its sends and answers ([`Stamps`]). A case is one log.
+//! in the order conform saw its sends and answers ([`Stamps`]). A case is one log; with
+//! `--har DIR` it is also written as one (`seed-N.har`), card numbers redacted, so that
+//! `check-log --profile` judges it again.
 
 use super::case::Http;
 use super::clock::TargetClock;
@@ -11,9 +13,10 @@ use super::wire::WireReply;
 use crate::check_log::entry::{Entry, Label, Reply, bearer};
 use crate::check_log::feed::Feed;
 use crate::check_log::keys::Keys;
-use crate::check_log::profile::LogProfile;
+use crate::check_log::profile::{CardReading, LogProfile};
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::Verdict;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -33,6 +36,9 @@ pub struct Recorder {
     feed: Feed,
     lines: Vec<String>,
     stamps: Stamps,
+    /// The exchanges as HAR entries, when the case is to be written (`--har`).
+    har: Option<Vec<serde_json::Value>>,
+    cards: CardReading,
 }
 
 /// Millisecond stamps in the order conform saw the events: the target's time
@@ -76,16 +82,21 @@ pub struct CaseVerdicts {
     /// Exchanges judged, and those the reader could not read as the contract's (why).
     pub judged: u64,
     pub unreadable: Vec<String>,
+    /// The case as a HAR 1.2 log, when it was asked for.
+    pub har: Option<String>,
 }
 
 impl Recorder {
-    /// A record read with the profile's keys, error codes and test cards.
-    pub fn new(profile: &LogProfile) -> Result<Recorder, String> {
+    /// A record read with the profile's keys, error codes and test cards; `har`: also
+    /// kept as a HAR log.
+    pub fn new(profile: &LogProfile, har: bool) -> Result<Recorder, String> {
         let keys = Keys::load(None, &profile.keys)?;
         Ok(Recorder {
             feed: Feed::new(keys, Some(profile)),
             lines: Vec::new(),
             stamps: Stamps::default(),
+            har: har.then(Vec::new),
+            cards: profile.cards.clone(),
         })
     }
 
@@ -95,12 +106,16 @@ impl Recorder {
         let instants: Vec<Instant> = exchanges.iter().flat_map(|e| [e.sent, e.closed]).collect();
         let stamps = self.stamps.stamp(clock, &instants);
         for e in exchanges {
-            self.lines.push(e.line);
             let started_ms = stamps[&e.sent];
+            let duration_ms = u64::try_from(stamps[&e.closed] - started_ms).unwrap_or(0);
+            if let Some(har) = &mut self.har {
+                har.push(har_entry(&e, started_ms, duration_ms, &self.cards));
+            }
+            self.lines.push(e.line);
             let entry = Entry {
                 label: Label::Exchange(self.lines.len() as u64),
                 started_ms,
-                duration_ms: u64::try_from(stamps[&e.closed] - started_ms).unwrap_or(0),
+                duration_ms,
                 http: e.http.request(),
                 api_key: bearer(&e.http.authorization),
                 outcome: match e.reply {
@@ -135,8 +150,52 @@ impl Recorder {
                 .map(|(label, why)| format!("{label}: {why}"))
                 .collect(),
             lines: self.lines,
+            har: self
+                .har
+                .map(|entries| crate::serve::har::document("payhub-verify conform", entries)),
         }
     }
+}
+
+/// One exchange as a HAR entry: the request as sent (a card number in the body
+/// redacted), the answer as read, or status 0 with `_error` when none came.
+fn har_entry(e: &Recorded, started_ms: i64, time: u64, cards: &CardReading) -> Value {
+    use crate::serve::har::{no_response, request_entry, response_entry};
+    let pair = |n: &str, v: &str| json!({"name": n, "value": v});
+    let h = &e.http;
+    let mut headers = vec![pair("Authorization", &h.authorization)];
+    headers.extend(h.idempotency_key.iter().map(|k| pair("Idempotency-Key", k)));
+    let body = h.body.as_deref().map(|b| match serde_json::from_str(b) {
+        Ok(Value::Object(mut m)) => {
+            cards.redact(&mut m);
+            Value::Object(m).to_string()
+        }
+        // Not an object: no card field to read, and the bytes could hold one.
+        _ => "[redacted: not a JSON object]".to_owned(),
+    });
+    let url = format!("http://target{}", h.target);
+    let request = request_entry(h.method, url, headers, Vec::new(), body.as_deref());
+    let response = match &e.reply {
+        Some(r) => {
+            let headers = r.headers.iter().map(|(n, v)| pair(n, v)).collect();
+            let content =
+                json!({"size": r.body.len(), "mimeType": "application/json", "text": r.body});
+            response_entry(r.status, headers, content, r.body.len())
+        }
+        None => {
+            let mut out = no_response("HTTP/1.1");
+            out["_error"] = json!("no answer within the timeout, or the connection was reset");
+            out
+        }
+    };
+    json!({
+        "startedDateTime": crate::utc::iso_ms(started_ms),
+        "time": time,
+        "request": request,
+        "response": response,
+        "cache": {},
+        "timings": {"send": 0, "wait": time, "receive": 0},
+    })
 }
 
 #[cfg(test)]
@@ -174,6 +233,36 @@ mod tests {
         }
     }
 
+    /// CARD-02: a recorded case never holds a card number: a test card stays, any other
+    /// card value is redacted, and a body that is not a JSON object is not kept.
+    #[test]
+    fn the_har_of_a_case_redacts_card_numbers() {
+        let profile =
+            crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
+                .unwrap();
+        let mut record = Recorder::new(&profile, true).unwrap();
+        let with = |body: &str| {
+            let mut r = create((201, PAYMENT));
+            r.http.body = Some(body.into());
+            r
+        };
+        record.round(
+            &TargetClock::new(),
+            vec![
+                with(r#"{"amount":1,"card":"4242424242424242"}"#),
+                with(r#"{"amount":1,"card":"A"}"#),
+                with("card=4242424242424242"),
+            ],
+        );
+        let har = record.judge().har.unwrap();
+        assert!(!har.contains("4242"), "{har}");
+        assert!(har.contains(r#"\"card\":\"[redacted]\""#), "{har}");
+        assert!(har.contains(r#"\"card\":\"A\""#), "{har}");
+        assert!(har.contains("[redacted: not a JSON object]"), "{har}");
+        let doc: Value = serde_json::from_str(&har).unwrap();
+        assert_eq!(doc["log"]["entries"].as_array().unwrap().len(), 3);
+    }
+
     /// A create, then its replay answered as new business (409 order_no_conflict), with
     /// the target's clock moved `moved_ms` between them: the replay property's verdict.
     fn replay_after(moved_ms: u64) -> Status {
@@ -181,7 +270,7 @@ mod tests {
             crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
                 .unwrap();
         let clock = TargetClock::new();
-        let mut record = Recorder::new(&profile).unwrap();
+        let mut record = Recorder::new(&profile, false).unwrap();
         record.round(&clock, vec![create((201, PAYMENT))]);
         clock.moved(moved_ms);
         record.round(&clock, vec![create((409, ORDER_TAKEN))]);
@@ -211,7 +300,7 @@ mod tests {
             crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
                 .unwrap();
         let clock = TargetClock::new();
-        let mut record = Recorder::new(&profile).unwrap();
+        let mut record = Recorder::new(&profile, false).unwrap();
         let mut create_1 = create((0, ""));
         create_1.reply = first.map(reply);
         record.round(&clock, vec![create_1]);
@@ -241,7 +330,7 @@ mod tests {
         (executor.sent, executor.closed) = (t, t + us(300));
         let mut waiter = create((200, PAYMENT));
         (waiter.sent, waiter.closed) = (t + us(100), t + us(200));
-        let mut record = Recorder::new(&profile).unwrap();
+        let mut record = Recorder::new(&profile, false).unwrap();
         record.round(&clock, vec![waiter, executor]);
         let judged = record.judge();
         let status = |name: &str| {

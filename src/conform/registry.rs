@@ -6,10 +6,8 @@
 //! cannot judge); the exit code is [`Registry::exit_code`].
 
 use super::record::CaseVerdicts;
-use payhub_model::rules::{Enforcer, Rule};
 use payhub_properties::Kind;
 use payhub_properties::verdict::{Status, Verdict};
-use payhub_properties::wire::Side;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -98,15 +96,7 @@ fn weight(s: Status) -> u8 {
 }
 
 fn judges(v: &Verdict) -> Judges {
-    let platform = match v.side {
-        Some(side) => side == Side::Platform,
-        None => v
-            .rules
-            .iter()
-            .filter_map(|id| Rule::from_id(id))
-            .any(|r| r.enforcer() == Enforcer::Platform),
-    };
-    if platform {
+    if v.judges_platform() {
         Judges::Target
     } else {
         Judges::Merchant

@@ -270,8 +270,9 @@ pub(super) async fn send_control(
     }
 }
 
-/// Runs `case` under names of `tag`. `Err`: the target or the profile is unusable (exit 2).
-pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, String> {
+/// Runs `case` under names of `tag` (`har`: its exchanges kept as a HAR log too). `Err`:
+/// the target or the profile is unusable (exit 2).
+pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<CaseRun, String> {
     let names = Names::new(t.profile.prefix(), tag);
     if let Some(reset) = &t.profile.profile.isolation.reset {
         let reset = Template {
@@ -286,7 +287,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str) -> Result<CaseRun, Str
     let mut oracle = Oracle::new(t.settings.clone());
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
-    let mut record = Recorder::new(&t.log_profile)?;
+    let mut record = Recorder::new(&t.log_profile, har)?;
     let (mut sent_n, mut failed) = (0usize, Vec::new());
     let mut outcome = CaseOutcome::Conforms;
     for (ri, round) in case.rounds.iter().enumerate() {

@@ -75,7 +75,7 @@ pub async fn shrink(
                     break 'outer;
                 }
                 best.runs += 1;
-                let run = run_case(t, &cand, &next_tag()).await?;
+                let run = run_case(t, &cand, &next_tag(), false).await?;
                 if matches!(run.outcome, CaseOutcome::Violation { .. }) {
                     best.case = cand;
                     best.run = run;

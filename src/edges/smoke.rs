@@ -40,6 +40,7 @@ pub async fn run(seeds: u64, sandbox: EdgeSeam, proxy: EdgeSeam) -> Result<Smoke
         shrink_budget: 60,
         deadline: None,
         keep_going: false,
+        har: None,
     };
     let report = conform::sweep(&target, &url, &options, Some(())).await?;
     Ok(Smoke {

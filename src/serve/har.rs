@@ -163,10 +163,15 @@ pub fn to_har(events: &[Event], origin_ms: i64) -> String {
             })
         })
         .collect();
+    document("payhub-verify serve", entries)
+}
+
+/// A HAR 1.2 log of `entries`, written by `creator`.
+pub fn document(creator: &str, entries: Vec<Value>) -> String {
     let har = json!({
         "log": {
             "version": "1.2",
-            "creator": {"name": "payhub-verify serve", "version": env!("CARGO_PKG_VERSION")},
+            "creator": {"name": creator, "version": env!("CARGO_PKG_VERSION")},
             "entries": entries,
         }
     });
