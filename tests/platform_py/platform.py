@@ -21,6 +21,7 @@ import json
 import re
 import time
 import traceback
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qsl
 
@@ -97,9 +98,15 @@ class App:
             return self.api(method, path, query, headers, raw)
         except ApiError as e:
             self.service.publish()
-            with_retry_after = e.status == 429 or (
-                e.status == 503 and self.readings.retry_after_503 == "present")
-            extra = {"Retry-After": str(RETRY_AFTER_SECONDS)} if with_retry_after else {}
+            extra = {}
+            if e.status == 429:
+                value = {"seconds": str(RETRY_AFTER_SECONDS), "zero": "0", "absent": None,
+                         "http_date": formatdate(time.time() + RETRY_AFTER_SECONDS, usegmt=True),
+                         }[self.readings.retry_after_429]
+                if value is not None:
+                    extra["Retry-After"] = value
+            elif e.status == 503 and self.readings.retry_after_503 == "present":
+                extra["Retry-After"] = str(RETRY_AFTER_SECONDS)
             if self.readings.unnamed_codes == "model_codes":
                 e.code = MODEL_CODES.get(e.code, e.code)
             if e.status == 405:

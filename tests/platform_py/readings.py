@@ -25,12 +25,22 @@ READINGS = {
     # "Idempotency-Key, 1-255 characters" (1–255 个字符): no character set.
     "key_charset": ("any_character", "printable_ascii"),
     # No order of checks is given when a throttle or a pause and a refusal of
-    # the request itself both apply.
+    # the request itself both apply.  (A paused channel checked before the
+    # Payment a confirm names is looked up, conform's `pause_before_lookup`, is
+    # what `switch_first` does here: 503 before 404, and conform names it so.)
     "refusal_order": ("switch_first", "refusal_first"),
     # The contract names a few error codes only.
     "unnamed_codes": ("own_codes", "model_codes"),
     # S10 shows Retry-After on a 429; of a 503 it says nothing.
     "retry_after_503": ("absent", "present"),
+    # S10 shows `Retry-After: 2`; the reference code reads any `seconds >= 0`
+    # and falls back to its own backoff when the header is absent or a date.
+    "retry_after_429": ("seconds", "zero", "absent", "http_date"),
+    # "A timeout, a 5xx or a 202 may all have charged" (超时、5xx、202 都可能已经
+    # 扣款): an upstream failure of unknown effect may be told as either.
+    "unknown_result": ("internal_error_500", "accepted_202"),
+    # What a new checkout session means for a Payment no longer open is not said.
+    "closed_payment_session": ("refused", "new_session"),
 }
 
 # The model's names for this platform's own codes (unnamed_codes=model_codes).

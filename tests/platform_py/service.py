@@ -320,7 +320,7 @@ class Service:
             p.resolution_status = "needs_query"
             self._schedule(now + VERIFY_AFTER, "verify_no_charge", p.id, attempt.id)
             p.revision += 2
-            return 500
+            return 202 if self.readings.unknown_result == "accepted_202" else 500
         p.revision += 2
         return sync_status
 
@@ -588,7 +588,8 @@ class Service:
                                                   "This merchant_order_no belongs to a Payment with "
                                                   "another amount or currency.",
                                                   field="merchant_order_no", related=pid))
-                if p.status in ("succeeded", "canceled", "expired"):
+                if p.status in ("succeeded", "canceled", "expired") \
+                        and self.readings.closed_payment_session == "refused":
                     self._reject(record, ApiError(409, "payment_state_invalid",
                                                   f"The order's Payment is {p.status}.", related=pid))
             else:
