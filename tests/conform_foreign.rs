@@ -53,6 +53,53 @@ fn conform_the_clean_python_platform_conforms_with_proxy_faults() {
     assert_eq!(r["incomplete"].as_array().unwrap().len(), 0);
 }
 
+/// docs/conform.md's worked control plane: the platform's controls behind a token
+/// header (`--admin-token`), PUT verbs, cards as JSON objects (`--card-objects`). Its
+/// profile alone conforms it, and a planted bug is still found through it; the plain
+/// profile, without the token, is exit 2 naming the control that did not take effect.
+#[test]
+fn conform_a_control_plane_behind_a_token_with_card_objects_needs_its_profile_only() {
+    if !python("conform") {
+        return;
+    }
+    const CONTROL_PLANE: &str = "docs/profiles/pyplat-control-plane.json";
+    let flags = ["--admin-token", "s3cret", "--card-objects"];
+    let with = |bug: Option<&str>| {
+        let mut args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
+        if let Some(b) = bug {
+            args.extend([OsStr::new("--bug"), OsStr::new(b)]);
+        }
+        common::platform_py::start(&args)
+    };
+    let sweep = |url: &str, profile: &str, seeds: &str| {
+        let args = [
+            "conform",
+            "--target",
+            url,
+            "--profile",
+            profile,
+            "--seeds",
+            seeds,
+        ];
+        run(&[&args[..], &["--proxy-faults", "--format", "json"]].concat())
+    };
+    let p = with(None);
+    let o = sweep(&p.url, CONTROL_PLANE, "0..120");
+    no_panic(&o);
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["cases_run"], 120);
+    let plain = sweep(&p.url, PROFILE, "0..5");
+    assert_eq!(code(&plain), 2, "{}", stderr(&plain));
+    let why = stderr(&plain);
+    assert!(why.contains("controls.") && why.contains("401"), "{why}");
+    assert!(why.lines().count() <= 2, "{why}");
+
+    let p = with(Some("replay_returns_first_response"));
+    let o = sweep(&p.url, CONTROL_PLANE, "0..200");
+    assert_eq!(code(&o), 1, "{}\n{}", stdout(&o), stderr(&o));
+}
+
 /// Each planted bug is found and shrunk, and the finding names the rule it breaks.
 #[test]
 fn conform_finds_the_python_platforms_planted_bugs() {

@@ -37,12 +37,12 @@ impl CardReading {
     /// number) is not kept.
     pub fn read(&self, m: &Map<String, Value>) -> Option<Card> {
         let field = self.field.as_deref().unwrap_or("card");
-        let value = m.get(field).and_then(Value::as_str)?;
-        if let Some(card) = self.values.get(value) {
+        let value = m.get(field)?;
+        if let Some(card) = self.values.get(&card_key(value)) {
             return Some(*card);
         }
         (field == "card")
-            .then(|| cards::test_card(value).map(|t| Card(t.label)))
+            .then(|| cards::test_card(value.as_str()?).map(|t| Card(t.label)))
             .flatten()
     }
 
@@ -54,6 +54,15 @@ impl CardReading {
         if m.contains_key(field) && self.read(m).is_none() {
             m.insert(field.to_owned(), Value::from("[redacted]"));
         }
+    }
+}
+
+/// A card value as the profile's table keys it: a string as itself, any other JSON
+/// value (a card object) as its compact text, its object keys in order.
+fn card_key(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -87,7 +96,7 @@ pub fn of_loaded(loaded: &Loaded) -> Result<LogProfile, String> {
         .profile
         .cards
         .iter()
-        .filter_map(|c| Some((c.card.clone(), Card(c.outcome.model_card()?))))
+        .filter_map(|c| Some((card_key(&c.card), Card(c.outcome.model_card()?))))
         .collect();
     Ok(LogProfile {
         dialect: loaded.dialect(),

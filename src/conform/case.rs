@@ -241,7 +241,7 @@ impl Names {
 pub trait Side {
     /// The key standing for model key `ak_N`, the `rotation`-th of them (rotation).
     fn api_key(&self, model_key: u32, rotation: u8) -> String;
-    fn card(&self, outcome: CardOutcome) -> String;
+    fn card(&self, outcome: CardOutcome) -> serde_json::Value;
     /// The Payment created for order `order` (an id that exists nowhere if none is known).
     fn payment(&self, order: &str, slot: u8) -> String;
     fn refund(&self, refund_no: &str, slot: u8) -> String;

@@ -54,7 +54,8 @@ async fn create(t: &Target, tag: &str) -> Result<u16, String> {
     let card = t
         .profile
         .card(super::profile::CardOutcome::Approve)
-        .unwrap_or("A");
+        .cloned()
+        .unwrap_or_else(|| "A".into());
     let body = serde_json::json!({"merchant_order_no": format!("{prefix}-{tag}-o1"),
         "amount": 1000, "currency": "USD", "card": card});
     let headers = vec![

@@ -124,8 +124,8 @@ impl Side for ModelSide<'_> {
     fn api_key(&self, model_key: u32, _rotation: u8) -> String {
         format!("ak_{model_key}")
     }
-    fn card(&self, outcome: CardOutcome) -> String {
-        outcome.model_card().unwrap_or('A').to_string()
+    fn card(&self, outcome: CardOutcome) -> serde_json::Value {
+        outcome.model_card().unwrap_or('A').to_string().into()
     }
     fn payment(&self, order: &str, slot: u8) -> String {
         self.refs

@@ -75,6 +75,10 @@ pub struct Profile {
     /// allows is accepted and the report names the one the target took.
     #[serde(default)]
     pub readings: BTreeMap<String, String>,
+    /// Headers sent with every request to the target's test endpoints (controls, reset,
+    /// clock): a control plane behind a token (`{"X-Admin-Token": "…"}`).
+    #[serde(default)]
+    pub control_headers: BTreeMap<String, String>,
     /// The target's test endpoints that switch the platform's own inputs: its rate
     /// limit (429 with `Retry-After`) and its paused channel (503
     /// `temporarily_unavailable`). Without one, no case switches it.
@@ -209,8 +213,9 @@ impl CardOutcome {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CardEntry {
-    /// What the target takes as `"card"`.
-    pub card: String,
+    /// What the target takes as its card (under `card_field`): a string
+    /// (`"tok_visa"`) or any JSON value (`{"type": "card", "card": {"token": "…"}}`).
+    pub card: serde_json::Value,
     pub outcome: CardOutcome,
 }
 
@@ -426,12 +431,12 @@ impl Loaded {
     }
 
     /// The target's `"card"` for an outcome, if it has a card for it.
-    pub fn card(&self, outcome: CardOutcome) -> Option<&str> {
+    pub fn card(&self, outcome: CardOutcome) -> Option<&serde_json::Value> {
         self.profile
             .cards
             .iter()
             .find(|c| c.outcome == outcome)
-            .map(|c| c.card.as_str())
+            .map(|c| &c.card)
     }
 
     /// The outcomes the target has cards for and the model can drive.
@@ -520,7 +525,7 @@ mod tests {
         let p = Loaded::from_json(GOOD).unwrap();
         assert_eq!(p.branches.len(), Branch::ALL.len());
         assert_eq!(p.horizon, Millis::mins(2));
-        assert_eq!(p.card(CardOutcome::Approve), Some("ok"));
+        assert_eq!(p.card(CardOutcome::Approve), Some(&serde_json::json!("ok")));
         assert_eq!(p.target_key(1), Some("k1"));
         assert_eq!(p.prefix(), "CF");
     }

@@ -88,12 +88,12 @@ impl Side for TargetSide<'_> {
             .unwrap_or("none")
             .to_owned()
     }
-    fn card(&self, outcome: CardOutcome) -> String {
+    fn card(&self, outcome: CardOutcome) -> serde_json::Value {
         self.profile
             .card(outcome)
             .or_else(|| self.profile.card(CardOutcome::Approve))
-            .unwrap_or("A")
-            .to_owned()
+            .cloned()
+            .unwrap_or_else(|| "A".into())
     }
     fn payment(&self, order: &str, slot: u8) -> String {
         self.refs
@@ -228,6 +228,12 @@ pub(super) async fn direct(
     wire::send(&t.direct, &req, timeout(t)).await
 }
 
+/// The profile's `control_headers`, sent with every request to a test endpoint.
+fn control_headers(t: &Target) -> Vec<(String, String)> {
+    let h = &t.profile.profile.control_headers;
+    h.iter().map(|(n, v)| (n.clone(), v.clone())).collect()
+}
+
 /// A target that cannot be reached is down; else `what` failed.
 pub(super) fn down_or(what: &str, e: WireError) -> String {
     match e {
@@ -238,7 +244,7 @@ pub(super) fn down_or(what: &str, e: WireError) -> String {
 
 /// The target's time in milliseconds, read with `clock.read`.
 async fn read_clock(t: &Target, r: &super::profile::ClockRead) -> Result<i128, String> {
-    let reply = direct(t, "GET", &r.path, Vec::new(), None)
+    let reply = direct(t, "GET", &r.path, control_headers(t), None)
         .await
         .map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
     let body: serde_json::Value = serde_json::from_str(&reply.body)
@@ -259,7 +265,7 @@ pub(super) async fn send_control(
     t: &Target,
     (method, target, body): (String, String, Option<String>),
 ) -> Result<(), String> {
-    match direct(t, &method, &target, Vec::new(), body).await {
+    match direct(t, &method, &target, control_headers(t), body).await {
         Ok(r) if (200..300).contains(&r.status) => Ok(()),
         Ok(r) => Err(format!(
             "{method} {target} answered {}: {}",

@@ -76,8 +76,10 @@ def _utf8_header(value):
 
 
 class App:
-    def __init__(self, service, har=None, verbose=False, bug_names=(), readings=None):
+    def __init__(self, service, har=None, verbose=False, bug_names=(), readings=None,
+                 admin_token=None):
         self.service = service
+        self.admin_token = admin_token
         self.readings = readings or Readings()
         self.har = har
         self.verbose = verbose
@@ -94,6 +96,10 @@ class App:
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
         try:
             if path.startswith("/_admin/"):
+                if self.admin_token is not None \
+                        and headers.get("X-Admin-Token") != self.admin_token:
+                    raise ApiError(401, "admin_token_required",
+                                   "The control plane takes the X-Admin-Token header.")
                 return self.admin(method, path, raw)
             return self.api(method, path, query, headers, raw)
         except ApiError as e:
@@ -378,6 +384,10 @@ def main(argv=None):
     ap.add_argument("--upstream-latency-ms", type=float, default=20.0)
     ap.add_argument("--inflight-wait-ms", type=float, default=10000.0)
     ap.add_argument("--webhook-url", metavar="URL", help="POST every event there")
+    ap.add_argument("--admin-token", metavar="TOKEN",
+                    help="every /_admin control requires the header X-Admin-Token: TOKEN")
+    ap.add_argument("--card-objects", action="store_true",
+                    help='payment_method is {"type": "card", "card": {"token": …}}, not a string')
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
     if args.list_bugs:
@@ -397,13 +407,14 @@ def main(argv=None):
     clock = RealClock() if args.real_clock else SimClock()
     service = Service(clock, policy, Acquirer(args.upstream_latency_ms / 1000.0),
                       seed=args.seed, inflight_wait_s=args.inflight_wait_ms / 1000.0,
-                      webhook_url=args.webhook_url, readings=readings)
+                      webhook_url=args.webhook_url, readings=readings,
+                      card_objects=args.card_objects)
     try:
         har = HarWriter(args.har) if args.har else None
     except OSError as e:
         print(f"error: cannot write HAR {args.har}: {e}", file=sys.stderr)
         return 2
-    Handler.app = App(service, har, args.verbose, args.bug, readings)
+    Handler.app = App(service, har, args.verbose, args.bug, readings, args.admin_token)
     try:
         server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     except OSError as e:

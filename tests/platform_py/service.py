@@ -96,8 +96,9 @@ def _currency(body, required=True):
 
 class Service:
     def __init__(self, clock, policy, acquirer, seed=0, inflight_wait_s=10.0, webhook_url=None,
-                 readings=None):
+                 readings=None, card_objects=False):
         self.clock = clock
+        self.card_objects = card_objects
         self.policy = policy
         self.readings = readings or Readings()
         self.acquirer = acquirer
@@ -379,6 +380,14 @@ class Service:
 
     def _token(self, body, required):
         token = body.get("payment_method")
+        if self.card_objects and token is not None:
+            # --card-objects: {"type": "card", "card": {"token": "tok_…"}}, never a string.
+            card = token.get("card") if isinstance(token, dict) and token.get("type") == "card" \
+                else None
+            token = card.get("token") if isinstance(card, dict) else None
+            if not isinstance(token, str):
+                raise invalid("payment_method",
+                              '`payment_method` must be {"type": "card", "card": {"token": …}}.')
         if token is None:
             if required:
                 raise invalid("payment_method", "`payment_method` is required.")
