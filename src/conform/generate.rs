@@ -66,6 +66,8 @@ struct Gen<'a> {
     keys: u8,
     orders: u8,
     refunds: u8,
+    /// The order each refund number was first asked for.
+    refund_orders: Vec<u8>,
 }
 
 impl Gen<'_> {
@@ -227,11 +229,24 @@ impl Gen<'_> {
                     }
                 }
                 (15 | 16, Some(m)) => {
-                    let refund = if self.refunds > 0 && self.rng.chance(300) {
-                        self.refunds
+                    let mut paid = Vec::new();
+                    let (refund, m) = if self.refunds > 0 && self.rng.chance(500) {
+                        // The number again, for a second Payment, paid (made now if none
+                        // is): one refund number, two Payments (UNIQ-04, `refund-no:`).
+                        let first = self.refund_orders[usize::from(self.refunds) - 1];
+                        let approved = Some(CardOutcome::Approve);
+                        let mut made = self.made.iter().rev().copied();
+                        let other = made.find(|x| x.order != first && x.card == approved);
+                        let other = other.unwrap_or_else(|| {
+                            let n = self.new_create(approved);
+                            paid.push(self.create(n));
+                            n
+                        });
+                        (self.refunds, other)
                     } else {
                         self.refunds += 1;
-                        self.refunds
+                        self.refund_orders.push(m.order);
+                        (self.refunds, m)
                     };
                     let amount = if self.rng.chance(200) {
                         m.amount + 1
@@ -247,9 +262,9 @@ impl Gen<'_> {
                     if self.rng.chance(400) {
                         // The same refund number again under a new key (UNIQ-04).
                         let again = self.new_key(op);
-                        seq(vec![first, again])
+                        seq([paid, vec![first, again]].concat())
                     } else {
-                        one(first)
+                        seq([paid, vec![first]].concat())
                     }
                 }
                 (17, Some(m)) => {
@@ -555,6 +570,7 @@ pub fn generate(seed: u64, a: &Alphabet) -> Case {
         keys: 0,
         orders: 0,
         refunds: 0,
+        refund_orders: Vec::new(),
     };
     let n = 2 + g.rng.below(6);
     let mut rounds = Vec::new();
