@@ -326,8 +326,12 @@ fn serve_conc_02_concurrent_same_key_creates_on_two_connections_execute_once() {
     }
 }
 
+/// TIMEOUT-01: a client that gives up on a held answer after 0.4 s closes its socket
+/// cleanly (a FIN, no reset): the sandbox sees the hang-up while the request waits, and
+/// the verdict (and `judge` of the events) names it; its retry under the same key is
+/// the one Payment.
 #[test]
-fn serve_timeout_01_a_client_that_gives_up_on_a_held_answer_retries_the_same_key() {
+fn serve_timeout_01_a_client_that_closes_cleanly_on_a_held_answer_is_named() {
     let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":3000}]}"#;
     let plan = temp("hold.json", plan);
     let mut s = Serve::start("hold", &["--faults", plan.to_str().unwrap()]);
@@ -338,10 +342,27 @@ fn serve_timeout_01_a_client_that_gives_up_on_a_held_answer_retries_the_same_key
     );
     let gave_up = s.raw_within(request.as_bytes(), Duration::from_millis(400));
     assert!(matches!(gave_up, Outcome::Reset(_)), "{gave_up:?}");
+    // The sandbox looks at a waiting request's connection every 20 ms.
+    std::thread::sleep(Duration::from_millis(200));
     let retried = s.created("k1", "ORDER-1", 10000);
     assert_eq!(retried.status, 200, "{}", retried.body);
     assert_eq!(retried.json()["id"], "pay_demo_001");
-    s.holds_everywhere("hold");
+    let verdict = s.verdict();
+    let violated: Vec<&serde_json::Value> = verdict["properties"]
+        .as_array()
+        .expect("a list of properties")
+        .iter()
+        .filter(|p| p["status"] == "violated")
+        .collect();
+    assert_eq!(violated.len(), 1, "{verdict:#}");
+    assert_eq!(violated[0]["name"], "client-waits-the-contract-timeouts");
+    let detail = violated[0]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("hung up"), "{detail}");
+    let (judged, _) = s.judged_and_run("hold");
+    assert_eq!(
+        statuses(&judged["properties"]),
+        statuses(&verdict["properties"])
+    );
     s.healthy();
 }
 

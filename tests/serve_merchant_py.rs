@@ -134,6 +134,13 @@ const ROWS: &[Row] = &[
         manual: true,
         property: "client-stops-querying-at-a-final-status",
     },
+    Row {
+        mistake: "short_timeout",
+        flow: "pay",
+        plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":8000}]}"#,
+        manual: false,
+        property: "client-waits-the-contract-timeouts",
+    },
 ];
 
 /// Runs the merchant once against a fresh sandbox with the row's plan; the verdict after

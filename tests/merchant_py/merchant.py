@@ -36,6 +36,7 @@ MISTAKES = {
     "fulfil_every_success": "fulfils on every answer that shows succeeded",
     "failed_on_manual_review": "manual_review shown to the payer as failed (not charged again)",
     "queries_after_final": "queries on after a query showed the Payment succeeded",
+    "short_timeout": "gives up on a create or confirm after 5 s (the contract asks 20 s)",
 }
 
 API_KEY = "ak_1"
@@ -261,6 +262,8 @@ def main():
     if mistake is not None and mistake not in MISTAKES:
         print(json.dumps({"error": "no such mistake: " + mistake}))
         sys.exit(2)
+    if mistake == "short_timeout":
+        TIMEOUT["post"] = 5
     shop = Shop(base, mistake)
     no, cart = "ORDER-1", "CART-1"
     if flow == "pay":
