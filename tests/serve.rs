@@ -326,8 +326,12 @@ fn serve_conc_02_concurrent_same_key_creates_on_two_connections_execute_once() {
     }
 }
 
+/// TIMEOUT-01: a client that gives up on a held answer after 0.4 s closes its socket
+/// cleanly (a FIN, no reset): the sandbox sees the hang-up while the request waits, and
+/// the verdict (and `judge` of the events) names it; its retry under the same key is
+/// the one Payment.
 #[test]
-fn serve_timeout_01_a_client_that_gives_up_on_a_held_answer_retries_the_same_key() {
+fn serve_timeout_01_a_client_that_closes_cleanly_on_a_held_answer_is_named() {
     let plan = r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":3000}]}"#;
     let plan = temp("hold.json", plan);
     let mut s = Serve::start("hold", &["--faults", plan.to_str().unwrap()]);
@@ -338,10 +342,27 @@ fn serve_timeout_01_a_client_that_gives_up_on_a_held_answer_retries_the_same_key
     );
     let gave_up = s.raw_within(request.as_bytes(), Duration::from_millis(400));
     assert!(matches!(gave_up, Outcome::Reset(_)), "{gave_up:?}");
+    // The sandbox looks at a waiting request's connection every 20 ms.
+    std::thread::sleep(Duration::from_millis(200));
     let retried = s.created("k1", "ORDER-1", 10000);
     assert_eq!(retried.status, 200, "{}", retried.body);
     assert_eq!(retried.json()["id"], "pay_demo_001");
-    s.holds_everywhere("hold");
+    let verdict = s.verdict();
+    let violated: Vec<&serde_json::Value> = verdict["properties"]
+        .as_array()
+        .expect("a list of properties")
+        .iter()
+        .filter(|p| p["status"] == "violated")
+        .collect();
+    assert_eq!(violated.len(), 1, "{verdict:#}");
+    assert_eq!(violated[0]["name"], "client-waits-the-contract-timeouts");
+    let detail = violated[0]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("hung up"), "{detail}");
+    let (judged, _) = s.judged_and_run("hold");
+    assert_eq!(
+        statuses(&judged["properties"]),
+        statuses(&verdict["properties"])
+    );
     s.healthy();
 }
 
@@ -572,5 +593,58 @@ fn serve_the_merchant_journal_is_kept_whole_or_refused_naming_the_line_and_field
         .find(|p| p["name"] == "client-fulfils-an-order-once-when-succeeded")
         .unwrap();
     assert_eq!(fulfils["status"], "violated", "{verdict:#}");
+    s.healthy();
+}
+
+/// `judge` of the events export reaches the sandbox's verdict over the merchant journal:
+/// the export ends with the journal's lines as the merchant database's events. Two
+/// purchases of one amount at once (the first waits for the acquirer), each its own
+/// cart, are not one purchase charged twice; an order fulfilled twice is named.
+#[test]
+fn serve_judge_of_the_events_export_sees_the_merchant_journal() {
+    const TWICE: &str = "client-never-charges-an-order-twice";
+    const FULFILS: &str = "client-fulfils-an-order-once-when-succeeded";
+    let mut s = Serve::start("journal-judged", &["--clock", "manual"]);
+    let slow = r#"{"merchant_order_no":"ORDER-1","amount":100,"currency":"USD","card":"D"}"#;
+    let headers = [("Authorization", "Bearer ak_1"), ("Idempotency-Key", "k1")];
+    let first = s.answer("POST", "/v1/payments", &headers, slow);
+    assert_eq!(first.status, 202, "{}", first.body);
+    let second = s.created("k2", "ORDER-2", 100);
+    assert_eq!(second.status, 201, "{}", second.body);
+    let version = second.json()["version"].as_u64().expect("a version");
+    let moved = s.control("POST", "/__sandbox/clock/advance", r#"{"by":"1h"}"#);
+    assert_eq!(moved.status, 200);
+    let status_of = |v: &serde_json::Value, name: &str| {
+        v["properties"]
+            .as_array()
+            .expect("a list of properties")
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["status"].clone())
+            .unwrap_or_default()
+    };
+    let (judged, _) = s.judged_and_run("journal-judged-before");
+    assert_eq!(status_of(&judged, TWICE), "violated", "the wire's reading");
+    let paid = format!(
+        r#"{{"order":"ORDER-2","state":"paid","payment":"pay_demo_002","version":{version}}}"#
+    );
+    let journal = [
+        r#"{"order":"ORDER-1","cart":"CART-1"}"#,
+        r#"{"order":"ORDER-2","cart":"CART-2"}"#,
+        &paid,
+        r#"{"order":"ORDER-2","fulfilled":"pay_demo_002"}"#,
+        r#"{"order":"ORDER-2","fulfilled":"pay_demo_002"}"#,
+    ]
+    .join("\n");
+    let kept = s.control("POST", "/__sandbox/journal", &journal);
+    assert_eq!(kept.status, 200, "{}", kept.body);
+    let verdict = s.verdict();
+    assert_eq!(status_of(&verdict, TWICE), "holds", "{verdict:#}");
+    assert_eq!(status_of(&verdict, FULFILS), "violated", "{verdict:#}");
+    let (judged, _) = s.judged_and_run("journal-judged");
+    assert_eq!(
+        statuses(&judged["properties"]),
+        statuses(&verdict["properties"])
+    );
     s.healthy();
 }

@@ -17,6 +17,7 @@ use std::process::Command;
 
 /// One row of docs/sandbox.md's table: the mistake, the business flow that meets it, the
 /// fault plan that shows it, whether the session's clock is manual, the property named.
+/// The `webhook` flow's merchant listens for the sandbox's webhooks (`serve --webhooks`).
 struct Row {
     mistake: &'static str,
     flow: &'static str,
@@ -134,6 +135,20 @@ const ROWS: &[Row] = &[
         manual: true,
         property: "client-stops-querying-at-a-final-status",
     },
+    Row {
+        mistake: "short_timeout",
+        flow: "pay",
+        plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"hold","ms":8000}]}"#,
+        manual: false,
+        property: "client-waits-the-contract-timeouts",
+    },
+    Row {
+        mistake: "queries_after_webhook",
+        flow: "webhook",
+        plan: "{}",
+        manual: true,
+        property: "client-stops-querying-at-a-final-status",
+    },
 ];
 
 /// Runs the merchant once against a fresh sandbox with the row's plan; the verdict after
@@ -144,9 +159,25 @@ fn session(name: &str, row: &Row, mistake: Option<&str>) -> Value {
     if row.manual {
         args.extend(["--clock", "manual"]);
     }
+    // The merchant's webhook endpoint: a free loopback port, listened on by the merchant
+    // before its first request.
+    let hooks = (row.flow == "webhook").then(|| {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port");
+        (port.to_string(), format!("http://127.0.0.1:{port}/hooks"))
+    });
+    if let Some((_, url)) = &hooks {
+        args.extend(["--webhooks", url.as_str()]);
+    }
     let mut s = Serve::start(name, &args);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/merchant_py/merchant.py");
-    let out = Command::new("timeout")
+    let mut merchant = Command::new("timeout");
+    if let Some((port, _)) = &hooks {
+        merchant.env("MERCHANT_WEBHOOK_PORT", port);
+    }
+    let out = merchant
         .arg("120")
         .arg("python3")
         .arg(&script)

@@ -389,6 +389,16 @@ pub enum What {
         stored: StoredOrder,
     },
 
+    /// A merchant database files an order under a purchase (a merchant journal's cart,
+    /// or the order alone): the Payments of order `order_no` of `merchant` and
+    /// `environment` are business order `business`'s (EFFECT-01: "the same purchase").
+    OrderInPurchase {
+        merchant: MerchantId,
+        environment: Environment,
+        order_no: Text,
+        business: BusinessOrder,
+    },
+
     /// A merchant database's record of an order changed what it says of the order's
     /// result ([`ShownOrder`]); emitted where a source can read the database.
     OrderShown {

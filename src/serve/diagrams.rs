@@ -46,8 +46,9 @@ impl<'a> Session<'a> {
         payhub_properties::Facts,
         payhub_properties::verdict::WireSide,
     ) {
+        let end = self.record.last_at();
         self.journal
-            .apply(&self.world.facts, self.record.wire_side())
+            .apply(end, &self.world.facts, self.record.wire_side())
     }
 
     /// Every event of the session, judged (held or no longer held).

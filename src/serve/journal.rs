@@ -9,12 +9,14 @@
 //! - `{"order":"ORDER-1-retry","cart":"CART-7"}`: the order belongs to that purchase.
 //!
 //! The verdict folds the states and fulfilments, in the order posted, as the merchant
-//! database's events (`OrderStored`, and a `Fulfil` decision) at the time they were
-//! posted, so the properties over the merchant's database judge them as they judge a
-//! client model's: fulfils once, never closes a captured order, keeps an order pending
-//! until its Payment is final. The carts replace the wire's reading of "the same
-//! purchase" ([`super::business`]) for that merchant: each order is filed under its cart,
-//! an order named in no cart under its own number.
+//! database's events (`OrderStored`, and a `Fulfil` decision) after the session's events
+//! (at the time they were posted, or the last event's if later), so the properties over
+//! the merchant's database judge them as they judge a client model's: fulfils once,
+//! never closes a captured order, keeps an order pending until its Payment is final. The
+//! carts replace the wire's reading of "the same purchase" ([`super::business`]) for that
+//! merchant: each order is filed under its cart, an order named in no cart under its own
+//! number (`OrderInPurchase`). The events export ends with the same events, so `judge`
+//! of it folds what the verdict folds.
 //!
 //! A post is all or nothing: a malformed line, a field of the wrong type, an order the
 //! sandbox never saw sent, a Payment of another order refuse the whole post, naming the
@@ -259,10 +261,16 @@ impl Journal {
         }
     }
 
-    /// The facts and the wire side with the journal folded in: its lines as the
-    /// merchant database's events, and the Payments filed by cart where it names carts.
-    pub fn apply(&self, facts: &Facts, mut side: WireSide) -> (Facts, WireSide) {
-        let mut facts = payhub_model::Shared::new(facts.clone());
+    /// The journal as the merchant database's events, each at its post's time but not
+    /// before `end` (the session's last event: the journal is judged after the session,
+    /// each line against the store as the verdict finds it): its states as
+    /// `OrderStored`, its fulfilments as `Fulfil` decisions, then, for an owner whose
+    /// journal names carts, each order of its Payments in `facts` filed under its cart
+    /// or alone (`OrderInPurchase`). The verdict folds them; the events export ends
+    /// with them, so `judge` of it folds the same.
+    pub fn events(&self, end: Millis, facts: &Facts) -> Vec<Event> {
+        let at = |l: &Line| l.at.max(end);
+        let mut events = Vec::new();
         let mut held: BTreeMap<(u8, Text), StoredOrder> = BTreeMap::new();
         for l in &self.lines {
             let what = match &l.told {
@@ -293,32 +301,44 @@ impl Journal {
                 },
                 Told::Cart(_) => continue,
             };
-            let event = Event { at: l.at, what };
-            Facts::observe(&mut facts, &event);
+            events.push(Event { at: at(l), what });
+        }
+        let carts = self.carts();
+        let Some(last) = self.lines.iter().map(at).max() else {
+            return events;
+        };
+        let orders: std::collections::BTreeSet<(Owner, Text)> = facts
+            .attempts
+            .payments
+            .values()
+            .map(|s| ((s.merchant, s.environment), s.merchant_order_no.clone()))
+            .filter(|(o, _)| carts.keys().any(|(owner, _)| owner == o))
+            .collect();
+        for (owner, order) in orders {
+            let cart = carts.get(&(owner, order.clone())).cloned();
+            let business = BusinessOrder {
+                db: db(owner),
+                order: cart.map_or(order.clone(), |c| Text::format(format_args!("cart {c}"))),
+            };
+            let what = What::OrderInPurchase {
+                merchant: owner.0,
+                environment: owner.1,
+                order_no: order,
+                business,
+            };
+            events.push(Event { at: last, what });
+        }
+        events
+    }
+
+    /// The facts and the wire side with the journal's [`Journal::events`] folded in.
+    pub fn apply(&self, end: Millis, facts: &Facts, mut side: WireSide) -> (Facts, WireSide) {
+        let mut folded = payhub_model::Shared::new(facts.clone());
+        for event in self.events(end, facts) {
+            Facts::observe(&mut folded, &event);
             side.observe(&event);
         }
-        let mut facts = Facts::clone(&facts);
-        let carts = self.carts();
-        let owners: Vec<Owner> = carts.keys().map(|(o, _)| *o).collect();
-        if !owners.is_empty() {
-            let payments: Vec<(PaymentId, Owner, Text)> = facts
-                .attempts
-                .payments
-                .iter()
-                .map(|(p, s)| (*p, (s.merchant, s.environment), s.merchant_order_no.clone()))
-                .filter(|(_, o, _)| owners.contains(o))
-                .collect();
-            let money = &mut facts.money;
-            for (p, owner, order) in payments {
-                let cart = carts.get(&(owner, order.clone())).cloned();
-                let business = BusinessOrder {
-                    db: db(owner),
-                    order: cart.map_or(order, |c| Text::format(format_args!("cart {c}"))),
-                };
-                money.payment_business.insert(p, business);
-            }
-        }
-        (facts, side)
+        (Facts::clone(&folded), side)
     }
 }
 

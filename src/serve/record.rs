@@ -106,6 +106,15 @@ impl Record {
         side
     }
 
+    /// When the session's last event happened (0 before any).
+    pub fn last_at(&self) -> payhub_model::Millis {
+        self.current
+            .stream
+            .last()
+            .or(self.earlier.stream.last())
+            .map_or(payhub_model::Millis::ZERO, |e| e.at)
+    }
+
     /// Every event of the session, held or dropped.
     pub fn events_total(&self) -> usize {
         self.events_dropped + self.earlier.stream.len() + self.current.stream.len()

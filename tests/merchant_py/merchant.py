@@ -8,14 +8,19 @@ persisted before they are sent.
 
 FLOW is the business the test asks for (pay, pay_then_confirm, cancel, refund, …);
 MISTAKE, if given, switches on one mistake the contract warns against (see MISTAKES).
-At the end it posts its journal to the sandbox (POST /__sandbox/journal: each order's
+With MERCHANT_WEBHOOK_PORT set it listens for the platform's webhooks on 127.0.0.1 at
+that port and applies each to its orders table (the `webhook` flow). At the end it posts its journal to the sandbox (POST /__sandbox/journal: each order's
 state as shown to the payer, each fulfilment, each order's cart) and prints one JSON
 line: the order's state as shown to the payer and the HTTP statuses it saw.
 """
 
+import http.server
 import json
+import os
+import queue
 import sqlite3
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -36,6 +41,8 @@ MISTAKES = {
     "fulfil_every_success": "fulfils on every answer that shows succeeded",
     "failed_on_manual_review": "manual_review shown to the payer as failed (not charged again)",
     "queries_after_final": "queries on after a query showed the Payment succeeded",
+    "short_timeout": "gives up on a create or confirm after 5 s (the contract asks 20 s)",
+    "queries_after_webhook": "queries a Payment after its webhook showed it succeeded",
 }
 
 API_KEY = "ak_1"
@@ -46,6 +53,30 @@ RETRY_AFTER = {"s": 1.0}
 # Seconds the client waits for an answer: at least 20 for a create or confirm, 10 for a
 # query (TIMEOUT-01).
 TIMEOUT = {"post": 30, "get": 15}
+
+
+# Webhooks received, in arrival order: put by the listener's thread, applied by the main
+# thread (the SQLite connection is the main thread's).
+WEBHOOKS = queue.Queue()
+
+
+class Hooks(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        WEBHOOKS.put(json.loads(self.rfile.read(n) or b"{}"))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def listen_for_webhooks():
+    port = os.environ.get("MERCHANT_WEBHOOK_PORT")
+    if port:
+        server = http.server.HTTPServer(("127.0.0.1", int(port)), Hooks)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
 
 
 class Lost(Exception):
@@ -254,6 +285,21 @@ class Shop:
     def state(self, no):
         return self.row(no)[1]
 
+    # --- webhooks --------------------------------------------------------------
+
+    def await_webhook(self, no, seconds):
+        """Applies the webhooks of the order's Payment as they come, until one shows it
+        final or `seconds` pass."""
+        deadline = time.monotonic() + seconds
+        while self.state(no) == "pending" and time.monotonic() < deadline:
+            try:
+                event = WEBHOOKS.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            p = event.get("object") or {}
+            if p.get("id") == self.row(no)[2]:
+                self.settle(no, p)
+
 
 def main():
     base, flow = sys.argv[1], sys.argv[2]
@@ -261,6 +307,9 @@ def main():
     if mistake is not None and mistake not in MISTAKES:
         print(json.dumps({"error": "no such mistake: " + mistake}))
         sys.exit(2)
+    if mistake == "short_timeout":
+        TIMEOUT["post"] = 5
+    listen_for_webhooks()
     shop = Shop(base, mistake)
     no, cart = "ORDER-1", "CART-1"
     if flow == "pay":
@@ -290,6 +339,15 @@ def main():
             for _ in range(3):
                 shop.query(pid)
                 time.sleep(1)
+    elif flow == "webhook":
+        shop.pay(no, 100, "D", cart)
+        pid = shop.row(no)[2]
+        shop.await_webhook(no, 10)
+        # The next query of the schedule would be due 10 s on; the webhook ended it.
+        time.sleep(0.3)
+        post(shop.base, "/__sandbox/clock/advance", "-", {"by": "10s"})
+        if shop.state(no) == "pending" or mistake == "queries_after_webhook":
+            shop.settle(no, shop.query(pid))
     elif flow == "cancel":
         shop.pay(no, 100, "G", cart)
         pid = shop.row(no)[2]

@@ -52,8 +52,10 @@ pub use payhub_model::event::ScopeKey;
 pub use queries::RuleSet;
 
 use payhub_model::client::{Decision, ObjectState};
-use payhub_model::event::{Event, Handling, Owner, What};
-use payhub_model::{ApiRequest, ApiResponse, Millis, RequestId, Shared};
+use payhub_model::event::{BusinessOrder, Event, Handling, Owner, What};
+use payhub_model::{
+    ApiRequest, ApiResponse, Environment, MerchantId, Millis, PaymentId, RequestId, Shared, Text,
+};
 use payhub_sim::{EventFold, Narrowing};
 use serde::Serialize;
 
@@ -101,6 +103,30 @@ impl Changed {
 }
 
 impl Facts {
+    /// EFFECT-01's "the same purchase" as a merchant database files it: the Payments the
+    /// store holds of `order` are `business`'s (no copy when none is).
+    fn file_under(
+        facts: &mut Shared<Facts>,
+        (m, e): (MerchantId, Environment),
+        order: &Text,
+        business: &BusinessOrder,
+    ) {
+        let of: Vec<PaymentId> = facts
+            .attempts
+            .payments
+            .iter()
+            .filter(|(_, s)| (s.merchant, s.environment) == (m, e) && s.merchant_order_no == *order)
+            .map(|(p, _)| *p)
+            .collect();
+        if of.is_empty() {
+            return;
+        }
+        let f: &mut Facts = facts;
+        for p in of {
+            f.money.payment_business.insert(p, business.clone());
+        }
+    }
+
     /// Folds one event into the facts. A family is asked first whether the event changes
     /// it; one that only repeats what the facts hold costs no copy and no new digest
     /// (most steps of the checker change no fact).
@@ -111,6 +137,15 @@ impl Facts {
     /// [`Facts::observe`] of what happened at `at`, before (or without) building its
     /// [`Event`].
     pub fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
+        if let What::OrderInPurchase {
+            merchant,
+            environment,
+            order_no,
+            business,
+        } = what
+        {
+            return Facts::file_under(facts, (*merchant, *environment), order_no, business);
+        }
         let changed = facts.families_changed(what);
         if !changed.any() {
             return;

@@ -87,6 +87,19 @@ pub fn request(s: &Seen) -> String {
 
 /// The explanation of a witness, each exchange named by `name` (`entry 12`).
 pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
+    if let (Some(d), [query]) = (&w.webhook, w.entries.as_slice()) {
+        return format!(
+            "the webhook {} ({} of {} version {}) reached the merchant at {} (its endpoint answered 2xx); {} later {} queried it again ({}): the contract's schedule stops on the webhook of a terminal status",
+            d.event,
+            d.kind,
+            d.object,
+            d.version,
+            d.at,
+            query.sent.since(d.at),
+            name(query),
+            request(query)
+        );
+    }
     let [first, then] = match w.entries.as_slice() {
         [a, b] => [a, b],
         [a] => return one(w.breach, a, name),

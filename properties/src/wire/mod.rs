@@ -139,20 +139,16 @@ fn conflicts(facts: &WireFacts) -> Option<Witness> {
 /// SCHED-02: the closest two queries of one object, if less than 10 s apart.
 fn queries_too_soon(facts: &WireFacts) -> Option<Witness> {
     let [earlier, later] = facts.closest_queries.as_deref()?;
-    (later.sent.since(earlier.sent) < Contract::QUERY_SPACING_MIN).then(|| Witness {
-        breach: Breach::QueryTooSoon,
-        entries: vec![earlier.clone(), later.clone()],
-    })
+    (later.sent.since(earlier.sent) < Contract::QUERY_SPACING_MIN)
+        .then(|| Witness::of(Breach::QueryTooSoon, vec![earlier.clone(), later.clone()]))
 }
 
 /// ATTEMPT-05: the sighting with the most attempts, if more than the contract's default
 /// maximum ("without exceeding the maximum number of attempts (default 3)").
 fn attempts_beyond_maximum(facts: &WireFacts) -> Option<Witness> {
     let (n, seen) = facts.most_attempts.as_deref()?;
-    (*n > u32::from(Contract::ATTEMPTS_MAX)).then(|| Witness {
-        breach: Breach::AttemptsBeyondMaximum,
-        entries: vec![seen.clone()],
-    })
+    (*n > u32::from(Contract::ATTEMPTS_MAX))
+        .then(|| Witness::of(Breach::AttemptsBeyondMaximum, vec![seen.clone()]))
 }
 
 /// ATTEMPT-01, ATTEMPT-02 ("Initiate only after the payment has status=failed"): the
@@ -178,10 +174,7 @@ fn valid_key_refused(facts: &WireFacts) -> Option<Witness> {
         .into_iter()
         .flatten()
         .find(|(units, _)| (Contract::KEY_LEN_MIN..=Contract::KEY_LEN_MAX).contains(units))
-        .map(|(_, seen)| Witness {
-            breach: Breach::ValidKeyRefused,
-            entries: vec![seen.clone()],
-        })
+        .map(|(_, seen)| Witness::of(Breach::ValidKeyRefused, vec![seen.clone()]))
 }
 
 use Evidence::{ApiKeys, ResponseBodies, TestCards, Wire};
@@ -345,7 +338,9 @@ pub const CLIENT_WAITS_THE_CONTRACT_TIMEOUTS: Patterns =
 /// SCHED-01 ("stopping at a terminal status or on its webhook").
 ///
 /// Over the wire: once a query showed a Payment succeeded, failed, canceled or expired,
-/// the client queries that Payment no more.
+/// or the webhook of such a status reached the merchant (a stream that holds webhook
+/// deliveries: the sandbox's, a simulated run's), the client queries that Payment no
+/// more.
 pub const CLIENT_STOPS_QUERYING_AT_A_FINAL_STATUS: Patterns =
     Patterns::client(SCOPED_BODIES, &[Breach::QueryAfterFinal]);
 

@@ -171,14 +171,24 @@ impl Edge {
 
 /// The connection's kill switch, handed to the handlers as a request extension: the
 /// handler sets the socket to reset on close (while the connection still holds it open),
-/// then asks the connection's task to drop it.
+/// then asks the connection's task to drop it; or asks whether the client closed its side.
 #[derive(Clone)]
-struct Kill(Arc<Notify>, Linger);
+struct Kill(Arc<Notify>, Socket);
 
 impl Kill {
     fn reset(&self) {
         self.1.reset_on_close();
         self.0.notify_one();
+    }
+
+    /// Drops the connection (the client closed its side: nothing more is written).
+    fn close(&self) {
+        self.0.notify_one();
+    }
+
+    /// Whether the client closed its side of the connection (or reset it).
+    fn client_closed(&self) -> bool {
+        self.1.peer_closed()
     }
 }
 
@@ -253,7 +263,7 @@ async fn connection(
     guard: Arc<super::guard::Guard>,
 ) {
     let kill = Arc::new(Notify::new());
-    let switch = Kill(kill.clone(), Linger::of(&stream));
+    let switch = Kill(kill.clone(), Socket::of(&stream));
     let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
         let refused = guard.refuses(req.uri().path(), req.method().as_str(), req.headers());
         req.extensions_mut().insert(switch.clone());
@@ -266,7 +276,8 @@ async fn connection(
         }
     });
     // A client may shut its side down once the request is sent (`shutdown(Write)`,
-    // `curl` with stdin closed): the request is still answered, not dropped on the EOF.
+    // `curl` with stdin closed): a request answered at once is still answered, not
+    // dropped on the EOF. One still waiting for its answer is a hang-up ([`wait`]).
     let conn = hyper::server::conn::http1::Builder::new()
         .half_close(true)
         .timer(TokioTimer::new())
@@ -277,52 +288,6 @@ async fn connection(
         _ = conn => {}
         // Dropping the connection closes the socket: with `SO_LINGER` 0, a reset.
         _ = kill.notified() => {}
-    }
-}
-
-/// The raw socket, to set `SO_LINGER` 0 before the connection is dropped.
-#[derive(Clone, Copy)]
-struct Linger {
-    #[cfg(unix)]
-    fd: std::os::fd::RawFd,
-}
-
-impl Linger {
-    fn of(stream: &tokio::net::TcpStream) -> Linger {
-        #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            Linger {
-                fd: stream.as_raw_fd(),
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = stream;
-            Linger {}
-        }
-    }
-
-    /// Closing the socket now sends a reset (the connection still owns it, open).
-    fn reset_on_close(&self) {
-        #[cfg(unix)]
-        {
-            let linger = libc::linger {
-                l_onoff: 1,
-                l_linger: 0,
-            };
-            // SAFETY: `fd` is the open socket of the connection, which is dropped only
-            // after this call; the option value is a valid `linger` of the size passed.
-            unsafe {
-                libc::setsockopt(
-                    self.fd,
-                    libc::SOL_SOCKET,
-                    libc::SO_LINGER,
-                    (&linger as *const libc::linger).cast(),
-                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                );
-            }
-        }
     }
 }
 
@@ -439,9 +404,17 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
     };
     let reply = match step {
         Step::Answered(reply) => reply,
-        Step::Pending(id) => match wait(&edge, ns, id).await {
-            Some(reply) => reply,
-            None => return crashed(),
+        Step::Pending(id) => match wait(&edge, ns, id, kill.as_ref()).await {
+            Ok(reply) => reply,
+            Err(Unanswered::HungUp) => {
+                if let Some(kill) = &kill {
+                    kill.close();
+                }
+                // The connection is dropped before this answers.
+                std::future::pending::<()>().await;
+                return crashed();
+            }
+            Err(Unanswered::Crashed) => return crashed(),
         },
     };
     match (reply.wire, kill) {
@@ -478,9 +451,24 @@ impl Drop for Waiting<'_> {
     }
 }
 
+/// Why a wait ended without an answer.
+enum Unanswered {
+    /// The core panicked (a bug).
+    Crashed,
+    /// The client closed its side of the connection (a clean close, a reset) while it
+    /// waited: it hung up, and the exchange was abandoned ([`Waiting`]).
+    HungUp,
+}
+
 /// Waits, lock released, until the core answers pending exchange `id`: polled at the
-/// time it is next due (real clock) and every [`POLL_EVERY`].
-async fn wait(edge: &Edge, ns: usize, id: RequestId) -> Option<HttpReply> {
+/// time it is next due (real clock) and every [`POLL_EVERY`], the client's side of the
+/// connection looked at each time.
+async fn wait(
+    edge: &Edge,
+    ns: usize,
+    id: RequestId,
+    kill: Option<&Kill>,
+) -> Result<HttpReply, Unanswered> {
     let mut guard = Waiting {
         edge,
         ns,
@@ -488,13 +476,20 @@ async fn wait(edge: &Edge, ns: usize, id: RequestId) -> Option<HttpReply> {
         done: false,
     };
     loop {
-        let (reply, wake) = edge.with_core(ns, |core, now| {
-            let reply = core.poll(now, id);
-            (reply, core.wake_at().map(|t| t.since(now)))
-        })?;
+        let (reply, wake) = edge
+            .with_core(ns, |core, now| {
+                let reply = core.poll(now, id);
+                (reply, core.wake_at().map(|t| t.since(now)))
+            })
+            .ok_or(Unanswered::Crashed)?;
         if let Some(reply) = reply {
             guard.done = true;
-            return Some(reply);
+            return Ok(reply);
+        }
+        if kill.is_some_and(Kill::client_closed) {
+            // `guard`, dropped undone, abandons the exchange: the hang-up is recorded
+            // as a dropped handler's is.
+            return Err(Unanswered::HungUp);
         }
         let nap = match (edge.clock, wake) {
             (ClockMode::Real, Some(d)) => Duration::from_millis(d.0).min(POLL_EVERY),
@@ -638,5 +633,8 @@ use controls::*;
 
 mod exports;
 use exports::*;
+
+mod socket;
+use socket::Socket;
 
 mod stream;

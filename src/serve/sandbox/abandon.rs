@@ -11,15 +11,21 @@ impl Sandbox {
     /// clock a hang-up's time says nothing of how long the client waited) records the
     /// hang-up as the client's timeout (`TimedOut`, TIMEOUT-01).
     pub fn abandon(&mut self, id: RequestId, at: Option<Millis>) {
-        if let Some(x) = self.pending.iter_mut().find(|x| x.id == id) {
-            x.abandoned = true;
-            if let Some(at) = at {
-                let node = super::node_of(x.request.api_key);
-                let at = at.since(self.epoch).max(self.world.now);
-                let what = What::TimedOut { node, id };
-                let event = Event { at, what };
-                self.record.trace_for_next_step().record(event);
+        let Some(x) = self.pending.iter_mut().find(|x| x.id == id) else {
+            return self.reap();
+        };
+        x.abandoned = true;
+        let node = super::node_of(x.request.api_key);
+        if let Some(at) = at {
+            let at = at.since(self.epoch).max(self.world.now);
+            // The session's clock is brought to the hang-up first, so the answer lost
+            // with it comes after it in the stream (`judge` reads the stream in order).
+            if let Err(e) = self.move_world_to(at) {
+                self.errors.push(e);
             }
+            let what = What::TimedOut { node, id };
+            let event = Event { at, what };
+            self.record.trace_for_next_step().record(event);
         }
         self.reap();
     }

@@ -1,5 +1,5 @@
 //! The session's merchant journal ([`crate::serve::journal`]): posted lines kept, and the
-//! verdict's facts and wire side with them folded in.
+//! verdict's facts and wire side with them folded in, and the events export's end.
 
 use super::Sandbox;
 use crate::serve::journal::{Journal, Refused};
@@ -25,7 +25,22 @@ impl Sandbox {
     /// The facts and the wire side the verdict judges: the world's and the record's,
     /// with the journal folded in.
     pub fn judged(&self) -> (Facts, WireSide) {
+        let end = self.record.last_at();
         self.journal
-            .apply(&self.world.facts, self.record.wire_side())
+            .apply(end, &self.world.facts, self.record.wire_side())
+    }
+
+    /// The journal's events as the events export ends with them (JSON Lines).
+    pub fn journal_jsonl(&self) -> String {
+        let end = self.record.last_at();
+        let mut s = String::new();
+        for e in self.journal.events(end, &self.world.facts) {
+            match serde_json::to_string(&e) {
+                Ok(line) => s.push_str(&line),
+                Err(err) => s.push_str(&format!("{{\"error\":\"{err}\"}}")),
+            }
+            s.push('\n');
+        }
+        s
     }
 }

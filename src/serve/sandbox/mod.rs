@@ -111,6 +111,9 @@ pub const CLOCK_MAX: Millis = Millis(365_000 * 86_400_000);
 /// `evt_500001`, …); merchant 1's from 1, as the contract's examples do.
 pub const MERCHANT_2_IDS_FROM: u32 = 500_000;
 
+/// The events export's index once the journal's events are written: nothing follows.
+const JOURNAL_EXPORTED: usize = usize::MAX;
+
 pub struct Sandbox {
     settings: Settings,
     config: WorldConfig,
@@ -291,10 +294,18 @@ impl Sandbox {
     }
 
     /// At most `n` of the session's events from the `from`-th as the events export
-    /// writes them (JSON Lines, [`Record::events_jsonl_from`]), and the index after them.
+    /// writes them (JSON Lines, [`Record::events_jsonl_from`]), and the index after them;
+    /// past the last, the merchant journal's events once ([`Sandbox::journal_jsonl`]),
+    /// then nothing.
     pub fn events_export_from(&self, from: usize, n: usize) -> Result<(String, usize), String> {
+        if from == JOURNAL_EXPORTED {
+            return Ok((String::new(), from));
+        }
         let seam = self.settings.seam;
         self.record.events_jsonl_from(from, n).map(|(text, next)| {
+            if text.is_empty() {
+                return (self.journal_jsonl(), JOURNAL_EXPORTED);
+            }
             let kept: String = text
                 .split_inclusive('\n')
                 .filter(|line| seam.exports_event(line))

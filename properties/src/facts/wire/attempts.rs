@@ -112,10 +112,10 @@ impl WireFacts {
         let known = self.attempt_cards.get(&id).map(|(k, ..)| *k);
         if let Some((k, card, started)) = self.attempt_cards.get(&id) {
             if n > *k && !self.renewed_attempts.contains_key(card) {
-                let w = super::Witness {
-                    breach: Breach::NewAttemptBeforeFailure,
-                    entries: vec![Seen::clone(started), Seen::clone(seen)],
-                };
+                let w = super::Witness::of(
+                    Breach::NewAttemptBeforeFailure,
+                    vec![Seen::clone(started), Seen::clone(seen)],
+                );
                 self.renewed_attempts.insert(*card, w);
             }
         }

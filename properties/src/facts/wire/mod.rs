@@ -36,7 +36,7 @@ mod seen;
 mod unresolved;
 
 pub use retained::Retained;
-pub use seen::{Answer, Breach, Seen, WireParams, Witness};
+pub use seen::{Answer, Breach, Delivered, Seen, WireParams, Witness};
 
 use super::money::safety_parameters;
 use super::query_object::{self, QueryObject};
@@ -142,8 +142,9 @@ pub struct WireFacts {
     confirm_keys: BTreeMap<Owned<PaymentId>, Text>,
     unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
     failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
-    /// SCHED-01 ([`schedule`]): each Payment a query answer showed final, that exchange.
-    final_by_query: BTreeMap<Owned<PaymentId>, Rec>,
+    /// SCHED-01 ([`schedule`]): each Payment a query answer or an acknowledged webhook
+    /// showed final, and which.
+    final_shown: BTreeMap<Owned<PaymentId>, schedule::ShownFinal>,
     unresolved_refunds: BTreeMap<Owned<Text>, (unresolved::RefundOf, Rec)>,
     refused_numbers: BTreeMap<Owned<Text>, Rec>,
     /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
@@ -276,6 +277,7 @@ impl WireFacts {
                 message: Message::Response { id, .. } | Message::Request { id, .. },
             } => self.closed(at, *id, None),
             What::TimedOut { id, .. } => self.gave_up(at, *id),
+            What::WebhookDelivered { event, .. } => self.webhook_delivered(at, event),
             _ => {}
         }
     }
@@ -344,14 +346,13 @@ impl WireFacts {
         if sooner {
             let entries = vec![Seen::clone(first), Seen::clone(then)];
             self.soonest_replays
-                .insert(breach, Witness { breach, entries });
+                .insert(breach, Witness::of(breach, entries));
         }
     }
 
     fn note(&mut self, breach: Breach, entries: Vec<Rec>) {
-        self.witnesses.entry(breach).or_insert_with(|| Witness {
-            breach,
-            entries: entries.iter().map(|e| Seen::clone(e)).collect(),
+        self.witnesses.entry(breach).or_insert_with(|| {
+            Witness::of(breach, entries.iter().map(|e| Seen::clone(e)).collect())
         });
     }
 

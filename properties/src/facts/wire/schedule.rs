@@ -3,20 +3,33 @@
 //! - TIMEOUT-01 ("at least 20 seconds for create and confirm and at least 10 seconds for
 //!   queries"): a client that gave up on an exchange (`TimedOut`: it hung up before the
 //!   answer) sooner than that after sending it ([`Breach::GaveUpTooSoon`]).
-//! - SCHED-01 ("stopping at a terminal status"): a query of a Payment sent after an
-//!   answer to an earlier query of it showed it `succeeded`, `failed`, `canceled` or
-//!   `expired` ([`Breach::QueryAfterFinal`]): the schedule went on past the end. A first
-//!   query after a create or confirm answer showed the status (a reconciliation) is not
-//!   one.
+//! - SCHED-01 ("stopping at a terminal status or on its webhook"): a query of a Payment
+//!   sent after an answer to an earlier query of it showed it `succeeded`, `failed`,
+//!   `canceled` or `expired`, or after the webhook of such a status reached the
+//!   merchant (its endpoint answered 2xx: a `webhook_delivered` event)
+//!   ([`Breach::QueryAfterFinal`]): the schedule went on past the end. A first query
+//!   after a create or confirm answer showed the status (a reconciliation) is not one. A
+//!   webhook counts only where the wire shows nothing newer of its Payment: no answer
+//!   showed a later version, no confirm of it is in flight or left without an answer
+//!   (a card retry's attempt may be newer than a `failed` webhook, re-delivered).
 //!
-//! Memory: one record per Payment a query showed final.
+//! Memory: one record per Payment a query or a webhook showed final.
 
-use super::{Breach, Rec, Seen, WireFacts};
+use super::{Breach, Delivered, Rec, Seen, WireFacts, Witness};
+use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{
     Contract, Endpoint, Environment, Json, MerchantId, Method, Millis, PaymentId, RequestId,
+    WebhookEvent, WebhookObject,
 };
 use std::sync::Arc;
+
+/// What showed a Payment final to its merchant: a query's answer, or a webhook.
+#[derive(Clone, Debug)]
+pub(super) enum ShownFinal {
+    Query(Rec),
+    Webhook(Box<Delivered>),
+}
 
 fn is_final(status: Option<&str>) -> bool {
     matches!(
@@ -68,16 +81,10 @@ impl WireFacts {
         }
     }
 
-    /// At a send: a query of a Payment an earlier query showed final; new business for
-    /// a Payment opens its queries again.
-    pub(super) fn judge_query_after_final(
-        &mut self,
-        seen: &Rec,
-        owner: (MerchantId, Environment),
-        ep: &Endpoint,
-    ) {
-        let (m, e) = owner;
-        let business = match ep {
+    /// The Payment a request of new business is for (a create of a known order, a
+    /// confirm, a cancel, a refund).
+    fn business_for(&self, (m, e): (MerchantId, Environment), ep: &Endpoint) -> Option<PaymentId> {
+        match ep {
             Endpoint::CreatePayment {
                 body: Json::Parsed(b),
             } => b
@@ -90,18 +97,79 @@ impl WireFacts {
                 body: Json::Parsed(b),
             } => b.payment_id,
             _ => None,
-        };
-        if let Some(p) = business {
-            self.final_by_query.remove(&(m, e, p));
+        }
+    }
+
+    /// At a send: a query of a Payment an earlier query or webhook showed final; new
+    /// business for a Payment opens its queries again.
+    pub(super) fn judge_query_after_final(
+        &mut self,
+        seen: &Rec,
+        owner: (MerchantId, Environment),
+        ep: &Endpoint,
+    ) {
+        let (m, e) = owner;
+        if let Some(p) = self.business_for(owner, ep) {
+            self.final_shown.remove(&(m, e, p));
             return;
         }
         let Some(p) = queried(self, owner, ep) else {
             return;
         };
-        if let Some(f) = self.final_by_query.get(&(owner.0, owner.1, p)) {
-            let f = f.clone();
-            self.note(Breach::QueryAfterFinal, vec![f, seen.clone()]);
+        match self.final_shown.get(&(m, e, p)) {
+            Some(ShownFinal::Query(f)) => {
+                let f = f.clone();
+                self.note(Breach::QueryAfterFinal, vec![f, seen.clone()]);
+            }
+            Some(ShownFinal::Webhook(d))
+                if !self.witnesses.contains_key(&Breach::QueryAfterFinal) =>
+            {
+                let w = Witness {
+                    webhook: Some(Delivered::clone(d)),
+                    ..Witness::of(Breach::QueryAfterFinal, vec![Seen::clone(seen)])
+                };
+                self.witnesses.insert(Breach::QueryAfterFinal, w);
+            }
+            _ => {}
         }
+    }
+
+    /// At a webhook the merchant's endpoint acknowledged: the Payment it shows final,
+    /// unless the wire shows something newer of it (see the module doc).
+    pub(super) fn webhook_delivered(&mut self, at: Millis, event: &WebhookEvent) {
+        let WebhookObject::Payment(p) = &event.object else {
+            return;
+        };
+        if !is_final(Some(p.status.as_str())) {
+            return;
+        }
+        let k = (event.merchant, event.environment, p.id);
+        let newer_shown = self.versions.get(&p.id).is_some_and(|(h, _)| {
+            matches!(
+                h.answer.as_ref().and_then(|a| a.version.as_ref()),
+                Some(VersionMark::Number(v)) if *v > i128::from(p.version)
+            )
+        });
+        let confirm_open = self
+            .open
+            .values()
+            .any(|(_, _, ep)| matches!(ep, Endpoint::ConfirmPayment { payment_id, .. } if *payment_id == p.id));
+        let confirm_unknown = self.unresolved_payments.get(&k).is_some_and(|u| {
+            u.method == Method::Post && u.answer.as_ref().is_none_or(|a| a.status >= 500)
+        });
+        if newer_shown || confirm_open || confirm_unknown {
+            return;
+        }
+        let delivered = Delivered {
+            at,
+            event: payhub_model::Text::format(format_args!("{}", event.id)),
+            kind: event.kind.clone(),
+            object: self.ids.name(IdKind::Payment, p.id.0),
+            version: p.version,
+        };
+        self.final_shown
+            .entry(k)
+            .or_insert_with(|| ShownFinal::Webhook(Box::new(delivered)));
     }
 
     /// At a known answer to a query: the Payment it shows final.
@@ -122,9 +190,9 @@ impl WireFacts {
             .first(IdKind::Payment)
             .filter(|p| is_final(p.status.as_deref()))
         {
-            self.final_by_query
+            self.final_shown
                 .entry((m, e, PaymentId(p.id)))
-                .or_insert_with(|| seen.clone());
+                .or_insert_with(|| ShownFinal::Query(seen.clone()));
         }
     }
 }

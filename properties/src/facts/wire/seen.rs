@@ -122,6 +122,32 @@ impl Answer {
 pub struct Witness {
     pub breach: Breach,
     pub entries: Vec<Seen>,
+    /// The webhook the merchant acknowledged before its entries, where it is part of
+    /// what broke (SCHED-01: a query after the webhook of a final status).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<Delivered>,
+}
+
+impl Witness {
+    /// A witness of exchanges alone.
+    pub fn of(breach: Breach, entries: Vec<Seen>) -> Witness {
+        Witness {
+            breach,
+            entries,
+            webhook: None,
+        }
+    }
+}
+
+/// A webhook delivered to the merchant, its endpoint's answer 2xx (the event the
+/// platform sent it as: its id, type, object and version as written).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Delivered {
+    pub at: Millis,
+    pub event: Text,
+    pub kind: Text,
+    pub object: Text,
+    pub version: u32,
 }
 
 /// The patterns the properties' wire level looks for.
