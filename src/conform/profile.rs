@@ -247,8 +247,8 @@ pub struct Clock {
     pub horizon: Option<String>,
 }
 
-/// `GET path` answers the target's time in the field `field` (seconds, or
-/// milliseconds with `"unit":"ms"`).
+/// `GET path` answers the target's time in the field `field`: a number of seconds (of
+/// milliseconds with `"unit":"ms"`), or an ISO 8601 date (`"2026-11-01T00:00:00Z"`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClockRead {

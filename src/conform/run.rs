@@ -249,10 +249,16 @@ async fn read_clock(t: &Target, r: &super::profile::ClockRead) -> Result<i128, S
         .map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
     let body: serde_json::Value = serde_json::from_str(&reply.body)
         .map_err(|e| format!("clock.read: GET {} is not JSON: {e}", r.path))?;
-    let v = body
-        .get(&r.field)
-        .and_then(serde_json::Value::as_f64)
-        .ok_or_else(|| format!("clock.read: GET {} has no number {:?}", r.path, r.field))?;
+    let field = body.get(&r.field);
+    if let Some(ms) = field.and_then(serde_json::Value::as_str).and_then(crate::utc::parse_ms) {
+        return Ok(i128::from(ms));
+    }
+    let v = field.and_then(serde_json::Value::as_f64).ok_or_else(|| {
+        format!(
+            "clock.read: GET {} has no number or ISO 8601 date {:?}",
+            r.path, r.field
+        )
+    })?;
     let scale = if r.unit.as_deref() == Some("ms") {
         1.0
     } else {
