@@ -28,6 +28,7 @@ pub mod keys;
 mod logs;
 pub mod merge;
 pub mod parts;
+mod pool;
 pub mod profile;
 pub mod report;
 pub mod request;
