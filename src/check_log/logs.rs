@@ -1,6 +1,7 @@
-//! A HAR or an access log judged: read once, entry by entry, each request of the API
-//! folded in its merchant's partition ([`super::parts`]), on `--threads` threads, the
-//! partitions' verdicts joined; with `--shard I/N`, only the merchants of shard I.
+//! A HAR or an access log judged: read once, its records parsed on `--threads` workers
+//! and taken back in the file's order ([`Reader`]), each request of the API folded in
+//! its merchant's partition ([`super::parts`]) on `--threads` more, the partitions'
+//! verdicts joined; with `--shard I/N`, only the merchants of shard I.
 
 use super::bound::{Bound, STOPPED};
 use super::detect::Format;
@@ -206,14 +207,7 @@ pub fn judge(
 fn line_entry(n: u64, text: Option<&str>, unended: bool) -> Parsed {
     text.ok_or_else(|| "not UTF-8 text".to_owned())
         .and_then(|t| access_log::entry(n, t))
-        .map_err(|why| {
-            let why = if unended {
-                crate::input::torn(&why)
-            } else {
-                why
-            };
-            (Label::Line(n), why)
-        })
+        .map_err(|why| (Label::Line(n), super::unreadable(unended, why)))
 }
 
 /// A line of an access log, owned to be parsed on a worker.
