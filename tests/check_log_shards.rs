@@ -276,7 +276,20 @@ fn parsing_on_several_threads_gives_what_one_thread_gives_with_bad_entries() {
         .collect::<String>();
     assert!(bad >= 4);
     let har_path = dir.join("bad.har");
-    std::fs::write(&har_path, har).unwrap();
+    std::fs::write(&har_path, &har).unwrap();
+
+    // A HAR whose JSON breaks past the first batches: the same refusal on any threads.
+    let broken = dir.join("broken.har");
+    std::fs::write(&broken, &har[..har.len() * 2 / 3]).unwrap();
+    let refusal = |threads: &str| {
+        let o = run(&["check-log", "--threads", threads, broken.to_str().unwrap()]);
+        no_panic(&o);
+        (code(&o), stderr(&o))
+    };
+    let (exit, why) = refusal("1");
+    assert_eq!(exit, 2, "{why}");
+    assert!(why.contains("not a HAR"), "{why}");
+    assert_eq!(refusal("3"), (exit, why));
 
     for log in [&jsonl, &har_path] {
         let (one, exit) = judged(log, &["--threads", "1"]);
