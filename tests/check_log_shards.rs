@@ -227,3 +227,85 @@ fn the_sharded_ci_recipe_runs_with_local_processes_for_machines() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The reader parses on `--threads` workers: entries that do not read, a line cut off at
+/// the end, a HAR's entries, all come out as one thread gives them, byte for byte.
+#[test]
+fn parsing_on_several_threads_gives_what_one_thread_gives_with_bad_entries() {
+    let dir = scratch("parse");
+    let lines = stdout(&run(&[
+        "check-log",
+        "--generate",
+        "1200",
+        "--generate-merchants",
+        "3",
+    ]));
+    let mut access: Vec<String> = lines.lines().map(str::to_owned).collect();
+    for n in [5, 300, 301, 777] {
+        access[n] = format!("{{\"time\": \"yesterday\", {}", &access[n][1..]);
+    }
+    access.insert(900, "not json".to_owned());
+    let mut text = access.join("\n") + "\n";
+    text.push_str("{\"time\":\"2026-12-09T00:00:00.000Z\",\"meth");
+    let jsonl = dir.join("bad.jsonl");
+    std::fs::write(&jsonl, text).unwrap();
+
+    let har = stdout(&run(&[
+        "check-log",
+        "--generate",
+        "1200",
+        "--generate-merchants",
+        "3",
+        "--generate-format",
+        "har",
+    ]));
+    let mut bad = 0;
+    let har = har
+        .split("\"startedDateTime\":")
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 250 == 7 {
+                bad += 1;
+                format!("\"startedDateTime\":\"not a date\",\"was\":{part}")
+            } else if i == 0 {
+                part.to_owned()
+            } else {
+                format!("\"startedDateTime\":{part}")
+            }
+        })
+        .collect::<String>();
+    assert!(bad >= 4);
+    let har_path = dir.join("bad.har");
+    std::fs::write(&har_path, &har).unwrap();
+
+    // A HAR whose JSON breaks past the first batches: the same refusal on any threads.
+    let broken = dir.join("broken.har");
+    std::fs::write(&broken, &har[..har.len() * 2 / 3]).unwrap();
+    let refusal = |threads: &str| {
+        let o = run(&["check-log", "--threads", threads, broken.to_str().unwrap()]);
+        no_panic(&o);
+        (code(&o), stderr(&o))
+    };
+    let (exit, why) = refusal("1");
+    assert_eq!(exit, 2, "{why}");
+    assert!(why.contains("not a HAR"), "{why}");
+    assert_eq!(refusal("3"), (exit, why));
+
+    for log in [&jsonl, &har_path] {
+        let (one, exit) = judged(log, &["--threads", "1"]);
+        assert_eq!(exit, 3, "{one}");
+        let v: Value = serde_json::from_str(&one).unwrap();
+        let skipped = v["files"][0]["unreadable"].as_u64().unwrap();
+        assert!(skipped >= 4, "{one}");
+        for threads in ["2", "3"] {
+            let (many, exit) = judged(log, &["--threads", threads]);
+            assert_eq!(exit, 3);
+            assert!(
+                many == one,
+                "{}: --threads {threads} differs",
+                log.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -13,40 +13,45 @@
 use super::entry::{Entry, Label, Reply, bearer, target_of};
 use crate::http_map::HttpRequest;
 use serde::Deserialize;
+use std::borrow::Cow;
 
+/// One line as read: strings borrowed from the line where they hold no escape.
 #[derive(Deserialize)]
-pub struct AccessLine {
-    time: String,
+pub struct AccessLine<'a> {
+    #[serde(borrow)]
+    time: Cow<'a, str>,
     #[serde(default)]
     duration_ms: Option<f64>,
-    method: String,
-    path: String,
-    #[serde(default)]
-    api_key: Option<String>,
-    #[serde(default)]
-    idempotency_key: Option<String>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    #[serde(borrow, default)]
+    api_key: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    idempotency_key: Option<Cow<'a, str>>,
     #[serde(default)]
     request_body: Option<String>,
     #[serde(default)]
     status: Option<u16>,
-    #[serde(default)]
-    retry_after: Option<RetryAfterField>,
+    #[serde(borrow, default)]
+    retry_after: Option<RetryAfterField<'a>>,
     #[serde(default)]
     response_body: Option<String>,
-    #[serde(default)]
-    error: Option<String>,
+    #[serde(borrow, default)]
+    error: Option<Cow<'a, str>>,
 }
 
 /// `retry_after` as a gateway writes it: a number of seconds, or the header's text
 /// (`"0"`, an HTTP date), read as the reference code reads it (A-RETRY-AFTER-429).
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum RetryAfterField {
+enum RetryAfterField<'a> {
     Seconds(u32),
-    Text(String),
+    Text(#[serde(borrow)] Cow<'a, str>),
 }
 
-impl RetryAfterField {
+impl RetryAfterField<'_> {
     fn seconds(&self) -> Option<u32> {
         match self {
             RetryAfterField::Seconds(s) => Some(*s),
@@ -89,7 +94,7 @@ pub fn entry(n: u64, text: &str) -> Result<Entry, String> {
             method: l.method.to_ascii_uppercase(),
             target: target_of(&l.path),
             authorization: None,
-            idempotency_key: l.idempotency_key.map(String::into_bytes),
+            idempotency_key: l.idempotency_key.map(|k| k.as_bytes().to_vec()),
             body: l.request_body.map(String::into_bytes).unwrap_or_default(),
         },
         api_key,

@@ -16,57 +16,65 @@ use crate::serve::seam::EdgeSeam;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 use std::io::Read;
 use std::ops::ControlFlow;
 
+/// One entry as read: strings borrowed from the entry's JSON where they hold no escape;
+/// what the judge does not read (`cache`, `timings`, cookies, `_error`'s text) skipped.
 #[derive(Deserialize)]
-struct HarEntry {
-    #[serde(rename = "startedDateTime")]
-    started: String,
+struct HarEntry<'a> {
+    #[serde(rename = "startedDateTime", borrow)]
+    started: Cow<'a, str>,
     #[serde(default)]
     time: Option<f64>,
-    request: HarRequest,
-    #[serde(default)]
-    response: Option<HarResponse>,
+    #[serde(borrow)]
+    request: HarRequest<'a>,
+    #[serde(default, borrow)]
+    response: Option<HarResponse<'a>>,
     #[serde(rename = "_error", default)]
-    error: Option<serde_json::Value>,
+    error: Option<IgnoredAny>,
 }
 
 #[derive(Deserialize)]
-struct HarRequest {
-    method: String,
-    url: String,
-    #[serde(default)]
-    headers: Vec<Header>,
-    #[serde(rename = "postData", default)]
-    post_data: Option<Body>,
+struct HarRequest<'a> {
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow)]
+    url: Cow<'a, str>,
+    #[serde(default, borrow)]
+    headers: Vec<Header<'a>>,
+    #[serde(rename = "postData", default, borrow)]
+    post_data: Option<Body<'a>>,
 }
 
 #[derive(Deserialize)]
-struct HarResponse {
+struct HarResponse<'a> {
     status: i64,
-    #[serde(default)]
-    headers: Vec<Header>,
-    #[serde(default)]
-    content: Option<Body>,
+    #[serde(default, borrow)]
+    headers: Vec<Header<'a>>,
+    #[serde(default, borrow)]
+    content: Option<Body<'a>>,
     #[serde(rename = "_error", default)]
-    error: Option<serde_json::Value>,
+    error: Option<IgnoredAny>,
 }
 
 #[derive(Deserialize)]
-struct Header {
-    name: String,
-    value: String,
+struct Header<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    value: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
-struct Body {
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    encoding: Option<String>,
+struct Body<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    encoding: Option<Cow<'a, str>>,
 }
 
 /// Header `name`, matched in any case (RFC 9110 §5.1; the seam's reference answer).
@@ -80,10 +88,10 @@ fn header<'a>(headers: &'a [Header], name: &str, seam: EdgeSeam) -> Option<&'a s
                 h.name == name
             }
         })
-        .map(|h| h.value.as_str())
+        .map(|h| &*h.value)
 }
 
-impl Body {
+impl Body<'_> {
     fn bytes(&self) -> Result<Option<Vec<u8>>, String> {
         let Some(text) = &self.text else {
             return Ok(None);
@@ -176,15 +184,22 @@ fn to_entry(i: u64, e: HarEntry, seam: EdgeSeam) -> Result<Entry, String> {
     })
 }
 
-/// Streams `reader`'s `log.entries`, calling `each` with each entry (1-based index) or
-/// why it does not read, until `each` breaks (the rest is then not read). `Err` for a
-/// file that is not a HAR. `seam`: the reader's decision
-/// points ([`EdgeSeam::REFERENCE`]: as documented here; the edge zoo plants a defect of
-/// the reader there).
-pub fn read_with(
+/// Entry `i` (1-based) of a HAR, from its raw JSON, or why it does not read. `seam`: the
+/// reader's decision points ([`EdgeSeam::REFERENCE`]: as documented here; the edge zoo
+/// plants a defect of the reader there).
+pub fn entry(i: u64, raw: &str, seam: EdgeSeam) -> Result<Entry, (Label, String)> {
+    serde_json::from_str::<HarEntry>(raw)
+        .map_err(|e| e.to_string())
+        .and_then(|e| to_entry(i, e, seam))
+        .map_err(|why| (Label::HarEntry(i), why))
+}
+
+/// Streams `reader`'s `log.entries`, calling `each` with each entry's raw JSON and its
+/// 1-based index ([`entry`] reads it), until `each` breaks (the rest is then not read).
+/// `Err` for a file that is not a HAR.
+pub fn read_raw(
     reader: impl Read,
-    seam: EdgeSeam,
-    each: &mut dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()>,
+    each: &mut dyn FnMut(u64, Box<RawValue>) -> ControlFlow<()>,
 ) -> Result<(), String> {
     let spent = Cell::new(0u64);
     let stopped = Cell::new(false);
@@ -201,7 +216,6 @@ pub fn read_with(
             each,
             spent: &spent,
             stopped: &stopped,
-            seam,
         },
         path: &["log", "entries"],
     }
@@ -252,12 +266,11 @@ impl<R: Read> Read for Bounded<'_, R> {
 }
 
 /// What every level of the reader shares: the callback, the bytes of the entry being
-/// read, whether the callback stopped, the seam.
+/// read, whether the callback stopped.
 struct Cx<'a, 'b> {
-    each: &'a mut (dyn FnMut(Result<Entry, (Label, String)>) -> ControlFlow<()> + 'b),
+    each: &'a mut (dyn FnMut(u64, Box<RawValue>) -> ControlFlow<()> + 'b),
     spent: &'a Cell<u64>,
     stopped: &'a Cell<bool>,
-    seam: EdgeSeam,
 }
 
 impl<'b> Cx<'_, 'b> {
@@ -266,7 +279,6 @@ impl<'b> Cx<'_, 'b> {
             each: &mut *self.each,
             spent: self.spent,
             stopped: self.stopped,
-            seam: self.seam,
         }
     }
 }
@@ -336,11 +348,7 @@ impl<'de> Visitor<'de> for Entries<'_, '_> {
         while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
             self.cx.spent.set(0);
             i += 1;
-            let read = serde_json::from_str::<HarEntry>(raw.get())
-                .map_err(|e| e.to_string())
-                .and_then(|e| to_entry(i, e, self.cx.seam))
-                .map_err(|why| (Label::HarEntry(i), why));
-            if (self.cx.each)(read).is_break() {
+            if (self.cx.each)(i, raw).is_break() {
                 // Unwinds the reader: `read_with` answers Ok for a stop.
                 self.cx.stopped.set(true);
                 return Err(serde::de::Error::custom("stopped"));

@@ -1,15 +1,18 @@
-//! A HAR or an access log judged: read once, entry by entry, each request of the API
-//! folded in its merchant's partition ([`super::parts`]), on `--threads` threads, the
-//! partitions' verdicts joined; with `--shard I/N`, only the merchants of shard I.
+//! A HAR or an access log judged: read once, its records parsed on `--threads` workers
+//! and taken back in the file's order ([`Reader`]), each request of the API folded in
+//! its merchant's partition ([`super::parts`]) on `--threads` more, the partitions'
+//! verdicts joined; with `--shard I/N`, only the merchants of shard I.
 
 use super::bound::{Bound, STOPPED};
 use super::detect::Format;
 use super::entry::{self, Label};
 use super::keys::Keys;
 use super::parts::{self, Parts, Shard};
+use super::pool::Ordered;
 use super::profile::LogProfile;
 use super::{COMPLETE_LOG, Held, Judged, access_log, har};
 use payhub_properties::facts::wire::{Retained, Seen};
+use serde_json::value::RawValue;
 use std::ops::ControlFlow;
 use std::path::Path;
 
@@ -64,23 +67,67 @@ pub fn judge(
         }
         bound.check(label, parts.read)
     };
-    if log.format == Format::Har {
-        har::read_with(&mut input.reader, log.seam, &mut each)
+    let threads = log.run.threads;
+    let stop = |e: String| if e == STOPPED { Ok(()) } else { Err(e) };
+    match log.format {
+        Format::Har if threads > 1 => {
+            let seam = log.seam;
+            let mut read = Reader::new(threads, move |batch: Vec<(u64, Box<RawValue>)>| {
+                let entry = |(i, raw): (u64, Box<RawValue>)| har::entry(i, raw.get(), seam);
+                batch.into_iter().map(entry).collect()
+            });
+            let mut handed = Ok(ControlFlow::Continue(()));
+            har::read_raw(&mut input.reader, &mut |i, raw| {
+                handed = read.hand((i, raw), &mut each);
+                match handed {
+                    Ok(ControlFlow::Continue(())) => ControlFlow::Continue(()),
+                    _ => ControlFlow::Break(()),
+                }
+            })
+            .map_err(|e| format!("{name}:{e}"))
+            .or_else(|e| read.unwind(e, &mut each))
+            .or_else(stop)?;
+            if handed?.is_continue() {
+                read.finish(&mut each)?;
+            }
+        }
+        Format::Har => {
+            har::read_raw(&mut input.reader, &mut |i, raw| {
+                each(har::entry(i, raw.get(), log.seam))
+            })
             .map_err(|e| format!("{name}:{e}"))?;
-    } else {
-        crate::input::each_line(&mut input.reader, &name, &mut |line| {
-            let n = line.n;
-            let read = line
-                .text
-                .ok_or_else(|| "not UTF-8 text".to_owned())
-                .and_then(|t| access_log::entry(n, t))
-                .map_err(|why| (Label::Line(n), super::unreadable(&line, why)));
-            match each(read) {
+        }
+        _ if threads > 1 => {
+            let mut read = Reader::new(threads, |batch: Vec<Line>| {
+                let entry = |l: Line| line_entry(l.n, l.text.as_deref(), l.unended);
+                batch.into_iter().map(entry).collect()
+            });
+            crate::input::each_line(&mut input.reader, &name, &mut |line| {
+                let line = Line {
+                    n: line.n,
+                    text: line.text.map(str::to_owned),
+                    unended: line.unended,
+                };
+                match read.hand(line, &mut each)? {
+                    ControlFlow::Continue(()) => Ok(()),
+                    ControlFlow::Break(()) => Err(STOPPED.to_owned()),
+                }
+            })
+            .or_else(|e| read.unwind(e, &mut each))
+            .and_then(|()| read.finish(&mut each))
+            .or_else(stop)?;
+        }
+        _ => {
+            crate::input::each_line(&mut input.reader, &name, &mut |line| match each(line_entry(
+                line.n,
+                line.text,
+                line.unended,
+            )) {
                 ControlFlow::Continue(()) => Ok(()),
                 ControlFlow::Break(()) => Err(STOPPED.to_owned()),
-            }
-        })
-        .or_else(|e| if e == STOPPED { Ok(()) } else { Err(e) })?;
+            })
+            .or_else(stop)?;
+        }
     }
     if let Some((label, why)) = &parts.disorder {
         return Err(format!("{name}: {label} {why}"));
@@ -153,4 +200,101 @@ pub fn judge(
         shard: log.run.shard,
         partitions,
     })
+}
+
+/// Line `n` of an access log as an entry, or why it does not read (`unended`: the file
+/// ends inside it).
+fn line_entry(n: u64, text: Option<&str>, unended: bool) -> Parsed {
+    text.ok_or_else(|| "not UTF-8 text".to_owned())
+        .and_then(|t| access_log::entry(n, t))
+        .map_err(|why| (Label::Line(n), super::unreadable(unended, why)))
+}
+
+/// A line of an access log, owned to be parsed on a worker.
+struct Line {
+    n: u64,
+    /// `None`: not UTF-8.
+    text: Option<String>,
+    unended: bool,
+}
+
+/// An entry read, or where it is and why it does not read.
+type Parsed = Result<entry::Entry, (Label, String)>;
+
+/// What each entry read goes to, in the file's order.
+type Each<'a> = dyn FnMut(Parsed) -> ControlFlow<()> + 'a;
+
+/// Records gathered into a batch before a worker parses it.
+const BATCH: usize = 256;
+
+/// The records of a file parsed on `--threads` workers ([`Ordered`]), handed to `each`
+/// in the file's order whatever the threads.
+struct Reader<R> {
+    pool: Ordered<Vec<R>, Vec<Parsed>>,
+    batch: Vec<R>,
+    /// `each` broke: the read stops.
+    stopped: bool,
+}
+
+impl<R: Send + 'static> Reader<R> {
+    fn new(threads: usize, parse: impl Fn(Vec<R>) -> Vec<Parsed> + Send + Clone + 'static) -> Self {
+        Reader {
+            pool: Ordered::new(threads, parse),
+            batch: Vec::with_capacity(BATCH),
+            stopped: false,
+        }
+    }
+
+    /// Takes record `r`; the entries parsed by then go to `each`, in order.
+    fn hand(&mut self, r: R, each: &mut Each) -> Result<ControlFlow<()>, String> {
+        self.batch.push(r);
+        if self.batch.len() < BATCH {
+            return Ok(ControlFlow::Continue(()));
+        }
+        let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let parsed = self.pool.send(full)?;
+        Ok(self.give(parsed, each))
+    }
+
+    fn give(&mut self, parsed: Option<Vec<Parsed>>, each: &mut Each) -> ControlFlow<()> {
+        for p in parsed.into_iter().flatten() {
+            if each(p).is_break() {
+                self.stopped = true;
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The end of the file: the last batch parsed, every entry given to `each` (until
+    /// it breaks).
+    fn finish(&mut self, each: &mut Each) -> Result<(), String> {
+        if self.stopped {
+            return Ok(());
+        }
+        let last = std::mem::take(&mut self.batch);
+        if !last.is_empty() {
+            let parsed = self.pool.send(last)?;
+            if self.give(parsed, each).is_break() {
+                return Ok(());
+            }
+        }
+        loop {
+            let parsed = self.pool.next()?;
+            if parsed.is_none() || self.give(parsed, each).is_break() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The file cannot be read on (`e`): the entries read before go to `each` first, as
+    /// on one thread; if they stop the read, the stop is what the run says ([`STOPPED`]),
+    /// else `e`.
+    fn unwind(&mut self, e: String, each: &mut Each) -> Result<(), String> {
+        if e == STOPPED || self.stopped {
+            return Err(e);
+        }
+        self.finish(each)?;
+        Err(if self.stopped { STOPPED.to_owned() } else { e })
+    }
 }

@@ -28,6 +28,7 @@ pub mod keys;
 mod logs;
 pub mod merge;
 pub mod parts;
+mod pool;
 pub mod profile;
 pub mod report;
 pub mod request;
@@ -97,9 +98,9 @@ pub struct CheckLogArgs {
     /// objects retained, the bytes per retained key and per record, and the throughput.
     #[arg(long)]
     pub stats: bool,
-    /// Threads judging the log's partitions (one per merchant: no scope crosses a
-    /// merchant); the output is the same, byte for byte, whatever the number. Default:
-    /// the machine's cores.
+    /// Threads parsing the log's records, and as many judging its partitions (one per
+    /// merchant: no scope crosses a merchant); the output is the same, byte for byte,
+    /// whatever the number. Default: the machine's cores.
     #[arg(long, value_parser = crate::usage::threads)]
     pub threads: Option<usize>,
     /// Judge only the merchants whose stable hash is I of N (`0/4` … `3/4`): one machine
@@ -432,7 +433,7 @@ fn judge_events(
             Err(why) => {
                 skipped += 1;
                 if skips.len() < 50 {
-                    skips.push((Label::Line(line.n), unreadable(&line, why)));
+                    skips.push((Label::Line(line.n), unreadable(line.unended, why)));
                 }
             }
         }
@@ -473,8 +474,8 @@ fn judge_events(
 
 /// Why a line of a JSON Lines file is unreadable: `why`, or that it was cut off when the
 /// file ends inside it (a tape on a full disk), as `judge` says it.
-fn unreadable(line: &crate::input::Line, why: String) -> String {
-    if line.unended {
+fn unreadable(unended: bool, why: String) -> String {
+    if unended {
         crate::input::torn(&why)
     } else {
         why
