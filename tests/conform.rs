@@ -146,14 +146,14 @@ fn conform_har_is_judged_again_by_check_log() {
         let _ = std::fs::remove_dir_all(&dir);
         dir
     };
-    let judge_again = |dir: &std::path::Path| {
+    let judge_again = |dir: &std::path::Path, side: &str| {
         let mut files: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
             .collect();
         files.sort();
         assert!(!files.is_empty());
-        let mut args = vec!["check-log", "--profile", PROFILE, "--side", "platform"];
+        let mut args = vec!["check-log", "--profile", PROFILE, "--side", side];
         args.extend(files.iter().map(String::as_str));
         args.extend(["--format", "json"]);
         run(&args)
@@ -173,9 +173,10 @@ fn conform_har_is_judged_again_by_check_log() {
     );
     assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 20);
-    let again = judge_again(&dir);
+    let again = judge_again(&dir, "platform");
     assert_eq!(code(&again), 0, "{}\n{}", stdout(&again), stderr(&again));
     assert!(stdout(&again).contains("only the platform's properties are judged"));
+    let _ = std::fs::remove_dir_all(&dir);
 
     let s = Serve::start(
         "conform-har-mut",
@@ -203,12 +204,35 @@ fn conform_har_is_judged_again_by_check_log() {
         .map(|p| p["name"].as_str().unwrap().to_owned())
         .collect();
     assert!(!registry.is_empty(), "{}", stdout(&o));
-    let again = judge_again(&dir);
+    let again = judge_again(&dir, "platform");
     assert_eq!(code(&again), 1, "{}\n{}", stdout(&again), stderr(&again));
     let text = stdout(&again);
     for name in &registry {
         assert!(text.contains(&format!("\"{name}\"")), "{name}: {text}");
     }
+    // The merchant's side of the same files: conform's requests break its rules on
+    // purpose (a new order number after an unknown outcome, …), named as such.
+    let merchant = judge_again(&dir, "merchant");
+    assert!(stdout(&merchant).contains("only the merchant's properties are judged"));
+    assert!(
+        !stdout(&merchant).contains(&registry[0]),
+        "{}",
+        stdout(&merchant)
+    );
+    let again = run(&[
+        "conform",
+        "--target",
+        &format!("http://{}", s.addr),
+        "--profile",
+        PROFILE,
+        "--seeds",
+        "0..1",
+        "--har",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&again), 2, "an earlier run's files are refused");
+    assert!(stderr(&again).contains("earlier run"), "{}", stderr(&again));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The planted race: two same-key creates that both execute (the key claimed only when

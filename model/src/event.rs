@@ -390,12 +390,14 @@ pub enum What {
     },
 
     /// A merchant database files an order under a purchase (a merchant journal's cart,
-    /// or the order alone): the Payments of order `order_no` of `merchant` and
-    /// `environment` are business order `business`'s (EFFECT-01: "the same purchase").
+    /// or the order alone): `payments`, the Payments of order `order_no` of `merchant`
+    /// and `environment`, are business order `business`'s (EFFECT-01: "the same
+    /// purchase").
     OrderInPurchase {
         merchant: MerchantId,
         environment: Environment,
         order_no: Text,
+        payments: Vec<PaymentId>,
         business: BusinessOrder,
     },
 

@@ -19,7 +19,7 @@ use std::path::Path;
 /// How a run reads its logs.
 #[derive(Clone, Copy, Debug)]
 pub struct Run {
-    /// Threads judging partitions (1: the reader's own).
+    /// Threads parsing records and judging partitions (1: the reader's own).
     pub threads: usize,
     pub shard: Option<Shard>,
 }
@@ -78,7 +78,8 @@ pub fn judge(
             });
             let mut handed = Ok(ControlFlow::Continue(()));
             har::read_raw(&mut input.reader, &mut |i, raw| {
-                handed = read.hand((i, raw), &mut each);
+                let bytes = raw.get().len();
+                handed = read.hand((i, raw), bytes, &mut each);
                 match handed {
                     Ok(ControlFlow::Continue(())) => ControlFlow::Continue(()),
                     _ => ControlFlow::Break(()),
@@ -103,12 +104,13 @@ pub fn judge(
                 batch.into_iter().map(entry).collect()
             });
             crate::input::each_line(&mut input.reader, &name, &mut |line| {
+                let bytes = line.text.map_or(0, str::len);
                 let line = Line {
                     n: line.n,
                     text: line.text.map(str::to_owned),
                     unended: line.unended,
                 };
-                match read.hand(line, &mut each)? {
+                match read.hand(line, bytes, &mut each)? {
                     ControlFlow::Continue(()) => Ok(()),
                     ControlFlow::Break(()) => Err(STOPPED.to_owned()),
                 }
@@ -224,14 +226,19 @@ type Parsed = Result<entry::Entry, (Label, String)>;
 /// What each entry read goes to, in the file's order.
 type Each<'a> = dyn FnMut(Parsed) -> ControlFlow<()> + 'a;
 
-/// Records gathered into a batch before a worker parses it.
+/// Records gathered into a batch before a worker parses it, or fewer once they hold
+/// [`BATCH_BYTES`]: the read-ahead of `--threads` workers is then at most
+/// `3 × threads × 1 MiB` beyond its largest records.
 const BATCH: usize = 256;
+const BATCH_BYTES: usize = 1 << 20;
 
 /// The records of a file parsed on `--threads` workers ([`Ordered`]), handed to `each`
 /// in the file's order whatever the threads.
 struct Reader<R> {
     pool: Ordered<Vec<R>, Vec<Parsed>>,
     batch: Vec<R>,
+    /// The bytes of the records in `batch`.
+    bytes: usize,
     /// `each` broke: the read stops.
     stopped: bool,
 }
@@ -241,16 +248,20 @@ impl<R: Send + 'static> Reader<R> {
         Reader {
             pool: Ordered::new(threads, parse),
             batch: Vec::with_capacity(BATCH),
+            bytes: 0,
             stopped: false,
         }
     }
 
-    /// Takes record `r`; the entries parsed by then go to `each`, in order.
-    fn hand(&mut self, r: R, each: &mut Each) -> Result<ControlFlow<()>, String> {
+    /// Takes record `r` of `bytes` bytes; the entries parsed by then go to `each`, in
+    /// order.
+    fn hand(&mut self, r: R, bytes: usize, each: &mut Each) -> Result<ControlFlow<()>, String> {
         self.batch.push(r);
-        if self.batch.len() < BATCH {
+        self.bytes += bytes;
+        if self.batch.len() < BATCH && self.bytes < BATCH_BYTES {
             return Ok(ControlFlow::Continue(()));
         }
+        self.bytes = 0;
         let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
         let parsed = self.pool.send(full)?;
         Ok(self.give(parsed, each))

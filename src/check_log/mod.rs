@@ -100,7 +100,8 @@ pub struct CheckLogArgs {
     pub stats: bool,
     /// Threads parsing the log's records, and as many judging its partitions (one per
     /// merchant: no scope crosses a merchant); the output is the same, byte for byte,
-    /// whatever the number. Default: the machine's cores.
+    /// whatever the number (but where --memory-max stops a run: the batches read ahead
+    /// move the entry it stops at). Default: the machine's cores.
     #[arg(long, value_parser = crate::usage::threads)]
     pub threads: Option<usize>,
     /// Judge only the merchants whose stable hash is I of N (`0/4` … `3/4`): one machine

@@ -203,6 +203,16 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
     if let Some(dir) = &options.har {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("--har {}: cannot create: {e}", dir.display()))?;
+        let earlier = std::fs::read_dir(dir)
+            .map_err(|e| format!("--har {}: cannot read: {e}", dir.display()))?
+            .filter_map(Result::ok)
+            .any(|e| e.path().extension().is_some_and(|x| x == "har"));
+        if earlier {
+            return Err(format!(
+                "--har {}: holds HAR files of an earlier run, which `check-log DIR/*.har` would judge too; give an empty folder",
+                dir.display()
+            ));
+        }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -309,3 +309,31 @@ pub(super) fn shown_by(req: &Req, response: &ApiResponse, obs: &Observed) -> Vec
     }
     v
 }
+
+/// The model's own reading at a point whose other reading [`compare::matches`] finds
+/// by the answer's shape alone, shown when the target answered as the model: a 202
+/// for an upstream that failed before charging (A-STATUS-CODES; a silent upstream's
+/// 202 is UPSTREAM-01's, no reading), a session opened for a Payment no longer open
+/// (A-CKO-ANY-STATUS).
+pub(super) fn model_reading(world: &World, req: &Req, response: &ApiResponse) -> Option<Reading> {
+    use crate::conform::case::Op;
+    use crate::conform::profile::CardOutcome::Fail;
+    use payhub_model::{PaymentStatus, ResponseBody};
+    let upstream_failed = matches!(
+        req.op,
+        Op::Create {
+            card: Some(Fail),
+            ..
+        } | Op::Confirm { card: Fail, .. }
+            | Op::ConfirmWithAmount { card: Fail, .. }
+    );
+    match &response.body {
+        _ if response.status == 202 && upstream_failed => Some(Reading::UnknownAs202),
+        ResponseBody::Session(s) => {
+            let payment = world.platform.payments().get(&s.payment_id)?;
+            let closed = payment.status.is_terminal() && payment.status != PaymentStatus::Failed;
+            closed.then_some(Reading::SessionForClosed)
+        }
+        _ => None,
+    }
+}

@@ -249,22 +249,27 @@ async fn read_clock(t: &Target, r: &super::profile::ClockRead) -> Result<i128, S
         .map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
     let body: serde_json::Value = serde_json::from_str(&reply.body)
         .map_err(|e| format!("clock.read: GET {} is not JSON: {e}", r.path))?;
-    let field = body.get(&r.field);
-    if let Some(ms) = field.and_then(serde_json::Value::as_str).and_then(crate::utc::parse_ms) {
-        return Ok(i128::from(ms));
-    }
-    let v = field.and_then(serde_json::Value::as_f64).ok_or_else(|| {
+    clock_ms(&body, r).ok_or_else(|| {
         format!(
             "clock.read: GET {} has no number or ISO 8601 date {:?}",
             r.path, r.field
         )
-    })?;
+    })
+}
+
+/// The time in milliseconds that `body`'s `clock.read` field shows: an ISO 8601 date,
+/// or a number of seconds (of milliseconds with `"unit": "ms"`).
+fn clock_ms(body: &serde_json::Value, r: &super::profile::ClockRead) -> Option<i128> {
+    let field = body.get(&r.field)?;
+    if let Some(text) = field.as_str() {
+        return crate::utc::parse_ms(text).map(i128::from);
+    }
     let scale = if r.unit.as_deref() == Some("ms") {
         1.0
     } else {
         1000.0
     };
-    Ok((v * scale).round() as i128)
+    Some((field.as_f64()? * scale).round() as i128)
 }
 
 pub(super) async fn send_control(
@@ -627,4 +632,31 @@ fn readings_shown(oracle: &Oracle, exchanges: &[Exchange]) -> Vec<(Reading, Stri
             (t.reading, shown)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::profile::ClockRead;
+    use serde_json::json;
+
+    /// A target's clock read as a number of seconds, of milliseconds, or an ISO 8601
+    /// date; anything else is no reading.
+    #[test]
+    fn a_clock_reads_as_seconds_milliseconds_or_an_iso_date() {
+        let read = |field: &str, unit: Option<&str>| ClockRead {
+            path: "/clock".into(),
+            field: field.into(),
+            unit: unit.map(str::to_owned),
+        };
+        let body =
+            json!({"s": 90.5, "ms": 90500, "now": "1970-01-01T00:01:30.500Z", "bad": "soon"});
+        assert_eq!(super::clock_ms(&body, &read("s", None)), Some(90_500));
+        assert_eq!(
+            super::clock_ms(&body, &read("ms", Some("ms"))),
+            Some(90_500)
+        );
+        assert_eq!(super::clock_ms(&body, &read("now", None)), Some(90_500));
+        assert_eq!(super::clock_ms(&body, &read("bad", None)), None);
+        assert_eq!(super::clock_ms(&body, &read("absent", None)), None);
+    }
 }

@@ -307,14 +307,18 @@ impl Journal {
         let Some(last) = self.lines.iter().map(at).max() else {
             return events;
         };
-        let orders: std::collections::BTreeSet<(Owner, Text)> = facts
-            .attempts
-            .payments
-            .values()
-            .map(|s| ((s.merchant, s.environment), s.merchant_order_no.clone()))
-            .filter(|(o, _)| carts.keys().any(|(owner, _)| owner == o))
-            .collect();
-        for (owner, order) in orders {
+        // One pass over the Payments: each order of an owner whose journal names carts,
+        // with its Payments.
+        let owners: std::collections::BTreeSet<Owner> = carts.keys().map(|(o, _)| *o).collect();
+        let mut orders: BTreeMap<(Owner, Text), Vec<PaymentId>> = BTreeMap::new();
+        for (p, s) in facts.attempts.payments.iter() {
+            let owner = (s.merchant, s.environment);
+            if owners.contains(&owner) {
+                let key = (owner, s.merchant_order_no.clone());
+                orders.entry(key).or_default().push(*p);
+            }
+        }
+        for ((owner, order), payments) in orders {
             let cart = carts.get(&(owner, order.clone())).cloned();
             let business = BusinessOrder {
                 db: db(owner),
@@ -324,6 +328,7 @@ impl Journal {
                 merchant: owner.0,
                 environment: owner.1,
                 order_no: order,
+                payments,
                 business,
             };
             events.push(Event { at: last, what });

@@ -175,11 +175,7 @@ impl Record {
                 .unwrap_or(&[]),
         );
         for e in held.take(n) {
-            match serde_json::to_string(e) {
-                Ok(line) => s.push_str(&line),
-                Err(err) => s.push_str(&format!("{{\"error\":\"{err}\"}}")),
-            }
-            s.push('\n');
+            push_line(&mut s, e);
             at += 1;
         }
         Ok((s, at))
@@ -216,6 +212,15 @@ impl Record {
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
+}
+
+/// `e` as one line of JSON Lines (an event that cannot be written: an `error` line).
+pub fn push_line(s: &mut String, e: &Event) {
+    match serde_json::to_string(e) {
+        Ok(line) => s.push_str(&line),
+        Err(err) => s.push_str(&serde_json::json!({"error": err.to_string()}).to_string()),
+    }
+    s.push('\n');
 }
 
 #[cfg(test)]

@@ -107,7 +107,8 @@ class App:
             extra = {}
             if e.status == 429:
                 value = {"seconds": str(RETRY_AFTER_SECONDS), "zero": "0", "absent": None,
-                         "http_date": formatdate(time.time() + RETRY_AFTER_SECONDS, usegmt=True),
+                         "http_date": formatdate(self.service.clock.now() + RETRY_AFTER_SECONDS,
+                                                usegmt=True),
                          }[self.readings.retry_after_429]
                 if value is not None:
                     extra["Retry-After"] = value

@@ -53,9 +53,7 @@ pub use queries::RuleSet;
 
 use payhub_model::client::{Decision, ObjectState};
 use payhub_model::event::{BusinessOrder, Event, Handling, Owner, What};
-use payhub_model::{
-    ApiRequest, ApiResponse, Environment, MerchantId, Millis, PaymentId, RequestId, Shared, Text,
-};
+use payhub_model::{ApiRequest, ApiResponse, Millis, PaymentId, RequestId, Shared};
 use payhub_sim::{EventFold, Narrowing};
 use serde::Serialize;
 
@@ -103,27 +101,15 @@ impl Changed {
 }
 
 impl Facts {
-    /// EFFECT-01's "the same purchase" as a merchant database files it: the Payments the
-    /// store holds of `order` are `business`'s (no copy when none is).
-    fn file_under(
-        facts: &mut Shared<Facts>,
-        (m, e): (MerchantId, Environment),
-        order: &Text,
-        business: &BusinessOrder,
-    ) {
-        let of: Vec<PaymentId> = facts
-            .attempts
-            .payments
-            .iter()
-            .filter(|(_, s)| (s.merchant, s.environment) == (m, e) && s.merchant_order_no == *order)
-            .map(|(p, _)| *p)
-            .collect();
-        if of.is_empty() {
+    /// EFFECT-01's "the same purchase" as a merchant database files it: `payments` are
+    /// `business`'s (no copy when there are none).
+    fn file_under(facts: &mut Shared<Facts>, payments: &[PaymentId], business: &BusinessOrder) {
+        if payments.is_empty() {
             return;
         }
         let f: &mut Facts = facts;
-        for p in of {
-            f.money.payment_business.insert(p, business.clone());
+        for p in payments {
+            f.money.payment_business.insert(*p, business.clone());
         }
     }
 
@@ -138,13 +124,10 @@ impl Facts {
     /// [`Event`].
     pub fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
         if let What::OrderInPurchase {
-            merchant,
-            environment,
-            order_no,
-            business,
+            payments, business, ..
         } = what
         {
-            return Facts::file_under(facts, (*merchant, *environment), order_no, business);
+            return Facts::file_under(facts, payments, business);
         }
         let changed = facts.families_changed(what);
         if !changed.any() {
@@ -212,7 +195,8 @@ impl Facts {
 
     /// Whether `what` changes any family.
     pub fn changed_by(&self, what: &What) -> bool {
-        self.families_changed(what).any()
+        matches!(what, What::OrderInPurchase { payments, .. } if !payments.is_empty())
+            || self.families_changed(what).any()
     }
 
     /// Folds a whole stream, from empty facts: a recorded run judged without its world.
@@ -239,6 +223,7 @@ impl Facts {
                 | What::AttemptStored { .. }
                 | What::RefundStored { .. }
                 | What::OrderStored { .. }
+                | What::OrderInPurchase { .. }
                 | What::Commanded { .. }
                 | What::ClientSends { held: false, .. }
                 | What::Crashed { .. }

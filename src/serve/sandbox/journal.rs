@@ -35,11 +35,7 @@ impl Sandbox {
         let end = self.record.last_at();
         let mut s = String::new();
         for e in self.journal.events(end, &self.world.facts) {
-            match serde_json::to_string(&e) {
-                Ok(line) => s.push_str(&line),
-                Err(err) => s.push_str(&format!("{{\"error\":\"{err}\"}}")),
-            }
-            s.push('\n');
+            crate::serve::record::push_line(&mut s, &e);
         }
         s
     }
