@@ -74,6 +74,9 @@ pub fn blind_reason(name: &str, profile: &Loaded) -> Option<String> {
         "pause_creates_payment" | "pause_answers_internal_error" if controls.pause.is_none() => {
             "needs the target's channel paused (503 temporarily_unavailable) on demand: the profile has no controls.pause".into()
         }
+        "card_retry_takes_current_fee" => {
+            "needs the platform's fee rate changed between a Payment's creation and its card retry (ATTEMPT-06): a profile has no pricing control, so every case runs at one rate".into()
+        }
         "query_triggers_charge" | "refund_resent_when_unknown" => {
             "the second upstream call shows on the acquirer's ledger, not in any answer: the wire cannot see it".into()
         }
