@@ -1,7 +1,9 @@
 //! Every control of the profile is checked to take effect before the first case: a
 //! control the target answers 2xx and then ignores would otherwise be blamed on the
-//! target. With the rate limit on, a valid create must be answered with the target's own
-//! 429 (RATE-01); with the channel paused, with its own 503 (RATE-04). The clock is
+//! target. With the rate limit on, a valid create (the card under the profile's
+//! `card_field`) must not be executed (RATE-01: the target's own 429); with the channel
+//! paused, likewise (RATE-04: its own 503). Which refusal it answers is the target's to
+//! get right, judged by the cases, not here. The clock is
 //! checked at each move, with `clock.read` (`run.rs`). A control that takes no effect is
 //! an error naming it (exit 2), never a violation.
 
@@ -14,7 +16,7 @@ pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
     let checks = [
         (
             c.rate_limit.is_some(),
-            ("controls.rate_limit", 429),
+            "controls.rate_limit",
             Switch::RateLimit {
                 merchant: 1,
                 on: true,
@@ -26,12 +28,12 @@ pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
         ),
         (
             c.pause.is_some(),
-            ("controls.pause", 503),
+            "controls.pause",
             Switch::Pause { on: true },
             Switch::Pause { on: false },
         ),
     ];
-    for (n, (present, (name, want), on, off)) in checks.into_iter().enumerate() {
+    for (n, (present, name, on, off)) in checks.into_iter().enumerate() {
         if !present {
             continue;
         }
@@ -42,11 +44,6 @@ pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
         if (200..300).contains(&status) {
             return Err(format!(
                 "{name} took no effect: switched on (answered 2xx), the target then executed a create ({status}); check the control's path, method and body"
-            ));
-        }
-        if status != want {
-            return Err(format!(
-                "{name}: switched on, a valid create was answered {status}, not {want}; check the control, and the profile's cards and card_field"
             ));
         }
     }

@@ -684,7 +684,6 @@ use other_readings::*;
 
 pub use super::target_refs::TargetRefs;
 
-
 #[cfg(test)]
 #[path = "oracle_tests.rs"]
 mod tests;
