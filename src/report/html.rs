@@ -58,6 +58,7 @@ impl Report {
         self.first_screen(&mut s);
         self.violations_html(&mut s);
         self.findings_html(&mut s);
+        super::readings::html(&self.readings, &mut s);
         self.scenarios_html(&mut s);
         self.zoo_html(&mut s);
         self.edges_html(&mut s);

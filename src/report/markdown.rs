@@ -221,6 +221,7 @@ impl Report {
 
         self.presets_markdown(&mut s);
         self.simulation_markdown(&mut s);
+        super::readings::markdown(&self.readings, &mut s);
         self.scenarios_markdown(&mut s);
         self.findings_markdown(&mut s);
         self.coverage_markdown(&mut s);
