@@ -1,6 +1,6 @@
 //! How a report reads: the summary text a reviewer reads first, and the Markdown page.
 
-use super::{Finding, Report, ZooReport};
+use super::{CoverageRow, Finding, Judged, Report, ZooReport};
 use payhub_properties::checker::CheckStatus;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -409,6 +409,7 @@ impl Report {
     /// `report.json` and `payhub-verify rules --coverage`).
     fn coverage_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Rule coverage\n");
+        self.sentences_markdown(s);
         let (judged, tested): (Vec<_>, Vec<_>) =
             self.coverage.iter().partition(|c| !c.properties.is_empty());
         let _ = writeln!(
@@ -449,6 +450,38 @@ impl Report {
                     .join(", ")
             );
         }
+    }
+}
+
+impl Report {
+    /// The contract's sentences (one rule each) by how they are judged, with what is not
+    /// judged of those in part and why no property judges the others (the data of
+    /// `rules --coverage`).
+    fn sentences_markdown(&self, s: &mut String) {
+        let _ = writeln!(
+            s,
+            "### Sentences by how they are judged\n\n| judged | sentences | what is not judged, or why no property judges it |\n|---|---|---|"
+        );
+        for j in Judged::ALL {
+            let rows: Vec<&CoverageRow> = self.coverage.iter().filter(|c| c.judged == j).collect();
+            let why: Vec<String> = rows
+                .iter()
+                .filter_map(|c| {
+                    c.in_part
+                        .map(str::to_owned)
+                        .or_else(|| c.reason.clone())
+                        .map(|w| format!("`{}`: {}", c.id, md_cell(&w)))
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} |",
+                j.as_str(),
+                rows.len(),
+                why.join("<br>")
+            );
+        }
+        s.push('\n');
     }
 }
 

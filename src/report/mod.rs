@@ -26,7 +26,7 @@ pub mod page;
 pub mod readings;
 pub mod sweep;
 
-pub use coverage::{CoverageRow, coverage};
+pub use coverage::{CoverageRow, Judged, coverage, judged};
 
 /// One scenario or finding script, run.
 #[derive(Clone, Debug, Serialize)]
