@@ -32,6 +32,9 @@ pub struct ReadingRow {
     pub sweep: String,
 }
 
+/// The reading of one contradiction among a client's readings.
+type ReadingOf = fn(Readings) -> After503;
+
 /// The rows: each contradiction, each reading, the reference client's first.
 pub fn readings(
     presets: &[PresetReport],
@@ -47,7 +50,7 @@ pub fn readings(
             false,
         ),
     ];
-    let contradictions: [(&str, &str, fn(Readings) -> After503); 2] = [
+    let contradictions: [(&str, &str, ReadingOf); 2] = [
         ("A-S13-REFERENCE-CODE", "after_503", |r| r.after_503),
         ("A-429-REFERENCE-CODE", "after_429", |r| r.after_429),
     ];
