@@ -225,16 +225,33 @@ fn f24b_rate_01_five_429s_read_as_not_accepted_are_paid_later_under_the_same_key
     assert_eq!(captures(&r), 1);
 }
 
+/// A-REFUND-REVIEW: a review that rejects ends the refund failed, never sent upstream.
+#[test]
+fn f10b_sched_03_a_refund_rejected_in_review_is_failed_and_never_sent() {
+    let (s, r) = pinned("F10b");
+    assert!(assumed(&s).contains(&"A-REFUND-REVIEW"));
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    let refunds = r
+        .world
+        .acquirer
+        .ledger
+        .entries
+        .iter()
+        .filter(|e| matches!(e, LedgerEntry::Refund { .. }))
+        .count();
+    assert_eq!(refunds, 1, "only the second refund moved money");
+}
+
 /// Every scenario file is pinned by a test below, and every test's file exists.
 #[test]
 fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
         "F01", "F01b", "F01c", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10",
-        "F11", "F12", "F13", "F14", "F15", "F16", "F17", "F17b", "F18", "F19", "F20", "F21", "F22",
-        "F23", "F24", "F24b", "F25", "F26", "F27", "F28", "S01", "S02", "S02b", "S03", "S04",
-        "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S10b", "S11", "S12",
-        "S13",
+        "F10b", "F11", "F12", "F13", "F14", "F15", "F16", "F17", "F17b", "F18", "F19", "F20",
+        "F21", "F22", "F23", "F24", "F24b", "F25", "F26", "F27", "F28", "S01", "S02", "S02b",
+        "S03", "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S10b",
+        "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.

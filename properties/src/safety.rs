@@ -411,6 +411,7 @@ pub const REJECTED_REFUND_NEVER_SENT: Property = Property {
             Witnessed::new(format!(
                 "{refund} was rejected in review (pending_review to failed) and sent upstream"
             ))
+            .refund(refund)
         })
     }),
 };

@@ -454,23 +454,25 @@ impl Report {
 }
 
 impl Report {
-    /// The contract's sentences (one rule each) by how they are judged, with what is not
-    /// judged of those in part and why no property judges the others (the data of
-    /// `rules --coverage`).
+    /// The contract's sentences (one rule each) by how they are judged: those judged in
+    /// part by name, those no property judges each with the first clause of its stated
+    /// reason (the data of `rules --coverage`; whole in `report.html` and `report.json`).
     fn sentences_markdown(&self, s: &mut String) {
         let _ = writeln!(
             s,
-            "### Sentences by how they are judged\n\n| judged | sentences | what is not judged, or why no property judges it |\n|---|---|---|"
+            "### Sentences by how they are judged\n\nWhat is not judged of a sentence judged in part, and each reason in full: `report.html`, `report.json`, `payhub-verify rules --coverage`.\n\n| judged | sentences | which, and why no property judges it |\n|---|---|---|"
         );
         for j in Judged::ALL {
             let rows: Vec<&CoverageRow> = self.coverage.iter().filter(|c| c.judged == j).collect();
-            let why: Vec<String> = rows
+            let which: Vec<String> = rows
                 .iter()
-                .filter_map(|c| {
-                    c.in_part
-                        .map(str::to_owned)
-                        .or_else(|| c.reason.clone())
-                        .map(|w| format!("`{}`: {}", c.id, md_cell(&w)))
+                .filter(|_| j != Judged::Whole)
+                .map(|c| match &c.reason {
+                    Some(why) => {
+                        let clause = why.split("; ").next().unwrap_or(why);
+                        format!("`{}`: {}", c.id, md_cell(clause))
+                    }
+                    None => format!("`{}`", c.id),
                 })
                 .collect();
             let _ = writeln!(
@@ -478,7 +480,7 @@ impl Report {
                 "| {} | {} | {} |",
                 j.as_str(),
                 rows.len(),
-                why.join("<br>")
+                which.join("<br>")
             );
         }
         s.push('\n');
