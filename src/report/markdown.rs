@@ -89,6 +89,16 @@ impl Report {
                 gap.runs, gap.first, gap.replay
             );
         }
+        if let Some(other) = &self.simulation_other_readings {
+            let _ = writeln!(
+                s,
+                "simulation with the contradictions read the other way ({}): {} seeds, {} violations; {} runs with a submission unresolved",
+                payhub_sim::Readings::other().notation(),
+                other.seeds,
+                other.violations,
+                other.liveness_failures,
+            );
+        }
         if !self.ran("chaos") {
             let _ = writeln!(s, "chaos: not judged (not run)");
         } else {
