@@ -298,7 +298,8 @@ pub fn platform_presets() -> Vec<Preset> {
             name: "confirm-past-retention",
             about: "RET-01, A-CONFIRM-RETENTION: a declined card retry's confirm key replayed before and after its 7-day retention, the replay read as a new attempt and as not new business.",
             config: WorldConfig {
-                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline],
+                // Declines only: the Payment stays failed, so every replay may retry it.
+                decisions: vec![AcquirerDecision::Decline],
                 params: PlatformParams {
                     payment_ttl: Millis::days(30),
                     ..checker_params()
