@@ -161,6 +161,7 @@
 //! | `reach:cancel-202` | cadence_client::two_kinds_of_202_reached_apart (found: fixed) |
 //! | `reach:new-checkout-session-same-payment` | cadence_client::new_checkout_session_reached_by_its_rule |
 //! | `reach:refund-succeeded` | cadence_client::refund_succeeded_reached_in_the_store |
+//! | `reach:refund-rejected-in-review` | — (no narrowness test yet: the preset refund-review must reach it, or its check fails) |
 
 use payhub_model::acquirer::ChargeState;
 use payhub_model::api::req;
