@@ -107,9 +107,9 @@ enum Command {
         after_help = "Examples:\n  payhub-verify run scenarios/*.pha\n  payhub-verify run my-what-if.pha --format mermaid"
     )]
     Run(script_cmd::RunArgs),
-    /// Run one of the contract's scenarios or findings scripts (scenarios/: S1–S13, the S2b/S4b/S5b/S8b branches, S10b, findings F1, F1b, F2–F28, F17b, F24b).
+    /// Run one of the contract's scenarios or findings scripts (scenarios/: S1–S13, the S2b/S4b/S5b/S8b branches, S10b, findings F1, F1b, F1c, F2–F28, F10b, F17b, F24b).
     #[command(
-        after_help = "Scenarios: S1 S2 S2b S3 S4 S4b S5 S5b S6 S7 S8 S8b S9 S10 S10b S11 S12 S13 (the contract's S1–S13 and the other branch where it says \"or\")\nFindings:  F1 F1b F2 F3 F4 F5 F6 F7 F8 F9 F10 F11 F12 F13 F14 F15 F16 F17 F17b F18 F19 F20 F21 F22 F23 F24 F24b F25 F26 F27 F28 (behaviours the contract permits that a reader would not expect, its contradictions and silences)\n`payhub-verify scenario --list` prints each with its title and AC number.\n\nExamples:\n  payhub-verify scenario S7\n  payhub-verify scenario S4b --format json\n  payhub-verify scenario --list"
+        after_help = "Scenarios: S1 S2 S2b S3 S4 S4b S5 S5b S6 S7 S8 S8b S9 S10 S10b S11 S12 S13 (the contract's S1–S13 and the other branch where it says \"or\")\nFindings:  F1 F1b F1c F2 F3 F4 F5 F6 F7 F8 F9 F10 F10b F11 F12 F13 F14 F15 F16 F17 F17b F18 F19 F20 F21 F22 F23 F24 F24b F25 F26 F27 F28 (behaviours the contract permits that a reader would not expect, its contradictions and silences)\n`payhub-verify scenario --list` prints each with its title and AC number.\n\nExamples:\n  payhub-verify scenario S7\n  payhub-verify scenario S4b --format json\n  payhub-verify scenario --list"
     )]
     Scenario(script_cmd::ScenarioArgs),
     /// Serve stateright's Explorer for a preset on a loopback address, to step through it.

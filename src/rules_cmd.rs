@@ -2,6 +2,7 @@
 //! sentence in English and in the Chinese original; the JSON carries both (`text`, `zh`).
 
 use crate::Format;
+use crate::report::{Judged, judged};
 use payhub_model::{Rule, RuleEntry};
 use std::process::ExitCode;
 
@@ -75,7 +76,7 @@ pub fn run(args: &RulesArgs) -> Result<ExitCode, String> {
 struct CoverageEntry {
     id: &'static str,
     /// How it is judged: `whole`, `in_part`, `test_only` (reach checks, unit tests and
-    /// scripts).
+    /// scripts), `none`.
     judged: Judged,
     /// The properties that judge it: predicates that can fail.
     properties: Vec<&'static str>,
@@ -93,15 +94,6 @@ struct CoverageEntry {
     checked_by: Vec<&'static str>,
 }
 
-/// How a rule is judged, for the coverage table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Judged {
-    Whole,
-    InPart,
-    TestOnly,
-}
-
 /// `rules --coverage`: which properties check each rule; the others with a reason; then
 /// the counts: judged whole, in part, by reach checks, tests and scripts only.
 fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
@@ -111,14 +103,9 @@ fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
             let properties: Vec<&'static str> =
                 payhub_properties::judging(r).map(|p| p.name).collect();
             let unjudged = properties.is_empty().then(|| r.unjudged()).flatten();
-            let judged = match (properties.is_empty(), r.judged_in_part()) {
-                (true, _) => Judged::TestOnly,
-                (false, Some(_)) => Judged::InPart,
-                (false, None) => Judged::Whole,
-            };
             CoverageEntry {
                 id: r.id(),
-                judged,
+                judged: judged(r),
                 reach: payhub_properties::reaching(r).map(|p| p.name).collect(),
                 in_part: r.judged_in_part().filter(|_| !properties.is_empty()),
                 reason: properties.is_empty().then(|| {
@@ -155,11 +142,12 @@ fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
                 }
             }
             println!(
-                "\n{} rules (one per sentence of the contract the catalogue holds): {} judged whole by properties that can fail, {} in part (what is not judged listed), {} by reach checks, unit tests and scripts only (each with why no property does); reach checks are never counted as judging",
+                "\n{} rules (one per sentence of the contract the catalogue holds): {} judged whole by properties that can fail, {} in part (what is not judged listed), {} by reach checks, unit tests and scripts only (each with why no property does), {} by nothing; reach checks are never counted as judging",
                 entries.len(),
                 count(Judged::Whole),
                 count(Judged::InPart),
-                count(Judged::TestOnly)
+                count(Judged::TestOnly),
+                count(Judged::None)
             );
         }
     }

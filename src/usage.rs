@@ -114,6 +114,13 @@ pub fn unknown<'a>(
 
 /// A `--policy` value: `reference`, `reference-random`, or distinct anti-patterns joined
 /// by `+` (each already is the reference client plus one deviation). Returns it as given.
+/// `--after-503 R`, `--after-429 R`: a client's reading of a contradiction
+/// (`not_accepted` or `result_unknown`).
+pub fn reading(s: &str) -> Result<payhub_model::client::After503, String> {
+    payhub_sim::reading_named(s.trim())
+        .ok_or_else(|| format!("'{s}' is not a reading (not_accepted or result_unknown)"))
+}
+
 pub fn policy(s: &str) -> Result<String, String> {
     let s = s.trim();
     if s == "reference" || s == "reference-random" {

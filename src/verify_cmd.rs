@@ -305,6 +305,29 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             &simulate_cmd::Bounds::default(),
         )?
     };
+    // The same sweep with the contradictions read the other way (A-S13-REFERENCE-CODE,
+    // A-429-REFERENCE-CODE): a fifth of the seeds.
+    let other_seeds = seeds_run / 5;
+    let other_readings = if other_seeds == 0 {
+        None
+    } else {
+        progress.say(&format!(
+            "simulate {other_seeds} seeds with the other readings"
+        ));
+        let other = SimulationArgs {
+            readings: payhub_sim::Readings::other(),
+            ..SimulationArgs::default()
+        };
+        let config = other.config().map_err(|e| e.to_string())?;
+        Some(simulate_cmd::sweep(
+            &config,
+            &other,
+            simulate_cmd::Seeds::range(0, other_seeds),
+            args.threads,
+            &out.join("other-readings"),
+            &simulate_cmd::Bounds::default(),
+        )?)
+    };
     end_phase(PARTS[1], sweep.seeds > 0);
     interrupted = interrupted.or_else(|| interrupted_at(1, args.no_mutants));
 
@@ -371,6 +394,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             planted: planted.map(|s| s.name()),
             edges,
             shortcuts,
+            other_readings,
         },
     );
     let written = report.write(&out)?;

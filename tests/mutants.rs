@@ -127,6 +127,9 @@ fn every_mutant_is_killed_by_a_named_property() {
         "platform-goes-to-manual-review-after-its-automatic-queries",
         "client-fulfils-an-order-once-when-succeeded",
         "client-shows-the-status-table-message",
+        // a reading of the contract explored both ways, and a review that rejects
+        "confirm-past-retention-kept-to-its-reading",
+        "refund-rejected-in-review-is-never-sent",
     ] {
         assert!(
             payhub_properties::property(p).is_some(),
@@ -239,23 +242,30 @@ fn mutants_are_configuration() {
     assert!(
         payhub_model::Platform::new(reference.params.clone(), []).variant() == Variant::REFERENCE
     );
+    // The simulation world's parameters: the reference's, with its refunds reviewed
+    // (A-REFUND-REVIEW).
+    let simulated = payhub_sim::worlds::simulation(&payhub_model::client::Policy::reference(), 2);
+    assert_eq!(
+        simulated.params,
+        payhub_model::PlatformParams {
+            refund_review_from: simulated.params.refund_review_from,
+            ..payhub_model::PlatformParams::default()
+        }
+    );
     for &m in Mutant::ALL {
         assert_eq!(Subject::from_name(m.name()), Some(Subject::Platform(m)));
         let mut config = Subject::Platform(m).simulation();
         assert_eq!(config.variant, Variant::planted(m));
         assert_eq!(config.variant.mutant(), Some(m));
-        assert_eq!(config.params, payhub_model::PlatformParams::default());
+        assert_eq!(config.params, simulated.params);
         config.variant = Variant::REFERENCE;
         assert_eq!(config.variant, reference.variant);
     }
     for &m in ParameterMutant::ALL {
         let config = Subject::Parameter(m).simulation();
         assert_eq!(config.variant, Variant::REFERENCE);
-        assert_eq!(
-            config.params,
-            m.apply(payhub_model::PlatformParams::default())
-        );
-        assert_ne!(config.params, payhub_model::PlatformParams::default());
+        assert_eq!(config.params, m.apply(simulated.params.clone()));
+        assert_ne!(config.params, simulated.params);
     }
 }
 

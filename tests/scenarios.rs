@@ -225,15 +225,33 @@ fn f24b_rate_01_five_429s_read_as_not_accepted_are_paid_later_under_the_same_key
     assert_eq!(captures(&r), 1);
 }
 
+/// A-REFUND-REVIEW: a review that rejects ends the refund failed, never sent upstream.
+#[test]
+fn f10b_sched_03_a_refund_rejected_in_review_is_failed_and_never_sent() {
+    let (s, r) = pinned("F10b");
+    assert!(assumed(&s).contains(&"A-REFUND-REVIEW"));
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    let refunds = r
+        .world
+        .acquirer
+        .ledger
+        .entries
+        .iter()
+        .filter(|e| matches!(e, LedgerEntry::Refund { .. }))
+        .count();
+    assert_eq!(refunds, 1, "only the second refund moved money");
+}
+
 /// Every scenario file is pinned by a test below, and every test's file exists.
 #[test]
 fn every_scenario_file_has_a_test() {
     let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
     let tested = [
-        "F01", "F01b", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10", "F11", "F12",
-        "F13", "F14", "F15", "F16", "F17", "F17b", "F18", "F19", "F20", "F21", "F22", "F23", "F24",
-        "F24b", "F25", "F26", "F27", "F28", "S01", "S02", "S02b", "S03", "S04", "S04b", "S05",
-        "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S10b", "S11", "S12", "S13",
+        "F01", "F01b", "F01c", "F02", "F03", "F04", "F05", "F06", "F07", "F08", "F09", "F10",
+        "F10b", "F11", "F12", "F13", "F14", "F15", "F16", "F17", "F17b", "F18", "F19", "F20",
+        "F21", "F22", "F23", "F24", "F24b", "F25", "F26", "F27", "F28", "S01", "S02", "S02b",
+        "S03", "S04", "S04b", "S05", "S05b", "S06", "S07", "S08", "S08b", "S09", "S10", "S10b",
+        "S11", "S12", "S13",
     ];
     assert_eq!(names, tested);
     // S1–S13 are all there, and the three "A or B" scenarios have both branches.
@@ -480,13 +498,24 @@ fn f01b_ret_01_confirm_key_replayed_after_retention_charges_again_with_a_long_ex
     let (s, r) = pinned("F01b");
     assert_eq!(
         s.assumptions.iter().map(|a| a.id()).collect::<Vec<_>>(),
-        ["A-EXPIRES-AT"]
+        ["A-EXPIRES-AT", "A-CONFIRM-RETENTION"]
     );
-    // Past retention the replay is new business: attempt 3, a second charge of card B.
-    // No property is violated: the contract protects a key for 7 days only (RET-01).
+    // Past retention the replay, read as new business, is attempt 3, a second charge of
+    // card B. No property is violated: the contract protects a key for 7 days only (RET-01).
     assert_eq!(answers(&r), a(&["201", "200", "200"]));
     assert!(r.violation.is_none(), "{:?}", r.violation);
     assert_eq!(r.world.platform.attempts().len(), 3);
+}
+
+/// A-CONFIRM-RETENTION read the other way: the replay past retention is not new
+/// business, answered with the Payment as it stands; no attempt, no second charge.
+#[test]
+fn f01c_ret_01_confirm_key_replayed_after_retention_read_as_not_new_business_charges_nothing() {
+    let (s, r) = pinned("F01c");
+    assert!(assumed(&s).contains(&"A-CONFIRM-RETENTION"));
+    assert_eq!(answers(&r), a(&["201", "200", "200", "200"]));
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    assert_eq!(r.world.platform.attempts().len(), 2);
 }
 
 #[test]

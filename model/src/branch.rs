@@ -33,6 +33,11 @@ pub enum BranchPoint {
     /// operations) allows 422 payment_expired, which is not the conflict CKO-01 rules
     /// out. Both are explored (A-CKO-ANY-STATUS).
     SessionOfExpired,
+    /// RET-01 and the rules table's "不会重新解释为新业务" (will not be reinterpreted as
+    /// new business), whose subject the contract omits: a confirm under a key whose
+    /// record's 7-day retention has passed, which would start a new attempt. Both readings
+    /// are explored (A-CONFIRM-RETENTION).
+    ConfirmPastRetention,
 }
 
 impl BranchPoint {
@@ -48,6 +53,9 @@ impl BranchPoint {
             BranchPoint::SessionOfExpired => {
                 "CKO-01 (a new checkout session for an order whose Payment is expired)"
             }
+            BranchPoint::ConfirmPastRetention => {
+                "RET-01 (a confirm key replayed after its 7-day retention)"
+            }
         }
     }
 
@@ -62,6 +70,9 @@ impl BranchPoint {
             BranchPoint::RefundNoReuse => [Branch::RefundNoConflict, Branch::RefundNoExisting],
             BranchPoint::SessionOfExpired => {
                 [Branch::ExpiredNewSession, Branch::ExpiredPaymentExpired]
+            }
+            BranchPoint::ConfirmPastRetention => {
+                [Branch::RetentionNewAttempt, Branch::RetentionNotNewBusiness]
             }
         }
     }
@@ -93,11 +104,18 @@ pub enum Branch {
     ExpiredNewSession,
     /// An expired Payment's order: 422 payment_expired, nothing recorded (EXPIRY-01).
     ExpiredPaymentExpired,
+    /// A confirm key past its retention: judged afresh, a new attempt that charges the
+    /// card (the subject of "not reinterpreted as new business" is the order and refund
+    /// numbers only; the model's first reading, A-CONFIRM-RETENTION).
+    RetentionNewAttempt,
+    /// A confirm key past its retention: not new business; 200 with the Payment as it
+    /// stands, no attempt, no charge, the key left unbound (A-CONFIRM-RETENTION).
+    RetentionNotNewBusiness,
 }
 
 impl Branch {
     /// Every alternative of every branch point, point by point.
-    pub const ALL: [Branch; 10] = [
+    pub const ALL: [Branch; 12] = [
         Branch::S4Conflict,
         Branch::S4ReturnExisting,
         Branch::S5Wait,
@@ -108,6 +126,8 @@ impl Branch {
         Branch::RefundNoExisting,
         Branch::ExpiredNewSession,
         Branch::ExpiredPaymentExpired,
+        Branch::RetentionNewAttempt,
+        Branch::RetentionNotNewBusiness,
     ];
 
     pub fn point(self) -> BranchPoint {
@@ -120,6 +140,9 @@ impl Branch {
             Branch::RefundNoConflict | Branch::RefundNoExisting => BranchPoint::RefundNoReuse,
             Branch::ExpiredNewSession | Branch::ExpiredPaymentExpired => {
                 BranchPoint::SessionOfExpired
+            }
+            Branch::RetentionNewAttempt | Branch::RetentionNotNewBusiness => {
+                BranchPoint::ConfirmPastRetention
             }
         }
     }
@@ -136,6 +159,8 @@ impl Branch {
             Branch::RefundNoExisting => "refund-no:existing",
             Branch::ExpiredNewSession => "cko-expired:new-session",
             Branch::ExpiredPaymentExpired => "cko-expired:payment-expired",
+            Branch::RetentionNewAttempt => "confirm-past-retention:new-attempt",
+            Branch::RetentionNotNewBusiness => "confirm-past-retention:not-new-business",
         }
     }
 }

@@ -92,6 +92,8 @@ mutants! {
     SecondUnfinishedAttempt = "second_unfinished_attempt", [OneUnfinishedAttempt, ConfirmWhileProcessing];
     /// The attempt limit is off by one: a fourth attempt is accepted.
     FourthAttempt = "fourth_attempt", [AttemptsMax];
+    /// A confirm key replayed after its 7-day retention is answered as not new business (the Payment as it stands) and its card charged all the same.
+    RetentionReplayChargedAnyway = "retention_replay_charged_anyway", [RetentionSevenDays];
     /// Card retries are not checked against expires_at (nor the expired status).
     AttemptAfterExpiry = "attempt_after_expiry", [CardRetryBeforeExpiry];
     /// Cancel of an unfinished payment answers 200 canceled at once, without the upstream's word, while the charge may still go through.
@@ -100,6 +102,8 @@ mutants! {
     ManualReviewFailsOnTimer = "manual_review_fails_on_timer", [ManualReview];
     /// A new key with a used merchant_refund_no creates a second refund.
     RefundNoNotUnique = "refund_no_not_unique", [UniqueRefundNo];
+    /// A refund its review rejects is shown failed and sent upstream all the same: money moves for a refund the merchant is told failed.
+    RejectedRefundSentAnyway = "rejected_refund_sent_anyway", [RefundNotBeyondCaptured];
     /// Refunds are not limited to the captured amount.
     RefundBeyondCaptured = "refund_beyond_captured", [RefundNotBeyondCaptured];
     /// GET of a processing payment re-submits its charge upstream to refresh the status.

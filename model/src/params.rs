@@ -60,9 +60,14 @@ pub struct PlatformParams {
     /// only when its review ends (assumption A-REFUND-REVIEW; the contract lists the
     /// status, not what leads to it). `u64::MAX`, the default: no refund is reviewed.
     pub refund_review_from: u64,
-    /// A review ends this long after the refund was created, always approved: the refund
-    /// then becomes `processing` and is sent upstream (assumption A-REFUND-REVIEW).
+    /// A review ends this long after the refund was created: approved, the refund then
+    /// becomes `processing` and is sent upstream (assumption A-REFUND-REVIEW).
     pub refund_review_time: Millis,
+    /// A review of a refund of at least this amount rejects it: the refund ends `failed`
+    /// (a final status of the contract's refund statuses, SCHED-03), is never sent
+    /// upstream and frees its amount (A-REFUND-REVIEW). `u64::MAX`, the default: every
+    /// review approves.
+    pub refund_review_rejects_from: u64,
     /// The platform's identifiers start after this number: 0, the default, numbers every
     /// kind from 1 (`pay_demo_001`); the sandbox numbers merchant 2's from 500000
     /// (`pay_demo_500001`), so that an id names one merchant's object. Not a figure of
@@ -96,6 +101,7 @@ impl Default for PlatformParams {
             currencies: &["USD", "EUR", "CNY", "JPY"],
             refund_review_from: u64::MAX,
             refund_review_time: Millis::hours(1),
+            refund_review_rejects_from: u64::MAX,
             ids_from: 0,
         }
     }

@@ -167,3 +167,11 @@ pub const REFUND_SUCCEEDED: Property = Property {
             .any(|r| r.status == RefundStatus::Succeeded)
     }),
 };
+
+pub const REFUND_REJECTED_IN_REVIEW: Property = Property {
+    name: "reach:refund-rejected-in-review",
+    rules: &[Rule::RefundNotBeyondCaptured],
+    about: "A refund's review rejects it: pending_review, then failed (A-REFUND-REVIEW).",
+    needs: PLATFORM,
+    predicate: Predicate::Sometimes(|f| !f.refunds.rejected.is_empty()),
+};

@@ -383,6 +383,39 @@ pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     },
 };
 
+/// RET-01, A-CONFIRM-RETENTION: a confirm key replayed after its retention is read one
+/// of the two ways the contract allows, and the platform keeps to the one it answers.
+pub const PAST_RETENTION_ONE_READING: Property = Property {
+    name: "confirm-past-retention-kept-to-its-reading",
+    rules: &[Rule::RetentionSevenDays],
+    about: "A confirm under a key whose 7-day retention has passed is either a new attempt (the card charged once, answered when the charge returns or the synchronous wait ends) or not new business (200 with the Payment as it stands in the request's own step, nothing charged): answered at once as not new business, it charges nothing (A-CONFIRM-RETENTION).",
+    needs: PLATFORM_LEDGER,
+    predicate: Predicate::Always(|f| {
+        f.money.not_new_business_charged.map(|id| {
+            Witnessed::new(format!(
+                "{id}, a confirm key past its retention, was answered at once as not new business and charged"
+            ))
+            .request(id)
+        })
+    }),
+};
+
+/// REFUND-03, A-REFUND-REVIEW: a refund its review rejects ends failed and moves no money.
+pub const REJECTED_REFUND_NEVER_SENT: Property = Property {
+    name: "refund-rejected-in-review-is-never-sent",
+    rules: &[Rule::RefundNotBeyondCaptured],
+    about: "A refund whose review rejects it goes from pending_review to failed, a final status of the contract's refund statuses (SCHED-03), and is never sent upstream: no money moves for a refund the merchant is told failed (A-REFUND-REVIEW).",
+    needs: PLATFORM,
+    predicate: Predicate::Always(|f| {
+        f.refunds.rejected_but_sent.map(|refund| {
+            Witnessed::new(format!(
+                "{refund} was rejected in review (pending_review to failed) and sent upstream"
+            ))
+            .refund(refund)
+        })
+    }),
+};
+
 /// RES-03, UNKNOWN-02, RES-06: `failed` only on the upstream's word (a decline, or a
 /// voided reference), never because time passed (manual_review never fails by itself).
 pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {

@@ -479,9 +479,12 @@ fn webhook_02_reference_client_converges_to_latest_version_after_faults() {
     );
 }
 
-/// The world of the reference suite.
+/// The world of the reference suite: the simulation world with its refunds sent at once
+/// (the tapes below were recorded without the sweep's refund review, A-REFUND-REVIEW).
 fn reference_world() -> WorldConfig {
-    worlds::simulation(&Policy::reference(), 2)
+    let mut config = worlds::simulation(&Policy::reference(), 2);
+    config.params.refund_review_from = u64::MAX;
+    config
 }
 
 /// Replays a tape of choice labels (as `payhub-verify replay --tape` reads them) in

@@ -72,7 +72,8 @@ pub struct ClientSpec {
 /// (A-S13-REFERENCE-CODE, `after_503`) and after a round of 429s (A-429-REFERENCE-CODE,
 /// `after_429`). Both are explored: the presets and the sweep run each, a script picks one
 /// (`use client after_503=result_unknown`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Readings {
     pub after_503: After503,
     pub after_429: After503,
@@ -104,18 +105,34 @@ impl Readings {
         }
     }
 
+    /// Whether these are the reference client's readings.
+    pub fn is_default(&self) -> bool {
+        *self == Readings::default()
+    }
+
     /// `after_503=not_accepted after_429=result_unknown`.
     pub fn notation(self) -> String {
-        let name = |a| match a {
-            After503::NotAccepted => "not_accepted",
-            After503::ResultUnknown => "result_unknown",
-        };
         format!(
             "after_503={} after_429={}",
-            name(self.after_503),
-            name(self.after_429)
+            reading_name(self.after_503),
+            reading_name(self.after_429)
         )
     }
+}
+
+/// A reading as scripts and the command line name it: `not_accepted`, `result_unknown`.
+pub fn reading_name(reading: After503) -> &'static str {
+    match reading {
+        After503::NotAccepted => "not_accepted",
+        After503::ResultUnknown => "result_unknown",
+    }
+}
+
+/// The reading `name` names (`not_accepted`, `result_unknown`), if any.
+pub fn reading_named(name: &str) -> Option<After503> {
+    [After503::NotAccepted, After503::ResultUnknown]
+        .into_iter()
+        .find(|r| reading_name(*r) == name)
 }
 
 /// A business command the payer or the merchant may give a client node, at most `times` times.

@@ -57,7 +57,9 @@ pub mod worlds;
 
 pub use canonical::CanonicalRequests;
 pub use choice::Choice;
-pub use config::{Budget, ClientSpec, Readings, WorkItem, WorldConfig};
+pub use config::{
+    Budget, ClientSpec, Readings, WorkItem, WorldConfig, reading_name, reading_named,
+};
 pub use diagram::Diagram;
 pub use event_fold::EventFold;
 pub use narrowing::Narrowing;

@@ -19,11 +19,12 @@
 //! ```
 
 use crate::choice::Choice;
-use crate::config::WorldConfig;
+use crate::config::{Readings, WorldConfig, reading_name};
 use crate::driver::FaultProfile;
 use crate::error::{SettingsError, TapeError};
 use crate::worlds;
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// A saved run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +78,10 @@ pub struct SimulationArgs {
     pub steps: usize,
     /// The default fault profile for every seed instead of one drawn per seed.
     pub no_swarm: bool,
+    /// The clients' readings of the 503 and 429 contradictions (A-S13-REFERENCE-CODE,
+    /// A-429-REFERENCE-CODE); absent from a tape: the reference client's.
+    #[serde(default, skip_serializing_if = "Readings::is_default")]
+    pub readings: Readings,
 }
 
 impl Default for SimulationArgs {
@@ -86,6 +91,7 @@ impl Default for SimulationArgs {
             clients: 2,
             steps: 400,
             no_swarm: false,
+            readings: Readings::default(),
         }
     }
 }
@@ -97,7 +103,11 @@ impl SimulationArgs {
             return Err(SettingsError::Clients(self.clients));
         }
         let policy = worlds::parse_policy(&self.policy)?;
-        Ok(worlds::simulation(&policy, self.clients))
+        let mut config = worlds::simulation(&policy, self.clients);
+        for client in &mut config.clients {
+            client.readings = self.readings;
+        }
+        Ok(config)
     }
 
     /// The fault profile seed `seed` runs under.
@@ -117,6 +127,14 @@ impl SimulationArgs {
         );
         if self.no_swarm {
             s.push_str(" --no-swarm");
+        }
+        if !self.readings.is_default() {
+            let _ = write!(
+                s,
+                " --after-503 {} --after-429 {}",
+                reading_name(self.readings.after_503),
+                reading_name(self.readings.after_429)
+            );
         }
         s
     }
@@ -217,6 +235,7 @@ mod tests {
                 clients: 3,
                 steps: 120,
                 no_swarm: true,
+                readings: Readings::other(),
             },
             Some(42),
             choices.clone(),
@@ -298,6 +317,21 @@ mod tests {
         assert_eq!(
             args.flags(),
             "--policy reference --clients 2 --steps 400 --no-swarm"
+        );
+        let other = SimulationArgs {
+            readings: Readings::other(),
+            ..SimulationArgs::default()
+        };
+        assert_eq!(
+            other.flags(),
+            "--policy reference --clients 2 --steps 400 --after-503 result_unknown --after-429 not_accepted"
+        );
+        let config = other.config().unwrap();
+        assert!(
+            config
+                .clients
+                .iter()
+                .all(|c| c.readings == Readings::other())
         );
         assert_eq!(args.profile(7), FaultProfile::default());
         assert_eq!(

@@ -86,6 +86,11 @@ pub fn simulation(policy: &Policy, servers: u8) -> WorldConfig {
         },
         clients,
         workload: business_day(servers),
+        // A-REFUND-REVIEW: the refunds of 4000 wait in pending_review, approved.
+        params: PlatformParams {
+            refund_review_from: 4000,
+            ..PlatformParams::default()
+        },
         // S10, S13: the reference client meets 429s and 503s too; each seed's swarm
         // profile draws how often (`FaultProfile::control_weight`), and healing ends them.
         controls: outages(),

@@ -272,7 +272,7 @@ pub struct Loaded {
     pub pins: super::readings::Pins,
 }
 
-pub const ALL_BRANCHES: [Branch; 10] = Branch::ALL;
+pub const ALL_BRANCHES: [Branch; Branch::ALL.len()] = Branch::ALL;
 
 /// The model merchant of model key `ak_N`: 2 for ak_3, 1 for ak_1, ak_2 and ak_4.
 pub fn merchant_of(key: u32) -> u32 {

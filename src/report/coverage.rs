@@ -24,6 +24,57 @@ pub struct CoverageRow {
     /// Why no property checks it, if none does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// How it is judged: whole, in part, by tests only, or not at all.
+    pub judged: Judged,
+    /// What its properties leave unjudged (a rule judged in part).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_part: Option<&'static str>,
+}
+
+/// How a rule's sentence is judged, as `rules --coverage` and the report count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judged {
+    /// By properties that can fail, the whole sentence.
+    Whole,
+    /// By properties, but part of the sentence is not (the catalogue's
+    /// [`Rule::judged_in_part`] says which).
+    InPart,
+    /// By reach checks, unit tests and scripts only, with the catalogue's reason
+    /// ([`Rule::unjudged`]).
+    TestOnly,
+    /// By nothing the catalogue records (`tests/rule_catalogue.rs` fails on one).
+    None,
+}
+
+impl Judged {
+    pub const ALL: [Judged; 4] = [
+        Judged::Whole,
+        Judged::InPart,
+        Judged::TestOnly,
+        Judged::None,
+    ];
+
+    /// The words a table shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Judged::Whole => "judged whole by properties",
+            Judged::InPart => "judged in part",
+            Judged::TestOnly => "tests, scripts and reach checks only",
+            Judged::None => "none",
+        }
+    }
+}
+
+/// How `rule` is judged.
+pub fn judged(rule: Rule) -> Judged {
+    let by_property = payhub_properties::judging(rule).next().is_some();
+    match (by_property, rule.judged_in_part(), rule.unjudged()) {
+        (true, None, _) => Judged::Whole,
+        (true, Some(_), _) => Judged::InPart,
+        (false, _, Some(_)) => Judged::TestOnly,
+        (false, _, None) => Judged::None,
+    }
 }
 
 /// Why no property judges a rule, and which tests and scripts check it instead (the
@@ -82,6 +133,10 @@ pub fn coverage(presets: &[PresetReport], scenarios: &[ScenarioResult]) -> Vec<C
                 .map(|s| s.name.clone())
                 .collect(),
             reason: coverage_reason(rule),
+            judged: judged(rule),
+            in_part: rule
+                .judged_in_part()
+                .filter(|_| judged(rule) == Judged::InPart),
         })
         .collect()
 }

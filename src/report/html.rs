@@ -58,6 +58,7 @@ impl Report {
         self.first_screen(&mut s);
         self.violations_html(&mut s);
         self.findings_html(&mut s);
+        super::readings::html(&self.readings, &mut s);
         self.scenarios_html(&mut s);
         self.zoo_html(&mut s);
         self.edges_html(&mut s);
@@ -479,6 +480,24 @@ impl Report {
     }
 
     fn coverage_html(&self, s: &mut String) {
+        s.push_str("<h2 id=\"sentences\">Sentences by how they are judged</h2><table><tr><th>judged</th><th>sentences</th><th>what is not judged, or why no property judges it</th></tr>");
+        for j in super::Judged::ALL {
+            let rows: Vec<&super::CoverageRow> =
+                self.coverage.iter().filter(|c| c.judged == j).collect();
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td>",
+                escape(j.as_str()),
+                rows.len()
+            );
+            for c in &rows {
+                if let Some(why) = c.in_part.map(str::to_owned).or_else(|| c.reason.clone()) {
+                    let _ = write!(s, "<code>{}</code>: {}<br>", escape(c.id), escape(&why));
+                }
+            }
+            s.push_str("</td></tr>");
+        }
+        s.push_str("</table>");
         let _ = write!(
             s,
             "<h2 id=\"rules\">Rule coverage</h2><details><summary>{} rules</summary><table><tr><th>rule</th><th>text</th><th>properties</th><th>presets</th><th>scripts</th></tr>",

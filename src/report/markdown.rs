@@ -1,6 +1,6 @@
 //! How a report reads: the summary text a reviewer reads first, and the Markdown page.
 
-use super::{Finding, Report, ZooReport};
+use super::{CoverageRow, Finding, Judged, Report, ZooReport};
 use payhub_properties::checker::CheckStatus;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -87,6 +87,16 @@ impl Report {
                 s,
                 "    contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}\n    reproduce: {}",
                 gap.runs, gap.first, gap.replay
+            );
+        }
+        if let Some(other) = &self.simulation_other_readings {
+            let _ = writeln!(
+                s,
+                "simulation with the contradictions read the other way ({}): {} seeds, {} violations; {} runs with a submission unresolved",
+                payhub_sim::Readings::other().notation(),
+                other.seeds,
+                other.violations,
+                other.liveness_failures,
             );
         }
         if !self.ran("chaos") {
@@ -221,6 +231,7 @@ impl Report {
 
         self.presets_markdown(&mut s);
         self.simulation_markdown(&mut s);
+        super::readings::markdown(&self.readings, &mut s);
         self.scenarios_markdown(&mut s);
         self.findings_markdown(&mut s);
         self.coverage_markdown(&mut s);
@@ -408,6 +419,7 @@ impl Report {
     /// `report.json` and `payhub-verify rules --coverage`).
     fn coverage_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "## Rule coverage\n");
+        self.sentences_markdown(s);
         let (judged, tested): (Vec<_>, Vec<_>) =
             self.coverage.iter().partition(|c| !c.properties.is_empty());
         let _ = writeln!(
@@ -448,6 +460,40 @@ impl Report {
                     .join(", ")
             );
         }
+    }
+}
+
+impl Report {
+    /// The contract's sentences (one rule each) by how they are judged: those judged in
+    /// part by name, those no property judges each with the first clause of its stated
+    /// reason (the data of `rules --coverage`; whole in `report.html` and `report.json`).
+    fn sentences_markdown(&self, s: &mut String) {
+        let _ = writeln!(
+            s,
+            "### Sentences by how they are judged\n\nWhat is not judged of a sentence judged in part, and each reason in full: `report.html`, `report.json`, `payhub-verify rules --coverage`.\n\n| judged | sentences | which, and why no property judges it |\n|---|---|---|"
+        );
+        for j in Judged::ALL {
+            let rows: Vec<&CoverageRow> = self.coverage.iter().filter(|c| c.judged == j).collect();
+            let which: Vec<String> = rows
+                .iter()
+                .filter(|_| j != Judged::Whole)
+                .map(|c| match &c.reason {
+                    Some(why) => {
+                        let clause = why.split("; ").next().unwrap_or(why);
+                        format!("`{}`: {}", c.id, md_cell(clause))
+                    }
+                    None => format!("`{}`", c.id),
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} |",
+                j.as_str(),
+                rows.len(),
+                which.join("<br>")
+            );
+        }
+        s.push('\n');
     }
 }
 

@@ -23,9 +23,10 @@ pub mod html;
 pub mod junit;
 mod markdown;
 pub mod page;
+pub mod readings;
 pub mod sweep;
 
-pub use coverage::{CoverageRow, coverage};
+pub use coverage::{CoverageRow, Judged, coverage, judged};
 
 /// One scenario or finding script, run.
 #[derive(Clone, Debug, Serialize)]
@@ -169,6 +170,9 @@ pub struct RunInfo {
     pub edges: Option<crate::edges::EdgeReport>,
     /// The search's shortcuts cross-checked on the small presets, if they were.
     pub shortcuts: Option<Shortcuts>,
+    /// The simulation sweep with the clients' other readings of the contradictions
+    /// (`simulate --after-503 result_unknown --after-429 not_accepted`), if it ran.
+    pub other_readings: Option<SweepSummary>,
 }
 
 /// Something that failed or was not judged, and the command that shows it.
@@ -194,6 +198,11 @@ pub struct Report {
     pub phases: Vec<Phase>,
     pub presets: Vec<PresetReport>,
     pub simulation: SweepSummary,
+    /// The simulation sweep with the clients' other readings of the contradictions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simulation_other_readings: Option<SweepSummary>,
+    /// Each reading of each contradiction, with the checker's and the sweep's verdicts.
+    pub readings: Vec<readings::ReadingRow>,
     pub chaos: ChaosSummary,
     pub scenarios: Vec<ScenarioResult>,
     pub coverage: Vec<CoverageRow>,
@@ -250,8 +259,10 @@ impl Report {
             planted,
             edges,
             shortcuts,
+            other_readings,
         } = run;
         let coverage = coverage(&presets, &scenarios);
+        let readings = readings::readings(&presets, &simulation, other_readings.as_ref());
         let findings = Assumption::ALL
             .iter()
             .map(|a| Finding {
@@ -278,6 +289,8 @@ impl Report {
             phases,
             presets,
             simulation,
+            simulation_other_readings: other_readings,
+            readings,
             chaos,
             scenarios,
             coverage,
@@ -321,6 +334,10 @@ impl Report {
         let failed = preset_failed
             || self.simulation.violations > 0
             || self.simulation.liveness_failures > 0
+            || self
+                .simulation_other_readings
+                .as_ref()
+                .is_some_and(|o| o.exit_code() == 1)
             || self.chaos.violations > 0
             || self.scenarios.iter().any(|s| !s.passed)
             || self.zoo_failed()
@@ -445,6 +462,35 @@ impl Report {
                     rules_of(payhub_properties::liveness::NAME).join(", ")
                 ),
                 reproduce: replay.clone(),
+            });
+        }
+        if let Some(other) = self
+            .simulation_other_readings
+            .as_ref()
+            .filter(|o| o.exit_code() == 1)
+        {
+            let first = other
+                .counterexample
+                .as_ref()
+                .map(|cx| {
+                    (
+                        format!("seed {}: `{}`: {}", cx.seed, cx.property, cx.detail),
+                        cx.replay.clone(),
+                    )
+                })
+                .or_else(|| {
+                    other
+                        .first_liveness_failure
+                        .clone()
+                        .zip(other.first_liveness_replay.clone())
+                });
+            let (first, replay) = first.unwrap_or_default();
+            out.push(Problem {
+                what: format!(
+                    "simulation with the other readings: {} violations, {} left a submission unresolved; first: {first}",
+                    other.violations, other.liveness_failures
+                ),
+                reproduce: replay,
             });
         }
         if let Some(v) = &self.chaos.first_violation {
@@ -614,6 +660,7 @@ mod tests {
                 planted: None,
                 edges: None,
                 shortcuts: None,
+                other_readings: None,
             },
         )
     }

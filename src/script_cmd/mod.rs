@@ -38,7 +38,7 @@ pub struct RunArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ScenarioArgs {
-    /// The scenario: S1 … S13, a branch (S2b, S4b, S5b, S8b) or a contract finding (F1, F1b, F2 … F5).
+    /// The scenario: S1 … S13, a branch (S2b, S4b, S5b, S8b) or a contract finding (F1, F1b, F1c, F2 … F28).
     #[arg(required_unless_present = "list")]
     pub name: Option<String>,
     /// List the scenarios with their AC numbers.

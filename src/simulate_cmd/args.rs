@@ -1,5 +1,7 @@
 //! The arguments of `payhub-verify simulate`: the seed range, the shard, the world and the output format.
 
+use payhub_model::client::After503;
+use payhub_sim::Readings;
 use payhub_sim::tape::SimulationArgs;
 use std::path::PathBuf;
 
@@ -71,6 +73,14 @@ pub struct WorldArgs {
     /// Use the default fault profile for every seed instead of drawing one per seed.
     #[arg(long)]
     pub no_swarm: bool,
+    /// The clients' reading of five 503s (S13 against the reference code,
+    /// A-S13-REFERENCE-CODE): not_accepted (the default) or result_unknown.
+    #[arg(long = "after-503", value_parser = crate::usage::reading)]
+    pub after_503: Option<After503>,
+    /// The clients' reading of five 429s (A-429-REFERENCE-CODE): result_unknown (the
+    /// default) or not_accepted.
+    #[arg(long = "after-429", value_parser = crate::usage::reading)]
+    pub after_429: Option<After503>,
 }
 
 impl WorldArgs {
@@ -81,6 +91,16 @@ impl WorldArgs {
             clients: self.clients,
             steps: self.steps,
             no_swarm: self.no_swarm,
+            readings: self.readings(),
+        }
+    }
+
+    /// The readings these flags give, the reference client's where a flag is absent.
+    pub fn readings(&self) -> Readings {
+        let d = Readings::default();
+        Readings {
+            after_503: self.after_503.unwrap_or(d.after_503),
+            after_429: self.after_429.unwrap_or(d.after_429),
         }
     }
 }

@@ -274,6 +274,10 @@ pub struct Platform {
     refund_nos: CowMap<BusinessKey, RefundId>,
     #[serde(serialize_with = "as_pairs")]
     records: CowMap<Scope, IdempotencyRecord>,
+    /// Confirm scopes whose record's retention has passed (RET-01): a confirm under one
+    /// that would start a new attempt is a branch point (A-CONFIRM-RETENTION).
+    #[serde(skip_serializing_if = "CowSet::is_empty")]
+    retired_confirms: CowSet<Scope>,
     pending: CowMap<RequestId, Pending>,
     unacked: CowMap<EventId, UnackedWebhook>,
     timers: crate::cow::Schedule<Timer>,
@@ -320,6 +324,7 @@ impl Platform {
             order_nos: CowMap::new(),
             refund_nos: CowMap::new(),
             records: CowMap::new(),
+            retired_confirms: CowSet::new(),
             pending: CowMap::new(),
             unacked: CowMap::new(),
             timers: crate::cow::Schedule::new(),

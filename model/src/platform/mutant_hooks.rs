@@ -37,6 +37,9 @@ pub(super) enum Hook<'a> {
         scope: &'a Scope,
         record: &'a IdempotencyRecord,
     },
+    /// A confirm key past its retention answered as not new business (its card is the
+    /// request's, still in hand).
+    NotNewBusiness { payment: PaymentId, card: Card },
     /// Cancel of an unfinished Payment, answered at once
     /// ([`super::variant::CancelAnswer::CanceledAtOnce`]).
     CancelAtOnce {
@@ -98,6 +101,13 @@ impl Platform {
             Hook::RecordExpired { scope, record } => {
                 if mutant == Mutant::OrderNoDroppedWithKey {
                     self.drop_order_no(scope, record);
+                }
+            }
+            Hook::NotNewBusiness { payment, card } => {
+                // MUTANT retention_replay_charged_anyway (RET-01, A-CONFIRM-RETENTION): the
+                // replay is answered as not new business, and its card charged all the same.
+                if mutant == Mutant::RetentionReplayChargedAnyway {
+                    self.start_attempt(now, payment, card, false, out);
                 }
             }
             Hook::CancelAtOnce {

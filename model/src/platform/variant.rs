@@ -161,6 +161,12 @@ impl Variant {
         !self.is(Mutant::RefundNoNotUnique)
     }
 
+    /// Whether a refund its review rejects is left unsent: A-REFUND-REVIEW, always (it
+    /// is failed, a final status). rejected_refund_sent_anyway: it is sent upstream.
+    pub(super) fn rejection_sends_nothing(self) -> bool {
+        !self.is(Mutant::RejectedRefundSentAnyway)
+    }
+
     /// Whether refunds are held to the captured amount: REFUND-03 (A-REFUND-LIMIT),
     /// always. refund_beyond_captured: no limit.
     pub(super) fn refunds_within_captured(self) -> bool {

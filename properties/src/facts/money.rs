@@ -41,6 +41,11 @@ pub struct Money {
     pub charged_other_card: Option<RequestId>,
     /// A scope was answered again after its first answer's retention had passed.
     pub replay_after_retention: bool,
+    /// The first confirm under a scope whose execution's retention had passed that was
+    /// answered 2xx in its own step (not new business: a new attempt is answered when its
+    /// charge returns or the synchronous wait ends) and whose step charged
+    /// (A-CONFIRM-RETENTION).
+    pub not_new_business_charged: Option<RequestId>,
     /// The business order each Payment was charged for, as seen when a client's
     /// submission made the platform charge.
     pub payment_business: CowMap<PaymentId, BusinessOrder>,
@@ -276,6 +281,23 @@ impl Money {
                 .is_some_and(|s| self.execution_of(now, s).is_some());
         if (other_card || replay_charged) && self.charged_other_card.is_none() {
             self.charged_other_card = Some(id);
+        }
+        // RET-01, A-CONFIRM-RETENTION: a confirm past its key's retention answered at
+        // once, as not new business, charges nothing.
+        let past_retention = scope.as_ref().is_some_and(|s| {
+            self.executions.contains_key(s) && self.execution_of(now, s).is_none()
+        });
+        let answered_at_once = handling
+            .answer
+            .as_ref()
+            .is_some_and(ApiResponse::is_success);
+        if past_retention
+            && answered_at_once
+            && charges > 0
+            && matches!(request.endpoint, Endpoint::ConfirmPayment { .. })
+            && self.not_new_business_charged.is_none()
+        {
+            self.not_new_business_charged = Some(id);
         }
         let rejected = handling
             .answer

@@ -2,7 +2,7 @@
 //! them (UNIQ-04, REFUND-01, REFUND-03, RET-03).
 
 use payhub_model::event::{StoredRefund, What};
-use payhub_model::{CowMap, RefundId, UpstreamCall};
+use payhub_model::{CowMap, CowSet, RefundId, RefundStatus, UpstreamCall};
 use serde::Serialize;
 
 /// The refunds family.
@@ -12,6 +12,11 @@ pub struct Refunds {
     pub refund_calls: CowMap<RefundId, u8>,
     /// Every refund the platform's store holds.
     pub refunds: CowMap<RefundId, StoredRefund>,
+    /// Refunds whose review rejected them: stored failed straight from pending_review
+    /// (A-REFUND-REVIEW).
+    pub rejected: CowSet<RefundId>,
+    /// The first refund both rejected in review and sent upstream.
+    pub rejected_but_sent: Option<RefundId>,
 }
 
 impl Refunds {
@@ -34,11 +39,28 @@ impl Refunds {
             } => {
                 let n = self.refund_calls.entry(*refund).or_insert(0);
                 *n = n.saturating_add(1);
+                self.judge_rejected(*refund);
             }
             What::RefundStored { refund, stored } => {
+                let was = self.refunds.get(refund).map(|r| r.status);
+                if was == Some(RefundStatus::PendingReview) && stored.status == RefundStatus::Failed
+                {
+                    self.rejected.insert(*refund);
+                    self.judge_rejected(*refund);
+                }
                 self.refunds.insert(*refund, stored.clone());
             }
             _ => {}
+        }
+    }
+
+    /// A-REFUND-REVIEW: a refund its review rejected is never sent upstream.
+    fn judge_rejected(&mut self, refund: RefundId) {
+        if self.rejected_but_sent.is_none()
+            && self.rejected.contains(&refund)
+            && self.refund_calls.contains_key(&refund)
+        {
+            self.rejected_but_sent = Some(refund);
         }
     }
 }

@@ -295,6 +295,33 @@ pub fn platform_presets() -> Vec<Preset> {
         }
         .after(paid("K0", AcquirerDecision::Approve)),
         Preset {
+            name: "confirm-past-retention",
+            about: "RET-01, A-CONFIRM-RETENTION: a declined card retry's confirm key replayed before and after its 7-day retention, the replay read as a new attempt and as not new business.",
+            config: WorldConfig {
+                // Declines only: the Payment stays failed, so every replay may retry it.
+                decisions: vec![AcquirerDecision::Decline],
+                params: PlatformParams {
+                    payment_ttl: Millis::days(30),
+                    ..checker_params()
+                },
+                waits: vec![Millis::days(8)],
+                ..base(
+                    "confirm-past-retention",
+                    vec![(0, req::confirm("K2", PAY_1, 'B'))],
+                    Budget {
+                        sends: 2,
+                        waits: 1,
+                        ..NO_FAULTS
+                    },
+                )
+            },
+            setup: Vec::new(),
+            horizon: Millis::days(9),
+            exercises: &[Rule::RetentionSevenDays, Rule::CardRetryAfterFailure],
+            reaches: Reaches::of(&["reach:replay-after-retention", "reach:replay-answered-200"]),
+        }
+        .after(paid("K0", AcquirerDecision::Decline)),
+        Preset {
             name: "card-retry",
             about: "S8, S9: confirms with new keys and other cards while processing, after a decline, and after expires_at.",
             config: WorldConfig {
@@ -359,6 +386,34 @@ pub fn platform_presets() -> Vec<Preset> {
             horizon: Millis::hours(1),
             exercises: &[Rule::RefundTimeoutNoSecondRefund, Rule::RefundReplaySameRefund, Rule::UniqueRefundNo],
             reaches: Reaches::of(&["reach:409-refund-no-conflict", "reach:refund-succeeded"]),
+        }
+        .after(paid("K0", AcquirerDecision::Approve)),
+        Preset {
+            name: "refund-review",
+            about: "A-REFUND-REVIEW: refunds that wait in pending_review, one approved and sent, one rejected (failed, never sent), retried with the same key.",
+            config: WorldConfig {
+                decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail],
+                params: PlatformParams {
+                    refund_review_from: 3000,
+                    refund_review_rejects_from: 5000,
+                    ..checker_params()
+                },
+                ..base(
+                    "refund-review",
+                    vec![
+                        (0, req::refund("R1", PAY_1, "R-1", 3000)),
+                        (0, req::refund("R2", PAY_1, "R-2", 5000)),
+                    ],
+                    Budget {
+                        sends: 3,
+                        ..NO_FAULTS
+                    },
+                )
+            },
+            setup: Vec::new(),
+            horizon: Millis::hours(2),
+            exercises: &[Rule::RefundNotBeyondCaptured, Rule::RefundReplaySameRefund],
+            reaches: Reaches::of(&["reach:refund-succeeded", "reach:refund-rejected-in-review"]),
         }
         .after(paid("K0", AcquirerDecision::Approve)),
         Preset {

@@ -97,6 +97,8 @@
 //! | `replay-returns-same-object` | replay_and_waiter_answered_another_object |
 //! | `scopes-never-interfere` | answers_with_objects_of_another_merchant_or_environment (found: fixed) |
 //! | `replayed-card-never-charged` | replay_charging_its_own_card (found: fixed) |
+//! | `confirm-past-retention-kept-to-its-reading` | — (no narrowness test yet: the zoo's retention_replay_charged_anyway shows it failing, scripts F01b and F01c show it holding under each reading) |
+//! | `refund-rejected-in-review-is-never-sent` | — (no narrowness test yet: the zoo's rejected_refund_sent_anyway shows it failing, script F10b shows it holding) |
 //! | `failed-only-on-upstream-evidence` | failed_judged_on_the_latest_attempt |
 //! | `no-capture-behind-a-closed-payment` | closed_payment_with_a_capture_of_an_earlier_attempt |
 //! | `succeeded-only-when-captured` | succeeded_with_a_capture_of_another_payment |
@@ -159,6 +161,7 @@
 //! | `reach:cancel-202` | cadence_client::two_kinds_of_202_reached_apart (found: fixed) |
 //! | `reach:new-checkout-session-same-payment` | cadence_client::new_checkout_session_reached_by_its_rule |
 //! | `reach:refund-succeeded` | cadence_client::refund_succeeded_reached_in_the_store |
+//! | `reach:refund-rejected-in-review` | — (no narrowness test yet: the preset refund-review must reach it, or its check fails) |
 
 use payhub_model::acquirer::ChargeState;
 use payhub_model::api::req;

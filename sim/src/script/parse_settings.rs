@@ -81,10 +81,9 @@ impl Parser {
             );
         }
         for (name, value, col) in pairs {
-            let reading = match value.as_str() {
-                "not_accepted" => payhub_model::client::After503::NotAccepted,
-                "result_unknown" => payhub_model::client::After503::ResultUnknown,
-                _ => {
+            let reading = match crate::config::reading_named(&value) {
+                Some(reading) => reading,
+                None => {
                     return err(
                         col,
                         format!("{name}=not_accepted or result_unknown, not '{value}'"),
@@ -419,6 +418,7 @@ fn set_param(
         }
         "refund_review_from" => params.refund_review_from = num()?,
         "refund_review_time" => params.refund_review_time = dur()?,
+        "refund_review_rejects_from" => params.refund_review_rejects_from = num()?,
         "ids_from" => {
             params.ids_from =
                 u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
@@ -447,6 +447,7 @@ pub(crate) const PARAM_NAMES: &[&str] = &[
     "fee_rate_bps",
     "refund_review_from",
     "refund_review_time",
+    "refund_review_rejects_from",
     "ids_from",
 ];
 

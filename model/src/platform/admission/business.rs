@@ -65,6 +65,15 @@ impl Platform {
                 amount,
             } => self.check_refund(&scope, &fingerprint, *payment, merchant_refund_no, *amount)?,
         }
+        // RET-01, A-CONFIRM-RETENTION: a confirm under a key whose record's retention has
+        // passed, that would start a new attempt: new business or not, both explored.
+        if matches!(op, NewOp::Confirm { .. }) && self.retired_confirms.contains(&scope) {
+            return Ok(Admission::Fork(Fork::ConfirmPastRetention {
+                scope,
+                fingerprint,
+                op,
+            }));
+        }
         Ok(Admission::Execute {
             scope,
             fingerprint,

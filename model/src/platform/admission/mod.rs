@@ -87,6 +87,13 @@ pub(super) enum Fork {
         order: (Text, u64, Text),
         existing: PaymentId,
     },
+    /// RET-01 / A-CONFIRM-RETENTION: a confirm under a key past its retention that would
+    /// start a new attempt.
+    ConfirmPastRetention {
+        scope: Scope,
+        fingerprint: Fingerprint,
+        op: NewOp,
+    },
 }
 
 impl Fork {
@@ -97,6 +104,7 @@ impl Fork {
             Fork::ConfirmWhileProcessing { .. } => BranchPoint::ConfirmWhileProcessing,
             Fork::RefundNoReuse { .. } => BranchPoint::RefundNoReuse,
             Fork::SessionOfExpired { .. } => BranchPoint::SessionOfExpired,
+            Fork::ConfirmPastRetention { .. } => BranchPoint::ConfirmPastRetention,
         }
     }
 }

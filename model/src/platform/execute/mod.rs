@@ -162,6 +162,31 @@ impl Platform {
                 self.execute_session(now, id, scope, fingerprint, order, Some(existing), out);
                 return;
             }
+            (
+                Fork::ConfirmPastRetention {
+                    scope,
+                    fingerprint,
+                    op,
+                },
+                Branch::RetentionNewAttempt,
+            ) => {
+                // A-CONFIRM-RETENTION, numbers only: the key is judged afresh.
+                self.execute(now, id, scope, fingerprint, op, out);
+                return;
+            }
+            (Fork::ConfirmPastRetention { op, .. }, _) => {
+                // A-CONFIRM-RETENTION, any business: not new business; the Payment as it
+                // stands, nothing executed, the key left unbound.
+                let NewOp::Confirm { payment, card } = op else {
+                    unreachable!("only a confirm forks past its retention")
+                };
+                self.hook(now, Hook::NotNewBusiness { payment, card }, out);
+                let resource = ResourceId::Payment(payment);
+                (
+                    self.resource_response(200, resource),
+                    Rule::RetentionSevenDays,
+                )
+            }
         };
         respond(out, id, response, rule);
     }

@@ -99,18 +99,34 @@ impl Platform {
         );
     }
 
-    /// A-REFUND-REVIEW: the review ends, approved: the refund becomes processing (a new
+    /// A-REFUND-REVIEW: the review ends. Approved, the refund becomes processing (a new
     /// version, `refund.processing`), is sent upstream and verified like any other; its
-    /// automatic query window counts from now.
+    /// automatic query window counts from now. Rejected (an amount of at least
+    /// `refund_review_rejects_from`), it ends failed (`refund.failed`), is never sent
+    /// upstream and frees its amount (A-REFUND-LIMIT).
     pub(super) fn on_refund_review(
         &mut self,
         now: Millis,
         refund: RefundId,
         out: &mut Vec<PlatformOutput>,
     ) {
+        let rejects_from = self.params.refund_review_rejects_from;
         let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::PendingReview) else {
             return;
         };
+        if r.amount >= rejects_from {
+            r.status = RefundStatus::Failed;
+            let (payment, amount) = (r.payment, r.amount);
+            let p = self.payments.get_mut(&payment).expect("exists");
+            p.amount_refunded -= amount;
+            self.bump_refund(now, refund, Rule::WebhookPrimary, out);
+            self.bump_payment(now, payment, Rule::WebhookPrimary, out);
+            // MUTANT rejected_refund_sent_anyway: the rejected refund is sent all the same.
+            if !self.variant.rejection_sends_nothing() {
+                self.send_refund(now, refund, out);
+            }
+            return;
+        }
         r.status = RefundStatus::Processing;
         r.sent_at = now;
         self.bump_refund(now, refund, Rule::WebhookPrimary, out);

@@ -45,6 +45,10 @@ impl Platform {
             .is_some_and(|r| r.created_at.after(retention) <= now);
         if expired {
             if let Some(record) = self.records.remove(&scope) {
+                // A-CONFIRM-RETENTION: the key is remembered as past its retention.
+                if matches!(scope.route, Route::Confirm(_)) {
+                    self.retired_confirms.insert(scope.clone());
+                }
                 let expired = Hook::RecordExpired {
                     scope: &scope,
                     record: &record,

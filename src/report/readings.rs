@@ -1,0 +1,204 @@
+//! The contract's contradictions on what a client reads from a round of refusals, each
+//! reading judged: S13's 503 "not accepted" against the reference code's RESULT_UNKNOWN
+//! after five 503s (A-S13-REFERENCE-CODE), and the same for 429 (A-429-REFERENCE-CODE).
+//! The checker runs each reading in its own preset (`client-rate-and-pause` with the
+//! reference client's readings, `client-rate-and-pause-other-readings` with the others),
+//! the sweep in its own run; a row per reading says what each found.
+
+use super::page::escape;
+use super::sweep::SweepSummary;
+use payhub_model::client::After503;
+use payhub_properties::checker::{CheckStatus, PresetReport};
+use payhub_properties::presets::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET};
+use payhub_sim::{Readings, reading_name};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One reading of one contradiction, with the checker's and the sweep's verdicts.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReadingRow {
+    /// The assumption that records the contradiction.
+    pub assumption: &'static str,
+    /// The client parameter: `after_503` or `after_429`.
+    pub parameter: &'static str,
+    /// `not_accepted` or `result_unknown`.
+    pub reading: &'static str,
+    /// Whether it is the reference client's reading (the model's default).
+    pub reference: bool,
+    /// The preset that runs the clients with it.
+    pub preset: &'static str,
+    pub checker: String,
+    /// The sweep's settings (`--after-503 … --after-429 …`, or the default) and verdict.
+    pub sweep: String,
+}
+
+/// The reading of one contradiction among a client's readings.
+type ReadingOf = fn(Readings) -> After503;
+
+/// The rows: each contradiction, each reading, the reference client's first.
+pub fn readings(
+    presets: &[PresetReport],
+    reference: &SweepSummary,
+    other: Option<&SweepSummary>,
+) -> Vec<ReadingRow> {
+    let sides = [
+        (Readings::default(), OUTAGE_PRESET, Some(reference), true),
+        (
+            Readings::other(),
+            OUTAGE_OTHER_READINGS_PRESET,
+            other,
+            false,
+        ),
+    ];
+    let contradictions: [(&str, &str, ReadingOf); 2] = [
+        ("A-S13-REFERENCE-CODE", "after_503", |r| r.after_503),
+        ("A-429-REFERENCE-CODE", "after_429", |r| r.after_429),
+    ];
+    let mut rows = Vec::new();
+    for (assumption, parameter, of) in contradictions {
+        for (readings, preset, sweep, is_reference) in sides {
+            rows.push(ReadingRow {
+                assumption,
+                parameter,
+                reading: reading_name(of(readings)),
+                reference: is_reference,
+                preset,
+                checker: checker_verdict(presets.iter().find(|p| p.name == preset)),
+                sweep: format!(
+                    "{}: {}",
+                    readings.notation(),
+                    sweep.map_or_else(|| "not run".to_owned(), sweep_verdict)
+                ),
+            });
+        }
+    }
+    rows
+}
+
+fn checker_verdict(preset: Option<&PresetReport>) -> String {
+    let Some(p) = preset else {
+        return "not run".into();
+    };
+    let bad: Vec<&str> = p
+        .properties
+        .iter()
+        .filter(|q| {
+            q.status == CheckStatus::Violated || (p.complete && q.status == CheckStatus::Unreached)
+        })
+        .map(|q| q.name)
+        .collect();
+    if !bad.is_empty() {
+        format!("FAILED: {}", bad.join(", "))
+    } else if !p.complete {
+        format!("not judged (incomplete after {} states)", p.unique_states)
+    } else {
+        format!("all hold ({} states)", p.unique_states)
+    }
+}
+
+fn sweep_verdict(s: &SweepSummary) -> String {
+    if s.seeds == 0 {
+        return "not run".into();
+    }
+    let verdict = match s.exit_code() {
+        1 => "FAILED",
+        3 => "not judged (incomplete)",
+        _ => "all hold",
+    };
+    format!(
+        "{verdict}: {} seeds, {} violations, {} left a submission unresolved",
+        s.seeds, s.violations, s.liveness_failures
+    )
+}
+
+/// The Markdown section.
+pub fn markdown(rows: &[ReadingRow], s: &mut String) {
+    let _ = writeln!(s, "## Contradictions read both ways\n");
+    let _ = writeln!(
+        s,
+        "Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).\n"
+    );
+    let _ = writeln!(
+        s,
+        "| assumption | reading | checker | sweep |\n|---|---|---|---|"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| `{}` | `{}={}`{} | `{}`: {} | {} |",
+            r.assumption,
+            r.parameter,
+            r.reading,
+            if r.reference { " (reference)" } else { "" },
+            r.preset,
+            r.checker,
+            r.sweep
+        );
+    }
+    s.push('\n');
+}
+
+/// The HTML section.
+pub fn html(rows: &[ReadingRow], s: &mut String) {
+    s.push_str("<h2 id=\"readings\">Contradictions read both ways</h2><table><tr><th>assumption</th><th>reading</th><th>checker</th><th>sweep</th></tr>");
+    for r in rows {
+        let _ = write!(
+            s,
+            "<tr><td><code>{}</code></td><td><code>{}={}</code>{}</td><td><code>{}</code>: {}</td><td>{}</td></tr>",
+            escape(r.assumption),
+            escape(r.parameter),
+            escape(r.reading),
+            if r.reference { " (reference)" } else { "" },
+            escape(r.preset),
+            escape(&r.checker),
+            escape(&r.sweep)
+        );
+    }
+    s.push_str("</table>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row per reading of each contradiction; each side's verdict is its own run's: a
+    /// sweep with a violation fails its reading's rows only, a preset not run is said so.
+    #[test]
+    fn rate_04_rate_01_each_reading_gets_its_own_verdicts() {
+        let reference = SweepSummary {
+            seeds: 10,
+            seeds_asked: 10,
+            ..SweepSummary::default()
+        };
+        let other = SweepSummary {
+            violations: 1,
+            ..reference.clone()
+        };
+        let rows = readings(&[], &reference, Some(&other));
+        let cells: Vec<(&str, &str, bool)> = rows
+            .iter()
+            .map(|r| (r.parameter, r.reading, r.reference))
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                ("after_503", "not_accepted", true),
+                ("after_503", "result_unknown", false),
+                ("after_429", "result_unknown", true),
+                ("after_429", "not_accepted", false),
+            ]
+        );
+        for r in &rows {
+            assert_eq!(r.checker, "not run");
+            assert_eq!(r.sweep.contains("FAILED"), !r.reference, "{}", r.sweep);
+        }
+        let rows = readings(&[], &reference, None);
+        assert!(rows[1].sweep.ends_with("not run"), "{}", rows[1].sweep);
+        let mut md = String::new();
+        markdown(&rows, &mut md);
+        assert!(
+            md.contains("| `A-S13-REFERENCE-CODE` | `after_503=not_accepted` (reference) |"),
+            "{md}"
+        );
+    }
+}
