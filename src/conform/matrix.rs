@@ -74,6 +74,12 @@ pub fn blind_reason(name: &str, profile: &Loaded) -> Option<String> {
         "pause_creates_payment" | "pause_answers_internal_error" if controls.pause.is_none() => {
             "needs the target's channel paused (503 temporarily_unavailable) on demand: the profile has no controls.pause".into()
         }
+        "retention_replay_charged_anyway" => {
+            "acts only on a confirm replayed past its key's 7-day retention on a platform that takes the reading confirm-past-retention:not-new-business; the sweeps' cases never replay a confirm that late, and the sandbox takes new-attempt".into()
+        }
+        "rejected_refund_sent_anyway" => {
+            "acts only on a refund its review rejects, which the sandbox's parameters never do (refund_review_rejects_from: none); the refund it sends shows on the acquirer's ledger, not in an answer".into()
+        }
         "card_retry_takes_current_fee" => {
             "needs the platform's fee rate changed between a Payment's creation and its card retry (ATTEMPT-06): a profile has no pricing control, so every case runs at one rate".into()
         }
