@@ -317,7 +317,7 @@ pub fn platform_presets() -> Vec<Preset> {
             },
             setup: Vec::new(),
             horizon: Millis::days(9),
-            exercises: &[Rule::RetentionSevenDays, Rule::CardRetryAfterFailure],
+            exercises: &[Rule::RetentionSevenDays],
             reaches: Reaches::of(&["reach:replay-after-retention", "reach:replay-answered-200"]),
         }
         .after(paid("K0", AcquirerDecision::Decline)),
