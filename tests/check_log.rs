@@ -450,7 +450,7 @@ fn check_log_text_groups_what_it_cannot_judge_by_the_missing_evidence() {
         "{names}"
     );
     assert!(
-        out.contains("cannot judge, 28 properties: needs the platform's own record"),
+        out.contains("cannot judge, 30 properties: needs the platform's own record"),
         "{out}"
     );
 }
