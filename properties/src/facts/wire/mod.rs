@@ -676,20 +676,6 @@ fn created_order(seen: &Seen) -> Option<Text> {
     }
 }
 
-/// The answers of new business to a used key: a conflict with another object of the
-/// same order, refund number or Payment (REPLAY-01: never within the retention).
-fn as_new_business(r: &ObservedAnswer) -> bool {
-    matches!(
-        r.code,
-        Some(
-            ErrorCode::OrderNoConflict | ErrorCode::PaymentInProgress | ErrorCode::RefundNoConflict
-        )
-    )
-}
-
-#[cfg(test)]
-mod tests;
-
 /// The refund number a create of a Refund named.
 fn created_refund(seen: &Seen) -> Option<Text> {
     match &seen.params {
@@ -699,3 +685,6 @@ fn created_refund(seen: &Seen) -> Option<Text> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;

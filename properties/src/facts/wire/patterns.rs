@@ -1,7 +1,7 @@
 //! The platform-side patterns of the wire family: each answer known to the client
 //! judged against what earlier answers showed (see the parent module's doc).
 
-use super::{Breach, Executed, Rec, WireFacts, as_new_business};
+use super::{Breach, Executed, Rec, WireFacts};
 use payhub_model::event::ScopeKey;
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
@@ -228,4 +228,15 @@ impl WireFacts {
             self.note(Breach::ObjectInTwoEnvironments, vec![first, seen.clone()]);
         }
     }
+}
+
+/// The answers of new business to a used key: a conflict with another object of the
+/// same order, refund number or Payment (REPLAY-01: never within the retention).
+pub(super) fn as_new_business(r: &ObservedAnswer) -> bool {
+    matches!(
+        r.code,
+        Some(
+            ErrorCode::OrderNoConflict | ErrorCode::PaymentInProgress | ErrorCode::RefundNoConflict
+        )
+    )
 }
