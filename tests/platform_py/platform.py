@@ -31,7 +31,8 @@ from readings import MODEL_CODES, READINGS, Readings
 from clock import SimClock, RealClock, iso
 from har import HarWriter, entry as har_entry
 from model import Caller
-from service import Service, ApiError
+from service import Service
+from validation import ApiError
 
 API_KEYS = {
     "sk_test_m1_1": Caller("m1", "test", "sk_test_m1_1"),
