@@ -310,3 +310,33 @@ fn suite_and_test_names_are_the_same_whatever_the_seed_count() {
         assert!(!name.contains(" of "), "a result in the test name {name:?}");
     }
 }
+
+#[test]
+fn run_junit_has_a_case_per_script_named_by_its_file() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let s01 = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("S01-"))
+        .unwrap();
+    // The same script, expecting a violation it does not have: it fails.
+    let text = std::fs::read_to_string(&s01).unwrap();
+    let wrong = temp(
+        "junit-wrong-expectation.pha",
+        format!("{text}\nexpect violation client-never-charges-an-order-twice\n").as_bytes(),
+    );
+    let o = run(&[
+        "run",
+        s01.to_str().unwrap(),
+        wrong.to_str().unwrap(),
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    assert_eq!(cases.len(), 2, "{cases:?}");
+    assert!(cases[0].name.starts_with("S01-") && cases[0].failure.is_none());
+    assert_eq!(cases[1].name, "junit-wrong-expectation");
+    assert!(cases[1].failure.is_some(), "{cases:?}");
+    assert!(cases[1].rules.is_some(), "{cases:?}");
+}

@@ -27,6 +27,7 @@ pub mod html;
 pub mod keys;
 mod logs;
 pub mod merge;
+mod outcome;
 pub mod parts;
 mod pool;
 pub mod profile;

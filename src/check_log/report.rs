@@ -16,7 +16,7 @@ pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), Stri
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
         LogFormat::Markdown => all.iter().map(markdown).collect::<Vec<_>>().join("\n"),
-        LogFormat::Junit => crate::report::junit::check_log(all),
+        LogFormat::Junit => crate::outcome::junit::render(&super::outcome::outcome(all)),
         LogFormat::Html => super::html::page(all, seconds),
         LogFormat::Json => {
             let files: Vec<serde_json::Value> = all.iter().map(json).collect();
