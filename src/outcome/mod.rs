@@ -9,6 +9,7 @@
 //! the run found (counts, seeds, witnesses) is only in its result and output, so a CI
 //! system keeps a history per item.
 
+pub mod html;
 pub mod junit;
 
 /// What a command found.

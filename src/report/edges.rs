@@ -3,8 +3,8 @@
 //! Markdown section, HTML section, JUnit suite).
 
 use super::Report;
-use super::page::escape;
 use crate::edges::EdgeReport;
+use crate::outcome::html::escape;
 use crate::outcome::{Item, ItemResult, Part};
 use std::fmt::Write as _;
 

@@ -22,7 +22,6 @@ pub use shortcuts::Shortcuts;
 pub mod html;
 mod markdown;
 pub mod outcome;
-pub mod page;
 mod problems;
 pub mod readings;
 pub mod sweep;
