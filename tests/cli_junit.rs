@@ -65,6 +65,16 @@ fn parse(xml: &str) -> Vec<TestCase> {
             Some("v1.0.0"),
             "suite without the contract's version"
         );
+        // And the command line that reproduces it.
+        let command = suite
+            .descendants()
+            .find(|n| n.has_tag_name("property") && n.attribute("name") == Some("command"))
+            .and_then(|n| n.attribute("value"));
+        assert!(
+            command
+                .is_some_and(|c| c.starts_with("payhub-verify ") && c.contains("--format junit")),
+            "suite without its command: {command:?}"
+        );
         assert_eq!(
             attr(suite, "failures"),
             mine.iter().filter(|c| c.failure.is_some()).count()

@@ -2,7 +2,8 @@
 //! cargo-nextest's shape), through quick-junit: one `<testsuites>` document, a
 //! `<testsuite>` per part, a `<testcase>` per item. A violation is a `<failure>` whose
 //! message is its witness; what was not judged is `<skipped>` with the reason. Every
-//! suite carries the contract it was judged against (`contract`, `contract-version`).
+//! suite carries the contract it was judged against (`contract`, `contract-version`),
+//! the command line that reproduces it (`command`) and the build's `commit` where known.
 
 use super::{ItemResult, Outcome};
 use payhub_model::Contract;
@@ -16,6 +17,10 @@ pub fn render(outcome: &Outcome) -> String {
         let mut ts = TestSuite::new(part.name.as_str());
         ts.add_property(Property::new("contract", Contract::named()));
         ts.add_property(Property::new("contract-version", Contract::VERSION));
+        ts.add_property(Property::new("command", outcome.command_line.as_str()));
+        if let Some(commit) = &outcome.commit {
+            ts.add_property(Property::new("commit", commit.as_str()));
+        }
         if let Some(s) = part.seconds {
             ts.set_time(Duration::from_secs_f64(s.max(0.0)));
         }
@@ -105,6 +110,10 @@ mod tests {
         assert!(x.contains("<skipped message=\"not judged: why\""), "{x}");
         assert!(
             x.contains(&format!("value=\"{}\"", Contract::VERSION)),
+            "{x}"
+        );
+        assert!(
+            x.contains("<property name=\"command\" value=\"payhub-verify"),
             "{x}"
         );
     }

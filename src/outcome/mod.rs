@@ -18,13 +18,20 @@ pub struct Outcome {
     /// The command that produced it, without its arguments (`payhub-verify check`), so
     /// that two runs of it carry the same name.
     pub command: String,
+    /// The whole command line, as a shell takes it back: the command that reproduces it.
+    pub command_line: String,
+    /// The commit of the build, where known.
+    pub commit: Option<String>,
     pub parts: Vec<Part>,
 }
 
 impl Outcome {
+    /// The outcome of this process's command.
     pub fn new(command: impl Into<String>, parts: Vec<Part>) -> Outcome {
         Outcome {
             command: command.into(),
+            command_line: crate::usage::command_line(),
+            commit: crate::report::commit(),
             parts,
         }
     }

@@ -15,7 +15,7 @@ use sweep::SweepSummary;
 
 mod coverage;
 mod header;
-pub use header::Header;
+pub use header::{Header, commit};
 mod edges;
 mod shortcuts;
 pub use shortcuts::Shortcuts;
