@@ -350,3 +350,33 @@ fn run_junit_has_a_case_per_script_named_by_its_file() {
     assert!(cases[1].failure.is_some(), "{cases:?}");
     assert!(cases[1].rules.is_some(), "{cases:?}");
 }
+
+#[test]
+fn replay_junit_fails_the_violated_property_alone() {
+    let saved = out_dir("replay.tape");
+    let o = run(&[
+        "mutants",
+        "--show",
+        "new_key_after_timeout",
+        "--save-tape",
+        &saved,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = run(&["replay", "--tape", &saved, "--format", "junit"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    let failed: Vec<&TestCase> = cases.iter().filter(|c| c.failure.is_some()).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].rules.is_some());
+    std::fs::remove_file(&saved).ok();
+
+    let o = run(&["replay", "--seed", "3", "--format", "junit"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    assert!(cases.len() > 10 && cases.iter().all(|c| c.failure.is_none()));
+    assert!(
+        cases
+            .iter()
+            .any(|c| c.name == "eventually:submissions-resolve-within-24h")
+    );
+}
