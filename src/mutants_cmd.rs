@@ -68,8 +68,8 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
             "--format script writes one mutant's counterexample: add --show NAME (e.g. --show new_key_after_timeout)".into(),
         );
     }
-    if args.format == MutantsFormat::Junit && (args.list || args.show.is_some()) {
-        return Err("--format junit writes the kill matrix: drop --list and --show".into());
+    if args.format == MutantsFormat::Junit && args.list {
+        return Err("--format junit writes the kill matrix or a mutant's kill: drop --list".into());
     }
     if args.list {
         print_list(args.format)?;
@@ -261,6 +261,21 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         crate::usage::unknown("mutant", name, names.iter().copied())
     })?;
     let row = zoo::kill(subject, &args.options()).map_err(|e| e.to_string())?;
+    if args.format == MutantsFormat::Junit {
+        if let (Some(path), Some(found)) = (&args.save_tape, &row.counterexample) {
+            save_tape(
+                subject,
+                row.method.as_deref().unwrap_or("?"),
+                &found.proof,
+                path,
+            )?;
+        }
+        let item = crate::report::outcome::mutant("mutants.bug-zoo", &row, None);
+        let part = crate::outcome::Part::new("mutants bug zoo", vec![item]);
+        let outcome = crate::outcome::Outcome::new("payhub-verify mutants", vec![part]);
+        print!("{}", crate::outcome::junit::render(&outcome));
+        return Ok(ExitCode::from(u8::from(!row.killed)));
+    }
     let Some(found) = &row.counterexample else {
         match args.format {
             MutantsFormat::Json => println!(

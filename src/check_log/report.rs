@@ -42,12 +42,12 @@ pub(super) fn read_line(j: &Judged) -> String {
 
 /// The closing line: what the exit code says.
 pub fn closing(j: &Judged) -> String {
-    j.outcome().line()
+    j.closing().line()
 }
 
 /// What a file's exit code and closing line are made of: of a [`Judged`], or of the
 /// shards [`super::merge`] joins.
-pub struct Outcome<'a> {
+pub struct Closing<'a> {
     /// The first property violated: its name, its rules, its detail.
     pub violated: Option<(&'a str, String, &'a str)>,
     pub stopped: Option<&'a str>,
@@ -61,7 +61,7 @@ pub struct Outcome<'a> {
     pub cannot: usize,
 }
 
-impl Outcome<'_> {
+impl Closing<'_> {
     pub fn exit(&self) -> u8 {
         if self.violated.is_some() {
             1

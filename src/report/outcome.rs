@@ -252,31 +252,7 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Part {
     let mut cases: Vec<Item> = m
         .mutants
         .iter()
-        .map(|row| {
-            let result = if row.killed {
-                ItemResult::Passed
-            } else if let Some(why) = &m.incomplete {
-                ItemResult::not_judged(why)
-            } else {
-                ItemResult::Failed {
-                    message: format!("survived: no property caught {}", row.name),
-                    detail: format!("{} (breaks {})", row.about, row.rules.join(", ")),
-                }
-            };
-            let mut case = Item::new(class.clone(), format!("mutant {}", row.name), result);
-            case.seconds = Some(row.seconds);
-            if let (true, Some(p)) = (row.killed, row.property) {
-                case = case.with_output(format!(
-                    "killed by {p} ({}){}",
-                    row.method.as_deref().unwrap_or("?"),
-                    row.detail
-                        .as_deref()
-                        .map(|d| format!(": {d}"))
-                        .unwrap_or_default()
-                ));
-            }
-            case
-        })
+        .map(|row| mutant(&class, row, m.incomplete.as_deref()))
         .collect();
     cases.extend(m.references.iter().map(|r| {
         let result = if r.caught {
@@ -334,4 +310,36 @@ pub fn scripts(name: &str, class: &str, results: &[super::ScenarioResult]) -> Pa
         })
         .collect();
     Part::new(name, items)
+}
+
+/// One mutant of the zoo: killed passes, naming the property and how; a survivor fails,
+/// or is not judged when the zoo's run was cut short (`incomplete`: why).
+pub fn mutant(
+    class: &str,
+    row: &payhub_properties::zoo::MutantRow,
+    incomplete: Option<&str>,
+) -> Item {
+    let result = if row.killed {
+        ItemResult::Passed
+    } else if let Some(why) = incomplete {
+        ItemResult::not_judged(why)
+    } else {
+        ItemResult::Failed {
+            message: format!("survived: no property caught {}", row.name),
+            detail: format!("{} (breaks {})", row.about, row.rules.join(", ")),
+        }
+    };
+    let mut item = Item::new(class, format!("mutant {}", row.name), result);
+    item.seconds = Some(row.seconds);
+    match (row.killed, row.property) {
+        (true, Some(p)) => item.with_output(format!(
+            "killed by {p} ({}){}",
+            row.method.as_deref().unwrap_or("?"),
+            row.detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
+        )),
+        _ => item,
+    }
 }
