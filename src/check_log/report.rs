@@ -5,6 +5,7 @@
 //! diagram of those entries alone.
 
 use super::{Judged, LogFormat};
+use crate::outcome::markdown as md;
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
@@ -252,28 +253,16 @@ fn markdown(j: &Judged) -> String {
     if j.unscoped > 0 {
         let _ = writeln!(s, "- {}", unscoped_line(j));
     }
-    s.push_str("\n| property | status | rules | detail |\n|---|---|---|---|\n");
-    for v in &j.verdicts {
-        let _ = writeln!(
-            s,
-            "| `{}` | {} | {} | {} |",
-            v.name,
-            v.status_text().replace('|', "\\|"),
-            v.rules.join(", "),
-            v.detail.as_deref().unwrap_or("").replace('|', "\\|")
-        );
-    }
+    s.push('\n');
+    s.push_str(&md::properties_table(&j.verdicts));
     for v in j.verdicts.iter().filter(|v| v.status == Status::Violated) {
-        let _ = writeln!(
-            s,
-            "\n## {}\n\n{}\n\nRules: {}.",
+        let drawing = v.witness.as_ref().map(|_| mermaid(j, v));
+        s.push_str(&md::violation(
             v.name,
             v.detail.as_deref().unwrap_or_default(),
-            v.rules.join(", ")
-        );
-        if v.witness.is_some() {
-            let _ = write!(s, "\n```mermaid\n{}```\n", mermaid(j, v));
-        }
+            &v.rules,
+            drawing.as_deref(),
+        ));
     }
     s
 }

@@ -11,6 +11,7 @@
 
 pub mod html;
 pub mod junit;
+pub mod markdown;
 
 /// What a command found.
 #[derive(Clone, Debug)]
