@@ -12,6 +12,7 @@
 //! violation, one whose window the stream ends before is not judged. `check-log` and the
 //! sandbox's verdict share this judge (`payhub_properties::verdict`).
 
+use crate::outcome::{Item, ItemResult, Outcome, Part};
 use payhub_model::event::Event;
 use payhub_properties::verdict::{Folded, Status, harness_owners, unscoped_json};
 use std::path::{Path, PathBuf};
@@ -86,10 +87,21 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
         .filter(|v| v.status != Status::CannotJudge)
         .count();
     match args.format {
-        JudgeFormat::Junit => print!(
-            "{}",
-            crate::report::junit::judge(&args.file, &verdicts, torn.as_deref())
-        ),
+        JudgeFormat::Junit => {
+            // A torn last line makes one skipped item: the run is incomplete.
+            let mut items = crate::outcome::verdicts("judge", &verdicts);
+            if let Some(t) = &torn {
+                items.push(Item::new(
+                    "judge",
+                    "events read",
+                    ItemResult::Skipped {
+                        message: format!("not judged past {t}"),
+                    },
+                ));
+            }
+            let outcome = Outcome::new("payhub-verify judge", vec![Part::new("judge", items)]);
+            print!("{}", crate::outcome::junit::render(&outcome));
+        }
         JudgeFormat::Json => {
             let unscoped = unscoped_json(&folded.wire, &|id| format!("exchange {id}"));
             let json = serde_json::json!({

@@ -18,6 +18,7 @@ mod input;
 mod interrupt;
 mod judge_cmd;
 mod mutants_cmd;
+mod outcome;
 mod progress;
 mod replay_cmd;
 mod report;

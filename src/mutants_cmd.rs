@@ -43,6 +43,8 @@ pub enum MutantsFormat {
     Json,
     /// With --show: the counterexample as a what-if script.
     Script,
+    /// JUnit XML: a test case per mutant and reference configuration (docs/ci.md).
+    Junit,
 }
 
 impl MutantsArgs {
@@ -66,6 +68,9 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
             "--format script writes one mutant's counterexample: add --show NAME (e.g. --show new_key_after_timeout)".into(),
         );
     }
+    if args.format == MutantsFormat::Junit && args.list {
+        return Err("--format junit writes the kill matrix or a mutant's kill: drop --list".into());
+    }
     if args.list {
         print_list(args.format)?;
         return Ok(ExitCode::SUCCESS);
@@ -86,6 +91,11 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     let matrix = matrix.map_err(|e| e.to_string())?;
     match args.format {
         MutantsFormat::Json => println!("{}", to_json(&matrix)?),
+        MutantsFormat::Junit => {
+            let zoo = crate::report::outcome::bug_zoo("mutants", &matrix);
+            let outcome = crate::outcome::Outcome::new("payhub-verify mutants", vec![zoo]);
+            print!("{}", crate::outcome::junit::render(&outcome));
+        }
         MutantsFormat::Text | MutantsFormat::Script => {
             print!("{}", text(&matrix));
             if let Some(why) = &matrix.incomplete {
@@ -143,7 +153,7 @@ fn print_list(format: MutantsFormat) -> Result<(), String> {
                 serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
             )
         }
-        MutantsFormat::Text | MutantsFormat::Script => {
+        MutantsFormat::Text | MutantsFormat::Script | MutantsFormat::Junit => {
             for s in Subject::all() {
                 let rules: Vec<&str> = s.rules().iter().map(|r| r.id()).collect();
                 println!(
@@ -251,13 +261,28 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         crate::usage::unknown("mutant", name, names.iter().copied())
     })?;
     let row = zoo::kill(subject, &args.options()).map_err(|e| e.to_string())?;
+    if args.format == MutantsFormat::Junit {
+        if let (Some(path), Some(found)) = (&args.save_tape, &row.counterexample) {
+            save_tape(
+                subject,
+                row.method.as_deref().unwrap_or("?"),
+                &found.proof,
+                path,
+            )?;
+        }
+        let item = crate::report::outcome::mutant("mutants.bug-zoo", &row, None);
+        let part = crate::outcome::Part::new("mutants bug zoo", vec![item]);
+        let outcome = crate::outcome::Outcome::new("payhub-verify mutants", vec![part]);
+        print!("{}", crate::outcome::junit::render(&outcome));
+        return Ok(ExitCode::from(u8::from(!row.killed)));
+    }
     let Some(found) = &row.counterexample else {
         match args.format {
             MutantsFormat::Json => println!(
                 "{}",
                 serde_json::to_string_pretty(&row).map_err(|e| e.to_string())?
             ),
-            MutantsFormat::Text => {
+            MutantsFormat::Text | MutantsFormat::Junit => {
                 println!("{name} SURVIVED: no property caught it ({})", row.about)
             }
             MutantsFormat::Script => eprintln!(
@@ -306,7 +331,7 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
                 serde_json::to_string_pretty(&shown).map_err(|e| e.to_string())?
             );
         }
-        MutantsFormat::Text | MutantsFormat::Script => {
+        MutantsFormat::Text | MutantsFormat::Script | MutantsFormat::Junit => {
             println!(
                 "{} ({}): {}\nbreaks {}\nkilled by {} via {} in {:.3}s; {} choices (first found: {})\n{}",
                 row.name,

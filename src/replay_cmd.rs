@@ -2,6 +2,7 @@
 //! `simulate` heals every run (faults stop for 25 simulated hours) and judged for
 //! liveness, so that a command `simulate` prints shows what it claimed.
 
+use crate::outcome::{Item, ItemResult, Outcome, Part};
 use crate::report::rules_of;
 use crate::simulate_cmd::WorldArgs;
 use payhub_properties::liveness::{self, LivenessVerdict};
@@ -40,6 +41,8 @@ pub enum TraceFormat {
     Script,
     /// The event stream, one JSON event per line (`payhub-verify judge` reads it).
     Events,
+    /// JUnit XML: a test case per always property and one for liveness (docs/ci.md).
+    Junit,
 }
 
 /// Reads a tape file: a clear error for a file that cannot be read, is not text or is
@@ -165,6 +168,42 @@ impl RunVerdict {
                 self.steps, self.healing_steps
             ),
         }
+    }
+
+    /// The run as the outcome document: an item per always property (the run stops at
+    /// the first violation), and one for liveness (judged over the healed run).
+    fn outcome(&self) -> Outcome {
+        let failed = |message: String| ItemResult::Failed {
+            detail: message.clone(),
+            message,
+        };
+        let violated = self.property.as_deref();
+        let mut items: Vec<Item> = crate::script_cmd::always_properties()
+            .into_iter()
+            .map(|name| {
+                let result = if violated == Some(name) {
+                    failed(self.line())
+                } else {
+                    ItemResult::Passed
+                };
+                Item::new("replay", name, result).with_rules(&rules_of(name))
+            })
+            .collect();
+        let liveness = if violated == Some(liveness::NAME) {
+            failed(self.line())
+        } else if violated.is_some() {
+            ItemResult::not_judged("the run stopped at a violation, before healing")
+        } else if self.status == "not judged" {
+            ItemResult::not_judged(self.detail.as_deref().unwrap_or_default())
+        } else {
+            ItemResult::Passed
+        };
+        items.push(
+            Item::new("replay", liveness::NAME, liveness)
+                .with_rules(&rules_of(liveness::NAME))
+                .with_output(self.line()),
+        );
+        Outcome::new("payhub-verify replay", vec![Part::new("replay", items)])
     }
 
     fn exit_code(&self) -> ExitCode {
@@ -306,6 +345,7 @@ fn render(
             svg
         }
         TraceFormat::Events => trace.to_events_jsonl(),
+        TraceFormat::Junit => crate::outcome::junit::render(&verdict.outcome()),
         TraceFormat::Script => {
             let property = outcome.violation.as_ref().map(|v| v.property.as_str());
             payhub_sim::script::script_from_tape(config, &outcome.tape, property, &config.name)

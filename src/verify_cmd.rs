@@ -400,7 +400,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let written = report.write(&out)?;
     match args.format {
         VerifyFormat::Json => println!("{}", report.to_json()),
-        VerifyFormat::Junit => print!("{}", report::junit::verify(&report)),
+        VerifyFormat::Junit => print!(
+            "{}",
+            crate::outcome::junit::render(&report::outcome::verify(&report))
+        ),
         VerifyFormat::Html => print!("{}", report.html()),
         VerifyFormat::Text => {
             print!("{}", report.summary_text());

@@ -65,6 +65,16 @@ fn parse(xml: &str) -> Vec<TestCase> {
             Some("v1.0.0"),
             "suite without the contract's version"
         );
+        // And the command line that reproduces it.
+        let command = suite
+            .descendants()
+            .find(|n| n.has_tag_name("property") && n.attribute("name") == Some("command"))
+            .and_then(|n| n.attribute("value"));
+        assert!(
+            command
+                .is_some_and(|c| c.starts_with("payhub-verify ") && c.contains("--format junit")),
+            "suite without its command: {command:?}"
+        );
         assert_eq!(
             attr(suite, "failures"),
             mine.iter().filter(|c| c.failure.is_some()).count()
@@ -309,4 +319,64 @@ fn suite_and_test_names_are_the_same_whatever_the_seed_count() {
         );
         assert!(!name.contains(" of "), "a result in the test name {name:?}");
     }
+}
+
+#[test]
+fn run_junit_has_a_case_per_script_named_by_its_file() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let s01 = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("S01-"))
+        .unwrap();
+    // The same script, expecting a violation it does not have: it fails.
+    let text = std::fs::read_to_string(&s01).unwrap();
+    let wrong = temp(
+        "junit-wrong-expectation.pha",
+        format!("{text}\nexpect violation client-never-charges-an-order-twice\n").as_bytes(),
+    );
+    let o = run(&[
+        "run",
+        s01.to_str().unwrap(),
+        wrong.to_str().unwrap(),
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    assert_eq!(cases.len(), 2, "{cases:?}");
+    assert!(cases[0].name.starts_with("S01-") && cases[0].failure.is_none());
+    assert_eq!(cases[1].name, "junit-wrong-expectation");
+    assert!(cases[1].failure.is_some(), "{cases:?}");
+    assert!(cases[1].rules.is_some(), "{cases:?}");
+}
+
+#[test]
+fn replay_junit_fails_the_violated_property_alone() {
+    let saved = out_dir("replay.tape");
+    let o = run(&[
+        "mutants",
+        "--show",
+        "new_key_after_timeout",
+        "--save-tape",
+        &saved,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = run(&["replay", "--tape", &saved, "--format", "junit"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    let failed: Vec<&TestCase> = cases.iter().filter(|c| c.failure.is_some()).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].rules.is_some());
+    std::fs::remove_file(&saved).ok();
+
+    let o = run(&["replay", "--seed", "3", "--format", "junit"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    assert!(cases.len() > 10 && cases.iter().all(|c| c.failure.is_none()));
+    assert!(
+        cases
+            .iter()
+            .any(|c| c.name == "eventually:submissions-resolve-within-24h")
+    );
 }

@@ -118,6 +118,27 @@ fn serve_unknown_03_a_new_key_and_order_number_after_a_reset_is_named_the_double
             .contains("first `client-never-charges-an-order-twice`")
     );
     assert!(md.body.contains("```mermaid"), "{}", md.body);
+    // The same verdict as JUnit: a failure per property the JSON says is violated.
+    let json = s.control("GET", "/__sandbox/verdict", "").json();
+    let mut violated: Vec<&str> = json["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "violated")
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(violated.contains(&"client-never-charges-an-order-twice"));
+    let xml = s.control("GET", "/__sandbox/verdict?format=junit", "");
+    let doc = roxmltree::Document::parse(&xml.body).expect("well-formed JUnit");
+    let mut failed: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
+        .filter_map(|c| c.attribute("name"))
+        .collect();
+    failed.sort_unstable();
+    violated.sort_unstable();
+    assert_eq!(failed, violated, "{}", xml.body);
     s.healthy();
 }
 

@@ -394,18 +394,19 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
         ),
         CheckFormat::Script => print_script(args, &selected, &reports)?,
         CheckFormat::Junit => {
-            use crate::report::junit::{self, Case, CaseResult, Suite};
-            let mut suites = junit::presets("check", &reports);
+            use crate::outcome::{Item, ItemResult, Outcome, Part};
+            let mut parts = crate::report::outcome::presets("check", &reports);
             for p in &selected[reports.len()..] {
-                let why = CaseResult::Skipped {
+                let why = ItemResult::Skipped {
                     message: "not run: stopped by Ctrl-C".into(),
                 };
-                suites.push(Suite::new(
+                parts.push(Part::new(
                     format!("check {}", p.name),
-                    vec![Case::new(format!("check.{}", p.name), p.name, why)],
+                    vec![Item::new(format!("check.{}", p.name), p.name, why)],
                 ));
             }
-            print!("{}", junit::render("payhub-verify check", &suites));
+            let outcome = Outcome::new("payhub-verify check", parts);
+            print!("{}", crate::outcome::junit::render(&outcome));
         }
     }
     let passed_so_far = reports.iter().all(|r| r.passed());

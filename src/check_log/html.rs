@@ -8,7 +8,7 @@ use super::Judged;
 use super::report::{
     cannot_judge_groups, closing, diagram, read_line, unscoped_line, witness_line,
 };
-use crate::report::page::{self, FIGURES_MAX, PropertyRow, Tone, escape};
+use crate::outcome::html::{self as page, PropertyRow, Tone, escape};
 use payhub_properties::verdict::Status;
 use std::fmt::Write as _;
 
@@ -127,33 +127,30 @@ fn file(s: &mut String, n: usize, j: &Judged, drawn: &mut usize) {
     }
     for v in violated {
         let detail = v.detail.as_deref().unwrap_or_default();
-        s.push_str(&page::violation_open(v.name, "", &v.rules));
-        let _ = write!(s, "<p>{}</p>", escape(detail));
-        match &v.witness {
-            Some(w) if *drawn < FIGURES_MAX => {
-                *drawn += 1;
-                let d = diagram(j, v, &page::note(v.name, &v.rules, detail));
-                s.push_str(&page::figure(&d));
+        let after = match &v.witness {
+            Some(w) => {
                 let lines: Vec<String> = w.entries.iter().map(|e| witness_line(j, e)).collect();
-                let _ = write!(
-                    s,
+                format!(
                     "<details><summary>witness entries ({})</summary><pre>{}</pre></details>",
                     w.entries.len(),
                     escape(&lines.join("\n"))
-                );
+                )
             }
-            Some(w) => {
-                let _ = write!(
-                    s,
-                    "<p class=\"muted\">{} witness entries, not drawn: the page draws {FIGURES_MAX} violations at most (the text format lists them all).</p>",
-                    w.entries.len()
-                );
-            }
-            None => s.push_str(
-                "<p class=\"muted\">Judged from the facts the source yields: the verdict names no exchange to draw.</p>",
-            ),
-        }
-        s.push_str("</div>");
+            None => "<p class=\"muted\">Judged from the facts the source yields: the verdict names no exchange to draw.</p>".to_owned(),
+        };
+        let v = page::Violation {
+            property: v.name,
+            context: String::new(),
+            rules: &v.rules,
+            detail,
+            drawing: v
+                .witness
+                .as_ref()
+                .map(|_| diagram(j, v, &page::note(v.name, &v.rules, detail))),
+            after,
+        };
+        s.push_str(&v.html(*drawn));
+        *drawn += usize::from(v.drawing.is_some());
     }
     let rows: Vec<PropertyRow> = j
         .verdicts

@@ -11,7 +11,7 @@
 //! different files, a shard missing or given twice, are refused (exit 2).
 
 use super::parts::{SKIPS_LISTED, pick};
-use super::report::Outcome;
+use super::report::Closing;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -137,7 +137,7 @@ fn merge_file(parts: &[(&str, &Value)]) -> Result<Value, String> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let outcome = Outcome {
+    let closing = Closing {
         violated: violated.map(|p| {
             (
                 p["name"].as_str().unwrap_or_default(),
@@ -162,10 +162,10 @@ fn merge_file(parts: &[(&str, &Value)]) -> Result<Value, String> {
         "skipped": skipped,
         "assumptions": first["assumptions"],
         "refused_for_authentication": sum("refused_for_authentication"),
-        "exit": outcome.exit(),
+        "exit": closing.exit(),
         "shard": null,
         "stopped": stopped,
-        "verdict": outcome.line(),
+        "verdict": closing.line(),
         "properties": properties,
     }))
 }

@@ -27,6 +27,7 @@ pub mod html;
 pub mod keys;
 mod logs;
 pub mod merge;
+mod outcome;
 pub mod parts;
 mod pool;
 pub mod profile;
@@ -207,17 +208,17 @@ impl Held {
 
 impl Judged {
     pub fn exit(&self) -> u8 {
-        self.outcome().exit()
+        self.closing().exit()
     }
 
     /// What the exit code and the closing line are made of.
-    pub fn outcome(&self) -> report::Outcome<'_> {
+    pub fn closing(&self) -> report::Closing<'_> {
         let judged = self
             .verdicts
             .iter()
             .filter(|v| v.status != Status::CannotJudge)
             .count();
-        report::Outcome {
+        report::Closing {
             violated: self
                 .verdicts
                 .iter()

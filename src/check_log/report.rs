@@ -5,6 +5,7 @@
 //! diagram of those entries alone.
 
 use super::{Judged, LogFormat};
+use crate::outcome::markdown as md;
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
@@ -16,7 +17,7 @@ pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), Stri
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
         LogFormat::Markdown => all.iter().map(markdown).collect::<Vec<_>>().join("\n"),
-        LogFormat::Junit => crate::report::junit::check_log(all),
+        LogFormat::Junit => crate::outcome::junit::render(&super::outcome::outcome(all)),
         LogFormat::Html => super::html::page(all, seconds),
         LogFormat::Json => {
             let files: Vec<serde_json::Value> = all.iter().map(json).collect();
@@ -42,12 +43,12 @@ pub(super) fn read_line(j: &Judged) -> String {
 
 /// The closing line: what the exit code says.
 pub fn closing(j: &Judged) -> String {
-    j.outcome().line()
+    j.closing().line()
 }
 
 /// What a file's exit code and closing line are made of: of a [`Judged`], or of the
 /// shards [`super::merge`] joins.
-pub struct Outcome<'a> {
+pub struct Closing<'a> {
     /// The first property violated: its name, its rules, its detail.
     pub violated: Option<(&'a str, String, &'a str)>,
     pub stopped: Option<&'a str>,
@@ -61,7 +62,7 @@ pub struct Outcome<'a> {
     pub cannot: usize,
 }
 
-impl Outcome<'_> {
+impl Closing<'_> {
     pub fn exit(&self) -> u8 {
         if self.violated.is_some() {
             1
@@ -252,28 +253,16 @@ fn markdown(j: &Judged) -> String {
     if j.unscoped > 0 {
         let _ = writeln!(s, "- {}", unscoped_line(j));
     }
-    s.push_str("\n| property | status | rules | detail |\n|---|---|---|---|\n");
-    for v in &j.verdicts {
-        let _ = writeln!(
-            s,
-            "| `{}` | {} | {} | {} |",
-            v.name,
-            v.status_text().replace('|', "\\|"),
-            v.rules.join(", "),
-            v.detail.as_deref().unwrap_or("").replace('|', "\\|")
-        );
-    }
+    s.push('\n');
+    s.push_str(&md::properties_table(&j.verdicts));
     for v in j.verdicts.iter().filter(|v| v.status == Status::Violated) {
-        let _ = writeln!(
-            s,
-            "\n## {}\n\n{}\n\nRules: {}.",
+        let drawing = v.witness.as_ref().map(|_| mermaid(j, v));
+        s.push_str(&md::violation(
             v.name,
             v.detail.as_deref().unwrap_or_default(),
-            v.rules.join(", ")
-        );
-        if v.witness.is_some() {
-            let _ = write!(s, "\n```mermaid\n{}```\n", mermaid(j, v));
-        }
+            &v.rules,
+            drawing.as_deref(),
+        ));
     }
     s
 }

@@ -6,7 +6,7 @@
 use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
 use super::report::{Finding, Report, diagram, messages};
-use crate::report::page::{self, FIGURES_MAX, Tone, escape};
+use crate::outcome::html::{self as page, Tone, escape};
 use payhub_properties::verdict::Status;
 use payhub_sim::diagram::Diagram;
 use std::fmt::Write as _;
@@ -65,14 +65,10 @@ pub fn page(r: &Report) -> String {
         r.cases_per_s
     );
     if !r.violations.is_empty() {
-        let _ = write!(
-            s,
-            "<h2 id=\"violations\">Violations ({})</h2>",
-            r.violations.len()
-        );
+        s.push_str(&page::violations_heading(r.violations.len()));
     }
     for (n, f) in r.violations.iter().enumerate() {
-        violation(&mut s, f, n < FIGURES_MAX);
+        violation(&mut s, f, n);
     }
     rest(&mut s, r);
     registry(&mut s, &r.registry);
@@ -93,17 +89,18 @@ fn registry(s: &mut String, g: &Registry) {
     }
     for (n, row) in g.violated().into_iter().enumerate() {
         let Some(w) = &row.witness else { continue };
-        let context = format!("seed {}, violated in {} cases", w.seed, row.cases.violated);
-        s.push_str(&page::violation_open(
-            row.name,
-            &escape(&context),
-            &row.rules,
-        ));
-        let _ = write!(s, "<p>{}</p>", escape(&w.detail));
-        if n < FIGURES_MAX {
-            s.push_str(&page::figure(&witness_diagram(row, w)));
-        }
-        let _ = write!(s, "<pre>{}</pre></div>", escape(&w.exchanges.join("\n")));
+        let v = page::Violation {
+            property: row.name,
+            context: escape(&format!(
+                "seed {}, violated in {} cases",
+                w.seed, row.cases.violated
+            )),
+            rules: &row.rules,
+            detail: &w.detail,
+            drawing: Some(witness_diagram(row, w)),
+            after: format!("<pre>{}</pre>", escape(&w.exchanges.join("\n"))),
+        };
+        s.push_str(&v.html(n));
     }
     let rows: Vec<page::PropertyRow> = g
         .properties
@@ -128,18 +125,9 @@ fn registry(s: &mut String, g: &Registry) {
     s.push_str(&page::properties_table(&rows));
 }
 
-/// One violation: the shrunk case drawn, in the contract's notation, and as a script.
-fn violation(s: &mut String, f: &Finding, draw: bool) {
-    let context = format!(
-        "seed {}, shrunk from {} to {} requests in {} runs, found after {} cases ({:.1} s)",
-        f.seed,
-        f.requests,
-        f.shrunk_requests,
-        f.shrink_runs,
-        f.detected_after_cases,
-        f.detected_after_s
-    );
-    s.push_str(&page::violation_open(PROPERTY, &context, &f.rules));
+/// One violation, the page's `n`-th: the shrunk case drawn, in the contract's notation,
+/// and as a script.
+fn violation(s: &mut String, f: &Finding, n: usize) {
     let detail = format!(
         "round {}: no model state explains the target's answer; {}",
         f.breaking_round + 1,
@@ -149,28 +137,31 @@ fn violation(s: &mut String, f: &Finding, draw: bool) {
             format!("the model allows {}", f.allowed.join("; or "))
         }
     );
-    let _ = write!(
-        s,
-        "<p>{}</p><p class=\"muted\">Rules: those the model's own run of the case applied (its answers rest on them).</p>",
-        escape(&detail)
-    );
-    if draw {
-        let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
-        d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
-        s.push_str(&page::figure(&d));
-    } else {
-        let _ = write!(
-            s,
-            "<p class=\"muted\">Not drawn: the page draws {FIGURES_MAX} violations at most.</p>"
-        );
-    }
-    let _ = write!(
-        s,
-        "<details open><summary>the case in the contract's notation (<code>!!</code> the round no model state explains)</summary><pre>{}</pre></details>\
-         <details><summary>what-if script (<code>payhub-verify run</code>)</summary><pre>{}</pre></details></div>",
-        escape(&f.notation()),
-        escape(&f.script)
-    );
+    let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
+    d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
+    let v = page::Violation {
+        property: PROPERTY,
+        context: format!(
+            "seed {}, shrunk from {} to {} requests in {} runs, found after {} cases ({:.1} s)",
+            f.seed,
+            f.requests,
+            f.shrunk_requests,
+            f.shrink_runs,
+            f.detected_after_cases,
+            f.detected_after_s
+        ),
+        rules: &f.rules,
+        detail: &detail,
+        drawing: Some(d),
+        after: format!(
+            "<p class=\"muted\">Rules: those the model's own run of the case applied (its answers rest on them).</p>\
+             <details open><summary>the case in the contract's notation (<code>!!</code> the round no model state explains)</summary><pre>{}</pre></details>\
+             <details><summary>what-if script (<code>payhub-verify run</code>)</summary><pre>{}</pre></details>",
+            escape(&f.notation()),
+            escape(&f.script)
+        ),
+    };
+    s.push_str(&v.html(n));
 }
 
 /// The cases not judged: the oracle's bounds, the seeds not reached.
@@ -264,7 +255,7 @@ pub fn matrix(rows: &[Row]) -> String {
     for (n, r) in drawn.into_iter().enumerate() {
         if let Some(f) = &r.finding {
             let _ = write!(s, "<h3>mutant <code>{}</code></h3>", escape(&r.mutant));
-            violation(&mut s, f, n < FIGURES_MAX);
+            violation(&mut s, f, n);
         }
     }
     s.push_str(page::END);

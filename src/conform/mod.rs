@@ -14,6 +14,7 @@ pub mod generate;
 pub mod html;
 pub mod matrix;
 pub mod oracle;
+mod outcome;
 pub mod profile;
 pub mod proxy;
 pub mod readings;
@@ -241,7 +242,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             }
             ConformFormat::Markdown => matrix::markdown(&rows),
             ConformFormat::Text => matrix::text(&rows),
-            ConformFormat::Junit => crate::report::junit::conform_matrix(&rows),
+            ConformFormat::Junit => crate::outcome::junit::render(&outcome::matrix(&rows)),
             ConformFormat::Html => html::matrix(&rows),
         };
         println!("{out}");
@@ -261,7 +262,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         ConformFormat::Text => report.text(),
         ConformFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
         ConformFormat::Markdown => report.markdown(),
-        ConformFormat::Junit => crate::report::junit::conform(&report),
+        ConformFormat::Junit => crate::outcome::junit::render(&outcome::outcome(&report)),
         ConformFormat::Html => html::page(&report),
     };
     print!("{out}");

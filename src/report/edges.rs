@@ -3,9 +3,9 @@
 //! Markdown section, HTML section, JUnit suite).
 
 use super::Report;
-use super::junit::{Case, CaseResult, Suite};
-use super::page::escape;
 use crate::edges::EdgeReport;
+use crate::outcome::html::escape;
+use crate::outcome::{Item, ItemResult, Part};
 use std::fmt::Write as _;
 
 fn counts(e: &EdgeReport) -> (usize, usize, usize) {
@@ -117,21 +117,21 @@ impl Report {
 
 /// The edges: a case per check and session, and one per planted defect of the edge zoo
 /// (caught passes, naming the check; missed fails).
-pub(super) fn junit(e: &EdgeReport) -> Suite {
-    let mut cases: Vec<Case> = e
+pub(super) fn part(e: &EdgeReport) -> Part {
+    let mut cases: Vec<Item> = e
         .checks
         .iter()
         .map(|c| {
             let outcome = if c.passed {
-                CaseResult::Passed
+                ItemResult::Passed
             } else {
                 let why = c.detail.clone().unwrap_or_default();
-                CaseResult::Failed {
+                ItemResult::Failed {
                     message: why.lines().next().unwrap_or_default().to_owned(),
                     detail: why,
                 }
             };
-            Case::new(
+            Item::new(
                 "verify.edges",
                 format!("{} on {}", c.check, c.session),
                 outcome,
@@ -140,17 +140,17 @@ pub(super) fn junit(e: &EdgeReport) -> Suite {
         .collect();
     cases.extend(e.defects.iter().map(|d| {
         let outcome = match d.caught_by {
-            Some(_) => CaseResult::Passed,
-            None => CaseResult::Failed {
+            Some(_) => ItemResult::Passed,
+            None => ItemResult::Failed {
                 message: format!("missed: no check caught {}", d.name),
                 detail: d.about.to_owned(),
             },
         };
-        let case = Case::new("verify.edge-zoo", format!("edge zoo: {}", d.name), outcome);
+        let case = Item::new("verify.edge-zoo", format!("edge zoo: {}", d.name), outcome);
         match d.caught_by {
             Some(by) => case.with_output(format!("caught by {by}")),
             None => case,
         }
     }));
-    Suite::new("verify edges", cases)
+    Part::new("verify edges", cases)
 }

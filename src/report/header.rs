@@ -20,16 +20,7 @@ pub struct Header {
 
 impl Header {
     pub fn now() -> Header {
-        let commit = std::process::Command::new("git")
-            .args(["rev-parse", "--short", "HEAD"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "unknown".to_owned());
+        let commit = commit().unwrap_or_else(|| "unknown".to_owned());
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -62,4 +53,17 @@ impl ContractNamed {
         version: payhub_model::Contract::VERSION,
         updated: payhub_model::Contract::UPDATED,
     };
+}
+
+/// `git rev-parse --short HEAD` of the repository this build came from, where known.
+pub fn commit() -> Option<String> {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
 }

@@ -5,27 +5,11 @@
 //! rule coverage. No script, no external stylesheet, no network at view time: the
 //! drawings are inline SVG ([`payhub_sim::diagram`]).
 
-use super::page::{escape, rules_cell};
 use super::{Report, ScenarioResult};
-use payhub_model::Rule;
+use crate::outcome::html::{self, escape, rules_cell};
 use payhub_properties::checker::CheckStatus;
 use payhub_sim::Trace;
 use std::fmt::Write as _;
-
-/// The page's stylesheet: readable at 1,280 px without horizontal scrolling.
-pub const STYLE: &str = "<style>\
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI','Noto Sans CJK SC','PingFang SC','Microsoft YaHei',sans-serif;color:#1f2328;margin:0 auto;max-width:1240px;padding:0 16px 48px}\
-h1{font-size:22px;margin:0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de}h3{font-size:15px;margin:18px 0 6px}\
-code,pre{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,'Noto Sans Mono CJK SC',monospace;font-size:12px}\
-pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:8px;border-radius:4px}\
-.banner{padding:14px 16px;border-radius:6px;margin:16px 0}\
-.ok{background:#dafbe1;border:1px solid #4ac26b}.fail{background:#ffebe9;border:1px solid #cf222e}.open{background:#fff8c5;border:1px solid #d4a72c}\
-table{border-collapse:collapse;width:100%;margin:6px 0}th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}\
-th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}\
-.bad{color:#cf222e;font-weight:bold}.good{color:#1a7f37}.muted{color:#57606a}\
-details{margin:4px 0}summary{cursor:pointer}figure{margin:8px 0;overflow-x:auto;max-width:calc(100vw - 80px)}\
-.violation{border-left:4px solid #cf222e;padding-left:10px;margin:14px 0}\
-</style>";
 
 /// A counterexample drawn: the trace, and its verdict as the closing note.
 fn figure(trace: &Trace, note: &str) -> String {
@@ -35,23 +19,11 @@ fn figure(trace: &Trace, note: &str) -> String {
     )
 }
 
-/// `PROPERTY [RULE, …]: detail`, then each rule's sentence from the catalogue, in
-/// English and in the Chinese original (authoritative).
-pub(crate) fn verdict_note(property: &str, rules: &[&str], detail: &str) -> String {
-    let mut note = format!("VIOLATED {property} [{}]: {detail}", rules.join(", "));
-    for id in rules {
-        if let Some(rule) = Rule::from_id(id) {
-            let _ = write!(note, " — {id}: {} (zh: {})", rule.text(), rule.zh());
-        }
-    }
-    note
-}
-
 impl Report {
     /// The whole page.
     pub fn html(&self) -> String {
         let mut s = String::with_capacity(1 << 20);
-        s.push_str(&super::page::head(&format!(
+        s.push_str(&crate::outcome::html::head(&format!(
             "payhub-verify: {}",
             self.verdict
         )));
@@ -63,7 +35,7 @@ impl Report {
         self.zoo_html(&mut s);
         self.edges_html(&mut s);
         self.coverage_html(&mut s);
-        s.push_str(super::page::END);
+        s.push_str(crate::outcome::html::END);
         s
     }
 
@@ -87,7 +59,7 @@ impl Report {
             escape(&h.commit),
             escape(&h.date),
             h.cores,
-            super::page::contract_line(),
+            crate::outcome::html::contract_line(),
             escape(&h.command)
         );
         if let Some(m) = self.planted {
@@ -318,28 +290,28 @@ impl Report {
         if violated.is_empty() {
             return;
         }
-        let _ = write!(
-            s,
-            "<h2 id=\"violations\">Violations ({})</h2>",
-            violated.len()
-        );
-        for (r, p) in violated {
-            s.push_str(&super::page::violation_open(
-                p.name,
-                &format!("in {}", escape(r.name)),
-                &p.rules,
-            ));
-            if let Some(cx) = &p.counterexample {
-                let _ = write!(
-                    s,
-                    "<p>{}</p>{}<details><summary>tape ({} choices)</summary><pre>{}</pre></details>",
-                    escape(&cx.detail),
-                    figure(&cx.proof.trace, &verdict_note(p.name, &p.rules, &cx.detail)),
-                    cx.tape.len(),
-                    escape(&cx.tape.join("\n"))
-                );
-            }
-            s.push_str("</div>");
+        s.push_str(&html::violations_heading(violated.len()));
+        for (n, (r, p)) in violated.into_iter().enumerate() {
+            let cx = p.counterexample.as_ref();
+            let detail = cx.map_or("", |cx| cx.detail.as_str());
+            let v = html::Violation {
+                property: p.name,
+                context: format!("in {}", escape(r.name)),
+                rules: &p.rules,
+                detail,
+                drawing: cx.map(|cx| {
+                    let note = html::note(p.name, &p.rules, detail);
+                    cx.proof.trace.to_diagram(Some(&note), |_| false)
+                }),
+                after: cx.map_or(String::new(), |cx| {
+                    format!(
+                        "<details><summary>tape ({} choices)</summary><pre>{}</pre></details>",
+                        cx.tape.len(),
+                        escape(&cx.tape.join("\n"))
+                    )
+                }),
+            };
+            s.push_str(&v.html(n));
         }
     }
 
@@ -448,7 +420,7 @@ impl Report {
                     escape(r.name),
                     figure(
                         &found.proof.trace,
-                        &verdict_note(
+                        &crate::outcome::html::note(
                             found.property.name,
                             &found
                                 .property

@@ -295,7 +295,7 @@ impl Report {
         for r in &self.presets {
             for p in r.properties.iter().filter(|p| p.counterexample.is_some()) {
                 let cx = p.counterexample.as_ref().expect("filtered");
-                let note = super::html::verdict_note(p.name, &p.rules, &cx.detail);
+                let note = crate::outcome::html::note(p.name, &p.rules, &cx.detail);
                 let _ = writeln!(
                     s,
                     "### Counterexample of `{}` [{}] in `{}`\n\n{}\n\n```mermaid\n{}```\n\n<details><summary>The tape ({} choices), as <code>replay --tape</code> takes it</summary>\n\n```text\n{}\n```\n\n</details>\n",

@@ -15,14 +15,13 @@ use sweep::SweepSummary;
 
 mod coverage;
 mod header;
-pub use header::Header;
+pub use header::{Header, commit};
 mod edges;
 mod shortcuts;
 pub use shortcuts::Shortcuts;
 pub mod html;
-pub mod junit;
 mod markdown;
-pub mod page;
+pub mod outcome;
 mod problems;
 pub mod readings;
 pub mod sweep;

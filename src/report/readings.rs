@@ -5,8 +5,8 @@
 //! reference client's readings, `client-rate-and-pause-other-readings` with the others),
 //! the sweep in its own run; a row per reading says what each found.
 
-use super::page::escape;
 use super::sweep::SweepSummary;
+use crate::outcome::html::escape;
 use payhub_model::client::After503;
 use payhub_properties::checker::{CheckStatus, PresetReport};
 use payhub_properties::presets::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET};

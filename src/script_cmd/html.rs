@@ -4,7 +4,7 @@
 //! property, its rules and their sentences in the closing note; then each script's
 //! expectations and the properties checked after every step.
 
-use crate::report::page::{self, FIGURES_MAX, PropertyRow, Tone, escape};
+use crate::outcome::html::{self as page, PropertyRow, Tone, escape};
 use crate::serve::diagrams::{WitnessEntries, widen};
 use payhub_properties::ScriptReport as Report;
 use payhub_sim::Diagram;
@@ -98,50 +98,40 @@ fn violations(s: &mut String, reports: &[Report]) {
     if violated.is_empty() {
         return;
     }
-    let _ = write!(
-        s,
-        "<h2 id=\"violations\">Violations ({})</h2>",
-        violated.len()
-    );
+    s.push_str(&page::violations_heading(violated.len()));
     for (n, r) in violated.into_iter().enumerate() {
         let Some((v, pos)) = &r.violation else {
             continue;
         };
         let expected = r.expected_violation.as_deref() == Some(v.property.as_str());
-        let context = format!(
-            "in {} at line {}{}",
-            escape(&r.file),
-            pos.line,
-            if expected {
-                ", as the script expects"
-            } else {
-                ""
-            }
-        );
-        s.push_str(&page::violation_open(
-            &v.property,
-            &context,
-            &r.violation_rules,
-        ));
-        let _ = write!(s, "<p>{}</p>", escape(&v.detail));
-        if n >= FIGURES_MAX {
-            let _ = write!(
-                s,
-                "<p class=\"muted\">Not drawn: the page draws {FIGURES_MAX} violations at most (`--format mermaid` draws each).</p></div>"
-            );
-            continue;
-        }
         let note = page::note(
             &v.property,
             &r.violation_rules,
             &format!("(line {}) {}", pos.line, v.detail),
         );
         let d = diagram(r, &note);
-        if !d.has_witness() {
-            s.push_str("<p class=\"muted\">The violation names no exchange of the run: the whole run is drawn, none marked.</p>");
-        }
-        s.push_str(&page::figure(&d));
-        s.push_str("</div>");
+        let v = page::Violation {
+            property: &v.property,
+            context: format!(
+                "in {} at line {}{}",
+                escape(&r.file),
+                pos.line,
+                if expected {
+                    ", as the script expects"
+                } else {
+                    ""
+                }
+            ),
+            rules: &r.violation_rules,
+            detail: &v.detail,
+            after: if d.has_witness() {
+                String::new()
+            } else {
+                "<p class=\"muted\">The violation names no exchange of the run: the whole run is drawn, none marked.</p>".to_owned()
+            },
+            drawing: Some(d),
+        };
+        s.push_str(&v.html(n));
     }
 }
 

@@ -24,6 +24,8 @@ pub enum ScriptFormat {
     /// One self-contained HTML page: the verdict, each violation's run drawn (inline SVG)
     /// with its witness marked, then the expectations and the properties checked.
     Html,
+    /// JUnit XML: a test case per script (docs/ci.md).
+    Junit,
 }
 
 #[derive(clap::Args, Debug)]
@@ -154,6 +156,7 @@ fn render(report: &Report, format: ScriptFormat) -> String {
         ScriptFormat::Json => report.to_json(),
         ScriptFormat::Mermaid => report.to_mermaid(),
         ScriptFormat::Html => html::page(std::slice::from_ref(report), &[0.0]),
+        ScriptFormat::Junit => junit(&[(report, 0.0)]),
     }
 }
 
@@ -187,6 +190,15 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
         .collect();
     match format {
         ScriptFormat::Html => print!("{}", html::page(&reports, &seconds)),
+        ScriptFormat::Junit => print!(
+            "{}",
+            junit(
+                &reports
+                    .iter()
+                    .zip(seconds.iter().copied())
+                    .collect::<Vec<_>>()
+            )
+        ),
         ScriptFormat::Json => {
             let items: Vec<String> = reports.iter().map(Report::to_json).collect();
             println!("[{}]", items.join(",\n"));
@@ -225,6 +237,20 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Scripts run, as the outcome document's JUnit: a part of scripts, an item per script.
+fn junit(reports: &[(&Report, f64)]) -> String {
+    let results: Vec<crate::report::ScenarioResult> = reports
+        .iter()
+        .map(|(r, _)| crate::report::ScenarioResult::from_report(Path::new(&r.file), r))
+        .collect();
+    let mut part = crate::report::outcome::scripts("scripts", "run", &results);
+    for (item, (_, seconds)) in part.items.iter_mut().zip(reports) {
+        item.seconds = Some(*seconds);
+    }
+    let outcome = crate::outcome::Outcome::new("payhub-verify run", vec![part]);
+    crate::outcome::junit::render(&outcome)
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, String> {

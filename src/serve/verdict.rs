@@ -4,6 +4,7 @@
 //! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
 use super::diagrams::Session;
+use crate::outcome::markdown as md;
 use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
@@ -23,6 +24,15 @@ pub fn verdicts(session: &Session) -> Vec<Verdict> {
 
 /// The properties not judged, counted by the one evidence that would let the sandbox
 /// judge them: a verdict holds only over what it judged.
+/// The session's verdicts as the outcome document's JUnit: a suite for the session, a
+/// test case per property (what the session cannot judge skipped, with the evidence
+/// missing), as `judge` writes them for the same events.
+pub fn to_junit(session: &Session) -> String {
+    use crate::outcome::{Outcome, Part, junit, verdicts as items};
+    let part = Part::new("sandbox session", items("serve", &verdicts(session)));
+    junit::render(&Outcome::new("payhub-verify serve", vec![part]))
+}
+
 fn not_judged(verdicts: &[Verdict]) -> String {
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     for v in verdicts.iter().filter(|v| v.status == Status::CannotJudge) {
@@ -157,33 +167,16 @@ pub fn to_markdown(trace: &Trace, session: &Session) -> String {
         let _ = writeln!(s, "Every event was judged; {note}.\n");
     }
     for v in &violated {
-        let _ = writeln!(
-            s,
-            "\n## {}\n\n{}\n\nRules: {}. The contract asks instead:\n",
+        s.push_str(&md::violation(
             v.name,
             v.detail.as_deref().unwrap_or_default(),
-            v.rules.join(", ")
-        );
-        for id in &v.rules {
-            if let Some(r) = payhub_model::Rule::from_id(id) {
-                let _ = writeln!(s, "- **{id}** {} (原文: {})", r.text(), r.zh());
-            }
-        }
+            &v.rules,
+            None,
+        ));
         s.push_str(&session.witness_diagram(v));
     }
-    s.push_str(
-        "\n## Every property\n\n| property | status | rules | detail |\n|---|---|---|---|\n",
-    );
-    for v in violations_first(&verdicts) {
-        let _ = writeln!(
-            s,
-            "| `{}` | {} | {} | {} |",
-            v.name,
-            v.status_text(),
-            v.rules.join(", "),
-            v.detail.as_deref().unwrap_or("").replace('|', "\\|")
-        );
-    }
+    s.push_str("\n## Every property\n\n");
+    s.push_str(&md::properties_table(violations_first(&verdicts)));
     if !violated.is_empty() {
         if trace.events.len() <= DIAGRAM_LINES_MAX {
             let _ = write!(

@@ -127,10 +127,10 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
         SweepFormat::Text => print_summary(&config, args, &summary),
         SweepFormat::Junit => print!(
             "{}",
-            crate::report::junit::render(
+            crate::outcome::junit::render(&crate::outcome::Outcome::new(
                 "payhub-verify simulate",
-                &[crate::report::junit::sweep("simulate", &summary)]
-            )
+                vec![crate::report::outcome::sweep("simulate", &summary)]
+            ))
         ),
         SweepFormat::Script => match &summary.counterexample {
             Some(cx) => match (&cx.script, &cx.no_script) {

@@ -561,16 +561,19 @@ fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
     namespace_of_merchant(merchant)
 }
 
-/// `GET /__sandbox/verdict[?format=markdown]`.
+/// `GET /__sandbox/verdict[?format=markdown|junit]`.
 async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -> Response {
-    let markdown = q.format.as_deref() == Some("markdown");
     let ns = match merchant_index(q.merchant) {
         Ok(ns) => ns,
         Err(r) => return *r,
     };
-    if markdown {
+    if let Some(format @ ("markdown" | "junit")) = q.format.as_deref() {
         let reply = edge.with_core(ns, |core, _| {
             let session = super::diagrams::Session::of(core);
+            if format == "junit" {
+                let xml = super::verdict::to_junit(&session);
+                return HttpReply::text(200, "application/xml; charset=utf-8", xml);
+            }
             let md = super::verdict::to_markdown(core.trace(), &session);
             HttpReply::text(200, "text/markdown; charset=utf-8", md)
         });

@@ -8,8 +8,22 @@ use payhub_model::Rule;
 use payhub_sim::diagram::{Diagram, Item, NoteKind, SVG_STYLE};
 use std::fmt::Write as _;
 
-pub use super::html::STYLE;
 pub use payhub_sim::diagram::escape;
+
+/// The page's stylesheet: readable at 1,280 px without horizontal scrolling.
+pub const STYLE: &str = "<style>\
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI','Noto Sans CJK SC','PingFang SC','Microsoft YaHei',sans-serif;color:#1f2328;margin:0 auto;max-width:1240px;padding:0 16px 48px}\
+h1{font-size:22px;margin:0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de}h3{font-size:15px;margin:18px 0 6px}\
+code,pre{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,'Noto Sans Mono CJK SC',monospace;font-size:12px}\
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:8px;border-radius:4px}\
+.banner{padding:14px 16px;border-radius:6px;margin:16px 0}\
+.ok{background:#dafbe1;border:1px solid #4ac26b}.fail{background:#ffebe9;border:1px solid #cf222e}.open{background:#fff8c5;border:1px solid #d4a72c}\
+table{border-collapse:collapse;width:100%;margin:6px 0}th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}\
+th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+.bad{color:#cf222e;font-weight:bold}.good{color:#1a7f37}.muted{color:#57606a}\
+details{margin:4px 0}summary{cursor:pointer}figure{margin:8px 0;overflow-x:auto;max-width:calc(100vw - 80px)}\
+.violation{border-left:4px solid #cf222e;padding-left:10px;margin:14px 0}\
+</style>";
 
 /// Items a drawing holds at most; past it the witness items and the verdict are kept,
 /// the others until the bound, and the caption says how many were drawn.
@@ -117,9 +131,16 @@ pub fn rule_sentences(rules: &[&str]) -> String {
 }
 
 /// The closing note of a drawn counterexample: `VIOLATED PROPERTY [RULE, …]: detail`,
-/// then each rule's sentence (as `verify`'s page writes it).
+/// then each rule's sentence from the catalogue, in English and in the Chinese original
+/// (authoritative).
 pub fn note(property: &str, rules: &[&str], detail: &str) -> String {
-    super::html::verdict_note(property, rules, detail)
+    let mut note = format!("VIOLATED {property} [{}]: {detail}", rules.join(", "));
+    for id in rules {
+        if let Some(rule) = Rule::from_id(id) {
+            let _ = write!(note, " — {id}: {} (zh: {})", rule.text(), rule.zh());
+        }
+    }
+    note
 }
 
 /// A drawing as a figure, cut to [`ITEMS_MAX`] items (the witness and the verdict kept).
@@ -158,25 +179,54 @@ pub fn figure(d: &Diagram) -> String {
     )
 }
 
-/// The opening of a violation's block: the property as the heading (`context` after it,
-/// HTML), its rules with their sentences. Close it with `</div>`.
-pub fn violation_open(property: &str, context: &str, rules: &[&str]) -> String {
-    let context = if context.is_empty() {
-        String::new()
-    } else {
-        format!(" <span class=\"muted\">{context}</span>")
-    };
-    format!(
-        "<div class=\"violation\" data-property=\"{}\"><h3>{}{context}</h3><p>Rules: {}.</p>{}",
-        escape(property),
-        escape(property),
-        if rules.is_empty() {
-            "none named".to_owned()
+/// A violation as every page shows it: the property as the heading (`context` after it,
+/// HTML), its rules with their sentences in both languages, the detail, its drawing (the
+/// page's `n`-th: past [`FIGURES_MAX`] it is listed, not drawn), then `after` (HTML).
+pub struct Violation<'a> {
+    pub property: &'a str,
+    pub context: String,
+    pub rules: &'a [&'a str],
+    pub detail: &'a str,
+    pub drawing: Option<Diagram>,
+    pub after: String,
+}
+
+impl Violation<'_> {
+    pub fn html(&self, n: usize) -> String {
+        let context = if self.context.is_empty() {
+            String::new()
         } else {
-            rules_cell(rules)
-        },
-        rule_sentences(rules)
-    )
+            format!(" <span class=\"muted\">{}</span>", self.context)
+        };
+        let mut s = format!(
+            "<div class=\"violation\" data-property=\"{}\"><h3>{}{context}</h3><p>Rules: {}.</p>{}<p>{}</p>",
+            escape(self.property),
+            escape(self.property),
+            if self.rules.is_empty() {
+                "none named".to_owned()
+            } else {
+                rules_cell(self.rules)
+            },
+            rule_sentences(self.rules),
+            escape(self.detail)
+        );
+        match &self.drawing {
+            Some(d) if n < FIGURES_MAX => s.push_str(&figure(d)),
+            Some(_) => s.push_str(NOT_DRAWN),
+            None => {}
+        }
+        s.push_str(&self.after);
+        s.push_str("</div>");
+        s
+    }
+}
+
+/// Past [`FIGURES_MAX`] violations, what a page says instead of a drawing.
+const NOT_DRAWN: &str = "<p class=\"muted\">Not drawn: the page draws 50 violations at most (the text and JSON formats list each).</p>";
+
+/// `<h2 id="violations">Violations (n)</h2>`.
+pub fn violations_heading(n: usize) -> String {
+    format!("<h2 id=\"violations\">Violations ({n})</h2>")
 }
 
 /// One row of a table of properties.
@@ -261,6 +311,38 @@ mod tests {
         assert!(h.contains("<title>a &lt;b&gt;</title>"));
         assert!(h.contains(".seq text") && h.contains(".banner"));
         assert!(!h.contains("<script"));
+    }
+
+    #[test]
+    fn a_violation_past_the_bound_is_listed_not_drawn() {
+        assert!(NOT_DRAWN.contains(&FIGURES_MAX.to_string()));
+        let v = |n| {
+            let mut d = Diagram::default();
+            d.participant("C", "client");
+            d.push_verdict("VIOLATED p [IDEM-01]: x");
+            Violation {
+                property: "p",
+                context: String::new(),
+                rules: &["IDEM-01"],
+                detail: "x",
+                drawing: Some(d),
+                after: "<pre>after</pre>".into(),
+            }
+            .html(n)
+        };
+        let drawn = v(0);
+        assert!(
+            drawn.contains("<svg") && !drawn.contains("Not drawn"),
+            "{drawn}"
+        );
+        assert!(
+            drawn.contains("data-rule=\"IDEM-01\"") && drawn.ends_with("<pre>after</pre></div>")
+        );
+        let listed = v(FIGURES_MAX);
+        assert!(
+            !listed.contains("<svg") && listed.contains("Not drawn"),
+            "{listed}"
+        );
     }
 
     #[test]
