@@ -128,11 +128,25 @@ fn zoo_world(z: &payhub_sim::tape::ZooWorld) -> Result<(WorldConfig, Vec<Choice>
     })
 }
 
+/// What a replayed run found, as its JSON spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum RunStatus {
+    #[serde(rename = "holds")]
+    Holds,
+    /// No property violated, and the healed run reached a contract finding.
+    #[serde(rename = "holds, contract finding reached")]
+    HoldsFindingReached,
+    /// The healed run could not decide liveness.
+    #[serde(rename = "not judged")]
+    NotJudged,
+    #[serde(rename = "violated")]
+    Violated,
+}
+
 /// The verdict of a replayed run, in every format.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunVerdict {
-    /// `violated`, `holds`, or `holds, contract finding reached`.
-    pub status: &'static str,
+    pub status: RunStatus,
     /// The violated property, if one was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub property: Option<String>,
@@ -171,7 +185,8 @@ impl RunVerdict {
     }
 
     /// The run as the outcome document: an item per always property (the run stops at
-    /// the first violation), and one for liveness (judged over the healed run).
+    /// the first violation, so after one the others are not judged past it), and one for
+    /// liveness (judged over the healed run).
     fn outcome(&self) -> Outcome {
         let failed = |message: String| ItemResult::Failed {
             detail: message.clone(),
@@ -181,10 +196,14 @@ impl RunVerdict {
         let mut items: Vec<Item> = crate::script_cmd::always_properties()
             .into_iter()
             .map(|name| {
-                let result = if violated == Some(name) {
-                    failed(self.line())
-                } else {
-                    ItemResult::Passed
+                let result = match violated {
+                    Some(v) if v == name => failed(self.line()),
+                    // The run stops at the first property violated: the others held
+                    // before that step, and nothing after it was run.
+                    Some(v) => ItemResult::not_judged(format!(
+                        "the run stopped where {v} was violated; this property held in every step before"
+                    )),
+                    None => ItemResult::Passed,
                 };
                 Item::new("replay", name, result).with_rules(&rules_of(name))
             })
@@ -193,7 +212,7 @@ impl RunVerdict {
             failed(self.line())
         } else if violated.is_some() {
             ItemResult::not_judged("the run stopped at a violation, before healing")
-        } else if self.status == "not judged" {
+        } else if self.status == RunStatus::NotJudged {
             ItemResult::not_judged(self.detail.as_deref().unwrap_or_default())
         } else {
             ItemResult::Passed
@@ -209,7 +228,7 @@ impl RunVerdict {
     fn exit_code(&self) -> ExitCode {
         if self.property.is_some() {
             ExitCode::from(1)
-        } else if self.status == "not judged" {
+        } else if self.status == RunStatus::NotJudged {
             ExitCode::from(3)
         } else {
             ExitCode::SUCCESS
@@ -223,7 +242,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     let (world, outcome) = driver::replay(&config, &tape, &mut check, None)
         .map_err(|(i, e)| format!("step {}: {e}", i + 1))?;
     let mut verdict = RunVerdict {
-        status: "holds",
+        status: RunStatus::Holds,
         property: None,
         rules: Vec::new(),
         detail: None,
@@ -235,7 +254,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     let mut healing_choices = Vec::new();
     match &outcome.violation {
         Some(v) => {
-            verdict.status = "violated";
+            verdict.status = RunStatus::Violated;
             verdict.rules = rules_of(&v.property);
             verdict.property = Some(v.property.clone());
             verdict.detail = Some(v.detail.clone());
@@ -254,16 +273,16 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
             match liveness::verdict(&config, world, &tape) {
                 LivenessVerdict::Resolved => {}
                 LivenessVerdict::Gap { assumption, detail } => {
-                    verdict.status = "holds, contract finding reached";
+                    verdict.status = RunStatus::HoldsFindingReached;
                     verdict.finding = Some(assumption.id());
                     verdict.detail = Some(detail);
                 }
                 LivenessVerdict::Incomplete(detail) => {
-                    verdict.status = "not judged";
+                    verdict.status = RunStatus::NotJudged;
                     verdict.detail = Some(detail);
                 }
                 LivenessVerdict::Unresolved(witnessed) => {
-                    verdict.status = "violated";
+                    verdict.status = RunStatus::Violated;
                     verdict.property = Some(liveness::NAME.to_owned());
                     verdict.rules = rules_of(liveness::NAME);
                     verdict.detail = Some(witnessed.detail);

@@ -75,8 +75,29 @@ pub fn out_dir(out: Option<&std::path::Path>) -> std::path::PathBuf {
 
 /// The command line this process was started with, as a shell would take it back.
 pub fn command_line() -> String {
+    line_of(std::env::args().skip(1))
+}
+
+/// Flags whose value is a secret: a report names the flag, never the value.
+const SECRET_FLAGS: [&str; 1] = ["--control-token"];
+
+/// The command line of `args`, each secret flag's value written `***`.
+fn line_of(args: impl Iterator<Item = String>) -> String {
     let mut line = String::from("payhub-verify");
-    for arg in std::env::args().skip(1) {
+    let mut secret_next = false;
+    for arg in args {
+        let arg = if std::mem::take(&mut secret_next) {
+            "***".to_owned()
+        } else if let Some(flag) = SECRET_FLAGS.iter().find(|f| arg.starts_with(*f)) {
+            secret_next = arg == *flag;
+            if secret_next {
+                arg
+            } else {
+                format!("{flag}=***")
+            }
+        } else {
+            arg
+        };
         line.push(' ');
         if arg
             .chars()
@@ -155,6 +176,28 @@ pub fn policy(s: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_line_never_shows_a_secret() {
+        let args = |a: &[&str]| {
+            a.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
+        assert_eq!(
+            line_of(args(&["serve", "--control-token", "s3cret", "--port", "0"])),
+            "payhub-verify serve --control-token '***' --port 0"
+        );
+        assert_eq!(
+            line_of(args(&["serve", "--control-token=s3cret"])),
+            "payhub-verify serve '--control-token=***'"
+        );
+        assert_eq!(
+            line_of(args(&["check", "--preset", "it's"])),
+            "payhub-verify check --preset 'it'\\''s'"
+        );
+    }
 
     #[test]
     fn counts_read_the_same_everywhere() {

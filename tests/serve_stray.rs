@@ -308,8 +308,17 @@ fn serve_stray_the_control_plane_refuses_other_hosts_origins_and_bodies_and_take
     assert_eq!(r.status, 415, "no Content-Type");
     let r = s.answer("POST", "/__sandbox/faults", &[token, json], plan);
     assert_eq!(r.status, 200, "{}", r.body);
-    // Reads stay open to the loopback user without the token.
+    // Reads stay open to the loopback user without the token, and never show it.
     assert_eq!(s.control("GET", "/__sandbox/verdict", "").status, 200);
+    for format in ["", "?format=markdown", "?format=junit"] {
+        let r = s.control("GET", &format!("/__sandbox/verdict{format}"), "");
+        assert_eq!(r.status, 200, "{format}: {}", r.body);
+        assert!(
+            !r.body.contains("t0ken"),
+            "{format} shows the token: {}",
+            r.body
+        );
+    }
 }
 
 #[test]

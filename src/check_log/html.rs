@@ -138,15 +138,13 @@ fn file(s: &mut String, n: usize, j: &Judged, drawn: &mut usize) {
             }
             None => "<p class=\"muted\">Judged from the facts the source yields: the verdict names no exchange to draw.</p>".to_owned(),
         };
+        let draw = || diagram(j, v, &page::note(v.name, &v.rules, detail));
         let v = page::Violation {
             property: v.name,
             context: String::new(),
             rules: &v.rules,
             detail,
-            drawing: v
-                .witness
-                .as_ref()
-                .map(|_| diagram(j, v, &page::note(v.name, &v.rules, detail))),
+            drawing: v.witness.as_ref().map(|_| &draw as &dyn Fn() -> _),
             after,
         };
         s.push_str(&v.html(*drawn));

@@ -89,6 +89,7 @@ fn registry(s: &mut String, g: &Registry) {
     }
     for (n, row) in g.violated().into_iter().enumerate() {
         let Some(w) = &row.witness else { continue };
+        let draw = || witness_diagram(row, w);
         let v = page::Violation {
             property: row.name,
             context: escape(&format!(
@@ -97,7 +98,7 @@ fn registry(s: &mut String, g: &Registry) {
             )),
             rules: &row.rules,
             detail: &w.detail,
-            drawing: Some(witness_diagram(row, w)),
+            drawing: Some(&draw),
             after: format!("<pre>{}</pre>", escape(&w.exchanges.join("\n"))),
         };
         s.push_str(&v.html(n));
@@ -137,8 +138,11 @@ fn violation(s: &mut String, f: &Finding, n: usize) {
             format!("the model allows {}", f.allowed.join("; or "))
         }
     );
-    let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
-    d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
+    let draw = || {
+        let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
+        d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
+        d
+    };
     let v = page::Violation {
         property: PROPERTY,
         context: format!(
@@ -152,7 +156,7 @@ fn violation(s: &mut String, f: &Finding, n: usize) {
         ),
         rules: &f.rules,
         detail: &detail,
-        drawing: Some(d),
+        drawing: Some(&draw),
         after: format!(
             "<p class=\"muted\">Rules: those the model's own run of the case applied (its answers rest on them).</p>\
              <details open><summary>the case in the contract's notation (<code>!!</code> the round no model state explains)</summary><pre>{}</pre></details>\

@@ -181,13 +181,15 @@ pub fn figure(d: &Diagram) -> String {
 
 /// A violation as every page shows it: the property as the heading (`context` after it,
 /// HTML), its rules with their sentences in both languages, the detail, its drawing (the
-/// page's `n`-th: past [`FIGURES_MAX`] it is listed, not drawn), then `after` (HTML).
+/// page's `n`-th: past [`FIGURES_MAX`] it is listed, not drawn, and its drawing never
+/// built), then `after` (HTML).
 pub struct Violation<'a> {
     pub property: &'a str,
     pub context: String,
     pub rules: &'a [&'a str],
     pub detail: &'a str,
-    pub drawing: Option<Diagram>,
+    /// Draws it: called only when the page draws it.
+    pub drawing: Option<&'a dyn Fn() -> Diagram>,
     pub after: String,
 }
 
@@ -211,7 +213,7 @@ impl Violation<'_> {
             escape(self.detail)
         );
         match &self.drawing {
-            Some(d) if n < FIGURES_MAX => s.push_str(&figure(d)),
+            Some(draw) if n < FIGURES_MAX => s.push_str(&figure(&draw())),
             Some(_) => s.push_str(NOT_DRAWN),
             None => {}
         }
@@ -317,15 +319,18 @@ mod tests {
     fn a_violation_past_the_bound_is_listed_not_drawn() {
         assert!(NOT_DRAWN.contains(&FIGURES_MAX.to_string()));
         let v = |n| {
-            let mut d = Diagram::default();
-            d.participant("C", "client");
-            d.push_verdict("VIOLATED p [IDEM-01]: x");
+            let draw = || {
+                let mut d = Diagram::default();
+                d.participant("C", "client");
+                d.push_verdict("VIOLATED p [IDEM-01]: x");
+                d
+            };
             Violation {
                 property: "p",
                 context: String::new(),
                 rules: &["IDEM-01"],
                 detail: "x",
-                drawing: Some(d),
+                drawing: Some(&draw),
                 after: "<pre>after</pre>".into(),
             }
             .html(n)
@@ -343,6 +348,17 @@ mod tests {
             !listed.contains("<svg") && listed.contains("Not drawn"),
             "{listed}"
         );
+        let never = || -> Diagram { unreachable!("past the bound a drawing is never built") };
+        let past = Violation {
+            property: "p",
+            context: String::new(),
+            rules: &["IDEM-01"],
+            detail: "x",
+            drawing: Some(&never),
+            after: String::new(),
+        }
+        .html(FIGURES_MAX + 1);
+        assert!(past.contains("Not drawn"), "{past}");
     }
 
     #[test]
@@ -354,6 +370,7 @@ mod tests {
             detail: String::new(),
         };
         let t = properties_table(&[row("a", "holds"), row("b", "violated")]);
-        assert!(t.find("<code>b</code>") < t.find("<code>a</code>"), "{t}");
+        let (b, a) = (t.find("<code>b</code>"), t.find("<code>a</code>"));
+        assert!(b.unwrap() < a.unwrap(), "{t}");
     }
 }

@@ -3,7 +3,8 @@
 //! `<testsuite>` per part, a `<testcase>` per item. A violation is a `<failure>` whose
 //! message is its witness; what was not judged is `<skipped>` with the reason. Every
 //! suite carries the contract it was judged against (`contract`, `contract-version`),
-//! the command line that reproduces it (`command`) and the build's `commit` where known.
+//! the command line that reproduces it (`command`, where one does) and the commit the
+//! binary was built from (`commit`, where known).
 
 use super::{ItemResult, Outcome};
 use payhub_model::Contract;
@@ -17,7 +18,9 @@ pub fn render(outcome: &Outcome) -> String {
         let mut ts = TestSuite::new(part.name.as_str());
         ts.add_property(Property::new("contract", Contract::named()));
         ts.add_property(Property::new("contract-version", Contract::VERSION));
-        ts.add_property(Property::new("command", outcome.command_line.as_str()));
+        if let Some(line) = &outcome.command_line {
+            ts.add_property(Property::new("command", line.as_str()));
+        }
         if let Some(commit) = &outcome.commit {
             ts.add_property(Property::new("commit", commit.as_str()));
         }
@@ -112,9 +115,16 @@ mod tests {
             x.contains(&format!("value=\"{}\"", Contract::VERSION)),
             "{x}"
         );
+        let mut pinned = Outcome::new("t", vec![Part::new("s", vec![])]);
+        pinned.command_line = Some("payhub-verify check --preset create-lossy".into());
+        let x = render(&pinned);
         assert!(
-            x.contains("<property name=\"command\" value=\"payhub-verify"),
+            x.contains(
+                "<property name=\"command\" value=\"payhub-verify check --preset create-lossy\"/>"
+            ),
             "{x}"
         );
+        let session = render(&Outcome::of_session("t", vec![Part::new("s", vec![])]));
+        assert!(!session.contains("name=\"command\""), "{session}");
     }
 }

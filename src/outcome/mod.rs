@@ -1,7 +1,9 @@
-//! The outcome document: what a command found, in one typed shape that every renderer
-//! reads. A command builds an [`Outcome`] from its own results (the presets it checked,
-//! the sweep it ran, the files it judged, the cases it sent) and hands it to a renderer;
-//! no renderer knows a command. The contract judged ([`payhub_model::Contract`]: title,
+//! The outcome document: what a command found, in one typed shape. A command builds an
+//! [`Outcome`] from its own results (the presets it checked, the sweep it ran, the files
+//! it judged, the cases it sent) and hands it to a renderer; no renderer knows a command.
+//! JUnit is rendered from it for every command; the text, JSON, Markdown and HTML pages
+//! are still laid out per command, sharing the violation blocks of [`html`] and
+//! [`markdown`]. The contract judged ([`payhub_model::Contract`]: title,
 //! version, date) is the same for every outcome, and every renderer names it.
 //!
 //! An outcome is parts (a preset, the sweep, a file, the zoo), each holding items (a
@@ -19,8 +21,10 @@ pub struct Outcome {
     /// The command that produced it, without its arguments (`payhub-verify check`), so
     /// that two runs of it carry the same name.
     pub command: String,
-    /// The whole command line, as a shell takes it back: the command that reproduces it.
-    pub command_line: String,
+    /// The whole command line, as a shell takes it back (secrets hidden): the command
+    /// that reproduces it. None where no command line reproduces it (the sandbox's
+    /// verdict is of the traffic it was sent, not of how it was started).
+    pub command_line: Option<String>,
     /// The commit of the build, where known.
     pub commit: Option<String>,
     pub parts: Vec<Part>,
@@ -31,9 +35,17 @@ impl Outcome {
     pub fn new(command: impl Into<String>, parts: Vec<Part>) -> Outcome {
         Outcome {
             command: command.into(),
-            command_line: crate::usage::command_line(),
+            command_line: Some(crate::usage::command_line()),
             commit: crate::report::commit(),
             parts,
+        }
+    }
+
+    /// An outcome no command line reproduces: the sandbox's verdict of its session.
+    pub fn of_session(command: impl Into<String>, parts: Vec<Part>) -> Outcome {
+        Outcome {
+            command_line: None,
+            ..Outcome::new(command, parts)
         }
     }
 }

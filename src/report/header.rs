@@ -2,14 +2,14 @@
 
 use serde::Serialize;
 
-/// Who made a report, when, and how: read at the edge of the run (the wall clock, `git`),
-/// never by the model.
+/// Who made a report, when, and how: read at the edge of the run (the wall clock, the
+/// build's commit), never by the model.
 #[derive(Clone, Debug, Serialize)]
 pub struct Header {
     /// The contract judged: its title, version and date.
     pub contract: ContractNamed,
     pub version: &'static str,
-    /// `git rev-parse --short HEAD` of the repository, or `unknown`.
+    /// The commit the binary was built from, or `unknown`.
     pub commit: String,
     /// UTC, `2026-12-01 09:51:02 UTC`.
     pub date: String,
@@ -55,15 +55,8 @@ impl ContractNamed {
     };
 }
 
-/// `git rev-parse --short HEAD` of the repository this build came from, where known.
+/// The commit this binary was built from (`git rev-parse --short HEAD` at build time,
+/// by `build.rs`), where it was built from a git checkout.
 pub fn commit() -> Option<String> {
-    std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
+    option_env!("PAYHUB_COMMIT").map(str::to_owned)
 }

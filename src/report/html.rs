@@ -13,10 +13,7 @@ use std::fmt::Write as _;
 
 /// A counterexample drawn: the trace, and its verdict as the closing note.
 fn figure(trace: &Trace, note: &str) -> String {
-    format!(
-        "<figure>{}</figure>",
-        trace.to_diagram(Some(note), |_| false).to_svg_unstyled()
-    )
+    crate::outcome::html::figure(&trace.to_diagram(Some(note), |_| false))
 }
 
 impl Report {
@@ -294,15 +291,18 @@ impl Report {
         for (n, (r, p)) in violated.into_iter().enumerate() {
             let cx = p.counterexample.as_ref();
             let detail = cx.map_or("", |cx| cx.detail.as_str());
+            let draw = cx.map(|cx| {
+                move || {
+                    let note = html::note(p.name, &p.rules, detail);
+                    cx.proof.trace.to_diagram(Some(&note), |_| false)
+                }
+            });
             let v = html::Violation {
                 property: p.name,
                 context: format!("in {}", escape(r.name)),
                 rules: &p.rules,
                 detail,
-                drawing: cx.map(|cx| {
-                    let note = html::note(p.name, &p.rules, detail);
-                    cx.proof.trace.to_diagram(Some(&note), |_| false)
-                }),
+                drawing: draw.as_ref().map(|f| f as &dyn Fn() -> _),
                 after: cx.map_or(String::new(), |cx| {
                     format!(
                         "<details><summary>tape ({} choices)</summary><pre>{}</pre></details>",

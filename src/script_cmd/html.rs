@@ -109,7 +109,10 @@ fn violations(s: &mut String, reports: &[Report]) {
             &r.violation_rules,
             &format!("(line {}) {}", pos.line, v.detail),
         );
-        let d = diagram(r, &note);
+        // Built only where the page draws it; a run none of whose exchanges the violation
+        // names is drawn whole, none marked.
+        let drawn = (n < page::FIGURES_MAX).then(|| diagram(r, &note));
+        let draw = || drawn.clone().unwrap_or_default();
         let v = page::Violation {
             property: &v.property,
             context: format!(
@@ -124,12 +127,12 @@ fn violations(s: &mut String, reports: &[Report]) {
             ),
             rules: &r.violation_rules,
             detail: &v.detail,
-            after: if d.has_witness() {
+            after: if drawn.as_ref().is_none_or(|d| d.has_witness()) {
                 String::new()
             } else {
                 "<p class=\"muted\">The violation names no exchange of the run: the whole run is drawn, none marked.</p>".to_owned()
             },
-            drawing: Some(d),
+            drawing: Some(&draw),
         };
         s.push_str(&v.html(n));
     }

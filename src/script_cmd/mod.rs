@@ -150,20 +150,20 @@ fn wire_violation(report: &Report) -> Option<payhub_sim::driver::Violation> {
         })
 }
 
-fn render(report: &Report, format: ScriptFormat) -> String {
+fn render(report: &Report, format: ScriptFormat, command: &str) -> String {
     match format {
         ScriptFormat::Text => report.to_text(),
         ScriptFormat::Json => report.to_json(),
         ScriptFormat::Mermaid => report.to_mermaid(),
         ScriptFormat::Html => html::page(std::slice::from_ref(report), &[0.0]),
-        ScriptFormat::Junit => junit(&[(report, 0.0)]),
+        ScriptFormat::Junit => junit(&[(report, 0.0)], command),
     }
 }
 
 /// Parses every file first (any error: print every error of every file, run none, exit
 /// 2), then runs
 /// each and prints its report.
-fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
+fn run_files(files: &[PathBuf], format: ScriptFormat, command: &str) -> ExitCode {
     let mut scripts = Vec::new();
     let mut errors = Vec::new();
     for f in files {
@@ -196,7 +196,8 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
                 &reports
                     .iter()
                     .zip(seconds.iter().copied())
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>(),
+                command
             )
         ),
         ScriptFormat::Json => {
@@ -207,7 +208,11 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
         // Markdown page any code host renders (one diagram alone stays a bare document).
         ScriptFormat::Mermaid if reports.len() > 1 => {
             for r in &reports {
-                println!("## {}\n\n```mermaid\n{}```\n", r.file, render(r, format));
+                println!(
+                    "## {}\n\n```mermaid\n{}```\n",
+                    r.file,
+                    render(r, format, command)
+                );
             }
         }
         _ => {
@@ -215,7 +220,7 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
                 if i > 0 {
                     println!();
                 }
-                print!("{}", render(r, format));
+                print!("{}", render(r, format, command));
             }
         }
     }
@@ -240,7 +245,7 @@ fn run_files(files: &[PathBuf], format: ScriptFormat) -> ExitCode {
 }
 
 /// Scripts run, as the outcome document's JUnit: a part of scripts, an item per script.
-fn junit(reports: &[(&Report, f64)]) -> String {
+fn junit(reports: &[(&Report, f64)], command: &str) -> String {
     let results: Vec<crate::report::ScenarioResult> = reports
         .iter()
         .map(|(r, _)| crate::report::ScenarioResult::from_report(Path::new(&r.file), r))
@@ -249,12 +254,12 @@ fn junit(reports: &[(&Report, f64)]) -> String {
     for (item, (_, seconds)) in part.items.iter_mut().zip(reports) {
         item.seconds = Some(*seconds);
     }
-    let outcome = crate::outcome::Outcome::new("payhub-verify run", vec![part]);
+    let outcome = crate::outcome::Outcome::new(command, vec![part]);
     crate::outcome::junit::render(&outcome)
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
-    Ok(run_files(&args.files, args.format))
+    Ok(run_files(&args.files, args.format, "payhub-verify run"))
 }
 
 /// The folder of scenario scripts.
@@ -320,7 +325,11 @@ pub fn scenario(args: &ScenarioArgs) -> Result<ExitCode, String> {
             names.join(", ")
         ));
     };
-    Ok(run_files(std::slice::from_ref(path), args.format))
+    Ok(run_files(
+        std::slice::from_ref(path),
+        args.format,
+        "payhub-verify scenario",
+    ))
 }
 
 fn list(files: &[(String, PathBuf)], format: ScriptFormat) -> Result<ExitCode, String> {

@@ -22,17 +22,17 @@ pub fn verdicts(session: &Session) -> Vec<Verdict> {
     side.verdicts(&facts)
 }
 
-/// The properties not judged, counted by the one evidence that would let the sandbox
-/// judge them: a verdict holds only over what it judged.
 /// The session's verdicts as the outcome document's JUnit: a suite for the session, a
 /// test case per property (what the session cannot judge skipped, with the evidence
 /// missing), as `judge` writes them for the same events.
 pub fn to_junit(session: &Session) -> String {
     use crate::outcome::{Outcome, Part, junit, verdicts as items};
     let part = Part::new("sandbox session", items("serve", &verdicts(session)));
-    junit::render(&Outcome::new("payhub-verify serve", vec![part]))
+    junit::render(&Outcome::of_session("payhub-verify serve", vec![part]))
 }
 
+/// The properties not judged, counted by the one evidence that would let the sandbox
+/// judge them: a verdict holds only over what it judged.
 fn not_judged(verdicts: &[Verdict]) -> String {
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     for v in verdicts.iter().filter(|v| v.status == Status::CannotJudge) {
