@@ -220,8 +220,14 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
     },
 };
 
-/// UNKNOWN-03, GEN-02, RETRY-03: an order's payment is created under one key, however
-/// its result turned out; only a new business submission (a card retry) gets a new key.
+/// UNKNOWN-03 ("never change the idempotency key or the order number to charge again"),
+/// GEN-02, RETRY-03: an order's payment is created under one key, however its result
+/// turned out; only a new business submission (a card retry) gets a new key. In a run's
+/// facts: every create of one order under one key; over the wire: after a create's
+/// unknown outcome, neither the order under a new key nor the same purchase under a new order
+/// number ([`crate::wire::CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN`]). The facts level
+/// reads no renumbering: a business order charged again under another number is judged
+/// by its effect ([`ORDER_CHARGED_ONCE`]).
 pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
     name: "client-creates-an-order-under-one-key",
     rules: &[
@@ -229,19 +235,22 @@ pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
         Rule::SequenceOnlyForNewSubmission,
         Rule::RetryMaxAttempts,
     ],
-    about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key, unless a create under it was rejected with 400, 401, 403 or 422 (REJECT-01: the corrected request goes under a new key).",
+    about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key, unless a create under it was rejected with 400, 401, 403 or 422 (REJECT-01: the corrected request goes under a new key); on the wire: after a create whose outcome is unknown, neither that order under a new key nor the same purchase under a new order number until the client learns the order's Payment.",
     needs: CLIENT_PLATFORM,
-    predicate: Predicate::Always(|f| {
-        f.client.order_rekeyed.as_ref().map(|o| {
-            Witnessed::new(format!(
-                "order created under a second key: {} under {} and {}",
-                o.order, o.first, o.then
-            ))
-            .order(&o.order)
-            .key(&o.first)
-            .key(&o.then)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.client.order_rekeyed.as_ref().map(|o| {
+                Witnessed::new(format!(
+                    "order created under a second key: {} under {} and {}",
+                    o.order, o.first, o.then
+                ))
+                .order(&o.order)
+                .key(&o.first)
+                .key(&o.then)
+            })
+        },
+        wire: crate::wire::CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN,
+    },
 };
 
 /// ATTEMPT-07: a card retry only after `failed`.

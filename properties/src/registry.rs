@@ -90,7 +90,6 @@ pub static PROPERTIES: &[Property] = &[
     crate::reach::NEW_CHECKOUT_SESSION,
     crate::reach::REFUND_SUCCEEDED,
     crate::reach::REFUND_REJECTED_IN_REVIEW,
-    crate::wire::CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN,
     crate::wire::CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED,
     crate::wire::CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY,
 ];

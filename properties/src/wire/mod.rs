@@ -267,16 +267,17 @@ pub const A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE: Patterns =
 pub const VALID_KEYS_ARE_ACCEPTED: Patterns =
     Patterns::platform(BODIES, &[Breach::ValidKeyRefused]).deciding(valid_key_refused);
 
-pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Property = Property {
-    name: "wire-client-keeps-key-and-order-after-unknown",
-    rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::OneBusinessEffect],
-    about: "After a create whose outcome is unknown (no answer, a timeout, a 5xx), the client sends no create of that order under a new key, nor the same purchase under a new order number, until it learns the order's Payment.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns::client(
-        SCOPED_BODIES,
-        &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
-    )),
-};
+/// UNKNOWN-03 ("when the result is unknown never change the idempotency key or the order
+/// number to charge again").
+///
+/// Over the wire: after a create whose outcome is unknown (no answer, a timeout, a
+/// 5xx), the client sends no create of that order under a new key, nor the same purchase
+/// (merchant, environment, amount, currency) under a new order number, until it learns
+/// the order's Payment.
+pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Patterns = Patterns::client(
+    SCOPED_BODIES,
+    &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
+);
 
 /// UNKNOWN-03 ("when the result is unknown never change the idempotency key … retry with
 /// the same key or query"), ATTEMPT-01 (S8: "wait for the result, or query"), RETRY-03.

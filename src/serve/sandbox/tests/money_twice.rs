@@ -283,7 +283,7 @@ fn the_script_of_a_session_violating_only_a_wire_property_fails_under_run() {
     assert_eq!(lost.wire, Wire::Reset);
     let again = create(&mut sb, "k2", "ORDER-1", 100, 'A');
     assert_eq!(again.status, 409, "{}", again.body);
-    const WIRE: &str = "wire-client-keeps-key-and-order-after-unknown";
+    const WIRE: &str = "client-creates-an-order-under-one-key";
     assert_eq!(captures(&sb), 1);
     assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
     let session = crate::serve::verdict::verdicts(&crate::serve::diagrams::Session::of(&sb));
