@@ -98,13 +98,13 @@ fn check_log_finds_each_planted_bug_with_its_witness_entries() {
     for (file, property_name, rule, says) in [
         (
             "client-new-key-after-unknown",
-            "wire-client-keeps-key-and-order-after-unknown",
+            "client-creates-an-order-under-one-key",
             "UNKNOWN-03",
             "sent the same order under another key k-2",
         ),
         (
             "client-new-order-after-unknown",
-            "wire-client-keeps-key-and-order-after-unknown",
+            "client-creates-an-order-under-one-key",
             "UNKNOWN-03",
             "under another order number",
         ),
@@ -242,10 +242,7 @@ fn check_log_access_log_with_a_key_map_finds_the_rebuy_and_keeps_no_card_number(
     // found all the same (a CI gate stays red), and the assumption is printed.
     let (f, code) = judged(&[&log]);
     assert_eq!(code, 1, "{f:#}");
-    assert_eq!(
-        violated(&f),
-        ["wire-client-keeps-key-and-order-after-unknown"]
-    );
+    assert_eq!(violated(&f), ["client-creates-an-order-under-one-key"]);
     assert!(
         f["assumptions"][0].as_str().unwrap().starts_with(
             "1 API key no --api-key-map names: judged as one merchant and environment (one scope)"
@@ -256,10 +253,7 @@ fn check_log_access_log_with_a_key_map_finds_the_rebuy_and_keeps_no_card_number(
     let (f, code) = judged(&[&log, "--api-key-map", &map]);
     assert_eq!(code, 1);
     assert_eq!(f["format"], "access_log");
-    assert_eq!(
-        violated(&f),
-        ["wire-client-keeps-key-and-order-after-unknown"]
-    );
+    assert_eq!(violated(&f), ["client-creates-an-order-under-one-key"]);
     let all = run(&["check-log", &log, "--api-key-map", &map, "--format", "json"]);
     let text = stdout(&all) + &stderr(&all);
     assert!(
@@ -361,7 +355,7 @@ fn check_log_wire_properties_agree_with_the_registry_on_the_simulators_anti_patt
         (
             &["--seed", "0", "--policy", "new_order_no_after_timeout"][..],
             "client-never-charges-an-order-twice",
-            "wire-client-keeps-key-and-order-after-unknown",
+            "client-creates-an-order-under-one-key",
         ),
         // One property reads SCHED-02 at both levels: the stream's facts and its wire.
         (
@@ -423,10 +417,7 @@ fn check_log_a_503_temporarily_unavailable_is_known_not_accepted_and_a_500_unkno
     let failed = temp("cl-500.jsonl", &log(500, internal));
     let (f, code) = judged(&[failed.to_str().unwrap()]);
     assert_eq!(code, 1, "{f:#}");
-    assert_eq!(
-        violated(&f),
-        ["wire-client-keeps-key-and-order-after-unknown"]
-    );
+    assert_eq!(violated(&f), ["client-creates-an-order-under-one-key"]);
 }
 
 /// The text output groups what this source cannot judge by the evidence it lacks: one

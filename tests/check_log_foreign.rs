@@ -248,7 +248,7 @@ fn check_log_finds_the_dont_do_this_client_on_the_python_platform() {
     let har = capture("dont", None, true);
     let (exit, file) = judge(&har);
     assert_eq!(exit, 1, "{file}");
-    let v = verdict(&file, "wire-client-keeps-key-and-order-after-unknown");
+    let v = verdict(&file, "client-creates-an-order-under-one-key");
     assert_eq!(v["status"], "violated", "{v}");
     let entries = v["witness"]["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 2, "{v}");

@@ -144,7 +144,7 @@ fn check_log_dont_do_this_tapes_give_the_sandboxs_verdict_and_the_har_its_wire_p
         "{charged}"
     );
     // What the wire shows of it: a new key for the order whose result was unknown.
-    let wire = find("wire-client-keeps-key-and-order-after-unknown");
+    let wire = find("client-creates-an-order-under-one-key");
     assert_eq!(wire["status"], "violated", "{wire}");
     assert!(
         wire["detail"].as_str().unwrap().starts_with("entry 1 "),

@@ -110,8 +110,8 @@ fn check_log_html_draws_the_planted_violation_and_nothing_for_a_clean_log() {
     assert_page(
         &o,
         1,
-        &["wire-client-keeps-key-and-order-after-unknown"],
-        &["UNKNOWN-03", "EFFECT-01"],
+        &["client-creates-an-order-under-one-key"],
+        &["UNKNOWN-03", "GEN-02"],
     );
     let page = stdout(&o);
     // The first screen: the verdict, what was read; the rest: what cannot be judged.
@@ -260,7 +260,7 @@ fn the_page_checks_catch_a_missing_figure_a_script_a_network_load_and_text() {
         "html",
     ]);
     let page = stdout(&o);
-    let property = ["wire-client-keeps-key-and-order-after-unknown"];
+    let property = ["client-creates-an-order-under-one-key"];
     let rules = ["UNKNOWN-03"];
     assert!(problems(&page, 1, &property, &rules).is_empty());
     let start = page.find("<svg").unwrap();

@@ -256,10 +256,7 @@ fn judge_and_check_log_junit_skip_what_cannot_be_judged() {
     let cases = parse(&stdout(&o));
     let failed: Vec<&TestCase> = cases.iter().filter(|c| c.failure.is_some()).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
-    assert_eq!(
-        failed[0].name,
-        "wire-client-keeps-key-and-order-after-unknown"
-    );
+    assert_eq!(failed[0].name, "client-creates-an-order-under-one-key");
     assert!(failed[0].failure.as_ref().unwrap().contains("entry 2"));
     // A log holds no ledger: those properties are skipped with the evidence missing.
     let skipped: Vec<&TestCase> = cases.iter().filter(|c| c.skipped.is_some()).collect();

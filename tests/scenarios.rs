@@ -188,7 +188,7 @@ fn f28_refund_04_a_refund_renumbered_after_a_lost_answer_is_flagged() {
     let (code, out) = wire_judged("F28");
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("the expected violation witnessed: wire-client-keeps-the-refund-number-while-unresolved [REFUND-04"),
+        out.contains("the expected violation witnessed: client-keeps-the-refund-number-while-unresolved [REFUND-04"),
         "{out}"
     );
     assert!(out.contains("merchant_refund_no R-002"), "{out}");

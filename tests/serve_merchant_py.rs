@@ -42,7 +42,7 @@ const ROWS: &[Row] = &[
         flow: "pay",
         plan: r#"{"faults":[{"endpoint":"create_payment","nth":1,"action":"reset_after"}]}"#,
         manual: true,
-        property: "wire-client-keeps-key-and-order-after-unknown",
+        property: "client-creates-an-order-under-one-key",
     },
     Row {
         mistake: "renumber_after_lost_confirm",

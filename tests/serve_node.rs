@@ -136,7 +136,7 @@ fn serve_node_dont_do_this_client_gets_the_double_charge_named() {
         "{text}"
     );
     assert!(
-        text.contains("VIOLATED wire-client-keeps-key-and-order-after-unknown"),
+        text.contains("VIOLATED client-creates-an-order-under-one-key"),
         "{text}"
     );
     s.healthy();

@@ -4,13 +4,14 @@
 //! hand through `Solo` to pin exact times.
 
 mod client_bench;
+mod solo;
 
 use client_bench::{ClientBench, Fate, Sent};
 use payhub_model::api::req;
 use payhub_model::api_keys::M1_TEST;
-use payhub_model::client::solo::{self, Solo, only_send, sends};
 use payhub_model::client::*;
 use payhub_model::*;
+use solo::{Solo, only_send, sends};
 
 const ORDER: &str = "ORDER-001";
 

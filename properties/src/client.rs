@@ -1,7 +1,7 @@
 //! Safety properties of merchant integrations: what a client following the contract
 //! never does, whatever faults the contract allows. Anti-pattern clients break them.
 
-use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM_LEDGER};
+use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM, PLATFORM_LEDGER};
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::event::BusinessOrder;
@@ -49,16 +49,16 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
     }),
 };
 
-/// EFFECT-01, UNKNOWN-03, REFUND-02 (S11: "retry with K, or query by merchant_refund_no;
-/// do not change the refund number and apply again"): one refund request is paid back at
-/// most once, however the client renumbered it.
+/// EFFECT-01, UNKNOWN-03, REFUND-02 (S11: "retry with K, or query by merchant_refund_no"):
+/// one refund request is paid back at most once, however the client renumbered it. The
+/// effect: the renumbering itself (REFUND-04) is [`REFUND_NUMBER_KEPT`]'s, whether or not
+/// money moved twice.
 pub const REFUND_REQUEST_REFUNDED_ONCE: Property = Property {
     name: "client-never-refunds-a-request-twice",
     rules: &[
         Rule::OneBusinessEffect,
         Rule::NeverSwitchKeyOnUnknown,
         Rule::RefundReplaySameRefund,
-        Rule::RefundNoKept,
     ],
     about: "The ledger pays back each refund request of a client at most once (across every refund its submissions created under any refund number).",
     needs: PLATFORM_LEDGER,
@@ -85,6 +85,42 @@ pub const REFUND_REQUEST_REFUNDED_ONCE: Property = Property {
         }
         None
     }),
+};
+
+/// REFUND-04, UNKNOWN-03 (S11: "do not change the refund number and apply again"): a
+/// refund request keeps its refund number until its refund is known. In a run's facts:
+/// no refund request sent to the acquirer as two refunds of different refund numbers
+/// (the world files a refund under a request only as its client's, or, in the sandbox,
+/// as a refund of the same Payment and amount while the first is unresolved); over the
+/// wire: after a refund's unknown outcome, or while it was shown `processing` or
+/// `pending_review`, no refund of the same Payment and amount under another number
+/// ([`crate::wire::CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED`]).
+pub const REFUND_NUMBER_KEPT: Property = Property {
+    name: "client-keeps-the-refund-number-while-unresolved",
+    rules: &[Rule::RefundNoKept, Rule::NeverSwitchKeyOnUnknown],
+    about: "A refund request is never applied again under another merchant_refund_no while its outcome is unknown (no answer, a 5xx other than 503, or shown processing or pending_review): in a run's facts, no refund request sent to the acquirer under two refund numbers; on the wire, no refund of the same Payment and amount under another number until an answer shows the first final.",
+    needs: PLATFORM,
+    predicate: Predicate::Levels {
+        facts: |f| {
+            let number = |r: &RefundId| f.refunds.refunds.get(r).map(|s| &s.merchant_refund_no);
+            let filed = &f.money.refund_business;
+            filed.iter().enumerate().find_map(|(i, (first, request))| {
+                let (then, _) = filed.iter().skip(i + 1).find(|(then, other)| {
+                    *other == request
+                        && number(first).zip(number(then)).is_some_and(|(a, b)| a != b)
+                })?;
+                Some(
+                    Witnessed::new(format!(
+                        "refund request {} was applied again under another refund number: {first} and then {then}",
+                        request.order
+                    ))
+                    .refund(*first)
+                    .refund(*then),
+                )
+            })
+        },
+        wire: crate::wire::CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED,
+    },
 };
 
 /// GEN-04, GEN-05, GEN-06, UNKNOWN-03: one business submission, one key.
@@ -220,8 +256,14 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
     },
 };
 
-/// UNKNOWN-03, GEN-02, RETRY-03: an order's payment is created under one key, however
-/// its result turned out; only a new business submission (a card retry) gets a new key.
+/// UNKNOWN-03 ("never change the idempotency key or the order number to charge again"),
+/// GEN-02, RETRY-03: an order's payment is created under one key, however its result
+/// turned out; only a new business submission (a card retry) gets a new key. In a run's
+/// facts: every create of one order under one key; over the wire: after a create's
+/// unknown outcome, neither the order under a new key nor the same purchase under a new order
+/// number ([`crate::wire::CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN`]). The facts level
+/// reads no renumbering: a business order charged again under another number is judged
+/// by its effect ([`ORDER_CHARGED_ONCE`]).
 pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
     name: "client-creates-an-order-under-one-key",
     rules: &[
@@ -229,19 +271,22 @@ pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
         Rule::SequenceOnlyForNewSubmission,
         Rule::RetryMaxAttempts,
     ],
-    about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key, unless a create under it was rejected with 400, 401, 403 or 422 (REJECT-01: the corrected request goes under a new key).",
+    about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key, unless a create under it was rejected with 400, 401, 403 or 422 (REJECT-01: the corrected request goes under a new key); on the wire: after a create whose outcome is unknown, neither that order under a new key nor the same purchase under a new order number until the client learns the order's Payment.",
     needs: CLIENT_PLATFORM,
-    predicate: Predicate::Always(|f| {
-        f.client.order_rekeyed.as_ref().map(|o| {
-            Witnessed::new(format!(
-                "order created under a second key: {} under {} and {}",
-                o.order, o.first, o.then
-            ))
-            .order(&o.order)
-            .key(&o.first)
-            .key(&o.then)
-        })
-    }),
+    predicate: Predicate::Levels {
+        facts: |f| {
+            f.client.order_rekeyed.as_ref().map(|o| {
+                Witnessed::new(format!(
+                    "order created under a second key: {} under {} and {}",
+                    o.order, o.first, o.then
+                ))
+                .order(&o.order)
+                .key(&o.first)
+                .key(&o.then)
+            })
+        },
+        wire: crate::wire::CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN,
+    },
 };
 
 /// ATTEMPT-07: a card retry only after `failed`.

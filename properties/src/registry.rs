@@ -12,7 +12,7 @@ use payhub_sim::WorldConfig;
 use payhub_sim::driver::{Check, Violation};
 
 /// Every property, in report order: safety first, then reachability, then the
-/// properties over the wire alone (platform side first).
+/// property over the wire alone.
 pub static PROPERTIES: &[Property] = &[
     crate::safety::ONE_CHARGE_PER_SCOPE,
     crate::safety::ONE_PAYMENT_PER_ORDER,
@@ -50,6 +50,7 @@ pub static PROPERTIES: &[Property] = &[
     crate::responses::BRANCHES_ANSWER_ONE_OF_TWO,
     crate::responses::SHOWN_AS_THE_STATUS_TABLE_LISTS,
     crate::client::ORDER_CHARGED_ONCE,
+    crate::client::REFUND_NUMBER_KEPT,
     crate::client::REFUND_REQUEST_REFUNDED_ONCE,
     crate::client::ONE_KEY_PER_SUBMISSION,
     crate::client::VERSIONS_NEVER_GO_BACK,
@@ -90,8 +91,6 @@ pub static PROPERTIES: &[Property] = &[
     crate::reach::NEW_CHECKOUT_SESSION,
     crate::reach::REFUND_SUCCEEDED,
     crate::reach::REFUND_REJECTED_IN_REVIEW,
-    crate::wire::CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN,
-    crate::wire::CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED,
     crate::wire::CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY,
 ];
 

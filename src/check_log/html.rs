@@ -211,14 +211,14 @@ mod tests {
              P-xC: no answer (unknown outcome)\n    Note over C,P: 1s later\n    \
              C->>P: line 2 +21s POST /v1/payments Idempotency-Key k-2 (merchant_order_no ORDER-1, amount 10000, currency USD)\n    \
              P-->>C: 409 order_no_conflict\n    \
-             Note over C,P: wire-client-keeps-key-and-order-after-unknown [UNKNOWN-03, EFFECT-01]\n"
+             Note over C,P: client-creates-an-order-under-one-key [UNKNOWN-03, GEN-02, RETRY-03]\n"
         );
         let d = diagram(&j, v, "VIOLATED x");
         assert_eq!(d.items.len(), 6);
         let svg = d.to_svg_unstyled();
         assert_eq!(svg.matches("data-witness=\"true\"").count(), 4, "{svg}");
         let page = page(std::slice::from_ref(&j), 0.5);
-        assert!(page.contains("VIOLATED wire-client-keeps-key-and-order-after-unknown"));
+        assert!(page.contains("VIOLATED client-creates-an-order-under-one-key"));
         assert!(page.contains("in 0.50 s"));
     }
 }

@@ -131,7 +131,7 @@ pub fn execute(script: &Script) -> Report {
 }
 
 /// The first property the run's exchanges violate at its level over the wire, judged at
-/// its end as the sandbox judges a session (`wire-client-keeps-key-and-order-after-unknown`, …), for a
+/// its end as the sandbox judges a session (`client-creates-an-order-under-one-key`, …), for a
 /// script that says `use wire=judged` (the sandbox's export does): a session exported as
 /// a script and run fails on what its verdict named.
 fn wire_violation(report: &Report) -> Option<payhub_sim::driver::Violation> {

@@ -82,8 +82,8 @@
 //! Files, one concept each: [`keys`] key derivation, [`policy`] the policy and its
 //! numbers, [`schedule`] backoff and query times, [`db`] the database, [`io`] inputs and
 //! outputs, [`decision`] decisions, [`server`] the state machine, `commands` the business
-//! commands, `replies` what it makes of answers, [`solo`] one server driven entirely by hand
-//! (a bench of servers against the platform is the tests', `tests/client_bench`).
+//! commands, `replies` what it makes of answers (one server driven entirely by hand, and a bench of
+//! servers against the platform, are the tests': `tests/solo`, `tests/client_bench`).
 
 mod commands;
 pub mod conduct;
@@ -95,7 +95,6 @@ pub mod policy;
 mod replies;
 pub mod schedule;
 pub mod server;
-pub mod solo;
 
 pub use db::{
     AppliedPayment, AppliedRefund, CancelRecord, MerchantDb, OrderOutcome, OrderRecord, OrderState,
@@ -106,4 +105,3 @@ pub use io::{ClientError, ClientInput, ClientOutput, Command, Draw, Handle};
 pub use keys::{KeyPurpose, Keys};
 pub use policy::{After503, AntiPattern, ClientParams, Policy};
 pub use server::{ClientTimer, MerchantServer, Op, ServerConfig};
-pub use solo::Solo;

@@ -88,13 +88,7 @@ where
     let cut = AtomicBool::new(false);
     let deepest = AtomicUsize::new(0);
     let panicked: Mutex<Option<Box<dyn std::any::Any + Send>>> = Mutex::default();
-    let out_of_bounds = || {
-        bounds
-            .total_states
-            .is_some_and(|n| total.load(Relaxed) >= n)
-            || bounds.timeout.is_some_and(|t| started.elapsed() >= t)
-            || bounds.interrupted.is_some_and(|f| f())
-    };
+    let out_of_bounds = || bounds.reached(total.load(Relaxed), started);
     let worker = || {
         loop {
             // Take a state, or wait until one is handed on or nobody works any more.

@@ -60,6 +60,15 @@ pub struct Bounds {
     pub interrupted: Option<fn() -> bool>,
 }
 
+impl Bounds {
+    /// Whether a search that generated `total` states since `started` must stop now.
+    pub fn reached(&self, total: usize, started: Instant) -> bool {
+        self.total_states.is_some_and(|n| total >= n)
+            || self.timeout.is_some_and(|t| started.elapsed() >= t)
+            || self.interrupted.is_some_and(|f| f())
+    }
+}
+
 /// What a search covered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Explored {
@@ -146,13 +155,7 @@ where
     let done = AtomicBool::new(false);
     let max_depth = AtomicUsize::new(0);
     let panicked: Mutex<Option<Box<dyn std::any::Any + Send>>> = Mutex::default();
-    let out_of_bounds = || {
-        bounds
-            .total_states
-            .is_some_and(|n| total.load(Relaxed) >= n)
-            || bounds.timeout.is_some_and(|t| started.elapsed() >= t)
-            || bounds.interrupted.is_some_and(|f| f())
-    };
+    let out_of_bounds = || bounds.reached(total.load(Relaxed), started);
     let barrier = Barrier::new(threads);
     // The threads live for the whole search (each with its allocator's thread-local
     // heap), meeting at the barrier between levels.

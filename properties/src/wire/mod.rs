@@ -267,16 +267,17 @@ pub const A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE: Patterns =
 pub const VALID_KEYS_ARE_ACCEPTED: Patterns =
     Patterns::platform(BODIES, &[Breach::ValidKeyRefused]).deciding(valid_key_refused);
 
-pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Property = Property {
-    name: "wire-client-keeps-key-and-order-after-unknown",
-    rules: &[Rule::NeverSwitchKeyOnUnknown, Rule::OneBusinessEffect],
-    about: "After a create whose outcome is unknown (no answer, a timeout, a 5xx), the client sends no create of that order under a new key, nor the same purchase under a new order number, until it learns the order's Payment.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns::client(
-        SCOPED_BODIES,
-        &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
-    )),
-};
+/// UNKNOWN-03 ("when the result is unknown never change the idempotency key or the order
+/// number to charge again").
+///
+/// Over the wire: after a create whose outcome is unknown (no answer, a timeout, a
+/// 5xx), the client sends no create of that order under a new key, nor the same purchase
+/// (merchant, environment, amount, currency) under a new order number, until it learns
+/// the order's Payment.
+pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Patterns = Patterns::client(
+    SCOPED_BODIES,
+    &[Breach::NewKeyAfterUnknown, Breach::NewOrderNoAfterUnknown],
+);
 
 /// UNKNOWN-03 ("when the result is unknown never change the idempotency key … retry with
 /// the same key or query"), ATTEMPT-01 (S8: "wait for the result, or query"), RETRY-03.
@@ -288,22 +289,15 @@ pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Property = Property {
 pub const CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED: Patterns =
     Patterns::client(SCOPED_BODIES, &[Breach::NewConfirmKeyWhileUnresolved]);
 
-/// REFUND-04, UNKNOWN-03, REFUND-02 (S11: "Retry with K, or query by
-/// merchant_refund_no; do not change the refund number and apply again").
-pub const CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED: Property = Property {
-    name: "wire-client-keeps-the-refund-number-while-unresolved",
-    rules: &[
-        Rule::RefundNoKept,
-        Rule::NeverSwitchKeyOnUnknown,
-        Rule::RefundReplaySameRefund,
-    ],
-    about: "After a refund whose outcome is unknown (no answer, a 5xx other than 503, or shown processing or pending_review), the client applies no refund of the same Payment and amount under another merchant_refund_no until an answer shows that refund final.",
-    needs: SCOPED_BODIES,
-    predicate: Predicate::Wire(Patterns::client(
-        SCOPED_BODIES,
-        &[Breach::NewRefundNoWhileUnresolved],
-    )),
-};
+/// REFUND-04, UNKNOWN-03 (S11: "Retry with K, or query by merchant_refund_no; do not
+/// change the refund number and apply again").
+///
+/// Over the wire: after a refund whose outcome is unknown (no answer, a 5xx other than
+/// 503, or shown processing or pending_review), the client applies no refund of the same
+/// Payment and amount under another merchant_refund_no until an answer shows that refund
+/// final.
+pub const CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED: Patterns =
+    Patterns::client(SCOPED_BODIES, &[Breach::NewRefundNoWhileUnresolved]);
 
 /// ATTEMPT-02, GEN-05 ("payment.confirm:ORDER-DEMO-001:2": the card retry's own key).
 pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {

@@ -670,6 +670,65 @@ fn charged_for(db: u8, no: &str, payment: PaymentId, attempt: u32) -> Event {
     })
 }
 
+/// Refund `refund` of the request `request_no` sent to the acquirer under `number`,
+/// and stored with that number.
+fn refund_sent_for(request_no: &str, number: &str, refund: u32) -> [Event; 2] {
+    [
+        ev(What::Handled {
+            id: RequestId(10 + refund),
+            request: req::refund("r1", PAY, number, 3000),
+            owner: Some((M, ENV)),
+            business: Some(BusinessOrder {
+                db: 0,
+                order: request_no.into(),
+            }),
+            handling: Handling {
+                answer: Some(ok(201)),
+                calls: vec![UpstreamCall::Refund {
+                    refund: RefundId(refund),
+                    attempt: AttemptId(1),
+                    amount: 3000,
+                }],
+                new_record: true,
+                store_changed: true,
+            },
+        }),
+        ev(What::RefundStored {
+            refund: RefundId(refund),
+            stored: StoredRefund {
+                merchant: M,
+                environment: ENV,
+                merchant_refund_no: number.into(),
+                status: RefundStatus::Processing,
+                version: 1,
+            },
+        }),
+    ]
+}
+
+/// REFUND-04: a refund request sent to the acquirer again under another refund number is
+/// violated when that second refund is sent, whether or not it is paid back; one number
+/// sent twice (the platform's double refund, not a renumbering) and another request of
+/// another number are not.
+#[test]
+fn refund_request_sent_again_under_another_number() {
+    let name = "client-keeps-the-refund-number-while-unresolved";
+    let [first, first_stored] = refund_sent_for("R-1", "R-1", 1);
+    holds(name, &[first.clone(), first_stored.clone()]);
+    let [again, again_stored] = refund_sent_for("R-1", "R-1-again", 2);
+    violated(
+        name,
+        &[first.clone(), first_stored.clone(), again, again_stored],
+    );
+    let [same, same_stored] = refund_sent_for("R-1", "R-1", 2);
+    holds(
+        name,
+        &[first.clone(), first_stored.clone(), same, same_stored],
+    );
+    let [other, other_stored] = refund_sent_for("R-2", "R-2", 2);
+    holds(name, &[first, first_stored, other, other_stored]);
+}
+
 /// EFFECT-01, UNKNOWN-03: a business order is captured once across every Payment its
 /// submissions created (a re-numbered or re-keyed second Payment), not only per Payment;
 /// another database's order of the same number is another order.

@@ -134,6 +134,7 @@
 //! | `client-keeps-an-order-pending-until-its-payment-is-final` | shown_paid_or_failed_while_processing_or_requires_action |
 //! | `client-shows-the-status-table-message` | cadence_client::payer_messages_of_every_row_and_server |
 //! | `client-never-charges-an-order-twice` | cadence_client::one_business_order_captured_through_two_payments |
+//! | `client-keeps-the-refund-number-while-unresolved` | cadence_client::refund_request_sent_again_under_another_number |
 //! | `client-never-refunds-a-request-twice` | — (new, no narrower predicate found yet; the sandbox's money paths test it: src/serve/sandbox/tests/money_twice.rs) |
 //! | `client-sends-one-key-per-submission` | cadence_client::one_submission_under_a_second_or_no_key (found: fixed) |
 //! | `client-never-applies-an-older-version` | cadence_client::applied_version_goes_back_in_any_database |

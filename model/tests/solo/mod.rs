@@ -2,20 +2,19 @@
 //! platform and the clock. For tests that feed responses the platform would rarely
 //! give (a 500 after execution, a stale query) and pin exact times.
 
-use super::db::MerchantDb;
-use super::io::{ClientInput, ClientOutput, Command, Draw, Handle};
-use super::policy::Policy;
-use super::server::{MerchantServer, ServerConfig};
-use crate::api::{
+use payhub_model::api::{
     ApiError, ApiRequest, ApiResponse, ErrorCode, PaymentStatus, PaymentView, ResolutionStatus,
     ResponseBody,
 };
-use crate::api_keys::M1_TEST;
-use crate::ids::{Card, Environment, EventId, MerchantId, PaymentId, ResourceId};
-use crate::platform::{WebhookEvent, WebhookObject};
-use crate::rules::Rule;
-use crate::text::Text;
-use crate::time::Millis;
+use payhub_model::api_keys::M1_TEST;
+use payhub_model::client::{
+    ClientInput, ClientOutput, Command, Draw, Handle, MerchantDb, MerchantServer, Policy,
+    ServerConfig,
+};
+use payhub_model::platform::{WebhookEvent, WebhookObject};
+use payhub_model::{
+    Card, Environment, EventId, MerchantId, Millis, PaymentId, ResourceId, Rule, Text,
+};
 
 /// A server, its database and a clock, stepped by hand.
 #[derive(Clone, Debug)]
