@@ -39,7 +39,9 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The facts and the wire side the verdict judges: the journal folded in.
+    /// The facts and the wire side the verdict judges: the journal folded in (the
+    /// sandbox's own verdicts take them off its lock: `Sandbox::held`).
+    #[cfg(test)]
     pub fn judged(
         &self,
     ) -> (
@@ -47,11 +49,12 @@ impl<'a> Session<'a> {
         payhub_properties::verdict::WireSide,
     ) {
         let end = self.record.last_at();
-        self.journal
-            .apply(end, &self.world.facts, self.record.wire_side())
+        let journal = self.journal.events(end, &self.world.facts);
+        super::journal::fold(&journal, &self.world.facts, self.record.wire_side())
     }
 
     /// Every event of the session, judged (held or no longer held).
+    #[cfg(test)]
     pub fn events_total(&self) -> usize {
         self.record.events_total()
     }

@@ -335,16 +335,16 @@ impl Journal {
         }
         events
     }
+}
 
-    /// The facts and the wire side with the journal's [`Journal::events`] folded in.
-    pub fn apply(&self, end: Millis, facts: &Facts, mut side: WireSide) -> (Facts, WireSide) {
-        let mut folded = payhub_model::Shared::new(facts.clone());
-        for event in self.events(end, facts) {
-            Facts::observe(&mut folded, &event);
-            side.observe(&event);
-        }
-        (Facts::clone(&folded), side)
+/// The facts and the wire side with `events` (a journal's [`Journal::events`]) folded in.
+pub fn fold(events: &[Event], facts: &Facts, mut side: WireSide) -> (Facts, WireSide) {
+    let mut folded = payhub_model::Shared::new(facts.clone());
+    for event in events {
+        Facts::observe(&mut folded, event);
+        side.observe(event);
     }
+    (Facts::clone(&folded), side)
 }
 
 /// The merchant node that stands for an owner's process (its first key's sender).

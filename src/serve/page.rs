@@ -150,9 +150,16 @@ refresh();
 /// "status","status_text","detail","rules","svg"}],"lines_total":N,"lines":[…]}`: every
 /// property, violated ones first, each violation with its witness drawn; the latest
 /// [`LINES_MAX`] trace lines.
+#[cfg(test)]
 pub fn to_json(session: &Session) -> String {
+    to_json_of(session, super::verdict::Judged::of(session))
+}
+
+/// [`to_json`] of verdicts judged already.
+pub fn to_json_of(session: &Session, judged: super::verdict::Judged) -> String {
     let record = session.record;
-    let mut verdicts = super::verdict::verdicts(session);
+    let events = judged.events;
+    let mut verdicts = judged.verdicts;
     verdicts.sort_by_key(|v| v.status != Status::Violated);
     let properties: Vec<_> = verdicts
         .iter()
@@ -183,7 +190,7 @@ pub fn to_json(session: &Session) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let shown = &lines[lines.len().saturating_sub(LINES_MAX)..];
     let json = serde_json::json!({
-        "events": record.events_total(),
+        "events": events,
         "merchants": MERCHANTS,
         "properties": properties,
         "judged": judged,

@@ -19,19 +19,46 @@ use payhub_model::event::Event;
 use payhub_properties::verdict::WireSide;
 use payhub_sim::network::Node;
 use payhub_sim::{Choice, Trace};
+use std::sync::Arc;
 
 /// Events a trace segment holds before it is rotated (two are held: at most twice this).
 pub const SEGMENT_EVENTS_MAX: usize = 20_000;
 /// Choices the tape holds; one more and the session's script can no longer be exported.
 pub const TAPE_CHOICES_MAX: usize = 100_000;
 
+/// The verdict's wire side as the session held it ([`Record::wire_snapshot`]).
+pub struct WireSnapshot {
+    folded: Arc<WireSide>,
+    tail: Vec<Event>,
+}
+
+impl WireSnapshot {
+    /// The wire side of the whole session when the snapshot was taken: every event
+    /// folded, and closed (what its wire lacked).
+    pub fn side(self) -> WireSide {
+        let mut side = WireSide::clone(&self.folded);
+        // The record folds again once no snapshot shares its wire side.
+        drop(self.folded);
+        for e in &self.tail {
+            side.observe(e);
+        }
+        side.close();
+        side
+    }
+}
+
 /// The session's trace and tape, bounded.
 #[derive(Default)]
 pub struct Record {
     /// The wire facts and the evidence of every event recorded, folded as each segment
-    /// is handed out (dropped segments included): the verdict's wire side.
-    wire: WireSide,
-    /// Events of `current` folded into `wire` so far.
+    /// is handed out (dropped segments included): the verdict's wire side. Shared with a
+    /// verdict that copies it off the session's lock ([`Record::wire_snapshot`]); while
+    /// it is, events are not folded (copying it here would stop the session meanwhile):
+    /// they wait in `backlog` and `current`.
+    wire: Arc<WireSide>,
+    /// Events of rotated segments not yet folded into `wire`, in order.
+    backlog: Vec<Event>,
+    /// Events of `current` folded into `wire` (or moved to `backlog`) so far.
     folded: usize,
     earlier: Trace,
     current: Trace,
@@ -82,11 +109,25 @@ impl Record {
             f(e);
         }
         self.handed = self.current.stream.len();
-        for e in &self.current.stream[self.folded..] {
-            self.wire.observe(e);
+        // Past a segment's worth of events waiting, the wire side is copied here rather
+        // than let the backlog (and every snapshot's copy of it) grow without bound.
+        let wire = if self.backlog.len() >= SEGMENT_EVENTS_MAX {
+            Some(Arc::make_mut(&mut self.wire))
+        } else {
+            Arc::get_mut(&mut self.wire)
+        };
+        if let Some(wire) = wire {
+            for e in self.backlog.drain(..) {
+                wire.observe(&e);
+            }
+            for e in &self.current.stream[self.folded..] {
+                wire.observe(e);
+            }
+            self.folded = self.current.stream.len();
         }
-        self.folded = self.current.stream.len();
         if self.current.stream.len() >= SEGMENT_EVENTS_MAX {
+            self.backlog
+                .extend_from_slice(&self.current.stream[self.folded..]);
             self.events_dropped += self.earlier.stream.len();
             let next = self.current.named_alike();
             self.earlier = std::mem::replace(&mut self.current, next);
@@ -98,12 +139,20 @@ impl Record {
     /// The wire side of the whole session so far: every event folded, the ones not yet
     /// handed out included, and closed (what its wire lacked).
     pub fn wire_side(&self) -> WireSide {
-        let mut side = self.wire.clone();
-        for e in &self.current.stream[self.folded..] {
-            side.observe(e);
+        self.wire_snapshot().side()
+    }
+
+    /// What [`Record::wire_side`] is made of, taken in the time it takes to copy the
+    /// events not yet folded (those since the last hand-out, and those that waited for
+    /// an earlier snapshot): the folded part is shared, not copied, and copied by
+    /// [`WireSnapshot::side`] after the session's lock is released.
+    pub fn wire_snapshot(&self) -> WireSnapshot {
+        let mut tail = self.backlog.clone();
+        tail.extend_from_slice(&self.current.stream[self.folded..]);
+        WireSnapshot {
+            folded: Arc::clone(&self.wire),
+            tail,
         }
-        side.close();
-        side
     }
 
     /// When the session's last event happened (0 before any).

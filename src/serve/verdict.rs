@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 /// never the merchant's own process or database, so the properties over client
 /// decisions are `cannot_judge` here and the wire properties judge the client's requests
 /// as the wire carried them).
+#[cfg(test)]
 pub fn verdicts(session: &Session) -> Vec<Verdict> {
     let (facts, side) = session.judged();
     side.verdicts(&facts)
@@ -24,11 +25,30 @@ pub fn verdicts(session: &Session) -> Vec<Verdict> {
 
 /// The session's verdicts as the outcome document's JUnit: a suite for the session, a
 /// test case per property (what the session cannot judge skipped, with the evidence
-/// missing), as `judge` writes them for the same events.
-pub fn to_junit(session: &Session) -> String {
+/// missing), as `judge` writes them for the same events. No command line: the verdict is
+/// of the traffic the session was sent, not of how the sandbox was started.
+pub fn to_junit(verdicts: &[Verdict]) -> String {
     use crate::outcome::{Outcome, Part, junit, verdicts as items};
-    let part = Part::new("sandbox session", items("serve", &verdicts(session)));
+    let part = Part::new("sandbox session", items("serve", verdicts));
     junit::render(&Outcome::of_session("payhub-verify serve", vec![part]))
+}
+
+/// The session's verdicts and how many events they judged: judged off the session's
+/// lock (`http/verdict.rs`), drawn under it.
+pub struct Judged {
+    pub verdicts: Vec<Verdict>,
+    pub events: usize,
+}
+
+impl Judged {
+    /// The session's verdicts as it stands.
+    #[cfg(test)]
+    pub fn of(session: &Session) -> Judged {
+        Judged {
+            verdicts: verdicts(session),
+            events: session.events_total(),
+        }
+    }
 }
 
 /// The properties not judged, counted by the one evidence that would let the sandbox
@@ -127,13 +147,20 @@ pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> 
 /// and the diagram of its witnesses, then a table of every property (violations first),
 /// and the session (the trace segment held last) as a Mermaid sequence diagram in the
 /// contract's notation.
+#[cfg(test)]
 pub fn to_markdown(trace: &Trace, session: &Session) -> String {
-    let verdicts = verdicts(session);
+    to_markdown_of(trace, session, &Judged::of(session))
+}
+
+/// [`to_markdown`] of verdicts judged already.
+pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> String {
+    let verdicts = &judged.verdicts;
     let violated: Vec<&Verdict> = verdicts
         .iter()
         .filter(|v| v.status == Status::Violated)
         .collect();
     let mut s = String::from("# Sandbox verdict\n\n");
+    let events = judged.events;
     let judged = verdicts
         .iter()
         .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
@@ -142,22 +169,20 @@ pub fn to_markdown(trace: &Trace, session: &Session) -> String {
         None => {
             let _ = writeln!(
                 s,
-                "**Holds over what it judged**: {judged} properties judged over {} events, none violated.\n",
-                session.events_total(),
+                "**Holds over what it judged**: {judged} properties judged over {events} events, none violated.\n",
             );
         }
         Some(v) => {
             let _ = writeln!(
                 s,
-                "**VIOLATED** {} of {judged} properties judged over {} events; first `{}`: {}\n",
+                "**VIOLATED** {} of {judged} properties judged over {events} events; first `{}`: {}\n",
                 violated.len(),
-                session.events_total(),
                 v.name,
                 v.detail.as_deref().unwrap_or_default()
             );
         }
     }
-    s.push_str(&not_judged(&verdicts));
+    s.push_str(&not_judged(verdicts));
     let _ = writeln!(
         s,
         "Orders and refunds filed by {}.\n",
@@ -176,7 +201,7 @@ pub fn to_markdown(trace: &Trace, session: &Session) -> String {
         s.push_str(&session.witness_diagram(v));
     }
     s.push_str("\n## Every property\n\n");
-    s.push_str(&md::properties_table(violations_first(&verdicts)));
+    s.push_str(&md::properties_table(violations_first(verdicts)));
     if !violated.is_empty() {
         if trace.events.len() <= DIAGRAM_LINES_MAX {
             let _ = write!(

@@ -66,9 +66,13 @@ pub(super) async fn page_json(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, _): MerchantNs,
 ) -> Response {
+    // Judged off the session's lock: an open page polls every second.
+    let Some(judged) = super::verdict::judged_off_lock(&edge, ns).await else {
+        return crashed();
+    };
     let reply = edge.with_core(ns, |core, _| {
         let session = crate::serve::diagrams::Session::of(core);
-        HttpReply::json(200, crate::serve::page::to_json(&session))
+        HttpReply::json(200, crate::serve::page::to_json_of(&session, judged))
     });
     reply.map_or_else(crashed, respond)
 }

@@ -499,12 +499,6 @@ async fn wait(
     }
 }
 
-#[derive(serde::Deserialize)]
-struct VerdictQuery {
-    format: Option<String>,
-    merchant: Option<u32>,
-}
-
 /// `?merchant=2`: the namespace a control endpoint acts on (merchant 1 by default).
 #[derive(serde::Deserialize)]
 struct Ns {
@@ -561,49 +555,6 @@ fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
     namespace_of_merchant(merchant)
 }
 
-/// `GET /__sandbox/verdict[?format=markdown|junit]`.
-async fn verdict(State(edge): State<Arc<Edge>>, Query(q): Query<VerdictQuery>) -> Response {
-    let ns = match merchant_index(q.merchant) {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
-    if let Some(format @ ("markdown" | "junit")) = q.format.as_deref() {
-        let reply = edge.with_core(ns, |core, _| {
-            let session = super::diagrams::Session::of(core);
-            if format == "junit" {
-                let xml = super::verdict::to_junit(&session);
-                return HttpReply::text(200, "application/xml; charset=utf-8", xml);
-            }
-            let md = super::verdict::to_markdown(core.trace(), &session);
-            HttpReply::text(200, "text/markdown; charset=utf-8", md)
-        });
-        return reply.map_or_else(crashed, respond);
-    }
-    // Copied under the session's lock (the facts' maps share their nodes, so the copy is
-    // cheap), judged after it is released: the session answers meanwhile.
-    let held = edge.with_core(ns, |core, _| {
-        let record = core.record();
-        let (facts, side) = core.judged();
-        let events = record.events_total();
-        let reading = core.journal().reading();
-        (facts, side, events, reading, record_json(record))
-    });
-    let Some((facts, side, events, reading, record)) = held else {
-        return crashed();
-    };
-    let judged = tokio::task::spawn_blocking(move || {
-        with_record(
-            super::verdict::json_of(&facts, &side, events, &reading),
-            record,
-        )
-    })
-    .await;
-    match judged {
-        Ok(json) => respond(HttpReply::json(200, json)),
-        Err(_) => crashed(),
-    }
-}
-
 /// 410 Gone, in the error shape, with why: what the session's record no longer holds.
 fn gone(message: String) -> HttpReply {
     let body =
@@ -611,28 +562,11 @@ fn gone(message: String) -> HttpReply {
     HttpReply::json(410, body.to_string())
 }
 
-/// The verdict's JSON with the session's `"record"`: every event judged, and what the
-/// record in memory no longer holds (`"note"`, when it dropped some).
-fn with_record(verdict: String, record: serde_json::Value) -> String {
-    let Ok(mut json) = serde_json::from_str::<serde_json::Value>(&verdict) else {
-        return verdict;
-    };
-    json["record"] = record;
-    serde_json::to_string_pretty(&json).unwrap_or(verdict)
-}
-
-/// The verdict's `"record"`.
-fn record_json(record: &super::record::Record) -> serde_json::Value {
-    serde_json::json!({
-        "events_judged": record.events_total(),
-        "events_held": record.events_held().count(),
-        "events_dropped": record.events_dropped(),
-        "note": record.note(),
-    })
-}
-
 mod controls;
 use controls::*;
+
+mod verdict;
+use verdict::verdict;
 
 mod exports;
 use exports::*;

@@ -3,9 +3,26 @@
 
 use super::Sandbox;
 use crate::serve::journal::{Journal, Refused};
+use crate::serve::record::WireSnapshot;
+use payhub_model::event::Event;
 use payhub_model::{Environment, MerchantId};
 use payhub_properties::Facts;
 use payhub_properties::verdict::WireSide;
+
+/// The session as a verdict judges it ([`Sandbox::held`]).
+pub struct Held {
+    facts: payhub_model::Shared<Facts>,
+    journal: Vec<Event>,
+    wire: WireSnapshot,
+}
+
+impl Held {
+    /// The facts and the wire side the verdict judges, as the session held them when
+    /// the snapshot was taken.
+    pub fn judged(self) -> (Facts, WireSide) {
+        crate::serve::journal::fold(&self.journal, &self.facts, self.wire.side())
+    }
+}
 
 impl Sandbox {
     /// `POST /__sandbox/journal`: merchant `merchant`'s (test environment) lines, kept
@@ -22,12 +39,18 @@ impl Sandbox {
         &self.journal
     }
 
-    /// The facts and the wire side the verdict judges: the world's and the record's,
-    /// with the journal folded in.
-    pub fn judged(&self) -> (Facts, WireSide) {
+    /// What the verdict judges (the world's facts and the record's wire side, with the
+    /// journal folded in), taken under the session's lock without copying
+    /// what the session folded (the world's facts share their maps; the wire side is
+    /// shared until [`Held::judged`] copies it): the session keeps answering while a
+    /// verdict is judged.
+    pub fn held(&self) -> Held {
         let end = self.record.last_at();
-        self.journal
-            .apply(end, &self.world.facts, self.record.wire_side())
+        Held {
+            facts: self.world.facts.clone(),
+            journal: self.journal.events(end, &self.world.facts),
+            wire: self.record.wire_snapshot(),
+        }
     }
 
     /// The journal's events as the events export ends with them (JSON Lines).

@@ -30,6 +30,7 @@
 mod attempts;
 mod patterns;
 mod refusals;
+mod renumbered;
 mod retained;
 mod schedule;
 mod seen;
@@ -75,13 +76,6 @@ struct Executed {
     seen: Rec,
 }
 
-/// A create whose outcome its client does not know.
-#[derive(Clone, Debug)]
-struct Unknown {
-    seen: Rec,
-    purchase: (Option<i64>, Option<Text>),
-}
-
 type Owned<T> = (MerchantId, Environment, T);
 
 /// A Payment's first sighting: its amount, its owner, the exchange.
@@ -112,7 +106,8 @@ pub struct WireFacts {
     first_params: BTreeMap<ScopeKey, Rec>,
     key_endpoints: BTreeMap<Owned<Text>, Rec>,
     order_payments: BTreeMap<Owned<Text>, (PaymentId, Rec)>,
-    unknown_orders: BTreeMap<Owned<Text>, Unknown>,
+    /// The creates whose outcome their client does not know, by order number and purchase.
+    unknown_orders: renumbered::Unresolved<Purchase, Rec>,
     /// The highest version each Payment was shown at, with its status then.
     versions: BTreeMap<PaymentId, (Rec, Option<Text>)>,
     /// ATTEMPT-06, SCOPE-02: each Payment's first sighting, its amount and its owner.
@@ -145,7 +140,7 @@ pub struct WireFacts {
     /// SCHED-01 ([`schedule`]): each Payment a query answer or an acknowledged webhook
     /// showed final, and which.
     final_shown: BTreeMap<Owned<PaymentId>, schedule::ShownFinal>,
-    unresolved_refunds: BTreeMap<Owned<Text>, (unresolved::RefundOf, Rec)>,
+    unresolved_refunds: renumbered::Unresolved<unresolved::RefundOf, Rec>,
     refused_numbers: BTreeMap<Owned<Text>, Rec>,
     /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
     refunds_succeeded: BTreeMap<PaymentId, BTreeMap<RefundId, i64>>,
@@ -389,22 +384,17 @@ impl WireFacts {
     /// UNKNOWN-03 (a new key or order number after an unknown result) and SCHED-02.
     fn on_owned_send(&mut self, seen: &Rec, (m, e): (MerchantId, Environment), ep: &Endpoint) {
         if let Some(order) = order_no(ep) {
-            let k = (m, e, order.clone());
-            if let Some(u) = self.unknown_orders.get(&k) {
-                if u.seen.key != seen.key {
-                    let u = u.seen.clone();
+            if let Some((_, u)) = self.unknown_orders.get((m, e), order) {
+                if u.key != seen.key {
+                    let u = u.clone();
                     self.note(Breach::NewKeyAfterUnknown, vec![u, seen.clone()]);
                 }
             }
             let purchase = purchase(&seen.params);
             let renumbered = self
                 .unknown_orders
-                .iter()
-                .find(|((um, ue, uo), u)| {
-                    (*um, *ue) == (m, e) && uo != order && u.purchase == purchase
-                })
-                .map(|(_, u)| u.seen.clone());
-            if let Some(u) = renumbered {
+                .same_under_other((m, e), &purchase, order);
+            if let Some(u) = renumbered.cloned() {
                 self.note(Breach::NewOrderNoAfterUnknown, vec![u, seen.clone()]);
             }
         }
@@ -551,8 +541,7 @@ impl WireFacts {
         };
         let purchase = purchase(&seen.params);
         self.unknown_orders
-            .entry((m, e, order.clone()))
-            .or_insert(Unknown { seen, purchase });
+            .hold_first((m, e), order.clone(), purchase, || seen);
     }
 
     fn on_known(&mut self, seen: Rec, owner: Owner, r: &ObservedAnswer, endpoint: &Endpoint) {
@@ -581,7 +570,7 @@ impl WireFacts {
         let order = payment.and_then(|p| p.number.clone().or_else(|| created_order(&seen)));
         if let (Some(p), Some(order)) = (payment, order) {
             // The client learned this order's Payment: its result is known again.
-            self.unknown_orders.remove(&(m, e, order.clone()));
+            self.unknown_orders.forget((m, e), &order);
             self.judge_order(&seen, (m, e), PaymentId(p.id), &order);
         }
         if let Some(x) = r.first(IdKind::Refund) {
@@ -654,10 +643,12 @@ impl WireFacts {
     }
 }
 
+type Purchase = (Option<i64>, Option<Text>);
+
 /// What makes two creates the same purchase while one is unknown: amount and currency
 /// (the log cannot tell a renumbered order from a new one of the same amount; see
 /// docs/check-log.md).
-fn purchase(params: &WireParams) -> (Option<i64>, Option<Text>) {
+fn purchase(params: &WireParams) -> Purchase {
     match params {
         WireParams::Order {
             amount, currency, ..

@@ -97,10 +97,8 @@ impl WireFacts {
         if let Some((of, number)) = refund_of(ep) {
             let renumbered = self
                 .unresolved_refunds
-                .iter()
-                .find(|((um, ue, n), (o, _))| (*um, *ue) == (m, e) && *n != number && *o == of)
-                .map(|(_, (_, u))| u.clone());
-            if let Some(u) = renumbered {
+                .same_under_other((m, e), &of, &number);
+            if let Some(u) = renumbered.cloned() {
                 self.note(Breach::NewRefundNoWhileUnresolved, vec![u, seen.clone()]);
             }
         }
@@ -120,8 +118,7 @@ impl WireFacts {
         }
         if let Some((of, number)) = refund_of(ep) {
             self.unresolved_refunds
-                .entry((m, e, number))
-                .or_insert_with(|| (of, seen.clone()));
+                .hold_first((m, e), number, of, || seen.clone());
         }
     }
 
@@ -161,14 +158,12 @@ impl WireFacts {
             let Some(number) = x.number.clone().or_else(|| created_refund(seen)) else {
                 return;
             };
-            let k = (m, e, number);
             if unresolved_refund(x.status.as_deref()) {
                 let of = refund_of(ep).map_or((x.payment.map(PaymentId), x.amount), |r| r.0);
                 self.unresolved_refunds
-                    .entry(k)
-                    .or_insert_with(|| (of, seen.clone()));
+                    .hold_first((m, e), number, of, || seen.clone());
             } else {
-                self.unresolved_refunds.remove(&k);
+                self.unresolved_refunds.forget((m, e), &number);
             }
         }
     }

@@ -659,6 +659,7 @@ fn cancel_02_a_card_g_cancel_is_answered_by_the_acquirer_after_the_wait_202() {
 }
 
 mod faults;
+mod held;
 mod journal;
 mod money_twice;
 mod webhook_queries;

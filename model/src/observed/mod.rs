@@ -16,7 +16,9 @@
 //! Which kind of object an answer shows is the request's to say ([`Shape::of`]): the
 //! answer to `POST /v1/refunds` is a Refund whatever its id looks like.
 
-use crate::observation::{Dialect, Refusal, VersionMark, absent};
+mod body;
+
+use crate::observation::{Dialect, Refusal, VersionMark};
 use crate::{
     ApiResponse, Endpoint, ErrorCode, Method, PaymentId, RefundId, ResponseBody, SessionId, Text,
 };
@@ -195,8 +197,7 @@ impl ObservedAnswer {
         dialect: &Dialect,
         ids: &mut Interner,
     ) -> Option<ObservedAnswer> {
-        let value: Value = serde_json::from_slice(body).ok()?;
-        let map = value.as_object()?;
+        let top = body::read(body)?;
         let mut answer = ObservedAnswer {
             status,
             retry_after_s,
@@ -206,17 +207,17 @@ impl ObservedAnswer {
             about_key: false,
             objects: Vec::new(),
         };
-        if let Some(error) = map.get("error").and_then(Value::as_object) {
-            if let Some(written) = error.get("code").and_then(Value::as_str) {
+        if let Some(error) = &top.error {
+            if let Some(written) = error.code.as_deref() {
                 answer.written_code = Some(Text::from(written));
                 if let Refusal::Named(model) = dialect.refusal(written) {
                     answer.code = serde_json::from_value(Value::String(model)).ok();
                 }
             }
-            answer.related = !absent(error.get("related_resource_id"));
+            answer.related = error.related;
             answer.about_key = error
-                .get("field")
-                .and_then(Value::as_str)
+                .field
+                .as_deref()
                 .is_some_and(|f| f.eq_ignore_ascii_case("Idempotency-Key"));
             return Some(answer);
         }
@@ -224,14 +225,12 @@ impl ObservedAnswer {
             return Some(answer);
         }
         match shape {
-            Shape::One(kind) => answer.objects.extend(object(kind, &value, ids)),
+            Shape::One(kind) => answer.objects.extend(object(kind, &top, ids)),
             Shape::List(kind) => {
-                let data = map.get("data").and_then(Value::as_array);
-                let each = data
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|v| object(kind, v, ids));
-                answer.objects.extend(each);
+                let data = top.data.iter().flatten().flatten();
+                answer
+                    .objects
+                    .extend(data.filter_map(|f| object(kind, f, ids)));
             }
             Shape::Unknown => {}
         }
@@ -308,38 +307,31 @@ impl ObservedAnswer {
     }
 }
 
-/// One object of `kind` as `value` shows it; `None` without a string `id` (an object
-/// that cannot be named is not one the facts can follow).
-fn object(kind: IdKind, value: &Value, ids: &mut Interner) -> Option<ObservedObject> {
-    let text = |name: &str| {
-        let v = value.get(name);
-        (!absent(v)).then(|| v.and_then(Value::as_str).map(Text::from))?
-    };
-    let written = value.get("id").and_then(Value::as_str)?;
+/// One object of `kind` as the body's `fields` show it; `None` without a string `id`
+/// (an object that cannot be named is not one the facts can follow).
+fn object(kind: IdKind, fields: &body::Fields<'_>, ids: &mut Interner) -> Option<ObservedObject> {
+    let text = |t: &Option<std::borrow::Cow<'_, str>>| t.as_deref().map(Text::from);
+    let written = fields.id.as_deref()?;
     let number = match kind {
-        IdKind::Payment => text("merchant_order_no"),
-        IdKind::Refund => text("merchant_refund_no"),
+        IdKind::Payment => text(&fields.merchant_order_no),
+        IdKind::Refund => text(&fields.merchant_refund_no),
         IdKind::Session => None,
     };
-    let payment = value
-        .get("payment_id")
-        .and_then(Value::as_str)
+    let payment = fields
+        .payment_id
+        .as_deref()
         .map(|p| ids.intern(IdKind::Payment, p));
-    let version = value.get("version");
     Some(ObservedObject {
         kind,
         id: ids.intern(kind, written),
         written: Text::from(written),
-        version: version.filter(|v| !v.is_null()).map(VersionMark::of),
+        version: fields.version.as_ref().map(VersionMark::of),
         number,
         payment,
-        status: text("status"),
-        amount: value.get("amount").and_then(Value::as_i64),
+        status: text(&fields.status),
+        amount: fields.amount,
         attempt_count: match kind {
-            IdKind::Payment => value
-                .get("attempt_count")
-                .and_then(Value::as_u64)
-                .and_then(|n| u32::try_from(n).ok()),
+            IdKind::Payment => fields.attempt_count.and_then(|n| u32::try_from(n).ok()),
             _ => None,
         },
     })

@@ -1,0 +1,99 @@
+//! The session's verdict over HTTP (`GET /__sandbox/verdict`, and the page's): judged
+//! off the session's lock. What it judges is taken under the lock without a copy of what
+//! the session folded ([`Sandbox::held`]), copied and judged on a blocking thread; only
+//! the Markdown's and the page's drawing of the witnesses takes the lock again. So the
+//! session answers its merchants while a verdict over many Payments is judged.
+
+use super::*;
+use crate::serve::verdict::Judged;
+
+#[derive(serde::Deserialize)]
+pub(super) struct VerdictQuery {
+    format: Option<String>,
+    merchant: Option<u32>,
+}
+
+/// `GET /__sandbox/verdict[?format=markdown|junit]`.
+pub(super) async fn verdict(
+    State(edge): State<Arc<Edge>>,
+    Query(q): Query<VerdictQuery>,
+) -> Response {
+    let ns = match merchant_index(q.merchant) {
+        Ok(ns) => ns,
+        Err(r) => return *r,
+    };
+    if q.format.as_deref() == Some("junit") {
+        let Some(judged) = judged_off_lock(&edge, ns).await else {
+            return crashed();
+        };
+        let xml = crate::serve::verdict::to_junit(&judged.verdicts);
+        return respond(HttpReply::text(200, "application/xml; charset=utf-8", xml));
+    }
+    if q.format.as_deref() == Some("markdown") {
+        let Some(judged) = judged_off_lock(&edge, ns).await else {
+            return crashed();
+        };
+        let reply = edge.with_core(ns, |core, _| {
+            let session = crate::serve::diagrams::Session::of(core);
+            let md = crate::serve::verdict::to_markdown_of(core.trace(), &session, &judged);
+            HttpReply::text(200, "text/markdown; charset=utf-8", md)
+        });
+        return reply.map_or_else(crashed, respond);
+    }
+    let held = edge.with_core(ns, |core, _| {
+        let record = core.record();
+        let events = record.events_total();
+        let reading = core.journal().reading();
+        (core.held(), events, reading, record_json(record))
+    });
+    let Some((held, events, reading, record)) = held else {
+        return crashed();
+    };
+    let judged = tokio::task::spawn_blocking(move || {
+        let (facts, side) = held.judged();
+        with_record(
+            crate::serve::verdict::json_of(&facts, &side, events, &reading),
+            record,
+        )
+    })
+    .await;
+    match judged {
+        Ok(json) => respond(HttpReply::json(200, json)),
+        Err(_) => crashed(),
+    }
+}
+
+/// Namespace `ns`'s verdicts, judged off its lock; `None` if the session crashed.
+pub(super) async fn judged_off_lock(edge: &Edge, ns: usize) -> Option<Judged> {
+    let (held, events) =
+        edge.with_core(ns, |core, _| (core.held(), core.record().events_total()))?;
+    tokio::task::spawn_blocking(move || {
+        let (facts, side) = held.judged();
+        Judged {
+            verdicts: side.verdicts(&facts),
+            events,
+        }
+    })
+    .await
+    .ok()
+}
+
+/// The verdict's JSON with the session's `"record"`: every event judged, and what the
+/// record in memory no longer holds (`"note"`, when it dropped some).
+fn with_record(verdict: String, record: serde_json::Value) -> String {
+    let Ok(mut json) = serde_json::from_str::<serde_json::Value>(&verdict) else {
+        return verdict;
+    };
+    json["record"] = record;
+    serde_json::to_string_pretty(&json).unwrap_or(verdict)
+}
+
+/// The verdict's `"record"`.
+fn record_json(record: &crate::serve::record::Record) -> serde_json::Value {
+    serde_json::json!({
+        "events_judged": record.events_total(),
+        "events_held": record.events_held().count(),
+        "events_dropped": record.events_dropped(),
+        "note": record.note(),
+    })
+}
