@@ -38,8 +38,10 @@ pub mod client;
 pub mod contract;
 pub mod cow;
 pub mod event;
-/// A hand-driven bench for tests (the feature `harness`, on for the workspace's tests only).
+/// A hand-driven bench for tests (the feature `harness`, on for the workspace's tests only):
+/// a test rig, so its source lives with the tests.
 #[cfg(any(test, feature = "harness"))]
+#[path = "../tests/harness/mod.rs"]
 pub mod harness;
 pub mod ids;
 pub mod mutants;

@@ -135,163 +135,169 @@ fn on_off(on: bool) -> &'static str {
     if on { "on" } else { "off" }
 }
 
-/// Choices of every variant, with every branch, decision and control, sends of odd
-/// requests and durations of every unit: the label and tape round-trip tests.
 #[cfg(test)]
-pub(crate) fn examples() -> Vec<Choice> {
-    let mut out = message_examples();
-    out.extend(node_examples());
-    out.extend(control_examples());
-    out.extend(send_examples());
-    out.push(Choice::Tick);
-    for ms in [
-        0,
-        1,
-        250,
-        1_000,
-        1_500,
-        15_000,
-        60_250,
-        120_000,
-        3_600_000,
-        86_400_000 * 7,
-        86_400_000 + 2 * 3_600_000 + 60_000 + 1_001,
-    ] {
-        out.push(Choice::Advance(Millis(ms)));
-    }
-    out
-}
+pub(crate) use fixtures::examples;
 
-/// Choices on network messages and upstream calls: every branch, every decision.
+/// The choices the label and tape round-trip tests read.
 #[cfg(test)]
-fn message_examples() -> Vec<Choice> {
-    let branches = std::iter::once(None).chain(Branch::ALL.map(Some));
-    let mut out = Vec::new();
-    for (i, branch) in branches.into_iter().enumerate() {
-        let msg = MsgId(i as u32 * 7 + 1);
-        out.push(Choice::Deliver { msg, branch });
-        out.push(Choice::Fail500After { msg, branch });
-    }
-    for n in [0, 1, 12, u32::MAX] {
-        let msg = MsgId(n);
-        out.extend([
-            Choice::Drop { msg },
-            Choice::Duplicate { msg },
-            Choice::Fail500Before { msg },
-            Choice::DeliverUpstream { msg },
-            Choice::DropUpstream { msg },
-        ]);
-    }
-    for decision in [
-        AcquirerDecision::Approve,
-        AcquirerDecision::Decline,
-        AcquirerDecision::RequireAction,
-        AcquirerDecision::Fail,
-        AcquirerDecision::ApproveSilently,
-    ] {
-        out.push(Choice::Acquire {
-            msg: MsgId(3),
-            decision,
-        });
-    }
-    out
-}
+mod fixtures {
+    use super::*;
 
-/// Choices of the payer and of merchant servers: authentications, commands, crashes.
-#[cfg(test)]
-fn node_examples() -> Vec<Choice> {
-    let mut out = Vec::new();
-    for (n, ok) in [(1, true), (2, false), (1234, true)] {
-        out.push(Choice::Authenticate {
-            attempt: AttemptId(n),
-            ok,
-        });
+    /// Choices of every variant, with every branch, decision and control, sends of odd
+    /// requests and durations of every unit: the label and tape round-trip tests.
+    pub(crate) fn examples() -> Vec<Choice> {
+        let mut out = message_examples();
+        out.extend(node_examples());
+        out.extend(control_examples());
+        out.extend(send_examples());
+        out.push(Choice::Tick);
+        for ms in [
+            0,
+            1,
+            250,
+            1_000,
+            1_500,
+            15_000,
+            60_250,
+            120_000,
+            3_600_000,
+            86_400_000 * 7,
+            86_400_000 + 2 * 3_600_000 + 60_000 + 1_001,
+        ] {
+            out.push(Choice::Advance(Millis(ms)));
+        }
+        out
     }
-    for (item, crash_after) in [(0, false), (0, true), (65535, false)] {
-        out.push(Choice::Command { item, crash_after });
-    }
-    for merchant in [0, 7, 255] {
-        out.push(Choice::Crash { merchant });
-        out.push(Choice::Restart { merchant });
-    }
-    out
-}
 
-/// Every kind of control, with every key the world can issue.
-#[cfg(test)]
-fn control_examples() -> Vec<Choice> {
-    use payhub_model::MerchantId;
-    use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
-    let mut out = Vec::new();
-    for on in [true, false] {
-        out.push(Choice::Control(Control::SetRateLimited {
-            merchant: MerchantId(2),
-            on,
-        }));
-        out.push(Choice::Control(Control::SetChannelPaused { on }));
+    /// Choices on network messages and upstream calls: every branch, every decision.
+    fn message_examples() -> Vec<Choice> {
+        let branches = std::iter::once(None).chain(Branch::ALL.map(Some));
+        let mut out = Vec::new();
+        for (i, branch) in branches.into_iter().enumerate() {
+            let msg = MsgId(i as u32 * 7 + 1);
+            out.push(Choice::Deliver { msg, branch });
+            out.push(Choice::Fail500After { msg, branch });
+        }
+        for n in [0, 1, 12, u32::MAX] {
+            let msg = MsgId(n);
+            out.extend([
+                Choice::Drop { msg },
+                Choice::Duplicate { msg },
+                Choice::Fail500Before { msg },
+                Choice::DeliverUpstream { msg },
+                Choice::DropUpstream { msg },
+            ]);
+        }
+        for decision in [
+            AcquirerDecision::Approve,
+            AcquirerDecision::Decline,
+            AcquirerDecision::RequireAction,
+            AcquirerDecision::Fail,
+            AcquirerDecision::ApproveSilently,
+        ] {
+            out.push(Choice::Acquire {
+                msg: MsgId(3),
+                decision,
+            });
+        }
+        out
     }
-    for spec in default_api_keys().into_iter().chain([rotated_key_spec()]) {
-        out.push(Choice::Control(Control::IssueApiKey(spec)));
-        out.push(Choice::Control(Control::RevokeApiKey(spec.id)));
-    }
-    out.push(Choice::Control(Control::SetFeeRate { bps: 0 }));
-    out.push(Choice::Control(Control::SetFeeRate { bps: 350 }));
-    out
-}
 
-/// Sends of the chaos world's alphabet and of odd requests (keys with spaces, quotes and
-/// braces, a negative amount, unknown routes).
-#[cfg(test)]
-fn send_examples() -> Vec<Choice> {
-    use payhub_model::api::req;
-    use payhub_model::{ApiKeyId, CreatePaymentBody, Endpoint, Json, Method, PaymentId, RefundId};
-    let mut requests: Vec<ApiRequest> = crate::worlds::chaos()
-        .alphabet
-        .into_iter()
-        .map(|(_, r)| ApiRequest::clone(&r))
-        .collect();
-    requests.extend([
-        req::get_refund(RefundId(2)),
-        req::by_refund_no("R-1"),
-        req::query(Endpoint::ListRefundsProcessing),
-        req::with_key(
-            req::create("a key with spaces", "ORDER 1", 1, "EUR", 'Z'),
-            None,
-        ),
-        req::with_key(
-            req::create("K", "ORDER-1", 1, "USD", 'A'),
-            Some("\"quoted\""),
-        ),
-        req::with_key(req::create("K", "ORDER-1", 1, "USD", 'A'), Some("{brace")),
-        req::with_api_key(req::get(PaymentId(12)), ApiKeyId(0)),
-        req::with_api_key(req::cancel("X", PaymentId(3)), ApiKeyId(5)),
-        ApiRequest {
-            api_key: ApiKeyId(1),
-            idempotency_key: Some("E".into()),
-            endpoint: Endpoint::CreatePayment {
-                body: Json::Parsed(CreatePaymentBody {
-                    amount: Some(-5),
-                    ..CreatePaymentBody::default()
-                }),
+    /// Choices of the payer and of merchant servers: authentications, commands, crashes.
+    fn node_examples() -> Vec<Choice> {
+        let mut out = Vec::new();
+        for (n, ok) in [(1, true), (2, false), (1234, true)] {
+            out.push(Choice::Authenticate {
+                attempt: AttemptId(n),
+                ok,
+            });
+        }
+        for (item, crash_after) in [(0, false), (0, true), (65535, false)] {
+            out.push(Choice::Command { item, crash_after });
+        }
+        for merchant in [0, 7, 255] {
+            out.push(Choice::Crash { merchant });
+            out.push(Choice::Restart { merchant });
+        }
+        out
+    }
+
+    /// Every kind of control, with every key the world can issue.
+    fn control_examples() -> Vec<Choice> {
+        use payhub_model::MerchantId;
+        use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
+        let mut out = Vec::new();
+        for on in [true, false] {
+            out.push(Choice::Control(Control::SetRateLimited {
+                merchant: MerchantId(2),
+                on,
+            }));
+            out.push(Choice::Control(Control::SetChannelPaused { on }));
+        }
+        for spec in default_api_keys().into_iter().chain([rotated_key_spec()]) {
+            out.push(Choice::Control(Control::IssueApiKey(spec)));
+            out.push(Choice::Control(Control::RevokeApiKey(spec.id)));
+        }
+        out.push(Choice::Control(Control::SetFeeRate { bps: 0 }));
+        out.push(Choice::Control(Control::SetFeeRate { bps: 350 }));
+        out
+    }
+
+    /// Sends of the chaos world's alphabet and of odd requests (keys with spaces, quotes and
+    /// braces, a negative amount, unknown routes).
+    fn send_examples() -> Vec<Choice> {
+        use payhub_model::api::req;
+        use payhub_model::{
+            ApiKeyId, CreatePaymentBody, Endpoint, Json, Method, PaymentId, RefundId,
+        };
+        let mut requests: Vec<ApiRequest> = crate::worlds::chaos()
+            .alphabet
+            .into_iter()
+            .map(|(_, r)| ApiRequest::clone(&r))
+            .collect();
+        requests.extend([
+            req::get_refund(RefundId(2)),
+            req::by_refund_no("R-1"),
+            req::query(Endpoint::ListRefundsProcessing),
+            req::with_key(
+                req::create("a key with spaces", "ORDER 1", 1, "EUR", 'Z'),
+                None,
+            ),
+            req::with_key(
+                req::create("K", "ORDER-1", 1, "USD", 'A'),
+                Some("\"quoted\""),
+            ),
+            req::with_key(req::create("K", "ORDER-1", 1, "USD", 'A'), Some("{brace")),
+            req::with_api_key(req::get(PaymentId(12)), ApiKeyId(0)),
+            req::with_api_key(req::cancel("X", PaymentId(3)), ApiKeyId(5)),
+            ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: Some("E".into()),
+                endpoint: Endpoint::CreatePayment {
+                    body: Json::Parsed(CreatePaymentBody {
+                        amount: Some(-5),
+                        ..CreatePaymentBody::default()
+                    }),
+                },
             },
-        },
-        req::query(Endpoint::Other {
-            method: Method::Delete,
-            path: "/v1/payments/pay_demo_001".into(),
-        }),
-        req::query(Endpoint::Other {
-            method: Method::Get,
-            path: "/v2/nothing?x=1".into(),
-        }),
-    ]);
-    requests
-        .into_iter()
-        .enumerate()
-        .map(|(i, request)| Choice::Send {
-            merchant: (i % 3) as u8,
-            request: request.into(),
-        })
-        .collect()
+            req::query(Endpoint::Other {
+                method: Method::Delete,
+                path: "/v1/payments/pay_demo_001".into(),
+            }),
+            req::query(Endpoint::Other {
+                method: Method::Get,
+                path: "/v2/nothing?x=1".into(),
+            }),
+        ]);
+        requests
+            .into_iter()
+            .enumerate()
+            .map(|(i, request)| Choice::Send {
+                merchant: (i % 3) as u8,
+                request: request.into(),
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

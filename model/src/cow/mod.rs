@@ -20,8 +20,6 @@
 //! `journaled` a map that remembers what the step under way wrote (for observing a step
 //! cheaply), `schedule` a set of timers indexed by timer, `derived` an index that is not state.
 
-#[cfg(test)]
-mod bench;
 mod derived;
 mod digest;
 mod entries;
@@ -32,6 +30,8 @@ mod set;
 mod shared;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_bench;
 #[cfg(test)]
 mod tests_tree;
 

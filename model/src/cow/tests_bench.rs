@@ -3,7 +3,7 @@
 //! never assertions (wall-clock time on a shared machine):
 //!
 //! ```sh
-//! cargo test -p payhub-model --release --lib cow::bench -- --ignored --nocapture
+//! cargo test -p payhub-model --release --lib cow::tests_bench -- --ignored --nocapture
 //! ```
 //!
 //! Each operation is the pattern of one user: "clone+insert" the checker (a generated
@@ -116,7 +116,7 @@ fn measure<M: Bench>(n: u64) -> [f64; 4] {
 }
 
 #[test]
-#[ignore = "a benchmark: prints figures (cargo test -p payhub-model --release --lib cow::bench -- --ignored --nocapture)"]
+#[ignore = "a benchmark: prints figures (cargo test -p payhub-model --release --lib cow::tests_bench -- --ignored --nocapture)"]
 fn cow_map_against_crates() {
     println!(
         "{:>8} {:>13} {:>14} {:>9} {:>12} {:>14}",
