@@ -13,11 +13,11 @@ use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
 use super::readings::{Pins, Reading, Taken};
 use crate::http_map;
-use payhub_model::cards;
+use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request};
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_properties::World;
-use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
+use payhub_sim::network::{MsgId, Payload};
 use payhub_sim::worlds::{self, node_of};
 use payhub_sim::{Budget, Choice, WorldConfig};
 use std::collections::HashSet;
@@ -368,15 +368,11 @@ impl Oracle {
                 done: matches!(s.seen, Seen::NotSent),
             })
             .collect();
-        let acquirer = &st.world.acquirer;
-        let card_of = |a| acquirer.charges.get(&a).map(|c| c.card);
+        let link = st.world.link.iter();
         let backlog = Arc::new(
-            st.world
-                .link
-                .iter()
-                .filter(|(_, m)| !matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c, card_of)))
+            link.filter(|(_, m)| !is_slow(&st.world, m))
                 .map(|(m, _)| m)
-                .collect::<Vec<_>>(),
+                .collect(),
         );
         let mut stack = vec![Node { st, ex, backlog }];
         let mut visited: HashSet<u64> = HashSet::new();
@@ -635,16 +631,7 @@ impl Oracle {
                     },
                 )
                 .map_err(Miss::World)?;
-                let newest = node
-                    .st
-                    .world
-                    .net
-                    .iter()
-                    .filter_map(|(msg, p)| match p {
-                        Payload::Request { id, .. } => Some((msg, *id)),
-                        _ => None,
-                    })
-                    .last()
+                let newest = newest_request(&node.st.world)
                     .ok_or_else(|| Miss::World("the sent request is not in flight".into()))?;
                 node.ex[i].sent = Some(newest);
             }
@@ -658,15 +645,6 @@ enum Miss {
     Answer(String),
     /// The model itself failed (a bug of the harness): the run is incomplete.
     World(String),
-}
-
-fn answer_in_flight(w: &World, id: RequestId) -> Option<(MsgId, ApiResponse)> {
-    w.net.iter().find_map(|(msg, p)| match p {
-        Payload::Response {
-            id: to, response, ..
-        } if *to == id => Some((msg, response.clone())),
-        _ => None,
-    })
 }
 
 /// Whether a round sends more than one request at once.
