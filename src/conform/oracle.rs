@@ -12,6 +12,7 @@ use super::case::{self, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
 use super::readings::{Pins, Reading, Taken};
+use super::wire::WireReply;
 use crate::http_map;
 use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request};
 use payhub_model::observation::Dialect;
@@ -23,6 +24,7 @@ use payhub_sim::{Budget, Choice, WorldConfig};
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// One model state.
 #[derive(Clone, Debug)]
@@ -48,13 +50,42 @@ pub enum Seen {
     Any,
 }
 
-/// One request of a round with what was seen of it; `after`: sent only once that
-/// request of the round is done (a duplicate's second copy).
+impl Seen {
+    /// The answer in the contract's notation, as the report prints it.
+    pub fn text(&self) -> String {
+        match self {
+            Seen::Answer(o) => o.notation(),
+            Seen::Unknown => "(no answer: connection reset or timeout)".into(),
+            Seen::NotSent => "(connection reset before forwarding)".into(),
+            Seen::Any => "(any)".into(),
+        }
+    }
+}
+
+/// One request of a round as the proxy carried it, which both judges read: the case's
+/// request and what the oracle saw of it; the request as it went on the wire, when it
+/// was sent and closed, and the answer as read (`None`: none came), which the registry
+/// records ([`super::record`]). `after`: sent only once that request of the round is
+/// done (a duplicate's second copy).
 #[derive(Clone, Debug)]
 pub struct Sent {
     pub req: Req,
     pub seen: Seen,
     pub after: Option<usize>,
+    pub http: case::Http,
+    pub at: (Instant, Instant),
+    pub reply: Option<WireReply>,
+}
+
+impl Sent {
+    /// The request in the contract's notation, with its key and fault, as the report
+    /// prints it.
+    pub fn request_line(&self) -> String {
+        match self.after {
+            None => case::line(&self.req, &self.http),
+            Some(_) => format!("{}  (the proxy's second copy)", self.http.notation()),
+        }
+    }
 }
 
 /// The oracle's settings from the profile and the command line.
@@ -301,16 +332,22 @@ impl Oracle {
         RoundVerdict::Conforms
     }
 
-    /// The model's own run of a round of requests from the first state: the choices
-    /// of that state and of one path through the round (for the what-if script).
-    pub fn model_run(&self, names: &Names, refs: &TargetRefs, reqs: &[Req]) -> Option<Vec<Choice>> {
+    /// The model's own run of a round's requests (those of the case, not a duplicate's
+    /// second copy) from the first state: the choices of that state and of one path
+    /// through the round (for the what-if script).
+    pub fn model_run(
+        &self,
+        names: &Names,
+        refs: &TargetRefs,
+        sent: &[Sent],
+    ) -> Option<Vec<Choice>> {
         let st = self.states.first()?.clone();
-        let sent: Vec<Sent> = reqs
+        let sent: Vec<Sent> = sent
             .iter()
-            .map(|r| Sent {
-                req: *r,
+            .filter(|s| s.after.is_none())
+            .map(|s| Sent {
                 seen: Seen::Any,
-                after: None,
+                ..s.clone()
             })
             .collect();
         let mut misses = Vec::new();
