@@ -180,6 +180,13 @@ struct Ex {
     done: bool,
 }
 
+impl Ex {
+    /// Delivered and done with: its answer read, or it executed nowhere.
+    fn finish(&mut self) {
+        (self.delivered, self.done) = (true, true);
+    }
+}
+
 #[derive(Clone)]
 struct Node {
     st: State,
@@ -556,24 +563,16 @@ impl Oracle {
                 let Some((msg, response)) = answer_in_flight(&node.st.world, id) else {
                     continue;
                 };
-                match &one.seen {
-                    Seen::Answer(obs) => {
-                        let shown = shown_by(&one.req, &response, obs);
-                        self.compare(&mut node.st, (i, &one.req), &response, obs, shown)?;
-                        self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
-                            .map_err(Miss::World)?;
-                    }
-                    Seen::Any => {
-                        self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
-                            .map_err(Miss::World)?;
-                    }
-                    Seen::Unknown | Seen::NotSent => {
-                        self.apply(&mut node.st, Choice::Drop { msg })
-                            .map_err(Miss::World)?;
-                    }
+                if let Seen::Answer(obs) = &one.seen {
+                    let shown = shown_by(&one.req, &response, obs);
+                    self.compare(&mut node.st, (i, &one.req), &response, obs, shown)?;
                 }
-                node.ex[i].done = true;
-                node.ex[i].delivered = true;
+                let choice = match one.seen {
+                    Seen::Answer(_) | Seen::Any => Choice::Deliver { msg, branch: None },
+                    Seen::Unknown | Seen::NotSent => Choice::Drop { msg },
+                };
+                self.apply(&mut node.st, choice).map_err(Miss::World)?;
+                node.ex[i].finish();
                 moved = true;
             }
             let ours: Vec<RequestId> = node.ex.iter().filter_map(|e| e.sent.map(|s| s.1)).collect();
@@ -630,8 +629,7 @@ impl Oracle {
         // The request as the model's reading of the target's answer has it; `None`: a
         // reading under which it executed nowhere.
         let Some(req) = self.as_read(&mut node.st, i, s).map_err(Miss::Answer)? else {
-            node.ex[i].done = true;
-            node.ex[i].delivered = true;
+            node.ex[i].finish();
             return Ok(());
         };
         let side = ModelSide {
@@ -655,8 +653,7 @@ impl Oracle {
                         .then_some(Reading::FieldsRefused);
                     self.compare(&mut node.st, (i, &s.req), &response, obs, shown)?;
                 }
-                node.ex[i].done = true;
-                node.ex[i].delivered = true;
+                node.ex[i].finish();
             }
             Ok(request) => {
                 let merchant = node_of(request.api_key);
