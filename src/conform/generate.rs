@@ -113,6 +113,11 @@ impl Gen<'_> {
         let key = self.key();
         self.req(1, KeyUse::Slot(key), op)
     }
+    /// A confirm of order slot `order` with `card` under key slot `key`, as `ak_1`.
+    fn confirm(&mut self, key: u8, order: u8, card: CardOutcome) -> Req {
+        self.req(1, KeyUse::Slot(key), Op::Confirm { order, card })
+    }
+
     /// A GET (no key), as `ak_1`.
     fn get(&mut self, op: Op) -> Req {
         self.req(1, KeyUse::Missing, op)
@@ -204,14 +209,7 @@ impl Gen<'_> {
                     } else {
                         self.key()
                     };
-                    one(self.req(
-                        1,
-                        KeyUse::Slot(key),
-                        Op::Confirm {
-                            order: m.order,
-                            card,
-                        },
-                    ))
+                    one(self.confirm(key, m.order, card))
                 }
                 (13, Some(m)) => one(self.new_key(Op::Cancel { order: m.order })),
                 (14, _) => {
@@ -343,22 +341,8 @@ impl Gen<'_> {
                             let (a1, a2) = (self.create(n1), self.create(n2));
                             let card = self.card();
                             let key = self.key();
-                            let c1 = self.req(
-                                1,
-                                KeyUse::Slot(key),
-                                Op::Confirm {
-                                    order: n1.order,
-                                    card,
-                                },
-                            );
-                            let c2 = self.req(
-                                1,
-                                KeyUse::Slot(key),
-                                Op::Confirm {
-                                    order: n2.order,
-                                    card,
-                                },
-                            );
+                            let c1 = self.confirm(key, n1.order, card);
+                            let c2 = self.confirm(key, n2.order, card);
                             seq(vec![a1, a2, c1, c2])
                         }
                     }
@@ -409,11 +393,7 @@ impl Gen<'_> {
                         } else {
                             self.card()
                         };
-                        let confirm = Op::Confirm {
-                            order: n.order,
-                            card,
-                        };
-                        v.push(self.req(1, KeyUse::Slot(key), confirm));
+                        v.push(self.confirm(key, n.order, card));
                     }
                     seq(v)
                 }
