@@ -413,11 +413,7 @@ impl Gen<'_> {
                         self.key()
                     };
                     let again = self.create(Made { key, ..n });
-                    vec![
-                        Round::Send(vec![first]),
-                        Round::Advance(by),
-                        Round::Send(vec![again]),
-                    ]
+                    apart(first, by, again)
                 }
                 (30 | 33, _) if self.a.clock && self.rng.chance(500) => {
                     // A card retry after expires_at (CARD-RETRY, EXPIRY-01).
@@ -432,11 +428,7 @@ impl Gen<'_> {
                         order: n.order,
                         card: CardOutcome::Approve,
                     });
-                    vec![
-                        Round::Send(vec![first]),
-                        Round::Advance(Millis::hours(25)),
-                        Round::Send(vec![retry]),
-                    ]
+                    apart(first, Millis::hours(25), retry)
                 }
                 (30 | 33, _) if self.a.clock => {
                     // An unanswered charge past the automatic query window (RES-03).
@@ -446,11 +438,7 @@ impl Gen<'_> {
                     let by =
                         self.rng
                             .pick(&[Millis::mins(30), Millis::hours(2), Millis::hours(25)]);
-                    vec![
-                        Round::Send(vec![first]),
-                        Round::Advance(by),
-                        Round::Send(vec![get]),
-                    ]
+                    apart(first, by, get)
                 }
                 (100, Some(m)) if m.currency == "USD" => {
                     // CKO-01: a new key, the same order number, amount and currency: a new
@@ -534,6 +522,15 @@ fn sanitize(r: &mut Req, a: &Alphabet) {
     if !a.keys.contains(&r.key_of) {
         r.key_of = 1;
     }
+}
+
+/// A request, the target's clock moved `by`, then another.
+fn apart(first: Req, by: Millis, then: Req) -> Vec<Round> {
+    vec![
+        Round::Send(vec![first]),
+        Round::Advance(by),
+        Round::Send(vec![then]),
+    ]
 }
 
 /// Requests sent one after another: a round each.
