@@ -122,38 +122,36 @@ pub const TIME_FIELDS: &[&str] = &["expires_at"];
 /// rewritten as RFC 3339 UTC (`2026-12-02T10:00:00.000Z`) at `origin_ms` (Unix time of
 /// the world's 0) plus it. The model keeps milliseconds; only the edge writes dates.
 pub fn edge_times(value: &mut serde_json::Value, origin_ms: i64) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                match v.as_u64() {
-                    Some(ms) if TIME_FIELDS.contains(&k.as_str()) => {
-                        let at = origin_ms.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
-                        *v = serde_json::Value::String(crate::utc::iso_ms(at));
-                    }
-                    _ => edge_times(v, origin_ms),
-                }
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| edge_times(v, origin_ms)),
-        _ => {}
-    }
+    times(value, &|v| {
+        let ms = i64::try_from(v.as_u64()?).unwrap_or(i64::MAX);
+        Some(crate::utc::iso_ms(origin_ms.saturating_add(ms)).into())
+    });
 }
 
 /// [`edge_times`] undone: every time field written as a date, back to the world's
 /// milliseconds from `origin_ms` (never below 0); a date that does not parse is left.
 pub fn model_times(value: &mut serde_json::Value, origin_ms: i64) {
+    times(value, &|v| {
+        let at = v.as_str().and_then(crate::utc::parse_ms)?;
+        Some(at.saturating_sub(origin_ms).max(0).into())
+    });
+}
+
+/// Every time field at any depth that `to` rewrites, rewritten; the others left.
+fn times(
+    value: &mut serde_json::Value,
+    to: &impl Fn(&serde_json::Value) -> Option<serde_json::Value>,
+) {
     match value {
         serde_json::Value::Object(map) => {
             for (k, v) in map.iter_mut() {
-                match v.as_str().and_then(crate::utc::parse_ms) {
-                    Some(at) if TIME_FIELDS.contains(&k.as_str()) => {
-                        *v = serde_json::Value::from(at.saturating_sub(origin_ms).max(0));
-                    }
-                    _ => model_times(v, origin_ms),
+                match to(v).filter(|_| TIME_FIELDS.contains(&k.as_str())) {
+                    Some(rewritten) => *v = rewritten,
+                    None => times(v, to),
                 }
             }
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| model_times(v, origin_ms)),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| times(v, to)),
         _ => {}
     }
 }

@@ -257,7 +257,7 @@ pub fn unknown_refund(slot: u8) -> String {
 }
 
 /// The HTTP request: method, path and query, headers, JSON body.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Http {
     pub method: &'static str,
     pub target: String,

@@ -403,10 +403,8 @@ impl Walk<'_> {
                     .map_err(|e| format!("{here}: {e}"))?;
             }
             Judge::Code => {
-                let (Some(wc), Some(gc)) = (wv.as_str(), gv.as_str()) else {
-                    return Err(format!("{here} is {gv} where the model answers {wv}"));
-                };
-                if !self.dialect.refusal_matches(wc, gc) {
+                let (wc, gc) = (wv.as_str(), gv.as_str());
+                if !matches!((wc, gc), (Some(w), Some(g)) if self.dialect.refusal_matches(w, g)) {
                     return Err(format!("{here} is {gv} where the model answers {wv}"));
                 }
             }

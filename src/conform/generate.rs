@@ -113,6 +113,11 @@ impl Gen<'_> {
         let key = self.key();
         self.req(1, KeyUse::Slot(key), op)
     }
+    /// A confirm of order slot `order` with `card` under key slot `key`, as `ak_1`.
+    fn confirm(&mut self, key: u8, order: u8, card: CardOutcome) -> Req {
+        self.req(1, KeyUse::Slot(key), Op::Confirm { order, card })
+    }
+
     /// A GET (no key), as `ak_1`.
     fn get(&mut self, op: Op) -> Req {
         self.req(1, KeyUse::Missing, op)
@@ -204,14 +209,7 @@ impl Gen<'_> {
                     } else {
                         self.key()
                     };
-                    one(self.req(
-                        1,
-                        KeyUse::Slot(key),
-                        Op::Confirm {
-                            order: m.order,
-                            card,
-                        },
-                    ))
+                    one(self.confirm(key, m.order, card))
                 }
                 (13, Some(m)) => one(self.new_key(Op::Cancel { order: m.order })),
                 (14, _) => {
@@ -343,22 +341,8 @@ impl Gen<'_> {
                             let (a1, a2) = (self.create(n1), self.create(n2));
                             let card = self.card();
                             let key = self.key();
-                            let c1 = self.req(
-                                1,
-                                KeyUse::Slot(key),
-                                Op::Confirm {
-                                    order: n1.order,
-                                    card,
-                                },
-                            );
-                            let c2 = self.req(
-                                1,
-                                KeyUse::Slot(key),
-                                Op::Confirm {
-                                    order: n2.order,
-                                    card,
-                                },
-                            );
+                            let c1 = self.confirm(key, n1.order, card);
+                            let c2 = self.confirm(key, n2.order, card);
                             seq(vec![a1, a2, c1, c2])
                         }
                     }
@@ -409,11 +393,7 @@ impl Gen<'_> {
                         } else {
                             self.card()
                         };
-                        let confirm = Op::Confirm {
-                            order: n.order,
-                            card,
-                        };
-                        v.push(self.req(1, KeyUse::Slot(key), confirm));
+                        v.push(self.confirm(key, n.order, card));
                     }
                     seq(v)
                 }
@@ -433,11 +413,7 @@ impl Gen<'_> {
                         self.key()
                     };
                     let again = self.create(Made { key, ..n });
-                    vec![
-                        Round::Send(vec![first]),
-                        Round::Advance(by),
-                        Round::Send(vec![again]),
-                    ]
+                    apart(first, by, again)
                 }
                 (30 | 33, _) if self.a.clock && self.rng.chance(500) => {
                     // A card retry after expires_at (CARD-RETRY, EXPIRY-01).
@@ -452,11 +428,7 @@ impl Gen<'_> {
                         order: n.order,
                         card: CardOutcome::Approve,
                     });
-                    vec![
-                        Round::Send(vec![first]),
-                        Round::Advance(Millis::hours(25)),
-                        Round::Send(vec![retry]),
-                    ]
+                    apart(first, Millis::hours(25), retry)
                 }
                 (30 | 33, _) if self.a.clock => {
                     // An unanswered charge past the automatic query window (RES-03).
@@ -466,11 +438,7 @@ impl Gen<'_> {
                     let by =
                         self.rng
                             .pick(&[Millis::mins(30), Millis::hours(2), Millis::hours(25)]);
-                    vec![
-                        Round::Send(vec![first]),
-                        Round::Advance(by),
-                        Round::Send(vec![get]),
-                    ]
+                    apart(first, by, get)
                 }
                 (100, Some(m)) if m.currency == "USD" => {
                     // CKO-01: a new key, the same order number, amount and currency: a new
@@ -554,6 +522,15 @@ fn sanitize(r: &mut Req, a: &Alphabet) {
     if !a.keys.contains(&r.key_of) {
         r.key_of = 1;
     }
+}
+
+/// A request, the target's clock moved `by`, then another.
+fn apart(first: Req, by: Millis, then: Req) -> Vec<Round> {
+    vec![
+        Round::Send(vec![first]),
+        Round::Advance(by),
+        Round::Send(vec![then]),
+    ]
 }
 
 /// Requests sent one after another: a round each.

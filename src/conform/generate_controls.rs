@@ -61,14 +61,7 @@ impl Gen<'_> {
             let made = self.create(n);
             let key = self.key();
             let card = self.card();
-            let confirm = self.req(
-                1,
-                KeyUse::Slot(key),
-                Op::Confirm {
-                    order: n.order,
-                    card,
-                },
-            );
+            let confirm = self.confirm(key, n.order, card);
             return vec![
                 Round::Send(vec![made]),
                 on,

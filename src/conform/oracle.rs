@@ -12,17 +12,19 @@ use super::case::{self, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 use super::profile::CardOutcome;
 use super::readings::{Pins, Reading, Taken};
+use super::wire::WireReply;
 use crate::http_map;
-use payhub_model::cards;
+use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request};
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_properties::World;
-use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
+use payhub_sim::network::{MsgId, Payload};
 use payhub_sim::worlds::{self, node_of};
 use payhub_sim::{Budget, Choice, WorldConfig};
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// One model state.
 #[derive(Clone, Debug)]
@@ -48,13 +50,42 @@ pub enum Seen {
     Any,
 }
 
-/// One request of a round with what was seen of it; `after`: sent only once that
-/// request of the round is done (a duplicate's second copy).
+impl Seen {
+    /// The answer in the contract's notation, as the report prints it.
+    pub fn text(&self) -> String {
+        match self {
+            Seen::Answer(o) => o.notation(),
+            Seen::Unknown => "(no answer: connection reset or timeout)".into(),
+            Seen::NotSent => "(connection reset before forwarding)".into(),
+            Seen::Any => "(any)".into(),
+        }
+    }
+}
+
+/// One request of a round as the proxy carried it, which both judges read: the case's
+/// request and what the oracle saw of it; the request as it went on the wire, when it
+/// was sent and closed, and the answer as read (`None`: none came), which the registry
+/// records ([`super::record`]). `after`: sent only once that request of the round is
+/// done (a duplicate's second copy).
 #[derive(Clone, Debug)]
 pub struct Sent {
     pub req: Req,
     pub seen: Seen,
     pub after: Option<usize>,
+    pub http: case::Http,
+    pub at: (Instant, Instant),
+    pub reply: Option<WireReply>,
+}
+
+impl Sent {
+    /// The request in the contract's notation, with its key and fault, as the report
+    /// prints it.
+    pub fn request_line(&self) -> String {
+        match self.after {
+            None => case::line(&self.req, &self.http),
+            Some(_) => format!("{}  (the proxy's second copy)", self.http.notation()),
+        }
+    }
 }
 
 /// The oracle's settings from the profile and the command line.
@@ -147,6 +178,13 @@ struct Ex {
     sent: Option<(MsgId, RequestId)>,
     delivered: bool,
     done: bool,
+}
+
+impl Ex {
+    /// Delivered and done with: its answer read, or it executed nowhere.
+    fn finish(&mut self) {
+        (self.delivered, self.done) = (true, true);
+    }
 }
 
 #[derive(Clone)]
@@ -301,16 +339,22 @@ impl Oracle {
         RoundVerdict::Conforms
     }
 
-    /// The model's own run of a round of requests from the first state: the choices
-    /// of that state and of one path through the round (for the what-if script).
-    pub fn model_run(&self, names: &Names, refs: &TargetRefs, reqs: &[Req]) -> Option<Vec<Choice>> {
+    /// The model's own run of a round's requests (those of the case, not a duplicate's
+    /// second copy) from the first state: the choices of that state and of one path
+    /// through the round (for the what-if script).
+    pub fn model_run(
+        &self,
+        names: &Names,
+        refs: &TargetRefs,
+        sent: &[Sent],
+    ) -> Option<Vec<Choice>> {
         let st = self.states.first()?.clone();
-        let sent: Vec<Sent> = reqs
+        let sent: Vec<Sent> = sent
             .iter()
-            .map(|r| Sent {
-                req: *r,
+            .filter(|s| s.after.is_none())
+            .map(|s| Sent {
                 seen: Seen::Any,
-                after: None,
+                ..s.clone()
             })
             .collect();
         let mut misses = Vec::new();
@@ -368,15 +412,11 @@ impl Oracle {
                 done: matches!(s.seen, Seen::NotSent),
             })
             .collect();
-        let acquirer = &st.world.acquirer;
-        let card_of = |a| acquirer.charges.get(&a).map(|c| c.card);
+        let link = st.world.link.iter();
         let backlog = Arc::new(
-            st.world
-                .link
-                .iter()
-                .filter(|(_, m)| !matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c, card_of)))
+            link.filter(|(_, m)| !is_slow(&st.world, m))
                 .map(|(m, _)| m)
-                .collect::<Vec<_>>(),
+                .collect(),
         );
         let mut stack = vec![Node { st, ex, backlog }];
         let mut visited: HashSet<u64> = HashSet::new();
@@ -523,24 +563,16 @@ impl Oracle {
                 let Some((msg, response)) = answer_in_flight(&node.st.world, id) else {
                     continue;
                 };
-                match &one.seen {
-                    Seen::Answer(obs) => {
-                        let shown = shown_by(&one.req, &response, obs);
-                        self.compare(&mut node.st, (i, &one.req), &response, obs, shown)?;
-                        self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
-                            .map_err(Miss::World)?;
-                    }
-                    Seen::Any => {
-                        self.apply(&mut node.st, Choice::Deliver { msg, branch: None })
-                            .map_err(Miss::World)?;
-                    }
-                    Seen::Unknown | Seen::NotSent => {
-                        self.apply(&mut node.st, Choice::Drop { msg })
-                            .map_err(Miss::World)?;
-                    }
+                if let Seen::Answer(obs) = &one.seen {
+                    let shown = shown_by(&one.req, &response, obs);
+                    self.compare(&mut node.st, (i, &one.req), &response, obs, shown)?;
                 }
-                node.ex[i].done = true;
-                node.ex[i].delivered = true;
+                let choice = match one.seen {
+                    Seen::Answer(_) | Seen::Any => Choice::Deliver { msg, branch: None },
+                    Seen::Unknown | Seen::NotSent => Choice::Drop { msg },
+                };
+                self.apply(&mut node.st, choice).map_err(Miss::World)?;
+                node.ex[i].finish();
                 moved = true;
             }
             let ours: Vec<RequestId> = node.ex.iter().filter_map(|e| e.sent.map(|s| s.1)).collect();
@@ -597,8 +629,7 @@ impl Oracle {
         // The request as the model's reading of the target's answer has it; `None`: a
         // reading under which it executed nowhere.
         let Some(req) = self.as_read(&mut node.st, i, s).map_err(Miss::Answer)? else {
-            node.ex[i].done = true;
-            node.ex[i].delivered = true;
+            node.ex[i].finish();
             return Ok(());
         };
         let side = ModelSide {
@@ -622,8 +653,7 @@ impl Oracle {
                         .then_some(Reading::FieldsRefused);
                     self.compare(&mut node.st, (i, &s.req), &response, obs, shown)?;
                 }
-                node.ex[i].done = true;
-                node.ex[i].delivered = true;
+                node.ex[i].finish();
             }
             Ok(request) => {
                 let merchant = node_of(request.api_key);
@@ -635,16 +665,7 @@ impl Oracle {
                     },
                 )
                 .map_err(Miss::World)?;
-                let newest = node
-                    .st
-                    .world
-                    .net
-                    .iter()
-                    .filter_map(|(msg, p)| match p {
-                        Payload::Request { id, .. } => Some((msg, *id)),
-                        _ => None,
-                    })
-                    .last()
+                let newest = newest_request(&node.st.world)
                     .ok_or_else(|| Miss::World("the sent request is not in flight".into()))?;
                 node.ex[i].sent = Some(newest);
             }
@@ -658,15 +679,6 @@ enum Miss {
     Answer(String),
     /// The model itself failed (a bug of the harness): the run is incomplete.
     World(String),
-}
-
-fn answer_in_flight(w: &World, id: RequestId) -> Option<(MsgId, ApiResponse)> {
-    w.net.iter().find_map(|(msg, p)| match p {
-        Payload::Response {
-            id: to, response, ..
-        } if *to == id => Some((msg, response.clone())),
-        _ => None,
-    })
 }
 
 /// Whether a round sends more than one request at once.

@@ -2,6 +2,7 @@
 //! the exploration, stray drops, and deduplication of states.
 
 use super::*;
+use payhub_sim::network::UpstreamMsg;
 
 /// What kind of upstream move: its place in the exploration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,18 +47,13 @@ pub(super) fn link_moves(w: &World) -> Vec<(Choice, LinkMove)> {
 /// [`link_moves`] but those on messages of `backlog` (the upstream's work from before
 /// the round, whose progress the round's start already chose).
 pub(super) fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, LinkMove)> {
-    let acquirer = &w.acquirer;
-    let card_of = |a| acquirer.charges.get(&a).map(|c| c.card);
     w.link
         .iter()
         .filter(|(msg, _)| !backlog.contains(msg))
         .map(|(msg, m)| match m {
             UpstreamMsg::Call(call) => (
-                Choice::Acquire {
-                    msg,
-                    decision: cards::decision(call, card_of),
-                },
-                if cards::is_slow(call, card_of) {
+                acquire(w, msg, call),
+                if is_slow(w, m) {
                     LinkMove::SlowCharge
                 } else if matches!(call, payhub_model::UpstreamCall::Charge { .. }) {
                     LinkMove::Charge

@@ -88,13 +88,7 @@ impl Oracle {
         let mut out = Vec::new();
         let status = obs.map(|o| o.status);
         let code = obs.and_then(|o| o.body.pointer("/error/code").and_then(|c| c.as_str()));
-        let theirs = self
-            .settings
-            .dialect
-            .error_codes
-            .get(code.unwrap_or(""))
-            .map(String::as_str)
-            .or(code);
+        let theirs = code.map(|c| self.settings.dialect.model_code(c));
         if processing(w, &request.endpoint)
             && status == Some(409)
             && theirs == Some("payment_in_progress")

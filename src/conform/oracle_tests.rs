@@ -65,10 +65,14 @@ fn sandbox(planted: Planted) -> Sandbox {
 }
 
 fn sent(req: Req, seen: Seen) -> Vec<Sent> {
+    let now = std::time::Instant::now();
     vec![Sent {
         req,
         seen,
         after: None,
+        http: Default::default(),
+        at: (now, now),
+        reply: None,
     }]
 }
 
@@ -132,7 +136,9 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
     ));
     // The rules of the model's own run of the breaking round are those its what-if
     // script applies when run: the conflict's (KEY-03) last.
-    let tape = o.model_run(&names, &refs, &[changed]).unwrap();
+    let tape = o
+        .model_run(&names, &refs, &sent(changed, Seen::Any))
+        .unwrap();
     let rules = crate::conform::report::rules_of(&tape);
     let script = payhub_sim::script::script_from_tape(&model_config(), &tape, None, "t").unwrap();
     let parsed = payhub_sim::script::parse(

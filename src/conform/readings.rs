@@ -121,6 +121,47 @@ pub enum Reading {
     SessionRefused,
 }
 
+/// Each reading in the order of [`Reading`]: its profile name (unique within its point)
+/// and what a platform that takes it does.
+#[rustfmt::skip]
+const READINGS: [(Reading, &str, &str); 25] = {
+    use Reading::*;
+    [
+        (FieldsRefused, "refused", "a body field the endpoint does not name refused (400 invalid_request)"),
+        (FieldsIgnored, "ignored", "a body field the endpoint does not name ignored (the request served without it)"),
+        (LimitEveryRequest, "every_request", "a rate-limited merchant's every request answered 429"),
+        (LimitPostsOnly, "posts_only", "a rate-limited merchant's POSTs answered 429, its queries served"),
+        (CancelAccepted, "accepted", "a cancel of a processing Payment accepted (200 or 202)"),
+        (CancelInProgress, "payment_in_progress",
+            "a cancel of a processing Payment refused (409 payment_in_progress), nothing executed"),
+        (PauseNewTransactions, "new_transactions",
+            "a paused channel answers 503 to creates, confirms and checkout sessions"),
+        (PauseCreatesOnly, "creates_only",
+            "a paused channel answers 503 to creates only; confirms and sessions served"),
+        (KeyAnyCharacter, "any_character", "an Idempotency-Key of 1–255 characters of any kind accepted"),
+        (KeyPrintableAscii, "printable_ascii",
+            "an Idempotency-Key outside printable ASCII refused (400), nothing executed"),
+        (SwitchFirst, "switch_first", "a rate limit or pause answered before the request's own refusal"),
+        (RefusalFirst, "refusal_first", "the request's own refusal (4xx) answered before a rate limit or pause"),
+        (PauseBeforeLookup, "pause_before_lookup",
+            "a paused channel checked before the Payment is looked up (503, not 404)"),
+        (ModelCodes, "model_codes", "refusals the contract does not name use the model's codes"),
+        (OwnCodes, "own_codes",
+            "refusals the contract does not name use codes of the platform's own (same status class)"),
+        (No503RetryAfter, "absent", "a 503 without Retry-After"),
+        (With503RetryAfter, "present", "a 503 with Retry-After"),
+        (Seconds429, "seconds", "a 429 with Retry-After in seconds (from 1)"),
+        (Zero429, "zero", "a 429 with Retry-After: 0 (retry at once)"),
+        (Absent429, "absent", "a 429 without Retry-After (the reference code's backoff decides)"),
+        (HttpDate429, "http_date", "a 429 with Retry-After as an HTTP date (the reference code's backoff decides)"),
+        (UnknownAs202, "accepted_202", "an upstream without a definite answer told as 202"),
+        (UnknownAs500, "internal_error_500",
+            "an upstream without a definite answer told as 500 internal_error, not 202"),
+        (SessionForClosed, "new_session", "a new checkout session for a Payment no longer open granted (201)"),
+        (SessionRefused, "refused", "a new checkout session for a Payment no longer open refused"),
+    ]
+};
+
 impl Reading {
     pub fn point(self) -> Point {
         Point::all()
@@ -128,88 +169,18 @@ impl Reading {
             .unwrap_or(Point::UnnamedFields)
     }
 
+    fn row(self) -> &'static (Reading, &'static str, &'static str) {
+        &READINGS[self as usize]
+    }
+
     /// The profile's name for it (unique within its point).
     pub fn name(self) -> &'static str {
-        use Reading::*;
-        match self {
-            FieldsRefused => "refused",
-            FieldsIgnored => "ignored",
-            LimitEveryRequest => "every_request",
-            LimitPostsOnly => "posts_only",
-            CancelAccepted => "accepted",
-            CancelInProgress => "payment_in_progress",
-            PauseNewTransactions => "new_transactions",
-            PauseCreatesOnly => "creates_only",
-            KeyAnyCharacter => "any_character",
-            KeyPrintableAscii => "printable_ascii",
-            SwitchFirst => "switch_first",
-            RefusalFirst => "refusal_first",
-            PauseBeforeLookup => "pause_before_lookup",
-            ModelCodes => "model_codes",
-            OwnCodes => "own_codes",
-            No503RetryAfter => "absent",
-            With503RetryAfter => "present",
-            Seconds429 => "seconds",
-            Zero429 => "zero",
-            Absent429 => "absent",
-            HttpDate429 => "http_date",
-            UnknownAs202 => "accepted_202",
-            UnknownAs500 => "internal_error_500",
-            SessionForClosed => "new_session",
-            SessionRefused => "refused",
-        }
+        self.row().1
     }
 
     /// What a platform that takes it does.
     pub fn text(self) -> &'static str {
-        use Reading::*;
-        match self {
-            FieldsRefused => {
-                "a body field the endpoint does not name refused (400 invalid_request)"
-            }
-            FieldsIgnored => {
-                "a body field the endpoint does not name ignored (the request served without it)"
-            }
-            LimitEveryRequest => "a rate-limited merchant's every request answered 429",
-            LimitPostsOnly => "a rate-limited merchant's POSTs answered 429, its queries served",
-            CancelAccepted => "a cancel of a processing Payment accepted (200 or 202)",
-            CancelInProgress => {
-                "a cancel of a processing Payment refused (409 payment_in_progress), nothing executed"
-            }
-            PauseNewTransactions => {
-                "a paused channel answers 503 to creates, confirms and checkout sessions"
-            }
-            PauseCreatesOnly => {
-                "a paused channel answers 503 to creates only; confirms and sessions served"
-            }
-            KeyAnyCharacter => "an Idempotency-Key of 1–255 characters of any kind accepted",
-            KeyPrintableAscii => {
-                "an Idempotency-Key outside printable ASCII refused (400), nothing executed"
-            }
-            SwitchFirst => "a rate limit or pause answered before the request's own refusal",
-            RefusalFirst => "the request's own refusal (4xx) answered before a rate limit or pause",
-            PauseBeforeLookup => {
-                "a paused channel checked before the Payment is looked up (503, not 404)"
-            }
-            ModelCodes => "refusals the contract does not name use the model's codes",
-            OwnCodes => {
-                "refusals the contract does not name use codes of the platform's own (same status class)"
-            }
-            No503RetryAfter => "a 503 without Retry-After",
-            With503RetryAfter => "a 503 with Retry-After",
-            Seconds429 => "a 429 with Retry-After in seconds (from 1)",
-            Zero429 => "a 429 with Retry-After: 0 (retry at once)",
-            Absent429 => "a 429 without Retry-After (the reference code's backoff decides)",
-            HttpDate429 => {
-                "a 429 with Retry-After as an HTTP date (the reference code's backoff decides)"
-            }
-            UnknownAs202 => "an upstream without a definite answer told as 202",
-            UnknownAs500 => {
-                "an upstream without a definite answer told as 500 internal_error, not 202"
-            }
-            SessionForClosed => "a new checkout session for a Payment no longer open granted (201)",
-            SessionRefused => "a new checkout session for a Payment no longer open refused",
-        }
+        self.row().2
     }
 
     /// Whether it is the model's own reading (the one `model/ASSUMPTIONS.md` describes).
@@ -318,6 +289,9 @@ mod tests {
 
     #[test]
     fn every_reading_has_one_point_and_names_are_unique_per_point() {
+        for (i, row) in READINGS.iter().enumerate() {
+            assert_eq!(row.0 as usize, i, "READINGS is in the order of Reading");
+        }
         for (i, p) in Point::all().enumerate() {
             assert_eq!(p as usize, i, "POINTS is in the order of Point");
             let names: std::collections::BTreeSet<_> =

@@ -7,29 +7,17 @@
 //! `--har DIR` it is also written as one (`seed-N.har`), card numbers redacted, so that
 //! `check-log --profile` judges it again.
 
-use super::case::Http;
 use super::clock::TargetClock;
-use super::wire::WireReply;
+use super::oracle::{Seen, Sent};
 use crate::check_log::entry::{Entry, Label, Reply, bearer};
 use crate::check_log::feed::Feed;
 use crate::check_log::keys::Keys;
 use crate::check_log::profile::{CardReading, LogProfile};
-use payhub_properties::facts::wire::Seen;
+use payhub_properties::facts::wire::Seen as WireSeen;
 use payhub_properties::verdict::Verdict;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Instant;
-
-/// One exchange as conform saw it: the request as sent, the answer as read (`None`: no
-/// answer, an unknown outcome), and the exchange in the contract's notation.
-#[derive(Clone, Debug)]
-pub struct Recorded {
-    pub sent: Instant,
-    pub closed: Instant,
-    pub http: Http,
-    pub reply: Option<WireReply>,
-    pub line: String,
-}
 
 /// The record of one case, judged when it ends.
 pub struct Recorder {
@@ -100,29 +88,35 @@ impl Recorder {
         })
     }
 
-    /// Records a round's exchanges, stamped on `clock` before its next move.
-    pub fn round(&mut self, clock: &TargetClock, mut exchanges: Vec<Recorded>) {
-        exchanges.sort_by_key(|e| e.sent);
-        let instants: Vec<Instant> = exchanges.iter().flat_map(|e| [e.sent, e.closed]).collect();
+    /// Records a round's exchanges that reached the target (all but a reset before
+    /// forwarding), stamped on `clock` before its next move.
+    pub fn round(&mut self, clock: &TargetClock, sent: &[Sent]) {
+        let mut exchanges: Vec<&Sent> = sent
+            .iter()
+            .filter(|s| !matches!(s.seen, Seen::NotSent))
+            .collect();
+        exchanges.sort_by_key(|e| e.at.0);
+        let instants: Vec<Instant> = exchanges.iter().flat_map(|e| [e.at.0, e.at.1]).collect();
         let stamps = self.stamps.stamp(clock, &instants);
         for e in exchanges {
-            let started_ms = stamps[&e.sent];
-            let duration_ms = u64::try_from(stamps[&e.closed] - started_ms).unwrap_or(0);
+            let started_ms = stamps[&e.at.0];
+            let duration_ms = u64::try_from(stamps[&e.at.1] - started_ms).unwrap_or(0);
             if let Some(har) = &mut self.har {
-                har.push(har_entry(&e, started_ms, duration_ms, &self.cards));
+                har.push(har_entry(e, started_ms, duration_ms, &self.cards));
             }
-            self.lines.push(e.line);
+            let line = format!("{}  →  {}", e.request_line(), e.seen.text());
+            self.lines.push(line);
             let entry = Entry {
                 label: Label::Exchange(self.lines.len() as u64),
                 started_ms,
                 duration_ms,
                 http: e.http.request(),
                 api_key: bearer(&e.http.authorization),
-                outcome: match e.reply {
+                outcome: match &e.reply {
                     Some(r) => Reply::Answered {
                         status: r.status,
                         retry_after_s: crate::retry_after::seconds(r.header("retry-after")),
-                        body: Some(r.body.into_bytes()),
+                        body: Some(r.body.clone().into_bytes()),
                     },
                     None => Reply::NoAnswer,
                 },
@@ -139,7 +133,7 @@ impl Recorder {
             self.feed.skips.push(disorder);
         }
         self.feed.finish();
-        let name = |s: &Seen| format!("exchange {} at +{}", s.id.0, s.sent);
+        let name = |s: &WireSeen| format!("exchange {} at +{}", s.id.0, s.sent);
         CaseVerdicts {
             verdicts: self.feed.verdicts(&name),
             judged: self.feed.judged,
@@ -159,7 +153,7 @@ impl Recorder {
 
 /// One exchange as a HAR entry: the request as sent (a card number in the body
 /// redacted), the answer as read, or status 0 with `_error` when none came.
-fn har_entry(e: &Recorded, started_ms: i64, time: u64, cards: &CardReading) -> Value {
+fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value {
     use crate::serve::har::{no_response, request_entry, response_entry};
     let pair = |n: &str, v: &str| json!({"name": n, "value": v});
     let h = &e.http;
@@ -201,6 +195,7 @@ fn har_entry(e: &Recorded, started_ms: i64, time: u64, cards: &CardReading) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conform::wire::WireReply;
     use payhub_properties::verdict::Status;
 
     const CREATE: &str =
@@ -216,11 +211,20 @@ mod tests {
         }
     }
 
-    fn create(answer: (u16, &str)) -> Recorded {
+    fn create(answer: (u16, &str)) -> Sent {
+        use crate::conform::case::{Fault, Http, KeyUse, Op, Req};
         let now = Instant::now();
-        Recorded {
-            sent: now,
-            closed: now,
+        Sent {
+            req: Req {
+                key_of: 1,
+                key: KeyUse::Slot(1),
+                op: Op::approved(1),
+                fault: Fault::None,
+                rotation: 0,
+            },
+            seen: Seen::Any,
+            after: None,
+            at: (now, now),
             http: Http {
                 method: "POST",
                 target: "/v1/payments".into(),
@@ -229,7 +233,6 @@ mod tests {
                 body: Some(CREATE.into()),
             },
             reply: Some(reply(answer)),
-            line: "POST /v1/payments K-1".into(),
         }
     }
 
@@ -248,7 +251,7 @@ mod tests {
         };
         record.round(
             &TargetClock::new(),
-            vec![
+            &[
                 with(r#"{"amount":1,"card":"4242424242424242"}"#),
                 with(r#"{"amount":1,"card":"A"}"#),
                 with("card=4242424242424242"),
@@ -271,9 +274,9 @@ mod tests {
                 .unwrap();
         let clock = TargetClock::new();
         let mut record = Recorder::new(&profile, false).unwrap();
-        record.round(&clock, vec![create((201, PAYMENT))]);
+        record.round(&clock, &[create((201, PAYMENT))]);
         clock.moved(moved_ms);
-        record.round(&clock, vec![create((409, ORDER_TAKEN))]);
+        record.round(&clock, &[create((409, ORDER_TAKEN))]);
         let judged = record.judge();
         assert_eq!(judged.judged, 2);
         judged
@@ -303,8 +306,8 @@ mod tests {
         let mut record = Recorder::new(&profile, false).unwrap();
         let mut create_1 = create((0, ""));
         create_1.reply = first.map(reply);
-        record.round(&clock, vec![create_1]);
-        record.round(&clock, vec![create((201, PAYMENT))]);
+        record.round(&clock, &[create_1]);
+        record.round(&clock, &[create((201, PAYMENT))]);
         let judged = record.judge();
         judged
             .verdicts
@@ -327,11 +330,11 @@ mod tests {
         let t = Instant::now();
         let us = std::time::Duration::from_micros;
         let mut executor = create((201, PAYMENT));
-        (executor.sent, executor.closed) = (t, t + us(300));
+        executor.at = (t, t + us(300));
         let mut waiter = create((200, PAYMENT));
-        (waiter.sent, waiter.closed) = (t + us(100), t + us(200));
+        waiter.at = (t + us(100), t + us(200));
         let mut record = Recorder::new(&profile, false).unwrap();
-        record.round(&clock, vec![waiter, executor]);
+        record.round(&clock, &[waiter, executor]);
         let judged = record.judge();
         let status = |name: &str| {
             judged

@@ -8,7 +8,7 @@ use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
 use super::readings::Reading;
-use super::record::{CaseVerdicts, Recorded, Recorder};
+use super::record::{CaseVerdicts, Recorder};
 use super::wire::{self, WireError, WireReply, WireRequest};
 use payhub_sim::Choice;
 use std::time::{Duration, Instant};
@@ -315,6 +315,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
             .map(|s| s.tape.clone())
             .unwrap_or_default();
         let round_refs = refs.clone();
+        let mut sent = Vec::new();
         let verdict = match round {
             Round::Advance(by) => {
                 let Some(advance) = &t.profile.profile.clock.advance else {
@@ -340,10 +341,18 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 oracle.control(*s)
             }
             Round::Send(reqs) => {
-                let (sent, recorded) =
-                    send_round(t, &names, &refs, reqs, ri, &mut exchanges, &mut failed).await?;
+                sent = send_round(t, &names, &refs, reqs, ri, &mut failed).await?;
                 sent_n += sent.len();
-                record.round(&t.clock, recorded);
+                record.round(&t.clock, &sent);
+                // As the report prints them: each request, then its second copy.
+                for (i, s) in sent.iter().enumerate().filter(|(_, s)| s.after.is_none()) {
+                    let copies = sent.iter().filter(|x| x.after == Some(i));
+                    exchanges.extend(std::iter::once(s).chain(copies).map(|s| Exchange {
+                        round: ri,
+                        request: s.request_line(),
+                        answer: s.seen.text(),
+                    }));
+                }
                 for s in &sent {
                     if let Seen::Answer(o) = &s.seen {
                         refs.learn(t.settings.namespace(s.req.key_of), &o.body);
@@ -356,7 +365,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
             RoundVerdict::Conforms => {}
             RoundVerdict::Broken { allowed } => {
                 let tape = match round {
-                    Round::Send(reqs) => oracle.model_run(&names, &round_refs, reqs),
+                    Round::Send(_) => oracle.model_run(&names, &round_refs, &sent),
                     Round::Advance(_) | Round::Control(_) => None,
                 };
                 outcome = CaseOutcome::Violation {
@@ -391,17 +400,16 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
 }
 
 /// Sends a round's requests at once and reads what came of each (a duplicate's second
-/// copy as a request of its own, sent after the first), with the exchanges the target
-/// saw for the registry ([`super::record`]).
+/// copy as a request of its own, sent after the first): one [`Sent`] each, which the
+/// oracle and the registry ([`super::record`]) both read.
 async fn send_round(
     t: &Target,
     names: &Names,
     refs: &TargetRefs,
     reqs: &[case::Req],
     ri: usize,
-    exchanges: &mut Vec<Exchange>,
     failed: &mut Vec<String>,
-) -> Result<(Vec<Sent>, Vec<Recorded>), String> {
+) -> Result<Vec<Sent>, String> {
     let mut tasks = tokio::task::JoinSet::new();
     let mut https = Vec::new();
     for (i, req) in reqs.iter().enumerate() {
@@ -445,22 +453,6 @@ async fn send_round(
     }
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
-    let mut recorded = Vec::new();
-    // An answer read: what the oracle saw, the exchange printed and, if `record`, recorded.
-    let mut read = |http: &case::Http, fault, request, result: Result<_, _>, times, record| {
-        let reply = result.as_ref().ok().cloned();
-        let seen = seen_of(t, fault, result, http)?;
-        let exchange = Exchange {
-            round: ri,
-            request,
-            answer: seen_text(&seen),
-        };
-        if record {
-            recorded.push(recorded_of(http, times, reply, &exchange));
-        }
-        exchanges.push(exchange);
-        Ok::<Seen, String>(seen)
-    };
     for (i, req) in reqs.iter().enumerate() {
         let (http, tag) = &https[i];
         let now = Instant::now();
@@ -477,14 +469,7 @@ async fn send_round(
             // The first copy's answer came back before the proxy sent the second.
             closed = closed.min(s.sent);
         }
-        let line = case::line(req, http);
-        let record = req.fault != Fault::ResetBefore;
-        let seen = read(http, req.fault, line, result, (at, closed), record)?;
-        sent.push(Sent {
-            req: *req,
-            seen,
-            after: None,
-        });
+        sent.push(sent_of(t, *req, None, http, (at, closed), result)?);
         if req.fault == Fault::Duplicate {
             let (times, second) = match second {
                 Some(s) => ((s.sent, s.answered), s.reply),
@@ -493,21 +478,15 @@ async fn send_round(
             if let Err(e) = &second {
                 failed.push(format!("{} (its second copy): {e}", http.notation()));
             }
-            let line = format!("{}  (the proxy's second copy)", http.notation());
-            let seen = read(http, Fault::None, line, second, times, true)?;
             let copy = case::Req {
                 fault: Fault::None,
                 ..*req
             };
-            seconds.push(Sent {
-                req: copy,
-                seen,
-                after: Some(i),
-            });
+            seconds.push(sent_of(t, copy, Some(i), http, times, second)?);
         }
     }
     sent.extend(seconds);
-    Ok((sent, recorded))
+    Ok(sent)
 }
 
 /// Why the target failed exchange `tag`, if it did: no answer with no reset planned (the
@@ -533,38 +512,17 @@ fn target_failure(
     }
 }
 
-/// An exchange for the record ([`super::record`]).
-fn recorded_of(
-    http: &case::Http,
-    (sent, closed): (Instant, Instant),
-    reply: Option<WireReply>,
-    exchange: &Exchange,
-) -> Recorded {
-    Recorded {
-        sent,
-        closed,
-        http: http.clone(),
-        reply,
-        line: format!("{}  →  {}", exchange.request, exchange.answer),
-    }
-}
-
-fn seen_text(seen: &Seen) -> String {
-    match seen {
-        Seen::Answer(o) => o.notation(),
-        Seen::Unknown => "(no answer: connection reset or timeout)".into(),
-        Seen::NotSent => "(connection reset before forwarding)".into(),
-        Seen::Any => "(any)".into(),
-    }
-}
-
-fn seen_of(
+/// Request `req` as sent (`http`, at `at`), read: what the oracle sees of `result`,
+/// which the registry records too.
+fn sent_of(
     t: &Target,
-    fault: Fault,
-    result: Result<WireReply, WireError>,
+    req: case::Req,
+    after: Option<usize>,
     http: &case::Http,
-) -> Result<Seen, String> {
-    match result {
+    at: (Instant, Instant),
+    result: Result<WireReply, WireError>,
+) -> Result<Sent, String> {
+    let seen = match &result {
         Ok(reply) => {
             let body: serde_json::Value = serde_json::from_str(&reply.body)
                 .unwrap_or(serde_json::Value::String(reply.body.clone()));
@@ -577,23 +535,32 @@ fn seen_of(
                     http.notation()
                 ));
             }
-            Ok(Seen::Answer(Observed {
+            Seen::Answer(Observed {
                 status: reply.status,
                 retry_after: reply.header("retry-after").map(str::to_owned),
                 body,
-            }))
+            })
         }
-        Err(WireError::Connect(e)) => Err(format!("the target is down ({e})")),
-        Err(WireError::Malformed(e)) => Err(format!(
-            "the target's answer to {} is not HTTP: {e}",
-            http.notation()
-        )),
-        Err(WireError::Reset | WireError::Timeout) => Ok(if fault == Fault::ResetBefore {
+        Err(WireError::Connect(e)) => return Err(format!("the target is down ({e})")),
+        Err(WireError::Malformed(e)) => {
+            return Err(format!(
+                "the target's answer to {} is not HTTP: {e}",
+                http.notation()
+            ));
+        }
+        Err(WireError::Reset | WireError::Timeout) if req.fault == Fault::ResetBefore => {
             Seen::NotSent
-        } else {
-            Seen::Unknown
-        }),
-    }
+        }
+        Err(WireError::Reset | WireError::Timeout) => Seen::Unknown,
+    };
+    Ok(Sent {
+        req,
+        seen,
+        after,
+        http: http.clone(),
+        at,
+        reply: result.ok(),
+    })
 }
 
 /// Whether the target answers at all (a GET of a Payment nobody has).

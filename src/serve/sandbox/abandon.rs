@@ -39,7 +39,7 @@ impl Sandbox {
             .map(|x| x.id)
             .collect();
         for id in abandoned {
-            if let Some((answer, response)) = self.answer_in_flight(id) {
+            if let Some((answer, response)) = super::upstream::answer_in_flight(&self.world, id) {
                 if let Err(e) = self.finish(id, answer, response) {
                     self.errors.push(e);
                 }

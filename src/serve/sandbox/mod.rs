@@ -481,9 +481,8 @@ impl Sandbox {
             merchant: node_of(request.api_key),
             request: Arc::new(request.clone()),
         })?;
-        let (msg, id) = self
-            .newest_request()
-            .ok_or("the sent request is not in flight")?;
+        let (msg, id) =
+            upstream::newest_request(&self.world).ok_or("the sent request is not in flight")?;
         if let (Some(b), Some(origin)) = (business, self.world.origins.get_mut(&id)) {
             origin.business = Some(b);
         }
@@ -560,7 +559,7 @@ impl Sandbox {
             return Err(format!("{id} is not pending"));
         };
         for _ in 0..STEPS_MAX {
-            if let Some((answer, response)) = self.answer_in_flight(id) {
+            if let Some((answer, response)) = upstream::answer_in_flight(&self.world, id) {
                 if self.still_held(id) {
                     return Ok(None);
                 }
@@ -679,7 +678,7 @@ mod abandon;
 mod bound;
 mod fill;
 mod journal;
-mod upstream;
+pub(crate) mod upstream;
 mod webhooks;
 pub use bound::OBJECTS_MAX;
 #[cfg(test)]

@@ -1,11 +1,48 @@
 //! The sandbox's upstream driving: choices applied and recorded, upstream calls held or
 //! decided by their test card, replies delivered, the world's clock moved to a target.
+//! The readings of a world both live drivers take (the sandbox, conform's oracle) are
+//! the free functions here: a call decided by its card, the request sent last, an
+//! answer in flight.
 
 use super::{Release, STEPS_MAX, Sandbox};
 use payhub_model::cards;
-use payhub_model::{ApiResponse, AttemptId, Millis, RequestId};
+use payhub_model::{ApiResponse, Millis, RequestId, UpstreamCall};
+use payhub_properties::World;
 use payhub_sim::Choice;
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
+
+/// Upstream call `call` (message `msg`) decided by its test card.
+pub(crate) fn acquire(w: &World, msg: MsgId, call: &UpstreamCall) -> Choice {
+    let decision = cards::decision(call, |a| w.acquirer.charges.get(&a).map(|c| c.card));
+    Choice::Acquire { msg, decision }
+}
+
+/// Whether `m` is a call on the slow card (a card G charge's cancel, a card D charge).
+pub(crate) fn is_slow(w: &World, m: &UpstreamMsg) -> bool {
+    let card_of = |a| w.acquirer.charges.get(&a).map(|c| c.card);
+    matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c, card_of))
+}
+
+/// The request put in flight last (message ids only grow).
+pub(crate) fn newest_request(w: &World) -> Option<(MsgId, RequestId)> {
+    w.net
+        .iter()
+        .filter_map(|(msg, p)| match p {
+            Payload::Request { id, .. } => Some((msg, *id)),
+            _ => None,
+        })
+        .last()
+}
+
+/// The answer to request `id`, if it is in flight.
+pub(crate) fn answer_in_flight(w: &World, id: RequestId) -> Option<(MsgId, ApiResponse)> {
+    w.net.iter().find_map(|(msg, p)| match p {
+        Payload::Response {
+            id: to, response, ..
+        } if *to == id => Some((msg, response.clone())),
+        _ => None,
+    })
+}
 
 impl Sandbox {
     /// Applies one choice, recording it in the tape and the trace, and holds the
@@ -24,17 +61,12 @@ impl Sandbox {
     /// slow card's charge (a card G charge's cancel) until the exchange has its answer.
     pub(super) fn hold_new_calls(&mut self) {
         let seen = self.link_seen;
-        let acquirer = &self.world.acquirer;
-        let card_of = |a: AttemptId| acquirer.charges.get(&a).map(|c| c.card);
         let fresh: Vec<(MsgId, bool)> = self
             .world
             .link
             .iter()
             .filter(|(msg, _)| seen.is_none_or(|s| *msg > s))
-            .map(|(msg, m)| {
-                let slow = matches!(m, UpstreamMsg::Call(c) if cards::is_slow(c, card_of));
-                (msg, slow)
-            })
+            .map(|(msg, m)| (msg, is_slow(&self.world, m)))
             .collect();
         if let Some((last, _)) = fresh.last() {
             self.link_seen = Some(*last);
@@ -62,42 +94,16 @@ impl Sandbox {
         }
     }
 
-    /// The request put in flight last (message ids only grow).
-    pub(super) fn newest_request(&self) -> Option<(MsgId, RequestId)> {
-        self.world
-            .net
-            .iter()
-            .filter_map(|(msg, p)| match p {
-                Payload::Request { id, .. } => Some((msg, *id)),
-                _ => None,
-            })
-            .last()
-    }
-
-    pub(super) fn answer_in_flight(&self, id: RequestId) -> Option<(MsgId, ApiResponse)> {
-        self.world.net.iter().find_map(|(msg, p)| match p {
-            Payload::Response {
-                id: to, response, ..
-            } if *to == id => Some((msg, response.clone())),
-            _ => None,
-        })
-    }
-
     /// Decides every call on the upstream link by its test card (but those held) and
     /// delivers every reply. Returns whether anything moved.
     pub(super) fn drive_link(&mut self) -> Result<bool, String> {
         let mut moved = false;
         for _ in 0..STEPS_MAX {
-            let acquirer = &self.world.acquirer;
-            let card_of = |a: AttemptId| acquirer.charges.get(&a).map(|c| c.card);
             let next = self.world.link.iter().find_map(|(msg, m)| match m {
                 UpstreamMsg::Call(_) if self.held.get(&msg).is_some_and(|r| !self.released(*r)) => {
                     None
                 }
-                UpstreamMsg::Call(call) => Some(Choice::Acquire {
-                    msg,
-                    decision: cards::decision(call, card_of),
-                }),
+                UpstreamMsg::Call(call) => Some(acquire(&self.world, msg, call)),
                 UpstreamMsg::Reply(_) => Some(Choice::DeliverUpstream { msg }),
             });
             let Some(choice) = next else {
