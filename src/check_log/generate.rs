@@ -7,7 +7,7 @@
 //! i mod M's (API keys `mk_0` … no map names: each is assumed a merchant of its own). As a HAR (`--generate-format har`), the same exchanges
 //! as the entries of one log, written entry by entry (the file is never held whole).
 
-use crate::serve::har::{no_response, request_entry, response_entry};
+use crate::serve::har::{entry, json_response, no_response, pair, request_entry};
 use payhub_model::{PaymentId, PaymentStatus, PaymentView, ResolutionStatus, ResponseBody};
 use std::io::Write;
 
@@ -90,27 +90,17 @@ impl<W: Write> Writer<W> {
 /// One HAR entry as a browser writes it: headers, bodies, a reset as status 0 and
 /// `_error`.
 fn har_entry(api_key: &str, x: &Exchange) -> serde_json::Value {
-    let mut headers =
-        vec![serde_json::json!({"name": "Authorization", "value": format!("Bearer {api_key}")})];
-    if let Some(k) = x.key {
-        headers.push(serde_json::json!({"name": "Idempotency-Key", "value": k}));
-    }
+    let mut headers = vec![pair("Authorization", &format!("Bearer {api_key}"))];
+    headers.extend(x.key.map(|k| pair("Idempotency-Key", k)));
     let url = format!("https://api.example{}", x.path);
     let req = request_entry(x.method, url, headers, Vec::new(), x.request);
-    let (response, error) = match x.answer {
-        Some((s, body)) => {
-            let content = serde_json::json!({"size": body.len(), "mimeType": "application/json", "text": body});
-            let json = serde_json::json!({"name": "Content-Type", "value": "application/json"});
-            (response_entry(s, vec![json], content, body.len()), None)
-        }
-        None => (no_response(""), Some("net::ERR_CONNECTION_RESET")),
+    let response = match x.answer {
+        Some((s, body)) => json_response(s, vec![pair("Content-Type", "application/json")], body),
+        None => no_response(""),
     };
-    let mut entry = serde_json::json!({
-        "startedDateTime": time(x.at), "time": 120, "request": req, "response": response,
-        "cache": {}, "timings": {"send": 0, "wait": 120, "receive": 0},
-    });
-    if let Some(e) = error {
-        entry["_error"] = serde_json::json!(e);
+    let mut entry = entry(time(x.at), 120, req, response);
+    if x.answer.is_none() {
+        entry["_error"] = serde_json::json!("net::ERR_CONNECTION_RESET");
     }
     entry
 }
