@@ -8,15 +8,12 @@
 //! as the entries of one log, written entry by entry (the file is never held whole).
 
 use crate::serve::har::{entry, json_response, no_response, pair, request_entry};
+use crate::utc::iso_ms;
 use payhub_model::{PaymentId, PaymentStatus, PaymentView, ResolutionStatus, ResponseBody};
 use std::io::Write;
 
 /// 2026-12-01T00:00:00Z, in milliseconds since the epoch.
 const START_MS: i64 = 1_796_083_200_000;
-
-fn time(ms: i64) -> String {
-    crate::utc::iso_ms(ms)
-}
 
 fn payment(i: u64, amount: u64) -> String {
     let view = PaymentView {
@@ -69,7 +66,7 @@ impl<W: Write> Writer<W> {
     fn line(&mut self, x: &Exchange) -> std::io::Result<()> {
         let v = match self.shape {
             Shape::AccessLog => serde_json::json!({
-                "time": time(x.at), "duration_ms": 120, "method": x.method, "path": x.path,
+                "time": iso_ms(x.at), "duration_ms": 120, "method": x.method, "path": x.path,
                 "api_key": self.key, "idempotency_key": x.key, "request_body": x.request,
                 "status": x.answer.map(|a| a.0), "response_body": x.answer.map(|a| a.1),
                 "error": if x.answer.is_none() { Some("connection reset") } else { None },
@@ -98,7 +95,7 @@ fn har_entry(api_key: &str, x: &Exchange) -> serde_json::Value {
         Some((s, body)) => json_response(s, vec![pair("Content-Type", "application/json")], body),
         None => no_response(""),
     };
-    let mut entry = entry(time(x.at), 120, req, response);
+    let mut entry = entry(iso_ms(x.at), 120, req, response);
     if x.answer.is_none() {
         entry["_error"] = serde_json::json!("net::ERR_CONNECTION_RESET");
     }
@@ -172,9 +169,12 @@ pub fn write(n: u64, shape: Shape, merchants: u32, out: &mut impl Write) -> std:
 mod tests {
     #[test]
     fn generated_times_are_iso_dates() {
-        assert_eq!(super::time(super::START_MS), "2026-12-01T00:00:00.000Z");
         assert_eq!(
-            super::super::entry::parse_time("2026-12-01T00:00:00.000Z"),
+            crate::utc::iso_ms(super::START_MS),
+            "2026-12-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            crate::utc::parse_ms("2026-12-01T00:00:00.000Z"),
             Some(super::START_MS)
         );
     }
