@@ -220,10 +220,8 @@ pub(super) async fn direct(
     body: Option<String>,
 ) -> Result<WireReply, WireError> {
     let req = WireRequest {
-        method: method.to_owned(),
-        target: target.to_owned(),
         headers,
-        body,
+        ..WireRequest::new(method, target, body)
     };
     wire::send(&t.direct, &req, timeout(t)).await
 }
@@ -432,10 +430,8 @@ async fn send_round(
         let tag = format!("{}-{ri}-{i}", names.stem);
         headers.push((TAG_HEADER.into(), tag.clone()));
         let wire_req = WireRequest {
-            method: http.method.into(),
-            target: http.target.clone(),
             headers,
-            body: http.body.clone(),
+            ..WireRequest::new(http.method, &http.target, http.body.clone())
         };
         let addr = t.proxy.addr.clone();
         let limit = timeout(t);

@@ -111,12 +111,7 @@ pub fn parse_url(url: &str) -> Result<(String, String), String> {
 
 /// POSTs one webhook; whether it was answered 2xx within [`POST_TIMEOUT`].
 pub async fn post((addr, path): &(String, String), body: &str) -> bool {
-    let req = WireRequest {
-        method: "POST".into(),
-        target: path.clone(),
-        headers: Vec::new(),
-        body: Some(body.to_owned()),
-    };
+    let req = WireRequest::new("POST", path, Some(body.to_owned()));
     wire::send(addr, &req, POST_TIMEOUT)
         .await
         .is_ok_and(|r| (200..300).contains(&r.status))
