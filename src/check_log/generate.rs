@@ -149,12 +149,11 @@ pub fn write(n: u64, shape: Shape, merchants: u32, out: &mut impl Write) -> std:
         if written < n {
             let path = format!("/v1/payments/{}", PaymentId(i as u32));
             out.line(&Exchange {
-                at: at + 2_000,
                 method: "GET",
                 path: &path,
                 key: None,
                 request: None,
-                answer: Some((200, &object)),
+                ..create(at + 2_000, Some((200, &object)))
             })?;
             written += 1;
         }
