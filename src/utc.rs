@@ -63,6 +63,10 @@ mod tests {
         assert_eq!(parse_ms("1970-01-01T00:00:00.000Z"), Some(0));
         assert_eq!(parse_ms("1970-01-01T00:00:05.25Z"), Some(5_250));
         assert_eq!(parse_ms("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(
+            parse_ms("1970-01-10T01:00:00.000Z"),
+            Some(9 * 86_400_000 + 3_600_000)
+        );
         assert_eq!(parse_ms("1970-01-01 00:00:07"), Some(7_000));
         assert_eq!(parse_ms("1970-01-01t00:00:07z"), Some(7_000));
         assert_eq!(

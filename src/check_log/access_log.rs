@@ -71,8 +71,8 @@ pub fn looks_like(v: &serde_json::Value) -> bool {
 pub fn entry(n: u64, text: &str) -> Result<Entry, String> {
     let l: AccessLine =
         serde_json::from_str(text).map_err(|e| format!("not the access-log shape: {e}"))?;
-    let started_ms = super::entry::parse_time(&l.time)
-        .ok_or_else(|| format!("time '{}' is not a date", l.time))?;
+    let started_ms =
+        crate::utc::parse_ms(&l.time).ok_or_else(|| format!("time '{}' is not a date", l.time))?;
     let outcome = match (l.status, &l.error) {
         (Some(status), None) if status > 0 => Reply::Answered {
             status,

@@ -139,38 +139,9 @@ pub fn bearer(value: &str) -> Option<String> {
     Some(token.trim().to_owned()).filter(|t| !t.is_empty())
 }
 
-/// Milliseconds since the epoch of an RFC 3339 / ISO 8601 time
-/// (`2026-12-01T10:00:00.123Z`, `…+01:00`, fractions of any length).
-pub fn parse_time(s: &str) -> Option<i64> {
-    crate::utc::parse_ms(s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times_parse_with_zones_and_fractions() {
-        assert_eq!(parse_time("1970-01-01T00:00:00.000Z"), Some(0));
-        assert_eq!(parse_time("1970-01-01T00:00:05.25Z"), Some(5_250));
-        assert_eq!(parse_time("1970-01-01T01:00:00+01:00"), Some(0));
-        assert_eq!(
-            parse_time("1970-01-10T01:00:00.000Z"),
-            Some(9 * 86_400_000 + 3_600_000)
-        );
-        assert_eq!(
-            parse_time("2026-12-01T10:00:00.123456-05:00").map(|t| t % 1000),
-            Some(123)
-        );
-        for bad in [
-            "",
-            "yesterday",
-            "2026-13-01T00:00:00Z",
-            "2026-12-01T00:00:00Q",
-        ] {
-            assert_eq!(parse_time(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn urls_become_targets() {

@@ -7,16 +7,13 @@
 //! i mod M's (API keys `mk_0` … no map names: each is assumed a merchant of its own). As a HAR (`--generate-format har`), the same exchanges
 //! as the entries of one log, written entry by entry (the file is never held whole).
 
-use crate::serve::har::{no_response, request_entry, response_entry};
+use crate::serve::har::{entry, json_response, no_response, pair, request_entry};
+use crate::utc::iso_ms;
 use payhub_model::{PaymentId, PaymentStatus, PaymentView, ResolutionStatus, ResponseBody};
 use std::io::Write;
 
 /// 2026-12-01T00:00:00Z, in milliseconds since the epoch.
 const START_MS: i64 = 1_796_083_200_000;
-
-fn time(ms: i64) -> String {
-    crate::utc::iso_ms(ms)
-}
 
 fn payment(i: u64, amount: u64) -> String {
     let view = PaymentView {
@@ -69,7 +66,7 @@ impl<W: Write> Writer<W> {
     fn line(&mut self, x: &Exchange) -> std::io::Result<()> {
         let v = match self.shape {
             Shape::AccessLog => serde_json::json!({
-                "time": time(x.at), "duration_ms": 120, "method": x.method, "path": x.path,
+                "time": iso_ms(x.at), "duration_ms": 120, "method": x.method, "path": x.path,
                 "api_key": self.key, "idempotency_key": x.key, "request_body": x.request,
                 "status": x.answer.map(|a| a.0), "response_body": x.answer.map(|a| a.1),
                 "error": if x.answer.is_none() { Some("connection reset") } else { None },
@@ -90,27 +87,17 @@ impl<W: Write> Writer<W> {
 /// One HAR entry as a browser writes it: headers, bodies, a reset as status 0 and
 /// `_error`.
 fn har_entry(api_key: &str, x: &Exchange) -> serde_json::Value {
-    let mut headers =
-        vec![serde_json::json!({"name": "Authorization", "value": format!("Bearer {api_key}")})];
-    if let Some(k) = x.key {
-        headers.push(serde_json::json!({"name": "Idempotency-Key", "value": k}));
-    }
+    let mut headers = vec![pair("Authorization", &format!("Bearer {api_key}"))];
+    headers.extend(x.key.map(|k| pair("Idempotency-Key", k)));
     let url = format!("https://api.example{}", x.path);
     let req = request_entry(x.method, url, headers, Vec::new(), x.request);
-    let (response, error) = match x.answer {
-        Some((s, body)) => {
-            let content = serde_json::json!({"size": body.len(), "mimeType": "application/json", "text": body});
-            let json = serde_json::json!({"name": "Content-Type", "value": "application/json"});
-            (response_entry(s, vec![json], content, body.len()), None)
-        }
-        None => (no_response(""), Some("net::ERR_CONNECTION_RESET")),
+    let response = match x.answer {
+        Some((s, body)) => json_response(s, vec![pair("Content-Type", "application/json")], body),
+        None => no_response(""),
     };
-    let mut entry = serde_json::json!({
-        "startedDateTime": time(x.at), "time": 120, "request": req, "response": response,
-        "cache": {}, "timings": {"send": 0, "wait": 120, "receive": 0},
-    });
-    if let Some(e) = error {
-        entry["_error"] = serde_json::json!(e);
+    let mut entry = entry(iso_ms(x.at), 120, req, response);
+    if x.answer.is_none() {
+        entry["_error"] = serde_json::json!("net::ERR_CONNECTION_RESET");
     }
     entry
 }
@@ -162,12 +149,11 @@ pub fn write(n: u64, shape: Shape, merchants: u32, out: &mut impl Write) -> std:
         if written < n {
             let path = format!("/v1/payments/{}", PaymentId(i as u32));
             out.line(&Exchange {
-                at: at + 2_000,
                 method: "GET",
                 path: &path,
                 key: None,
                 request: None,
-                answer: Some((200, &object)),
+                ..create(at + 2_000, Some((200, &object)))
             })?;
             written += 1;
         }
@@ -182,9 +168,12 @@ pub fn write(n: u64, shape: Shape, merchants: u32, out: &mut impl Write) -> std:
 mod tests {
     #[test]
     fn generated_times_are_iso_dates() {
-        assert_eq!(super::time(super::START_MS), "2026-12-01T00:00:00.000Z");
         assert_eq!(
-            super::super::entry::parse_time("2026-12-01T00:00:00.000Z"),
+            crate::utc::iso_ms(super::START_MS),
+            "2026-12-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            crate::utc::parse_ms("2026-12-01T00:00:00.000Z"),
             Some(super::START_MS)
         );
     }

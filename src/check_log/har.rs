@@ -10,7 +10,7 @@
 //! (`encoding`). An entry that does not read is skipped with its index and why; a file
 //! whose JSON is broken is rejected at the line and column where it breaks.
 
-use super::entry::{Entry, Label, Reply, bearer, parse_time, target_of};
+use super::entry::{Entry, Label, Reply, bearer, target_of};
 use crate::http_map::HttpRequest;
 use crate::serve::seam::EdgeSeam;
 use serde::Deserialize;
@@ -134,7 +134,7 @@ fn base64(text: &str) -> Option<Vec<u8>> {
 
 fn to_entry(i: u64, e: HarEntry, seam: EdgeSeam) -> Result<Entry, String> {
     let duration_ms = e.time.filter(|t| *t > 0.0).map_or(0, |t| t as u64);
-    let started_ms = parse_time(&e.started)
+    let started_ms = crate::utc::parse_ms(&e.started)
         .map(|t| seam.har_start(t, duration_ms))
         .ok_or_else(|| format!("startedDateTime '{}' is not a date", e.started))?;
     let r = &e.request;

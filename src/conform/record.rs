@@ -154,8 +154,7 @@ impl Recorder {
 /// One exchange as a HAR entry: the request as sent (a card number in the body
 /// redacted), the answer as read, or status 0 with `_error` when none came.
 fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value {
-    use crate::serve::har::{no_response, request_entry, response_entry};
-    let pair = |n: &str, v: &str| json!({"name": n, "value": v});
+    use crate::serve::har::{entry, json_response, no_response, pair, request_entry};
     let h = &e.http;
     let mut headers = vec![pair("Authorization", &h.authorization)];
     headers.extend(h.idempotency_key.iter().map(|k| pair("Idempotency-Key", k)));
@@ -172,9 +171,7 @@ fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value
     let response = match &e.reply {
         Some(r) => {
             let headers = r.headers.iter().map(|(n, v)| pair(n, v)).collect();
-            let content =
-                json!({"size": r.body.len(), "mimeType": "application/json", "text": r.body});
-            response_entry(r.status, headers, content, r.body.len())
+            json_response(r.status, headers, &r.body)
         }
         None => {
             let mut out = no_response("HTTP/1.1");
@@ -182,14 +179,7 @@ fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value
             out
         }
     };
-    json!({
-        "startedDateTime": crate::utc::iso_ms(started_ms),
-        "time": time,
-        "request": request,
-        "response": response,
-        "cache": {},
-        "timings": {"send": 0, "wait": time, "receive": 0},
-    })
+    entry(crate::utc::iso_ms(started_ms), time, request, response)
 }
 
 #[cfg(test)]

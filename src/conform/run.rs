@@ -7,7 +7,7 @@ use super::compare::{self, Observed};
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
-use super::readings::Reading;
+use super::readings::{Reading, Taken};
 use super::record::{CaseVerdicts, Recorder};
 use super::wire::{self, WireError, WireReply, WireRequest};
 use payhub_sim::Choice;
@@ -220,10 +220,8 @@ pub(super) async fn direct(
     body: Option<String>,
 ) -> Result<WireReply, WireError> {
     let req = WireRequest {
-        method: method.to_owned(),
-        target: target.to_owned(),
         headers,
-        body,
+        ..WireRequest::new(method, target, body)
     };
     wire::send(&t.direct, &req, timeout(t)).await
 }
@@ -304,6 +302,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
     let mut oracle = Oracle::new(t.settings.clone());
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
+    let mut shown = Shown::new();
     let mut record = Recorder::new(&t.log_profile, har)?;
     let (mut sent_n, mut failed) = (0usize, Vec::new());
     let mut outcome = CaseOutcome::Conforms;
@@ -344,14 +343,14 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 sent = send_round(t, &names, &refs, reqs, ri, &mut failed).await?;
                 sent_n += sent.len();
                 record.round(&t.clock, &sent);
-                // As the report prints them: each request, then its second copy.
-                for (i, s) in sent.iter().enumerate().filter(|(_, s)| s.after.is_none()) {
-                    let copies = sent.iter().filter(|x| x.after == Some(i));
-                    exchanges.extend(std::iter::once(s).chain(copies).map(|s| Exchange {
+                let afters: Vec<_> = sent.iter().map(|s| s.after).collect();
+                for i in print_order(&afters) {
+                    shown.insert((ri, i), exchanges.len());
+                    exchanges.push(Exchange {
                         round: ri,
-                        request: s.request_line(),
-                        answer: s.seen.text(),
-                    }));
+                        request: sent[i].request_line(),
+                        answer: sent[i].seen.text(),
+                    });
                 }
                 for s in &sent {
                     if let Seen::Answer(o) = &s.seen {
@@ -384,7 +383,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
     let mut readings = Vec::new();
     if matches!(outcome, CaseOutcome::Conforms) {
         if failed.is_empty() {
-            readings = readings_shown(&oracle, &exchanges);
+            readings = readings_shown(&oracle, &exchanges, &shown);
         } else {
             outcome = CaseOutcome::Incomplete(failed_case(&failed, sent_n));
         }
@@ -431,10 +430,8 @@ async fn send_round(
         let tag = format!("{}-{ri}-{i}", names.stem);
         headers.push((TAG_HEADER.into(), tag.clone()));
         let wire_req = WireRequest {
-            method: http.method.into(),
-            target: http.target.clone(),
             headers,
-            body: http.body.clone(),
+            ..WireRequest::new(http.method, &http.target, http.body.clone())
         };
         let addr = t.proxy.addr.clone();
         let limit = timeout(t);
@@ -573,9 +570,29 @@ pub async fn probe(t: &Target) -> Result<(), String> {
         .map_err(|e| down_or("the target does not answer HTTP", e))
 }
 
+/// A round's requests in the order the report prints them: each (by its place in the
+/// round's list, where the duplicates' second copies come after all first copies),
+/// then its second copy.
+fn print_order(afters: &[Option<usize>]) -> Vec<usize> {
+    (0..afters.len())
+        .filter(|&i| afters[i].is_none())
+        .flat_map(|i| {
+            std::iter::once(i).chain((0..afters.len()).filter(move |&j| afters[j] == Some(i)))
+        })
+        .collect()
+}
+
+/// Where the report prints an exchange: (round, the request's place in the round's
+/// list) → its place among the case's exchanges.
+type Shown = std::collections::BTreeMap<(usize, usize), usize>;
+
 /// The readings every state of `oracle` took (what the answers showed, whichever state
 /// explains them), each with the exchange that showed it first.
-fn readings_shown(oracle: &Oracle, exchanges: &[Exchange]) -> Vec<(Reading, String)> {
+fn readings_shown(
+    oracle: &Oracle,
+    exchanges: &[Exchange],
+    shown: &Shown,
+) -> Vec<(Reading, String)> {
     let Some(first) = oracle.states.first() else {
         return Vec::new();
     };
@@ -588,23 +605,57 @@ fn readings_shown(oracle: &Oracle, exchanges: &[Exchange]) -> Vec<(Reading, Stri
                 .iter()
                 .all(|s| s.readings.iter().any(|x| x.reading == t.reading))
         })
-        .map(|t| {
-            let shown = exchanges
-                .iter()
-                .filter(|e| e.round == t.round)
-                .nth(t.request)
-                .or_else(|| exchanges.iter().find(|e| e.round == t.round))
-                .map(|e| format!("round {}: {} → {}", t.round + 1, e.request, e.answer))
-                .unwrap_or_default();
-            (t.reading, shown)
-        })
+        .map(|t| (t.reading, first_shown(t, exchanges, shown)))
         .collect()
+}
+
+/// The line naming the exchange that showed `t` first.
+fn first_shown(t: &Taken, exchanges: &[Exchange], shown: &Shown) -> String {
+    shown
+        .get(&(t.round, t.request))
+        .map(|&k| &exchanges[k])
+        .or_else(|| exchanges.iter().find(|e| e.round == t.round))
+        .map(|e| format!("round {}: {} → {}", t.round + 1, e.request, e.answer))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::profile::ClockRead;
+    use super::super::readings::{Reading, Taken};
+    use super::{Exchange, Shown, first_shown, print_order};
     use serde_json::json;
+
+    /// A reading shown by a request that comes after a duplicate in its round names that
+    /// request, though the report prints the duplicate's second copy between them.
+    #[test]
+    fn a_reading_names_its_own_exchange_after_a_duplicate() {
+        // Round 0: request 0 is a duplicate (its second copy is request 2), request 1 is not.
+        let afters = [None, None, Some(0)];
+        assert_eq!(print_order(&afters), [0, 2, 1]);
+        let (mut exchanges, mut shown) = (Vec::new(), Shown::new());
+        for i in print_order(&afters) {
+            shown.insert((0, i), exchanges.len());
+            exchanges.push(Exchange {
+                round: 0,
+                request: format!("request {i}"),
+                answer: "200".into(),
+            });
+        }
+        let taken = |request| Taken {
+            reading: Reading::FieldsIgnored,
+            round: 0,
+            request,
+        };
+        assert_eq!(
+            first_shown(&taken(1), &exchanges, &shown),
+            "round 1: request 1 → 200"
+        );
+        assert_eq!(
+            first_shown(&taken(2), &exchanges, &shown),
+            "round 1: request 2 → 200"
+        );
+    }
 
     /// A target's clock read as a number of seconds, of milliseconds, or an ISO 8601
     /// date; anything else is no reading.

@@ -24,6 +24,19 @@ pub struct WireRequest {
     pub body: Option<String>,
 }
 
+impl WireRequest {
+    /// `method target` with no header of its own.
+    pub fn new(method: &str, target: &str, body: Option<String>) -> WireRequest {
+        let (method, target, headers) = (method.to_owned(), target.to_owned(), Vec::new());
+        WireRequest {
+            method,
+            target,
+            headers,
+            body,
+        }
+    }
+}
+
 /// One HTTP answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireReply {

@@ -8,7 +8,7 @@
 //! moved it for every wait).
 
 use super::client::Exchange;
-use crate::serve::har::{no_response, request_entry, response_entry};
+use crate::serve::har::{json_response, no_response, pair, request_entry};
 use serde_json::{Value, json};
 
 /// The capture as HAR 1.2 text.
@@ -34,7 +34,7 @@ fn started(ms: u64) -> String {
 fn headers(pairs: &[(String, String)]) -> Vec<Value> {
     pairs
         .iter()
-        .map(|(n, v)| json!({"name": n.to_ascii_lowercase(), "value": v}))
+        .map(|(n, v)| pair(&n.to_ascii_lowercase(), v))
         .collect()
 }
 
@@ -50,13 +50,12 @@ fn entry(i: usize, x: &Exchange) -> Value {
     );
     let response = match &x.answer {
         Some(a) => {
-            let content = if i % 2 == 1 {
-                json!({"size": a.body.len(), "mimeType": "application/json",
-                       "text": base64(a.body.as_bytes()), "encoding": "base64"})
-            } else {
-                json!({"size": a.body.len(), "mimeType": "application/json", "text": a.body})
-            };
-            response_entry(a.status, headers(&a.headers), content, a.body.len())
+            let mut out = json_response(a.status, headers(&a.headers), &a.body);
+            if i % 2 == 1 {
+                out["content"]["text"] = json!(base64(a.body.as_bytes()));
+                out["content"]["encoding"] = json!("base64");
+            }
+            out
         }
         None => {
             let mut out = no_response("");

@@ -294,10 +294,7 @@ fn http_mapping(session: &Session) -> Result<(), String> {
             ));
         }
         let f = &fates[id];
-        let recorded = match (f.request_lost || f.answer_lost, f.delivered) {
-            (true, _) | (false, None) => None,
-            (false, Some(d)) => Some(d),
-        };
+        let recorded = f.delivered.filter(|_| !(f.request_lost || f.answer_lost));
         let read = x.answer.as_ref().map(|r| {
             (
                 r.status,

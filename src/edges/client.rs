@@ -121,11 +121,10 @@ impl Client {
         if ms == 0 {
             return;
         }
+        let body = Some(format!("{{\"by\":\"{ms}ms\"}}"));
         let req = WireRequest {
-            method: "POST".into(),
-            target: "/__sandbox/clock/advance".into(),
             headers: vec![("Content-Type".into(), "application/json".into())],
-            body: Some(format!("{{\"by\":\"{ms}ms\"}}")),
+            ..WireRequest::new("POST", "/__sandbox/clock/advance", body)
         };
         match wire::send(&self.addr, &req, TIMEOUT).await {
             Ok(r) if r.status == 200 => self.now_ms += ms,
@@ -143,10 +142,8 @@ impl Client {
             headers.push(("Idempotency-Key".into(), k.to_owned()));
         }
         WireRequest {
-            method: method.into(),
-            target: target.into(),
             headers,
-            body: None,
+            ..WireRequest::new(method, target, None)
         }
     }
 
@@ -321,12 +318,7 @@ impl Client {
 
     /// How many requests the sandbox's events show sent so far.
     async fn sent(&mut self) -> usize {
-        let req = WireRequest {
-            method: "GET".into(),
-            target: "/__sandbox/events".into(),
-            headers: Vec::new(),
-            body: None,
-        };
+        let req = WireRequest::new("GET", "/__sandbox/events", None);
         match wire::send(&self.addr, &req, TIMEOUT).await {
             Ok(r) => r.body.matches("\"kind\":\"sent\"").count(),
             Err(e) => {

@@ -89,12 +89,7 @@ pub fn settings(branches: Branches, plan: Plan, seam: EdgeSeam) -> Settings {
 }
 
 async fn get(addr: &str, target: &str, errors: &mut Vec<String>) -> String {
-    let req = WireRequest {
-        method: "GET".into(),
-        target: target.into(),
-        headers: Vec::new(),
-        body: None,
-    };
+    let req = WireRequest::new("GET", target, None);
     match wire::send(addr, &req, Duration::from_secs(10)).await {
         Ok(r) if r.status == 200 => r.body,
         Ok(r) => {

@@ -56,11 +56,30 @@ pub fn request_entry(
 }
 
 /// A HAR response: `status`, `headers`, `content` of a body of `size` bytes.
-pub fn response_entry(status: u16, headers: Vec<Value>, content: Value, size: usize) -> Value {
+fn response_entry(status: u16, headers: Vec<Value>, content: Value, size: usize) -> Value {
     json!({
         "status": status, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
         "headers": headers, "content": content, "redirectURL": "", "headersSize": -1,
         "bodySize": size,
+    })
+}
+
+/// A HAR response of a JSON `body`, as text.
+pub fn json_response(status: u16, headers: Vec<Value>, body: &str) -> Value {
+    let content = json!({"size": body.len(), "mimeType": "application/json", "text": body});
+    response_entry(status, headers, content, body.len())
+}
+
+/// A HAR header (or query pair): `{"name", "value"}`.
+pub fn pair(name: &str, value: &str) -> Value {
+    json!({"name": name, "value": value})
+}
+
+/// A HAR entry started at `started` (a date), all its `time` spent waiting.
+pub fn entry(started: String, time: u64, request: Value, response: Value) -> Value {
+    json!({
+        "startedDateTime": started, "time": time, "request": request, "response": response,
+        "cache": {}, "timings": {"send": 0, "wait": time, "receive": 0},
     })
 }
 
@@ -76,20 +95,25 @@ pub fn no_response(http_version: &str) -> Value {
 
 fn request_json(request: &ApiRequest) -> Value {
     let path = request.endpoint.path();
-    let mut headers =
-        vec![json!({"name": "Authorization", "value": format!("Bearer {}", request.api_key)})];
-    if let Some(key) = &request.idempotency_key {
-        headers.push(json!({"name": "Idempotency-Key", "value": key.as_str()}));
-    }
+    let mut headers = vec![pair(
+        "Authorization",
+        &format!("Bearer {}", request.api_key),
+    )];
+    headers.extend(
+        request
+            .idempotency_key
+            .iter()
+            .map(|k| pair("Idempotency-Key", k.as_str())),
+    );
     let query: Vec<Value> = path
         .as_str()
         .split_once('?')
         .map(|(_, q)| q)
         .into_iter()
         .flat_map(|q| q.split('&'))
-        .map(|pair| {
-            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            json!({"name": name, "value": value})
+        .map(|q| {
+            let (name, value) = q.split_once('=').unwrap_or((q, ""));
+            pair(name, value)
         })
         .collect();
     let method = request.endpoint.method().to_string();
@@ -110,12 +134,9 @@ fn response_json(response: Option<&ApiResponse>, origin_ms: i64) -> Value {
         return out;
     };
     let text = crate::http_map::edge_json(&r.body, origin_ms);
-    let mut headers = vec![json!({"name": "Content-Type", "value": "application/json"})];
-    if let Some(s) = r.retry_after_s {
-        headers.push(json!({"name": "Retry-After", "value": s.to_string()}));
-    }
-    let content = json!({"size": text.len(), "mimeType": "application/json", "text": text});
-    response_entry(r.status, headers, content, text.len())
+    let mut headers = vec![pair("Content-Type", "application/json")];
+    headers.extend(r.retry_after_s.map(|s| pair("Retry-After", &s.to_string())));
+    json_response(r.status, headers, &text)
 }
 
 /// The session's exchanges as a HAR 1.2 log, its times on the session's clock:
@@ -153,14 +174,12 @@ pub fn to_har(events: &[Event], origin_ms: i64) -> String {
         .values()
         .map(|x| {
             let wait = x.answered.map_or(0, |(at, _)| at.since(x.sent).0);
-            json!({
-                "startedDateTime": iso(origin_ms, x.sent),
-                "time": wait,
-                "request": request_json(x.request),
-                "response": response_json(x.answered.map(|(_, r)| r), origin_ms),
-                "cache": {},
-                "timings": {"send": 0, "wait": wait, "receive": 0},
-            })
+            entry(
+                iso(origin_ms, x.sent),
+                wait,
+                request_json(x.request),
+                response_json(x.answered.map(|(_, r)| r), origin_ms),
+            )
         })
         .collect();
     document("payhub-verify serve", entries)

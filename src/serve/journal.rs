@@ -22,7 +22,7 @@
 //! sandbox never saw sent, a Payment of another order refuse the whole post, naming the
 //! line and the field.
 
-use super::business::Orders;
+use super::business::{Orders, db};
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::{BusinessOrder, Event, StoredOrder, What};
 use payhub_model::{Environment, MerchantId, Millis, PaymentId, PaymentStatus, Rule, Text};
@@ -87,11 +87,6 @@ fn state_of(name: &str) -> Option<Option<PaymentStatus>> {
         "pending" => None,
         _ => return None,
     })
-}
-
-/// The database number the sandbox files an owner's orders under.
-fn db(owner: Owner) -> u8 {
-    super::business::db(owner)
 }
 
 impl Journal {

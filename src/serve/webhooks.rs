@@ -7,13 +7,13 @@
 //! [`POST_TIMEOUT`] loses it (`Choice::Drop`: the platform re-delivers per
 //! A-WEBHOOK-REDELIVERY, as time passes). The body: `{"id","type","version","object"}`.
 //!
-//! The POST is a minimal HTTP/1.1 client on a tokio `TcpStream` (`http://` only).
+//! The POST is conform's HTTP/1.1 client ([`crate::conform::wire`], `http://` only).
 
+use crate::conform::wire::{self, WireRequest};
 use payhub_model::{WebhookEvent, WebhookObject};
 use payhub_sim::network::MsgId;
 use std::collections::BTreeSet;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A webhook POST not answered within this is lost.
 pub const POST_TIMEOUT: Duration = Duration::from_secs(5);
@@ -86,8 +86,8 @@ pub fn body(event: &WebhookEvent, origin_ms: i64) -> String {
     .to_string()
 }
 
-/// `http://host:port/path` → (host, port, path).
-pub fn parse_url(url: &str) -> Result<(String, u16, String), String> {
+/// `http://host:port/path` → (`host:port`, path).
+pub fn parse_url(url: &str) -> Result<(String, String), String> {
     let rest = url
         .strip_prefix("http://")
         .ok_or_else(|| format!("'{url}': webhooks go to an http:// URL"))?;
@@ -106,33 +106,15 @@ pub fn parse_url(url: &str) -> Result<(String, u16, String), String> {
     if host.is_empty() {
         return Err(format!("'{url}': no host"));
     }
-    Ok((host.to_owned(), port, path.to_owned()))
+    Ok((format!("{host}:{port}"), path.to_owned()))
 }
 
 /// POSTs one webhook; whether it was answered 2xx within [`POST_TIMEOUT`].
-pub async fn post(target: &(String, u16, String), body: &str) -> bool {
-    tokio::time::timeout(POST_TIMEOUT, post_once(target, body))
+pub async fn post((addr, path): &(String, String), body: &str) -> bool {
+    let req = WireRequest::new("POST", path, Some(body.to_owned()));
+    wire::send(addr, &req, POST_TIMEOUT)
         .await
-        .unwrap_or(false)
-}
-
-async fn post_once((host, port, path): &(String, u16, String), body: &str) -> bool {
-    let Ok(mut stream) = tokio::net::TcpStream::connect((host.as_str(), *port)).await else {
-        return false;
-    };
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    if stream.write_all(request.as_bytes()).await.is_err() {
-        return false;
-    }
-    let mut head = [0u8; 12];
-    if stream.read_exact(&mut head).await.is_err() {
-        return false;
-    }
-    // "HTTP/1.1 2xx"
-    head.starts_with(b"HTTP/1.") && head[9] == b'2'
+        .is_ok_and(|r| (200..300).contains(&r.status))
 }
 
 #[cfg(test)]
@@ -143,11 +125,11 @@ mod tests {
     fn urls_are_http_with_a_host() {
         assert_eq!(
             parse_url("http://127.0.0.1:9000/hooks").unwrap(),
-            ("127.0.0.1".into(), 9000, "/hooks".into())
+            ("127.0.0.1:9000".into(), "/hooks".into())
         );
         assert_eq!(
             parse_url("http://localhost").unwrap(),
-            ("localhost".into(), 80, "/".into())
+            ("localhost:80".into(), "/".into())
         );
         for bad in ["https://x/", "http://:80/", "http://h:port/"] {
             assert!(parse_url(bad).is_err(), "{bad}");

@@ -49,7 +49,7 @@ pub struct Edge {
     namespaces: Vec<Mutex<Namespace>>,
     clock: ClockMode,
     started: Instant,
-    webhooks: Option<(String, u16, String)>,
+    webhooks: Option<(String, String)>,
     /// `serve --shared-merchants`: every merchant in one session (namespace 0), so the
     /// platform's scopes, not the sandbox's namespaces, keep merchants apart.
     shared: bool,
@@ -105,7 +105,7 @@ impl Edge {
     pub fn new(
         namespaces: Vec<Namespace>,
         clock: ClockMode,
-        webhooks: Option<(String, u16, String)>,
+        webhooks: Option<(String, String)>,
     ) -> Edge {
         Edge {
             namespaces: namespaces.into_iter().map(Mutex::new).collect(),
