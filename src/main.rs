@@ -31,6 +31,7 @@ mod usage;
 mod utc;
 mod verify_cmd;
 mod whole_file;
+mod wire;
 
 use clap::{Parser, Subcommand, ValueEnum};
 

@@ -10,6 +10,7 @@ pub mod case;
 pub mod clock;
 pub mod compare;
 pub mod effect;
+pub mod exchange;
 pub mod generate;
 pub mod html;
 pub mod matrix;
@@ -27,7 +28,6 @@ pub mod shrink;
 pub mod silent;
 pub mod target_refs;
 pub mod template;
-pub mod wire;
 
 use crate::simulate_cmd::{SeedRange, Shard};
 use report::{Finding, Report};
@@ -294,7 +294,7 @@ pub async fn connect_with(
     max_states: usize,
     seam: crate::serve::seam::EdgeSeam,
 ) -> Result<Target, String> {
-    let direct = wire::authority(url)?;
+    let direct = crate::wire::authority(url)?;
     let settings = oracle::Settings {
         branches: profile.branches.clone(),
         horizon: profile.horizon,

@@ -10,9 +10,9 @@
 
 use super::case::{self, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
+pub use super::exchange::{Seen, Sent};
 use super::profile::CardOutcome;
 use super::readings::{Pins, Reading, Taken};
-use super::wire::WireReply;
 use crate::http_map;
 use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request};
 use payhub_model::observation::Dialect;
@@ -24,7 +24,6 @@ use payhub_sim::{Budget, Choice, WorldConfig};
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// One model state.
 #[derive(Clone, Debug)]
@@ -36,56 +35,6 @@ pub struct State {
     /// state keeps one per point, so those that decide later answers are part of its
     /// identity ([`branch_of`]).
     pub readings: Vec<Taken>,
-}
-
-/// What the target's side of one request came to.
-#[derive(Clone, Debug)]
-pub enum Seen {
-    Answer(Observed),
-    /// Forwarded, no answer (reset after forwarding, a timeout): executed or not.
-    Unknown,
-    /// Never forwarded (reset before): nothing reached the target.
-    NotSent,
-    /// Whatever the model answers (to write the model's own run of a round).
-    Any,
-}
-
-impl Seen {
-    /// The answer in the contract's notation, as the report prints it.
-    pub fn text(&self) -> String {
-        match self {
-            Seen::Answer(o) => o.notation(),
-            Seen::Unknown => "(no answer: connection reset or timeout)".into(),
-            Seen::NotSent => "(connection reset before forwarding)".into(),
-            Seen::Any => "(any)".into(),
-        }
-    }
-}
-
-/// One request of a round as the proxy carried it, which both judges read: the case's
-/// request and what the oracle saw of it; the request as it went on the wire, when it
-/// was sent and closed, and the answer as read (`None`: none came), which the registry
-/// records ([`super::record`]). `after`: sent only once that request of the round is
-/// done (a duplicate's second copy).
-#[derive(Clone, Debug)]
-pub struct Sent {
-    pub req: Req,
-    pub seen: Seen,
-    pub after: Option<usize>,
-    pub http: case::Http,
-    pub at: (Instant, Instant),
-    pub reply: Option<WireReply>,
-}
-
-impl Sent {
-    /// The request in the contract's notation, with its key and fault, as the report
-    /// prints it.
-    pub fn request_line(&self) -> String {
-        match self.after {
-            None => case::line(&self.req, &self.http),
-            Some(_) => format!("{}  (the proxy's second copy)", self.http.notation()),
-        }
-    }
 }
 
 /// The oracle's settings from the profile and the command line.

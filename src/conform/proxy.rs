@@ -5,8 +5,8 @@
 //! not be read or never came, with no fault planned, resets the client's connection and
 //! is kept as the target's failure ([`Proxy::take_failure`]), never read as a fault.
 
-use super::wire::{self, WireError, WireReply, WireRequest};
 use crate::serve::seam::EdgeSeam;
+use crate::wire::{self, WireError, WireReply, WireRequest};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{

@@ -185,7 +185,7 @@ fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conform::wire::WireReply;
+    use crate::wire::WireReply;
     use payhub_properties::verdict::Status;
 
     const CREATE: &str =

@@ -9,7 +9,7 @@ use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
 use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
 use super::readings::{Reading, Taken};
 use super::record::{CaseVerdicts, Recorder};
-use super::wire::{self, WireError, WireReply, WireRequest};
+use crate::wire::{self, WireError, WireReply, WireRequest};
 use payhub_sim::Choice;
 use std::time::{Duration, Instant};
 

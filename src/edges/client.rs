@@ -12,7 +12,7 @@
 //! records each exchange as it saw it ([`Exchange`], written as a capture by
 //! [`super::capture`]).
 
-use crate::conform::wire::{self, WireReply, WireRequest};
+use crate::wire::{self, WireReply, WireRequest};
 use payhub_model::client::{
     AntiPattern, ClientInput, ClientOutput, Command, Draw, MerchantDb, MerchantServer, Policy,
     ServerConfig,

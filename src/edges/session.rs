@@ -5,10 +5,10 @@
 
 use super::EdgeSeam;
 use super::client::{Client, Exchange, Run};
-use crate::conform::wire::{self, WireRequest};
 use crate::serve::faults::Plan;
 use crate::serve::http::{self, ClockMode, Edge, Namespace};
 use crate::serve::sandbox::{Branches, OBJECTS_MAX, Planted, Settings};
+use crate::wire::{self, WireRequest};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;

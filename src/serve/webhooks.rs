@@ -2,14 +2,15 @@
 //!
 //! The core routes every (merchant, environment) to the node of its API key and keeps
 //! the webhooks in flight in the world; it hands each out once ([`Outbox`]), and the
-//! edge reports how the POST went: a 2xx acknowledges it (`Choice::Deliver`: the
-//! platform stops re-delivering), anything else or no answer within
+//! edge reports how the POST went: a 2xx status acknowledges it once the answer's head has
+//! arrived, its body unread (`Choice::Deliver`: the platform stops re-delivering),
+//! anything else or no head within
 //! [`POST_TIMEOUT`] loses it (`Choice::Drop`: the platform re-delivers per
 //! A-WEBHOOK-REDELIVERY, as time passes). The body: `{"id","type","version","object"}`.
 //!
-//! The POST is conform's HTTP/1.1 client ([`crate::conform::wire`], `http://` only).
+//! The POST is the harness's HTTP/1.1 client ([`crate::wire`], `http://` only).
 
-use crate::conform::wire::{self, WireRequest};
+use crate::wire::{self, WireRequest};
 use payhub_model::{WebhookEvent, WebhookObject};
 use payhub_sim::network::MsgId;
 use std::collections::BTreeSet;
@@ -109,17 +110,38 @@ pub fn parse_url(url: &str) -> Result<(String, String), String> {
     Ok((format!("{host}:{port}"), path.to_owned()))
 }
 
-/// POSTs one webhook; whether it was answered 2xx within [`POST_TIMEOUT`].
+/// POSTs one webhook; whether a 2xx status came within [`POST_TIMEOUT`].
 pub async fn post((addr, path): &(String, String), body: &str) -> bool {
     let req = WireRequest::new("POST", path, Some(body.to_owned()));
-    wire::send(addr, &req, POST_TIMEOUT)
+    wire::status(addr, &req, POST_TIMEOUT)
         .await
-        .is_ok_and(|r| (200..300).contains(&r.status))
+        .is_ok_and(|s| (200..300).contains(&s))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 2xx status acknowledges, however its body ends (or never does); another status,
+    /// a reset or silence does not.
+    #[tokio::test]
+    async fn a_2xx_head_acknowledges() {
+        use crate::wire::tests::target;
+        let at = |addr: String| (addr, "/hooks".to_owned());
+        let cases: [(&[u8], bool); 4] = [
+            (b"HTTP/1.1 204 No Content\r\n\r\n", true),
+            (b"HTTP/1.1 200 OK\r\ncontent-length: 99\r\n\r\n{", true),
+            (
+                b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n",
+                false,
+            ),
+            (b"", false),
+        ];
+        for (answer, acknowledged) in cases {
+            let addr = target(answer).await;
+            assert_eq!(post(&at(addr), "{}").await, acknowledged, "{answer:?}");
+        }
+    }
 
     #[test]
     fn urls_are_http_with_a_host() {

@@ -1,8 +1,8 @@
-//! conform's HTTP/1.1 client: hyper's, one request per connection (`Connection: close`),
-//! bounded in time and bytes: what conform's cases, its proxy and `verify`'s edge clients
-//! send. One connection per request gives every request of a concurrent round a
-//! connection of its own, and lets a fault on the wire (a reset) end exactly one
-//! exchange.
+//! The harness's HTTP/1.1 client: hyper's, one request per connection (`Connection:
+//! close`), bounded in time and bytes: what conform's cases and its proxy, `verify`'s edge
+//! clients and the sandbox's webhooks send. One connection per request gives every
+//! request of a concurrent round a connection of its own, and lets a fault on the wire (a
+//! reset) end exactly one exchange.
 
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Bytes;
@@ -11,7 +11,7 @@ use hyper_util::rt::TokioIo;
 use std::time::Duration;
 use tokio::net::TcpStream;
 
-/// An answer's body over this many bytes is a broken target.
+/// An answer's body over this many bytes is a broken target (or webhook receiver).
 pub const REPLY_BYTES_MAX: usize = 1 << 20;
 /// One HTTP request as conform sends it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,7 +134,28 @@ fn failed(e: hyper::Error) -> WireError {
     }
 }
 
-async fn exchange(addr: &str, req: &WireRequest) -> Result<WireReply, WireError> {
+/// Sends `req` to `addr` and returns the answer's status once its head has arrived,
+/// within `timeout`; the body is not waited for (the sandbox's webhooks: a 2xx status
+/// acknowledges one, whatever follows it).
+pub async fn status(addr: &str, req: &WireRequest, timeout: Duration) -> Result<u16, WireError> {
+    let head = async { Ok(head(addr, req).await?.0.status.as_u16()) };
+    tokio::time::timeout(timeout, head)
+        .await
+        .unwrap_or(Err(WireError::Timeout))
+}
+
+/// The answer's head and its body still to read, with the connection's task.
+async fn head(
+    addr: &str,
+    req: &WireRequest,
+) -> Result<
+    (
+        hyper::http::response::Parts,
+        hyper::body::Incoming,
+        Connection,
+    ),
+    WireError,
+> {
     let request = request(req, addr)?;
     let stream = TcpStream::connect(addr)
         .await
@@ -145,7 +166,7 @@ async fn exchange(addr: &str, req: &WireRequest) -> Result<WireReply, WireError>
         .handshake(TokioIo::new(stream))
         .await
         .map_err(failed)?;
-    let _connection = Connection(tokio::spawn(async move {
+    let connection = Connection(tokio::spawn(async move {
         let _ = connection.await;
     }));
     let (head, body) = sender
@@ -153,6 +174,11 @@ async fn exchange(addr: &str, req: &WireRequest) -> Result<WireReply, WireError>
         .await
         .map_err(failed)?
         .into_parts();
+    Ok((head, body, connection))
+}
+
+async fn exchange(addr: &str, req: &WireRequest) -> Result<WireReply, WireError> {
+    let (head, body, _connection) = head(addr, req).await?;
     let body = Limited::new(body, REPLY_BYTES_MAX)
         .collect()
         .await
@@ -197,12 +223,12 @@ pub fn authority(url: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A loopback target that answers every connection with `answer`'s bytes, then closes.
-    async fn target(answer: &'static [u8]) -> String {
+    pub(crate) async fn target(answer: &'static [u8]) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         tokio::spawn(async move {
@@ -251,6 +277,29 @@ mod tests {
         assert!(matches!(ssh, Err(WireError::Malformed(_))), "{ssh:?}");
         let closed = send(&target(b"").await, &get(), t).await;
         assert_eq!(closed, Err(WireError::Reset));
+    }
+
+    /// `status` returns at the head, with the body still coming; silence is a timeout.
+    #[tokio::test]
+    async fn a_status_is_read_at_the_head() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                if held.is_empty() {
+                    let _ = s
+                        .write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 9\r\n\r\n{")
+                        .await;
+                }
+                held.push(s);
+            }
+        });
+        let t = Duration::from_millis(500);
+        assert_eq!(status(&addr, &get(), t).await, Ok(202));
+        assert_eq!(status(&addr, &get(), t).await, Err(WireError::Timeout));
     }
 
     #[test]
