@@ -43,17 +43,7 @@ pub fn page(all: &[Judged], seconds: f64) -> (Vec<Block>, String) {
         Block::Banner(Tone::of_exit(worst), format!("check-log: {verdict}"), lines),
         Block::Heading(2, Some("checked"), "What was checked".into()),
         Block::Table(
-            vec![
-                "file",
-                "format",
-                "entries",
-                "judged",
-                "not the API",
-                "unreadable",
-                "properties judged",
-                "cannot judge",
-                "result",
-            ],
+            "file|format|entries|judged|not the API|unreadable|properties judged|cannot judge|result",
             all.iter().map(checked).collect(),
         ),
     ];
@@ -174,10 +164,7 @@ fn file(blocks: &mut Vec<Block>, j: &Judged) {
             let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
             vec![needs, names.join(", ")]
         });
-        blocks.push(Block::Table(
-            vec!["evidence missing", "properties"],
-            rows.collect(),
-        ));
+        blocks.push(Block::Table("evidence missing|properties", rows.collect()));
     }
 }
 

@@ -46,7 +46,7 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
         Block::Banner(Tone::of_exit(r.exit_code()), title.clone(), lines),
         Block::Heading(2, Some("checked"), "What was checked".into()),
         Block::Table(
-            vec!["", ""],
+            "|",
             vec![
                 two("target", format!("`{}`", r.target)),
                 two("profile", r.profile.clone()),
@@ -100,7 +100,7 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
         ]
     });
     blocks.push(Block::Table(
-        vec!["rule", "verdict", "cases", "properties", "why blind"],
+        "rule|verdict|cases|properties|why blind",
         rows.collect(),
     ));
     (blocks, format!("payhub-verify {title}"))
@@ -128,13 +128,7 @@ pub(super) fn silent(blocks: &mut Vec<Block>, rows: &[super::silent::PointRow]) 
         ]
     });
     blocks.push(Block::Table(
-        vec![
-            "point",
-            "assumption",
-            "model's reading",
-            "reading taken",
-            "first shown",
-        ],
+        "point|assumption|model's reading|reading taken|first shown",
         rows.collect(),
     ));
 }
@@ -246,7 +240,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
             .iter()
             .map(|(seed, why)| vec![seed.to_string(), why.clone()]);
         blocks.push(Block::Table(
-            vec!["seed", "why the oracle could not finish"],
+            "seed|why the oracle could not finish",
             rows.collect(),
         ));
     }
@@ -310,15 +304,7 @@ pub fn matrix(rows: &[Row]) -> (Vec<Block>, String) {
             vec![format!("{seconds:.1} s to detection in all")],
         ),
         Block::Table(
-            vec![
-                "mutant",
-                "over HTTP",
-                "rules",
-                "shrunk requests",
-                "time to detection",
-                "cases",
-                "setup / reason",
-            ],
+            "mutant|over HTTP|rules|shrunk requests|time to detection|cases|setup / reason",
             table.collect(),
         ),
     ];

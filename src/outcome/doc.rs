@@ -20,7 +20,8 @@ pub enum Block {
     Heading(u8, Option<&'static str>, String),
     Para(String),
     List(Vec<String>),
-    Table(Vec<&'static str>, Vec<Vec<String>>),
+    /// The head's cells separated by `|`, then the rows.
+    Table(&'static str, Vec<Vec<String>>),
     /// A table of properties: violated first, then held, then the rest.
     Properties(Vec<PropertyRow>),
     /// Preformatted text, as is.
@@ -101,12 +102,8 @@ fn md_block(s: &mut String, b: &Block) {
             s.push('\n');
         }
         Block::Table(head, rows) => {
-            let _ = writeln!(
-                s,
-                "| {} |\n|{}",
-                head.join(" | "),
-                "---|".repeat(head.len())
-            );
+            let n = head.split('|').count();
+            let _ = writeln!(s, "| {} |\n|{}", head.replace('|', " | "), "---|".repeat(n));
             for r in rows {
                 let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
                 let _ = writeln!(s, "| {} |", cells.join(" | "));
@@ -118,8 +115,10 @@ fn md_block(s: &mut String, b: &Block) {
                 let (name, rules) = (format!("`{}`", r.name), r.rules.join(", "));
                 vec![name, r.status.clone(), rules, r.detail.clone()]
             });
-            let head = vec!["property", "status", "rules", "detail"];
-            md_block(s, &Block::Table(head, rows.collect()));
+            md_block(
+                s,
+                &Block::Table("property|status|rules|detail", rows.collect()),
+            );
         }
         Block::Code(text) => {
             let _ = writeln!(s, "```text\n{}\n```\n", text.trim_end());
@@ -143,9 +142,11 @@ fn md_block(s: &mut String, b: &Block) {
             drawing,
             after,
         } => {
+            let heading = format!("### Violation of `{property}` {context}");
             let _ = writeln!(
                 s,
-                "## Violation of `{property}` {context}\n\n{detail}\n\nRules: {}. The contract asks instead:\n",
+                "{}\n\n{detail}\n\nRules: {}. The contract asks instead:\n",
+                heading.trim_end(),
                 rules.join(", ")
             );
             for r in rules.iter().filter_map(|id| Rule::from_id(id)) {
@@ -232,7 +233,7 @@ fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
         }
         Block::Table(head, rows) => {
             s.push_str("<table><tr>");
-            for h in head {
+            for h in head.split('|') {
                 let _ = write!(s, "<th>{}</th>", escape(h));
             }
             s.push_str("</tr>");
@@ -338,7 +339,7 @@ mod tests {
         );
         let page = vec![
             Block::Heading(2, Some("t"), "T".into()),
-            Block::Table(vec!["a", "b"], vec![vec!["`1|2`".into(), "x".into()]]),
+            Block::Table("a|b", vec![vec!["`1|2`".into(), "x".into()]]),
         ];
         assert_eq!(
             markdown(&page),

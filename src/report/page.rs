@@ -114,17 +114,7 @@ impl Report {
             ]
         });
         page.push(Block::Table(
-            vec![
-                "preset",
-                "result",
-                "unique states",
-                "total states",
-                "depth",
-                "seconds",
-                "always held",
-                "sometimes reached",
-                "not applicable",
-            ],
+            "preset|result|unique states|total states|depth|seconds|always held|sometimes reached|not applicable",
             rows.collect(),
         ));
         let violated: Vec<_> = self
@@ -235,10 +225,7 @@ impl Report {
                 sc.rules.join(", "),
             ]
         });
-        let mut full = vec![Block::Table(
-            vec!["script", "result", "rules"],
-            rows.collect(),
-        )];
+        let mut full = vec![Block::Table("script|result|rules", rows.collect())];
         full.extend(order.iter().map(|sc| {
             let summary = format!("drawing of {}", sc.name);
             Block::Details(summary, vec![Block::Figure(sc.diagram.clone())])
@@ -279,7 +266,7 @@ impl Report {
             ]
         });
         page.push(Block::Table(
-            vec!["finding", "kind", "parameter", "scripts", "simulation runs"],
+            "finding|kind|parameter|scripts|simulation runs",
             rows.collect(),
         ));
         let texts = order
@@ -314,11 +301,7 @@ impl Report {
                     which.join("\n"),
                 ]
             });
-            let head = vec![
-                "judged",
-                "sentences",
-                "what is not judged, or why no property judges it",
-            ];
+            let head = "judged|sentences|what is not judged, or why no property judges it";
             Block::Table(head, rows.collect())
         };
         page.push(Block::Md(vec![
@@ -350,10 +333,10 @@ impl Report {
                 row.extend(n.map(|n| n.to_string()));
                 row
             });
-            let mut head = vec!["rule", "properties", "presets", "scripts"];
-            if whole {
-                head.insert(1, "sentence (who keeps it)");
-            }
+            let head = match whole {
+                true => "rule|sentence (who keeps it)|properties|presets|scripts",
+                false => "rule|properties|presets|scripts",
+            };
             Block::Table(head, rows.collect())
         };
         let mut by_enforcer: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
@@ -404,8 +387,10 @@ impl Report {
                 row.extend(whole.then(|| format!("{:.2}", r.seconds)));
                 row
             });
-            let mut head = vec!["mutant", "rules", "killed by", "method", "steps"];
-            head.extend(whole.then_some("seconds"));
+            let head = match whole {
+                true => "mutant|rules|killed by|method|steps|seconds",
+                false => "mutant|rules|killed by|method|steps",
+            };
             Block::Table(head, rows.collect())
         };
         let mut short = vec![table(false)];
@@ -479,19 +464,11 @@ impl Report {
                 .filter(|d| all || d.caught_by.is_none())
                 .collect();
             let mut t = vec![Block::Table(
-                vec!["session", "check", "verdict"],
+                "session|check|verdict",
                 checks.map(|c| check(&c)).collect(),
             )];
             if !defects.is_empty() {
-                let head = vec![
-                    "defect",
-                    "edge",
-                    "caught by",
-                    "session",
-                    "seconds",
-                    "exchanges",
-                    "witness",
-                ];
+                let head = "defect|edge|caught by|session|seconds|exchanges|witness";
                 t.push(Block::Table(head, defects.iter().map(defect).collect()));
             }
             t

@@ -73,14 +73,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         Block::Banner(Tone::of_exit(u8::from(failed > 0)), verdict.clone(), lines),
         Block::Heading(2, Some("checked"), "What was checked".into()),
         Block::Table(
-            vec![
-                "script",
-                "title",
-                "steps",
-                "expectations",
-                "result",
-                "seconds",
-            ],
+            "script|title|steps|expectations|result|seconds",
             rows.collect(),
         ),
     ];
@@ -168,10 +161,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
             };
             vec![e.pos.line.to_string(), format!("`{}`", e.text), result]
         });
-        blocks.push(Block::Table(
-            vec!["line", "expectation", "result"],
-            rows.collect(),
-        ));
+        blocks.push(Block::Table("line|expectation|result", rows.collect()));
     }
     let violated = r.violation.as_ref().map(|(v, _)| v);
     let rows: Vec<PropertyRow> = super::always_properties()
