@@ -5,7 +5,6 @@
 //! diagram of those entries alone.
 
 use super::{Judged, LogFormat};
-use crate::outcome::markdown as md;
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
@@ -16,9 +15,12 @@ use std::fmt::Write as _;
 pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), String> {
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
-        LogFormat::Markdown => all.iter().map(markdown).collect::<Vec<_>>().join("\n"),
+        LogFormat::Markdown => crate::outcome::doc::markdown(&super::page::page(all, seconds).0),
         LogFormat::Junit => crate::outcome::junit::render(&super::outcome::outcome(all)),
-        LogFormat::Html => super::html::page(all, seconds),
+        LogFormat::Html => {
+            let (blocks, title) = super::page::page(all, seconds);
+            crate::outcome::doc::html(&title, &blocks)
+        }
         LogFormat::Json => {
             let files: Vec<serde_json::Value> = all.iter().map(json).collect();
             serde_json::to_string_pretty(&serde_json::json!({ "files": files }))
@@ -235,42 +237,6 @@ fn json(j: &Judged) -> serde_json::Value {
         "verdict": closing(j),
         "properties": j.verdicts,
     })
-}
-
-fn markdown(j: &Judged) -> String {
-    let mut s = format!(
-        "# check-log: {}\n\n{}\n\n**{}**\n\n",
-        j.file.display(),
-        read_line(j),
-        closing(j)
-    );
-    for (label, why) in &j.skips {
-        let _ = writeln!(s, "- skipped {label}: {why}");
-    }
-    for a in &j.assumptions {
-        let _ = writeln!(s, "- assumed: {a}");
-    }
-    if j.unscoped > 0 {
-        let _ = writeln!(s, "- {}", unscoped_line(j));
-    }
-    s.push('\n');
-    s.push_str(&md::properties_table(&j.verdicts));
-    for v in j.verdicts.iter().filter(|v| v.status == Status::Violated) {
-        let drawing = v.witness.as_ref().map(|_| mermaid(j, v));
-        s.push_str(&md::violation(
-            v.name,
-            v.detail.as_deref().unwrap_or_default(),
-            &v.rules,
-            drawing.as_deref(),
-        ));
-    }
-    s
-}
-
-/// The witness entries as Mermaid: [`diagram`] with the property and its rules as the
-/// closing note.
-pub fn mermaid(j: &Judged, v: &Verdict) -> String {
-    diagram(j, v, &format!("{} [{}]", v.name, v.rules.join(", "))).to_mermaid()
 }
 
 /// The witness entries as a sequence diagram, `verdict` its closing note: each request,

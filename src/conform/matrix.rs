@@ -358,30 +358,3 @@ pub fn text(rows: &[Row]) -> String {
     }
     s
 }
-
-pub fn markdown(rows: &[Row]) -> String {
-    let mut s = String::from(
-        "| mutant | over HTTP | rules | shrunk requests | time to detection | cases | setup / reason |\n|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        s.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
-            r.mutant,
-            if r.found {
-                "found"
-            } else if r.reason.is_some() {
-                "blind"
-            } else {
-                "missed"
-            },
-            r.rules.join(", "),
-            r.shrunk_requests.map(|n| n.to_string()).unwrap_or_default(),
-            r.seconds_to_detection
-                .map(|t| format!("{t:.1} s"))
-                .unwrap_or_default(),
-            r.cases,
-            r.setup.as_deref().or(r.reason.as_deref()).unwrap_or("")
-        ));
-    }
-    s
-}

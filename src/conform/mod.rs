@@ -12,10 +12,10 @@ pub mod compare;
 pub mod effect;
 pub mod exchange;
 pub mod generate;
-pub mod html;
 pub mod matrix;
 pub mod oracle;
 mod outcome;
+pub mod page;
 pub mod profile;
 pub mod proxy;
 pub mod readings;
@@ -240,10 +240,13 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             ConformFormat::Json => {
                 serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
             }
-            ConformFormat::Markdown => matrix::markdown(&rows),
+            ConformFormat::Markdown => crate::outcome::doc::markdown(&page::matrix(&rows).0),
             ConformFormat::Text => matrix::text(&rows),
             ConformFormat::Junit => crate::outcome::junit::render(&outcome::matrix(&rows)),
-            ConformFormat::Html => html::matrix(&rows),
+            ConformFormat::Html => {
+                let (blocks, title) = page::matrix(&rows);
+                crate::outcome::doc::html(&title, &blocks)
+            }
         };
         println!("{out}");
         let missed = matrix::tally(&rows).2 > 0;
@@ -261,9 +264,12 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
     let out = match args.format {
         ConformFormat::Text => report.text(),
         ConformFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
-        ConformFormat::Markdown => report.markdown(),
+        ConformFormat::Markdown => crate::outcome::doc::markdown(&page::page(&report).0),
         ConformFormat::Junit => crate::outcome::junit::render(&outcome::outcome(&report)),
-        ConformFormat::Html => html::page(&report),
+        ConformFormat::Html => {
+            let (blocks, title) = page::page(&report);
+            crate::outcome::doc::html(&title, &blocks)
+        }
     };
     print!("{out}");
     if !out.ends_with('\n') {
@@ -463,7 +469,7 @@ fn finding(
         script.push_str(&format!("# the model allows {a}\n"));
     }
     Finding {
-        property: html::PROPERTY,
+        property: page::PROPERTY,
         rules: report::rules_of(&tape),
         also_seeds: Vec::new(),
         seed: case.seed,

@@ -369,7 +369,7 @@ impl Loaded {
         }
         let pins = super::readings::parse_pins(&profile.readings)?;
         for s in &profile.suppress {
-            if s.property == super::html::PROPERTY {
+            if s.property == super::page::PROPERTY {
                 return Err(format!(
                     "suppress: {} is the oracle's judgement of every rule at once; pin the reading the target takes (`readings`) instead",
                     s.property

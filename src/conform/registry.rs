@@ -280,30 +280,6 @@ impl Registry {
         }
         s
     }
-
-    /// A Markdown section: the summary and a table of the properties judging the target.
-    pub fn markdown(&self) -> String {
-        let mut s = format!(
-            "## The registry over the recorded exchanges\n\n{}\n\n| property | rules | verdict | cases held / violated / not judged |\n|---|---|---|---|\n",
-            self.summary()
-        );
-        for r in self.target() {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} / {} / {} |",
-                r.name,
-                r.rules.join(", "),
-                r.status,
-                r.cases.holds + r.cases.reached,
-                r.cases.violated,
-                r.cases.cannot_judge
-            );
-        }
-        for r in self.violated() {
-            let _ = write!(s, "\n```text\n{}```\n", r.violation_text());
-        }
-        s
-    }
 }
 
 impl PropertyRow {

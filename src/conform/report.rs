@@ -161,45 +161,6 @@ impl Report {
         }
         s
     }
-
-    pub fn markdown(&self) -> String {
-        let mut s = format!(
-            "# payhub-verify conform: {}\n\n| | |\n|---|---|\n| target | {} |\n| profile | {} |\n| seeds | {} |\n| proxy faults | {} |\n| cases | {} ({} requests) |\n| time | {:.1} s, {:.1} cases/s |\n\n",
-            self.verdict(),
-            self.target,
-            self.profile,
-            self.seeds,
-            self.proxy_faults,
-            self.cases_run,
-            self.requests,
-            self.elapsed_s,
-            self.cases_per_s
-        );
-        for (seed, why) in &self.incomplete {
-            let _ = writeln!(s, "- incomplete: seed {seed}: {why}");
-        }
-        for line in &self.suppressed {
-            let _ = writeln!(s, "- {line}");
-        }
-        for f in &self.violations {
-            let _ = write!(
-                s,
-                "## Violation of {} under {} (seed {}, shrunk from {} to {} requests)\n\n```text\n{}```\n\n```mermaid\n{}```\n\nWhat-if script (`payhub-verify run`):\n\n```text\n{}```\n\n",
-                f.property,
-                f.rule(),
-                f.seed,
-                f.requests,
-                f.shrunk_requests,
-                f.notation(),
-                f.mermaid,
-                f.script
-            );
-        }
-        s.push_str(&super::silent::markdown(&self.readings));
-        s.push_str(&self.registry.markdown());
-        s.push_str(&super::rule_rows::markdown(&self.rules));
-        s
-    }
 }
 
 impl Finding {

@@ -9,7 +9,6 @@ use super::registry::{Judges, PropertyRow, Registry};
 use payhub_model::rules::{Enforcer, Rule};
 use payhub_properties::verdict::Status;
 use serde::Serialize;
-use std::fmt::Write as _;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,15 +73,6 @@ pub fn rows(registry: &Registry) -> Vec<RuleRow> {
         .collect()
 }
 
-fn word(v: RuleVerdict) -> &'static str {
-    match v {
-        RuleVerdict::Verified => "verified",
-        RuleVerdict::Violated => "VIOLATED",
-        RuleVerdict::Blind => "blind",
-        RuleVerdict::NotJudgedOverTheWire => "oracle only",
-    }
-}
-
 /// One line: how many rules each verdict.
 pub fn summary(rows: &[RuleRow]) -> String {
     let n = |v| rows.iter().filter(|r| r.verdict == v).count();
@@ -94,25 +84,6 @@ pub fn summary(rows: &[RuleRow]) -> String {
         n(RuleVerdict::NotJudgedOverTheWire),
         rows.len()
     )
-}
-
-pub fn markdown(rows: &[RuleRow]) -> String {
-    let mut s = String::from(
-        "## Rules\n\n| rule | verdict | cases | properties | why blind |\n|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} |",
-            r.rule,
-            word(r.verdict),
-            r.cases,
-            r.properties.join(", "),
-            r.why.as_deref().unwrap_or("").replace('|', "\\|")
-        );
-    }
-    s.push('\n');
-    s
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ pub fn add(rows: &mut [PointRow], seed: u64, readings: &[(Reading, String)]) {
 }
 
 /// `label` for the point's readings: `posts_only (3 cases)`, or "not exercised".
-fn taken(row: &PointRow) -> String {
+pub(super) fn taken(row: &PointRow) -> String {
     if row.shown.is_empty() {
         return "not exercised".into();
     }
@@ -112,41 +112,6 @@ pub fn text(rows: &[PointRow]) -> String {
     s
 }
 
-pub fn markdown(rows: &[PointRow]) -> String {
-    let mut s = String::from(
-        "## Silent points\n\n| point | assumption | model's reading | reading taken | first shown |\n|---|---|---|---|---|\n",
-    );
-    for row in rows {
-        let first = row
-            .shown
-            .iter()
-            .map(|x| {
-                format!(
-                    "{}: seed {}, {}",
-                    x.name,
-                    x.seed,
-                    x.first.replace('|', "\\|")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("<br>");
-        let _ = writeln!(
-            s,
-            "| `{}` | `{}` | `{}` | {}{} | {} |",
-            row.name,
-            row.assumption,
-            row.model,
-            taken(row),
-            row.pinned
-                .map(|p| format!(" (pinned `{p}`)"))
-                .unwrap_or_default(),
-            first
-        );
-    }
-    s.push('\n');
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,7 +135,9 @@ mod tests {
             t.contains("pause_scope (A-PAUSE-SCOPE, pinned creates_only): not exercised"),
             "{t}"
         );
-        let m = markdown(&rows);
+        let mut blocks = Vec::new();
+        super::super::page::silent(&mut blocks, &rows);
+        let m = crate::outcome::doc::markdown(&blocks);
         assert!(
             m.contains("| `key_charset` | `A-KEY-LENGTH` | `any_character` | not exercised |"),
             "{m}"

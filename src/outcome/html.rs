@@ -1,8 +1,8 @@
-//! The pieces every HTML page of the harness is made of (`verify`, `check-log`,
-//! `conform`, `run` with `--format html`): the head with the stylesheets, the verdict's
-//! banner, a violation's block with its drawn counterexample, the table of properties.
-//! One page, no script, no external stylesheet, no network at view time: drawings are
-//! inline SVG ([`payhub_sim::diagram`]).
+//! What every HTML page of the harness shares (`verify`, `check-log`, `conform`, `run`
+//! with `--format html`; laid out by [`super::doc`]): the head with the stylesheets, the
+//! verdict's tone, a counterexample's closing note and its drawing, a property's row. One
+//! page, no script, no external stylesheet, no network at view time: drawings are inline
+//! SVG ([`payhub_sim::diagram`]).
 
 use payhub_model::Rule;
 use payhub_sim::diagram::{Diagram, Item, NoteKind, SVG_STYLE};
@@ -65,69 +65,13 @@ impl Tone {
         }
     }
 
-    fn class(self) -> &'static str {
+    pub fn class(self) -> &'static str {
         match self {
             Tone::Ok => "ok",
             Tone::Fail => "fail",
             Tone::Open => "open",
         }
     }
-}
-
-/// The first screen's banner: the verdict as the heading, then `lines` (HTML, already
-/// escaped), one a line.
-pub fn banner(tone: Tone, verdict: &str, lines: &[String]) -> String {
-    format!(
-        "<section class=\"banner {}\" id=\"verdict\"><h1>{}</h1><p>{}</p></section>",
-        tone.class(),
-        escape(verdict),
-        lines
-            .iter()
-            .cloned()
-            .chain([contract_line()])
-            .collect::<Vec<_>>()
-            .join("<br>")
-    )
-}
-
-/// The contract the page's verdict is given against, as one line of HTML: its title in
-/// English and in the Chinese original, its version and date.
-pub fn contract_line() -> String {
-    format!(
-        "contract: {} (the Chinese original is authoritative)",
-        escape(&payhub_model::Contract::named())
-    )
-}
-
-/// `<code>RULE</code>, …`.
-pub fn rules_cell(rules: &[&str]) -> String {
-    rules
-        .iter()
-        .map(|r| format!("<code>{}</code>", escape(r)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// What the contract asks instead: each rule with its sentence from the catalogue, in
-/// English and in the Chinese original (authoritative), as a list.
-pub fn rule_sentences(rules: &[&str]) -> String {
-    if rules.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from("<p>What the contract asks instead:</p><ul class=\"rules\">");
-    for id in rules {
-        let (text, zh) = Rule::from_id(id).map_or(("", ""), |r| (r.text(), r.zh()));
-        let _ = write!(
-            s,
-            "<li data-rule=\"{}\"><code>{}</code> {}<br><span lang=\"zh\">{}</span></li>",
-            escape(id),
-            escape(id),
-            escape(text),
-            escape(zh)
-        );
-    }
-    s.push_str("</ul>");
-    s
 }
 
 /// The closing note of a drawn counterexample: `VIOLATED PROPERTY [RULE, …]: detail`,
@@ -179,98 +123,39 @@ pub fn figure(d: &Diagram) -> String {
     )
 }
 
-/// A violation as every page shows it: the property as the heading (`context` after it,
-/// HTML), its rules with their sentences in both languages, the detail, its drawing (the
-/// page's `n`-th: past [`FIGURES_MAX`] it is listed, not drawn, and its drawing never
-/// built), then `after` (HTML).
-pub struct Violation<'a> {
-    pub property: &'a str,
-    pub context: String,
-    pub rules: &'a [&'a str],
-    pub detail: &'a str,
-    /// Draws it: called only when the page draws it.
-    pub drawing: Option<&'a dyn Fn() -> Diagram>,
-    pub after: String,
-}
-
-impl Violation<'_> {
-    pub fn html(&self, n: usize) -> String {
-        let context = if self.context.is_empty() {
-            String::new()
-        } else {
-            format!(" <span class=\"muted\">{}</span>", self.context)
-        };
-        let mut s = format!(
-            "<div class=\"violation\" data-property=\"{}\"><h3>{}{context}</h3><p>Rules: {}.</p>{}<p>{}</p>",
-            escape(self.property),
-            escape(self.property),
-            if self.rules.is_empty() {
-                "none named".to_owned()
-            } else {
-                rules_cell(self.rules)
-            },
-            rule_sentences(self.rules),
-            escape(self.detail)
-        );
-        match &self.drawing {
-            Some(draw) if n < FIGURES_MAX => s.push_str(&figure(&draw())),
-            Some(_) => s.push_str(NOT_DRAWN),
-            None => {}
-        }
-        s.push_str(&self.after);
-        s.push_str("</div>");
-        s
-    }
-}
-
-/// Past [`FIGURES_MAX`] violations, what a page says instead of a drawing.
-const NOT_DRAWN: &str = "<p class=\"muted\">Not drawn: the page draws 50 violations at most (the text and JSON formats list each).</p>";
-
-/// `<h2 id="violations">Violations (n)</h2>`.
-pub fn violations_heading(n: usize) -> String {
-    format!("<h2 id=\"violations\">Violations ({n})</h2>")
-}
-
 /// One row of a table of properties.
-pub struct PropertyRow<'a> {
-    pub name: &'a str,
+#[derive(Clone, Debug)]
+pub struct PropertyRow {
+    pub name: String,
     /// `holds`, `violated`, `cannot judge (needs …)`.
     pub status: String,
-    pub rules: Vec<&'a str>,
+    pub rules: Vec<&'static str>,
     pub detail: String,
 }
 
-/// A table of properties (violated first, then held, then the rest, each in the given
-/// order), each status coloured.
-pub fn properties_table(rows: &[PropertyRow]) -> String {
-    let mut s = String::from(
-        "<table class=\"properties\"><tr><th>property</th><th>status</th><th>rules</th><th>detail</th></tr>",
-    );
-    let rank = |r: &PropertyRow| match r.status.as_str() {
+impl PropertyRow {
+    /// A verdict's row.
+    pub fn of(v: &payhub_properties::verdict::Verdict) -> PropertyRow {
+        PropertyRow {
+            name: v.name.to_owned(),
+            status: v.status.to_string(),
+            rules: v.rules.clone(),
+            detail: match &v.detail {
+                Some(d) => d.clone(),
+                None if v.missing.is_empty() => String::new(),
+                None => v.status_text(),
+            },
+        }
+    }
+}
+
+/// Where a status sorts: violated first, then held, then the rest.
+pub fn rank(status: &str) -> u8 {
+    match status {
         "violated" => 0,
         "holds" => 1,
         _ => 2,
-    };
-    let mut order: Vec<&PropertyRow> = rows.iter().collect();
-    order.sort_by_key(|r| rank(r));
-    for r in order {
-        let class = match rank(r) {
-            0 => "bad",
-            1 => "good",
-            _ => "muted",
-        };
-        let _ = write!(
-            s,
-            "<tr data-status=\"{}\"><td><code>{}</code></td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&r.status),
-            escape(r.name),
-            escape(&r.status),
-            rules_cell(&r.rules),
-            escape(&r.detail)
-        );
     }
-    s.push_str("</table>");
-    s
 }
 
 #[cfg(test)]
@@ -313,64 +198,5 @@ mod tests {
         assert!(h.contains("<title>a &lt;b&gt;</title>"));
         assert!(h.contains(".seq text") && h.contains(".banner"));
         assert!(!h.contains("<script"));
-    }
-
-    #[test]
-    fn a_violation_past_the_bound_is_listed_not_drawn() {
-        assert!(NOT_DRAWN.contains(&FIGURES_MAX.to_string()));
-        let v = |n| {
-            let draw = || {
-                let mut d = Diagram::default();
-                d.participant("C", "client");
-                d.push_verdict("VIOLATED p [IDEM-01]: x");
-                d
-            };
-            Violation {
-                property: "p",
-                context: String::new(),
-                rules: &["IDEM-01"],
-                detail: "x",
-                drawing: Some(&draw),
-                after: "<pre>after</pre>".into(),
-            }
-            .html(n)
-        };
-        let drawn = v(0);
-        assert!(
-            drawn.contains("<svg") && !drawn.contains("Not drawn"),
-            "{drawn}"
-        );
-        assert!(
-            drawn.contains("data-rule=\"IDEM-01\"") && drawn.ends_with("<pre>after</pre></div>")
-        );
-        let listed = v(FIGURES_MAX);
-        assert!(
-            !listed.contains("<svg") && listed.contains("Not drawn"),
-            "{listed}"
-        );
-        let never = || -> Diagram { unreachable!("past the bound a drawing is never built") };
-        let past = Violation {
-            property: "p",
-            context: String::new(),
-            rules: &["IDEM-01"],
-            detail: "x",
-            drawing: Some(&never),
-            after: String::new(),
-        }
-        .html(FIGURES_MAX + 1);
-        assert!(past.contains("Not drawn"), "{past}");
-    }
-
-    #[test]
-    fn properties_are_listed_violated_first() {
-        let row = |name, status: &str| PropertyRow {
-            name,
-            status: status.to_owned(),
-            rules: vec!["IDEM-01"],
-            detail: String::new(),
-        };
-        let t = properties_table(&[row("a", "holds"), row("b", "violated")]);
-        let (b, a) = (t.find("<code>b</code>"), t.find("<code>a</code>"));
-        assert!(b.unwrap() < a.unwrap(), "{t}");
     }
 }

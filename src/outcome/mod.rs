@@ -1,9 +1,9 @@
 //! The outcome document: what a command found, in one typed shape. A command builds an
 //! [`Outcome`] from its own results (the presets it checked, the sweep it ran, the files
 //! it judged, the cases it sent) and hands it to a renderer; no renderer knows a command.
-//! JUnit is rendered from it for every command; the text, JSON, Markdown and HTML pages
-//! are still laid out per command, sharing the violation blocks of [`html`] and
-//! [`markdown`]. The contract judged ([`payhub_model::Contract`]: title,
+//! JUnit is rendered from it for every command; the Markdown and HTML pages are built
+//! once per command as a [`doc`] page and drawn by one renderer per format; text and
+//! JSON are the command's own. The contract judged ([`payhub_model::Contract`]: title,
 //! version, date) is the same for every outcome, and every renderer names it.
 //!
 //! An outcome is parts (a preset, the sweep, a file, the zoo), each holding items (a
@@ -11,9 +11,9 @@
 //! the run found (counts, seeds, witnesses) is only in its result and output, so a CI
 //! system keeps a history per item.
 
+pub mod doc;
 pub mod html;
 pub mod junit;
-pub mod markdown;
 
 /// What a command found.
 #[derive(Clone, Debug)]

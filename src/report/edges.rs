@@ -4,9 +4,7 @@
 
 use super::Report;
 use crate::edges::EdgeReport;
-use crate::outcome::html::escape;
 use crate::outcome::{Item, ItemResult, Part};
-use std::fmt::Write as _;
 
 fn counts(e: &EdgeReport) -> (usize, usize, usize) {
     let passed = e.checks.iter().filter(|c| c.passed).count();
@@ -34,84 +32,6 @@ impl Report {
             e.exchanges,
             e.smoke_cases
         ))
-    }
-
-    /// Short (report.md stays under 30 KB): what failed, and where the whole matrix is.
-    pub(super) fn edges_markdown(&self, s: &mut String) {
-        let Some(e) = &self.edges else { return };
-        let (passed, caught, total) = counts(e);
-        let _ = writeln!(s, "\n## Edges: sandbox, check-log, conform\n");
-        let _ = writeln!(
-            s,
-            "{passed} of {} checks pass over the reference edges; edge zoo: {caught} of {total} planted defects caught, each with a shrunk witness ({:.1} s; every check and the kill matrix: report.html, `edges` in report.json).",
-            e.checks.len(),
-            e.seconds
-        );
-        for c in e.checks.iter().filter(|c| !c.passed) {
-            let _ = writeln!(
-                s,
-                "- **{}** on `{}`: {}",
-                c.check,
-                c.session,
-                c.detail.as_deref().unwrap_or_default()
-            );
-        }
-        for d in e.defects.iter().filter(|d| d.caught_by.is_none()) {
-            let _ = writeln!(
-                s,
-                "- defect `{}` ({}) **MISSED**: {}",
-                d.name, d.edge, d.about
-            );
-        }
-    }
-
-    pub(super) fn edges_html(&self, s: &mut String) {
-        let Some(e) = &self.edges else { return };
-        let (passed, caught, total) = counts(e);
-        let _ = write!(
-            s,
-            "<h2 id=\"edges\">Edges: {passed} of {} checks pass; edge zoo {caught} of {total} caught</h2>",
-            e.checks.len()
-        );
-        s.push_str("<table><tr><th>session</th><th>check</th><th>verdict</th></tr>");
-        for c in &e.checks {
-            let verdict = if c.passed {
-                "<span class=\"good\">passes</span>".to_owned()
-            } else {
-                format!(
-                    "<span class=\"bad\">fails</span> {}",
-                    escape(c.detail.as_deref().unwrap_or_default())
-                )
-            };
-            let _ = write!(
-                s,
-                "<tr><td>{}</td><td><code>{}</code></td><td>{verdict}</td></tr>",
-                escape(&c.session),
-                c.check
-            );
-        }
-        s.push_str("</table><table><tr><th>defect</th><th>edge</th><th>caught by</th><th>session</th><th>seconds</th><th>exchanges</th><th>witness</th></tr>");
-        for d in &e.defects {
-            let caught = match d.caught_by {
-                Some(c) => format!("<code>{c}</code>"),
-                None => "<span class=\"bad\">MISSED</span>".to_owned(),
-            };
-            let _ = write!(
-                s,
-                "<tr><td><code>{}</code> <span class=\"muted\">{}</span></td><td>{}</td><td>{caught}</td><td>{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{}</td><td>{}<br><span class=\"muted\">{}</span></td></tr>",
-                d.name,
-                escape(d.about),
-                d.edge,
-                escape(d.session.as_deref().unwrap_or("")),
-                d.seconds,
-                d.witness_requests
-                    .map(|n| n.to_string())
-                    .unwrap_or_default(),
-                escape(d.detail.as_deref().unwrap_or("")),
-                escape(d.witness.as_deref().unwrap_or(""))
-            );
-        }
-        s.push_str("</table>");
     }
 }
 

@@ -19,11 +19,11 @@ pub use header::{Header, commit};
 mod edges;
 mod shortcuts;
 pub use shortcuts::Shortcuts;
-pub mod html;
-mod markdown;
 pub mod outcome;
+mod page;
 mod problems;
 pub mod readings;
+mod summary;
 pub mod sweep;
 
 pub use problems::Problem;

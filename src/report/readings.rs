@@ -6,13 +6,12 @@
 //! the sweep in its own run; a row per reading says what each found.
 
 use super::sweep::SweepSummary;
-use crate::outcome::html::escape;
+use crate::outcome::doc::Block;
 use payhub_model::client::After503;
 use payhub_properties::checker::{CheckStatus, PresetReport};
 use payhub_properties::presets::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET};
 use payhub_sim::{Readings, reading_name};
 use serde::Serialize;
-use std::fmt::Write as _;
 
 /// One reading of one contradiction, with the checker's and the sweep's verdicts.
 #[derive(Clone, Debug, Serialize)]
@@ -111,50 +110,22 @@ fn sweep_verdict(s: &SweepSummary) -> String {
     )
 }
 
-/// The Markdown section.
-pub fn markdown(rows: &[ReadingRow], s: &mut String) {
-    let _ = writeln!(s, "## Contradictions read both ways\n");
-    let _ = writeln!(
-        s,
-        "Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).\n"
-    );
-    let _ = writeln!(
-        s,
-        "| assumption | reading | checker | sweep |\n|---|---|---|---|"
-    );
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| `{}` | `{}={}`{} | `{}`: {} | {} |",
-            r.assumption,
-            r.parameter,
-            r.reading,
-            if r.reference { " (reference)" } else { "" },
-            r.preset,
-            r.checker,
-            r.sweep
-        );
-    }
-    s.push('\n');
-}
-
-/// The HTML section.
-pub fn html(rows: &[ReadingRow], s: &mut String) {
-    s.push_str("<h2 id=\"readings\">Contradictions read both ways</h2><table><tr><th>assumption</th><th>reading</th><th>checker</th><th>sweep</th></tr>");
-    for r in rows {
-        let _ = write!(
-            s,
-            "<tr><td><code>{}</code></td><td><code>{}={}</code>{}</td><td><code>{}</code>: {}</td><td>{}</td></tr>",
-            escape(r.assumption),
-            escape(r.parameter),
-            escape(r.reading),
-            if r.reference { " (reference)" } else { "" },
-            escape(r.preset),
-            escape(&r.checker),
-            escape(&r.sweep)
-        );
-    }
-    s.push_str("</table>");
+/// The section: a row per reading of each contradiction.
+pub fn blocks(rows: &[ReadingRow]) -> Vec<Block> {
+    let rows = rows.iter().map(|r| {
+        let reference = if r.reference { " (reference)" } else { "" };
+        vec![
+            format!("`{}`", r.assumption),
+            format!("`{}={}`{reference}", r.parameter, r.reading),
+            format!("`{}`: {}", r.preset, r.checker),
+            r.sweep.clone(),
+        ]
+    });
+    vec![
+        Block::Heading(2, Some("readings"), "Contradictions read both ways".into()),
+        Block::Para("Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).".into()),
+        Block::Table("assumption|reading|checker|sweep", rows.collect()),
+    ]
 }
 
 #[cfg(test)]
@@ -194,8 +165,7 @@ mod tests {
         }
         let rows = readings(&[], &reference, None);
         assert!(rows[1].sweep.ends_with("not run"), "{}", rows[1].sweep);
-        let mut md = String::new();
-        markdown(&rows, &mut md);
+        let md = crate::outcome::doc::markdown(&blocks(&rows));
         assert!(
             md.contains("| `A-S13-REFERENCE-CODE` | `after_503=not_accepted` (reference) |"),
             "{md}"

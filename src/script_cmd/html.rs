@@ -4,11 +4,11 @@
 //! property, its rules and their sentences in the closing note; then each script's
 //! expectations and the properties checked after every step.
 
-use crate::outcome::html::{self as page, PropertyRow, Tone, escape};
+use crate::outcome::doc::{self, Block};
+use crate::outcome::html::{self as page, PropertyRow, Tone};
 use crate::serve::diagrams::{WitnessEntries, widen};
 use payhub_properties::ScriptReport as Report;
 use payhub_sim::Diagram;
-use std::fmt::Write as _;
 
 /// Bytes of a run's text the page holds at most (the text format prints it all).
 const TEXT_MAX: usize = 256 * 1024;
@@ -44,61 +44,47 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         ),
     };
     let total: f64 = seconds.iter().sum();
-    let mut s = page::head(&format!("payhub-verify run: {verdict}"));
+    let plural = if reports.len() == 1 {
+        "script"
+    } else {
+        "scripts"
+    };
     let mut lines = vec![format!(
-        "payhub-verify run · {} {} in {total:.2} s · exit {}",
+        "payhub-verify run · {} {plural} in {total:.2} s · exit {}",
         reports.len(),
-        if reports.len() == 1 {
-            "script"
-        } else {
-            "scripts"
-        },
         u8::from(failed > 0)
     )];
     lines.extend(
         reports
             .iter()
-            .map(|r| format!("<code>{}</code>: {}", escape(&r.file), escape(&r.verdict()))),
+            .map(|r| format!("`{}`: {}", r.file, r.verdict())),
     );
-    s.push_str(&page::banner(
-        Tone::of_exit(u8::from(failed > 0)),
-        &verdict,
-        &lines,
-    ));
-    s.push_str(
-        "<h2 id=\"checked\">What was checked</h2><table><tr><th>script</th><th>title</th><th>steps</th><th>expectations</th><th>result</th><th>seconds</th></tr>",
-    );
-    for (r, secs) in reports.iter().zip(seconds) {
-        let _ = write!(
-            s,
-            "<tr><td><code>{}</code></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{secs:.2}</td></tr>",
-            escape(&r.file),
-            escape(r.title.as_deref().unwrap_or("")),
-            r.tape.len(),
-            r.results.len(),
-            if r.passed() {
-                "<span class=\"good\">pass</span>"
-            } else {
-                "<span class=\"bad\">FAILED</span>"
-            }
-        );
-    }
-    s.push_str("</table>");
-    violations(&mut s, reports);
-    for (n, r) in reports.iter().enumerate() {
-        rest(&mut s, n, r);
-    }
-    s.push_str(page::END);
-    s
-}
-
-/// Every violation, its run drawn with the witness marked.
-fn violations(s: &mut String, reports: &[Report]) {
+    let rows = reports.iter().zip(seconds).map(|(r, secs)| {
+        vec![
+            format!("`{}`", r.file),
+            r.title.clone().unwrap_or_default(),
+            r.tape.len().to_string(),
+            r.results.len().to_string(),
+            if r.passed() { "pass" } else { "**FAILED**" }.to_owned(),
+            format!("{secs:.2}"),
+        ]
+    });
+    let mut blocks = vec![
+        Block::Banner(Tone::of_exit(u8::from(failed > 0)), verdict.clone(), lines),
+        Block::Heading(2, Some("checked"), "What was checked".into()),
+        Block::Table(
+            "script|title|steps|expectations|result|seconds",
+            rows.collect(),
+        ),
+    ];
     let violated: Vec<&Report> = reports.iter().filter(|r| r.violation.is_some()).collect();
-    if violated.is_empty() {
-        return;
+    if !violated.is_empty() {
+        blocks.push(Block::Heading(
+            2,
+            Some("violations"),
+            format!("Violations ({})", violated.len()),
+        ));
     }
-    s.push_str(&page::violations_heading(violated.len()));
     for (n, r) in violated.into_iter().enumerate() {
         let Some((v, pos)) = &r.violation else {
             continue;
@@ -112,30 +98,28 @@ fn violations(s: &mut String, reports: &[Report]) {
         // Built only where the page draws it; a run none of whose exchanges the violation
         // names is drawn whole, none marked.
         let drawn = (n < page::FIGURES_MAX).then(|| diagram(r, &note));
-        let draw = || drawn.clone().unwrap_or_default();
-        let v = page::Violation {
-            property: &v.property,
+        let whole = drawn.as_ref().is_some_and(|d| !d.has_witness());
+        blocks.push(Block::Violation {
+            property: v.property.clone(),
             context: format!(
-                "in {} at line {}{}",
-                escape(&r.file),
+                "in `{}` at line {}{}",
+                r.file,
                 pos.line,
-                if expected {
-                    ", as the script expects"
-                } else {
-                    ""
-                }
+                if expected { ", as the script expects" } else { "" }
             ),
-            rules: &r.violation_rules,
-            detail: &v.detail,
-            after: if drawn.as_ref().is_none_or(|d| d.has_witness()) {
-                String::new()
-            } else {
-                "<p class=\"muted\">The violation names no exchange of the run: the whole run is drawn, none marked.</p>".to_owned()
-            },
-            drawing: Some(&draw),
-        };
-        s.push_str(&v.html(n));
+            rules: r.violation_rules.clone(),
+            detail: v.detail.clone(),
+            drawing: Some(drawn.unwrap_or_default()),
+            after: whole
+                .then(|| Block::Para("The violation names no exchange of the run: the whole run is drawn, none marked.".into()))
+                .into_iter()
+                .collect(),
+        });
     }
+    for r in reports {
+        rest(&mut blocks, r);
+    }
+    doc::html(&format!("payhub-verify run: {verdict}"), &blocks)
 }
 
 /// The run as a drawing: the entries that witness what the violation names (an order, a
@@ -160,62 +144,46 @@ fn diagram(r: &Report, note: &str) -> Diagram {
 
 /// A script's expectations, the properties checked after every step, and the run as
 /// text.
-fn rest(s: &mut String, n: usize, r: &Report) {
-    let _ = write!(
-        s,
-        "<section class=\"script\" id=\"script-{n}\"><h2><code>{}</code> {}</h2>",
-        escape(&r.file),
-        escape(r.title.as_deref().unwrap_or(""))
+fn rest(blocks: &mut Vec<Block>, r: &Report) {
+    let title = r.title.as_deref().unwrap_or("");
+    blocks.push(Block::Heading(2, None, format!("`{}` {title}", r.file)));
+    blocks.extend(
+        r.failures()
+            .into_iter()
+            .map(|f| Block::Para(format!("**{f}**"))),
     );
-    for f in r.failures() {
-        let _ = write!(s, "<p class=\"bad\">{}</p>", escape(&f));
-    }
     if !r.results.is_empty() {
-        s.push_str("<table><tr><th>line</th><th>expectation</th><th>result</th></tr>");
-        for e in &r.results {
+        let rows = r.results.iter().map(|e| {
             let result = match (&e.failure, e.skipped) {
-                (Some(f), _) => format!("<span class=\"bad\">FAILED</span>: {}", escape(f)),
+                (Some(f), _) => format!("**FAILED**: {f}"),
                 (None, true) => "not reached (the run stopped at a violation)".to_owned(),
-                (None, false) => "<span class=\"good\">holds</span>".to_owned(),
+                (None, false) => "holds".to_owned(),
             };
-            let _ = write!(
-                s,
-                "<tr><td class=\"n\">{}</td><td><code>{}</code></td><td>{result}</td></tr>",
-                e.pos.line,
-                escape(&e.text)
-            );
-        }
-        s.push_str("</table>");
+            vec![e.pos.line.to_string(), format!("`{}`", e.text), result]
+        });
+        blocks.push(Block::Table("line|expectation|result", rows.collect()));
     }
-    let violated = r.violation.as_ref().map(|(v, _)| v.property.as_str());
+    let violated = r.violation.as_ref().map(|(v, _)| v);
     let rows: Vec<PropertyRow> = super::always_properties()
         .into_iter()
-        .map(|name| PropertyRow {
-            name,
-            status: if Some(name) == violated {
-                "violated".to_owned()
-            } else {
-                "holds".to_owned()
-            },
-            rules: super::rules_of(name),
-            detail: if Some(name) == violated {
-                r.violation
-                    .as_ref()
-                    .map(|(v, _)| v.detail.clone())
-                    .unwrap_or_default()
-            } else {
-                "after every step run".to_owned()
-            },
+        .map(|name| {
+            let v = violated.filter(|v| v.property == name);
+            PropertyRow {
+                name: name.to_owned(),
+                status: if v.is_some() { "violated" } else { "holds" }.to_owned(),
+                rules: super::rules_of(name),
+                detail: v.map_or("after every step run".to_owned(), |v| v.detail.clone()),
+            }
         })
         .collect();
-    let _ = write!(
-        s,
-        "<details><summary>{} properties checked after every step</summary>{}</details>\
-         <details><summary>the run as text</summary><pre>{}</pre></details></section>",
-        rows.len(),
-        page::properties_table(&rows),
-        escape(&bounded(r.to_text()))
-    );
+    blocks.push(Block::Details(
+        format!("{} properties checked after every step", rows.len()),
+        vec![Block::Properties(rows)],
+    ));
+    blocks.push(Block::Details(
+        "the run as text".into(),
+        vec![Block::Code(bounded(r.to_text()))],
+    ));
 }
 
 #[cfg(test)]

@@ -59,28 +59,16 @@ impl<'a> Session<'a> {
         self.record.events_total()
     }
 
-    /// The Markdown block for violated property `v`: its witness diagram, or why there
-    /// is none.
-    pub fn witness_diagram(&self, v: &Verdict) -> String {
-        let Some((trace, cut)) = self.witness_trace(v) else {
-            return "\nThe violation names no exchange the record holds: the session's diagram below is its witness.\n"
-                .to_owned();
-        };
-        format!(
-            "\nThe entries that witness it:\n\n```mermaid\n{}```\n{cut}",
-            trace.to_mermaid_with_verdict(Some(&witness_note(v)))
-        )
+    /// The witness of violated property `v` drawn, every item marked as the witness,
+    /// with a line saying so if it was cut; `None` if the violation names no exchange held.
+    pub fn witness_drawing(&self, v: &Verdict) -> Option<(payhub_sim::Diagram, String)> {
+        let (trace, cut) = self.witness_trace(v)?;
+        Some((trace.to_diagram(Some(&witness_note(v)), |_| true), cut))
     }
 
-    /// The witness of violated property `v` drawn as inline SVG (for the page), every
-    /// item marked as the witness; `None` if the violation names no exchange held.
+    /// [`Session::witness_drawing`] as inline SVG (for the page).
     pub fn witness_svg(&self, v: &Verdict) -> Option<String> {
-        let (trace, _) = self.witness_trace(v)?;
-        Some(
-            trace
-                .to_diagram(Some(&witness_note(v)), |_| true)
-                .to_svg_unstyled(),
-        )
+        Some(self.witness_drawing(v)?.0.to_svg_unstyled())
     }
 
     /// The entries that witness `v` as a trace of their own (the first
@@ -99,7 +87,7 @@ impl<'a> Session<'a> {
         let mut cut = String::new();
         if trace.events.len() > WITNESS_LINES_MAX {
             cut = format!(
-                "\nThe first {WITNESS_LINES_MAX} of {} witness entries are drawn.\n",
+                "The first {WITNESS_LINES_MAX} of {} witness entries are drawn.",
                 trace.events.len()
             );
             trace.events.truncate(WITNESS_LINES_MAX);

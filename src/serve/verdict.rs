@@ -4,12 +4,12 @@
 //! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
 use super::diagrams::Session;
-use crate::outcome::markdown as md;
+use crate::outcome::doc::Block;
+use crate::outcome::html::PropertyRow;
 use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// The session's verdicts: the registry's over the world's facts, with the wire facts
 /// and the evidence of every event the session recorded (what `judge` gives for the
@@ -53,7 +53,7 @@ impl Judged {
 
 /// The properties not judged, counted by the one evidence that would let the sandbox
 /// judge them: a verdict holds only over what it judged.
-fn not_judged(verdicts: &[Verdict]) -> String {
+fn not_judged(verdicts: &[Verdict]) -> Option<String> {
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     for v in verdicts.iter().filter(|v| v.status == Status::CannotJudge) {
         let need = v
@@ -63,7 +63,7 @@ fn not_judged(verdicts: &[Verdict]) -> String {
         *by.entry(need).or_default() += 1;
     }
     if by.is_empty() {
-        return String::new();
+        return None;
     }
     let total: usize = by.values().sum();
     let db = payhub_properties::evidence::Evidence::MerchantDb.to_string();
@@ -76,10 +76,10 @@ fn not_judged(verdicts: &[Verdict]) -> String {
             need => format!("{n} need {need}"),
         })
         .collect();
-    format!(
-        "**Not judged: {total} properties**, which the sandbox cannot see ({}); judge them with the client model's runs (`payhub-verify check`).\n\n",
+    Some(format!(
+        "**Not judged: {total} properties**, which the sandbox cannot see ({}); judge them with the client model's runs (`payhub-verify check`).",
         each.join(", ")
-    )
+    ))
 }
 
 /// What the contract asks, for each of a violation's rules: its sentence from the rule
@@ -159,63 +159,64 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
         .iter()
         .filter(|v| v.status == Status::Violated)
         .collect();
-    let mut s = String::from("# Sandbox verdict\n\n");
     let events = judged.events;
     let judged = verdicts
         .iter()
         .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
         .count();
-    match violated.first() {
-        None => {
-            let _ = writeln!(
-                s,
-                "**Holds over what it judged**: {judged} properties judged over {events} events, none violated.\n",
-            );
-        }
-        Some(v) => {
-            let _ = writeln!(
-                s,
-                "**VIOLATED** {} of {judged} properties judged over {events} events; first `{}`: {}\n",
-                violated.len(),
-                v.name,
-                v.detail.as_deref().unwrap_or_default()
-            );
-        }
-    }
-    s.push_str(&not_judged(verdicts));
-    let _ = writeln!(
-        s,
-        "Orders and refunds filed by {}.\n",
-        session.journal.reading()
-    );
+    let headline = match violated.first() {
+        None => format!(
+            "**Holds over what it judged**: {judged} properties judged over {events} events, none violated."
+        ),
+        Some(v) => format!(
+            "**VIOLATED** {} of {judged} properties judged over {events} events; first `{}`: {}",
+            violated.len(),
+            v.name,
+            v.detail.as_deref().unwrap_or_default()
+        ),
+    };
+    let mut blocks = vec![
+        Block::Heading(1, None, "Sandbox verdict".into()),
+        Block::Para(headline),
+    ];
+    blocks.extend(not_judged(verdicts).map(Block::Para));
+    let reading = session.journal.reading();
+    blocks.push(Block::Para(format!(
+        "Orders and refunds filed by {reading}."
+    )));
     if let Some(note) = session.record.note() {
-        let _ = writeln!(s, "Every event was judged; {note}.\n");
+        blocks.push(Block::Para(format!("Every event was judged; {note}.")));
     }
     for v in &violated {
-        s.push_str(&md::violation(
-            v.name,
-            v.detail.as_deref().unwrap_or_default(),
-            &v.rules,
-            None,
-        ));
-        s.push_str(&session.witness_diagram(v));
+        let after = match session.witness_drawing(v) {
+            Some((drawing, cut)) => vec![
+                Block::Para("The entries that witness it:".into()),
+                Block::Figure(drawing),
+                Block::Para(cut),
+            ],
+            None => vec![Block::Para("The violation names no exchange the record holds: the session's diagram below is its witness.".into())],
+        };
+        blocks.push(Block::Violation {
+            property: v.name.to_owned(),
+            context: String::new(),
+            rules: v.rules.clone(),
+            detail: v.detail.clone().unwrap_or_default(),
+            drawing: None,
+            after,
+        });
     }
-    s.push_str("\n## Every property\n\n");
-    s.push_str(&md::properties_table(violations_first(verdicts)));
-    if !violated.is_empty() {
-        if trace.events.len() <= DIAGRAM_LINES_MAX {
-            let _ = write!(
-                s,
-                "\n## The session\n\n```mermaid\n{}```\n",
-                trace.to_mermaid()
-            );
-        } else {
-            let _ = writeln!(
-                s,
-                "\nThe session has {} trace lines, too many for a diagram: `GET /__sandbox/events` has them all.",
-                trace.events.len()
-            );
-        }
+    blocks.push(Block::Heading(2, None, "Every property".into()));
+    blocks.push(Block::Properties(
+        verdicts.iter().map(PropertyRow::of).collect(),
+    ));
+    if !violated.is_empty() && trace.events.len() <= DIAGRAM_LINES_MAX {
+        blocks.push(Block::Heading(2, None, "The session".into()));
+        blocks.push(Block::Mermaid(trace.to_mermaid()));
+    } else if !violated.is_empty() {
+        blocks.push(Block::Para(format!(
+            "The session has {} trace lines, too many for a diagram: `GET /__sandbox/events` has them all.",
+            trace.events.len()
+        )));
     }
-    s
+    crate::outcome::doc::markdown(&blocks)
 }

@@ -1,0 +1,325 @@
+//! conform's page, built once and drawn as Markdown or HTML: the verdict and what was
+//! checked, each violation drawn ([`super::report::diagram`]: Mermaid in Markdown, inline
+//! SVG in HTML) with the round no model state explains marked, in the contract's
+//! notation and as a what-if script; the cases not judged, the silent points, the
+//! registry's verdicts and the rules. With `--kill-matrix`, the matrix, each mutant
+//! found drawn.
+
+use super::matrix::Row;
+use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
+use super::report::{Finding, Report, diagram, messages};
+use super::rule_rows::RuleVerdict;
+use crate::outcome::doc::Block;
+use crate::outcome::html::{self as page, Tone};
+use payhub_properties::verdict::Status;
+use payhub_sim::diagram::Diagram;
+
+/// What a conform violation violates: the target's answers are the model's.
+pub const PROPERTY: &str = "target-answers-as-the-model-allows";
+
+/// The page of a sweep, and its title.
+pub fn page(r: &Report) -> (Vec<Block>, String) {
+    let lines = vec![
+        format!(
+            "{} cases ({} requests) against `{}` [{}] in {:.1} s, {:.1} cases/s · exit {}",
+            r.cases_run,
+            r.requests,
+            r.target,
+            r.profile,
+            r.elapsed_s,
+            r.cases_per_s,
+            r.exit_code()
+        ),
+        format!(
+            "seeds {}{}",
+            r.seeds,
+            if r.proxy_faults {
+                ", proxy faults on"
+            } else {
+                ""
+            }
+        ),
+    ];
+    let title = format!("conform: {}", r.verdict());
+    let two = |a: &str, b: String| vec![a.to_owned(), b];
+    let mut blocks = vec![
+        Block::Banner(Tone::of_exit(r.exit_code()), title.clone(), lines),
+        Block::Heading(2, Some("checked"), "What was checked".into()),
+        Block::Table(
+            "|",
+            vec![
+                two("target", format!("`{}`", r.target)),
+                two("profile", r.profile.clone()),
+                two("seeds", r.seeds.clone()),
+                two(
+                    "proxy faults",
+                    if r.proxy_faults { "on" } else { "off" }.into(),
+                ),
+                two(
+                    "cases",
+                    format!("{} ({} requests)", r.cases_run, r.requests),
+                ),
+                two("violations", r.violations.len().to_string()),
+                two("incomplete", r.incomplete.len().to_string()),
+                two("seeds not run", r.not_run.to_string()),
+                two(
+                    "seconds",
+                    format!("{:.2} ({:.1} cases/s)", r.elapsed_s, r.cases_per_s),
+                ),
+            ],
+        ),
+    ];
+    if !r.suppressed.is_empty() {
+        blocks.push(Block::List(r.suppressed.clone()));
+    }
+    if !r.violations.is_empty() {
+        blocks.push(Block::Heading(
+            2,
+            Some("violations"),
+            format!("Violations ({})", r.violations.len()),
+        ));
+    }
+    blocks.extend(r.violations.iter().map(violation));
+    rest(&mut blocks, r);
+    silent(&mut blocks, &r.readings);
+    registry(&mut blocks, &r.registry);
+    blocks.push(Block::Heading(2, Some("rules"), "Rules".into()));
+    let rows = r.rules.iter().map(|x| {
+        let verdict = match x.verdict {
+            RuleVerdict::Verified => "verified",
+            RuleVerdict::Violated => "**VIOLATED**",
+            RuleVerdict::Blind => "blind",
+            RuleVerdict::NotJudgedOverTheWire => "oracle only",
+        };
+        vec![
+            x.rule.to_owned(),
+            verdict.to_owned(),
+            x.cases.to_string(),
+            x.properties.join(", "),
+            x.why.clone().unwrap_or_default(),
+        ]
+    });
+    blocks.push(Block::Table(
+        "rule|verdict|cases|properties|why blind",
+        rows.collect(),
+    ));
+    (blocks, format!("payhub-verify {title}"))
+}
+
+/// Per silent point, the reading the target took.
+pub(super) fn silent(blocks: &mut Vec<Block>, rows: &[super::silent::PointRow]) {
+    blocks.push(Block::Heading(2, Some("silent"), "Silent points".into()));
+    let rows = rows.iter().map(|row| {
+        let first: Vec<String> = row
+            .shown
+            .iter()
+            .map(|x| format!("{}: seed {}, {}", x.name, x.seed, x.first))
+            .collect();
+        vec![
+            format!("`{}`", row.name),
+            format!("`{}`", row.assumption),
+            format!("`{}`", row.model),
+            super::silent::taken(row)
+                + &row
+                    .pinned
+                    .map(|p| format!(" (pinned `{p}`)"))
+                    .unwrap_or_default(),
+            first.join("\n"),
+        ]
+    });
+    blocks.push(Block::Table(
+        "point|assumption|model's reading|reading taken|first shown",
+        rows.collect(),
+    ));
+}
+
+/// The registry's verdicts: the summary, each violation with its witness exchanges, then
+/// a table of the properties judging the target.
+fn registry(blocks: &mut Vec<Block>, g: &Registry) {
+    blocks.push(Block::Heading(
+        2,
+        Some("registry"),
+        "The registry over the recorded exchanges".into(),
+    ));
+    blocks.push(Block::Para(g.summary()));
+    for why in &g.unreadable_listed {
+        blocks.push(Block::Para(format!("unreadable: {why}")));
+    }
+    for row in g.violated() {
+        let Some(w) = &row.witness else { continue };
+        blocks.push(Block::Violation {
+            property: row.name.to_owned(),
+            context: format!(
+                "seed {}, violated in {} of {} cases",
+                w.seed,
+                row.cases.violated,
+                row.cases.total()
+            ),
+            rules: row.rules.clone(),
+            detail: w.detail.clone(),
+            drawing: Some(witness_diagram(row, w)),
+            after: vec![Block::Code(w.exchanges.join("\n"))],
+        });
+    }
+    let rows = g
+        .properties
+        .iter()
+        .filter(|r| r.judges == Judges::Target)
+        .map(|r| page::PropertyRow {
+            name: r.name.to_owned(),
+            status: r.status.to_string(),
+            rules: r.rules.clone(),
+            detail: if r.status != Status::CannotJudge {
+                format!(
+                    "cases: {} held, {} violated, {} not judged",
+                    r.cases.holds + r.cases.reached,
+                    r.cases.violated,
+                    r.cases.cannot_judge
+                )
+            } else {
+                format!("needs {}", r.missing.join("; "))
+            },
+        });
+    blocks.push(Block::Properties(rows.collect()));
+}
+
+/// One violation: the shrunk case drawn, in the contract's notation, and as a script.
+fn violation(f: &Finding) -> Block {
+    let detail = format!(
+        "round {}: no model state explains the target's answer; {}",
+        f.breaking_round + 1,
+        if f.allowed.is_empty() {
+            "the model has no answer here at all".to_owned()
+        } else {
+            format!("the model allows {}", f.allowed.join("; or "))
+        }
+    );
+    let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
+    d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
+    Block::Violation {
+        property: PROPERTY.to_owned(),
+        context: format!(
+            "seed {}, shrunk from {} to {} requests in {} runs, found after {} cases ({:.1} s)",
+            f.seed,
+            f.requests,
+            f.shrunk_requests,
+            f.shrink_runs,
+            f.detected_after_cases,
+            f.detected_after_s
+        ),
+        rules: f.rules.clone(),
+        detail,
+        drawing: Some(d),
+        after: vec![
+            Block::Para(
+                "Rules: those the model's own run of the case applied (its answers rest on them)."
+                    .into(),
+            ),
+            Block::Para(
+                "The case in the contract's notation (`!!` the round no model state explains):"
+                    .into(),
+            ),
+            Block::Code(f.notation()),
+            Block::Details(
+                "what-if script (payhub-verify run)".into(),
+                vec![Block::Code(f.script.clone())],
+            ),
+        ],
+    }
+}
+
+/// The cases not judged: the oracle's bounds, the seeds not reached.
+fn rest(blocks: &mut Vec<Block>, r: &Report) {
+    if r.incomplete.is_empty() && r.not_run == 0 {
+        return;
+    }
+    blocks.push(Block::Heading(2, Some("not-judged"), "Not judged".into()));
+    if !r.incomplete.is_empty() {
+        let rows = r
+            .incomplete
+            .iter()
+            .map(|(seed, why)| vec![seed.to_string(), why.clone()]);
+        blocks.push(Block::Table(
+            "seed|why the oracle could not finish",
+            rows.collect(),
+        ));
+    }
+    if r.not_run > 0 {
+        blocks.push(Block::Para(format!(
+            "{} seeds not run{}.",
+            r.not_run,
+            match &r.continue_with {
+                Some(c) => format!("; continue with `{c}`"),
+                None => " (the sweep stops at its first violation)".to_owned(),
+            }
+        )));
+    }
+}
+
+/// A registry violation's witness exchanges drawn, every one marked, with the verdict.
+fn witness_diagram(row: &PropertyRow, w: &CaseWitness) -> Diagram {
+    let mut d = Diagram::default();
+    let m = d.participant("M", "conform (merchant)");
+    let t = d.participant("T", "target");
+    for e in &w.exchanges {
+        let exchange = e.split_once("  →  ").unwrap_or((e, ""));
+        messages(&mut d, (m, t), exchange, true);
+    }
+    d.push_verdict(&page::note(row.name, &row.rules, &w.detail));
+    d
+}
+
+/// The page of `--kill-matrix`: every mutant, found ones drawn; and its title.
+pub fn matrix(rows: &[Row]) -> (Vec<Block>, String) {
+    let (found, blind, missed) = super::matrix::tally(rows);
+    let verdict = format!(
+        "conform kill matrix: {found} of {} mutants found, {blind} the wire cannot see, {missed} missed",
+        rows.len()
+    );
+    let seconds: f64 = rows.iter().filter_map(|r| r.seconds_to_detection).sum();
+    let table = rows.iter().map(|r| {
+        let status = if r.found {
+            "found"
+        } else if r.reason.is_some() {
+            "blind"
+        } else {
+            "**MISSED**"
+        };
+        vec![
+            format!("`{}`", r.mutant),
+            status.to_owned(),
+            r.rules.join(", "),
+            r.shrunk_requests.map(|n| n.to_string()).unwrap_or_default(),
+            r.seconds_to_detection
+                .map(|t| format!("{t:.1} s"))
+                .unwrap_or_default(),
+            r.cases.to_string(),
+            r.setup.clone().or(r.reason.clone()).unwrap_or_default(),
+        ]
+    });
+    let mut blocks = vec![
+        Block::Banner(
+            if missed > 0 { Tone::Fail } else { Tone::Ok },
+            verdict.clone(),
+            vec![format!("{seconds:.1} s to detection in all")],
+        ),
+        Block::Table(
+            "mutant|over HTTP|rules|shrunk requests|time to detection|cases|setup / reason",
+            table.collect(),
+        ),
+    ];
+    if rows.iter().any(|r| r.finding.is_some()) {
+        blocks.push(Block::Heading(
+            2,
+            Some("violations"),
+            "What conform found".into(),
+        ));
+    }
+    for r in rows {
+        if let Some(f) = &r.finding {
+            blocks.push(Block::Heading(3, None, format!("mutant `{}`", r.mutant)));
+            blocks.push(violation(f));
+        }
+    }
+    (blocks, format!("payhub-verify {verdict}"))
+}

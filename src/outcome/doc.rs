@@ -1,0 +1,399 @@
+//! A page as data: the verdict's banner, headings, paragraphs, lists, tables, drawings
+//! and violations, built once by a command and drawn by one Markdown and one HTML
+//! renderer. Text is written once in a small inline notation both renderers read:
+//! `` `code` `` and `**bold**`. A violation carries what the contract asks instead: each
+//! rule's sentence in English and in the Chinese original (authoritative), and its
+//! drawing (a Mermaid block a code host draws, inline SVG in HTML).
+
+use super::html::{self, PropertyRow, Tone, escape};
+use payhub_model::Rule;
+use payhub_sim::Diagram;
+use std::fmt::Write as _;
+
+/// One block of a page.
+#[derive(Clone, Debug)]
+pub enum Block {
+    /// The first screen: the verdict as the heading (coloured by its tone in HTML), then
+    /// `lines`, one a line, and the contract judged.
+    Banner(Tone, String, Vec<String>),
+    /// `level` 1 to 3; the HTML anchor, if any.
+    Heading(u8, Option<&'static str>, String),
+    Para(String),
+    List(Vec<String>),
+    /// The head's cells separated by `|`, then the rows.
+    Table(&'static str, Vec<Vec<String>>),
+    /// A table of properties: violated first, then held, then the rest.
+    Properties(Vec<PropertyRow>),
+    /// Preformatted text, as is.
+    Code(String),
+    /// A drawing: inline Mermaid in Markdown, SVG in HTML.
+    Figure(Diagram),
+    /// A drawing known only as a Mermaid document: inline in Markdown, its source
+    /// (collapsed) in HTML.
+    Mermaid(String),
+    /// A collapsed block: `<details>` in both formats.
+    Details(String, Vec<Block>),
+    /// Blocks of one format only: the Markdown page stays short (a code host shows it
+    /// whole), the HTML page holds every text and drawing.
+    Md(Vec<Block>),
+    Html(Vec<Block>),
+    /// A violation: the property, where (`context`), its rules with their sentences,
+    /// the detail, its drawing (in HTML the page's first [`html::FIGURES_MAX`] only),
+    /// then `after`.
+    Violation {
+        property: String,
+        context: String,
+        rules: Vec<&'static str>,
+        detail: String,
+        drawing: Option<Diagram>,
+        after: Vec<Block>,
+    },
+}
+
+/// The contract the page's verdict is given against: its title in English and in the
+/// Chinese original, its version and date.
+fn contract_line() -> String {
+    format!(
+        "contract: {} (the Chinese original is authoritative)",
+        payhub_model::Contract::named()
+    )
+}
+
+/// Properties as rows, ordered violated first, then held, then the rest.
+fn property_rows(rows: &[PropertyRow]) -> Vec<&PropertyRow> {
+    let mut order: Vec<&PropertyRow> = rows.iter().collect();
+    order.sort_by_key(|r| html::rank(&r.status));
+    order
+}
+
+/// The page as Markdown.
+pub fn markdown(blocks: &[Block]) -> String {
+    let mut s = String::new();
+    blocks.iter().for_each(|b| md_block(&mut s, b));
+    s
+}
+
+/// A table cell: its `|` escaped, on one line.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', "<br>")
+}
+
+fn md_block(s: &mut String, b: &Block) {
+    match b {
+        Block::Banner(_, title, lines) => {
+            let _ = writeln!(
+                s,
+                "# {title}\n\n{}  \n{}\n",
+                lines.join("  \n"),
+                contract_line()
+            );
+        }
+        Block::Heading(level, _, text) => {
+            let _ = writeln!(s, "{} {text}\n", "#".repeat(usize::from(*level)));
+        }
+        Block::Para(text) if text.is_empty() => {}
+        Block::Para(text) => {
+            let _ = writeln!(s, "{text}\n");
+        }
+        Block::List(items) => {
+            for i in items {
+                let _ = writeln!(s, "- {}", i.replace('\n', "  \n  "));
+            }
+            s.push('\n');
+        }
+        Block::Table(head, rows) => {
+            let n = head.split('|').count();
+            let _ = writeln!(s, "| {} |\n|{}", head.replace('|', " | "), "---|".repeat(n));
+            for r in rows {
+                let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+                let _ = writeln!(s, "| {} |", cells.join(" | "));
+            }
+            s.push('\n');
+        }
+        Block::Properties(rows) => {
+            let rows = property_rows(rows).into_iter().map(|r| {
+                let (name, rules) = (format!("`{}`", r.name), r.rules.join(", "));
+                vec![name, r.status.clone(), rules, r.detail.clone()]
+            });
+            md_block(
+                s,
+                &Block::Table("property|status|rules|detail", rows.collect()),
+            );
+        }
+        Block::Code(text) => {
+            let _ = writeln!(s, "```text\n{}\n```\n", text.trim_end());
+        }
+        Block::Figure(diagram) => md_block(s, &Block::Mermaid(diagram.to_mermaid())),
+        Block::Mermaid(m) => {
+            let _ = writeln!(s, "```mermaid\n{m}```\n");
+        }
+        Block::Details(summary, body) => {
+            let _ = writeln!(s, "<details><summary>{summary}</summary>\n");
+            body.iter().for_each(|b| md_block(s, b));
+            s.push_str("</details>\n\n");
+        }
+        Block::Md(body) => body.iter().for_each(|b| md_block(s, b)),
+        Block::Html(_) => {}
+        Block::Violation {
+            property,
+            context,
+            rules,
+            detail,
+            drawing,
+            after,
+        } => {
+            let heading = format!("### Violation of `{property}` {context}");
+            let _ = writeln!(
+                s,
+                "{}\n\n{detail}\n\nRules: {}. The contract asks instead:\n",
+                heading.trim_end(),
+                rules.join(", ")
+            );
+            for r in rules.iter().filter_map(|id| Rule::from_id(id)) {
+                let _ = writeln!(s, "- **{}** {} (原文: {})", r.id(), r.text(), r.zh());
+            }
+            s.push('\n');
+            drawing
+                .iter()
+                .for_each(|d| md_block(s, &Block::Figure(d.clone())));
+            after.iter().for_each(|b| md_block(s, b));
+        }
+    }
+}
+
+/// The page as HTML: the head with `title`, the blocks, the end.
+pub fn html(title: &str, blocks: &[Block]) -> String {
+    let mut s = html::head(title);
+    let mut drawn = 0;
+    blocks
+        .iter()
+        .for_each(|b| html_block(&mut s, b, &mut drawn));
+    s.push_str(html::END);
+    s
+}
+
+/// Inline notation as HTML: escaped, `` `x` `` as `<code>`, `**x**` as `<b>`, a line
+/// break as `<br>`.
+pub fn inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in escape(text).split("**").enumerate() {
+        out.push_str(match (i % 2, i) {
+            (1, _) => "<b>",
+            (0, 0) => "",
+            _ => "</b>",
+        });
+        for (j, c) in part.split('`').enumerate() {
+            out.push_str(match (j % 2, j) {
+                (1, _) => "<code>",
+                (0, 0) => "",
+                _ => "</code>",
+            });
+            out.push_str(c);
+        }
+    }
+    out.replace("&#10;", "<br>")
+}
+
+/// `<code>RULE</code>, …`.
+fn codes(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    inline(&quoted.join(", "))
+}
+
+fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
+    match b {
+        Block::Banner(tone, title, lines) => {
+            let lines: Vec<String> = lines
+                .iter()
+                .chain([&contract_line()])
+                .map(|l| inline(l))
+                .collect();
+            let _ = write!(
+                s,
+                "<section class=\"banner {}\" id=\"verdict\"><h1>{}</h1><p>{}</p></section>",
+                tone.class(),
+                escape(title),
+                lines.join("<br>")
+            );
+        }
+        Block::Heading(level, id, text) => {
+            let id = id.map(|i| format!(" id=\"{i}\"")).unwrap_or_default();
+            let _ = write!(s, "<h{level}{id}>{}</h{level}>", inline(text));
+        }
+        Block::Para(text) if text.is_empty() => {}
+        Block::Para(text) => {
+            let _ = write!(s, "<p>{}</p>", inline(text));
+        }
+        Block::List(items) => {
+            s.push_str("<ul>");
+            for i in items {
+                let _ = write!(s, "<li>{}</li>", inline(i));
+            }
+            s.push_str("</ul>");
+        }
+        Block::Table(head, rows) => {
+            s.push_str("<table><tr>");
+            for h in head.split('|') {
+                let _ = write!(s, "<th>{}</th>", escape(h));
+            }
+            s.push_str("</tr>");
+            for r in rows {
+                s.push_str("<tr>");
+                for c in r {
+                    let _ = write!(s, "<td>{}</td>", inline(c));
+                }
+                s.push_str("</tr>");
+            }
+            s.push_str("</table>");
+        }
+        Block::Properties(rows) => {
+            s.push_str("<table class=\"properties\"><tr><th>property</th><th>status</th><th>rules</th><th>detail</th></tr>");
+            for r in property_rows(rows) {
+                let class = ["bad", "good", "muted"][usize::from(html::rank(&r.status))];
+                let _ = write!(
+                    s,
+                    "<tr data-status=\"{0}\"><td><code>{1}</code></td><td class=\"{class}\">{0}</td><td>{2}</td><td>{3}</td></tr>",
+                    escape(&r.status),
+                    escape(&r.name),
+                    codes(&r.rules),
+                    escape(&r.detail)
+                );
+            }
+            s.push_str("</table>");
+        }
+        Block::Code(text) => {
+            let _ = write!(s, "<pre>{}</pre>", escape(text.trim_end()));
+        }
+        Block::Figure(diagram) => s.push_str(&html::figure(diagram)),
+        Block::Mermaid(m) => {
+            let source = vec![Block::Code(m.clone())];
+            html_block(s, &Block::Details("Mermaid source".into(), source), drawn);
+        }
+        Block::Details(summary, body) => {
+            let _ = write!(s, "<details><summary>{}</summary>", inline(summary));
+            body.iter().for_each(|b| html_block(s, b, drawn));
+            s.push_str("</details>");
+        }
+        Block::Html(body) => body.iter().for_each(|b| html_block(s, b, drawn)),
+        Block::Md(_) => {}
+        Block::Violation {
+            property,
+            context,
+            rules,
+            detail,
+            drawing,
+            after,
+        } => {
+            let _ = write!(
+                s,
+                "<div class=\"violation\" data-property=\"{0}\"><h3>{0} <span class=\"muted\">{1}</span></h3><p>Rules: {2}.</p>",
+                escape(property),
+                inline(context),
+                if rules.is_empty() {
+                    "none named".into()
+                } else {
+                    codes(rules)
+                },
+            );
+            if !rules.is_empty() {
+                s.push_str("<p>What the contract asks instead:</p><ul class=\"rules\">");
+            }
+            for id in rules {
+                let (text, zh) = Rule::from_id(id).map_or(("", ""), |r| (r.text(), r.zh()));
+                let _ = write!(
+                    s,
+                    "<li data-rule=\"{0}\"><code>{0}</code> {1}<br><span lang=\"zh\">{2}</span></li>",
+                    escape(id),
+                    escape(text),
+                    escape(zh)
+                );
+            }
+            if !rules.is_empty() {
+                s.push_str("</ul>");
+            }
+            let _ = write!(s, "<p>{}</p>", escape(detail));
+            match drawing {
+                Some(d) if *drawn < html::FIGURES_MAX => s.push_str(&html::figure(d)),
+                Some(_) => s.push_str(NOT_DRAWN),
+                None => {}
+            }
+            *drawn += usize::from(drawing.is_some());
+            after.iter().for_each(|b| html_block(s, b, drawn));
+            s.push_str("</div>");
+        }
+    }
+}
+
+/// Past [`html::FIGURES_MAX`] violations, what a page says instead of a drawing.
+const NOT_DRAWN: &str = "<p class=\"muted\">Not drawn: the page draws 50 violations at most (the text and JSON formats list each).</p>";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_notation_reads_the_same_in_both_formats() {
+        assert_eq!(
+            inline("a `x<y>` and **b**\nc"),
+            "a <code>x&lt;y&gt;</code> and <b>b</b><br>c"
+        );
+        let page = vec![
+            Block::Heading(2, Some("t"), "T".into()),
+            Block::Table("a|b", vec![vec!["`1|2`".into(), "x".into()]]),
+        ];
+        assert_eq!(
+            markdown(&page),
+            "## T\n\n| a | b |\n|---|---|\n| `1\\|2` | x |\n\n"
+        );
+        let h = html("t", &page);
+        assert!(h.contains("<h2 id=\"t\">T</h2><table><tr><th>a</th><th>b</th></tr><tr><td><code>1|2</code></td><td>x</td></tr></table>"), "{h}");
+    }
+
+    /// Each rule in both languages, the drawing fenced in Markdown and drawn in HTML up to
+    /// the bound, then listed.
+    #[test]
+    fn a_violation_quotes_each_rule_in_both_languages_and_draws_its_witness() {
+        let mut d = Diagram::default();
+        d.participant("C", "client");
+        d.push_verdict("VIOLATED p [KEY-01]: x");
+        let v = |drawing: Option<Diagram>| Block::Violation {
+            property: "p".into(),
+            context: String::new(),
+            rules: vec!["KEY-01"],
+            detail: "seen".into(),
+            drawing,
+            after: vec![Block::Code("after".into())],
+        };
+        let rule = Rule::from_id("KEY-01").unwrap();
+        let md = markdown(&[v(Some(d.clone()))]);
+        assert!(md.contains(rule.text()) && md.contains(rule.zh()), "{md}");
+        assert!(md.contains("```mermaid\nsequenceDiagram\n"), "{md}");
+        assert!(!markdown(&[v(None)]).contains("```mermaid"));
+        let page: Vec<Block> = (0..=html::FIGURES_MAX)
+            .map(|_| v(Some(d.clone())))
+            .collect();
+        let page = html("t", &page);
+        assert_eq!(page.matches("<svg").count(), html::FIGURES_MAX);
+        assert_eq!(page.matches("Not drawn").count(), 1);
+        assert!(page.contains("data-rule=\"KEY-01\"") && page.contains("<pre>after</pre></div>"));
+    }
+
+    #[test]
+    fn properties_are_listed_violated_first() {
+        let row = |name: &str, status: &str| PropertyRow {
+            name: name.to_owned(),
+            status: status.to_owned(),
+            rules: vec!["IDEM-01"],
+            detail: String::new(),
+        };
+        let t = html(
+            "t",
+            &[Block::Properties(vec![
+                row("a", "holds"),
+                row("b", "violated"),
+            ])],
+        );
+        let (b, a) = (t.find("<code>b</code>"), t.find("<code>a</code>"));
+        assert!(b.unwrap() < a.unwrap(), "{t}");
+    }
+}

@@ -1,0 +1,481 @@
+//! The report's page, built once and drawn as `report.md` (a code host renders it, with
+//! inline Mermaid drawings) and as `report.html` (one self-contained page, drawings as
+//! inline SVG): the verdict, what failed and how to reproduce it first; then every
+//! violation with its counterexample drawn, the simulation, the contradictions read both
+//! ways, the scripts, the contract's findings, the rule coverage, the bug zoo and the edges.
+
+use super::{Judged, Report};
+use crate::outcome::doc::{self, Block};
+use crate::outcome::html::Tone;
+use payhub_properties::checker::CheckStatus;
+
+fn h2(id: &'static str, text: impl Into<String>) -> Block {
+    Block::Heading(2, Some(id), text.into())
+}
+
+fn p(text: impl Into<String>) -> Block {
+    Block::Para(text.into())
+}
+
+impl Report {
+    /// `report.md`.
+    pub fn markdown(&self) -> String {
+        doc::markdown(&self.page())
+    }
+
+    /// `report.html`.
+    pub fn html(&self) -> String {
+        doc::html(&format!("payhub-verify: {}", self.verdict), &self.page())
+    }
+
+    fn page(&self) -> Vec<Block> {
+        let h = &self.header;
+        let mut first = vec![
+            format!("**Verdict: {}** in {:.1} s", self.verdict, self.seconds),
+            format!(
+                "payhub-verify {}, commit {}, {}",
+                h.version, h.commit, h.date
+            ),
+            format!("command: `{}` on {} cores", h.command, h.cores),
+            format!("reproduce: `{}`", h.command),
+        ];
+        if let Some(m) = self.planted {
+            first.push(format!("planted bug: mutant `{m}` in every preset; the simulation, chaos, scripts and bug zoo were not run"));
+        }
+        if let Some(why) = &self.interrupted {
+            first.push(format!("not judged: {why}"));
+        }
+        let tone = Tone::of_exit(self.exit_code_value());
+        let title = format!("payhub-verify: {}", self.verdict);
+        let mut page = vec![Block::Banner(tone, title, first)];
+        let problems = self.problems();
+        if !problems.is_empty() {
+            page.push(h2("failed", "What failed"));
+            page.push(Block::List(
+                problems
+                    .iter()
+                    .map(|p| format!("{}\nreproduce: `{}`", p.what, p.reproduce))
+                    .collect(),
+            ));
+        }
+        page.push(h2("summary", "Summary"));
+        page.push(Block::Code(self.summary_text()));
+        self.presets_page(&mut page);
+        self.simulation_page(&mut page);
+        page.extend(super::readings::blocks(&self.readings));
+        self.scenarios_page(&mut page);
+        self.findings_page(&mut page);
+        self.coverage_page(&mut page);
+        self.zoo_page(&mut page);
+        self.edges_page(&mut page);
+        page
+    }
+
+    /// A row per preset; every violated property with its counterexample drawn.
+    fn presets_page(&self, page: &mut Vec<Block>) {
+        let platform: Vec<&str> = payhub_properties::presets::platform_presets()
+            .iter()
+            .map(|p| p.name)
+            .collect();
+        page.push(h2("presets", "Exhaustive presets"));
+        page.push(p(format!("Searched {}. Client properties (`client-*`) have nothing to judge in a platform preset (an adversarial sender, no client): not applicable there.", self.search)));
+        let rows = self.presets.iter().map(|r| {
+            let applies = |name: &str| !(platform.contains(&r.name) && name.starts_with("client-"));
+            let count = |kind: payhub_properties::Kind, ok: CheckStatus| {
+                let of_kind: Vec<_> = r
+                    .properties
+                    .iter()
+                    .filter(|p| p.kind == kind && applies(p.name))
+                    .collect();
+                let n = of_kind.iter().filter(|p| p.status == ok).count();
+                format!("{n}/{}", of_kind.len())
+            };
+            let result = if !r.complete {
+                "not judged (incomplete)"
+            } else if r.passed() {
+                "pass"
+            } else {
+                "**FAIL**"
+            };
+            vec![
+                format!("`{}`", r.name),
+                result.to_owned(),
+                r.unique_states.to_string(),
+                r.total_states.to_string(),
+                r.max_depth.to_string(),
+                format!("{:.2}", r.seconds),
+                count(payhub_properties::Kind::Always, CheckStatus::Holds),
+                count(payhub_properties::Kind::Sometimes, CheckStatus::Reached),
+                r.properties
+                    .iter()
+                    .filter(|p| !applies(p.name))
+                    .count()
+                    .to_string(),
+            ]
+        });
+        page.push(Block::Table(
+            "preset|result|unique states|total states|depth|seconds|always held|sometimes reached|not applicable",
+            rows.collect(),
+        ));
+        let violated: Vec<_> = self
+            .presets
+            .iter()
+            .flat_map(|r| r.properties.iter().map(move |p| (r, p)))
+            .filter(|(_, p)| p.status == CheckStatus::Violated)
+            .collect();
+        if violated.is_empty() {
+            return;
+        }
+        page.push(h2("violations", format!("Violations ({})", violated.len())));
+        for (n, (r, p)) in violated.into_iter().enumerate() {
+            let cx = p.counterexample.as_ref();
+            let detail = cx.map_or("", |cx| cx.detail.as_str());
+            let note = crate::outcome::html::note(p.name, &p.rules, detail);
+            page.push(Block::Violation {
+                property: p.name.to_owned(),
+                context: format!("in `{}`", r.name),
+                rules: p.rules.clone(),
+                detail: detail.to_owned(),
+                drawing: cx
+                    .filter(|_| n < crate::outcome::html::FIGURES_MAX)
+                    .map(|cx| cx.proof.trace.to_diagram(Some(&note), |_| false)),
+                after: cx.map_or(Vec::new(), |cx| {
+                    vec![Block::Details(
+                        format!(
+                            "The tape ({} choices), as replay --tape takes it",
+                            cx.tape.len()
+                        ),
+                        vec![Block::Code(cx.tape.join("\n"))],
+                    )]
+                }),
+            });
+        }
+    }
+
+    fn simulation_page(&self, page: &mut Vec<Block>) {
+        page.push(h2("simulation", "Simulation"));
+        if !self.ran("simulation sweep") && !self.ran("chaos") {
+            page.push(p(
+                "Not run: nothing is claimed for the simulation or chaos sweeps.",
+            ));
+            return;
+        }
+        let (sim, chaos) = (&self.simulation, &self.chaos);
+        page.push(p(format!(
+            "{} seeds of the reference client (two servers sharing a database, one live server; swarm fault profiles), {} steps, {} violations; each run healed for 25 simulated hours, {} left a submission unresolved. Chaos: {} seeds of adversarial requests, {} steps, {} violations. Choice and answer counts are in `report.json`.",
+            sim.seeds, sim.steps, sim.violations, sim.liveness_failures, chaos.seeds, chaos.steps, chaos.violations
+        )));
+        if let Some(cx) = &sim.counterexample {
+            page.push(Block::Heading(
+                3,
+                None,
+                format!("Counterexample: `{}`", cx.property),
+            ));
+            page.push(p(format!("{}\n\nReplay: `{}`", cx.detail, cx.replay)));
+            page.push(Block::Mermaid(cx.mermaid.clone()));
+            page.push(Block::Details(
+                "The trace as text".into(),
+                vec![Block::Code(cx.trace.clone())],
+            ));
+        }
+    }
+
+    /// The scripts: in Markdown the names, failed first; in HTML a row per script with
+    /// its run drawn (each drawing's Mermaid document is in `diagrams/`).
+    fn scenarios_page(&self, page: &mut Vec<Block>) {
+        page.push(h2("scenarios", "Scenarios and findings scripts"));
+        if !self.ran("scripts") {
+            page.push(p("Not run: nothing is claimed for the scripts."));
+            return;
+        }
+        let passed = self.scenarios.iter().filter(|sc| sc.passed).count();
+        page.push(p(format!(
+            "{passed} of {} scripts pass. Each script's trace and sequence diagram: `payhub-verify scenario NAME [--format mermaid]`; each drawing's Mermaid document is in `diagrams/`.",
+            self.scenarios.len()
+        )));
+        let names = |pass: bool| {
+            let names: Vec<String> = self
+                .scenarios
+                .iter()
+                .filter(|sc| sc.passed == pass)
+                .map(|sc| format!("`{}`", sc.name))
+                .collect();
+            names.join(", ")
+        };
+        let mut short = Vec::new();
+        if passed < self.scenarios.len() {
+            short.push(p(format!("**FAILED:** {}.", names(false))));
+        }
+        if passed > 0 {
+            short.push(p(format!("Passed: {}.", names(true))));
+        }
+        page.push(Block::Md(short));
+        let mut order: Vec<_> = self.scenarios.iter().collect();
+        order.sort_by_key(|sc| sc.passed);
+        let rows = order.iter().map(|sc| {
+            let result = if sc.passed {
+                "pass".to_owned()
+            } else {
+                format!("**FAILED**: {}", sc.failures.join("; "))
+            };
+            let title = sc.title.as_deref().unwrap_or("");
+            vec![
+                format!("`{}` {title}", sc.name),
+                result,
+                sc.rules.join(", "),
+            ]
+        });
+        let mut full = vec![Block::Table("script|result|rules", rows.collect())];
+        full.extend(order.iter().map(|sc| {
+            let summary = format!("drawing of {}", sc.name);
+            Block::Details(summary, vec![Block::Figure(sc.diagram.clone())])
+        }));
+        page.push(Block::Html(full));
+    }
+
+    /// Where the contract is silent, ambiguous or contradicts itself: the contradictions
+    /// first with their texts whole, then a row per finding; every finding's texts in HTML.
+    fn findings_page(&self, page: &mut Vec<Block>) {
+        use payhub_model::Gap;
+        page.push(h2(
+            "findings",
+            format!("Contract findings ({})", self.findings.len()),
+        ));
+        page.push(p("Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. Every finding's texts are in `report.html` (and `report.json`)."));
+        let mut order: Vec<_> = self.findings.iter().collect();
+        order.sort_by_key(|f| (f.gap != Gap::Contradiction, f.scripts.is_empty()));
+        for f in order.iter().filter(|f| f.gap == Gap::Contradiction) {
+            page.push(p(format!(
+                "**Contradiction `{}`.** {}\n\nWhat the harness does: {} (in full: `payhub-verify assumptions`, report.html) Scripts: {}.",
+                f.id,
+                f.contract,
+                f.assumed.find(". ").map_or(f.assumed, |i| &f.assumed[..=i]),
+                f.scripts.join(", ")
+            )));
+        }
+        let rows = order.iter().map(|f| {
+            vec![
+                format!("`{}`", f.id),
+                f.gap.as_str().to_owned(),
+                f.parameter.map(|p| format!("`{p}`")).unwrap_or_default(),
+                f.scripts.join(", "),
+                match f.simulation_runs {
+                    0 => String::new(),
+                    n => n.to_string(),
+                },
+            ]
+        });
+        page.push(Block::Table(
+            "finding|kind|parameter|scripts|simulation runs",
+            rows.collect(),
+        ));
+        let texts = order
+            .iter()
+            .map(|f| format!("`{}`: {}\nAssumed: {}", f.id, f.contract, f.assumed));
+        page.push(Block::Html(vec![Block::List(texts.collect())]));
+    }
+
+    /// The sentences by how they are judged (in Markdown each reason's first clause),
+    /// then a row per rule with what exercised it.
+    fn coverage_page(&self, page: &mut Vec<Block>) {
+        page.push(h2("sentences", "Sentences by how they are judged"));
+        let table = |whole: bool| {
+            let rows = Judged::ALL.iter().map(|&j| {
+                let rows: Vec<_> = self.coverage.iter().filter(|c| c.judged == j).collect();
+                let which: Vec<String> = rows
+                    .iter()
+                    .filter(|_| whole || j != Judged::Whole)
+                    .map(|c| match (whole, c.in_part, &c.reason) {
+                        (true, Some(why), _) => format!("`{}`: {why}", c.id),
+                        (true, None, Some(why)) => format!("`{}`: {why}", c.id),
+                        (false, _, Some(why)) => {
+                            format!("`{}`: {}", c.id, why.split("; ").next().unwrap_or(why))
+                        }
+                        _ => format!("`{}`", c.id),
+                    })
+                    .filter(|w| !whole || w.contains(':'))
+                    .collect();
+                vec![
+                    j.as_str().to_owned(),
+                    rows.len().to_string(),
+                    which.join("\n"),
+                ]
+            });
+            let head = "judged|sentences|what is not judged, or why no property judges it";
+            Block::Table(head, rows.collect())
+        };
+        page.push(Block::Md(vec![
+            p("Each reason in full: `report.html`, `report.json`, `payhub-verify rules --coverage`."),
+            table(false),
+        ]));
+        page.push(Block::Html(vec![table(true)]));
+        let judged = self
+            .coverage
+            .iter()
+            .filter(|c| !c.properties.is_empty())
+            .count();
+        page.push(h2("rules", "Rule coverage"));
+        page.push(p(format!(
+            "{} rules: {judged} judged by properties (how many properties judge each, and how many presets and scripts exercised it, that is decided something, reached a witness of it or, for an invariant no single answer decides, were built to exercise it and judged it in every state; which ones: `report.json`), the others checked by unit tests and scenarios only.",
+            self.coverage.len()
+        )));
+        // Markdown: a row per rule a property judges, the others by who keeps them; HTML:
+        // a row per rule with its sentence.
+        let table = |whole: bool| {
+            let rows = self
+                .coverage
+                .iter()
+                .filter(|c| whole || !c.properties.is_empty());
+            let rows = rows.map(|c| {
+                let n = [c.properties.len(), c.presets.len(), c.scenarios.len()];
+                let mut row = vec![format!("`{}`", c.id)];
+                row.extend(whole.then(|| format!("{} ({:?})", c.text, c.enforcer)));
+                row.extend(n.map(|n| n.to_string()));
+                row
+            });
+            let head = match whole {
+                true => "rule|sentence (who keeps it)|properties|presets|scripts",
+                false => "rule|properties|presets|scripts",
+            };
+            Block::Table(head, rows.collect())
+        };
+        let mut by_enforcer: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+        for c in self.coverage.iter().filter(|c| c.properties.is_empty()) {
+            by_enforcer
+                .entry(format!("{:?}", c.enforcer))
+                .or_default()
+                .push(c.id);
+        }
+        let mut short = vec![table(false)];
+        short.extend(by_enforcer.into_iter().map(|(by, ids)| {
+            let ids: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
+            p(format!("Checked by tests only ({by}): {}.", ids.join(", ")))
+        }));
+        page.push(Block::Md(short));
+        page.push(Block::Html(vec![table(true)]));
+    }
+
+    /// The kill matrix, survivors first (in HTML with what each bug is, its time and its
+    /// counterexample drawn); one killed mutant's counterexample inline in Markdown.
+    fn zoo_page(&self, page: &mut Vec<Block>) {
+        let Some(zoo) = &self.kill_matrix else { return };
+        let m = &zoo.matrix;
+        page.push(h2(
+            "zoo",
+            format!("Bug zoo: {} of {} killed", m.killed, m.total),
+        ));
+        page.push(p("Each row: the rules the planted bug breaks, the property that killed it, how, and the counterexample's length in choices. A `zoo-*` preset is a small world of the bug zoo's own, not one `check --preset` knows: `payhub-verify mutants --show NAME` shows that mutant's counterexample and a tape `replay --tape` accepts."));
+        let mut order: Vec<_> = m.mutants.iter().collect();
+        order.sort_by_key(|r| r.killed);
+        let table = |whole: bool| {
+            let rows = order.iter().map(|r| {
+                let caught = match (r.killed, r.property) {
+                    (true, Some(p)) => format!("`{p}`"),
+                    _ => "**SURVIVED**".to_owned(),
+                };
+                let about = if whole { r.about } else { "" };
+                let mut row = vec![
+                    format!("`{}` {about}", r.name),
+                    r.rules.join(", "),
+                    caught,
+                    r.method
+                        .as_deref()
+                        .map_or_else(|| "—".to_owned(), crate::mutants_cmd::method_name),
+                    r.counterexample_steps
+                        .map_or_else(|| "—".to_owned(), |n| n.to_string()),
+                ];
+                row.extend(whole.then(|| format!("{:.2}", r.seconds)));
+                row
+            });
+            let head = match whole {
+                true => "mutant|rules|killed by|method|steps|seconds",
+                false => "mutant|rules|killed by|method|steps",
+            };
+            Block::Table(head, rows.collect())
+        };
+        let mut short = vec![table(false)];
+        if let Some(example) = &zoo.example {
+            short.push(p(format!("One killed mutant's counterexample, `{}` (also `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`):", example.name, example.name)));
+            short.push(Block::Mermaid(example.mermaid.clone()));
+        }
+        page.push(Block::Md(short));
+        let mut full = vec![table(true)];
+        for r in order {
+            let Some(found) = &r.counterexample else {
+                continue;
+            };
+            let rules: Vec<&str> = found.property.rules.iter().map(|r| r.id()).collect();
+            let note = crate::outcome::html::note(found.property.name, &rules, &found.proof.detail);
+            let drawing = found.proof.trace.to_diagram(Some(&note), |_| false);
+            full.push(Block::Details(
+                format!("counterexample of {}", r.name),
+                vec![Block::Figure(drawing)],
+            ));
+        }
+        page.push(Block::Html(full));
+    }
+
+    /// The edges' checks over each session and the edge zoo's kill matrix: in Markdown
+    /// what failed, in HTML every row.
+    fn edges_page(&self, page: &mut Vec<Block>) {
+        let Some(e) = &self.edges else { return };
+        let passed = e.checks.iter().filter(|c| c.passed).count();
+        let caught = e.defects.iter().filter(|d| d.caught_by.is_some()).count();
+        page.push(h2(
+            "edges",
+            format!(
+                "Edges: {passed} of {} checks pass; edge zoo {caught} of {} caught",
+                e.checks.len(),
+                e.defects.len()
+            ),
+        ));
+        page.push(p(format!("The sandbox, check-log, judge and conform over the reference edges ({} exchanges, {} conform cases, {:.1} s); each planted edge defect with a shrunk witness. Every check and defect: `report.html`, `edges` in `report.json`.", e.exchanges, e.smoke_cases, e.seconds)));
+        let check = |c: &&crate::edges::CheckRow| {
+            let verdict = if c.passed {
+                "passes".to_owned()
+            } else {
+                format!("**fails** {}", c.detail.as_deref().unwrap_or_default())
+            };
+            vec![c.session.clone(), format!("`{}`", c.check), verdict]
+        };
+        let defect = |d: &&crate::edges::zoo::DefectRow| {
+            vec![
+                format!("`{}` {}", d.name, d.about),
+                d.edge.to_string(),
+                d.caught_by
+                    .map_or("**MISSED**".to_owned(), |c| format!("`{c}`")),
+                d.session.clone().unwrap_or_default(),
+                format!("{:.2}", d.seconds),
+                d.witness_requests
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
+                format!(
+                    "{}\n{}",
+                    d.detail.as_deref().unwrap_or(""),
+                    d.witness.as_deref().unwrap_or("")
+                ),
+            ]
+        };
+        let tables = |all: bool| {
+            let checks = e.checks.iter().filter(|c| all || !c.passed);
+            let defects: Vec<_> = e
+                .defects
+                .iter()
+                .filter(|d| all || d.caught_by.is_none())
+                .collect();
+            let mut t = vec![Block::Table(
+                "session|check|verdict",
+                checks.map(|c| check(&c)).collect(),
+            )];
+            if !defects.is_empty() {
+                let head = "defect|edge|caught by|session|seconds|exchanges|witness";
+                t.push(Block::Table(head, defects.iter().map(defect).collect()));
+            }
+            t
+        };
+        if passed < e.checks.len() || caught < e.defects.len() {
+            page.push(Block::Md(tables(false)));
+        }
+        page.push(Block::Html(tables(true)));
+    }
+}
