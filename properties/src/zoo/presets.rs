@@ -2,9 +2,9 @@
 //! bugs no general preset reaches.
 
 use crate::presets::{
-    EDGE_PRESETS, NO_FAULTS, OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, PAY_1, Preset, Reaches,
-    Step, TWO_SERVERS_RATE_PRESET, base, checker_params, client_presets, client_world, paid, pay,
-    platform_presets,
+    EDGE_PRESETS, Knob, NO_FAULTS, OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, PAY_1, Preset,
+    Reaches, Step, TWO_SERVERS_RATE_PRESET, base, budget, checker_params, client_presets,
+    client_world, paid, pay, platform_presets,
 };
 use payhub_model::api::req;
 use payhub_model::api_keys::M1_TEST_READ_ONLY;
@@ -69,10 +69,7 @@ pub fn client_order(policy: &Policy) -> Vec<Preset> {
 const PAY_2: PaymentId = PaymentId(2);
 
 fn sends(n: u8) -> Budget {
-    Budget {
-        sends: n,
-        ..Budget::NONE
-    }
+    budget(&[(Knob::Sends, n)])
 }
 
 /// A zoo preset: `config` from the state `steps` reach, reaching nothing in particular.
@@ -150,11 +147,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         ..base(
             "zoo-retention",
             vec![(0, req::create("K0", "ORDER-1", 10000, "USD", 'A'))],
-            Budget {
-                sends: 1,
-                waits: 1,
-                ..Budget::NONE
-            },
+            budget(&[(Knob::Sends, 1), (Knob::Waits, 1)]),
         )
     };
     let attempts = WorldConfig {
@@ -171,11 +164,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
                 (0, req::confirm("K3", PAY_1, 'C')),
                 (0, req::confirm("K4", PAY_1, 'D')),
             ],
-            Budget {
-                sends: 3,
-                waits: 1,
-                ..Budget::NONE
-            },
+            budget(&[(Knob::Sends, 3), (Knob::Waits, 1)]),
         )
     };
     let refunds = base(
@@ -389,10 +378,7 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             policy,
             1,
             vec![pay(0, "ORDER-1")],
-            Budget {
-                controls: 2,
-                ..Budget::NONE
-            },
+            budget(&[(Knob::Controls, 2)]),
         ))
     };
     let card = WorldConfig {
