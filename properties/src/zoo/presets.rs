@@ -322,6 +322,20 @@ fn work(command: Command) -> WorkItem {
     }
 }
 
+/// A zoo client preset: `config` from its initial state for 25 s, reaching nothing in
+/// particular.
+fn client(name: &'static str, about: &'static str, config: WorldConfig) -> Preset {
+    Preset {
+        name,
+        about,
+        config,
+        setup: Vec::new(),
+        horizon: Millis::secs(25),
+        exercises: &[],
+        reaches: Reaches::NONE,
+    }
+}
+
 /// Small client presets for anti-patterns the general client presets do not reach (an
 /// amended order, a 429, a cancel the upstream cannot confirm, a card retry).
 pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
@@ -410,15 +424,6 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             Budget::NONE,
         ))
     };
-    let client = |name, about, config| Preset {
-        name,
-        about,
-        config,
-        setup: Vec::new(),
-        horizon: Millis::secs(25),
-        exercises: &[],
-        reaches: Reaches::NONE,
-    };
     vec![
         client(
             "zoo-client-cancel",
@@ -495,31 +500,26 @@ pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
     };
     vec![
         Preset {
-            name: "zoo-client-late-decline",
-            about: "SCHED-01: one order declined, the decline possibly after the synchronous wait's 202; the failed Payment ends the query schedule.",
-            config: declined,
-            setup: Vec::new(),
             horizon: Millis::secs(45),
-            exercises: &[],
-            reaches: Reaches::NONE,
+            ..client(
+                "zoo-client-late-decline",
+                "SCHED-01: one order declined, the decline possibly after the synchronous wait's 202; the failed Payment ends the query schedule.",
+                declined,
+            )
         },
+        client(
+            "zoo-client-refund",
+            "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",
+            refund,
+        ),
         Preset {
-            name: "zoo-client-refund",
-            about: "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",
-            config: refund,
-            setup: Vec::new(),
-            horizon: Millis::secs(25),
-            exercises: &[],
-            reaches: Reaches::NONE,
-        },
-        Preset {
-            name: PAUSED_PRESET,
-            about: "S13, RETRY-03, SCHED-01: one server pays an order while the channel stays paused for ten minutes: five 503s, and nothing more than the schedules allow.",
-            config: paused,
             setup: vec![payhub_sim::Choice::Control(paused_on)],
             horizon: Millis::mins(10),
-            exercises: &[],
-            reaches: Reaches::NONE,
+            ..client(
+                PAUSED_PRESET,
+                "S13, RETRY-03, SCHED-01: one server pays an order while the channel stays paused for ten minutes: five 503s, and nothing more than the schedules allow.",
+                paused,
+            )
         },
     ]
 }
