@@ -272,15 +272,7 @@ fn waits_upstream(
 
 /// SCHED-01: "On entering succeeded / failed / canceled / expired … stop".
 fn is_final(status: Option<PaymentStatus>) -> bool {
-    matches!(
-        status,
-        Some(
-            PaymentStatus::Succeeded
-                | PaymentStatus::Failed
-                | PaymentStatus::Canceled
-                | PaymentStatus::Expired
-        )
-    )
+    status.is_some_and(PaymentStatus::is_terminal)
 }
 
 impl Cadence {
