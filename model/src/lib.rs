@@ -45,6 +45,7 @@ pub mod event;
 pub mod harness;
 pub mod ids;
 pub mod mutants;
+mod named;
 pub mod observation;
 pub mod observed;
 pub mod params;

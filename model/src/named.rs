@@ -1,0 +1,24 @@
+//! Enums whose variants each have a name: the name is written beside its variant, not in
+//! a second list that must be kept in step.
+
+/// Defines the enum and its name function: `named! { fn as_str; pub enum Status { Known =
+/// "known", } }` is the enum `Status` with `Status::as_str` answering `"known"`. The
+/// enum's and each variant's attributes (docs, derives, serde) are kept as written.
+#[macro_export]
+macro_rules! named {
+    (
+        fn $name:ident;
+        $(#[$meta:meta])*
+        $vis:vis enum $enum:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal, )* }
+    ) => {
+        $(#[$meta])*
+        $vis enum $enum { $( $(#[$vmeta])* $variant, )* }
+
+        impl $enum {
+            /// The name written beside the variant.
+            pub const fn $name(self) -> &'static str {
+                match self { $($enum::$variant => $text,)* }
+            }
+        }
+    };
+}
