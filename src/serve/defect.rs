@@ -4,31 +4,22 @@
 
 use serde::Serialize;
 
-/// Which edge a defect is planted in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Edge {
-    /// `serve`: the HTTP mapping.
-    SandboxHttp,
-    /// `serve`: the fault plan.
-    SandboxFaults,
-    /// `serve`: what the sandbox exports of a session.
-    SandboxExports,
-    /// `check-log`: the HAR reader.
-    CheckLog,
-    /// `conform`: the fault-injecting proxy.
-    ConformProxy,
-}
-
-impl Edge {
-    pub fn name(self) -> &'static str {
-        match self {
-            Edge::SandboxHttp => "sandbox http",
-            Edge::SandboxFaults => "sandbox faults",
-            Edge::SandboxExports => "sandbox exports",
-            Edge::CheckLog => "check-log",
-            Edge::ConformProxy => "conform proxy",
-        }
+payhub_model::named! {
+    fn name;
+    /// Which edge a defect is planted in.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Edge {
+        /// `serve`: the HTTP mapping.
+        SandboxHttp = "sandbox http",
+        /// `serve`: the fault plan.
+        SandboxFaults = "sandbox faults",
+        /// `serve`: what the sandbox exports of a session.
+        SandboxExports = "sandbox exports",
+        /// `check-log`: the HAR reader.
+        CheckLog = "check-log",
+        /// `conform`: the fault-injecting proxy.
+        ConformProxy = "conform proxy",
     }
 }
 
