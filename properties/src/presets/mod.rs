@@ -460,18 +460,7 @@ pub fn platform_presets() -> Vec<Preset> {
             name: "rate-and-pause",
             about: "S10, S13: 429 and 503 switch on and off around a create and its retries.",
             config: WorldConfig {
-                controls: vec![
-                    Control::SetRateLimited {
-                        merchant: MerchantId(1),
-                        on: true,
-                    },
-                    Control::SetRateLimited {
-                        merchant: MerchantId(1),
-                        on: false,
-                    },
-                    Control::SetChannelPaused { on: true },
-                    Control::SetChannelPaused { on: false },
-                ],
+                controls: payhub_sim::worlds::rate_and_pause(),
                 ..base(
                     "rate-and-pause",
                     vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
