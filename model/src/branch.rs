@@ -102,22 +102,6 @@ crate::named! {
 }
 
 impl Branch {
-    /// Every alternative of every branch point, point by point.
-    pub const ALL: [Branch; 12] = [
-        Branch::S4Conflict,
-        Branch::S4ReturnExisting,
-        Branch::S5Wait,
-        Branch::S5InProgress,
-        Branch::S8PaymentInProgress,
-        Branch::S8OriginalStatus,
-        Branch::RefundNoConflict,
-        Branch::RefundNoExisting,
-        Branch::ExpiredNewSession,
-        Branch::ExpiredPaymentExpired,
-        Branch::RetentionNewAttempt,
-        Branch::RetentionNotNewBusiness,
-    ];
-
     pub fn point(self) -> BranchPoint {
         match self {
             Branch::S4Conflict | Branch::S4ReturnExisting => BranchPoint::OrderNoReuse,

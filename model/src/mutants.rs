@@ -206,14 +206,6 @@ crate::named! {
 }
 
 impl ParameterMutant {
-    /// Every parameter mutant, in declaration order.
-    pub const ALL: &'static [ParameterMutant] = &[
-        ParameterMutant::Retention1d,
-        ParameterMutant::AttemptsMax4,
-        ParameterMutant::ManualReviewRequery48h,
-        ParameterMutant::SyncWait90s,
-    ];
-
     /// The contract rules the wrong number breaks.
     pub const fn breaks(self) -> &'static [Rule] {
         match self {
@@ -310,7 +302,7 @@ mod tests {
     #[test]
     fn ret_01_attempt_05_parameter_mutants_change_one_contract_number() {
         let reference = PlatformParams::default();
-        for &m in ParameterMutant::ALL {
+        for m in ParameterMutant::ALL {
             assert_eq!(ParameterMutant::from_name(m.name()), Some(m));
             assert_eq!(Mutant::from_name(m.name()), None, "{m}");
             assert!(!m.about().is_empty() && !m.breaks().is_empty(), "{m}");

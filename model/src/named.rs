@@ -1,9 +1,10 @@
 //! Enums whose variants each have a name: the name is written beside its variant, not in
 //! a second list that must be kept in step.
 
-/// Defines the enum and its name function: `named! { fn as_str; pub enum Status { Known =
-/// "known", } }` is the enum `Status` with `Status::as_str` answering `"known"`. The
-/// enum's and each variant's attributes (docs, derives, serde) are kept as written.
+/// Defines the enum, its name function and `ALL`: `named! { fn as_str; pub enum Status {
+/// Known = "known", } }` is the enum `Status` with `Status::as_str` answering `"known"`
+/// and `Status::ALL` every variant in declaration order. The enum's and each variant's
+/// attributes (docs, derives, serde) are kept as written.
 #[macro_export]
 macro_rules! named {
     (
@@ -15,6 +16,9 @@ macro_rules! named {
         $vis enum $enum { $( $(#[$vmeta])* $variant, )* }
 
         impl $enum {
+            /// Every variant, in declaration order.
+            pub const ALL: [$enum; [$($text),*].len()] = [$($enum::$variant),*];
+
             /// The name written beside the variant.
             pub const fn $name(self) -> &'static str {
                 match self { $($enum::$variant => $text,)* }

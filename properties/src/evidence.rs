@@ -50,17 +50,6 @@ payhub_model::named! {
 }
 
 impl Evidence {
-    pub const ALL: [Evidence; 8] = [
-        Evidence::Wire,
-        Evidence::ApiKeys,
-        Evidence::ResponseBodies,
-        Evidence::Platform,
-        Evidence::Ledger,
-        Evidence::ClientProcess,
-        Evidence::MerchantDb,
-        Evidence::TestCards,
-    ];
-
     fn bit(self) -> u8 {
         1 << (self as u8)
     }

@@ -41,14 +41,6 @@ payhub_model::named! {
 }
 
 impl Shortcut {
-    pub const ALL: [Shortcut; 5] = [
-        Shortcut::DepthFirst,
-        Shortcut::CanonicalIds,
-        Shortcut::CanonicalRequests,
-        Shortcut::PartialOrder,
-        Shortcut::Default,
-    ];
-
     fn search(self) -> Search {
         let plain = Search::default();
         match self {
