@@ -12,30 +12,21 @@
 
 use serde::Serialize;
 
-/// Why the model had to decide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Gap {
-    /// The contract says nothing (a number, a code, an order of checks).
-    Silent,
-    /// The contract allows several behaviours ("A or B"): the checkers explore all.
-    Alternatives,
-    /// The contract's wording admits more than one reading.
-    Ambiguous,
-    /// Two sentences of the contract say incompatible things: both readings are kept
-    /// as a branch the checkers explore, and a client must handle both.
-    Contradiction,
-}
-
-impl Gap {
-    /// The kebab-case name, as serialized and as in `model/ASSUMPTIONS.md`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Gap::Silent => "silent",
-            Gap::Alternatives => "alternatives",
-            Gap::Ambiguous => "ambiguous",
-            Gap::Contradiction => "contradiction",
-        }
+crate::named! {
+    fn as_str;
+    /// Why the model had to decide.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Gap {
+        /// The contract says nothing (a number, a code, an order of checks).
+        Silent = "silent",
+        /// The contract allows several behaviours ("A or B"): the checkers explore all.
+        Alternatives = "alternatives",
+        /// The contract's wording admits more than one reading.
+        Ambiguous = "ambiguous",
+        /// Two sentences of the contract say incompatible things: both readings are kept
+        /// as a branch the checkers explore, and a client must handle both.
+        Contradiction = "contradiction",
     }
 }
 

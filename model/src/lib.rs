@@ -8,7 +8,6 @@
 //! retries and status queries: the [`Platform`], the upstream [`Acquirer`] (the ground
 //! truth of money), and merchant integrations.
 //!
-//! This crate never does I/O, never reads a clock and never draws a random number.
 //! Every input carries the simulated time `now`; every place where the contract allows
 //! two behaviours takes a [`Branch`] as input; every place where it is silent reads a
 //! named parameter of [`PlatformParams`] (see `model/ASSUMPTIONS.md`). Every decision
@@ -45,6 +44,7 @@ pub mod event;
 pub mod harness;
 pub mod ids;
 pub mod mutants;
+mod named;
 pub mod observation;
 pub mod observed;
 pub mod params;

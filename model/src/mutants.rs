@@ -179,48 +179,33 @@ impl Mutant {
     }
 }
 
-/// A planted bug made by a parameter alone: the reference platform, run with a number
-/// other than the contract's ([`crate::Contract`]). Properties judge by the contract's
-/// figures, never by the platform's parameters, so a wrong number is caught like a wrong
-/// line of code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum ParameterMutant {
-    /// `retention = 1d`: idempotency records expire after a day instead of 7.
-    #[serde(rename = "retention-1d")]
-    Retention1d,
-    /// `attempts_max = 4`: a Payment takes a fourth attempt.
-    #[serde(rename = "attempts-max-4")]
-    AttemptsMax4,
-    // ---- detail mutants: cadence and effects ----
-    /// `manual_review_requery = 48h`: under manual_review the upstream is queried every
-    /// 48 hours instead of 24.
-    #[serde(rename = "manual-review-requery-48h")]
-    ManualReviewRequery48h,
-    /// `sync_wait = 90s`: the platform waits 90 seconds for the upstream before its 202,
-    /// past the client's 20-second timeout, instead of about 15.
-    #[serde(rename = "sync-wait-90s")]
-    SyncWait90s,
+crate::named! {
+    fn name;
+    /// A planted bug made by a parameter alone: the reference platform, run with a number
+    /// other than the contract's ([`crate::Contract`]). Properties judge by the contract's
+    /// figures, never by the platform's parameters, so a wrong number is caught like a wrong
+    /// line of code.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+    pub enum ParameterMutant {
+        /// `retention = 1d`: idempotency records expire after a day instead of 7.
+        #[serde(rename = "retention-1d")]
+        Retention1d = "retention-1d",
+        /// `attempts_max = 4`: a Payment takes a fourth attempt.
+        #[serde(rename = "attempts-max-4")]
+        AttemptsMax4 = "attempts-max-4",
+        // ---- detail mutants: cadence and effects ----
+        /// `manual_review_requery = 48h`: under manual_review the upstream is queried every
+        /// 48 hours instead of 24.
+        #[serde(rename = "manual-review-requery-48h")]
+        ManualReviewRequery48h = "manual-review-requery-48h",
+        /// `sync_wait = 90s`: the platform waits 90 seconds for the upstream before its 202,
+        /// past the client's 20-second timeout, instead of about 15.
+        #[serde(rename = "sync-wait-90s")]
+        SyncWait90s = "sync-wait-90s",
+    }
 }
 
 impl ParameterMutant {
-    /// Every parameter mutant, in declaration order.
-    pub const ALL: &'static [ParameterMutant] = &[
-        ParameterMutant::Retention1d,
-        ParameterMutant::AttemptsMax4,
-        ParameterMutant::ManualReviewRequery48h,
-        ParameterMutant::SyncWait90s,
-    ];
-
-    /// The name, as in the kill matrix and on the command line.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ParameterMutant::Retention1d => "retention-1d",
-            ParameterMutant::AttemptsMax4 => "attempts-max-4",
-            ParameterMutant::ManualReviewRequery48h => "manual-review-requery-48h",
-            ParameterMutant::SyncWait90s => "sync-wait-90s",
-        }
-    }
-
     /// The contract rules the wrong number breaks.
     pub const fn breaks(self) -> &'static [Rule] {
         match self {
@@ -317,7 +302,7 @@ mod tests {
     #[test]
     fn ret_01_attempt_05_parameter_mutants_change_one_contract_number() {
         let reference = PlatformParams::default();
-        for &m in ParameterMutant::ALL {
+        for m in ParameterMutant::ALL {
             assert_eq!(ParameterMutant::from_name(m.name()), Some(m));
             assert_eq!(Mutant::from_name(m.name()), None, "{m}");
             assert!(!m.about().is_empty() && !m.breaks().is_empty(), "{m}");

@@ -302,11 +302,8 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
     needs: CLIENT_PLATFORM,
     predicate: Predicate::Levels {
         facts: |f| {
-            f.client.card_retry_in_progress.map(|id| {
-                Witnessed::new(format!(
-                    "{id}: a confirm with a new key while the payment was in progress"
-                ))
-                .request(id)
+            Witnessed::of_request(f.client.card_retry_in_progress, |id| {
+                format!("{id}: a confirm with a new key while the payment was in progress")
             })
         },
         wire: crate::wire::CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED,

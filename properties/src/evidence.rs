@@ -19,61 +19,39 @@ use payhub_model::event::What;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// One kind of evidence a property may need.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Evidence {
-    /// Requests and whether and how they were answered, as the wire carried them.
-    Wire,
-    /// The API key of every request, resolved to its merchant and environment
-    /// (SCOPE-01: the idempotency scope starts with them).
-    ApiKeys,
-    /// The bodies of the answers (the object, its id, status and version; the error).
-    ResponseBodies,
-    /// The platform's own record: what each request executed, the rule of each answer,
-    /// its store of Payments, attempts and refunds, its upstream calls and webhooks.
-    Platform,
-    /// The acquirer's ledger: which charges and captures moved money.
-    Ledger,
-    /// The client's own decisions: each send with its submission, timeout and rule,
-    /// the retries it scheduled, what it showed its payer.
-    ClientProcess,
-    /// The merchant's database: the orders it holds, the versions it applied and what it
-    /// fulfilled (the sandbox's merchant journal supplies it).
-    MerchantDb,
-    /// The test card each create and confirm carried, read as the acquirer outcome it
-    /// selects (the model's labels; a platform's own through `check-log --profile`).
-    TestCards,
+payhub_model::named! {
+    fn about;
+    /// One kind of evidence a property may need.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Evidence {
+        /// Requests and whether and how they were answered, as the wire carried them.
+        Wire = "the requests and answers on the wire",
+        /// The API key of every request, resolved to its merchant and environment
+        /// (SCOPE-01: the idempotency scope starts with them).
+        ApiKeys = "every request's API key",
+        /// The bodies of the answers (the object, its id, status and version; the error).
+        ResponseBodies = "the answers' bodies",
+        /// The platform's own record: what each request executed, the rule of each answer,
+        /// its store of Payments, attempts and refunds, its upstream calls and webhooks.
+        Platform = "the platform's own record",
+        /// The acquirer's ledger: which charges and captures moved money.
+        Ledger = "the acquirer's ledger",
+        /// The client's own decisions: each send with its submission, timeout and rule,
+        /// the retries it scheduled, what it showed its payer.
+        ClientProcess = "the client's own decisions",
+        /// The merchant's database: the orders it holds, the versions it applied and what it
+        /// fulfilled (the sandbox's merchant journal supplies it).
+        MerchantDb = "the merchant's database",
+        /// The test card each create and confirm carried, read as the acquirer outcome it
+        /// selects (the model's labels; a platform's own through `check-log --profile`).
+        TestCards = "the test card of each create and confirm",
+    }
 }
 
 impl Evidence {
-    pub const ALL: [Evidence; 8] = [
-        Evidence::Wire,
-        Evidence::ApiKeys,
-        Evidence::ResponseBodies,
-        Evidence::Platform,
-        Evidence::Ledger,
-        Evidence::ClientProcess,
-        Evidence::MerchantDb,
-        Evidence::TestCards,
-    ];
-
     fn bit(self) -> u8 {
         1 << (self as u8)
-    }
-
-    /// What it is, in a few words (for "cannot judge (needs …)").
-    pub fn about(self) -> &'static str {
-        match self {
-            Evidence::Wire => "the requests and answers on the wire",
-            Evidence::ApiKeys => "every request's API key",
-            Evidence::ResponseBodies => "the answers' bodies",
-            Evidence::Platform => "the platform's own record",
-            Evidence::Ledger => "the acquirer's ledger",
-            Evidence::ClientProcess => "the client's own decisions",
-            Evidence::MerchantDb => "the merchant's database",
-            Evidence::TestCards => "the test card of each create and confirm",
-        }
     }
 
     /// Why a stream that holds no event of this kind lacks it.

@@ -10,168 +10,105 @@ fn answered(f: &Facts, status: u16, code: Option<ErrorCode>) -> bool {
     f.queries.answers.contains(&(status, code))
 }
 
-pub const REPLAY_ANSWERED_200: Property = Property {
-    name: "reach:replay-answered-200",
-    rules: &[Rule::ReplayLatestStatus200],
-    about: "A replay is answered 200 with the original object.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| {
-        f.queries
-            .rules_exercised
-            .contains(Rule::ReplayLatestStatus200)
-    }),
-};
+/// Each a row: the property's name, the rules whose situation it reaches, what it
+/// reaches, and its predicate over a run's facts.
+macro_rules! reach_properties {
+    ($( $const:ident = $name:literal, [$($rule:ident),+], $about:literal, $reached:expr; )*) => {$(
+        pub const $const: Property = Property {
+            name: $name,
+            rules: &[$(Rule::$rule),+],
+            about: $about,
+            needs: PLATFORM,
+            predicate: Predicate::Sometimes($reached),
+        };
+    )*};
+}
 
-pub const IDEMPOTENCY_CONFLICT: Property = Property {
-    name: "reach:409-idempotency-conflict",
-    rules: &[Rule::IdempotencyConflict],
-    about: "A replay with other parameters is answered 409 idempotency_conflict.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::IdempotencyConflict))),
-};
+reach_properties! {
+    REPLAY_ANSWERED_200 = "reach:replay-answered-200", [ReplayLatestStatus200],
+        "A replay is answered 200 with the original object.",
+        |f| f.queries.rules_exercised.contains(Rule::ReplayLatestStatus200);
 
-pub const ORDER_NO_CONFLICT: Property = Property {
-    name: "reach:409-order-no-conflict",
-    rules: &[Rule::OrderNoNewKey],
-    about: "A new key for a used order number is answered 409 order_no_conflict.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::OrderNoConflict))),
-};
+    IDEMPOTENCY_CONFLICT = "reach:409-idempotency-conflict", [IdempotencyConflict],
+        "A replay with other parameters is answered 409 idempotency_conflict.",
+        |f| answered(f, 409, Some(ErrorCode::IdempotencyConflict));
 
-pub const OPERATION_IN_PROGRESS: Property = Property {
-    name: "reach:409-operation-in-progress",
-    rules: &[Rule::ConcurrentWaitTimeout],
-    about: "A concurrent same-key request is answered 409 operation_in_progress.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::OperationInProgress))),
-};
+    ORDER_NO_CONFLICT = "reach:409-order-no-conflict", [OrderNoNewKey],
+        "A new key for a used order number is answered 409 order_no_conflict.",
+        |f| answered(f, 409, Some(ErrorCode::OrderNoConflict));
 
-pub const PAYMENT_IN_PROGRESS: Property = Property {
-    name: "reach:409-payment-in-progress",
-    rules: &[Rule::ConfirmWhileProcessing],
-    about: "A confirm while processing is answered 409 payment_in_progress.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::PaymentInProgress))),
-};
+    OPERATION_IN_PROGRESS = "reach:409-operation-in-progress", [ConcurrentWaitTimeout],
+        "A concurrent same-key request is answered 409 operation_in_progress.",
+        |f| answered(f, 409, Some(ErrorCode::OperationInProgress));
 
-pub const REFUND_NO_CONFLICT: Property = Property {
-    name: "reach:409-refund-no-conflict",
-    rules: &[Rule::UniqueRefundNo],
-    about: "A new key for a used refund number is answered 409 refund_no_conflict.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| answered(f, 409, Some(ErrorCode::RefundNoConflict))),
-};
+    PAYMENT_IN_PROGRESS = "reach:409-payment-in-progress", [ConfirmWhileProcessing],
+        "A confirm while processing is answered 409 payment_in_progress.",
+        |f| answered(f, 409, Some(ErrorCode::PaymentInProgress));
 
-pub const ACCEPTED_202: Property = Property {
-    name: "reach:202-result-unknown",
-    rules: &[Rule::SyncWait, Rule::UnknownResult],
-    about: "A create or confirm is answered 202 after the synchronous wait.",
+    REFUND_NO_CONFLICT = "reach:409-refund-no-conflict", [UniqueRefundNo],
+        "A new key for a used refund number is answered 409 refund_no_conflict.",
+        |f| answered(f, 409, Some(ErrorCode::RefundNoConflict));
+
     // A create's or confirm's 202 only: a cancel's 202 is `reach:cancel-202`.
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| {
-        let by = &f.queries.rules_202;
-        by.contains(Rule::SyncWait) || by.contains(Rule::UnknownResult)
-    }),
-};
+    ACCEPTED_202 = "reach:202-result-unknown", [SyncWait, UnknownResult],
+        "A create or confirm is answered 202 after the synchronous wait.",
+        |f| {
+            let by = &f.queries.rules_202;
+            by.contains(Rule::SyncWait) || by.contains(Rule::UnknownResult)
+        };
 
-pub const NEEDS_QUERY: Property = Property {
-    name: "reach:needs-query",
-    rules: &[Rule::NeedsQuery],
-    about: "A Payment is processing with resolution_status needs_query.",
     // The rule that put a Payment there, or the store holding one there now (a recorded
     // stream's store events carry no rule).
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| {
-        f.queries.rules_exercised.contains(Rule::NeedsQuery)
-            || f.attempts.payments.values().any(|p| {
-                p.status == PaymentStatus::Processing
-                    && p.resolution == ResolutionStatus::NeedsQuery
-            })
-    }),
-};
+    NEEDS_QUERY = "reach:needs-query", [NeedsQuery],
+        "A Payment is processing with resolution_status needs_query.",
+        |f| {
+            f.queries.rules_exercised.contains(Rule::NeedsQuery)
+                || f.attempts.payments.values().any(|p| {
+                    p.status == PaymentStatus::Processing
+                        && p.resolution == ResolutionStatus::NeedsQuery
+                })
+        };
 
-pub const MANUAL_REVIEW: Property = Property {
-    name: "reach:manual-review",
-    rules: &[Rule::ManualReview],
-    about: "A Payment passes the automatic query window and goes to manual_review.",
     // Ever in manual_review, also if resolved since (the cadence family's history).
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| !f.cadence.history.manual_review.is_empty()),
-};
+    MANUAL_REVIEW = "reach:manual-review", [ManualReview],
+        "A Payment passes the automatic query window and goes to manual_review.",
+        |f| !f.cadence.history.manual_review.is_empty();
 
-pub const SECOND_CARD_SUCCEEDED: Property = Property {
-    name: "reach:second-card-succeeded",
-    rules: &[Rule::CardRetryAfterFailure, Rule::RetryKeepsPaymentAndFee],
-    about: "A card retry after a failure succeeds on the same Payment.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| {
-        f.attempts
-            .payments
-            .values()
-            .any(|p| p.attempts.len() >= 2 && p.status == PaymentStatus::Succeeded)
-    }),
-};
+    SECOND_CARD_SUCCEEDED = "reach:second-card-succeeded", [CardRetryAfterFailure, RetryKeepsPaymentAndFee],
+        "A card retry after a failure succeeds on the same Payment.",
+        |f| {
+            f.attempts
+                .payments
+                .values()
+                .any(|p| p.attempts.len() >= 2 && p.status == PaymentStatus::Succeeded)
+        };
 
-pub const REPLAY_AFTER_RETENTION: Property = Property {
-    name: "reach:replay-after-retention",
-    rules: &[Rule::RetentionSevenDays, Rule::RetentionOrderNoOutlives],
-    about: "A key is answered again after its 7-day retention has passed.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| f.money.replay_after_retention),
-};
+    REPLAY_AFTER_RETENTION = "reach:replay-after-retention", [RetentionSevenDays, RetentionOrderNoOutlives],
+        "A key is answered again after its 7-day retention has passed.",
+        |f| f.money.replay_after_retention;
 
-pub const RATE_LIMITED: Property = Property {
-    name: "reach:429-rate-limited",
-    rules: &[Rule::RateLimited],
-    about: "A request is answered 429 with Retry-After.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| answered(f, 429, Some(ErrorCode::RateLimited))),
-};
+    RATE_LIMITED = "reach:429-rate-limited", [RateLimited],
+        "A request is answered 429 with Retry-After.",
+        |f| answered(f, 429, Some(ErrorCode::RateLimited));
 
-pub const CHANNEL_PAUSED: Property = Property {
-    name: "reach:503-temporarily-unavailable",
-    rules: &[Rule::ChannelPaused],
-    about: "A request is answered 503 temporarily_unavailable.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| answered(f, 503, Some(ErrorCode::TemporarilyUnavailable))),
-};
+    CHANNEL_PAUSED = "reach:503-temporarily-unavailable", [ChannelPaused],
+        "A request is answered 503 temporarily_unavailable.",
+        |f| answered(f, 503, Some(ErrorCode::TemporarilyUnavailable));
 
-pub const CANCEL_202: Property = Property {
-    name: "reach:cancel-202",
-    rules: &[Rule::Cancel202KeepsStatus],
-    about: "A cancel the upstream could not confirm is answered 202 with the original status.",
     // The cancel's own 202: not a cancel's 200 (the same rule) next to a create's 202.
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| f.queries.rules_202.contains(Rule::Cancel202KeepsStatus)),
-};
+    CANCEL_202 = "reach:cancel-202", [Cancel202KeepsStatus],
+        "A cancel the upstream could not confirm is answered 202 with the original status.",
+        |f| f.queries.rules_202.contains(Rule::Cancel202KeepsStatus);
 
-pub const NEW_CHECKOUT_SESSION: Property = Property {
-    name: "reach:new-checkout-session-same-payment",
-    rules: &[Rule::CheckoutNewSession],
-    about: "A checkout session with a new key and the same order is a new session for the same Payment.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| {
-        f.queries.rules_exercised.contains(Rule::CheckoutNewSession)
-    }),
-};
+    NEW_CHECKOUT_SESSION = "reach:new-checkout-session-same-payment", [CheckoutNewSession],
+        "A checkout session with a new key and the same order is a new session for the same Payment.",
+        |f| f.queries.rules_exercised.contains(Rule::CheckoutNewSession);
 
-pub const REFUND_SUCCEEDED: Property = Property {
-    name: "reach:refund-succeeded",
-    rules: &[Rule::RefundReplaySameRefund],
-    about: "A refund reaches succeeded.",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| {
-        f.refunds
-            .refunds
-            .values()
-            .any(|r| r.status == RefundStatus::Succeeded)
-    }),
-};
+    REFUND_SUCCEEDED = "reach:refund-succeeded", [RefundReplaySameRefund],
+        "A refund reaches succeeded.",
+        |f| f.refunds.refunds.values().any(|r| r.status == RefundStatus::Succeeded);
 
-pub const REFUND_REJECTED_IN_REVIEW: Property = Property {
-    name: "reach:refund-rejected-in-review",
-    rules: &[Rule::RefundNotBeyondCaptured],
-    about: "A refund's review rejects it: pending_review, then failed (A-REFUND-REVIEW).",
-    needs: PLATFORM,
-    predicate: Predicate::Sometimes(|f| !f.refunds.rejected.is_empty()),
-};
+    REFUND_REJECTED_IN_REVIEW = "reach:refund-rejected-in-review", [RefundNotBeyondCaptured],
+        "A refund's review rejects it: pending_review, then failed (A-REFUND-REVIEW).",
+        |f| !f.refunds.rejected.is_empty();
+}

@@ -279,11 +279,8 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Levels {
         facts: |f| {
-            f.money.rejected_but_executed.map(|id| {
-                Witnessed::new(format!(
-                    "{id} was rejected but changed the platform or called the upstream"
-                ))
-                .request(id)
+            Witnessed::of_request(f.money.rejected_but_executed, |id| {
+                format!("{id} was rejected but changed the platform or called the upstream")
             })
         },
         wire: crate::wire::REFUSALS_AND_REJECTIONS_EXECUTE_NOTHING,
@@ -321,11 +318,8 @@ pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Levels {
         facts: |f| {
-            f.money.replay_mismatch.map(|id| {
-                Witnessed::new(format!(
-                    "{id} was answered with another object than its scope's first answer"
-                ))
-                .request(id)
+            Witnessed::of_request(f.money.replay_mismatch, |id| {
+                format!("{id} was answered with another object than its scope's first answer")
             })
         },
         wire: crate::wire::REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT,
@@ -344,20 +338,15 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Levels {
         facts: |f| {
-            f.money
-                .foreign_object
-                .map(|id| {
-                    Witnessed::new(format!(
-                        "{id} was answered with another merchant's or environment's object"
-                    ))
-                    .request(id)
-                })
-                .or_else(|| {
-                    crate::responses::explain(
-                        &f.responses.foreign_shown,
-                        "another merchant's or environment's object",
-                    )
-                })
+            Witnessed::of_request(f.money.foreign_object, |id| {
+                format!("{id} was answered with another merchant's or environment's object")
+            })
+            .or_else(|| {
+                crate::responses::explain(
+                    &f.responses.foreign_shown,
+                    "another merchant's or environment's object",
+                )
+            })
         },
         wire: crate::wire::ENVIRONMENTS_NEVER_SHARE_OBJECTS,
     },
@@ -375,8 +364,8 @@ pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Levels {
         facts: |f| {
-            f.money.charged_other_card.map(|id| {
-                Witnessed::new(format!("handling {id} charged a card it did not carry")).request(id)
+            Witnessed::of_request(f.money.charged_other_card, |id| {
+                format!("handling {id} charged a card it did not carry")
             })
         },
         wire: crate::wire::ATTEMPTS_START_ONLY_WITH_A_CONFIRM,
@@ -391,11 +380,10 @@ pub const PAST_RETENTION_ONE_READING: Property = Property {
     about: "A confirm under a key whose 7-day retention has passed is either a new attempt (the card charged once, answered when the charge returns or the synchronous wait ends) or not new business (200 with the Payment as it stands in the request's own step, nothing charged): answered at once as not new business, it charges nothing (A-CONFIRM-RETENTION).",
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Always(|f| {
-        f.money.not_new_business_charged.map(|id| {
-            Witnessed::new(format!(
+        Witnessed::of_request(f.money.not_new_business_charged, |id| {
+            format!(
                 "{id}, a confirm key past its retention, was answered at once as not new business and charged"
-            ))
-            .request(id)
+            )
         })
     }),
 };
@@ -531,11 +519,10 @@ pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Levels {
         facts: |f| {
-            f.money.conflict_misjudged.map(|id| {
-                Witnessed::new(format!(
+            Witnessed::of_request(f.money.conflict_misjudged, |id| {
+                format!(
                     "{id}: its conflict verdict contradicts the parameters its scope executed with"
-                ))
-                .request(id)
+                )
             })
         },
         wire: crate::wire::CONFLICT_EXACTLY_WHEN_PARAMETERS_DIFFER,
@@ -557,11 +544,8 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
     needs: PLATFORM_LEDGER,
     predicate: Predicate::Levels {
         facts: |f| {
-            f.money.replay_as_new_business.map(|id| {
-                Witnessed::new(format!(
-                    "{id} reused a key that executed, and was answered as new business"
-                ))
-                .request(id)
+            Witnessed::of_request(f.money.replay_as_new_business, |id| {
+                format!("{id} reused a key that executed, and was answered as new business")
             })
         },
         wire: crate::wire::SAME_KEY_AT_ONCE_ANSWERS_ONE_OBJECT,
@@ -575,11 +559,8 @@ pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
     about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body, in its own step or later (a waiter).",
     needs: PLATFORM,
     predicate: Predicate::Always(|f| {
-        f.money.answered_other_payment.map(|id| {
-            Witnessed::new(format!(
-                "{id} was answered about another Payment than the one it names"
-            ))
-            .request(id)
+        Witnessed::of_request(f.money.answered_other_payment, |id| {
+            format!("{id} was answered about another Payment than the one it names")
         })
     }),
 };

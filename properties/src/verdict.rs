@@ -20,31 +20,22 @@ use payhub_model::observed::ObservedAnswer;
 use payhub_model::{RequestId, Shared};
 use serde::Serialize;
 
-/// What a verdict says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// An always property held over what was judged.
-    Holds,
-    /// An always property was violated.
-    Violated,
-    /// A sometimes property was reached.
-    Reached,
-    /// A sometimes property was not reached.
-    Unreached,
-    /// The source lacked evidence the property needs (`missing` says which and why).
-    CannotJudge,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Holds => "holds",
-            Status::Violated => "violated",
-            Status::Reached => "reached",
-            Status::Unreached => "unreached",
-            Status::CannotJudge => "cannot_judge",
-        }
+payhub_model::named! {
+    fn as_str;
+    /// What a verdict says.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Status {
+        /// An always property held over what was judged.
+        Holds = "holds",
+        /// An always property was violated.
+        Violated = "violated",
+        /// A sometimes property was reached.
+        Reached = "reached",
+        /// A sometimes property was not reached.
+        Unreached = "unreached",
+        /// The source lacked evidence the property needs (`missing` says which and why).
+        CannotJudge = "cannot_judge",
     }
 }
 

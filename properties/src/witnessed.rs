@@ -58,6 +58,11 @@ pub struct Witnessed {
 }
 
 impl Witnessed {
+    /// The breach one request shows, if any: `words` of it, naming it.
+    pub fn of_request(id: Option<RequestId>, words: impl Fn(RequestId) -> String) -> Option<Self> {
+        id.map(|id| Witnessed::new(words(id)).request(id))
+    }
+
     /// The words; the witness is added by the builders below.
     pub fn new(detail: String) -> Witnessed {
         Witnessed {

@@ -32,27 +32,22 @@ pub struct Budget {
 
 impl Budget {
     /// No faults at all.
-    pub const NONE: Budget = Budget {
-        drops: 0,
-        duplicates: 0,
-        fail_500: 0,
-        upstream_drops: 0,
-        controls: 0,
-        sends: 0,
-        crashes: 0,
-        waits: 0,
-    };
+    pub const NONE: Budget = Budget::all(0);
     /// Practically unlimited (a seeded run's faults are limited by its profile's rates).
-    pub const UNLIMITED: Budget = Budget {
-        drops: u8::MAX,
-        duplicates: u8::MAX,
-        fail_500: u8::MAX,
-        upstream_drops: u8::MAX,
-        controls: u8::MAX,
-        sends: u8::MAX,
-        crashes: u8::MAX,
-        waits: u8::MAX,
-    };
+    pub const UNLIMITED: Budget = Budget::all(u8::MAX);
+
+    const fn all(n: u8) -> Budget {
+        Budget {
+            drops: n,
+            duplicates: n,
+            fail_500: n,
+            upstream_drops: n,
+            controls: n,
+            sends: n,
+            crashes: n,
+            waits: n,
+        }
+    }
 }
 
 /// A merchant node run by a client model.

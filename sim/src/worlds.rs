@@ -313,18 +313,7 @@ pub fn chaos() -> WorldConfig {
             sends: 10,
             ..Budget::UNLIMITED
         },
-        controls: vec![
-            Control::SetRateLimited {
-                merchant: MerchantId(1),
-                on: true,
-            },
-            Control::SetRateLimited {
-                merchant: MerchantId(1),
-                on: false,
-            },
-            Control::SetChannelPaused { on: true },
-            Control::SetChannelPaused { on: false },
-        ],
+        controls: rate_and_pause(),
         decisions: vec![
             AcquirerDecision::Approve,
             AcquirerDecision::Decline,
@@ -336,4 +325,14 @@ pub fn chaos() -> WorldConfig {
         webhooks: Vec::new(),
         ..WorldConfig::default()
     }
+}
+
+/// 429 switched on and off for merchant 1, and the channel paused and resumed (S10, S13).
+pub fn rate_and_pause() -> Vec<Control> {
+    let rate = |on| Control::SetRateLimited {
+        merchant: MerchantId(1),
+        on,
+    };
+    let pause = |on| Control::SetChannelPaused { on };
+    vec![rate(true), rate(false), pause(true), pause(false)]
 }

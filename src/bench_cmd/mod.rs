@@ -158,38 +158,21 @@ fn growth(args: &BenchArgs) -> Result<ExitCode, String> {
                 .collect::<Vec<_>>()
                 .join(",");
             for (search, flags) in GROWTH_SEARCHES {
-                let output = std::process::Command::new(&exe)
-                    .args([
-                        "bench",
-                        "--no-simulation",
-                        "--in-process",
-                        "--format",
-                        "json",
-                    ])
-                    .args(["--preset", preset, "--runs", "1", "--faults", &faults])
-                    .args(["--checker-threads", &args.checker_threads.to_string()])
-                    .args(["--timeout", &args.growth_timeout.to_string()])
-                    .args(["--max-states", &args.growth_max_states.to_string()])
-                    .args(*flags)
-                    .output()
-                    .map_err(|e| format!("cannot run the benchmark of {preset}: {e}"))?;
-                if !output.status.success() {
-                    return Err(format!(
-                        "the benchmark of {preset} --faults {faults} ({search}) failed: {}",
-                        String::from_utf8_lossy(&output.stderr).trim()
-                    ));
-                }
-                #[derive(serde::Deserialize)]
-                struct Child {
-                    checker: Vec<CheckBench>,
-                }
-                let child: Child = serde_json::from_slice(&output.stdout)
-                    .map_err(|e| format!("the benchmark of {preset} printed no report: {e}"))?;
-                let c = child
-                    .checker
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| format!("the benchmark of {preset} measured nothing"))?;
+                let mut child_flags: Vec<String> =
+                    ["--preset", preset, "--runs", "1", "--faults", &faults]
+                        .map(String::from)
+                        .into();
+                child_flags.extend([
+                    "--checker-threads".into(),
+                    args.checker_threads.to_string(),
+                    "--timeout".into(),
+                    args.growth_timeout.to_string(),
+                    "--max-states".into(),
+                    args.growth_max_states.to_string(),
+                ]);
+                child_flags.extend(flags.iter().map(|f| (*f).to_owned()));
+                let what = format!("{preset} --faults {faults} ({search})");
+                let c = bench_in_child(&exe, &what, &child_flags)?;
                 let row = GrowthRow {
                     preset,
                     faults: format!("{kind}={n}"),

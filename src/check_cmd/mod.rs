@@ -180,19 +180,22 @@ impl CheckArgs {
     }
 }
 
-/// A state-space reduction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Reduction {
-    /// No reduction: every state of the model (alone only).
-    None,
-    /// Canonical states: message ids do not tell states apart.
-    Ids,
-    /// Request ids renumbered by rank among those a state holds (implies ids).
-    Requests,
-    /// Partial-order reduction: an answer nobody awaits any more (a late one, a
-    /// crashed process's, a network copy's) is delivered before anything else, in one
-    /// order only (`sim/src/inert.rs`).
-    Por,
+payhub_model::named! {
+    fn name;
+    /// A state-space reduction.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+    pub enum Reduction {
+        /// No reduction: every state of the model (alone only).
+        None = "none",
+        /// Canonical states: message ids do not tell states apart.
+        Ids = "ids",
+        /// Request ids renumbered by rank among those a state holds (implies ids).
+        Requests = "requests",
+        /// Partial-order reduction: an answer nobody awaits any more (a late one, a
+        /// crashed process's, a network copy's) is delivered before anything else, in one
+        /// order only (`sim/src/inert.rs`).
+        Por = "por",
+    }
 }
 
 impl Reduction {
@@ -200,16 +203,6 @@ impl Reduction {
     /// fastest whose soundness the tests show (`properties/tests/reduction.rs`: the same
     /// verdicts, and the same witnesses reached, on every preset and planted bug).
     pub const DEFAULT: &[Reduction] = &[Reduction::Requests, Reduction::Por];
-
-    /// As `--reduce` names it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Reduction::None => "none",
-            Reduction::Ids => "ids",
-            Reduction::Requests => "requests",
-            Reduction::Por => "por",
-        }
-    }
 
     /// A search with the reductions of `--reduce` on (and every other option default).
     pub fn search(reduce: &[Reduction]) -> Search {

@@ -3,128 +3,74 @@
 use crate::ids::ResourceId;
 use serde::{Deserialize, Serialize};
 
-/// `error.code`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
+macro_rules! error_codes {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $status:literal; )*) => {
+        /// `error.code`, as the API writes it, and the HTTP status that carries it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum ErrorCode {
+            $( $(#[doc = $doc])* #[serde(rename = $name)] $variant, )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $name,)* }
+            }
+
+            /// The HTTP status that carries this code.
+            pub fn http_status(self) -> u16 {
+                match self { $(ErrorCode::$variant => $status,)* }
+            }
+        }
+    };
+}
+
+error_codes! {
     /// 400: a header or body field is missing or malformed (`error.field` says which).
-    InvalidRequest,
+    InvalidRequest = "invalid_request", 400;
     /// 401: unknown or revoked API key.
-    AuthenticationFailed,
+    AuthenticationFailed = "authentication_failed", 401;
     /// 403: the API key may not call this endpoint.
-    PermissionDenied,
+    PermissionDenied = "permission_denied", 403;
     /// 404: unknown object or path.
-    ResourceMissing,
+    ResourceMissing = "resource_missing", 404;
     /// 405: known path, wrong method.
-    MethodNotAllowed,
+    MethodNotAllowed = "method_not_allowed", 405;
     /// 409: same key, conflicting safety-relevant parameters (CONFLICT-01).
-    IdempotencyConflict,
+    IdempotencyConflict = "idempotency_conflict", 409;
     /// 409: same key still executing and the wait timed out (CONC-03).
-    OperationInProgress,
+    OperationInProgress = "operation_in_progress", 409;
     /// 409: the merchant order number already has a Payment (ORDER-01).
-    OrderNoConflict,
+    OrderNoConflict = "order_no_conflict", 409;
     /// 409: the merchant refund number already has a Refund (UNIQ-04; code assumed).
-    RefundNoConflict,
+    RefundNoConflict = "refund_no_conflict", 409;
     /// 409: confirm while an attempt is unfinished (ATTEMPT-01).
-    PaymentInProgress,
+    PaymentInProgress = "payment_in_progress", 409;
     /// 422: the currency is well formed but not supported.
-    UnsupportedCurrency,
+    UnsupportedCurrency = "unsupported_currency", 422;
     /// 422: confirm on a Payment whose status allows no new attempt (ATTEMPT-02).
-    PaymentNotConfirmable,
+    PaymentNotConfirmable = "payment_not_confirmable", 422;
     /// 422: the Payment is past `expires_at` (ATTEMPT-04).
-    PaymentExpired,
+    PaymentExpired = "payment_expired", 422;
     /// 422: the attempt limit is reached (ATTEMPT-05).
-    AttemptsExhausted,
+    AttemptsExhausted = "attempts_exhausted", 422;
     /// 422: cancel on a Payment that can no longer be canceled.
-    PaymentNotCancelable,
+    PaymentNotCancelable = "payment_not_cancelable", 422;
     /// 422: refund of a Payment that has not succeeded.
-    PaymentNotRefundable,
+    PaymentNotRefundable = "payment_not_refundable", 422;
     /// 422: the refund would exceed the captured amount (REFUND-03).
-    RefundAmountExceeded,
+    RefundAmountExceeded = "refund_amount_exceeded", 422;
     /// 429 (RATE-01).
-    RateLimited,
+    RateLimited = "rate_limited", 429;
     /// 500: result unknown (UNKNOWN-02).
-    InternalError,
+    InternalError = "internal_error", 500;
     /// 503: the channel suspended new transactions (RATE-04).
-    TemporarilyUnavailable,
+    TemporarilyUnavailable = "temporarily_unavailable", 503;
 }
 
 impl ErrorCode {
-    /// Every code, in declaration order.
-    pub const ALL: &'static [ErrorCode] = &[
-        ErrorCode::InvalidRequest,
-        ErrorCode::AuthenticationFailed,
-        ErrorCode::PermissionDenied,
-        ErrorCode::ResourceMissing,
-        ErrorCode::MethodNotAllowed,
-        ErrorCode::IdempotencyConflict,
-        ErrorCode::OperationInProgress,
-        ErrorCode::OrderNoConflict,
-        ErrorCode::RefundNoConflict,
-        ErrorCode::PaymentInProgress,
-        ErrorCode::UnsupportedCurrency,
-        ErrorCode::PaymentNotConfirmable,
-        ErrorCode::PaymentExpired,
-        ErrorCode::AttemptsExhausted,
-        ErrorCode::PaymentNotCancelable,
-        ErrorCode::PaymentNotRefundable,
-        ErrorCode::RefundAmountExceeded,
-        ErrorCode::RateLimited,
-        ErrorCode::InternalError,
-        ErrorCode::TemporarilyUnavailable,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidRequest => "invalid_request",
-            ErrorCode::AuthenticationFailed => "authentication_failed",
-            ErrorCode::PermissionDenied => "permission_denied",
-            ErrorCode::ResourceMissing => "resource_missing",
-            ErrorCode::MethodNotAllowed => "method_not_allowed",
-            ErrorCode::IdempotencyConflict => "idempotency_conflict",
-            ErrorCode::OperationInProgress => "operation_in_progress",
-            ErrorCode::OrderNoConflict => "order_no_conflict",
-            ErrorCode::RefundNoConflict => "refund_no_conflict",
-            ErrorCode::PaymentInProgress => "payment_in_progress",
-            ErrorCode::UnsupportedCurrency => "unsupported_currency",
-            ErrorCode::PaymentNotConfirmable => "payment_not_confirmable",
-            ErrorCode::PaymentExpired => "payment_expired",
-            ErrorCode::AttemptsExhausted => "attempts_exhausted",
-            ErrorCode::PaymentNotCancelable => "payment_not_cancelable",
-            ErrorCode::PaymentNotRefundable => "payment_not_refundable",
-            ErrorCode::RefundAmountExceeded => "refund_amount_exceeded",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::InternalError => "internal_error",
-            ErrorCode::TemporarilyUnavailable => "temporarily_unavailable",
-        }
-    }
-
-    /// The HTTP status that carries this code.
-    pub fn http_status(self) -> u16 {
-        match self {
-            ErrorCode::InvalidRequest => 400,
-            ErrorCode::AuthenticationFailed => 401,
-            ErrorCode::PermissionDenied => 403,
-            ErrorCode::ResourceMissing => 404,
-            ErrorCode::MethodNotAllowed => 405,
-            ErrorCode::IdempotencyConflict
-            | ErrorCode::OperationInProgress
-            | ErrorCode::OrderNoConflict
-            | ErrorCode::RefundNoConflict
-            | ErrorCode::PaymentInProgress => 409,
-            ErrorCode::UnsupportedCurrency
-            | ErrorCode::PaymentNotConfirmable
-            | ErrorCode::PaymentExpired
-            | ErrorCode::AttemptsExhausted
-            | ErrorCode::PaymentNotCancelable
-            | ErrorCode::PaymentNotRefundable
-            | ErrorCode::RefundAmountExceeded => 422,
-            ErrorCode::RateLimited => 429,
-            ErrorCode::InternalError => 500,
-            ErrorCode::TemporarilyUnavailable => 503,
-        }
-    }
-
     /// `error.retryable`: whether the client should send the same request with the same
     /// key again (A-RETRYABLE: the contract shows the flag for internal_error and
     /// temporarily_unavailable only). Not payment_in_progress: S8 says "等待结果或查询"

@@ -6,18 +6,21 @@ use crate::text::Text;
 use crate::time::Millis;
 use serde::{Deserialize, Serialize};
 
-/// `status` of a Payment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PaymentStatus {
-    /// Created by a checkout session or without a card; no attempt yet (assumption A-STATUS-RPM).
-    RequiresPaymentMethod,
-    Processing,
-    RequiresAction,
-    Succeeded,
-    Failed,
-    Canceled,
-    Expired,
+crate::named! {
+    fn as_str;
+    /// `status` of a Payment.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum PaymentStatus {
+        /// Created by a checkout session or without a card; no attempt yet (assumption A-STATUS-RPM).
+        RequiresPaymentMethod = "requires_payment_method",
+        Processing = "processing",
+        RequiresAction = "requires_action",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Canceled = "canceled",
+        Expired = "expired",
+    }
 }
 
 impl PaymentStatus {
@@ -40,36 +43,17 @@ impl PaymentStatus {
             PaymentStatus::Processing | PaymentStatus::RequiresAction
         )
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PaymentStatus::RequiresPaymentMethod => "requires_payment_method",
-            PaymentStatus::Processing => "processing",
-            PaymentStatus::RequiresAction => "requires_action",
-            PaymentStatus::Succeeded => "succeeded",
-            PaymentStatus::Failed => "failed",
-            PaymentStatus::Canceled => "canceled",
-            PaymentStatus::Expired => "expired",
-        }
-    }
 }
 
-/// `resolution_status` of a Payment or Refund (RES-01…RES-03).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ResolutionStatus {
-    Known,
-    NeedsQuery,
-    ManualReview,
-}
-
-impl ResolutionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResolutionStatus::Known => "known",
-            ResolutionStatus::NeedsQuery => "needs_query",
-            ResolutionStatus::ManualReview => "manual_review",
-        }
+crate::named! {
+    fn as_str;
+    /// `resolution_status` of a Payment or Refund (RES-01…RES-03).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum ResolutionStatus {
+        Known = "known",
+        NeedsQuery = "needs_query",
+        ManualReview = "manual_review",
     }
 }
 
@@ -81,24 +65,16 @@ pub struct Failure {
     pub attempt_id: AttemptId,
 }
 
-/// Why an attempt definitively failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureCode {
-    CardDeclined,
-    AuthenticationFailed,
-    /// The upstream never received the charge and voided its reference on our query.
-    NotReceivedByUpstream,
-}
-
-impl FailureCode {
-    /// The code as the API writes it (`failure.code`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureCode::CardDeclined => "card_declined",
-            FailureCode::AuthenticationFailed => "authentication_failed",
-            FailureCode::NotReceivedByUpstream => "not_received_by_upstream",
-        }
+crate::named! {
+    fn as_str;
+    /// Why an attempt definitively failed.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum FailureCode {
+        CardDeclined = "card_declined",
+        AuthenticationFailed = "authentication_failed",
+        /// The upstream never received the charge and voided its reference on our query.
+        NotReceivedByUpstream = "not_received_by_upstream",
     }
 }
 
@@ -123,28 +99,22 @@ pub struct PaymentView {
     pub version: u32,
 }
 
-/// `status` of a Refund.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RefundStatus {
-    Processing,
-    Succeeded,
-    Failed,
-    /// SCHED-03 lists `pending_review` and `processing` before a terminal status. What
-    /// puts a refund there and what moves it out is assumption A-REFUND-REVIEW.
-    PendingReview,
+crate::named! {
+    fn as_str;
+    /// `status` of a Refund.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum RefundStatus {
+        Processing = "processing",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        /// SCHED-03 lists `pending_review` and `processing` before a terminal status. What
+        /// puts a refund there and what moves it out is assumption A-REFUND-REVIEW.
+        PendingReview = "pending_review",
+    }
 }
 
 impl RefundStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefundStatus::Processing => "processing",
-            RefundStatus::Succeeded => "succeeded",
-            RefundStatus::Failed => "failed",
-            RefundStatus::PendingReview => "pending_review",
-        }
-    }
-
     /// `succeeded` or `failed`.
     pub fn is_final(self) -> bool {
         matches!(self, RefundStatus::Succeeded | RefundStatus::Failed)

@@ -21,31 +21,20 @@ pub enum Keys {
     RandomPersisted,
 }
 
-/// The endpoint a key is for. A key is used for one endpoint only (GEN-05).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyPurpose {
-    /// `POST /v1/payments`
-    CreatePayment,
-    /// `POST /v1/payments/{id}/confirm`
-    ConfirmPayment,
-    /// `POST /v1/payments/{id}/cancel`
-    CancelPayment,
-    /// `POST /v1/refunds`
-    CreateRefund,
-}
-
-impl KeyPurpose {
-    /// The key's prefix: `payment.create`, `payment.confirm`, `payment.cancel`,
-    /// `refund.create` (the contract gives no example for cancel; this follows the others:
-    /// A-CLIENT-CANCEL-KEY).
-    pub fn prefix(self) -> &'static str {
-        match self {
-            KeyPurpose::CreatePayment => "payment.create",
-            KeyPurpose::ConfirmPayment => "payment.confirm",
-            KeyPurpose::CancelPayment => "payment.cancel",
-            KeyPurpose::CreateRefund => "refund.create",
-        }
+crate::named! {
+    fn prefix;
+    /// The endpoint a key is for. A key is used for one endpoint only (GEN-05).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum KeyPurpose {
+        /// `POST /v1/payments`
+        CreatePayment = "payment.create",
+        /// `POST /v1/payments/{id}/confirm`
+        ConfirmPayment = "payment.confirm",
+        /// `POST /v1/payments/{id}/cancel`
+        CancelPayment = "payment.cancel",
+        /// `POST /v1/refunds`
+        CreateRefund = "refund.create",
     }
 }
 

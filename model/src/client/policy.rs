@@ -56,275 +56,174 @@ impl Default for Policy {
     }
 }
 
-/// A named way of breaking the contract, as a variant of the reference policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AntiPattern {
-    /// "Don't do this: after a timeout, switching to a new idempotency key … and charging
-    /// again — the payer may be charged twice" (`crypto.randomUUID()` after a timeout).
-    NewKeyAfterTimeout,
-    /// "Don't do this: after a timeout, switching to … a new order number and charging
-    /// again" (`orderNo: \`${order.orderNo}-retry\``: "new order number = new payment").
-    NewOrderNoAfterTimeout,
-    /// "Must be written to the database first and then sent … after a process crash,
-    /// retrieve the original key from the database and retry": here a random key lives in
-    /// memory only and a restarted process makes a new one.
-    KeyNotPersisted,
-    /// "On retry, read it from the database — it must not be regenerated": here every
-    /// retry after a network error, 429 or 5xx draws a new random key.
-    KeyRegeneratedOnRetry,
-    /// "This is an integration defect: fix the key-generation logic; do not change the
-    /// parameters and then replay the original key": here an amended order is re-sent
-    /// under its original key.
-    ChangedParamsSameKey,
-    /// "With a timeout, a 5xx or a 202, the charge may already have been made": here a
-    /// timeout or a 202 counts as a failure and the payment is submitted again as a new
-    /// business submission (a new key, sequence + 1).
-    UnknownAsFailure,
-    /// "Do not treat it as canceled; wait for payment.canceled, or query" (S12): here a
-    /// 202 on cancel closes the order.
-    #[serde(rename = "cancel_202_as_canceled")]
-    Cancel202AsCanceled,
-    /// "Initiate only after the payment has status=failed": here the payer may change
-    /// card while the payment is `processing` or `requires_action`.
-    CardRetryWhileInProgress,
-    /// "When the two give conflicting results, the latest version prevails": here every
-    /// webhook is applied as it comes, older versions included.
-    WebhookIgnoresVersion,
-    /// "Leave at least 10 seconds between two queries of the same object": here the
-    /// server polls every second.
-    PollTooFast,
-    /// "429 rate_limited … Wait Retry-After seconds, then retry with the original
-    /// idempotency key": here a 429 is retried after the usual backoff.
-    IgnoreRetryAfter,
-    /// "manual_review … Keep the order as pending confirmation; do not charge again":
-    /// here the server gives up on the order and charges again under a new order number.
-    RechargeOnManualReview,
-    /// "One business submission corresponds to one key; the same key is used only for
-    /// the same endpoint": here cancel and refunds reuse the order's payment key.
-    KeyReusedAcrossEndpoints,
+macro_rules! anti_patterns {
+    (
+        named { $( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $rule:ident, $deviation:literal; )* }
+        detail { $( $(#[doc = $ddoc:literal])* $dvariant:ident = $dname:literal, $drule:ident, $ddeviation:literal; )* }
+    ) => {
+        /// A named way of breaking the contract, as a variant of the reference policy: its
+        /// snake_case name (as in traces and on the command line), the contract rule it
+        /// breaks, and what the server does instead of the reference policy, in one line.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum AntiPattern {
+            $( $(#[doc = $doc])* #[serde(rename = $name)] $variant, )*
+            $( $(#[doc = $ddoc])* #[serde(rename = $dname)] $dvariant, )*
+        }
+
+        impl AntiPattern {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [AntiPattern] =
+                &[$(AntiPattern::$variant,)* $(AntiPattern::$dvariant,)*];
+
+            /// Whether the variant is one of the detail mutants (cadence and merchant
+            /// effects), listed after the anti-patterns the contract names.
+            pub const fn is_detail(self) -> bool {
+                matches!(self, $(AntiPattern::$dvariant)|*)
+            }
+
+            /// The contract rule the variant breaks.
+            pub const fn breaks(self) -> Rule {
+                match self {
+                    $(AntiPattern::$variant => Rule::$rule,)*
+                    $(AntiPattern::$dvariant => Rule::$drule,)*
+                }
+            }
+
+            /// Its name.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(AntiPattern::$variant => $name,)*
+                    $(AntiPattern::$dvariant => $dname,)*
+                }
+            }
+
+            /// What the server does instead of the reference policy.
+            pub const fn deviation(self) -> &'static str {
+                match self {
+                    $(AntiPattern::$variant => $deviation,)*
+                    $(AntiPattern::$dvariant => $ddeviation,)*
+                }
+            }
+        }
+    };
+}
+
+anti_patterns! {
+    named {
+        /// "Don't do this: after a timeout, switching to a new idempotency key … and charging
+        /// again — the payer may be charged twice" (`crypto.randomUUID()` after a timeout).
+        NewKeyAfterTimeout = "new_key_after_timeout", NeverSwitchKeyOnUnknown,
+            "after a create or confirm times out, sends it again at once under a new random key";
+        /// "Don't do this: after a timeout, switching to … a new order number and charging
+        /// again" (`orderNo: \`${order.orderNo}-retry\``: "new order number = new payment").
+        NewOrderNoAfterTimeout = "new_order_no_after_timeout", NeverSwitchKeyOnUnknown,
+            "after a create times out, creates the payment again as ORDER-retry under a new key";
+        /// "Must be written to the database first and then sent … after a process crash,
+        /// retrieve the original key from the database and retry": here a random key lives in
+        /// memory only and a restarted process makes a new one.
+        KeyNotPersisted = "key_not_persisted", PersistBeforeSend,
+            "keeps a random key in memory only; after a restart, creates again under a new key";
+        /// "On retry, read it from the database — it must not be regenerated": here every
+        /// retry after a network error, 429 or 5xx draws a new random key.
+        KeyRegeneratedOnRetry = "key_regenerated_on_retry", RandomKeyPersistedFirst,
+            "draws a new random key for every retry after a network error, 429 or 5xx";
+        /// "This is an integration defect: fix the key-generation logic; do not change the
+        /// parameters and then replay the original key": here an amended order is re-sent
+        /// under its original key.
+        ChangedParamsSameKey = "changed_params_same_key", ConflictIsDefect,
+            "accepts an amended amount and re-sends the create under the original key";
+        /// "With a timeout, a 5xx or a 202, the charge may already have been made": here a
+        /// timeout or a 202 counts as a failure and the payment is submitted again as a new
+        /// business submission (a new key, sequence + 1).
+        UnknownAsFailure = "unknown_as_failure", RetryMaxAttempts,
+            "takes a timeout or a 202 as a failure and submits again with sequence + 1";
+        /// "Do not treat it as canceled; wait for payment.canceled, or query" (S12): here a
+        /// 202 on cancel closes the order.
+        Cancel202AsCanceled = "cancel_202_as_canceled", Cancel202NotCanceled,
+            "takes a 202 on cancel as canceled and closes the order";
+        /// "Initiate only after the payment has status=failed": here the payer may change
+        /// card while the payment is `processing` or `requires_action`.
+        CardRetryWhileInProgress = "card_retry_while_in_progress", CardRetryOnlyAfterFailed,
+            "lets the payer change card while the payment is processing or requires_action";
+        /// "When the two give conflicting results, the latest version prevails": here every
+        /// webhook is applied as it comes, older versions included.
+        WebhookIgnoresVersion = "webhook_ignores_version", LatestVersionWins,
+            "applies every webhook, older versions included";
+        /// "Leave at least 10 seconds between two queries of the same object": here the
+        /// server polls every second.
+        PollTooFast = "poll_too_fast", QuerySpacing,
+            "queries every second, with no spacing";
+        /// "429 rate_limited … Wait Retry-After seconds, then retry with the original
+        /// idempotency key": here a 429 is retried after the usual backoff.
+        IgnoreRetryAfter = "ignore_retry_after", RetryAfterHonoured,
+            "retries a 429 after the usual backoff, not Retry-After";
+        /// "manual_review … Keep the order as pending confirmation; do not charge again":
+        /// here the server gives up on the order and charges again under a new order number.
+        RechargeOnManualReview = "recharge_on_manual_review", ManualReviewClient,
+            "on manual_review, charges again under a new order number";
+        /// "One business submission corresponds to one key; the same key is used only for
+        /// the same endpoint": here cancel and refunds reuse the order's payment key.
+        KeyReusedAcrossEndpoints = "key_reused_across_endpoints", OneKeyPerSubmission,
+            "sends cancel and refunds under the order's payment key";
+    }
 
     // ---- detail mutants: cadence and effects ----
-    /// "Math.min(30_000, 1000 * 2 ** (attempt - 1))": here the backoff stays at 1 s and
-    /// never doubles.
-    BackoffNotDoubled,
-    /// "+ Math.floor(Math.random() * 250)": here the jitter is four times the drawn one,
-    /// up to a second.
-    JitterNotCapped,
-    /// "Client timeouts: at least 20 seconds for creating and confirming payments": here
-    /// creates and confirms give up after 5 s.
-    #[serde(rename = "post_timeout_5s")]
-    PostTimeout5s,
-    /// "at least 10 seconds for queries": here queries give up after 5 s.
-    #[serde(rename = "query_timeout_5s")]
-    QueryTimeout5s,
-    /// "10 seconds, 30 seconds, 2 minutes, 5 minutes, 15 minutes, 1 hour; after that,
-    /// once every 4 hours until 24 hours": here the schedule ends after the 1-hour query.
-    #[serde(rename = "queries_stop_at_1h")]
-    QueriesStopAt1h,
-    /// "On entering succeeded / failed / canceled / expired … stop": here the schedule
-    /// goes on after a final status.
-    QueriesAfterFinal,
-    /// "On entering … `failed` … stop": here the schedule stops at succeeded, canceled
-    /// and expired but goes on after failed.
-    QueriesAfterFailed,
-    /// "Fulfil idempotently by Payment id": here the order is fulfilled again for every
-    /// newer `succeeded` version (a refund's, a webhook's).
-    FulfilPerVersion,
-    /// Fulfil only on `succeeded`: here the order is fulfilled as soon as its Payment
-    /// exists, processing included.
-    FulfilBeforeSucceeded,
-    /// 503 temporarily_unavailable: "Temporarily unable to pay, please try again later":
-    /// here the payer is shown "confirming the payment result".
-    #[serde(rename = "confirming_on_503")]
-    ConfirmingOn503,
-    /// Close an order only on a closed Payment: here a declined (failed) payment closes
-    /// the order as canceled.
-    CloseOnFailed,
-    /// S13 (\"not accepted\") and SCHED-01 (one schedule \"from first acceptance\"): here
-    /// five 503s are a result unknown whose query window starts afresh after every round,
-    /// so a paused channel gives lookup, "not found", five 503s, for good.
-    #[serde(rename = "loop_on_503")]
-    LoopOn503,
+    detail {
+        /// "Math.min(30_000, 1000 * 2 ** (attempt - 1))": here the backoff stays at 1 s and
+        /// never doubles.
+        BackoffNotDoubled = "backoff_not_doubled", RetryBackoff,
+            "waits 1 s before every retry, never doubling";
+        /// "+ Math.floor(Math.random() * 250)": here the jitter is four times the drawn one,
+        /// up to a second.
+        JitterNotCapped = "jitter_not_capped", RetryBackoff,
+            "adds four times the drawn jitter, up to 1 s";
+        /// "Client timeouts: at least 20 seconds for creating and confirming payments": here
+        /// creates and confirms give up after 5 s.
+        PostTimeout5s = "post_timeout_5s", ClientTimeouts,
+            "gives up on a create or confirm after 5 s";
+        /// "at least 10 seconds for queries": here queries give up after 5 s.
+        QueryTimeout5s = "query_timeout_5s", ClientTimeouts,
+            "gives up on a query after 5 s";
+        /// "10 seconds, 30 seconds, 2 minutes, 5 minutes, 15 minutes, 1 hour; after that,
+        /// once every 4 hours until 24 hours": here the schedule ends after the 1-hour query.
+        QueriesStopAt1h = "queries_stop_at_1h", QuerySchedule,
+            "ends the query schedule after the 1-hour query";
+        /// "On entering succeeded / failed / canceled / expired … stop": here the schedule
+        /// goes on after a final status.
+        QueriesAfterFinal = "queries_after_final", QuerySchedule,
+            "goes on querying after a final status";
+        /// "On entering … `failed` … stop": here the schedule stops at succeeded, canceled
+        /// and expired but goes on after failed.
+        QueriesAfterFailed = "queries_after_failed", QuerySchedule,
+            "goes on querying a failed Payment";
+        /// "Fulfil idempotently by Payment id": here the order is fulfilled again for every
+        /// newer `succeeded` version (a refund's, a webhook's).
+        FulfilPerVersion = "fulfil_per_version", FulfilByPaymentId,
+            "fulfils the order again for every newer succeeded version";
+        /// Fulfil only on `succeeded`: here the order is fulfilled as soon as its Payment
+        /// exists, processing included.
+        FulfilBeforeSucceeded = "fulfil_before_succeeded", FulfilByPaymentId,
+            "fulfils the order as soon as its Payment exists, processing included";
+        /// 503 temporarily_unavailable: "Temporarily unable to pay, please try again later":
+        /// here the payer is shown "confirming the payment result".
+        ConfirmingOn503 = "confirming_on_503", PausedMessage,
+            "shows the payer \"confirming\" on a 503 instead of \"temporarily unavailable\"";
+        /// Close an order only on a closed Payment: here a declined (failed) payment closes
+        /// the order as canceled.
+        CloseOnFailed = "close_on_failed", TerminalStatuses,
+            "closes the order as canceled when the payment fails";
+        /// S13 (\"not accepted\") and SCHED-01 (one schedule \"from first acceptance\"): here
+        /// five 503s are a result unknown whose query window starts afresh after every round,
+        /// so a paused channel gives lookup, "not found", five 503s, for good.
+        LoopOn503 = "loop_on_503", QuerySchedule,
+            "takes five 503s as unknown and restarts the query window after every round";
+    }
 }
 
 impl AntiPattern {
-    /// Every variant, in declaration order.
-    pub const ALL: &'static [AntiPattern] = &[
-        AntiPattern::NewKeyAfterTimeout,
-        AntiPattern::NewOrderNoAfterTimeout,
-        AntiPattern::KeyNotPersisted,
-        AntiPattern::KeyRegeneratedOnRetry,
-        AntiPattern::ChangedParamsSameKey,
-        AntiPattern::UnknownAsFailure,
-        AntiPattern::Cancel202AsCanceled,
-        AntiPattern::CardRetryWhileInProgress,
-        AntiPattern::WebhookIgnoresVersion,
-        AntiPattern::PollTooFast,
-        AntiPattern::IgnoreRetryAfter,
-        AntiPattern::RechargeOnManualReview,
-        AntiPattern::KeyReusedAcrossEndpoints,
-        // detail mutants: cadence and effects
-        AntiPattern::BackoffNotDoubled,
-        AntiPattern::JitterNotCapped,
-        AntiPattern::PostTimeout5s,
-        AntiPattern::QueryTimeout5s,
-        AntiPattern::QueriesStopAt1h,
-        AntiPattern::QueriesAfterFinal,
-        AntiPattern::QueriesAfterFailed,
-        AntiPattern::FulfilPerVersion,
-        AntiPattern::FulfilBeforeSucceeded,
-        AntiPattern::ConfirmingOn503,
-        AntiPattern::CloseOnFailed,
-        AntiPattern::LoopOn503,
-    ];
-
-    /// Whether the variant is one of the detail mutants (cadence and merchant effects),
-    /// listed after the anti-patterns the contract names.
-    pub const fn is_detail(self) -> bool {
-        matches!(
-            self,
-            AntiPattern::BackoffNotDoubled
-                | AntiPattern::JitterNotCapped
-                | AntiPattern::PostTimeout5s
-                | AntiPattern::QueryTimeout5s
-                | AntiPattern::QueriesStopAt1h
-                | AntiPattern::QueriesAfterFinal
-                | AntiPattern::QueriesAfterFailed
-                | AntiPattern::FulfilPerVersion
-                | AntiPattern::FulfilBeforeSucceeded
-                | AntiPattern::ConfirmingOn503
-                | AntiPattern::CloseOnFailed
-                | AntiPattern::LoopOn503
-        )
-    }
-
-    /// The contract rule the variant breaks.
-    pub const fn breaks(self) -> Rule {
-        match self {
-            AntiPattern::NewKeyAfterTimeout => Rule::NeverSwitchKeyOnUnknown,
-            AntiPattern::NewOrderNoAfterTimeout => Rule::NeverSwitchKeyOnUnknown,
-            AntiPattern::KeyNotPersisted => Rule::PersistBeforeSend,
-            AntiPattern::KeyRegeneratedOnRetry => Rule::RandomKeyPersistedFirst,
-            AntiPattern::ChangedParamsSameKey => Rule::ConflictIsDefect,
-            AntiPattern::UnknownAsFailure => Rule::RetryMaxAttempts,
-            AntiPattern::Cancel202AsCanceled => Rule::Cancel202NotCanceled,
-            AntiPattern::CardRetryWhileInProgress => Rule::CardRetryOnlyAfterFailed,
-            AntiPattern::WebhookIgnoresVersion => Rule::LatestVersionWins,
-            AntiPattern::PollTooFast => Rule::QuerySpacing,
-            AntiPattern::IgnoreRetryAfter => Rule::RetryAfterHonoured,
-            AntiPattern::RechargeOnManualReview => Rule::ManualReviewClient,
-            AntiPattern::KeyReusedAcrossEndpoints => Rule::OneKeyPerSubmission,
-            AntiPattern::BackoffNotDoubled => Rule::RetryBackoff,
-            AntiPattern::JitterNotCapped => Rule::RetryBackoff,
-            AntiPattern::PostTimeout5s => Rule::ClientTimeouts,
-            AntiPattern::QueryTimeout5s => Rule::ClientTimeouts,
-            AntiPattern::QueriesStopAt1h => Rule::QuerySchedule,
-            AntiPattern::QueriesAfterFinal => Rule::QuerySchedule,
-            AntiPattern::QueriesAfterFailed => Rule::QuerySchedule,
-            AntiPattern::FulfilPerVersion => Rule::FulfilByPaymentId,
-            AntiPattern::FulfilBeforeSucceeded => Rule::FulfilByPaymentId,
-            AntiPattern::ConfirmingOn503 => Rule::PausedMessage,
-            AntiPattern::CloseOnFailed => Rule::TerminalStatuses,
-            AntiPattern::LoopOn503 => Rule::QuerySchedule,
-        }
-    }
-
-    /// snake_case name, as in traces and on the command line.
-    pub const fn name(self) -> &'static str {
-        match self {
-            AntiPattern::NewKeyAfterTimeout => "new_key_after_timeout",
-            AntiPattern::NewOrderNoAfterTimeout => "new_order_no_after_timeout",
-            AntiPattern::KeyNotPersisted => "key_not_persisted",
-            AntiPattern::KeyRegeneratedOnRetry => "key_regenerated_on_retry",
-            AntiPattern::ChangedParamsSameKey => "changed_params_same_key",
-            AntiPattern::UnknownAsFailure => "unknown_as_failure",
-            AntiPattern::Cancel202AsCanceled => "cancel_202_as_canceled",
-            AntiPattern::CardRetryWhileInProgress => "card_retry_while_in_progress",
-            AntiPattern::WebhookIgnoresVersion => "webhook_ignores_version",
-            AntiPattern::PollTooFast => "poll_too_fast",
-            AntiPattern::IgnoreRetryAfter => "ignore_retry_after",
-            AntiPattern::RechargeOnManualReview => "recharge_on_manual_review",
-            AntiPattern::KeyReusedAcrossEndpoints => "key_reused_across_endpoints",
-            AntiPattern::BackoffNotDoubled => "backoff_not_doubled",
-            AntiPattern::JitterNotCapped => "jitter_not_capped",
-            AntiPattern::PostTimeout5s => "post_timeout_5s",
-            AntiPattern::QueryTimeout5s => "query_timeout_5s",
-            AntiPattern::QueriesStopAt1h => "queries_stop_at_1h",
-            AntiPattern::QueriesAfterFinal => "queries_after_final",
-            AntiPattern::QueriesAfterFailed => "queries_after_failed",
-            AntiPattern::FulfilPerVersion => "fulfil_per_version",
-            AntiPattern::FulfilBeforeSucceeded => "fulfil_before_succeeded",
-            AntiPattern::ConfirmingOn503 => "confirming_on_503",
-            AntiPattern::CloseOnFailed => "close_on_failed",
-            AntiPattern::LoopOn503 => "loop_on_503",
-        }
-    }
-
     /// Looks a variant up by its [`AntiPattern::name`].
     pub fn from_name(name: &str) -> Option<AntiPattern> {
         AntiPattern::ALL.iter().copied().find(|p| p.name() == name)
-    }
-
-    /// What the server does instead of the reference policy, in one line.
-    pub const fn deviation(self) -> &'static str {
-        match self {
-            AntiPattern::NewKeyAfterTimeout => {
-                "after a create or confirm times out, sends it again at once under a new random key"
-            }
-            AntiPattern::NewOrderNoAfterTimeout => {
-                "after a create times out, creates the payment again as ORDER-retry under a new key"
-            }
-            AntiPattern::KeyNotPersisted => {
-                "keeps a random key in memory only; after a restart, creates again under a new key"
-            }
-            AntiPattern::KeyRegeneratedOnRetry => {
-                "draws a new random key for every retry after a network error, 429 or 5xx"
-            }
-            AntiPattern::ChangedParamsSameKey => {
-                "accepts an amended amount and re-sends the create under the original key"
-            }
-            AntiPattern::UnknownAsFailure => {
-                "takes a timeout or a 202 as a failure and submits again with sequence + 1"
-            }
-            AntiPattern::Cancel202AsCanceled => {
-                "takes a 202 on cancel as canceled and closes the order"
-            }
-            AntiPattern::CardRetryWhileInProgress => {
-                "lets the payer change card while the payment is processing or requires_action"
-            }
-            AntiPattern::WebhookIgnoresVersion => "applies every webhook, older versions included",
-            AntiPattern::PollTooFast => "queries every second, with no spacing",
-            AntiPattern::IgnoreRetryAfter => {
-                "retries a 429 after the usual backoff, not Retry-After"
-            }
-            AntiPattern::RechargeOnManualReview => {
-                "on manual_review, charges again under a new order number"
-            }
-            AntiPattern::KeyReusedAcrossEndpoints => {
-                "sends cancel and refunds under the order's payment key"
-            }
-            AntiPattern::BackoffNotDoubled => "waits 1 s before every retry, never doubling",
-            AntiPattern::JitterNotCapped => "adds four times the drawn jitter, up to 1 s",
-            AntiPattern::PostTimeout5s => "gives up on a create or confirm after 5 s",
-            AntiPattern::QueryTimeout5s => "gives up on a query after 5 s",
-            AntiPattern::QueriesStopAt1h => "ends the query schedule after the 1-hour query",
-            AntiPattern::QueriesAfterFinal => "goes on querying after a final status",
-            AntiPattern::QueriesAfterFailed => "goes on querying a failed Payment",
-            AntiPattern::FulfilPerVersion => {
-                "fulfils the order again for every newer succeeded version"
-            }
-            AntiPattern::FulfilBeforeSucceeded => {
-                "fulfils the order as soon as its Payment exists, processing included"
-            }
-            AntiPattern::ConfirmingOn503 => {
-                "shows the payer \"confirming\" on a 503 instead of \"temporarily unavailable\""
-            }
-            AntiPattern::CloseOnFailed => "closes the order as canceled when the payment fails",
-            AntiPattern::LoopOn503 => {
-                "takes five 503s as unknown and restarts the query window after every round"
-            }
-        }
     }
 }
 

@@ -20,72 +20,42 @@ use serde::{Deserialize, Serialize};
 mod unjudged;
 pub use unjudged::Unjudged;
 
-/// The section of the contract page a rule comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Section {
-    /// 为什么需要幂等 · Why idempotency is needed
-    WhyIdempotency,
-    /// 哪些请求需要幂等键 · Which requests need an idempotency key
-    KeysRequired,
-    /// 平台的幂等规则 · The platform's idempotency rules
-    PlatformRules,
-    /// 生成与保存幂等键 · Generating and storing idempotency keys
-    KeyGeneration,
-    /// 保留期 · Retention period
-    Retention,
-    /// 场景示例 · Scenario examples (S1–S13)
-    Scenarios,
-    /// 换卡重试 · Retrying with a different card
-    CardRetry,
-    /// 结果未知时如何查单 · How to query when the result is unknown
-    Query,
-    /// 不要换键猜测重扣 · Do not change the key and charge again on a guess
-    DoNotRecharge,
-    /// 查单频率建议 · Recommended query frequency
-    QueryFrequency,
-    /// 429 与 Retry-After · 429 and Retry-After
-    RateLimit,
-    /// 重试参考实现 · Reference retry implementation
-    ReferenceRetry,
+macro_rules! sections {
+    ($( $variant:ident = $title:literal, $zh:literal; )*) => {
+        /// The section of the contract page a rule comes from.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum Section {
+            $( #[doc = concat!($zh, " · ", $title)] $variant, )*
+        }
+
+        impl Section {
+            /// The section's heading in the English translation.
+            pub fn title(self) -> &'static str {
+                match self { $(Section::$variant => $title,)* }
+            }
+
+            /// The section's heading in the Chinese original, verbatim.
+            pub fn title_zh(self) -> &'static str {
+                match self { $(Section::$variant => $zh,)* }
+            }
+        }
+    };
 }
 
-impl Section {
-    /// The section's heading in the English translation.
-    pub fn title(self) -> &'static str {
-        match self {
-            Section::WhyIdempotency => "Why idempotency is needed",
-            Section::KeysRequired => "Which requests need an idempotency key",
-            Section::PlatformRules => "The platform's idempotency rules",
-            Section::KeyGeneration => "Generating and storing idempotency keys",
-            Section::Retention => "Retention period",
-            Section::Scenarios => "Scenario examples",
-            Section::CardRetry => "Retrying with a different card",
-            Section::Query => "How to query when the result is unknown",
-            Section::DoNotRecharge => "Do not change the key and charge again on a guess",
-            Section::QueryFrequency => "Recommended query frequency",
-            Section::RateLimit => "429 and Retry-After",
-            Section::ReferenceRetry => "Reference retry implementation",
-        }
-    }
-
-    /// The section's heading in the Chinese original, verbatim.
-    pub fn title_zh(self) -> &'static str {
-        match self {
-            Section::WhyIdempotency => "为什么需要幂等",
-            Section::KeysRequired => "哪些请求需要幂等键",
-            Section::PlatformRules => "平台的幂等规则",
-            Section::KeyGeneration => "生成与保存幂等键",
-            Section::Retention => "保留期",
-            Section::Scenarios => "场景示例",
-            Section::CardRetry => "换卡重试",
-            Section::Query => "结果未知时如何查单",
-            Section::DoNotRecharge => "不要换键猜测重扣",
-            Section::QueryFrequency => "查单频率建议",
-            Section::RateLimit => "429 与 Retry-After",
-            Section::ReferenceRetry => "重试参考实现",
-        }
-    }
+sections! {
+    WhyIdempotency = "Why idempotency is needed", "为什么需要幂等";
+    KeysRequired = "Which requests need an idempotency key", "哪些请求需要幂等键";
+    PlatformRules = "The platform's idempotency rules", "平台的幂等规则";
+    KeyGeneration = "Generating and storing idempotency keys", "生成与保存幂等键";
+    Retention = "Retention period", "保留期";
+    Scenarios = "Scenario examples", "场景示例";
+    CardRetry = "Retrying with a different card", "换卡重试";
+    Query = "How to query when the result is unknown", "结果未知时如何查单";
+    DoNotRecharge = "Do not change the key and charge again on a guess", "不要换键猜测重扣";
+    QueryFrequency = "Recommended query frequency", "查单频率建议";
+    RateLimit = "429 and Retry-After", "429 与 Retry-After";
+    ReferenceRetry = "Reference retry implementation", "重试参考实现";
 }
 
 /// Who must keep a rule.

@@ -89,12 +89,6 @@ impl Rule {
                     "model/tests/client_reference.rs::gen_03_keys_carry_no_card_or_personal_data_and_the_db_only_the_card_label",
                 ],
             ),
-            Rule::CardRetryNewKey => (
-                "it gives the form of a card retry, \"a confirm with a new idempotency key, with the payer providing the card information again\": a confirm carries its card by type; the platform's half (a confirm under a used key replays and never charges the new card) is judged by same-key-never-new-business and replayed-card-never-charged, the client's (only after failed) by client-card-retry-only-after-failed",
-                &[
-                    "model/tests/rules_attempts.rs::attempt_03_card_retry_needs_a_new_key_and_the_card_again",
-                ],
-            ),
             Rule::NotFoundRetryOriginalKey => (
                 "it asks, on \"no record found\" by order number, to \"retry the creation with the original idempotency key\": the key of every create of an order is judged by client-creates-an-order-under-one-key and the order being known after healing by liveness, but no planted bug makes a new key after a not-found specifically, so the rule is not claimed by either",
                 &[

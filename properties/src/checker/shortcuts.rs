@@ -21,42 +21,26 @@ use stateright::{Checker, Model};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A shortcut of the search, as the command line names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Shortcut {
-    /// `--search dfs`: the same states as breadth-first.
-    DepthFirst,
-    /// `--reduce ids`: message ids renamed to a canonical order.
-    CanonicalIds,
-    /// `--reduce requests`: request ids renamed too.
-    CanonicalRequests,
-    /// `--reduce por`: an inert answer delivered first, in one order only.
-    PartialOrder,
-    /// `--search dfs --reduce requests,por`: `check`'s default and `verify --quick`'s.
-    Default,
+payhub_model::named! {
+    fn name;
+    /// A shortcut of the search, as the command line names it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Shortcut {
+        /// `--search dfs`: the same states as breadth-first.
+        DepthFirst = "dfs",
+        /// `--reduce ids`: message ids renamed to a canonical order.
+        CanonicalIds = "ids",
+        /// `--reduce requests`: request ids renamed too.
+        CanonicalRequests = "requests",
+        /// `--reduce por`: an inert answer delivered first, in one order only.
+        PartialOrder = "por",
+        /// `--search dfs --reduce requests,por`: `check`'s default and `verify --quick`'s.
+        Default = "dfs+requests+por",
+    }
 }
 
 impl Shortcut {
-    pub const ALL: [Shortcut; 5] = [
-        Shortcut::DepthFirst,
-        Shortcut::CanonicalIds,
-        Shortcut::CanonicalRequests,
-        Shortcut::PartialOrder,
-        Shortcut::Default,
-    ];
-
-    /// As `check` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Shortcut::DepthFirst => "dfs",
-            Shortcut::CanonicalIds => "ids",
-            Shortcut::CanonicalRequests => "requests",
-            Shortcut::PartialOrder => "por",
-            Shortcut::Default => "dfs+requests+por",
-        }
-    }
-
     fn search(self) -> Search {
         let plain = Search::default();
         match self {

@@ -58,11 +58,6 @@ pub struct ClientInputs {
 }
 
 impl ClientInputs {
-    /// Whether `what` is an input to a client node (an answer delivered, a timeout).
-    pub fn is_input(what: &What) -> bool {
-        matches!(what, What::Delivered { .. } | What::TimedOut { .. })
-    }
-
     /// The node an input is for, and the input.
     fn input_of(what: &What) -> Option<(u8, Input)> {
         match what {
@@ -272,15 +267,7 @@ fn waits_upstream(
 
 /// SCHED-01: "On entering succeeded / failed / canceled / expired … stop".
 fn is_final(status: Option<PaymentStatus>) -> bool {
-    matches!(
-        status,
-        Some(
-            PaymentStatus::Succeeded
-                | PaymentStatus::Failed
-                | PaymentStatus::Canceled
-                | PaymentStatus::Expired
-        )
-    )
+    status.is_some_and(PaymentStatus::is_terminal)
 }
 
 impl Cadence {

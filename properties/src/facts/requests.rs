@@ -11,52 +11,8 @@
 //! checks that the renamed copy's debug rendering holds no other id.
 
 use super::Facts;
-use super::responses::Responses;
+use super::responses::Slot;
 use payhub_model::{RequestId, Shared};
-
-/// The response facts' first misanswers, every field by name (a field added to
-/// `Responses` must be placed here too): `&` or `&mut` references, as `$r` is.
-macro_rules! misanswers {
-    ($r:expr) => {{
-        let Responses {
-            executing: _,
-            waiting: _,
-            created_now: _,
-            stale_answer,
-            wrong_success_code,
-            key_misjudged,
-            not_found_misjudged,
-            related_misnamed,
-            miscounted_attempts,
-            unversioned_change,
-            in_progress_without_execution,
-            query_unknown_state,
-            branch_misanswered,
-            off_the_status_table,
-            wrong_5xx,
-            pause_reason_stated,
-            cancel_202_changed,
-            foreign_shown,
-        } = $r;
-        [
-            stale_answer,
-            wrong_success_code,
-            key_misjudged,
-            not_found_misjudged,
-            related_misnamed,
-            miscounted_attempts,
-            unversioned_change,
-            in_progress_without_execution,
-            query_unknown_state,
-            branch_misanswered,
-            off_the_status_table,
-            wrong_5xx,
-            pause_reason_stated,
-            cancel_202_changed,
-            foreign_shown,
-        ]
-    }};
-}
 
 /// The request ids of the facts: the exchanges the response facts follow (the one
 /// executing each scope, those waiting) and the first witnesses of breaches.
@@ -91,9 +47,7 @@ pub(super) fn witnesses(facts: &Facts, out: &mut dyn FnMut(&RequestId)) {
     let r = &facts.responses;
     r.executing.values().for_each(&mut *out);
     r.waiting.iter().for_each(&mut *out);
-    misanswers!(&**r)
-        .into_iter()
-        .flatten()
+    (Slot::ALL.iter().flat_map(|slot| r.first(*slot)))
         .filter_map(|m| m.request.as_ref())
         .for_each(out);
 }
@@ -158,18 +112,15 @@ pub(super) fn rename_witnesses(facts: &mut Shared<Facts>, rank: &impl Fn(Request
     let r = &facts.responses;
     let holds = !r.executing.is_empty()
         || !r.waiting.is_empty()
-        || misanswers!(&**r)
-            .into_iter()
-            .flatten()
-            .any(|m| m.request.is_some());
+        || (Slot::ALL.iter().flat_map(|slot| r.first(*slot))).any(|m| m.request.is_some());
     if holds {
         let r = &mut *facts.responses;
         for id in r.executing.values_mut() {
             *id = rank(*id);
         }
         r.waiting = r.waiting.iter().map(|id| rank(*id)).collect();
-        for m in misanswers!(r).into_iter().flatten() {
-            if let Some(id) = &mut m.request {
+        for slot in Slot::ALL {
+            if let Some(id) = r.first_mut(*slot).as_mut().and_then(|m| m.request.as_mut()) {
                 *id = rank(*id);
             }
         }

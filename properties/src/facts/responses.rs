@@ -209,52 +209,53 @@ impl Misanswer {
     }
 }
 
-/// Which witness a finding fills: one variant per witness field of [`Responses`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Slot {
-    Stale,
-    SuccessCode,
-    FiveXx,
-    PauseReason,
-    Key,
-    NotFound,
-    Related,
-    Cancel202,
-    Attempts,
-    Version,
-    InProgress,
-    Query,
-    Branch,
-    Table,
-    Foreign,
-}
+macro_rules! slots {
+    ($( $slot:ident => $field:ident, )*) => {
+        /// Which witness a finding fills: one variant per witness field of [`Responses`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Slot {
+            $($slot,)*
+        }
 
-/// The witness of `slot` in a family, borrowed as `place` says (`&self`, `&mut self`).
-macro_rules! witness {
-    ($slot:expr, $($place:tt)+) => {
-        match $slot {
-            Slot::Stale => $($place)+.stale_answer,
-            Slot::SuccessCode => $($place)+.wrong_success_code,
-            Slot::FiveXx => $($place)+.wrong_5xx,
-            Slot::PauseReason => $($place)+.pause_reason_stated,
-            Slot::Key => $($place)+.key_misjudged,
-            Slot::NotFound => $($place)+.not_found_misjudged,
-            Slot::Related => $($place)+.related_misnamed,
-            Slot::Cancel202 => $($place)+.cancel_202_changed,
-            Slot::Attempts => $($place)+.miscounted_attempts,
-            Slot::Version => $($place)+.unversioned_change,
-            Slot::InProgress => $($place)+.in_progress_without_execution,
-            Slot::Query => $($place)+.query_unknown_state,
-            Slot::Branch => $($place)+.branch_misanswered,
-            Slot::Table => $($place)+.off_the_status_table,
-            Slot::Foreign => $($place)+.foreign_shown,
+        impl Slot {
+            /// Every slot, in the order of the fields of [`Responses`].
+            pub const ALL: &'static [Slot] = &[$(Slot::$slot),*];
+        }
+
+        impl Responses {
+            /// The first misanswer of `slot`, if one was seen.
+            pub fn first(&self, slot: Slot) -> &Option<Box<Misanswer>> {
+                match slot { $(Slot::$slot => &self.$field,)* }
+            }
+
+            pub(super) fn first_mut(&mut self, slot: Slot) -> &mut Option<Box<Misanswer>> {
+                match slot { $(Slot::$slot => &mut self.$field,)* }
+            }
         }
     };
 }
 
+slots! {
+    Stale => stale_answer,
+    SuccessCode => wrong_success_code,
+    FiveXx => wrong_5xx,
+    PauseReason => pause_reason_stated,
+    Key => key_misjudged,
+    NotFound => not_found_misjudged,
+    Related => related_misnamed,
+    Cancel202 => cancel_202_changed,
+    Attempts => miscounted_attempts,
+    Version => unversioned_change,
+    InProgress => in_progress_without_execution,
+    Query => query_unknown_state,
+    Branch => branch_misanswered,
+    Table => off_the_status_table,
+    Foreign => foreign_shown,
+}
+
 impl Responses {
     fn is_open(&self, slot: Slot) -> bool {
-        witness!(slot, &self).is_none()
+        self.first(slot).is_none()
     }
 
     /// Whether `what` changes this family (asked before the shared facts are copied):
@@ -276,7 +277,7 @@ impl Responses {
         let mut findings = Vec::new();
         judge(self, what, store, &mut |slot, m| findings.push((slot, m)));
         for (slot, m) in findings {
-            let witness = witness!(slot, &mut self);
+            let witness = self.first_mut(slot);
             if witness.is_none() {
                 *witness = Some(Box::new(m));
             }

@@ -57,10 +57,7 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
                 policy,
                 1,
                 vec![pay(0, "ORDER-1")],
-                Budget {
-                    drops: 1,
-                    ..NO_FAULTS
-                },
+                budget(&[(Knob::Drops, 1)]),
             ),
             setup: Vec::new(),
             horizon: Millis::secs(45),
@@ -83,10 +80,7 @@ pub fn client_presets(policy: &Policy) -> Vec<Preset> {
                     policy,
                     1,
                     vec![pay(0, "ORDER-1")],
-                    Budget {
-                        crashes: 1,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Crashes, 1)]),
                 )
             },
             setup: Vec::new(),
@@ -159,10 +153,7 @@ fn outage_preset(policy: &Policy) -> Preset {
             policy,
             1,
             vec![pay(0, "ORDER-1")],
-            Budget {
-                controls: 3,
-                ..NO_FAULTS
-            },
+            budget(&[(Knob::Controls, 3)]),
         )
     };
     Preset {

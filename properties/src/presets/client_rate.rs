@@ -16,7 +16,7 @@
 //! it about once in a million runs (docs/planted-bugs.md).
 
 use super::client::{client_world, pay};
-use super::{Budget, NO_FAULTS, Preset, Reaches};
+use super::{Knob, Preset, Reaches, budget};
 use crate::World;
 use payhub_model::client::Policy;
 use payhub_model::{AcquirerDecision, Control, MerchantId, Millis, Rule};
@@ -38,10 +38,7 @@ pub fn two_servers_rate_limited(policy: &Policy) -> Preset {
             policy,
             2,
             vec![pay(0, "ORDER-1"), pay(1, "ORDER-2")],
-            Budget {
-                fail_500: 2,
-                ..NO_FAULTS
-            },
+            budget(&[(Knob::Fail500, 2)]),
         )
     };
     let setup = setup(&config);

@@ -1,11 +1,11 @@
 //! The input-edge presets: Idempotency-Key edges, keyless requests, closed Payments,
 //! unknown ids and routes.
 
-use super::{NO_FAULTS, PAY_1, Preset, Reaches, Step, base, paid};
+use super::{Knob, PAY_1, Preset, Reaches, Step, base, budget, paid};
 use payhub_model::api::req;
 use payhub_model::api_keys::M1_TEST;
 use payhub_model::{AcquirerDecision, ApiRequest, Millis, PaymentId, Rule};
-use payhub_sim::{Budget, WorldConfig};
+use payhub_sim::WorldConfig;
 
 /// The names of the input-edge presets ([`edge_presets`]): last among the platform
 /// presets, and tried by the bug zoo after its own.
@@ -89,10 +89,7 @@ pub(super) fn edge_presets() -> Vec<Preset> {
                 (0, req::by_order("order-1")),
                 (0, req::by_order("ORDER-1")),
             ],
-            Budget {
-                sends: 2,
-                ..NO_FAULTS
-            },
+            budget(&[(Knob::Sends, 2)]),
         )
     };
     let mut closed_setup = paid("K0", AcquirerDecision::Decline);
@@ -107,10 +104,7 @@ pub(super) fn edge_presets() -> Vec<Preset> {
             config: base(
                 "edges-keys",
                 keys,
-                Budget {
-                    sends: 2,
-                    ..NO_FAULTS
-                },
+                budget(&[(Knob::Sends, 2)]),
             ),
             setup: Vec::new(),
             horizon: Millis::mins(30),

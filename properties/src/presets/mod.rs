@@ -117,6 +117,15 @@ pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) 
 
 pub(crate) const NO_FAULTS: Budget = Budget::NONE;
 
+/// A budget of these knobs, every other none.
+pub(crate) fn budget(knobs: &[(Knob, u8)]) -> Budget {
+    let mut budget = NO_FAULTS;
+    for (knob, n) in knobs {
+        *knob.of(&mut budget) = *n;
+    }
+    budget
+}
+
 /// A setup step, resolved against the world as it is built (message ids are not guessed).
 pub(crate) enum Step {
     /// Merchant 0 sends this request.
@@ -220,12 +229,7 @@ pub fn platform_presets() -> Vec<Preset> {
                         (0, req::create("K", "ORDER-1", 10000, "USD", 'B')),
                         (0, req::create("K", "ORDER-1", 12000, "USD", 'A')),
                     ],
-                    Budget {
-                        sends: 2,
-                        drops: 1,
-                        fail_500: 1,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 2), (Knob::Drops, 1), (Knob::Fail500, 1)]),
                 )
             },
             setup: vec![Choice::Send {
@@ -250,10 +254,7 @@ pub fn platform_presets() -> Vec<Preset> {
                         (0, req::create("K", "ORDER-1", 10000, "USD", 'A')),
                         (1, req::create("K", "ORDER-1", 10000, "USD", 'A')),
                     ],
-                    Budget {
-                        sends: 3,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 3)]),
                 )
             },
             setup: Vec::new(),
@@ -277,11 +278,7 @@ pub fn platform_presets() -> Vec<Preset> {
                         (0, req::create("K2", "ORDER-1", 10000, "USD", 'A')),
                         (0, req::create("K2", "ORDER-1", 12000, "USD", 'A')),
                     ],
-                    Budget {
-                        sends: 2,
-                        waits: 1,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 2), (Knob::Waits, 1)]),
                 )
             },
             setup: Vec::new(),
@@ -308,11 +305,7 @@ pub fn platform_presets() -> Vec<Preset> {
                 ..base(
                     "confirm-past-retention",
                     vec![(0, req::confirm("K2", PAY_1, 'B'))],
-                    Budget {
-                        sends: 2,
-                        waits: 1,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 2), (Knob::Waits, 1)]),
                 )
             },
             setup: Vec::new(),
@@ -343,11 +336,7 @@ pub fn platform_presets() -> Vec<Preset> {
                         (0, req::confirm("K2", PAY_1, 'B')),
                         (0, req::confirm("K3", PAY_1, 'C')),
                     ],
-                    Budget {
-                        sends: 3,
-                        waits: 1,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 3), (Knob::Waits, 1)]),
                 )
             },
             setup: Vec::new(),
@@ -375,11 +364,7 @@ pub fn platform_presets() -> Vec<Preset> {
                         (0, req::refund("R2", PAY_1, "R-1", 6000)),
                         (0, req::refund("R3", PAY_1, "R-2", 6000)),
                     ],
-                    Budget {
-                        sends: 3,
-                        drops: 1,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 3), (Knob::Drops, 1)]),
                 )
             },
             setup: Vec::new(),
@@ -404,10 +389,7 @@ pub fn platform_presets() -> Vec<Preset> {
                         (0, req::refund("R1", PAY_1, "R-1", 3000)),
                         (0, req::refund("R2", PAY_1, "R-2", 5000)),
                     ],
-                    Budget {
-                        sends: 3,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 3)]),
                 )
             },
             setup: Vec::new(),
@@ -425,10 +407,7 @@ pub fn platform_presets() -> Vec<Preset> {
                 ..base(
                     "cancel",
                     vec![(0, req::cancel("C1", PAY_1))],
-                    Budget {
-                        sends: 2,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 2)]),
                 )
             },
             setup: Vec::new(),
@@ -469,11 +448,7 @@ pub fn platform_presets() -> Vec<Preset> {
                             ),
                         ),
                     ],
-                    Budget {
-                        sends: 2,
-                        controls: 1,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 2), (Knob::Controls, 1)]),
                 )
             },
             setup: vec![Choice::Control(Control::IssueApiKey(rotated_key_spec()))],
@@ -485,26 +460,11 @@ pub fn platform_presets() -> Vec<Preset> {
             name: "rate-and-pause",
             about: "S10, S13: 429 and 503 switch on and off around a create and its retries.",
             config: WorldConfig {
-                controls: vec![
-                    Control::SetRateLimited {
-                        merchant: MerchantId(1),
-                        on: true,
-                    },
-                    Control::SetRateLimited {
-                        merchant: MerchantId(1),
-                        on: false,
-                    },
-                    Control::SetChannelPaused { on: true },
-                    Control::SetChannelPaused { on: false },
-                ],
+                controls: payhub_sim::worlds::rate_and_pause(),
                 ..base(
                     "rate-and-pause",
                     vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
-                    Budget {
-                        sends: 2,
-                        controls: 2,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 2), (Knob::Controls, 2)]),
                 )
             },
             setup: Vec::new(),
@@ -527,10 +487,7 @@ pub fn platform_presets() -> Vec<Preset> {
                     (0, req::session("S3", "ORDER-1", 12000, "USD")),
                     (0, req::confirm("C1", PAY_1, 'A')),
                 ],
-                Budget {
-                    sends: 3,
-                    ..NO_FAULTS
-                },
+                budget(&[(Knob::Sends, 3)]),
             ),
             setup: Vec::new(),
             horizon: Millis::mins(30),
@@ -552,11 +509,7 @@ pub fn platform_presets() -> Vec<Preset> {
                 ..base(
                     "unknown-result",
                     vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
-                    Budget {
-                        sends: 1,
-                        upstream_drops: 1,
-                        ..NO_FAULTS
-                    },
+                    budget(&[(Knob::Sends, 1), (Knob::UpstreamDrops, 1)]),
                 )
             },
             setup: Vec::new(),

@@ -9,69 +9,60 @@ use super::Preset;
 use payhub_model::client::Command;
 use payhub_sim::{Budget, WorkItem};
 
-/// One budget the scope sets, named as on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Knob {
-    Drops,
-    Dups,
-    Fail500,
-    UpstreamDrops,
-    Crashes,
-    Sends,
-    Controls,
-    Waits,
+macro_rules! knobs {
+    (
+        faults { $( $fault:ident = $fault_name:literal, $fault_field:ident; )* }
+        others { $( $other:ident = $other_name:literal, $other_field:ident; )* }
+    ) => {
+        /// One budget the scope sets, named as on the command line.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Knob {
+            $($fault,)*
+            $($other,)*
+        }
+
+        impl Knob {
+            pub const ALL: &'static [Knob] = &[$(Knob::$fault,)* $(Knob::$other,)*];
+
+            /// The fault kinds (the others are the adversary's alphabet and the environment).
+            pub const FAULTS: &'static [Knob] = &[$(Knob::$fault),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Knob::$fault => $fault_name,)*
+                    $(Knob::$other => $other_name,)*
+                }
+            }
+
+            /// The budget field this knob sets.
+            pub fn of(self, budget: &mut Budget) -> &mut u8 {
+                match self {
+                    $(Knob::$fault => &mut budget.$fault_field,)*
+                    $(Knob::$other => &mut budget.$other_field,)*
+                }
+            }
+        }
+    };
+}
+
+knobs! {
+    faults {
+        Drops = "drops", drops;
+        Dups = "dups", duplicates;
+        Fail500 = "fail_500", fail_500;
+        UpstreamDrops = "upstream_drops", upstream_drops;
+        Crashes = "crashes", crashes;
+    }
+    others {
+        Sends = "sends", sends;
+        Controls = "controls", controls;
+        Waits = "waits", waits;
+    }
 }
 
 impl Knob {
-    pub const ALL: &'static [Knob] = &[
-        Knob::Drops,
-        Knob::Dups,
-        Knob::Fail500,
-        Knob::UpstreamDrops,
-        Knob::Crashes,
-        Knob::Sends,
-        Knob::Controls,
-        Knob::Waits,
-    ];
-
-    /// The fault kinds (the others are the adversary's alphabet and the environment).
-    pub const FAULTS: &'static [Knob] = &[
-        Knob::Drops,
-        Knob::Dups,
-        Knob::Fail500,
-        Knob::UpstreamDrops,
-        Knob::Crashes,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Knob::Drops => "drops",
-            Knob::Dups => "dups",
-            Knob::Fail500 => "fail_500",
-            Knob::UpstreamDrops => "upstream_drops",
-            Knob::Crashes => "crashes",
-            Knob::Sends => "sends",
-            Knob::Controls => "controls",
-            Knob::Waits => "waits",
-        }
-    }
-
     pub fn from_name(name: &str) -> Option<Knob> {
         Knob::ALL.iter().copied().find(|k| k.name() == name)
-    }
-
-    /// The budget field this knob sets.
-    pub fn of(self, budget: &mut Budget) -> &mut u8 {
-        match self {
-            Knob::Drops => &mut budget.drops,
-            Knob::Dups => &mut budget.duplicates,
-            Knob::Fail500 => &mut budget.fail_500,
-            Knob::UpstreamDrops => &mut budget.upstream_drops,
-            Knob::Crashes => &mut budget.crashes,
-            Knob::Sends => &mut budget.sends,
-            Knob::Controls => &mut budget.controls,
-            Knob::Waits => &mut budget.waits,
-        }
     }
 
     pub fn get(self, budget: &Budget) -> u8 {

@@ -299,10 +299,11 @@ pub const CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED: Patterns =
 pub const CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED: Patterns =
     Patterns::client(SCOPED_BODIES, &[Breach::NewRefundNoWhileUnresolved]);
 
-/// ATTEMPT-02, GEN-05 ("payment.confirm:ORDER-DEMO-001:2": the card retry's own key).
+/// ATTEMPT-03 ("a confirm with a new idempotency key"), GEN-05
+/// ("payment.confirm:ORDER-DEMO-001:2": the card retry's own key).
 pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {
     name: "wire-client-retries-a-card-under-a-new-key",
-    rules: &[Rule::CardRetryAfterFailure, Rule::OneKeyPerSubmission],
+    rules: &[Rule::CardRetryNewKey, Rule::OneKeyPerSubmission],
     about: "After an answer showed a Payment failed, the client does not confirm it again under the key of its previous confirm (the platform would replay the failure and never charge the new card).",
     needs: SCOPED_BODIES,
     predicate: Predicate::Wire(Patterns::client(

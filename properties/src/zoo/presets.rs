@@ -2,9 +2,9 @@
 //! bugs no general preset reaches.
 
 use crate::presets::{
-    EDGE_PRESETS, NO_FAULTS, OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, PAY_1, Preset, Reaches,
-    Step, TWO_SERVERS_RATE_PRESET, base, checker_params, client_presets, client_world, paid, pay,
-    platform_presets,
+    EDGE_PRESETS, Knob, NO_FAULTS, OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, PAY_1, Preset,
+    Reaches, Step, TWO_SERVERS_RATE_PRESET, base, budget, checker_params, client_presets,
+    client_world, paid, pay, platform_presets,
 };
 use payhub_model::api::req;
 use payhub_model::api_keys::M1_TEST_READ_ONLY;
@@ -69,10 +69,7 @@ pub fn client_order(policy: &Policy) -> Vec<Preset> {
 const PAY_2: PaymentId = PaymentId(2);
 
 fn sends(n: u8) -> Budget {
-    Budget {
-        sends: n,
-        ..Budget::NONE
-    }
+    budget(&[(Knob::Sends, n)])
 }
 
 /// A zoo preset: `config` from the state `steps` reach, reaching nothing in particular.
@@ -150,11 +147,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         ..base(
             "zoo-retention",
             vec![(0, req::create("K0", "ORDER-1", 10000, "USD", 'A'))],
-            Budget {
-                sends: 1,
-                waits: 1,
-                ..Budget::NONE
-            },
+            budget(&[(Knob::Sends, 1), (Knob::Waits, 1)]),
         )
     };
     let attempts = WorldConfig {
@@ -171,11 +164,7 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
                 (0, req::confirm("K3", PAY_1, 'C')),
                 (0, req::confirm("K4", PAY_1, 'D')),
             ],
-            Budget {
-                sends: 3,
-                waits: 1,
-                ..Budget::NONE
-            },
+            budget(&[(Knob::Sends, 3), (Knob::Waits, 1)]),
         )
     };
     let refunds = base(
@@ -333,6 +322,20 @@ fn work(command: Command) -> WorkItem {
     }
 }
 
+/// A zoo client preset: `config` from its initial state for 25 s, reaching nothing in
+/// particular.
+fn client(name: &'static str, about: &'static str, config: WorldConfig) -> Preset {
+    Preset {
+        name,
+        about,
+        config,
+        setup: Vec::new(),
+        horizon: Millis::secs(25),
+        exercises: &[],
+        reaches: Reaches::NONE,
+    }
+}
+
 /// Small client presets for anti-patterns the general client presets do not reach (an
 /// amended order, a 429, a cancel the upstream cannot confirm, a card retry).
 pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
@@ -389,10 +392,7 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             policy,
             1,
             vec![pay(0, "ORDER-1")],
-            Budget {
-                controls: 2,
-                ..Budget::NONE
-            },
+            budget(&[(Knob::Controls, 2)]),
         ))
     };
     let card = WorldConfig {
@@ -423,15 +423,6 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             vec![pay(0, "ORDER-1")],
             Budget::NONE,
         ))
-    };
-    let client = |name, about, config| Preset {
-        name,
-        about,
-        config,
-        setup: Vec::new(),
-        horizon: Millis::secs(25),
-        exercises: &[],
-        reaches: Reaches::NONE,
     };
     vec![
         client(
@@ -509,31 +500,26 @@ pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
     };
     vec![
         Preset {
-            name: "zoo-client-late-decline",
-            about: "SCHED-01: one order declined, the decline possibly after the synchronous wait's 202; the failed Payment ends the query schedule.",
-            config: declined,
-            setup: Vec::new(),
             horizon: Millis::secs(45),
-            exercises: &[],
-            reaches: Reaches::NONE,
+            ..client(
+                "zoo-client-late-decline",
+                "SCHED-01: one order declined, the decline possibly after the synchronous wait's 202; the failed Payment ends the query schedule.",
+                declined,
+            )
         },
+        client(
+            "zoo-client-refund",
+            "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",
+            refund,
+        ),
         Preset {
-            name: "zoo-client-refund",
-            about: "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",
-            config: refund,
-            setup: Vec::new(),
-            horizon: Millis::secs(25),
-            exercises: &[],
-            reaches: Reaches::NONE,
-        },
-        Preset {
-            name: PAUSED_PRESET,
-            about: "S13, RETRY-03, SCHED-01: one server pays an order while the channel stays paused for ten minutes: five 503s, and nothing more than the schedules allow.",
-            config: paused,
             setup: vec![payhub_sim::Choice::Control(paused_on)],
             horizon: Millis::mins(10),
-            exercises: &[],
-            reaches: Reaches::NONE,
+            ..client(
+                PAUSED_PRESET,
+                "S13, RETRY-03, SCHED-01: one server pays an order while the channel stays paused for ten minutes: five 503s, and nothing more than the schedules allow.",
+                paused,
+            )
         },
     ]
 }

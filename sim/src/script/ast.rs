@@ -129,15 +129,18 @@ pub enum ReplyFate {
     Held,
 }
 
-/// A comparison in a counter expectation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Cmp {
-    #[serde(rename = "=")]
-    Eq,
-    #[serde(rename = "<=")]
-    Le,
-    #[serde(rename = ">=")]
-    Ge,
+payhub_model::named! {
+    fn as_str;
+    /// A comparison in a counter expectation.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+    pub enum Cmp {
+        #[serde(rename = "=")]
+        Eq = "=",
+        #[serde(rename = "<=")]
+        Le = "<=",
+        #[serde(rename = ">=")]
+        Ge = ">=",
+    }
 }
 
 impl Cmp {
@@ -146,13 +149,6 @@ impl Cmp {
             Cmp::Eq => got == want,
             Cmp::Le => got <= want,
             Cmp::Ge => got >= want,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cmp::Eq => "=",
-            Cmp::Le => "<=",
-            Cmp::Ge => ">=",
         }
     }
 }

@@ -8,33 +8,6 @@ use super::parse_settings::is_name;
 use super::request::{parse_payment_id, parse_refund_id};
 use payhub_model::ErrorCode;
 
-/// Fields an expectation on a response may name (Payment, Refund, session, list, error).
-pub(crate) const RESPONSE_FIELDS: &[&str] = &[
-    "id",
-    "merchant_order_no",
-    "amount",
-    "currency",
-    "status",
-    "resolution_status",
-    "attempt_count",
-    "failure",
-    "failure.code",
-    "failure.attempt_id",
-    "next_action",
-    "expires_at",
-    "fee_rate_bps",
-    "amount_refunded",
-    "version",
-    "payment_id",
-    "merchant_refund_no",
-    "code",
-    "field",
-    "retryable",
-    "related_resource_id",
-    "retry_after",
-    "count",
-];
-
 const PAYMENT_FIELDS: &[&str] = &[
     "id",
     "merchant_order_no",
@@ -51,6 +24,21 @@ const PAYMENT_FIELDS: &[&str] = &[
     "fee_rate_bps",
     "amount_refunded",
     "version",
+];
+
+/// Fields an expectation on a response may name (Payment, Refund, session, list, error).
+pub(crate) const RESPONSE_FIELDS: &[&[&str]] = &[
+    PAYMENT_FIELDS,
+    &[
+        "payment_id",
+        "merchant_refund_no",
+        "code",
+        "field",
+        "retryable",
+        "related_resource_id",
+        "retry_after",
+        "count",
+    ],
 ];
 
 const REFUND_FIELDS: &[&str] = &[
@@ -141,7 +129,7 @@ fn object_expectation(w: &str, cur: &mut Cursor) -> Result<Expectation, LineErro
         )
     };
     let n = n.ok_or((icol, format!("'{id}' is not a {w} id")))?;
-    let fields = fields(cur, allowed, w)?;
+    let fields = fields(cur, &[allowed], w)?;
     Ok(Expectation::Object {
         kind,
         id: n,
@@ -186,7 +174,7 @@ impl Parser {
                     let Some(order) = order.strip_suffix(':') else {
                         return err(ocol, format!("expected '{order}:'"));
                     };
-                    let fields = fields(cur, ORDER_FIELDS, "client order")?;
+                    let fields = fields(cur, &[ORDER_FIELDS], "client order")?;
                     return Ok(Expectation::ClientOrder {
                         server,
                         order: order.to_owned(),
@@ -272,7 +260,7 @@ impl Parser {
             );
         }
         let fields = if present {
-            fields(cur, WEBHOOK_FIELDS, "webhook")?
+            fields(cur, &[WEBHOOK_FIELDS], "webhook")?
         } else {
             Vec::new()
         };
@@ -391,15 +379,15 @@ fn comparison(rest: &str, rest_col: u32, term: &str) -> Result<(Cmp, u64), LineE
     Ok((cmp, value))
 }
 
-fn fields(cur: &mut Cursor, allowed: &[&str], what: &str) -> Result<Vec<FieldCheck>, LineError> {
+fn fields(cur: &mut Cursor, allowed: &[&[&str]], what: &str) -> Result<Vec<FieldCheck>, LineError> {
     let mut out = Vec::new();
     for (name, value, col) in cur.pairs()? {
-        if !allowed.contains(&name.as_str()) {
+        if !allowed.iter().any(|a| a.contains(&name.as_str())) {
             return err(
                 col,
                 format!(
                     "unknown field '{name}' of a {what} (fields: {})",
-                    allowed.join(", ")
+                    allowed.concat().join(", ")
                 ),
             );
         }

@@ -117,32 +117,15 @@ impl Parser {
                 }
             }
             "delivery" => {
-                self.manual = match value {
-                    "auto" => false,
-                    "manual" => true,
-                    _ => return err(col, format!("delivery=auto or manual, not '{value}'")),
-                }
+                self.manual = either(name, value, [("auto", false), ("manual", true)], col)?
             }
             "inbox" => {
-                self.immediate_inbox = match value {
-                    "travel" => false,
-                    "immediate" => true,
-                    _ => return err(col, format!("inbox=travel or immediate, not '{value}'")),
-                }
+                self.immediate_inbox =
+                    either(name, value, [("travel", false), ("immediate", true)], col)?
             }
-            "jitter" => {
-                self.jitter = match value {
-                    "on" => true,
-                    "off" => false,
-                    _ => return err(col, format!("jitter=on or off, not '{value}'")),
-                }
-            }
+            "jitter" => self.jitter = either(name, value, [("on", true), ("off", false)], col)?,
             "wire" => {
-                self.judge_wire = match value {
-                    "judged" => true,
-                    "unjudged" => false,
-                    _ => return err(col, format!("wire=judged or unjudged, not '{value}'")),
-                }
+                self.judge_wire = either(name, value, [("judged", true), ("unjudged", false)], col)?
             }
             _ => return Ok(false),
         }
@@ -265,6 +248,17 @@ struct ServerSettings {
     node: Option<u8>,
     policy: Option<String>,
     db: u8,
+}
+
+/// The meaning of `value` for a setting `name` that is one of two words.
+fn either(name: &str, value: &str, words: [(&str, bool); 2], col: u32) -> Result<bool, LineError> {
+    match words.iter().find(|(w, _)| *w == value) {
+        Some((_, meaning)) => Ok(*meaning),
+        None => err(
+            col,
+            format!("{name}={} or {}, not '{value}'", words[0].0, words[1].0),
+        ),
+    }
 }
 
 fn server_settings(cur: &mut Cursor) -> Result<ServerSettings, LineError> {

@@ -197,8 +197,11 @@ impl MerchantServer {
             );
             // WORDING-03: "超过 24 小时仍未确认" (still unconfirmed after more than 24 hours)
             // counts from here (A-CLIENT-SUPPORT-START): due one second past the 24 hours.
-            let due =
-                (cx.now.after(crate::time::Millis::hours(24))).after(crate::time::Millis::secs(1));
+            let support_after = crate::Contract::MANUAL_REVIEW_SUPPORT_AFTER;
+            let due = cx
+                .now
+                .after(support_after)
+                .after(crate::time::Millis::secs(1));
             let rec = cx.order(order);
             if rec.support_due.is_none() {
                 rec.support_due = Some(due);

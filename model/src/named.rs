@@ -1,0 +1,28 @@
+//! Enums whose variants each have a name: the name is written beside its variant, not in
+//! a second list that must be kept in step.
+
+/// Defines the enum, its name function and `ALL`: `named! { fn as_str; pub enum Status {
+/// Known = "known", } }` is the enum `Status` with `Status::as_str` answering `"known"`
+/// and `Status::ALL` every variant in declaration order. The enum's and each variant's
+/// attributes (docs, derives, serde) are kept as written.
+#[macro_export]
+macro_rules! named {
+    (
+        fn $name:ident;
+        $(#[$meta:meta])*
+        $vis:vis enum $enum:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal, )* }
+    ) => {
+        $(#[$meta])*
+        $vis enum $enum { $( $(#[$vmeta])* $variant, )* }
+
+        impl $enum {
+            /// Every variant, in declaration order.
+            pub const ALL: [$enum; [$($text),*].len()] = [$($enum::$variant),*];
+
+            /// The name written beside the variant.
+            pub const fn $name(self) -> &'static str {
+                match self { $($enum::$variant => $text,)* }
+            }
+        }
+    };
+}
