@@ -261,7 +261,7 @@ fn mutants_are_configuration() {
         config.variant = Variant::REFERENCE;
         assert_eq!(config.variant, reference.variant);
     }
-    for m in ParameterMutant::ALL {
+    for &m in ParameterMutant::ALL {
         let config = Subject::Parameter(m).simulation();
         assert_eq!(config.variant, Variant::REFERENCE);
         assert_eq!(config.params, m.apply(simulated.params.clone()));

@@ -302,7 +302,7 @@ mod tests {
     #[test]
     fn ret_01_attempt_05_parameter_mutants_change_one_contract_number() {
         let reference = PlatformParams::default();
-        for m in ParameterMutant::ALL {
+        for &m in ParameterMutant::ALL {
             assert_eq!(ParameterMutant::from_name(m.name()), Some(m));
             assert_eq!(Mutant::from_name(m.name()), None, "{m}");
             assert!(!m.about().is_empty() && !m.breaks().is_empty(), "{m}");

@@ -17,7 +17,7 @@ macro_rules! named {
 
         impl $enum {
             /// Every variant, in declaration order.
-            pub const ALL: [$enum; [$($text),*].len()] = [$($enum::$variant),*];
+            pub const ALL: &'static [$enum] = &[$($enum::$variant),*];
 
             /// The name written beside the variant.
             pub const fn $name(self) -> &'static str {

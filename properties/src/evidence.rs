@@ -110,7 +110,10 @@ impl EvidenceSet {
     }
 
     pub fn iter(self) -> impl Iterator<Item = Evidence> {
-        Evidence::ALL.into_iter().filter(move |e| self.contains(*e))
+        Evidence::ALL
+            .iter()
+            .copied()
+            .filter(move |&e| self.contains(e))
     }
 }
 
@@ -151,7 +154,7 @@ impl Supply {
     /// A source that sees everything: the simulated world, whose facts are complete.
     pub fn complete() -> Supply {
         Supply {
-            present: EvidenceSet::of(&Evidence::ALL),
+            present: EvidenceSet::of(Evidence::ALL),
             lacks: BTreeMap::new(),
             partial: EvidenceSet::NONE,
             complete_log: false,

@@ -13,10 +13,10 @@ fn answered(f: &Facts, status: u16, code: Option<ErrorCode>) -> bool {
 /// Each a row: the property's name, the rules whose situation it reaches, what it
 /// reaches, and its predicate over a run's facts.
 macro_rules! reach_properties {
-    ($( $const:ident = $name:literal, [$($rule:ident),+], $about:literal, $reached:expr; )*) => {$(
+    ($( $const:ident = $name:literal, [$($rule:path),+], $about:literal, $reached:expr; )*) => {$(
         pub const $const: Property = Property {
             name: $name,
-            rules: &[$(Rule::$rule),+],
+            rules: &[$($rule),+],
             about: $about,
             needs: PLATFORM,
             predicate: Predicate::Sometimes($reached),
@@ -25,32 +25,32 @@ macro_rules! reach_properties {
 }
 
 reach_properties! {
-    REPLAY_ANSWERED_200 = "reach:replay-answered-200", [ReplayLatestStatus200],
+    REPLAY_ANSWERED_200 = "reach:replay-answered-200", [Rule::ReplayLatestStatus200],
         "A replay is answered 200 with the original object.",
         |f| f.queries.rules_exercised.contains(Rule::ReplayLatestStatus200);
 
-    IDEMPOTENCY_CONFLICT = "reach:409-idempotency-conflict", [IdempotencyConflict],
+    IDEMPOTENCY_CONFLICT = "reach:409-idempotency-conflict", [Rule::IdempotencyConflict],
         "A replay with other parameters is answered 409 idempotency_conflict.",
         |f| answered(f, 409, Some(ErrorCode::IdempotencyConflict));
 
-    ORDER_NO_CONFLICT = "reach:409-order-no-conflict", [OrderNoNewKey],
+    ORDER_NO_CONFLICT = "reach:409-order-no-conflict", [Rule::OrderNoNewKey],
         "A new key for a used order number is answered 409 order_no_conflict.",
         |f| answered(f, 409, Some(ErrorCode::OrderNoConflict));
 
-    OPERATION_IN_PROGRESS = "reach:409-operation-in-progress", [ConcurrentWaitTimeout],
+    OPERATION_IN_PROGRESS = "reach:409-operation-in-progress", [Rule::ConcurrentWaitTimeout],
         "A concurrent same-key request is answered 409 operation_in_progress.",
         |f| answered(f, 409, Some(ErrorCode::OperationInProgress));
 
-    PAYMENT_IN_PROGRESS = "reach:409-payment-in-progress", [ConfirmWhileProcessing],
+    PAYMENT_IN_PROGRESS = "reach:409-payment-in-progress", [Rule::ConfirmWhileProcessing],
         "A confirm while processing is answered 409 payment_in_progress.",
         |f| answered(f, 409, Some(ErrorCode::PaymentInProgress));
 
-    REFUND_NO_CONFLICT = "reach:409-refund-no-conflict", [UniqueRefundNo],
+    REFUND_NO_CONFLICT = "reach:409-refund-no-conflict", [Rule::UniqueRefundNo],
         "A new key for a used refund number is answered 409 refund_no_conflict.",
         |f| answered(f, 409, Some(ErrorCode::RefundNoConflict));
 
     // A create's or confirm's 202 only: a cancel's 202 is `reach:cancel-202`.
-    ACCEPTED_202 = "reach:202-result-unknown", [SyncWait, UnknownResult],
+    ACCEPTED_202 = "reach:202-result-unknown", [Rule::SyncWait, Rule::UnknownResult],
         "A create or confirm is answered 202 after the synchronous wait.",
         |f| {
             let by = &f.queries.rules_202;
@@ -59,7 +59,7 @@ reach_properties! {
 
     // The rule that put a Payment there, or the store holding one there now (a recorded
     // stream's store events carry no rule).
-    NEEDS_QUERY = "reach:needs-query", [NeedsQuery],
+    NEEDS_QUERY = "reach:needs-query", [Rule::NeedsQuery],
         "A Payment is processing with resolution_status needs_query.",
         |f| {
             f.queries.rules_exercised.contains(Rule::NeedsQuery)
@@ -70,11 +70,11 @@ reach_properties! {
         };
 
     // Ever in manual_review, also if resolved since (the cadence family's history).
-    MANUAL_REVIEW = "reach:manual-review", [ManualReview],
+    MANUAL_REVIEW = "reach:manual-review", [Rule::ManualReview],
         "A Payment passes the automatic query window and goes to manual_review.",
         |f| !f.cadence.history.manual_review.is_empty();
 
-    SECOND_CARD_SUCCEEDED = "reach:second-card-succeeded", [CardRetryAfterFailure, RetryKeepsPaymentAndFee],
+    SECOND_CARD_SUCCEEDED = "reach:second-card-succeeded", [Rule::CardRetryAfterFailure, Rule::RetryKeepsPaymentAndFee],
         "A card retry after a failure succeeds on the same Payment.",
         |f| {
             f.attempts
@@ -83,32 +83,32 @@ reach_properties! {
                 .any(|p| p.attempts.len() >= 2 && p.status == PaymentStatus::Succeeded)
         };
 
-    REPLAY_AFTER_RETENTION = "reach:replay-after-retention", [RetentionSevenDays, RetentionOrderNoOutlives],
+    REPLAY_AFTER_RETENTION = "reach:replay-after-retention", [Rule::RetentionSevenDays, Rule::RetentionOrderNoOutlives],
         "A key is answered again after its 7-day retention has passed.",
         |f| f.money.replay_after_retention;
 
-    RATE_LIMITED = "reach:429-rate-limited", [RateLimited],
+    RATE_LIMITED = "reach:429-rate-limited", [Rule::RateLimited],
         "A request is answered 429 with Retry-After.",
         |f| answered(f, 429, Some(ErrorCode::RateLimited));
 
-    CHANNEL_PAUSED = "reach:503-temporarily-unavailable", [ChannelPaused],
+    CHANNEL_PAUSED = "reach:503-temporarily-unavailable", [Rule::ChannelPaused],
         "A request is answered 503 temporarily_unavailable.",
         |f| answered(f, 503, Some(ErrorCode::TemporarilyUnavailable));
 
     // The cancel's own 202: not a cancel's 200 (the same rule) next to a create's 202.
-    CANCEL_202 = "reach:cancel-202", [Cancel202KeepsStatus],
+    CANCEL_202 = "reach:cancel-202", [Rule::Cancel202KeepsStatus],
         "A cancel the upstream could not confirm is answered 202 with the original status.",
         |f| f.queries.rules_202.contains(Rule::Cancel202KeepsStatus);
 
-    NEW_CHECKOUT_SESSION = "reach:new-checkout-session-same-payment", [CheckoutNewSession],
+    NEW_CHECKOUT_SESSION = "reach:new-checkout-session-same-payment", [Rule::CheckoutNewSession],
         "A checkout session with a new key and the same order is a new session for the same Payment.",
         |f| f.queries.rules_exercised.contains(Rule::CheckoutNewSession);
 
-    REFUND_SUCCEEDED = "reach:refund-succeeded", [RefundReplaySameRefund],
+    REFUND_SUCCEEDED = "reach:refund-succeeded", [Rule::RefundReplaySameRefund],
         "A refund reaches succeeded.",
         |f| f.refunds.refunds.values().any(|r| r.status == RefundStatus::Succeeded);
 
-    REFUND_REJECTED_IN_REVIEW = "reach:refund-rejected-in-review", [RefundNotBeyondCaptured],
+    REFUND_REJECTED_IN_REVIEW = "reach:refund-rejected-in-review", [Rule::RefundNotBeyondCaptured],
         "A refund's review rejects it: pending_review, then failed (A-REFUND-REVIEW).",
         |f| !f.refunds.rejected.is_empty();
 }

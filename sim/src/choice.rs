@@ -171,7 +171,7 @@ mod fixtures {
 
     /// Choices on network messages and upstream calls: every branch, every decision.
     fn message_examples() -> Vec<Choice> {
-        let branches = std::iter::once(None).chain(Branch::ALL.map(Some));
+        let branches = std::iter::once(None).chain(Branch::ALL.iter().copied().map(Some));
         let mut out = Vec::new();
         for (i, branch) in branches.into_iter().enumerate() {
             let msg = MsgId(i as u32 * 7 + 1);

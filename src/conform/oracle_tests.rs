@@ -5,7 +5,7 @@ use crate::serve::sandbox::{Branches, Planted, Sandbox, Settings as SandboxSetti
 
 fn settings() -> Settings {
     Settings {
-        branches: crate::conform::profile::ALL_BRANCHES.to_vec(),
+        branches: payhub_model::Branch::ALL.to_vec(),
         horizon: Millis::mins(2),
         max_states: 64,
         node_budget: 20_000,

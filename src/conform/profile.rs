@@ -272,8 +272,6 @@ pub struct Loaded {
     pub pins: super::readings::Pins,
 }
 
-pub const ALL_BRANCHES: [Branch; Branch::ALL.len()] = Branch::ALL;
-
 /// The model merchant of model key `ak_N`: 2 for ak_3, 1 for ak_1, ak_2 and ak_4.
 pub fn merchant_of(key: u32) -> u32 {
     if key == 3 { 2 } else { 1 }
@@ -325,16 +323,16 @@ impl Loaded {
             return Err("cards: no card with outcome approve".into());
         }
         let branches = match &profile.branches {
-            None => ALL_BRANCHES.to_vec(),
+            None => Branch::ALL.to_vec(),
             Some(names) => names
                 .iter()
                 .map(|n| {
-                    ALL_BRANCHES
+                    Branch::ALL
                         .iter()
                         .copied()
                         .find(|b| b.as_str() == n)
                         .ok_or_else(|| {
-                            let all: Vec<&str> = ALL_BRANCHES.iter().map(|b| b.as_str()).collect();
+                            let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
                             format!("branches: unknown branch {n:?} (one of {})", all.join(", "))
                         })
                 })

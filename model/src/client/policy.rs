@@ -58,8 +58,8 @@ impl Default for Policy {
 
 macro_rules! anti_patterns {
     (
-        named { $( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $rule:ident, $deviation:literal; )* }
-        detail { $( $(#[doc = $ddoc:literal])* $dvariant:ident = $dname:literal, $drule:ident, $ddeviation:literal; )* }
+        named { $( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $rule:path, $deviation:literal; )* }
+        detail { $( $(#[doc = $ddoc:literal])* $dvariant:ident = $dname:literal, $drule:path, $ddeviation:literal; )* }
     ) => {
         /// A named way of breaking the contract, as a variant of the reference policy: its
         /// snake_case name (as in traces and on the command line), the contract rule it
@@ -84,8 +84,8 @@ macro_rules! anti_patterns {
             /// The contract rule the variant breaks.
             pub const fn breaks(self) -> Rule {
                 match self {
-                    $(AntiPattern::$variant => Rule::$rule,)*
-                    $(AntiPattern::$dvariant => Rule::$drule,)*
+                    $(AntiPattern::$variant => $rule,)*
+                    $(AntiPattern::$dvariant => $drule,)*
                 }
             }
 
@@ -112,58 +112,58 @@ anti_patterns! {
     named {
         /// "Don't do this: after a timeout, switching to a new idempotency key … and charging
         /// again — the payer may be charged twice" (`crypto.randomUUID()` after a timeout).
-        NewKeyAfterTimeout = "new_key_after_timeout", NeverSwitchKeyOnUnknown,
+        NewKeyAfterTimeout = "new_key_after_timeout", Rule::NeverSwitchKeyOnUnknown,
             "after a create or confirm times out, sends it again at once under a new random key";
         /// "Don't do this: after a timeout, switching to … a new order number and charging
         /// again" (`orderNo: \`${order.orderNo}-retry\``: "new order number = new payment").
-        NewOrderNoAfterTimeout = "new_order_no_after_timeout", NeverSwitchKeyOnUnknown,
+        NewOrderNoAfterTimeout = "new_order_no_after_timeout", Rule::NeverSwitchKeyOnUnknown,
             "after a create times out, creates the payment again as ORDER-retry under a new key";
         /// "Must be written to the database first and then sent … after a process crash,
         /// retrieve the original key from the database and retry": here a random key lives in
         /// memory only and a restarted process makes a new one.
-        KeyNotPersisted = "key_not_persisted", PersistBeforeSend,
+        KeyNotPersisted = "key_not_persisted", Rule::PersistBeforeSend,
             "keeps a random key in memory only; after a restart, creates again under a new key";
         /// "On retry, read it from the database — it must not be regenerated": here every
         /// retry after a network error, 429 or 5xx draws a new random key.
-        KeyRegeneratedOnRetry = "key_regenerated_on_retry", RandomKeyPersistedFirst,
+        KeyRegeneratedOnRetry = "key_regenerated_on_retry", Rule::RandomKeyPersistedFirst,
             "draws a new random key for every retry after a network error, 429 or 5xx";
         /// "This is an integration defect: fix the key-generation logic; do not change the
         /// parameters and then replay the original key": here an amended order is re-sent
         /// under its original key.
-        ChangedParamsSameKey = "changed_params_same_key", ConflictIsDefect,
+        ChangedParamsSameKey = "changed_params_same_key", Rule::ConflictIsDefect,
             "accepts an amended amount and re-sends the create under the original key";
         /// "With a timeout, a 5xx or a 202, the charge may already have been made": here a
         /// timeout or a 202 counts as a failure and the payment is submitted again as a new
         /// business submission (a new key, sequence + 1).
-        UnknownAsFailure = "unknown_as_failure", RetryMaxAttempts,
+        UnknownAsFailure = "unknown_as_failure", Rule::RetryMaxAttempts,
             "takes a timeout or a 202 as a failure and submits again with sequence + 1";
         /// "Do not treat it as canceled; wait for payment.canceled, or query" (S12): here a
         /// 202 on cancel closes the order.
-        Cancel202AsCanceled = "cancel_202_as_canceled", Cancel202NotCanceled,
+        Cancel202AsCanceled = "cancel_202_as_canceled", Rule::Cancel202NotCanceled,
             "takes a 202 on cancel as canceled and closes the order";
         /// "Initiate only after the payment has status=failed": here the payer may change
         /// card while the payment is `processing` or `requires_action`.
-        CardRetryWhileInProgress = "card_retry_while_in_progress", CardRetryOnlyAfterFailed,
+        CardRetryWhileInProgress = "card_retry_while_in_progress", Rule::CardRetryOnlyAfterFailed,
             "lets the payer change card while the payment is processing or requires_action";
         /// "When the two give conflicting results, the latest version prevails": here every
         /// webhook is applied as it comes, older versions included.
-        WebhookIgnoresVersion = "webhook_ignores_version", LatestVersionWins,
+        WebhookIgnoresVersion = "webhook_ignores_version", Rule::LatestVersionWins,
             "applies every webhook, older versions included";
         /// "Leave at least 10 seconds between two queries of the same object": here the
         /// server polls every second.
-        PollTooFast = "poll_too_fast", QuerySpacing,
+        PollTooFast = "poll_too_fast", Rule::QuerySpacing,
             "queries every second, with no spacing";
         /// "429 rate_limited … Wait Retry-After seconds, then retry with the original
         /// idempotency key": here a 429 is retried after the usual backoff.
-        IgnoreRetryAfter = "ignore_retry_after", RetryAfterHonoured,
+        IgnoreRetryAfter = "ignore_retry_after", Rule::RetryAfterHonoured,
             "retries a 429 after the usual backoff, not Retry-After";
         /// "manual_review … Keep the order as pending confirmation; do not charge again":
         /// here the server gives up on the order and charges again under a new order number.
-        RechargeOnManualReview = "recharge_on_manual_review", ManualReviewClient,
+        RechargeOnManualReview = "recharge_on_manual_review", Rule::ManualReviewClient,
             "on manual_review, charges again under a new order number";
         /// "One business submission corresponds to one key; the same key is used only for
         /// the same endpoint": here cancel and refunds reuse the order's payment key.
-        KeyReusedAcrossEndpoints = "key_reused_across_endpoints", OneKeyPerSubmission,
+        KeyReusedAcrossEndpoints = "key_reused_across_endpoints", Rule::OneKeyPerSubmission,
             "sends cancel and refunds under the order's payment key";
     }
 
@@ -171,51 +171,51 @@ anti_patterns! {
     detail {
         /// "Math.min(30_000, 1000 * 2 ** (attempt - 1))": here the backoff stays at 1 s and
         /// never doubles.
-        BackoffNotDoubled = "backoff_not_doubled", RetryBackoff,
+        BackoffNotDoubled = "backoff_not_doubled", Rule::RetryBackoff,
             "waits 1 s before every retry, never doubling";
         /// "+ Math.floor(Math.random() * 250)": here the jitter is four times the drawn one,
         /// up to a second.
-        JitterNotCapped = "jitter_not_capped", RetryBackoff,
+        JitterNotCapped = "jitter_not_capped", Rule::RetryBackoff,
             "adds four times the drawn jitter, up to 1 s";
         /// "Client timeouts: at least 20 seconds for creating and confirming payments": here
         /// creates and confirms give up after 5 s.
-        PostTimeout5s = "post_timeout_5s", ClientTimeouts,
+        PostTimeout5s = "post_timeout_5s", Rule::ClientTimeouts,
             "gives up on a create or confirm after 5 s";
         /// "at least 10 seconds for queries": here queries give up after 5 s.
-        QueryTimeout5s = "query_timeout_5s", ClientTimeouts,
+        QueryTimeout5s = "query_timeout_5s", Rule::ClientTimeouts,
             "gives up on a query after 5 s";
         /// "10 seconds, 30 seconds, 2 minutes, 5 minutes, 15 minutes, 1 hour; after that,
         /// once every 4 hours until 24 hours": here the schedule ends after the 1-hour query.
-        QueriesStopAt1h = "queries_stop_at_1h", QuerySchedule,
+        QueriesStopAt1h = "queries_stop_at_1h", Rule::QuerySchedule,
             "ends the query schedule after the 1-hour query";
         /// "On entering succeeded / failed / canceled / expired … stop": here the schedule
         /// goes on after a final status.
-        QueriesAfterFinal = "queries_after_final", QuerySchedule,
+        QueriesAfterFinal = "queries_after_final", Rule::QuerySchedule,
             "goes on querying after a final status";
         /// "On entering … `failed` … stop": here the schedule stops at succeeded, canceled
         /// and expired but goes on after failed.
-        QueriesAfterFailed = "queries_after_failed", QuerySchedule,
+        QueriesAfterFailed = "queries_after_failed", Rule::QuerySchedule,
             "goes on querying a failed Payment";
         /// "Fulfil idempotently by Payment id": here the order is fulfilled again for every
         /// newer `succeeded` version (a refund's, a webhook's).
-        FulfilPerVersion = "fulfil_per_version", FulfilByPaymentId,
+        FulfilPerVersion = "fulfil_per_version", Rule::FulfilByPaymentId,
             "fulfils the order again for every newer succeeded version";
         /// Fulfil only on `succeeded`: here the order is fulfilled as soon as its Payment
         /// exists, processing included.
-        FulfilBeforeSucceeded = "fulfil_before_succeeded", FulfilByPaymentId,
+        FulfilBeforeSucceeded = "fulfil_before_succeeded", Rule::FulfilByPaymentId,
             "fulfils the order as soon as its Payment exists, processing included";
         /// 503 temporarily_unavailable: "Temporarily unable to pay, please try again later":
         /// here the payer is shown "confirming the payment result".
-        ConfirmingOn503 = "confirming_on_503", PausedMessage,
+        ConfirmingOn503 = "confirming_on_503", Rule::PausedMessage,
             "shows the payer \"confirming\" on a 503 instead of \"temporarily unavailable\"";
         /// Close an order only on a closed Payment: here a declined (failed) payment closes
         /// the order as canceled.
-        CloseOnFailed = "close_on_failed", TerminalStatuses,
+        CloseOnFailed = "close_on_failed", Rule::TerminalStatuses,
             "closes the order as canceled when the payment fails";
         /// S13 (\"not accepted\") and SCHED-01 (one schedule \"from first acceptance\"): here
         /// five 503s are a result unknown whose query window starts afresh after every round,
         /// so a paused channel gives lookup, "not found", five 503s, for good.
-        LoopOn503 = "loop_on_503", QuerySchedule,
+        LoopOn503 = "loop_on_503", Rule::QuerySchedule,
             "takes five 503s as unknown and restarts the query window after every round";
     }
 }

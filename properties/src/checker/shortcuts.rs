@@ -332,7 +332,7 @@ fn compare_one(subject: &str, preset: &Preset, planted: Option<Planted>) -> Vec<
     match planted {
         Some(p) => vec![record(p.name(), differ(&p.search(preset), &plain, false))],
         None => std::iter::once(record("stateright", stateright_differs(preset, &plain)))
-            .chain(Shortcut::ALL.into_iter().map(|s| {
+            .chain(Shortcut::ALL.iter().map(|s| {
                 let got =
                     super::search(preset, limits(), s.search(), false).expect("the preset builds");
                 record(s.name(), differ(&got, &plain, s.keeps_every_state()))

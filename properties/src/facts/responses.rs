@@ -231,6 +231,13 @@ macro_rules! slots {
             pub(super) fn first_mut(&mut self, slot: Slot) -> &mut Option<Box<Misanswer>> {
                 match slot { $(Slot::$slot => &mut self.$field,)* }
             }
+
+            /// Every field is a slot's or one of the flight's: a misanswer field added
+            /// without its slot does not compile (it would escape the ids' renaming).
+            #[allow(dead_code)]
+            fn every_misanswer_has_a_slot(&self) {
+                let Responses { executing: _, waiting: _, created_now: _, $($field: _,)* } = self;
+            }
         }
     };
 }

@@ -17,8 +17,6 @@ use payhub_model::{
     AcquirerDecision, ApiKeySpec, AttemptId, Branch, Control, Endpoint, MerchantId,
 };
 
-const BRANCHES: &[Branch] = &Branch::ALL;
-
 impl Parser {
     pub(super) fn action(
         &mut self,
@@ -559,12 +557,12 @@ fn kind_name(kind: MsgKind) -> &'static str {
 
 pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
     let (w, c) = cur.expect_word("a branch (S4:conflict, S5:wait, …)")?;
-    BRANCHES
+    Branch::ALL
         .iter()
         .copied()
         .find(|b| b.as_str() == w)
         .ok_or_else(|| {
-            let names: Vec<&str> = BRANCHES.iter().map(|b| b.as_str()).collect();
+            let names: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
             (
                 c,
                 format!("unknown branch '{w}' (branches: {})", names.join(", ")),
