@@ -6,7 +6,7 @@
 //! drawing (a Mermaid block a code host draws, inline SVG in HTML).
 
 use super::html::{self, PropertyRow, Tone, escape};
-use super::text::{Text, md_escape};
+use super::text::{Text, longest_run, md_escape};
 use payhub_model::Rule;
 use payhub_sim::Diagram;
 use std::fmt::Write as _;
@@ -139,11 +139,13 @@ fn md_block(s: &mut String, b: &Block) {
             );
         }
         Block::Code(text) => {
-            let _ = writeln!(s, "```text\n{}\n```\n", text.trim_end());
+            let f = fence(text);
+            let _ = writeln!(s, "{f}text\n{}\n{f}\n", text.trim_end());
         }
         Block::Figure(diagram) => md_block(s, &Block::Mermaid(diagram.to_mermaid())),
         Block::Mermaid(m) => {
-            let _ = writeln!(s, "```mermaid\n{m}```\n");
+            let f = fence(m);
+            let _ = writeln!(s, "{f}mermaid\n{m}{f}\n");
         }
         Block::Details(summary, body) => {
             let _ = writeln!(s, "<details><summary>{}</summary>\n", summary.html());
@@ -189,6 +191,11 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
         .for_each(|b| html_block(&mut s, b, &mut drawn));
     s.push_str(html::END);
     s
+}
+
+/// A Markdown fence for `text`: longer than any backtick run inside it, three at least.
+fn fence(text: &str) -> String {
+    "`".repeat(longest_run(text, '`').max(2) + 1)
 }
 
 /// `<code>RULE</code>, …`.
@@ -373,6 +380,20 @@ mod tests {
         assert_eq!(page.matches("<svg").count(), html::FIGURES_MAX);
         assert_eq!(page.matches("Not drawn").count(), 1);
         assert!(page.contains("data-rule=\"KEY-01\"") && page.contains("<pre>after</pre></div>"));
+    }
+
+    /// A fence outlasts any backtick run in what it holds.
+    #[test]
+    fn a_fence_is_longer_than_the_text_inside() {
+        let md = markdown(&[
+            Block::Code("a\n```\nb".into()),
+            Block::Mermaid("x ```` y\n".into()),
+        ]);
+        assert_eq!(
+            md,
+            "````text\na\n```\nb\n````\n\n`````mermaid\nx ```` y\n`````\n\n"
+        );
+        assert_eq!(markdown(&[Block::Code("a".into())]), "```text\na\n```\n\n");
     }
 
     #[test]
