@@ -8,7 +8,7 @@ use super::Judged;
 use super::report::{
     cannot_judge_groups, closing, diagram, read_line, unscoped_line, witness_line,
 };
-use crate::outcome::doc::Block;
+use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
 use crate::outcome::text::{Text, text};
 use payhub_properties::verdict::Status;
@@ -125,10 +125,12 @@ fn file(blocks: &mut Vec<Block>, j: &Judged) {
             property: v.name.to_owned(),
             context: Text::default(),
             rules: v.rules.clone(),
-            drawing: v
-                .witness
-                .as_ref()
-                .map(|_| diagram(j, v, &page::note(v.name, &v.rules, &detail))),
+            drawing: match &v.witness {
+                Some(_) => Drawing::after(blocks, || {
+                    diagram(j, v, &page::note(v.name, &v.rules, &detail))
+                }),
+                None => Drawing::None,
+            },
             detail,
             after: vec![after],
         });

@@ -9,7 +9,7 @@ use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
 use super::report::{Finding, Report, diagram, messages};
 use super::rule_rows::RuleVerdict;
-use crate::outcome::doc::Block;
+use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, Tone};
 use crate::outcome::text::{Text, text};
 use payhub_properties::verdict::Status;
@@ -83,7 +83,9 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
             format!("Violations ({})", r.violations.len()).into(),
         ));
     }
-    blocks.extend(r.violations.iter().map(violation));
+    for f in &r.violations {
+        blocks.push(violation(f, &blocks));
+    }
     rest(&mut blocks, r);
     silent(&mut blocks, &r.readings);
     registry(&mut blocks, &r.registry);
@@ -162,7 +164,7 @@ fn registry(blocks: &mut Vec<Block>, g: &Registry) {
             .into(),
             rules: row.rules.clone(),
             detail: w.detail.clone(),
-            drawing: Some(witness_diagram(row, w)),
+            drawing: Drawing::after(blocks, || witness_diagram(row, w)),
             after: vec![Block::Code(w.exchanges.join("\n"))],
         });
     }
@@ -189,7 +191,7 @@ fn registry(blocks: &mut Vec<Block>, g: &Registry) {
 }
 
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
-fn violation(f: &Finding) -> Block {
+fn violation(f: &Finding, page: &[Block]) -> Block {
     let detail = format!(
         "round {}: no model state explains the target's answer; {}",
         f.breaking_round + 1,
@@ -199,8 +201,11 @@ fn violation(f: &Finding) -> Block {
             format!("the model allows {}", f.allowed.join("; or "))
         }
     );
-    let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
-    d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
+    let drawing = Drawing::after(page, || {
+        let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
+        d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
+        d
+    });
     Block::Violation {
         property: PROPERTY.to_owned(),
         context: format!(
@@ -215,7 +220,7 @@ fn violation(f: &Finding) -> Block {
         .into(),
         rules: f.rules.clone(),
         detail,
-        drawing: Some(d),
+        drawing,
         after: vec![
             Block::Para(
                 "Rules: those the model's own run of the case applied (its answers rest on them)."
@@ -325,7 +330,7 @@ pub fn matrix(rows: &[Row]) -> (Vec<Block>, String) {
     for r in rows {
         if let Some(f) = &r.finding {
             blocks.push(Block::Heading(3, None, text!("mutant `{}`", r.mutant)));
-            blocks.push(violation(f));
+            blocks.push(violation(f, &blocks));
         }
     }
     (blocks, format!("payhub-verify {verdict}"))

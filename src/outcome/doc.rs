@@ -39,16 +39,47 @@ pub enum Block {
     Md(Vec<Block>),
     Html(Vec<Block>),
     /// A violation: the property, where (`context`), its rules with their sentences,
-    /// the detail, its drawing (in HTML the page's first [`html::FIGURES_MAX`] only),
-    /// then `after`.
+    /// the detail, its drawing, then `after`.
     Violation {
         property: String,
         context: Text,
         rules: Vec<&'static str>,
         detail: String,
-        drawing: Option<Diagram>,
+        drawing: Drawing,
         after: Vec<Block>,
     },
+}
+
+/// A violation's drawing: a page draws its first [`html::FIGURES_MAX`] violations; past
+/// them a drawing is never built, and the page says so.
+#[derive(Clone, Debug)]
+pub enum Drawing {
+    /// Nothing to draw.
+    None,
+    Drawn(Diagram),
+    Withheld,
+}
+
+impl Drawing {
+    /// The drawing of the violation that follows `page`: built by `build` while the page
+    /// holds fewer than [`html::FIGURES_MAX`] drawings, withheld after.
+    pub fn after(page: &[Block], build: impl FnOnce() -> Diagram) -> Drawing {
+        let drawings = page.iter().filter(
+            |b| matches!(b, Block::Violation { drawing, .. } if !matches!(drawing, Drawing::None)),
+        );
+        match drawings.count() < html::FIGURES_MAX {
+            true => Drawing::Drawn(build()),
+            false => Drawing::Withheld,
+        }
+    }
+}
+
+/// What a page says for a violation past [`html::FIGURES_MAX`] instead of its drawing.
+fn not_drawn() -> String {
+    let max = html::FIGURES_MAX;
+    format!(
+        "Not drawn: the page draws {max} violations at most (the text and JSON formats list each)."
+    )
 }
 
 /// The contract the page's verdict is given against: its title in English and in the
@@ -174,9 +205,11 @@ fn md_block(s: &mut String, b: &Block) {
                 let _ = writeln!(s, "- **{}** {} (原文: {})", r.id(), r.text(), r.zh());
             }
             s.push('\n');
-            drawing
-                .iter()
-                .for_each(|d| md_block(s, &Block::Figure(d.clone())));
+            match drawing {
+                Drawing::Drawn(d) => md_block(s, &Block::Mermaid(d.to_mermaid())),
+                Drawing::Withheld => md_block(s, &Block::Para(not_drawn().into())),
+                Drawing::None => {}
+            }
             after.iter().for_each(|b| md_block(s, b));
         }
     }
@@ -185,10 +218,7 @@ fn md_block(s: &mut String, b: &Block) {
 /// The page as HTML: the head with `title`, the blocks, the end.
 pub fn html(title: &str, blocks: &[Block]) -> String {
     let mut s = html::head(title);
-    let mut drawn = 0;
-    blocks
-        .iter()
-        .for_each(|b| html_block(&mut s, b, &mut drawn));
+    blocks.iter().for_each(|b| html_block(&mut s, b));
     s.push_str(html::END);
     s
 }
@@ -207,7 +237,7 @@ fn codes(names: &[&str]) -> String {
     quoted.join(", ")
 }
 
-fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
+fn html_block(s: &mut String, b: &Block) {
     match b {
         Block::Banner(tone, title, lines) => {
             let lines: Vec<String> = lines
@@ -274,14 +304,14 @@ fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
         Block::Figure(diagram) => s.push_str(&html::figure(diagram)),
         Block::Mermaid(m) => {
             let source = vec![Block::Code(m.clone())];
-            html_block(s, &Block::Details("Mermaid source".into(), source), drawn);
+            html_block(s, &Block::Details("Mermaid source".into(), source));
         }
         Block::Details(summary, body) => {
             let _ = write!(s, "<details><summary>{}</summary>", summary.html());
-            body.iter().for_each(|b| html_block(s, b, drawn));
+            body.iter().for_each(|b| html_block(s, b));
             s.push_str("</details>");
         }
-        Block::Html(body) => body.iter().for_each(|b| html_block(s, b, drawn)),
+        Block::Html(body) => body.iter().for_each(|b| html_block(s, b)),
         Block::Md(_) => {}
         Block::Violation {
             property,
@@ -320,19 +350,17 @@ fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
             }
             let _ = write!(s, "<p>{}</p>", escape(detail));
             match drawing {
-                Some(d) if *drawn < html::FIGURES_MAX => s.push_str(&html::figure(d)),
-                Some(_) => s.push_str(NOT_DRAWN),
-                None => {}
+                Drawing::Drawn(d) => s.push_str(&html::figure(d)),
+                Drawing::Withheld => {
+                    let _ = write!(s, "<p class=\"muted\">{}</p>", not_drawn());
+                }
+                Drawing::None => {}
             }
-            *drawn += usize::from(drawing.is_some());
-            after.iter().for_each(|b| html_block(s, b, drawn));
+            after.iter().for_each(|b| html_block(s, b));
             s.push_str("</div>");
         }
     }
 }
-
-/// Past [`html::FIGURES_MAX`] violations, what a page says instead of a drawing.
-const NOT_DRAWN: &str = "<p class=\"muted\">Not drawn: the page draws 50 violations at most (the text and JSON formats list each).</p>";
 
 #[cfg(test)]
 mod tests {
@@ -360,7 +388,7 @@ mod tests {
         let mut d = Diagram::default();
         d.participant("C", "client");
         d.push_verdict("VIOLATED p [KEY-01]: x");
-        let v = |drawing: Option<Diagram>| Block::Violation {
+        let v = |drawing: Drawing| Block::Violation {
             property: "p".into(),
             context: Text::default(),
             rules: vec!["KEY-01"],
@@ -369,16 +397,31 @@ mod tests {
             after: vec![Block::Code("after".into())],
         };
         let rule = Rule::from_id("KEY-01").unwrap();
-        let md = markdown(&[v(Some(d.clone()))]);
+        let md = markdown(&[v(Drawing::Drawn(d.clone()))]);
         assert!(md.contains(rule.text()) && md.contains(rule.zh()), "{md}");
         assert!(md.contains("```mermaid\nsequenceDiagram\n"), "{md}");
-        assert!(!markdown(&[v(None)]).contains("```mermaid"));
-        let page: Vec<Block> = (0..=html::FIGURES_MAX)
-            .map(|_| v(Some(d.clone())))
-            .collect();
-        let page = html("t", &page);
+        assert!(!markdown(&[v(Drawing::None)]).contains("```mermaid"));
+        let (mut page, mut built) = (vec![v(Drawing::None)], 0);
+        for _ in 0..=html::FIGURES_MAX {
+            let drawing = Drawing::after(&page, || {
+                built += 1;
+                d.clone()
+            });
+            page.push(v(drawing));
+        }
+        assert_eq!(
+            built,
+            html::FIGURES_MAX,
+            "past the bound a drawing is never built"
+        );
+        let note = format!("Not drawn: the page draws {} violations", html::FIGURES_MAX);
+        let (md, page) = (markdown(&page), html("t", &page));
         assert_eq!(page.matches("<svg").count(), html::FIGURES_MAX);
-        assert_eq!(page.matches("Not drawn").count(), 1);
+        assert_eq!(md.matches("```mermaid").count(), html::FIGURES_MAX);
+        assert_eq!(
+            (page.matches(&note).count(), md.matches(&note).count()),
+            (1, 1)
+        );
         assert!(page.contains("data-rule=\"KEY-01\"") && page.contains("<pre>after</pre></div>"));
     }
 

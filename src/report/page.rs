@@ -5,7 +5,7 @@
 //! ways, the scripts, the contract's findings, the rule coverage, the bug zoo and the edges.
 
 use super::{Judged, Report};
-use crate::outcome::doc::{self, Block};
+use crate::outcome::doc::{self, Block, Drawing};
 use crate::outcome::html::Tone;
 use crate::outcome::text::{Text, text};
 use payhub_properties::checker::CheckStatus;
@@ -131,7 +131,7 @@ impl Report {
             return;
         }
         page.push(h2("violations", text!("Violations ({})", violated.len())));
-        for (n, (r, p)) in violated.into_iter().enumerate() {
+        for (r, p) in violated {
             let cx = p.counterexample.as_ref();
             let detail = cx.map_or("", |cx| cx.detail.as_str());
             let note = crate::outcome::html::note(p.name, &p.rules, detail);
@@ -140,9 +140,9 @@ impl Report {
                 context: text!("in `{}`", r.name),
                 rules: p.rules.clone(),
                 detail: detail.to_owned(),
-                drawing: cx
-                    .filter(|_| n < crate::outcome::html::FIGURES_MAX)
-                    .map(|cx| cx.proof.trace.to_diagram(Some(&note), |_| false)),
+                drawing: cx.map_or(Drawing::None, |cx| {
+                    Drawing::after(page, || cx.proof.trace.to_diagram(Some(&note), |_| false))
+                }),
                 after: cx.map_or(Vec::new(), |cx| {
                     vec![Block::Details(
                         text!(

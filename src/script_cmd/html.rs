@@ -4,7 +4,7 @@
 //! property, its rules and their sentences in the closing note; then each script's
 //! expectations and the properties checked after every step.
 
-use crate::outcome::doc::{self, Block};
+use crate::outcome::doc::{self, Block, Drawing};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
 use crate::outcome::text::{Text, text};
 use crate::serve::diagrams::{WitnessEntries, widen};
@@ -90,7 +90,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
             format!("Violations ({})", violated.len()).into(),
         ));
     }
-    for (n, r) in violated.into_iter().enumerate() {
+    for r in violated {
         let Some((v, pos)) = &r.violation else {
             continue;
         };
@@ -102,8 +102,8 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         );
         // Built only where the page draws it; a run none of whose exchanges the violation
         // names is drawn whole, none marked.
-        let drawn = (n < page::FIGURES_MAX).then(|| diagram(r, &note));
-        let whole = drawn.as_ref().is_some_and(|d| !d.has_witness());
+        let drawing = Drawing::after(&blocks, || diagram(r, &note));
+        let whole = matches!(&drawing, Drawing::Drawn(d) if !d.has_witness());
         blocks.push(Block::Violation {
             property: v.property.clone(),
             context: text!(
@@ -114,7 +114,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
             ),
             rules: r.violation_rules.clone(),
             detail: v.detail.clone(),
-            drawing: Some(drawn.unwrap_or_default()),
+            drawing,
             after: whole
                 .then(|| Block::Para("The violation names no exchange of the run: the whole run is drawn, none marked.".into()))
                 .into_iter()

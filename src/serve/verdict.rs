@@ -4,7 +4,7 @@
 //! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
 use super::diagrams::Session;
-use crate::outcome::doc::Block;
+use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::PropertyRow;
 use crate::outcome::text::{Text, text};
 use payhub_properties::Facts;
@@ -209,7 +209,7 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
             context: Text::default(),
             rules: v.rules.clone(),
             detail: v.detail.clone().unwrap_or_default(),
-            drawing: None,
+            drawing: Drawing::None,
             after,
         });
     }
