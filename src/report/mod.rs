@@ -531,6 +531,32 @@ mod tests {
         }
     }
 
+    /// The simulation's counterexample: drawn as SVG in HTML, a Mermaid block in
+    /// Markdown, its rules' sentences beside it.
+    #[test]
+    fn the_simulations_counterexample_is_drawn_in_both_formats() {
+        let mut d = payhub_sim::Diagram::default();
+        d.participant("C", "client");
+        d.push_verdict("VIOLATED no-new-attempt-while-one-is-unfinished: twice");
+        let mut r = report(Vec::new());
+        r.simulation.counterexample = Some(sweep::SimCounterexample {
+            property: "no-new-attempt-while-one-is-unfinished".into(),
+            detail: "twice".into(),
+            mermaid: d.to_mermaid(),
+            diagram: d,
+            ..Default::default()
+        });
+        let rule = rules_of("no-new-attempt-while-one-is-unfinished")[0];
+        let (md, html) = (r.markdown(), r.html());
+        let sim = &html[html.find("id=\"simulation\"").unwrap()..];
+        assert!(sim.contains("<svg") && sim.contains(&format!("data-rule=\"{rule}\"")));
+        let sim = &md[md.find("## Simulation").unwrap()..];
+        assert!(
+            sim.contains("```mermaid\nsequenceDiagram") && sim.contains(rule),
+            "{sim}"
+        );
+    }
+
     #[test]
     fn a_passing_report_puts_its_verdict_and_header_first() {
         let md = report(Vec::new()).markdown();

@@ -170,17 +170,22 @@ impl Report {
             sim.seeds, sim.steps, sim.violations, sim.liveness_failures, chaos.seeds, chaos.steps, chaos.violations
         )));
         if let Some(cx) = &sim.counterexample {
-            page.push(Block::Heading(
-                3,
-                None,
-                text!("Counterexample: `{}`", cx.property),
-            ));
-            page.push(p(text!("{}\n\nReplay: `{}`", cx.detail, cx.replay)));
-            page.push(Block::Mermaid(cx.mermaid.clone()));
-            page.push(Block::Details(
-                "The trace as text".into(),
-                vec![Block::Code(cx.trace.clone())],
-            ));
+            let rules = super::rules_of(&cx.property);
+            let drawing = Drawing::after(page, || cx.diagram.clone());
+            page.push(Block::Violation {
+                property: cx.property.clone(),
+                context: text!("in seed {}, the simulation's counterexample", cx.seed),
+                rules,
+                detail: cx.detail.clone(),
+                drawing,
+                after: vec![
+                    p(text!("Replay: `{}`", cx.replay)),
+                    Block::Details(
+                        "The trace as text".into(),
+                        vec![Block::Code(cx.trace.clone())],
+                    ),
+                ],
+            });
         }
     }
 
