@@ -62,10 +62,10 @@ fn checked(j: &Judged) -> Vec<Text> {
         .filter(|v| v.status == Status::CannotJudge)
         .count();
     let result = match j.exit() {
-        0 => "holds",
-        1 => "**VIOLATED**",
-        3 => "incomplete",
-        _ => "nothing judged",
+        0 => text!("holds"),
+        1 => text!("**VIOLATED**"),
+        3 => text!("incomplete"),
+        _ => text!("nothing judged"),
     };
     let n = [j.entries, j.judged, j.ignored, j.skipped].map(|n| n.to_string().into());
     let mut row = vec![text!("`{}`", j.file.display()), j.format.about().into()];
@@ -73,7 +73,7 @@ fn checked(j: &Judged) -> Vec<Text> {
     row.extend([
         (j.verdicts.len() - cannot).to_string().into(),
         cannot.to_string().into(),
-        text!("{}", result),
+        result,
     ]);
     row
 }
@@ -195,6 +195,6 @@ mod tests {
         let (blocks, title) = page(std::slice::from_ref(&j), 0.5);
         let page = crate::outcome::doc::html(&title, &blocks);
         assert!(page.contains("VIOLATED client-creates-an-order-under-one-key"));
-        assert!(page.contains("in 0.50 s"));
+        assert!(page.contains("in 0.50 s") && page.contains("<td><b>VIOLATED</b></td>"));
     }
 }

@@ -226,10 +226,9 @@ fn violation(f: &Finding, page: &[Block]) -> Block {
                 "Rules: those the model's own run of the case applied (its answers rest on them)."
                     .into(),
             ),
-            Block::Para(
+            Block::Para(text!(
                 "The case in the contract's notation (`!!` the round no model state explains):"
-                    .into(),
-            ),
+            )),
             Block::Code(f.notation()),
             Block::Details(
                 "what-if script (payhub-verify run)".into(),

@@ -566,5 +566,7 @@ mod tests {
             assert!(screen.contains(needle), "{needle} not in:\n{screen}");
         }
         assert!(!md.contains("## What failed"));
+        // The page's own markup is markup: nothing of it escaped as text.
+        assert!(md.contains("Each reason in full: `report.html`"), "{md}");
     }
 }

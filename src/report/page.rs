@@ -246,7 +246,7 @@ impl Report {
             "findings",
             text!("Contract findings ({})", self.findings.len()),
         ));
-        page.push(p("Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. Every finding's texts are in `report.html` (and `report.json`)."));
+        page.push(p(text!("Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. Every finding's texts are in `report.html` (and `report.json`).")));
         let mut order: Vec<_> = self.findings.iter().collect();
         order.sort_by_key(|f| (f.gap != Gap::Contradiction, f.scripts.is_empty()));
         for f in order.iter().filter(|f| f.gap == Gap::Contradiction) {
@@ -310,7 +310,7 @@ impl Report {
             Block::Table(head, rows.collect())
         };
         page.push(Block::Md(vec![
-            p("Each reason in full: `report.html`, `report.json`, `payhub-verify rules --coverage`."),
+            p(text!("Each reason in full: `report.html`, `report.json`, `payhub-verify rules --coverage`.")),
             table(false),
         ]));
         page.push(Block::Html(vec![table(true)]));
@@ -370,7 +370,7 @@ impl Report {
             "zoo",
             text!("Bug zoo: {} of {} killed", m.killed, m.total),
         ));
-        page.push(p("Each row: the rules the planted bug breaks, the property that killed it, how, and the counterexample's length in choices. A `zoo-*` preset is a small world of the bug zoo's own, not one `check --preset` knows: `payhub-verify mutants --show NAME` shows that mutant's counterexample and a tape `replay --tape` accepts."));
+        page.push(p(text!("Each row: the rules the planted bug breaks, the property that killed it, how, and the counterexample's length in choices. A `zoo-*` preset is a small world of the bug zoo's own, not one `check --preset` knows: `payhub-verify mutants --show NAME` shows that mutant's counterexample and a tape `replay --tape` accepts.")));
         let mut order: Vec<_> = m.mutants.iter().collect();
         order.sort_by_key(|r| r.killed);
         let table = |whole: bool| {
