@@ -48,7 +48,7 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
         Block::Banner(Tone::of_exit(r.exit_code()), title.clone(), lines),
         Block::Heading(2, Some("checked"), "What was checked".into()),
         Block::Table(
-            "|",
+            "checked|value",
             vec![
                 two("target", text!("`{}`", r.target)),
                 two("profile", r.profile.as_str().into()),

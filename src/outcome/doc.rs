@@ -194,12 +194,15 @@ fn md_block(s: &mut String, b: &Block) {
             after,
         } => {
             let heading = super::text::text!("### Violation of `{}` ", property).markdown();
+            let rules_line = match rules.is_empty() {
+                true => "none named.".to_owned(),
+                false => format!("{}. The contract asks instead:", rules.join(", ")),
+            };
             let _ = writeln!(
                 s,
-                "{}\n\n{}\n\nRules: {}. The contract asks instead:\n",
+                "{}\n\n{}\n\nRules: {rules_line}\n",
                 (heading + &context.markdown()).trim_end(),
                 md_escape(detail),
-                rules.join(", ")
             );
             for r in rules.iter().filter_map(|id| Rule::from_id(id)) {
                 let _ = writeln!(s, "- **{}** {} (原文: {})", r.id(), r.text(), r.zh());
@@ -401,6 +404,16 @@ mod tests {
         assert!(md.contains(rule.text()) && md.contains(rule.zh()), "{md}");
         assert!(md.contains("```mermaid\nsequenceDiagram\n"), "{md}");
         assert!(!markdown(&[v(Drawing::None)]).contains("```mermaid"));
+        let unnamed = Block::Violation {
+            property: "p".into(),
+            context: Text::default(),
+            rules: Vec::new(),
+            detail: "seen".into(),
+            drawing: Drawing::None,
+            after: Vec::new(),
+        };
+        assert!(markdown(std::slice::from_ref(&unnamed)).contains("\n\nRules: none named.\n"));
+        assert!(html("t", &[unnamed]).contains("<p>Rules: none named.</p>"));
         let (mut page, mut built) = (vec![v(Drawing::None)], 0);
         for _ in 0..=html::FIGURES_MAX {
             let drawing = Drawing::after(&page, || {

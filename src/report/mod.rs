@@ -369,8 +369,9 @@ impl Report {
         let md = out.join("report.md");
         let json = out.join("report.json");
         let html = out.join("report.html");
-        crate::whole_file::write(&html, self.html())?;
-        crate::whole_file::write(&md, self.markdown())?;
+        let (md_page, html_page) = self.pages();
+        crate::whole_file::write(&html, html_page)?;
+        crate::whole_file::write(&md, md_page)?;
         crate::whole_file::write(&json, self.to_json())?;
         // The diagrams, one Mermaid document each.
         let diagrams = out.join("diagrams");
@@ -515,7 +516,7 @@ mod tests {
             .find(|p| p.status == CheckStatus::Violated)
             .expect("the anti-pattern is caught")
             .clone();
-        let md = report(vec![checked]).markdown();
+        let md = report(vec![checked]).pages().0;
         let screen: Vec<&str> = md.lines().take(20).collect();
         let screen = screen.join("\n");
         for needle in [
@@ -547,7 +548,7 @@ mod tests {
             ..Default::default()
         });
         let rule = rules_of("no-new-attempt-while-one-is-unfinished")[0];
-        let (md, html) = (r.markdown(), r.html());
+        let (md, html) = r.pages();
         let sim = &html[html.find("id=\"simulation\"").unwrap()..];
         assert!(sim.contains("<svg") && sim.contains(&format!("data-rule=\"{rule}\"")));
         let sim = &md[md.find("## Simulation").unwrap()..];
@@ -559,7 +560,7 @@ mod tests {
 
     #[test]
     fn a_passing_report_puts_its_verdict_and_header_first() {
-        let md = report(Vec::new()).markdown();
+        let md = report(Vec::new()).pages().0;
         let screen: Vec<&str> = md.lines().take(20).collect();
         let screen = screen.join("\n");
         for needle in ["all hold", "0.1.0", "abc1234", "2025-12-01", "2 cores"] {

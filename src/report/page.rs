@@ -19,14 +19,11 @@ fn p(text: impl Into<Text>) -> Block {
 }
 
 impl Report {
-    /// `report.md`.
-    pub fn markdown(&self) -> String {
-        doc::markdown(&self.page())
-    }
-
-    /// `report.html`.
-    pub fn html(&self) -> String {
-        doc::html(&format!("payhub-verify: {}", self.verdict), &self.page())
+    /// `report.md` and `report.html`, drawn from one page.
+    pub fn pages(&self) -> (String, String) {
+        let page = self.page();
+        let title = format!("payhub-verify: {}", self.verdict);
+        (doc::markdown(&page), doc::html(&title, &page))
     }
 
     fn page(&self) -> Vec<Block> {
