@@ -404,7 +404,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
             "{}",
             crate::outcome::junit::render(&report::outcome::verify(&report))
         ),
-        VerifyFormat::Html => print!("{}", report.html()),
+        VerifyFormat::Html => print!("{}", report.pages().1),
         VerifyFormat::Text => {
             print!("{}", report.summary_text());
             println!("report: {}", written.join(", "));

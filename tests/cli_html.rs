@@ -247,6 +247,7 @@ fn conform_html_draws_the_planted_bug_and_nothing_for_the_reference() {
     ]);
     assert_eq!(code(&clean), 0, "{}", stderr(&clean));
     assert_page(&clean, 0, &[], &[]);
+    assert!(stdout(&clean).contains("<th>checked</th><th>value</th></tr><tr><td>target</td>"));
 }
 
 /// The checks above catch what they are for: a page without its drawing, a page with a

@@ -8,8 +8,9 @@ use super::Judged;
 use super::report::{
     cannot_judge_groups, closing, diagram, read_line, unscoped_line, witness_line,
 };
-use crate::outcome::doc::Block;
+use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
+use crate::outcome::text::{Text, text};
 use payhub_properties::verdict::Status;
 
 /// The page for every file judged; `seconds`: reading and judging them all. Its title
@@ -30,14 +31,14 @@ pub fn page(all: &[Judged], seconds: f64) -> (Vec<Block>, String) {
         (3, _) => "incomplete: entries unreadable, nothing violated in the rest".to_owned(),
         _ => "nothing judged".to_owned(),
     };
-    let mut lines = vec![format!(
+    let mut lines = vec![Text::from(format!(
         "payhub-verify check-log · {} {} read and judged in {seconds:.2} s",
         all.len(),
         if all.len() == 1 { "file" } else { "files" }
-    )];
+    ))];
     lines.extend(
         all.iter()
-            .map(|j| format!("{}\n**{}**", read_line(j), closing(j))),
+            .map(|j| text!("{}\n**{}**", read_line(j), closing(j))),
     );
     let mut blocks = vec![
         Block::Banner(Tone::of_exit(worst), format!("check-log: {verdict}"), lines),
@@ -54,49 +55,44 @@ pub fn page(all: &[Judged], seconds: f64) -> (Vec<Block>, String) {
 }
 
 /// One row of what was checked.
-fn checked(j: &Judged) -> Vec<String> {
+fn checked(j: &Judged) -> Vec<Text> {
     let cannot = j
         .verdicts
         .iter()
         .filter(|v| v.status == Status::CannotJudge)
         .count();
     let result = match j.exit() {
-        0 => "holds",
-        1 => "**VIOLATED**",
-        3 => "incomplete",
-        _ => "nothing judged",
+        0 => text!("holds"),
+        1 => text!("**VIOLATED**"),
+        3 => text!("incomplete"),
+        _ => text!("nothing judged"),
     };
-    let n = [j.entries, j.judged, j.ignored, j.skipped].map(|n| n.to_string());
-    let mut row = vec![
-        format!("`{}`", j.file.display()),
-        j.format.about().to_owned(),
-    ];
+    let n = [j.entries, j.judged, j.ignored, j.skipped].map(|n| n.to_string().into());
+    let mut row = vec![text!("`{}`", j.file.display()), j.format.about().into()];
     row.extend(n);
     row.extend([
-        (j.verdicts.len() - cannot).to_string(),
-        cannot.to_string(),
-        result.into(),
+        (j.verdicts.len() - cannot).to_string().into(),
+        cannot.to_string().into(),
+        result,
     ]);
     row
 }
 
 /// One file: what was skipped or assumed, its violations drawn, then the rest.
 fn file(blocks: &mut Vec<Block>, j: &Judged) {
-    blocks.push(Block::Heading(2, None, format!("`{}`", j.file.display())));
-    let mut notes: Vec<String> = j
+    blocks.push(Block::Heading(2, None, text!("`{}`", j.file.display())));
+    let mut notes: Vec<Text> = j
         .skips
         .iter()
-        .map(|(label, why)| format!("skipped {label}: {why}"))
+        .map(|(label, why)| format!("skipped {label}: {why}").into())
         .collect();
     if j.skipped as usize > j.skips.len() {
-        notes.push(format!(
-            "… and {} more skipped",
-            j.skipped as usize - j.skips.len()
-        ));
+        let more = j.skipped as usize - j.skips.len();
+        notes.push(format!("… and {more} more skipped").into());
     }
-    notes.extend(j.assumptions.iter().map(|a| format!("assumed: {a}")));
+    notes.extend(j.assumptions.iter().map(|a| format!("assumed: {a}").into()));
     if j.unscoped > 0 {
-        notes.push(unscoped_line(j));
+        notes.push(unscoped_line(j).into());
     }
     if !notes.is_empty() {
         blocks.push(Block::List(notes));
@@ -107,11 +103,8 @@ fn file(blocks: &mut Vec<Block>, j: &Judged) {
         .filter(|v| v.status == Status::Violated)
         .collect();
     if !violated.is_empty() {
-        blocks.push(Block::Heading(
-            3,
-            None,
-            format!("Violations ({})", violated.len()),
-        ));
+        let n = violated.len();
+        blocks.push(Block::Heading(3, None, format!("Violations ({n})").into()));
     }
     for v in violated {
         let detail = v.detail.clone().unwrap_or_default();
@@ -119,7 +112,7 @@ fn file(blocks: &mut Vec<Block>, j: &Judged) {
             Some(w) => {
                 let lines: Vec<String> = w.entries.iter().map(|e| witness_line(j, e)).collect();
                 Block::Details(
-                    format!("witness entries ({})", w.entries.len()),
+                    format!("witness entries ({})", w.entries.len()).into(),
                     vec![Block::Code(lines.join("\n"))],
                 )
             }
@@ -130,12 +123,14 @@ fn file(blocks: &mut Vec<Block>, j: &Judged) {
         };
         blocks.push(Block::Violation {
             property: v.name.to_owned(),
-            context: String::new(),
+            context: Text::default(),
             rules: v.rules.clone(),
-            drawing: v
-                .witness
-                .as_ref()
-                .map(|_| diagram(j, v, &page::note(v.name, &v.rules, &detail))),
+            drawing: match &v.witness {
+                Some(_) => Drawing::after(blocks, || {
+                    diagram(j, v, &page::note(v.name, &v.rules, &detail))
+                }),
+                None => Drawing::None,
+            },
             detail,
             after: vec![after],
         });
@@ -149,7 +144,7 @@ fn file(blocks: &mut Vec<Block>, j: &Judged) {
     blocks.push(Block::Heading(
         3,
         None,
-        format!("Properties judged ({})", rows.len()),
+        format!("Properties judged ({})", rows.len()).into(),
     ));
     blocks.push(Block::Properties(rows));
     let groups = cannot_judge_groups(j);
@@ -158,11 +153,11 @@ fn file(blocks: &mut Vec<Block>, j: &Judged) {
         blocks.push(Block::Heading(
             3,
             None,
-            format!("Cannot judge from this source ({count})"),
+            format!("Cannot judge from this source ({count})").into(),
         ));
         let rows = groups.into_iter().map(|(needs, names)| {
-            let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-            vec![needs, names.join(", ")]
+            let names = names.iter().map(|n| text!("`{}`", n));
+            vec![needs.into(), Text::join(names, ", ")]
         });
         blocks.push(Block::Table("evidence missing|properties", rows.collect()));
     }
@@ -200,6 +195,6 @@ mod tests {
         let (blocks, title) = page(std::slice::from_ref(&j), 0.5);
         let page = crate::outcome::doc::html(&title, &blocks);
         assert!(page.contains("VIOLATED client-creates-an-order-under-one-key"));
-        assert!(page.contains("in 0.50 s"));
+        assert!(page.contains("in 0.50 s") && page.contains("<td><b>VIOLATED</b></td>"));
     }
 }

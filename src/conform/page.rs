@@ -9,8 +9,9 @@ use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
 use super::report::{Finding, Report, diagram, messages};
 use super::rule_rows::RuleVerdict;
-use crate::outcome::doc::Block;
+use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, Tone};
+use crate::outcome::text::{Text, text};
 use payhub_properties::verdict::Status;
 use payhub_sim::diagram::Diagram;
 
@@ -20,7 +21,7 @@ pub const PROPERTY: &str = "target-answers-as-the-model-allows";
 /// The page of a sweep, and its title.
 pub fn page(r: &Report) -> (Vec<Block>, String) {
     let lines = vec![
-        format!(
+        text!(
             "{} cases ({} requests) against `{}` [{}] in {:.1} s, {:.1} cases/s · exit {}",
             r.cases_run,
             r.requests,
@@ -38,65 +39,70 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
             } else {
                 ""
             }
-        ),
+        )
+        .into(),
     ];
     let title = format!("conform: {}", r.verdict());
-    let two = |a: &str, b: String| vec![a.to_owned(), b];
+    let two = |a: &str, b: Text| vec![a.into(), b];
     let mut blocks = vec![
         Block::Banner(Tone::of_exit(r.exit_code()), title.clone(), lines),
         Block::Heading(2, Some("checked"), "What was checked".into()),
         Block::Table(
-            "|",
+            "checked|value",
             vec![
-                two("target", format!("`{}`", r.target)),
-                two("profile", r.profile.clone()),
-                two("seeds", r.seeds.clone()),
+                two("target", text!("`{}`", r.target)),
+                two("profile", r.profile.as_str().into()),
+                two("seeds", r.seeds.as_str().into()),
                 two(
                     "proxy faults",
                     if r.proxy_faults { "on" } else { "off" }.into(),
                 ),
                 two(
                     "cases",
-                    format!("{} ({} requests)", r.cases_run, r.requests),
+                    format!("{} ({} requests)", r.cases_run, r.requests).into(),
                 ),
-                two("violations", r.violations.len().to_string()),
-                two("incomplete", r.incomplete.len().to_string()),
-                two("seeds not run", r.not_run.to_string()),
+                two("violations", r.violations.len().to_string().into()),
+                two("incomplete", r.incomplete.len().to_string().into()),
+                two("seeds not run", r.not_run.to_string().into()),
                 two(
                     "seconds",
-                    format!("{:.2} ({:.1} cases/s)", r.elapsed_s, r.cases_per_s),
+                    format!("{:.2} ({:.1} cases/s)", r.elapsed_s, r.cases_per_s).into(),
                 ),
             ],
         ),
     ];
     if !r.suppressed.is_empty() {
-        blocks.push(Block::List(r.suppressed.clone()));
+        blocks.push(Block::List(
+            r.suppressed.iter().map(|x| x.as_str().into()).collect(),
+        ));
     }
     if !r.violations.is_empty() {
         blocks.push(Block::Heading(
             2,
             Some("violations"),
-            format!("Violations ({})", r.violations.len()),
+            format!("Violations ({})", r.violations.len()).into(),
         ));
     }
-    blocks.extend(r.violations.iter().map(violation));
+    for f in &r.violations {
+        blocks.push(violation(f, &blocks));
+    }
     rest(&mut blocks, r);
     silent(&mut blocks, &r.readings);
     registry(&mut blocks, &r.registry);
     blocks.push(Block::Heading(2, Some("rules"), "Rules".into()));
     let rows = r.rules.iter().map(|x| {
         let verdict = match x.verdict {
-            RuleVerdict::Verified => "verified",
-            RuleVerdict::Violated => "**VIOLATED**",
-            RuleVerdict::Blind => "blind",
-            RuleVerdict::NotJudgedOverTheWire => "oracle only",
+            RuleVerdict::Verified => text!("verified"),
+            RuleVerdict::Violated => text!("**VIOLATED**"),
+            RuleVerdict::Blind => text!("blind"),
+            RuleVerdict::NotJudgedOverTheWire => text!("oracle only"),
         };
         vec![
-            x.rule.to_owned(),
-            verdict.to_owned(),
-            x.cases.to_string(),
-            x.properties.join(", "),
-            x.why.clone().unwrap_or_default(),
+            x.rule.into(),
+            verdict,
+            x.cases.to_string().into(),
+            x.properties.join(", ").into(),
+            x.why.clone().unwrap_or_default().into(),
         ]
     });
     blocks.push(Block::Table(
@@ -115,16 +121,16 @@ pub(super) fn silent(blocks: &mut Vec<Block>, rows: &[super::silent::PointRow]) 
             .iter()
             .map(|x| format!("{}: seed {}, {}", x.name, x.seed, x.first))
             .collect();
+        let taken = super::silent::taken(row);
         vec![
-            format!("`{}`", row.name),
-            format!("`{}`", row.assumption),
-            format!("`{}`", row.model),
-            super::silent::taken(row)
-                + &row
-                    .pinned
-                    .map(|p| format!(" (pinned `{p}`)"))
-                    .unwrap_or_default(),
-            first.join("\n"),
+            text!("`{}`", row.name),
+            text!("`{}`", row.assumption),
+            text!("`{}`", row.model),
+            match row.pinned {
+                Some(p) => text!("{} (pinned `{}`)", taken, p),
+                None => taken.into(),
+            },
+            first.join("\n").into(),
         ]
     });
     blocks.push(Block::Table(
@@ -141,9 +147,9 @@ fn registry(blocks: &mut Vec<Block>, g: &Registry) {
         Some("registry"),
         "The registry over the recorded exchanges".into(),
     ));
-    blocks.push(Block::Para(g.summary()));
+    blocks.push(Block::Para(g.summary().into()));
     for why in &g.unreadable_listed {
-        blocks.push(Block::Para(format!("unreadable: {why}")));
+        blocks.push(Block::Para(format!("unreadable: {why}").into()));
     }
     for row in g.violated() {
         let Some(w) = &row.witness else { continue };
@@ -154,10 +160,11 @@ fn registry(blocks: &mut Vec<Block>, g: &Registry) {
                 w.seed,
                 row.cases.violated,
                 row.cases.total()
-            ),
+            )
+            .into(),
             rules: row.rules.clone(),
             detail: w.detail.clone(),
-            drawing: Some(witness_diagram(row, w)),
+            drawing: Drawing::after(blocks, || witness_diagram(row, w)),
             after: vec![Block::Code(w.exchanges.join("\n"))],
         });
     }
@@ -184,7 +191,7 @@ fn registry(blocks: &mut Vec<Block>, g: &Registry) {
 }
 
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
-fn violation(f: &Finding) -> Block {
+fn violation(f: &Finding, page: &[Block]) -> Block {
     let detail = format!(
         "round {}: no model state explains the target's answer; {}",
         f.breaking_round + 1,
@@ -194,8 +201,11 @@ fn violation(f: &Finding) -> Block {
             format!("the model allows {}", f.allowed.join("; or "))
         }
     );
-    let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
-    d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
+    let drawing = Drawing::after(page, || {
+        let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
+        d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
+        d
+    });
     Block::Violation {
         property: PROPERTY.to_owned(),
         context: format!(
@@ -206,19 +216,19 @@ fn violation(f: &Finding) -> Block {
             f.shrink_runs,
             f.detected_after_cases,
             f.detected_after_s
-        ),
+        )
+        .into(),
         rules: f.rules.clone(),
         detail,
-        drawing: Some(d),
+        drawing,
         after: vec![
             Block::Para(
                 "Rules: those the model's own run of the case applied (its answers rest on them)."
                     .into(),
             ),
-            Block::Para(
+            Block::Para(text!(
                 "The case in the contract's notation (`!!` the round no model state explains):"
-                    .into(),
-            ),
+            )),
             Block::Code(f.notation()),
             Block::Details(
                 "what-if script (payhub-verify run)".into(),
@@ -238,21 +248,21 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
         let rows = r
             .incomplete
             .iter()
-            .map(|(seed, why)| vec![seed.to_string(), why.clone()]);
+            .map(|(seed, why)| vec![seed.to_string().into(), why.as_str().into()]);
         blocks.push(Block::Table(
             "seed|why the oracle could not finish",
             rows.collect(),
         ));
     }
     if r.not_run > 0 {
-        blocks.push(Block::Para(format!(
-            "{} seeds not run{}.",
-            r.not_run,
-            match &r.continue_with {
-                Some(c) => format!("; continue with `{c}`"),
-                None => " (the sweep stops at its first violation)".to_owned(),
-            }
-        )));
+        blocks.push(Block::Para(match &r.continue_with {
+            Some(c) => text!("{} seeds not run; continue with `{}`.", r.not_run, c),
+            None => format!(
+                "{} seeds not run (the sweep stops at its first violation).",
+                r.not_run
+            )
+            .into(),
+        }));
     }
 }
 
@@ -279,15 +289,13 @@ pub fn matrix(rows: &[Row]) -> (Vec<Block>, String) {
     let seconds: f64 = rows.iter().filter_map(|r| r.seconds_to_detection).sum();
     let table = rows.iter().map(|r| {
         let status = if r.found {
-            "found"
+            text!("found")
         } else if r.reason.is_some() {
-            "blind"
+            text!("blind")
         } else {
-            "**MISSED**"
+            text!("**MISSED**")
         };
-        vec![
-            format!("`{}`", r.mutant),
-            status.to_owned(),
+        let cells = [
             r.rules.join(", "),
             r.shrunk_requests.map(|n| n.to_string()).unwrap_or_default(),
             r.seconds_to_detection
@@ -295,13 +303,16 @@ pub fn matrix(rows: &[Row]) -> (Vec<Block>, String) {
                 .unwrap_or_default(),
             r.cases.to_string(),
             r.setup.clone().or(r.reason.clone()).unwrap_or_default(),
-        ]
+        ];
+        let mut row = vec![text!("`{}`", r.mutant), status];
+        row.extend(cells.map(Text::from));
+        row
     });
     let mut blocks = vec![
         Block::Banner(
             if missed > 0 { Tone::Fail } else { Tone::Ok },
             verdict.clone(),
-            vec![format!("{seconds:.1} s to detection in all")],
+            vec![format!("{seconds:.1} s to detection in all").into()],
         ),
         Block::Table(
             "mutant|over HTTP|rules|shrunk requests|time to detection|cases|setup / reason",
@@ -317,8 +328,8 @@ pub fn matrix(rows: &[Row]) -> (Vec<Block>, String) {
     }
     for r in rows {
         if let Some(f) = &r.finding {
-            blocks.push(Block::Heading(3, None, format!("mutant `{}`", r.mutant)));
-            blocks.push(violation(f));
+            blocks.push(Block::Heading(3, None, text!("mutant `{}`", r.mutant)));
+            blocks.push(violation(f, &blocks));
         }
     }
     (blocks, format!("payhub-verify {verdict}"))

@@ -1,11 +1,12 @@
 //! A page as data: the verdict's banner, headings, paragraphs, lists, tables, drawings
 //! and violations, built once by a command and drawn by one Markdown and one HTML
-//! renderer. Text is written once in a small inline notation both renderers read:
-//! `` `code` `` and `**bold**`. A violation carries what the contract asks instead: each
+//! renderer. Text is typed ([`Text`]): a builder's markup is never read in the values
+//! it fills in. A violation carries what the contract asks instead: each
 //! rule's sentence in English and in the Chinese original (authoritative), and its
 //! drawing (a Mermaid block a code host draws, inline SVG in HTML).
 
 use super::html::{self, PropertyRow, Tone, escape};
+use super::text::{Text, longest_run, md_escape};
 use payhub_model::Rule;
 use payhub_sim::Diagram;
 use std::fmt::Write as _;
@@ -15,13 +16,13 @@ use std::fmt::Write as _;
 pub enum Block {
     /// The first screen: the verdict as the heading (coloured by its tone in HTML), then
     /// `lines`, one a line, and the contract judged.
-    Banner(Tone, String, Vec<String>),
+    Banner(Tone, String, Vec<Text>),
     /// `level` 1 to 3; the HTML anchor, if any.
-    Heading(u8, Option<&'static str>, String),
-    Para(String),
-    List(Vec<String>),
+    Heading(u8, Option<&'static str>, Text),
+    Para(Text),
+    List(Vec<Text>),
     /// The head's cells separated by `|`, then the rows.
-    Table(&'static str, Vec<Vec<String>>),
+    Table(&'static str, Vec<Vec<Text>>),
     /// A table of properties: violated first, then held, then the rest.
     Properties(Vec<PropertyRow>),
     /// Preformatted text, as is.
@@ -32,31 +33,63 @@ pub enum Block {
     /// (collapsed) in HTML.
     Mermaid(String),
     /// A collapsed block: `<details>` in both formats.
-    Details(String, Vec<Block>),
+    Details(Text, Vec<Block>),
     /// Blocks of one format only: the Markdown page stays short (a code host shows it
     /// whole), the HTML page holds every text and drawing.
     Md(Vec<Block>),
     Html(Vec<Block>),
     /// A violation: the property, where (`context`), its rules with their sentences,
-    /// the detail, its drawing (in HTML the page's first [`html::FIGURES_MAX`] only),
-    /// then `after`.
+    /// the detail, its drawing, then `after`.
     Violation {
         property: String,
-        context: String,
+        context: Text,
         rules: Vec<&'static str>,
         detail: String,
-        drawing: Option<Diagram>,
+        drawing: Drawing,
         after: Vec<Block>,
     },
 }
 
+/// A violation's drawing: a page draws its first [`html::FIGURES_MAX`] violations; past
+/// them a drawing is never built, and the page says so.
+#[derive(Clone, Debug)]
+pub enum Drawing {
+    /// Nothing to draw.
+    None,
+    Drawn(Diagram),
+    Withheld,
+}
+
+impl Drawing {
+    /// The drawing of the violation that follows `page`: built by `build` while the page
+    /// holds fewer than [`html::FIGURES_MAX`] drawings, withheld after.
+    pub fn after(page: &[Block], build: impl FnOnce() -> Diagram) -> Drawing {
+        let drawings = page.iter().filter(
+            |b| matches!(b, Block::Violation { drawing, .. } if !matches!(drawing, Drawing::None)),
+        );
+        match drawings.count() < html::FIGURES_MAX {
+            true => Drawing::Drawn(build()),
+            false => Drawing::Withheld,
+        }
+    }
+}
+
+/// What a page says for a violation past [`html::FIGURES_MAX`] instead of its drawing.
+fn not_drawn() -> String {
+    let max = html::FIGURES_MAX;
+    format!(
+        "Not drawn: the page draws {max} violations at most (the text and JSON formats list each)."
+    )
+}
+
 /// The contract the page's verdict is given against: its title in English and in the
 /// Chinese original, its version and date.
-fn contract_line() -> String {
+fn contract_line() -> Text {
     format!(
         "contract: {} (the Chinese original is authoritative)",
         payhub_model::Contract::named()
     )
+    .into()
 }
 
 /// Properties as rows, ordered violated first, then held, then the rest.
@@ -74,8 +107,8 @@ pub fn markdown(blocks: &[Block]) -> String {
 }
 
 /// A table cell: its `|` escaped, on one line.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
+fn cell(t: &Text) -> String {
+    t.markdown().replace('|', "\\|").replace('\n', "<br>")
 }
 
 fn md_block(s: &mut String, b: &Block) {
@@ -83,21 +116,31 @@ fn md_block(s: &mut String, b: &Block) {
         Block::Banner(_, title, lines) => {
             let _ = writeln!(
                 s,
-                "# {title}\n\n{}  \n{}\n",
-                lines.join("  \n"),
-                contract_line()
+                "# {}\n\n{}  \n{}\n",
+                md_escape(title),
+                lines
+                    .iter()
+                    .map(Text::markdown)
+                    .collect::<Vec<_>>()
+                    .join("  \n"),
+                contract_line().markdown()
             );
         }
         Block::Heading(level, _, text) => {
-            let _ = writeln!(s, "{} {text}\n", "#".repeat(usize::from(*level)));
+            let _ = writeln!(
+                s,
+                "{} {}\n",
+                "#".repeat(usize::from(*level)),
+                text.markdown()
+            );
         }
-        Block::Para(text) if text.is_empty() => {}
+        Block::Para(text) if *text == Text::default() => {}
         Block::Para(text) => {
-            let _ = writeln!(s, "{text}\n");
+            let _ = writeln!(s, "{}\n", text.markdown());
         }
         Block::List(items) => {
             for i in items {
-                let _ = writeln!(s, "- {}", i.replace('\n', "  \n  "));
+                let _ = writeln!(s, "- {}", i.markdown().replace('\n', "  \n  "));
             }
             s.push('\n');
         }
@@ -105,15 +148,21 @@ fn md_block(s: &mut String, b: &Block) {
             let n = head.split('|').count();
             let _ = writeln!(s, "| {} |\n|{}", head.replace('|', " | "), "---|".repeat(n));
             for r in rows {
-                let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+                let cells: Vec<String> = r.iter().map(cell).collect();
                 let _ = writeln!(s, "| {} |", cells.join(" | "));
             }
             s.push('\n');
         }
         Block::Properties(rows) => {
             let rows = property_rows(rows).into_iter().map(|r| {
-                let (name, rules) = (format!("`{}`", r.name), r.rules.join(", "));
-                vec![name, r.status.clone(), rules, r.detail.clone()]
+                let name = super::text::text!("`{}`", r.name);
+                let rules = r.rules.join(", ").into();
+                vec![
+                    name,
+                    r.status.as_str().into(),
+                    rules,
+                    r.detail.as_str().into(),
+                ]
             });
             md_block(
                 s,
@@ -121,14 +170,16 @@ fn md_block(s: &mut String, b: &Block) {
             );
         }
         Block::Code(text) => {
-            let _ = writeln!(s, "```text\n{}\n```\n", text.trim_end());
+            let f = fence(text);
+            let _ = writeln!(s, "{f}text\n{}\n{f}\n", text.trim_end());
         }
         Block::Figure(diagram) => md_block(s, &Block::Mermaid(diagram.to_mermaid())),
         Block::Mermaid(m) => {
-            let _ = writeln!(s, "```mermaid\n{m}```\n");
+            let f = fence(m);
+            let _ = writeln!(s, "{f}mermaid\n{m}{f}\n");
         }
         Block::Details(summary, body) => {
-            let _ = writeln!(s, "<details><summary>{summary}</summary>\n");
+            let _ = writeln!(s, "<details><summary>{}</summary>\n", summary.html());
             body.iter().for_each(|b| md_block(s, b));
             s.push_str("</details>\n\n");
         }
@@ -142,20 +193,26 @@ fn md_block(s: &mut String, b: &Block) {
             drawing,
             after,
         } => {
-            let heading = format!("### Violation of `{property}` {context}");
+            let heading = super::text::text!("### Violation of `{}` ", property).markdown();
+            let rules_line = match rules.is_empty() {
+                true => "none named.".to_owned(),
+                false => format!("{}. The contract asks instead:", rules.join(", ")),
+            };
             let _ = writeln!(
                 s,
-                "{}\n\n{detail}\n\nRules: {}. The contract asks instead:\n",
-                heading.trim_end(),
-                rules.join(", ")
+                "{}\n\n{}\n\nRules: {rules_line}\n",
+                (heading + &context.markdown()).trim_end(),
+                md_escape(detail),
             );
             for r in rules.iter().filter_map(|id| Rule::from_id(id)) {
                 let _ = writeln!(s, "- **{}** {} (原文: {})", r.id(), r.text(), r.zh());
             }
             s.push('\n');
-            drawing
-                .iter()
-                .for_each(|d| md_block(s, &Block::Figure(d.clone())));
+            match drawing {
+                Drawing::Drawn(d) => md_block(s, &Block::Mermaid(d.to_mermaid())),
+                Drawing::Withheld => md_block(s, &Block::Para(not_drawn().into())),
+                Drawing::None => {}
+            }
             after.iter().for_each(|b| md_block(s, b));
         }
     }
@@ -164,49 +221,32 @@ fn md_block(s: &mut String, b: &Block) {
 /// The page as HTML: the head with `title`, the blocks, the end.
 pub fn html(title: &str, blocks: &[Block]) -> String {
     let mut s = html::head(title);
-    let mut drawn = 0;
-    blocks
-        .iter()
-        .for_each(|b| html_block(&mut s, b, &mut drawn));
+    blocks.iter().for_each(|b| html_block(&mut s, b));
     s.push_str(html::END);
     s
 }
 
-/// Inline notation as HTML: escaped, `` `x` `` as `<code>`, `**x**` as `<b>`, a line
-/// break as `<br>`.
-pub fn inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, part) in escape(text).split("**").enumerate() {
-        out.push_str(match (i % 2, i) {
-            (1, _) => "<b>",
-            (0, 0) => "",
-            _ => "</b>",
-        });
-        for (j, c) in part.split('`').enumerate() {
-            out.push_str(match (j % 2, j) {
-                (1, _) => "<code>",
-                (0, 0) => "",
-                _ => "</code>",
-            });
-            out.push_str(c);
-        }
-    }
-    out.replace("&#10;", "<br>")
+/// A Markdown fence for `text`: longer than any backtick run inside it, three at least.
+fn fence(text: &str) -> String {
+    "`".repeat(longest_run(text, '`').max(2) + 1)
 }
 
 /// `<code>RULE</code>, …`.
 fn codes(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    inline(&quoted.join(", "))
+    let quoted: Vec<String> = names
+        .iter()
+        .map(|n| format!("<code>{}</code>", escape(n)))
+        .collect();
+    quoted.join(", ")
 }
 
-fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
+fn html_block(s: &mut String, b: &Block) {
     match b {
         Block::Banner(tone, title, lines) => {
             let lines: Vec<String> = lines
                 .iter()
                 .chain([&contract_line()])
-                .map(|l| inline(l))
+                .map(Text::html)
                 .collect();
             let _ = write!(
                 s,
@@ -218,16 +258,16 @@ fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
         }
         Block::Heading(level, id, text) => {
             let id = id.map(|i| format!(" id=\"{i}\"")).unwrap_or_default();
-            let _ = write!(s, "<h{level}{id}>{}</h{level}>", inline(text));
+            let _ = write!(s, "<h{level}{id}>{}</h{level}>", text.html());
         }
-        Block::Para(text) if text.is_empty() => {}
+        Block::Para(text) if *text == Text::default() => {}
         Block::Para(text) => {
-            let _ = write!(s, "<p>{}</p>", inline(text));
+            let _ = write!(s, "<p>{}</p>", text.html());
         }
         Block::List(items) => {
             s.push_str("<ul>");
             for i in items {
-                let _ = write!(s, "<li>{}</li>", inline(i));
+                let _ = write!(s, "<li>{}</li>", i.html());
             }
             s.push_str("</ul>");
         }
@@ -240,7 +280,7 @@ fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
             for r in rows {
                 s.push_str("<tr>");
                 for c in r {
-                    let _ = write!(s, "<td>{}</td>", inline(c));
+                    let _ = write!(s, "<td>{}</td>", c.html());
                 }
                 s.push_str("</tr>");
             }
@@ -267,14 +307,14 @@ fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
         Block::Figure(diagram) => s.push_str(&html::figure(diagram)),
         Block::Mermaid(m) => {
             let source = vec![Block::Code(m.clone())];
-            html_block(s, &Block::Details("Mermaid source".into(), source), drawn);
+            html_block(s, &Block::Details("Mermaid source".into(), source));
         }
         Block::Details(summary, body) => {
-            let _ = write!(s, "<details><summary>{}</summary>", inline(summary));
-            body.iter().for_each(|b| html_block(s, b, drawn));
+            let _ = write!(s, "<details><summary>{}</summary>", summary.html());
+            body.iter().for_each(|b| html_block(s, b));
             s.push_str("</details>");
         }
-        Block::Html(body) => body.iter().for_each(|b| html_block(s, b, drawn)),
+        Block::Html(body) => body.iter().for_each(|b| html_block(s, b)),
         Block::Md(_) => {}
         Block::Violation {
             property,
@@ -288,7 +328,7 @@ fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
                 s,
                 "<div class=\"violation\" data-property=\"{0}\"><h3>{0} <span class=\"muted\">{1}</span></h3><p>Rules: {2}.</p>",
                 escape(property),
-                inline(context),
+                context.html(),
                 if rules.is_empty() {
                     "none named".into()
                 } else {
@@ -313,40 +353,35 @@ fn html_block(s: &mut String, b: &Block, drawn: &mut usize) {
             }
             let _ = write!(s, "<p>{}</p>", escape(detail));
             match drawing {
-                Some(d) if *drawn < html::FIGURES_MAX => s.push_str(&html::figure(d)),
-                Some(_) => s.push_str(NOT_DRAWN),
-                None => {}
+                Drawing::Drawn(d) => s.push_str(&html::figure(d)),
+                Drawing::Withheld => {
+                    let _ = write!(s, "<p class=\"muted\">{}</p>", not_drawn());
+                }
+                Drawing::None => {}
             }
-            *drawn += usize::from(drawing.is_some());
-            after.iter().for_each(|b| html_block(s, b, drawn));
+            after.iter().for_each(|b| html_block(s, b));
             s.push_str("</div>");
         }
     }
 }
 
-/// Past [`html::FIGURES_MAX`] violations, what a page says instead of a drawing.
-const NOT_DRAWN: &str = "<p class=\"muted\">Not drawn: the page draws 50 violations at most (the text and JSON formats list each).</p>";
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::text::text;
 
     #[test]
-    fn inline_notation_reads_the_same_in_both_formats() {
-        assert_eq!(
-            inline("a `x<y>` and **b**\nc"),
-            "a <code>x&lt;y&gt;</code> and <b>b</b><br>c"
-        );
+    fn text_reads_the_same_in_both_formats() {
         let page = vec![
             Block::Heading(2, Some("t"), "T".into()),
-            Block::Table("a|b", vec![vec!["`1|2`".into(), "x".into()]]),
+            Block::Table("a|b", vec![vec![text!("`{}`", "1|2"), "x`**<b>".into()]]),
         ];
         assert_eq!(
             markdown(&page),
-            "## T\n\n| a | b |\n|---|---|\n| `1\\|2` | x |\n\n"
+            "## T\n\n| a | b |\n|---|---|\n| `1\\|2` | x\\`\\*\\*\\<b\\> |\n\n"
         );
         let h = html("t", &page);
-        assert!(h.contains("<h2 id=\"t\">T</h2><table><tr><th>a</th><th>b</th></tr><tr><td><code>1|2</code></td><td>x</td></tr></table>"), "{h}");
+        assert!(h.contains("<h2 id=\"t\">T</h2><table><tr><th>a</th><th>b</th></tr><tr><td><code>1|2</code></td><td>x`**&lt;b&gt;</td></tr></table>"), "{h}");
     }
 
     /// Each rule in both languages, the drawing fenced in Markdown and drawn in HTML up to
@@ -356,26 +391,65 @@ mod tests {
         let mut d = Diagram::default();
         d.participant("C", "client");
         d.push_verdict("VIOLATED p [KEY-01]: x");
-        let v = |drawing: Option<Diagram>| Block::Violation {
+        let v = |drawing: Drawing| Block::Violation {
             property: "p".into(),
-            context: String::new(),
+            context: Text::default(),
             rules: vec!["KEY-01"],
             detail: "seen".into(),
             drawing,
             after: vec![Block::Code("after".into())],
         };
         let rule = Rule::from_id("KEY-01").unwrap();
-        let md = markdown(&[v(Some(d.clone()))]);
+        let md = markdown(&[v(Drawing::Drawn(d.clone()))]);
         assert!(md.contains(rule.text()) && md.contains(rule.zh()), "{md}");
         assert!(md.contains("```mermaid\nsequenceDiagram\n"), "{md}");
-        assert!(!markdown(&[v(None)]).contains("```mermaid"));
-        let page: Vec<Block> = (0..=html::FIGURES_MAX)
-            .map(|_| v(Some(d.clone())))
-            .collect();
-        let page = html("t", &page);
+        assert!(!markdown(&[v(Drawing::None)]).contains("```mermaid"));
+        let unnamed = Block::Violation {
+            property: "p".into(),
+            context: Text::default(),
+            rules: Vec::new(),
+            detail: "seen".into(),
+            drawing: Drawing::None,
+            after: Vec::new(),
+        };
+        assert!(markdown(std::slice::from_ref(&unnamed)).contains("\n\nRules: none named.\n"));
+        assert!(html("t", &[unnamed]).contains("<p>Rules: none named.</p>"));
+        let (mut page, mut built) = (vec![v(Drawing::None)], 0);
+        for _ in 0..=html::FIGURES_MAX {
+            let drawing = Drawing::after(&page, || {
+                built += 1;
+                d.clone()
+            });
+            page.push(v(drawing));
+        }
+        assert_eq!(
+            built,
+            html::FIGURES_MAX,
+            "past the bound a drawing is never built"
+        );
+        let note = format!("Not drawn: the page draws {} violations", html::FIGURES_MAX);
+        let (md, page) = (markdown(&page), html("t", &page));
         assert_eq!(page.matches("<svg").count(), html::FIGURES_MAX);
-        assert_eq!(page.matches("Not drawn").count(), 1);
+        assert_eq!(md.matches("```mermaid").count(), html::FIGURES_MAX);
+        assert_eq!(
+            (page.matches(&note).count(), md.matches(&note).count()),
+            (1, 1)
+        );
         assert!(page.contains("data-rule=\"KEY-01\"") && page.contains("<pre>after</pre></div>"));
+    }
+
+    /// A fence outlasts any backtick run in what it holds.
+    #[test]
+    fn a_fence_is_longer_than_the_text_inside() {
+        let md = markdown(&[
+            Block::Code("a\n```\nb".into()),
+            Block::Mermaid("x ```` y\n".into()),
+        ]);
+        assert_eq!(
+            md,
+            "````text\na\n```\nb\n````\n\n`````mermaid\nx ```` y\n`````\n\n"
+        );
+        assert_eq!(markdown(&[Block::Code("a".into())]), "```text\na\n```\n\n");
     }
 
     #[test]

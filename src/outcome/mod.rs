@@ -14,6 +14,7 @@
 pub mod doc;
 pub mod html;
 pub mod junit;
+pub mod text;
 
 /// What a command found.
 #[derive(Clone, Debug)]

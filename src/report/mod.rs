@@ -369,8 +369,9 @@ impl Report {
         let md = out.join("report.md");
         let json = out.join("report.json");
         let html = out.join("report.html");
-        crate::whole_file::write(&html, self.html())?;
-        crate::whole_file::write(&md, self.markdown())?;
+        let (md_page, html_page) = self.pages();
+        crate::whole_file::write(&html, html_page)?;
+        crate::whole_file::write(&md, md_page)?;
         crate::whole_file::write(&json, self.to_json())?;
         // The diagrams, one Mermaid document each.
         let diagrams = out.join("diagrams");
@@ -515,7 +516,7 @@ mod tests {
             .find(|p| p.status == CheckStatus::Violated)
             .expect("the anti-pattern is caught")
             .clone();
-        let md = report(vec![checked]).markdown();
+        let md = report(vec![checked]).pages().0;
         let screen: Vec<&str> = md.lines().take(20).collect();
         let screen = screen.join("\n");
         for needle in [
@@ -531,14 +532,42 @@ mod tests {
         }
     }
 
+    /// The simulation's counterexample: drawn as SVG in HTML, a Mermaid block in
+    /// Markdown, its rules' sentences beside it.
+    #[test]
+    fn the_simulations_counterexample_is_drawn_in_both_formats() {
+        let mut d = payhub_sim::Diagram::default();
+        d.participant("C", "client");
+        d.push_verdict("VIOLATED no-new-attempt-while-one-is-unfinished: twice");
+        let mut r = report(Vec::new());
+        r.simulation.counterexample = Some(sweep::SimCounterexample {
+            property: "no-new-attempt-while-one-is-unfinished".into(),
+            detail: "twice".into(),
+            mermaid: d.to_mermaid(),
+            diagram: d,
+            ..Default::default()
+        });
+        let rule = rules_of("no-new-attempt-while-one-is-unfinished")[0];
+        let (md, html) = r.pages();
+        let sim = &html[html.find("id=\"simulation\"").unwrap()..];
+        assert!(sim.contains("<svg") && sim.contains(&format!("data-rule=\"{rule}\"")));
+        let sim = &md[md.find("## Simulation").unwrap()..];
+        assert!(
+            sim.contains("```mermaid\nsequenceDiagram") && sim.contains(rule),
+            "{sim}"
+        );
+    }
+
     #[test]
     fn a_passing_report_puts_its_verdict_and_header_first() {
-        let md = report(Vec::new()).markdown();
+        let md = report(Vec::new()).pages().0;
         let screen: Vec<&str> = md.lines().take(20).collect();
         let screen = screen.join("\n");
         for needle in ["all hold", "0.1.0", "abc1234", "2025-12-01", "2 cores"] {
             assert!(screen.contains(needle), "{needle} not in:\n{screen}");
         }
         assert!(!md.contains("## What failed"));
+        // The page's own markup is markup: nothing of it escaped as text.
+        assert!(md.contains("Each reason in full: `report.html`"), "{md}");
     }
 }

@@ -5,45 +5,45 @@
 //! ways, the scripts, the contract's findings, the rule coverage, the bug zoo and the edges.
 
 use super::{Judged, Report};
-use crate::outcome::doc::{self, Block};
+use crate::outcome::doc::{self, Block, Drawing};
 use crate::outcome::html::Tone;
+use crate::outcome::text::{Text, text};
 use payhub_properties::checker::CheckStatus;
 
-fn h2(id: &'static str, text: impl Into<String>) -> Block {
+fn h2(id: &'static str, text: impl Into<Text>) -> Block {
     Block::Heading(2, Some(id), text.into())
 }
 
-fn p(text: impl Into<String>) -> Block {
+fn p(text: impl Into<Text>) -> Block {
     Block::Para(text.into())
 }
 
 impl Report {
-    /// `report.md`.
-    pub fn markdown(&self) -> String {
-        doc::markdown(&self.page())
-    }
-
-    /// `report.html`.
-    pub fn html(&self) -> String {
-        doc::html(&format!("payhub-verify: {}", self.verdict), &self.page())
+    /// `report.md` and `report.html`, drawn from one page.
+    pub fn pages(&self) -> (String, String) {
+        let page = self.page();
+        let title = format!("payhub-verify: {}", self.verdict);
+        (doc::markdown(&page), doc::html(&title, &page))
     }
 
     fn page(&self) -> Vec<Block> {
         let h = &self.header;
         let mut first = vec![
-            format!("**Verdict: {}** in {:.1} s", self.verdict, self.seconds),
-            format!(
+            text!("**Verdict: {}** in {:.1} s", self.verdict, self.seconds),
+            text!(
                 "payhub-verify {}, commit {}, {}",
-                h.version, h.commit, h.date
+                h.version,
+                h.commit,
+                h.date
             ),
-            format!("command: `{}` on {} cores", h.command, h.cores),
-            format!("reproduce: `{}`", h.command),
+            text!("command: `{}` on {} cores", h.command, h.cores),
+            text!("reproduce: `{}`", h.command),
         ];
         if let Some(m) = self.planted {
-            first.push(format!("planted bug: mutant `{m}` in every preset; the simulation, chaos, scripts and bug zoo were not run"));
+            first.push(text!("planted bug: mutant `{}` in every preset; the simulation, chaos, scripts and bug zoo were not run", m));
         }
         if let Some(why) = &self.interrupted {
-            first.push(format!("not judged: {why}"));
+            first.push(text!("not judged: {}", why));
         }
         let tone = Tone::of_exit(self.exit_code_value());
         let title = format!("payhub-verify: {}", self.verdict);
@@ -54,7 +54,7 @@ impl Report {
             page.push(Block::List(
                 problems
                     .iter()
-                    .map(|p| format!("{}\nreproduce: `{}`", p.what, p.reproduce))
+                    .map(|p| text!("{}\nreproduce: `{}`", p.what, p.reproduce))
                     .collect(),
             ));
         }
@@ -78,7 +78,7 @@ impl Report {
             .map(|p| p.name)
             .collect();
         page.push(h2("presets", "Exhaustive presets"));
-        page.push(p(format!("Searched {}. Client properties (`client-*`) have nothing to judge in a platform preset (an adversarial sender, no client): not applicable there.", self.search)));
+        page.push(p(text!("Searched {}. Client properties (`client-*`) have nothing to judge in a platform preset (an adversarial sender, no client): not applicable there.", self.search)));
         let rows = self.presets.iter().map(|r| {
             let applies = |name: &str| !(platform.contains(&r.name) && name.starts_with("client-"));
             let count = |kind: payhub_properties::Kind, ok: CheckStatus| {
@@ -88,29 +88,30 @@ impl Report {
                     .filter(|p| p.kind == kind && applies(p.name))
                     .collect();
                 let n = of_kind.iter().filter(|p| p.status == ok).count();
-                format!("{n}/{}", of_kind.len())
+                Text::from(format!("{n}/{}", of_kind.len()))
             };
             let result = if !r.complete {
-                "not judged (incomplete)"
+                text!("not judged (incomplete)")
             } else if r.passed() {
-                "pass"
+                text!("pass")
             } else {
-                "**FAIL**"
+                text!("**FAIL**")
             };
             vec![
-                format!("`{}`", r.name),
-                result.to_owned(),
-                r.unique_states.to_string(),
-                r.total_states.to_string(),
-                r.max_depth.to_string(),
-                format!("{:.2}", r.seconds),
+                text!("`{}`", r.name),
+                result,
+                r.unique_states.to_string().into(),
+                r.total_states.to_string().into(),
+                r.max_depth.to_string().into(),
+                text!("{:.2}", r.seconds),
                 count(payhub_properties::Kind::Always, CheckStatus::Holds),
                 count(payhub_properties::Kind::Sometimes, CheckStatus::Reached),
                 r.properties
                     .iter()
                     .filter(|p| !applies(p.name))
                     .count()
-                    .to_string(),
+                    .to_string()
+                    .into(),
             ]
         });
         page.push(Block::Table(
@@ -126,22 +127,22 @@ impl Report {
         if violated.is_empty() {
             return;
         }
-        page.push(h2("violations", format!("Violations ({})", violated.len())));
-        for (n, (r, p)) in violated.into_iter().enumerate() {
+        page.push(h2("violations", text!("Violations ({})", violated.len())));
+        for (r, p) in violated {
             let cx = p.counterexample.as_ref();
             let detail = cx.map_or("", |cx| cx.detail.as_str());
             let note = crate::outcome::html::note(p.name, &p.rules, detail);
             page.push(Block::Violation {
                 property: p.name.to_owned(),
-                context: format!("in `{}`", r.name),
+                context: text!("in `{}`", r.name),
                 rules: p.rules.clone(),
                 detail: detail.to_owned(),
-                drawing: cx
-                    .filter(|_| n < crate::outcome::html::FIGURES_MAX)
-                    .map(|cx| cx.proof.trace.to_diagram(Some(&note), |_| false)),
+                drawing: cx.map_or(Drawing::None, |cx| {
+                    Drawing::after(page, || cx.proof.trace.to_diagram(Some(&note), |_| false))
+                }),
                 after: cx.map_or(Vec::new(), |cx| {
                     vec![Block::Details(
-                        format!(
+                        text!(
                             "The tape ({} choices), as replay --tape takes it",
                             cx.tape.len()
                         ),
@@ -161,22 +162,27 @@ impl Report {
             return;
         }
         let (sim, chaos) = (&self.simulation, &self.chaos);
-        page.push(p(format!(
+        page.push(p(text!(
             "{} seeds of the reference client (two servers sharing a database, one live server; swarm fault profiles), {} steps, {} violations; each run healed for 25 simulated hours, {} left a submission unresolved. Chaos: {} seeds of adversarial requests, {} steps, {} violations. Choice and answer counts are in `report.json`.",
             sim.seeds, sim.steps, sim.violations, sim.liveness_failures, chaos.seeds, chaos.steps, chaos.violations
         )));
         if let Some(cx) = &sim.counterexample {
-            page.push(Block::Heading(
-                3,
-                None,
-                format!("Counterexample: `{}`", cx.property),
-            ));
-            page.push(p(format!("{}\n\nReplay: `{}`", cx.detail, cx.replay)));
-            page.push(Block::Mermaid(cx.mermaid.clone()));
-            page.push(Block::Details(
-                "The trace as text".into(),
-                vec![Block::Code(cx.trace.clone())],
-            ));
+            let rules = super::rules_of(&cx.property);
+            let drawing = Drawing::after(page, || cx.diagram.clone());
+            page.push(Block::Violation {
+                property: cx.property.clone(),
+                context: text!("in seed {}, the simulation's counterexample", cx.seed),
+                rules,
+                detail: cx.detail.clone(),
+                drawing,
+                after: vec![
+                    p(text!("Replay: `{}`", cx.replay)),
+                    Block::Details(
+                        "The trace as text".into(),
+                        vec![Block::Code(cx.trace.clone())],
+                    ),
+                ],
+            });
         }
     }
 
@@ -189,45 +195,41 @@ impl Report {
             return;
         }
         let passed = self.scenarios.iter().filter(|sc| sc.passed).count();
-        page.push(p(format!(
-            "{passed} of {} scripts pass. Each script's trace and sequence diagram: `payhub-verify scenario NAME [--format mermaid]`; each drawing's Mermaid document is in `diagrams/`.",
+        page.push(p(text!(
+            "{} of {} scripts pass. Each script's trace and sequence diagram: `payhub-verify scenario NAME [--format mermaid]`; each drawing's Mermaid document is in `diagrams/`.",
+            passed,
             self.scenarios.len()
         )));
         let names = |pass: bool| {
-            let names: Vec<String> = self
-                .scenarios
-                .iter()
-                .filter(|sc| sc.passed == pass)
-                .map(|sc| format!("`{}`", sc.name))
-                .collect();
-            names.join(", ")
+            let names = self.scenarios.iter().filter(|sc| sc.passed == pass);
+            Text::join(names.map(|sc| text!("`{}`", sc.name)), ", ")
         };
         let mut short = Vec::new();
         if passed < self.scenarios.len() {
-            short.push(p(format!("**FAILED:** {}.", names(false))));
+            short.push(p(text!("**FAILED:** ") + names(false) + "."));
         }
         if passed > 0 {
-            short.push(p(format!("Passed: {}.", names(true))));
+            short.push(p(text!("Passed: ") + names(true) + "."));
         }
         page.push(Block::Md(short));
         let mut order: Vec<_> = self.scenarios.iter().collect();
         order.sort_by_key(|sc| sc.passed);
         let rows = order.iter().map(|sc| {
             let result = if sc.passed {
-                "pass".to_owned()
+                text!("pass")
             } else {
-                format!("**FAILED**: {}", sc.failures.join("; "))
+                text!("**FAILED**: {}", sc.failures.join("; "))
             };
             let title = sc.title.as_deref().unwrap_or("");
             vec![
-                format!("`{}` {title}", sc.name),
+                text!("`{}` {}", sc.name, title),
                 result,
-                sc.rules.join(", "),
+                sc.rules.join(", ").into(),
             ]
         });
         let mut full = vec![Block::Table("script|result|rules", rows.collect())];
         full.extend(order.iter().map(|sc| {
-            let summary = format!("drawing of {}", sc.name);
+            let summary = text!("drawing of {}", sc.name);
             Block::Details(summary, vec![Block::Figure(sc.diagram.clone())])
         }));
         page.push(Block::Html(full));
@@ -239,13 +241,13 @@ impl Report {
         use payhub_model::Gap;
         page.push(h2(
             "findings",
-            format!("Contract findings ({})", self.findings.len()),
+            text!("Contract findings ({})", self.findings.len()),
         ));
-        page.push(p("Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. Every finding's texts are in `report.html` (and `report.json`)."));
+        page.push(p(text!("Where the contract allows several behaviours (the checkers explore all), is silent, can be read two ways, or contradicts itself (both readings explored; listed first, with both texts), and what the harness assumed (`model/ASSUMPTIONS.md`, `payhub-verify assumptions`). Change an assumption through its parameter or branch, not the code. Every finding's texts are in `report.html` (and `report.json`).")));
         let mut order: Vec<_> = self.findings.iter().collect();
         order.sort_by_key(|f| (f.gap != Gap::Contradiction, f.scripts.is_empty()));
         for f in order.iter().filter(|f| f.gap == Gap::Contradiction) {
-            page.push(p(format!(
+            page.push(p(text!(
                 "**Contradiction `{}`.** {}\n\nWhat the harness does: {} (in full: `payhub-verify assumptions`, report.html) Scripts: {}.",
                 f.id,
                 f.contract,
@@ -255,13 +257,13 @@ impl Report {
         }
         let rows = order.iter().map(|f| {
             vec![
-                format!("`{}`", f.id),
-                f.gap.as_str().to_owned(),
-                f.parameter.map(|p| format!("`{p}`")).unwrap_or_default(),
-                f.scripts.join(", "),
+                text!("`{}`", f.id),
+                f.gap.as_str().into(),
+                f.parameter.map(|p| text!("`{}`", p)).unwrap_or_default(),
+                f.scripts.join(", ").into(),
                 match f.simulation_runs {
-                    0 => String::new(),
-                    n => n.to_string(),
+                    0 => Text::default(),
+                    n => n.to_string().into(),
                 },
             ]
         });
@@ -271,7 +273,7 @@ impl Report {
         ));
         let texts = order
             .iter()
-            .map(|f| format!("`{}`: {}\nAssumed: {}", f.id, f.contract, f.assumed));
+            .map(|f| text!("`{}`: {}\nAssumed: {}", f.id, f.contract, f.assumed));
         page.push(Block::Html(vec![Block::List(texts.collect())]));
     }
 
@@ -282,30 +284,30 @@ impl Report {
         let table = |whole: bool| {
             let rows = Judged::ALL.iter().map(|&j| {
                 let rows: Vec<_> = self.coverage.iter().filter(|c| c.judged == j).collect();
-                let which: Vec<String> = rows
+                let which: Vec<Text> = rows
                     .iter()
                     .filter(|_| whole || j != Judged::Whole)
                     .map(|c| match (whole, c.in_part, &c.reason) {
-                        (true, Some(why), _) => format!("`{}`: {why}", c.id),
-                        (true, None, Some(why)) => format!("`{}`: {why}", c.id),
+                        (true, Some(why), _) => text!("`{}`: {}", c.id, why),
+                        (true, None, Some(why)) => text!("`{}`: {}", c.id, why),
                         (false, _, Some(why)) => {
-                            format!("`{}`: {}", c.id, why.split("; ").next().unwrap_or(why))
+                            text!("`{}`: {}", c.id, why.split("; ").next().unwrap_or(why))
                         }
-                        _ => format!("`{}`", c.id),
+                        _ => text!("`{}`", c.id),
                     })
-                    .filter(|w| !whole || w.contains(':'))
+                    .filter(|w| !whole || w.markdown().contains(':'))
                     .collect();
                 vec![
-                    j.as_str().to_owned(),
-                    rows.len().to_string(),
-                    which.join("\n"),
+                    j.as_str().into(),
+                    rows.len().to_string().into(),
+                    Text::join(which, "\n"),
                 ]
             });
             let head = "judged|sentences|what is not judged, or why no property judges it";
             Block::Table(head, rows.collect())
         };
         page.push(Block::Md(vec![
-            p("Each reason in full: `report.html`, `report.json`, `payhub-verify rules --coverage`."),
+            p(text!("Each reason in full: `report.html`, `report.json`, `payhub-verify rules --coverage`.")),
             table(false),
         ]));
         page.push(Block::Html(vec![table(true)]));
@@ -315,9 +317,10 @@ impl Report {
             .filter(|c| !c.properties.is_empty())
             .count();
         page.push(h2("rules", "Rule coverage"));
-        page.push(p(format!(
-            "{} rules: {judged} judged by properties (how many properties judge each, and how many presets and scripts exercised it, that is decided something, reached a witness of it or, for an invariant no single answer decides, were built to exercise it and judged it in every state; which ones: `report.json`), the others checked by unit tests and scenarios only.",
-            self.coverage.len()
+        page.push(p(text!(
+            "{} rules: {} judged by properties (how many properties judge each, and how many presets and scripts exercised it, that is decided something, reached a witness of it or, for an invariant no single answer decides, were built to exercise it and judged it in every state; which ones: `report.json`), the others checked by unit tests and scenarios only.",
+            self.coverage.len(),
+            judged
         )));
         // Markdown: a row per rule a property judges, the others by who keeps them; HTML:
         // a row per rule with its sentence.
@@ -328,9 +331,9 @@ impl Report {
                 .filter(|c| whole || !c.properties.is_empty());
             let rows = rows.map(|c| {
                 let n = [c.properties.len(), c.presets.len(), c.scenarios.len()];
-                let mut row = vec![format!("`{}`", c.id)];
-                row.extend(whole.then(|| format!("{} ({:?})", c.text, c.enforcer)));
-                row.extend(n.map(|n| n.to_string()));
+                let mut row = vec![text!("`{}`", c.id)];
+                row.extend(whole.then(|| format!("{} ({:?})", c.text, c.enforcer).into()));
+                row.extend(n.map(|n| n.to_string().into()));
                 row
             });
             let head = match whole {
@@ -348,8 +351,8 @@ impl Report {
         }
         let mut short = vec![table(false)];
         short.extend(by_enforcer.into_iter().map(|(by, ids)| {
-            let ids: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
-            p(format!("Checked by tests only ({by}): {}.", ids.join(", ")))
+            let ids = Text::join(ids.iter().map(|id| text!("`{}`", id)), ", ");
+            p(text!("Checked by tests only ({}): ", by) + ids + ".")
         }));
         page.push(Block::Md(short));
         page.push(Block::Html(vec![table(true)]));
@@ -362,29 +365,31 @@ impl Report {
         let m = &zoo.matrix;
         page.push(h2(
             "zoo",
-            format!("Bug zoo: {} of {} killed", m.killed, m.total),
+            text!("Bug zoo: {} of {} killed", m.killed, m.total),
         ));
-        page.push(p("Each row: the rules the planted bug breaks, the property that killed it, how, and the counterexample's length in choices. A `zoo-*` preset is a small world of the bug zoo's own, not one `check --preset` knows: `payhub-verify mutants --show NAME` shows that mutant's counterexample and a tape `replay --tape` accepts."));
+        page.push(p(text!("Each row: the rules the planted bug breaks, the property that killed it, how, and the counterexample's length in choices. A `zoo-*` preset is a small world of the bug zoo's own, not one `check --preset` knows: `payhub-verify mutants --show NAME` shows that mutant's counterexample and a tape `replay --tape` accepts.")));
         let mut order: Vec<_> = m.mutants.iter().collect();
         order.sort_by_key(|r| r.killed);
         let table = |whole: bool| {
             let rows = order.iter().map(|r| {
                 let caught = match (r.killed, r.property) {
-                    (true, Some(p)) => format!("`{p}`"),
-                    _ => "**SURVIVED**".to_owned(),
+                    (true, Some(p)) => text!("`{}`", p),
+                    _ => text!("**SURVIVED**"),
                 };
                 let about = if whole { r.about } else { "" };
                 let mut row = vec![
-                    format!("`{}` {about}", r.name),
-                    r.rules.join(", "),
+                    text!("`{}` {}", r.name, about),
+                    r.rules.join(", ").into(),
                     caught,
                     r.method
                         .as_deref()
-                        .map_or_else(|| "—".to_owned(), crate::mutants_cmd::method_name),
+                        .map_or_else(|| "—".to_owned(), crate::mutants_cmd::method_name)
+                        .into(),
                     r.counterexample_steps
-                        .map_or_else(|| "—".to_owned(), |n| n.to_string()),
+                        .map_or_else(|| "—".to_owned(), |n| n.to_string())
+                        .into(),
                 ];
-                row.extend(whole.then(|| format!("{:.2}", r.seconds)));
+                row.extend(whole.then(|| text!("{:.2}", r.seconds)));
                 row
             });
             let head = match whole {
@@ -395,7 +400,7 @@ impl Report {
         };
         let mut short = vec![table(false)];
         if let Some(example) = &zoo.example {
-            short.push(p(format!("One killed mutant's counterexample, `{}` (also `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`):", example.name, example.name)));
+            short.push(p(text!("One killed mutant's counterexample, `{}` (also `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`):", example.name, example.name)));
             short.push(Block::Mermaid(example.mermaid.clone()));
         }
         page.push(Block::Md(short));
@@ -408,7 +413,7 @@ impl Report {
             let note = crate::outcome::html::note(found.property.name, &rules, &found.proof.detail);
             let drawing = found.proof.trace.to_diagram(Some(&note), |_| false);
             full.push(Block::Details(
-                format!("counterexample of {}", r.name),
+                text!("counterexample of {}", r.name),
                 vec![Block::Figure(drawing)],
             ));
         }
@@ -423,33 +428,36 @@ impl Report {
         let caught = e.defects.iter().filter(|d| d.caught_by.is_some()).count();
         page.push(h2(
             "edges",
-            format!(
-                "Edges: {passed} of {} checks pass; edge zoo {caught} of {} caught",
+            text!(
+                "Edges: {} of {} checks pass; edge zoo {} of {} caught",
+                passed,
                 e.checks.len(),
+                caught,
                 e.defects.len()
             ),
         ));
-        page.push(p(format!("The sandbox, check-log, judge and conform over the reference edges ({} exchanges, {} conform cases, {:.1} s); each planted edge defect with a shrunk witness. Every check and defect: `report.html`, `edges` in `report.json`.", e.exchanges, e.smoke_cases, e.seconds)));
+        page.push(p(text!("The sandbox, check-log, judge and conform over the reference edges ({} exchanges, {} conform cases, {:.1} s); each planted edge defect with a shrunk witness. Every check and defect: `report.html`, `edges` in `report.json`.", e.exchanges, e.smoke_cases, e.seconds)));
         let check = |c: &&crate::edges::CheckRow| {
             let verdict = if c.passed {
-                "passes".to_owned()
+                text!("passes")
             } else {
-                format!("**fails** {}", c.detail.as_deref().unwrap_or_default())
+                text!("**fails** {}", c.detail.as_deref().unwrap_or_default())
             };
-            vec![c.session.clone(), format!("`{}`", c.check), verdict]
+            vec![c.session.as_str().into(), text!("`{}`", c.check), verdict]
         };
         let defect = |d: &&crate::edges::zoo::DefectRow| {
             vec![
-                format!("`{}` {}", d.name, d.about),
-                d.edge.to_string(),
+                text!("`{}` {}", d.name, d.about),
+                d.edge.to_string().into(),
                 d.caught_by
-                    .map_or("**MISSED**".to_owned(), |c| format!("`{c}`")),
-                d.session.clone().unwrap_or_default(),
-                format!("{:.2}", d.seconds),
+                    .map_or(text!("**MISSED**"), |c| text!("`{}`", c)),
+                d.session.clone().unwrap_or_default().into(),
+                text!("{:.2}", d.seconds),
                 d.witness_requests
                     .map(|n| n.to_string())
-                    .unwrap_or_default(),
-                format!(
+                    .unwrap_or_default()
+                    .into(),
+                text!(
                     "{}\n{}",
                     d.detail.as_deref().unwrap_or(""),
                     d.witness.as_deref().unwrap_or("")

@@ -7,6 +7,7 @@
 
 use super::sweep::SweepSummary;
 use crate::outcome::doc::Block;
+use crate::outcome::text::text;
 use payhub_model::client::After503;
 use payhub_properties::checker::{CheckStatus, PresetReport};
 use payhub_properties::presets::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET};
@@ -115,10 +116,10 @@ pub fn blocks(rows: &[ReadingRow]) -> Vec<Block> {
     let rows = rows.iter().map(|r| {
         let reference = if r.reference { " (reference)" } else { "" };
         vec![
-            format!("`{}`", r.assumption),
-            format!("`{}={}`{reference}", r.parameter, r.reading),
-            format!("`{}`: {}", r.preset, r.checker),
-            r.sweep.clone(),
+            text!("`{}`", r.assumption),
+            text!("`{}={}`{}", r.parameter, r.reading, reference),
+            text!("`{}`: {}", r.preset, r.checker),
+            r.sweep.as_str().into(),
         ]
     });
     vec![

@@ -54,7 +54,7 @@ pub struct GapReached {
 }
 
 /// A failing seed, shrunk.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct SimCounterexample {
     pub seed: u64,
     pub profile: String,
@@ -67,6 +67,9 @@ pub struct SimCounterexample {
     pub trace: String,
     /// The shrunk run as a Mermaid sequence diagram, its verdict the closing note.
     pub mermaid: String,
+    /// The same drawing (for the HTML page).
+    #[serde(skip)]
+    pub diagram: payhub_sim::Diagram,
     /// The counterexample as a what-if script (`payhub-verify run` reproduces it).
     pub script: Option<String>,
     /// Why it cannot be a script (the tape still replays it).

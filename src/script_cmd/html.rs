@@ -4,8 +4,9 @@
 //! property, its rules and their sentences in the closing note; then each script's
 //! expectations and the properties checked after every step.
 
-use crate::outcome::doc::{self, Block};
+use crate::outcome::doc::{self, Block, Drawing};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
+use crate::outcome::text::{Text, text};
 use crate::serve::diagrams::{WitnessEntries, widen};
 use payhub_properties::ScriptReport as Report;
 use payhub_sim::Diagram;
@@ -49,24 +50,28 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
     } else {
         "scripts"
     };
-    let mut lines = vec![format!(
+    let mut lines = vec![Text::from(format!(
         "payhub-verify run · {} {plural} in {total:.2} s · exit {}",
         reports.len(),
         u8::from(failed > 0)
-    )];
+    ))];
     lines.extend(
         reports
             .iter()
-            .map(|r| format!("`{}`: {}", r.file, r.verdict())),
+            .map(|r| text!("`{}`: {}", r.file, r.verdict())),
     );
     let rows = reports.iter().zip(seconds).map(|(r, secs)| {
         vec![
-            format!("`{}`", r.file),
-            r.title.clone().unwrap_or_default(),
-            r.tape.len().to_string(),
-            r.results.len().to_string(),
-            if r.passed() { "pass" } else { "**FAILED**" }.to_owned(),
-            format!("{secs:.2}"),
+            text!("`{}`", r.file),
+            r.title.clone().unwrap_or_default().into(),
+            r.tape.len().to_string().into(),
+            r.results.len().to_string().into(),
+            if r.passed() {
+                text!("pass")
+            } else {
+                text!("**FAILED**")
+            },
+            format!("{secs:.2}").into(),
         ]
     });
     let mut blocks = vec![
@@ -82,10 +87,10 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         blocks.push(Block::Heading(
             2,
             Some("violations"),
-            format!("Violations ({})", violated.len()),
+            format!("Violations ({})", violated.len()).into(),
         ));
     }
-    for (n, r) in violated.into_iter().enumerate() {
+    for r in violated {
         let Some((v, pos)) = &r.violation else {
             continue;
         };
@@ -97,11 +102,11 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         );
         // Built only where the page draws it; a run none of whose exchanges the violation
         // names is drawn whole, none marked.
-        let drawn = (n < page::FIGURES_MAX).then(|| diagram(r, &note));
-        let whole = drawn.as_ref().is_some_and(|d| !d.has_witness());
+        let drawing = Drawing::after(&blocks, || diagram(r, &note));
+        let whole = matches!(&drawing, Drawing::Drawn(d) if !d.has_witness());
         blocks.push(Block::Violation {
             property: v.property.clone(),
-            context: format!(
+            context: text!(
                 "in `{}` at line {}{}",
                 r.file,
                 pos.line,
@@ -109,7 +114,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
             ),
             rules: r.violation_rules.clone(),
             detail: v.detail.clone(),
-            drawing: Some(drawn.unwrap_or_default()),
+            drawing,
             after: whole
                 .then(|| Block::Para("The violation names no exchange of the run: the whole run is drawn, none marked.".into()))
                 .into_iter()
@@ -146,20 +151,20 @@ fn diagram(r: &Report, note: &str) -> Diagram {
 /// text.
 fn rest(blocks: &mut Vec<Block>, r: &Report) {
     let title = r.title.as_deref().unwrap_or("");
-    blocks.push(Block::Heading(2, None, format!("`{}` {title}", r.file)));
+    blocks.push(Block::Heading(2, None, text!("`{}` {}", r.file, title)));
     blocks.extend(
         r.failures()
             .into_iter()
-            .map(|f| Block::Para(format!("**{f}**"))),
+            .map(|f| Block::Para(text!("**{}**", f))),
     );
     if !r.results.is_empty() {
         let rows = r.results.iter().map(|e| {
             let result = match (&e.failure, e.skipped) {
-                (Some(f), _) => format!("**FAILED**: {f}"),
-                (None, true) => "not reached (the run stopped at a violation)".to_owned(),
-                (None, false) => "holds".to_owned(),
+                (Some(f), _) => text!("**FAILED**: {}", f),
+                (None, true) => "not reached (the run stopped at a violation)".into(),
+                (None, false) => "holds".into(),
             };
-            vec![e.pos.line.to_string(), format!("`{}`", e.text), result]
+            vec![e.pos.line.to_string().into(), text!("`{}`", e.text), result]
         });
         blocks.push(Block::Table("line|expectation|result", rows.collect()));
     }
@@ -177,7 +182,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
         })
         .collect();
     blocks.push(Block::Details(
-        format!("{} properties checked after every step", rows.len()),
+        format!("{} properties checked after every step", rows.len()).into(),
         vec![Block::Properties(rows)],
     ));
     blocks.push(Block::Details(

@@ -4,8 +4,9 @@
 //! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
 use super::diagrams::Session;
-use crate::outcome::doc::Block;
+use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::PropertyRow;
+use crate::outcome::text::{Text, text};
 use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
@@ -53,7 +54,7 @@ impl Judged {
 
 /// The properties not judged, counted by the one evidence that would let the sandbox
 /// judge them: a verdict holds only over what it judged.
-fn not_judged(verdicts: &[Verdict]) -> Option<String> {
+fn not_judged(verdicts: &[Verdict]) -> Option<Text> {
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     for v in verdicts.iter().filter(|v| v.status == Status::CannotJudge) {
         let need = v
@@ -76,8 +77,9 @@ fn not_judged(verdicts: &[Verdict]) -> Option<String> {
             need => format!("{n} need {need}"),
         })
         .collect();
-    Some(format!(
-        "**Not judged: {total} properties**, which the sandbox cannot see ({}); judge them with the client model's runs (`payhub-verify check`).",
+    Some(text!(
+        "**Not judged: {} properties**, which the sandbox cannot see ({}); judge them with the client model's runs (`payhub-verify check`).",
+        total,
         each.join(", ")
     ))
 }
@@ -165,12 +167,16 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
         .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
         .count();
     let headline = match violated.first() {
-        None => format!(
-            "**Holds over what it judged**: {judged} properties judged over {events} events, none violated."
+        None => text!(
+            "**Holds over what it judged**: {} properties judged over {} events, none violated.",
+            judged,
+            events
         ),
-        Some(v) => format!(
-            "**VIOLATED** {} of {judged} properties judged over {events} events; first `{}`: {}",
+        Some(v) => text!(
+            "**VIOLATED** {} of {} properties judged over {} events; first `{}`: {}",
             violated.len(),
+            judged,
+            events,
             v.name,
             v.detail.as_deref().unwrap_or_default()
         ),
@@ -181,27 +187,29 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
     ];
     blocks.extend(not_judged(verdicts).map(Block::Para));
     let reading = session.journal.reading();
-    blocks.push(Block::Para(format!(
-        "Orders and refunds filed by {reading}."
-    )));
+    blocks.push(Block::Para(
+        format!("Orders and refunds filed by {reading}.").into(),
+    ));
     if let Some(note) = session.record.note() {
-        blocks.push(Block::Para(format!("Every event was judged; {note}.")));
+        blocks.push(Block::Para(
+            format!("Every event was judged; {note}.").into(),
+        ));
     }
     for v in &violated {
         let after = match session.witness_drawing(v) {
             Some((drawing, cut)) => vec![
                 Block::Para("The entries that witness it:".into()),
                 Block::Figure(drawing),
-                Block::Para(cut),
+                Block::Para(cut.into()),
             ],
             None => vec![Block::Para("The violation names no exchange the record holds: the session's diagram below is its witness.".into())],
         };
         blocks.push(Block::Violation {
             property: v.name.to_owned(),
-            context: String::new(),
+            context: Text::default(),
             rules: v.rules.clone(),
             detail: v.detail.clone().unwrap_or_default(),
-            drawing: None,
+            drawing: Drawing::None,
             after,
         });
     }
@@ -213,7 +221,7 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
         blocks.push(Block::Heading(2, None, "The session".into()));
         blocks.push(Block::Mermaid(trace.to_mermaid()));
     } else if !violated.is_empty() {
-        blocks.push(Block::Para(format!(
+        blocks.push(Block::Para(text!(
             "The session has {} trace lines, too many for a diagram: `GET /__sandbox/events` has them all.",
             trace.events.len()
         )));

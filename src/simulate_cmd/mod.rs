@@ -431,14 +431,15 @@ fn shrink_and_save(
         }
         Err(e) => (None, Some(e.to_string()), None),
     };
+    let verdict = format!("VIOLATED {}: {}", cx.property, cx.detail);
+    let diagram = cx.trace.to_diagram(Some(&verdict), |_| false);
     Ok(SimCounterexample {
         seed: r.seed,
         profile: args.profile(r.seed).key_values(),
         tape: cx.labels(),
         trace: cx.trace.to_text(),
-        mermaid: cx
-            .trace
-            .to_mermaid_with_verdict(Some(&format!("VIOLATED {}: {}", cx.property, cx.detail))),
+        mermaid: diagram.to_mermaid(),
+        diagram,
         property: cx.property,
         detail: cx.detail,
         original_steps: r.outcome.steps,
