@@ -201,13 +201,6 @@ pub struct EdgeReport {
     pub seconds: f64,
 }
 
-impl EdgeReport {
-    /// Whether every reference check passed and every defect was caught.
-    pub fn passed(&self) -> bool {
-        self.checks.iter().all(|c| c.passed) && self.defects.iter().all(|d| d.caught_by.is_some())
-    }
-}
-
 /// The edges end to end, then (with `zoo`) the edge zoo; the files the checks read go
 /// to `dir`.
 pub fn run(dir: &Path, zoo: bool) -> Result<EdgeReport, String> {

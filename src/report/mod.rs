@@ -296,12 +296,12 @@ impl Report {
             interrupted,
             planted,
         };
+        report.problems = report.problems();
         report.verdict = match report.exit_code_value() {
             0 => "all hold",
             1 => "FAILED",
             _ => "not judged (incomplete)",
         };
-        report.problems = report.problems();
         report
     }
 
@@ -313,44 +313,13 @@ impl Report {
             .is_none_or(|p| p.ran)
     }
 
-    fn zoo_failed(&self) -> bool {
-        self.kill_matrix
-            .as_ref()
-            .is_some_and(|zoo| !zoo.matrix.survivors().is_empty() || zoo.matrix.reference_caught())
-    }
-
+    /// 1 if something failed, 3 if something was not judged, else 0: read from the
+    /// problems, so that the exit code and the list of what failed never disagree.
     fn exit_code_value(&self) -> u8 {
-        let preset_failed = self.presets.iter().any(|r| {
-            r.properties.iter().any(|p| {
-                p.status == CheckStatus::Violated
-                    || (r.complete && p.status == CheckStatus::Unreached)
-            })
-        });
-        let failed = preset_failed
-            || self.simulation.violations > 0
-            || self.simulation.liveness_failures > 0
-            || self
-                .simulation_other_readings
-                .as_ref()
-                .is_some_and(|o| o.exit_code() == 1)
-            || self.chaos.violations > 0
-            || self.scenarios.iter().any(|s| !s.passed)
-            || self.zoo_failed()
-            || self.edges.as_ref().is_some_and(|e| !e.passed())
-            || self.shortcuts.as_ref().is_some_and(Shortcuts::failed);
-        if failed {
-            1
-        } else if self.presets.iter().any(|r| !r.complete)
-            || self.simulation.incomplete.is_some()
-            || self.interrupted.is_some()
-            || self
-                .kill_matrix
-                .as_ref()
-                .is_some_and(|z| z.matrix.incomplete.is_some())
-        {
-            3
-        } else {
-            0
+        match self.problems.iter().map(|p| p.failed).max() {
+            Some(true) => 1,
+            Some(false) => 3,
+            None => 0,
         }
     }
 
@@ -444,26 +413,24 @@ mod tests {
         }
     }
 
+    fn run_info() -> RunInfo {
+        RunInfo {
+            seconds: 1.0,
+            phases: Vec::new(),
+            header: header(),
+            limits: "no bound (complete)".into(),
+            search: crate::verify_cmd::PresetSearch::Every.describe(),
+            interrupted: None,
+            planted: None,
+            edges: None,
+            shortcuts: None,
+            other_readings: None,
+        }
+    }
+
     fn report(presets: Vec<PresetReport>) -> Report {
-        Report::new(
-            presets,
-            SweepSummary::default(),
-            ChaosSummary::default(),
-            Vec::new(),
-            None,
-            RunInfo {
-                seconds: 1.0,
-                phases: Vec::new(),
-                header: header(),
-                limits: "no bound (complete)".into(),
-                search: crate::verify_cmd::PresetSearch::Every.describe(),
-                interrupted: None,
-                planted: None,
-                edges: None,
-                shortcuts: None,
-                other_readings: None,
-            },
-        )
+        let (sim, chaos) = (SweepSummary::default(), ChaosSummary::default());
+        Report::new(presets, sim, chaos, Vec::new(), None, run_info())
     }
 
     #[test]
@@ -556,6 +523,56 @@ mod tests {
             sim.contains("```mermaid\nsequenceDiagram") && sim.contains(rule),
             "{sim}"
         );
+    }
+
+    /// The exit code is read from what failed or was not judged: a reference
+    /// configuration of the zoo that did not complete makes the run not judged (3), one
+    /// that a property caught makes it fail (1), and each is listed with its command.
+    #[test]
+    fn the_exit_code_follows_the_problems_listed() {
+        use payhub_properties::zoo::ReferenceRow;
+        let with_reference = |caught: bool, complete: bool| {
+            let zoo = ZooReport {
+                matrix: KillMatrix {
+                    mutants: Vec::new(),
+                    references: vec![ReferenceRow {
+                        name: "reference".into(),
+                        method: "exhaustive".into(),
+                        caught,
+                        complete,
+                        property: None,
+                        detail: None,
+                        tape: Vec::new(),
+                        seconds: 0.0,
+                        states_or_seeds: 1,
+                        tried: Vec::new(),
+                    }],
+                    killed: 0,
+                    total: 0,
+                    median_seconds: 0.0,
+                    max_seconds: 0.0,
+                    seconds: 0.0,
+                    threads: 1,
+                    incomplete: None,
+                },
+                example: None,
+            };
+            let r = Report::new(
+                Vec::new(),
+                SweepSummary::default(),
+                ChaosSummary::default(),
+                Vec::new(),
+                Some(zoo),
+                run_info(),
+            );
+            (r.exit_code_value(), r.verdict, r.problems.len())
+        };
+        assert_eq!(with_reference(false, true), (0, "all hold", 0));
+        assert_eq!(
+            with_reference(false, false),
+            (3, "not judged (incomplete)", 1)
+        );
+        assert_eq!(with_reference(true, true), (1, "FAILED", 1));
     }
 
     #[test]

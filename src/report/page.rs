@@ -48,11 +48,10 @@ impl Report {
         let tone = Tone::of_exit(self.exit_code_value());
         let title = format!("payhub-verify: {}", self.verdict);
         let mut page = vec![Block::Banner(tone, title, first)];
-        let problems = self.problems();
-        if !problems.is_empty() {
+        if !self.problems.is_empty() {
             page.push(h2("failed", "What failed"));
             page.push(Block::List(
-                problems
+                self.problems
                     .iter()
                     .map(|p| text!("{}\nreproduce: `{}`", p.what, p.reproduce))
                     .collect(),

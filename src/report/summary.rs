@@ -25,7 +25,7 @@ impl Report {
                 "  planted bug: mutant {m} in every preset below; the simulation, chaos, scripts and bug zoo not run"
             );
         }
-        for p in self.problems() {
+        for p in &self.problems {
             let _ = writeln!(s, "  {}\n    reproduce: {}", p.what, p.reproduce);
         }
         if !self.phases.is_empty() {
