@@ -84,6 +84,24 @@ fn effect_01_reference_client_sweep_has_no_violation() {
     }
 }
 
+/// SCHED-01 with ATTEMPT-02: a card retry whose process dies before the confirm leaves
+/// (its key persisted, GEN-06 resends it) reopens the failed Payment, so a second server
+/// sharing the database may still query it. Seeds 19634 and 24298 are such runs.
+#[test]
+fn sched_01_a_card_retry_cut_by_a_crash_reopens_its_payment() {
+    let config = worlds::simulation(&Policy::reference(), 2);
+    let mut check = AlwaysCheck { config: &config };
+    for seed in [19634, 24298] {
+        let profile = FaultProfile::for_seed(seed);
+        let (_, outcome) = driver::run_seed(&config, seed, &profile, 400, &mut check, None);
+        assert!(
+            outcome.violation.is_none(),
+            "seed {seed}: {:?}",
+            outcome.violation
+        );
+    }
+}
+
 /// "Don't do this": a new key and a new order number after a timeout is caught by a
 /// sweep, proved and shrunk to at most 8 choices that read like the contract's example.
 #[test]

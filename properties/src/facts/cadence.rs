@@ -275,7 +275,9 @@ impl Cadence {
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
             What::Delivered { .. } | What::TimedOut { .. } => self.inputs.changed_by(what),
-            What::ClientSends { held: false, .. } => true,
+            What::ClientSends { held, request, .. } => {
+                !held || matches!(request.endpoint, Endpoint::ConfirmPayment { .. })
+            }
             What::ClientDecided { decision, .. } => matches!(
                 decision,
                 Decision::RetryScheduled { .. } | Decision::ScheduleEnded
@@ -316,18 +318,22 @@ impl Cadence {
                 request,
                 timeout,
                 submission,
-                held: false,
+                held,
                 ..
             } => {
-                if let Some(s) = submission
+                if let (false, Some(s)) = (held, submission)
                     && self.history.node_db.get(node) != Some(&s.db)
                 {
                     self.history.node_db.insert(*node, s.db);
                 }
-                self.on_timeout(*node, &request.endpoint, *timeout);
+                if !held {
+                    self.on_timeout(*node, &request.endpoint, *timeout);
+                }
                 match &request.endpoint {
-                    // ATTEMPT-02: a card retry reopens a failed Payment; its queries run
-                    // until the database holds how the new attempt ended.
+                    // ATTEMPT-02: a card retry reopens a failed Payment, also one its
+                    // process died before sending (the database holds the retry, GEN-06
+                    // resends it); its queries run until the database holds how the new
+                    // attempt ended.
                     Endpoint::ConfirmPayment { payment_id, .. }
                         if !self.history.confirmed.contains(payment_id) =>
                     {
@@ -335,6 +341,7 @@ impl Cadence {
                         h.confirmed.insert(*payment_id);
                         h.final_payments.remove(payment_id);
                     }
+                    _ if *held => {}
                     Endpoint::GetPayment { payment_id } => {
                         self.on_query(at, *node, |p, _, _| p == *payment_id)
                     }
