@@ -19,8 +19,9 @@ pub struct ReplayArgs {
     /// Re-run this seed.
     #[arg(long, conflicts_with = "tape")]
     pub seed: Option<u64>,
-    /// Replay a saved tape file (`simulate` writes them under its report's tapes/).
-    #[arg(long)]
+    /// Replay a saved tape file (`simulate` writes them under its report's tapes/); the
+    /// tape names its world, so the world's flags go with --seed only.
+    #[arg(long, conflicts_with_all = ["policy", "clients", "steps", "no_swarm", "after_503", "after_429"])]
     pub tape: Option<PathBuf>,
     #[command(flatten)]
     pub world: WorldArgs,
@@ -75,7 +76,12 @@ fn choices(args: &ReplayArgs) -> Result<(WorldConfig, Vec<Choice>), String> {
                     config
                 }
             };
-            Ok((config, tape.choices))
+            match tape.choices.is_empty() {
+                true => Err(at(
+                    "the tape holds no choice: replaying it checks nothing".into()
+                )),
+                false => Ok((config, tape.choices)),
+            }
         }
         (None, Some(seed)) => {
             let settings = args.world.simulation();

@@ -60,16 +60,20 @@ fn at_least_one<T: std::str::FromStr + PartialEq + From<u8>>(
 /// Where a command writes its report and tapes: `out` if given, else
 /// `target/payhub-report` of the repository when run inside it (from any subfolder: no
 /// stray `target/` there), else of the current folder.
-pub fn out_dir(out: Option<&std::path::Path>) -> std::path::PathBuf {
-    if let Some(out) = out {
-        return out.to_path_buf();
-    }
+pub fn out_dir(out: Option<&std::path::Path>) -> Result<std::path::PathBuf, String> {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let here = std::env::current_dir().unwrap_or_default();
-    match repo.canonicalize() {
-        Ok(root) if here == root => std::path::PathBuf::from("target/payhub-report"),
-        Ok(root) if here.starts_with(&root) => root.join("target/payhub-report"),
-        _ => std::path::PathBuf::from("target/payhub-report"),
+    let dir = match (out, repo.canonicalize()) {
+        (Some(out), _) => out.to_path_buf(),
+        (None, Ok(root)) if here != root && here.starts_with(&root) => {
+            root.join("target/payhub-report")
+        }
+        (None, _) => std::path::PathBuf::from("target/payhub-report"),
+    };
+    // Checked before the run: a run's verdict is never lost to where it is written.
+    match dir.exists() && !dir.is_dir() {
+        true => Err(format!("--out {}: not a folder", dir.display())),
+        false => Ok(dir),
     }
 }
 

@@ -161,7 +161,7 @@ fn interrupted_at(i: usize, no_mutants: bool) -> Option<String> {
 
 pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let started = Instant::now();
-    let out = crate::usage::out_dir(args.out.as_deref());
+    let out = crate::usage::out_dir(args.out.as_deref())?;
     // Ctrl-C: each part stops after the work in hand (a preset, the seeds being run, a
     // zoo job), the rest is not run, and the report says what was not judged (exit 3
     // unless something already failed). A second Ctrl-C ends the process at once.

@@ -135,6 +135,10 @@ fn malformed_or_unreadable_tapes_are_2() {
             "unknown policy 'nope'",
         ),
         (
+            temp("empty.tape", &tape(SETTINGS, "")),
+            "the tape holds no choice: replaying it checks nothing",
+        ),
+        (
             temp("label.tape", &tape(SETTINGS, r#""command 0", "fly m1""#)),
             "step 2: 'fly m1' is not a choice label",
         ),
@@ -154,6 +158,43 @@ fn malformed_or_unreadable_tapes_are_2() {
             stderr(&o)
         );
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        no_panic(&o);
+    }
+}
+
+/// A tape names its world: a world flag beside --tape is refused, never ignored.
+#[test]
+fn a_world_flag_beside_a_tape_is_refused() {
+    let path = temp("flags.tape", tape(SETTINGS, r#""command 0""#).as_bytes());
+    for flag in [
+        ["--policy", "new_key_after_timeout"],
+        ["--clients", "3"],
+        ["--steps", "5"],
+    ] {
+        let o = run(&["replay", "--tape", path.to_str().unwrap(), flag[0], flag[1]]);
+        assert_eq!(code(&o), 2, "{flag:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(flag[0]), "{flag:?}: {}", stderr(&o));
+        no_panic(&o);
+    }
+}
+
+/// `--out` naming a file is refused before the run, so no verdict is lost to it.
+#[test]
+fn an_out_folder_that_is_a_file_is_refused_before_the_run() {
+    let file = temp("out-is-a-file", b"x");
+    let out = file.to_str().unwrap();
+    for args in [
+        &["simulate", "--seeds", "0..2", "--out", out][..],
+        &["verify", "--preset", "scope", "--out", out][..],
+    ] {
+        let o = run(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("not a folder"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(stdout(&o).is_empty(), "{args:?} ran: {}", stdout(&o));
         no_panic(&o);
     }
 }

@@ -107,7 +107,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
             args.seeds.end
         ));
     }
-    let out = crate::usage::out_dir(args.out.as_deref());
+    let out = crate::usage::out_dir(args.out.as_deref())?;
     crate::interrupt::install();
     let bounds = Bounds {
         deadline: args.timeout.map(|s| {
