@@ -46,10 +46,13 @@ pub enum TraceFormat {
     Junit,
 }
 
-/// Reads a tape file: a clear error for a file that cannot be read, is not text or is
-/// not a tape.
+/// The largest tape `replay` reads: 64 MiB (a tape of 400 choices is a few KiB).
+const TAPE_MAX: usize = 64 << 20;
+
+/// Reads a tape file: a clear error for a file that cannot be read, is larger than
+/// [`TAPE_MAX`], is not text or is not a tape.
 fn read_tape(path: &Path) -> Result<Tape, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let bytes = crate::input::read_all(path, TAPE_MAX)?;
     let text =
         String::from_utf8(bytes).map_err(|_| format!("{}: not a text file", path.display()))?;
     Tape::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))

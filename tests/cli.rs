@@ -147,6 +147,7 @@ fn malformed_or_unreadable_tapes_are_2() {
             "step 1: 'deliver m99' is not enabled",
         ),
         (PathBuf::from("/nonexistent/x.tape"), "cannot read"),
+        (PathBuf::from("/dev/zero"), "longer than 64 MiB"),
     ];
     for (path, expected) in cases {
         let o = run(&["replay", "--tape", path.to_str().unwrap()]);
