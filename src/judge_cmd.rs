@@ -89,7 +89,8 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
     match args.format {
         JudgeFormat::Junit => {
             // A torn last line makes one skipped item: the run is incomplete.
-            let mut items = crate::outcome::verdicts("judge", &verdicts);
+            let cut = torn.as_ref().map(|t| format!("the tape is cut off at {t}"));
+            let mut items = crate::outcome::verdicts("judge", &verdicts, cut.as_deref());
             if let Some(t) = &torn {
                 items.push(Item::new(
                     "judge",

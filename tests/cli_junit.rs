@@ -269,6 +269,31 @@ fn judge_and_check_log_junit_skip_what_cannot_be_judged() {
     );
 }
 
+/// A tape cut off mid-line is judged up to the cut (exit 3): no always property passes,
+/// those that held are not judged, naming the cut; a witness reached before it stands.
+#[test]
+fn an_incomplete_judge_passes_nothing_in_junit() {
+    let o = run(&["replay", "--seed", "3", "--format", "events"]);
+    let whole = stdout(&o);
+    let cut = &whole[..whole.len() / 2];
+    assert!(!cut.ends_with('\n'));
+    let events = temp("junit-cut.jsonl", cut);
+    let o = run(&["judge", events.to_str().unwrap(), "--format", "junit"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let cases = parse(&stdout(&o));
+    let passed: Vec<&TestCase> = cases
+        .iter()
+        .filter(|c| c.failure.is_none() && c.skipped.is_none())
+        .collect();
+    assert!(passed.iter().all(|c| c.name.starts_with("reach:")), "{passed:?}");
+    assert!(cases.iter().any(|c| {
+        c.skipped
+            .as_ref()
+            .unwrap()
+            .contains("it held over what was read")
+    }));
+}
+
 #[test]
 fn escaped_text_stays_well_formed() {
     // Witnesses quote bodies (quotes, braces, `&`); the document must still parse

@@ -8,7 +8,10 @@ pub fn outcome(all: &[super::Judged]) -> Outcome {
     let suites: Vec<Part> = all
         .iter()
         .map(|j| {
-            let mut cases = verdicts("check-log", &j.verdicts);
+            let unread = (j.skipped > 0)
+                .then(|| format!("{} of {} entries unreadable", j.skipped, j.entries));
+            let cut = j.stopped.clone().or(unread);
+            let mut cases = verdicts("check-log", &j.verdicts, cut.as_deref());
             if j.skipped > 0 {
                 cases.push(Item::new(
                     "check-log",

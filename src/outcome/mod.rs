@@ -137,12 +137,21 @@ pub fn first_line(s: &str) -> String {
 }
 
 /// Verdicts over a recorded source (`judge`, `check-log`): an item per property; cannot
-/// judge is skipped with the evidence missing.
-pub fn verdicts(class: &str, vs: &[payhub_properties::verdict::Verdict]) -> Vec<Item> {
+/// judge is skipped with the evidence missing. Over a source read only in part
+/// (`incomplete`: why), a property that held is not judged: it held over what was read.
+pub fn verdicts(
+    class: &str,
+    vs: &[payhub_properties::verdict::Verdict],
+    incomplete: Option<&str>,
+) -> Vec<Item> {
     use payhub_properties::verdict::Status as S;
     vs.iter()
         .map(|v| {
             let result = match v.status {
+                S::Holds if incomplete.is_some() => ItemResult::not_judged(format!(
+                    "{}; it held over what was read",
+                    incomplete.unwrap_or_default()
+                )),
                 S::Holds | S::Reached => ItemResult::Passed,
                 S::Violated => {
                     let detail = v.detail.clone().unwrap_or_default();

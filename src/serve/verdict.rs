@@ -30,7 +30,7 @@ pub fn verdicts(session: &Session) -> Vec<Verdict> {
 /// of the traffic the session was sent, not of how the sandbox was started.
 pub fn to_junit(verdicts: &[Verdict]) -> String {
     use crate::outcome::{Outcome, Part, junit, verdicts as items};
-    let part = Part::new("sandbox session", items("serve", verdicts));
+    let part = Part::new("sandbox session", items("serve", verdicts, None));
     junit::render(&Outcome::of_session("payhub-verify serve", vec![part]))
 }
 
