@@ -285,7 +285,10 @@ fn an_incomplete_judge_passes_nothing_in_junit() {
         .iter()
         .filter(|c| c.failure.is_none() && c.skipped.is_none())
         .collect();
-    assert!(passed.iter().all(|c| c.name.starts_with("reach:")), "{passed:?}");
+    assert!(
+        passed.iter().all(|c| c.name.starts_with("reach:")),
+        "{passed:?}"
+    );
     assert!(cases.iter().any(|c| {
         c.skipped
             .as_ref()

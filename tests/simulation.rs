@@ -102,6 +102,18 @@ fn sched_01_a_card_retry_cut_by_a_crash_reopens_its_payment() {
     }
 }
 
+/// SCHED-02 in the daily reconciliation (SCHED-03): a refund whose lookup by refund
+/// number was answered first, just read, is not queried again by id at the same instant
+/// when the list of processing refunds leaves it out. Seed 65101 is such a run.
+#[test]
+fn sched_02_a_reconciliation_queries_a_refund_once() {
+    let config = worlds::simulation(&Policy::reference(), 2);
+    let mut check = AlwaysCheck { config: &config };
+    let profile = FaultProfile::for_seed(65101);
+    let (_, outcome) = driver::run_seed(&config, 65101, &profile, 400, &mut check, None);
+    assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
+}
+
 /// "Don't do this": a new key and a new order number after a timeout is caught by a
 /// sweep, proved and shrunk to at most 8 choices that read like the contract's example.
 #[test]

@@ -366,6 +366,7 @@ impl MerchantServer {
             outcome: OrderOutcome::Sending,
             refund_id: None,
             applied: None,
+            last_query_at: None,
         });
         self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
     }

@@ -274,6 +274,8 @@ pub struct RefundRecord {
     pub refund_id: Option<RefundId>,
     /// The latest Refund state applied, by version (WEBHOOK-02).
     pub applied: Option<AppliedRefund>,
+    /// When a server last sent a query of the refund (SCHED-02).
+    pub last_query_at: Option<Millis>,
 }
 
 impl RefundRecord {

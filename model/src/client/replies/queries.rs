@@ -152,14 +152,17 @@ impl MerchantServer {
         }
         // A-REFUND-RECONCILE: the list holds processing refunds only, so every refund
         // known here that is not final and not listed (pending_review included) is queried
-        // by id.
+        // by id, unless a query of it was sent in the last 10 s (SCHED-02: its lookup by
+        // refund number in this reconciliation, answered first, just read it).
+        let spacing = self.config.params.query_spacing_min;
         for refund in cx.db.refund_nos() {
             let rec = cx.db.refund(&refund).expect("listed");
             let listed = data.iter().any(|v| v.merchant_refund_no == refund);
             let op = Op::QueryRefund {
                 refund: refund.clone(),
             };
-            if rec.refund_id.is_some() && !rec.is_final() && !listed && !self.busy(&op) {
+            let spaced = rec.last_query_at.is_none_or(|t| cx.now >= t.after(spacing));
+            if rec.refund_id.is_some() && !rec.is_final() && !listed && spaced && !self.busy(&op) {
                 self.send_refund_query(cx, &refund, Rule::RefundNoPolling);
             }
         }

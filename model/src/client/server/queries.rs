@@ -61,9 +61,11 @@ impl MerchantServer {
 
     /// Queries a refund: by id, or by refund number when no id is known.
     pub(in crate::client) fn send_refund_query(&mut self, cx: &mut Cx, refund: &str, rule: Rule) {
-        let Some(rec) = cx.db.refund(refund) else {
+        let now = cx.now;
+        let Some(rec) = cx.db.refund_mut(refund) else {
             return;
         };
+        rec.last_query_at = Some(now);
         let endpoint = match rec.refund_id {
             Some(refund_id) => Endpoint::GetRefund { refund_id },
             None => Endpoint::ListRefundsByNo {
