@@ -300,27 +300,6 @@ fn rank(a: u8, b: u8) -> u8 {
     if order(b) > order(a) { b } else { a }
 }
 
-/// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
-/// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
-/// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]); `profile`: the
-/// platform's keys, error codes and test cards (`--api-key-map` still overrides its keys).
-#[cfg(test)]
-pub fn judge_file_read(
-    path: &Path,
-    key_map: Option<&Path>,
-    profile: Option<&LogProfile>,
-    complete: bool,
-) -> Result<Judged, String> {
-    judge_file_seam(
-        path,
-        key_map,
-        profile,
-        complete,
-        crate::serve::seam::EdgeSeam::REFERENCE,
-        (u64::MAX, Run::ONE),
-    )
-}
-
 /// `--stats`: what a file's judgement held and how fast it went.
 pub fn stats_line(j: &Judged, seconds: f64) -> String {
     use crate::heap::show;
@@ -342,7 +321,7 @@ pub fn stats_line(j: &Judged, seconds: f64) -> String {
     )
 }
 
-/// [`judge_file_read`] with the HAR reader's decision points `seam` (the edge zoo's).
+/// [`judge_file_seam`] with the HAR reader's decision points `seam` (the edge zoo's).
 pub fn judge_file_with(
     path: &Path,
     key_map: Option<&Path>,
@@ -352,6 +331,10 @@ pub fn judge_file_with(
     judge_file_seam(path, key_map, None, complete, seam, (u64::MAX, Run::ONE))
 }
 
+/// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
+/// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
+/// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]); `profile`: the
+/// platform's keys, error codes and test cards (`--api-key-map` still overrides its keys).
 fn judge_file_seam(
     path: &Path,
     key_map: Option<&Path>,

@@ -173,7 +173,7 @@ mod tests {
     fn the_mermaid_and_the_drawing_are_one_diagram() {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/access/dont-do-this.jsonl");
-        let j = super::super::judge_file_read(&file, None, None, false).unwrap();
+        let j = super::super::judge_file_with(&file, None, false, Default::default()).unwrap();
         let v = j
             .verdicts
             .iter()

@@ -39,26 +39,6 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The facts and the wire side the verdict judges: the journal folded in (the
-    /// sandbox's own verdicts take them off its lock: `Sandbox::held`).
-    #[cfg(test)]
-    pub fn judged(
-        &self,
-    ) -> (
-        payhub_properties::Facts,
-        payhub_properties::verdict::WireSide,
-    ) {
-        let end = self.record.last_at();
-        let journal = self.journal.events(end, &self.world.facts);
-        super::journal::fold(&journal, &self.world.facts, self.record.wire_side())
-    }
-
-    /// Every event of the session, judged (held or no longer held).
-    #[cfg(test)]
-    pub fn events_total(&self) -> usize {
-        self.record.events_total()
-    }
-
     /// The witness of violated property `v` drawn, every item marked as the witness,
     /// with a line saying so if it was cut; `None` if the violation names no exchange held.
     pub fn witness_drawing(&self, v: &Verdict) -> Option<(payhub_sim::Diagram, String)> {

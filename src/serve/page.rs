@@ -150,12 +150,6 @@ refresh();
 /// "status","status_text","detail","rules","svg"}],"lines_total":N,"lines":[…]}`: every
 /// property, violated ones first, each violation with its witness drawn; the latest
 /// [`LINES_MAX`] trace lines.
-#[cfg(test)]
-pub fn to_json(session: &Session) -> String {
-    to_json_of(session, super::verdict::Judged::of(session))
-}
-
-/// [`to_json`] of verdicts judged already.
 pub fn to_json_of(session: &Session, judged: super::verdict::Judged) -> String {
     let record = session.record;
     let events = judged.events;
@@ -226,7 +220,8 @@ mod tests {
             seam: Default::default(),
         });
         let session = Session::of(&sandbox);
-        let json: serde_json::Value = serde_json::from_str(&to_json(&session)).unwrap();
+        let judged = crate::serve::sandbox::tests::session_judged(&session);
+        let json: serde_json::Value = serde_json::from_str(&to_json_of(&session, judged)).unwrap();
         assert_eq!(json["events"], 0);
         assert!(
             json["properties"]

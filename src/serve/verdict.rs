@@ -12,18 +12,6 @@ use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
 use std::collections::BTreeMap;
 
-/// The session's verdicts: the registry's over the world's facts, with the wire facts
-/// and the evidence of every event the session recorded (what `judge` gives for the
-/// session's JSON Lines: the sandbox observes the platform, the acquirer and the wire,
-/// never the merchant's own process or database, so the properties over client
-/// decisions are `cannot_judge` here and the wire properties judge the client's requests
-/// as the wire carried them).
-#[cfg(test)]
-pub fn verdicts(session: &Session) -> Vec<Verdict> {
-    let (facts, side) = session.judged();
-    side.verdicts(&facts)
-}
-
 /// The session's verdicts as the outcome document's JUnit: a suite for the session, a
 /// test case per property (what the session cannot judge skipped, with the evidence
 /// missing), as `judge` writes them for the same events. No command line: the verdict is
@@ -39,17 +27,6 @@ pub fn to_junit(verdicts: &[Verdict]) -> String {
 pub struct Judged {
     pub verdicts: Vec<Verdict>,
     pub events: usize,
-}
-
-impl Judged {
-    /// The session's verdicts as it stands.
-    #[cfg(test)]
-    pub fn of(session: &Session) -> Judged {
-        Judged {
-            verdicts: verdicts(session),
-            events: session.events_total(),
-        }
-    }
 }
 
 /// The properties not judged, counted by the one evidence that would let the sandbox
@@ -149,12 +126,6 @@ pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> 
 /// and the diagram of its witnesses, then a table of every property (violations first),
 /// and the session (the trace segment held last) as a Mermaid sequence diagram in the
 /// contract's notation.
-#[cfg(test)]
-pub fn to_markdown(trace: &Trace, session: &Session) -> String {
-    to_markdown_of(trace, session, &Judged::of(session))
-}
-
-/// [`to_markdown`] of verdicts judged already.
 pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> String {
     let verdicts = &judged.verdicts;
     let violated: Vec<&Verdict> = verdicts

@@ -89,25 +89,12 @@ pub fn body(event: &WebhookEvent, origin_ms: i64) -> String {
 
 /// `http://host:port/path` → (`host:port`, path).
 pub fn parse_url(url: &str) -> Result<(String, String), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("'{url}': webhooks go to an http:// URL"))?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) => (
-            h,
-            p.parse()
-                .map_err(|_| format!("'{url}': '{p}' is not a port"))?,
-        ),
-        None => (authority, 80),
-    };
-    if host.is_empty() {
-        return Err(format!("'{url}': no host"));
-    }
-    Ok((format!("{host}:{port}"), path.to_owned()))
+    let authority = wire::authority(url)?;
+    let rest = &url["http://".len()..];
+    Ok((
+        authority,
+        rest.find('/').map_or("/", |i| &rest[i..]).to_owned(),
+    ))
 }
 
 /// POSTs one webhook; whether a 2xx status came within [`POST_TIMEOUT`].

@@ -682,4 +682,4 @@ pub(crate) mod upstream;
 mod webhooks;
 pub use bound::OBJECTS_MAX;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

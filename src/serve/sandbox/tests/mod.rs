@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::http_map::Wire;
+use crate::serve::diagrams::Session;
 use crate::serve::faults::Plan;
+use crate::serve::verdict::Judged;
 use payhub_model::event::What;
 use payhub_model::{LedgerEntry, Millis};
 use serde_json::Value;
@@ -16,6 +18,26 @@ fn sandbox(branches: Branches, plan: &str) -> Sandbox {
         planted: Planted::Reference,
         seam: Default::default(),
     })
+}
+
+/// The session's verdicts as it stands, the journal folded in (the edge takes them off
+/// the session's lock: `Sandbox::held`).
+pub(crate) fn session_judged(session: &Session) -> Judged {
+    let (world, record) = (session.world, session.record);
+    let journal = session.journal.events(record.last_at(), &world.facts);
+    let (facts, side) = crate::serve::journal::fold(&journal, &world.facts, record.wire_side());
+    Judged {
+        verdicts: side.verdicts(&facts),
+        events: record.events_total(),
+    }
+}
+
+pub(crate) fn session_verdicts(session: &Session) -> Vec<payhub_properties::verdict::Verdict> {
+    session_judged(session).verdicts
+}
+
+pub(crate) fn session_markdown(trace: &payhub_sim::Trace, session: &Session) -> String {
+    crate::serve::verdict::to_markdown_of(trace, session, &session_judged(session))
 }
 
 fn plain() -> Sandbox {
@@ -532,7 +554,7 @@ fn timeout_01_a_hang_up_before_20_s_is_named_and_one_after_is_not() {
         assert!(sb.poll(after, id).is_none());
         sb.abandon(id, Some(after));
         let session = crate::serve::diagrams::Session::of(&sb);
-        let v = crate::serve::verdict::verdicts(&session)
+        let v = session_verdicts(&session)
             .into_iter()
             .find(|v| v.name == WAITS)
             .unwrap();
@@ -563,7 +585,7 @@ fn unknown_03_the_double_charges_diagram_draws_its_witnesses_only() {
         201
     );
     let session = crate::serve::diagrams::Session::of(&sb);
-    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
+    let md = session_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")
         .unwrap_or_else(|| panic!("no witness diagram: {md}"));
