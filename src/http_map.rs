@@ -1,16 +1,10 @@
-//! HTTP ↔ model: a request's method, target, headers and body bytes to an
-//! [`ApiRequest`], and an [`ApiResponse`] back to a status, headers and a JSON body.
-//! The sandbox's edge (`serve`), conform's oracle and check-log's readers share it; the
-//! route table itself is `payhub_model::api::route`.
-//!
-//! The mapping is pure. What the model cannot represent is answered here, in the
-//! contract's shape, and never reaches the session: a method other than GET, POST and
-//! DELETE (405 on a contract path, 404 elsewhere), an `Idempotency-Key` that is not
-//! UTF-8 or is longer than [`KEY_BYTES_MAX`] (400, field `Idempotency-Key`, the answer
-//! the platform gives a key over 255 characters), and a `card` that is not a test label
-//! (400, field `card`: see `payhub_model::cards`). A body that does not parse as the
-//! endpoint's JSON becomes `Json::Malformed` with a redacted description instead of its
-//! bytes (the platform answers 400 field `body`; the bytes could hold card data).
+//! HTTP ↔ model: a request's method, target, headers and body to an [`ApiRequest`], and an
+//! [`ApiResponse`] back; shared by the sandbox, conform's oracle and check-log (the route
+//! table is `payhub_model::api::route`). Pure. What the model cannot represent is answered
+//! here in the contract's shape: a method other than GET, POST, DELETE (405 on a contract
+//! path, else 404), an `Idempotency-Key` not UTF-8 or over [`KEY_BYTES_MAX`] (400), a
+//! `card` that is not a test label (400, field `card`). A body that is not the endpoint's
+//! JSON becomes `Json::Malformed`, described, never kept (it could hold card data).
 
 use payhub_model::api::route::{self, Route, percent_decode};
 use payhub_model::cards;

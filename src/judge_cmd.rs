@@ -1,16 +1,9 @@
-//! `payhub-verify judge`: every property over a recorded event stream (JSON Lines), with
-//! no world behind it. The first consumer of the stream that is not the world: the facts
-//! are folded from the file's events one line at a time (memory bounded by the facts, not
-//! by the file) and every property judges them, as `replay` judges its run.
-//!
-//! Each verdict is `holds`, `violated` (always properties), `reached`, `unreached`
-//! (sometimes properties) or `cannot_judge`: the stream lacked evidence the property
-//! needs (`payhub_properties::evidence`), named with the reason. The properties over the
-//! wire (`payhub_properties::wire`) are the registry's last, judged over the stream's
-//! wire events; then liveness (`payhub_properties::liveness`), judged from the stream's
-//! resolution facts and its last event: a submission unknown past its window is a
-//! violation, one whose window the stream ends before is not judged. `check-log` and the
-//! sandbox's verdict share this judge (`payhub_properties::verdict`).
+//! `payhub-verify judge`: every property over a recorded event stream (JSON Lines), with no
+//! world behind it: the facts are folded one line at a time (memory bounded by the facts,
+//! not the file) and judged by the judge `check-log` and the sandbox share
+//! (`payhub_properties::verdict`). A property lacking evidence is `cannot_judge`, with the
+//! reason; a submission unknown past its window is a liveness violation, one whose window
+//! the stream ends before is not judged.
 
 use crate::outcome::{Item, ItemResult, Outcome, Part};
 use payhub_model::event::Event;

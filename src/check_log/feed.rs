@@ -1,14 +1,9 @@
-//! Entries to events, in time order: each entry is a `Sent` at its start and, at its
-//! end, a `DeliveredStatus` with, for the wire facts, the answer read at the contract's
-//! level (an [`ObservedAnswer`]; none when the body does not read: the status only), or
-//! a `Lost` (no answer: an unknown outcome). The ids of requests and answers are
-//! interned in the wire facts' table, so a path and a body name one object. Ends of exchanges wait in a heap
-//! until the next entry starts after them, so overlapping exchanges interleave as they
-//! happened; the heap holds only exchanges still open (bounded by the log's concurrency).
-//! Entries must come in the order of their start (HAR viewers, Chrome, Firefox and the
-//! access-log shape all write them so): the recorded order is evidence, so an entry that
-//! starts before the one above it is never re-timed into place; the first such entry is
-//! kept in [`Feed::disorder`], and the file is refused naming it.
+//! Entries to events, in time order: a `Sent` at the entry's start and, at its end, a
+//! `DeliveredStatus` with the answer read at the contract's level ([`ObservedAnswer`]) or a
+//! `Lost`. Ends wait in a heap until a later entry starts, so overlapping exchanges
+//! interleave as they happened. The recorded order is evidence: an entry that starts before
+//! the one above it is never re-timed; the first is kept in [`Feed::disorder`] and the file
+//! is refused naming it.
 
 use super::entry::{Entry, Label, Reply, Skip};
 use super::keys::Keys;
@@ -244,12 +239,7 @@ impl Feed {
 
     /// The log has ended: every exchange closed, and what the log lacked said.
     pub fn finish(&mut self) {
-        self.finish_of(self.bodiless, self.judged);
-    }
-
-    /// [`Feed::finish`] of a partition of a log that has `bodiless` answers without a
-    /// body of `judged` requests in all: what the log lacks is said of the whole log.
-    pub fn finish_of(&mut self, bodiless: u64, judged: u64) {
+        let (bodiless, judged) = (self.bodiless, self.judged);
         self.flush_until(Millis(u64::MAX));
         self.folded.close();
         let s = &mut self.folded.supply;

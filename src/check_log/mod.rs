@@ -191,21 +191,6 @@ pub struct Held {
     pub retained: payhub_properties::facts::wire::Retained,
 }
 
-impl Held {
-    /// Bytes held per retained idempotency key (the numbers and objects those keys made
-    /// included), if any key is retained.
-    pub fn per_key(&self) -> Option<u64> {
-        (self.retained.keys > 0).then(|| self.end / self.retained.keys as u64)
-    }
-
-    /// Bytes held per retained record (keys, numbers and objects together).
-    pub fn per_record(&self) -> Option<u64> {
-        let r = &self.retained;
-        let records = (r.keys + r.numbers + r.objects) as u64;
-        (records > 0).then(|| self.end / records)
-    }
-}
-
 impl Judged {
     pub fn exit(&self) -> u8 {
         self.closing().exit()
@@ -304,10 +289,13 @@ fn rank(a: u8, b: u8) -> u8 {
 pub fn stats_line(j: &Judged, seconds: f64) -> String {
     use crate::heap::show;
     let r = &j.held.retained;
-    let per_key = j.held.per_key().map_or("no key retained".to_owned(), |b| {
-        format!("{b} B per retained key")
-    });
-    let per_record = j.held.per_record().unwrap_or(0);
+    // Per key, the numbers and objects those keys made included.
+    let per_key = match r.keys {
+        0 => "no key retained".to_owned(),
+        keys => format!("{} B per retained key", j.held.end / keys as u64),
+    };
+    let records = (r.keys + r.numbers + r.objects) as u64;
+    let per_record = j.held.end.checked_div(records).unwrap_or(0);
     format!(
         "stats: {}: {} entries in {seconds:.2} s ({:.0} entries/s); memory held {} at the end, {} at the peak; retained {} idempotency keys, {} order and refund numbers, {} objects: {per_key}, {per_record} B per retained record",
         j.file.display(),

@@ -5,9 +5,7 @@
 //! properties judged and those the source cannot judge, with the evidence missing.
 
 use super::Judged;
-use super::report::{
-    cannot_judge_groups, closing, diagram, read_line, unscoped_line, witness_line,
-};
+use super::report::{cannot_judge_groups, diagram, read_line, unscoped_line, witness_line};
 use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
 use crate::outcome::text::{Text, text};
@@ -38,7 +36,7 @@ pub fn page(all: &[Judged], seconds: f64) -> (Vec<Block>, String) {
     ))];
     lines.extend(
         all.iter()
-            .map(|j| text!("{}\n**{}**", read_line(j), closing(j))),
+            .map(|j| text!("{}\n**{}**", read_line(j), j.closing().line())),
     );
     let mut blocks = vec![
         Block::Banner(Tone::of_exit(worst), format!("check-log: {verdict}"), lines),

@@ -43,11 +43,6 @@ pub(super) fn read_line(j: &Judged) -> String {
     )
 }
 
-/// The closing line: what the exit code says.
-pub fn closing(j: &Judged) -> String {
-    j.closing().line()
-}
-
 /// What a file's exit code and closing line are made of: of a [`Judged`], or of the
 /// shards [`super::merge`] joins.
 pub struct Closing<'a> {
@@ -142,7 +137,7 @@ fn text(j: &Judged) -> String {
         }
     }
     s += &cannot_judge(j);
-    s + &closing(j) + "\n"
+    s + &j.closing().line() + "\n"
 }
 
 /// The properties this source cannot judge, one paragraph per missing evidence set
@@ -234,7 +229,7 @@ fn json(j: &Judged) -> serde_json::Value {
         "exit": j.exit(),
         "shard": j.shard.map(|s| serde_json::json!({"index": s.index, "of": s.of, "partitions": j.partitions})),
         "stopped": j.stopped,
-        "verdict": closing(j),
+        "verdict": j.closing().line(),
         "properties": j.verdicts,
     })
 }

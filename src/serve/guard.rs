@@ -1,23 +1,15 @@
 //! Who may reach the sandbox on a developer's machine, checked before any route:
 //!
-//! - **Host**: a loopback name (`localhost`, `*.localhost`, `127.0.0.0/8`, `[::1]`,
-//!   `[::ffff:127.0.0.1]`) or the bound address. A DNS-rebinding page reaches the
-//!   sandbox under its own name, and is refused (421), so it can neither drive the API
-//!   nor read the exports. With `--allow-non-loopback` on an unspecified address the
-//!   check is off (the user opened the sandbox to the network).
-//! - **Cross-origin browsers**, on every path (`/v1/…` included): an `Origin` that is not
-//!   the sandbox's own, or `Sec-Fetch-Site` `cross-site` / `same-site`, is refused (403)
-//!   before anything is recorded: a page the user visits cannot reset the session,
-//!   change its faults, move its clock or fill it, nor push the session's evidence out
-//!   of its record with requests a browser sends without asking (a keyless `POST`).
-//! - **JSON only**: a control `POST` with a body must say `Content-Type:
-//!   application/json` (415 otherwise; an HTML form cannot send that type).
-//! - **The token** (`serve --control-token T`): every control `POST` needs
-//!   `X-Sandbox-Token: T` (403 otherwise).
+//! - **Host**: a loopback name or the bound address; a DNS-rebinding page is refused (421).
+//!   Off with `--allow-non-loopback` on an unspecified address.
+//! - **Cross-origin browsers**, on every path: a foreign `Origin`, or `Sec-Fetch-Site`
+//!   `cross-site` / `same-site`, is refused (403) before anything is recorded.
+//! - **JSON only**: a control `POST` with a body needs `Content-Type: application/json`
+//!   (415; an HTML form cannot send it).
+//! - **The token** (`--control-token T`): every control `POST` needs `X-Sandbox-Token: T`.
 //!
-//! The contract's API is otherwise unaffected: its requests carry `Authorization`, which
-//! no cross-origin page can send without a CORS preflight the sandbox never grants, and
-//! clients that are not browsers send no `Origin`.
+//! The API is otherwise unaffected: its `Authorization` header needs a CORS preflight the
+//! sandbox never grants, and clients that are not browsers send no `Origin`.
 
 use crate::http_map::HttpReply;
 use axum::http::{HeaderMap, header};

@@ -1,17 +1,8 @@
-//! `payhub-verify serve`: the sandbox. The platform model as a live HTTP API on
-//! loopback, its acquirer driven by test cards, faults on the wire from a plan, a test
-//! clock, and the harness's verdict over the session.
-//!
-//! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
-//! and its live driver), [`faults`] the fault plan, [`business`] business orders as the
-//! wire witnesses them,
-//! [`record`] the session's trace and tape in memory, bounded, [`verdict`] (with
-//! [`diagrams`], a diagram of each violation's witnesses), [`script`] and [`har`] what
-//! the session exports, [`page`] the page at `/__sandbox/`, [`webhooks`] the webhook
-//! outbox and its POST, [`tape_file`] `--tape FILE`, [`http`] the edge (tokio, hyper,
-//! axum).
-//! HTTP ↔ model is `crate::http_map` and the test cards `payhub_model::cards`, both
-//! shared with check-log and conform.
+//! `payhub-verify serve`: the sandbox. The platform model as a live HTTP API on loopback,
+//! its acquirer driven by test cards, faults on the wire from a plan, a test clock, and the
+//! harness's verdict over the session. [`sandbox`] is the sans-IO core, [`http`] the edge
+//! (tokio, hyper, axum); HTTP ↔ model is `crate::http_map`, shared with check-log and
+//! conform.
 
 pub mod business;
 pub mod defect;

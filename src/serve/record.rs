@@ -1,19 +1,13 @@
-//! The session's record in memory, bounded: the trace in two segments and the tape of
-//! choices, each with a cap, so that a session that runs for days holds a bounded amount
-//! of it. The verdict does not need the record: the world folds every event into its
-//! facts as it happens, so it judges the whole session whatever the record dropped.
+//! The session's record in memory, bounded, so that a session of days holds a bounded
+//! amount. The verdict does not need it: the world folds every event into its facts.
 //!
-//! - **Trace**: events go into the current segment. Once the edge has handed them out
-//!   ([`Record::hand_out`], which `--tape FILE` writes as JSON Lines) and the segment holds
-//!   [`SEGMENT_EVENTS_MAX`], it becomes the earlier segment and the one before that is
-//!   dropped (counted in [`Record::events_dropped`]). The page and the diagrams show the
-//!   events held; the events and HAR exports refuse once any was dropped (a partial
-//!   stream judged alone would not give the session's verdict), pointing at `--tape FILE`.
-//! - **Tape**: at most [`TAPE_CHOICES_MAX`] choices; past it the tape is dropped and the
-//!   script export refuses for the rest of the session (a script replays from the start).
+//! - **Trace**: two segments; once handed out ([`Record::hand_out`]) a full current segment
+//!   ([`SEGMENT_EVENTS_MAX`]) becomes the earlier one and the one before is dropped and
+//!   counted. The events and HAR exports then refuse (a partial stream judged alone would
+//!   not give the session's verdict), pointing at `--tape FILE`.
+//! - **Tape**: at most [`TAPE_CHOICES_MAX`] choices; past it the script export refuses.
 //!
-//! The first request of a segment that was answered in the previous one renders by its
-//! id (`req_N`) rather than its line: the segment does not know its line.
+//! The first request of a segment answered in the previous one renders by its id (`req_N`).
 
 use payhub_model::event::Event;
 use payhub_properties::verdict::WireSide;

@@ -12,16 +12,6 @@ use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
 use std::collections::BTreeMap;
 
-/// The session's verdicts as the outcome document's JUnit: a suite for the session, a
-/// test case per property (what the session cannot judge skipped, with the evidence
-/// missing), as `judge` writes them for the same events. No command line: the verdict is
-/// of the traffic the session was sent, not of how the sandbox was started.
-pub fn to_junit(verdicts: &[Verdict]) -> String {
-    use crate::outcome::{Outcome, Part, junit, verdicts as items};
-    let part = Part::new("sandbox session", items("serve", verdicts));
-    junit::render(&Outcome::of_session("payhub-verify serve", vec![part]))
-}
-
 /// The session's verdicts and how many events they judged: judged off the session's
 /// lock (`http/verdict.rs`), drawn under it.
 pub struct Judged {
@@ -73,15 +63,6 @@ pub fn contract_of(rules: &[&str]) -> serde_json::Value {
     serde_json::Value::Array(each)
 }
 
-/// A verdict as JSON, with what the contract asks when it is violated ([`contract_of`]).
-pub fn with_contract(v: &Verdict) -> serde_json::Value {
-    let mut json = serde_json::to_value(v).unwrap_or_default();
-    if v.status == Status::Violated {
-        json["contract"] = contract_of(&v.rules);
-    }
-    json
-}
-
 /// Violations first, then what holds, then what could not be judged (each kept in the
 /// registry's order).
 fn violations_first(verdicts: &[Verdict]) -> Vec<&Verdict> {
@@ -102,14 +83,27 @@ const DIAGRAM_LINES_MAX: usize = 400;
 /// whether every always property holds, over what the session held when the verdict was
 /// asked for: the facts and the wire side (copies, so that it is judged without holding
 /// the session).
-pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> String {
+pub fn json_of(
+    facts: &Facts,
+    side: &WireSide,
+    events: usize,
+    reading: &str,
+    record: serde_json::Value,
+) -> String {
     let verdicts = side.verdicts(facts);
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
     let unscoped =
         payhub_properties::verdict::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
+    // A violation with what the contract asks ([`contract_of`]).
     let properties: Vec<_> = violations_first(&verdicts)
         .into_iter()
-        .map(with_contract)
+        .map(|v| {
+            let mut json = serde_json::to_value(v).unwrap_or_default();
+            if v.status == Status::Violated {
+                json["contract"] = contract_of(&v.rules);
+            }
+            json
+        })
         .collect();
     let json = serde_json::json!({
         "holds": holds,
@@ -117,6 +111,7 @@ pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> 
         "unscoped": unscoped,
         "same_purchase": reading,
         "properties": properties,
+        "record": record,
     });
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }

@@ -1,14 +1,7 @@
-//! Webhooks: the platform's events POSTed to the merchant's URL (`--webhooks URL`).
-//!
-//! The core routes every (merchant, environment) to the node of its API key and keeps
-//! the webhooks in flight in the world; it hands each out once ([`Outbox`]), and the
-//! edge reports how the POST went: a 2xx status acknowledges it once the answer's head has
-//! arrived, its body unread (`Choice::Deliver`: the platform stops re-delivering),
-//! anything else or no head within
-//! [`POST_TIMEOUT`] loses it (`Choice::Drop`: the platform re-delivers per
-//! A-WEBHOOK-REDELIVERY, as time passes). The body: `{"id","type","version","object"}`.
-//!
-//! The POST is the harness's HTTP/1.1 client ([`crate::wire`], `http://` only).
+//! Webhooks POSTed to the merchant's URL (`--webhooks URL`, [`crate::wire`]). The core
+//! hands each webhook in flight out once ([`Outbox`]); a 2xx head acknowledges it
+//! (`Choice::Deliver`), anything else or nothing within [`POST_TIMEOUT`] loses it
+//! (`Choice::Drop`: re-delivered per A-WEBHOOK-REDELIVERY).
 
 use crate::wire::{self, WireRequest};
 use payhub_model::{WebhookEvent, WebhookObject};

@@ -505,9 +505,9 @@ struct Ns {
     merchant: Option<u32>,
 }
 
-/// `?merchant=N` extracted as the namespace it names; the 400 that names the merchants
-/// for any other number is the rejection, so no handler repeats the check. The second
-/// field is the merchant's number.
+/// `?merchant=N` extracted as the namespace it names and the merchant's number: merchant
+/// 1 (the default) or 2; any other is 400 (it would otherwise show merchant 1's session
+/// under another's name), so no handler repeats the check.
 struct MerchantNs(usize, u32);
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
@@ -520,31 +520,18 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
         let Query(q) = Query::<Ns>::from_request_parts(parts, state)
             .await
             .map_err(axum::response::IntoResponse::into_response)?;
-        let merchant = q.merchant.unwrap_or(1);
-        merchant_index(q.merchant)
-            .map(|ns| MerchantNs(ns, merchant))
-            .map_err(|r| *r)
-    }
-}
-
-/// `?merchant=N` to its namespace: merchant 1 (the default) or 2; any other is 400
-/// (it would otherwise show merchant 1's session under another's name).
-fn merchant_index(merchant: Option<u32>) -> Result<usize, Box<Response>> {
-    match merchant.unwrap_or(1) {
-        m @ (1 | 2) => Ok(namespace_of_merchant(m)),
-        m => {
-            let body = serde_json::json!({ "error": { "code": "invalid_request", "field": "merchant", "message": format!("?merchant={m}: the sandbox's merchants are 1 and 2"), "retryable": false } });
-            Err(Box::new(respond(HttpReply::json(400, body.to_string()))))
+        match q.merchant.unwrap_or(1) {
+            m @ (1 | 2) => Ok(MerchantNs(usize::from(m == 2), m)),
+            m => {
+                let body = serde_json::json!({ "error": { "code": "invalid_request", "field": "merchant", "message": format!("?merchant={m}: the sandbox's merchants are 1 and 2"), "retryable": false } });
+                Err(respond(HttpReply::json(400, body.to_string())))
+            }
         }
     }
 }
 
 /// Namespaces: merchant 1's keys (ak_1, ak_2, ak_4, ak_5 and unknown keys) and
 /// merchant 2's (ak_3) are sessions of their own, so two tests can run side by side.
-fn namespace_of_merchant(merchant: u32) -> usize {
-    usize::from(merchant == 2)
-}
-
 fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
     let key = crate::http_map::api_key(authorization);
     let merchant = default_api_keys()
@@ -552,7 +539,7 @@ fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
         .chain([rotated_key_spec()])
         .find(|k| k.id == key)
         .map_or(1, |k| k.merchant.0);
-    namespace_of_merchant(merchant)
+    usize::from(merchant == 2)
 }
 
 /// 410 Gone, in the error shape, with why: what the session's record no longer holds.

@@ -1,32 +1,18 @@
 //! The sandbox's sans-IO core: the simulated world as the session's state, stepped by a
 //! live driver.
 //!
-//! An HTTP request becomes a scripted send of the world (`Choice::Send` from the node
-//! of its API key) and a `Choice::Deliver`, with the branch the `--branches` setting
-//! picks where the platform reaches one of the contract's "A or B" points. The upstream
-//! is then driven by the request's test card ([`super::cards`]): every call on the link
-//! is decided, every reply delivered, and, while the platform holds the exchange
-//! waiting for time to pass (the ~15 s synchronous wait that turns into a 202, a
-//! concurrent same-key wait), the clock jumps to the next deadline (`Choice::Tick`).
-//! Once the exchange's answer is in flight it is delivered (or lost, for a fault) and
-//! rendered. Every step is a choice of the world, recorded in the session's tape and
-//! trace: the events, the verdict and the script all come from them.
+//! An HTTP request becomes a `Choice::Send` from the node of its API key and a
+//! `Choice::Deliver`, with the branch `--branches` picks at the contract's "A or B" points.
+//! The upstream is driven by the request's test card, and while the platform waits for
+//! time (the ~15 s synchronous wait, a concurrent same-key wait) the clock jumps to the next
+//! deadline (`Choice::Tick`). Every step is a choice of the world, recorded in the tape and
+//! trace: the events, the verdict and the script come from them.
 //!
-//! Time: `handle(now, …)` first moves the world to `now` (firing every timer due on the
-//! way, the upstream driven after each); a jump to a deadline moves the session's clock
-//! ahead of `now`, and it never goes back, so under `--clock real` the session runs
-//! ahead of the wall clock by the waits it jumped until the wall clock catches up.
-//! Under `--clock manual` the edge passes the session's own time, and only
-//! [`Sandbox::advance`] moves it.
-//!
-//! Held calls: the slow card's charge is held on the link until its exchange has its
-//! answer (so the answer is the 202 of the synchronous wait); a `slow_upstream` fault
-//! holds an exchange's calls until a time. While a call is held until a time, the clock
-//! does not jump: the exchange is [`Step::Pending`] and the edge polls it
-//! ([`Sandbox::poll`]) as time passes, so a concurrent request (S5) meets it in flight.
-//!
-//! No clock, no I/O: errors of the world (none are expected) are answered 500 and kept
-//! for the edge to print ([`Sandbox::take_errors`]).
+//! Time never goes back: under `--clock real` the session runs ahead of the wall clock by
+//! the waits it jumped; under `--clock manual` only [`Sandbox::advance`] moves it. While a
+//! call is held until a time (`slow_upstream`) the clock does not jump: the exchange is
+//! [`Step::Pending`] and the edge polls it, so a concurrent request (S5) meets it in
+//! flight. Errors of the world are answered 500 and kept for the edge to print.
 
 use super::business::Orders;
 use super::faults::{Action, Faults, Plan, WebhookAction};

@@ -215,6 +215,7 @@ fn unknown_03_a_new_key_and_order_number_after_a_reset_is_the_double_charge() {
         &sb.record().wire_side(),
         sb.record().events_total(),
         &sb.journal().reading(),
+        Value::Null,
     );
     assert!(
         json.contains("UNKNOWN-03") && json.contains("EFFECT-01"),

@@ -339,7 +339,7 @@ fn a_violation_quotes_what_the_contract_asks_in_english_and_in_the_original() {
         assert!(md.contains(quoted), "{quoted} not in {md}");
     }
     let (facts, side) = sb.held().judged();
-    let json = crate::serve::verdict::json_of(&facts, &side, 0, "");
+    let json = crate::serve::verdict::json_of(&facts, &side, 0, "", Value::Null);
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let first = &json["properties"][0];
     assert_eq!(first["name"], TWICE);
