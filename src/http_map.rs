@@ -101,6 +101,13 @@ impl HttpReply {
         HttpReply::json(status, to_json(&body))
     }
 
+    /// The sandbox's own refusal (not the platform's) in the error shape.
+    pub fn refusal(status: u16, code: &str, message: impl std::fmt::Display) -> HttpReply {
+        let message = message.to_string();
+        let body = serde_json::json!({ "error": { "code": code, "message": message, "retryable": false } });
+        HttpReply::json(status, body.to_string())
+    }
+
     /// The contract's error for `code`, with its own status.
     pub fn code(code: ErrorCode, field: Option<Field>) -> HttpReply {
         let mut error = ApiError::new(code);

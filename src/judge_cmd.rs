@@ -42,13 +42,7 @@ fn fold(path: &Path) -> Result<(Folded, Option<String>), String> {
     let mut last = None;
     crate::input::each_line(&mut input.reader, &name, &mut |line| {
         let n = line.n;
-        let event = line
-            .text
-            .ok_or_else(|| "not UTF-8 text".to_owned())
-            .and_then(|t| {
-                serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}"))
-            });
-        match event {
+        match event_of(&line) {
             Ok(event) => {
                 crate::input::in_order(&mut last, event.at, &format!("{name}:{n}"))?;
                 folded.observe(&event);
@@ -68,6 +62,12 @@ fn fold(path: &Path) -> Result<(Folded, Option<String>), String> {
             Ok((folded, torn))
         }
     }
+}
+
+/// A line of an event stream as its event, or why it is none.
+pub fn event_of(line: &crate::input::Line) -> Result<Event, String> {
+    let text = line.text.ok_or("not UTF-8 text")?;
+    serde_json::from_str(text).map_err(|e| format!("not an event: {e}"))
 }
 
 pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {

@@ -1,6 +1,6 @@
 //! Entries to events, in time order: a `Sent` at the entry's start and, at its end, a
 //! `DeliveredStatus` with the answer read at the contract's level ([`ObservedAnswer`]) or a
-//! `Lost`. Ends wait in a heap until a later entry starts, so overlapping exchanges
+//! `Lost`. Ends wait until a later entry starts, so overlapping exchanges
 //! interleave as they happened. The recorded order is evidence: an entry that starts before
 //! the one above it is never re-timed; the first is kept in [`Feed::disorder`] and the file
 //! is refused naming it.
@@ -14,40 +14,10 @@ use payhub_model::observed::{ObservedAnswer, Shape};
 use payhub_model::{Millis, RequestId};
 use payhub_properties::evidence::Evidence;
 use payhub_properties::verdict::{Folded, Verdict};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 
 /// Unreadable entries listed by name; beyond this many, only counted.
 const SKIPS_LISTED: usize = 50;
-
-/// A pending end of an exchange, ordered by time then by arrival.
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Pending {
-    at: Millis,
-    seq: u64,
-    event: EventBox,
-}
-
-/// `Event` is not `Ord`; the heap orders by (`at`, `seq`) only. The answer read at the
-/// contract's level goes to the wire facts with it.
-#[derive(Debug)]
-struct EventBox(Event, Option<ObservedAnswer>);
-impl PartialEq for EventBox {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for EventBox {}
-impl PartialOrd for EventBox {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for EventBox {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
-}
 
 /// The judge's input side for a log: entries in, facts out.
 pub struct Feed {
@@ -57,7 +27,9 @@ pub struct Feed {
     dialect: Dialect,
     /// How its requests name their test cards.
     cards: CardReading,
-    heap: BinaryHeap<Reverse<Pending>>,
+    /// Ends of exchanges still open, by time then arrival, each with the answer read
+    /// at the contract's level for the wire facts.
+    open: BTreeMap<(Millis, u64), (Event, Option<ObservedAnswer>)>,
     seq: u64,
     /// Milliseconds since the epoch of the first entry: the log's time 0.
     base: Option<i64>,
@@ -103,7 +75,7 @@ impl Feed {
             keys,
             dialect: profile.map(|p| p.dialect.clone()).unwrap_or_default(),
             cards: profile.map(|p| p.cards.clone()).unwrap_or_default(),
-            heap: BinaryHeap::new(),
+            open: BTreeMap::new(),
             seq: 0,
             base: None,
             last: Millis::ZERO,
@@ -196,11 +168,8 @@ impl Feed {
             },
         };
         self.seq += 1;
-        self.heap.push(Reverse(Pending {
-            at: end,
-            seq: self.seq,
-            event: EventBox(Event::new(end, what), answer),
-        }));
+        let event = Event::new(end, what);
+        self.open.insert((end, self.seq), (event, answer));
     }
 
     /// A feed for one partition of a log (a merchant's requests): `wire` knows the
@@ -215,14 +184,18 @@ impl Feed {
     }
 
     fn flush_until(&mut self, t: Millis) {
-        while self.heap.peek().is_some_and(|Reverse(p)| p.at <= t) {
-            if let Some(Reverse(p)) = self.heap.pop() {
-                match (&p.event.0.what, &p.event.1) {
-                    (What::DeliveredStatus { id, .. }, Some(answer)) => {
-                        self.folded.observe_answered(&p.event.0, *id, answer);
-                    }
-                    _ => self.folded.observe(&p.event.0),
+        while let Some(end) = self.open.first_entry().filter(|e| e.key().0 <= t) {
+            match end.remove() {
+                (
+                    e @ Event {
+                        what: What::DeliveredStatus { id, .. },
+                        ..
+                    },
+                    Some(answer),
+                ) => {
+                    self.folded.observe_answered(&e, id, &answer);
                 }
+                (e, _) => self.folded.observe(&e),
             }
         }
     }

@@ -26,7 +26,6 @@ pub mod har;
 pub mod keys;
 mod logs;
 pub mod merge;
-mod outcome;
 pub mod page;
 pub mod parts;
 mod pool;
@@ -38,7 +37,6 @@ use bound::{Bound, STOPPED};
 use detect::Format;
 use entry::Label;
 pub use logs::Run;
-use payhub_model::event::Event;
 use payhub_properties::verdict::{Folded, Status, Verdict};
 use profile::LogProfile;
 use std::path::{Path, PathBuf};
@@ -392,13 +390,7 @@ fn judge_events(
     let name = input.name.clone();
     crate::input::each_line(&mut input.reader, &name, &mut |line| {
         entries += 1;
-        let read = line
-            .text
-            .ok_or_else(|| "not UTF-8 text".to_owned())
-            .and_then(|t| {
-                serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}"))
-            });
-        match read {
+        match crate::judge_cmd::event_of(&line) {
             Ok(e) => {
                 crate::input::in_order(&mut last, e.at, &format!("{name}:{}", line.n))?;
                 folded.observe(&e);

@@ -5,6 +5,7 @@
 //! diagram of those entries alone.
 
 use super::{Judged, LogFormat};
+use crate::outcome::{Item as Case, ItemResult, Outcome, Part};
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
@@ -16,7 +17,23 @@ pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), Stri
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
         LogFormat::Markdown => crate::outcome::doc::markdown(&super::page::page(all, seconds).0),
-        LogFormat::Junit => crate::outcome::junit::render(&super::outcome::outcome(all)),
+        LogFormat::Junit => {
+            // A part per file, an item per property; unreadable entries make one skipped
+            // item (the file's run is incomplete).
+            let parts = all.iter().map(|j| {
+                let mut cases = crate::outcome::verdicts("check-log", &j.verdicts);
+                if j.skipped > 0 {
+                    let message = format!(
+                        "not judged: {} of {} entries unreadable",
+                        j.skipped, j.entries
+                    );
+                    let skipped = ItemResult::Skipped { message };
+                    cases.push(Case::new("check-log", "entries read", skipped));
+                }
+                Part::new(format!("check-log {}", j.file.display()), cases)
+            });
+            crate::outcome::junit::render(&Outcome::new("payhub-verify check-log", parts.collect()))
+        }
         LogFormat::Html => {
             let (blocks, title) = super::page::page(all, seconds);
             crate::outcome::doc::html(&title, &blocks)

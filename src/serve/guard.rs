@@ -29,12 +29,6 @@ pub struct Guard {
 /// The header that carries `--control-token`.
 pub const TOKEN_HEADER: &str = "x-sandbox-token";
 
-fn refuse(status: u16, code: &str, message: String) -> HttpReply {
-    let body =
-        serde_json::json!({ "error": { "code": code, "message": message, "retryable": false } });
-    HttpReply::json(status, body.to_string())
-}
-
 /// Whether `host` (a Host header's name, without the port) is a loopback name.
 pub fn is_loopback_host(host: &str) -> bool {
     let name = host.trim_end_matches('.').to_ascii_lowercase();
@@ -42,13 +36,7 @@ pub fn is_loopback_host(host: &str) -> bool {
         return true;
     }
     let bare = name.trim_start_matches('[').trim_end_matches(']');
-    match bare.parse::<IpAddr>() {
-        Ok(IpAddr::V4(v4)) => v4.is_loopback(),
-        Ok(IpAddr::V6(v6)) => {
-            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-        Err(_) => false,
-    }
+    bare.parse::<IpAddr>().is_ok_and(super::is_loopback_ip)
 }
 
 /// The name part of a Host header value (`[::1]:8080` → `[::1]`, `a:1` → `a`).
@@ -76,7 +64,7 @@ impl Guard {
         if let Some(host) = host {
             let name = host_name(host.trim());
             if !self.admits_host(name) {
-                return Some(refuse(
+                return Some(HttpReply::refusal(
                     421,
                     "misdirected_request",
                     format!(
@@ -89,7 +77,7 @@ impl Guard {
             let own =
                 host.is_some_and(|h| origin.eq_ignore_ascii_case(&format!("http://{}", h.trim())));
             if !own {
-                return Some(refuse(
+                return Some(HttpReply::refusal(
                     403,
                     "cross_origin_refused",
                     format!("a request from another origin ({origin}) to the sandbox is refused"),
@@ -98,7 +86,7 @@ impl Guard {
         }
         let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
         if let Some(site @ ("cross-site" | "same-site")) = site {
-            return Some(refuse(
+            return Some(HttpReply::refusal(
                 403,
                 "cross_origin_refused",
                 format!("a {site} browser request to the sandbox is refused"),
@@ -110,10 +98,10 @@ impl Guard {
         if let Some(token) = &self.token {
             let given = headers.get(TOKEN_HEADER).map(|v| v.as_bytes());
             if given != Some(token.as_bytes()) {
-                return Some(refuse(
+                return Some(HttpReply::refusal(
                     403,
                     "control_token_required",
-                    "this sandbox's controls need the header X-Sandbox-Token with the token its banner printed".into(),
+                    "this sandbox's controls need the header X-Sandbox-Token with the token its banner printed",
                 ));
             }
         }
@@ -130,10 +118,10 @@ impl Guard {
             })
         });
         if has_body && !json {
-            return Some(refuse(
+            return Some(HttpReply::refusal(
                 415,
                 "unsupported_media_type",
-                "a control body must be JSON, sent with Content-Type: application/json (or application/x-ndjson for the journal)".into(),
+                "a control body must be JSON, sent with Content-Type: application/json (or application/x-ndjson for the journal)",
             ));
         }
         None

@@ -10,8 +10,7 @@ struct AdvanceBody {
 }
 
 fn bad(message: impl std::fmt::Display) -> Response {
-    let body = serde_json::json!({ "error": { "code": "invalid_request", "message": message.to_string(), "retryable": false } });
-    respond(HttpReply::json(400, body.to_string()))
+    respond(HttpReply::refusal(400, "invalid_request", message))
 }
 
 /// Reads a control endpoint's body.

@@ -43,7 +43,7 @@ pub(super) async fn script(
     req: Request,
 ) -> Response {
     whole_export(&edge, ns, kill_of(&req), |core| match core.tape() {
-        Err(e) => gone(e),
+        Err(e) => HttpReply::refusal(410, "gone", e),
         Ok(_) => match crate::serve::script::export(core) {
             Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
             Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
@@ -86,7 +86,7 @@ pub(super) async fn har(
     whole_export(&edge, ns, kill_of(&req), |core| {
         match core.record().events_whole() {
             // Whole or refused, as the events export: never the exchanges still held alone.
-            Err(e) => gone(e),
+            Err(e) => HttpReply::refusal(410, "gone", e),
             Ok(events) => {
                 let all: Vec<_> = events.cloned().collect();
                 HttpReply::json(200, crate::serve::har::to_har(&all, core.clock_origin_ms()))

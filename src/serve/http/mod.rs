@@ -542,13 +542,6 @@ fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
     usize::from(merchant == 2)
 }
 
-/// 410 Gone, in the error shape, with why: what the session's record no longer holds.
-fn gone(message: String) -> HttpReply {
-    let body =
-        serde_json::json!({ "error": { "code": "gone", "message": message, "retryable": false } });
-    HttpReply::json(410, body.to_string())
-}
-
 mod controls;
 use controls::*;
 

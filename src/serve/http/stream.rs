@@ -143,7 +143,7 @@ pub(super) async fn events(edge: Arc<Edge>, ns: usize, kill: Option<Kill>) -> Re
     });
     let (text, mut next, dropped) = match first {
         None => return crashed(),
-        Some(Err(e)) => return respond(gone(e)),
+        Some(Err(e)) => return respond(HttpReply::refusal(410, "gone", e)),
         Some(Ok(x)) => x,
     };
     let (response, feed) = streamed("application/x-ndjson", kill);
