@@ -95,12 +95,6 @@ impl HttpReply {
         }
     }
 
-    /// An error in the contract's shape: `{"error":{"code",…,"retryable"}}`.
-    pub fn error(status: u16, error: ApiError) -> HttpReply {
-        let body = payhub_model::ResponseBody::Error { error };
-        HttpReply::json(status, to_json(&body))
-    }
-
     /// The sandbox's own refusal (not the platform's) in the error shape.
     pub fn refusal(status: u16, code: &str, message: impl std::fmt::Display) -> HttpReply {
         let message = message.to_string();
@@ -108,11 +102,13 @@ impl HttpReply {
         HttpReply::json(status, body.to_string())
     }
 
-    /// The contract's error for `code`, with its own status.
+    /// The contract's error for `code`, with its own status, in the contract's shape:
+    /// `{"error":{"code",…,"retryable"}}`.
     pub fn code(code: ErrorCode, field: Option<Field>) -> HttpReply {
         let mut error = ApiError::new(code);
         error.field = field;
-        HttpReply::error(code.http_status(), error)
+        let body = payhub_model::ResponseBody::Error { error };
+        HttpReply::json(code.http_status(), to_json(&body))
     }
 }
 

@@ -5,7 +5,7 @@
 //! the one above it is never re-timed; the first is kept in [`Feed::disorder`] and the file
 //! is refused naming it.
 
-use super::entry::{Entry, Label, Reply, Skip};
+use super::entry::{Entry, Label, Reply};
 use super::keys::Keys;
 use super::profile::{CardReading, LogProfile};
 use payhub_model::event::{Event, Message, What};
@@ -114,9 +114,9 @@ impl Feed {
         self.push_as(entry, key, owner, base);
     }
 
-    /// Folds a request to the API whose key was resolved, as `key` of `owner`, the log's
-    /// time 0 at `base` (milliseconds since the epoch): a partition's feed is told them
-    /// by the reader of the whole log.
+    /// Folds a request to the API ([`Entry::is_api`]) whose key was resolved, as `key`
+    /// of `owner`, the log's time 0 at `base` (milliseconds since the epoch): a
+    /// partition's feed is told them by the reader of the whole log.
     pub fn push_as(
         &mut self,
         entry: Entry,
@@ -126,12 +126,7 @@ impl Feed {
     ) {
         let mut request = match entry.request(&mut self.folded.wire.ids, &self.cards) {
             Ok(r) => r,
-            Err(Skip::NotTheApi) => {
-                self.entries += 1;
-                self.ignored += 1;
-                return;
-            }
-            Err(Skip::Unreadable(why)) => return self.unreadable(entry.label, why),
+            Err(why) => return self.unreadable(entry.label, why),
         };
         self.entries += 1;
         self.judged += 1;

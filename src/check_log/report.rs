@@ -153,29 +153,18 @@ fn text(j: &Judged) -> String {
             }
         }
     }
-    s += &cannot_judge(j);
-    s + &j.closing().line() + "\n"
-}
-
-/// The properties this source cannot judge, one paragraph per missing evidence set
-/// (`cannot judge, 16 properties: needs the acquirer's ledger (…)` and their names), so
-/// that a reader sees at a glance what the log lacks rather than one line per property.
-fn cannot_judge(j: &Judged) -> String {
-    let mut s = String::new();
+    // One paragraph per missing evidence set, so that a reader sees at a glance what
+    // the log lacks rather than one line per property.
     for (needs, names) in cannot_judge_groups(j) {
+        let n = names.len();
+        let what = if n == 1 { "property" } else { "properties" };
         let _ = writeln!(
             s,
-            "cannot judge, {} {}: {needs}\n    {}",
-            names.len(),
-            if names.len() == 1 {
-                "property"
-            } else {
-                "properties"
-            },
+            "cannot judge, {n} {what}: {needs}\n    {}",
             names.join(", ")
         );
     }
-    s
+    s + &j.closing().line() + "\n"
 }
 
 /// The properties that cannot be judged, grouped by the evidence they miss (`needs the

@@ -48,22 +48,16 @@ fn host_name(value: &str) -> &str {
 }
 
 impl Guard {
-    fn admits_host(&self, host: &str) -> bool {
-        if self.open || is_loopback_host(host) {
-            return true;
-        }
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        self.addr
-            .is_some_and(|a| bare.parse::<IpAddr>().is_ok_and(|ip| ip == a.ip()))
-    }
-
     /// The answer refusing this request, if one is due (see the module doc).
     pub fn refuses(&self, path: &str, method: &str, headers: &HeaderMap) -> Option<HttpReply> {
         let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
         let host = text(header::HOST);
         if let Some(host) = host {
             let name = host_name(host.trim());
-            if !self.admits_host(name) {
+            let bare = name.trim_start_matches('[').trim_end_matches(']');
+            let ip = bare.parse::<IpAddr>().ok();
+            let bound = self.addr.is_some_and(|a| ip == Some(a.ip()));
+            if !(self.open || is_loopback_host(name) || bound) {
                 return Some(HttpReply::refusal(
                     421,
                     "misdirected_request",

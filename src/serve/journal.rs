@@ -69,17 +69,6 @@ impl std::fmt::Display for Refused {
 
 const FIELDS: [&str; 6] = ["order", "state", "payment", "version", "fulfilled", "cart"];
 
-/// The shown states a line may name, and what the database then holds of the Payment.
-fn state_of(name: &str) -> Option<Option<PaymentStatus>> {
-    Some(match name {
-        "paid" => Some(PaymentStatus::Succeeded),
-        "failed" => Some(PaymentStatus::Failed),
-        "canceled" => Some(PaymentStatus::Canceled),
-        "pending" => None,
-        _ => return None,
-    })
-}
-
 impl Journal {
     /// Reads and keeps a post of `owner`'s journal at `at`, or refuses all of it.
     /// `orders` says which order numbers were sent, `facts` which order each Payment is of.
@@ -151,12 +140,17 @@ impl Journal {
             let told = match kinds[..] {
                 ["state"] => {
                     let name = text_of("state")?.unwrap_or_default();
-                    let state = state_of(name).ok_or_else(|| {
-                        refuse(
-                            "state",
-                            format!("'{name}' is not paid, failed, canceled or pending"),
-                        )
-                    })?;
+                    // What the database then holds of the Payment.
+                    let state = match name {
+                        "paid" => Some(PaymentStatus::Succeeded),
+                        "failed" => Some(PaymentStatus::Failed),
+                        "canceled" => Some(PaymentStatus::Canceled),
+                        "pending" => None,
+                        _ => {
+                            let why = format!("'{name}' is not paid, failed, canceled or pending");
+                            return Err(refuse("state", why));
+                        }
+                    };
                     let payment = payment_of("payment")?;
                     let version = match object.get("version") {
                         None | Some(serde_json::Value::Null) => None,

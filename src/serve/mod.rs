@@ -160,7 +160,10 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         .transpose()?;
     let planted = match &args.mutant {
         None => Planted::Reference,
-        Some(name) => Planted::from_name(name).ok_or_else(|| {
+        // A zoo name (`payhub-verify mutants --list`): a platform or a parameter mutant.
+        Some(name) => (payhub_model::Mutant::from_name(name).map(Planted::Mutant))
+            .or_else(|| payhub_model::ParameterMutant::from_name(name).map(Planted::Parameter))
+            .ok_or_else(|| {
             format!("--mutant {name}: not a platform or parameter mutant of the zoo (payhub-verify mutants --list)")
         })?,
     };

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 /// The session's script.
 pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let config = sandbox.config();
-    let tape = sandbox.tape()?;
+    let tape = sandbox.record().tape()?;
     let (replayed, filed, wire_side) = replay_filed(sandbox, tape)?;
     let script_verdicts = verdicts(&replayed.facts);
     let session_verdicts = verdicts(&sandbox.world().facts);
@@ -49,7 +49,7 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
         "A payhub-verify serve session: {} choices, {} events, ending at {}",
         tape.len(),
         sandbox.record().events_total(),
-        sandbox.world_now()
+        sandbox.world().now
     );
     let text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, None, &about)
         .map_err(|e| e.to_string())?;

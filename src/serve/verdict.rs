@@ -63,19 +63,6 @@ pub fn contract_of(rules: &[&str]) -> serde_json::Value {
     serde_json::Value::Array(each)
 }
 
-/// Violations first, then what holds, then what could not be judged (each kept in the
-/// registry's order).
-fn violations_first(verdicts: &[Verdict]) -> Vec<&Verdict> {
-    let rank = |v: &&Verdict| match v.status {
-        Status::Violated => 0,
-        Status::Holds => 1,
-        _ => 2,
-    };
-    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
-    rows.sort_by_key(rank);
-    rows
-}
-
 /// Trace lines beyond which the Markdown verdict leaves the diagram out.
 const DIAGRAM_LINES_MAX: usize = 400;
 
@@ -94,8 +81,15 @@ pub fn json_of(
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
     let unscoped =
         payhub_properties::verdict::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
-    // A violation with what the contract asks ([`contract_of`]).
-    let properties: Vec<_> = violations_first(&verdicts)
+    // Violations first, then what holds, then what could not be judged (each kept in
+    // the registry's order); a violation with what the contract asks ([`contract_of`]).
+    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
+    rows.sort_by_key(|v| match v.status {
+        Status::Violated => 0,
+        Status::Holds => 1,
+        _ => 2,
+    });
+    let properties: Vec<_> = rows
         .into_iter()
         .map(|v| {
             let mut json = serde_json::to_value(v).unwrap_or_default();

@@ -244,7 +244,7 @@ pub(super) async fn fill(
             body.payments
         )));
     }
-    let held = edge.with_core(ns, |core, _| core.payments_held());
+    let held = edge.with_core(ns, |core, _| core.world().platform.payments().len());
     let held = held.ok_or_else(crashed)?;
     if held.saturating_add(body.payments) > edge.fill_max {
         return Err(bad(format!(

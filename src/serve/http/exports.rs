@@ -42,12 +42,14 @@ pub(super) async fn script(
     MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    whole_export(&edge, ns, kill_of(&req), |core| match core.tape() {
-        Err(e) => HttpReply::refusal(410, "gone", e),
-        Ok(_) => match crate::serve::script::export(core) {
-            Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
-            Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
-        },
+    whole_export(&edge, ns, kill_of(&req), |core| {
+        match core.record().tape() {
+            Err(e) => HttpReply::refusal(410, "gone", e),
+            Ok(_) => match crate::serve::script::export(core) {
+                Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
+                Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+            },
+        }
     })
     .await
 }

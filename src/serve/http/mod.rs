@@ -87,18 +87,6 @@ impl Namespace {
             })
             .collect()
     }
-
-    /// Writes the events recorded since the last call to the tape file (the record may
-    /// then rotate its trace).
-    fn hand_out_events(&mut self) {
-        match &mut self.tape {
-            Some(file) => {
-                self.core.hand_out_events(|e| file.write(e));
-                file.flush();
-            }
-            None => self.core.hand_out_events(|_| {}),
-        }
-    }
 }
 
 impl Edge {
@@ -159,7 +147,15 @@ impl Edge {
         for e in namespace.core.take_errors() {
             eprintln!("payhub-verify serve: sandbox error: {e}");
         }
-        namespace.hand_out_events();
+        // The events recorded since the last call go to the tape file (the record may
+        // then rotate its trace).
+        match &mut namespace.tape {
+            Some(file) => {
+                namespace.core.hand_out_events(|e| file.write(e));
+                file.flush();
+            }
+            None => namespace.core.hand_out_events(|_| {}),
+        }
         result.ok()
     }
 
@@ -169,28 +165,11 @@ impl Edge {
     }
 }
 
-/// The connection's kill switch, handed to the handlers as a request extension: the
-/// handler sets the socket to reset on close (while the connection still holds it open),
-/// then asks the connection's task to drop it; or asks whether the client closed its side.
+/// The connection's kill switch, handed to the handlers as a request extension: a
+/// notice drops the connection (after the socket is set to reset on close, for a fault);
+/// the socket says whether the client closed its side.
 #[derive(Clone)]
 struct Kill(Arc<Notify>, Socket);
-
-impl Kill {
-    fn reset(&self) {
-        self.1.reset_on_close();
-        self.0.notify_one();
-    }
-
-    /// Drops the connection (the client closed its side: nothing more is written).
-    fn close(&self) {
-        self.0.notify_one();
-    }
-
-    /// Whether the client closed its side of the connection (or reset it).
-    fn client_closed(&self) -> bool {
-        self.1.peer_closed()
-    }
-}
 
 /// How often the background task fires due timers (real clock) and sends webhooks.
 const BACKGROUND_EVERY: Duration = Duration::from_millis(20);
@@ -407,8 +386,9 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         Step::Pending(id) => match wait(&edge, ns, id, kill.as_ref()).await {
             Ok(reply) => reply,
             Err(Unanswered::HungUp) => {
+                // Nothing more is written: the connection is dropped.
                 if let Some(kill) = &kill {
-                    kill.close();
+                    kill.0.notify_one();
                 }
                 // The connection is dropped before this answers.
                 std::future::pending::<()>().await;
@@ -419,7 +399,8 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
     };
     match (reply.wire, kill) {
         (Wire::Reset, Some(kill)) => {
-            kill.reset();
+            kill.1.reset_on_close();
+            kill.0.notify_one();
             // The connection is dropped before this answers.
             std::future::pending::<()>().await;
             crashed()
@@ -486,7 +467,7 @@ async fn wait(
             guard.done = true;
             return Ok(reply);
         }
-        if kill.is_some_and(Kill::client_closed) {
+        if kill.is_some_and(|k| k.1.peer_closed()) {
             // `guard`, dropped undone, abandons the exchange: the hang-up is recorded
             // as a dropped handler's is.
             return Err(Unanswered::HungUp);

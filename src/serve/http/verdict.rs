@@ -44,8 +44,14 @@ pub(super) async fn verdict(
     let held = edge.with_core(ns, |core, _| {
         let record = core.record();
         let events = record.events_total();
-        let reading = core.journal().reading();
-        (core.held(), events, reading, record_json(record))
+        // Every event judged, and what the record in memory no longer holds.
+        let record = serde_json::json!({
+            "events_judged": events,
+            "events_held": record.events_held().count(),
+            "events_dropped": record.events_dropped(),
+            "note": record.note(),
+        });
+        (core.held(), events, core.journal().reading(), record)
     });
     let Some((held, events, reading, record)) = held else {
         return crashed();
@@ -74,15 +80,4 @@ pub(super) async fn judged_off_lock(edge: &Edge, ns: usize) -> Option<Judged> {
     })
     .await
     .ok()
-}
-
-/// The verdict's `"record"`: every event judged, and what the record in memory no
-/// longer holds (`"note"`, when it dropped some).
-fn record_json(record: &crate::serve::record::Record) -> serde_json::Value {
-    serde_json::json!({
-        "events_judged": record.events_total(),
-        "events_held": record.events_held().count(),
-        "events_dropped": record.events_dropped(),
-        "note": record.note(),
-    })
 }

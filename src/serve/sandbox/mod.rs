@@ -20,6 +20,7 @@ use super::record::Record;
 use super::webhooks::{Outbox, Outgoing};
 use crate::http_map::{self, HttpReply, HttpRequest};
 use crate::serve::seam::EdgeSeam;
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, Branch, Control, Environment, MerchantId, Millis,
     PaymentId, RequestId,
@@ -68,25 +69,6 @@ pub enum Planted {
     Reference,
     Mutant(payhub_model::Mutant),
     Parameter(payhub_model::ParameterMutant),
-}
-
-impl Planted {
-    /// A zoo name (`payhub-verify mutants --list`): a platform or a parameter mutant.
-    pub fn from_name(name: &str) -> Option<Planted> {
-        payhub_model::Mutant::from_name(name)
-            .map(Planted::Mutant)
-            .or_else(|| payhub_model::ParameterMutant::from_name(name).map(Planted::Parameter))
-    }
-
-    /// The world configuration with this bug planted.
-    pub fn plant(self, mut config: WorldConfig) -> WorldConfig {
-        match self {
-            Planted::Reference => {}
-            Planted::Mutant(m) => config.variant = payhub_model::Variant::planted(m),
-            Planted::Parameter(m) => config.params = m.apply(config.params),
-        }
-        config
-    }
 }
 
 /// The latest time a session's clock reaches: 1000 years (far from `u64::MAX`, where
@@ -168,13 +150,26 @@ enum Release {
 
 impl Sandbox {
     pub fn new(settings: Settings) -> Sandbox {
-        let config = settings
-            .planted
-            .plant(world_config(&settings.plan, settings.webhooks));
+        // The live edge's world with the plan's `Retry-After`.
+        let mut params = payhub_model::PlatformParams::default();
+        params.retry_after_s = settings.plan.retry_after_s.or(params.retry_after_s);
+        let mut config = payhub_sim::worlds::edge(params, settings.webhooks);
+        match settings.planted {
+            Planted::Reference => {}
+            Planted::Mutant(m) => config.variant = payhub_model::Variant::planted(m),
+            Planted::Parameter(m) => config.params = m.apply(config.params),
+        }
+        // What the text and drawings call each key's sender (`merchant 2 (ak_3)`, as
+        // `?merchant=` names it); node numbers stay in events, tapes and scripts.
+        let keys = default_api_keys().into_iter().chain([rotated_key_spec()]);
+        let node_names = keys.map(|k| {
+            let name = format!("merchant {} ({})", k.merchant.0, k.id);
+            (payhub_sim::network::Node::Merchant(node_of(k.id)), name)
+        });
         Sandbox {
             world: World::new(&config),
             config,
-            record: Record::named(node_names()),
+            record: Record::named(node_names),
             epoch: Millis::ZERO,
             edge_zero_ms: 0,
             faults: Faults::new(settings.plan.clone(), settings.seed),
@@ -245,11 +240,6 @@ impl Sandbox {
         self.epoch.after(self.world.now)
     }
 
-    /// The session's world time.
-    pub fn world_now(&self) -> Millis {
-        self.world.now
-    }
-
     pub fn world(&self) -> &World {
         &self.world
     }
@@ -272,11 +262,6 @@ impl Sandbox {
     /// record rotate its trace: the edge calls it after every call into the core.
     pub fn hand_out_events(&mut self, f: impl FnMut(&payhub_model::event::Event)) {
         self.record.hand_out(f);
-    }
-
-    /// The choices applied so far, or why the session no longer holds them.
-    pub fn tape(&self) -> Result<&[Choice], String> {
-        self.record.tape()
     }
 
     /// At most `n` of the session's events from the `from`-th as the events export
@@ -530,10 +515,16 @@ impl Sandbox {
     }
 
     fn switch_off(&mut self, control: Option<Control>) -> Result<(), String> {
-        match control {
-            Some(c) => self.apply(Choice::Control(switched_off(c))),
-            None => Ok(()),
-        }
+        let off = match control {
+            Some(Control::SetRateLimited { merchant, .. }) => Control::SetRateLimited {
+                merchant,
+                on: false,
+            },
+            Some(Control::SetChannelPaused { .. }) => Control::SetChannelPaused { on: false },
+            Some(other) => other,
+            None => return Ok(()),
+        };
+        self.apply(Choice::Control(off))
     }
 
     /// Steps pending exchange `id` towards its answer: the upstream first, then, with
@@ -645,20 +636,7 @@ impl Sandbox {
     }
 }
 
-fn switched_off(control: Control) -> Control {
-    match control {
-        Control::SetRateLimited { merchant, .. } => Control::SetRateLimited {
-            merchant,
-            on: false,
-        },
-        Control::SetChannelPaused { .. } => Control::SetChannelPaused { on: false },
-        other => other,
-    }
-}
-
-mod world;
 pub use payhub_sim::worlds::node_of;
-pub use world::{node_names, world_config};
 
 mod abandon;
 mod bound;

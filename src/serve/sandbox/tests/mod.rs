@@ -140,7 +140,7 @@ fn upstream_01_a_slow_card_answers_202_after_the_wait_and_is_captured_after() {
     let reply = create(&mut sb, "k1", "ORDER-1", 500, 'D');
     assert_eq!(reply.status, 202);
     assert_eq!(json(&reply)["status"], "processing");
-    assert_eq!(sb.world_now(), payhub_model::Contract::SYNC_WAIT);
+    assert_eq!(sb.world().now, payhub_model::Contract::SYNC_WAIT);
     let later = get(&mut sb, "/v1/payments/pay_demo_001");
     assert_eq!(json(&later)["status"], "succeeded");
     assert_eq!(captures(&sb), 1);
@@ -346,8 +346,8 @@ fn reset_starts_a_new_session_at_the_edges_time() {
     let mut sb = plain();
     create(&mut sb, "k1", "ORDER-1", 10000, 'A');
     sb.reset(Millis::secs(30));
-    assert_eq!((sb.now(), sb.world_now()), (Millis::secs(30), Millis::ZERO));
-    assert!(sb.tape().unwrap().is_empty());
+    assert_eq!((sb.now(), sb.world().now), (Millis::secs(30), Millis::ZERO));
+    assert!(sb.record().tape().unwrap().is_empty());
     let again = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
     assert_eq!((again.status, captures(&sb)), (201, 1));
 }
@@ -362,11 +362,11 @@ fn the_real_clock_moves_the_world_and_never_back() {
         ..HttpRequest::default()
     };
     sb.handle(Millis::secs(3), &http);
-    assert_eq!(sb.world_now(), Millis::secs(3));
+    assert_eq!(sb.world().now, Millis::secs(3));
     sb.advance(Millis::secs(60)).unwrap();
     let reply = answered(sb.handle(Millis::secs(4), &http));
     assert_eq!(reply.status, 404);
-    assert_eq!(sb.world_now(), Millis::secs(63));
+    assert_eq!(sb.world().now, Millis::secs(63));
 }
 
 const SLOW: &str =
