@@ -229,10 +229,8 @@ pub fn api_key(header: Option<&[u8]>) -> ApiKeyId {
         .map_or(ApiKeyId(0), ApiKeyId)
 }
 
-/// What an edge reads its own way once the route is known: the ids in a path and the
-/// bodies. The sandbox reads them as the model writes them ([`to_api_request`]),
-/// check-log as any platform does (`check_log::request`); the route table and the
-/// endpoint each route is are [`endpoint`]'s, the same for every edge.
+/// What an edge reads its own way once [`endpoint`] knows the route: ids and bodies, as
+/// the model writes them (the sandbox) or as any platform does (`check_log::request`).
 pub trait Reading {
     /// The edge's own answer to a request it will not read.
     type Refused;

@@ -29,11 +29,9 @@ pub enum JudgeFormat {
     Junit,
 }
 
-/// Folds the events of `path` (`-`: standard input) in one pass: a clear error naming
-/// `file:line` for a line that is not an event or is past the bound of a line, and for
-/// a file with no event at all. A last line the input ends inside that does not read
-/// (a tape cut off by a full disk) is not an error: the events before it are judged, and
-/// the line is returned, `file:line: why`, so that the verdict is incomplete.
+/// Folds the events of `path` (`-`: standard input) in one pass; an error names
+/// `file:line`. A torn last line (a tape cut off by a full disk) is returned instead, so
+/// that the verdict over the events before it is incomplete.
 fn fold(path: &Path) -> Result<(Folded, Option<String>), String> {
     let mut input = crate::input::open(path)?;
     let mut folded = Folded::new(harness_owners());

@@ -277,8 +277,7 @@ impl<'b> Cx<'_, 'b> {
     }
 }
 
-/// An object on the way to `log.entries`, `path` the keys left (`["log", "entries"]`
-/// at the top; `version`, `creator`, `pages` are not needed); `true` once the entries
+/// An object on the way to `log.entries`, `path` the keys left; `true` once the entries
 /// were read.
 struct Within<'a, 'b> {
     cx: Cx<'a, 'b>,

@@ -209,14 +209,10 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             open: args.allow_non_loopback && addr.ip().is_unspecified(),
             token: args.control_token.clone(),
         };
-        let edge = http::Edge::new(namespaces, args.clock, webhooks)
-            .guarded(guard)
-            .fill_max(args.fill_max);
-        let edge = Arc::new(if args.shared_merchants {
-            edge.shared()
-        } else {
-            edge
-        });
+        let shared = args.shared_merchants;
+        let mut edge = http::Edge::new(namespaces, args.clock, webhooks, guard, shared);
+        edge.fill_max = args.fill_max;
+        let edge = Arc::new(edge);
         tokio::select! {
             _ = http::serve(listener, edge) => {}
             _ = tokio::signal::ctrl_c() => println!("payhub-verify serve: stopped"),

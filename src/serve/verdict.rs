@@ -66,10 +66,8 @@ pub fn contract_of(rules: &[&str]) -> serde_json::Value {
 /// Trace lines beyond which the Markdown verdict leaves the diagram out.
 const DIAGRAM_LINES_MAX: usize = 400;
 
-/// `{"holds":…,"events":N,"properties":[…]}`: the shape of `judge --format json`, with
-/// whether every always property holds, over what the session held when the verdict was
-/// asked for: the facts and the wire side (copies, so that it is judged without holding
-/// the session).
+/// `{"holds":…,"events":N,"properties":[…]}`, the shape of `judge --format json`, over
+/// copies of the facts and the wire side (judged without holding the session).
 pub fn json_of(
     facts: &Facts,
     side: &WireSide,
@@ -110,11 +108,8 @@ pub fn json_of(
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
-/// The verdict as Markdown: the headline, then each violation with its rules, what the
-/// contract asks instead (each rule's sentence in English and in the Chinese original)
-/// and the diagram of its witnesses, then a table of every property (violations first),
-/// and the session (the trace segment held last) as a Mermaid sequence diagram in the
-/// contract's notation.
+/// The verdict as Markdown: the headline, each violation with its rules' sentences and
+/// its witnesses drawn, every property, and the session as a Mermaid sequence diagram.
 pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> String {
     let verdicts = &judged.verdicts;
     let violated: Vec<&Verdict> = verdicts

@@ -2,19 +2,8 @@
 
 use super::*;
 
-/// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
-/// Streamed a chunk at a time (`stream.rs`): a reader that does not read holds no
-/// copy of the session.
-pub(super) async fn events(
-    State(edge): State<Arc<Edge>>,
-    MerchantNs(ns, _): MerchantNs,
-    req: Request,
-) -> Response {
-    stream::events(edge, ns, kill_of(&req)).await
-}
-
 /// The connection's kill switch.
-fn kill_of(req: &Request) -> Option<Kill> {
+pub(super) fn kill_of(req: &Request) -> Option<Kill> {
     req.extensions().get::<Kill>().cloned()
 }
 

@@ -94,34 +94,18 @@ impl Edge {
         namespaces: Vec<Namespace>,
         clock: ClockMode,
         webhooks: Option<(String, String)>,
+        guard: super::guard::Guard,
+        shared: bool,
     ) -> Edge {
         Edge {
             namespaces: namespaces.into_iter().map(Mutex::new).collect(),
             clock,
             started: Instant::now(),
             webhooks,
-            shared: false,
-            guard: Arc::new(super::guard::Guard::default()),
+            shared,
+            guard: Arc::new(guard),
             fill_max: FILL_SESSION_MAX,
         }
-    }
-
-    /// Who may reach the sandbox (`serve` sets the bound address and the token).
-    pub fn guarded(mut self, guard: super::guard::Guard) -> Edge {
-        self.guard = Arc::new(guard);
-        self
-    }
-
-    /// The most Payments `fill` leaves a session holding (`serve --fill-max`).
-    pub fn fill_max(mut self, n: usize) -> Edge {
-        self.fill_max = n;
-        self
-    }
-
-    /// Every merchant in one session (`serve --shared-merchants`).
-    pub fn shared(mut self) -> Edge {
-        self.shared = true;
-        self
     }
 
     /// Runs `f` on namespace `ns` at the edge's `now`, printing the world's errors and
@@ -274,7 +258,7 @@ fn router(edge: Arc<Edge>) -> Router {
     Router::new()
         .route("/__sandbox/clock/advance", post(advance))
         .route("/__sandbox/verdict", get(verdict))
-        .route("/__sandbox/events", get(events))
+        .route("/__sandbox/events", get(stream::events))
         .route("/__sandbox/script", get(script))
         .route("/__sandbox/har", get(har))
         .route("/__sandbox/", get(page))
@@ -377,7 +361,12 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         idempotency_key: header("idempotency-key"),
         body,
     };
-    let ns = namespace_of_key(http.authorization.as_deref());
+    // Namespaces: merchant 1's keys (ak_1, ak_2, ak_4, ak_5 and unknown keys) and
+    // merchant 2's (ak_3) are sessions of their own, so two tests can run side by side.
+    let key = crate::http_map::api_key(http.authorization.as_deref());
+    let mut keys = default_api_keys().into_iter().chain([rotated_key_spec()]);
+    let merchant = keys.find(|k| k.id == key).map_or(1, |k| k.merchant.0);
+    let ns = usize::from(merchant == 2);
     let Some(step) = edge.with_core(ns, |core, now| core.handle(now, &http)) else {
         return crashed();
     };
@@ -509,18 +498,6 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
             }
         }
     }
-}
-
-/// Namespaces: merchant 1's keys (ak_1, ak_2, ak_4, ak_5 and unknown keys) and
-/// merchant 2's (ak_3) are sessions of their own, so two tests can run side by side.
-fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
-    let key = crate::http_map::api_key(authorization);
-    let merchant = default_api_keys()
-        .into_iter()
-        .chain([rotated_key_spec()])
-        .find(|k| k.id == key)
-        .map_or(1, |k| k.merchant.0);
-    usize::from(merchant == 2)
 }
 
 mod controls;
