@@ -322,28 +322,20 @@ fn crashed() -> Response {
     ))
 }
 
-/// The request line and headers over [`HEADER_BYTES_MAX`]: 431 (hyper's own limit is
-/// on its read buffer, which one large read can pass).
-fn headers_too_large(parts: &axum::http::request::Parts) -> Option<Response> {
-    let bytes: usize = parts.uri.to_string().len()
-        + parts
-            .headers
-            .iter()
-            .map(|(n, v)| n.as_str().len() + v.len() + 4)
-            .sum::<usize>();
-    (bytes > HEADER_BYTES_MAX).then(|| {
-        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, None);
-        reply.status = 431;
-        respond(reply)
-    })
-}
-
 /// Every request that is not a control endpoint: the contract's API.
 async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
     let kill = req.extensions().get::<Kill>().cloned();
     let (parts, body) = req.into_parts();
-    if let Some(too_large) = headers_too_large(&parts) {
-        return too_large;
+    // The request line and headers over HEADER_BYTES_MAX: 431 (hyper's own limit is on
+    // its read buffer, which one large read can pass).
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(n, v)| n.as_str().len() + v.len() + 4);
+    if parts.uri.to_string().len() + headers.sum::<usize>() > HEADER_BYTES_MAX {
+        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, None);
+        reply.status = 431;
+        return respond(reply);
     }
     let body = match read_body(&parts.headers, body).await {
         Ok(b) => b,

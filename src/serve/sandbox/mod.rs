@@ -537,7 +537,14 @@ impl Sandbox {
         };
         for _ in 0..STEPS_MAX {
             if let Some((answer, response)) = upstream::answer_in_flight(&self.world, id) {
-                if self.still_held(id) {
+                // Its answer is held (`hold`) until a later time, from when it is first seen.
+                let now = self.world.now;
+                let x = self.pending.iter_mut().find(|x| x.id == id);
+                let held = x.and_then(|x| {
+                    let until = *x.held_until.get_or_insert(now.after(x.hold?));
+                    Some(now < until && !x.abandoned)
+                });
+                if held == Some(true) {
                     return Ok(None);
                 }
                 return self.finish(id, answer, response).map(Some);
@@ -557,18 +564,6 @@ impl Sandbox {
             self.apply(Choice::Tick)?;
         }
         Err(format!("{id}: unanswered after {STEPS_MAX} steps"))
-    }
-
-    /// Whether exchange `id`'s answer, in flight, is held (`hold`) until a later time;
-    /// the hold starts when the answer is first seen.
-    fn still_held(&mut self, id: RequestId) -> bool {
-        let now = self.world.now;
-        let Some(x) = self.pending.iter_mut().find(|x| x.id == id) else {
-            return false;
-        };
-        let Some(d) = x.hold else { return false };
-        let until = *x.held_until.get_or_insert(now.after(d));
-        now < until && !x.abandoned
     }
 
     /// The next time a call held until a time is released, if one is still held.
