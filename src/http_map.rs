@@ -1,16 +1,10 @@
-//! HTTP ↔ model: a request's method, target, headers and body bytes to an
-//! [`ApiRequest`], and an [`ApiResponse`] back to a status, headers and a JSON body.
-//! The sandbox's edge (`serve`), conform's oracle and check-log's readers share it; the
-//! route table itself is `payhub_model::api::route`.
-//!
-//! The mapping is pure. What the model cannot represent is answered here, in the
-//! contract's shape, and never reaches the session: a method other than GET, POST and
-//! DELETE (405 on a contract path, 404 elsewhere), an `Idempotency-Key` that is not
-//! UTF-8 or is longer than [`KEY_BYTES_MAX`] (400, field `Idempotency-Key`, the answer
-//! the platform gives a key over 255 characters), and a `card` that is not a test label
-//! (400, field `card`: see `payhub_model::cards`). A body that does not parse as the
-//! endpoint's JSON becomes `Json::Malformed` with a redacted description instead of its
-//! bytes (the platform answers 400 field `body`; the bytes could hold card data).
+//! HTTP ↔ model: a request's method, target, headers and body to an [`ApiRequest`], and an
+//! [`ApiResponse`] back; shared by the sandbox, conform's oracle and check-log (the route
+//! table is `payhub_model::api::route`). Pure. What the model cannot represent is answered
+//! here in the contract's shape: a method other than GET, POST, DELETE (405 on a contract
+//! path, else 404), an `Idempotency-Key` not UTF-8 or over [`KEY_BYTES_MAX`] (400), a
+//! `card` that is not a test label (400, field `card`). A body that is not the endpoint's
+//! JSON becomes `Json::Malformed`, described, never kept (it could hold card data).
 
 use payhub_model::api::route::{self, Route, percent_decode};
 use payhub_model::cards;
@@ -101,17 +95,20 @@ impl HttpReply {
         }
     }
 
-    /// An error in the contract's shape: `{"error":{"code",…,"retryable"}}`.
-    pub fn error(status: u16, error: ApiError) -> HttpReply {
-        let body = payhub_model::ResponseBody::Error { error };
-        HttpReply::json(status, to_json(&body))
+    /// The sandbox's own refusal (not the platform's) in the error shape.
+    pub fn refusal(status: u16, code: &str, message: impl std::fmt::Display) -> HttpReply {
+        let message = message.to_string();
+        let body = serde_json::json!({ "error": { "code": code, "message": message, "retryable": false } });
+        HttpReply::json(status, body.to_string())
     }
 
-    /// The contract's error for `code`, with its own status.
+    /// The contract's error for `code`, with its own status, in the contract's shape:
+    /// `{"error":{"code",…,"retryable"}}`.
     pub fn code(code: ErrorCode, field: Option<Field>) -> HttpReply {
         let mut error = ApiError::new(code);
         error.field = field;
-        HttpReply::error(code.http_status(), error)
+        let body = payhub_model::ResponseBody::Error { error };
+        HttpReply::json(code.http_status(), to_json(&body))
     }
 }
 
@@ -232,10 +229,8 @@ pub fn api_key(header: Option<&[u8]>) -> ApiKeyId {
         .map_or(ApiKeyId(0), ApiKeyId)
 }
 
-/// What an edge reads its own way once the route is known: the ids in a path and the
-/// bodies. The sandbox reads them as the model writes them ([`to_api_request`]),
-/// check-log as any platform does (`check_log::request`); the route table and the
-/// endpoint each route is are [`endpoint`]'s, the same for every edge.
+/// What an edge reads its own way once [`endpoint`] knows the route: ids and bodies, as
+/// the model writes them (the sandbox) or as any platform does (`check_log::request`).
 pub trait Reading {
     /// The edge's own answer to a request it will not read.
     type Refused;

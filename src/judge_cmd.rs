@@ -1,16 +1,9 @@
-//! `payhub-verify judge`: every property over a recorded event stream (JSON Lines), with
-//! no world behind it. The first consumer of the stream that is not the world: the facts
-//! are folded from the file's events one line at a time (memory bounded by the facts, not
-//! by the file) and every property judges them, as `replay` judges its run.
-//!
-//! Each verdict is `holds`, `violated` (always properties), `reached`, `unreached`
-//! (sometimes properties) or `cannot_judge`: the stream lacked evidence the property
-//! needs (`payhub_properties::evidence`), named with the reason. The properties over the
-//! wire (`payhub_properties::wire`) are the registry's last, judged over the stream's
-//! wire events; then liveness (`payhub_properties::liveness`), judged from the stream's
-//! resolution facts and its last event: a submission unknown past its window is a
-//! violation, one whose window the stream ends before is not judged. `check-log` and the
-//! sandbox's verdict share this judge (`payhub_properties::verdict`).
+//! `payhub-verify judge`: every property over a recorded event stream (JSON Lines), with no
+//! world behind it: the facts are folded one line at a time (memory bounded by the facts,
+//! not the file) and judged by the judge `check-log` and the sandbox share
+//! (`payhub_properties::verdict`). A property lacking evidence is `cannot_judge`, with the
+//! reason; a submission unknown past its window is a liveness violation, one whose window
+//! the stream ends before is not judged.
 
 use crate::outcome::{Item, ItemResult, Outcome, Part};
 use payhub_model::event::Event;
@@ -36,11 +29,9 @@ pub enum JudgeFormat {
     Junit,
 }
 
-/// Folds the events of `path` (`-`: standard input) in one pass: a clear error naming
-/// `file:line` for a line that is not an event or is past the bound of a line, and for
-/// a file with no event at all. A last line the input ends inside that does not read
-/// (a tape cut off by a full disk) is not an error: the events before it are judged, and
-/// the line is returned, `file:line: why`, so that the verdict is incomplete.
+/// Folds the events of `path` (`-`: standard input) in one pass; an error names
+/// `file:line`. A torn last line (a tape cut off by a full disk) is returned instead, so
+/// that the verdict over the events before it is incomplete.
 fn fold(path: &Path) -> Result<(Folded, Option<String>), String> {
     let mut input = crate::input::open(path)?;
     let mut folded = Folded::new(harness_owners());
@@ -49,13 +40,7 @@ fn fold(path: &Path) -> Result<(Folded, Option<String>), String> {
     let mut last = None;
     crate::input::each_line(&mut input.reader, &name, &mut |line| {
         let n = line.n;
-        let event = line
-            .text
-            .ok_or_else(|| "not UTF-8 text".to_owned())
-            .and_then(|t| {
-                serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}"))
-            });
-        match event {
+        match event_of(&line) {
             Ok(event) => {
                 crate::input::in_order(&mut last, event.at, &format!("{name}:{n}"))?;
                 folded.observe(&event);
@@ -75,6 +60,12 @@ fn fold(path: &Path) -> Result<(Folded, Option<String>), String> {
             Ok((folded, torn))
         }
     }
+}
+
+/// A line of an event stream as its event, or why it is none.
+pub fn event_of(line: &crate::input::Line) -> Result<Event, String> {
+    let text = line.text.ok_or("not UTF-8 text")?;
+    serde_json::from_str(text).map_err(|e| format!("not an event: {e}"))
 }
 
 pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {

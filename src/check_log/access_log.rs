@@ -60,13 +60,6 @@ impl RetryAfterField<'_> {
     }
 }
 
-/// Whether a JSON object looks like this shape (for format detection).
-pub fn looks_like(v: &serde_json::Value) -> bool {
-    ["time", "method", "path"]
-        .iter()
-        .all(|k| v.get(k).is_some())
-}
-
 /// Line `n` as an entry, or why it does not read.
 pub fn entry(n: u64, text: &str) -> Result<Entry, String> {
     let l: AccessLine =

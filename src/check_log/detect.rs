@@ -88,27 +88,27 @@ fn decide(name: &str, head: &[u8], first: &[u8], ended: bool) -> Result<Format, 
         let start: String = trimmed.chars().take(20).collect();
         return Err(format!("{at}: starts with '{start}': {none}"));
     }
+    let bare: String = trimmed.chars().filter(|c| !c.is_whitespace()).collect();
     match serde_json::from_str::<serde_json::Value>(trimmed) {
         // A whole object on the first line: one JSON Lines record (or a one-line HAR).
         Ok(v) if v.get("log").is_some() => Ok(Format::Har),
         Ok(v) if v.get("at").is_some() && v.get("kind").is_some() => Ok(Format::Events),
-        Ok(v) if super::access_log::looks_like(&v) => Ok(Format::AccessLog),
+        Ok(v)
+            if ["time", "method", "path"]
+                .iter()
+                .all(|k| v.get(k).is_some()) =>
+        {
+            Ok(Format::AccessLog)
+        }
         Ok(_) => Err(format!(
             "{at}: a JSON object with none of log.entries (HAR), at and kind (events), time, method and path (access log): {none}"
         )),
-        // An object spread over lines, opened as a HAR is: a HAR (its reader says where
-        // it breaks).
-        Err(_) if har_opening(trimmed) => Ok(Format::Har),
+        // An object spread over lines, opened as a HAR is (`{` alone, or `{"log":` and
+        // what follows): a HAR (its reader says where it breaks).
+        Err(_) if bare == "{" || bare.starts_with("{\"log\":") => Ok(Format::Har),
         // A line of its own that does not read: JSON Lines whose first line breaks.
         Err(e) => Err(format!(
             "{at}: JSON Lines, not a HAR: the first line is not a whole JSON object ({e}); each line of an event stream or an access log is one"
         )),
     }
-}
-
-/// Whether a first line that is not a whole object opens a HAR written over many lines:
-/// `{` alone, or `{"log":` and what follows it.
-fn har_opening(line: &str) -> bool {
-    let bare: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-    bare == "{" || bare.starts_with("{\"log\":")
 }

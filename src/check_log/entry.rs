@@ -61,25 +61,14 @@ pub struct Entry {
     pub outcome: Reply,
 }
 
-/// Why an entry is not judged.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Skip {
-    /// Not a request to the contract's API (another host's page, a preflight): ignored.
-    NotTheApi,
-    /// Unreadable: the verdict lists it, and the run is incomplete.
-    Unreadable(String),
-}
-
 impl Entry {
-    /// The contract's request, or why the entry is not judged.
+    /// The contract's request of an entry of the API ([`Entry::is_api`]), or why it is
+    /// unreadable (listed, and the run is incomplete).
     pub fn request(
         &self,
         ids: &mut Interner,
         cards: &super::profile::CardReading,
-    ) -> Result<ApiRequest, Skip> {
-        if !self.is_api() {
-            return Err(Skip::NotTheApi);
-        }
+    ) -> Result<ApiRequest, String> {
         super::request::read(
             &self.http.method,
             &self.http.target,
@@ -88,7 +77,7 @@ impl Entry {
             ids,
             cards,
         )
-        .map_err(|why| Skip::Unreadable(format!("the request cannot be the contract's: {why}")))
+        .map_err(|why| format!("the request cannot be the contract's: {why}"))
     }
 
     /// Whether the entry is a request to the contract's API (`/v1/…`, not a CORS

@@ -1,16 +1,11 @@
-//! Entries to events, in time order: each entry is a `Sent` at its start and, at its
-//! end, a `DeliveredStatus` with, for the wire facts, the answer read at the contract's
-//! level (an [`ObservedAnswer`]; none when the body does not read: the status only), or
-//! a `Lost` (no answer: an unknown outcome). The ids of requests and answers are
-//! interned in the wire facts' table, so a path and a body name one object. Ends of exchanges wait in a heap
-//! until the next entry starts after them, so overlapping exchanges interleave as they
-//! happened; the heap holds only exchanges still open (bounded by the log's concurrency).
-//! Entries must come in the order of their start (HAR viewers, Chrome, Firefox and the
-//! access-log shape all write them so): the recorded order is evidence, so an entry that
-//! starts before the one above it is never re-timed into place; the first such entry is
-//! kept in [`Feed::disorder`], and the file is refused naming it.
+//! Entries to events, in time order: a `Sent` at the entry's start and, at its end, a
+//! `DeliveredStatus` with the answer read at the contract's level ([`ObservedAnswer`]) or a
+//! `Lost`. Ends wait until a later entry starts, so overlapping exchanges
+//! interleave as they happened. The recorded order is evidence: an entry that starts before
+//! the one above it is never re-timed; the first is kept in [`Feed::disorder`] and the file
+//! is refused naming it.
 
-use super::entry::{Entry, Label, Reply, Skip};
+use super::entry::{Entry, Label, Reply};
 use super::keys::Keys;
 use super::profile::{CardReading, LogProfile};
 use payhub_model::event::{Event, Message, What};
@@ -19,40 +14,10 @@ use payhub_model::observed::{ObservedAnswer, Shape};
 use payhub_model::{Millis, RequestId};
 use payhub_properties::evidence::Evidence;
 use payhub_properties::verdict::{Folded, Verdict};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 
 /// Unreadable entries listed by name; beyond this many, only counted.
 const SKIPS_LISTED: usize = 50;
-
-/// A pending end of an exchange, ordered by time then by arrival.
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Pending {
-    at: Millis,
-    seq: u64,
-    event: EventBox,
-}
-
-/// `Event` is not `Ord`; the heap orders by (`at`, `seq`) only. The answer read at the
-/// contract's level goes to the wire facts with it.
-#[derive(Debug)]
-struct EventBox(Event, Option<ObservedAnswer>);
-impl PartialEq for EventBox {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for EventBox {}
-impl PartialOrd for EventBox {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for EventBox {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
-}
 
 /// The judge's input side for a log: entries in, facts out.
 pub struct Feed {
@@ -62,7 +27,9 @@ pub struct Feed {
     dialect: Dialect,
     /// How its requests name their test cards.
     cards: CardReading,
-    heap: BinaryHeap<Reverse<Pending>>,
+    /// Ends of exchanges still open, by time then arrival, each with the answer read
+    /// at the contract's level for the wire facts.
+    open: BTreeMap<(Millis, u64), (Event, Option<ObservedAnswer>)>,
     seq: u64,
     /// Milliseconds since the epoch of the first entry: the log's time 0.
     base: Option<i64>,
@@ -108,7 +75,7 @@ impl Feed {
             keys,
             dialect: profile.map(|p| p.dialect.clone()).unwrap_or_default(),
             cards: profile.map(|p| p.cards.clone()).unwrap_or_default(),
-            heap: BinaryHeap::new(),
+            open: BTreeMap::new(),
             seq: 0,
             base: None,
             last: Millis::ZERO,
@@ -147,9 +114,9 @@ impl Feed {
         self.push_as(entry, key, owner, base);
     }
 
-    /// Folds a request to the API whose key was resolved, as `key` of `owner`, the log's
-    /// time 0 at `base` (milliseconds since the epoch): a partition's feed is told them
-    /// by the reader of the whole log.
+    /// Folds a request to the API ([`Entry::is_api`]) whose key was resolved, as `key`
+    /// of `owner`, the log's time 0 at `base` (milliseconds since the epoch): a
+    /// partition's feed is told them by the reader of the whole log.
     pub fn push_as(
         &mut self,
         entry: Entry,
@@ -159,12 +126,7 @@ impl Feed {
     ) {
         let mut request = match entry.request(&mut self.folded.wire.ids, &self.cards) {
             Ok(r) => r,
-            Err(Skip::NotTheApi) => {
-                self.entries += 1;
-                self.ignored += 1;
-                return;
-            }
-            Err(Skip::Unreadable(why)) => return self.unreadable(entry.label, why),
+            Err(why) => return self.unreadable(entry.label, why),
         };
         self.entries += 1;
         self.judged += 1;
@@ -201,11 +163,8 @@ impl Feed {
             },
         };
         self.seq += 1;
-        self.heap.push(Reverse(Pending {
-            at: end,
-            seq: self.seq,
-            event: EventBox(Event::new(end, what), answer),
-        }));
+        let event = Event::new(end, what);
+        self.open.insert((end, self.seq), (event, answer));
     }
 
     /// A feed for one partition of a log (a merchant's requests): `wire` knows the
@@ -220,14 +179,18 @@ impl Feed {
     }
 
     fn flush_until(&mut self, t: Millis) {
-        while self.heap.peek().is_some_and(|Reverse(p)| p.at <= t) {
-            if let Some(Reverse(p)) = self.heap.pop() {
-                match (&p.event.0.what, &p.event.1) {
-                    (What::DeliveredStatus { id, .. }, Some(answer)) => {
-                        self.folded.observe_answered(&p.event.0, *id, answer);
-                    }
-                    _ => self.folded.observe(&p.event.0),
+        while let Some(end) = self.open.first_entry().filter(|e| e.key().0 <= t) {
+            match end.remove() {
+                (
+                    e @ Event {
+                        what: What::DeliveredStatus { id, .. },
+                        ..
+                    },
+                    Some(answer),
+                ) => {
+                    self.folded.observe_answered(&e, id, &answer);
                 }
+                (e, _) => self.folded.observe(&e),
             }
         }
     }
@@ -244,12 +207,7 @@ impl Feed {
 
     /// The log has ended: every exchange closed, and what the log lacked said.
     pub fn finish(&mut self) {
-        self.finish_of(self.bodiless, self.judged);
-    }
-
-    /// [`Feed::finish`] of a partition of a log that has `bodiless` answers without a
-    /// body of `judged` requests in all: what the log lacks is said of the whole log.
-    pub fn finish_of(&mut self, bodiless: u64, judged: u64) {
+        let (bodiless, judged) = (self.bodiless, self.judged);
         self.flush_until(Millis(u64::MAX));
         self.folded.close();
         let s = &mut self.folded.supply;

@@ -1,14 +1,8 @@
-//! HAR 1.2, read leniently and streamed: `log.entries` is visited one entry at a time
-//! (serde_json's streaming deserializer with a seed over the array, each entry kept as
-//! raw JSON only until it is read), so memory holds one entry, not the file.
-//!
-//! Lenient: fields a HAR viewer needs but the judge does not (`pages`, `lastAccess`,
-//! `cache`, `timings`, cookies) may be absent; Chrome's `_`-prefixed fields are ignored
-//! except `_error`; a request with no `response`, status 0 or an `_error` is an
-//! unknown outcome; sanitized exports without `Authorization` are read (their scope is
-//! then unknown unless `--api-key-map` names it); bodies as text or base64
-//! (`encoding`). An entry that does not read is skipped with its index and why; a file
-//! whose JSON is broken is rejected at the line and column where it breaks.
+//! HAR 1.2, read leniently and streamed: `log.entries` one entry at a time (kept as raw JSON
+//! only until read), so memory holds one entry, not the file. Fields the judge does not
+//! read may be absent; `_`-prefixed fields are ignored but `_error`; no `response`, status 0
+//! or an `_error` is an unknown outcome; bodies as text or base64. An entry that does not
+//! read is skipped with why; broken JSON rejects the file at its line and column.
 
 use super::entry::{Entry, Label, Reply, bearer, target_of};
 use crate::http_map::HttpRequest;
@@ -283,8 +277,7 @@ impl<'b> Cx<'_, 'b> {
     }
 }
 
-/// An object on the way to `log.entries`, `path` the keys left (`["log", "entries"]`
-/// at the top; `version`, `creator`, `pages` are not needed); `true` once the entries
+/// An object on the way to `log.entries`, `path` the keys left; `true` once the entries
 /// were read.
 struct Within<'a, 'b> {
     cx: Cx<'a, 'b>,

@@ -1,18 +1,9 @@
-//! API keys to merchants and environments (SCOPE-01): the scope of a request starts with
-//! its key's owner. Without `--api-key-map`, two defaults, each printed as an
-//! assumption: a log with one API key (whatever its form) is one merchant and
-//! environment, one scope; several keys no map names are a merchant each (one scope per
-//! key). Keys of the sandbox's form (`ak_1` …) resolve to the sandbox's merchants (also
-//! printed). `--api-key-map FILE` names the owners and overrides every default:
-//!
-//! ```json
-//! {"sk_live_4eC39": {"merchant": 1, "environment": "live"},
-//!  "*":             {"merchant": 1, "environment": "test"}}
-//! ```
-//!
-//! `"*"` names the owner of entries that carry no `Authorization` header (a sanitized
-//! export). Key strings are credentials: they stay in memory, interned as numbers, and
-//! are never printed.
+//! API keys to merchants and environments (SCOPE-01: a scope starts with its key's owner).
+//! Without `--api-key-map`, printed as assumptions: one key is one merchant; several keys no
+//! map names are a merchant each; keys of the sandbox's form (`ak_1` …) are its merchants.
+//! `--api-key-map FILE` overrides them all (`{"sk_live_4eC39": {"merchant": 1,
+//! "environment": "live"}, "*": …}`; `"*"` owns entries with no `Authorization`). Key
+//! strings are credentials: kept in memory as numbers, never printed.
 
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::{ApiKeyId, Environment, MerchantId};

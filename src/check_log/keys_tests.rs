@@ -4,7 +4,7 @@
 //! was assumed is said. Each case is an order number created twice: one Payment per
 //! order number (ORDER-01) is violated exactly when both creates fall in one scope.
 
-use super::judge_file_read;
+use super::judge_file_with;
 use payhub_properties::verdict::Status;
 
 /// A create of ORDER-1 answered 201 with Payment `id`, sent with `auth` (an
@@ -41,7 +41,7 @@ fn judge(name: &str, entries: &[String], map: Option<&str>) -> (bool, Vec<String
         std::fs::write(&path, m).unwrap();
         path
     });
-    let j = judge_file_read(&har, map.as_deref(), None, false)
+    let j = judge_file_with(&har, map.as_deref(), false, Default::default())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let v = j
         .verdicts

@@ -1,14 +1,8 @@
-//! `payhub-verify merge SHARD.json…`: the verdicts of `check-log --shard I/N --format
-//! json` run on N machines, joined into the verdict of the whole log, as `check-log`
-//! without `--shard` gives it (`--format json`): the same properties, statuses,
-//! witnesses and counts.
-//!
-//! Every shard read the whole log and judged its merchants' partitions; the log's own
-//! entries (not the API, unreadable) are shard 0's. So counts add up, the skipped
-//! entries are listed in the log's order, each property's verdict is the least of the
-//! shards' in the order partitions are joined ([`super::parts::pick`]), and the exit code
-//! and closing line are computed again. Shards judged with different flags or over
-//! different files, a shard missing or given twice, are refused (exit 2).
+//! `payhub-verify merge SHARD.json…`: the `check-log --shard I/N --format json` outputs of N
+//! machines joined into what `check-log --format json` gives for the whole log. The log's
+//! own entries are shard 0's, so counts add up; each property's verdict is the least of
+//! the shards' ([`super::parts::pick`]); the exit code and closing line are computed again.
+//! Shards of different logs or flags, or one missing or given twice, are refused (exit 2).
 
 use super::parts::{SKIPS_LISTED, pick};
 use super::report::Closing;

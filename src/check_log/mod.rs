@@ -26,7 +26,6 @@ pub mod har;
 pub mod keys;
 mod logs;
 pub mod merge;
-mod outcome;
 pub mod page;
 pub mod parts;
 mod pool;
@@ -38,7 +37,6 @@ use bound::{Bound, STOPPED};
 use detect::Format;
 use entry::Label;
 pub use logs::Run;
-use payhub_model::event::Event;
 use payhub_properties::verdict::{Folded, Status, Verdict};
 use profile::LogProfile;
 use std::path::{Path, PathBuf};
@@ -191,21 +189,6 @@ pub struct Held {
     pub retained: payhub_properties::facts::wire::Retained,
 }
 
-impl Held {
-    /// Bytes held per retained idempotency key (the numbers and objects those keys made
-    /// included), if any key is retained.
-    pub fn per_key(&self) -> Option<u64> {
-        (self.retained.keys > 0).then(|| self.end / self.retained.keys as u64)
-    }
-
-    /// Bytes held per retained record (keys, numbers and objects together).
-    pub fn per_record(&self) -> Option<u64> {
-        let r = &self.retained;
-        let records = (r.keys + r.numbers + r.objects) as u64;
-        (records > 0).then(|| self.end / records)
-    }
-}
-
 impl Judged {
     pub fn exit(&self) -> u8 {
         self.closing().exit()
@@ -300,35 +283,17 @@ fn rank(a: u8, b: u8) -> u8 {
     if order(b) > order(a) { b } else { a }
 }
 
-/// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
-/// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
-/// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]); `profile`: the
-/// platform's keys, error codes and test cards (`--api-key-map` still overrides its keys).
-#[cfg(test)]
-pub fn judge_file_read(
-    path: &Path,
-    key_map: Option<&Path>,
-    profile: Option<&LogProfile>,
-    complete: bool,
-) -> Result<Judged, String> {
-    judge_file_seam(
-        path,
-        key_map,
-        profile,
-        complete,
-        crate::serve::seam::EdgeSeam::REFERENCE,
-        (u64::MAX, Run::ONE),
-    )
-}
-
 /// `--stats`: what a file's judgement held and how fast it went.
 pub fn stats_line(j: &Judged, seconds: f64) -> String {
     use crate::heap::show;
     let r = &j.held.retained;
-    let per_key = j.held.per_key().map_or("no key retained".to_owned(), |b| {
-        format!("{b} B per retained key")
-    });
-    let per_record = j.held.per_record().unwrap_or(0);
+    // Per key, the numbers and objects those keys made included.
+    let per_key = match r.keys {
+        0 => "no key retained".to_owned(),
+        keys => format!("{} B per retained key", j.held.end / keys as u64),
+    };
+    let records = (r.keys + r.numbers + r.objects) as u64;
+    let per_record = j.held.end.checked_div(records).unwrap_or(0);
     format!(
         "stats: {}: {} entries in {seconds:.2} s ({:.0} entries/s); memory held {} at the end, {} at the peak; retained {} idempotency keys, {} order and refund numbers, {} objects: {per_key}, {per_record} B per retained record",
         j.file.display(),
@@ -342,7 +307,7 @@ pub fn stats_line(j: &Judged, seconds: f64) -> String {
     )
 }
 
-/// [`judge_file_read`] with the HAR reader's decision points `seam` (the edge zoo's).
+/// [`judge_file_seam`] with the HAR reader's decision points `seam` (the edge zoo's).
 pub fn judge_file_with(
     path: &Path,
     key_map: Option<&Path>,
@@ -352,6 +317,10 @@ pub fn judge_file_with(
     judge_file_seam(path, key_map, None, complete, seam, (u64::MAX, Run::ONE))
 }
 
+/// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
+/// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
+/// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]); `profile`: the
+/// platform's keys, error codes and test cards (`--api-key-map` still overrides its keys).
 fn judge_file_seam(
     path: &Path,
     key_map: Option<&Path>,
@@ -421,13 +390,7 @@ fn judge_events(
     let name = input.name.clone();
     crate::input::each_line(&mut input.reader, &name, &mut |line| {
         entries += 1;
-        let read = line
-            .text
-            .ok_or_else(|| "not UTF-8 text".to_owned())
-            .and_then(|t| {
-                serde_json::from_str::<Event>(t).map_err(|e| format!("not an event: {e}"))
-            });
-        match read {
+        match crate::judge_cmd::event_of(&line) {
             Ok(e) => {
                 crate::input::in_order(&mut last, e.at, &format!("{name}:{}", line.n))?;
                 folded.observe(&e);

@@ -5,9 +5,7 @@
 //! properties judged and those the source cannot judge, with the evidence missing.
 
 use super::Judged;
-use super::report::{
-    cannot_judge_groups, closing, diagram, read_line, unscoped_line, witness_line,
-};
+use super::report::{cannot_judge_groups, diagram, read_line, unscoped_line, witness_line};
 use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
 use crate::outcome::text::{Text, text};
@@ -38,7 +36,7 @@ pub fn page(all: &[Judged], seconds: f64) -> (Vec<Block>, String) {
     ))];
     lines.extend(
         all.iter()
-            .map(|j| text!("{}\n**{}**", read_line(j), closing(j))),
+            .map(|j| text!("{}\n**{}**", read_line(j), j.closing().line())),
     );
     let mut blocks = vec![
         Block::Banner(Tone::of_exit(worst), format!("check-log: {verdict}"), lines),
@@ -173,7 +171,7 @@ mod tests {
     fn the_mermaid_and_the_drawing_are_one_diagram() {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/access/dont-do-this.jsonl");
-        let j = super::super::judge_file_read(&file, None, None, false).unwrap();
+        let j = super::super::judge_file_with(&file, None, false, Default::default()).unwrap();
         let v = j
             .verdicts
             .iter()

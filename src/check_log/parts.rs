@@ -1,17 +1,12 @@
-//! A log judged by partitions: one per merchant, each with facts of its own, judged on
-//! `--threads` cores, or on other machines (`--shard I/N`, then `payhub-verify merge`).
+//! A log judged by partitions, one per merchant, on `--threads` cores or on other machines
+//! (`--shard I/N`, then `payhub-verify merge`).
 //!
-//! No scope crosses a merchant (SCOPE-01: a scope starts with the key's merchant;
-//! UNIQ-01 and UNIQ-04 number orders and refunds per merchant and environment). A
-//! partition is a merchant with all its environments, not a merchant and environment:
-//! SCOPE-02's witness is one object shown under two environments of one merchant. The
-//! reader of the whole log keeps what is the log's (its order, its time 0, its keys
-//! and the merchants they are assumed to be, the entries that are not the API or do
-//! not read); each entry of the API goes to its merchant's partition. Every partition's
-//! verdicts are then joined, property by property, by [`pick`]: the least of them in an
-//! order that does not depend on how the partitions were grouped (a violation first,
-//! the one whose witness closed first), so that one thread, several, and shards merged
-//! give the same verdicts and witnesses, byte for byte.
+//! No scope crosses a merchant (SCOPE-01; UNIQ-01 and UNIQ-04 number per merchant and
+//! environment). A partition is a merchant with all its environments: SCOPE-02's witness is
+//! one object under two environments of one merchant. The reader of the whole log keeps
+//! what is the log's (order, time 0, keys, entries not of the API); the partitions'
+//! verdicts are joined by [`pick`], in an order independent of the grouping, so that one
+//! thread, several, and shards merged give the same verdicts byte for byte.
 
 use super::entry::{Entry, Label};
 use super::feed::{Feed, out_of_order};

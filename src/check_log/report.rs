@@ -5,6 +5,7 @@
 //! diagram of those entries alone.
 
 use super::{Judged, LogFormat};
+use crate::outcome::{Item as Case, ItemResult, Outcome, Part};
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
@@ -16,7 +17,26 @@ pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), Stri
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
         LogFormat::Markdown => crate::outcome::doc::markdown(&super::page::page(all, seconds).0),
-        LogFormat::Junit => crate::outcome::junit::render(&super::outcome::outcome(all)),
+        LogFormat::Junit => {
+            // A part per file, an item per property; unreadable entries make one skipped
+            // item (the file's run is incomplete).
+            let parts = all.iter().map(|j| {
+                let unread = (j.skipped > 0)
+                    .then(|| format!("{} of {} entries unreadable", j.skipped, j.entries));
+                let cut = j.stopped.clone().or(unread);
+                let mut cases = crate::outcome::verdicts("check-log", &j.verdicts, cut.as_deref());
+                if j.skipped > 0 {
+                    let message = format!(
+                        "not judged: {} of {} entries unreadable",
+                        j.skipped, j.entries
+                    );
+                    let skipped = ItemResult::Skipped { message };
+                    cases.push(Case::new("check-log", "entries read", skipped));
+                }
+                Part::new(format!("check-log {}", j.file.display()), cases)
+            });
+            crate::outcome::junit::render(&Outcome::new("payhub-verify check-log", parts.collect()))
+        }
         LogFormat::Html => {
             let (blocks, title) = super::page::page(all, seconds);
             crate::outcome::doc::html(&title, &blocks)
@@ -41,11 +61,6 @@ pub(super) fn read_line(j: &Judged) -> String {
         j.ignored,
         j.skipped
     )
-}
-
-/// The closing line: what the exit code says.
-pub fn closing(j: &Judged) -> String {
-    j.closing().line()
 }
 
 /// What a file's exit code and closing line are made of: of a [`Judged`], or of the
@@ -141,29 +156,18 @@ fn text(j: &Judged) -> String {
             }
         }
     }
-    s += &cannot_judge(j);
-    s + &closing(j) + "\n"
-}
-
-/// The properties this source cannot judge, one paragraph per missing evidence set
-/// (`cannot judge, 16 properties: needs the acquirer's ledger (…)` and their names), so
-/// that a reader sees at a glance what the log lacks rather than one line per property.
-fn cannot_judge(j: &Judged) -> String {
-    let mut s = String::new();
+    // One paragraph per missing evidence set, so that a reader sees at a glance what
+    // the log lacks rather than one line per property.
     for (needs, names) in cannot_judge_groups(j) {
+        let n = names.len();
+        let what = if n == 1 { "property" } else { "properties" };
         let _ = writeln!(
             s,
-            "cannot judge, {} {}: {needs}\n    {}",
-            names.len(),
-            if names.len() == 1 {
-                "property"
-            } else {
-                "properties"
-            },
+            "cannot judge, {n} {what}: {needs}\n    {}",
             names.join(", ")
         );
     }
-    s
+    s + &j.closing().line() + "\n"
 }
 
 /// The properties that cannot be judged, grouped by the evidence they miss (`needs the
@@ -234,7 +238,7 @@ fn json(j: &Judged) -> serde_json::Value {
         "exit": j.exit(),
         "shard": j.shard.map(|s| serde_json::json!({"index": s.index, "of": s.of, "partitions": j.partitions})),
         "stopped": j.stopped,
-        "verdict": closing(j),
+        "verdict": j.closing().line(),
         "properties": j.verdicts,
     })
 }

@@ -67,9 +67,8 @@ pub async fn start(settings: Settings, shared: bool) -> Result<Live, String> {
         addr: Some(addr),
         ..Default::default()
     };
-    let edge = Edge::new(namespaces, ClockMode::Manual, None).guarded(guard);
-    let edge = Arc::new(if shared { edge.shared() } else { edge });
-    let task = tokio::spawn(http::serve(listener, edge));
+    let edge = Edge::new(namespaces, ClockMode::Manual, None, guard, shared);
+    let task = tokio::spawn(http::serve(listener, Arc::new(edge)));
     Ok(Live {
         addr: addr.to_string(),
         task,

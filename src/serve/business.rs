@@ -1,37 +1,19 @@
-//! Business orders and refund requests, as the wire witnesses them.
+//! Business orders and refund requests, as the wire witnesses them: the wire's reading of
+//! "the same purchase" (UNKNOWN-03, S11), since the client's database is not seen.
 //!
-//! A client's business order is in its own database, which the sandbox cannot see. What
-//! the wire shows is enough for the contract's UNKNOWN-03 and for S11: the wire's reading
-//! of "the same purchase". An outcome the merchant could not know leaves its order
-//! *unresolved*:
-//!
-//! - a create, confirm or cancel that got no answer (the connection was reset, or the
-//!   client hung up) or a 5xx other than 503 (a 503 executes nothing, RATE-04);
-//! - an answer showing the Payment `processing` or `requires_action` (a 202, a cancel's
-//!   202, CANCEL-02), or with `resolution_status` other than `known` (`manual_review`,
-//!   RES-04).
-//!
-//! A later create of the same merchant and environment with the same amount and currency
-//! and another `merchant_order_no`, sent while an order of that purchase is unresolved,
-//! is the same purchase under a new number, so the sandbox files it under the first
-//! order; a confirm is filed under its Payment's order. The ledger then judges it
-//! (`client-never-charges-an-order-twice`, EFFECT-01 / UNKNOWN-03 / RES-04 / CANCEL-02).
-//! An order is resolved once an answer shows its Payment `succeeded`, `failed`,
-//! `canceled` or `expired` with `resolution_status: known`. A request in flight, its
-//! answer not yet written, leaves nothing unresolved: two purchases of one amount at once,
-//! each answered, are two purchases.
-//!
-//! Refunds alike (S11: "do not change the refund number and apply again"): a refund
-//! create with no answer, a 5xx other than 503, or a refund `processing` or
-//! `pending_review` leaves its request unresolved; a refund of the same Payment and amount
-//! under another `merchant_refund_no` meanwhile is filed under the first number
-//! (`client-never-refunds-a-request-twice`).
-//!
-//! The reading's false positives: two purchases of one amount and currency by one
-//! merchant, the second created while the first was unresolved, are read as one.
-//!
-//! Every other create is filed under its own number. The filing goes into the exchange's
-//! origin in the world (`Origin::business`), as a client model's does.
+//! An order is *unresolved* after a create, confirm or cancel with no answer or a 5xx other
+//! than 503 (a 503 executes nothing, RATE-04), or an answer showing the Payment
+//! `processing` or `requires_action` (CANCEL-02) or `resolution_status` other than `known`
+//! (RES-04). A later create of the same merchant, environment, amount and currency under
+//! another `merchant_order_no`, sent while that order is unresolved, is filed under the
+//! first order (`client-never-charges-an-order-twice`, EFFECT-01); a confirm under its
+//! Payment's order. Refunds alike (S11: "do not change the refund number and apply
+//! again"): one of the same Payment and amount under another `merchant_refund_no` while a
+//! refund is unresolved (no answer, 5xx other than 503, `processing`, `pending_review`) is
+//! filed under the first number (`client-never-refunds-a-request-twice`). A request still
+//! in flight leaves nothing unresolved. False positive: two purchases of one amount by one
+//! merchant, the second created while the first was unresolved, read as one. The filing
+//! goes into the exchange's origin (`Origin::business`), as a client model's does.
 
 use payhub_model::event::BusinessOrder;
 use payhub_model::{

@@ -1,15 +1,9 @@
-//! The verdict's diagrams: for each violated property, a Mermaid sequence diagram of the
-//! entries that witness it, not the whole session, with the property, its rules and what
-//! it saw as a note at the end.
-//!
-//! The witnesses are found from what the violation names (as Elle explains an anomaly by
-//! the operations it cites): the typed identifiers of its witness (order numbers,
-//! Payments, attempts, refunds, keys, requests: [`Named`]), widened through the session's
-//! state (a business order to the Payments filed under it, a Payment to the acquirer's
-//! attempts on it), the exchanges of the requests it names, and every trace entry that
-//! names one of them as a whole word, with the other entries of the same HTTP exchanges
-//! (a request and its answer). A violation that names nothing the record holds is said
-//! so, and the session's diagram stands for it.
+//! The verdict's diagrams: for each violated property, a sequence diagram of the entries
+//! that witness it, with the property as a note at the end. The witnesses are found from
+//! what the violation names ([`Named`], as Elle explains an anomaly by the operations it
+//! cites), widened through the session's state (an order to its Payments, a Payment to its
+//! attempts), then every trace entry naming one as a whole word, with the rest of its HTTP
+//! exchange. A violation naming nothing the record holds is said so.
 
 use super::record::Record;
 use payhub_model::RequestId;
@@ -39,36 +33,17 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The facts and the wire side the verdict judges: the journal folded in (the
-    /// sandbox's own verdicts take them off its lock: `Sandbox::held`).
-    #[cfg(test)]
-    pub fn judged(
-        &self,
-    ) -> (
-        payhub_properties::Facts,
-        payhub_properties::verdict::WireSide,
-    ) {
-        let end = self.record.last_at();
-        let journal = self.journal.events(end, &self.world.facts);
-        super::journal::fold(&journal, &self.world.facts, self.record.wire_side())
-    }
-
-    /// Every event of the session, judged (held or no longer held).
-    #[cfg(test)]
-    pub fn events_total(&self) -> usize {
-        self.record.events_total()
-    }
-
     /// The witness of violated property `v` drawn, every item marked as the witness,
     /// with a line saying so if it was cut; `None` if the violation names no exchange held.
     pub fn witness_drawing(&self, v: &Verdict) -> Option<(payhub_sim::Diagram, String)> {
         let (trace, cut) = self.witness_trace(v)?;
-        Some((trace.to_diagram(Some(&witness_note(v)), |_| true), cut))
-    }
-
-    /// [`Session::witness_drawing`] as inline SVG (for the page).
-    pub fn witness_svg(&self, v: &Verdict) -> Option<String> {
-        Some(self.witness_drawing(v)?.0.to_svg_unstyled())
+        let rules = v.rules.join(", ");
+        let note = format!(
+            "{} [{rules}]: {}",
+            v.name,
+            v.detail.as_deref().unwrap_or_default()
+        );
+        Some((trace.to_diagram(Some(&note), |_| true), cut))
     }
 
     /// The entries that witness `v` as a trace of their own (the first
@@ -77,7 +52,10 @@ impl<'a> Session<'a> {
         // A wire property names its witness exchanges; a property over the world's facts
         // names orders, Payments, attempts, keys and requests.
         let mut trace = match (&v.witness, &v.named) {
-            (Some(w), _) => self.of_exchanges(&w.entries.iter().map(|s| s.id).collect()),
+            (Some(w), _) => {
+                let ids: BTreeSet<RequestId> = w.entries.iter().map(|s| s.id).collect();
+                self.held(|_, e| exchange_of(e).is_some_and(|id| ids.contains(&id)))
+            }
             (None, Some(named)) => {
                 let witness = WitnessEntries::of(&widen(named, self.world), self.entries())?;
                 self.held(|t, e| witness.keeps(t, e))
@@ -93,11 +71,6 @@ impl<'a> Session<'a> {
             trace.events.truncate(WITNESS_LINES_MAX);
         }
         Some((trace, cut))
-    }
-
-    /// The trace entries held of these exchanges, in order; `None` if there is none.
-    fn of_exchanges(&self, ids: &BTreeSet<RequestId>) -> Option<Trace> {
-        self.held(|_, e| exchange_of(e).is_some_and(|id| ids.contains(&id)))
     }
 
     /// Every entry held, with the segment it is in.
@@ -122,16 +95,6 @@ impl<'a> Session<'a> {
         trace.events = events;
         Some(trace)
     }
-}
-
-/// The closing note of a witness drawing: the property, its rules, what it saw.
-fn witness_note(v: &Verdict) -> String {
-    format!(
-        "{} [{}]: {}",
-        v.name,
-        v.rules.join(", "),
-        v.detail.as_deref().unwrap_or_default()
-    )
 }
 
 /// `named`, with the Payments filed under a named business order and the acquirer's
@@ -200,14 +163,10 @@ pub(crate) fn exchange_of(e: &TraceLine) -> Option<RequestId> {
     }
 }
 
-/// The characters of an identifier: `ORDER-1`, `pay_demo_001`, `att_002`, `k1`.
-fn ident_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '-' || c == '_'
-}
-
-/// Whether `text` has one of `names` as a whole word (`ORDER-1` is not in `ORDER-1-retry`).
+/// Whether `text` has one of `names` as a whole word of an identifier's characters
+/// (`ORDER-1` is not in `ORDER-1-retry`).
 pub(crate) fn names_one(text: &str, names: &BTreeSet<String>) -> bool {
-    text.split(|c: char| !ident_char(c))
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .any(|w| names.contains(w))
 }
 

@@ -1,22 +1,10 @@
 //! Faults on the wire: a plan of rules, each matching requests by endpoint, API key,
-//! idempotency key or order number, and faulting the Nth match (and the `times - 1`
-//! after it: "N faults, then answer").
+//! idempotency key or order number, and faulting the Nth match and the `times - 1` after
+//! it. Given at start (`--faults FILE`) or at run time (`POST /__sandbox/faults`):
+//! `{"faults":[{"endpoint":"create_payment","order":"ORDER-1","nth":1,"action":"reset_after"}]}`.
 //!
-//! The plan is JSON, given at start (`--faults FILE`) or replaced at run time
-//! (`POST /__sandbox/faults`):
-//!
-//! ```json
-//! {"faults":[{"endpoint":"create_payment","order":"ORDER-1","nth":1,"times":1,"action":"reset_after"},
-//!            {"endpoint":"create_payment","action":"rate_limited"}]}
-//! ```
-//!
-//! Every fault is a choice of the world, so the session's events and script show it:
-//! `reset_before` loses the request (the connection is reset, nothing executed),
-//! `reset_after` executes and loses the response (the connection is reset: the result is
-//! unknown to the client), `500_before` / `500_after` are the platform edge's 500s,
-//! `rate_limited` and `unavailable` switch the platform's own 429 (with the platform's
-//! `Retry-After`, `retry_after_s` of the plan) and 503 `temporarily_unavailable` on for
-//! that one request; `slow_upstream` holds its upstream calls `ms`, `hold` its answer.
+//! Every fault is a choice of the world, so the events and the script show it; what each
+//! action does is on [`Action`].
 
 use payhub_model::{ApiRequest, Endpoint, Json};
 use serde::{Deserialize, Serialize};

@@ -1,23 +1,15 @@
 //! Who may reach the sandbox on a developer's machine, checked before any route:
 //!
-//! - **Host**: a loopback name (`localhost`, `*.localhost`, `127.0.0.0/8`, `[::1]`,
-//!   `[::ffff:127.0.0.1]`) or the bound address. A DNS-rebinding page reaches the
-//!   sandbox under its own name, and is refused (421), so it can neither drive the API
-//!   nor read the exports. With `--allow-non-loopback` on an unspecified address the
-//!   check is off (the user opened the sandbox to the network).
-//! - **Cross-origin browsers**, on every path (`/v1/…` included): an `Origin` that is not
-//!   the sandbox's own, or `Sec-Fetch-Site` `cross-site` / `same-site`, is refused (403)
-//!   before anything is recorded: a page the user visits cannot reset the session,
-//!   change its faults, move its clock or fill it, nor push the session's evidence out
-//!   of its record with requests a browser sends without asking (a keyless `POST`).
-//! - **JSON only**: a control `POST` with a body must say `Content-Type:
-//!   application/json` (415 otherwise; an HTML form cannot send that type).
-//! - **The token** (`serve --control-token T`): every control `POST` needs
-//!   `X-Sandbox-Token: T` (403 otherwise).
+//! - **Host**: a loopback name or the bound address; a DNS-rebinding page is refused (421).
+//!   Off with `--allow-non-loopback` on an unspecified address.
+//! - **Cross-origin browsers**, on every path: a foreign `Origin`, or `Sec-Fetch-Site`
+//!   `cross-site` / `same-site`, is refused (403) before anything is recorded.
+//! - **JSON only**: a control `POST` with a body needs `Content-Type: application/json`
+//!   (415; an HTML form cannot send it).
+//! - **The token** (`--control-token T`): every control `POST` needs `X-Sandbox-Token: T`.
 //!
-//! The contract's API is otherwise unaffected: its requests carry `Authorization`, which
-//! no cross-origin page can send without a CORS preflight the sandbox never grants, and
-//! clients that are not browsers send no `Origin`.
+//! The API is otherwise unaffected: its `Authorization` header needs a CORS preflight the
+//! sandbox never grants, and clients that are not browsers send no `Origin`.
 
 use crate::http_map::HttpReply;
 use axum::http::{HeaderMap, header};
@@ -37,12 +29,6 @@ pub struct Guard {
 /// The header that carries `--control-token`.
 pub const TOKEN_HEADER: &str = "x-sandbox-token";
 
-fn refuse(status: u16, code: &str, message: String) -> HttpReply {
-    let body =
-        serde_json::json!({ "error": { "code": code, "message": message, "retryable": false } });
-    HttpReply::json(status, body.to_string())
-}
-
 /// Whether `host` (a Host header's name, without the port) is a loopback name.
 pub fn is_loopback_host(host: &str) -> bool {
     let name = host.trim_end_matches('.').to_ascii_lowercase();
@@ -50,13 +36,7 @@ pub fn is_loopback_host(host: &str) -> bool {
         return true;
     }
     let bare = name.trim_start_matches('[').trim_end_matches(']');
-    match bare.parse::<IpAddr>() {
-        Ok(IpAddr::V4(v4)) => v4.is_loopback(),
-        Ok(IpAddr::V6(v6)) => {
-            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-        Err(_) => false,
-    }
+    bare.parse::<IpAddr>().is_ok_and(super::is_loopback_ip)
 }
 
 /// The name part of a Host header value (`[::1]:8080` → `[::1]`, `a:1` → `a`).
@@ -68,23 +48,17 @@ fn host_name(value: &str) -> &str {
 }
 
 impl Guard {
-    fn admits_host(&self, host: &str) -> bool {
-        if self.open || is_loopback_host(host) {
-            return true;
-        }
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        self.addr
-            .is_some_and(|a| bare.parse::<IpAddr>().is_ok_and(|ip| ip == a.ip()))
-    }
-
     /// The answer refusing this request, if one is due (see the module doc).
     pub fn refuses(&self, path: &str, method: &str, headers: &HeaderMap) -> Option<HttpReply> {
         let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
         let host = text(header::HOST);
         if let Some(host) = host {
             let name = host_name(host.trim());
-            if !self.admits_host(name) {
-                return Some(refuse(
+            let bare = name.trim_start_matches('[').trim_end_matches(']');
+            let ip = bare.parse::<IpAddr>().ok();
+            let bound = self.addr.is_some_and(|a| ip == Some(a.ip()));
+            if !(self.open || is_loopback_host(name) || bound) {
+                return Some(HttpReply::refusal(
                     421,
                     "misdirected_request",
                     format!(
@@ -97,7 +71,7 @@ impl Guard {
             let own =
                 host.is_some_and(|h| origin.eq_ignore_ascii_case(&format!("http://{}", h.trim())));
             if !own {
-                return Some(refuse(
+                return Some(HttpReply::refusal(
                     403,
                     "cross_origin_refused",
                     format!("a request from another origin ({origin}) to the sandbox is refused"),
@@ -106,7 +80,7 @@ impl Guard {
         }
         let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
         if let Some(site @ ("cross-site" | "same-site")) = site {
-            return Some(refuse(
+            return Some(HttpReply::refusal(
                 403,
                 "cross_origin_refused",
                 format!("a {site} browser request to the sandbox is refused"),
@@ -118,10 +92,10 @@ impl Guard {
         if let Some(token) = &self.token {
             let given = headers.get(TOKEN_HEADER).map(|v| v.as_bytes());
             if given != Some(token.as_bytes()) {
-                return Some(refuse(
+                return Some(HttpReply::refusal(
                     403,
                     "control_token_required",
-                    "this sandbox's controls need the header X-Sandbox-Token with the token its banner printed".into(),
+                    "this sandbox's controls need the header X-Sandbox-Token with the token its banner printed",
                 ));
             }
         }
@@ -138,10 +112,10 @@ impl Guard {
             })
         });
         if has_body && !json {
-            return Some(refuse(
+            return Some(HttpReply::refusal(
                 415,
                 "unsupported_media_type",
-                "a control body must be JSON, sent with Content-Type: application/json (or application/x-ndjson for the journal)".into(),
+                "a control body must be JSON, sent with Content-Type: application/json (or application/x-ndjson for the journal)",
             ));
         }
         None

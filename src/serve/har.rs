@@ -55,19 +55,14 @@ pub fn request_entry(
     out
 }
 
-/// A HAR response: `status`, `headers`, `content` of a body of `size` bytes.
-fn response_entry(status: u16, headers: Vec<Value>, content: Value, size: usize) -> Value {
-    json!({
-        "status": status, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-        "headers": headers, "content": content, "redirectURL": "", "headersSize": -1,
-        "bodySize": size,
-    })
-}
-
 /// A HAR response of a JSON `body`, as text.
 pub fn json_response(status: u16, headers: Vec<Value>, body: &str) -> Value {
     let content = json!({"size": body.len(), "mimeType": "application/json", "text": body});
-    response_entry(status, headers, content, body.len())
+    json!({
+        "status": status, "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+        "headers": headers, "content": content, "redirectURL": "", "headersSize": -1,
+        "bodySize": body.len(),
+    })
 }
 
 /// A HAR header (or query pair): `{"name", "value"}`.

@@ -1,26 +1,17 @@
 //! The merchant journal: what only the merchant's database knows, told to the sandbox
-//! (`POST /__sandbox/journal`, JSON Lines, one object a line):
+//! (`POST /__sandbox/journal`, JSON Lines):
 //!
-//! - `{"order":"ORDER-1","state":"paid","payment":"pay_demo_001","version":3}`: the order's
-//!   state as shown to the payer (`paid`, `failed`, `canceled`, `pending`: pending
-//!   confirmation), from that Payment at that version (`payment` and `version` may be
-//!   left out of a `pending` line whose create got no answer);
-//! - `{"order":"ORDER-1","fulfilled":"pay_demo_001"}`: the order was fulfilled for that Payment;
+//! - `{"order":"ORDER-1","state":"paid","payment":"pay_demo_001","version":3}`: the state
+//!   shown to the payer (`paid`, `failed`, `canceled`, `pending`) from that Payment version;
+//! - `{"order":"ORDER-1","fulfilled":"pay_demo_001"}`: fulfilled for that Payment;
 //! - `{"order":"ORDER-1-retry","cart":"CART-7"}`: the order belongs to that purchase.
 //!
-//! The verdict folds the states and fulfilments, in the order posted, as the merchant
-//! database's events (`OrderStored`, and a `Fulfil` decision) after the session's events
-//! (at the time they were posted, or the last event's if later), so the properties over
-//! the merchant's database judge them as they judge a client model's: fulfils once,
-//! never closes a captured order, keeps an order pending until its Payment is final. The
-//! carts replace the wire's reading of "the same purchase" ([`super::business`]) for that
-//! merchant: each order is filed under its cart, an order named in no cart under its own
-//! number (`OrderInPurchase`). The events export ends with the same events, so `judge`
-//! of it folds what the verdict folds.
-//!
-//! A post is all or nothing: a malformed line, a field of the wrong type, an order the
-//! sandbox never saw sent, a Payment of another order refuse the whole post, naming the
-//! line and the field.
+//! The verdict folds states and fulfilments, in the order posted, after the session's
+//! events as the merchant database's (`OrderStored`, a `Fulfil` decision), so the
+//! properties over the database judge them as a client model's. Carts replace the wire's
+//! reading of "the same purchase" ([`super::business`]) for that merchant
+//! (`OrderInPurchase`). The events export ends with the same events. A post is all or
+//! nothing: a bad line refuses it, naming the line and the field.
 
 use super::business::{Orders, db};
 use payhub_model::client::{Decision, Subject};
@@ -77,17 +68,6 @@ impl std::fmt::Display for Refused {
 }
 
 const FIELDS: [&str; 6] = ["order", "state", "payment", "version", "fulfilled", "cart"];
-
-/// The shown states a line may name, and what the database then holds of the Payment.
-fn state_of(name: &str) -> Option<Option<PaymentStatus>> {
-    Some(match name {
-        "paid" => Some(PaymentStatus::Succeeded),
-        "failed" => Some(PaymentStatus::Failed),
-        "canceled" => Some(PaymentStatus::Canceled),
-        "pending" => None,
-        _ => return None,
-    })
-}
 
 impl Journal {
     /// Reads and keeps a post of `owner`'s journal at `at`, or refuses all of it.
@@ -160,12 +140,17 @@ impl Journal {
             let told = match kinds[..] {
                 ["state"] => {
                     let name = text_of("state")?.unwrap_or_default();
-                    let state = state_of(name).ok_or_else(|| {
-                        refuse(
-                            "state",
-                            format!("'{name}' is not paid, failed, canceled or pending"),
-                        )
-                    })?;
+                    // What the database then holds of the Payment.
+                    let state = match name {
+                        "paid" => Some(PaymentStatus::Succeeded),
+                        "failed" => Some(PaymentStatus::Failed),
+                        "canceled" => Some(PaymentStatus::Canceled),
+                        "pending" => None,
+                        _ => {
+                            let why = format!("'{name}' is not paid, failed, canceled or pending");
+                            return Err(refuse("state", why));
+                        }
+                    };
                     let payment = payment_of("payment")?;
                     let version = match object.get("version") {
                         None | Some(serde_json::Value::Null) => None,

@@ -1,17 +1,8 @@
-//! `payhub-verify serve`: the sandbox. The platform model as a live HTTP API on
-//! loopback, its acquirer driven by test cards, faults on the wire from a plan, a test
-//! clock, and the harness's verdict over the session.
-//!
-//! One concept per file: [`sandbox`] the sans-IO core (the world as the session's state
-//! and its live driver), [`faults`] the fault plan, [`business`] business orders as the
-//! wire witnesses them,
-//! [`record`] the session's trace and tape in memory, bounded, [`verdict`] (with
-//! [`diagrams`], a diagram of each violation's witnesses), [`script`] and [`har`] what
-//! the session exports, [`page`] the page at `/__sandbox/`, [`webhooks`] the webhook
-//! outbox and its POST, [`tape_file`] `--tape FILE`, [`http`] the edge (tokio, hyper,
-//! axum).
-//! HTTP ↔ model is `crate::http_map` and the test cards `payhub_model::cards`, both
-//! shared with check-log and conform.
+//! `payhub-verify serve`: the sandbox. The platform model as a live HTTP API on loopback,
+//! its acquirer driven by test cards, faults on the wire from a plan, a test clock, and the
+//! harness's verdict over the session. [`sandbox`] is the sans-IO core, [`http`] the edge
+//! (tokio, hyper, axum); HTTP ↔ model is `crate::http_map`, shared with check-log and
+//! conform.
 
 pub mod business;
 pub mod defect;
@@ -169,7 +160,10 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
         .transpose()?;
     let planted = match &args.mutant {
         None => Planted::Reference,
-        Some(name) => Planted::from_name(name).ok_or_else(|| {
+        // A zoo name (`payhub-verify mutants --list`): a platform or a parameter mutant.
+        Some(name) => (payhub_model::Mutant::from_name(name).map(Planted::Mutant))
+            .or_else(|| payhub_model::ParameterMutant::from_name(name).map(Planted::Parameter))
+            .ok_or_else(|| {
             format!("--mutant {name}: not a platform or parameter mutant of the zoo (payhub-verify mutants --list)")
         })?,
     };
@@ -215,14 +209,10 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
             open: args.allow_non_loopback && addr.ip().is_unspecified(),
             token: args.control_token.clone(),
         };
-        let edge = http::Edge::new(namespaces, args.clock, webhooks)
-            .guarded(guard)
-            .fill_max(args.fill_max);
-        let edge = Arc::new(if args.shared_merchants {
-            edge.shared()
-        } else {
-            edge
-        });
+        let shared = args.shared_merchants;
+        let mut edge = http::Edge::new(namespaces, args.clock, webhooks, guard, shared);
+        edge.fill_max = args.fill_max;
+        let edge = Arc::new(edge);
         tokio::select! {
             _ = http::serve(listener, edge) => {}
             _ = tokio::signal::ctrl_c() => println!("payhub-verify serve: stopped"),

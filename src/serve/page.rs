@@ -1,13 +1,8 @@
-//! `GET /__sandbox/`: the session at a glance, for a browser. The page is a shell whose
-//! script fetches `GET /__sandbox/page.json` (every property's verdict, each violation's
-//! witness drawn as SVG, and the session's trace in the contract's notation) every second
-//! and renders it, so the exchanges appear as requests arrive. Text the session holds is
-//! set with `textContent`, never parsed as HTML; a drawing is parsed as SVG (XML) from
-//! what [`payhub_sim::diagram`] wrote, which escapes every text it draws. The exchanges
-//! can be filtered by order number or key; the page keeps `?merchant=` in every link and
-//! links every merchant's session. It reads at 1,280 px without horizontal scrolling.
-//! Without JavaScript the page links to the verdict and the events. Its icon is inline,
-//! so a browser asks the sandbox for nothing that would enter the session.
+//! `GET /__sandbox/`: the session at a glance. A shell whose script fetches
+//! `GET /__sandbox/page.json` every second and renders it. Text is set with `textContent`,
+//! never parsed as HTML; drawings are SVG from [`payhub_sim::diagram`], which escapes every
+//! text. The icon is inline, so the browser asks the sandbox for nothing that would enter
+//! the session.
 
 use super::diagrams::Session;
 use payhub_properties::verdict::Status;
@@ -150,12 +145,6 @@ refresh();
 /// "status","status_text","detail","rules","svg"}],"lines_total":N,"lines":[…]}`: every
 /// property, violated ones first, each violation with its witness drawn; the latest
 /// [`LINES_MAX`] trace lines.
-#[cfg(test)]
-pub fn to_json(session: &Session) -> String {
-    to_json_of(session, super::verdict::Judged::of(session))
-}
-
-/// [`to_json`] of verdicts judged already.
 pub fn to_json_of(session: &Session, judged: super::verdict::Judged) -> String {
     let record = session.record;
     let events = judged.events;
@@ -165,8 +154,9 @@ pub fn to_json_of(session: &Session, judged: super::verdict::Judged) -> String {
         .iter()
         .map(|v| {
             let svg = (v.status == Status::Violated)
-                .then(|| session.witness_svg(v))
-                .flatten();
+                .then(|| session.witness_drawing(v))
+                .flatten()
+                .map(|(d, _)| d.to_svg_unstyled());
             serde_json::json!({
                 "name": v.name,
                 "status": v.status,
@@ -226,7 +216,8 @@ mod tests {
             seam: Default::default(),
         });
         let session = Session::of(&sandbox);
-        let json: serde_json::Value = serde_json::from_str(&to_json(&session)).unwrap();
+        let judged = crate::serve::sandbox::tests::session_judged(&session);
+        let json: serde_json::Value = serde_json::from_str(&to_json_of(&session, judged)).unwrap();
         assert_eq!(json["events"], 0);
         assert!(
             json["properties"]

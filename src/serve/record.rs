@@ -1,19 +1,13 @@
-//! The session's record in memory, bounded: the trace in two segments and the tape of
-//! choices, each with a cap, so that a session that runs for days holds a bounded amount
-//! of it. The verdict does not need the record: the world folds every event into its
-//! facts as it happens, so it judges the whole session whatever the record dropped.
+//! The session's record in memory, bounded, so that a session of days holds a bounded
+//! amount. The verdict does not need it: the world folds every event into its facts.
 //!
-//! - **Trace**: events go into the current segment. Once the edge has handed them out
-//!   ([`Record::hand_out`], which `--tape FILE` writes as JSON Lines) and the segment holds
-//!   [`SEGMENT_EVENTS_MAX`], it becomes the earlier segment and the one before that is
-//!   dropped (counted in [`Record::events_dropped`]). The page and the diagrams show the
-//!   events held; the events and HAR exports refuse once any was dropped (a partial
-//!   stream judged alone would not give the session's verdict), pointing at `--tape FILE`.
-//! - **Tape**: at most [`TAPE_CHOICES_MAX`] choices; past it the tape is dropped and the
-//!   script export refuses for the rest of the session (a script replays from the start).
+//! - **Trace**: two segments; once handed out ([`Record::hand_out`]) a full current segment
+//!   ([`SEGMENT_EVENTS_MAX`]) becomes the earlier one and the one before is dropped and
+//!   counted. The events and HAR exports then refuse (a partial stream judged alone would
+//!   not give the session's verdict), pointing at `--tape FILE`.
+//! - **Tape**: at most [`TAPE_CHOICES_MAX`] choices; past it the script export refuses.
 //!
-//! The first request of a segment that was answered in the previous one renders by its
-//! id (`req_N`) rather than its line: the segment does not know its line.
+//! The first request of a segment answered in the previous one renders by its id (`req_N`).
 
 use payhub_model::event::Event;
 use payhub_properties::verdict::WireSide;
@@ -203,18 +197,10 @@ impl Record {
         Ok(self.events_held())
     }
 
-    /// The whole session's events as JSON Lines, or why not: some were dropped.
-    pub fn events_jsonl(&self) -> Result<String, String> {
-        let _whole = self.events_whole()?;
-        Ok(self.earlier.to_events_jsonl() + &self.current.to_events_jsonl())
-    }
-
     /// At most `n` of the session's events from the `from`-th, as JSON Lines, and the
     /// index after them (the streamed export's chunks); why not when some were dropped.
     pub fn events_jsonl_from(&self, from: usize, n: usize) -> Result<(String, usize), String> {
-        if self.events_dropped > 0 {
-            return self.events_jsonl().map(|_| (String::new(), from));
-        }
+        let _whole = self.events_whole()?;
         let mut s = String::new();
         let mut at = from;
         let (earlier, current) = (&self.earlier.stream, &self.current.stream);
@@ -305,7 +291,7 @@ mod tests {
             r.events_held().next().map(|e| e.at),
             Some(Millis(SEGMENT_EVENTS_MAX as u64))
         );
-        let refused = r.events_jsonl().unwrap_err();
+        let refused = r.events_jsonl_from(0, usize::MAX).unwrap_err();
         assert!(refused.contains("--tape FILE"), "{refused}");
         assert_eq!(r.events_whole().err(), Some(refused));
         assert!(r.note().unwrap().contains("no longer held"));
@@ -321,7 +307,8 @@ mod tests {
         let mut written = 0;
         r.hand_out(|_| written += 1);
         assert_eq!((written, r.events_dropped()), (3 * SEGMENT_EVENTS_MAX, 0));
-        assert!(r.events_jsonl().is_ok());
+        let (jsonl, _) = r.events_jsonl_from(0, usize::MAX).unwrap();
+        assert_eq!(jsonl.lines().count(), 3 * SEGMENT_EVENTS_MAX);
     }
 
     #[test]

@@ -1,23 +1,13 @@
-//! The session as a what-if script: its tape written by `script_from_tape_filed`, which
-//! `payhub-verify run` replays choice for choice in the simulated world.
+//! The session as a what-if script (`script_from_tape_filed`), which `payhub-verify run`
+//! replays choice for choice.
 //!
-//! The sandbox files each create under the business order it read off the wire
-//! (`business.rs`) by setting the origin's `Origin::business` after the send, beside the
-//! tape. The export carries that filing into the script: every request line the session
-//! filed gets `for order ORDER db=N`, which `run` sets on the origin at the same point.
-//! The filing is read back from the session's `handled` events (one per request the
-//! platform executed; a request it never executed judges nothing either way). The export
-//! replays the tape with that filing to find the verdict `run` will give and, should a
-//! verdict still differ from the session's (events no longer held), says which in a
-//! comment. It expects no violation: `run` of the script exits 1 when the session
-//! violated a property, a wire property included (`run` judges those over the replayed
-//! exchanges at its end); its last comment names the violation and the
-//! `expect violation` line that would accept it.
-//!
-//! When the replay violates no property but the session's ledger has a business order
-//! captured more than once (the filing lost with events no longer held), the export adds
-//! `expect ledger: charges(order=N) = n` for each order number filed under it: the money
-//! `client-never-charges-an-order-twice` judged, checked against the replayed acquirer.
+//! Every request line the session filed under a business order (`business.rs`, read back
+//! from its `handled` events) gets `for order ORDER db=N`, which `run` sets on the origin
+//! at the same point. The export replays the tape to find the verdict `run` will give,
+//! says in a comment which verdict still differs (events no longer held), and names a
+//! violation with the `expect violation` line that would accept it. When the replay holds
+//! but the ledger has an order captured twice (its filing lost with dropped events), it
+//! adds `expect ledger: charges(order=N) = n` for each number filed under it.
 
 use super::sandbox::Sandbox;
 use payhub_model::RequestId;
@@ -31,7 +21,7 @@ use std::collections::BTreeMap;
 /// The session's script.
 pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let config = sandbox.config();
-    let tape = sandbox.tape()?;
+    let tape = sandbox.record().tape()?;
     let (replayed, filed, wire_side) = replay_filed(sandbox, tape)?;
     let script_verdicts = verdicts(&replayed.facts);
     let session_verdicts = verdicts(&sandbox.world().facts);
@@ -59,7 +49,7 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
         "A payhub-verify serve session: {} choices, {} events, ending at {}",
         tape.len(),
         sandbox.record().events_total(),
-        sandbox.world_now()
+        sandbox.world().now
     );
     let text = payhub_sim::script::script_from_tape_filed(config, tape, &filed, None, &about)
         .map_err(|e| e.to_string())?;

@@ -1,14 +1,8 @@
-//! The edges' decision points, and the planted defects that answer them otherwise.
-//!
-//! The sandbox's HTTP mapping and fault plan, check-log's HAR reader and conform's proxy
-//! read as their documentation says. At each point where the edge zoo plants a defect
-//! they ask their [`EdgeSeam`] instead of deciding alone: each method here is one such
-//! point, named for what it decides; its reference answer is the documented one, and
-//! one [`EdgeDefect`] answers otherwise. [`EdgeSeam::REFERENCE`] (the default) answers
-//! every point as documented. The seam is chosen when the edge is built (a sandbox's
-//! `Settings`, a HAR read, a proxy started) and fixed for its life. It lives beside the
-//! sandbox's fault plan, whose actions it answers; check-log and conform import it from
-//! here, and the edge zoo (`crate::edges`) plants its defects through it.
+//! The edges' decision points, and the planted defects that answer them otherwise. Where
+//! the edge zoo (`crate::edges`) plants a defect, the sandbox, check-log's HAR reader and
+//! conform's proxy ask their [`EdgeSeam`]: each method is one point, answered as documented
+//! by [`EdgeSeam::REFERENCE`] (the default), otherwise by one [`EdgeDefect`]. The seam is
+//! fixed when the edge is built.
 
 use super::defect::EdgeDefect;
 use crate::serve::faults::Action;

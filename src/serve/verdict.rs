@@ -12,44 +12,11 @@ use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
 use std::collections::BTreeMap;
 
-/// The session's verdicts: the registry's over the world's facts, with the wire facts
-/// and the evidence of every event the session recorded (what `judge` gives for the
-/// session's JSON Lines: the sandbox observes the platform, the acquirer and the wire,
-/// never the merchant's own process or database, so the properties over client
-/// decisions are `cannot_judge` here and the wire properties judge the client's requests
-/// as the wire carried them).
-#[cfg(test)]
-pub fn verdicts(session: &Session) -> Vec<Verdict> {
-    let (facts, side) = session.judged();
-    side.verdicts(&facts)
-}
-
-/// The session's verdicts as the outcome document's JUnit: a suite for the session, a
-/// test case per property (what the session cannot judge skipped, with the evidence
-/// missing), as `judge` writes them for the same events. No command line: the verdict is
-/// of the traffic the session was sent, not of how the sandbox was started.
-pub fn to_junit(verdicts: &[Verdict]) -> String {
-    use crate::outcome::{Outcome, Part, junit, verdicts as items};
-    let part = Part::new("sandbox session", items("serve", verdicts, None));
-    junit::render(&Outcome::of_session("payhub-verify serve", vec![part]))
-}
-
 /// The session's verdicts and how many events they judged: judged off the session's
 /// lock (`http/verdict.rs`), drawn under it.
 pub struct Judged {
     pub verdicts: Vec<Verdict>,
     pub events: usize,
-}
-
-impl Judged {
-    /// The session's verdicts as it stands.
-    #[cfg(test)]
-    pub fn of(session: &Session) -> Judged {
-        Judged {
-            verdicts: verdicts(session),
-            events: session.events_total(),
-        }
-    }
 }
 
 /// The properties not judged, counted by the one evidence that would let the sandbox
@@ -96,43 +63,39 @@ pub fn contract_of(rules: &[&str]) -> serde_json::Value {
     serde_json::Value::Array(each)
 }
 
-/// A verdict as JSON, with what the contract asks when it is violated ([`contract_of`]).
-pub fn with_contract(v: &Verdict) -> serde_json::Value {
-    let mut json = serde_json::to_value(v).unwrap_or_default();
-    if v.status == Status::Violated {
-        json["contract"] = contract_of(&v.rules);
-    }
-    json
-}
-
-/// Violations first, then what holds, then what could not be judged (each kept in the
-/// registry's order).
-fn violations_first(verdicts: &[Verdict]) -> Vec<&Verdict> {
-    let rank = |v: &&Verdict| match v.status {
-        Status::Violated => 0,
-        Status::Holds => 1,
-        _ => 2,
-    };
-    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
-    rows.sort_by_key(rank);
-    rows
-}
-
 /// Trace lines beyond which the Markdown verdict leaves the diagram out.
 const DIAGRAM_LINES_MAX: usize = 400;
 
-/// `{"holds":…,"events":N,"properties":[…]}`: the shape of `judge --format json`, with
-/// whether every always property holds, over what the session held when the verdict was
-/// asked for: the facts and the wire side (copies, so that it is judged without holding
-/// the session).
-pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> String {
+/// `{"holds":…,"events":N,"properties":[…]}`, the shape of `judge --format json`, over
+/// copies of the facts and the wire side (judged without holding the session).
+pub fn json_of(
+    facts: &Facts,
+    side: &WireSide,
+    events: usize,
+    reading: &str,
+    record: serde_json::Value,
+) -> String {
     let verdicts = side.verdicts(facts);
     let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
     let unscoped =
         payhub_properties::verdict::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
-    let properties: Vec<_> = violations_first(&verdicts)
+    // Violations first, then what holds, then what could not be judged (each kept in
+    // the registry's order); a violation with what the contract asks ([`contract_of`]).
+    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
+    rows.sort_by_key(|v| match v.status {
+        Status::Violated => 0,
+        Status::Holds => 1,
+        _ => 2,
+    });
+    let properties: Vec<_> = rows
         .into_iter()
-        .map(with_contract)
+        .map(|v| {
+            let mut json = serde_json::to_value(v).unwrap_or_default();
+            if v.status == Status::Violated {
+                json["contract"] = contract_of(&v.rules);
+            }
+            json
+        })
         .collect();
     let json = serde_json::json!({
         "holds": holds,
@@ -140,21 +103,13 @@ pub fn json_of(facts: &Facts, side: &WireSide, events: usize, reading: &str) -> 
         "unscoped": unscoped,
         "same_purchase": reading,
         "properties": properties,
+        "record": record,
     });
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
-/// The verdict as Markdown: the headline, then each violation with its rules, what the
-/// contract asks instead (each rule's sentence in English and in the Chinese original)
-/// and the diagram of its witnesses, then a table of every property (violations first),
-/// and the session (the trace segment held last) as a Mermaid sequence diagram in the
-/// contract's notation.
-#[cfg(test)]
-pub fn to_markdown(trace: &Trace, session: &Session) -> String {
-    to_markdown_of(trace, session, &Judged::of(session))
-}
-
-/// [`to_markdown`] of verdicts judged already.
+/// The verdict as Markdown: the headline, each violation with its rules' sentences and
+/// its witnesses drawn, every property, and the session as a Mermaid sequence diagram.
 pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> String {
     let verdicts = &judged.verdicts;
     let violated: Vec<&Verdict> = verdicts

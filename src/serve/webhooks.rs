@@ -1,14 +1,7 @@
-//! Webhooks: the platform's events POSTed to the merchant's URL (`--webhooks URL`).
-//!
-//! The core routes every (merchant, environment) to the node of its API key and keeps
-//! the webhooks in flight in the world; it hands each out once ([`Outbox`]), and the
-//! edge reports how the POST went: a 2xx status acknowledges it once the answer's head has
-//! arrived, its body unread (`Choice::Deliver`: the platform stops re-delivering),
-//! anything else or no head within
-//! [`POST_TIMEOUT`] loses it (`Choice::Drop`: the platform re-delivers per
-//! A-WEBHOOK-REDELIVERY, as time passes). The body: `{"id","type","version","object"}`.
-//!
-//! The POST is the harness's HTTP/1.1 client ([`crate::wire`], `http://` only).
+//! Webhooks POSTed to the merchant's URL (`--webhooks URL`, [`crate::wire`]). The core
+//! hands each webhook in flight out once ([`Outbox`]); a 2xx head acknowledges it
+//! (`Choice::Deliver`), anything else or nothing within [`POST_TIMEOUT`] loses it
+//! (`Choice::Drop`: re-delivered per A-WEBHOOK-REDELIVERY).
 
 use crate::wire::{self, WireRequest};
 use payhub_model::{WebhookEvent, WebhookObject};
@@ -89,25 +82,12 @@ pub fn body(event: &WebhookEvent, origin_ms: i64) -> String {
 
 /// `http://host:port/path` → (`host:port`, path).
 pub fn parse_url(url: &str) -> Result<(String, String), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("'{url}': webhooks go to an http:// URL"))?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) => (
-            h,
-            p.parse()
-                .map_err(|_| format!("'{url}': '{p}' is not a port"))?,
-        ),
-        None => (authority, 80),
-    };
-    if host.is_empty() {
-        return Err(format!("'{url}': no host"));
-    }
-    Ok((format!("{host}:{port}"), path.to_owned()))
+    let authority = wire::authority(url)?;
+    let rest = &url["http://".len()..];
+    Ok((
+        authority,
+        rest.find('/').map_or("/", |i| &rest[i..]).to_owned(),
+    ))
 }
 
 /// POSTs one webhook; whether a 2xx status came within [`POST_TIMEOUT`].

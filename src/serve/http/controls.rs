@@ -10,8 +10,7 @@ struct AdvanceBody {
 }
 
 fn bad(message: impl std::fmt::Display) -> Response {
-    let body = serde_json::json!({ "error": { "code": "invalid_request", "message": message.to_string(), "retryable": false } });
-    respond(HttpReply::json(400, body.to_string()))
+    respond(HttpReply::refusal(400, "invalid_request", message))
 }
 
 /// Reads a control endpoint's body.
@@ -245,7 +244,7 @@ pub(super) async fn fill(
             body.payments
         )));
     }
-    let held = edge.with_core(ns, |core, _| core.payments_held());
+    let held = edge.with_core(ns, |core, _| core.world().platform.payments().len());
     let held = held.ok_or_else(crashed)?;
     if held.saturating_add(body.payments) > edge.fill_max {
         return Err(bad(format!(

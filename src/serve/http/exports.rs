@@ -2,19 +2,8 @@
 
 use super::*;
 
-/// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them.
-/// Streamed a chunk at a time (`stream.rs`): a reader that does not read holds no
-/// copy of the session.
-pub(super) async fn events(
-    State(edge): State<Arc<Edge>>,
-    MerchantNs(ns, _): MerchantNs,
-    req: Request,
-) -> Response {
-    stream::events(edge, ns, kill_of(&req)).await
-}
-
 /// The connection's kill switch.
-fn kill_of(req: &Request) -> Option<Kill> {
+pub(super) fn kill_of(req: &Request) -> Option<Kill> {
     req.extensions().get::<Kill>().cloned()
 }
 
@@ -42,12 +31,14 @@ pub(super) async fn script(
     MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Response {
-    whole_export(&edge, ns, kill_of(&req), |core| match core.tape() {
-        Err(e) => gone(e),
-        Ok(_) => match crate::serve::script::export(core) {
-            Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
-            Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
-        },
+    whole_export(&edge, ns, kill_of(&req), |core| {
+        match core.record().tape() {
+            Err(e) => HttpReply::refusal(410, "gone", e),
+            Ok(_) => match crate::serve::script::export(core) {
+                Ok(text) => HttpReply::text(200, "text/plain; charset=utf-8", text),
+                Err(e) => HttpReply::text(500, "text/plain; charset=utf-8", e),
+            },
+        }
     })
     .await
 }
@@ -86,7 +77,7 @@ pub(super) async fn har(
     whole_export(&edge, ns, kill_of(&req), |core| {
         match core.record().events_whole() {
             // Whole or refused, as the events export: never the exchanges still held alone.
-            Err(e) => gone(e),
+            Err(e) => HttpReply::refusal(410, "gone", e),
             Ok(events) => {
                 let all: Vec<_> = events.cloned().collect();
                 HttpReply::json(200, crate::serve::har::to_har(&all, core.clock_origin_ms()))

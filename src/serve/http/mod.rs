@@ -87,18 +87,6 @@ impl Namespace {
             })
             .collect()
     }
-
-    /// Writes the events recorded since the last call to the tape file (the record may
-    /// then rotate its trace).
-    fn hand_out_events(&mut self) {
-        match &mut self.tape {
-            Some(file) => {
-                self.core.hand_out_events(|e| file.write(e));
-                file.flush();
-            }
-            None => self.core.hand_out_events(|_| {}),
-        }
-    }
 }
 
 impl Edge {
@@ -106,34 +94,18 @@ impl Edge {
         namespaces: Vec<Namespace>,
         clock: ClockMode,
         webhooks: Option<(String, String)>,
+        guard: super::guard::Guard,
+        shared: bool,
     ) -> Edge {
         Edge {
             namespaces: namespaces.into_iter().map(Mutex::new).collect(),
             clock,
             started: Instant::now(),
             webhooks,
-            shared: false,
-            guard: Arc::new(super::guard::Guard::default()),
+            shared,
+            guard: Arc::new(guard),
             fill_max: FILL_SESSION_MAX,
         }
-    }
-
-    /// Who may reach the sandbox (`serve` sets the bound address and the token).
-    pub fn guarded(mut self, guard: super::guard::Guard) -> Edge {
-        self.guard = Arc::new(guard);
-        self
-    }
-
-    /// The most Payments `fill` leaves a session holding (`serve --fill-max`).
-    pub fn fill_max(mut self, n: usize) -> Edge {
-        self.fill_max = n;
-        self
-    }
-
-    /// Every merchant in one session (`serve --shared-merchants`).
-    pub fn shared(mut self) -> Edge {
-        self.shared = true;
-        self
     }
 
     /// Runs `f` on namespace `ns` at the edge's `now`, printing the world's errors and
@@ -159,7 +131,15 @@ impl Edge {
         for e in namespace.core.take_errors() {
             eprintln!("payhub-verify serve: sandbox error: {e}");
         }
-        namespace.hand_out_events();
+        // The events recorded since the last call go to the tape file (the record may
+        // then rotate its trace).
+        match &mut namespace.tape {
+            Some(file) => {
+                namespace.core.hand_out_events(|e| file.write(e));
+                file.flush();
+            }
+            None => namespace.core.hand_out_events(|_| {}),
+        }
         result.ok()
     }
 
@@ -169,28 +149,11 @@ impl Edge {
     }
 }
 
-/// The connection's kill switch, handed to the handlers as a request extension: the
-/// handler sets the socket to reset on close (while the connection still holds it open),
-/// then asks the connection's task to drop it; or asks whether the client closed its side.
+/// The connection's kill switch, handed to the handlers as a request extension: a
+/// notice drops the connection (after the socket is set to reset on close, for a fault);
+/// the socket says whether the client closed its side.
 #[derive(Clone)]
 struct Kill(Arc<Notify>, Socket);
-
-impl Kill {
-    fn reset(&self) {
-        self.1.reset_on_close();
-        self.0.notify_one();
-    }
-
-    /// Drops the connection (the client closed its side: nothing more is written).
-    fn close(&self) {
-        self.0.notify_one();
-    }
-
-    /// Whether the client closed its side of the connection (or reset it).
-    fn client_closed(&self) -> bool {
-        self.1.peer_closed()
-    }
-}
 
 /// How often the background task fires due timers (real clock) and sends webhooks.
 const BACKGROUND_EVERY: Duration = Duration::from_millis(20);
@@ -295,7 +258,7 @@ fn router(edge: Arc<Edge>) -> Router {
     Router::new()
         .route("/__sandbox/clock/advance", post(advance))
         .route("/__sandbox/verdict", get(verdict))
-        .route("/__sandbox/events", get(events))
+        .route("/__sandbox/events", get(stream::events))
         .route("/__sandbox/script", get(script))
         .route("/__sandbox/har", get(har))
         .route("/__sandbox/", get(page))
@@ -359,28 +322,20 @@ fn crashed() -> Response {
     ))
 }
 
-/// The request line and headers over [`HEADER_BYTES_MAX`]: 431 (hyper's own limit is
-/// on its read buffer, which one large read can pass).
-fn headers_too_large(parts: &axum::http::request::Parts) -> Option<Response> {
-    let bytes: usize = parts.uri.to_string().len()
-        + parts
-            .headers
-            .iter()
-            .map(|(n, v)| n.as_str().len() + v.len() + 4)
-            .sum::<usize>();
-    (bytes > HEADER_BYTES_MAX).then(|| {
-        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, None);
-        reply.status = 431;
-        respond(reply)
-    })
-}
-
 /// Every request that is not a control endpoint: the contract's API.
 async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
     let kill = req.extensions().get::<Kill>().cloned();
     let (parts, body) = req.into_parts();
-    if let Some(too_large) = headers_too_large(&parts) {
-        return too_large;
+    // The request line and headers over HEADER_BYTES_MAX: 431 (hyper's own limit is on
+    // its read buffer, which one large read can pass).
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(n, v)| n.as_str().len() + v.len() + 4);
+    if parts.uri.to_string().len() + headers.sum::<usize>() > HEADER_BYTES_MAX {
+        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, None);
+        reply.status = 431;
+        return respond(reply);
     }
     let body = match read_body(&parts.headers, body).await {
         Ok(b) => b,
@@ -398,7 +353,12 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         idempotency_key: header("idempotency-key"),
         body,
     };
-    let ns = namespace_of_key(http.authorization.as_deref());
+    // Namespaces: merchant 1's keys (ak_1, ak_2, ak_4, ak_5 and unknown keys) and
+    // merchant 2's (ak_3) are sessions of their own, so two tests can run side by side.
+    let key = crate::http_map::api_key(http.authorization.as_deref());
+    let mut keys = default_api_keys().into_iter().chain([rotated_key_spec()]);
+    let merchant = keys.find(|k| k.id == key).map_or(1, |k| k.merchant.0);
+    let ns = usize::from(merchant == 2);
     let Some(step) = edge.with_core(ns, |core, now| core.handle(now, &http)) else {
         return crashed();
     };
@@ -407,8 +367,9 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         Step::Pending(id) => match wait(&edge, ns, id, kill.as_ref()).await {
             Ok(reply) => reply,
             Err(Unanswered::HungUp) => {
+                // Nothing more is written: the connection is dropped.
                 if let Some(kill) = &kill {
-                    kill.close();
+                    kill.0.notify_one();
                 }
                 // The connection is dropped before this answers.
                 std::future::pending::<()>().await;
@@ -419,7 +380,8 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
     };
     match (reply.wire, kill) {
         (Wire::Reset, Some(kill)) => {
-            kill.reset();
+            kill.1.reset_on_close();
+            kill.0.notify_one();
             // The connection is dropped before this answers.
             std::future::pending::<()>().await;
             crashed()
@@ -486,7 +448,7 @@ async fn wait(
             guard.done = true;
             return Ok(reply);
         }
-        if kill.is_some_and(Kill::client_closed) {
+        if kill.is_some_and(|k| k.1.peer_closed()) {
             // `guard`, dropped undone, abandons the exchange: the hang-up is recorded
             // as a dropped handler's is.
             return Err(Unanswered::HungUp);
@@ -505,9 +467,9 @@ struct Ns {
     merchant: Option<u32>,
 }
 
-/// `?merchant=N` extracted as the namespace it names; the 400 that names the merchants
-/// for any other number is the rejection, so no handler repeats the check. The second
-/// field is the merchant's number.
+/// `?merchant=N` extracted as the namespace it names and the merchant's number: merchant
+/// 1 (the default) or 2; any other is 400 (it would otherwise show merchant 1's session
+/// under another's name), so no handler repeats the check.
 struct MerchantNs(usize, u32);
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
@@ -520,46 +482,14 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
         let Query(q) = Query::<Ns>::from_request_parts(parts, state)
             .await
             .map_err(axum::response::IntoResponse::into_response)?;
-        let merchant = q.merchant.unwrap_or(1);
-        merchant_index(q.merchant)
-            .map(|ns| MerchantNs(ns, merchant))
-            .map_err(|r| *r)
-    }
-}
-
-/// `?merchant=N` to its namespace: merchant 1 (the default) or 2; any other is 400
-/// (it would otherwise show merchant 1's session under another's name).
-fn merchant_index(merchant: Option<u32>) -> Result<usize, Box<Response>> {
-    match merchant.unwrap_or(1) {
-        m @ (1 | 2) => Ok(namespace_of_merchant(m)),
-        m => {
-            let body = serde_json::json!({ "error": { "code": "invalid_request", "field": "merchant", "message": format!("?merchant={m}: the sandbox's merchants are 1 and 2"), "retryable": false } });
-            Err(Box::new(respond(HttpReply::json(400, body.to_string()))))
+        match q.merchant.unwrap_or(1) {
+            m @ (1 | 2) => Ok(MerchantNs(usize::from(m == 2), m)),
+            m => {
+                let body = serde_json::json!({ "error": { "code": "invalid_request", "field": "merchant", "message": format!("?merchant={m}: the sandbox's merchants are 1 and 2"), "retryable": false } });
+                Err(respond(HttpReply::json(400, body.to_string())))
+            }
         }
     }
-}
-
-/// Namespaces: merchant 1's keys (ak_1, ak_2, ak_4, ak_5 and unknown keys) and
-/// merchant 2's (ak_3) are sessions of their own, so two tests can run side by side.
-fn namespace_of_merchant(merchant: u32) -> usize {
-    usize::from(merchant == 2)
-}
-
-fn namespace_of_key(authorization: Option<&[u8]>) -> usize {
-    let key = crate::http_map::api_key(authorization);
-    let merchant = default_api_keys()
-        .into_iter()
-        .chain([rotated_key_spec()])
-        .find(|k| k.id == key)
-        .map_or(1, |k| k.merchant.0);
-    namespace_of_merchant(merchant)
-}
-
-/// 410 Gone, in the error shape, with why: what the session's record no longer holds.
-fn gone(message: String) -> HttpReply {
-    let body =
-        serde_json::json!({ "error": { "code": "gone", "message": message, "retryable": false } });
-    HttpReply::json(410, body.to_string())
 }
 
 mod controls;

@@ -134,16 +134,22 @@ pub(super) async fn turn() -> Result<tokio::sync::SemaphorePermit<'static>, Resp
     }
 }
 
-/// The events export, a chunk of [`EVENTS_PER_CHUNK`] events at a time under the lock;
-/// `Err` (410) when the record no longer holds the session's first events.
-pub(super) async fn events(edge: Arc<Edge>, ns: usize, kill: Option<Kill>) -> Response {
+/// `GET /__sandbox/events`: JSON Lines, as `payhub-verify judge` reads them, a chunk of
+/// [`EVENTS_PER_CHUNK`] events at a time under the lock (a reader that does not read
+/// holds no copy of the session); 410 when the record no longer holds the first events.
+pub(super) async fn events(
+    State(edge): State<Arc<Edge>>,
+    MerchantNs(ns, _): MerchantNs,
+    req: Request,
+) -> Response {
+    let kill = exports::kill_of(&req);
     let first = edge.with_core(ns, |core, _| {
         core.events_export_from(0, EVENTS_PER_CHUNK)
             .map(|(text, next)| (text, next, core.record().events_dropped()))
     });
     let (text, mut next, dropped) = match first {
         None => return crashed(),
-        Some(Err(e)) => return respond(gone(e)),
+        Some(Err(e)) => return respond(HttpReply::refusal(410, "gone", e)),
         Some(Ok(x)) => x,
     };
     let (response, feed) = streamed("application/x-ndjson", kill);

@@ -10,23 +10,24 @@ use crate::serve::verdict::Judged;
 #[derive(serde::Deserialize)]
 pub(super) struct VerdictQuery {
     format: Option<String>,
-    merchant: Option<u32>,
 }
 
 /// `GET /__sandbox/verdict[?format=markdown|junit]`.
 pub(super) async fn verdict(
     State(edge): State<Arc<Edge>>,
+    MerchantNs(ns, _): MerchantNs,
     Query(q): Query<VerdictQuery>,
 ) -> Response {
-    let ns = match merchant_index(q.merchant) {
-        Ok(ns) => ns,
-        Err(r) => return *r,
-    };
     if q.format.as_deref() == Some("junit") {
         let Some(judged) = judged_off_lock(&edge, ns).await else {
             return crashed();
         };
-        let xml = crate::serve::verdict::to_junit(&judged.verdicts);
+        // A suite for the session, a test case per property, as `judge` writes them;
+        // no command line: the verdict is of the traffic, not of how serve started.
+        use crate::outcome::{Outcome, Part, junit, verdicts};
+        let part = Part::new("sandbox session", verdicts("serve", &judged.verdicts, None));
+        let outcome = Outcome::of_session("payhub-verify serve", vec![part]);
+        let xml = junit::render(&outcome);
         return respond(HttpReply::text(200, "application/xml; charset=utf-8", xml));
     }
     if q.format.as_deref() == Some("markdown") {
@@ -43,18 +44,21 @@ pub(super) async fn verdict(
     let held = edge.with_core(ns, |core, _| {
         let record = core.record();
         let events = record.events_total();
-        let reading = core.journal().reading();
-        (core.held(), events, reading, record_json(record))
+        // Every event judged, and what the record in memory no longer holds.
+        let record = serde_json::json!({
+            "events_judged": events,
+            "events_held": record.events_held().count(),
+            "events_dropped": record.events_dropped(),
+            "note": record.note(),
+        });
+        (core.held(), events, core.journal().reading(), record)
     });
     let Some((held, events, reading, record)) = held else {
         return crashed();
     };
     let judged = tokio::task::spawn_blocking(move || {
         let (facts, side) = held.judged();
-        with_record(
-            crate::serve::verdict::json_of(&facts, &side, events, &reading),
-            record,
-        )
+        crate::serve::verdict::json_of(&facts, &side, events, &reading, record)
     })
     .await;
     match judged {
@@ -76,24 +80,4 @@ pub(super) async fn judged_off_lock(edge: &Edge, ns: usize) -> Option<Judged> {
     })
     .await
     .ok()
-}
-
-/// The verdict's JSON with the session's `"record"`: every event judged, and what the
-/// record in memory no longer holds (`"note"`, when it dropped some).
-fn with_record(verdict: String, record: serde_json::Value) -> String {
-    let Ok(mut json) = serde_json::from_str::<serde_json::Value>(&verdict) else {
-        return verdict;
-    };
-    json["record"] = record;
-    serde_json::to_string_pretty(&json).unwrap_or(verdict)
-}
-
-/// The verdict's `"record"`.
-fn record_json(record: &crate::serve::record::Record) -> serde_json::Value {
-    serde_json::json!({
-        "events_judged": record.events_total(),
-        "events_held": record.events_held().count(),
-        "events_dropped": record.events_dropped(),
-        "note": record.note(),
-    })
 }

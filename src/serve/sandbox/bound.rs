@@ -37,13 +37,6 @@ impl Sandbox {
         self
     }
 
-    /// The objects the session holds that the API created.
-    pub fn objects_made(&self) -> usize {
-        let p = &self.world.platform;
-        (p.payments().len() + p.refunds().len() + p.sessions().len())
-            .saturating_sub(self.bound.filled)
-    }
-
     /// The merchant's rate limit for this exchange alone, when `request` would create an
     /// object and the session already holds the most the API may create.
     pub(super) fn past_bound(
@@ -58,7 +51,11 @@ impl Sandbox {
                 | Endpoint::CreateCheckoutSession { .. }
         );
         let (merchant, _) = owner?;
-        (creates && self.objects_made() >= self.bound.max)
+        // The objects the session holds that the API created.
+        let p = &self.world.platform;
+        let made = (p.payments().len() + p.refunds().len() + p.sessions().len())
+            .saturating_sub(self.bound.filled);
+        (creates && made >= self.bound.max)
             .then_some(Control::SetRateLimited { merchant, on: true })
     }
 }

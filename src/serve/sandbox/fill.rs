@@ -5,11 +5,6 @@ use super::{HttpRequest, Sandbox, Step};
 use payhub_model::Millis;
 
 impl Sandbox {
-    /// The Payments the session's platform holds.
-    pub fn payments_held(&self) -> usize {
-        self.world.platform.payments().len()
-    }
-
     /// Creates `n` Payments (card A, keys `fill-N`, orders `FILL-N`, N counting on from
     /// the Payments already held), each as an HTTP create of merchant 1's test key would:
     /// the load benchmark's way to a session that holds many (`POST /__sandbox/fill`).

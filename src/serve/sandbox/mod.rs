@@ -1,32 +1,18 @@
 //! The sandbox's sans-IO core: the simulated world as the session's state, stepped by a
 //! live driver.
 //!
-//! An HTTP request becomes a scripted send of the world (`Choice::Send` from the node
-//! of its API key) and a `Choice::Deliver`, with the branch the `--branches` setting
-//! picks where the platform reaches one of the contract's "A or B" points. The upstream
-//! is then driven by the request's test card ([`super::cards`]): every call on the link
-//! is decided, every reply delivered, and, while the platform holds the exchange
-//! waiting for time to pass (the ~15 s synchronous wait that turns into a 202, a
-//! concurrent same-key wait), the clock jumps to the next deadline (`Choice::Tick`).
-//! Once the exchange's answer is in flight it is delivered (or lost, for a fault) and
-//! rendered. Every step is a choice of the world, recorded in the session's tape and
-//! trace: the events, the verdict and the script all come from them.
+//! An HTTP request becomes a `Choice::Send` from the node of its API key and a
+//! `Choice::Deliver`, with the branch `--branches` picks at the contract's "A or B" points.
+//! The upstream is driven by the request's test card, and while the platform waits for
+//! time (the ~15 s synchronous wait, a concurrent same-key wait) the clock jumps to the next
+//! deadline (`Choice::Tick`). Every step is a choice of the world, recorded in the tape and
+//! trace: the events, the verdict and the script come from them.
 //!
-//! Time: `handle(now, …)` first moves the world to `now` (firing every timer due on the
-//! way, the upstream driven after each); a jump to a deadline moves the session's clock
-//! ahead of `now`, and it never goes back, so under `--clock real` the session runs
-//! ahead of the wall clock by the waits it jumped until the wall clock catches up.
-//! Under `--clock manual` the edge passes the session's own time, and only
-//! [`Sandbox::advance`] moves it.
-//!
-//! Held calls: the slow card's charge is held on the link until its exchange has its
-//! answer (so the answer is the 202 of the synchronous wait); a `slow_upstream` fault
-//! holds an exchange's calls until a time. While a call is held until a time, the clock
-//! does not jump: the exchange is [`Step::Pending`] and the edge polls it
-//! ([`Sandbox::poll`]) as time passes, so a concurrent request (S5) meets it in flight.
-//!
-//! No clock, no I/O: errors of the world (none are expected) are answered 500 and kept
-//! for the edge to print ([`Sandbox::take_errors`]).
+//! Time never goes back: under `--clock real` the session runs ahead of the wall clock by
+//! the waits it jumped; under `--clock manual` only [`Sandbox::advance`] moves it. While a
+//! call is held until a time (`slow_upstream`) the clock does not jump: the exchange is
+//! [`Step::Pending`] and the edge polls it, so a concurrent request (S5) meets it in
+//! flight. Errors of the world are answered 500 and kept for the edge to print.
 
 use super::business::Orders;
 use super::faults::{Action, Faults, Plan, WebhookAction};
@@ -34,6 +20,7 @@ use super::record::Record;
 use super::webhooks::{Outbox, Outgoing};
 use crate::http_map::{self, HttpReply, HttpRequest};
 use crate::serve::seam::EdgeSeam;
+use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     ApiRequest, ApiResponse, AttemptId, Branch, Control, Environment, MerchantId, Millis,
     PaymentId, RequestId,
@@ -82,25 +69,6 @@ pub enum Planted {
     Reference,
     Mutant(payhub_model::Mutant),
     Parameter(payhub_model::ParameterMutant),
-}
-
-impl Planted {
-    /// A zoo name (`payhub-verify mutants --list`): a platform or a parameter mutant.
-    pub fn from_name(name: &str) -> Option<Planted> {
-        payhub_model::Mutant::from_name(name)
-            .map(Planted::Mutant)
-            .or_else(|| payhub_model::ParameterMutant::from_name(name).map(Planted::Parameter))
-    }
-
-    /// The world configuration with this bug planted.
-    pub fn plant(self, mut config: WorldConfig) -> WorldConfig {
-        match self {
-            Planted::Reference => {}
-            Planted::Mutant(m) => config.variant = payhub_model::Variant::planted(m),
-            Planted::Parameter(m) => config.params = m.apply(config.params),
-        }
-        config
-    }
 }
 
 /// The latest time a session's clock reaches: 1000 years (far from `u64::MAX`, where
@@ -182,13 +150,26 @@ enum Release {
 
 impl Sandbox {
     pub fn new(settings: Settings) -> Sandbox {
-        let config = settings
-            .planted
-            .plant(world_config(&settings.plan, settings.webhooks));
+        // The live edge's world with the plan's `Retry-After`.
+        let mut params = payhub_model::PlatformParams::default();
+        params.retry_after_s = settings.plan.retry_after_s.or(params.retry_after_s);
+        let mut config = payhub_sim::worlds::edge(params, settings.webhooks);
+        match settings.planted {
+            Planted::Reference => {}
+            Planted::Mutant(m) => config.variant = payhub_model::Variant::planted(m),
+            Planted::Parameter(m) => config.params = m.apply(config.params),
+        }
+        // What the text and drawings call each key's sender (`merchant 2 (ak_3)`, as
+        // `?merchant=` names it); node numbers stay in events, tapes and scripts.
+        let keys = default_api_keys().into_iter().chain([rotated_key_spec()]);
+        let node_names = keys.map(|k| {
+            let name = format!("merchant {} ({})", k.merchant.0, k.id);
+            (payhub_sim::network::Node::Merchant(node_of(k.id)), name)
+        });
         Sandbox {
             world: World::new(&config),
             config,
-            record: Record::named(node_names()),
+            record: Record::named(node_names),
             epoch: Millis::ZERO,
             edge_zero_ms: 0,
             faults: Faults::new(settings.plan.clone(), settings.seed),
@@ -259,11 +240,6 @@ impl Sandbox {
         self.epoch.after(self.world.now)
     }
 
-    /// The session's world time.
-    pub fn world_now(&self) -> Millis {
-        self.world.now
-    }
-
     pub fn world(&self) -> &World {
         &self.world
     }
@@ -286,11 +262,6 @@ impl Sandbox {
     /// record rotate its trace: the edge calls it after every call into the core.
     pub fn hand_out_events(&mut self, f: impl FnMut(&payhub_model::event::Event)) {
         self.record.hand_out(f);
-    }
-
-    /// The choices applied so far, or why the session no longer holds them.
-    pub fn tape(&self) -> Result<&[Choice], String> {
-        self.record.tape()
     }
 
     /// At most `n` of the session's events from the `from`-th as the events export
@@ -544,10 +515,16 @@ impl Sandbox {
     }
 
     fn switch_off(&mut self, control: Option<Control>) -> Result<(), String> {
-        match control {
-            Some(c) => self.apply(Choice::Control(switched_off(c))),
-            None => Ok(()),
-        }
+        let off = match control {
+            Some(Control::SetRateLimited { merchant, .. }) => Control::SetRateLimited {
+                merchant,
+                on: false,
+            },
+            Some(Control::SetChannelPaused { .. }) => Control::SetChannelPaused { on: false },
+            Some(other) => other,
+            None => return Ok(()),
+        };
+        self.apply(Choice::Control(off))
     }
 
     /// Steps pending exchange `id` towards its answer: the upstream first, then, with
@@ -560,7 +537,14 @@ impl Sandbox {
         };
         for _ in 0..STEPS_MAX {
             if let Some((answer, response)) = upstream::answer_in_flight(&self.world, id) {
-                if self.still_held(id) {
+                // Its answer is held (`hold`) until a later time, from when it is first seen.
+                let now = self.world.now;
+                let x = self.pending.iter_mut().find(|x| x.id == id);
+                let held = x.and_then(|x| {
+                    let until = *x.held_until.get_or_insert(now.after(x.hold?));
+                    Some(now < until && !x.abandoned)
+                });
+                if held == Some(true) {
                     return Ok(None);
                 }
                 return self.finish(id, answer, response).map(Some);
@@ -580,18 +564,6 @@ impl Sandbox {
             self.apply(Choice::Tick)?;
         }
         Err(format!("{id}: unanswered after {STEPS_MAX} steps"))
-    }
-
-    /// Whether exchange `id`'s answer, in flight, is held (`hold`) until a later time;
-    /// the hold starts when the answer is first seen.
-    fn still_held(&mut self, id: RequestId) -> bool {
-        let now = self.world.now;
-        let Some(x) = self.pending.iter_mut().find(|x| x.id == id) else {
-            return false;
-        };
-        let Some(d) = x.hold else { return false };
-        let until = *x.held_until.get_or_insert(now.after(d));
-        now < until && !x.abandoned
     }
 
     /// The next time a call held until a time is released, if one is still held.
@@ -659,20 +631,7 @@ impl Sandbox {
     }
 }
 
-fn switched_off(control: Control) -> Control {
-    match control {
-        Control::SetRateLimited { merchant, .. } => Control::SetRateLimited {
-            merchant,
-            on: false,
-        },
-        Control::SetChannelPaused { .. } => Control::SetChannelPaused { on: false },
-        other => other,
-    }
-}
-
-mod world;
 pub use payhub_sim::worlds::node_of;
-pub use world::{node_names, world_config};
 
 mod abandon;
 mod bound;
@@ -682,4 +641,4 @@ pub(crate) mod upstream;
 mod webhooks;
 pub use bound::OBJECTS_MAX;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

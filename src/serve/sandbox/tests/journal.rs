@@ -6,14 +6,14 @@ use crate::serve::diagrams::Session;
 use payhub_properties::verdict::{Status, Verdict};
 
 fn verdict_of(sb: &Sandbox, name: &str) -> Verdict {
-    crate::serve::verdict::verdicts(&Session::of(sb))
+    session_verdicts(&Session::of(sb))
         .into_iter()
         .find(|v| v.name == name)
         .unwrap_or_else(|| panic!("no property {name}"))
 }
 
 fn markdown(sb: &Sandbox) -> String {
-    crate::serve::verdict::to_markdown(sb.trace(), &Session::of(sb))
+    session_markdown(sb.trace(), &Session::of(sb))
 }
 
 const TWICE: &str = "client-never-charges-an-order-twice";

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::http_map::Wire;
+use crate::serve::diagrams::Session;
 use crate::serve::faults::Plan;
+use crate::serve::verdict::Judged;
 use payhub_model::event::What;
 use payhub_model::{LedgerEntry, Millis};
 use serde_json::Value;
@@ -16,6 +18,26 @@ fn sandbox(branches: Branches, plan: &str) -> Sandbox {
         planted: Planted::Reference,
         seam: Default::default(),
     })
+}
+
+/// The session's verdicts as it stands, the journal folded in (the edge takes them off
+/// the session's lock: `Sandbox::held`).
+pub(crate) fn session_judged(session: &Session) -> Judged {
+    let (world, record) = (session.world, session.record);
+    let journal = session.journal.events(record.last_at(), &world.facts);
+    let (facts, side) = crate::serve::journal::fold(&journal, &world.facts, record.wire_side());
+    Judged {
+        verdicts: side.verdicts(&facts),
+        events: record.events_total(),
+    }
+}
+
+pub(crate) fn session_verdicts(session: &Session) -> Vec<payhub_properties::verdict::Verdict> {
+    session_judged(session).verdicts
+}
+
+pub(crate) fn session_markdown(trace: &payhub_sim::Trace, session: &Session) -> String {
+    crate::serve::verdict::to_markdown_of(trace, session, &session_judged(session))
 }
 
 fn plain() -> Sandbox {
@@ -118,7 +140,7 @@ fn upstream_01_a_slow_card_answers_202_after_the_wait_and_is_captured_after() {
     let reply = create(&mut sb, "k1", "ORDER-1", 500, 'D');
     assert_eq!(reply.status, 202);
     assert_eq!(json(&reply)["status"], "processing");
-    assert_eq!(sb.world_now(), payhub_model::Contract::SYNC_WAIT);
+    assert_eq!(sb.world().now, payhub_model::Contract::SYNC_WAIT);
     let later = get(&mut sb, "/v1/payments/pay_demo_001");
     assert_eq!(json(&later)["status"], "succeeded");
     assert_eq!(captures(&sb), 1);
@@ -193,6 +215,7 @@ fn unknown_03_a_new_key_and_order_number_after_a_reset_is_the_double_charge() {
         &sb.record().wire_side(),
         sb.record().events_total(),
         &sb.journal().reading(),
+        Value::Null,
     );
     assert!(
         json.contains("UNKNOWN-03") && json.contains("EFFECT-01"),
@@ -323,8 +346,8 @@ fn reset_starts_a_new_session_at_the_edges_time() {
     let mut sb = plain();
     create(&mut sb, "k1", "ORDER-1", 10000, 'A');
     sb.reset(Millis::secs(30));
-    assert_eq!((sb.now(), sb.world_now()), (Millis::secs(30), Millis::ZERO));
-    assert!(sb.tape().unwrap().is_empty());
+    assert_eq!((sb.now(), sb.world().now), (Millis::secs(30), Millis::ZERO));
+    assert!(sb.record().tape().unwrap().is_empty());
     let again = create(&mut sb, "k1", "ORDER-1", 10000, 'A');
     assert_eq!((again.status, captures(&sb)), (201, 1));
 }
@@ -339,11 +362,11 @@ fn the_real_clock_moves_the_world_and_never_back() {
         ..HttpRequest::default()
     };
     sb.handle(Millis::secs(3), &http);
-    assert_eq!(sb.world_now(), Millis::secs(3));
+    assert_eq!(sb.world().now, Millis::secs(3));
     sb.advance(Millis::secs(60)).unwrap();
     let reply = answered(sb.handle(Millis::secs(4), &http));
     assert_eq!(reply.status, 404);
-    assert_eq!(sb.world_now(), Millis::secs(63));
+    assert_eq!(sb.world().now, Millis::secs(63));
 }
 
 const SLOW: &str =
@@ -532,7 +555,7 @@ fn timeout_01_a_hang_up_before_20_s_is_named_and_one_after_is_not() {
         assert!(sb.poll(after, id).is_none());
         sb.abandon(id, Some(after));
         let session = crate::serve::diagrams::Session::of(&sb);
-        let v = crate::serve::verdict::verdicts(&session)
+        let v = session_verdicts(&session)
             .into_iter()
             .find(|v| v.name == WAITS)
             .unwrap();
@@ -563,7 +586,7 @@ fn unknown_03_the_double_charges_diagram_draws_its_witnesses_only() {
         201
     );
     let session = crate::serve::diagrams::Session::of(&sb);
-    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
+    let md = session_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")
         .unwrap_or_else(|| panic!("no witness diagram: {md}"));

@@ -27,7 +27,7 @@ fn verdict_of(sb: &Sandbox, name: &str) -> payhub_properties::verdict::Verdict {
 /// The Markdown verdict's witness diagram of the first violation.
 fn witness(sb: &Sandbox) -> String {
     let session = crate::serve::diagrams::Session::of(sb);
-    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
+    let md = session_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")
         .unwrap_or_else(|| panic!("no witness diagram: {md}"));
@@ -252,7 +252,7 @@ fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_firs
     let mut sb = plain();
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
     let session = crate::serve::diagrams::Session::of(&sb);
-    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
+    let md = session_markdown(sb.trace(), &session);
     assert!(md.contains("**Holds over what it judged**"), "{md}");
     assert!(
         md.contains("**Not judged: ") && md.contains(" need "),
@@ -264,7 +264,7 @@ fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_firs
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
     create(&mut sb, "k2", "ORDER-1-retry", 100, 'A');
     let session = crate::serve::diagrams::Session::of(&sb);
-    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
+    let md = session_markdown(sb.trace(), &session);
     let first_row = md
         .lines()
         .find(|l| l.starts_with("| `"))
@@ -290,7 +290,7 @@ fn the_script_of_a_session_violating_only_a_wire_property_fails_under_run() {
     const WIRE: &str = "client-creates-an-order-under-one-key";
     assert_eq!(captures(&sb), 1);
     assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
-    let session = crate::serve::verdict::verdicts(&crate::serve::diagrams::Session::of(&sb));
+    let session = session_verdicts(&crate::serve::diagrams::Session::of(&sb));
     let named: Vec<_> = session
         .iter()
         .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
@@ -325,7 +325,7 @@ fn the_script_of_a_session_violating_only_a_wire_property_fails_under_run() {
 fn a_violation_quotes_what_the_contract_asks_in_english_and_in_the_original() {
     let sb = lost_confirm();
     let session = crate::serve::diagrams::Session::of(&sb);
-    let md = crate::serve::verdict::to_markdown(sb.trace(), &session);
+    let md = session_markdown(sb.trace(), &session);
     let asks = md
         .find("The contract asks instead:")
         .expect("the contract's ask");
@@ -339,14 +339,17 @@ fn a_violation_quotes_what_the_contract_asks_in_english_and_in_the_original() {
         assert!(md.contains(quoted), "{quoted} not in {md}");
     }
     let (facts, side) = sb.held().judged();
-    let json = crate::serve::verdict::json_of(&facts, &side, 0, "");
+    let json = crate::serve::verdict::json_of(&facts, &side, 0, "", Value::Null);
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let first = &json["properties"][0];
     assert_eq!(first["name"], TWICE);
     assert_eq!(first["contract"][0]["id"], "EFFECT-01");
     let original = first["contract"][0]["original"].as_str().unwrap();
     assert!(original.starts_with("幂等保证"), "{original}");
-    let page: serde_json::Value =
-        serde_json::from_str(&crate::serve::page::to_json(&session)).unwrap();
+    let page: serde_json::Value = serde_json::from_str(&crate::serve::page::to_json_of(
+        &session,
+        session_judged(&session),
+    ))
+    .unwrap();
     assert_eq!(page["properties"][0]["contract"][1]["id"], "UNKNOWN-03");
 }
