@@ -131,8 +131,12 @@ pub fn unknown<'a>(
     let hint = closest(word, candidates)
         .map(|c| format!("did you mean '{c}'? "))
         .unwrap_or_default();
+    let plural = match what.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{what}s"),
+    };
     format!(
-        "unknown {what} '{word}' ({hint}{what}s: {})",
+        "unknown {what} '{word}' ({hint}{plural}: {})",
         names.join(", ")
     )
 }
@@ -160,10 +164,18 @@ pub fn policy(s: &str) -> Result<String, String> {
     let mut seen: Vec<&str> = Vec::new();
     for part in &parts {
         if *part == "reference" || *part == "reference-random" {
-            let rest: Vec<&str> = parts.iter().copied().filter(|p| p != part).collect();
+            let rest: Vec<&str> = parts
+                .iter()
+                .copied()
+                .filter(|p| !p.starts_with("reference"))
+                .collect();
+            let instead = if rest.is_empty() {
+                *part
+            } else {
+                &rest.join("+")
+            };
             return Err(format!(
-                "'{part}' cannot be combined: each anti-pattern already is the reference client plus one deviation (write --policy {})",
-                rest.join("+")
+                "'{part}' cannot be combined: each anti-pattern already is the reference client plus one deviation (write --policy {instead})"
             ));
         }
         if AntiPattern::from_name(part).is_none() {
@@ -232,6 +244,8 @@ mod tests {
         assert!(policy("new_key_after_timeout+poll_too_fast").is_ok());
         let e = policy("reference+new_key_after_timeout").unwrap_err();
         assert!(e.contains("write --policy new_key_after_timeout"), "{e}");
+        let e = policy("reference+reference").unwrap_err();
+        assert!(e.ends_with("(write --policy reference)"), "{e}");
         let e = policy("poll_too_fast+poll_too_fast").unwrap_err();
         assert!(e.contains("twice"), "{e}");
         let e = policy("new_key_after_timout").unwrap_err();

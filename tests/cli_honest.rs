@@ -76,7 +76,7 @@ fn policies_reject_reference_plus_duplicates_and_platform_presets() {
 fn near_misses_get_a_did_you_mean() {
     one_line_2(
         &["simulate", "--policy", "new_key_after_timout"],
-        "did you mean 'new_key_after_timeout'?",
+        "did you mean 'new_key_after_timeout'? policies: reference,",
     );
     one_line_2(
         &["check", "--preset", "card-rerty"],
@@ -88,6 +88,7 @@ fn near_misses_get_a_did_you_mean() {
     );
     one_line_2(&["scenario", "S4c"], "did you mean 'S04");
     one_line_2(&["verfy"], "'verify'");
+    one_line_2(&["run", "-", "-"], "'-' (standard input) given twice");
     one_line_2(
         &["mutants", "--show", "card_in_fingerprnt"],
         "did you mean 'card_in_fingerprint'?",

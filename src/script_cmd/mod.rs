@@ -259,6 +259,9 @@ fn junit(reports: &[(&Report, f64)], command: &str) -> String {
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
+    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return Err("'-' (standard input) given twice: it can be read once".into());
+    }
     Ok(run_files(&args.files, args.format, "payhub-verify run"))
 }
 
