@@ -151,18 +151,15 @@ impl Parser {
 
     fn net(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
         let (op, ocol) = cur.expect_word("drop, duplicate, hold or release")?;
-        let op = match op.as_str() {
-            "drop" => NetOp::Drop,
-            "duplicate" => NetOp::Duplicate,
-            "hold" => NetOp::Hold,
-            "release" => NetOp::Release,
-            _ => {
-                return err(
-                    ocol,
-                    format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
-                );
-            }
-        };
+        // A word holds no space: `500 before` is `platform:`'s, never found here.
+        let op = NetOp::ALL
+            .iter()
+            .copied()
+            .find(|o| o.as_str() == op)
+            .ok_or((
+                ocol,
+                format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
+            ))?;
         if op == NetOp::Release && cur.at_end() {
             return Ok(Action::Net {
                 op,
@@ -171,20 +168,17 @@ impl Parser {
             });
         }
         let (kind, kcol) = cur.expect_word("request, response or webhook")?;
-        let kind = match kind.as_str() {
-            "request" => MsgKind::Request,
-            "response" => MsgKind::Response,
-            "webhook" => MsgKind::Webhook,
-            _ => {
-                return err(
-                    kcol,
-                    format!(
-                        "net: {} request|response|webhook, not '{kind}'",
-                        op_name(op)
-                    ),
-                );
-            }
-        };
+        let kind = MsgKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == kind)
+            .ok_or((
+                kcol,
+                format!(
+                    "net: {} request|response|webhook, not '{kind}'",
+                    op.as_str()
+                ),
+            ))?;
         let server = self.of_server(cur)?;
         if kind != MsgKind::Webhook && server.is_none() && !self.requested.contains(&usize::MAX) {
             // Without a server, a request or response is the last request line's.
@@ -192,8 +186,8 @@ impl Parser {
                 kcol,
                 format!(
                     "net: {} {} needs a request line before it (or 'to SERVER')",
-                    op_name(op),
-                    kind_name(kind)
+                    op.as_str(),
+                    kind.as_str()
                 ),
             );
         }
@@ -534,25 +528,6 @@ fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
         ))?;
     }
     Ok(Action::UntilQuiet { decision })
-}
-
-fn op_name(op: NetOp) -> &'static str {
-    match op {
-        NetOp::Drop => "drop",
-        NetOp::Duplicate => "duplicate",
-        NetOp::Hold => "hold",
-        NetOp::Release => "release",
-        NetOp::Fail500Before => "500 before",
-        NetOp::Fail500After => "500 after",
-    }
-}
-
-fn kind_name(kind: MsgKind) -> &'static str {
-    match kind {
-        MsgKind::Request => "request",
-        MsgKind::Response => "response",
-        MsgKind::Webhook => "webhook",
-    }
 }
 
 pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
