@@ -208,29 +208,6 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Captures of a Payment.
-    pub fn captures_of(&self, payment: PaymentId) -> impl Iterator<Item = &LedgerEntry> {
-        self.entries
-            .iter()
-            .filter(move |e| matches!(e, LedgerEntry::Capture { payment: p, .. } if *p == payment))
-    }
-
-    /// Captures made on a card.
-    pub fn captures_on(&self, card: Card) -> usize {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e, LedgerEntry::Capture { card: c, .. } if *c == card))
-            .count()
-    }
-
-    /// Number of refunds paid out under one refund id.
-    pub fn refunds_of(&self, refund: RefundId) -> usize {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e, LedgerEntry::Refund { refund: r, .. } if *r == refund))
-            .count()
-    }
-
     /// Total captured, and total refunded, against one attempt.
     pub fn net_of(&self, attempt: AttemptId) -> (u64, u64) {
         net_of(&self.entries, attempt)
