@@ -151,20 +151,23 @@ impl std::fmt::Display for RefundState {
     }
 }
 
-/// The world's decision on a call the acquirer receives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AcquirerDecision {
-    /// Charge: capture. Refund: refund. Cancel: cancel if not captured.
-    Approve,
-    /// Charge: decline (`card_declined`). Refund: refuse.
-    Decline,
-    /// Charge: the payer must authenticate first (3-D Secure).
-    RequireAction,
-    /// Answer 5xx without doing anything.
-    Fail,
-    /// Do what `Approve` does, then never answer (the upstream link goes silent).
-    ApproveSilently,
+crate::named! {
+    fn as_str;
+    /// The world's decision on a call the acquirer receives.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum AcquirerDecision {
+        /// Charge: capture. Refund: refund. Cancel: cancel if not captured.
+        Approve = "approve",
+        /// Charge: decline (`card_declined`). Refund: refuse.
+        Decline = "decline",
+        /// Charge: the payer must authenticate first (3-D Secure).
+        RequireAction = "require_action",
+        /// Answer 5xx without doing anything.
+        Fail = "fail",
+        /// Do what `Approve` does, then never answer (the upstream link goes silent).
+        ApproveSilently = "approve_silently",
+    }
 }
 
 /// A charge as the acquirer keeps it.

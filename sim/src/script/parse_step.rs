@@ -604,14 +604,11 @@ pub(super) fn parse_attempt(s: &str) -> Option<AttemptId> {
 }
 
 pub(crate) fn parse_decision(s: &str) -> Option<AcquirerDecision> {
-    Some(match s.replace('-', "_").as_str() {
-        "approve" => AcquirerDecision::Approve,
-        "decline" => AcquirerDecision::Decline,
-        "require_action" => AcquirerDecision::RequireAction,
-        "fail" => AcquirerDecision::Fail,
-        "approve_silently" => AcquirerDecision::ApproveSilently,
-        _ => return None,
-    })
+    let s = s.replace('-', "_");
+    AcquirerDecision::ALL
+        .iter()
+        .copied()
+        .find(|d| d.as_str() == s)
 }
 
 /// The words a statement starts with (and the step labels), for a did-you-mean.
