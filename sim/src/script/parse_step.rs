@@ -4,13 +4,11 @@
 use super::ast::*;
 use super::command::command;
 use super::cursor::{Cursor, LineError};
-use super::label::{optional_branch, then_crash};
+use super::label::{choice, then_crash};
 use super::parse::{Parser, err};
 use super::parse_settings::{is_name, parse_duration, parse_merchant};
 use super::request::{self, parse_api_key};
-use crate::choice::Choice;
 use crate::config::WorkItem;
-use crate::network::MsgId;
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::event::BusinessOrder;
 use payhub_model::{
@@ -54,7 +52,7 @@ impl Parser {
             "expect" => Action::Expect(self.expect(cur)?),
             "deliver" | "drop" | "duplicate" | "500-before" | "500-after" | "acquire"
             | "advance" | "authenticate" | "rate-limit" | "pause-channel" | "issue-api-key"
-            | "revoke-api-key" | "fee-rate" => Action::Step(self.step(first, cur)?),
+            | "revoke-api-key" | "fee-rate" => Action::Step(choice(first, col, cur, true)?),
             _ => {
                 if let Some(name) = first.strip_suffix(':') {
                     if is_name(name) {
@@ -287,73 +285,6 @@ impl Parser {
         })
     }
 
-    /// A world choice by its label (the labels of `payhub-verify replay` tapes).
-    fn step(&mut self, verb: &str, cur: &mut Cursor) -> Result<Choice, LineError> {
-        Ok(match verb {
-            "deliver" => {
-                let (id, link) = step_msg(cur, 'u')?;
-                if link == 'u' {
-                    Choice::DeliverUpstream { msg: id }
-                } else {
-                    Choice::Deliver {
-                        msg: id,
-                        branch: optional_branch(cur)?,
-                    }
-                }
-            }
-            "drop" => {
-                let (id, link) = step_msg(cur, 'u')?;
-                if link == 'u' {
-                    Choice::DropUpstream { msg: id }
-                } else {
-                    Choice::Drop { msg: id }
-                }
-            }
-            "duplicate" => Choice::Duplicate {
-                msg: step_msg(cur, 'm')?.0,
-            },
-            "500-before" => Choice::Fail500Before {
-                msg: step_msg(cur, 'm')?.0,
-            },
-            "500-after" => {
-                let id = step_msg(cur, 'm')?.0;
-                Choice::Fail500After {
-                    msg: id,
-                    branch: optional_branch(cur)?,
-                }
-            }
-            "acquire" => step_acquire(cur)?,
-            "advance" => {
-                let (d, dcol) = cur.expect_word("a duration")?;
-                Choice::Advance(
-                    parse_duration(&d)
-                        .ok_or((dcol, format!("'{d}' is not a duration of at most 36500d")))?,
-                )
-            }
-            "authenticate" => {
-                let (w, c) = cur.expect_word("an attempt id (att_001)")?;
-                let attempt =
-                    parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
-                Choice::Authenticate {
-                    attempt,
-                    ok: ok_fail(cur)?,
-                }
-            }
-            "rate-limit" | "pause-channel" | "issue-api-key" | "revoke-api-key" => {
-                Choice::Control(control(verb, cur)?)
-            }
-            "fee-rate" => {
-                let (n, c) = cur.expect_word("basis points")?;
-                Choice::Control(Control::SetFeeRate {
-                    bps: n
-                        .parse()
-                        .map_err(|_| (c, format!("'{n}' is not a number")))?,
-                })
-            }
-            _ => unreachable!("dispatched on known labels"),
-        })
-    }
-
     /// `for order ORDER [db=N]` before a request line: the business order the request is
     /// for, in the server's database unless `db=` names another.
     fn business_clause(&self, server: usize, cur: &mut Cursor) -> Result<BusinessOrder, LineError> {
@@ -456,36 +387,6 @@ impl Parser {
             crash_after,
         })
     }
-}
-
-/// `m3` or, where `prefix` is `u`, an upstream `u2`: the id and its link.
-fn step_msg(cur: &mut Cursor, prefix: char) -> Result<(MsgId, char), LineError> {
-    let (w, c) = cur.expect_word("a message id (m3, u2)")?;
-    let mut chars = w.chars();
-    let first = chars.next().unwrap_or(' ');
-    let n: Option<u32> = chars.as_str().parse().ok();
-    match n {
-        Some(n) if first == 'm' || (first == 'u' && prefix == 'u') => Ok((MsgId(n), first)),
-        _ => err(
-            c,
-            format!("'{w}' is not a message id (m3, or u2 on the upstream link)"),
-        ),
-    }
-}
-
-/// `acquire u2 approve` as a step.
-fn step_acquire(cur: &mut Cursor) -> Result<Choice, LineError> {
-    let (w, c) = cur.expect_word("an upstream message id (u2)")?;
-    let id = w
-        .strip_prefix('u')
-        .and_then(|n| n.parse().ok())
-        .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
-    let (d, dc) = cur.expect_word("a decision")?;
-    let decision = parse_decision(&d).ok_or((dc, format!("unknown decision '{d}'")))?;
-    Ok(Choice::Acquire {
-        msg: MsgId(id),
-        decision,
-    })
 }
 
 /// `payer: authenticate [att_001] ok|fail`.
