@@ -32,25 +32,7 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut p = Parser {
         properties: properties.iter().map(|s| s.to_string()).collect(),
-        params: PlatformParams::default(),
-        manual: false,
-        judge_wire: false,
-        immediate_inbox: false,
-        readings: Default::default(),
-        jitter: false,
-        servers: Vec::new(),
-        declared: false,
-        started: false,
-        webhooks: Vec::new(),
-        webhooks_set: false,
-        workload: Vec::new(),
-        assumptions: Vec::new(),
-        expected_violation: None,
-        statements: Vec::new(),
-        requested: BTreeSet::new(),
-        unsure: BTreeSet::new(),
-        cascade: Cell::new(false),
-        expanded: Rc::default(),
+        ..Parser::default()
     };
     let mut errors = ScriptErrors {
         file: file.to_owned(),
@@ -126,6 +108,7 @@ fn decode<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str, ScriptError> {
     Ok(text)
 }
 
+#[derive(Default)]
 pub(super) struct Parser {
     pub(super) properties: Vec<String>,
     pub(super) params: PlatformParams,
