@@ -9,7 +9,7 @@ use crate::driver::Violation;
 use crate::event_fold::EventFold;
 use crate::trace::Trace;
 use crate::world::World;
-use payhub_model::{ApiRequest, ApiResponse, AttemptId, Card, ErrorCode, PaymentId, RequestId};
+use payhub_model::{ApiRequest, ApiResponse, AttemptId, Card, PaymentId, RequestId};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -29,11 +29,6 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// `(status, error code)` of the response, if one arrived.
-    pub fn answer(&self) -> Option<(u16, Option<ErrorCode>)> {
-        self.response.as_ref().map(|r| (r.status, r.error_code()))
-    }
-
     /// `201`, `409 idempotency_conflict`, `lost` or `pending`.
     pub fn outcome(&self) -> String {
         match (&self.response, self.lost) {
