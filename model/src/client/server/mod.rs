@@ -211,9 +211,6 @@ impl MerchantServer {
     pub fn is_up(&self) -> bool {
         self.up
     }
-    pub fn boot(&self) -> u32 {
-        self.boot
-    }
 
     /// When the server next wants [`ClientInput::Wake`] (`None` when down or idle).
     pub fn poll_timeout(&self) -> Option<Millis> {
