@@ -35,7 +35,7 @@ pub struct Server {
 }
 
 /// A parsed script, ready to run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Script {
     /// The file name, as given (for `file:line:column` messages).
     pub file: String,

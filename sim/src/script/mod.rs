@@ -93,7 +93,7 @@ pub const ERRORS_SHOWN: usize = 20;
 
 /// Every error of a malformed script, in file order: the first [`ERRORS_SHOWN`] and
 /// how many there are. Never empty. Nothing ran.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ScriptErrors {
     pub file: String,
     pub errors: Vec<ScriptError>,

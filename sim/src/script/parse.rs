@@ -11,8 +11,8 @@
 use super::ast::*;
 use super::cursor::{Cursor, LineError};
 use super::{ERRORS_SHOWN, ScriptError, ScriptErrors};
-use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
-use payhub_model::{Assumption, Environment, MerchantId, PlatformParams};
+use crate::config::{Budget, ClientSpec};
+use payhub_model::{Environment, MerchantId};
 use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -36,8 +36,7 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
     };
     let mut errors = ScriptErrors {
         file: file.to_owned(),
-        errors: Vec::new(),
-        total: 0,
+        ..ScriptErrors::default()
     };
     let source: Vec<String> = text.lines().map(str::to_owned).collect();
     for (i, line) in source.iter().enumerate() {
@@ -64,24 +63,15 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
         return Err(errors);
     }
     p.finish_settings();
-    let title = source
+    p.script.title = source
         .first()
         .and_then(|l| l.trim().strip_prefix('#'))
         .map(|t| t.trim().to_owned())
         .filter(|t| !t.is_empty());
-    let config = p.config(file);
-    Ok(Script {
-        file: file.to_owned(),
-        source,
-        title,
-        config,
-        servers: p.servers,
-        assumptions: p.assumptions,
-        manual: p.manual,
-        judge_wire: p.judge_wire,
-        expected_violation: p.expected_violation,
-        statements: p.statements,
-    })
+    p.complete_config(file);
+    p.script.file = file.to_owned();
+    p.script.source = source;
+    Ok(p.script)
 }
 
 /// The file as text: UTF-8 without NUL bytes, or an error at the first bad byte.
@@ -111,14 +101,10 @@ fn decode<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str, ScriptError> {
 #[derive(Default)]
 pub(super) struct Parser {
     pub(super) properties: Vec<String>,
-    pub(super) params: PlatformParams,
-    pub(super) manual: bool,
-    pub(super) immediate_inbox: bool,
+    /// The script read so far (its world's `config` completed when the file is read).
+    pub(super) script: Script,
     /// The client servers' readings of the contract's contradictions (`use client …`).
     pub(super) readings: crate::config::Readings,
-    pub(super) jitter: bool,
-    pub(super) judge_wire: bool,
-    pub(super) servers: Vec<Server>,
     /// Whether a `server` line was seen (else A and B exist).
     pub(super) declared: bool,
     /// Whether the first step was seen (settings are closed).
@@ -126,10 +112,6 @@ pub(super) struct Parser {
     pub(super) webhooks: Vec<(MerchantId, Environment, u8)>,
     /// Whether `webhooks` lines replace the default routing.
     pub(super) webhooks_set: bool,
-    pub(super) workload: Vec<WorkItem>,
-    pub(super) assumptions: Vec<Assumption>,
-    pub(super) expected_violation: Option<(String, Pos)>,
-    pub(super) statements: Vec<Statement>,
     /// Servers that have sent a request line so far (`usize::MAX`: any server).
     pub(super) requested: BTreeSet<usize>,
     /// Servers whose `server` line had an error: a later use of the name is not
@@ -167,7 +149,7 @@ impl Parser {
                     .settings_open(col)
                     .and_then(|()| self.server_line(&mut cur));
                 if let (Err(_), Some(name)) = (&read, name) {
-                    if self.servers.iter().all(|s| s.name != name) {
+                    if self.script.servers.iter().all(|s| s.name != name) {
                         // The file declares its servers (A and B are not there).
                         self.declared = true;
                         self.unsure.insert(name);
@@ -195,7 +177,7 @@ impl Parser {
                     ),
                 );
             }
-            if let Some((_, first)) = &self.expected_violation {
+            if let Some((_, first)) = &self.script.expected_violation {
                 return err(
                     col,
                     format!(
@@ -205,7 +187,7 @@ impl Parser {
                 );
             }
             cur.end()?;
-            self.expected_violation = Some((
+            self.script.expected_violation = Some((
                 name,
                 Pos {
                     line: n,
@@ -221,7 +203,7 @@ impl Parser {
             self.requested.insert(*server);
             self.requested.insert(usize::MAX);
         }
-        self.statements.push(Statement { pos, action });
+        self.script.statements.push(Statement { pos, action });
         Ok(())
     }
 
@@ -243,7 +225,7 @@ impl Parser {
         self.started = true;
         if !self.declared {
             for (i, name) in ["A", "B"].iter().enumerate() {
-                self.servers.push(Server {
+                self.script.servers.push(Server {
                     name: (*name).to_owned(),
                     node: i as u8,
                     api_key: payhub_model::api_keys::M1_TEST,
@@ -260,7 +242,12 @@ impl Parser {
         if self.unsure.contains(name) {
             self.cascade.set(true);
         }
-        let names: Vec<&str> = self.servers.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<&str> = self
+            .script
+            .servers
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
         // `upstrem:` reads as a server named `upstrem`: name the statement it nearly is.
         let hint = super::suggest::hint(
             name,
@@ -279,7 +266,7 @@ impl Parser {
     }
 
     pub(super) fn server(&self, name: &str, col: u32) -> Result<usize, LineError> {
-        if let Some(i) = self.servers.iter().position(|s| s.name == name) {
+        if let Some(i) = self.script.servers.iter().position(|s| s.name == name) {
             return Ok(i);
         }
         // `merchant-N`, as the world and its traces name nodes.
@@ -287,7 +274,7 @@ impl Parser {
             .strip_prefix("merchant-")
             .and_then(|n| n.parse::<u8>().ok())
         {
-            if let Some(i) = self.servers.iter().position(|s| s.node == n) {
+            if let Some(i) = self.script.servers.iter().position(|s| s.node == n) {
                 return Ok(i);
             }
         }
@@ -296,7 +283,7 @@ impl Parser {
 
     pub(super) fn client_server(&self, name: &str, col: u32) -> Result<usize, LineError> {
         let i = self.server(name, col)?;
-        if self.servers[i].policy.is_none() {
+        if self.script.servers[i].policy.is_none() {
             return err(
                 col,
                 format!(
@@ -307,8 +294,10 @@ impl Parser {
         Ok(i)
     }
 
-    fn config(&self, file: &str) -> WorldConfig {
+    /// Completes the world's settings: its name, budget, clients and webhook routing.
+    fn complete_config(&mut self, file: &str) {
         let clients = self
+            .script
             .servers
             .iter()
             .filter_map(|s| {
@@ -324,7 +313,7 @@ impl Parser {
         let webhooks = if !self.webhooks_set {
             // The first server (by node) of each merchant and environment gets its webhooks.
             let mut routes: Vec<(MerchantId, Environment, u8)> = Vec::new();
-            let mut servers: Vec<&Server> = self.servers.iter().collect();
+            let mut servers: Vec<&Server> = self.script.servers.iter().collect();
             servers.sort_by_key(|s| s.node);
             for s in servers {
                 if let (Some(m), Some(e)) = (s.merchant, s.environment) {
@@ -341,16 +330,10 @@ impl Parser {
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or(file);
-        WorldConfig {
-            name: format!("script:{stem}"),
-            params: self.params.clone(),
-            budget: Budget::UNLIMITED,
-            immediate_inbox: self.immediate_inbox,
-            clients,
-            workload: self.workload.clone(),
-            jitter: self.jitter,
-            webhooks,
-            ..WorldConfig::default()
-        }
+        let config = &mut self.script.config;
+        config.name = format!("script:{stem}");
+        config.budget = Budget::UNLIMITED;
+        config.clients = clients;
+        config.webhooks = webhooks;
     }
 }

@@ -309,7 +309,7 @@ impl Parser {
         {
             return err(ocol, "'for order' needs an order number before the method");
         }
-        let mut db = self.servers[server].db;
+        let mut db = self.script.servers[server].db;
         if cur.peek_word().is_some_and(|w| w.starts_with("db=")) {
             let (_, v, vcol) = cur.pair()?.expect("a db= pair");
             db = v.parse().map_err(|_| {
@@ -331,7 +331,7 @@ impl Parser {
         if first == "for" {
             let business = self.business_clause(server, cur)?;
             let rcol = cur.col();
-            let request = request::parse(cur, self.servers[server].api_key)?;
+            let request = request::parse(cur, self.script.servers[server].api_key)?;
             if !matches!(
                 request.endpoint,
                 Endpoint::CreatePayment { .. }
@@ -350,14 +350,14 @@ impl Parser {
             });
         }
         if first.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
-            let request = request::parse(cur, self.servers[server].api_key)?;
+            let request = request::parse(cur, self.script.servers[server].api_key)?;
             return Ok(Action::Request {
                 server,
                 request,
                 business: None,
             });
         }
-        let s = &self.servers[server];
+        let s = &self.script.servers[server];
         if s.policy.is_none() {
             if first.is_empty() {
                 return err(col, "expected a request (POST /v1/payments …)");
@@ -374,9 +374,9 @@ impl Parser {
         }
         let command = command(cur)?;
         let crash_after = then_crash(cur)?;
-        let item = u16::try_from(self.workload.len())
+        let item = u16::try_from(self.script.config.workload.len())
             .map_err(|_| (col, "too many commands".to_owned()))?;
-        self.workload.push(WorkItem {
+        self.script.config.workload.push(WorkItem {
             node: s.node,
             command,
             times: 1,
