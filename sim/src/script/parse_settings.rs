@@ -144,7 +144,7 @@ impl Parser {
         }
         let settings = server_settings(cur)?;
         let api_key = server_key(&settings, ncol)?;
-        let owner = key_spec(api_key);
+        let owner = known_key(api_key);
         let node = self.free_node(settings.node, ncol)?;
         self.declared = true;
         self.script.servers.push(Server {
@@ -327,12 +327,11 @@ fn server_settings(cur: &mut Cursor) -> Result<ServerSettings, LineError> {
 }
 
 /// An issued or spare API key, by id.
-fn key_spec(id: ApiKeyId) -> Option<ApiKeySpec> {
+pub(super) fn known_key(id: ApiKeyId) -> Option<ApiKeySpec> {
     default_api_keys()
-        .iter()
-        .chain([rotated_key_spec()].iter())
+        .into_iter()
+        .chain([rotated_key_spec()])
         .find(|k| k.id == id)
-        .copied()
 }
 
 /// A server's key: the one it names, which must belong to the merchant and environment
@@ -340,7 +339,7 @@ fn key_spec(id: ApiKeyId) -> Option<ApiKeySpec> {
 fn server_key(settings: &ServerSettings, ncol: u32) -> Result<ApiKeyId, LineError> {
     match (settings.key, settings.merchant, settings.environment) {
         (Some(k), m, e) => {
-            if let Some(s) = key_spec(k) {
+            if let Some(s) = known_key(k) {
                 if m.is_some_and(|m| m != s.merchant) || e.is_some_and(|e| e != s.environment) {
                     return err(
                         ncol,

@@ -6,10 +6,9 @@ use super::command::command;
 use super::cursor::{Cursor, LineError};
 use super::label::{choice, then_crash};
 use super::parse::{Parser, err};
-use super::parse_settings::{is_name, parse_duration, parse_merchant};
+use super::parse_settings::{is_name, known_key, parse_duration, parse_merchant};
 use super::request::{self, parse_api_key};
 use crate::config::WorkItem;
-use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::event::BusinessOrder;
 use payhub_model::{
     AcquirerDecision, ApiKeySpec, AttemptId, Branch, Control, Endpoint, MerchantId,
@@ -489,14 +488,10 @@ pub(super) fn ok_fail(cur: &mut Cursor) -> Result<bool, LineError> {
 pub(super) fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
     let (k, c) = cur.expect_word("an API key")?;
     let id = parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?;
-    default_api_keys()
-        .into_iter()
-        .chain([rotated_key_spec()])
-        .find(|s| s.id == id)
-        .ok_or((
-            c,
-            format!("{k} is not a key the world can issue (ak_1 … ak_5)"),
-        ))
+    known_key(id).ok_or((
+        c,
+        format!("{k} is not a key the world can issue (ak_1 … ak_5)"),
+    ))
 }
 
 pub(super) fn parse_attempt(s: &str) -> Option<AttemptId> {
