@@ -150,7 +150,6 @@ impl FaultProfile {
 /// A property violation found by a check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    /// The property's name.
     pub property: String,
     /// What exactly went wrong.
     pub detail: String,

@@ -39,11 +39,9 @@ pub struct Server {
 pub struct Script {
     /// The file name, as given (for `file:line:column` messages).
     pub file: String,
-    /// The script's lines, as written.
     pub source: Vec<String>,
     /// The first line, when it is a comment: `S3 · Same key, different amount · AC-016`.
     pub title: Option<String>,
-    /// The world the script runs in.
     pub config: WorldConfig,
     pub servers: Vec<Server>,
     /// Assumptions of the model the script depends on (`assume A-CKO-CONFLICT`).

@@ -16,7 +16,6 @@ use std::fmt::Write as _;
 /// A request line and what came of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Exchange {
-    /// The script line that sent it.
     pub line: u32,
     pub server: String,
     pub node: u8,
@@ -55,7 +54,6 @@ pub(crate) struct CallRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ExpectResult {
     pub pos: Pos,
-    /// The script line, as written.
     pub text: String,
     /// `None` when it holds.
     pub failure: Option<String>,
@@ -73,7 +71,6 @@ pub struct Report<F: EventFold> {
     pub config: WorldConfig,
     pub manual: bool,
     pub source: Vec<String>,
-    /// Where each statement is.
     pub statements: Vec<Pos>,
     pub trace: Trace,
     /// The choices applied, in order: a tape [`crate::driver::replay`] reproduces.
@@ -91,7 +88,6 @@ pub struct Report<F: EventFold> {
     pub expected_violation: Option<String>,
     /// A statement that could not apply (the world did not do what the script assumed).
     pub error: Option<ScriptError>,
-    /// The world after the last step.
     pub world: World<F>,
 }
 
