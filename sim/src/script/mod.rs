@@ -23,12 +23,6 @@
 //! or Mermaid. [`script_from_tape`] writes any tape as a script that `run` reproduces
 //! choice for choice: the round trip from a counterexample back to a file a reviewer
 //! can read, edit and run again.
-//!
-//! Files: [`ast`] what a script is, `cursor` and `request` the lexing of a line and of a
-//! request line, `parse` the parser (`parse_settings` settings, `parse_step` steps,
-//! `parse_expect` expectations), `run` the runner (`run/net` the merchant network,
-//! `run/upstream` the upstream link), `expect` expectations, `report` the renderings,
-//! `export` the round trip, `label` the world's choice labels read back.
 
 pub mod ast;
 mod command;

@@ -2,11 +2,10 @@
 //!
 //! One pass, one line at a time. A statement with an error is reported and skipped, and
 //! parsing goes on at the next line (statements are lines; there are no blocks), so one
-//! run names every error of a file, as a compiler does. Settings (`use`, `server`, `webhooks`) come before the
-//! first step; every name a statement uses (a server, a property, an assumption, a
-//! field of an expectation) is checked here, so that a script that parses runs. This
-//! file dispatches; `parse_settings` reads the settings, `parse_step` steps and
-//! `parse_expect` expectations.
+//! run names every error of a file, as a compiler does. Settings (`use`, `server`,
+//! `webhooks`) come before the first step; every name a statement uses (a server, a
+//! property, an assumption, a field of an expectation) is checked here, so that a script
+//! that parses runs.
 
 use super::ast::*;
 use super::cursor::{Cursor, LineError};
