@@ -151,20 +151,23 @@ impl std::fmt::Display for RefundState {
     }
 }
 
-/// The world's decision on a call the acquirer receives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AcquirerDecision {
-    /// Charge: capture. Refund: refund. Cancel: cancel if not captured.
-    Approve,
-    /// Charge: decline (`card_declined`). Refund: refuse.
-    Decline,
-    /// Charge: the payer must authenticate first (3-D Secure).
-    RequireAction,
-    /// Answer 5xx without doing anything.
-    Fail,
-    /// Do what `Approve` does, then never answer (the upstream link goes silent).
-    ApproveSilently,
+crate::named! {
+    fn as_str;
+    /// The world's decision on a call the acquirer receives.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum AcquirerDecision {
+        /// Charge: capture. Refund: refund. Cancel: cancel if not captured.
+        Approve = "approve",
+        /// Charge: decline (`card_declined`). Refund: refuse.
+        Decline = "decline",
+        /// Charge: the payer must authenticate first (3-D Secure).
+        RequireAction = "require_action",
+        /// Answer 5xx without doing anything.
+        Fail = "fail",
+        /// Do what `Approve` does, then never answer (the upstream link goes silent).
+        ApproveSilently = "approve_silently",
+    }
 }
 
 /// A charge as the acquirer keeps it.
@@ -208,29 +211,6 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Captures of a Payment.
-    pub fn captures_of(&self, payment: PaymentId) -> impl Iterator<Item = &LedgerEntry> {
-        self.entries
-            .iter()
-            .filter(move |e| matches!(e, LedgerEntry::Capture { payment: p, .. } if *p == payment))
-    }
-
-    /// Captures made on a card.
-    pub fn captures_on(&self, card: Card) -> usize {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e, LedgerEntry::Capture { card: c, .. } if *c == card))
-            .count()
-    }
-
-    /// Number of refunds paid out under one refund id.
-    pub fn refunds_of(&self, refund: RefundId) -> usize {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e, LedgerEntry::Refund { refund: r, .. } if *r == refund))
-            .count()
-    }
-
     /// Total captured, and total refunded, against one attempt.
     pub fn net_of(&self, attempt: AttemptId) -> (u64, u64) {
         net_of(&self.entries, attempt)

@@ -7,7 +7,7 @@
 //! merchant client's (`A-CLIENT-…`). The model's code cites them by ID (`A-WAIT-TIMEOUT`)
 //! at the decision point; a test fails if one is cited nowhere in `model/src` or if the
 //! code cites an ID the catalogue does not have. The table of `model/ASSUMPTIONS.md` is
-//! generated from this catalogue by [`markdown_table`] (a test keeps the two in step;
+//! generated from this catalogue by `markdown_table` in its tests (which keep the two in step;
 //! `PAYHUB_BLESS_ASSUMPTIONS=1 cargo test -p payhub-model assumptions` rewrites it).
 
 use serde::Serialize;
@@ -269,35 +269,35 @@ assumptions! {
         "What the merchant does not have (never created, or another merchant's or environment's) is 404 resource_missing (A-ERROR-CODES): a GET of a Payment or a refund by id; a confirm or cancel of such a Payment, after authentication, the rate limit and the Idempotency-Key check (401, 403, 429 and the key's 400 come first) and before its body is read; a refund naming such a Payment, with error.field = payment_id, after its own fields are checked (a 400 for a missing or invalid field comes first). Never 422 or 409 or a 2xx for it, and never 404 for what the merchant has. A path the API does not have is 404, a known path with another method 405.";
 }
 
-/// The table of `model/ASSUMPTIONS.md`: a header and one row per assumption, in
-/// catalogue order (ID, gap, the contract, the model, parameter). A `|` inside a cell is
-/// escaped, as GitHub tables require even inside code spans.
-pub fn markdown_table() -> String {
-    let cell = |text: &str| text.replace('|', "\\|");
-    let mut table = String::from(
-        "| ID | gap | the contract | the model | parameter |\n|---|---|---|---|---|\n",
-    );
-    for a in Assumption::ALL {
-        let parameter = a
-            .parameter()
-            .map_or_else(|| "—".to_owned(), |p| format!("`{}`", cell(p)));
-        table.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
-            a.id(),
-            a.gap().as_str(),
-            cell(a.contract()),
-            cell(a.taken()),
-            parameter
-        ));
-    }
-    table
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
     use std::path::{Path, PathBuf};
+
+    /// The table of `model/ASSUMPTIONS.md`: a header and one row per assumption, in
+    /// catalogue order (ID, gap, the contract, the model, parameter). A `|` inside a cell is
+    /// escaped, as GitHub tables require even inside code spans.
+    fn markdown_table() -> String {
+        let cell = |text: &str| text.replace('|', "\\|");
+        let mut table = String::from(
+            "| ID | gap | the contract | the model | parameter |\n|---|---|---|---|---|\n",
+        );
+        for a in Assumption::ALL {
+            let parameter = a
+                .parameter()
+                .map_or_else(|| "—".to_owned(), |p| format!("`{}`", cell(p)));
+            table.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} |\n",
+                a.id(),
+                a.gap().as_str(),
+                cell(a.contract()),
+                cell(a.taken()),
+                parameter
+            ));
+        }
+        table
+    }
 
     fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -12,21 +12,6 @@
 //! two behaviours takes a [`Branch`] as input; every place where it is silent reads a
 //! named parameter of [`PlatformParams`] (see `model/ASSUMPTIONS.md`). Every decision
 //! cites the [`Rule`] of the catalogue that makes it.
-//!
-//! Modules, one concept each:
-//! - [`rules`]: the rule catalogue (IDs like `SCOPE-02`).
-//! - [`api`]: requests, responses, objects, errors, in the contract's notation.
-//! - [`platform`]: the platform state machine (admission, execution, timers).
-//! - [`acquirer`]: the upstream acquirer and its money ledger.
-//! - [`branch`]: the contract's "A or B" points.
-//! - [`contract`]: the contract's own numbers ([`Contract`]), which properties judge by.
-//! - [`params`]: the platform's parameters (defaults from [`Contract`]) and every assumption.
-//! - [`event`]: the typed event stream every source emits and every judge reads.
-//! - [`observation`]: an answer as the contract sees it, read through a platform's dialect.
-//! - [`observed`]: a recorded answer read at the contract's level, its ids interned.
-//! - [`time`], [`ids`]: simulated time and identifiers.
-//! - [`cow`], [`text`]: copy-on-write collections and cheap-clone strings for the
-//!   state the checker clones.
 
 pub mod acquirer;
 pub mod api;

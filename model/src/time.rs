@@ -34,10 +34,6 @@ impl Millis {
     pub const fn since(self, earlier: Millis) -> Millis {
         Millis(self.0.saturating_sub(earlier.0))
     }
-    /// Whole seconds, rounded up (Retry-After is in whole seconds).
-    pub const fn as_secs_ceil(self) -> u64 {
-        self.0.div_ceil(1_000)
-    }
 }
 
 impl std::ops::Add for Millis {
@@ -96,6 +92,5 @@ mod tests {
         assert_eq!(Millis::ms(1_250).to_string(), "1.250s");
         assert_eq!((Millis::hours(1) + Millis::secs(10)).to_string(), "1h10s");
         assert_eq!(Millis::ZERO.to_string(), "0s");
-        assert_eq!(Millis::ms(1_001).as_secs_ceil(), 2);
     }
 }

@@ -242,7 +242,10 @@ fn heal_choice(enabled: &[Choice]) -> Option<Choice> {
 fn heal(run: &mut Run) -> Result<(), String> {
     let mut enabled = Vec::new();
     for _ in 0..MAX_HEAL {
-        if run.world.is_quiet() && run.world.servers.iter().flatten().all(|s| s.is_up()) {
+        // Quiet: no message in flight, no timer, no payer action, every server up.
+        let w = &run.world;
+        let quiet = w.net.is_empty() && w.link.is_empty() && w.next_deadline().is_none();
+        if quiet && w.servers.iter().flatten().all(|s| s.is_up()) {
             break;
         }
         run.world.enabled(run.config, &mut enabled);

@@ -68,8 +68,7 @@ impl std::fmt::Display for Choice {
             Choice::Fail500Before { msg } => write!(f, "500-before {msg}"),
             Choice::Fail500After { msg, branch: b } => write!(f, "500-after {msg}{}", branch(b)),
             Choice::Acquire { msg, decision } => {
-                let d = serde_json::to_string(decision).unwrap_or_default();
-                write!(f, "acquire u{} {}", msg.0, d.trim_matches('"'))
+                write!(f, "acquire u{} {}", msg.0, decision.as_str())
             }
             Choice::DeliverUpstream { msg } => write!(f, "deliver u{}", msg.0),
             Choice::DropUpstream { msg } => write!(f, "drop u{}", msg.0),
@@ -188,13 +187,7 @@ mod fixtures {
                 Choice::DropUpstream { msg },
             ]);
         }
-        for decision in [
-            AcquirerDecision::Approve,
-            AcquirerDecision::Decline,
-            AcquirerDecision::RequireAction,
-            AcquirerDecision::Fail,
-            AcquirerDecision::ApproveSilently,
-        ] {
+        for &decision in AcquirerDecision::ALL {
             out.push(Choice::Acquire {
                 msg: MsgId(3),
                 decision,

@@ -150,7 +150,6 @@ impl FaultProfile {
 /// A property violation found by a check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    /// The property's name.
     pub property: String,
     /// What exactly went wrong.
     pub detail: String,
@@ -201,7 +200,12 @@ pub fn run_seed<F: EventFold>(
             quiescent = true;
             break;
         }
-        let choice = pick(&mut rng, profile, &Outages::of(config, &world), &enabled);
+        let choice = pick(
+            &mut rng,
+            profile,
+            (!config.clients.is_empty()).then_some(&world),
+            &enabled,
+        );
         sink.begin_step(tape.len() as u32);
         world
             .apply_in(config, &choice, &mut sink)
@@ -236,47 +240,40 @@ const OUTAGE_END_WEIGHT: u32 = 250;
 /// [`OUTAGE_END_WEIGHT`] when nothing but time is pending (a tick weighs 1000 then).
 const OUTAGE_END_WEIGHT_QUIET: u32 = 4000;
 
-/// The outages a world of client servers is in (merchants rate-limited, the channel
-/// paused), so that a control is weighed by what it changes: one that changes nothing
-/// weighs 0, ending an outage [`OUTAGE_END_WEIGHT`] (or [`OUTAGE_END_WEIGHT_QUIET`]),
-/// beginning one `control_weight`. In a
-/// world of scripted senders only (chaos) every control weighs `control_weight`, as
-/// before.
-struct Outages<'w, F: EventFold> {
-    world: Option<&'w World<F>>,
-}
-
-impl<'w, F: EventFold> Outages<'w, F> {
-    fn of(config: &WorldConfig, world: &'w World<F>) -> Outages<'w, F> {
-        Outages {
-            world: (!config.clients.is_empty()).then_some(world),
+/// The weight of a control in a world of client servers, by the outage it changes
+/// (merchants rate-limited, the channel paused): one that changes nothing weighs 0,
+/// ending an outage [`OUTAGE_END_WEIGHT`] (or [`OUTAGE_END_WEIGHT_QUIET`]), beginning one
+/// `control_weight`. In a world of scripted senders only (chaos) every control weighs
+/// `control_weight`, as before.
+fn control_weight<F: EventFold>(
+    world: Option<&World<F>>,
+    profile: &FaultProfile,
+    control: &Control,
+    quiet: bool,
+) -> u32 {
+    let Some(world) = world else {
+        return profile.control_weight;
+    };
+    let (now, on) = match control {
+        Control::SetRateLimited { merchant, on } => {
+            (world.platform.is_rate_limited(*merchant), *on)
         }
-    }
-
-    fn weight(&self, profile: &FaultProfile, control: &Control, quiet: bool) -> u32 {
-        let Some(world) = self.world else {
-            return profile.control_weight;
-        };
-        let (now, on) = match control {
-            Control::SetRateLimited { merchant, on } => {
-                (world.platform.is_rate_limited(*merchant), *on)
-            }
-            Control::SetChannelPaused { on } => (world.platform.channel_paused(), *on),
-            _ => return profile.control_weight,
-        };
-        match (now == on, on) {
-            (true, _) => 0,
-            (false, true) => profile.control_weight,
-            (false, false) if quiet => OUTAGE_END_WEIGHT_QUIET,
-            (false, false) => OUTAGE_END_WEIGHT,
-        }
+        Control::SetChannelPaused { on } => (world.platform.channel_paused(), *on),
+        _ => return profile.control_weight,
+    };
+    match (now == on, on) {
+        (true, _) => 0,
+        (false, true) => profile.control_weight,
+        (false, false) if quiet => OUTAGE_END_WEIGHT_QUIET,
+        (false, false) => OUTAGE_END_WEIGHT,
     }
 }
 
 fn pick(
     rng: &mut ChaCha8Rng,
     profile: &FaultProfile,
-    outages: &Outages<'_, impl EventFold>,
+    // The world whose outages weigh its controls: one of client servers, else none.
+    outages: Option<&World<impl EventFold>>,
     enabled: &[Choice],
 ) -> Choice {
     let only_time = enabled.iter().all(|c| matches!(c, Choice::Tick));
@@ -290,7 +287,7 @@ fn pick(
     let weights: Vec<u64> = enabled
         .iter()
         .map(|c| match c {
-            Choice::Control(control) => outages.weight(profile, control, quiet_otherwise),
+            Choice::Control(control) => control_weight(outages, profile, control, quiet_otherwise),
             c => profile.weight(c, quiet_otherwise),
         } as u64)
         .collect();
@@ -299,9 +296,9 @@ fn pick(
         // Nothing weighs: any choice, but not a control that changes nothing.
         let pool: Vec<&Choice> = enabled
             .iter()
-            .filter(|c| !matches!(c, Choice::Control(k) if outages.weight(profile, k, true) == 0))
+            .filter(|c| !matches!(c, Choice::Control(k) if control_weight(outages, profile, k, true) == 0))
             .collect();
-        if outages.world.is_some() && !pool.is_empty() {
+        if outages.is_some() && !pool.is_empty() {
             return pool[rng.gen_range(0..pool.len())].clone();
         }
         return enabled[rng.gen_range(0..enabled.len())].clone();

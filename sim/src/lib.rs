@@ -11,8 +11,7 @@
 //! Every nondeterministic decision is an explicit [`Choice`]: [`World::enabled`] lists
 //! them, [`World::apply`] applies one. The seeded driver ([`driver`]) picks with a ChaCha
 //! RNG; the exhaustive checker (crate `payhub-properties`) tries every one; a saved tape
-//! of choice labels replays a run exactly. The world never reads a clock or draws a
-//! random number itself.
+//! of choice labels replays a run exactly.
 //!
 //! The world emits one typed event (`payhub_model::event`) for each thing that happens;
 //! the [`sink`] hands each to the world's [`event_fold`] (the properties' facts, in crate

@@ -50,12 +50,6 @@ impl Payload {
             Payload::Response { .. } | Payload::Webhook { .. } => Node::Platform,
         }
     }
-    pub fn destination(&self) -> Node {
-        match self {
-            Payload::Request { .. } => Node::Platform,
-            Payload::Response { to, .. } | Payload::Webhook { to, .. } => Node::Merchant(*to),
-        }
-    }
 }
 
 /// What travels on the upstream link.

@@ -30,7 +30,6 @@ pub enum Shrink {
 /// A tape proved to violate a property, shrunk, and proved again.
 #[derive(Clone, Debug)]
 pub struct Counterexample<F: EventFold> {
-    /// The world it runs in.
     pub config: WorldConfig,
     /// The property it violates.
     pub property: String,
@@ -51,7 +50,6 @@ pub struct Counterexample<F: EventFold> {
 /// the system under test.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProveError {
-    /// The world's name.
     pub world: String,
     /// Whether the shrunk tape failed (else the tape as found).
     pub shrunk: bool,

@@ -108,8 +108,7 @@ impl Trace {
                 self.push(at, p, a, what, Some(*rule));
             }
             ev::What::Acquired { call, decision } => {
-                let d = serde_json::to_string(decision).unwrap_or_default();
-                let text = format!("{call}: {}", d.trim_matches('"'));
+                let text = format!("{call}: {}", decision.as_str());
                 self.push(at, a, a, TraceWhat::Decision { text }, None);
             }
             ev::What::UpstreamReplied { reply } => {

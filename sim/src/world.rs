@@ -242,12 +242,6 @@ impl<F: EventFold> World<F> {
             .min()
     }
 
-    /// Whether nothing can happen any more without a new request or a fault: no message
-    /// in flight, no timer, no payer action.
-    pub fn is_quiet(&self) -> bool {
-        self.net.is_empty() && self.link.is_empty() && self.next_deadline().is_none()
-    }
-
     /// Every choice enabled in this state, in a deterministic order.
     pub fn enabled(&self, config: &WorldConfig, out: &mut Vec<Choice>) {
         out.clear();

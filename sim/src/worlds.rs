@@ -8,8 +8,8 @@ use payhub_model::api::req;
 use payhub_model::api_keys::{M1_LIVE, M1_TEST, M1_TEST_READ_ONLY, M2_TEST};
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::client::{AntiPattern, Command, Policy};
-use payhub_model::{AcquirerDecision, ApiRequest, Control, Endpoint, Json, PaymentId};
 use payhub_model::{ApiKeyId, Card, Environment, MerchantId, PlatformParams};
+use payhub_model::{ApiRequest, Control, Endpoint, Json, PaymentId};
 
 /// Parses a policy name: `reference`, `reference-random`, or anti-pattern names joined
 /// by `+` or `,` (each on top of the reference policy).
@@ -314,13 +314,6 @@ pub fn chaos() -> WorldConfig {
             ..Budget::UNLIMITED
         },
         controls: rate_and_pause(),
-        decisions: vec![
-            AcquirerDecision::Approve,
-            AcquirerDecision::Decline,
-            AcquirerDecision::RequireAction,
-            AcquirerDecision::Fail,
-            AcquirerDecision::ApproveSilently,
-        ],
         immediate_inbox: true,
         webhooks: Vec::new(),
         ..WorldConfig::default()

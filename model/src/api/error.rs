@@ -129,10 +129,6 @@ impl ApiError {
             related_resource_id: None,
         }
     }
-    pub fn with_field(mut self, field: Field) -> ApiError {
-        self.field = Some(field);
-        self
-    }
     pub fn related(mut self, id: ResourceId) -> ApiError {
         self.related_resource_id = Some(id);
         self

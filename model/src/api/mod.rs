@@ -5,10 +5,6 @@
 //! `Display` renders both in the contract's own notation:
 //! `POST /v1/payments  Idempotency-Key: K  {"merchant_order_no":"ORDER-001",…}` and
 //! `409 {"error":{"code":"idempotency_conflict",…}}`.
-//!
-//! Files, one concept each: `request` the request and its bodies, `endpoint` the
-//! endpoints and methods, `objects` the Payment, Refund and session objects, `error` the
-//! error object and codes, `response` the response and its body.
 
 mod endpoint;
 mod error;

@@ -79,11 +79,8 @@
 //!   an answer is looked up by refund number, and "not found" re-sends it with its
 //!   original key (S11: "retry with K, or query by merchant_refund_no").
 //!
-//! Files, one concept each: [`keys`] key derivation, [`policy`] the policy and its
-//! numbers, [`schedule`] backoff and query times, [`db`] the database, [`io`] inputs and
-//! outputs, [`decision`] decisions, [`server`] the state machine, `commands` the business
-//! commands, `replies` what it makes of answers (one server driven entirely by hand, and a bench of
-//! servers against the platform, are the tests': `tests/solo`, `tests/client_bench`).
+//! One server driven entirely by hand, and a bench of servers against the platform, are
+//! the tests': `tests/solo`, `tests/client_bench`.
 
 mod commands;
 pub mod conduct;

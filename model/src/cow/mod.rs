@@ -13,12 +13,6 @@
 //! `BTreeSet`: in key order, so the state stays canonical (the checker deduplicates
 //! states by a hash of them). The checker's collections hold a handful of entries, where a
 //! sorted vector beats a tree (`payhub-verify bench --cow` measures both).
-//!
-//! Files, one concept each: `map` the map, `set` the set (a map with unit values),
-//! `entries` what a map's entries are (a sorted vector while few, a persistent B-tree past
-//! that), `shared` the copy-on-write box, `digest` the cached digests they hash as,
-//! `journaled` a map that remembers what the step under way wrote (for observing a step
-//! cheaply), `schedule` a set of timers indexed by timer, `derived` an index that is not state.
 
 mod derived;
 mod digest;

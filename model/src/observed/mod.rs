@@ -169,7 +169,7 @@ pub struct ObservedObject {
 }
 
 /// One answer as the contract sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ObservedAnswer {
     pub status: u16,
     pub retry_after_s: Option<u32>,
@@ -201,11 +201,7 @@ impl ObservedAnswer {
         let mut answer = ObservedAnswer {
             status,
             retry_after_s,
-            code: None,
-            written_code: None,
-            related: false,
-            about_key: false,
-            objects: Vec::new(),
+            ..ObservedAnswer::default()
         };
         if let Some(error) = &top.error {
             if let Some(written) = error.code.as_deref() {

@@ -225,7 +225,7 @@ pub enum Timer {
 }
 
 /// The last identifiers handed out (from `PlatformParams::ids_from`, 0 by default).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 struct Counters {
     payment: u32,
     attempt: u32,
@@ -251,7 +251,7 @@ fn as_pairs<K: Ord + Serialize, V: Serialize, S: serde::Serializer>(
 }
 
 /// The platform's whole state. Ordered maps only; no card data (CARD-02).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Platform {
     /// Fixed for the platform's life; shared between states (cheap clone, cached hash).
     params: crate::cow::Shared<PlatformParams>,
@@ -314,22 +314,9 @@ impl Platform {
             params: crate::cow::Shared::new(params),
             variant,
             api_keys: api_keys.into_iter().map(|k| (k.id, k)).collect(),
-            rate_limited: CowSet::new(),
-            channel_paused: false,
             fee_rate_bps,
-            payments: Journaled::new(),
-            attempts: Journaled::new(),
-            refunds: Journaled::new(),
-            sessions: CowMap::new(),
-            order_nos: CowMap::new(),
-            refund_nos: CowMap::new(),
-            records: CowMap::new(),
-            retired_confirms: CowSet::new(),
-            pending: CowMap::new(),
-            unacked: CowMap::new(),
-            timers: crate::cow::Schedule::new(),
             next,
-            kept_cards: CowMap::new(),
+            ..Platform::default()
         }
     }
 

@@ -51,7 +51,6 @@ impl Text {
 }
 
 impl Text {
-    /// The empty string.
     pub const fn new() -> Text {
         Text(Repr::Inline {
             len: 0,
@@ -59,7 +58,6 @@ impl Text {
         })
     }
 
-    /// The string.
     pub fn as_str(&self) -> &str {
         match &self.0 {
             Repr::Inline { len, buf } => inline_str(&buf[..*len as usize]),

@@ -15,11 +15,12 @@
 //! The simulated world (crate `payhub-sim`) does all this with faults and choices; the
 //! bench exists so that unit tests can walk through S1–S13 at the request level.
 
+use crate::acquirer::LedgerEntry;
 use crate::acquirer::{Acquirer, AcquirerDecision, UpstreamCall, UpstreamReply};
 use crate::api::{ApiError, ApiResponse, ErrorCode};
 use crate::api_keys::default_api_keys;
 use crate::branch::Branch;
-use crate::ids::{AttemptId, EventId, RequestId};
+use crate::ids::{AttemptId, Card, EventId, PaymentId, RefundId, RequestId};
 use crate::params::PlatformParams;
 use crate::platform::{Control, Platform, PlatformInput, PlatformOutput, StepError, WebhookEvent};
 use crate::rules::Rule;
@@ -274,4 +275,37 @@ impl Bench {
 /// What a gateway answers when it fails: `500 {"error":{"code":"internal_error","retryable":true}}`.
 fn internal_error() -> ApiResponse {
     ApiResponse::error(ApiError::new(ErrorCode::InternalError))
+}
+
+/// Lookups only the tests make.
+impl crate::acquirer::Ledger {
+    /// Captures of a Payment.
+    pub fn captures_of(&self, payment: PaymentId) -> impl Iterator<Item = &LedgerEntry> {
+        self.entries
+            .iter()
+            .filter(move |e| matches!(e, LedgerEntry::Capture { payment: p, .. } if *p == payment))
+    }
+
+    /// Captures made on a card.
+    pub fn captures_on(&self, card: Card) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e, LedgerEntry::Capture { card: c, .. } if *c == card))
+            .count()
+    }
+
+    /// Number of refunds paid out under one refund id.
+    pub fn refunds_of(&self, refund: RefundId) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e, LedgerEntry::Refund { refund: r, .. } if *r == refund))
+            .count()
+    }
+}
+
+impl ApiError {
+    pub fn with_field(mut self, field: crate::api::Field) -> ApiError {
+        self.field = Some(field);
+        self
+    }
 }

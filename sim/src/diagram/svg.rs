@@ -49,11 +49,6 @@ pub struct Rect {
 }
 
 impl Rect {
-    /// Whether the two boxes share any area.
-    pub fn overlaps(&self, o: &Rect) -> bool {
-        self.x < o.x + o.w && o.x < self.x + self.w && self.y < o.y + o.h && o.y < self.y + self.h
-    }
-
     /// Whether `o` lies wholly inside this box.
     pub fn contains(&self, o: &Rect) -> bool {
         o.x >= self.x

@@ -246,3 +246,10 @@ fn an_empty_diagram_is_still_a_drawing() {
     assert_eq!(d.participants.len(), 1);
     assert!(d.to_svg().contains("nothing happened"));
 }
+
+impl Rect {
+    /// Whether the two boxes share any area.
+    fn overlaps(&self, o: &Rect) -> bool {
+        self.x < o.x + o.w && o.x < self.x + self.w && self.y < o.y + o.h && o.y < self.y + self.h
+    }
+}

@@ -35,15 +35,13 @@ pub struct Server {
 }
 
 /// A parsed script, ready to run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Script {
     /// The file name, as given (for `file:line:column` messages).
     pub file: String,
-    /// The script's lines, as written.
     pub source: Vec<String>,
     /// The first line, when it is a comment: `S3 · Same key, different amount · AC-016`.
     pub title: Option<String>,
-    /// The world the script runs in.
     pub config: WorldConfig,
     pub servers: Vec<Server>,
     /// Assumptions of the model the script depends on (`assume A-CKO-CONFLICT`).
@@ -75,31 +73,35 @@ pub struct Statement {
     pub action: Action,
 }
 
-/// Which messages on the merchant network a `net:` statement acts on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MsgKind {
-    Request,
-    Response,
-    Webhook,
+payhub_model::named! {
+    fn as_str;
+    /// Which messages on the merchant network a `net:` statement acts on.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum MsgKind {
+        Request = "request",
+        Response = "response",
+        Webhook = "webhook",
+    }
 }
 
-/// What a `net:` (or `platform: 500 …`) statement does to a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NetOp {
-    /// Lose it.
-    Drop,
-    /// Deliver it twice (a second copy stays in flight).
-    Duplicate,
-    /// Keep it in flight (delay) until `net: release`.
-    Hold,
-    /// Let a held message go.
-    Release,
-    /// The platform's edge answers 500 without executing (requests only).
-    Fail500Before,
-    /// The platform executes, but its answer is replaced by a 500 (requests only).
-    Fail500After,
+payhub_model::named! {
+    fn as_str;
+    /// What a `net:` (or `platform: 500 …`) statement does to a message.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum NetOp {
+        /// Lose it.
+        Drop = "drop",
+        /// Deliver it twice (a second copy stays in flight).
+        Duplicate = "duplicate",
+        /// Keep it in flight (delay) until `net: release`.
+        Hold = "hold",
+        /// Let a held message go.
+        Release = "release",
+        /// The platform's edge answers 500 without executing (requests only).
+        Fail500Before = "500 before",
+        /// The platform executes, but its answer is replaced by a 500 (requests only).
+        Fail500After = "500 after",
+    }
 }
 
 /// Which upstream call an `upstream` statement decides.

@@ -9,17 +9,16 @@ use payhub_model::client::Command;
 pub(super) fn command(cur: &mut Cursor) -> Result<Command, LineError> {
     let (verb, vcol) =
         cur.expect_word("a business command (pay, retry-card, cancel, amend, refund, reconcile)")?;
-    let mut word = |what: &str| cur.expect_word(what);
     let amount = |(w, c): (String, u32)| -> Result<u64, LineError> {
         w.parse()
             .map_err(|_| (c, format!("'{w}' is not an amount")))
     };
     Ok(match verb.as_str() {
         "pay" => {
-            let (order, _) = word("an order number")?;
-            let amount = amount(word("an amount")?)?;
-            let (currency, _) = word("a currency")?;
-            let card = card(&mut word)?;
+            let (order, _) = cur.expect_word("an order number")?;
+            let amount = amount(cur.expect_word("an amount")?)?;
+            let (currency, _) = cur.expect_word("a currency")?;
+            let card = card(cur)?;
             Command::PayOrder {
                 order: order.into(),
                 amount,
@@ -28,28 +27,28 @@ pub(super) fn command(cur: &mut Cursor) -> Result<Command, LineError> {
             }
         }
         "retry-card" => {
-            let (order, _) = word("an order number")?;
-            let card = card(&mut word)?;
+            let (order, _) = cur.expect_word("an order number")?;
+            let card = card(cur)?;
             Command::RetryWithCard {
                 order: order.into(),
                 card,
             }
         }
         "cancel" => Command::CancelOrder {
-            order: word("an order number")?.0.into(),
+            order: cur.expect_word("an order number")?.0.into(),
         },
         "amend" => {
-            let (order, _) = word("an order number")?;
-            let amount = amount(word("an amount")?)?;
+            let (order, _) = cur.expect_word("an order number")?;
+            let amount = amount(cur.expect_word("an amount")?)?;
             Command::AmendOrder {
                 order: order.into(),
                 amount,
             }
         }
         "refund" => {
-            let (order, _) = word("an order number")?;
-            let (refund, _) = word("a refund number")?;
-            let amount = amount(word("an amount")?)?;
+            let (order, _) = cur.expect_word("an order number")?;
+            let (refund, _) = cur.expect_word("a refund number")?;
+            let amount = amount(cur.expect_word("an amount")?)?;
             Command::RefundOrder {
                 order: order.into(),
                 refund: refund.into(),
@@ -68,21 +67,18 @@ pub(super) fn command(cur: &mut Cursor) -> Result<Command, LineError> {
     })
 }
 
-fn card(word: &mut WordFn<'_>) -> Result<Card, LineError> {
-    let (w, c) = word("card")?;
+fn card(cur: &mut Cursor) -> Result<Card, LineError> {
+    let (w, c) = cur.expect_word("card")?;
     if w != "card" {
         return err(c, format!("expected 'card X', not '{w}'"));
     }
-    let (label, lc) = word("a card label (A)")?;
+    let (label, lc) = cur.expect_word("a card label (A)")?;
     let mut chars = label.chars();
     match (chars.next(), chars.next()) {
         (Some(ch), None) => Ok(Card(ch)),
         _ => err(lc, format!("a card is one letter, not '{label}'")),
     }
 }
-
-/// Reads the next word, or fails naming what was expected.
-type WordFn<'a> = dyn FnMut(&str) -> Result<(String, u32), LineError> + 'a;
 
 /// A client command as a script line (after `NAME: `).
 pub(crate) fn render_command(command: &Command) -> String {

@@ -298,11 +298,7 @@ fn control(c: &Control) -> Result<String, ExportError> {
         }
         Control::SetChannelPaused { on } => format!("pause-channel {}", on_off(*on)),
         Control::IssueApiKey(spec) => {
-            let known = default_api_keys()
-                .into_iter()
-                .chain([rotated_key_spec()])
-                .any(|k| k == *spec);
-            if !known {
+            if super::parse_settings::known_key(spec.id) != Some(*spec) {
                 return Err(ExportError::UnknownKey(format!("{spec:?}")));
             }
             format!("issue-key {}", spec.id)

@@ -24,8 +24,10 @@ pub(crate) fn render_send(request: &ApiRequest) -> String {
 /// Parses one choice label; the error names the column and what is wrong.
 pub(crate) fn parse_label(label: &str) -> Result<Choice, LabelError> {
     let mut cur = Cursor::new(label);
-    let choice =
-        label_choice(&mut cur).map_err(|(column, message)| LabelError { column, message })?;
+    let choice = cur
+        .expect_word("a choice label (deliver m1, tick, …)")
+        .and_then(|(verb, vcol)| choice(&verb, vcol, &mut cur, false))
+        .map_err(|(column, message)| LabelError { column, message })?;
     if !cur.at_end() {
         let (rest, column) = cur.rest();
         return Err(LabelError {
@@ -36,16 +38,20 @@ pub(crate) fn parse_label(label: &str) -> Result<Choice, LabelError> {
     Ok(choice)
 }
 
-/// `m3` (a merchant-network message) or, where `upstream` allows it, `u2`.
-fn msg(cur: &mut Cursor, upstream: bool) -> Result<(MsgId, bool), LineError> {
-    let what = if upstream {
-        "a message id (m3, or u2 on the upstream link)"
-    } else {
-        "a message id (m3)"
+/// `m3` (a merchant-network message) or, where `upstream` allows it, `u2`. A script's
+/// step names both links in its messages, and reads the number as Rust does (`m+3`).
+fn msg(cur: &mut Cursor, upstream: bool, script: bool) -> Result<(MsgId, bool), LineError> {
+    let what = match (script, upstream) {
+        (true, _) | (false, true) => "a message id (m3, or u2 on the upstream link)",
+        (false, false) => "a message id (m3)",
     };
-    let (w, c) = cur.expect_word(what)?;
+    let (w, c) = cur.expect_word(if script {
+        "a message id (m3, u2)"
+    } else {
+        what
+    })?;
     let (link, digits) = w.split_at(w.chars().next().map_or(0, char::len_utf8));
-    let number = (!digits.is_empty() && digits.chars().all(|d| d.is_ascii_digit()))
+    let number = (script || digits.chars().all(|d| d.is_ascii_digit()))
         .then(|| digits.parse::<u32>().ok())
         .flatten();
     match (link, number) {
@@ -63,7 +69,7 @@ fn node(cur: &mut Cursor) -> Result<u8, LineError> {
         .ok_or((c, format!("'{w}' is not a node (merchant-0)")))
 }
 
-pub(super) fn optional_branch(cur: &mut Cursor) -> Result<Option<payhub_model::Branch>, LineError> {
+fn optional_branch(cur: &mut Cursor) -> Result<Option<payhub_model::Branch>, LineError> {
     if cur.at_end() {
         Ok(None)
     } else {
@@ -76,31 +82,37 @@ fn number<T: std::str::FromStr>(cur: &mut Cursor, what: &str) -> Result<T, LineE
     w.parse().map_err(|_| (c, format!("'{w}' is not {what}")))
 }
 
-fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
-    let (verb, vcol) = cur.expect_word("a choice label (deliver m1, tick, …)")?;
-    Ok(match verb.as_str() {
-        "deliver" => match msg(cur, true)? {
+/// The choice a label's `verb` names, its arguments read from `cur`. `script`: a script's
+/// step statement, whose errors keep the words scripts have always used.
+pub(super) fn choice(
+    verb: &str,
+    vcol: u32,
+    cur: &mut Cursor,
+    script: bool,
+) -> Result<Choice, LineError> {
+    Ok(match verb {
+        "deliver" => match msg(cur, true, script)? {
             (msg, true) => Choice::DeliverUpstream { msg },
             (msg, false) => Choice::Deliver {
                 msg,
                 branch: optional_branch(cur)?,
             },
         },
-        "drop" => match msg(cur, true)? {
+        "drop" => match msg(cur, true, script)? {
             (msg, true) => Choice::DropUpstream { msg },
             (msg, false) => Choice::Drop { msg },
         },
         "duplicate" => Choice::Duplicate {
-            msg: msg(cur, false)?.0,
+            msg: msg(cur, false, script)?.0,
         },
         "500-before" => Choice::Fail500Before {
-            msg: msg(cur, false)?.0,
+            msg: msg(cur, false, script)?.0,
         },
         "500-after" => Choice::Fail500After {
-            msg: msg(cur, false)?.0,
+            msg: msg(cur, false, script)?.0,
             branch: optional_branch(cur)?,
         },
-        "acquire" => acquire(cur)?,
+        "acquire" => acquire(cur, script)?,
         "authenticate" => {
             let (w, c) = cur.expect_word("an attempt id (att_001)")?;
             let attempt = parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
@@ -117,7 +129,15 @@ fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
             merchant: node(cur)?,
         },
         "rate-limit" | "pause-channel" | "issue-api-key" | "revoke-api-key" => {
-            Choice::Control(super::parse_step::control(&verb, cur)?)
+            Choice::Control(super::parse_step::control(verb, cur)?)
+        }
+        "fee-rate" if script => {
+            let (n, c) = cur.expect_word("basis points")?;
+            Choice::Control(Control::SetFeeRate {
+                bps: n
+                    .parse()
+                    .map_err(|_| (c, format!("'{n}' is not a number")))?,
+            })
         }
         "fee-rate" => Choice::Control(Control::SetFeeRate {
             bps: number(cur, "a number of basis points")?,
@@ -132,9 +152,18 @@ fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
         }
         "tick" => Choice::Tick,
         "advance" => {
-            let (d, dc) = cur.expect_word("a duration (15s)")?;
+            let (d, dc) = cur.expect_word(if script {
+                "a duration"
+            } else {
+                "a duration (15s)"
+            })?;
+            let what = if script {
+                "of at most 36500d"
+            } else {
+                "(15s, 2min)"
+            };
             Choice::Advance(
-                parse_duration(&d).ok_or((dc, format!("'{d}' is not a duration (15s, 2min)")))?,
+                parse_duration(&d).ok_or((dc, format!("'{d}' is not a duration {what}")))?,
             )
         }
         _ => {
@@ -149,7 +178,7 @@ fn label_choice(cur: &mut Cursor) -> Result<Choice, LineError> {
 }
 
 /// `acquire u2 approve`.
-fn acquire(cur: &mut Cursor) -> Result<Choice, LineError> {
+fn acquire(cur: &mut Cursor, script: bool) -> Result<Choice, LineError> {
     let (w, c) = cur.expect_word("an upstream message id (u2)")?;
     let msg = w
         .strip_prefix('u')
@@ -157,12 +186,12 @@ fn acquire(cur: &mut Cursor) -> Result<Choice, LineError> {
         .map(MsgId)
         .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
     let (d, dc) = cur.expect_word("a decision")?;
-    let decision = parse_decision(&d).ok_or((
-        dc,
-        format!(
-            "unknown decision '{d}' (approve, decline, require_action, fail, approve_silently)"
-        ),
-    ))?;
+    let names = if script {
+        ""
+    } else {
+        " (approve, decline, require_action, fail, approve_silently)"
+    };
+    let decision = parse_decision(&d).ok_or((dc, format!("unknown decision '{d}'{names}")))?;
     Ok(Choice::Acquire { msg, decision })
 }
 

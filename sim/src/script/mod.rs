@@ -23,12 +23,6 @@
 //! or Mermaid. [`script_from_tape`] writes any tape as a script that `run` reproduces
 //! choice for choice: the round trip from a counterexample back to a file a reviewer
 //! can read, edit and run again.
-//!
-//! Files: [`ast`] what a script is, `cursor` and `request` the lexing of a line and of a
-//! request line, `parse` the parser (`parse_settings` settings, `parse_step` steps,
-//! `parse_expect` expectations), `run` the runner (`run/net` the merchant network,
-//! `run/upstream` the upstream link), `expect` expectations, `report` the renderings,
-//! `export` the round trip, `label` the world's choice labels read back.
 
 pub mod ast;
 mod command;
@@ -93,7 +87,7 @@ pub const ERRORS_SHOWN: usize = 20;
 
 /// Every error of a malformed script, in file order: the first [`ERRORS_SHOWN`] and
 /// how many there are. Never empty. Nothing ran.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ScriptErrors {
     pub file: String,
     pub errors: Vec<ScriptError>,

@@ -2,17 +2,16 @@
 //!
 //! One pass, one line at a time. A statement with an error is reported and skipped, and
 //! parsing goes on at the next line (statements are lines; there are no blocks), so one
-//! run names every error of a file, as a compiler does. Settings (`use`, `server`, `webhooks`) come before the
-//! first step; every name a statement uses (a server, a property, an assumption, a
-//! field of an expectation) is checked here, so that a script that parses runs. This
-//! file dispatches; `parse_settings` reads the settings, `parse_step` steps and
-//! `parse_expect` expectations.
+//! run names every error of a file, as a compiler does. Settings (`use`, `server`,
+//! `webhooks`) come before the first step; every name a statement uses (a server, a
+//! property, an assumption, a field of an expectation) is checked here, so that a script
+//! that parses runs.
 
 use super::ast::*;
 use super::cursor::{Cursor, LineError};
 use super::{ERRORS_SHOWN, ScriptError, ScriptErrors};
-use crate::config::{Budget, ClientSpec, WorkItem, WorldConfig};
-use payhub_model::{Assumption, Environment, MerchantId, PlatformParams};
+use crate::config::{Budget, ClientSpec};
+use payhub_model::{Environment, MerchantId};
 use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -32,30 +31,11 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut p = Parser {
         properties: properties.iter().map(|s| s.to_string()).collect(),
-        params: PlatformParams::default(),
-        manual: false,
-        judge_wire: false,
-        immediate_inbox: false,
-        readings: Default::default(),
-        jitter: false,
-        servers: Vec::new(),
-        declared: false,
-        started: false,
-        webhooks: Vec::new(),
-        webhooks_set: false,
-        workload: Vec::new(),
-        assumptions: Vec::new(),
-        expected_violation: None,
-        statements: Vec::new(),
-        requested: BTreeSet::new(),
-        unsure: BTreeSet::new(),
-        cascade: Cell::new(false),
-        expanded: Rc::default(),
+        ..Parser::default()
     };
     let mut errors = ScriptErrors {
         file: file.to_owned(),
-        errors: Vec::new(),
-        total: 0,
+        ..ScriptErrors::default()
     };
     let source: Vec<String> = text.lines().map(str::to_owned).collect();
     for (i, line) in source.iter().enumerate() {
@@ -82,24 +62,15 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
         return Err(errors);
     }
     p.finish_settings();
-    let title = source
+    p.script.title = source
         .first()
         .and_then(|l| l.trim().strip_prefix('#'))
         .map(|t| t.trim().to_owned())
         .filter(|t| !t.is_empty());
-    let config = p.config(file);
-    Ok(Script {
-        file: file.to_owned(),
-        source,
-        title,
-        config,
-        servers: p.servers,
-        assumptions: p.assumptions,
-        manual: p.manual,
-        judge_wire: p.judge_wire,
-        expected_violation: p.expected_violation,
-        statements: p.statements,
-    })
+    p.complete_config(file);
+    p.script.file = file.to_owned();
+    p.script.source = source;
+    Ok(p.script)
 }
 
 /// The file as text: UTF-8 without NUL bytes, or an error at the first bad byte.
@@ -126,16 +97,13 @@ fn decode<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str, ScriptError> {
     Ok(text)
 }
 
+#[derive(Default)]
 pub(super) struct Parser {
     pub(super) properties: Vec<String>,
-    pub(super) params: PlatformParams,
-    pub(super) manual: bool,
-    pub(super) immediate_inbox: bool,
+    /// The script read so far (its world's `config` completed when the file is read).
+    pub(super) script: Script,
     /// The client servers' readings of the contract's contradictions (`use client …`).
     pub(super) readings: crate::config::Readings,
-    pub(super) jitter: bool,
-    pub(super) judge_wire: bool,
-    pub(super) servers: Vec<Server>,
     /// Whether a `server` line was seen (else A and B exist).
     pub(super) declared: bool,
     /// Whether the first step was seen (settings are closed).
@@ -143,10 +111,6 @@ pub(super) struct Parser {
     pub(super) webhooks: Vec<(MerchantId, Environment, u8)>,
     /// Whether `webhooks` lines replace the default routing.
     pub(super) webhooks_set: bool,
-    pub(super) workload: Vec<WorkItem>,
-    pub(super) assumptions: Vec<Assumption>,
-    pub(super) expected_violation: Option<(String, Pos)>,
-    pub(super) statements: Vec<Statement>,
     /// Servers that have sent a request line so far (`usize::MAX`: any server).
     pub(super) requested: BTreeSet<usize>,
     /// Servers whose `server` line had an error: a later use of the name is not
@@ -184,7 +148,7 @@ impl Parser {
                     .settings_open(col)
                     .and_then(|()| self.server_line(&mut cur));
                 if let (Err(_), Some(name)) = (&read, name) {
-                    if self.servers.iter().all(|s| s.name != name) {
+                    if self.script.servers.iter().all(|s| s.name != name) {
                         // The file declares its servers (A and B are not there).
                         self.declared = true;
                         self.unsure.insert(name);
@@ -212,7 +176,7 @@ impl Parser {
                     ),
                 );
             }
-            if let Some((_, first)) = &self.expected_violation {
+            if let Some((_, first)) = &self.script.expected_violation {
                 return err(
                     col,
                     format!(
@@ -222,7 +186,7 @@ impl Parser {
                 );
             }
             cur.end()?;
-            self.expected_violation = Some((
+            self.script.expected_violation = Some((
                 name,
                 Pos {
                     line: n,
@@ -238,7 +202,7 @@ impl Parser {
             self.requested.insert(*server);
             self.requested.insert(usize::MAX);
         }
-        self.statements.push(Statement { pos, action });
+        self.script.statements.push(Statement { pos, action });
         Ok(())
     }
 
@@ -260,7 +224,7 @@ impl Parser {
         self.started = true;
         if !self.declared {
             for (i, name) in ["A", "B"].iter().enumerate() {
-                self.servers.push(Server {
+                self.script.servers.push(Server {
                     name: (*name).to_owned(),
                     node: i as u8,
                     api_key: payhub_model::api_keys::M1_TEST,
@@ -277,7 +241,12 @@ impl Parser {
         if self.unsure.contains(name) {
             self.cascade.set(true);
         }
-        let names: Vec<&str> = self.servers.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<&str> = self
+            .script
+            .servers
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
         // `upstrem:` reads as a server named `upstrem`: name the statement it nearly is.
         let hint = super::suggest::hint(
             name,
@@ -296,7 +265,7 @@ impl Parser {
     }
 
     pub(super) fn server(&self, name: &str, col: u32) -> Result<usize, LineError> {
-        if let Some(i) = self.servers.iter().position(|s| s.name == name) {
+        if let Some(i) = self.script.servers.iter().position(|s| s.name == name) {
             return Ok(i);
         }
         // `merchant-N`, as the world and its traces name nodes.
@@ -304,7 +273,7 @@ impl Parser {
             .strip_prefix("merchant-")
             .and_then(|n| n.parse::<u8>().ok())
         {
-            if let Some(i) = self.servers.iter().position(|s| s.node == n) {
+            if let Some(i) = self.script.servers.iter().position(|s| s.node == n) {
                 return Ok(i);
             }
         }
@@ -313,7 +282,7 @@ impl Parser {
 
     pub(super) fn client_server(&self, name: &str, col: u32) -> Result<usize, LineError> {
         let i = self.server(name, col)?;
-        if self.servers[i].policy.is_none() {
+        if self.script.servers[i].policy.is_none() {
             return err(
                 col,
                 format!(
@@ -324,8 +293,10 @@ impl Parser {
         Ok(i)
     }
 
-    fn config(&self, file: &str) -> WorldConfig {
+    /// Completes the world's settings: its name, budget, clients and webhook routing.
+    fn complete_config(&mut self, file: &str) {
         let clients = self
+            .script
             .servers
             .iter()
             .filter_map(|s| {
@@ -341,7 +312,7 @@ impl Parser {
         let webhooks = if !self.webhooks_set {
             // The first server (by node) of each merchant and environment gets its webhooks.
             let mut routes: Vec<(MerchantId, Environment, u8)> = Vec::new();
-            let mut servers: Vec<&Server> = self.servers.iter().collect();
+            let mut servers: Vec<&Server> = self.script.servers.iter().collect();
             servers.sort_by_key(|s| s.node);
             for s in servers {
                 if let (Some(m), Some(e)) = (s.merchant, s.environment) {
@@ -358,16 +329,10 @@ impl Parser {
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or(file);
-        WorldConfig {
-            name: format!("script:{stem}"),
-            params: self.params.clone(),
-            budget: Budget::UNLIMITED,
-            immediate_inbox: self.immediate_inbox,
-            clients,
-            workload: self.workload.clone(),
-            jitter: self.jitter,
-            webhooks,
-            ..WorldConfig::default()
-        }
+        let config = &mut self.script.config;
+        config.name = format!("script:{stem}");
+        config.budget = Budget::UNLIMITED;
+        config.clients = clients;
+        config.webhooks = webhooks;
     }
 }

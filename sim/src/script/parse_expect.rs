@@ -154,7 +154,7 @@ impl Parser {
             }
             _ => {
                 if let Some(name) = w.strip_suffix(':')
-                    && self.servers.iter().all(|s| s.name != name)
+                    && self.script.servers.iter().all(|s| s.name != name)
                     && let Some(near) =
                         super::suggest::closest(&w, ["ledger:", "platform:", "webhook:"])
                 {
@@ -181,7 +181,7 @@ impl Parser {
                         fields,
                     });
                 }
-                if is_name(&w) && self.servers.iter().all(|s| s.name != w) {
+                if is_name(&w) && self.script.servers.iter().all(|s| s.name != w) {
                     return err(
                         wcol,
                         format!("expect {w}: … names {}", self.unknown_server(&w)),
@@ -206,7 +206,7 @@ impl Parser {
         let key = server.unwrap_or(usize::MAX);
         if !self.requested.contains(&key) {
             let who = server
-                .map(|s| format!(" of server {}", self.servers[s].name))
+                .map(|s| format!(" of server {}", self.script.servers[s].name))
                 .unwrap_or_default();
             return err(
                 col,

@@ -55,7 +55,7 @@ impl Parser {
         }
         for (name, value, col) in pairs {
             if !self.use_mode(&name, &value, col)?
-                && !set_param(&mut self.params, &name, &value, col)?
+                && !set_param(&mut self.script.config.params, &name, &value, col)?
             {
                 return err(
                     col,
@@ -117,15 +117,19 @@ impl Parser {
                 }
             }
             "delivery" => {
-                self.manual = either(name, value, [("auto", false), ("manual", true)], col)?
+                self.script.manual = either(name, value, [("auto", false), ("manual", true)], col)?
             }
             "inbox" => {
-                self.immediate_inbox =
+                self.script.config.immediate_inbox =
                     either(name, value, [("travel", false), ("immediate", true)], col)?
             }
-            "jitter" => self.jitter = either(name, value, [("on", true), ("off", false)], col)?,
+            "jitter" => {
+                self.script.config.jitter =
+                    either(name, value, [("on", true), ("off", false)], col)?
+            }
             "wire" => {
-                self.judge_wire = either(name, value, [("judged", true), ("unjudged", false)], col)?
+                self.script.judge_wire =
+                    either(name, value, [("judged", true), ("unjudged", false)], col)?
             }
             _ => return Ok(false),
         }
@@ -135,15 +139,15 @@ impl Parser {
     pub(super) fn server_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
         let (name, ncol) = cur.expect_word("a server name")?;
         check_name(&name, ncol)?;
-        if self.servers.iter().any(|s| s.name == name) {
+        if self.script.servers.iter().any(|s| s.name == name) {
             return err(ncol, format!("server '{name}' is declared twice"));
         }
         let settings = server_settings(cur)?;
         let api_key = server_key(&settings, ncol)?;
-        let owner = key_spec(api_key);
+        let owner = known_key(api_key);
         let node = self.free_node(settings.node, ncol)?;
         self.declared = true;
-        self.servers.push(Server {
+        self.script.servers.push(Server {
             name,
             node,
             api_key,
@@ -159,12 +163,13 @@ impl Parser {
     fn free_node(&self, node: Option<u8>, ncol: u32) -> Result<u8, LineError> {
         match node {
             Some(n) => {
-                if self.servers.iter().any(|s| s.node == n) {
+                if self.script.servers.iter().any(|s| s.node == n) {
                     return err(
                         ncol,
                         format!(
                             "node {n} is already server {}",
-                            self.servers
+                            self.script
+                                .servers
                                 .iter()
                                 .find(|s| s.node == n)
                                 .map(|s| s.name.as_str())
@@ -175,7 +180,7 @@ impl Parser {
                 Ok(n)
             }
             None => (0..=u8::MAX)
-                .find(|n| !self.servers.iter().any(|s| s.node == *n))
+                .find(|n| !self.script.servers.iter().any(|s| s.node == *n))
                 .ok_or((ncol, "too many servers".to_owned())),
         }
     }
@@ -202,6 +207,7 @@ impl Parser {
                 }
                 "to" => {
                     let s = self
+                        .script
                         .servers
                         .iter()
                         .find(|s| s.name == v)
@@ -233,8 +239,8 @@ impl Parser {
             format!("unknown assumption '{id}' (see model/ASSUMPTIONS.md)"),
         ))?;
         cur.end()?;
-        if !self.assumptions.contains(a) {
-            self.assumptions.push(*a);
+        if !self.script.assumptions.contains(a) {
+            self.script.assumptions.push(*a);
         }
         Ok(())
     }
@@ -321,12 +327,11 @@ fn server_settings(cur: &mut Cursor) -> Result<ServerSettings, LineError> {
 }
 
 /// An issued or spare API key, by id.
-fn key_spec(id: ApiKeyId) -> Option<ApiKeySpec> {
+pub(super) fn known_key(id: ApiKeyId) -> Option<ApiKeySpec> {
     default_api_keys()
-        .iter()
-        .chain([rotated_key_spec()].iter())
+        .into_iter()
+        .chain([rotated_key_spec()])
         .find(|k| k.id == id)
-        .copied()
 }
 
 /// A server's key: the one it names, which must belong to the merchant and environment
@@ -334,7 +339,7 @@ fn key_spec(id: ApiKeyId) -> Option<ApiKeySpec> {
 fn server_key(settings: &ServerSettings, ncol: u32) -> Result<ApiKeyId, LineError> {
     match (settings.key, settings.merchant, settings.environment) {
         (Some(k), m, e) => {
-            if let Some(s) = key_spec(k) {
+            if let Some(s) = known_key(k) {
                 if m.is_some_and(|m| m != s.merchant) || e.is_some_and(|e| e != s.environment) {
                     return err(
                         ncol,

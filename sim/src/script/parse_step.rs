@@ -4,14 +4,11 @@
 use super::ast::*;
 use super::command::command;
 use super::cursor::{Cursor, LineError};
-use super::label::{optional_branch, then_crash};
+use super::label::{choice, then_crash};
 use super::parse::{Parser, err};
-use super::parse_settings::{is_name, parse_duration, parse_merchant};
+use super::parse_settings::{is_name, known_key, parse_duration, parse_merchant};
 use super::request::{self, parse_api_key};
-use crate::choice::Choice;
 use crate::config::WorkItem;
-use crate::network::MsgId;
-use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::event::BusinessOrder;
 use payhub_model::{
     AcquirerDecision, ApiKeySpec, AttemptId, Branch, Control, Endpoint, MerchantId,
@@ -54,7 +51,7 @@ impl Parser {
             "expect" => Action::Expect(self.expect(cur)?),
             "deliver" | "drop" | "duplicate" | "500-before" | "500-after" | "acquire"
             | "advance" | "authenticate" | "rate-limit" | "pause-channel" | "issue-api-key"
-            | "revoke-api-key" | "fee-rate" => Action::Step(self.step(first, cur)?),
+            | "revoke-api-key" | "fee-rate" => Action::Step(choice(first, col, cur, true)?),
             _ => {
                 if let Some(name) = first.strip_suffix(':') {
                     if is_name(name) {
@@ -151,18 +148,15 @@ impl Parser {
 
     fn net(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
         let (op, ocol) = cur.expect_word("drop, duplicate, hold or release")?;
-        let op = match op.as_str() {
-            "drop" => NetOp::Drop,
-            "duplicate" => NetOp::Duplicate,
-            "hold" => NetOp::Hold,
-            "release" => NetOp::Release,
-            _ => {
-                return err(
-                    ocol,
-                    format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
-                );
-            }
-        };
+        // A word holds no space: `500 before` is `platform:`'s, never found here.
+        let op = NetOp::ALL
+            .iter()
+            .copied()
+            .find(|o| o.as_str() == op)
+            .ok_or((
+                ocol,
+                format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
+            ))?;
         if op == NetOp::Release && cur.at_end() {
             return Ok(Action::Net {
                 op,
@@ -171,20 +165,17 @@ impl Parser {
             });
         }
         let (kind, kcol) = cur.expect_word("request, response or webhook")?;
-        let kind = match kind.as_str() {
-            "request" => MsgKind::Request,
-            "response" => MsgKind::Response,
-            "webhook" => MsgKind::Webhook,
-            _ => {
-                return err(
-                    kcol,
-                    format!(
-                        "net: {} request|response|webhook, not '{kind}'",
-                        op_name(op)
-                    ),
-                );
-            }
-        };
+        let kind = MsgKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == kind)
+            .ok_or((
+                kcol,
+                format!(
+                    "net: {} request|response|webhook, not '{kind}'",
+                    op.as_str()
+                ),
+            ))?;
         let server = self.of_server(cur)?;
         if kind != MsgKind::Webhook && server.is_none() && !self.requested.contains(&usize::MAX) {
             // Without a server, a request or response is the last request line's.
@@ -192,8 +183,8 @@ impl Parser {
                 kcol,
                 format!(
                     "net: {} {} needs a request line before it (or 'to SERVER')",
-                    op_name(op),
-                    kind_name(kind)
+                    op.as_str(),
+                    kind.as_str()
                 ),
             );
         }
@@ -293,73 +284,6 @@ impl Parser {
         })
     }
 
-    /// A world choice by its label (the labels of `payhub-verify replay` tapes).
-    fn step(&mut self, verb: &str, cur: &mut Cursor) -> Result<Choice, LineError> {
-        Ok(match verb {
-            "deliver" => {
-                let (id, link) = step_msg(cur, 'u')?;
-                if link == 'u' {
-                    Choice::DeliverUpstream { msg: id }
-                } else {
-                    Choice::Deliver {
-                        msg: id,
-                        branch: optional_branch(cur)?,
-                    }
-                }
-            }
-            "drop" => {
-                let (id, link) = step_msg(cur, 'u')?;
-                if link == 'u' {
-                    Choice::DropUpstream { msg: id }
-                } else {
-                    Choice::Drop { msg: id }
-                }
-            }
-            "duplicate" => Choice::Duplicate {
-                msg: step_msg(cur, 'm')?.0,
-            },
-            "500-before" => Choice::Fail500Before {
-                msg: step_msg(cur, 'm')?.0,
-            },
-            "500-after" => {
-                let id = step_msg(cur, 'm')?.0;
-                Choice::Fail500After {
-                    msg: id,
-                    branch: optional_branch(cur)?,
-                }
-            }
-            "acquire" => step_acquire(cur)?,
-            "advance" => {
-                let (d, dcol) = cur.expect_word("a duration")?;
-                Choice::Advance(
-                    parse_duration(&d)
-                        .ok_or((dcol, format!("'{d}' is not a duration of at most 36500d")))?,
-                )
-            }
-            "authenticate" => {
-                let (w, c) = cur.expect_word("an attempt id (att_001)")?;
-                let attempt =
-                    parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
-                Choice::Authenticate {
-                    attempt,
-                    ok: ok_fail(cur)?,
-                }
-            }
-            "rate-limit" | "pause-channel" | "issue-api-key" | "revoke-api-key" => {
-                Choice::Control(control(verb, cur)?)
-            }
-            "fee-rate" => {
-                let (n, c) = cur.expect_word("basis points")?;
-                Choice::Control(Control::SetFeeRate {
-                    bps: n
-                        .parse()
-                        .map_err(|_| (c, format!("'{n}' is not a number")))?,
-                })
-            }
-            _ => unreachable!("dispatched on known labels"),
-        })
-    }
-
     /// `for order ORDER [db=N]` before a request line: the business order the request is
     /// for, in the server's database unless `db=` names another.
     fn business_clause(&self, server: usize, cur: &mut Cursor) -> Result<BusinessOrder, LineError> {
@@ -384,7 +308,7 @@ impl Parser {
         {
             return err(ocol, "'for order' needs an order number before the method");
         }
-        let mut db = self.servers[server].db;
+        let mut db = self.script.servers[server].db;
         if cur.peek_word().is_some_and(|w| w.starts_with("db=")) {
             let (_, v, vcol) = cur.pair()?.expect("a db= pair");
             db = v.parse().map_err(|_| {
@@ -406,7 +330,7 @@ impl Parser {
         if first == "for" {
             let business = self.business_clause(server, cur)?;
             let rcol = cur.col();
-            let request = request::parse(cur, self.servers[server].api_key)?;
+            let request = request::parse(cur, self.script.servers[server].api_key)?;
             if !matches!(
                 request.endpoint,
                 Endpoint::CreatePayment { .. }
@@ -425,14 +349,14 @@ impl Parser {
             });
         }
         if first.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
-            let request = request::parse(cur, self.servers[server].api_key)?;
+            let request = request::parse(cur, self.script.servers[server].api_key)?;
             return Ok(Action::Request {
                 server,
                 request,
                 business: None,
             });
         }
-        let s = &self.servers[server];
+        let s = &self.script.servers[server];
         if s.policy.is_none() {
             if first.is_empty() {
                 return err(col, "expected a request (POST /v1/payments …)");
@@ -449,9 +373,9 @@ impl Parser {
         }
         let command = command(cur)?;
         let crash_after = then_crash(cur)?;
-        let item = u16::try_from(self.workload.len())
+        let item = u16::try_from(self.script.config.workload.len())
             .map_err(|_| (col, "too many commands".to_owned()))?;
-        self.workload.push(WorkItem {
+        self.script.config.workload.push(WorkItem {
             node: s.node,
             command,
             times: 1,
@@ -462,36 +386,6 @@ impl Parser {
             crash_after,
         })
     }
-}
-
-/// `m3` or, where `prefix` is `u`, an upstream `u2`: the id and its link.
-fn step_msg(cur: &mut Cursor, prefix: char) -> Result<(MsgId, char), LineError> {
-    let (w, c) = cur.expect_word("a message id (m3, u2)")?;
-    let mut chars = w.chars();
-    let first = chars.next().unwrap_or(' ');
-    let n: Option<u32> = chars.as_str().parse().ok();
-    match n {
-        Some(n) if first == 'm' || (first == 'u' && prefix == 'u') => Ok((MsgId(n), first)),
-        _ => err(
-            c,
-            format!("'{w}' is not a message id (m3, or u2 on the upstream link)"),
-        ),
-    }
-}
-
-/// `acquire u2 approve` as a step.
-fn step_acquire(cur: &mut Cursor) -> Result<Choice, LineError> {
-    let (w, c) = cur.expect_word("an upstream message id (u2)")?;
-    let id = w
-        .strip_prefix('u')
-        .and_then(|n| n.parse().ok())
-        .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
-    let (d, dc) = cur.expect_word("a decision")?;
-    let decision = parse_decision(&d).ok_or((dc, format!("unknown decision '{d}'")))?;
-    Ok(Choice::Acquire {
-        msg: MsgId(id),
-        decision,
-    })
 }
 
 /// `payer: authenticate [att_001] ok|fail`.
@@ -534,25 +428,6 @@ fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
         ))?;
     }
     Ok(Action::UntilQuiet { decision })
-}
-
-fn op_name(op: NetOp) -> &'static str {
-    match op {
-        NetOp::Drop => "drop",
-        NetOp::Duplicate => "duplicate",
-        NetOp::Hold => "hold",
-        NetOp::Release => "release",
-        NetOp::Fail500Before => "500 before",
-        NetOp::Fail500After => "500 after",
-    }
-}
-
-fn kind_name(kind: MsgKind) -> &'static str {
-    match kind {
-        MsgKind::Request => "request",
-        MsgKind::Response => "response",
-        MsgKind::Webhook => "webhook",
-    }
 }
 
 pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
@@ -613,14 +488,10 @@ pub(super) fn ok_fail(cur: &mut Cursor) -> Result<bool, LineError> {
 pub(super) fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
     let (k, c) = cur.expect_word("an API key")?;
     let id = parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?;
-    default_api_keys()
-        .into_iter()
-        .chain([rotated_key_spec()])
-        .find(|s| s.id == id)
-        .ok_or((
-            c,
-            format!("{k} is not a key the world can issue (ak_1 … ak_5)"),
-        ))
+    known_key(id).ok_or((
+        c,
+        format!("{k} is not a key the world can issue (ak_1 … ak_5)"),
+    ))
 }
 
 pub(super) fn parse_attempt(s: &str) -> Option<AttemptId> {
@@ -629,14 +500,11 @@ pub(super) fn parse_attempt(s: &str) -> Option<AttemptId> {
 }
 
 pub(crate) fn parse_decision(s: &str) -> Option<AcquirerDecision> {
-    Some(match s.replace('-', "_").as_str() {
-        "approve" => AcquirerDecision::Approve,
-        "decline" => AcquirerDecision::Decline,
-        "require_action" => AcquirerDecision::RequireAction,
-        "fail" => AcquirerDecision::Fail,
-        "approve_silently" => AcquirerDecision::ApproveSilently,
-        _ => return None,
-    })
+    let s = s.replace('-', "_");
+    AcquirerDecision::ALL
+        .iter()
+        .copied()
+        .find(|d| d.as_str() == s)
 }
 
 /// The words a statement starts with (and the step labels), for a did-you-mean.

@@ -9,14 +9,13 @@ use crate::driver::Violation;
 use crate::event_fold::EventFold;
 use crate::trace::Trace;
 use crate::world::World;
-use payhub_model::{ApiRequest, ApiResponse, AttemptId, Card, ErrorCode, PaymentId, RequestId};
+use payhub_model::{ApiRequest, ApiResponse, AttemptId, Card, PaymentId, RequestId};
 use serde::Serialize;
 use std::fmt::Write as _;
 
 /// A request line and what came of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Exchange {
-    /// The script line that sent it.
     pub line: u32,
     pub server: String,
     pub node: u8,
@@ -29,11 +28,6 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// `(status, error code)` of the response, if one arrived.
-    pub fn answer(&self) -> Option<(u16, Option<ErrorCode>)> {
-        self.response.as_ref().map(|r| (r.status, r.error_code()))
-    }
-
     /// `201`, `409 idempotency_conflict`, `lost` or `pending`.
     pub fn outcome(&self) -> String {
         match (&self.response, self.lost) {
@@ -60,7 +54,6 @@ pub(crate) struct CallRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ExpectResult {
     pub pos: Pos,
-    /// The script line, as written.
     pub text: String,
     /// `None` when it holds.
     pub failure: Option<String>,
@@ -78,7 +71,6 @@ pub struct Report<F: EventFold> {
     pub config: WorldConfig,
     pub manual: bool,
     pub source: Vec<String>,
-    /// Where each statement is.
     pub statements: Vec<Pos>,
     pub trace: Trace,
     /// The choices applied, in order: a tape [`crate::driver::replay`] reproduces.
@@ -96,7 +88,6 @@ pub struct Report<F: EventFold> {
     pub expected_violation: Option<String>,
     /// A statement that could not apply (the world did not do what the script assumed).
     pub error: Option<ScriptError>,
-    /// The world after the last step.
     pub world: World<F>,
 }
 

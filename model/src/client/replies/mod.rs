@@ -6,10 +6,6 @@
 //! (2xx, 202, 409 `idempotency_conflict`, 409 `payment_in_progress`, 409 order/refund
 //! number conflict, other 4xx). Every object applied goes through [`MerchantServer::apply_payment`]
 //! or [`MerchantServer::apply_refund`], which compare versions (WEBHOOK-02).
-//!
-//! Files, one concept each: `retry` retries and giving up, `unknown` the anti-patterns
-//! acting on an unknown result, `answers` answers to keyed POSTs, `queries` answers to
-//! queries, `apply` webhooks and version-checked application of objects.
 
 use super::decision::{Decision, Subject};
 use super::io::Reply;

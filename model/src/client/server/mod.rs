@@ -22,9 +22,6 @@
 //! first: a crash ends its exchanges. An answer for a handle the server no longer waits
 //! for is ignored with a `LateReply` decision. Inputs that can schedule a retry or make
 //! a key carry a [`Draw`]: the jitter (below 250 ms) and the entropy of random keys.
-//!
-//! Files, one concept each: `keying` the keys, `sending` requests and their timeouts,
-//! `queries` the query schedule, `wake` the timers, `restart` a new process.
 
 use super::db::{MerchantDb, OrderRecord};
 use super::decision::{Decision, Refusal, Subject};
@@ -210,9 +207,6 @@ impl MerchantServer {
     }
     pub fn is_up(&self) -> bool {
         self.up
-    }
-    pub fn boot(&self) -> u32 {
-        self.boot
     }
 
     /// When the server next wants [`ClientInput::Wake`] (`None` when down or idle).

@@ -7,9 +7,6 @@
 //! unless the next statement is passive (`net:`, `platform: 500`, a step label) and so
 //! acts on what is in flight right now, or the script says
 //! `use delivery=manual`.
-//!
-//! Files: this one runs statements; `net` the merchant network (settling and faults),
-//! `upstream` the upstream link (calls, decisions, `until quiet`).
 
 mod expect;
 mod net;

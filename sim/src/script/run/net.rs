@@ -33,22 +33,17 @@ pub(super) struct Armed {
 }
 
 fn matches(kind: MsgKind, target: Target, payload: &Payload) -> bool {
-    match (kind, payload) {
-        (MsgKind::Request, Payload::Request { from, id, .. }) => match target {
-            Target::Exchange(x) => *id == x,
-            Target::Node(n) => *from == n,
-            Target::Any => true,
-        },
-        (MsgKind::Response, Payload::Response { to, id, .. }) => match target {
-            Target::Exchange(x) => *id == x,
-            Target::Node(n) => *to == n,
-            Target::Any => true,
-        },
-        (MsgKind::Webhook, Payload::Webhook { to, .. }) => match target {
-            Target::Node(n) => *to == n,
-            _ => true,
-        },
-        _ => false,
+    // The node the message is from (a request) or to, and its exchange (a webhook has none).
+    let (node, id) = match (kind, payload) {
+        (MsgKind::Request, Payload::Request { from, id, .. }) => (*from, Some(*id)),
+        (MsgKind::Response, Payload::Response { to, id, .. }) => (*to, Some(*id)),
+        (MsgKind::Webhook, Payload::Webhook { to, .. }) => (*to, None),
+        _ => return false,
+    };
+    match target {
+        Target::Exchange(x) => id.is_none_or(|id| id == x),
+        Target::Node(n) => node == n,
+        Target::Any => true,
     }
 }
 

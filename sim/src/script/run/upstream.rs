@@ -62,15 +62,7 @@ impl<F: EventFold> Runner<'_, F> {
         if let Some(UpstreamMsg::Call(call)) = self.world.link.get(msg) {
             let allowed = Acquirer::decisions_for(call);
             if !allowed.contains(&decision) {
-                let names: Vec<String> = allowed
-                    .iter()
-                    .map(|d| {
-                        serde_json::to_string(d)
-                            .unwrap_or_default()
-                            .trim_matches('"')
-                            .to_owned()
-                    })
-                    .collect();
+                let names: Vec<&str> = allowed.iter().map(|d| d.as_str()).collect();
                 return Err(self.fail(i, format!("'{call}' takes {} only", names.join(", "))));
             }
         }
