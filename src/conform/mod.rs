@@ -1,8 +1,8 @@
 //! `payhub-verify conform`: a platform under test over HTTP, the model as the oracle
-//! (docs/conform.md). Seeds become cases ([`generate`]), each sent through the
-//! fault-injecting [`proxy`] ([`run`]) and judged twice: by the [`oracle`], the set of
-//! model states consistent with every answer so far, and by the registry over the
-//! exchanges the proxy carried ([`record`], [`registry`]). A violation is shrunk against
+//! (docs/conform.md). Seeds become cases ([`generate`]), each sent with its faults
+//! ([`run`]) and judged twice: by the [`oracle`], the set of model states consistent
+//! with every answer so far, and by the registry over the case's exchanges ([`record`],
+//! [`registry`]). A violation is shrunk against
 //! the live target ([`shrink`]) and reported ([`report`], [`html`]; [`matrix`] over the
 //! zoo's mutants).
 
@@ -17,7 +17,6 @@ pub mod oracle;
 mod outcome;
 pub mod page;
 pub mod profile;
-pub mod proxy;
 pub mod readings;
 pub mod record;
 pub mod registry;
@@ -106,7 +105,7 @@ pub struct ConformArgs {
     /// when its sweep ends. Any platform, in any language.
     #[arg(long, value_name = "COMMAND", requires = "kill_matrix")]
     pub start: Option<String>,
-    /// Write each case's exchanges, as the proxy carried them, to `DIR/seed-N.har`
+    /// Write each case's exchanges, as they were sent, to `DIR/seed-N.har`
     /// (HAR 1.2, card numbers redacted), for `check-log DIR/*.har --profile …`.
     #[arg(long, value_name = "DIR", conflicts_with = "kill_matrix")]
     pub har: Option<PathBuf>,
@@ -278,7 +277,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::from(report.exit_code()))
 }
 
-/// The target behind a fresh proxy, checked to answer.
+/// The target, checked to answer and to take its controls.
 pub async fn connect(
     url: &str,
     profile: profile::Loaded,
@@ -293,14 +292,14 @@ pub async fn connect(
     .await
 }
 
-/// [`connect`] with the proxy's decision points `seam` (the edge zoo's).
+/// [`connect`] with the faults' decision points `seam` (the edge zoo's).
 pub async fn connect_with(
     url: &str,
     profile: profile::Loaded,
     max_states: usize,
     seam: crate::serve::seam::EdgeSeam,
 ) -> Result<Target, String> {
-    let direct = crate::wire::authority(url)?;
+    let addr = crate::wire::authority(url)?;
     let settings = oracle::Settings {
         branches: profile.branches.clone(),
         horizon: profile.horizon,
@@ -311,13 +310,11 @@ pub async fn connect_with(
         ids_per_merchant: profile.profile.isolation.ids_per_merchant,
         pins: profile.pins.clone(),
     };
-    let timeout = Duration::from_millis(profile.timeout.0);
     let log_profile = crate::check_log::profile::of_loaded(&profile)?;
-    let proxy = proxy::Proxy::start_with(direct.clone(), timeout, seam).await?;
     let target = Target {
         profile,
-        direct,
-        proxy,
+        addr,
+        seam,
         settings,
         clock: clock::TargetClock::new(),
         log_profile,

@@ -1,4 +1,4 @@
-//! conform's record of one case: every exchange its proxy carried to the target, read
+//! conform's record of one case: every exchange it sent to the target, read
 //! and judged as `check-log` reads and judges a log (an entry per exchange, with the
 //! profile as the log's profile). A `reset_before` is not recorded (nothing reached the
 //! target); a `reset_after` or a timeout is no answer, an unknown outcome; a duplicate

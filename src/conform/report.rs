@@ -69,7 +69,7 @@ pub struct Report {
     pub suppressed: Vec<String>,
     /// Per silent point, the reading the target took (`silent.rs`).
     pub readings: Vec<super::silent::PointRow>,
-    /// The registry's verdicts over the exchanges the proxy carried, beside the oracle's.
+    /// The registry's verdicts over the exchanges sent, beside the oracle's.
     pub registry: Registry,
     /// Per rule the platform keeps, the registry's verdict (`rule_rows.rs`).
     pub rules: Vec<super::rule_rows::RuleRow>,

@@ -1,12 +1,11 @@
 //! One case against the live target: the namespace reset (if the profile has a reset
-//! endpoint) and fresh names, each round's requests sent at once through the proxy,
+//! endpoint) and fresh names, each round's requests sent at once with their faults,
 //! each answer given to the oracle, the case's outcome.
 
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
-use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
 use super::readings::{Reading, Taken};
 use super::record::{CaseVerdicts, Recorder};
 use crate::wire::{self, WireError, WireReply, WireRequest};
@@ -16,9 +15,10 @@ use std::time::{Duration, Instant};
 /// The target as a case sees it.
 pub struct Target {
     pub profile: Loaded,
-    /// `host:port` of the target itself (resets, clock moves).
-    pub direct: String,
-    pub proxy: Proxy,
+    /// `host:port` of the target.
+    pub addr: String,
+    /// Where the edge zoo plants a defect in the faults' path ([`send_faulted`]).
+    pub seam: crate::serve::seam::EdgeSeam,
     pub settings: oracle::Settings,
     /// The target's time, which stamps the exchanges the registry judges.
     pub clock: super::clock::TargetClock,
@@ -56,7 +56,7 @@ pub struct CaseRun {
     pub readings: Vec<(Reading, String)>,
     pub exchanges: Vec<Exchange>,
     pub outcome: CaseOutcome,
-    /// The registry's verdicts over the exchanges the proxy carried ([`super::record`]).
+    /// The registry's verdicts over the case's exchanges ([`super::record`]).
     pub registry: CaseVerdicts,
     /// Exchanges the case sent, and those whose answer from the target could not be read
     /// or never came with no fault planned (the target's failures, why each).
@@ -210,8 +210,7 @@ async fn move_clock(
     Ok(())
 }
 
-/// Sends `method target` (with `headers` and `body`) to the target itself, not through
-/// the proxy.
+/// Sends `method target` (with `headers` and `body`) to the target, with no fault.
 pub(super) async fn direct(
     t: &Target,
     method: &str,
@@ -223,7 +222,7 @@ pub(super) async fn direct(
         headers,
         ..WireRequest::new(method, target, body)
     };
-    wire::send(&t.direct, &req, timeout(t)).await
+    wire::send(&t.addr, &req, timeout(t)).await
 }
 
 /// The profile's `control_headers`, sent with every request to a test endpoint.
@@ -340,7 +339,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 oracle.control(*s)
             }
             Round::Send(reqs) => {
-                sent = send_round(t, &names, &refs, reqs, ri, &mut failed).await?;
+                sent = send_round(t, &names, &refs, reqs, &mut failed).await?;
                 sent_n += sent.len();
                 record.round(&t.clock, &sent);
                 let afters: Vec<_> = sent.iter().map(|s| s.after).collect();
@@ -406,7 +405,6 @@ async fn send_round(
     names: &Names,
     refs: &TargetRefs,
     reqs: &[case::Req],
-    ri: usize,
     failed: &mut Vec<String>,
 ) -> Result<Vec<Sent>, String> {
     let mut tasks = tokio::task::JoinSet::new();
@@ -424,54 +422,31 @@ async fn send_round(
         if let Some(k) = &http.idempotency_key {
             headers.push(("Idempotency-Key".into(), k.clone()));
         }
-        if let Some(f) = req.fault.header() {
-            headers.push((FAULT_HEADER.into(), f));
-        }
-        let tag = format!("{}-{ri}-{i}", names.stem);
-        headers.push((TAG_HEADER.into(), tag.clone()));
         let wire_req = WireRequest {
             headers,
             ..WireRequest::new(http.method, &http.target, http.body.clone())
         };
-        let addr = t.proxy.addr.clone();
-        let limit = timeout(t);
-        tasks.spawn(async move {
-            let sent = Instant::now();
-            let reply = wire::send(&addr, &wire_req, limit).await;
-            (i, (sent, Instant::now()), reply)
-        });
-        https.push((http, tag));
+        let (addr, limit, fault, seam) = (t.addr.clone(), timeout(t), req.fault, t.seam);
+        tasks.spawn(async move { (i, send_faulted(&addr, &wire_req, fault, limit, seam).await) });
+        https.push(http);
     }
-    type Done = ((Instant, Instant), Result<WireReply, WireError>);
-    let mut results: Vec<Option<Done>> = vec![None; reqs.len()];
+    let mut results: Vec<Option<Faulted>> = vec![None; reqs.len()];
     while let Some(done) = tasks.join_next().await {
-        let (i, times, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
-        results[i] = Some((times, r));
+        let (i, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
+        results[i] = Some(r);
     }
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
     for (i, req) in reqs.iter().enumerate() {
-        let (http, tag) = &https[i];
-        let now = Instant::now();
-        let ((at, mut closed), result) = results[i]
-            .take()
-            .unwrap_or(((now, now), Err(WireError::Reset)));
-        if let Some(why) = target_failure(t, req.fault, &result, tag) {
+        let http = &https[i];
+        let Some(f) = results[i].take() else {
+            return Err("a request task ended without its answer".into());
+        };
+        if let Some(why) = f.failure {
             failed.push(format!("{}: {why}", http.notation()));
         }
-        let second = (req.fault == Fault::Duplicate)
-            .then(|| t.proxy.take_second(tag))
-            .flatten();
-        if let Some(s) = &second {
-            // The first copy's answer came back before the proxy sent the second.
-            closed = closed.min(s.sent);
-        }
-        sent.push(sent_of(t, *req, None, http, (at, closed), result)?);
-        if req.fault == Fault::Duplicate {
-            let (times, second) = match second {
-                Some(s) => ((s.sent, s.answered), s.reply),
-                None => ((closed, closed), Err(WireError::Reset)),
-            };
+        sent.push(sent_of(t, *req, None, http, f.at, f.reply)?);
+        if let Some((times, second)) = f.second {
             if let Err(e) = &second {
                 failed.push(format!("{} (its second copy): {e}", http.notation()));
             }
@@ -486,26 +461,66 @@ async fn send_round(
     Ok(sent)
 }
 
-/// Why the target failed exchange `tag`, if it did: no answer with no reset planned (the
-/// proxy resets the client only when the target's answer could not be read or never
-/// came, and says why), or none within conform's own timeout.
-fn target_failure(
-    t: &Target,
+type Timed = ((Instant, Instant), Result<WireReply, WireError>);
+
+/// What came of one request sent with its fault.
+#[derive(Clone, Debug)]
+struct Faulted {
+    /// When it was sent and when its answer came (or none did).
+    at: (Instant, Instant),
+    reply: Result<WireReply, WireError>,
+    /// A duplicate's second copy, sent once the first's answer came.
+    second: Option<Timed>,
+    /// Why the target's answer could not be read or never came, with no reset planned:
+    /// the target's failure, never a fault of the case (read as no answer).
+    failure: Option<String>,
+}
+
+/// Sends `req` to `addr` with `fault` (the sandbox's vocabulary): `ResetBefore` sends
+/// nothing, `ResetAfter` sends and throws the answer away (both read as a reset),
+/// `Hold` waits before sending (so concurrent requests reach the target in another
+/// order), `Duplicate` sends it again once the first answer came. `seam`: the edge
+/// zoo's defect planted here forwards a `ResetBefore`.
+async fn send_faulted(
+    addr: &str,
+    req: &WireRequest,
     fault: Fault,
-    result: &Result<WireReply, WireError>,
-    tag: &str,
-) -> Option<String> {
-    let planned = matches!(fault, Fault::ResetBefore | Fault::ResetAfter);
-    let why = t.proxy.take_failure(tag);
-    match result {
-        Err(WireError::Reset | WireError::Timeout) if !planned => Some(why.unwrap_or_else(|| {
-            result
-                .as_ref()
-                .err()
-                .map(ToString::to_string)
-                .unwrap_or_default()
-        })),
-        _ => None,
+    limit: Duration,
+    seam: crate::serve::seam::EdgeSeam,
+) -> Faulted {
+    let start = Instant::now();
+    let reset = |at| Faulted {
+        at: (start, at),
+        reply: Err(WireError::Reset),
+        second: None,
+        failure: None,
+    };
+    match fault {
+        Fault::ResetBefore if !seam.proxy_forwards_reset_before() => return reset(start),
+        Fault::ResetBefore | Fault::ResetAfter => {
+            let _ = wire::send(addr, req, limit).await;
+            return reset(Instant::now());
+        }
+        Fault::Hold(ms) => tokio::time::sleep(Duration::from_millis(u64::from(ms))).await,
+        Fault::None | Fault::Duplicate => {}
+    }
+    let first = wire::send(addr, req, limit).await;
+    let answered = Instant::now();
+    let second = if fault == Fault::Duplicate {
+        let reply = wire::send(addr, req, limit).await;
+        Some(((answered, Instant::now()), reply))
+    } else {
+        None
+    };
+    let (reply, failure) = match first {
+        Ok(r) => (Ok(r), None),
+        Err(e) => (Err(WireError::Reset), Some(e.to_string())),
+    };
+    Faulted {
+        at: (start, answered),
+        reply,
+        second,
+        failure,
     }
 }
 
@@ -623,8 +638,14 @@ fn first_shown(t: &Taken, exchanges: &[Exchange], shown: &Shown) -> String {
 mod tests {
     use super::super::profile::ClockRead;
     use super::super::readings::{Reading, Taken};
-    use super::{Exchange, Shown, first_shown, print_order};
+    use super::{Exchange, Fault, Shown, first_shown, print_order, send_faulted};
+    use crate::serve::seam::EdgeSeam;
+    use crate::wire::{WireError, WireRequest};
     use serde_json::json;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A reading shown by a request that comes after a duplicate in its round names that
     /// request, though the report prints the duplicate's second copy between them.
@@ -655,6 +676,77 @@ mod tests {
             first_shown(&taken(2), &exchanges, &shown),
             "round 1: request 2 → 200"
         );
+    }
+
+    /// A loopback target that counts its connections and answers each `201 {}`.
+    async fn counting_target(count: Arc<AtomicUsize>) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let _ = s
+                    .write_all(
+                        b"HTTP/1.1 201 Created\r\nRetry-After: 1\r\ncontent-length: 2\r\n\r\n{}",
+                    )
+                    .await;
+            }
+        });
+        addr
+    }
+
+    /// Each fault does what it says to the case and to the target: a reset before
+    /// sending reaches nothing, one after reaches the target once, a duplicate twice
+    /// (its second answer kept), none once, its answer read whole; the edge zoo's defect
+    /// forwards a reset before sending; a target that does not answer is its failure.
+    #[tokio::test]
+    async fn each_fault_reaches_the_target_as_it_says() {
+        let t = Duration::from_secs(5);
+        let count = Arc::new(AtomicUsize::new(0));
+        let addr = counting_target(count.clone()).await;
+        let post = WireRequest::new("POST", "/v1/payments", Some("{}".into()));
+        let cases: [(Fault, Option<u16>, usize); 5] = [
+            (Fault::ResetBefore, None, 0),
+            (Fault::ResetAfter, None, 1),
+            (Fault::Duplicate, Some(201), 2),
+            (Fault::Hold(20), Some(201), 1),
+            (Fault::None, Some(201), 1),
+        ];
+        for (fault, status, reached) in cases {
+            count.store(0, Ordering::SeqCst);
+            let f = send_faulted(&addr, &post, fault, t, EdgeSeam::REFERENCE).await;
+            match status {
+                Some(s) => {
+                    let r = f.reply.unwrap();
+                    assert_eq!((r.status, r.body.as_str()), (s, "{}"), "{fault:?}");
+                    assert_eq!(r.header("retry-after"), Some("1"), "{fault:?}");
+                }
+                None => assert_eq!(f.reply, Err(WireError::Reset), "{fault:?}"),
+            }
+            assert_eq!(count.load(Ordering::SeqCst), reached, "{fault:?}");
+            assert_eq!(f.failure, None, "{fault:?}");
+            let second = f.second.map(|(_, r)| r.unwrap().status);
+            assert_eq!(second, (fault == Fault::Duplicate).then_some(201));
+        }
+        let defect = crate::serve::defect::EdgeDefect::ProxyResetBeforeForwards;
+        count.store(0, Ordering::SeqCst);
+        let f = send_faulted(
+            &addr,
+            &post,
+            Fault::ResetBefore,
+            t,
+            EdgeSeam::planted(defect),
+        )
+        .await;
+        assert_eq!(
+            (f.reply, count.load(Ordering::SeqCst)),
+            (Err(WireError::Reset), 1)
+        );
+        let down = send_faulted("127.0.0.1:9", &post, Fault::None, t, EdgeSeam::REFERENCE).await;
+        assert_eq!(down.reply, Err(WireError::Reset));
+        assert!(down.failure.is_some());
     }
 
     /// A target's clock read as a number of seconds, of milliseconds, or an ISO 8601
