@@ -399,10 +399,12 @@ impl Loaded {
             }
         }
         for f in &profile.model_fields {
-            if !super::compare::KNOWN_FIELDS.contains(&f.as_str()) {
+            if !super::compare::known_field(f) {
+                let named = payhub_model::observation::NAMED_FIELDS;
                 return Err(format!(
-                    "model_fields: {f:?} is not a field of the model's answers ({})",
-                    super::compare::KNOWN_FIELDS.join(", ")
+                    "model_fields: {f:?} is not a field of the model's answers ({}, {})",
+                    named.join(", "),
+                    super::compare::MODEL_ONLY_FIELDS.join(", ")
                 ));
             }
         }

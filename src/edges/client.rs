@@ -122,10 +122,8 @@ impl Client {
             return;
         }
         let body = Some(format!("{{\"by\":\"{ms}ms\"}}"));
-        let req = WireRequest {
-            headers: vec![("Content-Type".into(), "application/json".into())],
-            ..WireRequest::new("POST", "/__sandbox/clock/advance", body)
-        };
+        // The body's Content-Type is the wire's to write, once.
+        let req = WireRequest::new("POST", "/__sandbox/clock/advance", body);
         match wire::send(&self.addr, &req, TIMEOUT).await {
             Ok(r) if r.status == 200 => self.now_ms += ms,
             Ok(r) => self
@@ -138,7 +136,6 @@ impl Client {
     fn request(api_key: &str, method: &str, target: &str, key: Option<&str>) -> WireRequest {
         let mut headers = vec![("Authorization".into(), format!("Bearer {api_key}"))];
         if let Some(k) = key {
-            headers.push(("Content-Type".into(), "application/json".into()));
             headers.push(("Idempotency-Key".into(), k.to_owned()));
         }
         WireRequest {
@@ -367,7 +364,7 @@ async fn send_once(addr: &str, req: &WireRequest) -> Option<WireReply> {
 }
 
 /// The model's request as the client writes it: `Authorization`, then for a keyed
-/// request `Content-Type` and `Idempotency-Key`, and the body as the wire carries it.
+/// request `Idempotency-Key`, and the body as the wire carries it (`Content-Type` with it).
 fn to_wire(request: &ApiRequest) -> WireRequest {
     let mut req = Client::request(
         &request.api_key.to_string(),
