@@ -316,7 +316,7 @@ pub async fn connect_with(
         addr,
         seam,
         settings,
-        clock: clock::TargetClock::new(),
+        clock: clock::TargetClock::default(),
         log_profile,
     };
     run::probe(&target)

@@ -240,7 +240,7 @@ mod tests {
             r
         };
         record.round(
-            &TargetClock::new(),
+            &TargetClock::default(),
             &[
                 with(r#"{"amount":1,"card":"4242424242424242"}"#),
                 with(r#"{"amount":1,"card":"A"}"#),
@@ -262,7 +262,7 @@ mod tests {
         let profile =
             crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
                 .unwrap();
-        let clock = TargetClock::new();
+        let clock = TargetClock::default();
         let mut record = Recorder::new(&profile, false).unwrap();
         record.round(&clock, &[create((201, PAYMENT))]);
         clock.moved(moved_ms);
@@ -292,7 +292,7 @@ mod tests {
         let profile =
             crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
                 .unwrap();
-        let clock = TargetClock::new();
+        let clock = TargetClock::default();
         let mut record = Recorder::new(&profile, false).unwrap();
         let mut create_1 = create((0, ""));
         create_1.reply = first.map(reply);
@@ -316,7 +316,7 @@ mod tests {
         let profile =
             crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
                 .unwrap();
-        let clock = TargetClock::new();
+        let clock = TargetClock::default();
         let t = Instant::now();
         let us = std::time::Duration::from_micros;
         let mut executor = create((201, PAYMENT));

@@ -29,34 +29,25 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// One end-to-end check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EdgeCheck {
-    SandboxVerdict,
-    JudgeEvents,
-    CheckLogHar,
-    CheckLogCapture,
-    FaultEffects,
-    /// What the client saw is what the session's events say was sent and delivered.
-    HttpMapping,
-    /// A conform smoke run against the sandbox ([`super::smoke`]).
-    ConformSmoke,
+payhub_model::named! {
+    fn name;
+    /// One end-to-end check.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum EdgeCheck {
+        SandboxVerdict = "sandbox-verdict",
+        JudgeEvents = "judge-events",
+        CheckLogHar = "check-log-har",
+        CheckLogCapture = "check-log-capture",
+        FaultEffects = "fault-effects",
+        /// What the client saw is what the session's events say was sent and delivered.
+        HttpMapping = "http-mapping",
+        /// A conform smoke run against the sandbox ([`super::smoke`]).
+        ConformSmoke = "conform-smoke",
+    }
 }
 
 impl EdgeCheck {
-    pub fn name(self) -> &'static str {
-        match self {
-            EdgeCheck::SandboxVerdict => "sandbox-verdict",
-            EdgeCheck::JudgeEvents => "judge-events",
-            EdgeCheck::CheckLogHar => "check-log-har",
-            EdgeCheck::CheckLogCapture => "check-log-capture",
-            EdgeCheck::FaultEffects => "fault-effects",
-            EdgeCheck::HttpMapping => "http-mapping",
-            EdgeCheck::ConformSmoke => "conform-smoke",
-        }
-    }
-
     /// The checks over a session, in the order they run.
     pub const SESSION: [EdgeCheck; 6] = [
         EdgeCheck::SandboxVerdict,

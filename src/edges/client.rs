@@ -23,41 +23,32 @@ use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
-/// A client program of a session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Program {
-    /// The contract's reference retry.
-    Reference,
-    /// The contract's "Don't do this": a new key, then a new order number.
-    DontDoThis,
-    /// Two creates under one key at once (a double submit), the second sent while the
-    /// first is in flight; then the clock moves past the first's upstream.
-    DoubleSubmit,
-    /// The double submit with another amount in the second copy (a changed parameter
-    /// under the same key, while the first is in flight).
-    DoubleSubmitChanged,
-    /// A Payment created, then queried twice 10 s apart (start to start, SCHED-02), the
-    /// first query's answer slow: the clock moves while it is in flight.
-    SlowQuery,
-    /// The reference client that retries a 429 after its usual backoff, not after its
-    /// `Retry-After` (RATE-03's "Don't"): the model's `AntiPattern::IgnoreRetryAfter`.
-    IgnoresRetryAfter,
+payhub_model::named! {
+    fn name;
+    /// A client program of a session, with its name in the report.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Program {
+        /// The contract's reference retry.
+        Reference = "reference client",
+        /// The contract's "Don't do this": a new key, then a new order number.
+        DontDoThis = "\"Don't do this\" client",
+        /// Two creates under one key at once (a double submit), the second sent while the
+        /// first is in flight; then the clock moves past the first's upstream.
+        DoubleSubmit = "double submit",
+        /// The double submit with another amount in the second copy (a changed parameter
+        /// under the same key, while the first is in flight).
+        DoubleSubmitChanged = "double submit, another amount",
+        /// A Payment created, then queried twice 10 s apart (start to start, SCHED-02),
+        /// the first query's answer slow: the clock moves while it is in flight.
+        SlowQuery = "slow query",
+        /// The reference client that retries a 429 after its usual backoff, not after its
+        /// `Retry-After` (RATE-03's "Don't"): the model's `AntiPattern::IgnoreRetryAfter`.
+        IgnoresRetryAfter = "retry of a 429 after its backoff",
+    }
 }
 
 impl Program {
-    /// Its name in the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Program::Reference => "reference client",
-            Program::DontDoThis => "\"Don't do this\" client",
-            Program::DoubleSubmit => "double submit",
-            Program::DoubleSubmitChanged => "double submit, another amount",
-            Program::SlowQuery => "slow query",
-            Program::IgnoresRetryAfter => "retry of a 429 after its backoff",
-        }
-    }
-
     /// The model's policy the program is (`None`: a script of exchanges).
     pub fn policy(self) -> Option<Policy> {
         match self {
