@@ -7,6 +7,7 @@
 use super::profile::{CardOutcome, Loaded};
 use super::report::Finding;
 use super::{SweepOptions, connect, sweep};
+use crate::serve::seam::EdgeSeam;
 
 /// Cases against the real-clock sandbox, per mutant.
 pub const REAL_CLOCK_CASES: usize = 60;
@@ -222,7 +223,7 @@ pub async fn kill_matrix(
                 p.profile.controls = Default::default();
                 o.seeds.truncate(REAL_CLOCK_CASES);
             }
-            let target = connect(&url, p, max_states).await?;
+            let target = connect(&url, p, max_states, EdgeSeam::REFERENCE).await?;
             let report = sweep(&target, &url, &o, Some(())).await?;
             row.cases += report.cases_run;
             if let Some(f) = report.violations.into_iter().next() {
@@ -296,7 +297,7 @@ pub async fn kill_matrix_started(
     for name in names {
         let started = Instant::now();
         let (_child, url) = start_command(command, name)?;
-        let target = connect(&url, profile.clone(), max_states).await?;
+        let target = connect(&url, profile.clone(), max_states, EdgeSeam::REFERENCE).await?;
         let report = sweep(&target, &url, o, Some(())).await?;
         let mut row = Row {
             mutant: name.clone(),

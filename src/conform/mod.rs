@@ -1,5 +1,5 @@
 //! `payhub-verify conform`: a platform under test over HTTP, the model as the oracle
-//! (docs/conform.md). Seeds become cases ([`generate`]), each sent with its faults
+//! (docs/conform.md). Seeds become cases ([`generate`]), each sent with its [`faults`]
 //! ([`run`]) and judged twice: by the [`oracle`], the set of model states consistent
 //! with every answer so far, and by the registry over the case's exchanges ([`record`],
 //! [`registry`]). A violation is shrunk against
@@ -11,6 +11,7 @@ pub mod clock;
 pub mod compare;
 pub mod effect;
 pub mod exchange;
+pub mod faults;
 pub mod generate;
 pub mod matrix;
 pub mod oracle;
@@ -28,6 +29,7 @@ pub mod silent;
 pub mod target_refs;
 pub mod template;
 
+use crate::serve::seam::EdgeSeam;
 use crate::simulate_cmd::{SeedRange, Shard};
 use report::{Finding, Report};
 use run::{CaseOutcome, Target};
@@ -257,7 +259,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         .or_else(|| profile.profile.base_url.clone())
         .ok_or("no target: give --target URL or the profile's base_url")?;
     let report = runtime.block_on(async {
-        let target = connect(&url, profile, args.max_states).await?;
+        let target = connect(&url, profile, args.max_states, EdgeSeam::REFERENCE).await?;
         sweep(&target, &url, &options, None).await
     })?;
     let out = match args.format {
@@ -277,27 +279,13 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::from(report.exit_code()))
 }
 
-/// The target, checked to answer and to take its controls.
+/// The target, checked to answer and to take its controls; `seam`: the faults' decision
+/// points (the edge zoo's, else [`EdgeSeam::REFERENCE`]).
 pub async fn connect(
     url: &str,
     profile: profile::Loaded,
     max_states: usize,
-) -> Result<Target, String> {
-    connect_with(
-        url,
-        profile,
-        max_states,
-        crate::serve::seam::EdgeSeam::REFERENCE,
-    )
-    .await
-}
-
-/// [`connect`] with the faults' decision points `seam` (the edge zoo's).
-pub async fn connect_with(
-    url: &str,
-    profile: profile::Loaded,
-    max_states: usize,
-    seam: crate::serve::seam::EdgeSeam,
+    seam: EdgeSeam,
 ) -> Result<Target, String> {
     let addr = crate::wire::authority(url)?;
     let settings = oracle::Settings {
@@ -475,7 +463,7 @@ fn finding(
         shrink_runs: shrunk.runs,
         detected_after_cases: cases,
         detected_after_s: detected_s,
-        mermaid: report::mermaid(&shrunk.run.exchanges, round, &allowed),
+        mermaid: report::diagram(&shrunk.run.exchanges, round, &allowed).to_mermaid(),
         exchanges: shrunk.run.exchanges,
         breaking_round: round,
         allowed,

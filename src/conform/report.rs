@@ -240,11 +240,6 @@ pub fn rules_of(tape: &[payhub_sim::Choice]) -> Vec<&'static str> {
     rules
 }
 
-/// The exchanges as a Mermaid sequence diagram ([`diagram`]).
-pub fn mermaid(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> String {
-    diagram(exchanges, breaking_round, allowed).to_mermaid()
-}
-
 /// A request from `m` to `t` and its answer back, as arrows (an empty text none).
 pub fn messages(
     d: &mut Diagram,
@@ -335,7 +330,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let m = mermaid(&exchanges, 0, &allowed);
+        let m = diagram(&exchanges, 0, &allowed).to_mermaid();
         for (i, a) in allowed.iter().enumerate() {
             let head = a.split("  (").next().unwrap();
             assert!(m.contains(&format!("({} of 3)", i + 1)), "{m}");

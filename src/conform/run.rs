@@ -4,6 +4,7 @@
 
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
+use super::faults;
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
 use super::readings::{Reading, Taken};
@@ -17,7 +18,7 @@ pub struct Target {
     pub profile: Loaded,
     /// `host:port` of the target.
     pub addr: String,
-    /// Where the edge zoo plants a defect in the faults' path ([`send_faulted`]).
+    /// Where the edge zoo plants a defect in the faults' path ([`faults::send`]).
     pub seam: crate::serve::seam::EdgeSeam,
     pub settings: oracle::Settings,
     /// The target's time, which stamps the exchanges the registry judges.
@@ -427,10 +428,10 @@ async fn send_round(
             ..WireRequest::new(http.method, &http.target, http.body.clone())
         };
         let (addr, limit, fault, seam) = (t.addr.clone(), timeout(t), req.fault, t.seam);
-        tasks.spawn(async move { (i, send_faulted(&addr, &wire_req, fault, limit, seam).await) });
+        tasks.spawn(async move { (i, faults::send(&addr, &wire_req, fault, limit, seam).await) });
         https.push(http);
     }
-    let mut results: Vec<Option<Faulted>> = vec![None; reqs.len()];
+    let mut results: Vec<Option<faults::Faulted>> = vec![None; reqs.len()];
     while let Some(done) = tasks.join_next().await {
         let (i, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
         results[i] = Some(r);
@@ -459,69 +460,6 @@ async fn send_round(
     }
     sent.extend(seconds);
     Ok(sent)
-}
-
-type Timed = ((Instant, Instant), Result<WireReply, WireError>);
-
-/// What came of one request sent with its fault.
-#[derive(Clone, Debug)]
-struct Faulted {
-    /// When it was sent and when its answer came (or none did).
-    at: (Instant, Instant),
-    reply: Result<WireReply, WireError>,
-    /// A duplicate's second copy, sent once the first's answer came.
-    second: Option<Timed>,
-    /// Why the target's answer could not be read or never came, with no reset planned:
-    /// the target's failure, never a fault of the case (read as no answer).
-    failure: Option<String>,
-}
-
-/// Sends `req` to `addr` with `fault` (the sandbox's vocabulary): `ResetBefore` sends
-/// nothing, `ResetAfter` sends and throws the answer away (both read as a reset),
-/// `Hold` waits before sending (so concurrent requests reach the target in another
-/// order), `Duplicate` sends it again once the first answer came. `seam`: the edge
-/// zoo's defect planted here forwards a `ResetBefore`.
-async fn send_faulted(
-    addr: &str,
-    req: &WireRequest,
-    fault: Fault,
-    limit: Duration,
-    seam: crate::serve::seam::EdgeSeam,
-) -> Faulted {
-    let start = Instant::now();
-    let reset = |at| Faulted {
-        at: (start, at),
-        reply: Err(WireError::Reset),
-        second: None,
-        failure: None,
-    };
-    match fault {
-        Fault::ResetBefore if !seam.proxy_forwards_reset_before() => return reset(start),
-        Fault::ResetBefore | Fault::ResetAfter => {
-            let _ = wire::send(addr, req, limit).await;
-            return reset(Instant::now());
-        }
-        Fault::Hold(ms) => tokio::time::sleep(Duration::from_millis(u64::from(ms))).await,
-        Fault::None | Fault::Duplicate => {}
-    }
-    let first = wire::send(addr, req, limit).await;
-    let answered = Instant::now();
-    let second = if fault == Fault::Duplicate {
-        let reply = wire::send(addr, req, limit).await;
-        Some(((answered, Instant::now()), reply))
-    } else {
-        None
-    };
-    let (reply, failure) = match first {
-        Ok(r) => (Ok(r), None),
-        Err(e) => (Err(WireError::Reset), Some(e.to_string())),
-    };
-    Faulted {
-        at: (start, answered),
-        reply,
-        second,
-        failure,
-    }
 }
 
 /// Request `req` as sent (`http`, at `at`), read: what the oracle sees of `result`,
@@ -638,14 +576,8 @@ fn first_shown(t: &Taken, exchanges: &[Exchange], shown: &Shown) -> String {
 mod tests {
     use super::super::profile::ClockRead;
     use super::super::readings::{Reading, Taken};
-    use super::{Exchange, Fault, Shown, first_shown, print_order, send_faulted};
-    use crate::serve::seam::EdgeSeam;
-    use crate::wire::{WireError, WireRequest};
+    use super::{Exchange, Shown, first_shown, print_order};
     use serde_json::json;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A reading shown by a request that comes after a duplicate in its round names that
     /// request, though the report prints the duplicate's second copy between them.
@@ -676,77 +608,6 @@ mod tests {
             first_shown(&taken(2), &exchanges, &shown),
             "round 1: request 2 → 200"
         );
-    }
-
-    /// A loopback target that counts its connections and answers each `201 {}`.
-    async fn counting_target(count: Arc<AtomicUsize>) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                count.fetch_add(1, Ordering::SeqCst);
-                let mut buf = [0u8; 4096];
-                let _ = s.read(&mut buf).await;
-                let _ = s
-                    .write_all(
-                        b"HTTP/1.1 201 Created\r\nRetry-After: 1\r\ncontent-length: 2\r\n\r\n{}",
-                    )
-                    .await;
-            }
-        });
-        addr
-    }
-
-    /// Each fault does what it says to the case and to the target: a reset before
-    /// sending reaches nothing, one after reaches the target once, a duplicate twice
-    /// (its second answer kept), none once, its answer read whole; the edge zoo's defect
-    /// forwards a reset before sending; a target that does not answer is its failure.
-    #[tokio::test]
-    async fn each_fault_reaches_the_target_as_it_says() {
-        let t = Duration::from_secs(5);
-        let count = Arc::new(AtomicUsize::new(0));
-        let addr = counting_target(count.clone()).await;
-        let post = WireRequest::new("POST", "/v1/payments", Some("{}".into()));
-        let cases: [(Fault, Option<u16>, usize); 5] = [
-            (Fault::ResetBefore, None, 0),
-            (Fault::ResetAfter, None, 1),
-            (Fault::Duplicate, Some(201), 2),
-            (Fault::Hold(20), Some(201), 1),
-            (Fault::None, Some(201), 1),
-        ];
-        for (fault, status, reached) in cases {
-            count.store(0, Ordering::SeqCst);
-            let f = send_faulted(&addr, &post, fault, t, EdgeSeam::REFERENCE).await;
-            match status {
-                Some(s) => {
-                    let r = f.reply.unwrap();
-                    assert_eq!((r.status, r.body.as_str()), (s, "{}"), "{fault:?}");
-                    assert_eq!(r.header("retry-after"), Some("1"), "{fault:?}");
-                }
-                None => assert_eq!(f.reply, Err(WireError::Reset), "{fault:?}"),
-            }
-            assert_eq!(count.load(Ordering::SeqCst), reached, "{fault:?}");
-            assert_eq!(f.failure, None, "{fault:?}");
-            let second = f.second.map(|(_, r)| r.unwrap().status);
-            assert_eq!(second, (fault == Fault::Duplicate).then_some(201));
-        }
-        let defect = crate::serve::defect::EdgeDefect::ProxyResetBeforeForwards;
-        count.store(0, Ordering::SeqCst);
-        let f = send_faulted(
-            &addr,
-            &post,
-            Fault::ResetBefore,
-            t,
-            EdgeSeam::planted(defect),
-        )
-        .await;
-        assert_eq!(
-            (f.reply, count.load(Ordering::SeqCst)),
-            (Err(WireError::Reset), 1)
-        );
-        let down = send_faulted("127.0.0.1:9", &post, Fault::None, t, EdgeSeam::REFERENCE).await;
-        assert_eq!(down.reply, Err(WireError::Reset));
-        assert!(down.failure.is_some());
     }
 
     /// A target's clock read as a number of seconds, of milliseconds, or an ISO 8601

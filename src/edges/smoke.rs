@@ -30,7 +30,7 @@ pub async fn run(seeds: u64, sandbox: EdgeSeam, proxy: EdgeSeam) -> Result<Smoke
     let live = start(settings(Branches::A, Plan::default(), sandbox), false).await?;
     let url = format!("http://{}", live.addr);
     let loaded = profile::Loaded::from_json(PROFILE)?;
-    let target = conform::connect_with(&url, loaded, 2048, proxy).await?;
+    let target = conform::connect(&url, loaded, 2048, proxy).await?;
     let options = SweepOptions {
         seeds: (0..seeds).collect(),
         seeds_text: format!("0..{seeds}"),
