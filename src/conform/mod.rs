@@ -288,22 +288,12 @@ pub async fn connect(
     seam: EdgeSeam,
 ) -> Result<Target, String> {
     let addr = crate::wire::authority(url)?;
-    let settings = oracle::Settings {
-        branches: profile.branches.clone(),
-        horizon: profile.horizon,
-        max_states,
-        node_budget: 20_000,
-        dialect: profile.dialect(),
-        params: profile.params.clone(),
-        ids_per_merchant: profile.profile.isolation.ids_per_merchant,
-        pins: profile.pins.clone(),
-    };
     let log_profile = crate::check_log::profile::of_loaded(&profile)?;
     let target = Target {
         profile,
         addr,
         seam,
-        settings,
+        max_states,
         clock: clock::TargetClock::default(),
         log_profile,
     };

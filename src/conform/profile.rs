@@ -470,6 +470,16 @@ impl Loaded {
         }
     }
 
+    /// The namespace of a request sent with model key `ak_N`: its merchant when ids are
+    /// per merchant (ak_3 is merchant 2), else one for all.
+    pub fn namespace(&self, key_of: u32) -> u32 {
+        if self.profile.isolation.ids_per_merchant {
+            merchant_of(key_of)
+        } else {
+            0
+        }
+    }
+
     pub fn prefix(&self) -> &str {
         self.profile.isolation.prefix.as_deref().unwrap_or("CF")
     }

@@ -5,7 +5,7 @@
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::faults;
-use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
+use super::oracle::{Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
 use super::readings::{Reading, Taken};
 use super::record::{CaseVerdicts, Recorder};
@@ -20,7 +20,8 @@ pub struct Target {
     pub addr: String,
     /// Where the edge zoo plants a defect in the faults' path ([`faults::send`]).
     pub seam: crate::serve::seam::EdgeSeam,
-    pub settings: oracle::Settings,
+    /// Model states the oracle may hold between rounds (`--max-states`).
+    pub max_states: usize,
     /// The target's time, which stamps the exchanges the registry judges.
     pub clock: super::clock::TargetClock,
     /// The profile as `check-log` reads it: how the registry reads the exchanges.
@@ -299,7 +300,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
             .await
             .map_err(|e| format!("isolation.reset: {e}"))?;
     }
-    let mut oracle = Oracle::new(t.settings.clone());
+    let mut oracle = Oracle::new(&t.profile, t.max_states);
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
     let mut shown = Shown::new();
@@ -354,7 +355,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 }
                 for s in &sent {
                     if let Seen::Answer(o) = &s.seen {
-                        refs.learn(t.settings.namespace(s.req.key_of), &o.body);
+                        refs.learn(t.profile.namespace(s.req.key_of), &o.body);
                     }
                 }
                 oracle.round(&names, &round_refs, &sent)
@@ -414,7 +415,7 @@ async fn send_round(
         let side = TargetSide {
             profile: &t.profile,
             refs,
-            ns: t.settings.namespace(req.key_of),
+            ns: t.profile.namespace(req.key_of),
         };
         let mut http = req.render(names, &side);
         // The target's spelling of the body (its card field), as sent and as reported.
