@@ -7,7 +7,7 @@
 
 use super::record::CaseVerdicts;
 use payhub_properties::Kind;
-use payhub_properties::verdict::{Status, Verdict};
+use payhub_properties::verdict::Status;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -95,14 +95,6 @@ fn weight(s: Status) -> u8 {
     }
 }
 
-fn judges(v: &Verdict) -> Judges {
-    if v.judges_platform() {
-        Judges::Target
-    } else {
-        Judges::Merchant
-    }
-}
-
 impl Registry {
     /// Adds case `seed`'s verdicts.
     pub fn add(&mut self, seed: u64, case: CaseVerdicts) {
@@ -125,7 +117,11 @@ impl Registry {
                     name: v.name,
                     kind: v.kind,
                     rules: v.rules.clone(),
-                    judges: judges(v),
+                    judges: if v.judges_platform() {
+                        Judges::Target
+                    } else {
+                        Judges::Merchant
+                    },
                     status: Status::CannotJudge,
                     cases: Counts::default(),
                     missing: Vec::new(),

@@ -118,7 +118,7 @@ pub fn run(
     check: EdgeCheck,
     session: &Session,
     plan: &Plan,
-    expect_violated: &[String],
+    expect_violated: &[&str],
     dir: &Path,
     tag: &str,
     seam: EdgeSeam,
@@ -137,7 +137,7 @@ pub fn run(
                 .filter(|(_, s)| *s == "violated")
                 .map(|(n, _)| n.as_str())
                 .collect();
-            let mut want: Vec<&str> = expect_violated.iter().map(String::as_str).collect();
+            let mut want = expect_violated.to_vec();
             want.sort_unstable();
             if violated != want {
                 return Err(format!(

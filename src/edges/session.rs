@@ -24,12 +24,6 @@ pub struct Spec {
     pub violated: &'static [&'static str],
 }
 
-impl Spec {
-    pub fn expected(&self) -> Vec<String> {
-        self.violated.iter().map(|v| (*v).to_owned()).collect()
-    }
-}
-
 /// What a session left: the sandbox's verdict (`GET /__sandbox/verdict`), events (JSON
 /// Lines) and HAR, and the client's exchanges.
 pub struct Session {
