@@ -1,8 +1,6 @@
 //! An answer of the target against an answer of the model, as the contract sees both
-//! (`payhub_model::observation`): the status, the refusal's code where the contract
-//! names it, the fields the contract names (each where the target wrote it, unless the
-//! profile is `strict`), the target's ids bound to the model's one to one per kind, and
-//! each object's version judged by its steps (WEBHOOK-02), never by its number.
+//! (`payhub_model::observation`; docs/conform.md, "The oracle"): ids bound one to one
+//! per kind, versions judged by their steps (WEBHOOK-02), never by their number.
 
 use super::readings::Reading;
 use crate::retry_after::RetryAfter;

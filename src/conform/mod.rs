@@ -1,10 +1,8 @@
 //! `payhub-verify conform`: a platform under test over HTTP, the model as the oracle
 //! (docs/conform.md). Seeds become cases ([`generate`]), each sent with its [`faults`]
-//! ([`run`]) and judged twice: by the [`oracle`], the set of model states consistent
-//! with every answer so far, and by the registry over the case's exchanges ([`record`],
-//! [`registry`]). A violation is shrunk against
-//! the live target ([`shrink`]) and reported ([`report`], [`html`]; [`matrix`] over the
-//! zoo's mutants).
+//! ([`run`]) and judged twice: by the [`oracle`] and by the registry ([`record`],
+//! [`registry`]). A violation is shrunk against the live target ([`shrink`]) and
+//! reported ([`report`], [`page`]; [`matrix`] over the zoo's mutants).
 
 pub mod case;
 pub mod clock;

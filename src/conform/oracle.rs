@@ -1,12 +1,7 @@
 //! The online oracle: the set of model states consistent with everything the target
-//! has answered so far (docs/conform.md, "The oracle"). A state is a world of the
-//! simulator, the target's ids bound to its own, and its tape (for the what-if script).
-//! A round is explored from each state over every order the world allows (deliveries,
-//! branch points the profile allows, the upstream's moves, the clock up to the horizon;
-//! a lost answer executed or not), each answer compared with the target's (`compare.rs`)
-//! as the model puts it in flight. The states where every answer matched are the new
-//! set: none is a violation; more than `max_states`, or more than `node_budget` nodes
-//! explored per round and state, is an incomplete run, never a pass.
+//! has answered so far (docs/conform.md, "The oracle"), each round explored from each
+//! state over every order the world allows, each answer compared with the target's
+//! (`compare.rs`). No state left is a violation; past a bound, an incomplete run.
 
 use super::case::{self, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};

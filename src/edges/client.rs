@@ -1,16 +1,9 @@
-//! The clients `verify` drives the sandbox with, over real HTTP on loopback. The
-//! contract's reference client, and its variant that ignores `Retry-After`, are the
-//! model's (`payhub_model::client`: its reference policy, `AntiPattern::IgnoreRetryAfter`)
-//! driven through a thin HTTP shell ([`Client::drive`]: its requests sent, its answers
-//! and resets fed back, its timers moving the session's clock). The rest are short
-//! scripts of exchanges, shapes of traffic the model's policies do not make: the
-//! contract's "Don't do this" client on a reset (the model's anti-patterns switch key or
-//! order number after a timeout), a double submit under one key (the same body or another
-//! amount; one merchant's servers never create an order concurrently,
-//! A-CLIENT-DB-TXN) and a slow query (held while the clock moves). Every wait is the
-//! session's time: the client moves the sandbox's manual clock instead of sleeping, and
-//! records each exchange as it saw it ([`Exchange`], written as a capture by
-//! [`super::capture`]).
+//! The clients `verify` drives the sandbox with, over HTTP on loopback: the model's
+//! reference client and its `AntiPattern::IgnoreRetryAfter` through a thin HTTP shell
+//! ([`Client::drive`]), and short scripts of traffic the model's policies do not make
+//! (the "Don't do this" client, a double submit under one key, since one merchant's
+//! servers never create an order concurrently: A-CLIENT-DB-TXN; a slow query). Every
+//! wait moves the sandbox's manual clock; each exchange is recorded as the client saw it.
 
 use crate::wire::{self, WireReply, WireRequest};
 use payhub_model::client::{
