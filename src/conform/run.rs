@@ -111,14 +111,6 @@ impl Side for TargetSide<'_> {
     }
 }
 
-/// The model merchants the profile's keys belong to (1 for ak_1, ak_2, ak_4; 2 for ak_3).
-fn merchants(profile: &Loaded) -> Vec<u32> {
-    let mut m: Vec<u32> = profile.model_keys.iter().map(|k| merchant_of(*k)).collect();
-    m.sort();
-    m.dedup();
-    m
-}
-
 pub(super) fn timeout(t: &Target) -> Duration {
     Duration::from_millis(t.profile.timeout.0)
 }
@@ -127,7 +119,14 @@ pub(super) fn timeout(t: &Target) -> Duration {
 /// the keys (once, if it does not name the merchant).
 async fn control(t: &Target, template: &Template, fill: &Fill) -> Result<(), String> {
     let mut reqs = Vec::new();
-    for m in merchants(&t.profile) {
+    let mut merchants: Vec<u32> = t
+        .profile
+        .model_keys
+        .iter()
+        .map(|k| merchant_of(*k))
+        .collect();
+    merchants.sort();
+    for m in merchants {
         let fill = Fill {
             merchant: Some(t.profile.merchant_name(m)),
             ..fill.clone()

@@ -99,17 +99,11 @@ fn check_log(dir: &Path, name: &str, text: &str, seam: EdgeSeam) -> Result<Statu
         .collect())
 }
 
-fn first_difference(want: &Statuses, got: &Statuses, skip_cannot: bool) -> Option<String> {
-    for (name, w) in want {
+fn first_difference(want: &Statuses, got: &Statuses) -> Option<String> {
+    want.iter().find_map(|(name, w)| {
         let g = got.get(name).map_or("absent", String::as_str);
-        if skip_cannot && (w == "cannot_judge") {
-            continue;
-        }
-        if g != w {
-            return Some(format!("{name}: {g}, where the reference reading says {w}"));
-        }
-    }
-    None
+        (g != w).then(|| format!("{name}: {g}, where the reference reading says {w}"))
+    })
 }
 
 /// Runs `check` over `session`; `Err` with the first divergence. `expect_violated`:
@@ -150,10 +144,9 @@ pub fn run(
         }
         EdgeCheck::JudgeEvents => {
             let events = check_log(dir, &format!("{tag}.jsonl"), &session.events, seam)?;
-            match first_difference(&sandbox, &events, false) {
-                Some(d) => Err(format!("judge on the session's events: {d}")),
-                None => Ok(()),
-            }
+            first_difference(&sandbox, &events).map_or(Ok(()), |d| {
+                Err(format!("judge on the session's events: {d}"))
+            })
         }
         EdgeCheck::CheckLogHar => {
             let har = check_log(dir, &format!("{tag}.har"), &session.har, seam)?;
@@ -179,14 +172,12 @@ pub fn run(
                 &format!("{tag}.har"),
                 &session.har,
                 EdgeSeam::REFERENCE,
-            );
-            let har = har?;
+            )?;
             let text = super::capture::to_har(&session.seen);
             let capture = check_log(dir, &format!("{tag}-capture.har"), &text, seam)?;
-            match first_difference(&har, &capture, false) {
-                Some(d) => Err(format!("check-log on the client's capture: {d}")),
-                None => Ok(()),
-            }
+            first_difference(&har, &capture).map_or(Ok(()), |d| {
+                Err(format!("check-log on the client's capture: {d}"))
+            })
         }
         EdgeCheck::FaultEffects => fault_effects(&session.events, plan),
         EdgeCheck::HttpMapping => http_mapping(session),
