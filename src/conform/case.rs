@@ -1,9 +1,6 @@
-//! A generated case: rounds of requests over the contract's endpoints, each request
-//! with its fault; a round of several requests is sent at once, each
-//! on its own connection. Requests name orders, refunds and keys by slot (`o1`, `r1`,
-//! `k1`) and Payments by the order they were created for: the case renders the same
-//! request for the target (its keys, cards and ids) and for each model state (the
-//! model's keys, cards and the ids that state mapped the target's to).
+//! A generated case: rounds of requests, each with its fault, a round's requests sent at
+//! once. Requests name objects by slot (`o1`, `r1`, `k1`), so one case renders for the
+//! target (its keys, cards, ids) and for each model state (the ids it mapped them to).
 
 use super::profile::CardOutcome;
 use payhub_model::Millis;

@@ -9,33 +9,20 @@ use super::run::{self, Target};
 /// Switches each control of the profile on, sends one create, and switches it off.
 pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
     let c = &t.profile.profile.controls;
+    let rate_limit: fn(bool) -> Switch = |on| Switch::RateLimit { merchant: 1, on };
     let checks = [
-        (
-            c.rate_limit.is_some(),
-            "controls.rate_limit",
-            Switch::RateLimit {
-                merchant: 1,
-                on: true,
-            },
-            Switch::RateLimit {
-                merchant: 1,
-                on: false,
-            },
-        ),
-        (
-            c.pause.is_some(),
-            "controls.pause",
-            Switch::Pause { on: true },
-            Switch::Pause { on: false },
-        ),
+        (c.rate_limit.is_some(), "controls.rate_limit", rate_limit),
+        (c.pause.is_some(), "controls.pause", |on| Switch::Pause {
+            on,
+        }),
     ];
-    for (n, (present, name, on, off)) in checks.into_iter().enumerate() {
+    for (n, (present, name, switch)) in checks.into_iter().enumerate() {
         if !present {
             continue;
         }
-        run::switch(t, on).await?;
+        run::switch(t, switch(true)).await?;
         let status = create(t, &format!("{tag}-{n}")).await;
-        run::switch(t, off).await?;
+        run::switch(t, switch(false)).await?;
         let status = status?;
         if (200..300).contains(&status) {
             return Err(format!(

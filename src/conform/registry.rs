@@ -1,9 +1,6 @@
-//! The registry's verdicts over a sweep: each case's record judged as `check-log` judges
-//! a log ([`super::record`]), the verdicts gathered per property, beside the oracle's.
-//! A property judges the target when it is a wire property of the platform's side or
-//! cites a rule the platform keeps; the others judge conform's own requests and are
-//! listed, never counted. Over the cases the worst status wins (violated, reached, held,
-//! cannot judge); the exit code is [`Registry::exit_code`].
+//! The registry's verdicts over a sweep, gathered per property from each case's record
+//! ([`super::record`]): only properties judging the target count (the others judge
+//! conform's own requests); over the cases the worst status wins.
 
 use super::record::CaseVerdicts;
 use payhub_properties::Kind;

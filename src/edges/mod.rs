@@ -1,15 +1,9 @@
-//! The edges checked end to end, as `verify` runs them: the sandbox (`serve`) on
-//! loopback in this process under a fault plan, driven by the contract's reference
-//! client and by its "Don't do this" client; the session's verdict, events and HAR, and
-//! the client's own capture, judged by `judge` and `check-log` with the sandbox's
-//! verdicts; a conform smoke run against a sandbox; then the edge zoo, planted defects
-//! of the sandbox, check-log and conform, each of which one of these checks must catch.
-//!
-//! The planted defects and the edges' decision points they answer live with the sandbox
+//! The edges checked end to end, as `verify` runs them (docs/testing.md): sandbox
+//! sessions on loopback driven by the [`client`]s, what they left judged by [`checks`]
+//! (the client's own [`capture`] among it), conform's [`smoke`] run, then the edge
+//! [`zoo`]. The planted defects and their decision points live with the sandbox
 //! (`serve::defect`, `serve::seam`), which check-log and conform ask too, so no edge
-//! imports this folder. Files: [`client`] the clients, [`capture`] what a client saw as the world's tools
-//! write a HAR, [`session`] one sandbox session, [`checks`] the checks over it,
-//! [`smoke`] conform's run, [`zoo`] the kill matrix.
+//! imports this folder.
 
 pub mod capture;
 pub mod checks;

@@ -1,7 +1,5 @@
-//! A sandbox session on loopback, in this process: the sandbox (`serve --clock manual
-//! --shared-merchants` with a fault plan) started on a free port, its clients run, and
-//! what it exports fetched over HTTP (its verdict, its events, its HAR) beside the
-//! client's own capture.
+//! A sandbox session in this process: `serve --clock manual --shared-merchants` under a
+//! fault plan on a free loopback port, its clients run, its verdict, events and HAR fetched.
 
 use super::EdgeSeam;
 use super::client::{Client, Exchange, Run};
