@@ -1,15 +1,12 @@
-//! A generated case: rounds of requests over the contract's endpoints, each request
-//! with the fault the proxy gives it; a round of several requests is sent at once, each
-//! on its own connection. Requests name orders, refunds and keys by slot (`o1`, `r1`,
-//! `k1`) and Payments by the order they were created for: the case renders the same
-//! request for the target (its keys, cards and ids) and for each model state (the
-//! model's keys, cards and the ids that state mapped the target's to).
+//! A generated case: rounds of requests, each with its fault, a round's requests sent at
+//! once. Requests name objects by slot (`o1`, `r1`, `k1`), so one case renders for the
+//! target (its keys, cards, ids) and for each model state (the ids it mapped them to).
 
 use super::profile::CardOutcome;
 use payhub_model::Millis;
 use serde::Serialize;
 
-/// The fault the proxy gives one request (`proxy.rs`).
+/// The fault one request is sent with (`run.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fault {
@@ -21,17 +18,6 @@ pub enum Fault {
 }
 
 impl Fault {
-    /// The proxy's header value.
-    pub fn header(self) -> Option<String> {
-        match self {
-            Fault::None => None,
-            Fault::ResetBefore => Some("reset_before".into()),
-            Fault::ResetAfter => Some("reset_after".into()),
-            Fault::Hold(ms) => Some(format!("hold:{ms}")),
-            Fault::Duplicate => Some("duplicate".into()),
-        }
-    }
-
     fn note(self) -> String {
         match self {
             Fault::None => String::new(),

@@ -1,8 +1,6 @@
 //! An answer of the target against an answer of the model, as the contract sees both
-//! (`payhub_model::observation`): the status, the refusal's code where the contract
-//! names it, the fields the contract names (each where the target wrote it, unless the
-//! profile is `strict`), the target's ids bound to the model's one to one per kind, and
-//! each object's version judged by its steps (WEBHOOK-02), never by its number.
+//! (`payhub_model::observation`; docs/conform.md, "The oracle"): ids bound one to one
+//! per kind, versions judged by their steps (WEBHOOK-02), never by their number.
 
 use super::readings::Reading;
 use crate::retry_after::RetryAfter;
@@ -108,32 +106,14 @@ fn kind_of(model: &str) -> &str {
     model.split('_').next().unwrap_or(model)
 }
 
-/// Every field name an answer of the contract has (the model's objects and errors).
-pub const KNOWN_FIELDS: &[&str] = &[
-    "id",
-    "merchant_order_no",
-    "amount",
-    "currency",
-    "status",
-    "resolution_status",
-    "attempt_count",
-    "failure",
-    "code",
-    "attempt_id",
-    "next_action",
-    "expires_at",
-    "fee_rate_bps",
-    "amount_refunded",
-    "version",
-    "payment_id",
-    "merchant_refund_no",
-    "data",
-    "list",
-    "error",
-    "field",
-    "retryable",
-    "related_resource_id",
-];
+/// The fields the model answers beyond those the contract names
+/// ([`observation::NAMED_FIELDS`]).
+pub const MODEL_ONLY_FIELDS: [&str; 3] = ["fee_rate_bps", "amount_refunded", "list"];
+
+/// Whether the model's answers have a field `name`.
+pub fn known_field(name: &str) -> bool {
+    observation::NAMED_FIELDS.contains(&name) || MODEL_ONLY_FIELDS.contains(&name)
+}
 
 /// The first field of `body` the contract does not name and the profile does not list.
 pub fn unexpected_field(body: &Value, extra: &[String]) -> Option<String> {
@@ -141,7 +121,7 @@ pub fn unexpected_field(body: &Value, extra: &[String]) -> Option<String> {
         match v {
             Value::Object(m) => m.iter().find_map(|(k, v)| {
                 let here = format!("{path}.{k}");
-                if !KNOWN_FIELDS.contains(&k.as_str()) && !extra.iter().any(|e| e == k) {
+                if !known_field(k) && !extra.iter().any(|e| e == k) {
                     return Some(here);
                 }
                 walk(v, &here, extra)

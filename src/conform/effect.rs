@@ -1,11 +1,7 @@
-//! Every control of the profile is checked to take effect before the first case: a
-//! control the target answers 2xx and then ignores would otherwise be blamed on the
-//! target. With the rate limit on, a valid create (the card under the profile's
-//! `card_field`) must not be executed (RATE-01: the target's own 429); with the channel
-//! paused, likewise (RATE-04: its own 503). Which refusal it answers is the target's to
-//! get right, judged by the cases, not here. The clock is
-//! checked at each move, with `clock.read` (`run.rs`). A control that takes no effect is
-//! an error naming it (exit 2), never a violation.
+//! Every control of the profile is checked to take effect before the first case, else a
+//! control the target answers 2xx and ignores would be blamed on the target: switched
+//! on, a valid create must not be executed (RATE-01: its own 429; RATE-04: its own 503).
+//! One that takes no effect is exit 2 naming it, never a violation.
 
 use super::case::Switch;
 use super::run::{self, Target};
@@ -13,33 +9,20 @@ use super::run::{self, Target};
 /// Switches each control of the profile on, sends one create, and switches it off.
 pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
     let c = &t.profile.profile.controls;
+    let rate_limit: fn(bool) -> Switch = |on| Switch::RateLimit { merchant: 1, on };
     let checks = [
-        (
-            c.rate_limit.is_some(),
-            "controls.rate_limit",
-            Switch::RateLimit {
-                merchant: 1,
-                on: true,
-            },
-            Switch::RateLimit {
-                merchant: 1,
-                on: false,
-            },
-        ),
-        (
-            c.pause.is_some(),
-            "controls.pause",
-            Switch::Pause { on: true },
-            Switch::Pause { on: false },
-        ),
+        (c.rate_limit.is_some(), "controls.rate_limit", rate_limit),
+        (c.pause.is_some(), "controls.pause", |on| Switch::Pause {
+            on,
+        }),
     ];
-    for (n, (present, name, on, off)) in checks.into_iter().enumerate() {
+    for (n, (present, name, switch)) in checks.into_iter().enumerate() {
         if !present {
             continue;
         }
-        run::switch(t, on).await?;
+        run::switch(t, switch(true)).await?;
         let status = create(t, &format!("{tag}-{n}")).await;
-        run::switch(t, off).await?;
+        run::switch(t, switch(false)).await?;
         let status = status?;
         if (200..300).contains(&status) {
             return Err(format!(

@@ -31,7 +31,7 @@ impl Seen {
     }
 }
 
-/// One request of a round as the proxy carried it, which both judges read: the case's
+/// One request of a round as it was sent, which both judges read: the case's
 /// request and what the oracle saw of it; the request as it went on the wire, when it
 /// was sent and closed, and the answer as read (`None`: none came), which the registry
 /// records ([`super::record`]). `after`: sent only once that request of the round is

@@ -7,6 +7,7 @@
 use super::profile::{CardOutcome, Loaded};
 use super::report::Finding;
 use super::{SweepOptions, connect, sweep};
+use crate::serve::seam::EdgeSeam;
 
 /// Cases against the real-clock sandbox, per mutant.
 pub const REAL_CLOCK_CASES: usize = 60;
@@ -130,18 +131,13 @@ const SHARED: &str = "manual clock, merchants in one session";
 /// merchant and the namespace's endpoints are POSTed once (docs/profiles/sandbox-shared.json).
 pub fn shared(profile: &Loaded) -> Loaded {
     let mut p = profile.clone();
-    let once = |path: &mut Option<String>| {
-        if let Some(x) = path {
-            *x = x.replace("?merchant={merchant}", "");
-        }
-    };
     p.profile.isolation.ids_per_merchant = false;
-    once(&mut p.profile.isolation.reset);
-    if let Some(a) = &mut p.profile.clock.advance {
-        a.path = a.path.replace("?merchant={merchant}", "");
-    }
-    if let Some(c) = &mut p.profile.controls.pause {
-        c.path = c.path.replace("?merchant={merchant}", "");
+    let q = &mut p.profile;
+    let paths = (q.isolation.reset.iter_mut())
+        .chain(q.clock.advance.iter_mut().map(|a| &mut a.path))
+        .chain(q.controls.pause.iter_mut().map(|c| &mut c.path));
+    for path in paths {
+        *path = path.replace("?merchant={merchant}", "");
     }
     p
 }
@@ -222,7 +218,7 @@ pub async fn kill_matrix(
                 p.profile.controls = Default::default();
                 o.seeds.truncate(REAL_CLOCK_CASES);
             }
-            let target = connect(&url, p, max_states).await?;
+            let target = connect(&url, p, max_states, EdgeSeam::REFERENCE).await?;
             let report = sweep(&target, &url, &o, Some(())).await?;
             row.cases += report.cases_run;
             if let Some(f) = report.violations.into_iter().next() {
@@ -296,7 +292,7 @@ pub async fn kill_matrix_started(
     for name in names {
         let started = Instant::now();
         let (_child, url) = start_command(command, name)?;
-        let target = connect(&url, profile.clone(), max_states).await?;
+        let target = connect(&url, profile.clone(), max_states, EdgeSeam::REFERENCE).await?;
         let report = sweep(&target, &url, o, Some(())).await?;
         let mut row = Row {
             mutant: name.clone(),
@@ -357,4 +353,33 @@ pub fn text(rows: &[Row]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    /// The profile made for `serve --shared-merchants` is the one shipped for it.
+    #[test]
+    fn the_shared_merchants_profile_is_the_shipped_one() {
+        let load = |file: &str| {
+            let text = std::fs::read_to_string(format!("docs/profiles/{file}")).unwrap();
+            super::Loaded::from_json(&text).unwrap()
+        };
+        let made = super::shared(&load("sandbox.json")).profile;
+        let shipped = load("sandbox-shared.json").profile;
+        let paths = |p: &super::super::profile::Profile| {
+            let advance = p.clock.advance.as_ref().map(|a| a.path.clone());
+            let pause = p.controls.pause.as_ref().map(|c| c.path.clone());
+            (
+                p.isolation.ids_per_merchant,
+                p.isolation.reset.clone(),
+                advance,
+                pause,
+            )
+        };
+        assert_eq!(paths(&made), paths(&shipped));
+        assert_eq!(
+            made.controls.rate_limit.map(|c| c.path),
+            Some("/__sandbox/controls?merchant={merchant}".to_owned())
+        );
+    }
 }

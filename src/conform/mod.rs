@@ -1,23 +1,21 @@
 //! `payhub-verify conform`: a platform under test over HTTP, the model as the oracle
-//! (docs/conform.md). Seeds become cases ([`generate`]), each sent through the
-//! fault-injecting [`proxy`] ([`run`]) and judged twice: by the [`oracle`], the set of
-//! model states consistent with every answer so far, and by the registry over the
-//! exchanges the proxy carried ([`record`], [`registry`]). A violation is shrunk against
-//! the live target ([`shrink`]) and reported ([`report`], [`html`]; [`matrix`] over the
-//! zoo's mutants).
+//! (docs/conform.md). Seeds become cases ([`generate`]), each sent with its [`faults`]
+//! ([`run`]) and judged twice: by the [`oracle`] and by the registry ([`record`],
+//! [`registry`]). A violation is shrunk against the live target ([`shrink`]) and
+//! reported ([`report`], [`page`]; [`matrix`] over the zoo's mutants).
 
 pub mod case;
 pub mod clock;
 pub mod compare;
 pub mod effect;
 pub mod exchange;
+pub mod faults;
 pub mod generate;
 pub mod matrix;
 pub mod oracle;
 mod outcome;
 pub mod page;
 pub mod profile;
-pub mod proxy;
 pub mod readings;
 pub mod record;
 pub mod registry;
@@ -29,6 +27,7 @@ pub mod silent;
 pub mod target_refs;
 pub mod template;
 
+use crate::serve::seam::EdgeSeam;
 use crate::simulate_cmd::{SeedRange, Shard};
 use report::{Finding, Report};
 use run::{CaseOutcome, Target};
@@ -106,7 +105,7 @@ pub struct ConformArgs {
     /// when its sweep ends. Any platform, in any language.
     #[arg(long, value_name = "COMMAND", requires = "kill_matrix")]
     pub start: Option<String>,
-    /// Write each case's exchanges, as the proxy carried them, to `DIR/seed-N.har`
+    /// Write each case's exchanges, as they were sent, to `DIR/seed-N.har`
     /// (HAR 1.2, card numbers redacted), for `check-log DIR/*.har --profile …`.
     #[arg(long, value_name = "DIR", conflicts_with = "kill_matrix")]
     pub har: Option<PathBuf>,
@@ -258,7 +257,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         .or_else(|| profile.profile.base_url.clone())
         .ok_or("no target: give --target URL or the profile's base_url")?;
     let report = runtime.block_on(async {
-        let target = connect(&url, profile, args.max_states).await?;
+        let target = connect(&url, profile, args.max_states, EdgeSeam::REFERENCE).await?;
         sweep(&target, &url, &options, None).await
     })?;
     let out = match args.format {
@@ -278,48 +277,22 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::from(report.exit_code()))
 }
 
-/// The target behind a fresh proxy, checked to answer.
+/// The target, checked to answer and to take its controls; `seam`: the faults' decision
+/// points (the edge zoo's, else [`EdgeSeam::REFERENCE`]).
 pub async fn connect(
     url: &str,
     profile: profile::Loaded,
     max_states: usize,
+    seam: EdgeSeam,
 ) -> Result<Target, String> {
-    connect_with(
-        url,
-        profile,
-        max_states,
-        crate::serve::seam::EdgeSeam::REFERENCE,
-    )
-    .await
-}
-
-/// [`connect`] with the proxy's decision points `seam` (the edge zoo's).
-pub async fn connect_with(
-    url: &str,
-    profile: profile::Loaded,
-    max_states: usize,
-    seam: crate::serve::seam::EdgeSeam,
-) -> Result<Target, String> {
-    let direct = crate::wire::authority(url)?;
-    let settings = oracle::Settings {
-        branches: profile.branches.clone(),
-        horizon: profile.horizon,
-        max_states,
-        node_budget: 20_000,
-        dialect: profile.dialect(),
-        params: profile.params.clone(),
-        ids_per_merchant: profile.profile.isolation.ids_per_merchant,
-        pins: profile.pins.clone(),
-    };
-    let timeout = Duration::from_millis(profile.timeout.0);
+    let addr = crate::wire::authority(url)?;
     let log_profile = crate::check_log::profile::of_loaded(&profile)?;
-    let proxy = proxy::Proxy::start_with(direct.clone(), timeout, seam).await?;
     let target = Target {
         profile,
-        direct,
-        proxy,
-        settings,
-        clock: clock::TargetClock::new(),
+        addr,
+        seam,
+        max_states,
+        clock: clock::TargetClock::default(),
         log_profile,
     };
     run::probe(&target)
@@ -478,7 +451,7 @@ fn finding(
         shrink_runs: shrunk.runs,
         detected_after_cases: cases,
         detected_after_s: detected_s,
-        mermaid: report::mermaid(&shrunk.run.exchanges, round, &allowed),
+        mermaid: report::diagram(&shrunk.run.exchanges, round, &allowed).to_mermaid(),
         exchanges: shrunk.run.exchanges,
         breaking_round: round,
         allowed,

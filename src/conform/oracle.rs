@@ -1,18 +1,13 @@
 //! The online oracle: the set of model states consistent with everything the target
-//! has answered so far (docs/conform.md, "The oracle"). A state is a world of the
-//! simulator, the target's ids bound to its own, and its tape (for the what-if script).
-//! A round is explored from each state over every order the world allows (deliveries,
-//! branch points the profile allows, the upstream's moves, the clock up to the horizon;
-//! a lost answer executed or not), each answer compared with the target's (`compare.rs`)
-//! as the model puts it in flight. The states where every answer matched are the new
-//! set: none is a violation; more than `max_states`, or more than `node_budget` nodes
-//! explored per round and state, is an incomplete run, never a pass.
+//! has answered so far (docs/conform.md, "The oracle"), each round explored from each
+//! state over every order the world allows, each answer compared with the target's
+//! (`compare.rs`). No state left is a violation; past a bound, an incomplete run.
 
 use super::case::{self, Names, Req, Side};
 use super::compare::{self, IdMap, Observed};
 pub use super::exchange::{Seen, Sent};
-use super::profile::CardOutcome;
-use super::readings::{Pins, Reading, Taken};
+use super::profile::{CardOutcome, Loaded};
+use super::readings::{Reading, Taken};
 use crate::http_map;
 use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request};
 use payhub_model::observation::Dialect;
@@ -37,35 +32,8 @@ pub struct State {
     pub readings: Vec<Taken>,
 }
 
-/// The oracle's settings from the profile and the command line.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    pub branches: Vec<Branch>,
-    pub horizon: Millis,
-    pub max_states: usize,
-    pub node_budget: usize,
-    /// How the target speaks the contract (its codes, its extra fields, whole bodies or not).
-    pub dialect: Dialect,
-    /// The model's parameters: the target's own timings where the contract gives none.
-    pub params: payhub_model::PlatformParams,
-    /// The target numbers its objects per merchant (the sandbox: a session per
-    /// merchant), so an id means something only with its merchant.
-    pub ids_per_merchant: bool,
-    /// The readings the profile pins (`readings.rs`).
-    pub pins: Pins,
-}
-
-impl Settings {
-    /// The namespace of a request sent with model key `ak_N`: its merchant when ids are
-    /// per merchant (ak_3 is merchant 2), else one for all.
-    pub fn namespace(&self, key_of: u32) -> u32 {
-        if self.ids_per_merchant {
-            super::profile::merchant_of(key_of)
-        } else {
-            0
-        }
-    }
-}
+/// Nodes a round may explore from one state; past it the case is incomplete.
+const NODE_BUDGET: usize = 20_000;
 
 /// How a round went.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +55,11 @@ impl From<Result<(), String>> for RoundVerdict {
 pub struct Oracle {
     config: WorldConfig,
     pub states: Vec<State>,
-    settings: Settings,
+    /// The target's profile: its branches, horizon, timings and pinned readings.
+    profile: Loaded,
+    /// How the target speaks the contract (its codes, its extra fields, whole bodies or not).
+    dialect: Dialect,
+    max_states: usize,
     /// The round of the case being judged (where a reading was first shown).
     pub round_no: usize,
 }
@@ -171,9 +143,9 @@ pub fn model_config() -> WorldConfig {
 }
 
 impl Oracle {
-    pub fn new(settings: Settings) -> Oracle {
+    pub fn new(profile: &Loaded, max_states: usize) -> Oracle {
         let mut config = model_config();
-        config.params = settings.params.clone();
+        config.params = profile.params.clone();
         let world = World::new(&config);
         Oracle {
             states: vec![State {
@@ -183,7 +155,9 @@ impl Oracle {
                 readings: Vec::new(),
             }],
             config,
-            settings,
+            profile: profile.clone(),
+            dialect: profile.dialect(),
+            max_states,
             round_no: 0,
         }
     }
@@ -266,16 +240,16 @@ impl Oracle {
                 Ok(mut found) => next.append(&mut found),
                 Err(e) => return RoundVerdict::Incomplete(e),
             }
-            if next.len() > self.settings.max_states * 4 {
+            if next.len() > self.max_states * 4 {
                 next = dedup(next);
             }
         }
         let next = dedup(next);
-        if next.len() > self.settings.max_states {
+        if next.len() > self.max_states {
             return RoundVerdict::Incomplete(format!(
                 "{} model states are consistent with the answers, over the bound of {} (--max-states)",
                 next.len(),
-                self.settings.max_states
+                self.max_states
             ));
         }
         if next.is_empty() {
@@ -352,7 +326,7 @@ impl Oracle {
         sent: &[Sent],
         misses: &mut Vec<String>,
     ) -> Result<Vec<State>, String> {
-        let limit = st.world.now.after(self.settings.horizon);
+        let limit = st.world.now.after(self.profile.horizon);
         let ex = sent
             .iter()
             .map(|s| Ex {
@@ -373,10 +347,10 @@ impl Oracle {
         let mut nodes = 0usize;
         while let Some(mut node) = stack.pop() {
             nodes += 1;
-            if nodes > self.settings.node_budget {
+            if nodes > NODE_BUDGET {
                 return Err(format!(
                     "a round has more than {} interleavings to explore from one state (node budget)",
-                    self.settings.node_budget
+                    NODE_BUDGET
                 ));
             }
             match self.settle(&mut node, names, refs, sent) {
@@ -448,13 +422,13 @@ impl Oracle {
                 None => out.push(deliver(None)),
                 Some(point) => {
                     for b in point.alternatives() {
-                        if self.settings.branches.contains(&b) {
+                        if self.profile.branches.contains(&b) {
                             out.push(deliver(Some(b)));
                         }
                     }
                 }
             }
-            let strict = self.settings.dialect.strict;
+            let strict = self.dialect.strict;
             match &sent[i].seen {
                 Seen::Unknown => {
                     out.push(Move::one(Choice::Drop { msg }, Some((i, true))));
@@ -472,7 +446,7 @@ impl Oracle {
         out.extend(
             link_moves_except(w, &node.backlog)
                 .into_iter()
-                .filter(|(_, kind)| !kind.eager(concurrent, !self.settings.dialect.strict))
+                .filter(|(_, kind)| !kind.eager(concurrent, !self.dialect.strict))
                 .map(|(c, _)| Move::one(c, None)),
         );
         // Time passes while the target takes time to answer, within the horizon.
@@ -531,7 +505,7 @@ impl Oracle {
             let concurrent = is_concurrent(sent);
             if let Some((c, _)) = link_moves_except(&node.st.world, &node.backlog)
                 .into_iter()
-                .find(|(_, kind)| kind.eager(concurrent, !self.settings.dialect.strict))
+                .find(|(_, kind)| kind.eager(concurrent, !self.dialect.strict))
             {
                 self.apply(&mut node.st, c).map_err(Miss::World)?;
                 moved = true;
@@ -552,8 +526,8 @@ impl Oracle {
         obs: &Observed,
         more: impl IntoIterator<Item = Reading>,
     ) -> Result<(), Miss> {
-        let ns = self.settings.namespace(req.key_of);
-        let dialect = &self.settings.dialect;
+        let ns = self.profile.namespace(req.key_of);
+        let dialect = &self.dialect;
         let mut shown = compare::matches(response, obs, ns, &mut st.ids, dialect)
             .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
         shown.extend(more);
@@ -574,7 +548,7 @@ impl Oracle {
         refs: &TargetRefs,
         s: &Sent,
     ) -> Result<(), Miss> {
-        let ns = self.settings.namespace(s.req.key_of);
+        let ns = self.profile.namespace(s.req.key_of);
         // The request as the model's reading of the target's answer has it; `None`: a
         // reading under which it executed nowhere.
         let Some(req) = self.as_read(&mut node.st, i, s).map_err(Miss::Answer)? else {

@@ -88,7 +88,7 @@ impl Oracle {
         let mut out = Vec::new();
         let status = obs.map(|o| o.status);
         let code = obs.and_then(|o| o.body.pointer("/error/code").and_then(|c| c.as_str()));
-        let theirs = code.map(|c| self.settings.dialect.model_code(c));
+        let theirs = code.map(|c| self.dialect.model_code(c));
         if processing(w, &request.endpoint)
             && status == Some(409)
             && theirs == Some("payment_in_progress")
@@ -165,7 +165,7 @@ impl Oracle {
             Some(point) => point
                 .alternatives()
                 .into_iter()
-                .filter(|b| self.settings.branches.contains(b))
+                .filter(|b| self.profile.branches.contains(b))
                 .map(Some)
                 .collect(),
         };
@@ -201,7 +201,7 @@ impl Oracle {
         s: &Sent,
     ) -> Result<Option<Req>, String> {
         let mut req = s.req;
-        if self.settings.dialect.strict {
+        if self.dialect.strict {
             return Ok(Some(req));
         }
         let answered = match &s.seen {
@@ -243,14 +243,14 @@ impl Oracle {
                 round: self.round_no,
                 request,
             },
-            &self.settings.pins,
+            &self.profile.pins,
         )
     }
 
     /// Whether `st` took `reading`, or the profile pins it.
     pub(super) fn took(&self, st: &State, reading: Reading) -> bool {
         st.readings.iter().any(|t| t.reading == reading)
-            || self.settings.pins.get(&reading.point()) == Some(&reading)
+            || self.profile.pins.get(&reading.point()) == Some(&reading)
     }
 }
 

@@ -3,21 +3,12 @@ use crate::conform::case::{Fault, KeyUse, Op};
 use crate::serve::faults::Plan;
 use crate::serve::sandbox::{Branches, Planted, Sandbox, Settings as SandboxSettings, Step};
 
-fn settings() -> Settings {
-    Settings {
-        branches: payhub_model::Branch::ALL.to_vec(),
-        horizon: Millis::mins(2),
-        max_states: 64,
-        node_budget: 20_000,
-        dialect: crate::conform::profile::Loaded::from_json(include_str!(
-            "../../docs/profiles/sandbox.json"
-        ))
-        .unwrap()
-        .dialect(),
-        params: payhub_model::PlatformParams::default(),
-        ids_per_merchant: false,
-        pins: Default::default(),
-    }
+/// The oracle for the sandbox's profile, ids numbered across merchants.
+fn oracle() -> Oracle {
+    let text = include_str!("../../docs/profiles/sandbox.json");
+    let mut profile = Loaded::from_json(text).unwrap();
+    profile.profile.isolation.ids_per_merchant = false;
+    Oracle::new(&profile, 64)
 }
 
 fn create(key: u8) -> Req {
@@ -81,7 +72,7 @@ fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
     let names = Names::new("T", "1");
     let refs = TargetRefs::default();
     let mut sb = sandbox(Planted::Reference);
-    let mut o = Oracle::new(settings());
+    let mut o = oracle();
     // A create whose answer is lost: executed or not, two states.
     let _ = answer(&mut sb, &names, &create(1));
     assert_eq!(
@@ -116,7 +107,7 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
     let mut sb = sandbox(Planted::Mutant(
         payhub_model::Mutant::AmountNotInFingerprint,
     ));
-    let mut o = Oracle::new(settings());
+    let mut o = oracle();
     let first = answer(&mut sb, &names, &create(1));
     assert_eq!(
         o.round(&names, &refs, &sent(create(1), first)),

@@ -1,9 +1,6 @@
-//! conform's page, built once and drawn as Markdown or HTML: the verdict and what was
-//! checked, each violation drawn ([`super::report::diagram`]: Mermaid in Markdown, inline
-//! SVG in HTML) with the round no model state explains marked, in the contract's
-//! notation and as a what-if script; the cases not judged, the silent points, the
-//! registry's verdicts and the rules. With `--kill-matrix`, the matrix, each mutant
-//! found drawn.
+//! conform's page, built once and drawn as Markdown or HTML (docs/conform.md): the
+//! verdict, each violation drawn ([`super::report::diagram`]) and written out, the
+//! cases not judged, the silent points, the registry and the rules; or the kill matrix.
 
 use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};

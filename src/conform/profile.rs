@@ -1,11 +1,5 @@
-//! The profile: what conform needs to know about a target (docs/conform.md).
-//!
-//! JSON, every key known (an unknown key is an error naming it): the base URL, the API
-//! keys of its merchants and environments (each standing for one of the model's keys),
-//! its test cards and the acquirer outcome each produces, how a case is isolated (order,
-//! refund and key prefixes; a reset endpoint if it has one), how its clock moves (a
-//! test-clock endpoint, else short horizons only), which of the contract's branches it
-//! implements, and which answer fields are volatile (compared for presence only).
+//! The profile: what conform needs to know about a target, as JSON whose every key is
+//! known (an unknown key is an error naming it); docs/conform.md, "The profile".
 
 use payhub_model::observation::Dialect;
 use payhub_model::{Branch, ErrorCode, Millis};
@@ -29,59 +23,45 @@ pub struct Profile {
     pub isolation: Isolation,
     #[serde(default)]
     pub clock: Clock,
-    /// The contract's alternatives (S4, S5, S8, refund number) the target may take
-    /// (`"S4:conflict"`, …); omitted: all of them.
+    /// The contract's alternatives (S4, S5, S8, refund number) it may take; omitted: all.
     pub branches: Option<Vec<String>>,
-    /// Answer fields compared for presence only (timestamps, opaque values): by name
-    /// (`expires_at`) at any depth.
+    /// Answer fields compared for presence only, by name at any depth.
     #[serde(default)]
     pub volatile: Vec<String>,
-    /// With `strict`: answer fields the target adds that the contract does not name,
-    /// ignored; any other unexpected field is an error (exit 2). Without `strict` every
-    /// field the contract does not name is accepted.
+    /// With `strict`: fields the target adds that the contract does not name, ignored
+    /// (any other is exit 2).
     #[serde(default)]
     pub extra_fields: Vec<String>,
-    /// The target answers whole bodies in the model's own shape (the sandbox): every
-    /// field the model answers must be there, and no field the contract does not name
-    /// (but `extra_fields`). Default: each field the contract names is judged where the
-    /// target wrote it, and other fields are accepted.
+    /// Whole bodies in the model's own shape (the sandbox); default: each field the
+    /// contract names judged where the target wrote it.
     #[serde(default)]
     pub strict: bool,
-    /// The target's error codes that stand for one of the model's (`{"resource_not_found":
-    /// "resource_missing"}`): each is then judged as that code. A code the contract does
-    /// not name and this map does not list is judged by its status alone.
+    /// The target's error codes that stand for one of the model's; a code neither the
+    /// contract nor this map names is judged by its status alone.
     #[serde(default)]
     pub error_codes: BTreeMap<String, String>,
-    /// Fields the contract does not name that the target answers exactly as the model
-    /// does (`amount_refunded`, `fee_rate_bps`, `list`; `version` by its number).
+    /// Fields the target answers exactly as the model does (`version` by its number).
     #[serde(default)]
     pub model_fields: Vec<String>,
-    /// The client's timeout per request (default 5 s): no answer within it is an
-    /// unknown result.
+    /// The timeout per request (default 5 s): no answer within it is an unknown result.
     pub timeout: Option<String>,
     /// The name of the request field that carries the test card (default `card`).
     pub card_field: Option<String>,
-    /// Timings where the contract is silent and the target chose its own (A-EXPIRES-AT,
-    /// A-SESSION-TTL, …): the model takes the target's, so that its deadlines fall when
-    /// the target's do.
+    /// The target's own timings where the contract is silent (A-EXPIRES-AT, …), which
+    /// the model takes.
     #[serde(default)]
     pub timings: Timings,
-    /// Registry properties whose violations are not counted, each with its reason: one
-    /// property each, never a rule (printed with what it hides).
+    /// Registry properties whose violations are not counted, each with its reason.
     #[serde(default)]
     pub suppress: Vec<Suppress>,
-    /// Silent points pinned to one reading (`{"rate_limit_scope": "posts_only"}`):
-    /// any other reading there is a violation. Unpinned, every reading the contract
-    /// allows is accepted and the report names the one the target took.
+    /// Silent points pinned to one reading: any other reading there is a violation.
     #[serde(default)]
     pub readings: BTreeMap<String, String>,
-    /// Headers sent with every request to the target's test endpoints (controls, reset,
-    /// clock): a control plane behind a token (`{"X-Admin-Token": "…"}`).
+    /// Headers sent with every request to the target's test endpoints (a token).
     #[serde(default)]
     pub control_headers: BTreeMap<String, String>,
-    /// The target's test endpoints that switch the platform's own inputs: its rate
-    /// limit (429 with `Retry-After`) and its paused channel (503
-    /// `temporarily_unavailable`). Without one, no case switches it.
+    /// The test endpoints that switch the target's rate limit (429) and pause (503);
+    /// without one, no case switches it.
     #[serde(default)]
     pub controls: Controls,
 }
@@ -113,14 +93,11 @@ pub struct Suppress {
 pub struct Controls {
     /// Rate-limits one merchant (`{merchant}` in the path: the model merchant number).
     pub rate_limit: Option<Switch>,
-    /// Pauses the payment channel (POSTed once per merchant of the profile, as reset:
-    /// the contract's pause is the platform's, not one merchant's).
+    /// Pauses the payment channel (sent once per merchant: the pause is the platform's).
     pub pause: Option<Switch>,
 }
 
-/// A test endpoint that switches an input on and off: sent with `method` (default POST)
-/// and either `on` and `off` as bodies, or one `body` template with `{on}`; `{merchant}`
-/// in the path or body is the merchant's name (the keys' `merchant`, else its number).
+/// A test endpoint that switches an input: `on` and `off` bodies, or one `body` with `{on}`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Switch {
@@ -152,12 +129,9 @@ impl Switch {
 pub struct KeyEntry {
     /// What the target takes after `Authorization: Bearer `.
     pub key: String,
-    /// The model's key it stands for: `ak_1` merchant 1 test, `ak_2` merchant 1 live,
-    /// `ak_3` merchant 2 test, `ak_4` merchant 1 test read-only. Several target keys may
-    /// stand for one model key (rotation: one merchant, one environment, one scope).
+    /// The model's key it stands for (`ak_1`…`ak_4`); several keys for one: rotation.
     pub model: String,
-    /// The target's name of the key's merchant (`{merchant}` in the controls); default
-    /// the model merchant's number.
+    /// The target's name of the key's merchant (`{merchant}`); default its number.
     pub merchant: Option<String>,
 }
 
@@ -181,18 +155,14 @@ pub enum CardOutcome {
     /// Silent, and a cancel of its charge answered only after the synchronous wait
     /// (cancel 202).
     SlowCancel,
-    /// requires_action whose cancel the acquirer does not confirm in time (S12: cancel
-    /// 202, the status kept): the model's card C, its cancel answered at any point of
-    /// the window (a target that is not strict).
+    /// requires_action whose cancel the acquirer does not confirm in time (S12: 202).
     RequiresActionCancelUnconfirmed,
-    /// Declined after the synchronous wait (202, then failed). The model has no card
-    /// for it yet: never generated.
+    /// Declined after the synchronous wait; the model has no card for it: never generated.
     DeclineSlow,
 }
 
 impl CardOutcome {
-    /// The model's test card for this outcome (the sandbox's table, `serve --help`), if
-    /// the model has one.
+    /// The model's test card for this outcome, if it has one.
     pub fn model_card(self) -> Option<char> {
         match self {
             CardOutcome::Approve => Some('A'),
@@ -213,8 +183,7 @@ impl CardOutcome {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CardEntry {
-    /// What the target takes as its card (under `card_field`): a string
-    /// (`"tok_visa"`) or any JSON value (`{"type": "card", "card": {"token": "…"}}`).
+    /// What the target takes as its card (under `card_field`): any JSON value.
     pub card: serde_json::Value,
     pub outcome: CardOutcome,
 }
@@ -222,33 +191,26 @@ pub struct CardEntry {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Isolation {
-    /// Prefix of every order and refund number and key conform makes (default `CF`);
-    /// each case (and each re-run while shrinking) adds its own tag after it.
+    /// Prefix of every name conform makes (default `CF`), before each run's own tag.
     pub prefix: Option<String>,
-    /// `POST` this path before each case (`{merchant}`: the model merchant number,
-    /// once per merchant of the profile), if the target has a reset endpoint.
+    /// `POST` this path before each case (once per `{merchant}`), if there is one.
     pub reset: Option<String>,
-    /// The target numbers objects per merchant (each merchant a namespace of its own,
-    /// as in the sandbox): an id is compared together with its merchant.
+    /// The target numbers objects per merchant: an id is read with its merchant.
     pub ids_per_merchant: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Clock {
-    /// The request that moves the target's clock ([`Template`]: `{seconds}`, `{ms}`,
-    /// `{merchant}` as for reset; a plain path is POSTed with `{"by":"8d"}`); without it
-    /// cases stay within the horizon.
+    /// The request that moves the target's clock; without it cases stay within the horizon.
     pub advance: Option<Template>,
     /// Where the target shows its clock: each move is checked to have moved it.
     pub read: Option<ClockRead>,
-    /// How far the oracle lets the target's own timers run within a case (default
-    /// `2min`: the ~15 s synchronous wait, the 10 s concurrent wait, a few queries).
+    /// How far the oracle lets the target's timers run within a case (default `2min`).
     pub horizon: Option<String>,
 }
 
-/// `GET path` answers the target's time in the field `field`: a number of seconds (of
-/// milliseconds with `"unit":"ms"`), or an ISO 8601 date (`"2026-11-01T00:00:00Z"`).
+/// `GET path` answers the target's time in `field`: seconds, ms (`unit`) or ISO 8601.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClockRead {
@@ -399,10 +361,12 @@ impl Loaded {
             }
         }
         for f in &profile.model_fields {
-            if !super::compare::KNOWN_FIELDS.contains(&f.as_str()) {
+            if !super::compare::known_field(f) {
+                let named = payhub_model::observation::NAMED_FIELDS;
                 return Err(format!(
-                    "model_fields: {f:?} is not a field of the model's answers ({})",
-                    super::compare::KNOWN_FIELDS.join(", ")
+                    "model_fields: {f:?} is not a field of the model's answers ({}, {})",
+                    named.join(", "),
+                    super::compare::MODEL_ONLY_FIELDS.join(", ")
                 ));
             }
         }
@@ -506,6 +470,16 @@ impl Loaded {
         }
     }
 
+    /// The namespace of a request sent with model key `ak_N`: its merchant when ids are
+    /// per merchant (ak_3 is merchant 2), else one for all.
+    pub fn namespace(&self, key_of: u32) -> u32 {
+        if self.profile.isolation.ids_per_merchant {
+            merchant_of(key_of)
+        } else {
+            0
+        }
+    }
+
     pub fn prefix(&self) -> &str {
         self.profile.isolation.prefix.as_deref().unwrap_or("CF")
     }
@@ -565,5 +539,8 @@ mod tests {
         ))
         .unwrap_err();
         assert!(e.contains("S4:maybe"), "{e}");
+        let advance = r#""name":"t","clock":{"advance":{"path":"/c","verb":"PUT"}}"#;
+        let e = Loaded::from_json(&GOOD.replace("\"name\":\"t\"", advance)).unwrap_err();
+        assert!(e.contains("clock.advance"), "{e}");
     }
 }

@@ -1,10 +1,6 @@
-//! The silent points: where the contract is silent or ambiguous and the answer a
-//! platform gives decides what conform may accept. Each [`Point`] has the readings the
-//! contract allows ([`Reading`]), one of them the model's own (its assumption in
-//! `model/ASSUMPTIONS.md`); the oracle accepts every one, records which one each model
-//! state took, and keeps a state to one reading per point from then on (a reading that
-//! changes later answers is a branch of the state). A profile may pin a point to one
-//! reading (`"readings": {"rate_limit_scope": "posts_only"}`).
+//! The silent points (docs/conform.md, "Silent points"): where the contract is silent or
+//! ambiguous, each [`Point`]'s readings the contract allows ([`Reading`]), the model's
+//! own first (its assumption in `model/ASSUMPTIONS.md`); a state keeps one per point.
 
 use serde::Serialize;
 use std::collections::BTreeMap;

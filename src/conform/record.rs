@@ -1,11 +1,7 @@
-//! conform's record of one case: every exchange its proxy carried to the target, read
-//! and judged as `check-log` reads and judges a log (an entry per exchange, with the
-//! profile as the log's profile). A `reset_before` is not recorded (nothing reached the
-//! target); a `reset_after` or a timeout is no answer, an unknown outcome; a duplicate
-//! is two exchanges. Each exchange is stamped with the target's time ([`super::clock`]),
-//! in the order conform saw its sends and answers ([`Stamps`]). A case is one log; with
-//! `--har DIR` it is also written as one (`seed-N.har`), card numbers redacted, so that
-//! `check-log --profile` judges it again.
+//! conform's record of one case as one log, read and judged as `check-log` reads and
+//! judges one (docs/conform.md, "The registry beside the oracle"): each exchange stamped
+//! with the target's time ([`super::clock`]) in the order conform saw it ([`Stamps`]);
+//! with `--har DIR` also written as a HAR log, card numbers redacted.
 
 use super::clock::TargetClock;
 use super::oracle::{Seen, Sent};
@@ -75,8 +71,7 @@ pub struct CaseVerdicts {
 }
 
 impl Recorder {
-    /// A record read with the profile's keys, error codes and test cards; `har`: also
-    /// kept as a HAR log.
+    /// A record read with the profile's keys, codes and cards; `har`: kept as HAR too.
     pub fn new(profile: &LogProfile, har: bool) -> Result<Recorder, String> {
         let keys = Keys::load(None, &profile.keys)?;
         Ok(Recorder {
@@ -88,8 +83,7 @@ impl Recorder {
         })
     }
 
-    /// Records a round's exchanges that reached the target (all but a reset before
-    /// forwarding), stamped on `clock` before its next move.
+    /// Records a round's exchanges that reached the target, stamped on `clock`.
     pub fn round(&mut self, clock: &TargetClock, sent: &[Sent]) {
         let mut exchanges: Vec<&Sent> = sent
             .iter()
@@ -240,7 +234,7 @@ mod tests {
             r
         };
         record.round(
-            &TargetClock::new(),
+            &TargetClock::default(),
             &[
                 with(r#"{"amount":1,"card":"4242424242424242"}"#),
                 with(r#"{"amount":1,"card":"A"}"#),
@@ -262,7 +256,7 @@ mod tests {
         let profile =
             crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
                 .unwrap();
-        let clock = TargetClock::new();
+        let clock = TargetClock::default();
         let mut record = Recorder::new(&profile, false).unwrap();
         record.round(&clock, &[create((201, PAYMENT))]);
         clock.moved(moved_ms);
@@ -292,7 +286,7 @@ mod tests {
         let profile =
             crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
                 .unwrap();
-        let clock = TargetClock::new();
+        let clock = TargetClock::default();
         let mut record = Recorder::new(&profile, false).unwrap();
         let mut create_1 = create((0, ""));
         create_1.reply = first.map(reply);
@@ -316,7 +310,7 @@ mod tests {
         let profile =
             crate::check_log::profile::load(std::path::Path::new("docs/profiles/sandbox.json"))
                 .unwrap();
-        let clock = TargetClock::new();
+        let clock = TargetClock::default();
         let t = Instant::now();
         let us = std::time::Duration::from_micros;
         let mut executor = create((201, PAYMENT));

@@ -1,13 +1,10 @@
-//! The registry's verdicts over a sweep: each case's record judged as `check-log` judges
-//! a log ([`super::record`]), the verdicts gathered per property, beside the oracle's.
-//! A property judges the target when it is a wire property of the platform's side or
-//! cites a rule the platform keeps; the others judge conform's own requests and are
-//! listed, never counted. Over the cases the worst status wins (violated, reached, held,
-//! cannot judge); the exit code is [`Registry::exit_code`].
+//! The registry's verdicts over a sweep, gathered per property from each case's record
+//! ([`super::record`]): only properties judging the target count (the others judge
+//! conform's own requests); over the cases the worst status wins.
 
 use super::record::CaseVerdicts;
 use payhub_properties::Kind;
-use payhub_properties::verdict::{Status, Verdict};
+use payhub_properties::verdict::Status;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -95,14 +92,6 @@ fn weight(s: Status) -> u8 {
     }
 }
 
-fn judges(v: &Verdict) -> Judges {
-    if v.judges_platform() {
-        Judges::Target
-    } else {
-        Judges::Merchant
-    }
-}
-
 impl Registry {
     /// Adds case `seed`'s verdicts.
     pub fn add(&mut self, seed: u64, case: CaseVerdicts) {
@@ -125,7 +114,11 @@ impl Registry {
                     name: v.name,
                     kind: v.kind,
                     rules: v.rules.clone(),
-                    judges: judges(v),
+                    judges: if v.judges_platform() {
+                        Judges::Target
+                    } else {
+                        Judges::Merchant
+                    },
                     status: Status::CannotJudge,
                     cases: Counts::default(),
                     missing: Vec::new(),

@@ -69,7 +69,7 @@ pub struct Report {
     pub suppressed: Vec<String>,
     /// Per silent point, the reading the target took (`silent.rs`).
     pub readings: Vec<super::silent::PointRow>,
-    /// The registry's verdicts over the exchanges the proxy carried, beside the oracle's.
+    /// The registry's verdicts over the exchanges sent, beside the oracle's.
     pub registry: Registry,
     /// Per rule the platform keeps, the registry's verdict (`rule_rows.rs`).
     pub rules: Vec<super::rule_rows::RuleRow>,
@@ -240,11 +240,6 @@ pub fn rules_of(tape: &[payhub_sim::Choice]) -> Vec<&'static str> {
     rules
 }
 
-/// The exchanges as a Mermaid sequence diagram ([`diagram`]).
-pub fn mermaid(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> String {
-    diagram(exchanges, breaking_round, allowed).to_mermaid()
-}
-
 /// A request from `m` to `t` and its answer back, as arrows (an empty text none).
 pub fn messages(
     d: &mut Diagram,
@@ -335,7 +330,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let m = mermaid(&exchanges, 0, &allowed);
+        let m = diagram(&exchanges, 0, &allowed).to_mermaid();
         for (i, a) in allowed.iter().enumerate() {
             let head = a.split("  (").next().unwrap();
             assert!(m.contains(&format!("({} of 3)", i + 1)), "{m}");

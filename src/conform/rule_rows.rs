@@ -1,9 +1,6 @@
-//! The conformance matrix's rules: per rule the platform keeps (`payhub-verify rules`),
-//! what the registry's properties judging the target over the recorded exchanges made
-//! of it — verified
-//! (the cases that judged it), violated, or blind (the evidence the wire lacked, as the
-//! first case that could not judge it said) — or not judged over the wire (no property
-//! of the registry judges it: the oracle's comparison of every answer is its only check).
+//! The report's rules: per rule the platform keeps, what the registry's properties
+//! judging the target made of it (verified, violated, blind with the evidence the wire
+//! lacked), or not judged over the wire (the oracle's comparison its only check).
 
 use super::registry::{Judges, PropertyRow, Registry};
 use payhub_model::rules::{Enforcer, Rule};

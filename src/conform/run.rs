@@ -1,12 +1,12 @@
 //! One case against the live target: the namespace reset (if the profile has a reset
-//! endpoint) and fresh names, each round's requests sent at once through the proxy,
+//! endpoint) and fresh names, each round's requests sent at once with their faults,
 //! each answer given to the oracle, the case's outcome.
 
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
-use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
+use super::faults;
+use super::oracle::{Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
-use super::proxy::{FAULT_HEADER, Proxy, TAG_HEADER};
 use super::readings::{Reading, Taken};
 use super::record::{CaseVerdicts, Recorder};
 use crate::wire::{self, WireError, WireReply, WireRequest};
@@ -16,10 +16,12 @@ use std::time::{Duration, Instant};
 /// The target as a case sees it.
 pub struct Target {
     pub profile: Loaded,
-    /// `host:port` of the target itself (resets, clock moves).
-    pub direct: String,
-    pub proxy: Proxy,
-    pub settings: oracle::Settings,
+    /// `host:port` of the target.
+    pub addr: String,
+    /// Where the edge zoo plants a defect in the faults' path ([`faults::send`]).
+    pub seam: crate::serve::seam::EdgeSeam,
+    /// Model states the oracle may hold between rounds (`--max-states`).
+    pub max_states: usize,
     /// The target's time, which stamps the exchanges the registry judges.
     pub clock: super::clock::TargetClock,
     /// The profile as `check-log` reads it: how the registry reads the exchanges.
@@ -56,7 +58,7 @@ pub struct CaseRun {
     pub readings: Vec<(Reading, String)>,
     pub exchanges: Vec<Exchange>,
     pub outcome: CaseOutcome,
-    /// The registry's verdicts over the exchanges the proxy carried ([`super::record`]).
+    /// The registry's verdicts over the case's exchanges ([`super::record`]).
     pub registry: CaseVerdicts,
     /// Exchanges the case sent, and those whose answer from the target could not be read
     /// or never came with no fault planned (the target's failures, why each).
@@ -109,14 +111,6 @@ impl Side for TargetSide<'_> {
     }
 }
 
-/// The model merchants the profile's keys belong to (1 for ak_1, ak_2, ak_4; 2 for ak_3).
-fn merchants(profile: &Loaded) -> Vec<u32> {
-    let mut m: Vec<u32> = profile.model_keys.iter().map(|k| merchant_of(*k)).collect();
-    m.sort();
-    m.dedup();
-    m
-}
-
 pub(super) fn timeout(t: &Target) -> Duration {
     Duration::from_millis(t.profile.timeout.0)
 }
@@ -125,7 +119,14 @@ pub(super) fn timeout(t: &Target) -> Duration {
 /// the keys (once, if it does not name the merchant).
 async fn control(t: &Target, template: &Template, fill: &Fill) -> Result<(), String> {
     let mut reqs = Vec::new();
-    for m in merchants(&t.profile) {
+    let mut merchants: Vec<u32> = t
+        .profile
+        .model_keys
+        .iter()
+        .map(|k| merchant_of(*k))
+        .collect();
+    merchants.sort();
+    for m in merchants {
         let fill = Fill {
             merchant: Some(t.profile.merchant_name(m)),
             ..fill.clone()
@@ -210,8 +211,7 @@ async fn move_clock(
     Ok(())
 }
 
-/// Sends `method target` (with `headers` and `body`) to the target itself, not through
-/// the proxy.
+/// Sends `method target` (with `headers` and `body`) to the target, with no fault.
 pub(super) async fn direct(
     t: &Target,
     method: &str,
@@ -223,7 +223,7 @@ pub(super) async fn direct(
         headers,
         ..WireRequest::new(method, target, body)
     };
-    wire::send(&t.direct, &req, timeout(t)).await
+    wire::send(&t.addr, &req, timeout(t)).await
 }
 
 /// The profile's `control_headers`, sent with every request to a test endpoint.
@@ -299,7 +299,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
             .await
             .map_err(|e| format!("isolation.reset: {e}"))?;
     }
-    let mut oracle = Oracle::new(t.settings.clone());
+    let mut oracle = Oracle::new(&t.profile, t.max_states);
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
     let mut shown = Shown::new();
@@ -340,7 +340,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 oracle.control(*s)
             }
             Round::Send(reqs) => {
-                sent = send_round(t, &names, &refs, reqs, ri, &mut failed).await?;
+                sent = send_round(t, &names, &refs, reqs, &mut failed).await?;
                 sent_n += sent.len();
                 record.round(&t.clock, &sent);
                 let afters: Vec<_> = sent.iter().map(|s| s.after).collect();
@@ -354,7 +354,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 }
                 for s in &sent {
                     if let Seen::Answer(o) = &s.seen {
-                        refs.learn(t.settings.namespace(s.req.key_of), &o.body);
+                        refs.learn(t.profile.namespace(s.req.key_of), &o.body);
                     }
                 }
                 oracle.round(&names, &round_refs, &sent)
@@ -406,7 +406,6 @@ async fn send_round(
     names: &Names,
     refs: &TargetRefs,
     reqs: &[case::Req],
-    ri: usize,
     failed: &mut Vec<String>,
 ) -> Result<Vec<Sent>, String> {
     let mut tasks = tokio::task::JoinSet::new();
@@ -415,7 +414,7 @@ async fn send_round(
         let side = TargetSide {
             profile: &t.profile,
             refs,
-            ns: t.settings.namespace(req.key_of),
+            ns: t.profile.namespace(req.key_of),
         };
         let mut http = req.render(names, &side);
         // The target's spelling of the body (its card field), as sent and as reported.
@@ -424,54 +423,31 @@ async fn send_round(
         if let Some(k) = &http.idempotency_key {
             headers.push(("Idempotency-Key".into(), k.clone()));
         }
-        if let Some(f) = req.fault.header() {
-            headers.push((FAULT_HEADER.into(), f));
-        }
-        let tag = format!("{}-{ri}-{i}", names.stem);
-        headers.push((TAG_HEADER.into(), tag.clone()));
         let wire_req = WireRequest {
             headers,
             ..WireRequest::new(http.method, &http.target, http.body.clone())
         };
-        let addr = t.proxy.addr.clone();
-        let limit = timeout(t);
-        tasks.spawn(async move {
-            let sent = Instant::now();
-            let reply = wire::send(&addr, &wire_req, limit).await;
-            (i, (sent, Instant::now()), reply)
-        });
-        https.push((http, tag));
+        let (addr, limit, fault, seam) = (t.addr.clone(), timeout(t), req.fault, t.seam);
+        tasks.spawn(async move { (i, faults::send(&addr, &wire_req, fault, limit, seam).await) });
+        https.push(http);
     }
-    type Done = ((Instant, Instant), Result<WireReply, WireError>);
-    let mut results: Vec<Option<Done>> = vec![None; reqs.len()];
+    let mut results: Vec<Option<faults::Faulted>> = vec![None; reqs.len()];
     while let Some(done) = tasks.join_next().await {
-        let (i, times, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
-        results[i] = Some((times, r));
+        let (i, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
+        results[i] = Some(r);
     }
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
     for (i, req) in reqs.iter().enumerate() {
-        let (http, tag) = &https[i];
-        let now = Instant::now();
-        let ((at, mut closed), result) = results[i]
-            .take()
-            .unwrap_or(((now, now), Err(WireError::Reset)));
-        if let Some(why) = target_failure(t, req.fault, &result, tag) {
+        let http = &https[i];
+        let Some(f) = results[i].take() else {
+            return Err("a request task ended without its answer".into());
+        };
+        if let Some(why) = f.failure {
             failed.push(format!("{}: {why}", http.notation()));
         }
-        let second = (req.fault == Fault::Duplicate)
-            .then(|| t.proxy.take_second(tag))
-            .flatten();
-        if let Some(s) = &second {
-            // The first copy's answer came back before the proxy sent the second.
-            closed = closed.min(s.sent);
-        }
-        sent.push(sent_of(t, *req, None, http, (at, closed), result)?);
-        if req.fault == Fault::Duplicate {
-            let (times, second) = match second {
-                Some(s) => ((s.sent, s.answered), s.reply),
-                None => ((closed, closed), Err(WireError::Reset)),
-            };
+        sent.push(sent_of(t, *req, None, http, f.at, f.reply)?);
+        if let Some((times, second)) = f.second {
             if let Err(e) = &second {
                 failed.push(format!("{} (its second copy): {e}", http.notation()));
             }
@@ -484,29 +460,6 @@ async fn send_round(
     }
     sent.extend(seconds);
     Ok(sent)
-}
-
-/// Why the target failed exchange `tag`, if it did: no answer with no reset planned (the
-/// proxy resets the client only when the target's answer could not be read or never
-/// came, and says why), or none within conform's own timeout.
-fn target_failure(
-    t: &Target,
-    fault: Fault,
-    result: &Result<WireReply, WireError>,
-    tag: &str,
-) -> Option<String> {
-    let planned = matches!(fault, Fault::ResetBefore | Fault::ResetAfter);
-    let why = t.proxy.take_failure(tag);
-    match result {
-        Err(WireError::Reset | WireError::Timeout) if !planned => Some(why.unwrap_or_else(|| {
-            result
-                .as_ref()
-                .err()
-                .map(ToString::to_string)
-                .unwrap_or_default()
-        })),
-        _ => None,
-    }
 }
 
 /// Request `req` as sent (`http`, at `at`), read: what the oracle sees of `result`,

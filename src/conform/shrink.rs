@@ -1,9 +1,6 @@
-//! Shrinking against the live target: a violating case made smaller one step at a time
-//! (a round left out, a request of a concurrent round left out, a proxy fault taken
-//! away), each candidate run in a fresh namespace (new names; the reset endpoint first,
-//! if the profile has one), kept if it still violates. A candidate with concurrent
-//! requests may fail only sometimes: it gets up to `reruns` runs before it is dropped;
-//! the whole shrink spends at most `budget` runs.
+//! Shrinking against the live target (docs/conform.md, "Shrinking"): a violating case
+//! made smaller one step at a time, each candidate run under fresh names and kept if it
+//! still violates; a concurrent one, which may fail only sometimes, gets `reruns` runs.
 
 use super::case::{Case, Fault, Round};
 use super::run::{CaseOutcome, CaseRun, Target, run_case};

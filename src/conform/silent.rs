@@ -1,8 +1,6 @@
-//! The conformance matrix's silent points: per point of `readings.rs`, the reading the
-//! target's answers showed, with the first exchange that showed it and how many
-//! conforming cases did, or "not exercised" (no case reached the point, or its answers
-//! left more than one reading open). Ordered as [`Point::all`]; no wall time, so a
-//! sweep's matrix is the same for the same seeds and target.
+//! The report's silent points: per point of `readings.rs`, the readings the target's
+//! answers showed, each with its first exchange and its cases, or "not exercised";
+//! ordered as [`Point::all`], no wall time.
 
 use super::readings::{Pins, Point, Reading};
 use serde::Serialize;

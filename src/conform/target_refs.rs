@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 /// The target's ids for the objects a case names, read off its answers.
-/// Keyed by namespace (see [`super::oracle::Settings::namespace`]) and number.
+/// Keyed by namespace (see [`super::profile::Loaded::namespace`]) and number.
 #[derive(Clone, Debug, Default)]
 pub struct TargetRefs {
     pub payments: BTreeMap<(u32, String), String>,

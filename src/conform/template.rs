@@ -17,18 +17,14 @@ pub struct Template {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, deny_unknown_fields)]
 enum TemplateForm {
     Path(String),
-    Full(TemplateFull),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TemplateFull {
-    method: Option<String>,
-    path: String,
-    body: Option<serde_json::Value>,
+    Full {
+        method: Option<String>,
+        path: String,
+        body: Option<serde_json::Value>,
+    },
 }
 
 impl From<TemplateForm> for Template {
@@ -39,11 +35,7 @@ impl From<TemplateForm> for Template {
                 path,
                 body: Some(serde_json::json!({"by": "{ms}ms"})),
             },
-            TemplateForm::Full(t) => Template {
-                method: t.method,
-                path: t.path,
-                body: t.body,
-            },
+            TemplateForm::Full { method, path, body } => Template { method, path, body },
         }
     }
 }

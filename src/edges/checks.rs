@@ -29,34 +29,25 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// One end-to-end check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EdgeCheck {
-    SandboxVerdict,
-    JudgeEvents,
-    CheckLogHar,
-    CheckLogCapture,
-    FaultEffects,
-    /// What the client saw is what the session's events say was sent and delivered.
-    HttpMapping,
-    /// A conform smoke run against the sandbox ([`super::smoke`]).
-    ConformSmoke,
+payhub_model::named! {
+    fn name;
+    /// One end-to-end check.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum EdgeCheck {
+        SandboxVerdict = "sandbox-verdict",
+        JudgeEvents = "judge-events",
+        CheckLogHar = "check-log-har",
+        CheckLogCapture = "check-log-capture",
+        FaultEffects = "fault-effects",
+        /// What the client saw is what the session's events say was sent and delivered.
+        HttpMapping = "http-mapping",
+        /// A conform smoke run against the sandbox ([`super::smoke`]).
+        ConformSmoke = "conform-smoke",
+    }
 }
 
 impl EdgeCheck {
-    pub fn name(self) -> &'static str {
-        match self {
-            EdgeCheck::SandboxVerdict => "sandbox-verdict",
-            EdgeCheck::JudgeEvents => "judge-events",
-            EdgeCheck::CheckLogHar => "check-log-har",
-            EdgeCheck::CheckLogCapture => "check-log-capture",
-            EdgeCheck::FaultEffects => "fault-effects",
-            EdgeCheck::HttpMapping => "http-mapping",
-            EdgeCheck::ConformSmoke => "conform-smoke",
-        }
-    }
-
     /// The checks over a session, in the order they run.
     pub const SESSION: [EdgeCheck; 6] = [
         EdgeCheck::SandboxVerdict,
@@ -108,17 +99,11 @@ fn check_log(dir: &Path, name: &str, text: &str, seam: EdgeSeam) -> Result<Statu
         .collect())
 }
 
-fn first_difference(want: &Statuses, got: &Statuses, skip_cannot: bool) -> Option<String> {
-    for (name, w) in want {
+fn first_difference(want: &Statuses, got: &Statuses) -> Option<String> {
+    want.iter().find_map(|(name, w)| {
         let g = got.get(name).map_or("absent", String::as_str);
-        if skip_cannot && (w == "cannot_judge") {
-            continue;
-        }
-        if g != w {
-            return Some(format!("{name}: {g}, where the reference reading says {w}"));
-        }
-    }
-    None
+        (g != w).then(|| format!("{name}: {g}, where the reference reading says {w}"))
+    })
 }
 
 /// Runs `check` over `session`; `Err` with the first divergence. `expect_violated`:
@@ -127,7 +112,7 @@ pub fn run(
     check: EdgeCheck,
     session: &Session,
     plan: &Plan,
-    expect_violated: &[String],
+    expect_violated: &[&str],
     dir: &Path,
     tag: &str,
     seam: EdgeSeam,
@@ -146,7 +131,7 @@ pub fn run(
                 .filter(|(_, s)| *s == "violated")
                 .map(|(n, _)| n.as_str())
                 .collect();
-            let mut want: Vec<&str> = expect_violated.iter().map(String::as_str).collect();
+            let mut want = expect_violated.to_vec();
             want.sort_unstable();
             if violated != want {
                 return Err(format!(
@@ -159,10 +144,9 @@ pub fn run(
         }
         EdgeCheck::JudgeEvents => {
             let events = check_log(dir, &format!("{tag}.jsonl"), &session.events, seam)?;
-            match first_difference(&sandbox, &events, false) {
-                Some(d) => Err(format!("judge on the session's events: {d}")),
-                None => Ok(()),
-            }
+            first_difference(&sandbox, &events).map_or(Ok(()), |d| {
+                Err(format!("judge on the session's events: {d}"))
+            })
         }
         EdgeCheck::CheckLogHar => {
             let har = check_log(dir, &format!("{tag}.har"), &session.har, seam)?;
@@ -188,14 +172,12 @@ pub fn run(
                 &format!("{tag}.har"),
                 &session.har,
                 EdgeSeam::REFERENCE,
-            );
-            let har = har?;
+            )?;
             let text = super::capture::to_har(&session.seen);
             let capture = check_log(dir, &format!("{tag}-capture.har"), &text, seam)?;
-            match first_difference(&har, &capture, false) {
-                Some(d) => Err(format!("check-log on the client's capture: {d}")),
-                None => Ok(()),
-            }
+            first_difference(&har, &capture).map_or(Ok(()), |d| {
+                Err(format!("check-log on the client's capture: {d}"))
+            })
         }
         EdgeCheck::FaultEffects => fault_effects(&session.events, plan),
         EdgeCheck::HttpMapping => http_mapping(session),

@@ -1,16 +1,9 @@
-//! The clients `verify` drives the sandbox with, over real HTTP on loopback. The
-//! contract's reference client, and its variant that ignores `Retry-After`, are the
-//! model's (`payhub_model::client`: its reference policy, `AntiPattern::IgnoreRetryAfter`)
-//! driven through a thin HTTP shell ([`Client::drive`]: its requests sent, its answers
-//! and resets fed back, its timers moving the session's clock). The rest are short
-//! scripts of exchanges, shapes of traffic the model's policies do not make: the
-//! contract's "Don't do this" client on a reset (the model's anti-patterns switch key or
-//! order number after a timeout), a double submit under one key (the same body or another
-//! amount; one merchant's servers never create an order concurrently,
-//! A-CLIENT-DB-TXN) and a slow query (held while the clock moves). Every wait is the
-//! session's time: the client moves the sandbox's manual clock instead of sleeping, and
-//! records each exchange as it saw it ([`Exchange`], written as a capture by
-//! [`super::capture`]).
+//! The clients `verify` drives the sandbox with, over HTTP on loopback: the model's
+//! reference client and its `AntiPattern::IgnoreRetryAfter` through a thin HTTP shell
+//! ([`Client::drive`]), and short scripts of traffic the model's policies do not make
+//! (the "Don't do this" client, a double submit under one key, since one merchant's
+//! servers never create an order concurrently: A-CLIENT-DB-TXN; a slow query). Every
+//! wait moves the sandbox's manual clock; each exchange is recorded as the client saw it.
 
 use crate::wire::{self, WireReply, WireRequest};
 use payhub_model::client::{
@@ -23,41 +16,32 @@ use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
-/// A client program of a session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Program {
-    /// The contract's reference retry.
-    Reference,
-    /// The contract's "Don't do this": a new key, then a new order number.
-    DontDoThis,
-    /// Two creates under one key at once (a double submit), the second sent while the
-    /// first is in flight; then the clock moves past the first's upstream.
-    DoubleSubmit,
-    /// The double submit with another amount in the second copy (a changed parameter
-    /// under the same key, while the first is in flight).
-    DoubleSubmitChanged,
-    /// A Payment created, then queried twice 10 s apart (start to start, SCHED-02), the
-    /// first query's answer slow: the clock moves while it is in flight.
-    SlowQuery,
-    /// The reference client that retries a 429 after its usual backoff, not after its
-    /// `Retry-After` (RATE-03's "Don't"): the model's `AntiPattern::IgnoreRetryAfter`.
-    IgnoresRetryAfter,
+payhub_model::named! {
+    fn name;
+    /// A client program of a session, with its name in the report.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Program {
+        /// The contract's reference retry.
+        Reference = "reference client",
+        /// The contract's "Don't do this": a new key, then a new order number.
+        DontDoThis = "\"Don't do this\" client",
+        /// Two creates under one key at once (a double submit), the second sent while the
+        /// first is in flight; then the clock moves past the first's upstream.
+        DoubleSubmit = "double submit",
+        /// The double submit with another amount in the second copy (a changed parameter
+        /// under the same key, while the first is in flight).
+        DoubleSubmitChanged = "double submit, another amount",
+        /// A Payment created, then queried twice 10 s apart (start to start, SCHED-02),
+        /// the first query's answer slow: the clock moves while it is in flight.
+        SlowQuery = "slow query",
+        /// The reference client that retries a 429 after its usual backoff, not after its
+        /// `Retry-After` (RATE-03's "Don't"): the model's `AntiPattern::IgnoreRetryAfter`.
+        IgnoresRetryAfter = "retry of a 429 after its backoff",
+    }
 }
 
 impl Program {
-    /// Its name in the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Program::Reference => "reference client",
-            Program::DontDoThis => "\"Don't do this\" client",
-            Program::DoubleSubmit => "double submit",
-            Program::DoubleSubmitChanged => "double submit, another amount",
-            Program::SlowQuery => "slow query",
-            Program::IgnoresRetryAfter => "retry of a 429 after its backoff",
-        }
-    }
-
     /// The model's policy the program is (`None`: a script of exchanges).
     pub fn policy(self) -> Option<Policy> {
         match self {
@@ -122,10 +106,8 @@ impl Client {
             return;
         }
         let body = Some(format!("{{\"by\":\"{ms}ms\"}}"));
-        let req = WireRequest {
-            headers: vec![("Content-Type".into(), "application/json".into())],
-            ..WireRequest::new("POST", "/__sandbox/clock/advance", body)
-        };
+        // The body's Content-Type is the wire's to write, once.
+        let req = WireRequest::new("POST", "/__sandbox/clock/advance", body);
         match wire::send(&self.addr, &req, TIMEOUT).await {
             Ok(r) if r.status == 200 => self.now_ms += ms,
             Ok(r) => self
@@ -138,7 +120,6 @@ impl Client {
     fn request(api_key: &str, method: &str, target: &str, key: Option<&str>) -> WireRequest {
         let mut headers = vec![("Authorization".into(), format!("Bearer {api_key}"))];
         if let Some(k) = key {
-            headers.push(("Content-Type".into(), "application/json".into()));
             headers.push(("Idempotency-Key".into(), k.to_owned()));
         }
         WireRequest {
@@ -367,7 +348,7 @@ async fn send_once(addr: &str, req: &WireRequest) -> Option<WireReply> {
 }
 
 /// The model's request as the client writes it: `Authorization`, then for a keyed
-/// request `Content-Type` and `Idempotency-Key`, and the body as the wire carries it.
+/// request `Idempotency-Key`, and the body as the wire carries it (`Content-Type` with it).
 fn to_wire(request: &ApiRequest) -> WireRequest {
     let mut req = Client::request(
         &request.api_key.to_string(),

@@ -1,15 +1,9 @@
-//! The edges checked end to end, as `verify` runs them: the sandbox (`serve`) on
-//! loopback in this process under a fault plan, driven by the contract's reference
-//! client and by its "Don't do this" client; the session's verdict, events and HAR, and
-//! the client's own capture, judged by `judge` and `check-log` with the sandbox's
-//! verdicts; a conform smoke run against a sandbox; then the edge zoo, planted defects
-//! of the sandbox, check-log and conform, each of which one of these checks must catch.
-//!
-//! The planted defects and the edges' decision points they answer live with the sandbox
+//! The edges checked end to end, as `verify` runs them (docs/testing.md): sandbox
+//! sessions on loopback driven by the [`client`]s, what they left judged by [`checks`]
+//! (the client's own [`capture`] among it), conform's [`smoke`] run, then the edge
+//! [`zoo`]. The planted defects and their decision points live with the sandbox
 //! (`serve::defect`, `serve::seam`), which check-log and conform ask too, so no edge
-//! imports this folder. Files: [`client`] the clients, [`capture`] what a client saw as the world's tools
-//! write a HAR, [`session`] one sandbox session, [`checks`] the checks over it,
-//! [`smoke`] conform's run, [`zoo`] the kill matrix.
+//! imports this folder.
 
 pub mod capture;
 pub mod checks;
@@ -70,10 +64,6 @@ fn model_run(program: Program, api_key: &'static str, order: &str, card: char) -
     }
 }
 
-fn reference(api_key: &'static str, order: &str, card: char) -> Run {
-    model_run(Program::Reference, api_key, order, card)
-}
-
 /// The sessions the edges are checked on, in the order the edge zoo tries them.
 pub fn sessions() -> Vec<Spec> {
     let create = "create_payment";
@@ -123,9 +113,9 @@ pub fn sessions() -> Vec<Spec> {
                 Some(1),
             ),
             runs: vec![
-                reference("ak_1", "ORDER-1", 'A'),
-                reference("ak_3", "ORDER-1", 'D'),
-                reference("ak_1", "ORDER-2", 'B'),
+                model_run(Program::Reference, "ak_1", "ORDER-1", 'A'),
+                model_run(Program::Reference, "ak_3", "ORDER-1", 'D'),
+                model_run(Program::Reference, "ak_1", "ORDER-2", 'B'),
             ],
             violated: &[],
         },
@@ -212,14 +202,13 @@ pub fn run(dir: &Path, zoo: bool) -> Result<EdgeReport, String> {
         let mut exchanges = 0;
         for spec in sessions() {
             let s = session::run(&spec, EdgeSeam::REFERENCE).await?;
-            let expect = spec.expected();
             exchanges += s.seen.len();
             for check in EdgeCheck::SESSION {
                 let r = checks::run(
                     check,
                     &s,
                     &spec.plan,
-                    &expect,
+                    spec.violated,
                     dir,
                     spec.name,
                     EdgeSeam::REFERENCE,

@@ -1,7 +1,5 @@
-//! A sandbox session on loopback, in this process: the sandbox (`serve --clock manual
-//! --shared-merchants` with a fault plan) started on a free port, its clients run, and
-//! what it exports fetched over HTTP (its verdict, its events, its HAR) beside the
-//! client's own capture.
+//! A sandbox session in this process: `serve --clock manual --shared-merchants` under a
+//! fault plan on a free loopback port, its clients run, its verdict, events and HAR fetched.
 
 use super::EdgeSeam;
 use super::client::{Client, Exchange, Run};
@@ -22,12 +20,6 @@ pub struct Spec {
     pub runs: Vec<Run>,
     /// What its clients break: the properties the sandbox's verdict must violate.
     pub violated: &'static [&'static str],
-}
-
-impl Spec {
-    pub fn expected(&self) -> Vec<String> {
-        self.violated.iter().map(|v| (*v).to_owned()).collect()
-    }
 }
 
 /// What a session left: the sandbox's verdict (`GET /__sandbox/verdict`), events (JSON

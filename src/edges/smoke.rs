@@ -1,9 +1,6 @@
-//! conform's smoke run against the sandbox, in this process: a sandbox as `serve
-//! --clock manual` (each merchant a session of its own) on a free loopback port, conform
-//! with the sandbox's profile (docs/profiles/sandbox.json) and its proxy's faults on
-//! the wire. The reference sandbox conforms; a violation is shrunk as conform shrinks
-//! it, and its shrunk case is the witness (or, when only the registry finds one over the
-//! recorded exchanges, the exchanges that witness it).
+//! conform's smoke run, in this process, against a sandbox as `serve --clock manual` with
+//! the sandbox's profile and the proxy faults on: the reference conforms; a violation's
+//! witness is its shrunk case (or the registry's witness exchanges).
 
 use super::EdgeSeam;
 use super::session::{settings, start};
@@ -30,7 +27,7 @@ pub async fn run(seeds: u64, sandbox: EdgeSeam, proxy: EdgeSeam) -> Result<Smoke
     let live = start(settings(Branches::A, Plan::default(), sandbox), false).await?;
     let url = format!("http://{}", live.addr);
     let loaded = profile::Loaded::from_json(PROFILE)?;
-    let target = conform::connect_with(&url, loaded, 2048, proxy).await?;
+    let target = conform::connect(&url, loaded, 2048, proxy).await?;
     let options = SweepOptions {
         seeds: (0..seeds).collect(),
         seeds_text: format!("0..{seeds}"),
