@@ -200,6 +200,18 @@ fn an_out_folder_that_is_a_file_is_refused_before_the_run() {
     }
 }
 
+/// conform's profile is read bounded, and a bound of 0 model states is refused.
+#[test]
+fn conform_refuses_an_endless_profile_and_no_states() {
+    let o = run(&["conform", "--profile", "/dev/zero"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("longer than 16 MiB"), "{}", stderr(&o));
+    let o = run(&["conform", "--max-states", "0"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--max-states"), "{}", stderr(&o));
+    no_panic(&o);
+}
+
 #[test]
 fn an_incomplete_check_exits_3() {
     let o = run(&[

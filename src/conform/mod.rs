@@ -78,7 +78,7 @@ pub struct ConformArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: ConformFormat,
     /// Model states the oracle may hold between rounds; more is an incomplete run.
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = 2048, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_states: usize,
     /// Runs a shrinking candidate with concurrent requests gets before it is dropped (a
     /// flaky target's race may need more than one).
@@ -159,9 +159,13 @@ fn seeds_of(args: &ConformArgs) -> Result<(SeedRange, String), String> {
     Ok((range, format!("{}..{}", range.start, range.end)))
 }
 
+/// The largest profile `conform` reads: 16 MiB (a profile is a few KiB).
+const PROFILE_MAX: usize = 16 << 20;
+
 pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
-    let text = std::fs::read_to_string(&args.profile)
-        .map_err(|e| format!("{}: cannot read: {e}", args.profile.display()))?;
+    let bytes = crate::input::read_all(&args.profile, PROFILE_MAX)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("{}: not a text file", args.profile.display()))?;
     let profile = profile::Loaded::from_json(&text)
         .map_err(|e| format!("{}: {e}", args.profile.display()))?;
     let (range, mut seeds_text) = seeds_of(args)?;
