@@ -1,5 +1,5 @@
 //! The harness's HTTP/1.1 client: hyper's, one request per connection (`Connection:
-//! close`), bounded in time and bytes: what conform's cases and its proxy, `verify`'s edge
+//! close`), bounded in time and bytes: what conform's cases and faults, `verify`'s edge
 //! clients and the sandbox's webhooks send. One connection per request gives every
 //! request of a concurrent round a connection of its own, and lets a fault on the wire (a
 //! reset) end exactly one exchange.

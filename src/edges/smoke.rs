@@ -1,5 +1,5 @@
 //! conform's smoke run, in this process, against a sandbox as `serve --clock manual` with
-//! the sandbox's profile and the proxy faults on: the reference conforms; a violation's
+//! the sandbox's profile and conform's faults on: the reference conforms; a violation's
 //! witness is its shrunk case (or the registry's witness exchanges).
 
 use super::EdgeSeam;
@@ -21,8 +21,8 @@ pub struct Smoke {
     pub exit: u8,
 }
 
-/// Seeds `0..seeds` of conform, the proxy's faults on, against a fresh sandbox with
-/// `sandbox` planted in it and `proxy` in the proxy.
+/// Seeds `0..seeds` of conform, conform's faults on, against a fresh sandbox with
+/// `sandbox` planted in it and `proxy` in conform's faults.
 pub async fn run(seeds: u64, sandbox: EdgeSeam, proxy: EdgeSeam) -> Result<Smoke, String> {
     let live = start(settings(Branches::A, Plan::default(), sandbox), false).await?;
     let url = format!("http://{}", live.addr);

@@ -1,6 +1,6 @@
 //! The edge zoo's planted defects: small, realistic bugs of the code that faces the
 //! outside world (the sandbox's HTTP mapping and fault plan, check-log's HAR reader,
-//! conform's proxy, the sandbox's events export), each planted through one decision point of [`super::seam::EdgeSeam`].
+//! conform's faults, the sandbox's events export), each planted through one decision point of [`super::seam::EdgeSeam`].
 
 use serde::Serialize;
 
@@ -18,7 +18,7 @@ payhub_model::named! {
         SandboxExports = "sandbox exports",
         /// `check-log`: the HAR reader.
         CheckLog = "check-log",
-        /// `conform`: the fault-injecting proxy.
+        /// `conform`: the faults its HTTP client applies (the name kept from when a loopback proxy applied them).
         ConformProxy = "conform proxy",
     }
 }
@@ -90,7 +90,7 @@ edge_defects! {
     /// check-log reads a response's body from the request's `postData`.
     HarResponseBodyFromRequest = "har_response_body_from_request", CheckLog,
         "check-log reads a response's body from the request's postData";
-    /// conform's proxy forwards a request it was told to reset before forwarding.
+    /// conform's faults send a request it was told to reset before forwarding.
     ProxyResetBeforeForwards = "proxy_reset_before_forwards", ConformProxy,
         "conform's proxy forwards a request it was told to reset before forwarding, then resets";
 }

@@ -1,6 +1,6 @@
 //! The edges' decision points, and the planted defects that answer them otherwise. Where
 //! the edge zoo (`crate::edges`) plants a defect, the sandbox, check-log's HAR reader and
-//! conform's proxy ask their [`EdgeSeam`]: each method is one point, answered as documented
+//! conform's fault layer ask their [`EdgeSeam`]: each method is one point, answered as documented
 //! by [`EdgeSeam::REFERENCE`] (the default), otherwise by one [`EdgeDefect`]. The seam is
 //! fixed when the edge is built.
 
@@ -99,9 +99,9 @@ impl EdgeSeam {
         self.0 != Some(EdgeDefect::HarResponseBodyFromRequest)
     }
 
-    // ---- conform: the proxy --------------------------------------------------------------
+    // ---- conform: its faults -------------------------------------------------------------
 
-    /// Whether the proxy forwards a request it was told to reset before forwarding.
+    /// Whether conform's faults send a request it was told to reset before forwarding.
     pub fn proxy_forwards_reset_before(self) -> bool {
         self.0 == Some(EdgeDefect::ProxyResetBeforeForwards)
     }
