@@ -292,7 +292,17 @@ fn serve_ret_01_the_manual_clock_advances_eight_days() {
     assert_eq!(s.verdict()["holds"], true);
     let reset = s.control("POST", "/__sandbox/reset", "");
     assert_eq!(reset.status, 200);
-    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    // The new session's clock and dates start at 0 again, not where the last one stopped.
+    let again = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(again.status, 201);
+    assert!(
+        again.body.contains("\"expires_at\":\"1970-01-02T00:00:00.000Z\""),
+        "{}",
+        again.body
+    );
+    let har = s.control("GET", "/__sandbox/har", "").json();
+    let started = &har["log"]["entries"][0]["startedDateTime"];
+    assert_eq!(started, "1970-01-01T00:00:00.000Z");
     s.healthy();
 }
 
