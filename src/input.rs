@@ -5,8 +5,10 @@
 //! no writer opens within [`writer_wait`] is an error, not a silent wait for ever.
 
 use payhub_model::Millis;
+use std::cell::Cell;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::rc::Rc;
 
 /// The longest line a JSON Lines input may have (an event, an access-log record with
 /// its bodies, a script line): 16 MiB. A longer one is refused, not read whole.
@@ -59,6 +61,65 @@ pub struct Input {
     /// The name errors give it: the path, or `-`.
     pub name: String,
     pub reader: Box<dyn BufRead>,
+    /// What has been read of it so far, counted and digested as it passed.
+    pub read: Rc<Cell<Identity>>,
+}
+
+/// The identity of the bytes read of an input: how many, and their FNV-1a 64 digest,
+/// computed as they are read (no second pass). Two shards of one log read the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub bytes: u64,
+    pub digest: u64,
+}
+
+impl Default for Identity {
+    fn default() -> Identity {
+        Identity {
+            bytes: 0,
+            digest: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+}
+
+impl Identity {
+    fn add(self, bytes: &[u8]) -> Identity {
+        let digest = bytes.iter().fold(self.digest, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        Identity {
+            bytes: self.bytes + bytes.len() as u64,
+            digest,
+        }
+    }
+}
+
+/// A reader noting each byte it hands over in an [`Identity`].
+struct Digesting<R> {
+    inner: R,
+    read: Rc<Cell<Identity>>,
+}
+
+impl<R: BufRead> Read for Digesting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get().add(&buf[..n]));
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Digesting<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        // What `fill_buf` handed out is still buffered: note the part consumed.
+        if let Ok(buf) = self.inner.fill_buf() {
+            self.read.set(self.read.get().add(&buf[..amt.min(buf.len())]));
+        }
+        self.inner.consume(amt);
+    }
 }
 
 /// Opens `path` (`-`: standard input) for one pass, refusing a gzip stream.
@@ -81,9 +142,15 @@ pub fn open(path: &Path) -> Result<Input, String> {
             "{name}: gzip-compressed: not read as such; decompress it first (`zcat {name} | payhub-verify … -`)"
         ));
     }
+    let read = Rc::new(Cell::new(Identity::default()));
+    let reader = Digesting {
+        inner: std::io::Cursor::new(head).chain(reader),
+        read: read.clone(),
+    };
     Ok(Input {
         name,
-        reader: Box::new(std::io::Cursor::new(head).chain(reader)),
+        reader: Box::new(reader),
+        read,
     })
 }
 
@@ -206,6 +273,23 @@ mod tests {
         let e = next_line(&mut r, "f", 1, &mut line).unwrap_err();
         assert!(e.contains("16 MiB"), "{e}");
         assert!(line.len() <= LINE_MAX + 1);
+    }
+
+    #[test]
+    fn the_identity_counts_and_digests_what_was_read_however_it_was_read() {
+        let dir = std::env::temp_dir().join(format!("payhub-identity-{}", std::process::id()));
+        std::fs::write(&dir, "one\ntwo\n").unwrap();
+        let mut by_lines = open(&dir).unwrap();
+        each_line(&mut by_lines.reader, "f", &mut |_| Ok(())).unwrap();
+        let mut whole = open(&dir).unwrap();
+        whole.reader.read_to_end(&mut Vec::new()).unwrap();
+        assert_eq!(by_lines.read.get(), whole.read.get());
+        assert_eq!(whole.read.get().bytes, 8);
+        std::fs::write(&dir, "one\ntwo\r").unwrap();
+        let mut other = open(&dir).unwrap();
+        other.reader.read_to_end(&mut Vec::new()).unwrap();
+        assert_ne!(other.read.get(), whole.read.get());
+        std::fs::remove_file(&dir).unwrap();
     }
 
     #[test]

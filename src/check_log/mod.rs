@@ -175,6 +175,8 @@ pub struct Judged {
     pub shard: Option<parts::Shard>,
     /// The partitions (merchants) judged.
     pub partitions: usize,
+    /// What was read of the log: a shard names the log it judged by it.
+    pub read: crate::input::Identity,
 }
 
 /// What a file's judgement held in memory ([`crate::heap`]'s reading), and what it
@@ -362,6 +364,10 @@ fn judge_file_seam(
         }
     };
     progress.done();
+    let judged = Judged {
+        read: input.read.get(),
+        ..judged
+    };
     if run.shard.is_some() {
         return Ok(judged);
     }
@@ -434,6 +440,7 @@ fn judge_events(
         held,
         shard: None,
         partitions: 0,
+        read: Default::default(),
     })
 }
 
