@@ -25,9 +25,14 @@ pub fn writer_wait() -> u64 {
     WRITER_WAIT_S.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Whether the command has a `--wait` (it called [`set_writer_wait`]): the FIFO error
+/// names it only then.
+static WAIT_FLAG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Sets [`writer_wait`] for the process (a command's `--wait`).
 pub fn set_writer_wait(seconds: u64) {
     WRITER_WAIT_S.store(seconds, std::sync::atomic::Ordering::Relaxed);
+    WAIT_FLAG.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Opens `path`; a FIFO is opened on a thread of its own, and refused if no writer
@@ -42,10 +47,15 @@ fn open_file(path: &Path, name: &str) -> Result<std::fs::File, String> {
             let fifo = path.to_owned();
             std::thread::spawn(move || tx.send(std::fs::File::open(fifo)));
             let wait = writer_wait();
+            let longer = if WAIT_FLAG.load(std::sync::atomic::Ordering::Relaxed) {
+                " (--wait S waits longer)"
+            } else {
+                ""
+            };
             return match rx.recv_timeout(std::time::Duration::from_secs(wait)) {
                 Ok(opened) => opened.map_err(cannot),
                 Err(_) => Err(format!(
-                    "{name}: a FIFO that no writer opened in {wait} s: nothing to read (--wait S waits longer)"
+                    "{name}: a FIFO that no writer opened in {wait} s: nothing to read{longer}"
                 )),
             };
         }
@@ -258,6 +268,15 @@ pub fn read_all(path: &Path, max: usize) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(bytes)
+}
+
+/// The largest side input (a log profile, an API key map, a fault plan): 16 MiB.
+pub const SIDE_MAX: usize = 16 << 20;
+
+/// A side input read whole as text, at most [`SIDE_MAX`] bytes ([`read_all`]).
+pub fn read_text(path: &Path) -> Result<String, String> {
+    String::from_utf8(read_all(path, SIDE_MAX)?)
+        .map_err(|_| format!("{}: not UTF-8 text", path.display()))
 }
 
 #[cfg(test)]

@@ -518,4 +518,19 @@ fn check_log_on_a_fifo_with_no_writer_gives_up_saying_so() {
         stderr(&o)
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // Side inputs are read through the same door: a FIFO gives up, an endless file is
+    // refused at the bound, never read into memory whole.
+    let log = temp("side-inputs.jsonl", &stdout(&run(&["check-log", "--generate", "5"])));
+    let log = log.to_str().unwrap();
+    let o = run(&["check-log", "--wait", "1", "--profile", fifo.to_str().unwrap(), log]);
+    assert!(stderr(&o).contains("(--wait S waits longer)"), "{}", stderr(&o));
+    for side in [
+        &["check-log", "--profile", "/dev/zero", log][..],
+        &["check-log", "--api-key-map", "/dev/zero", log],
+        &["serve", "--faults", "/dev/zero", "--addr", "127.0.0.1:0"],
+    ] {
+        let o = run(side);
+        assert_eq!(code(&o), 2, "{side:?}");
+        assert!(stderr(&o).contains("longer than 16 MiB"), "{side:?}: {}", stderr(&o));
+    }
 }

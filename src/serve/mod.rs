@@ -148,8 +148,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
     let plan = match &args.faults {
         None => faults::Plan::default(),
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+            let text = crate::input::read_text(path)?;
             faults::Plan::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?
         }
     };
