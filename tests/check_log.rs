@@ -224,6 +224,18 @@ fn check_log_markdown_draws_the_witness_entries() {
         "{md}"
     );
     assert!(md.contains("P-->>C: 200 pay_demo_001"), "{md}");
+    // What the traffic says is text in the drawing, never HTML.
+    let har = std::fs::read_to_string(fixture("har/platform-conflict-missing.har")).unwrap();
+    let xss = temp(
+        "xss.har",
+        &har.replace("ORDER-1", "<img src=x onerror=alert(1)>"),
+    );
+    let o = run(&["check-log", xss.to_str().unwrap(), "--format", "markdown"]);
+    let md = stdout(&o);
+    assert!(md.contains("merchant_order_no #60;img src=x onerror=alert(1)#62;"), "{md}");
+    // Only the entries' fenced text block shows it as written.
+    let raw = md.lines().filter(|l| l.replace("\\<img", "").contains("<img"));
+    assert!(raw.clone().all(|l| l.starts_with("entry ")), "{md}");
     let text = run(&["check-log", &fixture("har/platform-conflict-missing.har")]);
     let out = stdout(&text);
     assert!(
