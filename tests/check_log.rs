@@ -346,6 +346,18 @@ fn check_log_an_unreadable_entry_is_listed_and_the_run_is_incomplete() {
             .contains("'yesterday' is not a date")
     );
     assert!(f["verdict"].as_str().unwrap().starts_with("INCOMPLETE"));
+    // Alone, the unreadable entry is named with its reason, not called "not the API".
+    let har = std::fs::read_to_string(fixture("har/one-unreadable.har")).unwrap();
+    let mut alone: serde_json::Value = serde_json::from_str(&har).unwrap();
+    alone["log"]["entries"].as_array_mut().unwrap().truncate(1);
+    let alone = temp("only-unreadable.har", &alone.to_string());
+    let o = run(&["check-log", alone.to_str().unwrap()]);
+    assert_eq!(common::code(&o), 2);
+    assert!(
+        stderr(&o).contains("1 unreadable (first, entry 1: startedDateTime 'yesterday' is not a date"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -374,6 +374,12 @@ fn judge_file_seam(
     if judged.entries == 0 {
         return Err(format!("{name}: empty: nothing to judge"));
     }
+    if let (0, Some((label, why))) = (judged.judged, judged.skips.first()) {
+        return Err(format!(
+            "{name}: {} entries, none judged: {} unreadable (first, {label}: {why}), {} not a request to the contract's API (/v1/…)",
+            judged.entries, judged.skipped, judged.ignored
+        ));
+    }
     if judged.judged == 0 {
         return Err(format!(
             "{name}: {} entries, none a request to the contract's API (/v1/…): nothing judged",
