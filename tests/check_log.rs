@@ -371,6 +371,14 @@ fn check_log_a_generated_log_is_judged_and_holds() {
     assert_eq!(code, 0, "{f:#}");
     assert_eq!(f["judged"], 2000);
     assert!(statuses_of_wire(&f).iter().all(|s| s == "holds"), "{f:#}");
+    // Generating judges no file, and generating nothing is no log.
+    for refused in [
+        &["check-log", "--generate", "10", file.to_str().unwrap()][..],
+        &["check-log", "--generate", "0"],
+    ] {
+        let o = run(refused);
+        assert_eq!(common::code(&o), 2, "{refused:?}: {}", stdout(&o));
+    }
 }
 
 #[test]

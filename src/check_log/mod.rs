@@ -71,8 +71,9 @@ pub struct CheckLogArgs {
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// Print a generated access log of N exchanges to stdout instead (for measuring:
-    /// `check-log --generate 3000000 > big.jsonl`).
-    #[arg(long, value_name = "N")]
+    /// `check-log --generate 3000000 > big.jsonl`); judges no file.
+    #[arg(long, value_name = "N", conflicts_with = "files",
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub generate: Option<u64>,
     /// With --generate: the file's format (a HAR is one JSON document, written as it
     /// is generated, never held whole).
