@@ -485,7 +485,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
     ) -> Result<Self, Response> {
         let Query(q) = Query::<Ns>::from_request_parts(parts, state)
             .await
-            .map_err(axum::response::IntoResponse::into_response)?;
+            .map_err(bad_query)?;
         match q.merchant.unwrap_or(1) {
             m @ (1 | 2) => Ok(MerchantNs(usize::from(m == 2), m)),
             m => {
@@ -494,6 +494,13 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
             }
         }
     }
+}
+
+/// A control's query string that does not read (`?merchant=-1`, a parameter given
+/// twice): 400 in the controls' JSON error shape.
+fn bad_query(e: axum::extract::rejection::QueryRejection) -> Response {
+    let message = format!("the query string does not read: {}", e.body_text());
+    respond(HttpReply::refusal(400, "invalid_request", message))
 }
 
 mod controls;
