@@ -345,6 +345,9 @@ fn serve_stray_the_banner_prints_the_token_and_the_bounds() {
     let text = String::from_utf8_lossy(&text);
     assert!(text.contains("control token: t0ken"), "{text}");
     assert!(text.contains("a clock advance at most 36500d"), "{text}");
+    // An empty token guards nothing: refused.
+    let empty = run(&["serve", "--addr", "127.0.0.1:0", "--control-token", ""]);
+    assert_eq!(code(&empty), 2, "{}", stderr(&empty));
 }
 
 /// The smaller edges: unknown objects and routes are 404, the Bearer scheme is read in
