@@ -126,7 +126,8 @@ impl<R: BufRead> BufRead for Digesting<R> {
     fn consume(&mut self, amt: usize) {
         // What `fill_buf` handed out is still buffered: note the part consumed.
         if let Ok(buf) = self.inner.fill_buf() {
-            self.read.set(self.read.get().add(&buf[..amt.min(buf.len())]));
+            self.read
+                .set(self.read.get().add(&buf[..amt.min(buf.len())]));
         }
         self.inner.consume(amt);
     }

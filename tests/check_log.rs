@@ -232,9 +232,14 @@ fn check_log_markdown_draws_the_witness_entries() {
     );
     let o = run(&["check-log", xss.to_str().unwrap(), "--format", "markdown"]);
     let md = stdout(&o);
-    assert!(md.contains("merchant_order_no #60;img src=x onerror=alert(1)#62;"), "{md}");
+    assert!(
+        md.contains("merchant_order_no #60;img src=x onerror=alert(1)#62;"),
+        "{md}"
+    );
     // Only the entries' fenced text block shows it as written.
-    let raw = md.lines().filter(|l| l.replace("\\<img", "").contains("<img"));
+    let raw = md
+        .lines()
+        .filter(|l| l.replace("\\<img", "").contains("<img"));
     assert!(raw.clone().all(|l| l.starts_with("entry ")), "{md}");
     let text = run(&["check-log", &fixture("har/platform-conflict-missing.har")]);
     let out = stdout(&text);
@@ -354,7 +359,8 @@ fn check_log_an_unreadable_entry_is_listed_and_the_run_is_incomplete() {
     let o = run(&["check-log", alone.to_str().unwrap()]);
     assert_eq!(common::code(&o), 2);
     assert!(
-        stderr(&o).contains("1 unreadable (first, entry 1: startedDateTime 'yesterday' is not a date"),
+        stderr(&o)
+            .contains("1 unreadable (first, entry 1: startedDateTime 'yesterday' is not a date"),
         "{}",
         stderr(&o)
     );
@@ -552,10 +558,24 @@ fn check_log_on_a_fifo_with_no_writer_gives_up_saying_so() {
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     // Side inputs are read through the same door: a FIFO gives up, an endless file is
     // refused at the bound, never read into memory whole.
-    let log = temp("side-inputs.jsonl", &stdout(&run(&["check-log", "--generate", "5"])));
+    let log = temp(
+        "side-inputs.jsonl",
+        &stdout(&run(&["check-log", "--generate", "5"])),
+    );
     let log = log.to_str().unwrap();
-    let o = run(&["check-log", "--wait", "1", "--profile", fifo.to_str().unwrap(), log]);
-    assert!(stderr(&o).contains("(--wait S waits longer)"), "{}", stderr(&o));
+    let o = run(&[
+        "check-log",
+        "--wait",
+        "1",
+        "--profile",
+        fifo.to_str().unwrap(),
+        log,
+    ]);
+    assert!(
+        stderr(&o).contains("(--wait S waits longer)"),
+        "{}",
+        stderr(&o)
+    );
     for side in [
         &["check-log", "--profile", "/dev/zero", log][..],
         &["check-log", "--api-key-map", "/dev/zero", log],
@@ -563,6 +583,10 @@ fn check_log_on_a_fifo_with_no_writer_gives_up_saying_so() {
     ] {
         let o = run(side);
         assert_eq!(code(&o), 2, "{side:?}");
-        assert!(stderr(&o).contains("longer than 16 MiB"), "{side:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("longer than 16 MiB"),
+            "{side:?}: {}",
+            stderr(&o)
+        );
     }
 }

@@ -134,7 +134,13 @@ fn check_log_gives_the_same_verdict_on_any_number_of_threads_and_in_four_shards_
     let (out, _) = judged(&log, &["--shard", "3/4"]);
     let foreign = dir.join("shard-3-other.json");
     std::fs::write(&foreign, out).unwrap();
-    let mixed = run(&["merge", &shards[0], &shards[1], &shards[2], foreign.to_str().unwrap()]);
+    let mixed = run(&[
+        "merge",
+        &shards[0],
+        &shards[1],
+        &shards[2],
+        foreign.to_str().unwrap(),
+    ]);
     assert_eq!(code(&mixed), 2, "{}", stdout(&mixed));
     assert!(stderr(&mixed).contains("another log"), "{}", stderr(&mixed));
 

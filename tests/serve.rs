@@ -296,7 +296,9 @@ fn serve_ret_01_the_manual_clock_advances_eight_days() {
     let again = s.created("k1", "ORDER-1", 10000);
     assert_eq!(again.status, 201);
     assert!(
-        again.body.contains("\"expires_at\":\"1970-01-02T00:00:00.000Z\""),
+        again
+            .body
+            .contains("\"expires_at\":\"1970-01-02T00:00:00.000Z\""),
         "{}",
         again.body
     );

@@ -383,10 +383,20 @@ fn serve_stray_the_smaller_edges_answer_as_http_and_the_contract_say() {
         assert_eq!(r.status, 400, "merchant={m}");
     }
     // A query string that does not read is refused in the controls' JSON error shape.
-    for q in ["merchant=-1", "merchant=", "merchant=1&merchant=2", "format=junit&format=markdown"] {
+    for q in [
+        "merchant=-1",
+        "merchant=",
+        "merchant=1&merchant=2",
+        "format=junit&format=markdown",
+    ] {
         let r = s.control("GET", &format!("/__sandbox/verdict?{q}"), "");
         assert_eq!(r.status, 400, "{q}: {}", r.body);
-        assert_eq!(r.json()["error"]["code"], "invalid_request", "{q}: {}", r.body);
+        assert_eq!(
+            r.json()["error"]["code"],
+            "invalid_request",
+            "{q}: {}",
+            r.body
+        );
     }
     let bogus = s.control("GET", "/__sandbox/verdict?format=bogus", "");
     assert_eq!(bogus.status, 400, "{}", bogus.body);

@@ -204,8 +204,14 @@ pub const HOLD_MS_MAX: u64 = 86_400_000;
 /// The webhook types the platform sends: `payment.<status>` and `refund.<status>`.
 fn webhook_kinds() -> impl Iterator<Item = String> {
     use payhub_model::{PaymentStatus, RefundStatus};
-    let payments = PaymentStatus::ALL.iter().map(|s| format!("payment.{}", s.as_str()));
-    payments.chain(RefundStatus::ALL.iter().map(|s| format!("refund.{}", s.as_str())))
+    let payments = PaymentStatus::ALL
+        .iter()
+        .map(|s| format!("payment.{}", s.as_str()));
+    payments.chain(
+        RefundStatus::ALL
+            .iter()
+            .map(|s| format!("refund.{}", s.as_str())),
+    )
 }
 
 /// The endpoint names a rule may match.

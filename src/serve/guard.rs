@@ -163,7 +163,11 @@ mod tests {
     fn two_host_headers_are_a_bad_request() {
         let mut headers = HeaderMap::new();
         headers.append(header::HOST, "localhost".parse().unwrap());
-        assert!(Guard::default().refuses("/v1/payments", "GET", &headers).is_none());
+        assert!(
+            Guard::default()
+                .refuses("/v1/payments", "GET", &headers)
+                .is_none()
+        );
         headers.append(header::HOST, "localhost".parse().unwrap());
         let refused = Guard::default().refuses("/v1/payments", "GET", &headers);
         assert_eq!(refused.map(|r| r.status), Some(400));

@@ -295,10 +295,12 @@ async fn read_body(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HttpReply
     {
         Ok(Ok(bytes)) => Ok(bytes.to_vec()),
         // Past the bound: 413; a body cut short or badly chunked: 400.
-        Ok(Err(e)) => Err(match e.into_inner().is::<http_body_util::LengthLimitError>() {
-            true => too_large(),
-            false => HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body)),
-        }),
+        Ok(Err(e)) => Err(
+            match e.into_inner().is::<http_body_util::LengthLimitError>() {
+                true => too_large(),
+                false => HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body)),
+            },
+        ),
         Err(_) => {
             let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
             reply.status = 408;

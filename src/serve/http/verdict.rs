@@ -22,10 +22,13 @@ pub(super) async fn verdict(
         Ok(Query(q)) => q,
         Err(e) => return bad_query(e),
     };
-    if let Some(other) = q.format.as_deref().filter(|f| !["markdown", "junit"].contains(f)) {
-        let message = format!(
-            "?format={other}: the verdict is JSON (no format), markdown or junit"
-        );
+    if let Some(other) = q
+        .format
+        .as_deref()
+        .filter(|f| !["markdown", "junit"].contains(f))
+    {
+        let message =
+            format!("?format={other}: the verdict is JSON (no format), markdown or junit");
         return respond(HttpReply::refusal(400, "invalid_request", message));
     }
     if q.format.as_deref() == Some("junit") {
