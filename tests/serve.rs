@@ -189,7 +189,8 @@ fn serve_merchants_are_namespaces_that_run_side_by_side() {
         s.control("POST", "/__sandbox/reset?merchant=1", "").status,
         200
     );
-    assert_eq!(verdict(1)["holds"], true);
+    // A fresh session judged nothing: it does not hold.
+    assert_eq!(verdict(1)["holds"], false);
     assert_eq!(verdict(1)["events"], 0);
     assert_ne!(verdict(2)["events"], 0, "merchant 2's session is untouched");
     // A reset keeps merchant 2's numbering apart.
