@@ -5,8 +5,10 @@
 //! no writer opens within [`writer_wait`] is an error, not a silent wait for ever.
 
 use payhub_model::Millis;
+use std::cell::Cell;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::rc::Rc;
 
 /// The longest line a JSON Lines input may have (an event, an access-log record with
 /// its bodies, a script line): 16 MiB. A longer one is refused, not read whole.
@@ -23,9 +25,14 @@ pub fn writer_wait() -> u64 {
     WRITER_WAIT_S.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Whether the command has a `--wait` (it called [`set_writer_wait`]): the FIFO error
+/// names it only then.
+static WAIT_FLAG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Sets [`writer_wait`] for the process (a command's `--wait`).
 pub fn set_writer_wait(seconds: u64) {
     WRITER_WAIT_S.store(seconds, std::sync::atomic::Ordering::Relaxed);
+    WAIT_FLAG.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Opens `path`; a FIFO is opened on a thread of its own, and refused if no writer
@@ -40,10 +47,15 @@ fn open_file(path: &Path, name: &str) -> Result<std::fs::File, String> {
             let fifo = path.to_owned();
             std::thread::spawn(move || tx.send(std::fs::File::open(fifo)));
             let wait = writer_wait();
+            let longer = if WAIT_FLAG.load(std::sync::atomic::Ordering::Relaxed) {
+                " (--wait S waits longer)"
+            } else {
+                ""
+            };
             return match rx.recv_timeout(std::time::Duration::from_secs(wait)) {
                 Ok(opened) => opened.map_err(cannot),
                 Err(_) => Err(format!(
-                    "{name}: a FIFO that no writer opened in {wait} s: nothing to read (--wait S waits longer)"
+                    "{name}: a FIFO that no writer opened in {wait} s: nothing to read{longer}"
                 )),
             };
         }
@@ -59,6 +71,66 @@ pub struct Input {
     /// The name errors give it: the path, or `-`.
     pub name: String,
     pub reader: Box<dyn BufRead>,
+    /// What has been read of it so far, counted and digested as it passed.
+    pub read: Rc<Cell<Identity>>,
+}
+
+/// The identity of the bytes read of an input: how many, and their FNV-1a 64 digest,
+/// computed as they are read (no second pass). Two shards of one log read the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub bytes: u64,
+    pub digest: u64,
+}
+
+impl Default for Identity {
+    fn default() -> Identity {
+        Identity {
+            bytes: 0,
+            digest: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+}
+
+impl Identity {
+    fn add(self, bytes: &[u8]) -> Identity {
+        let digest = bytes.iter().fold(self.digest, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        Identity {
+            bytes: self.bytes + bytes.len() as u64,
+            digest,
+        }
+    }
+}
+
+/// A reader noting each byte it hands over in an [`Identity`].
+struct Digesting<R> {
+    inner: R,
+    read: Rc<Cell<Identity>>,
+}
+
+impl<R: BufRead> Read for Digesting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get().add(&buf[..n]));
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Digesting<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        // What `fill_buf` handed out is still buffered: note the part consumed.
+        if let Ok(buf) = self.inner.fill_buf() {
+            self.read
+                .set(self.read.get().add(&buf[..amt.min(buf.len())]));
+        }
+        self.inner.consume(amt);
+    }
 }
 
 /// Opens `path` (`-`: standard input) for one pass, refusing a gzip stream.
@@ -81,9 +153,15 @@ pub fn open(path: &Path) -> Result<Input, String> {
             "{name}: gzip-compressed: not read as such; decompress it first (`zcat {name} | payhub-verify … -`)"
         ));
     }
+    let read = Rc::new(Cell::new(Identity::default()));
+    let reader = Digesting {
+        inner: std::io::Cursor::new(head).chain(reader),
+        read: read.clone(),
+    };
     Ok(Input {
         name,
-        reader: Box::new(std::io::Cursor::new(head).chain(reader)),
+        reader: Box::new(reader),
+        read,
     })
 }
 
@@ -193,6 +271,15 @@ pub fn read_all(path: &Path, max: usize) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// The largest side input (a log profile, an API key map, a fault plan): 16 MiB.
+pub const SIDE_MAX: usize = 16 << 20;
+
+/// A side input read whole as text, at most [`SIDE_MAX`] bytes ([`read_all`]).
+pub fn read_text(path: &Path) -> Result<String, String> {
+    String::from_utf8(read_all(path, SIDE_MAX)?)
+        .map_err(|_| format!("{}: not UTF-8 text", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +293,23 @@ mod tests {
         let e = next_line(&mut r, "f", 1, &mut line).unwrap_err();
         assert!(e.contains("16 MiB"), "{e}");
         assert!(line.len() <= LINE_MAX + 1);
+    }
+
+    #[test]
+    fn the_identity_counts_and_digests_what_was_read_however_it_was_read() {
+        let dir = std::env::temp_dir().join(format!("payhub-identity-{}", std::process::id()));
+        std::fs::write(&dir, "one\ntwo\n").unwrap();
+        let mut by_lines = open(&dir).unwrap();
+        each_line(&mut by_lines.reader, "f", &mut |_| Ok(())).unwrap();
+        let mut whole = open(&dir).unwrap();
+        whole.reader.read_to_end(&mut Vec::new()).unwrap();
+        assert_eq!(by_lines.read.get(), whole.read.get());
+        assert_eq!(whole.read.get().bytes, 8);
+        std::fs::write(&dir, "one\ntwo\r").unwrap();
+        let mut other = open(&dir).unwrap();
+        other.reader.read_to_end(&mut Vec::new()).unwrap();
+        assert_ne!(other.read.get(), whole.read.get());
+        std::fs::remove_file(&dir).unwrap();
     }
 
     #[test]

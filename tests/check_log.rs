@@ -224,6 +224,23 @@ fn check_log_markdown_draws_the_witness_entries() {
         "{md}"
     );
     assert!(md.contains("P-->>C: 200 pay_demo_001"), "{md}");
+    // What the traffic says is text in the drawing, never HTML.
+    let har = std::fs::read_to_string(fixture("har/platform-conflict-missing.har")).unwrap();
+    let xss = temp(
+        "xss.har",
+        &har.replace("ORDER-1", "<img src=x onerror=alert(1)>"),
+    );
+    let o = run(&["check-log", xss.to_str().unwrap(), "--format", "markdown"]);
+    let md = stdout(&o);
+    assert!(
+        md.contains("merchant_order_no #60;img src=x onerror=alert(1)#62;"),
+        "{md}"
+    );
+    // Only the entries' fenced text block shows it as written.
+    let raw = md
+        .lines()
+        .filter(|l| l.replace("\\<img", "").contains("<img"));
+    assert!(raw.clone().all(|l| l.starts_with("entry ")), "{md}");
     let text = run(&["check-log", &fixture("har/platform-conflict-missing.har")]);
     let out = stdout(&text);
     assert!(
@@ -334,6 +351,19 @@ fn check_log_an_unreadable_entry_is_listed_and_the_run_is_incomplete() {
             .contains("'yesterday' is not a date")
     );
     assert!(f["verdict"].as_str().unwrap().starts_with("INCOMPLETE"));
+    // Alone, the unreadable entry is named with its reason, not called "not the API".
+    let har = std::fs::read_to_string(fixture("har/one-unreadable.har")).unwrap();
+    let mut alone: serde_json::Value = serde_json::from_str(&har).unwrap();
+    alone["log"]["entries"].as_array_mut().unwrap().truncate(1);
+    let alone = temp("only-unreadable.har", &alone.to_string());
+    let o = run(&["check-log", alone.to_str().unwrap()]);
+    assert_eq!(common::code(&o), 2);
+    assert!(
+        stderr(&o)
+            .contains("1 unreadable (first, entry 1: startedDateTime 'yesterday' is not a date"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -347,6 +377,14 @@ fn check_log_a_generated_log_is_judged_and_holds() {
     assert_eq!(code, 0, "{f:#}");
     assert_eq!(f["judged"], 2000);
     assert!(statuses_of_wire(&f).iter().all(|s| s == "holds"), "{f:#}");
+    // Generating judges no file, and generating nothing is no log.
+    for refused in [
+        &["check-log", "--generate", "10", file.to_str().unwrap()][..],
+        &["check-log", "--generate", "0"],
+    ] {
+        let o = run(refused);
+        assert_eq!(common::code(&o), 2, "{refused:?}: {}", stdout(&o));
+    }
 }
 
 #[test]
@@ -518,4 +556,37 @@ fn check_log_on_a_fifo_with_no_writer_gives_up_saying_so() {
         stderr(&o)
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // Side inputs are read through the same door: a FIFO gives up, an endless file is
+    // refused at the bound, never read into memory whole.
+    let log = temp(
+        "side-inputs.jsonl",
+        &stdout(&run(&["check-log", "--generate", "5"])),
+    );
+    let log = log.to_str().unwrap();
+    let o = run(&[
+        "check-log",
+        "--wait",
+        "1",
+        "--profile",
+        fifo.to_str().unwrap(),
+        log,
+    ]);
+    assert!(
+        stderr(&o).contains("(--wait S waits longer)"),
+        "{}",
+        stderr(&o)
+    );
+    for side in [
+        &["check-log", "--profile", "/dev/zero", log][..],
+        &["check-log", "--api-key-map", "/dev/zero", log],
+        &["serve", "--faults", "/dev/zero", "--addr", "127.0.0.1:0"],
+    ] {
+        let o = run(side);
+        assert_eq!(code(&o), 2, "{side:?}");
+        assert!(
+            stderr(&o).contains("longer than 16 MiB"),
+            "{side:?}: {}",
+            stderr(&o)
+        );
+    }
 }

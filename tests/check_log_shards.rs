@@ -127,6 +127,22 @@ fn check_log_gives_the_same_verdict_on_any_number_of_threads_and_in_four_shards_
     let twice = run(&["merge", &shards[0], &shards[1], &shards[2], &shards[2]]);
     assert_eq!(code(&twice), 2);
     assert!(stderr(&twice).contains("given twice"), "{}", stderr(&twice));
+    // A shard of another log under the same name (one byte more) is refused.
+    let mut other = std::fs::read(&log).unwrap();
+    other.push(b'\n');
+    std::fs::write(&log, other).unwrap();
+    let (out, _) = judged(&log, &["--shard", "3/4"]);
+    let foreign = dir.join("shard-3-other.json");
+    std::fs::write(&foreign, out).unwrap();
+    let mixed = run(&[
+        "merge",
+        &shards[0],
+        &shards[1],
+        &shards[2],
+        foreign.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&mixed), 2, "{}", stdout(&mixed));
+    assert!(stderr(&mixed).contains("another log"), "{}", stderr(&mixed));
 
     // An event stream is the platform's as much as the merchants': not split.
     let events = dir.join("events.jsonl");

@@ -189,7 +189,8 @@ fn serve_merchants_are_namespaces_that_run_side_by_side() {
         s.control("POST", "/__sandbox/reset?merchant=1", "").status,
         200
     );
-    assert_eq!(verdict(1)["holds"], true);
+    // A fresh session judged nothing: it does not hold.
+    assert_eq!(verdict(1)["holds"], false);
     assert_eq!(verdict(1)["events"], 0);
     assert_ne!(verdict(2)["events"], 0, "merchant 2's session is untouched");
     // A reset keeps merchant 2's numbering apart.
@@ -292,7 +293,19 @@ fn serve_ret_01_the_manual_clock_advances_eight_days() {
     assert_eq!(s.verdict()["holds"], true);
     let reset = s.control("POST", "/__sandbox/reset", "");
     assert_eq!(reset.status, 200);
-    assert_eq!(s.created("k1", "ORDER-1", 10000).status, 201);
+    // The new session's clock and dates start at 0 again, not where the last one stopped.
+    let again = s.created("k1", "ORDER-1", 10000);
+    assert_eq!(again.status, 201);
+    assert!(
+        again
+            .body
+            .contains("\"expires_at\":\"1970-01-02T00:00:00.000Z\""),
+        "{}",
+        again.body
+    );
+    let har = s.control("GET", "/__sandbox/har", "").json();
+    let started = &har["log"]["entries"][0]["startedDateTime"];
+    assert_eq!(started, "1970-01-01T00:00:00.000Z");
     s.healthy();
 }
 

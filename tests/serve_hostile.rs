@@ -97,10 +97,16 @@ fn hostile(s: &Serve, i: usize, big_header: &[u8], big_body: &str) -> Outcome {
 
 /// A request written whole, then `shutdown(Write)`: the answer still comes back.
 fn half_closed(s: &Serve) -> Outcome {
+    half_closed_after(
+        s,
+        b"GET /v1/payments/pay_demo_404 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ak_1\r\n\r\n",
+    )
+}
+
+/// `req` written, then `shutdown(Write)`: the answer.
+fn half_closed_after(s: &Serve, req: &[u8]) -> Outcome {
     let mut c = TcpStream::connect_timeout(&s.addr, IO_TIMEOUT).unwrap();
     c.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
-    let req =
-        b"GET /v1/payments/pay_demo_404 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ak_1\r\n\r\n";
     if let Err(e) = c.write_all(req) {
         return Outcome::Reset(e.kind());
     }
@@ -233,6 +239,23 @@ fn serve_hostile_every_half_closed_request_is_answered() {
             Outcome::Answer(r) => assert_eq!(r.status, 404, "request {i}: {}", r.body),
             Outcome::Reset(kind) => panic!("request {i} was never answered: {kind:?}"),
         }
+    }
+    // A body cut short by the client's close, a chunk size that is no number: a bad
+    // request (400), not one too large (413).
+    for req in [
+        &b"POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ak_1\r\nContent-Length: 1000\r\n\r\n{\"amou"[..],
+        b"POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ak_1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+    ] {
+        match half_closed_after(&s, req) {
+            Outcome::Answer(r) => assert_eq!(r.status, 400, "{}", r.body),
+            Outcome::Reset(kind) => panic!("never answered: {kind:?}"),
+        }
+    }
+    // Two Host headers: 400 (RFC 9112).
+    let twice = s.raw(b"GET /v1/payments/pay_demo_404 HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ak_1\r\n\r\n");
+    match twice {
+        Outcome::Answer(r) => assert_eq!(r.status, 400, "{}", r.body),
+        Outcome::Reset(kind) => panic!("never answered: {kind:?}"),
     }
     s.healthy();
 }

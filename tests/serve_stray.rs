@@ -345,6 +345,9 @@ fn serve_stray_the_banner_prints_the_token_and_the_bounds() {
     let text = String::from_utf8_lossy(&text);
     assert!(text.contains("control token: t0ken"), "{text}");
     assert!(text.contains("a clock advance at most 36500d"), "{text}");
+    // An empty token guards nothing: refused.
+    let empty = run(&["serve", "--addr", "127.0.0.1:0", "--control-token", ""]);
+    assert_eq!(code(&empty), 2, "{}", stderr(&empty));
 }
 
 /// The smaller edges: unknown objects and routes are 404, the Bearer scheme is read in
@@ -379,6 +382,25 @@ fn serve_stray_the_smaller_edges_answer_as_http_and_the_contract_say() {
         let r = s.control("GET", &format!("/__sandbox/events?merchant={m}"), "");
         assert_eq!(r.status, 400, "merchant={m}");
     }
+    // A query string that does not read is refused in the controls' JSON error shape.
+    for q in [
+        "merchant=-1",
+        "merchant=",
+        "merchant=1&merchant=2",
+        "format=junit&format=markdown",
+    ] {
+        let r = s.control("GET", &format!("/__sandbox/verdict?{q}"), "");
+        assert_eq!(r.status, 400, "{q}: {}", r.body);
+        assert_eq!(
+            r.json()["error"]["code"],
+            "invalid_request",
+            "{q}: {}",
+            r.body
+        );
+    }
+    let bogus = s.control("GET", "/__sandbox/verdict?format=bogus", "");
+    assert_eq!(bogus.status, 400, "{}", bogus.body);
+    assert!(bogus.body.contains("markdown or junit"), "{}", bogus.body);
     assert_eq!(
         s.control("GET", "/__sandbox/verdict?merchant=2", "").status,
         200

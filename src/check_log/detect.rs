@@ -76,7 +76,7 @@ fn decide(name: &str, head: &[u8], first: &[u8], ended: bool) -> Result<Format, 
         let opening: String = trimmed
             .chars()
             .filter(|c| !c.is_whitespace())
-            .take(6)
+            .take(7)
             .collect();
         return Ok(match opening.as_str() {
             "{\"log\":" => Format::Har,
@@ -110,5 +110,18 @@ fn decide(name: &str, head: &[u8], first: &[u8], ended: bool) -> Result<Format, 
         Err(e) => Err(format!(
             "{at}: JSON Lines, not a HAR: the first line is not a whole JSON object ({e}); each line of an event stream or an access log is one"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A HAR minified onto one line longer than the peek is a HAR (read by its entries),
+    /// not a JSON Lines record past the bound of a line.
+    #[test]
+    fn a_har_on_one_long_line_is_a_har() {
+        let mut first = br#"{"log":{"version":"1.2","entries":[{"x":""#.to_vec();
+        first.resize(super::PEEK as usize, b'x');
+        let format = super::decide("big.har", &first, &first, false);
+        assert_eq!(format, Ok(super::Format::Har));
     }
 }

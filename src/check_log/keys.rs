@@ -61,8 +61,7 @@ impl Keys {
             keys.map.insert(key.clone(), *owner);
         }
         let Some(path) = map else { return Ok(keys) };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let text = crate::input::read_text(path)?;
         let table: BTreeMap<String, OwnerJson> = serde_json::from_str(&text).map_err(|e| {
             format!(
                 "{}:{}: not an API key map ({{\"KEY\": {{\"merchant\": 1, \"environment\": \"test\"}}}}): {e}",

@@ -201,6 +201,7 @@ pub fn judge(
         held,
         shard: log.run.shard,
         partitions,
+        read: Default::default(),
     })
 }
 

@@ -82,6 +82,13 @@ fn merge_file(parts: &[(&str, &Value)]) -> Result<Value, String> {
         if std::mem::replace(&mut seen[index as usize], true) {
             return Err(format!("{name}: shard {index}/{of} given twice"));
         }
+        // The log read, by its bytes (a shard stopped at --memory-max read less of it).
+        let stopped = |p: &Value| !p["stopped"].is_null();
+        if p["shard"]["log"] != first["shard"]["log"] && !stopped(p) && !stopped(first) {
+            return Err(format!(
+                "{name}: a shard of another log than {first_name} (its bytes differ)"
+            ));
+        }
         for same in ["file", "format", "assumptions"] {
             if p[same] != first[same] {
                 return Err(format!(

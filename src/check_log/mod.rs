@@ -71,8 +71,9 @@ pub struct CheckLogArgs {
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// Print a generated access log of N exchanges to stdout instead (for measuring:
-    /// `check-log --generate 3000000 > big.jsonl`).
-    #[arg(long, value_name = "N")]
+    /// `check-log --generate 3000000 > big.jsonl`); judges no file.
+    #[arg(long, value_name = "N", conflicts_with = "files",
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub generate: Option<u64>,
     /// With --generate: the file's format (a HAR is one JSON document, written as it
     /// is generated, never held whole).
@@ -175,6 +176,8 @@ pub struct Judged {
     pub shard: Option<parts::Shard>,
     /// The partitions (merchants) judged.
     pub partitions: usize,
+    /// What was read of the log: a shard names the log it judged by it.
+    pub read: crate::input::Identity,
 }
 
 /// What a file's judgement held in memory ([`crate::heap`]'s reading), and what it
@@ -362,11 +365,21 @@ fn judge_file_seam(
         }
     };
     progress.done();
+    let judged = Judged {
+        read: input.read.get(),
+        ..judged
+    };
     if run.shard.is_some() {
         return Ok(judged);
     }
     if judged.entries == 0 {
         return Err(format!("{name}: empty: nothing to judge"));
+    }
+    if let (0, Some((label, why))) = (judged.judged, judged.skips.first()) {
+        return Err(format!(
+            "{name}: {} entries, none judged: {} unreadable (first, {label}: {why}), {} not a request to the contract's API (/v1/…)",
+            judged.entries, judged.skipped, judged.ignored
+        ));
     }
     if judged.judged == 0 {
         return Err(format!(
@@ -434,6 +447,7 @@ fn judge_events(
         held,
         shard: None,
         partitions: 0,
+        read: Default::default(),
     })
 }
 

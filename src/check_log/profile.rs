@@ -68,8 +68,7 @@ fn card_key(v: &Value) -> String {
 
 /// Reads `path` as a profile; an error names the field (exit 2).
 pub fn load(path: &Path) -> Result<LogProfile, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = crate::input::read_text(path)?;
     let loaded = Loaded::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     of_loaded(&loaded).map_err(|e| format!("{}: {e}", path.display()))
 }

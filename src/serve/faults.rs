@@ -118,7 +118,22 @@ impl Plan {
     pub fn from_json(text: &str) -> Result<Plan, String> {
         let plan: Plan =
             serde_json::from_str(text).map_err(|e| format!("not a fault plan: {e}"))?;
+        // What the text wrote, defaults aside (a probability with an explicit nth).
+        let written: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
         for (i, rule) in plan.faults.iter().enumerate() {
+            let given = |field: &str| written["faults"][i].get(field).is_some();
+            if rule.probability.is_some() && (given("nth") || given("times")) {
+                return Err(format!(
+                    "fault {}: a probability replaces nth and times",
+                    i + 1
+                ));
+            }
+            if rule.ms.is_some_and(|ms| ms > HOLD_MS_MAX) {
+                return Err(format!(
+                    "fault {}: \"ms\" is at most {HOLD_MS_MAX} (one day)",
+                    i + 1
+                ));
+            }
             if rule.nth == 0 || rule.times == 0 {
                 return Err(format!("fault {}: nth and times count from 1", i + 1));
             }
@@ -157,6 +172,21 @@ impl Plan {
                     i + 1
                 ));
             }
+            if let Some(kind) = &rule.kind
+                && !webhook_kinds().any(|k| &k == kind)
+            {
+                return Err(format!(
+                    "webhook fault {}: unknown type '{kind}' (types: {})",
+                    i + 1,
+                    webhook_kinds().collect::<Vec<_>>().join(", ")
+                ));
+            }
+            if rule.ms.is_some_and(|ms| ms > HOLD_MS_MAX) {
+                return Err(format!(
+                    "webhook fault {}: \"ms\" is at most {HOLD_MS_MAX} (one day)",
+                    i + 1
+                ));
+            }
             if (rule.action == WebhookAction::Delay) != rule.ms.is_some() {
                 return Err(format!(
                     "webhook fault {}: \"ms\" goes with the action delay, and only with it",
@@ -166,6 +196,22 @@ impl Plan {
         }
         Ok(plan)
     }
+}
+
+/// The longest `ms` of a rule: a day (86 400 000 ms).
+pub const HOLD_MS_MAX: u64 = 86_400_000;
+
+/// The webhook types the platform sends: `payment.<status>` and `refund.<status>`.
+fn webhook_kinds() -> impl Iterator<Item = String> {
+    use payhub_model::{PaymentStatus, RefundStatus};
+    let payments = PaymentStatus::ALL
+        .iter()
+        .map(|s| format!("payment.{}", s.as_str()));
+    payments.chain(
+        RefundStatus::ALL
+            .iter()
+            .map(|s| format!("refund.{}", s.as_str())),
+    )
 }
 
 /// The endpoint names a rule may match.
@@ -376,6 +422,18 @@ mod tests {
             (
                 r#"{"faults":[{"action":"reset_after","ms":5}]}"#,
                 "\"ms\" goes with the actions",
+            ),
+            (
+                r#"{"faults":[{"probability":0.5,"nth":1,"action":"reset_after"}]}"#,
+                "replaces nth and times",
+            ),
+            (
+                r#"{"faults":[{"action":"hold","ms":18446744073709551615}]}"#,
+                "is at most 86400000",
+            ),
+            (
+                r#"{"webhook_faults":[{"type":"payment.exploded","action":"drop"}]}"#,
+                "unknown type 'payment.exploded'",
             ),
         ] {
             let e = Plan::from_json(text).unwrap_err();

@@ -51,6 +51,14 @@ impl Guard {
     /// The answer refusing this request, if one is due (see the module doc).
     pub fn refuses(&self, path: &str, method: &str, headers: &HeaderMap) -> Option<HttpReply> {
         let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+        // RFC 9112 §3.2: a request with more than one Host field is answered 400.
+        if headers.get_all(header::HOST).iter().nth(1).is_some() {
+            return Some(HttpReply::refusal(
+                400,
+                "invalid_request",
+                "more than one Host header: a request names one host (RFC 9112)",
+            ));
+        }
         let host = text(header::HOST);
         if let Some(host) = host {
             let name = host_name(host.trim());
@@ -149,5 +157,19 @@ mod tests {
         }
         assert_eq!(host_name("[::1]:8080"), "[::1]");
         assert_eq!(host_name("localhost:8080"), "localhost");
+    }
+
+    #[test]
+    fn two_host_headers_are_a_bad_request() {
+        let mut headers = HeaderMap::new();
+        headers.append(header::HOST, "localhost".parse().unwrap());
+        assert!(
+            Guard::default()
+                .refuses("/v1/payments", "GET", &headers)
+                .is_none()
+        );
+        headers.append(header::HOST, "localhost".parse().unwrap());
+        let refused = Guard::default().refuses("/v1/payments", "GET", &headers);
+        assert_eq!(refused.map(|r| r.status), Some(400));
     }
 }

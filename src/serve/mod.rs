@@ -71,7 +71,7 @@ pub struct ServeArgs {
     /// Require this token in the header `X-Sandbox-Token` on every control `POST`
     /// (printed in the banner); without it, the Host and cross-origin checks alone guard
     /// the controls.
-    #[arg(long, value_name = "TOKEN")]
+    #[arg(long, value_name = "TOKEN", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub control_token: Option<String>,
     /// The most Payments `POST /__sandbox/fill` leaves a session holding (each call adds
     /// at most 100,000).
@@ -148,8 +148,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
     let plan = match &args.faults {
         None => faults::Plan::default(),
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+            let text = crate::input::read_text(path)?;
             faults::Plan::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?
         }
     };

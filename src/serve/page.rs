@@ -86,7 +86,10 @@ function render(s) {
   const v = document.getElementById('verdict');
   v.replaceChildren();
   const violated = s.properties.filter(p => p.status === 'violated');
-  if (violated.length === 0) {
+  if (violated.length === 0 && s.judged === 0) {
+    v.className = '';
+    v.append(el('p', null, 'Nothing judged: ' + s.events + ' events, and every property needs evidence the session does not show.'));
+  } else if (violated.length === 0) {
     v.className = 'holds';
     v.append(el('p', null, 'Holds over what it judged: ' + s.judged +
       ' properties judged over ' + s.events + ' events, none violated' + (s.cannot_judge ? '; not judged: ' +

@@ -76,7 +76,9 @@ pub fn json_of(
     record: serde_json::Value,
 ) -> String {
     let verdicts = side.verdicts(facts);
-    let holds = !verdicts.iter().any(|v| v.status == Status::Violated);
+    // Nothing judged holds nothing: `holds` is true only over at least one judged property.
+    let holds = verdicts.iter().any(|v| v.status == Status::Holds)
+        && !verdicts.iter().any(|v| v.status == Status::Violated);
     let unscoped =
         payhub_properties::verdict::unscoped_json(&side.wire, &|id| format!("exchange {id}"));
     // Violations first, then what holds, then what could not be judged (each kept in
@@ -122,6 +124,10 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
         .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
         .count();
     let headline = match violated.first() {
+        None if judged == 0 => text!(
+            "**Nothing judged**: {} events, and every property needs evidence the session does not show.",
+            events
+        ),
         None => text!(
             "**Holds over what it judged**: {} properties judged over {} events, none violated.",
             judged,

@@ -235,13 +235,16 @@ fn rule_suffix(rule: &Option<String>) -> String {
     rule.as_ref().map(|r| format!(" [{r}]")).unwrap_or_default()
 }
 
-/// Message text Mermaid accepts: no `;` or `#` (entity syntax), no line breaks.
+/// Message text Mermaid accepts: no `;` or `#` (entity syntax), no `<` or `>` (a label
+/// is drawn as HTML), no line breaks.
 pub fn mermaid_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '#' => out.push_str("#35;"),
             ';' => out.push_str("#59;"),
+            '<' => out.push_str("#60;"),
+            '>' => out.push_str("#62;"),
             '\n' | '\r' => out.push(' '),
             c => out.push(c),
         }

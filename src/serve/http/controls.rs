@@ -74,13 +74,16 @@ async fn settle_webhooks(edge: &Arc<Edge>, ns: usize) {
     }
 }
 
-/// `POST /__sandbox/reset`: a new session, the same settings and fault plan.
+/// `POST /__sandbox/reset`: a new session, the same settings and fault plan. Under
+/// `--clock manual` the new session's clock starts at 0 again (its dates at
+/// 1970-01-01T00:00:00Z), as the first session's did.
 pub(super) async fn reset(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, _): MerchantNs,
 ) -> Response {
+    let manual = edge.clock == super::ClockMode::Manual;
     let reply = edge.with_namespace(ns, |n, now| {
-        n.core.reset(now);
+        n.core.reset(if manual { Millis::ZERO } else { now });
         if let Some(file) = &mut n.tape {
             file.restart();
         }

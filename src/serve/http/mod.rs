@@ -294,7 +294,13 @@ async fn read_body(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HttpReply
     .await
     {
         Ok(Ok(bytes)) => Ok(bytes.to_vec()),
-        Ok(Err(_)) => Err(too_large()),
+        // Past the bound: 413; a body cut short or badly chunked: 400.
+        Ok(Err(e)) => Err(
+            match e.into_inner().is::<http_body_util::LengthLimitError>() {
+                true => too_large(),
+                false => HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body)),
+            },
+        ),
         Err(_) => {
             let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
             reply.status = 408;
@@ -481,7 +487,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
     ) -> Result<Self, Response> {
         let Query(q) = Query::<Ns>::from_request_parts(parts, state)
             .await
-            .map_err(axum::response::IntoResponse::into_response)?;
+            .map_err(bad_query)?;
         match q.merchant.unwrap_or(1) {
             m @ (1 | 2) => Ok(MerchantNs(usize::from(m == 2), m)),
             m => {
@@ -490,6 +496,13 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for MerchantNs {
             }
         }
     }
+}
+
+/// A control's query string that does not read (`?merchant=-1`, a parameter given
+/// twice): 400 in the controls' JSON error shape.
+fn bad_query(e: axum::extract::rejection::QueryRejection) -> Response {
+    let message = format!("the query string does not read: {}", e.body_text());
+    respond(HttpReply::refusal(400, "invalid_request", message))
 }
 
 mod controls;

@@ -16,8 +16,21 @@ pub(super) struct VerdictQuery {
 pub(super) async fn verdict(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, _): MerchantNs,
-    Query(q): Query<VerdictQuery>,
+    q: Result<Query<VerdictQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => return bad_query(e),
+    };
+    if let Some(other) = q
+        .format
+        .as_deref()
+        .filter(|f| !["markdown", "junit"].contains(f))
+    {
+        let message =
+            format!("?format={other}: the verdict is JSON (no format), markdown or junit");
+        return respond(HttpReply::refusal(400, "invalid_request", message));
+    }
     if q.format.as_deref() == Some("junit") {
         let Some(judged) = judged_off_lock(&edge, ns).await else {
             return crashed();

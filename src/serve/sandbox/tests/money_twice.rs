@@ -250,6 +250,12 @@ fn two_purchases_of_one_amount_each_answered_hold() {
 #[test]
 fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_first() {
     let mut sb = plain();
+    // A fresh session judged nothing: it says so, and does not hold.
+    let fresh = session_markdown(sb.trace(), &crate::serve::diagrams::Session::of(&sb));
+    assert!(fresh.contains("**Nothing judged**: 0 events"), "{fresh}");
+    let (facts, side) = sb.held().judged();
+    let json = crate::serve::verdict::json_of(&facts, &side, 0, "", Value::Null);
+    assert!(json.contains("\"holds\": false"), "{json}");
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
     let session = crate::serve::diagrams::Session::of(&sb);
     let md = session_markdown(sb.trace(), &session);
