@@ -159,13 +159,8 @@ fn seeds_of(args: &ConformArgs) -> Result<(SeedRange, String), String> {
     Ok((range, format!("{}..{}", range.start, range.end)))
 }
 
-/// The largest profile `conform` reads: 16 MiB (a profile is a few KiB).
-const PROFILE_MAX: usize = 16 << 20;
-
 pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
-    let bytes = crate::input::read_all(&args.profile, PROFILE_MAX)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{}: not a text file", args.profile.display()))?;
+    let text = crate::input::read_text(&args.profile)?;
     let profile = profile::Loaded::from_json(&text)
         .map_err(|e| format!("{}: {e}", args.profile.display()))?;
     let (range, mut seeds_text) = seeds_of(args)?;
