@@ -223,5 +223,5 @@ pub fn authority(url: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
-#[path = "wire_tests.rs"]
+#[path = "tests_wire.rs"]
 pub(crate) mod tests;

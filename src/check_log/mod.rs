@@ -462,5 +462,5 @@ fn unreadable(unended: bool, why: String) -> String {
 }
 
 #[cfg(test)]
-#[path = "keys_tests.rs"]
+#[path = "tests_keys.rs"]
 mod keys_tests;

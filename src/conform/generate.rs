@@ -568,5 +568,5 @@ pub fn generate(seed: u64, a: &Alphabet) -> Case {
 mod controls;
 
 #[cfg(test)]
-#[path = "generate_tests.rs"]
+#[path = "tests_generate.rs"]
 mod tests;

@@ -620,5 +620,5 @@ use other_readings::*;
 pub use super::target_refs::TargetRefs;
 
 #[cfg(test)]
-#[path = "oracle_tests.rs"]
+#[path = "tests_oracle.rs"]
 mod tests;
