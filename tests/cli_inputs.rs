@@ -115,20 +115,25 @@ fn a_gzip_file_is_refused_naming_what_to_do() {
 }
 
 /// Defect: `judge` of a stream with nothing to judge exited 0 with every property
-/// "cannot judge"; `check-log` said exit 2 of the same file.
+/// "cannot judge"; `check-log` said exit 2 of the same file. A stream of client decisions
+/// with no request once had six client properties "hold" over nothing.
 #[test]
 fn judge_with_nothing_to_judge_is_exit_2() {
-    let lines = [
+    let streams = [
         r#"{"at":0,"kind":"commanded","node":0,"command":{"command":"pay_order","order":"ORDER-2","amount":5000,"currency":"EUR","card":"C"}}"#,
+        r#"{"at":0,"kind":"client_decided","node":1,"subject":{"subject":"refund","no":"R-1"},"decision":{"decision":"refused","reason":{"reason":"unknown_order"}},"rule":"GEN-06"}"#,
     ];
-    let f = temp("nothing.jsonl", &(lines.join("\n") + "\n"));
-    let o = run(&["judge", f.to_str().unwrap()]);
-    assert_eq!(code(&o), 2, "{}", stdout(&o));
-    assert!(stderr(&o).contains("nothing judged"), "{}", stderr(&o));
-    let o = run(&["judge", "--format", "json", f.to_str().unwrap()]);
-    assert_eq!(code(&o), 2);
-    let j: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(j["judged"], 0);
+    for (i, line) in streams.iter().enumerate() {
+        let f = temp(&format!("nothing-{i}.jsonl"), &format!("{line}\n"));
+        let o = run(&["judge", f.to_str().unwrap()]);
+        assert_eq!(code(&o), 2, "{}", stdout(&o));
+        assert!(stderr(&o).contains("nothing judged"), "{}", stderr(&o));
+        assert!(!stdout(&o).contains("holds"), "{}", stdout(&o));
+        let o = run(&["judge", "--format", "json", f.to_str().unwrap()]);
+        assert_eq!(code(&o), 2);
+        let j: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(j["judged"], 0);
+    }
 }
 
 /// Undated and bad-base64 HAR entries are listed as unreadable (the run incomplete),

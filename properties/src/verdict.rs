@@ -15,7 +15,7 @@ use crate::facts::wire::{Seen, WireFacts, Witness};
 use crate::wire::Side;
 use crate::{Facts, Kind, Named, PROPERTIES, Property};
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
-use payhub_model::event::Event;
+use payhub_model::event::{Event, What};
 use payhub_model::observed::ObservedAnswer;
 use payhub_model::{RequestId, Shared};
 use serde::Serialize;
@@ -104,6 +104,8 @@ pub struct Folded {
     pub wire: WireFacts,
     pub supply: Supply,
     pub events: usize,
+    /// Whether a request was sent on the wire or decided by a client.
+    requests: bool,
     /// What became of each submission, for the liveness verdict.
     pub resolution: Resolution,
 }
@@ -122,6 +124,7 @@ impl Folded {
             wire,
             supply: Supply::empty(),
             events: 0,
+            requests: false,
             resolution: crate::liveness::learning(),
         }
     }
@@ -131,6 +134,7 @@ impl Folded {
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
         self.resolution.observe(e);
+        self.requests |= matches!(e.what, What::Sent { .. } | What::ClientSends { .. });
         self.events += 1;
     }
 
@@ -143,9 +147,19 @@ impl Folded {
         self.events += 1;
     }
 
-    /// The stream has ended: what its wire facts lacked.
+    /// The stream has ended: what its wire facts lacked. A stream without a request
+    /// judges nothing: every rule is about requests and what they did, so every property
+    /// would hold over nothing.
     pub fn close(&mut self) {
         lack_ownerless(&self.wire, &mut self.supply);
+        if !self.requests {
+            for e in evidence::Evidence::ALL {
+                self.supply.lack(
+                    *e,
+                    "no request in the stream (sent on the wire or decided by a client)",
+                );
+            }
+        }
     }
 
     /// Every verdict, exchanges named `exchange #N`, then liveness's.

@@ -17,20 +17,14 @@ pub use crate::report::sweep::{GapReached, SimCounterexample, SweepSummary};
 #[allow(unused_imports)] // SeedRange and Shard keep their public paths
 pub use args::{SeedRange, Shard, SimulateArgs, SweepFormat, WorldArgs};
 
-fn kind(choice: &Choice) -> &'static str {
-    match choice {
+fn kind(choice: &Choice) -> String {
+    let kind = match choice {
         Choice::Deliver { .. } => "deliver",
         Choice::Drop { .. } => "drop",
         Choice::Duplicate { .. } => "duplicate",
         Choice::Fail500Before { .. } => "500-before",
         Choice::Fail500After { .. } => "500-after",
-        Choice::Acquire { decision, .. } => match decision {
-            payhub_model::AcquirerDecision::Approve => "acquire:approve",
-            payhub_model::AcquirerDecision::Decline => "acquire:decline",
-            payhub_model::AcquirerDecision::RequireAction => "acquire:require_action",
-            payhub_model::AcquirerDecision::Fail => "acquire:fail",
-            payhub_model::AcquirerDecision::ApproveSilently => "acquire:approve_silently",
-        },
+        Choice::Acquire { decision, .. } => return format!("acquire:{}", decision.as_str()),
         Choice::DeliverUpstream { .. } => "deliver-upstream",
         Choice::DropUpstream { .. } => "drop-upstream",
         Choice::Authenticate { .. } => "authenticate",
@@ -44,7 +38,8 @@ fn kind(choice: &Choice) -> &'static str {
         Choice::Send { .. } => "send",
         Choice::Tick => "tick",
         Choice::Advance(_) => "advance",
-    }
+    };
+    kind.to_owned()
 }
 
 /// How many failing seeds are shrunk before the shortest is reported.
@@ -219,7 +214,7 @@ impl Acc {
         self.done += 1;
         self.steps += r.outcome.steps as u64;
         for c in &r.outcome.tape {
-            *self.choices.entry(kind(c).to_owned()).or_default() += 1;
+            *self.choices.entry(kind(c)).or_default() += 1;
         }
         for a in &r.answers {
             *self.answers.entry(a.clone()).or_default() += 1;
