@@ -167,6 +167,11 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             answer(first),
             params(&then.params)
         ),
+        Breach::NewRefundKeyWhileUnresolved => format!(
+            "{a} ({}) left the refund's outcome unknown ({}); {gap} later {b} sent the same refund number under another key {key}: the contract requires retrying with the same key K, or a query by merchant_refund_no",
+            request(first),
+            answer(first)
+        ),
         Breach::CardRetryUnderFailedKey => format!(
             "{a} showed the Payment failed ({}); {gap} later {b} confirmed it again under the previous confirm's key {key}: a card retry is a new submission under a new key, or the stored failure is replayed and the new card never charged",
             answer(first)
@@ -281,6 +286,7 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
         | Breach::LookupOtherNumber
         | Breach::AttemptsBeyondMaximum
         | Breach::ValidKeyRefused
+        | Breach::InvalidKeyAccepted
         | Breach::GaveUpTooSoon => one(w.breach, first, name),
     }
 }
@@ -300,7 +306,7 @@ fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
             answer(s)
         ),
         Breach::LookupOtherNumber => format!(
-            "{} ({}) was answered {} showing an object of another number; the lookup matches the number exactly",
+            "{} ({}) was answered {} showing an object it did not ask for (another id or number, or a second Payment of the order); a query shows the object it names, and an order has at most one Payment",
             name(s),
             request(s),
             answer(s)
@@ -319,6 +325,17 @@ fn one(breach: Breach, s: &Seen, name: &dyn Fn(&Seen) -> String) -> String {
             request(s),
             answer(s),
             s.key.as_deref().map_or(0, |k| k.chars().count()),
+            Contract::KEY_LEN_MAX
+        ),
+        Breach::InvalidKeyAccepted => format!(
+            "{} ({}) was answered {}, with {}; the contract answers a missing key, or one outside 1-{} characters, 400 with error.field Idempotency-Key",
+            name(s),
+            request(s),
+            answer(s),
+            match s.key.as_deref() {
+                None => "no Idempotency-Key".to_owned(),
+                Some(k) => format!("an Idempotency-Key of {} characters", k.chars().count()),
+            },
             Contract::KEY_LEN_MAX
         ),
         Breach::GaveUpTooSoon => format!(

@@ -166,6 +166,9 @@ fn attempt_before_failure(facts: &WireFacts) -> Option<Witness> {
 /// accepted (A-KEY-LENGTH: the contract gives no character set, and a platform may
 /// refuse them all).
 fn valid_key_refused(facts: &WireFacts) -> Option<Witness> {
+    if let Some(w) = facts.witnesses.get(&Breach::InvalidKeyAccepted) {
+        return Some(w.clone());
+    }
     let other = facts
         .shortest_refused_other_key
         .as_deref()
@@ -234,8 +237,8 @@ pub const ONE_REFUND_PER_NUMBER_WITHIN_THE_AMOUNT: Patterns = Patterns::platform
 pub const CANCEL_202_KEEPS_THE_STATUS: Patterns =
     Patterns::platform(BODIES, &[Breach::Cancel202ShowsCanceled]);
 
-/// Over the wire: a lookup by merchant_order_no (merchant_refund_no) shows only objects
-/// of exactly that number.
+/// Over the wire: a query by id shows that object; a lookup by merchant_order_no
+/// (merchant_refund_no) shows only objects of exactly that number, and one Payment at most.
 pub const LOOKUPS_MATCH_THE_NUMBER_EXACTLY: Patterns =
     Patterns::platform(BODIES, &[Breach::LookupOtherNumber]);
 
@@ -263,15 +266,19 @@ pub const A_NEW_ATTEMPT_ONLY_AFTER_A_FAILURE: Patterns =
 
 /// Over the wire: a printable Idempotency-Key of 1-255 characters in every reading of
 /// "character" (A-KEY-LENGTH; at most 255 UTF-16 code units) is never refused 400 with
-/// error.field Idempotency-Key.
-pub const VALID_KEYS_ARE_ACCEPTED: Patterns =
-    Patterns::platform(BODIES, &[Breach::ValidKeyRefused]).deciding(valid_key_refused);
+/// error.field Idempotency-Key; a missing, empty or over-long one is never answered 2xx
+/// on an endpoint that needs a key.
+pub const VALID_KEYS_ARE_ACCEPTED: Patterns = Patterns::platform(
+    BODIES,
+    &[Breach::InvalidKeyAccepted, Breach::ValidKeyRefused],
+)
+.deciding(valid_key_refused);
 
 /// UNKNOWN-03 ("when the result is unknown never change the idempotency key or the order
 /// number to charge again").
 ///
 /// Over the wire: after a create whose outcome is unknown (no answer, a timeout, a
-/// 5xx), the client sends no create of that order under a new key, nor the same purchase
+/// 5xx, a 202), the client sends no create of that order under a new key, nor the same purchase
 /// (merchant, environment, amount, currency) under a new order number, until it learns
 /// the order's Payment.
 pub const CLIENT_KEEPS_KEY_AND_ORDER_AFTER_UNKNOWN: Patterns = Patterns::client(
@@ -296,8 +303,13 @@ pub const CLIENT_KEEPS_THE_CONFIRM_KEY_WHILE_UNRESOLVED: Patterns =
 /// 503, or shown processing or pending_review), the client applies no refund of the same
 /// Payment and amount under another merchant_refund_no until an answer shows that refund
 /// final.
-pub const CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED: Patterns =
-    Patterns::client(SCOPED_BODIES, &[Breach::NewRefundNoWhileUnresolved]);
+pub const CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED: Patterns = Patterns::client(
+    SCOPED_BODIES,
+    &[
+        Breach::NewRefundNoWhileUnresolved,
+        Breach::NewRefundKeyWhileUnresolved,
+    ],
+);
 
 /// ATTEMPT-03 ("a confirm with a new idempotency key"), GEN-05
 /// ("payment.confirm:ORDER-DEMO-001:2": the card retry's own key).

@@ -15,7 +15,7 @@
 
 use super::{Breach, Rec, Seen, WireFacts};
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
-use payhub_model::{Endpoint, Json, Method, Millis, PaymentId, RefundId, RequestId};
+use payhub_model::{Contract, Endpoint, Json, Method, Millis, PaymentId, RefundId, RequestId};
 
 /// A Payment's confirms: how many are open, the last one closed (when, which) and when
 /// the one before it closed.
@@ -176,6 +176,21 @@ impl WireFacts {
         if others.saturating_add(amount) > *paid {
             let first = first.clone();
             self.note(Breach::RefundBeyondAmount, vec![first, seen.clone()]);
+        }
+    }
+
+    /// KEY-01..KEY-06: an endpoint that needs a key answered 2xx to a request without a
+    /// valid one (missing, empty, or printable ASCII over 255 characters: every reading of
+    /// "character" counts those alike, A-KEY-LENGTH).
+    pub(super) fn judge_key_needed(&mut self, seen: &Rec, r: &ObservedAnswer, endpoint: &Endpoint) {
+        let invalid = match seen.key.as_deref() {
+            None | Some("") => true,
+            Some(k) => {
+                k.len() > Contract::KEY_LEN_MAX && k.bytes().all(|b| (0x20..0x7f).contains(&b))
+            }
+        };
+        if invalid && endpoint.requires_key() && (200..300).contains(&r.status) {
+            self.note(Breach::InvalidKeyAccepted, vec![seen.clone()]);
         }
     }
 

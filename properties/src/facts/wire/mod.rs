@@ -303,6 +303,7 @@ impl WireFacts {
             open: true,
         });
         if let Some(scope) = ScopeKey::of(owner, request) {
+            self.expire(&scope, at);
             self.on_keyed_send(&seen, &scope);
         }
         if let Some((m, e)) = owner {
@@ -478,6 +479,24 @@ impl WireFacts {
     /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
     /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
     /// and versions have no window; the spacing is the property's to judge).
+    /// RET-01: a key's first endpoint and its scope's first parameters are forgotten once
+    /// the retention has passed, whenever the batch of [`WireFacts::prune`] comes: a key
+    /// sent again later is judged as new.
+    fn expire(&mut self, scope: &ScopeKey, now: Millis) {
+        let window = Millis(now.0.saturating_sub(self.keep_for.0));
+        let k = (scope.merchant, scope.environment, scope.key.clone());
+        if self.key_endpoints.get(&k).is_some_and(|x| x.sent < window) {
+            self.key_endpoints.remove(&k);
+        }
+        if self
+            .first_params
+            .get(scope)
+            .is_some_and(|x| x.sent < window)
+        {
+            self.first_params.remove(scope);
+        }
+    }
+
     fn prune(&mut self, now: Millis) {
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
@@ -548,6 +567,7 @@ impl WireFacts {
         self.judge_related(&seen, r);
         self.judge_lookup(&seen, r, endpoint);
         self.note_refused_key(&seen, r);
+        self.judge_key_needed(&seen, r, endpoint);
         let payment = r.first(IdKind::Payment);
         if let Some(p) = payment {
             self.judge_version(&seen, p);
@@ -569,9 +589,24 @@ impl WireFacts {
         // the request named.
         let order = payment.and_then(|p| p.number.clone().or_else(|| created_order(&seen)));
         if let (Some(p), Some(order)) = (payment, order) {
-            // The client learned this order's Payment: its result is known again.
-            self.unknown_orders.forget((m, e), &order);
+            if r.status == 202 && matches!(endpoint, Endpoint::CreatePayment { .. }) {
+                // UNKNOWN-03: a 202 names the Payment, not its result ("with a timeout,
+                // a 5xx or a 202, the charge may already have been made").
+                let purchase = purchase(&seen.params);
+                let held = seen.clone();
+                self.unknown_orders
+                    .hold_first((m, e), order.clone(), purchase, || held);
+            } else {
+                // The client learned this order's Payment: its result is known again.
+                self.unknown_orders.forget((m, e), &order);
+            }
             self.judge_order(&seen, (m, e), PaymentId(p.id), &order);
+        }
+        // CKO-01: a checkout session names its order's one Payment ("the platform
+        // generates a new checkout session for the same Payment").
+        let session = r.first(IdKind::Session).and_then(|s| s.payment);
+        if let (Some(p), Some(order)) = (session, created_session_order(&seen)) {
+            self.judge_order(&seen, (m, e), PaymentId(p), &order);
         }
         if let Some(x) = r.first(IdKind::Refund) {
             let number = x.number.clone().or_else(|| created_refund(&seen));
@@ -663,6 +698,16 @@ fn created_order(seen: &Seen) -> Option<Text> {
         WireParams::Order {
             merchant_order_no, ..
         } if seen.path.as_str() == "/v1/payments" => merchant_order_no.clone(),
+        _ => None,
+    }
+}
+
+/// The order number a create of a checkout session named.
+fn created_session_order(seen: &Seen) -> Option<Text> {
+    match &seen.params {
+        WireParams::Order {
+            merchant_order_no, ..
+        } if seen.path.as_str() == "/v1/checkout/sessions" => merchant_order_no.clone(),
         _ => None,
     }
 }

@@ -64,19 +64,30 @@ impl WireFacts {
         }
     }
 
-    /// QUERY-02, QUERY-03: a lookup by number shows only objects of that exact number.
+    /// QUERY-01, QUERY-02, QUERY-03: a query shows the object it asked for: by id, that
+    /// id; by number, only objects of exactly that number, and at most one Payment of an
+    /// order ("order numbers are unique within one environment; at most one entry").
     pub(super) fn judge_lookup(&mut self, seen: &Rec, r: &ObservedAnswer, endpoint: &Endpoint) {
-        let (kind, asked) = match endpoint {
-            Endpoint::ListPayments { merchant_order_no } => (IdKind::Payment, merchant_order_no),
-            Endpoint::ListRefundsByNo { merchant_refund_no } => {
-                (IdKind::Refund, merchant_refund_no)
+        let objects = |kind: IdKind| r.objects.iter().filter(move |o| o.kind == kind);
+        let other = match endpoint {
+            Endpoint::GetPayment { payment_id } => {
+                objects(IdKind::Payment).any(|o| o.id != payment_id.0)
             }
-            _ => return,
+            Endpoint::GetRefund { refund_id } => {
+                objects(IdKind::Refund).any(|o| o.id != refund_id.0)
+            }
+            Endpoint::ListPayments {
+                merchant_order_no: asked,
+            } => {
+                objects(IdKind::Payment).count() > 1
+                    || objects(IdKind::Payment)
+                        .any(|o| o.number.as_ref().is_some_and(|n| n != asked))
+            }
+            Endpoint::ListRefundsByNo {
+                merchant_refund_no: asked,
+            } => objects(IdKind::Refund).any(|o| o.number.as_ref().is_some_and(|n| n != asked)),
+            _ => false,
         };
-        let other = r
-            .objects
-            .iter()
-            .any(|o| o.kind == kind && o.number.as_ref().is_some_and(|n| n != asked));
         if other {
             self.note(Breach::LookupOtherNumber, vec![seen.clone()]);
         }

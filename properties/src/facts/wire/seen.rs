@@ -180,6 +180,9 @@ pub enum Breach {
     /// UNKNOWN-03, REFUND-02 (S11): a refund of the same Payment and amount under another
     /// refund number while a refund's outcome was unknown or it was last shown processing.
     NewRefundNoWhileUnresolved,
+    /// UNKNOWN-03, REFUND-02 (S11: "retry with K"): a refund number sent again under
+    /// another key while its refund's outcome was unknown or it was last shown processing.
+    NewRefundKeyWhileUnresolved,
     /// ATTEMPT-02, GEN-04: a confirm under the previous confirm's key after the Payment was
     /// shown failed (a card retry the platform answers with the stored failure).
     CardRetryUnderFailedKey,
@@ -199,8 +202,8 @@ pub enum Breach {
     TwoRefundsForRefundNo,
     /// CANCEL-01: a cancel answered 202 shows the Payment canceled.
     Cancel202ShowsCanceled,
-    /// QUERY-02, QUERY-03: a lookup by number shows an object of another number (the
-    /// match is exact).
+    /// QUERY-01, QUERY-02, QUERY-03: a query shows an object it did not ask for: another
+    /// id, another number (the match is exact), or a second Payment of one order.
     LookupOtherNumber,
     /// WEBHOOK-02: a later answer showed a Payment's status changed at the same version.
     VersionStayedOnChange,
@@ -243,4 +246,8 @@ pub enum Breach {
     /// KEY-07: a key of 1–255 characters in every reading refused 400 about the
     /// Idempotency-Key (decided by the property from `WireFacts::shortest_refused_key`).
     ValidKeyRefused,
+    /// KEY-01..KEY-06: a create, confirm, cancel, checkout session or refund with no
+    /// Idempotency-Key, an empty one, or a printable ASCII one over 255 characters,
+    /// answered 2xx: "if it is missing, 400 is returned".
+    InvalidKeyAccepted,
 }

@@ -372,6 +372,122 @@ fn the_shortest_printable_key_refused_is_kept() {
     assert_eq!((*units, seen.id), (3, RequestId(5)));
 }
 
+/// UNKNOWN-03: a create answered 202 names its Payment, not its result: the same purchase
+/// under a new order number, or the order under a new key, is a breach until an answer
+/// other than a 202 shows the Payment.
+#[test]
+fn a_202_leaves_the_result_unknown() {
+    let pay = Shape::One(IdKind::Payment);
+    let processing = r#"{"id":"pay_1","merchant_order_no":"O-1","status":"processing"}"#;
+    for (renumbered, breach) in [
+        (true, Breach::NewOrderNoAfterUnknown),
+        (false, Breach::NewKeyAfterUnknown),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        answer(&mut w, 15_000, 1, 202, processing, pay);
+        let order = if renumbered { "O-1-retry" } else { "O-1" };
+        send(&mut w, 20_000, 2, create("k-2", order, 100));
+        let ids: Vec<RequestId> = w.witnesses[&breach].entries.iter().map(|e| e.id).collect();
+        assert_eq!(ids, [RequestId(1), RequestId(2)], "{breach:?}");
+    }
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 15_000, 1, 202, processing, pay);
+    send(&mut w, 16_000, 2, create("k-1", "O-1", 100));
+    let succeeded = r#"{"id":"pay_1","merchant_order_no":"O-1","status":"succeeded"}"#;
+    answer(&mut w, 17_000, 2, 200, succeeded, pay);
+    send(&mut w, 20_000, 3, create("k-3", "O-2", 100));
+    assert!(!w.witnesses.contains_key(&Breach::NewOrderNoAfterUnknown));
+}
+
+/// RET-01: a key sent again past the retention with other parameters, or on another
+/// endpoint, is judged as a new key, however few exchanges came between.
+#[test]
+fn a_key_is_forgotten_after_the_retention() {
+    let pay = Shape::One(IdKind::Payment);
+    let ok = r#"{"id":"pay_1","status":"succeeded"}"#;
+    let later = crate::wire::RECORDS_KEPT.0 + 1;
+    let mut w = facts().keeping(crate::wire::RECORDS_KEPT);
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 1, 1, 201, ok, pay);
+    send(&mut w, later, 2, create("k-1", "O-2", 500));
+    assert!(!w.witnesses.contains_key(&Breach::ParamsChangedUnderKey));
+    let mut w = facts().keeping(crate::wire::RECORDS_KEPT);
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    send(&mut w, 1, 2, create("k-1", "O-2", 500));
+    assert!(w.witnesses.contains_key(&Breach::ParamsChangedUnderKey));
+}
+
+/// CKO-01: a checkout session naming another Payment than its order's is a second
+/// Payment for the order; one naming the order's Payment is not.
+#[test]
+fn a_checkout_session_names_its_orders_payment() {
+    let pay = Shape::One(IdKind::Payment);
+    let cs = Shape::One(IdKind::Session);
+    for (shown, breach) in [("pay_1", false), ("pay_2", true)] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"pay_1","merchant_order_no":"O-1"}"#,
+            pay,
+        );
+        let session = ApiRequest {
+            api_key: ApiKeyId(1),
+            idempotency_key: Some("k-2".into()),
+            endpoint: Endpoint::CreateCheckoutSession {
+                body: Json::Parsed(payhub_model::SessionBody {
+                    merchant_order_no: Some("O-1".into()),
+                    amount: Some(100),
+                    currency: Some("USD".into()),
+                }),
+            },
+        };
+        send(&mut w, 2, 2, session);
+        let body = format!(r#"{{"id":"cs_1","payment_id":"{shown}"}}"#);
+        answer(&mut w, 3, 2, 201, &body, cs);
+        assert_eq!(
+            w.witnesses.contains_key(&Breach::TwoPaymentsForOrder),
+            breach,
+            "{shown}"
+        );
+    }
+}
+
+/// KEY-01..KEY-06: a create with no key, an empty one or an ASCII one of 256 characters
+/// answered 2xx is a breach; one of 255 characters, or refused 400, is not.
+#[test]
+fn a_create_without_a_valid_key_answered_2xx_is_a_breach() {
+    let pay = Shape::One(IdKind::Payment);
+    let ok = r#"{"id":"pay_1","status":"succeeded"}"#;
+    let refused = r#"{"error":{"code":"bad_key","field":"Idempotency-Key"}}"#;
+    let mut w = facts();
+    send(&mut w, 0, 1, create(&"k".repeat(255), "O-1", 100));
+    answer(&mut w, 1, 1, 201, ok, pay);
+    let mut missing = create("", "O-2", 100);
+    missing.idempotency_key = None;
+    send(&mut w, 2, 2, missing);
+    answer(&mut w, 3, 2, 400, refused, pay);
+    assert!(!w.witnesses.contains_key(&Breach::InvalidKeyAccepted));
+    for (id, key) in [
+        (3, None),
+        (4, Some(String::new())),
+        (5, Some("k".repeat(256))),
+    ] {
+        let mut w = facts();
+        let mut r = create("", "O-3", 100);
+        r.idempotency_key = key.map(Into::into);
+        send(&mut w, 0, id, r);
+        answer(&mut w, 1, id, 201, ok, pay);
+        let noted = w.witnesses.get(&Breach::InvalidKeyAccepted);
+        assert_eq!(noted.map(|w| w.entries[0].id), Some(RequestId(id)));
+    }
+}
+
 /// CONFLICT-01, CONC-02: a request of a key sent while its execution was in flight is
 /// judged too: answered 2xx with other parameters (whichever was taken first), or with
 /// another object for the same parameters, it is kept as a replay of the execution; its
@@ -525,6 +641,40 @@ fn a_new_refund_number_while_the_refund_is_unresolved_is_noted() {
         send(&mut w, 6, 4, r);
         let noted = w.witnesses.get(&Breach::NewRefundNoWhileUnresolved);
         assert_eq!(noted.is_some(), breach, "{amount}, shown {shown}");
+    }
+}
+
+/// S11 ("retry with K"): a refund lost, then its refund number under another key is
+/// noted; under the same key it is not.
+#[test]
+fn a_refund_number_under_a_new_key_while_unresolved_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    let re = Shape::One(IdKind::Refund);
+    for (key, breach) in [("r-2", true), ("r-1", false)] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("c-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"succeeded"}"#,
+            pay,
+        );
+        let r = refund(&mut w, "r-1", "p1", "R-1", 30);
+        send(&mut w, 2, 2, r);
+        answer(
+            &mut w,
+            3,
+            2,
+            502,
+            r#"{"error":{"code":"internal_error"}}"#,
+            re,
+        );
+        let r = refund(&mut w, key, "p1", "R-1", 30);
+        send(&mut w, 4, 3, r);
+        let noted = w.witnesses.get(&Breach::NewRefundKeyWhileUnresolved);
+        assert_eq!(noted.is_some(), breach, "{key}");
     }
 }
 

@@ -11,7 +11,8 @@
 //!   or a refund shown `processing` or `pending_review`, leaves its refund request
 //!   unresolved; until an answer shows that refund final, a refund of the same Payment
 //!   and amount under another refund number is the same request renumbered
-//!   ([`Breach::NewRefundNoWhileUnresolved`]).
+//!   ([`Breach::NewRefundNoWhileUnresolved`]); the same refund number under another key
+//!   is a new request too ([`Breach::NewRefundKeyWhileUnresolved`]).
 //!
 //! - ATTEMPT-02, GEN-04 ("payment.confirm:ORDER-DEMO-001:2": a card retry is a new
 //!   submission under a new key): a confirm under the key of the Payment's previous
@@ -95,6 +96,12 @@ impl WireFacts {
             }
         }
         if let Some((of, number)) = refund_of(ep) {
+            if let Some((_, u)) = self.unresolved_refunds.get((m, e), &number) {
+                if u.key != seen.key {
+                    let u = u.clone();
+                    self.note(Breach::NewRefundKeyWhileUnresolved, vec![u, seen.clone()]);
+                }
+            }
             let renumbered = self
                 .unresolved_refunds
                 .same_under_other((m, e), &of, &number);
