@@ -448,29 +448,6 @@ fn wording_01_client_shows_the_status_table_message() {
         .is_some()
     );
     assert!(judge(name, &[delivered(0, 201, None), show(0, Confirming)]).is_some());
-    // A lookup answered 200 showing the Payment processing (its result known or not): the
-    // status table asks for "confirming" too.
-    let mut lookup = delivered(0, 200, None);
-    if let What::Delivered { response, .. } = &mut lookup.what {
-        response.body = payhub_model::ResponseBody::Payments {
-            data: vec![payhub_model::PaymentView {
-                id: PAY,
-                merchant_order_no: "ORDER-1".into(),
-                amount: 100,
-                currency: "USD".into(),
-                status: PaymentStatus::Processing,
-                resolution_status: ResolutionStatus::Known,
-                attempt_count: 1,
-                failure: None,
-                next_action: false,
-                expires_at: Millis::days(1),
-                fee_rate_bps: 290,
-                amount_refunded: 0,
-                version: 2,
-            }],
-        };
-    }
-    assert_eq!(judge(name, &[lookup, show(0, Confirming)]), None);
     assert_eq!(
         judge(name, &[delivered(0, 202, None), show(0, Confirming)]),
         None

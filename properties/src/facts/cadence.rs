@@ -43,10 +43,6 @@ pub enum Input {
     Answer {
         status: u16,
         retry_after_s: Option<u32>,
-        /// It shows a Payment processing: its result is still being confirmed (the
-        /// status table: `processing` … "Show the payer \"Confirming the payment result\"").
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        processing: bool,
     },
     Timeout,
 }
@@ -70,9 +66,6 @@ impl ClientInputs {
                 Input::Answer {
                     status: response.status,
                     retry_after_s: response.retry_after_s,
-                    processing: response
-                        .payment()
-                        .is_some_and(|p| p.status == PaymentStatus::Processing),
                 },
             )),
             What::TimedOut { node, .. } => Some((*node, Input::Timeout)),
@@ -509,7 +502,6 @@ impl Cadence {
             Some(Input::Answer {
                 status: 429,
                 retry_after_s: Some(_),
-                ..
             }) => false,
             // What the reference code retries: a timeout, 429, 5xx, and the in-flight 409s
             // (A-CLIENT-INFLIGHT-409). A try scheduled on any other answer (a lookup that

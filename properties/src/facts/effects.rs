@@ -292,9 +292,7 @@ impl Effects {
     }
 
     /// WORDING-01, WORDING-02: "temporarily unavailable" only on a 503, and first on it;
-    /// "confirming" only while the result is unknown or being confirmed (never on a 200 or
-    /// 201 that shows no Payment processing: the status table asks it for `processing`
-    /// whatever its `resolution_status`).
+    /// "confirming" only while the result is unknown (never on a definite 200 or 201).
     fn on_message(&mut self, at: Millis, node: u8, subject: &Subject, message: PayerMessage) {
         let input = self.inputs.of(node);
         let on_503 = matches!(input, Some(Input::Answer { status: 503, .. }));
@@ -310,11 +308,9 @@ impl Effects {
                 _ if on_503 && !self.inputs.showed_unavailable.contains(&node) => {
                     "confirming on a 503, before temporarily unavailable"
                 }
-                Some(Input::Answer {
-                    status,
-                    processing: false,
-                    ..
-                }) if (200..300).contains(&status) && status != 202 => {
+                Some(Input::Answer { status, .. })
+                    if (200..300).contains(&status) && status != 202 =>
+                {
                     "confirming on a definite 2xx answer"
                 }
                 _ => return,

@@ -453,7 +453,7 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 32);
+        assert_eq!(all.len(), 34);
     }
 
     /// The drivers that hold a world's facts alone skip a property by its needs: a
