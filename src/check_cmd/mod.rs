@@ -390,9 +390,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             use crate::outcome::{Item, ItemResult, Outcome, Part};
             let mut parts = crate::report::outcome::presets("check", &reports);
             for p in &selected[reports.len()..] {
-                let why = ItemResult::Skipped {
-                    message: "not run: stopped by Ctrl-C".into(),
-                };
+                let why = ItemResult::Skipped("not run: stopped by Ctrl-C".into());
                 parts.push(Part::new(
                     format!("check {}", p.name),
                     vec![Item::new(format!("check.{}", p.name), p.name, why)],

@@ -5,7 +5,7 @@
 
 use super::registry::Registry;
 use super::run::Exchange;
-use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind};
+use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind, Shape};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -249,15 +249,11 @@ pub fn messages(
 ) {
     for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)] {
         if !text.is_empty() {
-            d.items.push(Item::Message {
-                from,
-                to,
-                arrow,
-                text: text.replace([';', '#'], ","),
-                rule: None,
-                at: None,
-                exchange: None,
+            let shape = Shape::Message { from, to, arrow };
+            let text = text.replace([';', '#'], ",");
+            d.items.push(Item {
                 witness,
+                ..Item::new(shape, text)
             });
         }
     }
@@ -271,14 +267,15 @@ pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
     let mut d = Diagram::default();
     let m = d.participant("M", "conform (merchant)");
     let t = d.participant("T", "target");
-    let note = |over, text: String, witness| Item::Note {
-        over,
-        kind: NoteKind::Plain,
-        text,
-        rule: None,
-        at: None,
-        exchange: None,
+    let note = |over, text: String, witness| Item {
         witness,
+        ..Item::new(
+            Shape::Note {
+                over,
+                kind: NoteKind::Plain,
+            },
+            text,
+        )
     };
     for e in exchanges {
         let witness = e.round == breaking_round;

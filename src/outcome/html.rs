@@ -5,7 +5,7 @@
 //! SVG ([`payhub_sim::diagram`]).
 
 use payhub_model::Rule;
-use payhub_sim::diagram::{Diagram, Item, NoteKind, SVG_STYLE};
+use payhub_sim::diagram::{Diagram, Item, SVG_STYLE};
 use std::fmt::Write as _;
 
 pub use payhub_sim::diagram::escape;
@@ -93,16 +93,7 @@ pub fn figure(d: &Diagram) -> String {
     if total <= ITEMS_MAX {
         return format!("<figure>{}</figure>", d.to_svg_unstyled());
     }
-    let keep = |i: &Item| {
-        i.is_witness()
-            || matches!(
-                i,
-                Item::Note {
-                    kind: NoteKind::Verdict,
-                    ..
-                }
-            )
-    };
+    let keep = |i: &Item| i.witness || i.is_verdict();
     let kept = d.items.iter().filter(|i| keep(i)).count();
     let mut room = ITEMS_MAX.saturating_sub(kept);
     let mut cut = d.clone();
@@ -161,18 +152,13 @@ pub fn rank(status: &str) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use payhub_sim::diagram::Arrow;
+    use payhub_sim::diagram::{Arrow, Shape};
 
     fn message(witness: bool) -> Item {
-        Item::Message {
-            from: 0,
-            to: 1,
-            arrow: Arrow::Call,
-            text: "POST /v1/payments".into(),
-            rule: None,
-            at: None,
-            exchange: None,
+        let (from, to, arrow) = (0, 1, Arrow::Call);
+        Item {
             witness,
+            ..Item::new(Shape::Message { from, to, arrow }, "POST /v1/payments")
         }
     }
 

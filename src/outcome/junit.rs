@@ -38,7 +38,7 @@ pub fn render(outcome: &Outcome) -> String {
                     }
                     st
                 }
-                ItemResult::Skipped { message } => {
+                ItemResult::Skipped(message) => {
                     let mut st = TestCaseStatus::skipped();
                     st.set_message(message.as_str());
                     st

@@ -213,7 +213,7 @@ impl Report {
                 out.push(Problem::failed(what, again()));
             }
         }
-        if let Some(shortcuts) = self.shortcuts.as_ref().filter(|s| s.failed()) {
+        if let Some(shortcuts) = self.shortcuts.as_ref().filter(|s| !s.check.passed()) {
             out.push(Problem::failed(shortcuts.line(), again()));
         }
         out
