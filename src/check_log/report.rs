@@ -1,8 +1,6 @@
-//! What `check-log` prints: per file, what was read (entries judged, not the API,
-//! unreadable with why), every property's verdict, and for each violation its witness
-//! entries, Elle-style: the minimal set of exchanges that shows it, with their times and
-//! the gaps between them, in the contract's notation, and (Markdown) a Mermaid sequence
-//! diagram of those entries alone.
+//! What `check-log` prints: per file, what was read, every property's verdict, and for
+//! each violation its witness entries, Elle-style: the minimal set of exchanges that
+//! shows it, with their times and gaps, in the contract's notation (and drawn).
 
 use super::{Judged, LogFormat};
 use crate::outcome::{Item as Case, ItemResult, Outcome, Part};
@@ -16,7 +14,10 @@ use std::fmt::Write as _;
 pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), String> {
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
-        LogFormat::Markdown => crate::outcome::doc::markdown(&super::page::page(all, seconds).0),
+        LogFormat::Markdown | LogFormat::Html => {
+            let html = format == LogFormat::Html;
+            crate::outcome::doc::draw(super::page::page(all, seconds), html)
+        }
         LogFormat::Junit => {
             // A part per file, an item per property; unreadable entries make one skipped
             // item (the file's run is incomplete).
@@ -33,10 +34,6 @@ pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), Stri
                 Part::new(format!("check-log {}", j.file.display()), cases)
             });
             crate::outcome::junit::render(&Outcome::new("payhub-verify check-log", parts.collect()))
-        }
-        LogFormat::Html => {
-            let (blocks, title) = super::page::page(all, seconds);
-            crate::outcome::doc::html(&title, &blocks)
         }
         LogFormat::Json => {
             let files: Vec<serde_json::Value> = all.iter().map(json).collect();

@@ -111,31 +111,31 @@ impl Report {
     }
 
     pub fn text(&self) -> String {
+        let faults = if self.proxy_faults {
+            ", proxy faults"
+        } else {
+            ""
+        };
         let mut s = format!(
-            "payhub-verify conform: {} — {} cases ({} requests) against {} [{}], seeds {}{}, {:.1}s, {:.1} cases/s\n",
+            "payhub-verify conform: {} — {} cases ({} requests) against {} [{}], seeds {}{faults}, {:.1}s, {:.1} cases/s\n",
             self.verdict(),
             self.cases_run,
             self.requests,
             self.target,
             self.profile,
             self.seeds,
-            if self.proxy_faults {
-                ", proxy faults"
-            } else {
-                ""
-            },
             self.elapsed_s,
             self.cases_per_s
         );
         if self.target_failed > 0 {
+            let past = if self.target_failed_past_share() {
+                "incomplete: "
+            } else {
+                ""
+            };
             let _ = writeln!(
                 s,
-                "{}the target failed {} of {} exchanges ({TARGET_FAILED_SHARE_PCT} % allowed a run): its answer could not be read or never came; first: {}",
-                if self.target_failed_past_share() {
-                    "incomplete: "
-                } else {
-                    ""
-                },
+                "{past}the target failed {} of {} exchanges ({TARGET_FAILED_SHARE_PCT} % allowed a run): its answer could not be read or never came; first: {}",
                 self.target_failed,
                 self.exchanged,
                 self.target_first_failure.as_deref().unwrap_or_default()

@@ -124,7 +124,10 @@ mod tests {
             ),
             "{x}"
         );
-        let session = render(&Outcome::of_session("t", vec![Part::new("s", vec![])]));
+        let session = render(&Outcome {
+            command_line: None,
+            ..Outcome::new("t", vec![Part::new("s", vec![])])
+        });
         assert!(!session.contains("name=\"command\""), "{session}");
     }
 }

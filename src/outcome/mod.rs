@@ -41,14 +41,6 @@ impl Outcome {
             parts,
         }
     }
-
-    /// An outcome no command line reproduces: the sandbox's verdict of its session.
-    pub fn of_session(command: impl Into<String>, parts: Vec<Part>) -> Outcome {
-        Outcome {
-            command_line: None,
-            ..Outcome::new(command, parts)
-        }
-    }
 }
 
 /// One part of a run: a preset, the simulation sweep, the scenarios, the zoo, a file.

@@ -1,6 +1,5 @@
-//! The edges' part of the report: the end-to-end checks of the sandbox, check-log,
-//! judge and conform over each session, and the edge zoo's kill matrix (summary line,
-//! Markdown section, HTML section, JUnit suite).
+//! The edges' part of the report (its summary line and JUnit part): the end-to-end
+//! checks over each session, and the edge zoo's kill matrix.
 
 use super::Report;
 use crate::edges::EdgeReport;

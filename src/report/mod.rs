@@ -319,6 +319,17 @@ impl Report {
     }
 }
 
+/// The properties a preset failed: violated, or a *sometimes* never reached in a
+/// complete search.
+pub fn failing(
+    r: &PresetReport,
+) -> impl Iterator<Item = &payhub_properties::checker::PropertyReport> {
+    let failed = |s: &CheckStatus| {
+        *s == CheckStatus::Violated || (r.complete && *s == CheckStatus::Unreached)
+    };
+    r.properties.iter().filter(move |p| failed(&p.status))
+}
+
 /// The rule IDs of a property, by name.
 pub fn rules_of(property: &str) -> Vec<&'static str> {
     if property == payhub_properties::liveness::NAME {

@@ -1,6 +1,5 @@
 //! A `verify`, `check` or `simulate` run as the outcome document: a part per preset,
-//! the simulation sweep, the chaos sweep, the scripts, the search's shortcuts, the edges
-//! and the bug zoo; an item per property, script or mutant.
+//! sweep, scripts, shortcuts, edges and zoo; an item per property, script or mutant.
 
 use crate::outcome::{Item, ItemResult, Outcome, Part, first_line};
 use crate::report::sweep::SweepSummary;

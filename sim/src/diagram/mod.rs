@@ -8,9 +8,8 @@
 //! which exchanges the verdict rests on.
 //!
 //! It renders as Mermaid source ([`Diagram::to_mermaid`], for code hosts) and as inline
-//! SVG ([`Diagram::to_svg`], for the sandbox page and the HTML report; no script and no
-//! network at view time). Traces ([`crate::Trace::to_diagram`]) and the log judges build
-//! one; none of them lays out a drawing of its own.
+//! SVG ([`Diagram::to_svg`], no script and no network at view time); no source lays out
+//! a drawing of its own.
 
 mod svg;
 
