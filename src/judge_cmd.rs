@@ -86,9 +86,7 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
                 items.push(Item::new(
                     "judge",
                     "events read",
-                    ItemResult::Skipped {
-                        message: format!("not judged past {t}"),
-                    },
+                    ItemResult::Skipped(format!("not judged past {t}")),
                 ));
             }
             let outcome = Outcome::new("payhub-verify judge", vec![Part::new("judge", items)]);

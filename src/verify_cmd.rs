@@ -378,25 +378,29 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     interrupted = interrupted.or_else(|| interrupted_at(5, args.no_mutants));
     progress.done();
 
-    let report = Report::new(
-        presets_run,
-        sweep,
+    let report = Report {
+        verdict: "",
+        header: report::Header::now(),
+        limits: crate::check_cmd::limits_text(&limits),
+        search: preset_search.describe(),
+        problems: Vec::new(),
+        seconds: started.elapsed().as_secs_f64(),
+        phases,
+        presets: presets_run,
+        simulation: sweep,
+        simulation_other_readings: other_readings,
+        readings: Vec::new(),
         chaos,
         scenarios,
-        zoo,
-        report::RunInfo {
-            seconds: started.elapsed().as_secs_f64(),
-            phases,
-            header: report::Header::now(),
-            limits: crate::check_cmd::limits_text(&limits),
-            search: preset_search.describe(),
-            interrupted,
-            planted: planted.map(|s| s.name()),
-            edges,
-            shortcuts,
-            other_readings,
-        },
-    );
+        coverage: Vec::new(),
+        findings: Vec::new(),
+        kill_matrix: zoo,
+        edges,
+        shortcuts,
+        interrupted,
+        planted: planted.map(|s| s.name()),
+    }
+    .judged();
     let written = report.write(&out)?;
     match args.format {
         VerifyFormat::Json => println!("{}", report.to_json()),

@@ -8,7 +8,7 @@
 //! optional: the world takes `Option<&mut Trace>`, and a failing run is re-run from its
 //! tape with recording on.
 
-use crate::diagram::{Arrow, Diagram, Item, NoteKind};
+use crate::diagram::{Arrow, Diagram, Item, NoteKind, Shape};
 use crate::network::Node;
 use payhub_model::client::Command;
 use payhub_model::event as ev;
@@ -335,26 +335,24 @@ impl Trace {
                     TraceWhat::Response { .. } | TraceWhat::Webhook { .. }
                 );
             let (from, to) = (index(e.from), index(e.to));
-            let note = |kind: NoteKind, text: String| Item::Note {
-                over: (from, from),
-                kind,
-                text,
+            let item = |shape: Shape, text: String| Item {
                 rule: e.rule.map(|r| r.id().to_owned()),
                 at: Some(e.at.0),
                 exchange: exchange_of(&e.what),
                 witness: witness(e),
+                ..Item::new(shape, text)
             };
-            let message = |arrow: Arrow, text: String| Item::Message {
-                from,
-                to,
-                arrow,
-                text,
-                rule: e.rule.map(|r| r.id().to_owned()),
-                at: Some(e.at.0),
-                exchange: exchange_of(&e.what),
-                witness: witness(e),
+            let note = |kind, text| {
+                item(
+                    Shape::Note {
+                        over: (from, from),
+                        kind,
+                    },
+                    text,
+                )
             };
-            let item = match &e.what {
+            let message = |arrow, text| item(Shape::Message { from, to, arrow }, text);
+            d.items.push(match &e.what {
                 _ if to_crashed => message(Arrow::Lost, format!("{text} (lost: server down)")),
                 TraceWhat::Crash | TraceWhat::Restart => note(NoteKind::Crash, text),
                 TraceWhat::Clock { .. } => note(NoteKind::Clock, text),
@@ -369,8 +367,7 @@ impl Trace {
                 }
                 _ if e.from == e.to => note(NoteKind::Plain, text),
                 _ => message(Arrow::Call, text),
-            };
-            d.items.push(item);
+            });
         }
         if let Some(verdict) = verdict {
             d.push_verdict(verdict);

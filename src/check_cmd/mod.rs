@@ -390,9 +390,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             use crate::outcome::{Item, ItemResult, Outcome, Part};
             let mut parts = crate::report::outcome::presets("check", &reports);
             for p in &selected[reports.len()..] {
-                let why = ItemResult::Skipped {
-                    message: "not run: stopped by Ctrl-C".into(),
-                };
+                let why = ItemResult::Skipped("not run: stopped by Ctrl-C".into());
                 parts.push(Part::new(
                     format!("check {}", p.name),
                     vec![Item::new(format!("check.{}", p.name), p.name, why)],
@@ -510,28 +508,22 @@ pub fn cut_by(r: &PresetReport, limits: &Limits) -> String {
 
 /// The report of one preset; its scope is shown when set on the command line.
 fn print_report(r: &PresetReport, show_scope: bool) {
+    let complete = if r.complete {
+        "complete  "
+    } else {
+        "INCOMPLETE"
+    };
     println!(
-        "preset {:<22} {} unique={} total={} depth={} {:.2}s",
-        r.name,
-        if r.complete {
-            "complete  "
-        } else {
-            "INCOMPLETE"
-        },
-        r.unique_states,
-        r.total_states,
-        r.max_depth,
-        r.seconds
+        "preset {:<22} {complete} unique={} total={} depth={} {:.2}s",
+        r.name, r.unique_states, r.total_states, r.max_depth, r.seconds
     );
-    if !r.reductions.is_empty() || r.bitstate.is_some() {
-        let mut how = r
-            .reductions
-            .iter()
-            .map(|r| format!("reduce {r}"))
-            .collect::<Vec<_>>();
-        if let Some(b) = &r.bitstate {
-            how.push(format!("bitstate 2^{}", b.bits.trailing_zeros()));
-        }
+    let mut how: Vec<String> = r.reductions.iter().map(|r| format!("reduce {r}")).collect();
+    how.extend(
+        r.bitstate
+            .as_ref()
+            .map(|b| format!("bitstate 2^{}", b.bits.trailing_zeros())),
+    );
+    if !how.is_empty() {
         println!("    scope {}; {}", r.scope, how.join(", "));
     } else if show_scope {
         println!("    scope {}", r.scope);
@@ -556,26 +548,15 @@ fn print_report(r: &PresetReport, show_scope: bool) {
             println!("      (no counterexample found again within the search limits)");
         }
         if let Some(cx) = &p.counterexample {
-            let setup = cx.tape.len().saturating_sub(cx.bfs_length);
-            if cx.minimal && setup > 0 {
-                println!(
-                    "      {} (shortest path: {} steps after the preset's {setup}-step setup)",
-                    cx.detail, cx.bfs_length
-                );
-            } else if cx.minimal {
-                println!(
-                    "      {} (shortest path: {} steps)",
-                    cx.detail,
-                    cx.tape.len()
-                );
-            } else {
-                println!(
-                    "      {} (shrunk to {} steps from a {}-step path)",
-                    cx.detail,
-                    cx.tape.len(),
-                    cx.bfs_length
-                );
-            }
+            let (steps, path) = (cx.tape.len(), cx.bfs_length);
+            let how = match steps.saturating_sub(path) {
+                setup if cx.minimal && setup > 0 => {
+                    format!("shortest path: {path} steps after the preset's {setup}-step setup")
+                }
+                _ if cx.minimal => format!("shortest path: {steps} steps"),
+                _ => format!("shrunk to {steps} steps from a {path}-step path"),
+            };
+            println!("      {} ({how})", cx.detail);
             for (i, c) in cx.tape.iter().enumerate() {
                 println!("      {:>3}. {c}", i + 1);
             }

@@ -1,8 +1,6 @@
-//! `check-log --format markdown|html`: one page, built once. The first screen holds the
-//! verdict, what was read of each file and how long judging took; then, per file, each
-//! violation with its witness entries drawn ([`super::report::diagram`]: Mermaid in
-//! Markdown, inline SVG in HTML), the property, its rules and their sentences; then the
-//! properties judged and those the source cannot judge, with the evidence missing.
+//! `check-log --format markdown|html`: one page, built once: the verdict and what was
+//! read first, then per file each violation with its witness entries drawn
+//! ([`super::report::diagram`]), what held and what the source cannot judge.
 
 use super::Judged;
 use super::report::{cannot_judge_groups, diagram, read_line, unscoped_line, witness_line};

@@ -1,45 +1,39 @@
-//! What `check-log` prints: per file, what was read (entries judged, not the API,
-//! unreadable with why), every property's verdict, and for each violation its witness
-//! entries, Elle-style: the minimal set of exchanges that shows it, with their times and
-//! the gaps between them, in the contract's notation, and (Markdown) a Mermaid sequence
-//! diagram of those entries alone.
+//! What `check-log` prints: per file, what was read, every property's verdict, and for
+//! each violation its witness entries, Elle-style: the minimal set of exchanges that
+//! shows it, with their times and gaps, in the contract's notation (and drawn).
 
 use super::{Judged, LogFormat};
 use crate::outcome::{Item as Case, ItemResult, Outcome, Part};
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
-use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind};
+use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind, Shape};
 use std::fmt::Write as _;
 
 /// Prints every file's report; `seconds`: how long reading and judging took.
 pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), String> {
     let out = match format {
         LogFormat::Text => all.iter().map(text).collect::<Vec<_>>().join("\n"),
-        LogFormat::Markdown => crate::outcome::doc::markdown(&super::page::page(all, seconds).0),
+        LogFormat::Markdown | LogFormat::Html => {
+            let html = format == LogFormat::Html;
+            crate::outcome::doc::draw(super::page::page(all, seconds), html)
+        }
         LogFormat::Junit => {
             // A part per file, an item per property; unreadable entries make one skipped
             // item (the file's run is incomplete).
             let parts = all.iter().map(|j| {
                 let unread = (j.skipped > 0)
                     .then(|| format!("{} of {} entries unreadable", j.skipped, j.entries));
-                let cut = j.stopped.clone().or(unread);
-                let mut cases = crate::outcome::verdicts("check-log", &j.verdicts, cut.as_deref());
-                if j.skipped > 0 {
-                    let message = format!(
-                        "not judged: {} of {} entries unreadable",
-                        j.skipped, j.entries
-                    );
-                    let skipped = ItemResult::Skipped { message };
+                let cut = j.stopped.as_ref().or(unread.as_ref());
+                let mut cases =
+                    crate::outcome::verdicts("check-log", &j.verdicts, cut.map(|c| c.as_str()));
+                if let Some(unread) = unread {
+                    let skipped = ItemResult::not_judged(unread);
                     cases.push(Case::new("check-log", "entries read", skipped));
                 }
                 Part::new(format!("check-log {}", j.file.display()), cases)
             });
             crate::outcome::junit::render(&Outcome::new("payhub-verify check-log", parts.collect()))
-        }
-        LogFormat::Html => {
-            let (blocks, title) = super::page::page(all, seconds);
-            crate::outcome::doc::html(&title, &blocks)
         }
         LogFormat::Json => {
             let files: Vec<serde_json::Value> = all.iter().map(json).collect();
@@ -255,42 +249,30 @@ pub fn diagram(j: &Judged, v: &Verdict, verdict: &str) -> Diagram {
     let clean = |t: String| t.replace([';', '#'], " ");
     let mut last: Option<&Seen> = None;
     for e in &w.entries {
-        let exchange = Some(e.id.to_string());
         if let Some(prev) = last {
-            d.items.push(Item::Note {
+            let clock = Shape::Note {
                 over: (c, p),
                 kind: NoteKind::Clock,
-                text: format!("{} later", e.sent.since(prev.closed)),
-                rule: None,
-                at: None,
-                exchange: None,
-                witness: false,
-            });
+            };
+            let gap = format!("{} later", e.sent.since(prev.closed));
+            d.items.push(Item::new(clock, gap));
         }
-        d.items.push(Item::Message {
-            from: c,
-            to: p,
-            arrow: Arrow::Call,
-            text: format!("{} +{} {}", name(j, e), e.sent, clean(request(e))),
-            rule: None,
-            at: Some(e.sent.0),
-            exchange: exchange.clone(),
-            witness: true,
-        });
-        let (arrow, text) = match &e.answer {
+        let (arrow, reply) = match &e.answer {
             Some(_) => (Arrow::Reply, clean(answer(e))),
             None => (Arrow::Lost, "no answer (unknown outcome)".to_owned()),
         };
-        d.items.push(Item::Message {
-            from: p,
-            to: c,
-            arrow,
-            text,
-            rule: None,
-            at: Some(e.closed.0),
-            exchange,
-            witness: true,
-        });
+        let sent = format!("{} +{} {}", name(j, e), e.sent, clean(request(e)));
+        for (from, to, arrow, text, at) in [
+            (c, p, Arrow::Call, sent, e.sent.0),
+            (p, c, arrow, reply, e.closed.0),
+        ] {
+            d.items.push(Item {
+                at: Some(at),
+                exchange: Some(e.id.to_string()),
+                witness: true,
+                ..Item::new(Shape::Message { from, to, arrow }, text)
+            });
+        }
         last = Some(e);
     }
     d.push_verdict(verdict);

@@ -336,14 +336,14 @@ pub fn text(rows: &[Row]) -> String {
                 r.rules.join(", ")
             ));
         } else {
+            let state = if r.reason.is_some() {
+                "blind "
+            } else {
+                "MISSED"
+            };
             s.push_str(&format!(
-                "  {:<40} {}  after {} cases{}\n",
+                "  {:<40} {state}  after {} cases{}\n",
                 r.mutant,
-                if r.reason.is_some() {
-                    "blind "
-                } else {
-                    "MISSED"
-                },
                 r.cases,
                 r.reason
                     .as_deref()

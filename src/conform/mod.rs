@@ -238,13 +238,9 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             ConformFormat::Json => {
                 serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
             }
-            ConformFormat::Markdown => crate::outcome::doc::markdown(&page::matrix(&rows).0),
             ConformFormat::Text => matrix::text(&rows),
             ConformFormat::Junit => crate::outcome::junit::render(&outcome::matrix(&rows)),
-            ConformFormat::Html => {
-                let (blocks, title) = page::matrix(&rows);
-                crate::outcome::doc::html(&title, &blocks)
-            }
+            f => crate::outcome::doc::draw(page::matrix(&rows), f == ConformFormat::Html),
         };
         println!("{out}");
         let missed = matrix::tally(&rows).2 > 0;
@@ -262,12 +258,8 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
     let out = match args.format {
         ConformFormat::Text => report.text(),
         ConformFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
-        ConformFormat::Markdown => crate::outcome::doc::markdown(&page::page(&report).0),
         ConformFormat::Junit => crate::outcome::junit::render(&outcome::outcome(&report)),
-        ConformFormat::Html => {
-            let (blocks, title) = page::page(&report);
-            crate::outcome::doc::html(&title, &blocks)
-        }
+        f => crate::outcome::doc::draw(page::page(&report), f == ConformFormat::Html),
     };
     print!("{out}");
     if !out.ends_with('\n') {

@@ -51,9 +51,7 @@ pub fn outcome(r: &super::report::Report) -> Outcome {
             detail: body.join("\n\n"),
         }
     } else if r.cases_run == 0 || !r.incomplete.is_empty() || r.not_run > 0 {
-        ItemResult::Skipped {
-            message: format!("not judged in full: {summary}"),
-        }
+        ItemResult::Skipped(format!("not judged in full: {summary}"))
     } else {
         ItemResult::Passed
     };
@@ -79,12 +77,12 @@ fn registry_cases(g: &super::registry::Registry, cases: &mut Vec<Item>) {
                 message: format!("{} ({})", p.name, p.rules.join(", ")),
                 detail: p.violation_text(),
             },
-            Status::CannotJudge => ItemResult::Skipped {
-                message: "not judged: it needs the acquirer's ledger, the platform's store or the merchant's process".into(),
-            },
-            Status::Unreached => ItemResult::Skipped {
-                message: "not reached by these exchanges (a sometimes property: not a failure)".into(),
-            },
+            Status::CannotJudge => ItemResult::not_judged(
+                "it needs the acquirer's ledger, the platform's store or the merchant's process",
+            ),
+            Status::Unreached => ItemResult::Skipped(
+                "not reached by these exchanges (a sometimes property: not a failure)".into(),
+            ),
             Status::Holds | Status::Reached => ItemResult::Passed,
         };
         cases.push(Item::new("conform.registry", p.name, result).with_rules(&p.rules));
@@ -100,14 +98,9 @@ pub fn matrix(rows: &[super::matrix::Row]) -> Outcome {
             let result = if r.found {
                 ItemResult::Passed
             } else if let Some(why) = &r.reason {
-                ItemResult::Skipped {
-                    message: format!("the wire cannot show it: {why}"),
-                }
+                ItemResult::Skipped(format!("the wire cannot show it: {why}"))
             } else {
-                ItemResult::Failed {
-                    message: format!("missed: {} cases found nothing", r.cases),
-                    detail: String::new(),
-                }
+                ItemResult::failed(format!("missed: {} cases found nothing", r.cases))
             };
             let mut case = Item::new(
                 "conform.kill-matrix",

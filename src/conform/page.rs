@@ -28,44 +28,39 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
             r.cases_per_s,
             r.exit_code()
         ),
-        format!(
-            "seeds {}{}",
-            r.seeds,
-            if r.proxy_faults {
-                ", proxy faults on"
-            } else {
-                ""
-            }
-        )
-        .into(),
+        match r.proxy_faults {
+            true => text!("seeds {}, proxy faults on", r.seeds),
+            false => text!("seeds {}", r.seeds),
+        },
     ];
     let title = format!("conform: {}", r.verdict());
-    let two = |a: &str, b: Text| vec![a.into(), b];
+    let faults = if r.proxy_faults { "on" } else { "off" };
+    let checked: [(&str, Text); 9] = [
+        ("target", text!("`{}`", r.target)),
+        ("profile", r.profile.as_str().into()),
+        ("seeds", r.seeds.as_str().into()),
+        ("proxy faults", faults.into()),
+        (
+            "cases",
+            format!("{} ({} requests)", r.cases_run, r.requests).into(),
+        ),
+        ("violations", r.violations.len().to_string().into()),
+        ("incomplete", r.incomplete.len().to_string().into()),
+        ("seeds not run", r.not_run.to_string().into()),
+        (
+            "seconds",
+            format!("{:.2} ({:.1} cases/s)", r.elapsed_s, r.cases_per_s).into(),
+        ),
+    ];
     let mut blocks = vec![
         Block::Banner(Tone::of_exit(r.exit_code()), title.clone(), lines),
         Block::Heading(2, Some("checked"), "What was checked".into()),
         Block::Table(
             "checked|value",
-            vec![
-                two("target", text!("`{}`", r.target)),
-                two("profile", r.profile.as_str().into()),
-                two("seeds", r.seeds.as_str().into()),
-                two(
-                    "proxy faults",
-                    if r.proxy_faults { "on" } else { "off" }.into(),
-                ),
-                two(
-                    "cases",
-                    format!("{} ({} requests)", r.cases_run, r.requests).into(),
-                ),
-                two("violations", r.violations.len().to_string().into()),
-                two("incomplete", r.incomplete.len().to_string().into()),
-                two("seeds not run", r.not_run.to_string().into()),
-                two(
-                    "seconds",
-                    format!("{:.2} ({:.1} cases/s)", r.elapsed_s, r.cases_per_s).into(),
-                ),
-            ],
+            checked
+                .into_iter()
+                .map(|(a, b)| vec![a.into(), b])
+                .collect(),
         ),
     ];
     if !r.suppressed.is_empty() {

@@ -5,7 +5,7 @@
 
 use super::registry::Registry;
 use super::run::Exchange;
-use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind};
+use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind, Shape};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -111,31 +111,31 @@ impl Report {
     }
 
     pub fn text(&self) -> String {
+        let faults = if self.proxy_faults {
+            ", proxy faults"
+        } else {
+            ""
+        };
         let mut s = format!(
-            "payhub-verify conform: {} — {} cases ({} requests) against {} [{}], seeds {}{}, {:.1}s, {:.1} cases/s\n",
+            "payhub-verify conform: {} — {} cases ({} requests) against {} [{}], seeds {}{faults}, {:.1}s, {:.1} cases/s\n",
             self.verdict(),
             self.cases_run,
             self.requests,
             self.target,
             self.profile,
             self.seeds,
-            if self.proxy_faults {
-                ", proxy faults"
-            } else {
-                ""
-            },
             self.elapsed_s,
             self.cases_per_s
         );
         if self.target_failed > 0 {
+            let past = if self.target_failed_past_share() {
+                "incomplete: "
+            } else {
+                ""
+            };
             let _ = writeln!(
                 s,
-                "{}the target failed {} of {} exchanges ({TARGET_FAILED_SHARE_PCT} % allowed a run): its answer could not be read or never came; first: {}",
-                if self.target_failed_past_share() {
-                    "incomplete: "
-                } else {
-                    ""
-                },
+                "{past}the target failed {} of {} exchanges ({TARGET_FAILED_SHARE_PCT} % allowed a run): its answer could not be read or never came; first: {}",
                 self.target_failed,
                 self.exchanged,
                 self.target_first_failure.as_deref().unwrap_or_default()
@@ -249,15 +249,11 @@ pub fn messages(
 ) {
     for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)] {
         if !text.is_empty() {
-            d.items.push(Item::Message {
-                from,
-                to,
-                arrow,
-                text: text.replace([';', '#'], ","),
-                rule: None,
-                at: None,
-                exchange: None,
+            let shape = Shape::Message { from, to, arrow };
+            let text = text.replace([';', '#'], ",");
+            d.items.push(Item {
                 witness,
+                ..Item::new(shape, text)
             });
         }
     }
@@ -271,14 +267,15 @@ pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
     let mut d = Diagram::default();
     let m = d.participant("M", "conform (merchant)");
     let t = d.participant("T", "target");
-    let note = |over, text: String, witness| Item::Note {
-        over,
-        kind: NoteKind::Plain,
-        text,
-        rule: None,
-        at: None,
-        exchange: None,
+    let note = |over, text: String, witness| Item {
         witness,
+        ..Item::new(
+            Shape::Note {
+                over,
+                kind: NoteKind::Plain,
+            },
+            text,
+        )
     };
     for e in exchanges {
         let witness = e.round == breaking_round;

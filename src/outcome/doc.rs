@@ -226,6 +226,14 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
     s
 }
 
+/// A page and its title, drawn as HTML or else as Markdown (the title is the HTML's).
+pub fn draw((blocks, title): (Vec<Block>, String), as_html: bool) -> String {
+    match as_html {
+        true => html(&title, &blocks),
+        false => markdown(&blocks),
+    }
+}
+
 /// A Markdown fence for `text`: longer than any backtick run inside it, three at least.
 fn fence(text: &str) -> String {
     "`".repeat(longest_run(text, '`').max(2) + 1)

@@ -1,11 +1,9 @@
-//! What every HTML page of the harness shares (`verify`, `check-log`, `conform`, `run`
-//! with `--format html`; laid out by [`super::doc`]): the head with the stylesheets, the
-//! verdict's tone, a counterexample's closing note and its drawing, a property's row. One
-//! page, no script, no external stylesheet, no network at view time: drawings are inline
-//! SVG ([`payhub_sim::diagram`]).
+//! What every HTML page of the harness shares (laid out by [`super::doc`]): the head and
+//! stylesheets, the verdict's tone, a counterexample's note and figure, a property's row.
+//! No script, no external stylesheet, no network at view time: drawings are inline SVG.
 
 use payhub_model::Rule;
-use payhub_sim::diagram::{Diagram, Item, NoteKind, SVG_STYLE};
+use payhub_sim::diagram::{Diagram, Item, SVG_STYLE};
 use std::fmt::Write as _;
 
 pub use payhub_sim::diagram::escape;
@@ -44,15 +42,18 @@ pub fn head(title: &str) -> String {
 /// The end of the page.
 pub const END: &str = "</body></html>\n";
 
-/// How the verdict reads: what the exit code says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tone {
-    /// Exit 0: everything judged holds.
-    Ok,
-    /// Exit 1: a violation.
-    Fail,
-    /// Not judged, incomplete, nothing checked.
-    Open,
+payhub_model::named! {
+    fn class;
+    /// How the verdict reads: what the exit code says (its page's CSS class).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Tone {
+        /// Exit 0: everything judged holds.
+        Ok = "ok",
+        /// Exit 1: a violation.
+        Fail = "fail",
+        /// Not judged, incomplete, nothing checked.
+        Open = "open",
+    }
 }
 
 impl Tone {
@@ -62,14 +63,6 @@ impl Tone {
             0 => Tone::Ok,
             1 => Tone::Fail,
             _ => Tone::Open,
-        }
-    }
-
-    pub fn class(self) -> &'static str {
-        match self {
-            Tone::Ok => "ok",
-            Tone::Fail => "fail",
-            Tone::Open => "open",
         }
     }
 }
@@ -93,16 +86,7 @@ pub fn figure(d: &Diagram) -> String {
     if total <= ITEMS_MAX {
         return format!("<figure>{}</figure>", d.to_svg_unstyled());
     }
-    let keep = |i: &Item| {
-        i.is_witness()
-            || matches!(
-                i,
-                Item::Note {
-                    kind: NoteKind::Verdict,
-                    ..
-                }
-            )
-    };
+    let keep = |i: &Item| i.witness || i.is_verdict();
     let kept = d.items.iter().filter(|i| keep(i)).count();
     let mut room = ITEMS_MAX.saturating_sub(kept);
     let mut cut = d.clone();
@@ -161,18 +145,13 @@ pub fn rank(status: &str) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use payhub_sim::diagram::Arrow;
+    use payhub_sim::diagram::{Arrow, Shape};
 
     fn message(witness: bool) -> Item {
-        Item::Message {
-            from: 0,
-            to: 1,
-            arrow: Arrow::Call,
-            text: "POST /v1/payments".into(),
-            rule: None,
-            at: None,
-            exchange: None,
+        let (from, to, arrow) = (0, 1, Arrow::Call);
+        Item {
             witness,
+            ..Item::new(Shape::Message { from, to, arrow }, "POST /v1/payments")
         }
     }
 

@@ -38,7 +38,7 @@ pub fn render(outcome: &Outcome) -> String {
                     }
                     st
                 }
-                ItemResult::Skipped { message } => {
+                ItemResult::Skipped(message) => {
                     let mut st = TestCaseStatus::skipped();
                     st.set_message(message.as_str());
                     st
@@ -124,7 +124,10 @@ mod tests {
             ),
             "{x}"
         );
-        let session = render(&Outcome::of_session("t", vec![Part::new("s", vec![])]));
+        let session = render(&Outcome {
+            command_line: None,
+            ..Outcome::new("t", vec![Part::new("s", vec![])])
+        });
         assert!(!session.contains("name=\"command\""), "{session}");
     }
 }

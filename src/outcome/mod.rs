@@ -41,14 +41,6 @@ impl Outcome {
             parts,
         }
     }
-
-    /// An outcome no command line reproduces: the sandbox's verdict of its session.
-    pub fn of_session(command: impl Into<String>, parts: Vec<Part>) -> Outcome {
-        Outcome {
-            command_line: None,
-            ..Outcome::new(command, parts)
-        }
-    }
 }
 
 /// One part of a run: a preset, the simulation sweep, the scenarios, the zoo, a file.
@@ -117,16 +109,20 @@ pub enum ItemResult {
         detail: String,
     },
     /// Not judged: why.
-    Skipped {
-        message: String,
-    },
+    Skipped(String),
 }
 
 impl ItemResult {
     /// A skipped result saying why: `not judged: {why}`.
     pub fn not_judged(why: impl std::fmt::Display) -> ItemResult {
-        ItemResult::Skipped {
-            message: format!("not judged: {why}"),
+        ItemResult::Skipped(format!("not judged: {why}"))
+    }
+
+    /// A failure with no detail beyond its message.
+    pub fn failed(message: impl Into<String>) -> ItemResult {
+        ItemResult::Failed {
+            message: message.into(),
+            detail: String::new(),
         }
     }
 }
@@ -160,13 +156,10 @@ pub fn verdicts(
                         detail,
                     }
                 }
-                S::Unreached => ItemResult::Skipped {
-                    message: "not reached by this recording (a sometimes property: not a failure)"
-                        .into(),
-                },
-                S::CannotJudge => ItemResult::Skipped {
-                    message: v.status_text(),
-                },
+                S::Unreached => ItemResult::Skipped(
+                    "not reached by this recording (a sometimes property: not a failure)".into(),
+                ),
+                S::CannotJudge => ItemResult::Skipped(v.status_text()),
             };
             Item::new(class, v.name, result).with_rules(&v.rules)
         })

@@ -31,38 +31,23 @@ pub struct CoverageRow {
     pub in_part: Option<&'static str>,
 }
 
-/// How a rule's sentence is judged, as `rules --coverage` and the report count it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Judged {
-    /// By properties that can fail, the whole sentence.
-    Whole,
-    /// By properties, but part of the sentence is not (the catalogue's
-    /// [`Rule::judged_in_part`] says which).
-    InPart,
-    /// By reach checks, unit tests and scripts only, with the catalogue's reason
-    /// ([`Rule::unjudged`]).
-    TestOnly,
-    /// By nothing the catalogue records (`tests/rule_catalogue.rs` fails on one).
-    None,
-}
-
-impl Judged {
-    pub const ALL: [Judged; 4] = [
-        Judged::Whole,
-        Judged::InPart,
-        Judged::TestOnly,
-        Judged::None,
-    ];
-
-    /// The words a table shows.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Judged::Whole => "judged whole by properties",
-            Judged::InPart => "judged in part",
-            Judged::TestOnly => "tests, scripts and reach checks only",
-            Judged::None => "none",
-        }
+payhub_model::named! {
+    fn as_str;
+    /// How a rule's sentence is judged, as `rules --coverage` and the report count it
+    /// (each with the words a table shows).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Judged {
+        /// By properties that can fail, the whole sentence.
+        Whole = "judged whole by properties",
+        /// By properties, but part of the sentence is not (the catalogue's
+        /// [`Rule::judged_in_part`] says which).
+        InPart = "judged in part",
+        /// By reach checks, unit tests and scripts only, with the catalogue's reason
+        /// ([`Rule::unjudged`]).
+        TestOnly = "tests, scripts and reach checks only",
+        /// By nothing the catalogue records (`tests/rule_catalogue.rs` fails on one).
+        None = "none",
     }
 }
 

@@ -1,16 +1,9 @@
-//! The edges' part of the report: the end-to-end checks of the sandbox, check-log,
-//! judge and conform over each session, and the edge zoo's kill matrix (summary line,
-//! Markdown section, HTML section, JUnit suite).
+//! The edges' part of the report (its summary line and JUnit part): the end-to-end
+//! checks over each session, and the edge zoo's kill matrix.
 
 use super::Report;
 use crate::edges::EdgeReport;
-use crate::outcome::{Item, ItemResult, Part};
-
-fn counts(e: &EdgeReport) -> (usize, usize, usize) {
-    let passed = e.checks.iter().filter(|c| c.passed).count();
-    let caught = e.defects.iter().filter(|d| d.caught_by.is_some()).count();
-    (passed, caught, e.defects.len())
-}
+use crate::outcome::{Item, ItemResult, Part, first_line};
 
 impl Report {
     /// `edges: …` of the summary.
@@ -20,7 +13,9 @@ impl Report {
             None if !self.ran("edges") => return Some("edges: not judged (not run)".into()),
             None => return None,
         };
-        let (passed, caught, total) = counts(e);
+        let passed = e.checks.iter().filter(|c| c.passed).count();
+        let caught = e.defects.iter().filter(|d| d.caught_by.is_some()).count();
+        let total = e.defects.len();
         let zoo = if total == 0 {
             "edge zoo: not run (--no-mutants)".to_owned()
         } else {
@@ -42,14 +37,12 @@ pub(super) fn part(e: &EdgeReport) -> Part {
         .checks
         .iter()
         .map(|c| {
-            let outcome = if c.passed {
-                ItemResult::Passed
-            } else {
-                let why = c.detail.clone().unwrap_or_default();
-                ItemResult::Failed {
-                    message: why.lines().next().unwrap_or_default().to_owned(),
-                    detail: why,
-                }
+            let outcome = match &c.detail {
+                _ if c.passed => ItemResult::Passed,
+                why => ItemResult::Failed {
+                    message: first_line(why.as_deref().unwrap_or_default()),
+                    detail: why.clone().unwrap_or_default(),
+                },
             };
             Item::new(
                 "verify.edges",

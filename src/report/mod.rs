@@ -153,30 +153,6 @@ pub struct Phase {
     pub ran: bool,
 }
 
-/// How long a run took, who made it, and the bounds it ran under.
-pub struct RunInfo {
-    pub seconds: f64,
-    /// Each part's time, in the order run.
-    pub phases: Vec<Phase>,
-    pub header: Header,
-    /// The presets' bounds, as flags (`--max-states 5000`).
-    pub limits: String,
-    /// How the presets were searched ([`crate::verify_cmd::PresetSearch::describe`]).
-    pub search: &'static str,
-    /// Why the run stopped before every part ran (`interrupted (Ctrl-C) during the
-    /// simulation sweep; not run: chaos, scripts, bug zoo`), if it did.
-    pub interrupted: Option<String>,
-    /// The bug of the zoo planted in the presets (`verify --mutant NAME`), if one was.
-    pub planted: Option<&'static str>,
-    /// The edges end to end and the edge zoo, if they ran.
-    pub edges: Option<crate::edges::EdgeReport>,
-    /// The search's shortcuts cross-checked on the small presets, if they were.
-    pub shortcuts: Option<Shortcuts>,
-    /// The simulation sweep with the clients' other readings of the contradictions
-    /// (`simulate --after-503 result_unknown --after-429 not_accepted`), if it ran.
-    pub other_readings: Option<SweepSummary>,
-}
-
 /// Everything a `verify` run found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -236,29 +212,14 @@ pub struct Example {
 }
 
 impl Report {
-    pub fn new(
-        presets: Vec<PresetReport>,
-        simulation: SweepSummary,
-        chaos: ChaosSummary,
-        scenarios: Vec<ScenarioResult>,
-        kill_matrix: Option<ZooReport>,
-        run: RunInfo,
-    ) -> Report {
-        let RunInfo {
-            seconds,
-            phases,
-            header,
-            limits,
-            search,
-            interrupted,
-            planted,
-            edges,
-            shortcuts,
-            other_readings,
-        } = run;
-        let coverage = coverage(&presets, &scenarios);
-        let readings = readings::readings(&presets, &simulation, other_readings.as_ref());
-        let findings = Assumption::ALL
+    /// The run's parts as they ran, judged: the coverage, the readings, the findings,
+    /// what failed and the verdict are filled in from them.
+    pub fn judged(mut self) -> Report {
+        self.coverage = coverage(&self.presets, &self.scenarios);
+        let other = self.simulation_other_readings.as_ref();
+        self.readings = readings::readings(&self.presets, &self.simulation, other);
+        let (scenarios, sim) = (&self.scenarios, &self.simulation);
+        self.findings = Assumption::ALL
             .iter()
             .map(|a| Finding {
                 id: a.id(),
@@ -271,38 +232,16 @@ impl Report {
                     .filter(|s| s.assumptions.contains(&a.id()))
                     .map(|s| s.name.clone())
                     .collect(),
-                simulation_runs: simulation.gaps_reached.get(a.id()).map_or(0, |g| g.runs),
+                simulation_runs: sim.gaps_reached.get(a.id()).map_or(0, |g| g.runs),
             })
             .collect();
-        let mut report = Report {
-            verdict: "",
-            header,
-            limits,
-            search,
-            problems: Vec::new(),
-            seconds,
-            phases,
-            presets,
-            simulation,
-            simulation_other_readings: other_readings,
-            readings,
-            chaos,
-            scenarios,
-            coverage,
-            findings,
-            kill_matrix,
-            edges,
-            shortcuts,
-            interrupted,
-            planted,
-        };
-        report.problems = report.problems();
-        report.verdict = match report.exit_code_value() {
+        self.problems = self.problems();
+        self.verdict = match self.exit_code_value() {
             0 => "all hold",
             1 => "FAILED",
             _ => "not judged (incomplete)",
         };
-        report
+        self
     }
 
     /// Whether the part named `name` ran (a part with no recorded phase did).
@@ -380,6 +319,17 @@ impl Report {
     }
 }
 
+/// The properties a preset failed: violated, or a *sometimes* never reached in a
+/// complete search.
+pub fn failing(
+    r: &PresetReport,
+) -> impl Iterator<Item = &payhub_properties::checker::PropertyReport> {
+    let failed = |s: &CheckStatus| {
+        *s == CheckStatus::Violated || (r.complete && *s == CheckStatus::Unreached)
+    };
+    r.properties.iter().filter(move |p| failed(&p.status))
+}
+
 /// The rule IDs of a property, by name.
 pub fn rules_of(property: &str) -> Vec<&'static str> {
     if property == payhub_properties::liveness::NAME {
@@ -413,24 +363,35 @@ mod tests {
         }
     }
 
-    fn run_info() -> RunInfo {
-        RunInfo {
-            seconds: 1.0,
-            phases: Vec::new(),
+    /// A run of `presets` and `kill_matrix`, nothing else.
+    fn report_of(presets: Vec<PresetReport>, kill_matrix: Option<ZooReport>) -> Report {
+        Report {
+            verdict: "",
             header: header(),
             limits: "no bound (complete)".into(),
             search: crate::verify_cmd::PresetSearch::Every.describe(),
-            interrupted: None,
-            planted: None,
+            problems: Vec::new(),
+            seconds: 1.0,
+            phases: Vec::new(),
+            presets,
+            simulation: SweepSummary::default(),
+            simulation_other_readings: None,
+            readings: Vec::new(),
+            chaos: ChaosSummary::default(),
+            scenarios: Vec::new(),
+            coverage: Vec::new(),
+            findings: Vec::new(),
+            kill_matrix,
             edges: None,
             shortcuts: None,
-            other_readings: None,
+            interrupted: None,
+            planted: None,
         }
+        .judged()
     }
 
     fn report(presets: Vec<PresetReport>) -> Report {
-        let (sim, chaos) = (SweepSummary::default(), ChaosSummary::default());
-        Report::new(presets, sim, chaos, Vec::new(), None, run_info())
+        report_of(presets, None)
     }
 
     #[test]
@@ -557,14 +518,7 @@ mod tests {
                 },
                 example: None,
             };
-            let r = Report::new(
-                Vec::new(),
-                SweepSummary::default(),
-                ChaosSummary::default(),
-                Vec::new(),
-                Some(zoo),
-                run_info(),
-            );
+            let r = report_of(Vec::new(), Some(zoo));
             (r.exit_code_value(), r.verdict, r.problems.len())
         };
         assert_eq!(with_reference(false, true), (0, "all hold", 0));

@@ -1,75 +1,58 @@
 //! A `verify`, `check` or `simulate` run as the outcome document: a part per preset,
-//! the simulation sweep, the chaos sweep, the scripts, the search's shortcuts, the edges
-//! and the bug zoo; an item per property, script or mutant.
+//! sweep, scripts, shortcuts, edges and zoo; an item per property, script or mutant.
 
 use crate::outcome::{Item, ItemResult, Outcome, Part, first_line};
 use crate::report::sweep::SweepSummary;
-use payhub_properties::checker::{CheckStatus, PresetReport};
+use payhub_properties::checker::{CheckStatus, PresetReport, PropertyReport};
 use payhub_properties::{Kind, PROPERTIES};
 
 /// One suite per checked preset, one case per property: holds or reached passes; a
 /// violation fails with its counterexample; a *sometimes* never reached fails; a
 /// property of an incomplete run is skipped.
 pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Part> {
-    reports
-        .iter()
-        .map(|p| {
-            let class = format!("{prefix}.{}", p.name);
-            let cases = p
-                .properties
-                .iter()
-                .map(|q| {
-                    let result = match q.status {
-                        CheckStatus::Holds | CheckStatus::Reached => ItemResult::Passed,
-                        CheckStatus::Violated => match &q.counterexample {
-                            Some(cx) => ItemResult::Failed {
-                                message: first_line(&cx.detail),
-                                detail: format!(
-                                    "{}\ncounterexample ({} choices): {}",
-                                    cx.detail,
-                                    cx.tape.len(),
-                                    cx.tape.join(" ; ")
-                                ),
-                            },
-                            None => ItemResult::Failed {
-                                message: "violated".into(),
-                                detail: String::new(),
-                            },
-                        },
-                        CheckStatus::Unreached => ItemResult::Failed {
-                            message: format!(
-                                "never reached in the complete search of preset {}: the preset cannot show it",
-                                p.name
-                            ),
-                            detail: String::new(),
-                        },
-                        CheckStatus::Unknown => ItemResult::Skipped {
-                            message: format!(
-                                "not judged: the search of preset {} was incomplete",
-                                p.name
-                            ),
-                        },
-                    };
-                    Item::new(class.clone(), q.name, result).with_rules(&q.rules)
-                })
-                .collect();
-            Part {
-                name: format!("{prefix} {}", p.name),
-                seconds: Some(p.seconds),
-                items: cases,
-            }
-        })
-        .collect()
+    let result = |p: &PresetReport, q: &PropertyReport| match (&q.status, &q.counterexample) {
+        (CheckStatus::Holds | CheckStatus::Reached, _) => ItemResult::Passed,
+        (CheckStatus::Violated, Some(cx)) => ItemResult::Failed {
+            message: first_line(&cx.detail),
+            detail: format!(
+                "{}\ncounterexample ({} choices): {}",
+                cx.detail,
+                cx.tape.len(),
+                cx.tape.join(" ; ")
+            ),
+        },
+        (CheckStatus::Violated, None) => ItemResult::failed("violated"),
+        (CheckStatus::Unreached, _) => ItemResult::failed(format!(
+            "never reached in the complete search of preset {}: the preset cannot show it",
+            p.name
+        )),
+        (CheckStatus::Unknown, _) => {
+            ItemResult::not_judged(format!("the search of preset {} was incomplete", p.name))
+        }
+    };
+    let part = |p: &PresetReport| {
+        let class = format!("{prefix}.{}", p.name);
+        let items = p
+            .properties
+            .iter()
+            .map(|q| Item::new(class.clone(), q.name, result(p, q)).with_rules(&q.rules));
+        Part {
+            name: format!("{prefix} {}", p.name),
+            seconds: Some(p.seconds),
+            items: items.collect(),
+        }
+    };
+    reports.iter().map(part).collect()
 }
 
 /// The simulation sweep: one case per *always* property (failed with the first
 /// violating seed's witness and its replay command), and one for liveness.
 pub fn sweep(prefix: &str, s: &SweepSummary) -> Part {
-    let incomplete = s.incomplete.as_ref().map(|why| ItemResult::Skipped {
-        message: format!(
-            "not judged: the sweep stopped after {} of {} seeds ({why})",
+    let incomplete = s.incomplete.as_ref().map(|why| {
+        ItemResult::not_judged(format!(
+            "the sweep stopped after {} of {} seeds ({why})",
             s.seeds, s.seeds_asked
-        ),
+        ))
     });
     let class = format!("{prefix}.simulation");
     let mut cases: Vec<Item> = PROPERTIES
@@ -143,73 +126,56 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Part {
 /// and findings script, and every mutant of the zoo (and reference configuration); a
 /// part the run did not reach is one skipped case.
 pub fn verify(report: &crate::report::Report) -> Outcome {
+    let why = report.interrupted.as_deref().unwrap_or("not run");
     let not_run = |part: &str| {
-        let why = report
-            .interrupted
-            .clone()
-            .unwrap_or_else(|| "not run".to_owned());
+        let item = Item::new(format!("verify.{part}"), part, ItemResult::not_judged(why));
+        Part::new(format!("verify {part}"), vec![item])
+    };
+    let (sim, chaos) = (&report.simulation, &report.chaos);
+    let chaos_part = || {
+        let result = match &chaos.first_violation {
+            Some(v) => ItemResult::Failed {
+                message: first_line(v),
+                detail: format!(
+                    "{} of {} seeds violated; first: {v}",
+                    chaos.violations, chaos.seeds
+                ),
+            },
+            None => ItemResult::Passed,
+        };
+        let about = "every always property after every adversarial request";
         Part::new(
-            format!("verify {part}"),
-            vec![Item::new(
-                format!("verify.{part}"),
-                part,
-                ItemResult::not_judged(why),
-            )],
+            "verify chaos",
+            vec![Item::new("verify.chaos", about, result)],
         )
     };
-    let mut suites = presets("verify", &report.presets);
-    let ran_rest = report.planted.is_none();
-    if ran_rest {
-        if report.simulation.seeds > 0 || report.simulation.incomplete.is_none() {
-            suites.push(sweep("verify", &report.simulation));
-        } else {
-            suites.push(not_run("simulation"));
-        }
-        let chaos = &report.chaos;
-        if chaos.seeds > 0 {
-            let result = match &chaos.first_violation {
-                Some(v) => ItemResult::Failed {
-                    message: first_line(v),
-                    detail: format!(
-                        "{} of {} seeds violated; first: {v}",
-                        chaos.violations, chaos.seeds
-                    ),
-                },
-                None => ItemResult::Passed,
-            };
-            suites.push(Part::new(
-                "verify chaos",
-                vec![Item::new(
-                    "verify.chaos",
-                    "every always property after every adversarial request",
-                    result,
-                )],
-            ));
-        } else {
-            suites.push(not_run("chaos"));
-        }
-        if report.scenarios.is_empty() {
-            suites.push(not_run("scenarios"));
-        } else {
-            suites.push(scripts(
-                "verify scenarios and findings scripts",
-                "verify.scenarios",
-                &report.scenarios,
-            ));
-        }
-        if let Some(shortcuts) = &report.shortcuts {
-            suites.push(shortcuts_suite(shortcuts));
-        }
-        match &report.edges {
-            None => suites.push(not_run("edges")),
-            Some(e) => suites.push(super::edges::part(e)),
-        }
-        match &report.kill_matrix {
-            None => suites.push(not_run("bug zoo")),
-            Some(zoo) => suites.push(bug_zoo("verify", &zoo.matrix)),
-        }
+    let scenarios = &report.scenarios;
+    let scripts_part = || {
+        let name = "verify scenarios and findings scripts";
+        scripts(name, "verify.scenarios", scenarios)
+    };
+    let swept = sim.seeds > 0 || sim.incomplete.is_none();
+    let zoo = |z: &super::ZooReport| bug_zoo("verify", &z.matrix);
+    // Each part the run reaches, or one not run (the search's shortcuts are optional).
+    let rest = [
+        (Some("simulation"), swept.then(|| sweep("verify", sim))),
+        (Some("chaos"), (chaos.seeds > 0).then(chaos_part)),
+        (
+            Some("scenarios"),
+            (!scenarios.is_empty()).then(scripts_part),
+        ),
+        (None, report.shortcuts.as_ref().map(shortcuts_suite)),
+        (Some("edges"), report.edges.as_ref().map(super::edges::part)),
+        (Some("bug zoo"), report.kill_matrix.as_ref().map(zoo)),
+    ];
+    let mut parts = presets("verify", &report.presets);
+    if report.planted.is_none() {
+        parts.extend(
+            rest.into_iter()
+                .filter_map(|(name, part)| part.or_else(|| name.map(not_run))),
+        );
     }
-    Outcome::new("payhub-verify verify", suites)
+    Outcome::new("payhub-verify verify", parts)
 }
 
 /// The search's shortcuts: a case per shortcut and preset (judged otherwise fails), and
@@ -235,10 +201,9 @@ fn shortcuts_suite(s: &super::Shortcuts) -> Part {
         let result = if *caught {
             ItemResult::Passed
         } else {
-            ItemResult::Failed {
-                message: format!("the unsound shortcut {name} judged alike: not caught"),
-                detail: String::new(),
-            }
+            ItemResult::failed(format!(
+                "the unsound shortcut {name} judged alike: not caught"
+            ))
         };
         Item::new(class, format!("planted unsound shortcut {name}"), result)
     }));
@@ -264,9 +229,7 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Part {
                 detail: r.detail.clone().unwrap_or_default(),
             }
         } else if !r.complete {
-            ItemResult::Skipped {
-                message: "not judged: the reference run was incomplete".into(),
-            }
+            ItemResult::not_judged("the reference run was incomplete")
         } else {
             ItemResult::Passed
         };

@@ -1,8 +1,5 @@
-//! The report's page, built once and drawn as `report.md` (a code host renders it, with
-//! inline Mermaid drawings) and as `report.html` (one self-contained page, drawings as
-//! inline SVG): the verdict, what failed and how to reproduce it first; then every
-//! violation with its counterexample drawn, the simulation, the contradictions read both
-//! ways, the scripts, the contract's findings, the rule coverage, the bug zoo and the edges.
+//! The report's page, built once and drawn as `report.md` (inline Mermaid, for a code
+//! host) and `report.html` (inline SVG): the verdict, what failed and how to reproduce it first.
 
 use super::{Judged, Report};
 use crate::outcome::doc::{self, Block, Drawing};

@@ -52,33 +52,28 @@ impl Report {
             out.push(Problem::not_judged(what, again()));
         }
         for r in &self.presets {
-            for p in &r.properties {
-                let failed = p.status == CheckStatus::Violated
-                    || (r.complete && p.status == CheckStatus::Unreached);
-                if failed {
-                    let what = format!(
-                        "preset {}: `{}` [{}] {}{}",
-                        r.name,
-                        p.name,
-                        p.rules.join(", "),
-                        if p.status == CheckStatus::Violated {
-                            "violated"
-                        } else {
-                            "never reached"
-                        },
-                        p.counterexample
-                            .as_ref()
-                            .map(|c| format!(": {}", c.detail))
-                            .unwrap_or_default()
-                    );
-                    // `check` runs the reference platform: a planted bug's preset is
-                    // reproduced by `verify --mutant`.
-                    let reproduce = match self.planted {
-                        Some(m) => format!("payhub-verify verify --mutant {m} --preset {}", r.name),
-                        None => format!("payhub-verify check --preset {}", r.name),
-                    };
-                    out.push(Problem::failed(what, reproduce));
-                }
+            // `check` runs the reference platform: a planted bug's preset is reproduced
+            // by `verify --mutant`.
+            let reproduce = match self.planted {
+                Some(m) => format!("payhub-verify verify --mutant {m} --preset {}", r.name),
+                None => format!("payhub-verify check --preset {}", r.name),
+            };
+            for p in failing(r) {
+                let what = format!(
+                    "preset {}: `{}` [{}] {}{}",
+                    r.name,
+                    p.name,
+                    p.rules.join(", "),
+                    match p.status {
+                        CheckStatus::Violated => "violated",
+                        _ => "never reached",
+                    },
+                    p.counterexample
+                        .as_ref()
+                        .map(|c| format!(": {}", c.detail))
+                        .unwrap_or_default()
+                );
+                out.push(Problem::failed(what, reproduce.clone()));
             }
             if !r.complete {
                 let what = format!(
@@ -213,7 +208,7 @@ impl Report {
                 out.push(Problem::failed(what, again()));
             }
         }
-        if let Some(shortcuts) = self.shortcuts.as_ref().filter(|s| s.failed()) {
+        if let Some(shortcuts) = self.shortcuts.as_ref().filter(|s| !s.check.passed()) {
             out.push(Problem::failed(shortcuts.line(), again()));
         }
         out

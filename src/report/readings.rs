@@ -1,15 +1,14 @@
 //! The contract's contradictions on what a client reads from a round of refusals, each
 //! reading judged: S13's 503 "not accepted" against the reference code's RESULT_UNKNOWN
 //! after five 503s (A-S13-REFERENCE-CODE), and the same for 429 (A-429-REFERENCE-CODE).
-//! The checker runs each reading in its own preset (`client-rate-and-pause` with the
-//! reference client's readings, `client-rate-and-pause-other-readings` with the others),
-//! the sweep in its own run; a row per reading says what each found.
+//! Each reading runs in its own preset and its own sweep; a row per reading says what
+//! each found.
 
 use super::sweep::SweepSummary;
 use crate::outcome::doc::Block;
 use crate::outcome::text::text;
 use payhub_model::client::After503;
-use payhub_properties::checker::{CheckStatus, PresetReport};
+use payhub_properties::checker::PresetReport;
 use payhub_properties::presets::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET};
 use payhub_sim::{Readings, reading_name};
 use serde::Serialize;
@@ -79,14 +78,7 @@ fn checker_verdict(preset: Option<&PresetReport>) -> String {
     let Some(p) = preset else {
         return "not run".into();
     };
-    let bad: Vec<&str> = p
-        .properties
-        .iter()
-        .filter(|q| {
-            q.status == CheckStatus::Violated || (p.complete && q.status == CheckStatus::Unreached)
-        })
-        .map(|q| q.name)
-        .collect();
+    let bad: Vec<&str> = super::failing(p).map(|q| q.name).collect();
     if !bad.is_empty() {
         format!("FAILED: {}", bad.join(", "))
     } else if !p.complete {

@@ -14,13 +14,6 @@ pub struct Shortcuts {
 }
 
 impl Shortcuts {
-    /// Whether the cross-check failed: a shortcut judged otherwise than the plain search,
-    /// or a planted unsound shortcut went uncaught (one planted in place of the real ones
-    /// is meant to fail).
-    pub fn failed(&self) -> bool {
-        !self.check.passed()
-    }
-
     /// One line for the summary.
     pub fn line(&self) -> String {
         let subjects: std::collections::BTreeSet<&str> = self

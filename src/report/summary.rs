@@ -1,7 +1,6 @@
 //! The summary a reviewer reads first: what `verify` prints, and the report's opening.
 
 use super::Report;
-use payhub_properties::checker::CheckStatus;
 use std::fmt::Write as _;
 
 impl Report {
@@ -44,12 +43,7 @@ impl Report {
         }
         let _ = writeln!(s, "exhaustive presets ({}):", self.search);
         for r in &self.presets {
-            let bad: Vec<&str> = r
-                .properties
-                .iter()
-                .filter(|p| matches!(p.status, CheckStatus::Violated | CheckStatus::Unreached))
-                .map(|p| p.name)
-                .collect();
+            let bad: Vec<&str> = super::failing(r).map(|p| p.name).collect();
             let verdict = if !r.complete {
                 format!("not judged (incomplete: stopped by {})", self.limits)
             } else if bad.is_empty() {
@@ -164,13 +158,7 @@ impl Report {
     pub fn violated_names(&self) -> Vec<String> {
         let mut out = Vec::new();
         for r in &self.presets {
-            for p in &r.properties {
-                if p.status == CheckStatus::Violated
-                    || (r.complete && p.status == CheckStatus::Unreached)
-                {
-                    out.push(format!("{} in {}", p.name, r.name));
-                }
-            }
+            out.extend(super::failing(r).map(|p| format!("{} in {}", p.name, r.name)));
         }
         for name in self.simulation.violations_by_property.keys() {
             out.push(format!("{name} in the simulation"));

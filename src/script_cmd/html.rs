@@ -1,8 +1,6 @@
-//! `run --format html` (and `scenario`): one self-contained page. The first screen holds
-//! the verdict, the scripts run and how long each took; then every violation (expected
-//! or not) with the run drawn as inline SVG, the entries that witness it marked, the
-//! property, its rules and their sentences in the closing note; then each script's
-//! expectations and the properties checked after every step.
+//! `run --format html` (and `scenario`): one self-contained page: the verdict and the
+//! scripts run first, then every violation (expected or not) with the run drawn, then
+//! each script's expectations and the properties checked after every step.
 
 use crate::outcome::doc::{self, Block, Drawing};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
@@ -45,11 +43,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         ),
     };
     let total: f64 = seconds.iter().sum();
-    let plural = if reports.len() == 1 {
-        "script"
-    } else {
-        "scripts"
-    };
+    let plural = ["scripts", "script"][usize::from(reports.len() == 1)];
     let mut lines = vec![Text::from(format!(
         "payhub-verify run · {} {plural} in {total:.2} s · exit {}",
         reports.len(),
@@ -127,12 +121,8 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
     doc::html(&format!("payhub-verify run: {verdict}"), &blocks)
 }
 
-/// The run as a drawing: the entries that witness what the violation names (an order, a
-/// Payment, a key, a request; a named order widened to the Payments charged for it, a
-/// Payment to the acquirer's attempts on it), with the rest of their HTTP exchanges,
-/// marked as the witness (as the sandbox's page finds a violation's witness). The run
-/// stopped at the violation: its property, judged again over the run's facts, gives the
-/// typed witness.
+/// The run drawn, the entries that witness what the violation names marked (found as the
+/// sandbox's page finds them): its property, judged again over the run's facts, names them.
 fn diagram(r: &Report, note: &str) -> Diagram {
     let named = r
         .violation

@@ -84,11 +84,7 @@ pub fn json_of(
     // Violations first, then what holds, then what could not be judged (each kept in
     // the registry's order); a violation with what the contract asks ([`contract_of`]).
     let mut rows: Vec<&Verdict> = verdicts.iter().collect();
-    rows.sort_by_key(|v| match v.status {
-        Status::Violated => 0,
-        Status::Holds => 1,
-        _ => 2,
-    });
+    rows.sort_by_key(|v| crate::outcome::html::rank(v.status.as_str()));
     let properties: Vec<_> = rows
         .into_iter()
         .map(|v| {

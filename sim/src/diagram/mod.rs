@@ -8,13 +8,12 @@
 //! which exchanges the verdict rests on.
 //!
 //! It renders as Mermaid source ([`Diagram::to_mermaid`], for code hosts) and as inline
-//! SVG ([`Diagram::to_svg`], for the sandbox page and the HTML report; no script and no
-//! network at view time). Traces ([`crate::Trace::to_diagram`]) and the log judges build
-//! one; none of them lays out a drawing of its own.
+//! SVG ([`Diagram::to_svg`], no script and no network at view time); no source lays out
+//! a drawing of its own.
 
 mod svg;
 
-pub use svg::{Label, Layout, Rect, Row, STYLE as SVG_STYLE, escape};
+pub use svg::{STYLE as SVG_STYLE, escape};
 
 use std::fmt::Write as _;
 
@@ -49,64 +48,66 @@ pub enum NoteKind {
     Verdict,
 }
 
-/// One row of a diagram.
+/// One row of a diagram: its shape, its text and what it belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Item {
+pub struct Item {
+    pub shape: Shape,
+    pub text: String,
+    /// The rule that caused it (`REPLAY-02`), shown after the text.
+    pub rule: Option<String>,
+    /// Simulated or recorded time, in milliseconds from the run's start.
+    pub at: Option<u64>,
+    /// The HTTP exchange it belongs to (a request id), if any.
+    pub exchange: Option<String>,
+    /// Part of the violation's witness.
+    pub witness: bool,
+}
+
+/// What an item draws: a message between two participants (indices into
+/// [`Diagram::participants`]), or a note over the first to the last it spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
     Message {
-        /// Indices into [`Diagram::participants`].
         from: usize,
         to: usize,
         arrow: Arrow,
-        text: String,
-        /// The rule that caused it (`REPLAY-02`), shown after the text.
-        rule: Option<String>,
-        /// Simulated or recorded time, in milliseconds from the run's start.
-        at: Option<u64>,
-        /// The HTTP exchange it belongs to (a request id), if any.
-        exchange: Option<String>,
-        /// Part of the violation's witness.
-        witness: bool,
     },
     Note {
-        /// The first and last participant it spans (equal for a note over one).
         over: (usize, usize),
         kind: NoteKind,
-        text: String,
-        rule: Option<String>,
-        at: Option<u64>,
-        exchange: Option<String>,
-        witness: bool,
     },
 }
 
 impl Item {
+    /// `text` drawn as `shape`, of no rule, time or exchange, not a witness.
+    pub fn new(shape: Shape, text: impl Into<String>) -> Item {
+        Item {
+            shape,
+            text: text.into(),
+            rule: None,
+            at: None,
+            exchange: None,
+            witness: false,
+        }
+    }
+
     /// The text a reader sees in full (on hover where the drawing elides it).
     pub fn full_text(&self) -> String {
-        let (text, rule) = match self {
-            Item::Message { text, rule, .. } | Item::Note { text, rule, .. } => (text, rule),
-        };
-        match rule {
-            Some(r) => format!("{text} [{r}]"),
-            None => text.clone(),
+        match &self.rule {
+            Some(r) => format!("{} [{r}]", self.text),
+            None => self.text.clone(),
         }
     }
 
-    pub fn is_witness(&self) -> bool {
-        match self {
-            Item::Message { witness, .. } | Item::Note { witness, .. } => *witness,
-        }
-    }
-
-    pub fn at(&self) -> Option<u64> {
-        match self {
-            Item::Message { at, .. } | Item::Note { at, .. } => *at,
-        }
-    }
-
-    pub fn exchange(&self) -> Option<&str> {
-        match self {
-            Item::Message { exchange, .. } | Item::Note { exchange, .. } => exchange.as_deref(),
-        }
+    /// Whether it is the verdict that closes a counterexample.
+    pub fn is_verdict(&self) -> bool {
+        matches!(
+            self.shape,
+            Shape::Note {
+                kind: NoteKind::Verdict,
+                ..
+            }
+        )
     }
 }
 
@@ -136,30 +137,22 @@ impl Diagram {
         if self.participants.is_empty() {
             self.participant("P", "platform");
         }
-        let last = self.participants.len() - 1;
-        self.items.push(Item::Note {
-            over: (0, last),
-            kind: NoteKind::Verdict,
-            text: text.to_owned(),
-            rule: None,
-            at: None,
-            exchange: None,
+        let over = (0, self.participants.len() - 1);
+        self.items.push(Item {
             witness: true,
+            ..Item::new(
+                Shape::Note {
+                    over,
+                    kind: NoteKind::Verdict,
+                },
+                text,
+            )
         });
     }
 
     /// Whether any item is marked as the witness.
     pub fn has_witness(&self) -> bool {
-        self.items.iter().any(|i| {
-            i.is_witness()
-                && !matches!(
-                    i,
-                    Item::Note {
-                        kind: NoteKind::Verdict,
-                        ..
-                    }
-                )
-        })
+        self.items.iter().any(|i| i.witness && !i.is_verdict())
     }
 
     /// Mermaid `sequenceDiagram` source: every participant declared first, one arrow per
@@ -171,63 +164,36 @@ impl Diagram {
         }
         let id = |i: usize| self.participants[i].id.as_str();
         for item in &self.items {
-            match item {
-                Item::Message {
-                    from,
-                    to,
-                    arrow,
-                    text,
-                    rule,
-                    ..
-                } => {
+            let text = mermaid_text(&item.text) + &rule_suffix(&item.rule);
+            let _ = match item.shape {
+                Shape::Message { from, to, arrow } => {
                     let sign = match arrow {
                         Arrow::Call => "->>",
                         Arrow::Reply => "-->>",
                         Arrow::Lost => "-x",
                     };
-                    let _ = writeln!(
-                        s,
-                        "    {}{sign}{}: {}{}",
-                        id(*from),
-                        id(*to),
-                        mermaid_text(text),
-                        rule_suffix(rule)
-                    );
+                    writeln!(s, "    {}{sign}{}: {text}", id(from), id(to))
                 }
-                Item::Note {
-                    over, text, rule, ..
-                } => {
-                    let span = if over.0 == over.1 {
-                        id(over.0).to_owned()
-                    } else {
-                        format!("{},{}", id(over.0), id(over.1))
-                    };
-                    let _ = writeln!(
-                        s,
-                        "    Note over {span}: {}{}",
-                        mermaid_text(text),
-                        rule_suffix(rule)
-                    );
+                Shape::Note { over: (a, b), .. } if a == b => {
+                    writeln!(s, "    Note over {}: {text}", id(a))
                 }
-            }
+                Shape::Note { over: (a, b), .. } => {
+                    writeln!(s, "    Note over {},{}: {text}", id(a), id(b))
+                }
+            };
         }
         s
     }
 
-    /// The drawing as one inline `<svg>` element (see [`Layout`] for its geometry).
+    /// The drawing as one inline `<svg>` element.
     pub fn to_svg(&self) -> String {
-        svg::render(self, &self.layout(), true)
+        svg::render(self, &svg::layout(self), true)
     }
 
     /// [`Diagram::to_svg`] without its stylesheet, for a page that holds many drawings
     /// and carries [`SVG_STYLE`] once.
     pub fn to_svg_unstyled(&self) -> String {
-        svg::render(self, &self.layout(), false)
-    }
-
-    /// Where every label, lifeline and arrow of the SVG goes.
-    pub fn layout(&self) -> Layout {
-        svg::layout(self)
+        svg::render(self, &svg::layout(self), false)
     }
 }
 

@@ -13,7 +13,7 @@
 //! Items carry `data-*` attributes (`data-kind`, `data-exchange`, `data-witness`) so a
 //! page can filter them and a test can read what was drawn.
 
-use super::{Arrow, Diagram, Item, NoteKind};
+use super::{Arrow, Diagram, Item, NoteKind, Shape};
 use std::fmt::Write as _;
 
 /// Font size, px.
@@ -48,61 +48,50 @@ pub struct Rect {
     pub h: f64,
 }
 
-impl Rect {
-    /// Whether `o` lies wholly inside this box.
-    pub fn contains(&self, o: &Rect) -> bool {
-        o.x >= self.x
-            && o.y >= self.y
-            && o.x + o.w <= self.x + self.w
-            && o.y + o.h <= self.y + self.h
-    }
-}
-
-/// A placed text: its lines and the box they fill.
+/// A placed text: its lines and the box they fill; `elided`: some of the text was cut
+/// (the whole of it is the item's title).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Label {
     pub rect: Rect,
     pub lines: Vec<String>,
-    /// Some of the text was cut (the whole of it is the item's title).
     pub elided: bool,
 }
 
-/// One item's place.
+impl Label {
+    /// `lines` set from (`x`, `y`), the box as wide as the longest.
+    fn at(x: f64, y: f64, lines: Vec<String>, elided: bool) -> Label {
+        let w = lines.iter().map(|l| cells(l)).max().unwrap_or(0) as f64 * CELL;
+        let h = LINE * lines.len() as f64;
+        Label {
+            rect: Rect { x, y, w, h },
+            lines,
+            elided,
+        }
+    }
+}
+
+/// One item's place: the row's top and height, where its arrow or rule runs, the box of
+/// a note (not a clock move's rule), its label, and the time shown in the gutter (only
+/// where it moved since the row before).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    /// The row's top and height.
     pub y: f64,
     pub h: f64,
-    /// Where its arrow or rule runs (messages and clock moves).
     pub line_y: f64,
-    /// The box of a note (not a clock move's rule).
     pub frame: Option<Rect>,
     pub label: Label,
-    /// The time shown in the gutter (only where it moved since the row before).
     pub time: Option<Label>,
 }
 
-/// The geometry of a drawing.
+/// The geometry of a drawing: its size, each participant's lifeline (x) and header
+/// label, and one row per item, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
     pub width: f64,
     pub height: f64,
-    /// Each participant's lifeline, x.
     pub lifelines: Vec<f64>,
-    /// Each participant's header label.
     pub headers: Vec<Label>,
-    /// One per item, in order.
     pub rows: Vec<Row>,
-}
-
-impl Layout {
-    /// Every text box drawn: headers, row labels, times.
-    pub fn labels(&self) -> impl Iterator<Item = &Label> {
-        self.headers
-            .iter()
-            .chain(self.rows.iter().map(|r| &r.label))
-            .chain(self.rows.iter().filter_map(|r| r.time.as_ref()))
-    }
 }
 
 /// Cells a character takes in a monospace face.
@@ -185,14 +174,9 @@ fn wrap(s: &str, max: usize, lines_max: usize) -> (Vec<String>, bool) {
     (lines, true)
 }
 
-/// A one-line label of `text` centred on `cx`, kept inside `[left, right]`.
-fn placed(text: &str, cx: f64, y: f64, left: f64, right: f64) -> Label {
-    placed_lines(text, cx, y, left, right, 1)
-}
-
 /// A label of `text` centred on `cx`, kept inside `[left, right]`, wrapped to at most
 /// `lines_max` lines (the last elided only past them).
-fn placed_lines(text: &str, cx: f64, y: f64, left: f64, right: f64, lines_max: usize) -> Label {
+fn placed(text: &str, cx: f64, y: f64, (left, right): (f64, f64), lines_max: usize) -> Label {
     let max = (((right - left) / CELL).floor() as usize).min(LABEL_CELLS_MAX);
     let (lines, elided) = if lines_max <= 1 {
         let (line, elided) = elide(text, max);
@@ -200,18 +184,9 @@ fn placed_lines(text: &str, cx: f64, y: f64, left: f64, right: f64, lines_max: u
     } else {
         wrap(text, max, lines_max)
     };
-    let w = lines.iter().map(|l| cells(l)).max().unwrap_or(0) as f64 * CELL;
-    let x = (cx - w / 2.0).clamp(left, (right - w).max(left));
-    Label {
-        rect: Rect {
-            x,
-            y,
-            w,
-            h: LINE * lines.len() as f64,
-        },
-        lines,
-        elided,
-    }
+    let mut label = Label::at(0.0, y, lines, elided);
+    label.rect.x = (cx - label.rect.w / 2.0).clamp(left, (right - label.rect.w).max(left));
+    label
 }
 
 fn seconds(ms: u64) -> String {
@@ -228,125 +203,83 @@ pub(super) fn layout(d: &Diagram) -> Layout {
     let column = inner / n as f64;
     let left = GUTTER + MARGIN;
     let right = left + inner;
-    let width = right + MARGIN;
     let lifelines: Vec<f64> = (0..n).map(|i| left + column * (i as f64 + 0.5)).collect();
-    let headers = d
-        .participants
-        .iter()
-        .zip(&lifelines)
+    let half = column / 2.0 - 6.0;
+    let headers = d.participants.iter().zip(&lifelines);
+    let headers = headers
         .map(|(p, &x)| {
-            let half = column / 2.0 - 6.0;
-            let mut l = placed(&p.label, x, TOP + (HEADER - LINE) / 2.0, x - half, x + half);
-            l.rect.y = TOP + (HEADER - LINE) / 2.0;
-            l
+            placed(
+                &p.label,
+                x,
+                TOP + (HEADER - LINE) / 2.0,
+                (x - half, x + half),
+                1,
+            )
         })
         .collect();
     let mut y = TOP + HEADER + 12.0;
     let mut rows = Vec::with_capacity(d.items.len());
     let mut shown_time: Option<u64> = None;
+    let at = |i: usize| lifelines[i.min(n - 1)];
     for item in &d.items {
         let full = item.full_text();
-        let row = match item {
-            Item::Message { from, to, .. } => {
-                let (a, b) = (lifelines[(*from).min(n - 1)], lifelines[(*to).min(n - 1)]);
-                let label = placed_lines(&full, (a + b) / 2.0, y, left, right, MESSAGE_LINES_MAX);
-                Row {
-                    y,
-                    h: label.rect.h + 13.0,
-                    line_y: y + label.rect.h + 5.0,
-                    frame: None,
-                    label,
-                    time: None,
-                }
+        let (label, h, line_y, frame) = match item.shape {
+            Shape::Message { from, to, .. } => {
+                let mid = (at(from) + at(to)) / 2.0;
+                let label = placed(&full, mid, y, (left, right), MESSAGE_LINES_MAX);
+                let h = label.rect.h;
+                (label, h + 13.0, y + h + 5.0, None)
             }
-            Item::Note {
+            Shape::Note {
                 kind: NoteKind::Clock,
                 ..
             } => {
                 // Time moves for everyone: the rule spans every lifeline.
-                let (a, b) = (lifelines[0], lifelines[n - 1]);
-                let label = placed(&full, (a + b) / 2.0, y + 2.0, left, right);
-                Row {
-                    y,
-                    h: LINE + 8.0,
-                    line_y: y + 2.0 + LINE / 2.0,
-                    frame: None,
-                    label,
-                    time: None,
-                }
+                let mid = (at(0) + at(n - 1)) / 2.0;
+                let label = placed(&full, mid, y + 2.0, (left, right), 1);
+                (label, LINE + 8.0, y + 2.0 + LINE / 2.0, None)
             }
-            Item::Note { over, kind, .. } => {
+            Shape::Note { over, kind } => {
                 let (a, b) = (
-                    lifelines[over.0.min(n - 1)] - column / 2.0 + 8.0,
-                    lifelines[over.1.min(n - 1)] + column / 2.0 - 8.0,
+                    at(over.0) - column / 2.0 + 8.0,
+                    at(over.1) + column / 2.0 - 8.0,
                 );
-                let label = if *kind == NoteKind::Verdict {
+                let (label, x, w) = if kind == NoteKind::Verdict {
                     let max = (((right - left - 16.0) / CELL).floor() as usize).max(8);
                     let (lines, elided) = wrap(&full, max, VERDICT_LINES_MAX);
-                    let w = lines.iter().map(|l| cells(l)).max().unwrap_or(0) as f64 * CELL;
-                    Label {
-                        rect: Rect {
-                            x: left + 8.0,
-                            y: y + 4.0,
-                            w,
-                            h: LINE * lines.len() as f64,
-                        },
-                        lines,
-                        elided,
-                    }
+                    (Label::at(left + 8.0, y + 4.0, lines, elided), left, inner)
                 } else {
-                    placed(&full, (a + b) / 2.0, y + 4.0, left + 4.0, right - 4.0)
+                    let label = placed(&full, (a + b) / 2.0, y + 4.0, (left + 4.0, right - 4.0), 1);
+                    let x0 = a.min(label.rect.x - 4.0).max(left);
+                    let x1 = b.max(label.rect.x + label.rect.w + 4.0).min(right);
+                    (label, x0, x1 - x0)
                 };
-                let frame = if *kind == NoteKind::Verdict {
-                    Rect {
-                        x: left,
-                        y,
-                        w: inner,
-                        h: label.rect.h + 8.0,
-                    }
-                } else {
-                    let x0 = a.min(label.rect.x - 4.0);
-                    let x1 = b.max(label.rect.x + label.rect.w + 4.0);
-                    Rect {
-                        x: x0.max(left),
-                        y,
-                        w: x1.min(right) - x0.max(left),
-                        h: label.rect.h + 8.0,
-                    }
-                };
-                Row {
-                    y,
-                    h: frame.h + 6.0,
-                    line_y: y + frame.h / 2.0,
-                    frame: Some(frame),
-                    label,
-                    time: None,
-                }
+                let h = label.rect.h + 8.0;
+                let frame = Rect { x, y, w, h };
+                (label, h + 6.0, y + h / 2.0, Some(frame))
             }
         };
-        let mut row = row;
-        if let Some(at) = item.at()
+        let mut time = None;
+        if let Some(at) = item.at
             && shown_time != Some(at)
         {
             shown_time = Some(at);
-            let text = seconds(at);
-            let w = cells(&text) as f64 * CELL;
-            row.time = Some(Label {
-                rect: Rect {
-                    x: (GUTTER - 4.0 - w).max(2.0),
-                    y: row.label.rect.y,
-                    w,
-                    h: LINE,
-                },
-                lines: vec![text],
-                elided: false,
-            });
+            let mut t = Label::at(0.0, label.rect.y, vec![seconds(at)], false);
+            t.rect.x = (GUTTER - 4.0 - t.rect.w).max(2.0);
+            time = Some(t);
         }
-        y += row.h;
-        rows.push(row);
+        rows.push(Row {
+            y,
+            h,
+            line_y,
+            frame,
+            label,
+            time,
+        });
+        y += h;
     }
     Layout {
-        width,
+        width: right + MARGIN,
         height: y + 10.0,
         lifelines,
         headers,
@@ -399,11 +332,7 @@ pub const STYLE: &str = "<style>\
 
 pub(super) fn render(d: &Diagram, l: &Layout, styled: bool) -> String {
     let mut s = String::new();
-    let class = if d.has_witness() {
-        "seq has-witness"
-    } else {
-        "seq"
-    };
+    let class = ["seq", "seq has-witness"][usize::from(d.has_witness())];
     let _ = write!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"{class}\" viewBox=\"0 0 {w:.0} {h:.0}\" \
@@ -416,22 +345,17 @@ pub(super) fn render(d: &Diagram, l: &Layout, styled: bool) -> String {
         m = d.items.len()
     );
     for ((p, &x), h) in d.participants.iter().zip(&l.lifelines).zip(&l.headers) {
+        let (name, hx, hw) = (escape(&p.label), h.rect.x - 8.0, h.rect.w + 16.0);
         let _ = write!(
             s,
-            "<g class=\"head\" data-participant=\"{}\"><title>{}</title>\
-             <rect x=\"{:.1}\" y=\"{TOP:.1}\" width=\"{:.1}\" height=\"{HEADER:.1}\" rx=\"3\"/>",
-            escape(&p.label),
-            escape(&p.label),
-            h.rect.x - 8.0,
-            h.rect.w + 16.0,
+            "<g class=\"head\" data-participant=\"{name}\"><title>{name}</title>\
+             <rect x=\"{hx:.1}\" y=\"{TOP:.1}\" width=\"{hw:.1}\" height=\"{HEADER:.1}\" rx=\"3\"/>"
         );
         text(&mut s, h, "");
+        let (y1, y2) = (TOP + HEADER, l.height - 4.0);
         let _ = write!(
             s,
-            "</g><line class=\"lifeline\" data-participant=\"{}\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>",
-            escape(&p.label),
-            TOP + HEADER,
-            l.height - 4.0
+            "</g><line class=\"lifeline\" data-participant=\"{name}\" x1=\"{x:.1}\" y1=\"{y1:.1}\" x2=\"{x:.1}\" y2=\"{y2:.1}\"/>"
         );
     }
     for (item, row) in d.items.iter().zip(&l.rows) {
@@ -441,7 +365,7 @@ pub(super) fn render(d: &Diagram, l: &Layout, styled: bool) -> String {
     s
 }
 
-fn text(s: &mut String, label: &crate::diagram::svg::Label, class: &str) {
+fn text(s: &mut String, label: &Label, class: &str) {
     for (i, line) in label.lines.iter().enumerate() {
         let _ = write!(
             s,
@@ -457,94 +381,75 @@ fn text(s: &mut String, label: &crate::diagram::svg::Label, class: &str) {
 fn draw_item(s: &mut String, d: &Diagram, l: &Layout, item: &Item, row: &Row) {
     let n = l.lifelines.len();
     let x = |i: usize| l.lifelines[i.min(n - 1)];
-    let (kind, class) = match item {
-        Item::Message { arrow, .. } => match arrow {
+    let (kind, class) = match item.shape {
+        Shape::Message { arrow, .. } => match arrow {
             Arrow::Call => ("call", "msg call"),
             Arrow::Reply => ("reply", "msg reply"),
             Arrow::Lost => ("lost", "msg lost"),
         },
-        Item::Note { kind, .. } => match kind {
+        Shape::Note { kind, .. } => match kind {
             NoteKind::Plain => ("note", "note"),
             NoteKind::Crash => ("crash", "note crash"),
             NoteKind::Clock => ("clock", "clock"),
             NoteKind::Verdict => ("verdict", "verdict"),
         },
     };
-    let witness = item.is_witness() && !matches!(kind, "verdict");
+    let witness = item.witness && !item.is_verdict();
     let _ = write!(
         s,
         "<g class=\"item {class}{}\" data-kind=\"{kind}\"",
         if witness { " witness" } else { "" }
     );
-    if let Some(e) = item.exchange() {
+    if let Some(e) = &item.exchange {
         let _ = write!(s, " data-exchange=\"{}\"", escape(e));
     }
-    if let Item::Message { from, to, .. } = item {
-        let _ = write!(
-            s,
-            " data-from=\"{}\" data-to=\"{}\"",
-            escape(&d.participants[(*from).min(n - 1)].label),
-            escape(&d.participants[(*to).min(n - 1)].label)
-        );
+    if let Shape::Message { from, to, .. } = item.shape {
+        let name = |i: usize| escape(&d.participants[i.min(n - 1)].label);
+        let _ = write!(s, " data-from=\"{}\" data-to=\"{}\"", name(from), name(to));
     }
     if witness {
         s.push_str(" data-witness=\"true\"");
     }
     let _ = write!(s, "><title>{}</title>", escape(&item.full_text()));
-    match item {
-        Item::Message {
-            from, to, arrow, ..
-        } => {
-            let (a, b) = (x(*from), x(*to));
-            let y = row.line_y;
+    let y = row.line_y;
+    match item.shape {
+        Shape::Message { from, to, arrow } => {
+            let (a, b) = (x(from), x(to));
             let dir = if b >= a { 1.0 } else { -1.0 };
-            if *arrow == Arrow::Lost {
+            if arrow == Arrow::Lost {
+                // The line stops short and ends in a cross.
                 let end = a + (b - a) * 0.8;
+                let (x0, x1, y0, y1) = (end - 5.0, end + 5.0, y - 5.0, y + 5.0);
                 let _ = write!(
                     s,
                     "<line x1=\"{a:.1}\" y1=\"{y:.1}\" x2=\"{end:.1}\" y2=\"{y:.1}\"/>\
-                     <path d=\"M{:.1} {:.1}L{:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}\" fill=\"none\"/>",
-                    end - 5.0,
-                    y - 5.0,
-                    end + 5.0,
-                    y + 5.0,
-                    end - 5.0,
-                    y + 5.0,
-                    end + 5.0,
-                    y - 5.0
+                     <path d=\"M{x0:.1} {y0:.1}L{x1:.1} {y1:.1}M{x0:.1} {y1:.1}L{x1:.1} {y0:.1}\" fill=\"none\"/>"
                 );
             } else {
                 let tip = b - dir * 1.0;
+                let (shaft, back, y0, y1) = (tip - dir * 8.0, tip - dir * 9.0, y - 4.0, y + 4.0);
                 let _ = write!(
                     s,
-                    "<line x1=\"{a:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\
-                     <polygon points=\"{tip:.1},{y:.1} {:.1},{:.1} {:.1},{:.1}\"/>",
-                    tip - dir * 8.0,
-                    tip - dir * 9.0,
-                    y - 4.0,
-                    tip - dir * 9.0,
-                    y + 4.0
+                    "<line x1=\"{a:.1}\" y1=\"{y:.1}\" x2=\"{shaft:.1}\" y2=\"{y:.1}\"/>\
+                     <polygon points=\"{tip:.1},{y:.1} {back:.1},{y0:.1} {back:.1},{y1:.1}\"/>"
                 );
             }
         }
-        Item::Note {
+        Shape::Note {
             kind: NoteKind::Clock,
             ..
         } => {
-            let y = row.line_y;
+            let (x0, x1) = (x(0) - 20.0, x(n - 1) + 20.0);
             let _ = write!(
                 s,
-                "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>",
-                x(0) - 20.0,
-                x(n - 1) + 20.0
+                "<line x1=\"{x0:.1}\" y1=\"{y:.1}\" x2=\"{x1:.1}\" y2=\"{y:.1}\"/>"
             );
         }
-        Item::Note { .. } => {
-            if let Some(f) = &row.frame {
+        Shape::Note { .. } => {
+            if let Some(Rect { x, y, w, h }) = &row.frame {
                 let _ = write!(
                     s,
-                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"2\"/>",
-                    f.x, f.y, f.w, f.h
+                    "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" rx=\"2\"/>"
                 );
             }
         }

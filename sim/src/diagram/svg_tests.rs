@@ -1,6 +1,6 @@
 //! The layout's tests: no overlapping labels, elision, escaping, wrapping.
 use super::*;
-use crate::diagram::{Arrow, Diagram, Item, NoteKind};
+use crate::diagram::{Arrow, Diagram, Item, NoteKind, Shape};
 
 /// 40 items among 5 participants, every kind, long bodies, a wide-character verdict:
 /// the layout of what a long counterexample looks like.
@@ -27,48 +27,51 @@ fn busy() -> Diagram {
             (0, 4),
             (1, 3),
         ][i % 8];
+        let note = |over, kind, text: String, rule: Option<&str>, at| Item {
+            rule: rule.map(str::to_owned),
+            at: Some(at),
+            ..Item::new(Shape::Note { over, kind }, text)
+        };
         let item = match i % 10 {
-            7 => Item::Note {
-                over: (i % 5, i % 5),
-                kind: NoteKind::Plain,
-                text: format!(
+            7 => note(
+                (i % 5, i % 5),
+                NoteKind::Plain,
+                format!(
                     "ORDER-{i}: timeout, the result is unknown; query by merchant_order_no {body}"
                 ),
-                rule: Some("UNKNOWN-01".into()),
-                at: Some(i as u64 * 1500),
-                exchange: None,
-                witness: false,
-            },
-            8 => Item::Note {
-                over: (0, 4),
-                kind: NoteKind::Clock,
-                text: format!("(clock → {}s)", i * 2),
-                rule: None,
-                at: Some(i as u64 * 2000),
-                exchange: None,
-                witness: false,
-            },
-            9 => Item::Note {
-                over: (2, 2),
-                kind: NoteKind::Crash,
-                text: "(crash: memory lost, database kept)".into(),
-                rule: None,
-                at: Some(i as u64 * 2000),
-                exchange: None,
-                witness: false,
-            },
-            _ => Item::Message {
-                from,
-                to,
-                arrow: [Arrow::Call, Arrow::Reply, Arrow::Lost][i % 3],
-                text: format!(
-                    "POST /v1/payments  Idempotency-Key: k-{i}  {}",
-                    body.repeat(1 + i % 3)
-                ),
+                Some("UNKNOWN-01"),
+                i as u64 * 1500,
+            ),
+            8 => note(
+                (0, 4),
+                NoteKind::Clock,
+                format!("(clock → {}s)", i * 2),
+                None,
+                i as u64 * 2000,
+            ),
+            9 => note(
+                (2, 2),
+                NoteKind::Crash,
+                "(crash: memory lost, database kept)".into(),
+                None,
+                i as u64 * 2000,
+            ),
+            _ => Item {
                 rule: Some("REPLAY-02".into()),
                 at: Some(i as u64 * 1000),
                 exchange: Some(format!("req-{i}")),
                 witness: i % 4 == 0,
+                ..Item::new(
+                    Shape::Message {
+                        from,
+                        to,
+                        arrow: [Arrow::Call, Arrow::Reply, Arrow::Lost][i % 3],
+                    },
+                    format!(
+                        "POST /v1/payments  Idempotency-Key: k-{i}  {}",
+                        body.repeat(1 + i % 3)
+                    ),
+                )
             },
         };
         d.items.push(item);
@@ -80,8 +83,13 @@ fn busy() -> Diagram {
 #[test]
 fn no_two_labels_overlap_at_forty_items_and_five_participants() {
     let d = busy();
-    let l = d.layout();
-    let labels: Vec<&Label> = l.labels().collect();
+    let l = layout(&d);
+    let labels: Vec<&Label> = l
+        .headers
+        .iter()
+        .chain(l.rows.iter().map(|r| &r.label))
+        .chain(l.rows.iter().filter_map(|r| r.time.as_ref()))
+        .collect();
     assert_eq!(
         labels.len(),
         5 + 41 + l.rows.iter().filter(|r| r.time.is_some()).count()
@@ -120,7 +128,7 @@ fn no_two_labels_overlap_at_forty_items_and_five_participants() {
 #[test]
 fn long_bodies_wrap_whole_and_past_four_lines_are_elided_with_the_full_text_on_hover() {
     let d = busy();
-    let l = d.layout();
+    let l = layout(&d);
     // A message longer than a line wraps, and keeps its ending (a lost answer's
     // "(response lost)" stays readable).
     let long = &l.rows[1];
@@ -136,10 +144,8 @@ fn long_bodies_wrap_whole_and_past_four_lines_are_elided_with_the_full_text_on_h
     );
     // Past the lines a message may take, the label is elided and the whole text is its title.
     let mut d = busy();
-    if let Item::Message { text, .. } = &mut d.items[2] {
-        *text = text.repeat(4);
-    }
-    let l = d.layout();
+    d.items[2].text = d.items[2].text.repeat(4);
+    let l = layout(&d);
     let svg = d.to_svg();
     let long = &l.rows[2];
     assert!(long.label.elided);
@@ -176,16 +182,7 @@ fn the_svg_marks_the_witness_exchanges_and_nothing_else() {
     let marked = d
         .items
         .iter()
-        .filter(|i| {
-            i.is_witness()
-                && !matches!(
-                    i,
-                    Item::Note {
-                        kind: NoteKind::Verdict,
-                        ..
-                    }
-                )
-        })
+        .filter(|i| i.witness && !i.is_verdict())
         .count();
     assert!(marked > 0);
     assert_eq!(witnesses, marked);
@@ -203,15 +200,17 @@ fn text_is_escaped_for_xml() {
     let mut d = Diagram::default();
     let a = d.participant("C", "client <1>");
     let b = d.participant("P", "platform");
-    d.items.push(Item::Message {
-        from: a,
-        to: b,
-        arrow: Arrow::Call,
-        text: "POST /x?a=1&b=\"2\" <script>".into(),
-        rule: None,
-        at: None,
+    let arrow = Arrow::Call;
+    d.items.push(Item {
         exchange: Some("e\"1".into()),
-        witness: false,
+        ..Item::new(
+            Shape::Message {
+                from: a,
+                to: b,
+                arrow,
+            },
+            "POST /x?a=1&b=\"2\" <script>",
+        )
     });
     let svg = d.to_svg();
     assert!(!svg.contains("<script>"));
@@ -248,6 +247,14 @@ fn an_empty_diagram_is_still_a_drawing() {
 }
 
 impl Rect {
+    /// Whether `o` lies wholly inside this box.
+    fn contains(&self, o: &Rect) -> bool {
+        o.x >= self.x
+            && o.y >= self.y
+            && o.x + o.w <= self.x + self.w
+            && o.y + o.h <= self.y + self.h
+    }
+
     /// Whether the two boxes share any area.
     fn overlaps(&self, o: &Rect) -> bool {
         self.x < o.x + o.w && o.x < self.x + self.w && self.y < o.y + o.h && o.y < self.y + self.h

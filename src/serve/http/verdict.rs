@@ -39,7 +39,10 @@ pub(super) async fn verdict(
         // no command line: the verdict is of the traffic, not of how serve started.
         use crate::outcome::{Outcome, Part, junit, verdicts};
         let part = Part::new("sandbox session", verdicts("serve", &judged.verdicts, None));
-        let outcome = Outcome::of_session("payhub-verify serve", vec![part]);
+        let outcome = Outcome {
+            command_line: None,
+            ..Outcome::new("payhub-verify serve", vec![part])
+        };
         let xml = junit::render(&outcome);
         return respond(HttpReply::text(200, "application/xml; charset=utf-8", xml));
     }
