@@ -53,7 +53,7 @@ pub use queries::RuleSet;
 
 use payhub_model::client::{Decision, ObjectState};
 use payhub_model::event::{BusinessOrder, Event, Handling, Owner, What};
-use payhub_model::{ApiRequest, ApiResponse, Endpoint, Millis, PaymentId, RequestId, Shared};
+use payhub_model::{ApiRequest, ApiResponse, Millis, PaymentId, RequestId, Shared};
 use payhub_sim::{EventFold, Narrowing};
 use serde::Serialize;
 
@@ -230,7 +230,7 @@ impl Facts {
                 | What::TimedOut { .. }
                 | What::ClockCompressed { .. }
         ) || matches!(what, What::ClientDecided { decision, .. } if reads_decision(decision))
-            || matches!(what, What::ClientSends { request, held: true, .. } if matches!(request.endpoint, Endpoint::ConfirmPayment { .. }))
+            || what.is_held_confirm()
         // `Delivered` is read too, for client nodes only: the world emits those and notes
         // the answers scripted senders get.
     }
