@@ -100,7 +100,7 @@ impl PresetModel {
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| p.over_facts())
-                .filter(|(_, p)| p.kind() == Kind::Always || preset.reaches.contains(p.name))
+                .filter(|(_, p)| p.kind() == Kind::Always || preset.reaches.contains(&p.name))
                 .map(|(i, _)| i)
                 .collect(),
         };
@@ -147,7 +147,7 @@ fn has(bits: &[AtomicU64; 2], i: usize) -> bool {
 /// Evaluates every property of the preset on `world` ([`Registration::Combined`]).
 /// A `sometimes` property already reached is not evaluated again.
 ///
-/// Every property is a function of the facts alone ([`Property::holds`]), so a state
+/// Every property is a function of the facts alone ([`Property::holds_in`]), so a state
 /// whose facts an earlier judged state had (the same digest of `world.facts`, which the
 /// fingerprint computed already) is not judged again: what it would set is set, and a
 /// violation there stopped the search. Most states differ from another only in what is
@@ -160,19 +160,18 @@ fn combined(model: &PresetModel, world: &World) -> bool {
     {
         return true;
     }
-    let config = &model.preset.config;
     let mut ok = true;
     for &i in &model.active {
         let p = &PROPERTIES[i];
         match p.kind() {
             Kind::Always => {
-                if !p.holds(config, world) {
+                if !p.holds_in(&world.facts) {
                     set(&model.violated, i);
                     ok = false;
                 }
             }
             Kind::Sometimes => {
-                if !has(&model.reached, i) && p.holds(config, world) {
+                if !has(&model.reached, i) && p.holds_in(&world.facts) {
                     set(&model.reached, i);
                 }
             }
@@ -205,8 +204,8 @@ pub fn initial_state(preset: &Preset) -> Result<World, CheckError> {
 
 /// `fn(&PresetModel, &World) -> bool` for property `I` of the registry: stateright takes
 /// plain function pointers, so each property gets one instance of this function.
-fn condition<const I: usize>(model: &PresetModel, world: &World) -> bool {
-    PROPERTIES[I].holds(&model.preset.config, world)
+fn condition<const I: usize>(_: &PresetModel, world: &World) -> bool {
+    PROPERTIES[I].holds_in(&world.facts)
 }
 
 /// `&[f::<0>, …, f::<95>]`: one instance of a condition per registry slot (at most 96
@@ -345,17 +344,7 @@ pub fn search(
     search: Search,
     stop_at_violation: bool,
 ) -> Result<Searched, CheckError> {
-    let plain = |w: &World| engine::fingerprint(w);
-    let canonical = |w: &World| engine::fingerprint(&payhub_sim::Canonical(w));
-    let requests = |w: &World| engine::fingerprint(&payhub_sim::CanonicalRequests(w));
-    let fp: &(dyn Fn(&World) -> u64 + Sync) = if search.canonical_requests {
-        &requests
-    } else if search.canonical_ids {
-        &canonical
-    } else {
-        &plain
-    };
-    search_by(preset, limits, search, stop_at_violation, fp)
+    search_by(preset, limits, search, stop_at_violation, &search.fingerprint())
 }
 
 /// [`search`] with the states told apart by `fp` alone (whatever `search.canonical_ids`
@@ -420,27 +409,15 @@ pub fn search_by(
     };
     let seconds = started.elapsed().as_secs_f64();
     // Like stateright's target, the state bound counts generated states, repeats included.
-    let hit_states = limits
-        .max_states
-        .is_some_and(|n| explored.total_states >= n);
-    let hit_time = limits.timeout.is_some_and(|t| started.elapsed() >= t);
-    let hit_depth = limits.max_depth.is_some_and(|d| explored.max_depth >= d);
     // A bitstate run may have taken new states for seen ones: never complete.
-    let hit_interrupt = search.interrupted.is_some_and(|f| f());
-    let complete = !(hit_states
-        || hit_time
-        || hit_interrupt
-        || hit_depth
+    let complete = !(bounds.reached(explored.total_states, started)
+        || limits.max_depth.is_some_and(|d| explored.max_depth >= d)
         || explored.cut
         || explored.stopped
         || bitstate.is_some());
-    let exercised = {
-        let m = &model;
-        let bits =
-            (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
-        let init = &m.init.facts.queries;
-        crate::RuleSet(bits | init.rules_exercised.0 | init.client_rules.0.0)
-    };
+    let init = &model.init.facts.queries;
+    let exercised =
+        crate::RuleSet(load(&model.exercised) | init.rules_exercised.0 | init.client_rules.0.0);
     Ok(Searched {
         explored,
         complete,
@@ -471,7 +448,7 @@ pub fn check_with(
     let mut properties = Vec::new();
     for (i, p) in PROPERTIES.iter().enumerate() {
         // A world holds no wire facts: a property over the wire is not judged here.
-        if !p.over_facts() || p.kind() == Kind::Sometimes && !preset.reaches.contains(p.name) {
+        if !p.over_facts() || p.kind() == Kind::Sometimes && !preset.reaches.contains(&p.name) {
             continue;
         }
         let bit = 1u128 << i;

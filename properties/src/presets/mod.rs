@@ -27,43 +27,14 @@ pub struct Preset {
     pub setup: Vec<Choice>,
     /// States later than this are not expanded (timers repeat forever).
     pub horizon: Millis,
-    /// The `sometimes` properties this preset must reach.
-    pub reaches: Reaches,
+    /// The `sometimes` properties this preset must reach, by name, each checked against
+    /// the registry when the preset is built ([`Preset::reaching`]).
+    pub reaches: &'static [&'static str],
     /// The rules the preset is built to exercise: each must decide something in a state
     /// it visits or have a witness reached there, or be an invariant
     /// ([`payhub_model::Rule::invariant`]) its properties judge there
     /// (`properties/tests/coverage.rs`). The coverage table counts invariants by this list.
     pub exercises: &'static [Rule],
-}
-
-/// The `sometimes` properties a preset must reach, by name: each name is checked against
-/// the registry when the list is made, so a misspelled witness is an error, never one
-/// silently not looked for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reaches(&'static [&'static str]);
-
-impl Reaches {
-    /// Nothing in particular.
-    pub const NONE: Reaches = Reaches(&[]);
-
-    /// The properties `names`. Panics if one is not a registered `sometimes` property: a
-    /// preset is written in code, and the test that builds every preset catches it.
-    pub fn of(names: &'static [&'static str]) -> Reaches {
-        for name in names {
-            if let Err(e) = sometimes(name) {
-                panic!("{e}");
-            }
-        }
-        Reaches(names)
-    }
-
-    pub fn contains(&self, name: &str) -> bool {
-        self.0.contains(&name)
-    }
-
-    pub fn names(&self) -> &'static [&'static str] {
-        self.0
-    }
 }
 
 /// The registered `sometimes` property `name`, or why there is none.
@@ -232,7 +203,7 @@ impl Preset {
             },
             setup: Vec::new(),
             horizon,
-            reaches: Reaches::NONE,
+            reaches: &[],
             exercises: &[],
         }
     }
@@ -242,10 +213,16 @@ impl Preset {
         Preset { exercises, ..self }
     }
 
-    /// This preset, which must reach the `sometimes` properties `names`.
+    /// This preset, which must reach the `sometimes` properties `names`. Panics if one is
+    /// not a registered `sometimes` property, so a misspelled witness is never silently
+    /// not looked for: a preset is written in code, and the test that builds every
+    /// preset catches it.
     pub(crate) fn reaching(self, names: &'static [&'static str]) -> Preset {
+        if let Some(e) = names.iter().find_map(|name| sometimes(name).err()) {
+            panic!("{e}");
+        }
         Preset {
-            reaches: Reaches::of(names),
+            reaches: names,
             ..self
         }
     }
@@ -541,18 +518,19 @@ mod tests {
         all.extend(crate::zoo::platform_order());
         all.extend(crate::zoo::client_order(&Policy::reference_random()));
         for preset in &all {
-            for name in preset.reaches.names() {
+            for name in preset.reaches {
                 assert!(sometimes(name).is_ok(), "{}: {name}", preset.name);
             }
         }
-        let witnesses: usize = presets().iter().map(|p| p.reaches.names().len()).sum();
+        let witnesses: usize = presets().iter().map(|p| p.reaches.len()).sum();
         assert!(witnesses >= 20, "{witnesses} witnesses");
     }
 
     #[test]
     #[should_panic(expected = "'reach:replay-answerd-200' is not a registered property")]
     fn a_misspelled_witness_is_caught_when_the_preset_is_built() {
-        Reaches::of(&["reach:replay-answered-200", "reach:replay-answerd-200"]);
+        let preset = Preset::new("misspelled", "", WorldConfig::default(), Millis(0));
+        preset.reaching(&["reach:replay-answered-200", "reach:replay-answerd-200"]);
     }
 
     #[test]
