@@ -134,7 +134,6 @@ impl Property {
             Predicate::Always(_) | Predicate::Sometimes(_) => None,
         }
     }
-
 }
 
 impl std::fmt::Debug for Property {

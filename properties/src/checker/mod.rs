@@ -344,7 +344,13 @@ pub fn search(
     search: Search,
     stop_at_violation: bool,
 ) -> Result<Searched, CheckError> {
-    search_by(preset, limits, search, stop_at_violation, &search.fingerprint())
+    search_by(
+        preset,
+        limits,
+        search,
+        stop_at_violation,
+        &search.fingerprint(),
+    )
 }
 
 /// [`search`] with the states told apart by `fp` alone (whatever `search.canonical_ids`
