@@ -19,19 +19,8 @@
 //! [`payhub_sim::EventFold`] ([`requests`]: the request ids they hold, for the checker's
 //! canonical form).
 //!
-//! One family per file:
-//! - [`money`]: idempotency scopes, charges, answers' objects and conflicts, the ledger;
-//! - [`attempts`]: the platform's Payments and attempts, the acquirer's charges;
-//! - [`refunds`]: refunds on the platform and upstream;
-//! - [`queries`]: every answer and rule seen, query spacing, Retry-After;
-//! - [`client`]: what merchant clients sent and stored;
-//! - [`responses`]: every answer against what the contract prescribes for it and the
-//!   store at answer time.
-//! - [`cadence`]: when clients retry, wait and query, and when the platform verifies;
-//! - [`effects`]: what clients do to their orders and show their payers;
-//! - [`traffic`]: how many requests a client sends per business submission;
-//! - [`resolution`]: what became of each business submission, for the liveness check
-//!   (folded beside these facts, not one of their fields: see its module).
+//! One family per file, each module saying what it folds; [`resolution`] is folded beside
+//! these facts, not one of their fields (see its module).
 
 pub mod attempts;
 pub mod cadence;
