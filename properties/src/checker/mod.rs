@@ -17,7 +17,7 @@
 use crate::World;
 use crate::engine::{self, Bounds, Flow};
 use crate::presets::Preset;
-use crate::property::{Kind, OneCheck, Property};
+use crate::property::{Kind, OneCheck};
 use crate::registry::PROPERTIES;
 pub use error::CheckError;
 use payhub_sim::Choice;
@@ -500,9 +500,9 @@ pub fn check_with(
 /// exceeds its limit.
 fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample>, CheckError> {
     let property = &PROPERTIES[index];
-    let (path, shrink) = match shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
+    let (path, shrink) = match violation_path(preset, index, SHORTEST_SEARCH_STATES, true) {
         Some(path) => (path, Shrink::No),
-        None => match any_violation(preset, index, ANY_SEARCH_STATES) {
+        None => match violation_path(preset, index, ANY_SEARCH_STATES, false) {
             Some(path) => (path, Shrink::Yes),
             None => return Ok(None),
         },
@@ -528,52 +528,33 @@ fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample
     }))
 }
 
-/// Some path (not necessarily shortest) to a state violating property `index`: a
-/// depth-first search within `max_states`, the fallback when the breadth-first one
-/// gives up.
-fn any_violation(preset: &Preset, index: usize, max_states: usize) -> Option<Vec<Choice>> {
-    let model = PresetModel::with_registration(preset.clone(), Registration::Only(index)).ok()?;
-    let checker = model
-        .checker()
-        .target_state_count(max_states)
-        .finish_when(stateright::HasDiscoveries::AnyFailures)
-        .spawn_dfs()
-        .join();
-    checker
-        .discovery(PROPERTIES[index].name)
-        .map(|path| path.into_actions())
-}
-
 /// States the shortest-counterexample search may visit before giving up.
 const SHORTEST_SEARCH_STATES: usize = 5_000_000;
 
 /// States the depth-first fallback may visit before giving up (it keeps only a path).
 const ANY_SEARCH_STATES: usize = 50_000_000;
 
-/// The shortest path to a state violating `property`: a single-threaded breadth-first
-/// search (stateright's BFS with one thread visits states in depth order) that stops at
-/// the first violation of that property. `None` if none is found within `max_states`.
-pub fn shortest_violation(
+/// A path to a state violating the `always` property `index`, `None` if none is found
+/// within `max_states`: with `shortest`, a single-threaded breadth-first search
+/// (stateright's BFS with one thread visits states in depth order) that stops at the
+/// first violation; otherwise depth-first, the fallback when that one gives up.
+pub fn violation_path(
     preset: &Preset,
-    property: &'static Property,
+    index: usize,
     max_states: usize,
+    shortest: bool,
 ) -> Option<Vec<Choice>> {
-    // Only an `always` property fails; a `sometimes` one would search to the limit.
-    if property.kind() != Kind::Always {
-        return None;
-    }
-    let index = PROPERTIES.iter().position(|p| p.name == property.name)?;
     let model = PresetModel::with_registration(preset.clone(), Registration::Only(index)).ok()?;
-    let checker = model
+    let builder = model
         .checker()
-        .threads(1)
         .target_state_count(max_states)
-        .finish_when(stateright::HasDiscoveries::AnyFailures)
-        .spawn_bfs()
-        .join();
-    checker
-        .discovery(property.name)
-        .map(|path| path.into_actions())
+        .finish_when(stateright::HasDiscoveries::AnyFailures);
+    let name = PROPERTIES[index].name;
+    let found = match shortest {
+        true => builder.threads(1).spawn_bfs().join().discovery(name),
+        false => builder.spawn_dfs().join().discovery(name),
+    };
+    found.map(|path| path.into_actions())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! included), an `eventually` bitset, and a `DashMap` entry with the parent's
 //! fingerprint; a third of its per-state overhead is bookkeeping `check` never reads,
 //! since counterexamples come from a second, single-threaded search
-//! ([`crate::checker::shortest_violation`]). This engine keeps only what `check` needs:
+//! ([`crate::checker::violation_path`]). This engine keeps only what `check` needs:
 //! a set of 64-bit fingerprints and the current and next levels.
 //!
 //! It reports exactly what stateright's BFS reports for the same model (the test
