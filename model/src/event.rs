@@ -456,3 +456,12 @@ impl Event {
         Event { at, what }
     }
 }
+
+impl What {
+    /// A card retry's confirm its client persisted but died before sending: it still
+    /// reopens its Payment (ATTEMPT-02: the database holds the retry; GEN-06 resends it).
+    pub fn is_held_confirm(&self) -> bool {
+        matches!(self, What::ClientSends { request, held: true, .. }
+            if matches!(request.endpoint, crate::Endpoint::ConfirmPayment { .. }))
+    }
+}

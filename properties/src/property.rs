@@ -134,16 +134,6 @@ impl Property {
             Predicate::Always(_) | Predicate::Sometimes(_) => None,
         }
     }
-
-    /// [`Property::judge`] over a world's facts.
-    pub fn violation(&self, _config: &WorldConfig, world: &World) -> Option<String> {
-        self.judge(&world.facts)
-    }
-
-    /// [`Property::holds_in`] over a world's facts.
-    pub fn holds(&self, _config: &WorldConfig, world: &World) -> bool {
-        self.holds_in(&world.facts)
-    }
 }
 
 impl std::fmt::Debug for Property {

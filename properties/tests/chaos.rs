@@ -512,7 +512,7 @@ impl ScopeClock {
             }
         }
         for p in PROPERTIES.iter().filter(|p| p.name != SCOPE_RULE) {
-            if let Some(detail) = p.violation(config, world) {
+            if let Some(detail) = p.judge(&world.facts) {
                 return Err(format!("{}: {detail}", p.name));
             }
         }

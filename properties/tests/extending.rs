@@ -84,7 +84,9 @@ fn first_violation(preset: Preset) -> (Option<World>, engine::Explored) {
             Flow::Stop
         }
     };
-    let explored = engine::bfs(&model, 1, Bounds::default(), &judge);
+    let fp = |s: &World| engine::fingerprint(s);
+    let seen = engine::visited::Exact::default();
+    let explored = engine::bfs_over(&model, 1, Bounds::default(), &judge, &fp, &seen);
     (found.into_inner().unwrap(), explored)
 }
 

@@ -19,9 +19,7 @@ use payhub_model::client::{
     ServerConfig,
 };
 use payhub_model::event::{BusinessOrder, ShownOrder, StoredOrder, SubmissionRef, What};
-use payhub_model::{
-    ApiRequest, ApiResponse, Endpoint, Millis, PlatformInput, RequestId, Rule, WebhookEvent,
-};
+use payhub_model::{ApiRequest, ApiResponse, Millis, PlatformInput, RequestId, Rule, WebhookEvent};
 
 /// What happens after a command: the server goes on, or dies before anything it sends
 /// leaves (a crash between persisting and sending).
@@ -207,8 +205,7 @@ impl<F: EventFold> World<F> {
     ) {
         let owner = config.key_owner(request.api_key);
         if outbox == Outbox::Hold {
-            let confirm = matches!(request.endpoint, Endpoint::ConfirmPayment { .. });
-            let what = || What::ClientSends {
+            let held = What::ClientSends {
                 node,
                 handle,
                 request,
@@ -218,11 +215,9 @@ impl<F: EventFold> World<F> {
                 submission: None,
                 held: true,
             };
-            // A confirm its process died before sending still reopens its Payment for the
-            // facts (ATTEMPT-02: the database holds the card retry; GEN-06 resends it).
-            match confirm {
-                true => self.emit(sink, what()),
-                false => self.note(sink, what),
+            match held.is_held_confirm() {
+                true => self.emit(sink, held),
+                false => self.note(sink, || held),
             }
             return;
         }

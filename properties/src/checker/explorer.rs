@@ -56,8 +56,8 @@ impl ExplorerModel {
 }
 
 /// `fn(&ExplorerModel, &Shown) -> bool` for property `I` of the registry.
-fn shown_condition<const I: usize>(model: &ExplorerModel, shown: &Shown) -> bool {
-    PROPERTIES[I].holds(&model.0.preset.config, &shown.world)
+fn shown_condition<const I: usize>(_: &ExplorerModel, shown: &Shown) -> bool {
+    PROPERTIES[I].holds_in(&shown.world.facts)
 }
 
 static SHOWN_CONDITIONS: &[fn(&ExplorerModel, &Shown) -> bool] = slots!(shown_condition);

@@ -17,7 +17,7 @@
 use crate::World;
 use crate::engine::{self, Bounds, Flow};
 use crate::presets::Preset;
-use crate::property::{Kind, OneCheck, Property};
+use crate::property::{Kind, OneCheck};
 use crate::registry::PROPERTIES;
 pub use error::CheckError;
 use payhub_sim::Choice;
@@ -100,7 +100,7 @@ impl PresetModel {
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| p.over_facts())
-                .filter(|(_, p)| p.kind() == Kind::Always || preset.reaches.contains(p.name))
+                .filter(|(_, p)| p.kind() == Kind::Always || preset.reaches.contains(&p.name))
                 .map(|(i, _)| i)
                 .collect(),
         };
@@ -147,7 +147,7 @@ fn has(bits: &[AtomicU64; 2], i: usize) -> bool {
 /// Evaluates every property of the preset on `world` ([`Registration::Combined`]).
 /// A `sometimes` property already reached is not evaluated again.
 ///
-/// Every property is a function of the facts alone ([`Property::holds`]), so a state
+/// Every property is a function of the facts alone ([`Property::holds_in`]), so a state
 /// whose facts an earlier judged state had (the same digest of `world.facts`, which the
 /// fingerprint computed already) is not judged again: what it would set is set, and a
 /// violation there stopped the search. Most states differ from another only in what is
@@ -160,19 +160,18 @@ fn combined(model: &PresetModel, world: &World) -> bool {
     {
         return true;
     }
-    let config = &model.preset.config;
     let mut ok = true;
     for &i in &model.active {
         let p = &PROPERTIES[i];
         match p.kind() {
             Kind::Always => {
-                if !p.holds(config, world) {
+                if !p.holds_in(&world.facts) {
                     set(&model.violated, i);
                     ok = false;
                 }
             }
             Kind::Sometimes => {
-                if !has(&model.reached, i) && p.holds(config, world) {
+                if !has(&model.reached, i) && p.holds_in(&world.facts) {
                     set(&model.reached, i);
                 }
             }
@@ -205,8 +204,8 @@ pub fn initial_state(preset: &Preset) -> Result<World, CheckError> {
 
 /// `fn(&PresetModel, &World) -> bool` for property `I` of the registry: stateright takes
 /// plain function pointers, so each property gets one instance of this function.
-fn condition<const I: usize>(model: &PresetModel, world: &World) -> bool {
-    PROPERTIES[I].holds(&model.preset.config, world)
+fn condition<const I: usize>(_: &PresetModel, world: &World) -> bool {
+    PROPERTIES[I].holds_in(&world.facts)
 }
 
 /// `&[f::<0>, …, f::<95>]`: one instance of a condition per registry slot (at most 96
@@ -345,17 +344,13 @@ pub fn search(
     search: Search,
     stop_at_violation: bool,
 ) -> Result<Searched, CheckError> {
-    let plain = |w: &World| engine::fingerprint(w);
-    let canonical = |w: &World| engine::fingerprint(&payhub_sim::Canonical(w));
-    let requests = |w: &World| engine::fingerprint(&payhub_sim::CanonicalRequests(w));
-    let fp: &(dyn Fn(&World) -> u64 + Sync) = if search.canonical_requests {
-        &requests
-    } else if search.canonical_ids {
-        &canonical
-    } else {
-        &plain
-    };
-    search_by(preset, limits, search, stop_at_violation, fp)
+    search_by(
+        preset,
+        limits,
+        search,
+        stop_at_violation,
+        &search.fingerprint(),
+    )
 }
 
 /// [`search`] with the states told apart by `fp` alone (whatever `search.canonical_ids`
@@ -420,27 +415,15 @@ pub fn search_by(
     };
     let seconds = started.elapsed().as_secs_f64();
     // Like stateright's target, the state bound counts generated states, repeats included.
-    let hit_states = limits
-        .max_states
-        .is_some_and(|n| explored.total_states >= n);
-    let hit_time = limits.timeout.is_some_and(|t| started.elapsed() >= t);
-    let hit_depth = limits.max_depth.is_some_and(|d| explored.max_depth >= d);
     // A bitstate run may have taken new states for seen ones: never complete.
-    let hit_interrupt = search.interrupted.is_some_and(|f| f());
-    let complete = !(hit_states
-        || hit_time
-        || hit_interrupt
-        || hit_depth
+    let complete = !(bounds.reached(explored.total_states, started)
+        || limits.max_depth.is_some_and(|d| explored.max_depth >= d)
         || explored.cut
         || explored.stopped
         || bitstate.is_some());
-    let exercised = {
-        let m = &model;
-        let bits =
-            (m.exercised[0].load(Relaxed) as u128) | ((m.exercised[1].load(Relaxed) as u128) << 64);
-        let init = &m.init.facts.queries;
-        crate::RuleSet(bits | init.rules_exercised.0 | init.client_rules.0.0)
-    };
+    let init = &model.init.facts.queries;
+    let exercised =
+        crate::RuleSet(load(&model.exercised) | init.rules_exercised.0 | init.client_rules.0.0);
     Ok(Searched {
         explored,
         complete,
@@ -471,7 +454,7 @@ pub fn check_with(
     let mut properties = Vec::new();
     for (i, p) in PROPERTIES.iter().enumerate() {
         // A world holds no wire facts: a property over the wire is not judged here.
-        if !p.over_facts() || p.kind() == Kind::Sometimes && !preset.reaches.contains(p.name) {
+        if !p.over_facts() || p.kind() == Kind::Sometimes && !preset.reaches.contains(&p.name) {
             continue;
         }
         let bit = 1u128 << i;
@@ -517,9 +500,9 @@ pub fn check_with(
 /// exceeds its limit.
 fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample>, CheckError> {
     let property = &PROPERTIES[index];
-    let (path, shrink) = match shortest_violation(preset, property, SHORTEST_SEARCH_STATES) {
+    let (path, shrink) = match violation_path(preset, index, SHORTEST_SEARCH_STATES, true) {
         Some(path) => (path, Shrink::No),
-        None => match any_violation(preset, index, ANY_SEARCH_STATES) {
+        None => match violation_path(preset, index, ANY_SEARCH_STATES, false) {
             Some(path) => (path, Shrink::Yes),
             None => return Ok(None),
         },
@@ -545,52 +528,33 @@ fn counterexample(preset: &Preset, index: usize) -> Result<Option<Counterexample
     }))
 }
 
-/// Some path (not necessarily shortest) to a state violating property `index`: a
-/// depth-first search within `max_states`, the fallback when the breadth-first one
-/// gives up.
-fn any_violation(preset: &Preset, index: usize, max_states: usize) -> Option<Vec<Choice>> {
-    let model = PresetModel::with_registration(preset.clone(), Registration::Only(index)).ok()?;
-    let checker = model
-        .checker()
-        .target_state_count(max_states)
-        .finish_when(stateright::HasDiscoveries::AnyFailures)
-        .spawn_dfs()
-        .join();
-    checker
-        .discovery(PROPERTIES[index].name)
-        .map(|path| path.into_actions())
-}
-
 /// States the shortest-counterexample search may visit before giving up.
 const SHORTEST_SEARCH_STATES: usize = 5_000_000;
 
 /// States the depth-first fallback may visit before giving up (it keeps only a path).
 const ANY_SEARCH_STATES: usize = 50_000_000;
 
-/// The shortest path to a state violating `property`: a single-threaded breadth-first
-/// search (stateright's BFS with one thread visits states in depth order) that stops at
-/// the first violation of that property. `None` if none is found within `max_states`.
-pub fn shortest_violation(
+/// A path to a state violating the `always` property `index`, `None` if none is found
+/// within `max_states`: with `shortest`, a single-threaded breadth-first search
+/// (stateright's BFS with one thread visits states in depth order) that stops at the
+/// first violation; otherwise depth-first, the fallback when that one gives up.
+pub fn violation_path(
     preset: &Preset,
-    property: &'static Property,
+    index: usize,
     max_states: usize,
+    shortest: bool,
 ) -> Option<Vec<Choice>> {
-    // Only an `always` property fails; a `sometimes` one would search to the limit.
-    if property.kind() != Kind::Always {
-        return None;
-    }
-    let index = PROPERTIES.iter().position(|p| p.name == property.name)?;
     let model = PresetModel::with_registration(preset.clone(), Registration::Only(index)).ok()?;
-    let checker = model
+    let builder = model
         .checker()
-        .threads(1)
         .target_state_count(max_states)
-        .finish_when(stateright::HasDiscoveries::AnyFailures)
-        .spawn_bfs()
-        .join();
-    checker
-        .discovery(property.name)
-        .map(|path| path.into_actions())
+        .finish_when(stateright::HasDiscoveries::AnyFailures);
+    let name = PROPERTIES[index].name;
+    let found = match shortest {
+        true => builder.threads(1).spawn_bfs().join().discovery(name),
+        false => builder.spawn_dfs().join().discovery(name),
+    };
+    found.map(|path| path.into_actions())
 }
 
 #[cfg(test)]

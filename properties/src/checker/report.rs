@@ -66,6 +66,18 @@ impl Search {
         }
         on
     }
+
+    /// How its states are told apart: as they are, or in the canonical form it names.
+    pub fn fingerprint(&self) -> fn(&crate::World) -> u64 {
+        use crate::engine::fingerprint;
+        if self.canonical_requests {
+            |w| fingerprint(&payhub_sim::CanonicalRequests(w))
+        } else if self.canonical_ids {
+            |w| fingerprint(&payhub_sim::Canonical(w))
+        } else {
+            |w| fingerprint(w)
+        }
+    }
 }
 
 /// The order of the search.

@@ -75,32 +75,26 @@ impl Shortcut {
     }
 }
 
-/// An unsound shortcut, planted in place of the real ones to show the cross-check can
-/// fail (`verify --unsound-shortcut NAME`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Planted {
-    /// A canonical fingerprint that forgets the facts: states that differ only in what
-    /// was answered are merged.
-    ForgetsFacts,
-    /// A partial order that delivers any answer first, awaited ones too: a client's
-    /// timeout while its answer is in flight is never explored.
-    DeliversAnyAnswerFirst,
+payhub_model::named! {
+    fn name;
+    /// An unsound shortcut, planted in place of the real ones to show the cross-check can
+    /// fail (`verify --unsound-shortcut NAME`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Planted {
+        /// A canonical fingerprint that forgets the facts: states that differ only in what
+        /// was answered are merged.
+        ForgetsFacts = "forgets_facts",
+        /// A partial order that delivers any answer first, awaited ones too: a client's
+        /// timeout while its answer is in flight is never explored.
+        DeliversAnyAnswerFirst = "delivers_any_answer_first",
+    }
 }
 
 impl Planted {
-    pub const ALL: [Planted; 2] = [Planted::ForgetsFacts, Planted::DeliversAnyAnswerFirst];
-
     /// The one named `name`, if any.
     pub fn from_name(name: &str) -> Option<Planted> {
-        Planted::ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Planted::ForgetsFacts => "forgets_facts",
-            Planted::DeliversAnyAnswerFirst => "delivers_any_answer_first",
-        }
+        Planted::ALL.iter().copied().find(|p| p.name() == name)
     }
 
     fn search(self, preset: &Preset) -> Searched {
@@ -271,7 +265,7 @@ pub fn cross_check(planted: Option<Planted>, threads: usize) -> CrossCheck {
         planted_caught: Vec::new(),
     };
     if planted.is_none() {
-        for p in Planted::ALL {
+        for &p in Planted::ALL {
             let caught = compare(Some(p), threads)
                 .iter()
                 .any(|c| c.differs.is_some());

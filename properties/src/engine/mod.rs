@@ -6,7 +6,7 @@
 //! included), an `eventually` bitset, and a `DashMap` entry with the parent's
 //! fingerprint; a third of its per-state overhead is bookkeeping `check` never reads,
 //! since counterexamples come from a second, single-threaded search
-//! ([`crate::checker::shortest_violation`]). This engine keeps only what `check` needs:
+//! ([`crate::checker::violation_path`]). This engine keeps only what `check` needs:
 //! a set of 64-bit fingerprints and the current and next levels.
 //!
 //! It reports exactly what stateright's BFS reports for the same model (the test
@@ -28,7 +28,7 @@
 //! first.
 //!
 //! A panic in one thread (a bug in the model) ends the search and is raised again by
-//! `bfs` after every thread left: the others never wait for it at the barrier.
+//! `bfs_over` after every thread left: the others never wait for it at the barrier.
 
 mod dfs;
 pub mod swarm;
@@ -92,30 +92,10 @@ pub fn fingerprint<T: Hash>(value: &T) -> u64 {
 /// its successors in chunks of the same size.
 const CHUNK: usize = 64;
 
-/// Explores `model` breadth-first, level by level, with `threads` threads. `judge` sees
-/// every state taken from the queue (not those past the depth bound) and may stop the
-/// search.
-pub fn bfs<M>(
-    model: &M,
-    threads: usize,
-    bounds: Bounds,
-    judge: &(dyn Fn(&M::State) -> Flow + Sync),
-) -> Explored
-where
-    M: stateright::Model + Sync,
-    M::State: Hash + Send + Sync,
-{
-    bfs_over(
-        model,
-        threads,
-        bounds,
-        judge,
-        &|s| fingerprint(s),
-        &visited::Exact::default(),
-    )
-}
-
-/// [`bfs`] with the states fingerprinted by `fp` (a canonical form) into `seen`.
+/// Explores `model` breadth-first, level by level, with `threads` threads, its states
+/// fingerprinted by `fp` (stateright's [`fingerprint`], or of a canonical form) into
+/// `seen`. `judge` sees every state taken from the queue (not those past the depth
+/// bound) and may stop the search.
 pub fn bfs_over<M>(
     model: &M,
     threads: usize,
@@ -268,6 +248,27 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
     use std::hash::{BuildHasher, Hasher};
+
+    /// [`bfs_over`] over stateright's fingerprints, every one kept.
+    fn bfs<M>(
+        model: &M,
+        threads: usize,
+        bounds: Bounds,
+        judge: &(dyn Fn(&M::State) -> Flow + Sync),
+    ) -> Explored
+    where
+        M: stateright::Model + Sync,
+        M::State: Hash + Send + Sync,
+    {
+        bfs_over(
+            model,
+            threads,
+            bounds,
+            judge,
+            &|s| fingerprint(s),
+            &visited::Exact::default(),
+        )
+    }
 
     /// `fingerprint` is the digest stateright 0.31 computes in its private `fingerprint`
     /// (`stable::hasher()`: aHash with the seeds copied here, fed the value, finished);

@@ -19,7 +19,6 @@
 //! search would otherwise leave states within the bound unexplored), and a violation
 //! reached by a shorter path replaces the one recorded.
 
-use super::fingerprint;
 use crate::World;
 use crate::checker::CheckError;
 use crate::checker::{PresetModel, Registration};
@@ -265,23 +264,14 @@ pub fn check_shard(
     let always: Vec<usize> = (0..PROPERTIES.len())
         .filter(|&i| PROPERTIES[i].kind() == Kind::Always)
         .collect();
-    let config = &preset.config;
     let judge = |w: &World| {
         always
             .iter()
-            .filter(|&&i| !PROPERTIES[i].holds(config, w))
+            .filter(|&&i| !PROPERTIES[i].holds_in(&w.facts))
             .fold(0u128, |bits, &i| bits | (1u128 << i))
     };
-    let plain = |w: &World| fingerprint(w);
-    let canonical = |w: &World| fingerprint(&payhub_sim::Canonical(w));
-    let requests = |w: &World| fingerprint(&payhub_sim::CanonicalRequests(w));
-    let fp: &dyn Fn(&World) -> u64 = if reduce.canonical_requests {
-        &requests
-    } else if reduce.canonical_ids {
-        &canonical
-    } else {
-        &plain
-    };
+    let fp = &reduce.fingerprint();
+    let config = &preset.config;
     let seed = shard.seed();
     let walked = walk(&model, seed, budget, fp, &judge);
     let mut violations = Vec::new();
@@ -322,6 +312,7 @@ pub fn check_shard(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::fingerprint;
 
     /// A counter from 0 by +1 or +2 up to `limit`; "violates" property 0 at `bad`.
     struct Counter {

@@ -275,9 +275,7 @@ impl Cadence {
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
             What::Delivered { .. } | What::TimedOut { .. } => self.inputs.changed_by(what),
-            What::ClientSends { held, request, .. } => {
-                !held || matches!(request.endpoint, Endpoint::ConfirmPayment { .. })
-            }
+            What::ClientSends { held, .. } => !held || what.is_held_confirm(),
             What::ClientDecided { decision, .. } => matches!(
                 decision,
                 Decision::RetryScheduled { .. } | Decision::ScheduleEnded

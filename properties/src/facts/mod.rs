@@ -19,19 +19,8 @@
 //! [`payhub_sim::EventFold`] ([`requests`]: the request ids they hold, for the checker's
 //! canonical form).
 //!
-//! One family per file:
-//! - [`money`]: idempotency scopes, charges, answers' objects and conflicts, the ledger;
-//! - [`attempts`]: the platform's Payments and attempts, the acquirer's charges;
-//! - [`refunds`]: refunds on the platform and upstream;
-//! - [`queries`]: every answer and rule seen, query spacing, Retry-After;
-//! - [`client`]: what merchant clients sent and stored;
-//! - [`responses`]: every answer against what the contract prescribes for it and the
-//!   store at answer time.
-//! - [`cadence`]: when clients retry, wait and query, and when the platform verifies;
-//! - [`effects`]: what clients do to their orders and show their payers;
-//! - [`traffic`]: how many requests a client sends per business submission;
-//! - [`resolution`]: what became of each business submission, for the liveness check
-//!   (folded beside these facts, not one of their fields: see its module).
+//! One family per file, each module saying what it folds; [`resolution`] is folded beside
+//! these facts, not one of their fields (see its module).
 
 pub mod attempts;
 pub mod cadence;
@@ -53,7 +42,7 @@ pub use queries::RuleSet;
 
 use payhub_model::client::{Decision, ObjectState};
 use payhub_model::event::{BusinessOrder, Event, Handling, Owner, What};
-use payhub_model::{ApiRequest, ApiResponse, Endpoint, Millis, PaymentId, RequestId, Shared};
+use payhub_model::{ApiRequest, ApiResponse, Millis, PaymentId, RequestId, Shared};
 use payhub_sim::{EventFold, Narrowing};
 use serde::Serialize;
 
@@ -117,12 +106,76 @@ impl Facts {
     /// it; one that only repeats what the facts hold costs no copy and no new digest
     /// (most steps of the checker change no fact).
     pub fn observe(facts: &mut Shared<Facts>, event: &Event) {
-        Facts::observe_at(facts, event.at, &event.what);
+        <Facts as EventFold>::observe_at(facts, event.at, &event.what);
+    }
+
+    /// Which families `what` changes.
+    fn families_changed(&self, what: &What) -> Changed {
+        Changed {
+            money: self.money.changes(what),
+            attempts: self.attempts.changes(what),
+            refunds: self.refunds.changes(what),
+            queries: self.queries.changes(what),
+            client: self.client.changes(what),
+            responses: self.responses.changes(
+                what,
+                &responses::Store {
+                    attempts: &self.attempts,
+                    refunds: &self.refunds,
+                },
+            ),
+            cadence: self.cadence.changes(what),
+            effects: self.effects.changes(what),
+            traffic: self.traffic.changes(what),
+        }
+    }
+
+    /// Folds a whole stream, from empty facts: a recorded run judged without its world.
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Facts {
+        let mut facts = Shared::new(Facts::default());
+        for e in events {
+            Facts::observe(&mut facts, e);
+        }
+        Facts::clone(&facts)
+    }
+}
+
+/// The client decisions a family reads (the world emits these and notes the rest): the
+/// retries and the end of the query schedule (cadence), fulfilments, payer messages,
+/// pending confirmations and the manual_review states they follow (effects).
+pub fn reads_decision(decision: &Decision) -> bool {
+    matches!(
+        decision,
+        Decision::RetryScheduled { .. }
+            | Decision::ScheduleEnded
+            | Decision::Fulfil { .. }
+            | Decision::ShowPayer { .. }
+            | Decision::PendingConfirmation
+            | Decision::Applied {
+                object: ObjectState::Payment {
+                    resolution: payhub_model::ResolutionStatus::ManualReview,
+                    ..
+                },
+                ..
+            }
+    )
+}
+
+/// The world keeps the facts in its hashed state, and asks them what it must to emit
+/// cheaply and to rename request ids ([`requests`]).
+impl EventFold for Facts {
+    fn planted(narrowing: Option<Narrowing>) -> Facts {
+        let mut facts = Facts::default();
+        match narrowing {
+            Some(Narrowing::RetryAfterBindsUnread429) => facts.queries.binds_unread_429 = true,
+            None => {}
+        }
+        facts
     }
 
     /// [`Facts::observe`] of what happened at `at`, before (or without) building its
     /// [`Event`].
-    pub fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
+    fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
         if let What::OrderInPurchase {
             payments, business, ..
         } = what
@@ -172,44 +225,14 @@ impl Facts {
         }
     }
 
-    /// Which families `what` changes.
-    fn families_changed(&self, what: &What) -> Changed {
-        Changed {
-            money: self.money.changes(what),
-            attempts: self.attempts.changes(what),
-            refunds: self.refunds.changes(what),
-            queries: self.queries.changes(what),
-            client: self.client.changes(what),
-            responses: self.responses.changes(
-                what,
-                &responses::Store {
-                    attempts: &self.attempts,
-                    refunds: &self.refunds,
-                },
-            ),
-            cadence: self.cadence.changes(what),
-            effects: self.effects.changes(what),
-            traffic: self.traffic.changes(what),
-        }
-    }
-
     /// Whether `what` changes any family.
-    pub fn changed_by(&self, what: &What) -> bool {
+    fn changed_by(&self, what: &What) -> bool {
         matches!(what, What::OrderInPurchase { payments, .. } if !payments.is_empty())
             || self.families_changed(what).any()
     }
 
-    /// Folds a whole stream, from empty facts: a recorded run judged without its world.
-    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Facts {
-        let mut facts = Shared::new(Facts::default());
-        for e in events {
-            Facts::observe(&mut facts, e);
-        }
-        Facts::clone(&facts)
-    }
-
     /// Whether any family reads this kind of event.
-    pub fn reads(what: &What) -> bool {
+    fn reads(what: &What) -> bool {
         matches!(
             what,
             What::Handled { .. }
@@ -230,57 +253,10 @@ impl Facts {
                 | What::TimedOut { .. }
                 | What::ClockCompressed { .. }
         ) || matches!(what, What::ClientDecided { decision, .. } if reads_decision(decision))
-            || matches!(what, What::ClientSends { request, held: true, .. } if matches!(request.endpoint, Endpoint::ConfirmPayment { .. }))
+            || what.is_held_confirm()
         // `Delivered` is read too, for client nodes only: the world emits those and notes
         // the answers scripted senders get.
     }
-}
-
-/// The client decisions a family reads (the world emits these and notes the rest): the
-/// retries and the end of the query schedule (cadence), fulfilments, payer messages,
-/// pending confirmations and the manual_review states they follow (effects).
-pub fn reads_decision(decision: &Decision) -> bool {
-    matches!(
-        decision,
-        Decision::RetryScheduled { .. }
-            | Decision::ScheduleEnded
-            | Decision::Fulfil { .. }
-            | Decision::ShowPayer { .. }
-            | Decision::PendingConfirmation
-            | Decision::Applied {
-                object: ObjectState::Payment {
-                    resolution: payhub_model::ResolutionStatus::ManualReview,
-                    ..
-                },
-                ..
-            }
-    )
-}
-
-/// The world keeps the facts in its hashed state, and asks them what it must to emit
-/// cheaply and to rename request ids ([`requests`]).
-impl EventFold for Facts {
-    fn planted(narrowing: Option<Narrowing>) -> Facts {
-        let mut facts = Facts::default();
-        match narrowing {
-            Some(Narrowing::RetryAfterBindsUnread429) => facts.queries.binds_unread_429 = true,
-            None => {}
-        }
-        facts
-    }
-
-    fn observe_at(facts: &mut Shared<Facts>, at: Millis, what: &What) {
-        Facts::observe_at(facts, at, what);
-    }
-
-    fn changed_by(&self, what: &What) -> bool {
-        Facts::changed_by(self, what)
-    }
-
-    fn reads(what: &What) -> bool {
-        Facts::reads(what)
-    }
-
     fn reads_decision(decision: &Decision) -> bool {
         reads_decision(decision)
     }

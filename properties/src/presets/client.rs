@@ -6,7 +6,6 @@ use super::*;
 /// A world of reference clients: `servers` servers of merchant 1 (test) sharing one
 /// database, each given `workload`.
 pub fn client_world(
-    name: &str,
     policy: &Policy,
     servers: u8,
     workload: Vec<WorkItem>,
@@ -28,7 +27,7 @@ pub fn client_world(
         // A client's timeout is the point: time passes while messages are in flight.
         time_waits_for_messages: false,
         decisions: vec![AcquirerDecision::Approve, AcquirerDecision::ApproveSilently],
-        ..base(name, Vec::new(), budget)
+        ..base(Vec::new(), budget)
     }
 }
 
@@ -48,70 +47,48 @@ pub(crate) fn pay(node: u8, order: &str) -> WorkItem {
 
 /// Presets in which the merchant side is the contract's reference client.
 pub fn client_presets(policy: &Policy) -> Vec<Preset> {
+    let order_1 = || vec![pay(0, "ORDER-1")];
     vec![
-        Preset {
-            name: "create-lossy",
-            about: "One server pays an order while one message (request, response or upstream answer) is lost or the acquirer goes silent: a timeout, a retry with the same key, queries.",
-            config: client_world(
-                "create-lossy",
-                policy,
-                1,
-                vec![pay(0, "ORDER-1")],
-                budget(&[(Knob::Drops, 1)]),
-            ),
-            setup: Vec::new(),
-            horizon: Millis::secs(45),
-            exercises: &[
-                Rule::OneBusinessEffect,
-                Rule::RetrySameKey,
-                Rule::RetryBackoff,
-                Rule::QuerySchedule,
-                Rule::SyncWait,
-            ],
-            reaches: Reaches::of(&["reach:replay-answered-200"]),
-        },
-        Preset {
-            name: "create-crash",
-            about: "One server pays an order and crashes once, anywhere (also between persisting the key and sending), then restarts from its database.",
-            config: WorldConfig {
+        Preset::new(
+            "create-lossy",
+            "One server pays an order while one message (request, response or upstream answer) is lost or the acquirer goes silent: a timeout, a retry with the same key, queries.",
+            client_world(policy, 1, order_1(), budget(&[(Knob::Drops, 1)])),
+            Millis::secs(45),
+        )
+        .exercising(&[
+            Rule::OneBusinessEffect,
+            Rule::RetrySameKey,
+            Rule::RetryBackoff,
+            Rule::QuerySchedule,
+            Rule::SyncWait,
+        ])
+        .reaching(&["reach:replay-answered-200"]),
+        Preset::new(
+            "create-crash",
+            "One server pays an order and crashes once, anywhere (also between persisting the key and sending), then restarts from its database.",
+            WorldConfig {
                 webhooks: Vec::new(),
-                ..client_world(
-                    "create-crash",
-                    policy,
-                    1,
-                    vec![pay(0, "ORDER-1")],
-                    budget(&[(Knob::Crashes, 1)]),
-                )
+                ..client_world(policy, 1, order_1(), budget(&[(Knob::Crashes, 1)]))
             },
-            setup: Vec::new(),
-            horizon: Millis::secs(25),
-            exercises: &[
-                Rule::OneBusinessEffect,
-                Rule::PersistBeforeSend,
-                Rule::NotFoundMeansNeverCreated,
-                Rule::NotFoundRetryOriginalKey,
-            ],
-            reaches: Reaches::NONE,
-        },
-        Preset {
-            name: "two-servers-one-order",
-            about: "Two servers sharing a database pay the same order at once (the same derived key from both).",
-            config: WorldConfig {
+            Millis::secs(25),
+        )
+        .exercising(&[
+            Rule::OneBusinessEffect,
+            Rule::PersistBeforeSend,
+            Rule::NotFoundMeansNeverCreated,
+            Rule::NotFoundRetryOriginalKey,
+        ]),
+        Preset::new(
+            "two-servers-one-order",
+            "Two servers sharing a database pay the same order at once (the same derived key from both).",
+            WorldConfig {
                 decisions: vec![AcquirerDecision::Approve],
                 webhooks: Vec::new(),
-                ..client_world(
-                    "two-servers-one-order",
-                    policy,
-                    2,
-                    vec![pay(0, "ORDER-1"), pay(1, "ORDER-1")],
-                    NO_FAULTS,
-                )
+                ..client_world(policy, 2, vec![pay(0, "ORDER-1"), pay(1, "ORDER-1")], NO_FAULTS)
             },
-            setup: Vec::new(),
-            horizon: Millis::secs(16),
-            exercises: &[Rule::OneBusinessEffect, Rule::DeterministicKeys],
-            reaches: Reaches::NONE,
-        },
+            Millis::secs(16),
+        )
+        .exercising(&[Rule::OneBusinessEffect, Rule::DeterministicKeys]),
         outage_preset(policy),
         outage_other_readings(policy),
         super::client_rate::two_servers_rate_limited(policy),
@@ -149,28 +126,23 @@ fn outage_preset(policy: &Policy) -> Preset {
         jitter: true,
         controls: payhub_sim::worlds::outages(),
         ..client_world(
-            OUTAGE_PRESET,
             policy,
             1,
             vec![pay(0, "ORDER-1")],
             budget(&[(Knob::Controls, 3)]),
         )
     };
-    Preset {
-        name: OUTAGE_PRESET,
-        about: "S10, S13: one server pays an order while the merchant is rate-limited (429, Retry-After: 2) and the channel paused (503): retries after Retry-After and the backoff with jitter, \"temporarily unavailable\", then the payment.",
+    Preset::new(
+        OUTAGE_PRESET,
+        "S10, S13: one server pays an order while the merchant is rate-limited (429, Retry-After: 2) and the channel paused (503): retries after Retry-After and the backoff with jitter, \"temporarily unavailable\", then the payment.",
         config,
-        setup: Vec::new(),
-        horizon: Millis::secs(30),
-        exercises: &[
-            Rule::RateLimited,
-            Rule::RetryAfterHonoured,
-            Rule::ChannelPaused,
-            Rule::NotFoundRetryOriginalKey,
-        ],
-        reaches: Reaches::of(&[
-            "reach:429-rate-limited",
-            "reach:503-temporarily-unavailable",
-        ]),
-    }
+        Millis::secs(30),
+    )
+    .exercising(&[
+        Rule::RateLimited,
+        Rule::RetryAfterHonoured,
+        Rule::ChannelPaused,
+        Rule::NotFoundRetryOriginalKey,
+    ])
+    .reaching(&["reach:429-rate-limited", "reach:503-temporarily-unavailable"])
 }

@@ -1,7 +1,7 @@
 //! The input-edge presets: Idempotency-Key edges, keyless requests, closed Payments,
 //! unknown ids and routes.
 
-use super::{Knob, PAY_1, Preset, Reaches, Step, base, budget, paid};
+use super::{Knob, PAY_1, Preset, Step, base, budget, paid};
 use payhub_model::api::req;
 use payhub_model::api_keys::M1_TEST;
 use payhub_model::{AcquirerDecision, ApiRequest, Millis, PaymentId, Rule};
@@ -77,7 +77,6 @@ pub(super) fn edge_presets() -> Vec<Preset> {
     let closed = WorldConfig {
         decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline],
         ..base(
-            "edges-closed",
             vec![
                 (0, req::refund("R1", PAY_1, "R-1", 5000)),
                 (0, req::refund("R2", PaymentId(2), "R-2", 5000)),
@@ -98,29 +97,21 @@ pub(super) fn edge_presets() -> Vec<Preset> {
         Step::Deliver,
     ]);
     vec![
-        Preset {
-            name: "edges-keys",
-            about: "KEY-01..07, QUERY-01: every Idempotency-Key edge (missing, empty, 1, 255, 256 characters, multi-byte), keyless and empty-key requests on every keyed endpoint, confirm and cancel of a succeeded Payment, GETs of unknown ids and routes.",
-            config: base(
-                "edges-keys",
-                keys,
-                budget(&[(Knob::Sends, 2)]),
-            ),
-            setup: Vec::new(),
-            horizon: Millis::mins(30),
-            exercises: &[Rule::KeyRequiredCreatePayment, Rule::KeyRequiredConfirm, Rule::KeyRequiredCancel, Rule::KeyRequiredCheckoutSession, Rule::KeyRequiredRefund, Rule::KeyNotRequiredQueries, Rule::KeyLength, Rule::QueryById],
-            reaches: Reaches::NONE,
-        }
+        Preset::new(
+            "edges-keys",
+            "KEY-01..07, QUERY-01: every Idempotency-Key edge (missing, empty, 1, 255, 256 characters, multi-byte), keyless and empty-key requests on every keyed endpoint, confirm and cancel of a succeeded Payment, GETs of unknown ids and routes.",
+            base(keys, budget(&[(Knob::Sends, 2)])),
+            Millis::mins(30),
+        )
+        .exercising(&[Rule::KeyRequiredCreatePayment, Rule::KeyRequiredConfirm, Rule::KeyRequiredCancel, Rule::KeyRequiredCheckoutSession, Rule::KeyRequiredRefund, Rule::KeyNotRequiredQueries, Rule::KeyLength, Rule::QueryById])
         .after(paid("K0", AcquirerDecision::Approve)),
-        Preset {
-            name: "edges-closed",
-            about: "ATTEMPT-02, A-CANCEL, QUERY-02: refunds of a failed and an unpaid Payment, cancels and confirms of them (closed once canceled), an order number that differs only in case.",
-            config: closed,
-            setup: Vec::new(),
-            horizon: Millis::mins(30),
-            exercises: &[Rule::CardRetryAfterFailure, Rule::QueryByOrderNo],
-            reaches: Reaches::NONE,
-        }
+        Preset::new(
+            "edges-closed",
+            "ATTEMPT-02, A-CANCEL, QUERY-02: refunds of a failed and an unpaid Payment, cancels and confirms of them (closed once canceled), an order number that differs only in case.",
+            closed,
+            Millis::mins(30),
+        )
+        .exercising(&[Rule::CardRetryAfterFailure, Rule::QueryByOrderNo])
         .after(closed_setup),
     ]
 }

@@ -27,43 +27,14 @@ pub struct Preset {
     pub setup: Vec<Choice>,
     /// States later than this are not expanded (timers repeat forever).
     pub horizon: Millis,
-    /// The `sometimes` properties this preset must reach.
-    pub reaches: Reaches,
+    /// The `sometimes` properties this preset must reach, by name, each checked against
+    /// the registry when the preset is built ([`Preset::reaching`]).
+    pub reaches: &'static [&'static str],
     /// The rules the preset is built to exercise: each must decide something in a state
     /// it visits or have a witness reached there, or be an invariant
     /// ([`payhub_model::Rule::invariant`]) its properties judge there
     /// (`properties/tests/coverage.rs`). The coverage table counts invariants by this list.
     pub exercises: &'static [Rule],
-}
-
-/// The `sometimes` properties a preset must reach, by name: each name is checked against
-/// the registry when the list is made, so a misspelled witness is an error, never one
-/// silently not looked for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reaches(&'static [&'static str]);
-
-impl Reaches {
-    /// Nothing in particular.
-    pub const NONE: Reaches = Reaches(&[]);
-
-    /// The properties `names`. Panics if one is not a registered `sometimes` property: a
-    /// preset is written in code, and the test that builds every preset catches it.
-    pub fn of(names: &'static [&'static str]) -> Reaches {
-        for name in names {
-            if let Err(e) = sometimes(name) {
-                panic!("{e}");
-            }
-        }
-        Reaches(names)
-    }
-
-    pub fn contains(&self, name: &str) -> bool {
-        self.0.contains(&name)
-    }
-
-    pub fn names(&self) -> &'static [&'static str] {
-        self.0
-    }
 }
 
 /// The registered `sometimes` property `name`, or why there is none.
@@ -100,9 +71,8 @@ pub(crate) fn checker_params() -> PlatformParams {
 /// An adversarial world over `alphabet`: scripted senders whose responses arrive at once,
 /// an approving acquirer, no payer, no webhooks, and a clock that waits until nothing is
 /// in flight. Every platform preset (the bug zoo's included) is built on it.
-pub(crate) fn base(name: &str, alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldConfig {
+pub(crate) fn base(alphabet: Vec<(u8, ApiRequest)>, budget: Budget) -> WorldConfig {
     WorldConfig {
-        name: name.to_owned(),
         params: checker_params(),
         budget,
         alphabet: alphabet.into_iter().map(|(m, r)| (m, r.into())).collect(),
@@ -130,12 +100,20 @@ pub(crate) fn budget(knobs: &[(Knob, u8)]) -> Budget {
 pub(crate) enum Step {
     /// Merchant 0 sends this request.
     Send(ApiRequest),
-    /// The first request in flight is delivered.
+    /// Workload item `n` is given to its server.
+    Command(u16),
+    /// This control is applied.
+    Control(Control),
+    /// The newest request in flight is delivered.
     Deliver,
+    /// The newest request in flight is answered 500 by the edge.
+    Fail500,
     /// The first upstream call is decided so.
     Acquire(AcquirerDecision),
     /// The first upstream reply is delivered.
     DeliverUpstream,
+    /// The clock jumps to the next deadline.
+    Tick,
 }
 
 /// The choices that apply `steps` to a fresh world of `config`.
@@ -145,33 +123,46 @@ pub(crate) fn setup(config: &WorldConfig, steps: Vec<Step>) -> Vec<Choice> {
     let mut choices = Vec::new();
     for step in steps {
         world.enabled(config, &mut enabled);
+        let newest = |f: fn(&Choice) -> Option<u32>| {
+            enabled
+                .iter()
+                .filter_map(|c| f(c).map(|m| (m, c)))
+                .max_by_key(|(m, _)| *m)
+                .map(|(_, c)| c.clone())
+        };
         let choice = match step {
-            Step::Send(request) => Choice::Send {
+            Step::Send(request) => Some(Choice::Send {
                 merchant: 0,
                 request: request.into(),
-            },
-            Step::Deliver => enabled
-                .iter()
-                .find(|c| matches!(c, Choice::Deliver { branch: None, .. }))
-                .cloned()
-                .expect("preset setup: a request to deliver"),
+            }),
+            Step::Command(item) => Some(Choice::Command {
+                item,
+                crash_after: false,
+            }),
+            Step::Control(control) => Some(Choice::Control(control)),
+            Step::Deliver => newest(|c| match c {
+                Choice::Deliver { msg, branch: None } => Some(msg.0),
+                _ => None,
+            }),
+            Step::Fail500 => newest(|c| match c {
+                Choice::Fail500Before { msg } => Some(msg.0),
+                _ => None,
+            }),
             // Any decision, not only those the preset's acquirer may take later.
-            Step::Acquire(decision) => enabled
-                .iter()
-                .find_map(|c| match c {
-                    Choice::Acquire { msg, .. } => Some(Choice::Acquire {
-                        msg: *msg,
-                        decision,
-                    }),
-                    _ => None,
-                })
-                .expect("preset setup: an upstream call"),
+            Step::Acquire(decision) => enabled.iter().find_map(|c| match c {
+                Choice::Acquire { msg, .. } => Some(Choice::Acquire {
+                    msg: *msg,
+                    decision,
+                }),
+                _ => None,
+            }),
             Step::DeliverUpstream => enabled
                 .iter()
                 .find(|c| matches!(c, Choice::DeliverUpstream { .. }))
-                .cloned()
-                .expect("preset setup: an upstream reply"),
-        };
+                .cloned(),
+            Step::Tick => Some(Choice::Tick),
+        }
+        .expect("preset setup: the step is enabled");
         world
             .apply(config, &choice, None)
             .expect("preset setup applies");
@@ -195,6 +186,47 @@ pub(crate) fn paid(key: &str, decision: AcquirerDecision) -> Vec<Step> {
 }
 
 impl Preset {
+    /// A preset of `config` (its world named `name`) from its initial state, exploring
+    /// up to `horizon`, built to exercise no rule and to reach nothing in particular.
+    pub(crate) fn new(
+        name: &'static str,
+        about: &'static str,
+        config: WorldConfig,
+        horizon: Millis,
+    ) -> Preset {
+        Preset {
+            name,
+            about,
+            config: WorldConfig {
+                name: name.to_owned(),
+                ..config
+            },
+            setup: Vec::new(),
+            horizon,
+            reaches: &[],
+            exercises: &[],
+        }
+    }
+
+    /// This preset, built to exercise `rules`.
+    pub(crate) fn exercising(self, exercises: &'static [Rule]) -> Preset {
+        Preset { exercises, ..self }
+    }
+
+    /// This preset, which must reach the `sometimes` properties `names`. Panics if one is
+    /// not a registered `sometimes` property, so a misspelled witness is never silently
+    /// not looked for: a preset is written in code, and the test that builds every
+    /// preset catches it.
+    pub(crate) fn reaching(self, names: &'static [&'static str]) -> Preset {
+        if let Some(e) = names.iter().find_map(|name| sometimes(name).err()) {
+            panic!("{e}");
+        }
+        Preset {
+            reaches: names,
+            ..self
+        }
+    }
+
     /// This preset, starting from the state `steps` reach in its world.
     pub(crate) fn after(self, steps: Vec<Step>) -> Preset {
         Preset {
@@ -216,85 +248,65 @@ pub fn presets() -> Vec<Preset> {
 
 /// Presets in which the platform is the reference and the merchant side adversarial.
 pub fn platform_presets() -> Vec<Preset> {
+    let create = |key| req::create(key, "ORDER-1", 10000, "USD", 'A');
+    let create_as = |api_key| req::create_as(api_key, "K", "ORDER-1", 10000, "USD", Some('A'));
     vec![
-        Preset {
-            name: "replay-conflict",
-            about: "S1, S3, S6, S7: one key replayed with the same parameters, another card, another amount; one lost message and one 500.",
-            config: WorldConfig {
+        Preset::new(
+            "replay-conflict",
+            "S1, S3, S6, S7: one key replayed with the same parameters, another card, another amount; one lost message and one 500.",
+            WorldConfig {
                 decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline],
                 ..base(
-                    "replay-conflict",
                     vec![
-                        (0, req::create("K", "ORDER-1", 10000, "USD", 'A')),
+                        (0, create("K")),
                         (0, req::create("K", "ORDER-1", 10000, "USD", 'B')),
                         (0, req::create("K", "ORDER-1", 12000, "USD", 'A')),
                     ],
                     budget(&[(Knob::Sends, 2), (Knob::Drops, 1), (Knob::Fail500, 1)]),
                 )
             },
-            setup: vec![Choice::Send {
-                merchant: 0,
-                request: req::create("K", "ORDER-1", 10000, "USD", 'A').into(),
-            }],
-            horizon: Millis::mins(30),
-            exercises: &[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::FirstExecution201, Rule::IdempotencyConflict, Rule::CardNotCompared, Rule::CardReplayNotCharged, Rule::OneBusinessEffect, Rule::OneBilling],
-            reaches: Reaches::of(&[
-                "reach:replay-answered-200",
-                "reach:409-idempotency-conflict",
-            ]),
-        },
-        Preset {
-            name: "concurrent-same-key",
-            about: "S5: two servers send the same key at once while the upstream is slow or silent.",
-            config: WorldConfig {
+            Millis::mins(30),
+        )
+        .exercising(&[Rule::ReplayReusesObject, Rule::ReplayLatestStatus200, Rule::FirstExecution201, Rule::IdempotencyConflict, Rule::CardNotCompared, Rule::CardReplayNotCharged, Rule::OneBusinessEffect, Rule::OneBilling])
+        .reaching(&["reach:replay-answered-200", "reach:409-idempotency-conflict"])
+        .after(vec![Step::Send(create("K"))]),
+        Preset::new(
+            "concurrent-same-key",
+            "S5: two servers send the same key at once while the upstream is slow or silent.",
+            WorldConfig {
                 decisions: vec![AcquirerDecision::Approve, AcquirerDecision::ApproveSilently],
                 ..base(
-                    "concurrent-same-key",
-                    vec![
-                        (0, req::create("K", "ORDER-1", 10000, "USD", 'A')),
-                        (1, req::create("K", "ORDER-1", 10000, "USD", 'A')),
-                    ],
+                    vec![(0, create("K")), (1, create("K"))],
                     budget(&[(Knob::Sends, 3)]),
                 )
             },
-            setup: Vec::new(),
-            horizon: Millis::mins(30),
-            exercises: &[Rule::ConcurrentOneExecutes, Rule::ConcurrentWaitSameObject, Rule::ConcurrentWaitTimeout, Rule::OneBusinessEffect],
-            reaches: Reaches::of(&[
-                "reach:409-operation-in-progress",
-                "reach:202-result-unknown",
-                "reach:needs-query",
-            ]),
-        },
-        Preset {
-            name: "order-number",
-            about: "S4, RET-02: a new key for a used order number, before and after the 7-day retention.",
-            config: WorldConfig {
+            Millis::mins(30),
+        )
+        .exercising(&[Rule::ConcurrentOneExecutes, Rule::ConcurrentWaitSameObject, Rule::ConcurrentWaitTimeout, Rule::OneBusinessEffect])
+        .reaching(&["reach:409-operation-in-progress", "reach:202-result-unknown", "reach:needs-query"]),
+        Preset::new(
+            "order-number",
+            "S4, RET-02: a new key for a used order number, before and after the 7-day retention.",
+            WorldConfig {
                 waits: vec![Millis::days(7)],
                 ..base(
-                    "order-number",
                     vec![
-                        (0, req::create("K0", "ORDER-1", 10000, "USD", 'A')),
-                        (0, req::create("K2", "ORDER-1", 10000, "USD", 'A')),
+                        (0, create("K0")),
+                        (0, create("K2")),
                         (0, req::create("K2", "ORDER-1", 12000, "USD", 'A')),
                     ],
                     budget(&[(Knob::Sends, 2), (Knob::Waits, 1)]),
                 )
             },
-            setup: Vec::new(),
-            horizon: Millis::days(8),
-            exercises: &[Rule::OrderNoNewKey, Rule::UniqueOrderNo, Rule::RetentionSevenDays, Rule::RetentionOrderNoOutlives],
-            reaches: Reaches::of(&[
-                "reach:409-order-no-conflict",
-                "reach:replay-after-retention",
-                "reach:replay-answered-200",
-            ]),
-        }
+            Millis::days(8),
+        )
+        .exercising(&[Rule::OrderNoNewKey, Rule::UniqueOrderNo, Rule::RetentionSevenDays, Rule::RetentionOrderNoOutlives])
+        .reaching(&["reach:409-order-no-conflict", "reach:replay-after-retention", "reach:replay-answered-200"])
         .after(paid("K0", AcquirerDecision::Approve)),
-        Preset {
-            name: "confirm-past-retention",
-            about: "RET-01, A-CONFIRM-RETENTION: a declined card retry's confirm key replayed before and after its 7-day retention, the replay read as a new attempt and as not new business.",
-            config: WorldConfig {
+        Preset::new(
+            "confirm-past-retention",
+            "RET-01, A-CONFIRM-RETENTION: a declined card retry's confirm key replayed before and after its 7-day retention, the replay read as a new attempt and as not new business.",
+            WorldConfig {
                 // Declines only: the Payment stays failed, so every replay may retry it.
                 decisions: vec![AcquirerDecision::Decline],
                 params: PlatformParams {
@@ -303,21 +315,19 @@ pub fn platform_presets() -> Vec<Preset> {
                 },
                 waits: vec![Millis::days(8)],
                 ..base(
-                    "confirm-past-retention",
                     vec![(0, req::confirm("K2", PAY_1, 'B'))],
                     budget(&[(Knob::Sends, 2), (Knob::Waits, 1)]),
                 )
             },
-            setup: Vec::new(),
-            horizon: Millis::days(9),
-            exercises: &[Rule::RetentionSevenDays],
-            reaches: Reaches::of(&["reach:replay-after-retention", "reach:replay-answered-200"]),
-        }
+            Millis::days(9),
+        )
+        .exercising(&[Rule::RetentionSevenDays])
+        .reaching(&["reach:replay-after-retention", "reach:replay-answered-200"])
         .after(paid("K0", AcquirerDecision::Decline)),
-        Preset {
-            name: "card-retry",
-            about: "S8, S9: confirms with new keys and other cards while processing, after a decline, and after expires_at.",
-            config: WorldConfig {
+        Preset::new(
+            "card-retry",
+            "S8, S9: confirms with new keys and other cards while processing, after a decline, and after expires_at.",
+            WorldConfig {
                 decisions: vec![
                     AcquirerDecision::Approve,
                     AcquirerDecision::Decline,
@@ -331,7 +341,6 @@ pub fn platform_presets() -> Vec<Preset> {
                 },
                 waits: vec![Millis::hours(3)],
                 ..base(
-                    "card-retry",
                     vec![
                         (0, req::confirm("K2", PAY_1, 'B')),
                         (0, req::confirm("K3", PAY_1, 'C')),
@@ -339,26 +348,21 @@ pub fn platform_presets() -> Vec<Preset> {
                     budget(&[(Knob::Sends, 3), (Knob::Waits, 1)]),
                 )
             },
-            setup: Vec::new(),
-            horizon: Millis::hours(4),
-            exercises: &[Rule::ConfirmWhileProcessing, Rule::CardRetryAfterFailure, Rule::CardRetryNewKey, Rule::CardRetryBeforeExpiry, Rule::RetryKeepsPaymentAndFee],
-            reaches: Reaches::of(&[
-                "reach:second-card-succeeded",
-                "reach:409-payment-in-progress",
-            ]),
-        }
+            Millis::hours(4),
+        )
+        .exercising(&[Rule::ConfirmWhileProcessing, Rule::CardRetryAfterFailure, Rule::CardRetryNewKey, Rule::CardRetryBeforeExpiry, Rule::RetryKeepsPaymentAndFee])
+        .reaching(&["reach:second-card-succeeded", "reach:409-payment-in-progress"])
         .after(paid("K0", AcquirerDecision::Decline)),
-        Preset {
-            name: "refund",
-            about: "S11: refunds retried with the same key, a new key for a used refund number, a second refund, lost and failing upstream.",
-            config: WorldConfig {
+        Preset::new(
+            "refund",
+            "S11: refunds retried with the same key, a new key for a used refund number, a second refund, lost and failing upstream.",
+            WorldConfig {
                 decisions: vec![
                     AcquirerDecision::Approve,
                     AcquirerDecision::Fail,
                     AcquirerDecision::ApproveSilently,
                 ],
                 ..base(
-                    "refund",
                     vec![
                         (0, req::refund("R1", PAY_1, "R-1", 6000)),
                         (0, req::refund("R2", PAY_1, "R-1", 6000)),
@@ -367,16 +371,15 @@ pub fn platform_presets() -> Vec<Preset> {
                     budget(&[(Knob::Sends, 3), (Knob::Drops, 1)]),
                 )
             },
-            setup: Vec::new(),
-            horizon: Millis::hours(1),
-            exercises: &[Rule::RefundTimeoutNoSecondRefund, Rule::RefundReplaySameRefund, Rule::UniqueRefundNo],
-            reaches: Reaches::of(&["reach:409-refund-no-conflict", "reach:refund-succeeded"]),
-        }
+            Millis::hours(1),
+        )
+        .exercising(&[Rule::RefundTimeoutNoSecondRefund, Rule::RefundReplaySameRefund, Rule::UniqueRefundNo])
+        .reaching(&["reach:409-refund-no-conflict", "reach:refund-succeeded"])
         .after(paid("K0", AcquirerDecision::Approve)),
-        Preset {
-            name: "refund-review",
-            about: "A-REFUND-REVIEW: refunds that wait in pending_review, one approved and sent, one rejected (failed, never sent), retried with the same key.",
-            config: WorldConfig {
+        Preset::new(
+            "refund-review",
+            "A-REFUND-REVIEW: refunds that wait in pending_review, one approved and sent, one rejected (failed, never sent), retried with the same key.",
+            WorldConfig {
                 decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail],
                 params: PlatformParams {
                     refund_review_from: 3000,
@@ -384,7 +387,6 @@ pub fn platform_presets() -> Vec<Preset> {
                     ..checker_params()
                 },
                 ..base(
-                    "refund-review",
                     vec![
                         (0, req::refund("R1", PAY_1, "R-1", 3000)),
                         (0, req::refund("R2", PAY_1, "R-2", 5000)),
@@ -392,95 +394,62 @@ pub fn platform_presets() -> Vec<Preset> {
                     budget(&[(Knob::Sends, 3)]),
                 )
             },
-            setup: Vec::new(),
-            horizon: Millis::hours(2),
-            exercises: &[Rule::RefundNotBeyondCaptured, Rule::RefundReplaySameRefund],
-            reaches: Reaches::of(&["reach:refund-succeeded", "reach:refund-rejected-in-review"]),
-        }
+            Millis::hours(2),
+        )
+        .exercising(&[Rule::RefundNotBeyondCaptured, Rule::RefundReplaySameRefund])
+        .reaching(&["reach:refund-succeeded", "reach:refund-rejected-in-review"])
         .after(paid("K0", AcquirerDecision::Approve)),
-        Preset {
-            name: "cancel",
-            about: "S12: cancel of a requires_action payment that the upstream cannot confirm, then authentication or cancellation.",
-            config: WorldConfig {
+        Preset::new(
+            "cancel",
+            "S12: cancel of a requires_action payment that the upstream cannot confirm, then authentication or cancellation.",
+            WorldConfig {
                 decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Fail],
                 payer: true,
-                ..base(
-                    "cancel",
-                    vec![(0, req::cancel("C1", PAY_1))],
-                    budget(&[(Knob::Sends, 2)]),
-                )
+                ..base(vec![(0, req::cancel("C1", PAY_1))], budget(&[(Knob::Sends, 2)]))
             },
-            setup: Vec::new(),
-            horizon: Millis::hours(2),
-            exercises: &[Rule::Cancel202KeepsStatus],
-            reaches: Reaches::of(&["reach:cancel-202", "reach:replay-answered-200"]),
-        }
+            Millis::hours(2),
+        )
+        .exercising(&[Rule::Cancel202KeepsStatus])
+        .reaching(&["reach:cancel-202", "reach:replay-answered-200"])
         .after(paid("K0", AcquirerDecision::RequireAction)),
-        Preset {
-            name: "scope",
-            about: "SCOPE-01..03: one key in test and live, for two merchants, and across an API-key rotation.",
-            config: WorldConfig {
+        Preset::new(
+            "scope",
+            "SCOPE-01..03: one key in test and live, for two merchants, and across an API-key rotation.",
+            WorldConfig {
                 controls: vec![Control::RevokeApiKey(M1_TEST)],
                 ..base(
-                    "scope",
                     vec![
-                        (
-                            0,
-                            req::create_as(M1_TEST, "K", "ORDER-1", 10000, "USD", Some('A')),
-                        ),
-                        (
-                            0,
-                            req::create_as(M1_LIVE, "K", "ORDER-1", 10000, "USD", Some('A')),
-                        ),
-                        (
-                            1,
-                            req::create_as(M2_TEST, "K", "ORDER-1", 10000, "USD", Some('A')),
-                        ),
-                        (
-                            0,
-                            req::create_as(
-                                M1_TEST_ROTATED,
-                                "K",
-                                "ORDER-1",
-                                10000,
-                                "USD",
-                                Some('A'),
-                            ),
-                        ),
+                        (0, create_as(M1_TEST)),
+                        (0, create_as(M1_LIVE)),
+                        (1, create_as(M2_TEST)),
+                        (0, create_as(M1_TEST_ROTATED)),
                     ],
                     budget(&[(Knob::Sends, 2), (Knob::Controls, 1)]),
                 )
             },
-            setup: vec![Choice::Control(Control::IssueApiKey(rotated_key_spec()))],
-            horizon: Millis::mins(30),
-            exercises: &[Rule::ScopeComponents, Rule::ScopeEnvironments, Rule::ScopeApiKeyRotation],
-            reaches: Reaches::of(&["reach:replay-answered-200"]),
-        },
-        Preset {
-            name: "rate-and-pause",
-            about: "S10, S13: 429 and 503 switch on and off around a create and its retries.",
-            config: WorldConfig {
+            Millis::mins(30),
+        )
+        .exercising(&[Rule::ScopeComponents, Rule::ScopeEnvironments, Rule::ScopeApiKeyRotation])
+        .reaching(&["reach:replay-answered-200"])
+        .after(vec![Step::Control(Control::IssueApiKey(rotated_key_spec()))]),
+        Preset::new(
+            "rate-and-pause",
+            "S10, S13: 429 and 503 switch on and off around a create and its retries.",
+            WorldConfig {
                 controls: payhub_sim::worlds::rate_and_pause(),
                 ..base(
-                    "rate-and-pause",
-                    vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
+                    vec![(0, create("K"))],
                     budget(&[(Knob::Sends, 2), (Knob::Controls, 2)]),
                 )
             },
-            setup: Vec::new(),
-            horizon: Millis::mins(30),
-            exercises: &[Rule::RateLimited, Rule::ChannelPaused, Rule::Only503NotAccepted],
-            reaches: Reaches::of(&[
-                "reach:429-rate-limited",
-                "reach:503-temporarily-unavailable",
-                "reach:replay-answered-200",
-            ]),
-        },
-        Preset {
-            name: "checkout",
-            about: "CKO-01, UNIQ-03: checkout sessions with new keys for one order, another amount, and paying the Payment.",
-            config: base(
-                "checkout",
+            Millis::mins(30),
+        )
+        .exercising(&[Rule::RateLimited, Rule::ChannelPaused, Rule::Only503NotAccepted])
+        .reaching(&["reach:429-rate-limited", "reach:503-temporarily-unavailable", "reach:replay-answered-200"]),
+        Preset::new(
+            "checkout",
+            "CKO-01, UNIQ-03: checkout sessions with new keys for one order, another amount, and paying the Payment.",
+            base(
                 vec![
                     (0, req::session("S1", "ORDER-1", 10000, "USD")),
                     (0, req::session("S2", "ORDER-1", 10000, "USD")),
@@ -489,42 +458,29 @@ pub fn platform_presets() -> Vec<Preset> {
                 ],
                 budget(&[(Knob::Sends, 3)]),
             ),
-            setup: Vec::new(),
-            horizon: Millis::mins(30),
-            exercises: &[Rule::CheckoutNewSession, Rule::CheckoutSameProcess],
-            reaches: Reaches::of(&[
-                "reach:new-checkout-session-same-payment",
-                "reach:409-order-no-conflict",
-            ]),
-        },
-        Preset {
-            name: "unknown-result",
-            about: "RES-01, RES-03, EXPIRY-01: a charge whose answer is lost; the platform verifies, goes to manual_review, and a replay reads the latest state.",
-            config: WorldConfig {
+            Millis::mins(30),
+        )
+        .exercising(&[Rule::CheckoutNewSession, Rule::CheckoutSameProcess])
+        .reaching(&["reach:new-checkout-session-same-payment", "reach:409-order-no-conflict"]),
+        Preset::new(
+            "unknown-result",
+            "RES-01, RES-03, EXPIRY-01: a charge whose answer is lost; the platform verifies, goes to manual_review, and a replay reads the latest state.",
+            WorldConfig {
                 decisions: vec![
                     AcquirerDecision::Approve,
                     AcquirerDecision::Fail,
                     AcquirerDecision::ApproveSilently,
                 ],
                 ..base(
-                    "unknown-result",
-                    vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
+                    vec![(0, create("K"))],
                     budget(&[(Knob::Sends, 1), (Knob::UpstreamDrops, 1)]),
                 )
             },
-            setup: Vec::new(),
-            horizon: Millis::hours(26),
-            exercises: &[Rule::NeedsQuery, Rule::ManualReview, Rule::ExpiryLimitsNewOpsOnly, Rule::UnknownResult],
-            reaches: Reaches::of(&[
-                "reach:202-result-unknown",
-                "reach:needs-query",
-                "reach:manual-review",
-            ]),
-        }
-        .after(vec![
-            Step::Send(req::create("K", "ORDER-1", 10000, "USD", 'A')),
-            Step::Deliver,
-        ]),
+            Millis::hours(26),
+        )
+        .exercising(&[Rule::NeedsQuery, Rule::ManualReview, Rule::ExpiryLimitsNewOpsOnly, Rule::UnknownResult])
+        .reaching(&["reach:202-result-unknown", "reach:needs-query", "reach:manual-review"])
+        .after(vec![Step::Send(create("K")), Step::Deliver]),
     ]
     .into_iter()
     .chain(edge_presets())
@@ -562,18 +518,19 @@ mod tests {
         all.extend(crate::zoo::platform_order());
         all.extend(crate::zoo::client_order(&Policy::reference_random()));
         for preset in &all {
-            for name in preset.reaches.names() {
+            for name in preset.reaches {
                 assert!(sometimes(name).is_ok(), "{}: {name}", preset.name);
             }
         }
-        let witnesses: usize = presets().iter().map(|p| p.reaches.names().len()).sum();
+        let witnesses: usize = presets().iter().map(|p| p.reaches.len()).sum();
         assert!(witnesses >= 20, "{witnesses} witnesses");
     }
 
     #[test]
     #[should_panic(expected = "'reach:replay-answerd-200' is not a registered property")]
     fn a_misspelled_witness_is_caught_when_the_preset_is_built() {
-        Reaches::of(&["reach:replay-answered-200", "reach:replay-answerd-200"]);
+        let preset = Preset::new("misspelled", "", WorldConfig::default(), Millis(0));
+        preset.reaching(&["reach:replay-answered-200", "reach:replay-answerd-200"]);
     }
 
     #[test]

@@ -83,7 +83,7 @@ pub struct Tried {
 }
 
 /// One line of the kill matrix.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct MutantRow {
     pub name: &'static str,
     pub side: Side,
@@ -115,7 +115,7 @@ pub struct MutantRow {
 }
 
 /// A reference configuration run through one method: nothing may be caught.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct ReferenceRow {
     pub name: String,
     pub method: String,
@@ -203,18 +203,7 @@ pub fn kill(subject: Subject, options: &ZooOptions) -> Result<MutantRow, ZooErro
         side: subject.side(),
         about: subject.about(),
         rules: subject.rules().iter().map(|r| r.id()).collect(),
-        killed: false,
-        property: None,
-        method: None,
-        seconds: 0.0,
-        states_or_seeds: 0,
-        counterexample_steps: None,
-        found_steps: None,
-        detail: None,
-        world: None,
-        tape: Vec::new(),
-        tried: Vec::new(),
-        counterexample: None,
+        ..MutantRow::default()
     };
     let finish = |row: &mut MutantRow, method: String, e: Explored| {
         row.states_or_seeds += e.states;
@@ -469,14 +458,8 @@ impl ReferenceRows {
                 } else {
                     format!("simulation ({} seeds)", options.seeds)
                 },
-                caught: false,
                 complete: true,
-                property: None,
-                detail: None,
-                tape: Vec::new(),
-                seconds: 0.0,
-                states_or_seeds: 0,
-                tried: Vec::new(),
+                ..ReferenceRow::default()
             });
         row.tried.push(tried(method.clone(), &explored));
         row.seconds += explored.seconds;

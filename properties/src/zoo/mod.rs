@@ -61,9 +61,10 @@ use serde::Serialize;
 // ---- subjects ---------------------------------------------------------------------
 
 /// Which side a planted bug is on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
+    #[default]
     Platform,
     Client,
     /// A narrowing of the judge, planted in the reference world's facts.
@@ -169,33 +170,26 @@ impl Subject {
         }
     }
 
-    /// The presets tried, in order (cheapest first), with the bug switched on.
+    /// The presets tried, in order (cheapest first), with the bug switched on: for a
+    /// narrowing of a client rule, the client presets only.
     pub fn presets(self) -> Vec<Preset> {
+        let mut presets = match self {
+            Subject::Platform(_) | Subject::Parameter(_) => platform_order(),
+            Subject::Client(_) | Subject::Judge(_) => client_order(&self.policy()),
+        };
+        for p in &mut presets {
+            self.plant(&mut p.config);
+        }
+        presets
+    }
+
+    /// Switches the bug on in `config` (an anti-pattern is in the policy already).
+    fn plant(self, config: &mut WorldConfig) {
         match self {
-            Subject::Platform(m) => {
-                let mut presets = platform_order();
-                for p in &mut presets {
-                    p.config.variant = Variant::planted(m);
-                }
-                presets
-            }
-            Subject::Parameter(m) => {
-                let mut presets = platform_order();
-                for p in &mut presets {
-                    p.config.params = m.apply(p.config.params.clone());
-                }
-                presets
-            }
-            Subject::Client(_) => client_order(&self.policy()),
-            // The reference platform and client, judged by the narrowed facts: the client
-            // presets only (a narrowing of a client rule).
-            Subject::Judge(n) => {
-                let mut presets = client_order(&self.policy());
-                for p in &mut presets {
-                    p.config.narrowing = Some(n);
-                }
-                presets
-            }
+            Subject::Platform(m) => config.variant = Variant::planted(m),
+            Subject::Parameter(m) => config.params = m.apply(config.params.clone()),
+            Subject::Judge(n) => config.narrowing = Some(n),
+            Subject::Client(_) => {}
         }
     }
 
@@ -222,18 +216,14 @@ impl Subject {
     /// The simulation world with the bug switched on.
     pub fn simulation(self) -> WorldConfig {
         let mut config = worlds::simulation(&self.policy(), 2);
-        if let Subject::Platform(m) = self {
-            config.variant = Variant::planted(m);
-            config.name = format!("{} mutant={}", config.name, m.name());
-        }
-        if let Subject::Parameter(m) = self {
-            config.params = m.apply(config.params);
-            config.name = format!("{} {}", config.name, m.name());
-        }
-        if let Subject::Judge(n) = self {
-            config.narrowing = Some(n);
-            config.name = format!("{} narrowing={}", config.name, n.name());
-        }
+        self.plant(&mut config);
+        let planted = match self {
+            Subject::Platform(m) => format!(" mutant={}", m.name()),
+            Subject::Parameter(m) => format!(" {}", m.name()),
+            Subject::Judge(n) => format!(" narrowing={}", n.name()),
+            Subject::Client(_) => String::new(),
+        };
+        config.name += &planted;
         config
     }
 }

@@ -3,8 +3,8 @@
 
 use crate::presets::{
     EDGE_PRESETS, Knob, NO_FAULTS, OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET, PAY_1, Preset,
-    Reaches, Step, TWO_SERVERS_RATE_PRESET, base, budget, checker_params, client_presets,
-    client_world, paid, pay, platform_presets,
+    Step, TWO_SERVERS_RATE_PRESET, base, budget, checker_params, client_presets, client_world,
+    paid, pay, platform_presets,
 };
 use payhub_model::api::req;
 use payhub_model::api_keys::M1_TEST_READ_ONLY;
@@ -72,69 +72,46 @@ fn sends(n: u8) -> Budget {
     budget(&[(Knob::Sends, n)])
 }
 
-/// A zoo preset: `config` from the state `steps` reach, reaching nothing in particular.
-fn preset(
-    name: &'static str,
-    about: &'static str,
-    config: WorldConfig,
-    steps: Vec<Step>,
-    horizon: Millis,
-) -> Preset {
-    Preset {
-        name,
-        about,
-        config,
-        setup: Vec::new(),
-        horizon,
-        exercises: &[],
-        reaches: Reaches::NONE,
-    }
-    .after(steps)
-}
-
 /// Small platform presets for bugs that no general preset reaches, built like the
 /// platform presets (on `presets::base`, with the same parameters and setups). Each holds for
 /// the reference platform (checked with the reference configurations) and explores in
 /// milliseconds.
 pub fn zoo_platform_presets() -> Vec<Preset> {
+    let create = |amount, currency, card| req::create("K", "ORDER-1", amount, currency, card);
     let fingerprint = base(
-        "zoo-fingerprint",
         vec![
-            (0, req::create("K", "ORDER-1", 10000, "EUR", 'A')),
-            (0, req::create("K", "ORDER-1", 12000, "USD", 'A')),
-            (0, req::create("K", "ORDER-1", 10000, "USD", 'B')),
+            (0, create(10000, "EUR", 'A')),
+            (0, create(12000, "USD", 'A')),
+            (0, create(10000, "USD", 'B')),
         ],
         sends(1),
     );
-    let routes = base(
-        "zoo-scope-routes",
-        vec![
-            (0, req::confirm("C", PAY_1, 'B')),
-            (0, req::confirm("C", PAY_2, 'B')),
-            (0, req::cancel("K0", PAY_2)),
-        ],
-        sends(2),
-    );
+    let routes = WorldConfig {
+        decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline],
+        ..base(
+            vec![
+                (0, req::confirm("C", PAY_1, 'B')),
+                (0, req::confirm("C", PAY_2, 'B')),
+                (0, req::cancel("K0", PAY_2)),
+            ],
+            sends(2),
+        )
+    };
     let rejections = base(
-        "zoo-rejections",
         vec![
-            (0, req::create("K", "ORDER-1", 10000, "XXX", 'A')),
-            (0, req::create("K", "ORDER-1", 0, "USD", 'A')),
+            (0, create(10000, "XXX", 'A')),
+            (0, create(0, "USD", 'A')),
             (
                 0,
-                req::with_api_key(
-                    req::create("K", "ORDER-1", 10000, "USD", 'A'),
-                    M1_TEST_READ_ONLY,
-                ),
+                req::with_api_key(create(10000, "USD", 'A'), M1_TEST_READ_ONLY),
             ),
-            (0, req::create("K", "ORDER-1", 10000, "USD", 'A')),
+            (0, create(10000, "USD", 'A')),
         ],
         sends(2),
     );
     let race = WorldConfig {
         decisions: vec![AcquirerDecision::Approve, AcquirerDecision::ApproveSilently],
         ..base(
-            "zoo-order-race",
             vec![
                 (0, req::create("K1", "ORDER-1", 10000, "USD", 'A')),
                 (1, req::create("K2", "ORDER-1", 10000, "USD", 'A')),
@@ -145,7 +122,6 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
     let retention = WorldConfig {
         waits: vec![Millis::days(2)],
         ..base(
-            "zoo-retention",
             vec![(0, req::create("K0", "ORDER-1", 10000, "USD", 'A'))],
             budget(&[(Knob::Sends, 1), (Knob::Waits, 1)]),
         )
@@ -158,7 +134,6 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         },
         waits: vec![Millis::hours(3)],
         ..base(
-            "zoo-attempts",
             vec![
                 (0, req::confirm("K2", PAY_1, 'B')),
                 (0, req::confirm("K3", PAY_1, 'C')),
@@ -168,7 +143,6 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         )
     };
     let refunds = base(
-        "zoo-refunds",
         vec![
             (0, req::refund("R1", PAY_1, "R-1", 3000)),
             (0, req::refund("R2", PAY_1, "R-1", 3000)),
@@ -177,17 +151,14 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         sends(2),
     );
     // A declined Payment, the platform's fee rate changed, then a card retry (ATTEMPT-06).
-    let fee = WorldConfig {
-        decisions: vec![AcquirerDecision::Approve],
-        ..base(
-            "zoo-fee-snapshot",
-            vec![(0, req::confirm("K2", PAY_1, 'B'))],
-            sends(1),
-        )
+    let fee = base(vec![(0, req::confirm("K2", PAY_1, 'B'))], sends(1));
+    let mut fee_setup = paid("K0", AcquirerDecision::Decline);
+    fee_setup.push(Step::Control(Control::SetFeeRate { bps: 350 }));
+    let query = WorldConfig {
+        decisions: vec![AcquirerDecision::ApproveSilently],
+        ..base(vec![(0, req::get(PAY_1))], sends(1))
     };
-    let query = base("zoo-query", vec![(0, req::get(PAY_1))], sends(1));
     let refund_query = base(
-        "zoo-refund-query",
         vec![
             (0, req::refund("R1", PAY_1, "R-1", 3000)),
             (0, req::get_refund(RefundId(1))),
@@ -206,109 +177,91 @@ pub fn zoo_platform_presets() -> Vec<Preset> {
         None,
     )));
     routes_setup.push(Step::Deliver);
-    let routes = WorldConfig {
-        decisions: vec![AcquirerDecision::Approve, AcquirerDecision::Decline],
-        ..routes
-    };
-    let query = WorldConfig {
-        decisions: vec![AcquirerDecision::ApproveSilently],
-        ..query
-    };
     // Every upstream answer a 5xx: the result stays unknown, manual_review after the
     // window, then a re-query each day (RES-03).
     let manual_review = WorldConfig {
         decisions: vec![AcquirerDecision::Fail],
         ..base(
-            "zoo-manual-review",
             vec![(0, req::create("K", "ORDER-1", 10000, "USD", 'A'))],
             sends(1),
         )
     };
+    let approved = || paid("K0", AcquirerDecision::Approve);
+    let declined = || paid("K0", AcquirerDecision::Decline);
     vec![
-        preset(
+        Preset::new(
             "zoo-fingerprint",
             "CONFLICT-01, CARD-01: a paid key replayed with another currency, amount or card.",
             fingerprint,
-            paid("K", AcquirerDecision::Approve),
             Millis::mins(30),
-        ),
-        preset(
+        )
+        .after(paid("K", AcquirerDecision::Approve)),
+        Preset::new(
             "zoo-scope-routes",
             "SCOPE-01: one key on two Payments' confirm, and the create's key on a cancel.",
             routes,
-            routes_setup,
             Millis::mins(30),
-        ),
-        preset(
+        )
+        .after(routes_setup),
+        Preset::new(
             "zoo-rejections",
             "REJECT-01: 422, 400 and 403 under a key, then the corrected request under it.",
             rejections,
-            Vec::new(),
             Millis::mins(30),
         ),
-        preset(
+        Preset::new(
             "zoo-order-race",
             "UNIQ-01: two keys for one order number at once, while the upstream is slow or silent.",
             race,
-            Vec::new(),
             Millis::mins(30),
         ),
-        preset(
+        Preset::new(
             "zoo-retention",
             "RET-01: a paid key replayed two days later, well within its 7-day retention.",
             retention,
-            paid("K0", AcquirerDecision::Approve),
             Millis::days(3),
-        ),
-        preset(
+        )
+        .after(approved()),
+        Preset::new(
             "zoo-attempts",
             "ATTEMPT-04, ATTEMPT-05: card retries after three declines, and after expires_at.",
             attempts,
-            paid("K0", AcquirerDecision::Decline),
             Millis::hours(4),
-        ),
-        preset(
+        )
+        .after(declined()),
+        Preset::new(
             "zoo-refunds",
             "UNIQ-04, REFUND-03: a refund number under a new key, and refunds beyond the capture.",
             refunds,
-            paid("K0", AcquirerDecision::Approve),
             Millis::mins(30),
-        ),
-        {
-            let mut fee_preset = preset(
-                "zoo-fee-snapshot",
-                "ATTEMPT-06: a declined Payment, the platform's fee rate changed to 350 bps, then a card retry.",
-                fee,
-                paid("K0", AcquirerDecision::Decline),
-                Millis::mins(30),
-            );
-            fee_preset
-                .setup
-                .push(payhub_sim::Choice::Control(Control::SetFeeRate {
-                    bps: 350,
-                }));
-            fee_preset
-        },
-        preset(
+        )
+        .after(approved()),
+        Preset::new(
+            "zoo-fee-snapshot",
+            "ATTEMPT-06: a declined Payment, the platform's fee rate changed to 350 bps, then a card retry.",
+            fee,
+            Millis::mins(30),
+        )
+        .after(fee_setup),
+        Preset::new(
             "zoo-query",
             "QUERY-04: a GET of a payment whose charge is unanswered.",
             query,
-            paid("K0", AcquirerDecision::ApproveSilently),
             Millis::mins(30),
-        ),
-        preset(
+        )
+        .after(paid("K0", AcquirerDecision::ApproveSilently)),
+        Preset::new(
             "zoo-refund-query",
             "QUERY-03: a refund of a paid Payment, then one of its three queries (by id, by number, ?status=processing).",
             refund_query,
-            paid("K0", AcquirerDecision::Approve),
             Millis::mins(30),
-        ),
+        )
+        .after(approved()),
         // ---- detail mutants: cadence and effects ----
-        preset(
+        Preset::new(
             "zoo-manual-review",
             "RES-01, RES-03: every upstream answer is a 5xx for two days: verification, manual_review, the daily re-query.",
             manual_review,
-            Vec::new(),
             Millis::hours(50),
         ),
     ]
@@ -325,104 +278,61 @@ fn work(command: Command) -> WorkItem {
 /// A zoo client preset: `config` from its initial state for 25 s, reaching nothing in
 /// particular.
 fn client(name: &'static str, about: &'static str, config: WorldConfig) -> Preset {
-    Preset {
-        name,
-        about,
-        config,
-        setup: Vec::new(),
-        horizon: Millis::secs(25),
-        exercises: &[],
-        reaches: Reaches::NONE,
-    }
+    Preset::new(name, about, config, Millis::secs(25))
 }
 
 /// Small client presets for anti-patterns the general client presets do not reach (an
 /// amended order, a 429, a cancel the upstream cannot confirm, a card retry).
 pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
-    let no_webhooks = |config: WorldConfig| WorldConfig {
+    let world = |workload| WorldConfig {
         webhooks: Vec::new(),
-        ..config
+        ..client_world(policy, 1, workload, Budget::NONE)
     };
+    let order = || "ORDER-1".into();
     let cancel = WorldConfig {
         decisions: vec![AcquirerDecision::RequireAction, AcquirerDecision::Fail],
         payer: true,
-        ..no_webhooks(client_world(
-            "zoo-client-cancel",
-            policy,
-            1,
-            vec![
-                pay(0, "ORDER-1"),
-                work(Command::CancelOrder {
-                    order: "ORDER-1".into(),
-                }),
-            ],
-            Budget::NONE,
-        ))
+        ..world(vec![
+            pay(0, "ORDER-1"),
+            work(Command::CancelOrder { order: order() }),
+        ])
     };
     let amend = WorldConfig {
         decisions: vec![AcquirerDecision::Approve],
-        ..no_webhooks(client_world(
-            "zoo-client-amend",
-            policy,
-            1,
-            vec![
-                pay(0, "ORDER-1"),
-                work(Command::AmendOrder {
-                    order: "ORDER-1".into(),
-                    amount: 12000,
-                }),
-            ],
-            Budget::NONE,
-        ))
+        ..world(vec![
+            pay(0, "ORDER-1"),
+            work(Command::AmendOrder {
+                order: order(),
+                amount: 12000,
+            }),
+        ])
+    };
+    let rate_limited = |on| Control::SetRateLimited {
+        merchant: MerchantId(1),
+        on,
     };
     let rate = WorldConfig {
         decisions: vec![AcquirerDecision::Approve],
-        controls: vec![
-            Control::SetRateLimited {
-                merchant: MerchantId(1),
-                on: true,
-            },
-            Control::SetRateLimited {
-                merchant: MerchantId(1),
-                on: false,
-            },
-        ],
-        ..no_webhooks(client_world(
-            "zoo-client-rate-limit",
-            policy,
-            1,
-            vec![pay(0, "ORDER-1")],
-            budget(&[(Knob::Controls, 2)]),
-        ))
+        controls: vec![rate_limited(true), rate_limited(false)],
+        budget: budget(&[(Knob::Controls, 2)]),
+        ..world(vec![pay(0, "ORDER-1")])
     };
     let card = WorldConfig {
         decisions: vec![AcquirerDecision::RequireAction, AcquirerDecision::Decline],
-        ..no_webhooks(client_world(
-            "zoo-client-card-retry",
-            policy,
-            1,
-            vec![
-                pay(0, "ORDER-1"),
-                work(Command::RetryWithCard {
-                    order: "ORDER-1".into(),
-                    card: Card('B'),
-                }),
-            ],
-            Budget::NONE,
-        ))
+        ..world(vec![
+            pay(0, "ORDER-1"),
+            work(Command::RetryWithCard {
+                order: order(),
+                card: Card('B'),
+            }),
+        ])
     };
     // Time waits for messages: the client's queries are answered before the clock moves,
     // so the hour to manual_review is one line of steps, not every interleaving.
     let manual_review = WorldConfig {
         decisions: vec![AcquirerDecision::ApproveSilently, AcquirerDecision::Fail],
         time_waits_for_messages: true,
-        ..no_webhooks(client_world(
-            "zoo-client-manual-review",
-            policy,
-            1,
-            vec![pay(0, "ORDER-1")],
-            Budget::NONE,
-        ))
+        ..world(vec![pay(0, "ORDER-1")])
     };
     vec![
         client(
@@ -445,82 +355,63 @@ pub fn zoo_client_presets(policy: &Policy) -> Vec<Preset> {
             "ATTEMPT-07: the payer asks to change card while the payment requires_action or after a decline.",
             card,
         ),
-        Preset {
-            horizon: Millis::mins(70),
-            ..client(
-                "zoo-client-manual-review",
-                "RES-04: the acquirer captures and goes silent; the payment goes to manual_review after the 1-hour window while the client queries.",
-                manual_review,
-            )
-        },
+        Preset::new(
+            "zoo-client-manual-review",
+            "RES-04: the acquirer captures and goes silent; the payment goes to manual_review after the 1-hour window while the client queries.",
+            manual_review,
+            Millis::mins(70),
+        ),
     ]
 }
 
 /// Small client presets for the detail mutants no other client preset reaches in
 /// milliseconds: a paid order refunded (a newer `succeeded` version by webhook).
 pub fn zoo_detail_client_presets(policy: &Policy) -> Vec<Preset> {
-    let refund = WorldConfig {
+    let approved = |workload| WorldConfig {
         decisions: vec![AcquirerDecision::Approve],
-        ..client_world(
-            "zoo-client-refund",
-            policy,
-            1,
-            vec![
-                pay(0, "ORDER-1"),
-                work(Command::RefundOrder {
-                    order: "ORDER-1".into(),
-                    refund: "R-1".into(),
-                    amount: 4000,
-                }),
-            ],
-            NO_FAULTS,
-        )
+        ..client_world(policy, 1, workload, NO_FAULTS)
     };
-    let paused_on = Control::SetChannelPaused { on: true };
+    let refund = approved(vec![
+        pay(0, "ORDER-1"),
+        work(Command::RefundOrder {
+            order: "ORDER-1".into(),
+            refund: "R-1".into(),
+            amount: 4000,
+        }),
+    ]);
     let paused = WorldConfig {
-        decisions: vec![AcquirerDecision::Approve],
         webhooks: Vec::new(),
         // Nothing is lost and no answer is late here: the clock waits for the messages,
         // so the run is one path, as long as the traffic it checks.
         time_waits_for_messages: true,
         immediate_inbox: true,
-        ..client_world(PAUSED_PRESET, policy, 1, vec![pay(0, "ORDER-1")], NO_FAULTS)
+        ..approved(vec![pay(0, "ORDER-1")])
     };
     // Declined, possibly after the synchronous wait: the 202 starts the schedule and the
     // failed Payment, by webhook or by a query, must end it (SCHED-01).
     let declined = WorldConfig {
         decisions: vec![AcquirerDecision::Decline],
-        ..client_world(
-            "zoo-client-late-decline",
-            policy,
-            1,
-            vec![pay(0, "ORDER-1")],
-            NO_FAULTS,
-        )
+        ..client_world(policy, 1, vec![pay(0, "ORDER-1")], NO_FAULTS)
     };
     vec![
-        Preset {
-            horizon: Millis::secs(45),
-            ..client(
-                "zoo-client-late-decline",
-                "SCHED-01: one order declined, the decline possibly after the synchronous wait's 202; the failed Payment ends the query schedule.",
-                declined,
-            )
-        },
+        Preset::new(
+            "zoo-client-late-decline",
+            "SCHED-01: one order declined, the decline possibly after the synchronous wait's 202; the failed Payment ends the query schedule.",
+            declined,
+            Millis::secs(45),
+        ),
         client(
             "zoo-client-refund",
             "RES-07: a paid order is refunded; the Payment's newer succeeded version arrives by webhook.",
             refund,
         ),
-        Preset {
-            setup: vec![payhub_sim::Choice::Control(paused_on)],
-            horizon: Millis::mins(10),
-            ..client(
-                PAUSED_PRESET,
-                "S13, RETRY-03, SCHED-01: one server pays an order while the channel stays paused for ten minutes: five 503s, and nothing more than the schedules allow.",
-                paused,
-            )
-        },
+        Preset::new(
+            PAUSED_PRESET,
+            "S13, RETRY-03, SCHED-01: one server pays an order while the channel stays paused for ten minutes: five 503s, and nothing more than the schedules allow.",
+            paused,
+            Millis::mins(10),
+        )
+        .after(vec![Step::Control(Control::SetChannelPaused { on: true })]),
     ]
 }
 

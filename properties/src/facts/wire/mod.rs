@@ -48,6 +48,7 @@ use payhub_model::{
     Millis, PaymentId, RefundId, RequestId, Text,
 };
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::sync::Arc;
 
 /// What reached the client: the answer as the contract sees it, or only its status and
@@ -355,25 +356,14 @@ impl WireFacts {
     /// GEN-05 (one endpoint per key, the parameters bound to it) and RATE-03.
     fn on_keyed_send(&mut self, seen: &Rec, scope: &ScopeKey) {
         let k = (scope.merchant, scope.environment, scope.key.clone());
-        match self.key_endpoints.get(&k) {
-            Some(first) if (first.method, &first.path) != (seen.method, &seen.path) => {
-                let first = first.clone();
-                self.note(Breach::KeyOnTwoEndpoints, vec![first, seen.clone()]);
-            }
-            Some(_) => {}
-            None => {
-                self.key_endpoints.insert(k, seen.clone());
-            }
+        let endpoint = |first: &Rec| (first.method, &first.path) != (seen.method, &seen.path);
+        if let Some(first) = first_differing(&mut self.key_endpoints, k, seen.clone(), endpoint) {
+            self.note(Breach::KeyOnTwoEndpoints, vec![first, seen.clone()]);
         }
-        match self.first_params.get(scope) {
-            Some(first) if first.params != seen.params => {
-                let first = first.clone();
-                self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);
-            }
-            Some(_) => {}
-            None => {
-                self.first_params.insert(scope.clone(), seen.clone());
-            }
+        let params = |first: &Rec| first.params != seen.params;
+        let first_params = &mut self.first_params;
+        if let Some(first) = first_differing(first_params, scope.clone(), seen.clone(), params) {
+            self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);
         }
         if let Some((until, limited)) = self.retry_after.remove(scope) {
             if seen.sent < until {
@@ -527,15 +517,12 @@ impl WireFacts {
             return;
         };
         let k = (scope.merchant, scope.environment, scope.key.clone());
-        if let Some(first) = self.key_endpoints.get_mut(&k) {
-            if first.id == seen.id {
-                *first = seen.clone();
-            }
-        }
-        if let Some(first) = self.first_params.get_mut(&scope) {
-            if first.id == seen.id {
-                *first = seen.clone();
-            }
+        let firsts = [
+            self.key_endpoints.get_mut(&k),
+            self.first_params.get_mut(&scope),
+        ];
+        for first in firsts.into_iter().flatten().filter(|f| f.id == seen.id) {
+            *first = seen.clone();
         }
     }
 
@@ -600,18 +587,24 @@ impl WireFacts {
                 // The client learned this order's Payment: its result is known again.
                 self.unknown_orders.forget((m, e), &order);
             }
-            self.judge_order(&seen, (m, e), PaymentId(p.id), &order);
+            self.judge_order(&seen, (m, e, order), PaymentId(p.id));
         }
         // CKO-01: a checkout session names its order's one Payment ("the platform
         // generates a new checkout session for the same Payment").
         let session = r.first(IdKind::Session).and_then(|s| s.payment);
         if let (Some(p), Some(order)) = (session, created_session_order(&seen)) {
-            self.judge_order(&seen, (m, e), PaymentId(p), &order);
+            self.judge_order(&seen, (m, e, order), PaymentId(p));
         }
+        // UNIQ-04, RET-03: one Refund per (merchant, environment, refund number).
         if let Some(x) = r.first(IdKind::Refund) {
             let number = x.number.clone().or_else(|| created_refund(&seen));
-            if let Some(number) = number {
-                self.judge_refund_number(&seen, (m, e), RefundId(x.id), number);
+            if let Some(k) = number.map(|number| (m, e, number)) {
+                let id = RefundId(x.id);
+                let other = |(first, _): &(RefundId, Rec)| *first != id;
+                let first = first_differing(&mut self.refund_numbers, k, (id, seen.clone()), other);
+                if let Some((_, first)) = first {
+                    self.note(Breach::TwoRefundsForRefundNo, vec![first, seen.clone()]);
+                }
             }
         }
         self.note_retry_after(&seen, (m, e));
@@ -619,6 +612,15 @@ impl WireFacts {
             if seen.method == Method::Post && seen.params != WireParams::None {
                 self.judge_replay(&scope, seen, r);
             }
+        }
+    }
+
+    /// UNIQ-01: one Payment per (merchant, environment, order number).
+    fn judge_order(&mut self, seen: &Rec, k: (MerchantId, Environment, Text), id: PaymentId) {
+        let other = |(first, _): &(PaymentId, Rec)| *first != id;
+        let first = first_differing(&mut self.order_payments, k, (id, seen.clone()), other);
+        if let Some((_, first)) = first {
+            self.note(Breach::TwoPaymentsForOrder, vec![first, seen.clone()]);
         }
     }
 
@@ -675,6 +677,23 @@ impl WireFacts {
             path: seen.path.clone(),
             key: seen.key.clone()?,
         })
+    }
+}
+
+/// The record `map` holds under `k` if `differs` from the one being seen; `seen` becomes
+/// the record if none is held (the first stays).
+fn first_differing<K: Ord, V: Clone>(
+    map: &mut BTreeMap<K, V>,
+    k: K,
+    seen: V,
+    differs: impl FnOnce(&V) -> bool,
+) -> Option<V> {
+    match map.entry(k) {
+        Entry::Occupied(held) => differs(held.get()).then(|| held.get().clone()),
+        Entry::Vacant(slot) => {
+            slot.insert(seen);
+            None
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use super::{Breach, Executed, Rec, WireFacts};
 use payhub_model::event::ScopeKey;
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
-use payhub_model::{Endpoint, Environment, ErrorCode, MerchantId, PaymentId, RefundId, Text};
+use payhub_model::{Endpoint, Environment, ErrorCode, MerchantId, PaymentId};
 
 impl WireFacts {
     /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
@@ -90,51 +90,6 @@ impl WireFacts {
         };
         if other {
             self.note(Breach::LookupOtherNumber, vec![seen.clone()]);
-        }
-    }
-
-    /// UNIQ-04, RET-03: one Refund per (merchant, environment, refund number).
-    pub(super) fn judge_refund_number(
-        &mut self,
-        seen: &Rec,
-        (m, e): (MerchantId, Environment),
-        id: RefundId,
-        number: Text,
-    ) {
-        match self.refund_numbers.get(&(m, e, number.clone())) {
-            Some((first, first_seen)) if *first != id => {
-                let first_seen = first_seen.clone();
-                self.note(
-                    Breach::TwoRefundsForRefundNo,
-                    vec![first_seen, seen.clone()],
-                );
-            }
-            Some(_) => {}
-            None => {
-                self.refund_numbers
-                    .insert((m, e, number), (id, seen.clone()));
-            }
-        }
-    }
-
-    /// UNIQ-01: one Payment per (merchant, environment, order number).
-    pub(super) fn judge_order(
-        &mut self,
-        seen: &Rec,
-        (m, e): (MerchantId, Environment),
-        id: PaymentId,
-        order: &Text,
-    ) {
-        let k = (m, e, order.clone());
-        match self.order_payments.get(&k) {
-            Some((first, first_seen)) if *first != id => {
-                let first_seen = first_seen.clone();
-                self.note(Breach::TwoPaymentsForOrder, vec![first_seen, seen.clone()]);
-            }
-            Some(_) => {}
-            None => {
-                self.order_payments.insert(k, (id, seen.clone()));
-            }
         }
     }
 

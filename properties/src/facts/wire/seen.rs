@@ -63,7 +63,7 @@ impl SafeParams<Text> {
 }
 
 /// The part of an answer a witness shows.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Answer {
     pub status: u16,
     /// `error.code` where the contract names it (the model's code).
@@ -105,14 +105,8 @@ impl Answer {
     pub(super) fn status_only(status: u16, retry_after_s: Option<u32>) -> Answer {
         Answer {
             status,
-            code: None,
-            unnamed_code: None,
-            object: None,
-            version: None,
             retry_after_s,
-            related: false,
-            attempt_count: None,
-            amount: None,
+            ..Answer::default()
         }
     }
 }
