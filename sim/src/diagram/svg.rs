@@ -462,5 +462,5 @@ fn draw_item(s: &mut String, d: &Diagram, l: &Layout, item: &Item, row: &Row) {
 }
 
 #[cfg(test)]
-#[path = "svg_tests.rs"]
+#[path = "tests_svg.rs"]
 mod tests;
