@@ -61,7 +61,7 @@ impl Parser {
                     col,
                     format!(
                         "unknown setting '{name}' (settings: platform, delivery, inbox, jitter, wire, {})",
-                        PARAM_NAMES.join(", ")
+                        PARAMS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
                     ),
                 );
             }
@@ -361,6 +361,131 @@ fn server_key(settings: &ServerSettings, ncol: u32) -> Result<ApiKeyId, LineErro
     }
 }
 
+/// A platform parameter as `use NAME=VALUE` reads it and a report or an exported script
+/// writes it.
+trait Setting {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError>;
+    fn show(&self) -> String;
+}
+
+fn number(value: &str, col: u32) -> Result<u64, LineError> {
+    value
+        .parse()
+        .map_err(|_| (col, format!("'{value}' is not a number")))
+}
+
+fn duration(value: &str, col: u32) -> Result<Millis, LineError> {
+    parse_duration(value).ok_or((
+        col,
+        format!("'{value}' is not a duration of at most 36500d (15s, 7d, 2min)"),
+    ))
+}
+
+/// A number of at most 32 bits; a larger one is too large, as written.
+fn number_u32(value: &str, col: u32) -> Result<u32, LineError> {
+    u32::try_from(number(value, col)?).map_err(|_| (col, format!("{value} is too large")))
+}
+
+impl Setting for Millis {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+        *self = duration(value, col)?;
+        Ok(())
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// A count: a number that fits the parameter (a larger one is too large).
+macro_rules! count_setting {
+    ($($t:ty),*) => {$(
+        impl Setting for $t {
+            fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+                let n = number(value, col)?;
+                *self = <$t>::try_from(n).map_err(|_| (col, format!("{n} is too large")))?;
+                Ok(())
+            }
+            fn show(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+
+count_setting!(u8, u64, usize);
+
+impl Setting for u32 {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+        *self = number_u32(value, col)?;
+        Ok(())
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// A-MANUAL-REVIEW-END: `never` (the model's) or a duration after the charge.
+impl Setting for Option<Millis> {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+        *self = (value != "never")
+            .then(|| duration(value, col))
+            .transpose()?;
+        Ok(())
+    }
+    fn show(&self) -> String {
+        self.map_or_else(|| "never".to_owned(), |d| d.to_string())
+    }
+}
+
+/// A-RETRY-AFTER-429: `absent` is the reading without the header.
+impl Setting for Option<u32> {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+        *self = (value != "absent")
+            .then(|| number_u32(value, col))
+            .transpose()?;
+        Ok(())
+    }
+    fn show(&self) -> String {
+        self.map_or_else(|| "absent".to_owned(), |s| s.to_string())
+    }
+}
+
+type Field = fn(&mut PlatformParams) -> &mut dyn Setting;
+
+/// The `use` settings that set a platform parameter, in the order messages list them,
+/// with whether a run report's settings line shows it.
+const PARAMS: &[(&str, bool, Field)] = &[
+    ("retention", true, |p| &mut p.retention),
+    ("sync_wait", true, |p| &mut p.sync_wait),
+    ("concurrent_wait_timeout", true, |p| {
+        &mut p.concurrent_wait_timeout
+    }),
+    ("attempts_max", true, |p| &mut p.attempts_max),
+    ("payment_ttl", true, |p| &mut p.payment_ttl),
+    ("session_ttl", true, |p| &mut p.session_ttl),
+    ("verify_interval", true, |p| &mut p.verify_interval),
+    ("auto_query_window", true, |p| &mut p.auto_query_window),
+    ("manual_review_requery", true, |p| {
+        &mut p.manual_review_requery
+    }),
+    ("manual_review_until", false, |p| &mut p.manual_review_until),
+    ("retry_after", true, |p| &mut p.retry_after_s),
+    ("key_len_max", true, |p| &mut p.key_len_max),
+    ("webhook_redeliveries_max", true, |p| {
+        &mut p.webhook_redeliveries_max
+    }),
+    ("webhook_redelivery_delay", true, |p| {
+        &mut p.webhook_redelivery_delay
+    }),
+    ("fee_rate_bps", true, |p| &mut p.fee_rate_bps),
+    ("refund_review_from", false, |p| &mut p.refund_review_from),
+    ("refund_review_time", false, |p| &mut p.refund_review_time),
+    ("refund_review_rejects_from", false, |p| {
+        &mut p.refund_review_rejects_from
+    }),
+    ("ids_from", false, |p| &mut p.ids_from),
+];
+
 /// A platform parameter of `use` (`retention=7d`). Whether `name` is one.
 fn set_param(
     params: &mut PlatformParams,
@@ -368,87 +493,32 @@ fn set_param(
     value: &str,
     col: u32,
 ) -> Result<bool, LineError> {
-    let dur = || {
-        parse_duration(value).ok_or((
-            col,
-            format!("'{value}' is not a duration of at most 36500d (15s, 7d, 2min)"),
-        ))
+    let name = match name {
+        "max_attempts" => "attempts_max",
+        "retry_after_s" => "retry_after",
+        name => name,
     };
-    let num = || -> Result<u64, LineError> {
-        value
-            .parse()
-            .map_err(|_| (col, format!("'{value}' is not a number")))
+    let Some((_, _, field)) = PARAMS.iter().find(|(n, _, _)| *n == name) else {
+        return Ok(false);
     };
-    let small = |n: u64| -> Result<u8, LineError> {
-        u8::try_from(n).map_err(|_| (col, format!("{n} is too large")))
-    };
-    match name {
-        "retention" => params.retention = dur()?,
-        "sync_wait" => params.sync_wait = dur()?,
-        "concurrent_wait_timeout" => params.concurrent_wait_timeout = dur()?,
-        "attempts_max" | "max_attempts" => params.attempts_max = small(num()?)?,
-        "payment_ttl" => params.payment_ttl = dur()?,
-        "session_ttl" => params.session_ttl = dur()?,
-        "verify_interval" => params.verify_interval = dur()?,
-        "auto_query_window" => params.auto_query_window = dur()?,
-        "manual_review_requery" => params.manual_review_requery = dur()?,
-        // A-MANUAL-REVIEW-END: `never` (the model's) or a duration after the charge.
-        "manual_review_until" => {
-            params.manual_review_until = match value {
-                "never" => None,
-                _ => Some(dur()?),
-            }
-        }
-        "retry_after" | "retry_after_s" => {
-            // A-RETRY-AFTER-429: `absent` is the reading without the header.
-            params.retry_after_s = match value {
-                "absent" => None,
-                _ => Some(
-                    u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?,
-                ),
-            }
-        }
-        "key_len_max" => params.key_len_max = num()? as usize,
-        "webhook_redeliveries_max" => params.webhook_redeliveries_max = small(num()?)?,
-        "webhook_redelivery_delay" => params.webhook_redelivery_delay = dur()?,
-        "fee_rate_bps" => {
-            params.fee_rate_bps =
-                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
-        }
-        "refund_review_from" => params.refund_review_from = num()?,
-        "refund_review_time" => params.refund_review_time = dur()?,
-        "refund_review_rejects_from" => params.refund_review_rejects_from = num()?,
-        "ids_from" => {
-            params.ids_from =
-                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
-        }
-        _ => return Ok(false),
-    }
+    field(params).set(value, col)?;
     Ok(true)
 }
 
-/// The `use` settings that set a platform parameter.
-pub(crate) const PARAM_NAMES: &[&str] = &[
-    "retention",
-    "sync_wait",
-    "concurrent_wait_timeout",
-    "attempts_max",
-    "payment_ttl",
-    "session_ttl",
-    "verify_interval",
-    "auto_query_window",
-    "manual_review_requery",
-    "manual_review_until",
-    "retry_after",
-    "key_len_max",
-    "webhook_redeliveries_max",
-    "webhook_redelivery_delay",
-    "fee_rate_bps",
-    "refund_review_from",
-    "refund_review_time",
-    "refund_review_rejects_from",
-    "ids_from",
-];
+/// `name=value` for every parameter of `params` (those a report shows, when `shown`),
+/// and whether it differs from the default.
+pub(super) fn param_settings(params: &PlatformParams, shown: bool) -> Vec<(String, bool)> {
+    let (mut p, mut d) = (params.clone(), PlatformParams::default());
+    PARAMS
+        .iter()
+        .filter(|(_, s, _)| *s || !shown)
+        .map(|(name, _, field)| {
+            let v = field(&mut p).show();
+            let changed = v != field(&mut d).show();
+            (format!("{name}={v}"), changed)
+        })
+        .collect()
+}
 
 pub(super) fn is_name(s: &str) -> bool {
     let mut chars = s.chars();

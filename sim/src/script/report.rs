@@ -165,9 +165,8 @@ impl<F: EventFold> Report<F> {
 
     /// Every setting of the world as `key=value`.
     fn settings_line(&self) -> String {
-        let p = &self.config.params;
-        format!(
-            "delivery={} inbox={} jitter={} retention={} sync_wait={} concurrent_wait_timeout={} attempts_max={} payment_ttl={} session_ttl={} verify_interval={} auto_query_window={} manual_review_requery={} retry_after={} key_len_max={} webhook_redeliveries_max={} webhook_redelivery_delay={} fee_rate_bps={}",
+        let mut line = format!(
+            "delivery={} inbox={} jitter={}",
             if self.manual { "manual" } else { "auto" },
             if self.config.immediate_inbox {
                 "immediate"
@@ -175,22 +174,12 @@ impl<F: EventFold> Report<F> {
                 "travel"
             },
             if self.config.jitter { "on" } else { "off" },
-            p.retention,
-            p.sync_wait,
-            p.concurrent_wait_timeout,
-            p.attempts_max,
-            p.payment_ttl,
-            p.session_ttl,
-            p.verify_interval,
-            p.auto_query_window,
-            p.manual_review_requery,
-            p.retry_after_s
-                .map_or_else(|| "absent".to_owned(), |s| s.to_string()),
-            p.key_len_max,
-            p.webhook_redeliveries_max,
-            p.webhook_redelivery_delay,
-            p.fee_rate_bps
-        )
+        );
+        for (setting, _) in super::parse_settings::param_settings(&self.config.params, true) {
+            line.push(' ');
+            line.push_str(&setting);
+        }
+        line
     }
 
     /// One line per trace event, as [`Trace::to_text`] writes them.
