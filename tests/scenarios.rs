@@ -96,7 +96,7 @@ fn pinned(name: &str) -> (Script, Report) {
         report.failures().join("\n"),
         report.to_text()
     );
-    let stem = PathBuf::from(&report.file)
+    let stem = PathBuf::from(&report.script.file)
         .file_stem()
         .unwrap()
         .to_str()

@@ -2,9 +2,8 @@
 //! the trace lines it caused and the verdict of its expectation), JSON, Mermaid.
 
 use super::ScriptError;
-use super::ast::{Pos, Server};
+use super::ast::{Pos, Script, Server};
 use crate::choice::Choice;
-use crate::config::WorldConfig;
 use crate::driver::Violation;
 use crate::event_fold::EventFold;
 use crate::trace::Trace;
@@ -64,14 +63,8 @@ pub struct ExpectResult {
 /// A run of a script.
 #[derive(Clone, Debug)]
 pub struct Report<F: EventFold> {
-    pub file: String,
-    pub title: Option<String>,
-    pub servers: Vec<Server>,
-    pub assumptions: Vec<payhub_model::Assumption>,
-    pub config: WorldConfig,
-    pub manual: bool,
-    pub source: Vec<String>,
-    pub statements: Vec<Pos>,
+    /// The script that ran.
+    pub script: Script,
     pub trace: Trace,
     /// The choices applied, in order: a tape [`crate::driver::replay`] reproduces.
     pub tape: Vec<Choice>,
@@ -85,13 +78,20 @@ pub struct Report<F: EventFold> {
     /// The rule IDs of the violated property (the caller that knows the properties
     /// fills them in: `payhub-verify run`), printed next to its name.
     pub violation_rules: Vec<&'static str>,
-    pub expected_violation: Option<String>,
     /// A statement that could not apply (the world did not do what the script assumed).
     pub error: Option<ScriptError>,
     pub world: World<F>,
 }
 
 impl<F: EventFold> Report<F> {
+    /// The property the script expects violated (`expect violation NAME`).
+    pub fn expected_violation(&self) -> Option<&str> {
+        self.script
+            .expected_violation
+            .as_ref()
+            .map(|(n, _)| n.as_str())
+    }
+
     /// ` [IDEM-01, KEY-03]`: the violated property's rule IDs, as `check` prints them.
     fn rules_note(&self) -> String {
         if self.violation_rules.is_empty() {
@@ -103,9 +103,9 @@ impl<F: EventFold> Report<F> {
 
     /// Whether every expectation held and the violations are exactly the expected one.
     pub fn passed(&self) -> bool {
-        let violation_ok = match (&self.violation, &self.expected_violation) {
+        let violation_ok = match (&self.violation, self.expected_violation()) {
             (None, None) => true,
-            (Some((v, _)), Some(name)) => v.property == *name,
+            (Some((v, _)), Some(name)) => v.property == name,
             _ => false,
         };
         self.error.is_none() && violation_ok && self.results.iter().all(|r| r.failure.is_none())
@@ -121,14 +121,14 @@ impl<F: EventFold> Report<F> {
             if let Some(f) = &r.failure {
                 out.push(format!(
                     "{}:{}:{}: {}: {f}",
-                    self.file, r.pos.line, r.pos.column, r.text
+                    self.script.file, r.pos.line, r.pos.column, r.text
                 ));
             }
         }
-        if let (Some((v, pos)), None) = (&self.violation, &self.expected_violation) {
+        if let (Some((v, pos)), None) = (&self.violation, self.expected_violation()) {
             out.push(format!(
                 "{}:{}:{}: violated {}{}: {}",
-                self.file,
+                self.script.file,
                 pos.line,
                 pos.column,
                 v.property,
@@ -142,6 +142,7 @@ impl<F: EventFold> Report<F> {
     /// `A=merchant-0 ak_1 (merchant_1 test)`, one per server.
     fn servers_line(&self) -> String {
         let parts: Vec<String> = self
+            .script
             .servers
             .iter()
             .map(|s| {
@@ -167,15 +168,20 @@ impl<F: EventFold> Report<F> {
     fn settings_line(&self) -> String {
         let mut line = format!(
             "delivery={} inbox={} jitter={}",
-            if self.manual { "manual" } else { "auto" },
-            if self.config.immediate_inbox {
+            if self.script.manual { "manual" } else { "auto" },
+            if self.script.config.immediate_inbox {
                 "immediate"
             } else {
                 "travel"
             },
-            if self.config.jitter { "on" } else { "off" },
+            if self.script.config.jitter {
+                "on"
+            } else {
+                "off"
+            },
         );
-        for (setting, _) in super::parse_settings::param_settings(&self.config.params, true) {
+        for (setting, _) in super::parse_settings::param_settings(&self.script.config.params, true)
+        {
             line.push(' ');
             line.push_str(&setting);
         }
@@ -205,9 +211,9 @@ impl<F: EventFold> Report<F> {
             .filter(|r| r.failure.is_none() && !r.skipped)
             .count();
         let failed = self.results.iter().filter(|r| r.failure.is_some()).count();
-        let violation = match (&self.violation, &self.expected_violation) {
+        let violation = match (&self.violation, self.expected_violation()) {
             (None, _) => "no property violated".to_owned(),
-            (Some((v, pos)), Some(name)) if v.property == *name => {
+            (Some((v, pos)), Some(name)) if v.property == name => {
                 format!(
                     "the expected violation witnessed: {}{} at line {}",
                     v.property,
@@ -248,13 +254,13 @@ impl<F: EventFold> Report<F> {
     /// verdict of its expectation, then one verdict line.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "script: {}", self.file);
-        if let Some(t) = &self.title {
+        let _ = writeln!(s, "script: {}", self.script.file);
+        if let Some(t) = &self.script.title {
             let _ = writeln!(s, "title: {t}");
         }
         let _ = writeln!(s, "servers: {}", self.servers_line());
         let _ = writeln!(s, "settings: {}", self.settings_line());
-        for a in &self.assumptions {
+        for a in &self.script.assumptions {
             let _ = writeln!(s, "assumes {}: {}", a.id(), a.taken());
         }
         let events = self.event_lines();
@@ -263,7 +269,7 @@ impl<F: EventFold> Report<F> {
             let line = self.step_lines.get(e.step as usize).copied().unwrap_or(0);
             by_line.entry(line).or_default().push(i);
         }
-        let mut lines: Vec<u32> = self.statements.iter().map(|p| p.line).collect();
+        let mut lines: Vec<u32> = self.script.statements.iter().map(|s| s.pos.line).collect();
         for r in &self.results {
             lines.push(r.pos.line);
         }
@@ -271,6 +277,7 @@ impl<F: EventFold> Report<F> {
         lines.dedup();
         for line in lines {
             let text = self
+                .script
                 .source
                 .get(line as usize - 1)
                 .map(|l| l.trim())
@@ -301,7 +308,7 @@ impl<F: EventFold> Report<F> {
         }
         let _ = writeln!(s, "{}", self.verdict());
         if !self.passed() {
-            let _ = writeln!(s, "reproduce: payhub-verify run {}", self.file);
+            let _ = writeln!(s, "reproduce: payhub-verify run {}", self.script.file);
         }
         s
     }
@@ -309,12 +316,13 @@ impl<F: EventFold> Report<F> {
     /// The run as JSON.
     pub fn to_json(&self) -> String {
         let json = ReportJson {
-            file: &self.file,
-            title: self.title.as_deref(),
+            file: &self.script.file,
+            title: self.script.title.as_deref(),
             passed: self.passed(),
             verdict: self.verdict(),
-            servers: &self.servers,
+            servers: &self.script.servers,
             assumptions: self
+                .script
                 .assumptions
                 .iter()
                 .map(|a| AssumedJson {
@@ -340,7 +348,7 @@ impl<F: EventFold> Report<F> {
                 detail: &v.detail,
                 line: pos.line,
             }),
-            expected_violation: self.expected_violation.as_deref(),
+            expected_violation: self.expected_violation(),
             error: self.error.as_ref(),
         };
         serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
@@ -367,7 +375,7 @@ impl<F: EventFold> Report<F> {
 
     /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
     pub fn to_mermaid(&self) -> String {
-        let mut s = format!("%% script: {}\n", self.file);
+        let mut s = format!("%% script: {}\n", self.script.file);
         let note = self.violation_note();
         s.push_str(&self.trace.to_mermaid_with_verdict(note.as_deref()));
         for r in &self.results {

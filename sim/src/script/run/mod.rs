@@ -176,14 +176,7 @@ impl<'s, F: EventFold> Runner<'s, F> {
             .map(|i| script.statements[*i].pos.line)
             .collect();
         Report {
-            file: script.file.clone(),
-            title: script.title.clone(),
-            servers: script.servers.clone(),
-            assumptions: script.assumptions.clone(),
-            config: script.config.clone(),
-            manual: script.manual,
-            source: script.source.clone(),
-            statements: script.statements.iter().map(|s| s.pos).collect(),
+            script: script.clone(),
             trace: self.trace,
             tape: self.tape,
             step_lines,
@@ -191,7 +184,6 @@ impl<'s, F: EventFold> Runner<'s, F> {
             results: self.results,
             violation,
             violation_rules: Vec::new(),
-            expected_violation: script.expected_violation.as_ref().map(|(n, _)| n.clone()),
             error,
             world: self.world,
         }
