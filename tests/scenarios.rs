@@ -920,3 +920,27 @@ fn f25_wording_03_contact_support_more_than_24_hours_into_manual_review() {
         1
     );
 }
+
+/// Ledger counts only these tests make.
+trait LedgerCounts {
+    fn captures_on(&self, card: Card) -> usize;
+    fn refunds_of(&self, refund: payhub_model::RefundId) -> usize;
+}
+
+impl LedgerCounts for payhub_model::Ledger {
+    fn captures_on(&self, card: Card) -> usize {
+        self.entries
+            .iter()
+            .filter(
+                |e| matches!(e, payhub_model::LedgerEntry::Capture { card: c, .. } if *c == card),
+            )
+            .count()
+    }
+
+    fn refunds_of(&self, refund: payhub_model::RefundId) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e, payhub_model::LedgerEntry::Refund { refund: r, .. } if *r == refund))
+            .count()
+    }
+}

@@ -452,39 +452,40 @@ impl Setting for Option<u32> {
 
 type Field = fn(&mut PlatformParams) -> &mut dyn Setting;
 
-/// The `use` settings that set a platform parameter, in the order messages list them,
-/// with whether a run report's settings line shows it.
-const PARAMS: &[(&str, bool, Field)] = &[
-    ("retention", true, |p| &mut p.retention),
-    ("sync_wait", true, |p| &mut p.sync_wait),
-    ("concurrent_wait_timeout", true, |p| {
+/// The `use` settings that set a platform parameter, in the order messages list them.
+const PARAMS: &[(&str, Field)] = &[
+    ("retention", |p| &mut p.retention),
+    ("sync_wait", |p| &mut p.sync_wait),
+    ("concurrent_wait_timeout", |p| {
         &mut p.concurrent_wait_timeout
     }),
-    ("attempts_max", true, |p| &mut p.attempts_max),
-    ("payment_ttl", true, |p| &mut p.payment_ttl),
-    ("session_ttl", true, |p| &mut p.session_ttl),
-    ("verify_interval", true, |p| &mut p.verify_interval),
-    ("auto_query_window", true, |p| &mut p.auto_query_window),
-    ("manual_review_requery", true, |p| {
-        &mut p.manual_review_requery
-    }),
-    ("manual_review_until", false, |p| &mut p.manual_review_until),
-    ("retry_after", true, |p| &mut p.retry_after_s),
-    ("key_len_max", true, |p| &mut p.key_len_max),
-    ("webhook_redeliveries_max", true, |p| {
+    ("attempts_max", |p| &mut p.attempts_max),
+    ("payment_ttl", |p| &mut p.payment_ttl),
+    ("session_ttl", |p| &mut p.session_ttl),
+    ("verify_interval", |p| &mut p.verify_interval),
+    ("auto_query_window", |p| &mut p.auto_query_window),
+    ("manual_review_requery", |p| &mut p.manual_review_requery),
+    ("manual_review_until", |p| &mut p.manual_review_until),
+    ("retry_after", |p| &mut p.retry_after_s),
+    ("key_len_max", |p| &mut p.key_len_max),
+    ("webhook_redeliveries_max", |p| {
         &mut p.webhook_redeliveries_max
     }),
-    ("webhook_redelivery_delay", true, |p| {
+    ("webhook_redelivery_delay", |p| {
         &mut p.webhook_redelivery_delay
     }),
-    ("fee_rate_bps", true, |p| &mut p.fee_rate_bps),
-    ("refund_review_from", false, |p| &mut p.refund_review_from),
-    ("refund_review_time", false, |p| &mut p.refund_review_time),
-    ("refund_review_rejects_from", false, |p| {
+    ("fee_rate_bps", |p| &mut p.fee_rate_bps),
+    ("refund_review_from", |p| &mut p.refund_review_from),
+    ("refund_review_time", |p| &mut p.refund_review_time),
+    ("refund_review_rejects_from", |p| {
         &mut p.refund_review_rejects_from
     }),
-    ("ids_from", false, |p| &mut p.ids_from),
+    ("ids_from", |p| &mut p.ids_from),
 ];
+
+/// The parameters a run report's settings line leaves out (and the refund review's,
+/// which an exported script leaves out too).
+const UNREPORTED: &[&str] = &["manual_review_until", "ids_from"];
 
 /// A platform parameter of `use` (`retention=7d`). Whether `name` is one.
 fn set_param(
@@ -498,21 +499,21 @@ fn set_param(
         "retry_after_s" => "retry_after",
         name => name,
     };
-    let Some((_, _, field)) = PARAMS.iter().find(|(n, _, _)| *n == name) else {
+    let Some((_, field)) = PARAMS.iter().find(|(n, _)| *n == name) else {
         return Ok(false);
     };
     field(params).set(value, col)?;
     Ok(true)
 }
 
-/// `name=value` for every parameter of `params` (those a report shows, when `shown`),
-/// and whether it differs from the default.
-pub(super) fn param_settings(params: &PlatformParams, shown: bool) -> Vec<(String, bool)> {
+/// `name=value` for every parameter of `params` a report (`report`) or an exported script
+/// writes, and whether it differs from the default.
+pub(super) fn param_settings(params: &PlatformParams, report: bool) -> Vec<(String, bool)> {
     let (mut p, mut d) = (params.clone(), PlatformParams::default());
     PARAMS
         .iter()
-        .filter(|(_, s, _)| *s || !shown)
-        .map(|(name, _, field)| {
+        .filter(|(n, _)| !n.starts_with("refund_review") && !(report && UNREPORTED.contains(n)))
+        .map(|(name, field)| {
             let v = field(&mut p).show();
             let changed = v != field(&mut d).show();
             (format!("{name}={v}"), changed)
