@@ -149,14 +149,10 @@ impl Parser {
     fn net(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
         let (op, ocol) = cur.expect_word("drop, duplicate, hold or release")?;
         // A word holds no space: `500 before` is `platform:`'s, never found here.
-        let op = NetOp::ALL
-            .iter()
-            .copied()
-            .find(|o| o.as_str() == op)
-            .ok_or((
-                ocol,
-                format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
-            ))?;
+        let op = NetOp::from_name(&op).ok_or((
+            ocol,
+            format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
+        ))?;
         if op == NetOp::Release && cur.at_end() {
             return Ok(Action::Net {
                 op,
@@ -165,17 +161,13 @@ impl Parser {
             });
         }
         let (kind, kcol) = cur.expect_word("request, response or webhook")?;
-        let kind = MsgKind::ALL
-            .iter()
-            .copied()
-            .find(|k| k.as_str() == kind)
-            .ok_or((
-                kcol,
-                format!(
-                    "net: {} request|response|webhook, not '{kind}'",
-                    op.as_str()
-                ),
-            ))?;
+        let kind = MsgKind::from_name(&kind).ok_or((
+            kcol,
+            format!(
+                "net: {} request|response|webhook, not '{kind}'",
+                op.as_str()
+            ),
+        ))?;
         let server = self.of_server(cur)?;
         if kind != MsgKind::Webhook && server.is_none() && !self.requested.contains(&usize::MAX) {
             // Without a server, a request or response is the last request line's.
@@ -432,17 +424,13 @@ fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
 
 pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
     let (w, c) = cur.expect_word("a branch (S4:conflict, S5:wait, …)")?;
-    Branch::ALL
-        .iter()
-        .copied()
-        .find(|b| b.as_str() == w)
-        .ok_or_else(|| {
-            let names: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
-            (
-                c,
-                format!("unknown branch '{w}' (branches: {})", names.join(", ")),
-            )
-        })
+    Branch::from_name(&w).ok_or_else(|| {
+        let names: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
+        (
+            c,
+            format!("unknown branch '{w}' (branches: {})", names.join(", ")),
+        )
+    })
 }
 
 /// The environment's switches, as scripts and tape labels both write them:
@@ -500,11 +488,7 @@ pub(super) fn parse_attempt(s: &str) -> Option<AttemptId> {
 }
 
 pub(crate) fn parse_decision(s: &str) -> Option<AcquirerDecision> {
-    let s = s.replace('-', "_");
-    AcquirerDecision::ALL
-        .iter()
-        .copied()
-        .find(|d| d.as_str() == s)
+    AcquirerDecision::from_name(&s.replace('-', "_"))
 }
 
 /// The words a statement starts with (and the step labels), for a did-you-mean.
