@@ -7,7 +7,7 @@
 use super::cursor::{Cursor, LineError};
 use super::parse::err;
 use super::parse_settings::parse_duration;
-use super::parse_step::{branch, ok_fail, parse_attempt, parse_decision};
+use super::parse_step::{branch, parse_attempt, parse_decision, yes_no};
 use super::request;
 use crate::choice::Choice;
 use crate::error::LabelError;
@@ -118,7 +118,7 @@ pub(super) fn choice(
             let attempt = parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
             Choice::Authenticate {
                 attempt,
-                ok: ok_fail(cur)?,
+                ok: yes_no(cur, "ok", "fail")?,
             }
         }
         "command" => command(cur)?,

@@ -4,36 +4,16 @@
 use super::ast::Server;
 use super::cursor::{Cursor, LineError};
 use super::parse::{Parser, err};
+use super::parse_step::PREFIXES;
 use super::request::parse_api_key;
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     ApiKeyId, ApiKeySpec, Assumption, Environment, MerchantId, Millis, PlatformParams,
 };
 
-/// Words that cannot name a server.
+/// Words that cannot name a server, besides the words statements start with.
 const RESERVED: &[&str] = &[
-    "use",
-    "server",
     "webhooks",
-    "assume",
-    "net",
-    "platform",
-    "upstream",
-    "payer",
-    "env",
-    "branch",
-    "expect",
-    "wait",
-    "tick",
-    "until",
-    "crash",
-    "restart",
-    "deliver",
-    "drop",
-    "duplicate",
-    "acquire",
-    "advance",
-    "authenticate",
     "ledger",
     "payment",
     "refund",
@@ -534,7 +514,8 @@ pub(super) fn check_name(name: &str, col: u32) -> Result<(), LineError> {
             format!("'{name}' is not a server name (a letter, then letters, digits, '_' or '-')"),
         );
     }
-    if RESERVED.contains(&name) {
+    let mut statement = super::parse_step::STATEMENTS.iter().chain(PREFIXES);
+    if RESERVED.contains(&name) || statement.any(|w| *w == name && !w.contains('-')) {
         return err(
             col,
             format!("'{name}' is a reserved word and cannot name a server"),

@@ -239,7 +239,7 @@ impl Parser {
             cur.expect_word("rate-limit, pause-channel, issue-key, revoke-key or fee-rate")?;
         Ok(match what.as_str() {
             "rate-limit" | "429" => {
-                let on = on_off(cur)?;
+                let on = yes_no(cur, "on", "off")?;
                 let mut merchant = MerchantId(1);
                 for (k, v, c) in cur.pairs()? {
                     if k != "merchant" {
@@ -249,7 +249,9 @@ impl Parser {
                 }
                 Control::SetRateLimited { merchant, on }
             }
-            "pause-channel" | "503" => Control::SetChannelPaused { on: on_off(cur)? },
+            "pause-channel" | "503" => Control::SetChannelPaused {
+                on: yes_no(cur, "on", "off")?,
+            },
             "issue-key" => Control::IssueApiKey(key_spec(cur)?),
             "revoke-key" => {
                 let (k, c) = cur.expect_word("an API key")?;
@@ -397,7 +399,7 @@ fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
     }
     Ok(Action::Payer {
         attempt,
-        ok: ok_fail(cur)?,
+        ok: yes_no(cur, "ok", "fail")?,
     })
 }
 
@@ -442,10 +444,12 @@ pub(super) fn control(verb: &str, cur: &mut Cursor) -> Result<Control, LineError
             let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
             Control::SetRateLimited {
                 merchant,
-                on: on_off(cur)?,
+                on: yes_no(cur, "on", "off")?,
             }
         }
-        "pause-channel" => Control::SetChannelPaused { on: on_off(cur)? },
+        "pause-channel" => Control::SetChannelPaused {
+            on: yes_no(cur, "on", "off")?,
+        },
         "issue-api-key" => Control::IssueApiKey(key_spec(cur)?),
         "revoke-api-key" => {
             let (k, c) = cur.expect_word("an API key (ak_1)")?;
@@ -455,21 +459,13 @@ pub(super) fn control(verb: &str, cur: &mut Cursor) -> Result<Control, LineError
     })
 }
 
-pub(super) fn on_off(cur: &mut Cursor) -> Result<bool, LineError> {
-    let (w, c) = cur.expect_word("on or off")?;
-    match w.as_str() {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        _ => err(c, format!("on or off, not '{w}'")),
-    }
-}
-
-pub(super) fn ok_fail(cur: &mut Cursor) -> Result<bool, LineError> {
-    let (w, c) = cur.expect_word("ok or fail")?;
-    match w.as_str() {
-        "ok" => Ok(true),
-        "fail" => Ok(false),
-        _ => err(c, format!("ok or fail, not '{w}'")),
+/// `on` or `off`, `ok` or `fail`: whether it is the first word.
+pub(super) fn yes_no(cur: &mut Cursor, yes: &str, no: &str) -> Result<bool, LineError> {
+    let (w, c) = cur.expect_word(&format!("{yes} or {no}"))?;
+    match w {
+        _ if w == yes => Ok(true),
+        _ if w == no => Ok(false),
+        _ => err(c, format!("{yes} or {no}, not '{w}'")),
     }
 }
 
@@ -492,7 +488,7 @@ pub(crate) fn parse_decision(s: &str) -> Option<AcquirerDecision> {
 }
 
 /// The words a statement starts with (and the step labels), for a did-you-mean.
-const STATEMENTS: &[&str] = &[
+pub(super) const STATEMENTS: &[&str] = &[
     "wait",
     "tick",
     "until",
