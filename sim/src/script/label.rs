@@ -208,9 +208,6 @@ pub(super) fn then_crash(cur: &mut Cursor) -> Result<bool, LineError> {
         return Ok(false);
     }
     cur.word();
-    let (w, c) = cur.expect_word("crash")?;
-    if w != "crash" {
-        return err(c, format!("'then crash', not 'then {w}'"));
-    }
+    cur.keyword("crash", |w| format!("'then crash', not 'then {w}'"))?;
     Ok(true)
 }

@@ -146,10 +146,9 @@ impl Parser {
             "payment" | "refund" => object_expectation(&w, cur),
             "webhook:" => self.webhook(true, cur),
             "no" => {
-                let (x, xcol) = cur.expect_word("webhook:")?;
-                if x != "webhook:" {
-                    return err(xcol, format!("expect no webhook: KIND, not 'no {x}'"));
-                }
+                cur.keyword("webhook:", |x| {
+                    format!("expect no webhook: KIND, not 'no {x}'")
+                })?;
                 self.webhook(false, cur)
             }
             _ => {

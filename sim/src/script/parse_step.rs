@@ -86,10 +86,7 @@ impl Parser {
 
     /// `platform: 500 before|after [executing] [of SERVER]`.
     fn platform_fault(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
-        let (w, wcol) = cur.expect_word("500")?;
-        if w != "500" {
-            return err(wcol, format!("platform: 500 before|after, not '{w}'"));
-        }
+        cur.keyword("500", |w| format!("platform: 500 before|after, not '{w}'"))?;
         let (when, wcol) = cur.expect_word("before or after")?;
         let op = match when.as_str() {
             "before" => NetOp::Fail500Before,
@@ -384,13 +381,9 @@ impl Parser {
 
 /// `payer: authenticate [att_001] ok|fail`.
 fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
-    let (w, wcol) = cur.expect_word("authenticate")?;
-    if w != "authenticate" {
-        return err(
-            wcol,
-            format!("payer: authenticate [att_001] ok|fail, not '{w}'"),
-        );
-    }
+    cur.keyword("authenticate", |w| {
+        format!("payer: authenticate [att_001] ok|fail, not '{w}'")
+    })?;
     let mut attempt = None;
     if let Some(w) = cur.peek_word().filter(|w| w.starts_with("att_")) {
         let c = cur.col();
@@ -405,10 +398,7 @@ fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
 
 /// `until quiet [upstream=DECISION]`.
 fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
-    let (w, wcol) = cur.expect_word("quiet")?;
-    if w != "quiet" {
-        return err(wcol, format!("until quiet, not 'until {w}'"));
-    }
+    cur.keyword("quiet", |w| format!("until quiet, not 'until {w}'"))?;
     let mut decision = AcquirerDecision::Approve;
     for (k, v, c) in cur.pairs()? {
         if k != "upstream" {

@@ -314,20 +314,14 @@ impl<F: EventFold> Runner<'_, F> {
                 self.apply(Choice::Tick, i, check)
             }
             Action::UntilQuiet { decision } => self.until_quiet(i, decision, check),
-            Action::Crash { server } => self.apply(
-                Choice::Crash {
-                    merchant: self.script.servers[server].node,
-                },
-                i,
-                check,
-            ),
-            Action::Restart { server } => self.apply(
-                Choice::Restart {
-                    merchant: self.script.servers[server].node,
-                },
-                i,
-                check,
-            ),
+            Action::Crash { server } => {
+                let merchant = self.script.servers[server].node;
+                self.apply(Choice::Crash { merchant }, i, check)
+            }
+            Action::Restart { server } => {
+                let merchant = self.script.servers[server].node;
+                self.apply(Choice::Restart { merchant }, i, check)
+            }
             Action::Step(choice) => {
                 if let Choice::Drop { msg } | Choice::Deliver { msg, .. } = &choice {
                     self.held.remove(msg);
