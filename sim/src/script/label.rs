@@ -7,8 +7,10 @@
 use super::cursor::{Cursor, LineError};
 use super::parse::err;
 use super::parse_settings::parse_duration;
-use super::parse_step::{branch, parse_attempt, parse_decision, yes_no};
+use super::parse_settings::parse_merchant;
+use super::parse_step::{branch, key_spec, parse_attempt, parse_decision, yes_no};
 use super::request;
+use super::request::parse_api_key;
 use crate::choice::Choice;
 use crate::error::LabelError;
 use crate::network::MsgId;
@@ -128,8 +130,22 @@ pub(super) fn choice(
         "restart" => Choice::Restart {
             merchant: node(cur)?,
         },
-        "rate-limit" | "pause-channel" | "issue-api-key" | "revoke-api-key" => {
-            Choice::Control(super::parse_step::control(verb, cur)?)
+        // The environment's switches: `rate-limit merchant_1 on`, `pause-channel off`,
+        // `issue-api-key …`, `revoke-api-key ak_2`.
+        "rate-limit" => {
+            let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
+            let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
+            let on = yes_no(cur, "on", "off")?;
+            Choice::Control(Control::SetRateLimited { merchant, on })
+        }
+        "pause-channel" => Choice::Control(Control::SetChannelPaused {
+            on: yes_no(cur, "on", "off")?,
+        }),
+        "issue-api-key" => Choice::Control(Control::IssueApiKey(key_spec(cur)?)),
+        "revoke-api-key" => {
+            let (k, c) = cur.expect_word("an API key (ak_1)")?;
+            let id = parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?;
+            Choice::Control(Control::RevokeApiKey(id))
         }
         "fee-rate" if script => {
             let (n, c) = cur.expect_word("basis points")?;

@@ -425,30 +425,6 @@ pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
     })
 }
 
-/// The environment's switches, as scripts and tape labels both write them:
-/// `rate-limit merchant_1 on`, `pause-channel off`, `issue-api-key …`, `revoke-api-key ak_2`.
-pub(super) fn control(verb: &str, cur: &mut Cursor) -> Result<Control, LineError> {
-    Ok(match verb {
-        "rate-limit" => {
-            let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
-            let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
-            Control::SetRateLimited {
-                merchant,
-                on: yes_no(cur, "on", "off")?,
-            }
-        }
-        "pause-channel" => Control::SetChannelPaused {
-            on: yes_no(cur, "on", "off")?,
-        },
-        "issue-api-key" => Control::IssueApiKey(key_spec(cur)?),
-        "revoke-api-key" => {
-            let (k, c) = cur.expect_word("an API key (ak_1)")?;
-            Control::RevokeApiKey(parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?)
-        }
-        other => return Err((cur.col(), format!("'{other}' is not a control"))),
-    })
-}
-
 /// `on` or `off`, `ok` or `fail`: whether it is the first word.
 pub(super) fn yes_no(cur: &mut Cursor, yes: &str, no: &str) -> Result<bool, LineError> {
     let (w, c) = cur.expect_word(&format!("{yes} or {no}"))?;
