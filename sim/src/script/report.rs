@@ -13,11 +13,10 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 /// A request line and what came of it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exchange {
     pub line: u32,
     pub server: String,
-    pub node: u8,
     pub id: RequestId,
     pub request: ApiRequest,
     /// The response as the server received it.
@@ -41,7 +40,7 @@ impl Exchange {
 }
 
 /// An upstream charge call, with the Idempotency-Key of the request that caused it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CallRecord {
     pub attempt: AttemptId,
     pub payment: PaymentId,
@@ -340,7 +339,17 @@ impl<F: EventFold> Report<F> {
                 })
                 .collect(),
             events: &self.trace.events,
-            exchanges: self.exchanges.iter().map(ExchangeJson::of).collect(),
+            exchanges: self
+                .exchanges
+                .iter()
+                .map(|x| ExchangeJson {
+                    line: x.line,
+                    server: &x.server,
+                    request: x.request.to_string(),
+                    outcome: x.outcome(),
+                    response: x.response.as_ref(),
+                })
+                .collect(),
             expectations: &self.results,
             violation: self.violation.as_ref().map(|(v, pos)| ViolationJson {
                 property: &v.property,
@@ -423,18 +432,6 @@ struct ExchangeJson<'a> {
     outcome: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     response: Option<&'a ApiResponse>,
-}
-
-impl ExchangeJson<'_> {
-    fn of(x: &Exchange) -> ExchangeJson<'_> {
-        ExchangeJson {
-            line: x.line,
-            server: &x.server,
-            request: x.request.to_string(),
-            outcome: x.outcome(),
-            response: x.response.as_ref(),
-        }
-    }
 }
 
 #[derive(Serialize)]

@@ -368,7 +368,6 @@ impl<F: EventFold> Runner<'_, F> {
         self.exchanges.push(Exchange {
             line: pos.line,
             server: self.script.servers[server].name.clone(),
-            node,
             id,
             request,
             response: None,
