@@ -122,20 +122,67 @@ impl Parser {
         if self.script.servers.iter().any(|s| s.name == name) {
             return err(ncol, format!("server '{name}' is declared twice"));
         }
-        let settings = server_settings(cur)?;
-        let api_key = server_key(&settings, ncol)?;
-        let owner = known_key(api_key);
-        let node = self.free_node(settings.node, ncol)?;
-        self.declared = true;
-        self.script.servers.push(Server {
+        // `key=… merchant=… env=… node=… client=… db=…`.
+        let mut server = Server {
             name,
-            node,
-            api_key,
-            merchant: owner.map(|s| s.merchant),
-            environment: owner.map(|s| s.environment),
-            policy: settings.policy,
-            db: settings.db,
-        });
+            node: 0,
+            api_key: ApiKeyId(0),
+            merchant: None,
+            environment: None,
+            policy: None,
+            db: 0,
+        };
+        let (mut key, mut node) = (None, None);
+        for (k, v, col) in cur.pairs()? {
+            match k.as_str() {
+                "key" => {
+                    key = Some(
+                        parse_api_key(&v)
+                            .ok_or((col, format!("'{v}' is not an API key (ak_1 … ak_5)")))?,
+                    )
+                }
+                "merchant" => {
+                    server.merchant = Some(
+                        parse_merchant(&v)
+                            .ok_or((col, format!("'{v}' is not a merchant (1, 2)")))?,
+                    )
+                }
+                "env" => {
+                    server.environment =
+                        Some(parse_env(&v).ok_or((col, format!("env=test or live, not '{v}'")))?)
+                }
+                "node" => {
+                    node = Some(
+                        v.parse::<u8>()
+                            .map_err(|_| (col, format!("'{v}' is not a node number")))?,
+                    )
+                }
+                "client" => {
+                    crate::worlds::parse_policy(&v).map_err(|e| (col + 7, e.to_string()))?;
+                    server.policy = Some(v)
+                }
+                "db" => {
+                    server.db = v
+                        .parse()
+                        .map_err(|_| (col, format!("'{v}' is not a database number")))?
+                }
+                _ => {
+                    return err(
+                        col,
+                        format!(
+                            "unknown server setting '{k}' (settings: key, merchant, env, node, client, db)"
+                        ),
+                    );
+                }
+            }
+        }
+        server.api_key = server_key(key, server.merchant, server.environment, ncol)?;
+        let owner = known_key(server.api_key);
+        server.merchant = owner.map(|s| s.merchant);
+        server.environment = owner.map(|s| s.environment);
+        server.node = self.free_node(node, ncol)?;
+        self.declared = true;
+        self.script.servers.push(server);
         Ok(())
     }
 
@@ -226,16 +273,6 @@ impl Parser {
     }
 }
 
-/// The `key=… merchant=… env=… node=… client=… db=…` of a `server` line.
-struct ServerSettings {
-    key: Option<ApiKeyId>,
-    merchant: Option<MerchantId>,
-    environment: Option<Environment>,
-    node: Option<u8>,
-    policy: Option<String>,
-    db: u8,
-}
-
 /// The meaning of `value` for a setting `name` that is one of two words.
 fn either(name: &str, value: &str, words: [(&str, bool); 2], col: u32) -> Result<bool, LineError> {
     match words.iter().find(|(w, _)| *w == value) {
@@ -245,65 +282,6 @@ fn either(name: &str, value: &str, words: [(&str, bool); 2], col: u32) -> Result
             format!("{name}={} or {}, not '{value}'", words[0].0, words[1].0),
         ),
     }
-}
-
-fn server_settings(cur: &mut Cursor) -> Result<ServerSettings, LineError> {
-    let mut key = None;
-    let mut merchant = None;
-    let mut environment = None;
-    let mut node = None;
-    let mut policy = None;
-    let mut db = 0u8;
-    for (k, v, col) in cur.pairs()? {
-        match k.as_str() {
-            "key" => {
-                key = Some(
-                    parse_api_key(&v)
-                        .ok_or((col, format!("'{v}' is not an API key (ak_1 … ak_5)")))?,
-                )
-            }
-            "merchant" => {
-                merchant = Some(
-                    parse_merchant(&v).ok_or((col, format!("'{v}' is not a merchant (1, 2)")))?,
-                )
-            }
-            "env" => {
-                environment =
-                    Some(parse_env(&v).ok_or((col, format!("env=test or live, not '{v}'")))?)
-            }
-            "node" => {
-                node = Some(
-                    v.parse::<u8>()
-                        .map_err(|_| (col, format!("'{v}' is not a node number")))?,
-                )
-            }
-            "client" => {
-                crate::worlds::parse_policy(&v).map_err(|e| (col + 7, e.to_string()))?;
-                policy = Some(v)
-            }
-            "db" => {
-                db = v
-                    .parse()
-                    .map_err(|_| (col, format!("'{v}' is not a database number")))?
-            }
-            _ => {
-                return err(
-                    col,
-                    format!(
-                        "unknown server setting '{k}' (settings: key, merchant, env, node, client, db)"
-                    ),
-                );
-            }
-        }
-    }
-    Ok(ServerSettings {
-        key,
-        merchant,
-        environment,
-        node,
-        policy,
-        db,
-    })
 }
 
 /// An issued or spare API key, by id.
@@ -316,8 +294,13 @@ pub(super) fn known_key(id: ApiKeyId) -> Option<ApiKeySpec> {
 
 /// A server's key: the one it names, which must belong to the merchant and environment
 /// it names, or the first writable key of that merchant and environment (1, test).
-fn server_key(settings: &ServerSettings, ncol: u32) -> Result<ApiKeyId, LineError> {
-    match (settings.key, settings.merchant, settings.environment) {
+fn server_key(
+    key: Option<ApiKeyId>,
+    merchant: Option<MerchantId>,
+    environment: Option<Environment>,
+    ncol: u32,
+) -> Result<ApiKeyId, LineError> {
+    match (key, merchant, environment) {
         (Some(k), m, e) => {
             if let Some(s) = known_key(k) {
                 if m.is_some_and(|m| m != s.merchant) || e.is_some_and(|e| e != s.environment) {
