@@ -43,9 +43,10 @@ pub(crate) fn parse_label(label: &str) -> Result<Choice, LabelError> {
 /// `m3` (a merchant-network message) or, where `upstream` allows it, `u2`. A script's
 /// step names both links in its messages, and reads the number as Rust does (`m+3`).
 fn msg(cur: &mut Cursor, upstream: bool, script: bool) -> Result<(MsgId, bool), LineError> {
-    let what = match (script, upstream) {
-        (true, _) | (false, true) => "a message id (m3, or u2 on the upstream link)",
-        (false, false) => "a message id (m3)",
+    let what = if script || upstream {
+        "a message id (m3, or u2 on the upstream link)"
+    } else {
+        "a message id (m3)"
     };
     let (w, c) = cur.expect_word(if script {
         "a message id (m3, u2)"
@@ -168,16 +169,12 @@ pub(super) fn choice(
         }
         "tick" => Choice::Tick,
         "advance" => {
-            let (d, dc) = cur.expect_word(if script {
-                "a duration"
+            let (expected, what) = if script {
+                ("a duration", "of at most 36500d")
             } else {
-                "a duration (15s)"
-            })?;
-            let what = if script {
-                "of at most 36500d"
-            } else {
-                "(15s, 2min)"
+                ("a duration (15s)", "(15s, 2min)")
             };
+            let (d, dc) = cur.expect_word(expected)?;
             Choice::Advance(
                 parse_duration(&d).ok_or((dc, format!("'{d}' is not a duration {what}")))?,
             )
