@@ -148,8 +148,10 @@ impl Parser {
                     )
                 }
                 "env" => {
-                    server.environment =
-                        Some(parse_env(&v).ok_or((col, format!("env=test or live, not '{v}'")))?)
+                    server.environment = Some(
+                        Environment::from_name(&v)
+                            .ok_or((col, format!("env=test or live, not '{v}'")))?,
+                    )
                 }
                 "node" => {
                     node = Some(
@@ -229,8 +231,10 @@ impl Parser {
                         Some(parse_merchant(&v).ok_or((col, format!("'{v}' is not a merchant")))?)
                 }
                 "env" => {
-                    environment =
-                        Some(parse_env(&v).ok_or((col, format!("env=test or live, not '{v}'")))?)
+                    environment = Some(
+                        Environment::from_name(&v)
+                            .ok_or((col, format!("env=test or live, not '{v}'")))?,
+                    )
                 }
                 "to" => {
                     let s = self
@@ -519,14 +523,6 @@ pub(super) fn parse_merchant(s: &str) -> Option<MerchantId> {
         .parse()
         .ok()
         .map(MerchantId)
-}
-
-pub(super) fn parse_env(s: &str) -> Option<Environment> {
-    match s {
-        "test" => Some(Environment::Test),
-        "live" => Some(Environment::Live),
-        _ => None,
-    }
 }
 
 /// `15s`, `2min`, `7d`, `1d2h`, `1.250s`, `250ms`: what [`Millis`]'s `Display` writes.
