@@ -96,7 +96,7 @@ fn pinned(name: &str) -> (Script, Report) {
         report.failures().join("\n"),
         report.to_text()
     );
-    let stem = PathBuf::from(&report.file)
+    let stem = PathBuf::from(&report.script.file)
         .file_stem()
         .unwrap()
         .to_str()
@@ -321,7 +321,7 @@ fn s04_order_01_new_key_same_order_conflict_branch_409_order_no_conflict() {
         Some("pay_demo_001")
     );
     assert_eq!(r.world.platform.payments().len(), 1);
-    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+    assert_eq!(r.world.acquirer.ledger.captures_with(Card('B')), 0);
 }
 
 #[test]
@@ -336,7 +336,7 @@ fn s04b_order_01_new_key_same_order_existing_object_branch_200_same_payment() {
         );
     }
     assert_eq!(r.world.platform.payments().len(), 1);
-    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+    assert_eq!(r.world.acquirer.ledger.captures_with(Card('B')), 0);
 }
 
 #[test]
@@ -395,8 +395,8 @@ fn s07_card_03_card_b_on_retry_after_timeout_is_never_charged() {
     assert_eq!(s.ac(), Some("AC-018"));
     assert_eq!(Rule::CardReplayNotCharged.ac(), s.ac());
     assert_eq!(answers(&r), a(&["lost", "200"]));
-    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
-    assert_eq!(r.world.acquirer.ledger.captures_on(Card('A')), 1);
+    assert_eq!(r.world.acquirer.ledger.captures_with(Card('B')), 0);
+    assert_eq!(r.world.acquirer.ledger.captures_with(Card('A')), 1);
 }
 
 #[test]
@@ -406,7 +406,7 @@ fn s08_attempt_01_confirm_new_key_while_processing_409_payment_in_progress() {
     assert_eq!(Rule::ConfirmWhileProcessing.ac(), s.ac());
     assert_eq!(answers(&r), a(&["202", "409 payment_in_progress"]));
     assert_eq!(r.world.platform.attempts().len(), 1);
-    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+    assert_eq!(r.world.acquirer.ledger.captures_with(Card('B')), 0);
 }
 
 #[test]
@@ -417,7 +417,7 @@ fn s08b_attempt_01_confirm_new_key_while_processing_200_original_status() {
     let p = r.exchanges[1].response.as_ref().unwrap().payment().unwrap();
     assert_eq!(p.status, payhub_model::PaymentStatus::Processing);
     assert_eq!(r.world.platform.attempts().len(), 1);
-    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 0);
+    assert_eq!(r.world.acquirer.ledger.captures_with(Card('B')), 0);
 }
 
 #[test]
@@ -428,8 +428,8 @@ fn s09_attempt_02_card_retry_after_failure_new_attempt_same_payment_and_fee() {
     assert_eq!(answers(&r), a(&["201", "200", "200"]));
     let p = r.exchanges[2].response.as_ref().unwrap().payment().unwrap();
     assert_eq!((p.attempt_count, p.fee_rate_bps), (2, 290));
-    assert_eq!(r.world.acquirer.ledger.captures_on(Card('B')), 1);
-    assert_eq!(r.world.acquirer.ledger.captures_on(Card('A')), 0);
+    assert_eq!(r.world.acquirer.ledger.captures_with(Card('B')), 1);
+    assert_eq!(r.world.acquirer.ledger.captures_with(Card('A')), 0);
 }
 
 #[test]
@@ -455,7 +455,7 @@ fn s11_refund_02_refund_timeout_retry_with_k_same_refund_one_upstream_refund() {
         r.world
             .acquirer
             .ledger
-            .refunds_of(payhub_model::RefundId(1)),
+            .refunds_paid(payhub_model::RefundId(1)),
         1
     );
     assert_eq!(r.world.platform.refunds().len(), 1);
@@ -616,7 +616,7 @@ fn f10_sched_03_a_pending_review_refund_is_not_listed_by_status_processing() {
         r.world
             .acquirer
             .ledger
-            .refunds_of(payhub_model::RefundId(1)),
+            .refunds_paid(payhub_model::RefundId(1)),
         1
     );
 }
@@ -919,4 +919,28 @@ fn f25_wording_03_contact_support_more_than_24_hours_into_manual_review() {
         text.matches("merchant: contact technical support").count(),
         1
     );
+}
+
+/// Ledger counts only these tests make (named apart from the model test bench's own).
+trait LedgerCounts {
+    fn captures_with(&self, card: Card) -> usize;
+    fn refunds_paid(&self, refund: payhub_model::RefundId) -> usize;
+}
+
+impl LedgerCounts for payhub_model::Ledger {
+    fn captures_with(&self, card: Card) -> usize {
+        self.entries
+            .iter()
+            .filter(
+                |e| matches!(e, payhub_model::LedgerEntry::Capture { card: c, .. } if *c == card),
+            )
+            .count()
+    }
+
+    fn refunds_paid(&self, refund: payhub_model::RefundId) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e, payhub_model::LedgerEntry::Refund { refund: r, .. } if *r == refund))
+            .count()
+    }
 }

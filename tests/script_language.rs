@@ -429,7 +429,7 @@ A: GET /v1/refunds?merchant_refund_no=R-001
 "#
     );
     let original = passes(&text);
-    let config: &WorldConfig = &original.config;
+    let config: &WorldConfig = &original.script.config;
     let exported = script::script_from_tape(config, &original.tape, None, "odd requests")
         .expect("expressible");
     let again = passes(&exported);

@@ -88,20 +88,20 @@ id_type!(
     ApiKeyId, "ak_{}"
 );
 
-/// Test or live: two independent idempotency worlds (SCOPE-02).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Environment {
-    Test,
-    Live,
+crate::named! {
+    fn as_str;
+    /// Test or live: two independent idempotency worlds (SCOPE-02).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Environment {
+        Test = "test",
+        Live = "live",
+    }
 }
 
 impl std::fmt::Display for Environment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Environment::Test => "test",
-            Environment::Live => "live",
-        })
+        f.write_str(self.as_str())
     }
 }
 

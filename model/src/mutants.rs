@@ -255,14 +255,6 @@ impl ParameterMutant {
             },
         }
     }
-
-    /// Looks a parameter mutant up by its [`ParameterMutant::name`].
-    pub fn from_name(name: &str) -> Option<ParameterMutant> {
-        ParameterMutant::ALL
-            .iter()
-            .copied()
-            .find(|m| m.name() == name)
-    }
 }
 
 impl std::fmt::Display for ParameterMutant {

@@ -1,7 +1,7 @@
 //! Enums whose variants each have a name: the name is written beside its variant, not in
 //! a second list that must be kept in step.
 
-/// Defines the enum, its name function and `ALL`: `named! { fn as_str; pub enum Status {
+/// Defines the enum, its name function, `from_name` and `ALL`: `named! { fn as_str; pub enum Status {
 /// Known = "known", } }` is the enum `Status` with `Status::as_str` answering `"known"`
 /// and `Status::ALL` every variant in declaration order. The enum's and each variant's
 /// attributes (docs, derives, serde) are kept as written.
@@ -22,6 +22,11 @@ macro_rules! named {
             /// The name written beside the variant.
             pub const fn $name(self) -> &'static str {
                 match self { $($enum::$variant => $text,)* }
+            }
+
+            /// The variant of that name.
+            pub fn from_name(name: &str) -> Option<$enum> {
+                Self::ALL.iter().copied().find(|v| v.$name() == name)
             }
         }
     };

@@ -58,10 +58,10 @@ impl ScenarioResult {
                 .unwrap_or("?")
                 .to_owned(),
             file: path.display().to_string(),
-            title: report.title.clone(),
+            title: report.script.title.clone(),
             passed: report.passed(),
             failures: report.failures(),
-            assumptions: report.assumptions.iter().map(|a| a.id()).collect(),
+            assumptions: report.script.assumptions.iter().map(|a| a.id()).collect(),
             rules: rules.into_iter().map(|r| r.id()).collect(),
             text: report.to_text(),
             mermaid: report.trace.to_mermaid(),

@@ -34,8 +34,8 @@ fn bounded(text: String) -> String {
 pub fn page(reports: &[Report], seconds: &[f64]) -> String {
     let failed = reports.iter().filter(|r| !r.passed()).count();
     let verdict = match reports {
-        [one] if one.passed() => format!("PASSED {}", one.file),
-        [one] => format!("FAILED {}", one.file),
+        [one] if one.passed() => format!("PASSED {}", one.script.file),
+        [one] => format!("FAILED {}", one.script.file),
         _ => format!(
             "{} of {} scripts passed",
             reports.len() - failed,
@@ -52,12 +52,12 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
     lines.extend(
         reports
             .iter()
-            .map(|r| text!("`{}`: {}", r.file, r.verdict())),
+            .map(|r| text!("`{}`: {}", r.script.file, r.verdict())),
     );
     let rows = reports.iter().zip(seconds).map(|(r, secs)| {
         vec![
-            text!("`{}`", r.file),
-            r.title.clone().unwrap_or_default().into(),
+            text!("`{}`", r.script.file),
+            r.script.title.clone().unwrap_or_default().into(),
             r.tape.len().to_string().into(),
             r.results.len().to_string().into(),
             if r.passed() {
@@ -88,7 +88,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         let Some((v, pos)) = &r.violation else {
             continue;
         };
-        let expected = r.expected_violation.as_deref() == Some(v.property.as_str());
+        let expected = r.expected_violation() == Some(v.property.as_str());
         let note = page::note(
             &v.property,
             &r.violation_rules,
@@ -102,7 +102,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
             property: v.property.clone(),
             context: text!(
                 "in `{}` at line {}{}",
-                r.file,
+                r.script.file,
                 pos.line,
                 if expected { ", as the script expects" } else { "" }
             ),
@@ -140,8 +140,12 @@ fn diagram(r: &Report, note: &str) -> Diagram {
 /// A script's expectations, the properties checked after every step, and the run as
 /// text.
 fn rest(blocks: &mut Vec<Block>, r: &Report) {
-    let title = r.title.as_deref().unwrap_or("");
-    blocks.push(Block::Heading(2, None, text!("`{}` {}", r.file, title)));
+    let title = r.script.title.as_deref().unwrap_or("");
+    blocks.push(Block::Heading(
+        2,
+        None,
+        text!("`{}` {}", r.script.file, title),
+    ));
     blocks.extend(
         r.failures()
             .into_iter()

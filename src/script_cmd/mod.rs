@@ -103,16 +103,12 @@ pub fn load_all(path: &Path) -> Result<Script, ScriptErrors> {
 /// Runs a parsed script, checking every *always* property after every step; a
 /// violated property is reported with its rule IDs.
 pub fn execute(script: &Script) -> Report {
-    let script = &Script {
-        config: script.config.clone(),
-        ..script.clone()
-    };
     let mut check = AlwaysCheck {
         config: &script.config,
     };
     let mut report = script::run(script, &mut check);
     if script.judge_wire && report.violation.is_none() && report.error.is_none() {
-        let last = report.statements.last().copied();
+        let last = report.script.statements.last().map(|s| s.pos);
         if let (Some(v), Some(pos)) = (wire_violation(&report), last) {
             // `expect violation` of it is met after all.
             let unmet = format!("no step violated {}", v.property);
@@ -210,7 +206,7 @@ fn run_files(files: &[PathBuf], format: ScriptFormat, command: &str) -> ExitCode
             for r in &reports {
                 println!(
                     "## {}\n\n```mermaid\n{}```\n",
-                    r.file,
+                    r.script.file,
                     render(r, format, command)
                 );
             }
@@ -248,7 +244,7 @@ fn run_files(files: &[PathBuf], format: ScriptFormat, command: &str) -> ExitCode
 fn junit(reports: &[(&Report, f64)], command: &str) -> String {
     let results: Vec<crate::report::ScenarioResult> = reports
         .iter()
-        .map(|(r, _)| crate::report::ScenarioResult::from_report(Path::new(&r.file), r))
+        .map(|(r, _)| crate::report::ScenarioResult::from_report(Path::new(&r.script.file), r))
         .collect();
     let mut part = crate::report::outcome::scripts("scripts", "run", &results);
     for (item, (_, seconds)) in part.items.iter_mut().zip(reports) {

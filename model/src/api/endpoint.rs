@@ -5,24 +5,23 @@ use crate::ids::{Card, PaymentId, RefundId};
 use crate::text::Text;
 use serde::{Deserialize, Serialize};
 
-/// HTTP method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Method {
-    #[serde(rename = "GET")]
-    Get,
-    #[serde(rename = "POST")]
-    Post,
-    #[serde(rename = "DELETE")]
-    Delete,
+crate::named! {
+    fn as_str;
+    /// HTTP method.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    pub enum Method {
+        #[serde(rename = "GET")]
+        Get = "GET",
+        #[serde(rename = "POST")]
+        Post = "POST",
+        #[serde(rename = "DELETE")]
+        Delete = "DELETE",
+    }
 }
 
 impl std::fmt::Display for Method {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Delete => "DELETE",
-        })
+        f.write_str(self.as_str())
     }
 }
 

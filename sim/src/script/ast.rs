@@ -105,8 +105,7 @@ payhub_model::named! {
 }
 
 /// Which upstream call an `upstream` statement decides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallKind {
     /// The oldest call in flight, whatever it is.
     Any,
@@ -120,8 +119,7 @@ pub enum CallKind {
 }
 
 /// What happens to the acquirer's reply after an `upstream` decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyFate {
     /// Delivered to the platform at once (the default).
     Deliver,
@@ -134,13 +132,10 @@ pub enum ReplyFate {
 payhub_model::named! {
     fn as_str;
     /// A comparison in a counter expectation.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Cmp {
-        #[serde(rename = "=")]
         Eq = "=",
-        #[serde(rename = "<=")]
         Le = "<=",
-        #[serde(rename = ">=")]
         Ge = ">=",
     }
 }
@@ -156,17 +151,15 @@ impl Cmp {
 }
 
 /// `name=value` in an expectation.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldCheck {
     pub name: String,
     pub value: String,
-    #[serde(skip)]
     pub pos: Pos,
 }
 
 /// What the response to a request line must be.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "want", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Want {
     /// No response reached the server: the request or its response was lost.
     Lost,
@@ -180,7 +173,7 @@ pub enum Want {
 }
 
 /// Counters an expectation can compare: `charges(card=B)`, `payments(order=ORDER-001)`, …
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Counter {
     /// `charges`, `refunds`, `charge-calls`, `refund-calls` (ledger); `payments`,
     /// `attempts`, `refunds`, `sessions`, `records` (platform).
@@ -191,16 +184,14 @@ pub struct Counter {
 }
 
 /// Whose counters: the acquirer's ledger and upstream link, or the platform's records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CounterScope {
     Ledger,
     Platform,
 }
 
 /// An expectation.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "expect", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expectation {
     /// The response to the last request line (of `server`, if given).
     Response { server: Option<usize>, want: Want },
@@ -230,8 +221,7 @@ pub enum Expectation {
 }
 
 /// A platform object kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ObjectKind {
     Payment,
     Refund,

@@ -77,6 +77,20 @@ impl Cursor {
             .ok_or_else(|| (col, format!("expected {what} here")))
     }
 
+    /// The word `word` next, or an error that `wrong` writes from the word found.
+    pub(crate) fn keyword(
+        &mut self,
+        word: &str,
+        wrong: fn(&str) -> String,
+    ) -> Result<(), LineError> {
+        let (w, c) = self.expect_word(word)?;
+        if w == word {
+            Ok(())
+        } else {
+            Err((c, wrong(&w)))
+        }
+    }
+
     /// The next word without consuming it.
     pub(crate) fn peek_word(&mut self) -> Option<String> {
         let save = self.at;

@@ -210,7 +210,6 @@ impl Nodes {
 
 /// The title comments, `use`, one `server` line per node, and the webhook routing.
 fn write_settings(s: &mut String, config: &WorldConfig, nodes: &Nodes, about: &str) {
-    let defaults = PlatformParams::default();
     let _ = writeln!(s, "# {about}");
     let _ = writeln!(
         s,
@@ -231,7 +230,8 @@ fn write_settings(s: &mut String, config: &WorldConfig, nodes: &Nodes, about: &s
     if config.jitter {
         settings.push("jitter=on".into());
     }
-    settings.extend(param_settings(&config.params, &defaults));
+    let params = super::parse_settings::param_settings(&config.params, false);
+    settings.extend(params.into_iter().filter(|(_, c)| *c).map(|(s, _)| s));
     let _ = writeln!(s, "use {}", settings.join(" "));
     // A script's client servers share one reading of each contradiction.
     if let Some(r) = config
@@ -310,68 +310,4 @@ fn control(c: &Control) -> Result<String, ExportError> {
 
 fn on_off(on: bool) -> &'static str {
     if on { "on" } else { "off" }
-}
-
-/// `name=value` for every parameter that differs from the default.
-fn param_settings(p: &PlatformParams, d: &PlatformParams) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut dur = |name: &str, v: payhub_model::Millis, dv: payhub_model::Millis| {
-        if v != dv {
-            out.push(format!("{name}={v}"));
-        }
-    };
-    dur("retention", p.retention, d.retention);
-    dur("sync_wait", p.sync_wait, d.sync_wait);
-    dur(
-        "concurrent_wait_timeout",
-        p.concurrent_wait_timeout,
-        d.concurrent_wait_timeout,
-    );
-    dur("payment_ttl", p.payment_ttl, d.payment_ttl);
-    dur("session_ttl", p.session_ttl, d.session_ttl);
-    dur("verify_interval", p.verify_interval, d.verify_interval);
-    dur(
-        "auto_query_window",
-        p.auto_query_window,
-        d.auto_query_window,
-    );
-    dur(
-        "manual_review_requery",
-        p.manual_review_requery,
-        d.manual_review_requery,
-    );
-    dur(
-        "webhook_redelivery_delay",
-        p.webhook_redelivery_delay,
-        d.webhook_redelivery_delay,
-    );
-    let mut num = |name: &str, v: u64, dv: u64| {
-        if v != dv {
-            out.push(format!("{name}={v}"));
-        }
-    };
-    num("attempts_max", p.attempts_max.into(), d.attempts_max.into());
-    num("key_len_max", p.key_len_max as u64, d.key_len_max as u64);
-    num(
-        "webhook_redeliveries_max",
-        p.webhook_redeliveries_max.into(),
-        d.webhook_redeliveries_max.into(),
-    );
-    num("fee_rate_bps", p.fee_rate_bps.into(), d.fee_rate_bps.into());
-    num("ids_from", p.ids_from.into(), d.ids_from.into());
-    // A-MANUAL-REVIEW-END: `never` is the model's.
-    if let Some(until) = p
-        .manual_review_until
-        .filter(|_| p.manual_review_until != d.manual_review_until)
-    {
-        out.push(format!("manual_review_until={until}"));
-    }
-    // A-RETRY-AFTER-429: `absent` is the reading without the header.
-    if p.retry_after_s != d.retry_after_s {
-        out.push(match p.retry_after_s {
-            Some(s) => format!("retry_after={s}"),
-            None => "retry_after=absent".to_owned(),
-        });
-    }
-    out
 }

@@ -7,8 +7,10 @@
 use super::cursor::{Cursor, LineError};
 use super::parse::err;
 use super::parse_settings::parse_duration;
-use super::parse_step::{branch, ok_fail, parse_attempt, parse_decision};
+use super::parse_settings::parse_merchant;
+use super::parse_step::{branch, key_spec, parse_attempt, parse_decision, yes_no};
 use super::request;
+use super::request::parse_api_key;
 use crate::choice::Choice;
 use crate::error::LabelError;
 use crate::network::MsgId;
@@ -41,9 +43,10 @@ pub(crate) fn parse_label(label: &str) -> Result<Choice, LabelError> {
 /// `m3` (a merchant-network message) or, where `upstream` allows it, `u2`. A script's
 /// step names both links in its messages, and reads the number as Rust does (`m+3`).
 fn msg(cur: &mut Cursor, upstream: bool, script: bool) -> Result<(MsgId, bool), LineError> {
-    let what = match (script, upstream) {
-        (true, _) | (false, true) => "a message id (m3, or u2 on the upstream link)",
-        (false, false) => "a message id (m3)",
+    let what = if script || upstream {
+        "a message id (m3, or u2 on the upstream link)"
+    } else {
+        "a message id (m3)"
     };
     let (w, c) = cur.expect_word(if script {
         "a message id (m3, u2)"
@@ -118,7 +121,7 @@ pub(super) fn choice(
             let attempt = parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
             Choice::Authenticate {
                 attempt,
-                ok: ok_fail(cur)?,
+                ok: yes_no(cur, "ok", "fail")?,
             }
         }
         "command" => command(cur)?,
@@ -128,8 +131,22 @@ pub(super) fn choice(
         "restart" => Choice::Restart {
             merchant: node(cur)?,
         },
-        "rate-limit" | "pause-channel" | "issue-api-key" | "revoke-api-key" => {
-            Choice::Control(super::parse_step::control(verb, cur)?)
+        // The environment's switches: `rate-limit merchant_1 on`, `pause-channel off`,
+        // `issue-api-key …`, `revoke-api-key ak_2`.
+        "rate-limit" => {
+            let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
+            let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
+            let on = yes_no(cur, "on", "off")?;
+            Choice::Control(Control::SetRateLimited { merchant, on })
+        }
+        "pause-channel" => Choice::Control(Control::SetChannelPaused {
+            on: yes_no(cur, "on", "off")?,
+        }),
+        "issue-api-key" => Choice::Control(Control::IssueApiKey(key_spec(cur)?)),
+        "revoke-api-key" => {
+            let (k, c) = cur.expect_word("an API key (ak_1)")?;
+            let id = parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?;
+            Choice::Control(Control::RevokeApiKey(id))
         }
         "fee-rate" if script => {
             let (n, c) = cur.expect_word("basis points")?;
@@ -152,16 +169,12 @@ pub(super) fn choice(
         }
         "tick" => Choice::Tick,
         "advance" => {
-            let (d, dc) = cur.expect_word(if script {
-                "a duration"
+            let (expected, what) = if script {
+                ("a duration", "of at most 36500d")
             } else {
-                "a duration (15s)"
-            })?;
-            let what = if script {
-                "of at most 36500d"
-            } else {
-                "(15s, 2min)"
+                ("a duration (15s)", "(15s, 2min)")
             };
+            let (d, dc) = cur.expect_word(expected)?;
             Choice::Advance(
                 parse_duration(&d).ok_or((dc, format!("'{d}' is not a duration {what}")))?,
             )
@@ -208,9 +221,6 @@ pub(super) fn then_crash(cur: &mut Cursor) -> Result<bool, LineError> {
         return Ok(false);
     }
     cur.word();
-    let (w, c) = cur.expect_word("crash")?;
-    if w != "crash" {
-        return err(c, format!("'then crash', not 'then {w}'"));
-    }
+    cur.keyword("crash", |w| format!("'then crash', not 'then {w}'"))?;
     Ok(true)
 }

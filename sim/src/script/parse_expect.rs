@@ -6,7 +6,7 @@ use super::cursor::{Cursor, LineError};
 use super::parse::{Parser, err};
 use super::parse_settings::is_name;
 use super::request::{parse_payment_id, parse_refund_id};
-use payhub_model::ErrorCode;
+use payhub_model::{ErrorCode, PaymentStatus};
 
 const PAYMENT_FIELDS: &[&str] = &[
     "id",
@@ -77,18 +77,6 @@ pub(crate) const ORDER_FIELDS: &[&str] = &[
     "fulfilled",
 ];
 
-const STATUSES: &[&str] = &[
-    "requires_payment_method",
-    "processing",
-    "requires_action",
-    "succeeded",
-    "failed",
-    "canceled",
-    "expired",
-    // A refund's only status of its own (SCHED-03, A-REFUND-REVIEW).
-    "pending_review",
-];
-
 const RESOLUTIONS: &[&str] = &["known", "needs_query", "manual_review"];
 
 /// The counters of `expect ledger:` and `expect platform:` and the filters each takes.
@@ -146,10 +134,9 @@ impl Parser {
             "payment" | "refund" => object_expectation(&w, cur),
             "webhook:" => self.webhook(true, cur),
             "no" => {
-                let (x, xcol) = cur.expect_word("webhook:")?;
-                if x != "webhook:" {
-                    return err(xcol, format!("expect no webhook: KIND, not 'no {x}'"));
-                }
+                cur.keyword("webhook:", |x| {
+                    format!("expect no webhook: KIND, not 'no {x}'")
+                })?;
                 self.webhook(false, cur)
             }
             _ => {
@@ -249,7 +236,7 @@ impl Parser {
     fn webhook(&mut self, present: bool, cur: &mut Cursor) -> Result<Expectation, LineError> {
         let (kind, kcol) = cur.expect_word("an event kind (payment.succeeded)")?;
         let valid = match kind.split_once('.') {
-            Some(("payment", s)) => STATUSES.contains(&s) && s != "pending_review",
+            Some(("payment", s)) => PaymentStatus::from_name(s).is_some(),
             Some(("refund", s)) => ["processing", "succeeded", "failed"].contains(&s),
             _ => false,
         };
@@ -393,15 +380,18 @@ fn fields(cur: &mut Cursor, allowed: &[&[&str]], what: &str) -> Result<Vec<Field
         }
         let vcol = col + name.chars().count() as u32 + 1;
         match name.as_str() {
-            "status" if what != "client order" => {
-                let known = STATUSES.contains(&value.as_str())
-                    || ["processing", "succeeded", "failed"].contains(&value.as_str());
-                if !known {
-                    return err(
-                        vcol,
-                        format!("'{value}' is not a status ({})", STATUSES.join(", ")),
-                    );
-                }
+            // A Payment's status, or a Refund's own (SCHED-03, A-REFUND-REVIEW).
+            "status"
+                if what != "client order"
+                    && PaymentStatus::from_name(&value).is_none()
+                    && value != "pending_review" =>
+            {
+                let names = PaymentStatus::ALL.iter().map(|s| s.as_str());
+                let names: Vec<&str> = names.chain(["pending_review"]).collect();
+                return err(
+                    vcol,
+                    format!("'{value}' is not a status ({})", names.join(", ")),
+                );
             }
             "resolution_status" if !RESOLUTIONS.contains(&value.as_str()) => {
                 return err(

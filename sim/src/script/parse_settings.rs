@@ -4,36 +4,16 @@
 use super::ast::Server;
 use super::cursor::{Cursor, LineError};
 use super::parse::{Parser, err};
+use super::parse_step::PREFIXES;
 use super::request::parse_api_key;
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};
 use payhub_model::{
     ApiKeyId, ApiKeySpec, Assumption, Environment, MerchantId, Millis, PlatformParams,
 };
 
-/// Words that cannot name a server.
+/// Words that cannot name a server, besides the words statements start with.
 const RESERVED: &[&str] = &[
-    "use",
-    "server",
     "webhooks",
-    "assume",
-    "net",
-    "platform",
-    "upstream",
-    "payer",
-    "env",
-    "branch",
-    "expect",
-    "wait",
-    "tick",
-    "until",
-    "crash",
-    "restart",
-    "deliver",
-    "drop",
-    "duplicate",
-    "acquire",
-    "advance",
-    "authenticate",
     "ledger",
     "payment",
     "refund",
@@ -61,7 +41,7 @@ impl Parser {
                     col,
                     format!(
                         "unknown setting '{name}' (settings: platform, delivery, inbox, jitter, wire, {})",
-                        PARAM_NAMES.join(", ")
+                        PARAMS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
                     ),
                 );
             }
@@ -142,20 +122,69 @@ impl Parser {
         if self.script.servers.iter().any(|s| s.name == name) {
             return err(ncol, format!("server '{name}' is declared twice"));
         }
-        let settings = server_settings(cur)?;
-        let api_key = server_key(&settings, ncol)?;
-        let owner = known_key(api_key);
-        let node = self.free_node(settings.node, ncol)?;
-        self.declared = true;
-        self.script.servers.push(Server {
+        // `key=… merchant=… env=… node=… client=… db=…`.
+        let mut server = Server {
             name,
-            node,
-            api_key,
-            merchant: owner.map(|s| s.merchant),
-            environment: owner.map(|s| s.environment),
-            policy: settings.policy,
-            db: settings.db,
-        });
+            node: 0,
+            api_key: ApiKeyId(0),
+            merchant: None,
+            environment: None,
+            policy: None,
+            db: 0,
+        };
+        let (mut key, mut node) = (None, None);
+        for (k, v, col) in cur.pairs()? {
+            match k.as_str() {
+                "key" => {
+                    key = Some(
+                        parse_api_key(&v)
+                            .ok_or((col, format!("'{v}' is not an API key (ak_1 … ak_5)")))?,
+                    )
+                }
+                "merchant" => {
+                    server.merchant = Some(
+                        parse_merchant(&v)
+                            .ok_or((col, format!("'{v}' is not a merchant (1, 2)")))?,
+                    )
+                }
+                "env" => {
+                    server.environment = Some(
+                        Environment::from_name(&v)
+                            .ok_or((col, format!("env=test or live, not '{v}'")))?,
+                    )
+                }
+                "node" => {
+                    node = Some(
+                        v.parse::<u8>()
+                            .map_err(|_| (col, format!("'{v}' is not a node number")))?,
+                    )
+                }
+                "client" => {
+                    crate::worlds::parse_policy(&v).map_err(|e| (col + 7, e.to_string()))?;
+                    server.policy = Some(v)
+                }
+                "db" => {
+                    server.db = v
+                        .parse()
+                        .map_err(|_| (col, format!("'{v}' is not a database number")))?
+                }
+                _ => {
+                    return err(
+                        col,
+                        format!(
+                            "unknown server setting '{k}' (settings: key, merchant, env, node, client, db)"
+                        ),
+                    );
+                }
+            }
+        }
+        server.api_key = server_key(key, server.merchant, server.environment, ncol)?;
+        let owner = known_key(server.api_key);
+        server.merchant = owner.map(|s| s.merchant);
+        server.environment = owner.map(|s| s.environment);
+        server.node = self.free_node(node, ncol)?;
+        self.declared = true;
+        self.script.servers.push(server);
         Ok(())
     }
 
@@ -202,8 +231,10 @@ impl Parser {
                         Some(parse_merchant(&v).ok_or((col, format!("'{v}' is not a merchant")))?)
                 }
                 "env" => {
-                    environment =
-                        Some(parse_env(&v).ok_or((col, format!("env=test or live, not '{v}'")))?)
+                    environment = Some(
+                        Environment::from_name(&v)
+                            .ok_or((col, format!("env=test or live, not '{v}'")))?,
+                    )
                 }
                 "to" => {
                     let s = self
@@ -246,16 +277,6 @@ impl Parser {
     }
 }
 
-/// The `key=… merchant=… env=… node=… client=… db=…` of a `server` line.
-struct ServerSettings {
-    key: Option<ApiKeyId>,
-    merchant: Option<MerchantId>,
-    environment: Option<Environment>,
-    node: Option<u8>,
-    policy: Option<String>,
-    db: u8,
-}
-
 /// The meaning of `value` for a setting `name` that is one of two words.
 fn either(name: &str, value: &str, words: [(&str, bool); 2], col: u32) -> Result<bool, LineError> {
     match words.iter().find(|(w, _)| *w == value) {
@@ -265,65 +286,6 @@ fn either(name: &str, value: &str, words: [(&str, bool); 2], col: u32) -> Result
             format!("{name}={} or {}, not '{value}'", words[0].0, words[1].0),
         ),
     }
-}
-
-fn server_settings(cur: &mut Cursor) -> Result<ServerSettings, LineError> {
-    let mut key = None;
-    let mut merchant = None;
-    let mut environment = None;
-    let mut node = None;
-    let mut policy = None;
-    let mut db = 0u8;
-    for (k, v, col) in cur.pairs()? {
-        match k.as_str() {
-            "key" => {
-                key = Some(
-                    parse_api_key(&v)
-                        .ok_or((col, format!("'{v}' is not an API key (ak_1 … ak_5)")))?,
-                )
-            }
-            "merchant" => {
-                merchant = Some(
-                    parse_merchant(&v).ok_or((col, format!("'{v}' is not a merchant (1, 2)")))?,
-                )
-            }
-            "env" => {
-                environment =
-                    Some(parse_env(&v).ok_or((col, format!("env=test or live, not '{v}'")))?)
-            }
-            "node" => {
-                node = Some(
-                    v.parse::<u8>()
-                        .map_err(|_| (col, format!("'{v}' is not a node number")))?,
-                )
-            }
-            "client" => {
-                crate::worlds::parse_policy(&v).map_err(|e| (col + 7, e.to_string()))?;
-                policy = Some(v)
-            }
-            "db" => {
-                db = v
-                    .parse()
-                    .map_err(|_| (col, format!("'{v}' is not a database number")))?
-            }
-            _ => {
-                return err(
-                    col,
-                    format!(
-                        "unknown server setting '{k}' (settings: key, merchant, env, node, client, db)"
-                    ),
-                );
-            }
-        }
-    }
-    Ok(ServerSettings {
-        key,
-        merchant,
-        environment,
-        node,
-        policy,
-        db,
-    })
 }
 
 /// An issued or spare API key, by id.
@@ -336,8 +298,13 @@ pub(super) fn known_key(id: ApiKeyId) -> Option<ApiKeySpec> {
 
 /// A server's key: the one it names, which must belong to the merchant and environment
 /// it names, or the first writable key of that merchant and environment (1, test).
-fn server_key(settings: &ServerSettings, ncol: u32) -> Result<ApiKeyId, LineError> {
-    match (settings.key, settings.merchant, settings.environment) {
+fn server_key(
+    key: Option<ApiKeyId>,
+    merchant: Option<MerchantId>,
+    environment: Option<Environment>,
+    ncol: u32,
+) -> Result<ApiKeyId, LineError> {
+    match (key, merchant, environment) {
         (Some(k), m, e) => {
             if let Some(s) = known_key(k) {
                 if m.is_some_and(|m| m != s.merchant) || e.is_some_and(|e| e != s.environment) {
@@ -361,6 +328,132 @@ fn server_key(settings: &ServerSettings, ncol: u32) -> Result<ApiKeyId, LineErro
     }
 }
 
+/// A platform parameter as `use NAME=VALUE` reads it and a report or an exported script
+/// writes it.
+trait Setting {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError>;
+    fn show(&self) -> String;
+}
+
+fn number(value: &str, col: u32) -> Result<u64, LineError> {
+    value
+        .parse()
+        .map_err(|_| (col, format!("'{value}' is not a number")))
+}
+
+fn duration(value: &str, col: u32) -> Result<Millis, LineError> {
+    parse_duration(value).ok_or((
+        col,
+        format!("'{value}' is not a duration of at most 36500d (15s, 7d, 2min)"),
+    ))
+}
+
+/// A number of at most 32 bits; a larger one is too large, as written.
+fn number_u32(value: &str, col: u32) -> Result<u32, LineError> {
+    u32::try_from(number(value, col)?).map_err(|_| (col, format!("{value} is too large")))
+}
+
+impl Setting for Millis {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+        *self = duration(value, col)?;
+        Ok(())
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// A count: a number that fits the parameter (a larger one is too large).
+macro_rules! count_setting {
+    ($($t:ty),*) => {$(
+        impl Setting for $t {
+            fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+                let n = number(value, col)?;
+                *self = <$t>::try_from(n).map_err(|_| (col, format!("{n} is too large")))?;
+                Ok(())
+            }
+            fn show(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+
+count_setting!(u8, u64, usize);
+
+impl Setting for u32 {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+        *self = number_u32(value, col)?;
+        Ok(())
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// A-MANUAL-REVIEW-END: `never` (the model's) or a duration after the charge.
+impl Setting for Option<Millis> {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+        *self = (value != "never")
+            .then(|| duration(value, col))
+            .transpose()?;
+        Ok(())
+    }
+    fn show(&self) -> String {
+        self.map_or_else(|| "never".to_owned(), |d| d.to_string())
+    }
+}
+
+/// A-RETRY-AFTER-429: `absent` is the reading without the header.
+impl Setting for Option<u32> {
+    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError> {
+        *self = (value != "absent")
+            .then(|| number_u32(value, col))
+            .transpose()?;
+        Ok(())
+    }
+    fn show(&self) -> String {
+        self.map_or_else(|| "absent".to_owned(), |s| s.to_string())
+    }
+}
+
+type Field = fn(&mut PlatformParams) -> &mut dyn Setting;
+
+/// The `use` settings that set a platform parameter, in the order messages list them.
+const PARAMS: &[(&str, Field)] = &[
+    ("retention", |p| &mut p.retention),
+    ("sync_wait", |p| &mut p.sync_wait),
+    ("concurrent_wait_timeout", |p| {
+        &mut p.concurrent_wait_timeout
+    }),
+    ("attempts_max", |p| &mut p.attempts_max),
+    ("payment_ttl", |p| &mut p.payment_ttl),
+    ("session_ttl", |p| &mut p.session_ttl),
+    ("verify_interval", |p| &mut p.verify_interval),
+    ("auto_query_window", |p| &mut p.auto_query_window),
+    ("manual_review_requery", |p| &mut p.manual_review_requery),
+    ("manual_review_until", |p| &mut p.manual_review_until),
+    ("retry_after", |p| &mut p.retry_after_s),
+    ("key_len_max", |p| &mut p.key_len_max),
+    ("webhook_redeliveries_max", |p| {
+        &mut p.webhook_redeliveries_max
+    }),
+    ("webhook_redelivery_delay", |p| {
+        &mut p.webhook_redelivery_delay
+    }),
+    ("fee_rate_bps", |p| &mut p.fee_rate_bps),
+    ("refund_review_from", |p| &mut p.refund_review_from),
+    ("refund_review_time", |p| &mut p.refund_review_time),
+    ("refund_review_rejects_from", |p| {
+        &mut p.refund_review_rejects_from
+    }),
+    ("ids_from", |p| &mut p.ids_from),
+];
+
+/// The parameters a run report's settings line leaves out (and the refund review's,
+/// which an exported script leaves out too).
+const UNREPORTED: &[&str] = &["manual_review_until", "ids_from"];
+
 /// A platform parameter of `use` (`retention=7d`). Whether `name` is one.
 fn set_param(
     params: &mut PlatformParams,
@@ -368,87 +461,32 @@ fn set_param(
     value: &str,
     col: u32,
 ) -> Result<bool, LineError> {
-    let dur = || {
-        parse_duration(value).ok_or((
-            col,
-            format!("'{value}' is not a duration of at most 36500d (15s, 7d, 2min)"),
-        ))
+    let name = match name {
+        "max_attempts" => "attempts_max",
+        "retry_after_s" => "retry_after",
+        name => name,
     };
-    let num = || -> Result<u64, LineError> {
-        value
-            .parse()
-            .map_err(|_| (col, format!("'{value}' is not a number")))
+    let Some((_, field)) = PARAMS.iter().find(|(n, _)| *n == name) else {
+        return Ok(false);
     };
-    let small = |n: u64| -> Result<u8, LineError> {
-        u8::try_from(n).map_err(|_| (col, format!("{n} is too large")))
-    };
-    match name {
-        "retention" => params.retention = dur()?,
-        "sync_wait" => params.sync_wait = dur()?,
-        "concurrent_wait_timeout" => params.concurrent_wait_timeout = dur()?,
-        "attempts_max" | "max_attempts" => params.attempts_max = small(num()?)?,
-        "payment_ttl" => params.payment_ttl = dur()?,
-        "session_ttl" => params.session_ttl = dur()?,
-        "verify_interval" => params.verify_interval = dur()?,
-        "auto_query_window" => params.auto_query_window = dur()?,
-        "manual_review_requery" => params.manual_review_requery = dur()?,
-        // A-MANUAL-REVIEW-END: `never` (the model's) or a duration after the charge.
-        "manual_review_until" => {
-            params.manual_review_until = match value {
-                "never" => None,
-                _ => Some(dur()?),
-            }
-        }
-        "retry_after" | "retry_after_s" => {
-            // A-RETRY-AFTER-429: `absent` is the reading without the header.
-            params.retry_after_s = match value {
-                "absent" => None,
-                _ => Some(
-                    u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?,
-                ),
-            }
-        }
-        "key_len_max" => params.key_len_max = num()? as usize,
-        "webhook_redeliveries_max" => params.webhook_redeliveries_max = small(num()?)?,
-        "webhook_redelivery_delay" => params.webhook_redelivery_delay = dur()?,
-        "fee_rate_bps" => {
-            params.fee_rate_bps =
-                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
-        }
-        "refund_review_from" => params.refund_review_from = num()?,
-        "refund_review_time" => params.refund_review_time = dur()?,
-        "refund_review_rejects_from" => params.refund_review_rejects_from = num()?,
-        "ids_from" => {
-            params.ids_from =
-                u32::try_from(num()?).map_err(|_| (col, format!("{value} is too large")))?
-        }
-        _ => return Ok(false),
-    }
+    field(params).set(value, col)?;
     Ok(true)
 }
 
-/// The `use` settings that set a platform parameter.
-pub(crate) const PARAM_NAMES: &[&str] = &[
-    "retention",
-    "sync_wait",
-    "concurrent_wait_timeout",
-    "attempts_max",
-    "payment_ttl",
-    "session_ttl",
-    "verify_interval",
-    "auto_query_window",
-    "manual_review_requery",
-    "manual_review_until",
-    "retry_after",
-    "key_len_max",
-    "webhook_redeliveries_max",
-    "webhook_redelivery_delay",
-    "fee_rate_bps",
-    "refund_review_from",
-    "refund_review_time",
-    "refund_review_rejects_from",
-    "ids_from",
-];
+/// `name=value` for every parameter of `params` a report (`report`) or an exported script
+/// writes, and whether it differs from the default.
+pub(super) fn param_settings(params: &PlatformParams, report: bool) -> Vec<(String, bool)> {
+    let (mut p, mut d) = (params.clone(), PlatformParams::default());
+    PARAMS
+        .iter()
+        .filter(|(n, _)| !(n.starts_with("refund_review") || report && UNREPORTED.contains(n)))
+        .map(|(name, field)| {
+            let v = field(&mut p).show();
+            let changed = v != field(&mut d).show();
+            (format!("{name}={v}"), changed)
+        })
+        .collect()
+}
 
 pub(super) fn is_name(s: &str) -> bool {
     let mut chars = s.chars();
@@ -463,7 +501,8 @@ pub(super) fn check_name(name: &str, col: u32) -> Result<(), LineError> {
             format!("'{name}' is not a server name (a letter, then letters, digits, '_' or '-')"),
         );
     }
-    if RESERVED.contains(&name) {
+    let mut statement = super::parse_step::STATEMENTS.iter().chain(PREFIXES);
+    if RESERVED.contains(&name) || statement.any(|w| *w == name && !w.contains('-')) {
         return err(
             col,
             format!("'{name}' is a reserved word and cannot name a server"),
@@ -484,14 +523,6 @@ pub(super) fn parse_merchant(s: &str) -> Option<MerchantId> {
         .parse()
         .ok()
         .map(MerchantId)
-}
-
-pub(super) fn parse_env(s: &str) -> Option<Environment> {
-    match s {
-        "test" => Some(Environment::Test),
-        "live" => Some(Environment::Live),
-        _ => None,
-    }
 }
 
 /// `15s`, `2min`, `7d`, `1d2h`, `1.250s`, `250ms`: what [`Millis`]'s `Display` writes.

@@ -86,10 +86,7 @@ impl Parser {
 
     /// `platform: 500 before|after [executing] [of SERVER]`.
     fn platform_fault(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
-        let (w, wcol) = cur.expect_word("500")?;
-        if w != "500" {
-            return err(wcol, format!("platform: 500 before|after, not '{w}'"));
-        }
+        cur.keyword("500", |w| format!("platform: 500 before|after, not '{w}'"))?;
         let (when, wcol) = cur.expect_word("before or after")?;
         let op = match when.as_str() {
             "before" => NetOp::Fail500Before,
@@ -149,14 +146,10 @@ impl Parser {
     fn net(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
         let (op, ocol) = cur.expect_word("drop, duplicate, hold or release")?;
         // A word holds no space: `500 before` is `platform:`'s, never found here.
-        let op = NetOp::ALL
-            .iter()
-            .copied()
-            .find(|o| o.as_str() == op)
-            .ok_or((
-                ocol,
-                format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
-            ))?;
+        let op = NetOp::from_name(&op).ok_or((
+            ocol,
+            format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
+        ))?;
         if op == NetOp::Release && cur.at_end() {
             return Ok(Action::Net {
                 op,
@@ -165,17 +158,13 @@ impl Parser {
             });
         }
         let (kind, kcol) = cur.expect_word("request, response or webhook")?;
-        let kind = MsgKind::ALL
-            .iter()
-            .copied()
-            .find(|k| k.as_str() == kind)
-            .ok_or((
-                kcol,
-                format!(
-                    "net: {} request|response|webhook, not '{kind}'",
-                    op.as_str()
-                ),
-            ))?;
+        let kind = MsgKind::from_name(&kind).ok_or((
+            kcol,
+            format!(
+                "net: {} request|response|webhook, not '{kind}'",
+                op.as_str()
+            ),
+        ))?;
         let server = self.of_server(cur)?;
         if kind != MsgKind::Webhook && server.is_none() && !self.requested.contains(&usize::MAX) {
             // Without a server, a request or response is the last request line's.
@@ -247,7 +236,7 @@ impl Parser {
             cur.expect_word("rate-limit, pause-channel, issue-key, revoke-key or fee-rate")?;
         Ok(match what.as_str() {
             "rate-limit" | "429" => {
-                let on = on_off(cur)?;
+                let on = yes_no(cur, "on", "off")?;
                 let mut merchant = MerchantId(1);
                 for (k, v, c) in cur.pairs()? {
                     if k != "merchant" {
@@ -257,7 +246,9 @@ impl Parser {
                 }
                 Control::SetRateLimited { merchant, on }
             }
-            "pause-channel" | "503" => Control::SetChannelPaused { on: on_off(cur)? },
+            "pause-channel" | "503" => Control::SetChannelPaused {
+                on: yes_no(cur, "on", "off")?,
+            },
             "issue-key" => Control::IssueApiKey(key_spec(cur)?),
             "revoke-key" => {
                 let (k, c) = cur.expect_word("an API key")?;
@@ -390,13 +381,9 @@ impl Parser {
 
 /// `payer: authenticate [att_001] ok|fail`.
 fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
-    let (w, wcol) = cur.expect_word("authenticate")?;
-    if w != "authenticate" {
-        return err(
-            wcol,
-            format!("payer: authenticate [att_001] ok|fail, not '{w}'"),
-        );
-    }
+    cur.keyword("authenticate", |w| {
+        format!("payer: authenticate [att_001] ok|fail, not '{w}'")
+    })?;
     let mut attempt = None;
     if let Some(w) = cur.peek_word().filter(|w| w.starts_with("att_")) {
         let c = cur.col();
@@ -405,16 +392,13 @@ fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
     }
     Ok(Action::Payer {
         attempt,
-        ok: ok_fail(cur)?,
+        ok: yes_no(cur, "ok", "fail")?,
     })
 }
 
 /// `until quiet [upstream=DECISION]`.
 fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
-    let (w, wcol) = cur.expect_word("quiet")?;
-    if w != "quiet" {
-        return err(wcol, format!("until quiet, not 'until {w}'"));
-    }
+    cur.keyword("quiet", |w| format!("until quiet, not 'until {w}'"))?;
     let mut decision = AcquirerDecision::Approve;
     for (k, v, c) in cur.pairs()? {
         if k != "upstream" {
@@ -432,56 +416,22 @@ fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
 
 pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
     let (w, c) = cur.expect_word("a branch (S4:conflict, S5:wait, …)")?;
-    Branch::ALL
-        .iter()
-        .copied()
-        .find(|b| b.as_str() == w)
-        .ok_or_else(|| {
-            let names: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
-            (
-                c,
-                format!("unknown branch '{w}' (branches: {})", names.join(", ")),
-            )
-        })
-}
-
-/// The environment's switches, as scripts and tape labels both write them:
-/// `rate-limit merchant_1 on`, `pause-channel off`, `issue-api-key …`, `revoke-api-key ak_2`.
-pub(super) fn control(verb: &str, cur: &mut Cursor) -> Result<Control, LineError> {
-    Ok(match verb {
-        "rate-limit" => {
-            let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
-            let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
-            Control::SetRateLimited {
-                merchant,
-                on: on_off(cur)?,
-            }
-        }
-        "pause-channel" => Control::SetChannelPaused { on: on_off(cur)? },
-        "issue-api-key" => Control::IssueApiKey(key_spec(cur)?),
-        "revoke-api-key" => {
-            let (k, c) = cur.expect_word("an API key (ak_1)")?;
-            Control::RevokeApiKey(parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?)
-        }
-        other => return Err((cur.col(), format!("'{other}' is not a control"))),
+    Branch::from_name(&w).ok_or_else(|| {
+        let names: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
+        (
+            c,
+            format!("unknown branch '{w}' (branches: {})", names.join(", ")),
+        )
     })
 }
 
-pub(super) fn on_off(cur: &mut Cursor) -> Result<bool, LineError> {
-    let (w, c) = cur.expect_word("on or off")?;
-    match w.as_str() {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        _ => err(c, format!("on or off, not '{w}'")),
-    }
-}
-
-pub(super) fn ok_fail(cur: &mut Cursor) -> Result<bool, LineError> {
-    let (w, c) = cur.expect_word("ok or fail")?;
-    match w.as_str() {
-        "ok" => Ok(true),
-        "fail" => Ok(false),
-        _ => err(c, format!("ok or fail, not '{w}'")),
+/// `on` or `off`, `ok` or `fail`: whether it is the first word.
+pub(super) fn yes_no(cur: &mut Cursor, yes: &str, no: &str) -> Result<bool, LineError> {
+    let (w, c) = cur.expect_word(&format!("{yes} or {no}"))?;
+    match w {
+        _ if w == yes => Ok(true),
+        _ if w == no => Ok(false),
+        _ => err(c, format!("{yes} or {no}, not '{w}'")),
     }
 }
 
@@ -500,15 +450,11 @@ pub(super) fn parse_attempt(s: &str) -> Option<AttemptId> {
 }
 
 pub(crate) fn parse_decision(s: &str) -> Option<AcquirerDecision> {
-    let s = s.replace('-', "_");
-    AcquirerDecision::ALL
-        .iter()
-        .copied()
-        .find(|d| d.as_str() == s)
+    AcquirerDecision::from_name(&s.replace('-', "_"))
 }
 
 /// The words a statement starts with (and the step labels), for a did-you-mean.
-const STATEMENTS: &[&str] = &[
+pub(super) const STATEMENTS: &[&str] = &[
     "wait",
     "tick",
     "until",

@@ -2,9 +2,8 @@
 //! the trace lines it caused and the verdict of its expectation), JSON, Mermaid.
 
 use super::ScriptError;
-use super::ast::{Pos, Server};
+use super::ast::{Pos, Script, Server};
 use crate::choice::Choice;
-use crate::config::WorldConfig;
 use crate::driver::Violation;
 use crate::event_fold::EventFold;
 use crate::trace::Trace;
@@ -14,11 +13,10 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 /// A request line and what came of it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exchange {
     pub line: u32,
     pub server: String,
-    pub node: u8,
     pub id: RequestId,
     pub request: ApiRequest,
     /// The response as the server received it.
@@ -42,7 +40,7 @@ impl Exchange {
 }
 
 /// An upstream charge call, with the Idempotency-Key of the request that caused it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CallRecord {
     pub attempt: AttemptId,
     pub payment: PaymentId,
@@ -64,14 +62,8 @@ pub struct ExpectResult {
 /// A run of a script.
 #[derive(Clone, Debug)]
 pub struct Report<F: EventFold> {
-    pub file: String,
-    pub title: Option<String>,
-    pub servers: Vec<Server>,
-    pub assumptions: Vec<payhub_model::Assumption>,
-    pub config: WorldConfig,
-    pub manual: bool,
-    pub source: Vec<String>,
-    pub statements: Vec<Pos>,
+    /// The script that ran.
+    pub script: Script,
     pub trace: Trace,
     /// The choices applied, in order: a tape [`crate::driver::replay`] reproduces.
     pub tape: Vec<Choice>,
@@ -85,13 +77,20 @@ pub struct Report<F: EventFold> {
     /// The rule IDs of the violated property (the caller that knows the properties
     /// fills them in: `payhub-verify run`), printed next to its name.
     pub violation_rules: Vec<&'static str>,
-    pub expected_violation: Option<String>,
     /// A statement that could not apply (the world did not do what the script assumed).
     pub error: Option<ScriptError>,
     pub world: World<F>,
 }
 
 impl<F: EventFold> Report<F> {
+    /// The property the script expects violated (`expect violation NAME`).
+    pub fn expected_violation(&self) -> Option<&str> {
+        self.script
+            .expected_violation
+            .as_ref()
+            .map(|(n, _)| n.as_str())
+    }
+
     /// ` [IDEM-01, KEY-03]`: the violated property's rule IDs, as `check` prints them.
     fn rules_note(&self) -> String {
         if self.violation_rules.is_empty() {
@@ -103,9 +102,9 @@ impl<F: EventFold> Report<F> {
 
     /// Whether every expectation held and the violations are exactly the expected one.
     pub fn passed(&self) -> bool {
-        let violation_ok = match (&self.violation, &self.expected_violation) {
+        let violation_ok = match (&self.violation, self.expected_violation()) {
             (None, None) => true,
-            (Some((v, _)), Some(name)) => v.property == *name,
+            (Some((v, _)), Some(name)) => v.property == name,
             _ => false,
         };
         self.error.is_none() && violation_ok && self.results.iter().all(|r| r.failure.is_none())
@@ -121,14 +120,14 @@ impl<F: EventFold> Report<F> {
             if let Some(f) = &r.failure {
                 out.push(format!(
                     "{}:{}:{}: {}: {f}",
-                    self.file, r.pos.line, r.pos.column, r.text
+                    self.script.file, r.pos.line, r.pos.column, r.text
                 ));
             }
         }
-        if let (Some((v, pos)), None) = (&self.violation, &self.expected_violation) {
+        if let (Some((v, pos)), None) = (&self.violation, self.expected_violation()) {
             out.push(format!(
                 "{}:{}:{}: violated {}{}: {}",
-                self.file,
+                self.script.file,
                 pos.line,
                 pos.column,
                 v.property,
@@ -142,6 +141,7 @@ impl<F: EventFold> Report<F> {
     /// `A=merchant-0 ak_1 (merchant_1 test)`, one per server.
     fn servers_line(&self) -> String {
         let parts: Vec<String> = self
+            .script
             .servers
             .iter()
             .map(|s| {
@@ -165,32 +165,26 @@ impl<F: EventFold> Report<F> {
 
     /// Every setting of the world as `key=value`.
     fn settings_line(&self) -> String {
-        let p = &self.config.params;
-        format!(
-            "delivery={} inbox={} jitter={} retention={} sync_wait={} concurrent_wait_timeout={} attempts_max={} payment_ttl={} session_ttl={} verify_interval={} auto_query_window={} manual_review_requery={} retry_after={} key_len_max={} webhook_redeliveries_max={} webhook_redelivery_delay={} fee_rate_bps={}",
-            if self.manual { "manual" } else { "auto" },
-            if self.config.immediate_inbox {
+        let mut line = format!(
+            "delivery={} inbox={} jitter={}",
+            if self.script.manual { "manual" } else { "auto" },
+            if self.script.config.immediate_inbox {
                 "immediate"
             } else {
                 "travel"
             },
-            if self.config.jitter { "on" } else { "off" },
-            p.retention,
-            p.sync_wait,
-            p.concurrent_wait_timeout,
-            p.attempts_max,
-            p.payment_ttl,
-            p.session_ttl,
-            p.verify_interval,
-            p.auto_query_window,
-            p.manual_review_requery,
-            p.retry_after_s
-                .map_or_else(|| "absent".to_owned(), |s| s.to_string()),
-            p.key_len_max,
-            p.webhook_redeliveries_max,
-            p.webhook_redelivery_delay,
-            p.fee_rate_bps
-        )
+            if self.script.config.jitter {
+                "on"
+            } else {
+                "off"
+            },
+        );
+        for (setting, _) in super::parse_settings::param_settings(&self.script.config.params, true)
+        {
+            line.push(' ');
+            line.push_str(&setting);
+        }
+        line
     }
 
     /// One line per trace event, as [`Trace::to_text`] writes them.
@@ -216,9 +210,9 @@ impl<F: EventFold> Report<F> {
             .filter(|r| r.failure.is_none() && !r.skipped)
             .count();
         let failed = self.results.iter().filter(|r| r.failure.is_some()).count();
-        let violation = match (&self.violation, &self.expected_violation) {
+        let violation = match (&self.violation, self.expected_violation()) {
             (None, _) => "no property violated".to_owned(),
-            (Some((v, pos)), Some(name)) if v.property == *name => {
+            (Some((v, pos)), Some(name)) if v.property == name => {
                 format!(
                     "the expected violation witnessed: {}{} at line {}",
                     v.property,
@@ -259,13 +253,13 @@ impl<F: EventFold> Report<F> {
     /// verdict of its expectation, then one verdict line.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "script: {}", self.file);
-        if let Some(t) = &self.title {
+        let _ = writeln!(s, "script: {}", self.script.file);
+        if let Some(t) = &self.script.title {
             let _ = writeln!(s, "title: {t}");
         }
         let _ = writeln!(s, "servers: {}", self.servers_line());
         let _ = writeln!(s, "settings: {}", self.settings_line());
-        for a in &self.assumptions {
+        for a in &self.script.assumptions {
             let _ = writeln!(s, "assumes {}: {}", a.id(), a.taken());
         }
         let events = self.event_lines();
@@ -274,7 +268,7 @@ impl<F: EventFold> Report<F> {
             let line = self.step_lines.get(e.step as usize).copied().unwrap_or(0);
             by_line.entry(line).or_default().push(i);
         }
-        let mut lines: Vec<u32> = self.statements.iter().map(|p| p.line).collect();
+        let mut lines: Vec<u32> = self.script.statements.iter().map(|s| s.pos.line).collect();
         for r in &self.results {
             lines.push(r.pos.line);
         }
@@ -282,6 +276,7 @@ impl<F: EventFold> Report<F> {
         lines.dedup();
         for line in lines {
             let text = self
+                .script
                 .source
                 .get(line as usize - 1)
                 .map(|l| l.trim())
@@ -312,7 +307,7 @@ impl<F: EventFold> Report<F> {
         }
         let _ = writeln!(s, "{}", self.verdict());
         if !self.passed() {
-            let _ = writeln!(s, "reproduce: payhub-verify run {}", self.file);
+            let _ = writeln!(s, "reproduce: payhub-verify run {}", self.script.file);
         }
         s
     }
@@ -320,12 +315,13 @@ impl<F: EventFold> Report<F> {
     /// The run as JSON.
     pub fn to_json(&self) -> String {
         let json = ReportJson {
-            file: &self.file,
-            title: self.title.as_deref(),
+            file: &self.script.file,
+            title: self.script.title.as_deref(),
             passed: self.passed(),
             verdict: self.verdict(),
-            servers: &self.servers,
+            servers: &self.script.servers,
             assumptions: self
+                .script
                 .assumptions
                 .iter()
                 .map(|a| AssumedJson {
@@ -343,7 +339,17 @@ impl<F: EventFold> Report<F> {
                 })
                 .collect(),
             events: &self.trace.events,
-            exchanges: self.exchanges.iter().map(ExchangeJson::of).collect(),
+            exchanges: self
+                .exchanges
+                .iter()
+                .map(|x| ExchangeJson {
+                    line: x.line,
+                    server: &x.server,
+                    request: x.request.to_string(),
+                    outcome: x.outcome(),
+                    response: x.response.as_ref(),
+                })
+                .collect(),
             expectations: &self.results,
             violation: self.violation.as_ref().map(|(v, pos)| ViolationJson {
                 property: &v.property,
@@ -351,7 +357,7 @@ impl<F: EventFold> Report<F> {
                 detail: &v.detail,
                 line: pos.line,
             }),
-            expected_violation: self.expected_violation.as_deref(),
+            expected_violation: self.expected_violation(),
             error: self.error.as_ref(),
         };
         serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
@@ -378,7 +384,7 @@ impl<F: EventFold> Report<F> {
 
     /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
     pub fn to_mermaid(&self) -> String {
-        let mut s = format!("%% script: {}\n", self.file);
+        let mut s = format!("%% script: {}\n", self.script.file);
         let note = self.violation_note();
         s.push_str(&self.trace.to_mermaid_with_verdict(note.as_deref()));
         for r in &self.results {
@@ -426,18 +432,6 @@ struct ExchangeJson<'a> {
     outcome: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     response: Option<&'a ApiResponse>,
-}
-
-impl ExchangeJson<'_> {
-    fn of(x: &Exchange) -> ExchangeJson<'_> {
-        ExchangeJson {
-            line: x.line,
-            server: &x.server,
-            request: x.request.to_string(),
-            outcome: x.outcome(),
-            response: x.response.as_ref(),
-        }
-    }
 }
 
 #[derive(Serialize)]

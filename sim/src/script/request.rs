@@ -60,15 +60,10 @@ pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, L
 
 fn method(cur: &mut Cursor) -> Result<Method, LineError> {
     let (method, mcol) = cur.expect_word("a method (GET, POST or DELETE)")?;
-    match method.as_str() {
-        "GET" => Ok(Method::Get),
-        "POST" => Ok(Method::Post),
-        "DELETE" => Ok(Method::Delete),
-        other => Err((
-            mcol,
-            format!("unknown method '{other}' (methods: GET, POST, DELETE)"),
-        )),
-    }
+    Method::from_name(&method).ok_or((
+        mcol,
+        format!("unknown method '{method}' (methods: GET, POST, DELETE)"),
+    ))
 }
 
 /// The rest of the line as a JSON object body, and its column.

@@ -132,12 +132,7 @@ impl<'s, F: EventFold> Runner<'s, F> {
         let statements = &self.script.statements;
         for s in &statements[next.min(statements.len())..] {
             if matches!(s.action, Action::Expect(_)) {
-                self.results.push(ExpectResult {
-                    pos: s.pos,
-                    text: self.line_text(s.pos),
-                    failure: None,
-                    skipped: true,
-                });
+                self.result(s.pos, None, true);
             }
         }
     }
@@ -153,12 +148,7 @@ impl<'s, F: EventFold> Runner<'s, F> {
             None if stopped_by_error => Some("the run stopped before any violation".to_owned()),
             None => Some(format!("no step violated {name}")),
         };
-        self.results.push(ExpectResult {
-            pos: *pos,
-            text: self.line_text(*pos),
-            failure,
-            skipped: false,
-        });
+        self.result(*pos, failure, false);
     }
 
     fn report(mut self, error: Option<ScriptError>) -> Report<F> {
@@ -176,14 +166,7 @@ impl<'s, F: EventFold> Runner<'s, F> {
             .map(|i| script.statements[*i].pos.line)
             .collect();
         Report {
-            file: script.file.clone(),
-            title: script.title.clone(),
-            servers: script.servers.clone(),
-            assumptions: script.assumptions.clone(),
-            config: script.config.clone(),
-            manual: script.manual,
-            source: script.source.clone(),
-            statements: script.statements.iter().map(|s| s.pos).collect(),
+            script: script.clone(),
             trace: self.trace,
             tape: self.tape,
             step_lines,
@@ -191,7 +174,6 @@ impl<'s, F: EventFold> Runner<'s, F> {
             results: self.results,
             violation,
             violation_rules: Vec::new(),
-            expected_violation: script.expected_violation.as_ref().map(|(n, _)| n.clone()),
             error,
             world: self.world,
         }
@@ -199,12 +181,15 @@ impl<'s, F: EventFold> Runner<'s, F> {
 }
 
 impl<F: EventFold> Runner<'_, F> {
-    fn line_text(&self, pos: Pos) -> String {
-        self.script
-            .source
-            .get(pos.line as usize - 1)
-            .map(|l| l.trim().to_owned())
-            .unwrap_or_default()
+    /// The verdict on the statement at `pos` (`failure`: `None` when it holds).
+    fn result(&mut self, pos: Pos, failure: Option<String>, skipped: bool) {
+        let source = self.script.source.get(pos.line as usize - 1);
+        self.results.push(ExpectResult {
+            pos,
+            text: source.map(|l| l.trim().to_owned()).unwrap_or_default(),
+            failure,
+            skipped,
+        });
     }
 
     fn fail(&self, stmt: usize, message: impl Into<String>) -> Stop {
@@ -329,20 +314,14 @@ impl<F: EventFold> Runner<'_, F> {
                 self.apply(Choice::Tick, i, check)
             }
             Action::UntilQuiet { decision } => self.until_quiet(i, decision, check),
-            Action::Crash { server } => self.apply(
-                Choice::Crash {
-                    merchant: self.script.servers[server].node,
-                },
-                i,
-                check,
-            ),
-            Action::Restart { server } => self.apply(
-                Choice::Restart {
-                    merchant: self.script.servers[server].node,
-                },
-                i,
-                check,
-            ),
+            Action::Crash { server } => {
+                let merchant = self.script.servers[server].node;
+                self.apply(Choice::Crash { merchant }, i, check)
+            }
+            Action::Restart { server } => {
+                let merchant = self.script.servers[server].node;
+                self.apply(Choice::Restart { merchant }, i, check)
+            }
             Action::Step(choice) => {
                 if let Choice::Drop { msg } | Choice::Deliver { msg, .. } = &choice {
                     self.held.remove(msg);
@@ -389,7 +368,6 @@ impl<F: EventFold> Runner<'_, F> {
         self.exchanges.push(Exchange {
             line: pos.line,
             server: self.script.servers[server].name.clone(),
-            node,
             id,
             request,
             response: None,
@@ -401,13 +379,7 @@ impl<F: EventFold> Runner<'_, F> {
     /// An expectation, judged now.
     fn expect(&mut self, i: usize, e: &Expectation) {
         let pos = self.script.statements[i].pos;
-        let failure = expect::evaluate(self, e).err();
-        self.results.push(ExpectResult {
-            pos,
-            text: self.line_text(pos),
-            failure,
-            skipped: false,
-        });
+        self.result(pos, expect::evaluate(self, e).err(), false);
     }
 
     /// After the last statement: faults that never found their message and branches
@@ -415,25 +387,17 @@ impl<F: EventFold> Runner<'_, F> {
     fn leftovers(&mut self) {
         for a in std::mem::take(&mut self.armed) {
             let pos = self.script.statements[a.stmt].pos;
-            self.results.push(ExpectResult {
-                pos,
-                text: self.line_text(pos),
-                failure: Some("never applied: no such message appeared".to_owned()),
-                skipped: false,
-            });
+            let failure = "never applied: no such message appeared".to_owned();
+            self.result(pos, Some(failure), false);
         }
         for (b, stmt) in std::mem::take(&mut self.branches) {
             let pos = self.script.statements[stmt].pos;
-            self.results.push(ExpectResult {
-                pos,
-                text: self.line_text(pos),
-                failure: Some(format!(
-                    "branch {} was never taken: no request reached {}",
-                    b.as_str(),
-                    b.point().as_str()
-                )),
-                skipped: false,
-            });
+            let point = b.point().as_str();
+            let failure = format!(
+                "branch {} was never taken: no request reached {point}",
+                b.as_str()
+            );
+            self.result(pos, Some(failure), false);
         }
     }
 }
