@@ -92,11 +92,6 @@ payhub_model::named! {
 }
 
 impl Planted {
-    /// The one named `name`, if any.
-    pub fn from_name(name: &str) -> Option<Planted> {
-        Planted::ALL.iter().copied().find(|p| p.name() == name)
-    }
-
     fn search(self, preset: &Preset) -> Searched {
         fn any_answer(w: &World) -> Option<payhub_sim::MsgId> {
             w.net.iter().find_map(|(msg, payload)| {
