@@ -155,3 +155,30 @@ fn a_passing_tape_written_as_a_script_passes_without_an_expect_line() {
     assert_eq!(again.trace.to_text(), original.trace.to_text());
     assert_eq!(again.tape, original.tape);
 }
+
+/// A run of the default simulation world, written as a script, runs again and passes:
+/// the export names every platform parameter the world sets (its refund review among
+/// them; seeds 8, 11 and 12 deliver a refund the review holds).
+#[test]
+fn a_default_simulation_run_written_as_a_script_runs_again() {
+    let bin = env!("CARGO_BIN_EXE_payhub-verify");
+    let dir = std::env::temp_dir().join(format!("payhub-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for seed in ["8", "11", "12"] {
+        let o = Command::new(bin)
+            .args(["replay", "--seed", seed, "--format", "script"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let path = dir.join(format!("seed-{seed}.pha"));
+        std::fs::write(&path, &o.stdout).unwrap();
+        let again = Command::new(bin).arg("run").arg(&path).output().unwrap();
+        assert!(
+            again.status.success(),
+            "seed {seed}: {}{}",
+            String::from_utf8_lossy(&again.stdout),
+            String::from_utf8_lossy(&again.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -479,7 +479,7 @@ pub(super) fn param_settings(params: &PlatformParams, report: bool) -> Vec<(Stri
     let (mut p, mut d) = (params.clone(), PlatformParams::default());
     PARAMS
         .iter()
-        .filter(|(n, _)| !(n.starts_with("refund_review") || report && UNREPORTED.contains(n)))
+        .filter(|(n, _)| !(report && (n.starts_with("refund_review") || UNREPORTED.contains(n))))
         .map(|(name, field)| {
             let v = field(&mut p).show();
             let changed = v != field(&mut d).show();
