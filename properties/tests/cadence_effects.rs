@@ -448,6 +448,11 @@ fn wording_01_client_shows_the_status_table_message() {
         .is_some()
     );
     assert!(judge(name, &[delivered(0, 201, None), show(0, Confirming)]).is_some());
+    // The store holds the order's Payment processing (a lookup showed it so): the status
+    // table asks for "confirming" too.
+    let processing = payment(0, PaymentStatus::Processing, ResolutionStatus::Known);
+    let shown = [processing, delivered(0, 200, None), show(0, Confirming)];
+    assert_eq!(judge(name, &shown), None);
     assert_eq!(
         judge(name, &[delivered(0, 202, None), show(0, Confirming)]),
         None

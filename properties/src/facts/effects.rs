@@ -98,6 +98,17 @@ fn closed(order: &StoredOrder) -> Option<PaymentId> {
     .flatten()
 }
 
+/// Whether the platform's store holds a Payment of `subject`'s order `processing`.
+fn processing(attempts: &Attempts, subject: &Subject) -> bool {
+    let Subject::Order(order) = subject else {
+        return false;
+    };
+    attempts
+        .payments
+        .values()
+        .any(|p| &p.merchant_order_no == order && p.status == PaymentStatus::Processing)
+}
+
 /// The merchant, environment and order number of `payment` in the platform's store.
 fn order_key(attempts: &Attempts, payment: PaymentId, order: &Text) -> Option<OrderKey> {
     let p = attempts.payments.get(&payment)?;
@@ -142,7 +153,9 @@ impl Effects {
                         self.on_fulfil(at, *node, order, *payment, attempts);
                     }
                 }
-                Decision::ShowPayer { message } => self.on_message(at, *node, subject, *message),
+                Decision::ShowPayer { message } => {
+                    self.on_message(at, *node, subject, *message, attempts);
+                }
                 Decision::Applied {
                     object:
                         ObjectState::Payment {
@@ -292,8 +305,17 @@ impl Effects {
     }
 
     /// WORDING-01, WORDING-02: "temporarily unavailable" only on a 503, and first on it;
-    /// "confirming" only while the result is unknown (never on a definite 200 or 201).
-    fn on_message(&mut self, at: Millis, node: u8, subject: &Subject, message: PayerMessage) {
+    /// "confirming" only while the result is unknown (never on a definite 200 or 201), or
+    /// while the platform's store holds the order's Payment `processing` (the status
+    /// table: `processing` | `known` | "Submitted, being processed" | "Same as above").
+    fn on_message(
+        &mut self,
+        at: Millis,
+        node: u8,
+        subject: &Subject,
+        message: PayerMessage,
+        attempts: &Attempts,
+    ) {
         let input = self.inputs.of(node);
         let on_503 = matches!(input, Some(Input::Answer { status: 503, .. }));
         let shown = match message {
@@ -309,7 +331,9 @@ impl Effects {
                     "confirming on a 503, before temporarily unavailable"
                 }
                 Some(Input::Answer { status, .. })
-                    if (200..300).contains(&status) && status != 202 =>
+                    if (200..300).contains(&status)
+                        && status != 202
+                        && !processing(attempts, subject) =>
                 {
                     "confirming on a definite 2xx answer"
                 }

@@ -604,33 +604,26 @@ fn a_new_confirm_key_while_the_payment_is_unresolved_is_noted() {
     }
 }
 
+/// A Payment p1 created, then its refund R-1 (key r-1, 30) answered 502: unknown.
+fn a_lost_refund() -> WireFacts {
+    let mut w = facts();
+    send(&mut w, 0, 1, create("c-1", "O-1", 100));
+    let paid = r#"{"id":"p1","status":"succeeded"}"#;
+    answer(&mut w, 1, 1, 201, paid, Shape::One(IdKind::Payment));
+    let r = refund(&mut w, "r-1", "p1", "R-1", 30);
+    send(&mut w, 2, 2, r);
+    let lost = r#"{"error":{"code":"internal_error"}}"#;
+    answer(&mut w, 3, 2, 502, lost, Shape::One(IdKind::Refund));
+    w
+}
+
 /// S11: a refund lost, then the same Payment and amount under a new refund number is
 /// noted; another amount, or after the refund was shown succeeded, is not.
 #[test]
 fn a_new_refund_number_while_the_refund_is_unresolved_is_noted() {
-    let pay = Shape::One(IdKind::Payment);
     let re = Shape::One(IdKind::Refund);
     for (amount, shown, breach) in [(30, false, true), (31, false, false), (30, true, false)] {
-        let mut w = facts();
-        send(&mut w, 0, 1, create("c-1", "O-1", 100));
-        answer(
-            &mut w,
-            1,
-            1,
-            201,
-            r#"{"id":"p1","status":"succeeded"}"#,
-            pay,
-        );
-        let r = refund(&mut w, "r-1", "p1", "R-1", 30);
-        send(&mut w, 2, 2, r);
-        answer(
-            &mut w,
-            3,
-            2,
-            502,
-            r#"{"error":{"code":"internal_error"}}"#,
-            re,
-        );
+        let mut w = a_lost_refund();
         if shown {
             let r = refund(&mut w, "r-1", "p1", "R-1", 30);
             send(&mut w, 4, 3, r);
@@ -648,29 +641,8 @@ fn a_new_refund_number_while_the_refund_is_unresolved_is_noted() {
 /// noted; under the same key it is not.
 #[test]
 fn a_refund_number_under_a_new_key_while_unresolved_is_noted() {
-    let pay = Shape::One(IdKind::Payment);
-    let re = Shape::One(IdKind::Refund);
     for (key, breach) in [("r-2", true), ("r-1", false)] {
-        let mut w = facts();
-        send(&mut w, 0, 1, create("c-1", "O-1", 100));
-        answer(
-            &mut w,
-            1,
-            1,
-            201,
-            r#"{"id":"p1","status":"succeeded"}"#,
-            pay,
-        );
-        let r = refund(&mut w, "r-1", "p1", "R-1", 30);
-        send(&mut w, 2, 2, r);
-        answer(
-            &mut w,
-            3,
-            2,
-            502,
-            r#"{"error":{"code":"internal_error"}}"#,
-            re,
-        );
+        let mut w = a_lost_refund();
         let r = refund(&mut w, key, "p1", "R-1", 30);
         send(&mut w, 4, 3, r);
         let noted = w.witnesses.get(&Breach::NewRefundKeyWhileUnresolved);
