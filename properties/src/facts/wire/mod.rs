@@ -465,13 +465,9 @@ impl WireFacts {
         }
     }
 
-    /// Forgets what no later request can be judged against: scopes, keys and their
-    /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
-    /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
-    /// and versions have no window; the spacing is the property's to judge).
-    /// RET-01: a key's first endpoint and its scope's first parameters are forgotten once
-    /// the retention has passed, whenever the batch of [`WireFacts::prune`] comes: a key
-    /// sent again later is judged as new.
+    /// RET-01: a key's first endpoint and its scope's first parameters, past the
+    /// retention, are forgotten at the key's next send (not only when a batch of
+    /// [`WireFacts::prune`] comes): the key is judged as new.
     fn expire(&mut self, scope: &ScopeKey, now: Millis) {
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
         let k = (scope.merchant, scope.environment, scope.key.clone());
@@ -487,6 +483,10 @@ impl WireFacts {
         }
     }
 
+    /// Forgets what no later request can be judged against: scopes, keys and their
+    /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
+    /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
+    /// and versions have no window; the spacing is the property's to judge).
     fn prune(&mut self, now: Millis) {
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
