@@ -317,18 +317,6 @@ impl WireFacts {
             .insert(id, (seen, owner, request.endpoint.clone()));
     }
 
-    /// Keeps two consecutive queries of one object if no pair held is as close.
-    fn note_queries(&mut self, earlier: &Rec, later: &Rec) {
-        let gap = later.sent.since(earlier.sent);
-        let closer = self
-            .closest_queries
-            .as_deref()
-            .is_none_or(|[a, b]| gap < b.sent.since(a.sent));
-        if closer {
-            self.closest_queries = Some(Box::new([Seen::clone(earlier), Seen::clone(later)]));
-        }
-    }
-
     /// Keeps `[first, then]` as the pattern's soonest replay if none held is as soon
     /// after its execution's answer.
     fn note_soonest(&mut self, breach: Breach, first: &Rec, then: &Rec) {
@@ -465,38 +453,6 @@ impl WireFacts {
         }
     }
 
-    /// RET-01: a key's first endpoint and its scope's first parameters, past the
-    /// retention, are forgotten at the key's next send (not only when a batch of
-    /// [`WireFacts::prune`] comes): the key is judged as new.
-    fn expire(&mut self, scope: &ScopeKey, now: Millis) {
-        let window = Millis(now.0.saturating_sub(self.keep_for.0));
-        let k = (scope.merchant, scope.environment, scope.key.clone());
-        if self.key_endpoints.get(&k).is_some_and(|x| x.sent < window) {
-            self.key_endpoints.remove(&k);
-        }
-        if self
-            .first_params
-            .get(scope)
-            .is_some_and(|x| x.sent < window)
-        {
-            self.first_params.remove(scope);
-        }
-    }
-
-    /// Forgets what no later request can be judged against: scopes, keys and their
-    /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
-    /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
-    /// and versions have no window; the spacing is the property's to judge).
-    fn prune(&mut self, now: Millis) {
-        let window = Millis(now.0.saturating_sub(self.keep_for.0));
-        self.executed.retain(|_, x| x.seen.sent >= window);
-        self.new_business.retain(|_, x| x.sent >= window);
-        self.first_params.retain(|_, x| x.sent >= window);
-        self.key_endpoints.retain(|_, x| x.sent >= window);
-        self.scopes_so_far.retain(|_, x| x.first.sent >= window);
-        self.retry_after.retain(|_, (until, _)| *until >= now);
-    }
-
     /// A witness taken at an exchange's send shows its answer once it has one.
     fn fill_witnesses(&mut self, closed: &Seen) {
         let pair = self.closest_queries.iter_mut().flat_map(|p| p.iter_mut());
@@ -624,51 +580,6 @@ impl WireFacts {
         }
     }
 
-    /// SCHED-02: a query's record, once answered, is the one a later query too soon is
-    /// shown against (not the record taken when it was sent, which has no answer yet).
-    fn close_last_query(&mut self, seen: &Rec, (m, e): (MerchantId, Environment), ep: &Endpoint) {
-        let Some(object) = QueryObject::named_by(ep) else {
-            return;
-        };
-        let resolved = self.query_aliases.get(&(m, e, object.clone())).cloned();
-        for object in [Some(object), resolved].into_iter().flatten() {
-            if let Some(last) = self.last_query.get_mut(&(m, e, object)) {
-                if last.id == seen.id {
-                    *last = seen.clone();
-                }
-            }
-        }
-    }
-
-    /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
-    /// were queries of the id's object.
-    fn tie_numbers(&mut self, owner: (MerchantId, Environment), r: &ObservedAnswer) {
-        let shown = r.objects.iter().filter_map(|o| {
-            let number = o.number.clone()?;
-            match o.kind {
-                IdKind::Payment => Some((
-                    QueryObject::PaymentNo(number),
-                    QueryObject::Payment(PaymentId(o.id)),
-                )),
-                IdKind::Refund => Some((
-                    QueryObject::RefundNo(number),
-                    QueryObject::Refund(RefundId(o.id)),
-                )),
-                IdKind::Session => None,
-            }
-        });
-        let pairs = query_object::tie(
-            &mut self.last_query,
-            &mut self.query_aliases,
-            owner,
-            shown,
-            |q| q.sent,
-        );
-        for (earlier, later) in pairs {
-            self.note_queries(&earlier, &later);
-        }
-    }
-
     fn scope_of(&self, seen: &Rec, (m, e): (MerchantId, Environment)) -> Option<ScopeKey> {
         Some(ScopeKey {
             merchant: m,
@@ -743,3 +654,5 @@ fn created_refund(seen: &Seen) -> Option<Text> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_client;

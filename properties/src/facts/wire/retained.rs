@@ -2,6 +2,8 @@
 //! judge of a long log needs grows with these, not with the requests.
 
 use super::WireFacts;
+use payhub_model::Millis;
+use payhub_model::event::ScopeKey;
 
 /// The records the wire facts hold now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,5 +31,40 @@ impl WireFacts {
                 + self.unresolved_payments.len()
                 + self.unresolved_refunds.len(),
         }
+    }
+}
+
+/// RET-01: what the facts forget once the retention has passed.
+impl WireFacts {
+    /// RET-01: a key's first endpoint and its scope's first parameters, past the
+    /// retention, are forgotten at the key's next send (not only when a batch of
+    /// [`WireFacts::prune`] comes): the key is judged as new.
+    pub(super) fn expire(&mut self, scope: &ScopeKey, now: Millis) {
+        let window = Millis(now.0.saturating_sub(self.keep_for.0));
+        let k = (scope.merchant, scope.environment, scope.key.clone());
+        if self.key_endpoints.get(&k).is_some_and(|x| x.sent < window) {
+            self.key_endpoints.remove(&k);
+        }
+        if self
+            .first_params
+            .get(scope)
+            .is_some_and(|x| x.sent < window)
+        {
+            self.first_params.remove(scope);
+        }
+    }
+
+    /// Forgets what no later request can be judged against: scopes, keys and their
+    /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
+    /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
+    /// and versions have no window; the spacing is the property's to judge).
+    pub(super) fn prune(&mut self, now: Millis) {
+        let window = Millis(now.0.saturating_sub(self.keep_for.0));
+        self.executed.retain(|_, x| x.seen.sent >= window);
+        self.new_business.retain(|_, x| x.sent >= window);
+        self.first_params.retain(|_, x| x.sent >= window);
+        self.key_endpoints.retain(|_, x| x.sent >= window);
+        self.scopes_so_far.retain(|_, x| x.first.sent >= window);
+        self.retry_after.retain(|_, (until, _)| *until >= now);
     }
 }

@@ -16,11 +16,12 @@
 //! Memory: one record per Payment a query or a webhook showed final.
 
 use super::{Breach, Delivered, Rec, Seen, WireFacts, Witness};
+use crate::facts::query_object::{self, QueryObject};
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{
-    Contract, Endpoint, Environment, Json, MerchantId, Method, Millis, PaymentId, RequestId,
-    WebhookEvent, WebhookObject,
+    Contract, Endpoint, Environment, Json, MerchantId, Method, Millis, PaymentId, RefundId,
+    RequestId, WebhookEvent, WebhookObject,
 };
 use std::sync::Arc;
 
@@ -193,6 +194,72 @@ impl WireFacts {
             self.final_shown
                 .entry((m, e, PaymentId(p.id)))
                 .or_insert_with(|| ShownFinal::Query(seen.clone()));
+        }
+    }
+}
+
+/// SCHED-02 ("leave at least 10 seconds between two queries of the same object"): the
+/// closest pair of queries of one object, by id or by its number once an answer tied them.
+impl WireFacts {
+    /// Keeps two consecutive queries of one object if no pair held is as close.
+    pub(super) fn note_queries(&mut self, earlier: &Rec, later: &Rec) {
+        let gap = later.sent.since(earlier.sent);
+        let closer = self
+            .closest_queries
+            .as_deref()
+            .is_none_or(|[a, b]| gap < b.sent.since(a.sent));
+        if closer {
+            self.closest_queries = Some(Box::new([Seen::clone(earlier), Seen::clone(later)]));
+        }
+    }
+
+    /// SCHED-02: a query's record, once answered, is the one a later query too soon is
+    /// shown against (not the record taken when it was sent, which has no answer yet).
+    pub(super) fn close_last_query(
+        &mut self,
+        seen: &Rec,
+        (m, e): (MerchantId, Environment),
+        ep: &Endpoint,
+    ) {
+        let Some(object) = QueryObject::named_by(ep) else {
+            return;
+        };
+        let resolved = self.query_aliases.get(&(m, e, object.clone())).cloned();
+        for object in [Some(object), resolved].into_iter().flatten() {
+            if let Some(last) = self.last_query.get_mut(&(m, e, object)) {
+                if last.id == seen.id {
+                    *last = seen.clone();
+                }
+            }
+        }
+    }
+
+    /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
+    /// were queries of the id's object.
+    pub(super) fn tie_numbers(&mut self, owner: (MerchantId, Environment), r: &ObservedAnswer) {
+        let shown = r.objects.iter().filter_map(|o| {
+            let number = o.number.clone()?;
+            match o.kind {
+                IdKind::Payment => Some((
+                    QueryObject::PaymentNo(number),
+                    QueryObject::Payment(PaymentId(o.id)),
+                )),
+                IdKind::Refund => Some((
+                    QueryObject::RefundNo(number),
+                    QueryObject::Refund(RefundId(o.id)),
+                )),
+                IdKind::Session => None,
+            }
+        });
+        let pairs = query_object::tie(
+            &mut self.last_query,
+            &mut self.query_aliases,
+            owner,
+            shown,
+            |q| q.sent,
+        );
+        for (earlier, later) in pairs {
+            self.note_queries(&earlier, &later);
         }
     }
 }

@@ -1,0 +1,250 @@
+//! The wire facts' patterns over the client's requests: a confirm, a refund or a create
+//! sent again under another key or number while unresolved, a card retry, the
+//! contract's timeouts and the query schedule.
+
+use super::tests::{answer, confirm, create, facts, refund, send};
+use super::*;
+use payhub_model::observed::Shape;
+
+/// UNKNOWN-03, S8: a confirm lost (500), then a confirm of the Payment under a new key is
+/// noted; the same key is not; after the Payment is shown succeeded, nothing is
+/// unresolved. A Payment shown processing by its create: a confirm under any key is new
+/// business for it (S8).
+#[test]
+fn a_new_confirm_key_while_the_payment_is_unresolved_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (second_key, shown_first, breach) in [
+        ("f-2", None, true),
+        ("f-1", None, false),
+        ("f-2", Some("succeeded"), false),
+        ("f-2", Some("requires_action"), true),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("c-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"requires_payment_method"}"#,
+            pay,
+        );
+        let c = confirm(&mut w, "f-1", "p1", 'A');
+        send(&mut w, 2, 2, c);
+        answer(
+            &mut w,
+            3,
+            2,
+            500,
+            r#"{"error":{"code":"internal_error"}}"#,
+            pay,
+        );
+        if let Some(status) = shown_first {
+            let get = ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: None,
+                endpoint: Endpoint::GetPayment {
+                    payment_id: PaymentId(w.ids.intern(IdKind::Payment, "p1")),
+                },
+            };
+            send(&mut w, 4, 3, get);
+            let body = format!(r#"{{"id":"p1","status":"{status}"}}"#);
+            answer(&mut w, 5, 3, 200, &body, pay);
+        }
+        let c = confirm(&mut w, second_key, "p1", 'A');
+        send(&mut w, 20_000, 4, c);
+        let noted = w.witnesses.get(&Breach::NewConfirmKeyWhileUnresolved);
+        assert_eq!(
+            noted.is_some(),
+            breach,
+            "{second_key} after {shown_first:?}"
+        );
+        if let Some(n) = noted {
+            assert_eq!(n.entries[1].id, RequestId(4));
+        }
+    }
+}
+
+/// A Payment p1 created, then its refund R-1 (key r-1, 30) answered 502: unknown.
+fn a_lost_refund() -> WireFacts {
+    let mut w = facts();
+    send(&mut w, 0, 1, create("c-1", "O-1", 100));
+    let paid = r#"{"id":"p1","status":"succeeded"}"#;
+    answer(&mut w, 1, 1, 201, paid, Shape::One(IdKind::Payment));
+    let r = refund(&mut w, "r-1", "p1", "R-1", 30);
+    send(&mut w, 2, 2, r);
+    let lost = r#"{"error":{"code":"internal_error"}}"#;
+    answer(&mut w, 3, 2, 502, lost, Shape::One(IdKind::Refund));
+    w
+}
+
+/// S11: a refund lost, then the same Payment and amount under a new refund number is
+/// noted; another amount, or after the refund was shown succeeded, is not.
+#[test]
+fn a_new_refund_number_while_the_refund_is_unresolved_is_noted() {
+    let re = Shape::One(IdKind::Refund);
+    for (amount, shown, breach) in [(30, false, true), (31, false, false), (30, true, false)] {
+        let mut w = a_lost_refund();
+        if shown {
+            let r = refund(&mut w, "r-1", "p1", "R-1", 30);
+            send(&mut w, 4, 3, r);
+            let body = r#"{"id":"r1","payment_id":"p1","merchant_refund_no":"R-1","amount":30,"status":"succeeded"}"#;
+            answer(&mut w, 5, 3, 200, body, re);
+        }
+        let r = refund(&mut w, "r-2", "p1", "R-2", amount);
+        send(&mut w, 6, 4, r);
+        let noted = w.witnesses.get(&Breach::NewRefundNoWhileUnresolved);
+        assert_eq!(noted.is_some(), breach, "{amount}, shown {shown}");
+    }
+}
+
+/// S11 ("retry with K"): a refund lost, then its refund number under another key is
+/// noted; under the same key it is not.
+#[test]
+fn a_refund_number_under_a_new_key_while_unresolved_is_noted() {
+    for (key, breach) in [("r-2", true), ("r-1", false)] {
+        let mut w = a_lost_refund();
+        let r = refund(&mut w, key, "p1", "R-1", 30);
+        send(&mut w, 4, 3, r);
+        let noted = w.witnesses.get(&Breach::NewRefundKeyWhileUnresolved);
+        assert_eq!(noted.is_some(), breach, "{key}");
+    }
+}
+
+/// ATTEMPT-02: after the Payment was shown failed, a confirm under the failed confirm's
+/// key is noted; under a new key it is not.
+#[test]
+fn a_card_retry_under_the_failed_confirms_key_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (key, breach) in [("f-1", true), ("f-2", false)] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("c-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"requires_payment_method"}"#,
+            pay,
+        );
+        let c = confirm(&mut w, "f-1", "p1", 'B');
+        send(&mut w, 2, 2, c);
+        answer(&mut w, 3, 2, 200, r#"{"id":"p1","status":"failed"}"#, pay);
+        let c = confirm(&mut w, key, "p1", 'A');
+        send(&mut w, 4, 3, c);
+        let noted = w.witnesses.get(&Breach::CardRetryUnderFailedKey);
+        assert_eq!(noted.is_some(), breach, "{key}");
+    }
+}
+
+/// RATE-03, S13: a create answered 429 or 503, then the same order under a new key is
+/// noted; the same key is not, nor a new key after the order was executed.
+#[test]
+fn a_new_key_after_a_refusal_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (status, key, executed_between, breach) in [
+        (503, "k-2", false, true),
+        (429, "k-2", false, true),
+        (503, "k-1", false, false),
+        (503, "k-2", true, false),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        let body = r#"{"error":{"code":"temporarily_unavailable"}}"#;
+        answer(&mut w, 1, 1, status, body, pay);
+        if executed_between {
+            send(&mut w, 2, 2, create("k-1", "O-1", 100));
+            answer(
+                &mut w,
+                3,
+                2,
+                201,
+                r#"{"id":"p1","status":"succeeded"}"#,
+                pay,
+            );
+        }
+        send(&mut w, 4, 3, create(key, "O-1", 100));
+        let noted = w.witnesses.get(&Breach::NewKeyAfterRefusal);
+        assert_eq!(noted.is_some(), breach, "{status} then {key}");
+    }
+}
+
+fn query(w: &mut WireFacts, payment: &str) -> ApiRequest {
+    ApiRequest {
+        api_key: ApiKeyId(1),
+        idempotency_key: None,
+        endpoint: Endpoint::GetPayment {
+            payment_id: PaymentId(w.ids.intern(IdKind::Payment, payment)),
+        },
+    }
+}
+
+/// TIMEOUT-01: a client that hangs up on a create before 20 s, or on a query before
+/// 10 s, is noted; one that waited as long is not.
+#[test]
+fn a_client_hanging_up_before_the_contract_timeout_is_noted() {
+    for (is_query, after_ms, breach) in [
+        (false, 5_000, true),
+        (false, 20_000, false),
+        (true, 9_999, true),
+        (true, 10_000, false),
+    ] {
+        let mut w = facts();
+        let request = if is_query {
+            query(&mut w, "p1")
+        } else {
+            create("k-1", "O-1", 100)
+        };
+        send(&mut w, 1_000, 1, request);
+        let timed_out = What::TimedOut {
+            node: 0,
+            id: RequestId(1),
+        };
+        w.observe(Millis(1_000 + after_ms), &timed_out);
+        let noted = w.witnesses.get(&Breach::GaveUpTooSoon);
+        assert_eq!(noted.is_some(), breach, "{is_query} {after_ms}");
+        assert_eq!(w.open(), 0, "the hang-up closes the exchange");
+    }
+}
+
+/// SCHED-01: a query after a query showed the Payment final is noted; a first query
+/// after the create's answer showed it final (a reconciliation) is not, nor queries of
+/// a Payment still processing.
+#[test]
+fn a_query_after_a_query_showed_the_payment_final_is_noted() {
+    let pay = Shape::One(IdKind::Payment);
+    for (status, queries, breach) in [
+        ("succeeded", 2, true),
+        ("failed", 2, true),
+        ("succeeded", 1, false),
+        ("processing", 2, false),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        let body = format!(r#"{{"id":"p1","status":"{status}"}}"#);
+        answer(&mut w, 1, 1, 201, &body, pay);
+        for n in 0..queries {
+            let at = 20_000 * (n + 1);
+            let q = query(&mut w, "p1");
+            send(&mut w, at, 2 + n as u32, q);
+            answer(&mut w, at + 1, 2 + n as u32, 200, &body, pay);
+        }
+        let noted = w.witnesses.get(&Breach::QueryAfterFinal);
+        assert_eq!(noted.is_some(), breach, "{status} {queries}");
+    }
+    // A create of the order in between (answered 409 order_no_conflict: query the
+    // existing object, UNKNOWN-05) opens the Payment's queries again.
+    let mut w = facts();
+    let done = r#"{"id":"p1","status":"succeeded"}"#;
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 1, 1, 201, done, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 20_000, 2, q);
+    answer(&mut w, 20_001, 2, 200, done, pay);
+    send(&mut w, 30_000, 3, create("k-2", "O-1", 100));
+    let conflict = r#"{"error":{"code":"order_no_conflict","related_resource_id":"p1"}}"#;
+    answer(&mut w, 30_001, 3, 409, conflict, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 40_000, 4, q);
+    assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
+}
