@@ -126,6 +126,16 @@ fn liveness_of_a_stream_without(
     to_ms: u64,
     without: &[&str],
 ) -> (serde_json::Value, i32) {
+    verdict_of_a_stream_without(payhub_properties::liveness::NAME, name, to_ms, without)
+}
+
+/// Property `property`'s verdict over [`liveness_of_a_stream_without`]'s stream.
+fn verdict_of_a_stream_without(
+    property: &str,
+    name: &str,
+    to_ms: u64,
+    without: &[&str],
+) -> (serde_json::Value, i32) {
     let events = stdout(&run(&["replay", "--seed", "3", "--format", "events"]));
     let head: Vec<&str> = events
         .lines()
@@ -152,8 +162,8 @@ fn liveness_of_a_stream_without(
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["name"] == payhub_properties::liveness::NAME)
-        .expect("the liveness verdict")
+        .find(|p| p["name"] == property)
+        .expect("the property's verdict")
         .clone();
     (liveness, code(&o))
 }
@@ -185,6 +195,34 @@ fn judge_finds_a_submission_unknown_past_the_window_and_does_not_pass_one_cut_sh
         "{early}"
     );
     assert_ne!(code_early, 1);
+}
+
+/// SCHED-01 and RES-01 over a recorded stream: a query schedule or an unfinished charge
+/// whose window runs past the stream's end is not judged yet, never "holds"; a charge left
+/// unfinished with no query upstream for 24 hours before the end is a violation.
+#[test]
+fn windows_open_at_the_stream_end_are_not_judged_yet_and_overdue_ones_violate() {
+    let hour = 3_600_000;
+    for property in [
+        "client-queries-until-24-hours",
+        "platform-verifies-unknown-results-within-its-window",
+    ] {
+        let (v, code) = verdict_of_a_stream_without(property, "open-2h.jsonl", 2 * hour, &[]);
+        assert_eq!(v["status"], "cannot_judge", "{v}");
+        let detail = v["detail"].as_str().unwrap();
+        assert!(detail.starts_with("not judged yet: "), "{detail}");
+        assert_ne!(code, 1);
+    }
+    let verifies = "platform-verifies-unknown-results-within-its-window";
+    let (v, code) = verdict_of_a_stream_without(verifies, "overdue-26h.jsonl", 26 * hour, &[]);
+    assert_eq!(v["status"], "violated", "{v}");
+    assert!(
+        v["detail"].as_str().unwrap().contains(
+            "att_001 was unfinished from 0s to the stream's end at 1d2h with no query upstream"
+        ),
+        "{v}"
+    );
+    assert_eq!(code, 1);
 }
 
 /// A stream without the platform's own record (what tells a violation from a documented

@@ -4,8 +4,10 @@
 //! the contract's ([`Contract`]), compared here. Retry-After (RATE-03) and the 10-second
 //! spacing (SCHED-02) are `client-honours-retry-after` and `client-spaces-queries`.
 
+use crate::Facts;
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM, PLATFORM_LEDGER};
 use crate::facts::cadence::Waited;
+use crate::facts::resolution::Resolution;
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::{Contract, Millis, Rule};
@@ -134,6 +136,60 @@ pub const CLIENT_STOPS_AT_FINAL: Property = Property {
         wire: crate::wire::CLIENT_STOPS_QUERYING_AT_A_FINAL_STATUS,
     },
 };
+
+/// What a recorded stream's end leaves of a windowed property that held over it.
+pub enum AtEnd {
+    /// A window still open where the stream ends: "holds" would claim what the stream
+    /// did not show, so the verdict is not judged yet, with the reason.
+    Open(String),
+    /// A window that closed before the end without what the rule asks: a violation.
+    Overdue(Witnessed),
+}
+
+/// SCHED-01 and RES-01 over a recorded stream (the world's own runs heal for the whole
+/// window): a client's query schedule of a result still unknown, or an unfinished
+/// charge outside manual_review whose 24 hours since the charge or the query before
+/// run past the stream's end (open) or ran out before it with no query (overdue).
+pub fn at_end(p: &Property, facts: &Facts, resolution: &Resolution) -> Option<AtEnd> {
+    if p.name == CLIENT_QUERIES_24H.name {
+        return crate::liveness::schedule_open(resolution).map(AtEnd::Open);
+    }
+    if p.name != PLATFORM_VERIFIES.name {
+        return None;
+    }
+    let (end, attempts) = (resolution.end, &facts.attempts);
+    let in_review = |a| {
+        (attempts.payment_of.get(a))
+            .is_some_and(|p| facts.cadence.history.manual_review.contains(p))
+    };
+    let mut open = None;
+    for (id, a) in attempts.attempts.iter() {
+        if !a.status.is_unfinished() || in_review(id) {
+            continue;
+        }
+        let last = facts
+            .cadence
+            .history
+            .queried
+            .get(id)
+            .copied()
+            .unwrap_or(a.sent_at);
+        let due = last.after(Contract::MANUAL_REVIEW_REQUERY);
+        if end >= due {
+            return Some(AtEnd::Overdue(
+                Witnessed::new(format!(
+                    "{id} was unfinished from {last} to the stream's end at {end} with no query upstream: the automatic window verifies faster than once in {}",
+                    Contract::MANUAL_REVIEW_REQUERY
+                ))
+                .attempt(*id),
+            ));
+        }
+        open.get_or_insert_with(|| {
+            format!("{id} is unfinished since {last} and the stream ends at {end}, before its next verification is due at {due}")
+        });
+    }
+    open.map(AtEnd::Open)
+}
 
 /// RES-01, RES-03: the automatic window verifies faster than the manual_review cadence.
 pub const PLATFORM_VERIFIES: Property = Property {

@@ -390,6 +390,35 @@ pub enum LivenessVerdict {
     Incomplete(String),
 }
 
+/// Why submission `order_no` of database `db`, unknown to its client, is not judged
+/// yet at `end`: a recorded stream ends before its [`WINDOW`] closes.
+fn window_open(
+    facts: &Resolution,
+    end: StreamEnd,
+    db: u8,
+    order_no: &str,
+    order: &OrderSeen,
+) -> Option<String> {
+    let since = unknown_since(facts, order);
+    (end.healed_from.is_none() && end.at < since.after(WINDOW)).then(|| {
+        format!(
+            "order {order_no} of db {db} is unknown since {since} and the stream ends at {}, \
+             before its {WINDOW} window closes",
+            end.at
+        )
+    })
+}
+
+/// SCHED-01 over a recorded stream: the first submission still unknown to its client
+/// whose query window the stream ends inside (its schedule is not judged yet).
+pub fn schedule_open(facts: &Resolution) -> Option<String> {
+    let end = StreamEnd::recorded(facts);
+    facts.orders.iter().find_map(|((db, order_no), order)| {
+        not_known_in(facts, order_no, order, end)?;
+        window_open(facts, end, *db, order_no, order)
+    })
+}
+
 /// Judges a stream by its resolution facts and where it ended. A violation stands
 /// whatever else the stream lacks; otherwise a submission not yet judgeable makes the
 /// stream incomplete, before any gap reached.
@@ -400,18 +429,9 @@ pub fn judge(facts: &Resolution, end: StreamEnd) -> LivenessVerdict {
         let Some(why) = not_known_in(facts, order_no, order, end) else {
             continue;
         };
-        if end.healed_from.is_none() {
-            let since = unknown_since(facts, order);
-            if end.at < since.after(WINDOW) {
-                pending.get_or_insert_with(|| {
-                    format!(
-                        "order {order_no} of db {db} is unknown since {since} and the stream \
-                         ends at {}, before its {WINDOW} window closes",
-                        end.at
-                    )
-                });
-                continue;
-            }
+        if let Some(why) = window_open(facts, end, *db, order_no, order) {
+            pending.get_or_insert(why);
+            continue;
         }
         match gap(facts, end.at, *db, order_no) {
             Ok(assumption) => {

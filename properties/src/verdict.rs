@@ -9,6 +9,7 @@
 //! ([`crate::evidence`]), named with the reason. A witness found in the part of a
 //! source that has the evidence stands whatever the rest lacks (verdicts are monotone).
 
+use crate::cadence::AtEnd;
 use crate::evidence::{self, Missing, Supply};
 use crate::facts::resolution::Resolution;
 use crate::facts::wire::{Seen, WireFacts, Witness};
@@ -170,6 +171,22 @@ impl Folded {
     /// Every verdict, each exchange of a witness named by `name`, then liveness's.
     pub fn verdicts_naming(&self, name: &dyn Fn(&Seen) -> String) -> Vec<Verdict> {
         let mut all = judge_all(&self.facts, &self.wire, &self.supply, name);
+        for v in all.iter_mut().filter(|v| v.status == Status::Holds) {
+            let Some(p) = crate::property(v.name) else {
+                continue;
+            };
+            match crate::cadence::at_end(p, &self.facts, &self.resolution) {
+                Some(AtEnd::Open(why)) => {
+                    v.status = Status::CannotJudge;
+                    v.detail = Some(format!("not judged yet: {why}"));
+                }
+                Some(AtEnd::Overdue(w)) => {
+                    v.status = Status::Violated;
+                    (v.detail, v.named) = (Some(w.detail), Some(w.named));
+                }
+                None => {}
+            }
+        }
         all.push(crate::liveness::stream_verdict(
             &self.resolution,
             &self.supply,
