@@ -377,6 +377,19 @@ fn check_log_a_generated_log_is_judged_and_holds() {
     assert_eq!(code, 0, "{f:#}");
     assert_eq!(f["judged"], 2000);
     assert!(statuses_of_wire(&f).iter().all(|s| s == "holds"), "{f:#}");
+    // Creates and queries only: what judges refunds holds over nothing, and says so;
+    // what judges creates holds over them.
+    let refunds = property(&f, "refunds-once-and-within-captured");
+    assert_eq!(refunds["vacuous"], true, "{refunds}");
+    assert_eq!(
+        refunds["detail"],
+        "vacuously: no refund (POST /v1/refunds) in the source"
+    );
+    let orders = property(&f, "at-most-one-payment-per-order");
+    assert_eq!(
+        (&orders["status"], &orders["vacuous"]),
+        (&"holds".into(), &Value::Null)
+    );
     // Generating judges no file, and generating nothing is no log.
     for refused in [
         &["check-log", "--generate", "10", file.to_str().unwrap()][..],

@@ -6,6 +6,7 @@
 
 use crate::Facts;
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM, PLATFORM_LEDGER};
+use crate::exercise::{CHARGES, Exercise};
 use crate::facts::cadence::Waited;
 use crate::facts::resolution::Resolution;
 use crate::property::{Predicate, Property};
@@ -45,6 +46,7 @@ pub const CLIENT_BACKOFF: Property = Property {
     rules: &[Rule::RetryBackoff],
     about: "Every retry a client schedules comes min(30 s, 1 s × 2^(n-1)) plus a jitter below 250 ms after try n failed (a 429 with Retry-After excepted: RATE-03).",
     needs: CLIENT,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         f.cadence.retry_waits.iter().find_map(|(try_no, waits)| {
             let least = contract_backoff(try_no.saturating_sub(1));
@@ -73,6 +75,7 @@ pub const CLIENT_TIMEOUTS: Property = Property {
     rules: &[Rule::ClientTimeouts],
     about: "A client waits at least 20 s for a create or confirm and at least 10 s for a query before it gives up on the answer.",
     needs: CLIENT,
+    exercised_by: &[],
     predicate: Predicate::Levels {
         facts: |f| {
             f.cadence
@@ -100,6 +103,7 @@ pub const CLIENT_QUERIES_24H: Property = Property {
     rules: &[Rule::QuerySchedule],
     about: "A client ends the query schedule of an unknown result only after its last query within 24 hours (10 s, 30 s, 2 min, 5 min, 15 min, 1 h, then every 4 h), counted from no earlier than the order's creation.",
     needs: CLIENT_PLATFORM,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         let c = f.cadence.earliest_schedule_end.as_ref()?;
         (c.ran() < last_scheduled_query()).then(|| {
@@ -122,6 +126,7 @@ pub const CLIENT_STOPS_AT_FINAL: Property = Property {
     rules: &[Rule::QuerySchedule],
     about: "A client never queries a Payment its database already holds as succeeded, failed, canceled or expired (a failed one only until a client sends a confirm of it: a card retry reopens it).",
     needs: CLIENT_PLATFORM,
+    exercised_by: &[Exercise::Query],
     predicate: Predicate::Levels {
         facts: |f| {
             f.cadence.query_after_final.as_ref().map(|q| {
@@ -197,6 +202,7 @@ pub const PLATFORM_VERIFIES: Property = Property {
     rules: &[Rule::NeedsQuery, Rule::ManualReview],
     about: "The platform queries the upstream about an unfinished charge less than 24 hours (the manual_review cadence) after the charge, and less than 24 hours after each automatic query before.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         // Anywhere but under manual_review 24 hours is already the manual_review
         // cadence, too slow for the automatic window.
@@ -218,6 +224,7 @@ pub const PLATFORM_REQUERIES_MANUAL_REVIEW: Property = Property {
     rules: &[Rule::ManualReview],
     about: "Under manual_review the platform queries the upstream about the charge at most 24 hours after its previous query.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         // Under manual_review a query every 24 hours is on time.
         let v = f.cadence.slowest_requery.as_ref()?;
@@ -238,6 +245,7 @@ pub const PLATFORM_MANUAL_REVIEW_AFTER_WINDOW: Property = Property {
     rules: &[Rule::ManualReview, Rule::NeedsQuery],
     about: "A Payment goes to manual_review only after the platform queried the upstream about its latest attempt on its own (the automatic window ran).",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         f.cadence.early_manual_review.as_ref().map(|m| {
             let attempt = m
@@ -274,6 +282,7 @@ pub const PLATFORM_202_AFTER_SYNC_WAIT: Property = Property {
     rules: &[Rule::SyncWait],
     about: "A create or confirm the platform answers 202 because the upstream did not answer within its synchronous wait is answered about 15 s after its step sent the charge (within 3 s of it, A-SYNC-WAIT-ABOUT): never at once, never at or past the client's 20 s (TIMEOUT-01).",
     needs: PLATFORM,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         let off = f.cadence.sync_wait_off.as_ref()?;
         let (least, most) = sync_wait_window();

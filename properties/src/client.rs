@@ -2,6 +2,7 @@
 //! never does, whatever faults the contract allows. Anti-pattern clients break them.
 
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM, PLATFORM_LEDGER};
+use crate::exercise::{Exercise, KEYED};
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::event::BusinessOrder;
@@ -19,6 +20,7 @@ pub const ORDER_CHARGED_ONCE: Property = Property {
     ],
     about: "The ledger captures each business order of a client at most once (across every Payment its submissions created).",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[Exercise::Create, Exercise::Confirm, Exercise::Session],
     predicate: Predicate::Always(|f| {
         // The Payments captured so far per order: a second capture is the violation.
         let mut captured: std::collections::BTreeMap<&BusinessOrder, Vec<PaymentId>> =
@@ -62,6 +64,7 @@ pub const REFUND_REQUEST_REFUNDED_ONCE: Property = Property {
     ],
     about: "The ledger pays back each refund request of a client at most once (across every refund its submissions created under any refund number).",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[Exercise::Refund],
     predicate: Predicate::Always(|f| {
         // The first refund paid back per refund request.
         let mut refunded: std::collections::BTreeMap<&BusinessOrder, RefundId> = Default::default();
@@ -100,6 +103,7 @@ pub const REFUND_NUMBER_KEPT: Property = Property {
     rules: &[Rule::RefundNoKept, Rule::NeverSwitchKeyOnUnknown],
     about: "A refund request is never applied again under another merchant_refund_no while its outcome is unknown (no answer, a 5xx other than 503, or shown processing or pending_review): in a run's facts, no refund request sent to the acquirer under two refund numbers; on the wire, no refund of the same Payment and amount under another number until an answer shows the first final.",
     needs: PLATFORM,
+    exercised_by: &[Exercise::Refund],
     predicate: Predicate::Levels {
         facts: |f| {
             let number = |r: &RefundId| f.refunds.refunds.get(r).map(|s| &s.merchant_refund_no);
@@ -137,6 +141,7 @@ pub const ONE_KEY_PER_SUBMISSION: Property = Property {
     ],
     about: "Every request of one business submission (order, sequence) carries the same Idempotency-Key.",
     needs: CLIENT,
+    exercised_by: KEYED,
     predicate: Predicate::Levels {
         facts: |f| {
             f.client.second_key.as_ref().map(|s| {
@@ -157,6 +162,7 @@ pub const VERSIONS_NEVER_GO_BACK: Property = Property {
     rules: &[Rule::LatestVersionWins],
     about: "The Payment version a client has applied to an order never decreases.",
     needs: DB,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         f.client.version_regressed.as_ref().map(|(_, order)| {
             Witnessed::new(format!("order {order} went back to an older version")).order(order)
@@ -170,6 +176,7 @@ pub const QUERIES_SPACED: Property = Property {
     rules: &[Rule::QuerySpacing],
     about: "A client never sends two queries of the same object less than 10 seconds apart.",
     needs: CLIENT,
+    exercised_by: &[Exercise::Query],
     predicate: Predicate::Levels {
         facts: |f| {
             let q = f.queries.closest_queries.as_ref()?;
@@ -198,6 +205,7 @@ pub const RETRY_AFTER_HONOURED: Property = Property {
     rules: &[Rule::RetryAfterHonoured],
     about: "After a 429 a client sends nothing under that idempotency scope before Retry-After has passed.",
     needs: CLIENT_PLATFORM,
+    exercised_by: &[],
     predicate: Predicate::Levels {
         facts: |f| {
             f.queries.retry_after_ignored.as_ref().map(|r| {
@@ -219,6 +227,7 @@ pub const KEY_ON_ONE_ENDPOINT: Property = Property {
     rules: &[Rule::OneKeyPerSubmission],
     about: "A client never sends one Idempotency-Key on two endpoints (method and path).",
     needs: CLIENT,
+    exercised_by: KEYED,
     predicate: Predicate::Levels {
         facts: |f| {
             f.client.key_on_two_endpoints.as_ref().map(|k| {
@@ -241,6 +250,7 @@ pub const PARAMETERS_BOUND_TO_KEY: Property = Property {
     rules: &[Rule::ConflictIsDefect, Rule::OneKeyPerSubmission],
     about: "A client re-sends a key only with the safety-relevant parameters it first sent it with.",
     needs: CLIENT,
+    exercised_by: KEYED,
     predicate: Predicate::Levels {
         facts: |f| {
             f.client.params_changed_under_key.as_ref().map(|k| {
@@ -273,6 +283,7 @@ pub const ORDER_CREATED_UNDER_ONE_KEY: Property = Property {
     ],
     about: "Every create a client sends for one (merchant, environment, merchant_order_no) carries the same Idempotency-Key, unless a create under it was rejected with 400, 401, 403 or 422 (REJECT-01: the corrected request goes under a new key); on the wire: after a create whose outcome is unknown, neither that order under a new key nor the same purchase under a new order number until the client learns the order's Payment.",
     needs: CLIENT_PLATFORM,
+    exercised_by: &[Exercise::Create],
     predicate: Predicate::Levels {
         facts: |f| {
             f.client.order_rekeyed.as_ref().map(|o| {
@@ -300,6 +311,7 @@ pub const CARD_RETRY_ONLY_AFTER_FAILED: Property = Property {
     ],
     about: "No request a client waits for is answered 409 payment_in_progress: it never confirms with a new key while the payment is processing or requires_action.",
     needs: CLIENT_PLATFORM,
+    exercised_by: &[Exercise::Confirm],
     predicate: Predicate::Levels {
         facts: |f| {
             Witnessed::of_request(f.client.card_retry_in_progress, |id| {
@@ -317,6 +329,7 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     rules: &[Rule::Cancel202NotCanceled, Rule::FulfilByPaymentId],
     about: "No order a client holds as closed (canceled or expired) has a capture of its Payment in the ledger.",
     needs: DB_LEDGER,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         for ((_, order_no), payment) in f.client.canceled_orders.iter() {
             if f.money.captured(*payment) {

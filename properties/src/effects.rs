@@ -37,6 +37,7 @@ pub const FULFILS_ONCE_WHEN_SUCCEEDED: Property = Property {
     rules: &[Rule::FulfilByPaymentId],
     about: "A client fulfils each order at most once, and only for a Payment the platform holds as succeeded.",
     needs: DB_PLATFORM,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         let e = &f.effects;
         if let Some(u) = &e.fulfilled_unpaid {
@@ -60,6 +61,7 @@ pub const CLOSES_ONCE_ON_A_CLOSED_PAYMENT: Property = Property {
     ],
     about: "A client database holds an order as closed (canceled or expired) at most once, only when the platform holds its Payment as canceled or expired, and never an order the client fulfilled (nor fulfils one it closed).",
     needs: DB_PLATFORM,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         let e = &f.effects;
         if let Some(c) = &e.closed_open {
@@ -86,6 +88,7 @@ pub const PENDING_UNTIL_FINAL: Property = Property {
     ],
     about: "A client database never holds an order as paid or failed while the platform holds its Payment processing or requires_action (manual_review among them): it keeps the order pending confirmation until the Payment is succeeded or failed.",
     needs: DB_PLATFORM,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         f.effects.final_on_open.as_ref().map(|c| {
             let shown = "was held paid or failed";
@@ -104,6 +107,7 @@ pub const MESSAGE_MATCHES_STATUS: Property = Property {
     ],
     about: "A client shows \"temporarily unavailable\" on a 503 (and first), \"confirming\" only while the result is unknown, and keeps an order pending confirmation only for a manual_review Payment.",
     needs: CLIENT_DB,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         f.effects.wrong_message.as_ref().map(|m| {
             Witnessed::new(format!(

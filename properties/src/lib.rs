@@ -24,6 +24,7 @@ pub mod client;
 pub mod effects;
 pub mod engine;
 pub mod evidence;
+pub mod exercise;
 pub mod facts;
 pub mod liveness;
 pub mod presets;

@@ -499,6 +499,7 @@ pub fn stream_verdict(facts: &Resolution, supply: &Supply) -> Verdict {
         rules: RULES.iter().map(|r| r.id()).collect(),
         status,
         detail,
+        vacuous: false,
         missing,
         side: None,
         witness: None,

@@ -18,6 +18,7 @@
 //! ([`Property::over_facts`]).
 
 use crate::evidence::{Evidence, EvidenceSet};
+use crate::exercise::Exercise;
 use crate::facts::wire::{WireFacts, Witness};
 use crate::wire::Patterns;
 use crate::witnessed::Witnessed;
@@ -71,6 +72,9 @@ pub struct Property {
     /// a run's facts; the wire level's are its patterns'): a source that lacks any of it
     /// at every level leaves the property *cannot judge* ([`crate::evidence`]).
     pub needs: EvidenceSet,
+    /// The requests it judges: over a recorded source with none of them its "holds" is
+    /// vacuous, and says so ([`crate::exercise`]); empty where it reads every request.
+    pub exercised_by: &'static [Exercise],
     pub predicate: Predicate,
 }
 

@@ -19,6 +19,7 @@ macro_rules! reach_properties {
             rules: &[$($rule),+],
             about: $about,
             needs: PLATFORM,
+            exercised_by: &[],
             predicate: Predicate::Sometimes($reached),
         };
     )*};

@@ -3,6 +3,7 @@
 //! platform says about itself alone.
 
 use crate::evidence::{PLATFORM, PLATFORM_LEDGER};
+use crate::exercise::{CHARGES, Exercise, KEYED};
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
 use payhub_model::acquirer::ChargeState;
@@ -25,6 +26,7 @@ pub const ONE_CHARGE_PER_SCOPE: Property = Property {
     ],
     about: "An idempotency scope (merchant + environment + method + path + key) sends at most one charge upstream within its 7-day retention.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         f.money
             .charges_per_scope
@@ -54,6 +56,7 @@ pub const ONE_PAYMENT_PER_ORDER: Property = Property {
     ],
     about: "No (merchant, environment, merchant_order_no) ever has two Payments, also after the 7-day key retention.",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[Exercise::Create, Exercise::Session],
     predicate: Predicate::Levels {
         facts: |f| {
             let (other, id) = f.attempts.shared_order()?;
@@ -79,6 +82,7 @@ pub const ONE_CAPTURE_PER_PAYMENT: Property = Property {
     ],
     about: "The acquirer's ledger never captures one Payment twice.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         let mut captures: BTreeMap<_, u32> = BTreeMap::new();
         for e in f.money.ledger() {
@@ -106,6 +110,7 @@ pub const ONE_UNFINISHED_ATTEMPT: Property = Property {
     ],
     about: "A Payment never has two attempts (of those the store holds for it, listed by its record or not) that the upstream may still capture.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Levels {
         facts: |f| {
             for (id, _) in f.attempts.payments.iter() {
@@ -154,6 +159,7 @@ pub const ATTEMPTS_WITHIN_LIMITS: Property = Property {
     ],
     about: "Every attempt of a Payment the store holds (listed by its record or not) but the last has failed; none was started at or after expires_at (the first confirm of a checkout session's Payment included: EXPIRY-01); there are at most the contract's 3 (whatever the platform's attempts_max).",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Levels {
         facts: |f| {
             for (id, p) in f.attempts.payments.iter() {
@@ -217,6 +223,7 @@ pub const REFUNDS_ONCE_AND_WITHIN_CAPTURED: Property = Property {
     ],
     about: "Each refund reaches the upstream once, each merchant_refund_no has one refund, and no attempt is refunded beyond what the ledger captured of it (nothing, for an attempt never captured).",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[Exercise::Refund],
     predicate: Predicate::Levels {
         facts: |f| {
             if let Some((refund, n)) = f.refunds.refund_calls.iter().find(|(_, n)| **n > 1) {
@@ -277,6 +284,7 @@ pub const REJECTIONS_EXECUTE_NOTHING: Property = Property {
     ],
     about: "A request answered 400/401/403/404/405/409/422/429/503 created, bound (stored an idempotency record) and sent nothing.",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[],
     predicate: Predicate::Levels {
         facts: |f| {
             Witnessed::of_request(f.money.rejected_but_executed, |id| {
@@ -296,6 +304,7 @@ pub const QUERIES_NEVER_CHARGE: Property = Property {
     ],
     about: "The platform sends a charge only while executing a create or confirm request, never on a query, a reply or a timer.",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[Exercise::Query],
     predicate: Predicate::Always(|f| {
         (f.money.unsolicited_charges > 0).then(|| {
             Witnessed::new(format!(
@@ -316,6 +325,7 @@ pub const REPLAY_RETURNS_SAME_OBJECT: Property = Property {
     ],
     about: "Within retention, every successful answer under one idempotency scope refers to the same object.",
     needs: PLATFORM_LEDGER,
+    exercised_by: KEYED,
     predicate: Predicate::Levels {
         facts: |f| {
             Witnessed::of_request(f.money.replay_mismatch, |id| {
@@ -336,6 +346,7 @@ pub const SCOPES_NEVER_INTERFERE: Property = Property {
     ],
     about: "A request is never answered with an object of another merchant or environment (its own object, or one a list answer shows), and a webhook never shows one to another merchant or environment than the store holds it for.",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[],
     predicate: Predicate::Levels {
         facts: |f| {
             Witnessed::of_request(f.money.foreign_object, |id| {
@@ -362,6 +373,7 @@ pub const REPLAYED_CARD_NEVER_CHARGED: Property = Property {
     ],
     about: "A charge sent while handling a request uses that request's own card, and a request under a scope that executed within retention (a replay) charges nothing, whatever card it carries.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Levels {
         facts: |f| {
             Witnessed::of_request(f.money.charged_other_card, |id| {
@@ -379,6 +391,7 @@ pub const PAST_RETENTION_ONE_READING: Property = Property {
     rules: &[Rule::RetentionSevenDays],
     about: "A confirm under a key whose 7-day retention has passed is either a new attempt (the card charged once, answered when the charge returns or the synchronous wait ends) or not new business (200 with the Payment as it stands in the request's own step, nothing charged): answered at once as not new business, it charges nothing (A-CONFIRM-RETENTION).",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[Exercise::Confirm],
     predicate: Predicate::Always(|f| {
         Witnessed::of_request(f.money.not_new_business_charged, |id| {
             format!(
@@ -394,6 +407,7 @@ pub const REJECTED_REFUND_NEVER_SENT: Property = Property {
     rules: &[Rule::RefundNotBeyondCaptured],
     about: "A refund whose review rejects it goes from pending_review to failed, a final status of the contract's refund statuses (SCHED-03), and is never sent upstream: no money moves for a refund the merchant is told failed (A-REFUND-REVIEW).",
     needs: PLATFORM,
+    exercised_by: &[Exercise::Refund],
     predicate: Predicate::Always(|f| {
         f.refunds.rejected_but_sent.map(|refund| {
             Witnessed::new(format!(
@@ -415,6 +429,7 @@ pub const FAILED_ONLY_ON_UPSTREAM_EVIDENCE: Property = Property {
     ],
     about: "A Payment is failed only if the acquirer declined its latest attempt or never received it.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             if p.status != PaymentStatus::Failed {
@@ -463,6 +478,7 @@ pub const NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT: Property = Property {
     ],
     about: "No Payment that the platform reports failed, canceled or expired has a capture in the ledger.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             let closed = matches!(
@@ -489,6 +505,7 @@ pub const SUCCEEDED_IS_CAPTURED: Property = Property {
     rules: &[Rule::TerminalStatuses],
     about: "A Payment the platform reports succeeded has a capture in the ledger.",
     needs: PLATFORM_LEDGER,
+    exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
         for (id, p) in f.attempts.payments.iter() {
             if p.status == PaymentStatus::Succeeded && !f.money.captured(*id) {
@@ -517,6 +534,7 @@ pub const CONFLICT_IFF_PARAMETERS_DIFFER: Property = Property {
     ],
     about: "Within retention, a request under a scope that executed is answered 409 idempotency_conflict if and only if its safety-relevant parameters (not its card) differ from the execution's, in its own step or, having waited, later; a scope that never executed never conflicts.",
     needs: PLATFORM_LEDGER,
+    exercised_by: KEYED,
     predicate: Predicate::Levels {
         facts: |f| {
             Witnessed::of_request(f.money.conflict_misjudged, |id| {
@@ -542,6 +560,7 @@ pub const SAME_KEY_NEVER_NEW_BUSINESS: Property = Property {
     ],
     about: "Within retention of a scope's execution, no request under it is answered 409 order_no_conflict, payment_in_progress or refund_no_conflict, in its own step or later (a waiter).",
     needs: PLATFORM_LEDGER,
+    exercised_by: KEYED,
     predicate: Predicate::Levels {
         facts: |f| {
             Witnessed::of_request(f.money.replay_as_new_business, |id| {
@@ -558,6 +577,7 @@ pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
     rules: &[Rule::ScopeComponents, Rule::ReplayReusesObject],
     about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body, in its own step or later (a waiter).",
     needs: PLATFORM,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         Witnessed::of_request(f.money.answered_other_payment, |id| {
             format!("{id} was answered about another Payment than the one it names")
@@ -571,6 +591,7 @@ pub const PAYMENTS_KEEP_THEIR_FEE_SNAPSHOT: Property = Property {
     rules: &[Rule::RetryKeepsPaymentAndFee],
     about: "A Payment keeps the fee rate it was created with through every attempt (A-FEE-SNAPSHOT: the snapshot is taken at creation), whatever the platform's rate is when a card retry comes.",
     needs: PLATFORM,
+    exercised_by: CHARGES,
     predicate: Predicate::Levels {
         facts: |f| {
             f.attempts.fee_changed.map(|c| {

@@ -33,6 +33,7 @@ pub const CLIENT_TRAFFIC_BOUNDED: Property = Property {
     name: "client-traffic-within-the-schedules",
     rules: &[Rule::RetryMaxAttempts, Rule::QuerySchedule],
     needs: CLIENT_DB,
+    exercised_by: &[],
     about: "A client database sends for one business submission (its creates or confirms, and the queries of its order's Payment) at most what the contract's schedules allow per opening: 5 tries (RETRY-03), the 11 queries of SCHED-01 and two immediate ones, and after each query's \"not found\" 5 more tries (QUERY-06); an opening is the submission's first request, a timeout, a 202 or a 5xx other than 503 answered to one of its servers (UNKNOWN-02), a command or a crash. A 503 opens nothing: it says \"not accepted\" (RATE-05).",
     predicate: Predicate::Always(|f| {
         let e = f.traffic.densest.as_ref()?;

@@ -11,6 +11,7 @@
 
 use crate::cadence::AtEnd;
 use crate::evidence::{self, Missing, Supply};
+use crate::exercise::Exercised;
 use crate::facts::resolution::Resolution;
 use crate::facts::wire::{Seen, WireFacts, Witness};
 use crate::wire::Side;
@@ -55,6 +56,10 @@ pub struct Verdict {
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// For `holds` over a recorded source with none of the requests the property judges
+    /// ([`crate::exercise`]): it held over nothing; `detail` names what was missing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub vacuous: bool,
     /// For `cannot_judge`: the evidence missing and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<Missing>,
@@ -105,6 +110,8 @@ pub struct Folded {
     pub wire: WireFacts,
     pub supply: Supply,
     pub events: usize,
+    /// The kinds of request sent on the wire or decided by a client.
+    exercised: Exercised,
     /// Whether a request was sent on the wire or decided by a client.
     requests: bool,
     /// What became of each submission, for the liveness verdict.
@@ -125,6 +132,7 @@ impl Folded {
             wire,
             supply: Supply::empty(),
             events: 0,
+            exercised: Exercised::default(),
             requests: false,
             resolution: crate::liveness::learning(),
         }
@@ -135,7 +143,10 @@ impl Folded {
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
         self.resolution.observe(e);
-        self.requests |= matches!(e.what, What::Sent { .. } | What::ClientSends { .. });
+        if let What::Sent { request, .. } | What::ClientSends { request, .. } = &e.what {
+            self.exercised.saw(&request.endpoint);
+            self.requests = true;
+        }
         self.events += 1;
     }
 
@@ -171,7 +182,10 @@ impl Folded {
     /// Every verdict, each exchange of a witness named by `name`, then liveness's.
     pub fn verdicts_naming(&self, name: &dyn Fn(&Seen) -> String) -> Vec<Verdict> {
         let mut all = judge_all(&self.facts, &self.wire, &self.supply, name);
-        for v in all.iter_mut().filter(|v| v.status == Status::Holds) {
+        for v in all
+            .iter_mut()
+            .filter(|v| v.status == Status::Holds && v.detail.is_none())
+        {
             let Some(p) = crate::property(v.name) else {
                 continue;
             };
@@ -184,7 +198,10 @@ impl Folded {
                     v.status = Status::Violated;
                     (v.detail, v.named) = (Some(w.detail), Some(w.named));
                 }
-                None => {}
+                None => {
+                    v.detail = self.exercised.vacuous(p.exercised_by);
+                    v.vacuous = v.detail.is_some();
+                }
             }
         }
         all.push(crate::liveness::stream_verdict(
@@ -356,6 +373,7 @@ fn verdict(
         rules: p.rules.iter().map(|r| r.id()).collect(),
         status,
         detail,
+        vacuous: false,
         missing,
         side: wire_level.map(|(w, _)| w.side),
         witness: witness.map(std::borrow::Cow::into_owned),

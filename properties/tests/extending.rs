@@ -28,6 +28,7 @@ static ONE_CAPTURED_PAYMENT_PER_ORDER: Property = Property {
     rules: &[Rule::UniqueOrderNo],
     about: "The acquirer captures money for at most one Payment per merchant order number.",
     needs: PLATFORM_LEDGER,
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         let mut captured = Vec::new();
         for entry in f.money.ledger() {

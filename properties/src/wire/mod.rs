@@ -13,6 +13,7 @@
 //! says how an exchange is named (a HAR entry, a log line, an exchange of a stream).
 
 use crate::evidence::{Evidence, EvidenceSet};
+use crate::exercise::Exercise;
 use crate::facts::wire::{Breach, WireFacts, Witness};
 use crate::property::{Predicate, Property};
 use payhub_model::{Contract, Millis, Rule};
@@ -318,6 +319,7 @@ pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {
     rules: &[Rule::CardRetryNewKey, Rule::OneKeyPerSubmission],
     about: "After an answer showed a Payment failed, the client does not confirm it again under the key of its previous confirm (the platform would replay the failure and never charge the new card).",
     needs: SCOPED_BODIES,
+    exercised_by: &[Exercise::Confirm],
     predicate: Predicate::Wire(Patterns::client(
         SCOPED_BODIES,
         &[Breach::CardRetryUnderFailedKey],
