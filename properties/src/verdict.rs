@@ -182,33 +182,41 @@ impl Folded {
     /// Every verdict, each exchange of a witness named by `name`, then liveness's.
     pub fn verdicts_naming(&self, name: &dyn Fn(&Seen) -> String) -> Vec<Verdict> {
         let mut all = judge_all(&self.facts, &self.wire, &self.supply, name);
-        for v in all
-            .iter_mut()
-            .filter(|v| v.status == Status::Holds && v.detail.is_none())
-        {
-            let Some(p) = crate::property(v.name) else {
-                continue;
-            };
-            match crate::cadence::at_end(p, &self.facts, &self.resolution) {
-                Some(AtEnd::Open(why)) => {
-                    v.status = Status::CannotJudge;
-                    v.detail = Some(format!("not judged yet: {why}"));
-                }
-                Some(AtEnd::Overdue(w)) => {
-                    v.status = Status::Violated;
-                    (v.detail, v.named) = (Some(w.detail), Some(w.named));
-                }
-                None => {
-                    v.detail = self.exercised.vacuous(p.exercised_by);
-                    v.vacuous = v.detail.is_some();
-                }
-            }
-        }
+        at_the_end(&mut all, &self.facts, &self.resolution, self.exercised);
         all.push(crate::liveness::stream_verdict(
             &self.resolution,
             &self.supply,
         ));
         all
+    }
+}
+
+/// What a recorded source's end and its requests say of the verdicts that hold: a
+/// window still open where it ends is not judged yet, one that ran out is a violation
+/// ([`crate::cadence::at_end`]); a property none of whose requests the source held holds
+/// vacuously ([`crate::exercise`]).
+fn at_the_end(all: &mut [Verdict], facts: &Facts, resolution: &Resolution, exercised: Exercised) {
+    for v in all
+        .iter_mut()
+        .filter(|v| v.status == Status::Holds && v.detail.is_none())
+    {
+        let Some(p) = crate::property(v.name) else {
+            continue;
+        };
+        match crate::cadence::at_end(p, facts, resolution) {
+            Some(AtEnd::Open(why)) => {
+                v.status = Status::CannotJudge;
+                v.detail = Some(format!("not judged yet: {why}"));
+            }
+            Some(AtEnd::Overdue(w)) => {
+                v.status = Status::Violated;
+                (v.detail, v.named) = (Some(w.detail), Some(w.named));
+            }
+            None => {
+                v.detail = exercised.vacuous(p.exercised_by);
+                v.vacuous = v.detail.is_some();
+            }
+        }
     }
 }
 
@@ -250,6 +258,8 @@ pub struct WireSide {
     pub supply: Supply,
     /// What became of each submission, for the liveness verdict.
     pub resolution: Resolution,
+    /// The kinds of request sent.
+    exercised: Exercised,
 }
 
 impl Default for WireSide {
@@ -258,12 +268,16 @@ impl Default for WireSide {
             wire: harness_owners(),
             supply: Supply::empty(),
             resolution: crate::liveness::learning(),
+            exercised: Exercised::default(),
         }
     }
 }
 
 impl WireSide {
     pub fn observe(&mut self, e: &Event) {
+        if let What::Sent { request, .. } = &e.what {
+            self.exercised.saw(&request.endpoint);
+        }
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
         self.resolution.observe(e);
@@ -280,6 +294,7 @@ impl WireSide {
         let mut all = judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
             format!("exchange {} at {}", s.id, s.sent)
         });
+        at_the_end(&mut all, facts, &self.resolution, self.exercised);
         all.push(crate::liveness::stream_verdict(
             &self.resolution,
             &self.supply,

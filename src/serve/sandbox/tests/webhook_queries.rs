@@ -48,7 +48,14 @@ fn sched_01_a_query_after_the_webhook_of_a_final_status_is_named() {
 #[test]
 fn sched_01_a_client_that_stops_at_the_webhook_holds() {
     let sb = slow_payment_and_its_webhook(true);
-    assert_eq!(stops_at_final(&sb), (false, String::new()));
+    // No query at all: it holds over nothing, and says so.
+    assert_eq!(
+        stops_at_final(&sb),
+        (
+            false,
+            "vacuously: no query (GET /v1/payments, /v1/refunds) in the source".into()
+        )
+    );
 }
 
 /// A webhook answered 500 did not reach the merchant's database: its query goes on.
