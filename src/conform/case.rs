@@ -373,6 +373,18 @@ impl Req {
 }
 
 impl Http {
+    /// The request as the wire sends it: `Authorization`, then `Idempotency-Key` if any.
+    pub fn wire(&self) -> crate::wire::WireRequest {
+        let key = self.idempotency_key.iter().map(|k| ("Idempotency-Key", k));
+        let headers = [("Authorization", &self.authorization)]
+            .into_iter()
+            .chain(key);
+        crate::wire::WireRequest {
+            headers: headers.map(|(n, v)| (n.to_owned(), v.clone())).collect(),
+            ..crate::wire::WireRequest::new(self.method, &self.target, self.body.clone())
+        }
+    }
+
     /// The request as the edges read one (`http_map`): the model's side and the record.
     pub fn request(&self) -> crate::http_map::HttpRequest {
         crate::http_map::HttpRequest {
