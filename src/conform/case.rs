@@ -375,14 +375,9 @@ impl Req {
 impl Http {
     /// The request as the wire sends it: `Authorization`, then `Idempotency-Key` if any.
     pub fn wire(&self) -> crate::wire::WireRequest {
-        let key = self.idempotency_key.iter().map(|k| ("Idempotency-Key", k));
-        let headers = [("Authorization", &self.authorization)]
-            .into_iter()
-            .chain(key);
-        crate::wire::WireRequest {
-            headers: headers.map(|(n, v)| (n.to_owned(), v.clone())).collect(),
-            ..crate::wire::WireRequest::new(self.method, &self.target, self.body.clone())
-        }
+        let key = self.idempotency_key.as_deref();
+        let (target, body) = (&self.target, self.body.clone());
+        crate::wire::WireRequest::api(self.method, target, &self.authorization, key, body)
     }
 
     /// The request as the edges read one (`http_map`): the model's side and the record.

@@ -9,13 +9,13 @@ pub use super::exchange::{Seen, Sent};
 use super::profile::{CardOutcome, Loaded};
 use super::readings::{Reading, Taken};
 use crate::http_map;
-use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request};
+use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request, top_up};
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_properties::World;
 use payhub_sim::network::{MsgId, Payload};
 use payhub_sim::worlds::{self, node_of};
-use payhub_sim::{Budget, Choice, WorldConfig};
+use payhub_sim::{Choice, WorldConfig};
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -212,9 +212,7 @@ impl Oracle {
     }
 
     fn apply(&self, st: &mut State, choice: Choice) -> Result<(), String> {
-        if st.world.budget.drops < 16 {
-            st.world.budget = Budget::UNLIMITED;
-        }
+        top_up(&mut st.world);
         st.world
             .apply(&self.config, &choice, None)
             .map_err(|e| format!("{choice}: {e}"))?;
