@@ -520,8 +520,8 @@ fn sent_of(
 
 /// Whether the target answers at all (a GET of a Payment nobody has).
 pub async fn probe(t: &Target) -> Result<(), String> {
-    let key = format!("Bearer {}", t.profile.target_key(1).unwrap_or(""));
-    let headers = vec![("Authorization".into(), key)];
+    let key = t.profile.target_keys(1).first().copied().unwrap_or("");
+    let headers = vec![("Authorization".into(), format!("Bearer {key}"))];
     direct(t, "GET", "/v1/payments/pay_demo_999", headers, None)
         .await
         .map(|_| ())
