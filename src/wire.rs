@@ -35,6 +35,22 @@ impl WireRequest {
             body,
         }
     }
+
+    /// A request of the contract's API: `Authorization`, then `Idempotency-Key` if any.
+    pub fn api(
+        method: &str,
+        target: &str,
+        authorization: &str,
+        key: Option<&str>,
+        body: Option<String>,
+    ) -> WireRequest {
+        let key = key.map(|k| ("Idempotency-Key", k));
+        let headers = [("Authorization", authorization)].into_iter().chain(key);
+        WireRequest {
+            headers: headers.map(|(n, v)| (n.to_owned(), v.to_owned())).collect(),
+            ..WireRequest::new(method, target, body)
+        }
+    }
 }
 
 /// One HTTP answer.

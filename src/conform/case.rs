@@ -373,6 +373,13 @@ impl Req {
 }
 
 impl Http {
+    /// The request as the wire sends it: `Authorization`, then `Idempotency-Key` if any.
+    pub fn wire(&self) -> crate::wire::WireRequest {
+        let key = self.idempotency_key.as_deref();
+        let (target, body) = (&self.target, self.body.clone());
+        crate::wire::WireRequest::api(self.method, target, &self.authorization, key, body)
+    }
+
     /// The request as the edges read one (`http_map`): the model's side and the record.
     pub fn request(&self) -> crate::http_map::HttpRequest {
         crate::http_map::HttpRequest {

@@ -3,7 +3,7 @@
 //! on, a valid create must not be executed (RATE-01: its own 429; RATE-04: its own 503).
 //! One that takes no effect is exit 2 naming it, never a violation.
 
-use super::case::Switch;
+use super::case::{Fault, KeyUse, Names, Op, Req, Switch};
 use super::run::{self, Target};
 
 /// Switches each control of the profile on, sends one create, and switches it off.
@@ -35,23 +35,16 @@ pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
 
 /// One create under a fresh key and order number: its status.
 async fn create(t: &Target, tag: &str) -> Result<u16, String> {
-    let prefix = t.profile.prefix();
-    let card = t
-        .profile
-        .card(super::profile::CardOutcome::Approve)
-        .cloned()
-        .unwrap_or_else(|| "A".into());
-    let body = serde_json::json!({"merchant_order_no": format!("{prefix}-{tag}-o1"),
-        "amount": 1000, "currency": "USD", "card": card});
-    let headers = vec![
-        (
-            "Authorization".into(),
-            format!("Bearer {}", t.profile.target_key(1).unwrap_or("")),
-        ),
-        ("Idempotency-Key".into(), format!("{prefix}-{tag}-k1")),
-    ];
-    let body = t.profile.target_body(Some(&body.to_string()));
-    run::direct(t, "POST", "/v1/payments", headers, body)
+    let req = Req {
+        key_of: 1,
+        key: KeyUse::Slot(1),
+        op: Op::approved(1),
+        fault: Fault::None,
+        rotation: 0,
+    };
+    let names = Names::new(t.profile.prefix(), tag);
+    let http = run::render(t, &names, &Default::default(), &req).wire();
+    crate::wire::send(&t.addr, &http, run::timeout(t))
         .await
         .map(|r| r.status)
         .map_err(|e| run::down_or("checking the controls: POST /v1/payments", e))

@@ -213,11 +213,7 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             ));
         }
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = crate::serve::runtime()?;
     if args.kill_matrix {
         let rows = match &args.start {
             Some(command) => runtime.block_on(matrix::kill_matrix_started(

@@ -9,16 +9,25 @@ pub use super::exchange::{Seen, Sent};
 use super::profile::{CardOutcome, Loaded};
 use super::readings::{Reading, Taken};
 use crate::http_map;
-use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request};
+use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request, top_up};
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_properties::World;
 use payhub_sim::network::{MsgId, Payload};
 use payhub_sim::worlds::{self, node_of};
-use payhub_sim::{Budget, Choice, WorldConfig};
+use payhub_sim::{Choice, WorldConfig};
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+
+/// One round's requests as sent, and what renders them for a state: the case's names
+/// and the target's references as the round started.
+#[derive(Clone, Copy)]
+pub struct Round<'a> {
+    pub names: &'a Names,
+    pub refs: &'a TargetRefs,
+    pub sent: &'a [Sent],
+}
 
 /// One model state.
 #[derive(Clone, Debug)]
@@ -203,9 +212,7 @@ impl Oracle {
     }
 
     fn apply(&self, st: &mut State, choice: Choice) -> Result<(), String> {
-        if st.world.budget.drops < 16 {
-            st.world.budget = Budget::UNLIMITED;
-        }
+        top_up(&mut st.world);
         st.world
             .apply(&self.config, &choice, None)
             .map_err(|e| format!("{choice}: {e}"))?;
@@ -231,12 +238,12 @@ impl Oracle {
         Ok(())
     }
 
-    /// One round: `sent` against every state. `names` and `refs` render the requests.
-    pub fn round(&mut self, names: &Names, refs: &TargetRefs, sent: &[Sent]) -> RoundVerdict {
+    /// One round against every state.
+    pub fn round(&mut self, r: Round) -> RoundVerdict {
         let mut next = Vec::new();
         let mut misses: Vec<String> = Vec::new();
         for st in self.states.iter().cloned() {
-            match self.explore(st, names, refs, sent, &mut misses) {
+            match self.explore(st, r, &mut misses) {
                 Ok(mut found) => next.append(&mut found),
                 Err(e) => return RoundVerdict::Incomplete(e),
             }
@@ -265,15 +272,9 @@ impl Oracle {
     /// The model's own run of a round's requests (those of the case, not a duplicate's
     /// second copy) from the first state: the choices of that state and of one path
     /// through the round (for the what-if script).
-    pub fn model_run(
-        &self,
-        names: &Names,
-        refs: &TargetRefs,
-        sent: &[Sent],
-    ) -> Option<Vec<Choice>> {
+    pub fn model_run(&self, r: Round) -> Option<Vec<Choice>> {
         let st = self.states.first()?.clone();
-        let sent: Vec<Sent> = sent
-            .iter()
+        let sent: Vec<Sent> = (r.sent.iter())
             .filter(|s| s.after.is_none())
             .map(|s| Sent {
                 seen: Seen::Any,
@@ -281,21 +282,16 @@ impl Oracle {
             })
             .collect();
         let mut misses = Vec::new();
-        let found = self.explore(st, names, refs, &sent, &mut misses).ok()?;
+        let found = self
+            .explore(st, Round { sent: &sent, ..r }, &mut misses)
+            .ok()?;
         found
             .into_iter()
             .min_by_key(|s| s.tape.len())
             .map(|s| s.tape)
     }
 
-    fn explore(
-        &self,
-        st: State,
-        names: &Names,
-        refs: &TargetRefs,
-        sent: &[Sent],
-        misses: &mut Vec<String>,
-    ) -> Result<Vec<State>, String> {
+    fn explore(&self, st: State, r: Round, misses: &mut Vec<String>) -> Result<Vec<State>, String> {
         // What the upstream still had to do from earlier rounds may have happened by
         // now, or part of it, or none: every prefix of it is a start (a slow card's
         // charge excepted: it is placed by the exploration).
@@ -313,7 +309,7 @@ impl Oracle {
         }
         let mut found = Vec::new();
         for start in starts {
-            found.append(&mut self.explore_from(start, names, refs, sent, misses)?);
+            found.append(&mut self.explore_from(start, r, misses)?);
         }
         Ok(found)
     }
@@ -321,14 +317,11 @@ impl Oracle {
     fn explore_from(
         &self,
         st: State,
-        names: &Names,
-        refs: &TargetRefs,
-        sent: &[Sent],
+        r: Round,
         misses: &mut Vec<String>,
     ) -> Result<Vec<State>, String> {
         let limit = st.world.now.after(self.profile.horizon);
-        let ex = sent
-            .iter()
+        let ex = (r.sent.iter())
             .map(|s| Ex {
                 sent: None,
                 delivered: false,
@@ -353,7 +346,7 @@ impl Oracle {
                     NODE_BUDGET
                 ));
             }
-            match self.settle(&mut node, names, refs, sent) {
+            match self.settle(&mut node, r) {
                 Err(Miss::Answer(m)) => {
                     misses.push(m);
                     continue;
@@ -372,7 +365,7 @@ impl Oracle {
                 found.push(node.st);
                 continue;
             }
-            'moves: for m in self.moves(&node, sent, limit) {
+            'moves: for m in self.moves(&node, r.sent, limit) {
                 let mut child = node.clone();
                 for choice in m.choices {
                     if self.apply(&mut child.st, choice).is_err() {
@@ -461,22 +454,16 @@ impl Oracle {
 
     /// Deterministic steps: sends whose turn has come, answers in flight compared and
     /// delivered (or dropped, for a lost answer), stray messages dropped.
-    fn settle(
-        &self,
-        node: &mut Node,
-        names: &Names,
-        refs: &TargetRefs,
-        sent: &[Sent],
-    ) -> Result<(), Miss> {
+    fn settle(&self, node: &mut Node, r: Round) -> Result<(), Miss> {
         loop {
             let mut moved = false;
-            for (i, one) in sent.iter().enumerate() {
+            for (i, one) in r.sent.iter().enumerate() {
                 if node.ex[i].done {
                     continue;
                 }
                 let ready = one.after.is_none_or(|j| node.ex[j].done);
                 if node.ex[i].sent.is_none() && ready {
-                    self.send(node, i, names, refs, one)?;
+                    self.send(node, i, r)?;
                     moved = true;
                     continue;
                 }
@@ -502,7 +489,7 @@ impl Oracle {
             if drop_stray(self, &mut node.st, &ours).map_err(Miss::World)? {
                 moved = true;
             }
-            let concurrent = is_concurrent(sent);
+            let concurrent = is_concurrent(r.sent);
             if let Some((c, _)) = link_moves_except(&node.st.world, &node.backlog)
                 .into_iter()
                 .find(|(_, kind)| kind.eager(concurrent, !self.dialect.strict))
@@ -540,14 +527,8 @@ impl Oracle {
         Ok(())
     }
 
-    fn send(
-        &self,
-        node: &mut Node,
-        i: usize,
-        names: &Names,
-        refs: &TargetRefs,
-        s: &Sent,
-    ) -> Result<(), Miss> {
+    fn send(&self, node: &mut Node, i: usize, r: Round) -> Result<(), Miss> {
+        let s = &r.sent[i];
         let ns = self.profile.namespace(s.req.key_of);
         // The request as the model's reading of the target's answer has it; `None`: a
         // reading under which it executed nowhere.
@@ -557,10 +538,10 @@ impl Oracle {
         };
         let side = ModelSide {
             ids: &node.st.ids,
-            refs,
+            refs: r.refs,
             ns,
         };
-        let http = req.render(names, &side);
+        let http = req.render(r.names, &side);
         match http_map::to_api_request(&http.request()) {
             Err(edge) => {
                 // The sandbox's edge answers what the model cannot represent.

@@ -2,6 +2,7 @@
 //! the exploration, stray drops, and deduplication of states.
 
 use super::*;
+use payhub_model::UpstreamCall;
 use payhub_sim::network::UpstreamMsg;
 
 /// What kind of upstream move: its place in the exploration.
@@ -51,20 +52,16 @@ pub(super) fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, Li
         .iter()
         .filter(|(msg, _)| !backlog.contains(msg))
         .map(|(msg, m)| match m {
-            UpstreamMsg::Call(call) => (
-                acquire(w, msg, call),
-                if is_slow(w, m) {
-                    LinkMove::SlowCharge
-                } else if matches!(call, payhub_model::UpstreamCall::Charge { .. }) {
-                    LinkMove::Charge
-                } else if matches!(call, payhub_model::UpstreamCall::Refund { .. }) {
-                    LinkMove::Refund
-                } else if matches!(call, payhub_model::UpstreamCall::CancelCharge { .. }) {
-                    LinkMove::Cancel
-                } else {
-                    LinkMove::Other
-                },
-            ),
+            UpstreamMsg::Call(call) => {
+                let kind = match call {
+                    _ if is_slow(w, m) => LinkMove::SlowCharge,
+                    UpstreamCall::Charge { .. } => LinkMove::Charge,
+                    UpstreamCall::Refund { .. } => LinkMove::Refund,
+                    UpstreamCall::CancelCharge { .. } => LinkMove::Cancel,
+                    _ => LinkMove::Other,
+                };
+                (acquire(w, msg, call), kind)
+            }
             UpstreamMsg::Reply(_) => (Choice::DeliverUpstream { msg }, LinkMove::Other),
         })
         .collect()

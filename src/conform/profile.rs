@@ -436,11 +436,6 @@ impl Loaded {
             .collect()
     }
 
-    /// The target's key standing for model key `ak_N`.
-    pub fn target_key(&self, model: u32) -> Option<&str> {
-        self.target_keys(model).first().copied()
-    }
-
     /// A request body as the target takes it: the card under the profile's `card_field`.
     pub fn target_body(&self, body: Option<&str>) -> Option<String> {
         let body = body?;
@@ -498,7 +493,7 @@ mod tests {
         assert_eq!(p.branches.len(), Branch::ALL.len());
         assert_eq!(p.horizon, Millis::mins(2));
         assert_eq!(p.card(CardOutcome::Approve), Some(&serde_json::json!("ok")));
-        assert_eq!(p.target_key(1), Some("k1"));
+        assert_eq!(p.target_keys(1).first(), Some(&"k1"));
         assert_eq!(p.prefix(), "CF");
     }
 

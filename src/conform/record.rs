@@ -150,8 +150,7 @@ impl Recorder {
 fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value {
     use crate::serve::har::{entry, json_response, no_response, pair, request_entry};
     let h = &e.http;
-    let mut headers = vec![pair("Authorization", &h.authorization)];
-    headers.extend(h.idempotency_key.iter().map(|k| pair("Idempotency-Key", k)));
+    let headers = h.wire().headers.iter().map(|(n, v)| pair(n, v)).collect();
     let body = h.body.as_deref().map(|b| match serde_json::from_str(b) {
         Ok(Value::Object(mut m)) => {
             cards.redact(&mut m);

@@ -5,7 +5,7 @@
 use super::case::{self, Case, Fault, Names, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::faults;
-use super::oracle::{Oracle, RoundVerdict, Seen, Sent, TargetRefs};
+use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
 use super::readings::{Reading, Taken};
 use super::record::{CaseVerdicts, Recorder};
@@ -314,6 +314,11 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
             .map(|s| s.tape.clone())
             .unwrap_or_default();
         let round_refs = refs.clone();
+        let at = |sent| oracle::Round {
+            names: &names,
+            refs: &round_refs,
+            sent,
+        };
         let mut sent = Vec::new();
         let verdict = match round {
             Round::Advance(by) => {
@@ -357,14 +362,14 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                         refs.learn(t.profile.namespace(s.req.key_of), &o.body);
                     }
                 }
-                oracle.round(&names, &round_refs, &sent)
+                oracle.round(at(&sent))
             }
         };
         match verdict {
             RoundVerdict::Conforms => {}
             RoundVerdict::Broken { allowed } => {
                 let tape = match round {
-                    Round::Send(_) => oracle.model_run(&names, &round_refs, &sent),
+                    Round::Send(_) => oracle.model_run(at(&sent)),
                     Round::Advance(_) | Round::Control(_) => None,
                 };
                 outcome = CaseOutcome::Violation {
@@ -398,6 +403,20 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
     })
 }
 
+/// `req` as the target takes it: its keys, cards and ids, and its spelling of the body
+/// (its card field), as sent and as reported.
+pub(super) fn render(t: &Target, names: &Names, refs: &TargetRefs, req: &case::Req) -> case::Http {
+    let ns = t.profile.namespace(req.key_of);
+    let side = TargetSide {
+        profile: &t.profile,
+        refs,
+        ns,
+    };
+    let mut http = req.render(names, &side);
+    http.body = t.profile.target_body(http.body.as_deref());
+    http
+}
+
 /// Sends a round's requests at once and reads what came of each (a duplicate's second
 /// copy as a request of its own, sent after the first): one [`Sent`] each, which the
 /// oracle and the registry ([`super::record`]) both read.
@@ -411,22 +430,8 @@ async fn send_round(
     let mut tasks = tokio::task::JoinSet::new();
     let mut https = Vec::new();
     for (i, req) in reqs.iter().enumerate() {
-        let side = TargetSide {
-            profile: &t.profile,
-            refs,
-            ns: t.profile.namespace(req.key_of),
-        };
-        let mut http = req.render(names, &side);
-        // The target's spelling of the body (its card field), as sent and as reported.
-        http.body = t.profile.target_body(http.body.as_deref());
-        let mut headers = vec![("Authorization".to_owned(), http.authorization.clone())];
-        if let Some(k) = &http.idempotency_key {
-            headers.push(("Idempotency-Key".into(), k.clone()));
-        }
-        let wire_req = WireRequest {
-            headers,
-            ..WireRequest::new(http.method, &http.target, http.body.clone())
-        };
+        let http = render(t, names, refs, req);
+        let wire_req = http.wire();
         let (addr, limit, fault, seam) = (t.addr.clone(), timeout(t), req.fault, t.seam);
         tasks.spawn(async move { (i, faults::send(&addr, &wire_req, fault, limit, seam).await) });
         https.push(http);
@@ -515,8 +520,8 @@ fn sent_of(
 
 /// Whether the target answers at all (a GET of a Payment nobody has).
 pub async fn probe(t: &Target) -> Result<(), String> {
-    let key = format!("Bearer {}", t.profile.target_key(1).unwrap_or(""));
-    let headers = vec![("Authorization".into(), key)];
+    let key = t.profile.target_keys(1).first().copied().unwrap_or("");
+    let headers = vec![("Authorization".into(), format!("Bearer {key}"))];
     direct(t, "GET", "/v1/payments/pay_demo_999", headers, None)
         .await
         .map(|_| ())

@@ -67,6 +67,11 @@ fn sent(req: Req, seen: Seen) -> Vec<Sent> {
     }]
 }
 
+/// Round `sent` of a case named `names`.
+fn at<'a>(names: &'a Names, refs: &'a TargetRefs, sent: &'a [Sent]) -> Round<'a> {
+    Round { names, refs, sent }
+}
+
 #[test]
 fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
     let names = Names::new("T", "1");
@@ -76,14 +81,14 @@ fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
     // A create whose answer is lost: executed or not, two states.
     let _ = answer(&mut sb, &names, &create(1));
     assert_eq!(
-        o.round(&names, &refs, &sent(create(1), Seen::Unknown)),
+        o.round(at(&names, &refs, &sent(create(1), Seen::Unknown))),
         RoundVerdict::Conforms
     );
     assert_eq!(o.states.len(), 2);
     // The retry under the same key: the sandbox replays (200); only "executed" explains it.
     let replay = answer(&mut sb, &names, &create(1));
     assert_eq!(
-        o.round(&names, &refs, &sent(create(1), replay.clone())),
+        o.round(at(&names, &refs, &sent(create(1), replay.clone()))),
         RoundVerdict::Conforms
     );
     assert_eq!(o.states.len(), 1);
@@ -93,7 +98,7 @@ fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
     };
     wrong.status = 201;
     let RoundVerdict::Broken { allowed } =
-        o.round(&names, &refs, &sent(create(1), Seen::Answer(wrong)))
+        o.round(at(&names, &refs, &sent(create(1), Seen::Answer(wrong))))
     else {
         panic!("a 201 replay conformed");
     };
@@ -110,7 +115,7 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
     let mut o = oracle();
     let first = answer(&mut sb, &names, &create(1));
     assert_eq!(
-        o.round(&names, &refs, &sent(create(1), first)),
+        o.round(at(&names, &refs, &sent(create(1), first))),
         RoundVerdict::Conforms
     );
     let mut changed = create(1);
@@ -122,13 +127,13 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
     };
     let seen = answer(&mut sb, &names, &changed);
     assert!(matches!(
-        o.round(&names, &refs, &sent(changed, seen)),
+        o.round(at(&names, &refs, &sent(changed, seen))),
         RoundVerdict::Broken { .. }
     ));
     // The rules of the model's own run of the breaking round are those its what-if
     // script applies when run: the conflict's (KEY-03) last.
     let tape = o
-        .model_run(&names, &refs, &sent(changed, Seen::Any))
+        .model_run(at(&names, &refs, &sent(changed, Seen::Any)))
         .unwrap();
     let rules = crate::conform::report::rules_of(&tape);
     let script = payhub_sim::script::script_from_tape(&model_config(), &tape, None, "t").unwrap();

@@ -6,11 +6,12 @@
 //! wait moves the sandbox's manual clock; each exchange is recorded as the client saw it.
 
 use crate::wire::{self, WireReply, WireRequest};
+use payhub_model::api::req;
 use payhub_model::client::{
     AntiPattern, ClientInput, ClientOutput, Command, Draw, MerchantDb, MerchantServer, Policy,
     ServerConfig,
 };
-use payhub_model::{ApiRequest, ApiResponse, Card, Millis, Text};
+use payhub_model::{ApiKeyId, ApiRequest, ApiResponse, Card, Millis, Text};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -66,6 +67,19 @@ pub struct Run {
     pub key: String,
 }
 
+impl Run {
+    /// Its API key as the model's.
+    fn key_id(&self) -> ApiKeyId {
+        crate::http_map::api_key(Some(format!("Bearer {}", self.api_key).as_bytes()))
+    }
+
+    /// A create of `order` for `amount` under `key`, with its API key and card.
+    fn create(&self, order: &str, key: &str, amount: i64) -> WireRequest {
+        let (api_key, card) = (self.key_id(), Some(self.card));
+        to_wire(&req::create_as(api_key, key, order, amount, "USD", card))
+    }
+}
+
 /// One exchange as the client saw it, on the session's clock.
 #[derive(Clone, Debug)]
 pub struct Exchange {
@@ -117,17 +131,6 @@ impl Client {
         }
     }
 
-    fn request(api_key: &str, method: &str, target: &str, key: Option<&str>) -> WireRequest {
-        let mut headers = vec![("Authorization".into(), format!("Bearer {api_key}"))];
-        if let Some(k) = key {
-            headers.push(("Idempotency-Key".into(), k.to_owned()));
-        }
-        WireRequest {
-            headers,
-            ..WireRequest::new(method, target, None)
-        }
-    }
-
     /// Sends one request and records it.
     pub async fn send(&mut self, req: WireRequest) -> Option<WireReply> {
         let started_ms = self.now_ms;
@@ -151,19 +154,6 @@ impl Client {
         answer
     }
 
-    fn create(run: &Run, order: &str, key: &str) -> WireRequest {
-        Client::create_of(run, order, key, 10_000)
-    }
-
-    fn create_of(run: &Run, order: &str, key: &str, amount: u64) -> WireRequest {
-        let mut req = Client::request(run.api_key, "POST", "/v1/payments", Some(key));
-        req.body = Some(format!(
-            "{{\"merchant_order_no\":\"{order}\",\"amount\":{amount},\"currency\":\"USD\",\"card\":\"{}\"}}",
-            run.card
-        ));
-        req
-    }
-
     /// Runs one program to its end.
     pub async fn run(&mut self, run: &Run) {
         if let Some(policy) = run.program.policy() {
@@ -184,8 +174,7 @@ impl Client {
     /// and wakes it; until it has no timer left. No jitter (RETRY-02's bound is the
     /// model's to test), the entropy counted.
     async fn drive(&mut self, run: &Run, policy: Policy) {
-        let api_key = crate::http_map::api_key(Some(format!("Bearer {}", run.api_key).as_bytes()));
-        let mut server = MerchantServer::new(ServerConfig::new(api_key, policy));
+        let mut server = MerchantServer::new(ServerConfig::new(run.key_id(), policy));
         let mut db = MerchantDb::new();
         let mut entropy = 0;
         let mut draw = || {
@@ -247,19 +236,19 @@ impl Client {
     }
 
     async fn dont_do_this(&mut self, run: &Run) {
-        let first = self.send(Client::create(run, &run.order, &run.key)).await;
+        let first = self.send(run.create(&run.order, &run.key, 10_000)).await;
         if first.is_none() {
             let key = format!("{}-new", run.key);
-            self.send(Client::create(run, &run.order, &key)).await;
+            self.send(run.create(&run.order, &key, 10_000)).await;
             let order = format!("{}-retry", run.order);
             let key = format!("{}-newer", run.key);
-            self.send(Client::create(run, &order, &key)).await;
+            self.send(run.create(&order, &key, 10_000)).await;
         }
     }
 
-    async fn double_submit(&mut self, run: &Run, second_amount: u64) {
-        let req = Client::create(run, &run.order, &run.key);
-        let copy = Client::create_of(run, &run.order, &run.key, second_amount);
+    async fn double_submit(&mut self, run: &Run, second_amount: i64) {
+        let req = run.create(&run.order, &run.key, 10_000);
+        let copy = run.create(&run.order, &run.key, second_amount);
         let (started_ms, first) = self.in_flight(&req).await;
         // The second copy once the first is in flight (its upstream held by the plan).
         let second = send_once(&self.addr, &copy).await;
@@ -324,15 +313,15 @@ impl Client {
     }
 
     async fn slow_query(&mut self, run: &Run) {
-        let created = self.send(Client::create(run, &run.order, &run.key)).await;
+        let created = self.send(run.create(&run.order, &run.key, 10_000)).await;
         let Some(id) = created
             .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.body).ok())
-            .and_then(|p| p["id"].as_str().map(str::to_owned))
+            .and_then(|p| serde_json::from_value(p["id"].clone()).ok())
         else {
             return;
         };
         self.wait(QUERY_SPACING_MS).await;
-        let get = Client::request(run.api_key, "GET", &format!("/v1/payments/{id}"), None);
+        let get = to_wire(&req::with_api_key(req::get(id), run.key_id()));
         self.send_across(get.clone(), SLOW_QUERY_MS).await;
         self.wait(QUERY_SPACING_MS - SLOW_QUERY_MS).await;
         self.send(get).await;
@@ -350,14 +339,11 @@ async fn send_once(addr: &str, req: &WireRequest) -> Option<WireReply> {
 /// The model's request as the client writes it: `Authorization`, then for a keyed
 /// request `Idempotency-Key`, and the body as the wire carries it (`Content-Type` with it).
 fn to_wire(request: &ApiRequest) -> WireRequest {
-    let mut req = Client::request(
-        &request.api_key.to_string(),
-        &request.endpoint.method().to_string(),
-        request.endpoint.path().as_str(),
-        request.idempotency_key.as_ref().map(Text::as_str),
-    );
-    req.body = crate::serve::har::request_body(request);
-    req
+    let (method, path) = (request.endpoint.method(), request.endpoint.path());
+    let key = request.idempotency_key.as_ref().map(Text::as_str);
+    let body = crate::serve::har::request_body(request);
+    let bearer = format!("Bearer {}", request.api_key);
+    WireRequest::api(&method.to_string(), path.as_str(), &bearer, key, body)
 }
 
 /// An answer read back as the model's: its status, `Retry-After` in seconds and body,

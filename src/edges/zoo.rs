@@ -188,7 +188,6 @@ pub async fn kill(defect: EdgeDefect, dir: &Path) -> Result<DefectRow, String> {
     };
     let smoke = super::smoke::run(SMOKE_SEEDS, sandbox, proxy).await?;
     if let Some((rule, n)) = smoke.violation {
-        row.seconds = started.elapsed().as_secs_f64();
         row.caught_by = Some(EdgeCheck::ConformSmoke.name());
         row.session = Some("conform smoke".into());
         row.witness_requests = Some(n);

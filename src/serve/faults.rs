@@ -121,76 +121,44 @@ impl Plan {
         // What the text wrote, defaults aside (a probability with an explicit nth).
         let written: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
         for (i, rule) in plan.faults.iter().enumerate() {
+            let fault = format!("fault {}", i + 1);
             let given = |field: &str| written["faults"][i].get(field).is_some();
             if rule.probability.is_some() && (given("nth") || given("times")) {
-                return Err(format!(
-                    "fault {}: a probability replaces nth and times",
-                    i + 1
-                ));
+                return Err(format!("{fault}: a probability replaces nth and times"));
             }
-            if rule.ms.is_some_and(|ms| ms > HOLD_MS_MAX) {
-                return Err(format!(
-                    "fault {}: \"ms\" is at most {HOLD_MS_MAX} (one day)",
-                    i + 1
-                ));
-            }
-            if rule.nth == 0 || rule.times == 0 {
-                return Err(format!("fault {}: nth and times count from 1", i + 1));
-            }
-            if let Some(p) = rule.probability {
-                if !(p > 0.0 && p <= 1.0) {
-                    return Err(format!("fault {}: a probability is in (0, 1]", i + 1));
-                }
-                if rule.nth != 1 || rule.times != 1 {
-                    return Err(format!(
-                        "fault {}: a probability replaces nth and times",
-                        i + 1
-                    ));
-                }
+            counted(&fault, (rule.nth, rule.times), rule.ms)?;
+            if rule.probability.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
+                return Err(format!("{fault}: a probability is in (0, 1]"));
             }
             let timed = matches!(rule.action, Action::SlowUpstream | Action::Hold);
             if timed != rule.ms.is_some() {
                 return Err(format!(
-                    "fault {}: \"ms\" goes with the actions slow_upstream and hold, and only with them",
-                    i + 1
+                    "{fault}: \"ms\" goes with the actions slow_upstream and hold, and only with them"
                 ));
             }
-            if let Some(e) = &rule.endpoint {
-                if !ENDPOINTS.contains(&e.as_str()) {
-                    return Err(format!(
-                        "fault {}: unknown endpoint '{e}' (endpoints: {})",
-                        i + 1,
-                        ENDPOINTS.join(", ")
-                    ));
-                }
+            if let Some(e) = &rule.endpoint
+                && !ENDPOINTS.contains(&e.as_str())
+            {
+                return Err(format!(
+                    "{fault}: unknown endpoint '{e}' (endpoints: {})",
+                    ENDPOINTS.join(", ")
+                ));
             }
         }
         for (i, rule) in plan.webhook_faults.iter().enumerate() {
-            if rule.nth == 0 || rule.times == 0 {
-                return Err(format!(
-                    "webhook fault {}: nth and times count from 1",
-                    i + 1
-                ));
-            }
+            let fault = format!("webhook fault {}", i + 1);
+            counted(&fault, (rule.nth, rule.times), rule.ms)?;
             if let Some(kind) = &rule.kind
                 && !webhook_kinds().any(|k| &k == kind)
             {
                 return Err(format!(
-                    "webhook fault {}: unknown type '{kind}' (types: {})",
-                    i + 1,
+                    "{fault}: unknown type '{kind}' (types: {})",
                     webhook_kinds().collect::<Vec<_>>().join(", ")
-                ));
-            }
-            if rule.ms.is_some_and(|ms| ms > HOLD_MS_MAX) {
-                return Err(format!(
-                    "webhook fault {}: \"ms\" is at most {HOLD_MS_MAX} (one day)",
-                    i + 1
                 ));
             }
             if (rule.action == WebhookAction::Delay) != rule.ms.is_some() {
                 return Err(format!(
-                    "webhook fault {}: \"ms\" goes with the action delay, and only with it",
-                    i + 1
+                    "{fault}: \"ms\" goes with the action delay, and only with it"
                 ));
             }
         }
@@ -200,6 +168,20 @@ impl Plan {
 
 /// The longest `ms` of a rule: a day (86 400 000 ms).
 pub const HOLD_MS_MAX: u64 = 86_400_000;
+
+/// What a rule and a webhook rule share: `nth` and `times` count from 1, `ms` is at
+/// most [`HOLD_MS_MAX`].
+fn counted(fault: &str, (nth, times): (u32, u32), ms: Option<u64>) -> Result<(), String> {
+    if ms.is_some_and(|ms| ms > HOLD_MS_MAX) {
+        return Err(format!(
+            "{fault}: \"ms\" is at most {HOLD_MS_MAX} (one day)"
+        ));
+    }
+    if nth == 0 || times == 0 {
+        return Err(format!("{fault}: nth and times count from 1"));
+    }
+    Ok(())
+}
 
 /// The webhook types the platform sends: `payment.<status>` and `refund.<status>`.
 fn webhook_kinds() -> impl Iterator<Item = String> {

@@ -92,33 +92,25 @@ pub(super) async fn reset(
     reply.map_or_else(crashed, respond)
 }
 
-/// `GET /__sandbox/faults`: the plan in force.
+/// `GET /__sandbox/faults`: the plan in force; `POST`: replaces it (its counts start
+/// again), answered with the plan then in force.
 pub(super) async fn faults(
-    State(edge): State<Arc<Edge>>,
-    MerchantNs(ns, _): MerchantNs,
-) -> Response {
-    let reply = edge.with_core(ns, |core, _| {
-        let json = serde_json::to_string(core.plan()).unwrap_or_default();
-        HttpReply::json(200, json)
-    });
-    reply.map_or_else(crashed, respond)
-}
-
-/// `POST /__sandbox/faults`: replaces the plan (its counts start again).
-pub(super) async fn set_faults(
     State(edge): State<Arc<Edge>>,
     MerchantNs(ns, _): MerchantNs,
     req: Request,
 ) -> Result<Response, Response> {
-    let bytes = control_bytes(req).await?;
-    let plan = std::str::from_utf8(&bytes)
-        .map_err(|_| "not UTF-8".to_owned())
-        .and_then(Plan::from_json)
-        .map_err(bad)?;
+    let plan = if req.method() == axum::http::Method::POST {
+        let bytes = control_bytes(req).await?;
+        let text = std::str::from_utf8(&bytes).map_err(|_| "not UTF-8".to_owned());
+        Some(text.and_then(Plan::from_json).map_err(bad)?)
+    } else {
+        None
+    };
     let reply = edge.with_core(ns, |core, _| {
-        core.set_plan(plan);
-        let json = serde_json::to_string(core.plan()).unwrap_or_default();
-        HttpReply::json(200, json)
+        if let Some(plan) = plan {
+            core.set_plan(plan);
+        }
+        HttpReply::json(200, serde_json::to_string(core.plan()).unwrap_or_default())
     });
     Ok(reply.map_or_else(crashed, respond))
 }

@@ -264,7 +264,7 @@ fn router(edge: Arc<Edge>) -> Router {
         .route("/__sandbox/", get(page))
         .route("/__sandbox/page.json", get(page_json))
         .route("/__sandbox/reset", post(reset))
-        .route("/__sandbox/faults", get(faults).post(set_faults))
+        .route("/__sandbox/faults", get(faults).post(faults))
         .route("/__sandbox/controls", post(controls))
         .route("/__sandbox/authenticate", post(authenticate))
         .route("/__sandbox/journal", post(journal))

@@ -27,7 +27,7 @@ use payhub_model::{
 };
 use payhub_properties::World;
 use payhub_sim::network::{MsgId, Payload};
-use payhub_sim::{Budget, Choice, Trace, WorldConfig};
+use payhub_sim::{Choice, Trace, WorldConfig};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -446,7 +446,7 @@ impl Sandbox {
         if let Some(c) = &control {
             self.apply(Choice::Control(c.clone()))?;
         }
-        self.top_up_budget();
+        upstream::top_up(&mut self.world);
         let business = self.orders.business_of(owner, &request);
         self.apply(Choice::Send {
             merchant: node_of(request.api_key),
@@ -493,16 +493,6 @@ impl Sandbox {
             Some(reply) => Step::Answered(reply),
             None => Step::Pending(id),
         })
-    }
-
-    /// The world's fault budget, refilled before it runs low: a session has no end. (A
-    /// script starts with the full budget, so a session of more than 239 faults of one
-    /// kind exports a script that stops short.)
-    fn top_up_budget(&mut self) {
-        let b = &self.world.budget;
-        if b.drops < 16 || b.fail_500 < 16 || b.duplicates < 16 {
-            self.world.budget = Budget::UNLIMITED;
-        }
     }
 
     fn take_pending(&mut self, id: RequestId) -> Exchange {

@@ -2,7 +2,7 @@
 //! decided by their test card, replies delivered, the world's clock moved to a target.
 //! The readings of a world both live drivers take (the sandbox, conform's oracle) are
 //! the free functions here: a call decided by its card, the request sent last, an
-//! answer in flight.
+//! answer in flight, the fault budget topped up.
 
 use super::{Release, STEPS_MAX, Sandbox};
 use payhub_model::cards;
@@ -10,6 +10,16 @@ use payhub_model::{ApiResponse, Millis, RequestId, UpstreamCall};
 use payhub_properties::World;
 use payhub_sim::Choice;
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
+
+/// The world's fault budget, refilled before it runs low: a live driver's session has
+/// no end. (A script starts with the full budget, so a session of more than 239 faults
+/// of one kind exports a script that stops short.)
+pub(crate) fn top_up(w: &mut World) {
+    let b = &w.budget;
+    if b.drops < 16 || b.fail_500 < 16 || b.duplicates < 16 {
+        w.budget = payhub_sim::Budget::UNLIMITED;
+    }
+}
 
 /// Upstream call `call` (message `msg`) decided by its test card.
 pub(crate) fn acquire(w: &World, msg: MsgId, call: &UpstreamCall) -> Choice {

@@ -19,7 +19,7 @@ impl Sandbox {
                 break;
             }
             for (msg, event) in fresh {
-                self.top_up_budget();
+                super::upstream::top_up(&mut self.world);
                 let rule = self.faults.next_webhook(event.kind.as_str()).cloned();
                 let action = rule.as_ref().map(|r| r.action);
                 let step = match action {
