@@ -50,6 +50,23 @@ pub enum Block {
     },
 }
 
+impl Block {
+    /// A paragraph.
+    pub fn p(text: impl Into<Text>) -> Block {
+        Block::Para(text.into())
+    }
+
+    /// A heading of `level`, with its HTML anchor if any.
+    pub fn h(level: u8, id: Option<&'static str>, text: impl Into<Text>) -> Block {
+        Block::Heading(level, id, text.into())
+    }
+
+    /// Preformatted `text`, collapsed under `summary`.
+    pub fn folded(summary: impl Into<Text>, text: impl Into<String>) -> Block {
+        Block::Details(summary.into(), vec![Block::Code(text.into())])
+    }
+}
+
 /// A violation's drawing: a page draws its first [`html::FIGURES_MAX`] violations; past
 /// them a drawing is never built, and the page says so.
 #[derive(Clone, Debug)]

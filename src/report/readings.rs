@@ -115,8 +115,10 @@ pub fn blocks(rows: &[ReadingRow]) -> Vec<Block> {
         ]
     });
     vec![
-        Block::Heading(2, Some("readings"), "Contradictions read both ways".into()),
-        Block::Para("Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).".into()),
+        Block::h(2, Some("readings"), "Contradictions read both ways"),
+        Block::p(
+            "Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).",
+        ),
         Block::Table("assumption|reading|checker|sweep", rows.collect()),
     ]
 }
