@@ -255,11 +255,8 @@ impl Report {
     /// 1 if something failed, 3 if something was not judged, else 0: read from the
     /// problems, so that the exit code and the list of what failed never disagree.
     fn exit_code_value(&self) -> u8 {
-        match self.problems.iter().map(|p| p.failed).max() {
-            Some(true) => 1,
-            Some(false) => 3,
-            None => 0,
-        }
+        let worst = self.problems.iter().map(|p| p.failed).max();
+        worst.map_or(0, |failed| if failed { 1 } else { 3 })
     }
 
     pub fn exit_code(&self) -> ExitCode {
@@ -267,7 +264,8 @@ impl Report {
     }
 
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        let json = serde_json::to_string_pretty(self);
+        json.unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
     /// Writes `report.md`, `report.html`, `report.json` and the diagrams to `out`;
