@@ -80,6 +80,11 @@ pub fn note(property: &str, rules: &[&str], detail: &str) -> String {
     note
 }
 
+/// A counterexample's trace drawn, closed by its verdict's [`note`].
+pub fn drawn(trace: &payhub_sim::Trace, property: &str, rules: &[&str], detail: &str) -> Diagram {
+    trace.to_diagram(Some(&note(property, rules, detail)), |_| false)
+}
+
 /// A drawing as a figure, cut to [`ITEMS_MAX`] items (the witness and the verdict kept).
 pub fn figure(d: &Diagram) -> String {
     let total = d.items.len();

@@ -3,7 +3,7 @@
 
 use super::{Judged, Report};
 use crate::outcome::doc::{self, Block, Drawing};
-use crate::outcome::html::Tone;
+use crate::outcome::html::{Tone, drawn};
 use crate::outcome::text::{Text, text};
 use payhub_properties::checker::CheckStatus;
 
@@ -119,14 +119,13 @@ impl Report {
         for (r, p) in violated {
             let cx = p.counterexample.as_ref();
             let detail = cx.map_or("", |cx| cx.detail.as_str());
-            let note = crate::outcome::html::note(p.name, &p.rules, detail);
             page.push(Block::Violation {
                 property: p.name.to_owned(),
                 context: text!("in `{}`", r.name),
                 rules: p.rules.clone(),
                 detail: detail.to_owned(),
                 drawing: cx.map_or(Drawing::None, |cx| {
-                    Drawing::after(page, || cx.proof.trace.to_diagram(Some(&note), |_| false))
+                    Drawing::after(page, || drawn(&cx.proof.trace, p.name, &p.rules, detail))
                 }),
                 after: Vec::from_iter(cx.map(|cx| {
                     let n = cx.tape.len();
@@ -386,8 +385,8 @@ impl Report {
                 continue;
             };
             let rules: Vec<&str> = found.property.rules.iter().map(|r| r.id()).collect();
-            let note = crate::outcome::html::note(found.property.name, &rules, &found.proof.detail);
-            let drawing = found.proof.trace.to_diagram(Some(&note), |_| false);
+            let (proof, name) = (&found.proof, found.property.name);
+            let drawing = drawn(&proof.trace, name, &rules, &proof.detail);
             full.push(Block::Details(
                 text!("counterexample of {}", r.name),
                 vec![Block::Figure(drawing)],
