@@ -94,52 +94,35 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
         }
         JudgeFormat::Json => {
             let unscoped = unscoped_json(&folded.wire, &|id| format!("exchange {id}"));
-            let json = serde_json::json!({
-                "events": events,
-                "judged": judged,
-                "incomplete": torn,
-                "unscoped": unscoped,
-                "properties": verdicts,
-            });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?
-            );
+            let json = serde_json::json!({ "events": events, "judged": judged,
+                "incomplete": torn, "unscoped": unscoped, "properties": verdicts });
+            let json = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+            println!("{json}");
         }
         JudgeFormat::Text => {
-            for v in &verdicts {
-                let detail = v
-                    .detail
-                    .as_deref()
-                    .map(|d| format!(": {d}"))
-                    .unwrap_or_default();
-                println!(
-                    "{:<9} {}{detail}  [{}]",
-                    v.status_text(),
-                    v.name,
-                    v.rules.join(", ")
-                );
-            }
+            let verdicts = verdicts.iter().map(crate::outcome::verdict_line);
+            let mut out: Vec<String> = verdicts.collect();
             // The closing line `replay` prints for the same run.
-            match violated {
-                Some(v) => println!(
-                    "VIOLATED {} [{}]: {}",
+            out.extend(match violated {
+                Some(v) => Some(crate::outcome::violated_line(
                     v.name,
-                    v.rules.join(", "),
-                    v.detail.as_deref().unwrap_or_default()
-                ),
-                None if judged == 0 => {}
-                None => println!("no property violated in {events} events"),
+                    &v.rules,
+                    v.detail.as_deref().unwrap_or_default(),
+                )),
+                None if judged == 0 => None,
+                None => Some(format!("no property violated in {events} events")),
+            });
+            out.extend(
+                torn.iter()
+                    .map(|t| format!("INCOMPLETE: judged up to the line before {t}")),
+            );
+            let refused = folded.wire.refused_auth;
+            if refused > 0 {
+                out.push(format!(
+                    "{refused} request(s) refused for authentication (401): they belong to no scope"
+                ));
             }
-            if let Some(t) = &torn {
-                println!("INCOMPLETE: judged up to the line before {t}");
-            }
-            if folded.wire.refused_auth > 0 {
-                println!(
-                    "{} request(s) refused for authentication (401): they belong to no scope",
-                    folded.wire.refused_auth
-                );
-            }
+            println!("{}", out.join("\n"));
         }
     }
     if violated.is_some() {

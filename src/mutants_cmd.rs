@@ -3,7 +3,6 @@
 use payhub_properties::AlwaysCheck;
 use payhub_properties::zoo::{self, KillMatrix, MutantRow, Side, Subject, ZooControl, ZooOptions};
 use serde::Serialize;
-use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -189,54 +188,38 @@ pub fn method_name(method: &str) -> String {
 }
 
 fn text(m: &KillMatrix) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
+    let mut s = vec![format!(
         "{:<32} {:<8} {:<32} {:<6} {:<44} {:<36} {:>8} {:>9} {:>5}",
         "mutant", "side", "rules", "killed", "property", "method", "seconds", "states", "steps"
-    );
-    for r in &m.mutants {
-        let _ = writeln!(
-            s,
+    )];
+    let dash = || "-".to_owned();
+    s.extend(m.mutants.iter().map(|r| {
+        format!(
             "{:<32} {:<8} {:<32} {:<6} {:<44} {:<36} {:>8.3} {:>9} {:>5}",
             r.name,
             side_name(r.side),
             r.rules.join(", "),
-            if r.killed { "yes" } else { "NO" },
+            ["NO", "yes"][usize::from(r.killed)],
             r.property.unwrap_or("-"),
-            r.method
-                .as_deref()
-                .map_or_else(|| "-".to_owned(), method_name),
+            r.method.as_deref().map_or_else(dash, method_name),
             r.seconds,
             r.states_or_seeds,
-            r.counterexample_steps
-                .map(|n| n.to_string())
-                .unwrap_or_else(|| "-".into()),
-        );
-    }
-    for r in &m.references {
-        let verdict = if r.caught {
-            format!(
-                "CAUGHT by {}: {}",
-                r.property.unwrap_or("?"),
-                r.detail.as_deref().unwrap_or("")
-            )
-        } else if !r.complete {
-            format!(
-                "not judged (incomplete): {}",
-                r.detail.as_deref().unwrap_or("")
-            )
-        } else {
-            "nothing caught".into()
+            r.counterexample_steps.map_or_else(dash, |n| n.to_string()),
+        )
+    }));
+    s.extend(m.references.iter().map(|r| {
+        let detail = r.detail.as_deref().unwrap_or("");
+        let verdict = match (r.caught, r.complete) {
+            (true, _) => format!("CAUGHT by {}: {detail}", r.property.unwrap_or("?")),
+            (false, false) => format!("not judged (incomplete): {detail}"),
+            (false, true) => "nothing caught".into(),
         };
-        let _ = writeln!(
-            s,
-            "reference {} — {}: {} ({} states or seeds, {:.2}s)",
-            r.name, r.method, verdict, r.states_or_seeds, r.seconds
-        );
-    }
-    let _ = writeln!(
-        s,
+        format!(
+            "reference {} — {}: {verdict} ({} states or seeds, {:.2}s)",
+            r.name, r.method, r.states_or_seeds, r.seconds
+        )
+    }));
+    s.push(format!(
         "bug zoo: {} of {} mutants{} killed; time to first counterexample: median {:.3}s, max {:.3}s; {:.1}s in all ({} threads)",
         m.killed,
         m.total,
@@ -245,14 +228,12 @@ fn text(m: &KillMatrix) -> String {
         m.max_seconds,
         m.seconds,
         m.threads
-    );
-    for r in m.survivors() {
-        let _ = writeln!(s, "SURVIVED {}: {}", r.name, r.about);
-    }
-    for r in m.reference_failures() {
-        let _ = writeln!(s, "REFERENCE FAILED {} ({})", r.name, r.method);
-    }
-    s
+    ));
+    let survivors = m.survivors().into_iter();
+    s.extend(survivors.map(|r| format!("SURVIVED {}: {}", r.name, r.about)));
+    let failures = m.reference_failures().into_iter();
+    s.extend(failures.map(|r| format!("REFERENCE FAILED {} ({})", r.name, r.method)));
+    s.join("\n") + "\n"
 }
 
 fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
@@ -331,31 +312,23 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
                 serde_json::to_string_pretty(&shown).map_err(|e| e.to_string())?
             );
         }
-        MutantsFormat::Text | MutantsFormat::Script | MutantsFormat::Junit => {
-            println!(
-                "{} ({}): {}\nbreaks {}\nkilled by {} via {} in {:.3}s; {} choices (first found: {})\n{}",
-                row.name,
-                side_name(subject.side()),
-                row.about,
-                row.rules.join(", "),
-                row.property.unwrap_or("?"),
-                row.method.as_deref().unwrap_or("?"),
-                row.seconds,
-                tape.len(),
-                row.found_steps.unwrap_or(0),
-                row.detail.as_deref().unwrap_or(""),
-            );
-            // The labels; `--save-tape FILE` writes them as a tape `replay --tape` reads.
-            println!(
-                "\n# tape (world {} with the mutant planted, one choice label per line; `payhub-verify mutants --show {} --save-tape cx.tape && payhub-verify replay --tape cx.tape` replays it)",
-                proof.config.name, row.name
-            );
-            for label in &tape {
-                println!("{label}");
-            }
-            println!("\n# trace\n{trace}");
-            println!("\n# mermaid\n{mermaid}");
-        }
+        MutantsFormat::Text | MutantsFormat::Script | MutantsFormat::Junit => println!(
+            "{} ({}): {}\nbreaks {}\nkilled by {} via {} in {:.3}s; {} choices (first found: {})\n{}\n\n\
+             # tape (world {} with the mutant planted, one choice label per line; `payhub-verify mutants --show {} --save-tape cx.tape && payhub-verify replay --tape cx.tape` replays it)\n{}\n\n# trace\n{trace}\n\n# mermaid\n{mermaid}",
+            row.name,
+            side_name(subject.side()),
+            row.about,
+            row.rules.join(", "),
+            row.property.unwrap_or("?"),
+            row.method.as_deref().unwrap_or("?"),
+            row.seconds,
+            tape.len(),
+            row.found_steps.unwrap_or(0),
+            row.detail.as_deref().unwrap_or(""),
+            proof.config.name,
+            row.name,
+            tape.join("\n"),
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -175,11 +175,10 @@ impl RunVerdict {
     /// The closing line of the text format.
     pub fn line(&self) -> String {
         match (&self.property, self.finding) {
-            (Some(p), _) => format!(
-                "VIOLATED {p} [{}]: {}",
-                self.rules.join(", "),
-                self.detail.as_deref().unwrap_or_default()
-            ),
+            (Some(p), _) => {
+                let detail = self.detail.as_deref().unwrap_or_default();
+                crate::outcome::violated_line(p, &self.rules, detail)
+            }
             (None, Some(f)) => format!(
                 "no property violated in {} steps; then healed (faults stopped, 25 simulated hours, {} choices): contract finding {f} reached, as assumed (not a failure): {}",
                 self.steps,
@@ -337,20 +336,20 @@ fn render(
     run_steps: usize,
     format: TraceFormat,
 ) -> Result<String, String> {
+    // The verdict as the drawing's closing note, where something was found.
+    let note = (verdict.property.is_some() || verdict.finding.is_some()).then(|| verdict.line());
     Ok(match format {
         TraceFormat::Text => {
             let (mut run, mut healing) = (trace.clone(), trace.clone());
             run.events.retain(|e| (e.step as usize) < run_steps);
             healing.events.retain(|e| (e.step as usize) >= run_steps);
-            let mut s = run.to_text();
-            if verdict.healing_steps > 0 {
-                s.push_str(&format!(
-                    "--- healing: faults stop; deliveries, approvals and restarts first; 25 simulated hours ({} choices) ---\n",
-                    verdict.healing_steps
-                ));
-                s.push_str(&healing.to_text());
-            }
-            format!("{s}{}\n", verdict.line())
+            let healed = (verdict.healing_steps > 0).then(|| format!(
+                "--- healing: faults stop; deliveries, approvals and restarts first; 25 simulated hours ({} choices) ---\n{}",
+                verdict.healing_steps,
+                healing.to_text()
+            ));
+            let healed = healed.unwrap_or_default();
+            format!("{}{healed}{}\n", run.to_text(), verdict.line())
         }
         TraceFormat::Json => {
             // The trace's JSON as `Trace::to_json` writes it, after the verdict.
@@ -360,18 +359,8 @@ fn render(
                 trace.to_json()
             )
         }
-        TraceFormat::Mermaid => {
-            let note =
-                (verdict.property.is_some() || verdict.finding.is_some()).then(|| verdict.line());
-            trace.to_mermaid_with_verdict(note.as_deref())
-        }
-        TraceFormat::Svg => {
-            let note =
-                (verdict.property.is_some() || verdict.finding.is_some()).then(|| verdict.line());
-            let mut svg = trace.to_diagram(note.as_deref(), |_| false).to_svg();
-            svg.push('\n');
-            svg
-        }
+        TraceFormat::Mermaid => trace.to_mermaid_with_verdict(note.as_deref()),
+        TraceFormat::Svg => trace.to_diagram(note.as_deref(), |_| false).to_svg() + "\n",
         TraceFormat::Events => trace.to_events_jsonl(),
         TraceFormat::Junit => crate::outcome::junit::render(&verdict.outcome()),
         TraceFormat::Script => {

@@ -247,7 +247,13 @@ fn conform_html_draws_the_planted_bug_and_nothing_for_the_reference() {
     ]);
     assert_eq!(code(&clean), 0, "{}", stderr(&clean));
     assert_page(&clean, 0, &[], &[]);
-    assert!(stdout(&clean).contains("<th>checked</th><th>value</th></tr><tr><td>target</td>"));
+    // The first screen names what was checked: the target, the profile, the seeds.
+    let checked = format!(
+        "against <code>http://{}</code> [payhub-verify serve",
+        s.addr
+    );
+    assert!(stdout(&clean).contains(&checked), "{}", stdout(&clean));
+    assert!(stdout(&clean).contains("seeds 0..20"), "{}", stdout(&clean));
 }
 
 /// The checks above catch what they are for: a page without its drawing, a page with a

@@ -346,40 +346,31 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
     }
     match args.format {
         CheckFormat::Text => {
-            for r in reports.iter().filter(|r| !r.complete) {
-                if let Some(b) = &r.bitstate {
-                    println!(
-                        "preset {}: not judged (incomplete): a bitstate search (2^{} bits, {} hashes a state, {:.1}% set) may have missed about {:.0} states (and what only they lead to)",
-                        r.name,
-                        b.bits.trailing_zeros(),
-                        b.hashes,
-                        b.fill * 100.0,
-                        b.expected_missed
-                    );
-                    continue;
-                }
-                println!(
+            let mut out: Vec<String> = reports.iter().filter(|r| !r.complete).map(|r| match &r.bitstate {
+                Some(b) => format!(
+                    "preset {}: not judged (incomplete): a bitstate search (2^{} bits, {} hashes a state, {:.1}% set) may have missed about {:.0} states (and what only they lead to)",
+                    r.name, b.bits.trailing_zeros(), b.hashes, b.fill * 100.0, b.expected_missed
+                ),
+                None => format!(
                     "preset {}: not judged (incomplete): stopped by {} after {} states",
-                    r.name,
-                    cut_by(r, &limits),
-                    r.total_states
-                );
-            }
+                    r.name, cut_by(r, &limits), r.total_states
+                ),
+            }).collect();
             let skipped = selected.len() - reports.len();
+            let incomplete = reports.iter().any(|r| !r.complete);
             if skipped > 0 {
-                println!("{skipped} presets not checked (stopped by Ctrl-C)");
+                out.push(format!("{skipped} presets not checked (stopped by Ctrl-C)"));
             }
-            if reports.iter().any(|r| !r.complete) || skipped > 0 {
-                println!("reproduce: {}", crate::usage::command_line());
+            if incomplete || skipped > 0 {
+                out.push(format!("reproduce: {}", crate::usage::command_line()));
             }
-            let unreduced = !(args.order() == SearchOrder::Dfs
+            let reduced = args.order() == SearchOrder::Dfs
                 && reduce.contains(&Reduction::Requests)
-                && reduce.contains(&Reduction::Por));
-            if unreduced && args.bitstate.is_none() && reports.iter().any(|r| !r.complete) {
-                println!(
-                    "a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: docs/performance-history.md, \"Deeper scopes\")"
-                );
+                && reduce.contains(&Reduction::Por);
+            if !reduced && args.bitstate.is_none() && incomplete {
+                out.push("a deeper scope completes sooner with --search dfs --reduce requests,por (the same verdicts, fewer states: docs/performance-history.md, \"Deeper scopes\")".into());
             }
+            out.iter().for_each(|l| println!("{l}"));
         }
         CheckFormat::Json => println!(
             "{}",
@@ -476,20 +467,15 @@ pub fn exit_code(reports: &[PresetReport]) -> ExitCode {
 
 /// The bounds set, as the flags that set them (`--max-states 5000 --timeout 10`).
 pub fn limits_text(limits: &Limits) -> String {
-    let mut flags = Vec::new();
-    if let Some(n) = limits.max_states {
-        flags.push(format!("--max-states {n}"));
-    }
-    if let Some(d) = limits.max_depth {
-        flags.push(format!("--depth {d}"));
-    }
-    if let Some(t) = limits.timeout {
-        flags.push(format!("--timeout {}", t.as_secs()));
-    }
-    if flags.is_empty() {
-        "no bound (complete)".to_owned()
-    } else {
-        flags.join(" ")
+    let flags = [
+        limits.max_states.map(|n| format!("--max-states {n}")),
+        limits.max_depth.map(|d| format!("--depth {d}")),
+        limits.timeout.map(|t| format!("--timeout {}", t.as_secs())),
+    ];
+    let flags: Vec<String> = flags.into_iter().flatten().collect();
+    match flags.is_empty() {
+        true => "no bound (complete)".to_owned(),
+        false => flags.join(" "),
     }
 }
 
@@ -508,25 +494,18 @@ pub fn cut_by(r: &PresetReport, limits: &Limits) -> String {
 
 /// The report of one preset; its scope is shown when set on the command line.
 fn print_report(r: &PresetReport, show_scope: bool) {
-    let complete = if r.complete {
-        "complete  "
-    } else {
-        "INCOMPLETE"
-    };
-    println!(
+    let complete = ["INCOMPLETE", "complete  "][usize::from(r.complete)];
+    let mut out = vec![format!(
         "preset {:<22} {complete} unique={} total={} depth={} {:.2}s",
         r.name, r.unique_states, r.total_states, r.max_depth, r.seconds
-    );
+    )];
     let mut how: Vec<String> = r.reductions.iter().map(|r| format!("reduce {r}")).collect();
-    how.extend(
-        r.bitstate
-            .as_ref()
-            .map(|b| format!("bitstate 2^{}", b.bits.trailing_zeros())),
-    );
-    if !how.is_empty() {
-        println!("    scope {}; {}", r.scope, how.join(", "));
-    } else if show_scope {
-        println!("    scope {}", r.scope);
+    let bits = r.bitstate.as_ref().map(|b| b.bits.trailing_zeros());
+    how.extend(bits.map(|b| format!("bitstate 2^{b}")));
+    match how.is_empty() {
+        false => out.push(format!("    scope {}; {}", r.scope, how.join(", "))),
+        true if show_scope => out.push(format!("    scope {}", r.scope)),
+        true => {}
     }
     // The name column is as wide as the longest name, so statuses line up.
     let width = r.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
@@ -538,30 +517,27 @@ fn print_report(r: &PresetReport, show_scope: bool) {
             CheckStatus::Unreached => "UNREACHED",
             CheckStatus::Unknown => "not judged (incomplete)",
         };
-        println!(
-            "    {:<width$} {:<10} [{}]",
-            p.name,
-            status,
-            p.rules.join(", ")
-        );
+        let rules = p.rules.join(", ");
+        out.push(format!("    {:<width$} {status:<10} [{rules}]", p.name));
         if p.status == CheckStatus::Violated && p.counterexample.is_none() {
-            println!("      (no counterexample found again within the search limits)");
+            out.push("      (no counterexample found again within the search limits)".into());
         }
-        if let Some(cx) = &p.counterexample {
-            let (steps, path) = (cx.tape.len(), cx.bfs_length);
-            let how = match steps.saturating_sub(path) {
-                setup if cx.minimal && setup > 0 => {
-                    format!("shortest path: {path} steps after the preset's {setup}-step setup")
-                }
-                _ if cx.minimal => format!("shortest path: {steps} steps"),
-                _ => format!("shrunk to {steps} steps from a {path}-step path"),
-            };
-            println!("      {} ({how})", cx.detail);
-            for (i, c) in cx.tape.iter().enumerate() {
-                println!("      {:>3}. {c}", i + 1);
+        let Some(cx) = &p.counterexample else {
+            continue;
+        };
+        let (steps, path) = (cx.tape.len(), cx.bfs_length);
+        let how = match steps.saturating_sub(path) {
+            setup if cx.minimal && setup > 0 => {
+                format!("shortest path: {path} steps after the preset's {setup}-step setup")
             }
-        }
+            _ if cx.minimal => format!("shortest path: {steps} steps"),
+            _ => format!("shrunk to {steps} steps from a {path}-step path"),
+        };
+        out.push(format!("      {} ({how})", cx.detail));
+        let tape = cx.tape.iter().enumerate();
+        out.extend(tape.map(|(i, c)| format!("      {:>3}. {c}", i + 1)));
     }
+    println!("{}", out.join("\n"));
 }
 
 #[derive(clap::Args, Debug)]

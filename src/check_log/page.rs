@@ -3,9 +3,9 @@
 //! ([`super::report::diagram`]), what held and what the source cannot judge.
 
 use super::Judged;
-use super::report::{cannot_judge_groups, diagram, read_line, unscoped_line, witness_line};
+use super::report::{diagram, read_line, witness_line};
 use crate::outcome::doc::{Block, Drawing};
-use crate::outcome::html::{self as page, PropertyRow, Tone};
+use crate::outcome::html::{self as page, Tone};
 use crate::outcome::text::{Text, text};
 use payhub_properties::verdict::Status;
 
@@ -36,127 +36,39 @@ pub fn page(all: &[Judged], seconds: f64) -> (Vec<Block>, String) {
         all.iter()
             .map(|j| text!("{}\n**{}**", read_line(j), j.closing().line())),
     );
-    let mut blocks = vec![
-        Block::Banner(Tone::of_exit(worst), format!("check-log: {verdict}"), lines),
-        Block::Heading(2, Some("checked"), "What was checked".into()),
-        Block::Table(
-            "file|format|entries|judged|not the API|unreadable|properties judged|cannot judge|result",
-            all.iter().map(checked).collect(),
-        ),
-    ];
+    let mut blocks = vec![Block::Banner(
+        Tone::of_exit(worst),
+        format!("check-log: {verdict}"),
+        lines,
+    )];
     for j in all {
         file(&mut blocks, j);
     }
     (blocks, format!("payhub-verify check-log: {verdict}"))
 }
 
-/// One row of what was checked.
-fn checked(j: &Judged) -> Vec<Text> {
-    let cannot = j
-        .verdicts
-        .iter()
-        .filter(|v| v.status == Status::CannotJudge)
-        .count();
-    let result = match j.exit() {
-        0 => text!("holds"),
-        1 => text!("**VIOLATED**"),
-        3 => text!("incomplete"),
-        _ => text!("nothing judged"),
-    };
-    let n = [j.entries, j.judged, j.ignored, j.skipped].map(|n| n.to_string().into());
-    let mut row = vec![text!("`{}`", j.file.display()), j.format.about().into()];
-    row.extend(n);
-    row.extend([
-        (j.verdicts.len() - cannot).to_string().into(),
-        cannot.to_string().into(),
-        result,
-    ]);
-    row
-}
-
 /// One file: what was skipped or assumed, its violations drawn, then the rest.
 fn file(blocks: &mut Vec<Block>, j: &Judged) {
     blocks.push(Block::Heading(2, None, text!("`{}`", j.file.display())));
-    let mut notes: Vec<Text> = j
-        .skips
-        .iter()
-        .map(|(label, why)| format!("skipped {label}: {why}").into())
-        .collect();
-    if j.skipped as usize > j.skips.len() {
-        let more = j.skipped as usize - j.skips.len();
-        notes.push(format!("… and {more} more skipped").into());
-    }
-    notes.extend(j.assumptions.iter().map(|a| format!("assumed: {a}").into()));
-    if j.unscoped > 0 {
-        notes.push(unscoped_line(j).into());
-    }
+    let notes = super::report::notes(j);
     if !notes.is_empty() {
-        blocks.push(Block::List(notes));
+        blocks.push(Block::List(notes.into_iter().map(Text::from).collect()));
     }
-    let violated: Vec<_> = j
-        .verdicts
-        .iter()
-        .filter(|v| v.status == Status::Violated)
-        .collect();
-    if !violated.is_empty() {
-        let n = violated.len();
-        blocks.push(Block::Heading(3, None, format!("Violations ({n})").into()));
-    }
-    for v in violated {
-        let detail = v.detail.clone().unwrap_or_default();
-        let after = match &v.witness {
-            Some(w) => {
-                let lines: Vec<String> = w.entries.iter().map(|e| witness_line(j, e)).collect();
-                Block::Details(
-                    format!("witness entries ({})", w.entries.len()).into(),
-                    vec![Block::Code(lines.join("\n"))],
-                )
-            }
-            None => Block::Para(
-                "Judged from the facts the source yields: the verdict names no exchange to draw."
-                    .into(),
-            ),
-        };
-        blocks.push(Block::Violation {
-            property: v.name.to_owned(),
-            context: Text::default(),
-            rules: v.rules.clone(),
-            drawing: match &v.witness {
-                Some(_) => Drawing::after(blocks, || {
-                    diagram(j, v, &page::note(v.name, &v.rules, &detail))
-                }),
-                None => Drawing::None,
-            },
-            detail,
-            after: vec![after],
-        });
-    }
-    let rows: Vec<PropertyRow> = j
-        .verdicts
-        .iter()
-        .filter(|v| v.status != Status::CannotJudge)
-        .map(PropertyRow::of)
-        .collect();
-    blocks.push(Block::Heading(
-        3,
-        None,
-        format!("Properties judged ({})", rows.len()).into(),
-    ));
-    blocks.push(Block::Properties(rows));
-    let groups = cannot_judge_groups(j);
-    if !groups.is_empty() {
-        let count: usize = groups.iter().map(|(_, names)| names.len()).sum();
-        blocks.push(Block::Heading(
-            3,
-            None,
-            format!("Cannot judge from this source ({count})").into(),
-        ));
-        let rows = groups.into_iter().map(|(needs, names)| {
-            let names = names.iter().map(|n| text!("`{}`", n));
-            vec![needs.into(), Text::join(names, ", ")]
-        });
-        blocks.push(Block::Table("evidence missing|properties", rows.collect()));
-    }
+    crate::outcome::verdict_blocks(blocks, 3, &j.verdicts, |v, blocks| match &v.witness {
+        Some(w) => {
+            let note = page::note(v.name, &v.rules, v.detail.as_deref().unwrap_or_default());
+            let lines: Vec<String> = w.entries.iter().map(|e| witness_line(j, e)).collect();
+            let summary = format!("witness entries ({})", w.entries.len());
+            let drawing = Drawing::after(blocks, || diagram(j, v, &note));
+            (drawing, vec![Block::folded(summary, lines.join("\n"))])
+        }
+        None => (
+            Drawing::None,
+            vec![Block::p(
+                "Judged from the facts the source yields: the verdict names no exchange to draw.",
+            )],
+        ),
+    });
 }
 
 #[cfg(test)]
@@ -191,6 +103,6 @@ mod tests {
         let (blocks, title) = page(std::slice::from_ref(&j), 0.5);
         let page = crate::outcome::doc::html(&title, &blocks);
         assert!(page.contains("VIOLATED client-creates-an-order-under-one-key"));
-        assert!(page.contains("in 0.50 s") && page.contains("<td><b>VIOLATED</b></td>"));
+        assert!(page.contains("in 0.50 s") && page.contains("<b>VIOLATED client-creates"));
     }
 }

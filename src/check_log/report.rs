@@ -112,38 +112,13 @@ impl Closing<'_> {
 
 fn text(j: &Judged) -> String {
     let mut s = read_line(j) + "\n";
-    if let Some(stopped) = &j.stopped {
-        let _ = writeln!(s, "  {stopped}");
-    }
-    for (label, why) in &j.skips {
-        let _ = writeln!(s, "  skipped {label}: {why}");
-    }
-    if j.skipped as usize > j.skips.len() {
-        let _ = writeln!(s, "  … and {} more", j.skipped as usize - j.skips.len());
-    }
-    for a in &j.assumptions {
-        let _ = writeln!(s, "  assumed: {a}");
-    }
-    if j.unscoped > 0 {
-        let _ = writeln!(s, "  {}", unscoped_line(j));
-    }
+    notes(j).iter().for_each(|n| s += &format!("  {n}\n"));
     for v in j
         .verdicts
         .iter()
         .filter(|v| v.status != Status::CannotJudge)
     {
-        let detail = v
-            .detail
-            .as_deref()
-            .map(|d| format!(": {d}"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "{} {}{detail}  [{}]",
-            v.status_text(),
-            v.name,
-            v.rules.join(", ")
-        );
+        let _ = writeln!(s, "{}", crate::outcome::verdict_line(v));
         if let Some(w) = &v.witness {
             for e in &w.entries {
                 let _ = writeln!(s, "    {}", witness_line(j, e));
@@ -152,7 +127,7 @@ fn text(j: &Judged) -> String {
     }
     // One paragraph per missing evidence set, so that a reader sees at a glance what
     // the log lacks rather than one line per property.
-    for (needs, names) in cannot_judge_groups(j) {
+    for (needs, names) in crate::outcome::cannot_judge(&j.verdicts) {
         let n = names.len();
         let what = if n == 1 { "property" } else { "properties" };
         let _ = writeln!(
@@ -164,33 +139,18 @@ fn text(j: &Judged) -> String {
     s + &j.closing().line() + "\n"
 }
 
-/// The properties that cannot be judged, grouped by the evidence they miss (`needs the
-/// acquirer's ledger: …`), in the verdicts' order.
-pub(super) fn cannot_judge_groups(j: &Judged) -> Vec<(String, Vec<&'static str>)> {
-    let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
-    for v in j
-        .verdicts
-        .iter()
-        .filter(|v| v.status == Status::CannotJudge)
-    {
-        let needs = v.status_text();
-        let needs = needs
-            .trim_start_matches("cannot judge (")
-            .trim_end_matches(')')
-            .to_owned();
-        match groups.iter_mut().find(|(n, _)| *n == needs) {
-            Some((_, names)) => names.push(v.name),
-            None => groups.push((needs, vec![v.name])),
-        }
-    }
-    groups
-}
-
-pub(super) fn unscoped_line(j: &Judged) -> String {
-    format!(
-        "{} request(s) refused for authentication (401): they belong to no scope",
-        j.unscoped
-    )
+/// What reading a file stopped at, skipped, assumed and could not scope, one line each.
+pub(super) fn notes(j: &Judged) -> Vec<String> {
+    let mut notes: Vec<String> = j.stopped.iter().cloned().collect();
+    notes.extend(j.skips.iter().map(|(l, why)| format!("skipped {l}: {why}")));
+    let more = (j.skipped as usize).saturating_sub(j.skips.len());
+    notes.extend((more > 0).then(|| format!("… and {more} more skipped")));
+    notes.extend(j.assumptions.iter().map(|a| format!("assumed: {a}")));
+    notes.extend((j.unscoped > 0).then(|| {
+        let n = j.unscoped;
+        format!("{n} request(s) refused for authentication (401): they belong to no scope")
+    }));
+    notes
 }
 
 /// `entry 3  +5.250s → +5.370s  POST /v1/payments … → 201 pay_demo_001 version 1`.

@@ -325,8 +325,8 @@ pub fn text(rows: &[Row]) -> String {
         rows.len()
     );
     for r in rows {
-        if r.found {
-            s.push_str(&format!(
+        s += &match (r.found, &r.reason) {
+            (true, _) => format!(
                 "  {:<40} found    shrunk to {:>2} requests, {:>5.1}s, {:>3} cases ({}) [{}]\n",
                 r.mutant,
                 r.shrunk_requests.unwrap_or(0),
@@ -334,23 +334,13 @@ pub fn text(rows: &[Row]) -> String {
                 r.cases,
                 r.setup.as_deref().unwrap_or(""),
                 r.rules.join(", ")
-            ));
-        } else {
-            let state = if r.reason.is_some() {
-                "blind "
-            } else {
-                "MISSED"
-            };
-            s.push_str(&format!(
-                "  {:<40} {state}  after {} cases{}\n",
-                r.mutant,
-                r.cases,
-                r.reason
-                    .as_deref()
-                    .map(|x| format!(": {x}"))
-                    .unwrap_or_default()
-            ));
-        }
+            ),
+            (false, Some(why)) => format!(
+                "  {:<40} blind   after {} cases: {why}\n",
+                r.mutant, r.cases
+            ),
+            (false, None) => format!("  {:<40} MISSED  after {} cases\n", r.mutant, r.cases),
+        };
     }
     s
 }

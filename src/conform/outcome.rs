@@ -8,25 +8,19 @@ use crate::outcome::{Item, ItemResult, Outcome, Part};
 /// case could not be finished or none ran; the seeds not reached in its body), and a case
 /// per property of the registry judging the target.
 pub fn outcome(r: &super::report::Report) -> Outcome {
-    let mut body: Vec<String> = r
-        .violations
-        .iter()
-        .map(|v| {
-            format!(
-                "case seed {}: round {} of the case shrunk to {} requests: no model state explains the answers\nthe model allowed:\n{}\n\nas a what-if script:\n{}",
-                v.seed,
-                v.breaking_round + 1,
-                v.shrunk_requests,
-                v.allowed.join("\n"),
-                v.script
-            )
-        })
-        .collect();
-    body.extend(
-        r.incomplete
-            .iter()
-            .map(|(seed, why)| format!("case seed {seed}: not judged: {why}")),
-    );
+    let violations = r.violations.iter().map(|v| {
+        format!(
+            "case seed {}: round {} of the case shrunk to {} requests: no model state explains the answers\nthe model allowed:\n{}\n\nas a what-if script:\n{}",
+            v.seed,
+            v.breaking_round + 1,
+            v.shrunk_requests,
+            v.allowed.join("\n"),
+            v.script
+        )
+    });
+    let incomplete = r.incomplete.iter();
+    let incomplete = incomplete.map(|(seed, why)| format!("case seed {seed}: not judged: {why}"));
+    let body: Vec<String> = violations.chain(incomplete).collect();
     let conformed = r
         .cases_run
         .saturating_sub(r.violations.len() + r.incomplete.len());
@@ -35,10 +29,12 @@ pub fn outcome(r: &super::report::Report) -> Outcome {
         r.cases_run, r.seeds
     );
     if r.not_run > 0 {
-        summary.push_str(&format!("; {} cases not run", r.not_run));
-        if let Some(c) = &r.continue_with {
-            summary.push_str(&format!("; continue with: {c}"));
-        }
+        summary += &format!("; {} cases not run", r.not_run);
+        summary += &r
+            .continue_with
+            .as_ref()
+            .map(|c| format!("; continue with: {c}"))
+            .unwrap_or_default();
     }
     let result = if let Some(v) = r.violations.first() {
         ItemResult::Failed {
@@ -55,14 +51,13 @@ pub fn outcome(r: &super::report::Report) -> Outcome {
     } else {
         ItemResult::Passed
     };
-    let mut cases = vec![Item::new("conform", "cases", result).with_output(summary)];
-    if let Some(out) = cases[0].output.as_mut().filter(|_| !body.is_empty()) {
-        out.push('\n');
-        out.push_str(&body.join("\n\n"));
-    }
+    let output = match body.is_empty() {
+        true => summary,
+        false => format!("{summary}\n{}", body.join("\n\n")),
+    };
+    let mut cases = vec![Item::new("conform", "cases", result).with_output(output)];
     registry_cases(&r.registry, &mut cases);
-    let mut suite = Part::new("conform", cases);
-    suite.seconds = Some(r.elapsed_s);
+    let suite = Part::new("conform", cases).timed(r.elapsed_s);
     Outcome::new("payhub-verify conform", vec![suite])
 }
 
@@ -92,25 +87,20 @@ fn registry_cases(g: &super::registry::Registry, cases: &mut Vec<Item>) {
 /// `conform --kill-matrix --format junit`: a case per mutant; found passes, blind is
 /// skipped with why the wire cannot show it, missed fails.
 pub fn matrix(rows: &[super::matrix::Row]) -> Outcome {
-    let cases = rows
-        .iter()
-        .map(|r| {
-            let result = if r.found {
-                ItemResult::Passed
-            } else if let Some(why) = &r.reason {
-                ItemResult::Skipped(format!("the wire cannot show it: {why}"))
-            } else {
-                ItemResult::failed(format!("missed: {} cases found nothing", r.cases))
-            };
-            let mut case = Item::new(
-                "conform.kill-matrix",
-                format!("mutant {}", r.mutant),
-                result,
-            );
-            case.seconds = r.seconds_to_detection;
-            case
-        })
-        .collect();
+    let cases = rows.iter().map(|r| {
+        let result = match (r.found, &r.reason) {
+            (true, _) => ItemResult::Passed,
+            (false, Some(why)) => ItemResult::Skipped(format!("the wire cannot show it: {why}")),
+            (false, None) => ItemResult::failed(format!("missed: {} cases found nothing", r.cases)),
+        };
+        let name = format!("mutant {}", r.mutant);
+        let case = Item::new("conform.kill-matrix", name, result);
+        Item {
+            seconds: r.seconds_to_detection,
+            ..case
+        }
+    });
+    let cases = cases.collect();
     Outcome::new(
         "payhub-verify conform --kill-matrix",
         vec![Part::new("conform kill matrix", cases)],

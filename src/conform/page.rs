@@ -34,46 +34,15 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
         },
     ];
     let title = format!("conform: {}", r.verdict());
-    let faults = if r.proxy_faults { "on" } else { "off" };
-    let checked: [(&str, Text); 9] = [
-        ("target", text!("`{}`", r.target)),
-        ("profile", r.profile.as_str().into()),
-        ("seeds", r.seeds.as_str().into()),
-        ("proxy faults", faults.into()),
-        (
-            "cases",
-            format!("{} ({} requests)", r.cases_run, r.requests).into(),
-        ),
-        ("violations", r.violations.len().to_string().into()),
-        ("incomplete", r.incomplete.len().to_string().into()),
-        ("seeds not run", r.not_run.to_string().into()),
-        (
-            "seconds",
-            format!("{:.2} ({:.1} cases/s)", r.elapsed_s, r.cases_per_s).into(),
-        ),
-    ];
-    let mut blocks = vec![
-        Block::Banner(Tone::of_exit(r.exit_code()), title.clone(), lines),
-        Block::Heading(2, Some("checked"), "What was checked".into()),
-        Block::Table(
-            "checked|value",
-            checked
-                .into_iter()
-                .map(|(a, b)| vec![a.into(), b])
-                .collect(),
-        ),
-    ];
+    let tone = Tone::of_exit(r.exit_code());
+    let mut blocks = vec![Block::Banner(tone, title.clone(), lines)];
     if !r.suppressed.is_empty() {
-        blocks.push(Block::List(
-            r.suppressed.iter().map(|x| x.as_str().into()).collect(),
-        ));
+        let suppressed = r.suppressed.iter().map(|x| x.as_str().into());
+        blocks.push(Block::List(suppressed.collect()));
     }
     if !r.violations.is_empty() {
-        blocks.push(Block::Heading(
-            2,
-            Some("violations"),
-            format!("Violations ({})", r.violations.len()).into(),
-        ));
+        let heading = format!("Violations ({})", r.violations.len());
+        blocks.push(Block::h(2, Some("violations"), heading));
     }
     for f in &r.violations {
         blocks.push(violation(f, &blocks));
@@ -81,7 +50,7 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
     rest(&mut blocks, r);
     silent(&mut blocks, &r.readings);
     registry(&mut blocks, &r.registry);
-    blocks.push(Block::Heading(2, Some("rules"), "Rules".into()));
+    blocks.push(Block::h(2, Some("rules"), "Rules"));
     let rows = r.rules.iter().map(|x| {
         let verdict = match x.verdict {
             RuleVerdict::Verified => text!("verified"),
@@ -106,7 +75,7 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
 
 /// Per silent point, the reading the target took.
 pub(super) fn silent(blocks: &mut Vec<Block>, rows: &[super::silent::PointRow]) {
-    blocks.push(Block::Heading(2, Some("silent"), "Silent points".into()));
+    blocks.push(Block::h(2, Some("silent"), "Silent points"));
     let rows = rows.iter().map(|row| {
         let first: Vec<String> = row
             .shown
@@ -134,15 +103,11 @@ pub(super) fn silent(blocks: &mut Vec<Block>, rows: &[super::silent::PointRow]) 
 /// The registry's verdicts: the summary, each violation with its witness exchanges, then
 /// a table of the properties judging the target.
 fn registry(blocks: &mut Vec<Block>, g: &Registry) {
-    blocks.push(Block::Heading(
-        2,
-        Some("registry"),
-        "The registry over the recorded exchanges".into(),
-    ));
-    blocks.push(Block::Para(g.summary().into()));
-    for why in &g.unreadable_listed {
-        blocks.push(Block::Para(format!("unreadable: {why}").into()));
-    }
+    let heading = "The registry over the recorded exchanges";
+    blocks.push(Block::h(2, Some("registry"), heading));
+    blocks.push(Block::p(g.summary()));
+    let unreadable = g.unreadable_listed.iter();
+    blocks.extend(unreadable.map(|why| Block::p(format!("unreadable: {why}"))));
     for row in g.violated() {
         let Some(w) = &row.witness else { continue };
         blocks.push(Block::Violation {
@@ -214,18 +179,14 @@ fn violation(f: &Finding, page: &[Block]) -> Block {
         detail,
         drawing,
         after: vec![
-            Block::Para(
-                "Rules: those the model's own run of the case applied (its answers rest on them)."
-                    .into(),
+            Block::p(
+                "Rules: those the model's own run of the case applied (its answers rest on them).",
             ),
-            Block::Para(text!(
+            Block::p(text!(
                 "The case in the contract's notation (`!!` the round no model state explains):"
             )),
             Block::Code(f.notation()),
-            Block::Details(
-                "what-if script (payhub-verify run)".into(),
-                vec![Block::Code(f.script.clone())],
-            ),
+            Block::folded("what-if script (payhub-verify run)", f.script.clone()),
         ],
     }
 }
@@ -235,7 +196,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
     if r.incomplete.is_empty() && r.not_run == 0 {
         return;
     }
-    blocks.push(Block::Heading(2, Some("not-judged"), "Not judged".into()));
+    blocks.push(Block::h(2, Some("not-judged"), "Not judged"));
     if !r.incomplete.is_empty() {
         let rows = r
             .incomplete
@@ -312,17 +273,11 @@ pub fn matrix(rows: &[Row]) -> (Vec<Block>, String) {
         ),
     ];
     if rows.iter().any(|r| r.finding.is_some()) {
-        blocks.push(Block::Heading(
-            2,
-            Some("violations"),
-            "What conform found".into(),
-        ));
+        blocks.push(Block::h(2, Some("violations"), "What conform found"));
     }
-    for r in rows {
-        if let Some(f) = &r.finding {
-            blocks.push(Block::Heading(3, None, text!("mutant `{}`", r.mutant)));
-            blocks.push(violation(f, &blocks));
-        }
+    for (r, f) in rows.iter().filter_map(|r| Some((r, r.finding.as_ref()?))) {
+        blocks.push(Block::h(3, None, text!("mutant `{}`", r.mutant)));
+        blocks.push(violation(f, &blocks));
     }
     (blocks, format!("payhub-verify {verdict}"))
 }

@@ -111,13 +111,9 @@ impl Report {
     }
 
     pub fn text(&self) -> String {
-        let faults = if self.proxy_faults {
-            ", proxy faults"
-        } else {
-            ""
-        };
-        let mut s = format!(
-            "payhub-verify conform: {} — {} cases ({} requests) against {} [{}], seeds {}{faults}, {:.1}s, {:.1} cases/s\n",
+        let faults = ["", ", proxy faults"][usize::from(self.proxy_faults)];
+        let mut s = vec![format!(
+            "payhub-verify conform: {} — {} cases ({} requests) against {} [{}], seeds {}{faults}, {:.1}s, {:.1} cases/s",
             self.verdict(),
             self.cases_run,
             self.requests,
@@ -126,40 +122,29 @@ impl Report {
             self.seeds,
             self.elapsed_s,
             self.cases_per_s
-        );
+        )];
         if self.target_failed > 0 {
-            let past = if self.target_failed_past_share() {
-                "incomplete: "
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                s,
+            let past = ["", "incomplete: "][usize::from(self.target_failed_past_share())];
+            s.push(format!(
                 "{past}the target failed {} of {} exchanges ({TARGET_FAILED_SHARE_PCT} % allowed a run): its answer could not be read or never came; first: {}",
                 self.target_failed,
                 self.exchanged,
                 self.target_first_failure.as_deref().unwrap_or_default()
-            );
+            ));
         }
-        for (seed, why) in &self.incomplete {
-            let _ = writeln!(s, "incomplete: seed {seed}: {why}");
-        }
-        if let Some(c) = &self.continue_with {
-            let _ = writeln!(s, "not run: {} seeds; continue with: {c}", self.not_run);
-        }
-        s.push_str(&super::silent::text(&self.readings));
-        for line in &self.suppressed {
-            let _ = writeln!(s, "{line}");
-        }
-        for f in &self.violations {
-            s.push_str(&f.text());
-        }
-        s.push_str(&self.registry.text());
-        s.push_str(&super::rule_rows::summary(&self.rules));
-        if let Some(why) = self.registry.incomplete(self.cases_run) {
-            let _ = writeln!(s, "incomplete: the registry: {why}");
-        }
-        s
+        let incomplete = self.incomplete.iter();
+        s.extend(incomplete.map(|(seed, why)| format!("incomplete: seed {seed}: {why}")));
+        let not_run = self.continue_with.iter();
+        s.extend(not_run.map(|c| format!("not run: {} seeds; continue with: {c}", self.not_run)));
+        let mut s = s.join("\n") + "\n" + &super::silent::text(&self.readings);
+        self.suppressed.iter().for_each(|l| s += &format!("{l}\n"));
+        self.violations.iter().for_each(|f| s += &f.text());
+        s += &self.registry.text();
+        s += &super::rule_rows::summary(&self.rules);
+        let registry = self.registry.incomplete(self.cases_run);
+        s + &registry
+            .map(|why| format!("incomplete: the registry: {why}\n"))
+            .unwrap_or_default()
     }
 }
 
@@ -181,16 +166,12 @@ impl Finding {
             "   ({explained} answers the model explains, unmarked; !! marks the round no model state explains)\n"
         );
         for e in &self.exchanges {
-            let mark = if e.round == self.breaking_round {
-                "!! "
-            } else {
-                "   "
+            let mark = ["   ", "!! "][usize::from(e.round == self.breaking_round)];
+            let answer = match e.answer.is_empty() {
+                true => String::new(),
+                false => format!("  →  {}", e.answer),
             };
-            if e.answer.is_empty() {
-                let _ = writeln!(s, "{mark}{}", e.request);
-            } else {
-                let _ = writeln!(s, "{mark}{}  →  {}", e.request, e.answer);
-            }
+            let _ = writeln!(s, "{mark}{}{answer}", e.request);
         }
         if self.allowed.is_empty() {
             s.push_str(

@@ -50,6 +50,23 @@ pub enum Block {
     },
 }
 
+impl Block {
+    /// A paragraph.
+    pub fn p(text: impl Into<Text>) -> Block {
+        Block::Para(text.into())
+    }
+
+    /// A heading of `level`, with its HTML anchor if any.
+    pub fn h(level: u8, id: Option<&'static str>, text: impl Into<Text>) -> Block {
+        Block::Heading(level, id, text.into())
+    }
+
+    /// Preformatted `text`, collapsed under `summary`.
+    pub fn folded(summary: impl Into<Text>, text: impl Into<String>) -> Block {
+        Block::Details(summary.into(), vec![Block::Code(text.into())])
+    }
+}
+
 /// A violation's drawing: a page draws its first [`html::FIGURES_MAX`] violations; past
 /// them a drawing is never built, and the page says so.
 #[derive(Clone, Debug)]
@@ -114,25 +131,17 @@ fn cell(t: &Text) -> String {
 fn md_block(s: &mut String, b: &Block) {
     match b {
         Block::Banner(_, title, lines) => {
-            let _ = writeln!(
-                s,
-                "# {}\n\n{}  \n{}\n",
-                md_escape(title),
-                lines
-                    .iter()
-                    .map(Text::markdown)
-                    .collect::<Vec<_>>()
-                    .join("  \n"),
-                contract_line().markdown()
-            );
+            let contract = contract_line();
+            let lines: Vec<String> = lines
+                .iter()
+                .chain([&contract])
+                .map(Text::markdown)
+                .collect();
+            let _ = writeln!(s, "# {}\n\n{}\n", md_escape(title), lines.join("  \n"));
         }
         Block::Heading(level, _, text) => {
-            let _ = writeln!(
-                s,
-                "{} {}\n",
-                "#".repeat(usize::from(*level)),
-                text.markdown()
-            );
+            let hashes = "#".repeat(usize::from(*level));
+            let _ = writeln!(s, "{hashes} {}\n", text.markdown());
         }
         Block::Para(text) if *text == Text::default() => {}
         Block::Para(text) => {
@@ -156,18 +165,11 @@ fn md_block(s: &mut String, b: &Block) {
         Block::Properties(rows) => {
             let rows = property_rows(rows).into_iter().map(|r| {
                 let name = super::text::text!("`{}`", r.name);
-                let rules = r.rules.join(", ").into();
-                vec![
-                    name,
-                    r.status.as_str().into(),
-                    rules,
-                    r.detail.as_str().into(),
-                ]
+                let [status, detail] = [&r.status, &r.detail].map(|t| t.as_str().into());
+                vec![name, status, r.rules.join(", ").into(), detail]
             });
-            md_block(
-                s,
-                &Block::Table("property|status|rules|detail", rows.collect()),
-            );
+            let head = "property|status|rules|detail";
+            md_block(s, &Block::Table(head, rows.collect()));
         }
         Block::Code(text) => {
             let f = fence(text);

@@ -71,13 +71,18 @@ impl Tone {
 /// then each rule's sentence from the catalogue, in English and in the Chinese original
 /// (authoritative).
 pub fn note(property: &str, rules: &[&str], detail: &str) -> String {
-    let mut note = format!("VIOLATED {property} [{}]: {detail}", rules.join(", "));
+    let mut note = super::violated_line(property, rules, detail);
     for id in rules {
         if let Some(rule) = Rule::from_id(id) {
             let _ = write!(note, " — {id}: {} (zh: {})", rule.text(), rule.zh());
         }
     }
     note
+}
+
+/// A counterexample's trace drawn, closed by its verdict's [`note`].
+pub fn drawn(trace: &payhub_sim::Trace, property: &str, rules: &[&str], detail: &str) -> Diagram {
+    trace.to_diagram(Some(&note(property, rules, detail)), |_| false)
 }
 
 /// A drawing as a figure, cut to [`ITEMS_MAX`] items (the witness and the verdict kept).
@@ -90,16 +95,9 @@ pub fn figure(d: &Diagram) -> String {
     let kept = d.items.iter().filter(|i| keep(i)).count();
     let mut room = ITEMS_MAX.saturating_sub(kept);
     let mut cut = d.clone();
-    cut.items.retain(|i| {
-        if keep(i) {
-            true
-        } else if room > 0 {
-            room -= 1;
-            true
-        } else {
-            false
-        }
-    });
+    // The others from the start, while there is room.
+    cut.items
+        .retain(|i| keep(i) || room.checked_sub(1).map(|r| room = r).is_some());
     format!(
         "<figure>{}<figcaption class=\"muted\">{} of {total} items drawn: every witness item and the verdict, the others from the start.</figcaption></figure>",
         cut.to_svg_unstyled(),

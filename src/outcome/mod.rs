@@ -16,6 +16,11 @@ pub mod html;
 pub mod junit;
 pub mod text;
 
+use doc::{Block, Drawing};
+use html::PropertyRow;
+use payhub_properties::verdict::{Status, Verdict};
+use text::Text;
+
 /// What a command found.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -58,6 +63,12 @@ impl Part {
             seconds: None,
             items,
         }
+    }
+
+    /// The part, taking `seconds`.
+    pub fn timed(mut self, seconds: f64) -> Part {
+        self.seconds = Some(seconds);
+        self
     }
 }
 
@@ -118,6 +129,12 @@ impl ItemResult {
         ItemResult::Skipped(format!("not judged: {why}"))
     }
 
+    /// A failure witnessed by `detail`, its first line the message.
+    pub fn witnessed(detail: String) -> ItemResult {
+        let message = first_line(&detail);
+        ItemResult::Failed { message, detail }
+    }
+
     /// A failure with no detail beyond its message.
     pub fn failed(message: impl Into<String>) -> ItemResult {
         ItemResult::Failed {
@@ -135,12 +152,8 @@ pub fn first_line(s: &str) -> String {
 /// Verdicts over a recorded source (`judge`, `check-log`): an item per property; cannot
 /// judge is skipped with the evidence missing. Over a source read only in part
 /// (`incomplete`: why), a property that held is not judged: it held over what was read.
-pub fn verdicts(
-    class: &str,
-    vs: &[payhub_properties::verdict::Verdict],
-    incomplete: Option<&str>,
-) -> Vec<Item> {
-    use payhub_properties::verdict::Status as S;
+pub fn verdicts(class: &str, vs: &[Verdict], incomplete: Option<&str>) -> Vec<Item> {
+    use Status as S;
     vs.iter()
         .map(|v| {
             let result = match v.status {
@@ -149,13 +162,7 @@ pub fn verdicts(
                     incomplete.unwrap_or_default()
                 )),
                 S::Holds | S::Reached => ItemResult::Passed,
-                S::Violated => {
-                    let detail = v.detail.clone().unwrap_or_default();
-                    ItemResult::Failed {
-                        message: first_line(&detail),
-                        detail,
-                    }
-                }
+                S::Violated => ItemResult::witnessed(v.detail.clone().unwrap_or_default()),
                 S::Unreached => ItemResult::Skipped(
                     "not reached by this recording (a sometimes property: not a failure)".into(),
                 ),
@@ -164,4 +171,83 @@ pub fn verdicts(
             Item::new(class, v.name, result).with_rules(&v.rules)
         })
         .collect()
+}
+
+/// The properties that cannot be judged, grouped by the evidence they miss (`needs the
+/// acquirer's ledger: …`), in the verdicts' order.
+pub fn cannot_judge(vs: &[Verdict]) -> Vec<(String, Vec<&'static str>)> {
+    let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for v in vs.iter().filter(|v| v.status == Status::CannotJudge) {
+        let needs = v.status_text();
+        let needs = needs
+            .trim_start_matches("cannot judge (")
+            .trim_end_matches(')');
+        match groups.iter_mut().find(|(n, _)| n == needs) {
+            Some((_, names)) => names.push(v.name),
+            None => groups.push((needs.to_owned(), vec![v.name])),
+        }
+    }
+    groups
+}
+
+/// Verdicts over a recorded source as a page's section, its headings of `level`: each
+/// violation with its rules' sentences and what `witness` gives it (its drawing, the
+/// blocks after it), the properties judged, and those that cannot judge, grouped by the
+/// evidence they miss.
+pub fn verdict_blocks(
+    blocks: &mut Vec<Block>,
+    level: u8,
+    vs: &[Verdict],
+    witness: impl Fn(&Verdict, &[Block]) -> (Drawing, Vec<Block>),
+) {
+    let violated: Vec<&Verdict> = vs.iter().filter(|v| v.status == Status::Violated).collect();
+    if !violated.is_empty() {
+        let n = violated.len();
+        blocks.push(Block::h(level, None, format!("Violations ({n})")));
+    }
+    for v in violated {
+        let (drawing, after) = witness(v, blocks);
+        blocks.push(Block::Violation {
+            property: v.name.to_owned(),
+            context: Text::default(),
+            rules: v.rules.clone(),
+            detail: v.detail.clone().unwrap_or_default(),
+            drawing,
+            after,
+        });
+    }
+    let judged = vs.iter().filter(|v| v.status != Status::CannotJudge);
+    let judged: Vec<PropertyRow> = judged.map(PropertyRow::of).collect();
+    let n = judged.len();
+    blocks.push(Block::h(level, None, format!("Properties judged ({n})")));
+    blocks.push(Block::Properties(judged));
+    let groups = cannot_judge(vs);
+    if !groups.is_empty() {
+        let n: usize = groups.iter().map(|(_, names)| names.len()).sum();
+        let heading = format!("Cannot judge from this source ({n})");
+        blocks.push(Block::h(level, None, heading));
+        let rows = groups.into_iter().map(|(needs, names)| {
+            let names = names.iter().map(|n| text::text!("`{}`", n));
+            vec![needs.into(), Text::join(names, ", ")]
+        });
+        blocks.push(Block::Table("evidence missing|properties", rows.collect()));
+    }
+}
+
+/// A verdict in one line, as `judge` and `check-log` print each: its status, its name,
+/// what it saw and its rules.
+pub fn verdict_line(v: &Verdict) -> String {
+    let detail = v.detail.as_deref().map(|d| format!(": {d}"));
+    let (status, rules) = (v.status_text(), v.rules.join(", "));
+    format!(
+        "{status:<9} {}{}  [{rules}]",
+        v.name,
+        detail.unwrap_or_default()
+    )
+}
+
+/// A violation in one line: `VIOLATED NAME [RULES]: DETAIL`, as every text format and
+/// drawing closes with it.
+pub fn violated_line(name: &str, rules: &[&str], detail: &str) -> String {
+    format!("VIOLATED {name} [{}]: {detail}", rules.join(", "))
 }

@@ -3,7 +3,7 @@
 
 use super::Report;
 use crate::edges::EdgeReport;
-use crate::outcome::{Item, ItemResult, Part, first_line};
+use crate::outcome::{Item, ItemResult, Part};
 
 impl Report {
     /// `edges: …` of the summary.
@@ -33,37 +33,28 @@ impl Report {
 /// The edges: a case per check and session, and one per planted defect of the edge zoo
 /// (caught passes, naming the check; missed fails).
 pub(super) fn part(e: &EdgeReport) -> Part {
-    let mut cases: Vec<Item> = e
-        .checks
-        .iter()
-        .map(|c| {
-            let outcome = match &c.detail {
-                _ if c.passed => ItemResult::Passed,
-                why => ItemResult::Failed {
-                    message: first_line(why.as_deref().unwrap_or_default()),
-                    detail: why.clone().unwrap_or_default(),
-                },
-            };
-            Item::new(
-                "verify.edges",
-                format!("{} on {}", c.check, c.session),
-                outcome,
-            )
-        })
-        .collect();
-    cases.extend(e.defects.iter().map(|d| {
-        let outcome = match d.caught_by {
-            Some(_) => ItemResult::Passed,
-            None => ItemResult::Failed {
-                message: format!("missed: no check caught {}", d.name),
-                detail: d.about.to_owned(),
-            },
+    let checks = e.checks.iter().map(|c| {
+        let outcome = match c.passed {
+            true => ItemResult::Passed,
+            false => ItemResult::witnessed(c.detail.clone().unwrap_or_default()),
         };
-        let case = Item::new("verify.edge-zoo", format!("edge zoo: {}", d.name), outcome);
+        let name = format!("{} on {}", c.check, c.session);
+        Item::new("verify.edges", name, outcome)
+    });
+    let defects = e.defects.iter().map(|d| {
+        let name = format!("edge zoo: {}", d.name);
         match d.caught_by {
-            Some(by) => case.with_output(format!("caught by {by}")),
-            None => case,
+            Some(by) => Item::new("verify.edge-zoo", name, ItemResult::Passed)
+                .with_output(format!("caught by {by}")),
+            None => Item::new(
+                "verify.edge-zoo",
+                name,
+                ItemResult::Failed {
+                    message: format!("missed: no check caught {}", d.name),
+                    detail: d.about.to_owned(),
+                },
+            ),
         }
-    }));
-    Part::new("verify edges", cases)
+    });
+    Part::new("verify edges", checks.chain(defects).collect())
 }

@@ -255,11 +255,8 @@ impl Report {
     /// 1 if something failed, 3 if something was not judged, else 0: read from the
     /// problems, so that the exit code and the list of what failed never disagree.
     fn exit_code_value(&self) -> u8 {
-        match self.problems.iter().map(|p| p.failed).max() {
-            Some(true) => 1,
-            Some(false) => 3,
-            None => 0,
-        }
+        let worst = self.problems.iter().map(|p| p.failed).max();
+        worst.map_or(0, |failed| if failed { 1 } else { 3 })
     }
 
     pub fn exit_code(&self) -> ExitCode {
@@ -267,55 +264,45 @@ impl Report {
     }
 
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        let json = serde_json::to_string_pretty(self);
+        json.unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// Writes `report.md` and `report.json` to `out`; returns their paths.
+    /// Writes `report.md`, `report.html`, `report.json` and the diagrams to `out`;
+    /// returns their paths.
     pub fn write(&self, out: &Path) -> Result<Vec<String>, String> {
-        std::fs::create_dir_all(out)
-            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        let md = out.join("report.md");
-        let json = out.join("report.json");
-        let html = out.join("report.html");
-        let (md_page, html_page) = self.pages();
-        crate::whole_file::write(&html, html_page)?;
-        crate::whole_file::write(&md, md_page)?;
-        crate::whole_file::write(&json, self.to_json())?;
+        let mkdir = |d: &Path| {
+            std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))
+        };
+        mkdir(out)?;
+        let (md, html) = self.pages();
+        let names = ["report.html", "report.md", "report.json"];
+        for (name, text) in names.into_iter().zip([html, md, self.to_json()]) {
+            crate::whole_file::write(&out.join(name), text)?;
+        }
         // The diagrams, one Mermaid document each.
         let diagrams = out.join("diagrams");
-        std::fs::create_dir_all(&diagrams)
-            .map_err(|e| format!("cannot create {}: {e}", diagrams.display()))?;
-        let mut written = Vec::new();
-        for sc in &self.scenarios {
-            written.push((format!("{}.mmd", sc.name), sc.mermaid.clone()));
-        }
-        if let Some(example) = self.kill_matrix.as_ref().and_then(|z| z.example.as_ref()) {
-            written.push((
-                format!("mutant-{}.mmd", example.name),
-                example.mermaid.clone(),
-            ));
-        }
+        mkdir(&diagrams)?;
+        let scenarios = self.scenarios.iter();
+        let mut written: Vec<(String, &str)> = scenarios
+            .map(|sc| (format!("{}.mmd", sc.name), sc.mermaid.as_str()))
+            .collect();
+        let example = self.kill_matrix.as_ref().and_then(|z| z.example.as_ref());
+        written.extend(example.map(|e| (format!("mutant-{}.mmd", e.name), e.mermaid.as_str())));
         // An earlier run's drawings that this run does not make are removed, so the
         // folder shows this run alone (only `.mmd` files: nothing else is touched).
-        if let Ok(entries) = std::fs::read_dir(&diagrams) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if name.ends_with(".mmd") && !written.iter().any(|(w, _)| *w == name) {
-                    std::fs::remove_file(e.path())
-                        .map_err(|err| format!("cannot remove {}: {err}", e.path().display()))?;
-                }
+        for e in std::fs::read_dir(&diagrams).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".mmd") && !written.iter().any(|(w, _)| *w == name) {
+                std::fs::remove_file(e.path())
+                    .map_err(|err| format!("cannot remove {}: {err}", e.path().display()))?;
             }
         }
         for (name, text) in written {
-            let path = diagrams.join(name);
-            crate::whole_file::write(&path, text)?;
+            crate::whole_file::write(&diagrams.join(name), text)?;
         }
-        Ok(vec![
-            md.display().to_string(),
-            html.display().to_string(),
-            json.display().to_string(),
-            format!("{}/", diagrams.display()),
-        ])
+        let [html, md, json] = names.map(|n| out.join(n).display().to_string());
+        Ok(vec![md, html, json, format!("{}/", diagrams.display())])
     }
 }
 

@@ -6,21 +6,27 @@ use crate::report::sweep::SweepSummary;
 use payhub_properties::checker::{CheckStatus, PresetReport, PropertyReport};
 use payhub_properties::{Kind, PROPERTIES};
 
+/// A failure: `message` its first line, `detail` the rest.
+fn failed(message: impl Into<String>, detail: String) -> ItemResult {
+    let message = message.into();
+    ItemResult::Failed { message, detail }
+}
+
 /// One suite per checked preset, one case per property: holds or reached passes; a
 /// violation fails with its counterexample; a *sometimes* never reached fails; a
 /// property of an incomplete run is skipped.
 pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Part> {
     let result = |p: &PresetReport, q: &PropertyReport| match (&q.status, &q.counterexample) {
         (CheckStatus::Holds | CheckStatus::Reached, _) => ItemResult::Passed,
-        (CheckStatus::Violated, Some(cx)) => ItemResult::Failed {
-            message: first_line(&cx.detail),
-            detail: format!(
+        (CheckStatus::Violated, Some(cx)) => failed(
+            first_line(&cx.detail),
+            format!(
                 "{}\ncounterexample ({} choices): {}",
                 cx.detail,
                 cx.tape.len(),
                 cx.tape.join(" ; ")
             ),
-        },
+        ),
         (CheckStatus::Violated, None) => ItemResult::failed("violated"),
         (CheckStatus::Unreached, _) => ItemResult::failed(format!(
             "never reached in the complete search of preset {}: the preset cannot show it",
@@ -32,15 +38,10 @@ pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Part> {
     };
     let part = |p: &PresetReport| {
         let class = format!("{prefix}.{}", p.name);
-        let items = p
-            .properties
-            .iter()
-            .map(|q| Item::new(class.clone(), q.name, result(p, q)).with_rules(&q.rules));
-        Part {
-            name: format!("{prefix} {}", p.name),
-            seconds: Some(p.seconds),
-            items: items.collect(),
-        }
+        let items = p.properties.iter();
+        let items = items.map(|q| Item::new(&class, q.name, result(p, q)).with_rules(&q.rules));
+        let part = Part::new(format!("{prefix} {}", p.name), items.collect());
+        part.timed(p.seconds)
     };
     reports.iter().map(part).collect()
 }
@@ -54,71 +55,61 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Part {
             s.seeds, s.seeds_asked
         ))
     });
+    let passed = || incomplete.clone().unwrap_or(ItemResult::Passed);
     let class = format!("{prefix}.simulation");
-    let mut cases: Vec<Item> = PROPERTIES
-        .iter()
-        .filter(|p| p.over_facts() && p.kind() == Kind::Always)
+    let always = PROPERTIES.iter();
+    let always = always.filter(|p| p.over_facts() && p.kind() == Kind::Always);
+    let mut cases: Vec<Item> = always
         .map(|p| {
             let result = match s.violations_by_property.get(p.name) {
                 Some(v) => {
-                    let replay = s
-                        .counterexample
-                        .as_ref()
-                        .filter(|cx| cx.property == p.name)
-                        .map(|cx| {
-                            format!(
-                                "\nshrunk to {} choices; replay: {}",
-                                cx.tape.len(),
-                                cx.replay
-                            )
-                        })
-                        .unwrap_or_default();
-                    ItemResult::Failed {
-                        message: first_line(&v.first),
-                        detail: format!(
-                            "violated in {} of {} runs; first: {}\nreplay: {}{replay}",
-                            v.runs, s.seeds, v.first, v.replay
+                    let cx = s.counterexample.as_ref().filter(|cx| cx.property == p.name);
+                    let replay = cx.map(|cx| {
+                        let n = cx.tape.len();
+                        format!("\nshrunk to {n} choices; replay: {}", cx.replay)
+                    });
+                    let (runs, seeds, first) = (v.runs, s.seeds, &v.first);
+                    failed(
+                        first_line(first),
+                        format!(
+                            "violated in {runs} of {seeds} runs; first: {first}\nreplay: {}{}",
+                            v.replay,
+                            replay.unwrap_or_default()
                         ),
-                    }
+                    )
                 }
-                None => incomplete.clone().unwrap_or(ItemResult::Passed),
+                None => passed(),
             };
             let rules: Vec<&str> = p.rules.iter().map(|r| r.id()).collect();
-            Item::new(class.clone(), p.name, result).with_rules(&rules)
+            Item::new(&class, p.name, result).with_rules(&rules)
         })
         .collect();
-    let liveness = if s.liveness_failures > 0 {
-        ItemResult::Failed {
-            message: s.first_liveness_failure.clone().unwrap_or_default(),
-            detail: format!(
-                "{} runs left a submission unresolved 25 h after faults stopped; replay: {}",
-                s.liveness_failures,
+    let liveness = match s.liveness_failures {
+        0 => passed(),
+        n => failed(
+            s.first_liveness_failure.clone().unwrap_or_default(),
+            format!(
+                "{n} runs left a submission unresolved 25 h after faults stopped; replay: {}",
                 s.first_liveness_replay.as_deref().unwrap_or("")
             ),
-        }
-    } else {
-        incomplete.clone().unwrap_or(ItemResult::Passed)
+        ),
     };
-    let mut case = Item::new(
-        class.clone(),
+    let gaps = s.gaps_reached.iter().map(|(id, g)| {
+        format!(
+            "contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}; replay: {}",
+            g.runs, g.first, g.replay
+        )
+    });
+    let gaps: Vec<String> = gaps.collect();
+    let case = Item::new(
+        &class,
         "eventually:submissions-resolve-within-24h",
         liveness,
     );
-    if !s.gaps_reached.is_empty() {
-        case = case.with_output(
-            s.gaps_reached
-                .iter()
-                .map(|(id, g)| {
-                    format!(
-                        "contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}; replay: {}",
-                        g.runs, g.first, g.replay
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        );
-    }
-    cases.push(case);
+    cases.push(match gaps.is_empty() {
+        true => case,
+        false => case.with_output(gaps.join("\n")),
+    });
     Part::new(format!("{prefix} simulation"), cases)
 }
 
@@ -134,20 +125,18 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
     let (sim, chaos) = (&report.simulation, &report.chaos);
     let chaos_part = || {
         let result = match &chaos.first_violation {
-            Some(v) => ItemResult::Failed {
-                message: first_line(v),
-                detail: format!(
+            Some(v) => failed(
+                first_line(v),
+                format!(
                     "{} of {} seeds violated; first: {v}",
                     chaos.violations, chaos.seeds
                 ),
-            },
+            ),
             None => ItemResult::Passed,
         };
         let about = "every always property after every adversarial request";
-        Part::new(
-            "verify chaos",
-            vec![Item::new("verify.chaos", about, result)],
-        )
+        let item = Item::new("verify.chaos", about, result);
+        Part::new("verify chaos", vec![item])
     };
     let scenarios = &report.scenarios;
     let scripts_part = || {
@@ -170,10 +159,8 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
     ];
     let mut parts = presets("verify", &report.presets);
     if report.planted.is_none() {
-        parts.extend(
-            rest.into_iter()
-                .filter_map(|(name, part)| part.or_else(|| name.map(not_run))),
-        );
+        let rest = rest.into_iter();
+        parts.extend(rest.filter_map(|(name, part)| part.or_else(|| name.map(not_run))));
     }
     Outcome::new("payhub-verify verify", parts)
 }
@@ -182,97 +169,78 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
 /// per planted unsound shortcut (uncaught fails).
 fn shortcuts_suite(s: &super::Shortcuts) -> Part {
     let class = "verify.search-shortcuts";
-    let mut cases: Vec<Item> = s
-        .check
-        .compared
-        .iter()
-        .map(|c| {
-            let result = match &c.differs {
-                None => ItemResult::Passed,
-                Some(d) => ItemResult::Failed {
-                    message: format!("{} judged otherwise on {}", c.shortcut, c.subject),
-                    detail: d.clone(),
-                },
-            };
-            Item::new(class, format!("{} on {}", c.shortcut, c.subject), result)
-        })
-        .collect();
-    cases.extend(s.check.planted_caught.iter().map(|(name, caught)| {
-        let result = if *caught {
-            ItemResult::Passed
-        } else {
-            ItemResult::failed(format!(
+    let compared = s.check.compared.iter().map(|c| {
+        let result = match &c.differs {
+            None => ItemResult::Passed,
+            Some(d) => failed(
+                format!("{} judged otherwise on {}", c.shortcut, c.subject),
+                d.clone(),
+            ),
+        };
+        Item::new(class, format!("{} on {}", c.shortcut, c.subject), result)
+    });
+    let planted = s.check.planted_caught.iter().map(|(name, caught)| {
+        let result = match caught {
+            true => ItemResult::Passed,
+            false => ItemResult::failed(format!(
                 "the unsound shortcut {name} judged alike: not caught"
-            ))
+            )),
         };
         Item::new(class, format!("planted unsound shortcut {name}"), result)
-    }));
-    Part::new("verify search shortcuts", cases)
+    });
+    Part::new("verify search shortcuts", compared.chain(planted).collect())
 }
 
 /// The kill matrix: a case per mutant (killed passes, naming the property; a survivor
 /// fails) and per reference configuration (caught fails).
 pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Part {
     let class = format!("{prefix}.bug-zoo");
-    let mut cases: Vec<Item> = m
-        .mutants
-        .iter()
-        .map(|row| mutant(&class, row, m.incomplete.as_deref()))
-        .collect();
-    cases.extend(m.references.iter().map(|r| {
+    let mutants = m.mutants.iter();
+    let mutants = mutants.map(|row| mutant(&class, row, m.incomplete.as_deref()));
+    let references = m.references.iter().map(|r| {
         let result = if r.caught {
-            ItemResult::Failed {
-                message: format!(
+            failed(
+                format!(
                     "the reference configuration was caught by {}",
                     r.property.unwrap_or("?")
                 ),
-                detail: r.detail.clone().unwrap_or_default(),
-            }
+                r.detail.clone().unwrap_or_default(),
+            )
         } else if !r.complete {
             ItemResult::not_judged("the reference run was incomplete")
         } else {
             ItemResult::Passed
         };
-        Item::new(
-            class.clone(),
-            format!("reference {} ({})", r.name, r.method),
-            result,
-        )
-    }));
-    Part {
-        name: format!("{prefix} bug zoo"),
-        seconds: Some(m.seconds),
-        items: cases,
-    }
+        let name = format!("reference {} ({})", r.name, r.method);
+        Item::new(&class, name, result)
+    });
+    let items = mutants.chain(references).collect();
+    Part::new(format!("{prefix} bug zoo"), items).timed(m.seconds)
 }
 
 /// Scripts run (`verify`'s scenarios and findings, `run`, `scenario`): an item per
 /// script, failed with its failures and the command that reproduces it, its title as
 /// its output.
 pub fn scripts(name: &str, class: &str, results: &[super::ScenarioResult]) -> Part {
-    let items = results
-        .iter()
-        .map(|s| {
-            let result = if s.passed {
-                ItemResult::Passed
-            } else {
-                ItemResult::Failed {
-                    message: s.failures.first().cloned().unwrap_or_default(),
-                    detail: format!(
-                        "{}\nreproduce: payhub-verify run {}",
-                        s.failures.join("\n"),
-                        s.file
-                    ),
-                }
-            };
-            let item = Item::new(class, s.name.as_str(), result).with_rules(&s.rules);
-            match &s.title {
-                Some(t) => item.with_output(t.as_str()),
-                None => item,
-            }
-        })
-        .collect();
-    Part::new(name, items)
+    let items = results.iter().map(|s| {
+        let result = match s.passed {
+            true => ItemResult::Passed,
+            false => failed(
+                s.failures.first().cloned().unwrap_or_default(),
+                format!(
+                    "{}\nreproduce: payhub-verify run {}",
+                    s.failures.join("\n"),
+                    s.file
+                ),
+            ),
+        };
+        let item = Item::new(class, s.name.as_str(), result).with_rules(&s.rules);
+        match &s.title {
+            Some(t) => item.with_output(t.as_str()),
+            None => item,
+        }
+    });
+    Part::new(name, items.collect())
 }
 
 /// One mutant of the zoo: killed passes, naming the property and how; a survivor fails,
@@ -282,15 +250,13 @@ pub fn mutant(
     row: &payhub_properties::zoo::MutantRow,
     incomplete: Option<&str>,
 ) -> Item {
-    let result = if row.killed {
-        ItemResult::Passed
-    } else if let Some(why) = incomplete {
-        ItemResult::not_judged(why)
-    } else {
-        ItemResult::Failed {
-            message: format!("survived: no property caught {}", row.name),
-            detail: format!("{} (breaks {})", row.about, row.rules.join(", ")),
-        }
+    let result = match (row.killed, incomplete) {
+        (true, _) => ItemResult::Passed,
+        (false, Some(why)) => ItemResult::not_judged(why),
+        (false, None) => failed(
+            format!("survived: no property caught {}", row.name),
+            format!("{} (breaks {})", row.about, row.rules.join(", ")),
+        ),
     };
     let mut item = Item::new(class, format!("mutant {}", row.name), result);
     item.seconds = Some(row.seconds);

@@ -3,16 +3,16 @@
 
 use super::{Judged, Report};
 use crate::outcome::doc::{self, Block, Drawing};
-use crate::outcome::html::Tone;
+use crate::outcome::html::{Tone, drawn};
 use crate::outcome::text::{Text, text};
 use payhub_properties::checker::CheckStatus;
 
 fn h2(id: &'static str, text: impl Into<Text>) -> Block {
-    Block::Heading(2, Some(id), text.into())
+    Block::h(2, Some(id), text)
 }
 
 fn p(text: impl Into<Text>) -> Block {
-    Block::Para(text.into())
+    Block::p(text)
 }
 
 impl Report {
@@ -86,38 +86,30 @@ impl Report {
                 let n = of_kind.iter().filter(|p| p.status == ok).count();
                 Text::from(format!("{n}/{}", of_kind.len()))
             };
-            let result = if !r.complete {
-                text!("not judged (incomplete)")
-            } else if r.passed() {
-                text!("pass")
-            } else {
-                text!("**FAIL**")
+            let result = match (r.complete, r.passed()) {
+                (false, _) => text!("not judged (incomplete)"),
+                (true, true) => text!("pass"),
+                (true, false) => text!("**FAIL**"),
             };
-            vec![
-                text!("`{}`", r.name),
-                result,
-                r.unique_states.to_string().into(),
-                r.total_states.to_string().into(),
-                r.max_depth.to_string().into(),
+            let na = r.properties.iter().filter(|p| !applies(p.name)).count();
+            let n = [r.unique_states, r.total_states, r.max_depth];
+            let mut row = vec![text!("`{}`", r.name), result];
+            row.extend(n.map(|n| n.to_string().into()));
+            row.extend([
                 text!("{:.2}", r.seconds),
                 count(payhub_properties::Kind::Always, CheckStatus::Holds),
                 count(payhub_properties::Kind::Sometimes, CheckStatus::Reached),
-                r.properties
-                    .iter()
-                    .filter(|p| !applies(p.name))
-                    .count()
-                    .to_string()
-                    .into(),
-            ]
+                na.to_string().into(),
+            ]);
+            row
         });
         page.push(Block::Table(
             "preset|result|unique states|total states|depth|seconds|always held|sometimes reached|not applicable",
             rows.collect(),
         ));
-        let violated: Vec<_> = self
-            .presets
-            .iter()
-            .flat_map(|r| r.properties.iter().map(move |p| (r, p)))
+        let violated = self.presets.iter();
+        let violated = violated.flat_map(|r| r.properties.iter().map(move |p| (r, p)));
+        let violated: Vec<_> = violated
             .filter(|(_, p)| p.status == CheckStatus::Violated)
             .collect();
         if violated.is_empty() {
@@ -127,24 +119,19 @@ impl Report {
         for (r, p) in violated {
             let cx = p.counterexample.as_ref();
             let detail = cx.map_or("", |cx| cx.detail.as_str());
-            let note = crate::outcome::html::note(p.name, &p.rules, detail);
             page.push(Block::Violation {
                 property: p.name.to_owned(),
                 context: text!("in `{}`", r.name),
                 rules: p.rules.clone(),
                 detail: detail.to_owned(),
                 drawing: cx.map_or(Drawing::None, |cx| {
-                    Drawing::after(page, || cx.proof.trace.to_diagram(Some(&note), |_| false))
+                    Drawing::after(page, || drawn(&cx.proof.trace, p.name, &p.rules, detail))
                 }),
-                after: cx.map_or(Vec::new(), |cx| {
-                    vec![Block::Details(
-                        text!(
-                            "The tape ({} choices), as replay --tape takes it",
-                            cx.tape.len()
-                        ),
-                        vec![Block::Code(cx.tape.join("\n"))],
-                    )]
-                }),
+                after: Vec::from_iter(cx.map(|cx| {
+                    let n = cx.tape.len();
+                    let summary = text!("The tape ({} choices), as replay --tape takes it", n);
+                    Block::folded(summary, cx.tape.join("\n"))
+                })),
             });
         }
     }
@@ -152,10 +139,8 @@ impl Report {
     fn simulation_page(&self, page: &mut Vec<Block>) {
         page.push(h2("simulation", "Simulation"));
         if !self.ran("simulation sweep") && !self.ran("chaos") {
-            page.push(p(
-                "Not run: nothing is claimed for the simulation or chaos sweeps.",
-            ));
-            return;
+            let not_run = "Not run: nothing is claimed for the simulation or chaos sweeps.";
+            return page.push(p(not_run));
         }
         let (sim, chaos) = (&self.simulation, &self.chaos);
         page.push(p(text!(
@@ -173,10 +158,7 @@ impl Report {
                 drawing,
                 after: vec![
                     p(text!("Replay: `{}`", cx.replay)),
-                    Block::Details(
-                        "The trace as text".into(),
-                        vec![Block::Code(cx.trace.clone())],
-                    ),
+                    Block::folded("The trace as text", cx.trace.clone()),
                 ],
             });
         }
@@ -187,8 +169,7 @@ impl Report {
     fn scenarios_page(&self, page: &mut Vec<Block>) {
         page.push(h2("scenarios", "Scenarios and findings scripts"));
         if !self.ran("scripts") {
-            page.push(p("Not run: nothing is claimed for the scripts."));
-            return;
+            return page.push(p("Not run: nothing is claimed for the scripts."));
         }
         let passed = self.scenarios.iter().filter(|sc| sc.passed).count();
         page.push(p(text!(
@@ -252,15 +233,13 @@ impl Report {
             )));
         }
         let rows = order.iter().map(|f| {
+            let runs = (f.simulation_runs > 0).then(|| f.simulation_runs.to_string().into());
             vec![
                 text!("`{}`", f.id),
                 f.gap.as_str().into(),
                 f.parameter.map(|p| text!("`{}`", p)).unwrap_or_default(),
                 f.scripts.join(", ").into(),
-                match f.simulation_runs {
-                    0 => Text::default(),
-                    n => n.to_string().into(),
-                },
+                runs.unwrap_or_default(),
             ]
         });
         page.push(Block::Table(
@@ -406,8 +385,8 @@ impl Report {
                 continue;
             };
             let rules: Vec<&str> = found.property.rules.iter().map(|r| r.id()).collect();
-            let note = crate::outcome::html::note(found.property.name, &rules, &found.proof.detail);
-            let drawing = found.proof.trace.to_diagram(Some(&note), |_| false);
+            let (proof, name) = (&found.proof, found.property.name);
+            let drawing = drawn(&proof.trace, name, &rules, &proof.detail);
             full.push(Block::Details(
                 text!("counterexample of {}", r.name),
                 vec![Block::Figure(drawing)],

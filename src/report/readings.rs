@@ -40,14 +40,15 @@ pub fn readings(
     reference: &SweepSummary,
     other: Option<&SweepSummary>,
 ) -> Vec<ReadingRow> {
+    let other = (
+        Readings::other(),
+        OUTAGE_OTHER_READINGS_PRESET,
+        other,
+        false,
+    );
     let sides = [
         (Readings::default(), OUTAGE_PRESET, Some(reference), true),
-        (
-            Readings::other(),
-            OUTAGE_OTHER_READINGS_PRESET,
-            other,
-            false,
-        ),
+        other,
     ];
     let contradictions: [(&str, &str, ReadingOf); 2] = [
         ("A-S13-REFERENCE-CODE", "after_503", |r| r.after_503),
@@ -79,12 +80,10 @@ fn checker_verdict(preset: Option<&PresetReport>) -> String {
         return "not run".into();
     };
     let bad: Vec<&str> = super::failing(p).map(|q| q.name).collect();
-    if !bad.is_empty() {
-        format!("FAILED: {}", bad.join(", "))
-    } else if !p.complete {
-        format!("not judged (incomplete after {} states)", p.unique_states)
-    } else {
-        format!("all hold ({} states)", p.unique_states)
+    match (bad.is_empty(), p.complete) {
+        (false, _) => format!("FAILED: {}", bad.join(", ")),
+        (true, false) => format!("not judged (incomplete after {} states)", p.unique_states),
+        (true, true) => format!("all hold ({} states)", p.unique_states),
     }
 }
 
@@ -115,8 +114,10 @@ pub fn blocks(rows: &[ReadingRow]) -> Vec<Block> {
         ]
     });
     vec![
-        Block::Heading(2, Some("readings"), "Contradictions read both ways".into()),
-        Block::Para("Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).".into()),
+        Block::h(2, Some("readings"), "Contradictions read both ways"),
+        Block::p(
+            "Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).",
+        ),
         Block::Table("assumption|reading|checker|sweep", rows.collect()),
     ]
 }

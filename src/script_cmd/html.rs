@@ -49,40 +49,17 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         reports.len(),
         u8::from(failed > 0)
     ))];
-    lines.extend(
-        reports
-            .iter()
-            .map(|r| text!("`{}`: {}", r.script.file, r.verdict())),
-    );
-    let rows = reports.iter().zip(seconds).map(|(r, secs)| {
-        vec![
-            text!("`{}`", r.script.file),
-            r.script.title.clone().unwrap_or_default().into(),
-            r.tape.len().to_string().into(),
-            r.results.len().to_string().into(),
-            if r.passed() {
-                text!("pass")
-            } else {
-                text!("**FAILED**")
-            },
-            format!("{secs:.2}").into(),
-        ]
-    });
-    let mut blocks = vec![
-        Block::Banner(Tone::of_exit(u8::from(failed > 0)), verdict.clone(), lines),
-        Block::Heading(2, Some("checked"), "What was checked".into()),
-        Block::Table(
-            "script|title|steps|expectations|result|seconds",
-            rows.collect(),
-        ),
-    ];
+    let each = reports.iter().zip(seconds);
+    lines.extend(each.map(|(r, s)| {
+        let (file, steps) = (&r.script.file, r.tape.len());
+        text!("`{}`: {} ({} steps, {:.2} s)", file, r.verdict(), steps, s)
+    }));
+    let tone = Tone::of_exit(u8::from(failed > 0));
+    let mut blocks = vec![Block::Banner(tone, verdict.clone(), lines)];
     let violated: Vec<&Report> = reports.iter().filter(|r| r.violation.is_some()).collect();
     if !violated.is_empty() {
-        blocks.push(Block::Heading(
-            2,
-            Some("violations"),
-            format!("Violations ({})", violated.len()).into(),
-        ));
+        let heading = format!("Violations ({})", violated.len());
+        blocks.push(Block::h(2, Some("violations"), heading));
     }
     for r in violated {
         let Some((v, pos)) = &r.violation else {
@@ -110,7 +87,7 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
             detail: v.detail.clone(),
             drawing,
             after: whole
-                .then(|| Block::Para("The violation names no exchange of the run: the whole run is drawn, none marked.".into()))
+                .then(|| Block::p("The violation names no exchange of the run: the whole run is drawn, none marked."))
                 .into_iter()
                 .collect(),
         });
@@ -141,16 +118,9 @@ fn diagram(r: &Report, note: &str) -> Diagram {
 /// text.
 fn rest(blocks: &mut Vec<Block>, r: &Report) {
     let title = r.script.title.as_deref().unwrap_or("");
-    blocks.push(Block::Heading(
-        2,
-        None,
-        text!("`{}` {}", r.script.file, title),
-    ));
-    blocks.extend(
-        r.failures()
-            .into_iter()
-            .map(|f| Block::Para(text!("**{}**", f))),
-    );
+    blocks.push(Block::h(2, None, text!("`{}` {}", r.script.file, title)));
+    let failures = r.failures().into_iter();
+    blocks.extend(failures.map(|f| Block::p(text!("**{}**", f))));
     if !r.results.is_empty() {
         let rows = r.results.iter().map(|e| {
             let result = match (&e.failure, e.skipped) {
@@ -179,10 +149,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
         format!("{} properties checked after every step", rows.len()).into(),
         vec![Block::Properties(rows)],
     ));
-    blocks.push(Block::Details(
-        "the run as text".into(),
-        vec![Block::Code(bounded(r.to_text()))],
-    ));
+    blocks.push(Block::folded("the run as text", bounded(r.to_text())));
 }
 
 #[cfg(test)]

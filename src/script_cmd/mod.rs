@@ -152,7 +152,7 @@ fn render(report: &Report, format: ScriptFormat, command: &str) -> String {
         ScriptFormat::Json => report.to_json(),
         ScriptFormat::Mermaid => report.to_mermaid(),
         ScriptFormat::Html => html::page(std::slice::from_ref(report), &[0.0]),
-        ScriptFormat::Junit => junit(&[(report, 0.0)], command),
+        ScriptFormat::Junit => junit(std::slice::from_ref(report), &[0.0], command),
     }
 }
 
@@ -186,16 +186,7 @@ fn run_files(files: &[PathBuf], format: ScriptFormat, command: &str) -> ExitCode
         .collect();
     match format {
         ScriptFormat::Html => print!("{}", html::page(&reports, &seconds)),
-        ScriptFormat::Junit => print!(
-            "{}",
-            junit(
-                &reports
-                    .iter()
-                    .zip(seconds.iter().copied())
-                    .collect::<Vec<_>>(),
-                command
-            )
-        ),
+        ScriptFormat::Junit => print!("{}", junit(&reports, &seconds, command)),
         ScriptFormat::Json => {
             let items: Vec<String> = reports.iter().map(Report::to_json).collect();
             println!("[{}]", items.join(",\n"));
@@ -241,13 +232,13 @@ fn run_files(files: &[PathBuf], format: ScriptFormat, command: &str) -> ExitCode
 }
 
 /// Scripts run, as the outcome document's JUnit: a part of scripts, an item per script.
-fn junit(reports: &[(&Report, f64)], command: &str) -> String {
+fn junit(reports: &[Report], seconds: &[f64], command: &str) -> String {
     let results: Vec<crate::report::ScenarioResult> = reports
         .iter()
-        .map(|(r, _)| crate::report::ScenarioResult::from_report(Path::new(&r.script.file), r))
+        .map(|r| crate::report::ScenarioResult::from_report(Path::new(&r.script.file), r))
         .collect();
     let mut part = crate::report::outcome::scripts("scripts", "run", &results);
-    for (item, (_, seconds)) in part.items.iter_mut().zip(reports) {
+    for (item, seconds) in part.items.iter_mut().zip(seconds) {
         item.seconds = Some(*seconds);
     }
     let outcome = crate::outcome::Outcome::new(command, vec![part]);

@@ -171,14 +171,9 @@ pub fn to_json_of(session: &Session, judged: super::verdict::Judged) -> String {
             })
         })
         .collect();
-    let judged = verdicts
-        .iter()
-        .filter(|v| matches!(v.status, Status::Holds | Status::Violated))
-        .count();
-    let cannot_judge = verdicts
-        .iter()
-        .filter(|v| v.status == Status::CannotJudge)
-        .count();
+    let count = |f: fn(&Status) -> bool| verdicts.iter().filter(|v| f(&v.status)).count();
+    let judged = count(|s| matches!(s, Status::Holds | Status::Violated));
+    let cannot_judge = count(|s| *s == Status::CannotJudge);
     let text = record.text();
     let lines: Vec<&str> = text.lines().collect();
     let shown = &lines[lines.len().saturating_sub(LINES_MAX)..];

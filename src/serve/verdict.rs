@@ -5,50 +5,16 @@
 
 use super::diagrams::Session;
 use crate::outcome::doc::{Block, Drawing};
-use crate::outcome::html::PropertyRow;
-use crate::outcome::text::{Text, text};
+use crate::outcome::text::text;
 use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict, WireSide};
 use payhub_sim::Trace;
-use std::collections::BTreeMap;
 
 /// The session's verdicts and how many events they judged: judged off the session's
 /// lock (`http/verdict.rs`), drawn under it.
 pub struct Judged {
     pub verdicts: Vec<Verdict>,
     pub events: usize,
-}
-
-/// The properties not judged, counted by the one evidence that would let the sandbox
-/// judge them: a verdict holds only over what it judged.
-fn not_judged(verdicts: &[Verdict]) -> Option<Text> {
-    let mut by: BTreeMap<String, usize> = BTreeMap::new();
-    for v in verdicts.iter().filter(|v| v.status == Status::CannotJudge) {
-        let need = v
-            .missing
-            .first()
-            .map_or_else(|| "evidence".to_owned(), |m| m.evidence.to_string());
-        *by.entry(need).or_default() += 1;
-    }
-    if by.is_empty() {
-        return None;
-    }
-    let total: usize = by.values().sum();
-    let db = payhub_properties::evidence::Evidence::MerchantDb.to_string();
-    let each: Vec<String> = by
-        .iter()
-        .map(|(need, n)| match need {
-            need if *need == db => {
-                format!("{n} need {need}: post the merchant journal, POST /__sandbox/journal")
-            }
-            need => format!("{n} need {need}"),
-        })
-        .collect();
-    Some(text!(
-        "**Not judged: {} properties**, which the sandbox cannot see ({}); judge them with the client model's runs (`payhub-verify check`).",
-        total,
-        each.join(", ")
-    ))
 }
 
 /// What the contract asks, for each of a violation's rules: its sentence from the rule
@@ -138,47 +104,38 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
             v.detail.as_deref().unwrap_or_default()
         ),
     };
-    let mut blocks = vec![
-        Block::Heading(1, None, "Sandbox verdict".into()),
-        Block::Para(headline),
-    ];
-    blocks.extend(not_judged(verdicts).map(Block::Para));
+    let mut blocks = vec![Block::h(1, None, "Sandbox verdict"), Block::p(headline)];
+    if verdicts.iter().any(|v| v.status == Status::CannotJudge) {
+        blocks.push(Block::p(text!("**Not judged**: the properties the sandbox cannot see (below); judge them with the client model's runs (`payhub-verify check`), those that need the merchant's database by posting the merchant journal (`POST /__sandbox/journal`).")));
+    }
     let reading = session.journal.reading();
-    blocks.push(Block::Para(
-        format!("Orders and refunds filed by {reading}.").into(),
-    ));
+    blocks.push(Block::p(format!("Orders and refunds filed by {reading}.")));
     if let Some(note) = session.record.note() {
-        blocks.push(Block::Para(
-            format!("Every event was judged; {note}.").into(),
-        ));
+        blocks.push(Block::p(format!("Every event was judged; {note}.")));
     }
-    for v in &violated {
-        let after = match session.witness_drawing(v) {
-            Some((drawing, cut)) => vec![
-                Block::Para("The entries that witness it:".into()),
-                Block::Figure(drawing),
-                Block::Para(cut.into()),
-            ],
-            None => vec![Block::Para("The violation names no exchange the record holds: the session's diagram below is its witness.".into())],
-        };
-        blocks.push(Block::Violation {
-            property: v.name.to_owned(),
-            context: Text::default(),
-            rules: v.rules.clone(),
-            detail: v.detail.clone().unwrap_or_default(),
-            drawing: Drawing::None,
-            after,
-        });
-    }
-    blocks.push(Block::Heading(2, None, "Every property".into()));
-    blocks.push(Block::Properties(
-        verdicts.iter().map(PropertyRow::of).collect(),
-    ));
+    crate::outcome::verdict_blocks(&mut blocks, 2, verdicts, |v, _| {
+        match session.witness_drawing(v) {
+            Some((drawing, cut)) => (
+                Drawing::None,
+                vec![
+                    Block::p("The entries that witness it:"),
+                    Block::Figure(drawing),
+                    Block::p(cut),
+                ],
+            ),
+            None => (
+                Drawing::None,
+                vec![Block::p(
+                    "The violation names no exchange the record holds: the session's diagram below is its witness.",
+                )],
+            ),
+        }
+    });
     if !violated.is_empty() && trace.events.len() <= DIAGRAM_LINES_MAX {
-        blocks.push(Block::Heading(2, None, "The session".into()));
+        blocks.push(Block::h(2, None, "The session"));
         blocks.push(Block::Mermaid(trace.to_mermaid()));
     } else if !violated.is_empty() {
-        blocks.push(Block::Para(text!(
+        blocks.push(Block::p(text!(
             "The session has {} trace lines, too many for a diagram: `GET /__sandbox/events` has them all.",
             trace.events.len()
         )));

@@ -8,7 +8,6 @@ use payhub_sim::prove::{Shrink, prove};
 use payhub_sim::tape::{SimulationArgs, Tape};
 use payhub_sim::{Choice, WorldConfig};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -474,110 +473,75 @@ fn write_new(path: &Path, text: &str) -> Result<(), String> {
 }
 
 fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
-    println!("world: {}", config.name);
-    println!(
-        "seeds={}..{} shard={} runs={} steps={} (max {} per run)",
-        args.seeds.start,
-        args.seeds.end,
-        args.shard
-            .map(|s| format!("{}/{}", s.index, s.count))
-            .unwrap_or_else(|| "-".into()),
-        s.seeds,
-        s.steps,
-        args.world.steps
-    );
-    println!("choices applied:");
-    for (k, n) in &s.choices {
-        println!("    {k:<26} {n}");
-    }
-    println!("answers (runs in which each occurred):");
-    for (k, n) in &s.answers {
-        println!("    {k:<34} {n}");
-    }
-    println!(
+    let shard = args.shard.map(|s| format!("{}/{}", s.index, s.count));
+    let (start, end) = (args.seeds.start, args.seeds.end);
+    let mut out = vec![
+        format!("world: {}", config.name),
+        format!(
+            "seeds={start}..{end} shard={} runs={} steps={} (max {} per run)",
+            shard.as_deref().unwrap_or("-"),
+            s.seeds,
+            s.steps,
+            args.world.steps
+        ),
+        "choices applied:".to_owned(),
+    ];
+    out.extend(s.choices.iter().map(|(k, n)| format!("    {k:<26} {n}")));
+    out.push("answers (runs in which each occurred):".to_owned());
+    out.extend(s.answers.iter().map(|(k, n)| format!("    {k:<34} {n}")));
+    let first = s.first_liveness_failure.as_ref();
+    out.push(format!(
         "{}: {} runs healed (faults stopped, 25 h) with a submission still unresolved{}",
         payhub_properties::liveness::NAME,
         s.liveness_failures,
-        s.first_liveness_failure
-            .as_ref()
-            .map(|f| format!("; first: {f}"))
-            .unwrap_or_default()
+        first.map(|f| format!("; first: {f}")).unwrap_or_default()
+    ));
+    out.extend(
+        s.first_liveness_replay
+            .iter()
+            .map(|r| format!("    reproduce: {r}")),
     );
-    if let Some(replay) = &s.first_liveness_replay {
-        println!("    reproduce: {replay}");
-    }
-    for (id, gap) in &s.gaps_reached {
-        println!(
-            "contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}",
-            gap.runs, gap.first
-        );
-        println!("    reproduce: {}", gap.replay);
-    }
-    let again = |seeds: String| {
-        let mut line = format!("payhub-verify simulate --seeds {seeds}");
-        if let Some(sh) = args.shard {
-            let _ = write!(line, " --shard {}/{}", sh.index, sh.count);
-        }
-        let _ = write!(line, " {}", args.world.simulation().flags());
-        line
+    out.extend(s.gaps_reached.iter().map(|(id, gap)| format!(
+        "contract finding {id}: reached in {} runs, as assumed (not a failure); first: {}\n    reproduce: {}",
+        gap.runs, gap.first, gap.replay
+    )));
+    let flags = args.world.simulation().flags();
+    let again = |seeds: String| match &shard {
+        Some(sh) => format!("payhub-verify simulate --seeds {seeds} --shard {sh} {flags}"),
+        None => format!("payhub-verify simulate --seeds {seeds} {flags}"),
     };
-    match &s.counterexample {
-        None if s.liveness_failures > 0 => {
-            println!(
-                "FAILED: {} of {} runs left a submission unresolved after healing ({})",
-                s.liveness_failures,
-                s.seeds,
-                payhub_properties::liveness::NAME
-            );
-        }
-        None => match (&s.incomplete, s.first_not_run) {
-            (Some(why), first) => {
-                println!(
-                    "not judged (incomplete): stopped by {why} after {} of {} runs, none violated a property",
-                    s.seeds, s.seeds_asked
-                );
-                println!(
-                    "reproduce: {}",
-                    again(format!("{}..{}", args.seeds.start, args.seeds.end))
-                );
-                if let (Some(first), None) = (first, args.shard) {
-                    println!(
-                        " continue: {}",
-                        again(format!("{first}..{}", args.seeds.end))
-                    );
-                }
+    match (&s.counterexample, &s.incomplete) {
+        (None, _) if s.liveness_failures > 0 => out.push(format!(
+            "FAILED: {} of {} runs left a submission unresolved after healing ({})",
+            s.liveness_failures,
+            s.seeds,
+            payhub_properties::liveness::NAME
+        )),
+        (None, Some(why)) => {
+            out.push(format!("not judged (incomplete): stopped by {why} after {} of {} runs, none violated a property", s.seeds, s.seeds_asked));
+            out.push(format!("reproduce: {}", again(format!("{start}..{end}"))));
+            if let (Some(first), None) = (s.first_not_run, args.shard) {
+                out.push(format!(" continue: {}", again(format!("{first}..{end}"))));
             }
-            (None, _) => println!("PASSED: no property violated in {} runs", s.seeds),
-        },
-        Some(cx) => {
-            println!(
-                "FAILED: {} of {} runs violated a property",
-                s.violations, s.seeds
-            );
-            println!("SEED={} {}", cx.seed, cx.profile);
-            println!(
-                "violation: {} [{}]: {}",
-                cx.property,
-                crate::report::rules_of(&cx.property).join(", "),
-                cx.detail
-            );
-            println!(
-                "shrunk from {} to {} choices:",
-                cx.original_steps,
-                cx.tape.len()
-            );
-            print!("{}", cx.trace);
-            println!("reproduce: {}", cx.replay);
+        }
+        (None, None) => out.push(format!("PASSED: no property violated in {} runs", s.seeds)),
+        (Some(cx), _) => {
+            let rules = crate::report::rules_of(&cx.property).join(", ");
+            out.push(format!(
+                "FAILED: {} of {} runs violated a property\nSEED={} {}\nviolation: {} [{rules}]: {}\nshrunk from {} to {} choices:\n{}reproduce: {}",
+                s.violations, s.seeds, cx.seed, cx.profile, cx.property, cx.detail,
+                cx.original_steps, cx.tape.len(), cx.trace, cx.replay
+            ));
             match (&cx.script_file, &cx.no_script) {
-                (Some(file), _) => println!("   script: payhub-verify run {file}"),
-                (None, Some(why)) => println!("   (no script: {why})"),
+                (Some(file), _) => out.push(format!("   script: payhub-verify run {file}")),
+                (None, Some(why)) => out.push(format!("   (no script: {why})")),
                 (None, None) => {}
             }
-            println!(
-                "       or: payhub-verify replay --seed {} {}",
-                cx.seed,
-                args.world.simulation().flags()
-            );
+            out.push(format!(
+                "       or: payhub-verify replay --seed {} {flags}",
+                cx.seed
+            ));
         }
     }
+    println!("{}", out.join("\n"));
 }
