@@ -100,6 +100,7 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
             println!("{json}");
         }
         JudgeFormat::Text => {
+            let vacuous = verdicts.iter().filter(|v| v.vacuous).count();
             let verdicts = verdicts.iter().map(crate::outcome::verdict_line);
             let mut out: Vec<String> = verdicts.collect();
             // The closing line `replay` prints for the same run.
@@ -110,7 +111,9 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
                     v.detail.as_deref().unwrap_or_default(),
                 )),
                 None if judged == 0 => None,
-                None => Some(format!("no property violated in {events} events")),
+                None => Some(format!(
+                    "no property violated in {events} events ({vacuous} held vacuously)"
+                )),
             });
             out.extend(
                 torn.iter()

@@ -225,6 +225,110 @@ fn windows_open_at_the_stream_end_are_not_judged_yet_and_overdue_ones_violate() 
     assert_eq!(code, 1);
 }
 
+/// Seed 1's stream up to the merchant's database holding ORDER-1 pending confirmation
+/// (its Payment in manual_review at 1h, att_003 queried then), then `more`; each named
+/// property's verdict, as JSON.
+fn manual_review_stream(name: &str, more: &[String]) -> Vec<(String, serde_json::Value)> {
+    let events = stdout(&run(&["replay", "--seed", "1", "--format", "events"]));
+    let mut lines: Vec<String> = Vec::new();
+    for l in events.lines() {
+        lines.push(l.to_owned());
+        if l.contains("\"order_shown\"") && l.contains("\"pending_confirmation\"") {
+            break;
+        }
+    }
+    let last = lines.last().unwrap();
+    assert!(last.contains("\"at\":3640000,"), "{last}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("\"resolution\":\"manual_review\"")),
+        "the premise: a Payment in manual_review"
+    );
+    lines.extend(more.iter().cloned());
+    let file = temp(name, &(lines.join("\n") + "\n"));
+    let o = run(&["judge", file.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let all = v["properties"].as_array().unwrap().iter();
+    all.map(|p| (p["name"].as_str().unwrap().to_owned(), p.clone()))
+        .collect()
+}
+
+fn named<'a>(all: &'a [(String, serde_json::Value)], name: &str) -> &'a serde_json::Value {
+    &all.iter().find(|(n, _)| n == name).expect("listed").1
+}
+
+/// SCHED-01: a Payment in manual_review is still processing, so its client's schedule
+/// runs on; RES-03: under manual_review the platform queries at least once a day; RES-01:
+/// a new attempt after the Payment left manual_review is in the automatic window again.
+#[test]
+fn manual_review_keeps_the_schedule_open_and_its_queries_due() {
+    let at_1h = manual_review_stream("mr-1h.jsonl", &[]);
+    let schedule = named(&at_1h, "client-queries-until-24-hours");
+    assert_eq!(schedule["status"], "cannot_judge", "{schedule}");
+    assert!(
+        schedule["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not final in its database"),
+        "{schedule}"
+    );
+    let clock = |ms: u64| format!("{{\"at\":{ms},\"kind\":\"clock\",\"to\":{ms}}}");
+    let day = 86_400_000;
+    let late = manual_review_stream("mr-late.jsonl", &[clock(3_640_000 + day + 1)]);
+    let requery = named(&late, "platform-requeries-manual-review-every-24-hours");
+    assert_eq!(requery["status"], "violated", "{requery}");
+    assert!(
+        requery["detail"]
+            .as_str()
+            .unwrap()
+            .contains("att_003 stayed in manual_review"),
+        "{requery}"
+    );
+    let on_time = manual_review_stream("mr-on-time.jsonl", &[clock(3_640_000 + day - 1)]);
+    let requery = named(&on_time, "platform-requeries-manual-review-every-24-hours");
+    assert_eq!(requery["status"], "holds", "{requery}");
+    // The card failed, and a new card's attempt started: the Payment is known again.
+    let stored = |at: u64, status: &str, attempts: &str, failure: &str, version: u32| {
+        format!(
+            "{{\"at\":{at},\"kind\":\"payment_stored\",\"payment\":\"pay_demo_003\",\"stored\":{{\"merchant\":\"merchant_1\",\"environment\":\"live\",\"merchant_order_no\":\"ORDER-1\",\"status\":\"{status}\",\"resolution\":\"known\",\"expires_at\":86425000,\"attempts\":[{attempts}],\"failure_attempt\":{failure},\"version\":{version},\"fee_rate_bps\":290}}}}"
+        )
+    };
+    let attempt = |at: u64, id: &str, status: &str, sent: u64| {
+        format!(
+            "{{\"at\":{at},\"kind\":\"attempt_stored\",\"attempt\":\"{id}\",\"payment\":\"pay_demo_003\",\"stored\":{{\"status\":\"{status}\",\"sent_at\":{sent}}}}}"
+        )
+    };
+    let retried = manual_review_stream(
+        "mr-retried.jsonl",
+        &[
+            attempt(4_000_000, "att_003", "failed", 0),
+            stored(4_000_000, "failed", "\"att_003\"", "\"att_003\"", 4),
+            stored(
+                4_100_000,
+                "processing",
+                "\"att_003\",\"att_005\"",
+                "null",
+                5,
+            ),
+            attempt(4_100_000, "att_005", "processing", 4_100_000),
+            clock(4_100_000 + day + 1),
+        ],
+    );
+    let verifies = named(
+        &retried,
+        "platform-verifies-unknown-results-within-its-window",
+    );
+    assert_eq!(verifies["status"], "violated", "{verifies}");
+    assert!(
+        verifies["detail"]
+            .as_str()
+            .unwrap()
+            .contains("att_005 was unfinished"),
+        "{verifies}"
+    );
+}
+
 /// A stream without the platform's own record (what tells a violation from a documented
 /// gap: the Payment's latest version, its webhooks) is not judged for liveness, even with
 /// a submission unknown past the window.

@@ -11,7 +11,7 @@ use crate::facts::cadence::Waited;
 use crate::facts::resolution::Resolution;
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
-use payhub_model::{Contract, Millis, Rule};
+use payhub_model::{Contract, Millis, ResolutionStatus, Rule};
 
 /// SCHED-01 read from the contract's numbers: the last query time of the schedule, as
 /// an offset from when the result became unknown (10 s … 1 h, then every 4 hours while
@@ -75,7 +75,7 @@ pub const CLIENT_TIMEOUTS: Property = Property {
     rules: &[Rule::ClientTimeouts],
     about: "A client waits at least 20 s for a create or confirm and at least 10 s for a query before it gives up on the answer.",
     needs: CLIENT,
-    exercised_by: &[],
+    exercised_by: &[Exercise::Create, Exercise::Confirm, Exercise::Query],
     predicate: Predicate::Levels {
         facts: |f| {
             f.cadence
@@ -151,47 +151,52 @@ pub enum AtEnd {
     Overdue(Witnessed),
 }
 
-/// SCHED-01 and RES-01 over a recorded stream (the world's own runs heal for the whole
-/// window): a client's query schedule of a result still unknown, or an unfinished
-/// charge outside manual_review whose 24 hours since the charge or the query before
-/// run past the stream's end (open) or ran out before it with no query (overdue).
+/// SCHED-01, RES-01 and RES-03 over a recorded stream (the world's own runs heal for the
+/// whole window): a client's query schedule of an order not final in its database that
+/// the stream ends inside (open); an unfinished charge whose Payment is not in
+/// manual_review, whose 24 hours since the charge or the query before run past the end
+/// (open) or ran out before it with no query (overdue); under manual_review, only the
+/// overdue (its queries never end, so none is open).
 pub fn at_end(p: &Property, facts: &Facts, resolution: &Resolution) -> Option<AtEnd> {
     if p.name == CLIENT_QUERIES_24H.name {
         return crate::liveness::schedule_open(resolution).map(AtEnd::Open);
     }
-    if p.name != PLATFORM_VERIFIES.name {
+    let review = p.name == PLATFORM_REQUERIES_MANUAL_REVIEW.name;
+    if !review && p.name != PLATFORM_VERIFIES.name {
         return None;
     }
-    let (end, attempts) = (resolution.end, &facts.attempts);
+    let (end, attempts, limit) = (
+        resolution.end,
+        &facts.attempts,
+        Contract::MANUAL_REVIEW_REQUERY,
+    );
     let in_review = |a| {
         (attempts.payment_of.get(a))
-            .is_some_and(|p| facts.cadence.history.manual_review.contains(p))
+            .and_then(|p| attempts.payments.get(p))
+            .is_some_and(|p| p.resolution == ResolutionStatus::ManualReview)
     };
     let mut open = None;
     for (id, a) in attempts.attempts.iter() {
-        if !a.status.is_unfinished() || in_review(id) {
+        if !a.status.is_unfinished() || in_review(id) != review {
             continue;
         }
-        let last = facts
-            .cadence
-            .history
-            .queried
-            .get(id)
-            .copied()
-            .unwrap_or(a.sent_at);
-        let due = last.after(Contract::MANUAL_REVIEW_REQUERY);
-        if end >= due {
-            return Some(AtEnd::Overdue(
-                Witnessed::new(format!(
-                    "{id} was unfinished from {last} to the stream's end at {end} with no query upstream: the automatic window verifies faster than once in {}",
-                    Contract::MANUAL_REVIEW_REQUERY
-                ))
-                .attempt(*id),
-            ));
-        }
-        open.get_or_insert_with(|| {
-            format!("{id} is unfinished since {last} and the stream ends at {end}, before its next verification is due at {due}")
-        });
+        let queried = facts.cadence.history.queried.get(id).copied();
+        let last = queried.unwrap_or(a.sent_at);
+        let due = last.after(limit);
+        let words = match review {
+            true if end > due => format!(
+                "{id} stayed in manual_review from its query at {last} to the stream's end at {end} with no query upstream: under manual_review the platform queries at least once in {limit}"
+            ),
+            false if end >= due => format!(
+                "{id} was unfinished from {last} to the stream's end at {end} with no query upstream: the automatic window verifies faster than once in {limit}"
+            ),
+            true => continue,
+            false => {
+                open.get_or_insert_with(|| format!("{id} is unfinished since {last} and the stream ends at {end}, before its next verification is due at {due}"));
+                continue;
+            }
+        };
+        return Some(AtEnd::Overdue(Witnessed::new(words).attempt(*id)));
     }
     open.map(AtEnd::Open)
 }

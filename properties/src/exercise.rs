@@ -13,7 +13,7 @@ payhub_model::named! {
         Create = "create (POST /v1/payments)",
         Confirm = "confirm (POST /v1/payments/{id}/confirm)",
         Cancel = "cancel (POST /v1/payments/{id}/cancel)",
-        Session = "checkout session (POST /v1/checkout_sessions)",
+        Session = "checkout session (POST /v1/checkout/sessions)",
         Refund = "refund (POST /v1/refunds)",
         Query = "query (GET /v1/payments, /v1/refunds)",
     }
@@ -68,10 +68,11 @@ impl Exercised {
             return None;
         }
         let names: Vec<&str> = by.iter().map(|e| e.what()).collect();
-        Some(format!(
-            "vacuously: no {} in the source",
-            names.join(" or ")
-        ))
+        let missing = match by == KEYED {
+            true => "POST of the API (create, confirm, cancel, checkout session, refund)".into(),
+            false => names.join(" or "),
+        };
+        Some(format!("vacuously: no {missing} in the source"))
     }
 }
 
@@ -94,5 +95,17 @@ mod tests {
         assert_eq!(seen.vacuous(&[Exercise::Refund]), None);
         assert!(seen.vacuous(&[Exercise::Cancel]).is_some());
         assert_eq!(seen.vacuous(KEYED), None);
+        assert_eq!(
+            Exercised::default().vacuous(KEYED).as_deref(),
+            Some(
+                "vacuously: no POST of the API (create, confirm, cancel, checkout session, refund) in the source"
+            )
+        );
+        assert_eq!(
+            Exercised::default()
+                .vacuous(&[Exercise::Session])
+                .as_deref(),
+            Some("vacuously: no checkout session (POST /v1/checkout/sessions) in the source")
+        );
     }
 }

@@ -409,13 +409,19 @@ fn window_open(
     })
 }
 
-/// SCHED-01 over a recorded stream: the first submission still unknown to its client
-/// whose query window the stream ends inside (its schedule is not judged yet).
+/// SCHED-01 over a recorded stream: the first order not final in its client's database
+/// (its Payment processing or requires_action, manual_review among them) whose query
+/// schedule, counted from the order's creation, runs past the stream's end.
 pub fn schedule_open(facts: &Resolution) -> Option<String> {
-    let end = StreamEnd::recorded(facts);
+    let until = |order: &OrderSeen| order.since.after(crate::cadence::last_scheduled_query());
     facts.orders.iter().find_map(|((db, order_no), order)| {
-        not_known_in(facts, order_no, order, end)?;
-        window_open(facts, end, *db, order_no, order)
+        (!order.shown.state.is_settled() && facts.end < until(order)).then(|| {
+            format!(
+                "order {order_no} of db {db} is not final in its database and the stream ends at {}, before its query schedule's last query at {}",
+                facts.end,
+                until(order)
+            )
+        })
     })
 }
 

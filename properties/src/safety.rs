@@ -304,7 +304,7 @@ pub const QUERIES_NEVER_CHARGE: Property = Property {
     ],
     about: "The platform sends a charge only while executing a create or confirm request, never on a query, a reply or a timer.",
     needs: PLATFORM_LEDGER,
-    exercised_by: &[Exercise::Query],
+    exercised_by: &[],
     predicate: Predicate::Always(|f| {
         (f.money.unsolicited_charges > 0).then(|| {
             Witnessed::new(format!(
@@ -577,7 +577,12 @@ pub const ANSWERS_NAME_THE_REQUESTED_PAYMENT: Property = Property {
     rules: &[Rule::ScopeComponents, Rule::ReplayReusesObject],
     about: "A 2xx answer to a confirm, cancel, GET or refund is about the Payment named in the request's path or body, in its own step or later (a waiter).",
     needs: PLATFORM,
-    exercised_by: &[],
+    exercised_by: &[
+        Exercise::Confirm,
+        Exercise::Cancel,
+        Exercise::Query,
+        Exercise::Refund,
+    ],
     predicate: Predicate::Always(|f| {
         Witnessed::of_request(f.money.answered_other_payment, |id| {
             format!("{id} was answered about another Payment than the one it names")

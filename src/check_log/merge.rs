@@ -152,6 +152,7 @@ fn merge_file(parts: &[(&str, &Value)]) -> Result<Value, String> {
         skipped: sum("unreadable"),
         judged,
         cannot: properties.len() - judged,
+        vacuous: properties.iter().filter(|p| p["vacuous"] == true).count(),
     };
     Ok(json!({
         "file": first["file"],

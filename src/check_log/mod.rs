@@ -222,6 +222,7 @@ impl Judged {
             skipped: self.skipped,
             judged,
             cannot: self.verdicts.len() - judged,
+            vacuous: self.verdicts.iter().filter(|v| v.vacuous).count(),
         }
     }
 }

@@ -258,18 +258,18 @@ fn work(start: &Start, rx: &Receiver<Vec<Routed>>) -> Feeds {
 }
 
 /// The order in which candidate verdicts of one property are joined: a violation, then
-/// reached, holds, holds vacuously (a partition without the requests it judges), unreached,
-/// cannot judge; among violations, the one whose witness's
+/// reached, holds, unreached, cannot judge, and last holds vacuously (a partition without
+/// the requests it judges says nothing of another that has them); among violations, the one whose witness's
 /// last exchange closed first; then the whole verdict's text. A total order, so the
 /// least of several is the same however they are grouped.
 fn order_key(v: &serde_json::Value) -> (u8, u64, String) {
     let rank = match v["status"].as_str() {
         Some("violated") => 0,
         Some("reached") => 1,
-        Some("holds") if v["vacuous"] != true => 2,
-        Some("holds") => 3,
-        Some("unreached") => 4,
-        _ => 5,
+        Some("holds") if v["vacuous"] == true => 5,
+        Some("holds") => 2,
+        Some("unreached") => 3,
+        _ => 4,
     };
     let closed = v["witness"]["entries"]
         .as_array()
@@ -359,6 +359,9 @@ mod tests {
         let vacuous = serde_json::json!({"status": "holds", "detail": "vacuously: no refund", "vacuous": true});
         let earned = serde_json::json!({"status": "holds"});
         assert_eq!(pick(&[vacuous.clone(), earned.clone()]), Some(1));
-        assert_eq!(pick(&[earned, vacuous]), Some(0));
+        assert_eq!(pick(&[earned, vacuous.clone()]), Some(0));
+        // Nor is a partition that cannot judge it (a refund without its answer's body).
+        let cannot = serde_json::json!({"status": "cannot_judge"});
+        assert_eq!(pick(&[vacuous, cannot]), Some(1));
     }
 }

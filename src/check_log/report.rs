@@ -71,6 +71,8 @@ pub struct Closing<'a> {
     /// Properties judged, and those that cannot judge.
     pub judged: usize,
     pub cannot: usize,
+    /// Of those judged, the ones that hold vacuously (none of their requests in the log).
+    pub vacuous: usize,
 }
 
 impl Closing<'_> {
@@ -104,7 +106,8 @@ impl Closing<'_> {
                 self.skipped
             ),
             _ => format!(
-                "all {judged} properties judged hold; {cannot} cannot judge from this source"
+                "all {judged} properties judged hold ({} of them vacuously); {cannot} cannot judge from this source",
+                self.vacuous
             ),
         }
     }

@@ -117,7 +117,7 @@ answer_properties! {
     /// holds it at answer time: a replay or a waiter's answer the object's latest state.
     ANSWERS_SHOW_CURRENT_STATE = "answers-show-the-current-state",
         [Rule::ReplayLatestStatus200, Rule::ConcurrentWaitSameObject, Rule::ReplayReusesObject],
-        "Every answer to a POST (first execution, replay, wait) shows its Payment's status, resolution_status, version and failure.attempt_id, or its Refund's status and version, as the store holds them when the answer leaves (attempt_count: attempt-count-is-attempts-made).", by &[],
+        "Every answer to a POST (first execution, replay, wait) shows its Payment's status, resolution_status, version and failure.attempt_id, or its Refund's status and version, as the store holds them when the answer leaves (attempt_count: attempt-count-is-attempts-made).", by KEYED,
         stale_answer => "the answer does not show the Payment's current state";
 
     /// REPLAY-03, REPLAY-02, CONC-02: 201 for a first execution, 200 for a replay.
