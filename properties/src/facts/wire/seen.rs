@@ -23,12 +23,6 @@ pub struct Seen {
     pub answer: Option<Answer>,
     /// Not closed yet: a witness taken at its send, before its answer.
     pub open: bool,
-    /// Where its send and its close came in the fold ([`super::WireFacts::after`]: the
-    /// order of events that share a millisecond, where the source keeps it).
-    #[serde(skip)]
-    pub sent_seq: u64,
-    #[serde(skip)]
-    pub closed_seq: u64,
 }
 
 /// The safety-relevant parameters of a request ([`SafeParams`], SAFE-01) with the
