@@ -16,8 +16,9 @@
 //!
 //! Memory: the open exchanges (bounded by the concurrency of the source), and, per
 //! distinct idempotency scope, key, order number, queried object and payment, one small
-//! record; the first witness of each pattern only. Nothing grows with the number of
-//! requests that repeat what is held.
+//! record (packed, [`record`]; scopes, keys and numbers held by their fingerprint, [`fp`]);
+//! the first witness of each pattern only. Nothing grows with the number of requests that
+//! repeat what is held.
 //!
 //! The facts record; the properties' wire level (`properties/src/wire/mod.rs`) decides.
 //! Where a contract number decides, the facts keep the extreme instead of a witness: the two

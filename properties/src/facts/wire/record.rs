@@ -87,8 +87,7 @@ impl Record {
 
     /// The exchange whole, as a witness shows it.
     pub(super) fn seen(&self) -> Seen {
-        let mut r = Reader(&self.packed);
-        r.seqs();
+        let mut r = self.at(0);
         Seen {
             id: self.id,
             sent: self.sent,
@@ -108,27 +107,33 @@ impl Record {
     }
 
     pub(super) fn key(&self) -> Option<&str> {
-        let mut r = Reader(&self.packed);
-        r.seqs();
-        r.text()
+        self.at(0).text()
     }
 
     pub(super) fn path(&self) -> &str {
-        let mut r = Reader(&self.packed);
-        (r.seqs(), r.text());
-        r.text().unwrap_or_default()
+        self.at(1).text().unwrap_or_default()
     }
 
     pub(super) fn params(&self) -> WireParams {
-        let mut r = Reader(&self.packed);
-        (r.seqs(), r.text(), r.text());
-        r.params()
+        self.at(2).params()
     }
 
     pub(super) fn answer(&self) -> Option<Answer> {
+        self.at(3).answer()
+    }
+
+    /// A reader at packed field `i`: 0 the key, 1 the path, 2 the parameters, 3 the answer.
+    fn at(&self, i: usize) -> Reader<'_> {
         let mut r = Reader(&self.packed);
-        (r.seqs(), r.text(), r.text(), r.params());
-        r.answer()
+        r.seqs();
+        for skipped in 0..i {
+            if skipped < 2 {
+                r.text();
+            } else {
+                r.params();
+            }
+        }
+        r
     }
 }
 
