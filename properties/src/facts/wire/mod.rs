@@ -525,6 +525,7 @@ impl WireFacts {
             }
         }
         let Some((m, e)) = owner else { return };
+        self.judge_related_order(&seen, (m, e), r, endpoint);
         if let Some(p) = payment {
             self.judge_payment_sighting(&seen, (m, e), p);
         }

@@ -23,6 +23,29 @@ impl WireFacts {
         }
     }
 
+    /// ORDER-01: a 409 order_no_conflict to a create names the Payment earlier answers
+    /// showed for its order number (a name the source writes another way is another
+    /// Payment: ids are compared as written).
+    pub(super) fn judge_related_order(
+        &mut self,
+        seen: &Rec,
+        (m, e): (MerchantId, Environment),
+        r: &ObservedAnswer,
+        endpoint: &Endpoint,
+    ) {
+        let (Some(ErrorCode::OrderNoConflict), Some(named)) = (r.code, &r.related_id) else {
+            return;
+        };
+        let order = super::order_no(endpoint).map(|o| super::fp(&(m, e, o.clone())));
+        let Some((p, first)) = order.and_then(|k| self.order_payments.get(&k)) else {
+            return;
+        };
+        if self.ids.name(IdKind::Payment, p.0) != *named {
+            let first = first.clone();
+            self.note(Breach::RelatedResourceOther, vec![first, seen.clone()]);
+        }
+    }
+
     /// A version shown by an answer to a request sent after the highest version seen
     /// was received never goes back (concurrent requests are not ordered).
     /// Versions are compared only as numbers, between sightings of one Payment (a text

@@ -74,6 +74,7 @@ impl Record {
             }
             int(&mut w, a.amount.map(i128::from));
             w.push(u8::from(a.related));
+            text(&mut w, a.related_id.as_deref());
         }
         Record {
             id: s.id,
@@ -245,6 +246,7 @@ impl<'a> Reader<'a> {
             attempt_count,
             amount: self.int().and_then(|n| i64::try_from(n).ok()),
             related: self.byte() == 1,
+            related_id: self.text().map(Text::from),
         })
     }
 }

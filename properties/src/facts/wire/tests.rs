@@ -562,6 +562,7 @@ fn a_record_packs_an_exchange_and_reads_it_back_whole() {
         version: Some(VersionMark::Number(-(1i128 << 100))),
         retry_after_s: Some(u32::MAX),
         related: true,
+        related_id: Some("pay_b".into()),
         attempt_count: Some(0),
         amount: Some(i64::MIN),
     };
@@ -616,4 +617,32 @@ fn a_record_packs_an_exchange_and_reads_it_back_whole() {
         };
         assert_eq!(record::Record::of(&seen, (0, 0)).seen(), seen);
     }
+}
+
+/// ORDER-01: a 409 order_no_conflict names the order's Payment; one naming another
+/// Payment is a breach, one naming the order's (as written) is not.
+#[test]
+fn an_order_conflict_names_the_orders_payment() {
+    let conflict = |named: &str| {
+        let mut w = facts();
+        let pay = Shape::One(IdKind::Payment);
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        let body = r#"{"id":"pay_a","merchant_order_no":"O-1","status":"succeeded"}"#;
+        answer(&mut w, 5, 1, 201, body, pay);
+        send(&mut w, 10, 2, create("k-2", "O-1", 100));
+        let e = format!(
+            r#"{{"error":{{"code":"order_no_conflict","related_resource_id":"{named}"}}}}"#
+        );
+        answer(&mut w, 15, 2, 409, &e, pay);
+        w.witnesses.remove(&Breach::RelatedResourceOther)
+    };
+    assert!(conflict("pay_a").is_none());
+    let w = conflict("pay_b").expect("another order's Payment named");
+    let ids: Vec<_> = w.entries.iter().map(|e| e.id.0).collect();
+    assert_eq!(ids, [1, 2]);
+    let named = w.entries[1]
+        .answer
+        .as_ref()
+        .and_then(|a| a.related_id.clone());
+    assert_eq!(named.as_deref(), Some("pay_b"));
 }
