@@ -36,6 +36,8 @@ pub(super) struct Error<'a> {
     pub code: Option<Cow<'a, str>>,
     /// `related_resource_id` is present and not `null`.
     pub related: bool,
+    /// `related_resource_id` as written, when a string.
+    pub related_id: Option<Cow<'a, str>>,
     pub field: Option<Cow<'a, str>>,
 }
 
@@ -163,7 +165,9 @@ impl<'de> FromJson<'de> for Error<'de> {
                 Key::Code => e.code = map.next_value::<Lenient<_>>()?.0,
                 Key::Field => e.field = map.next_value::<Lenient<_>>()?.0,
                 Key::RelatedResourceId => {
-                    e.related = map.next_value::<Lenient<Present>>()?.0.is_some();
+                    let named = map.next_value::<Lenient<Present<'de>>>()?.0;
+                    e.related = named.is_some();
+                    e.related_id = named.and_then(|p| p.0);
                 }
                 _ => {
                     map.next_value::<Skip>()?;
@@ -174,30 +178,30 @@ impl<'de> FromJson<'de> for Error<'de> {
     }
 }
 
-/// Any value but `null` (`absent` is `null` or missing).
-struct Present;
+/// Any value but `null` (`absent` is `null` or missing), with its text when a string.
+struct Present<'de>(Option<Cow<'de, str>>);
 
-impl<'de> FromJson<'de> for Present {
+impl<'de> FromJson<'de> for Present<'de> {
     fn from_bool(_: bool) -> Option<Self> {
-        Some(Present)
+        Some(Present(None))
     }
     fn from_f64(_: f64) -> Option<Self> {
-        Some(Present)
+        Some(Present(None))
     }
-    fn from_str(_: Cow<'de, str>) -> Option<Self> {
-        Some(Present)
+    fn from_str(s: Cow<'de, str>) -> Option<Self> {
+        Some(Present(Some(s)))
     }
     fn from_i64(_: i64) -> Option<Self> {
-        Some(Present)
+        Some(Present(None))
     }
     fn from_u64(_: u64) -> Option<Self> {
-        Some(Present)
+        Some(Present(None))
     }
     fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
-        drain_map(map).map(|()| Some(Present))
+        drain_map(map).map(|()| Some(Present(None)))
     }
     fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Option<Self>, A::Error> {
-        drain_seq(seq).map(|()| Some(Present))
+        drain_seq(seq).map(|()| Some(Present(None)))
     }
 }
 

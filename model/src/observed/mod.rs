@@ -179,6 +179,9 @@ pub struct ObservedAnswer {
     pub written_code: Option<Text>,
     /// `error.related_resource_id` is present (not `null`).
     pub related: bool,
+    /// `error.related_resource_id` as written, when a string (ORDER-01: the existing
+    /// Payment's id).
+    pub related_id: Option<Text>,
     /// `error.field` names the `Idempotency-Key` header (KEY-07: "error.field 为
     /// Idempotency-Key"), whatever the code.
     pub about_key: bool,
@@ -211,6 +214,7 @@ impl ObservedAnswer {
                 }
             }
             answer.related = error.related;
+            answer.related_id = error.related_id.as_deref().map(Text::from);
             answer.about_key = error
                 .field
                 .as_deref()
@@ -258,7 +262,7 @@ impl ObservedAnswer {
             amount: i64::try_from(x.amount).ok(),
             attempt_count: None,
         };
-        let (mut code, mut related, mut about_key) = (None, false, false);
+        let (mut code, mut related, mut about_key) = (None, None, false);
         match &r.body {
             ResponseBody::Payment(p) => objects.push(payment(p)),
             ResponseBody::Payments { data } => objects.extend(data.iter().map(payment)),
@@ -277,7 +281,7 @@ impl ObservedAnswer {
             }),
             ResponseBody::Error { error } => {
                 code = Some(error.code);
-                related = error.related_resource_id.is_some();
+                related = error.related_resource_id;
                 about_key = error.field == Some(crate::Field::IdempotencyKey);
             }
         }
@@ -286,7 +290,8 @@ impl ObservedAnswer {
             retry_after_s: r.retry_after_s,
             code,
             written_code: code.map(|c| Text::from(c.as_str())),
-            related,
+            related: related.is_some(),
+            related_id: related.map(|r| Text::format(format_args!("{r}"))),
             about_key,
             objects,
         }

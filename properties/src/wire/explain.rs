@@ -276,6 +276,16 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
             answer(then),
             attempts(then)
         ),
+        Breach::RelatedResourceOther => format!(
+            "{a} answered {} for that order number; {b} ({}) was answered {} naming {} in error.related_resource_id: the contract's 409 carries the existing Payment's id",
+            answer(first),
+            request(then),
+            answer(then),
+            then.answer
+                .as_ref()
+                .and_then(|a| a.related_id.as_deref())
+                .unwrap_or("-")
+        ),
         Breach::QueryAfterFinal => format!(
             "{a} showed the Payment final ({}); {gap} later {b} queried it again ({}): the contract's schedule stops at a terminal status",
             answer(first),

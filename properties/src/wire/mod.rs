@@ -213,9 +213,12 @@ pub const ONE_PAYMENT_PER_ORDER_NUMBER: Patterns =
     Patterns::platform(SCOPED_BODIES, &[Breach::TwoPaymentsForOrder]);
 
 /// Over the wire: a 409 order_no_conflict, payment_in_progress or refund_no_conflict
-/// carries error.related_resource_id.
-pub const CONFLICTS_CARRY_RELATED_RESOURCE_ID: Patterns =
-    Patterns::platform(BODIES, &[Breach::RelatedResourceMissing]);
+/// carries error.related_resource_id, and an order_no_conflict names the Payment earlier
+/// answers showed for the order number.
+pub const CONFLICTS_CARRY_RELATED_RESOURCE_ID: Patterns = Patterns::platform(
+    BODIES,
+    &[Breach::RelatedResourceMissing, Breach::RelatedResourceOther],
+);
 
 /// Over the wire: a request sent after an answer showed a Payment at version v is never
 /// answered with that Payment at a lower version, nor at version v with another status.
@@ -455,7 +458,7 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 34);
+        assert_eq!(all.len(), 35);
     }
 
     /// The drivers that hold a world's facts alone skip a property by its needs: a

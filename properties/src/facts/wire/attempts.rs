@@ -13,7 +13,7 @@
 //! - KEY-07: the shortest printable key refused 400 about the `Idempotency-Key`; whether
 //!   it had 1–255 characters is the property's to judge.
 
-use super::{Breach, Rec, Seen, WireFacts};
+use super::{Breach, Rec, WireFacts};
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
 use payhub_model::{Contract, Endpoint, Json, Method, Millis, PaymentId, RefundId, RequestId};
 
@@ -29,7 +29,7 @@ pub(super) struct Confirms {
 impl Confirms {
     /// Whether a confirm other than `earlier` itself (whose answer already shows its
     /// own attempt) was open after `earlier` was sent: it may have started an attempt.
-    fn may_explain(&self, earlier: &Seen) -> bool {
+    fn may_explain(&self, earlier: &Rec) -> bool {
         let after = |t: Millis| t >= earlier.sent;
         self.open > 0
             || match self.last_closed {
@@ -74,12 +74,12 @@ impl WireFacts {
             .as_deref()
             .is_none_or(|(most, _)| n > *most)
         {
-            self.most_attempts = Some(Box::new((n, Seen::clone(seen))));
+            self.most_attempts = Some(Box::new((n, seen.seen())));
         }
         let id = PaymentId(p.id);
         // Only a Payment created through the API: a checkout session's payer starts
         // attempts on the hosted page, which no API log holds.
-        let created = seen.method == Method::Post && seen.path.as_str() == "/v1/payments";
+        let created = seen.method == Method::Post && seen.path() == "/v1/payments";
         match self.attempts.get(&id) {
             None if created => {
                 self.attempts.insert(id, (n, seen.clone()));
@@ -114,7 +114,7 @@ impl WireFacts {
             if n > *k && !self.renewed_attempts.contains_key(card) {
                 let w = super::Witness::of(
                     Breach::NewAttemptBeforeFailure,
-                    vec![Seen::clone(started), Seen::clone(seen)],
+                    vec![started.seen(), seen.seen()],
                 );
                 self.renewed_attempts.insert(*card, w);
             }
@@ -183,7 +183,7 @@ impl WireFacts {
     /// valid one (missing, empty, or printable ASCII over 255 characters: every reading of
     /// "character" counts those alike, A-KEY-LENGTH).
     pub(super) fn judge_key_needed(&mut self, seen: &Rec, r: &ObservedAnswer, endpoint: &Endpoint) {
-        let invalid = match seen.key.as_deref() {
+        let invalid = match seen.key() {
             None | Some("") => true,
             Some(k) => {
                 k.len() > Contract::KEY_LEN_MAX && k.bytes().all(|b| (0x20..0x7f).contains(&b))
@@ -199,7 +199,7 @@ impl WireFacts {
     /// apart when it is not printable ASCII (A-KEY-LENGTH: the contract gives no
     /// character set), and whether such a key was ever accepted.
     pub(super) fn note_refused_key(&mut self, seen: &Rec, r: &ObservedAnswer) {
-        let Some(key) = seen.key.as_deref() else {
+        let Some(key) = seen.key() else {
             return;
         };
         let ascii = key.bytes().all(|b| (0x20..0x7f).contains(&b));
@@ -222,7 +222,7 @@ impl WireFacts {
             &mut self.shortest_refused_other_key
         };
         if slot.as_deref().is_none_or(|(n, _)| units < *n) {
-            *slot = Some(Box::new((units, Seen::clone(seen))));
+            *slot = Some(Box::new((units, seen.seen())));
         }
     }
 }

@@ -16,8 +16,9 @@
 //!
 //! Memory: the open exchanges (bounded by the concurrency of the source), and, per
 //! distinct idempotency scope, key, order number, queried object and payment, one small
-//! record; the first witness of each pattern only. Nothing grows with the number of
-//! requests that repeat what is held.
+//! record (packed, [`record`]; scopes, keys and numbers held by their fingerprint, [`fp`]);
+//! the first witness of each pattern only. Nothing grows with the number of requests that
+//! repeat what is held.
 //!
 //! The facts record; the properties' wire level (`properties/src/wire/mod.rs`) decides.
 //! Where a contract number decides, the facts keep the extreme instead of a witness: the two
@@ -29,6 +30,7 @@
 
 mod attempts;
 mod patterns;
+mod record;
 mod refusals;
 mod renumbered;
 mod retained;
@@ -83,8 +85,8 @@ type Owned<T> = (MerchantId, Environment, T);
 type FirstSighting = (Option<i64>, (MerchantId, Environment), Rec);
 
 /// One exchange's record, shared by every map that holds it (one allocation per
-/// exchange seen, not one per map).
-type Rec = Arc<Seen>;
+/// exchange seen, not one per map), packed ([`record`]).
+type Rec = Arc<record::Record>;
 
 /// Closes between two prunings of the windowed records.
 const PRUNE_EVERY: u64 = 4096;
@@ -100,17 +102,18 @@ pub struct WireFacts {
     /// stamps alone ([`WireFacts::ties_unordered`]).
     ties_unordered: bool,
     open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
-    executed: BTreeMap<ScopeKey, Executed>,
+    /// Maps by idempotency scope, key or number are keyed by its fingerprint ([`fp`]).
+    executed: BTreeMap<u64, Executed>,
     /// CONC-02: the first answer of new business in a scope that had no execution yet
     /// (a concurrent request of the same key may still execute).
-    new_business: BTreeMap<ScopeKey, Rec>,
-    first_params: BTreeMap<ScopeKey, Rec>,
-    key_endpoints: BTreeMap<Owned<Text>, Rec>,
-    order_payments: BTreeMap<Owned<Text>, (PaymentId, Rec)>,
+    new_business: BTreeMap<u64, Rec>,
+    first_params: BTreeMap<u64, Rec>,
+    key_endpoints: BTreeMap<u64, Rec>,
+    order_payments: BTreeMap<u64, (PaymentId, Rec)>,
     /// The creates whose outcome their client does not know, by order number and purchase.
     unknown_orders: renumbered::Unresolved<Purchase, Rec>,
     /// The highest version each Payment was shown at, with its status then.
-    versions: BTreeMap<PaymentId, (Rec, Option<Text>)>,
+    versions: BTreeMap<PaymentId, (Rec, Option<u64>)>,
     /// ATTEMPT-06, SCOPE-02: each Payment's first sighting, its amount and its owner.
     payments: BTreeMap<PaymentId, FirstSighting>,
     /// UNIQ-04: the Refund each refund number was first shown with.
@@ -119,10 +122,10 @@ pub struct WireFacts {
     /// answers tied numbers to.
     last_query: CowMap<query_object::Owned, Rec>,
     query_aliases: CowMap<query_object::Owned, QueryObject>,
-    retry_after: BTreeMap<ScopeKey, (Millis, Rec)>,
+    retry_after: BTreeMap<u64, (Millis, Rec)>,
     /// RATE-01, RATE-04, REJECT-01: per scope, its first request and whether every
     /// request closed in it so far was refused ([`refusals`]).
-    scopes_so_far: BTreeMap<ScopeKey, refusals::ScopeSoFar>,
+    scopes_so_far: BTreeMap<u64, refusals::ScopeSoFar>,
     /// CARD-03, ATTEMPT-02: each Payment created through the API, the most attempts it
     /// was shown with and that sighting; the confirms of each Payment.
     attempts: BTreeMap<PaymentId, (u32, Rec)>,
@@ -217,11 +220,11 @@ impl WireFacts {
 
     /// Whether `later` was sent after `earlier`'s answer came: a later millisecond, or
     /// the same one later in the fold where the source keeps the order.
-    pub(super) fn after(&self, later: &Seen, earlier: &Seen) -> bool {
+    fn after(&self, later: &Rec, earlier: &Rec) -> bool {
         later.sent > earlier.closed
             || (later.sent == earlier.closed
                 && !self.ties_unordered
-                && later.sent_seq > earlier.closed_seq)
+                && later.seqs().0 > earlier.seqs().1)
     }
 
     /// Facts that forget a scope, a key and its parameters `window` after their send:
@@ -290,19 +293,20 @@ impl WireFacts {
             self.ownerless += 1;
         }
         self.seq += 1;
-        let seen = Arc::new(Seen {
-            id,
-            sent: at,
-            closed: at,
-            sent_seq: self.seq,
-            closed_seq: self.seq,
-            method: request.endpoint.method(),
-            path: self.ids.path(&request.endpoint),
-            key: request.idempotency_key.clone(),
-            params: WireParams::of(safety_parameters(&request.endpoint), &self.ids),
-            answer: None,
-            open: true,
-        });
+        let seen = Arc::new(record::Record::of(
+            &Seen {
+                id,
+                sent: at,
+                closed: at,
+                method: request.endpoint.method(),
+                path: self.ids.path(&request.endpoint),
+                key: request.idempotency_key.clone(),
+                params: WireParams::of(safety_parameters(&request.endpoint), &self.ids),
+                answer: None,
+                open: true,
+            },
+            (self.seq, self.seq),
+        ));
         if let Some(scope) = ScopeKey::of(owner, request) {
             self.expire(&scope, at);
             self.on_keyed_send(&seen, &scope);
@@ -329,31 +333,32 @@ impl WireFacts {
                 _ => true,
             });
         if sooner {
-            let entries = vec![Seen::clone(first), Seen::clone(then)];
+            let entries = vec![first.seen(), then.seen()];
             self.soonest_replays
                 .insert(breach, Witness::of(breach, entries));
         }
     }
 
     fn note(&mut self, breach: Breach, entries: Vec<Rec>) {
-        self.witnesses.entry(breach).or_insert_with(|| {
-            Witness::of(breach, entries.iter().map(|e| Seen::clone(e)).collect())
-        });
+        let entries = || entries.iter().map(|e| e.seen()).collect();
+        self.witnesses
+            .entry(breach)
+            .or_insert_with(|| Witness::of(breach, entries()));
     }
 
     /// GEN-05 (one endpoint per key, the parameters bound to it) and RATE-03.
     fn on_keyed_send(&mut self, seen: &Rec, scope: &ScopeKey) {
-        let k = (scope.merchant, scope.environment, scope.key.clone());
-        let endpoint = |first: &Rec| (first.method, &first.path) != (seen.method, &seen.path);
+        let k = fp(&(scope.merchant, scope.environment, &scope.key));
+        let endpoint = |first: &Rec| (first.method, first.path()) != (seen.method, seen.path());
         if let Some(first) = first_differing(&mut self.key_endpoints, k, seen.clone(), endpoint) {
             self.note(Breach::KeyOnTwoEndpoints, vec![first, seen.clone()]);
         }
-        let params = |first: &Rec| first.params != seen.params;
+        let params = |first: &Rec| first.params() != seen.params();
         let first_params = &mut self.first_params;
-        if let Some(first) = first_differing(first_params, scope.clone(), seen.clone(), params) {
+        if let Some(first) = first_differing(first_params, fp(scope), seen.clone(), params) {
             self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);
         }
-        if let Some((until, limited)) = self.retry_after.remove(scope) {
+        if let Some((until, limited)) = self.retry_after.remove(&fp(scope)) {
             if seen.sent < until {
                 self.note(Breach::RetryAfterIgnored, vec![limited, seen.clone()]);
             }
@@ -364,12 +369,12 @@ impl WireFacts {
     fn on_owned_send(&mut self, seen: &Rec, (m, e): (MerchantId, Environment), ep: &Endpoint) {
         if let Some(order) = order_no(ep) {
             if let Some((_, u)) = self.unknown_orders.get((m, e), order) {
-                if u.key != seen.key {
+                if u.key() != seen.key() {
                     let u = u.clone();
                     self.note(Breach::NewKeyAfterUnknown, vec![u, seen.clone()]);
                 }
             }
-            let purchase = purchase(&seen.params);
+            let purchase = purchase(&seen.params());
             let renumbered = self
                 .unknown_orders
                 .same_under_other((m, e), &purchase, order);
@@ -410,10 +415,9 @@ impl WireFacts {
             }
         }
         self.confirm_closed(at, id, &endpoint);
-        let mut seen = Seen::clone(&sent);
+        let mut seen = sent.seen();
         self.seq += 1;
         seen.closed = at;
-        seen.closed_seq = self.seq;
         seen.open = false;
         if (self.known + self.unknown) % PRUNE_EVERY == 0 {
             self.prune(at);
@@ -423,7 +427,7 @@ impl WireFacts {
             Reply::Status(status, retry_after_s) => Answer::status_only(status, retry_after_s),
         });
         self.fill_witnesses(&seen);
-        let seen = Arc::new(seen);
+        let seen = Arc::new(record::Record::of(&seen, (sent.seqs().0, self.seq)));
         if let Some(scope) = owner.and_then(|o| self.scope_of(&seen, o)) {
             let read = match reply.filter(Reply::known) {
                 Some(Reply::Full(r)) => Some(r),
@@ -472,10 +476,10 @@ impl WireFacts {
         let Some(scope) = self.scope_of(seen, owner) else {
             return;
         };
-        let k = (scope.merchant, scope.environment, scope.key.clone());
+        let k = fp(&(scope.merchant, scope.environment, &scope.key));
         let firsts = [
             self.key_endpoints.get_mut(&k),
-            self.first_params.get_mut(&scope),
+            self.first_params.get_mut(&fp(&scope)),
         ];
         for first in firsts.into_iter().flatten().filter(|f| f.id == seen.id) {
             *first = seen.clone();
@@ -485,11 +489,11 @@ impl WireFacts {
     /// RATE-03: a 429 with Retry-After holds its scope until then ("Wait Retry-After
     /// seconds, then retry with the original idempotency key"; a 503 says "retry later").
     fn note_retry_after(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
-        let Some(a) = &seen.answer else { return };
+        let Some(a) = seen.answer() else { return };
         if let (Some(s), 429) = (a.retry_after_s, a.status) {
             if let Some(scope) = self.scope_of(seen, owner) {
                 let until = seen.closed.after(Millis::secs(u64::from(s)));
-                self.retry_after.insert(scope, (until, seen.clone()));
+                self.retry_after.insert(fp(&scope), (until, seen.clone()));
             }
         }
     }
@@ -501,7 +505,7 @@ impl WireFacts {
         let (Some((m, e)), Some(order)) = (owner, order_no(endpoint)) else {
             return;
         };
-        let purchase = purchase(&seen.params);
+        let purchase = purchase(&seen.params());
         self.unknown_orders
             .hold_first((m, e), order.clone(), purchase, || seen);
     }
@@ -521,6 +525,7 @@ impl WireFacts {
             }
         }
         let Some((m, e)) = owner else { return };
+        self.judge_related_order(&seen, (m, e), r, endpoint);
         if let Some(p) = payment {
             self.judge_payment_sighting(&seen, (m, e), p);
         }
@@ -530,12 +535,13 @@ impl WireFacts {
         self.tie_numbers((m, e), r);
         // A partial body without its order number: a create's answer shows the order
         // the request named.
-        let order = payment.and_then(|p| p.number.clone().or_else(|| created_order(&seen)));
+        let order =
+            payment.and_then(|p| p.number.clone().or_else(|| created(&seen, "/v1/payments")));
         if let (Some(p), Some(order)) = (payment, order) {
             if r.status == 202 && matches!(endpoint, Endpoint::CreatePayment { .. }) {
                 // UNKNOWN-03: a 202 names the Payment, not its result ("with a timeout,
                 // a 5xx or a 202, the charge may already have been made").
-                let purchase = purchase(&seen.params);
+                let purchase = purchase(&seen.params());
                 let held = seen.clone();
                 self.unknown_orders
                     .hold_first((m, e), order.clone(), purchase, || held);
@@ -548,12 +554,12 @@ impl WireFacts {
         // CKO-01: a checkout session names its order's one Payment ("the platform
         // generates a new checkout session for the same Payment").
         let session = r.first(IdKind::Session).and_then(|s| s.payment);
-        if let (Some(p), Some(order)) = (session, created_session_order(&seen)) {
+        if let (Some(p), Some(order)) = (session, created(&seen, "/v1/checkout/sessions")) {
             self.judge_order(&seen, (m, e, order), PaymentId(p));
         }
         // UNIQ-04, RET-03: one Refund per (merchant, environment, refund number).
         if let Some(x) = r.first(IdKind::Refund) {
-            let number = x.number.clone().or_else(|| created_refund(&seen));
+            let number = x.number.clone().or_else(|| created(&seen, "/v1/refunds"));
             if let Some(k) = number.map(|number| (m, e, number)) {
                 let id = RefundId(x.id);
                 let other = |(first, _): &(RefundId, Rec)| *first != id;
@@ -565,7 +571,7 @@ impl WireFacts {
         }
         self.note_retry_after(&seen, (m, e));
         if let Some(scope) = self.scope_of(&seen, (m, e)) {
-            if seen.method == Method::Post && seen.params != WireParams::None {
+            if seen.method == Method::Post && seen.params() != WireParams::None {
                 self.judge_replay(&scope, seen, r);
             }
         }
@@ -574,6 +580,7 @@ impl WireFacts {
     /// UNIQ-01: one Payment per (merchant, environment, order number).
     fn judge_order(&mut self, seen: &Rec, k: (MerchantId, Environment, Text), id: PaymentId) {
         let other = |(first, _): &(PaymentId, Rec)| *first != id;
+        let k = fp(&k);
         let first = first_differing(&mut self.order_payments, k, (id, seen.clone()), other);
         if let Some((_, first)) = first {
             self.note(Breach::TwoPaymentsForOrder, vec![first, seen.clone()]);
@@ -585,10 +592,16 @@ impl WireFacts {
             merchant: m,
             environment: e,
             method: seen.method,
-            path: seen.path.clone(),
-            key: seen.key.clone()?,
+            path: Text::from(seen.path()),
+            key: Text::from(seen.key()?),
         })
     }
+}
+
+/// The fingerprint of a scope, a key or a number with its owner: 8 bytes where the text
+/// would take 72 (stable within a run; never printed, never iterated in order).
+fn fp<T: std::hash::Hash>(x: &T) -> u64 {
+    crate::engine::fingerprint(x)
 }
 
 /// The record `map` holds under `k` if `differs` from the one being seen; `seen` becomes
@@ -622,32 +635,18 @@ fn purchase(params: &WireParams) -> Purchase {
     }
 }
 
-/// The order a create named, if the exchange is a create of a Payment.
-fn created_order(seen: &Seen) -> Option<Text> {
-    match &seen.params {
+/// The number a create at `path` named: a Payment's or a checkout session's order
+/// number, a Refund's refund number.
+fn created(seen: &Rec, path: &str) -> Option<Text> {
+    match seen.params() {
         WireParams::Order {
-            merchant_order_no, ..
-        } if seen.path.as_str() == "/v1/payments" => merchant_order_no.clone(),
-        _ => None,
-    }
-}
-
-/// The order number a create of a checkout session named.
-fn created_session_order(seen: &Seen) -> Option<Text> {
-    match &seen.params {
-        WireParams::Order {
-            merchant_order_no, ..
-        } if seen.path.as_str() == "/v1/checkout/sessions" => merchant_order_no.clone(),
-        _ => None,
-    }
-}
-
-/// The refund number a create of a Refund named.
-fn created_refund(seen: &Seen) -> Option<Text> {
-    match &seen.params {
-        WireParams::Refund {
-            merchant_refund_no, ..
-        } if seen.path.as_str() == "/v1/refunds" => merchant_refund_no.clone(),
+            merchant_order_no: n,
+            ..
+        }
+        | WireParams::Refund {
+            merchant_refund_no: n,
+            ..
+        } if seen.path() == path => n,
         _ => None,
     }
 }

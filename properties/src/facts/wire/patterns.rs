@@ -18,8 +18,31 @@ impl WireFacts {
                     | ErrorCode::RefundNoConflict
             )
         );
-        if needs && seen.answer.as_ref().is_some_and(|a| !a.related) {
+        if needs && seen.answer().is_some_and(|a| !a.related) {
             self.note(Breach::RelatedResourceMissing, vec![seen.clone()]);
+        }
+    }
+
+    /// ORDER-01: a 409 order_no_conflict to a create names the Payment earlier answers
+    /// showed for its order number (a name the source writes another way is another
+    /// Payment: ids are compared as written).
+    pub(super) fn judge_related_order(
+        &mut self,
+        seen: &Rec,
+        (m, e): (MerchantId, Environment),
+        r: &ObservedAnswer,
+        endpoint: &Endpoint,
+    ) {
+        let (Some(ErrorCode::OrderNoConflict), Some(named)) = (r.code, &r.related_id) else {
+            return;
+        };
+        let order = super::order_no(endpoint).map(|o| super::fp(&(m, e, o.clone())));
+        let Some((p, first)) = order.and_then(|k| self.order_payments.get(&k)) else {
+            return;
+        };
+        if self.ids.name(IdKind::Payment, p.0) != *named {
+            let first = first.clone();
+            self.note(Breach::RelatedResourceOther, vec![first, seen.clone()]);
         }
     }
 
@@ -35,12 +58,10 @@ impl WireFacts {
         };
         let payment = PaymentId(p.id);
         let high = self.versions.get(&payment);
-        let v = high.and_then(
-            |(h, _)| match h.answer.as_ref().and_then(|a| a.version.as_ref()) {
-                Some(VersionMark::Number(v)) => Some(*v),
-                _ => None,
-            },
-        );
+        let v = high.and_then(|(h, _)| match h.answer().and_then(|a| a.version) {
+            Some(VersionMark::Number(v)) => Some(v),
+            _ => None,
+        });
         match (high, v) {
             (Some((high, _)), Some(v)) if version < v && self.after(seen, high) => {
                 let high = high.clone();
@@ -51,7 +72,7 @@ impl WireFacts {
                     && self.after(seen, high)
                     && status.is_some()
                     && p.status.is_some()
-                    && *status != p.status =>
+                    && *status != p.status.as_ref().map(super::fp) =>
             {
                 let high = high.clone();
                 self.note(Breach::VersionStayedOnChange, vec![high, seen.clone()]);
@@ -59,7 +80,7 @@ impl WireFacts {
             (Some(_), Some(v)) if version <= v => {}
             _ => {
                 self.versions
-                    .insert(payment, (seen.clone(), p.status.clone()));
+                    .insert(payment, (seen.clone(), p.status.as_ref().map(super::fp)));
             }
         }
     }
@@ -97,12 +118,13 @@ impl WireFacts {
     /// the soonest breach after the execution's answer; whether it falls within the
     /// retention is the property's to judge (RET-01).
     pub(super) fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ObservedAnswer) {
-        let Some(first) = self.executed.get(scope) else {
+        let id = super::fp(scope);
+        let Some(first) = self.executed.get(&id) else {
             if r.is_success() {
                 // CONC-02: a request of this key answered as new business before this
                 // execution's answer came, with its parameters.
-                if let Some(other) = self.new_business.remove(scope) {
-                    if other.params == seen.params {
+                if let Some(other) = self.new_business.remove(&id) {
+                    if other.params() == seen.params() {
                         let pair = if other.sent < seen.sent {
                             vec![other, seen.clone()]
                         } else {
@@ -111,9 +133,9 @@ impl WireFacts {
                         self.note(Breach::SameKeyAsNewBusiness, pair);
                     }
                 }
-                self.executed.insert(scope.clone(), Executed { seen });
+                self.executed.insert(id, Executed { seen });
             } else if as_new_business(r) {
-                self.new_business.entry(scope.clone()).or_insert(seen);
+                self.new_business.entry(id).or_insert(seen);
             }
             return;
         };
@@ -122,9 +144,9 @@ impl WireFacts {
             return;
         }
         let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
-        let same = first.seen.params == seen.params;
-        let first_object = first.seen.answer.as_ref().and_then(|a| a.object.clone());
-        let object = seen.answer.as_ref().and_then(|a| a.object.clone());
+        let same = first.seen.params() == seen.params();
+        let first_object = first.seen.answer().and_then(|a| a.object);
+        let object = seen.answer().and_then(|a| a.object);
         let breach = match (same, conflict) {
             (false, false) if r.is_success() => Some(Breach::ConflictMissing),
             (true, true) => Some(Breach::ConflictWithoutChange),
@@ -149,7 +171,7 @@ impl WireFacts {
     /// 409 `operation_in_progress` is not judged here: whether an in-flight request is
     /// compared first is read two ways (A-CONFLICT-IN-FLIGHT).
     fn judge_in_flight(&mut self, first: Rec, seen: Rec, r: &ObservedAnswer) {
-        let same = first.params == seen.params;
+        let same = first.params() == seen.params();
         if as_new_business(r) && same {
             self.note(Breach::SameKeyAsNewBusiness, vec![first, seen]);
             return;
@@ -157,7 +179,7 @@ impl WireFacts {
         if !r.is_success() {
             return;
         }
-        let object = |e: &Rec| e.answer.as_ref().and_then(|a| a.object.clone());
+        let object = |e: &Rec| e.answer().and_then(|a| a.object);
         let breach = if !same {
             Breach::ConflictMissing
         } else {

@@ -39,7 +39,7 @@ fn refusal(r: &ObservedAnswer) -> Option<Breach> {
 /// idempotency_conflict (CONFLICT-01: against the scope's execution).
 fn shows_earlier_execution(seen: &Rec, r: &ObservedAnswer) -> bool {
     let create =
-        seen.method == Method::Post && matches!(seen.path.as_str(), "/v1/payments" | "/v1/refunds");
+        seen.method == Method::Post && matches!(seen.path(), "/v1/payments" | "/v1/refunds");
     (create && r.status == 200) || r.code == Some(ErrorCode::IdempotencyConflict)
 }
 
@@ -55,10 +55,10 @@ impl WireFacts {
         r: Option<&ObservedAnswer>,
     ) {
         let refused = r.and_then(refusal);
-        let Some(so_far) = self.scopes_so_far.get_mut(scope) else {
+        let Some(so_far) = self.scopes_so_far.get_mut(&super::fp(scope)) else {
             let first = seen.clone();
             self.scopes_so_far
-                .insert(scope.clone(), ScopeSoFar { first, refused });
+                .insert(super::fp(scope), ScopeSoFar { first, refused });
             return;
         };
         let (Some(breach), None) = (so_far.refused, refused) else {

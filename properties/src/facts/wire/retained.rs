@@ -41,16 +41,16 @@ impl WireFacts {
     /// [`WireFacts::prune`] comes): the key is judged as new.
     pub(super) fn expire(&mut self, scope: &ScopeKey, now: Millis) {
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
-        let k = (scope.merchant, scope.environment, scope.key.clone());
+        let k = super::fp(&(scope.merchant, scope.environment, &scope.key));
         if self.key_endpoints.get(&k).is_some_and(|x| x.sent < window) {
             self.key_endpoints.remove(&k);
         }
         if self
             .first_params
-            .get(scope)
+            .get(&super::fp(scope))
             .is_some_and(|x| x.sent < window)
         {
-            self.first_params.remove(scope);
+            self.first_params.remove(&super::fp(scope));
         }
     }
 

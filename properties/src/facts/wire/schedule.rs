@@ -15,7 +15,7 @@
 //!
 //! Memory: one record per Payment a query or a webhook showed final.
 
-use super::{Breach, Delivered, Rec, Seen, WireFacts, Witness};
+use super::{Breach, Delivered, Rec, WireFacts, Witness};
 use crate::facts::query_object::{self, QueryObject};
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer};
@@ -49,7 +49,7 @@ fn queried(
         Endpoint::GetPayment { payment_id } => Some(*payment_id),
         Endpoint::ListPayments { merchant_order_no } => facts
             .order_payments
-            .get(&(m, e, merchant_order_no.clone()))
+            .get(&super::fp(&(m, e, merchant_order_no.clone())))
             .map(|(p, _)| *p),
         _ => None,
     }
@@ -75,7 +75,7 @@ impl WireFacts {
             _ => return,
         };
         if at.since(seen.sent) < least {
-            let mut s = Seen::clone(seen);
+            let mut s = super::record::Record::clone(seen);
             s.closed = at;
             s.open = false;
             self.note(Breach::GaveUpTooSoon, vec![Arc::new(s)]);
@@ -91,7 +91,8 @@ impl WireFacts {
             } => b
                 .merchant_order_no
                 .as_ref()
-                .and_then(|o| self.order_payments.get(&(m, e, o.clone())).map(|(p, _)| *p)),
+                .and_then(|o| self.order_payments.get(&super::fp(&(m, e, o.clone()))))
+                .map(|(p, _)| *p),
             Endpoint::ConfirmPayment { payment_id, .. }
             | Endpoint::CancelPayment { payment_id } => Some(*payment_id),
             Endpoint::CreateRefund {
@@ -127,7 +128,7 @@ impl WireFacts {
             {
                 let w = Witness {
                     webhook: Some(Delivered::clone(d)),
-                    ..Witness::of(Breach::QueryAfterFinal, vec![Seen::clone(seen)])
+                    ..Witness::of(Breach::QueryAfterFinal, vec![seen.seen()])
                 };
                 self.witnesses.insert(Breach::QueryAfterFinal, w);
             }
@@ -147,8 +148,8 @@ impl WireFacts {
         let k = (event.merchant, event.environment, p.id);
         let newer_shown = self.versions.get(&p.id).is_some_and(|(h, _)| {
             matches!(
-                h.answer.as_ref().and_then(|a| a.version.as_ref()),
-                Some(VersionMark::Number(v)) if *v > i128::from(p.version)
+                h.answer().and_then(|a| a.version),
+                Some(VersionMark::Number(v)) if v > i128::from(p.version)
             )
         });
         let confirm_open = self
@@ -156,7 +157,7 @@ impl WireFacts {
             .values()
             .any(|(_, _, ep)| matches!(ep, Endpoint::ConfirmPayment { payment_id, .. } if *payment_id == p.id));
         let confirm_unknown = self.unresolved_payments.get(&k).is_some_and(|u| {
-            u.method == Method::Post && u.answer.as_ref().is_none_or(|a| a.status >= 500)
+            u.method == Method::Post && u.answer().is_none_or(|a| a.status >= 500)
         });
         if newer_shown || confirm_open || confirm_unknown {
             return;
@@ -209,7 +210,7 @@ impl WireFacts {
             .as_deref()
             .is_none_or(|[a, b]| gap < b.sent.since(a.sent));
         if closer {
-            self.closest_queries = Some(Box::new([Seen::clone(earlier), Seen::clone(later)]));
+            self.closest_queries = Some(Box::new([earlier.seen(), later.seen()]));
         }
     }
 

@@ -23,12 +23,6 @@ pub struct Seen {
     pub answer: Option<Answer>,
     /// Not closed yet: a witness taken at its send, before its answer.
     pub open: bool,
-    /// Where its send and its close came in the fold ([`super::WireFacts::after`]: the
-    /// order of events that share a millisecond, where the source keeps it).
-    #[serde(skip)]
-    pub sent_seq: u64,
-    #[serde(skip)]
-    pub closed_seq: u64,
 }
 
 /// The safety-relevant parameters of a request ([`SafeParams`], SAFE-01) with the
@@ -77,6 +71,10 @@ pub struct Answer {
     pub version: Option<VersionMark>,
     pub retry_after_s: Option<u32>,
     pub related: bool,
+    /// `error.related_resource_id` as written, when a string (named only where an
+    /// explanation needs it).
+    #[serde(skip)]
+    pub related_id: Option<Text>,
     /// The Payment's `attempt_count`, if shown (named only where an explanation needs
     /// it).
     #[serde(skip)]
@@ -97,6 +95,7 @@ impl Answer {
             version: shown.and_then(|o| o.version.clone()),
             retry_after_s: r.retry_after_s,
             related: r.related,
+            related_id: r.related_id.clone(),
             attempt_count: shown.and_then(|o| o.attempt_count),
             amount: shown.and_then(|o| o.amount),
         }
@@ -161,6 +160,10 @@ pub enum Breach {
     TwoPaymentsForOrder,
     /// ORDER-01, ATTEMPT-01, UNIQ-04: a conflict with no related_resource_id.
     RelatedResourceMissing,
+    /// ORDER-01 ("returns 409 order_no_conflict with the existing Payment's id"): a 409
+    /// order_no_conflict to a create naming another Payment than the one earlier answers
+    /// showed for its order number.
+    RelatedResourceOther,
     /// WEBHOOK-02's versions: a later answer showed an older version.
     VersionWentBack,
     /// UNKNOWN-03: a new key for an order whose create had an unknown outcome.

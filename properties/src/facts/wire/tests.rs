@@ -550,3 +550,99 @@ fn a_request_in_the_millisecond_of_an_answer_is_after_it_only_where_the_order_is
     assert!(went_back(facts()));
     assert!(!went_back(facts().ties_unordered()));
 }
+
+#[test]
+fn a_record_packs_an_exchange_and_reads_it_back_whole() {
+    use payhub_model::observation::VersionMark;
+    let answer = Answer {
+        status: 409,
+        code: Some(ErrorCode::OrderNoConflict),
+        unnamed_code: Some("über_limit".into()),
+        object: Some("pay_557eff458b794164bc1a".into()),
+        version: Some(VersionMark::Number(-(1i128 << 100))),
+        retry_after_s: Some(u32::MAX),
+        related: true,
+        related_id: Some("pay_b".into()),
+        attempt_count: Some(0),
+        amount: Some(i64::MIN),
+    };
+    let seen = Seen {
+        id: RequestId(7),
+        sent: Millis(5),
+        closed: Millis(u64::MAX),
+        method: Method::Post,
+        path: "/v1/refunds?x=1&é=2".into(),
+        key: Some("k".repeat(300).as_str().into()),
+        params: WireParams::Refund {
+            payment_id: Some("p-1".into()),
+            merchant_refund_no: None,
+            amount: Some(-3),
+        },
+        answer: Some(answer.clone()),
+        open: false,
+    };
+    let r = record::Record::of(&seen, (1, u64::MAX));
+    assert_eq!(r.seen(), seen);
+    assert_eq!(
+        (r.seqs(), r.key(), r.path()),
+        ((1, u64::MAX), seen.key.as_deref(), "/v1/refunds?x=1&é=2")
+    );
+    assert_eq!(
+        (r.params(), r.answer()),
+        (seen.params.clone(), Some(answer.clone()))
+    );
+    // Every other shape: no key, no answer, an order, a version as text.
+    let order = WireParams::Order {
+        merchant_order_no: Some("O-1".into()),
+        amount: None,
+        currency: Some("USD".into()),
+    };
+    let version = Some(VersionMark::Text("2026-12-01T00:00:00Z".into()));
+    for (key, params, answer) in [
+        (None, WireParams::None, None),
+        (
+            Some("".into()),
+            order,
+            Some(Answer {
+                version,
+                ..Answer::default()
+            }),
+        ),
+    ] {
+        let seen = Seen {
+            key,
+            params,
+            answer,
+            ..seen.clone()
+        };
+        assert_eq!(record::Record::of(&seen, (0, 0)).seen(), seen);
+    }
+}
+
+/// ORDER-01: a 409 order_no_conflict names the order's Payment; one naming another
+/// Payment is a breach, one naming the order's (as written) is not.
+#[test]
+fn an_order_conflict_names_the_orders_payment() {
+    let conflict = |named: &str| {
+        let mut w = facts();
+        let pay = Shape::One(IdKind::Payment);
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        let body = r#"{"id":"pay_a","merchant_order_no":"O-1","status":"succeeded"}"#;
+        answer(&mut w, 5, 1, 201, body, pay);
+        send(&mut w, 10, 2, create("k-2", "O-1", 100));
+        let e = format!(
+            r#"{{"error":{{"code":"order_no_conflict","related_resource_id":"{named}"}}}}"#
+        );
+        answer(&mut w, 15, 2, 409, &e, pay);
+        w.witnesses.remove(&Breach::RelatedResourceOther)
+    };
+    assert!(conflict("pay_a").is_none());
+    let w = conflict("pay_b").expect("another order's Payment named");
+    let ids: Vec<_> = w.entries.iter().map(|e| e.id.0).collect();
+    assert_eq!(ids, [1, 2]);
+    let named = w.entries[1]
+        .answer
+        .as_ref()
+        .and_then(|a| a.related_id.clone());
+    assert_eq!(named.as_deref(), Some("pay_b"));
+}

@@ -28,7 +28,7 @@
 //! Memory: per order or refund number refused, that exchange; per Payment confirmed, its last confirm key; one record per unresolved or
 //! failed Payment and per unresolved refund number.
 
-use super::{Breach, Rec, WireFacts, created_refund};
+use super::{Breach, Rec, WireFacts, created};
 use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{Endpoint, Environment, Json, MerchantId, PaymentId, Text};
 
@@ -74,9 +74,9 @@ impl WireFacts {
         (m, e): (MerchantId, Environment),
         ep: &Endpoint,
     ) {
-        if let (Endpoint::ConfirmPayment { payment_id, .. }, Some(key)) = (ep, &seen.key) {
+        if let (Endpoint::ConfirmPayment { payment_id, .. }, Some(key)) = (ep, seen.key()) {
             let k = (m, e, *payment_id);
-            let same_key = self.confirm_keys.get(&k) == Some(key);
+            let same_key = self.confirm_keys.get(&k).map(Text::as_str) == Some(key);
             if let (Some(u), false) = (self.unresolved_payments.get(&k), same_key) {
                 let u = u.clone();
                 self.note(Breach::NewConfirmKeyWhileUnresolved, vec![u, seen.clone()]);
@@ -84,12 +84,12 @@ impl WireFacts {
             if let (Some(f), true) = (self.failed_payments.remove(&k), same_key) {
                 self.note(Breach::CardRetryUnderFailedKey, vec![f, seen.clone()]);
             }
-            self.confirm_keys.insert(k, key.clone());
+            self.confirm_keys.insert(k, Text::from(key));
         }
         if let Some(number) = number_of(ep) {
             let k = (m, e, number);
             if let Some(refused) = self.refused_numbers.get(&k) {
-                if refused.key != seen.key && seen.key.is_some() {
+                if refused.key() != seen.key() && seen.key().is_some() {
                     let refused = refused.clone();
                     self.note(Breach::NewKeyAfterRefusal, vec![refused, seen.clone()]);
                 }
@@ -97,7 +97,7 @@ impl WireFacts {
         }
         if let Some((of, number)) = refund_of(ep) {
             if let Some((_, u)) = self.unresolved_refunds.get((m, e), &number) {
-                if u.key != seen.key {
+                if u.key() != seen.key() {
                     let u = u.clone();
                     self.note(Breach::NewRefundKeyWhileUnresolved, vec![u, seen.clone()]);
                 }
@@ -162,7 +162,7 @@ impl WireFacts {
             }
         }
         if let Some(x) = r.first(IdKind::Refund) {
-            let Some(number) = x.number.clone().or_else(|| created_refund(seen)) else {
+            let Some(number) = x.number.clone().or_else(|| created(seen, "/v1/refunds")) else {
                 return;
             };
             if unresolved_refund(x.status.as_deref()) {
