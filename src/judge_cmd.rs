@@ -93,7 +93,7 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
             print!("{}", crate::outcome::junit::render(&outcome));
         }
         JudgeFormat::Json => {
-            let unscoped = unscoped_json(&folded.wire, &|id| format!("exchange {id}"));
+            let unscoped = unscoped_json(&folded.side.wire, &|id| format!("exchange {id}"));
             let json = serde_json::json!({ "events": events, "judged": judged,
                 "incomplete": torn, "unscoped": unscoped, "properties": verdicts });
             let json = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
@@ -119,7 +119,7 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
                 torn.iter()
                     .map(|t| format!("INCOMPLETE: judged up to the line before {t}")),
             );
-            let refused = folded.wire.refused_auth;
+            let refused = folded.side.wire.refused_auth;
             if refused > 0 {
                 out.push(format!(
                     "{refused} request(s) refused for authentication (401): they belong to no scope"

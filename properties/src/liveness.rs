@@ -390,25 +390,6 @@ pub enum LivenessVerdict {
     Incomplete(String),
 }
 
-/// Why submission `order_no` of database `db`, unknown to its client, is not judged
-/// yet at `end`: a recorded stream ends before its [`WINDOW`] closes.
-fn window_open(
-    facts: &Resolution,
-    end: StreamEnd,
-    db: u8,
-    order_no: &str,
-    order: &OrderSeen,
-) -> Option<String> {
-    let since = unknown_since(facts, order);
-    (end.healed_from.is_none() && end.at < since.after(WINDOW)).then(|| {
-        format!(
-            "order {order_no} of db {db} is unknown since {since} and the stream ends at {}, \
-             before its {WINDOW} window closes",
-            end.at
-        )
-    })
-}
-
 /// SCHED-01 over a recorded stream: the first order not final in its client's database
 /// (its Payment processing or requires_action, manual_review among them) whose query
 /// schedule, counted from the order's creation, runs past the stream's end.
@@ -435,9 +416,18 @@ pub fn judge(facts: &Resolution, end: StreamEnd) -> LivenessVerdict {
         let Some(why) = not_known_in(facts, order_no, order, end) else {
             continue;
         };
-        if let Some(why) = window_open(facts, end, *db, order_no, order) {
-            pending.get_or_insert(why);
-            continue;
+        if end.healed_from.is_none() {
+            let since = unknown_since(facts, order);
+            if end.at < since.after(WINDOW) {
+                pending.get_or_insert_with(|| {
+                    format!(
+                        "order {order_no} of db {db} is unknown since {since} and the stream \
+                         ends at {}, before its {WINDOW} window closes",
+                        end.at
+                    )
+                });
+                continue;
+            }
         }
         match gap(facts, end.at, *db, order_no) {
             Ok(assumption) => {

@@ -103,19 +103,12 @@ impl Verdict {
     }
 }
 
-/// Everything a stream of events gives the judges: the facts, the wire facts, and what
-/// evidence it supplied.
+/// Everything a stream of events gives the judges: the facts, and beside them its wire
+/// side (the wire facts, the evidence it supplied, what became of each submission).
 pub struct Folded {
     pub facts: Shared<Facts>,
-    pub wire: WireFacts,
-    pub supply: Supply,
+    pub side: WireSide,
     pub events: usize,
-    /// The kinds of request sent on the wire or decided by a client.
-    exercised: Exercised,
-    /// Whether a request was sent on the wire or decided by a client.
-    requests: bool,
-    /// What became of each submission, for the liveness verdict.
-    pub resolution: Resolution,
 }
 
 /// The owners of the API keys of the harness's worlds (and of the sandbox).
@@ -129,24 +122,14 @@ impl Folded {
     pub fn new(wire: WireFacts) -> Folded {
         Folded {
             facts: Shared::new(Facts::default()),
-            wire,
-            supply: Supply::empty(),
+            side: WireSide::of(wire),
             events: 0,
-            exercised: Exercised::default(),
-            requests: false,
-            resolution: crate::liveness::learning(),
         }
     }
 
     pub fn observe(&mut self, e: &Event) {
         Facts::observe(&mut self.facts, e);
-        self.wire.observe(e.at, &e.what);
-        self.supply.saw(&e.what);
-        self.resolution.observe(e);
-        if let What::Sent { request, .. } | What::ClientSends { request, .. } = &e.what {
-            self.exercised.saw(&request.endpoint);
-            self.requests = true;
-        }
+        self.side.observe(e);
         self.events += 1;
     }
 
@@ -154,8 +137,8 @@ impl Folded {
     /// contract's level: the facts take `e` (the status), the wire facts the whole answer.
     pub fn observe_answered(&mut self, e: &Event, id: RequestId, answer: &ObservedAnswer) {
         Facts::observe(&mut self.facts, e);
-        self.wire.answered(e.at, id, answer);
-        self.supply.saw(&e.what);
+        self.side.wire.answered(e.at, id, answer);
+        self.side.supply.saw(&e.what);
         self.events += 1;
     }
 
@@ -163,10 +146,10 @@ impl Folded {
     /// judges nothing: every rule is about requests and what they did, so every property
     /// would hold over nothing.
     pub fn close(&mut self) {
-        lack_ownerless(&self.wire, &mut self.supply);
-        if !self.requests {
+        self.side.close();
+        if !self.side.requests {
             for e in evidence::Evidence::ALL {
-                self.supply.lack(
+                self.side.supply.lack(
                     *e,
                     "no request in the stream (sent on the wire or decided by a client)",
                 );
@@ -176,18 +159,12 @@ impl Folded {
 
     /// Every verdict, exchanges named `exchange #N`, then liveness's.
     pub fn verdicts(&self) -> Vec<Verdict> {
-        self.verdicts_naming(&|s: &Seen| format!("exchange {} at {}", s.id, s.sent))
+        self.side.verdicts(&self.facts)
     }
 
     /// Every verdict, each exchange of a witness named by `name`, then liveness's.
     pub fn verdicts_naming(&self, name: &dyn Fn(&Seen) -> String) -> Vec<Verdict> {
-        let mut all = judge_all(&self.facts, &self.wire, &self.supply, name);
-        at_the_end(&mut all, &self.facts, &self.resolution, self.exercised);
-        all.push(crate::liveness::stream_verdict(
-            &self.resolution,
-            &self.supply,
-        ));
-        all
+        self.side.verdicts_naming(&self.facts, name)
     }
 }
 
@@ -258,25 +235,34 @@ pub struct WireSide {
     pub supply: Supply,
     /// What became of each submission, for the liveness verdict.
     pub resolution: Resolution,
-    /// The kinds of request sent.
+    /// The kinds of request sent on the wire or decided by a client.
     exercised: Exercised,
+    /// Whether a request was sent on the wire or decided by a client.
+    requests: bool,
 }
 
 impl Default for WireSide {
     fn default() -> WireSide {
-        WireSide {
-            wire: harness_owners(),
-            supply: Supply::empty(),
-            resolution: crate::liveness::learning(),
-            exercised: Exercised::default(),
-        }
+        WireSide::of(harness_owners())
     }
 }
 
 impl WireSide {
+    /// The wire side of a stream whose API keys `wire` knows.
+    pub fn of(wire: WireFacts) -> WireSide {
+        WireSide {
+            wire,
+            supply: Supply::empty(),
+            resolution: crate::liveness::learning(),
+            exercised: Exercised::default(),
+            requests: false,
+        }
+    }
+
     pub fn observe(&mut self, e: &Event) {
-        if let What::Sent { request, .. } = &e.what {
+        if let What::Sent { request, .. } | What::ClientSends { request, .. } = &e.what {
             self.exercised.saw(&request.endpoint);
+            self.requests = true;
         }
         self.wire.observe(e.at, &e.what);
         self.supply.saw(&e.what);
@@ -291,9 +277,15 @@ impl WireSide {
     /// Every verdict over `facts` and this wire side, exchanges named `exchange #N`,
     /// then liveness's.
     pub fn verdicts(&self, facts: &Facts) -> Vec<Verdict> {
-        let mut all = judge_all(facts, &self.wire, &self.supply, &|s: &Seen| {
+        self.verdicts_naming(facts, &|s: &Seen| {
             format!("exchange {} at {}", s.id, s.sent)
-        });
+        })
+    }
+
+    /// Every verdict over `facts` and this wire side, each exchange of a witness named by
+    /// `name`, then liveness's.
+    pub fn verdicts_naming(&self, facts: &Facts, name: &dyn Fn(&Seen) -> String) -> Vec<Verdict> {
+        let mut all = judge_all(facts, &self.wire, &self.supply, name);
         at_the_end(&mut all, facts, &self.resolution, self.exercised);
         all.push(crate::liveness::stream_verdict(
             &self.resolution,

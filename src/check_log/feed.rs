@@ -124,14 +124,14 @@ impl Feed {
         owner: (payhub_model::MerchantId, payhub_model::Environment),
         base: i64,
     ) {
-        let mut request = match entry.request(&mut self.folded.wire.ids, &self.cards) {
+        let mut request = match entry.request(&mut self.folded.side.wire.ids, &self.cards) {
             Ok(r) => r,
             Err(why) => return self.unreadable(entry.label, why),
         };
         self.entries += 1;
         self.judged += 1;
         request.api_key = key;
-        self.folded.wire.own(key, owner);
+        self.folded.side.wire.own(key, owner);
         let start = Millis(entry.started_ms.saturating_sub(base).max(0) as u64).max(self.last);
         self.last = start;
         self.flush_until(start);
@@ -141,7 +141,7 @@ impl Feed {
         self.folded
             .observe(&Event::new(start, What::Sent { id, from, request }));
         let end = start.after(Millis(entry.duration_ms));
-        let answer = entry.answer(shape, &self.dialect, &mut self.folded.wire.ids);
+        let answer = entry.answer(shape, &self.dialect, &mut self.folded.side.wire.ids);
         let what = match &entry.outcome {
             Reply::Answered {
                 status,
@@ -210,7 +210,7 @@ impl Feed {
         let (bodiless, judged) = (self.bodiless, self.judged);
         self.flush_until(Millis(u64::MAX));
         self.folded.close();
-        let s = &mut self.folded.supply;
+        let s = &mut self.folded.side.supply;
         if bodiless > 0 {
             let why = format!("{bodiless} of {judged} answers have no JSON body recorded");
             if bodiless < judged {

@@ -155,9 +155,9 @@ pub fn judge(
     for feed in &mut feeds {
         feed.finish();
         if log.complete {
-            feed.folded.supply.assume_complete_log();
+            feed.folded.side.supply.assume_complete_log();
         }
-        let r = feed.folded.wire.retained();
+        let r = feed.folded.side.wire.retained();
         retained.keys += r.keys;
         retained.numbers += r.numbers;
         retained.objects += r.objects;
@@ -171,7 +171,7 @@ pub fn judge(
         ignored += feed.ignored;
         skipped += feed.skipped;
         skips.append(&mut feed.skips);
-        unscoped += feed.folded.wire.refused_auth;
+        unscoped += feed.folded.side.wire.refused_auth;
         each_verdicts.push(feed.verdicts(&name));
     }
     skips.sort_by_key(|(label, _)| *label);

@@ -426,9 +426,9 @@ fn judge_events(
     })
     .or_else(|e| if e == STOPPED { Ok(()) } else { Err(e) })?;
     folded.close();
-    let held = bound.held(folded.wire.retained());
+    let held = bound.held(folded.side.wire.retained());
     if complete {
-        folded.supply.assume_complete_log();
+        folded.side.supply.assume_complete_log();
     }
     Ok(Judged {
         file: path.to_owned(),
@@ -442,7 +442,7 @@ fn judge_events(
             .then(|| COMPLETE_LOG.to_owned())
             .into_iter()
             .collect(),
-        unscoped: folded.wire.refused_auth,
+        unscoped: folded.side.wire.refused_auth,
         verdicts: folded.verdicts(),
         stopped: bound.stopped.take(),
         held,
