@@ -130,10 +130,13 @@ fn text(m: &Map<String, Value>, name: &str) -> Option<Option<Text>> {
     }
 }
 
+/// An integer field; JSON does not tell `12000` from `12000.0`.
 fn integer(m: &Map<String, Value>, name: &str) -> Option<Option<i64>> {
     match m.get(name) {
         None | Some(Value::Null) => Some(None),
-        Some(v) => v.as_i64().map(Some),
+        Some(v) => (v.as_i64())
+            .or_else(|| v.as_f64().and_then(payhub_model::observed::whole))
+            .map(Some),
     }
 }
 

@@ -9,7 +9,8 @@
 //! first order (`client-never-charges-an-order-twice`, EFFECT-01); a confirm under its
 //! Payment's order. Refunds alike (S11: "do not change the refund number and apply
 //! again"): one of the same Payment and amount under another `merchant_refund_no` while a
-//! refund is unresolved (no answer, 5xx other than 503, `processing`, `pending_review`) is
+//! refund is unresolved (no answer, 5xx other than 503, a 202 showing it `processing` or
+//! `pending_review`, `resolution_status` other than `known`) is
 //! filed under the first number (`client-never-refunds-a-request-twice`). A request still
 //! in flight leaves nothing unresolved. False positive: two purchases of one amount by one
 //! merchant, the second created while the first was unresolved, read as one. The filing
@@ -177,7 +178,11 @@ impl Orders {
                 .cloned()
                 .unwrap_or_else(|| r.merchant_refund_no.clone());
             self.unknown_refunds.retain(|(_, n)| *n != number);
-            if !r.status.is_final() || r.resolution_status != ResolutionStatus::Known {
+            // A refund shown processing is known to exist (it stays so for as long as
+            // the acquirer takes); a 202 leaves it unknown (UNKNOWN-02).
+            let accepted = answer.is_some_and(|a| a.status == 202);
+            if (accepted && !r.status.is_final()) || r.resolution_status != ResolutionStatus::Known
+            {
                 self.unknown_refunds
                     .push(((owner, r.payment_id, r.amount), number));
             }

@@ -104,8 +104,17 @@ impl<'de> FromJson<'de> for Cow<'de, str> {
     }
 }
 
-/// `as_i64`: an integer within `i64`; a float is not one.
+/// A number written with a fraction of zero, as the integer it is (JSON does not tell
+/// `12000` from `12000.0`), below 2^53 where every integer is exact.
+pub fn whole(n: f64) -> Option<i64> {
+    (n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0).then_some(n as i64)
+}
+
+/// `as_i64`: an integer within `i64`, or a float that is [`whole`].
 impl FromJson<'_> for i64 {
+    fn from_f64(n: f64) -> Option<Self> {
+        whole(n)
+    }
     fn from_i64(n: i64) -> Option<Self> {
         Some(n)
     }
@@ -336,7 +345,7 @@ mod tests {
                 .map(Value::to_string),
             text("status"),
             v.get("amount")
-                .and_then(Value::as_i64)
+                .and_then(|a| a.as_i64().or_else(|| a.as_f64().and_then(whole)))
                 .map(|n| n.to_string()),
             v.get("attempt_count")
                 .and_then(Value::as_u64)

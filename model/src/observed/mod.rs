@@ -17,6 +17,7 @@
 //! answer to `POST /v1/refunds` is a Refund whatever its id looks like.
 
 mod body;
+pub use body::whole;
 
 use crate::observation::{Dialect, Refusal, VersionMark};
 use crate::{

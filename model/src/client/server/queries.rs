@@ -32,6 +32,7 @@ impl MerchantServer {
         let polls_fast = self.config.policy.polls_too_fast().is_some();
         let now = cx.now;
         let rec = cx.order(order);
+        // SCHED-02 from every query sent, a refused one included (A-QUERY-RETRY-AFTER).
         if let Some(last) = rec.last_query_at
             && !polls_fast
             && now < last.after(spacing)

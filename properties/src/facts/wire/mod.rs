@@ -571,7 +571,13 @@ impl WireFacts {
         }
         self.note_retry_after(&seen, (m, e));
         if let Some(scope) = self.scope_of(&seen, (m, e)) {
-            if seen.method == Method::Post && seen.params() != WireParams::None {
+            // Confirm and cancel compare nothing but their path (A-SAFE-FIELDS): every
+            // request of their scope has the same parameters.
+            let path_only = matches!(
+                endpoint,
+                Endpoint::ConfirmPayment { .. } | Endpoint::CancelPayment { .. }
+            );
+            if seen.method == Method::Post && (path_only || seen.params() != WireParams::None) {
                 self.judge_replay(&scope, seen, r);
             }
         }

@@ -153,8 +153,13 @@ impl WireFacts {
             (true, false) if r.is_success() && (r.status == 201 || object != first_object) => {
                 Some(Breach::ReplayNotSameObject)
             }
-            // REPLAY-01: within the retention a replay is never new business.
-            (true, false) if as_new_business(r) => Some(Breach::ReplayNotSameObject),
+            // REPLAY-01: within the retention a replay is never new business; REPLAY-02:
+            // nor judged again as a request (a 404 or a 422: "returns the object's
+            // latest status (HTTP 200)"; a 400 may be about a header a log does not
+            // keep; 401, 403, 429 and 503 refuse before the record is read).
+            (true, false) if as_new_business(r) || matches!(r.status, 404 | 422) => {
+                Some(Breach::ReplayNotSameObject)
+            }
             _ => None,
         };
         if let Some(b) = breach {

@@ -7,7 +7,7 @@
 
 use super::{Breach, Rec, WireFacts};
 use payhub_model::event::ScopeKey;
-use payhub_model::observed::ObservedAnswer;
+use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{ErrorCode, Method};
 
 /// What a scope's closed requests showed so far.
@@ -34,16 +34,43 @@ fn refusal(r: &ObservedAnswer) -> Option<Breach> {
     }
 }
 
-/// Whether the answer shows an execution of its scope before it: a create answered 200
-/// (REPLAY-02, REPLAY-03: its first execution answers 201) or a 409
-/// idempotency_conflict (CONFLICT-01: against the scope's execution).
-fn shows_earlier_execution(seen: &Rec, r: &ObservedAnswer) -> bool {
-    let create =
-        seen.method == Method::Post && matches!(seen.path(), "/v1/payments" | "/v1/refunds");
-    (create && r.status == 200) || r.code == Some(ErrorCode::IdempotencyConflict)
-}
-
 impl WireFacts {
+    /// Whether the answer shows an execution of its scope before it: a create answered
+    /// 200 (REPLAY-02, REPLAY-03: its first execution answers 201) or a 409
+    /// idempotency_conflict (CONFLICT-01: against the scope's execution). A 200 with the
+    /// object an earlier answer under another key showed for the same order or refund
+    /// number is that key's execution: a new key for a used number "returns the existing
+    /// object identifier" (S4, A-S4-BRANCH).
+    fn shows_earlier_execution(&self, scope: &ScopeKey, seen: &Rec, r: &ObservedAnswer) -> bool {
+        if r.code == Some(ErrorCode::IdempotencyConflict) {
+            return true;
+        }
+        let owner = (scope.merchant, scope.environment);
+        let other_key = |first: &Rec| first.key() != seen.key();
+        let existing = match seen.path() {
+            "/v1/payments" => r.first(IdKind::Payment).is_some_and(|p| {
+                let order = p
+                    .number
+                    .clone()
+                    .or_else(|| super::created(seen, "/v1/payments"));
+                order
+                    .and_then(|o| self.order_payments.get(&super::fp(&(owner.0, owner.1, o))))
+                    .is_some_and(|(id, first)| id.0 == p.id && other_key(first))
+            }),
+            "/v1/refunds" => r.first(IdKind::Refund).is_some_and(|x| {
+                let number = x
+                    .number
+                    .clone()
+                    .or_else(|| super::created(seen, "/v1/refunds"));
+                number
+                    .and_then(|n| self.refund_numbers.get(&(owner.0, owner.1, n)))
+                    .is_some_and(|(id, first)| id.0 == x.id && other_key(first))
+            }),
+            _ => return false,
+        };
+        seen.method == Method::Post && r.status == 200 && !existing
+    }
+
     /// A known answer read in `scope` (`None`: no body that reads, or an unknown
     /// outcome: it may have executed). A refusal extends the scope's run of refusals;
     /// an answer showing an earlier execution after nothing but refusals, with no
@@ -66,7 +93,7 @@ impl WireFacts {
         };
         so_far.refused = None;
         let first = so_far.first.clone();
-        if r.is_some_and(|r| shows_earlier_execution(seen, r)) && !self.open_in(scope) {
+        if r.is_some_and(|r| self.shows_earlier_execution(scope, seen, r)) && !self.open_in(scope) {
             self.note(breach, vec![first, seen.clone()]);
         }
     }

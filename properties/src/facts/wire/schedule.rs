@@ -204,6 +204,14 @@ impl WireFacts {
 impl WireFacts {
     /// Keeps two consecutive queries of one object if no pair held is as close.
     pub(super) fn note_queries(&mut self, earlier: &Rec, later: &Rec) {
+        // A-QUERY-RETRY-AFTER: a query refused 429 "was not executed"; one sent once its
+        // Retry-After passed does what RATE-03 asks, whatever the spacing.
+        let refused = earlier.answer().filter(|a| a.status == 429);
+        if let Some(s) = refused.and_then(|a| a.retry_after_s) {
+            if later.sent >= earlier.closed.after(Millis::secs(u64::from(s))) {
+                return;
+            }
+        }
         let gap = later.sent.since(earlier.sent);
         let closer = self
             .closest_queries

@@ -8,8 +8,8 @@
 //!   Payment ([`Breach::NewConfirmKeyWhileUnresolved`]).
 //! - UNKNOWN-03, REFUND-02 (S11: "retry with K, or query by merchant_refund_no; do not
 //!   change the refund number and apply again"): a refund create with an unknown outcome,
-//!   or a refund shown `processing` or `pending_review`, leaves its refund request
-//!   unresolved; until an answer shows that refund final, a refund of the same Payment
+//!   or a 202 showing the refund `processing` or `pending_review`, leaves its refund
+//!   request unresolved; until another answer shows that refund, a refund of the same Payment
 //!   and amount under another refund number is the same request renumbered
 //!   ([`Breach::NewRefundNoWhileUnresolved`]); the same refund number under another key
 //!   is a new request too ([`Breach::NewRefundKeyWhileUnresolved`]).
@@ -165,7 +165,10 @@ impl WireFacts {
             let Some(number) = x.number.clone().or_else(|| created(seen, "/v1/refunds")) else {
                 return;
             };
-            if unresolved_refund(x.status.as_deref()) {
+            // UNKNOWN-02: a 202 leaves the result unknown; any other answer showing the
+            // refund tells the client it exists, whatever its status (a refund stays
+            // processing for as long as the acquirer takes).
+            if r.status == 202 && unresolved_refund(x.status.as_deref()) {
                 let of = refund_of(ep).map_or((x.payment.map(PaymentId), x.amount), |r| r.0);
                 self.unresolved_refunds
                     .hold_first((m, e), number, of, || seen.clone());

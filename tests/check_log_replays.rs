@@ -1,0 +1,112 @@
+//! `check-log` on short access logs (tests/fixtures/access/replays/) of replays and of
+//! what looks like one: a replay of any endpoint under its key is answered with its
+//! first execution's object (confirm and cancel compare nothing but their path), never
+//! judged again as a request; a new key for a used order number may be answered with the
+//! existing Payment after a refusal (S4); a refund answered 201 `processing` is known to
+//! exist; an amount written `10000.0` is the integer 10000.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+/// The status of `property` in check-log's JSON for the replays fixture `name`, with
+/// `extra` arguments, and the detail.
+fn verdict(name: &str, property: &str, extra: &[&str]) -> (String, String) {
+    let file = format!(
+        "{}/tests/fixtures/access/replays/{name}.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = run(&[&["check-log", "--format", "json", &file], extra].concat());
+    no_panic(&o);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let p = v["files"][0]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == property)
+        .unwrap_or_else(|| panic!("{name}: no {property}"))
+        .clone();
+    let detail = p["detail"].as_str().unwrap_or_default().to_owned();
+    (p["status"].as_str().unwrap().to_owned(), detail)
+}
+
+#[test]
+fn a_replay_of_confirm_or_cancel_is_judged_like_a_create() {
+    for (name, property, says) in [
+        (
+            "confirm-replay-409-conflict",
+            "idempotency-conflict-iff-parameters-differ",
+            "409 idempotency_conflict",
+        ),
+        (
+            "cancel-replay-other-payment",
+            "replay-returns-same-object",
+            "the contract requires 200 with the object of the first execution",
+        ),
+    ] {
+        let (status, detail) = verdict(name, property, &[]);
+        assert_eq!(status, "violated", "{name}: {detail}");
+        assert!(detail.contains(says), "{name}: {detail}");
+    }
+}
+
+#[test]
+fn a_replay_answered_422_is_judged_again_as_new_business() {
+    for name in ["create-replay-answered-422", "refund-replay-answered-422"] {
+        let (status, detail) = verdict(name, "replay-returns-same-object", &[]);
+        assert_eq!(status, "violated", "{name}: {detail}");
+        assert!(detail.contains("422"), "{name}: {detail}");
+    }
+}
+
+#[test]
+fn a_new_key_answered_with_the_existing_payment_after_a_429_executed_nothing() {
+    let (status, detail) = verdict(
+        "s4-existing-after-429",
+        "rejections-execute-nothing",
+        &["--complete-log"],
+    );
+    assert_eq!(status, "holds", "{detail}");
+}
+
+#[test]
+fn a_refund_answered_201_processing_is_known_so_a_second_of_the_same_amount_is_new() {
+    let (status, detail) = verdict(
+        "two-equal-refunds-a-day-apart",
+        "client-keeps-the-refund-number-while-unresolved",
+        &[],
+    );
+    assert_eq!(status, "holds", "{detail}");
+}
+
+#[test]
+fn an_amount_written_with_a_zero_fraction_is_that_integer() {
+    let property = "idempotency-conflict-iff-parameters-differ";
+    let (status, detail) = verdict("amount-written-as-float-then-changed", property, &[]);
+    assert_eq!(status, "violated", "{detail}");
+    assert!(detail.contains("12000"), "{detail}");
+    let (status, detail) = verdict("amount-written-as-float-replayed", property, &[]);
+    assert_eq!(status, "holds", "{detail}");
+    let (status, detail) = verdict(
+        "amount-written-as-float-replayed",
+        "client-never-changes-parameters-under-a-key",
+        &[],
+    );
+    assert_eq!(status, "holds", "{detail}");
+}
+
+#[test]
+fn a_query_retried_once_its_429_retry_after_passed_is_not_too_soon() {
+    let (status, detail) = verdict(
+        "query-retried-after-its-retry-after",
+        "client-spaces-queries",
+        &[],
+    );
+    assert_eq!(status, "holds", "{detail}");
+    let (status, detail) = verdict(
+        "query-retried-before-its-retry-after",
+        "client-spaces-queries",
+        &[],
+    );
+    assert_eq!(status, "violated", "{detail}");
+}
