@@ -222,9 +222,13 @@ fn md_block(s: &mut String, b: &Block) {
 
 /// The page as HTML: the head with `title`, the blocks, the end.
 pub fn html(title: &str, blocks: &[Block]) -> String {
-    let mut s = html::head(title);
+    html::head(title) + &body(blocks) + html::END
+}
+
+/// The blocks as HTML, without the head (a page that shows them inside its own).
+pub fn body(blocks: &[Block]) -> String {
+    let mut s = String::new();
     blocks.iter().for_each(|b| html_block(&mut s, b));
-    s.push_str(html::END);
     s
 }
 

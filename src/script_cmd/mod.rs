@@ -146,16 +146,6 @@ fn wire_violation(report: &Report) -> Option<payhub_sim::driver::Violation> {
         })
 }
 
-fn render(report: &Report, format: ScriptFormat, command: &str) -> String {
-    match format {
-        ScriptFormat::Text => report.to_text(),
-        ScriptFormat::Json => report.to_json(),
-        ScriptFormat::Mermaid => report.to_mermaid(),
-        ScriptFormat::Html => html::page(std::slice::from_ref(report), &[0.0]),
-        ScriptFormat::Junit => junit(std::slice::from_ref(report), &[0.0], command),
-    }
-}
-
 /// Parses every file first (any error: print every error of every file, run none, exit
 /// 2), then runs
 /// each and prints its report.
@@ -198,7 +188,7 @@ fn run_files(files: &[PathBuf], format: ScriptFormat, command: &str) -> ExitCode
                 println!(
                     "## {}\n\n```mermaid\n{}```\n",
                     r.script.file,
-                    render(r, format, command)
+                    r.to_mermaid()
                 );
             }
         }
@@ -207,7 +197,10 @@ fn run_files(files: &[PathBuf], format: ScriptFormat, command: &str) -> ExitCode
                 if i > 0 {
                     println!();
                 }
-                print!("{}", render(r, format, command));
+                match format {
+                    ScriptFormat::Text => print!("{}", r.to_text()),
+                    _ => print!("{}", r.to_mermaid()),
+                }
             }
         }
     }

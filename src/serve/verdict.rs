@@ -72,9 +72,25 @@ pub fn json_of(
     serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
-/// The verdict as Markdown: the headline, each violation with its rules' sentences and
-/// its witnesses drawn, every property, and the session as a Mermaid sequence diagram.
+/// The verdict as Markdown: [`blocks`], then the session as a Mermaid sequence diagram.
 pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> String {
+    let mut blocks = blocks(session, judged);
+    let violated = judged.verdicts.iter().any(|v| v.status == Status::Violated);
+    if violated && trace.events.len() <= DIAGRAM_LINES_MAX {
+        blocks.push(Block::h(2, None, "The session"));
+        blocks.push(Block::Mermaid(trace.to_mermaid()));
+    } else if violated {
+        blocks.push(Block::p(text!(
+            "The session has {} trace lines, too many for a diagram: `GET /__sandbox/events` has them all.",
+            trace.events.len()
+        )));
+    }
+    crate::outcome::doc::markdown(&blocks)
+}
+
+/// The verdict as a page (the Markdown's and the sandbox page's): the headline, each
+/// violation with its rules' sentences and its witnesses drawn, every property.
+pub fn blocks(session: &Session, judged: &Judged) -> Vec<Block> {
     let verdicts = &judged.verdicts;
     let violated: Vec<&Verdict> = verdicts
         .iter()
@@ -104,7 +120,10 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
             v.detail.as_deref().unwrap_or_default()
         ),
     };
-    let mut blocks = vec![Block::h(1, None, "Sandbox verdict"), Block::p(headline)];
+    let mut blocks = vec![
+        Block::h(1, Some("verdict"), "Sandbox verdict"),
+        Block::p(headline),
+    ];
     if verdicts.iter().any(|v| v.status == Status::CannotJudge) {
         blocks.push(Block::p(text!("**Not judged**: the properties the sandbox cannot see (below); judge them with the client model's runs (`payhub-verify check`), those that need the merchant's database by posting the merchant journal (`POST /__sandbox/journal`).")));
     }
@@ -131,14 +150,5 @@ pub fn to_markdown_of(trace: &Trace, session: &Session, judged: &Judged) -> Stri
             ),
         }
     });
-    if !violated.is_empty() && trace.events.len() <= DIAGRAM_LINES_MAX {
-        blocks.push(Block::h(2, None, "The session"));
-        blocks.push(Block::Mermaid(trace.to_mermaid()));
-    } else if !violated.is_empty() {
-        blocks.push(Block::p(text!(
-            "The session has {} trace lines, too many for a diagram: `GET /__sandbox/events` has them all.",
-            trace.events.len()
-        )));
-    }
-    crate::outcome::doc::markdown(&blocks)
+    blocks
 }
