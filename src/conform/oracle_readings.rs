@@ -306,7 +306,6 @@ pub(super) fn shown_by(req: &Req, response: &ApiResponse, obs: &Observed) -> Vec
 pub(super) fn model_reading(world: &World, req: &Req, response: &ApiResponse) -> Option<Reading> {
     use crate::conform::case::Op;
     use crate::conform::profile::CardOutcome::Fail;
-    use payhub_model::{PaymentStatus, ResponseBody};
     let upstream_failed = matches!(
         req.op,
         Op::Create {

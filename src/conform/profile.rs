@@ -399,16 +399,10 @@ impl Loaded {
 
     /// The outcomes the target has cards for and the model can drive.
     pub fn outcomes(&self) -> Vec<CardOutcome> {
-        let mut v: Vec<CardOutcome> = self
-            .profile
-            .cards
-            .iter()
-            .map(|c| c.outcome)
-            .filter(|o| o.model_card().is_some())
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+        let cards = self.profile.cards.iter().map(|c| c.outcome);
+        let v: std::collections::BTreeSet<CardOutcome> =
+            cards.filter(|o| o.model_card().is_some()).collect();
+        v.into_iter().collect()
     }
 
     /// The target's name of model merchant `n` (`{merchant}`).
