@@ -2,7 +2,9 @@
 //! once. Requests name objects by slot (`o1`, `r1`, `k1`), so one case renders for the
 //! target (its keys, cards, ids) and for each model state (the ids it mapped them to).
 
-use super::profile::CardOutcome;
+use super::compare::{IdMap, qualified};
+use super::profile::{CardOutcome, Loaded};
+use super::target_refs::TargetRefs;
 use payhub_model::Millis;
 use serde::Serialize;
 
@@ -223,23 +225,62 @@ impl Names {
     }
 }
 
-/// How one side (the target, or a model state) spells what a request names.
-pub trait Side {
+/// How one side spells what a request names: the target (its profile's keys, cards and
+/// card field, its ids), or a model state (the model's keys and cards, the model ids that
+/// state bound the target's to). An object no id is known for gets one that exists
+/// nowhere: `pay_demo_9NN`, `ref_demo_9NN` (the model numbers from 1).
+pub struct Side<'a> {
+    pub of: Of<'a>,
+    /// The target's ids read off its answers, and the namespace of the request.
+    pub refs: &'a TargetRefs,
+    pub ns: u32,
+}
+
+/// Whose spelling a [`Side`] is.
+#[derive(Clone, Copy)]
+pub enum Of<'a> {
+    Target(&'a Loaded),
+    Model(&'a IdMap),
+}
+
+impl Side<'_> {
     /// The key standing for model key `ak_N`, the `rotation`-th of them (rotation).
-    fn api_key(&self, model_key: u32, rotation: u8) -> String;
-    fn card(&self, outcome: CardOutcome) -> serde_json::Value;
-    /// The Payment created for order `order` (an id that exists nowhere if none is known).
-    fn payment(&self, order: &str, slot: u8) -> String;
-    fn refund(&self, refund_no: &str, slot: u8) -> String;
-}
+    fn api_key(&self, model_key: u32, rotation: u8) -> String {
+        let Of::Target(p) = self.of else {
+            return format!("ak_{model_key}");
+        };
+        let keys = p.target_keys(model_key);
+        let key = keys.get(rotation as usize % keys.len().max(1));
+        key.copied().unwrap_or("none").to_owned()
+    }
 
-/// An id no Payment has: `pay_demo_9NN` (the model numbers from 1).
-pub fn unknown_payment(slot: u8) -> String {
-    format!("pay_demo_{}", 900 + u32::from(slot))
-}
+    fn card(&self, outcome: CardOutcome) -> serde_json::Value {
+        match self.of {
+            Of::Model(_) => outcome.model_card().unwrap_or('A').to_string().into(),
+            Of::Target(p) => (p.card(outcome).or_else(|| p.card(CardOutcome::Approve)))
+                .cloned()
+                .unwrap_or_else(|| "A".into()),
+        }
+    }
 
-pub fn unknown_refund(slot: u8) -> String {
-    format!("ref_demo_{}", 900 + u32::from(slot))
+    /// The id of the Payment (`kind` `pay`) of order number `no`, or of the Refund
+    /// (`ref`) of refund number `no`, of slot `slot`.
+    fn id(&self, kind: &str, no: &str, slot: u8) -> String {
+        let refs = &self.refs;
+        let ids = if kind == "pay" {
+            &refs.payments
+        } else {
+            &refs.refunds
+        };
+        let target = ids.get(&(self.ns, no.to_owned()));
+        let id = match self.of {
+            Of::Target(_) => target.cloned(),
+            Of::Model(ids) => target
+                .and_then(|t| ids.model_of(kind, &qualified(self.ns, t)))
+                .map(str::to_owned),
+        };
+        id.unwrap_or_else(|| format!("{kind}_demo_{}", 900 + u32::from(slot)))
+    }
 }
 
 /// The HTTP request: method, path and query, headers, JSON body.
@@ -275,99 +316,78 @@ pub fn other_case(s: &str) -> String {
 }
 
 impl Req {
-    pub fn render(&self, names: &Names, side: &dyn Side) -> Http {
-        use serde_json::json;
-        let order = |slot: u8| names.order(slot);
+    /// The request as `side` spells it (for the target, its body with its card field).
+    pub fn render(&self, names: &Names, side: &Side) -> Http {
+        use serde_json::{Value, json};
+        let pay = |o: u8| side.id("pay", &names.order(o), o);
+        let find = |query: &str, no: &str| format!("/v1/{query}={}", query_escape(no));
+        let post = |target: String, body: Option<Value>| ("POST", target, body);
+        let get = |target: String| ("GET", target, None);
         let (method, target, body) = match self.op {
             Op::Create {
-                order: o,
+                order,
                 amount,
                 currency,
                 card,
             } => {
-                let mut b =
-                    json!({"merchant_order_no": order(o), "amount": amount, "currency": currency});
+                let mut b = json!({"merchant_order_no": names.order(order), "amount": amount, "currency": currency});
                 if let Some(c) = card {
-                    b["card"] = json!(side.card(c));
+                    b["card"] = side.card(c);
                 }
-                ("POST", "/v1/payments".to_owned(), Some(b))
+                post("/v1/payments".into(), Some(b))
             }
-            Op::Confirm { order: o, card } => (
-                "POST",
-                format!("/v1/payments/{}/confirm", side.payment(&order(o), o)),
-                Some(json!({"card": side.card(card)})),
-            ),
+            Op::Confirm { order, card } => {
+                let body = json!({"card": side.card(card)});
+                post(format!("/v1/payments/{}/confirm", pay(order)), Some(body))
+            }
             Op::ConfirmWithAmount {
-                order: o,
+                order,
                 card,
                 amount,
-            } => (
-                "POST",
-                format!("/v1/payments/{}/confirm", side.payment(&order(o), o)),
-                Some(json!({"card": side.card(card), "amount": amount})),
-            ),
-            Op::Cancel { order: o } => (
-                "POST",
-                format!("/v1/payments/{}/cancel", side.payment(&order(o), o)),
-                None,
-            ),
-            Op::Session { order: o, amount } => (
-                "POST",
-                "/v1/checkout/sessions".to_owned(),
-                Some(json!({"merchant_order_no": order(o), "amount": amount, "currency": "USD"})),
-            ),
+            } => {
+                let body = json!({"card": side.card(card), "amount": amount});
+                post(format!("/v1/payments/{}/confirm", pay(order)), Some(body))
+            }
+            Op::Cancel { order } => post(format!("/v1/payments/{}/cancel", pay(order)), None),
+            Op::Session { order, amount } => {
+                let body = json!({"merchant_order_no": names.order(order), "amount": amount, "currency": "USD"});
+                post("/v1/checkout/sessions".into(), Some(body))
+            }
             Op::Refund {
-                order: o,
+                order,
                 refund,
                 amount,
-            } => (
-                "POST",
-                "/v1/refunds".to_owned(),
-                Some(json!({"payment_id": side.payment(&order(o), o),
-                    "merchant_refund_no": names.refund(refund), "amount": amount})),
-            ),
-            Op::GetPayment { order: o } => (
-                "GET",
-                format!("/v1/payments/{}", side.payment(&order(o), o)),
-                None,
-            ),
-            Op::FindPayment { order: o } => (
-                "GET",
-                format!("/v1/payments?merchant_order_no={}", query_escape(&order(o))),
-                None,
-            ),
-            Op::FindPaymentOtherCase { order: o } => (
-                "GET",
-                format!(
-                    "/v1/payments?merchant_order_no={}",
-                    query_escape(&other_case(&order(o)))
-                ),
-                None,
-            ),
-            Op::GetRefund { refund } => (
-                "GET",
-                format!("/v1/refunds/{}", side.refund(&names.refund(refund), refund)),
-                None,
-            ),
-            Op::FindRefund { refund } => (
-                "GET",
-                format!(
-                    "/v1/refunds?merchant_refund_no={}",
-                    query_escape(&names.refund(refund))
-                ),
-                None,
-            ),
+            } => {
+                let body = json!({"payment_id": pay(order),
+                    "merchant_refund_no": names.refund(refund), "amount": amount});
+                post("/v1/refunds".into(), Some(body))
+            }
+            Op::GetPayment { order } => get(format!("/v1/payments/{}", pay(order))),
+            Op::FindPayment { order } => {
+                get(find("payments?merchant_order_no", &names.order(order)))
+            }
+            Op::FindPaymentOtherCase { order } => get(find(
+                "payments?merchant_order_no",
+                &other_case(&names.order(order)),
+            )),
+            Op::GetRefund { refund } => get(format!(
+                "/v1/refunds/{}",
+                side.id("ref", &names.refund(refund), refund)
+            )),
+            Op::FindRefund { refund } => {
+                get(find("refunds?merchant_refund_no", &names.refund(refund)))
+            }
         };
+        let body = body.map(|b| b.to_string());
         Http {
             method,
             target,
             authorization: format!("Bearer {}", side.api_key(self.key_of, self.rotation)),
-            idempotency_key: if method == "POST" {
-                names.key(self.key)
-            } else {
-                None
+            idempotency_key: (method == "POST").then(|| names.key(self.key)).flatten(),
+            body: match side.of {
+                Of::Target(p) => p.target_body(body.as_deref()),
+                Of::Model(_) => body,
             },
-            body: body.map(|b| b.to_string()),
         }
     }
 }

@@ -175,20 +175,14 @@ pub fn matches(
         return Ok(vec![Reading::of_observation(reading)]);
     }
     let mut shown = Vec::new();
-    let code = want
-        .pointer("/error/code")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let code = want.pointer("/error/code").and_then(Value::as_str);
     // A refusal whose code the contract does not name is judged by its status class:
     // which 4xx the target gives it is the target's choice (A-ERROR-CODES), even where
     // the profile maps the code. A whole-body (strict) target answers the model's status.
-    let by_class = !dialect.strict
-        && code
-            .as_deref()
-            .is_some_and(|c| !observation::NAMED_CODES.contains(&c));
+    let by_class = !dialect.strict && code.is_some_and(|c| !observation::NAMED_CODES.contains(&c));
     if by_class {
         let theirs = seen.body.pointer("/error/code").and_then(Value::as_str);
-        shown.push(if theirs == code.as_deref() {
+        shown.push(if theirs == code {
             Reading::ModelCodes
         } else {
             Reading::OwnCodes
@@ -243,7 +237,7 @@ pub fn matches(
         ns,
         ids: &mut trial,
         dialect,
-        model_code: code.as_deref(),
+        model_code: code,
         diffs,
     };
     if let Err(e) = walk.value(&want, &seen.body, "") {
@@ -307,10 +301,8 @@ impl Walk<'_> {
         let extra = g
             .iter()
             .filter(|(k, v)| !w.contains_key(*k) && !v.is_null() && !self.dialect.allows_extra(k));
-        for (k, _) in extra {
-            self.diffs
-                .push(format!("{path}.{k} present where the model has none"));
-        }
+        let extra = extra.map(|(k, _)| format!("{path}.{k} present where the model has none"));
+        self.diffs.extend(extra);
         Ok(())
     }
 

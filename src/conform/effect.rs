@@ -10,16 +10,12 @@ use super::run::{self, Target};
 pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
     let c = &t.profile.profile.controls;
     let rate_limit: fn(bool) -> Switch = |on| Switch::RateLimit { merchant: 1, on };
+    let pause: fn(bool) -> Switch = |on| Switch::Pause { on };
     let checks = [
         (c.rate_limit.is_some(), "controls.rate_limit", rate_limit),
-        (c.pause.is_some(), "controls.pause", |on| Switch::Pause {
-            on,
-        }),
+        (c.pause.is_some(), "controls.pause", pause),
     ];
-    for (n, (present, name, switch)) in checks.into_iter().enumerate() {
-        if !present {
-            continue;
-        }
+    for (n, (_, name, switch)) in checks.into_iter().enumerate().filter(|(_, c)| c.0) {
         run::switch(t, switch(true)).await?;
         let status = create(t, &format!("{tag}-{n}")).await;
         run::switch(t, switch(false)).await?;

@@ -157,12 +157,8 @@ impl Gen<'_> {
             let old = self.old();
             // The control moves only for a profile that has controls: a profile without
             // them keeps the cases it always had.
-            let controls = if self.a.rate_limit || self.a.pause {
-                2
-            } else {
-                0
-            };
-            let shapes = if self.a.shapes { 4 } else { 0 };
+            let controls = 2 * usize::from(self.a.rate_limit || self.a.pause);
+            let shapes = 4 * usize::from(self.a.shapes);
             let roll = self.rng.below(34 + controls + shapes);
             // The added shapes take the rolls after the controls'.
             let roll = match roll.checked_sub(34 + controls) {
@@ -180,19 +176,13 @@ impl Gen<'_> {
                     let card = Some(self.card());
                     one(self.create(Made { card, ..m }))
                 }
-                (8, Some(m)) => {
-                    let changed = if self.rng.chance(500) {
-                        Made {
-                            amount: m.amount + 1,
-                            ..m
-                        }
+                (8, Some(mut m)) => {
+                    if self.rng.chance(500) {
+                        m.amount += 1;
                     } else {
-                        Made {
-                            currency: "EUR",
-                            ..m
-                        }
-                    };
-                    one(self.create(changed))
+                        m.currency = "EUR";
+                    }
+                    one(self.create(m))
                 }
                 (9, Some(m)) => {
                     let key = self.key();
@@ -285,16 +275,8 @@ impl Gen<'_> {
                 }
                 (20, _) => {
                     // A request the contract rejects, then its corrected retry.
-                    let key = self.key();
-                    let order = self.order();
-                    let good = Made {
-                        key_of: 1,
-                        key,
-                        order,
-                        amount: 10000,
-                        currency: "USD",
-                        card: Some(CardOutcome::Approve),
-                    };
+                    let good = self.new_create(Some(CardOutcome::Approve));
+                    let (key, order) = (good.key, good.order);
                     let bad = match self.rng.below(5) {
                         0 => self.req(1, KeyUse::Missing, Op::approved(order)),
                         1 => self.req(1, KeyUse::TooLong, Op::approved(order)),
@@ -305,7 +287,6 @@ impl Gen<'_> {
                             ..good
                         }),
                     };
-                    self.made.push(good);
                     let fixed = self.create(good);
                     if matches!(bad.key, KeyUse::Wide(_)) {
                         // A key a few non-ASCII characters long, on a new order.
@@ -335,7 +316,6 @@ impl Gen<'_> {
                         _ => {
                             // One key on two Payments' confirm (SCOPE-01: the path is
                             // part of the scope).
-                            let _ = m;
                             let n1 = self.new_create(None);
                             let n2 = self.new_create(None);
                             let (a1, a2) = (self.create(n1), self.create(n2));
@@ -380,10 +360,9 @@ impl Gen<'_> {
                     ]);
                     vec![Round::Advance(by)]
                 }
-                (28 | 29, Some(m)) => {
+                (28 | 29, Some(_)) => {
                     // Card retries of one Payment until the attempt limit.
                     let n = self.new_create(Some(CardOutcome::Decline));
-                    let _ = m;
                     let first = self.create(n);
                     let mut v = vec![first];
                     for _ in 0..3 {
@@ -444,14 +423,8 @@ impl Gen<'_> {
                     // CKO-01: a new key, the same order number, amount and currency: a new
                     // session for the same Payment, not a conflict.
                     let key = self.key();
-                    one(self.req(
-                        m.key_of,
-                        KeyUse::Slot(key),
-                        Op::Session {
-                            order: m.order,
-                            amount: m.amount,
-                        },
-                    ))
+                    let (order, amount) = (m.order, m.amount);
+                    one(self.req(m.key_of, KeyUse::Slot(key), Op::Session { order, amount }))
                 }
                 (101, Some(m)) => one(self.get(Op::FindPaymentOtherCase { order: m.order })),
                 (102, Some(m)) if m.key_of == 1 && self.a.rotation => {
@@ -476,23 +449,12 @@ impl Gen<'_> {
                 (31 | 32, _) => {
                     // Cancel of an unfinished Payment, then its status (CANCEL-02); with
                     // card G the acquirer answers the cancel late: 202 (A-CANCEL).
-                    let mut cards = vec![
-                        CardOutcome::Slow,
-                        CardOutcome::Silent,
-                        CardOutcome::RequireAction,
-                    ];
-                    if self.a.outcomes.contains(&CardOutcome::SlowCancel) {
-                        cards.push(CardOutcome::SlowCancel);
-                    }
                     // S12: a cancel of a requires_action charge the acquirer does not
                     // confirm in time.
-                    if self
-                        .a
-                        .outcomes
-                        .contains(&CardOutcome::RequiresActionCancelUnconfirmed)
-                    {
-                        cards.push(CardOutcome::RequiresActionCancelUnconfirmed);
-                    }
+                    use CardOutcome::*;
+                    let mut cards = vec![Slow, Silent, RequireAction];
+                    let late = [SlowCancel, RequiresActionCancelUnconfirmed];
+                    cards.extend(late.into_iter().filter(|c| self.a.outcomes.contains(c)));
                     let card = self.rng.pick(&cards);
                     let n = self.new_create(Some(card));
                     let first = self.create(n);

@@ -22,66 +22,51 @@ impl Gen<'_> {
         if let Some(last) = self.made.last_mut() {
             last.key_of = key_of;
         }
-        let first = self.create(m);
-        let mut rounds = vec![
-            Round::Control(Switch::RateLimit { merchant, on: true }),
-            Round::Send(vec![first]),
-        ];
-        if self.rng.chance(400) {
-            let find = self.req(key_of, KeyUse::Missing, Op::FindPayment { order: m.order });
-            rounds.push(Round::Send(vec![find]));
-        } else {
-            rounds.push(Round::Send(vec![self.refused(key_of, m)]));
-        }
-        rounds.push(Round::Control(Switch::RateLimit {
-            merchant,
-            on: false,
-        }));
-        rounds.push(Round::Send(vec![self.create(m)]));
-        rounds
+        let switch = |on| Switch::RateLimit { merchant, on };
+        self.switched(switch(true), m, switch(false))
     }
 
-    /// The create of `m` without its Idempotency-Key (KEY-07): while a switch is on,
-    /// two refusals apply, and which one wins is the platform's (A-REFUSAL-ORDER).
-    fn refused(&mut self, key_of: u32, m: Made) -> Req {
-        Req {
-            key: KeyUse::Missing,
-            ..self.create(Made { key_of, ..m })
-        }
+    /// `on`, the create of `m` and a query of it or its create refused, `off`, and the
+    /// create of `m` again. The refused create lacks its Idempotency-Key (KEY-07): while
+    /// a switch is on, two refusals apply, and which one wins is the platform's
+    /// (A-REFUSAL-ORDER).
+    fn switched(&mut self, on: Switch, m: Made, off: Switch) -> Vec<Round> {
+        let first = self.create(m);
+        let then = if self.rng.chance(400) {
+            self.req(
+                m.key_of,
+                KeyUse::Missing,
+                Op::FindPayment { order: m.order },
+            )
+        } else {
+            Req {
+                key: KeyUse::Missing,
+                ..self.create(m)
+            }
+        };
+        let again = self.create(m);
+        let send = |r| Round::Send(vec![r]);
+        let (on, off) = (Round::Control(on), Round::Control(off));
+        vec![on, send(first), send(then), off, send(again)]
     }
 
     /// The channel paused (RATE-04, RATE-05): a new create (or a confirm of a Payment
     /// made before) answered 503 and not accepted; once resumed, the same request
     /// under the same key executes.
     pub(super) fn paused(&mut self) -> Vec<Round> {
-        let on = Round::Control(Switch::Pause { on: true });
-        let off = Round::Control(Switch::Pause { on: false });
+        let (on, off) = (Switch::Pause { on: true }, Switch::Pause { on: false });
         if self.rng.chance(300) {
             let n = self.new_create(None);
             let made = self.create(n);
             let key = self.key();
             let card = self.card();
             let confirm = self.confirm(key, n.order, card);
-            return vec![
-                Round::Send(vec![made]),
-                on,
-                Round::Send(vec![confirm]),
-                off,
-                Round::Send(vec![confirm]),
-            ];
+            let send = |r| Round::Send(vec![r]);
+            let (on, off) = (Round::Control(on), Round::Control(off));
+            return vec![send(made), on, send(confirm), off, send(confirm)];
         }
         let card = Some(self.card());
         let m = self.new_create(card);
-        let first = self.create(m);
-        let mut rounds = vec![on, Round::Send(vec![first])];
-        if self.rng.chance(400) {
-            let find = self.get(Op::FindPayment { order: m.order });
-            rounds.push(Round::Send(vec![find]));
-        } else {
-            rounds.push(Round::Send(vec![self.refused(1, m)]));
-        }
-        rounds.push(off);
-        rounds.push(Round::Send(vec![self.create(m)]));
-        rounds
+        self.switched(on, m, off)
     }
 }

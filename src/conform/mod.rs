@@ -170,24 +170,20 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
                 .is_none_or(|sh| (s - range.start) % sh.count == sh.index)
         })
         .collect();
-    if let Some(sh) = &args.shard {
-        seeds_text.push_str(&format!(" shard {}/{}", sh.index, sh.count));
+    let shard = args
+        .shard
+        .map(|sh| format!("shard {}/{}", sh.index, sh.count));
+    if let Some(shard) = &shard {
+        seeds_text.push_str(&format!(" {shard}"));
     }
-    let deadline = match &args.duration {
-        None => None,
-        Some(d) => {
-            let d = payhub_sim::script::parse_duration(d)
-                .ok_or_else(|| format!("--duration {d}: not a duration (90s, 10min)"))?;
-            Some(Instant::now() + Duration::from_millis(d.0))
-        }
+    let duration = |d: &String| {
+        payhub_sim::script::parse_duration(d)
+            .ok_or_else(|| format!("--duration {d}: not a duration (90s, 10min)"))
     };
-    let continue_to = format!(
-        "..{}{}",
-        range.end,
-        args.shard
-            .map(|sh| format!(" --shard {}/{}", sh.index, sh.count))
-            .unwrap_or_default()
-    );
+    let deadline = args.duration.as_ref().map(duration).transpose()?;
+    let deadline = deadline.map(|d| Instant::now() + Duration::from_millis(d.0));
+    let shard = shard.map(|s| format!(" --{s}")).unwrap_or_default();
+    let continue_to = format!("..{}{shard}", range.end);
     let options = SweepOptions {
         seeds,
         seeds_text,
@@ -325,11 +321,8 @@ pub async fn sweep(
     let started = Instant::now();
     let alphabet = alphabet(&t.profile, o.proxy_faults);
     let bar = crate::progress::Bar::new(quiet.is_none(), o.seeds.len() as u64, "cases");
-    let run_id = if t.profile.profile.isolation.reset.is_some() {
-        String::new()
-    } else {
-        run_tag()
-    };
+    let reset = t.profile.profile.isolation.reset.is_some();
+    let run_id = (!reset).then(run_tag).unwrap_or_default();
     let mut report = Report {
         target: url.to_owned(),
         profile: t.profile.profile.name.clone(),
@@ -415,10 +408,8 @@ fn finding(
         "payhub-verify conform against {}: seed {}, the shrunk case's model run",
         t.profile.profile.name, case.seed
     );
-    let mut script = match payhub_sim::script::script_from_tape(&config, &tape, None, &about) {
-        Ok(s) => s,
-        Err(e) => format!("# no script: {e}\n"),
-    };
+    let mut script = payhub_sim::script::script_from_tape(&config, &tape, None, &about)
+        .unwrap_or_else(|e| format!("# no script: {e}\n"));
     for e in shrunk.run.exchanges.iter().filter(|e| e.round == round) {
         script.push_str(&format!(
             "# the target answered {}  →  {}\n",

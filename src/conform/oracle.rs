@@ -3,10 +3,10 @@
 //! state over every order the world allows, each answer compared with the target's
 //! (`compare.rs`). No state left is a violation; past a bound, an incomplete run.
 
-use super::case::{self, Names, Req, Side};
+use super::case::{self, Names, Of, Req, Side};
 use super::compare::{self, IdMap, Observed};
 pub use super::exchange::{Seen, Sent};
-use super::profile::{CardOutcome, Loaded};
+use super::profile::Loaded;
 use super::readings::{Reading, Taken};
 use crate::http_map;
 use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request, top_up};
@@ -71,35 +71,6 @@ pub struct Oracle {
     max_states: usize,
     /// The round of the case being judged (where a reading was first shown).
     pub round_no: usize,
-}
-
-/// The model's side of a request in one state: model keys and cards, and the model ids
-/// that state bound the target's to.
-struct ModelSide<'a> {
-    ids: &'a IdMap,
-    refs: &'a TargetRefs,
-    ns: u32,
-}
-
-impl Side for ModelSide<'_> {
-    fn api_key(&self, model_key: u32, _rotation: u8) -> String {
-        format!("ak_{model_key}")
-    }
-    fn card(&self, outcome: CardOutcome) -> serde_json::Value {
-        outcome.model_card().unwrap_or('A').to_string().into()
-    }
-    fn payment(&self, order: &str, slot: u8) -> String {
-        self.refs
-            .payment(self.ns, order)
-            .and_then(|t| self.ids.model_of("pay", &compare::qualified(self.ns, t)))
-            .map_or_else(|| case::unknown_payment(slot), str::to_owned)
-    }
-    fn refund(&self, refund_no: &str, slot: u8) -> String {
-        self.refs
-            .refund(self.ns, refund_no)
-            .and_then(|t| self.ids.model_of("ref", &compare::qualified(self.ns, t)))
-            .map_or_else(|| case::unknown_refund(slot), str::to_owned)
-    }
 }
 
 /// One request's progress in one path of the exploration.
@@ -222,7 +193,7 @@ impl Oracle {
 
     fn move_to(&self, st: &mut State, target: Millis) -> Result<(), String> {
         for _ in 0..10_000 {
-            while let Some((c, _)) = link_moves(&st.world).into_iter().next() {
+            while let Some((c, _)) = link_moves(&st.world, &[]).into_iter().next() {
                 self.apply(st, c)?;
             }
             drop_stray(self, st, &[])?;
@@ -297,7 +268,7 @@ impl Oracle {
         // charge excepted: it is placed by the exploration).
         let mut starts = vec![st.clone()];
         let mut st = st;
-        while let Some((c, _)) = link_moves(&st.world)
+        while let Some((c, _)) = link_moves(&st.world, &[])
             .into_iter()
             .find(|(_, kind)| *kind != LinkMove::SlowCharge)
         {
@@ -372,11 +343,11 @@ impl Oracle {
                         continue 'moves;
                     }
                 }
-                if let (Some(r), Some((i, _))) = (m.reading, m.marks) {
-                    if let Err(e) = self.take(&mut child.st, r, i) {
-                        misses.push(e);
-                        continue;
-                    }
+                if let (Some(r), Some((i, _))) = (m.reading, m.marks)
+                    && let Err(e) = self.take(&mut child.st, r, i)
+                {
+                    misses.push(e);
+                    continue;
                 }
                 if let Some((i, done)) = m.marks {
                     child.ex[i].delivered = true;
@@ -411,16 +382,7 @@ impl Oracle {
                 marks: Some((i, false)),
                 reading,
             };
-            match w.platform.branch_point(w.now, request) {
-                None => out.push(deliver(None)),
-                Some(point) => {
-                    for b in point.alternatives() {
-                        if self.profile.branches.contains(&b) {
-                            out.push(deliver(Some(b)));
-                        }
-                    }
-                }
-            }
+            out.extend(self.branches(w, request).into_iter().map(deliver));
             let strict = self.dialect.strict;
             match &sent[i].seen {
                 Seen::Unknown => {
@@ -437,17 +399,15 @@ impl Oracle {
         }
         let concurrent = is_concurrent(sent);
         out.extend(
-            link_moves_except(w, &node.backlog)
+            link_moves(w, &node.backlog)
                 .into_iter()
                 .filter(|(_, kind)| !kind.eager(concurrent, !self.dialect.strict))
                 .map(|(c, _)| Move::one(c, None)),
         );
         // Time passes while the target takes time to answer, within the horizon.
         let waiting = node.ex.iter().any(|e| e.delivered && !e.done);
-        if let Some(d) = w.next_deadline() {
-            if waiting && d <= limit {
-                out.push(Move::one(Choice::Tick, None));
-            }
+        if waiting && w.next_deadline().is_some_and(|d| d <= limit) {
+            out.push(Move::one(Choice::Tick, None));
         }
         out
     }
@@ -486,11 +446,9 @@ impl Oracle {
                 moved = true;
             }
             let ours: Vec<RequestId> = node.ex.iter().filter_map(|e| e.sent.map(|s| s.1)).collect();
-            if drop_stray(self, &mut node.st, &ours).map_err(Miss::World)? {
-                moved = true;
-            }
+            moved |= drop_stray(self, &mut node.st, &ours).map_err(Miss::World)?;
             let concurrent = is_concurrent(r.sent);
-            if let Some((c, _)) = link_moves_except(&node.st.world, &node.backlog)
+            if let Some((c, _)) = link_moves(&node.st.world, &node.backlog)
                 .into_iter()
                 .find(|(_, kind)| kind.eager(concurrent, !self.dialect.strict))
             {
@@ -536,8 +494,8 @@ impl Oracle {
             node.ex[i].finish();
             return Ok(());
         };
-        let side = ModelSide {
-            ids: &node.st.ids,
+        let side = Side {
+            of: Of::Model(&node.st.ids),
             refs: r.refs,
             ns,
         };
@@ -561,14 +519,9 @@ impl Oracle {
             }
             Ok(request) => {
                 let merchant = node_of(request.api_key);
-                self.apply(
-                    &mut node.st,
-                    Choice::Send {
-                        merchant,
-                        request: Arc::new(request),
-                    },
-                )
-                .map_err(Miss::World)?;
+                let request = Arc::new(request);
+                let send = Choice::Send { merchant, request };
+                self.apply(&mut node.st, send).map_err(Miss::World)?;
                 let newest = newest_request(&node.st.world)
                     .ok_or_else(|| Miss::World("the sent request is not in flight".into()))?;
                 node.ex[i].sent = Some(newest);

@@ -40,14 +40,10 @@ impl LinkMove {
     }
 }
 
-/// The upstream's next moves: each call decided by its test card, each reply delivered.
-pub(super) fn link_moves(w: &World) -> Vec<(Choice, LinkMove)> {
-    link_moves_except(w, &[])
-}
-
-/// [`link_moves`] but those on messages of `backlog` (the upstream's work from before
-/// the round, whose progress the round's start already chose).
-pub(super) fn link_moves_except(w: &World, backlog: &[MsgId]) -> Vec<(Choice, LinkMove)> {
+/// The upstream's next moves: each call decided by its test card, each reply delivered,
+/// but those on messages of `backlog` (the upstream's work from before the round, whose
+/// progress the round's start already chose).
+pub(super) fn link_moves(w: &World, backlog: &[MsgId]) -> Vec<(Choice, LinkMove)> {
     w.link
         .iter()
         .filter(|(msg, _)| !backlog.contains(msg))

@@ -34,6 +34,15 @@ impl Move {
             reading: None,
         }
     }
+
+    /// Request `i` (message `msg`) dropped, executed nowhere, under `reading`.
+    fn dropped(msg: MsgId, i: usize, reading: Reading) -> Move {
+        let reading = Some(reading);
+        Move {
+            reading,
+            ..Move::one(Choice::Drop { msg }, Some((i, true)))
+        }
+    }
 }
 
 /// Whether `payment` is processing in `w`.
@@ -53,25 +62,22 @@ pub(super) fn delivered_reading(w: &World, request: &ApiRequest) -> Option<Readi
     processing(w, &request.endpoint).then_some(Reading::CancelAccepted)
 }
 
-/// The switches on in `w`: controls turning them off, and back on.
-fn switches(w: &World) -> (Vec<Control>, Vec<Control>) {
-    let mut off = Vec::new();
-    let mut on = Vec::new();
-    for m in 0..=8 {
-        let merchant = MerchantId(m);
-        if w.platform.is_rate_limited(merchant) {
-            off.push(Control::SetRateLimited {
-                merchant,
-                on: false,
-            });
-            on.push(Control::SetRateLimited { merchant, on: true });
-        }
-    }
-    if w.platform.channel_paused() {
-        off.push(Control::SetChannelPaused { on: false });
-        on.push(Control::SetChannelPaused { on: true });
-    }
-    (off, on)
+/// The switches on in `w`: the choices turning them off, and back on.
+fn switches(w: &World) -> (Vec<Choice>, Vec<Choice>) {
+    let limited = (0..=8)
+        .map(MerchantId)
+        .filter(|m| w.platform.is_rate_limited(*m));
+    let switch = |on: bool| {
+        let limits = limited
+            .clone()
+            .map(|merchant| Control::SetRateLimited { merchant, on });
+        let pause = w
+            .platform
+            .channel_paused()
+            .then_some(Control::SetChannelPaused { on });
+        limits.chain(pause).map(Choice::Control).collect()
+    };
+    (switch(false), switch(true))
 }
 
 impl Oracle {
@@ -93,11 +99,7 @@ impl Oracle {
             && status == Some(409)
             && theirs == Some("payment_in_progress")
         {
-            out.push(Move {
-                choices: vec![Choice::Drop { msg }],
-                marks: Some((i, true)),
-                reading: Some(Reading::CancelInProgress),
-            });
+            out.push(Move::dropped(msg, i, Reading::CancelInProgress));
         }
         let (off, on) = switches(w);
         if off.is_empty() || w.platform.branch_point(w.now, request).is_some() {
@@ -123,11 +125,7 @@ impl Oracle {
         if switched && (400..500).contains(&answer.status) {
             // The switch answered before the request's own refusal: nothing executed
             // (the model's refusal executed nothing either).
-            out.push(Move {
-                choices: vec![Choice::Drop { msg }],
-                marks: Some((i, true)),
-                reading: Some(Reading::SwitchFirst),
-            });
+            out.push(Move::dropped(msg, i, Reading::SwitchFirst));
             return out;
         }
         if !matches!(answer.status, 429 | 503) {
@@ -152,33 +150,21 @@ impl Oracle {
         }
         // Off, delivered (each alternative of a branch point it reaches), on again.
         let mut unswitched = w.clone();
-        for c in &off {
-            if unswitched
-                .apply(&self.config, &Choice::Control(c.clone()), None)
-                .is_err()
-            {
-                return out;
-            }
+        if off
+            .iter()
+            .any(|c| unswitched.apply(&self.config, c, None).is_err())
+        {
+            return out;
         }
-        let branches: Vec<Option<Branch>> = match unswitched.platform.branch_point(w.now, request) {
-            None => vec![None],
-            Some(point) => point
-                .alternatives()
-                .into_iter()
-                .filter(|b| self.profile.branches.contains(b))
-                .map(Some)
-                .collect(),
-        };
+        let branches = self.branches(&unswitched, request);
         for reading in taken {
-            for branch in &branches {
+            for &branch in &branches {
+                let deliver = Choice::Deliver { msg, branch };
                 let choices = off
                     .iter()
-                    .map(|c| Choice::Control(c.clone()))
-                    .chain([Choice::Deliver {
-                        msg,
-                        branch: *branch,
-                    }])
-                    .chain(on.iter().map(|c| Choice::Control(c.clone())))
+                    .cloned()
+                    .chain([deliver])
+                    .chain(on.clone())
                     .collect();
                 out.push(Move {
                     choices,
@@ -188,6 +174,18 @@ impl Oracle {
             }
         }
         out
+    }
+
+    /// The branches a delivery of `request` in `w` may take: each alternative of the
+    /// branch point it reaches that the profile allows, or none.
+    pub(super) fn branches(&self, w: &World, request: &ApiRequest) -> Vec<Option<Branch>> {
+        match w.platform.branch_point(w.now, request) {
+            None => vec![None],
+            Some(point) => (point.alternatives().into_iter())
+                .filter(|b| self.profile.branches.contains(b))
+                .map(Some)
+                .collect(),
+        }
     }
 
     /// The request `s` (the `i`-th of its round) as state `st` reads the target's answer
@@ -209,19 +207,15 @@ impl Oracle {
             _ => None,
         };
         if let case::Op::ConfirmWithAmount { order, card, .. } = req.op {
-            let ignored = match answered {
-                Some(status) => status != 400,
-                None => self.took(st, Reading::FieldsIgnored),
-            };
+            let ignored =
+                answered.map_or_else(|| self.took(st, Reading::FieldsIgnored), |s| s != 400);
             if ignored {
                 self.take(st, Reading::FieldsIgnored, i)?;
                 req.op = case::Op::Confirm { order, card };
             }
         }
-        let refused = match answered {
-            Some(status) => status == 400,
-            None => self.took(st, Reading::KeyPrintableAscii),
-        };
+        let refused =
+            answered.map_or_else(|| self.took(st, Reading::KeyPrintableAscii), |s| s == 400);
         if matches!(req.key, case::KeyUse::Wide(_) | case::KeyUse::Accented(_)) && refused {
             self.take(st, Reading::KeyPrintableAscii, i)?;
             return Ok(None);
@@ -312,7 +306,6 @@ pub(super) fn shown_by(req: &Req, response: &ApiResponse, obs: &Observed) -> Vec
 pub(super) fn model_reading(world: &World, req: &Req, response: &ApiResponse) -> Option<Reading> {
     use crate::conform::case::Op;
     use crate::conform::profile::CardOutcome::Fail;
-    use payhub_model::{PaymentStatus, ResponseBody};
     let upstream_failed = matches!(
         req.op,
         Op::Create {

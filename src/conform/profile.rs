@@ -261,27 +261,30 @@ impl Loaded {
                 format!("{path}: {}", e.inner())
             }
         })?;
-        let model_keys = profile
-            .api_keys
-            .iter()
-            .map(
-                |k| match k.model.strip_prefix("ak_").map(str::parse::<u32>) {
-                    Some(Ok(n)) if (1..=4).contains(&n) => Ok(n),
-                    _ => Err(format!(
-                        "api_keys: model key {:?} is not one of ak_1…ak_4",
-                        k.model
-                    )),
-                },
-            )
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut model_keys = Vec::new();
+        for k in &profile.api_keys {
+            match k
+                .model
+                .strip_prefix("ak_")
+                .and_then(|n| n.parse::<u32>().ok())
+            {
+                Some(n @ 1..=4) => model_keys.push(n),
+                _ => {
+                    let model = &k.model;
+                    return Err(format!(
+                        "api_keys: model key {model:?} is not one of ak_1…ak_4"
+                    ));
+                }
+            }
+        }
         if !model_keys.contains(&1) {
             return Err("api_keys: no key stands for ak_1 (merchant 1, test)".into());
         }
-        if !profile
+        let approve = profile
             .cards
             .iter()
-            .any(|c| c.outcome == CardOutcome::Approve)
-        {
+            .any(|c| c.outcome == CardOutcome::Approve);
+        if !approve {
             return Err("cards: no card with outcome approve".into());
         }
         let branches = match &profile.branches {
@@ -289,14 +292,10 @@ impl Loaded {
             Some(names) => names
                 .iter()
                 .map(|n| {
-                    Branch::ALL
-                        .iter()
-                        .copied()
-                        .find(|b| b.as_str() == n)
-                        .ok_or_else(|| {
-                            let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
-                            format!("branches: unknown branch {n:?} (one of {})", all.join(", "))
-                        })
+                    Branch::from_name(n).ok_or_else(|| {
+                        let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
+                        format!("branches: unknown branch {n:?} (one of {})", all.join(", "))
+                    })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         };
@@ -319,13 +318,13 @@ impl Loaded {
             placeholders(name, &[sw.template(true), sw.template(false)])?;
         }
         placeholders("clock.advance", profile.clock.advance.as_slice())?;
-        if let Some(r) = &profile.clock.read {
-            if !matches!(r.unit.as_deref(), None | Some("s" | "ms")) {
-                return Err(format!(
-                    "clock.read.unit: {:?} is not \"s\" or \"ms\"",
-                    r.unit
-                ));
-            }
+        if let Some(r) = &profile.clock.read
+            && !matches!(r.unit.as_deref(), None | Some("s" | "ms"))
+        {
+            return Err(format!(
+                "clock.read.unit: {:?} is not \"s\" or \"ms\"",
+                r.unit
+            ));
         }
         let pins = super::readings::parse_pins(&profile.readings)?;
         for s in &profile.suppress {
@@ -335,10 +334,10 @@ impl Loaded {
                     s.property
                 ));
             }
-            if payhub_properties::PROPERTIES
+            let known = payhub_properties::PROPERTIES
                 .iter()
-                .all(|p| p.name != s.property)
-            {
+                .any(|p| p.name == s.property);
+            if !known {
                 return Err(format!(
                     "suppress: {:?} is not a property of the registry",
                     s.property
@@ -348,15 +347,12 @@ impl Loaded {
                 return Err(format!("suppress: {} has no reason", s.property));
             }
         }
+        let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
         for (theirs, model) in &profile.error_codes {
-            if !ErrorCode::ALL.iter().any(|c| c.as_str() == model) {
+            if !codes.contains(&model.as_str()) {
                 return Err(format!(
                     "error_codes: {theirs:?} maps to {model:?}, which is not one of the model's codes ({})",
-                    ErrorCode::ALL
-                        .iter()
-                        .map(|c| c.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    codes.join(", ")
                 ));
             }
         }
@@ -403,16 +399,10 @@ impl Loaded {
 
     /// The outcomes the target has cards for and the model can drive.
     pub fn outcomes(&self) -> Vec<CardOutcome> {
-        let mut v: Vec<CardOutcome> = self
-            .profile
-            .cards
-            .iter()
-            .map(|c| c.outcome)
-            .filter(|o| o.model_card().is_some())
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+        let cards = self.profile.cards.iter().map(|c| c.outcome);
+        let v: std::collections::BTreeSet<CardOutcome> =
+            cards.filter(|o| o.model_card().is_some()).collect();
+        v.into_iter().collect()
     }
 
     /// The target's name of model merchant `n` (`{merchant}`).

@@ -2,63 +2,108 @@
 //! ambiguous, each [`Point`]'s readings the contract allows ([`Reading`]), the model's
 //! own first (its assumption in `model/ASSUMPTIONS.md`); a state keeps one per point.
 
-use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// A place where the contract leaves the platform a choice.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Point {
-    /// A body field the endpoint does not name (a confirm carrying `amount`).
-    UnnamedFields,
-    /// Which requests a merchant's rate limit answers with 429.
-    RateLimitScope,
-    /// A cancel of a Payment that is `processing`.
-    CancelProcessing,
-    /// Which requests a paused channel answers with 503.
-    PauseScope,
-    /// Which characters an `Idempotency-Key` may have.
-    KeyCharset,
-    /// Which refusal wins when a rate limit or a pause and a refusal of the request
-    /// itself both apply.
-    RefusalOrder,
-    /// The codes of refusals the contract does not name.
-    UnnamedCodes,
-    /// `Retry-After` on a 503.
-    RetryAfter503,
-    /// `Retry-After` on a 429: seconds, 0, none or an HTTP date.
-    RetryAfter429,
-    /// An upstream that gave no definite answer.
-    UnknownResult,
-    /// A new checkout session for a Payment that is no longer open.
-    ClosedPaymentSession,
+/// Declares [`Point`], a place where the contract leaves the platform a choice, with
+/// each point's profile name, the assumption of `model/ASSUMPTIONS.md` that quotes the
+/// contract there and the readings the contract allows, the model's first; and
+/// [`Reading`], one reading of one point, with its profile name (unique within its
+/// point) and what a platform that takes it does.
+macro_rules! points {
+    ($($(#[$doc:meta])* $point:ident $name:literal $assumption:literal {
+        $($reading:ident $rname:literal $text:literal,)+
+    })+) => {
+        /// A place where the contract leaves the platform a choice.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Point { $($(#[$doc])* $point,)+ }
+
+        /// One reading of one [`Point`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Reading { $($($reading,)+)+ }
+
+        const POINTS: &[(Point, &str, &str, &[Reading])] =
+            &[$((Point::$point, $name, $assumption, &[$(Reading::$reading),+])),+];
+
+        const READINGS: &[(Reading, &str, &str)] = &[$($((Reading::$reading, $rname, $text)),+),+];
+    };
 }
 
-/// Each point: its profile name, the assumption of `model/ASSUMPTIONS.md` that quotes
-/// the contract there, and the readings the contract allows, the model's first.
-#[rustfmt::skip]
-const POINTS: [(Point, &str, &str, &[Reading]); 11] = {
-    use Point::*;
-    use Reading::*;
-    [
-        (UnnamedFields, "unnamed_fields", "A-UNNAMED-FIELDS", &[FieldsRefused, FieldsIgnored]),
-        (RateLimitScope, "rate_limit_scope", "A-RATE-SCOPE", &[LimitEveryRequest, LimitPostsOnly]),
-        (CancelProcessing, "cancel_processing", "A-CANCEL", &[CancelAccepted, CancelInProgress]),
-        (PauseScope, "pause_scope", "A-PAUSE-SCOPE", &[PauseNewTransactions, PauseCreatesOnly]),
-        (KeyCharset, "key_charset", "A-KEY-LENGTH", &[KeyAnyCharacter, KeyPrintableAscii]),
-        (RefusalOrder, "refusal_order", "A-REFUSAL-ORDER",
-            &[SwitchFirst, RefusalFirst, PauseBeforeLookup]),
-        (UnnamedCodes, "unnamed_codes", "A-ERROR-CODES", &[ModelCodes, OwnCodes]),
-        (RetryAfter503, "retry_after_503", "A-RETRY-AFTER", &[No503RetryAfter, With503RetryAfter]),
-        (RetryAfter429, "retry_after_429", "A-RETRY-AFTER-429",
-            &[Seconds429, Zero429, Absent429, HttpDate429]),
-        (UnknownResult, "unknown_result", "A-STATUS-CODES", &[UnknownAs202, UnknownAs500]),
-        (ClosedPaymentSession, "closed_payment_session", "A-CKO-ANY-STATUS",
-            &[SessionForClosed, SessionRefused]),
-    ]
-};
+points! {
+    /// A body field the endpoint does not name (a confirm carrying `amount`).
+    UnnamedFields "unnamed_fields" "A-UNNAMED-FIELDS" {
+        FieldsRefused "refused"
+            "a body field the endpoint does not name refused (400 invalid_request)",
+        FieldsIgnored "ignored"
+            "a body field the endpoint does not name ignored (the request served without it)",
+    }
+    /// Which requests a merchant's rate limit answers with 429.
+    RateLimitScope "rate_limit_scope" "A-RATE-SCOPE" {
+        LimitEveryRequest "every_request" "a rate-limited merchant's every request answered 429",
+        LimitPostsOnly "posts_only"
+            "a rate-limited merchant's POSTs answered 429, its queries served",
+    }
+    /// A cancel of a Payment that is `processing`.
+    CancelProcessing "cancel_processing" "A-CANCEL" {
+        CancelAccepted "accepted" "a cancel of a processing Payment accepted (200 or 202)",
+        CancelInProgress "payment_in_progress"
+            "a cancel of a processing Payment refused (409 payment_in_progress), nothing executed",
+    }
+    /// Which requests a paused channel answers with 503.
+    PauseScope "pause_scope" "A-PAUSE-SCOPE" {
+        PauseNewTransactions "new_transactions"
+            "a paused channel answers 503 to creates, confirms and checkout sessions",
+        PauseCreatesOnly "creates_only"
+            "a paused channel answers 503 to creates only; confirms and sessions served",
+    }
+    /// Which characters an `Idempotency-Key` may have.
+    KeyCharset "key_charset" "A-KEY-LENGTH" {
+        KeyAnyCharacter "any_character"
+            "an Idempotency-Key of 1–255 characters of any kind accepted",
+        KeyPrintableAscii "printable_ascii"
+            "an Idempotency-Key outside printable ASCII refused (400), nothing executed",
+    }
+    /// Which refusal wins when a rate limit or a pause and a refusal of the request
+    /// itself both apply.
+    RefusalOrder "refusal_order" "A-REFUSAL-ORDER" {
+        SwitchFirst "switch_first"
+            "a rate limit or pause answered before the request's own refusal",
+        RefusalFirst "refusal_first"
+            "the request's own refusal (4xx) answered before a rate limit or pause",
+        PauseBeforeLookup "pause_before_lookup"
+            "a paused channel checked before the Payment is looked up (503, not 404)",
+    }
+    /// The codes of refusals the contract does not name.
+    UnnamedCodes "unnamed_codes" "A-ERROR-CODES" {
+        ModelCodes "model_codes" "refusals the contract does not name use the model's codes",
+        OwnCodes "own_codes" "refusals the contract does not name use codes of the platform's \
+            own (same status class)",
+    }
+    /// `Retry-After` on a 503.
+    RetryAfter503 "retry_after_503" "A-RETRY-AFTER" {
+        No503RetryAfter "absent" "a 503 without Retry-After",
+        With503RetryAfter "present" "a 503 with Retry-After",
+    }
+    /// `Retry-After` on a 429: seconds, 0, none or an HTTP date.
+    RetryAfter429 "retry_after_429" "A-RETRY-AFTER-429" {
+        Seconds429 "seconds" "a 429 with Retry-After in seconds (from 1)",
+        Zero429 "zero" "a 429 with Retry-After: 0 (retry at once)",
+        Absent429 "absent" "a 429 without Retry-After (the reference code's backoff decides)",
+        HttpDate429 "http_date"
+            "a 429 with Retry-After as an HTTP date (the reference code's backoff decides)",
+    }
+    /// An upstream that gave no definite answer.
+    UnknownResult "unknown_result" "A-STATUS-CODES" {
+        UnknownAs202 "accepted_202" "an upstream without a definite answer told as 202",
+        UnknownAs500 "internal_error_500"
+            "an upstream without a definite answer told as 500 internal_error, not 202",
+    }
+    /// A new checkout session for a Payment that is no longer open.
+    ClosedPaymentSession "closed_payment_session" "A-CKO-ANY-STATUS" {
+        SessionForClosed "new_session"
+            "a new checkout session for a Payment no longer open granted (201)",
+        SessionRefused "refused" "a new checkout session for a Payment no longer open refused",
+    }
+}
 
 impl Point {
     /// Every point, in the report's order.
@@ -85,78 +130,6 @@ impl Point {
         self.row().3
     }
 }
-
-/// One reading of one [`Point`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reading {
-    FieldsRefused,
-    FieldsIgnored,
-    LimitEveryRequest,
-    LimitPostsOnly,
-    CancelAccepted,
-    CancelInProgress,
-    PauseNewTransactions,
-    PauseCreatesOnly,
-    KeyAnyCharacter,
-    KeyPrintableAscii,
-    SwitchFirst,
-    RefusalFirst,
-    PauseBeforeLookup,
-    ModelCodes,
-    OwnCodes,
-    No503RetryAfter,
-    With503RetryAfter,
-    Seconds429,
-    Zero429,
-    Absent429,
-    HttpDate429,
-    UnknownAs202,
-    UnknownAs500,
-    SessionForClosed,
-    SessionRefused,
-}
-
-/// Each reading in the order of [`Reading`]: its profile name (unique within its point)
-/// and what a platform that takes it does.
-#[rustfmt::skip]
-const READINGS: [(Reading, &str, &str); 25] = {
-    use Reading::*;
-    [
-        (FieldsRefused, "refused", "a body field the endpoint does not name refused (400 invalid_request)"),
-        (FieldsIgnored, "ignored", "a body field the endpoint does not name ignored (the request served without it)"),
-        (LimitEveryRequest, "every_request", "a rate-limited merchant's every request answered 429"),
-        (LimitPostsOnly, "posts_only", "a rate-limited merchant's POSTs answered 429, its queries served"),
-        (CancelAccepted, "accepted", "a cancel of a processing Payment accepted (200 or 202)"),
-        (CancelInProgress, "payment_in_progress",
-            "a cancel of a processing Payment refused (409 payment_in_progress), nothing executed"),
-        (PauseNewTransactions, "new_transactions",
-            "a paused channel answers 503 to creates, confirms and checkout sessions"),
-        (PauseCreatesOnly, "creates_only",
-            "a paused channel answers 503 to creates only; confirms and sessions served"),
-        (KeyAnyCharacter, "any_character", "an Idempotency-Key of 1–255 characters of any kind accepted"),
-        (KeyPrintableAscii, "printable_ascii",
-            "an Idempotency-Key outside printable ASCII refused (400), nothing executed"),
-        (SwitchFirst, "switch_first", "a rate limit or pause answered before the request's own refusal"),
-        (RefusalFirst, "refusal_first", "the request's own refusal (4xx) answered before a rate limit or pause"),
-        (PauseBeforeLookup, "pause_before_lookup",
-            "a paused channel checked before the Payment is looked up (503, not 404)"),
-        (ModelCodes, "model_codes", "refusals the contract does not name use the model's codes"),
-        (OwnCodes, "own_codes",
-            "refusals the contract does not name use codes of the platform's own (same status class)"),
-        (No503RetryAfter, "absent", "a 503 without Retry-After"),
-        (With503RetryAfter, "present", "a 503 with Retry-After"),
-        (Seconds429, "seconds", "a 429 with Retry-After in seconds (from 1)"),
-        (Zero429, "zero", "a 429 with Retry-After: 0 (retry at once)"),
-        (Absent429, "absent", "a 429 without Retry-After (the reference code's backoff decides)"),
-        (HttpDate429, "http_date", "a 429 with Retry-After as an HTTP date (the reference code's backoff decides)"),
-        (UnknownAs202, "accepted_202", "an upstream without a definite answer told as 202"),
-        (UnknownAs500, "internal_error_500",
-            "an upstream without a definite answer told as 500 internal_error, not 202"),
-        (SessionForClosed, "new_session", "a new checkout session for a Payment no longer open granted (201)"),
-        (SessionRefused, "refused", "a new checkout session for a Payment no longer open refused"),
-    ]
-};
 
 impl Reading {
     pub fn point(self) -> Point {

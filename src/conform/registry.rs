@@ -95,11 +95,9 @@ fn weight(s: Status) -> u8 {
 impl Registry {
     /// Adds case `seed`'s verdicts.
     pub fn add(&mut self, seed: u64, case: CaseVerdicts) {
-        for why in &case.unreadable {
-            if self.unreadable_listed.len() < UNREADABLE_LISTED {
-                self.unreadable_listed.push(format!("seed {seed} {why}"));
-            }
-        }
+        let room = UNREADABLE_LISTED.saturating_sub(self.unreadable_listed.len());
+        let listed = case.unreadable.iter().take(room);
+        (self.unreadable_listed).extend(listed.map(|why| format!("seed {seed} {why}")));
         self.unreadable += case.unreadable.len() as u64;
         if case.judged == 0 {
             return;

@@ -2,11 +2,11 @@
 //! endpoint) and fresh names, each round's requests sent at once with their faults,
 //! each answer given to the oracle, the case's outcome.
 
-use super::case::{self, Case, Fault, Names, Round, Side, Switch};
+use super::case::{self, Case, Fault, Names, Of, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::faults;
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
-use super::profile::{CardOutcome, Fill, Loaded, Template, merchant_of};
+use super::profile::{Fill, Loaded, Template, merchant_of};
 use super::readings::{Reading, Taken};
 use super::record::{CaseVerdicts, Recorder};
 use crate::wire::{self, WireError, WireReply, WireRequest};
@@ -34,6 +34,18 @@ pub struct Exchange {
     pub round: usize,
     pub request: String,
     pub answer: String,
+}
+
+impl Exchange {
+    /// A round that sends nothing (a clock move, a control), as a note.
+    fn note(round: usize, request: String) -> Exchange {
+        let answer = String::new();
+        Exchange {
+            round,
+            request,
+            answer,
+        }
+    }
 }
 
 /// How a case went.
@@ -76,49 +88,18 @@ fn failed_case(failed: &[String], sent: usize) -> String {
     )
 }
 
-struct TargetSide<'a> {
-    profile: &'a Loaded,
-    refs: &'a TargetRefs,
-    ns: u32,
-}
-
-impl Side for TargetSide<'_> {
-    fn api_key(&self, model_key: u32, rotation: u8) -> String {
-        let keys = self.profile.target_keys(model_key);
-        keys.get(rotation as usize % keys.len().max(1))
-            .copied()
-            .unwrap_or("none")
-            .to_owned()
-    }
-    fn card(&self, outcome: CardOutcome) -> serde_json::Value {
-        self.profile
-            .card(outcome)
-            .or_else(|| self.profile.card(CardOutcome::Approve))
-            .cloned()
-            .unwrap_or_else(|| "A".into())
-    }
-    fn payment(&self, order: &str, slot: u8) -> String {
-        self.refs
-            .payment(self.ns, order)
-            .cloned()
-            .unwrap_or_else(|| case::unknown_payment(slot))
-    }
-    fn refund(&self, refund_no: &str, slot: u8) -> String {
-        self.refs
-            .refund(self.ns, refund_no)
-            .cloned()
-            .unwrap_or_else(|| case::unknown_refund(slot))
-    }
-}
-
 pub(super) fn timeout(t: &Target) -> Duration {
     Duration::from_millis(t.profile.timeout.0)
 }
 
 /// Sends a control template to the target (reset, clock, pause) for each merchant of
-/// the keys (once, if it does not name the merchant).
-async fn control(t: &Target, template: &Template, fill: &Fill) -> Result<(), String> {
-    let mut reqs = Vec::new();
+/// the keys (once, if it does not name the merchant), or for `merchant` alone.
+async fn control(
+    t: &Target,
+    template: &Template,
+    fill: Fill,
+    merchant: Option<u32>,
+) -> Result<(), String> {
     let mut merchants: Vec<u32> = t
         .profile
         .model_keys
@@ -126,23 +107,30 @@ async fn control(t: &Target, template: &Template, fill: &Fill) -> Result<(), Str
         .map(|k| merchant_of(*k))
         .collect();
     merchants.sort();
-    for m in merchants {
-        let fill = Fill {
-            merchant: Some(t.profile.merchant_name(m)),
-            ..fill.clone()
-        };
+    let mut reqs = Vec::new();
+    for m in merchant.map_or(merchants, |m| vec![m]) {
+        let mut fill = fill.clone();
+        fill.insert("merchant", t.profile.merchant_name(m).into());
         let r = template.render(&fill);
         if !reqs.contains(&r) {
             reqs.push(r);
         }
     }
-    for r in reqs {
-        send_control(t, r).await?;
+    for (method, target, body) in reqs {
+        match direct(t, &method, &target, body).await {
+            Ok(r) if (200..300).contains(&r.status) => {}
+            Ok(r) => {
+                let body: String = r.body.chars().take(200).collect();
+                return Err(format!("{method} {target} answered {}: {body}", r.status));
+            }
+            Err(e) => return Err(down_or(&format!("{method} {target}"), e)),
+        }
     }
     Ok(())
 }
 
-/// Switches one of the target's inputs with the profile's control for it.
+/// Switches one of the target's inputs with the profile's control for it: a rate limit
+/// is one merchant's; a pause is sent for each merchant of the keys.
 pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     let controls = &t.profile.profile.controls;
     let (entry, on, what, merchant) = match s {
@@ -159,38 +147,24 @@ pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
             "the case switches the target's input, and the profile has no {what}"
         ));
     };
-    let fill = Fill {
-        on: Some(on),
-        merchant: merchant.map(|m| t.profile.merchant_name(m)),
-        ..Fill::default()
-    };
-    // A rate limit is one merchant's; a pause is sent for each merchant of the keys.
-    let sent = match merchant {
-        Some(_) => send_control(t, c.template(on).render(&fill)).await,
-        None => control(t, &c.template(on), &fill).await,
-    };
-    sent.map_err(|e| format!("{what}: {e}"))
+    let fill = Fill::from([("on", on.into())]);
+    (control(t, &c.template(on), fill, merchant).await).map_err(|e| format!("{what}: {e}"))
 }
 
 /// Moves the target's clock by `by` with `clock.advance`, and checks with `clock.read`
 /// (if the profile has it) that it moved: a clock that did not is the profile's
 /// problem (exit 2), never the target's violation.
-async fn move_clock(
-    t: &Target,
-    advance: &Template,
-    by: payhub_model::Millis,
-) -> Result<(), String> {
+async fn move_clock(t: &Target, by: payhub_model::Millis) -> Result<(), String> {
+    let Some(advance) = &t.profile.profile.clock.advance else {
+        return Err("the case moves the clock, and the profile has no clock.advance".into());
+    };
     let read = t.profile.profile.clock.read.as_ref();
     let before = match read {
         Some(r) => Some((read_clock(t, r).await?, Instant::now())),
         None => None,
     };
-    let fill = Fill {
-        seconds: Some(by.0.div_ceil(1000)),
-        ms: Some(by.0),
-        ..Fill::default()
-    };
-    control(t, advance, &fill)
+    let fill = Fill::from([("seconds", by.0.div_ceil(1000).into()), ("ms", by.0.into())]);
+    control(t, advance, fill, None)
         .await
         .map_err(|e| format!("clock.advance: {e}"))?;
     let Some((r, (before, read_at))) = read.zip(before) else {
@@ -211,25 +185,20 @@ async fn move_clock(
     Ok(())
 }
 
-/// Sends `method target` (with `headers` and `body`) to the target, with no fault.
-pub(super) async fn direct(
+/// Sends `method target` (with `body`) to one of the target's test endpoints, with the
+/// profile's `control_headers` and no fault.
+async fn direct(
     t: &Target,
     method: &str,
     target: &str,
-    headers: Vec<(String, String)>,
     body: Option<String>,
 ) -> Result<WireReply, WireError> {
+    let headers = t.profile.profile.control_headers.iter();
     let req = WireRequest {
-        headers,
+        headers: headers.map(|(n, v)| (n.clone(), v.clone())).collect(),
         ..WireRequest::new(method, target, body)
     };
     wire::send(&t.addr, &req, timeout(t)).await
-}
-
-/// The profile's `control_headers`, sent with every request to a test endpoint.
-fn control_headers(t: &Target) -> Vec<(String, String)> {
-    let h = &t.profile.profile.control_headers;
-    h.iter().map(|(n, v)| (n.clone(), v.clone())).collect()
 }
 
 /// A target that cannot be reached is down; else `what` failed.
@@ -242,7 +211,7 @@ pub(super) fn down_or(what: &str, e: WireError) -> String {
 
 /// The target's time in milliseconds, read with `clock.read`.
 async fn read_clock(t: &Target, r: &super::profile::ClockRead) -> Result<i128, String> {
-    let reply = direct(t, "GET", &r.path, control_headers(t), None)
+    let reply = direct(t, "GET", &r.path, None)
         .await
         .map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
     let body: serde_json::Value = serde_json::from_str(&reply.body)
@@ -270,21 +239,6 @@ fn clock_ms(body: &serde_json::Value, r: &super::profile::ClockRead) -> Option<i
     Some((field.as_f64()? * scale).round() as i128)
 }
 
-pub(super) async fn send_control(
-    t: &Target,
-    (method, target, body): (String, String, Option<String>),
-) -> Result<(), String> {
-    match direct(t, &method, &target, control_headers(t), body).await {
-        Ok(r) if (200..300).contains(&r.status) => Ok(()),
-        Ok(r) => Err(format!(
-            "{method} {target} answered {}: {}",
-            r.status,
-            r.body.chars().take(200).collect::<String>()
-        )),
-        Err(e) => Err(down_or(&format!("{method} {target}"), e)),
-    }
-}
-
 /// Runs `case` under names of `tag` (`har`: its exchanges kept as a HAR log too). `Err`:
 /// the target or the profile is unusable (exit 2).
 pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<CaseRun, String> {
@@ -295,7 +249,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
             path: reset.clone(),
             body: None,
         };
-        control(t, &reset, &Fill::default())
+        control(t, &reset, Fill::new(), None)
             .await
             .map_err(|e| format!("isolation.reset: {e}"))?;
     }
@@ -322,26 +276,16 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
         let mut sent = Vec::new();
         let verdict = match round {
             Round::Advance(by) => {
-                let Some(advance) = &t.profile.profile.clock.advance else {
-                    return Err(
-                        "the case moves the clock, and the profile has no clock.advance".into(),
-                    );
-                };
-                move_clock(t, advance, *by).await?;
-                exchanges.push(Exchange {
-                    round: ri,
-                    request: format!("(the target's clock moves {})", by),
-                    answer: String::new(),
-                });
+                move_clock(t, *by).await?;
+                exchanges.push(Exchange::note(
+                    ri,
+                    format!("(the target's clock moves {by})"),
+                ));
                 oracle.advance(*by)
             }
             Round::Control(s) => {
                 switch(t, *s).await?;
-                exchanges.push(Exchange {
-                    round: ri,
-                    request: s.to_string(),
-                    answer: String::new(),
-                });
+                exchanges.push(Exchange::note(ri, s.to_string()));
                 oracle.control(*s)
             }
             Round::Send(reqs) => {
@@ -407,14 +351,14 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
 /// (its card field), as sent and as reported.
 pub(super) fn render(t: &Target, names: &Names, refs: &TargetRefs, req: &case::Req) -> case::Http {
     let ns = t.profile.namespace(req.key_of);
-    let side = TargetSide {
-        profile: &t.profile,
-        refs,
-        ns,
-    };
-    let mut http = req.render(names, &side);
-    http.body = t.profile.target_body(http.body.as_deref());
-    http
+    req.render(
+        names,
+        &Side {
+            of: Of::Target(&t.profile),
+            refs,
+            ns,
+        },
+    )
 }
 
 /// Sends a round's requests at once and reads what came of each (a duplicate's second
@@ -427,27 +371,20 @@ async fn send_round(
     reqs: &[case::Req],
     failed: &mut Vec<String>,
 ) -> Result<Vec<Sent>, String> {
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut https = Vec::new();
-    for (i, req) in reqs.iter().enumerate() {
-        let http = render(t, names, refs, req);
-        let wire_req = http.wire();
-        let (addr, limit, fault, seam) = (t.addr.clone(), timeout(t), req.fault, t.seam);
-        tasks.spawn(async move { (i, faults::send(&addr, &wire_req, fault, limit, seam).await) });
-        https.push(http);
-    }
-    let mut results: Vec<Option<faults::Faulted>> = vec![None; reqs.len()];
-    while let Some(done) = tasks.join_next().await {
-        let (i, r) = done.map_err(|e| format!("a request task failed: {e}"))?;
-        results[i] = Some(r);
-    }
+    let https: Vec<case::Http> = reqs.iter().map(|r| render(t, names, refs, r)).collect();
+    let tasks: Vec<_> = (reqs.iter().zip(&https))
+        .map(|(req, http)| {
+            let (addr, wire_req, fault) = (t.addr.clone(), http.wire(), req.fault);
+            let (limit, seam) = (timeout(t), t.seam);
+            tokio::spawn(async move { faults::send(&addr, &wire_req, fault, limit, seam).await })
+        })
+        .collect();
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
-    for (i, req) in reqs.iter().enumerate() {
-        let http = &https[i];
-        let Some(f) = results[i].take() else {
-            return Err("a request task ended without its answer".into());
-        };
+    for (i, (task, (req, http))) in tasks.into_iter().zip(reqs.iter().zip(&https)).enumerate() {
+        let f = task
+            .await
+            .map_err(|e| format!("a request task failed: {e}"))?;
         if let Some(why) = f.failure {
             failed.push(format!("{}: {why}", http.notation()));
         }
@@ -521,8 +458,14 @@ fn sent_of(
 /// Whether the target answers at all (a GET of a Payment nobody has).
 pub async fn probe(t: &Target) -> Result<(), String> {
     let key = t.profile.target_keys(1).first().copied().unwrap_or("");
-    let headers = vec![("Authorization".into(), format!("Bearer {key}"))];
-    direct(t, "GET", "/v1/payments/pay_demo_999", headers, None)
+    let req = WireRequest::api(
+        "GET",
+        "/v1/payments/pay_demo_999",
+        &format!("Bearer {key}"),
+        None,
+        None,
+    );
+    wire::send(&t.addr, &req, timeout(t))
         .await
         .map(|_| ())
         .map_err(|e| down_or("the target does not answer HTTP", e))

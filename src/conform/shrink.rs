@@ -2,7 +2,7 @@
 //! made smaller one step at a time, each candidate run under fresh names and kept if it
 //! still violates; a concurrent one, which may fail only sometimes, gets `reruns` runs.
 
-use super::case::{Case, Fault, Round};
+use super::case::{Case, Fault, Req, Round};
 use super::run::{CaseOutcome, CaseRun, Target, run_case};
 
 pub struct Shrunk {
@@ -28,23 +28,24 @@ fn candidates(case: &Case) -> Vec<Case> {
     }
     for (i, round) in case.rounds.iter().enumerate() {
         let Round::Send(reqs) = round else { continue };
-        if reqs.len() > 1 {
-            for j in 0..reqs.len() {
-                let mut v = reqs.clone();
+        let mut send = |edit: &dyn Fn(&mut Vec<Req>)| {
+            let mut r = case.rounds.clone();
+            let mut v = reqs.clone();
+            edit(&mut v);
+            r[i] = Round::Send(v);
+            out.push(with(r));
+        };
+        for j in (0..reqs.len()).filter(|_| reqs.len() > 1) {
+            send(&|v| {
                 v.remove(j);
-                let mut r = case.rounds.clone();
-                r[i] = Round::Send(v);
-                out.push(with(r));
-            }
+            });
         }
-        for (j, req) in reqs.iter().enumerate() {
-            if req.fault != Fault::None {
-                let mut v = reqs.clone();
-                v[j].fault = Fault::None;
-                let mut r = case.rounds.clone();
-                r[i] = Round::Send(v);
-                out.push(with(r));
-            }
+        for (j, _) in reqs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.fault != Fault::None)
+        {
+            send(&|v| v[j].fault = Fault::None);
         }
     }
     out

@@ -12,13 +12,6 @@ pub struct TargetRefs {
 }
 
 impl TargetRefs {
-    pub fn payment(&self, ns: u32, order: &str) -> Option<&String> {
-        self.payments.get(&(ns, order.to_owned()))
-    }
-    pub fn refund(&self, ns: u32, refund_no: &str) -> Option<&String> {
-        self.refunds.get(&(ns, refund_no.to_owned()))
-    }
-
     /// Reads the Payments and Refunds of an answer body seen in namespace `ns`.
     pub fn learn(&mut self, ns: u32, body: &serde_json::Value) {
         let mut objects: Vec<&serde_json::Value> = vec![body];

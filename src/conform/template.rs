@@ -2,6 +2,8 @@
 //! `{ms}`, `{merchant}` and `{on}` filled in when it is sent (docs/conform.md).
 
 use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// A request to one of the target's test endpoints: `method` (default POST), `path` and
 /// `body`, where `{seconds}`, `{ms}`, `{merchant}` and `{on}` are filled in (a string
@@ -13,7 +15,7 @@ use serde::Deserialize;
 pub struct Template {
     pub method: Option<String>,
     pub path: String,
-    pub body: Option<serde_json::Value>,
+    pub body: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -23,7 +25,7 @@ enum TemplateForm {
     Full {
         method: Option<String>,
         path: String,
-        body: Option<serde_json::Value>,
+        body: Option<Value>,
     },
 }
 
@@ -40,61 +42,40 @@ impl From<TemplateForm> for Template {
     }
 }
 
-/// What fills a template's placeholders.
-#[derive(Clone, Debug, Default)]
-pub struct Fill {
-    pub seconds: Option<u64>,
-    pub ms: Option<u64>,
-    pub merchant: Option<String>,
-    pub on: Option<bool>,
-}
+/// What fills a template's placeholders: each of [`PLACEHOLDERS`] it names, with its value.
+pub type Fill = BTreeMap<&'static str, Value>;
 
 /// The placeholders a template may hold.
 pub const PLACEHOLDERS: [&str; 4] = ["seconds", "ms", "merchant", "on"];
 
-impl Fill {
-    fn value(&self, name: &str) -> Option<serde_json::Value> {
-        match name {
-            "seconds" => self.seconds.map(Into::into),
-            "ms" => self.ms.map(Into::into),
-            "merchant" => self.merchant.clone().map(Into::into),
-            "on" => self.on.map(Into::into),
-            _ => None,
-        }
+/// `s` with each placeholder `fill` names replaced by its value.
+fn text(fill: &Fill, s: &str) -> String {
+    let mut out = s.to_owned();
+    for (p, v) in fill {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out = out.replace(&format!("{{{p}}}"), &v);
     }
+    out
+}
 
-    fn text(&self, s: &str) -> String {
-        let mut out = s.to_owned();
-        for p in PLACEHOLDERS {
-            if let Some(v) = self.value(p) {
-                let v = match v {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                out = out.replace(&format!("{{{p}}}"), &v);
-            }
+/// `v` with `fill`'s values: a string that is one placeholder alone becomes its value.
+fn json(fill: &Fill, v: &Value) -> Value {
+    match v {
+        Value::String(s) => {
+            let whole = s.strip_prefix('{').and_then(|r| r.strip_suffix('}'));
+            let whole = whole.and_then(|name| fill.get(name)).cloned();
+            whole.unwrap_or_else(|| Value::String(text(fill, s)))
         }
-        out
-    }
-
-    fn json(&self, v: &serde_json::Value) -> serde_json::Value {
-        use serde_json::Value;
-        match v {
-            Value::String(s) => {
-                let whole = s
-                    .strip_prefix('{')
-                    .and_then(|r| r.strip_suffix('}'))
-                    .and_then(|name| self.value(name));
-                whole.unwrap_or_else(|| Value::String(self.text(s)))
-            }
-            Value::Array(a) => Value::Array(a.iter().map(|x| self.json(x)).collect()),
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .map(|(k, x)| (self.text(k), self.json(x)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| json(fill, x)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (text(fill, k), json(fill, x)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -103,8 +84,8 @@ impl Template {
     pub fn render(&self, fill: &Fill) -> (String, String, Option<String>) {
         (
             self.method.clone().unwrap_or_else(|| "POST".into()),
-            fill.text(&self.path),
-            self.body.as_ref().map(|b| fill.json(b).to_string()),
+            text(fill, &self.path),
+            self.body.as_ref().map(|b| json(fill, b).to_string()),
         )
     }
 

@@ -1,5 +1,6 @@
 use super::*;
 use crate::conform::case::{Fault, KeyUse, Op};
+use crate::conform::profile::CardOutcome;
 use crate::serve::faults::Plan;
 use crate::serve::sandbox::{Branches, Planted, Sandbox, Settings as SandboxSettings, Step};
 
@@ -28,8 +29,8 @@ fn create(key: u8) -> Req {
 
 /// The sandbox (the reference over its sans-IO core) as the target.
 fn answer(sb: &mut Sandbox, names: &Names, req: &Req) -> Seen {
-    let side = ModelSide {
-        ids: &IdMap::default(),
+    let side = Side {
+        of: Of::Model(&IdMap::default()),
         refs: &TargetRefs::default(),
         ns: 0,
     };
