@@ -42,11 +42,11 @@ pub use retained::Retained;
 pub use seen::{Answer, Breach, Delivered, Seen, WireParams, Witness};
 
 use super::money::safety_parameters;
-use super::query_object::{self, QueryObject};
+use super::query_object::QueryObject;
 use payhub_model::event::{Message, Owner, ScopeKey, What};
 use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
 use payhub_model::{
-    ApiKeyId, ApiRequest, Card, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
+    ApiKeyId, ApiRequest, Card, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
     Millis, PaymentId, RefundId, RequestId, Text,
 };
 use std::collections::BTreeMap;
@@ -118,10 +118,10 @@ pub struct WireFacts {
     payments: BTreeMap<PaymentId, FirstSighting>,
     /// UNIQ-04: the Refund each refund number was first shown with.
     refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
-    /// SCHED-02: the last query of each object ([`super::query_object`]), and the ids
-    /// answers tied numbers to.
-    last_query: CowMap<query_object::Owned, Rec>,
-    query_aliases: CowMap<query_object::Owned, QueryObject>,
+    /// SCHED-02: the last query of each object ([`super::query_object`]), and the id
+    /// answers tied each number to, by their fingerprint with their owner ([`query_key`]).
+    last_query: BTreeMap<u64, Rec>,
+    query_aliases: BTreeMap<u64, u64>,
     retry_after: BTreeMap<u64, (Millis, Rec)>,
     /// RATE-01, RATE-04, REJECT-01: per scope, its first request and whether every
     /// request closed in it so far was refused ([`refusals`]).
@@ -383,11 +383,8 @@ impl WireFacts {
             }
         }
         if let Some(object) = QueryObject::named_by(ep) {
-            let k = (
-                m,
-                e,
-                query_object::resolve(&self.query_aliases, (m, e), object),
-            );
+            let k = query_key((m, e), &object);
+            let k = self.query_aliases.get(&k).copied().unwrap_or(k);
             if let Some(last) = self.last_query.get(&k) {
                 let last = last.clone();
                 self.note_queries(&last, seen);
@@ -602,6 +599,11 @@ impl WireFacts {
 /// would take 72 (stable within a run; never printed, never iterated in order).
 fn fp<T: std::hash::Hash>(x: &T) -> u64 {
     crate::engine::fingerprint(x)
+}
+
+/// The fingerprint of an object of SCHED-02 ([`QueryObject`]) with its owner.
+fn query_key((m, e): (MerchantId, Environment), object: &QueryObject) -> u64 {
+    fp(&(m, e, object))
 }
 
 /// The record `map` holds under `k` if `differs` from the one being seen; `seen` becomes
