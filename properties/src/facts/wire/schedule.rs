@@ -146,7 +146,8 @@ impl WireFacts {
             return;
         }
         let k = (event.merchant, event.environment, p.id);
-        let newer_shown = self.versions.get(&p.id).is_some_and(|(h, _)| {
+        let high = self.payments.get(&p.id).and_then(|x| x.version.as_ref());
+        let newer_shown = high.is_some_and(|(h, _)| {
             matches!(
                 h.answer().and_then(|a| a.version),
                 Some(VersionMark::Number(v)) if v > i128::from(p.version)
