@@ -46,8 +46,8 @@ use super::query_object::QueryObject;
 use payhub_model::event::{Message, Owner, ScopeKey, What};
 use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
 use payhub_model::{
-    ApiKeyId, ApiRequest, Card, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
-    Millis, PaymentId, RefundId, RequestId, Text,
+    ApiKeyId, ApiRequest, Card, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, Millis,
+    PaymentId, RefundId, RequestId, Text,
 };
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;

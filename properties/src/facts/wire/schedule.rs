@@ -243,15 +243,20 @@ impl WireFacts {
     pub(super) fn tie_numbers(&mut self, owner: (MerchantId, Environment), r: &ObservedAnswer) {
         for o in &r.objects {
             let (number, id) = match (o.kind, o.number.clone()) {
-                (IdKind::Payment, Some(n)) => {
-                    (QueryObject::PaymentNo(n), QueryObject::Payment(PaymentId(o.id)))
-                }
-                (IdKind::Refund, Some(n)) => {
-                    (QueryObject::RefundNo(n), QueryObject::Refund(RefundId(o.id)))
-                }
+                (IdKind::Payment, Some(n)) => (
+                    QueryObject::PaymentNo(n),
+                    QueryObject::Payment(PaymentId(o.id)),
+                ),
+                (IdKind::Refund, Some(n)) => (
+                    QueryObject::RefundNo(n),
+                    QueryObject::Refund(RefundId(o.id)),
+                ),
                 _ => continue,
             };
-            let (alias, by_id) = (super::query_key(owner, &number), super::query_key(owner, &id));
+            let (alias, by_id) = (
+                super::query_key(owner, &number),
+                super::query_key(owner, &id),
+            );
             if self.query_aliases.contains_key(&alias) {
                 continue;
             }
