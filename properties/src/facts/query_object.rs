@@ -143,14 +143,14 @@ pub fn tie<V: Clone>(
 /// later one stands for the object (the queries sent by the number were queries of the
 /// id's object), and the two, earlier first: two consecutive queries of one object,
 /// which only the tie shows.
-struct Merged<T> {
-    last: Option<T>,
-    pair: Option<(T, T)>,
+pub(crate) struct Merged<T> {
+    pub(crate) last: Option<T>,
+    pub(crate) pair: Option<(T, T)>,
 }
 
 /// [`Merged`] of the last query by the number and the last by the id, `at` the time a
 /// query was sent.
-fn merge<T: Clone>(
+pub(crate) fn merge<T: Clone>(
     by_number: Option<&T>,
     by_id: Option<&T>,
     at: impl Fn(&T) -> Millis,

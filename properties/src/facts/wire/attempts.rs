@@ -80,9 +80,9 @@ impl WireFacts {
         // Only a Payment created through the API: a checkout session's payer starts
         // attempts on the hosted page, which no API log holds.
         let created = seen.method == Method::Post && seen.path() == "/v1/payments";
-        match self.attempts.get(&id) {
+        match self.payments.get(&id).and_then(|x| x.attempts.as_ref()) {
             None if created => {
-                self.attempts.insert(id, (n, seen.clone()));
+                self.payments.entry(id).or_default().attempts = Some((n, seen.clone()));
             }
             None => {}
             Some((before, earlier)) if n > *before => {
@@ -91,7 +91,7 @@ impl WireFacts {
                     let earlier = earlier.clone();
                     self.note(Breach::AttemptWithoutConfirm, vec![earlier, seen.clone()]);
                 }
-                self.attempts.insert(id, (n, seen.clone()));
+                self.payments.entry(id).or_default().attempts = Some((n, seen.clone()));
             }
             Some(_) => {}
         }
@@ -109,8 +109,9 @@ impl WireFacts {
         endpoint: &Endpoint,
     ) {
         let id = PaymentId(p.id);
-        let known = self.attempt_cards.get(&id).map(|(k, ..)| *k);
-        if let Some((k, card, started)) = self.attempt_cards.get(&id) {
+        let held = self.payments.get(&id).and_then(|x| x.attempt_card.as_ref());
+        let known = held.map(|(k, ..)| *k);
+        if let Some((k, card, started)) = held {
             if n > *k && !self.renewed_attempts.contains_key(card) {
                 let w = super::Witness::of(
                     Breach::NewAttemptBeforeFailure,
@@ -126,7 +127,7 @@ impl WireFacts {
         };
         let started = starts && r.is_success() && n > known.unwrap_or(0);
         if let Some(card) = endpoint.card().filter(|_| started) {
-            self.attempt_cards.insert(id, (n, card, seen.clone()));
+            self.payments.entry(id).or_default().attempt_card = Some((n, card, seen.clone()));
         }
     }
 
@@ -162,7 +163,8 @@ impl WireFacts {
         let (Some(payment), Some(amount)) = (payment, amount) else {
             return;
         };
-        let Some((Some(paid), _, first)) = self.payments.get(&payment) else {
+        let first = self.payments.get(&payment).and_then(|x| x.first.as_ref());
+        let Some((Some(paid), _, first)) = first else {
             return;
         };
         let others: i64 = self

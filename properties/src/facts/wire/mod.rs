@@ -42,12 +42,12 @@ pub use retained::Retained;
 pub use seen::{Answer, Breach, Delivered, Seen, WireParams, Witness};
 
 use super::money::safety_parameters;
-use super::query_object::{self, QueryObject};
+use super::query_object::QueryObject;
 use payhub_model::event::{Message, Owner, ScopeKey, What};
 use payhub_model::observed::{IdKind, Interner, ObservedAnswer};
 use payhub_model::{
-    ApiKeyId, ApiRequest, Card, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
-    Millis, PaymentId, RefundId, RequestId, Text,
+    ApiKeyId, ApiRequest, Card, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, Millis,
+    PaymentId, RefundId, RequestId, Text,
 };
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
@@ -84,6 +84,22 @@ type Owned<T> = (MerchantId, Environment, T);
 /// A Payment's first sighting: its amount, its owner, the exchange.
 type FirstSighting = (Option<i64>, (MerchantId, Environment), Rec);
 
+/// What the wire showed of one Payment: the records several rules keep per Payment, in
+/// one entry of one map (one key and one slot where four maps took one each).
+#[derive(Clone, Debug, Default)]
+struct PaymentShown {
+    /// ATTEMPT-06, SCOPE-02: its first sighting, its amount and its owner.
+    first: Option<FirstSighting>,
+    /// WEBHOOK-02: the highest version it was shown at, with its status then.
+    version: Option<(Rec, Option<u64>)>,
+    /// CARD-03, ATTEMPT-02: created through the API, the most attempts it was shown
+    /// with and that sighting.
+    attempts: Option<(u32, Rec)>,
+    /// ATTEMPT-01, ATTEMPT-02: its latest attempt started by a logged create or confirm
+    /// with a test card: its number, its card, that exchange.
+    attempt_card: Option<(u32, Card, Rec)>,
+}
+
 /// One exchange's record, shared by every map that holds it (one allocation per
 /// exchange seen, not one per map), packed ([`record`]).
 type Rec = Arc<record::Record>;
@@ -112,27 +128,20 @@ pub struct WireFacts {
     order_payments: BTreeMap<u64, (PaymentId, Rec)>,
     /// The creates whose outcome their client does not know, by order number and purchase.
     unknown_orders: renumbered::Unresolved<Purchase, Rec>,
-    /// The highest version each Payment was shown at, with its status then.
-    versions: BTreeMap<PaymentId, (Rec, Option<u64>)>,
-    /// ATTEMPT-06, SCOPE-02: each Payment's first sighting, its amount and its owner.
-    payments: BTreeMap<PaymentId, FirstSighting>,
+    /// Each Payment's records ([`PaymentShown`]).
+    payments: BTreeMap<PaymentId, PaymentShown>,
     /// UNIQ-04: the Refund each refund number was first shown with.
     refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
-    /// SCHED-02: the last query of each object ([`super::query_object`]), and the ids
-    /// answers tied numbers to.
-    last_query: CowMap<query_object::Owned, Rec>,
-    query_aliases: CowMap<query_object::Owned, QueryObject>,
+    /// SCHED-02: the last query of each object ([`super::query_object`]), and the id
+    /// answers tied each number to, by their fingerprint with their owner ([`query_key`]).
+    last_query: BTreeMap<u64, Rec>,
+    query_aliases: BTreeMap<u64, u64>,
     retry_after: BTreeMap<u64, (Millis, Rec)>,
     /// RATE-01, RATE-04, REJECT-01: per scope, its first request and whether every
     /// request closed in it so far was refused ([`refusals`]).
     scopes_so_far: BTreeMap<u64, refusals::ScopeSoFar>,
-    /// CARD-03, ATTEMPT-02: each Payment created through the API, the most attempts it
-    /// was shown with and that sighting; the confirms of each Payment.
-    attempts: BTreeMap<PaymentId, (u32, Rec)>,
+    /// CARD-03, ATTEMPT-02: the confirms of each Payment.
     confirms: BTreeMap<PaymentId, attempts::Confirms>,
-    /// ATTEMPT-01, ATTEMPT-02: each Payment's latest attempt started by a logged create
-    /// or confirm with a test card: its number, its card, that exchange.
-    attempt_cards: BTreeMap<PaymentId, (u32, Card, Rec)>,
     /// Per card, the first Payment shown with a newer attempt after one charged on it:
     /// the exchange that started that attempt, the one that showed the newer.
     pub renewed_attempts: BTreeMap<Card, Witness>,
@@ -383,11 +392,8 @@ impl WireFacts {
             }
         }
         if let Some(object) = QueryObject::named_by(ep) {
-            let k = (
-                m,
-                e,
-                query_object::resolve(&self.query_aliases, (m, e), object),
-            );
+            let k = query_key((m, e), &object);
+            let k = self.query_aliases.get(&k).copied().unwrap_or(k);
             if let Some(last) = self.last_query.get(&k) {
                 let last = last.clone();
                 self.note_queries(&last, seen);
@@ -608,6 +614,11 @@ impl WireFacts {
 /// would take 72 (stable within a run; never printed, never iterated in order).
 fn fp<T: std::hash::Hash>(x: &T) -> u64 {
     crate::engine::fingerprint(x)
+}
+
+/// The fingerprint of an object of SCHED-02 ([`QueryObject`]) with its owner.
+fn query_key((m, e): (MerchantId, Environment), object: &QueryObject) -> u64 {
+    fp(&(m, e, object))
 }
 
 /// The record `map` holds under `k` if `differs` from the one being seen; `seen` becomes

@@ -57,7 +57,7 @@ impl WireFacts {
             return;
         };
         let payment = PaymentId(p.id);
-        let high = self.versions.get(&payment);
+        let high = self.payments.get(&payment).and_then(|x| x.version.as_ref());
         let v = high.and_then(|(h, _)| match h.answer().and_then(|a| a.version) {
             Some(VersionMark::Number(v)) => Some(v),
             _ => None,
@@ -79,8 +79,8 @@ impl WireFacts {
             }
             (Some(_), Some(v)) if version <= v => {}
             _ => {
-                self.versions
-                    .insert(payment, (seen.clone(), p.status.as_ref().map(super::fp)));
+                let status = p.status.as_ref().map(super::fp);
+                self.payments.entry(payment).or_default().version = Some((seen.clone(), status));
             }
         }
     }
@@ -208,8 +208,9 @@ impl WireFacts {
         p: &ObservedObject,
     ) {
         let id = PaymentId(p.id);
-        let Some((amount, first_owner, first)) = self.payments.get(&id).cloned() else {
-            self.payments.insert(id, (p.amount, owner, seen.clone()));
+        let held = self.payments.get(&id).and_then(|x| x.first.clone());
+        let Some((amount, first_owner, first)) = held else {
+            self.payments.entry(id).or_default().first = Some((p.amount, owner, seen.clone()));
             return;
         };
         if let (Some(a), Some(b)) = (amount, p.amount) {

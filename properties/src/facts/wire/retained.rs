@@ -26,7 +26,7 @@ impl WireFacts {
                 + self.refund_numbers.len()
                 + self.unknown_orders.len()
                 + self.refused_numbers.len(),
-            objects: self.payments.len()
+            objects: self.payments.values().filter(|p| p.first.is_some()).count()
                 + self.last_query.len()
                 + self.unresolved_payments.len()
                 + self.unresolved_refunds.len(),

@@ -146,7 +146,8 @@ impl WireFacts {
             return;
         }
         let k = (event.merchant, event.environment, p.id);
-        let newer_shown = self.versions.get(&p.id).is_some_and(|(h, _)| {
+        let high = self.payments.get(&p.id).and_then(|x| x.version.as_ref());
+        let newer_shown = high.is_some_and(|(h, _)| {
             matches!(
                 h.answer().and_then(|a| a.version),
                 Some(VersionMark::Number(v)) if v > i128::from(p.version)
@@ -233,9 +234,10 @@ impl WireFacts {
         let Some(object) = QueryObject::named_by(ep) else {
             return;
         };
-        let resolved = self.query_aliases.get(&(m, e, object.clone())).cloned();
-        for object in [Some(object), resolved].into_iter().flatten() {
-            if let Some(last) = self.last_query.get_mut(&(m, e, object)) {
+        let k = super::query_key((m, e), &object);
+        let resolved = self.query_aliases.get(&k).copied();
+        for k in [Some(k), resolved].into_iter().flatten() {
+            if let Some(last) = self.last_query.get_mut(&k) {
                 if last.id == seen.id {
                     *last = seen.clone();
                 }
@@ -244,31 +246,37 @@ impl WireFacts {
     }
 
     /// SCHED-02: an answer ties numbers to ids; the queries already sent by a number
-    /// were queries of the id's object.
+    /// were queries of the id's object ([`query_object::merge`]; the first id shown for
+    /// a number is kept).
     pub(super) fn tie_numbers(&mut self, owner: (MerchantId, Environment), r: &ObservedAnswer) {
-        let shown = r.objects.iter().filter_map(|o| {
-            let number = o.number.clone()?;
-            match o.kind {
-                IdKind::Payment => Some((
-                    QueryObject::PaymentNo(number),
+        for o in &r.objects {
+            let (number, id) = match (o.kind, o.number.clone()) {
+                (IdKind::Payment, Some(n)) => (
+                    QueryObject::PaymentNo(n),
                     QueryObject::Payment(PaymentId(o.id)),
-                )),
-                IdKind::Refund => Some((
-                    QueryObject::RefundNo(number),
+                ),
+                (IdKind::Refund, Some(n)) => (
+                    QueryObject::RefundNo(n),
                     QueryObject::Refund(RefundId(o.id)),
-                )),
-                IdKind::Session => None,
+                ),
+                _ => continue,
+            };
+            let (alias, by_id) = (
+                super::query_key(owner, &number),
+                super::query_key(owner, &id),
+            );
+            if self.query_aliases.contains_key(&alias) {
+                continue;
             }
-        });
-        let pairs = query_object::tie(
-            &mut self.last_query,
-            &mut self.query_aliases,
-            owner,
-            shown,
-            |q| q.sent,
-        );
-        for (earlier, later) in pairs {
-            self.note_queries(&earlier, &later);
+            let (by_number, held) = (self.last_query.remove(&alias), self.last_query.get(&by_id));
+            let merged = query_object::merge(by_number.as_ref(), held, |q| q.sent);
+            if let Some(q) = merged.last {
+                self.last_query.insert(by_id, q);
+            }
+            if let Some((earlier, later)) = merged.pair {
+                self.note_queries(&earlier, &later);
+            }
+            self.query_aliases.insert(alias, by_id);
         }
     }
 }
