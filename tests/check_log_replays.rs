@@ -3,7 +3,8 @@
 //! first execution's object (confirm and cancel compare nothing but their path), never
 //! judged again as a request; a new key for a used order number may be answered with the
 //! existing Payment after a refusal (S4); a refund answered 201 `processing` is known to
-//! exist; an amount written `10000.0` is the integer 10000.
+//! exist; an amount written `10000.0` is the integer 10000; a lookup never answers no
+//! record of a Payment the platform answered earlier.
 
 mod common;
 use common::*;
@@ -109,4 +110,72 @@ fn a_query_retried_once_its_429_retry_after_passed_is_not_too_soon() {
         &[],
     );
     assert_eq!(status, "violated", "{detail}");
+}
+
+#[test]
+fn no_record_of_a_payment_the_platform_answered_is_a_false_lookup() {
+    let property = "queries-answer-known-state";
+    for name in [
+        "lookup-by-order-no-answers-no-record-after-201",
+        "get-by-id-answers-404-after-201",
+    ] {
+        let (status, detail) = verdict(name, property, &[]);
+        assert_eq!(status, "violated", "{name}: {detail}");
+        assert!(detail.contains("no record"), "{name}: {detail}");
+    }
+    // Sent while the create was in flight, it may miss it (A-NOT-FOUND-IN-FLIGHT).
+    let (status, detail) = verdict("control-lookup-while-create-in-flight", property, &[]);
+    assert_eq!(status, "holds", "{detail}");
+}
+
+/// A confirm's 2xx may execute nothing (S8's original status), and a 409
+/// payment_in_progress binds no key (A-S8-NOBIND): the key's later confirm is judged
+/// afresh, never as new business or a replay.
+#[test]
+fn a_confirm_key_that_bound_nothing_is_judged_afresh() {
+    for (name, property) in [
+        (
+            "confirm-409-payment-in-progress-then-200-same-key",
+            "same-key-never-new-business",
+        ),
+        (
+            "confirm-s8-original-status-then-422-same-key",
+            "replay-returns-same-object",
+        ),
+    ] {
+        let (status, detail) = verdict(name, property, &[]);
+        assert_eq!(status, "holds", "{name}: {detail}");
+    }
+}
+
+/// S4 after a refusal, with the other key's create in flight or its answer lost: that
+/// create may be the execution; a lookup (no key) is no other key's create.
+#[test]
+fn only_another_keys_create_explains_a_refused_keys_200() {
+    let property = "rejections-execute-nothing";
+    for name in [
+        "s4-existing-after-429-k0-answer-lost",
+        "s4-existing-while-k0-in-flight-after-429",
+    ] {
+        let (status, detail) = verdict(name, property, &["--complete-log"]);
+        assert_eq!(status, "holds", "{name}: {detail}");
+    }
+    let (status, detail) = verdict(
+        "429-then-lookup-shows-payment-then-200",
+        property,
+        &["--complete-log"],
+    );
+    assert_eq!(status, "violated", "{detail}");
+}
+
+/// "A field absent or null is not known": a replay's answer without an id names no
+/// other object.
+#[test]
+fn a_replay_answer_without_an_id_is_no_other_object() {
+    let (status, detail) = verdict(
+        "create-replay-200-body-without-id",
+        "replay-returns-same-object",
+        &[],
+    );
+    assert_eq!(status, "holds", "{detail}");
 }

@@ -286,6 +286,12 @@ pub fn explain(w: &Witness, name: &dyn Fn(&Seen) -> String) -> String {
                 .and_then(|a| a.related_id.as_deref())
                 .unwrap_or("-")
         ),
+        Breach::LookupMissesKnown => format!(
+            "{a} was answered {}; {gap} later {b} ({}) was answered {}: no record of a Payment the platform had shown the merchant (\"no record: the platform has never created a Payment for this order number\")",
+            answer(first),
+            request(then),
+            answer(then)
+        ),
         Breach::QueryAfterFinal => format!(
             "{a} showed the Payment final ({}); {gap} later {b} queried it again ({}): the contract's schedule stops at a terminal status",
             answer(first),

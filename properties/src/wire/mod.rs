@@ -242,9 +242,12 @@ pub const CANCEL_202_KEEPS_THE_STATUS: Patterns =
     Patterns::platform(BODIES, &[Breach::Cancel202ShowsCanceled]);
 
 /// Over the wire: a query by id shows that object; a lookup by merchant_order_no
-/// (merchant_refund_no) shows only objects of exactly that number, and one Payment at most.
-pub const LOOKUPS_MATCH_THE_NUMBER_EXACTLY: Patterns =
-    Patterns::platform(BODIES, &[Breach::LookupOtherNumber]);
+/// (merchant_refund_no) shows only objects of exactly that number, and one Payment at most;
+/// neither answers "no record" for a Payment an earlier answer showed its merchant.
+pub const LOOKUPS_MATCH_THE_NUMBER_EXACTLY: Patterns = Patterns::platform(
+    BODIES,
+    &[Breach::LookupOtherNumber, Breach::LookupMissesKnown],
+);
 
 /// Over the wire: the answers never show one Payment with two amounts (a new attempt
 /// keeps the original Payment).

@@ -532,6 +532,7 @@ impl WireFacts {
         }
         let Some((m, e)) = owner else { return };
         self.judge_related_order(&seen, (m, e), r, endpoint);
+        self.judge_no_record(&seen, (m, e), r, endpoint);
         if let Some(p) = payment {
             self.judge_payment_sighting(&seen, (m, e), p);
         }
@@ -584,7 +585,7 @@ impl WireFacts {
                 Endpoint::ConfirmPayment { .. } | Endpoint::CancelPayment { .. }
             );
             if seen.method == Method::Post && (path_only || seen.params() != WireParams::None) {
-                self.judge_replay(&scope, seen, r);
+                self.judge_replay(&scope, seen, r, path_only);
             }
         }
     }

@@ -114,10 +114,50 @@ impl WireFacts {
         }
     }
 
+    /// QUERY-05 ("no record: the platform has never created a Payment for this order
+    /// number"), QUERY-01: a lookup of an order, or a query of a Payment's id, answered no
+    /// record after an answer showed the merchant that Payment (one sent before that
+    /// answer came may miss it: A-NOT-FOUND-IN-FLIGHT).
+    pub(super) fn judge_no_record(
+        &mut self,
+        seen: &Rec,
+        (m, e): (MerchantId, Environment),
+        r: &ObservedAnswer,
+        endpoint: &Endpoint,
+    ) {
+        let known = match endpoint {
+            Endpoint::ListPayments { merchant_order_no }
+                if r.status == 200 && r.first(IdKind::Payment).is_none() =>
+            {
+                let order = super::fp(&(m, e, merchant_order_no.clone()));
+                self.order_payments.get(&order).map(|(_, first)| first)
+            }
+            Endpoint::GetPayment { payment_id } if r.status == 404 => {
+                let first = self.payments.get(payment_id).and_then(|p| p.first.as_ref());
+                first.filter(|(_, owner, _)| *owner == (m, e)).map(|f| &f.2)
+            }
+            _ => None,
+        };
+        if let Some(first) = known.filter(|first| self.after(seen, first)).cloned() {
+            self.note(Breach::LookupMissesKnown, vec![first, seen.clone()]);
+        }
+    }
+
     /// REPLAY-01/02 and CONFLICT-01 against the scope's first execution: the facts keep
     /// the soonest breach after the execution's answer; whether it falls within the
     /// retention is the property's to judge (RET-01).
-    pub(super) fn judge_replay(&mut self, scope: &ScopeKey, seen: Rec, r: &ObservedAnswer) {
+    ///
+    /// A confirm's or a cancel's 2xx may execute nothing (S8's "original status", a
+    /// cancel of a canceled Payment: A-S8-NOBIND, A-409-NOBIND), so a later request of
+    /// its key may be judged afresh: of those (`path_only`) only what no reading allows
+    /// is judged, a conflict with nothing to compare and another object.
+    pub(super) fn judge_replay(
+        &mut self,
+        scope: &ScopeKey,
+        seen: Rec,
+        r: &ObservedAnswer,
+        path_only: bool,
+    ) {
         let id = super::fp(scope);
         let Some(first) = self.executed.get(&id) else {
             if r.is_success() {
@@ -134,25 +174,29 @@ impl WireFacts {
                     }
                 }
                 self.executed.insert(id, Executed { seen });
-            } else if as_new_business(r) {
+            } else if as_new_business(r) && !path_only {
                 self.new_business.entry(id).or_insert(seen);
             }
             return;
         };
         if !self.after(&seen, &first.seen) {
-            self.judge_in_flight(first.seen.clone(), seen, r);
+            if !path_only {
+                self.judge_in_flight(first.seen.clone(), seen, r);
+            }
             return;
         }
         let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
         let same = first.seen.params() == seen.params();
         let first_object = first.seen.answer().and_then(|a| a.object);
         let object = seen.answer().and_then(|a| a.object);
+        // An object not named (no id, or null) is not known: never another.
+        let other_object = matches!((first_object, object), (Some(a), Some(b)) if a != b);
         let breach = match (same, conflict) {
             (false, false) if r.is_success() => Some(Breach::ConflictMissing),
             (true, true) => Some(Breach::ConflictWithoutChange),
-            (true, false) if r.is_success() && (r.status == 201 || object != first_object) => {
-                Some(Breach::ReplayNotSameObject)
-            }
+            (true, false) if r.is_success() && other_object => Some(Breach::ReplayNotSameObject),
+            _ if path_only => None,
+            (true, false) if r.status == 201 => Some(Breach::ReplayNotSameObject),
             // REPLAY-01: within the retention a replay is never new business; REPLAY-02:
             // nor judged again as a request (a 404 or a 422: "returns the object's
             // latest status (HTTP 200)"; a 400 may be about a header a log does not

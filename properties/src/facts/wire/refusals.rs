@@ -38,24 +38,34 @@ impl WireFacts {
     /// Whether the answer shows an execution of its scope before it: a create answered
     /// 200 (REPLAY-02, REPLAY-03: its first execution answers 201) or a 409
     /// idempotency_conflict (CONFLICT-01: against the scope's execution). A 200 with the
-    /// object an earlier answer under another key showed for the same order or refund
-    /// number is that key's execution: a new key for a used number "returns the existing
-    /// object identifier" (S4, A-S4-BRANCH).
+    /// object of a create under another key of the same order or refund number (shown
+    /// earlier, in flight, or its outcome unknown) may be that key's execution: a new key
+    /// for a used number "returns the existing object identifier" (S4, A-S4-BRANCH).
     fn shows_earlier_execution(&self, scope: &ScopeKey, seen: &Rec, r: &ObservedAnswer) -> bool {
         if r.code == Some(ErrorCode::IdempotencyConflict) {
             return true;
         }
         let owner = (scope.merchant, scope.environment);
-        let other_key = |first: &Rec| first.key() != seen.key();
+        let other_key = |first: &Rec| {
+            first.method == Method::Post && first.key().is_some_and(|k| Some(k) != seen.key())
+        };
         let existing = match seen.path() {
             "/v1/payments" => r.first(IdKind::Payment).is_some_and(|p| {
                 let order = p
                     .number
                     .clone()
                     .or_else(|| super::created(seen, "/v1/payments"));
-                order
-                    .and_then(|o| self.order_payments.get(&super::fp(&(owner.0, owner.1, o))))
-                    .is_some_and(|(id, first)| id.0 == p.id && other_key(first))
+                let Some(order) = order else { return false };
+                let shown = (self
+                    .order_payments
+                    .get(&super::fp(&(owner.0, owner.1, &order))))
+                .is_some_and(|(id, first)| id.0 == p.id && other_key(first));
+                let unknown = (self.unknown_orders.get(owner, &order))
+                    .is_some_and(|(_, first)| other_key(first));
+                let open = self.open.values().any(|(rec, o, ep)| {
+                    *o == Some(owner) && super::order_no(ep) == Some(&order) && other_key(rec)
+                });
+                shown || unknown || open
             }),
             "/v1/refunds" => r.first(IdKind::Refund).is_some_and(|x| {
                 let number = x

@@ -202,6 +202,10 @@ pub enum Breach {
     /// QUERY-01, QUERY-02, QUERY-03: a query shows an object it did not ask for: another
     /// id, another number (the match is exact), or a second Payment of one order.
     LookupOtherNumber,
+    /// QUERY-05, QUERY-01: a lookup by order number answered no record, or a query by id
+    /// 404, after an answer showed the merchant that Payment ("no record: the platform
+    /// has never created a Payment for this order number").
+    LookupMissesKnown,
     /// WEBHOOK-02: a later answer showed a Payment's status changed at the same version.
     VersionStayedOnChange,
     /// ATTEMPT-06: a later answer showed a Payment with another amount.
