@@ -461,7 +461,7 @@ mod tests {
                 assert!(all.insert(*b), "{b:?} twice");
             }
         }
-        assert_eq!(all.len(), 35);
+        assert_eq!(all.len(), 36);
     }
 
     /// The drivers that hold a world's facts alone skip a property by its needs: a
