@@ -26,8 +26,11 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Runs `script` with bash (-e, pipefail) in `dir`, bounded; panics with its output if
-/// it fails or overruns.
+/// it fails or overruns. The output goes to files beside `dir`, never to a pipe nobody
+/// reads while the block runs (a full pipe would stop the block).
 fn run_block(dir: &Path, script: &str, env: &[(&str, String)]) {
+    let out_path = dir.with_extension("stdout");
+    let err_path = dir.with_extension("stderr");
     let bin = Path::new(env!("CARGO_BIN_EXE_payhub-verify"));
     let path = format!(
         "{}:{}",
@@ -39,8 +42,9 @@ fn run_block(dir: &Path, script: &str, env: &[(&str, String)]) {
         .arg(format!("set -eo pipefail\n{script}"))
         .current_dir(dir)
         .env("PATH", path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -50,12 +54,13 @@ fn run_block(dir: &Path, script: &str, env: &[(&str, String)]) {
     let started = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
+            let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+            let (stdout, stderr) = (read(&out_path), read(&err_path));
+            let _ = std::fs::remove_file(&out_path);
+            let _ = std::fs::remove_file(&err_path);
             assert!(
                 status.success(),
-                "block failed ({status}):\n{script}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                "block failed ({status}):\n{script}\nstdout:\n{stdout}\nstderr:\n{stderr}"
             );
             return;
         }
