@@ -200,7 +200,8 @@ fn check_log_with_a_complete_log_holds_on_the_clean_python_platforms_capture() {
     assert!(assumed.contains("the log is complete"), "{assumed}");
 }
 
-/// The reference client's capture: every wire property holds, exit 0, with the
+/// The reference client's capture: every wire property holds (but the client's timeouts,
+/// which a log cannot show), exit 0, with the
 /// platform's keys or with the default for its one key.
 #[test]
 fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
@@ -216,7 +217,13 @@ fn check_log_judges_the_reference_clients_capture_and_everything_holds() {
         .filter(|p| p["side"].is_string())
         .collect();
     for p in &wire {
-        assert_eq!(p["status"], "holds", "{p}");
+        // A log never shows who ended an exchange without an answer (TIMEOUT-01).
+        let expected = if p["name"] == "client-waits-the-contract-timeouts" {
+            "cannot_judge"
+        } else {
+            "holds"
+        };
+        assert_eq!(p["status"], expected, "{p}");
     }
     assert_eq!(exit, 0, "{file}");
     // Its 429 and 503 (S10, S13), each key answered 201 later: with the log assumed

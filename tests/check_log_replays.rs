@@ -4,7 +4,8 @@
 //! judged again as a request; a new key for a used order number may be answered with the
 //! existing Payment after a refusal (S4); a refund answered 201 `processing` is known to
 //! exist; an amount written `10000.0` is the integer 10000; a lookup never answers no
-//! record of a Payment the platform answered earlier.
+//! record of a Payment the platform answered earlier; a conflict over a field the
+//! contract does not name is allowed; a log cannot show the client's timeouts.
 
 mod common;
 use common::*;
@@ -178,4 +179,29 @@ fn a_replay_answer_without_an_id_is_no_other_object() {
         &[],
     );
     assert_eq!(status, "holds", "{detail}");
+}
+
+/// SAFE-01 names the compared fields with an "etc." (A-SAFE-FIELDS): a replay whose
+/// `description` differs may be answered 409 `idempotency_conflict` (its platform may
+/// compare it); the same body answered 409 may not.
+#[test]
+fn a_conflict_over_a_field_the_contract_does_not_name_is_allowed() {
+    let property = "idempotency-conflict-iff-parameters-differ";
+    let (status, detail) = verdict("create-replay-409-other-description", property, &[]);
+    assert_eq!(status, "holds", "{detail}");
+    let (status, detail) = verdict("create-replay-409-same-description", property, &[]);
+    assert_eq!(status, "violated", "{detail}");
+    assert!(detail.contains("409 idempotency_conflict"), "{detail}");
+}
+
+/// A log records an exchange without an answer, never who ended it: the client's
+/// timeouts are not judged over one.
+#[test]
+fn a_log_cannot_judge_the_clients_timeouts() {
+    let (status, detail) = verdict(
+        "create-replay-409-other-description",
+        "client-waits-the-contract-timeouts",
+        &[],
+    );
+    assert_eq!(status, "cannot_judge", "{detail}");
 }

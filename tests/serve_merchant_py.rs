@@ -130,7 +130,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         mistake: "queries_after_final",
-        flow: "pay_and_reconcile",
+        flow: "slow_and_query",
         plan: "{}",
         manual: true,
         property: "client-stops-querying-at-a-final-status",

@@ -46,11 +46,15 @@ payhub_model::named! {
         /// The test card each create and confirm carried, read as the acquirer outcome it
         /// selects (the model's labels; a platform's own through `check-log --profile`).
         TestCards = "the test card of each create and confirm",
+        /// Which exchanges the client gave up on, and when (TIMEOUT-01): the model's
+        /// clients and the sandbox see every hang-up; a log records an exchange without
+        /// an answer, never who ended it.
+        HangUps = "when a client gave up on an answer",
     }
 }
 
 impl Evidence {
-    fn bit(self) -> u8 {
+    fn bit(self) -> u16 {
         1 << (self as u8)
     }
 
@@ -70,6 +74,7 @@ impl Evidence {
             Evidence::TestCards => {
                 "no create or confirm named a test card the reader knows (check-log --profile names the platform's)"
             }
+            Evidence::HangUps => "no request on the wire in the stream",
         }
     }
 }
@@ -82,13 +87,13 @@ impl std::fmt::Display for Evidence {
 
 /// A set of [`Evidence`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct EvidenceSet(u8);
+pub struct EvidenceSet(u16);
 
 impl EvidenceSet {
     pub const NONE: EvidenceSet = EvidenceSet(0);
 
     pub const fn of(kinds: &[Evidence]) -> EvidenceSet {
-        let mut bits = 0u8;
+        let mut bits = 0u16;
         let mut i = 0;
         while i < kinds.len() {
             bits |= 1 << (kinds[i] as u8);
@@ -179,10 +184,14 @@ impl Supply {
     pub fn saw(&mut self, what: &What) {
         use Evidence as E;
         let kinds: &[Evidence] = match what {
-            What::Sent { request, .. } if request.endpoint.card().is_some() => {
-                &[E::Wire, E::ApiKeys, E::ResponseBodies, E::TestCards]
-            }
-            What::Sent { .. } => &[E::Wire, E::ApiKeys, E::ResponseBodies],
+            What::Sent { request, .. } if request.endpoint.card().is_some() => &[
+                E::Wire,
+                E::ApiKeys,
+                E::ResponseBodies,
+                E::TestCards,
+                E::HangUps,
+            ],
+            What::Sent { .. } => &[E::Wire, E::ApiKeys, E::ResponseBodies, E::HangUps],
             // The model's platform, with the model's acquirer behind it.
             What::Handled { .. } | What::Answered { .. } => &[E::Platform, E::Ledger],
             What::Ledger { .. } | What::Charge { .. } | What::Acquired { .. } => &[E::Ledger],

@@ -8,7 +8,6 @@
 //! only.
 
 use crate::http_map::HttpRequest;
-use payhub_model::ApiRequest;
 use payhub_model::observation::Dialect;
 use payhub_model::observed::{Interner, ObservedAnswer, Shape};
 
@@ -68,7 +67,7 @@ impl Entry {
         &self,
         ids: &mut Interner,
         cards: &super::profile::CardReading,
-    ) -> Result<ApiRequest, String> {
+    ) -> Result<super::request::Read, String> {
         super::request::read(
             &self.http.method,
             &self.http.target,

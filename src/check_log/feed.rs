@@ -124,10 +124,11 @@ impl Feed {
         owner: (payhub_model::MerchantId, payhub_model::Environment),
         base: i64,
     ) {
-        let mut request = match entry.request(&mut self.folded.side.wire.ids, &self.cards) {
-            Ok(r) => r,
-            Err(why) => return self.unreadable(entry.label, why),
-        };
+        let (mut request, other_fields) =
+            match entry.request(&mut self.folded.side.wire.ids, &self.cards) {
+                Ok(r) => (r.request, r.other_fields),
+                Err(why) => return self.unreadable(entry.label, why),
+            };
         self.entries += 1;
         self.judged += 1;
         request.api_key = key;
@@ -136,6 +137,9 @@ impl Feed {
         self.last = start;
         self.flush_until(start);
         let id = id_of(entry.label);
+        if let Some(fingerprint) = other_fields {
+            self.folded.side.wire.names_other_fields(id, fingerprint);
+        }
         let from = 0;
         let shape = Shape::of(&request.endpoint);
         self.folded
@@ -232,6 +236,10 @@ impl Feed {
         s.lack(
             Evidence::MerchantDb,
             "the merchant's database is not in a log",
+        );
+        s.lack(
+            Evidence::HangUps,
+            "a log records an exchange without an answer, never whether the client gave up on it or the connection failed",
         );
     }
 }

@@ -46,6 +46,11 @@ impl CardReading {
             .flatten()
     }
 
+    /// The body field the card is read from.
+    pub fn field(&self) -> &str {
+        self.field.as_deref().unwrap_or("card")
+    }
+
     /// `m` with a card value it does not list (a card number) replaced by
     /// `"[redacted]"`, so that a recording never holds card data (CARD-02): a test card
     /// stays, read back as itself.

@@ -4,7 +4,8 @@
 //! `/v1/payments/pay_demo_001/confirm` is), and the body is read for the fields the
 //! contract names: SAFE-01's safety parameters (`merchant_order_no`, `amount`,
 //! `currency`; `payment_id`, `merchant_refund_no`, `amount`). Other fields (a platform's
-//! `description`, `metadata`) are accepted and never kept; a card is kept only as a
+//! `description`, `metadata`) are accepted and kept only as a fingerprint
+//! ([`Read::other_fields`]: SAFE-01's "etc." lets its platform compare them); a card is kept only as a
 //! test card: a label of the model's table under `card`, or a value the platform's
 //! profile lists under its `card_field` (card data is never kept: CARD-02,
 //! A-CARD-NOT-STORED). A body that is not JSON, or names a field with the wrong type,
@@ -21,6 +22,14 @@ use payhub_model::{
 use serde_json::{Map, Value};
 use std::convert::Infallible;
 
+/// A request read: the contract's, and the fingerprint of the body's fields the contract
+/// does not name (the card's aside), if it has any.
+#[derive(Debug)]
+pub struct Read {
+    pub request: ApiRequest,
+    pub other_fields: Option<u64>,
+}
+
 /// The contract's request, or why the entry is not one.
 pub fn read(
     method: &str,
@@ -29,7 +38,7 @@ pub fn read(
     body: &[u8],
     ids: &mut Interner,
     cards: &CardReading,
-) -> Result<ApiRequest, String> {
+) -> Result<Read, String> {
     let method = http_map::method(method)
         .ok_or_else(|| format!("the method {method} is none of the contract's"))?;
     let idempotency_key = match idempotency_key {
@@ -38,12 +47,21 @@ pub fn read(
             std::str::from_utf8(bytes).map_err(|_| "an Idempotency-Key that is not UTF-8")?,
         )),
     };
-    let Ok(endpoint) = http_map::endpoint(&mut LogReading { ids, cards }, method, target, body);
-    Ok(ApiRequest {
+    let mut reading = LogReading {
+        ids,
+        cards,
+        other_fields: None,
+    };
+    let Ok(endpoint) = http_map::endpoint(&mut reading, method, target, body);
+    let request = ApiRequest {
         // Resolved by the reader's key table.
         api_key: ApiKeyId(0),
         idempotency_key,
         endpoint,
+    };
+    Ok(Read {
+        request,
+        other_fields: reading.other_fields,
     })
 }
 
@@ -52,6 +70,36 @@ pub fn read(
 struct LogReading<'a> {
     ids: &'a mut Interner,
     cards: &'a CardReading,
+    other_fields: Option<u64>,
+}
+
+const ORDER: &[&str] = &["merchant_order_no", "amount", "currency"];
+const REFUND: &[&str] = &["payment_id", "merchant_refund_no", "amount"];
+
+impl LogReading<'_> {
+    /// The body's fields as `read` takes them, with the fingerprint of those neither
+    /// `named` nor the card (in the order of their names, each with its value).
+    fn fields<T: Default>(
+        &mut self,
+        body: &[u8],
+        named: &[&str],
+        read: impl FnOnce(&Map<String, Value>, &mut Self) -> Option<T>,
+    ) -> Json<T> {
+        fields(body, |m| {
+            let card = self.cards.field();
+            let mut other: Vec<_> = (m.iter())
+                .filter(|(k, _)| *k != card && !named.contains(&k.as_str()))
+                .map(|(k, v)| (k.as_str(), v.to_string()))
+                .collect();
+            if !other.is_empty() {
+                other.sort();
+                let mut h = std::hash::DefaultHasher::new();
+                std::hash::Hash::hash(&other, &mut h);
+                self.other_fields = Some(std::hash::Hasher::finish(&h));
+            }
+            read(m, self)
+        })
+    }
 }
 
 impl Reading for LogReading<'_> {
@@ -65,15 +113,18 @@ impl Reading for LogReading<'_> {
         Ok(other)
     }
     fn create(&mut self, body: &[u8]) -> Result<Json<CreatePaymentBody>, Infallible> {
-        Ok(fields(body, |m| order(m, self.cards)))
+        Ok(self.fields(body, ORDER, |m, r| order(m, r.cards)))
     }
     fn confirm(&mut self, body: &[u8]) -> Result<Json<ConfirmBody>, Infallible> {
-        let card = |m: &Map<String, Value>| self.cards.read(m);
-        Ok(fields(body, |m| Some(ConfirmBody { card: card(m) })))
+        Ok(self.fields(body, &[], |m, r| {
+            Some(ConfirmBody {
+                card: r.cards.read(m),
+            })
+        }))
     }
     fn session(&mut self, body: &[u8]) -> Result<Json<SessionBody>, Infallible> {
-        Ok(fields(body, |m| {
-            let o = order(m, self.cards)?;
+        Ok(self.fields(body, ORDER, |m, r| {
+            let o = order(m, r.cards)?;
             Some(SessionBody {
                 merchant_order_no: o.merchant_order_no,
                 amount: o.amount,
@@ -82,8 +133,8 @@ impl Reading for LogReading<'_> {
         }))
     }
     fn refund(&mut self, body: &[u8]) -> Result<Json<RefundBody>, Infallible> {
-        let ids = &mut *self.ids;
-        Ok(fields(body, |m| {
+        Ok(self.fields(body, REFUND, |m, r| {
+            let ids = &mut *r.ids;
             Some(RefundBody {
                 payment_id: match m.get("payment_id") {
                     None | Some(Value::Null) => None,
@@ -159,8 +210,8 @@ mod tests {
             &CardReading::default(),
         )
         .unwrap();
-        let Endpoint::ConfirmPayment { payment_id, body } = &r.endpoint else {
-            panic!("{:?}", r.endpoint);
+        let Endpoint::ConfirmPayment { payment_id, body } = &r.request.endpoint else {
+            panic!("{:?}", r.request.endpoint);
         };
         assert_eq!(body, &Json::Parsed(ConfirmBody { card: None }));
         assert_eq!(
@@ -176,7 +227,7 @@ mod tests {
             &CardReading::default(),
         );
         assert_eq!(
-            get.unwrap().endpoint,
+            get.unwrap().request.endpoint,
             Endpoint::GetPayment {
                 payment_id: *payment_id
             }
@@ -193,11 +244,13 @@ mod tests {
         .unwrap();
         let Endpoint::CreateRefund {
             body: Json::Parsed(b),
-        } = &r.endpoint
+        } = &r.request.endpoint
         else {
-            panic!("{:?}", r.endpoint);
+            panic!("{:?}", r.request.endpoint);
         };
         assert_eq!(b.payment_id, Some(*payment_id));
+        // `reason` is none of SAFE-01's fields: kept as a fingerprint only.
+        assert!(r.other_fields.is_some());
     }
 
     /// Card data is never kept: a card number in `card` is dropped, a test label kept;
@@ -221,9 +274,9 @@ mod tests {
             .unwrap();
             let Endpoint::CreatePayment {
                 body: Json::Parsed(b),
-            } = &r.endpoint
+            } = &r.request.endpoint
             else {
-                panic!("{:?}", r.endpoint);
+                panic!("{:?}", r.request.endpoint);
             };
             assert_eq!(b.card, card);
             assert!(!format!("{r:?}").contains("4242"), "{r:?}");
@@ -237,7 +290,7 @@ mod tests {
             &CardReading::default(),
         );
         assert!(matches!(
-            r.unwrap().endpoint,
+            r.unwrap().request.endpoint,
             Endpoint::CreatePayment {
                 body: Json::Malformed(_)
             }

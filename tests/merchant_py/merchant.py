@@ -318,6 +318,15 @@ def main():
         shop.pay(no, 100, "A", cart)
         pid = shop.row(no)[2]
         shop.settle(no, shop.query(pid))
+    elif flow == "slow_and_query":
+        # A 202 starts the query schedule; it ends at the first final status shown.
+        shop.pay(no, 100, "D", cart)
+        pid = shop.row(no)[2]
+        for _ in range(6):
+            if shop.state(no) != "pending":
+                break
+            post(shop.base, "/__sandbox/clock/advance", "-", {"by": "10s"})
+            shop.settle(no, shop.query(pid))
         if mistake == "queries_after_final":
             post(shop.base, "/__sandbox/clock/advance", "-", {"by": "10s"})
             shop.settle(no, shop.query(pid))

@@ -181,11 +181,12 @@ fn valid_key_refused(facts: &WireFacts) -> Option<Witness> {
         .map(|(_, seen)| Witness::of(Breach::ValidKeyRefused, vec![seen.clone()]))
 }
 
-use Evidence::{ApiKeys, ResponseBodies, TestCards, Wire};
+use Evidence::{ApiKeys, HangUps, ResponseBodies, TestCards, Wire};
 const SCOPED: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys]);
 const SCOPED_BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, ResponseBodies]);
 const BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies]);
 const CARDS: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies, TestCards]);
+const HUNG_UP: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, HangUps]);
 
 /// Over the wire: a request replaying an executed scope with its parameters is answered
 /// 200 with the object of the first execution.
@@ -348,7 +349,7 @@ pub const CLIENT_KEEPS_THE_KEY_AFTER_A_REFUSAL: Patterns =
 /// after sending it, nor on a query less than 10 seconds after (the platform waits
 /// about 15 s for the acquirer before its 202).
 pub const CLIENT_WAITS_THE_CONTRACT_TIMEOUTS: Patterns =
-    Patterns::client(SCOPED, &[Breach::GaveUpTooSoon]);
+    Patterns::client(HUNG_UP, &[Breach::GaveUpTooSoon]);
 
 /// SCHED-01 ("stopping at a terminal status or on its webhook").
 ///

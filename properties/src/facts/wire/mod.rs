@@ -77,6 +77,9 @@ impl Reply<'_> {
 #[derive(Clone, Debug)]
 struct Executed {
     seen: Rec,
+    /// The fingerprint of its body's fields the contract does not name
+    /// ([`WireFacts::names_other_fields`]).
+    other_fields: Option<u64>,
 }
 
 type Owned<T> = (MerchantId, Environment, T);
@@ -150,8 +153,10 @@ pub struct WireFacts {
     confirm_keys: BTreeMap<Owned<PaymentId>, Text>,
     unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
     failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
-    /// SCHED-01 ([`schedule`]): each Payment a query answer or an acknowledged webhook
-    /// showed final, and which.
+    /// SCHED-01 ([`schedule`]): the Payments whose query schedule started (a 202, a
+    /// timeout or a 5xx) and no answer or webhook has shown final since; each Payment a
+    /// query answer or an acknowledged webhook showed final in its schedule, and which.
+    scheduled: std::collections::BTreeSet<Owned<PaymentId>>,
     final_shown: BTreeMap<Owned<PaymentId>, schedule::ShownFinal>,
     unresolved_refunds: renumbered::Unresolved<unresolved::RefundOf, Rec>,
     refused_numbers: BTreeMap<Owned<Text>, Rec>,
@@ -170,6 +175,8 @@ pub struct WireFacts {
     pub other_key_accepted: bool,
     /// Copies the network made of a request: not the client's.
     copies: std::collections::BTreeSet<RequestId>,
+    /// Open requests whose body named fields the contract does not: their fingerprint.
+    other_fields: BTreeMap<RequestId, u64>,
     /// The first witness of each pattern.
     pub witnesses: BTreeMap<Breach, Witness>,
     /// REPLAY-01/02, CONFLICT-01 against a scope's execution: per pattern, the replay
@@ -258,6 +265,13 @@ impl WireFacts {
     /// Resolves `key` to `owner` from now on (a log reader learns keys as it reads).
     pub fn own(&mut self, key: ApiKeyId, owner: (MerchantId, Environment)) {
         self.owners.insert(key, owner);
+    }
+
+    /// The request `id`, about to be sent, names body fields the contract does not (a
+    /// platform's `description`), of this `fingerprint`: SAFE-01 lists the compared
+    /// fields with an "etc." (A-SAFE-FIELDS), so its platform may compare them too.
+    pub fn names_other_fields(&mut self, id: RequestId, fingerprint: u64) {
+        self.other_fields.insert(id, fingerprint);
     }
 
     /// Folds one event (only the wire's are read).
@@ -461,6 +475,7 @@ impl WireFacts {
                 }
             }
         }
+        self.other_fields.remove(&id);
     }
 
     /// A witness taken at an exchange's send shows its answer once it has one.
@@ -507,6 +522,7 @@ impl WireFacts {
     fn on_unknown(&mut self, seen: Rec, owner: Owner, endpoint: &Endpoint) {
         if let Some((m, e)) = owner {
             self.note_unresolved(&seen, (m, e), endpoint);
+            self.schedule_started((m, e), endpoint, None);
         }
         let (Some((m, e)), Some(order)) = (owner, order_no(endpoint)) else {
             return;
@@ -538,6 +554,9 @@ impl WireFacts {
         }
         self.judge_refunds(&seen, r, endpoint);
         self.resolve_shown(&seen, (m, e), r, endpoint);
+        if r.status == 202 {
+            self.schedule_started((m, e), endpoint, payment.map(|p| PaymentId(p.id)));
+        }
         self.note_final_by_query(&seen, (m, e), r, endpoint);
         self.tie_numbers((m, e), r);
         // A partial body without its order number: a create's answer shows the order
@@ -554,6 +573,9 @@ impl WireFacts {
                     .hold_first((m, e), order.clone(), purchase, || held);
             } else {
                 // The client learned this order's Payment: its result is known again.
+                if self.unknown_orders.get((m, e), &order).is_some() {
+                    self.scheduled.insert((m, e, PaymentId(p.id)));
+                }
                 self.unknown_orders.forget((m, e), &order);
             }
             self.judge_order(&seen, (m, e, order), PaymentId(p.id));

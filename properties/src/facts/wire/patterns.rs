@@ -173,7 +173,8 @@ impl WireFacts {
                         self.note(Breach::SameKeyAsNewBusiness, pair);
                     }
                 }
-                self.executed.insert(id, Executed { seen });
+                let other_fields = self.other_fields.get(&seen.id).copied();
+                self.executed.insert(id, Executed { seen, other_fields });
             } else if as_new_business(r) && !path_only {
                 self.new_business.entry(id).or_insert(seen);
             }
@@ -187,13 +188,16 @@ impl WireFacts {
         }
         let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
         let same = first.seen.params() == seen.params();
+        // A-SAFE-FIELDS: "amount, currency, … etc.": a field the contract does not name
+        // may be compared too, so a conflict where one differs is no breach.
+        let compared_more = first.other_fields != self.other_fields.get(&seen.id).copied();
         let first_object = first.seen.answer().and_then(|a| a.object);
         let object = seen.answer().and_then(|a| a.object);
         // An object not named (no id, or null) is not known: never another.
         let other_object = matches!((first_object, object), (Some(a), Some(b)) if a != b);
         let breach = match (same, conflict) {
             (false, false) if r.is_success() => Some(Breach::ConflictMissing),
-            (true, true) => Some(Breach::ConflictWithoutChange),
+            (true, true) if !compared_more => Some(Breach::ConflictWithoutChange),
             (true, false) if r.is_success() && other_object => Some(Breach::ReplayNotSameObject),
             _ if path_only => None,
             (true, false) if r.status == 201 => Some(Breach::ReplayNotSameObject),

@@ -29,6 +29,7 @@ impl WireFacts {
             objects: self.payments.values().filter(|p| p.first.is_some()).count()
                 + self.last_query.len()
                 + self.unresolved_payments.len()
+                + self.scheduled.len()
                 + self.unresolved_refunds.len(),
         }
     }

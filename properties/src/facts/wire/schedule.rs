@@ -4,16 +4,20 @@
 //!   queries"): a client that gave up on an exchange (`TimedOut`: it hung up before the
 //!   answer) sooner than that after sending it ([`Breach::GaveUpTooSoon`]).
 //! - SCHED-01 ("stopping at a terminal status or on its webhook"): a query of a Payment
-//!   sent after an answer to an earlier query of it showed it `succeeded`, `failed`,
-//!   `canceled` or `expired`, or after the webhook of such a status reached the
-//!   merchant (its endpoint answered 2xx: a `webhook_delivered` event)
-//!   ([`Breach::QueryAfterFinal`]): the schedule went on past the end. A first query
-//!   after a create or confirm answer showed the status (a reconciliation) is not one. A
+//!   whose schedule started ("after receiving a 202, a timeout or a 5xx" of its create,
+//!   confirm or cancel), sent after an answer to an earlier query of it showed it
+//!   `succeeded`, `failed`, `canceled` or `expired`, or after the webhook of such a
+//!   status reached the merchant (its endpoint answered 2xx: a `webhook_delivered`
+//!   event) ([`Breach::QueryAfterFinal`]): the schedule went on past the end. The
+//!   contract names no end for queries outside a schedule (a reconciliation, an order
+//!   page read again), so those are not judged; a first query after a create or confirm
+//!   answer showed the status (a reconciliation) is not one either. A
 //!   webhook counts only where the wire shows nothing newer of its Payment: no answer
 //!   showed a later version, no confirm of it is in flight or left without an answer
 //!   (a card retry's attempt may be newer than a `failed` webhook, re-delivered).
 //!
-//! Memory: one record per Payment a query or a webhook showed final.
+//! Memory: one entry per Payment in its schedule, one record per Payment a query or a
+//! webhook showed final in it.
 
 use super::{Breach, Delivered, Rec, WireFacts, Witness};
 use crate::facts::query_object::{self, QueryObject};
@@ -21,7 +25,7 @@ use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{
     Contract, Endpoint, Environment, Json, MerchantId, Method, Millis, PaymentId, RefundId,
-    RequestId, WebhookEvent, WebhookObject,
+    RequestId, Text, WebhookEvent, WebhookObject,
 };
 use std::sync::Arc;
 
@@ -136,6 +140,33 @@ impl WireFacts {
         }
     }
 
+    /// SCHED-01's "when to start": a 202, a timeout or a 5xx of a create, confirm or
+    /// cancel of the Payment (`shown` by the answer, or named by the path); a create's
+    /// without an answer naming it is its order's, in `unknown_orders` until an answer
+    /// ties them.
+    pub(super) fn schedule_started(
+        &mut self,
+        (m, e): (MerchantId, Environment),
+        ep: &Endpoint,
+        shown: Option<PaymentId>,
+    ) {
+        let named = match ep {
+            Endpoint::ConfirmPayment { payment_id, .. }
+            | Endpoint::CancelPayment { payment_id } => Some(*payment_id),
+            Endpoint::CreatePayment { .. } => shown,
+            _ => None,
+        };
+        if let Some(p) = named {
+            self.scheduled.insert((m, e, p));
+        }
+    }
+
+    /// Whether the Payment's schedule started: by its id, or by its order's unknown create.
+    fn in_schedule(&self, k: &(MerchantId, Environment, PaymentId), order: Option<&Text>) -> bool {
+        self.scheduled.contains(k)
+            || order.is_some_and(|o| self.unknown_orders.get((k.0, k.1), o).is_some())
+    }
+
     /// At a webhook the merchant's endpoint acknowledged: the Payment it shows final,
     /// unless the wire shows something newer of it (see the module doc).
     pub(super) fn webhook_delivered(&mut self, at: Millis, event: &WebhookEvent) {
@@ -160,9 +191,14 @@ impl WireFacts {
         let confirm_unknown = self.unresolved_payments.get(&k).is_some_and(|u| {
             u.method == Method::Post && u.answer().is_none_or(|a| a.status >= 500)
         });
-        if newer_shown || confirm_open || confirm_unknown {
+        if newer_shown
+            || confirm_open
+            || confirm_unknown
+            || !self.in_schedule(&k, Some(&p.merchant_order_no))
+        {
             return;
         }
+        self.scheduled.remove(&k);
         let delivered = Delivered {
             at,
             event: payhub_model::Text::format(format_args!("{}", event.id)),
@@ -189,12 +225,21 @@ impl WireFacts {
         ) {
             return;
         }
-        if let Some(p) = r
+        let Some(p) = r
             .first(IdKind::Payment)
             .filter(|p| is_final(p.status.as_deref()))
-        {
+        else {
+            return;
+        };
+        let k = (m, e, PaymentId(p.id));
+        let order = match ep {
+            Endpoint::ListPayments { merchant_order_no } => Some(merchant_order_no),
+            _ => p.number.as_ref(),
+        };
+        if self.in_schedule(&k, order) {
+            self.scheduled.remove(&k);
             self.final_shown
-                .entry((m, e, PaymentId(p.id)))
+                .entry(k)
                 .or_insert_with(|| ShownFinal::Query(seen.clone()));
         }
     }

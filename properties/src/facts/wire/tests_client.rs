@@ -207,22 +207,31 @@ fn a_client_hanging_up_before_the_contract_timeout_is_noted() {
     }
 }
 
-/// SCHED-01: a query after a query showed the Payment final is noted; a first query
-/// after the create's answer showed it final (a reconciliation) is not, nor queries of
-/// a Payment still processing.
+/// SCHED-01: in a schedule (the create answered 202, "when to start: after receiving a
+/// 202, a timeout or a 5xx"), a query after a query showed the Payment final is noted; a
+/// first query showing it final is not, nor queries of a Payment still processing.
+/// Outside a schedule (the create answered 201), the contract names no end: queries of a
+/// final Payment (an order page read again) are not judged.
 #[test]
 fn a_query_after_a_query_showed_the_payment_final_is_noted() {
     let pay = Shape::One(IdKind::Payment);
-    for (status, queries, breach) in [
-        ("succeeded", 2, true),
-        ("failed", 2, true),
-        ("succeeded", 1, false),
-        ("processing", 2, false),
+    for (created, status, queries, breach) in [
+        (202, "succeeded", 2, true),
+        (202, "failed", 2, true),
+        (202, "succeeded", 1, false),
+        (202, "processing", 2, false),
+        (201, "succeeded", 2, false),
+        (201, "failed", 3, false),
     ] {
         let mut w = facts();
         send(&mut w, 0, 1, create("k-1", "O-1", 100));
         let body = format!(r#"{{"id":"p1","status":"{status}"}}"#);
-        answer(&mut w, 1, 1, 201, &body, pay);
+        let first = if created == 202 {
+            r#"{"id":"p1","status":"processing"}"#
+        } else {
+            &body
+        };
+        answer(&mut w, 1, 1, created, first, pay);
         for n in 0..queries {
             let at = 20_000 * (n + 1);
             let q = query(&mut w, "p1");
@@ -230,14 +239,45 @@ fn a_query_after_a_query_showed_the_payment_final_is_noted() {
             answer(&mut w, at + 1, 2 + n as u32, 200, &body, pay);
         }
         let noted = w.witnesses.get(&Breach::QueryAfterFinal);
-        assert_eq!(noted.is_some(), breach, "{status} {queries}");
+        assert_eq!(noted.is_some(), breach, "{created} {status} {queries}");
     }
+    // A create lost (no answer) starts its order's schedule: the lookup by order number
+    // that shows the Payment final ends it, and a query after it is noted.
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    let lost = What::Lost {
+        message: payhub_model::event::Message::Response {
+            id: RequestId(1),
+            to: 0,
+        },
+    };
+    w.observe(Millis(20_000), &lost);
+    let lookup = ApiRequest {
+        api_key: ApiKeyId(1),
+        idempotency_key: None,
+        endpoint: Endpoint::ListPayments {
+            merchant_order_no: Text::from("O-1"),
+        },
+    };
+    send(&mut w, 30_000, 2, lookup);
+    let done = r#"{"data":[{"id":"p1","status":"succeeded","merchant_order_no":"O-1"}]}"#;
+    answer(&mut w, 30_001, 2, 200, done, Shape::List(IdKind::Payment));
+    let q = query(&mut w, "p1");
+    send(&mut w, 40_000, 3, q);
+    assert!(w.witnesses.contains_key(&Breach::QueryAfterFinal));
     // A create of the order in between (answered 409 order_no_conflict: query the
     // existing object, UNKNOWN-05) opens the Payment's queries again.
     let mut w = facts();
     let done = r#"{"id":"p1","status":"succeeded"}"#;
     send(&mut w, 0, 1, create("k-1", "O-1", 100));
-    answer(&mut w, 1, 1, 201, done, pay);
+    answer(
+        &mut w,
+        1,
+        1,
+        202,
+        r#"{"id":"p1","status":"processing"}"#,
+        pay,
+    );
     let q = query(&mut w, "p1");
     send(&mut w, 20_000, 2, q);
     answer(&mut w, 20_001, 2, 200, done, pay);
