@@ -3,14 +3,9 @@
 
 use crate::outcome::{Item, ItemResult, Outcome, Part, first_line};
 use crate::report::sweep::SweepSummary;
+use ItemResult::fail as failed;
 use payhub_properties::checker::{CheckStatus, PresetReport, PropertyReport};
 use payhub_properties::{Kind, PROPERTIES};
-
-/// A failure: `message` its first line, `detail` the rest.
-fn failed(message: impl Into<String>, detail: String) -> ItemResult {
-    let message = message.into();
-    ItemResult::Failed { message, detail }
-}
 
 /// One suite per checked preset, one case per property: holds or reached passes; a
 /// violation fails with its counterexample; a *sometimes* never reached fails; a
