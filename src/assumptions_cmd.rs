@@ -47,10 +47,7 @@ pub fn run(args: &AssumptionsArgs) -> Result<ExitCode, String> {
         })
         .collect();
     match args.format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?
-        ),
+        Format::Json => println!("{}", crate::outcome::json(&entries)?),
         Format::Text => {
             for e in &entries {
                 println!("{} ({})", e.id, e.gap.as_str());

@@ -5,7 +5,7 @@
 //! reason; a submission unknown past its window is a liveness violation, one whose window
 //! the stream ends before is not judged.
 
-use crate::outcome::{Item, ItemResult, Outcome, Part};
+use crate::outcome::{Item, ItemResult, Part, junit};
 use payhub_model::event::Event;
 use payhub_properties::verdict::{Folded, Status, harness_owners, unscoped_json};
 use std::path::{Path, PathBuf};
@@ -89,15 +89,14 @@ pub fn run(args: &JudgeArgs) -> Result<ExitCode, String> {
                     ItemResult::Skipped(format!("not judged past {t}")),
                 ));
             }
-            let outcome = Outcome::new("payhub-verify judge", vec![Part::new("judge", items)]);
-            print!("{}", crate::outcome::junit::render(&outcome));
+            let part = Part::new("judge", items);
+            print!("{}", junit::of("payhub-verify judge", vec![part]));
         }
         JudgeFormat::Json => {
             let unscoped = unscoped_json(&folded.side.wire, &|id| format!("exchange {id}"));
             let json = serde_json::json!({ "events": events, "judged": judged,
                 "incomplete": torn, "unscoped": unscoped, "properties": verdicts });
-            let json = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
-            println!("{json}");
+            println!("{}", crate::outcome::json(&json)?);
         }
         JudgeFormat::Text => {
             let vacuous = verdicts.iter().filter(|v| v.vacuous).count();

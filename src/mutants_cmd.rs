@@ -1,5 +1,6 @@
 //! `payhub-verify mutants`: the bug zoo's kill matrix, and one mutant's counterexample.
 
+use crate::outcome::junit;
 use payhub_properties::AlwaysCheck;
 use payhub_properties::zoo::{self, KillMatrix, MutantRow, Side, Subject, ZooControl, ZooOptions};
 use serde::Serialize;
@@ -89,11 +90,10 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     follow.done();
     let matrix = matrix.map_err(|e| e.to_string())?;
     match args.format {
-        MutantsFormat::Json => println!("{}", to_json(&matrix)?),
+        MutantsFormat::Json => println!("{}", crate::outcome::json(&matrix)?),
         MutantsFormat::Junit => {
             let zoo = crate::report::outcome::bug_zoo("mutants", &matrix);
-            let outcome = crate::outcome::Outcome::new("payhub-verify mutants", vec![zoo]);
-            print!("{}", crate::outcome::junit::render(&outcome));
+            print!("{}", junit::of("payhub-verify mutants", vec![zoo]));
         }
         MutantsFormat::Text | MutantsFormat::Script => {
             print!("{}", text(&matrix));
@@ -120,11 +120,6 @@ pub fn run(args: &MutantsArgs) -> Result<ExitCode, String> {
     )
 }
 
-/// The kill matrix as JSON (what `verify` embeds in its report).
-pub fn to_json(matrix: &KillMatrix) -> Result<String, String> {
-    serde_json::to_string_pretty(matrix).map_err(|e| e.to_string())
-}
-
 /// One subject as `mutants --list --format json` prints it (fields in the order that
 /// output has always had).
 #[derive(Serialize)]
@@ -147,10 +142,7 @@ fn print_list(format: MutantsFormat) -> Result<(), String> {
                     side: s.side(),
                 })
                 .collect();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
-            )
+            println!("{}", crate::outcome::json(&rows)?)
         }
         MutantsFormat::Text | MutantsFormat::Script | MutantsFormat::Junit => {
             for s in Subject::all() {
@@ -253,16 +245,12 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
         }
         let item = crate::report::outcome::mutant("mutants.bug-zoo", &row, None);
         let part = crate::outcome::Part::new("mutants bug zoo", vec![item]);
-        let outcome = crate::outcome::Outcome::new("payhub-verify mutants", vec![part]);
-        print!("{}", crate::outcome::junit::render(&outcome));
+        print!("{}", junit::of("payhub-verify mutants", vec![part]));
         return Ok(ExitCode::from(u8::from(!row.killed)));
     }
     let Some(found) = &row.counterexample else {
         match args.format {
-            MutantsFormat::Json => println!(
-                "{}",
-                serde_json::to_string_pretty(&row).map_err(|e| e.to_string())?
-            ),
+            MutantsFormat::Json => println!("{}", crate::outcome::json(&row)?),
             MutantsFormat::Text | MutantsFormat::Junit => {
                 println!("{name} SURVIVED: no property caught it ({})", row.about)
             }
@@ -307,10 +295,7 @@ fn show(args: &MutantsArgs, name: &str) -> Result<ExitCode, String> {
                 tape,
                 trace,
             };
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&shown).map_err(|e| e.to_string())?
-            );
+            println!("{}", crate::outcome::json(&shown)?);
         }
         MutantsFormat::Text | MutantsFormat::Script | MutantsFormat::Junit => println!(
             "{} ({}): {}\nbreaks {}\nkilled by {} via {} in {:.3}s; {} choices (first found: {})\n{}\n\n\

@@ -196,10 +196,7 @@ impl RunVerdict {
     /// the first violation, so after one the others are not judged past it), and one for
     /// liveness (judged over the healed run).
     fn outcome(&self) -> Outcome {
-        let failed = |message: String| ItemResult::Failed {
-            detail: message.clone(),
-            message,
-        };
+        let failed = |line: String| ItemResult::fail(line.clone(), line);
         let violated = self.property.as_deref();
         let mut items: Vec<Item> = crate::script_cmd::always_properties()
             .into_iter()
@@ -353,7 +350,7 @@ fn render(
         }
         TraceFormat::Json => {
             // The trace's JSON as `Trace::to_json` writes it, after the verdict.
-            let verdict = serde_json::to_string_pretty(verdict).map_err(|e| e.to_string())?;
+            let verdict = crate::outcome::json(verdict)?;
             format!(
                 "{{\n\"verdict\": {verdict},\n\"trace\": {}\n}}\n",
                 trace.to_json()

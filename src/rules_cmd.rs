@@ -44,8 +44,7 @@ pub fn run(args: &RulesArgs) -> Result<ExitCode, String> {
     match args.format {
         Format::Json => {
             let entries: Vec<RuleEntry> = rules.into_iter().map(RuleEntry::from).collect();
-            let json = serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?;
-            println!("{json}");
+            println!("{}", crate::outcome::json(&entries)?);
         }
         Format::Text => {
             let mut section = None;
@@ -121,10 +120,7 @@ fn coverage(rules: &[Rule], format: Format) -> Result<ExitCode, String> {
         .collect();
     let count = |j: Judged| entries.iter().filter(|e| e.judged == j).count();
     match format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?
-        ),
+        Format::Json => println!("{}", crate::outcome::json(&entries)?),
         Format::Text => {
             for e in &entries {
                 match e.reason {

@@ -191,10 +191,7 @@ fn growth(args: &BenchArgs) -> Result<ExitCode, String> {
         }
     }
     if args.format == Format::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
-        );
+        println!("{}", crate::outcome::json(&rows)?);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -528,10 +525,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
         peak_rss_bytes: peak_rss(),
     };
     match args.format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())?
-        ),
+        Format::Json => println!("{}", crate::outcome::json(&bench)?),
         Format::Text => {
             if !bench.simulation.is_empty() {
                 println!(

@@ -207,10 +207,7 @@ pub fn table(args: &BenchArgs, n: u8) -> Result<ExitCode, String> {
         rows.extend(done.into_iter().map(|(_, r)| r));
     }
     if args.format == Format::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
-        );
+        println!("{}", crate::outcome::json(&rows)?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -182,10 +182,7 @@ pub(super) fn compare(args: &BenchArgs) -> Result<ExitCode, String> {
             .collect(),
     };
     match args.format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&comparison).map_err(|e| e.to_string())?
-        ),
+        Format::Json => println!("{}", crate::outcome::json(&comparison)?),
         Format::Text => {
             println!(
                 "checker against stateright on {}{} (the same model; median of {} runs, one process per search):",

@@ -372,13 +372,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
             }
             out.iter().for_each(|l| println!("{l}"));
         }
-        CheckFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
-        ),
+        CheckFormat::Json => println!("{}", crate::outcome::json(&reports)?),
         CheckFormat::Script => print_script(args, &selected, &reports)?,
         CheckFormat::Junit => {
-            use crate::outcome::{Item, ItemResult, Outcome, Part};
+            use crate::outcome::{Item, ItemResult, Part};
             let mut parts = crate::report::outcome::presets("check", &reports);
             for p in &selected[reports.len()..] {
                 let why = ItemResult::Skipped("not run: stopped by Ctrl-C".into());
@@ -387,8 +384,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, String> {
                     vec![Item::new(format!("check.{}", p.name), p.name, why)],
                 ));
             }
-            let outcome = Outcome::new("payhub-verify check", parts);
-            print!("{}", crate::outcome::junit::render(&outcome));
+            print!(
+                "{}",
+                crate::outcome::junit::of("payhub-verify check", parts)
+            );
         }
     }
     let passed_so_far = reports.iter().all(|r| r.passed());

@@ -58,10 +58,7 @@ pub fn run(args: &CheckArgs, shard: Shard, presets: &[Preset]) -> Result<ExitCod
         reports.push(report);
     }
     if format == CheckFormat::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
-        );
+        println!("{}", crate::outcome::json(&reports)?);
     }
     let found = reports.iter().any(|r| !r.violations.is_empty());
     Ok(ExitCode::from(if found { 1 } else { 3 }))

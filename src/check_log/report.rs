@@ -3,11 +3,11 @@
 //! shows it, with their times and gaps, in the contract's notation (and drawn).
 
 use super::{Judged, LogFormat};
-use crate::outcome::{Item as Case, ItemResult, Outcome, Part};
+use crate::outcome::{Item as Case, ItemResult, Part};
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};
 use payhub_properties::wire::{answer, request};
-use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind, Shape};
+use payhub_sim::diagram::{Arrow, Diagram, NoteKind, Shape};
 use std::fmt::Write as _;
 
 /// Prints every file's report; `seconds`: how long reading and judging took.
@@ -33,12 +33,11 @@ pub fn print(all: &[Judged], format: LogFormat, seconds: f64) -> Result<(), Stri
                 }
                 Part::new(format!("check-log {}", j.file.display()), cases)
             });
-            crate::outcome::junit::render(&Outcome::new("payhub-verify check-log", parts.collect()))
+            crate::outcome::junit::of("payhub-verify check-log", parts.collect())
         }
         LogFormat::Json => {
             let files: Vec<serde_json::Value> = all.iter().map(json).collect();
-            serde_json::to_string_pretty(&serde_json::json!({ "files": files }))
-                .map_err(|e| e.to_string())?
+            crate::outcome::json(&serde_json::json!({ "files": files }))?
         }
     };
     println!("{}", out.trim_end());
@@ -213,12 +212,9 @@ pub fn diagram(j: &Judged, v: &Verdict, verdict: &str) -> Diagram {
     let mut last: Option<&Seen> = None;
     for e in &w.entries {
         if let Some(prev) = last {
-            let clock = Shape::Note {
-                over: (c, p),
-                kind: NoteKind::Clock,
-            };
+            let (over, kind) = ((c, p), NoteKind::Clock);
             let gap = format!("{} later", e.sent.since(prev.closed));
-            d.items.push(Item::new(clock, gap));
+            d.push(Shape::Note { over, kind }, gap);
         }
         let (arrow, reply) = match &e.answer {
             Some(_) => (Arrow::Reply, clean(answer(e))),
@@ -229,12 +225,8 @@ pub fn diagram(j: &Judged, v: &Verdict, verdict: &str) -> Diagram {
             (c, p, Arrow::Call, sent, e.sent.0),
             (p, c, arrow, reply, e.closed.0),
         ] {
-            d.items.push(Item {
-                at: Some(at),
-                exchange: Some(e.id.to_string()),
-                witness: true,
-                ..Item::new(Shape::Message { from, to, arrow }, text)
-            });
+            let item = d.push(Shape::Message { from, to, arrow }, text);
+            (item.at, item.exchange, item.witness) = (Some(at), Some(e.id.to_string()), true);
         }
         last = Some(e);
     }

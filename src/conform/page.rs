@@ -131,7 +131,7 @@ fn registry(blocks: &mut Vec<Block>, g: &Registry) {
         .filter(|r| r.judges == Judges::Target)
         .map(|r| page::PropertyRow {
             name: r.name.to_owned(),
-            status: r.status.to_string(),
+            status: r.status,
             rules: r.rules.clone(),
             detail: if r.status != Status::CannotJudge {
                 format!(

@@ -5,7 +5,7 @@
 
 use super::registry::Registry;
 use super::run::Exchange;
-use payhub_sim::diagram::{Arrow, Diagram, Item, NoteKind, Shape};
+use payhub_sim::diagram::{Arrow, Diagram, NoteKind, Shape};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -231,11 +231,7 @@ pub fn messages(
     for (from, to, arrow, text) in [(m, t, Arrow::Call, request), (t, m, Arrow::Reply, answer)] {
         if !text.is_empty() {
             let shape = Shape::Message { from, to, arrow };
-            let text = text.replace([';', '#'], ",");
-            d.items.push(Item {
-                witness,
-                ..Item::new(shape, text)
-            });
+            d.push(shape, text.replace([';', '#'], ",")).witness = witness;
         }
     }
 }
@@ -248,29 +244,20 @@ pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
     let mut d = Diagram::default();
     let m = d.participant("M", "conform (merchant)");
     let t = d.participant("T", "target");
-    let note = |over, text: String, witness| Item {
-        witness,
-        ..Item::new(
-            Shape::Note {
-                over,
-                kind: NoteKind::Plain,
-            },
-            text,
-        )
+    let note = |over| Shape::Note {
+        over,
+        kind: NoteKind::Plain,
     };
     for e in exchanges {
         let witness = e.round == breaking_round;
         if e.answer.is_empty() {
-            d.items.push(note((m, t), clean(&e.request), witness));
+            d.push(note((m, t)), clean(&e.request)).witness = witness;
             continue;
         }
         messages(&mut d, (m, t), (&e.request, &e.answer), witness);
         if witness {
-            d.items.push(note(
-                (t, t),
-                "no model state explains this answer".to_owned(),
-                true,
-            ));
+            d.push(note((t, t)), "no model state explains this answer")
+                .witness = true;
         }
     }
     // Every alternative the model allows, each with the fields where the target differs.
@@ -280,11 +267,10 @@ pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
         } else {
             String::new()
         };
-        d.items.push(note(
-            (m, t),
+        d.push(
+            note((m, t)),
             format!("the model allows{which}: {}", clean(a)),
-            false,
-        ));
+        );
     }
     d
 }

@@ -112,7 +112,7 @@ fn contract_line() -> Text {
 /// Properties as rows, ordered violated first, then held, then the rest.
 fn property_rows(rows: &[PropertyRow]) -> Vec<&PropertyRow> {
     let mut order: Vec<&PropertyRow> = rows.iter().collect();
-    order.sort_by_key(|r| html::rank(&r.status));
+    order.sort_by_key(|r| html::rank(r.status));
     order
 }
 
@@ -165,8 +165,13 @@ fn md_block(s: &mut String, b: &Block) {
         Block::Properties(rows) => {
             let rows = property_rows(rows).into_iter().map(|r| {
                 let name = super::text::text!("`{}`", r.name);
-                let [status, detail] = [&r.status, &r.detail].map(|t| t.as_str().into());
-                vec![name, status, r.rules.join(", ").into(), detail]
+                let (status, detail) = (r.status.as_str(), r.detail.as_str());
+                vec![
+                    name,
+                    status.into(),
+                    r.rules.join(", ").into(),
+                    detail.into(),
+                ]
             });
             let head = "property|status|rules|detail";
             md_block(s, &Block::Table(head, rows.collect()));
@@ -303,11 +308,11 @@ fn html_block(s: &mut String, b: &Block) {
         Block::Properties(rows) => {
             s.push_str("<table class=\"properties\"><tr><th>property</th><th>status</th><th>rules</th><th>detail</th></tr>");
             for r in property_rows(rows) {
-                let class = ["bad", "good", "muted"][usize::from(html::rank(&r.status))];
+                let class = ["bad", "good", "muted"][usize::from(html::rank(r.status))];
                 let _ = write!(
                     s,
                     "<tr data-status=\"{0}\"><td><code>{1}</code></td><td class=\"{class}\">{0}</td><td>{2}</td><td>{3}</td></tr>",
-                    escape(&r.status),
+                    r.status.as_str(),
                     escape(&r.name),
                     codes(&r.rules),
                     escape(&r.detail)
@@ -383,6 +388,7 @@ fn html_block(s: &mut String, b: &Block) {
 mod tests {
     use super::*;
     use crate::outcome::text::text;
+    use payhub_properties::verdict::Status;
 
     #[test]
     fn text_reads_the_same_in_both_formats() {
@@ -468,17 +474,17 @@ mod tests {
 
     #[test]
     fn properties_are_listed_violated_first() {
-        let row = |name: &str, status: &str| PropertyRow {
+        let row = |name: &str, status| PropertyRow {
             name: name.to_owned(),
-            status: status.to_owned(),
+            status,
             rules: vec!["IDEM-01"],
             detail: String::new(),
         };
         let t = html(
             "t",
             &[Block::Properties(vec![
-                row("a", "holds"),
-                row("b", "violated"),
+                row("a", Status::Holds),
+                row("b", Status::Violated),
             ])],
         );
         let (b, a) = (t.find("<code>b</code>"), t.find("<code>a</code>"));

@@ -3,6 +3,7 @@
 //! No script, no external stylesheet, no network at view time: drawings are inline SVG.
 
 use payhub_model::Rule;
+use payhub_properties::verdict::{Status, Verdict};
 use payhub_sim::diagram::{Diagram, Item, SVG_STYLE};
 use std::fmt::Write as _;
 
@@ -109,18 +110,17 @@ pub fn figure(d: &Diagram) -> String {
 #[derive(Clone, Debug)]
 pub struct PropertyRow {
     pub name: String,
-    /// `holds`, `violated`, `cannot judge (needs …)`.
-    pub status: String,
+    pub status: Status,
     pub rules: Vec<&'static str>,
     pub detail: String,
 }
 
 impl PropertyRow {
     /// A verdict's row.
-    pub fn of(v: &payhub_properties::verdict::Verdict) -> PropertyRow {
+    pub fn of(v: &Verdict) -> PropertyRow {
         PropertyRow {
             name: v.name.to_owned(),
-            status: v.status.to_string(),
+            status: v.status,
             rules: v.rules.clone(),
             detail: match &v.detail {
                 Some(d) => d.clone(),
@@ -132,10 +132,10 @@ impl PropertyRow {
 }
 
 /// Where a status sorts: violated first, then held, then the rest.
-pub fn rank(status: &str) -> u8 {
+pub fn rank(status: Status) -> u8 {
     match status {
-        "violated" => 0,
-        "holds" => 1,
+        Status::Violated => 0,
+        Status::Holds => 1,
         _ => 2,
     }
 }

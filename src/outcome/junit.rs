@@ -11,6 +11,11 @@ use payhub_model::Contract;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
+/// The document of this process's `command` and its `parts`.
+pub fn of(command: &str, parts: Vec<super::Part>) -> String {
+    render(&Outcome::new(command, parts))
+}
+
 /// The document.
 pub fn render(outcome: &Outcome) -> String {
     let mut report = Report::new(outcome.command.as_str());

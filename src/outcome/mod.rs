@@ -131,17 +131,24 @@ impl ItemResult {
 
     /// A failure witnessed by `detail`, its first line the message.
     pub fn witnessed(detail: String) -> ItemResult {
-        let message = first_line(&detail);
+        ItemResult::fail(first_line(&detail), detail)
+    }
+
+    /// A failure: `message` in one line, `detail` the rest.
+    pub fn fail(message: impl Into<String>, detail: impl Into<String>) -> ItemResult {
+        let (message, detail) = (message.into(), detail.into());
         ItemResult::Failed { message, detail }
     }
 
     /// A failure with no detail beyond its message.
     pub fn failed(message: impl Into<String>) -> ItemResult {
-        ItemResult::Failed {
-            message: message.into(),
-            detail: String::new(),
-        }
+        ItemResult::fail(message, "")
     }
+}
+
+/// A value as a command's JSON format prints it: pretty, two spaces an indent.
+pub fn json(value: &impl serde::Serialize) -> Result<String, String> {
+    serde_json::to_string_pretty(value).map_err(|e| e.to_string())
 }
 
 /// The first line of a witness, as a failure's message.

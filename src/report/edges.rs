@@ -46,14 +46,10 @@ pub(super) fn part(e: &EdgeReport) -> Part {
         match d.caught_by {
             Some(by) => Item::new("verify.edge-zoo", name, ItemResult::Passed)
                 .with_output(format!("caught by {by}")),
-            None => Item::new(
-                "verify.edge-zoo",
-                name,
-                ItemResult::Failed {
-                    message: format!("missed: no check caught {}", d.name),
-                    detail: d.about.to_owned(),
-                },
-            ),
+            None => {
+                let missed = format!("missed: no check caught {}", d.name);
+                Item::new("verify.edge-zoo", name, ItemResult::fail(missed, d.about))
+            }
         }
     });
     Part::new("verify edges", checks.chain(defects).collect())

@@ -6,19 +6,13 @@ use crate::report::sweep::SweepSummary;
 use payhub_properties::checker::{CheckStatus, PresetReport, PropertyReport};
 use payhub_properties::{Kind, PROPERTIES};
 
-/// A failure: `message` its first line, `detail` the rest.
-fn failed(message: impl Into<String>, detail: String) -> ItemResult {
-    let message = message.into();
-    ItemResult::Failed { message, detail }
-}
-
 /// One suite per checked preset, one case per property: holds or reached passes; a
 /// violation fails with its counterexample; a *sometimes* never reached fails; a
 /// property of an incomplete run is skipped.
 pub fn presets(prefix: &str, reports: &[PresetReport]) -> Vec<Part> {
     let result = |p: &PresetReport, q: &PropertyReport| match (&q.status, &q.counterexample) {
         (CheckStatus::Holds | CheckStatus::Reached, _) => ItemResult::Passed,
-        (CheckStatus::Violated, Some(cx)) => failed(
+        (CheckStatus::Violated, Some(cx)) => ItemResult::fail(
             first_line(&cx.detail),
             format!(
                 "{}\ncounterexample ({} choices): {}",
@@ -69,7 +63,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Part {
                         format!("\nshrunk to {n} choices; replay: {}", cx.replay)
                     });
                     let (runs, seeds, first) = (v.runs, s.seeds, &v.first);
-                    failed(
+                    ItemResult::fail(
                         first_line(first),
                         format!(
                             "violated in {runs} of {seeds} runs; first: {first}\nreplay: {}{}",
@@ -86,7 +80,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Part {
         .collect();
     let liveness = match s.liveness_failures {
         0 => passed(),
-        n => failed(
+        n => ItemResult::fail(
             s.first_liveness_failure.clone().unwrap_or_default(),
             format!(
                 "{n} runs left a submission unresolved 25 h after faults stopped; replay: {}",
@@ -125,7 +119,7 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
     let (sim, chaos) = (&report.simulation, &report.chaos);
     let chaos_part = || {
         let result = match &chaos.first_violation {
-            Some(v) => failed(
+            Some(v) => ItemResult::fail(
                 first_line(v),
                 format!(
                     "{} of {} seeds violated; first: {v}",
@@ -172,7 +166,7 @@ fn shortcuts_suite(s: &super::Shortcuts) -> Part {
     let compared = s.check.compared.iter().map(|c| {
         let result = match &c.differs {
             None => ItemResult::Passed,
-            Some(d) => failed(
+            Some(d) => ItemResult::fail(
                 format!("{} judged otherwise on {}", c.shortcut, c.subject),
                 d.clone(),
             ),
@@ -199,7 +193,7 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Part {
     let mutants = mutants.map(|row| mutant(&class, row, m.incomplete.as_deref()));
     let references = m.references.iter().map(|r| {
         let result = if r.caught {
-            failed(
+            ItemResult::fail(
                 format!(
                     "the reference configuration was caught by {}",
                     r.property.unwrap_or("?")
@@ -225,7 +219,7 @@ pub fn scripts(name: &str, class: &str, results: &[super::ScenarioResult]) -> Pa
     let items = results.iter().map(|s| {
         let result = match s.passed {
             true => ItemResult::Passed,
-            false => failed(
+            false => ItemResult::fail(
                 s.failures.first().cloned().unwrap_or_default(),
                 format!(
                     "{}\nreproduce: payhub-verify run {}",
@@ -253,7 +247,7 @@ pub fn mutant(
     let result = match (row.killed, incomplete) {
         (true, _) => ItemResult::Passed,
         (false, Some(why)) => ItemResult::not_judged(why),
-        (false, None) => failed(
+        (false, None) => ItemResult::fail(
             format!("survived: no property caught {}", row.name),
             format!("{} (breaks {})", row.about, row.rules.join(", ")),
         ),

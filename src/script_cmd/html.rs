@@ -7,6 +7,7 @@ use crate::outcome::html::{self as page, PropertyRow, Tone};
 use crate::outcome::text::{Text, text};
 use crate::serve::diagrams::{WitnessEntries, widen};
 use payhub_properties::ScriptReport as Report;
+use payhub_properties::verdict::Status;
 use payhub_sim::Diagram;
 
 /// Bytes of a run's text the page holds at most (the text format prints it all).
@@ -139,7 +140,11 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
             let v = violated.filter(|v| v.property == name);
             PropertyRow {
                 name: name.to_owned(),
-                status: if v.is_some() { "violated" } else { "holds" }.to_owned(),
+                status: if v.is_some() {
+                    Status::Violated
+                } else {
+                    Status::Holds
+                },
                 rules: super::rules_of(name),
                 detail: v.map_or("after every step run".to_owned(), |v| v.detail.clone()),
             }

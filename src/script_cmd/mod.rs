@@ -234,8 +234,7 @@ fn junit(reports: &[Report], seconds: &[f64], command: &str) -> String {
     for (item, seconds) in part.items.iter_mut().zip(seconds) {
         item.seconds = Some(*seconds);
     }
-    let outcome = crate::outcome::Outcome::new(command, vec![part]);
-    crate::outcome::junit::render(&outcome)
+    crate::outcome::junit::of(command, vec![part])
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
@@ -336,10 +335,7 @@ fn list(files: &[(String, PathBuf)], format: ScriptFormat) -> Result<ExitCode, S
         });
     }
     match format {
-        ScriptFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?
-        ),
+        ScriptFormat::Json => println!("{}", crate::outcome::json(&entries)?),
         _ => {
             for e in &entries {
                 let assumes = if e.assumptions.is_empty() {

@@ -50,7 +50,7 @@ pub fn json_of(
     // Violations first, then what holds, then what could not be judged (each kept in
     // the registry's order); a violation with what the contract asks ([`contract_of`]).
     let mut rows: Vec<&Verdict> = verdicts.iter().collect();
-    rows.sort_by_key(|v| crate::outcome::html::rank(v.status.as_str()));
+    rows.sort_by_key(|v| crate::outcome::html::rank(v.status));
     let properties: Vec<_> = rows
         .into_iter()
         .map(|v| {

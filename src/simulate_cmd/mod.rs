@@ -1,6 +1,7 @@
 //! `payhub-verify simulate`: seeded sweeps; a failing seed is proved, shrunk and saved
 //! as a tape (`tapes/seed-N.tape`) and as a what-if script.
 
+use crate::outcome::junit;
 use payhub_properties::AlwaysCheck;
 use payhub_properties::liveness::LivenessVerdict;
 use payhub_sim::driver::{self, RunOutcome};
@@ -114,18 +115,12 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
     };
     let summary = sweep(&config, &settings, seeds, args.threads, &out, &bounds)?;
     match args.format {
-        SweepFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
-        ),
+        SweepFormat::Json => println!("{}", crate::outcome::json(&summary)?),
         SweepFormat::Text => print_summary(&config, args, &summary),
-        SweepFormat::Junit => print!(
-            "{}",
-            crate::outcome::junit::render(&crate::outcome::Outcome::new(
-                "payhub-verify simulate",
-                vec![crate::report::outcome::sweep("simulate", &summary)]
-            ))
-        ),
+        SweepFormat::Junit => {
+            let sweep = crate::report::outcome::sweep("simulate", &summary);
+            print!("{}", junit::of("payhub-verify simulate", vec![sweep]))
+        }
         SweepFormat::Script => match &summary.counterexample {
             Some(cx) => match (&cx.script, &cx.no_script) {
                 (Some(script), _) => print!("{script}"),

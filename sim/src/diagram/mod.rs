@@ -131,23 +131,21 @@ impl Diagram {
         self.participants.len() - 1
     }
 
+    /// Adds `text` drawn as `shape` (of no rule, time or exchange, not a witness), to be
+    /// marked through what it returns.
+    pub fn push(&mut self, shape: Shape, text: impl Into<String>) -> &mut Item {
+        self.items.push(Item::new(shape, text));
+        self.items.last_mut().expect("an item was just pushed")
+    }
+
     /// Adds the verdict note over every participant (declaring `P as platform` if there
     /// is none).
     pub fn push_verdict(&mut self, text: &str) {
         if self.participants.is_empty() {
             self.participant("P", "platform");
         }
-        let over = (0, self.participants.len() - 1);
-        self.items.push(Item {
-            witness: true,
-            ..Item::new(
-                Shape::Note {
-                    over,
-                    kind: NoteKind::Verdict,
-                },
-                text,
-            )
-        });
+        let (over, kind) = ((0, self.participants.len() - 1), NoteKind::Verdict);
+        self.push(Shape::Note { over, kind }, text).witness = true;
     }
 
     /// Whether any item is marked as the witness.
