@@ -114,12 +114,8 @@ impl From<ScriptError> for ScriptErrors {
 /// line `N errors in FILE` (and how many are shown, past [`ERRORS_SHOWN`]).
 impl std::fmt::Display for ScriptErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, e) in self.errors.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{e}")?;
-        }
+        let lines: Vec<String> = self.errors.iter().map(|e| e.to_string()).collect();
+        f.write_str(&lines.join("\n"))?;
         if self.total > 1 {
             write!(f, "\n{} errors in {}", self.total, self.file)?;
             if self.total > self.errors.len() {

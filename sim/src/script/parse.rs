@@ -123,10 +123,8 @@ impl Parser {
         let mut cur = Cursor::sharing(line, self.expanded.clone());
         let col = cur.col();
         let (first, _) = cur.word().expect("a non-blank line");
-        let pos = Pos {
-            line: n,
-            column: col,
-        };
+        let (line, column) = (n, col);
+        let pos = Pos { line, column };
         // Settings.
         let open = self.settings_open(col);
         match first.as_str() {

@@ -83,11 +83,8 @@ impl Parser {
         let op = cur.read("before or after", op, wrong)?;
         cur.eat("executing");
         let server = self.of_server(cur)?;
-        Ok(Action::Net {
-            op,
-            kind: Some(MsgKind::Request),
-            server,
-        })
+        let kind = Some(MsgKind::Request);
+        Ok(Action::Net { op, kind, server })
     }
 
     /// `upstream charge: …`, `upstream u3: …`: a decision on calls of one kind (or one id).
@@ -129,11 +126,8 @@ impl Parser {
             format!("unknown net operation '{op}' (drop, duplicate, hold, release)")
         })?;
         if op == NetOp::Release && cur.at_end() {
-            return Ok(Action::Net {
-                op,
-                kind: None,
-                server: None,
-            });
+            let (kind, server) = (None, None);
+            return Ok(Action::Net { op, kind, server });
         }
         let (op_name, kcol) = (op.as_str(), cur.col());
         let kind = cur.read("request, response or webhook", MsgKind::from_name, |k| {
@@ -148,11 +142,8 @@ impl Parser {
                 "net: {op_name} {kind} needs a request line before it (or 'to SERVER')"
             );
         }
-        Ok(Action::Net {
-            op,
-            kind: Some(kind),
-            server,
-        })
+        let kind = Some(kind);
+        Ok(Action::Net { op, kind, server })
     }
 
     fn upstream(&mut self, call: CallKind, cur: &mut Cursor) -> Result<Action, LineError> {
