@@ -118,15 +118,18 @@ pub enum CallKind {
     Id(u32),
 }
 
-/// What happens to the acquirer's reply after an `upstream` decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReplyFate {
-    /// Delivered to the platform at once (the default).
-    Deliver,
-    /// Lost on the upstream link.
-    Lost,
-    /// Kept in flight until `upstream: reply`.
-    Held,
+payhub_model::named! {
+    fn as_str;
+    /// What happens to the acquirer's reply after an `upstream` decision.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum ReplyFate {
+        /// Delivered to the platform at once (the default).
+        Deliver = "deliver",
+        /// Lost on the upstream link.
+        Lost = "lost",
+        /// Kept in flight until `upstream: reply`.
+        Held = "held",
+    }
 }
 
 payhub_model::named! {

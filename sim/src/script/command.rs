@@ -1,83 +1,60 @@
 //! A merchant's business command on a script line (`NAME: pay ORDER-1 10000 USD card A`):
 //! parsed for the client model, and rendered back for exported scripts.
 
-use super::cursor::{Cursor, LineError};
-use super::parse::err;
-use payhub_model::Card;
+use super::cursor::{Cursor, LineError, fail};
+use super::request::one_letter;
 use payhub_model::client::Command;
+use payhub_model::{Card, Text};
 
 pub(super) fn command(cur: &mut Cursor) -> Result<Command, LineError> {
     let (verb, vcol) =
         cur.expect_word("a business command (pay, retry-card, cancel, amend, refund, reconcile)")?;
-    let amount = |(w, c): (String, u32)| -> Result<u64, LineError> {
-        w.parse()
-            .map_err(|_| (c, format!("'{w}' is not an amount")))
+    let word = |cur: &mut Cursor, what: &str| -> Result<Text, LineError> {
+        Ok(cur.expect_word(what)?.0.into())
     };
+    let amount = |cur: &mut Cursor| {
+        cur.read(
+            "an amount",
+            |w| w.parse().ok(),
+            |w| format!("'{w}' is not an amount"),
+        )
+    };
+    let order = |cur: &mut Cursor| word(cur, "an order number");
     Ok(match verb.as_str() {
-        "pay" => {
-            let (order, _) = cur.expect_word("an order number")?;
-            let amount = amount(cur.expect_word("an amount")?)?;
-            let (currency, _) = cur.expect_word("a currency")?;
-            let card = card(cur)?;
-            Command::PayOrder {
-                order: order.into(),
-                amount,
-                currency: currency.into(),
-                card,
-            }
-        }
-        "retry-card" => {
-            let (order, _) = cur.expect_word("an order number")?;
-            let card = card(cur)?;
-            Command::RetryWithCard {
-                order: order.into(),
-                card,
-            }
-        }
-        "cancel" => Command::CancelOrder {
-            order: cur.expect_word("an order number")?.0.into(),
+        "pay" => Command::PayOrder {
+            order: order(cur)?,
+            amount: amount(cur)?,
+            currency: word(cur, "a currency")?,
+            card: card(cur)?,
         },
-        "amend" => {
-            let (order, _) = cur.expect_word("an order number")?;
-            let amount = amount(cur.expect_word("an amount")?)?;
-            Command::AmendOrder {
-                order: order.into(),
-                amount,
-            }
-        }
-        "refund" => {
-            let (order, _) = cur.expect_word("an order number")?;
-            let (refund, _) = cur.expect_word("a refund number")?;
-            let amount = amount(cur.expect_word("an amount")?)?;
-            Command::RefundOrder {
-                order: order.into(),
-                refund: refund.into(),
-                amount,
-            }
-        }
+        "retry-card" => Command::RetryWithCard {
+            order: order(cur)?,
+            card: card(cur)?,
+        },
+        "cancel" => Command::CancelOrder { order: order(cur)? },
+        "amend" => Command::AmendOrder {
+            order: order(cur)?,
+            amount: amount(cur)?,
+        },
+        "refund" => Command::RefundOrder {
+            order: order(cur)?,
+            refund: word(cur, "a refund number")?,
+            amount: amount(cur)?,
+        },
         "reconcile" => Command::Reconcile,
-        _ => {
-            return err(
-                vcol,
-                format!(
-                    "unknown business command '{verb}' (pay, retry-card, cancel, amend, refund, reconcile)"
-                ),
-            );
-        }
+        _ => fail!(
+            vcol,
+            "unknown business command '{verb}' (pay, retry-card, cancel, amend, refund, reconcile)"
+        ),
     })
 }
 
 fn card(cur: &mut Cursor) -> Result<Card, LineError> {
-    let (w, c) = cur.expect_word("card")?;
-    if w != "card" {
-        return err(c, format!("expected 'card X', not '{w}'"));
-    }
-    let (label, lc) = cur.expect_word("a card label (A)")?;
-    let mut chars = label.chars();
-    match (chars.next(), chars.next()) {
-        (Some(ch), None) => Ok(Card(ch)),
-        _ => err(lc, format!("a card is one letter, not '{label}'")),
-    }
+    cur.keyword("card", |w| format!("expected 'card X', not '{w}'"))?;
+    let card = cur.read("a card label (A)", one_letter, |w| {
+        format!("a card is one letter, not '{w}'")
+    });
+    card.map(Card)
 }
 
 /// A client command as a script line (after `NAME: `).

@@ -7,6 +7,14 @@ use std::rc::Rc;
 /// A parse failure inside a line: the column and what is wrong.
 pub(crate) type LineError = (u32, String);
 
+/// `return Err((column, format!(…)))`: a parse failure at that column.
+macro_rules! fail {
+    ($col:expr, $($message:tt)+) => {
+        return Err(($col, format!($($message)+)))
+    };
+}
+pub(crate) use fail;
+
 /// The most text a script's repeats (`"x"*256`) may expand to, all of them together:
 /// 16 MiB, the bound of a script's input. The size is checked before anything is
 /// allocated, so a short script cannot ask for more memory than a long one may hold.
@@ -26,8 +34,9 @@ impl Cursor {
 
     /// A cursor whose repeats count against `expanded`, the total of a whole script.
     pub(crate) fn sharing(line: &str, expanded: Rc<Cell<usize>>) -> Cursor {
+        let chars = line.chars().collect();
         Cursor {
-            chars: line.chars().collect(),
+            chars,
             at: 0,
             expanded,
         }
@@ -39,15 +48,21 @@ impl Cursor {
         self.at as u32 + 1
     }
 
-    pub(crate) fn skip_ws(&mut self) {
-        while self.at < self.chars.len() && self.chars[self.at].is_whitespace() {
+    fn skip_ws(&mut self) {
+        self.skip(char::is_whitespace);
+    }
+
+    /// Moves past the characters that `keep` holds for; the text moved past.
+    fn skip(&mut self, keep: impl Fn(char) -> bool) -> String {
+        let start = self.at;
+        while self.chars.get(self.at).is_some_and(|c| keep(*c)) {
             self.at += 1;
         }
+        self.chars[start..self.at].iter().collect()
     }
 
     pub(crate) fn at_end(&mut self) -> bool {
-        self.skip_ws();
-        self.at >= self.chars.len()
+        self.peek().is_none()
     }
 
     pub(crate) fn peek(&mut self) -> Option<char> {
@@ -57,17 +72,9 @@ impl Cursor {
 
     /// The next run of non-whitespace characters.
     pub(crate) fn word(&mut self) -> Option<(String, u32)> {
-        self.skip_ws();
-        let start = self.at;
-        while self.at < self.chars.len() && !self.chars[self.at].is_whitespace() {
-            self.at += 1;
-        }
-        (self.at > start).then(|| {
-            (
-                self.chars[start..self.at].iter().collect(),
-                start as u32 + 1,
-            )
-        })
+        let col = self.col();
+        let w = self.skip(|c| !c.is_whitespace());
+        (!w.is_empty()).then_some((w, col))
     }
 
     /// The next word, or an error naming what was expected.
@@ -77,18 +84,25 @@ impl Cursor {
             .ok_or_else(|| (col, format!("expected {what} here")))
     }
 
+    /// The next word (or [`Cursor::expect_word`]'s error) read by `read`, or the error
+    /// `wrong` writes from it.
+    pub(crate) fn read<T>(
+        &mut self,
+        what: &str,
+        read: impl FnOnce(&str) -> Option<T>,
+        wrong: impl FnOnce(&str) -> String,
+    ) -> Result<T, LineError> {
+        let (w, c) = self.expect_word(what)?;
+        read(&w).ok_or_else(|| (c, wrong(&w)))
+    }
+
     /// The word `word` next, or an error that `wrong` writes from the word found.
     pub(crate) fn keyword(
         &mut self,
         word: &str,
         wrong: fn(&str) -> String,
     ) -> Result<(), LineError> {
-        let (w, c) = self.expect_word(word)?;
-        if w == word {
-            Ok(())
-        } else {
-            Err((c, wrong(&w)))
-        }
+        self.read(word, |w| (w == word).then_some(()), wrong)
     }
 
     /// The next word without consuming it.
@@ -99,130 +113,103 @@ impl Cursor {
         w
     }
 
+    /// Whether the next word is `word`, consumed if it is.
+    pub(crate) fn eat(&mut self, word: &str) -> bool {
+        let next = self.peek_word().is_some_and(|w| w == word);
+        if next {
+            self.word();
+        }
+        next
+    }
+
     /// Everything left on the line, trimmed, with its column.
     pub(crate) fn rest(&mut self) -> (String, u32) {
-        self.skip_ws();
-        let col = self.at as u32 + 1;
-        let s: String = self.chars[self.at..].iter().collect();
-        self.at = self.chars.len();
+        let col = self.col();
+        let s = self.skip(|_| true);
         (s.trim_end().to_owned(), col)
     }
 
     /// Fails unless the line is used up.
     pub(crate) fn end(&mut self) -> Result<(), LineError> {
-        if self.at_end() {
-            Ok(())
-        } else {
-            let col = self.col();
-            let (w, _) = self.word().unwrap_or_default();
-            Err((col, format!("unexpected '{w}' at the end of the statement")))
+        match self.word() {
+            None => Ok(()),
+            Some((w, col)) => fail!(col, "unexpected '{w}' at the end of the statement"),
         }
     }
 
     /// A value: a JSON string literal (`"a b"`, `""`), optionally repeated (`"x"*256`), or
     /// a bare word.
     pub(crate) fn value(&mut self) -> Result<Option<(String, u32)>, LineError> {
-        self.skip_ws();
-        let col = self.at as u32 + 1;
-        match self.chars.get(self.at) {
-            None => Ok(None),
-            Some('"') => {
-                let s = self.quoted()?;
-                if self.chars.get(self.at) == Some(&'*') {
-                    self.at += 1;
-                    let start = self.at;
-                    while self.at < self.chars.len() && self.chars[self.at].is_ascii_digit() {
-                        self.at += 1;
-                    }
-                    let digits: String = self.chars[start..self.at].iter().collect();
-                    let n: usize = digits.parse().map_err(|_| {
-                        (
-                            start as u32 + 1,
-                            "expected a repeat count after '*' (\"x\"*256)".to_owned(),
-                        )
-                    })?;
-                    if n > 100_000 {
-                        return Err((start as u32 + 1, format!("repeat count {n} is too large")));
-                    }
-                    let total = s
-                        .len()
-                        .checked_mul(n)
-                        .and_then(|b| b.checked_add(self.expanded.get()))
-                        .filter(|t| *t <= EXPANDED_MAX);
-                    let Some(total) = total else {
-                        return Err((
-                            col,
-                            format!(
-                                "the repeat \"…\"*{n} of a {}-byte string expands past {} MiB, the bound of a script's input (its repeats together): refused",
-                                s.len(),
-                                EXPANDED_MAX >> 20
-                            ),
-                        ));
-                    };
-                    self.expanded.set(total);
-                    return Ok(Some((s.repeat(n), col)));
-                }
-                Ok(Some((s, col)))
-            }
-            Some(_) => Ok(self.word()),
+        let col = self.col();
+        if self.peek() != Some('"') {
+            return Ok(self.word());
         }
+        let s = self.quoted()?;
+        if self.chars.get(self.at) != Some(&'*') {
+            return Ok(Some((s, col)));
+        }
+        self.at += 1;
+        let start = self.at as u32 + 1;
+        let Ok(n) = self.skip(|c| c.is_ascii_digit()).parse::<usize>() else {
+            fail!(start, "expected a repeat count after '*' (\"x\"*256)");
+        };
+        if n > 100_000 {
+            fail!(start, "repeat count {n} is too large");
+        }
+        let total = s
+            .len()
+            .checked_mul(n)
+            .map(|b| b.checked_add(self.expanded.get()));
+        let Some(total) = total.flatten().filter(|t| *t <= EXPANDED_MAX) else {
+            fail!(
+                col,
+                "the repeat \"…\"*{n} of a {}-byte string expands past {} MiB, the bound of a script's input (its repeats together): refused",
+                s.len(),
+                EXPANDED_MAX >> 20
+            );
+        };
+        self.expanded.set(total);
+        Ok(Some((s.repeat(n), col)))
     }
 
     /// A JSON string literal starting at the cursor.
     fn quoted(&mut self) -> Result<String, LineError> {
         let start = self.at;
-        let mut i = self.at + 1;
         let mut escaped = false;
-        while i < self.chars.len() {
-            let c = self.chars[i];
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                let literal: String = self.chars[start..=i].iter().collect();
-                let s: String = serde_json::from_str(&literal)
-                    .map_err(|e| (start as u32 + 1, format!("bad string literal: {e}")))?;
-                self.at = i + 1;
-                return Ok(s);
+        for i in start + 1..self.chars.len() {
+            match self.chars[i] {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    let literal: String = self.chars[start..=i].iter().collect();
+                    let s = serde_json::from_str(&literal)
+                        .map_err(|e| (start as u32 + 1, format!("bad string literal: {e}")))?;
+                    self.at = i + 1;
+                    return Ok(s);
+                }
+                _ => {}
             }
-            i += 1;
         }
-        Err((start as u32 + 1, "unterminated string literal".to_owned()))
+        fail!(start as u32 + 1, "unterminated string literal")
     }
 
     /// `name=value`: a name of letters, digits, `_`, `-` and `.`, then a value.
     pub(crate) fn pair(&mut self) -> Result<Option<(String, String, u32)>, LineError> {
-        self.skip_ws();
-        let col = self.at as u32 + 1;
-        let start = self.at;
-        while self.at < self.chars.len() {
-            let c = self.chars[self.at];
-            if c.is_alphanumeric() || c == '_' || c == '-' || c == '.' {
-                self.at += 1;
-            } else {
-                break;
-            }
-        }
-        if self.at == start {
+        let col = self.col();
+        let name = self.skip(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if name.is_empty() {
             return Ok(None);
         }
-        let name: String = self.chars[start..self.at].iter().collect();
         if self.chars.get(self.at) != Some(&'=') {
-            self.at = start;
-            return Err((col, format!("expected name=value, found '{name}'")));
+            self.at = col as usize - 1;
+            fail!(col, "expected name=value, found '{name}'");
         }
         self.at += 1;
-        match self.chars.get(self.at) {
-            None => Err((self.at as u32 + 1, format!("'{name}=' needs a value"))),
-            Some(c) if c.is_whitespace() => {
-                Err((self.at as u32 + 1, format!("'{name}=' needs a value")))
-            }
-            Some(_) => {
-                let (value, _) = self.value()?.unwrap_or_default();
-                Ok(Some((name, value, col)))
-            }
+        if self.chars.get(self.at).is_none_or(|c| c.is_whitespace()) {
+            fail!(self.at as u32 + 1, "'{name}=' needs a value");
         }
+        let (value, _) = self.value()?.unwrap_or_default();
+        Ok(Some((name, value, col)))
     }
 
     /// Every remaining `name=value` pair.
@@ -232,9 +219,8 @@ impl Cursor {
             match self.pair()? {
                 Some(p) => out.push(p),
                 None => {
-                    let col = self.col();
-                    let (w, _) = self.word().unwrap_or_default();
-                    return Err((col, format!("expected name=value, found '{w}'")));
+                    let (w, col) = self.word().unwrap_or_default();
+                    fail!(col, "expected name=value, found '{w}'");
                 }
             }
         }

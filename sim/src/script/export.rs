@@ -46,10 +46,8 @@ pub fn script_from_tape_filed(
     about: &str,
 ) -> Result<String, ExportError> {
     exportable(config)?;
-    if let Some((i, _)) = filed
-        .iter()
-        .find(|(i, _)| !matches!(tape.get(**i), Some(Choice::Send { .. })))
-    {
+    let send = |i: &usize| matches!(tape.get(*i), Some(Choice::Send { .. }));
+    if let Some(i) = filed.keys().find(|i| !send(i)) {
         return Err(ExportError::FiledNotARequest(i + 1));
     }
     let nodes = Nodes::of(config, tape)?;
@@ -60,15 +58,10 @@ pub fn script_from_tape_filed(
         let mut statement = nodes.statement(config, i, choice)?;
         if let (Some(b), Choice::Send { merchant, .. }) = (filed.get(&i), choice) {
             let (name, line) = statement.split_once(": ").expect("a request line");
-            let db = if b.db == nodes.db_of(config, *merchant) {
-                String::new()
-            } else {
-                format!(" db={}", b.db)
-            };
-            statement = format!(
-                "{name}: for order {}{db} {line}",
-                request::render_value(&b.order)
-            );
+            let db = Some(b.db).filter(|db| *db != nodes.db_of(config, *merchant));
+            let db = db.map(|db| format!(" db={db}")).unwrap_or_default();
+            let order = request::render_value(&b.order);
+            statement = format!("{name}: for order {order}{db} {line}");
         }
         let _ = writeln!(s, "{statement}");
         for c in comments.get(&(i as u32)).into_iter().flatten() {
@@ -120,10 +113,8 @@ impl Nodes {
                     key.get_or_insert(request.api_key);
                 }
                 Choice::Command { item, .. } => {
-                    let work = config
-                        .workload
-                        .get(*item as usize)
-                        .ok_or(ExportError::NoWorkItem(*item))?;
+                    let work = config.workload.get(*item as usize);
+                    let work = work.ok_or(ExportError::NoWorkItem(*item))?;
                     nodes.entry(work.node).or_insert(None);
                 }
                 Choice::Crash { merchant } | Choice::Restart { merchant } => {
@@ -150,11 +141,8 @@ impl Nodes {
     }
 
     fn key_of(&self, node: u8) -> ApiKeyId {
-        self.0
-            .get(&node)
-            .copied()
-            .flatten()
-            .unwrap_or(payhub_model::api_keys::M1_TEST)
+        let key = self.0.get(&node).copied().flatten();
+        key.unwrap_or(payhub_model::api_keys::M1_TEST)
     }
 
     /// The statement of step `i`: checked to read back as the same choice where the
@@ -210,56 +198,45 @@ impl Nodes {
 
 /// The title comments, `use`, one `server` line per node, and the webhook routing.
 fn write_settings(s: &mut String, config: &WorldConfig, nodes: &Nodes, about: &str) {
-    let _ = writeln!(s, "# {about}");
-    let _ = writeln!(
+    let world = &config.name;
+    let _ = write!(
         s,
-        "# Written by payhub-verify from a run of the world '{}'; `payhub-verify run FILE` replays it.",
-        config.name
+        "# {about}\n# Written by payhub-verify from a run of the world '{world}'; `payhub-verify run FILE` replays it.\n\
+         # One statement per choice of the world; the comments under a step are the trace it caused.\n\
+         use platform=reference delivery=manual"
     );
-    let _ = writeln!(
-        s,
-        "# One statement per choice of the world; the comments under a step are the trace it caused."
-    );
-    let mut settings = vec![
-        "platform=reference".to_owned(),
-        "delivery=manual".to_owned(),
-    ];
     if config.immediate_inbox {
-        settings.push("inbox=immediate".into());
+        s.push_str(" inbox=immediate");
     }
     if config.jitter {
-        settings.push("jitter=on".into());
+        s.push_str(" jitter=on");
     }
-    let params = super::parse_settings::param_settings(&config.params, false);
-    settings.extend(params.into_iter().filter(|(_, c)| *c).map(|(s, _)| s));
-    let _ = writeln!(s, "use {}", settings.join(" "));
+    for (setting, changed) in super::parse_settings::param_settings(&config.params, false) {
+        if changed {
+            let _ = write!(s, " {setting}");
+        }
+    }
+    s.push('\n');
     // A script's client servers share one reading of each contradiction.
-    if let Some(r) = config
-        .clients
-        .first()
-        .map(|c| c.readings)
-        .filter(|r| *r != crate::config::Readings::default())
-    {
+    let readings = config.clients.first().map(|c| c.readings);
+    if let Some(r) = readings.filter(|r| *r != crate::config::Readings::default()) {
         let _ = writeln!(s, "use client {}", r.notation());
     }
     for node in nodes.0.keys() {
-        let mut line = format!(
-            "server {} node={node} key={}",
-            Nodes::name(*node),
-            nodes.key_of(*node)
-        );
+        let (name, key) = (Nodes::name(*node), nodes.key_of(*node));
+        let _ = write!(s, "server {name} node={node} key={key}");
         if let Some(c) = config.client(*node) {
             let _ = write!(
-                line,
+                s,
                 " client={} db={}",
                 crate::worlds::policy_name(&c.policy),
                 c.db
             );
         }
-        let _ = writeln!(s, "{line}");
+        s.push('\n');
     }
     if config.webhooks.is_empty() {
-        let _ = writeln!(s, "webhooks none");
+        s.push_str("webhooks none\n");
     }
     for (m, e, n) in &config.webhooks {
         let _ = writeln!(
@@ -292,22 +269,17 @@ fn step_comments(
 }
 
 fn control(c: &Control) -> Result<String, ExportError> {
+    let on_off = |on: bool| if on { "on" } else { "off" };
     Ok(match c {
         Control::SetRateLimited { merchant, on } => {
             format!("rate-limit {} merchant={}", on_off(*on), merchant.0)
         }
         Control::SetChannelPaused { on } => format!("pause-channel {}", on_off(*on)),
-        Control::IssueApiKey(spec) => {
-            if super::parse_settings::known_key(spec.id) != Some(*spec) {
-                return Err(ExportError::UnknownKey(format!("{spec:?}")));
-            }
+        Control::IssueApiKey(spec) if super::parse_settings::known_key(spec.id) == Some(*spec) => {
             format!("issue-key {}", spec.id)
         }
+        Control::IssueApiKey(spec) => return Err(ExportError::UnknownKey(format!("{spec:?}"))),
         Control::RevokeApiKey(id) => format!("revoke-key {id}"),
         Control::SetFeeRate { bps } => format!("fee-rate {bps}"),
     })
-}
-
-fn on_off(on: bool) -> &'static str {
-    if on { "on" } else { "off" }
 }

@@ -4,13 +4,10 @@
 //! same choice. Saved tapes use it for the choices a world does not list as enabled but
 //! applies all the same (scripted sends, advances, controls, ticks).
 
-use super::cursor::{Cursor, LineError};
-use super::parse::err;
-use super::parse_settings::parse_duration;
-use super::parse_settings::parse_merchant;
-use super::parse_step::{branch, key_spec, parse_attempt, parse_decision, yes_no};
+use super::cursor::{Cursor, LineError, fail};
+use super::parse_settings::{parse_duration, parse_merchant};
+use super::parse_step::{api_key, attempt, branch, key_spec, parse_decision, yes_no};
 use super::request;
-use super::request::parse_api_key;
 use crate::choice::Choice;
 use crate::error::LabelError;
 use crate::network::MsgId;
@@ -26,10 +23,9 @@ pub(crate) fn render_send(request: &ApiRequest) -> String {
 /// Parses one choice label; the error names the column and what is wrong.
 pub(crate) fn parse_label(label: &str) -> Result<Choice, LabelError> {
     let mut cur = Cursor::new(label);
-    let choice = cur
-        .expect_word("a choice label (deliver m1, tick, …)")
-        .and_then(|(verb, vcol)| choice(&verb, vcol, &mut cur, false))
-        .map_err(|(column, message)| LabelError { column, message })?;
+    let verb = cur.expect_word("a choice label (deliver m1, tick, …)");
+    let choice = verb.and_then(|(verb, vcol)| choice(&verb, vcol, &mut cur, false));
+    let choice = choice.map_err(|(column, message)| LabelError { column, message })?;
     if !cur.at_end() {
         let (rest, column) = cur.rest();
         return Err(LabelError {
@@ -43,10 +39,9 @@ pub(crate) fn parse_label(label: &str) -> Result<Choice, LabelError> {
 /// `m3` (a merchant-network message) or, where `upstream` allows it, `u2`. A script's
 /// step names both links in its messages, and reads the number as Rust does (`m+3`).
 fn msg(cur: &mut Cursor, upstream: bool, script: bool) -> Result<(MsgId, bool), LineError> {
-    let what = if script || upstream {
-        "a message id (m3, or u2 on the upstream link)"
-    } else {
-        "a message id (m3)"
+    let what = match script || upstream {
+        true => "a message id (m3, or u2 on the upstream link)",
+        false => "a message id (m3)",
     };
     let (w, c) = cur.expect_word(if script {
         "a message id (m3, u2)"
@@ -54,22 +49,21 @@ fn msg(cur: &mut Cursor, upstream: bool, script: bool) -> Result<(MsgId, bool), 
         what
     })?;
     let (link, digits) = w.split_at(w.chars().next().map_or(0, char::len_utf8));
-    let number = (script || digits.chars().all(|d| d.is_ascii_digit()))
-        .then(|| digits.parse::<u32>().ok())
-        .flatten();
+    let digits_only = script || digits.chars().all(|d| d.is_ascii_digit());
+    let number = digits.parse::<u32>().ok().filter(|_| digits_only);
     match (link, number) {
         ("m", Some(n)) => Ok((MsgId(n), false)),
         ("u", Some(n)) if upstream => Ok((MsgId(n), true)),
-        _ => err(c, format!("'{w}' is not {what}")),
+        _ => fail!(c, "'{w}' is not {what}"),
     }
 }
 
 /// `merchant-2`: a node of the world, as traces and labels name it.
 fn node(cur: &mut Cursor) -> Result<u8, LineError> {
-    let (w, c) = cur.expect_word("a node (merchant-0)")?;
-    w.strip_prefix("merchant-")
-        .and_then(|n| n.parse().ok())
-        .ok_or((c, format!("'{w}' is not a node (merchant-0)")))
+    let read = |w: &str| w.strip_prefix("merchant-")?.parse().ok();
+    cur.read("a node (merchant-0)", read, |w| {
+        format!("'{w}' is not a node (merchant-0)")
+    })
 }
 
 fn optional_branch(cur: &mut Cursor) -> Result<Option<payhub_model::Branch>, LineError> {
@@ -81,8 +75,7 @@ fn optional_branch(cur: &mut Cursor) -> Result<Option<payhub_model::Branch>, Lin
 }
 
 fn number<T: std::str::FromStr>(cur: &mut Cursor, what: &str) -> Result<T, LineError> {
-    let (w, c) = cur.expect_word(what)?;
-    w.parse().map_err(|_| (c, format!("'{w}' is not {what}")))
+    cur.read(what, |w| w.parse().ok(), |w| format!("'{w}' is not {what}"))
 }
 
 /// The choice a label's `verb` names, its arguments read from `cur`. `script`: a script's
@@ -116,15 +109,14 @@ pub(super) fn choice(
             branch: optional_branch(cur)?,
         },
         "acquire" => acquire(cur, script)?,
-        "authenticate" => {
-            let (w, c) = cur.expect_word("an attempt id (att_001)")?;
-            let attempt = parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?;
-            Choice::Authenticate {
-                attempt,
-                ok: yes_no(cur, "ok", "fail")?,
-            }
-        }
-        "command" => command(cur)?,
+        "authenticate" => Choice::Authenticate {
+            attempt: attempt(cur)?,
+            ok: yes_no(cur, "ok", "fail")?,
+        },
+        "command" => Choice::Command {
+            item: number(cur, "a workload item number")?,
+            crash_after: then_crash(cur)?,
+        },
         "crash" => Choice::Crash {
             merchant: node(cur)?,
         },
@@ -134,8 +126,9 @@ pub(super) fn choice(
         // The environment's switches: `rate-limit merchant_1 on`, `pause-channel off`,
         // `issue-api-key …`, `revoke-api-key ak_2`.
         "rate-limit" => {
-            let (m, c) = cur.expect_word("a merchant (merchant_1)")?;
-            let merchant = parse_merchant(&m).ok_or((c, format!("'{m}' is not a merchant")))?;
+            let merchant = cur.read("a merchant (merchant_1)", parse_merchant, |m| {
+                format!("'{m}' is not a merchant")
+            })?;
             let on = yes_no(cur, "on", "off")?;
             Choice::Control(Control::SetRateLimited { merchant, on })
         }
@@ -144,83 +137,60 @@ pub(super) fn choice(
         }),
         "issue-api-key" => Choice::Control(Control::IssueApiKey(key_spec(cur)?)),
         "revoke-api-key" => {
-            let (k, c) = cur.expect_word("an API key (ak_1)")?;
-            let id = parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?;
-            Choice::Control(Control::RevokeApiKey(id))
+            Choice::Control(Control::RevokeApiKey(api_key(cur, "an API key (ak_1)")?))
         }
         "fee-rate" if script => {
-            let (n, c) = cur.expect_word("basis points")?;
-            Choice::Control(Control::SetFeeRate {
-                bps: n
-                    .parse()
-                    .map_err(|_| (c, format!("'{n}' is not a number")))?,
-            })
+            let bps = cur.read(
+                "basis points",
+                |n| n.parse().ok(),
+                |n| format!("'{n}' is not a number"),
+            )?;
+            Choice::Control(Control::SetFeeRate { bps })
         }
         "fee-rate" => Choice::Control(Control::SetFeeRate {
             bps: number(cur, "a number of basis points")?,
         }),
         "send" => {
             let merchant = node(cur)?;
-            let request = request::parse(cur, M1_TEST)?;
-            Choice::Send {
-                merchant,
-                request: request.into(),
-            }
+            let request = request::parse(cur, M1_TEST)?.into();
+            Choice::Send { merchant, request }
         }
         "tick" => Choice::Tick,
         "advance" => {
-            let (expected, what) = if script {
-                ("a duration", "of at most 36500d")
-            } else {
-                ("a duration (15s)", "(15s, 2min)")
+            let (expected, what) = match script {
+                true => ("a duration", "of at most 36500d"),
+                false => ("a duration (15s)", "(15s, 2min)"),
             };
-            let (d, dc) = cur.expect_word(expected)?;
-            Choice::Advance(
-                parse_duration(&d).ok_or((dc, format!("'{d}' is not a duration {what}")))?,
-            )
+            let not = |d: &str| format!("'{d}' is not a duration {what}");
+            Choice::Advance(cur.read(expected, parse_duration, not)?)
         }
-        _ => {
-            return err(
-                vcol,
-                format!(
-                    "unknown choice '{verb}' (deliver, drop, duplicate, 500-before, 500-after, acquire, authenticate, command, crash, restart, rate-limit, pause-channel, issue-api-key, revoke-api-key, fee-rate, send, tick, advance)"
-                ),
-            );
-        }
+        _ => fail!(
+            vcol,
+            "unknown choice '{verb}' (deliver, drop, duplicate, 500-before, 500-after, acquire, authenticate, command, crash, restart, rate-limit, pause-channel, issue-api-key, revoke-api-key, fee-rate, send, tick, advance)"
+        ),
     })
 }
 
 /// `acquire u2 approve`.
 fn acquire(cur: &mut Cursor, script: bool) -> Result<Choice, LineError> {
-    let (w, c) = cur.expect_word("an upstream message id (u2)")?;
-    let msg = w
-        .strip_prefix('u')
-        .and_then(|n| n.parse().ok())
-        .map(MsgId)
-        .ok_or((c, format!("'{w}' is not an upstream message id (u2)")))?;
-    let (d, dc) = cur.expect_word("a decision")?;
-    let names = if script {
-        ""
-    } else {
-        " (approve, decline, require_action, fail, approve_silently)"
+    let read = |w: &str| w.strip_prefix('u')?.parse().ok().map(MsgId);
+    let not = |w: &str| format!("'{w}' is not an upstream message id (u2)");
+    let msg = cur.read("an upstream message id (u2)", read, not)?;
+    let names = match script {
+        true => "",
+        false => " (approve, decline, require_action, fail, approve_silently)",
     };
-    let decision = parse_decision(&d).ok_or((dc, format!("unknown decision '{d}'{names}")))?;
+    let decision = cur.read("a decision", parse_decision, |d| {
+        format!("unknown decision '{d}'{names}")
+    })?;
     Ok(Choice::Acquire { msg, decision })
-}
-
-/// `command 3` or `command 3 then crash`.
-fn command(cur: &mut Cursor) -> Result<Choice, LineError> {
-    let item = number(cur, "a workload item number")?;
-    let crash_after = then_crash(cur)?;
-    Ok(Choice::Command { item, crash_after })
 }
 
 /// An optional `then crash` after a command: whether it is there.
 pub(super) fn then_crash(cur: &mut Cursor) -> Result<bool, LineError> {
-    if cur.peek_word().as_deref() != Some("then") {
+    if !cur.eat("then") {
         return Ok(false);
     }
-    cur.word();
     cur.keyword("crash", |w| format!("'then crash', not 'then {w}'"))?;
     Ok(true)
 }

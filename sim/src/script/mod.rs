@@ -72,11 +72,8 @@ impl ScriptError {
 /// `file:line:column: what is wrong`.
 impl std::fmt::Display for ScriptError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file, self.line, self.column, self.message
-        )
+        write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+        f.write_str(&self.message)
     }
 }
 
@@ -98,11 +95,8 @@ pub struct ScriptErrors {
 impl ScriptErrors {
     /// The first error of the file.
     pub fn first(self) -> ScriptError {
-        let file = self.file;
-        self.errors
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| ScriptError::new(&file, 1, 1, "malformed script"))
+        let first = self.errors.into_iter().next();
+        first.unwrap_or_else(|| ScriptError::new(&self.file, 1, 1, "malformed script"))
     }
 }
 
@@ -120,12 +114,8 @@ impl From<ScriptError> for ScriptErrors {
 /// line `N errors in FILE` (and how many are shown, past [`ERRORS_SHOWN`]).
 impl std::fmt::Display for ScriptErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, e) in self.errors.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{e}")?;
-        }
+        let lines: Vec<String> = self.errors.iter().map(|e| e.to_string()).collect();
+        f.write_str(&lines.join("\n"))?;
         if self.total > 1 {
             write!(f, "\n{} errors in {}", self.total, self.file)?;
             if self.total > self.errors.len() {

@@ -8,12 +8,13 @@
 //! that parses runs.
 
 use super::ast::*;
-use super::cursor::{Cursor, LineError};
+use super::cursor::{Cursor, LineError, fail};
 use super::{ERRORS_SHOWN, ScriptError, ScriptErrors};
 use crate::config::{Budget, ClientSpec};
 use payhub_model::{Environment, MerchantId};
 use std::cell::Cell;
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::rc::Rc;
 
 /// Parses a script, or fails with its first error. `properties` are the names
@@ -29,14 +30,12 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
     let text = decode(file, bytes)?;
     // A byte-order mark is not part of the first statement.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let properties = properties.iter().map(|s| s.to_string()).collect();
     let mut p = Parser {
-        properties: properties.iter().map(|s| s.to_string()).collect(),
+        properties,
         ..Parser::default()
     };
-    let mut errors = ScriptErrors {
-        file: file.to_owned(),
-        ..ScriptErrors::default()
-    };
+    let (file, mut errors) = (file.to_owned(), ScriptErrors::default());
     let source: Vec<String> = text.lines().map(str::to_owned).collect();
     for (i, line) in source.iter().enumerate() {
         let n = i as u32 + 1;
@@ -52,25 +51,24 @@ pub fn parse_all(file: &str, bytes: &[u8], properties: &[&str]) -> Result<Script
             }
             errors.total += 1;
             if errors.errors.len() < ERRORS_SHOWN {
-                errors
-                    .errors
-                    .push(ScriptError::new(file, n, column, message));
+                let error = ScriptError::new(&file, n, column, message);
+                errors.errors.push(error);
             }
         }
     }
     if errors.total > 0 {
-        return Err(errors);
+        return Err(ScriptErrors { file, ..errors });
     }
     p.finish_settings();
-    p.script.title = source
-        .first()
-        .and_then(|l| l.trim().strip_prefix('#'))
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty());
-    p.complete_config(file);
-    p.script.file = file.to_owned();
-    p.script.source = source;
-    Ok(p.script)
+    let first = source.first().map(|l| l.trim());
+    let title = first.and_then(|l| l.strip_prefix('#')).map(str::trim);
+    p.script.title = title.filter(|t| !t.is_empty()).map(str::to_owned);
+    p.complete_config(&file);
+    Ok(Script {
+        file,
+        source,
+        ..p.script
+    })
 }
 
 /// The file as text: UTF-8 without NUL bytes, or an error at the first bad byte.
@@ -78,10 +76,8 @@ fn decode<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str, ScriptError> {
     let at = |byte: usize, what: &str| {
         let before = &bytes[..byte];
         let line = before.iter().filter(|b| **b == b'\n').count() as u32 + 1;
-        let start = before
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
+        let newline = before.iter().rposition(|b| *b == b'\n');
+        let start = newline.map_or(0, |i| i + 1);
         let column = String::from_utf8_lossy(&bytes[start..byte]).chars().count() as u32 + 1;
         ScriptError::new(
             file,
@@ -122,78 +118,33 @@ pub(super) struct Parser {
     expanded: Rc<Cell<usize>>,
 }
 
-pub(super) fn err<T>(col: u32, message: impl Into<String>) -> Result<T, LineError> {
-    Err((col, message.into()))
-}
-
 impl Parser {
     fn line(&mut self, n: u32, line: &str) -> Result<(), LineError> {
         let mut cur = Cursor::sharing(line, self.expanded.clone());
         let col = cur.col();
         let (first, _) = cur.word().expect("a non-blank line");
-        let pos = Pos {
-            line: n,
-            column: col,
-        };
+        let (line, column) = (n, col);
+        let pos = Pos { line, column };
         // Settings.
+        let open = self.settings_open(col);
         match first.as_str() {
-            "use" => {
-                return self
-                    .settings_open(col)
-                    .and_then(|()| self.use_line(&mut cur));
-            }
+            "use" => return open.and_then(|()| self.use_line(&mut cur)),
             "server" => {
                 let name = cur.peek_word();
-                let read = self
-                    .settings_open(col)
-                    .and_then(|()| self.server_line(&mut cur));
-                if let (Err(_), Some(name)) = (&read, name) {
-                    if self.script.servers.iter().all(|s| s.name != name) {
-                        // The file declares its servers (A and B are not there).
-                        self.declared = true;
-                        self.unsure.insert(name);
-                    }
+                let read = open.and_then(|()| self.server_line(&mut cur));
+                if let (Err(_), Some(name)) = (&read, name)
+                    && self.script.servers.iter().all(|s| s.name != name)
+                {
+                    // The file declares its servers (A and B are not there).
+                    self.declared = true;
+                    self.unsure.insert(name);
                 }
                 return read;
             }
-            "webhooks" => {
-                return self
-                    .settings_open(col)
-                    .and_then(|()| self.webhooks_line(&mut cur));
-            }
+            "webhooks" => return open.and_then(|()| self.webhooks_line(&mut cur)),
             "assume" | "assume:" => return self.assume_line(&mut cur),
+            "expect" if cur.eat("violation") => return self.expect_violation(pos, &mut cur),
             _ => {}
-        }
-        if first == "expect" && cur.peek_word().as_deref() == Some("violation") {
-            cur.word();
-            let (name, ncol) = cur.expect_word("a property name")?;
-            if !self.properties.contains(&name) {
-                return err(
-                    ncol,
-                    format!(
-                        "unknown property '{name}' (properties: {})",
-                        self.properties.join(", ")
-                    ),
-                );
-            }
-            if let Some((_, first)) = &self.script.expected_violation {
-                return err(
-                    col,
-                    format!(
-                        "a second 'expect violation' (the first is on line {})",
-                        first.line
-                    ),
-                );
-            }
-            cur.end()?;
-            self.script.expected_violation = Some((
-                name,
-                Pos {
-                    line: n,
-                    column: ncol,
-                },
-            ));
-            return Ok(());
         }
         self.finish_settings();
         let action = self.action(&first, col, &mut cur)?;
@@ -206,11 +157,30 @@ impl Parser {
         Ok(())
     }
 
+    /// `expect violation NAME`: the property the script must break.
+    fn expect_violation(&mut self, pos: Pos, cur: &mut Cursor) -> Result<(), LineError> {
+        let (name, column) = cur.expect_word("a property name")?;
+        if !self.properties.contains(&name) {
+            let names = self.properties.join(", ");
+            fail!(column, "unknown property '{name}' (properties: {names})");
+        }
+        if let Some((_, first)) = &self.script.expected_violation {
+            fail!(
+                pos.column,
+                "a second 'expect violation' (the first is on line {})",
+                first.line
+            );
+        }
+        cur.end()?;
+        self.script.expected_violation = Some((name, Pos { column, ..pos }));
+        Ok(())
+    }
+
     fn settings_open(&self, col: u32) -> Result<(), LineError> {
         if self.started {
-            return err(
+            fail!(
                 col,
-                "settings (use, server, webhooks) must come before the first step",
+                "settings (use, server, webhooks) must come before the first step"
             );
         }
         Ok(())
@@ -223,10 +193,10 @@ impl Parser {
         }
         self.started = true;
         if !self.declared {
-            for (i, name) in ["A", "B"].iter().enumerate() {
+            for (node, name) in [(0, "A"), (1, "B")] {
                 self.script.servers.push(Server {
-                    name: (*name).to_owned(),
-                    node: i as u8,
+                    name: name.to_owned(),
+                    node,
                     api_key: payhub_model::api_keys::M1_TEST,
                     merchant: Some(MerchantId(1)),
                     environment: Some(Environment::Test),
@@ -241,20 +211,11 @@ impl Parser {
         if self.unsure.contains(name) {
             self.cascade.set(true);
         }
-        let names: Vec<&str> = self
-            .script
-            .servers
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect();
+        let servers = &self.script.servers;
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         // `upstrem:` reads as a server named `upstrem`: name the statement it nearly is.
-        let hint = super::suggest::hint(
-            name,
-            names
-                .iter()
-                .copied()
-                .chain(super::parse_step::PREFIXES.iter().copied()),
-        );
+        let statements = super::parse_step::PREFIXES.iter().copied();
+        let hint = super::suggest::hint(name, names.iter().copied().chain(statements));
         if names.is_empty() {
             return format!("unknown server '{name}'{hint} (no server is declared)");
         }
@@ -265,29 +226,20 @@ impl Parser {
     }
 
     pub(super) fn server(&self, name: &str, col: u32) -> Result<usize, LineError> {
-        if let Some(i) = self.script.servers.iter().position(|s| s.name == name) {
-            return Ok(i);
-        }
         // `merchant-N`, as the world and its traces name nodes.
-        if let Some(n) = name
-            .strip_prefix("merchant-")
-            .and_then(|n| n.parse::<u8>().ok())
-        {
-            if let Some(i) = self.script.servers.iter().position(|s| s.node == n) {
-                return Ok(i);
-            }
-        }
-        err(col, self.unknown_server(name))
+        let node: Option<u8> = name.strip_prefix("merchant-").and_then(|n| n.parse().ok());
+        let servers = &self.script.servers;
+        let by_node = || servers.iter().position(|s| Some(s.node) == node);
+        let found = servers.iter().position(|s| s.name == name).or_else(by_node);
+        found.ok_or_else(|| (col, self.unknown_server(name)))
     }
 
     pub(super) fn client_server(&self, name: &str, col: u32) -> Result<usize, LineError> {
         let i = self.server(name, col)?;
         if self.script.servers[i].policy.is_none() {
-            return err(
+            fail!(
                 col,
-                format!(
-                    "server {name} is a scripted sender; declare it with a client policy (server {name} client=reference) to crash it or give it business commands"
-                ),
+                "server {name} is a scripted sender; declare it with a client policy (server {name} client=reference) to crash it or give it business commands"
             );
         }
         Ok(i)
@@ -295,42 +247,35 @@ impl Parser {
 
     /// Completes the world's settings: its name, budget, clients and webhook routing.
     fn complete_config(&mut self, file: &str) {
-        let clients = self
-            .script
-            .servers
-            .iter()
-            .filter_map(|s| {
-                s.policy.as_ref().map(|p| ClientSpec {
-                    node: s.node,
-                    api_key: s.api_key,
-                    policy: crate::worlds::parse_policy(p).expect("checked when parsed"),
-                    db: s.db,
-                    readings: self.readings,
-                })
+        let client = |s: &Server| {
+            let policy =
+                crate::worlds::parse_policy(s.policy.as_ref()?).expect("checked when parsed");
+            let (node, api_key, db, readings) = (s.node, s.api_key, s.db, self.readings);
+            Some(ClientSpec {
+                node,
+                api_key,
+                policy,
+                db,
+                readings,
             })
-            .collect();
-        let webhooks = if !self.webhooks_set {
+        };
+        let clients = self.script.servers.iter().filter_map(client).collect();
+        let mut webhooks = self.webhooks.clone();
+        if !self.webhooks_set {
             // The first server (by node) of each merchant and environment gets its webhooks.
-            let mut routes: Vec<(MerchantId, Environment, u8)> = Vec::new();
             let mut servers: Vec<&Server> = self.script.servers.iter().collect();
             servers.sort_by_key(|s| s.node);
             for s in servers {
-                if let (Some(m), Some(e)) = (s.merchant, s.environment) {
-                    if !routes.iter().any(|(rm, re, _)| *rm == m && *re == e) {
-                        routes.push((m, e, s.node));
-                    }
+                if let (Some(m), Some(e)) = (s.merchant, s.environment)
+                    && !webhooks.iter().any(|(rm, re, _)| *rm == m && *re == e)
+                {
+                    webhooks.push((m, e, s.node));
                 }
             }
-            routes
-        } else {
-            self.webhooks.clone()
-        };
-        let stem = std::path::Path::new(file)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or(file);
+        }
+        let stem = Path::new(file).file_stem().and_then(|s| s.to_str());
         let config = &mut self.script.config;
-        config.name = format!("script:{stem}");
+        config.name = format!("script:{}", stem.unwrap_or(file));
         config.budget = Budget::UNLIMITED;
         config.clients = clients;
         config.webhooks = webhooks;

@@ -2,186 +2,132 @@
 //! is checked here, so a misspelt one is a `file:line:column` error, not a failed run.
 
 use super::ast::*;
-use super::cursor::{Cursor, LineError};
-use super::parse::{Parser, err};
+use super::cursor::{Cursor, LineError, fail};
+use super::parse::Parser;
 use super::parse_settings::is_name;
 use super::request::{parse_payment_id, parse_refund_id};
 use payhub_model::{ErrorCode, PaymentStatus};
 
-const PAYMENT_FIELDS: &[&str] = &[
-    "id",
-    "merchant_order_no",
-    "amount",
-    "currency",
-    "status",
-    "resolution_status",
-    "attempt_count",
-    "failure",
-    "failure.code",
-    "failure.attempt_id",
-    "next_action",
-    "expires_at",
-    "fee_rate_bps",
-    "amount_refunded",
-    "version",
-];
+/// Fields an expectation may name, by what it expects, space-separated.
+const PAYMENT_FIELDS: &str = "id merchant_order_no amount currency status resolution_status \
+    attempt_count failure failure.code failure.attempt_id next_action expires_at fee_rate_bps \
+    amount_refunded version";
 
 /// Fields an expectation on a response may name (Payment, Refund, session, list, error).
-pub(crate) const RESPONSE_FIELDS: &[&[&str]] = &[
+const RESPONSE_FIELDS: &[&str] = &[
     PAYMENT_FIELDS,
-    &[
-        "payment_id",
-        "merchant_refund_no",
-        "code",
-        "field",
-        "retryable",
-        "related_resource_id",
-        "retry_after",
-        "count",
-    ],
+    "payment_id merchant_refund_no code field retryable related_resource_id retry_after count",
 ];
 
-const REFUND_FIELDS: &[&str] = &[
-    "id",
-    "payment_id",
-    "merchant_refund_no",
-    "amount",
-    "status",
-    "resolution_status",
-    "version",
-];
+const REFUND_FIELDS: &str =
+    "id payment_id merchant_refund_no amount status resolution_status version";
 
-const WEBHOOK_FIELDS: &[&str] = &[
-    "event",
-    "delivery",
-    "id",
-    "status",
-    "resolution_status",
-    "attempt_count",
-    "version",
-    "amount",
-    "payment_id",
-];
+const WEBHOOK_FIELDS: &str =
+    "event delivery id status resolution_status attempt_count version amount payment_id";
 
 /// Fields of a client's order record (its database).
-pub(crate) const ORDER_FIELDS: &[&str] = &[
-    "state",
-    "status",
-    "version",
-    "payment_id",
-    "key",
-    "seq",
-    "card",
-    "outcome",
-    "attempt_count",
-    "fulfilled",
-];
+const ORDER_FIELDS: &str =
+    "state status version payment_id key seq card outcome attempt_count fulfilled";
 
 const RESOLUTIONS: &[&str] = &["known", "needs_query", "manual_review"];
 
 /// The counters of `expect ledger:` and `expect platform:` and the filters each takes.
-const LEDGER_COUNTERS: &[(&str, &[&str])] = &[
-    (
-        "charges",
-        &["payment", "card", "key", "order", "merchant", "env"],
-    ),
-    ("refunds", &["refund", "payment"]),
-    ("charge-calls", &["payment", "card", "key"]),
-    ("refund-calls", &["refund"]),
+const LEDGER_COUNTERS: &[(&str, &str)] = &[
+    ("charges", "payment card key order merchant env"),
+    ("refunds", "refund payment"),
+    ("charge-calls", "payment card key"),
+    ("refund-calls", "refund"),
 ];
-const PLATFORM_COUNTERS: &[(&str, &[&str])] = &[
-    ("payments", &["order", "merchant", "env", "status"]),
-    ("attempts", &["payment"]),
-    ("refunds", &["payment", "refund_no"]),
-    ("sessions", &["payment"]),
-    ("records", &[]),
+const PLATFORM_COUNTERS: &[(&str, &str)] = &[
+    ("payments", "order merchant env status"),
+    ("attempts", "payment"),
+    ("refunds", "payment refund_no"),
+    ("sessions", "payment"),
+    ("records", ""),
 ];
 
 /// `expect payment ID: …` and `expect refund ID: …` (`w` is `payment` or `refund`).
 fn object_expectation(w: &str, cur: &mut Cursor) -> Result<Expectation, LineError> {
     let (id, icol) = cur.expect_word("an object id followed by ':'")?;
     let Some(id) = id.strip_suffix(':') else {
-        return err(icol, format!("expected '{id}:'"));
+        fail!(icol, "expected '{id}:'");
     };
-    let (kind, n, allowed) = if w == "payment" {
-        (
+    let (kind, n, allowed) = match w {
+        "payment" => (
             ObjectKind::Payment,
             parse_payment_id(id).map(|p| p.0),
             PAYMENT_FIELDS,
-        )
-    } else {
-        (
+        ),
+        _ => (
             ObjectKind::Refund,
             parse_refund_id(id).map(|r| r.0),
             REFUND_FIELDS,
-        )
+        ),
     };
-    let n = n.ok_or((icol, format!("'{id}' is not a {w} id")))?;
+    let Some(id) = n else {
+        fail!(icol, "'{id}' is not a {w} id");
+    };
     let fields = fields(cur, &[allowed], w)?;
-    Ok(Expectation::Object {
-        kind,
-        id: n,
-        fields,
-    })
+    Ok(Expectation::Object { kind, id, fields })
 }
 
 impl Parser {
     pub(super) fn expect(&mut self, cur: &mut Cursor) -> Result<Expectation, LineError> {
         let (w, wcol) = cur.expect_word("what to expect (expect: 201, expect ledger: …)")?;
         match w.as_str() {
-            "ledger:" => self.counter(CounterScope::Ledger, cur),
-            "platform:" => self.counter(CounterScope::Platform, cur),
+            "ledger:" => counter(CounterScope::Ledger, cur),
+            "platform:" => counter(CounterScope::Platform, cur),
             "payment" | "refund" => object_expectation(&w, cur),
-            "webhook:" => self.webhook(true, cur),
+            "webhook:" => webhook(true, cur),
             "no" => {
                 cur.keyword("webhook:", |x| {
                     format!("expect no webhook: KIND, not 'no {x}'")
                 })?;
-                self.webhook(false, cur)
+                webhook(false, cur)
             }
-            _ => {
-                if let Some(name) = w.strip_suffix(':')
-                    && self.script.servers.iter().all(|s| s.name != name)
-                    && let Some(near) =
-                        super::suggest::closest(&w, ["ledger:", "platform:", "webhook:"])
-                {
-                    return err(
-                        wcol,
-                        format!("unknown expectation 'expect {w}' (did you mean 'expect {near}'?)"),
-                    );
-                }
-                if let Some(name) = w.strip_suffix(':') {
-                    let server = self.server(name, wcol)?;
-                    return self.expect_response(Some(server), wcol, cur);
-                }
-                if is_name(&w) && cur.peek_word().as_deref() == Some("order") {
-                    let server = self.client_server(&w, wcol)?;
-                    cur.word();
-                    let (order, ocol) = cur.expect_word("an order number followed by ':'")?;
-                    let Some(order) = order.strip_suffix(':') else {
-                        return err(ocol, format!("expected '{order}:'"));
-                    };
-                    let fields = fields(cur, &[ORDER_FIELDS], "client order")?;
-                    return Ok(Expectation::ClientOrder {
-                        server,
-                        order: order.to_owned(),
-                        fields,
-                    });
-                }
-                if is_name(&w) && self.script.servers.iter().all(|s| s.name != w) {
-                    return err(
-                        wcol,
-                        format!("expect {w}: … names {}", self.unknown_server(&w)),
-                    );
-                }
-                err(
-                    wcol,
-                    format!(
-                        "unknown expectation '{w}' (expect: …, expect SERVER: …, expect ledger: …, expect platform: …, expect payment ID: …, expect refund ID: …, expect webhook: …, expect no webhook: …, expect SERVER order ORDER: …, expect violation NAME)"
-                    ),
-                )
-            }
+            _ => self.expect_of_server(&w, wcol, cur),
         }
+    }
+
+    /// `expect SERVER: …` and `expect SERVER order ORDER: …`.
+    fn expect_of_server(
+        &mut self,
+        w: &str,
+        wcol: u32,
+        cur: &mut Cursor,
+    ) -> Result<Expectation, LineError> {
+        let unknown = |name: &str| self.script.servers.iter().all(|s| s.name != name);
+        if let Some(name) = w.strip_suffix(':') {
+            let near = super::suggest::closest(w, ["ledger:", "platform:", "webhook:"]);
+            if let Some(near) = near.filter(|_| unknown(name)) {
+                fail!(
+                    wcol,
+                    "unknown expectation 'expect {w}' (did you mean 'expect {near}'?)"
+                );
+            }
+            let server = self.server(name, wcol)?;
+            return self.expect_response(Some(server), wcol, cur);
+        }
+        if is_name(w) && cur.eat("order") {
+            let server = self.client_server(w, wcol)?;
+            let (order, ocol) = cur.expect_word("an order number followed by ':'")?;
+            let Some(order) = order.strip_suffix(':') else {
+                fail!(ocol, "expected '{order}:'");
+            };
+            let fields = fields(cur, &[ORDER_FIELDS], "client order")?;
+            return Ok(Expectation::ClientOrder {
+                server,
+                order: order.to_owned(),
+                fields,
+            });
+        }
+        if is_name(w) && unknown(w) {
+            fail!(wcol, "expect {w}: … names {}", self.unknown_server(w));
+        }
+        fail!(
+            wcol,
+            "unknown expectation '{w}' (expect: …, expect SERVER: …, expect ledger: …, expect platform: …, expect payment ID: …, expect refund ID: …, expect webhook: …, expect no webhook: …, expect SERVER order ORDER: …, expect violation NAME)"
+        )
     }
 
     pub(super) fn expect_response(
@@ -190,195 +136,171 @@ impl Parser {
         col: u32,
         cur: &mut Cursor,
     ) -> Result<Expectation, LineError> {
-        let key = server.unwrap_or(usize::MAX);
-        if !self.requested.contains(&key) {
-            let who = server
-                .map(|s| format!(" of server {}", self.script.servers[s].name))
-                .unwrap_or_default();
-            return err(
-                col,
-                format!("this expectation needs a request line{who} before it"),
-            );
+        if !self.requested.contains(&server.unwrap_or(usize::MAX)) {
+            let who = server.map(|s| format!(" of server {}", self.script.servers[s].name));
+            let who = who.unwrap_or_default();
+            fail!(col, "this expectation needs a request line{who} before it");
         }
         let (w, wcol) = cur.expect_word("a status (201), lost or pending")?;
         let want = match w.as_str() {
             "lost" => Want::Lost,
             "pending" => Want::Pending,
             _ => {
-                let status: u16 = w.parse().ok().filter(|s| (100..600).contains(s)).ok_or((
-                    wcol,
-                    format!("expected an HTTP status, lost or pending, not '{w}'"),
-                ))?;
+                let Some(status) = w.parse().ok().filter(|s| (100..600).contains(s)) else {
+                    fail!(wcol, "expected an HTTP status, lost or pending, not '{w}'");
+                };
                 let mut code = None;
                 if let Some(next) = cur.peek_word().filter(|n| !n.contains('=')) {
                     let ccol = cur.col();
                     cur.word();
-                    let c =
-                        error_code(&next).ok_or((ccol, format!("unknown error code '{next}'")))?;
+                    let Some(c) = error_code(&next) else {
+                        fail!(ccol, "unknown error code '{next}'");
+                    };
                     if c.http_status() != status {
-                        return err(
-                            ccol,
-                            format!("{next} is a {} code, not {status}", c.http_status()),
-                        );
+                        fail!(ccol, "{next} is a {} code, not {status}", c.http_status());
                     }
                     code = Some(c);
                 }
+                let fields = fields(cur, RESPONSE_FIELDS, "response")?;
                 Want::Answer {
                     status,
                     code,
-                    fields: fields(cur, RESPONSE_FIELDS, "response")?,
+                    fields,
                 }
             }
         };
         Ok(Expectation::Response { server, want })
     }
+}
 
-    fn webhook(&mut self, present: bool, cur: &mut Cursor) -> Result<Expectation, LineError> {
-        let (kind, kcol) = cur.expect_word("an event kind (payment.succeeded)")?;
-        let valid = match kind.split_once('.') {
-            Some(("payment", s)) => PaymentStatus::from_name(s).is_some(),
-            Some(("refund", s)) => ["processing", "succeeded", "failed"].contains(&s),
-            _ => false,
-        };
-        if !valid {
-            return err(
-                kcol,
-                format!("'{kind}' is not an event kind (payment.succeeded, refund.failed, …)"),
-            );
-        }
-        let fields = if present {
-            fields(cur, &[WEBHOOK_FIELDS], "webhook")?
-        } else {
-            Vec::new()
-        };
-        Ok(Expectation::Webhook {
-            present,
-            kind,
-            fields,
-        })
+/// `expect webhook: KIND …` or `expect no webhook: KIND`.
+fn webhook(present: bool, cur: &mut Cursor) -> Result<Expectation, LineError> {
+    let (kind, kcol) = cur.expect_word("an event kind (payment.succeeded)")?;
+    let valid = match kind.split_once('.') {
+        Some(("payment", s)) => PaymentStatus::from_name(s).is_some(),
+        Some(("refund", s)) => ["processing", "succeeded", "failed"].contains(&s),
+        _ => false,
+    };
+    if !valid {
+        fail!(
+            kcol,
+            "'{kind}' is not an event kind (payment.succeeded, refund.failed, …)"
+        );
     }
+    let fields = if present {
+        fields(cur, &[WEBHOOK_FIELDS], "webhook")?
+    } else {
+        Vec::new()
+    };
+    Ok(Expectation::Webhook {
+        present,
+        kind,
+        fields,
+    })
+}
 
-    fn counter(&mut self, scope: CounterScope, cur: &mut Cursor) -> Result<Expectation, LineError> {
-        let (text, col) = cur.rest();
-        let chars: Vec<char> = text.chars().collect();
-        let mut i = 0;
-        while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '-' || chars[i] == '_')
-        {
-            i += 1;
-        }
-        let term: String = chars[..i].iter().collect();
-        let table = match scope {
-            CounterScope::Ledger => LEDGER_COUNTERS,
-            CounterScope::Platform => PLATFORM_COUNTERS,
-        };
-        let Some((_, allowed)) = table.iter().find(|(t, _)| *t == term) else {
-            let names: Vec<&str> = table.iter().map(|(t, _)| *t).collect();
-            return err(
-                col,
-                format!("unknown counter '{term}' (counters: {})", names.join(", ")),
-            );
-        };
-        let (filters, i) = counter_filters(&chars, i, col, &term, allowed)?;
-        let rest: String = chars[i..].iter().collect();
-        let rest_col = col + i as u32 + (rest.len() - rest.trim_start().len()) as u32;
-        let (cmp, value) = comparison(rest.trim(), rest_col, &term)?;
-        Ok(Expectation::Count {
-            scope,
-            counter: Counter {
-                term,
-                filters,
-                cmp,
-                value,
-            },
-        })
-    }
+/// `expect ledger: TERM(FILTERS) CMP N` and `expect platform: …`.
+fn counter(scope: CounterScope, cur: &mut Cursor) -> Result<Expectation, LineError> {
+    let (text, col) = cur.rest();
+    let chars: Vec<char> = text.chars().collect();
+    let in_term = |c: &&char| c.is_alphanumeric() || **c == '-' || **c == '_';
+    let i = chars.iter().take_while(in_term).count();
+    let term: String = chars[..i].iter().collect();
+    let table = match scope {
+        CounterScope::Ledger => LEDGER_COUNTERS,
+        CounterScope::Platform => PLATFORM_COUNTERS,
+    };
+    let Some((_, allowed)) = table.iter().find(|(t, _)| *t == term) else {
+        let names: Vec<&str> = table.iter().map(|(t, _)| *t).collect();
+        fail!(
+            col,
+            "unknown counter '{term}' (counters: {})",
+            names.join(", ")
+        );
+    };
+    let (filters, i) = counter_filters(&chars, i, col, &term, allowed)?;
+    let rest: String = chars[i..].iter().collect();
+    let rest_col = col + i as u32 + (rest.len() - rest.trim_start().len()) as u32;
+    let (cmp, value) = comparison(rest.trim(), rest_col, &term)?;
+    let counter = Counter {
+        term,
+        filters,
+        cmp,
+        value,
+    };
+    Ok(Expectation::Count { scope, counter })
 }
 
 /// `(name=value, …)` after a counter's term at `chars[i]`, if there: the filters, each
 /// one the term allows, and the index after the `)`.
 fn counter_filters(
     chars: &[char],
-    mut i: usize,
+    i: usize,
     col: u32,
     term: &str,
-    allowed: &[&str],
+    allowed: &str,
 ) -> Result<(Vec<FieldCheck>, usize), LineError> {
-    let mut filters = Vec::new();
-    if chars.get(i) == Some(&'(') {
-        let close = chars[i..]
-            .iter()
-            .position(|c| *c == ')')
-            .map(|p| p + i)
-            .ok_or((col + i as u32, "missing ')'".to_owned()))?;
-        let inner: String = chars[i + 1..close].iter().collect();
-        let base = col + i as u32 + 1;
-        for part in inner.split(',') {
-            let offset = inner[..inner.find(part).unwrap_or(0)].chars().count() as u32;
-            let part_col = base + offset + (part.len() - part.trim_start().len()) as u32;
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            let (k, v) = part
-                .split_once('=')
-                .ok_or((part_col, format!("expected name=value, not '{part}'")))?;
-            if !allowed.contains(&k) {
-                return err(
-                    part_col,
-                    format!(
-                        "'{term}' has no filter '{k}' (filters: {})",
-                        allowed.join(", ")
-                    ),
-                );
-            }
-            filters.push(FieldCheck {
-                name: k.to_owned(),
-                value: v.trim().trim_matches('"').to_owned(),
-                pos: Pos {
-                    line: 0,
-                    column: part_col,
-                },
-            });
-        }
-        i = close + 1;
+    if chars.get(i) != Some(&'(') {
+        return Ok((Vec::new(), i));
     }
-    Ok((filters, i))
+    let Some(close) = chars[i..].iter().position(|c| *c == ')').map(|p| p + i) else {
+        fail!(col + i as u32, "missing ')'");
+    };
+    let inner: String = chars[i + 1..close].iter().collect();
+    let base = col + i as u32 + 1;
+    let mut filters = Vec::new();
+    for part in inner.split(',') {
+        let offset = inner[..inner.find(part).unwrap_or(0)].chars().count() as u32;
+        let column = base + offset + (part.len() - part.trim_start().len()) as u32;
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let Some((k, v)) = part.split_once('=') else {
+            fail!(column, "expected name=value, not '{part}'");
+        };
+        if !allowed.split_whitespace().any(|a| a == k) {
+            let names = allowed.split_whitespace().collect::<Vec<_>>().join(", ");
+            fail!(column, "'{term}' has no filter '{k}' (filters: {names})");
+        }
+        let (name, value) = (k.to_owned(), v.trim().trim_matches('"').to_owned());
+        filters.push(FieldCheck {
+            name,
+            value,
+            pos: Pos { line: 0, column },
+        });
+    }
+    Ok((filters, close + 1))
 }
 
 /// `= N`, `<= N` or `>= N` after a counter.
 fn comparison(rest: &str, rest_col: u32, term: &str) -> Result<(Cmp, u64), LineError> {
-    let (cmp, n) = if let Some(n) = rest.strip_prefix("<=") {
-        (Cmp::Le, n)
-    } else if let Some(n) = rest.strip_prefix(">=") {
-        (Cmp::Ge, n)
-    } else if let Some(n) = rest.strip_prefix('=') {
-        (Cmp::Eq, n)
-    } else {
-        return err(
-            rest_col,
-            format!("expected '= N', '<= N' or '>= N' after {term}"),
-        );
+    let Some((cmp, n)) = [Cmp::Le, Cmp::Ge, Cmp::Eq]
+        .into_iter()
+        .find_map(|cmp| Some((cmp, rest.strip_prefix(cmp.as_str())?.trim())))
+    else {
+        fail!(rest_col, "expected '= N', '<= N' or '>= N' after {term}");
     };
-    let value: u64 = n
-        .trim()
-        .parse()
-        .map_err(|_| (rest_col, format!("'{}' is not a count", n.trim())))?;
+    let Ok(value) = n.parse() else {
+        fail!(rest_col, "'{n}' is not a count");
+    };
     Ok((cmp, value))
 }
 
-fn fields(cur: &mut Cursor, allowed: &[&[&str]], what: &str) -> Result<Vec<FieldCheck>, LineError> {
+/// The `name=value` checks left on the line, each a field `allowed` names (space-separated
+/// lists) with a value it may have.
+fn fields(cur: &mut Cursor, allowed: &[&str], what: &str) -> Result<Vec<FieldCheck>, LineError> {
+    let names = || allowed.iter().flat_map(|a| a.split(' '));
     let mut out = Vec::new();
-    for (name, value, col) in cur.pairs()? {
-        if !allowed.iter().any(|a| a.contains(&name.as_str())) {
-            return err(
-                col,
-                format!(
-                    "unknown field '{name}' of a {what} (fields: {})",
-                    allowed.concat().join(", ")
-                ),
+    for (name, value, column) in cur.pairs()? {
+        if !names().any(|n| n == name) {
+            let names = names().collect::<Vec<_>>().join(", ");
+            fail!(
+                column,
+                "unknown field '{name}' of a {what} (fields: {names})"
             );
         }
-        let vcol = col + name.chars().count() as u32 + 1;
+        let vcol = column + name.chars().count() as u32 + 1;
         match name.as_str() {
             // A Payment's status, or a Refund's own (SCHED-03, A-REFUND-REVIEW).
             "status"
@@ -388,32 +310,22 @@ fn fields(cur: &mut Cursor, allowed: &[&[&str]], what: &str) -> Result<Vec<Field
             {
                 let names = PaymentStatus::ALL.iter().map(|s| s.as_str());
                 let names: Vec<&str> = names.chain(["pending_review"]).collect();
-                return err(
-                    vcol,
-                    format!("'{value}' is not a status ({})", names.join(", ")),
-                );
+                fail!(vcol, "'{value}' is not a status ({})", names.join(", "));
             }
             "resolution_status" if !RESOLUTIONS.contains(&value.as_str()) => {
-                return err(
+                fail!(
                     vcol,
-                    format!(
-                        "'{value}' is not a resolution status ({})",
-                        RESOLUTIONS.join(", ")
-                    ),
+                    "'{value}' is not a resolution status ({})",
+                    RESOLUTIONS.join(", ")
                 );
             }
-            "code" if error_code(&value).is_none() => {
-                return err(vcol, format!("unknown error code '{value}'"));
-            }
+            "code" if error_code(&value).is_none() => fail!(vcol, "unknown error code '{value}'"),
             _ => {}
         }
         out.push(FieldCheck {
             name,
             value,
-            pos: Pos {
-                line: 0,
-                column: col,
-            },
+            pos: Pos { line: 0, column },
         });
     }
     Ok(out)

@@ -3,15 +3,16 @@
 
 use super::ast::*;
 use super::command::command;
-use super::cursor::{Cursor, LineError};
+use super::cursor::{Cursor, LineError, fail};
 use super::label::{choice, then_crash};
-use super::parse::{Parser, err};
+use super::parse::Parser;
 use super::parse_settings::{is_name, known_key, parse_duration, parse_merchant};
 use super::request::{self, parse_api_key};
+use super::suggest::hint;
 use crate::config::WorkItem;
 use payhub_model::event::BusinessOrder;
 use payhub_model::{
-    AcquirerDecision, ApiKeySpec, AttemptId, Branch, Control, Endpoint, MerchantId,
+    AcquirerDecision, ApiKeyId, ApiKeySpec, AttemptId, Branch, Control, Endpoint, MerchantId,
 };
 
 impl Parser {
@@ -29,79 +30,61 @@ impl Parser {
             "payer:" => payer(cur)?,
             "env:" => Action::Control(self.env(cur)?),
             "branch:" => Action::Branch(branch(cur)?),
-            "wait" => {
-                let (d, dcol) = cur.expect_word("a duration (15s, 7d)")?;
-                Action::Wait(parse_duration(&d).ok_or((
-                    dcol,
-                    format!("'{d}' is not a duration of at most 36500d (15s, 2min, 7d)"),
-                ))?)
-            }
+            "wait" => Action::Wait(cur.read("a duration (15s, 7d)", parse_duration, |d| {
+                format!("'{d}' is not a duration of at most 36500d (15s, 2min, 7d)")
+            })?),
             "tick" => Action::Tick,
             "until" => until_quiet(cur)?,
-            "crash" | "restart" => {
-                let (name, ncol) = cur.expect_word("a server")?;
-                let server = self.client_server(&name, ncol)?;
-                if first == "crash" {
-                    Action::Crash { server }
-                } else {
-                    Action::Restart { server }
-                }
-            }
+            "crash" => Action::Crash {
+                server: self.client_named(cur)?,
+            },
+            "restart" => Action::Restart {
+                server: self.client_named(cur)?,
+            },
             "expect:" => Action::Expect(self.expect_response(None, col, cur)?),
             "expect" => Action::Expect(self.expect(cur)?),
-            "deliver" | "drop" | "duplicate" | "500-before" | "500-after" | "acquire"
-            | "advance" | "authenticate" | "rate-limit" | "pause-channel" | "issue-api-key"
-            | "revoke-api-key" | "fee-rate" => Action::Step(choice(first, col, cur, true)?),
+            _ if STEPS.split(' ').any(|w| w == first) => {
+                Action::Step(choice(first, col, cur, true)?)
+            }
             _ => {
-                if let Some(name) = first.strip_suffix(':') {
-                    if is_name(name) {
-                        let request = cur.peek_word().is_some_and(|w| {
-                            w == "for" || w.starts_with(|c: char| c.is_ascii_uppercase())
-                        });
-                        let server = self.server(name, col);
-                        let action = server
-                            .clone()
-                            .and_then(|server| self.request_or_command(server, cur));
-                        if action.is_err() && request {
-                            // A request line with an error still counts as one: its
-                            // expectations are not reported as a second error.
-                            if let Ok(server) = server {
-                                self.requested.insert(server);
-                            }
-                            self.requested.insert(usize::MAX);
-                        }
-                        return action;
-                    }
-                }
-                let hint = super::suggest::hint(first, STATEMENTS.iter().chain(PREFIXES).copied());
-                return err(
-                    col,
-                    format!(
+                let Some(name) = first.strip_suffix(':').filter(|n| is_name(n)) else {
+                    let hint = hint(first, statement_words());
+                    fail!(
+                        col,
                         "unknown statement '{first}'{hint} (a statement starts with SERVER:, net:, platform:, upstream, payer:, env:, branch:, wait, tick, until quiet, crash, restart, expect, use, server, assume, or a step label such as 'deliver m1')"
-                    ),
-                );
+                    );
+                };
+                let request = cur.peek_word().is_some_and(|w| starts_request(&w));
+                let server = self.server(name, col);
+                let action = server.clone().and_then(|s| self.request_or_command(s, cur));
+                if action.is_err() && request {
+                    // A request line with an error still counts as one: its
+                    // expectations are not reported as a second error.
+                    self.requested.extend(server.ok());
+                    self.requested.insert(usize::MAX);
+                }
+                return action;
             }
         })
     }
 
+    /// `crash SERVER`, `restart SERVER`: a client server.
+    fn client_named(&self, cur: &mut Cursor) -> Result<usize, LineError> {
+        let (name, ncol) = cur.expect_word("a server")?;
+        self.client_server(&name, ncol)
+    }
+
     /// `platform: 500 before|after [executing] [of SERVER]`.
     fn platform_fault(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
-        cur.keyword("500", |w| format!("platform: 500 before|after, not '{w}'"))?;
-        let (when, wcol) = cur.expect_word("before or after")?;
-        let op = match when.as_str() {
-            "before" => NetOp::Fail500Before,
-            "after" => NetOp::Fail500After,
-            _ => return err(wcol, format!("platform: 500 before|after, not '{when}'")),
-        };
-        if cur.peek_word().as_deref() == Some("executing") {
-            cur.word();
-        }
+        let wrong = |w: &str| format!("platform: 500 before|after, not '{w}'");
+        cur.keyword("500", wrong)?;
+        // `500 before` and `500 after` are the only operations named so.
+        let op = |w: &str| NetOp::from_name(&format!("500 {w}"));
+        let op = cur.read("before or after", op, wrong)?;
+        cur.eat("executing");
         let server = self.of_server(cur)?;
-        Ok(Action::Net {
-            op,
-            kind: Some(MsgKind::Request),
-            server,
-        })
+        let kind = Some(MsgKind::Request);
+        Ok(Action::Net { op, kind, server })
     }
 
     /// `upstream charge: …`, `upstream u3: …`: a decision on calls of one kind (or one id).
@@ -109,7 +92,7 @@ impl Parser {
         let (sel, scol) =
             cur.expect_word("a call kind (charge:, query:, cancel:, refund:, query-refund:, u3:)")?;
         let Some(sel) = sel.strip_suffix(':') else {
-            return err(scol, format!("expected 'upstream {sel}:'"));
+            fail!(scol, "expected 'upstream {sel}:'");
         };
         let call = match sel {
             "charge" => CallKind::Charge,
@@ -117,71 +100,50 @@ impl Parser {
             "cancel" => CallKind::Cancel,
             "refund" => CallKind::Refund,
             "query-refund" => CallKind::QueryRefund,
-            other => match other.strip_prefix('u').and_then(|n| n.parse().ok()) {
+            _ => match sel.strip_prefix('u').and_then(|n| n.parse().ok()) {
                 Some(n) => CallKind::Id(n),
-                None => {
-                    return err(
-                        scol,
-                        format!(
-                            "unknown call kind '{other}' (charge, query, cancel, refund, query-refund, uN)"
-                        ),
-                    );
-                }
+                None => fail!(
+                    scol,
+                    "unknown call kind '{sel}' (charge, query, cancel, refund, query-refund, uN)"
+                ),
             },
         };
         self.upstream(call, cur)
     }
 
+    /// `of SERVER`, `to SERVER` or `from SERVER`, if there.
     fn of_server(&self, cur: &mut Cursor) -> Result<Option<usize>, LineError> {
-        match cur.peek_word().as_deref() {
-            Some("of") | Some("to") | Some("from") => {
-                cur.word();
-                let (name, col) = cur.expect_word("a server")?;
-                Ok(Some(self.server(&name, col)?))
-            }
-            _ => Ok(None),
+        if !["of", "to", "from"].iter().any(|w| cur.eat(w)) {
+            return Ok(None);
         }
+        let (name, col) = cur.expect_word("a server")?;
+        self.server(&name, col).map(Some)
     }
 
     fn net(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
-        let (op, ocol) = cur.expect_word("drop, duplicate, hold or release")?;
         // A word holds no space: `500 before` is `platform:`'s, never found here.
-        let op = NetOp::from_name(&op).ok_or((
-            ocol,
-            format!("unknown net operation '{op}' (drop, duplicate, hold, release)"),
-        ))?;
+        let op = cur.read("drop, duplicate, hold or release", NetOp::from_name, |op| {
+            format!("unknown net operation '{op}' (drop, duplicate, hold, release)")
+        })?;
         if op == NetOp::Release && cur.at_end() {
-            return Ok(Action::Net {
-                op,
-                kind: None,
-                server: None,
-            });
+            let (kind, server) = (None, None);
+            return Ok(Action::Net { op, kind, server });
         }
-        let (kind, kcol) = cur.expect_word("request, response or webhook")?;
-        let kind = MsgKind::from_name(&kind).ok_or((
-            kcol,
-            format!(
-                "net: {} request|response|webhook, not '{kind}'",
-                op.as_str()
-            ),
-        ))?;
+        let (op_name, kcol) = (op.as_str(), cur.col());
+        let kind = cur.read("request, response or webhook", MsgKind::from_name, |k| {
+            format!("net: {op_name} request|response|webhook, not '{k}'")
+        })?;
         let server = self.of_server(cur)?;
         if kind != MsgKind::Webhook && server.is_none() && !self.requested.contains(&usize::MAX) {
             // Without a server, a request or response is the last request line's.
-            return err(
+            let kind = kind.as_str();
+            fail!(
                 kcol,
-                format!(
-                    "net: {} {} needs a request line before it (or 'to SERVER')",
-                    op.as_str(),
-                    kind.as_str()
-                ),
+                "net: {op_name} {kind} needs a request line before it (or 'to SERVER')"
             );
         }
-        Ok(Action::Net {
-            op,
-            kind: Some(kind),
-            server,
-        })
+        let kind = Some(kind);
+        Ok(Action::Net { op, kind, server })
     }
 
     fn upstream(&mut self, call: CallKind, cur: &mut Cursor) -> Result<Action, LineError> {
@@ -192,37 +154,27 @@ impl Parser {
             return Ok(Action::UpstreamLost { call });
         }
         if w == "reply" {
-            let deliver = match cur.peek_word().as_deref() {
-                Some("lost") => {
-                    cur.word();
-                    false
-                }
-                Some("deliver") => {
-                    cur.word();
-                    true
-                }
-                _ => true,
-            };
+            let deliver = !cur.eat("lost");
+            if deliver {
+                cur.eat("deliver");
+            }
             return Ok(Action::UpstreamReply { deliver });
         }
-        let decision = parse_decision(&w).ok_or((
-            wcol,
-            format!("unknown decision '{w}' (approve, decline, require_action, fail, approve_silently, lost, reply)"),
-        ))?;
+        let Some(decision) = parse_decision(&w) else {
+            fail!(
+                wcol,
+                "unknown decision '{w}' (approve, decline, require_action, fail, approve_silently, lost, reply)"
+            );
+        };
         let mut reply = ReplyFate::Deliver;
         for (k, v, c) in cur.pairs()? {
             if k != "reply" {
-                return err(
-                    c,
-                    format!("upstream takes reply=deliver|lost|held, not '{k}'"),
-                );
+                fail!(c, "upstream takes reply=deliver|lost|held, not '{k}'");
             }
-            reply = match v.as_str() {
-                "deliver" => ReplyFate::Deliver,
-                "lost" => ReplyFate::Lost,
-                "held" => ReplyFate::Held,
-                _ => return err(c + 6, format!("reply=deliver, lost or held, not '{v}'")),
+            let Some(fate) = ReplyFate::from_name(&v) else {
+                fail!(c + 6, "reply=deliver, lost or held, not '{v}'");
             };
+            reply = fate;
         }
         Ok(Action::Upstream {
             call,
@@ -240,7 +192,7 @@ impl Parser {
                 let mut merchant = MerchantId(1);
                 for (k, v, c) in cur.pairs()? {
                     if k != "merchant" {
-                        return err(c, format!("rate-limit takes merchant=N, not '{k}'"));
+                        fail!(c, "rate-limit takes merchant=N, not '{k}'");
                     }
                     merchant = parse_merchant(&v).ok_or((c, format!("'{v}' is not a merchant")))?;
                 }
@@ -250,28 +202,18 @@ impl Parser {
                 on: yes_no(cur, "on", "off")?,
             },
             "issue-key" => Control::IssueApiKey(key_spec(cur)?),
-            "revoke-key" => {
-                let (k, c) = cur.expect_word("an API key")?;
-                Control::RevokeApiKey(
-                    parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?,
-                )
-            }
-            "fee-rate" => {
-                let (n, c) = cur.expect_word("basis points")?;
-                Control::SetFeeRate {
-                    bps: n
-                        .parse()
-                        .map_err(|_| (c, format!("'{n}' is not a number of basis points")))?,
-                }
-            }
-            _ => {
-                return err(
-                    wcol,
-                    format!(
-                        "unknown env switch '{what}' (rate-limit, pause-channel, issue-key, revoke-key, fee-rate)"
-                    ),
-                );
-            }
+            "revoke-key" => Control::RevokeApiKey(api_key(cur, "an API key")?),
+            "fee-rate" => Control::SetFeeRate {
+                bps: cur.read(
+                    "basis points",
+                    |n| n.parse().ok(),
+                    |n| format!("'{n}' is not a number of basis points"),
+                )?,
+            },
+            _ => fail!(
+                wcol,
+                "unknown env switch '{what}' (rate-limit, pause-channel, issue-key, revoke-key, fee-rate)"
+            ),
         })
     }
 
@@ -279,35 +221,34 @@ impl Parser {
     /// for, in the server's database unless `db=` names another.
     fn business_clause(&self, server: usize, cur: &mut Cursor) -> Result<BusinessOrder, LineError> {
         cur.word().expect("peeked 'for'");
-        let (word, wcol) = cur.expect_word("'order' (for order ORDER-1 POST /v1/payments …)")?;
-        if word != "order" {
-            return err(
-                wcol,
+        let what = "'order' (for order ORDER-1 POST /v1/payments …)";
+        cur.read(
+            what,
+            |w| (w == "order").then_some(()),
+            |w| {
                 format!(
-                    "expected 'for order ORDER', found 'for {word}'{}",
-                    super::suggest::hint(&word, ["order"])
-                ),
-            );
-        }
+                    "expected 'for order ORDER', found 'for {w}'{}",
+                    hint(w, ["order"])
+                )
+            },
+        )?;
         let ocol = cur.col();
-        let (order, _) = cur.value()?.filter(|(o, _)| !o.is_empty()).ok_or((
-            ocol,
-            "'for order' needs an order number (ORDER-1)".to_owned(),
-        ))?;
-        if order.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-            && matches!(order.as_str(), "GET" | "POST" | "DELETE")
-        {
-            return err(ocol, "'for order' needs an order number before the method");
+        let Some((order, _)) = cur.value()?.filter(|(o, _)| !o.is_empty()) else {
+            fail!(ocol, "'for order' needs an order number (ORDER-1)");
+        };
+        if matches!(order.as_str(), "GET" | "POST" | "DELETE") {
+            fail!(ocol, "'for order' needs an order number before the method");
         }
         let mut db = self.script.servers[server].db;
         if cur.peek_word().is_some_and(|w| w.starts_with("db=")) {
             let (_, v, vcol) = cur.pair()?.expect("a db= pair");
-            db = v.parse().map_err(|_| {
+            let wrong = || {
                 (
                     vcol,
                     format!("db= is a database number (0 … 255), not '{v}'"),
                 )
-            })?;
+            };
+            db = v.parse().map_err(|_| wrong())?;
         }
         Ok(BusinessOrder {
             db,
@@ -318,56 +259,49 @@ impl Parser {
     fn request_or_command(&mut self, server: usize, cur: &mut Cursor) -> Result<Action, LineError> {
         let col = cur.col();
         let first = cur.peek_word().unwrap_or_default();
-        if first == "for" {
-            let business = self.business_clause(server, cur)?;
+        if starts_request(&first) {
+            let business = (first == "for").then(|| self.business_clause(server, cur));
+            let business = business.transpose()?;
             let rcol = cur.col();
             let request = request::parse(cur, self.script.servers[server].api_key)?;
-            if !matches!(
-                request.endpoint,
-                Endpoint::CreatePayment { .. }
-                    | Endpoint::ConfirmPayment { .. }
-                    | Endpoint::CreateRefund { .. }
-            ) {
-                return err(
+            if business.is_some()
+                && !matches!(
+                    request.endpoint,
+                    Endpoint::CreatePayment { .. }
+                        | Endpoint::ConfirmPayment { .. }
+                        | Endpoint::CreateRefund { .. }
+                )
+            {
+                fail!(
                     rcol,
-                    "'for order' files a request under a business order: it goes on a POST /v1/payments, POST /v1/payments/{id}/confirm or POST /v1/refunds line",
+                    "'for order' files a request under a business order: it goes on a POST /v1/payments, POST /v1/payments/{{id}}/confirm or POST /v1/refunds line"
                 );
             }
             return Ok(Action::Request {
                 server,
                 request,
-                business: Some(business),
-            });
-        }
-        if first.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
-            let request = request::parse(cur, self.script.servers[server].api_key)?;
-            return Ok(Action::Request {
-                server,
-                request,
-                business: None,
+                business,
             });
         }
         let s = &self.script.servers[server];
         if s.policy.is_none() {
             if first.is_empty() {
-                return err(col, "expected a request (POST /v1/payments …)");
+                fail!(col, "expected a request (POST /v1/payments …)");
             }
-            return err(
+            let (name, hint) = (&s.name, hint(&first, ["for"]));
+            fail!(
                 col,
-                format!(
-                    "'{first}' is not a method{}; server {} is a scripted sender and sends requests (GET, POST, DELETE, or 'for order ORDER POST …'). Business commands need a client server (server {} client=reference)",
-                    super::suggest::hint(&first, ["for"]),
-                    s.name,
-                    s.name
-                ),
+                "'{first}' is not a method{hint}; server {name} is a scripted sender and sends requests (GET, POST, DELETE, or 'for order ORDER POST …'). Business commands need a client server (server {name} client=reference)"
             );
         }
+        let node = s.node;
         let command = command(cur)?;
         let crash_after = then_crash(cur)?;
-        let item = u16::try_from(self.script.config.workload.len())
-            .map_err(|_| (col, "too many commands".to_owned()))?;
-        self.script.config.workload.push(WorkItem {
-            node: s.node,
+        let workload = &mut self.script.config.workload;
+        let item =
+            u16::try_from(workload.len()).map_err(|_| (col, "too many commands".to_owned()))?;
+        workload.push(WorkItem {
+            node,
             command,
             times: 1,
         });
@@ -379,17 +313,18 @@ impl Parser {
     }
 }
 
+/// Whether a server's line starting with `word` is a request line (`POST …`, `for order …`).
+fn starts_request(word: &str) -> bool {
+    word == "for" || word.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
 /// `payer: authenticate [att_001] ok|fail`.
 fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
     cur.keyword("authenticate", |w| {
         format!("payer: authenticate [att_001] ok|fail, not '{w}'")
     })?;
-    let mut attempt = None;
-    if let Some(w) = cur.peek_word().filter(|w| w.starts_with("att_")) {
-        let c = cur.col();
-        cur.word();
-        attempt = Some(parse_attempt(&w).ok_or((c, format!("'{w}' is not an attempt id")))?);
-    }
+    let named = cur.peek_word().is_some_and(|w| w.starts_with("att_"));
+    let attempt = if named { Some(attempt(cur)?) } else { None };
     Ok(Action::Payer {
         attempt,
         ok: yes_no(cur, "ok", "fail")?,
@@ -402,37 +337,42 @@ fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
     let mut decision = AcquirerDecision::Approve;
     for (k, v, c) in cur.pairs()? {
         if k != "upstream" {
-            return err(c, format!("until quiet takes upstream=DECISION, not '{k}'"));
+            fail!(c, "until quiet takes upstream=DECISION, not '{k}'");
         }
-        decision = parse_decision(&v).ok_or((
-            c + 9,
-            format!(
+        let Some(d) = parse_decision(&v) else {
+            fail!(
+                c + 9,
                 "unknown decision '{v}' (approve, decline, require_action, fail, approve_silently)"
-            ),
-        ))?;
+            );
+        };
+        decision = d;
     }
     Ok(Action::UntilQuiet { decision })
 }
 
 pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
-    let (w, c) = cur.expect_word("a branch (S4:conflict, S5:wait, …)")?;
-    Branch::from_name(&w).ok_or_else(|| {
-        let names: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
-        (
-            c,
-            format!("unknown branch '{w}' (branches: {})", names.join(", ")),
-        )
-    })
+    cur.read(
+        "a branch (S4:conflict, S5:wait, …)",
+        Branch::from_name,
+        |w| {
+            let names: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
+            format!("unknown branch '{w}' (branches: {})", names.join(", "))
+        },
+    )
 }
 
 /// `on` or `off`, `ok` or `fail`: whether it is the first word.
 pub(super) fn yes_no(cur: &mut Cursor, yes: &str, no: &str) -> Result<bool, LineError> {
-    let (w, c) = cur.expect_word(&format!("{yes} or {no}"))?;
-    match w {
-        _ if w == yes => Ok(true),
-        _ if w == no => Ok(false),
-        _ => err(c, format!("{yes} or {no}, not '{w}'")),
-    }
+    cur.read(
+        &format!("{yes} or {no}"),
+        |w| (w == yes || w == no).then_some(w == yes),
+        |w| format!("{yes} or {no}, not '{w}'"),
+    )
+}
+
+/// `ak_2`, expected as `what`.
+pub(super) fn api_key(cur: &mut Cursor, what: &str) -> Result<ApiKeyId, LineError> {
+    cur.read(what, parse_api_key, |k| format!("'{k}' is not an API key"))
 }
 
 pub(super) fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
@@ -444,42 +384,32 @@ pub(super) fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
     ))
 }
 
-pub(super) fn parse_attempt(s: &str) -> Option<AttemptId> {
-    let digits = s.strip_prefix("att_")?;
-    digits.parse().ok().map(AttemptId)
+/// `att_001`.
+pub(super) fn attempt(cur: &mut Cursor) -> Result<AttemptId, LineError> {
+    let read = |w: &str| w.strip_prefix("att_")?.parse().ok().map(AttemptId);
+    cur.read("an attempt id (att_001)", read, |w| {
+        format!("'{w}' is not an attempt id")
+    })
 }
 
 pub(crate) fn parse_decision(s: &str) -> Option<AcquirerDecision> {
     AcquirerDecision::from_name(&s.replace('-', "_"))
 }
 
-/// The words a statement starts with (and the step labels), for a did-you-mean.
-pub(super) const STATEMENTS: &[&str] = &[
-    "wait",
-    "tick",
-    "until",
-    "crash",
-    "restart",
-    "expect",
-    "use",
-    "server",
-    "assume",
-    "deliver",
-    "drop",
-    "duplicate",
-    "500-before",
-    "500-after",
-    "acquire",
-    "advance",
-    "authenticate",
-    "rate-limit",
-    "pause-channel",
-    "issue-api-key",
-    "revoke-api-key",
-    "fee-rate",
-];
+/// The words a statement starts with, besides the step labels.
+const STATEMENTS: &str = "wait tick until crash restart expect use server assume";
+
+/// The step labels a statement may start with (the world's choices).
+const STEPS: &str = "deliver drop duplicate 500-before 500-after acquire advance authenticate \
+    rate-limit pause-channel issue-api-key revoke-api-key fee-rate";
 
 /// The statements written `WORD:` that are not a server's.
 pub(super) const PREFIXES: &[&str] = &[
     "net", "platform", "upstream", "payer", "env", "branch", "expect",
 ];
+
+/// Every word a statement starts with (and the step labels), for a did-you-mean.
+pub(super) fn statement_words() -> impl Iterator<Item = &'static str> {
+    let words = STATEMENTS.split(' ').chain(STEPS.split_whitespace());
+    words.chain(PREFIXES.iter().copied())
+}

@@ -10,6 +10,7 @@ use crate::trace::Trace;
 use crate::world::World;
 use payhub_model::{ApiRequest, ApiResponse, AttemptId, Card, PaymentId, RequestId};
 use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// A request line and what came of it.
@@ -82,21 +83,30 @@ pub struct Report<F: EventFold> {
     pub world: World<F>,
 }
 
+impl ExpectResult {
+    /// `ok`, `not reached` or `FAILED: …`.
+    fn verdict(&self) -> String {
+        match (&self.failure, self.skipped) {
+            (Some(f), _) => format!("FAILED: {f}"),
+            (None, true) => "not reached".to_owned(),
+            (None, false) => "ok".to_owned(),
+        }
+    }
+}
+
 impl<F: EventFold> Report<F> {
     /// The property the script expects violated (`expect violation NAME`).
     pub fn expected_violation(&self) -> Option<&str> {
-        self.script
-            .expected_violation
-            .as_ref()
-            .map(|(n, _)| n.as_str())
+        let expected = self.script.expected_violation.as_ref();
+        expected.map(|(n, _)| n.as_str())
     }
 
-    /// ` [IDEM-01, KEY-03]`: the violated property's rule IDs, as `check` prints them.
-    fn rules_note(&self) -> String {
-        if self.violation_rules.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", self.violation_rules.join(", "))
+    /// `NAME [IDEM-01, KEY-03]`: the violated property and its rule IDs, as `check`
+    /// prints them.
+    fn violated(&self, v: &Violation) -> String {
+        match self.violation_rules.as_slice() {
+            [] => v.property.clone(),
+            rules => format!("{} [{}]", v.property, rules.join(", ")),
         }
     }
 
@@ -112,77 +122,54 @@ impl<F: EventFold> Report<F> {
 
     /// The failures, one line each (`file:line:column: …`).
     pub fn failures(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some(e) = &self.error {
-            out.push(e.to_string());
+        let file = &self.script.file;
+        let mut out: Vec<String> = self.error.iter().map(|e| e.to_string()).collect();
+        for r in self.results.iter().filter(|r| r.failure.is_some()) {
+            let (Pos { line, column }, f) = (r.pos, r.failure.as_deref().unwrap_or_default());
+            out.push(format!("{file}:{line}:{column}: {}: {f}", r.text));
         }
-        for r in &self.results {
-            if let Some(f) = &r.failure {
-                out.push(format!(
-                    "{}:{}:{}: {}: {f}",
-                    self.script.file, r.pos.line, r.pos.column, r.text
-                ));
-            }
-        }
-        if let (Some((v, pos)), None) = (&self.violation, self.expected_violation()) {
-            out.push(format!(
-                "{}:{}:{}: violated {}{}: {}",
-                self.script.file,
-                pos.line,
-                pos.column,
-                v.property,
-                self.rules_note(),
-                v.detail
-            ));
+        if let (Some((v, Pos { line, column })), None) =
+            (&self.violation, self.expected_violation())
+        {
+            let (name, detail) = (self.violated(v), &v.detail);
+            out.push(format!("{file}:{line}:{column}: violated {name}: {detail}"));
         }
         out
     }
 
     /// `A=merchant-0 ak_1 (merchant_1 test)`, one per server.
     fn servers_line(&self) -> String {
-        let parts: Vec<String> = self
-            .script
-            .servers
-            .iter()
-            .map(|s| {
-                let owner = match (s.merchant, s.environment) {
-                    (Some(m), Some(e)) => format!(" ({m} {e})"),
-                    _ => String::new(),
-                };
-                let client = s
-                    .policy
-                    .as_ref()
-                    .map(|p| format!(" client={p} db={}", s.db))
-                    .unwrap_or_default();
-                format!(
-                    "{}=merchant-{} {}{owner}{client}",
-                    s.name, s.node, s.api_key
-                )
-            })
-            .collect();
-        parts.join(" · ")
+        let server = |s: &Server| {
+            let owner = match (s.merchant, s.environment) {
+                (Some(m), Some(e)) => format!(" ({m} {e})"),
+                _ => String::new(),
+            };
+            let client = s
+                .policy
+                .as_ref()
+                .map(|p| format!(" client={p} db={}", s.db));
+            let (name, node, key) = (&s.name, s.node, s.api_key);
+            format!(
+                "{name}=merchant-{node} {key}{owner}{}",
+                client.unwrap_or_default()
+            )
+        };
+        let servers: Vec<String> = self.script.servers.iter().map(server).collect();
+        servers.join(" · ")
     }
 
     /// Every setting of the world as `key=value`.
     fn settings_line(&self) -> String {
+        let (script, config) = (&self.script, &self.script.config);
+        let pick = |on: bool, yes: &'static str, no: &'static str| if on { yes } else { no };
         let mut line = format!(
             "delivery={} inbox={} jitter={}",
-            if self.script.manual { "manual" } else { "auto" },
-            if self.script.config.immediate_inbox {
-                "immediate"
-            } else {
-                "travel"
-            },
-            if self.script.config.jitter {
-                "on"
-            } else {
-                "off"
-            },
+            pick(script.manual, "manual", "auto"),
+            pick(config.immediate_inbox, "immediate", "travel"),
+            pick(config.jitter, "on", "off"),
         );
-        for (setting, _) in super::parse_settings::param_settings(&self.script.config.params, true)
-        {
-            line.push(' ');
-            line.push_str(&setting);
+        for (setting, _) in super::parse_settings::param_settings(&config.params, true) {
+            line += &format!(" {setting}");
         }
         line
     }
@@ -192,58 +179,43 @@ impl<F: EventFold> Report<F> {
         let text = self.trace.to_text();
         let lines: Vec<String> = text.lines().map(str::to_owned).collect();
         if lines.len() == self.trace.events.len() {
-            lines
-        } else {
-            self.trace
-                .events
-                .iter()
-                .map(|e| self.trace.describe(e).replace('\n', " "))
-                .collect()
+            return lines;
         }
+        let describe = |e: &crate::trace::TraceLine| self.trace.describe(e).replace('\n', " ");
+        self.trace.events.iter().map(describe).collect()
     }
 
     /// The verdict line: `PASSED: …`, or `FAILED: …`.
     pub fn verdict(&self) -> String {
-        let held = self
-            .results
-            .iter()
-            .filter(|r| r.failure.is_none() && !r.skipped)
-            .count();
-        let failed = self.results.iter().filter(|r| r.failure.is_some()).count();
+        let count = |n: usize, one: &str, many: &str| match n {
+            1 => format!("1 expectation {one}"),
+            n => format!("{n} expectations {many}"),
+        };
         let violation = match (&self.violation, self.expected_violation()) {
             (None, _) => "no property violated".to_owned(),
-            (Some((v, pos)), Some(name)) if v.property == name => {
-                format!(
-                    "the expected violation witnessed: {}{} at line {}",
-                    v.property,
-                    self.rules_note(),
-                    pos.line
-                )
-            }
-            (Some((v, pos)), _) => {
-                format!(
-                    "VIOLATED {}{} at line {}: {}",
-                    v.property,
-                    self.rules_note(),
-                    pos.line,
-                    v.detail
-                )
+            (Some((v, Pos { line, .. })), expected) => {
+                let (name, detail) = (self.violated(v), &v.detail);
+                if expected == Some(v.property.as_str()) {
+                    format!("the expected violation witnessed: {name} at line {line}")
+                } else {
+                    format!("VIOLATED {name} at line {line}: {detail}")
+                }
             }
         };
         let steps = self.tape.len();
+        let results = self.results.iter();
         if self.passed() {
-            let held = match held {
-                1 => "1 expectation holds".to_owned(),
-                n => format!("{n} expectations hold"),
-            };
+            let held = results.filter(|r| r.failure.is_none() && !r.skipped);
+            let held = count(held.count(), "holds", "hold");
             format!("PASSED: {steps} steps, {held}, {violation}")
         } else if let Some(e) = &self.error {
             format!("FAILED: {e}")
         } else {
-            let failed = match failed {
-                1 => "1 expectation failed".to_owned(),
-                n => format!("{n} expectations failed"),
-            };
+            let failed = count(
+                results.filter(|r| r.failure.is_some()).count(),
+                "failed",
+                "failed",
+            );
             format!("FAILED: {steps} steps, {failed}, {violation}")
         }
     }
@@ -252,8 +224,7 @@ impl<F: EventFold> Report<F> {
     /// statement of the script followed by the trace lines its steps caused and the
     /// verdict of its expectation, then one verdict line.
     pub fn to_text(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "script: {}", self.script.file);
+        let mut s = format!("script: {}\n", self.script.file);
         if let Some(t) = &self.script.title {
             let _ = writeln!(s, "title: {t}");
         }
@@ -263,46 +234,26 @@ impl<F: EventFold> Report<F> {
             let _ = writeln!(s, "assumes {}: {}", a.id(), a.taken());
         }
         let events = self.event_lines();
-        let mut by_line: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+        let mut by_line: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for (i, e) in self.trace.events.iter().enumerate() {
             let line = self.step_lines.get(e.step as usize).copied().unwrap_or(0);
             by_line.entry(line).or_default().push(i);
         }
-        let mut lines: Vec<u32> = self.script.statements.iter().map(|s| s.pos.line).collect();
-        for r in &self.results {
-            lines.push(r.pos.line);
-        }
-        lines.sort_unstable();
-        lines.dedup();
+        let statements = self.script.statements.iter().map(|s| s.pos.line);
+        let results = self.results.iter().map(|r| r.pos.line);
+        let lines: BTreeSet<u32> = statements.chain(results).collect();
         for line in lines {
-            let text = self
-                .script
-                .source
-                .get(line as usize - 1)
-                .map(|l| l.trim())
-                .unwrap_or("");
+            let text = self.script.source.get(line as usize - 1);
+            let text = text.map_or("", |l| l.trim());
             let _ = writeln!(s, "{line:>4} | {text}");
             for i in by_line.get(&line).into_iter().flatten() {
                 let _ = writeln!(s, "     |   {}", events[*i]);
             }
             for r in self.results.iter().filter(|r| r.pos.line == line) {
-                let verdict = match (&r.failure, r.skipped) {
-                    (Some(f), _) => format!("FAILED: {f}"),
-                    (None, true) => "not reached".to_owned(),
-                    (None, false) => "ok".to_owned(),
-                };
-                let _ = writeln!(s, "     |   => {verdict}");
+                let _ = writeln!(s, "     |   => {}", r.verdict());
             }
-            if let Some((v, vpos)) = &self.violation {
-                if vpos.line == line {
-                    let _ = writeln!(
-                        s,
-                        "     |   => violated {}{}: {}",
-                        v.property,
-                        self.rules_note(),
-                        v.detail
-                    );
-                }
+            if let Some((v, _)) = self.violation.as_ref().filter(|(_, p)| p.line == line) {
+                let _ = writeln!(s, "     |   => violated {}: {}", self.violated(v), v.detail);
             }
         }
         let _ = writeln!(s, "{}", self.verdict());
@@ -314,42 +265,29 @@ impl<F: EventFold> Report<F> {
 
     /// The run as JSON.
     pub fn to_json(&self) -> String {
+        let script = &self.script;
+        let assumptions = script.assumptions.iter();
+        let steps = self.tape.iter().zip(&self.step_lines);
         let json = ReportJson {
-            file: &self.script.file,
-            title: self.script.title.as_deref(),
+            file: &script.file,
+            title: script.title.as_deref(),
             passed: self.passed(),
             verdict: self.verdict(),
-            servers: &self.script.servers,
-            assumptions: self
-                .script
-                .assumptions
-                .iter()
+            servers: &script.servers,
+            assumptions: assumptions
                 .map(|a| AssumedJson {
                     id: a.id(),
                     taken: a.taken(),
                 })
                 .collect(),
-            steps: self
-                .tape
-                .iter()
-                .zip(&self.step_lines)
+            steps: steps
                 .map(|(c, l)| StepJson {
                     line: *l,
                     choice: c.to_string(),
                 })
                 .collect(),
             events: &self.trace.events,
-            exchanges: self
-                .exchanges
-                .iter()
-                .map(|x| ExchangeJson {
-                    line: x.line,
-                    server: &x.server,
-                    request: x.request.to_string(),
-                    outcome: x.outcome(),
-                    response: x.response.as_ref(),
-                })
-                .collect(),
+            exchanges: self.exchanges.iter().map(ExchangeJson::of).collect(),
             expectations: &self.results,
             violation: self.violation.as_ref().map(|(v, pos)| ViolationJson {
                 property: &v.property,
@@ -365,21 +303,19 @@ impl<F: EventFold> Report<F> {
 
     /// The violation the run ended in (expected or not), as a diagram's closing note.
     fn violation_note(&self) -> Option<String> {
-        self.violation.as_ref().map(|(v, pos)| {
-            format!(
-                "VIOLATED {}{} (line {}): {}",
-                v.property,
-                self.rules_note(),
-                pos.line,
-                v.detail
-            )
-        })
+        let (v, pos) = self.violation.as_ref()?;
+        Some(format!(
+            "VIOLATED {} (line {}): {}",
+            self.violated(v),
+            pos.line,
+            v.detail
+        ))
     }
 
     /// The run as a drawing, its violation (if any) as the closing note.
     pub fn to_diagram(&self) -> crate::Diagram {
-        self.trace
-            .to_diagram(self.violation_note().as_deref(), |_| false)
+        let note = self.violation_note();
+        self.trace.to_diagram(note.as_deref(), |_| false)
     }
 
     /// The run as a Mermaid `sequenceDiagram`, its verdicts as `%%` comments.
@@ -388,12 +324,7 @@ impl<F: EventFold> Report<F> {
         let note = self.violation_note();
         s.push_str(&self.trace.to_mermaid_with_verdict(note.as_deref()));
         for r in &self.results {
-            let verdict = match (&r.failure, r.skipped) {
-                (Some(f), _) => format!("FAILED: {f}"),
-                (None, true) => "not reached".to_owned(),
-                (None, false) => "ok".to_owned(),
-            };
-            let _ = writeln!(s, "%% line {}: {} => {verdict}", r.pos.line, r.text);
+            let _ = writeln!(s, "%% line {}: {} => {}", r.pos.line, r.text, r.verdict());
         }
         let _ = writeln!(s, "%% {}", self.verdict());
         s
@@ -432,6 +363,20 @@ struct ExchangeJson<'a> {
     outcome: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     response: Option<&'a ApiResponse>,
+}
+
+impl ExchangeJson<'_> {
+    fn of(x: &Exchange) -> ExchangeJson<'_> {
+        let (line, server, request) = (x.line, &x.server, x.request.to_string());
+        let (outcome, response) = (x.outcome(), x.response.as_ref());
+        ExchangeJson {
+            line,
+            server,
+            request,
+            outcome,
+            response,
+        }
+    }
 }
 
 #[derive(Serialize)]

@@ -6,7 +6,7 @@
 //! bytes sent as they are (a malformed body). Paths the contract names become their
 //! endpoint; any other method or path is sent as it is (the platform answers 404 or 405).
 
-use super::cursor::{Cursor, LineError};
+use super::cursor::{Cursor, LineError, fail};
 use payhub_model::{
     ApiKeyId, ApiRequest, Card, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentId,
     RefundBody, RefundId, SessionBody, Text,
@@ -15,23 +15,26 @@ use serde_json::{Map, Value};
 
 /// Parses a request after `NAME:`; `api_key` is the server's key.
 pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, LineError> {
-    let method = method(cur)?;
+    let method = cur.read("a method (GET, POST or DELETE)", Method::from_name, |m| {
+        format!("unknown method '{m}' (methods: GET, POST, DELETE)")
+    })?;
     let (path, pcol) = cur.expect_word("a path (/v1/payments)")?;
     if !path.starts_with('/') {
-        return Err((pcol, format!("a path starts with '/', not '{path}'")));
+        fail!(pcol, "a path starts with '/', not '{path}'");
     }
+    let other = Endpoint::Other {
+        method,
+        path: path.as_str().into(),
+    };
     let mut request = ApiRequest {
         api_key,
         idempotency_key: None,
-        endpoint: Endpoint::Other {
-            method,
-            path: path.as_str().into(),
-        },
+        endpoint: other,
     };
-    let mut body: Option<(Body, u32)> = None;
-    while !cur.at_end() {
+    let mut body = None;
+    while let Some(next) = cur.peek() {
         let col = cur.col();
-        if cur.peek() == Some('{') {
+        if next == '{' {
             body = Some(json_object(cur)?);
             break;
         }
@@ -39,18 +42,16 @@ pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, L
         if word == "raw" {
             let (text, rcol) = cur.rest();
             if text.is_empty() {
-                return Err((rcol, "'raw' needs the body's bytes after it".to_owned()));
+                fail!(rcol, "'raw' needs the body's bytes after it");
             }
             body = Some((Body::Raw(text), col));
             break;
         }
         let Some(name) = word.strip_suffix(':') else {
-            return Err((
+            fail!(
                 col,
-                format!(
-                    "expected a header (Idempotency-Key: K), a JSON body or 'raw …', found '{word}'"
-                ),
-            ));
+                "expected a header (Idempotency-Key: K), a JSON body or 'raw …', found '{word}'"
+            );
         };
         header(cur, &mut request, name, col)?;
     }
@@ -58,25 +59,18 @@ pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, L
     Ok(request)
 }
 
-fn method(cur: &mut Cursor) -> Result<Method, LineError> {
-    let (method, mcol) = cur.expect_word("a method (GET, POST or DELETE)")?;
-    Method::from_name(&method).ok_or((
-        mcol,
-        format!("unknown method '{method}' (methods: GET, POST, DELETE)"),
-    ))
-}
-
 /// The rest of the line as a JSON object body, and its column.
 fn json_object(cur: &mut Cursor) -> Result<(Body, u32), LineError> {
     let (text, col) = cur.rest();
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
+    let value = serde_json::from_str(&text);
+    let value = value.map_err(|e| {
         (
             col + e.column().saturating_sub(1) as u32,
             format!("bad JSON body: {e}"),
         )
     })?;
     let Value::Object(map) = value else {
-        return Err((col, "a body must be a JSON object".to_owned()));
+        fail!(col, "a body must be a JSON object");
     };
     Ok((Body::Json(map, text), col))
 }
@@ -90,37 +84,29 @@ fn header(
 ) -> Result<(), LineError> {
     match name.to_ascii_lowercase().as_str() {
         "idempotency-key" => {
-            let (value, _) = cur.value()?.ok_or_else(|| {
-                (
-                    cur.col(),
-                    "Idempotency-Key: needs a value (\"\" for an empty key)".to_owned(),
-                )
-            })?;
+            let vcol = cur.col();
+            let Some((value, _)) = cur.value()? else {
+                fail!(
+                    vcol,
+                    "Idempotency-Key: needs a value (\"\" for an empty key)"
+                );
+            };
             request.idempotency_key = Some(value.into());
         }
         "authorization" => {
             let (scheme, scol) = cur.expect_word("Bearer ak_N or none")?;
             request.api_key = match scheme.as_str() {
                 "none" => ApiKeyId(0),
-                "Bearer" => {
-                    let (key, kcol) = cur.expect_word("an API key (ak_1)")?;
-                    parse_api_key(&key)
-                        .ok_or_else(|| (kcol, format!("'{key}' is not an API key (ak_1 … ak_5)")))?
-                }
-                other => {
-                    return Err((
-                        scol,
-                        format!("Authorization: Bearer ak_N or none, not '{other}'"),
-                    ));
-                }
+                "Bearer" => cur.read("an API key (ak_1)", parse_api_key, |k| {
+                    format!("'{k}' is not an API key (ak_1 … ak_5)")
+                })?,
+                _ => fail!(scol, "Authorization: Bearer ak_N or none, not '{scheme}'"),
             };
         }
-        _ => {
-            return Err((
-                col,
-                format!("unknown header '{name}' (headers: Idempotency-Key, Authorization)"),
-            ));
-        }
+        _ => fail!(
+            col,
+            "unknown header '{name}' (headers: Idempotency-Key, Authorization)"
+        ),
     }
     Ok(())
 }
@@ -164,15 +150,15 @@ fn endpoint(
         None => (path, None),
     };
     let segments: Vec<&str> = route.trim_start_matches('/').split('/').collect();
-    let no_body = |endpoint: Endpoint, body: &Option<(Body, u32)>| match body {
-        Some((_, col)) => Err((*col, format!("{method} {path} takes no body"))),
-        None => Ok(endpoint),
+    // A cancel names a Payment, a GET an object or a list; neither takes a body.
+    let bodyless = match (method, segments.as_slice(), query) {
+        (Method::Post, ["v1", "payments", id, "cancel"], None) => {
+            parse_payment_id(id).map(|payment_id| Endpoint::CancelPayment { payment_id })
+        }
+        (Method::Get, ..) => get_endpoint(&segments, query),
+        _ => None,
     };
-    // A GET names an object or a list, and takes no body.
-    let get = (method == Method::Get)
-        .then(|| get_endpoint(&segments, query))
-        .flatten();
-    let endpoint = match (method, segments.as_slice(), query) {
+    Ok(match (method, segments.as_slice(), query) {
         (Method::Post, ["v1", "payments"], None) => Endpoint::CreatePayment {
             body: json_body(body, create_payment_body)?,
         },
@@ -184,67 +170,46 @@ fn endpoint(
                 body: json_body(body, confirm_body)?,
             }
         }
-        (Method::Post, ["v1", "payments", id, "cancel"], None)
-            if parse_payment_id(id).is_some() =>
-        {
-            no_body(
-                Endpoint::CancelPayment {
-                    payment_id: parse_payment_id(id).expect("checked"),
-                },
-                &body,
-            )?
-        }
         (Method::Post, ["v1", "checkout", "sessions"], None) => Endpoint::CreateCheckoutSession {
             body: json_body(body, session_body)?,
         },
         (Method::Post, ["v1", "refunds"], None) => Endpoint::CreateRefund {
             body: json_body(body, refund_body)?,
         },
-        _ => match get {
-            Some(endpoint) => no_body(endpoint, &body)?,
-            None => unrouted(method, path, &segments, query, body, pcol)?,
+        _ => match (bodyless, body) {
+            (Some(_), Some((_, col))) => fail!(col, "{method} {path} takes no body"),
+            (Some(endpoint), None) => endpoint,
+            (None, body) => unrouted(method, path, &segments, query, body, pcol)?,
         },
-    };
-    Ok(endpoint)
+    })
 }
 
 /// The endpoint a `GET` of `segments?query` names, if the contract has one.
 fn get_endpoint(segments: &[&str], query: Option<&str>) -> Option<Endpoint> {
+    let value = |name: &str| query?.strip_prefix(name)?.strip_prefix('=');
     Some(match (segments, query) {
         (["v1", "payments", id], None) => Endpoint::GetPayment {
             payment_id: parse_payment_id(id)?,
         },
-        (["v1", "payments"], Some(q)) if q.starts_with("merchant_order_no=") => {
-            Endpoint::ListPayments {
-                merchant_order_no: q["merchant_order_no=".len()..].into(),
-            }
-        }
+        (["v1", "payments"], Some(_)) => Endpoint::ListPayments {
+            merchant_order_no: value("merchant_order_no")?.into(),
+        },
         (["v1", "refunds", id], None) => Endpoint::GetRefund {
             refund_id: parse_refund_id(id)?,
         },
-        (["v1", "refunds"], Some(q)) if q.starts_with("merchant_refund_no=") => {
-            Endpoint::ListRefundsByNo {
-                merchant_refund_no: q["merchant_refund_no=".len()..].into(),
-            }
-        }
         (["v1", "refunds"], Some("status=processing")) => Endpoint::ListRefundsProcessing,
+        (["v1", "refunds"], Some(_)) => Endpoint::ListRefundsByNo {
+            merchant_refund_no: value("merchant_refund_no")?.into(),
+        },
         _ => return None,
     })
 }
 
 /// The platform's routes, as a did-you-mean names them.
-const ROUTES: &[&str] = &[
-    "POST /v1/payments",
-    "POST /v1/payments/{id}/confirm",
-    "POST /v1/payments/{id}/cancel",
-    "POST /v1/checkout/sessions",
-    "POST /v1/refunds",
-    "GET /v1/payments/{id}",
-    "GET /v1/payments?merchant_order_no",
-    "GET /v1/refunds/{id}",
-    "GET /v1/refunds?merchant_refund_no",
-    "GET /v1/refunds?status",
-];
+const ROUTES: &str = "POST /v1/payments, POST /v1/payments/{id}/confirm, \
+    POST /v1/payments/{id}/cancel, POST /v1/checkout/sessions, POST /v1/refunds, \
+    GET /v1/payments/{id}, GET /v1/payments?merchant_order_no, GET /v1/refunds/{id}, \
+    GET /v1/refunds?merchant_refund_no, GET /v1/refunds?status";
 
 /// A method and path the platform does not route: a near miss of a route is a typo
 /// (`/v1/paymnets`), not a request for a 404; any other is sent as it is, without a body.
@@ -256,38 +221,25 @@ fn unrouted(
     body: Option<(Body, u32)>,
     pcol: u32,
 ) -> Result<Endpoint, LineError> {
-    // A near miss of a route is a typo (`/v1/paymnets`), not a request for a 404.
-    let shape: Vec<String> = segments
+    let id = |s: &str| parse_payment_id(s).is_some() || parse_refund_id(s).is_some();
+    let shape: Vec<&str> = segments
         .iter()
-        .map(|s| {
-            if parse_payment_id(s).is_some() || parse_refund_id(s).is_some() {
-                "{id}".to_owned()
-            } else {
-                (*s).to_owned()
-            }
-        })
+        .map(|s| if id(s) { "{id}" } else { s })
         .collect();
-    let asked = format!(
-        "{method} /{}{}",
-        shape.join("/"),
-        query
-            .map(|q| format!("?{}", q.split('=').next().unwrap_or(q)))
-            .unwrap_or_default()
-    );
-    if let Some(route) = super::suggest::closest_route(&asked, ROUTES) {
-        return Err((
+    let query = query.map(|q| format!("?{}", q.split('=').next().unwrap_or(q)));
+    let asked = format!("{method} /{}{}", shape.join("/"), query.unwrap_or_default());
+    let routes: Vec<&str> = ROUTES.split(", ").collect();
+    if let Some(route) = super::suggest::closest_route(&asked, &routes) {
+        fail!(
             pcol,
-            format!("unknown endpoint {method} {path} (did you mean {route}?)"),
-        ));
+            "unknown endpoint {method} {path} (did you mean {route}?)"
+        );
     }
     match body {
-        Some((_, col)) => Err((
+        Some((_, col)) => fail!(
             col,
-            format!(
-                "{method} {path} is not an endpoint the platform routes (it answers 404): it takes no body (endpoints: {})",
-                ROUTES.join(", ")
-            ),
-        )),
+            "{method} {path} is not an endpoint the platform routes (it answers 404): it takes no body (endpoints: {ROUTES})"
+        ),
         None => Ok(Endpoint::Other {
             method,
             path: path.into(),
@@ -319,24 +271,22 @@ struct FieldReader {
 impl FieldReader {
     /// The column of `"name"` in the body, or of the body.
     fn col_of(&self, name: &str) -> u32 {
-        let needle = format!("\"{name}\"");
-        match self.text.find(&needle) {
-            Some(byte) => self.col + self.text[..byte].chars().count() as u32,
-            None => self.col,
-        }
+        let byte = self.text.find(&format!("\"{name}\""));
+        self.col + byte.map_or(0, |b| self.text[..b].chars().count() as u32)
     }
 
-    fn only(&self, allowed: &[&str], what: &str) -> Result<(), LineError> {
-        for name in self.map.keys() {
-            if !allowed.contains(&name.as_str()) {
-                return Err((
-                    self.col_of(name),
-                    format!(
-                        "unknown field '{name}' in a {what} body (fields: {})",
-                        allowed.join(", ")
-                    ),
-                ));
-            }
+    /// Fails at a field `allowed` (space-separated) does not name.
+    fn only(&self, allowed: &str, what: &str) -> Result<(), LineError> {
+        if let Some(name) = self
+            .map
+            .keys()
+            .find(|n| !allowed.split(' ').any(|a| a == *n))
+        {
+            let fields = allowed.replace(' ', ", ");
+            fail!(
+                self.col_of(name),
+                "unknown field '{name}' in a {what} body (fields: {fields})"
+            );
         }
         Ok(())
     }
@@ -345,7 +295,7 @@ impl FieldReader {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.into())),
-            Some(_) => Err((self.col_of(name), format!("'{name}' must be a string"))),
+            Some(_) => fail!(self.col_of(name), "'{name}' must be a string"),
         }
     }
 
@@ -353,32 +303,32 @@ impl FieldReader {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) if n.as_i64().is_some() => Ok(n.as_i64()),
-            Some(_) => Err((self.col_of(name), format!("'{name}' must be an integer"))),
+            Some(_) => fail!(self.col_of(name), "'{name}' must be an integer"),
         }
     }
 
     fn card(&self) -> Result<Option<Card>, LineError> {
-        match self.string("card")? {
-            None => Ok(None),
-            Some(s) => {
-                let mut chars = s.chars();
-                match (chars.next(), chars.next()) {
-                    (Some(c), None) => Ok(Some(Card(c))),
-                    _ => Err((
-                        self.col_of("card"),
-                        format!("'card' is a one-letter label (\"A\"), not \"{s}\""),
-                    )),
-                }
-            }
+        let Some(s) = self.string("card")? else {
+            return Ok(None);
+        };
+        match one_letter(&s) {
+            Some(c) => Ok(Some(Card(c))),
+            None => fail!(
+                self.col_of("card"),
+                "'card' is a one-letter label (\"A\"), not \"{s}\""
+            ),
         }
     }
 }
 
+/// The only character of `s`, if it has one.
+pub(super) fn one_letter(s: &str) -> Option<char> {
+    let mut chars = s.chars();
+    chars.next().filter(|_| chars.next().is_none())
+}
+
 fn create_payment_body(r: &FieldReader) -> Result<CreatePaymentBody, LineError> {
-    r.only(
-        &["merchant_order_no", "amount", "currency", "card"],
-        "create-payment",
-    )?;
+    r.only("merchant_order_no amount currency card", "create-payment")?;
     Ok(CreatePaymentBody {
         merchant_order_no: r.string("merchant_order_no")?,
         amount: r.integer("amount")?,
@@ -388,15 +338,12 @@ fn create_payment_body(r: &FieldReader) -> Result<CreatePaymentBody, LineError> 
 }
 
 fn confirm_body(r: &FieldReader) -> Result<ConfirmBody, LineError> {
-    r.only(&["card"], "confirm")?;
+    r.only("card", "confirm")?;
     Ok(ConfirmBody { card: r.card()? })
 }
 
 fn session_body(r: &FieldReader) -> Result<SessionBody, LineError> {
-    r.only(
-        &["merchant_order_no", "amount", "currency"],
-        "checkout-session",
-    )?;
+    r.only("merchant_order_no amount currency", "checkout-session")?;
     Ok(SessionBody {
         merchant_order_no: r.string("merchant_order_no")?,
         amount: r.integer("amount")?,
@@ -405,18 +352,13 @@ fn session_body(r: &FieldReader) -> Result<SessionBody, LineError> {
 }
 
 fn refund_body(r: &FieldReader) -> Result<RefundBody, LineError> {
-    r.only(&["payment_id", "merchant_refund_no", "amount"], "refund")?;
-    let payment_id = match r.string("payment_id")? {
-        None => None,
-        Some(s) => Some(parse_payment_id(&s).ok_or_else(|| {
-            (
-                r.col_of("payment_id"),
-                format!("'payment_id' is a payment id (pay_demo_001), not \"{s}\""),
-            )
-        })?),
-    };
+    r.only("payment_id merchant_refund_no amount", "refund")?;
+    let payment_id = r.string("payment_id")?.map(|s| {
+        let not = || format!("'payment_id' is a payment id (pay_demo_001), not \"{s}\"");
+        parse_payment_id(&s).ok_or_else(|| (r.col_of("payment_id"), not()))
+    });
     Ok(RefundBody {
-        payment_id,
+        payment_id: payment_id.transpose()?,
         merchant_refund_no: r.string("merchant_refund_no")?,
         amount: r.integer("amount")?,
     })
@@ -427,32 +369,29 @@ fn refund_body(r: &FieldReader) -> Result<RefundBody, LineError> {
 pub(crate) fn render(request: &ApiRequest, api_key: ApiKeyId) -> String {
     let mut s = format!("{} {}", request.endpoint.method(), request.endpoint.path());
     if request.api_key != api_key {
-        s.push_str(&format!("  Authorization: Bearer {}", request.api_key));
+        s += &format!("  Authorization: Bearer {}", request.api_key);
     }
     if let Some(key) = &request.idempotency_key {
-        s.push_str("  Idempotency-Key: ");
-        s.push_str(&render_value(key));
+        s += &format!("  Idempotency-Key: {}", render_value(key));
     }
-    let body = |json: Option<String>| json.filter(|j| j != "{}");
-    let text = match &request.endpoint {
-        Endpoint::CreatePayment { body: b } => render_body(b).map(body),
-        Endpoint::ConfirmPayment { body: b, .. } => render_body(b).map(body),
-        Endpoint::CreateCheckoutSession { body: b } => render_body(b).map(body),
-        Endpoint::CreateRefund { body: b } => render_body(b).map(body),
+    let body = match &request.endpoint {
+        Endpoint::CreatePayment { body } => render_body(body),
+        Endpoint::ConfirmPayment { body, .. } => render_body(body),
+        Endpoint::CreateCheckoutSession { body } => render_body(body),
+        Endpoint::CreateRefund { body } => render_body(body),
         _ => None,
     };
-    if let Some(Some(text)) = text {
-        s.push_str("  ");
-        s.push_str(&text);
+    if let Some(text) = body.filter(|j| j != "{}") {
+        s += &format!("  {text}");
     }
     s
 }
 
-fn render_body<T: serde::Serialize>(body: &Json<T>) -> Option<Option<String>> {
-    Some(match body {
+fn render_body<T: serde::Serialize>(body: &Json<T>) -> Option<String> {
+    match body {
         Json::Parsed(b) => serde_json::to_string(b).ok(),
         Json::Malformed(raw) => Some(format!("raw {raw}")),
-    })
+    }
 }
 
 /// A value as the cursor reads it back: bare when that is unambiguous, else a JSON

@@ -29,8 +29,8 @@ pub(crate) fn closest_route<'a>(asked: &str, routes: &[&'a str]) -> Option<&'a s
 
 /// ` (did you mean 'x'?)` for a near miss, else nothing.
 pub(crate) fn hint<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    closest(word, candidates)
-        .map(|c| format!(" (did you mean '{c}'?)"))
+    let near = closest(word, candidates);
+    near.map(|c| format!(" (did you mean '{c}'?)"))
         .unwrap_or_default()
 }
 

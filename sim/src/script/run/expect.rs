@@ -9,27 +9,36 @@
 use super::Runner;
 use crate::event_fold::EventFold;
 use crate::script::ast::*;
-use payhub_model::{ApiResponse, LedgerEntry, MerchantId, ResponseBody};
+use payhub_model::{ApiResponse, LedgerEntry, MerchantId, PaymentId, RefundId, ResponseBody};
 use serde_json::Value;
 
 /// `Ok` when the expectation holds, else what was found instead.
 pub(crate) fn evaluate<F: EventFold>(r: &Runner<'_, F>, e: &Expectation) -> Result<(), String> {
+    let platform = &r.world.platform;
     match e {
         Expectation::Response { server, want } => response(r, *server, want),
         Expectation::Count { scope, counter } => {
             let got = count(r, *scope, counter);
-            if counter.cmp.holds(got, counter.value) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{} is {got}, expected {} {}",
-                    counter.term,
-                    counter.cmp.as_str(),
-                    counter.value
-                ))
+            let Counter {
+                term, cmp, value, ..
+            } = counter;
+            if cmp.holds(got, *value) {
+                return Ok(());
             }
+            Err(format!(
+                "{term} is {got}, expected {} {value}",
+                cmp.as_str()
+            ))
         }
-        Expectation::Object { kind, id, fields } => object(r, *kind, *id, fields),
+        // `expect payment pay_demo_001: …`: the object as the platform holds it now.
+        Expectation::Object { kind, id, fields } => {
+            let value = match kind {
+                ObjectKind::Payment => platform.payment_view(PaymentId(*id)).map(json),
+                ObjectKind::Refund => platform.refund_view(RefundId(*id)).map(json),
+            };
+            let value = value.ok_or_else(|| "the platform has no such object".to_owned())?;
+            compare(fields, |name| lookup(&value, name))
+        }
         Expectation::Webhook {
             present,
             kind,
@@ -43,27 +52,8 @@ pub(crate) fn evaluate<F: EventFold>(r: &Runner<'_, F>, e: &Expectation) -> Resu
     }
 }
 
-/// `expect payment pay_demo_001: …`: the object as the platform holds it now.
-fn object<F: EventFold>(
-    r: &Runner<'_, F>,
-    kind: ObjectKind,
-    id: u32,
-    fields: &[FieldCheck],
-) -> Result<(), String> {
-    let value = match kind {
-        ObjectKind::Payment => r
-            .world
-            .platform
-            .payment_view(payhub_model::PaymentId(id))
-            .map(|v| serde_json::to_value(v).unwrap_or_default()),
-        ObjectKind::Refund => r
-            .world
-            .platform
-            .refund_view(payhub_model::RefundId(id))
-            .map(|v| serde_json::to_value(v).unwrap_or_default()),
-    };
-    let value = value.ok_or_else(|| "the platform has no such object".to_owned())?;
-    compare(fields, |name| lookup(&value, name))
+fn json(v: impl serde::Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or_default()
 }
 
 /// `expect webhook KIND …` / `expect no webhook KIND`: the latest delivered of that kind.
@@ -79,17 +69,17 @@ fn webhook<F: EventFold>(
         (false, Some((_, w))) => Err(format!("{w} was delivered")),
         (true, None) => {
             let seen: Vec<&str> = r.webhooks.iter().map(|(_, w)| w.kind.as_str()).collect();
+            let seen = if seen.is_empty() {
+                "none".to_owned()
+            } else {
+                seen.join(", ")
+            };
             Err(format!(
-                "no {kind} webhook was delivered (delivered: {})",
-                if seen.is_empty() {
-                    "none".to_owned()
-                } else {
-                    seen.join(", ")
-                }
+                "no {kind} webhook was delivered (delivered: {seen})"
             ))
         }
         (true, Some((_, w))) => {
-            let object = serde_json::to_value(&w.object).unwrap_or_default();
+            let object = json(&w.object);
             compare(fields, |name| match name {
                 "event" => w.id.to_string(),
                 "delivery" => w.delivery.to_string(),
@@ -97,6 +87,11 @@ fn webhook<F: EventFold>(
             })
         }
     }
+}
+
+/// A value as an expectation compares it, `none` when absent.
+fn or_none(v: Option<impl ToString>) -> String {
+    v.map_or_else(|| "none".to_owned(), |v| v.to_string())
 }
 
 /// `expect A order ORDER-1: …`: the order as the server's database holds it.
@@ -107,46 +102,25 @@ fn client_order<F: EventFold>(
     fields: &[FieldCheck],
 ) -> Result<(), String> {
     let s = &r.script.servers[server];
-    let db = r
-        .world
-        .dbs
-        .get(s.db as usize)
-        .ok_or_else(|| format!("server {} has no database", s.name))?;
-    let rec = db
-        .order(order)
-        .ok_or_else(|| format!("server {}'s database has no order {order}", s.name))?;
-    let tag = |v: Value, key: &str| {
-        v.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("none")
-            .to_owned()
-    };
+    let db = r.world.dbs.get(s.db as usize);
+    let db = db.ok_or_else(|| format!("server {} has no database", s.name))?;
+    let rec = db.order(order);
+    let rec = rec.ok_or_else(|| format!("server {}'s database has no order {order}", s.name))?;
+    // The tag of a state or an outcome, as it serializes.
+    fn tag(v: impl serde::Serialize, key: &str) -> String {
+        or_none(json(v).get(key).and_then(Value::as_str))
+    }
     compare(fields, |name| match name {
-        "state" => tag(
-            serde_json::to_value(rec.state()).unwrap_or_default(),
-            "state",
-        ),
-        "status" => rec
-            .status()
-            .map_or_else(|| "none".to_owned(), |s| s.as_str().to_owned()),
+        "state" => tag(rec.state(), "state"),
+        "status" => or_none(rec.status().map(|s| s.as_str())),
         "version" => rec.version().to_string(),
-        "payment_id" => rec
-            .payment_id
-            .map_or_else(|| "none".to_owned(), |p| p.to_string()),
-        "key" => rec.submission.key.as_deref().unwrap_or("none").to_owned(),
+        "payment_id" => or_none(rec.payment_id),
+        "key" => or_none(rec.submission.key.as_deref()),
         "seq" => rec.submission.seq.to_string(),
         "card" => rec.submission.card.0.to_string(),
-        "outcome" => tag(
-            serde_json::to_value(rec.submission.outcome).unwrap_or_default(),
-            "outcome",
-        ),
-        "attempt_count" => rec
-            .applied
-            .as_ref()
-            .map_or_else(|| "none".to_owned(), |a| a.attempt_count.to_string()),
-        "fulfilled" => rec
-            .fulfilled
-            .map_or_else(|| "none".to_owned(), |p| p.to_string()),
+        "outcome" => tag(rec.submission.outcome, "outcome"),
+        "attempt_count" => or_none(rec.applied.as_ref().map(|a| a.attempt_count)),
+        "fulfilled" => or_none(rec.fulfilled),
         _ => "none".to_owned(),
     })
 }
@@ -157,23 +131,21 @@ fn response<F: EventFold>(
     want: &Want,
 ) -> Result<(), String> {
     let x = match server {
-        Some(s) => {
-            let name = &r.script.servers[s].name;
-            r.exchanges.iter().rev().find(|x| x.server == *name)
-        }
+        Some(s) => r
+            .exchanges
+            .iter()
+            .rfind(|x| x.server == r.script.servers[s].name),
         None => r.exchanges.last(),
-    }
-    .ok_or_else(|| "no request was sent".to_owned())?;
+    };
+    let x = x.ok_or_else(|| "no request was sent".to_owned())?;
     let what = format!("the response to line {}", x.line);
     match (want, &x.response) {
         (Want::Lost, None) if x.lost => Ok(()),
-        (Want::Lost, None) => Err(format!("{what} is still pending, not lost")),
-        (Want::Lost, Some(got)) => Err(format!("{what} arrived: {got}")),
         (Want::Pending, None) if !x.lost => Ok(()),
-        (Want::Pending, None) => Err(format!("{what} was lost")),
-        (Want::Pending, Some(got)) => Err(format!("{what} arrived: {got}")),
-        (Want::Answer { .. }, None) if x.lost => Err(format!("{what} was lost")),
-        (Want::Answer { .. }, None) => Err(format!("{what} has not arrived (pending)")),
+        (Want::Lost, None) => Err(format!("{what} is still pending, not lost")),
+        (_, None) if x.lost => Err(format!("{what} was lost")),
+        (_, None) => Err(format!("{what} has not arrived (pending)")),
+        (Want::Lost | Want::Pending, Some(got)) => Err(format!("{what} arrived: {got}")),
         (
             Want::Answer {
                 status,
@@ -197,11 +169,9 @@ fn response<F: EventFold>(
 /// One field of a response: the object's, the first item's of a list, or the error's.
 pub(crate) fn response_field(response: &ApiResponse, name: &str) -> String {
     if name == "retry_after" {
-        return response
-            .retry_after_s
-            .map_or_else(|| "none".to_owned(), |s| s.to_string());
+        return or_none(response.retry_after_s);
     }
-    let body = serde_json::to_value(&response.body).unwrap_or_default();
+    let body = json(&response.body);
     match &response.body {
         ResponseBody::Error { .. } => lookup(&body["error"], name),
         ResponseBody::Payments { data } if name == "count" => data.len().to_string(),
@@ -246,10 +216,6 @@ fn compare(fields: &[FieldCheck], get: impl Fn(&str) -> String) -> Result<(), St
     }
 }
 
-fn merchant_is(m: MerchantId, v: &str) -> bool {
-    m.to_string() == v || m.0.to_string() == v
-}
-
 /// The `name=value` filters of a counter: an entry counts if it matches every one.
 struct Filters<'a>(&'a [FieldCheck]);
 
@@ -261,12 +227,15 @@ impl Filters<'_> {
             .map(|x| x.value.as_str())
     }
 
-    fn ok(&self, name: &str, got: String) -> bool {
-        self.get(name).is_none_or(|v| v == got)
+    /// Whether every `(name, value)` matches its filter, if there is one.
+    fn ok<const N: usize>(&self, got: [(&str, String); N]) -> bool {
+        got.into_iter()
+            .all(|(name, got)| self.get(name).is_none_or(|v| v == got))
     }
 
     fn merchant(&self, m: MerchantId) -> bool {
-        self.get("merchant").is_none_or(|v| merchant_is(m, v))
+        self.get("merchant")
+            .is_none_or(|v| m.to_string() == v || m.0.to_string() == v)
     }
 }
 
@@ -279,125 +248,101 @@ fn count<F: EventFold>(r: &Runner<'_, F>, scope: CounterScope, c: &Counter) -> u
     n as u64
 }
 
+/// How many of `items` `keep` holds for.
+fn how_many<T>(items: impl IntoIterator<Item = T>, keep: impl FnMut(&T) -> bool) -> usize {
+    items.into_iter().filter(keep).count()
+}
+
 /// `expect ledger: …`: money that moved, and the upstream calls the runner saw.
 fn ledger_count<F: EventFold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usize {
+    let (entries, platform) = (&r.world.acquirer.ledger.entries, &r.world.platform);
     match term {
-        "charges" => r
-            .world
-            .acquirer
-            .ledger
-            .entries
-            .iter()
-            .filter(|e| charge_matches(r, e, f))
-            .count(),
-        "refunds" => r
-            .world
-            .acquirer
-            .ledger
-            .entries
-            .iter()
-            .filter(|e| match e {
-                LedgerEntry::Refund {
-                    refund, attempt, ..
-                } => {
-                    let payment = r
-                        .world
-                        .platform
-                        .attempts()
-                        .get(attempt)
-                        .map(|a| a.payment.to_string())
-                        .unwrap_or_default();
-                    f.ok("refund", refund.to_string()) && f.ok("payment", payment)
-                }
-                LedgerEntry::Capture { .. } => false,
-            })
-            .count(),
-        "charge-calls" => r
-            .calls
-            .iter()
-            .filter(|c| {
-                f.ok("payment", c.payment.to_string())
-                    && f.ok("card", c.card.0.to_string())
-                    && f.ok("key", c.key.clone().unwrap_or_else(|| "none".to_owned()))
-            })
-            .count(),
-        "refund-calls" => r
-            .refund_calls
-            .iter()
-            .filter(|(id, _)| f.ok("refund", id.to_string()))
-            .map(|(_, n)| *n as usize)
-            .sum(),
+        "charges" => how_many(entries, |e| charge_matches(r, e, f)),
+        "refunds" => how_many(entries, |e| {
+            let LedgerEntry::Refund {
+                refund, attempt, ..
+            } = e
+            else {
+                return false;
+            };
+            let payment = platform
+                .attempts()
+                .get(attempt)
+                .map(|a| a.payment.to_string());
+            f.ok([
+                ("refund", refund.to_string()),
+                ("payment", payment.unwrap_or_default()),
+            ])
+        }),
+        "charge-calls" => how_many(&r.calls, |c| {
+            let (payment, card, key) = (
+                c.payment.to_string(),
+                c.card.0.to_string(),
+                or_none(c.key.as_deref()),
+            );
+            f.ok([("payment", payment), ("card", card), ("key", key)])
+        }),
+        "refund-calls" => {
+            let calls = r
+                .refund_calls
+                .iter()
+                .filter(|(id, _)| f.ok([("refund", id.to_string())]));
+            calls.map(|(_, n)| *n as usize).sum()
+        }
         _ => 0,
     }
 }
 
 /// Whether a ledger entry is a capture that matches the filters of `charges(…)`.
 fn charge_matches<F: EventFold>(r: &Runner<'_, F>, e: &LedgerEntry, f: &Filters<'_>) -> bool {
-    match e {
-        LedgerEntry::Capture {
-            attempt,
-            payment,
-            merchant,
-            environment,
-            card,
-            ..
-        } => {
-            let key = r
-                .calls
-                .iter()
-                .find(|c| c.attempt == *attempt)
-                .and_then(|c| c.key.clone())
-                .unwrap_or_else(|| "none".to_owned());
-            let order = r
-                .world
-                .platform
-                .payments()
-                .get(payment)
-                .map(|p| p.merchant_order_no.to_string())
-                .unwrap_or_default();
-            f.ok("payment", payment.to_string())
-                && f.ok("card", card.0.to_string())
-                && f.ok("key", key)
-                && f.ok("order", order)
-                && f.merchant(*merchant)
-                && f.ok("env", environment.to_string())
-        }
-        LedgerEntry::Refund { .. } => false,
-    }
+    let LedgerEntry::Capture {
+        attempt,
+        payment,
+        merchant,
+        environment,
+        card,
+        ..
+    } = e
+    else {
+        return false;
+    };
+    let call = r.calls.iter().find(|c| c.attempt == *attempt);
+    let key = or_none(call.and_then(|c| c.key.as_deref()));
+    let order = r.world.platform.payments().get(payment);
+    let order = order
+        .map(|p| p.merchant_order_no.to_string())
+        .unwrap_or_default();
+    let (payment, card, env) = (
+        payment.to_string(),
+        card.0.to_string(),
+        environment.to_string(),
+    );
+    f.merchant(*merchant)
+        && f.ok([
+            ("payment", payment),
+            ("card", card),
+            ("key", key),
+            ("order", order),
+            ("env", env),
+        ])
 }
 
 /// `expect platform: …`: the platform's records.
 fn platform_count<F: EventFold>(r: &Runner<'_, F>, term: &str, f: &Filters<'_>) -> usize {
     let platform = &r.world.platform;
+    let of_payment = |payment: PaymentId| f.ok([("payment", payment.to_string())]);
     match term {
-        "payments" => platform
-            .payments()
-            .values()
-            .filter(|p| {
-                f.ok("order", p.merchant_order_no.to_string())
-                    && f.merchant(p.merchant)
-                    && f.ok("env", p.environment.to_string())
-                    && f.ok("status", p.status.as_str().to_owned())
-            })
-            .count(),
-        "attempts" => platform
-            .attempts()
-            .values()
-            .filter(|a| f.ok("payment", a.payment.to_string()))
-            .count(),
-        "refunds" => platform
-            .refunds()
-            .values()
-            .filter(|x| {
-                f.ok("payment", x.payment.to_string())
-                    && f.ok("refund_no", x.merchant_refund_no.to_string())
-            })
-            .count(),
-        "sessions" => platform
-            .sessions()
-            .values()
-            .filter(|s| f.ok("payment", s.payment.to_string()))
-            .count(),
+        "payments" => how_many(platform.payments().values(), |p| {
+            let (order, env) = (p.merchant_order_no.to_string(), p.environment.to_string());
+            let status = p.status.as_str().to_owned();
+            f.merchant(p.merchant) && f.ok([("order", order), ("env", env), ("status", status)])
+        }),
+        "attempts" => how_many(platform.attempts().values(), |a| of_payment(a.payment)),
+        "refunds" => how_many(platform.refunds().values(), |x| {
+            let no = x.merchant_refund_no.to_string();
+            f.ok([("payment", x.payment.to_string()), ("refund_no", no)])
+        }),
+        "sessions" => how_many(platform.sessions().values(), |s| of_payment(s.payment)),
         "records" => platform.records().len(),
         _ => 0,
     }

@@ -113,10 +113,8 @@ impl<'s, F: EventFold> Runner<'s, F> {
             let i = next;
             next += 1;
             let mut outcome = self.statement(i, check);
-            let next_passive = script
-                .statements
-                .get(i + 1)
-                .is_some_and(|s| s.action.is_passive());
+            let following = script.statements.get(i + 1);
+            let next_passive = following.is_some_and(|s| s.action.is_passive());
             if outcome.is_ok() && !script.manual && !next_passive {
                 outcome = self.settle(i, check);
             }
@@ -154,17 +152,11 @@ impl<'s, F: EventFold> Runner<'s, F> {
     fn report(mut self, error: Option<ScriptError>) -> Report<F> {
         let script = self.script;
         let violation = self.violation.take().map(|(v, stmt)| {
-            let pos = script
-                .statements
-                .get(stmt)
-                .map_or(Pos::default(), |s| s.pos);
-            (v, pos)
+            let statement = script.statements.get(stmt);
+            (v, statement.map_or(Pos::default(), |s| s.pos))
         });
-        let step_lines = self
-            .step_stmt
-            .iter()
-            .map(|i| script.statements[*i].pos.line)
-            .collect();
+        let line = |i: &usize| script.statements[*i].pos.line;
+        let step_lines = self.step_stmt.iter().map(line).collect();
         Report {
             script: script.clone(),
             trace: self.trace,
@@ -193,29 +185,25 @@ impl<F: EventFold> Runner<'_, F> {
     }
 
     fn fail(&self, stmt: usize, message: impl Into<String>) -> Stop {
-        let pos = self.script.statements[stmt].pos;
-        Stop::Error(ScriptError::new(
-            &self.script.file,
-            pos.line,
-            pos.column,
-            message,
-        ))
+        let Pos { line, column } = self.script.statements[stmt].pos;
+        Stop::Error(ScriptError::new(&self.script.file, line, column, message))
     }
 
     /// Applies one choice, records what it did, and checks the properties.
     fn apply(&mut self, choice: Choice, stmt: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
         let config = &self.script.config;
+        // The Idempotency-Key of a request this step delivers, for the calls it causes.
         let key = match &choice {
             Choice::Deliver { msg, .. } | Choice::Fail500After { msg, .. } => {
-                match self.world.net.get(*msg) {
-                    Some(Payload::Request { request, .. }) => {
-                        request.idempotency_key.as_deref().map(str::to_owned)
-                    }
-                    _ => None,
-                }
+                self.world.net.get(*msg)
             }
             _ => None,
         };
+        let key = match key {
+            Some(Payload::Request { request, .. }) => request.idempotency_key.as_deref(),
+            _ => None,
+        };
+        let key = key.map(str::to_owned);
         let from = self.trace.events.len();
         self.trace.begin_step(self.tape.len() as u32);
         if let Err(e) = self.world.apply(config, &choice, Some(&mut self.trace)) {
@@ -238,101 +226,94 @@ impl<F: EventFold> Runner<'_, F> {
     fn observe(&mut self, from: usize, key: Option<String>) {
         for e in &self.trace.events[from..] {
             match &e.what {
-                TraceWhat::Response { id, response } => {
-                    if let Some(&x) = self.by_id.get(id) {
-                        self.exchanges[x].response = Some(response.clone());
-                    }
+                TraceWhat::Response { id, response } if self.by_id.contains_key(id) => {
+                    self.exchanges[self.by_id[id]].response = Some(response.clone());
                 }
-                TraceWhat::Lost { id, .. } => {
-                    if let Some(&x) = self.by_id.get(id) {
-                        self.exchanges[x].lost = true;
-                    }
+                TraceWhat::Lost { id, .. } if self.by_id.contains_key(id) => {
+                    self.exchanges[self.by_id[id]].lost = true;
                 }
                 TraceWhat::Webhook { event } => {
                     if let Node::Merchant(n) = e.to {
                         self.webhooks.push((n, event.clone()));
                     }
                 }
-                TraceWhat::UpstreamCall {
-                    call:
-                        UpstreamCall::Charge {
+                TraceWhat::UpstreamCall { call } => match *call {
+                    UpstreamCall::Charge {
+                        attempt,
+                        payment,
+                        card,
+                        ..
+                    } => {
+                        let key = key.clone();
+                        self.calls.push(CallRecord {
                             attempt,
                             payment,
                             card,
-                            ..
-                        },
-                } => self.calls.push(CallRecord {
-                    attempt: *attempt,
-                    payment: *payment,
-                    card: *card,
-                    key: key.clone(),
-                }),
-                TraceWhat::UpstreamCall {
-                    call: UpstreamCall::Refund { refund, .. },
-                } => {
-                    let n = self.refund_calls.entry(*refund).or_insert(0);
-                    *n = n.saturating_add(1);
-                }
+                            key,
+                        })
+                    }
+                    UpstreamCall::Refund { refund, .. } => {
+                        let n = self.refund_calls.entry(refund).or_insert(0);
+                        *n = n.saturating_add(1);
+                    }
+                    _ => {}
+                },
                 _ => {}
             }
         }
     }
 
     fn statement(&mut self, i: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
-        let action = self.script.statements[i].action.clone();
-        match action {
+        let node = |server: usize| self.script.servers[server].node;
+        let choice = match self.script.statements[i].action.clone() {
             Action::Request {
                 server,
                 request,
                 business,
-            } => self.request(i, server, request, business, check),
-            Action::Command {
-                item, crash_after, ..
-            } => self.apply(Choice::Command { item, crash_after }, i, check),
-            Action::Net { op, kind, server } => self.net(i, op, kind, server, check),
+            } => return self.request(i, server, request, business, check),
+            Action::Net { op, kind, server } => return self.net(i, op, kind, server, check),
             Action::Upstream {
                 call,
                 decision,
                 reply,
-            } => self.upstream(i, call, decision, reply, check),
-            Action::UpstreamLost { call } => {
-                let msg = self.find_call(i, call)?;
-                self.apply(Choice::DropUpstream { msg }, i, check)
-            }
-            Action::UpstreamReply { deliver } => self.upstream_reply(i, deliver, check),
-            Action::Payer { attempt, ok } => self.payer(i, attempt, ok, check),
-            Action::Control(c) => self.apply(Choice::Control(c), i, check),
+            } => return self.upstream(i, call, decision, reply, check),
+            Action::UpstreamReply { deliver } => return self.upstream_reply(i, deliver, check),
+            Action::Payer { attempt, ok } => return self.payer(i, attempt, ok, check),
+            Action::UntilQuiet { decision } => return self.until_quiet(i, decision, check),
             Action::Branch(b) => {
                 self.branches.push((b, i));
-                Ok(())
+                return Ok(());
             }
-            Action::Wait(d) => self.apply(Choice::Advance(d), i, check),
-            Action::Tick => {
-                if self.world.next_deadline().is_none() {
-                    return Err(self.fail(i, "tick: no timer is set"));
-                }
-                self.apply(Choice::Tick, i, check)
+            Action::Expect(e) => {
+                self.expect(i, &e);
+                return Ok(());
             }
-            Action::UntilQuiet { decision } => self.until_quiet(i, decision, check),
-            Action::Crash { server } => {
-                let merchant = self.script.servers[server].node;
-                self.apply(Choice::Crash { merchant }, i, check)
+            Action::Command {
+                item, crash_after, ..
+            } => Choice::Command { item, crash_after },
+            Action::UpstreamLost { call } => Choice::DropUpstream {
+                msg: self.find_call(i, call)?,
+            },
+            Action::Control(c) => Choice::Control(c),
+            Action::Wait(d) => Choice::Advance(d),
+            Action::Tick if self.world.next_deadline().is_none() => {
+                return Err(self.fail(i, "tick: no timer is set"));
             }
-            Action::Restart { server } => {
-                let merchant = self.script.servers[server].node;
-                self.apply(Choice::Restart { merchant }, i, check)
-            }
+            Action::Tick => Choice::Tick,
+            Action::Crash { server } => Choice::Crash {
+                merchant: node(server),
+            },
+            Action::Restart { server } => Choice::Restart {
+                merchant: node(server),
+            },
             Action::Step(choice) => {
                 if let Choice::Drop { msg } | Choice::Deliver { msg, .. } = &choice {
                     self.held.remove(msg);
                 }
-                self.apply(choice, i, check)
+                choice
             }
-            Action::Expect(e) => {
-                self.expect(i, &e);
-                Ok(())
-            }
-        }
+        };
+        self.apply(choice, i, check)
     }
 
     /// A request line: the server sends it, and it becomes the script's latest exchange.
@@ -344,15 +325,12 @@ impl<F: EventFold> Runner<'_, F> {
         business: Option<BusinessOrder>,
         check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
-        let node = self.script.servers[server].node;
-        self.apply(
-            Choice::Send {
-                merchant: node,
-                request: request.clone().into(),
-            },
-            i,
-            check,
-        )?;
+        let merchant = self.script.servers[server].node;
+        let send = Choice::Send {
+            merchant,
+            request: request.clone().into(),
+        };
+        self.apply(send, i, check)?;
         let id = match self.world.net.iter().last() {
             Some((_, Payload::Request { id, .. })) => *id,
             _ => return Err(self.fail(i, "the request did not leave")),
@@ -392,11 +370,8 @@ impl<F: EventFold> Runner<'_, F> {
         }
         for (b, stmt) in std::mem::take(&mut self.branches) {
             let pos = self.script.statements[stmt].pos;
-            let point = b.point().as_str();
-            let failure = format!(
-                "branch {} was never taken: no request reached {point}",
-                b.as_str()
-            );
+            let (branch, point) = (b.as_str(), b.point().as_str());
+            let failure = format!("branch {branch} was never taken: no request reached {point}");
             self.result(pos, Some(failure), false);
         }
     }

@@ -52,20 +52,16 @@ impl<F: EventFold> Runner<'_, F> {
     /// faults to the messages they name.
     pub(super) fn settle(&mut self, stmt: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
         for _ in 0..SETTLE_MAX {
-            let next = self
-                .world
-                .net
-                .iter()
-                .find(|(m, _)| !self.held.contains(m))
-                .map(|(m, p)| (m, p.clone()));
+            let next = self.world.net.iter().find(|(m, _)| !self.held.contains(m));
+            let next = next.map(|(m, p)| (m, p.clone()));
             let Some((msg, payload)) = next else {
                 return Ok(());
             };
-            if let Some(k) = self
+            let armed = self
                 .armed
                 .iter()
-                .position(|a| matches(a.kind, a.target, &payload))
-            {
+                .position(|a| matches(a.kind, a.target, &payload));
+            if let Some(k) = armed {
                 let armed = self.armed.remove(k);
                 self.fault(armed.op, msg, &payload, armed.stmt, check)?;
                 continue;
@@ -90,14 +86,12 @@ impl<F: EventFold> Runner<'_, F> {
         match self.branches.iter().position(|(b, _)| b.point() == point) {
             Some(k) => Ok(Some(self.branches.remove(k).0)),
             None => {
-                let [a, b] = point.alternatives();
+                let [a, b] = point.alternatives().map(|b| b.as_str());
+                let point = point.as_str();
                 Err(self.fail(
                     stmt,
                     format!(
-                        "'{request}' reaches the branch point {}, where the contract allows two behaviours: say which with 'branch: {}' or 'branch: {}' before it",
-                        point.as_str(),
-                        a.as_str(),
-                        b.as_str()
+                        "'{request}' reaches the branch point {point}, where the contract allows two behaviours: say which with 'branch: {a}' or 'branch: {b}' before it"
                     ),
                 ))
             }
@@ -153,16 +147,12 @@ impl<F: EventFold> Runner<'_, F> {
     ) -> Result<(), Stop> {
         if op == NetOp::Release {
             let target = kind.map(|k| (k, self.target(k, server)));
-            let held: Vec<MsgId> = self
-                .held
-                .iter()
-                .copied()
-                .filter(|m| match (target, self.world.net.get(*m)) {
-                    (None, _) => true,
-                    (Some((k, t)), Some(p)) => matches(k, t, p),
-                    (Some(_), None) => false,
-                })
-                .collect();
+            let released = |m: &MsgId| match (target, self.world.net.get(*m)) {
+                (None, _) => true,
+                (Some((k, t)), Some(p)) => matches(k, t, p),
+                (Some(_), None) => false,
+            };
+            let held: Vec<MsgId> = self.held.iter().copied().filter(released).collect();
             let before = self.armed.len();
             self.armed.retain(|a| {
                 a.op != NetOp::Hold || target.is_some_and(|(k, t)| a.kind != k || a.target != t)
@@ -181,25 +171,23 @@ impl<F: EventFold> Runner<'_, F> {
             .world
             .net
             .iter()
-            .filter(|(_, p)| matches(kind, target, p))
-            .last()
-            .map(|(m, p)| (m, p.clone()));
+            .filter(|(_, p)| matches(kind, target, p));
+        let now = now.last().map(|(m, p)| (m, p.clone()));
         if let Some((msg, payload)) = now {
             return self.fault(op, msg, &payload, i, check);
         }
         if let Target::Exchange(id) = target {
             let x = &self.exchanges[self.by_id[&id]];
+            let line = x.line;
             let gone = match kind {
                 MsgKind::Request => Some(format!(
-                    "the request of line {} is no longer in flight (it reached the platform or was lost): put this statement right after its request line",
-                    x.line
+                    "the request of line {line} is no longer in flight (it reached the platform or was lost): put this statement right after its request line"
                 )),
-                MsgKind::Response if x.response.is_some() => Some(format!(
-                    "the response to line {} was already delivered",
-                    x.line
-                )),
+                MsgKind::Response if x.response.is_some() => {
+                    Some(format!("the response to line {line} was already delivered"))
+                }
                 MsgKind::Response if x.lost => {
-                    Some(format!("the exchange of line {} was already lost", x.line))
+                    Some(format!("the exchange of line {line} was already lost"))
                 }
                 _ => None,
             };

@@ -14,7 +14,8 @@ const QUIET_MAX: usize = 5_000;
 
 impl<F: EventFold> Runner<'_, F> {
     pub(super) fn find_call(&self, i: usize, kind: CallKind) -> Result<MsgId, Stop> {
-        let found = self.world.link.iter().find(|(m, msg)| {
+        let link = &self.world.link;
+        let found = link.iter().find(|(m, msg)| {
             let UpstreamMsg::Call(call) = msg else {
                 return false;
             };
@@ -29,15 +30,11 @@ impl<F: EventFold> Runner<'_, F> {
             }
         });
         found.map(|(m, _)| m).ok_or_else(|| {
-            let in_flight: Vec<String> = self
-                .world
-                .link
-                .iter()
-                .map(|(m, msg)| match msg {
-                    UpstreamMsg::Call(c) => format!("u{}: {c}", m.0),
-                    UpstreamMsg::Reply(r) => format!("u{}: reply {r}", m.0),
-                })
-                .collect();
+            let in_flight = |(m, msg): (MsgId, &UpstreamMsg)| match msg {
+                UpstreamMsg::Call(c) => format!("u{}: {c}", m.0),
+                UpstreamMsg::Reply(r) => format!("u{}: reply {r}", m.0),
+            };
+            let in_flight: Vec<String> = link.iter().map(in_flight).collect();
             let what = if in_flight.is_empty() {
                 "nothing".to_owned()
             } else {
@@ -68,13 +65,10 @@ impl<F: EventFold> Runner<'_, F> {
         }
         let last = self.world.link.iter().last().map_or(0, |(m, _)| m.0);
         self.apply(Choice::Acquire { msg, decision }, i, check)?;
-        let replies: Vec<MsgId> = self
-            .world
-            .link
-            .iter()
-            .filter(|(m, msg)| m.0 > last && matches!(msg, UpstreamMsg::Reply(_)))
-            .map(|(m, _)| m)
-            .collect();
+        let new_reply =
+            |(m, msg): &(MsgId, &UpstreamMsg)| m.0 > last && matches!(msg, UpstreamMsg::Reply(_));
+        let link = self.world.link.iter();
+        let replies: Vec<MsgId> = link.filter(new_reply).map(|(m, _)| m).collect();
         for msg in replies {
             match reply {
                 ReplyFate::Deliver => self.apply(Choice::DeliverUpstream { msg }, i, check)?,
@@ -92,13 +86,9 @@ impl<F: EventFold> Runner<'_, F> {
         deliver: bool,
         check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
-        let msg = self
-            .world
-            .link
-            .iter()
-            .find(|(_, m)| matches!(m, UpstreamMsg::Reply(_)))
-            .map(|(m, _)| m)
-            .ok_or_else(|| self.fail(i, "no acquirer reply is in flight"))?;
+        let reply = |(_, m): &(MsgId, &UpstreamMsg)| matches!(m, UpstreamMsg::Reply(_));
+        let msg = self.world.link.iter().find(reply).map(|(m, _)| m);
+        let msg = msg.ok_or_else(|| self.fail(i, "no acquirer reply is in flight"))?;
         let choice = if deliver {
             Choice::DeliverUpstream { msg }
         } else {
@@ -117,12 +107,10 @@ impl<F: EventFold> Runner<'_, F> {
     ) -> Result<(), Stop> {
         let attempt = match attempt {
             Some(a) => a,
-            None => self
-                .world
-                .acquirer
-                .awaiting_payer()
-                .next()
-                .ok_or_else(|| self.fail(i, "no charge is waiting for the payer"))?,
+            None => {
+                let waiting = self.world.acquirer.awaiting_payer().next();
+                waiting.ok_or_else(|| self.fail(i, "no charge is waiting for the payer"))?
+            }
         };
         self.apply(Choice::Authenticate { attempt, ok }, i, check)
     }
@@ -167,11 +155,8 @@ impl<F: EventFold> Runner<'_, F> {
     /// Whether something is still due besides housekeeping: a platform timer other than
     /// a key's retention or a Payment's expiry, a client timer, a client's timeout.
     fn busy(&self) -> bool {
-        let platform = self
-            .world
-            .platform
-            .timers()
-            .any(|(_, t)| !matches!(t, Timer::Retention(_) | Timer::PaymentExpiry(_)));
+        let housekeeping = |t: &Timer| matches!(t, Timer::Retention(_) | Timer::PaymentExpiry(_));
+        let platform = self.world.platform.timers().any(|(_, t)| !housekeeping(t));
         let clients = self
             .world
             .servers
