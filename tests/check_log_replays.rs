@@ -205,3 +205,32 @@ fn a_log_cannot_judge_the_clients_timeouts() {
     );
     assert_eq!(status, "cannot_judge", "{detail}");
 }
+
+/// A body the log did not record is not known: a replay is never judged against it, for
+/// the platform or the client.
+#[test]
+fn a_body_not_recorded_is_no_change_of_parameters() {
+    for name in [
+        "create-first-body-not-recorded-replayed",
+        "refund-first-body-not-recorded-replayed",
+    ] {
+        for property in [
+            "idempotency-conflict-iff-parameters-differ",
+            "client-never-changes-parameters-under-a-key",
+        ] {
+            let (status, detail) = verdict(name, property, &[]);
+            assert_eq!(status, "holds", "{name} {property}: {detail}");
+        }
+    }
+}
+
+/// A request with its execution's very body, answered 409 idempotency_conflict while
+/// that execution was in flight, is a conflict without a change (CONC-02: it waits, then
+/// returns the same object, or 409 operation_in_progress).
+#[test]
+fn a_conflict_answered_while_the_same_body_executes_is_a_breach() {
+    let property = "idempotency-conflict-iff-parameters-differ";
+    let (status, detail) = verdict("create-in-flight-same-body-409-conflict", property, &[]);
+    assert_eq!(status, "violated", "{detail}");
+    assert!(detail.contains("409 idempotency_conflict"), "{detail}");
+}

@@ -123,9 +123,10 @@ pub struct WireFacts {
     open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
     /// Maps by idempotency scope, key or number are keyed by its fingerprint ([`fp`]).
     executed: BTreeMap<u64, Executed>,
-    /// CONC-02: the first answer of new business in a scope that had no execution yet
-    /// (a concurrent request of the same key may still execute).
-    new_business: BTreeMap<u64, Rec>,
+    /// CONC-02: the first answer of new business, or 409 idempotency_conflict, in a
+    /// scope that had no execution yet (a concurrent request of the same key may still
+    /// execute), with the fingerprint of its other fields.
+    new_business: BTreeMap<u64, (Rec, Option<u64>)>,
     first_params: BTreeMap<u64, Rec>,
     key_endpoints: BTreeMap<u64, Rec>,
     order_payments: BTreeMap<u64, (PaymentId, Rec)>,
@@ -376,7 +377,7 @@ impl WireFacts {
         if let Some(first) = first_differing(&mut self.key_endpoints, k, seen.clone(), endpoint) {
             self.note(Breach::KeyOnTwoEndpoints, vec![first, seen.clone()]);
         }
-        let params = |first: &Rec| first.params() != seen.params();
+        let params = |first: &Rec| first.params().compare(&seen.params()) == Some(false);
         let first_params = &mut self.first_params;
         if let Some(first) = first_differing(first_params, fp(scope), seen.clone(), params) {
             self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);

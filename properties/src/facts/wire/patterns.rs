@@ -159,53 +159,51 @@ impl WireFacts {
         path_only: bool,
     ) {
         let id = super::fp(scope);
+        let other_fields = self.other_fields.get(&seen.id).copied();
+        let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
         let Some(first) = self.executed.get(&id) else {
             if r.is_success() {
-                // CONC-02: a request of this key answered as new business before this
-                // execution's answer came, with its parameters.
-                if let Some(other) = self.new_business.remove(&id) {
-                    if other.params() == seen.params() {
-                        let pair = if other.sent < seen.sent {
-                            vec![other, seen.clone()]
-                        } else {
-                            vec![seen.clone(), other]
-                        };
-                        self.note(Breach::SameKeyAsNewBusiness, pair);
-                    }
+                // CONC-02: a request of this key answered as new business, or 409
+                // idempotency_conflict, before this execution's answer came, with its
+                // parameters (and its other fields: A-SAFE-FIELDS).
+                if let Some(early) = self.new_business.remove(&id) {
+                    self.judge_early(early, &seen, other_fields);
                 }
-                let other_fields = self.other_fields.get(&seen.id).copied();
                 self.executed.insert(id, Executed { seen, other_fields });
-            } else if as_new_business(r) && !path_only {
-                self.new_business.entry(id).or_insert(seen);
+            } else if (as_new_business(r) || conflict) && !path_only {
+                self.new_business.entry(id).or_insert((seen, other_fields));
             }
             return;
         };
+        // A-SAFE-FIELDS: "amount, currency, … etc.": a field the contract does not name
+        // may be compared too, so a conflict where one differs is no breach.
+        let compared_more = first.other_fields != other_fields;
+        let same = first.seen.params().compare(&seen.params());
         if !self.after(&seen, &first.seen) {
             if !path_only {
-                self.judge_in_flight(first.seen.clone(), seen, r);
+                let first = first.seen.clone();
+                if conflict && same == Some(true) && !compared_more {
+                    self.note_soonest(Breach::ConflictWithoutChange, &first, &seen);
+                }
+                self.judge_in_flight(first, seen, r, same);
             }
             return;
         }
-        let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
-        let same = first.seen.params() == seen.params();
-        // A-SAFE-FIELDS: "amount, currency, … etc.": a field the contract does not name
-        // may be compared too, so a conflict where one differs is no breach.
-        let compared_more = first.other_fields != self.other_fields.get(&seen.id).copied();
         let first_object = first.seen.answer().and_then(|a| a.object);
         let object = seen.answer().and_then(|a| a.object);
         // An object not named (no id, or null) is not known: never another.
         let other_object = matches!((first_object, object), (Some(a), Some(b)) if a != b);
         let breach = match (same, conflict) {
-            (false, false) if r.is_success() => Some(Breach::ConflictMissing),
-            (true, true) if !compared_more => Some(Breach::ConflictWithoutChange),
-            (true, false) if r.is_success() && other_object => Some(Breach::ReplayNotSameObject),
+            (Some(false), false) if r.is_success() => Some(Breach::ConflictMissing),
+            (Some(true), true) if !compared_more => Some(Breach::ConflictWithoutChange),
+            (_, false) if r.is_success() && other_object => Some(Breach::ReplayNotSameObject),
             _ if path_only => None,
-            (true, false) if r.status == 201 => Some(Breach::ReplayNotSameObject),
+            (Some(true), false) if r.status == 201 => Some(Breach::ReplayNotSameObject),
             // REPLAY-01: within the retention a replay is never new business; REPLAY-02:
             // nor judged again as a request (a 404 or a 422: "returns the object's
             // latest status (HTTP 200)"; a 400 may be about a header a log does not
             // keep; 401, 403, 429 and 503 refuse before the record is read).
-            (true, false) if as_new_business(r) || matches!(r.status, 404 | 422) => {
+            (Some(true), false) if as_new_business(r) || matches!(r.status, 404 | 422) => {
                 Some(Breach::ReplayNotSameObject)
             }
             _ => None,
@@ -216,16 +214,44 @@ impl WireFacts {
         }
     }
 
+    /// CONC-02: `early`, answered before the execution `seen` of its scope, as new
+    /// business while `seen` executed (201: the same parameters executed twice), or 409
+    /// idempotency_conflict (with nothing changed: never a conflict).
+    fn judge_early(&mut self, early: (Rec, Option<u64>), seen: &Rec, other_fields: Option<u64>) {
+        let (other, other_fields_early) = early;
+        if other.params().compare(&seen.params()) != Some(true) {
+            return;
+        }
+        if other.answer().and_then(|a| a.code) == Some(ErrorCode::IdempotencyConflict) {
+            if other_fields_early == other_fields {
+                self.note_soonest(Breach::ConflictWithoutChange, seen, &other);
+            }
+            return;
+        }
+        // A 200 may be S4's existing object, shown to a key that executed nothing (a
+        // branch of "returns the existing object identifier or a conflict").
+        if seen.answer().map(|a| a.status) != Some(201) {
+            return;
+        }
+        let pair = if other.sent < seen.sent {
+            vec![other, seen.clone()]
+        } else {
+            vec![seen.clone(), other]
+        };
+        self.note(Breach::SameKeyAsNewBusiness, pair);
+    }
+
     /// A request of the scope sent while its execution (`first`, answered 2xx) was in
     /// flight: whichever the platform took first, it waits for the execution (CONC-02),
     /// so it is never new business; with the same parameters a 2xx shows the same
     /// object; with other parameters it is never answered 2xx (CONFLICT-01: the other
     /// parameters would be executed, or the execution's object returned for them). Its
     /// 409 `operation_in_progress` is not judged here: whether an in-flight request is
-    /// compared first is read two ways (A-CONFLICT-IN-FLIGHT).
-    fn judge_in_flight(&mut self, first: Rec, seen: Rec, r: &ObservedAnswer) {
-        let same = first.params() == seen.params();
-        if as_new_business(r) && same {
+    /// compared first is read two ways (A-CONFLICT-IN-FLIGHT); its 409
+    /// `idempotency_conflict` with the same parameters is judged by the caller. `same`:
+    /// [`WireParams::compare`].
+    fn judge_in_flight(&mut self, first: Rec, seen: Rec, r: &ObservedAnswer, same: Option<bool>) {
+        if as_new_business(r) && same == Some(true) {
             self.note(Breach::SameKeyAsNewBusiness, vec![first, seen]);
             return;
         }
@@ -233,7 +259,7 @@ impl WireFacts {
             return;
         }
         let object = |e: &Rec| e.answer().and_then(|a| a.object);
-        let breach = if !same {
+        let breach = if same == Some(false) {
             Breach::ConflictMissing
         } else {
             match (object(&first), object(&seen)) {

@@ -54,6 +54,54 @@ impl SafeParams<Text> {
             },
         }
     }
+
+    /// Whether two requests' parameters are the same (`Some(true)`), differ in a field
+    /// both name (`Some(false)`), or cannot be told: a field absent or null on one side
+    /// only is not known (a log that did not record a body), never a change.
+    pub fn compare(&self, other: &WireParams) -> Option<bool> {
+        fn field<T: PartialEq>(a: &Option<T>, b: &Option<T>) -> Option<bool> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a == b),
+                (None, None) => Some(true),
+                _ => None,
+            }
+        }
+        let fields = match (self, other) {
+            (WireParams::None, WireParams::None) => vec![],
+            (
+                WireParams::Order {
+                    merchant_order_no: a,
+                    amount: n,
+                    currency: c,
+                },
+                WireParams::Order {
+                    merchant_order_no: b,
+                    amount: m,
+                    currency: d,
+                },
+            ) => vec![field(a, b), field(n, m), field(c, d)],
+            (
+                WireParams::Refund {
+                    payment_id: a,
+                    merchant_refund_no: c,
+                    amount: n,
+                },
+                WireParams::Refund {
+                    payment_id: b,
+                    merchant_refund_no: d,
+                    amount: m,
+                },
+            ) => vec![field(a, b), field(c, d), field(n, m)],
+            _ => return None,
+        };
+        if fields.contains(&Some(false)) {
+            Some(false)
+        } else if fields.contains(&None) {
+            None
+        } else {
+            Some(true)
+        }
+    }
 }
 
 /// The part of an answer a witness shows.
