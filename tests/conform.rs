@@ -298,11 +298,17 @@ fn conform_kill_matrix_over_http_for_a_subset_of_the_zoo() {
         "0..300",
     );
     assert_eq!(rows.len(), 5);
-    for r in rows {
+    for r in &rows {
         assert_eq!(r["found"], true, "{r}");
         assert!(r["shrunk_requests"].as_u64().unwrap() >= 1, "{r}");
         assert!(r["seconds_to_detection"].as_f64().unwrap() >= 0.0, "{r}");
     }
+    // A row names the rules of the answer the model does not explain: a replay answered
+    // 201 breaks REPLAY-02 (the model's 200), not the rules of the create it replays.
+    let replay = rows
+        .iter()
+        .find(|r| r["mutant"] == "replay_answers_created");
+    assert_eq!(replay.unwrap()["rules"], serde_json::json!(["REPLAY-02"]));
 }
 
 #[test]

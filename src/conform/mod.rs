@@ -44,7 +44,7 @@ pub enum ConformFormat {
     /// --kill-matrix (docs/ci.md).
     Junit,
     /// One self-contained HTML page: the verdict, each violation's shrunk case drawn
-    /// (inline SVG) with the round no model state explains marked (docs/conform.md).
+    /// (inline SVG) with the answers no model state explains marked (docs/conform.md).
     Html,
 }
 
@@ -395,13 +395,14 @@ fn finding(
     cases: usize,
     detected_s: f64,
 ) -> Finding {
-    let (round, allowed, tape) = match &shrunk.run.outcome {
+    let (round, allowed, tape, rules) = match &shrunk.run.outcome {
         CaseOutcome::Violation {
             round,
             allowed,
             tape,
-        } => (*round, allowed.clone(), tape.clone()),
-        _ => (0, Vec::new(), Vec::new()),
+            rules,
+        } => (*round, allowed.clone(), tape.clone(), rules.clone()),
+        _ => (0, Vec::new(), Vec::new(), Vec::new()),
     };
     let config = oracle::model_config();
     let about = format!(
@@ -421,7 +422,7 @@ fn finding(
     }
     Finding {
         property: page::PROPERTY,
-        rules: report::rules_of(&tape),
+        rules,
         also_seeds: Vec::new(),
         seed: case.seed,
         requests: case.requests(),

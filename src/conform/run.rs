@@ -34,6 +34,9 @@ pub struct Exchange {
     pub round: usize,
     pub request: String,
     pub answer: String,
+    /// An answer of the breaking round that no model state explains with the others
+    /// (the closest paths' misses): the witness.
+    pub unexplained: bool,
 }
 
 impl Exchange {
@@ -44,6 +47,7 @@ impl Exchange {
             round,
             request,
             answer,
+            unexplained: false,
         }
     }
 }
@@ -59,6 +63,9 @@ pub enum CaseOutcome {
         /// The model's choices through the longest conforming prefix and its own run of
         /// the breaking round (for the what-if script).
         tape: Vec<Choice>,
+        /// The rules by which the closest paths answered the requests whose answers no
+        /// state explains (the rules the target broke).
+        rules: Vec<&'static str>,
     },
     Incomplete(String),
 }
@@ -299,6 +306,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                         round: ri,
                         request: sent[i].request_line(),
                         answer: sent[i].seen.text(),
+                        unexplained: false,
                     });
                 }
                 for s in &sent {
@@ -311,7 +319,16 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
         };
         match verdict {
             RoundVerdict::Conforms => {}
-            RoundVerdict::Broken { allowed } => {
+            RoundVerdict::Broken {
+                allowed,
+                unexplained,
+                rules,
+            } => {
+                for i in &unexplained {
+                    if let Some(&k) = shown.get(&(ri, *i)) {
+                        exchanges[k].unexplained = true;
+                    }
+                }
                 let tape = match round {
                     Round::Send(_) => oracle.model_run(at(&sent)),
                     Round::Advance(_) | Round::Control(_) => None,
@@ -320,6 +337,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                     round: ri,
                     allowed,
                     tape: tape.unwrap_or(before),
+                    rules,
                 };
                 break;
             }
@@ -541,6 +559,7 @@ mod tests {
                 round: 0,
                 request: format!("request {i}"),
                 answer: "200".into(),
+                unexplained: false,
             });
         }
         let taken = |request| Taken {

@@ -1,0 +1,101 @@
+//! A round no model state explains, told as its closest paths tell it: the paths that
+//! explained the most of the round's answers before one differed. Their answers are the
+//! model's closest (`allowed`); the requests where they differ are the witness, the
+//! answers they explain are not; the rules those paths answered them by are the rules
+//! the target broke (read off the path's own events, never off a text).
+
+use super::*;
+use payhub_model::event::What;
+
+/// Where a path of the exploration ended: its answer to request `request` of the round
+/// differs (`text`), after `explained` of the round's answers matched on it. `from` and
+/// `path`: the state of the round's start and the path's choices since; `id`: the model's
+/// request, if it sent one.
+pub(super) struct Missed {
+    explained: usize,
+    request: usize,
+    text: String,
+    from: usize,
+    path: Vec<Choice>,
+    id: Option<RequestId>,
+}
+
+/// The closest misses of a round so far.
+#[derive(Default)]
+pub(super) struct Closest(Vec<Missed>);
+
+impl Closest {
+    /// Keeps `m` if no miss so far explained more.
+    pub(super) fn push(&mut self, m: Missed) {
+        match self.0.first().map(|f| f.explained) {
+            Some(most) if m.explained < most => {}
+            Some(most) if m.explained > most => self.0 = vec![m],
+            _ => self.0.push(m),
+        }
+    }
+}
+
+impl Oracle {
+    /// The miss of request `request` on `node`'s path: its answer differs (`text`).
+    pub(super) fn missed(
+        &self,
+        node: &Node,
+        sent: &[Sent],
+        request: usize,
+        text: String,
+    ) -> Missed {
+        let answered = |j: usize| matches!(sent[j].seen, Seen::Answer(_));
+        let explained = (0..sent.len()).filter(|&j| node.ex[j].done && answered(j));
+        let start = self.states.get(node.from).map_or(0, |s| s.tape.len());
+        Missed {
+            explained: explained.count(),
+            request,
+            text,
+            from: node.from,
+            path: node.st.tape.get(start..).unwrap_or_default().to_vec(),
+            id: node.ex[request].sent.map(|s| s.1),
+        }
+    }
+
+    /// The verdict of a round no state explains, from its closest misses: their answers
+    /// (six at most, by their text), the requests they miss, the rules of those answers.
+    pub(super) fn broken(&self, Closest(mut misses): Closest) -> RoundVerdict {
+        let mut unexplained: Vec<usize> = misses.iter().map(|m| m.request).collect();
+        unexplained.sort();
+        unexplained.dedup();
+        misses.sort_by(|a, b| a.text.cmp(&b.text));
+        misses.dedup_by(|a, b| a.text == b.text);
+        misses.truncate(6);
+        let mut rules = Vec::new();
+        for rule in misses.iter().flat_map(|m| self.rules_of(m)) {
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+        }
+        RoundVerdict::Broken {
+            allowed: misses.into_iter().map(|m| m.text).collect(),
+            unexplained,
+            rules,
+        }
+    }
+
+    /// The rules by which `m`'s path answered its request: the path run again from its
+    /// state, recorded.
+    fn rules_of(&self, m: &Missed) -> Vec<&'static str> {
+        let (Some(id), Some(st)) = (m.id, self.states.get(m.from)) else {
+            return Vec::new();
+        };
+        let (mut w, mut trace) = (st.world.clone(), payhub_sim::Trace::new());
+        for c in &m.path {
+            top_up(&mut w);
+            if w.apply(&self.config, c, Some(&mut trace)).is_err() {
+                break;
+            }
+        }
+        let answered = trace.stream.iter().filter_map(|e| match &e.what {
+            What::Answered { id: a, rule, .. } if *a == id => Some(rule.id()),
+            _ => None,
+        });
+        answered.collect()
+    }
+}
