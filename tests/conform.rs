@@ -62,6 +62,35 @@ fn conform_the_reference_sandbox_passes_50_cases_with_proxy_faults() {
     assert_eq!(r["incomplete"].as_array().unwrap().len(), 0);
 }
 
+/// The same conform twice against one sandbox (its namespace reset before each case):
+/// the same output but its times. Nothing of conform's own (hash order, wall clock, its
+/// tasks' timing) decides what it prints.
+#[test]
+fn conform_twice_against_one_sandbox_prints_the_same() {
+    let s = Serve::start("conform-twice", &["--clock", "manual"]);
+    let url = format!("http://{}", s.addr);
+    let once = || {
+        let args = [
+            "--seeds",
+            "0..60",
+            "--proxy-faults",
+            "--keep-going",
+            "--format",
+            "json",
+        ];
+        let o = conform(&url, PROFILE, &args);
+        assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+        let mut r = json(&o);
+        let times = r.as_object_mut().unwrap();
+        times.remove("elapsed_s");
+        times.remove("cases_per_s");
+        r
+    };
+    let first = once();
+    assert_eq!(first, once());
+    assert_eq!(first["cases_run"], 60);
+}
+
 #[test]
 fn conform_the_other_branches_s4_s5_s8_pass_as_well() {
     let s = Serve::start("conform-b", &["--clock", "manual", "--branches", "b"]);

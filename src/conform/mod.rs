@@ -25,7 +25,6 @@ pub mod run;
 pub mod shrink;
 pub mod silent;
 pub mod target_refs;
-pub mod template;
 
 use crate::serve::seam::EdgeSeam;
 use crate::simulate_cmd::{SeedRange, Shard};
@@ -92,7 +91,7 @@ pub struct ConformArgs {
     #[arg(long)]
     pub kill_matrix: bool,
     /// Go on after a violation: every distinct violation is kept, one per rule (the
-    /// rule of the breaking round), the other seeds that broke it listed with it.
+    /// rule the target broke), the other seeds that broke it listed with it.
     #[arg(long)]
     pub keep_going: bool,
     /// With --kill-matrix: only these mutants (comma-separated names); with --start, the
@@ -211,21 +210,9 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
     }
     let runtime = crate::serve::runtime()?;
     if args.kill_matrix {
-        let rows = match &args.start {
-            Some(command) => runtime.block_on(matrix::kill_matrix_started(
-                &profile,
-                &options,
-                command,
-                &args.mutants,
-                args.max_states,
-            ))?,
-            None => runtime.block_on(matrix::kill_matrix(
-                &profile,
-                &options,
-                &args.mutants,
-                args.max_states,
-            ))?,
-        };
+        let start = args.start.as_deref();
+        let (only, max) = (&args.mutants, args.max_states);
+        let rows = runtime.block_on(matrix::kill_matrix(&profile, &options, start, only, max))?;
         let out = match args.format {
             ConformFormat::Json => {
                 serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?

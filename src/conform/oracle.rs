@@ -491,7 +491,7 @@ impl Oracle {
             .map_err(|e| Miss::Answer(i, format!("{response}  ({e})")))?;
         shown.extend(more);
         if !dialect.strict && obs.status == response.status {
-            shown.extend(other_readings::model_reading(&st.world, req, response));
+            shown.extend(moves::model_reading(&st.world, req, response));
         }
         for r in shown {
             self.take(st, r, i).map_err(|e| Miss::Answer(i, e))?;
@@ -563,10 +563,6 @@ fn is_concurrent(sent: &[Sent]) -> bool {
 #[path = "oracle_moves.rs"]
 mod moves;
 use moves::*;
-
-#[path = "oracle_readings.rs"]
-mod other_readings;
-use other_readings::*;
 
 #[path = "oracle_closest.rs"]
 mod closest;

@@ -6,6 +6,7 @@
 
 use super::*;
 use payhub_model::event::What;
+use std::collections::BTreeSet;
 
 /// Where a path of the exploration ended: its answer to request `request` of the round
 /// differs (`text`), after `explained` of the round's answers matched on it. `from` and
@@ -60,21 +61,16 @@ impl Oracle {
     /// The verdict of a round no state explains, from its closest misses: their answers
     /// (six at most, by their text), the requests they miss, the rules of those answers.
     pub(super) fn broken(&self, Closest(mut misses): Closest) -> RoundVerdict {
-        let mut unexplained: Vec<usize> = misses.iter().map(|m| m.request).collect();
-        unexplained.sort();
-        unexplained.dedup();
+        let unexplained = misses.iter().map(|m| m.request).collect::<BTreeSet<_>>();
         misses.sort_by(|a, b| a.text.cmp(&b.text));
         misses.dedup_by(|a, b| a.text == b.text);
         misses.truncate(6);
-        let mut rules = Vec::new();
-        for rule in misses.iter().flat_map(|m| self.rules_of(m)) {
-            if !rules.contains(&rule) {
-                rules.push(rule);
-            }
-        }
+        let mut rules: Vec<&'static str> = misses.iter().flat_map(|m| self.rules_of(m)).collect();
+        let mut seen = BTreeSet::new();
+        rules.retain(|r| seen.insert(*r));
         RoundVerdict::Broken {
             allowed: misses.into_iter().map(|m| m.text).collect(),
-            unexplained,
+            unexplained: unexplained.into_iter().collect(),
             rules,
         }
     }
@@ -92,10 +88,11 @@ impl Oracle {
                 break;
             }
         }
-        let answered = trace.stream.iter().filter_map(|e| match &e.what {
-            What::Answered { id: a, rule, .. } if *a == id => Some(rule.id()),
-            _ => None,
-        });
-        answered.collect()
+        (trace.stream.iter())
+            .filter_map(|e| match &e.what {
+                What::Answered { id: a, rule, .. } if *a == id => Some(rule.id()),
+                _ => None,
+            })
+            .collect()
     }
 }

@@ -280,6 +280,7 @@ mod tests {
             request: "POST /v1/payments K-1 (ORDER-1, 100 USD)".into(),
             answer: "200 pay_X".into(),
             unexplained: true,
+            place: Some(0),
         }];
         let allowed: Vec<String> = [
             "201 pay_demo_001  (status 200 where the model answers 201)",

@@ -37,6 +37,9 @@ pub struct Exchange {
     /// An answer of the breaking round that no model state explains with the others
     /// (the closest paths' misses): the witness.
     pub unexplained: bool,
+    /// The request's place in its round's list (`None`: a note).
+    #[serde(skip)]
+    pub place: Option<usize>,
 }
 
 impl Exchange {
@@ -48,6 +51,7 @@ impl Exchange {
             request,
             answer,
             unexplained: false,
+            place: None,
         }
     }
 }
@@ -263,7 +267,6 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
     let mut oracle = Oracle::new(&t.profile, t.max_states);
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
-    let mut shown = Shown::new();
     let mut record = Recorder::new(&t.log_profile, har)?;
     let (mut sent_n, mut failed) = (0usize, Vec::new());
     let mut outcome = CaseOutcome::Conforms;
@@ -301,12 +304,12 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 record.round(&t.clock, &sent);
                 let afters: Vec<_> = sent.iter().map(|s| s.after).collect();
                 for i in print_order(&afters) {
-                    shown.insert((ri, i), exchanges.len());
                     exchanges.push(Exchange {
                         round: ri,
                         request: sent[i].request_line(),
                         answer: sent[i].seen.text(),
                         unexplained: false,
+                        place: Some(i),
                     });
                 }
                 for s in &sent {
@@ -324,10 +327,8 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 unexplained,
                 rules,
             } => {
-                for i in &unexplained {
-                    if let Some(&k) = shown.get(&(ri, *i)) {
-                        exchanges[k].unexplained = true;
-                    }
+                for e in exchanges.iter_mut().filter(|e| e.round == ri) {
+                    e.unexplained = e.place.is_some_and(|i| unexplained.contains(&i));
                 }
                 let tape = match round {
                     Round::Send(_) => oracle.model_run(at(&sent)),
@@ -350,7 +351,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
     let mut readings = Vec::new();
     if matches!(outcome, CaseOutcome::Conforms) {
         if failed.is_empty() {
-            readings = readings_shown(&oracle, &exchanges, &shown);
+            readings = readings_shown(&oracle, &exchanges);
         } else {
             outcome = CaseOutcome::Incomplete(failed_case(&failed, sent_n));
         }
@@ -501,17 +502,9 @@ fn print_order(afters: &[Option<usize>]) -> Vec<usize> {
         .collect()
 }
 
-/// Where the report prints an exchange: (round, the request's place in the round's
-/// list) → its place among the case's exchanges.
-type Shown = std::collections::BTreeMap<(usize, usize), usize>;
-
 /// The readings every state of `oracle` took (what the answers showed, whichever state
 /// explains them), each with the exchange that showed it first.
-fn readings_shown(
-    oracle: &Oracle,
-    exchanges: &[Exchange],
-    shown: &Shown,
-) -> Vec<(Reading, String)> {
+fn readings_shown(oracle: &Oracle, exchanges: &[Exchange]) -> Vec<(Reading, String)> {
     let Some(first) = oracle.states.first() else {
         return Vec::new();
     };
@@ -524,16 +517,15 @@ fn readings_shown(
                 .iter()
                 .all(|s| s.readings.iter().any(|x| x.reading == t.reading))
         })
-        .map(|t| (t.reading, first_shown(t, exchanges, shown)))
+        .map(|t| (t.reading, first_shown(t, exchanges)))
         .collect()
 }
 
 /// The line naming the exchange that showed `t` first.
-fn first_shown(t: &Taken, exchanges: &[Exchange], shown: &Shown) -> String {
-    shown
-        .get(&(t.round, t.request))
-        .map(|&k| &exchanges[k])
-        .or_else(|| exchanges.iter().find(|e| e.round == t.round))
+fn first_shown(t: &Taken, exchanges: &[Exchange]) -> String {
+    let mut round = exchanges.iter().filter(|e| e.round == t.round);
+    let own = round.clone().find(|e| e.place == Some(t.request));
+    own.or_else(|| round.next())
         .map(|e| format!("round {}: {} → {}", t.round + 1, e.request, e.answer))
         .unwrap_or_default()
 }
@@ -542,7 +534,7 @@ fn first_shown(t: &Taken, exchanges: &[Exchange], shown: &Shown) -> String {
 mod tests {
     use super::super::profile::ClockRead;
     use super::super::readings::{Reading, Taken};
-    use super::{Exchange, Shown, first_shown, print_order};
+    use super::{Exchange, first_shown, print_order};
     use serde_json::json;
 
     /// A reading shown by a request that comes after a duplicate in its round names that
@@ -552,14 +544,14 @@ mod tests {
         // Round 0: request 0 is a duplicate (its second copy is request 2), request 1 is not.
         let afters = [None, None, Some(0)];
         assert_eq!(print_order(&afters), [0, 2, 1]);
-        let (mut exchanges, mut shown) = (Vec::new(), Shown::new());
+        let mut exchanges = Vec::new();
         for i in print_order(&afters) {
-            shown.insert((0, i), exchanges.len());
             exchanges.push(Exchange {
                 round: 0,
                 request: format!("request {i}"),
                 answer: "200".into(),
                 unexplained: false,
+                place: Some(i),
             });
         }
         let taken = |request| Taken {
@@ -568,11 +560,11 @@ mod tests {
             request,
         };
         assert_eq!(
-            first_shown(&taken(1), &exchanges, &shown),
+            first_shown(&taken(1), &exchanges),
             "round 1: request 1 → 200"
         );
         assert_eq!(
-            first_shown(&taken(2), &exchanges, &shown),
+            first_shown(&taken(2), &exchanges),
             "round 1: request 2 → 200"
         );
     }
