@@ -43,16 +43,6 @@ impl Row {
         self.rules = f.rules.clone();
         self.finding = Some(f);
     }
-
-    fn log(&self, started: Instant) {
-        eprintln!(
-            "conform kill matrix: {}: {} ({} cases, {:.1}s)",
-            self.mutant,
-            if self.found { "found" } else { "not found" },
-            self.cases,
-            started.elapsed().as_secs_f64()
-        );
-    }
 }
 
 /// Why the wire cannot show a mutant to conform (what it would need), for a target
@@ -97,22 +87,20 @@ pub fn blind_reason(name: &str, profile: &Loaded) -> Option<String> {
     })
 }
 
-struct Child2 {
-    child: Child,
-}
+struct Child2(Child);
 
 impl Drop for Child2 {
     fn drop(&mut self) {
         // A started platform leads a process group of its own: the shell and everything
         // it started go with it (for a child that leads none, this finds no group).
-        if let Ok(pid) = i32::try_from(self.child.id()) {
+        if let Ok(pid) = i32::try_from(self.0.id()) {
             // SAFETY: kill(2) on a process group id; no memory is touched.
             unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             }
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -246,7 +234,12 @@ pub async fn kill_matrix(
         if !row.found && start.is_none() {
             row.reason = blind_reason(&name, profile);
         }
-        row.log(started);
+        let found = ["not found", "found"][usize::from(row.found)];
+        let s = started.elapsed().as_secs_f64();
+        eprintln!(
+            "conform kill matrix: {name}: {found} ({} cases, {s:.1}s)",
+            row.cases
+        );
         rows.push(row);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -271,7 +264,7 @@ fn started(mut command: Command, what: &str) -> Result<(Child2, String), String>
         .spawn()
         .map_err(|e| format!("{what}: cannot start: {e}"))?;
     let stdout = child.stdout.take().ok_or(format!("{what}: no stdout"))?;
-    let guard = Child2 { child };
+    let guard = Child2(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut found = false;

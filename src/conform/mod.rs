@@ -5,10 +5,7 @@
 //! reported ([`report`], [`page`]; [`matrix`] over the zoo's mutants).
 
 pub mod case;
-pub mod clock;
 pub mod compare;
-pub mod effect;
-pub mod exchange;
 pub mod faults;
 pub mod generate;
 pub mod matrix;
@@ -24,7 +21,6 @@ pub mod rule_rows;
 pub mod run;
 pub mod shrink;
 pub mod silent;
-pub mod target_refs;
 
 use crate::serve::seam::EdgeSeam;
 use crate::simulate_cmd::{SeedRange, Shard};
@@ -262,13 +258,13 @@ pub async fn connect(
         addr,
         seam,
         max_states,
-        clock: clock::TargetClock::default(),
+        clock: record::TargetClock::default(),
         log_profile,
     };
     run::probe(&target)
         .await
         .map_err(|e| format!("{url}: {e}"))?;
-    effect::check_controls(&target, &format!("check{}", run_tag()))
+    run::check_controls(&target, &format!("check{}", run_tag()))
         .await
         .map_err(|e| format!("{url}: {e}"))?;
     Ok(target)

@@ -5,9 +5,9 @@
 
 use super::case::{self, Names, Of, Req, Side};
 use super::compare::{self, IdMap, Observed};
-pub use super::exchange::{Seen, Sent};
 use super::profile::Loaded;
 use super::readings::{Reading, Taken};
+pub use super::record::{Seen, Sent};
 use crate::http_map;
 use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request, top_up};
 use payhub_model::observation::Dialect;
@@ -58,12 +58,6 @@ pub enum RoundVerdict {
         rules: Vec<&'static str>,
     },
     Incomplete(String),
-}
-
-impl From<Result<(), String>> for RoundVerdict {
-    fn from(r: Result<(), String>) -> RoundVerdict {
-        r.map_or_else(RoundVerdict::Incomplete, |()| RoundVerdict::Conforms)
-    }
 }
 
 pub struct Oracle {
@@ -156,8 +150,10 @@ impl Oracle {
             let to = st.world.now.after(by);
             o.move_to(st, to)
         })
-        .map_err(|e| format!("the model cannot advance: {e}"))
-        .into()
+        .map_or_else(
+            |e| RoundVerdict::Incomplete(format!("the model cannot advance: {e}")),
+            |()| RoundVerdict::Conforms,
+        )
     }
 
     /// Switches one of the platform's inputs in every state, as the target's control
@@ -171,8 +167,10 @@ impl Oracle {
             case::Switch::Pause { on } => Control::SetChannelPaused { on },
         };
         self.each(|o, st| o.apply(st, Choice::Control(control.clone())))
-            .map_err(|e| format!("the model cannot switch {s}: {e}"))
-            .into()
+            .map_or_else(
+                |e| RoundVerdict::Incomplete(format!("the model cannot switch {s}: {e}")),
+                |()| RoundVerdict::Conforms,
+            )
     }
 
     /// `step` in every state, the states alike then merged.
@@ -219,7 +217,7 @@ impl Oracle {
     /// One round against every state.
     pub fn round(&mut self, r: Round) -> RoundVerdict {
         let mut next = Vec::new();
-        let mut misses = Closest::default();
+        let mut misses = Vec::new();
         for (from, st) in self.states.iter().cloned().enumerate() {
             match self.explore((from, st), r, &mut misses) {
                 Ok(mut found) => next.append(&mut found),
@@ -256,7 +254,7 @@ impl Oracle {
                 ..s.clone()
             })
             .collect();
-        let mut misses = Closest::default();
+        let mut misses = Vec::new();
         let found = self
             .explore((0, st), Round { sent: &sent, ..r }, &mut misses)
             .ok()?;
@@ -270,7 +268,7 @@ impl Oracle {
         &self,
         (from, st): (usize, State),
         r: Round,
-        misses: &mut Closest,
+        misses: &mut Vec<Missed>,
     ) -> Result<Vec<State>, String> {
         // What the upstream still had to do from earlier rounds may have happened by
         // now, or part of it, or none: every prefix of it is a start (a slow card's
@@ -298,7 +296,7 @@ impl Oracle {
         &self,
         (from, st): (usize, State),
         r: Round,
-        misses: &mut Closest,
+        misses: &mut Vec<Missed>,
     ) -> Result<Vec<State>, String> {
         let limit = st.world.now.after(self.profile.horizon);
         let ex = (r.sent.iter())
@@ -333,7 +331,7 @@ impl Oracle {
             }
             match self.settle(&mut node, r) {
                 Err(Miss::Answer(i, m)) => {
-                    misses.push(self.missed(&node, r.sent, i, m));
+                    keep(misses, self.missed(&node, r.sent, i, m));
                     continue;
                 }
                 Err(Miss::World(e)) => return Err(e),
@@ -360,7 +358,7 @@ impl Oracle {
                 if let (Some(reading), Some((i, _))) = (m.reading, m.marks)
                     && let Err(e) = self.take(&mut child.st, reading, i)
                 {
-                    misses.push(self.missed(&node, r.sent, i, e));
+                    keep(misses, self.missed(&node, r.sent, i, e));
                     continue;
                 }
                 if let Some((i, done)) = m.marks {
@@ -566,9 +564,9 @@ use moves::*;
 
 #[path = "oracle_closest.rs"]
 mod closest;
-use closest::Closest;
+use closest::{Missed, keep};
 
-pub use super::target_refs::TargetRefs;
+pub use super::case::TargetRefs;
 
 #[cfg(test)]
 #[path = "tests_oracle.rs"]

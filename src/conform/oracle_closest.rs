@@ -8,10 +8,8 @@ use super::*;
 use payhub_model::event::What;
 use std::collections::BTreeSet;
 
-/// Where a path of the exploration ended: its answer to request `request` of the round
-/// differs (`text`), after `explained` of the round's answers matched on it. `from` and
-/// `path`: the state of the round's start and the path's choices since; `id`: the model's
-/// request, if it sent one.
+/// Where a path ended: its answer to request `request` differs (`text`) after `explained`
+/// answers of the round matched; its start state, choices since, and model request.
 pub(super) struct Missed {
     explained: usize,
     request: usize,
@@ -21,18 +19,14 @@ pub(super) struct Missed {
     id: Option<RequestId>,
 }
 
-/// The closest misses of a round so far.
-#[derive(Default)]
-pub(super) struct Closest(Vec<Missed>);
-
-impl Closest {
-    /// Keeps `m` if no miss so far explained more.
-    pub(super) fn push(&mut self, m: Missed) {
-        match self.0.first().map(|f| f.explained) {
-            Some(most) if m.explained < most => {}
-            Some(most) if m.explained > most => self.0 = vec![m],
-            _ => self.0.push(m),
-        }
+/// Keeps `m` among the closest misses of a round so far, if none explained more.
+pub(super) fn keep(misses: &mut Vec<Missed>, m: Missed) {
+    let most = misses.first().map_or(0, |f| f.explained);
+    if m.explained > most {
+        misses.clear();
+    }
+    if m.explained >= most {
+        misses.push(m);
     }
 }
 
@@ -60,7 +54,7 @@ impl Oracle {
 
     /// The verdict of a round no state explains, from its closest misses: their answers
     /// (six at most, by their text), the requests they miss, the rules of those answers.
-    pub(super) fn broken(&self, Closest(mut misses): Closest) -> RoundVerdict {
+    pub(super) fn broken(&self, mut misses: Vec<Missed>) -> RoundVerdict {
         let unexplained = misses.iter().map(|m| m.request).collect::<BTreeSet<_>>();
         misses.sort_by(|a, b| a.text.cmp(&b.text));
         misses.dedup_by(|a, b| a.text == b.text);

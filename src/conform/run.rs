@@ -2,7 +2,7 @@
 //! endpoint) and fresh names, each round's requests sent at once with their faults,
 //! each answer given to the oracle, the case's outcome.
 
-use super::case::{self, Case, Fault, Names, Of, Round, Side, Switch};
+use super::case::{self, Case, Fault, KeyUse, Names, Of, Op, Req, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::faults;
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
@@ -23,7 +23,7 @@ pub struct Target {
     /// Model states the oracle may hold between rounds (`--max-states`).
     pub max_states: usize,
     /// The target's time, which stamps the exchanges the registry judges.
-    pub clock: super::clock::TargetClock,
+    pub clock: super::record::TargetClock,
     /// The profile as `check-log` reads it: how the registry reads the exchanges.
     pub log_profile: crate::check_log::profile::LogProfile,
 }
@@ -45,13 +45,13 @@ pub struct Exchange {
 impl Exchange {
     /// A round that sends nothing (a clock move, a control), as a note.
     fn note(round: usize, request: String) -> Exchange {
-        let answer = String::new();
+        let (answer, unexplained, place) = (String::new(), false, None);
         Exchange {
             round,
             request,
             answer,
-            unexplained: false,
-            place: None,
+            unexplained,
+            place,
         }
     }
 }
@@ -160,6 +160,49 @@ pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     };
     let fill = Fill::from([("on", on.into())]);
     (control(t, &c.template(on), fill, merchant).await).map_err(|e| format!("{what}: {e}"))
+}
+
+/// Every control of the profile checked to take effect before the first case, else a
+/// control the target answers 2xx and ignores would be blamed on the target: switched
+/// on, a valid create must not be executed (RATE-01: its own 429; RATE-04: its own 503).
+/// One that takes no effect is exit 2 naming it, never a violation.
+pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
+    let c = &t.profile.profile.controls;
+    let rate_limit: fn(bool) -> Switch = |on| Switch::RateLimit { merchant: 1, on };
+    let pause: fn(bool) -> Switch = |on| Switch::Pause { on };
+    let checks = [
+        (c.rate_limit.is_some(), "controls.rate_limit", rate_limit),
+        (c.pause.is_some(), "controls.pause", pause),
+    ];
+    for (n, (_, name, to)) in checks.into_iter().enumerate().filter(|(_, c)| c.0) {
+        switch(t, to(true)).await?;
+        let status = create(t, &format!("{tag}-{n}")).await;
+        switch(t, to(false)).await?;
+        let status = status?;
+        if (200..300).contains(&status) {
+            return Err(format!(
+                "{name} took no effect: switched on (answered 2xx), the target then executed a create ({status}); check the control's path, method and body"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One create under a fresh key and order number: its status.
+async fn create(t: &Target, tag: &str) -> Result<u16, String> {
+    let req = Req {
+        key_of: 1,
+        key: KeyUse::Slot(1),
+        op: Op::approved(1),
+        fault: Fault::None,
+        rotation: 0,
+    };
+    let names = Names::new(t.profile.prefix(), tag);
+    let http = render(t, &names, &Default::default(), &req).wire();
+    crate::wire::send(&t.addr, &http, timeout(t))
+        .await
+        .map(|r| r.status)
+        .map_err(|e| down_or("checking the controls: POST /v1/payments", e))
 }
 
 /// Moves the target's clock by `by` with `clock.advance`, and checks with `clock.read`
