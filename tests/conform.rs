@@ -62,6 +62,57 @@ fn conform_the_reference_sandbox_passes_50_cases_with_proxy_faults() {
     assert_eq!(r["incomplete"].as_array().unwrap().len(), 0);
 }
 
+/// The same conform twice against one sandbox (its namespace reset before each case):
+/// the same verdicts, the oracle's and those of the registry's properties judging the
+/// target, case counts and readings. Nothing of conform's own (hash order, wall clock, its tasks' timing)
+/// decides them; the exchanges' times and the race order of requests sent at once (which
+/// a witness's answers show) are the target's.
+#[test]
+fn conform_twice_against_one_sandbox_gives_the_same_verdicts() {
+    let s = Serve::start("conform-twice", &["--clock", "manual"]);
+    let url = format!("http://{}", s.addr);
+    let once = || {
+        let args = [
+            "--seeds",
+            "0..60",
+            "--proxy-faults",
+            "--keep-going",
+            "--format",
+            "json",
+        ];
+        let o = conform(&url, PROFILE, &args);
+        assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+        let r = json(&o);
+        let properties: Vec<Value> = (r["registry"]["properties"].as_array().unwrap().iter())
+            .filter(|p| p["judges"] == "target")
+            .map(|p| serde_json::json!([p["name"], p["status"], p["cases"]]))
+            .collect();
+        let readings: Vec<Value> = (r["readings"].as_array().unwrap().iter())
+            .map(|p| {
+                let shown = p["shown"].as_array().unwrap().iter();
+                serde_json::json!([
+                    p["name"],
+                    shown.map(|x| [&x["name"], &x["cases"]]).collect::<Vec<_>>()
+                ])
+            })
+            .collect();
+        let keep = [
+            "cases_run",
+            "requests",
+            "violations",
+            "incomplete",
+            "not_run",
+            "rules",
+        ];
+        let mut kept: Vec<Value> = keep.iter().map(|k| r[*k].clone()).collect();
+        kept.extend([Value::from(properties), Value::from(readings)]);
+        kept
+    };
+    let first = once();
+    assert_eq!(first, once());
+    assert_eq!(first[0], 60);
+}
+
 #[test]
 fn conform_the_other_branches_s4_s5_s8_pass_as_well() {
     let s = Serve::start("conform-b", &["--clock", "manual", "--branches", "b"]);
@@ -298,11 +349,17 @@ fn conform_kill_matrix_over_http_for_a_subset_of_the_zoo() {
         "0..300",
     );
     assert_eq!(rows.len(), 5);
-    for r in rows {
+    for r in &rows {
         assert_eq!(r["found"], true, "{r}");
         assert!(r["shrunk_requests"].as_u64().unwrap() >= 1, "{r}");
         assert!(r["seconds_to_detection"].as_f64().unwrap() >= 0.0, "{r}");
     }
+    // A row names the rules of the answer the model does not explain: a replay answered
+    // 201 breaks REPLAY-02 (the model's 200), not the rules of the create it replays.
+    let replay = rows
+        .iter()
+        .find(|r| r["mutant"] == "replay_answers_created");
+    assert_eq!(replay.unwrap()["rules"], serde_json::json!(["REPLAY-02"]));
 }
 
 #[test]

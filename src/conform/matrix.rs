@@ -43,16 +43,6 @@ impl Row {
         self.rules = f.rules.clone();
         self.finding = Some(f);
     }
-
-    fn log(&self, started: Instant) {
-        eprintln!(
-            "conform kill matrix: {}: {} ({} cases, {:.1}s)",
-            self.mutant,
-            if self.found { "found" } else { "not found" },
-            self.cases,
-            started.elapsed().as_secs_f64()
-        );
-    }
 }
 
 /// Why the wire cannot show a mutant to conform (what it would need), for a target
@@ -97,22 +87,20 @@ pub fn blind_reason(name: &str, profile: &Loaded) -> Option<String> {
     })
 }
 
-struct Child2 {
-    child: Child,
-}
+struct Child2(Child);
 
 impl Drop for Child2 {
     fn drop(&mut self) {
         // A started platform leads a process group of its own: the shell and everything
         // it started go with it (for a child that leads none, this finds no group).
-        if let Ok(pid) = i32::try_from(self.child.id()) {
+        if let Ok(pid) = i32::try_from(self.0.id()) {
             // SAFETY: kill(2) on a process group id; no memory is touched.
             unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             }
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -164,9 +152,14 @@ fn setups(dir: &std::path::Path) -> Result<Vec<(&'static str, Vec<String>)>, Str
     ])
 }
 
+/// The kill matrix: each mutant of the zoo (or of `only`) planted in a sandbox of each
+/// setup in turn until one finds it; with `start`, each planted bug of `only` started by
+/// that command (`{mutant}` replaced) instead, and not found is missed (the tool knows
+/// no reason the wire cannot show another platform's bug).
 pub async fn kill_matrix(
     profile: &Loaded,
     o: &SweepOptions,
+    start: Option<&str>,
     only: &[String],
     max_states: usize,
 ) -> Result<Vec<Row>, String> {
@@ -175,7 +168,12 @@ pub async fn kill_matrix(
         .map(|m| m.name().to_owned())
         .chain(ParameterMutant::ALL.iter().map(|m| m.name().to_owned()))
         .collect();
-    if !only.is_empty() {
+    if start.is_some() {
+        if only.is_empty() {
+            return Err("--start needs --mutants: the names of the planted bugs to start".into());
+        }
+        names = only.to_vec();
+    } else if !only.is_empty() {
         if let Some(bad) = only.iter().find(|n| !names.contains(n)) {
             return Err(format!(
                 "--mutants: {bad} is not a platform or parameter mutant of the zoo"
@@ -185,7 +183,10 @@ pub async fn kill_matrix(
     }
     let dir = std::env::temp_dir().join(format!("payhub-conform-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let setups = setups(&dir)?;
+    let setups = match start {
+        Some(_) => vec![("the platform's start command", Vec::new())],
+        None => setups(&dir)?,
+    };
     let mut rows = Vec::new();
     for name in names {
         let mut row = Row {
@@ -197,7 +198,10 @@ pub async fn kill_matrix(
             let phase_at = started.elapsed().as_secs_f64();
             let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
             args.extend(["--mutant", &name]);
-            let (_child, url) = start_serve(&args)?;
+            let (_child, url) = match start {
+                Some(command) => start_command(command, &name)?,
+                None => start_serve(&args)?,
+            };
             let mut p = if *label == SHARED {
                 shared(profile)
             } else {
@@ -227,10 +231,15 @@ pub async fn kill_matrix(
                 break;
             }
         }
-        if !row.found {
+        if !row.found && start.is_none() {
             row.reason = blind_reason(&name, profile);
         }
-        row.log(started);
+        let found = ["not found", "found"][usize::from(row.found)];
+        let s = started.elapsed().as_secs_f64();
+        eprintln!(
+            "conform kill matrix: {name}: {found} ({} cases, {s:.1}s)",
+            row.cases
+        );
         rows.push(row);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -255,7 +264,7 @@ fn started(mut command: Command, what: &str) -> Result<(Child2, String), String>
         .spawn()
         .map_err(|e| format!("{what}: cannot start: {e}"))?;
     let stdout = child.stdout.take().ok_or(format!("{what}: no stdout"))?;
-    let guard = Child2 { child };
+    let guard = Child2(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut found = false;
@@ -274,39 +283,6 @@ fn started(mut command: Command, what: &str) -> Result<(Child2, String), String>
 
 /// How long a started platform has to print its address.
 const START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The kill matrix of any platform: each planted bug of `names` started by `command`
-/// (`{mutant}` replaced) and swept until a violation; not found is missed (the tool
-/// knows no reason the wire cannot show another platform's bug).
-pub async fn kill_matrix_started(
-    profile: &Loaded,
-    o: &SweepOptions,
-    command: &str,
-    names: &[String],
-    max_states: usize,
-) -> Result<Vec<Row>, String> {
-    if names.is_empty() {
-        return Err("--start needs --mutants: the names of the planted bugs to start".into());
-    }
-    let mut rows = Vec::new();
-    for name in names {
-        let started = Instant::now();
-        let (_child, url) = start_command(command, name)?;
-        let target = connect(&url, profile.clone(), max_states, EdgeSeam::REFERENCE).await?;
-        let report = sweep(&target, &url, o, Some(())).await?;
-        let mut row = Row {
-            mutant: name.clone(),
-            cases: report.cases_run,
-            ..Row::default()
-        };
-        if let Some(f) = report.violations.into_iter().next() {
-            row.found("the platform's start command", 0.0, f);
-        }
-        row.log(started);
-        rows.push(row);
-    }
-    Ok(rows)
-}
 
 /// Mutants found, those the wire cannot see (blind), and those missed.
 pub fn tally(rows: &[Row]) -> (usize, usize, usize) {

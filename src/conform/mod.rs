@@ -5,10 +5,7 @@
 //! reported ([`report`], [`page`]; [`matrix`] over the zoo's mutants).
 
 pub mod case;
-pub mod clock;
 pub mod compare;
-pub mod effect;
-pub mod exchange;
 pub mod faults;
 pub mod generate;
 pub mod matrix;
@@ -24,8 +21,6 @@ pub mod rule_rows;
 pub mod run;
 pub mod shrink;
 pub mod silent;
-pub mod target_refs;
-pub mod template;
 
 use crate::serve::seam::EdgeSeam;
 use crate::simulate_cmd::{SeedRange, Shard};
@@ -44,7 +39,7 @@ pub enum ConformFormat {
     /// --kill-matrix (docs/ci.md).
     Junit,
     /// One self-contained HTML page: the verdict, each violation's shrunk case drawn
-    /// (inline SVG) with the round no model state explains marked (docs/conform.md).
+    /// (inline SVG) with the answers no model state explains marked (docs/conform.md).
     Html,
 }
 
@@ -92,7 +87,7 @@ pub struct ConformArgs {
     #[arg(long)]
     pub kill_matrix: bool,
     /// Go on after a violation: every distinct violation is kept, one per rule (the
-    /// rule of the breaking round), the other seeds that broke it listed with it.
+    /// rule the target broke), the other seeds that broke it listed with it.
     #[arg(long)]
     pub keep_going: bool,
     /// With --kill-matrix: only these mutants (comma-separated names); with --start, the
@@ -211,21 +206,9 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
     }
     let runtime = crate::serve::runtime()?;
     if args.kill_matrix {
-        let rows = match &args.start {
-            Some(command) => runtime.block_on(matrix::kill_matrix_started(
-                &profile,
-                &options,
-                command,
-                &args.mutants,
-                args.max_states,
-            ))?,
-            None => runtime.block_on(matrix::kill_matrix(
-                &profile,
-                &options,
-                &args.mutants,
-                args.max_states,
-            ))?,
-        };
+        let start = args.start.as_deref();
+        let (only, max) = (&args.mutants, args.max_states);
+        let rows = runtime.block_on(matrix::kill_matrix(&profile, &options, start, only, max))?;
         let out = match args.format {
             ConformFormat::Json => {
                 serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
@@ -275,13 +258,13 @@ pub async fn connect(
         addr,
         seam,
         max_states,
-        clock: clock::TargetClock::default(),
+        clock: record::TargetClock::default(),
         log_profile,
     };
     run::probe(&target)
         .await
         .map_err(|e| format!("{url}: {e}"))?;
-    effect::check_controls(&target, &format!("check{}", run_tag()))
+    run::check_controls(&target, &format!("check{}", run_tag()))
         .await
         .map_err(|e| format!("{url}: {e}"))?;
     Ok(target)
@@ -395,13 +378,14 @@ fn finding(
     cases: usize,
     detected_s: f64,
 ) -> Finding {
-    let (round, allowed, tape) = match &shrunk.run.outcome {
+    let (round, allowed, tape, rules) = match &shrunk.run.outcome {
         CaseOutcome::Violation {
             round,
             allowed,
             tape,
-        } => (*round, allowed.clone(), tape.clone()),
-        _ => (0, Vec::new(), Vec::new()),
+            rules,
+        } => (*round, allowed.clone(), tape.clone(), rules.clone()),
+        _ => (0, Vec::new(), Vec::new(), Vec::new()),
     };
     let config = oracle::model_config();
     let about = format!(
@@ -421,7 +405,7 @@ fn finding(
     }
     Finding {
         property: page::PROPERTY,
-        rules: report::rules_of(&tape),
+        rules,
         also_seeds: Vec::new(),
         seed: case.seed,
         requests: case.requests(),

@@ -5,9 +5,9 @@
 
 use super::case::{self, Names, Of, Req, Side};
 use super::compare::{self, IdMap, Observed};
-pub use super::exchange::{Seen, Sent};
 use super::profile::Loaded;
 use super::readings::{Reading, Taken};
+pub use super::record::{Seen, Sent};
 use crate::http_map;
 use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request, top_up};
 use payhub_model::observation::Dialect;
@@ -48,17 +48,16 @@ const NODE_BUDGET: usize = 20_000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RoundVerdict {
     Conforms,
-    /// No state explains the answers: the model's answers that were closest.
+    /// No state explains the answers: the model's answers on the closest paths (those
+    /// that explained the most of the round's answers), the requests of the round (by
+    /// their place in it) whose answers those paths do not explain, and the rules by
+    /// which those paths answered them.
     Broken {
         allowed: Vec<String>,
+        unexplained: Vec<usize>,
+        rules: Vec<&'static str>,
     },
     Incomplete(String),
-}
-
-impl From<Result<(), String>> for RoundVerdict {
-    fn from(r: Result<(), String>) -> RoundVerdict {
-        r.map_or_else(RoundVerdict::Incomplete, |()| RoundVerdict::Conforms)
-    }
 }
 
 pub struct Oracle {
@@ -90,6 +89,8 @@ impl Ex {
 
 #[derive(Clone)]
 struct Node {
+    /// The state of the round's start it was explored from (its place in `states`).
+    from: usize,
     st: State,
     ex: Vec<Ex>,
     /// Upstream messages from before the round (left as the round's start has them).
@@ -149,8 +150,10 @@ impl Oracle {
             let to = st.world.now.after(by);
             o.move_to(st, to)
         })
-        .map_err(|e| format!("the model cannot advance: {e}"))
-        .into()
+        .map_or_else(
+            |e| RoundVerdict::Incomplete(format!("the model cannot advance: {e}")),
+            |()| RoundVerdict::Conforms,
+        )
     }
 
     /// Switches one of the platform's inputs in every state, as the target's control
@@ -164,8 +167,10 @@ impl Oracle {
             case::Switch::Pause { on } => Control::SetChannelPaused { on },
         };
         self.each(|o, st| o.apply(st, Choice::Control(control.clone())))
-            .map_err(|e| format!("the model cannot switch {s}: {e}"))
-            .into()
+            .map_or_else(
+                |e| RoundVerdict::Incomplete(format!("the model cannot switch {s}: {e}")),
+                |()| RoundVerdict::Conforms,
+            )
     }
 
     /// `step` in every state, the states alike then merged.
@@ -212,9 +217,9 @@ impl Oracle {
     /// One round against every state.
     pub fn round(&mut self, r: Round) -> RoundVerdict {
         let mut next = Vec::new();
-        let mut misses: Vec<String> = Vec::new();
-        for st in self.states.iter().cloned() {
-            match self.explore(st, r, &mut misses) {
+        let mut misses = Vec::new();
+        for (from, st) in self.states.iter().cloned().enumerate() {
+            match self.explore((from, st), r, &mut misses) {
                 Ok(mut found) => next.append(&mut found),
                 Err(e) => return RoundVerdict::Incomplete(e),
             }
@@ -231,10 +236,7 @@ impl Oracle {
             ));
         }
         if next.is_empty() {
-            misses.sort();
-            misses.dedup();
-            misses.truncate(6);
-            return RoundVerdict::Broken { allowed: misses };
+            return self.broken(misses);
         }
         self.states = next;
         RoundVerdict::Conforms
@@ -254,7 +256,7 @@ impl Oracle {
             .collect();
         let mut misses = Vec::new();
         let found = self
-            .explore(st, Round { sent: &sent, ..r }, &mut misses)
+            .explore((0, st), Round { sent: &sent, ..r }, &mut misses)
             .ok()?;
         found
             .into_iter()
@@ -262,7 +264,12 @@ impl Oracle {
             .map(|s| s.tape)
     }
 
-    fn explore(&self, st: State, r: Round, misses: &mut Vec<String>) -> Result<Vec<State>, String> {
+    fn explore(
+        &self,
+        (from, st): (usize, State),
+        r: Round,
+        misses: &mut Vec<Missed>,
+    ) -> Result<Vec<State>, String> {
         // What the upstream still had to do from earlier rounds may have happened by
         // now, or part of it, or none: every prefix of it is a start (a slow card's
         // charge excepted: it is placed by the exploration).
@@ -280,16 +287,16 @@ impl Oracle {
         }
         let mut found = Vec::new();
         for start in starts {
-            found.append(&mut self.explore_from(start, r, misses)?);
+            found.append(&mut self.explore_from((from, start), r, misses)?);
         }
         Ok(found)
     }
 
     fn explore_from(
         &self,
-        st: State,
+        (from, st): (usize, State),
         r: Round,
-        misses: &mut Vec<String>,
+        misses: &mut Vec<Missed>,
     ) -> Result<Vec<State>, String> {
         let limit = st.world.now.after(self.profile.horizon);
         let ex = (r.sent.iter())
@@ -305,7 +312,12 @@ impl Oracle {
                 .map(|(m, _)| m)
                 .collect(),
         );
-        let mut stack = vec![Node { st, ex, backlog }];
+        let mut stack = vec![Node {
+            from,
+            st,
+            ex,
+            backlog,
+        }];
         let mut visited: HashSet<u64> = HashSet::new();
         let mut found = Vec::new();
         let mut nodes = 0usize;
@@ -318,8 +330,8 @@ impl Oracle {
                 ));
             }
             match self.settle(&mut node, r) {
-                Err(Miss::Answer(m)) => {
-                    misses.push(m);
+                Err(Miss::Answer(i, m)) => {
+                    keep(misses, self.missed(&node, r.sent, i, m));
                     continue;
                 }
                 Err(Miss::World(e)) => return Err(e),
@@ -343,10 +355,10 @@ impl Oracle {
                         continue 'moves;
                     }
                 }
-                if let (Some(r), Some((i, _))) = (m.reading, m.marks)
-                    && let Err(e) = self.take(&mut child.st, r, i)
+                if let (Some(reading), Some((i, _))) = (m.reading, m.marks)
+                    && let Err(e) = self.take(&mut child.st, reading, i)
                 {
-                    misses.push(e);
+                    keep(misses, self.missed(&node, r.sent, i, e));
                     continue;
                 }
                 if let Some((i, done)) = m.marks {
@@ -474,13 +486,13 @@ impl Oracle {
         let ns = self.profile.namespace(req.key_of);
         let dialect = &self.dialect;
         let mut shown = compare::matches(response, obs, ns, &mut st.ids, dialect)
-            .map_err(|e| Miss::Answer(format!("{response}  ({e})")))?;
+            .map_err(|e| Miss::Answer(i, format!("{response}  ({e})")))?;
         shown.extend(more);
         if !dialect.strict && obs.status == response.status {
-            shown.extend(other_readings::model_reading(&st.world, req, response));
+            shown.extend(moves::model_reading(&st.world, req, response));
         }
         for r in shown {
-            self.take(st, r, i).map_err(Miss::Answer)?;
+            self.take(st, r, i).map_err(|e| Miss::Answer(i, e))?;
         }
         Ok(())
     }
@@ -490,7 +502,10 @@ impl Oracle {
         let ns = self.profile.namespace(s.req.key_of);
         // The request as the model's reading of the target's answer has it; `None`: a
         // reading under which it executed nowhere.
-        let Some(req) = self.as_read(&mut node.st, i, s).map_err(Miss::Answer)? else {
+        let Some(req) = self
+            .as_read(&mut node.st, i, s)
+            .map_err(|e| Miss::Answer(i, e))?
+        else {
             node.ex[i].finish();
             return Ok(());
         };
@@ -532,8 +547,8 @@ impl Oracle {
 }
 
 enum Miss {
-    /// This path's answer differs from the target's.
-    Answer(String),
+    /// This path's answer to request `.0` of the round differs from the target's.
+    Answer(usize, String),
     /// The model itself failed (a bug of the harness): the run is incomplete.
     World(String),
 }
@@ -547,11 +562,11 @@ fn is_concurrent(sent: &[Sent]) -> bool {
 mod moves;
 use moves::*;
 
-#[path = "oracle_readings.rs"]
-mod other_readings;
-use other_readings::*;
+#[path = "oracle_closest.rs"]
+mod closest;
+use closest::{Missed, keep};
 
-pub use super::target_refs::TargetRefs;
+pub use super::case::TargetRefs;
 
 #[cfg(test)]
 #[path = "tests_oracle.rs"]

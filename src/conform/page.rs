@@ -180,10 +180,10 @@ fn violation(f: &Finding, page: &[Block]) -> Block {
         drawing,
         after: vec![
             Block::p(
-                "Rules: those the model's own run of the case applied (its answers rest on them).",
+                "Rules: those by which the model answered the requests no model state explains.",
             ),
             Block::p(text!(
-                "The case in the contract's notation (`!!` the round no model state explains):"
+                "The case in the contract's notation (`!!` the answers no model state explains):"
             )),
             Block::Code(f.notation()),
             Block::folded("what-if script (payhub-verify run)", f.script.clone()),

@@ -1,12 +1,13 @@
 //! The profile: what conform needs to know about a target, as JSON whose every key is
 //! known (an unknown key is an error naming it); docs/conform.md, "The profile".
+//! A control of the target is a template: method, path and body with `{seconds}`, `{ms}`,
+//! `{merchant}` and `{on}` filled in when it is sent.
 
 use payhub_model::observation::Dialect;
 use payhub_model::{Branch, ErrorCode, Millis};
 use serde::Deserialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
-
-pub use super::template::{Fill, Template};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,9 +104,9 @@ pub struct Controls {
 pub struct Switch {
     pub method: Option<String>,
     pub path: String,
-    pub on: Option<serde_json::Value>,
-    pub off: Option<serde_json::Value>,
-    pub body: Option<serde_json::Value>,
+    pub on: Option<Value>,
+    pub off: Option<Value>,
+    pub body: Option<Value>,
 }
 
 impl Switch {
@@ -184,7 +185,7 @@ impl CardOutcome {
 #[serde(deny_unknown_fields)]
 pub struct CardEntry {
     /// What the target takes as its card (under `card_field`): any JSON value.
-    pub card: serde_json::Value,
+    pub card: Value,
     pub outcome: CardOutcome,
 }
 
@@ -261,41 +262,34 @@ impl Loaded {
                 format!("{path}: {}", e.inner())
             }
         })?;
-        let mut model_keys = Vec::new();
-        for k in &profile.api_keys {
-            match k
-                .model
-                .strip_prefix("ak_")
-                .and_then(|n| n.parse::<u32>().ok())
-            {
-                Some(n @ 1..=4) => model_keys.push(n),
-                _ => {
-                    let model = &k.model;
-                    return Err(format!(
-                        "api_keys: model key {model:?} is not one of ak_1…ak_4"
-                    ));
-                }
-            }
-        }
+        let model_key = |k: &KeyEntry| {
+            let n = k.model.strip_prefix("ak_").and_then(|n| n.parse().ok());
+            n.filter(|n| (1..=4).contains(n))
+                .ok_or_else(|| format!("api_keys: model key {:?} is not one of ak_1…ak_4", k.model))
+        };
+        let model_keys: Vec<u32> = profile
+            .api_keys
+            .iter()
+            .map(model_key)
+            .collect::<Result<_, _>>()?;
         if !model_keys.contains(&1) {
             return Err("api_keys: no key stands for ak_1 (merchant 1, test)".into());
         }
-        let approve = profile
+        if !profile
             .cards
             .iter()
-            .any(|c| c.outcome == CardOutcome::Approve);
-        if !approve {
+            .any(|c| c.outcome == CardOutcome::Approve)
+        {
             return Err("cards: no card with outcome approve".into());
         }
         let branches = match &profile.branches {
             None => Branch::ALL.to_vec(),
-            Some(names) => names
-                .iter()
+            Some(names) => (names.iter())
                 .map(|n| {
-                    Branch::from_name(n).ok_or_else(|| {
-                        let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
-                        format!("branches: unknown branch {n:?} (one of {})", all.join(", "))
-                    })
+                    let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
+                    let known =
+                        format!("branches: unknown branch {n:?} (one of {})", all.join(", "));
+                    Branch::from_name(n).ok_or(known)
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         };
@@ -334,10 +328,10 @@ impl Loaded {
                     s.property
                 ));
             }
-            let known = payhub_properties::PROPERTIES
+            if !payhub_properties::PROPERTIES
                 .iter()
-                .any(|p| p.name == s.property);
-            if !known {
+                .any(|p| p.name == s.property)
+            {
                 return Err(format!(
                     "suppress: {:?} is not a property of the registry",
                     s.property
@@ -389,12 +383,9 @@ impl Loaded {
     }
 
     /// The target's `"card"` for an outcome, if it has a card for it.
-    pub fn card(&self, outcome: CardOutcome) -> Option<&serde_json::Value> {
-        self.profile
-            .cards
-            .iter()
-            .find(|c| c.outcome == outcome)
-            .map(|c| &c.card)
+    pub fn card(&self, outcome: CardOutcome) -> Option<&Value> {
+        let mut cards = self.profile.cards.iter();
+        cards.find(|c| c.outcome == outcome).map(|c| &c.card)
     }
 
     /// The outcomes the target has cards for and the model can drive.
@@ -432,12 +423,12 @@ impl Loaded {
         let Some(field) = self.profile.card_field.as_deref().filter(|f| *f != "card") else {
             return Some(body.to_owned());
         };
-        match serde_json::from_str::<serde_json::Value>(body) {
-            Ok(serde_json::Value::Object(mut m)) => {
+        match serde_json::from_str::<Value>(body) {
+            Ok(Value::Object(mut m)) => {
                 if let Some(card) = m.remove("card") {
                     m.insert(field.to_owned(), card);
                 }
-                Some(serde_json::Value::Object(m).to_string())
+                Some(Value::Object(m).to_string())
             }
             _ => Some(body.to_owned()),
         }
@@ -458,15 +449,113 @@ impl Loaded {
     /// The namespace of a request sent with model key `ak_N`: its merchant when ids are
     /// per merchant (ak_3 is merchant 2), else one for all.
     pub fn namespace(&self, key_of: u32) -> u32 {
-        if self.profile.isolation.ids_per_merchant {
-            merchant_of(key_of)
-        } else {
-            0
-        }
+        let per_merchant = self.profile.isolation.ids_per_merchant;
+        if per_merchant { merchant_of(key_of) } else { 0 }
     }
 
     pub fn prefix(&self) -> &str {
         self.profile.isolation.prefix.as_deref().unwrap_or("CF")
+    }
+}
+
+/// A request to one of the target's test endpoints: `method` (default POST), `path` and
+/// `body`, where `{seconds}`, `{ms}`, `{merchant}` and `{on}` are filled in (a string
+/// that is one placeholder alone becomes its JSON value: `{"seconds":"{seconds}"}` sends
+/// `{"seconds":90}`). A plain string is a path POSTed with `{"by":"{ms}ms"}` (the
+/// sandbox's clock).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(from = "TemplateForm")]
+pub struct Template {
+    pub method: Option<String>,
+    pub path: String,
+    pub body: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+enum TemplateForm {
+    Path(String),
+    Full {
+        method: Option<String>,
+        path: String,
+        body: Option<Value>,
+    },
+}
+
+impl From<TemplateForm> for Template {
+    fn from(f: TemplateForm) -> Template {
+        match f {
+            TemplateForm::Path(path) => Template {
+                method: None,
+                path,
+                body: Some(serde_json::json!({"by": "{ms}ms"})),
+            },
+            TemplateForm::Full { method, path, body } => Template { method, path, body },
+        }
+    }
+}
+
+/// What fills a template's placeholders: each of [`PLACEHOLDERS`] it names, with its value.
+pub type Fill = BTreeMap<&'static str, Value>;
+
+/// The placeholders a template may hold.
+pub const PLACEHOLDERS: [&str; 4] = ["seconds", "ms", "merchant", "on"];
+
+/// `s` with each placeholder `fill` names replaced by its value.
+fn text(fill: &Fill, s: &str) -> String {
+    let mut out = s.to_owned();
+    for (p, v) in fill {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out = out.replace(&format!("{{{p}}}"), &v);
+    }
+    out
+}
+
+/// `v` with `fill`'s values: a string that is one placeholder alone becomes its value.
+fn json(fill: &Fill, v: &Value) -> Value {
+    match v {
+        Value::String(s) => {
+            let whole = s.strip_prefix('{').and_then(|r| r.strip_suffix('}'));
+            let whole = whole.and_then(|name| fill.get(name)).cloned();
+            whole.unwrap_or_else(|| Value::String(text(fill, s)))
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| json(fill, x)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (text(fill, k), json(fill, x)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+impl Template {
+    /// Method, path and body with `fill`'s values.
+    pub fn render(&self, fill: &Fill) -> (String, String, Option<String>) {
+        (
+            self.method.clone().unwrap_or_else(|| "POST".into()),
+            text(fill, &self.path),
+            self.body.as_ref().map(|b| json(fill, b).to_string()),
+        )
+    }
+
+    /// The first placeholder it holds that is not one of [`PLACEHOLDERS`].
+    pub(super) fn unknown_placeholder(&self) -> Option<String> {
+        let mut texts = vec![self.path.clone()];
+        if let Some(b) = &self.body {
+            texts.push(b.to_string());
+        }
+        texts.iter().find_map(|t| {
+            t.split('{').skip(1).find_map(|rest| {
+                let name = rest.split('}').next()?;
+                let ident =
+                    !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+                (ident && !PLACEHOLDERS.contains(&name)).then(|| format!("{{{name}}}"))
+            })
+        })
     }
 }
 

@@ -182,31 +182,21 @@ pub type Pins = BTreeMap<Point, Reading>;
 
 /// Reads a profile's `readings` object: each key a point, each value one of its readings.
 pub fn parse_pins(raw: &BTreeMap<String, String>) -> Result<Pins, String> {
+    let names = |v: Vec<&str>| v.join(", ");
     let mut pins = Pins::new();
     for (point, reading) in raw {
-        let p = Point::all().find(|p| p.name() == point).ok_or_else(|| {
-            format!(
-                "readings: {point:?} is not a silent point (one of: {})",
-                Point::all()
-                    .map(|p| p.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
-        let r = p
-            .readings()
-            .iter()
-            .find(|r| r.name() == reading)
-            .ok_or_else(|| {
-                format!(
-                    "readings: {reading:?} is not a reading of {point} (one of: {})",
-                    p.readings()
-                        .iter()
-                        .map(|r| r.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })?;
+        let Some(p) = Point::all().find(|p| p.name() == point) else {
+            let all = names(Point::all().map(|p| p.name()).collect());
+            return Err(format!(
+                "readings: {point:?} is not a silent point (one of: {all})"
+            ));
+        };
+        let Some(r) = p.readings().iter().find(|r| r.name() == reading) else {
+            let all = names(p.readings().iter().map(|r| r.name()).collect());
+            return Err(format!(
+                "readings: {reading:?} is not a reading of {point} (one of: {all})"
+            ));
+        };
         pins.insert(p, *r);
     }
     Ok(pins)

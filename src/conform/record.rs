@@ -1,19 +1,76 @@
 //! conform's record of one case as one log, read and judged as `check-log` reads and
 //! judges one (docs/conform.md, "The registry beside the oracle"): each exchange stamped
-//! with the target's time ([`super::clock`]) in the order conform saw it ([`Stamps`]);
-//! with `--har DIR` also written as a HAR log, card numbers redacted.
+//! with the target's time ([`TargetClock`]: the wall time since conform connected plus
+//! every move of the target's clock so far, as `clock.read` measured it if the profile
+//! has it, so a key replayed after a move of 25 h is 25 h older, RET-01; it only grows
+//! and never decides a verdict of the oracle) in the order conform saw it ([`Stamps`]);
+//! with `--har DIR` also written as a HAR log, card numbers redacted. One request of a
+//! round ([`Sent`]) is read by both judges: the oracle, which explains its answer by the
+//! model ([`super::oracle`]), and this record.
 
-use super::clock::TargetClock;
-use super::oracle::{Seen, Sent};
+use super::case::{self, Req};
+use super::compare::Observed;
 use crate::check_log::entry::{Entry, Label, Reply, bearer};
 use crate::check_log::feed::Feed;
 use crate::check_log::keys::Keys;
 use crate::check_log::profile::{CardReading, LogProfile};
+use crate::wire::WireReply;
 use payhub_properties::facts::wire::Seen as WireSeen;
 use payhub_properties::verdict::Verdict;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+
+/// What the target's side of one request came to.
+#[derive(Clone, Debug)]
+pub enum Seen {
+    Answer(Observed),
+    /// Forwarded, no answer (reset after forwarding, a timeout): executed or not.
+    Unknown,
+    /// Never forwarded (reset before): nothing reached the target.
+    NotSent,
+    /// Whatever the model answers (to write the model's own run of a round).
+    Any,
+}
+
+impl Seen {
+    /// The answer in the contract's notation, as the report prints it.
+    pub fn text(&self) -> String {
+        match self {
+            Seen::Answer(o) => o.notation(),
+            Seen::Unknown => "(no answer: connection reset or timeout)".into(),
+            Seen::NotSent => "(connection reset before forwarding)".into(),
+            Seen::Any => "(any)".into(),
+        }
+    }
+}
+
+/// One request of a round as it was sent, which both judges read: the case's
+/// request and what the oracle saw of it; the request as it went on the wire, when it
+/// was sent and closed, and the answer as read (`None`: none came), which the registry
+/// records ([`super::record`]). `after`: sent only once that request of the round is
+/// done (a duplicate's second copy).
+#[derive(Clone, Debug)]
+pub struct Sent {
+    pub req: Req,
+    pub seen: Seen,
+    pub after: Option<usize>,
+    pub http: case::Http,
+    pub at: (Instant, Instant),
+    pub reply: Option<WireReply>,
+}
+
+impl Sent {
+    /// The request in the contract's notation, with its key and fault, as the report
+    /// prints it.
+    pub fn request_line(&self) -> String {
+        match self.after {
+            None => case::line(&self.req, &self.http),
+            Some(_) => format!("{}  (the proxy's second copy)", self.http.notation()),
+        }
+    }
+}
 
 /// The record of one case, judged when it ends.
 pub struct Recorder {
@@ -23,6 +80,38 @@ pub struct Recorder {
     /// The exchanges as HAR entries, when the case is to be written (`--har`).
     har: Option<Vec<serde_json::Value>>,
     cards: CardReading,
+}
+
+/// The target's time: wall time since `started` plus the moves made so far.
+#[derive(Debug)]
+pub struct TargetClock {
+    started: Instant,
+    /// Milliseconds the target's clock was moved, in total.
+    moved_ms: AtomicU64,
+}
+
+impl Default for TargetClock {
+    /// A clock reading 0 now.
+    fn default() -> TargetClock {
+        TargetClock {
+            started: Instant::now(),
+            moved_ms: AtomicU64::new(0),
+        }
+    }
+}
+
+impl TargetClock {
+    /// The target's time at `at`, in milliseconds since conform connected.
+    pub fn at(&self, at: Instant) -> i64 {
+        let wall = at.saturating_duration_since(self.started).as_millis() as u64;
+        let moved = self.moved_ms.load(Ordering::SeqCst);
+        i64::try_from(wall.saturating_add(moved)).unwrap_or(i64::MAX)
+    }
+
+    /// The target's clock moved by `ms` (the move asked, or as `clock.read` measured it).
+    pub fn moved(&self, ms: u64) {
+        self.moved_ms.fetch_add(ms, Ordering::SeqCst);
+    }
 }
 
 /// Millisecond stamps in the order conform saw the events: the target's time
@@ -178,7 +267,6 @@ fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::WireReply;
     use payhub_properties::verdict::Status;
 
     const CREATE: &str =
@@ -340,5 +428,19 @@ mod tests {
     fn a_reset_after_is_an_unknown_answer() {
         assert_eq!(replay_answered_201(None), Status::Holds);
         assert_eq!(replay_answered_201(Some((201, PAYMENT))), Status::Violated);
+    }
+
+    /// A move is counted in every later stamp, never in an earlier one's wall part.
+    #[test]
+    fn a_move_shifts_every_later_stamp() {
+        use std::time::Duration;
+        let c = TargetClock::default();
+        let t0 = c.started;
+        assert_eq!(c.at(t0), 0);
+        c.moved(90_000_000);
+        assert_eq!(c.at(t0), 90_000_000);
+        assert_eq!(c.at(t0 + Duration::from_millis(1500)), 90_001_500);
+        c.moved(30_000);
+        assert_eq!(c.at(t0 + Duration::from_millis(1500)), 90_031_500);
     }
 }

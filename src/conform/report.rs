@@ -30,8 +30,8 @@ pub struct Finding {
     pub script: String,
     /// The property that judged it.
     pub property: &'static str,
-    /// The rules the model's own run of the case applied (its answers rest on them), in
-    /// the order they first apply; the last is the rule of the breaking round.
+    /// The rules by which the model's closest paths answered the requests whose answers
+    /// no model state explains (the rules the target broke).
     pub rules: Vec<&'static str>,
     /// Other seeds that broke the same rule (`--keep-going` keeps one finding per rule).
     pub also_seeds: Vec<u64>,
@@ -155,18 +155,14 @@ impl Finding {
     }
 
     /// The shrunk case in the contract's notation, the breaking answers marked `!!`: the
-    /// answers before them the model explains, those no model state explains with them.
+    /// others the model explains, those no model state explains with them.
     pub fn notation(&self) -> String {
-        let explained = self
-            .exchanges
-            .iter()
-            .filter(|e| e.round < self.breaking_round)
-            .count();
+        let explained = self.exchanges.iter().filter(|e| !e.unexplained).count();
         let mut s = format!(
-            "   ({explained} answers the model explains, unmarked; !! marks the round no model state explains)\n"
+            "   ({explained} answers the model explains, unmarked; !! marks the round's answers no model state explains)\n"
         );
         for e in &self.exchanges {
-            let mark = ["   ", "!! "][usize::from(e.round == self.breaking_round)];
+            let mark = ["   ", "!! "][usize::from(e.unexplained)];
             let answer = match e.answer.is_empty() {
                 true => String::new(),
                 false => format!("  →  {}", e.answer),
@@ -203,24 +199,6 @@ impl Finding {
     }
 }
 
-/// The rules the model's run `tape` applied, in the order they first apply (none if
-/// the tape does not replay, as then no what-if script is written either).
-pub fn rules_of(tape: &[payhub_sim::Choice]) -> Vec<&'static str> {
-    let mut trace = payhub_sim::Trace::new();
-    let mut no_check = |_: &payhub_sim::World<()>| None;
-    let config = super::oracle::model_config();
-    if payhub_sim::driver::replay(&config, tape, &mut no_check, Some(&mut trace)).is_err() {
-        return Vec::new();
-    }
-    let mut rules = Vec::new();
-    for id in trace.events.iter().filter_map(|e| e.rule).map(|r| r.id()) {
-        if !rules.contains(&id) {
-            rules.push(id);
-        }
-    }
-    rules
-}
-
 /// A request from `m` to `t` and its answer back, as arrows (an empty text none).
 pub fn messages(
     d: &mut Diagram,
@@ -237,8 +215,9 @@ pub fn messages(
 }
 
 /// The exchanges as a sequence diagram: each request and the target's answer (a clock
-/// move or a control as a note), the breaking round's marked as the witness with a note
-/// that no model state explains it, and a note for each answer the model allows.
+/// move or a control as a note), the breaking round's unexplained answers marked as the
+/// witness with a note that no model state explains it, and a note for each answer the
+/// model allows.
 pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]) -> Diagram {
     let clean = |t: &str| t.replace([';', '#'], ",");
     let mut d = Diagram::default();
@@ -249,7 +228,7 @@ pub fn diagram(exchanges: &[Exchange], breaking_round: usize, allowed: &[String]
         kind: NoteKind::Plain,
     };
     for e in exchanges {
-        let witness = e.round == breaking_round;
+        let witness = e.unexplained && e.round == breaking_round;
         if e.answer.is_empty() {
             d.push(note((m, t)), clean(&e.request)).witness = witness;
             continue;
@@ -286,6 +265,8 @@ mod tests {
             round: 0,
             request: "POST /v1/payments K-1 (ORDER-1, 100 USD)".into(),
             answer: "200 pay_X".into(),
+            unexplained: true,
+            place: Some(0),
         }];
         let allowed: Vec<String> = [
             "201 pay_demo_001  (status 200 where the model answers 201)",

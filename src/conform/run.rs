@@ -2,7 +2,7 @@
 //! endpoint) and fresh names, each round's requests sent at once with their faults,
 //! each answer given to the oracle, the case's outcome.
 
-use super::case::{self, Case, Fault, Names, Of, Round, Side, Switch};
+use super::case::{self, Case, Fault, KeyUse, Names, Of, Op, Req, Round, Side, Switch};
 use super::compare::{self, Observed};
 use super::faults;
 use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
@@ -23,7 +23,7 @@ pub struct Target {
     /// Model states the oracle may hold between rounds (`--max-states`).
     pub max_states: usize,
     /// The target's time, which stamps the exchanges the registry judges.
-    pub clock: super::clock::TargetClock,
+    pub clock: super::record::TargetClock,
     /// The profile as `check-log` reads it: how the registry reads the exchanges.
     pub log_profile: crate::check_log::profile::LogProfile,
 }
@@ -34,16 +34,24 @@ pub struct Exchange {
     pub round: usize,
     pub request: String,
     pub answer: String,
+    /// An answer of the breaking round that no model state explains with the others
+    /// (the closest paths' misses): the witness.
+    pub unexplained: bool,
+    /// The request's place in its round's list (`None`: a note).
+    #[serde(skip)]
+    pub place: Option<usize>,
 }
 
 impl Exchange {
     /// A round that sends nothing (a clock move, a control), as a note.
     fn note(round: usize, request: String) -> Exchange {
-        let answer = String::new();
+        let (answer, unexplained, place) = (String::new(), false, None);
         Exchange {
             round,
             request,
             answer,
+            unexplained,
+            place,
         }
     }
 }
@@ -59,6 +67,9 @@ pub enum CaseOutcome {
         /// The model's choices through the longest conforming prefix and its own run of
         /// the breaking round (for the what-if script).
         tape: Vec<Choice>,
+        /// The rules by which the closest paths answered the requests whose answers no
+        /// state explains (the rules the target broke).
+        rules: Vec<&'static str>,
     },
     Incomplete(String),
 }
@@ -149,6 +160,49 @@ pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     };
     let fill = Fill::from([("on", on.into())]);
     (control(t, &c.template(on), fill, merchant).await).map_err(|e| format!("{what}: {e}"))
+}
+
+/// Every control of the profile checked to take effect before the first case, else a
+/// control the target answers 2xx and ignores would be blamed on the target: switched
+/// on, a valid create must not be executed (RATE-01: its own 429; RATE-04: its own 503).
+/// One that takes no effect is exit 2 naming it, never a violation.
+pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
+    let c = &t.profile.profile.controls;
+    let rate_limit: fn(bool) -> Switch = |on| Switch::RateLimit { merchant: 1, on };
+    let pause: fn(bool) -> Switch = |on| Switch::Pause { on };
+    let checks = [
+        (c.rate_limit.is_some(), "controls.rate_limit", rate_limit),
+        (c.pause.is_some(), "controls.pause", pause),
+    ];
+    for (n, (_, name, to)) in checks.into_iter().enumerate().filter(|(_, c)| c.0) {
+        switch(t, to(true)).await?;
+        let status = create(t, &format!("{tag}-{n}")).await;
+        switch(t, to(false)).await?;
+        let status = status?;
+        if (200..300).contains(&status) {
+            return Err(format!(
+                "{name} took no effect: switched on (answered 2xx), the target then executed a create ({status}); check the control's path, method and body"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One create under a fresh key and order number: its status.
+async fn create(t: &Target, tag: &str) -> Result<u16, String> {
+    let req = Req {
+        key_of: 1,
+        key: KeyUse::Slot(1),
+        op: Op::approved(1),
+        fault: Fault::None,
+        rotation: 0,
+    };
+    let names = Names::new(t.profile.prefix(), tag);
+    let http = render(t, &names, &Default::default(), &req).wire();
+    crate::wire::send(&t.addr, &http, timeout(t))
+        .await
+        .map(|r| r.status)
+        .map_err(|e| down_or("checking the controls: POST /v1/payments", e))
 }
 
 /// Moves the target's clock by `by` with `clock.advance`, and checks with `clock.read`
@@ -256,7 +310,6 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
     let mut oracle = Oracle::new(&t.profile, t.max_states);
     let mut refs = TargetRefs::default();
     let mut exchanges = Vec::new();
-    let mut shown = Shown::new();
     let mut record = Recorder::new(&t.log_profile, har)?;
     let (mut sent_n, mut failed) = (0usize, Vec::new());
     let mut outcome = CaseOutcome::Conforms;
@@ -294,11 +347,12 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                 record.round(&t.clock, &sent);
                 let afters: Vec<_> = sent.iter().map(|s| s.after).collect();
                 for i in print_order(&afters) {
-                    shown.insert((ri, i), exchanges.len());
                     exchanges.push(Exchange {
                         round: ri,
                         request: sent[i].request_line(),
                         answer: sent[i].seen.text(),
+                        unexplained: false,
+                        place: Some(i),
                     });
                 }
                 for s in &sent {
@@ -311,7 +365,14 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
         };
         match verdict {
             RoundVerdict::Conforms => {}
-            RoundVerdict::Broken { allowed } => {
+            RoundVerdict::Broken {
+                allowed,
+                unexplained,
+                rules,
+            } => {
+                for e in exchanges.iter_mut().filter(|e| e.round == ri) {
+                    e.unexplained = e.place.is_some_and(|i| unexplained.contains(&i));
+                }
                 let tape = match round {
                     Round::Send(_) => oracle.model_run(at(&sent)),
                     Round::Advance(_) | Round::Control(_) => None,
@@ -320,6 +381,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
                     round: ri,
                     allowed,
                     tape: tape.unwrap_or(before),
+                    rules,
                 };
                 break;
             }
@@ -332,7 +394,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
     let mut readings = Vec::new();
     if matches!(outcome, CaseOutcome::Conforms) {
         if failed.is_empty() {
-            readings = readings_shown(&oracle, &exchanges, &shown);
+            readings = readings_shown(&oracle, &exchanges);
         } else {
             outcome = CaseOutcome::Incomplete(failed_case(&failed, sent_n));
         }
@@ -483,17 +545,9 @@ fn print_order(afters: &[Option<usize>]) -> Vec<usize> {
         .collect()
 }
 
-/// Where the report prints an exchange: (round, the request's place in the round's
-/// list) → its place among the case's exchanges.
-type Shown = std::collections::BTreeMap<(usize, usize), usize>;
-
 /// The readings every state of `oracle` took (what the answers showed, whichever state
 /// explains them), each with the exchange that showed it first.
-fn readings_shown(
-    oracle: &Oracle,
-    exchanges: &[Exchange],
-    shown: &Shown,
-) -> Vec<(Reading, String)> {
+fn readings_shown(oracle: &Oracle, exchanges: &[Exchange]) -> Vec<(Reading, String)> {
     let Some(first) = oracle.states.first() else {
         return Vec::new();
     };
@@ -506,16 +560,15 @@ fn readings_shown(
                 .iter()
                 .all(|s| s.readings.iter().any(|x| x.reading == t.reading))
         })
-        .map(|t| (t.reading, first_shown(t, exchanges, shown)))
+        .map(|t| (t.reading, first_shown(t, exchanges)))
         .collect()
 }
 
 /// The line naming the exchange that showed `t` first.
-fn first_shown(t: &Taken, exchanges: &[Exchange], shown: &Shown) -> String {
-    shown
-        .get(&(t.round, t.request))
-        .map(|&k| &exchanges[k])
-        .or_else(|| exchanges.iter().find(|e| e.round == t.round))
+fn first_shown(t: &Taken, exchanges: &[Exchange]) -> String {
+    let mut round = exchanges.iter().filter(|e| e.round == t.round);
+    let own = round.clone().find(|e| e.place == Some(t.request));
+    own.or_else(|| round.next())
         .map(|e| format!("round {}: {} → {}", t.round + 1, e.request, e.answer))
         .unwrap_or_default()
 }
@@ -524,7 +577,7 @@ fn first_shown(t: &Taken, exchanges: &[Exchange], shown: &Shown) -> String {
 mod tests {
     use super::super::profile::ClockRead;
     use super::super::readings::{Reading, Taken};
-    use super::{Exchange, Shown, first_shown, print_order};
+    use super::{Exchange, first_shown, print_order};
     use serde_json::json;
 
     /// A reading shown by a request that comes after a duplicate in its round names that
@@ -534,13 +587,14 @@ mod tests {
         // Round 0: request 0 is a duplicate (its second copy is request 2), request 1 is not.
         let afters = [None, None, Some(0)];
         assert_eq!(print_order(&afters), [0, 2, 1]);
-        let (mut exchanges, mut shown) = (Vec::new(), Shown::new());
+        let mut exchanges = Vec::new();
         for i in print_order(&afters) {
-            shown.insert((0, i), exchanges.len());
             exchanges.push(Exchange {
                 round: 0,
                 request: format!("request {i}"),
                 answer: "200".into(),
+                unexplained: false,
+                place: Some(i),
             });
         }
         let taken = |request| Taken {
@@ -549,11 +603,11 @@ mod tests {
             request,
         };
         assert_eq!(
-            first_shown(&taken(1), &exchanges, &shown),
+            first_shown(&taken(1), &exchanges),
             "round 1: request 1 → 200"
         );
         assert_eq!(
-            first_shown(&taken(2), &exchanges, &shown),
+            first_shown(&taken(2), &exchanges),
             "round 1: request 2 → 200"
         );
     }

@@ -98,7 +98,7 @@ fn the_references_answers_conform_a_lost_one_branches_and_a_wrong_one_breaks() {
         unreachable!()
     };
     wrong.status = 201;
-    let RoundVerdict::Broken { allowed } =
+    let RoundVerdict::Broken { allowed, .. } =
         o.round(at(&names, &refs, &sent(create(1), Seen::Answer(wrong))))
     else {
         panic!("a 201 replay conformed");
@@ -127,16 +127,21 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
         card: Some(CardOutcome::Approve),
     };
     let seen = answer(&mut sb, &names, &changed);
-    assert!(matches!(
-        o.round(at(&names, &refs, &sent(changed, seen))),
-        RoundVerdict::Broken { .. }
-    ));
-    // The rules of the model's own run of the breaking round are those its what-if
-    // script applies when run: the conflict's (KEY-03) last.
+    let verdict = o.round(at(&names, &refs, &sent(changed, seen)));
+    let RoundVerdict::Broken {
+        unexplained, rules, ..
+    } = verdict
+    else {
+        panic!("the planted bug conformed: {verdict:?}");
+    };
+    assert_eq!(unexplained, [0]);
+    // The rule the target broke is the one by which the model answered that request
+    // (the conflict's, CONFLICT-01); the model's own run of the round is a what-if script
+    // that `run` replays, applying that rule.
+    assert_eq!(rules, ["CONFLICT-01"]);
     let tape = o
         .model_run(at(&names, &refs, &sent(changed, Seen::Any)))
         .unwrap();
-    let rules = crate::conform::report::rules_of(&tape);
     let script = payhub_sim::script::script_from_tape(&model_config(), &tape, None, "t").unwrap();
     let parsed = payhub_sim::script::parse(
         "t.pha",
@@ -144,12 +149,38 @@ fn a_planted_bug_of_the_sandbox_breaks_the_oracle() {
         &crate::script_cmd::always_properties(),
     )
     .unwrap();
-    let mut run: Vec<&str> = Vec::new();
-    for e in &crate::script_cmd::execute(&parsed).trace.events {
-        if let Some(id) = e.rule.map(|r| r.id()).filter(|id| !run.contains(id)) {
-            run.push(id);
-        }
-    }
-    assert_eq!(rules, run);
-    assert!(rules.len() > 1, "{rules:?}");
+    let trace = crate::script_cmd::execute(&parsed).trace;
+    assert!(
+        trace
+            .events
+            .iter()
+            .any(|e| e.rule.map(|r| r.id()) == Some("CONFLICT-01"))
+    );
+}
+
+/// In a round whose answers no state explains together, the answers the closest paths
+/// explain are told from the one they do not: a create's first copy answered 201, its
+/// proxy's second copy 201 again (a replay answers 200, REPLAY-02).
+#[test]
+fn the_answers_the_model_explains_are_told_from_the_one_it_does_not() {
+    let names = Names::new("T", "3");
+    let refs = TargetRefs::default();
+    let mut sb = sandbox(Planted::Reference);
+    let mut o = oracle();
+    let Seen::Answer(first) = answer(&mut sb, &names, &create(1)) else {
+        unreachable!()
+    };
+    let mut round = sent(create(1), Seen::Answer(first.clone()));
+    let mut second = round[0].clone();
+    second.after = Some(0);
+    round.push(second);
+    let verdict = o.round(at(&names, &refs, &round));
+    let RoundVerdict::Broken {
+        unexplained, rules, ..
+    } = verdict
+    else {
+        panic!("a replay answered 201 conformed: {verdict:?}");
+    };
+    assert_eq!(unexplained, [1]);
+    assert_eq!(rules, ["REPLAY-02"]);
 }
