@@ -126,7 +126,7 @@ pub struct WireFacts {
     /// CONC-02: the first answer of new business, or 409 idempotency_conflict, in a
     /// scope that had no execution yet (a concurrent request of the same key may still
     /// execute), with the fingerprint of its other fields.
-    new_business: BTreeMap<u64, (Rec, Option<u64>)>,
+    early_answers: BTreeMap<u64, (Rec, Option<u64>)>,
     first_params: BTreeMap<u64, Rec>,
     key_endpoints: BTreeMap<u64, Rec>,
     order_payments: BTreeMap<u64, (PaymentId, Rec)>,

@@ -166,23 +166,23 @@ impl WireFacts {
                 // CONC-02: a request of this key answered as new business, or 409
                 // idempotency_conflict, before this execution's answer came, with its
                 // parameters (and its other fields: A-SAFE-FIELDS).
-                if let Some(early) = self.new_business.remove(&id) {
+                if let Some(early) = self.early_answers.remove(&id) {
                     self.judge_early(early, &seen, other_fields);
                 }
                 self.executed.insert(id, Executed { seen, other_fields });
             } else if (as_new_business(r) || conflict) && !path_only {
-                self.new_business.entry(id).or_insert((seen, other_fields));
+                self.early_answers.entry(id).or_insert((seen, other_fields));
             }
             return;
         };
         // A-SAFE-FIELDS: "amount, currency, … etc.": a field the contract does not name
         // may be compared too, so a conflict where one differs is no breach.
-        let compared_more = first.other_fields != other_fields;
         let same = first.seen.params().compare(&seen.params());
+        let unchanged = same == Some(true) && first.other_fields == other_fields;
         if !self.after(&seen, &first.seen) {
             if !path_only {
                 let first = first.seen.clone();
-                if conflict && same == Some(true) && !compared_more {
+                if conflict && unchanged {
                     self.note_soonest(Breach::ConflictWithoutChange, &first, &seen);
                 }
                 self.judge_in_flight(first, seen, r, same);
@@ -195,7 +195,7 @@ impl WireFacts {
         let other_object = matches!((first_object, object), (Some(a), Some(b)) if a != b);
         let breach = match (same, conflict) {
             (Some(false), false) if r.is_success() => Some(Breach::ConflictMissing),
-            (Some(true), true) if !compared_more => Some(Breach::ConflictWithoutChange),
+            (_, true) if unchanged => Some(Breach::ConflictWithoutChange),
             (_, false) if r.is_success() && other_object => Some(Breach::ReplayNotSameObject),
             _ if path_only => None,
             (Some(true), false) if r.status == 201 => Some(Breach::ReplayNotSameObject),

@@ -62,7 +62,7 @@ impl WireFacts {
     pub(super) fn prune(&mut self, now: Millis) {
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
-        self.new_business.retain(|_, (x, _)| x.sent >= window);
+        self.early_answers.retain(|_, (x, _)| x.sent >= window);
         self.first_params.retain(|_, x| x.sent >= window);
         self.key_endpoints.retain(|_, x| x.sent >= window);
         self.scopes_so_far.retain(|_, x| x.first.sent >= window);
