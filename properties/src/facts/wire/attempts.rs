@@ -82,7 +82,7 @@ impl WireFacts {
         let created = seen.method == Method::Post && seen.path() == "/v1/payments";
         match self.payments.get(&id).and_then(|x| x.attempts.as_ref()) {
             None if created => {
-                self.payments.entry(id).or_default().attempts = Some((n, seen.clone()));
+                self.payments.at(id).attempts = Some((n, seen.clone()));
             }
             None => {}
             Some((before, earlier)) if n > *before => {
@@ -91,7 +91,7 @@ impl WireFacts {
                     let earlier = earlier.clone();
                     self.note(Breach::AttemptWithoutConfirm, vec![earlier, seen.clone()]);
                 }
-                self.payments.entry(id).or_default().attempts = Some((n, seen.clone()));
+                self.payments.at(id).attempts = Some((n, seen.clone()));
             }
             Some(_) => {}
         }
@@ -127,7 +127,7 @@ impl WireFacts {
         };
         let started = starts && r.is_success() && n > known.unwrap_or(0);
         if let Some(card) = endpoint.card().filter(|_| started) {
-            self.payments.entry(id).or_default().attempt_card = Some((n, card, seen.clone()));
+            self.payments.at(id).attempt_card = Some((n, card, seen.clone()));
         }
     }
 

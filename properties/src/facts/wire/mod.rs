@@ -29,6 +29,7 @@
 //! partial bodies, refusals the contract does not name), the model's own as anyone's.
 
 mod attempts;
+mod by_id;
 mod patterns;
 mod record;
 mod refusals;
@@ -133,7 +134,7 @@ pub struct WireFacts {
     /// The creates whose outcome their client does not know, by order number and purchase.
     unknown_orders: renumbered::Unresolved<Purchase, Rec>,
     /// Each Payment's records ([`PaymentShown`]).
-    payments: BTreeMap<PaymentId, PaymentShown>,
+    payments: by_id::ById<PaymentShown>,
     /// UNIQ-04: the Refund each refund number was first shown with.
     refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
     /// SCHED-02: the last query of each object ([`super::query_object`]), and the id

@@ -80,7 +80,7 @@ impl WireFacts {
             (Some(_), Some(v)) if version <= v => {}
             _ => {
                 let status = p.status.as_ref().map(super::fp);
-                self.payments.entry(payment).or_default().version = Some((seen.clone(), status));
+                self.payments.at(payment).version = Some((seen.clone(), status));
             }
         }
     }
@@ -284,7 +284,7 @@ impl WireFacts {
         let id = PaymentId(p.id);
         let held = self.payments.get(&id).and_then(|x| x.first.clone());
         let Some((amount, first_owner, first)) = held else {
-            self.payments.entry(id).or_default().first = Some((p.amount, owner, seen.clone()));
+            self.payments.at(id).first = Some((p.amount, owner, seen.clone()));
             return;
         };
         if let (Some(a), Some(b)) = (amount, p.amount) {

@@ -2,7 +2,9 @@
 //! rest (its places in the fold, key, path, parameters and answer) packed in one byte
 //! string, read back one field at a time, and whole for a witness ([`Record::seen`]). A
 //! [`Seen`] takes about 350 bytes whatever it holds (each string 32); a record of a
-//! create about 150.
+//! create about 130. Paths, ids and numbers are packed by their shape ([`shaped`]): a
+//! known prefix by its index, a trailing decimal number as a number
+//! (`/v1/payments/pay_demo_123456` in 6 bytes, not 29), read back as written.
 
 use super::{Answer, Seen, WireParams};
 use payhub_model::observation::VersionMark;
@@ -29,9 +31,10 @@ impl Record {
     pub(super) fn of(s: &Seen, seqs: (u64, u64)) -> Record {
         let mut w = Vec::with_capacity(96);
         num(&mut w, u128::from(seqs.0));
-        num(&mut w, u128::from(seqs.1));
+        // The close as its distance from the send: one or two bytes, not three or four.
+        num(&mut w, u128::from(seqs.1.wrapping_sub(seqs.0)));
         text(&mut w, s.key.as_deref());
-        text(&mut w, Some(&s.path));
+        shaped(&mut w, Some(&s.path));
         let (tag, a, b, n) = match &s.params {
             WireParams::None => (0, &None, &None, &None),
             WireParams::Order {
@@ -46,8 +49,8 @@ impl Record {
             } => (2, a, b, amount),
         };
         w.push(tag);
-        text(&mut w, a.as_deref());
-        text(&mut w, b.as_deref());
+        shaped(&mut w, a.as_deref());
+        shaped(&mut w, b.as_deref());
         int(&mut w, n.map(i128::from));
         if let Some(a) = &s.answer {
             w.push(1);
@@ -57,7 +60,7 @@ impl Record {
                 .and_then(|c| ErrorCode::ALL.iter().position(|x| *x == c));
             num(&mut w, code.map_or(0, |i| i as u128 + 1));
             text(&mut w, a.unnamed_code.as_deref());
-            text(&mut w, a.object.as_deref());
+            shaped(&mut w, a.object.as_deref());
             match &a.version {
                 None => w.push(0),
                 Some(VersionMark::Number(v)) => {
@@ -74,7 +77,7 @@ impl Record {
             }
             int(&mut w, a.amount.map(i128::from));
             w.push(u8::from(a.related));
-            text(&mut w, a.related_id.as_deref());
+            shaped(&mut w, a.related_id.as_deref());
         }
         Record {
             id: s.id,
@@ -95,7 +98,7 @@ impl Record {
             closed: self.closed,
             method: self.method,
             key: r.text().map(Text::from),
-            path: Text::from(r.text().unwrap_or_default()),
+            path: r.shaped().unwrap_or_default(),
             params: r.params(),
             answer: r.answer(),
             open: self.open,
@@ -111,8 +114,8 @@ impl Record {
         self.at(0).text()
     }
 
-    pub(super) fn path(&self) -> &str {
-        self.at(1).text().unwrap_or_default()
+    pub(super) fn path(&self) -> Text {
+        self.at(1).shaped().unwrap_or_default()
     }
 
     pub(super) fn params(&self) -> WireParams {
@@ -128,8 +131,10 @@ impl Record {
         let mut r = Reader(&self.packed);
         r.seqs();
         for skipped in 0..i {
-            if skipped < 2 {
+            if skipped == 0 {
                 r.text();
+            } else if skipped == 1 {
+                r.shaped();
             } else {
                 r.params();
             }
@@ -151,6 +156,55 @@ fn num(w: &mut Vec<u8>, mut n: u128) {
 fn text(w: &mut Vec<u8>, t: Option<&str>) {
     num(w, t.map_or(0, |t| t.len() as u128 + 1));
     w.extend_from_slice(t.unwrap_or_default().as_bytes());
+}
+
+/// The prefixes a shaped string is packed by: the longest that starts it (one byte, 0
+/// for `None`, names its prefix, its ending, whether a number ends it and whether text
+/// is left between).
+const PREFIXES: [&str; 11] = [
+    "",
+    "/v1/payments/pay_demo_",
+    "/v1/payments?merchant_order_no=",
+    "/v1/payments/",
+    "/v1/payments",
+    "/v1/refunds/ref_demo_",
+    "/v1/refunds/",
+    "/v1/refunds",
+    "/v1/checkout/sessions",
+    "pay_demo_",
+    "ref_demo_",
+];
+/// The endings a shaped string is packed by.
+const SUFFIXES: [&str; 3] = ["", "/confirm", "/cancel"];
+/// The most digits of a trailing number read as one.
+const DIGITS: usize = 19;
+
+/// `t` as its longest known prefix and ending (their indexes), the text between, and
+/// the decimal number that ends it (its digits, leading zeros kept, and its value).
+fn shaped(w: &mut Vec<u8>, t: Option<&str>) {
+    let Some(t) = t else { return w.push(0) };
+    let (p, prefix) = (PREFIXES.iter().enumerate())
+        .filter(|(_, p)| t.starts_with(*p))
+        .max_by_key(|(_, p)| p.len())
+        .unwrap_or((0, &""));
+    let rest = &t[prefix.len()..];
+    let (x, suffix) = (SUFFIXES.iter().enumerate())
+        .filter(|(_, x)| rest.ends_with(*x))
+        .max_by_key(|(_, x)| x.len())
+        .unwrap_or((0, &""));
+    let rest = &rest[..rest.len() - suffix.len()];
+    let digits = rest.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let digits = if digits > DIGITS { 0 } else { digits };
+    let (stem, number) = rest.split_at(rest.len() - digits);
+    let (numbered, stemmed) = (usize::from(digits > 0), usize::from(!stem.is_empty()));
+    w.push((((p * SUFFIXES.len() + x) * 2 + numbered) * 2 + stemmed) as u8 + 1);
+    if stemmed == 1 {
+        text(w, Some(stem));
+    }
+    if digits > 0 {
+        num(w, digits as u128);
+        num(w, u128::from(number.parse::<u64>().unwrap_or_default()));
+    }
 }
 
 /// `None` as 0; a number as 1, then its zigzag form.
@@ -186,7 +240,8 @@ impl<'a> Reader<'a> {
 
     fn seqs(&mut self) -> (u64, u64) {
         let mut seq = || u64::try_from(self.num()).unwrap_or(u64::MAX);
-        (seq(), seq())
+        let sent = seq();
+        (sent, sent.wrapping_add(seq()))
     }
 
     fn text(&mut self) -> Option<&'a str> {
@@ -196,6 +251,47 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(t).ok()
     }
 
+    /// What [`shaped`] packed, as written.
+    fn shaped(&mut self) -> Option<Text> {
+        let shape = usize::from(self.byte()).checked_sub(1)?;
+        let (p, x) = (shape / 4 / SUFFIXES.len(), shape / 4 % SUFFIXES.len());
+        let stem = if shape % 2 == 1 { self.text() } else { None };
+        let stem = stem.unwrap_or_default();
+        let digits = if shape / 2 % 2 == 1 {
+            usize::try_from(self.num()).unwrap_or_default().min(DIGITS)
+        } else {
+            0
+        };
+        let mut number = [b'0'; DIGITS];
+        if digits > 0 {
+            let mut n = self.num();
+            for d in number[..digits].iter_mut().rev() {
+                *d = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        }
+        let parts = [
+            PREFIXES.get(p).copied().unwrap_or_default().as_bytes(),
+            stem.as_bytes(),
+            &number[..digits],
+            SUFFIXES.get(x).copied().unwrap_or_default().as_bytes(),
+        ];
+        let mut t = [0u8; 64];
+        let mut at = 0;
+        for part in parts {
+            let Some(slot) = t.get_mut(at..at + part.len()) else {
+                return Some(Text::from(
+                    String::from_utf8_lossy(&parts.concat()).as_ref(),
+                ));
+            };
+            slot.copy_from_slice(part);
+            at += part.len();
+        }
+        Some(Text::from(
+            std::str::from_utf8(&t[..at]).unwrap_or_default(),
+        ))
+    }
+
     fn int(&mut self) -> Option<i128> {
         let z = (self.byte() == 1).then(|| self.num())?;
         Some((z >> 1) as i128 ^ -((z & 1) as i128))
@@ -203,7 +299,7 @@ impl<'a> Reader<'a> {
 
     fn params(&mut self) -> WireParams {
         let tag = self.byte();
-        let (a, b) = (self.text().map(Text::from), self.text().map(Text::from));
+        let (a, b) = (self.shaped(), self.shaped());
         let amount = self.int().and_then(|n| i64::try_from(n).ok());
         match tag {
             1 => WireParams::Order {
@@ -228,7 +324,7 @@ impl<'a> Reader<'a> {
         let code = usize::try_from(self.num())
             .ok()
             .and_then(|i| i.checked_sub(1));
-        let (unnamed_code, object) = (self.text().map(Text::from), self.text().map(Text::from));
+        let (unnamed_code, object) = (self.text().map(Text::from), self.shaped());
         let version = match self.byte() {
             1 => self.int().map(VersionMark::Number),
             2 => self.text().map(|t| VersionMark::Text(t.to_owned())),
@@ -246,7 +342,43 @@ impl<'a> Reader<'a> {
             attempt_count,
             amount: self.int().and_then(|n| i64::try_from(n).ok()),
             related: self.byte() == 1,
-            related_id: self.text().map(Text::from),
+            related_id: self.shaped(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shaped_strings_read_back_as_written() {
+        let long = format!("/v1/payments/{}/confirm", "é".repeat(40));
+        let many = format!("pay_demo_{}", "9".repeat(25));
+        let written = [
+            "",
+            "007",
+            "/v1/payments",
+            "/v1/payments/pay_demo_001/confirm",
+            "/v1/payments/pay_demo_18446744073709551615",
+            "/v1/payments/pay_demo_99999999999999999999",
+            "/v1/payments?merchant_order_no=ORDER-0042",
+            "/v1/refunds/ref_demo_010/cancel",
+            "pay_557eff458b794164bc1a",
+            "/cancel",
+            &long,
+            &many,
+        ];
+        for t in written {
+            let mut w = Vec::new();
+            shaped(&mut w, Some(t));
+            shaped(&mut w, None);
+            let mut r = Reader(&w);
+            assert_eq!(r.shaped().as_deref(), Some(t));
+            assert_eq!(r.shaped(), None);
+        }
+        let mut w = Vec::new();
+        shaped(&mut w, Some("/v1/payments/pay_demo_123456"));
+        assert_eq!(w.len(), 5);
     }
 }

@@ -49,7 +49,7 @@ impl WireFacts {
         let other_key = |first: &Rec| {
             first.method == Method::Post && first.key().is_some_and(|k| Some(k) != seen.key())
         };
-        let existing = match seen.path() {
+        let existing = match seen.path().as_str() {
             "/v1/payments" => r.first(IdKind::Payment).is_some_and(|p| {
                 let order = p
                     .number

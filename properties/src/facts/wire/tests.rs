@@ -584,7 +584,7 @@ fn a_record_packs_an_exchange_and_reads_it_back_whole() {
     let r = record::Record::of(&seen, (1, u64::MAX));
     assert_eq!(r.seen(), seen);
     assert_eq!(
-        (r.seqs(), r.key(), r.path()),
+        (r.seqs(), r.key(), r.path().as_str()),
         ((1, u64::MAX), seen.key.as_deref(), "/v1/refunds?x=1&é=2")
     );
     assert_eq!(
