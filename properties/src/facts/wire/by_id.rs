@@ -3,36 +3,29 @@
 //! so the ids are held in runs of [`RUN`], each run a bit per id held and one vector of
 //! their values in id order, grown to its size (a full run holds its values back to back,
 //! where a B-tree of ids arriving in order leaves its nodes about half full). Sparse ids
-//! cost what a B-tree entry would.
+//! cost what a B-tree entry would; the ids of several merchants interleaved (a partition
+//! holds one merchant's) share a run's bits.
 
 use payhub_model::PaymentId;
 use std::collections::BTreeMap;
 
 /// The ids of one run share all but their lowest `SHIFT` bits.
-const SHIFT: u32 = 5;
+const SHIFT: u32 = 6;
 const RUN: usize = 1 << SHIFT;
 
 /// Values by Payment id (see the module doc).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct ById<V> {
-    runs: BTreeMap<u32, (u32, Vec<V>)>,
-}
-
-impl<V> Default for ById<V> {
-    fn default() -> Self {
-        ById {
-            runs: BTreeMap::new(),
-        }
-    }
+    runs: BTreeMap<u32, (u64, Vec<V>)>,
 }
 
 /// The run of `id`, and its bit in the run.
-fn split(id: PaymentId) -> (u32, u32) {
+fn split(id: PaymentId) -> (u32, u64) {
     (id.0 >> SHIFT, 1 << (id.0 as usize % RUN))
 }
 
 /// Where the value of `bit` is among the values of a run holding `held`.
-fn index(held: u32, bit: u32) -> usize {
+fn index(held: u64, bit: u64) -> usize {
     (held & (bit - 1)).count_ones() as usize
 }
 
@@ -71,15 +64,15 @@ mod tests {
     #[test]
     fn ids_in_and_out_of_order_are_found_and_runs_fill_exactly() {
         let mut m: ById<u32> = ById::default();
-        for id in (0..100).rev().chain(200..300).chain([7_000_000, 5]) {
+        for id in (0..100).rev().chain(128..300).chain([7_000_000, 5]) {
             *m.at(PaymentId(id)) += id + 1;
         }
         assert_eq!(m.get(&PaymentId(5)), Some(&12));
         assert_eq!(m.get(&PaymentId(250)), Some(&251));
         assert_eq!(m.get(&PaymentId(7_000_000)), Some(&7_000_001));
-        assert_eq!(m.get(&PaymentId(150)), None);
-        assert_eq!(m.values().count(), 201);
-        let (held, full) = &m.runs[&(224 >> SHIFT)];
-        assert_eq!((*held, full.len(), full.capacity()), (u32::MAX, RUN, RUN));
+        assert_eq!(m.get(&PaymentId(110)), None);
+        assert_eq!(m.values().count(), 273);
+        let (held, full) = &m.runs[&(200 >> SHIFT)];
+        assert_eq!((*held, full.len(), full.capacity()), (u64::MAX, RUN, RUN));
     }
 }

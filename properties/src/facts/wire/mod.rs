@@ -629,7 +629,7 @@ impl WireFacts {
             merchant: m,
             environment: e,
             method: seen.method,
-            path: Text::from(seen.path()),
+            path: seen.path(),
             key: Text::from(seen.key()?),
         })
     }

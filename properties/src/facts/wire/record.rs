@@ -1,10 +1,11 @@
 //! One exchange as the facts keep it ([`Record`]): its id, method and times unpacked, the
-//! rest (its places in the fold, key, path, parameters and answer) packed in one byte
-//! string, read back one field at a time, and whole for a witness ([`Record::seen`]). A
-//! [`Seen`] takes about 350 bytes whatever it holds (each string 32); a record of a
-//! create about 130. Paths, ids and numbers are packed by their shape ([`shaped`]): a
-//! known prefix by its index, a trailing decimal number as a number
-//! (`/v1/payments/pay_demo_123456` in 6 bytes, not 29), read back as written.
+//! rest (its places in the fold, the close's as its distance from the send's, key, path,
+//! parameters and answer) packed in one byte string, read back one field at a time, and
+//! whole for a witness ([`Record::seen`]). A [`Seen`] takes about 350 bytes whatever it
+//! holds (each string 32); a record of a create about 120. Paths, ids and numbers are
+//! packed by their shape ([`shaped`]): a known prefix by its index, a trailing decimal
+//! number as a number (`/v1/payments/pay_demo_123456` in 5 bytes, not 29), read back as
+//! written.
 
 use super::{Answer, Seen, WireParams};
 use payhub_model::observation::VersionMark;
@@ -31,7 +32,6 @@ impl Record {
     pub(super) fn of(s: &Seen, seqs: (u64, u64)) -> Record {
         let mut w = Vec::with_capacity(96);
         num(&mut w, u128::from(seqs.0));
-        // The close as its distance from the send: one or two bytes, not three or four.
         num(&mut w, u128::from(seqs.1.wrapping_sub(seqs.0)));
         text(&mut w, s.key.as_deref());
         shaped(&mut w, Some(&s.path));
@@ -131,12 +131,10 @@ impl Record {
         let mut r = Reader(&self.packed);
         r.seqs();
         for skipped in 0..i {
-            if skipped == 0 {
-                r.text();
-            } else if skipped == 1 {
-                r.shaped();
-            } else {
-                r.params();
+            match skipped {
+                0 => drop(r.text()),
+                1 => drop(r.shape()),
+                _ => drop(r.params()),
             }
         }
         r
@@ -179,25 +177,24 @@ const SUFFIXES: [&str; 3] = ["", "/confirm", "/cancel"];
 /// The most digits of a trailing number read as one.
 const DIGITS: usize = 19;
 
+/// The longest of `words` that `fits`, and its index.
+fn longest(words: &[&'static str], fits: impl Fn(&str) -> bool) -> (usize, &'static str) {
+    let fitting = words.iter().copied().enumerate().filter(|(_, w)| fits(w));
+    fitting.max_by_key(|(_, w)| w.len()).unwrap_or((0, ""))
+}
+
 /// `t` as its longest known prefix and ending (their indexes), the text between, and
 /// the decimal number that ends it (its digits, leading zeros kept, and its value).
 fn shaped(w: &mut Vec<u8>, t: Option<&str>) {
     let Some(t) = t else { return w.push(0) };
-    let (p, prefix) = (PREFIXES.iter().enumerate())
-        .filter(|(_, p)| t.starts_with(*p))
-        .max_by_key(|(_, p)| p.len())
-        .unwrap_or((0, &""));
-    let rest = &t[prefix.len()..];
-    let (x, suffix) = (SUFFIXES.iter().enumerate())
-        .filter(|(_, x)| rest.ends_with(*x))
-        .max_by_key(|(_, x)| x.len())
-        .unwrap_or((0, &""));
-    let rest = &rest[..rest.len() - suffix.len()];
+    let (p, prefix) = longest(&PREFIXES, |p| t.starts_with(p));
+    let (x, suffix) = longest(&SUFFIXES, |x| t[prefix.len()..].ends_with(x));
+    let rest = &t[prefix.len()..t.len() - suffix.len()];
     let digits = rest.bytes().rev().take_while(u8::is_ascii_digit).count();
     let digits = if digits > DIGITS { 0 } else { digits };
     let (stem, number) = rest.split_at(rest.len() - digits);
     let (numbered, stemmed) = (usize::from(digits > 0), usize::from(!stem.is_empty()));
-    w.push((((p * SUFFIXES.len() + x) * 2 + numbered) * 2 + stemmed) as u8 + 1);
+    w.push((((p * 3 + x) * 2 + numbered) * 2 + stemmed) as u8 + 1);
     if stemmed == 1 {
         text(w, Some(stem));
     }
@@ -253,42 +250,42 @@ impl<'a> Reader<'a> {
 
     /// What [`shaped`] packed, as written.
     fn shaped(&mut self) -> Option<Text> {
-        let shape = usize::from(self.byte()).checked_sub(1)?;
-        let (p, x) = (shape / 4 / SUFFIXES.len(), shape / 4 % SUFFIXES.len());
-        let stem = if shape % 2 == 1 { self.text() } else { None };
-        let stem = stem.unwrap_or_default();
-        let digits = if shape / 2 % 2 == 1 {
-            usize::try_from(self.num()).unwrap_or_default().min(DIGITS)
-        } else {
-            0
-        };
+        let (prefix, stem, digits, mut n, suffix) = self.shape()?;
         let mut number = [b'0'; DIGITS];
-        if digits > 0 {
-            let mut n = self.num();
-            for d in number[..digits].iter_mut().rev() {
-                *d = b'0' + (n % 10) as u8;
-                n /= 10;
-            }
+        for d in number[..digits].iter_mut().rev() {
+            *d = b'0' + (n % 10) as u8;
+            n /= 10;
         }
-        let parts = [
-            PREFIXES.get(p).copied().unwrap_or_default().as_bytes(),
-            stem.as_bytes(),
-            &number[..digits],
-            SUFFIXES.get(x).copied().unwrap_or_default().as_bytes(),
-        ];
-        let mut t = [0u8; 64];
-        let mut at = 0;
+        let number = std::str::from_utf8(&number[..digits]).unwrap_or_default();
+        let (parts, mut t, mut at) = ([prefix, stem, number, suffix], [0u8; 64], 0);
         for part in parts {
             let Some(slot) = t.get_mut(at..at + part.len()) else {
-                return Some(Text::from(
-                    String::from_utf8_lossy(&parts.concat()).as_ref(),
-                ));
+                return Some(Text::from(parts.concat().as_str()));
             };
-            slot.copy_from_slice(part);
+            slot.copy_from_slice(part.as_bytes());
             at += part.len();
         }
         Some(Text::from(
             std::str::from_utf8(&t[..at]).unwrap_or_default(),
+        ))
+    }
+
+    /// A shaped string's parts: its prefix, the text between, its number's digits and
+    /// value, its ending (skipped without being put together).
+    fn shape(&mut self) -> Option<(&'static str, &'a str, usize, u128, &'static str)> {
+        let shape = usize::from(self.byte()).checked_sub(1)?;
+        let stem = if shape % 2 == 1 { self.text() } else { None };
+        let numbered = shape / 2 % 2 == 1;
+        let digits = if numbered { self.num() as usize } else { 0 };
+        let n = if numbered { self.num() } else { 0 };
+        let prefix = PREFIXES.get(shape / 12).copied().unwrap_or_default();
+        let suffix = SUFFIXES.get(shape / 4 % 3).copied().unwrap_or_default();
+        Some((
+            prefix,
+            stem.unwrap_or_default(),
+            digits.min(DIGITS),
+            n,
+            suffix,
         ))
     }
 
