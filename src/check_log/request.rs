@@ -65,6 +65,23 @@ pub fn read(
     })
 }
 
+/// The target of a `GET` of one object written otherwise than the contract's path, with a
+/// trailing slash or a query string (`/v1/payments/pay_1/`,
+/// `/v1/payments/pay_1?expand=attempts`), read as the contract's path when the platform
+/// `served` it (answered 2xx): the contract names neither form, so the platform's answer
+/// says how it read it. Any other target as written.
+pub fn lookup_served<'a>(method: &str, target: &'a str, served: bool) -> &'a str {
+    let (path, _) = target.split_once('?').unwrap_or((target, ""));
+    let trimmed = path.strip_suffix('/').unwrap_or(path);
+    let segments: Vec<&str> = trimmed.trim_start_matches('/').split('/').collect();
+    let get = http_map::method(method) == Some(payhub_model::Method::Get);
+    let variant = trimmed.len() < target.len() && served && get;
+    match segments.as_slice() {
+        ["v1", "payments" | "refunds", id] if variant && !id.is_empty() => trimmed,
+        _ => target,
+    }
+}
+
 /// check-log's reading: any non-empty id interned, a `GET` of none an endpoint of no
 /// route, bodies read for the contract's fields alone.
 struct LogReading<'a> {
@@ -255,6 +272,27 @@ mod tests {
 
     /// Card data is never kept: a card number in `card` is dropped, a test label kept;
     /// another platform's `payment_method` is never read.
+    #[test]
+    fn a_served_lookup_written_otherwise_is_the_contracts_path() {
+        let served = |t| lookup_served("GET", t, true);
+        assert_eq!(served("/v1/payments/pay_1/"), "/v1/payments/pay_1");
+        assert_eq!(served("/v1/refunds/re_1?expand=x"), "/v1/refunds/re_1");
+        assert_eq!(served("/v1/payments/pay_1"), "/v1/payments/pay_1");
+        assert_eq!(
+            served("/v1/payments?merchant_order_no=O"),
+            "/v1/payments?merchant_order_no=O"
+        );
+        assert_eq!(served("/v1/payments/"), "/v1/payments/");
+        assert_eq!(
+            lookup_served("GET", "/v1/payments/pay_1/", false),
+            "/v1/payments/pay_1/"
+        );
+        assert_eq!(
+            lookup_served("POST", "/v1/refunds/re_1?x", true),
+            "/v1/refunds/re_1?x"
+        );
+    }
+
     #[test]
     fn card_numbers_are_never_kept() {
         let mut ids = Interner::default();

@@ -159,6 +159,8 @@ pub struct WireFacts {
     /// query answer or an acknowledged webhook showed final in its schedule, and which.
     scheduled: std::collections::BTreeSet<Owned<PaymentId>>,
     final_shown: BTreeMap<Owned<PaymentId>, schedule::ShownFinal>,
+    /// What showed a Payment final, put aside while new business for it is in flight.
+    final_suspended: BTreeMap<RequestId, (Owned<PaymentId>, schedule::ShownFinal)>,
     unresolved_refunds: renumbered::Unresolved<unresolved::RefundOf, Rec>,
     refused_numbers: BTreeMap<Owned<Text>, Rec>,
     /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
@@ -436,6 +438,13 @@ impl WireFacts {
             }
         }
         self.confirm_closed(at, id, &endpoint);
+        self.business_closed(
+            id,
+            reply.map(|r| match r {
+                Reply::Full(r) => (r.status, r.code),
+                Reply::Status(s, _) => (s, None),
+            }),
+        );
         let mut seen = sent.seen();
         self.seq += 1;
         seen.closed = at;

@@ -16,16 +16,19 @@
 //!   showed a later version, no confirm of it is in flight or left without an answer
 //!   (a card retry's attempt may be newer than a `failed` webhook, re-delivered).
 //!
+//! New business for a Payment (a create of its order, a confirm, a cancel, a refund)
+//! opens its queries again until its answer; one refused (a 4xx) changed nothing.
+//!
 //! Memory: one entry per Payment in its schedule, one record per Payment a query or a
-//! webhook showed final in it.
+//! webhook showed final in it (and per request of new business in flight for one).
 
 use super::{Breach, Delivered, Rec, WireFacts, Witness};
 use crate::facts::query_object::{self, QueryObject};
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{
-    Contract, Endpoint, Environment, Json, MerchantId, Method, Millis, PaymentId, RefundId,
-    RequestId, Text, WebhookEvent, WebhookObject,
+    Contract, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, Millis, PaymentId,
+    RefundId, RequestId, Text, WebhookEvent, WebhookObject,
 };
 use std::sync::Arc;
 
@@ -116,7 +119,9 @@ impl WireFacts {
     ) {
         let (m, e) = owner;
         if let Some(p) = self.business_for(owner, ep) {
-            self.final_shown.remove(&(m, e, p));
+            if let Some(f) = self.final_shown.remove(&(m, e, p)) {
+                self.final_suspended.insert(seen.id, ((m, e, p), f));
+            }
             return;
         }
         let Some(p) = queried(self, owner, ep) else {
@@ -137,6 +142,37 @@ impl WireFacts {
                 self.witnesses.insert(Breach::QueryAfterFinal, w);
             }
             _ => {}
+        }
+    }
+
+    /// At the answer to new business that opened a Payment's queries again: a refusal
+    /// after which the contract asks for no query (a 4xx other than 429, "retry … if there
+    /// is still no result, switch to querying", and 409 `order_no_conflict` or
+    /// `operation_in_progress`, "query the existing Payment", "wait for the result, or
+    /// query") changed nothing, so what showed the Payment final stands again, unless
+    /// other business for it is still in flight.
+    pub(super) fn business_closed(
+        &mut self,
+        id: RequestId,
+        code: Option<(u16, Option<ErrorCode>)>,
+    ) {
+        let Some((k, f)) = self.final_suspended.remove(&id) else {
+            return;
+        };
+        let quiet = match code {
+            Some((409, c)) => c.is_some_and(|c| {
+                !matches!(
+                    c,
+                    ErrorCode::OrderNoConflict | ErrorCode::OperationInProgress
+                )
+            }),
+            Some((s, _)) => (400..500).contains(&s) && s != 429,
+            None => false,
+        };
+        let in_flight = (self.open.values())
+            .any(|(_, o, ep)| o.and_then(|o| self.business_for(o, ep)) == Some(k.2));
+        if quiet && !in_flight {
+            self.final_shown.entry(k).or_insert(f);
         }
     }
 

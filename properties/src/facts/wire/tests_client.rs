@@ -288,3 +288,46 @@ fn a_query_after_a_query_showed_the_payment_final_is_noted() {
     send(&mut w, 40_000, 4, q);
     assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
 }
+
+/// SCHED-01: new business for a Payment shown final opens its queries again until its
+/// answer. A confirm refused 422 changed nothing: a query after it goes on past the
+/// end. One refused 409 `order_no_conflict` ("query the existing Payment") or 429 ("switch
+/// to querying"), one answered 202, or one still in flight leaves the query unjudged.
+#[test]
+fn a_refused_confirm_leaves_the_payment_final() {
+    let pay = Shape::One(IdKind::Payment);
+    let exhausted = r#"{"error":{"code":"attempts_exhausted"}}"#;
+    let conflict = r#"{"error":{"code":"order_no_conflict","related_resource_id":"p1"}}"#;
+    let limited = r#"{"error":{"code":"rate_limited"}}"#;
+    let accepted = r#"{"id":"p1","status":"processing"}"#;
+    for (confirmed, breach) in [
+        (Some((422, exhausted)), true),
+        (Some((409, conflict)), false),
+        (Some((429, limited)), false),
+        (Some((202, accepted)), false),
+        (None, false),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        answer(&mut w, 1, 1, 202, accepted, pay);
+        let q = query(&mut w, "p1");
+        send(&mut w, 20_000, 2, q);
+        answer(
+            &mut w,
+            20_001,
+            2,
+            200,
+            r#"{"id":"p1","status":"failed"}"#,
+            pay,
+        );
+        let c = confirm(&mut w, "f-1", "p1", 'A');
+        send(&mut w, 30_000, 3, c);
+        if let Some((status, body)) = confirmed {
+            answer(&mut w, 30_001, 3, status, body, pay);
+        }
+        let q = query(&mut w, "p1");
+        send(&mut w, 50_000, 4, q);
+        let noted = w.witnesses.contains_key(&Breach::QueryAfterFinal);
+        assert_eq!(noted, breach, "{confirmed:?}");
+    }
+}
