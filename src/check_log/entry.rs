@@ -77,7 +77,7 @@ impl Entry {
         );
         super::request::read(
             &self.http.method,
-            super::request::lookup_served(&self.http.method, &self.http.target, served),
+            &super::request::served_target(&self.http.method, &self.http.target, served),
             self.http.idempotency_key.as_deref(),
             &self.http.body,
             ids,

@@ -440,6 +440,8 @@ impl WireFacts {
         self.confirm_closed(at, id, &endpoint);
         self.business_closed(
             id,
+            owner,
+            &endpoint,
             reply.map(|r| match r {
                 Reply::Full(r) => (r.status, r.code),
                 Reply::Status(s, _) => (s, None),

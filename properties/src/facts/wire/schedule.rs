@@ -145,33 +145,44 @@ impl WireFacts {
         }
     }
 
-    /// At the answer to new business that opened a Payment's queries again: a refusal
-    /// after which the contract asks for no query (a 4xx other than 429, "retry … if there
-    /// is still no result, switch to querying", and 409 `order_no_conflict` or
-    /// `operation_in_progress`, "query the existing Payment", "wait for the result, or
-    /// query") changed nothing, so what showed the Payment final stands again, unless
-    /// other business for it is still in flight.
+    /// At the answer to new business for a Payment. A refusal after which the contract
+    /// asks for no query (a 4xx but 429, "retry … if there is still no result, switch to
+    /// querying", and 409 `order_no_conflict`, `operation_in_progress` or
+    /// `payment_in_progress`, "query the existing Payment", "wait for the result, or
+    /// query") changed nothing: what showed the Payment final before the request stands
+    /// again, unless other business for it is in flight. Any other answer ends every such
+    /// suspension of the Payment: something may have changed it.
     pub(super) fn business_closed(
         &mut self,
         id: RequestId,
+        owner: Option<(MerchantId, Environment)>,
+        ep: &Endpoint,
         code: Option<(u16, Option<ErrorCode>)>,
     ) {
-        let Some((k, f)) = self.final_suspended.remove(&id) else {
-            return;
+        let asks_query = |c| {
+            use ErrorCode::*;
+            matches!(c, OrderNoConflict | OperationInProgress | PaymentInProgress)
         };
         let quiet = match code {
-            Some((409, c)) => c.is_some_and(|c| {
-                !matches!(
-                    c,
-                    ErrorCode::OrderNoConflict | ErrorCode::OperationInProgress
-                )
-            }),
+            Some((409, c)) => c.is_some_and(|c| !asks_query(c)),
             Some((s, _)) => (400..500).contains(&s) && s != 429,
             None => false,
         };
+        let suspended = self.final_suspended.remove(&id);
+        if !quiet {
+            if let Some((m, e)) = owner
+                && let Some(p) = self.business_for((m, e), ep)
+            {
+                self.final_suspended.retain(|_, (k, _)| *k != (m, e, p));
+            }
+            return;
+        }
+        let Some((k, f)) = suspended else {
+            return;
+        };
         let in_flight = (self.open.values())
             .any(|(_, o, ep)| o.and_then(|o| self.business_for(o, ep)) == Some(k.2));
-        if quiet && !in_flight {
+        if !in_flight {
             self.final_shown.entry(k).or_insert(f);
         }
     }
@@ -192,7 +203,9 @@ impl WireFacts {
             Endpoint::CreatePayment { .. } => shown,
             _ => None,
         };
+        // A new schedule starts: what showed the Payment final before ends nothing.
         if let Some(p) = named {
+            self.final_shown.remove(&(m, e, p));
             self.scheduled.insert((m, e, p));
         }
     }

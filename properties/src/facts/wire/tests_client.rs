@@ -303,6 +303,10 @@ fn a_refused_confirm_leaves_the_payment_final() {
     for (confirmed, breach) in [
         (Some((422, exhausted)), true),
         (Some((409, conflict)), false),
+        (
+            Some((409, r#"{"error":{"code":"payment_in_progress"}}"#)),
+            false,
+        ),
         (Some((429, limited)), false),
         (Some((202, accepted)), false),
         (None, false),
@@ -330,4 +334,43 @@ fn a_refused_confirm_leaves_the_payment_final() {
         let noted = w.witnesses.contains_key(&Breach::QueryAfterFinal);
         assert_eq!(noted, breach, "{confirmed:?}");
     }
+    // Overlapping business: a cancel refused 422 after a confirm of the Payment was
+    // answered 202 leaves the 202's schedule running.
+    let cancel = |w: &mut WireFacts| ApiRequest {
+        api_key: ApiKeyId(1),
+        idempotency_key: Some("x-1".into()),
+        endpoint: Endpoint::CancelPayment {
+            payment_id: PaymentId(w.ids.intern(IdKind::Payment, "p1")),
+        },
+    };
+    let failed = r#"{"id":"p1","status":"failed"}"#;
+    let not_cancelable = r#"{"error":{"code":"payment_not_cancelable"}}"#;
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 1, 1, 202, accepted, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 20_000, 2, q);
+    answer(&mut w, 20_001, 2, 200, failed, pay);
+    let c = cancel(&mut w);
+    send(&mut w, 30_000, 3, c);
+    let c = confirm(&mut w, "f-1", "p1", 'A');
+    send(&mut w, 30_001, 4, c);
+    answer(&mut w, 30_002, 4, 202, accepted, pay);
+    answer(&mut w, 31_000, 3, 422, not_cancelable, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 50_000, 5, q);
+    assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
+    // A 202 that arrives after a query showed the Payment final starts a new schedule.
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 1, 1, 202, accepted, pay);
+    let c = confirm(&mut w, "f-1", "p1", 'A');
+    send(&mut w, 10_000, 2, c);
+    let q = query(&mut w, "p1");
+    send(&mut w, 20_000, 3, q);
+    answer(&mut w, 20_001, 3, 200, failed, pay);
+    answer(&mut w, 25_000, 2, 202, accepted, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 50_000, 4, q);
+    assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
 }
