@@ -18,6 +18,7 @@
 
 pub mod access_log;
 mod bound;
+pub mod closing;
 pub mod detect;
 pub mod entry;
 pub mod feed;
@@ -198,13 +199,13 @@ impl Judged {
     }
 
     /// What the exit code and the closing line are made of.
-    pub fn closing(&self) -> report::Closing<'_> {
+    pub fn closing(&self) -> closing::Closing<'_> {
         let judged = self
             .verdicts
             .iter()
             .filter(|v| v.status != Status::CannotJudge)
             .count();
-        report::Closing {
+        closing::Closing {
             violated: self
                 .verdicts
                 .iter()

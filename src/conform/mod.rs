@@ -7,6 +7,7 @@
 pub mod case;
 pub mod compare;
 pub mod faults;
+pub mod found;
 pub mod generate;
 pub mod matrix;
 pub mod oracle;
@@ -24,7 +25,7 @@ pub mod silent;
 
 use crate::serve::seam::EdgeSeam;
 use crate::simulate_cmd::{SeedRange, Shard};
-use report::{Finding, Report};
+use found::{Finding, Report};
 use run::{CaseOutcome, Target};
 use std::path::PathBuf;
 use std::process::ExitCode;

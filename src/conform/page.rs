@@ -2,9 +2,10 @@
 //! verdict, each violation drawn ([`super::report::diagram`]) and written out, the
 //! cases not judged, the silent points, the registry and the rules; or the kill matrix.
 
+use super::found::{Finding, Report};
 use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
-use super::report::{Finding, Report, diagram, messages};
+use super::report::{diagram, messages};
 use super::rule_rows::RuleVerdict;
 use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, Tone};

@@ -1,9 +1,9 @@
 //! The edges' part of the report (its summary line and JUnit part): the end-to-end
 //! checks over each session, and the edge zoo's kill matrix.
 
-use super::Report;
 use crate::edges::EdgeReport;
 use crate::outcome::{Item, ItemResult, Part};
+use crate::verify_cmd::report::Report;
 
 impl Report {
     /// `edges: …` of the summary.

@@ -2,7 +2,8 @@
 //! sweep, scripts, shortcuts, edges and zoo; an item per property, script or mutant.
 
 use crate::outcome::{Item, ItemResult, Outcome, Part, first_line};
-use crate::report::sweep::SweepSummary;
+use crate::simulate_cmd::SweepSummary;
+use crate::verify_cmd::report::{Report, ScenarioResult, Shortcuts, ZooReport};
 use payhub_properties::checker::{CheckStatus, PresetReport, PropertyReport};
 use payhub_properties::{Kind, PROPERTIES};
 
@@ -110,7 +111,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Part {
 /// A `verify` run: the presets, the simulation sweep, the chaos sweep, every scenario
 /// and findings script, and every mutant of the zoo (and reference configuration); a
 /// part the run did not reach is one skipped case.
-pub fn verify(report: &crate::report::Report) -> Outcome {
+pub fn verify(report: &Report) -> Outcome {
     let why = report.interrupted.as_deref().unwrap_or("not run");
     let not_run = |part: &str| {
         let item = Item::new(format!("verify.{part}"), part, ItemResult::not_judged(why));
@@ -138,7 +139,7 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
         scripts(name, "verify.scenarios", scenarios)
     };
     let swept = sim.seeds > 0 || sim.incomplete.is_none();
-    let zoo = |z: &super::ZooReport| bug_zoo("verify", &z.matrix);
+    let zoo = |z: &ZooReport| bug_zoo("verify", &z.matrix);
     // Each part the run reaches, or one not run (the search's shortcuts are optional).
     let rest = [
         (Some("simulation"), swept.then(|| sweep("verify", sim))),
@@ -161,7 +162,7 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
 
 /// The search's shortcuts: a case per shortcut and preset (judged otherwise fails), and
 /// per planted unsound shortcut (uncaught fails).
-fn shortcuts_suite(s: &super::Shortcuts) -> Part {
+fn shortcuts_suite(s: &Shortcuts) -> Part {
     let class = "verify.search-shortcuts";
     let compared = s.check.compared.iter().map(|c| {
         let result = match &c.differs {
@@ -215,7 +216,7 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Part {
 /// Scripts run (`verify`'s scenarios and findings, `run`, `scenario`): an item per
 /// script, failed with its failures and the command that reproduces it, its title as
 /// its output.
-pub fn scripts(name: &str, class: &str, results: &[super::ScenarioResult]) -> Part {
+pub fn scripts(name: &str, class: &str, results: &[ScenarioResult]) -> Part {
     let items = results.iter().map(|s| {
         let result = match s.passed {
             true => ItemResult::Passed,

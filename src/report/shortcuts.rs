@@ -1,17 +1,7 @@
 //! The search's shortcuts in the report: the cross-check `verify` runs on the small
 //! presets (`payhub_properties::checker::shortcuts`), and its summary line.
 
-use serde::Serialize;
-
-/// The search's shortcuts cross-checked (`properties/src/checker/shortcuts.rs`), and the
-/// unsound one planted in their place, if one was (`verify --unsound-shortcut NAME`).
-#[derive(Clone, Debug, Serialize)]
-pub struct Shortcuts {
-    #[serde(flatten)]
-    pub check: payhub_properties::checker::shortcuts::CrossCheck,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub planted: Option<&'static str>,
-}
+use crate::verify_cmd::report::Shortcuts;
 
 impl Shortcuts {
     /// One line for the summary.

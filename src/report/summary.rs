@@ -1,6 +1,6 @@
 //! The summary a reviewer reads first: what `verify` prints, and the report's opening.
 
-use super::Report;
+use crate::verify_cmd::report::{Report, Shortcuts, failing};
 
 impl Report {
     /// The summary a reviewer reads first.
@@ -27,7 +27,7 @@ impl Report {
         }
         s.push(format!("exhaustive presets ({}):", self.search));
         for r in &self.presets {
-            let bad: Vec<&str> = super::failing(r).map(|p| p.name).collect();
+            let bad: Vec<&str> = failing(r).map(|p| p.name).collect();
             let verdict = match (r.complete, bad.is_empty()) {
                 (false, _) => format!("not judged (incomplete: stopped by {})", self.limits),
                 (true, true) => "all hold, all reached".to_owned(),
@@ -39,7 +39,7 @@ impl Report {
                 r.name, r.unique_states, r.seconds,
             ));
         }
-        s.extend(self.shortcuts.as_ref().map(super::Shortcuts::line));
+        s.extend(self.shortcuts.as_ref().map(Shortcuts::line));
         // A part that did not run is not judged, whatever its numbers say.
         let ran = |part: &str, label: &str, line: String| match self.ran(part) {
             true => line,

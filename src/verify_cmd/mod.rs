@@ -2,7 +2,6 @@
 //! sweep of the reference client, a seeded chaos sweep, the contract's scenarios and
 //! findings as scripts, and the bug zoo; then the report.
 
-use crate::report::{self, Example, Report, ScenarioResult, ZooReport};
 use crate::script_cmd;
 use crate::simulate_cmd;
 use payhub_properties::checker::shortcuts::{self, Planted};
@@ -12,6 +11,13 @@ use payhub_sim::tape::SimulationArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+mod chaos;
+pub mod coverage;
+pub mod readings;
+pub mod report;
+
+use report::{Example, Phase, Report, ScenarioResult, Shortcuts, ZooReport};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct VerifyArgs {
@@ -222,7 +228,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let mut phase_started = Instant::now();
     // Ends the part in hand: its time, and whether it ran at all.
     let mut end_phase = |name: &'static str, ran: bool| {
-        phases.push(report::Phase {
+        phases.push(Phase {
             name,
             seconds: phase_started.elapsed().as_secs_f64(),
             ran,
@@ -257,7 +263,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let shortcuts = (planted.is_none() && args.preset.is_none() && !crate::interrupt::requested())
         .then(|| {
             progress.say("cross-check the search's shortcuts");
-            report::Shortcuts {
+            Shortcuts {
                 check: shortcuts::cross_check(unsound, args.threads),
                 planted: unsound.map(Planted::name),
             }
@@ -340,7 +346,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     progress.say(&format!(
         "chaos: {chaos_seeds} seeds of adversarial requests"
     ));
-    let chaos = report::chaos_sweep(chaos_seeds, args.threads);
+    let chaos = chaos::chaos_sweep(chaos_seeds, args.threads);
     end_phase(PARTS[2], chaos_seeds > 0);
     interrupted = interrupted.or_else(|| interrupted_at(2, args.no_mutants));
 
@@ -380,7 +386,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
 
     let report = Report {
         verdict: "",
-        header: report::Header::now(),
+        header: crate::header::Header::now(),
         limits: crate::check_cmd::limits_text(&limits),
         search: preset_search.describe(),
         problems: Vec::new(),
@@ -406,7 +412,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         VerifyFormat::Json => println!("{}", report.to_json()),
         VerifyFormat::Junit => print!(
             "{}",
-            crate::outcome::junit::render(&report::outcome::verify(&report))
+            crate::outcome::junit::render(&crate::report::outcome::verify(&report))
         ),
         VerifyFormat::Html => print!("{}", report.pages().1),
         VerifyFormat::Text => {
