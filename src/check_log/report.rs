@@ -2,8 +2,7 @@
 //! each violation its witness entries, Elle-style: the minimal set of exchanges that
 //! shows it, with their times and gaps, in the contract's notation (and drawn).
 
-use super::closing::Closing;
-use super::{Judged, LogFormat};
+use super::{Closing, Judged, LogFormat};
 use crate::outcome::{Item as Case, ItemResult, Part};
 use payhub_properties::facts::wire::Seen;
 use payhub_properties::verdict::{Status, Verdict};

@@ -2,11 +2,11 @@
 //! verdict, each violation drawn ([`super::report::diagram`]) and written out, the
 //! cases not judged, the silent points, the registry and the rules; or the kill matrix.
 
-use super::found::{Finding, Report};
 use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
 use super::report::{diagram, messages};
 use super::rule_rows::RuleVerdict;
+use super::{Finding, Report};
 use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, Tone};
 use crate::outcome::text::{Text, text};

@@ -3,8 +3,8 @@
 //! what-if script for `payhub-verify run` (docs/scripts.md) — then the registry's
 //! verdicts over the recorded exchanges ([`super::registry`]), as text, JSON or Markdown.
 
-use super::found::{Finding, Report, TARGET_FAILED_SHARE_PCT};
 use super::run::Exchange;
+use super::{Finding, Report, TARGET_FAILED_SHARE_PCT};
 use payhub_sim::diagram::{Arrow, Diagram, NoteKind, Shape};
 use std::fmt::Write as _;
 

@@ -4,11 +4,9 @@
 use crate::verify_cmd::report::Report;
 use std::path::Path;
 
-mod edges;
 pub mod outcome;
 pub mod page;
 mod problems;
-mod shortcuts;
 mod summary;
 
 pub use problems::Problem;

@@ -1,6 +1,7 @@
 //! A `verify`, `check` or `simulate` run as the outcome document: a part per preset,
 //! sweep, scripts, shortcuts, edges and zoo; an item per property, script or mutant.
 
+use crate::edges::EdgeReport;
 use crate::outcome::{Item, ItemResult, Outcome, Part, first_line};
 use crate::simulate_cmd::SweepSummary;
 use crate::verify_cmd::report::{Report, ScenarioResult, Shortcuts, ZooReport};
@@ -149,7 +150,7 @@ pub fn verify(report: &Report) -> Outcome {
             (!scenarios.is_empty()).then(scripts_part),
         ),
         (None, report.shortcuts.as_ref().map(shortcuts_suite)),
-        (Some("edges"), report.edges.as_ref().map(super::edges::part)),
+        (Some("edges"), report.edges.as_ref().map(edges)),
         (Some("bug zoo"), report.kill_matrix.as_ref().map(zoo)),
     ];
     let mut parts = presets("verify", &report.presets);
@@ -266,4 +267,29 @@ pub fn mutant(
         )),
         _ => item,
     }
+}
+
+/// The edges: a case per check and session, and one per planted defect of the edge zoo
+/// (caught passes, naming the check; missed fails).
+fn edges(e: &EdgeReport) -> Part {
+    let checks = e.checks.iter().map(|c| {
+        let outcome = match c.passed {
+            true => ItemResult::Passed,
+            false => ItemResult::witnessed(c.detail.clone().unwrap_or_default()),
+        };
+        let name = format!("{} on {}", c.check, c.session);
+        Item::new("verify.edges", name, outcome)
+    });
+    let defects = e.defects.iter().map(|d| {
+        let name = format!("edge zoo: {}", d.name);
+        match d.caught_by {
+            Some(by) => Item::new("verify.edge-zoo", name, ItemResult::Passed)
+                .with_output(format!("caught by {by}")),
+            None => {
+                let missed = format!("missed: no check caught {}", d.name);
+                Item::new("verify.edge-zoo", name, ItemResult::fail(missed, d.about))
+            }
+        }
+    });
+    Part::new("verify edges", checks.chain(defects).collect())
 }

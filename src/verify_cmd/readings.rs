@@ -38,15 +38,14 @@ pub fn readings(
     reference: &SweepSummary,
     other: Option<&SweepSummary>,
 ) -> Vec<ReadingRow> {
-    let other = (
-        Readings::other(),
-        OUTAGE_OTHER_READINGS_PRESET,
-        other,
-        false,
-    );
     let sides = [
         (Readings::default(), OUTAGE_PRESET, Some(reference), true),
-        other,
+        (
+            Readings::other(),
+            OUTAGE_OTHER_READINGS_PRESET,
+            other,
+            false,
+        ),
     ];
     let contradictions: [(&str, &str, ReadingOf); 2] = [
         ("A-S13-REFERENCE-CODE", "after_503", |r| r.after_503),

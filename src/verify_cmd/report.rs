@@ -8,14 +8,14 @@ use crate::report::Problem;
 use crate::simulate_cmd::SweepSummary;
 use payhub_model::{Assumption, Rule};
 use payhub_properties::ScriptReport;
-use payhub_properties::checker::{CheckStatus, PresetReport};
+use payhub_properties::checker::{CheckStatus, PresetReport, PropertyReport};
 use payhub_properties::zoo::KillMatrix;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub use super::chaos::ChaosSummary;
+pub use super::ChaosSummary;
 
 /// One scenario or finding script, run.
 #[derive(Clone, Debug, Serialize)]
@@ -204,26 +204,18 @@ impl Report {
 
 /// The properties a preset failed: violated, or a *sometimes* never reached in a
 /// complete search.
-pub fn failing(
-    r: &PresetReport,
-) -> impl Iterator<Item = &payhub_properties::checker::PropertyReport> {
-    let failed = |s: &CheckStatus| {
-        *s == CheckStatus::Violated || (r.complete && *s == CheckStatus::Unreached)
-    };
-    r.properties.iter().filter(move |p| failed(&p.status))
+pub fn failing(r: &PresetReport) -> impl Iterator<Item = &PropertyReport> {
+    r.properties.iter().filter(move |p| {
+        p.status == CheckStatus::Violated || (r.complete && p.status == CheckStatus::Unreached)
+    })
 }
 
 /// The rule IDs of a property, by name.
 pub fn rules_of(property: &str) -> Vec<&'static str> {
-    if property == payhub_properties::liveness::NAME {
-        return payhub_properties::liveness::RULES
-            .iter()
-            .map(|r| r.id())
-            .collect();
-    }
-    payhub_properties::PROPERTIES
-        .iter()
-        .find(|p| p.name == property)
-        .map(|p| p.rules.iter().map(|r| r.id()).collect())
-        .unwrap_or_default()
+    use payhub_properties::liveness;
+    let rules = match property == liveness::NAME {
+        true => liveness::RULES,
+        false => payhub_properties::property(property).map_or(&[][..], |p| p.rules),
+    };
+    rules.iter().map(|r| r.id()).collect()
 }
