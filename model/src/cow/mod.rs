@@ -27,9 +27,9 @@ macro_rules! as_field {
 
         impl<$k: Ord $(, $v: Eq)?> Eq for $ty<$k $(, $v)?> {}
 
-        impl<$k: Ord $(, $v: PartialOrd)?> PartialOrd for $ty<$k $(, $v)?> {
+        impl<$k: Ord $(, $v: Ord)?> PartialOrd for $ty<$k $(, $v)?> {
             fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-                self.$field.partial_cmp(&other.$field)
+                Some(self.cmp(other))
             }
         }
 
