@@ -152,6 +152,8 @@ pub struct WireFacts {
     /// UNKNOWN-03, S8, S11 ([`unresolved`]): confirm keys, unresolved and failed Payments,
     /// unresolved refund requests.
     confirm_keys: BTreeMap<Owned<PaymentId>, Text>,
+    /// The Payments whose last confirm key has had no 2xx answer yet.
+    confirm_unbound: std::collections::BTreeSet<Owned<PaymentId>>,
     unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
     failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
     /// SCHED-01 ([`schedule`]): the Payments whose query schedule started (a 202, a

@@ -137,6 +137,48 @@ fn a_card_retry_under_the_failed_confirms_key_is_noted() {
     }
 }
 
+/// ATTEMPT-03, RATE-03, S2: a card retry's key refused (429), lost or answered 5xx bound
+/// nothing: a query that still shows the earlier attempt's failure does not make sending
+/// that key again a card retry under a failed key; once its confirm was answered 2xx
+/// and the Payment is shown failed, it does.
+#[test]
+fn a_key_that_bound_nothing_is_retried_as_sent() {
+    let pay = Shape::One(IdKind::Payment);
+    let failed = r#"{"id":"p1","status":"failed"}"#;
+    for (second, breach) in [
+        (Some((429, r#"{"error":{"code":"rate_limited"}}"#)), false),
+        (Some((500, r#"{"error":{"code":"internal_error"}}"#)), false),
+        (None, false),
+        (Some((202, r#"{"id":"p1","status":"processing"}"#)), true),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("c-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"requires_payment_method"}"#,
+            pay,
+        );
+        let c = confirm(&mut w, "f-1", "p1", 'B');
+        send(&mut w, 2, 2, c);
+        answer(&mut w, 3, 2, 200, failed, pay);
+        let c = confirm(&mut w, "f-2", "p1", 'A');
+        send(&mut w, 4, 3, c);
+        if let Some((status, body)) = second {
+            answer(&mut w, 5, 3, status, body, pay);
+        }
+        let q = query(&mut w, "p1");
+        send(&mut w, 30_000, 4, q);
+        answer(&mut w, 30_001, 4, 200, failed, pay);
+        let c = confirm(&mut w, "f-2", "p1", 'A');
+        send(&mut w, 40_000, 5, c);
+        let noted = w.witnesses.contains_key(&Breach::CardRetryUnderFailedKey);
+        assert_eq!(noted, breach, "{second:?}");
+    }
+}
+
 /// RATE-03, S13: a create answered 429 or 503, then the same order under a new key is
 /// noted; the same key is not, nor a new key after the order was executed.
 #[test]
