@@ -12,6 +12,7 @@ mod check_cmd;
 mod check_log;
 mod conform;
 mod edges;
+mod header;
 mod heap;
 mod http_map;
 mod input;

@@ -3,8 +3,8 @@
 //! liveness, so that a command `simulate` prints shows what it claimed.
 
 use crate::outcome::{Item, ItemResult, Outcome, Part};
-use crate::report::rules_of;
 use crate::simulate_cmd::WorldArgs;
+use crate::verify_cmd::report::rules_of;
 use payhub_properties::liveness::{self, LivenessVerdict};
 use payhub_properties::{AlwaysCheck, World};
 use payhub_sim::driver::{self, RunOutcome};

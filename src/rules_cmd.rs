@@ -2,7 +2,7 @@
 //! sentence in English and in the Chinese original; the JSON carries both (`text`, `zh`).
 
 use crate::Format;
-use crate::report::{Judged, judged};
+use crate::verify_cmd::coverage::{Judged, judged};
 use payhub_model::{Rule, RuleEntry};
 use std::process::ExitCode;
 

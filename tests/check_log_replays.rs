@@ -5,7 +5,9 @@
 //! existing Payment after a refusal (S4); a refund answered 201 `processing` is known to
 //! exist; an amount written `10000.0` is the integer 10000; a lookup never answers no
 //! record of a Payment the platform answered earlier; a conflict over a field the
-//! contract does not name is allowed; a log cannot show the client's timeouts.
+//! contract does not name is allowed; a log cannot show the client's timeouts; a lookup
+//! the platform served at another spelling of its path is a query of its object, and a
+//! query after a refused confirm of a Payment shown final goes past the schedule's end.
 
 mod common;
 use common::*;
@@ -187,8 +189,14 @@ fn a_replay_answer_without_an_id_is_no_other_object() {
 #[test]
 fn a_conflict_over_a_field_the_contract_does_not_name_is_allowed() {
     let property = "idempotency-conflict-iff-parameters-differ";
-    let (status, detail) = verdict("create-replay-409-other-description", property, &[]);
-    assert_eq!(status, "holds", "{detail}");
+    for allowed in [
+        "create-replay-409-other-description",
+        // `description` given twice ("b", then "a"): a platform may read either.
+        "create-replay-409-description-given-twice",
+    ] {
+        let (status, detail) = verdict(allowed, property, &[]);
+        assert_eq!(status, "holds", "{allowed}: {detail}");
+    }
     let (status, detail) = verdict("create-replay-409-same-description", property, &[]);
     assert_eq!(status, "violated", "{detail}");
     assert!(detail.contains("409 idempotency_conflict"), "{detail}");
@@ -233,4 +241,32 @@ fn a_conflict_answered_while_the_same_body_executes_is_a_breach() {
     let (status, detail) = verdict("create-in-flight-same-body-409-conflict", property, &[]);
     assert_eq!(status, "violated", "{detail}");
     assert!(detail.contains("409 idempotency_conflict"), "{detail}");
+}
+
+/// A `GET` of one Payment written with a query string or a trailing slash, answered 200,
+/// is that Payment's query: one after a query showed it final goes past the schedule's
+/// end (SCHED-01). Answered 404, the platform read no such path: it is no query of it.
+#[test]
+fn a_served_lookup_written_otherwise_is_a_query_of_its_object() {
+    let property = "client-stops-querying-at-a-final-status";
+    for (name, status) in [
+        ("lookup-with-a-query-string", "violated"),
+        ("lookup-with-a-trailing-slash", "violated"),
+        ("lookup-with-a-trailing-slash-404", "holds"),
+    ] {
+        assert_eq!(verdict(name, property, &[]).0, status, "{name}");
+    }
+}
+
+/// SCHED-01: a confirm of a Payment shown final, refused 422, changed nothing; a query
+/// after it goes on past the schedule's end.
+#[test]
+fn a_query_after_a_refused_confirm_is_past_the_end() {
+    let (status, detail) = verdict(
+        "query-after-a-refused-confirm",
+        "client-stops-querying-at-a-final-status",
+        &[],
+    );
+    assert_eq!(status, "violated", "{detail}");
+    assert!(detail.contains("line 4"), "{detail}");
 }

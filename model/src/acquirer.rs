@@ -91,14 +91,17 @@ pub enum ChargeState {
     Error,
 }
 
-/// What the acquirer knows about a refund.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RefundState {
-    Succeeded,
-    Failed,
-    NotFound,
-    Error,
+crate::named! {
+    fn as_str, Display;
+    /// What the acquirer knows about a refund.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum RefundState {
+        Succeeded = "succeeded",
+        Failed = "failed",
+        NotFound = "not_found",
+        Error = "error",
+    }
 }
 
 /// A reply from the acquirer.
@@ -135,18 +138,6 @@ impl std::fmt::Display for ChargeState {
             ChargeState::Canceled => "canceled",
             ChargeState::NotFound => "not_found",
             ChargeState::Error => "error",
-        })
-    }
-}
-
-/// The acquirer's words for a refund's state, as a trace prints them.
-impl std::fmt::Display for RefundState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            RefundState::Succeeded => "succeeded",
-            RefundState::Failed => "failed",
-            RefundState::NotFound => "not_found",
-            RefundState::Error => "error",
         })
     }
 }
@@ -286,10 +277,9 @@ impl Acquirer {
                 merchant,
                 environment,
                 amount,
-                ref currency,
                 card,
+                ..
             } => {
-                let _ = currency;
                 if decision == Fail {
                     out.push(UpstreamReply::Charge {
                         attempt,
@@ -313,20 +303,18 @@ impl Acquirer {
                     RequireAction => ChargeState::ActionRequired,
                     Fail => unreachable!("handled above"),
                 };
+                let record = ChargeRecord {
+                    state,
+                    payment,
+                    merchant,
+                    environment,
+                    amount,
+                    card,
+                };
                 if state == ChargeState::Approved {
-                    self.capture(now, attempt, payment, merchant, environment, amount, card);
+                    self.capture(now, attempt, &record);
                 }
-                self.charges.insert(
-                    attempt,
-                    ChargeRecord {
-                        state,
-                        payment,
-                        merchant,
-                        environment,
-                        amount,
-                        card,
-                    },
-                );
+                self.charges.insert(attempt, record);
                 if decision != ApproveSilently {
                     out.push(UpstreamReply::Charge { attempt, state });
                 }
@@ -413,15 +401,7 @@ impl Acquirer {
         }
         let record = record.clone();
         let state = if authenticated {
-            self.capture(
-                now,
-                attempt,
-                record.payment,
-                record.merchant,
-                record.environment,
-                record.amount,
-                record.card,
-            );
+            self.capture(now, attempt, &record);
             ChargeState::Approved
         } else {
             ChargeState::Declined(FailureCode::AuthenticationFailed)
@@ -439,24 +419,14 @@ impl Acquirer {
             .map(|(a, _)| *a)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn capture(
-        &mut self,
-        now: Millis,
-        attempt: AttemptId,
-        payment: PaymentId,
-        merchant: MerchantId,
-        environment: Environment,
-        amount: u64,
-        card: Card,
-    ) {
+    fn capture(&mut self, now: Millis, attempt: AttemptId, record: &ChargeRecord) {
         self.ledger.entries.push(LedgerEntry::Capture {
             attempt,
-            payment,
-            merchant,
-            environment,
-            amount,
-            card,
+            payment: record.payment,
+            merchant: record.merchant,
+            environment: record.environment,
+            amount: record.amount,
+            card: record.card,
             at: now,
         });
     }

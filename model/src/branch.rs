@@ -102,20 +102,12 @@ crate::named! {
 }
 
 impl Branch {
+    /// The point this is an alternative of.
     pub fn point(self) -> BranchPoint {
-        match self {
-            Branch::S4Conflict | Branch::S4ReturnExisting => BranchPoint::OrderNoReuse,
-            Branch::S5Wait | Branch::S5InProgress => BranchPoint::ConcurrentSameKey,
-            Branch::S8PaymentInProgress | Branch::S8OriginalStatus => {
-                BranchPoint::ConfirmWhileProcessing
-            }
-            Branch::RefundNoConflict | Branch::RefundNoExisting => BranchPoint::RefundNoReuse,
-            Branch::ExpiredNewSession | Branch::ExpiredPaymentExpired => {
-                BranchPoint::SessionOfExpired
-            }
-            Branch::RetentionNewAttempt | Branch::RetentionNotNewBusiness => {
-                BranchPoint::ConfirmPastRetention
-            }
-        }
+        let of = |p: &BranchPoint| p.alternatives().contains(&self);
+        *BranchPoint::ALL
+            .iter()
+            .find(|p| of(p))
+            .expect("every branch has its point")
     }
 }

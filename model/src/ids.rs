@@ -89,19 +89,13 @@ id_type!(
 );
 
 crate::named! {
-    fn as_str;
+    fn as_str, Display;
     /// Test or live: two independent idempotency worlds (SCOPE-02).
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
     #[serde(rename_all = "lowercase")]
     pub enum Environment {
         Test = "test",
         Live = "live",
-    }
-}
-
-impl std::fmt::Display for Environment {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -45,6 +45,12 @@ macro_rules! mutants {
                 match self { $(Mutant::$variant => first_line(concat!($($doc, "\n"),*)),)* }
             }
         }
+
+        impl std::fmt::Display for Mutant {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
     };
 }
 
@@ -180,7 +186,7 @@ impl Mutant {
 }
 
 crate::named! {
-    fn name;
+    fn name, Display;
     /// A planted bug made by a parameter alone: the reference platform, run with a number
     /// other than the contract's ([`crate::Contract`]). Properties judge by the contract's
     /// figures, never by the platform's parameters, so a wrong number is caught like a wrong
@@ -254,18 +260,6 @@ impl ParameterMutant {
                 ..params
             },
         }
-    }
-}
-
-impl std::fmt::Display for ParameterMutant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::fmt::Display for Mutant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -68,9 +68,16 @@ impl Entry {
         ids: &mut Interner,
         cards: &super::profile::CardReading,
     ) -> Result<super::request::Read, String> {
+        let served = matches!(
+            self.outcome,
+            Reply::Answered {
+                status: 200..=299,
+                ..
+            }
+        );
         super::request::read(
             &self.http.method,
-            &self.http.target,
+            &super::request::served_target(&self.http.method, &self.http.target, served),
             self.http.idempotency_key.as_deref(),
             &self.http.body,
             ids,

@@ -4,8 +4,8 @@
 //! the shards' ([`super::parts::pick`]); the exit code and closing line are computed again.
 //! Shards of different logs or flags, or one missing or given twice, are refused (exit 2).
 
+use super::Closing;
 use super::parts::{SKIPS_LISTED, pick};
-use super::report::Closing;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;

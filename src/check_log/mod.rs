@@ -192,19 +192,56 @@ pub struct Held {
     pub retained: payhub_properties::facts::wire::Retained,
 }
 
+/// What a file's exit code and closing line are made of: of a [`Judged`], or of the
+/// shards [`merge`] joins.
+pub struct Closing<'a> {
+    /// The first property violated: its name, its rules, its detail.
+    pub violated: Option<(&'a str, String, &'a str)>,
+    pub stopped: Option<&'a str>,
+    /// A shard's run (`--shard`).
+    pub sharded: bool,
+    /// Requests judged; entries unreadable.
+    pub judged_entries: u64,
+    pub skipped: u64,
+    /// Properties judged, and those that cannot judge.
+    pub judged: usize,
+    pub cannot: usize,
+    /// Of those judged, the ones that hold vacuously (none of their requests in the log).
+    pub vacuous: usize,
+}
+
+impl Closing<'_> {
+    pub fn exit(&self) -> u8 {
+        if self.violated.is_some() {
+            1
+        } else if self.stopped.is_some() {
+            3
+        } else if self.judged_entries == 0 && self.sharded {
+            // A shard with none of the log's merchants: the merge judges.
+            0
+        } else if self.judged_entries == 0 || self.judged == 0 {
+            2
+        } else if self.skipped > 0 {
+            3
+        } else {
+            0
+        }
+    }
+}
+
 impl Judged {
     pub fn exit(&self) -> u8 {
         self.closing().exit()
     }
 
     /// What the exit code and the closing line are made of.
-    pub fn closing(&self) -> report::Closing<'_> {
+    pub fn closing(&self) -> Closing<'_> {
         let judged = self
             .verdicts
             .iter()
             .filter(|v| v.status != Status::CannotJudge)
             .count();
-        report::Closing {
+        Closing {
             violated: self
                 .verdicts
                 .iter()

@@ -20,6 +20,7 @@ use payhub_model::{
     SessionBody, Text,
 };
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::convert::Infallible;
 
 /// A request read: the contract's, and the fingerprint of the body's fields the contract
@@ -63,6 +64,31 @@ pub fn read(
         request,
         other_fields: reading.other_fields,
     })
+}
+
+/// The target of a request the platform `served` (answered 2xx), its path written
+/// otherwise than the contract's (a trailing slash, `//`, `/./`: `/v1/payments/pay_1/`,
+/// `/v1/payments//pay_1/confirm`), read at the contract's path: the contract names none
+/// of these forms, so the platform's answer says how it read them. A `GET` of one object
+/// drops its query string too (`/v1/payments/pay_1?expand=attempts`). Any other target
+/// as written.
+pub fn served_target<'a>(method: &str, target: &'a str, served: bool) -> Cow<'a, str> {
+    let (path, query) = (target.split_once('?')).map_or((target, None), |(p, q)| (p, Some(q)));
+    let get = method.eq_ignore_ascii_case("GET");
+    let odd = path.ends_with('/') || path.contains("//") || path.contains("/./");
+    if !served || !(odd || get && query.is_some()) {
+        return Cow::Borrowed(target);
+    }
+    let segments: Vec<&str> = (path.split('/'))
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    let one = get && matches!(segments.as_slice(), ["v1", "payments" | "refunds", _]);
+    let query = query.filter(|_| !one).map(|q| format!("?{q}"));
+    let read = format!("/{}{}", segments.join("/"), query.unwrap_or_default());
+    match read == target {
+        true => Cow::Borrowed(target),
+        false => Cow::Owned(read),
+    }
 }
 
 /// check-log's reading: any non-empty id interned, a `GET` of none an endpoint of no
@@ -153,13 +179,43 @@ fn fields<T: Default>(body: &[u8], read: impl FnOnce(&Map<String, Value>) -> Opt
     if body.iter().all(u8::is_ascii_whitespace) {
         return Json::Parsed(T::default());
     }
-    let parsed: Option<Value> = serde_json::from_slice(body).ok();
-    let Some(map) = parsed.as_ref().and_then(Value::as_object) else {
+    let Ok(Object(map)) = serde_json::from_slice(body) else {
         return malformed(body, "not a JSON object");
     };
-    match read(map) {
+    match read(&map) {
         Some(t) => Json::Parsed(t),
         None => malformed(body, "a field the contract names has another type"),
+    }
+}
+
+/// A JSON object's fields, without a name given twice with different values: RFC 8259
+/// leaves what a receiver reads then "unpredictable" (the first, the last, or a
+/// refusal), so such a field is not known, as if absent (never a change of parameters).
+struct Object(Map<String, Value>);
+
+impl<'de> serde::Deserialize<'de> for Object {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Object, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Object;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Object, A::Error> {
+                let (mut map, mut twice) = (Map::new(), Vec::new());
+                while let Some((k, v)) = a.next_entry::<String, Value>()? {
+                    if map.get(&k).is_some_and(|first| *first != v) {
+                        twice.push(k.clone());
+                    }
+                    map.insert(k, v);
+                }
+                for k in twice {
+                    map.remove(&k);
+                }
+                Ok(Object(map))
+            }
+        }
+        d.deserialize_map(Fields)
     }
 }
 
@@ -251,6 +307,55 @@ mod tests {
         assert_eq!(b.payment_id, Some(*payment_id));
         // `reason` is none of SAFE-01's fields: kept as a fingerprint only.
         assert!(r.other_fields.is_some());
+    }
+
+    #[test]
+    fn a_served_path_written_otherwise_is_the_contracts() {
+        let served = |m, t| served_target(m, t, true).into_owned();
+        assert_eq!(served("GET", "/v1/payments/pay_1/"), "/v1/payments/pay_1");
+        assert_eq!(
+            served("get", "/v1/refunds/re_1?expand=x"),
+            "/v1/refunds/re_1"
+        );
+        assert_eq!(served("GET", "/v1/payments/pay_1"), "/v1/payments/pay_1");
+        let lookup = "/v1/payments?merchant_order_no=O";
+        assert_eq!(served("GET", "/v1/payments/?merchant_order_no=O"), lookup);
+        assert_eq!(
+            served("POST", "/v1/payments//pay_1/./confirm/"),
+            "/v1/payments/pay_1/confirm"
+        );
+        assert_eq!(served("POST", "/v1/payments/"), "/v1/payments");
+        assert_eq!(
+            served_target("GET", "/v1/payments/pay_1/", false),
+            "/v1/payments/pay_1/"
+        );
+    }
+
+    /// A name given twice with different values is not known; twice with one value, it is.
+    #[test]
+    fn a_field_given_twice_differently_is_unknown() {
+        let create = |body: &str| {
+            let r = read(
+                "POST",
+                "/v1/payments",
+                Some(b"K"),
+                body.as_bytes(),
+                &mut Interner::default(),
+                &CardReading::default(),
+            )
+            .unwrap();
+            let Endpoint::CreatePayment {
+                body: Json::Parsed(b),
+            } = r.request.endpoint
+            else {
+                panic!("{body}");
+            };
+            (b.amount, r.other_fields)
+        };
+        assert_eq!(create(r#"{"amount":100,"amount":200}"#).0, None);
+        assert_eq!(create(r#"{"amount":100,"amount":100}"#).0, Some(100));
+        let (once, twice) = (create(r#"{"d":"a"}"#).1, create(r#"{"d":"b","d":"a"}"#).1);
+        assert!(once.is_some() && once != twice);
     }
 
     /// Card data is never kept: a card number in `card` is dropped, a test label kept;

@@ -4,8 +4,8 @@
 //! branches, merchants in one session, then the real clock with a late upstream, for
 //! races). A mutant none finds is listed with why the wire cannot see it, else missed.
 
+use super::Finding;
 use super::profile::{CardOutcome, Loaded};
-use super::report::Finding;
 use super::{SweepOptions, connect, sweep};
 use crate::serve::seam::EdgeSeam;
 

@@ -7,7 +7,7 @@ use crate::outcome::{Item, ItemResult, Outcome, Part};
 /// violating seed's shrunk exchanges and the answers the model allowed; skipped when a
 /// case could not be finished or none ran; the seeds not reached in its body), and a case
 /// per property of the registry judging the target.
-pub fn outcome(r: &super::report::Report) -> Outcome {
+pub fn outcome(r: &super::Report) -> Outcome {
     let violations = r.violations.iter().map(|v| {
         format!(
             "case seed {}: round {} of the case shrunk to {} requests: no model state explains the answers\nthe model allowed:\n{}\n\nas a what-if script:\n{}",

@@ -4,8 +4,9 @@
 
 use super::matrix::Row;
 use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
-use super::report::{Finding, Report, diagram, messages};
+use super::report::{diagram, messages};
 use super::rule_rows::RuleVerdict;
+use super::{Finding, Report};
 use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::html::{self as page, Tone};
 use crate::outcome::text::{Text, text};

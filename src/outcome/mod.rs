@@ -42,7 +42,7 @@ impl Outcome {
         Outcome {
             command: command.into(),
             command_line: Some(crate::usage::command_line()),
-            commit: crate::report::commit(),
+            commit: crate::header::commit(),
             parts,
         }
     }

@@ -1,268 +1,17 @@
-//! The report of a `verify` run: a Markdown page a code host renders, and JSON for CI.
+//! The report of a `verify` run: a Markdown page a code host renders, HTML, and JSON
+//! for CI, drawn from what the run found (`crate::verify_cmd::report`).
 
-use payhub_model::{Assumption, Rule};
-use payhub_properties::AlwaysCheck;
-use payhub_properties::ScriptReport;
-use payhub_properties::checker::{CheckStatus, PresetReport};
-use payhub_properties::zoo::KillMatrix;
-use payhub_sim::driver::{self, FaultProfile};
-use payhub_sim::worlds;
-use serde::Serialize;
-use std::collections::BTreeSet;
+use crate::verify_cmd::report::Report;
 use std::path::Path;
-use std::process::ExitCode;
-use sweep::SweepSummary;
 
-mod coverage;
-mod header;
-pub use header::{Header, commit};
-mod edges;
-mod shortcuts;
-pub use shortcuts::Shortcuts;
 pub mod outcome;
-mod page;
+pub mod page;
 mod problems;
-pub mod readings;
 mod summary;
-pub mod sweep;
 
 pub use problems::Problem;
 
-pub use coverage::{CoverageRow, Judged, coverage, judged};
-
-/// One scenario or finding script, run.
-#[derive(Clone, Debug, Serialize)]
-pub struct ScenarioResult {
-    pub name: String,
-    /// The script file, as `payhub-verify run` takes it.
-    pub file: String,
-    pub title: Option<String>,
-    pub passed: bool,
-    pub failures: Vec<String>,
-    pub assumptions: Vec<&'static str>,
-    pub rules: Vec<&'static str>,
-    pub text: String,
-    pub mermaid: String,
-    /// The run drawn (for the HTML page).
-    #[serde(skip)]
-    pub diagram: payhub_sim::Diagram,
-}
-
-impl ScenarioResult {
-    pub fn from_report(path: &Path, report: &ScriptReport) -> ScenarioResult {
-        let rules: BTreeSet<Rule> = report.trace.events.iter().filter_map(|e| e.rule).collect();
-        ScenarioResult {
-            name: path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("?")
-                .to_owned(),
-            file: path.display().to_string(),
-            title: report.script.title.clone(),
-            passed: report.passed(),
-            failures: report.failures(),
-            assumptions: report.script.assumptions.iter().map(|a| a.id()).collect(),
-            rules: rules.into_iter().map(|r| r.id()).collect(),
-            text: report.to_text(),
-            mermaid: report.trace.to_mermaid(),
-            diagram: report.to_diagram(),
-        }
-    }
-}
-
-/// The chaos sweep: adversarial raw requests against the reference platform.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ChaosSummary {
-    pub seeds: u64,
-    pub steps: u64,
-    pub violations: u64,
-    pub first_violation: Option<String>,
-}
-
-/// Runs the chaos world over `seeds` seeds, checking every always property after every step.
-pub fn chaos_sweep(seeds: u64, threads: usize) -> ChaosSummary {
-    let config = worlds::chaos();
-    let (chaos, _) = payhub_sim::sweep::fan_out(
-        threads,
-        |i| (i < seeds).then_some(i),
-        &payhub_sim::sweep::never,
-        |seed, chaos: &mut Chaos| {
-            let mut check = AlwaysCheck { config: &config };
-            let profile = FaultProfile::for_seed(seed);
-            let (_, outcome) = driver::run_seed(&config, seed, &profile, 200, &mut check, None);
-            chaos.steps += outcome.steps as u64;
-            if let Some(v) = outcome.violation {
-                chaos.violations += 1;
-                if chaos.first.as_ref().is_none_or(|(s, _)| seed < *s) {
-                    chaos.first =
-                        Some((seed, format!("seed {seed}: {}: {}", v.property, v.detail)));
-                }
-            }
-        },
-    );
-    ChaosSummary {
-        seeds,
-        steps: chaos.steps,
-        violations: chaos.violations,
-        first_violation: chaos.first.map(|(_, text)| text),
-    }
-}
-
-/// The chaos sweep's runs, per worker.
-#[derive(Default)]
-struct Chaos {
-    steps: u64,
-    violations: u64,
-    /// The lowest violating seed, with its violation.
-    first: Option<(u64, String)>,
-}
-
-impl payhub_sim::sweep::Fold for Chaos {
-    fn merge(&mut self, other: Chaos) {
-        self.steps += other.steps;
-        self.violations += other.violations;
-        if let Some((seed, text)) = other.first
-            && self.first.as_ref().is_none_or(|(s, _)| seed < *s)
-        {
-            self.first = Some((seed, text));
-        }
-    }
-}
-
-/// Where the contract is silent or ambiguous, and what the harness assumed.
-#[derive(Clone, Debug, Serialize)]
-pub struct Finding {
-    pub id: &'static str,
-    pub gap: payhub_model::Gap,
-    pub contract: &'static str,
-    pub assumed: &'static str,
-    pub parameter: Option<&'static str>,
-    /// Scripts whose outcome depends on it.
-    pub scripts: Vec<String>,
-    /// Runs of the simulation sweep that ended in the situation it leaves open (a
-    /// submission unresolved after healing, judged a gap of the contract, not a failure).
-    pub simulation_runs: u64,
-}
-
-/// One part of a `verify` run and its wall-clock time (measured at the edge, never by
-/// the model); `ran` is false for a part a Ctrl-C or `--mutant` left out.
-#[derive(Clone, Debug, Serialize)]
-pub struct Phase {
-    pub name: &'static str,
-    pub seconds: f64,
-    pub ran: bool,
-}
-
-/// Everything a `verify` run found.
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
-    pub verdict: &'static str,
-    pub header: Header,
-    /// The bounds the presets ran under (`--max-states 5000`), for an incomplete one.
-    pub limits: String,
-    /// How the presets were searched: every state breadth-first, or depth-first with the
-    /// sound reductions (`verify --quick`).
-    pub search: &'static str,
-    pub problems: Vec<Problem>,
-    pub seconds: f64,
-    /// Where the time went: each part of the run.
-    pub phases: Vec<Phase>,
-    pub presets: Vec<PresetReport>,
-    pub simulation: SweepSummary,
-    /// The simulation sweep with the clients' other readings of the contradictions.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub simulation_other_readings: Option<SweepSummary>,
-    /// Each reading of each contradiction, with the checker's and the sweep's verdicts.
-    pub readings: Vec<readings::ReadingRow>,
-    pub chaos: ChaosSummary,
-    pub scenarios: Vec<ScenarioResult>,
-    pub coverage: Vec<CoverageRow>,
-    pub findings: Vec<Finding>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kill_matrix: Option<ZooReport>,
-    /// The edges (sandbox, check-log, conform) end to end, and the edge zoo.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub edges: Option<crate::edges::EdgeReport>,
-    /// The search's shortcuts cross-checked against the plain search and stateright.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shortcuts: Option<Shortcuts>,
-    /// Why the run stopped early, if it did: nothing is then claimed for what did not run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interrupted: Option<String>,
-    /// The zoo's bug planted in the presets (`verify --mutant NAME`): only those ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub planted: Option<&'static str>,
-}
-
-/// The bug zoo's part of the report: the kill matrix, and one killed mutant's
-/// counterexample as a diagram.
-#[derive(Clone, Debug, Serialize)]
-pub struct ZooReport {
-    #[serde(flatten)]
-    pub matrix: KillMatrix,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub example: Option<Example>,
-}
-
-/// A killed mutant's counterexample as a Mermaid sequence diagram.
-#[derive(Clone, Debug, Serialize)]
-pub struct Example {
-    pub name: &'static str,
-    pub mermaid: String,
-}
-
 impl Report {
-    /// The run's parts as they ran, judged: the coverage, the readings, the findings,
-    /// what failed and the verdict are filled in from them.
-    pub fn judged(mut self) -> Report {
-        self.coverage = coverage(&self.presets, &self.scenarios);
-        let other = self.simulation_other_readings.as_ref();
-        self.readings = readings::readings(&self.presets, &self.simulation, other);
-        let (scenarios, sim) = (&self.scenarios, &self.simulation);
-        self.findings = Assumption::ALL
-            .iter()
-            .map(|a| Finding {
-                id: a.id(),
-                gap: a.gap(),
-                contract: a.contract(),
-                assumed: a.taken(),
-                parameter: a.parameter(),
-                scripts: scenarios
-                    .iter()
-                    .filter(|s| s.assumptions.contains(&a.id()))
-                    .map(|s| s.name.clone())
-                    .collect(),
-                simulation_runs: sim.gaps_reached.get(a.id()).map_or(0, |g| g.runs),
-            })
-            .collect();
-        self.problems = self.problems();
-        self.verdict = match self.exit_code_value() {
-            0 => "all hold",
-            1 => "FAILED",
-            _ => "not judged (incomplete)",
-        };
-        self
-    }
-
-    /// Whether the part named `name` ran (a part with no recorded phase did).
-    pub fn ran(&self, name: &str) -> bool {
-        self.phases
-            .iter()
-            .find(|p| p.name == name)
-            .is_none_or(|p| p.ran)
-    }
-
-    /// 1 if something failed, 3 if something was not judged, else 0: read from the
-    /// problems, so that the exit code and the list of what failed never disagree.
-    fn exit_code_value(&self) -> u8 {
-        let worst = self.problems.iter().map(|p| p.failed).max();
-        worst.map_or(0, |failed| if failed { 1 } else { 3 })
-    }
-
-    pub fn exit_code(&self) -> ExitCode {
-        ExitCode::from(self.exit_code_value())
-    }
-
     pub fn to_json(&self) -> String {
         let json = serde_json::to_string_pretty(self);
         json.unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
@@ -306,38 +55,16 @@ impl Report {
     }
 }
 
-/// The properties a preset failed: violated, or a *sometimes* never reached in a
-/// complete search.
-pub fn failing(
-    r: &PresetReport,
-) -> impl Iterator<Item = &payhub_properties::checker::PropertyReport> {
-    let failed = |s: &CheckStatus| {
-        *s == CheckStatus::Violated || (r.complete && *s == CheckStatus::Unreached)
-    };
-    r.properties.iter().filter(move |p| failed(&p.status))
-}
-
-/// The rule IDs of a property, by name.
-pub fn rules_of(property: &str) -> Vec<&'static str> {
-    if property == payhub_properties::liveness::NAME {
-        return payhub_properties::liveness::RULES
-            .iter()
-            .map(|r| r.id())
-            .collect();
-    }
-    payhub_properties::PROPERTIES
-        .iter()
-        .find(|p| p.name == property)
-        .map(|p| p.rules.iter().map(|r| r.id()).collect())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::header::ContractNamed;
     use super::*;
+    use crate::header::{ContractNamed, Header};
+    use crate::simulate_cmd::{SimCounterexample, SweepSummary};
     use crate::utc::date_time as utc;
+    use crate::verify_cmd::report::{ChaosSummary, ZooReport, rules_of};
     use payhub_properties::checker::Limits;
+    use payhub_properties::checker::{CheckStatus, PresetReport};
+    use payhub_properties::zoo::KillMatrix;
 
     fn header() -> Header {
         Header {
@@ -455,7 +182,7 @@ mod tests {
         d.participant("C", "client");
         d.push_verdict("VIOLATED no-new-attempt-while-one-is-unfinished: twice");
         let mut r = report(Vec::new());
-        r.simulation.counterexample = Some(sweep::SimCounterexample {
+        r.simulation.counterexample = Some(SimCounterexample {
             property: "no-new-attempt-while-one-is-unfinished".into(),
             detail: "twice".into(),
             mermaid: d.to_mermaid(),

@@ -1,8 +1,10 @@
 //! A `verify`, `check` or `simulate` run as the outcome document: a part per preset,
 //! sweep, scripts, shortcuts, edges and zoo; an item per property, script or mutant.
 
+use crate::edges::EdgeReport;
 use crate::outcome::{Item, ItemResult, Outcome, Part, first_line};
-use crate::report::sweep::SweepSummary;
+use crate::simulate_cmd::SweepSummary;
+use crate::verify_cmd::report::{Report, ScenarioResult, Shortcuts, ZooReport};
 use payhub_properties::checker::{CheckStatus, PresetReport, PropertyReport};
 use payhub_properties::{Kind, PROPERTIES};
 
@@ -110,7 +112,7 @@ pub fn sweep(prefix: &str, s: &SweepSummary) -> Part {
 /// A `verify` run: the presets, the simulation sweep, the chaos sweep, every scenario
 /// and findings script, and every mutant of the zoo (and reference configuration); a
 /// part the run did not reach is one skipped case.
-pub fn verify(report: &crate::report::Report) -> Outcome {
+pub fn verify(report: &Report) -> Outcome {
     let why = report.interrupted.as_deref().unwrap_or("not run");
     let not_run = |part: &str| {
         let item = Item::new(format!("verify.{part}"), part, ItemResult::not_judged(why));
@@ -138,7 +140,7 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
         scripts(name, "verify.scenarios", scenarios)
     };
     let swept = sim.seeds > 0 || sim.incomplete.is_none();
-    let zoo = |z: &super::ZooReport| bug_zoo("verify", &z.matrix);
+    let zoo = |z: &ZooReport| bug_zoo("verify", &z.matrix);
     // Each part the run reaches, or one not run (the search's shortcuts are optional).
     let rest = [
         (Some("simulation"), swept.then(|| sweep("verify", sim))),
@@ -148,7 +150,7 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
             (!scenarios.is_empty()).then(scripts_part),
         ),
         (None, report.shortcuts.as_ref().map(shortcuts_suite)),
-        (Some("edges"), report.edges.as_ref().map(super::edges::part)),
+        (Some("edges"), report.edges.as_ref().map(edges)),
         (Some("bug zoo"), report.kill_matrix.as_ref().map(zoo)),
     ];
     let mut parts = presets("verify", &report.presets);
@@ -161,7 +163,7 @@ pub fn verify(report: &crate::report::Report) -> Outcome {
 
 /// The search's shortcuts: a case per shortcut and preset (judged otherwise fails), and
 /// per planted unsound shortcut (uncaught fails).
-fn shortcuts_suite(s: &super::Shortcuts) -> Part {
+fn shortcuts_suite(s: &Shortcuts) -> Part {
     let class = "verify.search-shortcuts";
     let compared = s.check.compared.iter().map(|c| {
         let result = match &c.differs {
@@ -215,7 +217,7 @@ pub fn bug_zoo(prefix: &str, m: &payhub_properties::zoo::KillMatrix) -> Part {
 /// Scripts run (`verify`'s scenarios and findings, `run`, `scenario`): an item per
 /// script, failed with its failures and the command that reproduces it, its title as
 /// its output.
-pub fn scripts(name: &str, class: &str, results: &[super::ScenarioResult]) -> Part {
+pub fn scripts(name: &str, class: &str, results: &[ScenarioResult]) -> Part {
     let items = results.iter().map(|s| {
         let result = match s.passed {
             true => ItemResult::Passed,
@@ -265,4 +267,29 @@ pub fn mutant(
         )),
         _ => item,
     }
+}
+
+/// The edges: a case per check and session, and one per planted defect of the edge zoo
+/// (caught passes, naming the check; missed fails).
+fn edges(e: &EdgeReport) -> Part {
+    let checks = e.checks.iter().map(|c| {
+        let outcome = match c.passed {
+            true => ItemResult::Passed,
+            false => ItemResult::witnessed(c.detail.clone().unwrap_or_default()),
+        };
+        let name = format!("{} on {}", c.check, c.session);
+        Item::new("verify.edges", name, outcome)
+    });
+    let defects = e.defects.iter().map(|d| {
+        let name = format!("edge zoo: {}", d.name);
+        match d.caught_by {
+            Some(by) => Item::new("verify.edge-zoo", name, ItemResult::Passed)
+                .with_output(format!("caught by {by}")),
+            None => {
+                let missed = format!("missed: no check caught {}", d.name);
+                Item::new("verify.edge-zoo", name, ItemResult::fail(missed, d.about))
+            }
+        }
+    });
+    Part::new("verify edges", checks.chain(defects).collect())
 }

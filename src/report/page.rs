@@ -1,10 +1,12 @@
 //! The report's page, built once and drawn as `report.md` (inline Mermaid, for a code
 //! host) and `report.html` (inline SVG): the verdict, what failed and how to reproduce it first.
 
-use super::{Judged, Report};
 use crate::outcome::doc::{self, Block, Drawing};
 use crate::outcome::html::{Tone, drawn};
 use crate::outcome::text::{Text, text};
+use crate::verify_cmd::coverage::Judged;
+use crate::verify_cmd::readings::ReadingRow;
+use crate::verify_cmd::report::{Report, rules_of};
 use payhub_properties::checker::CheckStatus;
 
 fn h2(id: &'static str, text: impl Into<Text>) -> Block {
@@ -58,7 +60,7 @@ impl Report {
         page.push(Block::Code(self.summary_text()));
         self.presets_page(&mut page);
         self.simulation_page(&mut page);
-        page.extend(super::readings::blocks(&self.readings));
+        page.extend(readings(&self.readings));
         self.scenarios_page(&mut page);
         self.findings_page(&mut page);
         self.coverage_page(&mut page);
@@ -148,7 +150,7 @@ impl Report {
             sim.seeds, sim.steps, sim.violations, sim.liveness_failures, chaos.seeds, chaos.steps, chaos.violations
         )));
         if let Some(cx) = &sim.counterexample {
-            let rules = super::rules_of(&cx.property);
+            let rules = rules_of(&cx.property);
             let drawing = Drawing::after(page, || cx.diagram.clone());
             page.push(Block::Violation {
                 property: cx.property.clone(),
@@ -461,4 +463,24 @@ impl Report {
         }
         page.push(Block::Html(tables(true)));
     }
+}
+
+/// The section: a row per reading of each contradiction.
+pub fn readings(rows: &[ReadingRow]) -> Vec<Block> {
+    let rows = rows.iter().map(|r| {
+        let reference = if r.reference { " (reference)" } else { "" };
+        vec![
+            text!("`{}`", r.assumption),
+            text!("`{}={}`{}", r.parameter, r.reading, reference),
+            text!("`{}`: {}", r.preset, r.checker),
+            r.sweep.as_str().into(),
+        ]
+    });
+    vec![
+        Block::h(2, Some("readings"), "Contradictions read both ways"),
+        Block::p(
+            "Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).",
+        ),
+        Block::Table("assumption|reading|checker|sweep", rows.collect()),
+    ]
 }

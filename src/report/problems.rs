@@ -1,7 +1,9 @@
 //! What a `verify` run failed or could not judge, one line each with the command that
 //! shows it: the first thing the report and the summary print.
 
-use super::*;
+use crate::verify_cmd::report::{Report, failing, rules_of};
+use payhub_properties::checker::CheckStatus;
+use serde::Serialize;
 
 /// Something that failed or was not judged, and the command that shows it.
 #[derive(Clone, Debug, Serialize)]

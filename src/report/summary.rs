@@ -1,6 +1,7 @@
-//! The summary a reviewer reads first: what `verify` prints, and the report's opening.
+//! The summary a reviewer reads first: what `verify` prints, and the report's opening;
+//! its lines for the edges and the search's shortcuts.
 
-use super::Report;
+use crate::verify_cmd::report::{Report, Shortcuts, failing};
 
 impl Report {
     /// The summary a reviewer reads first.
@@ -27,7 +28,7 @@ impl Report {
         }
         s.push(format!("exhaustive presets ({}):", self.search));
         for r in &self.presets {
-            let bad: Vec<&str> = super::failing(r).map(|p| p.name).collect();
+            let bad: Vec<&str> = failing(r).map(|p| p.name).collect();
             let verdict = match (r.complete, bad.is_empty()) {
                 (false, _) => format!("not judged (incomplete: stopped by {})", self.limits),
                 (true, true) => "all hold, all reached".to_owned(),
@@ -39,7 +40,7 @@ impl Report {
                 r.name, r.unique_states, r.seconds,
             ));
         }
-        s.extend(self.shortcuts.as_ref().map(super::Shortcuts::line));
+        s.extend(self.shortcuts.as_ref().map(Shortcuts::line));
         // A part that did not run is not judged, whatever its numbers say.
         let ran = |part: &str, label: &str, line: String| match self.ran(part) {
             true => line,
@@ -97,5 +98,72 @@ impl Report {
             self.findings.len()
         ));
         s.join("\n") + "\n"
+    }
+
+    /// `edges: …` of the summary.
+    fn edges_line(&self) -> Option<String> {
+        let e = match &self.edges {
+            Some(e) => e,
+            None if !self.ran("edges") => return Some("edges: not judged (not run)".into()),
+            None => return None,
+        };
+        let passed = e.checks.iter().filter(|c| c.passed).count();
+        let caught = e.defects.iter().filter(|d| d.caught_by.is_some()).count();
+        let total = e.defects.len();
+        let zoo = if total == 0 {
+            "edge zoo: not run (--no-mutants)".to_owned()
+        } else {
+            format!("edge zoo: {caught} of {total} planted defects caught")
+        };
+        Some(format!(
+            "edges: {passed} of {} end-to-end checks pass (sandbox sessions on loopback, {} exchanges; conform smoke, {} cases); {zoo}",
+            e.checks.len(),
+            e.exchanges,
+            e.smoke_cases
+        ))
+    }
+}
+
+impl Shortcuts {
+    /// One line for the summary.
+    pub fn line(&self) -> String {
+        let compared = self.check.compared.iter();
+        let subjects: std::collections::BTreeSet<&str> =
+            compared.clone().map(|c| c.subject.as_str()).collect();
+        let mismatch = self.check.mismatches().next();
+        match (self.planted, mismatch) {
+            (Some(planted), Some(m)) => format!(
+                "search shortcuts: FAILED with the unsound shortcut {planted} planted: {} judged otherwise on {}: {}",
+                m.shortcut,
+                m.subject,
+                m.differs.as_deref().unwrap_or_default()
+            ),
+            (Some(planted), None) => format!(
+                "search shortcuts: the unsound shortcut {planted} planted judged alike on {} presets: not caught",
+                subjects.len()
+            ),
+            (None, Some(m)) => format!(
+                "search shortcuts: FAILED: {} judged otherwise than the plain breadth-first search on {}: {}",
+                m.shortcut,
+                m.subject,
+                m.differs.as_deref().unwrap_or_default()
+            ),
+            (None, None) => {
+                let mut shortcuts: Vec<&str> = Vec::new();
+                for c in compared.filter(|c| c.shortcut != "stateright") {
+                    if !shortcuts.contains(&c.shortcut) {
+                        shortcuts.push(c.shortcut);
+                    }
+                }
+                let planted = &self.check.planted_caught;
+                let caught = planted.iter().filter(|(_, c)| *c).count();
+                format!(
+                    "search shortcuts: {} judge as the plain breadth-first search on {} presets (planted bugs included), its counts and verdicts those of stateright's own checker; {caught} of {} planted unsound shortcuts caught",
+                    shortcuts.join(", "),
+                    subjects.len(),
+                    planted.len()
+                )
+            }
+        }
     }
 }

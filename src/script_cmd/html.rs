@@ -5,7 +5,7 @@
 use crate::outcome::doc::{self, Block, Drawing};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
 use crate::outcome::text::{Text, text};
-use crate::serve::diagrams::{WitnessEntries, widen};
+use crate::serve::witness::{WitnessEntries, widen};
 use payhub_properties::ScriptReport as Report;
 use payhub_properties::verdict::Status;
 use payhub_sim::Diagram;

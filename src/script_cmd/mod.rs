@@ -5,7 +5,7 @@
 //! malformed (each of its errors as `file:line:column: what is wrong`, up to 20 a file;
 //! then nothing runs) or a scenario does not exist.
 
-use crate::report::rules_of;
+use crate::verify_cmd::report::rules_of;
 use payhub_properties::ScriptReport as Report;
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
 use payhub_sim::script::{self, Script, ScriptError, ScriptErrors};
@@ -226,9 +226,11 @@ fn run_files(files: &[PathBuf], format: ScriptFormat, command: &str) -> ExitCode
 
 /// Scripts run, as the outcome document's JUnit: a part of scripts, an item per script.
 fn junit(reports: &[Report], seconds: &[f64], command: &str) -> String {
-    let results: Vec<crate::report::ScenarioResult> = reports
+    let results: Vec<crate::verify_cmd::report::ScenarioResult> = reports
         .iter()
-        .map(|r| crate::report::ScenarioResult::from_report(Path::new(&r.script.file), r))
+        .map(|r| {
+            crate::verify_cmd::report::ScenarioResult::from_report(Path::new(&r.script.file), r)
+        })
         .collect();
     let mut part = crate::report::outcome::scripts("scripts", "run", &results);
     for (item, seconds) in part.items.iter_mut().zip(seconds) {

@@ -20,6 +20,7 @@ pub mod seam;
 pub mod tape_file;
 pub mod verdict;
 pub mod webhooks;
+pub mod witness;
 
 use http::ClockMode;
 use payhub_model::api_keys::{default_api_keys, rotated_key_spec};

@@ -5,7 +5,7 @@
 //! text. The icon is inline, so the browser asks the sandbox for nothing that would enter
 //! the session.
 
-use super::diagrams::Session;
+use super::witness::Session;
 use payhub_properties::verdict::Status;
 
 /// Trace lines shown, the latest ones.

@@ -3,7 +3,7 @@
 //! the same verdicts), as JSON and as Markdown with a diagram of each violation's
 //! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
-use super::diagrams::Session;
+use super::witness::Session;
 use crate::outcome::doc::{Block, Drawing};
 use crate::outcome::text::text;
 use payhub_properties::Facts;

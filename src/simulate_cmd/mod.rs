@@ -13,9 +13,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 mod args;
-pub use crate::report::sweep::{GapReached, SimCounterexample, SweepSummary};
+mod summary;
 #[allow(unused_imports)] // SeedRange and Shard keep their public paths
 pub use args::{SeedRange, Shard, SimulateArgs, SweepFormat, WorldArgs};
+pub use summary::{GapReached, SimCounterexample, SweepSummary};
 
 fn kind(choice: &Choice) -> String {
     let kind = match choice {
@@ -521,7 +522,7 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
         }
         (None, None) => out.push(format!("PASSED: no property violated in {} runs", s.seeds)),
         (Some(cx), _) => {
-            let rules = crate::report::rules_of(&cx.property).join(", ");
+            let rules = crate::verify_cmd::report::rules_of(&cx.property).join(", ");
             out.push(format!(
                 "FAILED: {} of {} runs violated a property\nSEED={} {}\nviolation: {} [{rules}]: {}\nshrunk from {} to {} choices:\n{}reproduce: {}",
                 s.violations, s.seeds, cx.seed, cx.profile, cx.property, cx.detail,

@@ -6,7 +6,7 @@ use crate::text::Text;
 use serde::{Deserialize, Serialize};
 
 crate::named! {
-    fn as_str;
+    fn as_str, Display;
     /// HTTP method.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
     pub enum Method {
@@ -16,12 +16,6 @@ crate::named! {
         Post = "POST",
         #[serde(rename = "DELETE")]
         Delete = "DELETE",
-    }
-}
-
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

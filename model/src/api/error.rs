@@ -89,22 +89,16 @@ impl ErrorCode {
 
 /// `error.field`: which header or body field a 400/422 is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Field {
     #[serde(rename = "Idempotency-Key")]
     IdempotencyKey,
-    #[serde(rename = "body")]
     Body,
-    #[serde(rename = "merchant_order_no")]
     MerchantOrderNo,
-    #[serde(rename = "amount")]
     Amount,
-    #[serde(rename = "currency")]
     Currency,
-    #[serde(rename = "payment_id")]
     PaymentId,
-    #[serde(rename = "merchant_refund_no")]
     MerchantRefundNo,
-    #[serde(rename = "card")]
     Card,
 }
 

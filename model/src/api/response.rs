@@ -115,12 +115,17 @@ impl ApiResponse {
         }
     }
 
-    /// The error code, for non-2xx responses.
-    pub fn error_code(&self) -> Option<ErrorCode> {
+    /// The error object, for non-2xx responses.
+    pub fn api_error(&self) -> Option<&ApiError> {
         match &self.body {
-            ResponseBody::Error { error } => Some(error.code),
+            ResponseBody::Error { error } => Some(error),
             _ => None,
         }
+    }
+
+    /// The error code, for non-2xx responses.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        self.api_error().map(|e| e.code)
     }
 
     /// The Payment carried by this response, if any.
@@ -169,36 +174,14 @@ impl std::fmt::Display for ApiResponse {
                 " {{\"id\":\"{}\",\"payment_id\":\"{}\",…}}",
                 s.id, s.payment_id
             ),
-            ResponseBody::Payments { data } => {
-                f.write_str(" {\"data\":[")?;
-                for (i, p) in data.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(",")?;
-                    }
-                    write!(
-                        f,
-                        "{{\"id\":\"{}\",\"status\":\"{}\",…}}",
-                        p.id,
-                        p.status.as_str()
-                    )?;
-                }
-                f.write_str("]}")
-            }
-            ResponseBody::Refunds { data } => {
-                f.write_str(" {\"data\":[")?;
-                for (i, r) in data.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(",")?;
-                    }
-                    write!(
-                        f,
-                        "{{\"id\":\"{}\",\"status\":\"{}\",…}}",
-                        r.id,
-                        r.status.as_str()
-                    )?;
-                }
-                f.write_str("]}")
-            }
+            ResponseBody::Payments { data } => write_list(
+                f,
+                data.iter().map(|p| (p.id.to_string(), p.status.as_str())),
+            ),
+            ResponseBody::Refunds { data } => write_list(
+                f,
+                data.iter().map(|r| (r.id.to_string(), r.status.as_str())),
+            ),
             ResponseBody::Error { error } => {
                 write!(f, " {{\"error\":{{\"code\":\"{}\"", error.code.as_str())?;
                 if let Some(field) = error.field {
@@ -212,6 +195,21 @@ impl std::fmt::Display for ApiResponse {
             }
         }
     }
+}
+
+/// ` {"data":[{"id":…,"status":…,…},…]}`.
+fn write_list<'a>(
+    f: &mut std::fmt::Formatter<'_>,
+    items: impl Iterator<Item = (String, &'a str)>,
+) -> std::fmt::Result {
+    f.write_str(" {\"data\":[")?;
+    for (i, (id, status)) in items.enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        write!(f, "{{\"id\":\"{id}\",\"status\":\"{status}\",…}}")?;
+    }
+    f.write_str("]}")
 }
 
 fn write_payment(f: &mut std::fmt::Formatter<'_>, p: &PaymentView) -> std::fmt::Result {

@@ -60,10 +60,7 @@ impl MerchantServer {
                 // UNKNOWN-04: the order number and its key are bound to these parameters.
                 return cx.refuse(subject, Refusal::ParametersBound, Rule::ConflictIsDefect);
             }
-            let op = Op::Submit {
-                order: order.into(),
-                seq: rec.submission.seq,
-            };
+            let op = Op::submit(order, rec.submission.seq);
             let not_accepted = match rec.submission.outcome {
                 OrderOutcome::Rejected(ErrorCode::TemporarilyUnavailable) => {
                     Some(Rule::ChannelPaused)
@@ -106,10 +103,7 @@ impl MerchantServer {
             return self.send_keyed(cx, op, 1, rule);
         }
         let key = self.new_key(cx, KeyPurpose::CreatePayment, order, 1);
-        let op = Op::Submit {
-            order: order.into(),
-            seq: 1,
-        };
+        let op = Op::submit(order, 1);
         let stored = self.keep_key(cx, &op, key, 1, self.key_rule());
         cx.db.insert_order(OrderRecord {
             order_no: order.into(),
@@ -148,10 +142,7 @@ impl MerchantServer {
         card: Card,
     ) {
         let key = self.new_key(cx, KeyPurpose::CreatePayment, order, seq);
-        let op = Op::Submit {
-            order: order.into(),
-            seq,
-        };
+        let op = Op::submit(order, seq);
         let stored = self.keep_key(cx, &op, key, seq, Rule::SequenceOnlyForNewSubmission);
         let rec = cx.order(order);
         rec.amount = amount;
@@ -216,10 +207,7 @@ impl MerchantServer {
         }
         // GEN-02: a card change is a new business submission: sequence + 1, a new key.
         let key = self.new_key(cx, KeyPurpose::ConfirmPayment, order, seq);
-        let op = Op::Submit {
-            order: order.into(),
-            seq,
-        };
+        let op = Op::submit(order, seq);
         let stored = self.keep_key(cx, &op, key, seq, Rule::SequenceOnlyForNewSubmission);
         let rec = cx.order(order);
         rec.submission = Submission {
@@ -251,9 +239,7 @@ impl MerchantServer {
                 Rule::TerminalStatuses,
             );
         }
-        let op = Op::Cancel {
-            order: order.into(),
-        };
+        let op = Op::cancel(order);
         if let Some(cancel) = &rec.cancel {
             let again = matches!(
                 cancel.outcome,
@@ -299,10 +285,7 @@ impl MerchantServer {
             // order number is bound to them as well (UNIQ-01).
             return cx.refuse(subject, Refusal::ParametersBound, Rule::ConflictIsDefect);
         };
-        let op = Op::Submit {
-            order: order.into(),
-            seq: rec.submission.seq,
-        };
+        let op = Op::submit(order, rec.submission.seq);
         let resend = rec.submission.kind == SubmissionKind::Create && !self.busy(&op);
         cx.depart(subject, pattern);
         let rec = cx.order(order);
@@ -317,9 +300,7 @@ impl MerchantServer {
     /// a lost answer is retried under both (RETRY-01), never renumbered.
     fn refund_order(&mut self, cx: &mut Cx, order: &str, refund: &str, amount: u64) {
         let subject = Subject::Refund(refund.into());
-        let op = Op::Refund {
-            refund: refund.into(),
-        };
+        let op = Op::refund(refund);
         if let Some(existing) = cx.db.refund(refund) {
             if existing.rejected() && existing.order_no == order {
                 // REJECT-01: "修正后用新键提交" (after correcting, submit with a new key):
@@ -379,9 +360,7 @@ impl MerchantServer {
         if amount == 0 || amount > i64::MAX as u64 {
             return cx.refuse(subject, Refusal::InvalidOrder, Rule::SafeParameters);
         }
-        let op = Op::Refund {
-            refund: refund.into(),
-        };
+        let op = Op::refund(refund);
         if self.busy(&op) {
             return cx.refuse(subject, Refusal::AlreadyInProgress, Rule::UniqueRefundNo);
         }

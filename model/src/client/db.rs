@@ -51,6 +51,13 @@ pub enum OrderOutcome {
     Conflict,
 }
 
+impl OrderOutcome {
+    /// Refused with 400, 401, 403 or 422 (REJECT-01): nothing executed under the key.
+    fn rejected_unbound(self) -> bool {
+        matches!(self, OrderOutcome::Rejected(c) if matches!(c.http_status(), 400 | 401 | 403 | 422))
+    }
+}
+
 /// One business submission of an order: one key (GEN-05).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Submission {
@@ -221,11 +228,9 @@ impl OrderRecord {
     /// Whether the order's create was rejected with 400, 401, 403 or 422 (REJECT-01):
     /// nothing executed, no Payment exists for it, the key was not used up.
     pub fn create_rejected(&self) -> bool {
-        let rejected = match self.submission.outcome {
-            OrderOutcome::Rejected(code) => matches!(code.http_status(), 400 | 401 | 403 | 422),
-            _ => false,
-        };
-        rejected && self.submission.kind == SubmissionKind::Create && self.payment_id.is_none()
+        self.submission.outcome.rejected_unbound()
+            && self.submission.kind == SubmissionKind::Create
+            && self.payment_id.is_none()
     }
 
     /// The status applied last, if any.
@@ -282,11 +287,7 @@ impl RefundRecord {
     /// Whether the refund's create was rejected with 400, 401, 403 or 422 (REJECT-01):
     /// nothing executed, the refund number is not bound at the platform.
     pub fn rejected(&self) -> bool {
-        let rejected = match self.outcome {
-            OrderOutcome::Rejected(code) => matches!(code.http_status(), 400 | 401 | 403 | 422),
-            _ => false,
-        };
-        rejected && self.refund_id.is_none()
+        self.outcome.rejected_unbound() && self.refund_id.is_none()
     }
 
     /// Whether the refund reached `succeeded` or `failed` (`pending_review` and

@@ -148,27 +148,18 @@ impl std::fmt::Display for ClientOutput {
 }
 
 /// Misuse of a server by its driver: nothing was changed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ClientError {
     /// The server is crashed: only `Restart` is accepted.
+    #[error("server is down: only restart is accepted")]
     Down,
     /// `Restart` of a server that is running.
+    #[error("restart of a running server")]
     AlreadyUp,
     /// A jitter of at least `ClientParams::jitter_max` (RETRY-02: below 250 ms).
+    #[error("jitter {0} is not below the maximum")]
     JitterOutOfRange(Millis),
 }
-
-impl std::fmt::Display for ClientError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ClientError::Down => f.write_str("server is down: only restart is accepted"),
-            ClientError::AlreadyUp => f.write_str("restart of a running server"),
-            ClientError::JitterOutOfRange(j) => write!(f, "jitter {j} is not below the maximum"),
-        }
-    }
-}
-
-impl std::error::Error for ClientError {}
 
 /// What came back for a request.
 #[derive(Clone, Copy, Debug)]

@@ -297,16 +297,6 @@ pub enum After503 {
     ResultUnknown,
 }
 
-/// SCHED-01: 10 s, 30 s, 2 min, 5 min, 15 min, 1 h.
-pub const QUERY_OFFSETS: &[Millis] = &[
-    Millis::secs(10),
-    Millis::secs(30),
-    Millis::mins(2),
-    Millis::mins(5),
-    Millis::mins(15),
-    Millis::hours(1),
-];
-
 impl Default for ClientParams {
     fn default() -> Self {
         ClientParams {
@@ -316,7 +306,7 @@ impl Default for ClientParams {
             backoff_base: Millis::secs(1),
             backoff_max: Millis::secs(30),
             jitter_max: Millis::ms(250),
-            query_offsets: QUERY_OFFSETS,
+            query_offsets: crate::Contract::QUERY_OFFSETS,
             query_every: Millis::hours(4),
             query_until: Millis::hours(24),
             query_spacing_min: Millis::secs(10),

@@ -59,13 +59,6 @@ impl<K: Ord, V> Entries<K, V> {
         }
     }
 
-    pub(super) fn last(&self) -> Option<(&K, &V)> {
-        match self {
-            Entries::Sorted(v) => v.last().map(|(k, v)| (k, v)),
-            Entries::Tree(t) => t.get_max().map(|(k, v)| (k, v)),
-        }
-    }
-
     pub(super) fn get_key_value<Q>(&self, key: &Q) -> Option<(&K, &V)>
     where
         K: Borrow<Q>,
@@ -218,18 +211,6 @@ impl<K: Ord + Clone, V: Clone> Entries<K, V> {
             Entries::Sorted(v) => Some(v.remove(0)),
             Entries::Tree(t) => {
                 let key = t.get_min()?.0.clone();
-                t.remove_with_key(&key)
-            }
-        };
-        self.rebalance();
-        removed
-    }
-
-    pub(super) fn pop_last(&mut self) -> Option<(K, V)> {
-        let removed = match self {
-            Entries::Sorted(v) => v.pop(),
-            Entries::Tree(t) => {
-                let key = t.get_max()?.0.clone();
                 t.remove_with_key(&key)
             }
         };

@@ -13,11 +13,7 @@
 //! hashing, ordering, `Debug` or serialization.
 
 use super::CowMap;
-use serde::{Serialize, Serializer};
 use std::borrow::Borrow;
-use std::cmp::Ordering;
-use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 
 /// A [`CowMap`] with an undo journal of the keys written since [`Journaled::begin`].
@@ -110,40 +106,4 @@ impl<K: Ord + Clone, V: Clone> FromIterator<(K, V)> for Journaled<K, V> {
     }
 }
 
-impl<K: Ord, V: PartialEq> PartialEq for Journaled<K, V> {
-    fn eq(&self, other: &Self) -> bool {
-        self.map == other.map
-    }
-}
-
-impl<K: Ord, V: Eq> Eq for Journaled<K, V> {}
-
-impl<K: Ord, V: PartialOrd> PartialOrd for Journaled<K, V> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        self.map.partial_cmp(&other.map)
-    }
-}
-
-impl<K: Ord, V: Ord> Ord for Journaled<K, V> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.map.cmp(&other.map)
-    }
-}
-
-impl<K: Ord + Hash, V: Hash> Hash for Journaled<K, V> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.map.hash(state)
-    }
-}
-
-impl<K: Ord + fmt::Debug, V: fmt::Debug> fmt::Debug for Journaled<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.map.fmt(f)
-    }
-}
-
-impl<K: Ord + Serialize, V: Serialize> Serialize for Journaled<K, V> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.map.serialize(serializer)
-    }
-}
+as_field!(Journaled<K, V>, map);

@@ -97,10 +97,6 @@ impl<K: Ord, V> CowMap<K, V> {
         self.shared.as_ref()?.entries.first()
     }
 
-    pub fn last_key_value(&self) -> Option<(&K, &V)> {
-        self.shared.as_ref()?.entries.last()
-    }
-
     pub fn get<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
@@ -213,17 +209,6 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
         let first = self.entries_mut().pop_first();
         self.tidy();
         first
-    }
-
-    pub fn pop_last(&mut self) -> Option<(K, V)> {
-        if self.if_shared().is_some() {
-            let key = self.last_key_value()?.0.clone();
-            return self.remove_entry(&key);
-        }
-        self.shared.as_ref()?;
-        let last = self.entries_mut().pop_last();
-        self.tidy();
-        last
     }
 
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>

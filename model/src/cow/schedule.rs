@@ -4,9 +4,6 @@
 
 use super::CowSet;
 use crate::time::Millis;
-use serde::{Serialize, Serializer};
-use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 
 /// A set of `(when, timer)` in firing order (as a `CowSet<(Millis, T)>`) and, once it
@@ -129,40 +126,4 @@ impl<T> Default for Schedule<T> {
     }
 }
 
-impl<T: Ord> PartialEq for Schedule<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.by_time == other.by_time
-    }
-}
-
-impl<T: Ord> Eq for Schedule<T> {}
-
-impl<T: Ord> PartialOrd for Schedule<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<T: Ord> Ord for Schedule<T> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.by_time.cmp(&other.by_time)
-    }
-}
-
-impl<T: Ord + Hash> Hash for Schedule<T> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.by_time.hash(state);
-    }
-}
-
-impl<T: Ord + fmt::Debug> fmt::Debug for Schedule<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.by_time.fmt(f)
-    }
-}
-
-impl<T: Ord + Serialize> Serialize for Schedule<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.by_time.serialize(serializer)
-    }
-}
+as_field!(Schedule<T>, by_time);

@@ -5,7 +5,6 @@ use super::map::CowMap;
 use serde::{Serialize, Serializer};
 use std::borrow::Borrow;
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::ops::RangeBounds;
 
 /// An ordered set with `BTreeSet`'s interface: a [`CowMap`] with unit values.
@@ -39,10 +38,6 @@ impl<T: Ord> CowSet<T> {
 
     pub fn first(&self) -> Option<&T> {
         self.map.first_key_value().map(|(k, _)| k)
-    }
-
-    pub fn last(&self) -> Option<&T> {
-        self.map.last_key_value().map(|(k, _)| k)
     }
 
     pub fn contains<Q>(&self, value: &Q) -> bool
@@ -96,42 +91,13 @@ impl<T: Ord + Clone> CowSet<T> {
     pub fn pop_first(&mut self) -> Option<T> {
         self.map.pop_first().map(|(k, _)| k)
     }
-
-    pub fn pop_last(&mut self) -> Option<T> {
-        self.map.pop_last().map(|(k, _)| k)
-    }
 }
 
-impl<T: Ord> PartialEq for CowSet<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.map == other.map
-    }
-}
-
-impl<T: Ord> Eq for CowSet<T> {}
-
-impl<T: Ord> PartialOrd for CowSet<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<T: Ord> Ord for CowSet<T> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.map.cmp(&other.map)
-    }
-}
+as_field!(@compare CowSet<T>, map);
 
 impl<T> Default for CowSet<T> {
     fn default() -> Self {
         CowSet::new()
-    }
-}
-
-/// As [`CowMap`]'s: a cached digest of the elements.
-impl<T: Ord + Hash> Hash for CowSet<T> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.map.hash(state);
     }
 }
 

@@ -61,28 +61,32 @@ struct Lenient<T>(Option<T>);
 /// A type no JSON value has (for [`Skip`]).
 enum Never {}
 
-/// How a JSON value of each type reads as `Self` (`None`: not this type).
+/// How a JSON value of each type reads as `Self` (`None`: not this type); a type not
+/// read otherwise reads as [`FromJson::from_any`].
 trait FromJson<'de>: Sized {
-    fn from_bool(_: bool) -> Option<Self> {
+    fn from_any() -> Option<Self> {
         None
+    }
+    fn from_bool(_: bool) -> Option<Self> {
+        Self::from_any()
     }
     fn from_f64(_: f64) -> Option<Self> {
-        None
+        Self::from_any()
     }
     fn from_str(_: Cow<'de, str>) -> Option<Self> {
-        None
+        Self::from_any()
     }
     fn from_i64(_: i64) -> Option<Self> {
-        None
+        Self::from_any()
     }
     fn from_u64(_: u64) -> Option<Self> {
-        None
+        Self::from_any()
     }
     fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
-        drain_map(map).map(|()| None)
+        drain_map(map).map(|()| Self::from_any())
     }
     fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Option<Self>, A::Error> {
-        drain_seq(seq).map(|()| None)
+        drain_seq(seq).map(|()| Self::from_any())
     }
 }
 
@@ -191,26 +195,11 @@ impl<'de> FromJson<'de> for Error<'de> {
 struct Present<'de>(Option<Cow<'de, str>>);
 
 impl<'de> FromJson<'de> for Present<'de> {
-    fn from_bool(_: bool) -> Option<Self> {
-        Some(Present(None))
-    }
-    fn from_f64(_: f64) -> Option<Self> {
+    fn from_any() -> Option<Self> {
         Some(Present(None))
     }
     fn from_str(s: Cow<'de, str>) -> Option<Self> {
         Some(Present(Some(s)))
-    }
-    fn from_i64(_: i64) -> Option<Self> {
-        Some(Present(None))
-    }
-    fn from_u64(_: u64) -> Option<Self> {
-        Some(Present(None))
-    }
-    fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
-        drain_map(map).map(|()| Some(Present(None)))
-    }
-    fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Option<Self>, A::Error> {
-        drain_seq(seq).map(|()| Some(Present(None)))
     }
 }
 
@@ -267,6 +256,8 @@ impl<'de, T: FromJson<'de>> Visitor<'de> for LenientVisitor<T> {
 }
 
 /// The keys the contract's objects name.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
 enum Key {
     Error,
     Data,
@@ -281,41 +272,8 @@ enum Key {
     Code,
     Field,
     RelatedResourceId,
+    #[serde(other)]
     Other,
-}
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl Visitor<'_> for KeyVisitor {
-    type Value = Key;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
-        Ok(match s {
-            "error" => Key::Error,
-            "data" => Key::Data,
-            "id" => Key::Id,
-            "merchant_order_no" => Key::MerchantOrderNo,
-            "merchant_refund_no" => Key::MerchantRefundNo,
-            "payment_id" => Key::PaymentId,
-            "version" => Key::Version,
-            "status" => Key::Status,
-            "amount" => Key::Amount,
-            "attempt_count" => Key::AttemptCount,
-            "code" => Key::Code,
-            "field" => Key::Field,
-            "related_resource_id" => Key::RelatedResourceId,
-            _ => Key::Other,
-        })
-    }
 }
 
 #[cfg(test)]

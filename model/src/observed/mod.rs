@@ -65,14 +65,8 @@ impl Interner {
     /// Id number `n` of `kind` as the source wrote it (the model's rendering for the
     /// model's own).
     pub fn name(&self, kind: IdKind, n: u32) -> Text {
-        match self.written.get(&(kind, n)) {
-            Some(t) => t.clone(),
-            None => match kind {
-                IdKind::Payment => Text::format(format_args!("{}", PaymentId(n))),
-                IdKind::Refund => Text::format(format_args!("{}", RefundId(n))),
-                IdKind::Session => Text::format(format_args!("{}", SessionId(n))),
-            },
-        }
+        let written = self.written.get(&(kind, n)).cloned();
+        written.unwrap_or_else(|| model_name(kind, n))
     }
 
     /// The endpoint's path with its ids as the source wrote them.
@@ -80,25 +74,25 @@ impl Interner {
         if self.written.is_empty() {
             return endpoint.path();
         }
-        match endpoint {
-            Endpoint::ConfirmPayment { payment_id, .. } => Text::format(format_args!(
-                "/v1/payments/{}/confirm",
-                self.name(IdKind::Payment, payment_id.0)
-            )),
-            Endpoint::CancelPayment { payment_id } => Text::format(format_args!(
-                "/v1/payments/{}/cancel",
-                self.name(IdKind::Payment, payment_id.0)
-            )),
-            Endpoint::GetPayment { payment_id } => Text::format(format_args!(
-                "/v1/payments/{}",
-                self.name(IdKind::Payment, payment_id.0)
-            )),
-            Endpoint::GetRefund { refund_id } => Text::format(format_args!(
-                "/v1/refunds/{}",
-                self.name(IdKind::Refund, refund_id.0)
-            )),
-            other => other.path(),
-        }
+        let (kind, n) = match endpoint {
+            Endpoint::ConfirmPayment { payment_id, .. }
+            | Endpoint::CancelPayment { payment_id }
+            | Endpoint::GetPayment { payment_id } => (IdKind::Payment, payment_id.0),
+            Endpoint::GetRefund { refund_id } => (IdKind::Refund, refund_id.0),
+            other => return other.path(),
+        };
+        // The id is the path's only segment in the model's rendering.
+        let path = endpoint.path();
+        Text::from(path.replacen(model_name(kind, n).as_str(), &self.name(kind, n), 1))
+    }
+}
+
+/// Id number `n` of `kind` in the model's rendering (`pay_demo_007`).
+fn model_name(kind: IdKind, n: u32) -> Text {
+    match kind {
+        IdKind::Payment => Text::format(format_args!("{}", PaymentId(n))),
+        IdKind::Refund => Text::format(format_args!("{}", RefundId(n))),
+        IdKind::Session => Text::format(format_args!("{}", SessionId(n))),
     }
 }
 
@@ -106,12 +100,7 @@ impl Interner {
 fn model_number(kind: IdKind, s: &str) -> Option<u32> {
     let digits = s.len() - s.bytes().rev().take_while(u8::is_ascii_digit).count();
     let n: u32 = s[digits..].parse().ok()?;
-    let same = match kind {
-        IdKind::Payment => PaymentId(n).to_string() == s,
-        IdKind::Refund => RefundId(n).to_string() == s,
-        IdKind::Session => SessionId(n).to_string() == s,
-    };
-    same.then_some(n)
+    (model_name(kind, n) == s).then_some(n)
 }
 
 /// What a successful answer to a request shows, by the request's endpoint.

@@ -167,37 +167,22 @@ pub enum PlatformOutput {
     },
 }
 
+/// The outputs of one step, in the order they leave.
+type Out = Vec<PlatformOutput>;
+
 /// Misuse of the platform by its driver: nothing was changed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
     /// The request reaches a branch point and no branch was given.
+    #[error("request reaches branch point {0:?}: a branch is required")]
     BranchRequired(BranchPoint),
     /// The given branch belongs to another point.
+    #[error("branch {} does not belong to point {point:?}", .given.as_str())]
     WrongBranch { point: BranchPoint, given: Branch },
     /// A request with this id is still unanswered.
+    #[error("request id {0} is already in flight")]
     DuplicateRequestId(RequestId),
 }
-
-impl std::fmt::Display for StepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StepError::BranchRequired(p) => write!(
-                f,
-                "request reaches branch point {p:?}: a branch is required"
-            ),
-            StepError::WrongBranch { point, given } => {
-                write!(
-                    f,
-                    "branch {} does not belong to point {point:?}",
-                    given.as_str()
-                )
-            }
-            StepError::DuplicateRequestId(id) => write!(f, "request id {id} is already in flight"),
-        }
-    }
-}
-
-impl std::error::Error for StepError {}
 
 /// A platform timer. Closed set; ordered so that firing order is deterministic.
 /// Adjacently tagged (`{"timer":"sync_wait","on":"req_1"}`): most variants hold an id
@@ -357,11 +342,7 @@ impl Platform {
         merchant_order_no: &str,
     ) -> Option<PaymentId> {
         self.order_nos
-            .get(&BusinessKey {
-                merchant,
-                environment,
-                number: merchant_order_no.into(),
-            })
+            .get(&BusinessKey::new(merchant, environment, merchant_order_no))
             .copied()
     }
     /// Requests not yet answered.
@@ -471,7 +452,7 @@ impl Platform {
         }
     }
 
-    fn handle_timeout(&mut self, now: Millis, out: &mut Vec<PlatformOutput>) {
+    fn handle_timeout(&mut self, now: Millis, out: &mut Out) {
         while let Some((at, _)) = self.timers.first() {
             if *at > now {
                 break;
@@ -491,8 +472,11 @@ impl Platform {
         self.timers.cancel(timer);
     }
 
-    fn has_timer(&self, timer: &Timer) -> bool {
-        self.timers.contains_timer(timer)
+    /// Sets `timer` for `at` unless it is set already (for any time).
+    fn set_timer_unless_set(&mut self, at: Millis, timer: Timer) {
+        if !self.timers.contains_timer(&timer) {
+            self.timers.insert(at, timer);
+        }
     }
 }
 

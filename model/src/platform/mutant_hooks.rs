@@ -9,8 +9,9 @@
 //! only under them does the platform keep it ([`keeps_cards`]), which breaks CARD-02 on
 //! top of the rules they are about.
 
+use super::execute::respond;
 use super::state::*;
-use super::{Platform, PlatformOutput, Timer};
+use super::{Platform, PlatformOutput};
 use crate::acquirer::UpstreamCall;
 use crate::api::{
     ApiRequest, ApiResponse, Endpoint, ErrorCode, Failure, FailureCode, Json, PaymentStatus,
@@ -18,7 +19,9 @@ use crate::api::{
 };
 use crate::ids::{AttemptId, Card, PaymentId, RequestId, ResourceId};
 use crate::mutants::Mutant;
+use crate::platform::Out;
 use crate::rules::Rule;
+use crate::time::Millis;
 
 /// A point in execution where a planted bug may act.
 pub(super) enum Hook<'a> {
@@ -44,8 +47,7 @@ pub(super) enum Hook<'a> {
     /// ([`super::variant::CancelAnswer::CanceledAtOnce`]).
     CancelAtOnce {
         id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         payment: PaymentId,
     },
     /// The automatic query window of `attempt` ended in a failure
@@ -77,12 +79,7 @@ fn binds_rejection(mutant: Mutant, status: u16) -> bool {
 impl Platform {
     /// The one seam from execution into the bug zoo: what the planted bug does at `hook`.
     /// Nothing for the reference platform.
-    pub(super) fn hook(
-        &mut self,
-        now: crate::time::Millis,
-        hook: Hook<'_>,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    pub(super) fn hook(&mut self, now: Millis, hook: Hook<'_>, out: &mut Out) {
         let Some(mutant) = self.variant.mutant() else {
             return;
         };
@@ -110,12 +107,9 @@ impl Platform {
                     self.start_attempt(now, payment, card, false, out);
                 }
             }
-            Hook::CancelAtOnce {
-                id,
-                scope,
-                fingerprint,
-                payment,
-            } => self.cancel_at_once(now, id, scope, fingerprint, payment, out),
+            Hook::CancelAtOnce { id, claim, payment } => {
+                self.cancel_at_once(now, id, claim, payment, out)
+            }
             Hook::WindowEndsInFailure { attempt, payment } => {
                 self.fail_at_window_end(now, attempt, payment, out)
             }
@@ -125,12 +119,12 @@ impl Platform {
     /// After an answer that executes nothing: the mutants that execute something anyway.
     fn after_answer(
         &mut self,
-        now: crate::time::Millis,
+        now: Millis,
         mutant: Mutant,
         id: RequestId,
         req: &ApiRequest,
         response: &ApiResponse,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let keyed_scope = self.keyed_scope(req);
         // MUTANT rejection_binds_key (REJECT-01) / rate_limit_binds_key (RATE-01): the
@@ -142,7 +136,8 @@ impl Platform {
                 .filter(|s| !self.records.contains_key(s))
             {
                 let state = RecordState::InFlight { executor: id };
-                self.bind(now, scope, Fingerprint::Cancel, state);
+                let fingerprint = Fingerprint::Cancel;
+                self.bind(now, Claim { scope, fingerprint }, state);
             }
         }
         // MUTANT pause_creates_payment (RATE-04, RATE-05): the Payment was inserted before
@@ -184,7 +179,7 @@ impl Platform {
     }
 
     /// MUTANT pause_creates_payment: the create answered 503 inserts its Payment.
-    fn create_paused_payment(&mut self, now: crate::time::Millis, scope: &Scope, req: &ApiRequest) {
+    fn create_paused_payment(&mut self, now: Millis, scope: &Scope, req: &ApiRequest) {
         let Endpoint::CreatePayment {
             body: Json::Parsed(b),
         } = &req.endpoint
@@ -194,11 +189,9 @@ impl Platform {
         if let (Some(order), Some(amount), Some(currency)) =
             (b.merchant_order_no.clone(), b.amount, b.currency.clone())
         {
-            let taken = self.order_nos.contains_key(&BusinessKey {
-                merchant: scope.merchant,
-                environment: scope.environment,
-                number: order.clone(),
-            });
+            let taken = self
+                .order_nos
+                .contains_key(&BusinessKey::of(scope, order.clone()));
             if !taken && amount > 0 {
                 self.create_payment(now, scope, order, amount as u64, currency);
             }
@@ -207,22 +200,13 @@ impl Platform {
 
     /// MUTANT query_triggers_charge: the latest charge of a processing Payment is sent
     /// again with the kept card.
-    fn charge_again(&mut self, payment: PaymentId, out: &mut Vec<PlatformOutput>) {
+    fn charge_again(&mut self, payment: PaymentId, out: &mut Out) {
         let p = &self.payments[&payment];
         let resend = p.status == PaymentStatus::Processing;
         if let (true, Some(attempt)) = (resend, p.latest_attempt()) {
             if let Some(&card) = self.kept_cards.get(&attempt) {
-                let call = UpstreamCall::Charge {
-                    attempt,
-                    payment,
-                    merchant: p.merchant,
-                    environment: p.environment,
-                    amount: p.amount,
-                    currency: p.currency.clone(),
-                    card,
-                };
                 out.push(PlatformOutput::Upstream {
-                    call,
+                    call: p.charge(payment, attempt, card),
                     rule: Rule::QueryReadsKnownState,
                 });
             }
@@ -236,11 +220,8 @@ impl Platform {
             merchant_order_no, ..
         } = &record.fingerprint
         {
-            self.order_nos.remove(&BusinessKey {
-                merchant: scope.merchant,
-                environment: scope.environment,
-                number: merchant_order_no.clone(),
-            });
+            self.order_nos
+                .remove(&BusinessKey::of(scope, merchant_order_no.clone()));
         }
     }
 
@@ -248,12 +229,11 @@ impl Platform {
     /// 200 at once; the cancel still goes upstream, and the charge may still go through.
     fn cancel_at_once(
         &mut self,
-        now: crate::time::Millis,
+        now: Millis,
         id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         payment: PaymentId,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let p = self.payments.get_mut(&payment).expect("admitted");
         p.cancel_requested = true;
@@ -266,22 +246,18 @@ impl Platform {
         });
         self.bump_payment(now, payment, Rule::Cancel202KeepsStatus, out);
         let resource = ResourceId::Payment(payment);
-        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+        self.bind(now, claim, RecordState::Done { resource });
         let response = self.resource_response(200, resource);
-        out.push(PlatformOutput::Response {
-            to: id,
-            response,
-            rule: Rule::Cancel202KeepsStatus,
-        });
+        respond(out, id, response, Rule::Cancel202KeepsStatus);
     }
 
     /// MUTANT manual_review_fails_on_timer (RES-03): the window's end is a failure.
     fn fail_at_window_end(
         &mut self,
-        now: crate::time::Millis,
+        now: Millis,
         attempt: AttemptId,
         payment: PaymentId,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let p = self.payments.get_mut(&payment).expect("exists");
         p.status = PaymentStatus::Failed;
@@ -296,13 +272,7 @@ impl Platform {
 
     /// Right before `executor` is answered (its charge answered, or its synchronous wait
     /// ended).
-    fn before_finish(
-        &mut self,
-        now: crate::time::Millis,
-        mutant: Mutant,
-        executor: RequestId,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    fn before_finish(&mut self, now: Millis, mutant: Mutant, executor: RequestId, out: &mut Out) {
         if mutant == Mutant::CancelAcceptedMarksCanceled {
             self.cancel_marked_before_202(now, executor, out);
             return;
@@ -329,16 +299,13 @@ impl Platform {
                     Fingerprint::Confirm
                 };
                 let state = RecordState::InFlight { executor };
-                self.bind(now, scope, fingerprint, state);
+                self.bind(now, Claim { scope, fingerprint }, state);
             }
             // MUTANT order_no_check_not_atomic (UNIQ-01): the order number is committed now.
             Mutant::OrderNoCheckNotAtomic if created => {
                 let p = &self.payments[&payment];
-                let business = BusinessKey {
-                    merchant: p.merchant,
-                    environment: p.environment,
-                    number: p.merchant_order_no.clone(),
-                };
+                let business =
+                    BusinessKey::new(p.merchant, p.environment, p.merchant_order_no.clone());
                 self.order_nos.entry(business).or_insert(payment);
             }
             // MUTANT waiter_reexecutes (CONC-02, EFFECT-01): the requests waiting on this
@@ -352,12 +319,7 @@ impl Platform {
     /// MUTANT cancel_202_marks_canceled (CANCEL-01): a cancel about to be answered 202
     /// (its Payment still in progress: the upstream gave no evidence) marks the Payment
     /// canceled first, while its charge may still go through.
-    fn cancel_marked_before_202(
-        &mut self,
-        now: crate::time::Millis,
-        executor: RequestId,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    fn cancel_marked_before_202(&mut self, now: Millis, executor: RequestId, out: &mut Out) {
         let Some(Pending::Executor {
             waits_on: WaitsOn::Cancel { payment },
             ..
@@ -375,26 +337,12 @@ impl Platform {
 
     /// MUTANT waiter_reexecutes: each waiter on `scope` starts a new attempt of the
     /// Payment of `attempt` with its kept card.
-    fn reexecute_waiters(
-        &mut self,
-        now: crate::time::Millis,
-        scope: &Scope,
-        attempt: AttemptId,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    fn reexecute_waiters(&mut self, now: Millis, scope: &Scope, attempt: AttemptId, out: &mut Out) {
         let Some(&card) = self.kept_cards.get(&attempt) else {
             return;
         };
         let payment = self.attempts[&attempt].payment;
-        let waiters: Vec<RequestId> = self
-            .pending
-            .iter()
-            .filter(|(_, p)| matches!(p, Pending::Waiter { scope: s } if s == scope))
-            .map(|(id, _)| *id)
-            .collect();
-        for waiter in waiters {
-            self.pending.remove(&waiter);
-            self.cancel_timer(&Timer::WaitTimeout(waiter));
+        for waiter in self.take_waiters(scope) {
             let again = self.start_attempt(now, payment, card, false, out);
             let waits_on = WaitsOn::Charge {
                 attempt: again,

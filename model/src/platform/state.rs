@@ -1,11 +1,12 @@
 //! The platform's records: Payments, attempts, refunds, checkout sessions and
 //! idempotency records. Only ordered maps; no card data anywhere (CARD-02).
 
+use crate::acquirer::UpstreamCall;
 use crate::api::{
     Failure, PaymentStatus, PaymentView, RefundStatus, RefundView, ResolutionStatus, SessionView,
 };
 use crate::ids::{
-    ApiKeyId, AttemptId, Environment, MerchantId, PaymentId, RefundId, RequestId, ResourceId,
+    ApiKeyId, AttemptId, Card, Environment, MerchantId, PaymentId, RefundId, RequestId, ResourceId,
     SessionId,
 };
 use crate::text::Text;
@@ -68,6 +69,14 @@ pub enum Fingerprint {
         merchant_refund_no: Text,
         amount: u64,
     },
+}
+
+/// What a new execution claims: its scope, and the fingerprint every later request
+/// under that scope is compared with (SCOPE-01, CONFLICT-01).
+#[derive(Clone, Debug)]
+pub struct Claim {
+    pub scope: Scope,
+    pub fingerprint: Fingerprint,
 }
 
 /// Whether a scope is executing or done.
@@ -150,6 +159,19 @@ impl Payment {
         self.attempts.last().copied()
     }
 
+    /// The upstream charge of `attempt` of this Payment (`payment`) with `card`.
+    pub fn charge(&self, payment: PaymentId, attempt: AttemptId, card: Card) -> UpstreamCall {
+        UpstreamCall::Charge {
+            attempt,
+            payment,
+            merchant: self.merchant,
+            environment: self.environment,
+            amount: self.amount,
+            currency: self.currency.clone(),
+            card,
+        }
+    }
+
     pub fn view(&self, id: PaymentId) -> PaymentView {
         PaymentView {
             id,
@@ -224,6 +246,21 @@ pub struct BusinessKey {
     pub merchant: MerchantId,
     pub environment: Environment,
     pub number: Text,
+}
+
+impl BusinessKey {
+    pub fn new(merchant: MerchantId, environment: Environment, number: impl Into<Text>) -> Self {
+        BusinessKey {
+            merchant,
+            environment,
+            number: number.into(),
+        }
+    }
+
+    /// `number` in the merchant and environment of `scope`.
+    pub fn of(scope: &Scope, number: impl Into<Text>) -> Self {
+        BusinessKey::new(scope.merchant, scope.environment, number)
+    }
 }
 
 /// What an unanswered request is waiting for.

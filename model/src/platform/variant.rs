@@ -457,95 +457,34 @@ fn scope_matches(mutant: Mutant, record: &Scope, request: &Scope) -> Option<bool
     })
 }
 
-/// The fingerprint `mutant` computes instead of `contract`: with the card in it, or
-/// without the amount or the currency. Other mutants leave it as it is.
+/// The fingerprint `mutant` computes instead of `contract`: with the card in it (as a
+/// hash of the whole body would have it), or without the amount or the currency. Other
+/// mutants leave it as it is.
 fn wrong_fingerprint(mutant: Mutant, contract: Fingerprint, card: Option<Card>) -> Fingerprint {
-    match mutant {
-        Mutant::CardInFingerprint => with_card(contract, card),
-        Mutant::AmountNotInFingerprint => without_amount(contract),
-        Mutant::CurrencyNotInFingerprint => without_currency(contract),
-        _ => contract,
-    }
-}
-
-/// A create's fingerprint with the card in it (as a hash of the whole body would have it).
-fn with_card(contract: Fingerprint, card: Option<Card>) -> Fingerprint {
-    match (contract, card) {
+    use Fingerprint::*;
+    let mut wrong = contract;
+    match (mutant, &mut wrong) {
         (
-            Fingerprint::CreatePayment {
-                merchant_order_no,
-                amount,
-                currency,
+            Mutant::CardInFingerprint,
+            CreatePayment {
+                merchant_order_no, ..
             },
-            Some(card),
-        ) => Fingerprint::CreatePayment {
-            merchant_order_no: Text::format(format_args!("{merchant_order_no} +{card}")),
-            amount,
-            currency,
-        },
-        (contract, _) => contract,
+        ) => {
+            if let Some(card) = card {
+                *merchant_order_no = Text::format(format_args!("{merchant_order_no} +{card}"));
+            }
+        }
+        (
+            Mutant::AmountNotInFingerprint,
+            CreatePayment { amount, .. } | CheckoutSession { amount, .. } | Refund { amount, .. },
+        ) => *amount = 0,
+        (
+            Mutant::CurrencyNotInFingerprint,
+            CreatePayment { currency, .. } | CheckoutSession { currency, .. },
+        ) => *currency = Text::new(),
+        _ => {}
     }
-}
-
-/// The fingerprint without the amount.
-fn without_amount(contract: Fingerprint) -> Fingerprint {
-    use Fingerprint::*;
-    match contract {
-        CreatePayment {
-            merchant_order_no,
-            currency,
-            ..
-        } => CreatePayment {
-            merchant_order_no,
-            amount: 0,
-            currency,
-        },
-        CheckoutSession {
-            merchant_order_no,
-            currency,
-            ..
-        } => CheckoutSession {
-            merchant_order_no,
-            amount: 0,
-            currency,
-        },
-        Refund {
-            payment_id,
-            merchant_refund_no,
-            ..
-        } => Refund {
-            payment_id,
-            merchant_refund_no,
-            amount: 0,
-        },
-        other => other,
-    }
-}
-
-/// The fingerprint without the currency.
-fn without_currency(contract: Fingerprint) -> Fingerprint {
-    use Fingerprint::*;
-    match contract {
-        CreatePayment {
-            merchant_order_no,
-            amount,
-            ..
-        } => CreatePayment {
-            merchant_order_no,
-            amount,
-            currency: Text::new(),
-        },
-        CheckoutSession {
-            merchant_order_no,
-            amount,
-            ..
-        } => CheckoutSession {
-            merchant_order_no,
-            amount,
-            currency: Text::new(),
-        },
-        other => other,
-    }
+    wrong
 }
 
 #[cfg(test)]

@@ -212,41 +212,24 @@ impl PartialEq for Text {
 
 impl Eq for Text {}
 
-impl PartialEq<str> for Text {
-    fn eq(&self, other: &str) -> bool {
-        self.bytes() == other.as_bytes()
-    }
+/// Compared with a string as `String` is: byte-wise.
+macro_rules! eq_str {
+    ($($t:ty),*) => {$(
+        impl PartialEq<$t> for Text {
+            fn eq(&self, other: &$t) -> bool {
+                self.bytes() == AsRef::<str>::as_ref(other).as_bytes()
+            }
+        }
+
+        impl PartialEq<Text> for $t {
+            fn eq(&self, other: &Text) -> bool {
+                other == self
+            }
+        }
+    )*};
 }
 
-impl PartialEq<&str> for Text {
-    fn eq(&self, other: &&str) -> bool {
-        self.bytes() == other.as_bytes()
-    }
-}
-
-impl PartialEq<String> for Text {
-    fn eq(&self, other: &String) -> bool {
-        self.bytes() == other.as_bytes()
-    }
-}
-
-impl PartialEq<Text> for str {
-    fn eq(&self, other: &Text) -> bool {
-        other == self
-    }
-}
-
-impl PartialEq<Text> for &str {
-    fn eq(&self, other: &Text) -> bool {
-        other == self
-    }
-}
-
-impl PartialEq<Text> for String {
-    fn eq(&self, other: &Text) -> bool {
-        other == self
-    }
-}
+eq_str!(str, &str, String);
 
 /// Byte-wise, as `str`'s.
 impl Ord for Text {

@@ -62,7 +62,7 @@ pub(super) async fn page_json(
         return crashed();
     };
     let reply = edge.with_core(ns, |core, _| {
-        let session = crate::serve::diagrams::Session::of(core);
+        let session = crate::serve::witness::Session::of(core);
         HttpReply::json(200, crate::serve::page::to_json_of(&session, judged))
     });
     reply.map_or_else(crashed, respond)

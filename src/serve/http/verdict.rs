@@ -51,7 +51,7 @@ pub(super) async fn verdict(
             return crashed();
         };
         let reply = edge.with_core(ns, |core, _| {
-            let session = crate::serve::diagrams::Session::of(core);
+            let session = crate::serve::witness::Session::of(core);
             let md = crate::serve::verdict::to_markdown_of(core.trace(), &session, &judged);
             HttpReply::text(200, "text/markdown; charset=utf-8", md)
         });

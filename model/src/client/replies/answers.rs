@@ -1,7 +1,7 @@
 //! Answers to keyed POSTs: create, confirm, cancel, refund.
 
 use super::Unknown;
-use crate::api::{ApiResponse, ErrorCode, PaymentStatus, ResolutionStatus, ResponseBody};
+use crate::api::{ApiResponse, ErrorCode, PaymentStatus, ResolutionStatus};
 use crate::client::db::OrderOutcome;
 use crate::client::decision::{Decision, PayerMessage, Subject, Via};
 use crate::client::server::{Cx, MerchantServer};
@@ -62,10 +62,7 @@ impl MerchantServer {
                 }
             }
             Some(ErrorCode::OrderNoConflict) => {
-                let related = match &response.body {
-                    ResponseBody::Error { error } => error.related_resource_id,
-                    _ => None,
-                };
+                let related = response.api_error().and_then(|e| e.related_resource_id);
                 // UNKNOWN-05: the order already has its Payment: query it; never change
                 // the order number because of it.
                 if let (true, Some(ResourceId::Payment(id))) = (current, related) {
@@ -178,10 +175,7 @@ impl MerchantServer {
             return;
         }
         let code = response.error_code().unwrap_or(ErrorCode::InvalidRequest);
-        let related = match &response.body {
-            ResponseBody::Error { error } => error.related_resource_id,
-            _ => None,
-        };
+        let related = response.api_error().and_then(|e| e.related_resource_id);
         match (code, related) {
             (ErrorCode::RefundNoConflict, Some(ResourceId::Refund(id))) => {
                 // UNIQ-04: the refund number already has its refund: it is this one.

@@ -107,29 +107,17 @@ impl MerchantServer {
         view: &PaymentView,
         via: Via,
     ) -> bool {
-        let ignores_version = self
-            .config
-            .policy
-            .applies_older_webhook()
-            .filter(|_| via == Via::Webhook);
-        let rec = cx.order(order);
-        let applied = rec.version();
-        let was_manual = rec
-            .applied
-            .as_ref()
-            .is_some_and(|a| a.resolution == ResolutionStatus::ManualReview);
-        if rec.applied.is_some() && view.version <= applied {
-            if let (Some(pattern), true) = (ignores_version, view.version < applied) {
-                cx.order_depart(order, pattern);
-            } else {
-                let decision = Decision::Stale {
-                    version: view.version,
-                    applied,
-                    via,
-                };
-                cx.order_decide(order, decision, Rule::LatestVersionWins);
-                return false;
-            }
+        let applied = cx.order(order).applied.as_ref();
+        let was_manual = applied.is_some_and(|a| a.resolution == ResolutionStatus::ManualReview);
+        let applied = applied.map(|a| a.version);
+        if !self.newer(
+            cx,
+            &Subject::Order(order.into()),
+            applied,
+            view.version,
+            via,
+        ) {
+            return false;
         }
         let rec = cx.order(order);
         rec.applied = Some(view.into());
@@ -145,6 +133,34 @@ impl MerchantServer {
         cx.order_decide(order, decision, Rule::LatestVersionWins);
         self.after_payment_change(cx, order, view, was_manual);
         true
+    }
+
+    /// WEBHOOK-02: whether `version` is newer than the one `applied`, if any; `Stale`
+    /// when not (`WebhookIgnoresVersion` applies an older webhook all the same).
+    fn newer(
+        &self,
+        cx: &mut Cx,
+        subject: &Subject,
+        applied: Option<u32>,
+        version: u32,
+        via: Via,
+    ) -> bool {
+        let Some(applied) = applied.filter(|a| version <= *a) else {
+            return true;
+        };
+        let ignores = self.config.policy.applies_older_webhook();
+        if let (Some(pattern), true) = (ignores.filter(|_| via == Via::Webhook), version < applied)
+        {
+            cx.depart(subject.clone(), pattern);
+            return true;
+        }
+        let decision = Decision::Stale {
+            version,
+            applied,
+            via,
+        };
+        cx.decide(subject.clone(), decision, Rule::LatestVersionWins);
+        false
     }
 
     /// What a newly applied Payment state means for the order.
@@ -226,10 +242,7 @@ impl MerchantServer {
             Keys::RandomPersisted => cx.dice.uuid(),
         };
         self.restart_submission(cx, order, seq, SubmissionKind::Create, number, key);
-        let op = Op::Submit {
-            order: order.into(),
-            seq,
-        };
+        let op = Op::submit(order, seq);
         self.send_keyed(cx, op, 1, pattern.breaks());
     }
 
@@ -241,11 +254,6 @@ impl MerchantServer {
         view: &RefundView,
         via: Via,
     ) -> bool {
-        let ignores_version = self
-            .config
-            .policy
-            .applies_older_webhook()
-            .filter(|_| via == Via::Webhook);
         let subject = Subject::Refund(refund.into());
         let Some(rec) = cx.db.refund_mut(refund) else {
             return false;
@@ -255,19 +263,9 @@ impl MerchantServer {
             return false;
         }
         rec.refund_id = Some(view.id);
-        let applied = rec.applied.as_ref().map_or(0, |a| a.version);
-        if rec.applied.is_some() && view.version <= applied {
-            if let (Some(pattern), true) = (ignores_version, view.version < applied) {
-                cx.depart(subject.clone(), pattern);
-            } else {
-                let decision = Decision::Stale {
-                    version: view.version,
-                    applied,
-                    via,
-                };
-                cx.decide(subject, decision, Rule::LatestVersionWins);
-                return false;
-            }
+        let applied = rec.applied.as_ref().map(|a| a.version);
+        if !self.newer(cx, &subject, applied, view.version, via) {
+            return false;
         }
         let rec = cx.db.refund_mut(refund).expect("checked");
         rec.applied = Some(AppliedRefund::from(view));

@@ -59,10 +59,7 @@ impl MerchantServer {
         let unanswered_create = rec.submission.outcome == OrderOutcome::Sending
             && rec.submission.kind == SubmissionKind::Create
             && rec.payment_id.is_none();
-        let op = Op::Submit {
-            order: order.into(),
-            seq: rec.submission.seq,
-        };
+        let op = Op::submit(order, rec.submission.seq);
         if unanswered_create && !self.busy(&op) {
             self.send_keyed(cx, op, 1, Rule::RetrySameKey);
         }
@@ -81,10 +78,7 @@ impl MerchantServer {
         {
             return;
         }
-        let op = Op::Submit {
-            order: order.into(),
-            seq: rec.submission.seq,
-        };
+        let op = Op::submit(order, rec.submission.seq);
         rec.submission.outcome = OrderOutcome::Sending;
         if !self.busy(&op) {
             self.send_keyed(cx, op, 1, Rule::NotFoundRetryOriginalKey);
@@ -114,9 +108,7 @@ impl MerchantServer {
                 None => {
                     // S11: "retry with K, or query by merchant_refund_no": never created,
                     // so retry with the original key (A-CLIENT-REFUND-LOOKUP).
-                    let op = Op::Refund {
-                        refund: refund.into(),
-                    };
+                    let op = Op::refund(refund);
                     let rec = cx.db.refund_mut(refund).expect("checked");
                     if rec.refund_id.is_none() && rec.outcome == OrderOutcome::Unknown {
                         rec.outcome = OrderOutcome::Sending;

@@ -38,19 +38,13 @@ impl MerchantServer {
                 ));
                 let key = self.new_key(cx, KeyPurpose::CreatePayment, &number, 1);
                 self.restart_submission(cx, order, seq + 1, SubmissionKind::Create, number, key);
-                let op = Op::Submit {
-                    order: order.into(),
-                    seq: seq + 1,
-                };
+                let op = Op::submit(order, seq + 1);
                 self.send_keyed(cx, op, 1, pattern.breaks());
             }
             AntiPattern::NewKeyAfterTimeout => {
                 // `createPayment(order, { idempotencyKey: crypto.randomUUID() })`
                 let key = cx.dice.uuid();
-                let op = Op::Submit {
-                    order: order.into(),
-                    seq,
-                };
+                let op = Op::submit(order, seq);
                 self.replace_key(cx, &op, key);
                 self.send_keyed(cx, op, 1, pattern.breaks());
             }
@@ -68,10 +62,7 @@ impl MerchantServer {
                     cx.order(order).payment_id = None;
                     cx.order(order).applied = None;
                 }
-                let op = Op::Submit {
-                    order: order.into(),
-                    seq: seq + 1,
-                };
+                let op = Op::submit(order, seq + 1);
                 self.send_keyed(cx, op, 1, pattern.breaks());
             }
         }
@@ -89,10 +80,7 @@ impl MerchantServer {
         merchant_order_no: Text,
         key: Text,
     ) {
-        let op = Op::Submit {
-            order: order.into(),
-            seq,
-        };
+        let op = Op::submit(order, seq);
         let stored = self.keep_key(cx, &op, key, seq, self.key_rule());
         let rec = cx.order(order);
         let new_number = merchant_order_no != rec.submission.merchant_order_no;

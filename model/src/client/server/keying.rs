@@ -60,10 +60,7 @@ impl MerchantServer {
     /// The key of an order's current submission, wherever it is kept.
     pub(in crate::client) fn submission_key(&self, cx: &mut Cx, order: &str) -> Text {
         let rec = cx.db.order(order).expect("looked up");
-        let op = Op::Submit {
-            order: order.into(),
-            seq: rec.submission.seq,
-        };
+        let op = Op::submit(order, rec.submission.seq);
         self.stored_key(cx.db, &op)
             .unwrap_or_else(|| cx.dice.uuid())
     }

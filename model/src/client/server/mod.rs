@@ -80,6 +80,26 @@ pub enum Op {
 }
 
 impl Op {
+    /// The create or confirm of submission `seq` of `order`.
+    pub(super) fn submit(order: &str, seq: u32) -> Op {
+        Op::Submit {
+            order: order.into(),
+            seq,
+        }
+    }
+
+    pub(super) fn cancel(order: &str) -> Op {
+        Op::Cancel {
+            order: order.into(),
+        }
+    }
+
+    pub(super) fn refund(refund: &str) -> Op {
+        Op::Refund {
+            refund: refund.into(),
+        }
+    }
+
     /// What decisions about this op are about.
     pub fn subject(&self) -> Subject {
         match self {

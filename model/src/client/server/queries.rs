@@ -82,34 +82,18 @@ impl MerchantServer {
 
     /// Sets the order's query timer, keeping an earlier one.
     fn set_query_timer(&mut self, order: &str, at: Millis) -> bool {
-        let existing = self
-            .memory
-            .timers
-            .iter()
-            .find(|(_, t)| matches!(t, ClientTimer::Query { order: o } if o == order))
-            .cloned();
-        match existing {
-            Some((earlier, _)) if earlier <= at => false,
-            Some(entry) => {
-                self.memory.timers.remove(&entry);
-                self.memory.timers.insert((
-                    at,
-                    ClientTimer::Query {
-                        order: order.into(),
-                    },
-                ));
-                true
+        let timers = &mut self.memory.timers;
+        let is_order = |t: &ClientTimer| matches!(t, ClientTimer::Query { order: o } if o == order);
+        let existing = timers.iter().find(|(_, t)| is_order(t)).cloned();
+        if let Some(entry) = existing {
+            if entry.0 <= at {
+                return false;
             }
-            None => {
-                self.memory.timers.insert((
-                    at,
-                    ClientTimer::Query {
-                        order: order.into(),
-                    },
-                ));
-                true
-            }
+            timers.remove(&entry);
         }
+        let order = order.into();
+        timers.insert((at, ClientTimer::Query { order }));
+        true
     }
 
     /// SCHED-01: the status is final or a webhook settled it: no more queries.

@@ -23,10 +23,7 @@ impl MerchantServer {
         for order in cx.db.order_nos() {
             let rec = cx.db.order(&order).expect("listed");
             let sub = &rec.submission;
-            let op = Op::Submit {
-                order: order.clone(),
-                seq: sub.seq,
-            };
+            let op = Op::submit(&order, sub.seq);
             let in_progress = rec.status().is_some_and(PaymentStatus::is_in_progress);
             let resume_queries = rec.confirming_since.is_some() || in_progress;
             let unknown_create = sub.outcome == OrderOutcome::Unknown
@@ -37,21 +34,18 @@ impl MerchantServer {
                 .as_ref()
                 .is_some_and(|c| c.outcome == OrderOutcome::Sending);
             if sub.outcome == OrderOutcome::Sending {
-                if sub.key.is_none() {
-                    // KeyNotPersisted: the key died with the process; it sends again at once.
-                    self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
-                } else if sub.kind == SubmissionKind::Create && rec.payment_id.is_none() {
+                let unsaved_id = sub.kind == SubmissionKind::Create && rec.payment_id.is_none();
+                if sub.key.is_some() && unsaved_id {
                     // RETRY-04: no Payment id was saved: look it up by order number first.
                     self.query_payment(cx, &order, Rule::QueryByOrderNoAfterCrash);
                 } else {
-                    // GEN-06: read the original key back and retry.
+                    // GEN-06: read the original key back and retry (KeyNotPersisted: the
+                    // key died with the process; it sends again at once).
                     self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
                 }
             }
             if cancel_sending {
-                let op = Op::Cancel {
-                    order: order.clone(),
-                };
+                let op = Op::cancel(&order);
                 self.send_keyed(cx, op, 1, Rule::PersistBeforeSend);
             }
             // RETRY-04 (the contract's `findPaymentByOrderNo`: "when, after a crash, no

@@ -1,11 +1,13 @@
 //! A request with a fresh idempotency scope: the channel pause, then the business checks
 //! (order and refund numbers, attempt rules, what can be canceled or refunded).
 
-use super::{Admission, Fork, NewOp, order_no_conflict, refund_no_conflict_response, reject};
+use super::{
+    Admission, Fork, NewOp, order_no_conflict, refund_no_conflict_response, reject, reject_with,
+};
 use crate::api::{ApiError, ApiResponse, ErrorCode, Field, PaymentStatus};
 use crate::ids::{PaymentId, ResourceId};
 use crate::platform::Platform;
-use crate::platform::state::{BusinessKey, Fingerprint, Scope};
+use crate::platform::state::{BusinessKey, Claim};
 use crate::rules::Rule;
 use crate::text::Text;
 use crate::time::Millis;
@@ -16,8 +18,7 @@ impl Platform {
     pub(super) fn admit_new(
         &self,
         now: Millis,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         op: NewOp,
     ) -> Result<Admission, Admission> {
         let new_transaction = matches!(
@@ -34,7 +35,6 @@ impl Platform {
             // happened (UNKNOWN-01).
             return Err(reject(
                 ErrorCode::TemporarilyUnavailable,
-                None,
                 Rule::ChannelPaused,
             ));
         }
@@ -44,7 +44,7 @@ impl Platform {
                 amount,
                 currency,
                 ..
-            } => self.check_order_no(&scope, &fingerprint, merchant_order_no, *amount, currency)?,
+            } => self.check_order_no(&claim, merchant_order_no, *amount, currency)?,
             NewOp::Confirm { payment, .. } => self.check_confirm(now, *payment)?,
             NewOp::Cancel { payment } => self.check_cancel(*payment)?,
             NewOp::CheckoutSession {
@@ -52,53 +52,30 @@ impl Platform {
                 amount,
                 currency,
                 ..
-            } => self.check_session_order(
-                &scope,
-                &fingerprint,
-                merchant_order_no,
-                *amount,
-                currency,
-            )?,
+            } => self.check_session_order(&claim, merchant_order_no, *amount, currency)?,
             NewOp::Refund {
                 payment,
                 merchant_refund_no,
                 amount,
-            } => self.check_refund(&scope, &fingerprint, *payment, merchant_refund_no, *amount)?,
+            } => self.check_refund(&claim, *payment, merchant_refund_no, *amount)?,
         }
         // RET-01, A-CONFIRM-RETENTION: a confirm under a key whose record's retention has
         // passed, that would start a new attempt: new business or not, both explored.
-        if matches!(op, NewOp::Confirm { .. }) && self.retired_confirms.contains(&scope) {
-            return Ok(Admission::Fork(Fork::ConfirmPastRetention {
-                scope,
-                fingerprint,
-                op,
-            }));
+        if matches!(op, NewOp::Confirm { .. }) && self.retired_confirms.contains(&claim.scope) {
+            return Ok(Admission::Fork(Fork::ConfirmPastRetention { claim, op }));
         }
-        Ok(Admission::Execute {
-            scope,
-            fingerprint,
-            op,
-        })
-    }
-
-    fn business_key(scope: &Scope, number: &Text) -> BusinessKey {
-        BusinessKey {
-            merchant: scope.merchant,
-            environment: scope.environment,
-            number: number.clone(),
-        }
+        Ok(Admission::Execute { claim, op })
     }
 
     /// UNIQ-01, ORDER-01: a new key for a used order number.
     fn check_order_no(
         &self,
-        scope: &Scope,
-        fingerprint: &Fingerprint,
+        claim: &Claim,
         merchant_order_no: &Text,
         amount: u64,
         currency: &Text,
     ) -> Result<(), Admission> {
-        let key = Platform::business_key(scope, merchant_order_no);
+        let key = BusinessKey::of(&claim.scope, merchant_order_no.clone());
         let Some(&existing) = self.order_nos.get(&key) else {
             return Ok(());
         };
@@ -106,11 +83,8 @@ impl Platform {
         if p.amount == amount && p.currency == *currency {
             // ORDER-01 / S4: "the existing object identifier or a conflict"
             // (A-S4-BRANCH: both are explored).
-            return Err(Admission::Fork(Fork::OrderNoReuse {
-                scope: scope.clone(),
-                fingerprint: fingerprint.clone(),
-                existing,
-            }));
+            let claim = claim.clone();
+            return Err(Admission::Fork(Fork::OrderNoReuse { claim, existing }));
         }
         // UNIQ-01: a different amount or currency under a used order number is
         // always a conflict, never a branch (A-S4-PARAMS).
@@ -149,14 +123,12 @@ impl Platform {
             PaymentStatus::Expired => {
                 return Err(reject(
                     ErrorCode::PaymentExpired,
-                    None,
                     Rule::CardRetryBeforeExpiry,
                 ));
             }
             _ => {
                 return Err(reject(
                     ErrorCode::PaymentNotConfirmable,
-                    None,
                     Rule::CardRetryAfterFailure,
                 ));
             }
@@ -166,17 +138,12 @@ impl Platform {
         if now >= p.expires_at && before_expiry {
             return Err(reject(
                 ErrorCode::PaymentExpired,
-                None,
                 Rule::CardRetryBeforeExpiry,
             ));
         }
         // ATTEMPT-05: at most `attempts_max` attempts (the contract's default 3).
         if p.attempts.len() >= self.variant.attempts_max(&self.params) {
-            return Err(reject(
-                ErrorCode::AttemptsExhausted,
-                None,
-                Rule::AttemptsMax,
-            ));
+            return Err(reject(ErrorCode::AttemptsExhausted, Rule::AttemptsMax));
         }
         Ok(())
     }
@@ -187,7 +154,6 @@ impl Platform {
         match self.payments[&payment].status {
             PaymentStatus::Succeeded | PaymentStatus::Expired => Err(reject(
                 ErrorCode::PaymentNotCancelable,
-                None,
                 Rule::RejectionsDoNotOccupyKey,
             )),
             PaymentStatus::Canceled => Err(Admission::Answer(
@@ -205,13 +171,12 @@ impl Platform {
     /// a used order number conflicts (A-CKO-CONFLICT).
     fn check_session_order(
         &self,
-        scope: &Scope,
-        fingerprint: &Fingerprint,
+        claim: &Claim,
         merchant_order_no: &Text,
         amount: u64,
         currency: &Text,
     ) -> Result<(), Admission> {
-        let key = Platform::business_key(scope, merchant_order_no);
+        let key = BusinessKey::of(&claim.scope, merchant_order_no.clone());
         if let Some(&existing) = self.order_nos.get(&key) {
             let p = &self.payments[&existing];
             if p.amount != amount || p.currency != *currency {
@@ -219,8 +184,7 @@ impl Platform {
             }
             if p.status == PaymentStatus::Expired {
                 return Err(Admission::Fork(Fork::SessionOfExpired {
-                    scope: scope.clone(),
-                    fingerprint: fingerprint.clone(),
+                    claim: claim.clone(),
                     order: (merchant_order_no.clone(), amount, currency.clone()),
                     existing,
                 }));
@@ -233,13 +197,12 @@ impl Platform {
     /// beyond what was captured.
     fn check_refund(
         &self,
-        scope: &Scope,
-        fingerprint: &Fingerprint,
+        claim: &Claim,
         payment: PaymentId,
         merchant_refund_no: &Text,
         amount: u64,
     ) -> Result<(), Admission> {
-        let key = Platform::business_key(scope, merchant_refund_no);
+        let key = BusinessKey::of(&claim.scope, merchant_refund_no.clone());
         if let Some(&existing) = self
             .refund_nos
             .get(&key)
@@ -251,11 +214,8 @@ impl Platform {
             // (A-REFUND-NO-PARAMS). The code refund_no_conflict is A-ERROR-CODES.
             let r = &self.refunds[&existing];
             if r.payment == payment && r.amount == amount {
-                return Err(Admission::Fork(Fork::RefundNoReuse {
-                    scope: scope.clone(),
-                    fingerprint: fingerprint.clone(),
-                    existing,
-                }));
+                let claim = claim.clone();
+                return Err(Admission::Fork(Fork::RefundNoReuse { claim, existing }));
             }
             return Err(Admission::Answer(
                 refund_no_conflict_response(existing),
@@ -266,14 +226,13 @@ impl Platform {
         if p.status != PaymentStatus::Succeeded {
             return Err(reject(
                 ErrorCode::PaymentNotRefundable,
-                None,
                 Rule::RejectionsDoNotOccupyKey,
             ));
         }
         // A-REFUND-LIMIT: processing and succeeded refunds together (`amount_refunded`)
         // never exceed the Payment's amount.
         if p.amount_refunded + amount > p.amount && self.variant.refunds_within_captured() {
-            return Err(reject(
+            return Err(reject_with(
                 ErrorCode::RefundAmountExceeded,
                 Some(Field::Amount),
                 Rule::RefundNotBeyondCaptured,

@@ -5,7 +5,7 @@ use super::{Admission, Fork, NewOp, reject};
 use crate::api::ErrorCode;
 use crate::ids::ResourceId;
 use crate::platform::Platform;
-use crate::platform::state::{Fingerprint, IdempotencyRecord, RecordState, Scope};
+use crate::platform::state::{Claim, IdempotencyRecord, RecordState};
 use crate::rules::Rule;
 use crate::time::Millis;
 
@@ -15,25 +15,20 @@ impl Platform {
         &self,
         now: Millis,
         record: &IdempotencyRecord,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         op: NewOp,
     ) -> Admission {
-        if record.fingerprint != fingerprint && self.variant.compares_first(&record.state) {
+        if record.fingerprint != claim.fingerprint && self.variant.compares_first(&record.state) {
             // CONFLICT-01; card data is not in the fingerprint (CARD-01). The 409 binds
             // nothing (A-409-NOBIND). Compared before the in-flight wait of CONC-02: a
             // conflicting request never waits (A-CONFLICT-IN-FLIGHT).
-            return reject(
-                ErrorCode::IdempotencyConflict,
-                None,
-                Rule::IdempotencyConflict,
-            );
+            return reject(ErrorCode::IdempotencyConflict, Rule::IdempotencyConflict);
         }
         match &record.state {
             // CONC-01: the executor holds the right to execute until its execution ends.
             // A-S5-BRANCH: wait for the executor, or 409 operation_in_progress at once.
             RecordState::InFlight { .. } if self.variant.lock_held(record, now, &self.params) => {
-                Admission::Fork(Fork::Concurrent { scope })
+                Admission::Fork(Fork::Concurrent { scope: claim.scope })
             }
             RecordState::Done { resource } if self.variant.replay_returns_object(*resource) => {
                 // REPLAY-01, REPLAY-02, CARD-03: the original object, latest state, 200:
@@ -49,11 +44,7 @@ impl Platform {
             }
             // The reference never gets here: under its variant the record no longer holds
             // the scope, and the request executes as if it had none.
-            _ => Admission::Execute {
-                scope,
-                fingerprint,
-                op,
-            },
+            _ => Admission::Execute { claim, op },
         }
     }
 }

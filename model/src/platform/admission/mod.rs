@@ -64,36 +64,23 @@ pub(super) enum NewOp {
 #[derive(Clone, Debug)]
 pub(super) enum Fork {
     /// S4: a new key for an existing order number with the same amount and currency.
-    OrderNoReuse {
-        scope: Scope,
-        fingerprint: Fingerprint,
-        existing: PaymentId,
-    },
+    OrderNoReuse { claim: Claim, existing: PaymentId },
     /// S5: the same key is executing.
     Concurrent { scope: Scope },
     /// S8: confirm with a new key while the Payment is processing.
     ConfirmWhileProcessing { payment: PaymentId },
     /// A new key for a used refund number with the same Payment and amount.
-    RefundNoReuse {
-        scope: Scope,
-        fingerprint: Fingerprint,
-        existing: RefundId,
-    },
+    RefundNoReuse { claim: Claim, existing: RefundId },
     /// CKO-01 / EXPIRY-01: a new key for the order of an expired Payment, the same
     /// amount and currency.
     SessionOfExpired {
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         order: (Text, u64, Text),
         existing: PaymentId,
     },
     /// RET-01 / A-CONFIRM-RETENTION: a confirm under a key past its retention that would
     /// start a new attempt.
-    ConfirmPastRetention {
-        scope: Scope,
-        fingerprint: Fingerprint,
-        op: NewOp,
-    },
+    ConfirmPastRetention { claim: Claim, op: NewOp },
 }
 
 impl Fork {
@@ -116,19 +103,25 @@ pub(super) enum Admission {
     /// A branch point (see [`Fork`]).
     Fork(Fork),
     /// A new execution under a fresh idempotency record.
-    Execute {
-        scope: Scope,
-        fingerprint: Fingerprint,
-        op: NewOp,
-    },
+    Execute { claim: Claim, op: NewOp },
 }
 
 /// An answer that executes nothing. Codes the contract does not name (`invalid_request`,
 /// `resource_missing`, `payment_not_confirmable`, …) are assumption A-ERROR-CODES.
-fn reject(code: ErrorCode, field: Option<Field>, rule: Rule) -> Admission {
+fn reject_with(code: ErrorCode, field: Option<Field>, rule: Rule) -> Admission {
     let mut error = ApiError::new(code);
     error.field = field;
     Admission::Answer(ApiResponse::error(error), rule)
+}
+
+/// [`reject_with`] naming no field.
+fn reject(code: ErrorCode, rule: Rule) -> Admission {
+    reject_with(code, None, rule)
+}
+
+/// `400 invalid_request` naming `field`.
+fn invalid(field: Field, rule: Rule) -> Admission {
+    reject_with(ErrorCode::InvalidRequest, Some(field), rule)
 }
 
 impl Platform {
@@ -152,7 +145,7 @@ impl Platform {
         let key = idempotency_key(req, self.params.key_len_max, self.variant)?;
 
         // Body, then the object in the path or body (404 for another merchant's object too).
-        let (route, fingerprint, op) = self.validate(now, merchant, environment, &req.endpoint)?;
+        let (route, fingerprint, op) = self.validate(merchant, environment, &req.endpoint)?;
         // SAFE-01, CARD-01: the fingerprint holds the safety-relevant parameters only.
         let fingerprint = self.variant.fingerprint(fingerprint, req.endpoint.card());
         let scope = Scope {
@@ -161,14 +154,15 @@ impl Platform {
             route,
             key,
         };
+        let claim = Claim { scope, fingerprint };
 
         // The idempotency scope (SCOPE-01): conflict, replay or concurrent execution. The
         // scope carries the merchant and environment of the API key, never the key itself:
         // test and live never meet (SCOPE-02), a rotated key finds the same records (SCOPE-03).
-        if let Some(record) = self.variant.find_record(&self.records, &scope) {
-            return Ok(self.admit_recorded(now, record, scope, fingerprint, op));
+        if let Some(record) = self.variant.find_record(&self.records, &claim.scope) {
+            return Ok(self.admit_recorded(now, record, claim, op));
         }
-        self.admit_new(now, scope, fingerprint, op)
+        self.admit_new(now, claim, op)
     }
 
     /// Authentication: the API key names merchant and environment, never the scope
@@ -177,14 +171,12 @@ impl Platform {
         let Some(key) = self.api_keys.get(&req.api_key) else {
             return Err(reject(
                 ErrorCode::AuthenticationFailed,
-                None,
                 Rule::RejectionsDoNotOccupyKey,
             ));
         };
         if key.read_only && req.endpoint.method() != Method::Get {
             return Err(reject(
                 ErrorCode::PermissionDenied,
-                None,
                 Rule::RejectionsDoNotOccupyKey,
             ));
         }
@@ -216,7 +208,7 @@ fn unknown_route(path: &Text) -> Admission {
     } else {
         ErrorCode::ResourceMissing
     };
-    reject(code, None, Rule::RejectionsDoNotOccupyKey)
+    reject(code, Rule::RejectionsDoNotOccupyKey)
 }
 
 /// KEY-01..KEY-05, KEY-07: a POST carries a key of 1–`key_len_max` characters.
@@ -233,18 +225,12 @@ fn idempotency_key(
         _ => Rule::KeyRequiredRefund,
     };
     match &req.idempotency_key {
-        None => Err(reject(
-            ErrorCode::InvalidRequest,
-            Some(Field::IdempotencyKey),
-            key_rule,
-        )),
+        None => Err(invalid(Field::IdempotencyKey, key_rule)),
         // A-KEY-LENGTH: characters are Unicode scalar values; an empty or too long key
         // gets the same 400 as a missing one.
-        Some(k) if k.is_empty() || variant.key_too_long(k, key_len_max) => Err(reject(
-            ErrorCode::InvalidRequest,
-            Some(Field::IdempotencyKey),
-            Rule::KeyLength,
-        )),
+        Some(k) if k.is_empty() || variant.key_too_long(k, key_len_max) => {
+            Err(invalid(Field::IdempotencyKey, Rule::KeyLength))
+        }
         Some(k) => Ok(k.clone()),
     }
 }

@@ -2,7 +2,7 @@
 //! 422 for a currency we do not accept, 404 for an object that is not the merchant's.
 //! Every rejection here leaves the key free (REJECT-01, A-409-NOBIND).
 
-use super::{Admission, NewOp, reject};
+use super::{Admission, NewOp, invalid, reject_with};
 use crate::api::{
     ConfirmBody, CreatePaymentBody, Endpoint, ErrorCode, Field, Json, RefundBody, SessionBody,
 };
@@ -11,7 +11,6 @@ use crate::platform::Platform;
 use crate::platform::state::{BusinessKey, Fingerprint, Route};
 use crate::rules::Rule;
 use crate::text::Text;
-use crate::time::Millis;
 
 /// What validation yields: the route of the scope, the fingerprint and the operation.
 type Validated = (Route, Fingerprint, NewOp);
@@ -20,11 +19,7 @@ type Validated = (Route, Fingerprint, NewOp);
 fn amount_of(amount: Option<i64>) -> Result<u64, Admission> {
     match amount {
         Some(a) if a > 0 => Ok(a as u64),
-        _ => Err(reject(
-            ErrorCode::InvalidRequest,
-            Some(Field::Amount),
-            Rule::SafeParameters,
-        )),
+        _ => Err(invalid(Field::Amount, Rule::SafeParameters)),
     }
 }
 
@@ -32,11 +27,7 @@ fn amount_of(amount: Option<i64>) -> Result<u64, Admission> {
 fn text_of(value: &Option<Text>, field: Field) -> Result<Text, Admission> {
     match value {
         Some(v) if !v.is_empty() => Ok(v.clone()),
-        _ => Err(reject(
-            ErrorCode::InvalidRequest,
-            Some(field),
-            Rule::SafeParameters,
-        )),
+        _ => Err(invalid(field, Rule::SafeParameters)),
     }
 }
 
@@ -44,11 +35,7 @@ fn text_of(value: &Option<Text>, field: Field) -> Result<Text, Admission> {
 fn parsed<T>(body: &Json<T>) -> Result<&T, Admission> {
     match body {
         Json::Parsed(b) => Ok(b),
-        Json::Malformed(_) => Err(reject(
-            ErrorCode::InvalidRequest,
-            Some(Field::Body),
-            Rule::RejectionsDoNotOccupyKey,
-        )),
+        Json::Malformed(_) => Err(invalid(Field::Body, Rule::RejectionsDoNotOccupyKey)),
     }
 }
 
@@ -56,7 +43,6 @@ impl Platform {
     /// Validates the body and looks up the object: (route, fingerprint, operation).
     pub(super) fn validate(
         &self,
-        _now: Millis,
         merchant: MerchantId,
         environment: Environment,
         endpoint: &Endpoint,
@@ -92,7 +78,7 @@ impl Platform {
     ) -> Result<PaymentId, Admission> {
         match self.payments.get(&id) {
             Some(p) if p.merchant == merchant && p.environment == environment => Ok(id),
-            _ => Err(reject(
+            _ => Err(reject_with(
                 ErrorCode::ResourceMissing,
                 field,
                 Rule::RejectionsDoNotOccupyKey,
@@ -104,14 +90,10 @@ impl Platform {
     fn currency_of(&self, value: &Option<Text>) -> Result<Text, Admission> {
         let c = text_of(value, Field::Currency)?;
         if c.len() != 3 || !c.chars().all(|ch| ch.is_ascii_uppercase()) {
-            return Err(reject(
-                ErrorCode::InvalidRequest,
-                Some(Field::Currency),
-                Rule::SafeParameters,
-            ));
+            return Err(invalid(Field::Currency, Rule::SafeParameters));
         }
         if !self.params.currencies.contains(&c.as_str()) {
-            return Err(reject(
+            return Err(reject_with(
                 ErrorCode::UnsupportedCurrency,
                 Some(Field::Currency),
                 Rule::RejectionsDoNotOccupyKey,
@@ -151,11 +133,11 @@ impl Platform {
         let currency = self.currency_of(&b.currency)?;
         let existing = self
             .order_nos
-            .get(&BusinessKey {
+            .get(&BusinessKey::new(
                 merchant,
                 environment,
-                number: merchant_order_no.clone(),
-            })
+                merchant_order_no.clone(),
+            ))
             .copied();
         Ok((
             Route::CheckoutSession,
@@ -179,11 +161,7 @@ impl Platform {
         b: &RefundBody,
     ) -> Result<Validated, Admission> {
         let Some(payment_id) = b.payment_id else {
-            return Err(reject(
-                ErrorCode::InvalidRequest,
-                Some(Field::PaymentId),
-                Rule::SafeParameters,
-            ));
+            return Err(invalid(Field::PaymentId, Rule::SafeParameters));
         };
         let merchant_refund_no = text_of(&b.merchant_refund_no, Field::MerchantRefundNo)?;
         let amount = amount_of(b.amount)?;
@@ -207,11 +185,7 @@ impl Platform {
 /// ATTEMPT-03: a confirm carries the card (400 `card` otherwise).
 fn validate_confirm(payment: PaymentId, b: &ConfirmBody) -> Result<Validated, Admission> {
     let Some(card) = b.card else {
-        return Err(reject(
-            ErrorCode::InvalidRequest,
-            Some(Field::Card),
-            Rule::CardRetryNewKey,
-        ));
+        return Err(invalid(Field::Card, Rule::CardRetryNewKey));
     };
     Ok((
         Route::Confirm(payment),

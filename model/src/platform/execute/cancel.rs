@@ -6,6 +6,7 @@ use crate::acquirer::UpstreamCall;
 use crate::api::{PaymentStatus, ResolutionStatus};
 use crate::ids::{PaymentId, RequestId, ResourceId};
 use crate::platform::Hook;
+use crate::platform::Out;
 use crate::platform::state::*;
 use crate::platform::variant::CancelAnswer;
 use crate::platform::{Platform, PlatformOutput};
@@ -18,26 +19,18 @@ impl Platform {
         &mut self,
         now: Millis,
         id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         payment: PaymentId,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         if !self.payments[&payment].status.is_in_progress() {
-            self.cancel_now(now, id, scope, fingerprint, payment, out);
+            self.cancel_now(now, id, claim, payment, out);
             return;
         }
         match self.variant.cancel_answer() {
-            CancelAnswer::AfterUpstream => {
-                self.cancel_upstream(now, id, scope, fingerprint, payment, out)
-            }
+            CancelAnswer::AfterUpstream => self.cancel_upstream(now, id, claim, payment, out),
             CancelAnswer::CanceledAtOnce => {
-                let at_once = Hook::CancelAtOnce {
-                    id,
-                    scope,
-                    fingerprint,
-                    payment,
-                };
+                let at_once = Hook::CancelAtOnce { id, claim, payment };
                 self.hook(now, at_once, out);
             }
         }
@@ -49,10 +42,9 @@ impl Platform {
         &mut self,
         now: Millis,
         id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         payment: PaymentId,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let p = self.payments.get_mut(&payment).expect("admitted");
         // A-CANCEL-PENDING-STATUS: status, resolution_status and next_action stay as they
@@ -60,12 +52,12 @@ impl Platform {
         p.cancel_requested = true;
         let attempt = p.latest_attempt().expect("in progress has an attempt");
         let in_flight = RecordState::InFlight { executor: id };
-        self.bind(now, scope.clone(), fingerprint, in_flight);
+        self.bind(now, claim.clone(), in_flight);
         out.push(PlatformOutput::Upstream {
             call: UpstreamCall::CancelCharge { attempt },
             rule: Rule::Cancel202KeepsStatus,
         });
-        self.await_upstream(now, id, scope, WaitsOn::Cancel { payment });
+        self.await_upstream(now, id, claim.scope, WaitsOn::Cancel { payment });
     }
 
     /// No unfinished attempt: nothing can be captured, cancel at once, 200 (A-CANCEL,
@@ -74,17 +66,16 @@ impl Platform {
         &mut self,
         now: Millis,
         id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         payment: PaymentId,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let p = self.payments.get_mut(&payment).expect("admitted");
         p.status = PaymentStatus::Canceled;
         p.resolution = ResolutionStatus::Known;
         self.bump_payment(now, payment, Rule::TerminalStatuses, out);
         let resource = ResourceId::Payment(payment);
-        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+        self.bind(now, claim, RecordState::Done { resource });
         let response = self.resource_response(200, resource);
         respond(out, id, response, Rule::TerminalStatuses);
     }

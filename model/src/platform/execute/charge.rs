@@ -6,6 +6,7 @@ use crate::acquirer::{ChargeState, UpstreamCall};
 use crate::api::{Failure, FailureCode, PaymentStatus, ResolutionStatus};
 use crate::ids::{AttemptId, Card, PaymentId, RequestId};
 use crate::platform::Hook;
+use crate::platform::Out;
 use crate::platform::state::*;
 use crate::platform::variant::WindowEnd;
 use crate::platform::{Platform, PlatformOutput, Timer};
@@ -14,7 +15,7 @@ use crate::time::Millis;
 
 /// What an upstream answer about a charge makes of its attempt and its Payment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::platform) struct Reading {
+pub(crate) struct Reading {
     pub attempt: AttemptStatus,
     /// The answer is final: the platform stops verifying (A-VERIFY-INTERVAL).
     pub known: bool,
@@ -127,12 +128,11 @@ impl Platform {
         &mut self,
         now: Millis,
         id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         payment: PaymentId,
         card: Card,
         created: bool,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         // CONC-01: this request now holds the right to execute under `scope`.
         // EFFECT-01, UNKNOWN-01: the record is written before anything reaches the upstream,
@@ -140,23 +140,23 @@ impl Platform {
         // key finds this execution and never starts a second one.
         if self.variant.claims_key_before_charge() {
             let in_flight = RecordState::InFlight { executor: id };
-            self.bind(now, scope.clone(), fingerprint, in_flight);
+            self.bind(now, claim.clone(), in_flight);
         }
         let attempt = self.start_attempt(now, payment, card, created, out);
         let waits_on = WaitsOn::Charge { attempt, created };
-        self.await_upstream(now, id, scope, waits_on);
+        self.await_upstream(now, id, claim.scope, waits_on);
     }
 
     /// Adds an attempt and sends its charge. The card goes to the upstream and nowhere
     /// else (CARD-02). `fresh`: the Payment was created by this same request, so its
     /// first version already shows the attempt; otherwise the change is a new version.
-    pub(in crate::platform) fn start_attempt(
+    pub(crate) fn start_attempt(
         &mut self,
         now: Millis,
         payment: PaymentId,
         card: Card,
         fresh: bool,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) -> AttemptId {
         self.next.attempt += 1;
         let attempt = AttemptId(self.next.attempt);
@@ -165,15 +165,7 @@ impl Platform {
         p.status = PaymentStatus::Processing;
         p.resolution = ResolutionStatus::Known;
         p.failure = None;
-        let call = UpstreamCall::Charge {
-            attempt,
-            payment,
-            merchant: p.merchant,
-            environment: p.environment,
-            amount: p.amount,
-            currency: p.currency.clone(),
-            card,
-        };
+        let call = p.charge(payment, attempt, card);
         self.attempts.insert(
             attempt,
             Attempt {
@@ -203,7 +195,7 @@ impl Platform {
         now: Millis,
         attempt: AttemptId,
         state: ChargeState,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let Some(a) = self.attempts.get(&attempt) else {
             return;
@@ -231,11 +223,8 @@ impl Platform {
         // A-VERIFY-INTERVAL: unknown or requires_action: query again after `verify_interval`.
         if reading.known {
             self.cancel_timer(&Timer::Verify(attempt));
-        } else if !self.has_timer(&Timer::Verify(attempt)) {
-            self.set_timer(
-                now.after(self.variant.verify_interval(&self.params)),
-                Timer::Verify(attempt),
-            );
+        } else {
+            self.arm_verify(now, attempt);
         }
         self.answer_charge_executors(now, attempt, payment, state, out);
     }
@@ -248,7 +237,7 @@ impl Platform {
         attempt: AttemptId,
         payment: PaymentId,
         state: ChargeState,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         for (executor, waits_on) in self.executors_for(attempt, payment) {
             let (status, rule) = match (waits_on, state) {
@@ -268,12 +257,7 @@ impl Platform {
     }
 
     /// UPSTREAM-01: no answer within the synchronous wait: 202, result unknown.
-    pub(super) fn on_sync_wait(
-        &mut self,
-        now: Millis,
-        executor: RequestId,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    pub(super) fn on_sync_wait(&mut self, now: Millis, executor: RequestId, out: &mut Out) {
         let Some(Pending::Executor { waits_on, .. }) = self.pending.get(&executor) else {
             return;
         };
@@ -294,25 +278,21 @@ impl Platform {
             self.bump_payment(now, payment, Rule::NeedsQuery, out);
         }
         // A-VERIFY-INTERVAL: the first query `verify_interval` after the 202.
-        if !self.has_timer(&Timer::Verify(attempt)) {
-            self.set_timer(
-                now.after(self.variant.verify_interval(&self.params)),
-                Timer::Verify(attempt),
-            );
-        }
+        self.arm_verify(now, attempt);
         self.hook(now, Hook::Finishing { executor }, out);
         // A-STATUS-CODES: no upstream answer within the synchronous wait: 202.
         self.finish_executor(executor, 202, rule, out);
     }
 
+    /// A query of `attempt` `verify_interval` from now, unless one is set.
+    fn arm_verify(&mut self, now: Millis, attempt: AttemptId) {
+        let at = now.after(self.variant.verify_interval(&self.params));
+        self.set_timer_unless_set(at, Timer::Verify(attempt));
+    }
+
     /// RES-01, RES-03: query the upstream about an unfinished attempt; after the automatic
     /// window, `manual_review` and a query every 24 hours, never an automatic failure.
-    pub(super) fn on_verify(
-        &mut self,
-        now: Millis,
-        attempt: AttemptId,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    pub(super) fn on_verify(&mut self, now: Millis, attempt: AttemptId, out: &mut Out) {
         let Some(a) = self.attempts.get(&attempt) else {
             return;
         };

@@ -25,6 +25,7 @@ use crate::acquirer::UpstreamReply;
 use crate::api::{ApiError, ApiRequest, ApiResponse, ErrorCode, PaymentStatus, ResolutionStatus};
 use crate::branch::Branch;
 use crate::ids::{AttemptId, PaymentId, RequestId, ResourceId, SessionId};
+use crate::platform::Out;
 use crate::rules::Rule;
 use crate::text::Text;
 use crate::time::Millis;
@@ -37,7 +38,7 @@ impl Platform {
         id: RequestId,
         req: &ApiRequest,
         branch: Option<Branch>,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) -> Result<(), StepError> {
         if self.pending.contains_key(&id) {
             return Err(StepError::DuplicateRequestId(id));
@@ -63,11 +64,7 @@ impl Platform {
                 }
                 self.take_branch(now, id, fork, branch, out);
             }
-            Admission::Execute {
-                scope,
-                fingerprint,
-                op,
-            } => self.execute(now, id, scope, fingerprint, op, out),
+            Admission::Execute { claim, op } => self.execute(now, id, claim, op, out),
         }
         Ok(())
     }
@@ -78,24 +75,17 @@ impl Platform {
         id: RequestId,
         fork: Fork,
         branch: Branch,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let (response, rule) = match (fork, branch) {
             (Fork::OrderNoReuse { existing, .. }, Branch::S4Conflict) => {
                 // A-409-NOBIND: the conflict binds nothing.
                 (order_no_conflict_response(existing), Rule::OrderNoNewKey)
             }
-            (
-                Fork::OrderNoReuse {
-                    scope,
-                    fingerprint,
-                    existing,
-                },
-                _,
-            ) => {
+            (Fork::OrderNoReuse { claim, existing }, _) => {
                 // A-S4-BIND: the new key is bound to the existing Payment, so its replays agree.
                 let resource = ResourceId::Payment(existing);
-                self.bind(now, scope, fingerprint, RecordState::Done { resource });
+                self.bind(now, claim, RecordState::Done { resource });
                 (self.resource_response(200, resource), Rule::OrderNoNewKey)
             }
             (Fork::Concurrent { scope }, Branch::S5Wait) => {
@@ -127,18 +117,11 @@ impl Platform {
                 // A-409-NOBIND: the conflict binds nothing.
                 (refund_no_conflict_response(existing), Rule::UniqueRefundNo)
             }
-            (
-                Fork::RefundNoReuse {
-                    scope,
-                    fingerprint,
-                    existing,
-                },
-                _,
-            ) => {
+            (Fork::RefundNoReuse { claim, existing }, _) => {
                 // A-REFUND-NO-BRANCH: the existing Refund, no second refund; the new key is
                 // bound to it, as on the S4 "existing object" branch (A-S4-BIND).
                 let resource = ResourceId::Refund(existing);
-                self.bind(now, scope, fingerprint, RecordState::Done { resource });
+                self.bind(now, claim, RecordState::Done { resource });
                 (self.resource_response(200, resource), Rule::UniqueRefundNo)
             }
             (Fork::SessionOfExpired { .. }, Branch::ExpiredPaymentExpired) => {
@@ -151,27 +134,19 @@ impl Platform {
             }
             (
                 Fork::SessionOfExpired {
-                    scope,
-                    fingerprint,
+                    claim,
                     order,
                     existing,
                 },
                 _,
             ) => {
                 // CKO-01: a new session for the same Payment (A-CKO-ANY-STATUS).
-                self.execute_session(now, id, scope, fingerprint, order, Some(existing), out);
+                self.execute_session(now, id, claim, order, Some(existing), out);
                 return;
             }
-            (
-                Fork::ConfirmPastRetention {
-                    scope,
-                    fingerprint,
-                    op,
-                },
-                Branch::RetentionNewAttempt,
-            ) => {
+            (Fork::ConfirmPastRetention { claim, op }, Branch::RetentionNewAttempt) => {
                 // A-CONFIRM-RETENTION, numbers only: the key is judged afresh.
-                self.execute(now, id, scope, fingerprint, op, out);
+                self.execute(now, id, claim, op, out);
                 return;
             }
             (Fork::ConfirmPastRetention { op, .. }, _) => {
@@ -194,32 +169,19 @@ impl Platform {
     /// Writes an idempotency record and its retention timer (RET-01; past it a confirm key
     /// is judged afresh, A-CONFIRM-RETENTION): 7 days from now,
     /// the record's creation, never extended by a replay (A-RETENTION-START).
-    pub(super) fn bind(
-        &mut self,
-        now: Millis,
-        scope: Scope,
-        fingerprint: Fingerprint,
-        state: RecordState,
-    ) {
+    pub(super) fn bind(&mut self, now: Millis, claim: Claim, state: RecordState) {
         let retention = self.variant.retention(&self.params);
-        self.set_timer(now.after(retention), Timer::Retention(scope.clone()));
-        self.records.insert(
-            scope,
-            IdempotencyRecord {
-                fingerprint,
-                created_at: now,
-                state,
-            },
-        );
+        self.set_timer(now.after(retention), Timer::Retention(claim.scope.clone()));
+        let record = IdempotencyRecord {
+            fingerprint: claim.fingerprint,
+            created_at: now,
+            state,
+        };
+        self.records.insert(claim.scope, record);
     }
 
     /// The acquirer answers.
-    pub(super) fn handle_upstream(
-        &mut self,
-        now: Millis,
-        reply: UpstreamReply,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    pub(super) fn handle_upstream(&mut self, now: Millis, reply: UpstreamReply, out: &mut Out) {
         match reply {
             UpstreamReply::Charge { attempt, state } => self.on_charge(now, attempt, state, out),
             UpstreamReply::Refund { refund, state } => self.on_refund(now, refund, state, out),
@@ -227,15 +189,7 @@ impl Platform {
     }
 
     /// Executes a new business operation under a fresh idempotency record.
-    fn execute(
-        &mut self,
-        now: Millis,
-        id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
-        op: NewOp,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    fn execute(&mut self, now: Millis, id: RequestId, claim: Claim, op: NewOp, out: &mut Out) {
         match op {
             NewOp::CreatePayment {
                 merchant_order_no,
@@ -244,13 +198,14 @@ impl Platform {
                 card: Some(card),
             } => {
                 let order_no = merchant_order_no.clone();
-                let payment = self.new_payment(now, &scope, merchant_order_no, amount, currency);
+                let payment =
+                    self.new_payment(now, &claim.scope, merchant_order_no, amount, currency);
                 // UNIQ-01: the order number is bound before the charge goes out, so another
                 // key for the same order finds it (ORDER-01).
                 if self.variant.commits_order_no_before_charge() {
-                    self.commit_order_no(&scope, order_no, payment);
+                    self.commit_order_no(&claim.scope, order_no, payment);
                 }
-                self.execute_charge(now, id, scope, fingerprint, payment, card, true, out);
+                self.execute_charge(now, id, claim, payment, card, true, out);
             }
             NewOp::CreatePayment {
                 merchant_order_no,
@@ -258,10 +213,11 @@ impl Platform {
                 currency,
                 card: None,
             } => {
-                let payment = self.create_payment(now, &scope, merchant_order_no, amount, currency);
+                let payment =
+                    self.create_payment(now, &claim.scope, merchant_order_no, amount, currency);
                 // A-STATUS-RPM: no card, no attempt: requires_payment_method, 201.
                 let resource = ResourceId::Payment(payment);
-                self.bind(now, scope, fingerprint, RecordState::Done { resource });
+                self.bind(now, claim, RecordState::Done { resource });
                 let response = self.resource_response(201, resource);
                 respond(out, id, response, Rule::FirstExecution201);
             }
@@ -276,11 +232,9 @@ impl Platform {
                         .expect("admitted")
                         .fee_rate_bps = fee;
                 }
-                self.execute_charge(now, id, scope, fingerprint, payment, card, false, out);
+                self.execute_charge(now, id, claim, payment, card, false, out);
             }
-            NewOp::Cancel { payment } => {
-                self.execute_cancel(now, id, scope, fingerprint, payment, out)
-            }
+            NewOp::Cancel { payment } => self.execute_cancel(now, id, claim, payment, out),
             NewOp::CheckoutSession {
                 merchant_order_no,
                 amount,
@@ -288,7 +242,7 @@ impl Platform {
                 existing,
             } => {
                 let order = (merchant_order_no, amount, currency);
-                self.execute_session(now, id, scope, fingerprint, order, existing, out);
+                self.execute_session(now, id, claim, order, existing, out);
             }
             NewOp::Refund {
                 payment,
@@ -296,7 +250,7 @@ impl Platform {
                 amount,
             } => {
                 let refund = (merchant_refund_no, amount);
-                self.execute_refund(now, id, scope, fingerprint, payment, refund, out);
+                self.execute_refund(now, id, claim, payment, refund, out);
             }
         }
     }
@@ -304,21 +258,19 @@ impl Platform {
     /// CKO-01 / UNIQ-03: an existing order gets a new session for the same Payment.
     /// A-STATUS-CODES: 201 for every new session. A-SESSION-TTL: `expires_at` is
     /// recorded only.
-    #[allow(clippy::too_many_arguments)]
     fn execute_session(
         &mut self,
         now: Millis,
         id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         (merchant_order_no, amount, currency): (Text, u64, Text),
         existing: Option<PaymentId>,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let (payment, rule) = match existing {
             Some(p) => (p, Rule::CheckoutNewSession),
             None => (
-                self.create_payment(now, &scope, merchant_order_no, amount, currency),
+                self.create_payment(now, &claim.scope, merchant_order_no, amount, currency),
                 Rule::CheckoutSameProcess,
             ),
         };
@@ -333,7 +285,7 @@ impl Platform {
             },
         );
         let resource = ResourceId::Session(session);
-        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+        self.bind(now, claim, RecordState::Done { resource });
         let response = self.resource_response(201, resource);
         respond(out, id, response, rule);
     }
@@ -355,14 +307,8 @@ impl Platform {
 
     /// UNIQ-01: the order number is bound for good, independently of any key (RET-02).
     fn commit_order_no(&mut self, scope: &Scope, merchant_order_no: Text, payment: PaymentId) {
-        self.order_nos.insert(
-            BusinessKey {
-                merchant: scope.merchant,
-                environment: scope.environment,
-                number: merchant_order_no,
-            },
-            payment,
-        );
+        self.order_nos
+            .insert(BusinessKey::of(scope, merchant_order_no), payment);
     }
 
     /// A new Payment, with no attempt yet, and its expiry timer.
@@ -418,13 +364,7 @@ impl Platform {
     }
 
     /// Answers an executor and every request waiting on its scope, and marks the record done.
-    fn finish_executor(
-        &mut self,
-        executor: RequestId,
-        status: u16,
-        rule: Rule,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    fn finish_executor(&mut self, executor: RequestId, status: u16, rule: Rule, out: &mut Out) {
         let Some(Pending::Executor { scope, waits_on }) = self.pending.remove(&executor) else {
             return;
         };
@@ -439,18 +379,25 @@ impl Platform {
         let response = self.resource_response(status, resource);
         respond(out, executor, response, rule);
         // CONC-02: the waiters get the same object, latest state, 200.
-        let waiters: Vec<RequestId> = self
-            .pending
-            .iter()
-            .filter(|(_, p)| matches!(p, Pending::Waiter { scope: s } if *s == scope))
-            .map(|(id, _)| *id)
-            .collect();
-        for waiter in waiters {
-            self.pending.remove(&waiter);
-            self.cancel_timer(&Timer::WaitTimeout(waiter));
+        for waiter in self.take_waiters(&scope) {
             let response = self.resource_response(200, resource);
             respond(out, waiter, response, Rule::ConcurrentWaitSameObject);
         }
+    }
+
+    /// The requests waiting on `scope`, no longer waiting.
+    pub(super) fn take_waiters(&mut self, scope: &Scope) -> Vec<RequestId> {
+        let waiters: Vec<RequestId> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::Waiter { scope: s } if s == scope))
+            .map(|(id, _)| *id)
+            .collect();
+        for waiter in &waiters {
+            self.pending.remove(waiter);
+            self.cancel_timer(&Timer::WaitTimeout(*waiter));
+        }
+        waiters
     }
 
     /// Executors waiting on this attempt's charge or on its Payment's cancel.
@@ -469,6 +416,6 @@ impl Platform {
     }
 }
 
-fn respond(out: &mut Vec<PlatformOutput>, to: RequestId, response: ApiResponse, rule: Rule) {
+pub(super) fn respond(out: &mut Out, to: RequestId, response: ApiResponse, rule: Rule) {
     out.push(PlatformOutput::Response { to, response, rule });
 }

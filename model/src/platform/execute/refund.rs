@@ -6,6 +6,7 @@ use crate::acquirer::{RefundState, UpstreamCall};
 use crate::api::{RefundStatus, ResolutionStatus};
 use crate::cow::Journaled;
 use crate::ids::{PaymentId, RefundId, RequestId, ResourceId};
+use crate::platform::Out;
 use crate::platform::state::*;
 use crate::platform::{Platform, PlatformOutput, Timer};
 use crate::rules::Rule;
@@ -14,16 +15,14 @@ use crate::time::Millis;
 
 impl Platform {
     /// Executes a refund of `amount` of `payment` under `merchant_refund_no`.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn execute_refund(
         &mut self,
         now: Millis,
         id: RequestId,
-        scope: Scope,
-        fingerprint: Fingerprint,
+        claim: Claim,
         payment: PaymentId,
         (merchant_refund_no, amount): (Text, u64),
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let p = self.payments.get_mut(&payment).expect("admitted");
         p.amount_refunded += amount;
@@ -37,11 +36,7 @@ impl Platform {
         let refund = RefundId(self.next.refund);
         // UNIQ-04: the refund number is bound for good (RET-03).
         self.refund_nos.insert(
-            BusinessKey {
-                merchant: scope.merchant,
-                environment: scope.environment,
-                number: merchant_refund_no.clone(),
-            },
+            BusinessKey::of(&claim.scope, merchant_refund_no.clone()),
             refund,
         );
         // A-REFUND-REVIEW: a refund of at least `refund_review_from` waits for review
@@ -57,8 +52,8 @@ impl Platform {
             Refund {
                 payment,
                 attempt,
-                merchant: scope.merchant,
-                environment: scope.environment,
+                merchant: claim.scope.merchant,
+                environment: claim.scope.environment,
                 merchant_refund_no,
                 amount,
                 status,
@@ -74,13 +69,13 @@ impl Platform {
             self.send_refund(now, refund, out);
         }
         let resource = ResourceId::Refund(refund);
-        self.bind(now, scope, fingerprint, RecordState::Done { resource });
+        self.bind(now, claim, RecordState::Done { resource });
         let response = self.resource_response(201, resource);
         respond(out, id, response, Rule::FirstExecution201);
     }
 
     /// Sends a refund upstream, once (REFUND-01), and schedules its first query.
-    fn send_refund(&mut self, now: Millis, refund: RefundId, out: &mut Vec<PlatformOutput>) {
+    fn send_refund(&mut self, now: Millis, refund: RefundId, out: &mut Out) {
         let r = &self.refunds[&refund];
         // The refund is sent once; afterwards the platform only queries (REFUND-01).
         // A-REFUND-ASYNC: 201 processing at once, no synchronous wait; the first
@@ -104,12 +99,7 @@ impl Platform {
     /// automatic query window counts from now. Rejected (an amount of at least
     /// `refund_review_rejects_from`), it ends failed (`refund.failed`), is never sent
     /// upstream and frees its amount (A-REFUND-LIMIT).
-    pub(super) fn on_refund_review(
-        &mut self,
-        now: Millis,
-        refund: RefundId,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    pub(super) fn on_refund_review(&mut self, now: Millis, refund: RefundId, out: &mut Out) {
         let rejects_from = self.params.refund_review_rejects_from;
         let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::PendingReview) else {
             return;
@@ -139,7 +129,7 @@ impl Platform {
         now: Millis,
         refund: RefundId,
         state: RefundState,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::Processing) else {
             return;
@@ -174,21 +164,14 @@ impl Platform {
         // A-VERIFY-INTERVAL: a refund still processing is queried every `verify_interval`.
         if self.refunds[&refund].status != RefundStatus::Processing {
             self.cancel_timer(&Timer::VerifyRefund(refund));
-        } else if !self.has_timer(&Timer::VerifyRefund(refund)) {
-            self.set_timer(
-                now.after(self.params.verify_interval),
-                Timer::VerifyRefund(refund),
-            );
+        } else {
+            let at = now.after(self.params.verify_interval);
+            self.set_timer_unless_set(at, Timer::VerifyRefund(refund));
         }
     }
 
     /// REFUND-01: verify a refund still processing with the upstream, never send it again.
-    pub(super) fn on_verify_refund(
-        &mut self,
-        now: Millis,
-        refund: RefundId,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    pub(super) fn on_verify_refund(&mut self, now: Millis, refund: RefundId, out: &mut Out) {
         let Some(r) = refund_in(&mut self.refunds, refund, RefundStatus::Processing) else {
             return;
         };

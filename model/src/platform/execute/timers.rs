@@ -4,19 +4,15 @@ use super::respond;
 use crate::api::{ApiError, ApiResponse, ErrorCode, PaymentStatus, ResolutionStatus};
 use crate::ids::PaymentId;
 use crate::platform::Hook;
+use crate::platform::Out;
 use crate::platform::state::*;
-use crate::platform::{Platform, PlatformOutput, Timer};
+use crate::platform::{Platform, Timer};
 use crate::rules::Rule;
 use crate::time::Millis;
 
 impl Platform {
     /// Fires one due timer.
-    pub(in crate::platform) fn fire(
-        &mut self,
-        now: Millis,
-        timer: Timer,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    pub(crate) fn fire(&mut self, now: Millis, timer: Timer, out: &mut Out) {
         match timer {
             Timer::SyncWait(executor) => self.on_sync_wait(now, executor, out),
             // CONC-03 after `concurrent_wait_timeout` (A-WAIT-TIMEOUT).
@@ -37,7 +33,7 @@ impl Platform {
     }
 
     /// RET-01: the record goes; the order and refund numbers stay (RET-02, RET-03).
-    fn on_retention(&mut self, now: Millis, scope: Scope, out: &mut Vec<PlatformOutput>) {
+    fn on_retention(&mut self, now: Millis, scope: Scope, out: &mut Out) {
         let retention = self.variant.retention(&self.params);
         let expired = self
             .records
@@ -61,12 +57,7 @@ impl Platform {
     /// EXPIRY-01: only a Payment with nothing in progress expires (A-EXPIRY-STATUSES:
     /// requires_payment_method and failed; processing and requires_action go on). The timer fires once:
     /// one processing now and failing later stays failed (A-FAILED-AFTER-EXPIRY).
-    fn on_payment_expiry(
-        &mut self,
-        now: Millis,
-        payment: PaymentId,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    fn on_payment_expiry(&mut self, now: Millis, payment: PaymentId, out: &mut Out) {
         let p = self.payments.get_mut(&payment).expect("exists");
         if matches!(
             p.status,

@@ -3,6 +3,7 @@
 //! (A-WEBHOOK-REDELIVERY).
 
 use crate::ids::{Environment, EventId, MerchantId, PaymentId, RefundId};
+use crate::platform::Out;
 use crate::platform::{
     Platform, PlatformOutput, Timer, UnackedWebhook, WebhookEvent, WebhookObject,
 };
@@ -12,66 +13,44 @@ use crate::time::Millis;
 
 impl Platform {
     /// A Payment changed: new version, and a webhook (WEBHOOK-01, A-VERSION).
-    pub(in crate::platform) fn bump_payment(
+    pub(crate) fn bump_payment(
         &mut self,
         now: Millis,
         payment: PaymentId,
         rule: Rule,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
         if !self.variant.bumps_version(rule) {
             return;
         }
         let p = self.payments.get_mut(&payment).expect("exists");
         p.version += 1;
-        let (merchant, environment) = (p.merchant, p.environment);
-        let view = p.view(payment);
-        let kind = Text::format(format_args!("payment.{}", view.status.as_str()));
-        self.emit(
-            now,
-            merchant,
-            environment,
-            kind,
-            WebhookObject::Payment(view),
-            rule,
-            out,
-        );
+        let (owner, object) = ((p.merchant, p.environment), p.view(payment));
+        self.emit(now, owner, WebhookObject::Payment(object), rule, out);
     }
 
-    pub(super) fn bump_refund(
-        &mut self,
-        now: Millis,
-        refund: RefundId,
-        rule: Rule,
-        out: &mut Vec<PlatformOutput>,
-    ) {
+    pub(super) fn bump_refund(&mut self, now: Millis, refund: RefundId, rule: Rule, out: &mut Out) {
         let r = self.refunds.get_mut(&refund).expect("exists");
         r.version += 1;
-        let (merchant, environment) = (r.merchant, r.environment);
-        let view = r.view(refund);
-        let kind = Text::format(format_args!("refund.{}", view.status.as_str()));
-        self.emit(
-            now,
-            merchant,
-            environment,
-            kind,
-            WebhookObject::Refund(view),
-            rule,
-            out,
-        );
+        let (owner, object) = ((r.merchant, r.environment), r.view(refund));
+        self.emit(now, owner, WebhookObject::Refund(object), rule, out);
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The event of `object`'s new version: `payment.<status>` or `refund.<status>`.
     fn emit(
         &mut self,
         now: Millis,
-        merchant: MerchantId,
-        environment: Environment,
-        kind: Text,
+        (merchant, environment): (MerchantId, Environment),
         object: WebhookObject,
         rule: Rule,
-        out: &mut Vec<PlatformOutput>,
+        out: &mut Out,
     ) {
+        let kind = match &object {
+            WebhookObject::Payment(p) => {
+                Text::format(format_args!("payment.{}", p.status.as_str()))
+            }
+            WebhookObject::Refund(r) => Text::format(format_args!("refund.{}", r.status.as_str())),
+        };
         self.next.event += 1;
         let event = WebhookEvent {
             id: EventId(self.next.event),
@@ -98,7 +77,7 @@ impl Platform {
     }
 
     /// A-WEBHOOK-REDELIVERY: re-send an unacknowledged event with doubling delays.
-    pub(super) fn redeliver(&mut self, now: Millis, event: EventId, out: &mut Vec<PlatformOutput>) {
+    pub(super) fn redeliver(&mut self, now: Millis, event: EventId, out: &mut Out) {
         let Some(unacked) = self.unacked.get_mut(&event) else {
             return;
         };

@@ -153,6 +153,8 @@ pub struct WireFacts {
     /// UNKNOWN-03, S8, S11 ([`unresolved`]): confirm keys, unresolved and failed Payments,
     /// unresolved refund requests.
     confirm_keys: BTreeMap<Owned<PaymentId>, Text>,
+    /// The Payments whose last confirm key has had no 2xx answer yet.
+    confirm_unbound: std::collections::BTreeSet<Owned<PaymentId>>,
     unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
     failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
     /// SCHED-01 ([`schedule`]): the Payments whose query schedule started (a 202, a
@@ -160,6 +162,8 @@ pub struct WireFacts {
     /// query answer or an acknowledged webhook showed final in its schedule, and which.
     scheduled: std::collections::BTreeSet<Owned<PaymentId>>,
     final_shown: BTreeMap<Owned<PaymentId>, schedule::ShownFinal>,
+    /// What showed a Payment final, put aside while new business for it is in flight.
+    final_suspended: BTreeMap<RequestId, (Owned<PaymentId>, schedule::ShownFinal)>,
     unresolved_refunds: renumbered::Unresolved<unresolved::RefundOf, Rec>,
     refused_numbers: BTreeMap<Owned<Text>, Rec>,
     /// REFUND-03: per Payment, the refunds shown succeeded and their amounts.
@@ -437,6 +441,15 @@ impl WireFacts {
             }
         }
         self.confirm_closed(at, id, &endpoint);
+        self.business_closed(
+            id,
+            owner,
+            &endpoint,
+            reply.map(|r| match r {
+                Reply::Full(r) => (r.status, r.code),
+                Reply::Status(s, _) => (s, None),
+            }),
+        );
         let mut seen = sent.seen();
         self.seq += 1;
         seen.closed = at;

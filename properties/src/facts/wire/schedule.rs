@@ -16,16 +16,19 @@
 //!   showed a later version, no confirm of it is in flight or left without an answer
 //!   (a card retry's attempt may be newer than a `failed` webhook, re-delivered).
 //!
+//! New business for a Payment (a create of its order, a confirm, a cancel, a refund)
+//! opens its queries again until its answer; one refused (a 4xx) changed nothing.
+//!
 //! Memory: one entry per Payment in its schedule, one record per Payment a query or a
-//! webhook showed final in it.
+//! webhook showed final in it (and per request of new business in flight for one).
 
 use super::{Breach, Delivered, Rec, WireFacts, Witness};
 use crate::facts::query_object::{self, QueryObject};
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{
-    Contract, Endpoint, Environment, Json, MerchantId, Method, Millis, PaymentId, RefundId,
-    RequestId, Text, WebhookEvent, WebhookObject,
+    Contract, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, Millis, PaymentId,
+    RefundId, RequestId, Text, WebhookEvent, WebhookObject,
 };
 use std::sync::Arc;
 
@@ -116,7 +119,9 @@ impl WireFacts {
     ) {
         let (m, e) = owner;
         if let Some(p) = self.business_for(owner, ep) {
-            self.final_shown.remove(&(m, e, p));
+            if let Some(f) = self.final_shown.remove(&(m, e, p)) {
+                self.final_suspended.insert(seen.id, ((m, e, p), f));
+            }
             return;
         }
         let Some(p) = queried(self, owner, ep) else {
@@ -140,6 +145,48 @@ impl WireFacts {
         }
     }
 
+    /// At the answer to new business for a Payment. A refusal after which the contract
+    /// asks for no query (a 4xx but 429, "retry … if there is still no result, switch to
+    /// querying", and 409 `order_no_conflict`, `operation_in_progress` or
+    /// `payment_in_progress`, "query the existing Payment", "wait for the result, or
+    /// query") changed nothing: what showed the Payment final before the request stands
+    /// again, unless other business for it is in flight. Any other answer ends every such
+    /// suspension of the Payment: something may have changed it.
+    pub(super) fn business_closed(
+        &mut self,
+        id: RequestId,
+        owner: Option<(MerchantId, Environment)>,
+        ep: &Endpoint,
+        code: Option<(u16, Option<ErrorCode>)>,
+    ) {
+        let asks_query = |c| {
+            use ErrorCode::*;
+            matches!(c, OrderNoConflict | OperationInProgress | PaymentInProgress)
+        };
+        let quiet = match code {
+            Some((409, c)) => c.is_some_and(|c| !asks_query(c)),
+            Some((s, _)) => (400..500).contains(&s) && s != 429,
+            None => false,
+        };
+        let suspended = self.final_suspended.remove(&id);
+        if !quiet {
+            if let Some((m, e)) = owner
+                && let Some(p) = self.business_for((m, e), ep)
+            {
+                self.final_suspended.retain(|_, (k, _)| *k != (m, e, p));
+            }
+            return;
+        }
+        let Some((k, f)) = suspended else {
+            return;
+        };
+        let in_flight = (self.open.values())
+            .any(|(_, o, ep)| o.and_then(|o| self.business_for(o, ep)) == Some(k.2));
+        if !in_flight {
+            self.final_shown.entry(k).or_insert(f);
+        }
+    }
+
     /// SCHED-01's "when to start": a 202, a timeout or a 5xx of a create, confirm or
     /// cancel of the Payment (`shown` by the answer, or named by the path); a create's
     /// without an answer naming it is its order's, in `unknown_orders` until an answer
@@ -156,7 +203,9 @@ impl WireFacts {
             Endpoint::CreatePayment { .. } => shown,
             _ => None,
         };
+        // A new schedule starts: what showed the Payment final before ends nothing.
         if let Some(p) = named {
+            self.final_shown.remove(&(m, e, p));
             self.scheduled.insert((m, e, p));
         }
     }

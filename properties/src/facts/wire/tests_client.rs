@@ -137,6 +137,48 @@ fn a_card_retry_under_the_failed_confirms_key_is_noted() {
     }
 }
 
+/// ATTEMPT-03, RATE-03, S2: a card retry's key refused (429), lost or answered 5xx bound
+/// nothing: a query that still shows the earlier attempt's failure does not make sending
+/// that key again a card retry under a failed key; once its confirm was answered 2xx
+/// and the Payment is shown failed, it does.
+#[test]
+fn a_key_that_bound_nothing_is_retried_as_sent() {
+    let pay = Shape::One(IdKind::Payment);
+    let failed = r#"{"id":"p1","status":"failed"}"#;
+    for (second, breach) in [
+        (Some((429, r#"{"error":{"code":"rate_limited"}}"#)), false),
+        (Some((500, r#"{"error":{"code":"internal_error"}}"#)), false),
+        (None, false),
+        (Some((202, r#"{"id":"p1","status":"processing"}"#)), true),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("c-1", "O-1", 100));
+        answer(
+            &mut w,
+            1,
+            1,
+            201,
+            r#"{"id":"p1","status":"requires_payment_method"}"#,
+            pay,
+        );
+        let c = confirm(&mut w, "f-1", "p1", 'B');
+        send(&mut w, 2, 2, c);
+        answer(&mut w, 3, 2, 200, failed, pay);
+        let c = confirm(&mut w, "f-2", "p1", 'A');
+        send(&mut w, 4, 3, c);
+        if let Some((status, body)) = second {
+            answer(&mut w, 5, 3, status, body, pay);
+        }
+        let q = query(&mut w, "p1");
+        send(&mut w, 30_000, 4, q);
+        answer(&mut w, 30_001, 4, 200, failed, pay);
+        let c = confirm(&mut w, "f-2", "p1", 'A');
+        send(&mut w, 40_000, 5, c);
+        let noted = w.witnesses.contains_key(&Breach::CardRetryUnderFailedKey);
+        assert_eq!(noted, breach, "{second:?}");
+    }
+}
+
 /// RATE-03, S13: a create answered 429 or 503, then the same order under a new key is
 /// noted; the same key is not, nor a new key after the order was executed.
 #[test]
@@ -286,5 +328,91 @@ fn a_query_after_a_query_showed_the_payment_final_is_noted() {
     answer(&mut w, 30_001, 3, 409, conflict, pay);
     let q = query(&mut w, "p1");
     send(&mut w, 40_000, 4, q);
+    assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
+}
+
+/// SCHED-01: new business for a Payment shown final opens its queries again until its
+/// answer. A confirm refused 422 changed nothing: a query after it goes on past the
+/// end. One refused 409 `order_no_conflict` ("query the existing Payment") or 429 ("switch
+/// to querying"), one answered 202, or one still in flight leaves the query unjudged.
+#[test]
+fn a_refused_confirm_leaves_the_payment_final() {
+    let pay = Shape::One(IdKind::Payment);
+    let exhausted = r#"{"error":{"code":"attempts_exhausted"}}"#;
+    let conflict = r#"{"error":{"code":"order_no_conflict","related_resource_id":"p1"}}"#;
+    let limited = r#"{"error":{"code":"rate_limited"}}"#;
+    let accepted = r#"{"id":"p1","status":"processing"}"#;
+    for (confirmed, breach) in [
+        (Some((422, exhausted)), true),
+        (Some((409, conflict)), false),
+        (
+            Some((409, r#"{"error":{"code":"payment_in_progress"}}"#)),
+            false,
+        ),
+        (Some((429, limited)), false),
+        (Some((202, accepted)), false),
+        (None, false),
+    ] {
+        let mut w = facts();
+        send(&mut w, 0, 1, create("k-1", "O-1", 100));
+        answer(&mut w, 1, 1, 202, accepted, pay);
+        let q = query(&mut w, "p1");
+        send(&mut w, 20_000, 2, q);
+        answer(
+            &mut w,
+            20_001,
+            2,
+            200,
+            r#"{"id":"p1","status":"failed"}"#,
+            pay,
+        );
+        let c = confirm(&mut w, "f-1", "p1", 'A');
+        send(&mut w, 30_000, 3, c);
+        if let Some((status, body)) = confirmed {
+            answer(&mut w, 30_001, 3, status, body, pay);
+        }
+        let q = query(&mut w, "p1");
+        send(&mut w, 50_000, 4, q);
+        let noted = w.witnesses.contains_key(&Breach::QueryAfterFinal);
+        assert_eq!(noted, breach, "{confirmed:?}");
+    }
+    // Overlapping business: a cancel refused 422 after a confirm of the Payment was
+    // answered 202 leaves the 202's schedule running.
+    let cancel = |w: &mut WireFacts| ApiRequest {
+        api_key: ApiKeyId(1),
+        idempotency_key: Some("x-1".into()),
+        endpoint: Endpoint::CancelPayment {
+            payment_id: PaymentId(w.ids.intern(IdKind::Payment, "p1")),
+        },
+    };
+    let failed = r#"{"id":"p1","status":"failed"}"#;
+    let not_cancelable = r#"{"error":{"code":"payment_not_cancelable"}}"#;
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 1, 1, 202, accepted, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 20_000, 2, q);
+    answer(&mut w, 20_001, 2, 200, failed, pay);
+    let c = cancel(&mut w);
+    send(&mut w, 30_000, 3, c);
+    let c = confirm(&mut w, "f-1", "p1", 'A');
+    send(&mut w, 30_001, 4, c);
+    answer(&mut w, 30_002, 4, 202, accepted, pay);
+    answer(&mut w, 31_000, 3, 422, not_cancelable, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 50_000, 5, q);
+    assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
+    // A 202 that arrives after a query showed the Payment final starts a new schedule.
+    let mut w = facts();
+    send(&mut w, 0, 1, create("k-1", "O-1", 100));
+    answer(&mut w, 1, 1, 202, accepted, pay);
+    let c = confirm(&mut w, "f-1", "p1", 'A');
+    send(&mut w, 10_000, 2, c);
+    let q = query(&mut w, "p1");
+    send(&mut w, 20_000, 3, q);
+    answer(&mut w, 20_001, 3, 200, failed, pay);
+    answer(&mut w, 25_000, 2, 202, accepted, pay);
+    let q = query(&mut w, "p1");
+    send(&mut w, 50_000, 4, q);
     assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
 }

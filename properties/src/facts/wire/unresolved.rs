@@ -18,7 +18,9 @@
 //!   submission under a new key): a confirm under the key of the Payment's previous
 //!   confirm, sent after an answer showed the Payment `failed`, is a card retry the
 //!   platform answers with the stored failure, never charging the new card
-//!   ([`Breach::CardRetryUnderFailedKey`]).
+//!   ([`Breach::CardRetryUnderFailedKey`]); a key whose confirm had no 2xx answer (in
+//!   flight, refused, unknown) bound nothing yet, so a failure shown meanwhile is an
+//!   earlier attempt's, and sending it again is the retry RATE-03 and S2 ask for.
 //!
 //! - RATE-03 ("retry with the original idempotency key"), RETRY-01, S13 ("retry later
 //!   with K"): a create of an order, or a refund of a refund number, answered 429 or 503
@@ -85,6 +87,7 @@ impl WireFacts {
                 self.note(Breach::CardRetryUnderFailedKey, vec![f, seen.clone()]);
             }
             self.confirm_keys.insert(k, Text::from(key));
+            self.confirm_unbound.insert(k);
         }
         if let Some(number) = number_of(ep) {
             let k = (m, e, number);
@@ -157,7 +160,14 @@ impl WireFacts {
             } else if p.status.is_some() {
                 self.unresolved_payments.remove(&k);
             }
-            if p.status.as_deref() == Some("failed") {
+            // The key binds its execution's outcome only once answered 2xx: until then,
+            // a failure shown is an earlier attempt's, and the key is retried as sent.
+            let confirmed =
+                matches!(ep, Endpoint::ConfirmPayment { payment_id, .. } if *payment_id == k.2);
+            if confirmed && (200..300).contains(&r.status) {
+                self.confirm_unbound.remove(&k);
+            }
+            if p.status.as_deref() == Some("failed") && !self.confirm_unbound.contains(&k) {
                 self.failed_payments.insert(k, seen.clone());
             }
         }

@@ -2,7 +2,7 @@
 //! tells, its carts decide "the same purchase", and a bad line refuses the whole post.
 
 use super::*;
-use crate::serve::diagrams::Session;
+use crate::serve::witness::Session;
 use payhub_properties::verdict::{Status, Verdict};
 
 fn verdict_of(sb: &Sandbox, name: &str) -> Verdict {

@@ -2,9 +2,9 @@
 
 use super::*;
 use crate::http_map::Wire;
-use crate::serve::diagrams::Session;
 use crate::serve::faults::Plan;
 use crate::serve::verdict::Judged;
+use crate::serve::witness::Session;
 use payhub_model::event::What;
 use payhub_model::{LedgerEntry, Millis};
 use serde_json::Value;
@@ -554,7 +554,7 @@ fn timeout_01_a_hang_up_before_20_s_is_named_and_one_after_is_not() {
         };
         assert!(sb.poll(after, id).is_none());
         sb.abandon(id, Some(after));
-        let session = crate::serve::diagrams::Session::of(&sb);
+        let session = crate::serve::witness::Session::of(&sb);
         let v = session_verdicts(&session)
             .into_iter()
             .find(|v| v.name == WAITS)
@@ -585,7 +585,7 @@ fn unknown_03_the_double_charges_diagram_draws_its_witnesses_only() {
         create(&mut sb, "k2", "ORDER-1-retry", 10000, 'A').status,
         201
     );
-    let session = crate::serve::diagrams::Session::of(&sb);
+    let session = crate::serve::witness::Session::of(&sb);
     let md = session_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")

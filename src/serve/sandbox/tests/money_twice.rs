@@ -26,7 +26,7 @@ fn verdict_of(sb: &Sandbox, name: &str) -> payhub_properties::verdict::Verdict {
 
 /// The Markdown verdict's witness diagram of the first violation.
 fn witness(sb: &Sandbox) -> String {
-    let session = crate::serve::diagrams::Session::of(sb);
+    let session = crate::serve::witness::Session::of(sb);
     let md = session_markdown(sb.trace(), &session);
     let (_, witness) = md
         .split_once("The entries that witness it:")
@@ -251,13 +251,13 @@ fn two_purchases_of_one_amount_each_answered_hold() {
 fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_first() {
     let mut sb = plain();
     // A fresh session judged nothing: it says so, and does not hold.
-    let fresh = session_markdown(sb.trace(), &crate::serve::diagrams::Session::of(&sb));
+    let fresh = session_markdown(sb.trace(), &crate::serve::witness::Session::of(&sb));
     assert!(fresh.contains("**Nothing judged**: 0 events"), "{fresh}");
     let (facts, side) = sb.held().judged();
     let json = crate::serve::verdict::json_of(&facts, &side, 0, "", Value::Null);
     assert!(json.contains("\"holds\": false"), "{json}");
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
-    let session = crate::serve::diagrams::Session::of(&sb);
+    let session = crate::serve::witness::Session::of(&sb);
     let md = session_markdown(sb.trace(), &session);
     assert!(md.contains("**Holds over what it judged**"), "{md}");
     assert!(
@@ -269,7 +269,7 @@ fn the_markdown_headline_counts_what_it_could_not_judge_and_puts_violations_firs
     let mut sb = sandbox(Branches::A, plan);
     create(&mut sb, "k1", "ORDER-1", 100, 'A');
     create(&mut sb, "k2", "ORDER-1-retry", 100, 'A');
-    let session = crate::serve::diagrams::Session::of(&sb);
+    let session = crate::serve::witness::Session::of(&sb);
     let md = session_markdown(sb.trace(), &session);
     let first_row = md
         .lines()
@@ -296,7 +296,7 @@ fn the_script_of_a_session_violating_only_a_wire_property_fails_under_run() {
     const WIRE: &str = "client-creates-an-order-under-one-key";
     assert_eq!(captures(&sb), 1);
     assert!(violated(&sb).is_empty(), "{:?}", violated(&sb));
-    let session = session_verdicts(&crate::serve::diagrams::Session::of(&sb));
+    let session = session_verdicts(&crate::serve::witness::Session::of(&sb));
     let named: Vec<_> = session
         .iter()
         .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
@@ -330,7 +330,7 @@ fn the_script_of_a_session_violating_only_a_wire_property_fails_under_run() {
 #[test]
 fn a_violation_quotes_what_the_contract_asks_in_english_and_in_the_original() {
     let sb = lost_confirm();
-    let session = crate::serve::diagrams::Session::of(&sb);
+    let session = crate::serve::witness::Session::of(&sb);
     let md = session_markdown(sb.trace(), &session);
     let asks = md
         .find("The contract asks instead:")

@@ -8,7 +8,7 @@ const STOPS: &str = "client-stops-querying-at-a-final-status";
 
 /// The session's verdict of `STOPS` (its wire level included): violated, and its detail.
 fn stops_at_final(sb: &Sandbox) -> (bool, String) {
-    let session = crate::serve::diagrams::Session::of(sb);
+    let session = crate::serve::witness::Session::of(sb);
     let v = session_verdicts(&session)
         .into_iter()
         .find(|v| v.name == STOPS)

@@ -1,7 +1,7 @@
 //! The report's coverage table: every rule, the properties that judge it, the presets and
 //! scenarios that exercised it, and why no property judges the others.
 
-use super::ScenarioResult;
+use super::report::ScenarioResult;
 use payhub_model::{Enforcer, Rule};
 use payhub_properties::checker::{CheckStatus, PresetReport};
 use serde::Serialize;

@@ -4,9 +4,7 @@
 //! Each reading runs in its own preset and its own sweep; a row per reading says what
 //! each found.
 
-use super::sweep::SweepSummary;
-use crate::outcome::doc::Block;
-use crate::outcome::text::text;
+use crate::simulate_cmd::SweepSummary;
 use payhub_model::client::After503;
 use payhub_properties::checker::PresetReport;
 use payhub_properties::presets::{OUTAGE_OTHER_READINGS_PRESET, OUTAGE_PRESET};
@@ -40,15 +38,14 @@ pub fn readings(
     reference: &SweepSummary,
     other: Option<&SweepSummary>,
 ) -> Vec<ReadingRow> {
-    let other = (
-        Readings::other(),
-        OUTAGE_OTHER_READINGS_PRESET,
-        other,
-        false,
-    );
     let sides = [
         (Readings::default(), OUTAGE_PRESET, Some(reference), true),
-        other,
+        (
+            Readings::other(),
+            OUTAGE_OTHER_READINGS_PRESET,
+            other,
+            false,
+        ),
     ];
     let contradictions: [(&str, &str, ReadingOf); 2] = [
         ("A-S13-REFERENCE-CODE", "after_503", |r| r.after_503),
@@ -79,7 +76,7 @@ fn checker_verdict(preset: Option<&PresetReport>) -> String {
     let Some(p) = preset else {
         return "not run".into();
     };
-    let bad: Vec<&str> = super::failing(p).map(|q| q.name).collect();
+    let bad: Vec<&str> = super::report::failing(p).map(|q| q.name).collect();
     match (bad.is_empty(), p.complete) {
         (false, _) => format!("FAILED: {}", bad.join(", ")),
         (true, false) => format!("not judged (incomplete after {} states)", p.unique_states),
@@ -100,26 +97,6 @@ fn sweep_verdict(s: &SweepSummary) -> String {
         "{verdict}: {} seeds, {} violations, {} left a submission unresolved",
         s.seeds, s.violations, s.liveness_failures
     )
-}
-
-/// The section: a row per reading of each contradiction.
-pub fn blocks(rows: &[ReadingRow]) -> Vec<Block> {
-    let rows = rows.iter().map(|r| {
-        let reference = if r.reference { " (reference)" } else { "" };
-        vec![
-            text!("`{}`", r.assumption),
-            text!("`{}={}`{}", r.parameter, r.reading, reference),
-            text!("`{}`: {}", r.preset, r.checker),
-            r.sweep.as_str().into(),
-        ]
-    });
-    vec![
-        Block::h(2, Some("readings"), "Contradictions read both ways"),
-        Block::p(
-            "Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).",
-        ),
-        Block::Table("assumption|reading|checker|sweep", rows.collect()),
-    ]
 }
 
 #[cfg(test)]
@@ -159,7 +136,7 @@ mod tests {
         }
         let rows = readings(&[], &reference, None);
         assert!(rows[1].sweep.ends_with("not run"), "{}", rows[1].sweep);
-        let md = crate::outcome::doc::markdown(&blocks(&rows));
+        let md = crate::outcome::doc::markdown(&crate::report::page::readings(&rows));
         assert!(
             md.contains("| `A-S13-REFERENCE-CODE` | `after_503=not_accepted` (reference) |"),
             "{md}"

@@ -2,16 +2,26 @@
 //! sweep of the reference client, a seeded chaos sweep, the contract's scenarios and
 //! findings as scripts, and the bug zoo; then the report.
 
-use crate::report::{self, Example, Report, ScenarioResult, ZooReport};
 use crate::script_cmd;
 use crate::simulate_cmd;
+use payhub_properties::AlwaysCheck;
 use payhub_properties::checker::shortcuts::{self, Planted};
 use payhub_properties::checker::{Limits, Order, Search};
 use payhub_properties::presets;
+use payhub_properties::zoo::Subject;
+use payhub_sim::driver::{self, FaultProfile};
 use payhub_sim::tape::SimulationArgs;
+use payhub_sim::worlds;
+use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+pub mod coverage;
+pub mod readings;
+pub mod report;
+
+use report::{Example, Phase, Report, ScenarioResult, Shortcuts, ZooReport};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct VerifyArgs {
@@ -170,28 +180,17 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         crate::progress::Progress::with_lines(args.format == VerifyFormat::Text, "payhub-verify");
 
     // 0. A planted bug (`--mutant NAME`): its presets, the bug in, and nothing else.
-    let planted = match &args.mutant {
-        None => None,
-        Some(name) => Some(
-            payhub_properties::zoo::Subject::from_name(name).ok_or_else(|| {
-                let names: Vec<&str> = payhub_properties::zoo::Subject::all()
-                    .into_iter()
-                    .map(|s| s.name())
-                    .collect();
-                crate::usage::unknown("mutant", name, names.iter().copied())
-            })?,
-        ),
-    };
-    let unsound = match &args.unsound_shortcut {
-        None => None,
-        Some(name) => Some(Planted::from_name(name).ok_or_else(|| {
-            crate::usage::unknown(
-                "unsound shortcut",
-                name,
-                Planted::ALL.iter().map(|p| p.name()),
-            )
-        })?),
-    };
+    let planted = args.mutant.as_deref().map(|name| {
+        let names = Subject::all().into_iter().map(Subject::name);
+        Subject::from_name(name).ok_or_else(|| crate::usage::unknown("mutant", name, names))
+    });
+    let planted = planted.transpose()?;
+    let unsound = args.unsound_shortcut.as_deref().map(|name| {
+        let names = Planted::ALL.iter().map(|p| p.name());
+        let unknown = || crate::usage::unknown("unsound shortcut", name, names);
+        Planted::from_name(name).ok_or_else(unknown)
+    });
+    let unsound = unsound.transpose()?;
     let rest = planted.is_none() && unsound.is_none();
 
     // 1. Exhaustive presets.
@@ -199,14 +198,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         Some(subject) => subject.presets(),
         None => presets(),
     };
-    if let Some(name) = &args.preset {
-        if !all.iter().any(|p| p.name == name) {
-            return Err(crate::usage::unknown(
-                "preset",
-                name,
-                all.iter().map(|p| p.name),
-            ));
-        }
+    let names = || all.iter().map(|p| p.name);
+    let known = |n: &&String| names().any(|p| p == *n);
+    if let Some(name) = args.preset.iter().find(|n| !known(n)) {
+        return Err(crate::usage::unknown("preset", name, names()));
     }
     let limits = Limits {
         threads: args.threads.max(1),
@@ -222,18 +217,14 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let mut phase_started = Instant::now();
     // Ends the part in hand: its time, and whether it ran at all.
     let mut end_phase = |name: &'static str, ran: bool| {
-        phases.push(report::Phase {
+        phases.push(Phase {
             name,
             seconds: phase_started.elapsed().as_secs_f64(),
             ran,
         });
         phase_started = Instant::now();
     };
-    let preset_search = if args.quick {
-        PresetSearch::Reduced
-    } else {
-        PresetSearch::Every
-    };
+    let preset_search = [PresetSearch::Every, PresetSearch::Reduced][usize::from(args.quick)];
     let mut presets_run = Vec::new();
     for (i, preset) in selected.iter().enumerate() {
         if crate::interrupt::requested() {
@@ -257,7 +248,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     let shortcuts = (planted.is_none() && args.preset.is_none() && !crate::interrupt::requested())
         .then(|| {
             progress.say("cross-check the search's shortcuts");
-            report::Shortcuts {
+            Shortcuts {
                 check: shortcuts::cross_check(unsound, args.threads),
                 planted: unsound.map(Planted::name),
             }
@@ -272,18 +263,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     });
 
     // 2. The reference client under swarm faults (it stops by itself on Ctrl-C).
-    let seeds = if args.quick {
-        args.seeds.min(1_000)
-    } else {
-        args.seeds
-    };
+    let seeds = [args.seeds, args.seeds.min(1_000)][usize::from(args.quick)];
     let world = SimulationArgs::default();
     let config = world.config().map_err(|e| e.to_string())?;
-    let seeds_run = if interrupted.is_some() || !rest {
-        0
-    } else {
-        seeds
-    };
+    let seeds_run = [seeds, 0][usize::from(interrupted.is_some() || !rest)];
     progress.say(&format!(
         "simulate {seeds_run} seeds of the reference client"
     ));
@@ -332,15 +315,11 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
     interrupted = interrupted.or_else(|| interrupted_at(1, args.no_mutants));
 
     // 3. The chaos sweep: adversarial raw requests against the reference platform.
-    let chaos_seeds = if interrupted.is_some() || !rest {
-        0
-    } else {
-        seeds / 5
-    };
+    let chaos_seeds = [seeds / 5, 0][usize::from(interrupted.is_some() || !rest)];
     progress.say(&format!(
         "chaos: {chaos_seeds} seeds of adversarial requests"
     ));
-    let chaos = report::chaos_sweep(chaos_seeds, args.threads);
+    let chaos = chaos_sweep(chaos_seeds, args.threads);
     end_phase(PARTS[2], chaos_seeds > 0);
     interrupted = interrupted.or_else(|| interrupted_at(2, args.no_mutants));
 
@@ -380,7 +359,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
 
     let report = Report {
         verdict: "",
-        header: report::Header::now(),
+        header: crate::header::Header::now(),
         limits: crate::check_cmd::limits_text(&limits),
         search: preset_search.describe(),
         problems: Vec::new(),
@@ -406,7 +385,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         VerifyFormat::Json => println!("{}", report.to_json()),
         VerifyFormat::Junit => print!(
             "{}",
-            crate::outcome::junit::render(&report::outcome::verify(&report))
+            crate::outcome::junit::render(&crate::report::outcome::verify(&report))
         ),
         VerifyFormat::Html => print!("{}", report.pages().1),
         VerifyFormat::Text => {
@@ -415,6 +394,65 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         }
     }
     Ok(report.exit_code())
+}
+
+/// The chaos sweep: adversarial raw requests against the reference platform.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ChaosSummary {
+    pub seeds: u64,
+    pub steps: u64,
+    pub violations: u64,
+    pub first_violation: Option<String>,
+}
+
+/// Runs the chaos world over `seeds` seeds, checking every always property after every step.
+pub fn chaos_sweep(seeds: u64, threads: usize) -> ChaosSummary {
+    let config = worlds::chaos();
+    let (chaos, _) = payhub_sim::sweep::fan_out(
+        threads,
+        |i| (i < seeds).then_some(i),
+        &payhub_sim::sweep::never,
+        |seed, chaos: &mut Chaos| {
+            let mut check = AlwaysCheck { config: &config };
+            let profile = FaultProfile::for_seed(seed);
+            let (_, outcome) = driver::run_seed(&config, seed, &profile, 200, &mut check, None);
+            chaos.steps += outcome.steps as u64;
+            if let Some(v) = outcome.violation {
+                chaos.violations += 1;
+                if chaos.first.as_ref().is_none_or(|(s, _)| seed < *s) {
+                    chaos.first =
+                        Some((seed, format!("seed {seed}: {}: {}", v.property, v.detail)));
+                }
+            }
+        },
+    );
+    ChaosSummary {
+        seeds,
+        steps: chaos.steps,
+        violations: chaos.violations,
+        first_violation: chaos.first.map(|(_, text)| text),
+    }
+}
+
+/// The chaos sweep's runs, per worker.
+#[derive(Default)]
+struct Chaos {
+    steps: u64,
+    violations: u64,
+    /// The lowest violating seed, with its violation.
+    first: Option<(u64, String)>,
+}
+
+impl payhub_sim::sweep::Fold for Chaos {
+    fn merge(&mut self, other: Chaos) {
+        self.steps += other.steps;
+        self.violations += other.violations;
+        if let Some((seed, text)) = other.first
+            && self.first.as_ref().is_none_or(|(s, _)| seed < *s)
+        {
+            self.first = Some((seed, text));
+        }
+    }
 }
 
 fn run_scenarios() -> Result<Vec<ScenarioResult>, String> {
@@ -438,7 +476,7 @@ fn run_scenarios() -> Result<Vec<ScenarioResult>, String> {
 /// Runs the bug zoo: its kill matrix, with one killed mutant's counterexample as a
 /// Mermaid diagram for the report.
 fn bug_zoo(args: &VerifyArgs) -> Result<ZooReport, String> {
-    use payhub_properties::zoo::{self, Subject, ZooOptions};
+    use payhub_properties::zoo::{self, ZooOptions};
     let options = ZooOptions {
         threads: args.threads.max(1),
         seeds: if args.quick {
