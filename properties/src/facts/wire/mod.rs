@@ -50,8 +50,7 @@ use payhub_model::{
     ApiKeyId, ApiRequest, Card, Endpoint, Environment, ErrorCode, Json, MerchantId, Method, Millis,
     PaymentId, RefundId, RequestId, Text,
 };
-use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, btree_map::Entry};
 use std::sync::Arc;
 
 /// What reached the client: the answer as the contract sees it, or only its status and
@@ -150,19 +149,18 @@ pub struct WireFacts {
     /// Per card, the first Payment shown with a newer attempt after one charged on it:
     /// the exchange that started that attempt, the one that showed the newer.
     pub renewed_attempts: BTreeMap<Card, Witness>,
-    /// UNKNOWN-03, S8, S11 ([`unresolved`]): confirm keys, unresolved and failed Payments,
-    /// unresolved refund requests.
+    /// UNKNOWN-03, S8, S11 ([`unresolved`]): confirm keys (those with no 2xx answer yet
+    /// unbound), unresolved and failed Payments, unresolved refund requests.
     confirm_keys: BTreeMap<Owned<PaymentId>, Text>,
-    /// The Payments whose last confirm key has had no 2xx answer yet.
-    confirm_unbound: std::collections::BTreeSet<Owned<PaymentId>>,
+    confirm_unbound: BTreeSet<Owned<PaymentId>>,
     unresolved_payments: BTreeMap<Owned<PaymentId>, Rec>,
     failed_payments: BTreeMap<Owned<PaymentId>, Rec>,
     /// SCHED-01 ([`schedule`]): the Payments whose query schedule started (a 202, a
     /// timeout or a 5xx) and no answer or webhook has shown final since; each Payment a
-    /// query answer or an acknowledged webhook showed final in its schedule, and which.
-    scheduled: std::collections::BTreeSet<Owned<PaymentId>>,
+    /// query answer or an acknowledged webhook showed final in its schedule, and which
+    /// (put aside per request while new business for the Payment is in flight).
+    scheduled: BTreeSet<Owned<PaymentId>>,
     final_shown: BTreeMap<Owned<PaymentId>, schedule::ShownFinal>,
-    /// What showed a Payment final, put aside while new business for it is in flight.
     final_suspended: BTreeMap<RequestId, (Owned<PaymentId>, schedule::ShownFinal)>,
     unresolved_refunds: renumbered::Unresolved<unresolved::RefundOf, Rec>,
     refused_numbers: BTreeMap<Owned<Text>, Rec>,
@@ -180,7 +178,7 @@ pub struct WireFacts {
     pub shortest_refused_other_key: Option<Box<(usize, Seen)>>,
     pub other_key_accepted: bool,
     /// Copies the network made of a request: not the client's.
-    copies: std::collections::BTreeSet<RequestId>,
+    copies: BTreeSet<RequestId>,
     /// Open requests whose body named fields the contract does not: their fingerprint.
     other_fields: BTreeMap<RequestId, u64>,
     /// The first witness of each pattern.
@@ -441,15 +439,7 @@ impl WireFacts {
             }
         }
         self.confirm_closed(at, id, &endpoint);
-        self.business_closed(
-            id,
-            owner,
-            &endpoint,
-            reply.map(|r| match r {
-                Reply::Full(r) => (r.status, r.code),
-                Reply::Status(s, _) => (s, None),
-            }),
-        );
+        self.business_closed(id, owner, &endpoint, reply);
         let mut seen = sent.seen();
         self.seq += 1;
         seen.closed = at;
@@ -624,16 +614,6 @@ impl WireFacts {
             if seen.method == Method::Post && (path_only || seen.params() != WireParams::None) {
                 self.judge_replay(&scope, seen, r, path_only);
             }
-        }
-    }
-
-    /// UNIQ-01: one Payment per (merchant, environment, order number).
-    fn judge_order(&mut self, seen: &Rec, k: (MerchantId, Environment, Text), id: PaymentId) {
-        let other = |(first, _): &(PaymentId, Rec)| *first != id;
-        let k = fp(&k);
-        let first = first_differing(&mut self.order_payments, k, (id, seen.clone()), other);
-        if let Some((_, first)) = first {
-            self.note(Breach::TwoPaymentsForOrder, vec![first, seen.clone()]);
         }
     }
 

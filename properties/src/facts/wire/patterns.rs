@@ -1,11 +1,11 @@
 //! The platform-side patterns of the wire family: each answer known to the client
 //! judged against what earlier answers showed (see the parent module's doc).
 
-use super::{Breach, Executed, Rec, WireFacts};
+use super::{Breach, Executed, Rec, WireFacts, first_differing, fp};
 use payhub_model::event::ScopeKey;
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
-use payhub_model::{Endpoint, Environment, ErrorCode, MerchantId, PaymentId};
+use payhub_model::{Endpoint, Environment, ErrorCode, MerchantId, PaymentId, Text};
 
 impl WireFacts {
     /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an object name it.
@@ -20,6 +20,21 @@ impl WireFacts {
         );
         if needs && seen.answer().is_some_and(|a| !a.related) {
             self.note(Breach::RelatedResourceMissing, vec![seen.clone()]);
+        }
+    }
+
+    /// UNIQ-01: one Payment per (merchant, environment, order number).
+    pub(super) fn judge_order(
+        &mut self,
+        seen: &Rec,
+        k: (MerchantId, Environment, Text),
+        id: PaymentId,
+    ) {
+        let other = |(first, _): &(PaymentId, Rec)| *first != id;
+        let k = fp(&k);
+        let first = first_differing(&mut self.order_payments, k, (id, seen.clone()), other);
+        if let Some((_, first)) = first {
+            self.note(Breach::TwoPaymentsForOrder, vec![first, seen.clone()]);
         }
     }
 

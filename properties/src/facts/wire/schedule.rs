@@ -157,8 +157,12 @@ impl WireFacts {
         id: RequestId,
         owner: Option<(MerchantId, Environment)>,
         ep: &Endpoint,
-        code: Option<(u16, Option<ErrorCode>)>,
+        reply: Option<super::Reply<'_>>,
     ) {
+        let code = reply.map(|r| match r {
+            super::Reply::Full(r) => (r.status, r.code),
+            super::Reply::Status(s, _) => (s, None),
+        });
         let asks_query = |c| {
             use ErrorCode::*;
             matches!(c, OrderNoConflict | OperationInProgress | PaymentInProgress)
