@@ -270,3 +270,21 @@ fn a_query_after_a_refused_confirm_is_past_the_end() {
     assert_eq!(status, "violated", "{detail}");
     assert!(detail.contains("line 4"), "{detail}");
 }
+
+/// A `HEAD` of an object (a monitor's probe) names no operation of the contract: it is
+/// not the API, as a CORS preflight is not, and leaves the run complete.
+#[test]
+fn a_head_probe_is_not_the_api() {
+    let file = format!(
+        "{}/tests/fixtures/access/replays/head-probe-after-a-query.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = run(&["check-log", &file]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("2 judged, 1 not the API, 0 unreadable"),
+        "{}",
+        stdout(&o)
+    );
+}

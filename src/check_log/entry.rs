@@ -86,11 +86,15 @@ impl Entry {
         .map_err(|why| format!("the request cannot be the contract's: {why}"))
     }
 
-    /// Whether the entry is a request to the contract's API (`/v1/…`, not a CORS
-    /// preflight).
+    /// Whether the entry is a request to the contract's API (`/v1/…`), not a CORS
+    /// preflight (`OPTIONS`) nor a probe (`HEAD`): methods the contract names no
+    /// operation of and no rule judges.
     pub fn is_api(&self) -> bool {
         let route = self.http.target.split('?').next().unwrap_or_default();
-        route.starts_with("/v1/") && self.http.method != "OPTIONS"
+        let probe = ["OPTIONS", "HEAD"]
+            .iter()
+            .any(|m| self.http.method.eq_ignore_ascii_case(m));
+        route.starts_with("/v1/") && !probe
     }
 
     /// The answer at the contract's level, if its body reads as JSON (`shape`: what the

@@ -20,25 +20,7 @@ fn a_new_confirm_key_while_the_payment_is_unresolved_is_noted() {
         ("f-2", Some("requires_action"), true),
     ] {
         let mut w = facts();
-        send(&mut w, 0, 1, create("c-1", "O-1", 100));
-        answer(
-            &mut w,
-            1,
-            1,
-            201,
-            r#"{"id":"p1","status":"requires_payment_method"}"#,
-            pay,
-        );
-        let c = confirm(&mut w, "f-1", "p1", 'A');
-        send(&mut w, 2, 2, c);
-        answer(
-            &mut w,
-            3,
-            2,
-            500,
-            r#"{"error":{"code":"internal_error"}}"#,
-            pay,
-        );
+        confirmed(&mut w, 'A', 500, r#"{"error":{"code":"internal_error"}}"#);
         if let Some(status) = shown_first {
             let get = ApiRequest {
                 api_key: ApiKeyId(1),
@@ -115,21 +97,9 @@ fn a_refund_number_under_a_new_key_while_unresolved_is_noted() {
 /// key is noted; under a new key it is not.
 #[test]
 fn a_card_retry_under_the_failed_confirms_key_is_noted() {
-    let pay = Shape::One(IdKind::Payment);
     for (key, breach) in [("f-1", true), ("f-2", false)] {
         let mut w = facts();
-        send(&mut w, 0, 1, create("c-1", "O-1", 100));
-        answer(
-            &mut w,
-            1,
-            1,
-            201,
-            r#"{"id":"p1","status":"requires_payment_method"}"#,
-            pay,
-        );
-        let c = confirm(&mut w, "f-1", "p1", 'B');
-        send(&mut w, 2, 2, c);
-        answer(&mut w, 3, 2, 200, r#"{"id":"p1","status":"failed"}"#, pay);
+        confirmed(&mut w, 'B', 200, r#"{"id":"p1","status":"failed"}"#);
         let c = confirm(&mut w, key, "p1", 'A');
         send(&mut w, 4, 3, c);
         let noted = w.witnesses.get(&Breach::CardRetryUnderFailedKey);
@@ -152,18 +122,7 @@ fn a_key_that_bound_nothing_is_retried_as_sent() {
         (Some((202, r#"{"id":"p1","status":"processing"}"#)), true),
     ] {
         let mut w = facts();
-        send(&mut w, 0, 1, create("c-1", "O-1", 100));
-        answer(
-            &mut w,
-            1,
-            1,
-            201,
-            r#"{"id":"p1","status":"requires_payment_method"}"#,
-            pay,
-        );
-        let c = confirm(&mut w, "f-1", "p1", 'B');
-        send(&mut w, 2, 2, c);
-        answer(&mut w, 3, 2, 200, failed, pay);
+        confirmed(&mut w, 'B', 200, failed);
         let c = confirm(&mut w, "f-2", "p1", 'A');
         send(&mut w, 4, 3, c);
         if let Some((status, body)) = second {
@@ -219,6 +178,18 @@ fn query(w: &mut WireFacts, payment: &str) -> ApiRequest {
             payment_id: PaymentId(w.ids.intern(IdKind::Payment, payment)),
         },
     }
+}
+
+/// A Payment `p1` created (201), then confirmed under `f-1` with `card` (request 2, sent
+/// at 2 ms), answered `status` with `body` at 3 ms.
+fn confirmed(w: &mut WireFacts, card: char, status: u16, body: &str) {
+    let pay = Shape::One(IdKind::Payment);
+    send(w, 0, 1, create("c-1", "O-1", 100));
+    let created = r#"{"id":"p1","status":"requires_payment_method"}"#;
+    answer(w, 1, 1, 201, created, pay);
+    let c = confirm(w, "f-1", "p1", card);
+    send(w, 2, 2, c);
+    answer(w, 3, 2, status, body, pay);
 }
 
 /// TIMEOUT-01: a client that hangs up on a create before 20 s, or on a query before
