@@ -7,7 +7,8 @@
 //! record of a Payment the platform answered earlier; a conflict over a field the
 //! contract does not name is allowed; a log cannot show the client's timeouts; a lookup
 //! the platform served at another spelling of its path is a query of its object, and a
-//! query after a refused confirm of a Payment shown final goes past the schedule's end.
+//! query after a refused confirm of a Payment shown final goes past the schedule's end; a
+//! second order of one price while the first is unknown is a renumbering only if assumed.
 
 mod common;
 use common::*;
@@ -287,4 +288,52 @@ fn a_head_probe_is_not_the_api() {
         "{}",
         stdout(&o)
     );
+}
+
+/// UNKNOWN-03, S11 (A-SAME-PURCHASE-BY-AMOUNT): a second order of one price (a second
+/// refund of one amount) while the first's outcome is unknown may be a new purchase or
+/// the first renumbered; the wire cannot tell, so it is `cannot judge`, naming the
+/// merchant's database and both lines, and a violation only when the log is read so.
+#[test]
+fn a_second_order_of_one_price_is_a_renumbering_only_when_assumed() {
+    for (name, property) in [
+        (
+            "two-orders-one-price-first-lost",
+            "client-creates-an-order-under-one-key",
+        ),
+        (
+            "two-refunds-one-amount-first-lost",
+            "client-keeps-the-refund-number-while-unresolved",
+        ),
+    ] {
+        let file = format!(
+            "{}/tests/fixtures/access/replays/{name}.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let o = run(&["check-log", "--format", "json", &file]);
+        assert_eq!(code(&o), 0, "{name}: {}", stdout(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let p = v["files"][0]["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == property)
+            .unwrap()
+            .clone();
+        assert_eq!(p["status"], "cannot_judge", "{name}: {p:#}");
+        let why = p["missing"][0]["why"].as_str().unwrap();
+        assert_eq!(p["missing"][0]["evidence"], "merchant_db", "{name}: {p:#}");
+        assert!(why.contains("which orders are one purchase"), "{why}");
+        assert!(why.contains("line 1") || why.contains("line 2"), "{why}");
+        let (status, detail) = verdict(name, property, &["--same-purchase-by-amount"]);
+        assert_eq!(status, "violated", "{name}: {detail}");
+        assert!(detail.contains("under another"), "{detail}");
+        let o = run(&["check-log", &file, "--same-purchase-by-amount"]);
+        assert_eq!(code(&o), 1, "{name}");
+        assert!(
+            stdout(&o).contains("A-SAME-PURCHASE-BY-AMOUNT"),
+            "{}",
+            stdout(&o)
+        );
+    }
 }

@@ -392,7 +392,7 @@ pub enum What {
     /// A merchant database files an order under a purchase (a merchant journal's cart,
     /// or the order alone): `payments`, the Payments of order `order_no` of `merchant`
     /// and `environment`, are business order `business`'s (EFFECT-01: "the same
-    /// purchase").
+    /// purchase"; where no journal tells, the wire's reading is A-SAME-PURCHASE-BY-AMOUNT).
     OrderInPurchase {
         merchant: MerchantId,
         environment: Environment,

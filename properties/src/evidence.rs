@@ -140,9 +140,24 @@ pub struct Supply {
     /// body, some requests with a key of no known owner): a violation witnessed in the
     /// rest stands; only a pass cannot be claimed.
     partial: EvidenceSet,
-    /// The source is assumed to hold every request made to the platform under its API
-    /// keys while it was recorded (named by the reader; `check-log --complete-log`).
-    complete_log: bool,
+    /// What the reader assumes of the source where the wire cannot show it.
+    assumed: Assumed,
+}
+
+/// What a reader assumes of its source where the wire cannot show it, each printed as an
+/// assumption with the verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Assumed {
+    /// The source holds every request made to the platform under its API keys while it
+    /// was recorded (`check-log --complete-log`): the properties whose wire level needs it
+    /// are read on the wire ([`crate::wire::Patterns::assumes_complete_log`]).
+    pub complete_log: bool,
+    /// Two creates of one merchant, environment, amount and currency, the second under
+    /// another order number while the first was unknown, are one purchase renumbered;
+    /// refunds of one Payment and amount alike (A-SAME-PURCHASE-BY-AMOUNT,
+    /// `check-log --same-purchase-by-amount`, the sandbox's reading). Without it such a
+    /// pair is the merchant database's to tell ([`crate::facts::wire::Breach::reads_purchases`]).
+    pub same_purchase_by_amount: bool,
 }
 
 /// One piece of evidence a property needed and did not get, and why.
@@ -162,7 +177,7 @@ impl Supply {
             present: EvidenceSet::of(Evidence::ALL),
             lacks: BTreeMap::new(),
             partial: EvidenceSet::NONE,
-            complete_log: false,
+            assumed: Assumed::default(),
         }
     }
 
@@ -224,16 +239,14 @@ impl Supply {
         }
     }
 
-    /// Assumes the source holds every request made under its API keys while it was
-    /// recorded: the properties whose wire level needs it are read on the wire
-    /// ([`crate::wire::Patterns::assumes_complete_log`]).
-    pub fn assume_complete_log(&mut self) {
-        self.complete_log = true;
+    /// Assumes what `assumed` names of the source ([`Assumed`]).
+    pub fn assume(&mut self, assumed: Assumed) {
+        self.assumed = assumed;
     }
 
-    /// Whether the source is assumed to hold every request.
-    pub fn complete_log(&self) -> bool {
-        self.complete_log
+    /// What the source is assumed to be.
+    pub fn assumed(&self) -> Assumed {
+        self.assumed
     }
 
     /// Whether `evidence` was supplied.

@@ -19,7 +19,6 @@
 
 use crate::evidence::{Evidence, EvidenceSet};
 use crate::exercise::Exercise;
-use crate::facts::wire::{WireFacts, Witness};
 use crate::wire::Patterns;
 use crate::witnessed::Witnessed;
 use crate::{Facts, World};
@@ -27,7 +26,6 @@ use payhub_model::Rule;
 use payhub_sim::WorldConfig;
 use payhub_sim::driver::{Check, Violation};
 use serde::Serialize;
-use std::borrow::Cow;
 
 /// What kind of claim a property makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -101,7 +99,7 @@ impl Property {
 
     /// For `always`: `None` if it holds over a run's facts, else what it found (its words
     /// and witness). For `sometimes`: never a violation. A property over the wire alone
-    /// reads no [`Facts`]: never a violation here ([`Property::wire_witness`] judges it).
+    /// reads no [`Facts`]: never a violation here (its [`Patterns`] judge it).
     pub fn witnessed(&self, facts: &Facts) -> Option<Witnessed> {
         match self.predicate {
             Predicate::Always(f) | Predicate::Levels { facts: f, .. } => f(facts),
@@ -122,12 +120,6 @@ impl Property {
             Predicate::Sometimes(f) => f(facts),
             Predicate::Wire(_) => true,
         }
-    }
-
-    /// For a property with a level over the wire: the first witness of its patterns in
-    /// `wire`, if any. `None` for the others.
-    pub fn wire_witness<'a>(&self, wire: &'a WireFacts) -> Option<Cow<'a, Witness>> {
-        self.patterns().and_then(|patterns| patterns.witness(wire))
     }
 
     /// For a property with a level over the wire: what it looks for there. `None` for the

@@ -10,7 +10,7 @@
 //! source that has the evidence stands whatever the rest lacks (verdicts are monotone).
 
 use crate::cadence::AtEnd;
-use crate::evidence::{self, Missing, Supply};
+use crate::evidence::{self, Assumed, Evidence, Missing, Supply};
 use crate::exercise::Exercised;
 use crate::facts::resolution::Resolution;
 use crate::facts::wire::{Seen, WireFacts, Witness};
@@ -110,6 +110,13 @@ pub struct Folded {
     pub side: WireSide,
     pub events: usize,
 }
+
+/// What the sandbox's verdict, its tapes' (`judge`) and its scripts' assume: the same
+/// purchase read from amounts, as the sandbox's verdict says it reads it.
+pub const HARNESS_ASSUMES: Assumed = Assumed {
+    complete_log: false,
+    same_purchase_by_amount: true,
+};
 
 /// The owners of the API keys of the harness's worlds (and of the sandbox).
 pub fn harness_owners() -> WireFacts {
@@ -242,8 +249,12 @@ pub struct WireSide {
 }
 
 impl Default for WireSide {
+    /// The sandbox's and its scripts' side: the model's API keys, and the sandbox's
+    /// reading of "the same purchase" ([`HARNESS_ASSUMES`]).
     fn default() -> WireSide {
-        WireSide::of(harness_owners())
+        let mut side = WireSide::of(harness_owners());
+        side.supply.assume(HARNESS_ASSUMES);
+        side
     }
 }
 
@@ -333,7 +344,8 @@ fn verdict(
     name: &dyn Fn(&Seen) -> String,
 ) -> Option<Verdict> {
     let patterns = p.patterns();
-    let unassumed = patterns.is_some_and(|w| w.assumes_complete_log && !supply.complete_log());
+    let assumed = supply.assumed();
+    let unassumed = patterns.is_some_and(|w| w.assumes_complete_log && !assumed.complete_log);
     if unassumed && p.wire_only() {
         return None;
     }
@@ -345,9 +357,19 @@ fn verdict(
     let judged = |m: &Option<Vec<Missing>>| m.as_ref().is_some_and(|m| m.iter().all(|m| m.partial));
     // The strongest level first: what a run's facts found, else the wire's witness.
     let found = judged(&facts_missing).then(|| p.witnessed(facts)).flatten();
-    let witness = wire_level
-        .filter(|_| found.is_none() && judged(&wire_missing))
-        .and_then(|(_, wire)| p.wire_witness(wire));
+    let wire_found = |purchases| {
+        wire_level
+            .filter(|_| found.is_none() && judged(&wire_missing))
+            .and_then(|(w, wire)| w.witness(wire, purchases))
+    };
+    let witness = wire_found(assumed.same_purchase_by_amount);
+    // A renumbering read from amounts alone, where the source is not read so and no
+    // level judged the merchant's purchases: the merchant's database is to tell.
+    let facts_whole = facts_missing.as_ref().is_some_and(Vec::is_empty);
+    let purchases_untold = (witness.is_none() && !facts_whole)
+        .then(|| wire_found(true))
+        .flatten()
+        .map(|w| untold_purchase(&w, name));
     let (detail, named) = match (found, &witness) {
         (Some(f), _) => (Some(f.detail), Some(f.named)),
         (None, Some(w)) => (Some(crate::wire::explain(w, name)), None),
@@ -374,6 +396,13 @@ fn verdict(
     if matches!(status, Status::Violated | Status::Reached) {
         missing.clear();
     }
+    let status = match purchases_untold {
+        Some(m) if status == Status::Holds => {
+            missing.push(m);
+            Status::CannotJudge
+        }
+        _ => status,
+    };
     Some(Verdict {
         name: p.name,
         kind: p.kind(),
@@ -386,6 +415,19 @@ fn verdict(
         witness: witness.map(std::borrow::Cow::into_owned),
         named,
     })
+}
+
+/// What a renumbering read from amounts alone leaves untold (A-SAME-PURCHASE-BY-AMOUNT).
+fn untold_purchase(w: &Witness, name: &dyn Fn(&Seen) -> String) -> Missing {
+    let [first, then] =
+        [w.entries.first(), w.entries.last()].map(|e| e.map_or_else(String::new, name));
+    Missing {
+        evidence: Evidence::MerchantDb,
+        why: format!(
+            "which orders are one purchase: {then} sent the amount of {first} under another number while {first} had an unknown outcome, a new purchase or the same one renumbered, which the wire cannot tell; --same-purchase-by-amount reads it as the same"
+        ),
+        partial: true,
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@ use super::keys::Keys;
 use super::parts::{self, Parts, Shard};
 use super::pool::Ordered;
 use super::profile::LogProfile;
-use super::{COMPLETE_LOG, Held, Judged, access_log, har};
+use super::{Held, Judged, access_log, har};
+use payhub_properties::evidence::Assumed;
 use payhub_properties::facts::wire::{Retained, Seen};
 use serde_json::value::RawValue;
 use std::ops::ControlFlow;
@@ -35,7 +36,7 @@ impl Run {
 pub struct Log<'a> {
     pub path: &'a Path,
     pub format: Format,
-    pub complete: bool,
+    pub assumed: Assumed,
     pub seam: crate::serve::seam::EdgeSeam,
     pub run: Run,
 }
@@ -138,7 +139,7 @@ pub fn judge(
         .keys
         .assumptions()
         .into_iter()
-        .chain(log.complete.then(|| COMPLETE_LOG.to_owned()))
+        .chain(super::assumption_texts(log.assumed))
         .collect();
     let label = if log.format == Format::Har {
         Label::HarEntry
@@ -154,9 +155,7 @@ pub fn judge(
     let mut retained = Retained::default();
     for feed in &mut feeds {
         feed.finish();
-        if log.complete {
-            feed.folded.side.supply.assume_complete_log();
-        }
+        feed.folded.side.supply.assume(log.assumed);
         let r = feed.folded.side.wire.retained();
         retained.keys += r.keys;
         retained.numbers += r.numbers;

@@ -37,6 +37,7 @@ use bound::{Bound, STOPPED};
 use detect::Format;
 use entry::Label;
 pub use logs::Run;
+use payhub_properties::evidence::Assumed;
 use payhub_properties::verdict::{Folded, Status, Verdict};
 use profile::LogProfile;
 use std::path::{Path, PathBuf};
@@ -65,6 +66,13 @@ pub struct CheckLogArgs {
     /// had executed, RATE-01, RATE-04, REJECT-01) are judged, and listed only then.
     #[arg(long)]
     pub complete_log: bool,
+    /// Read two creates of one merchant, environment, amount and currency, the second
+    /// under another order number while the first was unknown, as one purchase renumbered
+    /// (refunds of one Payment and amount alike): a breach of UNKNOWN-03. Printed as an
+    /// assumption (A-SAME-PURCHASE-BY-AMOUNT); without it such a pair is `cannot judge`,
+    /// since only the merchant's orders tell a new purchase from a renumbered one.
+    #[arg(long)]
+    pub same_purchase_by_amount: bool,
     /// The platform's profile, as `conform` reads it (docs/conform.md): its API keys'
     /// merchants and environments, its error codes and its test cards under
     /// `card_field`. `--api-key-map` overrides its keys.
@@ -267,6 +275,19 @@ impl Judged {
 /// The assumption `--complete-log` makes, as printed.
 pub const COMPLETE_LOG: &str = "the log is complete (--complete-log): every request made to the platform under its API keys while it was recorded is in it, so a scope whose every logged request was refused (429, 503 temporarily_unavailable, 400, 403, 422) had nothing executed (RATE-01, RATE-04, REJECT-01)";
 
+/// The assumption `--same-purchase-by-amount` makes, as printed.
+pub const SAME_PURCHASE: &str = "the same purchase by amount (--same-purchase-by-amount, A-SAME-PURCHASE-BY-AMOUNT): a create of one merchant, environment, amount and currency under another order number while an earlier one was unknown is that purchase renumbered; a refund of one Payment and amount under another refund number alike (UNKNOWN-03)";
+
+/// The assumptions `assumed` makes, as printed.
+fn assumption_texts(assumed: Assumed) -> impl Iterator<Item = String> {
+    [
+        (assumed.complete_log, COMPLETE_LOG),
+        (assumed.same_purchase_by_amount, SAME_PURCHASE),
+    ]
+    .into_iter()
+    .filter_map(|(on, text)| on.then(|| text.to_owned()))
+}
+
 pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
     if let Some(n) = args.generate {
         let (shape, merchants) = (args.generate_format, args.generate_merchants);
@@ -290,9 +311,12 @@ pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             shard: args.shard,
         };
-        let complete = args.complete_log;
+        let assumed = Assumed {
+            complete_log: args.complete_log,
+            same_purchase_by_amount: args.same_purchase_by_amount,
+        };
         let bounds = (memory_max, run);
-        match judge_file_seam(file, key_map, profile.as_ref(), complete, seam, bounds) {
+        match judge_file_seam(file, key_map, profile.as_ref(), assumed, seam, bounds) {
             Ok(mut j) => {
                 if let Some(side) = args.side {
                     side.keep(&mut j);
@@ -355,18 +379,22 @@ pub fn judge_file_with(
     complete: bool,
     seam: crate::serve::seam::EdgeSeam,
 ) -> Result<Judged, String> {
-    judge_file_seam(path, key_map, None, complete, seam, (u64::MAX, Run::ONE))
+    let assumed = Assumed {
+        complete_log: complete,
+        ..Assumed::default()
+    };
+    judge_file_seam(path, key_map, None, assumed, seam, (u64::MAX, Run::ONE))
 }
 
 /// Judges one file (`-`: standard input), read once; `Err` (exit 2) when it is none of
-/// the formats, empty, compressed, past a bound, or judged nothing. `complete`: the
-/// log is assumed to hold every request under its keys ([`COMPLETE_LOG`]); `profile`: the
+/// the formats, empty, compressed, past a bound, or judged nothing. `assumed`: what the
+/// log is assumed to be ([`COMPLETE_LOG`], [`SAME_PURCHASE`]); `profile`: the
 /// platform's keys, error codes and test cards (`--api-key-map` still overrides its keys).
 fn judge_file_seam(
     path: &Path,
     key_map: Option<&Path>,
     profile: Option<&LogProfile>,
-    complete: bool,
+    assumed: Assumed,
     seam: crate::serve::seam::EdgeSeam,
     (memory_max, run): (u64, Run),
 ) -> Result<Judged, String> {
@@ -390,12 +418,12 @@ fn judge_file_seam(
                 "{name}: an event stream is judged whole: --shard splits a HAR or an access log by merchant"
             ));
         }
-        Format::Events => judge_events(path, &mut input, &progress, complete, &mut bound)?,
+        Format::Events => judge_events(path, &mut input, &progress, assumed, &mut bound)?,
         Format::Har | Format::AccessLog => {
             let log = logs::Log {
                 path,
                 format,
-                complete,
+                assumed,
                 seam,
                 run,
             };
@@ -432,7 +460,7 @@ fn judge_events(
     path: &Path,
     input: &mut crate::input::Input,
     progress: &crate::progress::Progress,
-    complete: bool,
+    assumed: Assumed,
     bound: &mut Bound,
 ) -> Result<Judged, String> {
     let mut folded = Folded::new(payhub_properties::verdict::harness_owners());
@@ -464,9 +492,13 @@ fn judge_events(
     .or_else(|e| if e == STOPPED { Ok(()) } else { Err(e) })?;
     folded.close();
     let held = bound.held(folded.side.wire.retained());
-    if complete {
-        folded.side.supply.assume_complete_log();
-    }
+    // An event stream is the harness's (a world's, the sandbox's tape): judged as `judge`
+    // judges it, with the sandbox's reading of "the same purchase".
+    let harness = payhub_properties::verdict::HARNESS_ASSUMES;
+    folded.side.supply.assume(Assumed {
+        same_purchase_by_amount: harness.same_purchase_by_amount,
+        ..assumed
+    });
     Ok(Judged {
         file: path.to_owned(),
         format: Format::Events,
@@ -475,10 +507,7 @@ fn judge_events(
         ignored: 0,
         skipped,
         skips,
-        assumptions: complete
-            .then(|| COMPLETE_LOG.to_owned())
-            .into_iter()
-            .collect(),
+        assumptions: assumption_texts(assumed).collect(),
         unscoped: folded.side.wire.refused_auth,
         verdicts: folded.verdicts(),
         stopped: bound.stopped.take(),

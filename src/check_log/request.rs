@@ -79,12 +79,21 @@ pub fn served_target<'a>(method: &str, target: &'a str, served: bool) -> Cow<'a,
     if !served || !(odd || get && query.is_some()) {
         return Cow::Borrowed(target);
     }
-    let segments: Vec<&str> = (path.split('/'))
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    let one = get && matches!(segments.as_slice(), ["v1", "payments" | "refunds", _]);
+    let segments = || (path.split('/')).filter(|s| !s.is_empty() && *s != ".");
+    let one = get && {
+        let mut s = segments();
+        matches!(
+            (s.next(), s.next(), s.next(), s.next()),
+            (Some("v1"), Some("payments" | "refunds"), Some(_), None)
+        )
+    };
+    // A path written as the contract writes it, with a query string it reads (a lookup).
+    if !odd && !one {
+        return Cow::Borrowed(target);
+    }
     let query = query.filter(|_| !one).map(|q| format!("?{q}"));
-    let read = format!("/{}{}", segments.join("/"), query.unwrap_or_default());
+    let path = segments().collect::<Vec<_>>().join("/");
+    let read = format!("/{path}{}", query.unwrap_or_default());
     match read == target {
         true => Cow::Borrowed(target),
         false => Cow::Owned(read),

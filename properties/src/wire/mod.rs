@@ -45,7 +45,7 @@ pub struct Patterns {
     /// recorded (the facts keep no witness of such a pattern).
     pub decides: Option<fn(&WireFacts) -> Option<Witness>>,
     /// Judged only when the source is assumed to hold every request
-    /// ([`crate::evidence::Supply::assume_complete_log`]): its pattern is a breach only
+    /// ([`crate::evidence::Assumed::complete_log`]): its pattern is a breach only
     /// if no unrecorded request could explain it. Without the assumption it is not
     /// listed at all.
     pub assumes_complete_log: bool,
@@ -88,13 +88,15 @@ impl Patterns {
         }
     }
 
-    /// The first witness of its patterns, if any.
-    pub fn witness<'a>(&self, facts: &'a WireFacts) -> Option<Cow<'a, Witness>> {
+    /// The first witness of its patterns, if any; of those that read purchases from
+    /// amounts ([`Breach::reads_purchases`]) only if `purchases` allows it.
+    pub fn witness<'a>(&self, facts: &'a WireFacts, purchases: bool) -> Option<Cow<'a, Witness>> {
         if let Some(decide) = self.decides {
             return decide(facts).map(Cow::Owned);
         }
         self.breaches
             .iter()
+            .filter(|b| purchases || !b.reads_purchases())
             .find_map(|b| facts.witnesses.get(b))
             .map(Cow::Borrowed)
     }
@@ -442,7 +444,7 @@ mod tests {
                 w.answered(at, id, &a.unwrap());
             }
             REPLAY_ANSWERS_200_WITH_THE_SAME_OBJECT
-                .witness(&w)
+                .witness(&w, true)
                 .is_some()
         };
         assert!(verdict(Millis::hours(24)));

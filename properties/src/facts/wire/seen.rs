@@ -300,3 +300,15 @@ pub enum Breach {
     /// answered 2xx: "if it is missing, 400 is returned".
     InvalidKeyAccepted,
 }
+
+impl Breach {
+    /// A pattern that reads "the same purchase" (or refund request) from its amount: a
+    /// log cannot tell a new order of one amount from the same order renumbered, so it is
+    /// a breach only where the source is read so (A-SAME-PURCHASE-BY-AMOUNT).
+    pub fn reads_purchases(self) -> bool {
+        matches!(
+            self,
+            Breach::NewOrderNoAfterUnknown | Breach::NewRefundNoWhileUnresolved
+        )
+    }
+}
